@@ -1,0 +1,121 @@
+/*
+ * core/arena.c - the growing bump allocator that graphs own.
+ *
+ * Chunks double in size (4 KiB up to 1 MiB, larger requests get a chunk of
+ * their own), so building an n-node graph makes O(log n) allocations and has no
+ * fixed capacity.  Everything dies together in hop__arena_destroy.
+ */
+#include "core/core.h"
+
+#include <stdalign.h>
+#include <stdio.h>
+
+struct hop__chunk {
+    hop__chunk *next;
+    size_t size; /* usable bytes in data */
+    size_t used;
+    alignas(max_align_t) unsigned char data[];
+};
+
+enum { ARENA_FIRST = 4096, ARENA_MAX = 1 << 20 };
+
+void
+hop__arena_init(hop__arena *a)
+{
+    a->head = NULL;
+    a->used = 0;
+    a->reserved = 0;
+}
+
+void
+hop__arena_destroy(hop__arena *a)
+{
+    hop__chunk *c = a->head;
+    while (c) {
+        hop__chunk *next = c->next;
+        hop__free(c);
+        c = next;
+    }
+    hop__arena_init(a);
+}
+
+void *
+hop__arena_alloc(hop__arena *a, size_t n)
+{
+    const size_t align = alignof(max_align_t);
+    n = (n + align - 1) & ~(align - 1);
+    if (n == 0)
+        n = align;
+    hop__chunk *c = a->head;
+    if (c == NULL || c->size - c->used < n) {
+        size_t size = c ? c->size * 2 : ARENA_FIRST;
+        if (size > ARENA_MAX)
+            size = ARENA_MAX;
+        if (size < n)
+            size = n;
+        hop__chunk *nc = hop__malloc(sizeof *nc + size);
+        if (nc == NULL)
+            return NULL;
+        nc->size = size;
+        nc->used = 0;
+        /* A big one-off request goes behind the current chunk so that the
+         * current chunk's free space is still used by the next small ones. */
+        if (c && size == n && c->size - c->used > 256) {
+            nc->next = c->next;
+            c->next = nc;
+        } else {
+            nc->next = c;
+            a->head = nc;
+        }
+        a->reserved += size;
+        c = nc;
+    }
+    void *p = c->data + c->used;
+    c->used += n;
+    a->used += n;
+    return p;
+}
+
+void *
+hop__arena_zalloc(hop__arena *a, size_t n)
+{
+    void *p = hop__arena_alloc(a, n);
+    if (p)
+        memset(p, 0, n);
+    return p;
+}
+
+char *
+hop__arena_strdup(hop__arena *a, const char *s)
+{
+    size_t n = strlen(s) + 1;
+    char *d = hop__arena_alloc(a, n);
+    if (d)
+        memcpy(d, s, n);
+    return d;
+}
+
+char *
+hop__arena_printf(hop__arena *a, const char *fmt, ...)
+{
+    char small[256];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(small, sizeof small, fmt, ap);
+    va_end(ap);
+    if (n < 0) {
+        hop_error(HOP_INVALID, "bad format string");
+        return NULL;
+    }
+    char *d = hop__arena_alloc(a, (size_t)n + 1);
+    if (d == NULL)
+        return NULL;
+    if ((size_t)n < sizeof small) {
+        memcpy(d, small, (size_t)n + 1);
+    } else {
+        va_start(ap, fmt);
+        vsnprintf(d, (size_t)n + 1, fmt, ap);
+        va_end(ap);
+    }
+    return d;
+}

@@ -1,0 +1,101 @@
+/*
+ * core/buf.c - the string builder behind every printer.
+ */
+#include "core/core.h"
+
+#include <stdio.h>
+
+void
+hop__buf_init(hop__buf *b)
+{
+    b->data = NULL;
+    b->len = 0;
+    b->cap = 0;
+    b->failed = false;
+}
+
+static bool
+reserve(hop__buf *b, size_t extra)
+{
+    if (b->failed)
+        return false;
+    if (hop__grow((void **)&b->data, &b->cap, b->len + extra + 1, 1) != HOP_OK) {
+        b->failed = true;
+        return false;
+    }
+    return true;
+}
+
+void
+hop__buf_append(hop__buf *b, const char *s, size_t n)
+{
+    if (!reserve(b, n))
+        return;
+    memcpy(b->data + b->len, s, n);
+    b->len += n;
+    b->data[b->len] = '\0';
+}
+
+void
+hop__buf_puts(hop__buf *b, const char *s)
+{
+    hop__buf_append(b, s, strlen(s));
+}
+
+void
+hop__buf_printf(hop__buf *b, const char *fmt, ...)
+{
+    char small[256];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(small, sizeof small, fmt, ap);
+    va_end(ap);
+    if (n < 0) {
+        b->failed = true;
+        return;
+    }
+    if ((size_t)n < sizeof small) {
+        hop__buf_append(b, small, (size_t)n);
+        return;
+    }
+    if (!reserve(b, (size_t)n))
+        return;
+    va_start(ap, fmt);
+    vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    b->len += (size_t)n;
+}
+
+void
+hop__buf_indent(hop__buf *b, int spaces)
+{
+    static const char blanks[] = "                                ";
+    while (spaces > 0) {
+        int n = spaces < 32 ? spaces : 32;
+        hop__buf_append(b, blanks, (size_t)n);
+        spaces -= n;
+    }
+}
+
+char *
+hop__buf_finish(hop__buf *b)
+{
+    if (!b->failed && b->data == NULL)
+        reserve(b, 0);
+    if (b->failed) {
+        hop__buf_discard(b);
+        hop_error(HOP_NOMEM, "out of memory building a string");
+        return NULL;
+    }
+    b->data[b->len] = '\0';
+    char *s = b->data;
+    hop__buf_init(b);
+    return s;
+}
+
+void
+hop__buf_discard(hop__buf *b)
+{
+    hop__free(b->data);
+    hop__buf_init(b);
+}

@@ -1,0 +1,65 @@
+/*
+ * core/core.h - internals shared by every layer: the allocator entry points,
+ * the growing arena, and a string builder.  Public API is in hop/core.h.
+ */
+#ifndef HOP_CORE_INTERNAL_H
+#define HOP_CORE_INTERNAL_H
+
+#include "hop/core.h"
+
+#include <string.h>
+
+/* Allocate through the installed allocator.  NULL on failure, with the error
+ * context set to HOP_NOMEM.  hop__free(NULL) is a no-op. */
+void *hop__malloc(size_t n);
+void *hop__calloc(size_t count, size_t size);
+void *hop__realloc(void *p, size_t n);
+void hop__free(void *p);
+char *hop__strdup(const char *s);
+
+/* Grows a dynamic array *items of *cap elements of size elem so that it holds
+ * at least need elements.  HOP_OK or HOP_NOMEM (the array is unchanged). */
+hop_status hop__grow(void **items, size_t *cap, size_t need, size_t elem);
+
+/*
+ * Arena: bump allocation in chunks that double in size.  Nothing is freed
+ * until hop__arena_reset/hop__arena_destroy; there is no capacity limit.
+ * Allocations are aligned for any C object.
+ */
+typedef struct hop__chunk hop__chunk;
+typedef struct hop__arena {
+    hop__chunk *head;
+    size_t used;     /* bytes handed out */
+    size_t reserved; /* bytes held in chunks */
+} hop__arena;
+
+void hop__arena_init(hop__arena *a);
+void hop__arena_destroy(hop__arena *a);
+/* NULL (error context HOP_NOMEM) on failure. */
+void *hop__arena_alloc(hop__arena *a, size_t n);
+void *hop__arena_zalloc(hop__arena *a, size_t n);
+char *hop__arena_strdup(hop__arena *a, const char *s);
+char *hop__arena_printf(hop__arena *a, const char *fmt, ...) HOP_PRINTF(2, 3);
+
+/*
+ * String builder.  Failures are sticky: after an allocation fails every append
+ * is a no-op and hop__buf_finish returns NULL (error context HOP_NOMEM).
+ */
+typedef struct hop__buf {
+    char *data;
+    size_t len, cap;
+    bool failed;
+} hop__buf;
+
+void hop__buf_init(hop__buf *b);
+void hop__buf_append(hop__buf *b, const char *s, size_t n);
+void hop__buf_puts(hop__buf *b, const char *s);
+void hop__buf_printf(hop__buf *b, const char *fmt, ...) HOP_PRINTF(2, 3);
+void hop__buf_indent(hop__buf *b, int spaces);
+/* Returns the NUL-terminated string (caller frees with hop_free) or NULL. */
+char *hop__buf_finish(hop__buf *b);
+void hop__buf_discard(hop__buf *b);
+
+#define HOP__ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
+
+#endif /* HOP_CORE_INTERNAL_H */

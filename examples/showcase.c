@@ -1,0 +1,2 @@
+/* placeholder until the graph layer lands */
+int main(void) { return 0; }

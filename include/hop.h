@@ -1,0 +1,16 @@
+/*
+ * hop.h - the umbrella header of the hop C library.
+ */
+#ifndef HOP_H
+#define HOP_H
+
+#include "hop/core.h"
+#include "hop/ops.h"
+#include "hop/graph.h"
+
+#define HOP_VERSION_MAJOR 0
+#define HOP_VERSION_MINOR 1
+#define HOP_VERSION_PATCH 0
+#define HOP_VERSION "0.1.0"
+
+#endif /* HOP_H */

@@ -1,0 +1,446 @@
+/*
+ * hop/ops.h - dtypes, symbolic integers, the ShapeEnv, tensor metadata and the
+ * op table with shape inference.
+ *
+ * Symbolic expressions (SymInt and SymBool) are immutable, interned values
+ * owned by one hop_shape_env: two expressions are structurally equal exactly
+ * when their pointers are equal.  They live until the env is freed.
+ */
+#ifndef HOP_OPS_H
+#define HOP_OPS_H
+
+#include "hop/core.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ------------------------------------------------------------------ dtypes */
+
+/* X(ENUM, name, C type, byte size, kind) with kind 0 bool, 1 integer, 2 float;
+ * the order is the promotion order. */
+#define HOP_DTYPE_LIST(X)                                                                          \
+    X(BOOL, "bool", bool, 1, 0)                                                                    \
+    X(I32, "i32", int32_t, 4, 1)                                                                   \
+    X(I64, "i64", int64_t, 8, 1)                                                                   \
+    X(F32, "f32", float, 4, 2)                                                                     \
+    X(F64, "f64", double, 8, 2)
+
+typedef enum hop_dtype {
+#define HOP__DTYPE_ENUM(e, name, ctype, size, kind) HOP_##e,
+    HOP_DTYPE_LIST(HOP__DTYPE_ENUM)
+#undef HOP__DTYPE_ENUM
+        HOP_DTYPE_COUNT
+} hop_dtype;
+
+/* "f32"; "?" for an invalid dtype. */
+const char *hop_dtype_name(hop_dtype d);
+/* Bytes per element; 0 for an invalid dtype. */
+size_t hop_dtype_size(hop_dtype d);
+bool hop_dtype_is_float(hop_dtype d);
+bool hop_dtype_is_int(hop_dtype d); /* i32, i64 (not bool) */
+/* Parses "f32", "float32", "i64", "int64", "bool", ...; HOP_INVALID if unknown. */
+hop_status hop_dtype_from_name(const char *name, hop_dtype *out);
+/* Promotion of two tensor dtypes: the later one in HOP_DTYPE_LIST wins
+ * (bool < i32 < i64 < f32 < f64), as in PyTorch for tensors of equal rank. */
+hop_dtype hop_dtype_promote(hop_dtype a, hop_dtype b);
+
+/* ------------------------------------------------------ symbolic integers */
+
+typedef struct hop_shape_env hop_shape_env;
+typedef struct hop_expr hop_expr;
+
+/*
+ * Expression kinds.  SymInt expressions are kept in a canonical form: a sum of
+ * terms coef * monomial plus a constant, where a monomial is a product of
+ * atoms (symbols and the FLOORDIV/MOD/MAX/MIN nodes) with positive exponents.
+ * A sum with no terms is a CONST; a sum 1*m with no constant is the monomial m
+ * itself; a monomial of one atom with exponent 1 is the atom itself.  So
+ * `2*s0 == s0*2` and `(s0 + 1) - 1 == s0` as pointers.
+ * SymBool expressions are TRUE/FALSE constants, relations, AND/OR/NOT.
+ */
+typedef enum hop_expr_kind {
+    HOP_EXPR_CONST,    /* integer constant */
+    HOP_EXPR_SYMBOL,   /* s0 (backed) or u0 (unbacked) */
+    HOP_EXPR_ADD,      /* constant + sum of coef * monomial, >= 1 term */
+    HOP_EXPR_MUL,      /* product of atoms with exponents, coefficient 1 */
+    HOP_EXPR_FLOORDIV, /* a // b, rounding toward -inf */
+    HOP_EXPR_MOD,      /* a % b, sign of b (Python) */
+    HOP_EXPR_MAX,
+    HOP_EXPR_MIN,
+    HOP_EXPR_TRUE,
+    HOP_EXPR_FALSE,
+    HOP_EXPR_EQ, /* relations compare two SymInts */
+    HOP_EXPR_NE,
+    HOP_EXPR_LT,
+    HOP_EXPR_LE,
+    HOP_EXPR_AND,
+    HOP_EXPR_OR,
+    HOP_EXPR_NOT,
+} hop_expr_kind;
+
+/* A new, empty ShapeEnv.  NULL on out-of-memory.  Free with hop_shape_env_free. */
+hop_shape_env *hop_shape_env_new(void);
+/* Frees the env and every expression it interned.  NULL is a no-op. */
+void hop_shape_env_free(hop_shape_env *env);
+
+/*
+ * Constructors.  Each returns the interned, canonical expression, or NULL with
+ * the error context set: HOP_NOMEM; HOP_MISUSE for a NULL operand or one from
+ * another env; HOP_INVALID for an int operand given where a bool is expected
+ * or vice versa; HOP_INVALID for a constant division or modulo by zero.
+ * Constant folding is exact (overflow of int64 is HOP_INVALID).
+ * Results are borrowed from env.
+ */
+const hop_expr *hop_sym_const(hop_shape_env *env, int64_t v);
+const hop_expr *hop_sym_add(hop_shape_env *env, const hop_expr *a, const hop_expr *b);
+const hop_expr *hop_sym_sub(hop_shape_env *env, const hop_expr *a, const hop_expr *b);
+const hop_expr *hop_sym_mul(hop_shape_env *env, const hop_expr *a, const hop_expr *b);
+const hop_expr *hop_sym_neg(hop_shape_env *env, const hop_expr *a);
+const hop_expr *hop_sym_floordiv(hop_shape_env *env, const hop_expr *a, const hop_expr *b);
+const hop_expr *hop_sym_mod(hop_shape_env *env, const hop_expr *a, const hop_expr *b);
+const hop_expr *hop_sym_max(hop_shape_env *env, const hop_expr *a, const hop_expr *b);
+const hop_expr *hop_sym_min(hop_shape_env *env, const hop_expr *a, const hop_expr *b);
+/* a + c, a * c for an integer constant c: shorthands used everywhere. */
+const hop_expr *hop_sym_add_int(hop_shape_env *env, const hop_expr *a, int64_t c);
+const hop_expr *hop_sym_mul_int(hop_shape_env *env, const hop_expr *a, int64_t c);
+
+const hop_expr *hop_sym_bool(hop_shape_env *env, bool v);
+const hop_expr *hop_sym_eq(hop_shape_env *env, const hop_expr *a, const hop_expr *b);
+const hop_expr *hop_sym_ne(hop_shape_env *env, const hop_expr *a, const hop_expr *b);
+const hop_expr *hop_sym_lt(hop_shape_env *env, const hop_expr *a, const hop_expr *b);
+const hop_expr *hop_sym_le(hop_shape_env *env, const hop_expr *a, const hop_expr *b);
+const hop_expr *hop_sym_gt(hop_shape_env *env, const hop_expr *a, const hop_expr *b);
+const hop_expr *hop_sym_ge(hop_shape_env *env, const hop_expr *a, const hop_expr *b);
+const hop_expr *hop_sym_and(hop_shape_env *env, const hop_expr *a, const hop_expr *b);
+const hop_expr *hop_sym_or(hop_shape_env *env, const hop_expr *a, const hop_expr *b);
+const hop_expr *hop_sym_not(hop_shape_env *env, const hop_expr *a);
+
+/* Inspection.  Never fail. */
+hop_expr_kind hop_expr_kind_of(const hop_expr *e);
+bool hop_expr_is_bool(const hop_expr *e);
+/* True (and *out set) when e is an integer constant; for a bool constant,
+ * *out is 0 or 1 and the result is true too. */
+bool hop_expr_const_value(const hop_expr *e, int64_t *out);
+/* For a SYMBOL: its name ("s0", "u3") and its dense id in the env (ids are
+ * shared by backed and unbacked symbols, in creation order).  NULL / -1 for
+ * other kinds. */
+const char *hop_symbol_name(const hop_expr *e);
+int64_t hop_symbol_id(const hop_expr *e);
+bool hop_symbol_is_unbacked(const hop_expr *e);
+/* Hint of a backed symbol; false for unbacked symbols and non-symbols. */
+bool hop_symbol_hint(const hop_expr *e, int64_t *out);
+/* Structural order used for sorting: symbols by name (all s before u, then
+ * by number), other expressions after symbols by kind then structure.  <0, 0, >0. */
+int hop_expr_compare(const hop_expr *a, const hop_expr *b);
+
+/*
+ * The free symbols of e, sorted by hop_expr_compare, without duplicates.
+ * Writes up to cap of them to out (out may be NULL when cap is 0) and returns
+ * how many there are, so a caller can size its buffer and call again.
+ */
+size_t hop_expr_free_symbols(const hop_expr *e, const hop_expr **out, size_t cap);
+
+/* e with every syms[i] replaced by vals[i] (int for int); NULL on error. */
+const hop_expr *hop_sym_subs(hop_shape_env *env, const hop_expr *e, const hop_expr *const *syms,
+                             const hop_expr *const *vals, size_t n);
+
+/*
+ * Evaluates e with symbol id i bound to values[i] for i < nvalues; a value of
+ * HOP_UNBOUND means unbound.  A bool expression evaluates to 0 or 1.
+ * HOP_INVALID naming the symbol when one is unbound; HOP_INVALID on division
+ * or modulo by zero or int64 overflow.
+ */
+#define HOP_UNBOUND INT64_MIN
+hop_status hop_expr_eval(const hop_expr *e, const int64_t *values, size_t nvalues, int64_t *out);
+
+/*
+ * Prints e the way a person writes it: `2*s0 + 1`, `s0*s1`, `s0**2`,
+ * `(s0 + 1)//2`, `Max(s0, s1)`, `s0 % 3`, `s0 > 4`, `(s0 > 4) & (s1 == 2)`,
+ * `~(s0 == 2)`.  Terms print in hop_expr_compare order with the constant last.
+ * snprintf contract: writes at most cap bytes (NUL included) and returns the
+ * length the full text needs.
+ */
+size_t hop_expr_print(const hop_expr *e, char *buf, size_t cap);
+/* The same text, interned in env (borrowed; NULL on out-of-memory). */
+const char *hop_expr_str(hop_shape_env *env, const hop_expr *e);
+
+/* --------------------------------------------------------------- ShapeEnv */
+
+/*
+ * A backed symbol for an example size: with duck sizing, a size equal to an
+ * earlier duck-sized example size returns that earlier symbol; sizes 0 and 1
+ * are specialised to constants (when specialize_01).  A negative hint is
+ * HOP_INVALID.  Backed symbols have the value range [2, INT64_MAX].
+ */
+const hop_expr *hop_shape_env_size_symbol(hop_shape_env *env, int64_t hint, bool duck,
+                                          bool specialize_01);
+/* A fresh unbacked symbol u<k> with the value range [lo, hi]; lo > hi is
+ * HOP_INVALID. */
+const hop_expr *hop_shape_env_unbacked(hop_shape_env *env, int64_t lo, int64_t hi);
+/* Narrows the value range of a symbol (intersection).  HOP_INVALID if the
+ * range becomes empty or e is not a symbol of env. */
+hop_status hop_shape_env_constrain(hop_shape_env *env, const hop_expr *sym, int64_t lo, int64_t hi);
+/* The value range [lo, hi] of an int expression by interval arithmetic over
+ * its symbols' ranges (a sound over-approximation). */
+void hop_shape_env_bounds(hop_shape_env *env, const hop_expr *e, int64_t *lo, int64_t *hi);
+
+/* Symbols created so far (backed and unbacked), in id order. */
+size_t hop_shape_env_nsymbols(const hop_shape_env *env);
+const hop_expr *hop_shape_env_symbol(const hop_shape_env *env, size_t id);
+
+/*
+ * Decides a SymBool.  If it is constant, or its value follows from the value
+ * ranges, that value is returned with no guard.  Otherwise, if every free
+ * symbol is backed, the hints decide it and the decision (cond, or its
+ * negation) is recorded as a guard.  Otherwise it is HOP_DATA_DEPENDENT with a
+ * message naming the expression: "data-dependent: cannot decide u0 > 4 ...".
+ * `what` (may be NULL) says who asks ("reshape") and prefixes the message.
+ */
+hop_status hop_shape_env_decide(hop_shape_env *env, const hop_expr *cond, const char *what,
+                                bool *out);
+/* Shorthands: decide a == b, a == constant. */
+hop_status hop_shape_env_decide_eq(hop_shape_env *env, const hop_expr *a, const hop_expr *b,
+                                   const char *what, bool *out);
+
+/* Guards recorded so far (each a SymBool that holds), in order, deduplicated. */
+size_t hop_shape_env_nguards(const hop_shape_env *env);
+const hop_expr *hop_shape_env_guard(const hop_shape_env *env, size_t i);
+/* Records a guard directly (for constant specialisation by upper layers). */
+hop_status hop_shape_env_add_guard(hop_shape_env *env, const hop_expr *cond);
+/* Drops guards recorded after the first n (to undo a failed trace). */
+void hop_shape_env_truncate_guards(hop_shape_env *env, size_t n);
+
+/* ---------------------------------------------------------- tensor metadata */
+
+#define HOP_MAX_RANK 8
+
+/* Tensor metadata: dtype, rank and sizes as SymInts (constants included).
+ * Strides are contiguous and derived by hop_meta_strides.  Plain value. */
+typedef struct hop_meta {
+    hop_dtype dtype;
+    int rank;
+    const hop_expr *sizes[HOP_MAX_RANK];
+} hop_meta;
+
+/* Fills *m; HOP_INVALID for rank > HOP_MAX_RANK or a negative size. */
+hop_status hop_meta_init(hop_meta *m, hop_shape_env *env, hop_dtype dtype, int rank,
+                         const int64_t *sizes);
+/* Contiguous strides of m into out[rank]. */
+hop_status hop_meta_strides(const hop_meta *m, hop_shape_env *env, const hop_expr **out);
+/* Product of the sizes. */
+const hop_expr *hop_meta_numel(const hop_meta *m, hop_shape_env *env);
+bool hop_meta_equal(const hop_meta *a, const hop_meta *b);
+/* `f32[s0, 4]`; snprintf contract as hop_expr_print. */
+size_t hop_meta_print(const hop_meta *m, char *buf, size_t cap);
+
+/* ------------------------------------------------------------ the op table */
+
+/* Shape rules (closed set). */
+typedef enum hop_shape_rule {
+    HOP_RULE_UNARY,    /* (x) -> same shape; float ops promote ints to f32 */
+    HOP_RULE_BINARY,   /* (a, b) broadcast, dtype promotion */
+    HOP_RULE_COMPARE,  /* (a, b) broadcast, result bool */
+    HOP_RULE_LOGICAL,  /* (a, b) or (a) broadcast, result bool */
+    HOP_RULE_WHERE,    /* (cond, a, b) */
+    HOP_RULE_REDUCE,   /* (x, dims, keepdim) */
+    HOP_RULE_ARGMAX,   /* (x, dim, keepdim) */
+    HOP_RULE_MATMUL,   /* (a, b) */
+    HOP_RULE_RESHAPE,  /* (x, shape) */
+    HOP_RULE_TRANSPOSE,/* (x, d0, d1) */
+    HOP_RULE_PERMUTE,  /* (x, dims) */
+    HOP_RULE_UNSQUEEZE,/* (x, dim) */
+    HOP_RULE_SQUEEZE,  /* (x, dim or none) */
+    HOP_RULE_EXPAND,   /* (x, sizes) */
+    HOP_RULE_SELECT,   /* (x, dim, index) */
+    HOP_RULE_SLICE,    /* (x, dim, start, end, step) */
+    HOP_RULE_CAT,      /* (tensors, dim) */
+    HOP_RULE_STACK,    /* (tensors, dim) */
+    HOP_RULE_FULL,     /* (shape, value, dtype) / (shape, dtype) */
+    HOP_RULE_ARANGE,   /* (start, end, step, dtype) */
+    HOP_RULE_ITEM,     /* (x) -> SymInt */
+    HOP_RULE_NONZERO,  /* (x) -> i64[u, rank] */
+    HOP_RULE_SYM_SIZE, /* (x, dim) -> SymInt */
+    HOP_RULE_TO,       /* (x, dtype) */
+    HOP_RULE_CLONE,    /* (x) */
+} hop_shape_rule;
+
+/* Kernel families, for the runtime (closed set). */
+typedef enum hop_kernel_family {
+    HOP_KF_UNARY,
+    HOP_KF_BINARY,
+    HOP_KF_WHERE,
+    HOP_KF_REDUCE,
+    HOP_KF_MATMUL,
+    HOP_KF_VIEW,
+    HOP_KF_COPY,
+    HOP_KF_CONCAT,
+    HOP_KF_FACTORY,
+    HOP_KF_SCALAR,
+    HOP_KF_INDEX,
+} hop_kernel_family;
+
+/*
+ * The op table: X(name, nargs, rule, family).  nargs counts every positional
+ * operand (tensors and attributes alike); all are required, absent optional
+ * ones are passed as HOP_OPND_NONE.  The argument lists per op:
+ *
+ *   unary ops            (x)
+ *   binary, comparisons  (a, b): each a tensor or a scalar (INT/FLOAT/BOOL/SYM)
+ *   logical_and/or       (a, b)         logical_not (x)
+ *   where                (cond, a, b)   a/b may be scalars
+ *   sum mean amax amin   (x, dims: INT, LIST of INT, or NONE = all, keepdim: BOOL)
+ *   argmax               (x, dim: INT or NONE = flattened, keepdim: BOOL)
+ *   matmul               (a, b)
+ *   reshape view         (x, shape: LIST of INT/SYM, at most one -1)
+ *   transpose            (x, d0: INT, d1: INT)
+ *   permute              (x, dims: LIST of INT)
+ *   unsqueeze            (x, dim: INT)
+ *   squeeze              (x, dim: INT or NONE = every size-1 dim)
+ *   expand               (x, sizes: LIST of INT/SYM, -1 keeps a dim)
+ *   select               (x, dim: INT, index: INT/SYM)
+ *   slice                (x, dim: INT, start, end: INT/SYM/NONE, step: INT > 0)
+ *   cat stack            (tensors: LIST of TENSOR, dim: INT)
+ *   full                 (shape: LIST, value: INT/FLOAT/BOOL, dtype: DTYPE or NONE)
+ *   zeros ones           (shape: LIST, dtype: DTYPE or NONE = f32)
+ *   arange               (start, end, step: INT/SYM, dtype: DTYPE or NONE = i64)
+ *   item                 (x)            numel 1, integer or bool dtype -> unbacked SymInt
+ *   nonzero              (x)            -> i64[u, rank(x)]
+ *   sym_size             (x, dim: INT)  -> SymInt
+ *   to                   (x, dtype: DTYPE)
+ *   clone                (x)
+ *
+ * Negative dims count from the end, as in Python.
+ */
+#define HOP_OP_LIST(X)                                                                             \
+    X(neg, 1, UNARY, UNARY)                                                                        \
+    X(abs, 1, UNARY, UNARY)                                                                        \
+    X(exp, 1, UNARY, UNARY)                                                                        \
+    X(log, 1, UNARY, UNARY)                                                                        \
+    X(sin, 1, UNARY, UNARY)                                                                        \
+    X(cos, 1, UNARY, UNARY)                                                                        \
+    X(tanh, 1, UNARY, UNARY)                                                                       \
+    X(sigmoid, 1, UNARY, UNARY)                                                                    \
+    X(relu, 1, UNARY, UNARY)                                                                       \
+    X(sqrt, 1, UNARY, UNARY)                                                                       \
+    X(add, 2, BINARY, BINARY)                                                                      \
+    X(sub, 2, BINARY, BINARY)                                                                      \
+    X(mul, 2, BINARY, BINARY)                                                                      \
+    X(div, 2, BINARY, BINARY)                                                                      \
+    X(pow, 2, BINARY, BINARY)                                                                      \
+    X(maximum, 2, BINARY, BINARY)                                                                  \
+    X(minimum, 2, BINARY, BINARY)                                                                  \
+    X(eq, 2, COMPARE, BINARY)                                                                      \
+    X(ne, 2, COMPARE, BINARY)                                                                      \
+    X(lt, 2, COMPARE, BINARY)                                                                      \
+    X(le, 2, COMPARE, BINARY)                                                                      \
+    X(gt, 2, COMPARE, BINARY)                                                                      \
+    X(ge, 2, COMPARE, BINARY)                                                                      \
+    X(logical_and, 2, LOGICAL, BINARY)                                                             \
+    X(logical_or, 2, LOGICAL, BINARY)                                                              \
+    X(logical_not, 1, LOGICAL, UNARY)                                                              \
+    X(where, 3, WHERE, WHERE)                                                                      \
+    X(sum, 3, REDUCE, REDUCE)                                                                      \
+    X(mean, 3, REDUCE, REDUCE)                                                                     \
+    X(amax, 3, REDUCE, REDUCE)                                                                     \
+    X(amin, 3, REDUCE, REDUCE)                                                                     \
+    X(argmax, 3, ARGMAX, REDUCE)                                                                   \
+    X(matmul, 2, MATMUL, MATMUL)                                                                   \
+    X(reshape, 2, RESHAPE, VIEW)                                                                   \
+    X(view, 2, RESHAPE, VIEW)                                                                      \
+    X(transpose, 3, TRANSPOSE, VIEW)                                                               \
+    X(permute, 2, PERMUTE, VIEW)                                                                   \
+    X(unsqueeze, 2, UNSQUEEZE, VIEW)                                                               \
+    X(squeeze, 2, SQUEEZE, VIEW)                                                                   \
+    X(expand, 2, EXPAND, VIEW)                                                                     \
+    X(select, 3, SELECT, VIEW)                                                                     \
+    X(slice, 5, SLICE, VIEW)                                                                       \
+    X(cat, 2, CAT, CONCAT)                                                                         \
+    X(stack, 2, STACK, CONCAT)                                                                     \
+    X(full, 3, FULL, FACTORY)                                                                      \
+    X(zeros, 2, FULL, FACTORY)                                                                     \
+    X(ones, 2, FULL, FACTORY)                                                                      \
+    X(arange, 4, ARANGE, FACTORY)                                                                  \
+    X(item, 1, ITEM, SCALAR)                                                                       \
+    X(nonzero, 1, NONZERO, INDEX)                                                                  \
+    X(sym_size, 2, SYM_SIZE, SCALAR)                                                               \
+    X(to, 2, TO, COPY)                                                                             \
+    X(clone, 1, CLONE, COPY)
+
+typedef enum hop_op {
+#define HOP__OP_ENUM(name, nargs, rule, family) HOP_OP_##name,
+    HOP_OP_LIST(HOP__OP_ENUM)
+#undef HOP__OP_ENUM
+        HOP_OP_COUNT
+} hop_op;
+
+typedef struct hop_op_info {
+    const char *name;
+    int nargs;
+    hop_shape_rule rule;
+    hop_kernel_family family;
+} hop_op_info;
+
+/* The row of op; NULL for a value outside the table. */
+const hop_op_info *hop_op_get(hop_op op);
+/* Looks an op up by name; HOP_NOT_FOUND if there is none. */
+hop_status hop_op_from_name(const char *name, hop_op *out);
+
+/* An operand of shape inference: a tensor's metadata, a SymInt/SymBool, a
+ * Python-like scalar, a dtype, a list, or nothing. */
+typedef enum hop_operand_kind {
+    HOP_OPND_NONE,
+    HOP_OPND_TENSOR,
+    HOP_OPND_SYM, /* SymInt or SymBool expression */
+    HOP_OPND_INT,
+    HOP_OPND_FLOAT,
+    HOP_OPND_BOOL,
+    HOP_OPND_DTYPE,
+    HOP_OPND_LIST,
+} hop_operand_kind;
+
+typedef struct hop_operand {
+    hop_operand_kind kind;
+    union {
+        const hop_meta *tensor;
+        const hop_expr *sym;
+        int64_t i;
+        double f;
+        bool b;
+        hop_dtype dtype;
+        struct {
+            const struct hop_operand *items;
+            size_t n;
+        } list;
+    } u;
+} hop_operand;
+
+/* What an op produces: a tensor, a SymInt/SymBool, or nothing. */
+typedef enum hop_value_kind {
+    HOP_VALUE_NONE,
+    HOP_VALUE_TENSOR,
+    HOP_VALUE_SYM,
+} hop_value_kind;
+
+typedef struct hop_value_info {
+    hop_value_kind kind;
+    const hop_expr *sym; /* HOP_VALUE_SYM */
+    hop_meta meta;       /* HOP_VALUE_TENSOR */
+} hop_value_info;
+
+/*
+ * Shape inference: checks the operands of op and fills *out.  Symbolic sizes
+ * are compared through hop_shape_env_decide (so a decision by a hint becomes a
+ * guard, and an undecidable unbacked one is HOP_DATA_DEPENDENT).  item and
+ * nonzero create unbacked symbols in env.  Errors name the op and the shapes or
+ * dtypes involved: HOP_SHAPE ("add: cannot broadcast f32[3, 4] with f32[5]"),
+ * HOP_DTYPE, HOP_INVALID (wrong operand kind or count, dim out of range).  On
+ * error *out is unspecified and env's guards are as before the call.
+ */
+hop_status hop_op_infer(hop_shape_env *env, hop_op op, const hop_operand *args, size_t nargs,
+                        hop_value_info *out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* HOP_OPS_H */

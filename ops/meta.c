@@ -1,0 +1,2 @@
+/* ops/meta.c: not written yet */
+typedef int hop__placeholder_meta;

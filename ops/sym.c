@@ -1,0 +1,2 @@
+/* ops/sym.c: not written yet */
+typedef int hop__placeholder_sym;

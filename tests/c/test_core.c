@@ -1,0 +1,207 @@
+/*
+ * tests/c/test_core.c - status codes, the error context, the allocator hook,
+ * the arena, the string builder and the uthash wrapper.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include "core/hash.h"
+
+#include <stdio.h>
+
+static void
+test_status_names_and_messages_come_from_one_list(void **state)
+{
+    (void)state;
+    assert_string_equal(hop_status_name(HOP_OK), "HOP_OK");
+    assert_string_equal(hop_status_name(HOP_SHAPE), "HOP_SHAPE");
+    assert_string_equal(hop_status_message(HOP_NOMEM), "out of memory");
+    assert_string_equal(hop_status_name((hop_status)999), "HOP_UNKNOWN");
+    assert_string_equal(hop_status_message((hop_status)-1), "unknown status");
+}
+
+static void
+test_error_context_holds_last_code_and_formatted_message(void **state)
+{
+    (void)state;
+    hop_error_clear();
+    assert_int_equal(hop_error_code(), HOP_OK);
+    assert_string_equal(hop_error_message(), "");
+    assert_int_equal(hop_error(HOP_SHAPE, "add: cannot broadcast %s with %s", "f32[3]", "f32[4]"),
+                     HOP_SHAPE);
+    assert_int_equal(hop_error_code(), HOP_SHAPE);
+    assert_string_equal(hop_error_message(), "add: cannot broadcast f32[3] with f32[4]");
+    hop_error_clear();
+    assert_int_equal(hop_error_code(), HOP_OK);
+}
+
+static void
+test_error_message_longer_than_buffer_is_truncated_not_overflowed(void **state)
+{
+    (void)state;
+    char big[4000];
+    memset(big, 'a', sizeof big - 1);
+    big[sizeof big - 1] = '\0';
+    hop_error(HOP_INVALID, "%s", big);
+    assert_int_equal(strlen(hop_error_message()), 1023);
+}
+
+static void
+test_fail_at_fails_exactly_the_kth_allocation(void **state)
+{
+    (void)state;
+    long live = hop_alloc_live();
+    hop_alloc_fail_at(3);
+    void *a = hop__malloc(8), *b = hop__malloc(8), *c = hop__malloc(8), *d = hop__malloc(8);
+    assert_non_null(a);
+    assert_non_null(b);
+    assert_null(c);
+    assert_int_equal(hop_error_code(), HOP_NOMEM);
+    assert_non_null(d);
+    assert_int_equal(hop_alloc_live(), live + 3);
+    hop__free(a);
+    hop__free(b);
+    hop__free(d);
+    assert_int_equal(hop_alloc_live(), live);
+}
+
+static long custom_calls;
+static void *
+counting_alloc(void *ud, void *ptr, size_t nsize)
+{
+    (void)ud;
+    custom_calls++;
+    if (nsize == 0) {
+        free(ptr);
+        return NULL;
+    }
+    return realloc(ptr, nsize);
+}
+
+static void
+test_custom_allocator_sees_every_allocation_and_free(void **state)
+{
+    (void)state;
+    hop_set_allocator(counting_alloc, NULL);
+    custom_calls = 0;
+    char *s = hop__strdup("hello");
+    s = hop__realloc(s, 100);
+    hop_free(s);
+    assert_int_equal(custom_calls, 3);
+    hop_set_allocator(NULL, NULL);
+}
+
+static void
+test_arena_grows_without_capacity_limit_and_aligns(void **state)
+{
+    (void)state;
+    hop__arena a;
+    hop__arena_init(&a);
+    for (int i = 0; i < 100000; i++) {
+        void *p = hop__arena_alloc(&a, (size_t)(i % 97) + 1);
+        assert_non_null(p);
+        assert_int_equal((uintptr_t)p % _Alignof(max_align_t), 0);
+    }
+    void *big = hop__arena_alloc(&a, 5u << 20);
+    assert_non_null(big);
+    memset(big, 1, 5u << 20);
+    assert_string_equal(hop__arena_printf(&a, "%s_%d", "add", 3), "add_3");
+    hop__arena_destroy(&a);
+}
+
+static void
+test_arena_failure_is_nomem_and_arena_stays_usable(void **state)
+{
+    (void)state;
+    long live = hop_alloc_live();
+    hop__arena a;
+    hop__arena_init(&a);
+    hop_alloc_fail_at(1);
+    assert_null(hop__arena_alloc(&a, 16));
+    assert_int_equal(hop_error_code(), HOP_NOMEM);
+    assert_non_null(hop__arena_alloc(&a, 16));
+    hop__arena_destroy(&a);
+    assert_int_equal(hop_alloc_live(), live);
+}
+
+static void
+test_buf_builds_strings_and_failure_is_sticky(void **state)
+{
+    (void)state;
+    hop__buf b;
+    hop__buf_init(&b);
+    hop__buf_puts(&b, "def ");
+    hop__buf_printf(&b, "%s(%d)", "f", 7);
+    hop__buf_indent(&b, 40);
+    hop__buf_puts(&b, ":");
+    char *s = hop__buf_finish(&b);
+    assert_int_equal(strlen(s), 4 + 4 + 40 + 1);
+    assert_memory_equal(s, "def f(7)", 8);
+    hop_free(s);
+
+    long live = hop_alloc_live();
+    hop__buf_init(&b);
+    hop_alloc_fail_at(1);
+    hop__buf_puts(&b, "lost");
+    hop__buf_puts(&b, "also lost");
+    assert_null(hop__buf_finish(&b));
+    assert_int_equal(hop_error_code(), HOP_NOMEM);
+    assert_int_equal(hop_alloc_live(), live);
+}
+
+typedef struct item {
+    int key;
+    UT_hash_handle hh;
+} item;
+
+static void
+test_hash_add_out_of_memory_is_a_status_not_an_abort(void **state)
+{
+    (void)state;
+    long live = hop_alloc_live();
+    item *head = NULL, items[64];
+    hop_status st;
+    for (int k = 1; k <= 40; k++) {
+        /* Fail the first allocation of every add: the table stays as it was. */
+        hop__hash_oom = 0;
+        items[0].key = 0;
+        int failures = 0;
+        for (int i = 0; i < 64; i++) {
+            items[i].key = i;
+            item *found = NULL;
+            HASH_FIND_INT(head, &i, found);
+            if (found)
+                continue;
+            if (i == k)
+                hop_alloc_fail_at(1);
+            HOP_HASH_ADD(st, hh, head, key, sizeof(int), &items[i]);
+            if (st != HOP_OK) {
+                failures++;
+                assert_int_equal(hop_error_code(), HOP_NOMEM);
+            }
+        }
+        hop_alloc_fail_at(0);
+        assert_true(failures <= 1);
+        HASH_CLEAR(hh, head);
+    }
+    assert_int_equal(hop_alloc_live(), live);
+}
+
+int
+main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_status_names_and_messages_come_from_one_list),
+        cmocka_unit_test(test_error_context_holds_last_code_and_formatted_message),
+        cmocka_unit_test(test_error_message_longer_than_buffer_is_truncated_not_overflowed),
+        cmocka_unit_test(test_fail_at_fails_exactly_the_kth_allocation),
+        cmocka_unit_test(test_custom_allocator_sees_every_allocation_and_free),
+        cmocka_unit_test(test_arena_grows_without_capacity_limit_and_aligns),
+        cmocka_unit_test(test_arena_failure_is_nomem_and_arena_stays_usable),
+        cmocka_unit_test(test_buf_builds_strings_and_failure_is_sticky),
+        cmocka_unit_test(test_hash_add_out_of_memory_is_a_status_not_an_abort),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
