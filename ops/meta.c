@@ -1,2 +1,141 @@
-/* ops/meta.c: not written yet */
-typedef int hop__placeholder_meta;
+/*
+ * ops/meta.c - tensor metadata: dtype, rank and symbolic sizes; contiguous
+ * strides, element counts, equality and the `f32[s0, 4]` printer.
+ */
+#include "ops/sym_impl.h"
+
+#include <inttypes.h>
+
+hop_status
+hop_meta_init(hop_meta *m, hop_shape_env *env, hop_dtype dtype, int rank, const int64_t *sizes)
+{
+    const char *fn = "hop_meta_init";
+    if (m == NULL || env == NULL)
+        return hop_error(HOP_MISUSE, "%s: %s is NULL", fn, m == NULL ? "m" : "the ShapeEnv");
+    if ((unsigned)dtype >= HOP_DTYPE_COUNT)
+        return hop_error(HOP_INVALID, "%s: invalid dtype %d", fn, (int)dtype);
+    if (rank < 0 || rank > HOP_MAX_RANK)
+        return hop_error(HOP_INVALID, "%s: rank %d is outside [0, %d]", fn, rank, HOP_MAX_RANK);
+    if (rank > 0 && sizes == NULL)
+        return hop_error(HOP_MISUSE, "%s: sizes is NULL for rank %d", fn, rank);
+    hop_meta tmp = {.dtype = dtype, .rank = rank};
+    for (int i = 0; i < rank; i++) {
+        if (sizes[i] < 0)
+            return hop_error(HOP_INVALID, "%s: size %" PRId64 " of dim %d is negative", fn,
+                             sizes[i], i);
+        if ((tmp.sizes[i] = hop_sym_const(env, sizes[i])) == NULL)
+            return hop_error_code();
+    }
+    *m = tmp;
+    return HOP_OK;
+}
+
+static hop_status
+check_meta(const hop_meta *m, hop_shape_env *env, const char *fn)
+{
+    if (m == NULL || env == NULL)
+        return hop_error(HOP_MISUSE, "%s: %s is NULL", fn, m == NULL ? "m" : "the ShapeEnv");
+    if (m->rank < 0 || m->rank > HOP_MAX_RANK)
+        return hop_error(HOP_INVALID, "%s: rank %d is outside [0, %d]", fn, m->rank, HOP_MAX_RANK);
+    for (int i = 0; i < m->rank; i++) {
+        hop_status st = hop__sym_check(env, m->sizes[i], fn, i + 1, false);
+        if (st != HOP_OK)
+            return st;
+    }
+    return HOP_OK;
+}
+
+/*
+ * Row-major strides: the last dim has stride 1 and each other dim the product
+ * of the sizes after it.  (PyTorch clamps sizes to >= 1 here; the runtime
+ * never reads strides of a tensor with no elements, so we keep the product.)
+ */
+hop_status
+hop_meta_strides(const hop_meta *m, hop_shape_env *env, const hop_expr **out)
+{
+    const char *fn = "hop_meta_strides";
+    hop_status st = check_meta(m, env, fn);
+    if (st != HOP_OK)
+        return st;
+    if (out == NULL && m->rank > 0)
+        return hop_error(HOP_MISUSE, "%s: out is NULL", fn);
+    const hop_expr *tmp[HOP_MAX_RANK];
+    const hop_expr *acc = hop_sym_const(env, 1);
+    for (int i = m->rank - 1; i >= 0 && acc; i--) {
+        tmp[i] = acc;
+        if (i > 0)
+            acc = hop_sym_mul(env, acc, m->sizes[i]);
+    }
+    if (acc == NULL)
+        return hop_error_code();
+    for (int i = 0; i < m->rank; i++)
+        out[i] = tmp[i];
+    return HOP_OK;
+}
+
+const hop_expr *
+hop_meta_numel(const hop_meta *m, hop_shape_env *env)
+{
+    if (check_meta(m, env, "hop_meta_numel") != HOP_OK)
+        return NULL;
+    const hop_expr *acc = hop_sym_const(env, 1);
+    for (int i = 0; i < m->rank && acc; i++)
+        acc = hop_sym_mul(env, acc, m->sizes[i]);
+    return acc;
+}
+
+bool
+hop_meta_equal(const hop_meta *a, const hop_meta *b)
+{
+    if (a == NULL || b == NULL)
+        return a == b;
+    if (a->dtype != b->dtype || a->rank != b->rank)
+        return false;
+    for (int i = 0; i < a->rank; i++)
+        if (a->sizes[i] != b->sizes[i]) /* interned: pointer equality is equality */
+            return false;
+    return true;
+}
+
+size_t
+hop_meta_print(const hop_meta *m, char *buf, size_t cap)
+{
+    char small[64];
+    size_t len = 0;
+    /* Appends text, keeping the snprintf contract: count everything, write
+     * what fits. */
+#define META_PUT(text, n)                                                                          \
+    do {                                                                                           \
+        size_t n_ = (n);                                                                           \
+        if (len + 1 < cap) {                                                                       \
+            size_t room_ = cap - 1 - len;                                                          \
+            memcpy(buf + len, (text), n_ < room_ ? n_ : room_);                                    \
+        }                                                                                          \
+        len += n_;                                                                                 \
+    } while (0)
+    if (m == NULL) {
+        META_PUT("NULL", 4);
+    } else {
+        const char *name = hop_dtype_name(m->dtype);
+        META_PUT(name, strlen(name));
+        META_PUT("[", 1);
+        for (int i = 0; i < m->rank && i < HOP_MAX_RANK; i++) {
+            if (i > 0)
+                META_PUT(", ", 2);
+            size_t n = hop_expr_print(m->sizes[i], small, sizeof small);
+            if (n < sizeof small) {
+                META_PUT(small, n);
+            } else {
+                /* Too long for the scratch buffer: print into place. */
+                if (len + 1 < cap)
+                    hop_expr_print(m->sizes[i], buf + len, cap - len);
+                len += n;
+            }
+        }
+        META_PUT("]", 1);
+    }
+#undef META_PUT
+    if (cap > 0)
+        buf[len < cap ? len : cap - 1] = '\0';
+    return len;
+}

@@ -1,2 +1,40 @@
-/* ops/op_table.c: not written yet */
-typedef int hop__placeholder_op_table;
+/*
+ * ops/op_table.c - the op table: one row per op of HOP_OP_LIST (name, operand
+ * count, shape rule, kernel family) and lookup by enum value or by name.
+ *
+ * The table is generated from the X-macro so that the enum, the names and the
+ * rules can never drift apart; shape inference itself lives in infer*.c.
+ */
+#include "core/core.h"
+#include "hop/ops.h"
+
+static const hop_op_info op_table[] = {
+#define HOP__OP_ROW(name, nargs, rule, family) {#name, nargs, HOP_RULE_##rule, HOP_KF_##family},
+    HOP_OP_LIST(HOP__OP_ROW)
+#undef HOP__OP_ROW
+};
+_Static_assert(HOP__ARRAY_LEN(op_table) == HOP_OP_COUNT, "op table and enum disagree");
+
+const hop_op_info *
+hop_op_get(hop_op op)
+{
+    if ((unsigned)op >= HOP_OP_COUNT)
+        return NULL;
+    return &op_table[op];
+}
+
+/* A linear scan: the table is small and lookups happen once per traced call
+ * from Python, never in a kernel loop. */
+hop_status
+hop_op_from_name(const char *name, hop_op *out)
+{
+    if (name == NULL || out == NULL)
+        return hop_error(HOP_MISUSE, "hop_op_from_name: NULL %s", name == NULL ? "name" : "out");
+    for (size_t i = 0; i < HOP_OP_COUNT; i++) {
+        if (strcmp(op_table[i].name, name) == 0) {
+            *out = (hop_op)i;
+            return HOP_OK;
+        }
+    }
+    return hop_error(HOP_NOT_FOUND, "hop_op_from_name: no op named '%s'", name);
+}

@@ -56,8 +56,18 @@ typedef struct hop_expr hop_expr;
  * atoms (symbols and the FLOORDIV/MOD/MAX/MIN nodes) with positive exponents.
  * A sum with no terms is a CONST; a sum 1*m with no constant is the monomial m
  * itself; a monomial of one atom with exponent 1 is the atom itself.  So
- * `2*s0 == s0*2` and `(s0 + 1) - 1 == s0` as pointers.
- * SymBool expressions are TRUE/FALSE constants, relations, AND/OR/NOT.
+ * `2*s0 == s0*2` and `(s0 + 1) - 1 == s0` as pointers, and products
+ * distribute over sums: (s0 + 1)*(s0 + 1) is `s0**2 + 2*s0 + 1`.
+ * FLOORDIV/MOD by a constant keep a positive divisor and pull out what divides
+ * ((2*s0 + s1)//2 is `s0 + s1//2`); MAX/MIN are n-ary, flattened and sorted.
+ * SymBool expressions are TRUE/FALSE constants, relations, AND/OR/NOT.  A
+ * relation a REL b is stored as P REL N where P - N + c is (a - b) divided by
+ * the gcd of its coefficients, P/N hold the terms with positive/negative
+ * coefficient and the constant sits where it is positive, or alone opposite
+ * the terms: so `s0 > 4` is LT(4, s0), the same pointer as `4 < s0` and
+ * `2*s0 > 8`; GT/GE build LT/LE with swapped sides.  NOT of a relation is the
+ * negated relation (~(s0 > 4) is `s0 <= 4`); AND/OR are n-ary, flattened,
+ * sorted, and fold constants and x & ~x.
  */
 typedef enum hop_expr_kind {
     HOP_EXPR_CONST,    /* integer constant */
@@ -87,8 +97,12 @@ void hop_shape_env_free(hop_shape_env *env);
 /*
  * Constructors.  Each returns the interned, canonical expression, or NULL with
  * the error context set: HOP_NOMEM; HOP_MISUSE for a NULL operand or one from
- * another env; HOP_INVALID for an int operand given where a bool is expected
- * or vice versa; HOP_INVALID for a constant division or modulo by zero.
+ * another env (or a NULL env); HOP_INVALID for an int operand given where a
+ * bool is expected or vice versa; HOP_INVALID for a constant division or
+ * modulo by zero.  Besides the algebra, the value ranges of symbols simplify
+ * MAX/MIN/FLOORDIV/MOD: Max(s0, 1) is s0 for a backed s0 (>= 2), (s0 % 3) % 5
+ * is s0 % 3.  Relations fold only when constant, never by ranges (that is
+ * hop_shape_env_decide's job).
  * Constant folding is exact (overflow of int64 is HOP_INVALID).
  * Results are borrowed from env.
  */
@@ -155,9 +169,15 @@ const hop_expr *hop_sym_subs(hop_shape_env *env, const hop_expr *e, const hop_ex
 hop_status hop_expr_eval(const hop_expr *e, const int64_t *values, size_t nvalues, int64_t *out);
 
 /*
- * Prints e the way a person writes it: `2*s0 + 1`, `s0*s1`, `s0**2`,
- * `(s0 + 1)//2`, `Max(s0, s1)`, `s0 % 3`, `s0 > 4`, `(s0 > 4) & (s1 == 2)`,
- * `~(s0 == 2)`.  Terms print in hop_expr_compare order with the constant last.
+ * Prints e the way a person writes it, in Python syntax: `2*s0 + 1`, `-s0 + 3`,
+ * `s0*s1`, `s0**2`, `(s0 + 1)//2`, `2*(s0//3)`, `Max(s0, s1)`, `s0 % 3`,
+ * `(s0*s1) % 4`, `s0 > 4`, `s0 == 1`, `s0 + 1 <= s1`, `(s1 == 2) & (s0 > 4)`,
+ * `~((s1 == 2) & (s0 > 4))`, `True`.  Terms of a sum print in sympy's lex
+ * order (higher powers of earlier symbols first: `s0**2 + 2*s0 + 1`,
+ * `s0*s1 + s0`, `s0 + s1**2`) with the constant last; factors, Max/Min and
+ * AND/OR operands in hop_expr_compare order.  A relation prints with its
+ * constant side on the right (`s0 > 4`, not `4 < s0`), and of two sides with
+ * terms the one whose first term comes first on the left (`s0 > s1`).
  * snprintf contract: writes at most cap bytes (NUL included) and returns the
  * length the full text needs.
  */
@@ -171,7 +191,8 @@ const char *hop_expr_str(hop_shape_env *env, const hop_expr *e);
  * A backed symbol for an example size: with duck sizing, a size equal to an
  * earlier duck-sized example size returns that earlier symbol; sizes 0 and 1
  * are specialised to constants (when specialize_01).  A negative hint is
- * HOP_INVALID.  Backed symbols have the value range [2, INT64_MAX].
+ * HOP_INVALID.  Backed symbols have the value range [2, INT64_MAX] (a symbol
+ * made for a hint 0 or 1 without specialize_01 gets [0, INT64_MAX]).
  */
 const hop_expr *hop_shape_env_size_symbol(hop_shape_env *env, int64_t hint, bool duck,
                                           bool specialize_01);
@@ -182,8 +203,15 @@ const hop_expr *hop_shape_env_unbacked(hop_shape_env *env, int64_t lo, int64_t h
  * range becomes empty or e is not a symbol of env. */
 hop_status hop_shape_env_constrain(hop_shape_env *env, const hop_expr *sym, int64_t lo, int64_t hi);
 /* The value range [lo, hi] of an int expression by interval arithmetic over
- * its symbols' ranges (a sound over-approximation). */
+ * its symbols' ranges (a sound over-approximation; bounds saturate at the
+ * int64 limits).  A SymBool gives [0, 1], or [v, v] when the ranges decide
+ * it.  [INT64_MIN, INT64_MAX] for NULL or a foreign expression. */
 void hop_shape_env_bounds(hop_shape_env *env, const hop_expr *e, int64_t *lo, int64_t *hi);
+
+/* Forgets the symbols created after the first n (to undo a failed trace):
+ * names and ids are reused by the next symbols created; expressions built
+ * from the forgotten symbols must no longer be used. */
+void hop_shape_env_truncate_symbols(hop_shape_env *env, size_t n);
 
 /* Symbols created so far (backed and unbacked), in id order. */
 size_t hop_shape_env_nsymbols(const hop_shape_env *env);
@@ -194,8 +222,11 @@ const hop_expr *hop_shape_env_symbol(const hop_shape_env *env, size_t id);
  * ranges, that value is returned with no guard.  Otherwise, if every free
  * symbol is backed, the hints decide it and the decision (cond, or its
  * negation) is recorded as a guard.  Otherwise it is HOP_DATA_DEPENDENT with a
- * message naming the expression: "data-dependent: cannot decide u0 > 4 ...".
- * `what` (may be NULL) says who asks ("reshape") and prefixes the message.
+ * message naming the expression and its unbacked symbols: "data-dependent:
+ * cannot decide u0 > 4 (u0 is unbacked; its value is only known at run time)"
+ * ("u0, u1 are unbacked; their values are ...").  `what` (may be NULL) says who
+ * asks ("reshape") and prefixes the message: "reshape: data-dependent: ...".
+ * HOP_INVALID for an int cond or when the hints overflow/divide by zero.
  */
 hop_status hop_shape_env_decide(hop_shape_env *env, const hop_expr *cond, const char *what,
                                 bool *out);
@@ -226,7 +257,8 @@ typedef struct hop_meta {
 /* Fills *m; HOP_INVALID for rank > HOP_MAX_RANK or a negative size. */
 hop_status hop_meta_init(hop_meta *m, hop_shape_env *env, hop_dtype dtype, int rank,
                          const int64_t *sizes);
-/* Contiguous strides of m into out[rank]. */
+/* Contiguous strides of m into out[rank]: stride[i] is the product of the
+ * sizes after dim i (no clamping of 0 sizes to 1). */
 hop_status hop_meta_strides(const hop_meta *m, hop_shape_env *env, const hop_expr **out);
 /* Product of the sizes. */
 const hop_expr *hop_meta_numel(const hop_meta *m, hop_shape_env *env);
@@ -238,31 +270,31 @@ size_t hop_meta_print(const hop_meta *m, char *buf, size_t cap);
 
 /* Shape rules (closed set). */
 typedef enum hop_shape_rule {
-    HOP_RULE_UNARY,    /* (x) -> same shape; float ops promote ints to f32 */
-    HOP_RULE_BINARY,   /* (a, b) broadcast, dtype promotion */
-    HOP_RULE_COMPARE,  /* (a, b) broadcast, result bool */
-    HOP_RULE_LOGICAL,  /* (a, b) or (a) broadcast, result bool */
-    HOP_RULE_WHERE,    /* (cond, a, b) */
-    HOP_RULE_REDUCE,   /* (x, dims, keepdim) */
-    HOP_RULE_ARGMAX,   /* (x, dim, keepdim) */
-    HOP_RULE_MATMUL,   /* (a, b) */
-    HOP_RULE_RESHAPE,  /* (x, shape) */
-    HOP_RULE_TRANSPOSE,/* (x, d0, d1) */
-    HOP_RULE_PERMUTE,  /* (x, dims) */
-    HOP_RULE_UNSQUEEZE,/* (x, dim) */
-    HOP_RULE_SQUEEZE,  /* (x, dim or none) */
-    HOP_RULE_EXPAND,   /* (x, sizes) */
-    HOP_RULE_SELECT,   /* (x, dim, index) */
-    HOP_RULE_SLICE,    /* (x, dim, start, end, step) */
-    HOP_RULE_CAT,      /* (tensors, dim) */
-    HOP_RULE_STACK,    /* (tensors, dim) */
-    HOP_RULE_FULL,     /* (shape, value, dtype) / (shape, dtype) */
-    HOP_RULE_ARANGE,   /* (start, end, step, dtype) */
-    HOP_RULE_ITEM,     /* (x) -> SymInt */
-    HOP_RULE_NONZERO,  /* (x) -> i64[u, rank] */
-    HOP_RULE_SYM_SIZE, /* (x, dim) -> SymInt */
-    HOP_RULE_TO,       /* (x, dtype) */
-    HOP_RULE_CLONE,    /* (x) */
+    HOP_RULE_UNARY,     /* (x) -> same shape; float ops promote ints to f32 */
+    HOP_RULE_BINARY,    /* (a, b) broadcast, dtype promotion */
+    HOP_RULE_COMPARE,   /* (a, b) broadcast, result bool */
+    HOP_RULE_LOGICAL,   /* (a, b) or (a) broadcast, result bool */
+    HOP_RULE_WHERE,     /* (cond, a, b) */
+    HOP_RULE_REDUCE,    /* (x, dims, keepdim) */
+    HOP_RULE_ARGMAX,    /* (x, dim, keepdim) */
+    HOP_RULE_MATMUL,    /* (a, b) */
+    HOP_RULE_RESHAPE,   /* (x, shape) */
+    HOP_RULE_TRANSPOSE, /* (x, d0, d1) */
+    HOP_RULE_PERMUTE,   /* (x, dims) */
+    HOP_RULE_UNSQUEEZE, /* (x, dim) */
+    HOP_RULE_SQUEEZE,   /* (x, dim or none) */
+    HOP_RULE_EXPAND,    /* (x, sizes) */
+    HOP_RULE_SELECT,    /* (x, dim, index) */
+    HOP_RULE_SLICE,     /* (x, dim, start, end, step) */
+    HOP_RULE_CAT,       /* (tensors, dim) */
+    HOP_RULE_STACK,     /* (tensors, dim) */
+    HOP_RULE_FULL,      /* (shape, value, dtype) / (shape, dtype) */
+    HOP_RULE_ARANGE,    /* (start, end, step, dtype) */
+    HOP_RULE_ITEM,      /* (x) -> SymInt */
+    HOP_RULE_NONZERO,   /* (x) -> i64[u, rank] */
+    HOP_RULE_SYM_SIZE,  /* (x, dim) -> SymInt */
+    HOP_RULE_TO,        /* (x, dtype) */
+    HOP_RULE_CLONE,     /* (x) */
 } hop_shape_rule;
 
 /* Kernel families, for the runtime (closed set). */
@@ -289,7 +321,7 @@ typedef enum hop_kernel_family {
  *   binary, comparisons  (a, b): each a tensor or a scalar (INT/FLOAT/BOOL/SYM)
  *   logical_and/or       (a, b)         logical_not (x)
  *   where                (cond, a, b)   a/b may be scalars
- *   sum mean amax amin   (x, dims: INT, LIST of INT, or NONE = all, keepdim: BOOL)
+ *   sum mean amax amin   (x, dims: INT, LIST of INT (empty = all), or NONE = all, keepdim: BOOL)
  *   argmax               (x, dim: INT or NONE = flattened, keepdim: BOOL)
  *   matmul               (a, b)
  *   reshape view         (x, shape: LIST of INT/SYM, at most one -1)
@@ -301,7 +333,7 @@ typedef enum hop_kernel_family {
  *   select               (x, dim: INT, index: INT/SYM)
  *   slice                (x, dim: INT, start, end: INT/SYM/NONE, step: INT > 0)
  *   cat stack            (tensors: LIST of TENSOR, dim: INT)
- *   full                 (shape: LIST, value: INT/FLOAT/BOOL, dtype: DTYPE or NONE)
+ *   full                 (shape: LIST, value: INT/FLOAT/BOOL/SYM, dtype: DTYPE or NONE)
  *   zeros ones           (shape: LIST, dtype: DTYPE or NONE = f32)
  *   arange               (start, end, step: INT/SYM, dtype: DTYPE or NONE = i64)
  *   item                 (x)            numel 1, integer or bool dtype -> unbacked SymInt
