@@ -1,2 +1,975 @@
-/* graph/graph.c: not written yet */
-typedef int hop__placeholder_graph;
+/*
+ * graph/graph.c - graphs and nodes: creation, placeholders, op/HOP calls,
+ * getitem and output nodes, argument copies, use lists, subgraph ownership,
+ * erasing and dead-code elimination.
+ *
+ * Every builder works in two phases.  The first checks the request and does
+ * everything that can fail: copies the arguments into the arena, allocates
+ * the use records, reserves the name and runs shape inference.  The second
+ * links the node into the graph and its arguments' use lists and cannot fail.
+ * So a failing call leaves only arena garbage behind and the graph exactly as
+ * it was (no node, no name, no use).
+ */
+#include "graph/graph_impl.h"
+
+#include <stdio.h>
+
+/* The block a graph lives in: the public struct first, then its arena. */
+typedef struct graph_impl {
+    hop_graph pub;
+    hop__arena arena;
+} graph_impl;
+
+/* Lists nest at most this deep (a guard against cyclic item pointers). */
+enum { MAX_LIST_DEPTH = 16 };
+
+const char *
+hop_node_kind_name(hop_node_kind k)
+{
+    switch (k) {
+    case HOP_NODE_PLACEHOLDER:
+        return "placeholder";
+    case HOP_NODE_CALL_OP:
+        return "call_op";
+    case HOP_NODE_CALL_HOP:
+        return "call_hop";
+    case HOP_NODE_GETITEM:
+        return "getitem";
+    case HOP_NODE_OUTPUT:
+        return "output";
+    }
+    return "?";
+}
+
+/* ------------------------------------------------------------ arguments */
+
+hop_arg
+hop_arg_node(hop_node *n)
+{
+    hop_arg a = {.kind = HOP_ARG_NODE, .u.node = n};
+    return a;
+}
+
+hop_arg
+hop_arg_int(int64_t v)
+{
+    hop_arg a = {.kind = HOP_ARG_INT, .u.i = v};
+    return a;
+}
+
+hop_arg
+hop_arg_float(double v)
+{
+    hop_arg a = {.kind = HOP_ARG_FLOAT, .u.f = v};
+    return a;
+}
+
+hop_arg
+hop_arg_bool(bool v)
+{
+    hop_arg a = {.kind = HOP_ARG_BOOL, .u.b = v};
+    return a;
+}
+
+hop_arg
+hop_arg_sym(const hop_expr *e)
+{
+    hop_arg a = {.kind = HOP_ARG_SYM, .u.sym = e};
+    return a;
+}
+
+hop_arg
+hop_arg_dtype(hop_dtype d)
+{
+    hop_arg a = {.kind = HOP_ARG_DTYPE, .u.dtype = d};
+    return a;
+}
+
+hop_arg
+hop_arg_none(void)
+{
+    hop_arg a = {.kind = HOP_ARG_NONE};
+    return a;
+}
+
+hop_arg
+hop_arg_list(hop_arg *items, size_t n)
+{
+    hop_arg a = {.kind = HOP_ARG_LIST};
+    a.u.list.items = items;
+    a.u.list.n = n;
+    return a;
+}
+
+hop_arg
+hop_arg_graph(hop_graph *g)
+{
+    hop_arg a = {.kind = HOP_ARG_GRAPH, .u.graph = g};
+    return a;
+}
+
+/* What a set of arguments needs: list items (for the copy and the operand
+ * buffer) and node references (one use record each). */
+typedef struct arg_census {
+    size_t items;
+    size_t nodes;
+} arg_census;
+
+/*
+ * Checks one argument of the node `who` is building in g.  Subgraphs are
+ * accepted only as direct arguments of a call_hop (allow_graph).  Counts what
+ * the copy needs into *c.
+ */
+static hop_status
+check_arg(hop_graph *g, const char *who, size_t index, const hop_arg *a, bool allow_graph,
+          int depth, arg_census *c)
+{
+    switch (a->kind) {
+    case HOP_ARG_NONE:
+    case HOP_ARG_INT:
+    case HOP_ARG_FLOAT:
+    case HOP_ARG_BOOL:
+        return HOP_OK;
+    case HOP_ARG_NODE: {
+        const hop_node *n = a->u.node;
+        if (n == NULL)
+            return hop_error(HOP_MISUSE, "%s: argument %zu is a NULL node", who, index);
+        if (n->graph == NULL)
+            return hop_error(HOP_MISUSE, "%s: argument %zu (%s) was erased", who, index, n->name);
+        if (n->graph != g)
+            return hop_error(HOP_MISUSE, "%s: argument %zu (%s) belongs to graph %s, not %s", who,
+                             index, n->name, n->graph->name, g->name);
+        if (n->kind == HOP_NODE_OUTPUT)
+            return hop_error(HOP_MISUSE, "%s: argument %zu is the output node of %s", who, index,
+                             g->name);
+        c->nodes++;
+        return HOP_OK;
+    }
+    case HOP_ARG_SYM:
+        if (a->u.sym == NULL)
+            return hop_error(HOP_MISUSE, "%s: argument %zu is a NULL SymInt", who, index);
+        return HOP_OK;
+    case HOP_ARG_DTYPE:
+        if ((unsigned)a->u.dtype >= HOP_DTYPE_COUNT)
+            return hop_error(HOP_INVALID, "%s: argument %zu has an invalid dtype %d", who, index,
+                             (int)a->u.dtype);
+        return HOP_OK;
+    case HOP_ARG_LIST:
+        if (a->u.list.n > 0 && a->u.list.items == NULL)
+            return hop_error(HOP_MISUSE, "%s: argument %zu is a list of %zu items at NULL", who,
+                             index, a->u.list.n);
+        if (depth >= MAX_LIST_DEPTH)
+            return hop_error(HOP_INVALID, "%s: argument %zu nests lists more than %d deep", who,
+                             index, MAX_LIST_DEPTH);
+        c->items += a->u.list.n;
+        for (size_t i = 0; i < a->u.list.n; i++) {
+            hop_status st = check_arg(g, who, index, &a->u.list.items[i], false, depth + 1, c);
+            if (st != HOP_OK)
+                return st;
+        }
+        return HOP_OK;
+    case HOP_ARG_GRAPH:
+        if (!allow_graph || depth > 0)
+            return hop_error(HOP_MISUSE,
+                             "%s: argument %zu is a graph; only a call_hop takes subgraphs, as "
+                             "direct arguments",
+                             who, index);
+        if (a->u.graph == NULL)
+            return hop_error(HOP_MISUSE, "%s: argument %zu is a NULL graph", who, index);
+        if (a->u.graph->parent != g)
+            return hop_error(HOP_MISUSE, "%s: argument %zu: graph %s is not a subgraph of %s", who,
+                             index, a->u.graph->name, g->name);
+        return HOP_OK;
+    }
+    return hop_error(HOP_INVALID, "%s: argument %zu has an unknown kind %d", who, index,
+                     (int)a->kind);
+}
+
+/* Deep-copies src into dst, taking list storage from *pool.  A constant
+ * SymInt is stored as INT (a constant SymBool as BOOL): one spelling per
+ * value. */
+static void
+copy_arg(hop_arg *dst, const hop_arg *src, hop_arg **pool)
+{
+    *dst = *src;
+    if (src->kind == HOP_ARG_SYM) {
+        int64_t v;
+        if (hop_expr_const_value(src->u.sym, &v)) {
+            if (hop_expr_is_bool(src->u.sym)) {
+                dst->kind = HOP_ARG_BOOL;
+                dst->u.b = v != 0;
+            } else {
+                dst->kind = HOP_ARG_INT;
+                dst->u.i = v;
+            }
+        }
+    } else if (src->kind == HOP_ARG_LIST) {
+        size_t n = src->u.list.n;
+        hop_arg *items = n ? *pool : NULL;
+        *pool += n;
+        for (size_t i = 0; i < n; i++)
+            copy_arg(&items[i], &src->u.list.items[i], pool);
+        dst->u.list.items = items;
+    }
+}
+
+/* Prepends one use record per node reference in args, taken from *pool. */
+static void
+link_uses(hop_node *user, const hop_arg *args, size_t nargs, hop_use **pool)
+{
+    for (size_t i = 0; i < nargs; i++) {
+        const hop_arg *a = &args[i];
+        if (a->kind == HOP_ARG_NODE) {
+            hop_use *u = (*pool)++;
+            u->user = user;
+            u->next = a->u.node->uses;
+            a->u.node->uses = u;
+            a->u.node->nuses++;
+        } else if (a->kind == HOP_ARG_LIST) {
+            link_uses(user, a->u.list.items, a->u.list.n, pool);
+        }
+    }
+}
+
+/* Removes one use record of user per node reference in args. */
+static void
+unlink_uses(hop_node *user, const hop_arg *args, size_t nargs)
+{
+    for (size_t i = 0; i < nargs; i++) {
+        const hop_arg *a = &args[i];
+        if (a->kind == HOP_ARG_NODE) {
+            hop_node *def = a->u.node;
+            for (hop_use **pp = &def->uses; *pp; pp = &(*pp)->next) {
+                if ((*pp)->user == user) {
+                    *pp = (*pp)->next;
+                    def->nuses--;
+                    break;
+                }
+            }
+        } else if (a->kind == HOP_ARG_LIST) {
+            unlink_uses(user, a->u.list.items, a->u.list.n);
+        }
+    }
+}
+
+static bool
+args_use_graph(const hop_arg *args, size_t nargs, const hop_graph *sub)
+{
+    for (size_t i = 0; i < nargs; i++) {
+        if (args[i].kind == HOP_ARG_GRAPH && args[i].u.graph == sub)
+            return true;
+    }
+    return false;
+}
+
+/* The first node of g whose arguments name the subgraph sub, or NULL. */
+static hop_node *
+first_graph_user(const hop_graph *g, const hop_graph *sub)
+{
+    for (hop_node *n = g->first; n; n = n->next) {
+        if (n->kind == HOP_NODE_CALL_HOP && args_use_graph(n->args, n->nargs, sub))
+            return n;
+    }
+    return NULL;
+}
+
+/* ------------------------------------------------------------ node building */
+
+/* A node built but not yet linked (phase one). */
+typedef struct pending {
+    hop_node *node;
+    hop_use *uses;
+    arg_census census;
+    hop__name_claim claim;
+} pending;
+
+/*
+ * Phase one, common part: checks args, allocates the node, its argument copy
+ * and its use records, and reserves a name made from base.
+ */
+static hop_status
+prepare(hop_graph *g, const char *who, hop_node_kind kind, const char *base, const hop_arg *args,
+        size_t nargs, bool allow_graph, pending *p)
+{
+    memset(p, 0, sizeof *p);
+    if (nargs > 0 && args == NULL)
+        return hop_error(HOP_MISUSE, "%s: %zu arguments at NULL", who, nargs);
+    for (size_t i = 0; i < nargs; i++) {
+        hop_status st = check_arg(g, who, i, &args[i], allow_graph, 0, &p->census);
+        if (st != HOP_OK)
+            return st;
+    }
+    hop__arena *a = hop__graph_arena(g);
+    hop_node *n = hop__arena_zalloc(a, sizeof *n);
+    if (n == NULL)
+        return HOP_NOMEM;
+    size_t total = nargs + p->census.items;
+    if (total > 0) {
+        if (total > SIZE_MAX / sizeof(hop_arg))
+            return hop_error(HOP_NOMEM, "%s: out of memory (%zu arguments)", who, total);
+        hop_arg *pool = hop__arena_alloc(a, total * sizeof(hop_arg));
+        if (pool == NULL)
+            return HOP_NOMEM;
+        n->args = pool;
+        pool += nargs;
+        for (size_t i = 0; i < nargs; i++)
+            copy_arg(&n->args[i], &args[i], &pool);
+    }
+    n->nargs = nargs;
+    if (p->census.nodes > 0) {
+        p->uses = hop__arena_alloc(a, p->census.nodes * sizeof(hop_use));
+        if (p->uses == NULL)
+            return HOP_NOMEM;
+    }
+    hop_status st = hop__name_reserve(g, base, &p->claim);
+    if (st != HOP_OK)
+        return st;
+    n->kind = kind;
+    n->op = HOP_OP_COUNT;
+    n->meta.kind = HOP_VALUE_NONE;
+    p->node = n;
+    return HOP_OK;
+}
+
+/* Phase two: links the node in front of next (NULL: at the end), names it and
+ * records its uses.  Cannot fail. */
+static hop_node *
+commit(hop_graph *g, pending *p, hop_node *next)
+{
+    hop_node *n = p->node;
+    n->graph = g;
+    hop__name_commit(g, &p->claim, n);
+    n->next = next;
+    n->prev = next ? next->prev : g->last;
+    if (n->prev)
+        n->prev->next = n;
+    else
+        g->first = n;
+    if (next)
+        next->prev = n;
+    else
+        g->last = n;
+    g->nnodes++;
+    hop_use *pool = p->uses;
+    link_uses(n, n->args, n->nargs, &pool);
+    return n;
+}
+
+/* Checks a value description given for a placeholder or a call_hop output. */
+static hop_status
+check_value_info(const char *who, const char *what, const hop_value_info *v)
+{
+    if (v->kind == HOP_VALUE_SYM) {
+        if (v->sym == NULL)
+            return hop_error(HOP_MISUSE, "%s: %s is a SymInt with a NULL expression", who, what);
+        return HOP_OK;
+    }
+    if (v->kind != HOP_VALUE_TENSOR)
+        return hop_error(HOP_INVALID, "%s: %s must be a tensor or a SymInt", who, what);
+    const hop_meta *m = &v->meta;
+    if ((unsigned)m->dtype >= HOP_DTYPE_COUNT)
+        return hop_error(HOP_INVALID, "%s: %s has an invalid dtype %d", who, what, (int)m->dtype);
+    if (m->rank < 0 || m->rank > HOP_MAX_RANK)
+        return hop_error(HOP_INVALID, "%s: %s has rank %d (at most %d)", who, what, m->rank,
+                         HOP_MAX_RANK);
+    for (int d = 0; d < m->rank; d++) {
+        if (m->sizes[d] == NULL)
+            return hop_error(HOP_MISUSE, "%s: %s has a NULL size in dim %d", who, what, d);
+    }
+    return HOP_OK;
+}
+
+/* Where a node that is not a placeholder or the output goes: before the
+ * output, so that a builder can still append once the output exists. */
+static hop_node *
+body_end(const hop_graph *g)
+{
+    return g->output;
+}
+
+/* ------------------------------------------------------------ graphs */
+
+hop_graph *
+hop_graph_new(hop_shape_env *env, const char *name)
+{
+    if (env == NULL || name == NULL) {
+        hop_error(HOP_MISUSE, "hop_graph_new: the %s is NULL", env ? "name" : "shape env");
+        return NULL;
+    }
+    graph_impl *impl = hop__calloc(1, sizeof *impl);
+    if (impl == NULL)
+        return NULL;
+    hop__arena_init(&impl->arena);
+    hop_graph *g = &impl->pub;
+    g->arena = &impl->arena;
+    g->env = env;
+    g->name = hop__name_sanitize(&impl->arena, name);
+    if (g->name == NULL) {
+        hop__arena_destroy(&impl->arena);
+        hop__free(impl);
+        return NULL;
+    }
+    return g;
+}
+
+static void
+free_graph(hop_graph *g)
+{
+    if (g->free_hook)
+        g->free_hook(g);
+    for (size_t i = 0; i < g->nsubgraphs; i++) {
+        g->subgraphs[i]->parent = NULL;
+        free_graph(g->subgraphs[i]);
+    }
+    hop__free(g->subgraphs);
+    hop__names_clear(g);
+    graph_impl *impl = (graph_impl *)g;
+    hop__arena_destroy(&impl->arena);
+    hop__free(impl);
+}
+
+void
+hop_graph_free(hop_graph *g)
+{
+    if (g == NULL)
+        return;
+    if (g->parent) {
+        hop_error(HOP_MISUSE, "hop_graph_free: %s is a subgraph of %s; free %s instead", g->name,
+                  g->parent->name, g->parent->name);
+        return;
+    }
+    free_graph(g);
+}
+
+/* ------------------------------------------------------------ placeholders */
+
+hop_node *
+hop_graph_placeholder_at(const hop_graph *g, size_t pos)
+{
+    if (g == NULL || pos >= g->nplaceholders)
+        return NULL;
+    if (pos == g->nplaceholders - 1)
+        return g->last_placeholder;
+    hop_node *n = g->first;
+    while (pos-- > 0)
+        n = n->next;
+    return n;
+}
+
+hop_node *
+hop_graph_insert_placeholder(hop_graph *g, size_t pos, const char *name, const hop_value_info *meta)
+{
+    if (g == NULL || name == NULL || meta == NULL) {
+        hop_error(HOP_MISUSE, "placeholder: the %s is NULL",
+                  g == NULL      ? "graph"
+                  : name == NULL ? "name"
+                                 : "metadata");
+        return NULL;
+    }
+    char who[96];
+    snprintf(who, sizeof who, "placeholder %s", name);
+    if (check_value_info(who, "the metadata", meta) != HOP_OK)
+        return NULL;
+    if (pos > g->nplaceholders) {
+        hop_error(HOP_INVALID, "%s: position %zu is past the %zu placeholders of %s", who, pos,
+                  g->nplaceholders, g->name);
+        return NULL;
+    }
+    pending p;
+    if (prepare(g, who, HOP_NODE_PLACEHOLDER, name, NULL, 0, false, &p) != HOP_OK)
+        return NULL;
+    p.node->meta = *meta;
+    hop_node *next;
+    if (pos < g->nplaceholders)
+        next = hop_graph_placeholder_at(g, pos);
+    else if (pos > 0)
+        next = g->last_placeholder->next; /* appending: the common case is O(1) */
+    else
+        next = g->first;
+    hop_node *n = commit(g, &p, next);
+    n->target = n->name;
+    g->nplaceholders++;
+    if (pos == g->nplaceholders - 1)
+        g->last_placeholder = n;
+    return n;
+}
+
+hop_node *
+hop_graph_placeholder(hop_graph *g, const char *name, const hop_value_info *meta)
+{
+    return hop_graph_insert_placeholder(g, g ? g->nplaceholders : 0, name, meta);
+}
+
+/* Takes n out of the node list without touching uses or names. */
+static void
+unlink_node(hop_graph *g, hop_node *n)
+{
+    if (n->prev)
+        n->prev->next = n->next;
+    else
+        g->first = n->next;
+    if (n->next)
+        n->next->prev = n->prev;
+    else
+        g->last = n->prev;
+    n->prev = n->next = NULL;
+}
+
+/* Puts n in front of next (NULL: at the end). */
+static void
+link_before(hop_graph *g, hop_node *n, hop_node *next)
+{
+    n->next = next;
+    n->prev = next ? next->prev : g->last;
+    if (n->prev)
+        n->prev->next = n;
+    else
+        g->first = n;
+    if (next)
+        next->prev = n;
+    else
+        g->last = n;
+}
+
+hop_status
+hop_graph_move_placeholder(hop_graph *g, hop_node *ph, size_t pos)
+{
+    if (g == NULL || ph == NULL)
+        return hop_error(HOP_MISUSE, "move_placeholder: the %s is NULL", g ? "node" : "graph");
+    if (ph->graph != g || ph->kind != HOP_NODE_PLACEHOLDER)
+        return hop_error(HOP_MISUSE, "move_placeholder: %s is not a placeholder of %s", ph->name,
+                         g->name);
+    if (pos >= g->nplaceholders)
+        return hop_error(HOP_INVALID,
+                         "move_placeholder: position %zu is past the %zu "
+                         "placeholders of %s",
+                         pos, g->nplaceholders, g->name);
+    if (hop_graph_placeholder_at(g, pos) == ph)
+        return HOP_OK;
+    hop_node *after_last = g->last_placeholder->next;
+    if (g->last_placeholder == ph)
+        g->last_placeholder = ph->prev;
+    unlink_node(g, ph);
+    /* Positions now count without ph. */
+    hop_node *next = pos < g->nplaceholders - 1 ? hop_graph_placeholder_at(g, pos) : after_last;
+    if (pos == g->nplaceholders - 1) {
+        link_before(g, ph, after_last);
+        g->last_placeholder = ph;
+    } else {
+        link_before(g, ph, next);
+    }
+    return HOP_OK;
+}
+
+hop_status
+hop_graph_rename_node(hop_graph *g, hop_node *n, const char *base)
+{
+    if (g == NULL || n == NULL || base == NULL)
+        return hop_error(HOP_MISUSE, "rename_node: the %s is NULL",
+                         g == NULL   ? "graph"
+                         : n == NULL ? "node"
+                                     : "name");
+    if (n->graph != g)
+        return hop_error(HOP_MISUSE, "rename_node: %s is not a node of %s", n->name, g->name);
+    hop__name_claim claim;
+    hop__name_release(g, n); /* so that renaming to its own base keeps the name */
+    hop_status st = hop__name_reserve(g, base, &claim);
+    if (st != HOP_OK) {
+        hop__name_claim back;
+        /* Re-taking the old name cannot allocate: its entry exists and is free. */
+        if (hop__name_reserve(g, n->name, &back) == HOP_OK)
+            hop__name_commit(g, &back, n);
+        return st;
+    }
+    hop__name_commit(g, &claim, n);
+    if (n->kind == HOP_NODE_PLACEHOLDER)
+        n->target = n->name;
+    return HOP_OK;
+}
+
+/* ------------------------------------------------------------ calls */
+
+/* Converts copied args to operands of shape inference; list items come from
+ * *pool. */
+static hop_status
+to_operands(const char *who, const hop_arg *args, size_t n, hop_operand *out, hop_operand **pool)
+{
+    for (size_t i = 0; i < n; i++) {
+        const hop_arg *a = &args[i];
+        hop_operand *o = &out[i];
+        memset(o, 0, sizeof *o);
+        switch (a->kind) {
+        case HOP_ARG_NONE:
+            o->kind = HOP_OPND_NONE;
+            break;
+        case HOP_ARG_NODE: {
+            const hop_node *d = a->u.node;
+            if (d->meta.kind == HOP_VALUE_TENSOR) {
+                o->kind = HOP_OPND_TENSOR;
+                o->u.tensor = &d->meta.meta;
+            } else if (d->meta.kind == HOP_VALUE_SYM) {
+                o->kind = HOP_OPND_SYM;
+                o->u.sym = d->meta.sym;
+            } else {
+                return hop_error(HOP_INVALID, "%s: argument %zu (%s) has no single value", who, i,
+                                 d->name);
+            }
+            break;
+        }
+        case HOP_ARG_INT:
+            o->kind = HOP_OPND_INT;
+            o->u.i = a->u.i;
+            break;
+        case HOP_ARG_FLOAT:
+            o->kind = HOP_OPND_FLOAT;
+            o->u.f = a->u.f;
+            break;
+        case HOP_ARG_BOOL:
+            o->kind = HOP_OPND_BOOL;
+            o->u.b = a->u.b;
+            break;
+        case HOP_ARG_SYM:
+            o->kind = HOP_OPND_SYM;
+            o->u.sym = a->u.sym;
+            break;
+        case HOP_ARG_DTYPE:
+            o->kind = HOP_OPND_DTYPE;
+            o->u.dtype = a->u.dtype;
+            break;
+        case HOP_ARG_LIST: {
+            hop_operand *items = *pool;
+            *pool += a->u.list.n;
+            hop_status st = to_operands(who, a->u.list.items, a->u.list.n, items, pool);
+            if (st != HOP_OK)
+                return st;
+            o->kind = HOP_OPND_LIST;
+            o->u.list.items = items;
+            o->u.list.n = a->u.list.n;
+            break;
+        }
+        case HOP_ARG_GRAPH: /* rejected by check_arg */
+            return hop_error(HOP_MISUSE, "%s: argument %zu is a graph", who, i);
+        }
+    }
+    return HOP_OK;
+}
+
+/* Runs shape inference of op over the node's copied arguments. */
+static hop_status
+infer(hop_graph *g, const char *who, hop_op op, const pending *p, hop_value_info *out)
+{
+    hop_operand small[32];
+    size_t total = p->node->nargs + p->census.items;
+    hop_operand *buf = small;
+    if (total > HOP__ARRAY_LEN(small)) {
+        buf = hop__calloc(total, sizeof *buf);
+        if (buf == NULL)
+            return HOP_NOMEM;
+    }
+    hop_operand *pool = buf + p->node->nargs;
+    hop_status st = to_operands(who, p->node->args, p->node->nargs, buf, &pool);
+    if (st == HOP_OK) {
+        memset(out, 0, sizeof *out);
+        st = hop_op_infer(g->env, op, buf, p->node->nargs, out);
+    }
+    if (buf != small)
+        hop__free(buf);
+    return st;
+}
+
+hop_node *
+hop_graph_call_op(hop_graph *g, hop_op op, const hop_arg *args, size_t nargs)
+{
+    if (g == NULL) {
+        hop_error(HOP_MISUSE, "call_op: the graph is NULL");
+        return NULL;
+    }
+    const hop_op_info *info = hop_op_get(op);
+    if (info == NULL) {
+        hop_error(HOP_INVALID, "call_op: unknown op %d", (int)op);
+        return NULL;
+    }
+    char who[64];
+    snprintf(who, sizeof who, "call_op %s", info->name);
+    if (nargs != (size_t)info->nargs) {
+        hop_error(HOP_INVALID, "%s: takes %d arguments, got %zu", who, info->nargs, nargs);
+        return NULL;
+    }
+    pending p;
+    if (prepare(g, who, HOP_NODE_CALL_OP, info->name, args, nargs, false, &p) != HOP_OK)
+        return NULL;
+    /* Inference goes last: it may create unbacked symbols in the env, which
+     * nothing could take back if a later step failed. */
+    hop_value_info out;
+    if (infer(g, who, op, &p, &out) != HOP_OK)
+        return NULL;
+    p.node->op = op;
+    p.node->target = info->name;
+    p.node->meta = out;
+    return commit(g, &p, body_end(g));
+}
+
+hop_node *
+hop_graph_call_hop(hop_graph *g, const char *target, const hop_arg *args, size_t nargs,
+                   const hop_value_info *outs, size_t nouts)
+{
+    if (g == NULL || target == NULL) {
+        hop_error(HOP_MISUSE, "call_hop: the %s is NULL", g == NULL ? "graph" : "target");
+        return NULL;
+    }
+    char who[96];
+    snprintf(who, sizeof who, "call_hop %s", target);
+    /* The target prints as a function name in code. */
+    if (!hop__name_is_identifier(target)) {
+        hop_error(HOP_INVALID, "%s: the target is not an identifier", who);
+        return NULL;
+    }
+    if (nouts > 0 && outs == NULL) {
+        hop_error(HOP_MISUSE, "%s: %zu outputs at NULL", who, nouts);
+        return NULL;
+    }
+    for (size_t i = 0; i < nouts; i++) {
+        char what[32];
+        snprintf(what, sizeof what, "output %zu", i);
+        if (check_value_info(who, what, &outs[i]) != HOP_OK)
+            return NULL;
+    }
+    pending p;
+    if (prepare(g, who, HOP_NODE_CALL_HOP, target, args, nargs, true, &p) != HOP_OK)
+        return NULL;
+    hop__arena *a = hop__graph_arena(g);
+    char *tcopy = hop__arena_strdup(a, target);
+    if (tcopy == NULL)
+        return NULL;
+    hop_value_info *ocopy = NULL;
+    if (nouts > 0) {
+        if (nouts > SIZE_MAX / sizeof *ocopy) {
+            hop_error(HOP_NOMEM, "%s: out of memory (%zu outputs)", who, nouts);
+            return NULL;
+        }
+        ocopy = hop__arena_alloc(a, nouts * sizeof *ocopy);
+        if (ocopy == NULL)
+            return NULL;
+        memcpy(ocopy, outs, nouts * sizeof *ocopy);
+    }
+    hop_node *n = p.node;
+    n->target = tcopy;
+    n->outs = ocopy;
+    n->nouts = nouts;
+    if (nouts == 1)
+        n->meta = ocopy[0];
+    return commit(g, &p, body_end(g));
+}
+
+hop_node *
+hop_graph_getitem(hop_graph *g, hop_node *call, size_t index)
+{
+    if (g == NULL || call == NULL) {
+        hop_error(HOP_MISUSE, "getitem: the %s is NULL", g == NULL ? "graph" : "call");
+        return NULL;
+    }
+    if (call->graph != g) {
+        hop_error(HOP_MISUSE, "getitem: %s belongs to graph %s, not %s", call->name,
+                  call->graph ? call->graph->name : "(erased)", g->name);
+        return NULL;
+    }
+    if (call->kind != HOP_NODE_CALL_HOP) {
+        hop_error(HOP_INVALID, "getitem: %s is a %s, not a call_hop", call->name,
+                  hop_node_kind_name(call->kind));
+        return NULL;
+    }
+    if (index >= call->nouts) {
+        hop_error(HOP_INVALID, "getitem: %s has %zu output%s; index %zu is out of range",
+                  call->name, call->nouts, call->nouts == 1 ? "" : "s", index);
+        return NULL;
+    }
+    hop_arg args[2] = {hop_arg_node(call), hop_arg_int((int64_t)index)};
+    pending p;
+    if (prepare(g, "getitem", HOP_NODE_GETITEM, "getitem", args, 2, false, &p) != HOP_OK)
+        return NULL;
+    p.node->target = "getitem";
+    p.node->meta = call->outs[index];
+    return commit(g, &p, body_end(g));
+}
+
+hop_node *
+hop_graph_output(hop_graph *g, const hop_arg *values, size_t n)
+{
+    if (g == NULL) {
+        hop_error(HOP_MISUSE, "output: the graph is NULL");
+        return NULL;
+    }
+    if (g->output) {
+        hop_error(HOP_MISUSE, "output: %s already has an output node", g->name);
+        return NULL;
+    }
+    pending p;
+    if (prepare(g, "output", HOP_NODE_OUTPUT, "output", values, n, false, &p) != HOP_OK)
+        return NULL;
+    for (size_t i = 0; i < n; i++) {
+        const hop_arg *v = &values[i];
+        if (v->kind == HOP_ARG_NODE && v->u.node->meta.kind == HOP_VALUE_NONE) {
+            hop_error(HOP_INVALID, "output: value %zu (%s) has no single value; return its items",
+                      i, v->u.node->name);
+            return NULL;
+        }
+    }
+    p.node->target = "output";
+    hop_node *out = commit(g, &p, NULL);
+    g->output = out;
+    return out;
+}
+
+/* ------------------------------------------------------------ subgraphs */
+
+hop_status
+hop_graph_add_subgraph(hop_graph *parent, hop_graph *child)
+{
+    if (parent == NULL || child == NULL)
+        return hop_error(HOP_MISUSE, "add_subgraph: the %s is NULL",
+                         parent == NULL ? "parent" : "child");
+    if (child->parent)
+        return hop_error(HOP_MISUSE, "add_subgraph: %s is already a subgraph of %s", child->name,
+                         child->parent->name);
+    for (const hop_graph *a = parent; a; a = a->parent) {
+        if (a == child)
+            return hop_error(HOP_MISUSE, "add_subgraph: %s contains %s, which cannot contain it",
+                             child->name, parent->name);
+    }
+    if (child->env != parent->env)
+        return hop_error(HOP_MISUSE, "add_subgraph: %s uses another shape env than %s", child->name,
+                         parent->name);
+    if (hop_graph_find_subgraph(parent, child->name))
+        return hop_error(HOP_EXISTS, "add_subgraph: %s already has a subgraph named %s",
+                         parent->name, child->name);
+    if (hop__name_find(parent, child->name))
+        return hop_error(HOP_EXISTS, "add_subgraph: %s already has a node named %s", parent->name,
+                         child->name);
+    hop_status st = hop__grow((void **)&parent->subgraphs, &parent->subgraph_cap,
+                              parent->nsubgraphs + 1, sizeof(hop_graph *));
+    if (st != HOP_OK)
+        return st;
+    parent->subgraphs[parent->nsubgraphs++] = child;
+    child->parent = parent;
+    return HOP_OK;
+}
+
+/* Detaches the index-th subgraph of g. */
+static hop_graph *
+detach_subgraph(hop_graph *g, size_t index)
+{
+    hop_graph *child = g->subgraphs[index];
+    memmove(&g->subgraphs[index], &g->subgraphs[index + 1],
+            (g->nsubgraphs - index - 1) * sizeof(hop_graph *));
+    g->nsubgraphs--;
+    child->parent = NULL;
+    hop__name_unreserve(g, child->name);
+    return child;
+}
+
+hop_status
+hop_graph_remove_subgraph(hop_graph *parent, hop_graph *child)
+{
+    if (parent == NULL || child == NULL)
+        return hop_error(HOP_MISUSE, "remove_subgraph: the %s is NULL",
+                         parent == NULL ? "parent" : "child");
+    if (child->parent != parent)
+        return hop_error(HOP_MISUSE, "remove_subgraph: %s is not a subgraph of %s", child->name,
+                         parent->name);
+    const hop_node *user = first_graph_user(parent, child);
+    if (user)
+        return hop_error(HOP_MISUSE, "remove_subgraph: %s is still used by node %s", child->name,
+                         user->name);
+    for (size_t i = 0; i < parent->nsubgraphs; i++) {
+        if (parent->subgraphs[i] == child) {
+            detach_subgraph(parent, i);
+            return HOP_OK;
+        }
+    }
+    return hop_error(HOP_MISUSE, "remove_subgraph: %s is not listed in %s", child->name,
+                     parent->name);
+}
+
+hop_graph *
+hop_graph_find_subgraph(const hop_graph *g, const char *name)
+{
+    if (g == NULL || name == NULL)
+        return NULL;
+    for (size_t i = 0; i < g->nsubgraphs; i++) {
+        if (strcmp(g->subgraphs[i]->name, name) == 0)
+            return g->subgraphs[i];
+    }
+    return NULL;
+}
+
+hop_node *
+hop_graph_find_node(const hop_graph *g, const char *name)
+{
+    return g ? hop__name_find(g, name) : NULL;
+}
+
+/* ------------------------------------------------------------ removal */
+
+/* Unlinks n, which has no users.  Cannot fail. */
+static void
+remove_node(hop_graph *g, hop_node *n)
+{
+    unlink_uses(n, n->args, n->nargs);
+    if (n->prev)
+        n->prev->next = n->next;
+    else
+        g->first = n->next;
+    if (n->next)
+        n->next->prev = n->prev;
+    else
+        g->last = n->prev;
+    g->nnodes--;
+    if (n->kind == HOP_NODE_PLACEHOLDER) {
+        g->nplaceholders--;
+        if (g->last_placeholder == n)
+            g->last_placeholder = g->nplaceholders ? n->prev : NULL;
+    }
+    if (g->output == n)
+        g->output = NULL;
+    hop__name_release(g, n);
+    /* The node stays readable (arena memory) but belongs to no graph now. */
+    n->graph = NULL;
+    n->prev = n->next = NULL;
+}
+
+hop_status
+hop_graph_erase_node(hop_graph *g, hop_node *n)
+{
+    if (g == NULL || n == NULL)
+        return hop_error(HOP_MISUSE, "erase_node: the %s is NULL", g == NULL ? "graph" : "node");
+    if (n->graph != g)
+        return hop_error(HOP_MISUSE, "erase_node: %s is not a node of %s", n->name, g->name);
+    if (n->nuses > 0)
+        return hop_error(HOP_MISUSE, "erase_node: %s is still used by %s", n->name,
+                         n->uses->user->name);
+    remove_node(g, n);
+    return HOP_OK;
+}
+
+size_t
+hop_graph_dce(hop_graph *g)
+{
+    if (g == NULL)
+        return 0;
+    size_t removed = 0;
+    /* Backwards, so that a node whose last user goes is seen after it. */
+    for (hop_node *n = g->last, *prev; n; n = prev) {
+        prev = n->prev;
+        bool removable = n->kind == HOP_NODE_CALL_OP || n->kind == HOP_NODE_CALL_HOP ||
+                         n->kind == HOP_NODE_GETITEM;
+        if (removable && n->nuses == 0) {
+            remove_node(g, n);
+            removed++;
+        }
+    }
+    for (size_t i = g->nsubgraphs; i-- > 0;) {
+        if (first_graph_user(g, g->subgraphs[i]) == NULL)
+            free_graph(detach_subgraph(g, i));
+    }
+    return removed;
+}

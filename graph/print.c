@@ -1,2 +1,584 @@
-/* graph/print.c: not written yet */
-typedef int hop__placeholder_print;
+/*
+ * graph/print.c - the three views of a graph: Python-like code, a table and
+ * Graphviz DOT.
+ *
+ * The formats are part of the product (expected-graph tests compare them as
+ * text), so everything here is deterministic: nodes in program order,
+ * subgraphs in installation order, floats in the shortest form that reads
+ * back to the same double (Python's repr), no pointers or counters.
+ *
+ * Code:   def forward(s0: "Sym(s0)", x: "f32[s0, 4]"):
+ *             def cond_true_0(x: "f32[s0, 4]"):      nested subgraphs first,
+ *                 sin: "f32[s0, 4]" = sin(x)         indented, each followed
+ *                 return (sin,)                      by a blank line
+ *
+ *             add: "f32[s0, 4]" = add(x, 1)
+ *             cond: "(f32[s0, 4], i64[])" = cond(gt, cond_true_0, cond_false_0, (x,))
+ *             getitem: "f32[s0, 4]" = cond[0]
+ *             return (getitem,)
+ *   A call_hop's annotation is its single output's, or the tuple of its
+ *   outputs when it has none or several; its last argument (the operands of
+ *   its subgraphs) prints as a tuple.  Dtypes print as `f32`, SymBools and
+ *   SymInts through hop_expr_print.
+ * Table:  per graph a title line, then aligned columns opcode, name, target,
+ *   args, meta; subgraphs follow their parent, depth first.
+ * DOT:    one digraph; per subgraph a `subgraph "cluster_<path>"` where path
+ *   is the dotted chain of subgraph names below the printed graph; node ids
+ *   are "<path>.<name>"; labels say name, target (when it differs) and
+ *   meta; edges run from each argument to its user, and from a subgraph's
+ *   output to the call_hop that calls it (dashed).
+ */
+#include "graph/graph_impl.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+enum { INDENT = 4 };
+
+/* ------------------------------------------------------------ values */
+
+/* Formats v the way Python's repr does: the shortest digits that read back
+ * to v, fixed notation for exponents in [-4, 16), else d.ddde+XX.  out holds
+ * at least 32 bytes. */
+static void
+format_float(double v, char *out, size_t cap)
+{
+    if (isnan(v)) {
+        snprintf(out, cap, "nan");
+        return;
+    }
+    if (isinf(v)) {
+        snprintf(out, cap, "%sinf", v < 0 ? "-" : "");
+        return;
+    }
+    char e[40];
+    for (int prec = 1; prec <= 17; prec++) {
+        snprintf(e, sizeof e, "%.*e", prec - 1, v);
+        if (strtod(e, NULL) == v)
+            break;
+    }
+    /* e is [-]d[.ddd]e(+|-)XX: split it into sign, digits and exponent. */
+    const char *p = e;
+    bool neg = *p == '-';
+    if (neg)
+        p++;
+    char digits[24];
+    size_t nd = 0;
+    for (; *p && *p != 'e'; p++) {
+        if (*p != '.')
+            digits[nd++] = *p;
+    }
+    while (nd > 1 && digits[nd - 1] == '0')
+        nd--;
+    digits[nd] = '\0';
+    int exp = atoi(p + 1);
+
+    size_t n = 0;
+    if (neg)
+        out[n++] = '-';
+    if (exp >= -4 && exp < 16) {
+        if (exp < 0) {
+            n += (size_t)snprintf(out + n, cap - n, "0.");
+            for (int i = 0; i < -exp - 1; i++)
+                out[n++] = '0';
+            n += (size_t)snprintf(out + n, cap - n, "%s", digits);
+        } else {
+            for (int i = 0; i <= exp; i++)
+                out[n++] = (size_t)i < nd ? digits[i] : '0';
+            out[n++] = '.';
+            if ((size_t)exp + 1 < nd)
+                n += (size_t)snprintf(out + n, cap - n, "%s", digits + exp + 1);
+            else
+                out[n++] = '0';
+        }
+        out[n] = '\0';
+    } else {
+        out[n++] = digits[0];
+        if (nd > 1)
+            n += (size_t)snprintf(out + n, cap - n, ".%s", digits + 1);
+        snprintf(out + n, cap - n, "e%c%02d", exp < 0 ? '-' : '+', exp < 0 ? -exp : exp);
+    }
+}
+
+/* Appends the text of a snprintf-contract printer (hop_expr_print and
+ * hop_meta_print) without a length limit. */
+typedef size_t (*print_fn)(const void *what, char *buf, size_t cap);
+
+static size_t
+print_expr(const void *e, char *buf, size_t cap)
+{
+    return hop_expr_print(e, buf, cap);
+}
+
+static size_t
+print_meta(const void *m, char *buf, size_t cap)
+{
+    return hop_meta_print(m, buf, cap);
+}
+
+static void
+append_printed(hop__buf *b, print_fn fn, const void *what)
+{
+    char small[256];
+    size_t n = fn(what, small, sizeof small);
+    if (n < sizeof small) {
+        hop__buf_append(b, small, n);
+        return;
+    }
+    char *big = hop__malloc(n + 1);
+    if (big == NULL) {
+        b->failed = true;
+        return;
+    }
+    fn(what, big, n + 1);
+    hop__buf_append(b, big, n);
+    hop__free(big);
+}
+
+static void
+append_value_info(hop__buf *b, const hop_value_info *v)
+{
+    if (v->kind == HOP_VALUE_TENSOR) {
+        append_printed(b, print_meta, &v->meta);
+    } else if (v->kind == HOP_VALUE_SYM) {
+        hop__buf_puts(b, "Sym(");
+        append_printed(b, print_expr, v->sym);
+        hop__buf_puts(b, ")");
+    }
+}
+
+/* What a node holds: its value, or for a call_hop with other than one
+ * output the tuple of its outputs.  Nothing for the output node. */
+static void
+append_node_meta(hop__buf *b, const hop_node *n)
+{
+    if (n->kind == HOP_NODE_CALL_HOP && n->nouts != 1) {
+        hop__buf_puts(b, "(");
+        for (size_t i = 0; i < n->nouts; i++) {
+            if (i > 0)
+                hop__buf_puts(b, ", ");
+            append_value_info(b, &n->outs[i]);
+        }
+        hop__buf_puts(b, ")");
+        return;
+    }
+    append_value_info(b, &n->meta);
+}
+
+static void append_args(hop__buf *b, const hop_arg *args, size_t n, const char *open,
+                        const char *close, bool last_as_tuple);
+
+static void
+append_arg(hop__buf *b, const hop_arg *a, bool as_tuple)
+{
+    char tmp[48];
+    switch (a->kind) {
+    case HOP_ARG_NONE:
+        hop__buf_puts(b, "None");
+        break;
+    case HOP_ARG_NODE:
+        hop__buf_puts(b, a->u.node->name);
+        break;
+    case HOP_ARG_INT:
+        hop__buf_printf(b, "%lld", (long long)a->u.i);
+        break;
+    case HOP_ARG_FLOAT:
+        format_float(a->u.f, tmp, sizeof tmp);
+        hop__buf_puts(b, tmp);
+        break;
+    case HOP_ARG_BOOL:
+        hop__buf_puts(b, a->u.b ? "True" : "False");
+        break;
+    case HOP_ARG_SYM:
+        append_printed(b, print_expr, a->u.sym);
+        break;
+    case HOP_ARG_DTYPE:
+        hop__buf_puts(b, hop_dtype_name(a->u.dtype));
+        break;
+    case HOP_ARG_LIST:
+        if (as_tuple)
+            append_args(b, a->u.list.items, a->u.list.n, "(", a->u.list.n == 1 ? ",)" : ")", false);
+        else
+            append_args(b, a->u.list.items, a->u.list.n, "[", "]", false);
+        break;
+    case HOP_ARG_GRAPH:
+        hop__buf_puts(b, a->u.graph->name);
+        break;
+    }
+}
+
+static void
+append_args(hop__buf *b, const hop_arg *args, size_t n, const char *open, const char *close,
+            bool last_as_tuple)
+{
+    hop__buf_puts(b, open);
+    for (size_t i = 0; i < n; i++) {
+        if (i > 0)
+            hop__buf_puts(b, ", ");
+        append_arg(b, &args[i], last_as_tuple && i == n - 1);
+    }
+    hop__buf_puts(b, close);
+}
+
+/* A node's arguments as a call's parenthesised list.  A call_hop's last
+ * list (the operands of its subgraphs) prints as a tuple. */
+static void
+append_call_args(hop__buf *b, const hop_node *n)
+{
+    append_args(b, n->args, n->nargs, "(", ")", n->kind == HOP_NODE_CALL_HOP);
+}
+
+/* ------------------------------------------------------------ code */
+
+static void
+code_graph(hop__buf *b, const hop_graph *g, int depth)
+{
+    hop__buf_indent(b, depth * INDENT);
+    hop__buf_printf(b, "def %s(", g->name);
+    const hop_node *n = g->first;
+    for (size_t i = 0; n && n->kind == HOP_NODE_PLACEHOLDER; n = n->next, i++) {
+        if (i > 0)
+            hop__buf_puts(b, ", ");
+        hop__buf_printf(b, "%s: \"", n->name);
+        append_node_meta(b, n);
+        hop__buf_puts(b, "\"");
+    }
+    hop__buf_puts(b, "):\n");
+
+    for (size_t i = 0; i < g->nsubgraphs; i++) {
+        code_graph(b, g->subgraphs[i], depth + 1);
+        hop__buf_puts(b, "\n");
+    }
+    if (n == NULL && g->nsubgraphs == 0) {
+        hop__buf_indent(b, (depth + 1) * INDENT);
+        hop__buf_puts(b, "pass\n");
+    }
+    for (; n; n = n->next) {
+        hop__buf_indent(b, (depth + 1) * INDENT);
+        switch (n->kind) {
+        case HOP_NODE_OUTPUT:
+            hop__buf_puts(b, "return ");
+            append_args(b, n->args, n->nargs, "(", n->nargs == 1 ? ",)" : ")", false);
+            break;
+        case HOP_NODE_GETITEM:
+            hop__buf_printf(b, "%s: \"", n->name);
+            append_node_meta(b, n);
+            hop__buf_puts(b, "\" = ");
+            append_arg(b, &n->args[0], false);
+            hop__buf_puts(b, "[");
+            append_arg(b, &n->args[1], false);
+            hop__buf_puts(b, "]");
+            break;
+        default: /* call_op, call_hop; a stray placeholder prints as a call */
+            hop__buf_printf(b, "%s: \"", n->name);
+            append_node_meta(b, n);
+            hop__buf_printf(b, "\" = %s", n->target);
+            append_call_args(b, n);
+            break;
+        }
+        hop__buf_puts(b, "\n");
+    }
+}
+
+char *
+hop_graph_code(const hop_graph *g)
+{
+    if (g == NULL) {
+        hop_error(HOP_MISUSE, "hop_graph_code: the graph is NULL");
+        return NULL;
+    }
+    hop__buf b;
+    hop__buf_init(&b);
+    code_graph(&b, g, 0);
+    return hop__buf_finish(&b);
+}
+
+/* ------------------------------------------------------------ table */
+
+enum { NCOLS = 5 };
+static const char *const table_header[NCOLS] = {"opcode", "name", "target", "args", "meta"};
+
+/* One graph's rows, columns padded to their widest cell. */
+static void
+table_graph(hop__buf *out, const hop_graph *g)
+{
+    size_t nrows = g->nnodes + 1;
+    size_t *offsets = hop__calloc(nrows * NCOLS, sizeof *offsets);
+    if (offsets == NULL) {
+        out->failed = true;
+        return;
+    }
+    /* All cells go into one buffer, NUL-separated, addressed by offset
+     * because the buffer moves as it grows. */
+    hop__buf text;
+    hop__buf_init(&text);
+    size_t row = 0;
+    for (int c = 0; c < NCOLS; c++) {
+        offsets[c] = text.len;
+        hop__buf_puts(&text, table_header[c]);
+        hop__buf_append(&text, "", 1);
+    }
+    for (const hop_node *n = g->first; n && row + 1 < nrows; n = n->next) {
+        size_t *cell = &offsets[++row * NCOLS];
+        cell[0] = text.len;
+        hop__buf_puts(&text, hop_node_kind_name(n->kind));
+        hop__buf_append(&text, "", 1);
+        cell[1] = text.len;
+        hop__buf_puts(&text, n->name);
+        hop__buf_append(&text, "", 1);
+        cell[2] = text.len;
+        hop__buf_puts(&text, n->target ? n->target : "");
+        hop__buf_append(&text, "", 1);
+        cell[3] = text.len;
+        append_args(&text, n->args, n->nargs, "(", n->nargs == 1 ? ",)" : ")",
+                    n->kind == HOP_NODE_CALL_HOP);
+        hop__buf_append(&text, "", 1);
+        cell[4] = text.len;
+        append_node_meta(&text, n);
+        hop__buf_append(&text, "", 1);
+    }
+    if (text.failed) {
+        out->failed = true;
+        goto done;
+    }
+    size_t width[NCOLS] = {0};
+    for (size_t r = 0; r <= row; r++) {
+        for (int c = 0; c < NCOLS; c++) {
+            size_t len = strlen(text.data + offsets[r * NCOLS + c]);
+            if (len > width[c])
+                width[c] = len;
+        }
+    }
+    for (size_t r = 0; r <= row; r++) {
+        /* The header is followed by a rule under each column. */
+        for (int pass = 0; pass < (r == 0 ? 2 : 1); pass++) {
+            size_t start = out->len;
+            for (int c = 0; c < NCOLS; c++) {
+                const char *cell = text.data + offsets[r * NCOLS + c];
+                size_t len = pass ? width[c] : strlen(cell);
+                if (pass) {
+                    for (size_t k = 0; k < len; k++)
+                        hop__buf_append(out, "-", 1);
+                } else {
+                    hop__buf_puts(out, cell);
+                }
+                if (c + 1 < NCOLS)
+                    hop__buf_indent(out, (int)(width[c] - len) + 2);
+            }
+            /* No trailing blanks when the last cells are empty. */
+            while (!out->failed && out->len > start && out->data[out->len - 1] == ' ')
+                out->len--;
+            hop__buf_puts(out, "\n");
+        }
+    }
+done:
+    hop__buf_discard(&text);
+    hop__free(offsets);
+}
+
+static void
+table_tree(hop__buf *out, const hop_graph *g, bool first)
+{
+    if (!first)
+        hop__buf_puts(out, "\n");
+    if (g->parent && !first)
+        hop__buf_printf(out, "graph %s (in %s):\n", g->name, g->parent->name);
+    else
+        hop__buf_printf(out, "graph %s:\n", g->name);
+    table_graph(out, g);
+    for (size_t i = 0; i < g->nsubgraphs; i++)
+        table_tree(out, g->subgraphs[i], false);
+}
+
+char *
+hop_graph_table(const hop_graph *g)
+{
+    if (g == NULL) {
+        hop_error(HOP_MISUSE, "hop_graph_table: the graph is NULL");
+        return NULL;
+    }
+    hop__buf b;
+    hop__buf_init(&b);
+    table_tree(&b, g, true);
+    return hop__buf_finish(&b);
+}
+
+/* ------------------------------------------------------------ DOT */
+
+/* Appends s escaped for a DOT double-quoted string. */
+static void
+dot_escape(hop__buf *b, const char *s, size_t n)
+{
+    size_t run = 0;
+    for (size_t i = 0; i < n; i++) {
+        const char *esc = s[i] == '"'    ? "\\\""
+                          : s[i] == '\\' ? "\\\\"
+                          : s[i] == '\n' ? "\\n"
+                                         : NULL;
+        if (esc) {
+            hop__buf_append(b, s + run, i - run);
+            hop__buf_puts(b, esc);
+            run = i + 1;
+        }
+    }
+    hop__buf_append(b, s + run, n - run);
+}
+
+/* Appends the quoted id of node n printed under path ("" at the top). */
+static void
+dot_node_id(hop__buf *b, const char *path, const hop_node *n)
+{
+    hop__buf_puts(b, "\"");
+    if (path[0]) {
+        dot_escape(b, path, strlen(path));
+        hop__buf_puts(b, ".");
+    }
+    dot_escape(b, n->name, strlen(n->name));
+    hop__buf_puts(b, "\"");
+}
+
+static const char *
+dot_shape(hop_node_kind k)
+{
+    switch (k) {
+    case HOP_NODE_PLACEHOLDER:
+        return "ellipse";
+    case HOP_NODE_CALL_HOP:
+        return "box3d";
+    case HOP_NODE_OUTPUT:
+        return "doubleoctagon";
+    default:
+        return "box";
+    }
+}
+
+static void
+dot_edges(hop__buf *b, const char *path, const hop_node *user, const hop_arg *args, size_t nargs,
+          int depth)
+{
+    for (size_t i = 0; i < nargs; i++) {
+        const hop_arg *a = &args[i];
+        if (a->kind == HOP_ARG_NODE) {
+            hop__buf_indent(b, depth * INDENT);
+            dot_node_id(b, path, a->u.node);
+            hop__buf_puts(b, " -> ");
+            dot_node_id(b, path, user);
+            hop__buf_puts(b, ";\n");
+        } else if (a->kind == HOP_ARG_LIST) {
+            dot_edges(b, path, user, a->u.list.items, a->u.list.n, depth);
+        }
+    }
+}
+
+static void dot_graph(hop__buf *b, const hop_graph *g, const char *path, int depth);
+
+/* Prints the subgraphs of g as clusters; they need their own path. */
+static void
+dot_subgraphs(hop__buf *b, const hop_graph *g, const char *path, int depth)
+{
+    for (size_t i = 0; i < g->nsubgraphs; i++) {
+        const hop_graph *s = g->subgraphs[i];
+        hop__buf sub;
+        hop__buf_init(&sub);
+        if (path[0])
+            hop__buf_printf(&sub, "%s.", path);
+        hop__buf_puts(&sub, s->name);
+        char *subpath = hop__buf_finish(&sub);
+        if (subpath == NULL) {
+            b->failed = true;
+            return;
+        }
+        hop__buf_indent(b, depth * INDENT);
+        hop__buf_puts(b, "subgraph \"cluster_");
+        dot_escape(b, subpath, strlen(subpath));
+        hop__buf_puts(b, "\" {\n");
+        hop__buf_indent(b, (depth + 1) * INDENT);
+        hop__buf_puts(b, "label=\"");
+        dot_escape(b, s->name, strlen(s->name));
+        hop__buf_puts(b, "\";\n");
+        hop__buf_indent(b, (depth + 1) * INDENT);
+        hop__buf_puts(b, "style=rounded;\n");
+        dot_graph(b, s, subpath, depth + 1);
+        hop__buf_indent(b, depth * INDENT);
+        hop__buf_puts(b, "}\n");
+        hop__free(subpath);
+    }
+}
+
+/* Nodes, then subgraph clusters, then edges of g. */
+static void
+dot_graph(hop__buf *b, const hop_graph *g, const char *path, int depth)
+{
+    for (const hop_node *n = g->first; n; n = n->next) {
+        hop__buf label;
+        hop__buf_init(&label);
+        hop__buf_puts(&label, n->name);
+        if (n->target && strcmp(n->target, n->name) != 0) {
+            hop__buf_puts(&label, "\n");
+            hop__buf_puts(&label, n->target);
+        }
+        if (n->meta.kind != HOP_VALUE_NONE || n->kind == HOP_NODE_CALL_HOP) {
+            hop__buf_puts(&label, "\n");
+            append_node_meta(&label, n);
+        }
+        hop__buf_indent(b, depth * INDENT);
+        dot_node_id(b, path, n);
+        hop__buf_puts(b, " [label=\"");
+        if (label.failed)
+            b->failed = true;
+        else
+            dot_escape(b, label.data, label.len);
+        hop__buf_discard(&label);
+        hop__buf_printf(b, "\", shape=%s];\n", dot_shape(n->kind));
+    }
+    dot_subgraphs(b, g, path, depth);
+    for (const hop_node *n = g->first; n; n = n->next) {
+        dot_edges(b, path, n, n->args, n->nargs, depth);
+        for (size_t i = 0; i < n->nargs; i++) {
+            const hop_graph *s = n->args[i].kind == HOP_ARG_GRAPH ? n->args[i].u.graph : NULL;
+            const hop_node *from = s ? (s->output ? s->output : s->last) : NULL;
+            if (from == NULL)
+                continue;
+            hop__buf sub;
+            hop__buf_init(&sub);
+            if (path[0])
+                hop__buf_printf(&sub, "%s.", path);
+            hop__buf_puts(&sub, s->name);
+            char *subpath = hop__buf_finish(&sub);
+            if (subpath == NULL) {
+                b->failed = true;
+                return;
+            }
+            hop__buf_indent(b, depth * INDENT);
+            dot_node_id(b, subpath, from);
+            hop__buf_puts(b, " -> ");
+            dot_node_id(b, path, n);
+            hop__buf_puts(b, " [style=dashed, ltail=\"cluster_");
+            dot_escape(b, subpath, strlen(subpath));
+            hop__buf_puts(b, "\"];\n");
+            hop__free(subpath);
+        }
+    }
+}
+
+char *
+hop_graph_dot(const hop_graph *g)
+{
+    if (g == NULL) {
+        hop_error(HOP_MISUSE, "hop_graph_dot: the graph is NULL");
+        return NULL;
+    }
+    hop__buf b;
+    hop__buf_init(&b);
+    hop__buf_puts(&b, "digraph \"");
+    dot_escape(&b, g->name, strlen(g->name));
+    hop__buf_puts(&b, "\" {\n");
+    hop__buf_indent(&b, INDENT);
+    hop__buf_puts(&b, "compound=true;\n");
+    hop__buf_indent(&b, INDENT);
+    hop__buf_puts(&b, "node [fontname=\"monospace\", fontsize=10];\n");
+    dot_graph(&b, g, "", 1);
+    hop__buf_puts(&b, "}\n");
+    return hop__buf_finish(&b);
+}

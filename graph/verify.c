@@ -1,2 +1,434 @@
-/* graph/verify.c: not written yet */
-typedef int hop__placeholder_verify;
+/*
+ * graph/verify.c - the verifier: checks that a graph (and, recursively, its
+ * subgraphs) is well formed.
+ *
+ * The builders in graph.c keep a graph well formed; the verifier is for what
+ * they cannot see: graphs mutated through the public fields, graphs stitched
+ * together by upper layers (a call_hop whose subgraph signature drifted), and
+ * bugs.  It reports the first problem as HOP_VERIFY with a message
+ * `verify: <graph>: <what>` that names the node, and changes nothing.
+ */
+#include "graph/graph_impl.h"
+
+#include <stdio.h>
+
+/* What the verifier knows about one node of the graph it checks. */
+typedef struct vnode {
+    const hop_node *node; /* key of by_node */
+    size_t index;         /* program position */
+    size_t refs;          /* argument slots that name it */
+    UT_hash_handle hh;    /* by node pointer */
+    UT_hash_handle hn;    /* by name */
+} vnode;
+
+typedef struct verifier {
+    const hop_graph *g;
+    vnode *by_node;
+    vnode *by_name;
+    vnode *slots;
+} verifier;
+
+static hop_status verify_graph(const hop_graph *g);
+
+static hop_status fail(const hop_graph *g, const char *fmt, ...) HOP_PRINTF(2, 3);
+
+static hop_status
+fail(const hop_graph *g, const char *fmt, ...)
+{
+    char msg[768];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    return hop_error(HOP_VERIFY, "verify: %s: %s", g->name, msg);
+}
+
+static vnode *
+lookup(const verifier *v, const hop_node *n)
+{
+    vnode *e = NULL;
+    HASH_FIND(hh, v->by_node, &n, sizeof n, e);
+    return e;
+}
+
+/* The node list: linked both ways, owned by g, as long as nnodes says.  Fills
+ * the tables of v. */
+static hop_status
+check_list(verifier *v)
+{
+    const hop_graph *g = v->g;
+    size_t count = 0;
+    const hop_node *prev = NULL;
+    for (const hop_node *n = g->first; n; prev = n, n = n->next) {
+        if (count == g->nnodes)
+            return fail(g, "the node list is longer than nnodes (%zu)", g->nnodes);
+        if (n->graph != g)
+            return fail(g, "node %s in the node list belongs to %s", n->name,
+                        n->graph ? n->graph->name : "no graph");
+        if (n->prev != prev)
+            return fail(g, "node %s has a wrong prev link", n->name);
+        if (n->name == NULL)
+            return fail(g, "node %zu has no name", count);
+        vnode *e = &v->slots[count];
+        e->node = n;
+        e->index = count;
+        hop_status st;
+        HOP_HASH_ADD(st, hh, v->by_node, node, sizeof n, e);
+        if (st != HOP_OK)
+            return st;
+        vnode *dup = NULL;
+        HASH_FIND(hn, v->by_name, n->name, strlen(n->name), dup);
+        if (dup)
+            return fail(g, "two nodes are named %s", n->name);
+        HOP_HASH_ADD_KEYPTR(st, hn, v->by_name, n->name, strlen(n->name), e);
+        if (st != HOP_OK)
+            return st;
+        count++;
+    }
+    if (count != g->nnodes)
+        return fail(g, "the node list holds %zu nodes but nnodes is %zu", count, g->nnodes);
+    if (g->last != prev)
+        return fail(g, "the last pointer does not point at the last node");
+    return HOP_OK;
+}
+
+/* Placeholders first, one output last. */
+static hop_status
+check_layout(const verifier *v)
+{
+    const hop_graph *g = v->g;
+    size_t nph = 0;
+    const hop_node *body = NULL, *output = NULL;
+    for (const hop_node *n = g->first; n; n = n->next) {
+        if (n->kind == HOP_NODE_PLACEHOLDER) {
+            if (body)
+                return fail(g, "placeholder %s comes after %s", n->name, body->name);
+            nph++;
+        } else if (body == NULL) {
+            body = n;
+        }
+        if (n->kind == HOP_NODE_OUTPUT) {
+            if (output)
+                return fail(g, "more than one output node (%s, %s)", output->name, n->name);
+            output = n;
+        }
+    }
+    if (nph != g->nplaceholders)
+        return fail(g, "nplaceholders is %zu but the graph has %zu placeholders", g->nplaceholders,
+                    nph);
+    if (output == NULL)
+        return fail(g, "no output node");
+    if (output != g->last)
+        return fail(g, "output node %s is not the last node", output->name);
+    if (g->output != output)
+        return fail(g, "the output pointer does not point at output node %s", output->name);
+    return HOP_OK;
+}
+
+static hop_status
+check_subgraph_names(const hop_graph *g)
+{
+    for (size_t i = 0; i < g->nsubgraphs; i++) {
+        const hop_graph *s = g->subgraphs[i];
+        if (s == NULL)
+            return fail(g, "subgraph %zu is NULL", i);
+        if (s->parent != g)
+            return fail(g, "subgraph %s names %s as its parent", s->name,
+                        s->parent ? s->parent->name : "no graph");
+        if (s->env != g->env)
+            return fail(g, "subgraph %s uses another shape env", s->name);
+        for (size_t j = 0; j < i; j++) {
+            if (strcmp(g->subgraphs[j]->name, s->name) == 0)
+                return fail(g, "two subgraphs are named %s", s->name);
+        }
+    }
+    return HOP_OK;
+}
+
+/* Arguments of n (at program position self): defined earlier in g, holding a
+ * value; subgraphs owned by g.  Counts the references into the vnodes.  `top`
+ * is true for n's direct arguments, false inside lists. */
+static hop_status
+check_args(const verifier *v, const hop_node *n, const hop_arg *args, size_t nargs, bool top,
+           size_t self)
+{
+    const hop_graph *g = v->g;
+    for (size_t i = 0; i < nargs; i++) {
+        const hop_arg *a = &args[i];
+        if (a->kind == HOP_ARG_LIST) {
+            if (a->u.list.n > 0 && a->u.list.items == NULL)
+                return fail(g, "node %s has a list argument with NULL items", n->name);
+            hop_status st = check_args(v, n, a->u.list.items, a->u.list.n, false, self);
+            if (st != HOP_OK)
+                return st;
+        } else if (a->kind == HOP_ARG_GRAPH) {
+            const hop_graph *s = a->u.graph;
+            if (s == NULL)
+                return fail(g, "node %s has a NULL subgraph argument", n->name);
+            if (n->kind != HOP_NODE_CALL_HOP || !top)
+                return fail(g,
+                            "node %s has subgraph %s as an argument, which only a call_hop "
+                            "may have, directly",
+                            n->name, s->name);
+            if (s->parent != g)
+                return fail(g, "node %s uses subgraph %s, which is not a subgraph of %s", n->name,
+                            s->name, g->name);
+        } else if (a->kind == HOP_ARG_NODE) {
+            const hop_node *d = a->u.node;
+            if (d == NULL)
+                return fail(g, "node %s has a NULL node argument", n->name);
+            if (d->graph != g) /* another graph's node is reported by check_foreign_args */
+                return fail(g, "node %s uses %s, which was erased", n->name, d->name);
+            vnode *e = lookup(v, d);
+            if (e == NULL)
+                return fail(g, "node %s uses %s, which is not in the node list", n->name, d->name);
+            if (e->index == self)
+                return fail(g, "node %s uses itself", n->name);
+            if (e->index > self)
+                return fail(g, "node %s uses %s, which is defined later", n->name, d->name);
+            if (d->kind == HOP_NODE_OUTPUT)
+                return fail(g, "node %s uses the output node %s", n->name, d->name);
+            bool reads_call = n->kind == HOP_NODE_GETITEM && top && i == 0;
+            if (d->meta.kind == HOP_VALUE_NONE && !reads_call)
+                return fail(g, "node %s uses %s, which has no single value", n->name, d->name);
+            e->refs++;
+        }
+    }
+    return HOP_OK;
+}
+
+/* A node argument from another graph needs that graph's name in the message;
+ * check_args keeps its format simple, so this runs first. */
+static hop_status
+check_foreign_args(const hop_graph *g, const hop_node *n, const hop_arg *args, size_t nargs)
+{
+    for (size_t i = 0; i < nargs; i++) {
+        const hop_arg *a = &args[i];
+        if (a->kind == HOP_ARG_LIST && a->u.list.items) {
+            hop_status st = check_foreign_args(g, n, a->u.list.items, a->u.list.n);
+            if (st != HOP_OK)
+                return st;
+        } else if (a->kind == HOP_ARG_NODE && a->u.node && a->u.node->graph &&
+                   a->u.node->graph != g) {
+            return fail(g, "node %s uses %s, which belongs to graph %s", n->name, a->u.node->name,
+                        a->u.node->graph->name);
+        }
+    }
+    return HOP_OK;
+}
+
+static bool
+value_info_equal(const hop_value_info *a, const hop_value_info *b)
+{
+    if (a->kind != b->kind)
+        return false;
+    if (a->kind == HOP_VALUE_SYM)
+        return a->sym == b->sym;
+    if (a->kind == HOP_VALUE_TENSOR)
+        return hop_meta_equal(&a->meta, &b->meta);
+    return true;
+}
+
+/* Describes an operand passed to a subgraph: "x" for a node, else its value. */
+static void
+describe_operand(const hop_arg *a, char *buf, size_t cap)
+{
+    switch (a->kind) {
+    case HOP_ARG_NODE:
+        snprintf(buf, cap, "%s", a->u.node->name);
+        break;
+    case HOP_ARG_INT:
+        snprintf(buf, cap, "%lld", (long long)a->u.i);
+        break;
+    case HOP_ARG_SYM:
+        hop_expr_print(a->u.sym, buf, cap);
+        break;
+    default:
+        snprintf(buf, cap, "a %s",
+                 a->kind == HOP_ARG_FLOAT  ? "float"
+                 : a->kind == HOP_ARG_BOOL ? "bool"
+                 : a->kind == HOP_ARG_LIST ? "list"
+                                           : "non-value");
+        break;
+    }
+}
+
+/* What an operand is, as a value kind (NONE: neither tensor nor SymInt). */
+static hop_value_kind
+operand_kind(const hop_arg *a, hop_dtype *dtype)
+{
+    if (a->kind == HOP_ARG_NODE) {
+        *dtype = a->u.node->meta.meta.dtype;
+        return a->u.node->meta.kind;
+    }
+    if (a->kind == HOP_ARG_SYM || a->kind == HOP_ARG_INT)
+        return HOP_VALUE_SYM;
+    return HOP_VALUE_NONE;
+}
+
+static const char *
+value_kind_text(hop_value_kind k)
+{
+    return k == HOP_VALUE_TENSOR ? "a tensor" : k == HOP_VALUE_SYM ? "a SymInt" : "no value";
+}
+
+/* A call_hop against the subgraphs it calls: one operand per placeholder,
+ * matching kinds and dtypes (ranks may differ: map passes slices), and as
+ * many subgraph outputs as the call has. */
+static hop_status
+check_call_hop(const hop_graph *g, const hop_node *n)
+{
+    bool has_graph = false;
+    for (size_t i = 0; i < n->nargs; i++)
+        has_graph |= n->args[i].kind == HOP_ARG_GRAPH;
+    if (!has_graph)
+        return HOP_OK;
+    const hop_arg *last = n->nargs ? &n->args[n->nargs - 1] : NULL;
+    if (last == NULL || last->kind != HOP_ARG_LIST)
+        return fail(g,
+                    "node %s passes subgraphs but its last argument is not the list of their "
+                    "operands",
+                    n->name);
+    const hop_arg *ops = last->u.list.items;
+    size_t nops = last->u.list.n;
+    for (size_t i = 0; i < n->nargs; i++) {
+        if (n->args[i].kind != HOP_ARG_GRAPH)
+            continue;
+        const hop_graph *s = n->args[i].u.graph;
+        if (s->nplaceholders != nops)
+            return fail(g, "node %s passes %zu operand%s to %s, which has %zu placeholder%s",
+                        n->name, nops, nops == 1 ? "" : "s", s->name, s->nplaceholders,
+                        s->nplaceholders == 1 ? "" : "s");
+        const hop_node *ph = s->first;
+        for (size_t j = 0; j < nops && ph; j++, ph = ph->next) {
+            char what[160];
+            describe_operand(&ops[j], what, sizeof what);
+            hop_dtype dt = HOP_DTYPE_COUNT;
+            hop_value_kind k = operand_kind(&ops[j], &dt);
+            if (k != ph->meta.kind)
+                return fail(g,
+                            "node %s passes operand %zu (%s, %s) to placeholder %s of %s, "
+                            "which is %s",
+                            n->name, j, what, value_kind_text(k), ph->name, s->name,
+                            value_kind_text(ph->meta.kind));
+            if (k == HOP_VALUE_TENSOR && dt != ph->meta.meta.dtype)
+                return fail(g,
+                            "node %s passes operand %zu (%s, %s) to placeholder %s of %s, "
+                            "which is %s",
+                            n->name, j, what, hop_dtype_name(dt), ph->name, s->name,
+                            hop_dtype_name(ph->meta.meta.dtype));
+        }
+        /* A subgraph without an output is reported when it is checked. */
+        if (s->output && s->output->nargs != n->nouts)
+            return fail(g, "node %s has %zu output%s but %s returns %zu", n->name, n->nouts,
+                        n->nouts == 1 ? "" : "s", s->name, s->output->nargs);
+    }
+    return HOP_OK;
+}
+
+static hop_status
+check_node(const hop_graph *g, const hop_node *n)
+{
+    switch (n->kind) {
+    case HOP_NODE_PLACEHOLDER:
+        if (n->nargs != 0)
+            return fail(g, "placeholder %s has arguments", n->name);
+        if (n->meta.kind == HOP_VALUE_NONE)
+            return fail(g, "placeholder %s has no value", n->name);
+        return HOP_OK;
+    case HOP_NODE_CALL_OP:
+        if (hop_op_get(n->op) == NULL)
+            return fail(g, "node %s calls an unknown op %d", n->name, (int)n->op);
+        if (n->meta.kind == HOP_VALUE_NONE)
+            return fail(g, "node %s has no value", n->name);
+        return HOP_OK;
+    case HOP_NODE_CALL_HOP:
+        return check_call_hop(g, n);
+    case HOP_NODE_GETITEM: {
+        const hop_node *call =
+            n->nargs == 2 && n->args[0].kind == HOP_ARG_NODE ? n->args[0].u.node : NULL;
+        if (call == NULL || call->kind != HOP_NODE_CALL_HOP || n->args[1].kind != HOP_ARG_INT)
+            return fail(g, "getitem %s does not read (call_hop, index)", n->name);
+        int64_t index = n->args[1].u.i;
+        if (index < 0 || (uint64_t)index >= call->nouts)
+            return fail(g, "getitem %s reads index %lld of %s, which has %zu output%s", n->name,
+                        (long long)index, call->name, call->nouts, call->nouts == 1 ? "" : "s");
+        if (!value_info_equal(&n->meta, &call->outs[index]))
+            return fail(g, "getitem %s has other metadata than output %lld of %s", n->name,
+                        (long long)index, call->name);
+        return HOP_OK;
+    }
+    case HOP_NODE_OUTPUT:
+        return HOP_OK;
+    }
+    return fail(g, "node %s has an unknown kind %d", n->name, (int)n->kind);
+}
+
+/* Use lists agree with the arguments: one record per argument slot. */
+static hop_status
+check_uses(const verifier *v)
+{
+    const hop_graph *g = v->g;
+    for (const hop_node *n = g->first; n; n = n->next) {
+        size_t count = 0;
+        for (const hop_use *u = n->uses; u; u = u->next) {
+            if (u->user == NULL || lookup(v, u->user) == NULL)
+                return fail(g, "the use list of %s names a node that is not in %s", n->name,
+                            g->name);
+            if (++count > n->nuses)
+                break;
+        }
+        if (count > n->nuses)
+            return fail(g, "the use list of %s has more than %zu records but nuses is %zu", n->name,
+                        n->nuses, n->nuses);
+        if (count != n->nuses)
+            return fail(g, "the use list of %s has %zu records but nuses is %zu", n->name, count,
+                        n->nuses);
+        size_t refs = lookup(v, n)->refs;
+        if (refs != n->nuses)
+            return fail(g, "%s is used by %zu argument slot%s but has %zu use record%s", n->name,
+                        refs, refs == 1 ? "" : "s", n->nuses, n->nuses == 1 ? "" : "s");
+    }
+    return HOP_OK;
+}
+
+static hop_status
+verify_graph(const hop_graph *g)
+{
+    verifier v = {.g = g};
+    hop_status st = check_subgraph_names(g);
+    if (st != HOP_OK)
+        return st;
+    v.slots = hop__calloc(g->nnodes ? g->nnodes : 1, sizeof(vnode));
+    if (v.slots == NULL)
+        return HOP_NOMEM;
+    st = check_list(&v);
+    if (st == HOP_OK)
+        st = check_layout(&v);
+    for (const hop_node *n = g->first; st == HOP_OK && n; n = n->next) {
+        if (hop_graph_find_subgraph(g, n->name))
+            st = fail(g, "node %s has the name of a subgraph", n->name);
+        if (st == HOP_OK)
+            st = check_foreign_args(g, n, n->args, n->nargs);
+        if (st == HOP_OK)
+            st = check_args(&v, n, n->args, n->nargs, true, lookup(&v, n)->index);
+        if (st == HOP_OK)
+            st = check_node(g, n);
+    }
+    if (st == HOP_OK)
+        st = check_uses(&v);
+    HASH_CLEAR(hh, v.by_node);
+    HASH_CLEAR(hn, v.by_name);
+    hop__free(v.slots);
+    for (size_t i = 0; st == HOP_OK && i < g->nsubgraphs; i++)
+        st = verify_graph(g->subgraphs[i]);
+    return st;
+}
+
+hop_status
+hop_graph_verify(const hop_graph *g)
+{
+    if (g == NULL)
+        return hop_error(HOP_MISUSE, "verify: the graph is NULL");
+    return verify_graph(g);
+}

@@ -6,6 +6,17 @@
  * and die with it, and it owns the subgraphs installed in it.  Expressions in
  * metadata are borrowed from the graph's hop_shape_env, which must outlive it.
  * Node and graph structs are readable; change them only through this API.
+ *
+ * Every builder is atomic: on any error (shape inference, out-of-memory,
+ * misuse) it returns NULL or a status and the graph is exactly as before: no
+ * node, no use, no name taken (a retried call gets the same name).
+ *
+ * Names.  Node names are identifiers, unique in their graph and distinct from
+ * the names of its subgraphs.  A node asks for a base (the op or HOP name,
+ * "getitem", "output", or a placeholder's name), sanitised into an identifier
+ * (`x.y` -> `x_y`, `0a` -> `_0a`, a Python keyword `if` -> `if_`), and gets
+ * the base if free, else `base_<k>` for the smallest free k >= 1.  Erasing a
+ * node frees its name, so names depend only on the names taken now.
  */
 #ifndef HOP_GRAPH_H
 #define HOP_GRAPH_H
@@ -32,11 +43,11 @@ const char *hop_node_kind_name(hop_node_kind k);
 
 typedef enum hop_arg_kind {
     HOP_ARG_NONE,
-    HOP_ARG_NODE,  /* a value defined by a node of the same graph */
+    HOP_ARG_NODE, /* a value defined by a node of the same graph */
     HOP_ARG_INT,
     HOP_ARG_FLOAT,
     HOP_ARG_BOOL,
-    HOP_ARG_SYM,   /* a SymInt/SymBool expression (constants fold to INT) */
+    HOP_ARG_SYM, /* a SymInt/SymBool expression (constants fold to INT) */
     HOP_ARG_DTYPE,
     HOP_ARG_LIST,
     HOP_ARG_GRAPH, /* a subgraph owned by the same graph */
@@ -79,37 +90,46 @@ typedef struct hop_use {
 struct hop_node {
     hop_node_kind kind;
     const char *name;   /* unique in its graph */
-    hop_graph *graph;   /* the owner */
-    hop_op op;          /* HOP_NODE_CALL_OP */
-    const char *target; /* op name, HOP name ("cond"), "getitem" or "output" */
+    hop_graph *graph;   /* the owner; NULL once erased (the memory stays valid) */
+    hop_op op;          /* HOP_NODE_CALL_OP; HOP_OP_COUNT for other kinds */
+    const char *target; /* op name, HOP name ("cond"), "getitem", "output", or
+                           a placeholder's own name */
     hop_arg *args;      /* owned by the graph (deep copy of what was passed) */
     size_t nargs;
-    hop_value_info meta;      /* the value; NONE for output and multi-output call_hop */
-    hop_value_info *outs;     /* call_hop: the metadata of each output */
+    hop_value_info meta;  /* the value; NONE for output and multi-output call_hop */
+    hop_value_info *outs; /* call_hop: the metadata of each output */
     size_t nouts;
-    hop_use *uses;            /* who reads this node */
+    hop_use *uses; /* who reads this node, most recent user first */
     size_t nuses;
-    hop_node *prev, *next;    /* program order */
-    void *user_data;          /* free for upper layers (the tracer) */
+    hop_node *prev, *next; /* program order */
+    void *user_data;       /* free for upper layers (the tracer) */
 };
 
 struct hop_graph {
-    const char *name;      /* "forward", "cond_true_0", ... */
-    hop_graph *parent;     /* the graph that owns this one, or NULL */
-    hop_shape_env *env;    /* borrowed */
+    const char *name;   /* "forward", "cond_true_0", ... */
+    hop_graph *parent;  /* the graph that owns this one, or NULL */
+    hop_shape_env *env; /* borrowed */
     hop_node *first, *last;
     size_t nnodes;
     size_t nplaceholders;
     hop_node *output;      /* the output node, once added */
     hop_graph **subgraphs; /* owned, in installation order */
     size_t nsubgraphs;
-    /* private */
+    void *user_data; /* free for upper layers (the tracer that builds it) */
+    /* Called just before the graph is freed (by hop_graph_free, a parent's
+     * free, or DCE), so an upper layer holding a pointer to it can forget it. */
+    void (*free_hook)(hop_graph *g);
+    hop_node *last_placeholder; /* the last placeholder, or NULL */
+    /* private (graph/graph_impl.h): the graph is allocated together with its
+     * arena, which `arena` points at; `names` is the head of the name table */
     size_t subgraph_cap;
-    void *names;           /* name table */
+    void *names;
     void *arena;
 };
 
-/* A new empty graph.  NULL on out-of-memory.  env is borrowed. */
+/* A new empty graph.  NULL on out-of-memory, or HOP_MISUSE for a NULL env or
+ * name.  env is borrowed.  The name is sanitised into an identifier like node
+ * names (it prints as a function name). */
 hop_graph *hop_graph_new(hop_shape_env *env, const char *name);
 /* Frees g, every node, and every subgraph it owns.  NULL is a no-op.  Misuse
  * to free a graph that is installed in a parent (free the parent). */
@@ -119,19 +139,32 @@ void hop_graph_free(hop_graph *g);
  * Adds a placeholder.  `name` is uniquified (`x`, `x_1`, ...).  With
  * hop_graph_insert_placeholder it goes at placeholder position pos (0 = first,
  * nplaceholders = after the last); hop_graph_placeholder appends.  meta must be
- * a tensor or a SymInt (HOP_INVALID otherwise).  NULL on error.
+ * a tensor or a SymInt (HOP_INVALID otherwise, and for a pos past the last
+ * placeholder).  Placeholders always come first, in their order.  NULL on
+ * error.
  */
 hop_node *hop_graph_placeholder(hop_graph *g, const char *name, const hop_value_info *meta);
 hop_node *hop_graph_insert_placeholder(hop_graph *g, size_t pos, const char *name,
                                        const hop_value_info *meta);
-/* The pos-th placeholder, or NULL. */
+/* Moves placeholder ph to placeholder position pos (0 = first).  Uses, names
+ * and metadata are unchanged.  HOP_MISUSE / HOP_INVALID on bad arguments. */
+hop_status hop_graph_move_placeholder(hop_graph *g, hop_node *ph, size_t pos);
+/* Renames n to the unique name made from base (n keeps its name if base
+ * uniquifies to it).  HOP_NOMEM leaves n's name as it was. */
+hop_status hop_graph_rename_node(hop_graph *g, hop_node *n, const char *base);
+/* The pos-th placeholder, or NULL (O(1) for the last one). */
 hop_node *hop_graph_placeholder_at(const hop_graph *g, size_t pos);
 
 /*
  * Records op over args (deep-copied) after running shape inference; the node
  * is named after the op (`add`, `add_1`, ...).  Every HOP_ARG_NODE must belong
- * to g (HOP_MISUSE otherwise, naming both graphs).  NULL on error, with g
- * unchanged.
+ * to g (HOP_MISUSE otherwise, naming both graphs; also for an erased node, the
+ * output node, a NULL pointer or a subgraph argument).  A node argument is a
+ * TENSOR or SYM operand by its meta; one with no single value (a call_hop with
+ * other than one output) is HOP_INVALID.  A SYM argument whose expression is
+ * constant is stored as INT (BOOL for a SymBool).  Nodes other than
+ * placeholders go before the output node when there is one.  NULL on error,
+ * with g unchanged.
  */
 hop_node *hop_graph_call_op(hop_graph *g, hop_op op, const hop_arg *args, size_t nargs);
 
@@ -139,26 +172,36 @@ hop_node *hop_graph_call_op(hop_graph *g, hop_op op, const hop_arg *args, size_t
  * Records a call of the HOP `target` (e.g. "cond").  args may include
  * HOP_ARG_GRAPH references, which must be subgraphs owned by g.  By
  * convention the values passed to the subgraphs are the last argument, a
- * HOP_ARG_LIST.  outs describe the nouts results; the node's own meta is
- * outs[0] when nouts == 1 and NONE otherwise.  Named after target.  NULL on
- * error, with g unchanged.
+ * HOP_ARG_LIST (the verifier checks it against the subgraphs' placeholders).
+ * outs (each a tensor or a SymInt) describe the nouts results and are copied;
+ * the node's own meta is outs[0] when nouts == 1 and NONE otherwise.  target
+ * must be an identifier (HOP_INVALID otherwise; it prints as a function name)
+ * and is copied.  Named after target.  NULL on error, with g unchanged.
  */
 hop_node *hop_graph_call_hop(hop_graph *g, const char *target, const hop_arg *args, size_t nargs,
                              const hop_value_info *outs, size_t nouts);
 
-/* The index-th result of a call_hop; named `getitem`, `getitem_1`, ... */
+/* The index-th result of a call_hop of g, with meta call->outs[index]; named
+ * `getitem`, `getitem_1`, ...  HOP_INVALID for a call that is not a call_hop
+ * or index >= nouts; NULL on error. */
 hop_node *hop_graph_getitem(hop_graph *g, hop_node *call, size_t index);
 
-/* The output node (at most one per graph, always last): returns values. */
+/* The output node (at most one per graph, always last; a second one is
+ * HOP_MISUSE): returns values (copied as call_op args are; a node value must
+ * have a single value, else HOP_INVALID).  NULL on error. */
 hop_node *hop_graph_output(hop_graph *g, const hop_arg *values, size_t n);
 
 /*
  * Installs child (a graph with no parent, using the same env) as a subgraph of
  * parent, which takes ownership.  child's name must be unique among parent's
- * subgraphs (HOP_EXISTS).  HOP_MISUSE for a child that has a parent already.
+ * subgraphs and node names (HOP_EXISTS).  HOP_MISUSE for a child that has a
+ * parent already, that is parent or one of its ancestors, or that uses
+ * another env.
  */
 hop_status hop_graph_add_subgraph(hop_graph *parent, hop_graph *child);
-/* Removes child from parent without freeing it (the caller owns it again). */
+/* Removes child from parent without freeing it (the caller owns it again).
+ * HOP_MISUSE if child is not a subgraph of parent or a node of parent still
+ * names it (erase the call first). */
 hop_status hop_graph_remove_subgraph(hop_graph *parent, hop_graph *child);
 /* A direct subgraph by name, or NULL. */
 hop_graph *hop_graph_find_subgraph(const hop_graph *g, const char *name);
@@ -166,7 +209,9 @@ hop_graph *hop_graph_find_subgraph(const hop_graph *g, const char *name);
 /* Looks a node up by name, or NULL. */
 hop_node *hop_graph_find_node(const hop_graph *g, const char *name);
 
-/* Removes a node that has no users (HOP_MISUSE otherwise). */
+/* Removes a node of g that has no users (HOP_MISUSE otherwise): unlinks it
+ * from its arguments' use lists and frees its name.  Its memory stays valid
+ * until g is freed, with n->graph == NULL. */
 hop_status hop_graph_erase_node(hop_graph *g, hop_node *n);
 /*
  * Dead-code elimination: removes call_op, call_hop and getitem nodes whose
@@ -193,8 +238,10 @@ hop_status hop_graph_verify(const hop_graph *g);
  *            def forward(s0: "Sym(s0)", x: "f32[s0, 4]"):
  *                add: "f32[s0, 4]" = add(x, 1)
  *                return (add,)
- *   table: one row per node: opcode, name, target, args, meta
+ *   table: per graph a title, then one row per node with aligned columns
+ *          opcode, name, target, args, meta; subgraphs follow, depth first
  *   dot:   Graphviz, one cluster per subgraph
+ * graph/print.c documents each format; tests/c/test_printer.c locks them.
  */
 char *hop_graph_code(const hop_graph *g);
 char *hop_graph_table(const hop_graph *g);

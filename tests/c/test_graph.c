@@ -1,0 +1,1099 @@
+/*
+ * tests/c/test_graph.c - the graph IR: building graphs (placeholders, calls,
+ * getitem, output), names, argument copies, use lists, failure atomicity,
+ * subgraph ownership, erase and DCE, and the verifier.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include "hop/graph.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* ------------------------------------------------------------ fixtures */
+
+static hop_shape_env *env;
+static const hop_expr *s0;
+static long live_at_setup;
+
+static int
+setup(void **state)
+{
+    (void)state;
+    live_at_setup = hop_alloc_live();
+    env = hop_shape_env_new();
+    s0 = hop_shape_env_size_symbol(env, 5, true, true);
+    return env && s0 ? 0 : -1;
+}
+
+/* Every test frees what it made: the env goes last and nothing may be left. */
+static int
+teardown(void **state)
+{
+    (void)state;
+    hop_shape_env_free(env);
+    env = NULL;
+    assert_int_equal(hop_alloc_live(), live_at_setup);
+    return 0;
+}
+
+static const hop_expr *
+K(int64_t v)
+{
+    return hop_sym_const(env, v);
+}
+
+static hop_value_info
+T(hop_dtype dt, int rank, const hop_expr *d0, const hop_expr *d1)
+{
+    hop_value_info v;
+    memset(&v, 0, sizeof v);
+    v.kind = HOP_VALUE_TENSOR;
+    v.meta.dtype = dt;
+    v.meta.rank = rank;
+    v.meta.sizes[0] = d0;
+    v.meta.sizes[1] = d1;
+    return v;
+}
+
+static hop_value_info
+S(const hop_expr *e)
+{
+    hop_value_info v;
+    memset(&v, 0, sizeof v);
+    v.kind = HOP_VALUE_SYM;
+    v.sym = e;
+    return v;
+}
+
+static hop_node *
+ph(hop_graph *g, const char *name, hop_value_info v)
+{
+    hop_node *n = hop_graph_placeholder(g, name, &v);
+    assert_non_null(n);
+    return n;
+}
+
+static hop_node *
+op1(hop_graph *g, hop_op op, hop_node *a)
+{
+    hop_arg args[] = {hop_arg_node(a)};
+    hop_node *n = hop_graph_call_op(g, op, args, 1);
+    assert_non_null(n);
+    return n;
+}
+
+static hop_node *
+op2(hop_graph *g, hop_op op, hop_node *a, hop_node *b)
+{
+    hop_arg args[] = {hop_arg_node(a), hop_arg_node(b)};
+    hop_node *n = hop_graph_call_op(g, op, args, 2);
+    assert_non_null(n);
+    return n;
+}
+
+static hop_node *
+ret(hop_graph *g, hop_node *a)
+{
+    hop_arg v = hop_arg_node(a);
+    hop_node *n = hop_graph_output(g, &v, 1);
+    assert_non_null(n);
+    return n;
+}
+
+static void
+assert_error(hop_status code, const char *message)
+{
+    assert_string_equal(hop_status_name(hop_error_code()), hop_status_name(code));
+    assert_string_equal(hop_error_message(), message);
+}
+
+/* The names of g's nodes in program order, space-separated. */
+static const char *
+names(const hop_graph *g)
+{
+    static char buf[1024];
+    buf[0] = '\0';
+    for (const hop_node *n = g->first; n; n = n->next) {
+        if (buf[0])
+            strcat(buf, " ");
+        strcat(buf, n->name);
+    }
+    return buf;
+}
+
+/* The users of n as recorded in its use list, space-separated. */
+static const char *
+users(const hop_node *n)
+{
+    static char buf[512];
+    buf[0] = '\0';
+    for (const hop_use *u = n->uses; u; u = u->next) {
+        if (buf[0])
+            strcat(buf, " ");
+        strcat(buf, u->user->name);
+    }
+    return buf;
+}
+
+/* A subgraph `name(x: f32[s0, 4]) -> (sin(x),)`. */
+static hop_graph *
+sin_body(const char *name)
+{
+    hop_graph *s = hop_graph_new(env, name);
+    assert_non_null(s);
+    hop_node *x = ph(s, "x", T(HOP_F32, 2, s0, K(4)));
+    ret(s, op1(s, HOP_OP_sin, x));
+    return s;
+}
+
+/* A subgraph `name(x: f32[s0, 4]) -> (sin(x), cos(x))`. */
+static hop_graph *
+pair_body(const char *name)
+{
+    hop_graph *s = hop_graph_new(env, name);
+    assert_non_null(s);
+    hop_node *x = ph(s, "x", T(HOP_F32, 2, s0, K(4)));
+    hop_arg rv[] = {hop_arg_node(op1(s, HOP_OP_sin, x)), hop_arg_node(op1(s, HOP_OP_cos, x))};
+    assert_non_null(hop_graph_output(s, rv, 2));
+    return s;
+}
+
+/* ------------------------------------------------------------ building */
+
+static void
+test_new_graph_is_empty_and_named_as_an_identifier(void **state)
+{
+    (void)state;
+    hop_graph *g = hop_graph_new(env, "forward");
+    assert_string_equal(g->name, "forward");
+    assert_ptr_equal(g->env, env);
+    assert_null(g->first);
+    assert_null(g->last);
+    assert_null(g->output);
+    assert_null(g->parent);
+    assert_int_equal(g->nnodes, 0);
+    assert_int_equal(g->nplaceholders, 0);
+    assert_int_equal(g->nsubgraphs, 0);
+    hop_graph_free(g);
+
+    g = hop_graph_new(env, "my body.0");
+    assert_string_equal(g->name, "my_body_0");
+    hop_graph_free(g);
+
+    assert_null(hop_graph_new(NULL, "forward"));
+    assert_error(HOP_MISUSE, "hop_graph_new: the shape env is NULL");
+    hop_graph_free(NULL);
+}
+
+static void
+test_placeholders_stay_first_and_insert_at_their_position(void **state)
+{
+    (void)state;
+    hop_graph *g = hop_graph_new(env, "forward");
+    hop_node *x = ph(g, "x", T(HOP_F32, 2, s0, K(4)));
+    hop_node *add = op2(g, HOP_OP_add, x, x);
+    hop_node *y = ph(g, "y", T(HOP_F32, 1, K(4), NULL));
+    hop_value_info sv = S(s0);
+    hop_node *s = hop_graph_insert_placeholder(g, 0, "s0", &sv);
+    hop_value_info zv = T(HOP_I64, 0, NULL, NULL);
+    hop_node *z = hop_graph_insert_placeholder(g, 2, "z", &zv);
+    assert_non_null(s);
+    assert_non_null(z);
+    assert_string_equal(names(g), "s0 x z y add");
+    assert_int_equal(g->nplaceholders, 4);
+    assert_int_equal(g->nnodes, 5);
+    assert_ptr_equal(hop_graph_placeholder_at(g, 0), s);
+    assert_ptr_equal(hop_graph_placeholder_at(g, 1), x);
+    assert_ptr_equal(hop_graph_placeholder_at(g, 2), z);
+    assert_ptr_equal(hop_graph_placeholder_at(g, 3), y);
+    assert_null(hop_graph_placeholder_at(g, 4));
+    assert_ptr_equal(g->first, s);
+    assert_ptr_equal(g->last, add);
+    assert_int_equal(x->kind, HOP_NODE_PLACEHOLDER);
+    assert_string_equal(x->target, "x");
+    assert_int_equal(x->nargs, 0);
+    assert_ptr_equal(x->graph, g);
+    assert_int_equal(s->meta.kind, HOP_VALUE_SYM);
+    assert_ptr_equal(s->meta.sym, s0);
+    assert_int_equal(z->meta.meta.dtype, HOP_I64);
+
+    assert_null(hop_graph_insert_placeholder(g, 5, "w", &zv));
+    assert_error(HOP_INVALID, "placeholder w: position 5 is past the 4 placeholders of forward");
+    hop_value_info none = {.kind = HOP_VALUE_NONE};
+    assert_null(hop_graph_placeholder(g, "w", &none));
+    assert_error(HOP_INVALID, "placeholder w: the metadata must be a tensor or a SymInt");
+    hop_value_info bad = T(HOP_F32, 9, NULL, NULL);
+    assert_null(hop_graph_placeholder(g, "w", &bad));
+    assert_error(HOP_INVALID, "placeholder w: the metadata has rank 9 (at most 8)");
+    assert_string_equal(names(g), "s0 x z y add");
+    assert_null(hop_graph_find_node(g, "w"));
+    hop_graph_free(g);
+}
+
+static void
+test_names_are_uniquified_with_the_smallest_free_suffix(void **state)
+{
+    (void)state;
+    hop_graph *g = hop_graph_new(env, "forward");
+    hop_node *x = ph(g, "x", T(HOP_F32, 1, K(4), NULL));
+    ph(g, "x", T(HOP_F32, 1, K(4), NULL));
+    ph(g, "add", T(HOP_F32, 1, K(4), NULL));
+    ph(g, "add_2", T(HOP_F32, 1, K(4), NULL));
+    hop_node *a = op2(g, HOP_OP_add, x, x);
+    hop_node *b = op2(g, HOP_OP_add, x, x);
+    hop_node *c = op2(g, HOP_OP_add, x, x);
+    assert_string_equal(a->name, "add_1");
+    assert_string_equal(b->name, "add_3");
+    assert_string_equal(c->name, "add_4");
+    assert_string_equal(names(g), "x x_1 add add_2 add_1 add_3 add_4");
+
+    /* An erased name is free again, and the smallest free one comes first. */
+    assert_int_equal(hop_graph_erase_node(g, b), HOP_OK);
+    assert_int_equal(hop_graph_erase_node(g, a), HOP_OK);
+    assert_string_equal(op2(g, HOP_OP_add, x, x)->name, "add_1");
+    assert_string_equal(op2(g, HOP_OP_add, x, x)->name, "add_3");
+    assert_string_equal(op2(g, HOP_OP_add, x, x)->name, "add_5");
+    hop_graph_free(g);
+}
+
+static void
+test_names_that_are_not_identifiers_are_sanitised(void **state)
+{
+    (void)state;
+    hop_graph *g = hop_graph_new(env, "forward");
+    hop_value_info v = T(HOP_F32, 0, NULL, NULL);
+    const char *given[] = {"x.y", "0a", "", "if", "a-b c", "self.weight", "x.y", "lambda"};
+    const char *want[] = {"x_y", "_0a", "_", "if_", "a_b_c", "self_weight", "x_y_1", "lambda_"};
+    for (size_t i = 0; i < sizeof given / sizeof given[0]; i++)
+        assert_string_equal(ph(g, given[i], v)->name, want[i]);
+    assert_ptr_equal(hop_graph_find_node(g, "x_y_1"), hop_graph_placeholder_at(g, 6));
+    assert_null(hop_graph_find_node(g, "x.y"));
+    hop_graph_free(g);
+}
+
+static void
+test_call_op_records_op_target_and_inferred_meta(void **state)
+{
+    (void)state;
+    hop_graph *g = hop_graph_new(env, "forward");
+    hop_node *x = ph(g, "x", T(HOP_F32, 2, s0, K(4)));
+    hop_node *y = ph(g, "y", T(HOP_F32, 1, K(4), NULL));
+    hop_node *add = op2(g, HOP_OP_add, x, y);
+    assert_int_equal(add->kind, HOP_NODE_CALL_OP);
+    assert_int_equal(add->op, HOP_OP_add);
+    assert_string_equal(add->target, "add");
+    assert_int_equal(add->meta.kind, HOP_VALUE_TENSOR);
+    hop_value_info want = T(HOP_F32, 2, s0, K(4));
+    assert_true(hop_meta_equal(&add->meta.meta, &want.meta));
+
+    hop_arg size_args[] = {hop_arg_node(x), hop_arg_int(0)};
+    hop_node *size = hop_graph_call_op(g, HOP_OP_sym_size, size_args, 2);
+    assert_non_null(size);
+    assert_string_equal(size->name, "sym_size");
+    assert_int_equal(size->meta.kind, HOP_VALUE_SYM);
+    assert_ptr_equal(size->meta.sym, s0);
+
+    /* A SymInt node is a SymInt operand. */
+    hop_arg gt_args[] = {hop_arg_node(add), hop_arg_node(size)};
+    hop_node *gt = hop_graph_call_op(g, HOP_OP_gt, gt_args, 2);
+    assert_non_null(gt);
+    assert_int_equal(gt->meta.meta.dtype, HOP_BOOL);
+    assert_int_equal(gt->meta.meta.rank, 2);
+
+    assert_null(hop_graph_call_op(g, HOP_OP_add, gt_args, 1));
+    assert_error(HOP_INVALID, "call_op add: takes 2 arguments, got 1");
+    assert_null(hop_graph_call_op(g, HOP_OP_COUNT, gt_args, 1));
+    char msg[64];
+    snprintf(msg, sizeof msg, "call_op: unknown op %d", (int)HOP_OP_COUNT);
+    assert_error(HOP_INVALID, msg);
+    assert_string_equal(names(g), "x y add sym_size gt");
+    hop_graph_free(g);
+}
+
+static void
+test_call_op_copies_arguments_and_folds_constant_syms_to_ints(void **state)
+{
+    (void)state;
+    hop_graph *g = hop_graph_new(env, "forward");
+    hop_node *x = ph(g, "x", T(HOP_F32, 2, s0, K(4)));
+    hop_arg shape[] = {hop_arg_sym(s0), hop_arg_sym(hop_sym_add_int(env, K(2), 2))};
+    hop_arg args[] = {hop_arg_node(x), hop_arg_list(shape, 2)};
+    hop_node *view = hop_graph_call_op(g, HOP_OP_view, args, 2);
+    assert_non_null(view);
+    /* The caller's arrays are scratch: the node keeps its own copy. */
+    shape[0] = hop_arg_int(99);
+    args[0] = hop_arg_none();
+    assert_int_equal(view->nargs, 2);
+    assert_int_equal(view->args[0].kind, HOP_ARG_NODE);
+    assert_ptr_equal(view->args[0].u.node, x);
+    assert_int_equal(view->args[1].kind, HOP_ARG_LIST);
+    assert_int_equal(view->args[1].u.list.n, 2);
+    assert_ptr_not_equal(view->args[1].u.list.items, shape);
+    assert_int_equal(view->args[1].u.list.items[0].kind, HOP_ARG_SYM);
+    assert_ptr_equal(view->args[1].u.list.items[0].u.sym, s0);
+    assert_int_equal(view->args[1].u.list.items[1].kind, HOP_ARG_INT);
+    assert_int_equal(view->args[1].u.list.items[1].u.i, 4);
+    hop_graph_free(g);
+}
+
+static void
+test_use_lists_hold_one_record_per_argument_slot(void **state)
+{
+    (void)state;
+    hop_graph *g = hop_graph_new(env, "forward");
+    hop_node *x = ph(g, "x", T(HOP_F32, 1, K(4), NULL));
+    hop_node *y = ph(g, "y", T(HOP_F32, 1, K(4), NULL));
+    hop_node *add = op2(g, HOP_OP_add, x, x);
+    hop_node *mul = op2(g, HOP_OP_mul, add, y);
+    hop_node *items[] = {x, add, mul};
+    hop_arg list[] = {hop_arg_node(items[0]), hop_arg_node(items[1]), hop_arg_node(items[2])};
+    hop_arg cat_args[] = {hop_arg_list(list, 3), hop_arg_int(0)};
+    hop_node *cat = hop_graph_call_op(g, HOP_OP_cat, cat_args, 2);
+    assert_non_null(cat);
+    ret(g, cat);
+    /* Most recent user first. */
+    assert_int_equal(x->nuses, 3);
+    assert_string_equal(users(x), "cat add add");
+    assert_int_equal(add->nuses, 2);
+    assert_string_equal(users(add), "cat mul");
+    assert_string_equal(users(y), "mul");
+    assert_string_equal(users(cat), "output");
+    assert_int_equal(g->output->nuses, 0);
+    hop_graph_free(g);
+}
+
+static void
+test_failed_call_leaves_graph_unchanged_and_its_name_unused(void **state)
+{
+    (void)state;
+    hop_graph *g = hop_graph_new(env, "forward");
+    hop_node *x = ph(g, "x", T(HOP_F32, 2, s0, K(4)));
+    hop_node *z = ph(g, "z", T(HOP_F32, 1, K(3), NULL));
+    hop_node *add0 = op2(g, HOP_OP_add, x, x);
+    hop_arg bad[] = {hop_arg_node(x), hop_arg_node(z)};
+    assert_null(hop_graph_call_op(g, HOP_OP_add, bad, 2));
+    assert_int_equal(hop_error_code(), HOP_SHAPE);
+    assert_string_equal(names(g), "x z add");
+    assert_int_equal(g->nnodes, 3);
+    assert_ptr_equal(g->last, add0);
+    assert_int_equal(x->nuses, 2);
+    assert_int_equal(z->nuses, 0);
+    assert_null(hop_graph_find_node(g, "add_1"));
+    assert_string_equal(op2(g, HOP_OP_add, x, x)->name, "add_1");
+
+    /* A misuse detected after the name was reserved. */
+    hop_graph *other = hop_graph_new(env, "other");
+    hop_node *w = ph(other, "w", T(HOP_F32, 2, s0, K(4)));
+    hop_arg foreign[] = {hop_arg_node(x), hop_arg_node(w)};
+    assert_null(hop_graph_call_op(g, HOP_OP_mul, foreign, 2));
+    assert_error(HOP_MISUSE, "call_op mul: argument 1 (w) belongs to graph other, not forward");
+    assert_string_equal(op2(g, HOP_OP_mul, x, x)->name, "mul");
+    hop_graph_free(other);
+    hop_graph_free(g);
+}
+
+/* Every allocation of a call can fail; each failure is NOMEM and leaves the
+ * graph as it was (same nodes, uses and free name). */
+static void
+test_out_of_memory_in_a_call_leaves_graph_unchanged(void **state)
+{
+    (void)state;
+    hop_graph *g = hop_graph_new(env, "forward");
+    hop_node *x = ph(g, "x", T(HOP_F32, 2, s0, K(4)));
+    /* Enough calls that the arena and the name table grow several times. */
+    int failures = 0;
+    for (int i = 0; i < 300; i++) {
+        char want[32];
+        snprintf(want, sizeof want, i ? "mul_%d" : "mul", i);
+        size_t nnodes = g->nnodes, nuses = x->nuses;
+        hop_node *last = g->last;
+        for (long k = 1;; k++) {
+            hop_arg a[] = {hop_arg_node(x), hop_arg_node(x)};
+            hop_alloc_fail_at(k);
+            hop_node *n = hop_graph_call_op(g, HOP_OP_mul, a, 2);
+            hop_alloc_fail_at(0);
+            if (n) {
+                assert_string_equal(n->name, want);
+                break;
+            }
+            failures++;
+            assert_int_equal(hop_error_code(), HOP_NOMEM);
+            assert_int_equal(g->nnodes, nnodes);
+            assert_ptr_equal(g->last, last);
+            assert_int_equal(x->nuses, nuses);
+            assert_null(hop_graph_find_node(g, want));
+        }
+    }
+    assert_true(failures >= 5);
+    hop_graph_free(g);
+}
+
+static void
+test_call_op_rejects_bad_operands_with_misuse_or_invalid(void **state)
+{
+    (void)state;
+    hop_graph *g = hop_graph_new(env, "forward");
+    hop_node *x = ph(g, "x", T(HOP_F32, 1, K(4), NULL));
+    hop_graph *body = sin_body("body");
+    assert_int_equal(hop_graph_add_subgraph(g, body), HOP_OK);
+    hop_arg operands[] = {hop_arg_node(x)};
+    hop_value_info outs[] = {T(HOP_F32, 1, K(4), NULL), T(HOP_F32, 1, K(4), NULL)};
+    hop_arg hop_args[] = {hop_arg_graph(body), hop_arg_list(operands, 1)};
+    hop_node *call = hop_graph_call_hop(g, "wrap", hop_args, 2, outs, 2);
+    assert_non_null(call);
+
+    hop_arg a[2] = {hop_arg_node(call), hop_arg_node(x)};
+    assert_null(hop_graph_call_op(g, HOP_OP_add, a, 2));
+    assert_error(HOP_INVALID, "call_op add: argument 0 (wrap) has no single value");
+    a[0] = hop_arg_graph(body);
+    assert_null(hop_graph_call_op(g, HOP_OP_add, a, 2));
+    assert_error(HOP_MISUSE, "call_op add: argument 0 is a graph; only a call_hop takes "
+                             "subgraphs, as direct arguments");
+    a[0] = hop_arg_node(NULL);
+    assert_null(hop_graph_call_op(g, HOP_OP_add, a, 2));
+    assert_error(HOP_MISUSE, "call_op add: argument 0 is a NULL node");
+    a[0] = hop_arg_sym(NULL);
+    assert_null(hop_graph_call_op(g, HOP_OP_add, a, 2));
+    assert_error(HOP_MISUSE, "call_op add: argument 0 is a NULL SymInt");
+    a[0] = hop_arg_dtype((hop_dtype)42);
+    assert_null(hop_graph_call_op(g, HOP_OP_add, a, 2));
+    assert_error(HOP_INVALID, "call_op add: argument 0 has an invalid dtype 42");
+    hop_node *out = ret(g, x);
+    a[0] = hop_arg_node(out);
+    assert_null(hop_graph_call_op(g, HOP_OP_add, a, 2));
+    assert_error(HOP_MISUSE, "call_op add: argument 0 is the output node of forward");
+    /* A list that contains itself is cut off instead of recursing forever. */
+    hop_arg loop = hop_arg_list(NULL, 1);
+    loop.u.list.items = &loop;
+    hop_arg c[] = {loop, hop_arg_int(0)};
+    assert_null(hop_graph_call_op(g, HOP_OP_cat, c, 2));
+    assert_error(HOP_INVALID, "call_op cat: argument 0 nests lists more than 16 deep");
+    assert_string_equal(names(g), "x wrap output");
+    hop_graph_free(g);
+}
+
+static void
+test_call_hop_copies_outs_and_getitem_reads_them(void **state)
+{
+    (void)state;
+    hop_graph *g = hop_graph_new(env, "forward");
+    hop_node *x = ph(g, "x", T(HOP_F32, 2, s0, K(4)));
+    hop_graph *t = sin_body("cond_true_0");
+    hop_graph *f = sin_body("cond_false_0");
+    assert_int_equal(hop_graph_add_subgraph(g, t), HOP_OK);
+    assert_int_equal(hop_graph_add_subgraph(g, f), HOP_OK);
+    hop_arg operands[] = {hop_arg_node(x)};
+    hop_value_info outs[] = {T(HOP_F32, 2, s0, K(4)), S(s0)};
+    hop_arg args[] = {hop_arg_bool(true), hop_arg_graph(t), hop_arg_graph(f),
+                      hop_arg_list(operands, 1)};
+    hop_node *cond = hop_graph_call_hop(g, "cond", args, 4, outs, 2);
+    assert_non_null(cond);
+    outs[0] = S(s0);
+    assert_int_equal(cond->kind, HOP_NODE_CALL_HOP);
+    assert_string_equal(cond->target, "cond");
+    assert_string_equal(cond->name, "cond");
+    assert_int_equal(cond->meta.kind, HOP_VALUE_NONE);
+    assert_int_equal(cond->nouts, 2);
+    assert_int_equal(cond->outs[0].kind, HOP_VALUE_TENSOR);
+    assert_ptr_equal(cond->args[1].u.graph, t);
+    assert_int_equal(x->nuses, 1);
+
+    hop_node *g0 = hop_graph_getitem(g, cond, 0);
+    hop_node *g1 = hop_graph_getitem(g, cond, 1);
+    assert_string_equal(g0->name, "getitem");
+    assert_string_equal(g1->name, "getitem_1");
+    assert_int_equal(g0->kind, HOP_NODE_GETITEM);
+    assert_string_equal(g0->target, "getitem");
+    assert_int_equal(g0->meta.kind, HOP_VALUE_TENSOR);
+    assert_int_equal(g1->meta.kind, HOP_VALUE_SYM);
+    assert_ptr_equal(g1->meta.sym, s0);
+    assert_int_equal(g1->args[1].u.i, 1);
+    assert_int_equal(cond->nuses, 2);
+    assert_null(hop_graph_getitem(g, cond, 2));
+    assert_error(HOP_INVALID, "getitem: cond has 2 outputs; index 2 is out of range");
+    assert_null(hop_graph_getitem(g, x, 0));
+    assert_error(HOP_INVALID, "getitem: x is a placeholder, not a call_hop");
+
+    /* One output: the call is that value. */
+    hop_node *single = hop_graph_call_hop(g, "cond", args, 4, outs + 1, 1);
+    assert_string_equal(single->name, "cond_1");
+    assert_int_equal(single->meta.kind, HOP_VALUE_SYM);
+
+    hop_graph *stray = sin_body("stray");
+    args[1] = hop_arg_graph(stray);
+    assert_null(hop_graph_call_hop(g, "cond", args, 4, outs, 2));
+    assert_error(HOP_MISUSE, "call_hop cond: argument 1: graph stray is not a subgraph of forward");
+    args[1] = hop_arg_graph(t);
+    hop_value_info none = {.kind = HOP_VALUE_NONE};
+    assert_null(hop_graph_call_hop(g, "cond", args, 4, &none, 1));
+    assert_error(HOP_INVALID, "call_hop cond: output 0 must be a tensor or a SymInt");
+    assert_string_equal(names(g), "x cond getitem getitem_1 cond_1");
+    hop_graph_free(stray);
+    hop_graph_free(g);
+}
+
+static void
+test_output_is_last_and_later_nodes_go_before_it(void **state)
+{
+    (void)state;
+    hop_graph *g = hop_graph_new(env, "forward");
+    hop_node *x = ph(g, "x", T(HOP_F32, 1, K(4), NULL));
+    hop_node *out = ret(g, x);
+    assert_ptr_equal(g->output, out);
+    assert_int_equal(out->kind, HOP_NODE_OUTPUT);
+    assert_string_equal(out->name, "output");
+    assert_string_equal(out->target, "output");
+    op1(g, HOP_OP_neg, x);
+    ph(g, "y", T(HOP_F32, 1, K(4), NULL));
+    assert_string_equal(names(g), "x y neg output");
+    assert_ptr_equal(g->last, out);
+    hop_arg v = hop_arg_node(x);
+    assert_null(hop_graph_output(g, &v, 1));
+    assert_error(HOP_MISUSE, "output: forward already has an output node");
+    assert_int_equal(hop_graph_verify(g), HOP_OK);
+    hop_graph_free(g);
+}
+
+/* ------------------------------------------------------------ subgraphs */
+
+static void
+test_subgraph_ownership_is_exclusive_and_names_are_unique(void **state)
+{
+    (void)state;
+    hop_graph_free(sin_body("warm_up")); /* interns the env's expressions */
+    long live = hop_alloc_live();
+    hop_graph *g = hop_graph_new(env, "forward");
+    hop_graph *t = sin_body("cond_true_0");
+    hop_graph *inner = sin_body("wrap_body_0");
+    assert_int_equal(hop_graph_add_subgraph(t, inner), HOP_OK);
+    assert_int_equal(hop_graph_add_subgraph(g, t), HOP_OK);
+    assert_ptr_equal(t->parent, g);
+    assert_ptr_equal(hop_graph_find_subgraph(g, "cond_true_0"), t);
+    assert_null(hop_graph_find_subgraph(g, "wrap_body_0"));
+    assert_ptr_equal(hop_graph_find_subgraph(t, "wrap_body_0"), inner);
+
+    assert_int_equal(hop_graph_add_subgraph(g, t), HOP_MISUSE);
+    assert_error(HOP_MISUSE, "add_subgraph: cond_true_0 is already a subgraph of forward");
+    hop_graph *dup = sin_body("cond_true_0");
+    assert_int_equal(hop_graph_add_subgraph(g, dup), HOP_EXISTS);
+    assert_error(HOP_EXISTS, "add_subgraph: forward already has a subgraph named cond_true_0");
+    hop_graph_free(dup);
+    assert_int_equal(hop_graph_add_subgraph(inner, g), HOP_MISUSE);
+    assert_error(HOP_MISUSE, "add_subgraph: forward contains wrap_body_0, which cannot contain it");
+    assert_int_equal(hop_graph_add_subgraph(g, g), HOP_MISUSE);
+    hop_shape_env *env2 = hop_shape_env_new();
+    hop_graph *alien = hop_graph_new(env2, "alien");
+    assert_int_equal(hop_graph_add_subgraph(g, alien), HOP_MISUSE);
+    assert_error(HOP_MISUSE, "add_subgraph: alien uses another shape env than forward");
+    hop_graph_free(alien);
+    hop_shape_env_free(env2);
+
+    /* A subgraph cannot be freed on its own... */
+    hop_graph_free(t);
+    assert_error(HOP_MISUSE,
+                 "hop_graph_free: cond_true_0 is a subgraph of forward; free forward instead");
+    assert_ptr_equal(hop_graph_find_subgraph(g, "cond_true_0"), t);
+    /* ...and node names avoid subgraph names. */
+    assert_string_equal(ph(g, "cond_true_0", T(HOP_F32, 0, NULL, NULL))->name, "cond_true_0_1");
+    hop_graph *clash = sin_body("cond_true_0_1");
+    assert_int_equal(hop_graph_add_subgraph(g, clash), HOP_EXISTS);
+    assert_error(HOP_EXISTS, "add_subgraph: forward already has a node named cond_true_0_1");
+    hop_graph_free(clash);
+
+    /* Freeing the parent frees the whole tree. */
+    hop_graph_free(g);
+    assert_int_equal(hop_alloc_live(), live);
+}
+
+static void
+test_removed_subgraph_belongs_to_the_caller_again(void **state)
+{
+    (void)state;
+    hop_graph *g = hop_graph_new(env, "forward");
+    hop_node *x = ph(g, "x", T(HOP_F32, 2, s0, K(4)));
+    hop_graph *a = sin_body("a");
+    hop_graph *b = sin_body("b");
+    hop_graph *c = sin_body("c");
+    assert_int_equal(hop_graph_add_subgraph(g, a), HOP_OK);
+    assert_int_equal(hop_graph_add_subgraph(g, b), HOP_OK);
+    assert_int_equal(hop_graph_add_subgraph(g, c), HOP_OK);
+    hop_arg operands[] = {hop_arg_node(x)};
+    hop_value_info outs[] = {T(HOP_F32, 2, s0, K(4))};
+    hop_arg args[] = {hop_arg_graph(c), hop_arg_list(operands, 1)};
+    hop_node *call = hop_graph_call_hop(g, "wrap", args, 2, outs, 1);
+    assert_non_null(call);
+
+    assert_int_equal(hop_graph_remove_subgraph(g, c), HOP_MISUSE);
+    assert_error(HOP_MISUSE, "remove_subgraph: c is still used by node wrap");
+    assert_int_equal(hop_graph_remove_subgraph(g, b), HOP_OK);
+    assert_null(b->parent);
+    assert_int_equal(g->nsubgraphs, 2);
+    assert_ptr_equal(g->subgraphs[0], a);
+    assert_ptr_equal(g->subgraphs[1], c);
+    assert_int_equal(hop_graph_remove_subgraph(g, b), HOP_MISUSE);
+    assert_error(HOP_MISUSE, "remove_subgraph: b is not a subgraph of forward");
+    /* Its name is free for nodes again. */
+    assert_string_equal(ph(g, "b", T(HOP_F32, 0, NULL, NULL))->name, "b");
+    hop_graph_free(b);
+    assert_int_equal(hop_graph_erase_node(g, call), HOP_OK);
+    assert_int_equal(hop_graph_remove_subgraph(g, c), HOP_OK);
+    hop_graph_free(c);
+    hop_graph_free(g);
+}
+
+/* ------------------------------------------------------------ erase, DCE */
+
+static void
+test_erase_refuses_used_nodes_and_unlinks_uses(void **state)
+{
+    (void)state;
+    hop_graph *g = hop_graph_new(env, "forward");
+    hop_node *x = ph(g, "x", T(HOP_F32, 1, K(4), NULL));
+    hop_node *y = ph(g, "y", T(HOP_F32, 1, K(4), NULL));
+    hop_node *add = op2(g, HOP_OP_add, x, y);
+    hop_node *mul = op2(g, HOP_OP_mul, add, x);
+    ret(g, mul);
+    assert_int_equal(hop_graph_erase_node(g, add), HOP_MISUSE);
+    assert_error(HOP_MISUSE, "erase_node: add is still used by mul");
+    assert_int_equal(hop_graph_erase_node(g, g->output), HOP_OK);
+    assert_null(g->output);
+    assert_int_equal(hop_graph_erase_node(g, mul), HOP_OK);
+    assert_int_equal(x->nuses, 1);
+    assert_string_equal(users(x), "add");
+    assert_int_equal(add->nuses, 0);
+    assert_null(mul->graph);
+    assert_null(hop_graph_find_node(g, "mul"));
+    assert_int_equal(hop_graph_erase_node(g, mul), HOP_MISUSE);
+    assert_error(HOP_MISUSE, "erase_node: mul is not a node of forward");
+    /* An erased node cannot be an argument. */
+    hop_arg a[] = {hop_arg_node(mul), hop_arg_node(x)};
+    assert_null(hop_graph_call_op(g, HOP_OP_add, a, 2));
+    assert_error(HOP_MISUSE, "call_op add: argument 0 (mul) was erased");
+    assert_int_equal(hop_graph_erase_node(g, add), HOP_OK);
+    assert_int_equal(hop_graph_erase_node(g, y), HOP_OK);
+    assert_int_equal(g->nplaceholders, 1);
+    assert_string_equal(names(g), "x");
+    assert_int_equal(g->nnodes, 1);
+    assert_int_equal(x->nuses, 0);
+    ret(g, x);
+    assert_int_equal(hop_graph_verify(g), HOP_OK);
+    hop_graph_free(g);
+}
+
+static void
+test_dce_removes_dead_chains_and_unreferenced_subgraphs(void **state)
+{
+    (void)state;
+    hop_graph *g = hop_graph_new(env, "forward");
+    hop_node *x = ph(g, "x", T(HOP_F32, 2, s0, K(4)));
+    ph(g, "unused", T(HOP_F32, 0, NULL, NULL));
+    hop_node *live = op1(g, HOP_OP_cos, x);
+    hop_node *dead = op1(g, HOP_OP_exp, op1(g, HOP_OP_sin, x));
+    op2(g, HOP_OP_add, dead, dead);
+    hop_graph *used = pair_body("used");
+    hop_graph *dropped = pair_body("dropped");
+    hop_graph *never = sin_body("never");
+    assert_int_equal(hop_graph_add_subgraph(g, used), HOP_OK);
+    assert_int_equal(hop_graph_add_subgraph(g, dropped), HOP_OK);
+    assert_int_equal(hop_graph_add_subgraph(g, never), HOP_OK);
+    hop_arg operands[] = {hop_arg_node(x)};
+    hop_value_info outs[] = {T(HOP_F32, 2, s0, K(4)), T(HOP_F32, 2, s0, K(4))};
+    hop_arg a1[] = {hop_arg_graph(used), hop_arg_list(operands, 1)};
+    hop_node *w1 = hop_graph_call_hop(g, "wrap", a1, 2, outs, 2);
+    hop_arg a2[] = {hop_arg_graph(dropped), hop_arg_list(operands, 1)};
+    hop_node *w2 = hop_graph_call_hop(g, "wrap", a2, 2, outs, 2);
+    hop_node *keep = hop_graph_getitem(g, w1, 1);
+    hop_graph_getitem(g, w1, 0);
+    hop_graph_getitem(g, w2, 0);
+    hop_arg rv[] = {hop_arg_node(live), hop_arg_node(keep)};
+    assert_non_null(hop_graph_output(g, rv, 2));
+    assert_string_equal(names(g), "x unused cos sin exp add wrap wrap_1 getitem getitem_1 "
+                                  "getitem_2 output");
+
+    assert_int_equal(hop_graph_dce(g), 6);
+    assert_string_equal(names(g), "x unused cos wrap getitem output");
+    assert_int_equal(x->nuses, 2);
+    assert_int_equal(w1->nuses, 1);
+    assert_int_equal(g->nsubgraphs, 1);
+    assert_ptr_equal(g->subgraphs[0], used);
+    assert_null(hop_graph_find_subgraph(g, "dropped"));
+    assert_int_equal(hop_graph_verify(g), HOP_OK);
+    assert_int_equal(hop_graph_dce(g), 0);
+    hop_graph_free(g);
+}
+
+/* ------------------------------------------------------------ verifier */
+
+/* forward(x, y) calls cond(pred, cond_true_0, cond_false_0, (x,)) where each
+ * branch is sin_body; the root returns cond[0]. */
+typedef struct cond_graph {
+    hop_graph *g, *t, *f;
+    hop_node *x, *y, *cond, *item;
+} cond_graph;
+
+static cond_graph
+build_cond_graph(void)
+{
+    cond_graph c;
+    c.g = hop_graph_new(env, "forward");
+    c.x = ph(c.g, "x", T(HOP_F32, 2, s0, K(4)));
+    c.y = ph(c.g, "y", T(HOP_I64, 0, NULL, NULL));
+    c.t = sin_body("cond_true_0");
+    c.f = sin_body("cond_false_0");
+    assert_int_equal(hop_graph_add_subgraph(c.g, c.t), HOP_OK);
+    assert_int_equal(hop_graph_add_subgraph(c.g, c.f), HOP_OK);
+    hop_arg operands[] = {hop_arg_node(c.x)};
+    hop_value_info outs[] = {T(HOP_F32, 2, s0, K(4))};
+    hop_arg args[] = {hop_arg_bool(true), hop_arg_graph(c.t), hop_arg_graph(c.f),
+                      hop_arg_list(operands, 1)};
+    c.cond = hop_graph_call_hop(c.g, "cond", args, 4, outs, 1);
+    assert_non_null(c.cond);
+    c.item = hop_graph_getitem(c.g, c.cond, 0);
+    ret(c.g, c.item);
+    assert_int_equal(hop_graph_verify(c.g), HOP_OK);
+    return c;
+}
+
+static void
+test_verify_accepts_graphs_the_builders_make(void **state)
+{
+    (void)state;
+    cond_graph c = build_cond_graph();
+    assert_int_equal(hop_graph_verify(c.g), HOP_OK);
+    assert_int_equal(hop_graph_verify(NULL), HOP_MISUSE);
+    hop_graph_free(c.g);
+}
+
+static void
+test_verify_rejects_use_before_definition_in_a_subgraph(void **state)
+{
+    (void)state;
+    cond_graph c = build_cond_graph();
+    hop_node *x = c.t->first;
+    hop_node *sin = x->next;
+    /* add(x, x) then y = cos(x); make add read y. */
+    hop_graph_erase_node(c.t, c.t->output);
+    hop_node *add = op2(c.t, HOP_OP_add, sin, x);
+    hop_node *y = op1(c.t, HOP_OP_cos, x);
+    ret(c.t, add);
+    y->name = "y";
+    add->args[1].u.node = y;
+    assert_int_equal(hop_graph_verify(c.g), HOP_VERIFY);
+    assert_error(HOP_VERIFY, "verify: cond_true_0: node add uses y, which is defined later");
+    add->args[1].u.node = add;
+    assert_int_equal(hop_graph_verify(c.g), HOP_VERIFY);
+    assert_error(HOP_VERIFY, "verify: cond_true_0: node add uses itself");
+    add->args[1].u.node = x;
+    assert_int_equal(hop_graph_verify(c.g), HOP_OK);
+    hop_graph_free(c.g);
+}
+
+static void
+test_verify_rejects_a_value_from_another_graph(void **state)
+{
+    (void)state;
+    cond_graph c = build_cond_graph();
+    hop_node *sin = c.f->first->next;
+    sin->args[0].u.node = c.x;
+    assert_int_equal(hop_graph_verify(c.g), HOP_VERIFY);
+    assert_error(HOP_VERIFY, "verify: cond_false_0: node sin uses x, which belongs to graph "
+                             "forward");
+    sin->args[0].u.node = c.f->first;
+    hop_graph_free(c.g);
+}
+
+static void
+test_verify_rejects_a_subgraph_argument_the_graph_does_not_own(void **state)
+{
+    (void)state;
+    cond_graph c = build_cond_graph();
+    hop_graph *stray = sin_body("stray");
+    c.cond->args[2].u.graph = stray;
+    assert_int_equal(hop_graph_verify(c.g), HOP_VERIFY);
+    assert_error(HOP_VERIFY, "verify: forward: node cond uses subgraph stray, which is not a "
+                             "subgraph of forward");
+    c.cond->args[2].u.graph = c.f;
+    hop_graph_free(stray);
+    hop_graph_free(c.g);
+}
+
+static void
+test_verify_checks_call_hop_signatures_against_subgraphs(void **state)
+{
+    (void)state;
+    cond_graph c = build_cond_graph();
+    hop_arg *ops = c.cond->args[3].u.list.items;
+
+    /* Placeholder count. */
+    c.cond->args[3].u.list.n = 0;
+    assert_int_equal(hop_graph_verify(c.g), HOP_VERIFY);
+    assert_error(HOP_VERIFY,
+                 "verify: forward: node cond passes 0 operands to cond_true_0, which has 1 "
+                 "placeholder");
+    c.cond->args[3].u.list.n = 1;
+
+    /* Kind: a SymInt for a tensor placeholder. */
+    ops[0] = hop_arg_sym(s0);
+    assert_int_equal(hop_graph_verify(c.g), HOP_VERIFY);
+    assert_error(HOP_VERIFY, "verify: forward: node cond passes operand 0 (s0, a SymInt) to "
+                             "placeholder x of cond_true_0, which is a tensor");
+    /* Dtype. */
+    ops[0] = hop_arg_node(c.y);
+    assert_int_equal(hop_graph_verify(c.g), HOP_VERIFY);
+    assert_error(HOP_VERIFY, "verify: forward: node cond passes operand 0 (y, i64) to "
+                             "placeholder x of cond_true_0, which is f32");
+    ops[0] = hop_arg_node(c.x);
+    assert_int_equal(hop_graph_verify(c.g), HOP_OK);
+
+    /* Ranks may differ (map passes slices). */
+    c.f->first->meta.meta.rank = 1;
+    assert_int_equal(hop_graph_verify(c.g), HOP_OK);
+    c.f->first->meta.meta.rank = 2;
+
+    /* Output count. */
+    c.cond->nouts = 2;
+    assert_int_equal(hop_graph_verify(c.g), HOP_VERIFY);
+    assert_error(HOP_VERIFY, "verify: forward: node cond has 2 outputs but cond_true_0 returns 1");
+    c.cond->nouts = 1;
+
+    /* The operands must be the last argument, a list. */
+    c.cond->nargs = 3;
+    assert_int_equal(hop_graph_verify(c.g), HOP_VERIFY);
+    assert_error(HOP_VERIFY, "verify: forward: node cond passes subgraphs but its last argument "
+                             "is not the list of their operands");
+    c.cond->nargs = 4;
+    assert_int_equal(hop_graph_verify(c.g), HOP_OK);
+    hop_graph_free(c.g);
+}
+
+static void
+test_verify_rejects_missing_misplaced_and_duplicate_outputs(void **state)
+{
+    (void)state;
+    cond_graph c = build_cond_graph();
+    /* A subgraph without output is found by the recursive check. */
+    hop_node *out = c.f->output;
+    assert_int_equal(hop_graph_erase_node(c.f, out), HOP_OK);
+    assert_int_equal(hop_graph_verify(c.g), HOP_VERIFY);
+    assert_error(HOP_VERIFY, "verify: cond_false_0: no output node");
+    ret(c.f, c.f->first->next);
+
+    /* Append a node behind the output by hiding the output from the builder. */
+    hop_node *o = c.g->output;
+    c.g->output = NULL;
+    hop_node *late = op1(c.g, HOP_OP_neg, c.x);
+    c.g->output = o;
+    assert_int_equal(hop_graph_verify(c.g), HOP_VERIFY);
+    assert_error(HOP_VERIFY, "verify: forward: output node output is not the last node");
+    hop_graph_erase_node(c.g, late);
+    assert_int_equal(hop_graph_verify(c.g), HOP_OK);
+
+    /* Two outputs. */
+    c.g->output = NULL;
+    ret(c.g, c.item);
+    assert_int_equal(hop_graph_verify(c.g), HOP_VERIFY);
+    assert_error(HOP_VERIFY, "verify: forward: more than one output node (output, output_1)");
+    hop_graph_free(c.g);
+}
+
+static void
+test_verify_rejects_duplicate_names_and_misplaced_placeholders(void **state)
+{
+    (void)state;
+    cond_graph c = build_cond_graph();
+    c.item->name = "x";
+    assert_int_equal(hop_graph_verify(c.g), HOP_VERIFY);
+    assert_error(HOP_VERIFY, "verify: forward: two nodes are named x");
+    c.item->name = "cond_false_0";
+    assert_int_equal(hop_graph_verify(c.g), HOP_VERIFY);
+    assert_error(HOP_VERIFY, "verify: forward: node cond_false_0 has the name of a subgraph");
+    c.item->name = "getitem";
+
+    c.t->name = "cond_false_0";
+    assert_int_equal(hop_graph_verify(c.g), HOP_VERIFY);
+    assert_error(HOP_VERIFY, "verify: forward: two subgraphs are named cond_false_0");
+    c.t->name = "cond_true_0";
+
+    /* Move placeholder y behind cond by hand. */
+    hop_node *y = c.y, *cond = c.cond;
+    c.x->next = cond;
+    cond->prev = c.x;
+    y->prev = cond;
+    y->next = cond->next;
+    cond->next->prev = y;
+    cond->next = y;
+    assert_int_equal(hop_graph_verify(c.g), HOP_VERIFY);
+    assert_error(HOP_VERIFY, "verify: forward: placeholder y comes after cond");
+    hop_graph_free(c.g);
+}
+
+static void
+test_verify_rejects_inconsistent_use_lists_and_bad_getitems(void **state)
+{
+    (void)state;
+    cond_graph c = build_cond_graph();
+    c.x->nuses = 2;
+    assert_int_equal(hop_graph_verify(c.g), HOP_VERIFY);
+    assert_error(HOP_VERIFY, "verify: forward: the use list of x has 1 records but nuses is 2");
+    c.x->nuses = 1;
+    hop_use *u = c.x->uses;
+    c.x->uses = NULL;
+    c.x->nuses = 0;
+    assert_int_equal(hop_graph_verify(c.g), HOP_VERIFY);
+    assert_error(HOP_VERIFY, "verify: forward: x is used by 1 argument slot but has 0 use records");
+    c.x->uses = u;
+    c.x->nuses = 1;
+
+    c.item->args[1].u.i = 1;
+    assert_int_equal(hop_graph_verify(c.g), HOP_VERIFY);
+    assert_error(HOP_VERIFY, "verify: forward: getitem getitem reads index 1 of cond, which has "
+                             "1 output");
+    c.item->args[1].u.i = 0;
+    c.item->meta.meta.dtype = HOP_F64;
+    assert_int_equal(hop_graph_verify(c.g), HOP_VERIFY);
+    assert_error(HOP_VERIFY, "verify: forward: getitem getitem has other metadata than output 0 "
+                             "of cond");
+    c.item->meta.meta.dtype = HOP_F32;
+
+    c.g->nnodes++;
+    assert_int_equal(hop_graph_verify(c.g), HOP_VERIFY);
+    assert_error(HOP_VERIFY, "verify: forward: the node list holds 5 nodes but nnodes is 6");
+    c.g->nnodes--;
+    assert_int_equal(hop_graph_verify(c.g), HOP_OK);
+    hop_graph_free(c.g);
+}
+
+/* ------------------------------------------------------------ OOM sweep */
+
+/* Builds forward with a cond over two subgraphs, verifies it and DCEs it. */
+static hop_status
+build_all(long *nodes)
+{
+    hop_status st = HOP_NOMEM;
+    hop_shape_env *e = hop_shape_env_new();
+    hop_graph *g = NULL, *t = NULL, *f = NULL;
+    if (e == NULL)
+        return hop_error_code();
+    const hop_expr *s = hop_shape_env_size_symbol(e, 5, true, true);
+    const hop_expr *four = hop_sym_const(e, 4);
+    if (s == NULL || four == NULL)
+        goto fail;
+    hop_value_info xv = {.kind = HOP_VALUE_TENSOR, .meta = {HOP_F32, 2, {s, four}}};
+    hop_value_info sv = {.kind = HOP_VALUE_SYM, .sym = s};
+    g = hop_graph_new(e, "forward");
+    t = hop_graph_new(e, "cond_true_0");
+    f = hop_graph_new(e, "cond_false_0");
+    if (!g || !t || !f)
+        goto fail;
+    hop_graph *branches[] = {t, f};
+    for (int i = 0; i < 2; i++) {
+        hop_graph *b = branches[i];
+        hop_node *bs = hop_graph_placeholder(b, "s0", &sv);
+        hop_node *bx = bs ? hop_graph_placeholder(b, "x", &xv) : NULL;
+        hop_arg a[] = {hop_arg_node(bx)};
+        hop_node *r = bx ? hop_graph_call_op(b, i ? HOP_OP_cos : HOP_OP_sin, a, 1) : NULL;
+        hop_arg rv[] = {hop_arg_node(r), hop_arg_node(bs)};
+        if (r == NULL || hop_graph_output(b, rv, 2) == NULL)
+            goto fail;
+    }
+    hop_node *ps = hop_graph_placeholder(g, "s0", &sv);
+    hop_node *px = ps ? hop_graph_placeholder(g, "x", &xv) : NULL;
+    if (px == NULL)
+        goto fail;
+    if (hop_graph_add_subgraph(g, t) != HOP_OK)
+        goto fail;
+    t = NULL;
+    if (hop_graph_add_subgraph(g, f) != HOP_OK)
+        goto fail;
+    f = NULL;
+    hop_arg sargs[] = {hop_arg_node(px), hop_arg_none(), hop_arg_bool(false)};
+    hop_node *sum = hop_graph_call_op(g, HOP_OP_sum, sargs, 3);
+    hop_arg gargs[] = {hop_arg_node(sum), hop_arg_int(0)};
+    hop_node *gt = sum ? hop_graph_call_op(g, HOP_OP_gt, gargs, 2) : NULL;
+    if (gt == NULL)
+        goto fail;
+    hop_arg operands[] = {hop_arg_node(ps), hop_arg_node(px)};
+    hop_arg cargs[] = {hop_arg_node(gt), hop_arg_graph(g->subgraphs[0]),
+                       hop_arg_graph(g->subgraphs[1]), hop_arg_list(operands, 2)};
+    hop_value_info outs[] = {xv, sv};
+    hop_node *cond = hop_graph_call_hop(g, "cond", cargs, 4, outs, 2);
+    hop_node *item = cond ? hop_graph_getitem(g, cond, 0) : NULL;
+    hop_node *dead = item ? hop_graph_getitem(g, cond, 1) : NULL;
+    hop_arg rv[] = {hop_arg_node(item)};
+    if (dead == NULL || hop_graph_output(g, rv, 1) == NULL)
+        goto fail;
+    if ((st = hop_graph_verify(g)) != HOP_OK)
+        goto fail;
+    if (hop_graph_dce(g) != 1) {
+        st = hop_error(HOP_INVALID, "dce removed the wrong nodes");
+        goto fail;
+    }
+    *nodes = (long)g->nnodes;
+    st = HOP_OK;
+fail:
+    if (st != HOP_OK)
+        st = hop_error_code();
+    hop_graph_free(t);
+    hop_graph_free(f);
+    hop_graph_free(g);
+    hop_shape_env_free(e);
+    return st;
+}
+
+static void
+test_every_allocation_failure_while_building_is_nomem_and_leaks_nothing(void **state)
+{
+    (void)state;
+    long live = hop_alloc_live();
+    long k, nodes = 0;
+    for (k = 1;; k++) {
+        hop_alloc_fail_at(k);
+        hop_status st = build_all(&nodes);
+        hop_alloc_fail_at(0);
+        assert_int_equal(hop_alloc_live(), live);
+        if (st == HOP_OK)
+            break;
+        assert_string_equal(hop_status_name(st), "HOP_NOMEM");
+    }
+    assert_true(k > 10);
+    assert_int_equal(nodes, 7);
+}
+
+int
+main(void)
+{
+#define T_(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
+    const struct CMUnitTest tests[] = {
+        T_(test_new_graph_is_empty_and_named_as_an_identifier),
+        T_(test_placeholders_stay_first_and_insert_at_their_position),
+        T_(test_names_are_uniquified_with_the_smallest_free_suffix),
+        T_(test_names_that_are_not_identifiers_are_sanitised),
+        T_(test_call_op_records_op_target_and_inferred_meta),
+        T_(test_call_op_copies_arguments_and_folds_constant_syms_to_ints),
+        T_(test_use_lists_hold_one_record_per_argument_slot),
+        T_(test_failed_call_leaves_graph_unchanged_and_its_name_unused),
+        T_(test_out_of_memory_in_a_call_leaves_graph_unchanged),
+        T_(test_call_op_rejects_bad_operands_with_misuse_or_invalid),
+        T_(test_call_hop_copies_outs_and_getitem_reads_them),
+        T_(test_output_is_last_and_later_nodes_go_before_it),
+        T_(test_subgraph_ownership_is_exclusive_and_names_are_unique),
+        T_(test_removed_subgraph_belongs_to_the_caller_again),
+        T_(test_erase_refuses_used_nodes_and_unlinks_uses),
+        T_(test_dce_removes_dead_chains_and_unreferenced_subgraphs),
+        T_(test_verify_accepts_graphs_the_builders_make),
+        T_(test_verify_rejects_use_before_definition_in_a_subgraph),
+        T_(test_verify_rejects_a_value_from_another_graph),
+        T_(test_verify_rejects_a_subgraph_argument_the_graph_does_not_own),
+        T_(test_verify_checks_call_hop_signatures_against_subgraphs),
+        T_(test_verify_rejects_missing_misplaced_and_duplicate_outputs),
+        T_(test_verify_rejects_duplicate_names_and_misplaced_placeholders),
+        T_(test_verify_rejects_inconsistent_use_lists_and_bad_getitems),
+        T_(test_every_allocation_failure_while_building_is_nomem_and_leaks_nothing),
+    };
+#undef T_
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
