@@ -17,5 +17,7 @@ write_basic_package_version_file(${PROJECT_BINARY_DIR}/hopConfigVersion.cmake
 install(FILES ${PROJECT_BINARY_DIR}/hopConfig.cmake ${PROJECT_BINARY_DIR}/hopConfigVersion.cmake
         DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/hop)
 
+# The .pc file is relocatable: prefix is found from its own location.
+file(RELATIVE_PATH HOP_PC_TO_PREFIX "/prefix/${CMAKE_INSTALL_LIBDIR}/pkgconfig" "/prefix")
 configure_file(cmake/hop.pc.in ${PROJECT_BINARY_DIR}/hop.pc @ONLY)
 install(FILES ${PROJECT_BINARY_DIR}/hop.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)

@@ -18,8 +18,7 @@ static const hop__status_info status_table[] = {
     HOP_STATUS_LIST(HOP__STATUS_ROW)
 #undef HOP__STATUS_ROW
 };
-_Static_assert(HOP__ARRAY_LEN(status_table) == HOP_STATUS_COUNT,
-               "status table and enum disagree");
+_Static_assert(HOP__ARRAY_LEN(status_table) == HOP_STATUS_COUNT, "status table and enum disagree");
 
 static _Thread_local hop_status last_code = HOP_OK;
 static _Thread_local char last_message[1024];

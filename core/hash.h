@@ -25,14 +25,16 @@ extern _Thread_local int hop__hash_oom;
     do {                                                                                           \
         hop__hash_oom = 0;                                                                         \
         HASH_ADD(hh, head, keyfield, keylen, item);                                                \
-        (st) = hop__hash_oom ? hop_error(HOP_NOMEM, "out of memory growing a hash table") : HOP_OK; \
+        (st) =                                                                                     \
+            hop__hash_oom ? hop_error(HOP_NOMEM, "out of memory growing a hash table") : HOP_OK;   \
     } while (0)
 
 #define HOP_HASH_ADD_KEYPTR(st, hh, head, keyptr, keylen, item)                                    \
     do {                                                                                           \
         hop__hash_oom = 0;                                                                         \
         HASH_ADD_KEYPTR(hh, head, keyptr, keylen, item);                                           \
-        (st) = hop__hash_oom ? hop_error(HOP_NOMEM, "out of memory growing a hash table") : HOP_OK; \
+        (st) =                                                                                     \
+            hop__hash_oom ? hop_error(HOP_NOMEM, "out of memory growing a hash table") : HOP_OK;   \
     } while (0)
 
 #endif /* HOP_CORE_HASH_H */
