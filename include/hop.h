@@ -7,6 +7,8 @@
 #include "hop/core.h"
 #include "hop/ops.h"
 #include "hop/graph.h"
+#include "hop/tracer.h"
+#include "hop/output_graph.h"
 
 #define HOP_VERSION_MAJOR 0
 #define HOP_VERSION_MINOR 1

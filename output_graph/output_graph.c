@@ -1,0 +1,504 @@
+/*
+ * output_graph/output_graph.c - the OutputGraph: owner of the ShapeEnv, the
+ * root graph, every tracer and the stack of active ones, the root's inputs and
+ * their sources, captured tensors, subgraph name counters, and checkpoints.
+ *
+ * Ownership: the root graph owns every installed subgraph.  A popped graph
+ * that is never installed, or one removed again by a restore, stays owned by
+ * its tracer's record here, so proxies into it never dangle; they are dead.
+ */
+#include "hop/output_graph.h"
+#include "tracer/tracer_impl.h"
+
+#include <stdio.h>
+
+typedef struct input_rec {
+    hop_node *node;
+    hop_source source;
+} input_rec;
+
+typedef struct capture_entry {
+    const void *identity;
+    hop_node *node;
+    UT_hash_handle hh;
+} capture_entry;
+
+typedef struct name_counter {
+    const char *prefix; /* in og->strings */
+    size_t next;
+    UT_hash_handle hh;
+} name_counter;
+
+struct hop_output_graph {
+    hop_shape_env *env;
+    hop_graph *root_graph;
+    hop_tracer **tracers; /* every tracer made; [0] is the root */
+    size_t ntracers, tracers_cap;
+    hop_tracer **stack;
+    size_t depth, stack_cap;
+    input_rec *inputs;
+    size_t ninputs, inputs_cap;
+    capture_entry *captures;
+    capture_entry **capture_log;
+    size_t ncaptures, captures_cap;
+    name_counter *counters;
+    name_counter **counter_log;
+    size_t ncounters, counters_cap;
+    hop_graph **orphans; /* graphs a restore removed that no tracer owns */
+    size_t norphans, orphans_cap;
+    hop__arena strings;
+};
+
+struct hop_checkpoint {
+    hop_output_graph *og;
+    size_t depth, ninputs, ncaptures, nguards, nsymbols, ncounters;
+    hop__tracer_mark *marks;
+    size_t *counter_values;
+};
+
+/* ------------------------------------------------------------ lifecycle */
+
+/* A tracer's graph was freed by its owner (a parent graph's free, or DCE of
+ * the parent): forget it, so that og never touches it again. */
+static void
+forget_graph(hop_graph *g)
+{
+    hop_tracer *t = g->user_data;
+    if (t && t->graph == g)
+        t->graph = NULL;
+}
+
+static hop_tracer *
+add_tracer(hop_output_graph *og, hop_graph *graph, hop_tracer *parent)
+{
+    if (hop__grow((void **)&og->tracers, &og->tracers_cap, og->ntracers + 1, sizeof *og->tracers) !=
+            HOP_OK ||
+        hop__grow((void **)&og->stack, &og->stack_cap, og->depth + 1, sizeof *og->stack) != HOP_OK)
+        return NULL;
+    hop_tracer *t = hop__tracer_new(graph, parent);
+    if (t == NULL)
+        return NULL;
+    graph->free_hook = forget_graph;
+    og->tracers[og->ntracers++] = t;
+    og->stack[og->depth++] = t;
+    if (parent)
+        parent->state = HOP_TRACER_SUSPENDED;
+    return t;
+}
+
+hop_output_graph *
+hop_output_graph_new(void)
+{
+    hop_output_graph *og = hop__calloc(1, sizeof *og);
+    if (og == NULL)
+        return NULL;
+    hop__arena_init(&og->strings);
+    og->env = hop_shape_env_new();
+    if (og->env == NULL)
+        goto fail;
+    og->root_graph = hop_graph_new(og->env, "forward");
+    if (og->root_graph == NULL)
+        goto fail;
+    if (add_tracer(og, og->root_graph, NULL) == NULL)
+        goto fail;
+    return og;
+fail:
+    hop_output_graph_free(og);
+    return NULL;
+}
+
+void
+hop_output_graph_free(hop_output_graph *og)
+{
+    if (og == NULL)
+        return;
+    /* Find the unowned graphs before freeing any: a graph owns the graphs
+     * installed in it, which may belong to other tracers. */
+    size_t nfree = 0;
+    hop_graph **unowned = hop__malloc((og->ntracers + og->norphans + 1) * sizeof *unowned);
+    for (size_t i = 1; unowned && i < og->ntracers; i++)
+        if (og->tracers[i]->graph && og->tracers[i]->graph->parent == NULL)
+            unowned[nfree++] = og->tracers[i]->graph;
+    for (size_t i = 0; unowned && i < og->norphans; i++)
+        if (og->orphans[i]->parent == NULL)
+            unowned[nfree++] = og->orphans[i];
+    if (unowned == NULL) {
+        /* Out of memory while freeing: fall back to a quadratic scan that
+         * needs no memory (free a graph only when its parent is gone). */
+        for (size_t i = og->ntracers; i-- > 1;)
+            if (og->tracers[i]->graph && og->tracers[i]->graph->parent == NULL)
+                hop_graph_free(og->tracers[i]->graph);
+    } else {
+        for (size_t i = 0; i < nfree; i++)
+            hop_graph_free(unowned[i]);
+        hop__free(unowned);
+    }
+    hop_graph_free(og->root_graph);
+    for (size_t i = 0; i < og->ntracers; i++)
+        hop__tracer_free(og->tracers[i]);
+    HASH_CLEAR(hh, og->captures);
+    for (size_t i = 0; i < og->ncaptures; i++)
+        hop__free(og->capture_log[i]);
+    HASH_CLEAR(hh, og->counters);
+    for (size_t i = 0; i < og->ncounters; i++)
+        hop__free(og->counter_log[i]);
+    hop__free(og->tracers);
+    hop__free(og->stack);
+    hop__free(og->inputs);
+    hop__free(og->capture_log);
+    hop__free(og->counter_log);
+    hop__free(og->orphans);
+    hop__arena_destroy(&og->strings);
+    hop_shape_env_free(og->env);
+    hop__free(og);
+}
+
+hop_shape_env *
+hop_output_graph_env(const hop_output_graph *og)
+{
+    return og ? og->env : NULL;
+}
+
+hop_tracer *
+hop_output_graph_root(const hop_output_graph *og)
+{
+    return og ? og->tracers[0] : NULL;
+}
+
+hop_graph *
+hop_output_graph_root_graph(const hop_output_graph *og)
+{
+    return og ? og->root_graph : NULL;
+}
+
+hop_tracer *
+hop_output_graph_current(const hop_output_graph *og)
+{
+    return og ? og->stack[og->depth - 1] : NULL;
+}
+
+size_t
+hop_output_graph_depth(const hop_output_graph *og)
+{
+    return og ? og->depth : 0;
+}
+
+/* ----------------------------------------------------------- root inputs */
+
+static hop_node *
+add_root_tensor(hop_output_graph *og, const char *name, hop_dtype dtype, int rank,
+                const int64_t *sizes, bool dynamic, hop_source source)
+{
+    if (name == NULL || (rank > 0 && sizes == NULL)) {
+        hop_error(HOP_MISUSE, "root input: NULL %s", name ? "sizes" : "name");
+        return NULL;
+    }
+    if ((unsigned)dtype >= HOP_DTYPE_COUNT) {
+        hop_error(HOP_INVALID, "root input %s: invalid dtype %d", name, (int)dtype);
+        return NULL;
+    }
+    if (rank < 0 || rank > HOP_MAX_RANK) {
+        hop_error(HOP_INVALID, "root input %s: rank %d is outside 0..%d", name, rank, HOP_MAX_RANK);
+        return NULL;
+    }
+    for (int d = 0; d < rank; d++)
+        if (sizes[d] < 0) {
+            hop_error(HOP_INVALID, "root input %s: size %lld of dim %d is negative", name,
+                      (long long)sizes[d], d);
+            return NULL;
+        }
+    if (hop__grow((void **)&og->inputs, &og->inputs_cap, og->ninputs + 2 * HOP_MAX_RANK + 1,
+                  sizeof *og->inputs) != HOP_OK)
+        return NULL;
+    size_t nsymbols = hop_shape_env_nsymbols(og->env);
+    hop_value_info meta = {.kind = HOP_VALUE_TENSOR};
+    meta.meta.dtype = dtype;
+    meta.meta.rank = rank;
+    for (int d = 0; d < rank; d++) {
+        meta.meta.sizes[d] = dynamic ? hop_shape_env_size_symbol(og->env, sizes[d], true, true)
+                                     : hop_sym_const(og->env, sizes[d]);
+        if (meta.meta.sizes[d] == NULL) {
+            hop_shape_env_truncate_symbols(og->env, nsymbols);
+            return NULL;
+        }
+    }
+    hop_graph *g = og->root_graph;
+    size_t before = g->nplaceholders;
+    hop_node *node = hop__tracer_add_input(og->tracers[0], name, &meta);
+    if (node == NULL) {
+        hop_shape_env_truncate_symbols(og->env, nsymbols);
+        return NULL;
+    }
+    /* The placeholders between `before` and the tensor are its new symbols. */
+    size_t tensor_index = og->ninputs + (g->nplaceholders - 1 - before);
+    for (size_t p = before; p + 1 < g->nplaceholders; p++) {
+        hop_node *sym = hop_graph_placeholder_at(g, p);
+        input_rec *r = &og->inputs[og->ninputs++];
+        r->node = sym;
+        r->source = (hop_source){.kind = HOP_SOURCE_SIZE, .input = tensor_index};
+        for (int d = 0; d < rank; d++)
+            if (meta.meta.sizes[d] == sym->meta.sym) {
+                r->source.dim = (size_t)d;
+                break;
+            }
+    }
+    og->inputs[og->ninputs++] = (input_rec){.node = node, .source = source};
+    return node;
+}
+
+hop_node *
+hop_output_graph_add_input(hop_output_graph *og, const char *name, hop_dtype dtype, int rank,
+                           const int64_t *sizes, bool dynamic)
+{
+    if (og == NULL) {
+        hop_error(HOP_MISUSE, "hop_output_graph_add_input: NULL output graph");
+        return NULL;
+    }
+    if (og->depth != 1) {
+        hop_error(HOP_MISUSE,
+                  "hop_output_graph_add_input: argument %s added while subgraph %s is being "
+                  "traced (add arguments before tracing; use hop_output_graph_capture for "
+                  "tensors a body reaches)",
+                  name ? name : "?", og->stack[og->depth - 1]->graph->name);
+        return NULL;
+    }
+    size_t position = 0;
+    for (size_t i = 0; i < og->ninputs; i++)
+        position += og->inputs[i].source.kind == HOP_SOURCE_ARG;
+    return add_root_tensor(og, name, dtype, rank, sizes, dynamic,
+                           (hop_source){.kind = HOP_SOURCE_ARG, .position = position});
+}
+
+hop_node *
+hop_output_graph_capture(hop_output_graph *og, const void *identity, const char *name,
+                         hop_dtype dtype, int rank, const int64_t *sizes, bool dynamic)
+{
+    if (og == NULL || identity == NULL) {
+        hop_error(HOP_MISUSE, "hop_output_graph_capture: NULL %s",
+                  og ? "identity" : "output graph");
+        return NULL;
+    }
+    capture_entry *e = NULL;
+    HASH_FIND_PTR(og->captures, &identity, e);
+    if (e)
+        return e->node;
+    if (hop__grow((void **)&og->capture_log, &og->captures_cap, og->ncaptures + 1,
+                  sizeof *og->capture_log) != HOP_OK)
+        return NULL;
+    e = hop__malloc(sizeof *e);
+    if (e == NULL)
+        return NULL;
+    hop_checkpoint *cp = hop_output_graph_checkpoint(og);
+    hop_node *node =
+        cp ? add_root_tensor(og, name, dtype, rank, sizes, dynamic,
+                             (hop_source){.kind = HOP_SOURCE_CAPTURE, .identity = identity})
+           : NULL;
+    hop_status st = HOP_NOMEM;
+    if (node) {
+        e->identity = identity;
+        e->node = node;
+        HOP_HASH_ADD(st, hh, og->captures, identity, sizeof e->identity, e);
+    }
+    if (st != HOP_OK) {
+        hop__free(e);
+        if (cp)
+            hop_output_graph_restore(og, cp);
+        return NULL;
+    }
+    og->capture_log[og->ncaptures++] = e;
+    hop_checkpoint_free(cp);
+    return node;
+}
+
+size_t
+hop_output_graph_ninputs(const hop_output_graph *og)
+{
+    return og ? og->ninputs : 0;
+}
+
+hop_node *
+hop_output_graph_input(const hop_output_graph *og, size_t i, hop_source *source)
+{
+    if (og == NULL || i >= og->ninputs)
+        return NULL;
+    if (source)
+        *source = og->inputs[i].source;
+    return og->inputs[i].node;
+}
+
+/* ------------------------------------------------------- the tracer stack */
+
+hop_tracer *
+hop_output_graph_push(hop_output_graph *og, const char *graph_name)
+{
+    if (og == NULL || graph_name == NULL) {
+        hop_error(HOP_MISUSE, "hop_output_graph_push: NULL %s", og ? "graph name" : "output graph");
+        return NULL;
+    }
+    hop_graph *g = hop_graph_new(og->env, graph_name);
+    if (g == NULL)
+        return NULL;
+    hop_tracer *t = add_tracer(og, g, og->stack[og->depth - 1]);
+    if (t == NULL)
+        hop_graph_free(g);
+    return t;
+}
+
+hop_status
+hop_output_graph_pop(hop_output_graph *og, hop_tracer *t, hop_graph **graph)
+{
+    if (og == NULL || t == NULL)
+        return hop_error(HOP_MISUSE, "hop_output_graph_pop: NULL %s",
+                         og ? "tracer" : "output graph");
+    hop_tracer *top = og->stack[og->depth - 1];
+    if (og->depth == 1)
+        return hop_error(HOP_MISUSE,
+                         "hop_output_graph_pop: only the root tracer (graph %s) is "
+                         "on the stack; it cannot be popped",
+                         top->graph->name);
+    if (t != top)
+        return hop_error(HOP_MISUSE,
+                         "hop_output_graph_pop: unbalanced pop of the tracer of graph %s while "
+                         "the tracer of graph %s is current",
+                         t->graph->name, top->graph->name);
+    t->state = HOP_TRACER_ENDED;
+    og->depth--;
+    og->stack[og->depth - 1]->state = HOP_TRACER_CURRENT;
+    if (graph)
+        *graph = t->graph;
+    return HOP_OK;
+}
+
+void
+hop_output_graph_discard(hop_output_graph *og, hop_graph *graph)
+{
+    /* Nothing to do: the graph's tracer record keeps it until og is freed.
+     * Kept as an explicit call so that callers state their intent. */
+    (void)og;
+    (void)graph;
+}
+
+const char *
+hop_output_graph_next_name(hop_output_graph *og, const char *prefix)
+{
+    if (og == NULL || prefix == NULL) {
+        hop_error(HOP_MISUSE, "hop_output_graph_next_name: NULL %s",
+                  og ? "prefix" : "output graph");
+        return NULL;
+    }
+    name_counter *c = NULL;
+    HASH_FIND_STR(og->counters, prefix, c);
+    if (c == NULL) {
+        if (hop__grow((void **)&og->counter_log, &og->counters_cap, og->ncounters + 1,
+                      sizeof *og->counter_log) != HOP_OK)
+            return NULL;
+        c = hop__malloc(sizeof *c);
+        char *key = c ? hop__arena_strdup(&og->strings, prefix) : NULL;
+        if (key == NULL) {
+            hop__free(c);
+            return NULL;
+        }
+        c->prefix = key;
+        c->next = 0;
+        hop_status st;
+        HOP_HASH_ADD_KEYPTR(st, hh, og->counters, c->prefix, strlen(c->prefix), c);
+        if (st != HOP_OK) {
+            hop__free(c);
+            return NULL;
+        }
+        og->counter_log[og->ncounters++] = c;
+    }
+    char *name = hop__arena_printf(&og->strings, "%s_%zu", prefix, c->next);
+    if (name)
+        c->next++;
+    return name;
+}
+
+/* ------------------------------------------------------------ checkpoints */
+
+hop_checkpoint *
+hop_output_graph_checkpoint(hop_output_graph *og)
+{
+    if (og == NULL) {
+        hop_error(HOP_MISUSE, "hop_output_graph_checkpoint: NULL output graph");
+        return NULL;
+    }
+    hop_checkpoint *cp = hop__calloc(1, sizeof *cp);
+    if (cp == NULL)
+        return NULL;
+    cp->marks = hop__malloc(og->depth * sizeof *cp->marks);
+    cp->counter_values = hop__malloc((og->ncounters + 1) * sizeof *cp->counter_values);
+    if (cp->marks == NULL || cp->counter_values == NULL) {
+        hop_checkpoint_free(cp);
+        return NULL;
+    }
+    cp->og = og;
+    cp->depth = og->depth;
+    for (size_t i = 0; i < og->depth; i++)
+        hop__tracer_mark_of(og->stack[i], &cp->marks[i]);
+    cp->ninputs = og->ninputs;
+    cp->ncaptures = og->ncaptures;
+    cp->nguards = hop_shape_env_nguards(og->env);
+    cp->nsymbols = hop_shape_env_nsymbols(og->env);
+    cp->ncounters = og->ncounters;
+    for (size_t i = 0; i < og->ncounters; i++)
+        cp->counter_values[i] = og->counter_log[i]->next;
+    return cp;
+}
+
+void
+hop_checkpoint_free(hop_checkpoint *cp)
+{
+    if (cp == NULL)
+        return;
+    hop__free(cp->marks);
+    hop__free(cp->counter_values);
+    hop__free(cp);
+}
+
+/* A subgraph a restore took out of an active graph. */
+static void
+adopt_orphan(void *ctx, hop_graph *g)
+{
+    hop_output_graph *og = ctx;
+    hop_tracer *t = g->user_data;
+    for (size_t i = 0; t && i < og->ntracers; i++)
+        if (og->tracers[i] == t)
+            return; /* its tracer record owns it */
+    if (hop__grow((void **)&og->orphans, &og->orphans_cap, og->norphans + 1, sizeof *og->orphans) !=
+        HOP_OK) {
+        hop_graph_free(g); /* unreachable already; nothing can point into it */
+        return;
+    }
+    og->orphans[og->norphans++] = g;
+}
+
+hop_status
+hop_output_graph_restore(hop_output_graph *og, hop_checkpoint *cp)
+{
+    if (og == NULL || cp == NULL || cp->og != og)
+        return hop_error(HOP_MISUSE, "hop_output_graph_restore: %s",
+                         og && cp ? "checkpoint of another output graph" : "NULL argument");
+    if (cp->depth > og->depth) {
+        hop_checkpoint_free(cp);
+        return hop_error(HOP_MISUSE, "hop_output_graph_restore: the stack is shallower than at "
+                                     "the checkpoint (a tracer was popped past it)");
+    }
+    while (og->depth > cp->depth)
+        og->stack[--og->depth]->state = HOP_TRACER_ENDED;
+    og->stack[og->depth - 1]->state = HOP_TRACER_CURRENT;
+    for (size_t i = og->depth; i-- > 0;)
+        hop__tracer_rollback(og->stack[i], &cp->marks[i], adopt_orphan, og);
+    og->ninputs = cp->ninputs;
+    while (og->ncaptures > cp->ncaptures) {
+        capture_entry *e = og->capture_log[--og->ncaptures];
+        HASH_DEL(og->captures, e);
+        hop__free(e);
+    }
+    for (size_t i = 0; i < og->ncounters; i++)
+        og->counter_log[i]->next = i < cp->ncounters ? cp->counter_values[i] : 0;
+    hop_shape_env_truncate_guards(og->env, cp->nguards);
+    hop_shape_env_truncate_symbols(og->env, cp->nsymbols);
+    hop_checkpoint_free(cp);
+    return HOP_OK;
+}

@@ -1,0 +1,685 @@
+/*
+ * tracer/tracer.c - the SubgraphTracer: recording ops into its graph and
+ * lifting free values and symbols, outer-first, through enclosing tracers.
+ *
+ * Lifting is recursive on the parent chain: the value for v in tracer t is
+ * made from the value for v in t's parent, so each tracer between v's owner
+ * and t is visited once, and every later use is one hash lookup keyed by v.
+ * Every public entry point is all-or-nothing: the slow path (something must
+ * be lifted) marks the tracers it may touch and rolls them back on failure.
+ */
+#include "tracer/tracer_impl.h"
+
+#include <stdio.h>
+
+/* ------------------------------------------------------------ accessors */
+
+hop_graph *
+hop_tracer_graph(const hop_tracer *t)
+{
+    return t ? t->graph : NULL;
+}
+
+hop_tracer *
+hop_tracer_parent(const hop_tracer *t)
+{
+    return t ? t->parent : NULL;
+}
+
+int
+hop_tracer_depth(const hop_tracer *t)
+{
+    return t ? t->depth : -1;
+}
+
+hop_tracer_state
+hop_tracer_state_of(const hop_tracer *t)
+{
+    return t ? t->state : HOP_TRACER_ENDED;
+}
+
+hop_tracer *
+hop_tracer_of(const hop_node *n)
+{
+    return n && n->graph ? (hop_tracer *)n->graph->user_data : NULL;
+}
+
+size_t
+hop_tracer_nlifted(const hop_tracer *t)
+{
+    return t ? t->nlifted : 0;
+}
+
+hop_node *
+hop_tracer_lifted_placeholder(const hop_tracer *t, size_t i)
+{
+    return t && i < t->nlifted ? t->lifted[i] : NULL;
+}
+
+hop_node *
+hop_tracer_lifted_source(const hop_tracer *t, const hop_node *placeholder)
+{
+    if (t == NULL)
+        return NULL;
+    for (size_t i = 0; i < t->nlifted; i++)
+        if (t->lifted[i] == placeholder)
+            return t->lifted_source[i];
+    return NULL;
+}
+
+hop_node *
+hop_tracer_bound_symbol(const hop_tracer *t, const hop_expr *sym)
+{
+    if (t == NULL || sym == NULL)
+        return NULL;
+    hop__sym_entry *e = NULL;
+    HASH_FIND_PTR(t->sym_map, &sym, e);
+    return e ? e->value : NULL;
+}
+
+/* ------------------------------------------------------ life and undo */
+
+hop_tracer *
+hop__tracer_new(hop_graph *graph, hop_tracer *parent)
+{
+    hop_tracer *t = hop__calloc(1, sizeof *t);
+    if (t == NULL)
+        return NULL;
+    t->graph = graph;
+    t->parent = parent;
+    t->depth = parent ? parent->depth + 1 : 0;
+    t->state = HOP_TRACER_CURRENT;
+    graph->user_data = t;
+    return t;
+}
+
+void
+hop__tracer_free(hop_tracer *t)
+{
+    if (t == NULL)
+        return;
+    HASH_CLEAR(hh, t->lift_map);
+    HASH_CLEAR(hh, t->sym_map);
+    for (size_t i = 0; i < t->nlift_log; i++)
+        hop__free(t->lift_log[i]);
+    for (size_t i = 0; i < t->nsym_log; i++)
+        hop__free(t->sym_log[i]);
+    hop__free(t->lift_log);
+    hop__free(t->sym_log);
+    hop__free(t->lifted);
+    hop__free(t->lifted_source);
+    hop__free(t);
+}
+
+void
+hop__tracer_mark_of(const hop_tracer *t, hop__tracer_mark *m)
+{
+    m->last = t->graph->last;
+    m->nplaceholders = t->graph->nplaceholders;
+    m->nsubgraphs = t->graph->nsubgraphs;
+    m->nlift_log = t->nlift_log;
+    m->nsym_log = t->nsym_log;
+    m->nlifted = t->nlifted;
+}
+
+void
+hop__tracer_rollback(hop_tracer *t, const hop__tracer_mark *m,
+                     void (*orphan)(void *ctx, hop_graph *g), void *ctx)
+{
+    hop_graph *g = t->graph;
+    /* Nodes after the mark, newest first, so users go before what they use.
+     * Placeholders are skipped here: new ones are removed by position below. */
+    for (hop_node *n = g->last; n != NULL && n != m->last;) {
+        hop_node *prev = n->prev;
+        if (n->kind != HOP_NODE_PLACEHOLDER)
+            hop_graph_erase_node(g, n);
+        n = prev;
+    }
+    while (g->nplaceholders > m->nplaceholders)
+        hop_graph_erase_node(g, hop_graph_placeholder_at(g, g->nplaceholders - 1));
+    while (g->nsubgraphs > m->nsubgraphs) {
+        hop_graph *sub = g->subgraphs[g->nsubgraphs - 1];
+        hop_graph_remove_subgraph(g, sub);
+        if (orphan)
+            orphan(ctx, sub);
+    }
+    while (t->nlift_log > m->nlift_log) {
+        hop__lift_entry *e = t->lift_log[--t->nlift_log];
+        HASH_DEL(t->lift_map, e);
+        hop__free(e);
+    }
+    while (t->nsym_log > m->nsym_log) {
+        hop__sym_entry *e = t->sym_log[--t->nsym_log];
+        HASH_DEL(t->sym_map, e);
+        hop__free(e);
+    }
+    t->nlifted = m->nlifted;
+}
+
+/* --------------------------------------------------------------- tables */
+
+static hop_status
+remember_lift(hop_tracer *t, const hop_node *key, hop_node *value)
+{
+    if (hop__grow((void **)&t->lift_log, &t->lift_log_cap, t->nlift_log + 1, sizeof *t->lift_log) !=
+        HOP_OK)
+        return HOP_NOMEM;
+    hop__lift_entry *e = hop__malloc(sizeof *e);
+    if (e == NULL)
+        return HOP_NOMEM;
+    e->key = key;
+    e->value = value;
+    hop_status st;
+    HOP_HASH_ADD(st, hh, t->lift_map, key, sizeof e->key, e);
+    if (st != HOP_OK) {
+        hop__free(e);
+        return st;
+    }
+    t->lift_log[t->nlift_log++] = e;
+    return HOP_OK;
+}
+
+static hop_node *
+find_lift(const hop_tracer *t, const hop_node *key)
+{
+    hop__lift_entry *e = NULL;
+    HASH_FIND_PTR(t->lift_map, &key, e);
+    return e ? e->value : NULL;
+}
+
+static hop_status
+remember_symbol(hop_tracer *t, const hop_expr *sym, hop_node *value)
+{
+    if (hop__grow((void **)&t->sym_log, &t->sym_log_cap, t->nsym_log + 1, sizeof *t->sym_log) !=
+        HOP_OK)
+        return HOP_NOMEM;
+    hop__sym_entry *e = hop__malloc(sizeof *e);
+    if (e == NULL)
+        return HOP_NOMEM;
+    e->sym = sym;
+    e->value = value;
+    hop_status st;
+    HOP_HASH_ADD(st, hh, t->sym_map, sym, sizeof e->sym, e);
+    if (st != HOP_OK) {
+        hop__free(e);
+        return st;
+    }
+    t->sym_log[t->nsym_log++] = e;
+    return HOP_OK;
+}
+
+static hop_status
+remember_lifted(hop_tracer *t, hop_node *placeholder, hop_node *source)
+{
+    size_t cap = t->lifted_cap;
+    if (hop__grow((void **)&t->lifted, &cap, t->nlifted + 1, sizeof *t->lifted) != HOP_OK)
+        return HOP_NOMEM;
+    size_t cap2 = t->lifted_cap;
+    if (hop__grow((void **)&t->lifted_source, &cap2, t->nlifted + 1, sizeof *t->lifted_source) !=
+        HOP_OK)
+        return HOP_NOMEM;
+    /* Both arrays grew to the same capacity, or the first one is just larger. */
+    t->lifted_cap = cap < cap2 ? cap : cap2;
+    t->lifted[t->nlifted] = placeholder;
+    t->lifted_source[t->nlifted] = source;
+    t->nlifted++;
+    return HOP_OK;
+}
+
+/* --------------------------------------------------------------- lifting */
+
+/* A SymInt value that is exactly one symbol: that symbol, else NULL. */
+static const hop_expr *
+single_symbol(const hop_node *v)
+{
+    if (v->meta.kind != HOP_VALUE_SYM || v->meta.sym == NULL)
+        return NULL;
+    return hop_expr_kind_of(v->meta.sym) == HOP_EXPR_SYMBOL ? v->meta.sym : NULL;
+}
+
+static hop_node *bind_symbol(hop_tracer *t, const hop_expr *sym);
+static hop_node *bind_root_symbol(hop_tracer *t, const hop_expr *sym);
+
+/* Binds, in sorted order, the free symbols of a tensor's shape in t: by
+ * lifting them in a subtracer, as new inputs at the root. */
+static hop_status
+bind_shape_symbols(hop_tracer *t, const hop_meta *m)
+{
+    const hop_expr *syms[2 * HOP_MAX_RANK];
+    size_t n = 0;
+    for (int d = 0; d < m->rank; d++) {
+        const hop_expr *found[2 * HOP_MAX_RANK];
+        size_t k = hop_expr_free_symbols(m->sizes[d], found, HOP__ARRAY_LEN(found));
+        if (k > HOP__ARRAY_LEN(found))
+            k = HOP__ARRAY_LEN(found);
+        for (size_t i = 0; i < k; i++) {
+            size_t j = 0;
+            while (j < n && syms[j] != found[i])
+                j++;
+            if (j == n && n < HOP__ARRAY_LEN(syms))
+                syms[n++] = found[i];
+        }
+    }
+    /* Insertion sort by name: shapes have few symbols. */
+    for (size_t i = 1; i < n; i++) {
+        const hop_expr *s = syms[i];
+        size_t j = i;
+        while (j > 0 && hop_expr_compare(syms[j - 1], s) > 0) {
+            syms[j] = syms[j - 1];
+            j--;
+        }
+        syms[j] = s;
+    }
+    for (size_t i = 0; i < n; i++) {
+        hop_node *v = t->parent ? bind_symbol(t, syms[i]) : bind_root_symbol(t, syms[i]);
+        if (v == NULL)
+            return hop_error_code();
+    }
+    return HOP_OK;
+}
+
+static hop_node *
+bind_root_symbol(hop_tracer *t, const hop_expr *sym)
+{
+    hop_node *v = hop_tracer_bound_symbol(t, sym);
+    if (v)
+        return v;
+    hop_value_info meta = {.kind = HOP_VALUE_SYM, .sym = sym};
+    hop_node *ph = hop_graph_placeholder(t->graph, hop_symbol_name(sym), &meta);
+    if (ph == NULL || remember_symbol(t, sym, ph) != HOP_OK)
+        return NULL;
+    return ph;
+}
+
+static hop_node *
+bind_symbol(hop_tracer *t, const hop_expr *sym)
+{
+    hop_node *v = hop_tracer_bound_symbol(t, sym);
+    if (v)
+        return v;
+    if (t->parent == NULL) {
+        hop_error(HOP_TRACE, "symbol %s is not bound in graph %s (no input or op yields it)",
+                  hop_symbol_name(sym), t->graph->name);
+        return NULL;
+    }
+    hop_node *outer = bind_symbol(t->parent, sym);
+    if (outer == NULL)
+        return NULL;
+    hop_value_info meta = {.kind = HOP_VALUE_SYM, .sym = sym};
+    hop_node *ph = hop_graph_placeholder(t->graph, hop_symbol_name(sym), &meta);
+    if (ph == NULL || remember_symbol(t, sym, ph) != HOP_OK ||
+        remember_lift(t, outer, ph) != HOP_OK || remember_lifted(t, ph, outer) != HOP_OK)
+        return NULL; /* the caller's rollback removes what was added */
+    return ph;
+}
+
+static hop_node *
+lift_from(hop_tracer *t, hop_node *v, const hop_tracer *owner)
+{
+    if (t == owner)
+        return v;
+    hop_node *found = find_lift(t, v);
+    if (found)
+        return found;
+    const hop_expr *sym = single_symbol(v);
+    if (sym) {
+        hop_node *bound = bind_symbol(t, sym);
+        if (bound == NULL || remember_lift(t, v, bound) != HOP_OK)
+            return NULL;
+        return bound;
+    }
+    hop_node *outer = lift_from(t->parent, v, owner);
+    if (outer == NULL)
+        return NULL;
+    found = find_lift(t, outer);
+    if (found) /* reached under another name: the parent's own value */
+        return remember_lift(t, v, found) == HOP_OK ? found : NULL;
+    if (outer->meta.kind == HOP_VALUE_TENSOR && bind_shape_symbols(t, &outer->meta.meta) != HOP_OK)
+        return NULL;
+    hop_node *ph = hop_graph_placeholder(t->graph, v->name, &outer->meta);
+    if (ph == NULL || remember_lift(t, v, ph) != HOP_OK || remember_lifted(t, ph, outer) != HOP_OK)
+        return NULL;
+    if (outer != v && remember_lift(t, outer, ph) != HOP_OK)
+        return NULL;
+    return ph;
+}
+
+/* Checks that v may be used in t; returns v's owner or NULL (error set). */
+static hop_tracer *
+usable_owner(const hop_tracer *t, const hop_node *v)
+{
+    hop_tracer *owner = hop_tracer_of(v);
+    if (owner == NULL) {
+        hop_error(HOP_MISUSE, "value %s is not a traced value (its graph has no tracer)",
+                  v->name ? v->name : "?");
+        return NULL;
+    }
+    if (owner == t)
+        return owner;
+    if (owner->state == HOP_TRACER_ENDED) {
+        hop_error(HOP_TRACE,
+                  "value %s was created in subgraph %s, whose tracing has ended; a value made "
+                  "inside a body cannot be used outside it (return it from the body instead)",
+                  v->name, owner->graph->name);
+        return NULL;
+    }
+    for (const hop_tracer *p = t->parent; p; p = p->parent)
+        if (p == owner)
+            return owner;
+    hop_error(HOP_MISUSE, "value %s belongs to graph %s, which does not enclose graph %s", v->name,
+              owner->graph->name, t->graph->name);
+    return NULL;
+}
+
+/* Marks of t and every ancestor: what a failed slow path rolls back. */
+typedef struct chain_marks {
+    hop__tracer_mark small[16];
+    hop__tracer_mark *marks;
+    size_t n;
+} chain_marks;
+
+static hop_status
+mark_chain(hop_tracer *t, chain_marks *cm)
+{
+    cm->n = (size_t)t->depth + 1;
+    cm->marks = cm->small;
+    if (cm->n > HOP__ARRAY_LEN(cm->small)) {
+        cm->marks = hop__malloc(cm->n * sizeof *cm->marks);
+        if (cm->marks == NULL)
+            return HOP_NOMEM;
+    }
+    size_t i = 0;
+    for (hop_tracer *p = t; p; p = p->parent)
+        hop__tracer_mark_of(p, &cm->marks[i++]);
+    return HOP_OK;
+}
+
+static void
+finish_chain(hop_tracer *t, chain_marks *cm, bool rollback)
+{
+    if (rollback) {
+        size_t i = 0;
+        for (hop_tracer *p = t; p; p = p->parent)
+            hop__tracer_rollback(p, &cm->marks[i++], NULL, NULL);
+    }
+    if (cm->marks != cm->small)
+        hop__free(cm->marks);
+}
+
+hop_node *
+hop_tracer_lift(hop_tracer *t, hop_node *v)
+{
+    if (t == NULL || v == NULL) {
+        hop_error(HOP_MISUSE, "hop_tracer_lift: NULL %s", t ? "value" : "tracer");
+        return NULL;
+    }
+    hop_tracer *owner = usable_owner(t, v);
+    if (owner == NULL)
+        return NULL;
+    if (owner == t)
+        return v;
+    hop_node *found = find_lift(t, v);
+    if (found)
+        return found;
+    chain_marks cm;
+    if (mark_chain(t, &cm) != HOP_OK)
+        return NULL;
+    hop_node *r = lift_from(t, v, owner);
+    finish_chain(t, &cm, r == NULL);
+    return r;
+}
+
+hop_node *
+hop_tracer_bind_symbol(hop_tracer *t, const hop_expr *sym)
+{
+    if (t == NULL || sym == NULL || hop_expr_kind_of(sym) != HOP_EXPR_SYMBOL) {
+        hop_error(HOP_MISUSE, "hop_tracer_bind_symbol: needs a tracer and a symbol");
+        return NULL;
+    }
+    hop_node *v = hop_tracer_bound_symbol(t, sym);
+    if (v)
+        return v;
+    chain_marks cm;
+    if (mark_chain(t, &cm) != HOP_OK)
+        return NULL;
+    hop_node *r = bind_symbol(t, sym);
+    finish_chain(t, &cm, r == NULL);
+    return r;
+}
+
+/* ------------------------------------------------------ recording values */
+
+/* True when recording args in t needs no lifting or binding. */
+static bool
+args_are_local(const hop_tracer *t, const hop_arg *args, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        const hop_arg *a = &args[i];
+        switch (a->kind) {
+        case HOP_ARG_NODE:
+            if (a->u.node == NULL || hop_tracer_of(a->u.node) != t)
+                return false;
+            break;
+        case HOP_ARG_SYM: {
+            const hop_expr *syms[8];
+            size_t k = hop_expr_free_symbols(a->u.sym, syms, HOP__ARRAY_LEN(syms));
+            if (k > HOP__ARRAY_LEN(syms))
+                return false;
+            for (size_t j = 0; j < k; j++)
+                if (hop_tracer_bound_symbol(t, syms[j]) == NULL)
+                    return false;
+            break;
+        }
+        case HOP_ARG_LIST:
+            if (!args_are_local(t, a->u.list.items, a->u.list.n))
+                return false;
+            break;
+        default:
+            break;
+        }
+    }
+    return true;
+}
+
+/* Rewrites args (a writable copy) so that every node is t's own, and binds
+ * the symbols of symbolic arguments. */
+static hop_status
+localize_args(hop_tracer *t, hop_arg *args, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        hop_arg *a = &args[i];
+        if (a->kind == HOP_ARG_NODE) {
+            if (a->u.node == NULL)
+                return hop_error(HOP_MISUSE, "argument %zu is a NULL value", i);
+            hop_tracer *owner = usable_owner(t, a->u.node);
+            if (owner == NULL)
+                return hop_error_code();
+            hop_node *local = lift_from(t, a->u.node, owner);
+            if (local == NULL)
+                return hop_error_code();
+            a->u.node = local;
+        } else if (a->kind == HOP_ARG_SYM && a->u.sym) {
+            size_t k = hop_expr_free_symbols(a->u.sym, NULL, 0);
+            const hop_expr *small[8], **syms = small;
+            if (k > HOP__ARRAY_LEN(small) && (syms = hop__malloc(k * sizeof *syms)) == NULL)
+                return HOP_NOMEM;
+            hop_expr_free_symbols(a->u.sym, syms, k);
+            hop_status st = HOP_OK;
+            for (size_t j = 0; j < k && st == HOP_OK; j++)
+                if (bind_symbol(t, syms[j]) == NULL)
+                    st = hop_error_code();
+            if (syms != small)
+                hop__free(syms);
+            if (st != HOP_OK)
+                return st;
+        } else if (a->kind == HOP_ARG_LIST && a->u.list.n > 0) {
+            hop_status st = localize_args(t, a->u.list.items, a->u.list.n);
+            if (st != HOP_OK)
+                return st;
+        }
+    }
+    return HOP_OK;
+}
+
+/* A deep copy of args in one block (lists point inside it), or NULL. */
+static size_t
+count_args(const hop_arg *args, size_t n)
+{
+    size_t total = n;
+    for (size_t i = 0; i < n; i++)
+        if (args[i].kind == HOP_ARG_LIST)
+            total += count_args(args[i].u.list.items, args[i].u.list.n);
+    return total;
+}
+
+static hop_arg *
+copy_args_into(hop_arg *dst, hop_arg **spare, const hop_arg *src, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        dst[i] = src[i];
+        if (src[i].kind == HOP_ARG_LIST) {
+            hop_arg *items = *spare;
+            *spare += src[i].u.list.n;
+            copy_args_into(items, spare, src[i].u.list.items, src[i].u.list.n);
+            dst[i].u.list.items = items;
+        }
+    }
+    return dst;
+}
+
+static hop_arg *
+copy_args(const hop_arg *args, size_t n)
+{
+    size_t total = count_args(args, n);
+    hop_arg *block = hop__malloc((total ? total : 1) * sizeof *block);
+    if (block == NULL)
+        return NULL;
+    hop_arg *spare = block + n;
+    return copy_args_into(block, &spare, args, n);
+}
+
+/* After recording an op: bind the unbacked symbol it created, if any. */
+static hop_status
+bind_new_symbols(hop_tracer *t, hop_op op, hop_node *node)
+{
+    if (op == HOP_OP_item || op == HOP_OP_sym_size) {
+        const hop_expr *sym = single_symbol(node);
+        if (sym && hop_tracer_bound_symbol(t, sym) == NULL)
+            return remember_symbol(t, sym, node);
+        return HOP_OK;
+    }
+    if (op == HOP_OP_nonzero) {
+        const hop_expr *sym = node->meta.meta.sizes[0];
+        if (hop_expr_kind_of(sym) != HOP_EXPR_SYMBOL || hop_tracer_bound_symbol(t, sym))
+            return HOP_OK;
+        hop_arg args[] = {hop_arg_node(node), hop_arg_int(0)};
+        hop_node *size = hop_graph_call_op(t->graph, HOP_OP_sym_size, args, 2);
+        if (size == NULL)
+            return hop_error_code();
+        return remember_symbol(t, sym, size);
+    }
+    return HOP_OK;
+}
+
+static hop_status
+check_current(const hop_tracer *t, const char *what)
+{
+    if (t == NULL)
+        return hop_error(HOP_MISUSE, "%s: NULL tracer", what);
+    if (t->state != HOP_TRACER_CURRENT)
+        return hop_error(HOP_MISUSE, "%s: tracer of graph %s is %s, not current", what,
+                         t->graph->name,
+                         t->state == HOP_TRACER_ENDED ? "ended" : "suspended under a subtracer");
+    return HOP_OK;
+}
+
+typedef enum record_kind { RECORD_OP, RECORD_OUTPUT } record_kind;
+
+static hop_node *
+record(hop_tracer *t, record_kind kind, hop_op op, const hop_arg *args, size_t nargs)
+{
+    const char *what = kind == RECORD_OP ? "hop_tracer_call_op" : "hop_tracer_output";
+    if (check_current(t, what) != HOP_OK)
+        return NULL;
+    if (nargs > 0 && args == NULL) {
+        hop_error(HOP_MISUSE, "%s: NULL arguments", what);
+        return NULL;
+    }
+    bool local = args_are_local(t, args, nargs);
+    bool binds =
+        kind == RECORD_OP && (op == HOP_OP_item || op == HOP_OP_nonzero || op == HOP_OP_sym_size);
+    if (local && !binds) /* the hot path: nothing to lift, nothing to undo */
+        return kind == RECORD_OP ? hop_graph_call_op(t->graph, op, args, nargs)
+                                 : hop_graph_output(t->graph, args, nargs);
+
+    chain_marks cm;
+    if (mark_chain(t, &cm) != HOP_OK)
+        return NULL;
+    hop_node *node = NULL;
+    hop_arg *copy = local ? NULL : copy_args(args, nargs);
+    if (local || copy) {
+        if (local || localize_args(t, copy, nargs) == HOP_OK) {
+            const hop_arg *use = local ? args : copy;
+            node = kind == RECORD_OP ? hop_graph_call_op(t->graph, op, use, nargs)
+                                     : hop_graph_output(t->graph, use, nargs);
+        }
+    }
+    if (node && kind == RECORD_OP && bind_new_symbols(t, op, node) != HOP_OK)
+        node = NULL;
+    hop__free(copy);
+    finish_chain(t, &cm, node == NULL);
+    return node;
+}
+
+hop_node *
+hop_tracer_call_op(hop_tracer *t, hop_op op, const hop_arg *args, size_t nargs)
+{
+    return record(t, RECORD_OP, op, args, nargs);
+}
+
+hop_node *
+hop_tracer_output(hop_tracer *t, const hop_arg *values, size_t n)
+{
+    return record(t, RECORD_OUTPUT, (hop_op)0, values, n);
+}
+
+hop_node *
+hop_tracer_create_input(hop_tracer *t, const char *name, const hop_value_info *meta)
+{
+    if (check_current(t, "hop_tracer_create_input") != HOP_OK)
+        return NULL;
+    return hop__tracer_add_input(t, name, meta);
+}
+
+hop_node *
+hop__tracer_add_input(hop_tracer *t, const char *name, const hop_value_info *meta)
+{
+    if (name == NULL) {
+        hop_error(HOP_MISUSE, "hop_tracer_create_input: NULL name");
+        return NULL;
+    }
+    if (meta == NULL || meta->kind == HOP_VALUE_NONE) {
+        hop_error(HOP_MISUSE,
+                  "hop_tracer_create_input: input %s of graph %s has no example metadata "
+                  "(every graph input needs one)",
+                  name, t->graph->name);
+        return NULL;
+    }
+    chain_marks cm;
+    if (mark_chain(t, &cm) != HOP_OK)
+        return NULL;
+    hop_node *ph = NULL;
+    hop_status st = HOP_OK;
+    /* At the root, a tensor's new symbols are placeholders right before it. */
+    if (t->parent == NULL && meta->kind == HOP_VALUE_TENSOR)
+        st = bind_shape_symbols(t, &meta->meta);
+    if (st == HOP_OK)
+        ph = hop_graph_placeholder(t->graph, name, meta);
+    if (ph && meta->kind == HOP_VALUE_SYM) {
+        const hop_expr *sym = single_symbol(ph);
+        if (sym && hop_tracer_bound_symbol(t, sym) == NULL && remember_symbol(t, sym, ph) != HOP_OK)
+            ph = NULL;
+    }
+    finish_chain(t, &cm, ph == NULL);
+    return ph;
+}
