@@ -355,6 +355,21 @@ commit(hop_graph *g, pending *p, hop_node *next)
     return n;
 }
 
+/* The fast form of check_value_info: true when it would pass. */
+static bool
+value_info_ok(const hop_value_info *v)
+{
+    if (v->kind == HOP_VALUE_SYM)
+        return v->sym != NULL;
+    if (v->kind != HOP_VALUE_TENSOR || (unsigned)v->meta.dtype >= HOP_DTYPE_COUNT ||
+        v->meta.rank < 0 || v->meta.rank > HOP_MAX_RANK)
+        return false;
+    for (int d = 0; d < v->meta.rank; d++)
+        if (v->meta.sizes[d] == NULL)
+            return false;
+    return true;
+}
+
 /* Checks a value description given for a placeholder or a call_hop output. */
 static hop_status
 check_value_info(const char *who, const char *what, const hop_value_info *v)
@@ -466,17 +481,19 @@ hop_graph_insert_placeholder(hop_graph *g, size_t pos, const char *name, const h
                                  : "metadata");
         return NULL;
     }
-    char who[96];
-    snprintf(who, sizeof who, "placeholder %s", name);
-    if (check_value_info(who, "the metadata", meta) != HOP_OK)
-        return NULL;
-    if (pos > g->nplaceholders) {
+    /* Placeholders are made by the thousand when lifting: the message prefix
+     * is formatted only when a check fails. */
+    if (!value_info_ok(meta) || pos > g->nplaceholders) {
+        char who[96];
+        snprintf(who, sizeof who, "placeholder %s", name);
+        if (check_value_info(who, "the metadata", meta) != HOP_OK)
+            return NULL;
         hop_error(HOP_INVALID, "%s: position %zu is past the %zu placeholders of %s", who, pos,
                   g->nplaceholders, g->name);
         return NULL;
     }
     pending p;
-    if (prepare(g, who, HOP_NODE_PLACEHOLDER, name, NULL, 0, false, &p) != HOP_OK)
+    if (prepare(g, "placeholder", HOP_NODE_PLACEHOLDER, name, NULL, 0, false, &p) != HOP_OK)
         return NULL;
     p.node->meta = *meta;
     hop_node *next;

@@ -23,6 +23,9 @@ static const char *const python_keywords[] = {
 static bool
 is_keyword(const char *s)
 {
+    size_t n = strlen(s);
+    if (n < 2 || n > 8) /* every keyword has 2..8 letters: most names stop here */
+        return false;
     for (size_t i = 0; i < HOP__ARRAY_LEN(python_keywords); i++) {
         if (strcmp(s, python_keywords[i]) == 0)
             return true;

@@ -89,6 +89,7 @@ hop__tracer_new(hop_graph *graph, hop_tracer *parent)
     t->parent = parent;
     t->depth = parent ? parent->depth + 1 : 0;
     t->state = HOP_TRACER_CURRENT;
+    hop__arena_init(&t->arena);
     graph->user_data = t;
     return t;
 }
@@ -100,10 +101,7 @@ hop__tracer_free(hop_tracer *t)
         return;
     HASH_CLEAR(hh, t->lift_map);
     HASH_CLEAR(hh, t->sym_map);
-    for (size_t i = 0; i < t->nlift_log; i++)
-        hop__free(t->lift_log[i]);
-    for (size_t i = 0; i < t->nsym_log; i++)
-        hop__free(t->sym_log[i]);
+    hop__arena_destroy(&t->arena);
     hop__free(t->lift_log);
     hop__free(t->sym_log);
     hop__free(t->lifted);
@@ -146,12 +144,10 @@ hop__tracer_rollback(hop_tracer *t, const hop__tracer_mark *m,
     while (t->nlift_log > m->nlift_log) {
         hop__lift_entry *e = t->lift_log[--t->nlift_log];
         HASH_DEL(t->lift_map, e);
-        hop__free(e);
     }
     while (t->nsym_log > m->nsym_log) {
         hop__sym_entry *e = t->sym_log[--t->nsym_log];
         HASH_DEL(t->sym_map, e);
-        hop__free(e);
     }
     t->nlifted = m->nlifted;
 }
@@ -164,17 +160,15 @@ remember_lift(hop_tracer *t, const hop_node *key, hop_node *value)
     if (hop__grow((void **)&t->lift_log, &t->lift_log_cap, t->nlift_log + 1, sizeof *t->lift_log) !=
         HOP_OK)
         return HOP_NOMEM;
-    hop__lift_entry *e = hop__malloc(sizeof *e);
+    hop__lift_entry *e = hop__arena_alloc(&t->arena, sizeof *e);
     if (e == NULL)
         return HOP_NOMEM;
     e->key = key;
     e->value = value;
     hop_status st;
     HOP_HASH_ADD(st, hh, t->lift_map, key, sizeof e->key, e);
-    if (st != HOP_OK) {
-        hop__free(e);
+    if (st != HOP_OK)
         return st;
-    }
     t->lift_log[t->nlift_log++] = e;
     return HOP_OK;
 }
@@ -193,17 +187,15 @@ remember_symbol(hop_tracer *t, const hop_expr *sym, hop_node *value)
     if (hop__grow((void **)&t->sym_log, &t->sym_log_cap, t->nsym_log + 1, sizeof *t->sym_log) !=
         HOP_OK)
         return HOP_NOMEM;
-    hop__sym_entry *e = hop__malloc(sizeof *e);
+    hop__sym_entry *e = hop__arena_alloc(&t->arena, sizeof *e);
     if (e == NULL)
         return HOP_NOMEM;
     e->sym = sym;
     e->value = value;
     hop_status st;
     HOP_HASH_ADD(st, hh, t->sym_map, sym, sizeof e->sym, e);
-    if (st != HOP_OK) {
-        hop__free(e);
+    if (st != HOP_OK)
         return st;
-    }
     t->sym_log[t->nsym_log++] = e;
     return HOP_OK;
 }
@@ -413,14 +405,15 @@ hop_tracer_lift(hop_tracer *t, hop_node *v)
         hop_error(HOP_MISUSE, "hop_tracer_lift: NULL %s", t ? "value" : "tracer");
         return NULL;
     }
+    /* A value already lifted into t is valid: its owner encloses t. */
+    hop_node *found = find_lift(t, v);
+    if (found)
+        return found;
     hop_tracer *owner = usable_owner(t, v);
     if (owner == NULL)
         return NULL;
     if (owner == t)
         return v;
-    hop_node *found = find_lift(t, v);
-    if (found)
-        return found;
     chain_marks cm;
     if (mark_chain(t, &cm) != HOP_OK)
         return NULL;
@@ -491,6 +484,11 @@ localize_args(hop_tracer *t, hop_arg *args, size_t n)
         if (a->kind == HOP_ARG_NODE) {
             if (a->u.node == NULL)
                 return hop_error(HOP_MISUSE, "argument %zu is a NULL value", i);
+            hop_node *known = find_lift(t, a->u.node);
+            if (known) {
+                a->u.node = known;
+                continue;
+            }
             hop_tracer *owner = usable_owner(t, a->u.node);
             if (owner == NULL)
                 return hop_error_code();

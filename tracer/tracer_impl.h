@@ -29,6 +29,7 @@ struct hop_tracer {
     hop_tracer *parent;
     int depth;
     hop_tracer_state state;
+    hop__arena arena; /* table entries; undone entries are left behind */
     hop__lift_entry *lift_map;
     hop__lift_entry **lift_log; /* creation order, for undo */
     size_t nlift_log, lift_log_cap;
