@@ -119,6 +119,24 @@ hop_free(void *ptr)
     hop__free(ptr);
 }
 
+void *
+hop_malloc(size_t n)
+{
+    return hop__malloc(n);
+}
+
+void *
+hop_calloc(size_t count, size_t size)
+{
+    return hop__calloc(count, size);
+}
+
+void *
+hop_realloc(void *ptr, size_t n)
+{
+    return hop__realloc(ptr, n);
+}
+
 char *
 hop__strdup(const char *s)
 {

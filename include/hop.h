@@ -9,6 +9,7 @@
 #include "hop/graph.h"
 #include "hop/tracer.h"
 #include "hop/output_graph.h"
+#include "hop/prim_hop.h"
 
 #define HOP_VERSION_MAJOR 0
 #define HOP_VERSION_MINOR 1

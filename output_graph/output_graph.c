@@ -29,6 +29,12 @@ typedef struct name_counter {
     UT_hash_handle hh;
 } name_counter;
 
+typedef struct og_data {
+    const void *key;
+    void *data;
+    void (*free_fn)(void *);
+} og_data;
+
 struct hop_output_graph {
     hop_shape_env *env;
     hop_graph *root_graph;
@@ -46,6 +52,8 @@ struct hop_output_graph {
     size_t ncounters, counters_cap;
     hop_graph **orphans; /* graphs a restore removed that no tracer owns */
     size_t norphans, orphans_cap;
+    og_data *data;
+    size_t ndata, data_cap;
     hop__arena strings;
 };
 
@@ -79,6 +87,7 @@ add_tracer(hop_output_graph *og, hop_graph *graph, hop_tracer *parent)
     if (t == NULL)
         return NULL;
     graph->free_hook = forget_graph;
+    t->owner = og;
     og->tracers[og->ntracers++] = t;
     og->stack[og->depth++] = t;
     if (parent)
@@ -148,9 +157,19 @@ hop_output_graph_free(hop_output_graph *og)
     hop__free(og->capture_log);
     hop__free(og->counter_log);
     hop__free(og->orphans);
+    for (size_t i = 0; i < og->ndata; i++)
+        if (og->data[i].free_fn)
+            og->data[i].free_fn(og->data[i].data);
+    hop__free(og->data);
     hop__arena_destroy(&og->strings);
     hop_shape_env_free(og->env);
     hop__free(og);
+}
+
+hop_output_graph *
+hop_output_graph_of(const hop_tracer *t)
+{
+    return t ? t->owner : NULL;
 }
 
 hop_shape_env *
@@ -412,6 +431,38 @@ hop_output_graph_next_name(hop_output_graph *og, const char *prefix)
     if (name)
         c->next++;
     return name;
+}
+
+/* ------------------------------------------------------------ data */
+
+void *
+hop_output_graph_data(const hop_output_graph *og, const void *key)
+{
+    for (size_t i = 0; og && i < og->ndata; i++)
+        if (og->data[i].key == key)
+            return og->data[i].data;
+    return NULL;
+}
+
+hop_status
+hop_output_graph_set_data(hop_output_graph *og, const void *key, void *data,
+                          void (*free_fn)(void *))
+{
+    if (og == NULL || key == NULL)
+        return hop_error(HOP_MISUSE, "hop_output_graph_set_data: NULL %s",
+                         og ? "key" : "output graph");
+    for (size_t i = 0; i < og->ndata; i++)
+        if (og->data[i].key == key) {
+            if (og->data[i].free_fn && og->data[i].data != data)
+                og->data[i].free_fn(og->data[i].data);
+            og->data[i].data = data;
+            og->data[i].free_fn = free_fn;
+            return HOP_OK;
+        }
+    if (hop__grow((void **)&og->data, &og->data_cap, og->ndata + 1, sizeof *og->data) != HOP_OK)
+        return HOP_NOMEM;
+    og->data[og->ndata++] = (og_data){.key = key, .data = data, .free_fn = free_fn};
+    return HOP_OK;
 }
 
 /* ------------------------------------------------------------ checkpoints */

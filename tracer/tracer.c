@@ -440,6 +440,21 @@ hop_tracer_bind_symbol(hop_tracer *t, const hop_expr *sym)
     return r;
 }
 
+hop_status
+hop_tracer_bind_value(hop_tracer *t, const hop_expr *sym, hop_node *v)
+{
+    if (t == NULL || sym == NULL || v == NULL)
+        return hop_error(HOP_MISUSE, "hop_tracer_bind_value: NULL argument");
+    if (hop_tracer_of(v) != t || single_symbol(v) != sym)
+        return hop_error(HOP_MISUSE,
+                         "hop_tracer_bind_value: %s is not a value of graph %s that yields %s",
+                         v->name, t->graph->name, hop_symbol_name(sym));
+    if (hop_tracer_bound_symbol(t, sym))
+        return hop_error(HOP_EXISTS, "hop_tracer_bind_value: %s is bound in graph %s already",
+                         hop_symbol_name(sym), t->graph->name);
+    return remember_symbol(t, sym, v);
+}
+
 /* ------------------------------------------------------ recording values */
 
 /* True when recording args in t needs no lifting or binding. */
@@ -647,6 +662,35 @@ hop_tracer_create_input(hop_tracer *t, const char *name, const hop_value_info *m
     if (check_current(t, "hop_tracer_create_input") != HOP_OK)
         return NULL;
     return hop__tracer_add_input(t, name, meta);
+}
+
+hop_node *
+hop_tracer_create_input_for(hop_tracer *t, const char *name, const hop_value_info *meta,
+                            hop_node *outer)
+{
+    if (check_current(t, "hop_tracer_create_input_for") != HOP_OK)
+        return NULL;
+    if (outer == NULL || usable_owner(t, outer) == NULL || hop_tracer_of(outer) == t) {
+        if (outer == NULL || hop_tracer_of(outer) == t)
+            hop_error(HOP_MISUSE,
+                      "hop_tracer_create_input_for: input %s needs a value of an "
+                      "enclosing tracer to stand for",
+                      name ? name : "?");
+        return NULL;
+    }
+    if (find_lift(t, outer)) {
+        hop_error(HOP_EXISTS,
+                  "hop_tracer_create_input_for: %s already has a stand-in in graph "
+                  "%s",
+                  outer->name, t->graph->name);
+        return NULL;
+    }
+    hop_node *ph = hop__tracer_add_input(t, name, meta);
+    if (ph && remember_lift(t, outer, ph) != HOP_OK) {
+        hop_graph_erase_node(t->graph, ph);
+        return NULL;
+    }
+    return ph;
 }
 
 hop_node *

@@ -29,6 +29,7 @@ struct hop_tracer {
     hop_tracer *parent;
     int depth;
     hop_tracer_state state;
+    void *owner; /* the OutputGraph that made it */
     hop__arena arena; /* table entries; undone entries are left behind */
     hop__lift_entry *lift_map;
     hop__lift_entry **lift_log; /* creation order, for undo */

@@ -79,7 +79,14 @@ typedef void *(*hop_alloc_fn)(void *ud, void *ptr, size_t nsize);
  * it only while no hop object is alive. */
 void hop_set_allocator(hop_alloc_fn fn, void *ud);
 
-/* Frees memory that hop returned to the caller (printer strings, lists). */
+/* Allocation through hop's allocator, for code built on hop (a HOP class's
+ * cache, say) so that fault injection and leak counts see it too.  NULL on
+ * failure with the error context set to HOP_NOMEM. */
+void *hop_malloc(size_t n);
+void *hop_calloc(size_t count, size_t size);
+void *hop_realloc(void *ptr, size_t n);
+/* Frees memory that hop returned to the caller (printer strings, lists) or
+ * that came from hop_malloc/hop_calloc/hop_realloc. */
 void hop_free(void *ptr);
 
 /*

@@ -20,6 +20,8 @@ hop_output_graph *hop_output_graph_new(void);
 /* Frees everything: tracers, graphs (installed or not), the ShapeEnv. */
 void hop_output_graph_free(hop_output_graph *og);
 
+/* The OutputGraph that owns tracer t (a body uses it to call nested HOPs). */
+hop_output_graph *hop_output_graph_of(const hop_tracer *t);
 hop_shape_env *hop_output_graph_env(const hop_output_graph *og);
 hop_tracer *hop_output_graph_root(const hop_output_graph *og);
 hop_graph *hop_output_graph_root_graph(const hop_output_graph *og);
@@ -90,6 +92,15 @@ void hop_output_graph_discard(hop_output_graph *og, hop_graph *graph);
  * name for a subgraph ("cond_true_0").  Borrowed from og.  NULL on OOM.
  */
 const char *hop_output_graph_next_name(hop_output_graph *og, const char *prefix);
+
+/*
+ * Per-OutputGraph storage for upper layers (e.g. a HOP's cache): one pointer
+ * per key.  set_data replaces (freeing the old pointer with its free_fn) and
+ * the OutputGraph frees what is left when it is freed.  NULL / HOP_NOMEM.
+ */
+void *hop_output_graph_data(const hop_output_graph *og, const void *key);
+hop_status hop_output_graph_set_data(hop_output_graph *og, const void *key, void *data,
+                                     void (*free_fn)(void *));
 
 /* ------------------------------------------------------------- checkpoints */
 

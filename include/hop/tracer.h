@@ -53,6 +53,14 @@ hop_tracer *hop_tracer_of(const hop_node *n);
 hop_node *hop_tracer_create_input(hop_tracer *t, const char *name, const hop_value_info *meta);
 
 /*
+ * hop_tracer_create_input for an input that passes outer (a value of an
+ * enclosing tracer) unchanged: later uses of outer in t, or in tracers inside
+ * it, resolve to this input instead of lifting outer again.
+ */
+hop_node *hop_tracer_create_input_for(hop_tracer *t, const char *name, const hop_value_info *meta,
+                                      hop_node *outer);
+
+/*
  * The value standing for v in t: v itself if t owns it, else its lifted
  * placeholder (created on first use through every tracer between v's owner
  * and t).  Errors (NULL, every state unchanged): HOP_TRACE when v belongs to
@@ -63,6 +71,10 @@ hop_node *hop_tracer_lift(hop_tracer *t, hop_node *v);
 /* The value standing for symbol sym in t, binding it (and lifting it from
  * the parent) on first use.  HOP_TRACE if no enclosing tracer binds it. */
 hop_node *hop_tracer_bind_symbol(hop_tracer *t, const hop_expr *sym);
+/* Binds symbol sym in t to v, one of t's own SymInt values whose expression
+ * is sym (e.g. a HOP's output that got a fresh unbacked symbol).  HOP_EXISTS
+ * if sym is bound in t already; HOP_MISUSE for a v that does not fit. */
+hop_status hop_tracer_bind_value(hop_tracer *t, const hop_expr *sym, hop_node *v);
 /* The value bound to sym in t, or NULL (no lifting, no error). */
 hop_node *hop_tracer_bound_symbol(const hop_tracer *t, const hop_expr *sym);
 
