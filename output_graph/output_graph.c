@@ -206,7 +206,7 @@ hop_output_graph_depth(const hop_output_graph *og)
 
 static hop_node *
 add_root_tensor(hop_output_graph *og, const char *name, hop_dtype dtype, int rank,
-                const int64_t *sizes, bool dynamic, hop_source source)
+                const int64_t *sizes, const bool *dynamic, hop_source source)
 {
     if (name == NULL || (rank > 0 && sizes == NULL)) {
         hop_error(HOP_MISUSE, "root input: NULL %s", name ? "sizes" : "name");
@@ -234,7 +234,7 @@ add_root_tensor(hop_output_graph *og, const char *name, hop_dtype dtype, int ran
     meta.meta.dtype = dtype;
     meta.meta.rank = rank;
     for (int d = 0; d < rank; d++) {
-        meta.meta.sizes[d] = dynamic ? hop_shape_env_size_symbol(og->env, sizes[d], true, true)
+        meta.meta.sizes[d] = dynamic[d] ? hop_shape_env_size_symbol(og->env, sizes[d], true, true)
                                      : hop_sym_const(og->env, sizes[d]);
         if (meta.meta.sizes[d] == NULL) {
             hop_shape_env_truncate_symbols(og->env, nsymbols);
@@ -266,8 +266,8 @@ add_root_tensor(hop_output_graph *og, const char *name, hop_dtype dtype, int ran
 }
 
 hop_node *
-hop_output_graph_add_input(hop_output_graph *og, const char *name, hop_dtype dtype, int rank,
-                           const int64_t *sizes, bool dynamic)
+hop_output_graph_add_input_dims(hop_output_graph *og, const char *name, hop_dtype dtype, int rank,
+                                const int64_t *sizes, const bool *dynamic)
 {
     if (og == NULL) {
         hop_error(HOP_MISUSE, "hop_output_graph_add_input: NULL output graph");
@@ -286,6 +286,16 @@ hop_output_graph_add_input(hop_output_graph *og, const char *name, hop_dtype dty
         position += og->inputs[i].source.kind == HOP_SOURCE_ARG;
     return add_root_tensor(og, name, dtype, rank, sizes, dynamic,
                            (hop_source){.kind = HOP_SOURCE_ARG, .position = position});
+}
+
+hop_node *
+hop_output_graph_add_input(hop_output_graph *og, const char *name, hop_dtype dtype, int rank,
+                           const int64_t *sizes, bool dynamic)
+{
+    bool dims[HOP_MAX_RANK];
+    for (int d = 0; d < HOP_MAX_RANK; d++)
+        dims[d] = dynamic;
+    return hop_output_graph_add_input_dims(og, name, dtype, rank, sizes, dims);
 }
 
 hop_node *
@@ -308,8 +318,11 @@ hop_output_graph_capture(hop_output_graph *og, const void *identity, const char 
     if (e == NULL)
         return NULL;
     hop_checkpoint *cp = hop_output_graph_checkpoint(og);
+    bool dims[HOP_MAX_RANK];
+    for (int d = 0; d < HOP_MAX_RANK; d++)
+        dims[d] = dynamic;
     hop_node *node =
-        cp ? add_root_tensor(og, name, dtype, rank, sizes, dynamic,
+        cp ? add_root_tensor(og, name, dtype, rank, sizes, dims,
                              (hop_source){.kind = HOP_SOURCE_CAPTURE, .identity = identity})
            : NULL;
     hop_status st = HOP_NOMEM;

@@ -53,6 +53,9 @@ typedef struct hop_source {
  */
 hop_node *hop_output_graph_add_input(hop_output_graph *og, const char *name, hop_dtype dtype,
                                      int rank, const int64_t *sizes, bool dynamic);
+/* The same with dynamic chosen per dim (dynamic[d] for d < rank). */
+hop_node *hop_output_graph_add_input_dims(hop_output_graph *og, const char *name, hop_dtype dtype,
+                                          int rank, const int64_t *sizes, const bool *dynamic);
 
 /*
  * A concrete tensor (identified by `identity`, e.g. its address) that a body
