@@ -10,6 +10,7 @@
 #include "hop/tracer.h"
 #include "hop/output_graph.h"
 #include "hop/prim_hop.h"
+#include "hop/runtime.h"
 
 #define HOP_VERSION_MAJOR 0
 #define HOP_VERSION_MINOR 1

@@ -7,7 +7,7 @@ set -eu
 cd "$(dirname "$0")/.."
 
 PACKAGES="gcc make cmake pkg-config uthash-dev libffi-dev libcmocka-dev python3-dev python3-pytest
-python3-numpy python3-hypothesis"
+python3-numpy python3-hypothesis libopenblas-dev libsleef-dev"
 PYTHON=/usr/bin/python3
 JOBS=$(nproc 2>/dev/null || echo 2)
 

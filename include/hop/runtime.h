@@ -1,0 +1,360 @@
+/*
+ * hop/runtime.h - concrete tensors, the CPU kernels, the thread pool and
+ * eager execution of one op.
+ *
+ * A tensor is a refcounted header (dtype, sizes, strides and offset in
+ * elements) over a refcounted storage.  Views share the storage.  A storage
+ * either owns 64-byte aligned memory or wraps external memory (a NumPy
+ * buffer, say) with a release callback.
+ *
+ * Three ways to run an op of HOP_OP_LIST:
+ *   hop_eager      run one op on concrete operands, returning a new tensor
+ *                  (or an int64 for item and sym_size); dtype and shape rules
+ *                  are those of hop_op_infer.
+ *   hop_eager_out  run it into a preallocated output tensor (no allocation).
+ *   hop_kernel_*   prepare a call once, then run it in pieces (ith, nth) on
+ *                  threads of your own, as a plan interpreter does.
+ * View ops (reshape/view, transpose, permute, unsqueeze, squeeze, expand,
+ * select, slice) share storage: hop_view_compute gives a view's geometry
+ * without allocating and hop_tensor_init_borrowed applies it to a header the
+ * caller owns.
+ *
+ * Defined behaviour on data (never a crash, never C undefined behaviour):
+ *   - div is true division, so integer operands are divided as f32: x / 0 is
+ *     inf, -inf or nan (0 / 0), as in PyTorch.
+ *   - Integer add/sub/mul/pow/neg/abs/sum/matmul wrap around modulo 2^bits
+ *     (two's complement), as in PyTorch.
+ *   - Integer pow with a negative exponent is PyTorch's: 1 for base 1, +-1 for
+ *     base -1 (by the exponent's parity), 0 otherwise (so 0 ** -1 is 0).
+ *   - Float to integer conversion (to, and scalars converted to an integer
+ *     dtype) truncates toward zero and saturates: nan gives 0, values beyond
+ *     the range give the dtype's minimum or maximum.  i64 to i32 keeps the
+ *     low 32 bits.  Anything to bool is x != 0 (nan is true).  A Python
+ *     scalar operand is converted to the dtype the op computes in
+ *     (i32 tensor + 2 computes in i32, i32 tensor + 2.5 in f32).
+ *   - maximum/minimum/amax/amin propagate nan; argmax takes the first nan as
+ *     the maximum; the mean of nothing is nan, the sum of nothing is 0.
+ */
+#ifndef HOP_RUNTIME_H
+#define HOP_RUNTIME_H
+
+#include "hop/ops.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ------------------------------------------------------------- tensors */
+
+typedef struct hop_storage hop_storage;
+
+/* Called once when a storage that wraps external memory dies. */
+typedef void (*hop_release_fn)(void *user_data, void *data);
+
+/*
+ * A tensor header.  Read its fields freely; change them only through the
+ * functions below.  Element (i0, i1, ...) lives at
+ * data + (i0*strides[0] + i1*strides[1] + ...) * hop_dtype_size(dtype).
+ */
+typedef struct hop_tensor {
+    hop_dtype dtype;
+    int rank;
+    int64_t sizes[HOP_MAX_RANK];
+    int64_t strides[HOP_MAX_RANK]; /* in elements, >= 0 */
+    int64_t offset;                /* in elements, from the storage's start */
+    void *data;                    /* the first element: storage start + offset */
+    hop_storage *storage;
+    long refcount_;  /* private: use hop_tensor_retain/release */
+    unsigned flags_; /* private */
+} hop_tensor;
+
+/*
+ * A new contiguous tensor with uninitialised (hop_tensor_empty) or zeroed
+ * (hop_tensor_zeros) data, 64-byte aligned, refcount 1.  sizes may be NULL
+ * for rank 0.  NULL on error: HOP_INVALID for an invalid dtype, a rank
+ * outside [0, HOP_MAX_RANK] or a negative size; HOP_NOMEM (also when the
+ * byte size overflows).  The caller owns the result (hop_tensor_release).
+ */
+hop_tensor *hop_tensor_empty(hop_dtype dtype, int rank, const int64_t *sizes);
+hop_tensor *hop_tensor_zeros(hop_dtype dtype, int rank, const int64_t *sizes);
+/* The same, filled with a copy of numel elements from data (C order). */
+hop_tensor *hop_tensor_from_data(hop_dtype dtype, int rank, const int64_t *sizes, const void *data);
+
+/*
+ * Wraps external memory without copying: a tensor of the given sizes and
+ * strides (NULL strides: contiguous) whose elements are read from data.
+ * The storage spans nbytes bytes from data; every element the strides reach
+ * must lie inside.  data must be aligned to the element size.  When the last
+ * tensor using the storage dies, release(user_data, data) is called (release
+ * may be NULL).  NULL on error (HOP_INVALID for bad geometry, alignment or
+ * strides < 0; HOP_NOMEM) and then release is NOT called: the caller keeps
+ * the memory.
+ */
+hop_tensor *hop_tensor_wrap(hop_dtype dtype, int rank, const int64_t *sizes, const int64_t *strides,
+                            void *data, size_t nbytes, hop_release_fn release, void *user_data);
+
+/*
+ * A new tensor header over base's storage (base keeps its own reference):
+ * the given sizes, strides (in elements, >= 0) and offset (in elements from
+ * the storage's start), base's dtype.  Every element reached must lie inside
+ * the storage, else HOP_INVALID.  NULL on error.  The caller owns the result.
+ */
+hop_tensor *hop_tensor_view(hop_tensor *base, int rank, const int64_t *sizes,
+                            const int64_t *strides, int64_t offset);
+
+/*
+ * Fills a header that the caller owns (on the stack, in a plan's slots) as
+ * the view (rank, sizes, strides, offset) of base's storage.  No allocation
+ * and no reference: dst borrows base's storage, so it is valid while base
+ * lives.  Never retain or release such a header.  HOP_INVALID as for
+ * hop_tensor_view (dst is then unchanged).
+ */
+hop_status hop_tensor_init_borrowed(hop_tensor *dst, const hop_tensor *base, int rank,
+                                    const int64_t *sizes, const int64_t *strides, int64_t offset);
+
+/* Adds a reference and returns t (NULL gives NULL).  Thread-safe. */
+hop_tensor *hop_tensor_retain(hop_tensor *t);
+/* Drops a reference; the last one frees the header and drops the storage's
+ * reference (the last storage reference frees or releases its memory).
+ * NULL is a no-op.  Thread-safe. */
+void hop_tensor_release(hop_tensor *t);
+/* The tensor's reference count (for tests and debugging). */
+long hop_tensor_refcount(const hop_tensor *t);
+
+/* Number of elements (1 for rank 0). */
+int64_t hop_tensor_numel(const hop_tensor *t);
+/* True when the strides are C-contiguous (dims of size 1 are ignored). */
+bool hop_tensor_is_contiguous(const hop_tensor *t);
+/* True when a and b use the same storage. */
+bool hop_tensor_shares_storage(const hop_tensor *a, const hop_tensor *b);
+/* Bytes of the storage and its start. */
+size_t hop_storage_nbytes(const hop_storage *s);
+void *hop_storage_data(const hop_storage *s);
+
+/* t itself (one more reference) when contiguous, else a contiguous copy.
+ * NULL on HOP_NOMEM.  The caller owns the result. */
+hop_tensor *hop_tensor_contiguous(hop_tensor *t);
+
+/* The one element of a tensor with numel 1, converted to double or int64
+ * (floats truncate and saturate as `to` does).  HOP_SHAPE naming the
+ * metadata when numel != 1. */
+hop_status hop_tensor_item_double(const hop_tensor *t, double *out);
+hop_status hop_tensor_item_int(const hop_tensor *t, int64_t *out);
+
+/* `f32[2, 3]`, snprintf contract (as hop_meta_print). */
+size_t hop_tensor_print_meta(const hop_tensor *t, char *buf, size_t cap);
+
+/* ------------------------------------------------------------ operands */
+
+/*
+ * An operand of a runtime op: a concrete tensor, a scalar, a dtype, a list
+ * or nothing; the kinds are hop_operand_kind's (HOP_OPND_SYM is refused: the
+ * runtime needs concrete values).  The argument lists per op are those of
+ * HOP_OP_LIST in hop/ops.h.  Plain values; tensors and list items are
+ * borrowed.
+ */
+typedef struct hop_rt_arg {
+    hop_operand_kind kind;
+    union {
+        hop_tensor *tensor;
+        int64_t i;
+        double f;
+        bool b;
+        hop_dtype dtype;
+        struct {
+            const struct hop_rt_arg *items;
+            size_t n;
+        } list;
+    } u;
+} hop_rt_arg;
+
+static inline hop_rt_arg
+hop_rt_tensor(hop_tensor *t)
+{
+    hop_rt_arg a;
+    a.kind = HOP_OPND_TENSOR;
+    a.u.tensor = t;
+    return a;
+}
+
+static inline hop_rt_arg
+hop_rt_int(int64_t v)
+{
+    hop_rt_arg a;
+    a.kind = HOP_OPND_INT;
+    a.u.i = v;
+    return a;
+}
+
+static inline hop_rt_arg
+hop_rt_float(double v)
+{
+    hop_rt_arg a;
+    a.kind = HOP_OPND_FLOAT;
+    a.u.f = v;
+    return a;
+}
+
+static inline hop_rt_arg
+hop_rt_bool(bool v)
+{
+    hop_rt_arg a;
+    a.kind = HOP_OPND_BOOL;
+    a.u.b = v;
+    return a;
+}
+
+static inline hop_rt_arg
+hop_rt_dtype(hop_dtype d)
+{
+    hop_rt_arg a;
+    a.kind = HOP_OPND_DTYPE;
+    a.u.dtype = d;
+    return a;
+}
+
+static inline hop_rt_arg
+hop_rt_none(void)
+{
+    hop_rt_arg a;
+    a.kind = HOP_OPND_NONE;
+    a.u.i = 0;
+    return a;
+}
+
+static inline hop_rt_arg
+hop_rt_list(const hop_rt_arg *items, size_t n)
+{
+    hop_rt_arg a;
+    a.kind = HOP_OPND_LIST;
+    a.u.list.items = items;
+    a.u.list.n = n;
+    return a;
+}
+
+/* What an eager op produced: a tensor (owned by the caller) or an int. */
+typedef struct hop_rt_value {
+    hop_value_kind kind; /* HOP_VALUE_TENSOR or HOP_VALUE_SYM (an int) */
+    hop_tensor *tensor;
+    int64_t i;
+} hop_rt_value;
+
+/* -------------------------------------------------------------- eager */
+
+/*
+ * Runs op on concrete operands.  The result's dtype and shape are those of
+ * hop_op_infer (its error messages too: "add: cannot broadcast f32[3, 4]
+ * with f32[5]").  Views share storage with their input (reshape copies only
+ * when the input's strides do not allow a view).  item gives the element as
+ * an int (integer and bool tensors), sym_size the size, nonzero a new
+ * i64[n, rank] tensor of the indices of the nonzero elements in C order.
+ * On success *out holds the result; the caller owns out->tensor.  On error
+ * *out is {HOP_VALUE_NONE, NULL, 0} and the code is HOP_INVALID (operands),
+ * HOP_SHAPE, HOP_DTYPE, HOP_UNSUPPORTED or HOP_NOMEM.
+ */
+hop_status hop_eager(hop_op op, const hop_rt_arg *args, size_t nargs, hop_rt_value *out);
+/* The same for ops that give a tensor: the new tensor, or NULL on error
+ * (HOP_INVALID too when the op gives an int). */
+hop_tensor *hop_eager_tensor(hop_op op, const hop_rt_arg *args, size_t nargs);
+
+/*
+ * Runs op into out, which must have exactly the inferred dtype and sizes
+ * (any strides without zeros on dims of size > 1), else HOP_SHAPE/HOP_DTYPE
+ * "add: out is f32[3] but the result is f32[2, 3]".  out may be one of the
+ * inputs when the op is elementwise and out has that input's exact geometry
+ * (in place); any other overlap of out with an input is HOP_INVALID.  View
+ * ops copy the view into out.  Allocates nothing once the calling thread's
+ * ShapeEnv has seen these sizes (shape inference interns sizes it has not
+ * seen, and a cat/stack of more than 64 tensors needs a temporary operand
+ * array).  item, sym_size and nonzero are HOP_UNSUPPORTED here (use
+ * hop_eager).  On error out's data is unchanged.
+ */
+hop_status hop_eager_out(hop_op op, const hop_rt_arg *args, size_t nargs, hop_tensor *out);
+
+/* --------------------------------------------------------------- views */
+
+/* A view's geometry, relative to the storage of the input tensor. */
+typedef struct hop_view {
+    int rank;
+    int64_t sizes[HOP_MAX_RANK];
+    int64_t strides[HOP_MAX_RANK];
+    int64_t offset;
+} hop_view;
+
+/*
+ * The geometry of a view op's result (args[0] is the input tensor), without
+ * allocating or copying.  Errors as hop_eager; besides, reshape and view of
+ * strides that cannot be viewed are HOP_SHAPE ("view: cannot view f32[3, 4]
+ * with strides [1, 3] as [12]; use reshape").  HOP_INVALID for an op that is
+ * not a view op.
+ */
+hop_status hop_view_compute(hop_op op, const hop_rt_arg *args, size_t nargs, hop_view *out);
+
+/* ------------------------------------------------------------- kernels */
+
+/* A prepared kernel call: plain memory the caller owns (stack, plan). */
+#define HOP_KERNEL_BYTES 1536
+typedef struct hop_kernel {
+    union {
+        int64_t i;
+        double d;
+        void *p;
+        unsigned char bytes[HOP_KERNEL_BYTES];
+    } u;
+} hop_kernel;
+
+/*
+ * Prepares op on args into out with every check hop_eager_out makes (the same
+ * errors), so that running it cannot fail; allocates as hop_eager_out does.
+ * *k borrows the tensors of args and out: they must stay alive and keep
+ * their geometry and data pointers while k is used.  The args array itself
+ * may go, except the items array of a cat/stack list, which k borrows too.
+ * A prepared kernel may be copied with memcpy.
+ */
+hop_status hop_kernel_prepare(hop_kernel *k, hop_op op, const hop_rt_arg *args, size_t nargs,
+                              hop_tensor *out);
+/* How many pieces are worth running the kernel in, at most `threads`: 1 for
+ * small work, where splitting costs more than it gains. */
+int hop_kernel_tasks(const hop_kernel *k, int threads);
+/*
+ * Runs piece ith of nth (0 <= ith < nth): the kernel splits its work itself
+ * (ggml style), so running every ith in [0, nth), in any order or on any
+ * threads, runs the whole op.  Pieces never write the same element.
+ */
+void hop_kernel_compute(const hop_kernel *k, int ith, int nth);
+/* Runs all of it: on the thread pool when it is large, inline otherwise. */
+void hop_kernel_run(const hop_kernel *k);
+
+/* ------------------------------------------------------------- threads */
+
+/*
+ * Any thread may run eager ops and kernels at the same time as others: each
+ * thread infers shapes in its own ShapeEnv, and a large kernel that finds
+ * the pool busy with another thread's kernel runs inline.  BLAS is set to
+ * one thread on the first matmul (openblas_set_num_threads(1)): the pool is
+ * the only source of parallelism.
+ */
+
+/*
+ * Number of threads large kernels use, including the caller; n <= 0 means
+ * the number of cores (the default).  Workers are started lazily; a thread
+ * that cannot be created just leaves its share to the others.  Changing it
+ * stops the current workers.  Do not call it while kernels run.
+ */
+void hop_runtime_set_threads(int n);
+int hop_runtime_threads(void);
+
+/* Stops the pool's workers (they restart on demand) and frees the calling
+ * thread's eager state (its ShapeEnv for shape inference).  For leak
+ * checkers, tests and library unload. */
+void hop_runtime_shutdown(void);
+/* Frees only the calling thread's eager state. */
+void hop_runtime_thread_cleanup(void);
+
+/* "sleef-avx2" or "scalar": how exp/log/sin/cos/tanh/sigmoid/pow run. */
+const char *hop_runtime_math_backend(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* HOP_RUNTIME_H */

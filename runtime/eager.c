@@ -1,0 +1,401 @@
+/*
+ * runtime/eager.c - eager execution: operand conversion, shape inference
+ * through hop_op_infer in a per-thread ShapeEnv, and hop_eager /
+ * hop_eager_out / hop_view_compute.
+ *
+ * Shape and dtype rules are hop_op_infer's, never duplicated: each concrete
+ * tensor becomes a hop_meta of constant sizes in the calling thread's
+ * ShapeEnv (constants are interned, so a cache of the small ones makes the
+ * common case an array lookup), and the result's constant sizes are read
+ * back.  Constant decisions record no guards; the unbacked symbols that item
+ * and nonzero create are truncated right after the call, and the env is
+ * recreated every RESET_CALLS calls so that the constants interned for ever
+ * new sizes do not pile up.  The common path allocates nothing but the
+ * result tensor (one block for header, storage and data).
+ */
+#include "runtime/runtime.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+
+#define SMALL 256
+#define RESET_CALLS 4096
+#define LOCAL_ITEMS 64
+
+typedef struct tstate {
+    hop_shape_env *env;
+    const hop_expr *small[SMALL];
+    unsigned calls;
+} tstate;
+
+static _Thread_local tstate tls;
+
+void
+hop_runtime_thread_cleanup(void)
+{
+    hop_shape_env_free(tls.env);
+    memset(&tls, 0, sizeof tls);
+}
+
+void
+hop_runtime_shutdown(void)
+{
+    hop__pool_stop();
+    hop_runtime_thread_cleanup();
+}
+
+static hop_shape_env *
+thread_env(void)
+{
+    if (tls.env != NULL && tls.calls >= RESET_CALLS)
+        hop_runtime_thread_cleanup();
+    if (tls.env == NULL && (tls.env = hop_shape_env_new()) == NULL)
+        return NULL;
+    tls.calls++;
+    return tls.env;
+}
+
+static const hop_expr *
+size_expr(hop_shape_env *env, int64_t v)
+{
+    if (v >= 0 && v < SMALL) {
+        if (tls.small[v] == NULL)
+            tls.small[v] = hop_sym_const(env, v);
+        return tls.small[v];
+    }
+    return hop_sym_const(env, v);
+}
+
+/* ------------------------------------------------------------- operands */
+
+typedef struct conv {
+    const char *name;
+    hop_shape_env *env;
+    hop_operand *items; /* list items of every list operand */
+    hop_meta *metas;    /* one per tensor, top-level and in lists */
+    size_t nitems, nmetas;
+} conv;
+
+static hop_status
+convert_tensor(conv *cv, const hop_rt_arg *a, hop_operand *o, size_t i)
+{
+    const hop_tensor *t = a->u.tensor;
+    if (t == NULL)
+        return hop_error(HOP_INVALID, "%s: argument %zu is a NULL tensor", cv->name, i);
+    bool valid = t->rank >= 0 && t->rank <= HOP_MAX_RANK && (unsigned)t->dtype < HOP_DTYPE_COUNT &&
+                 t->storage != NULL;
+    for (int d = 0; valid && d < t->rank; d++)
+        valid = t->sizes[d] >= 0 && t->strides[d] >= 0;
+    if (!valid)
+        return hop_error(HOP_INVALID, "%s: argument %zu is not a valid tensor header", cv->name, i);
+    hop_meta *m = &cv->metas[cv->nmetas++];
+    m->dtype = t->dtype;
+    m->rank = t->rank;
+    for (int d = 0; d < t->rank; d++) {
+        if ((m->sizes[d] = size_expr(cv->env, t->sizes[d])) == NULL)
+            return hop_error_code();
+    }
+    o->kind = HOP_OPND_TENSOR;
+    o->u.tensor = m;
+    return HOP_OK;
+}
+
+static hop_status
+convert_scalar(conv *cv, const hop_rt_arg *a, hop_operand *o, size_t i, const char *where)
+{
+    o->kind = a->kind;
+    switch (a->kind) {
+    case HOP_OPND_NONE:
+        break;
+    case HOP_OPND_INT:
+        o->u.i = a->u.i;
+        break;
+    case HOP_OPND_FLOAT:
+        o->u.f = a->u.f;
+        break;
+    case HOP_OPND_BOOL:
+        o->u.b = a->u.b;
+        break;
+    case HOP_OPND_DTYPE:
+        o->u.dtype = a->u.dtype;
+        break;
+    case HOP_OPND_SYM:
+        return hop_error(HOP_INVALID,
+                         "%s: argument %zu%s is a SymInt; the runtime needs concrete values",
+                         cv->name, i, where);
+    default:
+        return hop_error(HOP_INVALID, "%s: argument %zu%s has invalid kind %d", cv->name, i, where,
+                         (int)a->kind);
+    }
+    return HOP_OK;
+}
+
+static hop_status
+convert(conv *cv, const hop_rt_arg *a, hop_operand *o, size_t i)
+{
+    if (a->kind == HOP_OPND_TENSOR)
+        return convert_tensor(cv, a, o, i);
+    if (a->kind != HOP_OPND_LIST)
+        return convert_scalar(cv, a, o, i, "");
+    if (a->u.list.n > 0 && a->u.list.items == NULL)
+        return hop_error(HOP_INVALID, "%s: argument %zu is a list with NULL items", cv->name, i);
+    hop_operand *items = &cv->items[cv->nitems];
+    cv->nitems += a->u.list.n;
+    for (size_t k = 0; k < a->u.list.n; k++) {
+        const hop_rt_arg *it = &a->u.list.items[k];
+        hop_status st;
+        char where[32];
+        snprintf(where, sizeof where, " item %zu", k);
+        if (it->kind == HOP_OPND_TENSOR)
+            st = convert_tensor(cv, it, &items[k], i);
+        else if (it->kind == HOP_OPND_LIST)
+            st = hop_error(HOP_INVALID, "%s: argument %zu item %zu is a nested list", cv->name, i,
+                           k);
+        else
+            st = convert_scalar(cv, it, &items[k], i, where);
+        if (st != HOP_OK)
+            return st;
+    }
+    o->kind = HOP_OPND_LIST;
+    o->u.list.items = items;
+    o->u.list.n = a->u.list.n;
+    return HOP_OK;
+}
+
+static bool
+const_size(const hop_expr *e, int64_t *v)
+{
+    return e != NULL && !hop_expr_is_bool(e) && hop_expr_const_value(e, v);
+}
+
+/* Reads the inferred result back as integers. */
+static hop_status
+read_result(hop__call *c)
+{
+    if (c->res.kind == HOP_VALUE_SYM) {
+        c->sym = 0;
+        if (c->info->rule == HOP_RULE_SYM_SIZE && !const_size(c->res.sym, &c->sym))
+            return hop_error(HOP_RUNTIME, "%s: the result is not a constant", c->info->name);
+        return HOP_OK;
+    }
+    if (c->info->family == HOP_KF_INDEX)
+        return HOP_OK; /* nonzero's size comes from the data */
+    for (int d = 0; d < c->res.meta.rank; d++) {
+        if (!const_size(c->res.meta.sizes[d], &c->sizes[d]))
+            return hop_error(HOP_RUNTIME, "%s: size %d of the result is not a constant",
+                             c->info->name, d);
+    }
+    return HOP_OK;
+}
+
+hop_status
+hop__infer_call(hop__call *c, hop_op op, const hop_rt_arg *args, size_t nargs)
+{
+    const hop_op_info *info = hop_op_get(op);
+    if (info == NULL)
+        return hop_error(HOP_INVALID, "hop_eager: unknown op %d", (int)op);
+    if (args == NULL && nargs > 0)
+        return hop_error(HOP_MISUSE, "%s: NULL operands", info->name);
+    if (nargs != (size_t)info->nargs)
+        return hop_error(HOP_INVALID, "%s: expected %d operand%s, got %zu", info->name, info->nargs,
+                         info->nargs == 1 ? "" : "s", nargs);
+    memset(c, 0, offsetof(hop__call, sizes));
+    c->op = op;
+    c->info = info;
+    c->args = args;
+    c->nargs = nargs;
+
+    conv cv = {info->name, thread_env(), NULL, NULL, 0, 0};
+    if (cv.env == NULL)
+        return hop_error_code();
+    size_t nitems = 0;
+    for (size_t i = 0; i < nargs; i++)
+        nitems += args[i].kind == HOP_OPND_LIST ? args[i].u.list.n : 0;
+    hop_operand local_items[LOCAL_ITEMS], opnds[8];
+    hop_meta local_metas[LOCAL_ITEMS + 8];
+    void *heap = NULL;
+    if (nitems <= LOCAL_ITEMS) {
+        cv.items = local_items;
+        cv.metas = local_metas;
+    } else {
+        heap = hop__malloc(nitems * sizeof(hop_operand) + (nitems + 8) * sizeof(hop_meta));
+        if (heap == NULL)
+            return HOP_NOMEM;
+        cv.metas = heap;
+        cv.items = (hop_operand *)(cv.metas + nitems + 8);
+    }
+
+    hop_status st = HOP_OK;
+    for (size_t i = 0; i < nargs && st == HOP_OK; i++)
+        st = convert(&cv, &args[i], &opnds[i], i);
+    size_t nsyms = hop_shape_env_nsymbols(cv.env), nguards = hop_shape_env_nguards(cv.env);
+    if (st == HOP_OK)
+        st = hop_op_infer(cv.env, op, opnds, nargs, &c->res);
+    if (st == HOP_OK && info->rule == HOP_RULE_COMPARE) {
+        /* maximum has the plain promotion rule: the dtype to compare in */
+        hop_value_info promo;
+        st = hop_op_infer(cv.env, HOP_OP_maximum, opnds, nargs, &promo);
+        c->promoted = promo.meta.dtype;
+    }
+    hop_shape_env_truncate_symbols(cv.env, nsyms);
+    hop_shape_env_truncate_guards(cv.env, nguards);
+    hop__free(heap);
+    if (st != HOP_OK)
+        return st;
+    return read_result(c);
+}
+
+/* ---------------------------------------------------------------- eager */
+
+static hop_status
+eager_item(const hop__call *c, hop_rt_value *out)
+{
+    const hop_tensor *x = c->args[0].u.tensor;
+    out->kind = HOP_VALUE_SYM;
+    out->i = hop__load_i64(x->data, x->dtype);
+    return HOP_OK;
+}
+
+/* Runs c into a new tensor of the inferred dtype and sizes. */
+static hop_status
+eager_new(const hop__call *c, hop_rt_value *out)
+{
+    hop_tensor *t = hop_tensor_empty(c->res.meta.dtype, c->res.meta.rank, c->sizes);
+    if (t == NULL)
+        return hop_error_code();
+    hop__kernel k;
+    hop_status st = hop__kernel_prepare(&k, c, t);
+    if (st != HOP_OK) {
+        hop_tensor_release(t);
+        return st;
+    }
+    hop__kernel_run(&k);
+    out->kind = HOP_VALUE_TENSOR;
+    out->tensor = t;
+    return HOP_OK;
+}
+
+static hop_status
+eager_view(const hop__call *c, hop_rt_value *out)
+{
+    hop_view v;
+    bool needs_copy;
+    hop_status st = hop__view_geometry(c, &v, &needs_copy);
+    if (st != HOP_OK)
+        return st;
+    if (needs_copy)
+        return eager_new(c, out);
+    hop_tensor *t = hop_tensor_view(c->args[0].u.tensor, v.rank, v.sizes, v.strides, v.offset);
+    if (t == NULL)
+        return hop_error_code();
+    out->kind = HOP_VALUE_TENSOR;
+    out->tensor = t;
+    return HOP_OK;
+}
+
+/* matmul of float operands that BLAS cannot read as they are: run it on
+ * contiguous copies rather than the plain loop. */
+static hop_status
+eager_matmul(const hop__call *c, hop_rt_value *out)
+{
+    const hop_tensor *a = c->args[0].u.tensor, *b = c->args[1].u.tensor;
+    if (!hop_dtype_is_float(a->dtype) || (hop__matmul_blas_ok(a) && hop__matmul_blas_ok(b)))
+        return eager_new(c, out);
+    hop_tensor *ca = hop_tensor_contiguous(c->args[0].u.tensor);
+    hop_tensor *cb = ca == NULL ? NULL : hop_tensor_contiguous(c->args[1].u.tensor);
+    hop_status st = HOP_NOMEM;
+    if (cb != NULL) {
+        hop_rt_arg args[2] = {hop_rt_tensor(ca), hop_rt_tensor(cb)};
+        hop__call cc = *c;
+        cc.args = args;
+        st = eager_new(&cc, out);
+    }
+    hop_tensor_release(ca);
+    hop_tensor_release(cb);
+    return st;
+}
+
+hop_status
+hop_eager(hop_op op, const hop_rt_arg *args, size_t nargs, hop_rt_value *out)
+{
+    if (out == NULL)
+        return hop_error(HOP_MISUSE, "hop_eager: out is NULL");
+    out->kind = HOP_VALUE_NONE;
+    out->tensor = NULL;
+    out->i = 0;
+    hop__call c;
+    hop_status st = hop__infer_call(&c, op, args, nargs);
+    if (st != HOP_OK)
+        return st;
+    switch (c.info->family) {
+    case HOP_KF_VIEW:
+        return eager_view(&c, out);
+    case HOP_KF_SCALAR:
+        if (c.op == HOP_OP_item)
+            return eager_item(&c, out);
+        out->kind = HOP_VALUE_SYM;
+        out->i = c.sym;
+        return HOP_OK;
+    case HOP_KF_INDEX:
+        if ((out->tensor = hop__nonzero(c.args[0].u.tensor)) == NULL)
+            return hop_error_code();
+        out->kind = HOP_VALUE_TENSOR;
+        return HOP_OK;
+    case HOP_KF_MATMUL:
+        return eager_matmul(&c, out);
+    default:
+        return eager_new(&c, out);
+    }
+}
+
+hop_tensor *
+hop_eager_tensor(hop_op op, const hop_rt_arg *args, size_t nargs)
+{
+    hop_rt_value v;
+    if (hop_eager(op, args, nargs, &v) != HOP_OK)
+        return NULL;
+    if (v.kind != HOP_VALUE_TENSOR) {
+        hop_error(HOP_INVALID, "%s: gives an int, not a tensor; use hop_eager",
+                  hop_op_get(op)->name);
+        return NULL;
+    }
+    return v.tensor;
+}
+
+hop_status
+hop_eager_out(hop_op op, const hop_rt_arg *args, size_t nargs, hop_tensor *out)
+{
+    hop__call c;
+    hop_status st = hop__infer_call(&c, op, args, nargs);
+    if (st != HOP_OK)
+        return st;
+    hop__kernel k;
+    if ((st = hop__kernel_prepare(&k, &c, out)) != HOP_OK)
+        return st;
+    hop__kernel_run(&k);
+    return HOP_OK;
+}
+
+hop_status
+hop_view_compute(hop_op op, const hop_rt_arg *args, size_t nargs, hop_view *out)
+{
+    if (out == NULL)
+        return hop_error(HOP_MISUSE, "hop_view_compute: out is NULL");
+    hop__call c;
+    hop_status st = hop__infer_call(&c, op, args, nargs);
+    if (st != HOP_OK)
+        return st;
+    if (c.info->family != HOP_KF_VIEW)
+        return hop_error(HOP_INVALID, "%s: not a view op", c.info->name);
+    bool needs_copy;
+    if ((st = hop__view_geometry(&c, out, &needs_copy)) != HOP_OK)
+        return st;
+    if (needs_copy) {
+        const hop_tensor *x = args[0].u.tensor;
+        hop__ttext tx, ts, tn;
+        return hop_error(HOP_SHAPE, "reshape: cannot view %s with strides %s as %s without a copy",
+                         hop__tensor_text(&tx, x), hop__sizes_text_i(&ts, x->strides, x->rank),
+                         hop__sizes_text_i(&tn, c.sizes, c.res.meta.rank));
+    }
+    return HOP_OK;
+}

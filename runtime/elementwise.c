@@ -1,0 +1,627 @@
+/*
+ * runtime/elementwise.c - the elementwise engine and its vector functions:
+ * unary ops, binary arithmetic, comparisons, logical ops, where and copy.
+ *
+ * The engine (hop__ew_init/hop__ew_compute) broadcasts every operand to the
+ * output's shape with stride 0, drops size-1 dims and merges dims that are
+ * contiguous in every operand, so that same-shape contiguous operands become
+ * one flat run: one call of the vector function over the piece's range, no
+ * index math per element.  Otherwise it walks the output's dims with an
+ * odometer and runs the innermost dim; an operand whose dtype is not the
+ * one the function reads, or whose inner stride is not 0 or 1, is converted
+ * into a stack buffer in blocks (and a strided output is scattered from one).
+ *
+ * Vector functions see contiguous inputs (inc 1) or one broadcast element
+ * (inc 0) and write a contiguous output; they are generated per op and dtype
+ * by the macros below.  Integer arithmetic goes through unsigned types so
+ * that overflow wraps instead of being undefined.  No restrict: out may be
+ * an input (in-place ops), which is safe at distance 0 but would break a
+ * restrict promise.
+ */
+#include "runtime/runtime.h"
+
+#include <math.h>
+
+#define BLK 256
+
+/* ------------------------------------------------------------ the engine */
+
+void
+hop__split(int64_t n, int ith, int nth, int64_t align, int64_t *begin, int64_t *end)
+{
+    if (nth <= 1) {
+        *begin = 0;
+        *end = n;
+        return;
+    }
+    int64_t chunk = (n + nth - 1) / nth;
+    if (align > 1)
+        chunk = (chunk + align - 1) / align * align;
+    int64_t b = chunk * ith, e = b + chunk;
+    *begin = b < n ? b : n;
+    *end = e < n ? e : n;
+}
+
+void
+hop__ew_init(hop__ew *e, void *out, hop_dtype odtype, int rank, const int64_t *sizes,
+             const int64_t *ostrides, const hop__ew_src *src, const hop_dtype *need, int nin,
+             hop__vfn fn)
+{
+    memset(e, 0, sizeof *e);
+    e->nin = nin;
+    e->out = out;
+    e->odtype = odtype;
+    e->fn = fn;
+    e->numel = 1;
+    for (int d = 0; d < rank; d++)
+        e->numel *= sizes[d];
+
+    /* Broadcast strides of every operand over the output's dims. */
+    int64_t st[HOP__EW_MAXIN + 1][HOP_MAX_RANK];
+    for (int i = 0; i < nin; i++) {
+        e->in[i].need = need[i];
+        if (src[i].data == NULL) {
+            hop__convert(1, e->sval[i], need[i], src[i].sval, src[i].dtype, 1);
+            e->in[i].data = NULL;
+            e->in[i].dtype = need[i];
+            for (int d = 0; d < rank; d++)
+                st[i][d] = 0;
+            continue;
+        }
+        e->in[i].data = src[i].data;
+        e->in[i].dtype = src[i].dtype;
+        for (int d = 0; d < rank; d++) {
+            int sd = d - (rank - src[i].rank);
+            st[i][d] = sd < 0 || src[i].sizes[sd] == 1 ? 0 : src[i].strides[sd];
+        }
+    }
+    for (int d = 0; d < rank; d++)
+        st[nin][d] = ostrides[d];
+
+    /* Drop size-1 dims; merge a dim into the previous one when every
+     * operand steps over the inner dim exactly once per outer step. */
+    int n = 0;
+    int64_t csize[HOP_MAX_RANK];
+    int64_t cst[HOP__EW_MAXIN + 1][HOP_MAX_RANK];
+    for (int d = 0; d < rank && e->numel > 0; d++) {
+        if (sizes[d] == 1)
+            continue;
+        bool merge = n > 0;
+        for (int i = 0; i <= nin && merge; i++)
+            merge = cst[i][n - 1] == st[i][d] * sizes[d];
+        if (merge) {
+            csize[n - 1] *= sizes[d];
+            for (int i = 0; i <= nin; i++)
+                cst[i][n - 1] = st[i][d];
+        } else {
+            csize[n] = sizes[d];
+            for (int i = 0; i <= nin; i++)
+                cst[i][n] = st[i][d];
+            n++;
+        }
+    }
+    if (n == 0 && e->numel > 0) {
+        /* one element: a single dim of size 1 keeps the odometer simple */
+        csize[0] = 1;
+        for (int i = 0; i <= nin; i++)
+            cst[i][0] = 0;
+        n = 1;
+    }
+    e->rank = n;
+    for (int d = 0; d < n; d++) {
+        e->sizes[d] = csize[d];
+        e->ostrides[d] = cst[nin][d];
+        for (int i = 0; i < nin; i++)
+            e->in[i].strides[d] = cst[i][d];
+    }
+
+    bool flat = n == 0 || (n == 1 && (e->ostrides[0] == 1 || e->sizes[0] == 1));
+    for (int i = 0; i < nin && flat; i++) {
+        int64_t s = n == 0 ? 0 : e->in[i].strides[0];
+        flat = e->in[i].dtype == need[i] && (s == 0 || s == 1);
+    }
+    e->flat = flat;
+}
+
+/*
+ * One run of n output elements: o with stride ost, inputs at ip[i] with
+ * strides ist[i] (in their own dtype).
+ */
+static void
+run(const hop__ew *e, int64_t n, char *o, int64_t ost, const char *const *ip, const int64_t *ist)
+{
+    const void *p[HOP__EW_MAXIN];
+    int inc[HOP__EW_MAXIN];
+    size_t osz = hop_dtype_size(e->odtype);
+    bool direct = ost == 1 || n == 1, all_bcast = e->nin > 0;
+    for (int i = 0; i < e->nin; i++) {
+        direct = direct && e->in[i].dtype == e->in[i].need && (ist[i] == 0 || ist[i] == 1);
+        all_bcast = all_bcast && ist[i] == 0;
+        p[i] = ip[i];
+        inc[i] = ist[i] != 0;
+    }
+    _Alignas(64) unsigned char buf[HOP__EW_MAXIN][BLK * 8];
+    _Alignas(64) unsigned char obuf[BLK * 8];
+
+    if (all_bcast && n > 1) {
+        /* Every input is one element: compute it once and fill. */
+        for (int i = 0; i < e->nin; i++) {
+            hop__convert(1, buf[i], e->in[i].need, ip[i], e->in[i].dtype, 1);
+            p[i] = buf[i];
+        }
+        e->fn(1, obuf, p, inc);
+        for (int64_t j = 0; j < n; j += BLK) {
+            int64_t m = n - j < BLK ? n - j : BLK;
+            if (j == 0) {
+                for (int64_t k = 1; k < m; k++)
+                    memcpy(obuf + k * osz, obuf, osz);
+            }
+            hop__scatter(m, o + j * ost * (int64_t)osz, ost, obuf, osz);
+        }
+        return;
+    }
+    if (direct) {
+        e->fn(n, o, p, inc);
+        return;
+    }
+    for (int i = 0; i < e->nin; i++) {
+        if (ist[i] == 0 && e->in[i].dtype != e->in[i].need) {
+            hop__convert(1, buf[i], e->in[i].need, ip[i], e->in[i].dtype, 1);
+            p[i] = buf[i];
+        }
+    }
+    for (int64_t j = 0; j < n; j += BLK) {
+        int64_t m = n - j < BLK ? n - j : BLK;
+        for (int i = 0; i < e->nin; i++) {
+            size_t isz = hop_dtype_size(e->in[i].dtype);
+            const char *src = ip[i] + j * ist[i] * (int64_t)isz;
+            if (ist[i] == 0)
+                continue;
+            if (ist[i] == 1 && e->in[i].dtype == e->in[i].need) {
+                p[i] = src;
+            } else {
+                hop__convert(m, buf[i], e->in[i].need, src, e->in[i].dtype, ist[i]);
+                p[i] = buf[i];
+            }
+        }
+        char *dst = o + j * ost * (int64_t)osz;
+        if (ost == 1) {
+            e->fn(m, dst, p, inc);
+        } else {
+            e->fn(m, obuf, p, inc);
+            hop__scatter(m, dst, ost, obuf, osz);
+        }
+    }
+}
+
+void
+hop__ew_compute(const hop__ew *e, int ith, int nth)
+{
+    int64_t begin, end;
+    hop__split(e->numel, ith, nth, 16, &begin, &end);
+    if (begin >= end)
+        return;
+    const char *ip[HOP__EW_MAXIN];
+    int64_t ist[HOP__EW_MAXIN];
+    size_t osz = hop_dtype_size(e->odtype);
+
+    if (e->flat) {
+        for (int i = 0; i < e->nin; i++) {
+            const hop__ew_in *in = &e->in[i];
+            int64_t s = e->rank == 0 || in->data == NULL ? 0 : in->strides[0];
+            ist[i] = s;
+            ip[i] = in->data == NULL ? (const char *)e->sval[i]
+                                     : in->data + begin * s * (int64_t)hop_dtype_size(in->dtype);
+        }
+        run(e, end - begin, e->out + begin * (int64_t)osz, 1, ip, ist);
+        return;
+    }
+
+    int r = e->rank, inner = r - 1;
+    int64_t idx[HOP_MAX_RANK];
+    int64_t rest = begin;
+    for (int d = r - 1; d >= 0; d--) {
+        idx[d] = rest % e->sizes[d];
+        rest /= e->sizes[d];
+    }
+    for (int i = 0; i < e->nin; i++)
+        ist[i] = e->in[i].data == NULL ? 0 : e->in[i].strides[inner];
+    for (int64_t pos = begin; pos < end;) {
+        int64_t ooff = 0;
+        for (int d = 0; d < r; d++)
+            ooff += idx[d] * e->ostrides[d];
+        for (int i = 0; i < e->nin; i++) {
+            const hop__ew_in *in = &e->in[i];
+            if (in->data == NULL) {
+                ip[i] = (const char *)e->sval[i];
+                continue;
+            }
+            int64_t off = 0;
+            for (int d = 0; d < r; d++)
+                off += idx[d] * in->strides[d];
+            ip[i] = in->data + off * (int64_t)hop_dtype_size(in->dtype);
+        }
+        int64_t n = e->sizes[inner] - idx[inner];
+        if (n > end - pos)
+            n = end - pos;
+        run(e, n, e->out + ooff * (int64_t)osz, e->ostrides[inner], ip, ist);
+        pos += n;
+        idx[inner] += n;
+        for (int d = inner; d > 0 && idx[d] == e->sizes[d]; d--) {
+            idx[d] = 0;
+            idx[d - 1]++;
+        }
+    }
+}
+
+/* ------------------------------------------------------ vector functions */
+
+/* Unsigned twins for wrapping arithmetic. */
+#define U_int32_t uint32_t
+#define U_int64_t uint64_t
+#define U_hop__bool unsigned
+
+#define WRAP_ADD(T, x, y) ((T)((U_##T)(x) + (U_##T)(y)))
+#define WRAP_SUB(T, x, y) ((T)((U_##T)(x) - (U_##T)(y)))
+#define WRAP_MUL(T, x, y) ((T)((U_##T)(x) * (U_##T)(y)))
+#define WRAP_NEG(T, x) ((T)(0 - (U_##T)(x)))
+
+/* A binary function OT name(T x, T y): vv, vs and sv loops. */
+#define BINARY_FN(name, T, OT, EXPR)                                                               \
+    static void name(int64_t n, void *out, const void *const *in, const int *inc)                  \
+    {                                                                                              \
+        OT *o = out;                                                                               \
+        const T *a = in[0];                                                                        \
+        const T *b = in[1];                                                                        \
+        if (inc[0] && inc[1]) {                                                                    \
+            for (int64_t i = 0; i < n; i++) {                                                      \
+                T x = a[i], y = b[i];                                                              \
+                o[i] = (OT)(EXPR);                                                                 \
+            }                                                                                      \
+        } else if (inc[0]) {                                                                       \
+            T y = b[0];                                                                            \
+            for (int64_t i = 0; i < n; i++) {                                                      \
+                T x = a[i];                                                                        \
+                o[i] = (OT)(EXPR);                                                                 \
+            }                                                                                      \
+        } else {                                                                                   \
+            T x = a[0];                                                                            \
+            for (int64_t i = 0; i < n; i++) {                                                      \
+                T y = b[i];                                                                        \
+                o[i] = (OT)(EXPR);                                                                 \
+            }                                                                                      \
+        }                                                                                          \
+    }
+
+#define UNARY_FN(name, T, OT, EXPR)                                                                \
+    static void name(int64_t n, void *out, const void *const *in, const int *inc)                  \
+    {                                                                                              \
+        (void)inc;                                                                                 \
+        OT *o = out;                                                                               \
+        const T *a = in[0];                                                                        \
+        for (int64_t i = 0; i < n; i++) {                                                          \
+            T x = a[i];                                                                            \
+            o[i] = (OT)(EXPR);                                                                     \
+        }                                                                                          \
+    }
+
+#define FMAX(x, y) ((x) != (x) ? (x) : (y) != (y) ? (y) : (x) > (y) ? (x) : (y))
+#define FMIN(x, y) ((x) != (x) ? (x) : (y) != (y) ? (y) : (x) < (y) ? (x) : (y))
+#define IMAX(x, y) ((x) > (y) ? (x) : (y))
+#define IMIN(x, y) ((x) < (y) ? (x) : (y))
+
+/* add sub mul maximum minimum per dtype; bool add is or, mul is and. */
+BINARY_FN(add_b, hop__bool, hop__bool, (x | y) != 0)
+BINARY_FN(add_i32, int32_t, int32_t, WRAP_ADD(int32_t, x, y))
+BINARY_FN(add_i64, int64_t, int64_t, WRAP_ADD(int64_t, x, y))
+BINARY_FN(add_f32, float, float, x + y)
+BINARY_FN(add_f64, double, double, x + y)
+BINARY_FN(sub_i32, int32_t, int32_t, WRAP_SUB(int32_t, x, y))
+BINARY_FN(sub_i64, int64_t, int64_t, WRAP_SUB(int64_t, x, y))
+BINARY_FN(sub_f32, float, float, x - y)
+BINARY_FN(sub_f64, double, double, x - y)
+BINARY_FN(mul_b, hop__bool, hop__bool, (x & y) != 0)
+BINARY_FN(mul_i32, int32_t, int32_t, WRAP_MUL(int32_t, x, y))
+BINARY_FN(mul_i64, int64_t, int64_t, WRAP_MUL(int64_t, x, y))
+BINARY_FN(mul_f32, float, float, x *y)
+BINARY_FN(mul_f64, double, double, x *y)
+BINARY_FN(div_f32, float, float, x / y)
+BINARY_FN(div_f64, double, double, x / y)
+BINARY_FN(max_b, hop__bool, hop__bool, (x | y) != 0)
+BINARY_FN(max_i32, int32_t, int32_t, IMAX(x, y))
+BINARY_FN(max_i64, int64_t, int64_t, IMAX(x, y))
+BINARY_FN(max_f32, float, float, FMAX(x, y))
+BINARY_FN(max_f64, double, double, FMAX(x, y))
+BINARY_FN(min_b, hop__bool, hop__bool, (x & y) != 0)
+BINARY_FN(min_i32, int32_t, int32_t, IMIN(x, y))
+BINARY_FN(min_i64, int64_t, int64_t, IMIN(x, y))
+BINARY_FN(min_f32, float, float, FMIN(x, y))
+BINARY_FN(min_f64, double, double, FMIN(x, y))
+
+/* Comparisons read T and write bool. */
+#define COMPARE_FNS(T, sfx)                                                                        \
+    BINARY_FN(eq_##sfx, T, hop__bool, x == y)                                                      \
+    BINARY_FN(ne_##sfx, T, hop__bool, x != y)                                                      \
+    BINARY_FN(lt_##sfx, T, hop__bool, x < y)                                                       \
+    BINARY_FN(le_##sfx, T, hop__bool, x <= y)                                                      \
+    BINARY_FN(gt_##sfx, T, hop__bool, x > y)                                                       \
+    BINARY_FN(ge_##sfx, T, hop__bool, x >= y)
+COMPARE_FNS(hop__bool, b)
+COMPARE_FNS(int32_t, i32)
+COMPARE_FNS(int64_t, i64)
+COMPARE_FNS(float, f32)
+COMPARE_FNS(double, f64)
+
+BINARY_FN(land_b, hop__bool, hop__bool, (x & y) != 0)
+BINARY_FN(lor_b, hop__bool, hop__bool, (x | y) != 0)
+
+/*
+ * Integer pow by squaring with wrapping products; a negative exponent gives
+ * PyTorch's answer (1 for base 1, +-1 for base -1, else 0).
+ */
+#define IPOW(T)                                                                                    \
+    static T ipow_##T(T x, T y)                                                                    \
+    {                                                                                              \
+        if (y < 0)                                                                                 \
+            return x == 1 ? 1 : x == -1 ? ((y & 1) ? -1 : 1) : 0;                                  \
+        U_##T r = 1, b = (U_##T)x;                                                                 \
+        for (; y > 0; y >>= 1) {                                                                   \
+            if (y & 1)                                                                             \
+                r *= b;                                                                            \
+            b *= b;                                                                                \
+        }                                                                                          \
+        return (T)r;                                                                               \
+    }
+IPOW(int32_t)
+IPOW(int64_t)
+BINARY_FN(pow_b, hop__bool, hop__bool, (x | !y) != 0)
+BINARY_FN(pow_i32, int32_t, int32_t, ipow_int32_t(x, y))
+BINARY_FN(pow_i64, int64_t, int64_t, ipow_int64_t(x, y))
+
+/*
+ * Float pow through the math backend, which wants arrays: a broadcast
+ * operand is spread into a block first.  x ** 2 is x * x (exact either way,
+ * and the common case).
+ */
+#define FPOW(T, sfx)                                                                               \
+    static void pow_##sfx(int64_t n, void *out, const void *const *in, const int *inc)             \
+    {                                                                                              \
+        const hop__math *m = hop__math_get();                                                      \
+        T *o = out;                                                                                \
+        const T *a = in[0], *b = in[1];                                                            \
+        if (inc[0] && inc[1]) {                                                                    \
+            m->pow_##sfx(n, o, a, b);                                                              \
+            return;                                                                                \
+        }                                                                                          \
+        if (!inc[1] && b[0] == 2) {                                                                \
+            for (int64_t i = 0; i < n; i++)                                                        \
+                o[i] = a[i] * a[i];                                                                \
+            return;                                                                                \
+        }                                                                                          \
+        T spread[BLK];                                                                             \
+        T v = inc[0] ? b[0] : a[0];                                                                \
+        for (int i = 0; i < BLK; i++)                                                              \
+            spread[i] = v;                                                                         \
+        for (int64_t j = 0; j < n; j += BLK) {                                                     \
+            int64_t k = n - j < BLK ? n - j : BLK;                                                 \
+            if (inc[0])                                                                            \
+                m->pow_##sfx(k, o + j, a + j, spread);                                             \
+            else                                                                                   \
+                m->pow_##sfx(k, o + j, spread, b + j);                                             \
+        }                                                                                          \
+    }
+FPOW(float, f32)
+FPOW(double, f64)
+
+/* Unary ops on integer and bool dtypes. */
+UNARY_FN(neg_i32, int32_t, int32_t, WRAP_NEG(int32_t, x))
+UNARY_FN(neg_i64, int64_t, int64_t, WRAP_NEG(int64_t, x))
+UNARY_FN(neg_f32, float, float, -x)
+UNARY_FN(neg_f64, double, double, -x)
+UNARY_FN(abs_b, hop__bool, hop__bool, x != 0)
+UNARY_FN(abs_i32, int32_t, int32_t, x < 0 ? WRAP_NEG(int32_t, x) : x)
+UNARY_FN(abs_i64, int64_t, int64_t, x < 0 ? WRAP_NEG(int64_t, x) : x)
+UNARY_FN(abs_f32, float, float, fabsf(x))
+UNARY_FN(abs_f64, double, double, fabs(x))
+UNARY_FN(relu_b, hop__bool, hop__bool, x != 0)
+UNARY_FN(relu_i32, int32_t, int32_t, x > 0 ? x : 0)
+UNARY_FN(relu_i64, int64_t, int64_t, x > 0 ? x : 0)
+/* relu keeps nan, as PyTorch's does */
+UNARY_FN(relu_f32, float, float, x > 0 || x != x ? x : 0.0f)
+UNARY_FN(relu_f64, double, double, x > 0 || x != x ? x : 0.0)
+UNARY_FN(lnot_b, hop__bool, hop__bool, x == 0)
+
+/* Float functions through the math backend. */
+#define MATH_FN(name)                                                                              \
+    static void name##_f32(int64_t n, void *out, const void *const *in, const int *inc)            \
+    {                                                                                              \
+        (void)inc;                                                                                 \
+        hop__math_get()->name##_f32(n, out, in[0]);                                                \
+    }                                                                                              \
+    static void name##_f64(int64_t n, void *out, const void *const *in, const int *inc)            \
+    {                                                                                              \
+        (void)inc;                                                                                 \
+        hop__math_get()->name##_f64(n, out, in[0]);                                                \
+    }
+MATH_FN(exp)
+MATH_FN(log)
+MATH_FN(sin)
+MATH_FN(cos)
+MATH_FN(tanh)
+MATH_FN(sigmoid)
+MATH_FN(sqrt)
+
+/* where(c, a, b): c is bool. */
+#define WHERE_FN(T, sfx)                                                                           \
+    static void where_##sfx(int64_t n, void *out, const void *const *in, const int *inc)           \
+    {                                                                                              \
+        T *o = out;                                                                                \
+        const hop__bool *c = in[0];                                                                \
+        const T *a = in[1], *b = in[2];                                                            \
+        if (inc[0] && inc[1] && inc[2]) {                                                          \
+            for (int64_t i = 0; i < n; i++)                                                        \
+                o[i] = c[i] ? a[i] : b[i];                                                         \
+            return;                                                                                \
+        }                                                                                          \
+        int64_t ic = inc[0], ia = inc[1], ib = inc[2];                                             \
+        for (int64_t i = 0; i < n; i++)                                                            \
+            o[i] = c[i * ic] ? a[i * ia] : b[i * ib];                                              \
+    }
+WHERE_FN(hop__bool, b)
+WHERE_FN(int32_t, i32)
+WHERE_FN(int64_t, i64)
+WHERE_FN(float, f32)
+WHERE_FN(double, f64)
+
+#define COPY_FN(T, sfx)                                                                            \
+    static void copy_##sfx(int64_t n, void *out, const void *const *in, const int *inc)            \
+    {                                                                                              \
+        (void)inc;                                                                                 \
+        memmove(out, in[0], (size_t)n * sizeof(T)); /* out may be in[0] */                         \
+    }
+COPY_FN(int32_t, i32)
+COPY_FN(int64_t, i64)
+COPY_FN(float, f32)
+COPY_FN(double, f64)
+/* Bools are normalised to 0/1 on the way. */
+UNARY_FN(copy_b, hop__bool, hop__bool, x != 0)
+
+/* ---------------------------------------------------------------- tables */
+
+#define ROW(b, i32, i64, f32, f64)                                                                 \
+    {                                                                                              \
+        b, i32, i64, f32, f64                                                                      \
+    }
+
+hop__vfn
+hop__vfn_unary(hop_op op, hop_dtype dt)
+{
+    static const hop__vfn neg[] = ROW(NULL, neg_i32, neg_i64, neg_f32, neg_f64);
+    static const hop__vfn abs_[] = ROW(abs_b, abs_i32, abs_i64, abs_f32, abs_f64);
+    static const hop__vfn relu[] = ROW(relu_b, relu_i32, relu_i64, relu_f32, relu_f64);
+    static const hop__vfn lnot[] = ROW(lnot_b, NULL, NULL, NULL, NULL);
+#define FLOAT_ROW(name) ROW(NULL, NULL, NULL, name##_f32, name##_f64)
+    static const hop__vfn exp_[] = FLOAT_ROW(exp), log_[] = FLOAT_ROW(log), sin_[] = FLOAT_ROW(sin),
+                          cos_[] = FLOAT_ROW(cos), tanh_[] = FLOAT_ROW(tanh),
+                          sigm[] = FLOAT_ROW(sigmoid), sqrt_[] = FLOAT_ROW(sqrt);
+#undef FLOAT_ROW
+    if ((unsigned)dt >= HOP_DTYPE_COUNT)
+        return NULL;
+    switch (op) {
+    case HOP_OP_neg:
+        return neg[dt];
+    case HOP_OP_abs:
+        return abs_[dt];
+    case HOP_OP_relu:
+        return relu[dt];
+    case HOP_OP_logical_not:
+        return lnot[dt];
+    case HOP_OP_exp:
+        return exp_[dt];
+    case HOP_OP_log:
+        return log_[dt];
+    case HOP_OP_sin:
+        return sin_[dt];
+    case HOP_OP_cos:
+        return cos_[dt];
+    case HOP_OP_tanh:
+        return tanh_[dt];
+    case HOP_OP_sigmoid:
+        return sigm[dt];
+    case HOP_OP_sqrt:
+        return sqrt_[dt];
+    default:
+        return NULL;
+    }
+}
+
+hop__vfn
+hop__vfn_binary(hop_op op, hop_dtype dt)
+{
+    static const hop__vfn add[] = ROW(add_b, add_i32, add_i64, add_f32, add_f64);
+    static const hop__vfn sub[] = ROW(NULL, sub_i32, sub_i64, sub_f32, sub_f64);
+    static const hop__vfn mul[] = ROW(mul_b, mul_i32, mul_i64, mul_f32, mul_f64);
+    static const hop__vfn div[] = ROW(NULL, NULL, NULL, div_f32, div_f64);
+    static const hop__vfn pow_[] = ROW(pow_b, pow_i32, pow_i64, pow_f32, pow_f64);
+    static const hop__vfn max[] = ROW(max_b, max_i32, max_i64, max_f32, max_f64);
+    static const hop__vfn min[] = ROW(min_b, min_i32, min_i64, min_f32, min_f64);
+    static const hop__vfn eq[] = ROW(eq_b, eq_i32, eq_i64, eq_f32, eq_f64);
+    static const hop__vfn ne[] = ROW(ne_b, ne_i32, ne_i64, ne_f32, ne_f64);
+    static const hop__vfn lt[] = ROW(lt_b, lt_i32, lt_i64, lt_f32, lt_f64);
+    static const hop__vfn le[] = ROW(le_b, le_i32, le_i64, le_f32, le_f64);
+    static const hop__vfn gt[] = ROW(gt_b, gt_i32, gt_i64, gt_f32, gt_f64);
+    static const hop__vfn ge[] = ROW(ge_b, ge_i32, ge_i64, ge_f32, ge_f64);
+    static const hop__vfn land[] = ROW(land_b, NULL, NULL, NULL, NULL);
+    static const hop__vfn lor[] = ROW(lor_b, NULL, NULL, NULL, NULL);
+    if ((unsigned)dt >= HOP_DTYPE_COUNT)
+        return NULL;
+    switch (op) {
+    case HOP_OP_add:
+        return add[dt];
+    case HOP_OP_sub:
+        return sub[dt];
+    case HOP_OP_mul:
+        return mul[dt];
+    case HOP_OP_div:
+        return div[dt];
+    case HOP_OP_pow:
+        return pow_[dt];
+    case HOP_OP_maximum:
+        return max[dt];
+    case HOP_OP_minimum:
+        return min[dt];
+    case HOP_OP_eq:
+        return eq[dt];
+    case HOP_OP_ne:
+        return ne[dt];
+    case HOP_OP_lt:
+        return lt[dt];
+    case HOP_OP_le:
+        return le[dt];
+    case HOP_OP_gt:
+        return gt[dt];
+    case HOP_OP_ge:
+        return ge[dt];
+    case HOP_OP_logical_and:
+        return land[dt];
+    case HOP_OP_logical_or:
+        return lor[dt];
+    default:
+        return NULL;
+    }
+}
+
+hop__vfn
+hop__vfn_where(hop_dtype dt)
+{
+    static const hop__vfn where[] = ROW(where_b, where_i32, where_i64, where_f32, where_f64);
+    return (unsigned)dt < HOP_DTYPE_COUNT ? where[dt] : NULL;
+}
+
+hop__vfn
+hop__vfn_copy(hop_dtype dt)
+{
+    static const hop__vfn copy[] = ROW(copy_b, copy_i32, copy_i64, copy_f32, copy_f64);
+    return (unsigned)dt < HOP_DTYPE_COUNT ? copy[dt] : NULL;
+}
+
+int
+hop__vfn_cost(hop_op op)
+{
+    switch (op) {
+    case HOP_OP_exp:
+    case HOP_OP_log:
+    case HOP_OP_sin:
+    case HOP_OP_cos:
+    case HOP_OP_tanh:
+    case HOP_OP_sigmoid:
+        return 8;
+    case HOP_OP_pow:
+        return 16;
+    case HOP_OP_div:
+    case HOP_OP_sqrt:
+        return 2;
+    default:
+        return 1;
+    }
+}

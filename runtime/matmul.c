@@ -1,0 +1,198 @@
+/*
+ * runtime/matmul.c - matmul with torch.matmul's shapes: f32/f64 through
+ * CBLAS (cblas_sgemm/dgemm, one call per batch matrix and piece), i32/i64
+ * by a plain loop with wrapping arithmetic.
+ *
+ * Pieces split the rows of all batch matrices together (batch * n rows), so
+ * one large matrix and many small ones both spread over the threads; BLAS
+ * itself is told to stay single-threaded (openblas_set_num_threads(1)) so
+ * that hop's pool is the only source of parallelism.  A matrix whose
+ * strides BLAS cannot describe (neither dim unit-stride, or a leading
+ * dimension too small, e.g. an expanded operand) takes the plain loop: no
+ * copy, no allocation.  hop_eager copies such operands to contiguous first.
+ */
+#include "runtime/runtime.h"
+
+#include <cblas.h>
+#include <limits.h>
+#include <pthread.h>
+
+#ifdef HOP_HAVE_OPENBLAS
+static pthread_once_t blas_once = PTHREAD_ONCE_INIT;
+
+static void
+blas_single_threaded(void)
+{
+    openblas_set_num_threads(1);
+}
+#endif
+
+void
+hop__matmul_init(hop__matmul *m, const hop__call *c, hop_tensor *out)
+{
+    const hop_tensor *a = c->args[0].u.tensor, *b = c->args[1].u.tensor;
+    memset(m, 0, sizeof *m);
+    m->dtype = a->dtype;
+    m->a = a->data;
+    m->b = b->data;
+    m->c = out->data;
+    int ar = a->rank, br = b->rank, orank = out->rank;
+    if (ar >= 2) {
+        m->n = a->sizes[ar - 2];
+        m->ars = a->strides[ar - 2];
+    } else {
+        m->n = 1;
+    }
+    m->k = a->sizes[ar - 1];
+    m->acs = a->strides[ar - 1];
+    if (br >= 2) {
+        m->brs = b->strides[br - 2];
+        m->bcs = b->strides[br - 1];
+        m->m = b->sizes[br - 1];
+    } else {
+        m->brs = b->strides[0];
+        m->m = 1;
+    }
+    m->nbatch = orank - (ar >= 2) - (br >= 2);
+    m->crs = ar >= 2 ? out->strides[m->nbatch] : 0;
+    m->ccs = br >= 2 ? out->strides[orank - 1] : 0;
+    int anb = ar >= 2 ? ar - 2 : 0, bnb = br >= 2 ? br - 2 : 0;
+    m->batch = 1;
+    for (int j = 0; j < m->nbatch; j++) {
+        int ad = j - (m->nbatch - anb), bd = j - (m->nbatch - bnb);
+        m->bsizes[j] = out->sizes[j];
+        m->abst[j] = ad < 0 || a->sizes[ad] == 1 ? 0 : a->strides[ad];
+        m->bbst[j] = bd < 0 || b->sizes[bd] == 1 ? 0 : b->strides[bd];
+        m->cbst[j] = out->strides[j];
+        m->batch *= out->sizes[j];
+    }
+}
+
+/* A BLAS description of a rows x cols operand with strides (rs, cs):
+ * false when there is none. */
+static bool
+blas_layout(int64_t rows, int64_t cols, int64_t rs, int64_t cs, bool allow_trans, bool *trans,
+            int *ld)
+{
+    int64_t l;
+    if (cs == 1 || cols == 1) {
+        l = rows == 1 ? (cols > 1 ? cols : 1) : rs;
+        *trans = false;
+        if (l >= (cols > 1 ? cols : 1) && l <= INT_MAX) {
+            *ld = (int)l;
+            return true;
+        }
+    }
+    if (allow_trans && (rs == 1 || rows == 1)) {
+        l = cols == 1 ? (rows > 1 ? rows : 1) : cs;
+        *trans = true;
+        if (l >= (rows > 1 ? rows : 1) && l <= INT_MAX) {
+            *ld = (int)l;
+            return true;
+        }
+    }
+    return false;
+}
+
+#define NAIVE(T, UT)                                                                               \
+    static void naive_##T(const hop__matmul *mm, const char *ap, const char *bp, char *cp,         \
+                          int64_t rows)                                                            \
+    {                                                                                              \
+        const T *a = (const T *)ap, *b = (const T *)bp;                                            \
+        T *c = (T *)cp;                                                                            \
+        for (int64_t i = 0; i < rows; i++) {                                                       \
+            T *crow = c + i * mm->crs;                                                             \
+            for (int64_t j = 0; j < mm->m; j++)                                                    \
+                crow[j * mm->ccs] = 0;                                                             \
+            for (int64_t p = 0; p < mm->k; p++) {                                                  \
+                UT aip = (UT)a[i * mm->ars + p * mm->acs];                                         \
+                const T *brow = b + p * mm->brs;                                                   \
+                for (int64_t j = 0; j < mm->m; j++)                                                \
+                    crow[j * mm->ccs] = (T)((UT)crow[j * mm->ccs] + aip * (UT)brow[j * mm->bcs]);  \
+            }                                                                                      \
+        }                                                                                          \
+    }
+NAIVE(int32_t, uint32_t)
+NAIVE(int64_t, uint64_t)
+NAIVE(float, float)
+NAIVE(double, double)
+
+/* Rows [0, rows) of one batch matrix, a/c already at the first row. */
+static void
+block(const hop__matmul *mm, const char *a, const char *b, char *c, int64_t rows)
+{
+    if (mm->m == 0 || rows == 0)
+        return;
+    bool is_float = mm->dtype == HOP_F32 || mm->dtype == HOP_F64;
+    bool ta, tb, tc;
+    int lda, ldb, ldc;
+    if (is_float && mm->k > 0 && rows <= INT_MAX && mm->k <= INT_MAX && mm->m <= INT_MAX &&
+        blas_layout(mm->n, mm->k, mm->ars, mm->acs, true, &ta, &lda) &&
+        blas_layout(mm->k, mm->m, mm->brs, mm->bcs, true, &tb, &ldb) &&
+        blas_layout(mm->n, mm->m, mm->crs, mm->ccs, false, &tc, &ldc)) {
+#ifdef HOP_HAVE_OPENBLAS
+        pthread_once(&blas_once, blas_single_threaded);
+#endif
+        enum CBLAS_TRANSPOSE TA = ta ? CblasTrans : CblasNoTrans;
+        enum CBLAS_TRANSPOSE TB = tb ? CblasTrans : CblasNoTrans;
+        if (mm->dtype == HOP_F32)
+            cblas_sgemm(CblasRowMajor, TA, TB, (int)rows, (int)mm->m, (int)mm->k, 1.0f,
+                        (const float *)a, lda, (const float *)b, ldb, 0.0f, (float *)c, ldc);
+        else
+            cblas_dgemm(CblasRowMajor, TA, TB, (int)rows, (int)mm->m, (int)mm->k, 1.0,
+                        (const double *)a, lda, (const double *)b, ldb, 0.0, (double *)c, ldc);
+        return;
+    }
+    switch (mm->dtype) {
+    case HOP_I32:
+        naive_int32_t(mm, a, b, c, rows);
+        break;
+    case HOP_I64:
+        naive_int64_t(mm, a, b, c, rows);
+        break;
+    case HOP_F32:
+        naive_float(mm, a, b, c, rows);
+        break;
+    case HOP_F64:
+        naive_double(mm, a, b, c, rows);
+        break;
+    default:
+        break;
+    }
+}
+
+void
+hop__matmul_compute(const hop__matmul *mm, int ith, int nth)
+{
+    int64_t begin, end;
+    hop__split(mm->batch * mm->n, ith, nth, 1, &begin, &end);
+    int64_t esz = (int64_t)hop_dtype_size(mm->dtype);
+    for (int64_t g = begin; g < end;) {
+        int64_t bi = g / mm->n, r0 = g % mm->n;
+        int64_t rows = mm->n - r0 < end - g ? mm->n - r0 : end - g;
+        int64_t ao = 0, bo = 0, co = 0, rest = bi;
+        for (int j = mm->nbatch - 1; j >= 0; j--) {
+            int64_t i = rest % mm->bsizes[j];
+            rest /= mm->bsizes[j];
+            ao += i * mm->abst[j];
+            bo += i * mm->bbst[j];
+            co += i * mm->cbst[j];
+        }
+        ao += r0 * mm->ars;
+        co += r0 * mm->crs;
+        block(mm, mm->a + ao * esz, mm->b + bo * esz, mm->c + co * esz, rows);
+        g += rows;
+    }
+}
+
+bool
+hop__matmul_blas_ok(const hop_tensor *t)
+{
+    if (t->rank < 2)
+        return true; /* a vector is always describable */
+    bool trans;
+    int ld;
+    int64_t rows = t->sizes[t->rank - 2], cols = t->sizes[t->rank - 1];
+    return blas_layout(rows, cols, t->strides[t->rank - 2], t->strides[t->rank - 1], true, &trans,
+                       &ld);
+}

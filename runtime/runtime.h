@@ -1,0 +1,254 @@
+/*
+ * runtime/runtime.h - internals shared by the runtime files: tensor flags,
+ * the prepared-kernel layout of every kernel family, dtype conversion, the
+ * vector functions of the elementwise engine, the math backend and the pool.
+ * The public API is hop/runtime.h.
+ *
+ * Files: tensor.c (storage, tensors), convert.c (dtype conversion),
+ * elementwise.c (the strided elementwise engine and its vector functions),
+ * vmath.c / vmath_sleef.c (exp, log, ... over contiguous arrays), reduce.c,
+ * matmul.c, shape_ops.c (view geometry, cat/stack, factories, nonzero),
+ * kernel.c (prepare/compute dispatch, out checks), eager.c (operands, shape
+ * inference in a per-thread ShapeEnv, hop_eager), pool.c (threads).
+ */
+#ifndef HOP_RUNTIME_INTERNAL_H
+#define HOP_RUNTIME_INTERNAL_H
+
+#include "core/core.h"
+#include "hop/runtime.h"
+
+/* Tensor flags_. */
+enum {
+    HOP__T_EMBEDDED = 1, /* the header lives in its storage's block */
+    HOP__T_BORROWED = 2, /* caller-owned header, no references held */
+};
+
+/* Storage: an owned block or wrapped external memory. */
+struct hop_storage {
+    long refcount;
+    void *data;
+    size_t nbytes;
+    void *block; /* owned allocation holding this struct, or NULL */
+    hop_release_fn release;
+    void *user_data;
+};
+
+/* Bool elements are bytes; kernels read them as uint8_t and write 0 or 1. */
+typedef uint8_t hop__bool;
+
+/* ------------------------------------------------------------ conversion */
+
+/* Converts n elements from src (stride in elements) to contiguous dst,
+ * with the conversions documented in hop/runtime.h. */
+void hop__convert(int64_t n, void *dst, hop_dtype dt, const void *src, hop_dtype st,
+                  int64_t stride);
+/* Strided copy of n elements of esize bytes from contiguous src to dst. */
+void hop__scatter(int64_t n, void *dst, int64_t stride, const void *src, size_t esize);
+/* Reads one element as double / int64 (with the saturating conversion). */
+double hop__load_f64(const void *p, hop_dtype dt);
+int64_t hop__load_i64(const void *p, hop_dtype dt);
+
+/* --------------------------------------------------------- elementwise */
+
+/*
+ * A vector function: n elements into contiguous out from inputs that are
+ * each contiguous (inc 1) or one broadcast element (inc 0), all of the
+ * function's input dtypes.  ctx is the kernel's extra data (unused by most).
+ */
+typedef void (*hop__vfn)(int64_t n, void *out, const void *const *in, const int *inc);
+
+#define HOP__EW_MAXIN 3
+
+typedef struct hop__ew_in {
+    const char *data; /* NULL: a scalar, stored converted in sval */
+    hop_dtype dtype;  /* dtype of data */
+    hop_dtype need;   /* dtype the vector function reads */
+    int64_t strides[HOP_MAX_RANK];
+} hop__ew_in;
+
+/* An elementwise loop over the output's (coalesced) dims. */
+typedef struct hop__ew {
+    int rank;
+    int nin;
+    bool flat; /* one run, every operand direct: the tight path */
+    int64_t numel;
+    int64_t sizes[HOP_MAX_RANK];
+    hop__ew_in in[HOP__EW_MAXIN];
+    unsigned char sval[HOP__EW_MAXIN][8]; /* scalar operands in `need` */
+    char *out;
+    hop_dtype odtype;
+    int64_t ostrides[HOP_MAX_RANK];
+    hop__vfn fn;
+} hop__ew;
+
+/* An operand for hop__ew_init: a strided array or a scalar. */
+typedef struct hop__ew_src {
+    const void *data; /* NULL for a scalar */
+    hop_dtype dtype;
+    int rank;
+    const int64_t *sizes; /* broadcast against the output from the right */
+    const int64_t *strides;
+    unsigned char sval[8]; /* scalar value in dtype */
+} hop__ew_src;
+
+/* Sets up e: out has (rank, sizes, strides); each source broadcasts to it
+ * and is read as need[i]; fn computes.  Cannot fail. */
+void hop__ew_init(hop__ew *e, void *out, hop_dtype odtype, int rank, const int64_t *sizes,
+                  const int64_t *ostrides, const hop__ew_src *src, const hop_dtype *need, int nin,
+                  hop__vfn fn);
+void hop__ew_compute(const hop__ew *e, int ith, int nth);
+
+/* Vector functions by op and dtype (NULL where the op refuses the dtype). */
+hop__vfn hop__vfn_unary(hop_op op, hop_dtype dt);
+hop__vfn hop__vfn_binary(hop_op op, hop_dtype dt); /* arith, compare, logical */
+hop__vfn hop__vfn_where(hop_dtype dt);
+hop__vfn hop__vfn_copy(hop_dtype dt);
+/* Cost per element in abstract units (1 = an add) for hop_kernel_tasks. */
+int hop__vfn_cost(hop_op op);
+
+/* ------------------------------------------------------------ math */
+
+/* Contiguous n-element float functions: out may equal in. */
+typedef void (*hop__mfn_f32)(int64_t n, float *out, const float *in);
+typedef void (*hop__mfn_f64)(int64_t n, double *out, const double *in);
+typedef void (*hop__mfn2_f32)(int64_t n, float *out, const float *a, const float *b);
+typedef void (*hop__mfn2_f64)(int64_t n, double *out, const double *a, const double *b);
+
+typedef struct hop__math {
+    const char *name;
+    hop__mfn_f32 exp_f32, log_f32, sin_f32, cos_f32, tanh_f32, sigmoid_f32, sqrt_f32;
+    hop__mfn_f64 exp_f64, log_f64, sin_f64, cos_f64, tanh_f64, sigmoid_f64, sqrt_f64;
+    hop__mfn2_f32 pow_f32;
+    hop__mfn2_f64 pow_f64;
+} hop__math;
+
+/* The backend chosen at build time and checked against the CPU once. */
+const hop__math *hop__math_get(void);
+/* The scalar libm backend (always available) and the SLEEF AVX2 one (NULL
+ * when not built). */
+extern const hop__math hop__math_scalar;
+const hop__math *hop__math_sleef_avx2(void);
+
+/* --------------------------------------------------------- other plans */
+
+typedef struct hop__reduce {
+    hop_op op;
+    hop_dtype dtype; /* input */
+    hop_dtype odtype;
+    const char *x;
+    char *out;
+    int nkept, nred;
+    int64_t kept_sizes[HOP_MAX_RANK], kept_xst[HOP_MAX_RANK], kept_ost[HOP_MAX_RANK];
+    int64_t red_sizes[HOP_MAX_RANK], red_xst[HOP_MAX_RANK];
+    int64_t nout, nred_total;
+} hop__reduce;
+
+typedef struct hop__matmul {
+    hop_dtype dtype;
+    const char *a, *b;
+    char *c;
+    int64_t n, k, m;
+    int64_t ars, acs, brs, bcs, crs, ccs; /* matrix strides in elements */
+    int nbatch;
+    int64_t bsizes[HOP_MAX_RANK];
+    int64_t abst[HOP_MAX_RANK], bbst[HOP_MAX_RANK], cbst[HOP_MAX_RANK];
+    int64_t batch; /* product of bsizes */
+} hop__matmul;
+
+typedef struct hop__cat {
+    bool stack;
+    int dim;
+    const hop_rt_arg *items; /* borrowed */
+    size_t n;
+    const hop_tensor *out;
+    int64_t total; /* elements over all items */
+} hop__cat;
+
+typedef struct hop__arange {
+    char *out;
+    hop_dtype dtype;
+    int64_t stride, n, start, step;
+} hop__arange;
+
+typedef enum hop__kkind {
+    HOP__K_EW,
+    HOP__K_REDUCE,
+    HOP__K_MATMUL,
+    HOP__K_CAT,
+    HOP__K_ARANGE,
+    HOP__K_NOP,
+} hop__kkind;
+
+/* What a hop_kernel holds. */
+typedef struct hop__kernel {
+    hop_op op;
+    hop__kkind kind;
+    int64_t work; /* abstract units for hop_kernel_tasks */
+    union {
+        hop__ew ew;
+        hop__reduce red;
+        hop__matmul mm;
+        hop__cat cat;
+        hop__arange ar;
+    } p;
+} hop__kernel;
+
+/* ----------------------------------------------------------- shapes */
+
+/* One eager/kernel call after operand conversion and shape inference. */
+typedef struct hop__call {
+    hop_op op;
+    const hop_op_info *info;
+    const hop_rt_arg *args;
+    size_t nargs;
+    hop_value_info res;
+    int64_t sizes[HOP_MAX_RANK]; /* res's sizes as ints (tensor results) */
+    int64_t sym;                 /* res's value (SymInt results) */
+    hop_dtype promoted;          /* comparisons: the dtype they compare in */
+} hop__call;
+
+/* Converts operands, runs hop_op_infer in the calling thread's ShapeEnv and
+ * fills c.  Errors as hop_eager's. */
+hop_status hop__infer_call(hop__call *c, hop_op op, const hop_rt_arg *args, size_t nargs);
+
+/* Prepares *k for c into out (the checks of hop_eager_out included). */
+hop_status hop__kernel_prepare(hop__kernel *k, const hop__call *c, hop_tensor *out);
+/* Runs all of k: on the pool when it is large, inline otherwise. */
+void hop__kernel_run(const hop__kernel *k);
+
+/* View geometry of c (a VIEW-family op).  With reshape, *needs_copy is set
+ * (and HOP_OK returned) when the strides do not allow a view. */
+hop_status hop__view_geometry(const hop__call *c, hop_view *v, bool *needs_copy);
+
+/* Plans of the other families (inputs checked already). */
+void hop__reduce_init(hop__reduce *r, const hop__call *c, hop_tensor *out);
+void hop__reduce_compute(const hop__reduce *r, int ith, int nth);
+void hop__matmul_init(hop__matmul *m, const hop__call *c, hop_tensor *out);
+void hop__matmul_compute(const hop__matmul *m, int ith, int nth);
+/* True when BLAS can read t's last two dims as they are. */
+bool hop__matmul_blas_ok(const hop_tensor *t);
+void hop__cat_compute(const hop__cat *c, int ith, int nth);
+void hop__arange_compute(const hop__arange *a, int ith, int nth);
+/* nonzero of x into a new tensor. */
+hop_tensor *hop__nonzero(const hop_tensor *x);
+
+/* [begin, end) of piece ith of nth over n items, begins rounded to align. */
+void hop__split(int64_t n, int ith, int nth, int64_t align, int64_t *begin, int64_t *end);
+
+/* Metadata text of a tensor, truncated: never fails. */
+typedef struct hop__ttext {
+    char s[160];
+} hop__ttext;
+const char *hop__tensor_text(hop__ttext *t, const hop_tensor *x);
+const char *hop__sizes_text_i(hop__ttext *t, const int64_t *sizes, int n);
+
+/* ------------------------------------------------------------- pool */
+
+typedef void (*hop__task_fn)(const void *ctx, int ith, int nth);
+/* Runs fn(ctx, i, nth) for i in [0, nth) on the pool and waits.  nth is
+ * capped by the number of threads; nth 1 (or a busy pool) runs inline. */
+void hop__pool_run(hop__task_fn fn, const void *ctx, int nth);
+/* Stops the workers (they restart on demand). */
+void hop__pool_stop(void);
+
+#endif /* HOP_RUNTIME_INTERNAL_H */

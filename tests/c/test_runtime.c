@@ -1,0 +1,779 @@
+/*
+ * tests/c/test_runtime.c - runtime tensors and the machinery around the
+ * kernels: creation, wrapping external memory, views sharing storage,
+ * reference counts, out= and prepared kernels, the thread pool, errors and
+ * allocation failures.  The ops' values are in test_runtime_ops.c.
+ */
+#include "test_runtime_util.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+
+/* ---------------------------------------------------------------- tensors */
+
+static void
+test_new_tensor_is_contiguous_aligned_and_owned_once(void **state)
+{
+    (void)state;
+    long live = hop_alloc_live();
+    hop_tensor *t = hop_tensor_empty(HOP_F32, 3, SIZES(2, 3, 4));
+    assert_non_null(t);
+    check_meta(t, HOP_F32, 3, SIZES(2, 3, 4));
+    assert_int_equal(t->strides[0], 12);
+    assert_int_equal(t->strides[1], 4);
+    assert_int_equal(t->strides[2], 1);
+    assert_int_equal(t->offset, 0);
+    assert_int_equal((uintptr_t)t->data % 64, 0);
+    assert_int_equal(hop_storage_nbytes(t->storage), 96);
+    assert_int_equal(hop_tensor_refcount(t), 1);
+    assert_true(hop_tensor_is_contiguous(t));
+    assert_int_equal(hop_alloc_live(), live + 1); /* header, storage and data: one block */
+    hop_tensor_release(t);
+    assert_int_equal(hop_alloc_live(), live);
+}
+
+static void
+test_zeros_from_data_and_zero_dim_tensors(void **state)
+{
+    (void)state;
+    hop_tensor *z = hop_tensor_zeros(HOP_I64, 2, SIZES(2, 2));
+    CHECK(z, HOP_I64, (2, 2), 0, 0, 0, 0);
+    const int32_t d[] = {7, -8, 9};
+    hop_tensor *f = hop_tensor_from_data(HOP_I32, 1, SIZES(3), d);
+    CHECK(f, HOP_I32, (3), 7, -8, 9);
+    double v = 2.5;
+    hop_tensor *s = hop_tensor_from_data(HOP_F64, 0, NULL, &v);
+    CHECK(s, HOP_F64, (), 2.5);
+    double got;
+    assert_int_equal(hop_tensor_item_double(s, &got), HOP_OK);
+    assert_true(got == 2.5);
+    hop_tensor *e = hop_tensor_empty(HOP_F32, 2, SIZES(0, 5));
+    assert_int_equal(hop_tensor_numel(e), 0);
+    assert_int_equal(hop_storage_nbytes(e->storage), 0);
+    hop_tensor_release(z);
+    hop_tensor_release(f);
+    hop_tensor_release(s);
+    hop_tensor_release(e);
+}
+
+static void
+test_tensor_creation_rejects_bad_shapes(void **state)
+{
+    (void)state;
+    assert_null(hop_tensor_empty(HOP_F32, 2, SIZES(2, -1)));
+    assert_int_equal(hop_error_code(), HOP_INVALID);
+    assert_string_equal(hop_error_message(),
+                        "hop_tensor_empty: size -1 of dim 1 is negative in [2, -1]");
+    assert_null(hop_tensor_empty(HOP_F32, 9, SIZES(1, 1, 1, 1, 1, 1, 1, 1, 1)));
+    assert_string_equal(hop_error_message(), "hop_tensor_empty: rank 9 is outside [0, 8]");
+    assert_null(hop_tensor_empty((hop_dtype)42, 0, NULL));
+    assert_string_equal(hop_error_message(), "hop_tensor_empty: invalid dtype 42");
+    assert_null(hop_tensor_empty(HOP_F64, 2, SIZES(INT64_MAX / 2, 4)));
+    assert_int_equal(hop_error_code(), HOP_NOMEM);
+    assert_string_equal(hop_error_message(),
+                        "hop_tensor_empty: f64[4611686018427387903, 4] is too large");
+}
+
+static int released;
+static void *released_data;
+
+static void
+count_release(void *ud, void *data)
+{
+    released += *(int *)ud;
+    released_data = data;
+}
+
+static void
+test_wrapped_memory_is_zero_copy_and_released_by_the_last_view(void **state)
+{
+    (void)state;
+    hop_runtime_thread_cleanup();
+    long live = hop_alloc_live();
+    float buf[6] = {1, 2, 3, 4, 5, 6};
+    int one = 1;
+    released = 0;
+    hop_tensor *t =
+        hop_tensor_wrap(HOP_F32, 2, SIZES(2, 3), NULL, buf, sizeof buf, count_release, &one);
+    assert_non_null(t);
+    assert_ptr_equal(t->data, buf);
+    hop_tensor *tt = OP(transpose, TA(t), IA(0), IA(1));
+    assert_ptr_equal(tt->data, buf);
+    buf[1] = 20; /* visible through both: no copy */
+    CHECK(tt, HOP_F32, (3, 2), 1, 4, 20, 5, 3, 6);
+    hop_tensor_release(t);
+    assert_int_equal(released, 0);
+    hop_tensor_release(tt);
+    assert_int_equal(released, 1);
+    assert_ptr_equal(released_data, buf);
+    hop_runtime_thread_cleanup(); /* the thread's ShapeEnv */
+    assert_int_equal(hop_alloc_live(), live);
+}
+
+static void
+test_wrap_checks_geometry_and_alignment_without_taking_the_memory(void **state)
+{
+    (void)state;
+    double buf[4];
+    int one = 1;
+    released = 0;
+    assert_null(
+        hop_tensor_wrap(HOP_F64, 2, SIZES(2, 3), NULL, buf, sizeof buf, count_release, &one));
+    assert_int_equal(hop_error_code(), HOP_INVALID);
+    assert_string_equal(hop_error_message(),
+                        "hop_tensor_wrap: f64[2, 3] with strides [3, 1] at offset 0 does not "
+                        "fit in a storage of 32 bytes");
+    assert_null(
+        hop_tensor_wrap(HOP_F64, 1, SIZES(2), NULL, (char *)buf + 4, 16, count_release, &one));
+    assert_int_equal(hop_error_code(), HOP_INVALID);
+    assert_non_null(strstr(hop_error_message(), "is not aligned to the 8 bytes of f64"));
+    assert_null(hop_tensor_wrap(HOP_F64, 1, SIZES(2), SIZES(-1), buf, sizeof buf, NULL, NULL));
+    assert_string_equal(hop_error_message(), "hop_tensor_wrap: stride -1 of dim 0 is negative");
+    assert_int_equal(released, 0);
+    /* strided wrap: every other element */
+    hop_tensor *t = hop_tensor_wrap(HOP_F64, 1, SIZES(2), SIZES(2), buf, sizeof buf, NULL, NULL);
+    assert_non_null(t);
+    buf[0] = 1;
+    buf[2] = 3;
+    CHECK(t, HOP_F64, (2), 1, 3);
+    hop_tensor_release(t);
+}
+
+static void
+test_views_share_storage_and_keep_it_alive(void **state)
+{
+    (void)state;
+    hop_runtime_thread_cleanup();
+    long live = hop_alloc_live();
+    hop_tensor *x = make(HOP_I32, 2, SIZES(2, 3), (double[]){0, 1, 2, 3, 4, 5});
+    hop_tensor *row = OP(select, TA(x), IA(0), IA(1));
+    assert_true(hop_tensor_shares_storage(x, row));
+    assert_int_equal(row->offset, 3);
+    assert_int_equal(hop_tensor_refcount(x), 1); /* views hold the storage, not x */
+    hop_tensor_release(x);                       /* row keeps the block alive */
+    CHECK(row, HOP_I32, (3), 3, 4, 5);
+    hop_tensor *r2 = hop_tensor_retain(row);
+    assert_ptr_equal(r2, row);
+    assert_int_equal(hop_tensor_refcount(row), 2);
+    hop_tensor_release(r2);
+    assert_int_equal(hop_tensor_refcount(row), 1);
+    hop_tensor_release(row);
+    hop_runtime_thread_cleanup();
+    assert_int_equal(hop_alloc_live(), live);
+    hop_tensor_release(NULL);
+    assert_null(hop_tensor_retain(NULL));
+}
+
+static void
+test_view_ops_give_the_strides_and_offsets_of_pytorch(void **state)
+{
+    (void)state;
+    double v[24];
+    for (int i = 0; i < 24; i++)
+        v[i] = i;
+    hop_tensor *x = make(HOP_F32, 3, SIZES(2, 3, 4), v);
+
+    hop_tensor *t = OP(transpose, TA(x), IA(0), IA(-1));
+    check_meta(t, HOP_F32, 3, SIZES(4, 3, 2));
+    assert_int_equal(t->strides[0], 1);
+    assert_int_equal(t->strides[2], 12);
+    assert_true(elem(t, 1) == 12); /* t[0][0][1] = x[1][0][0] */
+    assert_false(hop_tensor_is_contiguous(t));
+
+    hop_tensor *p = OP(permute, TA(x), hop_rt_list((hop_rt_arg[]){IA(2), IA(0), IA(1)}, 3));
+    check_meta(p, HOP_F32, 3, SIZES(4, 2, 3));
+    assert_int_equal(p->strides[0], 1);
+    assert_int_equal(p->strides[1], 12);
+    assert_int_equal(p->strides[2], 4);
+
+    hop_tensor *u = OP(unsqueeze, TA(x), IA(1));
+    check_meta(u, HOP_F32, 4, SIZES(2, 1, 3, 4));
+    assert_int_equal(u->strides[1], 12);
+    hop_tensor *u2 = OP(unsqueeze, TA(x), IA(-1));
+    check_meta(u2, HOP_F32, 4, SIZES(2, 3, 4, 1));
+    assert_int_equal(u2->strides[3], 1);
+
+    hop_tensor *sq = OP(squeeze, TA(u), NA());
+    check_meta(sq, HOP_F32, 3, SIZES(2, 3, 4));
+    assert_true(hop_tensor_is_contiguous(sq));
+    hop_tensor *sq1 = OP(squeeze, TA(u), IA(0)); /* size 2: stays */
+    check_meta(sq1, HOP_F32, 4, SIZES(2, 1, 3, 4));
+
+    hop_tensor *sl = OP(slice, TA(x), IA(2), IA(-3), NA(), IA(2));
+    check_meta(sl, HOP_F32, 3, SIZES(2, 3, 2));
+    assert_int_equal(sl->offset, 1);
+    assert_int_equal(sl->strides[2], 2);
+    CHECK(sl, HOP_F32, (2, 3, 2), 1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23);
+
+    hop_tensor *sl0 = OP(slice, TA(x), IA(1), IA(5), IA(7), IA(1)); /* clamps to empty */
+    check_meta(sl0, HOP_F32, 3, SIZES(2, 0, 4));
+
+    hop_tensor *se = OP(select, TA(x), IA(1), IA(-1));
+    CHECK(se, HOP_F32, (2, 4), 8, 9, 10, 11, 20, 21, 22, 23);
+    assert_int_equal(se->offset, 8);
+
+    hop_tensor *col = OP(slice, TA(x), IA(2), IA(0), IA(1), IA(1));
+    hop_tensor *ex =
+        OP(expand, TA(col), hop_rt_list((hop_rt_arg[]){IA(2), IA(-1), IA(-1), IA(3)}, 4));
+    check_meta(ex, HOP_F32, 4, SIZES(2, 2, 3, 3));
+    assert_int_equal(ex->strides[0], 0);
+    assert_int_equal(ex->strides[3], 0);
+    assert_true(elem(ex, 5) == 4); /* ex[0][0][1][2] = x[0][1][0] */
+
+    hop_tensor *rs = OP(reshape, TA(x), hop_rt_list((hop_rt_arg[]){IA(6), IA(-1)}, 2));
+    check_meta(rs, HOP_F32, 2, SIZES(6, 4));
+    assert_true(hop_tensor_shares_storage(rs, x));
+    /* a transposed tensor splits its last dim without a copy */
+    hop_tensor *vv = OP(view, TA(t), hop_rt_list((hop_rt_arg[]){IA(2), IA(2), IA(3), IA(2)}, 4));
+    assert_true(hop_tensor_shares_storage(vv, x));
+    assert_int_equal(vv->strides[0], 2);
+    assert_int_equal(vv->strides[1], 1);
+    for (int64_t i = 0; i < 24; i++)
+        assert_true(elem(vv, i) == elem(t, i));
+
+    hop_tensor *all[] = {x, t, p, u, u2, sq, sq1, sl, sl0, se, col, ex, rs, vv};
+    for (size_t i = 0; i < N_(all); i++)
+        hop_tensor_release(all[i]);
+}
+
+static void
+test_view_ops_on_zero_dim_and_empty_tensors(void **state)
+{
+    (void)state;
+    hop_tensor *s = make(HOP_F64, 0, NULL, (double[]){2.5});
+    hop_tensor *u = OP(unsqueeze, TA(s), IA(0));
+    CHECK(u, HOP_F64, (1), 2.5);
+    hop_tensor *v = OP(view, TA(s), hop_rt_list((hop_rt_arg[]){IA(1), IA(1)}, 2));
+    CHECK(v, HOP_F64, (1, 1), 2.5);
+    hop_tensor *b = OP(squeeze, TA(v), NA());
+    CHECK(b, HOP_F64, (), 2.5);
+    hop_tensor *q = OP(squeeze, TA(s), IA(0));
+    CHECK(q, HOP_F64, (), 2.5);
+    hop_tensor *p = OP(permute, TA(s), hop_rt_list(NULL, 0));
+    CHECK(p, HOP_F64, (), 2.5);
+    hop_tensor *e = OP(expand, TA(s), hop_rt_list((hop_rt_arg[]){IA(2), IA(3)}, 2));
+    CHECK(e, HOP_F64, (2, 3), 2.5, 2.5, 2.5, 2.5, 2.5, 2.5);
+    hop_tensor *sel = OP(select, TA(u), IA(0), IA(-1));
+    CHECK(sel, HOP_F64, (), 2.5);
+    hop_tensor *z = hop_tensor_empty(HOP_I32, 2, SIZES(0, 3));
+    hop_tensor *zr = OP(reshape, TA(z), hop_rt_list((hop_rt_arg[]){IA(3), IA(-1), IA(2)}, 3));
+    check_meta(zr, HOP_I32, 3, SIZES(3, 0, 2));
+    hop_tensor *zt = OP(transpose, TA(z), IA(0), IA(1));
+    check_meta(zt, HOP_I32, 2, SIZES(3, 0));
+    hop_tensor *zs = OP(slice, TA(z), IA(1), IA(3), NA(), IA(1));
+    check_meta(zs, HOP_I32, 2, SIZES(0, 0));
+    hop_tensor *all[] = {s, u, v, b, q, p, e, sel, z, zr, zt, zs};
+    for (size_t i = 0; i < N_(all); i++)
+        hop_tensor_release(all[i]);
+}
+
+static void
+test_reshape_copies_when_strides_forbid_a_view_and_view_refuses(void **state)
+{
+    (void)state;
+    hop_tensor *x = make(HOP_I64, 2, SIZES(2, 3), (double[]){0, 1, 2, 3, 4, 5});
+    hop_tensor *t = OP(transpose, TA(x), IA(0), IA(1));
+    hop_rt_arg shape[] = {IA(6)};
+    hop_tensor *r = OP(reshape, TA(t), hop_rt_list(shape, 1));
+    assert_false(hop_tensor_shares_storage(r, x));
+    CHECK(r, HOP_I64, (6), 0, 3, 1, 4, 2, 5);
+    EXPECT_FAIL(HOP_SHAPE, "view: cannot view i64[3, 2] with strides [1, 3] as [6]; use reshape",
+                view, TA(t), hop_rt_list(shape, 1));
+    hop_view v;
+    hop_rt_arg args[] = {TA(t), hop_rt_list(shape, 1)};
+    assert_int_equal(hop_view_compute(HOP_OP_reshape, args, 2, &v), HOP_SHAPE);
+    assert_string_equal(hop_error_message(),
+                        "reshape: cannot view i64[3, 2] with strides [1, 3] as [6] without a copy");
+    hop_tensor_release(x);
+    hop_tensor_release(t);
+    hop_tensor_release(r);
+}
+
+static void
+test_view_compute_and_borrowed_headers_allocate_nothing(void **state)
+{
+    (void)state;
+    hop_tensor *x = make(HOP_F32, 2, SIZES(3, 4), (double[]){0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11});
+    hop_tensor_release(OP(add, TA(x), TA(x))); /* warm the thread's ShapeEnv */
+    hop_rt_arg args[] = {TA(x), IA(1), IA(2)};
+    hop_view v;
+    assert_int_equal(hop_view_compute(HOP_OP_select, args, 3, &v), HOP_OK);
+    long count = hop_alloc_count();
+    assert_int_equal(hop_view_compute(HOP_OP_select, args, 3, &v), HOP_OK);
+    hop_tensor h;
+    assert_int_equal(hop_tensor_init_borrowed(&h, x, v.rank, v.sizes, v.strides, v.offset), HOP_OK);
+    assert_int_equal(hop_alloc_count(), count);
+    CHECK(&h, HOP_F32, (3), 2, 6, 10);
+    assert_int_equal(hop_tensor_refcount(&h), 0);
+    hop_tensor_release(&h); /* a no-op on a borrowed header */
+    hop_tensor *c = OP(clone, TA(&h));
+    CHECK(c, HOP_F32, (3), 2, 6, 10);
+    assert_int_equal(hop_tensor_init_borrowed(&h, x, 1, SIZES(5), SIZES(3), 0), HOP_INVALID);
+    assert_string_equal(hop_error_message(),
+                        "hop_tensor_init_borrowed: f32[5] with strides [3] at offset 0 does not "
+                        "fit in a storage of 48 bytes");
+    assert_int_equal(hop_view_compute(HOP_OP_add, (hop_rt_arg[]){TA(x), TA(x)}, 2, &v),
+                     HOP_INVALID);
+    assert_string_equal(hop_error_message(), "add: not a view op");
+    hop_tensor_release(c);
+    hop_tensor_release(x);
+}
+
+static void
+test_contiguous_returns_the_same_tensor_or_a_copy(void **state)
+{
+    (void)state;
+    hop_tensor *x = make(HOP_F64, 2, SIZES(2, 2), (double[]){1, 2, 3, 4});
+    hop_tensor *same = hop_tensor_contiguous(x);
+    assert_ptr_equal(same, x);
+    assert_int_equal(hop_tensor_refcount(x), 2);
+    hop_tensor *t = OP(transpose, TA(x), IA(0), IA(1));
+    hop_tensor *c = hop_tensor_contiguous(t);
+    assert_ptr_not_equal(c, t);
+    assert_true(hop_tensor_is_contiguous(c));
+    CHECK(c, HOP_F64, (2, 2), 1, 3, 2, 4);
+    hop_tensor_release(same);
+    hop_tensor_release(x);
+    hop_tensor_release(t);
+    hop_tensor_release(c);
+}
+
+/* ------------------------------------------------------------------ out= */
+
+static void
+test_eager_out_writes_into_a_strided_output_without_allocating(void **state)
+{
+    (void)state;
+    hop_tensor *a = make(HOP_F32, 2, SIZES(2, 3), (double[]){1, 2, 3, 4, 5, 6});
+    hop_tensor *b = make(HOP_F32, 1, SIZES(3), (double[]){10, 20, 30});
+    hop_tensor *buf = hop_tensor_zeros(HOP_F32, 2, SIZES(3, 2));
+    hop_tensor *out = OP(transpose, TA(buf), IA(0), IA(1)); /* f32[2, 3], strides [1, 2] */
+    hop_rt_arg args[] = {TA(a), TA(b)};
+    assert_int_equal(hop_eager_out(HOP_OP_add, args, 2, out), HOP_OK);
+    long count = hop_alloc_count();
+    assert_int_equal(hop_eager_out(HOP_OP_add, args, 2, out), HOP_OK);
+    assert_int_equal(hop_alloc_count(), count);
+    CHECK(out, HOP_F32, (2, 3), 11, 22, 33, 14, 25, 36);
+    CHECK(buf, HOP_F32, (3, 2), 11, 14, 22, 25, 33, 36);
+    hop_tensor *all[] = {a, b, buf, out};
+    for (size_t i = 0; i < N_(all); i++)
+        hop_tensor_release(all[i]);
+}
+
+static void
+test_eager_out_checks_dtype_shape_strides_and_overlap(void **state)
+{
+    (void)state;
+    hop_tensor *a = make(HOP_F32, 2, SIZES(2, 3), (double[]){1, 2, 3, 4, 5, 6});
+    hop_tensor *small = hop_tensor_zeros(HOP_F32, 1, SIZES(3));
+    hop_tensor *wrong = hop_tensor_zeros(HOP_F64, 2, SIZES(2, 3));
+    hop_rt_arg args[] = {TA(a), TA(a)};
+    assert_int_equal(hop_eager_out(HOP_OP_add, args, 2, small), HOP_SHAPE);
+    assert_string_equal(hop_error_message(), "add: out is f32[3] but the result is f32[2, 3]");
+    assert_int_equal(hop_eager_out(HOP_OP_add, args, 2, wrong), HOP_DTYPE);
+    assert_string_equal(hop_error_message(), "add: out is f64[2, 3] but the result is f32[2, 3]");
+    hop_tensor *ex = OP(expand, TA(small), hop_rt_list((hop_rt_arg[]){IA(2), IA(3)}, 2));
+    assert_int_equal(hop_eager_out(HOP_OP_add, args, 2, ex), HOP_INVALID);
+    assert_string_equal(hop_error_message(),
+                        "add: out f32[2, 3] has stride 0 in dim 0, so its elements would be "
+                        "written more than once");
+    /* in place is fine for elementwise ops ... */
+    assert_int_equal(hop_eager_out(HOP_OP_add, args, 2, a), HOP_OK);
+    CHECK(a, HOP_F32, (2, 3), 2, 4, 6, 8, 10, 12);
+    /* ... but not for a transposed alias, nor for matmul */
+    hop_tensor *sq = make(HOP_F32, 2, SIZES(2, 2), (double[]){1, 2, 3, 4});
+    hop_tensor *sqt = OP(transpose, TA(sq), IA(0), IA(1));
+    assert_int_equal(hop_eager_out(HOP_OP_neg, (hop_rt_arg[]){TA(sqt)}, 1, sq), HOP_INVALID);
+    assert_string_equal(hop_error_message(),
+                        "neg: out f32[2, 2] overlaps argument 0 f32[2, 2]; only an elementwise "
+                        "op may write into an input of the same geometry");
+    assert_int_equal(hop_eager_out(HOP_OP_matmul, (hop_rt_arg[]){TA(sq), TA(sq)}, 2, sq),
+                     HOP_INVALID);
+    CHECK(sq, HOP_F32, (2, 2), 1, 2, 3, 4);
+    hop_tensor *nz = hop_tensor_zeros(HOP_I64, 2, SIZES(1, 1));
+    assert_int_equal(hop_eager_out(HOP_OP_nonzero, (hop_rt_arg[]){TA(sq)}, 1, nz), HOP_UNSUPPORTED);
+    assert_string_equal(hop_error_message(),
+                        "nonzero: has no out= form (its result depends on the data); use "
+                        "hop_eager");
+    hop_tensor *all[] = {a, small, wrong, ex, sq, sqt, nz};
+    for (size_t i = 0; i < N_(all); i++)
+        hop_tensor_release(all[i]);
+}
+
+static void
+test_view_op_into_out_copies_the_view(void **state)
+{
+    (void)state;
+    hop_tensor *x = make(HOP_I32, 2, SIZES(2, 3), (double[]){0, 1, 2, 3, 4, 5});
+    hop_tensor *out = hop_tensor_zeros(HOP_I32, 2, SIZES(3, 2));
+    assert_int_equal(hop_eager_out(HOP_OP_transpose, (hop_rt_arg[]){TA(x), IA(0), IA(1)}, 3, out),
+                     HOP_OK);
+    CHECK(out, HOP_I32, (3, 2), 0, 3, 1, 4, 2, 5);
+    /* reshape of a non-viewable input copies in C order into out */
+    hop_tensor *t = OP(transpose, TA(x), IA(0), IA(1));
+    hop_tensor *flat = hop_tensor_zeros(HOP_I32, 1, SIZES(6));
+    hop_rt_arg shape[] = {IA(-1)};
+    assert_int_equal(
+        hop_eager_out(HOP_OP_reshape, (hop_rt_arg[]){TA(t), hop_rt_list(shape, 1)}, 2, flat),
+        HOP_OK);
+    CHECK(flat, HOP_I32, (6), 0, 3, 1, 4, 2, 5);
+    hop_tensor *all[] = {x, out, t, flat};
+    for (size_t i = 0; i < N_(all); i++)
+        hop_tensor_release(all[i]);
+}
+
+/* ------------------------------------------------------ prepared kernels */
+
+static void
+test_prepared_kernel_pieces_cover_the_op_exactly_once(void **state)
+{
+    (void)state;
+    enum { R = 37, C = 53 };
+    double *v = malloc(sizeof(double) * R * C);
+    for (int i = 0; i < R * C; i++)
+        v[i] = (i * 7919) % 1000 - 500;
+    hop_tensor *x = make(HOP_F32, 2, SIZES(R, C), v);
+    hop_tensor *xt = OP(transpose, TA(x), IA(0), IA(1));
+    hop_tensor *ref = OP(mul, TA(xt), FA(0.5));
+    hop_tensor *out = hop_tensor_empty(HOP_F32, 2, SIZES(C, R));
+    hop_kernel k;
+    hop_rt_arg args[] = {TA(xt), FA(0.5)};
+    assert_int_equal(hop_kernel_prepare(&k, HOP_OP_mul, args, 2, out), HOP_OK);
+    for (int nth = 1; nth <= 7; nth++) {
+        memset(out->data, 0xff, sizeof(float) * R * C); /* nan everywhere */
+        for (int ith = nth - 1; ith >= 0; ith--)        /* any order */
+            hop_kernel_compute(&k, ith, nth);
+        for (int64_t i = 0; i < R * C; i++)
+            assert_true(elem(out, i) == elem(ref, i));
+    }
+    assert_int_equal(hop_kernel_tasks(&k, 4), 1); /* 2k elements: not worth a thread */
+    hop_kernel copy;
+    memcpy(&copy, &k, sizeof k); /* a plan may move its kernels */
+    memset(out->data, 0, sizeof(float) * R * C);
+    hop_kernel_run(&copy);
+    assert_true(elem(out, 5) == elem(ref, 5));
+    free(v);
+    hop_tensor *all[] = {x, xt, ref, out};
+    for (size_t i = 0; i < N_(all); i++)
+        hop_tensor_release(all[i]);
+}
+
+static void
+test_prepare_reports_errors_like_eager(void **state)
+{
+    (void)state;
+    hop_tensor *a = hop_tensor_zeros(HOP_F32, 2, SIZES(3, 4));
+    hop_tensor *b = hop_tensor_zeros(HOP_F32, 1, SIZES(5));
+    hop_kernel k;
+    assert_int_equal(hop_kernel_prepare(&k, HOP_OP_add, (hop_rt_arg[]){TA(a), TA(b)}, 2, a),
+                     HOP_SHAPE);
+    assert_string_equal(hop_error_message(), "add: cannot broadcast f32[3, 4] with f32[5]");
+    hop_tensor_release(a);
+    hop_tensor_release(b);
+}
+
+/* ----------------------------------------------------------- thread pool */
+
+/* The same large ops on 1 and 2 threads give the same bits, except matmul,
+ * where BLAS may block a 500-row piece differently from the whole matrix
+ * (seen under valgrind, which hides AVX-512 from OpenBLAS): the last bits
+ * may differ there. */
+static void
+test_thread_pool_splits_large_kernels_with_identical_results(void **state)
+{
+    (void)state;
+    enum { R = 1024, C = 1000 };
+    double *v = malloc(sizeof(double) * R * C);
+    for (int i = 0; i < R * C; i++)
+        v[i] = ((i * 2654435761u) % 20000) / 1000.0 - 10;
+    hop_tensor *x = make(HOP_F32, 2, SIZES(R, C), v);
+    hop_tensor *xt = OP(transpose, TA(x), IA(0), IA(1));
+    hop_tensor *row = OP(select, TA(x), IA(0), IA(3));
+    hop_tensor *mm_a = OP(slice, TA(x), IA(0), IA(0), IA(256), IA(1));
+    hop_tensor *mm_b = OP(slice, TA(xt), IA(1), IA(0), IA(256), IA(1));
+    hop_tensor *res[2][5];
+    int threads[2] = {1, 2};
+    for (int r = 0; r < 2; r++) {
+        hop_runtime_set_threads(threads[r]);
+        assert_int_equal(hop_runtime_threads(), threads[r]);
+        res[r][0] = OP(add, TA(x), TA(row)); /* broadcast, 1M elements */
+        res[r][1] = OP(exp, TA(xt));         /* strided transcendental */
+        res[r][2] = OP(sum, TA(x), IA(1), BA(false));
+        res[r][3] = OP(matmul, TA(mm_b), TA(mm_a)); /* [1000, 256] x [256, 1000] */
+        res[r][4] = OP(gt, TA(xt), FA(0.0));
+    }
+    hop_kernel k;
+    assert_int_equal(
+        hop_kernel_prepare(&k, HOP_OP_add, (hop_rt_arg[]){TA(x), TA(row)}, 2, res[0][0]), HOP_OK);
+    assert_int_equal(hop_kernel_tasks(&k, 2), 2);
+    assert_int_equal(hop_kernel_tasks(&k, 1), 1);
+    for (int i = 0; i < 5; i++) {
+        int64_t n = hop_tensor_numel(res[0][i]);
+        assert_int_equal(n, hop_tensor_numel(res[1][i]));
+        if (i == 3) {
+            for (int64_t j = 0; j < n; j++) {
+                double p = elem(res[0][i], j), q = elem(res[1][i], j);
+                if (fabs(p - q) > 5e-3 + 1e-5 * fabs(p)) /* sums of 256 products <= 100 */
+                    fail_msg("matmul element %lld: %.9g with 1 thread, %.9g with 2", (long long)j,
+                             p, q);
+            }
+        } else if (memcmp(res[0][i]->data, res[1][i]->data,
+                          (size_t)n * hop_dtype_size(res[0][i]->dtype)) != 0) {
+            fail_msg("result %d differs between 1 and 2 threads", i);
+        }
+    }
+    assert_true(elem(res[1][0], 5 * C + 7) == (float)((float)v[5 * C + 7] + (float)v[3 * C + 7]));
+    hop_runtime_set_threads(0);
+    assert_true(hop_runtime_threads() >= 1);
+    free(v);
+    for (int r = 0; r < 2; r++)
+        for (int i = 0; i < 5; i++)
+            hop_tensor_release(res[r][i]);
+    hop_tensor *all[] = {x, xt, row, mm_a, mm_b};
+    for (size_t i = 0; i < N_(all); i++)
+        hop_tensor_release(all[i]);
+}
+
+/* Eager ops on several threads at once: each has its own ShapeEnv, and the
+ * one that finds the pool busy runs its kernel inline. */
+static void *
+eager_worker(void *arg)
+{
+    hop_tensor *x = arg;
+    bool ok = true;
+    for (int i = 0; i < 20 && ok; i++) {
+        hop_tensor *y = hop_eager_tensor(HOP_OP_mul, (hop_rt_arg[]){TA(x), IA(2)}, 2);
+        ok = y != NULL && elem(y, 123457) == 2 * elem(x, 123457);
+        hop_tensor_release(y);
+    }
+    hop_runtime_thread_cleanup();
+    return ok ? arg : NULL;
+}
+
+static void
+test_eager_ops_run_concurrently_on_several_threads(void **state)
+{
+    (void)state;
+    hop_runtime_set_threads(2);
+    double *v = malloc(sizeof(double) * 300000);
+    for (int i = 0; i < 300000; i++)
+        v[i] = i % 1000;
+    hop_tensor *x = make(HOP_F32, 1, SIZES(300000), v);
+    pthread_t th[3];
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(pthread_create(&th[i], NULL, eager_worker, x), 0);
+    for (int i = 0; i < 3; i++) {
+        void *ret;
+        pthread_join(th[i], &ret);
+        assert_ptr_equal(ret, x);
+    }
+    hop_runtime_set_threads(0);
+    free(v);
+    hop_tensor_release(x);
+}
+
+/* The thread's ShapeEnv is recreated every few thousand calls so that the
+ * constants of ever new sizes do not pile up; results do not notice. */
+static void
+test_many_distinct_sizes_cross_the_shape_env_reset(void **state)
+{
+    (void)state;
+    for (int64_t n = 256; n < 256 + 5000; n++) {
+        hop_tensor *y =
+            hop_eager_tensor(HOP_OP_arange, (hop_rt_arg[]){IA(0), IA(n), IA(1), NA()}, 4);
+        assert_non_null(y);
+        assert_int_equal(y->sizes[0], n);
+        assert_true(elem(y, n - 1) == (double)(n - 1));
+        hop_tensor_release(y);
+    }
+}
+
+/* ---------------------------------------------------------------- errors */
+
+static void
+test_errors_name_the_op_dtypes_and_shapes(void **state)
+{
+    (void)state;
+    hop_tensor *a = hop_tensor_zeros(HOP_F32, 2, SIZES(3, 4));
+    hop_tensor *b = hop_tensor_zeros(HOP_F32, 1, SIZES(5));
+    hop_tensor *bo = hop_tensor_zeros(HOP_BOOL, 1, SIZES(3));
+    hop_tensor *i = hop_tensor_zeros(HOP_I64, 1, SIZES(2));
+    EXPECT_FAIL(HOP_SHAPE, "add: cannot broadcast f32[3, 4] with f32[5]", add, TA(a), TA(b));
+    EXPECT_FAIL(HOP_DTYPE,
+                "neg: negation is not supported for bool tensors, got bool[3]; use logical_not",
+                neg, TA(bo));
+    EXPECT_FAIL(HOP_DTYPE, "mean: mean needs a float input, got i64[2]", mean, TA(i), NA(),
+                BA(false));
+    EXPECT_FAIL(HOP_SHAPE,
+                "matmul: cannot multiply f32[3, 4] by f32[5]: inner sizes 4 and 5 differ", matmul,
+                TA(a), TA(b));
+    EXPECT_FAIL(HOP_INVALID, "add: expected 2 operands, got 1", add, TA(a));
+    EXPECT_FAIL(HOP_INVALID, "add: argument 1 is a NULL tensor", add, TA(a), TA(NULL));
+    hop_rt_arg sym = {.kind = HOP_OPND_SYM};
+    EXPECT_FAIL(HOP_INVALID, "add: argument 1 is a SymInt; the runtime needs concrete values", add,
+                TA(a), sym);
+    EXPECT_FAIL(HOP_INVALID, "select: index 3 out of range for dim 0 of f32[3, 4]", select, TA(a),
+                IA(0), IA(3));
+    EXPECT_FAIL(HOP_SHAPE,
+                "item: a tensor with 2 elements cannot be converted to a scalar, got i64[2]", item,
+                TA(i));
+    EXPECT_FAIL(HOP_INVALID, "transpose: dim 2 out of range for f32[3, 4]", transpose, TA(a), IA(0),
+                IA(2));
+    hop_rt_value v;
+    assert_int_equal(hop_eager((hop_op)999, NULL, 0, &v), HOP_INVALID);
+    assert_string_equal(hop_error_message(), "hop_eager: unknown op 999");
+    assert_null(hop_eager_tensor(HOP_OP_sym_size, (hop_rt_arg[]){TA(a), IA(0)}, 2));
+    assert_string_equal(hop_error_message(), "sym_size: gives an int, not a tensor; use hop_eager");
+    hop_tensor bad = *a;
+    bad.rank = 12;
+    EXPECT_FAIL(HOP_INVALID, "neg: argument 0 is not a valid tensor header", neg, TA(&bad));
+    int64_t iv;
+    assert_int_equal(hop_tensor_item_int(a, &iv), HOP_SHAPE);
+    assert_string_equal(hop_error_message(),
+                        "hop_tensor_item_int: a tensor with 12 elements cannot be converted to a "
+                        "scalar, got f32[3, 4]");
+    hop_tensor *all[] = {a, b, bo, i};
+    for (size_t k = 0; k < N_(all); k++)
+        hop_tensor_release(all[k]);
+}
+
+/* ------------------------------------------------- allocation failures */
+
+typedef hop_status (*eager_case)(hop_rt_value *out, hop_tensor **in);
+
+static hop_status
+case_add(hop_rt_value *out, hop_tensor **in)
+{
+    return hop_eager(HOP_OP_add, (hop_rt_arg[]){TA(in[0]), FA(1.5)}, 2, out);
+}
+
+static hop_status
+case_transpose(hop_rt_value *out, hop_tensor **in)
+{
+    return hop_eager(HOP_OP_transpose, (hop_rt_arg[]){TA(in[0]), IA(0), IA(1)}, 3, out);
+}
+
+static hop_status
+case_reshape_copy(hop_rt_value *out, hop_tensor **in)
+{
+    return hop_eager(HOP_OP_reshape,
+                     (hop_rt_arg[]){TA(in[1]), hop_rt_list((hop_rt_arg[]){IA(-1)}, 1)}, 2, out);
+}
+
+static hop_status
+case_matmul_strided(hop_rt_value *out, hop_tensor **in)
+{
+    /* in[2] has no unit stride: eager copies both operands first */
+    return hop_eager(HOP_OP_matmul, (hop_rt_arg[]){TA(in[2]), TA(in[2])}, 2, out);
+}
+
+static hop_status
+case_cat_many(hop_rt_value *out, hop_tensor **in)
+{
+    hop_rt_arg items[70];
+    for (int i = 0; i < 70; i++)
+        items[i] = TA(in[0]); /* more than fit on the stack: operands on the heap */
+    return hop_eager(HOP_OP_cat, (hop_rt_arg[]){hop_rt_list(items, 70), IA(0)}, 2, out);
+}
+
+static hop_status
+case_nonzero(hop_rt_value *out, hop_tensor **in)
+{
+    return hop_eager(HOP_OP_nonzero, (hop_rt_arg[]){TA(in[0])}, 1, out);
+}
+
+static hop_status
+case_sum(hop_rt_value *out, hop_tensor **in)
+{
+    return hop_eager(HOP_OP_sum, (hop_rt_arg[]){TA(in[1]), IA(0), BA(true)}, 3, out);
+}
+
+static void
+test_allocation_failure_sweep_over_eager_ops(void **state)
+{
+    (void)state;
+    hop_tensor *x =
+        make(HOP_F32, 2, SIZES(4, 4), (double[]){0, 1, 0, 2, 3, 0, 4, 5, 0, 0, 6, 7, 8, 0, 9, 1});
+    hop_tensor *in[3];
+    in[0] = x;
+    in[1] = OP(transpose, TA(x), IA(0), IA(1));
+    hop_tensor *cols = OP(slice, TA(in[1]), IA(1), IA(0), NA(), IA(2));
+    in[2] = OP(slice, TA(cols), IA(0), IA(0), NA(), IA(2)); /* strides [2, 8] */
+    hop_tensor_release(cols);
+    eager_case cases[] = {case_add,      case_transpose, case_reshape_copy, case_matmul_strided,
+                          case_cat_many, case_nonzero,   case_sum};
+    for (size_t c = 0; c < N_(cases); c++) {
+        hop_runtime_thread_cleanup();
+        long live = hop_alloc_live();
+        int failures = 0;
+        for (long k = 1;; k++) {
+            hop_rt_value v;
+            hop_alloc_fail_at(k);
+            hop_status st = cases[c](&v, in);
+            hop_alloc_fail_at(0);
+            if (st == HOP_OK) {
+                assert_int_equal(v.kind, HOP_VALUE_TENSOR);
+                hop_tensor_release(v.tensor);
+                hop_runtime_thread_cleanup();
+                assert_int_equal(hop_alloc_live(), live);
+                break;
+            }
+            failures++;
+            assert_int_equal(st, HOP_NOMEM);
+            assert_int_equal(hop_error_code(), HOP_NOMEM);
+            assert_null(v.tensor);
+            hop_runtime_thread_cleanup();
+            assert_int_equal(hop_alloc_live(), live);
+        }
+        assert_true(failures >= 2); /* the ShapeEnv and the result at least */
+    }
+    hop_tensor_release(in[2]);
+    hop_tensor_release(in[1]);
+    hop_tensor_release(x);
+}
+
+static void
+test_nothing_leaks_after_shutdown(void **state)
+{
+    (void)state;
+    hop_runtime_shutdown();
+    long live = hop_alloc_live();
+    hop_tensor *x = make(HOP_F64, 1, SIZES(3), (double[]){1, 2, 3});
+    hop_tensor *y = OP(exp, TA(x));
+    hop_tensor_release(x);
+    hop_tensor_release(y);
+    hop_runtime_shutdown();
+    assert_int_equal(hop_alloc_live(), live);
+}
+
+int
+main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_new_tensor_is_contiguous_aligned_and_owned_once),
+        cmocka_unit_test(test_zeros_from_data_and_zero_dim_tensors),
+        cmocka_unit_test(test_tensor_creation_rejects_bad_shapes),
+        cmocka_unit_test(test_wrapped_memory_is_zero_copy_and_released_by_the_last_view),
+        cmocka_unit_test(test_wrap_checks_geometry_and_alignment_without_taking_the_memory),
+        cmocka_unit_test(test_views_share_storage_and_keep_it_alive),
+        cmocka_unit_test(test_view_ops_give_the_strides_and_offsets_of_pytorch),
+        cmocka_unit_test(test_view_ops_on_zero_dim_and_empty_tensors),
+        cmocka_unit_test(test_reshape_copies_when_strides_forbid_a_view_and_view_refuses),
+        cmocka_unit_test(test_view_compute_and_borrowed_headers_allocate_nothing),
+        cmocka_unit_test(test_contiguous_returns_the_same_tensor_or_a_copy),
+        cmocka_unit_test(test_eager_out_writes_into_a_strided_output_without_allocating),
+        cmocka_unit_test(test_eager_out_checks_dtype_shape_strides_and_overlap),
+        cmocka_unit_test(test_view_op_into_out_copies_the_view),
+        cmocka_unit_test(test_prepared_kernel_pieces_cover_the_op_exactly_once),
+        cmocka_unit_test(test_prepare_reports_errors_like_eager),
+        cmocka_unit_test(test_thread_pool_splits_large_kernels_with_identical_results),
+        cmocka_unit_test(test_eager_ops_run_concurrently_on_several_threads),
+        cmocka_unit_test(test_many_distinct_sizes_cross_the_shape_env_reset),
+        cmocka_unit_test(test_errors_name_the_op_dtypes_and_shapes),
+        cmocka_unit_test(test_allocation_failure_sweep_over_eager_ops),
+        cmocka_unit_test(test_nothing_leaks_after_shutdown),
+    };
+    int rc = cmocka_run_group_tests(tests, NULL, NULL);
+    hop_runtime_shutdown();
+    return rc;
+}
