@@ -11,6 +11,7 @@
 #include "hop/output_graph.h"
 #include "hop/prim_hop.h"
 #include "hop/runtime.h"
+#include "hop/lowering.h"
 
 #define HOP_VERSION_MAJOR 0
 #define HOP_VERSION_MINOR 1

@@ -1,0 +1,280 @@
+/*
+ * lowering/dump.c - hop_plan_dump (EXPLAIN for plans) and the trace of a
+ * running plan (HOP_TRACE_PLAN=1, hop_plan_set_trace).
+ *
+ * The dump has three parts:
+ *
+ *   addr  opcode    p1  p2  p3  p4                        comment
+ *   ----  --------  --  --  --  ------------------------  ---------------
+ *      0  Input      0   0   0  x: f32[s0, 4]             t0 = input 0
+ *      1  Guard      0   0   0  s0 > 4
+ *      2  Layout     0   0   0                            block: 1 region
+ *      3  Fused      1   1   2  exp(add(x, 1))            t1 = exp
+ *      4  Halt       0   0   0
+ *
+ * one row per instruction, with a `-- <name>` line where a subroutine
+ * starts; p4 is the instruction's descriptor (an expression, a fused
+ * group, an op call) and the comment says what it does in terms of slots
+ * (tN) and registers (rN); then the slots (name, kind, dtype and sizes) and
+ * registers; then the memory plan: each region's offset and size and the
+ * tensors sharing it, with their live ranges.  Static plans print byte
+ * counts; symbolic ones the expressions the sizes are computed from.
+ */
+#include "lowering/lowering_impl.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+
+const char *const hop__skind_names[] = {"input", "buffer", "output", "late", "view", "alias"};
+
+static const char *
+slot_name(const hop_plan *p, int32_t s)
+{
+    return s >= 0 && s < p->nslots && p->slots[s].name ? p->slots[s].name : "";
+}
+
+static void
+meta_text(hop__buf *b, const hop__slot *s)
+{
+    hop__buf_printf(b, "%s[", hop_dtype_name(s->dtype));
+    for (int d = 0; d < s->rank; d++)
+        hop__buf_printf(b, "%s%s", d ? ", " : "", s->sizes[d]->text);
+    hop__buf_puts(b, "]");
+}
+
+static void
+p4_text(const hop_plan *p, const hop__insn *in, hop__buf *b)
+{
+    switch ((hop__opcode)in->opcode) {
+    case HOP__OP_Input: {
+        const hop__input *d = in->p4;
+        hop__buf_printf(b, "%s: ", d->name);
+        meta_text(b, &p->slots[d->slot]);
+        break;
+    }
+    case HOP__OP_Guard:
+        hop__buf_puts(b, ((const hop__guard *)in->p4)->x->text);
+        break;
+    case HOP__OP_Fused:
+    case HOP__OP_Copy:
+        hop__buf_puts(b, ((const hop__fgroup *)in->p4)->text);
+        break;
+    case HOP__OP_Op:
+    case HOP__OP_View:
+    case HOP__OP_Eager: {
+        const char *t = ((const hop__opdesc *)in->p4)->text, *eq = strstr(t, " = ");
+        hop__buf_puts(b, eq ? eq + 3 : t);
+        break;
+    }
+    case HOP__OP_Eval:
+        hop__buf_puts(b, ((const hop__xprog *)in->p4)->text);
+        break;
+    case HOP__OP_Integer:
+        hop__buf_printf(b, "%" PRId64, in->i64);
+        break;
+    case HOP__OP_Call:
+        hop__buf_puts(b, p->routines[((const hop__calldesc *)in->p4)->routine].name);
+        break;
+    case HOP__OP_Extern:
+        hop__buf_puts(b, ((const hop__extern *)in->p4)->name);
+        break;
+    default:
+        break;
+    }
+}
+
+static void
+comment_text(const hop_plan *p, int32_t pc, hop__buf *b)
+{
+    const hop__insn *in = &p->code[pc];
+    switch ((hop__opcode)in->opcode) {
+    case HOP__OP_Input:
+        hop__buf_printf(b, "t%d = input %d", in->p2, in->p1);
+        break;
+    case HOP__OP_Guard:
+        hop__buf_printf(b, "guard %d", in->p1);
+        break;
+    case HOP__OP_Layout:
+        if (p->static_layout)
+            hop__buf_printf(b, "block: %" PRId64 " bytes, %d tensor%s in %d region%s",
+                            p->block_bytes, p->nbuffers, p->nbuffers == 1 ? "" : "s", p->nregions,
+                            p->nregions == 1 ? "" : "s");
+        else
+            hop__buf_printf(b, "block: %d tensor%s in %d region%s, sized at run time",
+                            p->nbuffers, p->nbuffers == 1 ? "" : "s", p->nregions,
+                            p->nregions == 1 ? "" : "s");
+        break;
+    case HOP__OP_Fused:
+        hop__buf_printf(b, "t%d = %s", in->p1, slot_name(p, in->p1));
+        break;
+    case HOP__OP_Copy:
+        hop__buf_printf(b, "t%d <- t%d", in->p1, in->p2);
+        break;
+    case HOP__OP_Op:
+        hop__buf_printf(b, "t%d = %s (kernel %d)", in->p1, slot_name(p, in->p1), in->p2);
+        break;
+    case HOP__OP_View:
+        hop__buf_printf(b, "t%d = %s, a view of t%d", in->p1, slot_name(p, in->p1), in->p2);
+        break;
+    case HOP__OP_Eager:
+        hop__buf_printf(b, "t%d = %s (allocated)", in->p1, slot_name(p, in->p1));
+        break;
+    case HOP__OP_Alloc:
+        hop__buf_printf(b, "t%d = new tensor", in->p1);
+        break;
+    case HOP__OP_Move:
+        hop__buf_printf(b, "t%d = t%d", in->p1, in->p2);
+        break;
+    case HOP__OP_Select:
+        hop__buf_printf(b, "t%d = t%d[r%d]", in->p1, in->p2, in->p3);
+        break;
+    case HOP__OP_Item:
+        hop__buf_printf(b, "r%d = item(t%d)", in->p1, in->p2);
+        break;
+    case HOP__OP_SymSize:
+        hop__buf_printf(b, "r%d = t%d.size(%d)", in->p1, in->p2, in->p3);
+        break;
+    case HOP__OP_Eval:
+    case HOP__OP_Integer:
+        hop__buf_printf(b, "r%d = p4", in->p1);
+        break;
+    case HOP__OP_MoveInt:
+        hop__buf_printf(b, "r%d = r%d", in->p1, in->p2);
+        break;
+    case HOP__OP_IfNot:
+        hop__buf_printf(b, "if not %c%d goto %d", in->p3 == 0 ? 't' : 'r', in->p1, in->p2);
+        break;
+    case HOP__OP_Goto:
+        hop__buf_printf(b, "goto %d", in->p2);
+        break;
+    case HOP__OP_LoopInit:
+        hop__buf_printf(b, "r%d = 0; if r%d <= 0 goto %d", in->p1, in->p3, in->p2);
+        break;
+    case HOP__OP_Next:
+        hop__buf_printf(b, "r%d += 1; if r%d < r%d goto %d", in->p1, in->p1, in->p3, in->p2);
+        break;
+    case HOP__OP_Call: {
+        const hop__calldesc *d = in->p4;
+        hop__buf_printf(b, "call %d with", in->p1);
+        for (int32_t k = 0; k < d->nmoves; k++) {
+            const hop__callmove *m = &d->moves[k];
+            if (m->tensor)
+                hop__buf_printf(b, " t%d=t%d", m->dst, m->src);
+            else if (m->src >= 0)
+                hop__buf_printf(b, " r%d=r%d", m->dst, m->src);
+            else
+                hop__buf_printf(b, " r%d=%" PRId64, m->dst, m->value);
+        }
+        break;
+    }
+    case HOP__OP_Return:
+        hop__buf_puts(b, "return");
+        break;
+    case HOP__OP_Extern:
+        hop__buf_printf(b, "t%d = extern", in->p1);
+        break;
+    case HOP__OP_Halt:
+    case HOP__OP_COUNT:
+        break;
+    }
+}
+
+void
+hop__insn_text(const hop_plan *p, int32_t pc, hop__buf *b)
+{
+    const hop__insn *in = &p->code[pc];
+    hop__buf p4, cm;
+    hop__buf_init(&p4);
+    hop__buf_init(&cm);
+    p4_text(p, in, &p4);
+    comment_text(p, pc, &cm);
+    hop__buf_append(&p4, "", 1);
+    hop__buf_append(&cm, "", 1);
+    hop__buf_printf(b, "%4d  %-9s %3d %3d %3d  %-28s  %s", pc, hop__opcode_names[in->opcode],
+                    in->p1, in->p2, in->p3, p4.failed ? "" : p4.data, cm.failed ? "" : cm.data);
+    hop__buf_discard(&p4);
+    hop__buf_discard(&cm);
+}
+
+char *
+hop_plan_dump(const hop_plan *p)
+{
+    if (p == NULL) {
+        hop_error(HOP_MISUSE, "hop_plan_dump: the plan is NULL");
+        return NULL;
+    }
+    hop__buf b;
+    hop__buf_init(&b);
+    hop__buf_puts(&b, "addr  opcode     p1  p2  p3  p4                            comment\n");
+    hop__buf_puts(&b, "----  --------- --- --- ---  ----------------------------  -------\n");
+    int32_t r = 1;
+    for (int32_t pc = 0; pc < p->ncode; pc++) {
+        if (r < p->nroutines && p->routines[r].entry == pc) {
+            hop__buf_printf(&b, "-- %s\n", p->routines[r].name);
+            r++;
+        }
+        size_t start = b.len;
+        hop__insn_text(p, pc, &b);
+        while (b.len > start && !b.failed && b.data[b.len - 1] == ' ')
+            b.data[--b.len] = '\0';
+        hop__buf_puts(&b, "\n");
+    }
+    hop__buf_puts(&b, "\nslots:\n");
+    for (int32_t s = 0; s < p->nslots; s++) {
+        const hop__slot *sl = &p->slots[s];
+        hop__buf_printf(&b, "  t%-3d %-7s ", s, hop__skind_names[sl->kind]);
+        meta_text(&b, sl);
+        if (sl->name)
+            hop__buf_printf(&b, "  %s", sl->name);
+        hop__buf_puts(&b, "\n");
+    }
+    if (p->nregs) {
+        hop__buf_puts(&b, "registers:");
+        for (int32_t i = 0; i < p->nregs; i++)
+            hop__buf_printf(&b, " r%d%s%s", i, p->regnames[i] ? "=" : "",
+                            p->regnames[i] ? p->regnames[i] : "");
+        hop__buf_puts(&b, "\n");
+    }
+    if (p->static_layout)
+        hop__buf_printf(&b, "memory: %d tensor%s in %d region%s, block of %" PRId64 " bytes\n",
+                        p->nbuffers, p->nbuffers == 1 ? "" : "s", p->nregions,
+                        p->nregions == 1 ? "" : "s", p->block_bytes);
+    else
+        hop__buf_printf(&b, "memory: %d tensor%s in %d region%s, sized at run time\n",
+                        p->nbuffers, p->nbuffers == 1 ? "" : "s", p->nregions,
+                        p->nregions == 1 ? "" : "s");
+    for (int32_t g = 0; g < p->nregions; g++) {
+        const hop__region *reg = &p->regions[g];
+        if (p->static_layout)
+            hop__buf_printf(&b, "  region %d: offset %" PRId64 ", %" PRId64 " bytes:", g,
+                            reg->offset, reg->size);
+        else
+            hop__buf_printf(&b, "  region %d:", g);
+        for (int32_t m = 0; m < reg->nmembers; m++) {
+            const hop__buffer *buf = &p->buffers[reg->members[m]];
+            int32_t base = p->routines[buf->routine].entry;
+            hop__buf_printf(&b, "%s t%d %s [%d-%d]", m ? "," : "", buf->slot,
+                            slot_name(p, buf->slot), base + buf->def, base + buf->last);
+            if (!p->static_layout)
+                hop__buf_printf(&b, " %s bytes", buf->bytes->text);
+        }
+        hop__buf_puts(&b, "\n");
+    }
+    return hop__buf_finish(&b);
+}
+
+void
+hop__trace_insn(const hop_plan *p, const hop__frame *f, int32_t pc)
+{
+    (void)f;
+    hop__buf b;
+    hop__buf_init(&b);
+    hop__insn_text(p, pc, &b);
+    char *s = hop__buf_finish(&b);
+    if (s) {
+        while (*s && s[strlen(s) - 1] == ' ')
+            s[strlen(s) - 1] = '\0';
+        fprintf(p->trace, "plan: %s\n", s);
+        hop_free(s);
+    }
+}

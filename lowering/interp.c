@@ -1,0 +1,985 @@
+/*
+ * lowering/interp.c - frames and the plan interpreter: hop_plan_run and
+ * hop_plan_run_into.
+ *
+ * One switch over the opcodes, one error exit.  A frame holds everything a
+ * run writes (slot headers, registers, the call stack, cached kernels, the
+ * block); a plan keeps one idle frame, taken and given back with an atomic
+ * exchange, so consecutive runs reuse it and concurrent runs each get their
+ * own.  Headers of slots are the frame's memory: we fill their fields
+ * directly (what hop_tensor_init_borrowed does) because views and rows are
+ * made in the innermost loops.
+ */
+#include "lowering/lowering_impl.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+
+hop_status hop__bind_outputs(hop__frame *f, hop_tensor *const *into);
+
+const char *const hop__opcode_names[HOP__OP_COUNT] = {
+#define HOP__OPC_NAME(name) #name,
+    HOP__OPCODES(HOP__OPC_NAME)
+#undef HOP__OPC_NAME
+};
+
+/* ---------------------------------------------------------------- frames */
+
+static size_t
+al(size_t n)
+{
+    return (n + 63) & ~(size_t)63;
+}
+
+static hop__frame *
+frame_new(hop_plan *p)
+{
+    size_t sz[] = {
+        al(sizeof(hop__frame)),
+        al((size_t)p->nslots * sizeof(hop_tensor)),
+        al((size_t)p->nslots * sizeof(hop_tensor *)),
+        al((size_t)p->nslots),
+        al((size_t)p->nregs * sizeof(int64_t)),
+        al((size_t)p->max_depth * sizeof(int32_t)),
+        al((size_t)p->ncache * sizeof(hop__kcache)),
+        al((size_t)p->nkeys * sizeof(int64_t)),
+        al((size_t)p->nrtargs * sizeof(hop_rt_arg)),
+        al((size_t)p->nlayout_regs * sizeof(int64_t)),
+        al((size_t)p->nbuffers * sizeof(int64_t)),
+        al(p->noutputs * sizeof(hop_tensor *)),
+    };
+    size_t total = 64;
+    for (size_t i = 0; i < HOP__ARRAY_LEN(sz); i++)
+        total += sz[i];
+    void *raw = hop__calloc(1, total);
+    if (raw == NULL)
+        return NULL;
+    char *c = (char *)(((uintptr_t)raw + 63) & ~(uintptr_t)63);
+    hop__frame *f = (hop__frame *)c;
+    c += sz[0];
+    f->slots = (hop_tensor *)c;
+    c += sz[1];
+    f->owner = (hop_tensor **)c;
+    c += sz[2];
+    f->owned = (unsigned char *)c;
+    c += sz[3];
+    f->regs = (int64_t *)c;
+    c += sz[4];
+    f->stack = (int32_t *)c;
+    c += sz[5];
+    f->kernels = (hop__kcache *)c;
+    c += sz[6];
+    f->keys = (int64_t *)c;
+    c += sz[7];
+    f->rtargs = (hop_rt_arg *)c;
+    c += sz[8];
+    f->layout_key = (int64_t *)c;
+    c += sz[9];
+    f->offsets = (int64_t *)c;
+    c += sz[10];
+    f->recycle = (hop_tensor **)c;
+    f->plan = p;
+    f->raw = raw;
+    for (int32_t s = 0; s < p->nslots; s++)
+        hop__header(&f->slots[s], NULL, p->slots[s].dtype, 0, NULL, NULL, NULL);
+    return f;
+}
+
+static void
+release_owned(hop__frame *f)
+{
+    for (int32_t s = 0; s < f->plan->nslots; s++) {
+        if (f->owned[s]) {
+            hop_tensor_release(f->owner[s]);
+            f->owned[s] = 0;
+        }
+        f->owner[s] = NULL;
+    }
+}
+
+static void
+frame_free(hop__frame *f)
+{
+    if (f == NULL)
+        return;
+    release_owned(f);
+    for (size_t j = 0; j < f->plan->noutputs; j++)
+        hop_tensor_release(f->recycle[j]);
+    hop_tensor_release(f->block);
+    hop__free(f->raw);
+}
+
+static hop__frame *
+frame_take(hop_plan *p)
+{
+    hop__frame *f = atomic_exchange(&p->idle, NULL);
+    return f ? f : frame_new(p);
+}
+
+static void
+frame_put(hop_plan *p, hop__frame *f)
+{
+    hop__frame *expect = NULL;
+    if (!atomic_compare_exchange_strong(&p->idle, &expect, f))
+        frame_free(f);
+}
+
+void
+hop_plan_trim(hop_plan *plan)
+{
+    if (plan)
+        frame_free(atomic_exchange(&plan->idle, NULL));
+}
+
+void
+hop_plan_free(hop_plan *plan)
+{
+    if (plan == NULL)
+        return;
+    frame_free(atomic_exchange(&plan->idle, NULL));
+    hop__arena_destroy(&plan->arena);
+    hop__free(plan);
+}
+
+/* ------------------------------------------------------------ slot helpers */
+
+static inline void
+drop(hop__frame *f, int32_t s)
+{
+    if (f->owned[s]) {
+        hop_tensor_release(f->owner[s]);
+        f->owned[s] = 0;
+    }
+}
+
+/* Slot s takes the reference t (a new tensor). */
+static void
+take(hop__frame *f, int32_t s, hop_tensor *t)
+{
+    drop(f, s);
+    f->owner[s] = t;
+    f->owned[s] = 1;
+    hop__header(&f->slots[s], t->storage, t->dtype, t->rank, t->sizes, t->strides, t->data);
+}
+
+/* ------------------------------------------------------------------ Input */
+
+static const char *
+dims_text(char *buf, size_t cap, const hop__input *in)
+{
+    size_t n = (size_t)snprintf(buf, cap, "%s[", hop_dtype_name(in->dtype));
+    for (int d = 0; d < in->rank && n < cap; d++) {
+        const hop__dimcheck *c = &in->dims[d];
+        if (c->kind == HOP__D_CONST)
+            n += (size_t)snprintf(buf + n, cap - n, "%s%" PRId64, d ? ", " : "", c->value);
+        else
+            n += (size_t)snprintf(buf + n, cap - n, "%s%s", d ? ", " : "",
+                                  c->kind == HOP__D_EXPR ? c->x->text : c->sym);
+    }
+    if (n < cap)
+        snprintf(buf + n, cap - n, "]");
+    return buf;
+}
+
+static hop_status
+run_input(hop__frame *f, const hop__input *in, const hop_tensor *t)
+{
+    char want[160];
+    if (t->dtype != in->dtype)
+        return hop_error(HOP_GUARD, "guard failed: %s.dtype == %s expected, got %s (input %s is %s)",
+                         in->name, hop_dtype_name(in->dtype), hop_dtype_name(t->dtype), in->name,
+                         dims_text(want, sizeof want, in));
+    if (t->rank != in->rank)
+        return hop_error(HOP_GUARD, "guard failed: %s.dim() == %d expected, got %d (input %s is %s)",
+                         in->name, in->rank, t->rank, in->name, dims_text(want, sizeof want, in));
+    int64_t *regs = f->regs;
+    for (int d = 0; d < in->rank; d++) {
+        const hop__dimcheck *c = &in->dims[d];
+        int64_t v = t->sizes[d];
+        switch (c->kind) {
+        case HOP__D_CONST:
+            if (v != c->value)
+                return hop_error(HOP_GUARD,
+                                 "guard failed: %s.size(%d) == %" PRId64 " expected, got %" PRId64,
+                                 in->name, d, c->value, v);
+            break;
+        case HOP__D_BIND:
+            if (v < c->lo || v > c->hi) {
+                if (c->hi == INT64_MAX)
+                    return hop_error(HOP_GUARD,
+                                     "guard failed: %s.size(%d) >= %" PRId64
+                                     " expected (%s is dynamic; sizes 0 and 1 are specialised), "
+                                     "got %" PRId64,
+                                     in->name, d, c->lo, c->sym, v);
+                return hop_error(HOP_GUARD,
+                                 "guard failed: %" PRId64 " <= %s.size(%d) <= %" PRId64
+                                 " expected (%s), got %" PRId64,
+                                 c->lo, in->name, d, c->hi, c->sym, v);
+            }
+            regs[c->reg] = v;
+            break;
+        case HOP__D_SAME:
+            if (v != regs[c->reg])
+                return hop_error(HOP_GUARD,
+                                 "guard failed: %s.size(%d) == %s expected (both are %s), got %" PRId64
+                                 " and %" PRId64,
+                                 in->name, d, c->first, c->sym, v, regs[c->reg]);
+            break;
+        case HOP__D_EXPR:
+            break;
+        }
+    }
+    hop__header(&f->slots[in->slot], t->storage, t->dtype, t->rank, t->sizes, t->strides, t->data);
+    f->owner[in->slot] = (hop_tensor *)t;
+    return HOP_OK;
+}
+
+static hop_status
+check_exprs(hop__frame *f, const hop__input *in)
+{
+    const hop_tensor *t = &f->slots[in->slot];
+    for (int d = 0; d < in->rank; d++) {
+        const hop__dimcheck *c = &in->dims[d];
+        if (c->kind != HOP__D_EXPR)
+            continue;
+        int64_t want;
+        hop_status st = hop__xget(c->x, f->regs, &want);
+        if (st != HOP_OK)
+            return st;
+        if (t->sizes[d] != want)
+            return hop_error(HOP_GUARD,
+                             "guard failed: %s.size(%d) == %s expected (= %" PRId64 "), got %" PRId64,
+                             in->name, d, c->x->text, want, t->sizes[d]);
+    }
+    return HOP_OK;
+}
+
+static hop_status
+run_guard(hop__frame *f, const hop__guard *g)
+{
+    int64_t v;
+    hop_status st = hop__xeval(g->x, f->regs, &v);
+    if (st != HOP_OK)
+        return st;
+    if (v)
+        return HOP_OK;
+    char vals[512];
+    size_t n = 0;
+    vals[0] = '\0';
+    for (int k = 0; k < g->x->nsyms && n < sizeof vals; k++)
+        n += (size_t)snprintf(vals + n, sizeof vals - n, "%s%s = %" PRId64, k ? ", " : "",
+                              g->x->names[k], f->regs[g->x->regs[k]]);
+    return hop_error(HOP_GUARD, "guard %s failed with %s", g->x->text, vals);
+}
+
+/* --------------------------------------------------------------- operands */
+
+/* Fills rt[0..n) from args (list items after them, from *next) and
+ * appends the cache key of each operand to key (NULL: no key). */
+static hop_status
+fill_args(hop__frame *f, const hop__oparg *args, int n, hop_rt_arg *rt, hop_rt_arg **next,
+          int64_t *key, int *kn)
+{
+    for (int i = 0; i < n; i++) {
+        const hop__oparg *a = &args[i];
+        int64_t v;
+        hop_status st;
+        switch (a->kind) {
+        case HOP__A_NONE:
+            rt[i] = hop_rt_none();
+            break;
+        case HOP__A_TENSOR: {
+            hop_tensor *t = &f->slots[a->slot];
+            rt[i] = hop_rt_tensor(t);
+            if (key) {
+                key[(*kn)++] = (int64_t)(intptr_t)t->data;
+                key[(*kn)++] = (int64_t)t->dtype << 8 | t->rank;
+                for (int d = 0; d < t->rank; d++) {
+                    key[(*kn)++] = t->sizes[d];
+                    key[(*kn)++] = t->strides[d];
+                }
+            }
+            break;
+        }
+        case HOP__A_INT:
+        case HOP__A_BOOL:
+            if ((st = hop__xget(a->x, f->regs, &v)) != HOP_OK)
+                return st;
+            rt[i] = a->kind == HOP__A_INT ? hop_rt_int(v) : hop_rt_bool(v != 0);
+            if (key)
+                key[(*kn)++] = v;
+            break;
+        case HOP__A_FLOAT:
+            rt[i] = hop_rt_float(a->f);
+            if (key)
+                memcpy(&key[(*kn)++], &a->f, sizeof(double));
+            break;
+        case HOP__A_DTYPE:
+            rt[i] = hop_rt_dtype(a->dtype);
+            break;
+        case HOP__A_LIST: {
+            hop_rt_arg *items = *next;
+            *next += a->n;
+            if ((st = fill_args(f, a->items, a->n, items, next, key, kn)) != HOP_OK)
+                return st;
+            rt[i] = hop_rt_list(items, (size_t)a->n);
+            break;
+        }
+        }
+    }
+    return HOP_OK;
+}
+
+static void
+key_tensor(const hop_tensor *t, int64_t *key, int *kn)
+{
+    key[(*kn)++] = (int64_t)(intptr_t)t->data;
+    key[(*kn)++] = (int64_t)t->dtype << 8 | t->rank;
+    for (int d = 0; d < t->rank; d++) {
+        key[(*kn)++] = t->sizes[d];
+        key[(*kn)++] = t->strides[d];
+    }
+}
+
+/* Op: the kernel prepared for these operands, or prepared again. */
+static hop_status
+run_op(hop__frame *f, const hop__insn *in)
+{
+    const hop__opdesc *d = in->p4;
+    hop_rt_arg *rt = f->rtargs + d->rtbase, *next = rt + d->nargs;
+    hop__kcache *kc = &f->kernels[d->cache];
+    int64_t *saved = f->keys + d->keybase;
+    int64_t small[256], *key = d->keylen <= 256 ? small : NULL;
+    int kn = 0;
+    hop_status st = fill_args(f, d->args, d->nargs, rt, &next, key, &kn);
+    if (st != HOP_OK)
+        return st;
+    hop_tensor *out = &f->slots[in->p1];
+    if (key)
+        key_tensor(out, key, &kn);
+    if (!kc->valid || key == NULL || memcmp(saved, key, (size_t)kn * sizeof *key) != 0) {
+        kc->valid = false;
+        if ((st = hop_kernel_prepare(&kc->k, d->op, rt, (size_t)d->nargs, out)) != HOP_OK)
+            return st;
+        if (key) {
+            memcpy(saved, key, (size_t)kn * sizeof *key);
+            kc->valid = true;
+        }
+    }
+    hop_kernel_run(&kc->k);
+    return HOP_OK;
+}
+
+static hop_status
+run_eager(hop__frame *f, const hop__insn *in)
+{
+    const hop__opdesc *d = in->p4;
+    hop_rt_arg *rt = f->rtargs + d->rtbase, *next = rt + d->nargs;
+    int kn = 0;
+    hop_status st = fill_args(f, d->args, d->nargs, rt, &next, NULL, &kn);
+    if (st != HOP_OK)
+        return st;
+    hop_rt_value v;
+    if ((st = hop_eager(d->op, rt, (size_t)d->nargs, &v)) != HOP_OK)
+        return st;
+    if (v.kind != HOP_VALUE_TENSOR)
+        return hop_error(HOP_RUNTIME, "%s: gave no tensor", d->text);
+    take(f, in->p1, v.tensor);
+    return HOP_OK;
+}
+
+/* ------------------------------------------------------------------ views */
+
+/* PyTorch's computeStride: strides viewing (osz, ost) as nsz, or false. */
+static bool
+view_strides(int orank, const int64_t *osz, const int64_t *ost, int nrank, const int64_t *nsz,
+             int64_t *nst)
+{
+    int64_t numel = 1;
+    for (int d = 0; d < orank; d++)
+        numel *= osz[d];
+    if (numel == 0 || orank == 0) {
+        hop__contig_strides(nrank, nsz, nst);
+        return true;
+    }
+    int view_d = nrank - 1;
+    int64_t chunk = ost[orank - 1], tensor_numel = 1, view_numel = 1;
+    for (int td = orank - 1; td >= 0; td--) {
+        tensor_numel *= osz[td];
+        if (td == 0 || (osz[td - 1] != 1 && ost[td - 1] != tensor_numel * chunk)) {
+            while (view_d >= 0 && (view_numel < tensor_numel || nsz[view_d] == 1)) {
+                nst[view_d] = view_numel * chunk;
+                view_numel *= nsz[view_d];
+                view_d--;
+            }
+            if (view_numel != tensor_numel)
+                return false;
+            if (td > 0) {
+                chunk = ost[td - 1];
+                tensor_numel = 1;
+                view_numel = 1;
+            }
+        }
+    }
+    return view_d == -1;
+}
+
+static hop_status
+view_error(const hop__opdesc *d, const hop_tensor *x, const char *why)
+{
+    hop__ttext t;
+    return hop_error(HOP_SHAPE, "%s: %s (input %s)", d->text, why, hop__tensor_text(&t, x));
+}
+
+static int64_t
+wrap_dim(int64_t d, int rank)
+{
+    return d < 0 ? d + rank : d;
+}
+
+static hop_status
+run_view(hop__frame *f, const hop__insn *in)
+{
+    const hop__opdesc *d = in->p4;
+    hop_rt_arg *rt = f->rtargs + d->rtbase, *next = rt + d->nargs;
+    int kn = 0;
+    hop_status st = fill_args(f, d->args, d->nargs, rt, &next, NULL, &kn);
+    if (st != HOP_OK)
+        return st;
+    const hop_tensor *x = &f->slots[in->p2];
+    int r = x->rank, nr = r;
+    int64_t sz[HOP_MAX_RANK], stv[HOP_MAX_RANK], off = 0;
+    memcpy(sz, x->sizes, sizeof sz);
+    memcpy(stv, x->strides, sizeof stv);
+    switch (d->op) {
+    case HOP_OP_transpose: {
+        int64_t a = wrap_dim(rt[1].u.i, r), b = wrap_dim(rt[2].u.i, r);
+        if (a < 0 || a >= r || b < 0 || b >= r)
+            return view_error(d, x, "dim out of range");
+        sz[a] = x->sizes[b];
+        sz[b] = x->sizes[a];
+        stv[a] = x->strides[b];
+        stv[b] = x->strides[a];
+        break;
+    }
+    case HOP_OP_permute:
+        if ((int)rt[1].u.list.n != r)
+            return view_error(d, x, "wrong number of dims");
+        for (int i = 0; i < r; i++) {
+            int64_t s = wrap_dim(rt[1].u.list.items[i].u.i, r);
+            if (s < 0 || s >= r)
+                return view_error(d, x, "dim out of range");
+            sz[i] = x->sizes[s];
+            stv[i] = x->strides[s];
+        }
+        break;
+    case HOP_OP_unsqueeze: {
+        int64_t a = wrap_dim(rt[1].u.i, r + 1);
+        if (a < 0 || a > r || r >= HOP_MAX_RANK)
+            return view_error(d, x, "dim out of range");
+        for (int i = r; i > a; i--) {
+            sz[i] = x->sizes[i - 1];
+            stv[i] = x->strides[i - 1];
+        }
+        sz[a] = 1;
+        stv[a] = a < r ? x->strides[a] * x->sizes[a] : 1;
+        nr = r + 1;
+        break;
+    }
+    case HOP_OP_squeeze:
+        nr = d->nkeep;
+        for (int i = 0; i < nr; i++) {
+            sz[i] = x->sizes[d->keep[i]];
+            stv[i] = x->strides[d->keep[i]];
+        }
+        break;
+    case HOP_OP_expand: {
+        nr = (int)rt[1].u.list.n;
+        if (nr < r || nr > HOP_MAX_RANK)
+            return view_error(d, x, "cannot expand to fewer dims");
+        for (int i = nr - 1; i >= 0; i--) {
+            int xd = i - (nr - r);
+            int64_t want = rt[1].u.list.items[i].u.i;
+            if (xd < 0) {
+                if (want < 0)
+                    return view_error(d, x, "-1 is not allowed for a new dim");
+                sz[i] = want;
+                stv[i] = 0;
+            } else if (want == -1 || want == x->sizes[xd]) {
+                sz[i] = x->sizes[xd];
+                stv[i] = x->strides[xd];
+            } else if (x->sizes[xd] == 1 && want >= 0) {
+                sz[i] = want;
+                stv[i] = 0;
+            } else {
+                return view_error(d, x, "sizes do not match");
+            }
+        }
+        break;
+    }
+    case HOP_OP_select: {
+        int64_t a = wrap_dim(rt[1].u.i, r), i = rt[2].u.i;
+        if (a < 0 || a >= r)
+            return view_error(d, x, "dim out of range");
+        if (i < 0)
+            i += x->sizes[a];
+        if (i < 0 || i >= x->sizes[a]) {
+            hop__ttext t;
+            return hop_error(HOP_RUNTIME, "%s: index %" PRId64 " is out of range for dim %" PRId64
+                                          " of %s",
+                             d->text, rt[2].u.i, a, hop__tensor_text(&t, x));
+        }
+        off = i * x->strides[a];
+        for (int k = (int)a; k < r - 1; k++) {
+            sz[k] = x->sizes[k + 1];
+            stv[k] = x->strides[k + 1];
+        }
+        nr = r - 1;
+        break;
+    }
+    case HOP_OP_slice: {
+        int64_t a = wrap_dim(rt[1].u.i, r);
+        if (a < 0 || a >= r)
+            return view_error(d, x, "dim out of range");
+        int64_t n = x->sizes[a], step = rt[4].kind == HOP_OPND_INT ? rt[4].u.i : 1;
+        int64_t s = rt[2].kind == HOP_OPND_INT ? rt[2].u.i : 0;
+        int64_t e = rt[3].kind == HOP_OPND_INT ? rt[3].u.i : n;
+        if (step <= 0)
+            return view_error(d, x, "step must be positive");
+        if (s < 0)
+            s += n;
+        if (e < 0)
+            e += n;
+        s = s < 0 ? 0 : s > n ? n : s;
+        e = e < s ? s : e > n ? n : e;
+        sz[a] = (e - s + step - 1) / step;
+        off = s * x->strides[a];
+        stv[a] = x->strides[a] * step;
+        break;
+    }
+    case HOP_OP_reshape:
+    case HOP_OP_view: {
+        nr = (int)rt[1].u.list.n;
+        if (nr > HOP_MAX_RANK)
+            return view_error(d, x, "too many dims");
+        int64_t numel = hop_tensor_numel(x), known = 1;
+        int infer = -1;
+        for (int i = 0; i < nr; i++) {
+            sz[i] = rt[1].u.list.items[i].u.i;
+            if (sz[i] == -1 && infer < 0)
+                infer = i;
+            else if (sz[i] < 0)
+                return view_error(d, x, "negative size");
+            else
+                known *= sz[i];
+        }
+        if (infer >= 0)
+            sz[infer] = known ? numel / known : 0;
+        int64_t total = 1;
+        for (int i = 0; i < nr; i++)
+            total *= sz[i];
+        if (total != numel)
+            return view_error(d, x, "the number of elements differs");
+        if (!view_strides(r, x->sizes, x->strides, nr, sz, stv)) {
+            if (d->op == HOP_OP_view)
+                return view_error(d, x, "its strides cannot be viewed so; use reshape");
+            /* reshape of strides that cannot be viewed: a contiguous copy,
+             * then the new shape over it. */
+            hop_tensor *t = hop_tensor_empty(x->dtype, x->rank, x->sizes);
+            if (t == NULL)
+                return hop_error_code();
+            if ((st = hop__copy_tensor(t, x)) != HOP_OK) {
+                hop_tensor_release(t);
+                return st;
+            }
+            take(f, in->p1, t);
+            hop__contig_strides(nr, sz, stv);
+            hop__header(&f->slots[in->p1], t->storage, t->dtype, nr, sz, stv, t->data);
+            return HOP_OK;
+        }
+        break;
+    }
+    default:
+        return hop_error(HOP_UNSUPPORTED, "%s: not a view op", d->text);
+    }
+    drop(f, in->p1);
+    hop__header(&f->slots[in->p1], x->storage, x->dtype, nr, sz, stv,
+                (char *)x->data + off * (int64_t)hop_dtype_size(x->dtype));
+    f->owner[in->p1] = f->owner[in->p2];
+    return HOP_OK;
+}
+
+/* ------------------------------------------------------------ interpreter */
+
+hop_status
+hop__exec(hop__frame *f)
+{
+    const hop_plan *p = f->plan;
+    const hop__insn *code = p->code;
+    hop_tensor *slots = f->slots;
+    int64_t *regs = f->regs;
+    FILE *trace = p->trace;
+    hop_status st = HOP_OK;
+    int32_t pc = 0;
+    for (;;) {
+        const hop__insn *in = &code[pc];
+        if (trace)
+            hop__trace_insn(p, f, pc);
+        switch ((hop__opcode)in->opcode) {
+        /* Input P1 P2 * P4: binds slot P2 to the caller's input P1 after
+         * checking its dtype, rank and sizes against P4; the first dim of a
+         * size symbol binds the symbol's register, later ones must agree. */
+        case HOP__OP_Input: {
+            const hop__input *d = in->p4;
+            if ((st = run_input(f, d, f->inputs[in->p1])) != HOP_OK)
+                goto fail;
+            /* Compound sizes once the last input bound every symbol. */
+            if ((size_t)in->p1 + 1 == p->ninputs)
+                for (size_t k = 0; k < p->ninputs; k++)
+                    if ((st = check_exprs(f, &p->inputs[k])) != HOP_OK)
+                        goto fail;
+            break;
+        }
+        /* Guard P1 * * P4: HOP_GUARD unless expression P4 (guard P1 of the
+         * ShapeEnv) holds for the bound symbols. */
+        case HOP__OP_Guard:
+            if ((st = run_guard(f, in->p4)) != HOP_OK)
+                goto fail;
+            break;
+        /* Layout: places the block's tensors for the bound sizes (again only
+         * when they changed) and makes or binds the output tensors. */
+        case HOP__OP_Layout:
+            if ((st = hop__layout(f)) != HOP_OK || (st = hop__bind_outputs(f, f->into)) != HOP_OK)
+                goto fail;
+            break;
+        /* Fused P1 P2 P3 P4: runs fused group P4 (P2 inputs, P3 steps) into
+         * slot P1. */
+        case HOP__OP_Fused:
+        /* Copy P1 P2 * P4: copies slot P2 into slot P1 (group P4). */
+        case HOP__OP_Copy:
+            if ((st = hop__fused_run(in->p4, f)) != HOP_OK)
+                goto fail;
+            break;
+        /* Op P1 P2 * P4: runs op P4 into slot P1 with the kernel cached in
+         * P2, prepared again only when an operand's data or geometry changed. */
+        case HOP__OP_Op:
+            if ((st = run_op(f, in)) != HOP_OK)
+                goto fail;
+            break;
+        /* View P1 P2 * P4: slot P1 = the view P4 of slot P2 (a copy for a
+         * reshape whose strides cannot be viewed). */
+        case HOP__OP_View:
+            if ((st = run_view(f, in)) != HOP_OK)
+                goto fail;
+            break;
+        /* Eager P1 * * P4: slot P1 = a new tensor from hop_eager of op P4
+         * (nonzero: its size is only known once it ran). */
+        case HOP__OP_Eager:
+            if ((st = run_eager(f, in)) != HOP_OK)
+                goto fail;
+            break;
+        /* Alloc P1: slot P1 = a new tensor of its sizes, which depend on
+         * values known only now. */
+        case HOP__OP_Alloc: {
+            const hop__slot *sl = &p->slots[in->p1];
+            int64_t sizes[HOP_MAX_RANK];
+            for (int d = 0; d < sl->rank; d++)
+                if ((st = hop__xget(sl->sizes[d], regs, &sizes[d])) != HOP_OK)
+                    goto fail;
+            hop_tensor *t = hop_tensor_empty(sl->dtype, sl->rank, sizes);
+            if (t == NULL) {
+                st = hop_error_code();
+                goto fail;
+            }
+            take(f, in->p1, t);
+            break;
+        }
+        /* Move P1 P2: slot P1 stands for slot P2 (no copy). */
+        case HOP__OP_Move:
+            drop(f, in->p1);
+            slots[in->p1] = slots[in->p2];
+            f->owner[in->p1] = f->owner[in->p2];
+            break;
+        /* Select P1 P2 P3: slot P1 = row r[P3] of slot P2 (a view). */
+        case HOP__OP_Select: {
+            const hop_tensor *x = &slots[in->p2];
+            int64_t i = regs[in->p3];
+            if (i < 0 || i >= x->sizes[0]) {
+                hop__ttext t;
+                st = hop_error(HOP_RUNTIME, "row %" PRId64 " is out of range for %s", i,
+                               hop__tensor_text(&t, x));
+                goto fail;
+            }
+            hop_tensor *y = &slots[in->p1];
+            drop(f, in->p1);
+            y->dtype = x->dtype;
+            y->rank = x->rank - 1;
+            for (int d = 1; d < x->rank; d++) {
+                y->sizes[d - 1] = x->sizes[d];
+                y->strides[d - 1] = x->strides[d];
+            }
+            y->offset = x->offset + i * x->strides[0];
+            y->data = (char *)x->data + i * x->strides[0] * (int64_t)hop_dtype_size(x->dtype);
+            y->storage = x->storage;
+            f->owner[in->p1] = f->owner[in->p2];
+            break;
+        }
+        /* Item P1 P2: r[P1] = the one element of slot P2, as an int. */
+        case HOP__OP_Item:
+            if ((st = hop_tensor_item_int(&slots[in->p2], &regs[in->p1])) != HOP_OK)
+                goto fail;
+            break;
+        /* SymSize P1 P2 P3: r[P1] = size P3 of slot P2. */
+        case HOP__OP_SymSize:
+            regs[in->p1] = slots[in->p2].sizes[in->p3];
+            break;
+        /* Eval P1 * * P4: r[P1] = expression P4. */
+        case HOP__OP_Eval:
+            if ((st = hop__xeval(in->p4, regs, &regs[in->p1])) != HOP_OK)
+                goto fail;
+            break;
+        /* Integer P1: r[P1] = the instruction's constant. */
+        case HOP__OP_Integer:
+            regs[in->p1] = in->i64;
+            break;
+        /* MoveInt P1 P2: r[P1] = r[P2]. */
+        case HOP__OP_MoveInt:
+            regs[in->p1] = regs[in->p2];
+            break;
+        /* IfNot P1 P2 P3: jumps to P2 when P1 is false: the one element of
+         * slot P1 (P3 = 0) or r[P1] (P3 = 1). */
+        case HOP__OP_IfNot: {
+            int64_t v;
+            if (in->p3 == 0) {
+                const hop_tensor *t = &slots[in->p1];
+                if (t->dtype == HOP_BOOL)
+                    v = *(const unsigned char *)t->data != 0;
+                else if ((st = hop_tensor_item_int(t, &v)) != HOP_OK)
+                    goto fail;
+            } else {
+                v = regs[in->p1];
+            }
+            if (!v) {
+                pc = in->p2;
+                continue;
+            }
+            break;
+        }
+        /* Goto P2. */
+        case HOP__OP_Goto:
+            pc = in->p2;
+            continue;
+        /* LoopInit P1 P2 P3: r[P1] = 0; jumps to P2 (after the loop) when
+         * r[P3] <= 0. */
+        case HOP__OP_LoopInit:
+            regs[in->p1] = 0;
+            if (regs[in->p3] <= 0) {
+                pc = in->p2;
+                continue;
+            }
+            break;
+        /* Next P1 P2 P3: r[P1] += 1; jumps to P2 (the loop body) while
+         * r[P1] < r[P3]. */
+        case HOP__OP_Next:
+            if (++regs[in->p1] < regs[in->p3]) {
+                pc = in->p2;
+                continue;
+            }
+            break;
+        /* Call P1 P2 * P4: copies P4's P2 values into the callee's
+         * parameters (and binds its results to the caller's slots), pushes
+         * the return address and jumps to P1. */
+        case HOP__OP_Call: {
+            const hop__calldesc *d = in->p4;
+            for (int32_t k = 0; k < d->nmoves; k++) {
+                const hop__callmove *m = &d->moves[k];
+                if (m->tensor) {
+                    drop(f, m->dst);
+                    slots[m->dst] = slots[m->src];
+                    f->owner[m->dst] = f->owner[m->src];
+                } else {
+                    regs[m->dst] = m->src >= 0 ? regs[m->src] : m->value;
+                }
+            }
+            f->stack[f->sp++] = pc + 1;
+            pc = in->p1;
+            continue;
+        }
+        /* Return: back to the instruction after the Call. */
+        case HOP__OP_Return:
+            pc = f->stack[--f->sp];
+            continue;
+        /* Extern P1 * * P4: runs the foreign kernel P4 into slot P1. */
+        case HOP__OP_Extern: {
+            const hop__extern *e = in->p4;
+            hop_tensor *args[16];
+            int32_t n = e->nargs < 16 ? e->nargs : 16;
+            for (int32_t k = 0; k < n; k++)
+                args[k] = &slots[e->args[k]];
+            if ((st = e->fn(e->ud, args, (size_t)n, &slots[in->p1])) != HOP_OK)
+                goto fail;
+            break;
+        }
+        /* Halt: the program is done. */
+        case HOP__OP_Halt:
+            return HOP_OK;
+        case HOP__OP_COUNT:
+            st = hop_error(HOP_RUNTIME, "plan: bad opcode at %d", pc);
+            goto fail;
+        }
+        pc++;
+    }
+fail:
+    if (st == HOP_OK)
+        st = hop_error(HOP_RUNTIME, "plan: failed at %d", pc);
+    f->sp = 0;
+    return st;
+}
+
+/* --------------------------------------------------------------- results */
+
+static bool
+same_geometry(const hop_tensor *a, const hop_tensor *b)
+{
+    if (a->data != b->data || a->dtype != b->dtype || a->rank != b->rank)
+        return false;
+    for (int d = 0; d < a->rank; d++)
+        if (a->sizes[d] != b->sizes[d] || (a->sizes[d] != 1 && a->strides[d] != b->strides[d]))
+            return false;
+    return true;
+}
+
+static hop_status
+result(hop__frame *f, size_t j, hop_tensor **out)
+{
+    const hop_plan *p = f->plan;
+    hop_pval v = p->outputs[j].v;
+    if (v.kind != HOP_PVAL_TENSOR) {
+        int64_t x = v.kind == HOP_PVAL_CONST ? v.value : f->regs[v.id];
+        *out = hop_tensor_from_data(HOP_I64, 0, NULL, &x);
+        return *out ? HOP_OK : hop_error_code();
+    }
+    const hop_tensor *h = &f->slots[v.id];
+    hop_tensor *own = f->owner[v.id];
+    if (own && own != f->block) {
+        if (same_geometry(h, own) && p->outslots[j] == v.id && f->owned[v.id]) {
+            /* A root output tensor: the caller gets it, and the frame keeps
+             * its own reference to reuse it once the caller is done. */
+            *out = hop_tensor_retain(own);
+            f->owned[v.id] = 0;
+            f->recycle[j] = own;
+        } else if (same_geometry(h, own)) {
+            *out = hop_tensor_retain(own);
+        } else {
+            *out = hop_tensor_view(own, h->rank, h->sizes, h->strides, h->offset);
+        }
+        return *out ? HOP_OK : hop_error_code();
+    }
+    hop_tensor *t = hop_tensor_empty(h->dtype, h->rank, h->sizes);
+    if (t == NULL)
+        return hop_error_code();
+    hop_status st = hop__copy_tensor(t, h);
+    if (st != HOP_OK) {
+        hop_tensor_release(t);
+        return st;
+    }
+    *out = t;
+    return HOP_OK;
+}
+
+static hop_status
+result_into(hop__frame *f, size_t j, hop_tensor *dst)
+{
+    const hop_plan *p = f->plan;
+    hop_pval v = p->outputs[j].v;
+    if (v.kind != HOP_PVAL_TENSOR) {
+        int64_t x = v.kind == HOP_PVAL_CONST ? v.value : f->regs[v.id];
+        hop_tensor src;
+        hop__header(&src, NULL, HOP_I64, 0, NULL, NULL, &x);
+        if (hop_tensor_numel(dst) != 1)
+            return hop_error(HOP_SHAPE, "hop_plan_run_into: output %zu (%s) is a SymInt; it needs "
+                                        "a tensor of one element",
+                             j, p->outputs[j].name);
+        return hop__copy_tensor(dst, &src);
+    }
+    const hop_tensor *h = &f->slots[v.id];
+    if (h->data == dst->data && same_geometry(h, dst))
+        return HOP_OK;
+    bool ok = h->rank == dst->rank;
+    for (int d = 0; d < h->rank && ok; d++)
+        ok = h->sizes[d] == dst->sizes[d];
+    if (!ok || h->dtype != dst->dtype) {
+        hop__ttext a, b;
+        return hop_error(h->dtype != dst->dtype ? HOP_DTYPE : HOP_SHAPE,
+                         "hop_plan_run_into: output %zu (%s) is %s but the result is %s", j,
+                         p->outputs[j].name, hop__tensor_text(&a, dst), hop__tensor_text(&b, h));
+    }
+    return hop__copy_tensor(dst, h);
+}
+
+static hop_status
+run(hop_plan *plan, hop_tensor *const *inputs, size_t ninputs, hop_tensor **outputs,
+    hop_tensor *const *into, size_t noutputs)
+{
+    const char *fn = into ? "hop_plan_run_into" : "hop_plan_run";
+    if (outputs)
+        for (size_t j = 0; j < noutputs; j++)
+            outputs[j] = NULL;
+    if (plan == NULL || (ninputs && inputs == NULL) || (noutputs && !outputs && !into))
+        return hop_error(HOP_MISUSE, "%s: NULL %s", fn, plan == NULL ? "plan" : "array");
+    if (ninputs != plan->ninputs) {
+        char names[256];
+        size_t n = 0;
+        names[0] = '\0';
+        for (size_t i = 0; i < plan->ninputs && n < sizeof names; i++)
+            n += (size_t)snprintf(names + n, sizeof names - n, "%s%s", i ? ", " : "",
+                                  plan->inputs[i].name);
+        return hop_error(HOP_GUARD, "guard failed: expected %zu input%s (%s), got %zu",
+                         plan->ninputs, plan->ninputs == 1 ? "" : "s", names, ninputs);
+    }
+    if (noutputs != plan->noutputs)
+        return hop_error(HOP_MISUSE, "%s: the plan has %zu output%s, not %zu", fn, plan->noutputs,
+                         plan->noutputs == 1 ? "" : "s", noutputs);
+    for (size_t i = 0; i < ninputs; i++)
+        if (inputs[i] == NULL)
+            return hop_error(HOP_MISUSE, "%s: input %zu (%s) is NULL", fn, i, plan->inputs[i].name);
+    for (size_t j = 0; into && j < noutputs; j++)
+        if (into[j] == NULL)
+            return hop_error(HOP_MISUSE, "%s: output %zu is NULL", fn, j);
+    hop__frame *f = frame_take(plan);
+    if (f == NULL)
+        return hop_error_code();
+    for (int32_t r = 0; r < plan->nregs; r++)
+        f->regs[r] = HOP_UNBOUND;
+    f->inputs = inputs;
+    f->into = into;
+    f->sp = 0;
+    hop_status st = hop__exec(f);
+    for (size_t j = 0; j < noutputs && st == HOP_OK; j++)
+        st = into ? result_into(f, j, into[j]) : result(f, j, &outputs[j]);
+    if (st != HOP_OK && outputs) {
+        for (size_t j = 0; j < noutputs; j++) {
+            hop_tensor_release(outputs[j]);
+            outputs[j] = NULL;
+        }
+    }
+    release_owned(f);
+    f->inputs = NULL;
+    f->into = NULL;
+    frame_put(plan, f);
+    return st;
+}
+
+hop_status
+hop_plan_run(hop_plan *plan, hop_tensor *const *inputs, size_t ninputs, hop_tensor **outputs,
+             size_t noutputs)
+{
+    return run(plan, inputs, ninputs, outputs, NULL, noutputs);
+}
+
+hop_status
+hop_plan_run_into(hop_plan *plan, hop_tensor *const *inputs, size_t ninputs,
+                  hop_tensor *const *outputs, size_t noutputs)
+{
+    return run(plan, inputs, ninputs, NULL, outputs, noutputs);
+}

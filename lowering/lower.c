@@ -1,0 +1,1266 @@
+/*
+ * lowering/lower.c - graph -> plan: the value map, slots and registers, code
+ * emission into routines, the compilation of each node kind, fusion
+ * planning, the toolkit lower callbacks use (hop/lowering.h), subroutines,
+ * and hop_lower itself.
+ *
+ * Compilation walks a graph in its order (which is topological) and emits
+ * instructions into the current routine: routine 0 is the main program,
+ * every subgraph compiled by hop_lower_call gets its own routine, appended
+ * after main when the plan is assembled (jump targets are routine-relative
+ * until then).  Values are hop_pvals: a tensor slot, an int register or a
+ * constant.  A node whose result is one of its graph's outputs can be bound
+ * to a destination slot (the row of map's stacked output, a caller's result
+ * buffer, a root output tensor) so that the instruction computing it writes
+ * there directly instead of into the block.
+ */
+#include "lowering/lowering_impl.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+struct hop__vmap {
+    const hop_node *node;
+    hop_pval v;
+    hop_pval *results; /* call_hop */
+    size_t nresults;
+    bool absorbed;    /* fused into its user's group */
+    bool preassigned; /* v is a destination slot the node must be computed into */
+    hop_pval *dests;  /* call_hop: where its results should go (NONE: anywhere) */
+    UT_hash_handle hh;
+};
+
+/* --------------------------------------------------------------- helpers */
+
+char *
+hop__note(hop_lower_ctx *cx, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char small[512];
+    int n = vsnprintf(small, sizeof small, fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        return NULL;
+    if ((size_t)n < sizeof small)
+        return hop__arena_strdup(&cx->plan->arena, small);
+    char *s = hop__arena_alloc(&cx->plan->arena, (size_t)n + 1);
+    if (s == NULL)
+        return NULL;
+    va_start(ap, fmt);
+    vsnprintf(s, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    return s;
+}
+
+hop_status
+hop__nomem_or(hop_status st)
+{
+    return st == HOP_OK ? hop_error(HOP_NOMEM, "out of memory") : st;
+}
+
+static hop__vmap *
+vmap_get(hop_lower_ctx *cx, const hop_node *n, bool create)
+{
+    hop__vmap *m = NULL;
+    HASH_FIND_PTR(cx->values, &n, m);
+    if (m || !create)
+        return m;
+    m = hop__arena_zalloc(&cx->tmp, sizeof *m);
+    if (m == NULL)
+        return NULL;
+    m->node = n;
+    hop_status st;
+    HOP_HASH_ADD(st, hh, cx->values, node, sizeof(m->node), m);
+    return st == HOP_OK ? m : NULL;
+}
+
+hop_status
+hop__value_of(hop_lower_ctx *cx, const hop_node *n, hop_pval *out)
+{
+    hop__vmap *m = vmap_get(cx, n, false);
+    if (m == NULL || m->v.kind == HOP_PVAL_NONE || m->preassigned)
+        return hop_error(HOP_VERIFY, "lowering: %s is used before it is computed",
+                         n ? n->name : "(null)");
+    *out = m->v;
+    return HOP_OK;
+}
+
+static hop_status
+set_value(hop_lower_ctx *cx, const hop_node *n, hop_pval v)
+{
+    hop__vmap *m = vmap_get(cx, n, true);
+    if (m == NULL)
+        return HOP_NOMEM;
+    m->v = v;
+    m->preassigned = false;
+    return HOP_OK;
+}
+
+
+/* ------------------------------------------------------------- emission */
+
+int32_t
+hop__pos(hop_lower_ctx *cx)
+{
+    return (int32_t)hop__cur(cx)->n;
+}
+
+int32_t
+hop__emit(hop_lower_ctx *cx, hop__opcode op, int32_t p1, int32_t p2, int32_t p3, const void *p4,
+          const char *note)
+{
+    hop__rcode *r = hop__cur(cx);
+    if (hop__grow((void **)&r->code, &r->cap, r->n + 1, sizeof *r->code) != HOP_OK)
+        return -1;
+    r->code[r->n] = (hop__insn){.opcode = (uint8_t)op, .p1 = p1, .p2 = p2, .p3 = p3, .p4 = p4,
+                                .note = note};
+    return (int32_t)r->n++;
+}
+
+hop_status
+hop__access(hop_lower_ctx *cx, int32_t slot)
+{
+    hop__rcode *r = hop__cur(cx);
+    if (slot < 0)
+        return HOP_OK;
+    if (hop__grow((void **)&r->acc, &r->capacc, r->nacc + 1, sizeof *r->acc) != HOP_OK)
+        return HOP_NOMEM;
+    r->acc[r->nacc++] = (hop__acc){(int32_t)r->n - 1, slot};
+    return HOP_OK;
+}
+
+hop_status
+hop__alias_of(hop_lower_ctx *cx, int32_t slot, int32_t of)
+{
+    if (hop__grow((void **)&cx->aliases, &cx->capaliases, cx->naliases + 1, sizeof *cx->aliases) !=
+        HOP_OK)
+        return HOP_NOMEM;
+    cx->aliases[cx->naliases++] = (hop__alias){slot, of};
+    return HOP_OK;
+}
+
+hop_status
+hop__new_reg(hop_lower_ctx *cx, const char *name, int32_t *out)
+{
+    if (hop__grow((void **)&cx->regnames, &cx->capregs, cx->nregs + 1, sizeof *cx->regnames) !=
+        HOP_OK)
+        return HOP_NOMEM;
+    const char *copy = NULL;
+    if (name && (copy = hop__arena_strdup(&cx->plan->arena, name)) == NULL)
+        return HOP_NOMEM;
+    cx->regnames[cx->nregs] = copy;
+    *out = (int32_t)cx->nregs++;
+    return HOP_OK;
+}
+
+/* The symbols bound at entry (by the inputs' sizes): everything else in a
+ * size makes its tensor late. */
+static bool
+entry_bound(hop_lower_ctx *cx, const hop_expr *sym)
+{
+    int64_t id = hop_symbol_id(sym);
+    return id >= 0 && (size_t)id < cx->nsyms && cx->symentry[id];
+}
+
+bool
+hop__meta_late(hop_lower_ctx *cx, const hop_meta *m)
+{
+    for (int d = 0; d < m->rank; d++) {
+        const hop_expr *syms[16];
+        size_t n = hop_expr_free_symbols(m->sizes[d], syms, 16);
+        if (n > 16)
+            return true;
+        for (size_t i = 0; i < n; i++)
+            if (hop_symbol_is_unbacked(syms[i]) || !entry_bound(cx, syms[i]))
+                return true;
+    }
+    return false;
+}
+
+/* Bytes at the hints, for best-fit decisions (unbacked: 16 per size). */
+static int64_t
+hint_bytes(hop_lower_ctx *cx, const hop_meta *m)
+{
+    int64_t n = (int64_t)hop_dtype_size(m->dtype);
+    for (int d = 0; d < m->rank; d++) {
+        int64_t v = 16;
+        const hop_expr *syms[16];
+        size_t ns = hop_expr_free_symbols(m->sizes[d], syms, 16);
+        int64_t vals[64];
+        size_t nall = hop_shape_env_nsymbols(cx->env);
+        if (!hop_expr_const_value(m->sizes[d], &v) && ns <= 16 && nall <= 64) {
+            for (size_t i = 0; i < nall; i++)
+                vals[i] = HOP_UNBOUND;
+            for (size_t i = 0; i < ns; i++) {
+                int64_t h = 16;
+                hop_symbol_hint(syms[i], &h);
+                vals[hop_symbol_id(syms[i])] = h;
+            }
+            if (hop_expr_eval(m->sizes[d], vals, nall, &v) != HOP_OK)
+                v = 16;
+            hop_error_clear();
+        }
+        if (v < 0 || __builtin_mul_overflow(n, v, &n))
+            return INT64_MAX / 2;
+    }
+    return n;
+}
+
+hop_status
+hop__new_slot(hop_lower_ctx *cx, hop__skind kind, const hop_meta *meta, const char *name,
+              int32_t *out)
+{
+    if (hop__grow((void **)&cx->slots, &cx->capslots, cx->nslots + 1, sizeof *cx->slots) != HOP_OK)
+        return HOP_NOMEM;
+    hop__slot s = {.kind = kind, .dtype = meta->dtype, .rank = meta->rank, .buffer = -1};
+    if (name && (s.name = hop__arena_strdup(&cx->plan->arena, name)) == NULL)
+        return HOP_NOMEM;
+    for (int d = 0; d < meta->rank; d++)
+        if ((s.sizes[d] = hop__xcompile(cx, meta->sizes[d])) == NULL)
+            return hop__nomem_or(hop_error_code());
+    if (kind == HOP__S_BUFFER) {
+        if (hop__grow((void **)&cx->buffers, &cx->capbuffers, cx->nbuffers + 1,
+                      sizeof *cx->buffers) != HOP_OK)
+            return HOP_NOMEM;
+        const hop_expr *numel = hop_meta_numel(meta, cx->env);
+        const hop_expr *bytes =
+            numel ? hop_sym_mul_int(cx->env, numel, (int64_t)hop_dtype_size(meta->dtype)) : NULL;
+        const hop__xprog *bx = bytes ? hop__xcompile(cx, bytes) : NULL;
+        if (bx == NULL)
+            return hop__nomem_or(hop_error_code());
+        cx->buffers[cx->nbuffers] = (hop__buffer){.slot = (int32_t)cx->nslots,
+                                                  .routine = cx->cur,
+                                                  .def = INT32_MAX,
+                                                  .last = -1,
+                                                  .region = -1,
+                                                  .bytes = bx,
+                                                  .hint = hint_bytes(cx, meta)};
+        s.buffer = (int32_t)cx->nbuffers++;
+    }
+    cx->slots[cx->nslots] = s;
+    *out = (int32_t)cx->nslots++;
+    return HOP_OK;
+}
+
+/* A slot with storage for a node's result: its destination when it has
+ * one, else the block, else (sizes known only mid-run) allocated by an
+ * Alloc right here. */
+static hop_status
+storage_for(hop_lower_ctx *cx, const hop_node *n, int32_t *slot)
+{
+    hop__vmap *m = vmap_get(cx, n, false);
+    if (m && m->preassigned) {
+        *slot = m->v.id;
+        m->preassigned = false;
+        return HOP_OK;
+    }
+    const hop_meta *meta = &n->meta.meta;
+    bool late = hop__meta_late(cx, meta);
+    hop_status st = hop__new_slot(cx, late ? HOP__S_LATE : HOP__S_BUFFER, meta, n->name, slot);
+    if (st != HOP_OK)
+        return st;
+    if (late) {
+        if (hop__emit(cx, HOP__OP_Alloc, *slot, 0, 0, NULL, cx->slots[*slot].name) < 0)
+            return HOP_NOMEM;
+    }
+    return HOP_OK;
+}
+
+static const hop__xprog *
+pval_xprog(hop_lower_ctx *cx, hop_pval v)
+{
+    if (v.kind == HOP_PVAL_CONST)
+        return hop__xconst(cx, v.value);
+    hop__xprog *x = hop__arena_zalloc(&cx->plan->arena, sizeof *x);
+    hop__xi *code = hop__arena_alloc(&cx->plan->arena, sizeof *code);
+    int32_t *regs = hop__arena_alloc(&cx->plan->arena, sizeof *regs);
+    const char **names = hop__arena_alloc(&cx->plan->arena, sizeof *names);
+    if (x == NULL || code == NULL || regs == NULL || names == NULL)
+        return NULL;
+    const char *rn = cx->regnames[v.id];
+    *code = (hop__xi){.op = HOP__X_REG, .reg = v.id};
+    *regs = v.id;
+    *names = rn ? rn : "r";
+    x->text = rn ? rn : hop__note(cx, "r%d", v.id);
+    x->code = code;
+    x->len = 1;
+    x->regs = regs;
+    x->names = names;
+    x->nsyms = 1;
+    return x->text ? x : NULL;
+}
+
+/* --------------------------------------------------------- text of nodes */
+
+static void
+arg_text(hop__buf *b, const hop_arg *a)
+{
+    char e[256];
+    switch (a->kind) {
+    case HOP_ARG_NONE:
+        hop__buf_puts(b, "None");
+        break;
+    case HOP_ARG_NODE:
+        hop__buf_puts(b, a->u.node->name);
+        break;
+    case HOP_ARG_INT:
+        hop__buf_printf(b, "%" PRId64, a->u.i);
+        break;
+    case HOP_ARG_FLOAT:
+        hop__buf_printf(b, "%.17g", a->u.f);
+        break;
+    case HOP_ARG_BOOL:
+        hop__buf_puts(b, a->u.b ? "True" : "False");
+        break;
+    case HOP_ARG_SYM:
+        hop_expr_print(a->u.sym, e, sizeof e);
+        hop__buf_puts(b, e);
+        break;
+    case HOP_ARG_DTYPE:
+        hop__buf_puts(b, hop_dtype_name(a->u.dtype));
+        break;
+    case HOP_ARG_LIST:
+        hop__buf_puts(b, "[");
+        for (size_t i = 0; i < a->u.list.n; i++) {
+            if (i)
+                hop__buf_puts(b, ", ");
+            arg_text(b, &a->u.list.items[i]);
+        }
+        hop__buf_puts(b, "]");
+        break;
+    case HOP_ARG_GRAPH:
+        hop__buf_puts(b, a->u.graph->name);
+        break;
+    }
+}
+
+/* `name = op(args)` in the plan's arena. */
+static const char *
+node_text(hop_lower_ctx *cx, const hop_node *n)
+{
+    hop__buf b;
+    hop__buf_init(&b);
+    hop__buf_printf(&b, "%s = %s(", n->name, n->target);
+    for (size_t i = 0; i < n->nargs; i++) {
+        if (i)
+            hop__buf_puts(&b, ", ");
+        arg_text(&b, &n->args[i]);
+    }
+    hop__buf_puts(&b, ")");
+    char *s = hop__buf_finish(&b);
+    if (s == NULL)
+        return NULL;
+    char *copy = hop__arena_strdup(&cx->plan->arena, s);
+    hop_free(s);
+    return copy;
+}
+
+/* ---------------------------------------------------------------- operands */
+
+static hop_status
+compile_oparg(hop_lower_ctx *cx, const hop_arg *a, hop__oparg *o, int32_t *nrt, int32_t *keylen)
+{
+    memset(o, 0, sizeof *o);
+    o->slot = -1;
+    (*nrt)++;
+    hop_pval v;
+    switch (a->kind) {
+    case HOP_ARG_NONE:
+        o->kind = HOP__A_NONE;
+        return HOP_OK;
+    case HOP_ARG_NODE: {
+        hop_status st = hop__value_of(cx, a->u.node, &v);
+        if (st != HOP_OK)
+            return st;
+        if (v.kind == HOP_PVAL_TENSOR) {
+            o->kind = HOP__A_TENSOR;
+            o->slot = v.id;
+            *keylen += 2 + 2 * cx->slots[v.id].rank;
+            return HOP_OK;
+        }
+        bool is_bool = a->u.node->meta.kind == HOP_VALUE_SYM && hop_expr_is_bool(a->u.node->meta.sym);
+        o->kind = is_bool ? HOP__A_BOOL : HOP__A_INT;
+        o->x = pval_xprog(cx, v);
+        (*keylen)++;
+        return o->x ? HOP_OK : HOP_NOMEM;
+    }
+    case HOP_ARG_INT:
+        o->kind = HOP__A_INT;
+        o->x = hop__xconst(cx, a->u.i);
+        (*keylen)++;
+        return o->x ? HOP_OK : HOP_NOMEM;
+    case HOP_ARG_BOOL:
+        o->kind = HOP__A_BOOL;
+        o->x = hop__xconst(cx, a->u.b);
+        (*keylen)++;
+        return o->x ? HOP_OK : HOP_NOMEM;
+    case HOP_ARG_FLOAT:
+        o->kind = HOP__A_FLOAT;
+        o->f = a->u.f;
+        (*keylen)++;
+        return HOP_OK;
+    case HOP_ARG_SYM:
+        o->x = hop__xcompile(cx, a->u.sym);
+        if (o->x == NULL)
+            return hop__nomem_or(hop_error_code());
+        o->kind = o->x->is_bool ? HOP__A_BOOL : HOP__A_INT;
+        (*keylen)++;
+        return HOP_OK;
+    case HOP_ARG_DTYPE:
+        o->kind = HOP__A_DTYPE;
+        o->dtype = a->u.dtype;
+        return HOP_OK;
+    case HOP_ARG_LIST: {
+        o->kind = HOP__A_LIST;
+        o->n = (int32_t)a->u.list.n;
+        hop__oparg *items = hop__arena_zalloc(&cx->plan->arena, (a->u.list.n + 1) * sizeof *items);
+        if (items == NULL)
+            return HOP_NOMEM;
+        for (size_t i = 0; i < a->u.list.n; i++) {
+            hop_status st = compile_oparg(cx, &a->u.list.items[i], &items[i], nrt, keylen);
+            if (st != HOP_OK)
+                return st;
+        }
+        o->items = items;
+        return HOP_OK;
+    }
+    case HOP_ARG_GRAPH:
+        break;
+    }
+    return hop_error(HOP_VERIFY, "lowering: a subgraph is not an operand of an op");
+}
+
+static hop_status
+compile_opdesc(hop_lower_ctx *cx, const hop_node *n, hop__opdesc **out)
+{
+    hop__opdesc *d = hop__arena_zalloc(&cx->plan->arena, sizeof *d);
+    hop__oparg *args = hop__arena_zalloc(&cx->plan->arena, (n->nargs + 1) * sizeof *args);
+    if (d == NULL || args == NULL)
+        return HOP_NOMEM;
+    d->op = n->op;
+    d->nargs = (int)n->nargs;
+    d->cache = -1;
+    for (size_t i = 0; i < n->nargs; i++) {
+        hop_status st = compile_oparg(cx, &n->args[i], &args[i], &d->nrt, &d->keylen);
+        if (st != HOP_OK)
+            return st;
+    }
+    d->args = args;
+    /* Every descriptor gets its runtime operands in the frame. */
+    d->rtbase = (int32_t)cx->nrtargs;
+    cx->nrtargs += d->nrt;
+    if ((d->text = node_text(cx, n)) == NULL)
+        return HOP_NOMEM;
+    *out = d;
+    return HOP_OK;
+}
+
+/* Records the accesses of every tensor operand of d (and of out). */
+static hop_status
+access_args(hop_lower_ctx *cx, const hop__oparg *args, int n)
+{
+    for (int i = 0; i < n; i++) {
+        hop_status st = HOP_OK;
+        if (args[i].kind == HOP__A_TENSOR)
+            st = hop__access(cx, args[i].slot);
+        else if (args[i].kind == HOP__A_LIST)
+            st = access_args(cx, args[i].items, args[i].n);
+        if (st != HOP_OK)
+            return st;
+    }
+    return HOP_OK;
+}
+
+/* --------------------------------------------------------- call_op nodes */
+
+static hop_status
+compile_kernel_op(hop_lower_ctx *cx, const hop_node *n)
+{
+    hop__opdesc *d;
+    hop_status st = compile_opdesc(cx, n, &d);
+    int32_t out;
+    if (st == HOP_OK)
+        st = storage_for(cx, n, &out);
+    if (st != HOP_OK)
+        return st;
+    d->keylen += 2 + 2 * cx->slots[out].rank;
+    d->cache = cx->ncache++;
+    d->keybase = (int32_t)cx->nkeys;
+    cx->nkeys += d->keylen;
+    if (hop__emit(cx, HOP__OP_Op, out, d->cache, 0, d, d->text) < 0)
+        return HOP_NOMEM;
+    if ((st = access_args(cx, d->args, d->nargs)) != HOP_OK || (st = hop__access(cx, out)) != HOP_OK)
+        return st;
+    return set_value(cx, n, hop__pv_tensor(out));
+}
+
+static hop_status
+compile_view(hop_lower_ctx *cx, const hop_node *n)
+{
+    hop__opdesc *d;
+    hop_status st = compile_opdesc(cx, n, &d);
+    if (st != HOP_OK)
+        return st;
+    if (d->nargs < 1 || d->args[0].kind != HOP__A_TENSOR)
+        return hop_error(HOP_VERIFY, "lowering: %s: the input of a view is not a tensor", n->name);
+    if (n->op == HOP_OP_squeeze) {
+        /* Which dims go was decided at trace time (sizes that are 1). */
+        const hop_node *x = n->args[0].u.node;
+        int rank = x->meta.meta.rank, keep = 0;
+        int64_t dim = -1;
+        if (n->args[1].kind == HOP_ARG_INT)
+            dim = n->args[1].u.i < 0 ? n->args[1].u.i + rank : n->args[1].u.i;
+        for (int i = 0; i < rank; i++) {
+            int64_t v;
+            bool one = hop_expr_const_value(x->meta.meta.sizes[i], &v) && v == 1;
+            if (!(one && (dim < 0 || dim == i)))
+                d->keep[keep++] = (int8_t)i;
+        }
+        d->nkeep = keep;
+    }
+    int32_t out;
+    if ((st = hop__new_slot(cx, HOP__S_VIEW, &n->meta.meta, n->name, &out)) != HOP_OK)
+        return st;
+    int32_t base = d->args[0].slot;
+    if (hop__emit(cx, HOP__OP_View, out, base, 0, d, d->text) < 0)
+        return HOP_NOMEM;
+    if ((st = access_args(cx, d->args, d->nargs)) != HOP_OK || (st = hop__access(cx, out)) != HOP_OK ||
+        (st = hop__alias_of(cx, out, base)) != HOP_OK)
+        return st;
+    return set_value(cx, n, hop__pv_tensor(out));
+}
+
+/* nonzero: sizes only known once it ran; hop_eager allocates the result. */
+static hop_status
+compile_eager(hop_lower_ctx *cx, const hop_node *n)
+{
+    hop__opdesc *d;
+    hop_status st = compile_opdesc(cx, n, &d);
+    int32_t out;
+    if (st == HOP_OK)
+        st = hop__new_slot(cx, HOP__S_LATE, &n->meta.meta, n->name, &out);
+    if (st != HOP_OK)
+        return st;
+    if (hop__emit(cx, HOP__OP_Eager, out, 0, 0, d, d->text) < 0)
+        return HOP_NOMEM;
+    if ((st = access_args(cx, d->args, d->nargs)) != HOP_OK || (st = hop__access(cx, out)) != HOP_OK)
+        return st;
+    return set_value(cx, n, hop__pv_tensor(out));
+}
+
+/* The register a SymInt result goes to: its symbol's when it is one. */
+static hop_status
+result_reg(hop_lower_ctx *cx, const hop_node *n, int32_t *reg, bool *is_symbol)
+{
+    const hop_expr *e = n->meta.sym;
+    *is_symbol = hop_expr_kind_of(e) == HOP_EXPR_SYMBOL;
+    if (*is_symbol) {
+        *reg = hop__sym_reg(cx, e);
+        return *reg < 0 ? hop__nomem_or(hop_error_code()) : HOP_OK;
+    }
+    return hop__new_reg(cx, n->name, reg);
+}
+
+void
+hop__mark_defined(hop_lower_ctx *cx, const hop_expr *e)
+{
+    int64_t id = hop_symbol_id(e);
+    if (id >= 0 && (size_t)id < cx->nsyms)
+        cx->symdef[id] = true;
+}
+
+static hop_status
+compile_scalar(hop_lower_ctx *cx, const hop_node *n)
+{
+    int64_t c;
+    if (hop_expr_const_value(n->meta.sym, &c) && n->op == HOP_OP_sym_size)
+        return set_value(cx, n, hop__pv_const(c));
+    hop_pval x;
+    hop_status st = hop__value_of(cx, n->args[0].u.node, &x);
+    if (st != HOP_OK)
+        return st;
+    if (x.kind != HOP_PVAL_TENSOR)
+        return hop_error(HOP_VERIFY, "lowering: %s reads a value that is not a tensor", n->name);
+    bool is_symbol;
+    int32_t reg;
+    if (n->op == HOP_OP_sym_size && hop_expr_kind_of(n->meta.sym) == HOP_EXPR_SYMBOL &&
+        entry_bound(cx, n->meta.sym))
+        /* A size bound at entry: the register has it already. */
+        return set_value(cx, n, hop__pv_int(hop__sym_reg(cx, n->meta.sym)));
+    if ((st = result_reg(cx, n, &reg, &is_symbol)) != HOP_OK)
+        return st;
+    const char *text = node_text(cx, n);
+    if (text == NULL)
+        return HOP_NOMEM;
+    int32_t pc;
+    if (n->op == HOP_OP_item) {
+        pc = hop__emit(cx, HOP__OP_Item, reg, x.id, 0, NULL, text);
+    } else {
+        int rank = cx->slots[x.id].rank;
+        int64_t dim = n->args[1].u.i;
+        if (dim < 0)
+            dim += rank;
+        pc = hop__emit(cx, HOP__OP_SymSize, reg, x.id, (int32_t)dim, NULL, text);
+    }
+    if (pc < 0 || (st = hop__access(cx, x.id)) != HOP_OK)
+        return pc < 0 ? HOP_NOMEM : st;
+    if (is_symbol)
+        hop__mark_defined(cx, n->meta.sym);
+    return set_value(cx, n, hop__pv_int(reg));
+}
+
+/* ------------------------------------------------------------------ fusion */
+
+static bool
+same_shape(const hop_meta *a, const hop_meta *b)
+{
+    if (a->rank != b->rank)
+        return false;
+    for (int d = 0; d < a->rank; d++)
+        if (a->sizes[d] != b->sizes[d])
+            return false;
+    return true;
+}
+
+/* n can be computed inside its only user's group. */
+static bool
+absorbable(const hop_node *n)
+{
+    if (n->kind != HOP_NODE_CALL_OP || !hop__fused_ok(n) || n->nuses == 0)
+        return false;
+    const hop_node *u = n->uses->user;
+    for (const hop_use *use = n->uses; use; use = use->next)
+        if (use->user != u)
+            return false;
+    return u->kind == HOP_NODE_CALL_OP && hop__fused_ok(u) &&
+           same_shape(&n->meta.meta, &u->meta.meta);
+}
+
+/* Members of the group rooted at root, in graph order (operands first). */
+static void
+collect(hop_lower_ctx *cx, const hop_node *n, const hop_node **members, int *nm, int cap)
+{
+    for (size_t i = 0; i < n->nargs; i++) {
+        if (n->args[i].kind != HOP_ARG_NODE)
+            continue;
+        const hop_node *a = n->args[i].u.node;
+        hop__vmap *m = vmap_get(cx, a, false);
+        if (m == NULL || !m->absorbed)
+            continue;
+        bool seen = false;
+        for (int k = 0; k < *nm; k++)
+            seen = seen || members[k] == a;
+        if (!seen)
+            collect(cx, a, members, nm, cap);
+    }
+    if (*nm < cap)
+        members[(*nm)++] = n;
+}
+
+/* Decides which elementwise nodes of g are computed inside their user's
+ * group, within the executor's limits (steps, inputs, registers). */
+static hop_status
+plan_fusion(hop_lower_ctx *cx, const hop_graph *g)
+{
+    for (const hop_node *n = g->first; n; n = n->next) {
+        hop__vmap *m = vmap_get(cx, n, true);
+        if (m == NULL)
+            return HOP_NOMEM;
+        m->absorbed = !cx->opts.no_fusion && absorbable(n);
+        m->preassigned = false;
+        m->dests = NULL;
+        m->v.kind = HOP_PVAL_NONE;
+    }
+    if (cx->opts.no_fusion)
+        return HOP_OK;
+    for (const hop_node *n = g->last; n; n = n->prev) {
+        hop__vmap *m = vmap_get(cx, n, false);
+        if (m->absorbed || n->kind != HOP_NODE_CALL_OP || !hop__fused_ok(n))
+            continue;
+        for (;;) {
+            const hop_node *members[HOP__F_MAXSTEPS + 1];
+            int nm = 0;
+            collect(cx, n, members, &nm, HOP__F_MAXSTEPS + 1);
+            hop__fgroup *fg = hop__arena_zalloc(&cx->tmp, sizeof *fg);
+            if (fg == NULL)
+                return HOP_NOMEM;
+            if (nm <= HOP__F_MAXSTEPS && hop__fused_build(cx, n, members, nm, -1, &fg) == HOP_OK)
+                break;
+            hop_error_clear();
+            /* Too big: the root's fused operands become roots of their own. */
+            for (size_t i = 0; i < n->nargs; i++)
+                if (n->args[i].kind == HOP_ARG_NODE)
+                    vmap_get(cx, n->args[i].u.node, false)->absorbed = false;
+        }
+    }
+    return HOP_OK;
+}
+
+static hop_status
+compile_group(hop_lower_ctx *cx, const hop_node *root)
+{
+    const hop_node *members[HOP__F_MAXSTEPS + 1];
+    int nm = 0;
+    collect(cx, root, members, &nm, HOP__F_MAXSTEPS + 1);
+    int32_t out;
+    hop_status st = storage_for(cx, root, &out);
+    hop__fgroup *g = NULL;
+    if (st == HOP_OK)
+        st = hop__fused_build(cx, root, members, nm, out, &g);
+    if (st != HOP_OK)
+        return st;
+    const char *note = hop__note(cx, "%s = %s", root->name, g->text);
+    if (note == NULL || hop__emit(cx, HOP__OP_Fused, out, g->ninputs, g->nsteps, g, note) < 0)
+        return HOP_NOMEM;
+    for (int i = 0; i < g->ninputs; i++)
+        if ((st = hop__access(cx, g->inputs[i])) != HOP_OK)
+            return st;
+    if ((st = hop__access(cx, out)) != HOP_OK)
+        return st;
+    return set_value(cx, root, hop__pv_tensor(out));
+}
+
+/* The value of an elementwise operand node for fused.c. */
+hop_status hop__fused_operand(hop_lower_ctx *cx, const hop_node *n, hop_pval *out);
+
+hop_status
+hop__fused_operand(hop_lower_ctx *cx, const hop_node *n, hop_pval *out)
+{
+    return hop__value_of(cx, n, out);
+}
+
+static hop_status
+compile_call_op(hop_lower_ctx *cx, const hop_node *n)
+{
+    hop__vmap *m = vmap_get(cx, n, false);
+    if (m && m->absorbed)
+        return HOP_OK;
+    const hop_op_info *info = hop_op_get(n->op);
+    if (info == NULL)
+        return hop_error(HOP_VERIFY, "lowering: %s has an unknown op", n->name);
+    if (hop__fused_ok(n))
+        return compile_group(cx, n);
+    switch (info->family) {
+    case HOP_KF_VIEW:
+        return compile_view(cx, n);
+    case HOP_KF_SCALAR:
+        return compile_scalar(cx, n);
+    case HOP_KF_INDEX:
+        return compile_eager(cx, n);
+    default:
+        if (n->meta.kind != HOP_VALUE_TENSOR)
+            return hop_error(HOP_UNSUPPORTED, "lowering: %s (%s) gives no tensor", n->name,
+                             info->name);
+        return compile_kernel_op(cx, n);
+    }
+}
+
+/* ------------------------------------------------------------- call_hop */
+
+static hop_status
+compile_call_hop(hop_lower_ctx *cx, const hop_node *n)
+{
+    const hop_hop_class *cls = NULL;
+    const hop_lowering *l = hop__lowering_for(n->target, &cls);
+    if (l == NULL || l->lower == NULL) {
+        hop_error_clear();
+        return hop_error(HOP_UNSUPPORTED,
+                         "lowering: %s calls the HOP %s, which has no lowering "
+                         "(hop_register_lowering)",
+                         n->name, n->target);
+    }
+    const hop_node *saved_call = cx->call;
+    hop_pval *saved_results = cx->results;
+    const hop_pval *saved_dests = cx->dests;
+    size_t saved_n = cx->nresults;
+    bool saved_have = cx->have_results;
+    hop__vmap *me = vmap_get(cx, n, false);
+    cx->dests = me ? me->dests : NULL;
+    cx->call = n;
+    cx->results = NULL;
+    cx->nresults = 0;
+    cx->have_results = false;
+    int nctl = cx->nctl;
+    hop_status st = l->lower(cx, n, l->user_data);
+    if (st == HOP_OK && cx->nctl != nctl)
+        st = hop_error(HOP_MISUSE, "lowering of %s: unbalanced if/loop blocks", n->target);
+    if (st == HOP_OK && (!cx->have_results || cx->nresults != n->nouts))
+        st = hop_error(HOP_MISUSE, "lowering of %s: gave %zu results for a call with %zu outputs",
+                       n->target, cx->have_results ? cx->nresults : 0, n->nouts);
+    if (st == HOP_OK) {
+        hop__vmap *m = vmap_get(cx, n, true);
+        if (m == NULL) {
+            st = HOP_NOMEM;
+        } else {
+            m->results = cx->results;
+            m->nresults = cx->nresults;
+            if (n->nouts == 1)
+                m->v = cx->results[0];
+        }
+    }
+    cx->call = saved_call;
+    cx->results = saved_results;
+    cx->dests = saved_dests;
+    cx->nresults = saved_n;
+    cx->have_results = saved_have;
+    return st;
+}
+
+static hop_status
+compile_getitem(hop_lower_ctx *cx, const hop_node *n)
+{
+    const hop_node *call = n->args[0].u.node;
+    hop__vmap *m = vmap_get(cx, call, false);
+    int64_t i = n->args[1].u.i;
+    if (m == NULL || m->results == NULL || i < 0 || (size_t)i >= m->nresults)
+        return hop_error(HOP_VERIFY, "lowering: %s reads a result %s did not give", n->name,
+                         call->name);
+    return set_value(cx, n, m->results[i]);
+}
+
+/* -------------------------------------------------------------- graphs */
+
+/* A result that can be computed straight into a destination: a fresh
+ * tensor of a kernel (not a view, not an input), or a HOP's result, which
+ * the HOP's lowering may place there (hop_lower_dest). */
+bool
+hop__bindable(hop_lower_ctx *cx, const hop_node *n, const hop_node *out, size_t j)
+{
+    if (n->meta.kind != HOP_VALUE_TENSOR || hop__meta_late(cx, &n->meta.meta))
+        return false;
+    if (n->kind == HOP_NODE_GETITEM) {
+        if (n->args[0].u.node->kind != HOP_NODE_CALL_HOP)
+            return false;
+    } else if (n->kind == HOP_NODE_CALL_OP) {
+        const hop_op_info *info = hop_op_get(n->op);
+        if (info->family == HOP_KF_VIEW || info->family == HOP_KF_SCALAR ||
+            info->family == HOP_KF_INDEX)
+            return false;
+    } else {
+        return false;
+    }
+    for (size_t k = 0; k < out->nargs; k++)
+        if (k != j && out->args[k].kind == HOP_ARG_NODE && out->args[k].u.node == n)
+            return false;
+    return true;
+}
+
+static hop_status
+bind_placeholder(hop_lower_ctx *cx, const hop_node *ph, hop_pval v, const hop_graph *g)
+{
+    if (ph->meta.kind == HOP_VALUE_TENSOR) {
+        if (v.kind != HOP_PVAL_TENSOR)
+            return hop_error(HOP_VERIFY, "lowering: %s of %s is a tensor but gets an int",
+                             ph->name, g->name);
+        return set_value(cx, ph, v);
+    }
+    if (v.kind == HOP_PVAL_TENSOR || v.kind == HOP_PVAL_NONE)
+        return hop_error(HOP_VERIFY, "lowering: %s of %s is a SymInt but gets a tensor", ph->name,
+                         g->name);
+    const hop_expr *e = ph->meta.sym;
+    if (hop_expr_kind_of(e) == HOP_EXPR_SYMBOL) {
+        /* Symbols are global: the placeholder is the symbol's register,
+         * which gets the passed value if nothing bound it yet. */
+        int32_t reg = hop__sym_reg(cx, e);
+        if (reg < 0)
+            return hop__nomem_or(hop_error_code());
+        int64_t id = hop_symbol_id(e);
+        if (!cx->symdef[id] && !(v.kind == HOP_PVAL_INT && v.id == reg)) {
+            int32_t pc = v.kind == HOP_PVAL_CONST
+                             ? hop__emit(cx, HOP__OP_Integer, reg, 0, 0, NULL, ph->name)
+                             : hop__emit(cx, HOP__OP_MoveInt, reg, v.id, 0, NULL, ph->name);
+            if (pc < 0)
+                return HOP_NOMEM;
+            hop__cur(cx)->code[pc].i64 = v.value;
+            cx->symdef[id] = true;
+        }
+        return set_value(cx, ph, hop__pv_int(reg));
+    }
+    return set_value(cx, ph, v);
+}
+
+hop_status
+hop__compile_graph(hop_lower_ctx *cx, const hop_graph *g, const hop_pval *inputs, size_t ninputs,
+              const hop_pval *dests, hop_pval *outputs, size_t noutputs)
+{
+    const hop_node *out = g->output;
+    if (out == NULL)
+        return hop_error(HOP_MISUSE, "lowering: graph %s has no output node", g->name);
+    if (g->nplaceholders != ninputs || out->nargs != noutputs)
+        return hop_error(HOP_VERIFY,
+                         "lowering: %s takes %zu inputs and gives %zu outputs, but is called with "
+                         "%zu and %zu",
+                         g->name, g->nplaceholders, out->nargs, ninputs, noutputs);
+    hop_status st = plan_fusion(cx, g);
+    if (st != HOP_OK)
+        return st;
+    size_t i = 0;
+    for (const hop_node *n = g->first; n && n->kind == HOP_NODE_PLACEHOLDER; n = n->next, i++)
+        if ((st = bind_placeholder(cx, n, inputs[i], g)) != HOP_OK)
+            return st;
+    for (size_t j = 0; dests && j < noutputs; j++) {
+        if (dests[j].kind != HOP_PVAL_TENSOR || out->args[j].kind != HOP_ARG_NODE)
+            continue;
+        const hop_node *n = out->args[j].u.node;
+        if (!hop__bindable(cx, n, out, j))
+            continue;
+        if (n->kind == HOP_NODE_GETITEM) {
+            /* The HOP that makes it learns of the destination. */
+            const hop_node *call = n->args[0].u.node;
+            hop__vmap *cm = vmap_get(cx, call, true);
+            if (cm == NULL)
+                return HOP_NOMEM;
+            if (cm->dests == NULL) {
+                cm->dests = hop__arena_zalloc(&cx->tmp, (call->nouts + 1) * sizeof *cm->dests);
+                if (cm->dests == NULL)
+                    return HOP_NOMEM;
+            }
+            cm->dests[n->args[1].u.i] = dests[j];
+            continue;
+        }
+        hop__vmap *m = vmap_get(cx, n, true);
+        if (m == NULL)
+            return HOP_NOMEM;
+        m->v = dests[j];
+        m->preassigned = true;
+    }
+    for (const hop_node *n = g->first; n; n = n->next) {
+        switch (n->kind) {
+        case HOP_NODE_PLACEHOLDER:
+        case HOP_NODE_OUTPUT:
+            continue;
+        case HOP_NODE_CALL_OP:
+            st = compile_call_op(cx, n);
+            break;
+        case HOP_NODE_CALL_HOP:
+            st = compile_call_hop(cx, n);
+            break;
+        case HOP_NODE_GETITEM:
+            st = compile_getitem(cx, n);
+            break;
+        }
+        if (st != HOP_OK)
+            return st;
+    }
+    for (size_t j = 0; j < noutputs; j++) {
+        hop_pval v;
+        if ((st = hop_lower_arg(cx, &out->args[j], &v)) != HOP_OK)
+            return st;
+        if (dests && dests[j].kind == HOP_PVAL_TENSOR) {
+            if (v.kind != HOP_PVAL_TENSOR)
+                return hop_error(HOP_VERIFY, "lowering: output %zu of %s is not a tensor", j,
+                                 g->name);
+            if (v.id != dests[j].id && (st = hop_lower_copy(cx, dests[j], v)) != HOP_OK)
+                return st;
+            v = dests[j];
+        }
+        outputs[j] = v;
+    }
+    return HOP_OK;
+}
+
+/* ---------------------------------------------------------------- main */
+
+static hop_status
+compile_main(hop_lower_ctx *cx)
+{
+    const hop_graph *g = hop_output_graph_root_graph(cx->og);
+    hop_plan *p = cx->plan;
+    hop_status st;
+    size_t np = g->nplaceholders, nt = 0;
+    for (const hop_node *n = g->first; n && n->kind == HOP_NODE_PLACEHOLDER; n = n->next)
+        nt += n->meta.kind == HOP_VALUE_TENSOR;
+    hop_pval *inputs = hop__arena_zalloc(&cx->tmp, (np + 1) * sizeof *inputs);
+    p->inputs = hop__arena_zalloc(&p->arena, (nt + 1) * sizeof *p->inputs);
+    if (inputs == NULL || p->inputs == NULL)
+        return HOP_NOMEM;
+    p->ninputs = nt;
+
+    /* Inputs bind the symbols of their sizes, in order. */
+    const char **first = hop__arena_zalloc(&cx->tmp, (cx->nsyms + 1) * sizeof *first);
+    if (first == NULL)
+        return HOP_NOMEM;
+    size_t i = 0, k = 0;
+    for (const hop_node *n = g->first; n && n->kind == HOP_NODE_PLACEHOLDER; n = n->next, i++) {
+        if (n->meta.kind != HOP_VALUE_TENSOR)
+            continue;
+        hop__input *in = &p->inputs[k];
+        const hop_meta *m = &n->meta.meta;
+        int32_t slot;
+        if ((st = hop__new_slot(cx, HOP__S_INPUT, m, n->name, &slot)) != HOP_OK)
+            return st;
+        in->name = cx->slots[slot].name;
+        in->slot = slot;
+        in->dtype = m->dtype;
+        in->rank = m->rank;
+        for (int d = 0; d < m->rank; d++) {
+            hop__dimcheck *dc = &in->dims[d];
+            const hop_expr *e = m->sizes[d];
+            if (hop_expr_const_value(e, &dc->value)) {
+                dc->kind = HOP__D_CONST;
+            } else if (hop_expr_kind_of(e) == HOP_EXPR_SYMBOL) {
+                int64_t id = hop_symbol_id(e);
+                if ((dc->reg = hop__sym_reg(cx, e)) < 0)
+                    return hop__nomem_or(hop_error_code());
+                dc->sym = cx->regnames[dc->reg];
+                if (first[id] == NULL) {
+                    dc->kind = HOP__D_BIND;
+                    hop_shape_env_bounds(cx->env, e, &dc->lo, &dc->hi);
+                    if ((first[id] = hop__note(cx, "%s.size(%d)", in->name, d)) == NULL)
+                        return HOP_NOMEM;
+                    cx->symdef[id] = cx->symentry[id] = true;
+                } else {
+                    dc->kind = HOP__D_SAME;
+                }
+                dc->first = first[id];
+            } else {
+                dc->kind = HOP__D_EXPR;
+            }
+        }
+        inputs[i] = hop__pv_tensor(slot);
+        k++;
+    }
+    /* Compound sizes are checked once every symbol is bound. */
+    for (k = 0; k < nt; k++) {
+        hop__input *in = &p->inputs[k];
+        for (int d = 0; d < in->rank; d++)
+            if (in->dims[d].kind == HOP__D_EXPR)
+                in->dims[d].x = cx->slots[in->slot].sizes[d];
+        const char *note = hop__note(cx, "%s", in->name);
+        if (note == NULL || hop__emit(cx, HOP__OP_Input, (int32_t)k, in->slot, 0, in, note) < 0 ||
+            hop__access(cx, in->slot) != HOP_OK)
+            return HOP_NOMEM;
+    }
+    i = 0;
+    for (const hop_node *n = g->first; n && n->kind == HOP_NODE_PLACEHOLDER; n = n->next, i++) {
+        if (n->meta.kind == HOP_VALUE_TENSOR)
+            continue;
+        const hop_expr *e = n->meta.sym;
+        if (hop_expr_kind_of(e) != HOP_EXPR_SYMBOL || !cx->symdef[hop_symbol_id(e)])
+            return hop_error(HOP_UNSUPPORTED,
+                             "lowering: root input %s is a SymInt that no input's size gives",
+                             n->name);
+        inputs[i] = hop__pv_int(hop__sym_reg(cx, e));
+    }
+    /* Guards, then the memory layout (which needs the sizes they allow). */
+    size_t ng = hop_shape_env_nguards(cx->env);
+    for (size_t gi = 0; gi < ng; gi++) {
+        const hop_expr *e = hop_shape_env_guard(cx->env, gi);
+        const hop_expr *syms[32];
+        size_t ns = hop_expr_free_symbols(e, syms, 32);
+        for (size_t s = 0; s < ns && s < 32; s++)
+            if (!entry_bound(cx, syms[s]))
+                return hop_error(HOP_UNSUPPORTED,
+                                 "lowering: guard %s uses %s, which no input's size gives",
+                                 hop_expr_str(cx->env, e) ? hop_expr_str(cx->env, e) : "?",
+                                 hop_symbol_name(syms[s]));
+        hop__guard *gd = hop__arena_zalloc(&p->arena, sizeof *gd);
+        if (gd == NULL || (gd->x = hop__xcompile(cx, e)) == NULL)
+            return hop__nomem_or(hop_error_code());
+        if (hop__emit(cx, HOP__OP_Guard, (int32_t)gi, 0, 0, gd, gd->x->text) < 0)
+            return HOP_NOMEM;
+    }
+    if (hop__emit(cx, HOP__OP_Layout, 0, 0, 0, NULL, NULL) < 0)
+        return HOP_NOMEM;
+
+    /* Outputs computed by a kernel go straight into the output tensors. */
+    const hop_node *out = g->output;
+    size_t no = out->nargs;
+    hop_pval *dests = hop__arena_zalloc(&cx->tmp, (no + 1) * sizeof *dests);
+    hop_pval *outs = hop__arena_zalloc(&cx->tmp, (no + 1) * sizeof *outs);
+    p->outputs = hop__arena_zalloc(&p->arena, (no + 1) * sizeof *p->outputs);
+    p->outslots = hop__arena_zalloc(&p->arena, (no + 1) * sizeof *p->outslots);
+    if (!dests || !outs || !p->outputs || !p->outslots)
+        return HOP_NOMEM;
+    p->noutputs = no;
+    for (size_t j = 0; j < no; j++) {
+        p->outslots[j] = -1;
+        dests[j].kind = HOP_PVAL_NONE;
+        const hop_arg *a = &out->args[j];
+        if (a->kind != HOP_ARG_NODE || !hop__bindable(cx, a->u.node, out, j))
+            continue;
+        int32_t slot;
+        if ((st = hop__new_slot(cx, HOP__S_OUTPUT, &a->u.node->meta.meta, a->u.node->name,
+                                &slot)) != HOP_OK)
+            return st;
+        cx->slots[slot].buffer = (int32_t)j;
+        dests[j] = hop__pv_tensor(slot);
+        p->outslots[j] = slot;
+    }
+    if ((st = hop__compile_graph(cx, g, inputs, np, dests, outs, no)) != HOP_OK)
+        return st;
+    for (size_t j = 0; j < no; j++) {
+        p->outputs[j].v = outs[j];
+        const hop_arg *a = &out->args[j];
+        p->outputs[j].name =
+            a->kind == HOP_ARG_NODE ? hop__arena_strdup(&p->arena, a->u.node->name) : "";
+        if (p->outputs[j].name == NULL)
+            return HOP_NOMEM;
+    }
+    /* Halt; the outputs are read there, so they live to the end. */
+    if (hop__emit(cx, HOP__OP_Halt, 0, 0, 0, NULL, NULL) < 0)
+        return HOP_NOMEM;
+    for (size_t j = 0; j < no; j++)
+        if (outs[j].kind == HOP_PVAL_TENSOR && (st = hop__access(cx, outs[j].id)) != HOP_OK)
+            return st;
+    return HOP_OK;
+}
+
+/* Copies the routines into one program: main, then the subroutines. */
+static hop_status
+assemble(hop_lower_ctx *cx)
+{
+    hop_plan *p = cx->plan;
+    size_t total = 0;
+    for (size_t r = 0; r < cx->nroutines; r++) {
+        cx->routines[r].base = (int32_t)total;
+        total += cx->routines[r].n;
+    }
+    p->code = hop__arena_alloc(&p->arena, (total + 1) * sizeof *p->code);
+    p->routines = hop__arena_zalloc(&p->arena, (cx->nroutines + 1) * sizeof *p->routines);
+    if (p->code == NULL || p->routines == NULL)
+        return HOP_NOMEM;
+    for (size_t r = 0; r < cx->nroutines; r++) {
+        hop__rcode *rc = &cx->routines[r];
+        p->routines[r] = (hop__routine){rc->name, rc->base, (int32_t)rc->n};
+        for (size_t i = 0; i < rc->n; i++) {
+            hop__insn in = rc->code[i];
+            switch (in.opcode) {
+            case HOP__OP_IfNot:
+            case HOP__OP_Goto:
+            case HOP__OP_LoopInit:
+            case HOP__OP_Next:
+                in.p2 += rc->base;
+                break;
+            case HOP__OP_Call:
+                in.p1 = cx->routines[in.p1].base;
+                break;
+            default:
+                break;
+            }
+            p->code[rc->base + i] = in;
+        }
+    }
+    p->ncode = (int32_t)total;
+    p->nroutines = (int32_t)cx->nroutines;
+    /* No recursion: a routine is on the call stack at most once. */
+    p->max_depth = (int32_t)cx->nroutines;
+    p->slots = hop__arena_alloc(&p->arena, (cx->nslots + 1) * sizeof *p->slots);
+    p->regnames = hop__arena_alloc(&p->arena, (cx->nregs + 1) * sizeof *p->regnames);
+    if (p->slots == NULL || p->regnames == NULL)
+        return HOP_NOMEM;
+    if (cx->nslots)
+        memcpy(p->slots, cx->slots, cx->nslots * sizeof *p->slots);
+    if (cx->nregs)
+        memcpy(p->regnames, cx->regnames, cx->nregs * sizeof *p->regnames);
+    p->nslots = (int32_t)cx->nslots;
+    p->nregs = (int32_t)cx->nregs;
+    p->ncache = cx->ncache;
+    p->nkeys = cx->nkeys;
+    p->nrtargs = cx->nrtargs;
+    return HOP_OK;
+}
+
+static void
+ctx_free(hop_lower_ctx *cx)
+{
+    HASH_CLEAR(hh, cx->values);
+    hop__xcache_free(cx);
+    for (size_t r = 0; r < cx->nroutines; r++) {
+        hop__free(cx->routines[r].code);
+        hop__free(cx->routines[r].acc);
+        hop__free(cx->routines[r].loops);
+    }
+    hop__free(cx->routines);
+    hop__free(cx->slots);
+    hop__free(cx->regnames);
+    hop__free(cx->buffers);
+    hop__free(cx->aliases);
+    hop__free(cx->symreg);
+    hop__free(cx->symdef);
+    hop__free(cx->symentry);
+    hop__arena_destroy(&cx->tmp);
+}
+
+hop_plan *
+hop_lower(const hop_output_graph *og, const hop_lower_options *opts)
+{
+    if (og == NULL) {
+        hop_error(HOP_MISUSE, "hop_lower: the OutputGraph is NULL");
+        return NULL;
+    }
+    const hop_graph *root = hop_output_graph_root_graph(og);
+    if (root == NULL || root->output == NULL) {
+        hop_error(HOP_MISUSE, "hop_lower: the root graph has no output node yet");
+        return NULL;
+    }
+    if (hop_graph_verify(root) != HOP_OK)
+        return NULL;
+    hop_error_clear();
+    hop_plan *p = hop__calloc(1, sizeof *p);
+    if (p == NULL)
+        return NULL;
+    hop__arena_init(&p->arena);
+    atomic_init(&p->idle, NULL);
+    hop_lower_ctx cx = {.plan = p, .og = og, .env = hop_output_graph_env(og)};
+    if (opts)
+        cx.opts = *opts;
+    hop__arena_init(&cx.tmp);
+    cx.nsyms = hop_shape_env_nsymbols(cx.env);
+    cx.symreg = hop__malloc((cx.nsyms + 1) * sizeof *cx.symreg);
+    cx.symdef = hop__calloc(cx.nsyms + 1, sizeof *cx.symdef);
+    cx.symentry = hop__calloc(cx.nsyms + 1, sizeof *cx.symentry);
+    hop_status st = cx.symreg && cx.symdef && cx.symentry ? HOP_OK : HOP_NOMEM;
+    for (size_t i = 0; cx.symreg && i < cx.nsyms; i++)
+        cx.symreg[i] = -1;
+    int32_t main_r;
+    if (st == HOP_OK)
+        st = hop__new_routine(&cx, NULL, &main_r);
+    if (st == HOP_OK)
+        st = compile_main(&cx);
+    if (st == HOP_OK)
+        st = hop__memplan(&cx);
+    if (st == HOP_OK)
+        st = assemble(&cx);
+    if (st == HOP_OK) {
+        const char *env = getenv("HOP_TRACE_PLAN");
+        if (env && env[0] && strcmp(env, "0") != 0)
+            p->trace = stderr;
+    }
+    ctx_free(&cx);
+    if (st != HOP_OK) {
+        if (st == HOP_NOMEM && hop_error_code() != HOP_NOMEM)
+            hop_error(HOP_NOMEM, "out of memory");
+        hop__arena_destroy(&p->arena);
+        hop__free(p);
+        return NULL;
+    }
+    return p;
+}
+
+void
+hop_plan_set_trace(hop_plan *plan, FILE *f)
+{
+    if (plan)
+        plan->trace = f;
+}
+
+size_t
+hop_plan_ninputs(const hop_plan *plan)
+{
+    return plan ? plan->ninputs : 0;
+}
+
+const char *
+hop_plan_input_name(const hop_plan *plan, size_t i)
+{
+    return plan && i < plan->ninputs ? plan->inputs[i].name : NULL;
+}
+
+size_t
+hop_plan_noutputs(const hop_plan *plan)
+{
+    return plan ? plan->noutputs : 0;
+}

@@ -1,0 +1,562 @@
+/*
+ * lowering/lowering_impl.h - the layout of plans and frames, the opcodes, and
+ * the internals shared by the files of the lowering layer:
+ *
+ *   xprog.c    int expressions compiled to small postfix programs
+ *   lower.c    graph -> plan: values, nodes, fusion planning, the toolkit of
+ *              lower callbacks, routines (subroutines), hop_lower
+ *   hops.c     the lowering registry and the built-in HOPs' lowerings
+ *   memplan.c  lifetimes, regions and the layout of the block
+ *   fused.c    fused elementwise groups: building and the tiled executor
+ *   interp.c   frames and the interpreter loop (hop_plan_run)
+ *   dump.c     hop_plan_dump and the trace
+ *   eager.c    the reference interpreter (hop_graph_run_eager)
+ *
+ * A plan is a flat program (hop__insn) over tensor slots and int registers.
+ * Tensor slots are hop_tensor headers in a frame; their storage is an input,
+ * the frame's block (memory plan), a root output tensor, or a tensor
+ * allocated mid-run ("late").  Int registers hold SymInt values; every
+ * symbol of the ShapeEnv the plan uses has one register, shared by every
+ * subgraph (a symbol means the same size everywhere in one program).
+ */
+#ifndef HOP_LOWERING_IMPL_H
+#define HOP_LOWERING_IMPL_H
+
+#include "core/core.h"
+#include "core/hash.h"
+#include "hop/lowering.h"
+#include "runtime/runtime.h"
+
+#include <stdatomic.h>
+
+/* ------------------------------------------------------- int expressions */
+
+/* Postfix instructions of an int program (see xprog.c). */
+typedef enum hop__xop {
+    HOP__X_CONST,
+    HOP__X_REG,
+    HOP__X_ADD,
+    HOP__X_SUB,
+    HOP__X_MUL,
+    HOP__X_FLOORDIV,
+    HOP__X_MOD,
+    HOP__X_POW,
+    HOP__X_NEG,
+    HOP__X_NOT,
+    HOP__X_AND,
+    HOP__X_OR,
+    HOP__X_EQ,
+    HOP__X_NE,
+    HOP__X_LT,
+    HOP__X_LE,
+    HOP__X_GT,
+    HOP__X_GE,
+    HOP__X_MAX, /* n operands */
+    HOP__X_MIN,
+} hop__xop;
+
+typedef struct hop__xi {
+    uint8_t op;
+    uint8_t n;   /* MAX/MIN: operand count */
+    int32_t reg; /* REG */
+    int64_t v;   /* CONST */
+} hop__xi;
+
+#define HOP__X_MAXDEPTH 32
+
+/* A compiled SymInt/SymBool expression; constant ones have no code. */
+typedef struct hop__xprog {
+    const char *text; /* as hop_expr_print writes it */
+    bool is_const, is_bool;
+    int64_t value; /* is_const */
+    int len;
+    const hop__xi *code;
+    int nsyms; /* free symbols, for messages */
+    const int32_t *regs;
+    const char *const *names;
+} hop__xprog;
+
+/* Evaluates x over the int registers.  HOP_RUNTIME when a symbol is not
+ * bound yet, on division by zero or overflow (message names the text). */
+hop_status hop__xeval(const hop__xprog *x, const int64_t *regs, int64_t *out);
+
+static inline hop_status
+hop__xget(const hop__xprog *x, const int64_t *regs, int64_t *out)
+{
+    if (x->is_const) {
+        *out = x->value;
+        return HOP_OK;
+    }
+    if (x->len == 1 && x->code[0].op == HOP__X_REG && regs[x->code[0].reg] != HOP_UNBOUND) {
+        *out = regs[x->code[0].reg];
+        return HOP_OK;
+    }
+    return hop__xeval(x, regs, out);
+}
+
+/* -------------------------------------------------------------- opcodes */
+
+/*
+ * X(name).  Each opcode's meaning (p1, p2, p3, p4) is documented where the
+ * interpreter runs it (interp.c).
+ */
+#define HOP__OPCODES(X)                                                                            \
+    X(Input)                                                                                       \
+    X(Guard)                                                                                       \
+    X(Layout)                                                                                      \
+    X(Fused)                                                                                       \
+    X(Op)                                                                                          \
+    X(View)                                                                                        \
+    X(Eager)                                                                                       \
+    X(Alloc)                                                                                       \
+    X(Copy)                                                                                        \
+    X(Move)                                                                                        \
+    X(Select)                                                                                      \
+    X(Item)                                                                                        \
+    X(SymSize)                                                                                     \
+    X(Eval)                                                                                        \
+    X(Integer)                                                                                     \
+    X(MoveInt)                                                                                     \
+    X(IfNot)                                                                                       \
+    X(Goto)                                                                                        \
+    X(LoopInit)                                                                                    \
+    X(Next)                                                                                        \
+    X(Call)                                                                                        \
+    X(Return)                                                                                      \
+    X(Extern)                                                                                      \
+    X(Halt)
+
+typedef enum hop__opcode {
+#define HOP__OPC_ENUM(name) HOP__OP_##name,
+    HOP__OPCODES(HOP__OPC_ENUM)
+#undef HOP__OPC_ENUM
+        HOP__OP_COUNT
+} hop__opcode;
+
+extern const char *const hop__opcode_names[HOP__OP_COUNT];
+
+typedef struct hop__insn {
+    uint8_t opcode;
+    int32_t p1, p2, p3;
+    int64_t i64;       /* Integer: the value */
+    const void *p4;    /* per opcode: a descriptor in the plan's arena */
+    const char *note;  /* comment for the dump (arena) */
+} hop__insn;
+
+/* ---------------------------------------------------------------- slots */
+
+typedef enum hop__skind {
+    HOP__S_INPUT,  /* a plan input: the caller's tensor */
+    HOP__S_BUFFER, /* storage in the block */
+    HOP__S_OUTPUT, /* storage: a root output tensor made by Layout (or the caller's) */
+    HOP__S_LATE,   /* storage allocated by Alloc/Eager when made */
+    HOP__S_VIEW,   /* a view made by View/Select */
+    HOP__S_ALIAS,  /* filled by Move or Call: stands for another slot */
+} hop__skind;
+
+extern const char *const hop__skind_names[];
+
+typedef struct hop__slot {
+    const char *name; /* the node it holds, for dumps */
+    hop__skind kind;
+    hop_dtype dtype;
+    int rank;
+    const hop__xprog *sizes[HOP_MAX_RANK];
+    int32_t buffer; /* BUFFER: index of its buffer; OUTPUT: index of the plan output; else -1 */
+} hop__slot;
+
+/* A tensor in the memory plan. */
+typedef struct hop__buffer {
+    int32_t slot;
+    int32_t routine;      /* whose code positions def/last count */
+    int32_t def, last;    /* live range (positions in the routine) */
+    int32_t region;
+    const hop__xprog *bytes;
+    int64_t hint; /* bytes at the symbols' hints (for best fit) */
+} hop__buffer;
+
+/* A region of the block: buffers whose live ranges are disjoint. */
+typedef struct hop__region {
+    int32_t *members;
+    int32_t nmembers;
+    int64_t size, offset; /* static plans */
+} hop__region;
+
+/* ------------------------------------------------------------ descriptors */
+
+/* Input: how each dim of an input is checked or binds a symbol. */
+typedef enum hop__dimkind {
+    HOP__D_CONST, /* size must equal value */
+    HOP__D_BIND,  /* binds symbol register reg (range lo..hi) */
+    HOP__D_SAME,  /* must equal register reg, bound by an earlier dim (`first`) */
+    HOP__D_EXPR,  /* must equal the expression x (checked after binding) */
+} hop__dimkind;
+
+typedef struct hop__dimcheck {
+    hop__dimkind kind;
+    int32_t reg;
+    int64_t value, lo, hi;
+    const char *sym;   /* the symbol's name */
+    const char *first; /* SAME: "x.size(0)" that bound it */
+    const hop__xprog *x;
+} hop__dimcheck;
+
+typedef struct hop__input {
+    const char *name;
+    int32_t slot;
+    hop_dtype dtype;
+    int rank;
+    hop__dimcheck dims[HOP_MAX_RANK];
+} hop__input;
+
+/* An operand of an Op/View/Eager instruction. */
+typedef enum hop__akind {
+    HOP__A_NONE,
+    HOP__A_TENSOR, /* slot */
+    HOP__A_INT,    /* x (constant or not) */
+    HOP__A_BOOL,   /* x: a SymBool, or a constant */
+    HOP__A_FLOAT,
+    HOP__A_DTYPE,
+    HOP__A_LIST,
+} hop__akind;
+
+typedef struct hop__oparg {
+    hop__akind kind;
+    int32_t slot;
+    const hop__xprog *x;
+    double f;
+    hop_dtype dtype;
+    const struct hop__oparg *items;
+    int32_t n;
+} hop__oparg;
+
+typedef struct hop__opdesc {
+    hop_op op;
+    int nargs;
+    const hop__oparg *args;
+    int32_t nrt;    /* hop_rt_arg entries it needs, list items included */
+    int32_t cache;  /* Op: index of its kernel cache in a frame */
+    int32_t keylen; /* Op: int64 words of its cache key */
+    int32_t rtbase; /* Op: first of its hop_rt_arg entries in a frame */
+    int32_t keybase;
+    const char *text; /* `sum(x, [1], False)` for the dump */
+    /* squeeze: dims of the input that stay, in order */
+    int nkeep;
+    int8_t keep[HOP_MAX_RANK];
+} hop__opdesc;
+
+/* A guard of the ShapeEnv. */
+typedef struct hop__guard {
+    const hop__xprog *x;
+} hop__guard;
+
+/* A fused elementwise group (fused.c). */
+#define HOP__F_MAXSTEPS 16
+#define HOP__F_MAXIN 8
+#define HOP__F_MAXREGS 6
+
+typedef enum hop__fsrc { HOP__F_REG, HOP__F_INPUT, HOP__F_SCALAR, HOP__F_SYM } hop__fsrc;
+
+typedef struct hop__fopnd {
+    uint8_t src;       /* hop__fsrc */
+    uint8_t idx;       /* REG: register; INPUT: external input */
+    hop_dtype need;    /* the dtype the vector function reads */
+    hop_dtype have;    /* the dtype the operand is in (SCALAR: need) */
+    _Alignas(8) unsigned char val[8]; /* SCALAR: the value in need */
+    const hop__xprog *x;  /* SYM: the value's program */
+} hop__fopnd;
+
+typedef struct hop__fstep {
+    hop__vfn fn;
+    hop_op op;
+    int nin;
+    int out;         /* register of the result (-1: the group's output) */
+    hop_dtype dtype; /* of the result */
+    hop__fopnd in[3];
+} hop__fstep;
+
+typedef struct hop__fgroup {
+    int nsteps;
+    hop__fstep steps[HOP__F_MAXSTEPS];
+    int ninputs;
+    int32_t inputs[HOP__F_MAXIN]; /* tensor slots */
+    hop_dtype in_dtype[HOP__F_MAXIN];
+    int nregs;
+    int32_t out;
+    hop_dtype odtype;
+    int cost; /* per element, for threading */
+    const char *text;
+} hop__fgroup;
+
+/* Call: moves into the callee's parameters, then a jump. */
+typedef struct hop__callmove {
+    bool tensor;
+    int32_t dst;            /* callee slot or register */
+    int32_t src;            /* caller slot or register (-1: constant) */
+    int64_t value;          /* constant */
+} hop__callmove;
+
+typedef struct hop__calldesc {
+    int32_t routine;
+    int32_t nmoves;
+    const hop__callmove *moves;
+} hop__calldesc;
+
+/* Extern: an opaque kernel for upper layers (foreign kernels). */
+typedef struct hop__extern {
+    const char *name;
+    hop_status (*fn)(void *ud, hop_tensor *const *args, size_t nargs, hop_tensor *out);
+    void *ud;
+    int32_t nargs;
+    const int32_t *args; /* slots */
+} hop__extern;
+
+/* The plan's results. */
+typedef struct hop__output {
+    hop_pval v;
+    const char *name;
+} hop__output;
+
+typedef struct hop__routine {
+    const char *name;
+    int32_t entry, len;
+} hop__routine;
+
+/* ---------------------------------------------------------------- plans */
+
+typedef struct hop__frame hop__frame;
+
+struct hop_plan {
+    hop__arena arena;
+    hop__insn *code;
+    int32_t ncode;
+    hop__routine *routines; /* [0] is main */
+    int32_t nroutines;
+
+    hop__slot *slots;
+    int32_t nslots;
+    int32_t nregs;
+    const char **regnames; /* symbol names, or NULL for temporaries */
+
+    hop__input *inputs;
+    size_t ninputs;
+    hop__output *outputs;
+    size_t noutputs;
+    int32_t *outslots; /* per output: its OUTPUT slot, or -1 */
+
+    hop__buffer *buffers;
+    int32_t nbuffers;
+    hop__region *regions;
+    int32_t nregions;
+    bool static_layout;
+    int64_t block_bytes; /* static plans */
+    const hop__xprog **layout_syms; /* registers the layout depends on */
+    int32_t *layout_regs;
+    int32_t nlayout_regs;
+
+    int32_t ncache;
+    int64_t nkeys;
+    int64_t nrtargs;
+    int32_t max_depth; /* nested Calls */
+
+    _Atomic(hop__frame *) idle;
+    FILE *trace;
+};
+
+/* Per-run state; one per concurrent run (interp.c). */
+typedef struct hop__kcache {
+    hop_kernel k;
+    bool valid;
+} hop__kcache;
+
+struct hop__frame {
+    hop_plan *plan;
+    void *raw; /* the allocation holding the frame and its arrays */
+    hop_tensor *const *inputs; /* this run's */
+    hop_tensor *const *into;   /* hop_plan_run_into's outputs, or NULL */
+    hop_tensor *slots;
+    hop_tensor **owner;     /* the tensor whose storage a slot's header uses */
+    unsigned char *owned;   /* owner is a reference this frame holds */
+    int64_t *regs;
+    int32_t *stack;
+    int32_t sp;
+    hop__kcache *kernels;
+    int64_t *keys;
+    hop_rt_arg *rtargs;
+    hop_tensor *block; /* the memory plan's block (a byte tensor) */
+    int64_t *layout_key;
+    bool layout_ok;
+    int64_t *offsets; /* per buffer */
+    /* per output: the tensor the last run returned (one reference); reused
+     * when the caller has released it and the sizes are the same */
+    hop_tensor **recycle;
+};
+
+/* Sets t's geometry as a view of storage s (a header the frame owns). */
+void hop__header(hop_tensor *t, hop_storage *s, hop_dtype dtype, int rank, const int64_t *sizes,
+                 const int64_t *strides, void *data);
+/* C-contiguous strides; returns numel. */
+int64_t hop__contig_strides(int rank, const int64_t *sizes, int64_t *strides);
+
+/* --------------------------------------------------------- the compiler */
+
+typedef struct hop__acc {
+    int32_t pos;
+    int32_t slot;
+} hop__acc;
+
+typedef struct hop__alias {
+    int32_t slot, of;
+} hop__alias;
+
+typedef struct hop__loop {
+    int32_t start, end;
+} hop__loop;
+
+/* One routine being compiled: main (0) or a subroutine. */
+typedef struct hop__rcode {
+    const hop_graph *graph;
+    const char *name;
+    hop__insn *code;
+    size_t n, cap;
+    hop__acc *acc; /* slot accesses for lifetimes */
+    size_t nacc, capacc;
+    hop__loop *loops;
+    size_t nloops, caploops;
+    /* subroutines: parameters (pvals of the callee) and results */
+    hop_pval *params;
+    size_t nparams;
+    hop_pval *outs; /* TENSOR: a bound slot; INT: a register; NONE+value: parameter index */
+    bool *out_param;
+    size_t nouts;
+    int32_t base; /* final address */
+} hop__rcode;
+
+typedef struct hop__vmap hop__vmap;
+typedef struct hop__xcache hop__xcache;
+
+typedef struct hop__ctl {
+    int kind; /* 0 if, 1 else, 2 loop */
+    int32_t a, b;
+} hop__ctl;
+
+#define HOP__MAX_CTL 64
+
+struct hop_lower_ctx {
+    hop_plan *plan;
+    const hop_output_graph *og;
+    hop_shape_env *env;
+    hop_lower_options opts;
+    hop__arena tmp;
+    hop__vmap *values;
+    hop__xcache *xcache;
+
+    int32_t *symreg; /* by symbol id: register or -1 */
+    bool *symdef;    /* by symbol id: bound by code emitted so far */
+    bool *symentry;  /* by symbol id: bound by an input's size at entry */
+    size_t nsyms;
+
+    hop__rcode *routines;
+    size_t nroutines, caproutines;
+    int32_t cur;
+
+    hop__ctl ctl[HOP__MAX_CTL];
+    int nctl;
+
+    hop__slot *slots;
+    size_t nslots, capslots;
+    const char **regnames;
+    size_t nregs, capregs;
+    hop__buffer *buffers;
+    size_t nbuffers, capbuffers;
+    hop__alias *aliases;
+    size_t naliases, capaliases;
+
+    int32_t ncache;
+    int64_t nkeys, nrtargs;
+
+    /* the call_hop being lowered */
+    const hop_node *call;
+    const hop_pval *dests;
+    hop_pval *results;
+    size_t nresults;
+    bool have_results;
+};
+
+static inline hop_pval
+hop__pv_tensor(int32_t slot)
+{
+    return (hop_pval){HOP_PVAL_TENSOR, slot, 0};
+}
+
+static inline hop_pval
+hop__pv_int(int32_t reg)
+{
+    return (hop_pval){HOP_PVAL_INT, reg, 0};
+}
+
+static inline hop_pval
+hop__pv_const(int64_t v)
+{
+    return (hop_pval){HOP_PVAL_CONST, -1, v};
+}
+
+static inline hop__rcode *
+hop__cur(hop_lower_ctx *cx)
+{
+    return &cx->routines[cx->cur];
+}
+
+/* xprog.c */
+const hop__xprog *hop__xcompile(hop_lower_ctx *cx, const hop_expr *e);
+const hop__xprog *hop__xconst(hop_lower_ctx *cx, int64_t v);
+int32_t hop__sym_reg(hop_lower_ctx *cx, const hop_expr *sym);
+void hop__xcache_free(hop_lower_ctx *cx);
+
+/* lower.c: values, graphs, emission */
+hop_status hop__nomem_or(hop_status st);
+hop_status hop__value_of(hop_lower_ctx *cx, const hop_node *n, hop_pval *out);
+void hop__mark_defined(hop_lower_ctx *cx, const hop_expr *e);
+hop_status hop__compile_graph(hop_lower_ctx *cx, const hop_graph *g, const hop_pval *inputs,
+                              size_t ninputs, const hop_pval *dests, hop_pval *outputs,
+                              size_t noutputs);
+bool hop__bindable(hop_lower_ctx *cx, const hop_node *n, const hop_node *out, size_t j);
+/* toolkit.c */
+hop_status hop__new_routine(hop_lower_ctx *cx, const hop_graph *g, int32_t *out);
+int32_t hop__emit(hop_lower_ctx *cx, hop__opcode op, int32_t p1, int32_t p2, int32_t p3,
+                  const void *p4, const char *note);
+hop_status hop__access(hop_lower_ctx *cx, int32_t slot);
+hop_status hop__alias_of(hop_lower_ctx *cx, int32_t slot, int32_t of);
+int32_t hop__pos(hop_lower_ctx *cx);
+hop_status hop__new_slot(hop_lower_ctx *cx, hop__skind kind, const hop_meta *meta,
+                         const char *name, int32_t *out);
+hop_status hop__new_reg(hop_lower_ctx *cx, const char *name, int32_t *out);
+char *hop__note(hop_lower_ctx *cx, const char *fmt, ...) HOP_PRINTF(2, 3);
+bool hop__meta_late(hop_lower_ctx *cx, const hop_meta *m);
+
+/* hops.c */
+const hop_lowering *hop__lowering_for(const char *target, const hop_hop_class **cls);
+
+/* fused.c */
+bool hop__fusable_op(hop_op op);
+/* The dtype operand i of elementwise node n is read in. */
+hop_status hop__fused_build(hop_lower_ctx *cx, const hop_node *root, const hop_node *const *members,
+                            int nmembers, int32_t out, hop__fgroup **out_group);
+hop_status hop__fused_copy(hop_lower_ctx *cx, int32_t dst, int32_t src, hop__fgroup **out_group);
+hop_status hop__fused_run(const hop__fgroup *g, hop__frame *f);
+/* dst = src elementwise (same sizes, any strides, dtype conversion). */
+hop_status hop__copy_tensor(hop_tensor *dst, const hop_tensor *src);
+bool hop__fused_ok(const hop_node *n);
+
+/* memplan.c */
+hop_status hop__memplan(hop_lower_ctx *cx);
+hop_status hop__layout(hop__frame *f);
+
+/* interp.c */
+hop_status hop__exec(hop__frame *f);
+
+/* dump.c */
+void hop__trace_insn(const hop_plan *p, const hop__frame *f, int32_t pc);
+void hop__insn_text(const hop_plan *p, int32_t pc, hop__buf *b);
+
+#endif /* HOP_LOWERING_IMPL_H */

@@ -1,0 +1,538 @@
+/*
+ * lowering/toolkit.c - what a HOP's lower callback builds code with
+ * (hop/lowering.h): plan values of arguments, inlined subgraphs, tensors,
+ * copies and moves, rows, loops, branches, the call's results and
+ * destinations; and subroutines: a subgraph compiled once per plan as its
+ * own routine, with tensor parameters filled and results bound by Call.
+ *
+ * Control flow is structured: if/else/end_if and loop_begin/loop_end keep a
+ * small stack of the jumps to patch; a loop is also recorded for the
+ * lifetimes (memplan.c).
+ */
+#include "lowering/lowering_impl.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+
+/* ------------------------------------------------------------- toolkit */
+
+hop_status
+hop_lower_arg(hop_lower_ctx *cx, const hop_arg *arg, hop_pval *out)
+{
+    if (cx == NULL || arg == NULL || out == NULL)
+        return hop_error(HOP_MISUSE, "hop_lower_arg: NULL argument");
+    int64_t c;
+    switch (arg->kind) {
+    case HOP_ARG_NODE:
+        return hop__value_of(cx, arg->u.node, out);
+    case HOP_ARG_INT:
+        *out = hop__pv_const(arg->u.i);
+        return HOP_OK;
+    case HOP_ARG_BOOL:
+        *out = hop__pv_const(arg->u.b);
+        return HOP_OK;
+    case HOP_ARG_SYM: {
+        if (hop_expr_const_value(arg->u.sym, &c)) {
+            *out = hop__pv_const(c);
+            return HOP_OK;
+        }
+        if (hop_expr_kind_of(arg->u.sym) == HOP_EXPR_SYMBOL) {
+            int32_t reg = hop__sym_reg(cx, arg->u.sym);
+            if (reg < 0)
+                return hop__nomem_or(hop_error_code());
+            *out = hop__pv_int(reg);
+            return HOP_OK;
+        }
+        const hop__xprog *x = hop__xcompile(cx, arg->u.sym);
+        int32_t reg;
+        hop_status st = x ? hop__new_reg(cx, NULL, &reg) : hop__nomem_or(hop_error_code());
+        if (st != HOP_OK)
+            return st;
+        if (hop__emit(cx, HOP__OP_Eval, reg, 0, 0, x, x->text) < 0)
+            return HOP_NOMEM;
+        *out = hop__pv_int(reg);
+        return HOP_OK;
+    }
+    default:
+        return hop_error(HOP_INVALID, "hop_lower_arg: an argument of kind %d has no plan value",
+                         (int)arg->kind);
+    }
+}
+
+hop_status
+hop_lower_inline(hop_lower_ctx *cx, const hop_graph *g, const hop_pval *inputs, size_t ninputs,
+                 const hop_pval *dests, hop_pval *outputs, size_t noutputs)
+{
+    if (cx == NULL || g == NULL || (ninputs && inputs == NULL) || (noutputs && outputs == NULL))
+        return hop_error(HOP_MISUSE, "hop_lower_inline: NULL argument");
+    return hop__compile_graph(cx, g, inputs, ninputs, dests, outputs, noutputs);
+}
+
+hop_status
+hop_lower_tensor(hop_lower_ctx *cx, const hop_value_info *meta, bool storage, hop_pval *out)
+{
+    if (cx == NULL || meta == NULL || out == NULL)
+        return hop_error(HOP_MISUSE, "hop_lower_tensor: NULL argument");
+    hop_status st;
+    if (meta->kind == HOP_VALUE_SYM) {
+        int64_t c;
+        int32_t reg;
+        if (hop_expr_const_value(meta->sym, &c)) {
+            st = hop__new_reg(cx, NULL, &reg);
+        } else if (hop_expr_kind_of(meta->sym) == HOP_EXPR_SYMBOL) {
+            reg = hop__sym_reg(cx, meta->sym);
+            st = reg < 0 ? hop__nomem_or(hop_error_code()) : HOP_OK;
+            if (st == HOP_OK)
+                hop__mark_defined(cx, meta->sym);
+        } else {
+            st = hop__new_reg(cx, NULL, &reg);
+        }
+        *out = hop__pv_int(reg);
+        return st;
+    }
+    if (meta->kind != HOP_VALUE_TENSOR)
+        return hop_error(HOP_INVALID, "hop_lower_tensor: meta is neither a tensor nor a SymInt");
+    int32_t slot;
+    bool late = storage && hop__meta_late(cx, &meta->meta);
+    hop__skind kind = !storage ? HOP__S_ALIAS : late ? HOP__S_LATE : HOP__S_BUFFER;
+    /* Named after the call being lowered (`map`), for dumps. */
+    if ((st = hop__new_slot(cx, kind, &meta->meta, cx->call ? cx->call->name : NULL, &slot)) !=
+        HOP_OK)
+        return st;
+    if (late && hop__emit(cx, HOP__OP_Alloc, slot, 0, 0, NULL, NULL) < 0)
+        return HOP_NOMEM;
+    *out = hop__pv_tensor(slot);
+    return HOP_OK;
+}
+
+hop_status
+hop_lower_copy(hop_lower_ctx *cx, hop_pval dst, hop_pval src)
+{
+    if (cx == NULL)
+        return hop_error(HOP_MISUSE, "hop_lower_copy: NULL context");
+    hop_status st;
+    if (dst.kind == HOP_PVAL_TENSOR && src.kind == HOP_PVAL_TENSOR) {
+        hop__fgroup *g;
+        if ((st = hop__fused_copy(cx, dst.id, src.id, &g)) != HOP_OK)
+            return st;
+        const char *note = hop__note(cx, "copy %s <- %s", cx->slots[dst.id].name ? cx->slots[dst.id].name : "",
+                                     cx->slots[src.id].name ? cx->slots[src.id].name : "");
+        if (note == NULL || hop__emit(cx, HOP__OP_Copy, dst.id, src.id, 0, g, note) < 0)
+            return HOP_NOMEM;
+        if ((st = hop__access(cx, src.id)) != HOP_OK)
+            return st;
+        return hop__access(cx, dst.id);
+    }
+    if (dst.kind == HOP_PVAL_INT && src.kind == HOP_PVAL_INT) {
+        if (dst.id != src.id && hop__emit(cx, HOP__OP_MoveInt, dst.id, src.id, 0, NULL, NULL) < 0)
+            return HOP_NOMEM;
+        return HOP_OK;
+    }
+    if (dst.kind == HOP_PVAL_INT && src.kind == HOP_PVAL_CONST) {
+        int32_t pc = hop__emit(cx, HOP__OP_Integer, dst.id, 0, 0, NULL, NULL);
+        if (pc < 0)
+            return HOP_NOMEM;
+        hop__cur(cx)->code[pc].i64 = src.value;
+        return HOP_OK;
+    }
+    return hop_error(HOP_INVALID, "hop_lower_copy: cannot copy a %s into a %s",
+                     src.kind == HOP_PVAL_TENSOR ? "tensor" : "SymInt",
+                     dst.kind == HOP_PVAL_TENSOR ? "tensor" : "SymInt");
+}
+
+hop_status
+hop_lower_move(hop_lower_ctx *cx, hop_pval dst, hop_pval src)
+{
+    if (cx == NULL)
+        return hop_error(HOP_MISUSE, "hop_lower_move: NULL context");
+    if (dst.kind == HOP_PVAL_TENSOR && src.kind == HOP_PVAL_TENSOR) {
+        if (dst.id == src.id)
+            return HOP_OK;
+        hop_status st;
+        if (hop__emit(cx, HOP__OP_Move, dst.id, src.id, 0, NULL, NULL) < 0)
+            return HOP_NOMEM;
+        if ((st = hop__access(cx, src.id)) != HOP_OK || (st = hop__access(cx, dst.id)) != HOP_OK)
+            return st;
+        return hop__alias_of(cx, dst.id, src.id);
+    }
+    return hop_lower_copy(cx, dst, src);
+}
+
+hop_status
+hop_lower_select(hop_lower_ctx *cx, hop_pval base, hop_pval index, hop_pval *out)
+{
+    if (cx == NULL || out == NULL || base.kind != HOP_PVAL_TENSOR ||
+        (index.kind != HOP_PVAL_INT && index.kind != HOP_PVAL_CONST))
+        return hop_error(HOP_MISUSE, "hop_lower_select: needs a tensor and an int");
+    const hop__slot *b = &cx->slots[base.id];
+    if (b->rank < 1)
+        return hop_error(HOP_INVALID, "hop_lower_select: cannot select a row of a 0-dim tensor");
+    int32_t reg = index.id;
+    hop_status st;
+    if (index.kind == HOP_PVAL_CONST) {
+        if ((st = hop__new_reg(cx, NULL, &reg)) != HOP_OK ||
+            (st = hop_lower_copy(cx, hop__pv_int(reg), index)) != HOP_OK)
+            return st;
+    }
+    if (hop__grow((void **)&cx->slots, &cx->capslots, cx->nslots + 1, sizeof *cx->slots) != HOP_OK)
+        return HOP_NOMEM;
+    b = &cx->slots[base.id];
+    hop__slot s = {.kind = HOP__S_VIEW, .dtype = b->dtype, .rank = b->rank - 1, .buffer = -1};
+    for (int d = 1; d < b->rank; d++)
+        s.sizes[d - 1] = b->sizes[d];
+    if (b->name && (s.name = hop__note(cx, "%s[i]", b->name)) == NULL)
+        return HOP_NOMEM;
+    int32_t slot = (int32_t)cx->nslots;
+    cx->slots[cx->nslots++] = s;
+    if (hop__emit(cx, HOP__OP_Select, slot, base.id, reg, NULL, NULL) < 0)
+        return HOP_NOMEM;
+    if ((st = hop__access(cx, base.id)) != HOP_OK || (st = hop__access(cx, slot)) != HOP_OK ||
+        (st = hop__alias_of(cx, slot, base.id)) != HOP_OK)
+        return st;
+    *out = hop__pv_tensor(slot);
+    return HOP_OK;
+}
+
+static hop_status
+push_ctl(hop_lower_ctx *cx, int kind, int32_t a, int32_t b)
+{
+    if (cx->nctl >= HOP__MAX_CTL)
+        return hop_error(HOP_UNSUPPORTED, "lowering: if/loop blocks nest deeper than %d",
+                         HOP__MAX_CTL);
+    cx->ctl[cx->nctl++] = (hop__ctl){kind, a, b};
+    return HOP_OK;
+}
+
+hop_status
+hop_lower_loop_begin(hop_lower_ctx *cx, hop_pval count, hop_pval *index)
+{
+    if (cx == NULL || index == NULL ||
+        (count.kind != HOP_PVAL_INT && count.kind != HOP_PVAL_CONST))
+        return hop_error(HOP_MISUSE, "hop_lower_loop_begin: needs an int count");
+    int32_t creg = count.id, ireg;
+    hop_status st;
+    if (count.kind == HOP_PVAL_CONST) {
+        if ((st = hop__new_reg(cx, NULL, &creg)) != HOP_OK ||
+            (st = hop_lower_copy(cx, hop__pv_int(creg), count)) != HOP_OK)
+            return st;
+    }
+    if ((st = hop__new_reg(cx, "i", &ireg)) != HOP_OK)
+        return st;
+    /* LoopInit i, end, n: i = 0; if n <= 0 goto end (patched at loop end). */
+    int32_t init = hop__emit(cx, HOP__OP_LoopInit, ireg, -1, creg, NULL, NULL);
+    if (init < 0)
+        return HOP_NOMEM;
+    if ((st = push_ctl(cx, 2, init, creg)) != HOP_OK)
+        return st;
+    *index = hop__pv_int(ireg);
+    return HOP_OK;
+}
+
+hop_status
+hop_lower_loop_end(hop_lower_ctx *cx)
+{
+    if (cx == NULL || cx->nctl == 0 || cx->ctl[cx->nctl - 1].kind != 2)
+        return hop_error(HOP_MISUSE, "hop_lower_loop_end: no loop is open");
+    hop__ctl c = cx->ctl[--cx->nctl];
+    hop__rcode *r = hop__cur(cx);
+    int32_t ireg = r->code[c.a].p1;
+    /* Next i, start, n: i++; if i < n goto start. */
+    int32_t next = hop__emit(cx, HOP__OP_Next, ireg, c.a + 1, c.b, NULL, NULL);
+    if (next < 0)
+        return HOP_NOMEM;
+    r = hop__cur(cx);
+    r->code[c.a].p2 = next + 1;
+    if (hop__grow((void **)&r->loops, &r->caploops, r->nloops + 1, sizeof *r->loops) != HOP_OK)
+        return HOP_NOMEM;
+    r->loops[r->nloops++] = (hop__loop){c.a, next};
+    return HOP_OK;
+}
+
+hop_status
+hop_lower_if(hop_lower_ctx *cx, hop_pval pred)
+{
+    if (cx == NULL || pred.kind == HOP_PVAL_NONE)
+        return hop_error(HOP_MISUSE, "hop_lower_if: needs a pred");
+    hop_status st;
+    if (pred.kind == HOP_PVAL_CONST) {
+        int32_t reg;
+        if ((st = hop__new_reg(cx, NULL, &reg)) != HOP_OK ||
+            (st = hop_lower_copy(cx, hop__pv_int(reg), pred)) != HOP_OK)
+            return st;
+        pred = hop__pv_int(reg);
+    }
+    if (pred.kind == HOP_PVAL_TENSOR) {
+        const hop__slot *s = &cx->slots[pred.id];
+        int64_t v;
+        for (int d = 0; d < s->rank; d++)
+            if (!s->sizes[d]->is_const || (v = s->sizes[d]->value) != 1)
+                return hop_error(HOP_INVALID, "hop_lower_if: pred must be a tensor of one element");
+    }
+    /* IfNot pred, else, kind (0 tensor, 1 int): patched by else/end_if. */
+    int32_t pc = hop__emit(cx, HOP__OP_IfNot, pred.id, -1, pred.kind == HOP_PVAL_TENSOR ? 0 : 1,
+                           NULL, NULL);
+    if (pc < 0)
+        return HOP_NOMEM;
+    if (pred.kind == HOP_PVAL_TENSOR && (st = hop__access(cx, pred.id)) != HOP_OK)
+        return st;
+    return push_ctl(cx, 0, pc, -1);
+}
+
+hop_status
+hop_lower_else(hop_lower_ctx *cx)
+{
+    if (cx == NULL || cx->nctl == 0 || cx->ctl[cx->nctl - 1].kind != 0)
+        return hop_error(HOP_MISUSE, "hop_lower_else: no if is open");
+    hop__ctl *c = &cx->ctl[cx->nctl - 1];
+    int32_t pc = hop__emit(cx, HOP__OP_Goto, 0, -1, 0, NULL, NULL);
+    if (pc < 0)
+        return HOP_NOMEM;
+    hop__cur(cx)->code[c->a].p2 = pc + 1;
+    c->kind = 1;
+    c->b = pc;
+    return HOP_OK;
+}
+
+hop_status
+hop_lower_end_if(hop_lower_ctx *cx)
+{
+    if (cx == NULL || cx->nctl == 0 || cx->ctl[cx->nctl - 1].kind > 1)
+        return hop_error(HOP_MISUSE, "hop_lower_end_if: no if is open");
+    hop__ctl c = cx->ctl[--cx->nctl];
+    int32_t here = hop__pos(cx);
+    if (c.kind == 0)
+        hop__cur(cx)->code[c.a].p2 = here;
+    else
+        hop__cur(cx)->code[c.b].p2 = here;
+    return HOP_OK;
+}
+
+hop_status
+hop_lower_dest(hop_lower_ctx *cx, size_t i, hop_pval *out)
+{
+    if (cx == NULL || cx->call == NULL || out == NULL || i >= cx->call->nouts)
+        return hop_error(HOP_MISUSE, "hop_lower_dest: no call is being lowered, or no result %zu",
+                         i);
+    *out = cx->dests ? cx->dests[i] : (hop_pval){HOP_PVAL_NONE, -1, 0};
+    return HOP_OK;
+}
+
+hop_status
+hop_lower_results(hop_lower_ctx *cx, const hop_pval *results, size_t n)
+{
+    if (cx == NULL || cx->call == NULL || (n && results == NULL))
+        return hop_error(HOP_MISUSE, "hop_lower_results: no call is being lowered");
+    hop_pval *copy = hop__arena_alloc(&cx->tmp, (n + 1) * sizeof *copy);
+    if (copy == NULL)
+        return HOP_NOMEM;
+    if (n)
+        memcpy(copy, results, n * sizeof *copy);
+    cx->results = copy;
+    cx->nresults = n;
+    cx->have_results = true;
+    return HOP_OK;
+}
+
+/* ---------------------------------------------------------- subroutines */
+
+hop_status
+hop__new_routine(hop_lower_ctx *cx, const hop_graph *g, int32_t *out)
+{
+    if (hop__grow((void **)&cx->routines, &cx->caproutines, cx->nroutines + 1,
+                  sizeof *cx->routines) != HOP_OK)
+        return HOP_NOMEM;
+    hop__rcode *r = &cx->routines[cx->nroutines];
+    memset(r, 0, sizeof *r);
+    r->graph = g;
+    r->name = g ? hop__arena_strdup(&cx->plan->arena, g->name) : "main";
+    if (r->name == NULL)
+        return HOP_NOMEM;
+    *out = (int32_t)cx->nroutines++;
+    return HOP_OK;
+}
+
+/* Compiles g as routine r: parameters, bound outputs, body, Return. */
+static hop_status
+compile_routine(hop_lower_ctx *cx, const hop_graph *g, int32_t ri)
+{
+    hop_status st;
+    size_t np = g->nplaceholders, no = g->output ? g->output->nargs : 0;
+    if (g->output == NULL)
+        return hop_error(HOP_MISUSE, "lowering: graph %s has no output node", g->name);
+    hop_pval *params = hop__arena_zalloc(&cx->tmp, (np + 1) * sizeof *params);
+    hop_pval *dests = hop__arena_zalloc(&cx->tmp, (no + 1) * sizeof *dests);
+    hop_pval *outs = hop__arena_zalloc(&cx->tmp, (no + 1) * sizeof *outs);
+    bool *out_param = hop__arena_zalloc(&cx->tmp, (no + 1) * sizeof *out_param);
+    if (!params || !dests || !outs || !out_param)
+        return HOP_NOMEM;
+    int32_t saved = cx->cur;
+    cx->cur = ri;
+    size_t i = 0;
+    for (const hop_node *n = g->first; n && n->kind == HOP_NODE_PLACEHOLDER; n = n->next, i++) {
+        if (n->meta.kind == HOP_VALUE_TENSOR) {
+            int32_t slot;
+            if ((st = hop__new_slot(cx, HOP__S_ALIAS, &n->meta.meta, n->name, &slot)) != HOP_OK)
+                goto done;
+            params[i] = hop__pv_tensor(slot);
+        } else if (hop_expr_kind_of(n->meta.sym) == HOP_EXPR_SYMBOL) {
+            int32_t reg = hop__sym_reg(cx, n->meta.sym);
+            if (reg < 0) {
+                st = hop__nomem_or(hop_error_code());
+                goto done;
+            }
+            params[i] = hop__pv_int(reg);
+            hop__mark_defined(cx, n->meta.sym);
+        } else {
+            int32_t reg;
+            if ((st = hop__new_reg(cx, n->name, &reg)) != HOP_OK)
+                goto done;
+            params[i] = hop__pv_int(reg);
+        }
+    }
+    for (size_t j = 0; j < no; j++) {
+        const hop_arg *a = &g->output->args[j];
+        dests[j].kind = HOP_PVAL_NONE;
+        if (a->kind != HOP_ARG_NODE || a->u.node->meta.kind != HOP_VALUE_TENSOR ||
+            a->u.node->kind == HOP_NODE_PLACEHOLDER)
+            continue;
+        int32_t slot;
+        if ((st = hop__new_slot(cx, HOP__S_ALIAS, &a->u.node->meta.meta, a->u.node->name,
+                                &slot)) != HOP_OK)
+            goto done;
+        dests[j] = hop__pv_tensor(slot);
+    }
+    int nctl = cx->nctl;
+    st = hop__compile_graph(cx, g, params, np, dests, outs, no);
+    if (st == HOP_OK && cx->nctl != nctl)
+        st = hop_error(HOP_MISUSE, "lowering %s: unbalanced if/loop blocks", g->name);
+    if (st == HOP_OK && hop__emit(cx, HOP__OP_Return, 0, 0, 0, NULL, NULL) < 0)
+        st = HOP_NOMEM;
+    if (st != HOP_OK)
+        goto done;
+    for (size_t j = 0; j < no; j++) {
+        const hop_arg *a = &g->output->args[j];
+        if (a->kind == HOP_ARG_NODE && a->u.node->kind == HOP_NODE_PLACEHOLDER &&
+            a->u.node->meta.kind == HOP_VALUE_TENSOR) {
+            size_t k = 0;
+            for (const hop_node *n = g->first; n != a->u.node; n = n->next)
+                k++;
+            outs[j] = (hop_pval){HOP_PVAL_NONE, -1, (int64_t)k};
+            out_param[j] = true;
+        }
+    }
+    hop__rcode *r = &cx->routines[ri];
+    r->params = params;
+    r->nparams = np;
+    r->outs = outs;
+    r->out_param = out_param;
+    r->nouts = no;
+done:
+    cx->cur = saved;
+    return st;
+}
+
+hop_status
+hop_lower_call(hop_lower_ctx *cx, const hop_graph *g, const hop_pval *inputs, size_t ninputs,
+               const hop_pval *dests, hop_pval *outputs, size_t noutputs)
+{
+    if (cx == NULL || g == NULL || (ninputs && inputs == NULL) || (noutputs && outputs == NULL))
+        return hop_error(HOP_MISUSE, "hop_lower_call: NULL argument");
+    if (g->output == NULL || g->nplaceholders != ninputs || g->output->nargs != noutputs)
+        return hop_error(HOP_VERIFY, "lowering: %s called with %zu inputs and %zu outputs", g->name,
+                         ninputs, noutputs);
+    hop_status st;
+    /* Results whose sizes the callee computes cannot be allocated by the
+     * caller before the call. */
+    for (size_t j = 0; j < noutputs; j++) {
+        const hop_node *n = g->output->args[j].kind == HOP_ARG_NODE ? g->output->args[j].u.node
+                                                                    : NULL;
+        if (n && n->meta.kind == HOP_VALUE_TENSOR && n->kind != HOP_NODE_PLACEHOLDER &&
+            hop__meta_late(cx, &n->meta.meta)) {
+            for (int d = 0; d < n->meta.meta.rank; d++) {
+                const hop_expr *syms[16];
+                size_t ns = hop_expr_free_symbols(n->meta.meta.sizes[d], syms, 16);
+                for (size_t k = 0; k < ns && k < 16; k++) {
+                    int64_t id = hop_symbol_id(syms[k]);
+                    if (!cx->symdef[id]) {
+                        char m[128];
+                        hop_meta_print(&n->meta.meta, m, sizeof m);
+                        return hop_error(HOP_UNSUPPORTED,
+                                         "lowering: %s: output %zu is %s, whose size %s is only "
+                                         "known inside the subgraph",
+                                         g->name, j, m, hop_symbol_name(syms[k]));
+                    }
+                }
+            }
+        }
+    }
+    int32_t ri = -1;
+    for (size_t k = 1; k < cx->nroutines; k++)
+        if (cx->routines[k].graph == g)
+            ri = (int32_t)k;
+    if (ri < 0) {
+        if ((st = hop__new_routine(cx, g, &ri)) != HOP_OK ||
+            (st = compile_routine(cx, g, ri)) != HOP_OK)
+            return st;
+    }
+    hop__rcode *r = &cx->routines[ri];
+    /* Results the caller provides storage for. */
+    for (size_t j = 0; j < noutputs; j++) {
+        if (r->out_param[j]) {
+            outputs[j] = inputs[r->outs[j].value];
+        } else if (r->outs[j].kind == HOP_PVAL_TENSOR) {
+            const hop_node *n = g->output->args[j].u.node;
+            if (dests && dests[j].kind == HOP_PVAL_TENSOR) {
+                outputs[j] = dests[j];
+            } else if ((st = hop_lower_tensor(cx, &n->meta, true, &outputs[j])) != HOP_OK) {
+                return st;
+            }
+            r = &cx->routines[ri];
+        }
+    }
+    hop__callmove *moves =
+        hop__arena_zalloc(&cx->plan->arena, (ninputs + noutputs + 1) * sizeof *moves);
+    hop__calldesc *d = hop__arena_zalloc(&cx->plan->arena, sizeof *d);
+    if (moves == NULL || d == NULL)
+        return HOP_NOMEM;
+    int32_t nm = 0;
+    for (size_t i = 0; i < ninputs; i++) {
+        hop_pval p = r->params[i], a = inputs[i];
+        if (p.kind == HOP_PVAL_TENSOR) {
+            if (a.kind != HOP_PVAL_TENSOR)
+                return hop_error(HOP_VERIFY, "lowering: input %zu of %s is a tensor", i, g->name);
+            moves[nm++] = (hop__callmove){true, p.id, a.id, 0};
+        } else if (!(a.kind == HOP_PVAL_INT && a.id == p.id)) {
+            if (a.kind == HOP_PVAL_TENSOR)
+                return hop_error(HOP_VERIFY, "lowering: input %zu of %s is a SymInt", i, g->name);
+            moves[nm++] = (hop__callmove){false, p.id, a.kind == HOP_PVAL_INT ? a.id : -1, a.value};
+        }
+    }
+    for (size_t j = 0; j < noutputs; j++)
+        if (!r->out_param[j] && r->outs[j].kind == HOP_PVAL_TENSOR)
+            moves[nm++] = (hop__callmove){true, r->outs[j].id, outputs[j].id, 0};
+    d->routine = ri;
+    d->nmoves = nm;
+    d->moves = moves;
+    const char *note = hop__note(cx, "%s", g->name);
+    if (note == NULL || hop__emit(cx, HOP__OP_Call, ri, nm, 0, d, note) < 0)
+        return HOP_NOMEM;
+    for (int32_t k = 0; k < nm; k++)
+        if (moves[k].tensor && (st = hop__access(cx, moves[k].src)) != HOP_OK)
+            return st;
+    for (size_t j = 0; j < noutputs; j++) {
+        hop_pval v = r->outs[j];
+        if (r->out_param[j] || v.kind == HOP_PVAL_TENSOR)
+            continue;
+        if (v.kind == HOP_PVAL_CONST) {
+            outputs[j] = v;
+            continue;
+        }
+        int32_t reg;
+        if ((st = hop__new_reg(cx, NULL, &reg)) != HOP_OK ||
+            (st = hop_lower_copy(cx, hop__pv_int(reg), v)) != HOP_OK)
+            return st;
+        outputs[j] = hop__pv_int(reg);
+    }
+    return HOP_OK;
+}
+

@@ -1,0 +1,996 @@
+/*
+ * python/_C/create.c - making tensors: hop.tensor from nested data (dtype
+ * inferred as PyTorch does: bools -> bool, ints -> int64, floats ->
+ * float32), hop.asarray over any buffer (NumPy zero-copy), zeros, ones,
+ * full, arange, rand and randn (xoshiro256** seeded by splitmix64,
+ * Box-Muller), and the runtime's thread setting.
+ *
+ * hop.asarray wraps a buffer through hop_tensor_wrap and keeps the
+ * Py_buffer until the runtime storage dies, so views made later keep the
+ * NumPy memory alive too.  Memory the runtime cannot describe (negative or
+ * unaligned strides, misaligned data) and read-only buffers are copied.
+ */
+#include "tensor_impl.h"
+
+#include <math.h>
+#include <string.h>
+
+#define tname hop_py__tname
+
+static PyObject *tensor_from_data(PyObject *data, PyObject *dtype_obj, const char *fname);
+
+/* ------------------------------------------------------- NumPy and buffers */
+
+static const char *
+supported_dtypes(void)
+{
+    return "hop supports float32, float64, int32, int64 and bool";
+}
+
+/* The type character of a struct-module format of one native-order item,
+ * or 0 ("<f" on a little-endian machine is 'f'; ">f" there is 0). */
+static char
+format_char(const char *fmt)
+{
+    const unsigned one = 1;
+    const bool little = *(const char *)&one == 1;
+    if (fmt == NULL)
+        return 'B';
+    if (*fmt == '@' || *fmt == '=' || (*fmt == '<' && little) || (*fmt == '>' && !little) ||
+        (*fmt == '!' && !little))
+        fmt++;
+    return fmt[0] != '\0' && fmt[1] == '\0' ? fmt[0] : 0;
+}
+
+/* The hop dtype of a struct-module format with its itemsize; -1 if none. */
+static int
+format_dtype(const char *fmt, Py_ssize_t itemsize, hop_dtype *out)
+{
+    switch (format_char(fmt)) {
+    case '?':
+        *out = HOP_BOOL;
+        return itemsize == 1 ? 0 : -1;
+    case 'b':
+    case 'h':
+    case 'i':
+    case 'l':
+    case 'q':
+    case 'n':
+        if (itemsize != 4 && itemsize != 8)
+            return -1;
+        *out = itemsize == 4 ? HOP_I32 : HOP_I64;
+        return 0;
+    case 'f':
+        *out = HOP_F32;
+        return itemsize == 4 ? 0 : -1;
+    case 'd':
+        *out = HOP_F64;
+        return itemsize == 8 ? 0 : -1;
+    default:
+        return -1;
+    }
+}
+
+/* The storage release callback of wrapped buffers: may run on any thread,
+ * with or without the GIL. */
+static void
+release_buffer(void *user_data, void *data)
+{
+    Py_buffer *view = user_data;
+    if (!Py_IsInitialized())
+        return; /* the interpreter is gone: leaking beats crashing */
+    PyGILState_STATE g = PyGILState_Ensure();
+    PyBuffer_Release(view);
+    PyMem_Free(view);
+    PyGILState_Release(g);
+}
+
+static PyObject *
+unsupported_buffer(PyObject *obj, const char *fname, const char *fmt)
+{
+    PyObject *np_dtype = PyObject_GetAttrString(obj, "dtype");
+    if (np_dtype != NULL) {
+        PyErr_Format(hop_py_DTypeError, "%s(): NumPy dtype %S is not supported; %s", fname,
+                     np_dtype, supported_dtypes());
+        Py_DECREF(np_dtype);
+    } else {
+        PyErr_Clear();
+        PyErr_Format(hop_py_DTypeError, "%s(): buffer format '%s' is not supported; %s", fname,
+                     fmt != NULL ? fmt : "B", supported_dtypes());
+    }
+    return NULL;
+}
+
+/*
+ * A Tensor over obj's buffer: zero-copy when the runtime can describe the
+ * memory (strides >= 0 and multiples of the itemsize, aligned data) and it is
+ * writable, else a contiguous copy.  An unsupported element type is
+ * DTypeError, unless a dtype is wanted and obj can convert itself (NumPy's
+ * astype): then it is converted first.
+ */
+static PyObject *
+wrap_buffer(PyObject *obj, const char *fname, const hop_py_opnd *want)
+{
+    Py_buffer *view = PyMem_Malloc(sizeof *view);
+    bool copy = false;
+    hop_dtype dt;
+    int64_t sizes[HOP_MAX_RANK], strides[HOP_MAX_RANK];
+    if (view == NULL)
+        return PyErr_NoMemory();
+    if (PyObject_GetBuffer(obj, view, PyBUF_RECORDS) < 0) {
+        PyErr_Clear();
+        if (PyObject_GetBuffer(obj, view, PyBUF_RECORDS_RO) < 0) {
+            PyMem_Free(view);
+            return NULL;
+        }
+        copy = true; /* read-only memory never gets a writable alias */
+    }
+    if (format_dtype(view->format, view->itemsize, &dt) < 0) {
+        char fmt[16];
+        snprintf(fmt, sizeof fmt, "%s", view->format != NULL ? view->format : "B");
+        PyBuffer_Release(view);
+        PyMem_Free(view);
+        if (want->kind == HOP_PY_DTYPE && PyObject_HasAttrString(obj, "astype")) {
+            PyObject *npd = hop_py_dtype_object(want->u.d);
+            PyObject *conv = PyObject_CallMethod(obj, "astype", "O", npd);
+            if (conv == NULL)
+                return NULL;
+            PyObject *res = wrap_buffer(conv, fname, want);
+            Py_DECREF(conv);
+            return res;
+        }
+        return unsupported_buffer(obj, fname, fmt);
+    }
+    if (view->ndim > HOP_MAX_RANK) {
+        PyErr_Format(hop_py_ShapeError, "%s(): the buffer has %d dims; hop tensors have at most %d",
+                     fname, view->ndim, HOP_MAX_RANK);
+        PyBuffer_Release(view);
+        PyMem_Free(view);
+        return NULL;
+    }
+    int rank = view->ndim;
+    int64_t numel = 1, extent = 0, esize = view->itemsize;
+    for (int i = rank - 1; i >= 0; i--) {
+        sizes[i] = view->shape[i];
+        int64_t bst = view->strides != NULL ? view->strides[i] : numel * esize;
+        numel *= sizes[i];
+        if (sizes[i] <= 1)
+            bst = 0; /* a stride a size-1 dim never uses */
+        if (bst < 0 || bst % esize != 0)
+            copy = true;
+        strides[i] = bst / esize;
+        extent += (sizes[i] - 1) * (bst < 0 ? 0 : bst);
+    }
+    if (numel == 0 || (uintptr_t)view->buf % (uintptr_t)esize != 0)
+        copy = true;
+    hop_tensor *t;
+    if (!copy) {
+        t = hop_tensor_wrap(dt, rank, sizes, strides, view->buf, (size_t)(extent + esize),
+                            release_buffer, view);
+        if (t == NULL) {
+            PyBuffer_Release(view);
+            PyMem_Free(view);
+            return hop_py_raise();
+        }
+        PyObject *res = hop_py_tensor_new(t); /* on failure, t's release frees view */
+        if (res != NULL)
+            HOP_PY_TENSOR(res)->base = Py_NewRef(obj);
+        return res;
+    }
+    if (view->len != numel * esize) {
+        PyErr_Format(PyExc_BufferError, "%s(): the buffer's length %zd is not its %lld elements",
+                     fname, view->len, (long long)numel);
+        PyBuffer_Release(view);
+        PyMem_Free(view);
+        return NULL;
+    }
+    t = hop_tensor_empty(dt, rank, sizes);
+    if (t != NULL && numel > 0 && PyBuffer_ToContiguous(t->data, view, view->len, 'C') < 0) {
+        hop_tensor_release(t);
+        PyBuffer_Release(view);
+        PyMem_Free(view);
+        return NULL;
+    }
+    PyBuffer_Release(view);
+    PyMem_Free(view);
+    return hop_py_tensor_new(t);
+}
+
+/* hop.asarray(obj, dtype=None): no copy for Tensors and buffers of the
+ * wanted dtype; a converted copy otherwise; lists go through tensor(). */
+PyObject *
+hop_py__asarray(PyObject *obj, PyObject *dtype_obj, const char *fname)
+{
+    hop_py_opnd want;
+    PyObject *res;
+    hop_dtype have;
+    if (hop_py__to_dtype_opnd(fname, dtype_obj, &want) < 0)
+        return NULL;
+    if (HOP_PY_IS_TENSOR(obj))
+        res = Py_NewRef(obj);
+    else if (PyObject_CheckBuffer(obj))
+        res = wrap_buffer(obj, fname, &want);
+    else
+        return tensor_from_data(obj, dtype_obj, fname);
+    if (res == NULL || want.kind != HOP_PY_DTYPE)
+        return res;
+    if (hop_py__tensor_dtype(HOP_PY_TENSOR(res), &have) < 0) {
+        Py_DECREF(res);
+        return NULL;
+    }
+    if (have != want.u.d)
+        Py_SETREF(res, hop_py__to(res, want.u.d));
+    return res;
+}
+
+static PyObject *
+f_asarray(PyObject *mod, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    static const char *const names[] = {"obj", "dtype"};
+    PyObject *a[2];
+    if (hop_py__parse_args("asarray", names, 2, 1, args, nargs, kwnames, a) < 0)
+        return NULL;
+    return hop_py__asarray(a[0], a[1], "asarray");
+}
+
+/* --------------------------------------------------------- hop.tensor() */
+
+/* A scalar element of nested data. */
+typedef struct leaf {
+    int kind;      /* 0 bool, 1 int, 2 float */
+    int64_t i;     /* kinds 0, 1 (unless overflow) */
+    double f;      /* every kind */
+    bool overflow; /* an int beyond int64: only f holds it */
+    PyObject *obj; /* borrowed, for messages */
+} leaf;
+
+static void
+leaf_from_element(leaf *l, const void *p, hop_dtype d)
+{
+    l->kind = d == HOP_BOOL ? 0 : hop_dtype_is_float(d) ? 2 : 1;
+    l->f = hop_py__element_double(p, d);
+    l->i = d == HOP_I64 ? *(const int64_t *)p : (int64_t)l->f;
+}
+
+/* Reads a 0-d buffer element of any standard numeric format. */
+static int
+leaf_from_buffer(leaf *l, const Py_buffer *v)
+{
+    const void *p = v->buf;
+    l->kind = 1;
+    switch (format_char(v->format)) {
+#define HOP_PY_INT_FMT(ch, ctype)                                                                  \
+    case ch:                                                                                       \
+        l->i = (int64_t) * (const ctype *)p;                                                       \
+        l->f = (double)*(const ctype *)p;                                                          \
+        l->overflow = (double)*(const ctype *)p >= 9223372036854775808.0;                          \
+        return 0;
+        HOP_PY_INT_FMT('b', signed char)
+        HOP_PY_INT_FMT('B', unsigned char)
+        HOP_PY_INT_FMT('h', short)
+        HOP_PY_INT_FMT('H', unsigned short)
+        HOP_PY_INT_FMT('i', int)
+        HOP_PY_INT_FMT('I', unsigned int)
+        HOP_PY_INT_FMT('l', long)
+        HOP_PY_INT_FMT('L', unsigned long)
+        HOP_PY_INT_FMT('q', long long)
+        HOP_PY_INT_FMT('Q', unsigned long long)
+#undef HOP_PY_INT_FMT
+    case '?':
+        l->kind = 0;
+        l->i = *(const unsigned char *)p != 0;
+        l->f = (double)l->i;
+        return 0;
+    case 'f':
+        l->kind = 2;
+        l->f = *(const float *)p;
+        return 0;
+    case 'd':
+        l->kind = 2;
+        l->f = *(const double *)p;
+        return 0;
+    default:
+        return 1;
+    }
+}
+
+/* Classifies a leaf: 0 a scalar (in *l), 1 an array-like (a Tensor or
+ * buffer with dims: tensor() then stacks), -1 error. */
+static int
+read_leaf(const char *fname, PyObject *o, leaf *l)
+{
+    l->obj = o;
+    l->overflow = false;
+    if (PyBool_Check(o)) {
+        l->kind = 0;
+        l->i = o == Py_True;
+        l->f = (double)l->i;
+        return 0;
+    }
+    if (PyLong_Check(o)) {
+        int overflow;
+        l->kind = 1;
+        l->i = PyLong_AsLongLongAndOverflow(o, &overflow);
+        if (l->i == -1 && PyErr_Occurred())
+            return -1;
+        l->overflow = overflow != 0;
+        l->f = overflow ? PyLong_AsDouble(o) : (double)l->i;
+        return l->f == -1.0 && PyErr_Occurred() ? -1 : 0;
+    }
+    if (PyFloat_Check(o)) {
+        l->kind = 2;
+        l->f = PyFloat_AS_DOUBLE(o);
+        return 0;
+    }
+    if (HOP_PY_IS_TENSOR(o)) {
+        if (HOP_PY_TENSOR(o)->t == NULL || HOP_PY_TENSOR(o)->t->rank > 0)
+            return 1;
+        leaf_from_element(l, HOP_PY_TENSOR(o)->t->data, HOP_PY_TENSOR(o)->t->dtype);
+        return 0;
+    }
+    if (PyObject_CheckBuffer(o) && !PyBytes_Check(o) && !PyByteArray_Check(o)) {
+        Py_buffer v;
+        if (PyObject_GetBuffer(o, &v, PyBUF_RECORDS_RO) < 0)
+            return -1;
+        int ndim = v.ndim;
+        int r = ndim > 0 ? 1 : leaf_from_buffer(l, &v);
+        PyBuffer_Release(&v);
+        if (r == 0 || ndim > 0)
+            return r; /* a scalar, or an array to stack */
+    }
+    PyErr_Format(PyExc_TypeError, "%s(): elements must be numbers or bools, not %.100s", fname,
+                 tname(o));
+    return -1;
+}
+
+typedef struct nested {
+    int rank;
+    int64_t sizes[HOP_MAX_RANK];
+    int kind; /* highest leaf kind; -1 without leaves */
+} nested;
+
+static bool
+is_seq(PyObject *o)
+{
+    return PyList_Check(o) || PyTuple_Check(o);
+}
+
+/* The shape of nested lists, read along the first elements. */
+static int
+nested_shape(const char *fname, PyObject *o, nested *n)
+{
+    n->rank = 0;
+    n->kind = -1;
+    while (is_seq(o)) {
+        if (n->rank == HOP_MAX_RANK) {
+            PyErr_Format(hop_py_ShapeError,
+                         "%s(): data is nested deeper than %d levels; hop tensors have at most %d "
+                         "dims",
+                         fname, HOP_MAX_RANK, HOP_MAX_RANK);
+            return -1;
+        }
+        Py_ssize_t len = PySequence_Fast_GET_SIZE(o);
+        n->sizes[n->rank++] = len;
+        if (len == 0)
+            break;
+        o = PySequence_Fast_GET_ITEM(o, 0);
+    }
+    return 0;
+}
+
+/* Checks that o has the shape (ShapeError) and finds the leaves' kind.
+ * 1 when a leaf is array-like. */
+static int
+nested_scan(const char *fname, PyObject *o, int depth, nested *n)
+{
+    if (depth < n->rank) {
+        if (!is_seq(o)) {
+            if (HOP_PY_IS_TENSOR(o) || PyObject_CheckBuffer(o))
+                return 1;
+            PyErr_Format(hop_py_ShapeError,
+                         "%s(): expected a sequence of length %lld at dim %d, got %.100s", fname,
+                         (long long)n->sizes[depth], depth, tname(o));
+            return -1;
+        }
+        Py_ssize_t len = PySequence_Fast_GET_SIZE(o);
+        if (len != n->sizes[depth]) {
+            PyErr_Format(hop_py_ShapeError,
+                         "%s(): expected a sequence of length %lld at dim %d (got %zd)", fname,
+                         (long long)n->sizes[depth], depth, len);
+            return -1;
+        }
+        for (Py_ssize_t i = 0; i < len; i++) {
+            int r = nested_scan(fname, PySequence_Fast_GET_ITEM(o, i), depth + 1, n);
+            if (r != 0)
+                return r;
+        }
+        return 0;
+    }
+    if (is_seq(o)) {
+        PyErr_Format(hop_py_ShapeError,
+                     "%s(): expected a number at dim %d, got a sequence of length %zd", fname,
+                     depth, PySequence_Fast_GET_SIZE(o));
+        return -1;
+    }
+    leaf l;
+    int r = read_leaf(fname, o, &l);
+    if (r == 0 && l.kind > n->kind)
+        n->kind = l.kind;
+    return r;
+}
+
+/* Float to integer as the runtime's `to`: truncation, saturation, nan 0. */
+static int64_t
+saturate(double f, int64_t lo, int64_t hi)
+{
+    if (isnan(f))
+        return 0;
+    if (f <= (double)lo)
+        return lo;
+    if (f >= (double)hi)
+        return hi;
+    return (int64_t)f;
+}
+
+static int
+store_leaf(const char *fname, const leaf *l, hop_dtype d, char *p)
+{
+    switch (d) {
+    case HOP_BOOL:
+        *(uint8_t *)p = l->kind == 2 || l->overflow ? l->f != 0 : l->i != 0;
+        return 0;
+    case HOP_I32:
+    case HOP_I64: {
+        int64_t lo = d == HOP_I32 ? INT32_MIN : INT64_MIN,
+                hi = d == HOP_I32 ? INT32_MAX : INT64_MAX;
+        int64_t v;
+        if (l->kind == 2) {
+            v = saturate(l->f, lo, hi);
+        } else if (l->overflow || l->i < lo || l->i > hi) {
+            PyErr_Format(PyExc_OverflowError, "%s(): %R does not fit in %s", fname, l->obj,
+                         d == HOP_I32 ? "int32" : "int64");
+            return -1;
+        } else {
+            v = l->i;
+        }
+        if (d == HOP_I32)
+            *(int32_t *)p = (int32_t)v;
+        else
+            *(int64_t *)p = v;
+        return 0;
+    }
+    case HOP_F32:
+        *(float *)p = (float)l->f;
+        return 0;
+    case HOP_F64:
+    case HOP_DTYPE_COUNT:
+        break;
+    }
+    *(double *)p = l->f;
+    return 0;
+}
+
+static int
+nested_fill(const char *fname, PyObject *o, int depth, const nested *n, hop_dtype d, char **p)
+{
+    if (depth < n->rank) {
+        for (Py_ssize_t i = 0; i < PySequence_Fast_GET_SIZE(o); i++) {
+            if (nested_fill(fname, PySequence_Fast_GET_ITEM(o, i), depth + 1, n, d, p) < 0)
+                return -1;
+        }
+        return 0;
+    }
+    leaf l;
+    if (read_leaf(fname, o, &l) != 0 || store_leaf(fname, &l, d, *p) < 0)
+        return -1;
+    *p += hop_dtype_size(d);
+    return 0;
+}
+
+/* tensor() of a sequence with array-like items: each item is converted,
+ * the items are promoted to one dtype and stacked. */
+static PyObject *
+stack_items(const char *fname, PyObject *seq, PyObject *dtype_obj)
+{
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    PyObject *items = PyList_New(n), *res = NULL;
+    hop_dtype common = HOP_BOOL, d;
+    if (items == NULL)
+        return NULL;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *t = tensor_from_data(PySequence_Fast_GET_ITEM(seq, i), NULL, fname);
+        if (t == NULL || hop_py__tensor_dtype(HOP_PY_TENSOR(t), &d) < 0) {
+            Py_XDECREF(t);
+            goto done;
+        }
+        common = i == 0 ? d : hop_dtype_promote(common, d);
+        PyList_SET_ITEM(items, i, t);
+    }
+    if (dtype_obj != NULL && dtype_obj != Py_None && hop_py_dtype_from_object(dtype_obj, &common))
+        goto done;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *t = PyList_GET_ITEM(items, i);
+        if (hop_py__tensor_dtype(HOP_PY_TENSOR(t), &d) < 0)
+            goto done;
+        if (d != common) {
+            PyObject *c = hop_py__to(t, common);
+            if (c == NULL)
+                goto done;
+            PyList_SetItem(items, i, c);
+        }
+    }
+    PyObject *args[1] = {items};
+    res = hop_py__concat(fname, HOP_OP_stack, args, 1, NULL);
+done:
+    Py_DECREF(items);
+    return res;
+}
+
+static PyObject *
+tensor_from_data(PyObject *data, PyObject *dtype_obj, const char *fname)
+{
+    hop_py_opnd want;
+    nested n;
+    hop_dtype d;
+    if (hop_py__to_dtype_opnd(fname, dtype_obj, &want) < 0)
+        return NULL;
+    if (HOP_PY_IS_TENSOR(data) || (!is_seq(data) && PyObject_CheckBuffer(data) &&
+                                   !PyBytes_Check(data) && !PyByteArray_Check(data))) {
+        /* A copy: of a Tensor, or of the buffer wrapped without one. */
+        PyObject *src = HOP_PY_IS_TENSOR(data) ? Py_NewRef(data) : wrap_buffer(data, fname, &want);
+        if (src == NULL || hop_py__tensor_dtype(HOP_PY_TENSOR(src), &d) < 0) {
+            Py_XDECREF(src);
+            return NULL;
+        }
+        PyObject *res = want.kind == HOP_PY_DTYPE && want.u.d != d
+                            ? hop_py__to(src, want.u.d)
+                            : hop_py__unary(HOP_OP_clone, src);
+        Py_DECREF(src);
+        return res;
+    }
+    if (!is_seq(data) && !PyBool_Check(data) && !PyLong_Check(data) && !PyFloat_Check(data)) {
+        PyErr_Format(PyExc_TypeError,
+                     "%s(): data must be a number, a bool, a list or tuple, a NumPy array or a "
+                     "Tensor, not %.100s",
+                     fname, tname(data));
+        return NULL;
+    }
+    if (nested_shape(fname, data, &n) < 0)
+        return NULL;
+    int r = nested_scan(fname, data, 0, &n);
+    if (r < 0)
+        return NULL;
+    if (r == 1)
+        return stack_items(fname, data, dtype_obj);
+    d = want.kind == HOP_PY_DTYPE ? want.u.d
+        : n.kind == 0             ? HOP_BOOL
+        : n.kind == 1             ? HOP_I64
+                                  : HOP_F32;
+    hop_tensor *t = hop_tensor_empty(d, n.rank, n.sizes);
+    if (t == NULL)
+        return hop_py_raise();
+    char *p = t->data;
+    if (nested_fill(fname, data, 0, &n, d, &p) < 0) {
+        hop_tensor_release(t);
+        return NULL;
+    }
+    return hop_py_tensor_new(t);
+}
+
+static PyObject *
+f_tensor(PyObject *mod, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    static const char *const names[] = {"data", "dtype"};
+    PyObject *a[2];
+    if (hop_py__parse_args("tensor", names, 2, 1, args, nargs, kwnames, a) < 0)
+        return NULL;
+    return tensor_from_data(a[0], a[1], "tensor");
+}
+
+/* ------------------------------------------------------------ factories */
+
+/* zeros(*size, dtype=None) and ones(*size, dtype=None). */
+static PyObject *
+fill_factory(const char *fname, hop_op op, PyObject *const *args, Py_ssize_t nargs,
+             PyObject *kwnames)
+{
+    static const char *const names[] = {"size", "dtype"};
+    PyObject *kw[2], *const *objs = args;
+    Py_ssize_t n = nargs;
+    hop_py_opnd opnds[2], items[HOP_MAX_RANK];
+    if (hop_py__parse_kwonly(fname, names, 2, args, nargs, kwnames, kw) < 0)
+        return NULL;
+    if (kw[0] != NULL) {
+        if (nargs > 0) {
+            PyErr_Format(PyExc_TypeError, "%s() got multiple values for argument 'size'", fname);
+            return NULL;
+        }
+        objs = &kw[0];
+        n = 1;
+    }
+    if (n == 0) {
+        PyErr_Format(PyExc_TypeError, "%s() missing required argument 'size'", fname);
+        return NULL;
+    }
+    if (hop_py__to_shape_opnd(fname, "size", objs, n, &opnds[0], items) < 0 ||
+        hop_py__to_dtype_opnd(fname, kw[1], &opnds[1]) < 0)
+        return NULL;
+    return hop_py_run_op(op, opnds, 2);
+}
+
+static PyObject *
+f_zeros(PyObject *mod, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    return fill_factory("zeros", HOP_OP_zeros, args, nargs, kwnames);
+}
+
+static PyObject *
+f_ones(PyObject *mod, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    return fill_factory("ones", HOP_OP_ones, args, nargs, kwnames);
+}
+
+static PyObject *
+f_full(PyObject *mod, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    static const char *const names[] = {"size", "fill_value", "dtype"};
+    PyObject *a[3], *tmp = NULL;
+    hop_py_opnd opnds[3], items[HOP_MAX_RANK];
+    if (hop_py__parse_args("full", names, 3, 2, args, nargs, kwnames, a) < 0 ||
+        hop_py__to_shape_opnd("full", "size", &a[0], 1, &opnds[0], items) < 0 ||
+        hop_py__to_dtype_opnd("full", a[2], &opnds[2]) < 0)
+        return NULL;
+    int r = hop_py__value_opnd("full", a[1], &opnds[1], &tmp);
+    Py_XDECREF(tmp);
+    if (r < 0)
+        return NULL;
+    if (r == 1 || opnds[1].kind == HOP_PY_TENSOR) {
+        PyErr_Format(PyExc_TypeError,
+                     "full(): argument 'fill_value' must be a number or a bool, not %.100s",
+                     tname(a[1]));
+        return NULL;
+    }
+    return hop_py_run_op(HOP_OP_full, opnds, 3);
+}
+
+/* A number argument of arange: an int or SymInt operand, or a float. */
+static int
+arange_number(PyObject *o, const char *arg, hop_py_opnd *out, bool *is_float)
+{
+    if (PyFloat_Check(o)) {
+        out->kind = HOP_PY_FLOAT;
+        out->u.f = PyFloat_AS_DOUBLE(o);
+        *is_float = true;
+        return 0;
+    }
+    if (HOP_PY_IS_SYM(o) || PyLong_Check(o) || PyIndex_Check(o))
+        return hop_py__to_size_opnd("arange", arg, o, out);
+    PyErr_Format(PyExc_TypeError, "arange(): argument '%s' must be a number, not %.100s", arg,
+                 tname(o));
+    return -1;
+}
+
+static double
+opnd_double(const hop_py_opnd *o)
+{
+    return o->kind == HOP_PY_FLOAT ? o->u.f : (double)o->u.i;
+}
+
+/*
+ * arange(start, end=None, step=1, dtype=None).  Ints (and SymInts) are the
+ * arange op.  Floats, which the op does not take, are arange(n) in float64
+ * times step plus start, as NumPy computes them: n = ceil((end-start)/step).
+ */
+static PyObject *
+f_arange(PyObject *mod, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    static const char *const names[] = {"start", "end", "step", "dtype"};
+    PyObject *a[4];
+    hop_py_opnd o[4];
+    bool is_float = false;
+    if (hop_py__parse_args("arange", names, 4, 1, args, nargs, kwnames, a) < 0)
+        return NULL;
+    if (a[1] == NULL || a[1] == Py_None) {
+        a[1] = a[0];
+        a[0] = NULL;
+    }
+    o[0].kind = o[2].kind = HOP_PY_INT;
+    o[0].u.i = 0;
+    o[2].u.i = 1;
+    if ((a[0] != NULL && arange_number(a[0], "start", &o[0], &is_float) < 0) ||
+        arange_number(a[1], "end", &o[1], &is_float) < 0 ||
+        (a[2] != NULL && arange_number(a[2], "step", &o[2], &is_float) < 0) ||
+        hop_py__to_dtype_opnd("arange", a[3], &o[3]) < 0)
+        return NULL;
+    if (!is_float)
+        return hop_py_run_op(HOP_OP_arange, o, 4);
+    for (int i = 0; i < 3; i++) {
+        if (o[i].kind == HOP_PY_SYM) {
+            PyErr_SetString(PyExc_TypeError,
+                            "arange(): float arguments cannot be mixed with SymInts");
+            return NULL;
+        }
+    }
+    double start = opnd_double(&o[0]), end = opnd_double(&o[1]), step = opnd_double(&o[2]);
+    if (!isfinite(start) || !isfinite(end) || !isfinite(step) || step == 0) {
+        hop_error(HOP_INVALID,
+                  "arange: start, end and step must be finite and step nonzero, got "
+                  "%g, %g and %g",
+                  start, end, step);
+        return hop_py_raise();
+    }
+    double count = ceil((end - start) / step);
+    if (count < 0)
+        count = 0;
+    if (count > 1e15) {
+        hop_error(HOP_NOMEM, "arange: %g elements are too many", count);
+        return hop_py_raise();
+    }
+    hop_py_opnd idx_args[4];
+    idx_args[0].kind = idx_args[1].kind = idx_args[2].kind = HOP_PY_INT;
+    idx_args[0].u.i = 0;
+    idx_args[1].u.i = (int64_t)count;
+    idx_args[2].u.i = 1;
+    idx_args[3].kind = HOP_PY_DTYPE;
+    idx_args[3].u.d = HOP_F64;
+    PyObject *r = hop_py_run_op(HOP_OP_arange, idx_args, 4);
+    hop_py_opnd ops[2];
+    ops[1].kind = HOP_PY_FLOAT;
+    if (r != NULL) {
+        hop_py__set_tensor_opnd(&ops[0], r);
+        ops[1].u.f = step;
+        Py_SETREF(r, hop_py_run_op(HOP_OP_mul, ops, 2));
+    }
+    if (r != NULL) {
+        hop_py__set_tensor_opnd(&ops[0], r);
+        ops[1].u.f = start;
+        Py_SETREF(r, hop_py_run_op(HOP_OP_add, ops, 2));
+    }
+    hop_dtype d = o[3].kind == HOP_PY_DTYPE ? o[3].u.d : HOP_F32;
+    if (r != NULL && d != HOP_F64)
+        Py_SETREF(r, hop_py__to(r, d));
+    return r;
+}
+
+/* ------------------------------------------------------ random numbers */
+
+/* xoshiro256** (Blackman and Vigna), seeded by splitmix64. */
+typedef struct rng {
+    uint64_t s[4];
+} rng;
+
+static rng global_rng;
+
+static uint64_t
+splitmix64(uint64_t *x)
+{
+    uint64_t z = (*x += 0x9e3779b97f4a7c15u);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
+    return z ^ (z >> 31);
+}
+
+static void
+rng_seed(rng *r, uint64_t seed)
+{
+    for (int i = 0; i < 4; i++)
+        r->s[i] = splitmix64(&seed);
+}
+
+static uint64_t
+rotl(uint64_t x, int k)
+{
+    return (x << k) | (x >> (64 - k));
+}
+
+static uint64_t
+rng_next(rng *r)
+{
+    uint64_t *s = r->s;
+    uint64_t result = rotl(s[1] * 5, 7) * 9, t = s[1] << 17;
+    s[2] ^= s[0];
+    s[3] ^= s[1];
+    s[1] ^= s[2];
+    s[0] ^= s[3];
+    s[2] ^= t;
+    s[3] = rotl(s[3], 45);
+    return result;
+}
+
+#define TWO_PI 6.283185307179586476925286766559
+
+/* Uniform in [0, 1) with every bit of the mantissa random. */
+static double
+rng_uniform(rng *r)
+{
+    return (double)(rng_next(r) >> 11) * 0x1.0p-53;
+}
+
+static void
+rng_fill(rng *r, hop_tensor *t, bool normal)
+{
+    int64_t n = hop_tensor_numel(t);
+    bool f32 = t->dtype == HOP_F32;
+    for (int64_t i = 0; i < n; i++) {
+        double v;
+        if (!normal) {
+            /* float32 takes 24 bits, so that rounding can never give 1.0 */
+            v = f32 ? (double)(rng_next(r) >> 40) * 0x1.0p-24 : rng_uniform(r);
+        } else {
+            /* Box-Muller; u1 in (0, 1] keeps log finite */
+            double u1 = 1.0 - rng_uniform(r), u2 = rng_uniform(r);
+            double rad = sqrt(-2.0 * log(u1)), z0 = rad * cos(TWO_PI * u2);
+            if (i + 1 < n) {
+                double z1 = rad * sin(TWO_PI * u2);
+                if (f32)
+                    ((float *)t->data)[i + 1] = (float)z1;
+                else
+                    ((double *)t->data)[i + 1] = z1;
+            }
+            v = z0;
+        }
+        if (f32)
+            ((float *)t->data)[i] = (float)v;
+        else
+            ((double *)t->data)[i] = v;
+        if (normal)
+            i++;
+    }
+}
+
+/* rand(*size, seed=None, dtype=None) and randn(...): concrete only. */
+static PyObject *
+random_factory(const char *fname, bool normal, PyObject *const *args, Py_ssize_t nargs,
+               PyObject *kwnames)
+{
+    static const char *const names[] = {"size", "seed", "dtype"};
+    PyObject *kw[3], *const *objs = args;
+    Py_ssize_t n = nargs;
+    hop_py_opnd shape, items[HOP_MAX_RANK], dt;
+    int64_t sizes[HOP_MAX_RANK];
+    if (hop_py__parse_kwonly(fname, names, 3, args, nargs, kwnames, kw) < 0)
+        return NULL;
+    if (kw[0] != NULL) {
+        if (nargs > 0) {
+            PyErr_Format(PyExc_TypeError, "%s() got multiple values for argument 'size'", fname);
+            return NULL;
+        }
+        objs = &kw[0];
+        n = 1;
+    }
+    if (n == 0) {
+        PyErr_Format(PyExc_TypeError, "%s() missing required argument 'size'", fname);
+        return NULL;
+    }
+    if (hop_py__to_shape_opnd(fname, "size", objs, n, &shape, items) < 0 ||
+        hop_py__to_dtype_opnd(fname, kw[2], &dt) < 0)
+        return NULL;
+    for (size_t i = 0; i < shape.u.list.n; i++) {
+        if (items[i].kind == HOP_PY_SYM) {
+            PyErr_Format(hop_py_TraceError,
+                         "%s(): random tensors cannot be traced; make them outside the traced "
+                         "function and pass them in",
+                         fname);
+            return NULL;
+        }
+        sizes[i] = items[i].u.i;
+    }
+    hop_dtype d = dt.kind == HOP_PY_DTYPE ? dt.u.d : HOP_F32;
+    if (!hop_dtype_is_float(d)) {
+        PyErr_Format(hop_py_DTypeError, "%s(): dtype must be float32 or float64, got hop.%s", fname,
+                     d == HOP_BOOL  ? "bool"
+                     : d == HOP_I32 ? "int32"
+                                    : "int64");
+        return NULL;
+    }
+    rng local, *r = &global_rng;
+    if (kw[1] != NULL && kw[1] != Py_None) {
+        if (!PyLong_Check(kw[1])) {
+            PyErr_Format(PyExc_TypeError,
+                         "%s(): argument 'seed' must be an int or None, not %.100s", fname,
+                         tname(kw[1]));
+            return NULL;
+        }
+        uint64_t seed = PyLong_AsUnsignedLongLongMask(kw[1]);
+        if (seed == (uint64_t)-1 && PyErr_Occurred())
+            return NULL;
+        rng_seed(&local, seed);
+        r = &local;
+    }
+    hop_tensor *t = hop_tensor_empty(d, (int)shape.u.list.n, sizes);
+    if (t == NULL)
+        return hop_py_raise();
+    rng_fill(r, t, normal);
+    return hop_py_tensor_new(t);
+}
+
+static PyObject *
+f_rand(PyObject *mod, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    return random_factory("rand", false, args, nargs, kwnames);
+}
+
+static PyObject *
+f_randn(PyObject *mod, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    return random_factory("randn", true, args, nargs, kwnames);
+}
+
+static PyObject *
+f_manual_seed(PyObject *mod, PyObject *seed)
+{
+    if (!PyLong_Check(seed)) {
+        PyErr_Format(PyExc_TypeError, "manual_seed(): argument 'seed' must be an int, not %.100s",
+                     tname(seed));
+        return NULL;
+    }
+    uint64_t s = PyLong_AsUnsignedLongLongMask(seed);
+    if (s == (uint64_t)-1 && PyErr_Occurred())
+        return NULL;
+    rng_seed(&global_rng, s);
+    Py_RETURN_NONE;
+}
+
+/* ---------------------------------------------------------------- misc */
+
+static PyObject *
+f_set_num_threads(PyObject *mod, PyObject *n)
+{
+    int64_t v;
+    if (hop_py__to_int64("set_num_threads", "n", n, &v) < 0)
+        return NULL;
+    hop_runtime_set_threads(v > 1024 ? 1024 : v < 0 ? 0 : (int)v);
+    Py_RETURN_NONE;
+}
+
+static PyObject *
+f_get_num_threads(PyObject *mod, PyObject *unused)
+{
+    return PyLong_FromLong(hop_runtime_threads());
+}
+
+static PyObject *
+f_alloc_live(PyObject *mod, PyObject *unused)
+{
+    return PyLong_FromLong(hop_alloc_live());
+}
+
+static PyObject *
+f_runtime_cleanup(PyObject *mod, PyObject *unused)
+{
+    hop_runtime_thread_cleanup();
+    Py_RETURN_NONE;
+}
+
+/* ------------------------------------------------------------- tables */
+
+PyMethodDef hop_py__create_functions[] = {
+#define HOP_PY_F_FAST(name, doc) {#name, (PyCFunction)(void (*)(void))f_##name, HOP_PY_FASTKW, doc},
+    HOP_PY_F_FAST(tensor, "tensor(data, dtype=None): a new tensor with a copy of data")
+        HOP_PY_F_FAST(asarray,
+                      "asarray(obj, dtype=None): a tensor sharing obj's memory if possible")
+            HOP_PY_F_FAST(zeros,
+                          "zeros(*size, dtype=None)") HOP_PY_F_FAST(ones, "ones(*size, dtype=None)")
+                HOP_PY_F_FAST(full, "full(size, fill_value, dtype=None)") HOP_PY_F_FAST(
+                    arange, "arange(start, end=None, step=1, dtype=None)")
+                    HOP_PY_F_FAST(rand, "rand(*size, seed=None, dtype=None): uniform in [0, 1)")
+                        HOP_PY_F_FAST(randn, "randn(*size, seed=None, dtype=None): standard normal")
+#undef HOP_PY_F_FAST
+                            {"manual_seed", (PyCFunction)f_manual_seed, METH_O,
+                             "Seeds the global generator."},
+    {"set_num_threads", (PyCFunction)f_set_num_threads, METH_O,
+     "Threads for large kernels (0: one per core)."},
+    {"get_num_threads", (PyCFunction)f_get_num_threads, METH_NOARGS, NULL},
+    {"_alloc_live", (PyCFunction)f_alloc_live, METH_NOARGS,
+     "Blocks the C library has allocated and not freed (for leak tests)."},
+    {"_runtime_cleanup", (PyCFunction)f_runtime_cleanup, METH_NOARGS,
+     "Frees this thread's eager state (its ShapeEnv), so that _alloc_live() counts only "
+     "tensors."},
+    {NULL},
+};
+
+void
+hop_py__create_init(void)
+{
+    rng_seed(&global_rng, 0x5eed); /* deterministic by default, as PyTorch */
+}

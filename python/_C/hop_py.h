@@ -1,0 +1,108 @@
+/*
+ * python/_C/hop_py.h - what the files of the extension hop._C share.
+ *
+ *   module.c   module init, the exception classes and the one status ->
+ *              exception switch (hop_py_raise), dtype objects
+ *   tensor.c   hop.Tensor: concrete tensors over runtime tensors, their
+ *              methods and operators, constructors, indexing, NumPy interop
+ *              (buffer protocol both ways), eager dispatch of ops
+ *   trace.c    tracing: the OutputGraph wrapper, proxies (Tensors with a
+ *              node instead of data), SymInt, HOP calls with Python bodies,
+ *              graph introspection, plans
+ *
+ * One Tensor type serves both concrete tensors and proxies, so that a traced
+ * function receives hop.Tensors.  Every op goes through hop_py_run_op, which
+ * runs eagerly when all operands are concrete and records into the current
+ * tracer when any is a proxy or a SymInt.
+ */
+#ifndef HOP_PY_H
+#define HOP_PY_H
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include "hop.h"
+#include "hop/runtime.h"
+
+typedef struct hop_py_trace hop_py_trace; /* trace.c: one traced program */
+
+typedef struct TensorObject {
+    PyObject_HEAD
+    hop_tensor *t;       /* concrete data, or NULL for a proxy */
+    hop_node *node;      /* a proxy's traced value */
+    PyObject *owner;     /* a proxy's TraceObject (strong reference), else NULL */
+    PyObject *base;      /* an object whose buffer t wraps (NumPy array), or NULL */
+    PyObject *weakreflist;
+} TensorObject;
+
+extern PyTypeObject hop_py_TensorType;
+extern PyTypeObject hop_py_SymIntType; /* trace.c */
+extern PyTypeObject hop_py_DTypeType;  /* module.c: hop.float32, ... */
+
+/* Exceptions (module.c). */
+extern PyObject *hop_py_Error, *hop_py_TraceError, *hop_py_ShapeError, *hop_py_DTypeError,
+    *hop_py_UnsupportedError, *hop_py_GuardError, *hop_py_DataDependentError;
+
+/* Raises the exception for the calling thread's hop error (code + message)
+ * and returns NULL.  The one place statuses map to exception classes. */
+PyObject *hop_py_raise(void);
+int hop_py_raise_int(void); /* the same, returning -1 */
+
+/* dtype objects (module.c): the hop.float32... object for d (borrowed), and
+ * parsing of a dtype-like object (hop dtype, NumPy dtype, or a name). */
+PyObject *hop_py_dtype_object(hop_dtype d);
+int hop_py_dtype_from_object(PyObject *o, hop_dtype *out); /* 0 / -1 with TypeError */
+
+/* Operands of an op as Python gave them (tensor.c builds them). */
+typedef enum hop_py_opnd_kind {
+    HOP_PY_NONE,
+    HOP_PY_TENSOR, /* a TensorObject, concrete or proxy */
+    HOP_PY_INT,
+    HOP_PY_FLOAT,
+    HOP_PY_BOOL,
+    HOP_PY_DTYPE,
+    HOP_PY_LIST,
+    HOP_PY_SYM, /* a SymIntObject (tracing only) */
+} hop_py_opnd_kind;
+
+typedef struct hop_py_opnd {
+    hop_py_opnd_kind kind;
+    union {
+        TensorObject *t;
+        int64_t i;
+        double f;
+        bool b;
+        hop_dtype d;
+        struct {
+            struct hop_py_opnd *items;
+            size_t n;
+        } list;
+        PyObject *sym;
+    } u;
+} hop_py_opnd;
+
+/* Runs op: eagerly, or recorded when any operand is a proxy or a SymInt.
+ * Returns a new Tensor, a Python int (item/sym_size eagerly), a SymInt
+ * (traced item/sym_size), or NULL with an exception set. */
+PyObject *hop_py_run_op(hop_op op, const hop_py_opnd *args, size_t nargs);
+
+/* trace.c: the traced side of hop_py_run_op. */
+PyObject *hop_py_trace_op(hop_op op, const hop_py_opnd *args, size_t nargs);
+/* True while a hop.trace is in progress: every op is then recorded, and a
+ * concrete tensor operand is captured as a root input. */
+int hop_py_tracing_active(void);
+/* A proxy's shape as a tuple of ints and SymInts. */
+PyObject *hop_py_proxy_shape(TensorObject *p);
+/* Wraps a node of trace `owner` as a proxy Tensor (new reference). */
+PyObject *hop_py_proxy_new(PyObject *owner, hop_node *node);
+/* A new concrete Tensor owning one reference of t (stolen). NULL: t released. */
+PyObject *hop_py_tensor_new(hop_tensor *t);
+
+/* trace.c: adds the tracing types and functions to the module; 0 / -1. */
+int hop_py_trace_init(PyObject *module);
+/* tensor.c: readies hop.Tensor and adds it and the tensor functions; 0 / -1. */
+int hop_py_tensor_init(PyObject *module);
+
+#define HOP_PY_IS_PROXY(o) (((TensorObject *)(o))->t == NULL)
+
+#endif /* HOP_PY_H */

@@ -1,0 +1,410 @@
+/*
+ * python/_C/module.c - the module hop._C: its init, the exception classes,
+ * the one switch from hop statuses to exceptions (hop_py_raise) and the dtype
+ * objects hop.float32, hop.float64, hop.int32, hop.int64 and hop.bool.
+ *
+ * Exception classes (module attributes of the same names):
+ *   Error                        base of every hop error
+ *   TraceError(Error, RuntimeError)       DataDependentError(TraceError)
+ *   ShapeError(Error, ValueError)         DTypeError(Error, TypeError)
+ *   InvalidError(Error, ValueError)       UnsupportedError(Error, NotImplementedError)
+ *   GuardError(Error, RuntimeError)       NotFoundError(Error, LookupError)
+ * HOP_NOMEM becomes MemoryError.
+ *
+ * A dtype is an immutable singleton: compared and hashed by identity, printed
+ * `hop.float32`, pickled by name.  `.dtype` gives the NumPy dtype (imported
+ * lazily), which is what makes np.dtype(hop.float32) and
+ * np.zeros(3, dtype=hop.int64) work: NumPy reads a `dtype` attribute.
+ */
+#include "hop_py.h"
+
+#include <structmember.h>
+
+PyObject *hop_py_Error, *hop_py_TraceError, *hop_py_ShapeError, *hop_py_DTypeError,
+    *hop_py_UnsupportedError, *hop_py_GuardError, *hop_py_DataDependentError;
+static PyObject *hop_py_InvalidError, *hop_py_NotFoundError;
+
+/* -------------------------------------------------------------- errors */
+
+PyObject *
+hop_py_raise(void)
+{
+    hop_status code = hop_error_code();
+    const char *msg = hop_error_message();
+    PyObject *cls = hop_py_Error;
+    switch (code) {
+    case HOP_NOMEM:
+        cls = PyExc_MemoryError;
+        break;
+    case HOP_INVALID:
+        cls = hop_py_InvalidError;
+        break;
+    case HOP_SHAPE:
+        cls = hop_py_ShapeError;
+        break;
+    case HOP_DTYPE:
+        cls = hop_py_DTypeError;
+        break;
+    case HOP_DATA_DEPENDENT:
+        cls = hop_py_DataDependentError;
+        break;
+    case HOP_TRACE:
+        cls = hop_py_TraceError;
+        break;
+    case HOP_UNSUPPORTED:
+        cls = hop_py_UnsupportedError;
+        break;
+    case HOP_NOT_FOUND:
+        cls = hop_py_NotFoundError;
+        break;
+    case HOP_GUARD:
+        cls = hop_py_GuardError;
+        break;
+    case HOP_OK: /* a caller forgot to set the context: still an error */
+    case HOP_MISUSE:
+    case HOP_VERIFY:
+    case HOP_EXISTS:
+    case HOP_RUNTIME:
+    case HOP_STATUS_COUNT:
+        cls = hop_py_Error;
+        break;
+    }
+    if (msg == NULL || msg[0] == '\0')
+        msg = code == HOP_OK ? "unknown error (no hop error was set)" : hop_status_message(code);
+    PyErr_SetString(cls, msg);
+    return NULL;
+}
+
+int
+hop_py_raise_int(void)
+{
+    hop_py_raise();
+    return -1;
+}
+
+/* A new exception class hop.<name> with the given bases (a tuple, stolen). */
+static PyObject *
+new_error(PyObject *module, const char *name, PyObject *bases, const char *doc)
+{
+    char qual[64];
+    PyObject *cls = NULL;
+    if (bases == NULL)
+        return NULL;
+    snprintf(qual, sizeof qual, "hop.%s", name);
+    cls = PyErr_NewExceptionWithDoc(qual, doc, bases, NULL);
+    Py_DECREF(bases);
+    if (cls == NULL)
+        return NULL;
+    if (PyModule_AddObjectRef(module, name, cls) < 0) {
+        Py_DECREF(cls);
+        return NULL;
+    }
+    return cls; /* the global keeps this reference for the process's life */
+}
+
+static int
+init_errors(PyObject *m)
+{
+    hop_py_Error = new_error(m, "Error", PyTuple_Pack(1, PyExc_Exception),
+                             "Base class of every error hop raises.");
+    if (hop_py_Error == NULL)
+        return -1;
+#define HOP_PY_ERR(var, name, base2, doc)                                                          \
+    if ((var = new_error(m, name, PyTuple_Pack(2, hop_py_Error, base2), doc)) == NULL)             \
+        return -1;
+    HOP_PY_ERR(hop_py_TraceError, "TraceError", PyExc_RuntimeError,
+               "Tracing failed: misuse of traced values, a dead proxy, a bad HOP body.")
+    HOP_PY_ERR(hop_py_ShapeError, "ShapeError", PyExc_ValueError,
+               "Shapes do not fit: broadcasting, matmul, reshape, indexing.")
+    HOP_PY_ERR(hop_py_DTypeError, "DTypeError", PyExc_TypeError,
+               "A dtype is not supported by an op, or dtypes do not agree.")
+    HOP_PY_ERR(hop_py_InvalidError, "InvalidError", PyExc_ValueError,
+               "An invalid argument: a dim out of range, a bad attribute value.")
+    HOP_PY_ERR(hop_py_UnsupportedError, "UnsupportedError", PyExc_NotImplementedError,
+               "Something hop does not support (yet).")
+    HOP_PY_ERR(hop_py_GuardError, "GuardError", PyExc_RuntimeError,
+               "A guard of a compiled program failed.")
+    HOP_PY_ERR(hop_py_NotFoundError, "NotFoundError", PyExc_LookupError,
+               "A name or value hop was asked for does not exist.")
+#undef HOP_PY_ERR
+    hop_py_DataDependentError =
+        new_error(m, "DataDependentError", PyTuple_Pack(1, hop_py_TraceError),
+                  "A decision depends on data only known at run time (an unbacked symbol).");
+    return hop_py_DataDependentError == NULL ? -1 : 0;
+}
+
+/* -------------------------------------------------------------- dtypes */
+
+typedef struct DTypeObject {
+    PyObject_HEAD hop_dtype d;
+    const char *name;  /* "float32" */
+    const char *npstr; /* NumPy's dtype.str: "<f4" */
+    PyObject *np;      /* the NumPy dtype, made on first use */
+} DTypeObject;
+
+/* X(ENUM, Python name, NumPy's dtype.str without the byte order) */
+#define HOP_PY_DTYPES(X)                                                                           \
+    X(BOOL, "bool", "|b1")                                                                         \
+    X(I32, "int32", "i4")                                                                          \
+    X(I64, "int64", "i8")                                                                          \
+    X(F32, "float32", "f4")                                                                        \
+    X(F64, "float64", "f8")
+
+static DTypeObject dtype_objects[HOP_DTYPE_COUNT];
+static char dtype_npstr[HOP_DTYPE_COUNT][8];
+
+static PyObject *
+dtype_repr(DTypeObject *self)
+{
+    return PyUnicode_FromFormat("hop.%s", self->name);
+}
+
+static PyObject *
+dtype_get_name(DTypeObject *self, void *closure)
+{
+    return PyUnicode_FromString(self->name);
+}
+
+static PyObject *
+dtype_get_itemsize(DTypeObject *self, void *closure)
+{
+    return PyLong_FromSize_t(hop_dtype_size(self->d));
+}
+
+static PyObject *
+dtype_get_str(DTypeObject *self, void *closure)
+{
+    return PyUnicode_FromString(self->npstr);
+}
+
+static PyObject *
+dtype_get_is_floating_point(DTypeObject *self, void *closure)
+{
+    return PyBool_FromLong(hop_dtype_is_float(self->d));
+}
+
+/* The NumPy dtype; ImportError without NumPy. */
+static PyObject *
+dtype_get_numpy(DTypeObject *self, void *closure)
+{
+    if (self->np == NULL) {
+        PyObject *np = PyImport_ImportModule("numpy");
+        if (np == NULL)
+            return NULL;
+        self->np = PyObject_CallMethod(np, "dtype", "s", self->npstr);
+        Py_DECREF(np);
+        if (self->np == NULL)
+            return NULL;
+    }
+    return Py_NewRef(self->np);
+}
+
+static PyObject *
+dtype_reduce(DTypeObject *self, PyObject *unused)
+{
+    return PyUnicode_FromString(self->name); /* pickled as the global hop.<name> */
+}
+
+static PyGetSetDef dtype_getset[] = {
+    {"name", (getter)dtype_get_name, NULL, "The name: 'float32'.", NULL},
+    {"itemsize", (getter)dtype_get_itemsize, NULL, "Bytes per element.", NULL},
+    {"str", (getter)dtype_get_str, NULL, "NumPy's array-interface type string: '<f4'.", NULL},
+    {"is_floating_point", (getter)dtype_get_is_floating_point, NULL, "float32 or float64.", NULL},
+    {"dtype", (getter)dtype_get_numpy, NULL, "The NumPy dtype (so np.dtype(hop.float32) works).",
+     NULL},
+    {NULL},
+};
+
+static PyMethodDef dtype_methods[] = {
+    {"__reduce__", (PyCFunction)dtype_reduce, METH_NOARGS, NULL},
+    {NULL},
+};
+
+PyTypeObject hop_py_DTypeType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "hop.dtype",
+    .tp_basicsize = sizeof(DTypeObject),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "A tensor element type: hop.float32, hop.float64, hop.int32, hop.int64, hop.bool.",
+    .tp_repr = (reprfunc)dtype_repr,
+    .tp_getset = dtype_getset,
+    .tp_methods = dtype_methods,
+};
+
+PyObject *
+hop_py_dtype_object(hop_dtype d)
+{
+    if ((unsigned)d >= HOP_DTYPE_COUNT) {
+        PyErr_Format(PyExc_SystemError, "hop: invalid dtype %d", (int)d);
+        return NULL;
+    }
+    return (PyObject *)&dtype_objects[d];
+}
+
+static const char *
+supported_text(void)
+{
+    return "hop supports float32, float64, int32, int64 and bool";
+}
+
+/* A NumPy dtype.str ('<f4', '|b1', '=i8', 'f4') or a name ('float32', 'f32'). */
+static int
+dtype_from_string(const char *s, hop_dtype *out)
+{
+    for (int d = 0; d < HOP_DTYPE_COUNT; d++) {
+        const char *np = dtype_npstr[d];
+        if (strcmp(s, np) == 0 || strcmp(s, np + 1) == 0 ||
+            ((s[0] == '=' || s[0] == '|') && strcmp(s + 1, np + 1) == 0) ||
+            strcmp(s, dtype_objects[d].name) == 0) {
+            *out = (hop_dtype)d;
+            return 0;
+        }
+    }
+    if (hop_dtype_from_name(s, out) == HOP_OK)
+        return 0;
+    hop_error_clear();
+    return -1;
+}
+
+/* o as a NumPy dtype (new reference) when NumPy is loaded and o is a dtype
+ * or a NumPy scalar type (np.float32); NULL, without an error, otherwise.
+ * NumPy is never imported here: no NumPy object can exist without it. */
+static PyObject *
+as_numpy_dtype(PyObject *o)
+{
+    PyObject *np, *npdtype = NULL, *generic = NULL, *res = NULL;
+    PyObject *name = PyUnicode_FromString("numpy");
+    if (name == NULL)
+        return NULL;
+    np = PyImport_GetModule(name);
+    Py_DECREF(name);
+    if (np == NULL)
+        return NULL;
+    if ((npdtype = PyObject_GetAttrString(np, "dtype")) == NULL ||
+        (generic = PyObject_GetAttrString(np, "generic")) == NULL)
+        goto done;
+    int r = PyObject_IsInstance(o, npdtype);
+    if (r > 0) {
+        res = Py_NewRef(o);
+    } else if (r == 0 && PyType_Check(o)) {
+        r = PyObject_IsSubclass(o, generic);
+        if (r > 0)
+            res = PyObject_CallOneArg(npdtype, o);
+    }
+done:
+    Py_XDECREF(npdtype);
+    Py_XDECREF(generic);
+    Py_DECREF(np);
+    return res;
+}
+
+/* Accepts hop dtypes, names, NumPy dtypes and scalar types, and the Python
+ * types bool, int (int64) and float (float64, as NumPy reads them). */
+int
+hop_py_dtype_from_object(PyObject *o, hop_dtype *out)
+{
+    if (Py_IS_TYPE(o, &hop_py_DTypeType)) {
+        *out = ((DTypeObject *)o)->d;
+        return 0;
+    }
+    if (PyUnicode_Check(o)) {
+        const char *s = PyUnicode_AsUTF8(o);
+        if (s == NULL)
+            return -1;
+        if (dtype_from_string(s, out) == 0)
+            return 0;
+        PyErr_Format(hop_py_DTypeError, "unknown dtype %R; %s", o, supported_text());
+        return -1;
+    }
+    if (o == (PyObject *)&PyBool_Type) {
+        *out = HOP_BOOL;
+        return 0;
+    }
+    if (o == (PyObject *)&PyLong_Type) {
+        *out = HOP_I64;
+        return 0;
+    }
+    if (o == (PyObject *)&PyFloat_Type) {
+        *out = HOP_F64;
+        return 0;
+    }
+    PyObject *dt = as_numpy_dtype(o);
+    if (dt != NULL) {
+        int rc = -1;
+        PyObject *str = PyObject_GetAttrString(dt, "str");
+        const char *s = str != NULL && PyUnicode_Check(str) ? PyUnicode_AsUTF8(str) : NULL;
+        if (s != NULL && dtype_from_string(s, out) == 0)
+            rc = 0;
+        else if (!PyErr_Occurred())
+            PyErr_Format(hop_py_DTypeError, "NumPy dtype %S is not supported; %s", dt,
+                         supported_text());
+        Py_XDECREF(str);
+        Py_DECREF(dt);
+        return rc;
+    }
+    if (PyErr_Occurred())
+        return -1;
+    PyErr_Format(PyExc_TypeError,
+                 "expected a dtype (hop.float32, a NumPy dtype or a name like 'int64'), got %.100s",
+                 Py_TYPE(o)->tp_name);
+    return -1;
+}
+
+static int
+init_dtypes(PyObject *m)
+{
+    static const struct {
+        hop_dtype d;
+        const char *name, *npstr;
+    } rows[] = {
+#define HOP_PY_DTYPE_ROW(e, name, npstr) {HOP_##e, name, npstr},
+        HOP_PY_DTYPES(HOP_PY_DTYPE_ROW)
+#undef HOP_PY_DTYPE_ROW
+    };
+    _Static_assert(sizeof rows / sizeof rows[0] == HOP_DTYPE_COUNT, "a row per hop dtype");
+    const unsigned one = 1;
+    const char order = *(const char *)&one == 1 ? '<' : '>';
+    if (PyType_Ready(&hop_py_DTypeType) < 0)
+        return -1;
+    for (size_t i = 0; i < HOP_DTYPE_COUNT; i++) {
+        DTypeObject *o = &dtype_objects[rows[i].d];
+        if (rows[i].npstr[0] == '|')
+            snprintf(dtype_npstr[rows[i].d], sizeof dtype_npstr[0], "%s", rows[i].npstr);
+        else
+            snprintf(dtype_npstr[rows[i].d], sizeof dtype_npstr[0], "%c%s", order, rows[i].npstr);
+        /* Static singletons: the module keeps them alive forever. */
+        Py_SET_TYPE(o, &hop_py_DTypeType);
+        Py_SET_REFCNT(o, 1);
+        o->d = rows[i].d;
+        o->name = rows[i].name;
+        o->npstr = dtype_npstr[rows[i].d];
+        o->np = NULL;
+        if (PyModule_AddObjectRef(m, o->name, (PyObject *)o) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* ---------------------------------------------------------------- init */
+
+static struct PyModuleDef hop_module = {
+    PyModuleDef_HEAD_INIT,
+    .m_name = "hop._C",
+    .m_doc = "The C half of hop: tensors, eager ops, tracing, HOPs and plans.",
+    .m_size = -1,
+};
+
+PyMODINIT_FUNC PyInit__C(void);
+
+PyMODINIT_FUNC
+PyInit__C(void)
+{
+    PyObject *m = PyModule_Create(&hop_module);
+    if (m == NULL)
+        return NULL;
+    if (init_errors(m) < 0 || init_dtypes(m) < 0 || hop_py_tensor_init(m) < 0 ||
+        hop_py_trace_init(m) < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
+}

@@ -1,0 +1,503 @@
+/*
+ * python/_C/ops.c - the ops of the op table as methods of hop.Tensor and as
+ * functions of the module, with PyTorch's names and signatures:
+ * t.sum(dim=None, keepdim=False) and hop.sum(input, dim=None, keepdim=False),
+ * t.reshape(*shape) and hop.reshape(input, shape), ...  Each builds its
+ * operands in the op table's order (hop/ops.h) and calls hop_py_run_op, so
+ * every one of them runs eagerly or traces.
+ */
+#include "tensor_impl.h"
+
+#define tname hop_py__tname
+
+/* --------------------------------------------------------- op functions */
+
+/* A two-value op in its named forms t.add(o) and hop.add(a, b): a TypeError
+ * when an operand is neither a Tensor nor a number. */
+static PyObject *
+binary_named(const char *fname, hop_op op, PyObject *a, PyObject *b)
+{
+    hop_py_opnd args[2];
+    PyObject *tmp[2] = {NULL, NULL};
+    if (hop_py__value_arg(fname, "input", a, &args[0], &tmp[0]) < 0 ||
+        hop_py__value_arg(fname, "other", b, &args[1], &tmp[1]) < 0) {
+        Py_XDECREF(tmp[0]);
+        Py_XDECREF(tmp[1]);
+        return NULL;
+    }
+    return hop_py__run_and_drop(op, args, 2, tmp, 2);
+}
+
+/* One-tensor ops: t.sin() and hop.sin(t). */
+#define HOP_PY_UNARY_OPS(X)                                                                        \
+    X(neg)                                                                                         \
+    X(abs)                                                                                         \
+    X(exp)                                                                                         \
+    X(log)                                                                                         \
+    X(sin)                                                                                         \
+    X(cos)                                                                                         \
+    X(tanh)                                                                                        \
+    X(sigmoid)                                                                                     \
+    X(relu)                                                                                        \
+    X(sqrt)                                                                                        \
+    X(logical_not)                                                                                 \
+    X(clone)                                                                                       \
+    X(nonzero)
+
+#define HOP_PY_DEF_UNARY(name)                                                                     \
+    static PyObject *m_##name(PyObject *self, PyObject *unused)                                    \
+    {                                                                                              \
+        return hop_py__unary(HOP_OP_##name, self);                                                 \
+    }                                                                                              \
+    static PyObject *f_##name(PyObject *mod, PyObject *x)                                          \
+    {                                                                                              \
+        if (hop_py__check_tensor_arg(#name, "input", x) < 0)                                       \
+            return NULL;                                                                           \
+        return hop_py__unary(HOP_OP_##name, x);                                                    \
+    }
+HOP_PY_UNARY_OPS(HOP_PY_DEF_UNARY)
+#undef HOP_PY_DEF_UNARY
+
+/* Two-value ops: t.add(other) and hop.add(input, other), scalars allowed. */
+#define HOP_PY_BINARY_OPS(X)                                                                       \
+    X(add)                                                                                         \
+    X(sub)                                                                                         \
+    X(mul)                                                                                         \
+    X(div)                                                                                         \
+    X(pow)                                                                                         \
+    X(maximum)                                                                                     \
+    X(minimum)                                                                                     \
+    X(eq)                                                                                          \
+    X(ne)                                                                                          \
+    X(lt)                                                                                          \
+    X(le)                                                                                          \
+    X(gt)                                                                                          \
+    X(ge)                                                                                          \
+    X(logical_and)                                                                                 \
+    X(logical_or)                                                                                  \
+    X(matmul)
+
+static const char *const binary_names[] = {"input", "other"};
+
+#define HOP_PY_DEF_BINARY(name)                                                                    \
+    static PyObject *m_##name(PyObject *self, PyObject *other)                                     \
+    {                                                                                              \
+        return binary_named(#name, HOP_OP_##name, self, other);                                    \
+    }                                                                                              \
+    static PyObject *f_##name(PyObject *mod, PyObject *const *args, Py_ssize_t nargs,              \
+                              PyObject *kwnames)                                                   \
+    {                                                                                              \
+        PyObject *a[2];                                                                            \
+        if (hop_py__parse_args(#name, binary_names, 2, 2, args, nargs, kwnames, a) < 0)            \
+            return NULL;                                                                           \
+        return binary_named(#name, HOP_OP_##name, a[0], a[1]);                                     \
+    }
+HOP_PY_BINARY_OPS(HOP_PY_DEF_BINARY)
+#undef HOP_PY_DEF_BINARY
+
+/* sum mean amax amin (dim: None, int or tuple) and argmax (dim: None or int). */
+static PyObject *
+reduce_impl(const char *fname, hop_op op, PyObject *x, PyObject *dim, PyObject *keepdim)
+{
+    hop_py_opnd args[3], items[HOP_MAX_RANK];
+    hop_py__set_tensor_opnd(&args[0], x);
+    if (op == HOP_OP_argmax && dim != NULL && dim != Py_None &&
+        (PyFloat_Check(dim) || !PyIndex_Check(dim))) {
+        PyErr_Format(PyExc_TypeError, "%s(): argument 'dim' must be an int or None, not %.100s",
+                     fname, tname(dim));
+        return NULL;
+    }
+    if (hop_py__to_dims_opnd(fname, dim, &args[1], items) < 0)
+        return NULL;
+    args[2].kind = HOP_PY_BOOL;
+    args[2].u.b = false;
+    if (keepdim != NULL && hop_py__to_bool(fname, "keepdim", keepdim, &args[2].u.b) < 0)
+        return NULL;
+    return hop_py_run_op(op, args, 3);
+}
+
+#define HOP_PY_REDUCE_OPS(X)                                                                       \
+    X(sum)                                                                                         \
+    X(mean)                                                                                        \
+    X(amax)                                                                                        \
+    X(amin)                                                                                        \
+    X(argmax)
+
+static const char *const reduce_names[] = {"input", "dim", "keepdim"};
+
+#define HOP_PY_DEF_REDUCE(name)                                                                    \
+    static PyObject *m_##name(PyObject *self, PyObject *const *args, Py_ssize_t nargs,             \
+                              PyObject *kwnames)                                                   \
+    {                                                                                              \
+        PyObject *a[2];                                                                            \
+        if (hop_py__parse_args(#name, reduce_names + 1, 2, 0, args, nargs, kwnames, a) < 0)        \
+            return NULL;                                                                           \
+        return reduce_impl(#name, HOP_OP_##name, self, a[0], a[1]);                                \
+    }                                                                                              \
+    static PyObject *f_##name(PyObject *mod, PyObject *const *args, Py_ssize_t nargs,              \
+                              PyObject *kwnames)                                                   \
+    {                                                                                              \
+        PyObject *a[3];                                                                            \
+        if (hop_py__parse_args(#name, reduce_names, 3, 1, args, nargs, kwnames, a) < 0 ||          \
+            hop_py__check_tensor_arg(#name, "input", a[0]) < 0)                                    \
+            return NULL;                                                                           \
+        return reduce_impl(#name, HOP_OP_##name, a[0], a[1], a[2]);                                \
+    }
+HOP_PY_REDUCE_OPS(HOP_PY_DEF_REDUCE)
+#undef HOP_PY_DEF_REDUCE
+
+/*
+ * The sizes of a star-args method (t.reshape(2, 3), t.reshape((2, 3)),
+ * t.reshape(shape=(2, 3))) as objs[0..n).
+ */
+static int
+star_args(const char *fname, const char *kwname, PyObject *const *args, Py_ssize_t nargs,
+          PyObject *kwnames, PyObject *const **objs, Py_ssize_t *n)
+{
+    PyObject *kw[1];
+    if (hop_py__parse_kwonly(fname, &kwname, 1, args, nargs, kwnames, kw) < 0)
+        return -1;
+    if (kw[0] != NULL && nargs > 0) {
+        PyErr_Format(PyExc_TypeError, "%s() got multiple values for argument '%s'", fname, kwname);
+        return -1;
+    }
+    if (kw[0] != NULL) {
+        *objs = &args[nargs];
+        *n = 1;
+    } else {
+        *objs = args;
+        *n = nargs;
+    }
+    return 0;
+}
+
+/* (x, list) ops: reshape view permute expand. */
+static PyObject *
+list_op(const char *fname, const char *argname, hop_op op, PyObject *x, PyObject *const *objs,
+        Py_ssize_t n)
+{
+    hop_py_opnd args[2], items[HOP_MAX_RANK];
+    hop_py__set_tensor_opnd(&args[0], x);
+    if (n == 0) {
+        PyErr_Format(PyExc_TypeError, "%s() missing required argument '%s'", fname, argname);
+        return NULL;
+    }
+    if (hop_py__to_shape_opnd(fname, argname, objs, n, &args[1], items) < 0)
+        return NULL;
+    return hop_py_run_op(op, args, 2);
+}
+
+#define HOP_PY_LIST_OPS(X)                                                                         \
+    X(reshape, "shape")                                                                            \
+    X(view, "shape")                                                                               \
+    X(permute, "dims")                                                                             \
+    X(expand, "size")
+
+#define HOP_PY_DEF_LIST(name, argname)                                                             \
+    static PyObject *m_##name(PyObject *self, PyObject *const *args, Py_ssize_t nargs,             \
+                              PyObject *kwnames)                                                   \
+    {                                                                                              \
+        PyObject *const *objs;                                                                     \
+        Py_ssize_t n;                                                                              \
+        if (star_args(#name, argname, args, nargs, kwnames, &objs, &n) < 0)                        \
+            return NULL;                                                                           \
+        return list_op(#name, argname, HOP_OP_##name, self, objs, n);                              \
+    }                                                                                              \
+    static PyObject *f_##name(PyObject *mod, PyObject *const *args, Py_ssize_t nargs,              \
+                              PyObject *kwnames)                                                   \
+    {                                                                                              \
+        static const char *const names[] = {"input", argname};                                     \
+        PyObject *a[2];                                                                            \
+        if (hop_py__parse_args(#name, names, 2, 2, args, nargs, kwnames, a) < 0 ||                 \
+            hop_py__check_tensor_arg(#name, "input", a[0]) < 0)                                    \
+            return NULL;                                                                           \
+        return list_op(#name, argname, HOP_OP_##name, a[0], &a[1], 1);                             \
+    }
+HOP_PY_LIST_OPS(HOP_PY_DEF_LIST)
+#undef HOP_PY_DEF_LIST
+
+/* (x, int...) ops: transpose(dim0, dim1), unsqueeze(dim), squeeze(dim=None),
+ * select(dim, index), slice(dim, start, end, step). */
+static PyObject *
+transpose_impl(PyObject *x, PyObject *const *a)
+{
+    hop_py_opnd args[3];
+    hop_py__set_tensor_opnd(&args[0], x);
+    if (hop_py__to_int_opnd("transpose", "dim0", a[0], &args[1]) < 0 ||
+        hop_py__to_int_opnd("transpose", "dim1", a[1], &args[2]) < 0)
+        return NULL;
+    return hop_py_run_op(HOP_OP_transpose, args, 3);
+}
+
+static PyObject *
+unsqueeze_impl(PyObject *x, PyObject *const *a)
+{
+    hop_py_opnd args[2];
+    hop_py__set_tensor_opnd(&args[0], x);
+    if (hop_py__to_int_opnd("unsqueeze", "dim", a[0], &args[1]) < 0)
+        return NULL;
+    return hop_py_run_op(HOP_OP_unsqueeze, args, 2);
+}
+
+static PyObject *
+squeeze_impl(PyObject *x, PyObject *const *a)
+{
+    hop_py_opnd args[2];
+    hop_py__set_tensor_opnd(&args[0], x);
+    args[1].kind = HOP_PY_NONE;
+    if (a[0] != NULL && a[0] != Py_None &&
+        hop_py__to_int_opnd("squeeze", "dim", a[0], &args[1]) < 0)
+        return NULL;
+    return hop_py_run_op(HOP_OP_squeeze, args, 2);
+}
+
+static PyObject *
+select_impl(PyObject *x, PyObject *const *a)
+{
+    hop_py_opnd args[3];
+    hop_py__set_tensor_opnd(&args[0], x);
+    if (hop_py__to_int_opnd("select", "dim", a[0], &args[1]) < 0 ||
+        hop_py__to_size_opnd("select", "index", a[1], &args[2]) < 0)
+        return NULL;
+    return hop_py_run_op(HOP_OP_select, args, 3);
+}
+
+static PyObject *
+slice_impl(PyObject *x, PyObject *const *a)
+{
+    hop_py_opnd args[5];
+    hop_py__set_tensor_opnd(&args[0], x);
+    args[1].kind = HOP_PY_INT;
+    args[1].u.i = 0;
+    args[4].kind = HOP_PY_INT;
+    args[4].u.i = 1;
+    if ((a[0] != NULL && hop_py__to_int_opnd("slice", "dim", a[0], &args[1]) < 0) ||
+        hop_py__to_opt_size_opnd("slice", "start", a[1], &args[2]) < 0 ||
+        hop_py__to_opt_size_opnd("slice", "end", a[2], &args[3]) < 0 ||
+        (a[3] != NULL && hop_py__to_int_opnd("slice", "step", a[3], &args[4]) < 0))
+        return NULL;
+    return hop_py_run_op(HOP_OP_slice, args, 5);
+}
+
+static const char *const transpose_names[] = {"input", "dim0", "dim1"};
+static const char *const unsqueeze_names[] = {"input", "dim"};
+static const char *const squeeze_names[] = {"input", "dim"};
+static const char *const select_names[] = {"input", "dim", "index"};
+static const char *const slice_names[] = {"input", "dim", "start", "end", "step"};
+
+/* X(name, number of arguments after input, required ones); slice has no
+ * module function: it would shadow the builtin. */
+#define HOP_PY_INT_FUNCS(X)                                                                        \
+    X(transpose, 2, 2)                                                                             \
+    X(unsqueeze, 1, 1)                                                                             \
+    X(squeeze, 1, 0)                                                                               \
+    X(select, 2, 2)
+#define HOP_PY_INT_OPS(X)                                                                          \
+    HOP_PY_INT_FUNCS(X)                                                                            \
+    X(slice, 4, 0)
+
+#define HOP_PY_DEF_INT_METHOD(name, n, nreq)                                                       \
+    static PyObject *m_##name(PyObject *self, PyObject *const *args, Py_ssize_t nargs,             \
+                              PyObject *kwnames)                                                   \
+    {                                                                                              \
+        PyObject *a[n];                                                                            \
+        if (hop_py__parse_args(#name, name##_names + 1, n, nreq, args, nargs, kwnames, a) < 0)     \
+            return NULL;                                                                           \
+        return name##_impl(self, a);                                                               \
+    }
+#define HOP_PY_DEF_INT_FUNC(name, n, nreq)                                                         \
+    static PyObject *f_##name(PyObject *mod, PyObject *const *args, Py_ssize_t nargs,              \
+                              PyObject *kwnames)                                                   \
+    {                                                                                              \
+        PyObject *a[n + 1];                                                                        \
+        if (hop_py__parse_args(#name, name##_names, n + 1, nreq + 1, args, nargs, kwnames, a) <    \
+                0 ||                                                                               \
+            hop_py__check_tensor_arg(#name, "input", a[0]) < 0)                                    \
+            return NULL;                                                                           \
+        return name##_impl(a[0], a + 1);                                                           \
+    }
+HOP_PY_INT_OPS(HOP_PY_DEF_INT_METHOD)
+HOP_PY_INT_FUNCS(HOP_PY_DEF_INT_FUNC)
+#undef HOP_PY_DEF_INT_METHOD
+#undef HOP_PY_DEF_INT_FUNC
+
+PyObject *
+hop_py__to(PyObject *x, hop_dtype d)
+{
+    hop_py_opnd args[2];
+    hop_py__set_tensor_opnd(&args[0], x);
+    args[1].kind = HOP_PY_DTYPE;
+    args[1].u.d = d;
+    return hop_py_run_op(HOP_OP_to, args, 2);
+}
+
+static PyObject *
+m_to(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    static const char *const names[] = {"dtype"};
+    PyObject *a[1];
+    hop_py_opnd d;
+    if (hop_py__parse_args("to", names, 1, 1, args, nargs, kwnames, a) < 0 ||
+        hop_py__to_dtype_opnd("to", a[0], &d) < 0)
+        return NULL;
+    if (d.kind == HOP_PY_NONE) {
+        PyErr_SetString(PyExc_TypeError, "to(): argument 'dtype' must be a dtype, not None");
+        return NULL;
+    }
+    return hop_py__to(self, d.u.d);
+}
+
+#define HOP_PY_TO_METHODS(X)                                                                       \
+    X(float, F32)                                                                                  \
+    X(double, F64)                                                                                 \
+    X(int, I32)                                                                                    \
+    X(long, I64)                                                                                   \
+    X(bool, BOOL)
+
+#define HOP_PY_DEF_TO(name, e)                                                                     \
+    static PyObject *m_to_##name(PyObject *self, PyObject *unused)                                 \
+    {                                                                                              \
+        return hop_py__to(self, HOP_##e);                                                          \
+    }
+HOP_PY_TO_METHODS(HOP_PY_DEF_TO)
+#undef HOP_PY_DEF_TO
+
+/* cat(tensors, dim=0) and stack(tensors, dim=0). */
+PyObject *
+hop_py__concat(const char *fname, hop_op op, PyObject *const *args, Py_ssize_t nargs,
+               PyObject *kwnames)
+{
+    static const char *const names[] = {"tensors", "dim"};
+    PyObject *a[2], *seq;
+    hop_py_opnd opnds[2], stack_items[16], *items = stack_items;
+    PyObject *res = NULL;
+    if (hop_py__parse_args(fname, names, 2, 1, args, nargs, kwnames, a) < 0)
+        return NULL;
+    if (!PyList_Check(a[0]) && !PyTuple_Check(a[0])) {
+        PyErr_Format(PyExc_TypeError,
+                     "%s(): argument 'tensors' must be a list or tuple of Tensors, not %.100s",
+                     fname, tname(a[0]));
+        return NULL;
+    }
+    opnds[1].kind = HOP_PY_INT;
+    opnds[1].u.i = 0;
+    if (a[1] != NULL && hop_py__to_int_opnd(fname, "dim", a[1], &opnds[1]) < 0)
+        return NULL;
+    seq = Py_NewRef(a[0]); /* a list could change under a callback otherwise */
+    if (PyList_Check(seq))
+        Py_SETREF(seq, PyList_AsTuple(seq));
+    if (seq == NULL)
+        return NULL;
+    Py_ssize_t n = PyTuple_GET_SIZE(seq);
+    if (n > 16 && (items = PyMem_Malloc((size_t)n * sizeof *items)) == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *o = PyTuple_GET_ITEM(seq, i);
+        if (!HOP_PY_IS_TENSOR(o)) {
+            PyErr_Format(PyExc_TypeError,
+                         "%s(): argument 'tensors' must contain Tensors, but item %zd is %.100s",
+                         fname, i, tname(o));
+            goto done;
+        }
+        hop_py__set_tensor_opnd(&items[i], o);
+    }
+    opnds[0].kind = HOP_PY_LIST;
+    opnds[0].u.list.items = items;
+    opnds[0].u.list.n = (size_t)n;
+    res = hop_py_run_op(op, opnds, 2);
+done:
+    if (items != stack_items)
+        PyMem_Free(items);
+    Py_DECREF(seq);
+    return res;
+}
+
+static PyObject *
+f_cat(PyObject *mod, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    return hop_py__concat("cat", HOP_OP_cat, args, nargs, kwnames);
+}
+
+static PyObject *
+f_stack(PyObject *mod, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    return hop_py__concat("stack", HOP_OP_stack, args, nargs, kwnames);
+}
+
+static PyObject *
+f_where(PyObject *mod, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    static const char *const names[] = {"condition", "input", "other"};
+    PyObject *a[3], *tmp[3] = {NULL, NULL, NULL};
+    hop_py_opnd opnds[3];
+    if (hop_py__parse_args("where", names, 3, 3, args, nargs, kwnames, a) < 0)
+        return NULL;
+    for (int i = 0; i < 3; i++) {
+        if (hop_py__value_arg("where", names[i], a[i], &opnds[i], &tmp[i]) < 0) {
+            for (int k = 0; k < 3; k++)
+                Py_XDECREF(tmp[k]);
+            return NULL;
+        }
+    }
+    return hop_py__run_and_drop(HOP_OP_where, opnds, 3, tmp, 3);
+}
+
+/* ------------------------------------------------------------- tables */
+
+PyMethodDef hop_py__op_methods[] = {
+#define HOP_PY_M_UNARY(name) {#name, (PyCFunction)m_##name, METH_NOARGS, #name "() -> Tensor"},
+    HOP_PY_UNARY_OPS(HOP_PY_M_UNARY)
+#undef HOP_PY_M_UNARY
+#define HOP_PY_M_BINARY(name)                                                                      \
+    {#name, (PyCFunction)m_##name, METH_O, #name "(other) -> Tensor (broadcasting)"},
+        HOP_PY_BINARY_OPS(HOP_PY_M_BINARY)
+#undef HOP_PY_M_BINARY
+#define HOP_PY_M_FAST(name, doc) {#name, (PyCFunction)(void (*)(void))m_##name, HOP_PY_FASTKW, doc},
+#define HOP_PY_M_REDUCE(name) HOP_PY_M_FAST(name, #name "(dim=None, keepdim=False) -> Tensor")
+            HOP_PY_REDUCE_OPS(HOP_PY_M_REDUCE)
+#undef HOP_PY_M_REDUCE
+#define HOP_PY_M_LIST(name, argname) HOP_PY_M_FAST(name, #name "(*" argname ") -> Tensor")
+                HOP_PY_LIST_OPS(HOP_PY_M_LIST)
+#undef HOP_PY_M_LIST
+                    HOP_PY_M_FAST(transpose, "transpose(dim0, dim1) -> Tensor (a view)")
+                        HOP_PY_M_FAST(unsqueeze, "unsqueeze(dim) -> Tensor (a view)") HOP_PY_M_FAST(
+                            squeeze, "squeeze(dim=None) -> Tensor (a view)")
+                            HOP_PY_M_FAST(
+                                select, "select(dim, index) -> Tensor (a view): t[..., index, ...]")
+                                HOP_PY_M_FAST(
+                                    slice,
+                                    "slice(dim=0, start=None, end=None, step=1) -> Tensor (a view)")
+                                    HOP_PY_M_FAST(to, "to(dtype) -> Tensor: a converted copy")
+#undef HOP_PY_M_FAST
+#define HOP_PY_M_TO(name, e)                                                                       \
+    {#name, (PyCFunction)m_to_##name, METH_NOARGS, #name "() -> Tensor: to(hop." #e ")"},
+                                        HOP_PY_TO_METHODS(HOP_PY_M_TO)
+#undef HOP_PY_M_TO
+                                            {NULL},
+};
+
+PyMethodDef hop_py__op_functions[] = {
+#define HOP_PY_F_UNARY(name) {#name, (PyCFunction)f_##name, METH_O, #name "(input) -> Tensor"},
+    HOP_PY_UNARY_OPS(HOP_PY_F_UNARY)
+#undef HOP_PY_F_UNARY
+#define HOP_PY_F_FAST(name, doc) {#name, (PyCFunction)(void (*)(void))f_##name, HOP_PY_FASTKW, doc},
+#define HOP_PY_F_BINARY(name) HOP_PY_F_FAST(name, #name "(input, other) -> Tensor")
+        HOP_PY_BINARY_OPS(HOP_PY_F_BINARY)
+#undef HOP_PY_F_BINARY
+#define HOP_PY_F_REDUCE(name) HOP_PY_F_FAST(name, #name "(input, dim=None, keepdim=False)")
+            HOP_PY_REDUCE_OPS(HOP_PY_F_REDUCE)
+#undef HOP_PY_F_REDUCE
+#define HOP_PY_F_LIST(name, argname) HOP_PY_F_FAST(name, #name "(input, " argname ")")
+                HOP_PY_LIST_OPS(HOP_PY_F_LIST)
+#undef HOP_PY_F_LIST
+    /* slice stays a method: a module function would shadow the builtin */
+    HOP_PY_F_FAST(transpose, "transpose(input, dim0, dim1)") HOP_PY_F_FAST(
+        unsqueeze, "unsqueeze(input, dim)") HOP_PY_F_FAST(squeeze, "squeeze(input, dim=None)")
+        HOP_PY_F_FAST(select, "select(input, dim, index)") HOP_PY_F_FAST(cat, "cat(tensors, dim=0)")
+            HOP_PY_F_FAST(stack, "stack(tensors, dim=0)")
+                HOP_PY_F_FAST(where, "where(condition, input, other)")
+#undef HOP_PY_F_FAST
+                    {NULL},
+};

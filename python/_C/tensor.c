@@ -1,0 +1,1280 @@
+/*
+ * python/_C/tensor.c - hop.Tensor: the Python object over a runtime tensor
+ * (or, for a proxy, over a traced node), its number, sequence, mapping and
+ * buffer protocols, Python conversions, getters, indexing, repr, and the
+ * eager dispatch of every op (hop_py_run_op).
+ *
+ * Every op is one call of hop_py_run_op with operands in the op table's
+ * order (hop/ops.h), built on the stack: concrete operands run at once
+ * through hop_eager, a proxy or a SymInt among them sends the call to the
+ * tracer (trace.c).  The binary operators of two concrete tensors skip even
+ * that and call hop_eager directly: `a + b` is one type check per operand,
+ * one hop_eager and one object taken from a free list.
+ *
+ * A Tensor exports the buffer protocol (strided, writable), so np.asarray(t)
+ * shares its memory; create.c does the other direction.
+ */
+#include "tensor_impl.h"
+
+#include <math.h>
+#include <string.h>
+
+#define tname hop_py__tname
+
+/* Operands of this many elements or more run without the GIL. */
+#define NOGIL_NUMEL (1 << 15)
+
+/* ------------------------------------------------------------- helpers */
+
+/* Every proxy has a node; a Tensor with neither data nor node would be a
+ * bug elsewhere, reported rather than crashed on. */
+static int
+check_proxy_alive(TensorObject *p)
+{
+    if (p->node == NULL) {
+        PyErr_SetString(hop_py_TraceError, "a Tensor with neither data nor a traced value");
+        return -1;
+    }
+    return 0;
+}
+
+/* The metadata of a proxy's node (NULL with TraceError when it has none). */
+static const hop_meta *
+proxy_meta(TensorObject *p)
+{
+    if (check_proxy_alive(p) < 0)
+        return NULL;
+    if (p->node->meta.kind != HOP_VALUE_TENSOR) {
+        PyErr_Format(hop_py_TraceError, "traced value %s is not a tensor", p->node->name);
+        return NULL;
+    }
+    return &p->node->meta.meta;
+}
+
+/* `f32[2, 3]` for a concrete tensor or a proxy. */
+static const char *
+tensor_text(TensorObject *o, char *buf, size_t cap)
+{
+    if (o->t != NULL)
+        hop_tensor_print_meta(o->t, buf, cap);
+    else if (o->node != NULL && o->node->meta.kind == HOP_VALUE_TENSOR)
+        hop_meta_print(&o->node->meta.meta, buf, cap);
+    else
+        snprintf(buf, cap, "<traced value>");
+    return buf;
+}
+
+int
+hop_py__tensor_dtype(TensorObject *o, hop_dtype *d)
+{
+    if (o->t != NULL) {
+        *d = o->t->dtype;
+        return 0;
+    }
+    const hop_meta *m = proxy_meta(o);
+    if (m == NULL)
+        return -1;
+    *d = m->dtype;
+    return 0;
+}
+
+static int
+tensor_rank(TensorObject *o)
+{
+    if (o->t != NULL)
+        return o->t->rank;
+    const hop_meta *m = proxy_meta(o);
+    return m == NULL ? -1 : m->rank;
+}
+
+/* Raises TraceError "cannot convert a traced value to <what> during tracing". */
+static PyObject *
+traced_conversion(const char *what)
+{
+    PyErr_Format(hop_py_TraceError, "cannot convert a traced value to %s during tracing", what);
+    return NULL;
+}
+
+/* ------------------------------------------------------ the Tensor object */
+
+/*
+ * hop.Tensor is not a GC type: a concrete tensor holds no Python object that
+ * can reach it back (base is the exporter of a buffer it wraps), and a
+ * proxy's owner, a Trace, is not GC either.  Proxies are made by trace.c with
+ * PyObject_New.
+ *
+ * Freed Tensors are kept for reuse: `a + b` then costs no allocation of the
+ * Python object, a measurable part of an eager op on small tensors.  Only
+ * touched with the GIL held.
+ */
+#define FREELIST_MAX 64
+static TensorObject *freelist[FREELIST_MAX];
+static int nfree;
+
+PyObject *
+hop_py_tensor_new(hop_tensor *t)
+{
+    TensorObject *o;
+    if (t == NULL)
+        return hop_py_raise();
+    if (nfree > 0) {
+        o = freelist[--nfree];
+        PyObject_Init((PyObject *)o, &hop_py_TensorType);
+    } else {
+        o = PyObject_New(TensorObject, &hop_py_TensorType);
+        if (o == NULL) {
+            hop_tensor_release(t);
+            return NULL;
+        }
+    }
+    o->t = t;
+    o->node = NULL;
+    o->owner = NULL;
+    o->base = NULL;
+    o->weakreflist = NULL;
+    return (PyObject *)o;
+}
+
+static void
+tensor_dealloc(TensorObject *self)
+{
+    if (self->weakreflist != NULL)
+        PyObject_ClearWeakRefs((PyObject *)self);
+    hop_tensor_release(self->t);
+    self->t = NULL;
+    Py_CLEAR(self->owner);
+    Py_CLEAR(self->base);
+    if (nfree < FREELIST_MAX)
+        freelist[nfree++] = self;
+    else
+        PyObject_Free(self);
+}
+
+/* ------------------------------------------------------------- dispatch */
+
+static bool
+opnds_need_trace(const hop_py_opnd *args, size_t nargs)
+{
+    for (size_t i = 0; i < nargs; i++) {
+        const hop_py_opnd *a = &args[i];
+        if (a->kind == HOP_PY_SYM || (a->kind == HOP_PY_TENSOR && a->u.t->t == NULL))
+            return true;
+        if (a->kind == HOP_PY_LIST && opnds_need_trace(a->u.list.items, a->u.list.n))
+            return true;
+    }
+    return false;
+}
+
+/* Worth releasing the GIL for: non-view ops over many elements. */
+static bool
+big_work(hop_op op, const hop_rt_arg *args, size_t nargs)
+{
+    if (hop_op_get(op)->family == HOP_KF_VIEW)
+        return false;
+    int64_t total = 0;
+    for (size_t i = 0; i < nargs; i++) {
+        if (args[i].kind == HOP_OPND_TENSOR) {
+            total += hop_tensor_numel(args[i].u.tensor);
+        } else if (args[i].kind == HOP_OPND_LIST) {
+            for (size_t k = 0; k < args[i].u.list.n; k++) {
+                if (args[i].u.list.items[k].kind == HOP_OPND_TENSOR)
+                    total += hop_tensor_numel(args[i].u.list.items[k].u.tensor);
+            }
+        }
+    }
+    return total >= NOGIL_NUMEL;
+}
+
+/* Runs op eagerly on runtime operands: a Tensor or an int. */
+static PyObject *
+run_eager(hop_op op, const hop_rt_arg *args, size_t nargs)
+{
+    hop_rt_value out;
+    hop_status st;
+    if (big_work(op, args, nargs)) {
+        Py_BEGIN_ALLOW_THREADS st = hop_eager(op, args, nargs, &out);
+        Py_END_ALLOW_THREADS
+    } else {
+        st = hop_eager(op, args, nargs, &out);
+    }
+    if (st != HOP_OK)
+        return hop_py_raise();
+    if (out.kind == HOP_VALUE_TENSOR)
+        return hop_py_tensor_new(out.tensor);
+    return PyLong_FromLongLong(out.i);
+}
+
+/* The runtime operand of a concrete Python operand (lists excluded). */
+static void
+rt_scalar(const hop_py_opnd *a, hop_rt_arg *r)
+{
+    switch (a->kind) {
+    case HOP_PY_TENSOR:
+        *r = hop_rt_tensor(a->u.t->t);
+        break;
+    case HOP_PY_INT:
+        *r = hop_rt_int(a->u.i);
+        break;
+    case HOP_PY_FLOAT:
+        *r = hop_rt_float(a->u.f);
+        break;
+    case HOP_PY_BOOL:
+        *r = hop_rt_bool(a->u.b);
+        break;
+    case HOP_PY_DTYPE:
+        *r = hop_rt_dtype(a->u.d);
+        break;
+    case HOP_PY_NONE:
+    case HOP_PY_LIST:
+    case HOP_PY_SYM:
+        *r = hop_rt_none();
+        break;
+    }
+}
+
+#define RUN_MAX_ARGS 8
+#define RUN_STACK_ITEMS 32
+
+PyObject *
+hop_py_run_op(hop_op op, const hop_py_opnd *args, size_t nargs)
+{
+    /* While a trace is active every op is recorded: concrete operands are
+     * captured as root inputs (a closure or a global reached by the traced
+     * function), not computed once at trace time. */
+    if (opnds_need_trace(args, nargs) || hop_py_tracing_active())
+        return hop_py_trace_op(op, args, nargs);
+    if (nargs > RUN_MAX_ARGS) {
+        PyErr_Format(PyExc_SystemError, "hop_py_run_op: %zu operands for %s", nargs,
+                     hop_op_get(op) != NULL ? hop_op_get(op)->name : "?");
+        return NULL;
+    }
+    hop_rt_arg rt[RUN_MAX_ARGS] = {{0}}, stack_items[RUN_STACK_ITEMS], *items = stack_items;
+    size_t nitems = 0;
+    for (size_t i = 0; i < nargs; i++) {
+        if (args[i].kind == HOP_PY_LIST)
+            nitems += args[i].u.list.n;
+    }
+    if (nitems > RUN_STACK_ITEMS && (items = PyMem_Malloc(nitems * sizeof *items)) == NULL)
+        return PyErr_NoMemory();
+    size_t used = 0;
+    for (size_t i = 0; i < nargs; i++) {
+        if (args[i].kind == HOP_PY_LIST) {
+            hop_rt_arg *first = items + used;
+            for (size_t k = 0; k < args[i].u.list.n; k++)
+                rt_scalar(&args[i].u.list.items[k], &items[used++]);
+            rt[i] = hop_rt_list(first, args[i].u.list.n);
+        } else {
+            rt_scalar(&args[i], &rt[i]);
+        }
+    }
+    PyObject *res = run_eager(op, rt, nargs);
+    if (items != stack_items)
+        PyMem_Free(items);
+    return res;
+}
+
+/* Runs op on opnds and drops the temporaries value_opnd made. */
+PyObject *
+hop_py__run_and_drop(hop_op op, const hop_py_opnd *args, size_t nargs, PyObject **tmps,
+                     size_t ntmps)
+{
+    PyObject *res = hop_py_run_op(op, args, nargs);
+    for (size_t i = 0; i < ntmps; i++)
+        Py_XDECREF(tmps[i]);
+    return res;
+}
+
+/* One-tensor ops: neg, sin, clone, ... */
+PyObject *
+hop_py__unary(hop_op op, PyObject *x)
+{
+    if (HOP_PY_TENSOR(x)->t != NULL) {
+        hop_rt_arg a = hop_rt_tensor(HOP_PY_TENSOR(x)->t);
+        return run_eager(op, &a, 1);
+    }
+    hop_py_opnd a;
+    hop_py__set_tensor_opnd(&a, x);
+    return hop_py_run_op(op, &a, 1);
+}
+
+/*
+ * Two-value ops from the number protocol: either side may be the Tensor.
+ * NotImplemented when the other side is no operand (Python then raises its
+ * "unsupported operand type(s)" TypeError).
+ */
+static PyObject *
+binary(hop_op op, PyObject *a, PyObject *b)
+{
+    if (HOP_PY_IS_TENSOR(a) && HOP_PY_IS_TENSOR(b) && HOP_PY_TENSOR(a)->t != NULL &&
+        HOP_PY_TENSOR(b)->t != NULL) {
+        hop_rt_arg args[2] = {hop_rt_tensor(HOP_PY_TENSOR(a)->t),
+                              hop_rt_tensor(HOP_PY_TENSOR(b)->t)};
+        return run_eager(op, args, 2);
+    }
+    hop_py_opnd args[2];
+    PyObject *tmp[2] = {NULL, NULL};
+    const char *fname = hop_op_get(op)->name;
+    int ra = hop_py__value_opnd(fname, a, &args[0], &tmp[0]);
+    int rb = ra != 0 ? ra : hop_py__value_opnd(fname, b, &args[1], &tmp[1]);
+    if (ra != 0 || rb != 0) {
+        Py_XDECREF(tmp[0]);
+        Py_XDECREF(tmp[1]);
+        if (ra < 0 || rb < 0)
+            return NULL;
+        Py_RETURN_NOTIMPLEMENTED;
+    }
+    return hop_py__run_and_drop(op, args, 2, tmp, 2);
+}
+
+/* ------------------------------------------------------ number protocol */
+
+#define HOP_PY_NB_BINARY(X)                                                                        \
+    X(add, add)                                                                                    \
+    X(subtract, sub)                                                                               \
+    X(multiply, mul)                                                                               \
+    X(true_divide, div)                                                                            \
+    X(matrix_multiply, matmul)
+
+#define HOP_PY_NB_FN(slot, op)                                                                     \
+    static PyObject *nb_##slot(PyObject *a, PyObject *b)                                           \
+    {                                                                                              \
+        return binary(HOP_OP_##op, a, b);                                                          \
+    }
+HOP_PY_NB_BINARY(HOP_PY_NB_FN)
+#undef HOP_PY_NB_FN
+
+static PyObject *
+nb_power(PyObject *a, PyObject *b, PyObject *mod)
+{
+    if (mod != Py_None)
+        Py_RETURN_NOTIMPLEMENTED;
+    return binary(HOP_OP_pow, a, b);
+}
+
+static PyObject *
+nb_negative(PyObject *x)
+{
+    return hop_py__unary(HOP_OP_neg, x);
+}
+
+static PyObject *
+nb_absolute(PyObject *x)
+{
+    return hop_py__unary(HOP_OP_abs, x);
+}
+
+static PyObject *
+nb_positive(PyObject *x)
+{
+    return Py_NewRef(x);
+}
+
+/* Text of an operand for messages: `i64[3]` for a tensor, repr otherwise. */
+static PyObject *
+operand_text(PyObject *o)
+{
+    char buf[160];
+    if (HOP_PY_IS_TENSOR(o))
+        return PyUnicode_FromString(tensor_text(HOP_PY_TENSOR(o), buf, sizeof buf));
+    return PyObject_Repr(o);
+}
+
+/*
+ * & | ^ ~ are the logical ops of bool tensors (PyTorch's bitwise ops on
+ * bools); for other dtypes, which would need bitwise ops hop does not have,
+ * they are DTypeError rather than a silently different result.
+ */
+static PyObject *
+logical(const char *sym, const char *what, hop_op op, PyObject *a, PyObject *b)
+{
+    hop_py_opnd args[2];
+    PyObject *tmp[2] = {NULL, NULL};
+    PyObject *objs[2] = {a, b};
+    size_t n = b == NULL ? 1 : 2;
+    PyObject *res = NULL;
+    for (size_t i = 0; i < n; i++) {
+        int r = hop_py__value_opnd(sym, objs[i], &args[i], &tmp[i]);
+        if (r < 0)
+            goto done;
+        if (r == 1) {
+            res = Py_NewRef(Py_NotImplemented);
+            goto done;
+        }
+    }
+    for (size_t i = 0; i < n; i++) {
+        hop_dtype d = HOP_BOOL;
+        if (args[i].kind == HOP_PY_TENSOR && hop_py__tensor_dtype(args[i].u.t, &d) < 0)
+            goto done;
+        if ((args[i].kind == HOP_PY_TENSOR && d != HOP_BOOL) || args[i].kind == HOP_PY_INT ||
+            args[i].kind == HOP_PY_FLOAT) {
+            PyObject *ta = operand_text(a), *tb = b != NULL ? operand_text(b) : NULL;
+            if (ta != NULL && (b == NULL || tb != NULL)) {
+                if (b == NULL)
+                    PyErr_Format(hop_py_DTypeError,
+                                 "%s: only bool tensors are supported (%s is logical %s), got %U",
+                                 sym, sym, what, ta);
+                else
+                    PyErr_Format(hop_py_DTypeError,
+                                 "%s: only bool tensors and bools are supported (%s is logical "
+                                 "%s), got %U and %U",
+                                 sym, sym, what, ta, tb);
+            }
+            Py_XDECREF(ta);
+            Py_XDECREF(tb);
+            goto done;
+        }
+    }
+    res = hop_py_run_op(op, args, n);
+done:
+    Py_XDECREF(tmp[0]);
+    Py_XDECREF(tmp[1]);
+    return res;
+}
+
+static PyObject *
+nb_and(PyObject *a, PyObject *b)
+{
+    return logical("&", "and", HOP_OP_logical_and, a, b);
+}
+
+static PyObject *
+nb_or(PyObject *a, PyObject *b)
+{
+    return logical("|", "or", HOP_OP_logical_or, a, b);
+}
+
+static PyObject *
+nb_xor(PyObject *a, PyObject *b)
+{
+    return logical("^", "xor", HOP_OP_ne, a, b);
+}
+
+static PyObject *
+nb_invert(PyObject *x)
+{
+    return logical("~", "not", HOP_OP_logical_not, x, NULL);
+}
+
+static PyObject *
+tensor_richcompare(PyObject *a, PyObject *b, int cmp)
+{
+    static const hop_op ops[] = {
+        [Py_LT] = HOP_OP_lt, [Py_LE] = HOP_OP_le, [Py_EQ] = HOP_OP_eq,
+        [Py_NE] = HOP_OP_ne, [Py_GT] = HOP_OP_gt, [Py_GE] = HOP_OP_ge,
+    };
+    return binary(ops[cmp], a, b);
+}
+
+/* ---------------------------------------------------- Python conversions */
+
+/* The one element of a concrete tensor with numel 1, or ShapeError. */
+static int
+single_element(TensorObject *self, const char *fname, const char *what, const void **p)
+{
+    hop_tensor *t = self->t;
+    if (hop_tensor_numel(t) != 1) {
+        char buf[160];
+        PyErr_Format(hop_py_ShapeError,
+                     "%s: only a tensor with one element can be converted to %s, got %s", fname,
+                     what, tensor_text(self, buf, sizeof buf));
+        return -1;
+    }
+    *p = t->data; /* every stride is irrelevant when all sizes are 1 */
+    return 0;
+}
+
+static PyObject *
+element_object(const void *p, hop_dtype d)
+{
+    switch (d) {
+    case HOP_BOOL:
+        return PyBool_FromLong(*(const uint8_t *)p != 0);
+    case HOP_I32:
+        return PyLong_FromLong(*(const int32_t *)p);
+    case HOP_I64:
+        return PyLong_FromLongLong(*(const int64_t *)p);
+    case HOP_F32:
+        return PyFloat_FromDouble(*(const float *)p);
+    case HOP_F64:
+        return PyFloat_FromDouble(*(const double *)p);
+    case HOP_DTYPE_COUNT:
+        break;
+    }
+    PyErr_Format(PyExc_SystemError, "hop: invalid dtype %d", (int)d);
+    return NULL;
+}
+
+double
+hop_py__element_double(const void *p, hop_dtype d)
+{
+    switch (d) {
+    case HOP_BOOL:
+        return *(const uint8_t *)p != 0;
+    case HOP_I32:
+        return *(const int32_t *)p;
+    case HOP_I64:
+        return (double)*(const int64_t *)p;
+    case HOP_F32:
+        return *(const float *)p;
+    case HOP_F64:
+    case HOP_DTYPE_COUNT:
+        break;
+    }
+    return *(const double *)p;
+}
+
+static int
+nb_bool(PyObject *o)
+{
+    TensorObject *self = HOP_PY_TENSOR(o);
+    const void *p;
+    if (self->t == NULL) {
+        PyErr_SetString(hop_py_TraceError,
+                        "bool() of a traced tensor is data-dependent Python control flow; use "
+                        "hop.cond(pred, true_fn, false_fn, operands) instead");
+        return -1;
+    }
+    if (hop_tensor_numel(self->t) != 1) {
+        char buf[160];
+        PyErr_Format(hop_py_ShapeError,
+                     "bool(): the truth value of a tensor with %lld elements is ambiguous, got %s",
+                     (long long)hop_tensor_numel(self->t), tensor_text(self, buf, sizeof buf));
+        return -1;
+    }
+    p = self->t->data;
+    return hop_py__element_double(p, self->t->dtype) != 0; /* nan is true, as in Python */
+}
+
+static PyObject *
+nb_float(PyObject *o)
+{
+    const void *p;
+    if (HOP_PY_TENSOR(o)->t == NULL)
+        return traced_conversion("a Python float");
+    if (single_element(HOP_PY_TENSOR(o), "float()", "a Python float", &p) < 0)
+        return NULL;
+    return PyFloat_FromDouble(hop_py__element_double(p, HOP_PY_TENSOR(o)->t->dtype));
+}
+
+static PyObject *
+nb_int(PyObject *o)
+{
+    const void *p;
+    hop_tensor *t = HOP_PY_TENSOR(o)->t;
+    if (t == NULL)
+        return traced_conversion("a Python int");
+    if (single_element(HOP_PY_TENSOR(o), "int()", "a Python int", &p) < 0)
+        return NULL;
+    if (hop_dtype_is_float(t->dtype))
+        return PyLong_FromDouble(hop_py__element_double(p, t->dtype)); /* ValueError for nan */
+    PyObject *v = element_object(p, t->dtype);
+    if (v != NULL && PyBool_Check(v))
+        Py_SETREF(v, PyLong_FromLong(v == Py_True));
+    return v;
+}
+
+static PyObject *
+nb_index(PyObject *o)
+{
+    hop_tensor *t = HOP_PY_TENSOR(o)->t;
+    if (t == NULL)
+        return traced_conversion("a Python int");
+    if (hop_dtype_is_float(t->dtype) || hop_tensor_numel(t) != 1) {
+        char buf[160];
+        PyErr_Format(PyExc_TypeError,
+                     "only integer tensors of a single element can be converted to an index, "
+                     "got %s",
+                     tensor_text(HOP_PY_TENSOR(o), buf, sizeof buf));
+        return NULL;
+    }
+    return nb_int(o);
+}
+
+static PyNumberMethods tensor_as_number = {
+    .nb_add = nb_add,
+    .nb_subtract = nb_subtract,
+    .nb_multiply = nb_multiply,
+    .nb_true_divide = nb_true_divide,
+    .nb_matrix_multiply = nb_matrix_multiply,
+    .nb_power = nb_power,
+    .nb_negative = nb_negative,
+    .nb_positive = nb_positive,
+    .nb_absolute = nb_absolute,
+    .nb_bool = nb_bool,
+    .nb_invert = nb_invert,
+    .nb_and = nb_and,
+    .nb_or = nb_or,
+    .nb_xor = nb_xor,
+    .nb_int = nb_int,
+    .nb_float = nb_float,
+    .nb_index = nb_index,
+};
+
+/* --------------------------------------------------------------- getters */
+
+static PyObject *
+sizes_tuple(const int64_t *sizes, int rank)
+{
+    PyObject *tup = PyTuple_New(rank);
+    if (tup == NULL)
+        return NULL;
+    for (int i = 0; i < rank; i++) {
+        PyObject *v = PyLong_FromLongLong(sizes[i]);
+        if (v == NULL) {
+            Py_DECREF(tup);
+            return NULL;
+        }
+        PyTuple_SET_ITEM(tup, i, v);
+    }
+    return tup;
+}
+
+static PyObject *
+tensor_get_shape(TensorObject *self, void *closure)
+{
+    if (self->t != NULL)
+        return sizes_tuple(self->t->sizes, self->t->rank);
+    if (check_proxy_alive(self) < 0)
+        return NULL;
+    return hop_py_proxy_shape(self);
+}
+
+static PyObject *
+tensor_get_dtype(TensorObject *self, void *closure)
+{
+    hop_dtype d;
+    if (hop_py__tensor_dtype(self, &d) < 0)
+        return NULL;
+    return Py_XNewRef(hop_py_dtype_object(d));
+}
+
+static PyObject *
+tensor_get_ndim(TensorObject *self, void *closure)
+{
+    int rank = tensor_rank(self);
+    return rank < 0 ? NULL : PyLong_FromLong(rank);
+}
+
+static PyObject *
+tensor_get_is_proxy(TensorObject *self, void *closure)
+{
+    return PyBool_FromLong(self->t == NULL);
+}
+
+/* t.T: the dims reversed (a 2-D transpose), as NumPy's. */
+static PyObject *
+tensor_get_T(TensorObject *self, void *closure)
+{
+    int rank = tensor_rank(self);
+    if (rank < 0)
+        return NULL;
+    if (rank < 2)
+        return Py_NewRef(self);
+    hop_py_opnd args[2], items[HOP_MAX_RANK];
+    hop_py__set_tensor_opnd(&args[0], (PyObject *)self);
+    for (int i = 0; i < rank; i++) {
+        items[i].kind = HOP_PY_INT;
+        items[i].u.i = rank - 1 - i;
+    }
+    args[1].kind = HOP_PY_LIST;
+    args[1].u.list.items = items;
+    args[1].u.list.n = (size_t)rank;
+    return hop_py_run_op(HOP_OP_permute, args, 2);
+}
+
+static PyGetSetDef tensor_getset[] = {
+    {"shape", (getter)tensor_get_shape, NULL, "The sizes: a tuple of ints (and SymInts).", NULL},
+    {"dtype", (getter)tensor_get_dtype, NULL, "The element type: hop.float32, ...", NULL},
+    {"ndim", (getter)tensor_get_ndim, NULL, "The number of dims.", NULL},
+    {"T", (getter)tensor_get_T, NULL, "The tensor with its dims reversed (a view).", NULL},
+    {"is_proxy", (getter)tensor_get_is_proxy, NULL,
+     "True for a traced value (no data), False for a concrete tensor.", NULL},
+    {NULL},
+};
+
+/* ------------------------------------------------------ info and export */
+
+/* Wraps a possibly negative dim of a rank-`rank` tensor: InvalidError. */
+static int
+wrap_dim(const char *fname, TensorObject *self, int64_t d, int rank, int *out)
+{
+    if (rank == 0 || d < -(int64_t)rank || d >= rank) {
+        char buf[160];
+        hop_error(HOP_INVALID, "%s: dim %lld out of range for %s", fname, (long long)d,
+                  tensor_text(self, buf, sizeof buf));
+        hop_py_raise();
+        return -1;
+    }
+    *out = (int)(d < 0 ? d + rank : d);
+    return 0;
+}
+
+static PyObject *
+m_numel(TensorObject *self, PyObject *unused)
+{
+    if (self->t != NULL)
+        return PyLong_FromLongLong(hop_tensor_numel(self->t));
+    PyObject *shape = tensor_get_shape(self, NULL);
+    if (shape == NULL)
+        return NULL;
+    PyObject *n = PyLong_FromLong(1);
+    for (Py_ssize_t i = 0; n != NULL && i < PyTuple_GET_SIZE(shape); i++)
+        Py_SETREF(n, PyNumber_Multiply(n, PyTuple_GET_ITEM(shape, i)));
+    Py_DECREF(shape);
+    return n;
+}
+
+static PyObject *
+m_dim(TensorObject *self, PyObject *unused)
+{
+    return tensor_get_ndim(self, NULL);
+}
+
+static PyObject *
+m_size(TensorObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    static const char *const names[] = {"dim"};
+    PyObject *a[1];
+    int64_t d;
+    int w, rank;
+    if (hop_py__parse_args("size", names, 1, 0, args, nargs, kwnames, a) < 0)
+        return NULL;
+    PyObject *shape = tensor_get_shape(self, NULL);
+    if (shape == NULL || a[0] == NULL || a[0] == Py_None)
+        return shape;
+    rank = (int)PyTuple_GET_SIZE(shape);
+    if (hop_py__to_int64("size", "dim", a[0], &d) < 0 || wrap_dim("size", self, d, rank, &w) < 0) {
+        Py_DECREF(shape);
+        return NULL;
+    }
+    PyObject *v = Py_NewRef(PyTuple_GET_ITEM(shape, w));
+    Py_DECREF(shape);
+    return v;
+}
+
+static int
+need_concrete(TensorObject *self, const char *fname)
+{
+    if (self->t == NULL) {
+        PyErr_Format(hop_py_TraceError, "%s() of a traced tensor is not available during tracing",
+                     fname);
+        return -1;
+    }
+    return 0;
+}
+
+static PyObject *
+m_stride(TensorObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    static const char *const names[] = {"dim"};
+    PyObject *a[1];
+    int64_t d;
+    int w;
+    if (hop_py__parse_args("stride", names, 1, 0, args, nargs, kwnames, a) < 0 ||
+        need_concrete(self, "stride") < 0)
+        return NULL;
+    if (a[0] == NULL || a[0] == Py_None)
+        return sizes_tuple(self->t->strides, self->t->rank);
+    if (hop_py__to_int64("stride", "dim", a[0], &d) < 0 ||
+        wrap_dim("stride", self, d, self->t->rank, &w))
+        return NULL;
+    return PyLong_FromLongLong(self->t->strides[w]);
+}
+
+static PyObject *
+m_storage_offset(TensorObject *self, PyObject *unused)
+{
+    if (need_concrete(self, "storage_offset") < 0)
+        return NULL;
+    return PyLong_FromLongLong(self->t->offset);
+}
+
+static PyObject *
+m_data_ptr(TensorObject *self, PyObject *unused)
+{
+    if (need_concrete(self, "data_ptr") < 0)
+        return NULL;
+    return PyLong_FromVoidPtr(self->t->data);
+}
+
+static PyObject *
+m_is_contiguous(TensorObject *self, PyObject *unused)
+{
+    return PyBool_FromLong(self->t == NULL || hop_tensor_is_contiguous(self->t));
+}
+
+static PyObject *
+m_contiguous(TensorObject *self, PyObject *unused)
+{
+    if (self->t == NULL || hop_tensor_is_contiguous(self->t))
+        return Py_NewRef(self);
+    return hop_py_tensor_new(hop_tensor_contiguous(self->t));
+}
+
+static PyObject *
+m_item(TensorObject *self, PyObject *unused)
+{
+    const void *p;
+    if (self->t == NULL) {
+        hop_py_opnd a;
+        hop_py__set_tensor_opnd(&a, (PyObject *)self);
+        return hop_py_run_op(HOP_OP_item, &a, 1);
+    }
+    if (single_element(self, "item()", "a Python number", &p) < 0)
+        return NULL;
+    return element_object(p, self->t->dtype);
+}
+
+static PyObject *
+tolist_rec(const hop_tensor *t, const char *p, int dim)
+{
+    if (dim == t->rank)
+        return element_object(p, t->dtype);
+    int64_t step = t->strides[dim] * (int64_t)hop_dtype_size(t->dtype);
+    PyObject *list = PyList_New((Py_ssize_t)t->sizes[dim]);
+    for (int64_t i = 0; list != NULL && i < t->sizes[dim]; i++) {
+        PyObject *v = tolist_rec(t, p + i * step, dim + 1);
+        if (v == NULL)
+            Py_CLEAR(list);
+        else
+            PyList_SET_ITEM(list, (Py_ssize_t)i, v);
+    }
+    return list;
+}
+
+static PyObject *
+m_tolist(TensorObject *self, PyObject *unused)
+{
+    if (self->t == NULL)
+        return traced_conversion("a Python list");
+    return tolist_rec(self->t, self->t->data, 0);
+}
+
+static PyObject *np_asarray; /* numpy.asarray, imported on first use */
+
+static PyObject *
+numpy_asarray(void)
+{
+    if (np_asarray == NULL) {
+        PyObject *np = PyImport_ImportModule("numpy");
+        if (np == NULL)
+            return NULL;
+        np_asarray = PyObject_GetAttrString(np, "asarray");
+        Py_DECREF(np);
+    }
+    return np_asarray;
+}
+
+/* t.numpy(): an ndarray over the same memory (through the buffer protocol). */
+static PyObject *
+m_numpy(TensorObject *self, PyObject *unused)
+{
+    if (self->t == NULL)
+        return traced_conversion("a NumPy array");
+    PyObject *asarray = numpy_asarray();
+    return asarray == NULL ? NULL : PyObject_CallOneArg(asarray, (PyObject *)self);
+}
+
+/* NumPy reaches __array__ only when the buffer protocol failed: for a proxy,
+ * whose error must not be swallowed into an object array. */
+static PyObject *
+m_array(TensorObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    static const char *const names[] = {"dtype", "copy"};
+    PyObject *a[2];
+    if (hop_py__parse_args("__array__", names, 2, 0, args, nargs, kwnames, a) < 0)
+        return NULL;
+    PyObject *arr = m_numpy(self, NULL);
+    if (arr == NULL || a[0] == NULL || a[0] == Py_None)
+        return arr;
+    PyObject *res = PyObject_CallMethod(arr, "astype", "O", a[0]);
+    Py_DECREF(arr);
+    return res;
+}
+
+/* ------------------------------------------------------ buffer protocol */
+
+static const char *
+buffer_format(hop_dtype d)
+{
+    switch (d) {
+    case HOP_BOOL:
+        return "?";
+    case HOP_I32:
+        return "i";
+    case HOP_I64:
+        return sizeof(long) == 8 ? "l" : "q"; /* 'l' is NumPy's int64 on LP64 */
+    case HOP_F32:
+        return "f";
+    case HOP_F64:
+    case HOP_DTYPE_COUNT:
+        break;
+    }
+    return "d";
+}
+
+static bool
+is_f_contiguous(const hop_tensor *t)
+{
+    int64_t expect = 1;
+    for (int i = 0; i < t->rank; i++) {
+        if (t->sizes[i] == 0)
+            return true;
+        if (t->sizes[i] != 1 && t->strides[i] != expect)
+            return false;
+        expect *= t->sizes[i];
+    }
+    return true;
+}
+
+static int
+tensor_getbuffer(TensorObject *self, Py_buffer *view, int flags)
+{
+    hop_tensor *t = self->t;
+    view->obj = NULL;
+    if (t == NULL) {
+        traced_conversion("a buffer (NumPy array, memoryview)");
+        return -1;
+    }
+    bool c_contig = hop_tensor_is_contiguous(t);
+    if ((((flags & PyBUF_C_CONTIGUOUS) == PyBUF_C_CONTIGUOUS || !(flags & PyBUF_STRIDES)) &&
+         !c_contig) ||
+        ((flags & PyBUF_F_CONTIGUOUS) == PyBUF_F_CONTIGUOUS && !is_f_contiguous(t)) ||
+        ((flags & PyBUF_ANY_CONTIGUOUS) == PyBUF_ANY_CONTIGUOUS && !c_contig &&
+         !is_f_contiguous(t))) {
+        PyErr_SetString(PyExc_BufferError, "hop.Tensor: the tensor is not contiguous");
+        return -1;
+    }
+    size_t esize = hop_dtype_size(t->dtype);
+    Py_ssize_t *geo = NULL;
+    if (t->rank > 0) {
+        geo = PyMem_Malloc(2 * (size_t)t->rank * sizeof *geo);
+        if (geo == NULL) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        for (int i = 0; i < t->rank; i++) {
+            geo[i] = (Py_ssize_t)t->sizes[i];
+            geo[t->rank + i] = (Py_ssize_t)(t->strides[i] * (int64_t)esize);
+        }
+    }
+    view->buf = t->data;
+    view->obj = Py_NewRef(self);
+    view->len = (Py_ssize_t)(hop_tensor_numel(t) * (int64_t)esize);
+    view->readonly = 0;
+    view->itemsize = (Py_ssize_t)esize;
+    view->format = (flags & PyBUF_FORMAT) ? (char *)buffer_format(t->dtype) : NULL;
+    view->ndim = t->rank;
+    view->shape = (flags & PyBUF_ND) ? geo : NULL;
+    view->strides = (flags & PyBUF_STRIDES) && geo != NULL ? geo + t->rank : NULL;
+    view->suboffsets = NULL;
+    view->internal = geo;
+    return 0;
+}
+
+static void
+tensor_releasebuffer(TensorObject *self, Py_buffer *view)
+{
+    PyMem_Free(view->internal);
+}
+
+static PyBufferProcs tensor_as_buffer = {
+    .bf_getbuffer = (getbufferproc)tensor_getbuffer,
+    .bf_releasebuffer = (releasebufferproc)tensor_releasebuffer,
+};
+
+/* ------------------------------------------------------------- indexing */
+
+/* The size of dim d of a tensor when it is known (always for a concrete
+ * tensor, for a proxy when the size is a constant). */
+static bool
+known_size(TensorObject *o, int d, int64_t *out)
+{
+    if (o->t != NULL) {
+        *out = o->t->sizes[d];
+        return true;
+    }
+    const hop_meta *m =
+        o->node != NULL && o->node->meta.kind == HOP_VALUE_TENSOR ? &o->node->meta.meta : NULL;
+    return m != NULL && d < m->rank && hop_expr_const_value(m->sizes[d], out);
+}
+
+/* x[..., index, ...] at dim of x, which is dim odim of the tensor indexed
+ * (None and earlier ints move dims). */
+static PyObject *
+index_select(PyObject *x, int dim, int odim, const hop_py_opnd *index)
+{
+    hop_py_opnd args[3];
+    int64_t size;
+    hop_py__set_tensor_opnd(&args[0], x);
+    args[1].kind = HOP_PY_INT;
+    args[1].u.i = dim;
+    args[2] = *index;
+    /* IndexError (not the op's InvalidError) so that the sequence protocol
+     * and Python habits work. */
+    if (index->kind == HOP_PY_INT && known_size(HOP_PY_TENSOR(x), dim, &size) &&
+        (index->u.i >= size || index->u.i < -size)) {
+        PyErr_Format(PyExc_IndexError, "index %lld is out of bounds for dim %d with size %lld",
+                     (long long)index->u.i, odim, (long long)size);
+        return NULL;
+    }
+    return hop_py_run_op(HOP_OP_select, args, 3);
+}
+
+static PyObject *
+index_slice(PyObject *x, int dim, PyObject *sl)
+{
+    PySliceObject *s = (PySliceObject *)sl;
+    hop_py_opnd args[5];
+    hop_py__set_tensor_opnd(&args[0], x);
+    args[1].kind = HOP_PY_INT;
+    args[1].u.i = dim;
+    if (hop_py__to_opt_size_opnd("__getitem__", "start", s->start, &args[2]) < 0 ||
+        hop_py__to_opt_size_opnd("__getitem__", "stop", s->stop, &args[3]) < 0)
+        return NULL;
+    if (s->step == Py_None) {
+        args[4].kind = HOP_PY_INT;
+        args[4].u.i = 1;
+    } else if (hop_py__to_int_opnd("__getitem__", "step", s->step, &args[4]) < 0) {
+        return NULL;
+    }
+    if (args[2].kind == HOP_PY_NONE && args[3].kind == HOP_PY_NONE && args[4].u.i == 1)
+        return Py_NewRef(x); /* `:` */
+    return hop_py_run_op(HOP_OP_slice, args, 5);
+}
+
+static PyObject *
+index_unsqueeze(PyObject *x, int dim)
+{
+    hop_py_opnd args[2];
+    hop_py__set_tensor_opnd(&args[0], x);
+    args[1].kind = HOP_PY_INT;
+    args[1].u.i = dim;
+    return hop_py_run_op(HOP_OP_unsqueeze, args, 2);
+}
+
+/*
+ * t[key]: ints select (the dim goes), slices slice (step > 0), None inserts
+ * a dim of size 1, one Ellipsis stands for the dims not indexed.  Every
+ * result is a view made of select/slice/unsqueeze ops, so it traces too.
+ */
+static PyObject *
+tensor_getitem(PyObject *self, PyObject *key)
+{
+    PyObject *const *items = &key;
+    Py_ssize_t n = 1;
+    if (PyTuple_Check(key)) {
+        items = ((PyTupleObject *)key)->ob_item;
+        n = PyTuple_GET_SIZE(key);
+    }
+    int rank = tensor_rank(HOP_PY_TENSOR(self));
+    if (rank < 0)
+        return NULL;
+    int consumed = 0, nell = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *k = items[i];
+        if (k == Py_Ellipsis) {
+            nell++;
+        } else if (k == Py_None) {
+            continue;
+        } else if (PySlice_Check(k) || HOP_PY_IS_SYM(k) ||
+                   (!PyBool_Check(k) && !PyFloat_Check(k) && PyIndex_Check(k))) {
+            consumed++;
+        } else {
+            PyErr_Format(PyExc_TypeError,
+                         "Tensor indices must be ints, slices, None or ..., not %.100s", tname(k));
+            return NULL;
+        }
+    }
+    if (nell > 1) {
+        PyErr_SetString(PyExc_IndexError, "an index can only have a single ellipsis ('...')");
+        return NULL;
+    }
+    if (consumed > rank) {
+        char buf[160];
+        PyErr_Format(PyExc_IndexError, "too many indices for a tensor of %s: %d given",
+                     tensor_text(HOP_PY_TENSOR(self), buf, sizeof buf), consumed);
+        return NULL;
+    }
+    PyObject *cur = Py_NewRef(self);
+    int dim = 0, odim = 0; /* in cur, and in self for messages */
+    for (Py_ssize_t i = 0; cur != NULL && i < n; i++) {
+        PyObject *k = items[i], *next;
+        if (k == Py_Ellipsis) {
+            dim += rank - consumed;
+            odim += rank - consumed;
+            continue;
+        }
+        if (k == Py_None) {
+            next = index_unsqueeze(cur, dim++);
+        } else if (PySlice_Check(k)) {
+            next = index_slice(cur, dim++, k);
+            odim++;
+        } else {
+            hop_py_opnd idx;
+            next = hop_py__to_size_opnd("__getitem__", "index", k, &idx) < 0
+                       ? NULL
+                       : index_select(cur, dim, odim, &idx);
+            odim++;
+        }
+        Py_SETREF(cur, next);
+    }
+    return cur;
+}
+
+static Py_ssize_t
+sq_length(PyObject *self)
+{
+    TensorObject *o = HOP_PY_TENSOR(self);
+    int rank = tensor_rank(o);
+    int64_t n;
+    if (rank < 0)
+        return -1;
+    if (rank == 0) {
+        PyErr_SetString(PyExc_TypeError, "len() of a 0-d tensor");
+        return -1;
+    }
+    if (!known_size(o, 0, &n)) {
+        char buf[128];
+        hop_expr_print(o->node->meta.meta.sizes[0], buf, sizeof buf);
+        PyErr_Format(hop_py_TraceError,
+                     "len() of a traced tensor whose size %s is symbolic; use t.shape[0]", buf);
+        return -1;
+    }
+    return (Py_ssize_t)n;
+}
+
+/* For iteration (PySeqIter): IndexError past the end stops it. */
+static PyObject *
+sq_item(PyObject *self, Py_ssize_t i)
+{
+    int rank = tensor_rank(HOP_PY_TENSOR(self));
+    if (rank < 0)
+        return NULL;
+    if (rank == 0) {
+        PyErr_SetString(PyExc_TypeError, "iteration over a 0-d tensor");
+        return NULL;
+    }
+    hop_py_opnd idx;
+    idx.kind = HOP_PY_INT;
+    idx.u.i = i;
+    return index_select(self, 0, 0, &idx);
+}
+
+static PyObject *
+tensor_iter(PyObject *self)
+{
+    int rank = tensor_rank(HOP_PY_TENSOR(self));
+    if (rank < 0)
+        return NULL;
+    if (rank == 0) {
+        PyErr_SetString(PyExc_TypeError, "iteration over a 0-d tensor");
+        return NULL;
+    }
+    return PySeqIter_New(self);
+}
+
+static PyMappingMethods tensor_as_mapping = {
+    .mp_length = sq_length,
+    .mp_subscript = tensor_getitem,
+};
+
+static PySequenceMethods tensor_as_sequence = {
+    .sq_length = sq_length,
+    .sq_item = sq_item,
+};
+
+/* ----------------------------------------------------------------- repr */
+
+static PyObject *
+tensor_repr(PyObject *self)
+{
+    TensorObject *o = HOP_PY_TENSOR(self);
+    if (o->t == NULL) {
+        char buf[256];
+        if (o->node == NULL)
+            return PyUnicode_FromString("Tensor(proxy <no value>)");
+        return PyUnicode_FromFormat("Tensor(proxy %s: %s)", o->node->name,
+                                    tensor_text(o, buf, sizeof buf));
+    }
+    /* The NumPy-like text is made in Python (hop/_tensor_api.py). */
+    PyObject *api = PyImport_ImportModule("hop._tensor_api");
+    if (api == NULL)
+        return NULL;
+    PyObject *res = PyObject_CallMethod(api, "tensor_repr", "O", self);
+    Py_DECREF(api);
+    return res;
+}
+
+/* ------------------------------------------------------ the type object */
+
+static PyMethodDef tensor_methods[] = {
+    {"numel", (PyCFunction)m_numel, METH_NOARGS, "Number of elements."},
+    {"dim", (PyCFunction)m_dim, METH_NOARGS, "Number of dims."},
+    {"size", (PyCFunction)(void (*)(void))m_size, HOP_PY_FASTKW,
+     "size(dim=None): the shape or a size"},
+    {"stride", (PyCFunction)(void (*)(void))m_stride, HOP_PY_FASTKW,
+     "stride(dim=None): strides in elements"},
+    {"storage_offset", (PyCFunction)m_storage_offset, METH_NOARGS, "Offset in elements."},
+    {"data_ptr", (PyCFunction)m_data_ptr, METH_NOARGS, "Address of the first element."},
+    {"is_contiguous", (PyCFunction)m_is_contiguous, METH_NOARGS, "C-contiguous?"},
+    {"contiguous", (PyCFunction)m_contiguous, METH_NOARGS, "self, or a contiguous copy"},
+    {"item", (PyCFunction)m_item, METH_NOARGS, "The one element as a Python number."},
+    {"tolist", (PyCFunction)m_tolist, METH_NOARGS, "Nested lists of Python numbers."},
+    {"numpy", (PyCFunction)m_numpy, METH_NOARGS, "An ndarray sharing the memory."},
+    {"__array__", (PyCFunction)(void (*)(void))m_array, HOP_PY_FASTKW, NULL},
+    {NULL},
+};
+
+PyTypeObject hop_py_TensorType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "hop.Tensor",
+    .tp_basicsize = sizeof(TensorObject),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "A tensor: concrete data (hop.tensor, hop.asarray, ...) or, while tracing, a traced "
+              "value.",
+    .tp_dealloc = (destructor)tensor_dealloc,
+    .tp_repr = tensor_repr,
+    .tp_as_number = &tensor_as_number,
+    .tp_as_sequence = &tensor_as_sequence,
+    .tp_as_mapping = &tensor_as_mapping,
+    .tp_as_buffer = &tensor_as_buffer,
+    .tp_richcompare = tensor_richcompare,
+    .tp_iter = tensor_iter,
+    .tp_weaklistoffset = offsetof(TensorObject, weakreflist),
+    .tp_methods = tensor_methods,
+    .tp_getset = tensor_getset,
+};
+
+int
+hop_py_tensor_init(PyObject *m)
+{
+    /* Hashed by identity, as PyTorch's (== is elementwise). */
+    hop_py_TensorType.tp_hash = PyBaseObject_Type.tp_hash;
+    if (PyType_Ready(&hop_py_TensorType) < 0)
+        return -1;
+    /* ndarray (op) Tensor defers to the Tensor's reflected operator. */
+    PyObject *prio = PyFloat_FromDouble(1000.0);
+    if (prio == NULL ||
+        PyDict_SetItemString(hop_py_TensorType.tp_dict, "__array_priority__", prio) < 0) {
+        Py_XDECREF(prio);
+        return -1;
+    }
+    Py_DECREF(prio);
+    /* The op methods are ops.c's. */
+    for (PyMethodDef *def = hop_py__op_methods; def->ml_name != NULL; def++) {
+        PyObject *descr = PyDescr_NewMethod(&hop_py_TensorType, def);
+        if (descr == NULL ||
+            PyDict_SetItemString(hop_py_TensorType.tp_dict, def->ml_name, descr) < 0) {
+            Py_XDECREF(descr);
+            return -1;
+        }
+        Py_DECREF(descr);
+    }
+    PyType_Modified(&hop_py_TensorType);
+    hop_py__create_init();
+    if (PyModule_AddObjectRef(m, "Tensor", (PyObject *)&hop_py_TensorType) < 0 ||
+        PyModule_AddFunctions(m, hop_py__op_functions) < 0 ||
+        PyModule_AddFunctions(m, hop_py__create_functions) < 0)
+        return -1;
+    return 0;
+}

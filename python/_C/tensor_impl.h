@@ -1,0 +1,107 @@
+/*
+ * python/_C/tensor_impl.h - what the files of the Tensor half of hop._C
+ * share (hop_py.h is the contract with trace.c; this is internal):
+ *
+ *   tensor.c   the hop.Tensor type: object, number/sequence/mapping/buffer
+ *              protocols, indexing, repr, eager dispatch (hop_py_run_op)
+ *   ops.c      the op methods (t.sum(...)) and functions (hop.sum(t, ...))
+ *   args.c     Python arguments into operands, with TypeErrors that name
+ *              the function and the argument
+ *   create.c   hop.tensor, hop.asarray (NumPy zero-copy), zeros, ones,
+ *              full, arange, rand, randn, runtime settings
+ *
+ * Every function returning PyObject * gives a new reference or NULL with an
+ * exception set; int results are 0 on success and -1 with an exception.
+ */
+#ifndef HOP_PY_TENSOR_IMPL_H
+#define HOP_PY_TENSOR_IMPL_H
+
+#include "hop_py.h"
+
+#define HOP_PY_IS_TENSOR(o) Py_IS_TYPE((o), &hop_py_TensorType)
+#define HOP_PY_IS_SYM(o) PyObject_TypeCheck((o), &hop_py_SymIntType)
+#define HOP_PY_TENSOR(o) ((TensorObject *)(o))
+
+#define HOP_PY_FASTKW (METH_FASTCALL | METH_KEYWORDS)
+
+static inline void
+hop_py__set_tensor_opnd(hop_py_opnd *out, PyObject *o)
+{
+    out->kind = HOP_PY_TENSOR;
+    out->u.t = (TensorObject *)o;
+}
+
+/* ------------------------------------------------------------ args.c */
+
+/* The type name of o, for messages. */
+const char *hop_py__tname(PyObject *o);
+
+/* Vectorcall arguments against names[0..n): positionals, then keywords;
+ * out[i] is borrowed, NULL when absent; the first nreq are required.
+ * hop_py__parse_kwonly accepts keywords only (star-args functions). */
+int hop_py__parse_args(const char *fname, const char *const *names, int n, int nreq,
+                       PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames, PyObject **out);
+int hop_py__parse_kwonly(const char *fname, const char *const *names, int n, PyObject *const *args,
+                         Py_ssize_t nargs, PyObject *kwnames, PyObject **out);
+
+/* Scalars: an int (anything with __index__ but floats; OverflowError beyond
+ * int64); a bool (True/False only). */
+int hop_py__to_int64(const char *fname, const char *arg, PyObject *o, int64_t *out);
+int hop_py__to_bool(const char *fname, const char *arg, PyObject *o, bool *out);
+
+/* Operands: a dtype or NONE (NULL or None); an INT; an INT or SYM; the
+ * same or NONE; a LIST of INT/SYM from n objects (n ints, or one tuple or
+ * list; items has room for HOP_MAX_RANK); reduction dims (None, an int or a
+ * tuple of ints). */
+int hop_py__to_dtype_opnd(const char *fname, PyObject *o, hop_py_opnd *out);
+int hop_py__to_int_opnd(const char *fname, const char *arg, PyObject *o, hop_py_opnd *out);
+int hop_py__to_size_opnd(const char *fname, const char *arg, PyObject *o, hop_py_opnd *out);
+int hop_py__to_opt_size_opnd(const char *fname, const char *arg, PyObject *o, hop_py_opnd *out);
+int hop_py__to_shape_opnd(const char *fname, const char *arg, PyObject *const *objs, Py_ssize_t n,
+                          hop_py_opnd *out, hop_py_opnd *items);
+int hop_py__to_dims_opnd(const char *fname, PyObject *o, hop_py_opnd *out, hop_py_opnd *items);
+
+/* TypeError unless o is a Tensor. */
+int hop_py__check_tensor_arg(const char *fname, const char *arg, PyObject *o);
+
+/* A value operand: a Tensor, a Python bool/int/float, a SymInt, or a buffer
+ * (NumPy array or scalar) wrapped into a new Tensor left in *tmp for the
+ * caller to drop.  0, 1 when o is none of these, -1 (fname names the op in
+ * messages).  hop_py__value_arg raises TypeError instead of returning 1. */
+int hop_py__value_opnd(const char *fname, PyObject *o, hop_py_opnd *out, PyObject **tmp);
+int hop_py__value_arg(const char *fname, const char *arg, PyObject *o, hop_py_opnd *out,
+                      PyObject **tmp);
+
+/* ----------------------------------------------------------- tensor.c */
+
+/* The dtype of a concrete tensor or a proxy. */
+int hop_py__tensor_dtype(TensorObject *o, hop_dtype *d);
+/* An element at p of dtype d as a double. */
+double hop_py__element_double(const void *p, hop_dtype d);
+/* One-tensor op on x (a Tensor). */
+PyObject *hop_py__unary(hop_op op, PyObject *x);
+/* hop_py_run_op, then drops the ntmps references in tmps (NULLs allowed). */
+PyObject *hop_py__run_and_drop(hop_op op, const hop_py_opnd *args, size_t nargs, PyObject **tmps,
+                               size_t ntmps);
+
+/* -------------------------------------------------------------- ops.c */
+
+/* x.to(d). */
+PyObject *hop_py__to(PyObject *x, hop_dtype d);
+/* cat/stack with the arguments (tensors, dim=0). */
+PyObject *hop_py__concat(const char *fname, hop_op op, PyObject *const *args, Py_ssize_t nargs,
+                         PyObject *kwnames);
+/* The op methods of hop.Tensor and the op functions of the module. */
+extern PyMethodDef hop_py__op_methods[];
+extern PyMethodDef hop_py__op_functions[];
+
+/* ----------------------------------------------------------- create.c */
+
+/* hop.asarray(obj, dtype): obj itself for a Tensor of the dtype, a view of
+ * a buffer, else a copy (dtype_obj may be NULL). */
+PyObject *hop_py__asarray(PyObject *obj, PyObject *dtype_obj, const char *fname);
+/* The constructors and settings of the module; seeds the global generator. */
+extern PyMethodDef hop_py__create_functions[];
+void hop_py__create_init(void);
+
+#endif /* HOP_PY_TENSOR_IMPL_H */

@@ -1,0 +1,1351 @@
+/*
+ * python/_C/trace.c - tracing from Python: the Trace object (one
+ * OutputGraph), proxies, SymInt, HOP calls whose bodies are Python
+ * functions, graph introspection for hop.GraphModule.
+ *
+ * While a Trace is active every op goes through it (hop_py_trace_op): proxy
+ * operands are nodes of the current tracer or of enclosing ones (lifted by
+ * the tracer), and a concrete tensor used as an operand is captured as a root
+ * input, deduplicated by identity.  Bodies run synchronously inside the HOP
+ * call, so the frame of the innermost HOP call is a plain stack.
+ */
+#include "hop_py.h"
+
+#include <string.h>
+
+typedef struct TraceObject {
+    PyObject_HEAD
+    hop_output_graph *og;
+    PyObject *captures; /* list of captured objects, in order (kept alive) */
+    PyObject *names;    /* dict id(obj) -> name hint for captured tensors */
+    PyObject *scratch;  /* dict for the Python layer's per-trace state */
+    int active;
+    long nconstants;
+} TraceObject;
+
+typedef struct SymIntObject {
+    PyObject_HEAD
+    const hop_expr *expr;
+    hop_node *node;  /* the value that yields it, or NULL for an expression */
+    PyObject *owner; /* TraceObject */
+} SymIntObject;
+
+static PyTypeObject TraceType;
+
+/* The active trace (borrowed: an active trace holds a reference to itself). */
+static TraceObject *current;
+
+/* ------------------------------------------------------------- helpers */
+
+static TraceObject *
+active_trace(const char *what)
+{
+    if (current == NULL || !current->active) {
+        PyErr_Format(hop_py_TraceError,
+                     "%s: no trace is active (a traced value was used after its trace ended)",
+                     what);
+        return NULL;
+    }
+    return current;
+}
+
+static hop_tracer *
+current_tracer(TraceObject *tr)
+{
+    return hop_output_graph_current(tr->og);
+}
+
+PyObject *
+hop_py_proxy_new(PyObject *owner, hop_node *node)
+{
+    TensorObject *p = PyObject_New(TensorObject, &hop_py_TensorType);
+    if (p == NULL)
+        return NULL;
+    p->t = NULL;
+    p->node = node;
+    p->base = NULL;
+    p->weakreflist = NULL;
+    Py_INCREF(owner);
+    p->owner = owner;
+    return (PyObject *)p;
+}
+
+static PyObject *
+symint_new(PyObject *owner, const hop_expr *expr, hop_node *node)
+{
+    int64_t v;
+    if (hop_expr_const_value(expr, &v) && !hop_expr_is_bool(expr))
+        return PyLong_FromLongLong(v);
+    SymIntObject *s = PyObject_New(SymIntObject, &hop_py_SymIntType);
+    if (s == NULL)
+        return NULL;
+    s->expr = expr;
+    s->node = node;
+    Py_INCREF(owner);
+    s->owner = owner;
+    return (PyObject *)s;
+}
+
+/* A node's value as a Python object: a proxy or a SymInt. */
+static PyObject *
+wrap_node(PyObject *owner, hop_node *n)
+{
+    if (n->meta.kind == HOP_VALUE_SYM)
+        return symint_new(owner, n->meta.sym, n);
+    return hop_py_proxy_new(owner, n);
+}
+
+PyObject *
+hop_py_proxy_shape(TensorObject *p)
+{
+    const hop_meta *m = &p->node->meta.meta;
+    PyObject *shape = PyTuple_New(m->rank);
+    if (shape == NULL)
+        return NULL;
+    for (int d = 0; d < m->rank; d++) {
+        PyObject *v = symint_new(p->owner, m->sizes[d], NULL);
+        if (v == NULL) {
+            Py_DECREF(shape);
+            return NULL;
+        }
+        PyTuple_SET_ITEM(shape, d, v);
+    }
+    return shape;
+}
+
+/* Captures a concrete tensor as a root input of tr (once per object). */
+static hop_node *
+capture(TraceObject *tr, TensorObject *t)
+{
+    PyObject *key = PyLong_FromVoidPtr(t);
+    if (key == NULL)
+        return NULL;
+    PyObject *hint = PyDict_GetItemWithError(tr->names, key);
+    Py_DECREF(key);
+    if (hint == NULL && PyErr_Occurred())
+        return NULL;
+    char name[128];
+    if (hint && PyUnicode_Check(hint))
+        snprintf(name, sizeof name, "%s", PyUnicode_AsUTF8(hint));
+    else
+        snprintf(name, sizeof name, "_tensor_constant%ld", tr->nconstants);
+    size_t before = hop_output_graph_ninputs(tr->og);
+    hop_node *n = hop_output_graph_capture(tr->og, t, name, t->t->dtype, t->t->rank, t->t->sizes,
+                                           false);
+    if (n == NULL) {
+        hop_py_raise();
+        return NULL;
+    }
+    if (hop_output_graph_ninputs(tr->og) != before) {
+        if (PyList_Append(tr->captures, (PyObject *)t) < 0)
+            return NULL;
+        if (hint == NULL)
+            tr->nconstants++;
+    }
+    return n;
+}
+
+/* The node standing for a Python value in an op or a body's result. */
+static hop_node *
+value_node(TraceObject *tr, PyObject *o, const char *what)
+{
+    if (PyObject_TypeCheck(o, &hop_py_TensorType)) {
+        TensorObject *t = (TensorObject *)o;
+        if (t->t != NULL)
+            return capture(tr, t);
+        if (t->owner != (PyObject *)tr) {
+            PyErr_Format(hop_py_TraceError, "%s: a traced value of another trace was used", what);
+            return NULL;
+        }
+        return t->node;
+    }
+    if (PyObject_TypeCheck(o, &hop_py_SymIntType)) {
+        SymIntObject *s = (SymIntObject *)o;
+        if (s->node)
+            return s->node;
+        if (hop_expr_kind_of(s->expr) == HOP_EXPR_SYMBOL) {
+            hop_node *n = hop_tracer_bind_symbol(current_tracer(tr), s->expr);
+            if (n == NULL)
+                hop_py_raise();
+            return n;
+        }
+        char e[128];
+        hop_expr_print(s->expr, e, sizeof e);
+        PyErr_Format(hop_py_UnsupportedError,
+                     "%s: the SymInt %s is an expression, not a value; return a tensor (e.g. "
+                     "hop.full((), %s)) or a single symbol",
+                     what, e, e);
+        return NULL;
+    }
+    PyErr_Format(PyExc_TypeError, "%s: expected a hop.Tensor or a SymInt, got %.100s", what,
+                 Py_TYPE(o)->tp_name);
+    return NULL;
+}
+
+/* ----------------------------------------------------- recording an op */
+
+/* Converts operands to graph arguments; lists take items from *pool. */
+static int
+to_args(TraceObject *tr, const hop_py_opnd *in, size_t n, hop_arg *out, hop_arg **pool,
+        hop_arg *pool_end, const char *what)
+{
+    for (size_t i = 0; i < n; i++) {
+        const hop_py_opnd *o = &in[i];
+        switch (o->kind) {
+        case HOP_PY_NONE:
+            out[i] = hop_arg_none();
+            break;
+        case HOP_PY_INT:
+            out[i] = hop_arg_int(o->u.i);
+            break;
+        case HOP_PY_FLOAT:
+            out[i] = hop_arg_float(o->u.f);
+            break;
+        case HOP_PY_BOOL:
+            out[i] = hop_arg_bool(o->u.b);
+            break;
+        case HOP_PY_DTYPE:
+            out[i] = hop_arg_dtype(o->u.d);
+            break;
+        case HOP_PY_TENSOR: {
+            hop_node *node = value_node(tr, (PyObject *)o->u.t, what);
+            if (node == NULL)
+                return -1;
+            out[i] = hop_arg_node(node);
+            break;
+        }
+        case HOP_PY_SYM: {
+            SymIntObject *s = (SymIntObject *)o->u.sym;
+            out[i] = s->node ? hop_arg_node(s->node) : hop_arg_sym(s->expr);
+            break;
+        }
+        case HOP_PY_LIST: {
+            size_t k = o->u.list.n;
+            if (*pool + k > pool_end) {
+                PyErr_Format(PyExc_ValueError, "%s: too many list items", what);
+                return -1;
+            }
+            hop_arg *items = *pool;
+            *pool += k;
+            if (to_args(tr, o->u.list.items, k, items, pool, pool_end, what) < 0)
+                return -1;
+            out[i] = hop_arg_list(items, k);
+            break;
+        }
+        }
+    }
+    return 0;
+}
+
+static size_t
+count_items(const hop_py_opnd *in, size_t n)
+{
+    size_t total = 0;
+    for (size_t i = 0; i < n; i++)
+        if (in[i].kind == HOP_PY_LIST)
+            total += in[i].u.list.n + count_items(in[i].u.list.items, in[i].u.list.n);
+    return total;
+}
+
+PyObject *
+hop_py_trace_op(hop_op op, const hop_py_opnd *args, size_t nargs)
+{
+    const hop_op_info *info = hop_op_get(op);
+    const char *what = info ? info->name : "op";
+    TraceObject *tr = active_trace(what);
+    if (tr == NULL)
+        return NULL;
+    size_t total = nargs + count_items(args, nargs);
+    hop_arg small[64], *buf = small;
+    if (total > 64 && (buf = PyMem_Calloc(total, sizeof *buf)) == NULL)
+        return PyErr_NoMemory();
+    hop_arg *pool = buf + nargs;
+    PyObject *result = NULL;
+    if (to_args(tr, args, nargs, buf, &pool, buf + total, what) == 0) {
+        hop_node *n = hop_tracer_call_op(current_tracer(tr), op, buf, nargs);
+        result = n ? wrap_node((PyObject *)tr, n) : hop_py_raise();
+    }
+    if (buf != small)
+        PyMem_Free(buf);
+    return result;
+}
+
+int
+hop_py_tracing_active(void)
+{
+    return current != NULL && current->active;
+}
+
+/* ------------------------------------------------------------- SymInt */
+
+static void
+symint_dealloc(SymIntObject *s)
+{
+    Py_XDECREF(s->owner);
+    PyObject_Free(s);
+}
+
+static hop_shape_env *
+symint_env(SymIntObject *s)
+{
+    return hop_output_graph_env(((TraceObject *)s->owner)->og);
+}
+
+/* An int or a SymInt as an expression of env; NULL (no error) otherwise. */
+static const hop_expr *
+as_expr(hop_shape_env *env, PyObject *o, PyObject **owner)
+{
+    if (PyObject_TypeCheck(o, &hop_py_SymIntType)) {
+        if (owner && *owner == NULL)
+            *owner = ((SymIntObject *)o)->owner;
+        return ((SymIntObject *)o)->expr;
+    }
+    if (PyLong_Check(o) && !PyBool_Check(o)) {
+        int overflow = 0;
+        long long v = PyLong_AsLongLongAndOverflow(o, &overflow);
+        if (overflow || (v == -1 && PyErr_Occurred())) {
+            PyErr_Clear();
+            return NULL;
+        }
+        return hop_sym_const(env, v);
+    }
+    return NULL;
+}
+
+typedef const hop_expr *(*sym_binop)(hop_shape_env *, const hop_expr *, const hop_expr *);
+
+static PyObject *
+symint_binary(PyObject *a, PyObject *b, sym_binop f)
+{
+    SymIntObject *s = PyObject_TypeCheck(a, &hop_py_SymIntType) ? (SymIntObject *)a
+                                                                 : (SymIntObject *)b;
+    hop_shape_env *env = symint_env(s);
+    PyObject *owner = NULL;
+    const hop_expr *x = as_expr(env, a, &owner), *y = as_expr(env, b, &owner);
+    if (x == NULL || y == NULL)
+        Py_RETURN_NOTIMPLEMENTED;
+    const hop_expr *r = f(env, x, y);
+    return r ? symint_new(owner, r, NULL) : hop_py_raise();
+}
+
+static PyObject *
+symint_add(PyObject *a, PyObject *b)
+{
+    return symint_binary(a, b, hop_sym_add);
+}
+
+static PyObject *
+symint_sub(PyObject *a, PyObject *b)
+{
+    return symint_binary(a, b, hop_sym_sub);
+}
+
+static PyObject *
+symint_mul(PyObject *a, PyObject *b)
+{
+    return symint_binary(a, b, hop_sym_mul);
+}
+
+static PyObject *
+symint_floordiv(PyObject *a, PyObject *b)
+{
+    return symint_binary(a, b, hop_sym_floordiv);
+}
+
+static PyObject *
+symint_mod(PyObject *a, PyObject *b)
+{
+    return symint_binary(a, b, hop_sym_mod);
+}
+
+static PyObject *
+symint_neg(PyObject *a)
+{
+    SymIntObject *s = (SymIntObject *)a;
+    const hop_expr *r = hop_sym_neg(symint_env(s), s->expr);
+    return r ? symint_new(s->owner, r, NULL) : hop_py_raise();
+}
+
+/* Decides a SymBool through the ShapeEnv: a hint decision adds a guard. */
+static int
+decide(SymIntObject *s, const hop_expr *cond, const char *what)
+{
+    bool v;
+    if (hop_shape_env_decide(symint_env(s), cond, what, &v) != HOP_OK) {
+        hop_py_raise();
+        return -1;
+    }
+    return v;
+}
+
+static PyObject *
+symint_richcompare(PyObject *a, PyObject *b, int op)
+{
+    SymIntObject *s = PyObject_TypeCheck(a, &hop_py_SymIntType) ? (SymIntObject *)a
+                                                                 : (SymIntObject *)b;
+    hop_shape_env *env = symint_env(s);
+    const hop_expr *x = as_expr(env, a, NULL), *y = as_expr(env, b, NULL);
+    if (x == NULL || y == NULL)
+        Py_RETURN_NOTIMPLEMENTED;
+    static const sym_binop rel[] = {hop_sym_lt, hop_sym_le, hop_sym_eq,
+                                    hop_sym_ne, hop_sym_gt, hop_sym_ge};
+    const hop_expr *cond = rel[op](env, x, y);
+    if (cond == NULL)
+        return hop_py_raise();
+    int v = decide(s, cond, "SymInt comparison");
+    if (v < 0)
+        return NULL;
+    return PyBool_FromLong(v);
+}
+
+static int
+symint_bool(PyObject *a)
+{
+    SymIntObject *s = (SymIntObject *)a;
+    hop_shape_env *env = symint_env(s);
+    const hop_expr *cond = hop_sym_ne(env, s->expr, hop_sym_const(env, 0));
+    return cond ? decide(s, cond, "bool(SymInt)") : hop_py_raise_int();
+}
+
+/* int(s): specialises s to its hint, with a guard. */
+static PyObject *
+symint_int(PyObject *a)
+{
+    SymIntObject *s = (SymIntObject *)a;
+    hop_shape_env *env = symint_env(s);
+    size_t n = hop_shape_env_nsymbols(env);
+    int64_t *hints = PyMem_Calloc(n + 1, sizeof *hints);
+    if (hints == NULL)
+        return PyErr_NoMemory();
+    for (size_t i = 0; i < n; i++)
+        if (!hop_symbol_hint(hop_shape_env_symbol(env, i), &hints[i]))
+            hints[i] = HOP_UNBOUND;
+    int64_t v;
+    hop_status st = hop_expr_eval(s->expr, hints, n, &v);
+    PyMem_Free(hints);
+    if (st != HOP_OK) {
+        char e[128];
+        hop_expr_print(s->expr, e, sizeof e);
+        return PyErr_Format(hop_py_DataDependentError,
+                            "int(%s): the value depends on data (an unbacked symbol); it is only "
+                            "known at run time",
+                            e);
+    }
+    const hop_expr *cond = hop_sym_eq(env, s->expr, hop_sym_const(env, v));
+    if (cond == NULL || decide(s, cond, "int(SymInt)") < 0)
+        return cond ? NULL : hop_py_raise();
+    return PyLong_FromLongLong(v);
+}
+
+static PyObject *
+symint_str(PyObject *a)
+{
+    char e[256];
+    hop_expr_print(((SymIntObject *)a)->expr, e, sizeof e);
+    return PyUnicode_FromString(e);
+}
+
+static PyObject *
+symint_repr(PyObject *a)
+{
+    char e[256];
+    hop_expr_print(((SymIntObject *)a)->expr, e, sizeof e);
+    return PyUnicode_FromFormat("SymInt(%s)", e);
+}
+
+static Py_hash_t
+symint_hash(PyObject *a)
+{
+    /* Interned: equal expressions are the same pointer. */
+    Py_hash_t h = (Py_hash_t)((uintptr_t)((SymIntObject *)a)->expr >> 4);
+    return h == -1 ? -2 : h;
+}
+
+static PyObject *
+symint_get_expr(PyObject *a, void *closure)
+{
+    (void)closure;
+    return symint_str(a);
+}
+
+static PyObject *
+symint_get_node(PyObject *a, void *closure)
+{
+    (void)closure;
+    SymIntObject *s = (SymIntObject *)a;
+    if (s->node == NULL)
+        Py_RETURN_NONE;
+    return PyUnicode_FromString(s->node->name);
+}
+
+static PyNumberMethods symint_as_number = {
+    .nb_add = symint_add,
+    .nb_subtract = symint_sub,
+    .nb_multiply = symint_mul,
+    .nb_floor_divide = symint_floordiv,
+    .nb_remainder = symint_mod,
+    .nb_negative = symint_neg,
+    .nb_bool = symint_bool,
+    .nb_int = symint_int,
+    .nb_index = symint_int,
+};
+
+static PyGetSetDef symint_getset[] = {
+    {"expr", symint_get_expr, NULL, "the expression, e.g. '2*s0 + 1'", NULL},
+    {"node", symint_get_node, NULL, "the name of the graph value that yields it, or None", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+PyTypeObject hop_py_SymIntType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "hop.SymInt",
+    .tp_basicsize = sizeof(SymIntObject),
+    .tp_dealloc = (destructor)symint_dealloc,
+    .tp_repr = symint_repr,
+    .tp_str = symint_str,
+    .tp_hash = symint_hash,
+    .tp_as_number = &symint_as_number,
+    .tp_richcompare = symint_richcompare,
+    .tp_getset = symint_getset,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "A symbolic integer of a trace: a size like s0, or an unbacked value like u0.",
+};
+
+/* ------------------------------------------------------ HOPs with Python bodies */
+
+/*
+ * The frame of one HOP call.  `body` is the Python callable the C body
+ * invokes: body(*inputs) -> list of leaves (proxies, concrete tensors,
+ * SymInts).  `lifted_inputs` is the tuple passed to bodies whose inputs are
+ * lifted on first use (the operands themselves).
+ */
+typedef struct frame {
+    PyObject *bodies[HOP_MAX_BODIES];
+    PyObject *lifted_inputs;
+    PyObject *exc_type, *exc_value, *exc_tb; /* what a body raised, if anything */
+    struct frame *outer;
+} frame;
+
+static frame *innermost;
+
+static hop_status
+py_body(hop_tracer *t, PyObject *fn, hop_node *const *in, size_t n, bool explicit_inputs,
+        hop_values *out)
+{
+    TraceObject *tr = current;
+    frame *f = innermost;
+    PyObject *args = NULL, *result = NULL, *seq = NULL;
+    if (explicit_inputs) {
+        args = PyTuple_New((Py_ssize_t)n);
+        for (size_t i = 0; args && i < n; i++) {
+            PyObject *v = wrap_node((PyObject *)tr, in[i]);
+            if (v == NULL) {
+                Py_CLEAR(args);
+                break;
+            }
+            PyTuple_SET_ITEM(args, (Py_ssize_t)i, v);
+        }
+    } else {
+        args = f->lifted_inputs;
+        Py_XINCREF(args);
+    }
+    if (args)
+        result = PyObject_Call(fn, args, NULL);
+    if (result)
+        seq = PySequence_Fast(result, "a HOP body wrapper must return a list of leaves");
+    for (Py_ssize_t i = 0; seq && i < PySequence_Fast_GET_SIZE(seq); i++) {
+        hop_node *node = value_node(tr, PySequence_Fast_GET_ITEM(seq, i), "HOP body output");
+        if (node == NULL || hop_values_push(out, node) != HOP_OK) {
+            if (node)
+                hop_py_raise();
+            Py_CLEAR(seq);
+        }
+    }
+    Py_XDECREF(args);
+    Py_XDECREF(result);
+    if (seq == NULL) {
+        if (PyErr_Occurred() && f->exc_type == NULL)
+            PyErr_Fetch(&f->exc_type, &f->exc_value, &f->exc_tb);
+        else
+            PyErr_Clear();
+        (void)t;
+        return hop_error(HOP_TRACE, "a Python exception was raised in the body");
+    }
+    Py_DECREF(seq);
+    return HOP_OK;
+}
+
+static hop_status
+body_lifted0(hop_tracer *t, void *ud, hop_node *const *in, size_t n, hop_values *out)
+{
+    (void)ud;
+    return py_body(t, innermost->bodies[0], in, n, false, out);
+}
+
+static hop_status
+body_lifted1(hop_tracer *t, void *ud, hop_node *const *in, size_t n, hop_values *out)
+{
+    (void)ud;
+    return py_body(t, innermost->bodies[1], in, n, false, out);
+}
+
+static hop_status
+body_explicit0(hop_tracer *t, void *ud, hop_node *const *in, size_t n, hop_values *out)
+{
+    (void)ud;
+    return py_body(t, innermost->bodies[0], in, n, true, out);
+}
+
+/* Converts a sequence of proxies/SymInts/tensors into node arguments. */
+static hop_arg *
+node_args(TraceObject *tr, PyObject *seq, Py_ssize_t *n, const char *what)
+{
+    PyObject *fast = PySequence_Fast(seq, "expected a sequence of traced values");
+    if (fast == NULL)
+        return NULL;
+    *n = PySequence_Fast_GET_SIZE(fast);
+    hop_arg *args = PyMem_Calloc((size_t)*n + 1, sizeof *args);
+    for (Py_ssize_t i = 0; args && i < *n; i++) {
+        hop_node *node = value_node(tr, PySequence_Fast_GET_ITEM(fast, i), what);
+        if (node == NULL) {
+            PyMem_Free(args);
+            args = NULL;
+            break;
+        }
+        args[i] = hop_arg_node(node);
+    }
+    Py_DECREF(fast);
+    if (args == NULL && !PyErr_Occurred())
+        PyErr_NoMemory();
+    return args;
+}
+
+/* Finishes a HOP call: the results as a list, or the error as an exception. */
+static PyObject *
+finish_call(TraceObject *tr, frame *f, hop_status st, hop_values *outs)
+{
+    innermost = f->outer;
+    PyObject *result = NULL;
+    if (st == HOP_OK) {
+        result = PyList_New((Py_ssize_t)outs->n);
+        for (size_t i = 0; result && i < outs->n; i++) {
+            PyObject *v = wrap_node((PyObject *)tr, outs->items[i]);
+            if (v == NULL)
+                Py_CLEAR(result);
+            else
+                PyList_SET_ITEM(result, (Py_ssize_t)i, v);
+        }
+    } else if (f->exc_type) {
+        PyErr_Restore(f->exc_type, f->exc_value, f->exc_tb);
+        f->exc_type = f->exc_value = f->exc_tb = NULL;
+    } else {
+        hop_py_raise();
+    }
+    hop_values_clear(outs);
+    return result;
+}
+
+static PyObject *
+trace_cond(TraceObject *tr, PyObject *args)
+{
+    PyObject *pred, *tfn, *ffn, *operands;
+    if (!PyArg_ParseTuple(args, "OOOO:cond", &pred, &tfn, &ffn, &operands))
+        return NULL;
+    if (active_trace("cond") == NULL)
+        return NULL;
+    hop_arg p;
+    if (PyBool_Check(pred)) {
+        p = hop_arg_bool(pred == Py_True);
+    } else if (PyObject_TypeCheck(pred, &hop_py_SymIntType) && ((SymIntObject *)pred)->node == NULL) {
+        p = hop_arg_sym(((SymIntObject *)pred)->expr);
+    } else {
+        hop_node *n = value_node(tr, pred, "cond: pred");
+        if (n == NULL)
+            return NULL;
+        p = hop_arg_node(n);
+    }
+    Py_ssize_t nops;
+    hop_arg *ops = node_args(tr, operands, &nops, "cond: operand");
+    if (ops == NULL)
+        return NULL;
+    PyObject *tuple = PySequence_Tuple(operands);
+    if (tuple == NULL) {
+        PyMem_Free(ops);
+        return NULL;
+    }
+    frame f = {{tfn, ffn}, tuple, NULL, NULL, NULL, innermost};
+    innermost = &f;
+    hop_values outs = {0};
+    hop_status st = hop_cond(tr->og, p, (hop_body){body_lifted0, tfn},
+                             (hop_body){body_lifted1, ffn}, ops, (size_t)nops, &outs);
+    PyMem_Free(ops);
+    Py_DECREF(tuple);
+    return finish_call(tr, &f, st, &outs);
+}
+
+static PyObject *
+trace_wrap(TraceObject *tr, PyObject *args)
+{
+    PyObject *fn, *operands;
+    if (!PyArg_ParseTuple(args, "OO:wrap", &fn, &operands))
+        return NULL;
+    if (active_trace("wrap") == NULL)
+        return NULL;
+    Py_ssize_t nops;
+    hop_arg *ops = node_args(tr, operands, &nops, "wrap: argument");
+    if (ops == NULL)
+        return NULL;
+    PyObject *tuple = PySequence_Tuple(operands);
+    if (tuple == NULL) {
+        PyMem_Free(ops);
+        return NULL;
+    }
+    frame f = {{fn}, tuple, NULL, NULL, NULL, innermost};
+    innermost = &f;
+    hop_values outs = {0};
+    hop_status st = hop_wrap(tr->og, (hop_body){body_lifted0, fn}, ops, (size_t)nops, &outs);
+    PyMem_Free(ops);
+    Py_DECREF(tuple);
+    return finish_call(tr, &f, st, &outs);
+}
+
+static PyObject *
+trace_map(TraceObject *tr, PyObject *args)
+{
+    PyObject *fn, *xs, *extra;
+    if (!PyArg_ParseTuple(args, "OOO:map", &fn, &xs, &extra))
+        return NULL;
+    if (active_trace("map") == NULL)
+        return NULL;
+    Py_ssize_t nxs, nextra;
+    hop_arg *x = node_args(tr, xs, &nxs, "map: xs");
+    hop_arg *e = x ? node_args(tr, extra, &nextra, "map: argument") : NULL;
+    if (e == NULL) {
+        PyMem_Free(x);
+        return NULL;
+    }
+    frame f = {{fn}, NULL, NULL, NULL, NULL, innermost};
+    innermost = &f;
+    hop_values outs = {0};
+    hop_status st = hop_map(tr->og, (hop_body){body_explicit0, fn}, x, (size_t)nxs, e,
+                            (size_t)nextra, &outs);
+    PyMem_Free(x);
+    PyMem_Free(e);
+    return finish_call(tr, &f, st, &outs);
+}
+
+static PyObject *
+trace_invoke_subgraph(TraceObject *tr, PyObject *args)
+{
+    PyObject *fn, *key, *operands;
+    if (!PyArg_ParseTuple(args, "OOO:invoke_subgraph", &fn, &key, &operands))
+        return NULL;
+    if (active_trace("invoke_subgraph") == NULL)
+        return NULL;
+    Py_ssize_t nops;
+    hop_arg *ops = node_args(tr, operands, &nops, "invoke_subgraph: argument");
+    if (ops == NULL)
+        return NULL;
+    frame f = {{fn}, NULL, NULL, NULL, NULL, innermost};
+    innermost = &f;
+    hop_values outs = {0};
+    /* The user's function is the cache key: one subgraph per function. */
+    hop_status st = hop_invoke_subgraph(tr->og, (hop_body){body_explicit0, key}, ops,
+                                        (size_t)nops, &outs);
+    PyMem_Free(ops);
+    return finish_call(tr, &f, st, &outs);
+}
+
+/* ------------------------------------------------------------- the Trace */
+
+static PyObject *
+trace_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
+{
+    if (!PyArg_ParseTuple(args, ":Trace") || (kwds && PyDict_Size(kwds) > 0)) {
+        PyErr_SetString(PyExc_TypeError, "Trace() takes no arguments");
+        return NULL;
+    }
+    TraceObject *tr = (TraceObject *)type->tp_alloc(type, 0);
+    if (tr == NULL)
+        return NULL;
+    tr->og = hop_output_graph_new();
+    tr->captures = PyList_New(0);
+    tr->names = PyDict_New();
+    tr->scratch = PyDict_New();
+    if (tr->og == NULL || tr->captures == NULL || tr->names == NULL || tr->scratch == NULL) {
+        Py_DECREF(tr);
+        return tr->og ? NULL : hop_py_raise();
+    }
+    return (PyObject *)tr;
+}
+
+static void
+trace_dealloc(TraceObject *tr)
+{
+    if (current == tr)
+        current = NULL;
+    hop_output_graph_free(tr->og);
+    Py_XDECREF(tr->captures);
+    Py_XDECREF(tr->names);
+    Py_XDECREF(tr->scratch);
+    Py_TYPE(tr)->tp_free((PyObject *)tr);
+}
+
+static PyObject *
+trace_start(TraceObject *tr, PyObject *unused)
+{
+    (void)unused;
+    if (current && current->active)
+        return PyErr_Format(hop_py_TraceError,
+                            "hop.trace: a trace is already active (hop.trace and hop.compile "
+                            "cannot be nested)");
+    tr->active = 1;
+    current = tr;
+    Py_INCREF(tr);
+    Py_RETURN_NONE;
+}
+
+static PyObject *
+trace_stop(TraceObject *tr, PyObject *unused)
+{
+    (void)unused;
+    if (tr->active) {
+        tr->active = 0;
+        if (current == tr)
+            current = NULL;
+        Py_DECREF(tr);
+    }
+    Py_RETURN_NONE;
+}
+
+static int
+parse_dynamic(PyObject *dyn, int rank, bool *dims)
+{
+    if (dyn == Py_None || PyBool_Check(dyn)) {
+        for (int d = 0; d < rank; d++)
+            dims[d] = dyn == Py_True;
+        return 0;
+    }
+    PyObject *fast = PySequence_Fast(dyn, "dynamic must be a bool or a sequence of bools");
+    if (fast == NULL)
+        return -1;
+    if (PySequence_Fast_GET_SIZE(fast) != rank) {
+        Py_DECREF(fast);
+        PyErr_Format(PyExc_ValueError, "dynamic has %zd entries for a tensor of rank %d",
+                     PySequence_Fast_GET_SIZE(fast), rank);
+        return -1;
+    }
+    for (int d = 0; d < rank; d++) {
+        int v = PyObject_IsTrue(PySequence_Fast_GET_ITEM(fast, d));
+        if (v < 0) {
+            Py_DECREF(fast);
+            return -1;
+        }
+        dims[d] = v;
+    }
+    Py_DECREF(fast);
+    return 0;
+}
+
+static PyObject *
+trace_add_input(TraceObject *tr, PyObject *args)
+{
+    const char *name;
+    PyObject *t, *dyn;
+    if (!PyArg_ParseTuple(args, "sO!O:add_input", &name, &hop_py_TensorType, &t, &dyn))
+        return NULL;
+    TensorObject *x = (TensorObject *)t;
+    if (x->t == NULL)
+        return PyErr_Format(PyExc_TypeError, "add_input: %s is a traced value, not an example",
+                            name);
+    bool dims[HOP_MAX_RANK];
+    if (parse_dynamic(dyn, x->t->rank, dims) < 0)
+        return NULL;
+    hop_node *n = hop_output_graph_add_input_dims(tr->og, name, x->t->dtype, x->t->rank,
+                                                  x->t->sizes, dims);
+    return n ? hop_py_proxy_new((PyObject *)tr, n) : hop_py_raise();
+}
+
+static PyObject *
+trace_name_hint(TraceObject *tr, PyObject *args)
+{
+    PyObject *obj, *name;
+    if (!PyArg_ParseTuple(args, "OU:name_hint", &obj, &name))
+        return NULL;
+    PyObject *key = PyLong_FromVoidPtr(obj);
+    if (key == NULL)
+        return NULL;
+    int r = PyDict_Contains(tr->names, key) ? 0 : PyDict_SetItem(tr->names, key, name);
+    Py_DECREF(key);
+    if (r < 0)
+        return NULL;
+    Py_RETURN_NONE;
+}
+
+static PyObject *
+trace_output(TraceObject *tr, PyObject *leaves)
+{
+    Py_ssize_t n;
+    hop_arg *args = node_args(tr, leaves, &n, "output");
+    if (args == NULL)
+        return NULL;
+    hop_node *o = hop_tracer_output(hop_output_graph_root(tr->og), args, (size_t)n);
+    PyMem_Free(args);
+    if (o == NULL)
+        return hop_py_raise();
+    if (hop_graph_verify(hop_output_graph_root_graph(tr->og)) != HOP_OK)
+        return hop_py_raise();
+    Py_RETURN_NONE;
+}
+
+static PyObject *
+trace_depth(TraceObject *tr, PyObject *unused)
+{
+    (void)unused;
+    return PyLong_FromSize_t(hop_output_graph_depth(tr->og));
+}
+
+static PyObject *
+trace_guards(TraceObject *tr, PyObject *unused)
+{
+    (void)unused;
+    hop_shape_env *env = hop_output_graph_env(tr->og);
+    size_t n = hop_shape_env_nguards(env);
+    PyObject *list = PyList_New((Py_ssize_t)n);
+    for (size_t i = 0; list && i < n; i++) {
+        char buf[512];
+        hop_expr_print(hop_shape_env_guard(env, i), buf, sizeof buf);
+        PyObject *s = PyUnicode_FromString(buf);
+        if (s == NULL)
+            Py_CLEAR(list);
+        else
+            PyList_SET_ITEM(list, (Py_ssize_t)i, s);
+    }
+    return list;
+}
+
+/* The root inputs: (name, kind, detail) with kind "arg" (detail: position),
+ * "capture" (detail: the object) or "size" (detail: (input index, dim)). */
+static PyObject *
+trace_inputs(TraceObject *tr, PyObject *unused)
+{
+    (void)unused;
+    size_t n = hop_output_graph_ninputs(tr->og);
+    PyObject *list = PyList_New((Py_ssize_t)n);
+    for (size_t i = 0; list && i < n; i++) {
+        hop_source src;
+        hop_node *node = hop_output_graph_input(tr->og, i, &src);
+        PyObject *item = NULL;
+        if (src.kind == HOP_SOURCE_ARG)
+            item = Py_BuildValue("(ssn)", node->name, "arg", (Py_ssize_t)src.position);
+        else if (src.kind == HOP_SOURCE_CAPTURE)
+            item = Py_BuildValue("(ssO)", node->name, "capture", (PyObject *)src.identity);
+        else
+            item = Py_BuildValue("(ss(nn))", node->name, "size", (Py_ssize_t)src.input,
+                                 (Py_ssize_t)src.dim);
+        if (item == NULL)
+            Py_CLEAR(list);
+        else
+            PyList_SET_ITEM(list, (Py_ssize_t)i, item);
+    }
+    return list;
+}
+
+/* Finds a subgraph by its path of names from the root. */
+static hop_graph *
+graph_at(TraceObject *tr, PyObject *path)
+{
+    hop_graph *g = hop_output_graph_root_graph(tr->og);
+    PyObject *fast = PySequence_Fast(path, "path must be a sequence of subgraph names");
+    if (fast == NULL)
+        return NULL;
+    for (Py_ssize_t i = 0; g && i < PySequence_Fast_GET_SIZE(fast); i++) {
+        const char *name = PyUnicode_AsUTF8(PySequence_Fast_GET_ITEM(fast, i));
+        if (name == NULL) {
+            g = NULL;
+            break;
+        }
+        hop_graph *sub = hop_graph_find_subgraph(g, name);
+        if (sub == NULL)
+            PyErr_Format(PyExc_KeyError, "no subgraph %s in graph %s", name, g->name);
+        g = sub;
+    }
+    Py_DECREF(fast);
+    return g;
+}
+
+static PyObject *
+meta_to_py(const hop_value_info *v)
+{
+    char buf[256];
+    if (v->kind == HOP_VALUE_SYM) {
+        hop_expr_print(v->sym, buf, sizeof buf);
+        return Py_BuildValue("(ss)", "sym", buf);
+    }
+    if (v->kind != HOP_VALUE_TENSOR)
+        Py_RETURN_NONE;
+    PyObject *shape = PyTuple_New(v->meta.rank);
+    for (int d = 0; shape && d < v->meta.rank; d++) {
+        int64_t c;
+        PyObject *s;
+        if (hop_expr_const_value(v->meta.sizes[d], &c)) {
+            s = PyLong_FromLongLong(c);
+        } else {
+            hop_expr_print(v->meta.sizes[d], buf, sizeof buf);
+            s = PyUnicode_FromString(buf);
+        }
+        if (s == NULL)
+            Py_CLEAR(shape);
+        else
+            PyTuple_SET_ITEM(shape, d, s);
+    }
+    if (shape == NULL)
+        return NULL;
+    return Py_BuildValue("(sON)", "tensor", hop_py_dtype_object(v->meta.dtype), shape);
+}
+
+static PyObject *
+arg_to_py(const hop_arg *a)
+{
+    char buf[256];
+    switch (a->kind) {
+    case HOP_ARG_NONE:
+        Py_RETURN_NONE;
+    case HOP_ARG_NODE:
+        return Py_BuildValue("(ss)", "%node", a->u.node->name);
+    case HOP_ARG_INT:
+        return PyLong_FromLongLong(a->u.i);
+    case HOP_ARG_FLOAT:
+        return PyFloat_FromDouble(a->u.f);
+    case HOP_ARG_BOOL:
+        return PyBool_FromLong(a->u.b);
+    case HOP_ARG_SYM:
+        hop_expr_print(a->u.sym, buf, sizeof buf);
+        return Py_BuildValue("(ss)", "%sym", buf);
+    case HOP_ARG_DTYPE: {
+        PyObject *d = hop_py_dtype_object(a->u.dtype);
+        Py_XINCREF(d);
+        return d;
+    }
+    case HOP_ARG_LIST: {
+        PyObject *list = PyList_New((Py_ssize_t)a->u.list.n);
+        for (size_t i = 0; list && i < a->u.list.n; i++) {
+            PyObject *v = arg_to_py(&a->u.list.items[i]);
+            if (v == NULL)
+                Py_CLEAR(list);
+            else
+                PyList_SET_ITEM(list, (Py_ssize_t)i, v);
+        }
+        return list;
+    }
+    case HOP_ARG_GRAPH:
+        return Py_BuildValue("(ss)", "%graph", a->u.graph->name);
+    }
+    Py_RETURN_NONE;
+}
+
+static PyObject *
+printed(char *s)
+{
+    if (s == NULL)
+        return hop_py_raise();
+    PyObject *r = PyUnicode_FromString(s);
+    hop_free(s);
+    return r;
+}
+
+/* describe(path) -> dict(name, nodes, subgraphs, code, table, dot) */
+static PyObject *
+trace_describe(TraceObject *tr, PyObject *path)
+{
+    hop_graph *g = graph_at(tr, path);
+    if (g == NULL)
+        return NULL;
+    PyObject *nodes = PyList_New(0), *subs = PyList_New(0), *result = NULL;
+    for (hop_node *n = g->first; nodes && n; n = n->next) {
+        PyObject *args = PyList_New((Py_ssize_t)n->nargs);
+        for (size_t i = 0; args && i < n->nargs; i++) {
+            PyObject *v = arg_to_py(&n->args[i]);
+            if (v == NULL)
+                Py_CLEAR(args);
+            else
+                PyList_SET_ITEM(args, (Py_ssize_t)i, v);
+        }
+        PyObject *outs = PyList_New((Py_ssize_t)n->nouts);
+        for (size_t i = 0; outs && i < n->nouts; i++) {
+            PyObject *v = meta_to_py(&n->outs[i]);
+            if (v == NULL)
+                Py_CLEAR(outs);
+            else
+                PyList_SET_ITEM(outs, (Py_ssize_t)i, v);
+        }
+        PyObject *meta = meta_to_py(&n->meta);
+        PyObject *item = args && outs && meta
+                             ? Py_BuildValue("(sssOOO)", hop_node_kind_name(n->kind), n->name,
+                                             n->target ? n->target : "", args, meta, outs)
+                             : NULL;
+        Py_XDECREF(args);
+        Py_XDECREF(outs);
+        Py_XDECREF(meta);
+        if (item == NULL || PyList_Append(nodes, item) < 0)
+            Py_CLEAR(nodes);
+        Py_XDECREF(item);
+    }
+    for (size_t i = 0; subs && i < g->nsubgraphs; i++) {
+        PyObject *s = PyUnicode_FromString(g->subgraphs[i]->name);
+        if (s == NULL || PyList_Append(subs, s) < 0)
+            Py_CLEAR(subs);
+        Py_XDECREF(s);
+    }
+    if (nodes && subs) {
+        PyObject *code = printed(hop_graph_code(g));
+        PyObject *table = code ? printed(hop_graph_table(g)) : NULL;
+        PyObject *dot = table ? printed(hop_graph_dot(g)) : NULL;
+        if (dot)
+            result = Py_BuildValue("{s:s,s:O,s:O,s:N,s:N,s:N}", "name", g->name, "nodes", nodes,
+                                   "subgraphs", subs, "code", code, "table", table, "dot", dot);
+        else {
+            Py_XDECREF(code);
+            Py_XDECREF(table);
+        }
+    }
+    Py_XDECREF(nodes);
+    Py_XDECREF(subs);
+    return result;
+}
+
+static PyObject *
+trace_get_captures(TraceObject *tr, void *closure)
+{
+    (void)closure;
+    Py_INCREF(tr->captures);
+    return tr->captures;
+}
+
+static PyObject *
+trace_get_scratch(TraceObject *tr, void *closure)
+{
+    (void)closure;
+    Py_INCREF(tr->scratch);
+    return tr->scratch;
+}
+
+static PyObject *
+trace_get_active(TraceObject *tr, void *closure)
+{
+    (void)closure;
+    return PyBool_FromLong(tr->active);
+}
+
+
+/* ------------------------------------------------------------- plans */
+
+typedef struct PlanObject {
+    PyObject_HEAD
+    hop_plan *plan;
+    size_t ninputs, noutputs;
+} PlanObject;
+
+static void
+plan_dealloc(PlanObject *p)
+{
+    hop_plan_free(p->plan);
+    PyObject_Free(p);
+}
+
+/* run(tensors) -> list of tensors: runs the plan with the GIL released. */
+static PyObject *
+plan_run(PlanObject *p, PyObject *arg)
+{
+    PyObject *fast = PySequence_Fast(arg, "Plan.run takes a sequence of tensors");
+    if (fast == NULL)
+        return NULL;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(fast);
+    if ((size_t)n != p->ninputs) {
+        Py_DECREF(fast);
+        return PyErr_Format(PyExc_TypeError, "the plan takes %zu tensors, got %zd", p->ninputs,
+                            n);
+    }
+    hop_tensor *small_in[16], **in = small_in, *small_out[16], **out = small_out;
+    if (n > 16)
+        in = PyMem_Calloc((size_t)n, sizeof *in);
+    if (p->noutputs > 16)
+        out = PyMem_Calloc(p->noutputs, sizeof *out);
+    PyObject *result = NULL;
+    if (in == NULL || out == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *o = PySequence_Fast_GET_ITEM(fast, i);
+        if (!PyObject_TypeCheck(o, &hop_py_TensorType) || HOP_PY_IS_PROXY(o)) {
+            PyErr_Format(PyExc_TypeError, "plan input %zd (%s) must be a concrete hop.Tensor, "
+                         "got %.100s", i, hop_plan_input_name(p->plan, (size_t)i),
+                         Py_TYPE(o)->tp_name);
+            goto done;
+        }
+        in[i] = ((TensorObject *)o)->t;
+    }
+    hop_status st;
+    Py_BEGIN_ALLOW_THREADS
+    st = hop_plan_run(p->plan, in, (size_t)n, out, p->noutputs);
+    Py_END_ALLOW_THREADS
+    if (st != HOP_OK) {
+        hop_py_raise();
+        goto done;
+    }
+    result = PyList_New((Py_ssize_t)p->noutputs);
+    for (size_t i = 0; i < p->noutputs; i++) {
+        PyObject *t = result ? hop_py_tensor_new(out[i]) : NULL;
+        if (result == NULL) {
+            hop_tensor_release(out[i]);
+        } else if (t == NULL) {
+            Py_CLEAR(result);
+        } else {
+            PyList_SET_ITEM(result, (Py_ssize_t)i, t);
+        }
+    }
+done:
+    if (in != small_in)
+        PyMem_Free(in);
+    if (out != small_out)
+        PyMem_Free(out);
+    Py_DECREF(fast);
+    return result;
+}
+
+static PyObject *
+plan_dump(PlanObject *p, PyObject *unused)
+{
+    (void)unused;
+    return printed(hop_plan_dump(p->plan));
+}
+
+static PyObject *
+plan_input_names(PlanObject *p, void *closure)
+{
+    (void)closure;
+    PyObject *list = PyList_New((Py_ssize_t)p->ninputs);
+    for (size_t i = 0; list && i < p->ninputs; i++) {
+        PyObject *s = PyUnicode_FromString(hop_plan_input_name(p->plan, i));
+        if (s == NULL)
+            Py_CLEAR(list);
+        else
+            PyList_SET_ITEM(list, (Py_ssize_t)i, s);
+    }
+    return list;
+}
+
+static PyMethodDef plan_methods[] = {
+    {"run", (PyCFunction)plan_run, METH_O, "run(tensors) -> list of result tensors"},
+    {"dump", (PyCFunction)plan_dump, METH_NOARGS, "The program, like SQLite's EXPLAIN."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyGetSetDef plan_getset[] = {
+    {"input_names", (getter)plan_input_names, NULL, "names of the plan's tensor inputs", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static PyTypeObject PlanType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "hop._C.Plan",
+    .tp_basicsize = sizeof(PlanObject),
+    .tp_dealloc = (destructor)plan_dealloc,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "A compiled program: run it with run(tensors).",
+    .tp_methods = plan_methods,
+    .tp_getset = plan_getset,
+};
+
+static PyObject *
+trace_lower(TraceObject *tr, PyObject *unused)
+{
+    (void)unused;
+    hop_plan *plan = hop_lower(tr->og, NULL);
+    if (plan == NULL)
+        return hop_py_raise();
+    PlanObject *p = PyObject_New(PlanObject, &PlanType);
+    if (p == NULL) {
+        hop_plan_free(plan);
+        return NULL;
+    }
+    p->plan = plan;
+    p->ninputs = hop_plan_ninputs(plan);
+    p->noutputs = hop_plan_noutputs(plan);
+    return (PyObject *)p;
+}
+
+static PyMethodDef trace_methods[] = {
+    {"start", (PyCFunction)trace_start, METH_NOARGS, "Makes this trace the active one."},
+    {"stop", (PyCFunction)trace_stop, METH_NOARGS, "Ends tracing."},
+    {"add_input", (PyCFunction)trace_add_input, METH_VARARGS,
+     "add_input(name, example, dynamic) -> proxy: the next argument of the traced function."},
+    {"name_hint", (PyCFunction)trace_name_hint, METH_VARARGS,
+     "name_hint(obj, name): the name a captured tensor gets."},
+    {"output", (PyCFunction)trace_output, METH_O, "output(leaves): the traced function's result."},
+    {"depth", (PyCFunction)trace_depth, METH_NOARGS, "Tracers on the stack (1: the root)."},
+    {"lower", (PyCFunction)trace_lower, METH_NOARGS, "lower() -> Plan: compiles the trace."},
+    {"guards", (PyCFunction)trace_guards, METH_NOARGS, "The ShapeEnv's guards, as text."},
+    {"inputs", (PyCFunction)trace_inputs, METH_NOARGS, "The root inputs and their sources."},
+    {"describe", (PyCFunction)trace_describe, METH_O, "describe(path) -> dict for a graph."},
+    {"cond", (PyCFunction)trace_cond, METH_VARARGS, "cond(pred, t, f, operands) -> leaves"},
+    {"wrap", (PyCFunction)trace_wrap, METH_VARARGS, "wrap(fn, args) -> leaves"},
+    {"map", (PyCFunction)trace_map, METH_VARARGS, "map(fn, xs, args) -> leaves"},
+    {"invoke_subgraph", (PyCFunction)trace_invoke_subgraph, METH_VARARGS,
+     "invoke_subgraph(fn, key, args) -> leaves"},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyGetSetDef trace_getset[] = {
+    {"captures", (getter)trace_get_captures, NULL, "captured concrete tensors, in order", NULL},
+    {"active", (getter)trace_get_active, NULL, "whether tracing is in progress", NULL},
+    {"scratch", (getter)trace_get_scratch, NULL, "a dict for the Python layer", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static PyTypeObject TraceType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "hop._C.Trace",
+    .tp_basicsize = sizeof(TraceObject),
+    .tp_dealloc = (destructor)trace_dealloc,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "One traced program: an OutputGraph with its tracer stack.",
+    .tp_methods = trace_methods,
+    .tp_getset = trace_getset,
+    .tp_new = trace_new,
+};
+
+static PyObject *
+py_tracing(PyObject *self, PyObject *unused)
+{
+    (void)self;
+    (void)unused;
+    if (current && current->active) {
+        Py_INCREF(current);
+        return (PyObject *)current;
+    }
+    Py_RETURN_NONE;
+}
+
+static PyObject *
+py_is_proxy(PyObject *self, PyObject *o)
+{
+    (void)self;
+    return PyBool_FromLong(PyObject_TypeCheck(o, &hop_py_TensorType) && HOP_PY_IS_PROXY(o));
+}
+
+static PyMethodDef trace_functions[] = {
+    {"tracing", py_tracing, METH_NOARGS, "The active Trace, or None."},
+    {"_is_proxy", py_is_proxy, METH_O, "True for a traced value (a proxy Tensor)."},
+    {NULL, NULL, 0, NULL},
+};
+
+int
+hop_py_trace_init(PyObject *module)
+{
+    if (PyType_Ready(&TraceType) < 0 || PyType_Ready(&hop_py_SymIntType) < 0 ||
+        PyType_Ready(&PlanType) < 0)
+        return -1;
+    if (PyModule_AddObjectRef(module, "Trace", (PyObject *)&TraceType) < 0 ||
+        PyModule_AddObjectRef(module, "SymInt", (PyObject *)&hop_py_SymIntType) < 0)
+        return -1;
+    return PyModule_AddFunctions(module, trace_functions);
+}

@@ -1,0 +1,29 @@
+"""hop: higher-order operators (cond, map, wrap, invoke_subgraph) with nested
+subgraph tracing, lowered to a C kernel runtime.
+
+    import hop
+    def f(x, y):
+        return hop.cond(x.sum() > 0, lambda: (x * y).sin(), lambda: x - y)
+    gm = hop.trace(f, hop.randn(8, 4), hop.randn(4), dynamic=True)
+    print(gm.code)
+    gm(hop.randn(16, 4), hop.randn(4))
+"""
+
+from . import _C
+from ._C import (  # noqa: F401  (re-exported)
+    Tensor, SymInt, Error, TraceError, ShapeError, DTypeError, UnsupportedError, GuardError,
+    DataDependentError,
+)
+from ._hops import cond, map, wrap, invoke_subgraph, nested_compile_region  # noqa: F401
+from ._trace import trace, GraphModule, Graph, Node, TensorMeta, SymMeta  # noqa: F401
+from ._compile import compile, CompiledFunction  # noqa: F401
+from . import testing  # noqa: F401
+
+# Everything public that the extension defines (dtypes, constructors, ops,
+# more exception classes) is part of the package.
+for _name in dir(_C):
+    if not _name.startswith("_") and _name not in globals() and _name not in ("Trace", "tracing"):
+        globals()[_name] = getattr(_C, _name)
+del _name
+
+__version__ = "0.1.0"

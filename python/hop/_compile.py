@@ -1,0 +1,106 @@
+"""hop.compile: a guarded cache of traced, lowered plans.
+
+The first call traces and lowers; later calls try the cached plans, whose
+guards are checked in C on entry (dtype, rank, sizes, symbol relations) and by
+the runner for constant (non-tensor) arguments.  A guard failure retraces; with
+dynamic=None the dims whose sizes changed become dynamic on the recompile, as
+Dynamo does.
+"""
+
+import warnings
+
+from . import _C
+from ._pytree import flatten
+from ._trace import _trace
+
+__all__ = ["compile", "CompiledFunction"]
+
+
+class _Entry:
+    __slots__ = ("gm", "runner", "dynamic", "reason")
+
+    def __init__(self, gm, runner, dynamic, reason):
+        self.gm = gm
+        self.runner = runner
+        self.dynamic = dynamic
+        self.reason = reason
+
+
+class CompiledFunction:
+    """The callable hop.compile returns."""
+
+    def __init__(self, fn, dynamic=None, recompile_limit=8):
+        if not callable(fn):
+            raise TypeError(f"hop.compile: fn must be callable, got {type(fn).__name__}")
+        if dynamic not in (None, True, False):
+            raise TypeError("hop.compile: dynamic must be None, True or False")
+        self.fn = fn
+        self.dynamic = dynamic
+        self.recompile_limit = recompile_limit
+        self._entries = []
+        self._dims = None  # per tensor leaf: set of dims made dynamic
+        self.recompiles = 0
+        self.__wrapped__ = fn
+        self.__name__ = getattr(fn, "__name__", "compiled")
+        self.__doc__ = getattr(fn, "__doc__", None)
+
+    @property
+    def graphs(self):
+        """The GraphModules compiled so far, oldest first."""
+        return [e.gm for e in self._entries]
+
+    def __call__(self, *args):
+        failures = []
+        for entry in reversed(self._entries):
+            try:
+                return entry.runner(*args)
+            except _C.GuardError as e:
+                failures.append(str(e))
+        reason = "first call" if not self._entries else "; ".join(failures)
+        dynamic = self._dynamic_for(args)
+        gm, runner = _trace(self.fn, args, dynamic)
+        if self._entries:
+            self.recompiles += 1
+            if self.recompiles > self.recompile_limit:
+                warnings.warn(f"hop.compile: {self.__name__} has recompiled {self.recompiles} "
+                              f"times (limit {self.recompile_limit}); the last reason: {reason}",
+                              RuntimeWarning, stacklevel=2)
+        self._entries.append(_Entry(gm, runner, dynamic, reason))
+        return runner(*args)
+
+    def _dynamic_for(self, args):
+        if self.dynamic is not None:
+            return self.dynamic
+        leaves, _ = flatten(tuple(args))
+        shapes = [tuple(x.shape) if hasattr(x, "shape") else None for x in leaves]
+        if self._dims is None:
+            self._dims = [set() for _ in leaves]
+            self._first = shapes
+            return False
+        if len(shapes) == len(self._first):
+            for i, (now, then) in enumerate(zip(shapes, self._first)):
+                if now is not None and then is not None and len(now) == len(then):
+                    self._dims[i].update(d for d in range(len(now)) if now[d] != then[d])
+        return [tuple(d in self._dims[i] for d in range(len(s))) if s is not None else False
+                for i, s in enumerate(shapes)]
+
+    def explain(self):
+        """The compiled graphs, their guards, and why each recompile happened."""
+        out = [f"hop.compile({self.__name__}): {len(self._entries)} graph(s), "
+               f"{self.recompiles} recompile(s)"]
+        for i, e in enumerate(self._entries):
+            out.append(f"\n--- graph {i}: compiled because: {e.reason}")
+            out.append(f"dynamic: {e.dynamic}")
+            guards = e.gm.guards
+            out.append("guards: " + (", ".join(guards) if guards else "(none beyond dtypes, "
+                                                                      "ranks and sizes)"))
+            out.append(e.gm.code.rstrip())
+        return "\n".join(out) + "\n"
+
+
+def compile(fn=None, *, dynamic=None, recompile_limit=8):
+    """Compiles fn with a guarded cache; usable as @hop.compile or
+    @hop.compile(dynamic=True)."""
+    if fn is None:
+        return lambda f: CompiledFunction(f, dynamic, recompile_limit)
+    return CompiledFunction(fn, dynamic, recompile_limit)

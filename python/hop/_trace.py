@@ -1,0 +1,324 @@
+"""hop.trace and hop.GraphModule.
+
+trace(fn, *example_args, dynamic=False) runs fn on proxies inside a fresh
+Trace (one C OutputGraph), records every op and HOP, and lowers the result to
+a C plan.  The GraphModule it returns prints (code, table, DOT), exposes its
+nodes and nested subgraphs, and runs the plan when called.
+"""
+
+import inspect
+
+from . import _C
+from ._pytree import flatten, unflatten
+
+__all__ = ["trace", "GraphModule", "Graph", "Node", "TensorMeta", "SymMeta"]
+
+try:
+    import numpy as _np
+except ImportError:  # NumPy is optional at run time
+    _np = None
+
+
+class TensorMeta:
+    """A tensor's metadata in a graph: dtype and shape (ints, or strings like
+    "s0" for symbolic sizes)."""
+
+    __slots__ = ("dtype", "shape")
+
+    def __init__(self, dtype, shape):
+        self.dtype = dtype
+        self.shape = tuple(shape)
+
+    def __eq__(self, other):
+        return isinstance(other, TensorMeta) and (self.dtype, self.shape) == (other.dtype,
+                                                                              other.shape)
+
+    def __repr__(self):
+        return f"TensorMeta(dtype={self.dtype!r}, shape={self.shape!r})"
+
+
+class SymMeta:
+    """A SymInt value in a graph: its expression as text ("s0", "2*s0 + 1")."""
+
+    __slots__ = ("expr",)
+
+    def __init__(self, expr):
+        self.expr = expr
+
+    def __eq__(self, other):
+        return isinstance(other, SymMeta) and self.expr == other.expr
+
+    def __repr__(self):
+        return f"SymMeta(expr={self.expr!r})"
+
+
+def _meta(m):
+    if m is None:
+        return None
+    if m[0] == "sym":
+        return SymMeta(m[1])
+    return TensorMeta(m[1], m[2])
+
+
+class Node:
+    """One node of a graph.
+
+    op: "placeholder", "call_op", "call_hop", "getitem" or "output"; name;
+    target (the op or HOP name); args (for call_hop: the values passed at run
+    time, e.g. cond: pred then the merged inputs); subgraphs (names, for
+    call_hop); meta (TensorMeta, SymMeta or None).
+    """
+
+    __slots__ = ("op", "name", "target", "args", "subgraphs", "meta", "outputs")
+
+    def __repr__(self):
+        return f"<Node {self.op} {self.name}>"
+
+
+class Graph:
+    """The nodes of one graph, in program order."""
+
+    def __init__(self, nodes):
+        self.nodes = nodes
+        self.placeholders = [n for n in nodes if n.op == "placeholder"]
+
+    def find(self, name):
+        for n in self.nodes:
+            if n.name == name:
+                return n
+        raise KeyError(name)
+
+    def __iter__(self):
+        return iter(self.nodes)
+
+    def __len__(self):
+        return len(self.nodes)
+
+
+def _build_graph(desc):
+    by_name = {}
+    nodes = []
+    for op, name, target, args, meta, outs in desc["nodes"]:
+        n = Node()
+        n.op, n.name, n.target = op, name, target
+        n.meta = _meta(meta)
+        n.outputs = [_meta(o) for o in outs]
+        by_name[name] = n
+        nodes.append((n, args))
+
+    def conv(a):
+        if isinstance(a, tuple) and len(a) == 2 and isinstance(a[0], str) and \
+                a[0].startswith("%"):
+            kind, value = a
+            if kind == "%node":
+                return by_name[value]
+            return value  # %sym: its text; %graph: its name
+        if isinstance(a, list):
+            return tuple(conv(x) for x in a)
+        return a
+
+    out = []
+    for n, args in nodes:
+        n.subgraphs = tuple(v for k, v in (a for a in args if _is_ref(a, "%graph")))
+        if n.op == "call_hop":
+            values = [a for a in args if not _is_ref(a, "%graph")]
+            flat = []
+            for a in values[:-1]:
+                flat.append(conv(a))
+            if values:
+                flat.extend(conv(values[-1]))
+            n.args = tuple(flat)
+        else:
+            n.args = tuple(conv(a) for a in args)
+        out.append(n)
+    return Graph(out)
+
+
+def _is_ref(a, kind):
+    return isinstance(a, tuple) and len(a) == 2 and a[0] == kind
+
+
+class GraphModule:
+    """A traced program: its graph and nested subgraphs, and (for the root)
+    the compiled plan that runs it."""
+
+    def __init__(self, trace, path, call=None):
+        self._trace = trace
+        self._path = tuple(path)
+        self._desc = trace.describe(self._path)
+        self._call = call
+        self.name = self._desc["name"]
+        self.graph = _build_graph(self._desc)
+        self.subgraphs = {name: GraphModule(trace, self._path + (name,))
+                          for name in self._desc["subgraphs"]}
+
+    @property
+    def code(self):
+        """Python-like source of the graph, nested subgraphs included."""
+        return self._desc["code"]
+
+    def print_tabular(self):
+        """Prints one row per node (and the subgraphs after)."""
+        print(self._desc["table"], end="")
+
+    def tabular(self):
+        return self._desc["table"]
+
+    def to_dot(self):
+        """The graph in Graphviz DOT, one cluster per subgraph."""
+        return self._desc["dot"]
+
+    @property
+    def guards(self):
+        """The guards the plan checks on entry, as text."""
+        return self._trace.guards()
+
+    def __call__(self, *args):
+        if self._call is None:
+            raise TypeError(f"the subgraph {self.name} is not callable on its own; call the "
+                            f"root GraphModule")
+        return self._call(*args)
+
+    def __repr__(self):
+        return f"GraphModule({self.name})\n{self.code}"
+
+
+def _param_names(fn, n):
+    try:
+        params = list(inspect.signature(fn).parameters.values())
+    except (TypeError, ValueError):
+        params = []
+    names = []
+    for p in params:
+        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
+            names.append(p.name)
+        elif p.kind == p.VAR_POSITIONAL:
+            names.extend(f"{p.name}_{i}" for i in range(n - len(names)))
+    names.extend(f"arg{i}" for i in range(len(names), n))
+    return names[:n]
+
+
+def _name_hints(tr, fn):
+    """Names for concrete tensors fn reaches through closures and globals."""
+    code = getattr(fn, "__code__", None)
+    if code is None:
+        return
+    for name, cell in zip(code.co_freevars, getattr(fn, "__closure__", None) or ()):
+        try:
+            value = cell.cell_contents
+        except ValueError:
+            continue
+        if isinstance(value, _C.Tensor):
+            tr.name_hint(value, name)
+    g = getattr(fn, "__globals__", {})
+    for name in code.co_names:
+        value = g.get(name)
+        if isinstance(value, _C.Tensor):
+            tr.name_hint(value, name)
+
+
+def _as_tensor(x):
+    if isinstance(x, _C.Tensor):
+        return x, False
+    if _np is not None and isinstance(x, _np.ndarray):
+        return _C.asarray(x), True
+    return None, False
+
+
+def trace(fn, *example_args, dynamic=False):
+    """Traces fn on example arguments into a GraphModule.
+
+    Tensor (and NumPy array) arguments become graph inputs named after fn's
+    parameters; with dynamic=True each dim gets a symbol (duck sizing, sizes
+    0 and 1 specialised), with a sequence of bools per argument only those
+    dims.  Other arguments are constants of the trace.
+    """
+    if not callable(fn):
+        raise TypeError(f"hop.trace: fn must be callable, got {type(fn).__name__}")
+    return _trace(fn, example_args, dynamic)[0]
+
+
+def _trace(fn, example_args, dynamic):
+    leaves, spec = flatten(tuple(example_args))
+    tr = _C.Trace()
+    names = _param_names(fn, len(example_args))
+    arg_names = []
+    for i, a in enumerate(example_args):
+        sub, _ = flatten(a)
+        arg_names.extend([names[i]] if len(sub) == 1 else
+                         [f"{names[i]}_{k}" for k in range(len(sub))])
+    proxies, kinds, numpy_in = [], [], []
+    for i, leaf in enumerate(leaves):
+        t, was_np = _as_tensor(leaf)
+        if t is None:
+            proxies.append(leaf)
+            kinds.append(None)
+            continue
+        dyn = dynamic[i] if isinstance(dynamic, (list, tuple)) else bool(dynamic)
+        proxies.append(tr.add_input(arg_names[i], t, dyn))
+        kinds.append(t)
+        numpy_in.append(was_np)
+    _name_hints(tr, fn)
+    tr.start()
+    try:
+        out = fn(*unflatten(proxies, spec))
+        out_leaves, out_spec = flatten(out)
+        traced = [x for x in out_leaves if isinstance(x, (_C.Tensor, _C.SymInt))]
+        tr.output(traced)
+    finally:
+        tr.stop()
+    template = [None if isinstance(x, (_C.Tensor, _C.SymInt)) else x for x in out_leaves]
+    sym_out = [isinstance(x, _C.SymInt) for x in traced]
+    plan = tr.lower()
+    statics = [None if k is not None else leaves[i] for i, k in enumerate(kinds)]
+    all_numpy = bool(numpy_in) and all(numpy_in)
+    runner = _Runner(tr, plan, spec, statics, out_spec, template, all_numpy, sym_out)
+    gm = GraphModule(tr, (), runner)
+    gm.plan = plan
+    return gm, runner
+
+
+class _Runner:
+    """Calls a plan with the tensor leaves of the arguments (plus captured
+    tensors) and rebuilds the result's structure."""
+
+    def __init__(self, tr, plan, spec, statics, out_spec, template, all_numpy, sym_out):
+        self.plan = plan
+        self.sym_out = sym_out
+        self.spec = spec
+        self.statics = statics
+        self.captures = list(tr.captures)
+        self.out_spec = out_spec
+        self.template = template
+        self.all_numpy = all_numpy
+
+    def tensors(self, args):
+        leaves, spec = flatten(tuple(args))
+        if spec != self.spec:
+            raise TypeError(f"expected arguments shaped like {self.spec!r}, got {spec!r}")
+        tensors = []
+        numpy_in = []
+        for leaf, static in zip(leaves, self.statics):
+            if static is None:
+                t, was_np = _as_tensor(leaf)
+                if t is None:
+                    raise TypeError(f"expected a tensor, got {type(leaf).__name__}")
+                tensors.append(t)
+                numpy_in.append(was_np)
+            elif leaf != static:
+                raise _C.GuardError(f"guard failed: the constant argument {static!r} was traced "
+                                    f"but {leaf!r} was given")
+        return tensors, bool(numpy_in) and all(numpy_in)
+
+    def __call__(self, *args):
+        tensors, as_numpy = self.tensors(args)
+        results = self.plan.run(tensors + self.captures)
+        return self.finish(results, as_numpy)
+
+    def finish(self, results, as_numpy):
+        results = [int(r.item()) if sym else r for r, sym in zip(results, self.sym_out)]
+        it = iter(results)
+        leaves = [next(it) if t is None else t for t in self.template]
+        if as_numpy:
+            leaves = [x.numpy() if isinstance(x, _C.Tensor) else x for x in leaves]
+        return unflatten(leaves, self.out_spec)

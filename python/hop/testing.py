@@ -1,0 +1,47 @@
+"""Helpers for people writing subgraph-lifting tests.
+
+    gm = hop.trace(f, x, dynamic=True)
+    hop.testing.assert_graph_equal(gm, '''
+        def forward(s0: "Sym(s0)", x: "f32[s0]"):
+            ...
+    ''')
+    assert hop.testing.placeholders(gm) == {"forward": ["s0", "x"], "wrap_body_0": [...]}
+"""
+
+import difflib
+import textwrap
+
+__all__ = ["normalize", "assert_graph_equal", "placeholders"]
+
+
+def normalize(text):
+    """Graph text without common indentation, trailing spaces or blank lines
+    at either end, so expected graphs can be written indented in a test."""
+    if not isinstance(text, str):
+        text = text.code
+    lines = [line.rstrip() for line in textwrap.dedent(text).strip("\n").splitlines()]
+    return "\n".join(lines) + "\n"
+
+
+def assert_graph_equal(actual, expected):
+    """Asserts that a GraphModule (or graph text) prints as expected, with a
+    unified diff on failure."""
+    a, e = normalize(actual), normalize(expected)
+    if a != e:
+        diff = "".join(difflib.unified_diff(e.splitlines(True), a.splitlines(True),
+                                            "expected", "actual"))
+        raise AssertionError("graphs differ:\n" + diff)
+
+
+def placeholders(gm):
+    """{graph name: [placeholder names in order]} for gm and every nested
+    subgraph."""
+    out = {}
+
+    def walk(m):
+        out[m.name] = [n.name for n in m.graph.placeholders]
+        for sub in m.subgraphs.values():
+            walk(sub)
+
+    walk(gm)
+    return out

@@ -1,0 +1,1362 @@
+/*
+ * tests/c/test_lowering.c - plans against the op-by-op interpreter on many
+ * programs (elementwise chains, broadcasting, reductions, views, nested
+ * HOPs) at several input sizes with dynamic shapes; the lowering of each
+ * HOP (cond runs one branch, map allocates once, invoke_subgraph compiles
+ * once); guard failures with their exact messages; the dump; concurrent
+ * runs; an allocation-failure sweep over lower + run.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include "hop.h"
+#include "hop/lowering.h"
+#include "hop/runtime.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <unistd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ------------------------------------------------------------ helpers */
+
+#define N hop_arg_node
+#define LEN(a) (sizeof(a) / sizeof((a)[0]))
+#define OP(t, op, ...)                                                                             \
+    hop_tracer_call_op((t), (op), (hop_arg[]){__VA_ARGS__},                                        \
+                       sizeof((hop_arg[]){__VA_ARGS__}) / sizeof(hop_arg))
+
+static uint64_t rng = 88172645463325252ull;
+
+static double
+uniform(void)
+{
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return (double)(rng >> 11) / 9007199254740992.0 * 2.0 - 1.0;
+}
+
+static hop_tensor *
+rand_tensor(hop_dtype dt, int rank, const int64_t *sizes)
+{
+    hop_tensor *t = hop_tensor_empty(dt, rank, sizes);
+    assert_non_null(t);
+    int64_t n = hop_tensor_numel(t);
+    for (int64_t i = 0; i < n; i++) {
+        double v = uniform() * 4;
+        switch (dt) {
+        case HOP_F32:
+            ((float *)t->data)[i] = (float)v;
+            break;
+        case HOP_F64:
+            ((double *)t->data)[i] = v;
+            break;
+        case HOP_I32:
+            ((int32_t *)t->data)[i] = (int32_t)(v * 3);
+            break;
+        case HOP_I64:
+            ((int64_t *)t->data)[i] = (int64_t)(v * 3);
+            break;
+        case HOP_BOOL:
+            ((uint8_t *)t->data)[i] = v > 0;
+            break;
+        default:
+            break;
+        }
+    }
+    return t;
+}
+
+__attribute__((unused)) static hop_tensor *
+t1(hop_dtype dt, int64_t a)
+{
+    return rand_tensor(dt, 1, (int64_t[]){a});
+}
+
+static hop_tensor *
+t2(hop_dtype dt, int64_t a, int64_t b)
+{
+    return rand_tensor(dt, 2, (int64_t[]){a, b});
+}
+
+/* Exact equality (the plan runs the same vector functions as hop_eager),
+ * elementwise over any strides; nan equals nan. */
+static void
+assert_same(const hop_tensor *a, const hop_tensor *b)
+{
+    assert_non_null(a);
+    assert_non_null(b);
+    assert_int_equal(a->dtype, b->dtype);
+    assert_int_equal(a->rank, b->rank);
+    for (int d = 0; d < a->rank; d++)
+        assert_int_equal(a->sizes[d], b->sizes[d]);
+    int64_t n = hop_tensor_numel(a);
+    size_t es = hop_dtype_size(a->dtype);
+    for (int64_t i = 0; i < n; i++) {
+        int64_t oa = 0, ob = 0, rest = i;
+        for (int d = a->rank - 1; d >= 0; d--) {
+            int64_t k = rest % a->sizes[d];
+            rest /= a->sizes[d];
+            oa += k * a->strides[d];
+            ob += k * b->strides[d];
+        }
+        const char *pa = (const char *)a->data + oa * (int64_t)es;
+        const char *pb = (const char *)b->data + ob * (int64_t)es;
+        if (memcmp(pa, pb, es) != 0) {
+            double x = a->dtype == HOP_F32 ? *(const float *)pa : a->dtype == HOP_F64 ? *(const double *)pa : 0;
+            double y = b->dtype == HOP_F32 ? *(const float *)pb : b->dtype == HOP_F64 ? *(const double *)pb : 0;
+            if (!(x != x && y != y)) {
+                fprintf(stderr, "element %lld differs: %.9g vs %.9g\n", (long long)i, x, y);
+                fail();
+            }
+        }
+    }
+}
+
+static void
+release_all(hop_tensor **ts, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        hop_tensor_release(ts[i]);
+}
+
+static hop_plan *
+lower(hop_output_graph *og, bool fuse)
+{
+    hop_lower_options o = {.no_fusion = !fuse};
+    hop_plan *p = hop_lower(og, &o);
+    if (p == NULL)
+        fprintf(stderr, "hop_lower: %s: %s\n", hop_status_name(hop_error_code()),
+                hop_error_message());
+    assert_non_null(p);
+    return p;
+}
+
+/* The plan (fused and unfused) gives exactly what the op-by-op interpreter
+ * gives on these inputs. */
+static void
+check_plan(hop_output_graph *og, hop_tensor **in, size_t nin, size_t nout)
+{
+    hop_tensor *want[8] = {0}, *got[8] = {0};
+    hop_status st = hop_graph_run_eager(og, in, nin, want, nout);
+    if (st != HOP_OK)
+        fprintf(stderr, "eager: %s\n", hop_error_message());
+    assert_int_equal(st, HOP_OK);
+    for (int fuse = 0; fuse < 2; fuse++) {
+        hop_plan *p = lower(og, fuse);
+        for (int rep = 0; rep < 2; rep++) {
+            st = hop_plan_run(p, in, nin, got, nout);
+            if (st != HOP_OK)
+                fprintf(stderr, "run: %s\n", hop_error_message());
+            assert_int_equal(st, HOP_OK);
+            for (size_t j = 0; j < nout; j++)
+                assert_same(got[j], want[j]);
+            release_all(got, nout);
+        }
+        hop_plan_free(p);
+    }
+    release_all(want, nout);
+}
+
+static void
+finish(hop_output_graph *og, hop_node *const *results, size_t n)
+{
+    hop_arg outs[8];
+    for (size_t i = 0; i < n; i++) {
+        assert_non_null(results[i]);
+        outs[i] = N(results[i]);
+    }
+    assert_non_null(hop_tracer_output(hop_output_graph_root(og), outs, n));
+    assert_int_equal(hop_graph_verify(hop_output_graph_root_graph(og)), HOP_OK);
+}
+
+static hop_tracer *
+root(hop_output_graph *og)
+{
+    return hop_output_graph_root(og);
+}
+
+/* ------------------------------------------------------ elementwise */
+
+/* exp(relu(x * 2 + 1)) */
+static hop_output_graph *
+chain_program(int64_t rows, int64_t cols, bool dynamic)
+{
+    hop_output_graph *og = hop_output_graph_new();
+    assert_non_null(og);
+    hop_node *x = hop_output_graph_add_input(og, "x", HOP_F32, 2, (int64_t[]){rows, cols}, dynamic);
+    hop_tracer *t = root(og);
+    hop_node *m = OP(t, HOP_OP_mul, N(x), hop_arg_int(2));
+    hop_node *a = OP(t, HOP_OP_add, N(m), hop_arg_int(1));
+    hop_node *r = OP(t, HOP_OP_relu, N(a));
+    hop_node *e = OP(t, HOP_OP_exp, N(r));
+    finish(og, &e, 1);
+    return og;
+}
+
+static void
+test_elementwise_chain_matches_eager_with_static_shapes(void **state)
+{
+    (void)state;
+    hop_output_graph *og = chain_program(8, 4, false);
+    hop_tensor *x = t2(HOP_F32, 8, 4);
+    check_plan(og, &x, 1, 1);
+    hop_tensor_release(x);
+    hop_output_graph_free(og);
+}
+
+static void
+test_one_dynamic_plan_serves_several_sizes(void **state)
+{
+    (void)state;
+    hop_output_graph *og = chain_program(8, 4, true);
+    hop_plan *p = lower(og, true);
+    int64_t sizes[][2] = {{8, 4}, {3, 5}, {100, 33}, {2, 2}, {1000, 7}};
+    for (size_t i = 0; i < LEN(sizes); i++) {
+        hop_tensor *x = t2(HOP_F32, sizes[i][0], sizes[i][1]), *got, *want;
+        assert_int_equal(hop_plan_run(p, &x, 1, &got, 1), HOP_OK);
+        assert_int_equal(hop_graph_run_eager(og, &x, 1, &want, 1), HOP_OK);
+        assert_same(got, want);
+        hop_tensor_release(x);
+        hop_tensor_release(got);
+        hop_tensor_release(want);
+    }
+    hop_plan_free(p);
+    hop_output_graph_free(og);
+}
+
+
+/* where(x > y, x * y, z - x) + sigmoid(y), with int and bool operands. */
+static void
+test_broadcasts_scalars_and_dtypes_match_eager(void **state)
+{
+    (void)state;
+    int64_t shapes[][2] = {{6, 5}, {2, 3}, {17, 9}};
+    for (size_t k = 0; k < LEN(shapes); k++) {
+        hop_output_graph *og = hop_output_graph_new();
+        hop_node *x = hop_output_graph_add_input(og, "x", HOP_F32, 2, (int64_t[]){6, 5}, true);
+        hop_node *y = hop_output_graph_add_input(og, "y", HOP_F32, 1, (int64_t[]){5}, true);
+        hop_node *z = hop_output_graph_add_input(og, "z", HOP_F32, 0, NULL, false);
+        hop_node *i = hop_output_graph_add_input(og, "i", HOP_I32, 2, (int64_t[]){6, 5}, true);
+        hop_tracer *t = root(og);
+        hop_node *gt = OP(t, HOP_OP_gt, N(x), N(y));
+        hop_node *xy = OP(t, HOP_OP_mul, N(x), N(y));
+        hop_node *zx = OP(t, HOP_OP_sub, N(z), N(x));
+        hop_node *w = OP(t, HOP_OP_where, N(gt), N(xy), N(zx));
+        hop_node *sg = OP(t, HOP_OP_sigmoid, N(y));
+        hop_node *r = OP(t, HOP_OP_add, N(w), N(sg));
+        /* int tensor with a float scalar, a comparison with a float, logic */
+        hop_node *ih = OP(t, HOP_OP_mul, N(i), hop_arg_float(0.5));
+        hop_node *ic = OP(t, HOP_OP_lt, N(i), hop_arg_float(1.5));
+        hop_node *both = OP(t, HOP_OP_logical_and, N(ic), N(gt));
+        hop_node *nb = OP(t, HOP_OP_logical_not, N(both));
+        hop_node *cv = OP(t, HOP_OP_to, N(nb), hop_arg_dtype(HOP_I64));
+        hop_node *ci = OP(t, HOP_OP_add, N(cv), N(i));
+        hop_node *dv = OP(t, HOP_OP_div, N(ci), hop_arg_int(3));
+        hop_node *mx = OP(t, HOP_OP_maximum, N(dv), N(ih));
+        hop_node *pw = OP(t, HOP_OP_pow, N(mx), hop_arg_int(2));
+        hop_node *ab = OP(t, HOP_OP_abs, N(pw));
+        hop_node *sq = OP(t, HOP_OP_sqrt, N(ab));
+        finish(og, (hop_node *[]){r, sq, ci}, 3);
+        hop_tensor *in[] = {t2(HOP_F32, shapes[k][0], shapes[k][1]), t1(HOP_F32, shapes[k][1]),
+                            rand_tensor(HOP_F32, 0, NULL), t2(HOP_I32, shapes[k][0], shapes[k][1])};
+        check_plan(og, in, 4, 3);
+        release_all(in, 4);
+        hop_output_graph_free(og);
+    }
+}
+
+/* Non-contiguous inputs: a transposed view and a broadcast (stride 0) one. */
+static void
+test_strided_inputs_match_eager(void **state)
+{
+    (void)state;
+    hop_output_graph *og = chain_program(6, 8, true);
+    hop_tensor *base = t2(HOP_F32, 8, 6);
+    hop_tensor *tr = hop_tensor_view(base, 2, (int64_t[]){6, 8}, (int64_t[]){1, 6}, 0);
+    hop_tensor *row = t1(HOP_F32, 8);
+    hop_tensor *bc = hop_tensor_view(row, 2, (int64_t[]){6, 8}, (int64_t[]){0, 1}, 0);
+    check_plan(og, &tr, 1, 1);
+    check_plan(og, &bc, 1, 1);
+    hop_tensor *ts[] = {base, tr, row, bc};
+    release_all(ts, 4);
+    hop_output_graph_free(og);
+}
+
+/* Reductions, matmul, views, concatenation and factories in one program. */
+static void
+test_kernels_and_views_match_eager(void **state)
+{
+    (void)state;
+    int64_t shapes[][2] = {{6, 4}, {3, 7}, {20, 2}};
+    for (size_t k = 0; k < LEN(shapes); k++) {
+        hop_output_graph *og = hop_output_graph_new();
+        hop_node *x = hop_output_graph_add_input(og, "x", HOP_F32, 2, (int64_t[]){6, 4}, true);
+        hop_node *w = hop_output_graph_add_input(og, "w", HOP_F32, 2, (int64_t[]){4, 3}, true);
+        hop_tracer *t = root(og);
+        hop_node *mm = OP(t, HOP_OP_matmul, N(x), N(w));
+        hop_node *tr = OP(t, HOP_OP_transpose, N(mm), hop_arg_int(0), hop_arg_int(1));
+        hop_node *th = OP(t, HOP_OP_tanh, N(tr));
+        hop_node *sm = OP(t, HOP_OP_sum, N(th), hop_arg_list((hop_arg[]){hop_arg_int(1)}, 1),
+                          hop_arg_bool(true));
+        hop_node *flat = OP(t, HOP_OP_reshape, N(x), hop_arg_list((hop_arg[]){hop_arg_int(-1)}, 1));
+        hop_node *cat = OP(t, HOP_OP_cat, hop_arg_list((hop_arg[]){N(flat), N(flat)}, 2),
+                           hop_arg_int(0));
+        hop_node *mean = OP(t, HOP_OP_mean, N(cat), hop_arg_none(), hop_arg_bool(false));
+        hop_node *am = OP(t, HOP_OP_argmax, N(x), hop_arg_int(1), hop_arg_bool(false));
+        hop_node *un = OP(t, HOP_OP_unsqueeze, N(mean), hop_arg_int(0));
+        hop_node *sel = OP(t, HOP_OP_select, N(x), hop_arg_int(1), hop_arg_int(-1));
+        hop_node *sl = OP(t, HOP_OP_slice, N(x), hop_arg_int(0), hop_arg_int(1), hop_arg_none(),
+                          hop_arg_int(2));
+        hop_node *amax = OP(t, HOP_OP_amax, N(sl), hop_arg_int(0), hop_arg_bool(false));
+        hop_node *ones = OP(t, HOP_OP_ones, hop_arg_list((hop_arg[]){hop_arg_int(2), hop_arg_int(3)}, 2),
+                            hop_arg_none());
+        hop_node *sq = OP(t, HOP_OP_squeeze, N(sm), hop_arg_int(1));
+        hop_node *ex = OP(t, HOP_OP_expand, N(un), hop_arg_list((hop_arg[]){hop_arg_int(2), hop_arg_int(-1)}, 2));
+        hop_node *ad = OP(t, HOP_OP_add, N(ex), N(sq));
+        hop_node *pm = OP(t, HOP_OP_permute, N(ones), hop_arg_list((hop_arg[]){hop_arg_int(1), hop_arg_int(0)}, 2));
+        hop_node *cl = OP(t, HOP_OP_clone, N(pm));
+        finish(og, (hop_node *[]){sm, cat, am, sel, amax, ad, cl}, 7);
+        hop_tensor *in[] = {t2(HOP_F32, shapes[k][0], shapes[k][1]), t2(HOP_F32, shapes[k][1], 3)};
+        check_plan(og, in, 2, 7);
+        release_all(in, 2);
+        hop_output_graph_free(og);
+    }
+}
+
+/* A reshape of a transposed input cannot be a view: the plan copies. */
+static void
+test_reshape_of_a_transposed_tensor_copies(void **state)
+{
+    (void)state;
+    hop_output_graph *og = hop_output_graph_new();
+    hop_node *x = hop_output_graph_add_input(og, "x", HOP_F32, 2, (int64_t[]){3, 4}, true);
+    hop_tracer *t = root(og);
+    hop_node *tr = OP(t, HOP_OP_transpose, N(x), hop_arg_int(0), hop_arg_int(1));
+    hop_node *r = OP(t, HOP_OP_reshape, N(tr), hop_arg_list((hop_arg[]){hop_arg_int(-1)}, 1));
+    hop_node *e = OP(t, HOP_OP_neg, N(r));
+    finish(og, (hop_node *[]){e, r}, 2);
+    hop_tensor *in = t2(HOP_F32, 5, 3);
+    check_plan(og, &in, 1, 2);
+    hop_tensor_release(in);
+    hop_output_graph_free(og);
+}
+
+/* An output that is an input, or a view of one, is returned as such. */
+static void
+test_outputs_that_are_inputs_or_views_share_storage(void **state)
+{
+    (void)state;
+    hop_output_graph *og = hop_output_graph_new();
+    hop_node *x = hop_output_graph_add_input(og, "x", HOP_F32, 2, (int64_t[]){3, 4}, true);
+    hop_node *tr = OP(root(og), HOP_OP_transpose, N(x), hop_arg_int(0), hop_arg_int(1));
+    finish(og, (hop_node *[]){x, tr}, 2);
+    hop_plan *p = lower(og, true);
+    hop_tensor *in = t2(HOP_F32, 5, 3), *out[2];
+    assert_int_equal(hop_plan_run(p, &in, 1, out, 2), HOP_OK);
+    assert_ptr_equal(out[0], in);
+    assert_true(hop_tensor_shares_storage(out[1], in));
+    assert_int_equal(out[1]->sizes[0], 3);
+    assert_int_equal(out[1]->strides[0], 1);
+    release_all(out, 2);
+    hop_tensor_release(in);
+    hop_plan_free(p);
+    hop_output_graph_free(og);
+}
+
+/* ------------------------------------------------------------ HOP bodies */
+
+typedef struct prog {
+    hop_node *x, *y, *w, *b;
+    int counted;
+} prog;
+
+static hop_status
+push(hop_values *out, hop_node *v)
+{
+    return v ? hop_values_push(out, v) : hop_error_code();
+}
+
+static hop_status
+pushr(hop_values *out, hop_values *r, hop_status st)
+{
+    if (st == HOP_OK)
+        st = push(out, r->items[0]);
+    hop_values_clear(r);
+    return st;
+}
+
+/* relu(v * w + b) */
+static hop_status
+block(hop_tracer *t, void *ud, hop_node *const *in, size_t n, hop_values *out)
+{
+    prog *p = ud;
+    (void)n;
+    p->counted++;
+    hop_node *m = OP(t, HOP_OP_mul, N(in[0]), N(p->w));
+    hop_node *a = m ? OP(t, HOP_OP_add, N(m), N(p->b)) : NULL;
+    return push(out, a ? OP(t, HOP_OP_relu, N(a)) : NULL);
+}
+
+static hop_status
+row_fn(hop_tracer *t, void *ud, hop_node *const *in, size_t n, hop_values *out)
+{
+    prog *p = ud;
+    (void)n;
+    hop_values r = {0};
+    hop_status st = hop_invoke_subgraph(hop_output_graph_of(t), (hop_body){block, p},
+                                        (hop_arg[]){N(in[0])}, 1, &r);
+    if (st == HOP_OK)
+        st = push(out, OP(t, HOP_OP_add, N(r.items[0]), N(p->b)));
+    hop_values_clear(&r);
+    return st;
+}
+
+static hop_status
+pos_branch(hop_tracer *t, void *ud, hop_node *const *in, size_t n, hop_values *out)
+{
+    prog *p = ud;
+    (void)in;
+    (void)n;
+    hop_values r = {0};
+    return pushr(out, &r,
+                 hop_map(hop_output_graph_of(t), (hop_body){row_fn, p}, (hop_arg[]){N(p->x)}, 1,
+                         NULL, 0, &r));
+}
+
+static hop_status
+neg_branch(hop_tracer *t, void *ud, hop_node *const *in, size_t n, hop_values *out)
+{
+    prog *p = ud;
+    (void)in;
+    (void)n;
+    return push(out, OP(t, HOP_OP_neg, N(p->x)));
+}
+
+static hop_status
+wrap_body(hop_tracer *t, void *ud, hop_node *const *in, size_t n, hop_values *out)
+{
+    prog *p = ud;
+    (void)in;
+    (void)n;
+    hop_node *s = OP(t, HOP_OP_sum, N(p->x), hop_arg_none(), hop_arg_bool(false));
+    hop_node *pred = s ? OP(t, HOP_OP_gt, N(s), hop_arg_int(0)) : NULL;
+    if (pred == NULL)
+        return hop_error_code();
+    hop_values r = {0};
+    return pushr(out, &r,
+                 hop_cond(hop_output_graph_of(t), N(pred), (hop_body){pos_branch, p},
+                          (hop_body){neg_branch, p}, NULL, 0, &r));
+}
+
+/* The showcase program: wrap(cond(x.sum() > 0, map(row: block(row) + b, x), -x)). */
+static hop_output_graph *
+nested_program(prog *p)
+{
+    hop_output_graph *og = hop_output_graph_new();
+    p->x = hop_output_graph_add_input(og, "x", HOP_F32, 2, (int64_t[]){8, 4}, true);
+    p->w = hop_output_graph_add_input(og, "w", HOP_F32, 1, (int64_t[]){4}, true);
+    p->b = hop_output_graph_add_input(og, "b", HOP_F32, 1, (int64_t[]){4}, true);
+    hop_values r = {0};
+    assert_int_equal(hop_wrap(og, (hop_body){wrap_body, p}, NULL, 0, &r), HOP_OK);
+    finish(og, r.items, 1);
+    hop_values_clear(&r);
+    return og;
+}
+
+static void
+test_nested_hops_match_eager_at_several_sizes(void **state)
+{
+    (void)state;
+    prog p = {0};
+    hop_output_graph *og = nested_program(&p);
+    int64_t sizes[][2] = {{8, 4}, {3, 2}, {50, 16}, {2, 9}};
+    for (size_t k = 0; k < LEN(sizes); k++) {
+        for (int sign = 0; sign < 2; sign++) {
+            hop_tensor *in[] = {t2(HOP_F32, sizes[k][0], sizes[k][1]), t1(HOP_F32, sizes[k][1]),
+                                t1(HOP_F32, sizes[k][1])};
+            /* both branches: make the sum positive or negative */
+            float *xd = in[0]->data;
+            for (int64_t i = 0; i < sizes[k][0] * sizes[k][1]; i++)
+                xd[i] = sign ? fabsf(xd[i]) : -fabsf(xd[i]);
+            check_plan(og, in, 3, 1);
+            release_all(in, 3);
+        }
+    }
+    hop_output_graph_free(og);
+}
+
+/* A plan keeps nothing of the OutputGraph. */
+static void
+test_a_plan_outlives_its_output_graph(void **state)
+{
+    (void)state;
+    prog p = {0};
+    hop_output_graph *og = nested_program(&p);
+    hop_plan *plan = lower(og, true);
+    hop_tensor *in[] = {t2(HOP_F32, 5, 3), t1(HOP_F32, 3), t1(HOP_F32, 3)};
+    hop_tensor *want, *got;
+    assert_int_equal(hop_graph_run_eager(og, in, 3, &want, 1), HOP_OK);
+    hop_output_graph_free(og);
+    assert_int_equal(hop_plan_run(plan, in, 3, &got, 1), HOP_OK);
+    assert_same(got, want);
+    char *dump = hop_plan_dump(plan);
+    assert_non_null(dump);
+    hop_free(dump);
+    hop_tensor_release(got);
+    hop_tensor_release(want);
+    release_all(in, 3);
+    hop_plan_free(plan);
+}
+
+/* ------------------------------------------------------------------ cond */
+
+typedef struct unary_spec {
+    hop_op op;
+    hop_node *x;
+} unary_spec;
+
+static hop_status
+unary_body(hop_tracer *t, void *ud, hop_node *const *in, size_t n, hop_values *out)
+{
+    unary_spec *u = ud;
+    (void)in;
+    (void)n;
+    return push(out, OP(t, u->op, N(u->x)));
+}
+
+static char *
+read_all(FILE *f)
+{
+    long n = ftell(f);
+    rewind(f);
+    char *s = calloc(1, (size_t)n + 1);
+    assert_non_null(s);
+    assert_int_equal(fread(s, 1, (size_t)n, f), (size_t)n);
+    return s;
+}
+
+static void
+test_cond_runs_only_the_taken_branch(void **state)
+{
+    (void)state;
+    hop_output_graph *og = hop_output_graph_new();
+    hop_node *x = hop_output_graph_add_input(og, "x", HOP_F32, 1, (int64_t[]){6}, true);
+    hop_node *s = OP(root(og), HOP_OP_sum, N(x), hop_arg_none(), hop_arg_bool(false));
+    hop_node *pred = OP(root(og), HOP_OP_gt, N(s), hop_arg_int(0));
+    unary_spec ts = {HOP_OP_sin, x}, fs = {HOP_OP_cos, x};
+    hop_values r = {0};
+    assert_int_equal(hop_cond(og, N(pred), (hop_body){unary_body, &ts}, (hop_body){unary_body, &fs},
+                              NULL, 0, &r),
+                     HOP_OK);
+    finish(og, r.items, 1);
+    hop_values_clear(&r);
+    hop_plan *p = lower(og, true);
+    for (int sign = 0; sign < 2; sign++) {
+        hop_tensor *in = t1(HOP_F32, 9), *got, *want;
+        for (int i = 0; i < 9; i++)
+            ((float *)in->data)[i] = sign ? 1.0f + (float)i : -1.0f - (float)i;
+        FILE *trace = tmpfile();
+        assert_non_null(trace);
+        hop_plan_set_trace(p, trace);
+        assert_int_equal(hop_plan_run(p, &in, 1, &got, 1), HOP_OK);
+        hop_plan_set_trace(p, NULL);
+        char *text = read_all(trace);
+        fclose(trace);
+        /* The trace shows every instruction executed: one branch only. */
+        assert_true((strstr(text, "sin(x)") != NULL) == (sign == 1));
+        assert_true((strstr(text, "cos(x)") != NULL) == (sign == 0));
+        free(text);
+        assert_int_equal(hop_graph_run_eager(og, &in, 1, &want, 1), HOP_OK);
+        assert_same(got, want);
+        hop_tensor_release(got);
+        hop_tensor_release(want);
+        hop_tensor_release(in);
+    }
+    hop_plan_free(p);
+    hop_output_graph_free(og);
+}
+
+static hop_status
+return_ud(hop_tracer *t, void *ud, hop_node *const *in, size_t n, hop_values *out)
+{
+    (void)t;
+    (void)in;
+    (void)n;
+    return push(out, ud);
+}
+
+/* cond(pred, a, b) with a: f32[s0] and b: f32[s1] gives f32[u0]; later ops
+ * on it are sized when the cond has run. */
+static void
+test_cond_outputs_whose_size_differs_per_branch(void **state)
+{
+    (void)state;
+    hop_output_graph *og = hop_output_graph_new();
+    hop_node *a = hop_output_graph_add_input(og, "a", HOP_F32, 1, (int64_t[]){3}, true);
+    hop_node *b = hop_output_graph_add_input(og, "b", HOP_F32, 1, (int64_t[]){5}, true);
+    hop_node *s = OP(root(og), HOP_OP_sum, N(a), hop_arg_none(), hop_arg_bool(false));
+    hop_node *pred = OP(root(og), HOP_OP_gt, N(s), hop_arg_int(0));
+    hop_values r = {0};
+    assert_int_equal(
+        hop_cond(og, N(pred), (hop_body){return_ud, a}, (hop_body){return_ud, b}, NULL, 0, &r),
+        HOP_OK);
+    hop_node *m = OP(root(og), HOP_OP_mul, N(r.items[0]), hop_arg_int(2));
+    hop_node *e = OP(root(og), HOP_OP_exp, N(m));
+    hop_node *sm = OP(root(og), HOP_OP_sum, N(e), hop_arg_int(0), hop_arg_bool(false));
+    finish(og, (hop_node *[]){e, sm}, 2);
+    hop_values_clear(&r);
+    int64_t sizes[][2] = {{3, 5}, {7, 2}, {4, 4}};
+    for (size_t k = 0; k < LEN(sizes); k++) {
+        for (int sign = 0; sign < 2; sign++) {
+            hop_tensor *in[] = {t1(HOP_F32, sizes[k][0]), t1(HOP_F32, sizes[k][1])};
+            for (int64_t i = 0; i < sizes[k][0]; i++)
+                ((float *)in[0]->data)[i] = sign ? 1.0f : -1.0f;
+            check_plan(og, in, 2, 2);
+            hop_tensor *out[2];
+            hop_plan *p = lower(og, true);
+            assert_int_equal(hop_plan_run(p, in, 2, out, 2), HOP_OK);
+            assert_int_equal(out[0]->sizes[0], sizes[k][sign ? 0 : 1]);
+            release_all(out, 2);
+            hop_plan_free(p);
+            release_all(in, 2);
+        }
+    }
+    hop_output_graph_free(og);
+}
+
+/* ------------------------------------------------------------------- map */
+
+/* row -> relu(row * sum(row * w) + b): a reduction in the body. */
+static hop_status
+reduce_row(hop_tracer *t, void *ud, hop_node *const *in, size_t n, hop_values *out)
+{
+    prog *p = ud;
+    (void)n;
+    hop_node *m = OP(t, HOP_OP_mul, N(in[0]), N(p->w));
+    hop_node *s = m ? OP(t, HOP_OP_sum, N(m), hop_arg_none(), hop_arg_bool(false)) : NULL;
+    hop_node *q = s ? OP(t, HOP_OP_mul, N(in[0]), N(s)) : NULL;
+    hop_node *a = q ? OP(t, HOP_OP_add, N(q), N(p->b)) : NULL;
+    return push(out, a ? OP(t, HOP_OP_relu, N(a)) : NULL);
+}
+
+static hop_output_graph *
+map_program(prog *p, hop_body_fn fn)
+{
+    hop_output_graph *og = hop_output_graph_new();
+    p->x = hop_output_graph_add_input(og, "x", HOP_F32, 2, (int64_t[]){10, 16}, true);
+    p->w = hop_output_graph_add_input(og, "w", HOP_F32, 1, (int64_t[]){16}, true);
+    p->b = hop_output_graph_add_input(og, "b", HOP_F32, 1, (int64_t[]){16}, true);
+    hop_values r = {0};
+    assert_int_equal(hop_map(og, (hop_body){fn, p}, (hop_arg[]){N(p->x)}, 1, NULL, 0, &r), HOP_OK);
+    finish(og, r.items, 1);
+    hop_values_clear(&r);
+    return og;
+}
+
+static void
+test_map_allocates_only_its_output_whatever_the_row_count(void **state)
+{
+    (void)state;
+    prog pr = {0};
+    hop_output_graph *og = map_program(&pr, reduce_row);
+    hop_plan *p = lower(og, true);
+    hop_tensor *w = t1(HOP_F32, 16), *b = t1(HOP_F32, 16);
+    int64_t rows[] = {10, 10, 1000, 100, 100, 3};
+    for (size_t k = 0; k < LEN(rows); k++) {
+        hop_tensor *x = t2(HOP_F32, rows[k], 16), *got, *want;
+        hop_tensor *in[] = {x, w, b};
+        long before = hop_alloc_count();
+        assert_int_equal(hop_plan_run(p, in, 3, &got, 1), HOP_OK);
+        long allocs = hop_alloc_count() - before;
+        /* The first run makes the frame and the block; after that a run
+         * allocates its output tensor and nothing else, and not even that
+         * when the last one, released, has the same sizes. */
+        if (k > 0)
+            assert_int_equal(allocs, rows[k] == rows[k - 1] ? 0 : 1);
+        assert_int_equal(hop_graph_run_eager(og, in, 3, &want, 1), HOP_OK);
+        assert_same(got, want);
+        hop_tensor_release(got);
+        hop_tensor_release(want);
+        hop_tensor_release(x);
+    }
+    /* The caller keeps the last output: one allocation, the new output. */
+    hop_tensor *x3 = t2(HOP_F32, 3, 16), *keep, *next;
+    hop_tensor *in3[] = {x3, w, b};
+    assert_int_equal(hop_plan_run(p, in3, 3, &keep, 1), HOP_OK);
+    long before3 = hop_alloc_count();
+    assert_int_equal(hop_plan_run(p, in3, 3, &next, 1), HOP_OK);
+    assert_int_equal(hop_alloc_count() - before3, 1);
+    assert_ptr_not_equal(keep, next);
+    assert_same(keep, next);
+    hop_tensor *kept[] = {keep, next, x3};
+    release_all(kept, 3);
+    /* With the caller's output tensor: no allocation at all. */
+    hop_tensor *x = t2(HOP_F32, 500, 16), *out = hop_tensor_empty(HOP_F32, 2, (int64_t[]){500, 16});
+    hop_tensor *in[] = {x, w, b};
+    long before = hop_alloc_count();
+    assert_int_equal(hop_plan_run_into(p, in, 3, &out, 1), HOP_OK);
+    assert_int_equal(hop_alloc_count() - before, 0);
+    hop_tensor *want;
+    assert_int_equal(hop_graph_run_eager(og, in, 3, &want, 1), HOP_OK);
+    assert_same(out, want);
+    hop_tensor *bad = hop_tensor_empty(HOP_F32, 2, (int64_t[]){499, 16});
+    assert_int_equal(hop_plan_run_into(p, in, 3, &bad, 1), HOP_SHAPE);
+    assert_string_equal(hop_error_message(),
+                        "hop_plan_run_into: output 0 (getitem) is f32[499, 16] but the result is "
+                        "f32[500, 16]");
+    hop_tensor *ts[] = {x, out, want, bad, w, b};
+    release_all(ts, 6);
+    hop_plan_free(p);
+    hop_output_graph_free(og);
+}
+
+/* map over two xs with an extra argument and a closure. */
+typedef struct two_spec {
+    hop_node *c;
+} two_spec;
+
+static hop_status
+two_xs(hop_tracer *t, void *ud, hop_node *const *in, size_t n, hop_values *out)
+{
+    two_spec *s = ud;
+    assert_int_equal(n, 3);
+    hop_node *a = OP(t, HOP_OP_mul, N(in[0]), N(in[1]));
+    hop_node *b = a ? OP(t, HOP_OP_sub, N(a), N(in[2])) : NULL;
+    hop_node *c = b ? OP(t, HOP_OP_add, N(b), N(s->c)) : NULL;
+    hop_status st = push(out, c);
+    return st == HOP_OK ? push(out, a) : st;
+}
+
+static void
+test_map_over_two_inputs_with_extra_args_matches_eager(void **state)
+{
+    (void)state;
+    hop_output_graph *og = hop_output_graph_new();
+    hop_node *x = hop_output_graph_add_input(og, "x", HOP_F32, 2, (int64_t[]){6, 3}, true);
+    hop_node *y = hop_output_graph_add_input(og, "y", HOP_F32, 2, (int64_t[]){6, 3}, true);
+    hop_node *z = hop_output_graph_add_input(og, "z", HOP_F32, 1, (int64_t[]){3}, true);
+    hop_node *c = hop_output_graph_add_input(og, "c", HOP_F32, 0, NULL, false);
+    two_spec sp = {c};
+    hop_values r = {0};
+    assert_int_equal(hop_map(og, (hop_body){two_xs, &sp}, (hop_arg[]){N(x), N(y)}, 2,
+                             (hop_arg[]){N(z)}, 1, &r),
+                     HOP_OK);
+    assert_int_equal(r.n, 2);
+    finish(og, r.items, 2);
+    hop_values_clear(&r);
+    hop_tensor *in[] = {t2(HOP_F32, 9, 4), t2(HOP_F32, 9, 4), t1(HOP_F32, 4),
+                        rand_tensor(HOP_F32, 0, NULL)};
+    check_plan(og, in, 4, 2);
+    release_all(in, 4);
+    hop_output_graph_free(og);
+}
+
+/* ------------------------------------------------------- invoke_subgraph */
+
+static void
+test_invoke_subgraph_is_compiled_once_and_called_three_times(void **state)
+{
+    (void)state;
+    hop_output_graph *og = hop_output_graph_new();
+    prog pr = {0};
+    pr.x = hop_output_graph_add_input(og, "x", HOP_F32, 2, (int64_t[]){5, 4}, true);
+    pr.w = hop_output_graph_add_input(og, "w", HOP_F32, 1, (int64_t[]){4}, true);
+    pr.b = hop_output_graph_add_input(og, "b", HOP_F32, 1, (int64_t[]){4}, true);
+    hop_node *v = pr.x;
+    for (int i = 0; i < 3; i++) {
+        hop_values r = {0};
+        assert_int_equal(hop_invoke_subgraph(og, (hop_body){block, &pr}, (hop_arg[]){N(v)}, 1, &r),
+                         HOP_OK);
+        v = r.items[0];
+        hop_values_clear(&r);
+    }
+    assert_int_equal(pr.counted, 1);
+    finish(og, &v, 1);
+    hop_plan *p = lower(og, true);
+    char *dump = hop_plan_dump(p);
+    assert_non_null(dump);
+    int routines = 0, calls = 0;
+    for (const char *c = dump; (c = strstr(c, "-- subgraph_0")) != NULL; c++)
+        routines++;
+    for (const char *c = dump; (c = strstr(c, " Call ")) != NULL; c++)
+        calls++;
+    assert_int_equal(routines, 1);
+    assert_int_equal(calls, 3);
+    hop_free(dump);
+    hop_plan_free(p);
+    hop_tensor *in[] = {t2(HOP_F32, 7, 3), t1(HOP_F32, 3), t1(HOP_F32, 3)};
+    check_plan(og, in, 3, 1);
+    release_all(in, 3);
+    hop_output_graph_free(og);
+}
+
+/* ------------------------------------------------ item, nonzero, arange */
+
+static void
+test_unbacked_sizes_from_item_and_nonzero(void **state)
+{
+    (void)state;
+    hop_output_graph *og = hop_output_graph_new();
+    hop_node *x = hop_output_graph_add_input(og, "x", HOP_F32, 2, (int64_t[]){4, 5}, true);
+    hop_tracer *t = root(og);
+    hop_node *mask = OP(t, HOP_OP_gt, N(x), hop_arg_int(0));
+    hop_node *nz = OP(t, HOP_OP_nonzero, N(mask));
+    hop_node *s = OP(t, HOP_OP_sum, N(nz), hop_arg_none(), hop_arg_bool(false));
+    hop_node *cnt = OP(t, HOP_OP_to, N(mask), hop_arg_dtype(HOP_I64));
+    hop_node *total = OP(t, HOP_OP_sum, N(cnt), hop_arg_none(), hop_arg_bool(false));
+    hop_node *n = OP(t, HOP_OP_item, N(total));
+    /* arange needs end >= start: what the user knows of the count. */
+    assert_int_equal(hop_shape_env_constrain(hop_output_graph_env(og), n->meta.sym, 0, 1 << 20),
+                     HOP_OK);
+    hop_node *ar = OP(t, HOP_OP_arange, hop_arg_int(0), N(n), hop_arg_int(1), hop_arg_none());
+    hop_node *sq = OP(t, HOP_OP_mul, N(ar), N(ar));
+    hop_node *plus = OP(t, HOP_OP_add, N(sq), N(n));
+    /* n is a SymInt: it comes out as an i64 tensor of rank 0 */
+    finish(og, (hop_node *[]){nz, s, plus, n}, 4);
+    int64_t sizes[][2] = {{4, 5}, {9, 3}, {2, 2}};
+    for (size_t k = 0; k < LEN(sizes); k++) {
+        hop_tensor *in = t2(HOP_F32, sizes[k][0], sizes[k][1]);
+        check_plan(og, &in, 1, 4);
+        hop_tensor_release(in);
+    }
+    hop_output_graph_free(og);
+}
+
+/* --------------------------------------------------------------- guards */
+
+static hop_status
+run1(hop_plan *p, hop_tensor *x)
+{
+    hop_tensor *out = NULL;
+    hop_status st = hop_plan_run(p, &x, 1, &out, 1);
+    assert_true(st == HOP_OK || out == NULL);
+    hop_tensor_release(out);
+    return st;
+}
+
+static void
+test_guard_failures_name_the_input_dim_or_guard_and_the_values(void **state)
+{
+    (void)state;
+    /* static sizes, dtype, rank, count */
+    hop_output_graph *og = chain_program(5, 3, false);
+    hop_plan *p = lower(og, true);
+    hop_tensor *x = t2(HOP_F32, 7, 3);
+    assert_int_equal(run1(p, x), HOP_GUARD);
+    assert_string_equal(hop_error_message(), "guard failed: x.size(0) == 5 expected, got 7");
+    hop_tensor_release(x);
+    x = t2(HOP_F64, 5, 3);
+    assert_int_equal(run1(p, x), HOP_GUARD);
+    assert_string_equal(hop_error_message(),
+                        "guard failed: x.dtype == f32 expected, got f64 (input x is f32[5, 3])");
+    hop_tensor_release(x);
+    x = t1(HOP_F32, 5);
+    assert_int_equal(run1(p, x), HOP_GUARD);
+    assert_string_equal(hop_error_message(),
+                        "guard failed: x.dim() == 2 expected, got 1 (input x is f32[5, 3])");
+    hop_tensor *two[] = {x, x}, *out[1];
+    assert_int_equal(hop_plan_run(p, two, 2, out, 1), HOP_GUARD);
+    assert_string_equal(hop_error_message(), "guard failed: expected 1 input (x), got 2");
+    assert_null(out[0]);
+    hop_tensor_release(x);
+    hop_plan_free(p);
+    hop_output_graph_free(og);
+
+    /* duck sizing, ranges of dynamic sizes, ShapeEnv guards */
+    og = hop_output_graph_new();
+    hop_node *a = hop_output_graph_add_input(og, "a", HOP_F32, 1, (int64_t[]){6}, true);
+    hop_node *b = hop_output_graph_add_input(og, "b", HOP_F32, 1, (int64_t[]){6}, true);
+    hop_shape_env *env = hop_output_graph_env(og);
+    const hop_expr *s0 = a->meta.meta.sizes[0];
+    assert_int_equal(hop_shape_env_add_guard(env, hop_sym_gt(env, s0, hop_sym_const(env, 4))),
+                     HOP_OK);
+    hop_node *sum = OP(root(og), HOP_OP_add, N(a), N(b));
+    finish(og, &sum, 1);
+    p = lower(og, true);
+    hop_tensor *in[] = {t1(HOP_F32, 7), t1(HOP_F32, 5)};
+    assert_int_equal(hop_plan_run(p, in, 2, out, 1), HOP_GUARD);
+    assert_string_equal(hop_error_message(),
+                        "guard failed: b.size(0) == a.size(0) expected (both are s0), got 5 and 7");
+    release_all(in, 2);
+    in[0] = t1(HOP_F32, 3);
+    in[1] = t1(HOP_F32, 3);
+    assert_int_equal(hop_plan_run(p, in, 2, out, 1), HOP_GUARD);
+    assert_string_equal(hop_error_message(), "guard s0 > 4 failed with s0 = 3");
+    release_all(in, 2);
+    in[0] = t1(HOP_F32, 1);
+    in[1] = t1(HOP_F32, 1);
+    assert_int_equal(hop_plan_run(p, in, 2, out, 1), HOP_GUARD);
+    assert_string_equal(hop_error_message(),
+                        "guard failed: a.size(0) >= 2 expected (s0 is dynamic; sizes 0 and 1 are "
+                        "specialised), got 1");
+    release_all(in, 2);
+    /* and the plan still works */
+    in[0] = t1(HOP_F32, 9);
+    in[1] = t1(HOP_F32, 9);
+    assert_int_equal(hop_plan_run(p, in, 2, out, 1), HOP_OK);
+    hop_tensor_release(out[0]);
+    release_all(in, 2);
+    hop_plan_free(p);
+    hop_output_graph_free(og);
+}
+
+/* HOP_TRACE_PLAN=1 when the plan is made: each instruction to stderr. */
+static void
+test_trace_plan_env_var_traces_to_stderr(void **state)
+{
+    (void)state;
+    hop_output_graph *og = chain_program(2, 3, false);
+    setenv("HOP_TRACE_PLAN", "1", 1);
+    hop_plan *p = lower(og, true);
+    unsetenv("HOP_TRACE_PLAN");
+    hop_tensor *x = t2(HOP_F32, 2, 3), *out;
+    FILE *tmp = tmpfile();
+    assert_non_null(tmp);
+    fflush(stderr);
+    int saved = dup(2);
+    dup2(fileno(tmp), 2);
+    hop_status st = hop_plan_run(p, &x, 1, &out, 1);
+    fflush(stderr);
+    dup2(saved, 2);
+    close(saved);
+    assert_int_equal(st, HOP_OK);
+    fseek(tmp, 0, SEEK_END);
+    char *text = read_all(tmp);
+    fclose(tmp);
+    assert_string_equal(text,
+                        "plan:    0  Input       0   0   0  x: f32[2, 3]                  t0 = "
+                        "input 0\n"
+                        "plan:    1  Layout      0   0   0                                block: 0 "
+                        "bytes, 0 tensors in 0 regions\n"
+                        "plan:    2  Fused       1   1   4  exp(relu(add(mul(x, 2), 1)))  t1 = "
+                        "exp\n"
+                        "plan:    3  Halt        0   0   0\n");
+    free(text);
+    hop_tensor_release(out);
+    hop_tensor_release(x);
+    hop_plan_free(p);
+    hop_output_graph_free(og);
+}
+
+/* ----------------------------------------------------------------- dump */
+
+static void
+test_dump_of_a_small_program(void **state)
+{
+    (void)state;
+    hop_output_graph *og = hop_output_graph_new();
+    hop_node *x = hop_output_graph_add_input(og, "x", HOP_F32, 2, (int64_t[]){8, 4}, false);
+    hop_tracer *t = root(og);
+    hop_node *m = OP(t, HOP_OP_mul, N(x), hop_arg_int(2));
+    hop_node *e = OP(t, HOP_OP_exp, N(m));
+    hop_node *s = OP(t, HOP_OP_sum, N(e), hop_arg_int(1), hop_arg_bool(false));
+    hop_node *q = OP(t, HOP_OP_sin, N(s));
+    finish(og, &q, 1);
+    hop_plan *p = lower(og, true);
+    char *dump = hop_plan_dump(p);
+    assert_non_null(dump);
+    const char *want =
+        "addr  opcode     p1  p2  p3  p4                            comment\n"
+        "----  --------- --- --- ---  ----------------------------  -------\n"
+        "   0  Input       0   0   0  x: f32[8, 4]                  t0 = input 0\n"
+        "   1  Layout      0   0   0                                block: 192 bytes, 2 tensors "
+        "in 2 regions\n"
+        "   2  Fused       2   1   2  exp(mul(x, 2))                t2 = exp\n"
+        "   3  Op          3   0   0  sum(exp, 1, False)            t3 = sum (kernel 0)\n"
+        "   4  Fused       1   1   1  sin(sum)                      t1 = sin\n"
+        "   5  Halt        0   0   0\n"
+        "\n"
+        "slots:\n"
+        "  t0   input   f32[8, 4]  x\n"
+        "  t1   output  f32[8]  sin\n"
+        "  t2   buffer  f32[8, 4]  exp\n"
+        "  t3   buffer  f32[8]  sum\n"
+        "memory: 2 tensors in 2 regions, block of 192 bytes\n"
+        "  region 0: offset 0, 128 bytes: t2 exp [2-3]\n"
+        "  region 1: offset 128, 32 bytes: t3 sum [3-4]\n";
+    if (strcmp(dump, want) != 0)
+        fprintf(stderr, "--- got:\n%s--- want:\n%s", dump, want);
+    assert_string_equal(dump, want);
+    hop_free(dump);
+    hop_plan_free(p);
+    hop_output_graph_free(og);
+}
+
+/* ---------------------------------------------------- more programs */
+
+static hop_status
+relu_or_neg_row(hop_tracer *t, void *ud, hop_node *const *in, size_t n, hop_values *out)
+{
+    (void)n;
+    unary_spec *specs = ud; /* [0]: true branch, [1]: false branch */
+    hop_node *s = OP(t, HOP_OP_sum, N(in[0]), hop_arg_none(), hop_arg_bool(false));
+    hop_node *pred = s ? OP(t, HOP_OP_gt, N(s), hop_arg_int(0)) : NULL;
+    if (pred == NULL)
+        return hop_error_code();
+    specs[0].x = specs[1].x = in[0];
+    hop_values r = {0};
+    return pushr(out, &r,
+                 hop_cond(hop_output_graph_of(t), N(pred), (hop_body){unary_body, &specs[0]},
+                          (hop_body){unary_body, &specs[1]}, NULL, 0, &r));
+}
+
+static hop_status
+inner_map(hop_tracer *t, void *ud, hop_node *const *in, size_t n, hop_values *out)
+{
+    (void)n;
+    hop_values r = {0};
+    return pushr(out, &r,
+                 hop_map(hop_output_graph_of(t), (hop_body){relu_or_neg_row, ud},
+                         (hop_arg[]){N(in[0])}, 1, NULL, 0, &r));
+}
+
+/* A body returning a value that does not depend on its row, and a SymInt
+ * used as a scalar. */
+static hop_status
+closure_row(hop_tracer *t, void *ud, hop_node *const *in, size_t n, hop_values *out)
+{
+    hop_node *w = ud;
+    (void)n;
+    hop_node *sz = OP(t, HOP_OP_sym_size, N(in[0]), hop_arg_int(0));
+    hop_node *a = sz ? OP(t, HOP_OP_add, N(in[0]), N(sz)) : NULL;
+    hop_node *wh = a ? OP(t, HOP_OP_where, N(OP(t, HOP_OP_gt, N(a), hop_arg_int(3))), N(a),
+                          hop_arg_float(0.0))
+                     : NULL;
+    hop_status st = push(out, wh);
+    return st == HOP_OK ? push(out, w) : st;
+}
+
+static void
+test_maps_in_maps_conds_in_maps_and_closures_match_eager(void **state)
+{
+    (void)state;
+    hop_output_graph *og = hop_output_graph_new();
+    hop_node *x = hop_output_graph_add_input(og, "x", HOP_F64, 3, (int64_t[]){4, 3, 5}, true);
+    hop_node *w = hop_output_graph_add_input(og, "w", HOP_F64, 1, (int64_t[]){7}, true);
+    unary_spec specs[2] = {{HOP_OP_relu, NULL}, {HOP_OP_neg, NULL}};
+    hop_values r1 = {0}, r2 = {0};
+    assert_int_equal(
+        hop_map(og, (hop_body){inner_map, specs}, (hop_arg[]){N(x)}, 1, NULL, 0, &r1), HOP_OK);
+    hop_node *flat = OP(root(og), HOP_OP_reshape, N(x),
+                        hop_arg_list((hop_arg[]){hop_arg_int(-1), hop_arg_int(5)}, 2));
+    assert_int_equal(hop_map(og, (hop_body){closure_row, w}, (hop_arg[]){N(flat)}, 1, NULL, 0, &r2),
+                     HOP_OK);
+    /* the same value twice, and a SymInt */
+    hop_node *sz = OP(root(og), HOP_OP_sym_size, N(x), hop_arg_int(0));
+    finish(og, (hop_node *[]){r1.items[0], r2.items[0], r2.items[1], r1.items[0], sz}, 5);
+    hop_values_clear(&r1);
+    hop_values_clear(&r2);
+    int64_t sizes[][3] = {{4, 3, 5}, {2, 6, 5}, {7, 2, 5}};
+    for (size_t k = 0; k < LEN(sizes); k++) {
+        hop_tensor *in[] = {rand_tensor(HOP_F64, 3, sizes[k]), t1(HOP_F64, 7)};
+        check_plan(og, in, 2, 5);
+        release_all(in, 2);
+    }
+    hop_output_graph_free(og);
+}
+
+/* Big enough to be split over the pool. */
+static void
+test_large_fused_groups_on_four_threads_match_eager(void **state)
+{
+    (void)state;
+    hop_runtime_set_threads(4);
+    hop_output_graph *og = hop_output_graph_new();
+    hop_node *x = hop_output_graph_add_input(og, "x", HOP_F32, 2, (int64_t[]){512, 1024}, true);
+    hop_node *y = hop_output_graph_add_input(og, "y", HOP_F32, 1, (int64_t[]){1024}, true);
+    hop_tracer *t = root(og);
+    hop_node *a = OP(t, HOP_OP_mul, N(x), N(y));
+    hop_node *tr = OP(t, HOP_OP_transpose, N(a), hop_arg_int(0), hop_arg_int(1));
+    hop_node *e = OP(t, HOP_OP_tanh, N(tr));
+    hop_node *s = OP(t, HOP_OP_sigmoid, N(x));
+    finish(og, (hop_node *[]){e, s}, 2);
+    hop_tensor *in[] = {t2(HOP_F32, 600, 1000), t1(HOP_F32, 1000)};
+    check_plan(og, in, 2, 2);
+    release_all(in, 2);
+    hop_output_graph_free(og);
+    hop_runtime_set_threads(0);
+}
+
+/* ------------------------------------------------------------- registry */
+
+static const hop_hop_class mywrap_class = {
+    .base = &hop_wrap_class,
+    .name = "mywrap",
+    .nbodies = 1,
+    .prefixes = {"mywrap_body"},
+};
+
+static const hop_hop_class opaque_class = {
+    .name = "opaque",
+    .nbodies = 1,
+    .prefixes = {"opaque_body"},
+    .input_mode = HOP_INPUTS_LIFTED,
+};
+
+/* A lowering written with the public toolkit: inline the body. */
+static hop_status
+opaque_lower(hop_lower_ctx *cx, const hop_node *call, void *ud)
+{
+    int *used = ud;
+    (*used)++;
+    const hop_arg *list = &call->args[call->nargs - 1];
+    hop_pval in[8], out[8];
+    for (size_t i = 0; i < list->u.list.n; i++) {
+        hop_status st = hop_lower_arg(cx, &list->u.list.items[i], &in[i]);
+        if (st != HOP_OK)
+            return st;
+    }
+    hop_status st = hop_lower_inline(cx, call->args[0].u.graph, in, list->u.list.n, NULL, out,
+                                     call->nouts);
+    return st == HOP_OK ? hop_lower_results(cx, out, call->nouts) : st;
+}
+
+static hop_output_graph *
+custom_program(const hop_hop_class *cls)
+{
+    hop_output_graph *og = hop_output_graph_new();
+    hop_node *x = hop_output_graph_add_input(og, "x", HOP_F32, 1, (int64_t[]){5}, true);
+    unary_spec u = {HOP_OP_tanh, x};
+    hop_values r = {0};
+    hop_body b = {unary_body, &u};
+    assert_int_equal(hop_hop_call(og, cls, NULL, 0, &b, 1, &r), HOP_OK);
+    hop_node *y = OP(root(og), HOP_OP_add, N(r.items[0]), N(x));
+    finish(og, &y, 1);
+    hop_values_clear(&r);
+    return og;
+}
+
+static void
+test_a_hop_based_on_wrap_lowers_like_wrap(void **state)
+{
+    (void)state;
+    assert_int_equal(hop_register_hop(&mywrap_class), HOP_OK);
+    assert_ptr_equal(hop_find_lowering(&mywrap_class), hop_find_lowering(&hop_wrap_class));
+    hop_output_graph *og = custom_program(&mywrap_class);
+    hop_tensor *x = t1(HOP_F32, 8);
+    check_plan(og, &x, 1, 1);
+    hop_tensor_release(x);
+    hop_output_graph_free(og);
+    assert_int_equal(hop_unregister_hop("mywrap"), HOP_OK);
+}
+
+static void
+test_a_user_hop_runs_once_its_lowering_is_registered(void **state)
+{
+    (void)state;
+    assert_int_equal(hop_register_hop(&opaque_class), HOP_OK);
+    hop_output_graph *og = custom_program(&opaque_class);
+    assert_null(hop_lower(og, NULL));
+    assert_int_equal(hop_error_code(), HOP_UNSUPPORTED);
+    assert_string_equal(hop_error_message(), "lowering: opaque calls the HOP opaque, which has no "
+                                             "lowering (hop_register_lowering)");
+    assert_null(hop_find_lowering(&opaque_class));
+    assert_int_equal(hop_error_code(), HOP_NOT_FOUND);
+
+    int used = 0;
+    hop_lowering l = {.lower = opaque_lower, .eager = NULL, .user_data = &used};
+    assert_int_equal(hop_register_lowering(&opaque_class, &l), HOP_OK);
+    assert_int_equal(hop_register_lowering(&opaque_class, &l), HOP_EXISTS);
+    assert_int_equal(hop_register_lowering(&hop_cond_class, &l), HOP_EXISTS);
+    hop_plan *p = lower(og, true);
+    assert_int_equal(used, 1);
+    /* No eager slot: the reference interpreter refuses it. */
+    hop_tensor *x = t1(HOP_F32, 6), *got, *want;
+    assert_int_equal(hop_graph_run_eager(og, &x, 1, &want, 1), HOP_UNSUPPORTED);
+    assert_string_equal(hop_error_message(),
+                        "eager: opaque calls the HOP opaque, which has no eager slot");
+    assert_int_equal(hop_plan_run(p, &x, 1, &got, 1), HOP_OK);
+    for (int i = 0; i < 6; i++) {
+        float v = ((float *)x->data)[i];
+        assert_float_equal(((float *)got->data)[i], tanhf(v) + v, 1e-6);
+    }
+    hop_tensor_release(got);
+    hop_tensor_release(x);
+    hop_plan_free(p);
+    assert_int_equal(hop_unregister_lowering(&opaque_class), HOP_OK);
+    assert_int_equal(hop_unregister_lowering(&opaque_class), HOP_NOT_FOUND);
+    hop_output_graph_free(og);
+    assert_int_equal(hop_unregister_hop("opaque"), HOP_OK);
+}
+
+/* ---------------------------------------------------------- concurrency */
+
+typedef struct job {
+    hop_plan *plan;
+    hop_tensor *in[4][3];
+    hop_tensor *want[4];
+    int ok;
+} job;
+
+static void *
+worker(void *arg)
+{
+    job *j = arg;
+    for (int rep = 0; rep < 30; rep++) {
+        int k = rep % 4;
+        hop_tensor *got = NULL;
+        if (hop_plan_run(j->plan, j->in[k], 3, &got, 1) != HOP_OK)
+            break;
+        bool same = got->rank == j->want[k]->rank &&
+                    memcmp(got->data, j->want[k]->data,
+                           (size_t)hop_tensor_numel(got) * sizeof(float)) == 0;
+        hop_tensor_release(got);
+        if (!same)
+            break;
+        j->ok++;
+    }
+    hop_runtime_thread_cleanup();
+    return NULL;
+}
+
+static void
+test_one_plan_runs_concurrently_on_four_threads(void **state)
+{
+    (void)state;
+    prog pr = {0};
+    hop_output_graph *og = nested_program(&pr);
+    hop_plan *p = lower(og, true);
+    job jobs[4];
+    pthread_t th[4];
+    for (int t = 0; t < 4; t++) {
+        jobs[t].plan = p;
+        jobs[t].ok = 0;
+        for (int k = 0; k < 4; k++) {
+            int64_t rows = 3 + 7 * k + t, cols = 2 + k;
+            jobs[t].in[k][0] = t2(HOP_F32, rows, cols);
+            jobs[t].in[k][1] = t1(HOP_F32, cols);
+            jobs[t].in[k][2] = t1(HOP_F32, cols);
+            assert_int_equal(hop_graph_run_eager(og, jobs[t].in[k], 3, &jobs[t].want[k], 1),
+                             HOP_OK);
+        }
+    }
+    for (int t = 0; t < 4; t++)
+        assert_int_equal(pthread_create(&th[t], NULL, worker, &jobs[t]), 0);
+    for (int t = 0; t < 4; t++) {
+        pthread_join(th[t], NULL);
+        assert_int_equal(jobs[t].ok, 30);
+        for (int k = 0; k < 4; k++) {
+            release_all(jobs[t].in[k], 3);
+            hop_tensor_release(jobs[t].want[k]);
+        }
+    }
+    hop_plan_free(p);
+    hop_output_graph_free(og);
+}
+
+/* ------------------------------------------------- allocation failures */
+
+static void
+sweep(hop_output_graph *og, hop_tensor **in, size_t nin, size_t nout)
+{
+    hop_tensor *out[4] = {0};
+    /* Warm up what lives on (the HOP registry, the thread's eager state). */
+    hop_plan *p = lower(og, true);
+    assert_int_equal(hop_plan_run(p, in, nin, out, nout), HOP_OK);
+    release_all(out, nout);
+    hop_plan_free(p);
+    hop_runtime_thread_cleanup();
+    long base = hop_alloc_live();
+    long k;
+    for (k = 1; k < 100000; k++) {
+        hop_alloc_fail_at(k);
+        p = hop_lower(og, NULL);
+        hop_status st = p ? HOP_OK : hop_error_code();
+        for (int rep = 0; rep < 2 && st == HOP_OK; rep++) {
+            st = hop_plan_run(p, in, nin, out, nout);
+            if (st == HOP_OK)
+                release_all(out, nout);
+            else
+                for (size_t j = 0; j < nout; j++)
+                    assert_null(out[j]);
+        }
+        hop_alloc_fail_at(0);
+        if (st != HOP_OK)
+            assert_int_equal(st, HOP_NOMEM);
+        hop_plan_free(p);
+        hop_runtime_thread_cleanup();
+        assert_int_equal(hop_alloc_live(), base);
+        if (st == HOP_OK)
+            break;
+    }
+    assert_true(k > 10);
+    /* and the next attempt succeeds */
+    p = lower(og, true);
+    assert_int_equal(hop_plan_run(p, in, nin, out, nout), HOP_OK);
+    release_all(out, nout);
+    hop_plan_free(p);
+}
+
+static void
+test_allocation_failures_in_lower_and_run_are_nomem_and_leak_nothing(void **state)
+{
+    (void)state;
+    prog pr = {0};
+    hop_output_graph *og = nested_program(&pr);
+    hop_tensor *in[] = {t2(HOP_F32, 6, 3), t1(HOP_F32, 3), t1(HOP_F32, 3)};
+    for (int i = 0; i < 18; i++)
+        ((float *)in[0]->data)[i] = fabsf(((float *)in[0]->data)[i]);
+    sweep(og, in, 3, 1);
+    release_all(in, 3);
+    hop_output_graph_free(og);
+
+    /* unbacked sizes: late tensors, nonzero, item */
+    og = hop_output_graph_new();
+    hop_node *a = hop_output_graph_add_input(og, "a", HOP_F32, 1, (int64_t[]){3}, true);
+    hop_node *b = hop_output_graph_add_input(og, "b", HOP_F32, 1, (int64_t[]){5}, true);
+    hop_node *s = OP(root(og), HOP_OP_sum, N(a), hop_arg_none(), hop_arg_bool(false));
+    hop_node *pred = OP(root(og), HOP_OP_gt, N(s), hop_arg_int(0));
+    hop_values r = {0};
+    assert_int_equal(
+        hop_cond(og, N(pred), (hop_body){return_ud, a}, (hop_body){return_ud, b}, NULL, 0, &r),
+        HOP_OK);
+    hop_node *m = OP(root(og), HOP_OP_mul, N(r.items[0]), hop_arg_int(2));
+    hop_node *nz = OP(root(og), HOP_OP_nonzero, N(m));
+    finish(og, (hop_node *[]){m, nz}, 2);
+    hop_values_clear(&r);
+    hop_tensor *in2[] = {t1(HOP_F32, 4), t1(HOP_F32, 6)};
+    sweep(og, in2, 2, 2);
+    release_all(in2, 2);
+    hop_output_graph_free(og);
+}
+
+int
+main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_elementwise_chain_matches_eager_with_static_shapes),
+        cmocka_unit_test(test_one_dynamic_plan_serves_several_sizes),
+        cmocka_unit_test(test_broadcasts_scalars_and_dtypes_match_eager),
+        cmocka_unit_test(test_strided_inputs_match_eager),
+        cmocka_unit_test(test_kernels_and_views_match_eager),
+        cmocka_unit_test(test_reshape_of_a_transposed_tensor_copies),
+        cmocka_unit_test(test_outputs_that_are_inputs_or_views_share_storage),
+        cmocka_unit_test(test_nested_hops_match_eager_at_several_sizes),
+        cmocka_unit_test(test_a_plan_outlives_its_output_graph),
+        cmocka_unit_test(test_cond_runs_only_the_taken_branch),
+        cmocka_unit_test(test_cond_outputs_whose_size_differs_per_branch),
+        cmocka_unit_test(test_map_allocates_only_its_output_whatever_the_row_count),
+        cmocka_unit_test(test_map_over_two_inputs_with_extra_args_matches_eager),
+        cmocka_unit_test(test_invoke_subgraph_is_compiled_once_and_called_three_times),
+        cmocka_unit_test(test_unbacked_sizes_from_item_and_nonzero),
+        cmocka_unit_test(test_guard_failures_name_the_input_dim_or_guard_and_the_values),
+        cmocka_unit_test(test_dump_of_a_small_program),
+        cmocka_unit_test(test_trace_plan_env_var_traces_to_stderr),
+        cmocka_unit_test(test_maps_in_maps_conds_in_maps_and_closures_match_eager),
+        cmocka_unit_test(test_large_fused_groups_on_four_threads_match_eager),
+        cmocka_unit_test(test_a_hop_based_on_wrap_lowers_like_wrap),
+        cmocka_unit_test(test_a_user_hop_runs_once_its_lowering_is_registered),
+        cmocka_unit_test(test_one_plan_runs_concurrently_on_four_threads),
+        cmocka_unit_test(test_allocation_failures_in_lower_and_run_are_nomem_and_leak_nothing),
+    };
+    int rc = cmocka_run_group_tests(tests, NULL, NULL);
+    hop_runtime_shutdown();
+    return rc;
+}
