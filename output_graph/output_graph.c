@@ -204,6 +204,15 @@ hop_output_graph_depth(const hop_output_graph *og)
 
 /* ----------------------------------------------------------- root inputs */
 
+/* dims[d] = dynamic for every dim; returns dims. */
+static const bool *
+same_for_every_dim(bool dynamic, bool *dims)
+{
+    for (int d = 0; d < HOP_MAX_RANK; d++)
+        dims[d] = dynamic;
+    return dims;
+}
+
 static hop_node *
 add_root_tensor(hop_output_graph *og, const char *name, hop_dtype dtype, int rank,
                 const int64_t *sizes, const bool *dynamic, hop_source source)
@@ -235,7 +244,7 @@ add_root_tensor(hop_output_graph *og, const char *name, hop_dtype dtype, int ran
     meta.meta.rank = rank;
     for (int d = 0; d < rank; d++) {
         meta.meta.sizes[d] = dynamic[d] ? hop_shape_env_size_symbol(og->env, sizes[d], true, true)
-                                     : hop_sym_const(og->env, sizes[d]);
+                                        : hop_sym_const(og->env, sizes[d]);
         if (meta.meta.sizes[d] == NULL) {
             hop_shape_env_truncate_symbols(og->env, nsymbols);
             return NULL;
@@ -293,9 +302,8 @@ hop_output_graph_add_input(hop_output_graph *og, const char *name, hop_dtype dty
                            const int64_t *sizes, bool dynamic)
 {
     bool dims[HOP_MAX_RANK];
-    for (int d = 0; d < HOP_MAX_RANK; d++)
-        dims[d] = dynamic;
-    return hop_output_graph_add_input_dims(og, name, dtype, rank, sizes, dims);
+    return hop_output_graph_add_input_dims(og, name, dtype, rank, sizes,
+                                           same_for_every_dim(dynamic, dims));
 }
 
 hop_node *
@@ -319,10 +327,8 @@ hop_output_graph_capture(hop_output_graph *og, const void *identity, const char 
         return NULL;
     hop_checkpoint *cp = hop_output_graph_checkpoint(og);
     bool dims[HOP_MAX_RANK];
-    for (int d = 0; d < HOP_MAX_RANK; d++)
-        dims[d] = dynamic;
     hop_node *node =
-        cp ? add_root_tensor(og, name, dtype, rank, sizes, dims,
+        cp ? add_root_tensor(og, name, dtype, rank, sizes, same_for_every_dim(dynamic, dims),
                              (hop_source){.kind = HOP_SOURCE_CAPTURE, .identity = identity})
            : NULL;
     hop_status st = HOP_NOMEM;
