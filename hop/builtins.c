@@ -248,11 +248,8 @@ cond_inline(hop_output_graph *og, bool pred, hop_body branch, const hop_arg *ope
     if (inputs != small)
         hop_free(inputs);
     if (st != HOP_OK && cp) {
-        char msg[1024];
-        snprintf(msg, sizeof msg, "%s", hop_error_message());
-        hop_output_graph_restore(og, cp);
         outputs->n = before;
-        return hop_error(st, "%s", msg);
+        return hop_output_graph_abandon(og, cp, st);
     }
     hop_checkpoint_free(cp);
     return st;

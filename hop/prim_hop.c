@@ -482,12 +482,8 @@ hop_hop_call(hop_output_graph *og, const hop_hop_class *cls, const hop_arg *oper
     st = hop__call_run(&c, outputs);
     call_cleanup(&c);
     if (st != HOP_OK) {
-        /* Keep the message: restoring must not replace it. */
-        char msg[1024];
-        snprintf(msg, sizeof msg, "%s", hop_error_message());
-        hop_output_graph_restore(og, cp);
         outputs->n = nout_before;
-        return hop_error(st, "%s", msg);
+        return hop_output_graph_abandon(og, cp, st);
     }
     hop_checkpoint_free(cp);
     return HOP_OK;

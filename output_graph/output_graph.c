@@ -544,6 +544,15 @@ adopt_orphan(void *ctx, hop_graph *g)
 }
 
 hop_status
+hop_output_graph_abandon(hop_output_graph *og, hop_checkpoint *cp, hop_status st)
+{
+    char msg[1024];
+    snprintf(msg, sizeof msg, "%s", hop_error_message());
+    hop_output_graph_restore(og, cp);
+    return hop_error(st, "%s", msg);
+}
+
+hop_status
 hop_output_graph_restore(hop_output_graph *og, hop_checkpoint *cp)
 {
     if (og == NULL || cp == NULL || cp->og != og)

@@ -118,6 +118,10 @@ hop_status hop_output_graph_set_data(hop_output_graph *og, const void *key, void
 typedef struct hop_checkpoint hop_checkpoint;
 hop_checkpoint *hop_output_graph_checkpoint(hop_output_graph *og);
 hop_status hop_output_graph_restore(hop_output_graph *og, hop_checkpoint *cp);
+/* For a scope that failed with status st and its error message set: restores
+ * og to cp and returns st with that message kept (a restore never replaces
+ * the error the caller is reporting). */
+hop_status hop_output_graph_abandon(hop_output_graph *og, hop_checkpoint *cp, hop_status st);
 void hop_checkpoint_free(hop_checkpoint *cp);
 
 #ifdef __cplusplus

@@ -607,6 +607,28 @@ test_restore_undoes_a_failed_scope_exactly(void **state)
 }
 
 static void
+test_abandon_restores_and_keeps_the_failing_scopes_error(void **state)
+{
+    (void)state;
+    hop_output_graph *og = hop_output_graph_new();
+    hop_node *x = input(og, "x", 1, 3, 0, false);
+    char *root_before = hop_graph_code(hop_output_graph_root_graph(og));
+    hop_checkpoint *cp = hop_output_graph_checkpoint(og);
+    hop_tracer *t = hop_output_graph_push(og, "wrap_body_0");
+    assert_non_null(op1(t, HOP_OP_neg, x));
+    hop_error(HOP_INVALID, "wrap: the body failed");
+    assert_int_equal(hop_output_graph_abandon(og, cp, HOP_INVALID), HOP_INVALID);
+    assert_int_equal(hop_error_code(), HOP_INVALID);
+    assert_string_equal(hop_error_message(), "wrap: the body failed");
+    assert_int_equal(hop_output_graph_depth(og), 1);
+    char *root_after = hop_graph_code(hop_output_graph_root_graph(og));
+    assert_string_equal(root_before, root_after);
+    hop_free(root_before);
+    hop_free(root_after);
+    hop_output_graph_free(og);
+}
+
+static void
 test_add_input_while_a_body_is_traced_is_misuse(void **state)
 {
     (void)state;
@@ -693,6 +715,7 @@ main(void)
         cmocka_unit_test(test_input_without_metadata_is_misuse_and_changes_nothing),
         cmocka_unit_test(test_failed_op_after_lifting_rolls_back_every_level),
         cmocka_unit_test(test_restore_undoes_a_failed_scope_exactly),
+        cmocka_unit_test(test_abandon_restores_and_keeps_the_failing_scopes_error),
         cmocka_unit_test(test_add_input_while_a_body_is_traced_is_misuse),
         cmocka_unit_test(test_allocation_failure_sweep_over_nested_tracing),
     };
