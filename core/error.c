@@ -61,11 +61,15 @@ hop_error_clear(void)
 hop_status
 hop_verror(hop_status code, const char *fmt, va_list ap)
 {
-    last_code = code;
+    /* Formatted aside first: an argument may be the current message itself
+     * (hop_error(st, "cond: pred: %s", hop_error_message())). */
+    char text[sizeof last_message];
     if (fmt == NULL)
-        snprintf(last_message, sizeof last_message, "%s", hop_status_message(code));
+        snprintf(text, sizeof text, "%s", hop_status_message(code));
     else
-        vsnprintf(last_message, sizeof last_message, fmt, ap);
+        vsnprintf(text, sizeof text, fmt, ap);
+    last_code = code;
+    memcpy(last_message, text, sizeof text);
     return code;
 }
 

@@ -37,6 +37,8 @@ hop_node_kind_name(hop_node_kind k)
         return "getitem";
     case HOP_NODE_OUTPUT:
         return "output";
+    case HOP_NODE_CALL_FOREIGN:
+        return "call_foreign";
     }
     return "?";
 }
@@ -779,6 +781,56 @@ hop_graph_call_hop(hop_graph *g, const char *target, const hop_arg *args, size_t
 }
 
 hop_node *
+hop_graph_call_foreign(hop_graph *g, const char *target, const hop_arg *args, size_t nargs,
+                       const hop_value_info *outs, size_t nouts, unsigned flags)
+{
+    if (g == NULL || target == NULL) {
+        hop_error(HOP_MISUSE, "call_foreign: the %s is NULL", g == NULL ? "graph" : "target");
+        return NULL;
+    }
+    char who[96];
+    snprintf(who, sizeof who, "call_foreign %s", target);
+    if (!hop__name_is_identifier(target)) {
+        hop_error(HOP_INVALID, "%s: the target is not an identifier", who);
+        return NULL;
+    }
+    if (nouts > 0 && outs == NULL) {
+        hop_error(HOP_MISUSE, "%s: %zu outputs at NULL", who, nouts);
+        return NULL;
+    }
+    for (size_t i = 0; i < nouts; i++) {
+        char what[32];
+        snprintf(what, sizeof what, "output %zu", i);
+        if (check_value_info(who, what, &outs[i]) != HOP_OK)
+            return NULL;
+        /* A foreign kernel writes buffers: its results are tensors. */
+        if (outs[i].kind != HOP_VALUE_TENSOR) {
+            hop_error(HOP_INVALID, "%s: output %zu must be a tensor", who, i);
+            return NULL;
+        }
+    }
+    pending p;
+    if (prepare(g, who, HOP_NODE_CALL_FOREIGN, target, args, nargs, false, &p) != HOP_OK)
+        return NULL;
+    hop__arena *a = hop__graph_arena(g);
+    char *tcopy = hop__arena_strdup(a, target);
+    hop_value_info *ocopy = NULL;
+    if (tcopy == NULL ||
+        (nouts > 0 && (ocopy = hop__arena_alloc(a, nouts * sizeof *ocopy)) == NULL))
+        return NULL;
+    if (nouts > 0)
+        memcpy(ocopy, outs, nouts * sizeof *ocopy);
+    hop_node *n = p.node;
+    n->target = tcopy;
+    n->outs = ocopy;
+    n->nouts = nouts;
+    n->flags = flags & HOP_NODE_SIDE_EFFECTS;
+    if (nouts == 1)
+        n->meta = ocopy[0];
+    return commit(g, &p, body_end(g));
+}
+
+hop_node *
 hop_graph_getitem(hop_graph *g, hop_node *call, size_t index)
 {
     if (g == NULL || call == NULL) {
@@ -790,7 +842,7 @@ hop_graph_getitem(hop_graph *g, hop_node *call, size_t index)
                   call->graph ? call->graph->name : "(erased)", g->name);
         return NULL;
     }
-    if (call->kind != HOP_NODE_CALL_HOP) {
+    if (call->kind != HOP_NODE_CALL_HOP && call->kind != HOP_NODE_CALL_FOREIGN) {
         hop_error(HOP_INVALID, "getitem: %s is a %s, not a call_hop", call->name,
                   hop_node_kind_name(call->kind));
         return NULL;
@@ -968,6 +1020,33 @@ hop_graph_erase_node(hop_graph *g, hop_node *n)
     return HOP_OK;
 }
 
+/* True when a node of g or of its subgraphs, at any depth, has side effects. */
+static bool
+has_side_effects(const hop_graph *g)
+{
+    for (const hop_node *n = g->first; n; n = n->next)
+        if (n->flags & HOP_NODE_SIDE_EFFECTS)
+            return true;
+    for (size_t i = 0; i < g->nsubgraphs; i++)
+        if (has_side_effects(g->subgraphs[i]))
+            return true;
+    return false;
+}
+
+/* A call_hop with side effects: one of the subgraphs it calls has them. */
+static bool
+call_has_side_effects(const hop_node *n)
+{
+    if (n->flags & HOP_NODE_SIDE_EFFECTS)
+        return true;
+    if (n->kind != HOP_NODE_CALL_HOP)
+        return false;
+    for (size_t i = 0; i < n->nargs; i++)
+        if (n->args[i].kind == HOP_ARG_GRAPH && has_side_effects(n->args[i].u.graph))
+            return true;
+    return false;
+}
+
 size_t
 hop_graph_dce(hop_graph *g)
 {
@@ -978,8 +1057,8 @@ hop_graph_dce(hop_graph *g)
     for (hop_node *n = g->last, *prev; n; n = prev) {
         prev = n->prev;
         bool removable = n->kind == HOP_NODE_CALL_OP || n->kind == HOP_NODE_CALL_HOP ||
-                         n->kind == HOP_NODE_GETITEM;
-        if (removable && n->nuses == 0) {
+                         n->kind == HOP_NODE_CALL_FOREIGN || n->kind == HOP_NODE_GETITEM;
+        if (removable && n->nuses == 0 && !call_has_side_effects(n)) {
             remove_node(g, n);
             removed++;
         }

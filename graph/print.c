@@ -18,7 +18,9 @@
  *             return (getitem,)
  *   A call_hop's annotation is its single output's, or the tuple of its
  *   outputs when it has none or several; its last argument (the operands of
- *   its subgraphs) prints as a tuple.  Dtypes print as `f32`, SymBools and
+ *   its subgraphs) prints as a tuple.  A call_foreign is annotated the same
+ *   way and calls `foreign.<kernel>(...)`, followed by `  # side effects`
+ *   when it has them.  Dtypes print as `f32`, SymBools and
  *   SymInts through hop_expr_print.
  * Table:  per graph a title line, then aligned columns opcode, name, target,
  *   args, meta; subgraphs follow their parent, depth first.
@@ -153,7 +155,7 @@ append_value_info(hop__buf *b, const hop_value_info *v)
 static void
 append_node_meta(hop__buf *b, const hop_node *n)
 {
-    if (n->kind == HOP_NODE_CALL_HOP && n->nouts != 1) {
+    if ((n->kind == HOP_NODE_CALL_HOP || n->kind == HOP_NODE_CALL_FOREIGN) && n->nouts != 1) {
         hop__buf_puts(b, "(");
         for (size_t i = 0; i < n->nouts; i++) {
             if (i > 0)
@@ -270,6 +272,15 @@ code_graph(hop__buf *b, const hop_graph *g, int depth)
             append_arg(b, &n->args[1], false);
             hop__buf_puts(b, "]");
             break;
+        case HOP_NODE_CALL_FOREIGN:
+            /* `foreign.` keeps a kernel apart from an op or HOP of that name. */
+            hop__buf_printf(b, "%s: \"", n->name);
+            append_node_meta(b, n);
+            hop__buf_printf(b, "\" = foreign.%s", n->target);
+            append_call_args(b, n);
+            if (n->flags & HOP_NODE_SIDE_EFFECTS)
+                hop__buf_puts(b, "  # side effects");
+            break;
         default: /* call_op, call_hop; a stray placeholder prints as a call */
             hop__buf_printf(b, "%s: \"", n->name);
             append_node_meta(b, n);
@@ -296,7 +307,7 @@ hop_graph_code(const hop_graph *g)
 
 /* ------------------------------------------------------------ table */
 
-enum { NCOLS = 5 };
+enum { NCOLS = 5, TABLE_MAX_WIDTH = 200 };
 static const char *const table_header[NCOLS] = {"opcode", "name", "target", "args", "meta"};
 
 /* One graph's rows, columns padded to their widest cell. */
@@ -342,11 +353,14 @@ table_graph(hop__buf *out, const hop_graph *g)
         out->failed = true;
         goto done;
     }
+    /* A column is as wide as its widest cell up to TABLE_MAX_WIDTH; a wider
+     * cell (a call passing thousands of values) overflows its column instead
+     * of padding every row of the table to its length. */
     size_t width[NCOLS] = {0};
     for (size_t r = 0; r <= row; r++) {
         for (int c = 0; c < NCOLS; c++) {
             size_t len = strlen(text.data + offsets[r * NCOLS + c]);
-            if (len > width[c])
+            if (len > width[c] && len <= TABLE_MAX_WIDTH)
                 width[c] = len;
         }
     }
@@ -364,7 +378,7 @@ table_graph(hop__buf *out, const hop_graph *g)
                     hop__buf_puts(out, cell);
                 }
                 if (c + 1 < NCOLS)
-                    hop__buf_indent(out, (int)(width[c] - len) + 2);
+                    hop__buf_indent(out, (int)(len < width[c] ? width[c] - len : 0) + 2);
             }
             /* No trailing blanks when the last cells are empty. */
             while (!out->failed && out->len > start && out->data[out->len - 1] == ' ')
@@ -446,6 +460,8 @@ dot_shape(hop_node_kind k)
         return "ellipse";
     case HOP_NODE_CALL_HOP:
         return "box3d";
+    case HOP_NODE_CALL_FOREIGN:
+        return "component";
     case HOP_NODE_OUTPUT:
         return "doubleoctagon";
     default:
@@ -518,7 +534,8 @@ dot_graph(hop__buf *b, const hop_graph *g, const char *path, int depth)
             hop__buf_puts(&label, "\n");
             hop__buf_puts(&label, n->target);
         }
-        if (n->meta.kind != HOP_VALUE_NONE || n->kind == HOP_NODE_CALL_HOP) {
+        if (n->meta.kind != HOP_VALUE_NONE || n->kind == HOP_NODE_CALL_HOP ||
+            n->kind == HOP_NODE_CALL_FOREIGN) {
             hop__buf_puts(&label, "\n");
             append_node_meta(&label, n);
         }

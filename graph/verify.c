@@ -344,10 +344,19 @@ check_node(const hop_graph *g, const hop_node *n)
         return HOP_OK;
     case HOP_NODE_CALL_HOP:
         return check_call_hop(g, n);
+    case HOP_NODE_CALL_FOREIGN:
+        if (n->target == NULL)
+            return fail(g, "call_foreign %s has no target", n->name);
+        for (size_t i = 0; i < n->nouts; i++)
+            if (n->outs[i].kind != HOP_VALUE_TENSOR)
+                return fail(g, "call_foreign %s: output %zu is not a tensor", n->name, i);
+        return HOP_OK;
     case HOP_NODE_GETITEM: {
         const hop_node *call =
             n->nargs == 2 && n->args[0].kind == HOP_ARG_NODE ? n->args[0].u.node : NULL;
-        if (call == NULL || call->kind != HOP_NODE_CALL_HOP || n->args[1].kind != HOP_ARG_INT)
+        if (call == NULL ||
+            (call->kind != HOP_NODE_CALL_HOP && call->kind != HOP_NODE_CALL_FOREIGN) ||
+            n->args[1].kind != HOP_ARG_INT)
             return fail(g, "getitem %s does not read (call_hop, index)", n->name);
         int64_t index = n->args[1].u.i;
         if (index < 0 || (uint64_t)index >= call->nouts)

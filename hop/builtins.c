@@ -139,6 +139,16 @@ merge_size(hop_call *c, const hop_expr *a, const hop_expr *b)
     if (a == b)
         return a;
     hop_shape_env *env = hop_output_graph_env(c->og);
+    /* A guard may already equate them (s1 == 4 once a branch broadcast a
+     * dynamic dim against a static tensor): then they are one size, and an
+     * unbacked symbol would make later uses undecidable. */
+    const hop_expr *eq = hop_sym_eq(env, a, b);
+    if (eq == NULL)
+        return NULL;
+    for (size_t i = 0, n = hop_shape_env_nguards(env); i < n; i++) {
+        if (hop_shape_env_guard(env, i) == eq)
+            return a;
+    }
     int64_t alo, ahi, blo, bhi;
     hop_shape_env_bounds(env, a, &alo, &ahi);
     hop_shape_env_bounds(env, b, &blo, &bhi);

@@ -68,9 +68,35 @@ hop__input_mode(const hop_hop_class *cls)
 
 /* ------------------------------------------------------------ base slots */
 
+/* A value the call may use: one of c->parent's or of a tracer enclosing it,
+ * in the same OutputGraph (lifting would refuse the others later, but a body
+ * that ignores an operand must not hide the caller's mistake). */
+static hop_status
+check_reachable(hop_call *c, const char *what, size_t i, const hop_node *v)
+{
+    hop_tracer *owner = hop_tracer_of(v);
+    if (owner == NULL || hop_output_graph_of(owner) != c->og)
+        return hop_error(HOP_MISUSE, "%s: %s %zu (%s) belongs to another OutputGraph", c->cls->name,
+                         what, i, v->name ? v->name : "?");
+    if (hop_tracer_state_of(owner) == HOP_TRACER_ENDED)
+        return hop_error(HOP_TRACE,
+                         "%s: %s %zu (%s) was created in subgraph %s, whose tracing has ended",
+                         c->cls->name, what, i, v->name, hop_tracer_graph(owner)->name);
+    for (const hop_tracer *p = c->parent; p; p = hop_tracer_parent(p))
+        if (p == owner)
+            return HOP_OK;
+    return hop_error(HOP_MISUSE, "%s: %s %zu (%s) belongs to graph %s, which does not enclose %s",
+                     c->cls->name, what, i, v->name, hop_tracer_graph(owner)->name,
+                     hop_tracer_graph(c->parent)->name);
+}
+
 static hop_status
 base_check_operands(hop_call *c)
 {
+    for (size_t i = 0; i < c->nlead; i++)
+        if (c->lead[i].kind == HOP_ARG_NODE && c->lead[i].u.node != NULL &&
+            check_reachable(c, "argument", i, c->lead[i].u.node) != HOP_OK)
+            return hop_error_code();
     for (size_t i = c->body_operands; i < c->noperands; i++) {
         const hop_arg *a = &c->operands[i];
         if (a->kind != HOP_ARG_NODE || a->u.node == NULL)
@@ -80,6 +106,8 @@ base_check_operands(hop_call *c)
         if (a->u.node->meta.kind == HOP_VALUE_NONE)
             return hop_error(HOP_INVALID, "%s: operand %zu (%s) has no single value", c->cls->name,
                              i, a->u.node->name);
+        if (check_reachable(c, "operand", i, a->u.node) != HOP_OK)
+            return hop_error_code();
     }
     return HOP_OK;
 }
@@ -248,7 +276,13 @@ hop__signature_merge(hop_call *c)
             } else if (suffix[0]) {
                 st = hop_graph_rename_node(g, e->ph[b], name);
             }
-            if (st == HOP_OK)
+            /* Usually already in place (lifted in signature order): checking
+             * the neighbour keeps a call with many lifted values linear. */
+            hop_node *prev = k > 0           ? entries[k - 1].ph[b]
+                             : nexplicit > 0 ? hop_graph_placeholder_at(g, nexplicit - 1)
+                                             : NULL;
+            bool in_place = e->ph[b] && (prev ? prev->next == e->ph[b] : g->first == e->ph[b]);
+            if (st == HOP_OK && !in_place)
                 st = hop_graph_move_placeholder(g, e->ph[b], nexplicit + k);
         }
         if (st == HOP_OK)
@@ -337,6 +371,14 @@ trace_body(hop_call *c, size_t b)
                            c->cls->prefixes[b], hop_status_name(st));
     }
     hop__free(inputs);
+    /* A body must leave the stack as it found it; the restore repairs it. */
+    if (st == HOP_OK && hop_output_graph_current(c->og) != t) {
+        hop_tracer *cur = hop_output_graph_current(c->og);
+        st = hop_error(HOP_MISUSE,
+                       "%s: the %s body returned with the tracer of graph %s current instead of "
+                       "its own (%s): unbalanced push or pop",
+                       c->cls->name, c->cls->prefixes[b], hop_tracer_graph(cur)->name, name);
+    }
     /* What the body returns becomes t's own: a free value is lifted. */
     hop_values *r = &c->results[b];
     for (size_t i = 0; i < r->n && st == HOP_OK; i++) {

@@ -152,7 +152,7 @@ hop_list_hops(const char **names, size_t cap)
             for (size_t i = 0; i < n; i++)
                 all[i] = classes[i]->name;
             qsort(all, n, sizeof *all, compare_names);
-            for (size_t i = 0; i < n && i < cap; i++)
+            for (size_t i = 0; names != NULL && i < n && i < cap; i++)
                 names[i] = all[i];
             hop__free(all);
         } else {

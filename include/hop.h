@@ -12,6 +12,7 @@
 #include "hop/prim_hop.h"
 #include "hop/runtime.h"
 #include "hop/lowering.h"
+#include "hop/foreign.h"
 
 #define HOP_VERSION_MAJOR 0
 #define HOP_VERSION_MINOR 1

@@ -75,9 +75,11 @@ p4_text(const hop_plan *p, const hop__insn *in, hop__buf *b)
     case HOP__OP_Call:
         hop__buf_puts(b, p->routines[((const hop__calldesc *)in->p4)->routine].name);
         break;
-    case HOP__OP_Extern:
-        hop__buf_puts(b, ((const hop__extern *)in->p4)->name);
+    case HOP__OP_Extern: {
+        const char *t = ((const hop__extern *)in->p4)->text, *eq = strstr(t, " = ");
+        hop__buf_puts(b, eq ? eq + 3 : t);
         break;
+    }
     default:
         break;
     }
@@ -170,9 +172,13 @@ comment_text(const hop_plan *p, int32_t pc, hop__buf *b)
     case HOP__OP_Return:
         hop__buf_puts(b, "return");
         break;
-    case HOP__OP_Extern:
-        hop__buf_printf(b, "t%d = extern", in->p1);
+    case HOP__OP_Extern: {
+        const hop__extern *e = in->p4;
+        for (int32_t k = 0; k < e->nouts; k++)
+            hop__buf_printf(b, "%st%d", k ? ", " : "", e->outs[k]);
+        hop__buf_printf(b, "%sforeign %s", e->nouts ? " = " : "", e->name);
         break;
+    }
     case HOP__OP_Halt:
     case HOP__OP_COUNT:
         break;

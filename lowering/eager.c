@@ -6,6 +6,7 @@
  * a plan's result can be checked against it (differential tests).
  */
 #include "lowering/lowering_impl.h"
+#include "runtime/foreign_impl.h"
 
 #include <inttypes.h>
 
@@ -236,6 +237,49 @@ run_hop(hop_eager_ctx *ex, const hop_node *n)
     return st;
 }
 
+/* A call_foreign: hop_foreign_call, the results kept for the getitems. */
+static hop_status
+run_foreign(hop_eager_ctx *ex, const hop_node *n)
+{
+    hop_foreign *f = hop__foreign_acquire(n->target);
+    if (f == NULL)
+        return hop_error(HOP_NOT_FOUND,
+                         "eager: %s calls the foreign kernel %s, which is not registered", n->name,
+                         n->target);
+    size_t total = count_args(n->args, n->nargs);
+    hop_rt_arg small[32], *rt = total <= 32 ? small : hop_malloc(total * sizeof *rt);
+    hop_rt_value *results = hop_calloc(n->nouts + 1, sizeof *results);
+    hop_tensor *outs[HOP__EXTERN_MAXOUT] = {NULL};
+    hop_status st = rt && results ? HOP_OK : hop_error_code();
+    if (st == HOP_OK && n->nouts > HOP__EXTERN_MAXOUT)
+        st = hop_error(HOP_UNSUPPORTED, "eager: %s has %zu outputs (at most %d)", n->name, n->nouts,
+                       HOP__EXTERN_MAXOUT);
+    hop_rt_arg *pool = rt ? rt + n->nargs : NULL;
+    if (st == HOP_OK)
+        st = rt_args(ex, n->args, n->nargs, rt, &pool, rt + total);
+    if (st == HOP_OK)
+        st = hop_foreign_call(f, rt, n->nargs, outs, n->nouts);
+    hop__foreign_release(f);
+    if (rt != small)
+        hop_free(rt);
+    if (st == HOP_OK) {
+        for (size_t j = 0; j < n->nouts; j++)
+            results[j] = (hop_rt_value){HOP_VALUE_TENSOR, outs[j], 0};
+        hop_rt_value none = {HOP_VALUE_NONE, NULL, 0};
+        if ((st = set(ex, n, none)) == HOP_OK) {
+            evmap *m = NULL;
+            HASH_FIND_PTR(ex->values, &n, m);
+            m->results = results;
+            m->nresults = n->nouts;
+            return HOP_OK;
+        }
+    }
+    for (size_t j = 0; j < n->nouts && j < HOP__EXTERN_MAXOUT; j++)
+        hop_tensor_release(outs[j]);
+    hop_free(results);
+    return st;
+}
+
 hop_status
 hop_eager_results(hop_eager_ctx *ex, hop_rt_value *results, size_t n)
 {
@@ -297,6 +341,9 @@ hop_eager_graph(hop_eager_ctx *ex, const hop_graph *g, const hop_rt_value *input
             break;
         case HOP_NODE_CALL_HOP:
             st = run_hop(ex, n);
+            break;
+        case HOP_NODE_CALL_FOREIGN:
+            st = run_foreign(ex, n);
             break;
         case HOP_NODE_GETITEM:
             st = run_getitem(ex, n);

@@ -9,7 +9,8 @@
  *                    moved (not copied) into the call's results
  *   map              a loop over rows: a view per row of each mapped input,
  *                    the body inlined with the row of each stacked output as
- *                    the destination of the body's result
+ *                    the destination of the body's result; the rows are
+ *                    independent, so the loop is a parallel one (parmap.c)
  *   invoke_subgraph  a Call of its subgraph, compiled once per plan
  *
  * They use only the toolkit of hop/lowering.h, as a user's HOP would.
@@ -249,7 +250,8 @@ map_lower(hop_lower_ctx *cx, const hop_node *call, void *ud)
         if ((st = hop_lower_arg(cx, &size, &count)) != HOP_OK)
             goto done;
     }
-    if ((st = hop_lower_loop_begin(cx, count, &index)) != HOP_OK)
+    /* Rows are independent: the plan may split them over the pool. */
+    if ((st = hop_lower_parallel_loop_begin(cx, count, &index)) != HOP_OK)
         goto done;
     for (size_t k = 0; k < n && st == HOP_OK; k++)
         st = k < nxs ? hop_lower_select(cx, in.v[k], index, &body_in.v[k])

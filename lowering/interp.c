@@ -8,7 +8,9 @@
  * exchange, so consecutive runs reuse it and concurrent runs each get their
  * own.  Headers of slots are the frame's memory: we fill their fields
  * directly (what hop_tensor_init_borrowed does) because views and rows are
- * made in the innermost loops.
+ * made in the innermost loops.  A parallel map loop's LoopInit hands the
+ * loop to parmap.c, whose workers run one iteration each with
+ * hop__exec_at, stopping at the loop's Next.
  */
 #include "lowering/lowering_impl.h"
 
@@ -31,30 +33,38 @@ al(size_t n)
     return (n + 63) & ~(size_t)63;
 }
 
-static hop__frame *
-frame_new(hop_plan *p)
+/* The frame and its arrays, 64-byte aligned, in one allocation. */
+#define FRAME_SIZES(p)                                                                             \
+    {                                                                                              \
+        al(sizeof(hop__frame)),                                                                    \
+        al((size_t)(p)->nslots * sizeof(hop_tensor)),                                              \
+        al((size_t)(p)->nslots * sizeof(hop_tensor *)),                                            \
+        al((size_t)(p)->nslots),                                                                   \
+        al((size_t)(p)->nregs * sizeof(int64_t)),                                                  \
+        al((size_t)(p)->max_depth * sizeof(int32_t)),                                              \
+        al((size_t)(p)->ncache * sizeof(hop__kcache)),                                             \
+        al((size_t)(p)->nkeys * sizeof(int64_t)),                                                  \
+        al((size_t)(p)->nrtargs * sizeof(hop_rt_arg)),                                             \
+        al((size_t)(p)->nlayout_regs * sizeof(int64_t)),                                           \
+        al((size_t)(p)->nbuffers * sizeof(int64_t)),                                               \
+        al((p)->noutputs * sizeof(hop_tensor *)),                                                  \
+        al((size_t)(p)->nregions * sizeof(int64_t)),                                               \
+    }
+
+size_t
+hop__frame_bytes(const hop_plan *p)
 {
-    size_t sz[] = {
-        al(sizeof(hop__frame)),
-        al((size_t)p->nslots * sizeof(hop_tensor)),
-        al((size_t)p->nslots * sizeof(hop_tensor *)),
-        al((size_t)p->nslots),
-        al((size_t)p->nregs * sizeof(int64_t)),
-        al((size_t)p->max_depth * sizeof(int32_t)),
-        al((size_t)p->ncache * sizeof(hop__kcache)),
-        al((size_t)p->nkeys * sizeof(int64_t)),
-        al((size_t)p->nrtargs * sizeof(hop_rt_arg)),
-        al((size_t)p->nlayout_regs * sizeof(int64_t)),
-        al((size_t)p->nbuffers * sizeof(int64_t)),
-        al(p->noutputs * sizeof(hop_tensor *)),
-    };
-    size_t total = 64;
+    size_t sz[] = FRAME_SIZES(p), total = 0;
     for (size_t i = 0; i < HOP__ARRAY_LEN(sz); i++)
         total += sz[i];
-    void *raw = hop__calloc(1, total);
-    if (raw == NULL)
-        return NULL;
-    char *c = (char *)(((uintptr_t)raw + 63) & ~(uintptr_t)63);
+    return total;
+}
+
+hop__frame *
+hop__frame_init(hop_plan *p, void *raw)
+{
+    size_t sz[] = FRAME_SIZES(p);
+    char *c = raw;
     hop__frame *f = (hop__frame *)c;
     c += sz[0];
     f->slots = (hop_tensor *)c;
@@ -78,15 +88,28 @@ frame_new(hop_plan *p)
     f->offsets = (int64_t *)c;
     c += sz[10];
     f->recycle = (hop_tensor **)c;
+    c += sz[11];
+    f->woff = (int64_t *)c;
     f->plan = p;
-    f->raw = raw;
+    f->stop = -1;
     for (int32_t s = 0; s < p->nslots; s++)
         hop__header(&f->slots[s], NULL, p->slots[s].dtype, 0, NULL, NULL, NULL);
     return f;
 }
 
-static void
-release_owned(hop__frame *f)
+static hop__frame *
+frame_new(hop_plan *p)
+{
+    void *raw = hop__calloc(1, hop__frame_bytes(p) + 64);
+    if (raw == NULL)
+        return NULL;
+    hop__frame *f = hop__frame_init(p, (void *)(((uintptr_t)raw + 63) & ~(uintptr_t)63));
+    f->raw = raw;
+    return f;
+}
+
+void
+hop__frame_release_owned(hop__frame *f)
 {
     for (int32_t s = 0; s < f->plan->nslots; s++) {
         if (f->owned[s]) {
@@ -102,7 +125,8 @@ frame_free(hop__frame *f)
 {
     if (f == NULL)
         return;
-    release_owned(f);
+    hop__frame_release_owned(f);
+    hop__parmap_free(f);
     for (size_t j = 0; j < f->plan->noutputs; j++)
         hop_tensor_release(f->recycle[j]);
     hop_tensor_release(f->block);
@@ -137,6 +161,7 @@ hop_plan_free(hop_plan *plan)
     if (plan == NULL)
         return;
     frame_free(atomic_exchange(&plan->idle, NULL));
+    hop__plan_release_externs(plan);
     hop__arena_destroy(&plan->arena);
     hop__free(plan);
 }
@@ -388,6 +413,22 @@ run_eager(hop__frame *f, const hop__insn *in)
     return HOP_OK;
 }
 
+/* Extern: the kernel's operands, evaluated, and its output slots. */
+static hop_status
+run_extern(hop__frame *f, const hop__insn *in)
+{
+    const hop__extern *e = in->p4;
+    hop_rt_arg *rt = f->rtargs + e->rtbase, *next = rt + e->nargs;
+    int kn = 0;
+    hop_status st = fill_args(f, e->args, e->nargs, rt, &next, NULL, &kn);
+    if (st != HOP_OK)
+        return st;
+    hop_tensor *outs[HOP__EXTERN_MAXOUT];
+    for (int32_t k = 0; k < e->nouts; k++)
+        outs[k] = &f->slots[e->outs[k]];
+    return e->fn(e->ud, rt, (size_t)e->nargs, outs, (size_t)e->nouts);
+}
+
 /* ------------------------------------------------------------------ views */
 
 /* PyTorch's computeStride: strides viewing (osz, ost) as nsz, or false. */
@@ -614,13 +655,18 @@ run_view(hop__frame *f, const hop__insn *in)
 hop_status
 hop__exec(hop__frame *f)
 {
+    return hop__exec_at(f, 0);
+}
+
+hop_status
+hop__exec_at(hop__frame *f, int32_t pc)
+{
     const hop_plan *p = f->plan;
     const hop__insn *code = p->code;
     hop_tensor *slots = f->slots;
     int64_t *regs = f->regs;
     FILE *trace = p->trace;
     hop_status st = HOP_OK;
-    int32_t pc = 0;
     for (;;) {
         const hop__insn *in = &code[pc];
         if (trace)
@@ -769,18 +815,32 @@ hop__exec(hop__frame *f)
         case HOP__OP_Goto:
             pc = in->p2;
             continue;
-        /* LoopInit P1 P2 P3: r[P1] = 0; jumps to P2 (after the loop) when
-         * r[P3] <= 0. */
+        /* LoopInit P1 P2 P3 P4: r[P1] = 0; jumps to P2 (after the loop)
+         * when r[P3] <= 0. */
         case HOP__OP_LoopInit:
             regs[in->p1] = 0;
             if (regs[in->p3] <= 0) {
                 pc = in->p2;
                 continue;
             }
+            /* P4: the iterations are independent; parmap.c may run them
+             * all on the pool (not inside a worker, not when tracing). */
+            if (in->p4 && f->stop < 0 && trace == NULL) {
+                bool ran;
+                if ((st = hop__parmap_run(f, pc, &ran)) != HOP_OK)
+                    goto fail;
+                if (ran) {
+                    regs[in->p1] = regs[in->p3];
+                    pc = in->p2;
+                    continue;
+                }
+            }
             break;
         /* Next P1 P2 P3: r[P1] += 1; jumps to P2 (the loop body) while
-         * r[P1] < r[P3]. */
+         * r[P1] < r[P3]; a worker running one iteration returns here. */
         case HOP__OP_Next:
+            if (pc == f->stop)
+                return HOP_OK;
             if (++regs[in->p1] < regs[in->p3]) {
                 pc = in->p2;
                 continue;
@@ -809,17 +869,14 @@ hop__exec(hop__frame *f)
         case HOP__OP_Return:
             pc = f->stack[--f->sp];
             continue;
-        /* Extern P1 * * P4: runs the foreign kernel P4 into slot P1. */
-        case HOP__OP_Extern: {
-            const hop__extern *e = in->p4;
-            hop_tensor *args[16];
-            int32_t n = e->nargs < 16 ? e->nargs : 16;
-            for (int32_t k = 0; k < n; k++)
-                args[k] = &slots[e->args[k]];
-            if ((st = e->fn(e->ud, args, (size_t)n, &slots[in->p1])) != HOP_OK)
+        /* Extern P1 P2 * P4: runs foreign kernel call P4 on its operands;
+         * its P2 results go to its output slots (P1 is the first, or -1):
+         * each in-out operand is copied into its slot, then the kernel
+         * updates the slot through libffi. */
+        case HOP__OP_Extern:
+            if ((st = run_extern(f, in)) != HOP_OK)
                 goto fail;
             break;
-        }
         /* Halt: the program is done. */
         case HOP__OP_Halt:
             return HOP_OK;
@@ -963,7 +1020,7 @@ run(hop_plan *plan, hop_tensor *const *inputs, size_t ninputs, hop_tensor **outp
             outputs[j] = NULL;
         }
     }
-    release_owned(f);
+    hop__frame_release_owned(f);
     f->inputs = NULL;
     f->into = NULL;
     frame_put(plan, f);

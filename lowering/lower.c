@@ -432,6 +432,13 @@ compile_oparg(hop_lower_ctx *cx, const hop_arg *a, hop__oparg *o, int32_t *nrt, 
     return hop_error(HOP_VERIFY, "lowering: a subgraph is not an operand of an op");
 }
 
+hop_status
+hop__compile_oparg(hop_lower_ctx *cx, const hop_arg *a, hop__oparg *o, int32_t *nrt,
+                   int32_t *keylen)
+{
+    return compile_oparg(cx, a, o, nrt, keylen);
+}
+
 static hop_status
 compile_opdesc(hop_lower_ctx *cx, const hop_node *n, hop__opdesc **out)
 {
@@ -638,10 +645,16 @@ absorbable(const hop_node *n)
            same_shape(&n->meta.meta, &u->meta.meta);
 }
 
-/* Members of the group rooted at root, in graph order (operands first). */
+/* Members of the group rooted at n, in graph order (operands first).  At most
+ * cap nodes are visited; order[] gets them in visiting order, so the last one
+ * is the deepest, and *full says an absorbed operand was left out.  Bounding
+ * the walk keeps a long chain of absorbable nodes linear to plan, not
+ * quadratic. */
 static void
-collect(hop_lower_ctx *cx, const hop_node *n, const hop_node **members, int *nm, int cap)
+collect(hop_lower_ctx *cx, const hop_node *n, const hop_node **members, int *nm,
+        const hop_node **order, int *no, int cap, bool *full)
 {
+    order[(*no)++] = n;
     for (size_t i = 0; i < n->nargs; i++) {
         if (n->args[i].kind != HOP_ARG_NODE)
             continue;
@@ -650,13 +663,16 @@ collect(hop_lower_ctx *cx, const hop_node *n, const hop_node **members, int *nm,
         if (m == NULL || !m->absorbed)
             continue;
         bool seen = false;
-        for (int k = 0; k < *nm; k++)
-            seen = seen || members[k] == a;
-        if (!seen)
-            collect(cx, a, members, nm, cap);
+        for (int k = 0; k < *no; k++)
+            seen = seen || order[k] == a;
+        if (seen)
+            continue;
+        if (*no == cap)
+            *full = true;
+        else
+            collect(cx, a, members, nm, order, no, cap, full);
     }
-    if (*nm < cap)
-        members[(*nm)++] = n;
+    members[(*nm)++] = n;
 }
 
 /* Decides which elementwise nodes of g are computed inside their user's
@@ -680,19 +696,23 @@ plan_fusion(hop_lower_ctx *cx, const hop_graph *g)
         if (m->absorbed || n->kind != HOP_NODE_CALL_OP || !hop__fused_ok(n))
             continue;
         for (;;) {
-            const hop_node *members[HOP__F_MAXSTEPS + 1];
-            int nm = 0;
-            collect(cx, n, members, &nm, HOP__F_MAXSTEPS + 1);
+            const hop_node *members[HOP__F_MAXSTEPS + 1], *order[HOP__F_MAXSTEPS + 1];
+            int nm = 0, no = 0;
+            bool full = false;
+            collect(cx, n, members, &nm, order, &no, HOP__F_MAXSTEPS + 1, &full);
             hop__fgroup *fg = hop__arena_zalloc(&cx->tmp, sizeof *fg);
             if (fg == NULL)
                 return HOP_NOMEM;
-            if (nm <= HOP__F_MAXSTEPS && hop__fused_build(cx, n, members, nm, -1, &fg) == HOP_OK)
+            if (!full && nm <= HOP__F_MAXSTEPS &&
+                hop__fused_build(cx, n, members, nm, -1, &fg) == HOP_OK)
                 break;
             hop_error_clear();
-            /* Too big: the root's fused operands become roots of their own. */
-            for (size_t i = 0; i < n->nargs; i++)
-                if (n->args[i].kind == HOP_ARG_NODE)
-                    vmap_get(cx, n->args[i].u.node, false)->absorbed = false;
+            if (no == 1)
+                break; /* compile_group reports why the root alone does not fit */
+            /* Too big: the deepest member becomes the root of a group of its
+             * own, so a long chain splits into full groups (each node is cut
+             * at most once). */
+            vmap_get(cx, order[no - 1], false)->absorbed = false;
         }
     }
     return HOP_OK;
@@ -701,9 +721,10 @@ plan_fusion(hop_lower_ctx *cx, const hop_graph *g)
 static hop_status
 compile_group(hop_lower_ctx *cx, const hop_node *root)
 {
-    const hop_node *members[HOP__F_MAXSTEPS + 1];
-    int nm = 0;
-    collect(cx, root, members, &nm, HOP__F_MAXSTEPS + 1);
+    const hop_node *members[HOP__F_MAXSTEPS + 1], *order[HOP__F_MAXSTEPS + 1];
+    int nm = 0, no = 0;
+    bool full = false;
+    collect(cx, root, members, &nm, order, &no, HOP__F_MAXSTEPS + 1, &full);
     int32_t out;
     hop_status st = storage_for(cx, root, &out);
     hop__fgroup *g = NULL;
@@ -806,6 +827,25 @@ compile_call_hop(hop_lower_ctx *cx, const hop_node *n)
     cx->nresults = saved_n;
     cx->have_results = saved_have;
     return st;
+}
+
+/* A foreign kernel: one Extern (lowering/foreign.c); its results are read
+ * by getitems like a call_hop's. */
+static hop_status
+compile_call_foreign(hop_lower_ctx *cx, const hop_node *n)
+{
+    hop_pval *results;
+    hop_status st = hop__lower_foreign(cx, n, &results);
+    if (st != HOP_OK)
+        return st;
+    hop__vmap *m = vmap_get(cx, n, true);
+    if (m == NULL)
+        return HOP_NOMEM;
+    m->results = results;
+    m->nresults = n->nouts;
+    if (n->nouts == 1)
+        m->v = results[0];
+    return HOP_OK;
 }
 
 static hop_status
@@ -936,6 +976,9 @@ hop__compile_graph(hop_lower_ctx *cx, const hop_graph *g, const hop_pval *inputs
             break;
         case HOP_NODE_CALL_HOP:
             st = compile_call_hop(cx, n);
+            break;
+        case HOP_NODE_CALL_FOREIGN:
+            st = compile_call_foreign(cx, n);
             break;
         case HOP_NODE_GETITEM:
             st = compile_getitem(cx, n);
@@ -1233,6 +1276,7 @@ hop_lower(const hop_output_graph *og, const hop_lower_options *opts)
     if (st != HOP_OK) {
         if (st == HOP_NOMEM && hop_error_code() != HOP_NOMEM)
             hop_error(HOP_NOMEM, "out of memory");
+        hop__plan_release_externs(p);
         hop__arena_destroy(&p->arena);
         hop__free(p);
         return NULL;

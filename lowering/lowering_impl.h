@@ -9,6 +9,7 @@
  *   memplan.c  lifetimes, regions and the layout of the block
  *   fused.c    fused elementwise groups: building and the tiled executor
  *   interp.c   frames and the interpreter loop (hop_plan_run)
+ *   parmap.c   parallel loops: which qualify, worker frames, running on the pool
  *   dump.c     hop_plan_dump and the trace
  *   eager.c    the reference interpreter (hop_graph_run_eager)
  *
@@ -302,13 +303,23 @@ typedef struct hop__calldesc {
     const hop__callmove *moves;
 } hop__calldesc;
 
-/* Extern: an opaque kernel for upper layers (foreign kernels). */
+/* Extern: a foreign kernel call (lowering/foreign.c).  fn gets the
+ * operands evaluated (tensors, ints, floats, bools) and the output slots,
+ * and copies the in-out operands into them before the kernel runs. */
+#define HOP__EXTERN_MAXOUT 16
 typedef struct hop__extern {
-    const char *name;
-    hop_status (*fn)(void *ud, hop_tensor *const *args, size_t nargs, hop_tensor *out);
+    const char *name; /* the kernel's */
+    const char *text; /* `saxpy = saxpy(s0, 2.0, x, y)` for the dump */
+    hop_status (*fn)(void *ud, const hop_rt_arg *args, size_t nargs, hop_tensor *const *outs,
+                     size_t nouts);
     void *ud;
+    void (*release)(void *ud); /* when the plan is freed */
     int32_t nargs;
-    const int32_t *args; /* slots */
+    const hop__oparg *args;
+    int32_t rtbase; /* first of its hop_rt_arg entries in a frame */
+    int32_t nouts;
+    const int32_t *outs;       /* slots */
+    struct hop__extern *chain; /* the plan's externs, for release */
 } hop__extern;
 
 /* The plan's results. */
@@ -321,6 +332,28 @@ typedef struct hop__routine {
     const char *name;
     int32_t entry, len;
 } hop__routine;
+
+/*
+ * A loop whose iterations may run on the thread pool (parmap.c): the p4 of
+ * its LoopInit.  Each worker gets a frame of its own and its own copy of
+ * the buffers the body makes (`private`, placed in the worker's area of the
+ * block); everything else it reads through the caller's slots.  The work
+ * items estimate the cost of one iteration.
+ */
+typedef struct hop__pwork {
+    int32_t slot;  /* a tensor the body writes or reads: numel * cost units */
+    int32_t cost;
+    int32_t mreg;  /* a nested loop's count register multiplying it, or -1 */
+    int64_t mult;  /* constant multiplier (nested loops of constant count) */
+} hop__pwork;
+
+typedef struct hop__parloop {
+    int32_t nprivate;
+    const int32_t *private_buffers;
+    int32_t ninsn; /* instructions one iteration runs (nested loops once) */
+    int32_t nwork;
+    const hop__pwork *work;
+} hop__parloop;
 
 /* ---------------------------------------------------------------- plans */
 
@@ -359,8 +392,12 @@ struct hop_plan {
     int64_t nrtargs;
     int32_t max_depth; /* nested Calls */
 
+    int32_t nparloops;    /* loops that may run on the pool (parmap.c) */
+    const bool *wregion;  /* per region: in a worker's area (holds private buffers) */
+
     _Atomic(hop__frame *) idle;
     FILE *trace;
+    hop__extern *externs; /* released with the plan */
 };
 
 /* Per-run state; one per concurrent run (interp.c). */
@@ -390,6 +427,22 @@ struct hop__frame {
     /* per output: the tensor the last run returned (one reference); reused
      * when the caller has released it and the sizes are the same */
     hop_tensor **recycle;
+
+    /* Parallel loops (parmap.c).  stop: hop__exec_at returns OK on reaching
+     * the Next at this pc (a worker running one iteration), -1 otherwise.
+     * The block holds nsub worker areas of warea bytes from wbase; woff
+     * gives each worker region's offset in an area.  subs are the worker
+     * frames (one allocation, subraw), made at Layout and kept. */
+    int32_t stop;
+    int nsub, subcap;
+    hop__frame **subs;
+    void *subraw;
+    int64_t *woff;
+    int64_t warea, wbase;
+    /* a piece's first error: status, row and message */
+    hop_status perr;
+    int64_t prow;
+    char pmsg[1024];
 };
 
 /* Sets t's geometry as a view of storage s (a header the frame owns). */
@@ -411,6 +464,7 @@ typedef struct hop__alias {
 
 typedef struct hop__loop {
     int32_t start, end;
+    bool parallel; /* hop_lower_parallel_loop_begin */
 } hop__loop;
 
 /* One routine being compiled: main (0) or a subroutine. */
@@ -436,11 +490,13 @@ typedef struct hop__vmap hop__vmap;
 typedef struct hop__xcache hop__xcache;
 
 typedef struct hop__ctl {
-    int kind; /* 0 if, 1 else, 2 loop */
+    int kind; /* 0 if, 1 else, 2 loop, 3 parallel loop */
     int32_t a, b;
 } hop__ctl;
 
-#define HOP__MAX_CTL 64
+/* Open if/loop blocks: one per enclosing cond or map; tests/c/test_scale.c
+ * lowers 256-deep nesting. */
+#define HOP__MAX_CTL 1024
 
 struct hop_lower_ctx {
     hop_plan *plan;
@@ -537,6 +593,16 @@ bool hop__meta_late(hop_lower_ctx *cx, const hop_meta *m);
 /* hops.c */
 const hop_lowering *hop__lowering_for(const char *target, const hop_hop_class **cls);
 
+/* lower.c: an operand of an instruction (counts its hop_rt_arg entries and
+ * cache key words) */
+hop_status hop__compile_oparg(hop_lower_ctx *cx, const hop_arg *a, hop__oparg *o, int32_t *nrt,
+                              int32_t *keylen);
+/* foreign.c: the Extern of a call_foreign node; *results (tmp arena) gets
+ * its nouts output slots.  hop__plan_release_externs drops the plan's
+ * references to the kernels it calls. */
+hop_status hop__lower_foreign(hop_lower_ctx *cx, const hop_node *n, hop_pval **results);
+void hop__plan_release_externs(hop_plan *p);
+
 /* fused.c */
 bool hop__fusable_op(hop_op op);
 /* The dtype operand i of elementwise node n is read in. */
@@ -554,6 +620,27 @@ hop_status hop__layout(hop__frame *f);
 
 /* interp.c */
 hop_status hop__exec(hop__frame *f);
+/* Runs from pc to Halt, or to the Next at f->stop. */
+hop_status hop__exec_at(hop__frame *f, int32_t pc);
+/* A frame's bytes (one allocation) and its setup in raw (zeroed). */
+size_t hop__frame_bytes(const hop_plan *p);
+hop__frame *hop__frame_init(hop_plan *p, void *raw);
+/* Drops the references the frame's slots hold. */
+void hop__frame_release_owned(hop__frame *f);
+
+/* parmap.c */
+/* Decides which parallel loops may run on the pool (after hop__memplan). */
+hop_status hop__parmap_plan(hop_lower_ctx *cx);
+/* Keeps n worker frames for f (Layout).  HOP_NOMEM leaves f as it was. */
+hop_status hop__parmap_reserve(hop__frame *f, int n);
+void hop__parmap_free(hop__frame *f);
+/* Worker frames a layout makes room for: threads - 1, or 0. */
+int hop__parmap_workers(const hop_plan *p);
+/* LoopInit at pc with a parallel descriptor: runs the whole loop on the
+ * pool and sets *ran, or leaves it to the caller (*ran false). */
+hop_status hop__parmap_run(hop__frame *f, int32_t pc, bool *ran);
+/* How many loops ran on the pool so far (tests, tuning). */
+long hop__parmap_runs(void);
 
 /* dump.c */
 void hop__trace_insn(const hop_plan *p, const hop__frame *f, int32_t pc);

@@ -17,6 +17,9 @@
  * regions lie one after the other, 64-byte aligned, in one block.  When
  * every size is constant the offsets are computed here once; otherwise at
  * the first run and again only when the symbols they depend on change.
+ * Behind the main regions lie the worker areas of the parallel loops
+ * (parmap.c): one copy per worker frame of the regions a loop body's own
+ * buffers use.
  */
 #include "lowering/lowering_impl.h"
 
@@ -236,6 +239,7 @@ hop__memplan(hop_lower_ctx *cx)
     if (cx->nbuffers)
         memcpy(p->buffers, cx->buffers, cx->nbuffers * sizeof *p->buffers);
     p->nbuffers = (int32_t)cx->nbuffers;
+    st = hop__parmap_plan(cx);
 regions_done:
     hop__free(rlast);
     hop__free(rrout);
@@ -338,29 +342,60 @@ place(hop__frame *f, const int64_t *offsets)
     return HOP_OK;
 }
 
+/*
+ * After the main regions, the block holds one area per worker frame of the
+ * parallel loops (parmap.c): a copy of each region that holds a loop body's
+ * own buffers, so that workers never share an intermediate.  Their number
+ * follows the thread setting, so a run on more threads lays out again.
+ */
+static hop_status
+finish_layout(hop__frame *f, int64_t main_bytes, int64_t warea, int nsub)
+{
+    int64_t total;
+    if (__builtin_mul_overflow(warea, (int64_t)nsub, &total) ||
+        __builtin_add_overflow(total, main_bytes, &total))
+        return hop_error(HOP_NOMEM, "the plan's block would exceed the address space");
+    hop_status st;
+    if ((st = hop__parmap_reserve(f, nsub)) != HOP_OK || (st = ensure_block(f, total)) != HOP_OK ||
+        (st = place(f, f->offsets)) != HOP_OK)
+        return st;
+    f->wbase = main_bytes;
+    f->warea = warea;
+    f->nsub = nsub;
+    return HOP_OK;
+}
+
 hop_status
 hop__layout(hop__frame *f)
 {
     const hop_plan *p = f->plan;
     hop_status st;
+    int nsub = hop__parmap_workers(p);
     if (p->static_layout) {
-        if (!f->layout_ok) {
-            if ((st = ensure_block(f, p->block_bytes)) != HOP_OK)
-                return st;
+        if (!f->layout_ok || f->nsub != nsub) {
+            f->layout_ok = false;
+            int64_t warea = 0;
+            for (int32_t r = 0; r < p->nregions; r++) {
+                f->woff[r] = -1;
+                if (p->wregion && p->wregion[r]) {
+                    f->woff[r] = warea;
+                    warea += align_up(p->regions[r].size);
+                }
+            }
             for (int32_t b = 0; b < p->nbuffers; b++)
                 f->offsets[b] = p->regions[p->buffers[b].region].offset;
-            if ((st = place(f, f->offsets)) != HOP_OK)
+            if ((st = finish_layout(f, p->block_bytes, warea, nsub)) != HOP_OK)
                 return st;
             f->layout_ok = true;
         }
     } else {
-        bool same = f->layout_ok;
+        bool same = f->layout_ok && f->nsub == nsub;
         for (int32_t i = 0; i < p->nlayout_regs && same; i++)
             same = f->layout_key[i] == f->regs[p->layout_regs[i]];
         if (!same) {
             f->layout_ok = false;
             /* Region sizes at these symbols, offsets one after the other. */
-            int64_t off = 0;
+            int64_t off = 0, warea = 0;
             for (int32_t r = 0; r < p->nregions; r++) {
                 const hop__region *reg = &p->regions[r];
                 int64_t size = 0;
@@ -375,8 +410,15 @@ hop__layout(hop__frame *f)
                     f->offsets[reg->members[m]] = off;
                 if (__builtin_add_overflow(off, align_up(size), &off))
                     return hop_error(HOP_NOMEM, "the plan's block would exceed the address space");
+                f->woff[r] = -1;
+                if (p->wregion && p->wregion[r]) {
+                    f->woff[r] = warea;
+                    if (__builtin_add_overflow(warea, align_up(size), &warea))
+                        return hop_error(HOP_NOMEM,
+                                         "the plan's block would exceed the address space");
+                }
             }
-            if ((st = ensure_block(f, off)) != HOP_OK || (st = place(f, f->offsets)) != HOP_OK)
+            if ((st = finish_layout(f, off, warea, nsub)) != HOP_OK)
                 return st;
             for (int32_t i = 0; i < p->nlayout_regs; i++)
                 f->layout_key[i] = f->regs[p->layout_regs[i]];

@@ -229,9 +229,19 @@ hop_lower_loop_begin(hop_lower_ctx *cx, hop_pval count, hop_pval *index)
 }
 
 hop_status
+hop_lower_parallel_loop_begin(hop_lower_ctx *cx, hop_pval count, hop_pval *index)
+{
+    hop_status st = hop_lower_loop_begin(cx, count, index);
+    if (st == HOP_OK)
+        cx->ctl[cx->nctl - 1].kind = 3;
+    return st;
+}
+
+hop_status
 hop_lower_loop_end(hop_lower_ctx *cx)
 {
-    if (cx == NULL || cx->nctl == 0 || cx->ctl[cx->nctl - 1].kind != 2)
+    if (cx == NULL || cx->nctl == 0 ||
+        (cx->ctl[cx->nctl - 1].kind != 2 && cx->ctl[cx->nctl - 1].kind != 3))
         return hop_error(HOP_MISUSE, "hop_lower_loop_end: no loop is open");
     hop__ctl c = cx->ctl[--cx->nctl];
     hop__rcode *r = hop__cur(cx);
@@ -244,7 +254,7 @@ hop_lower_loop_end(hop_lower_ctx *cx)
     r->code[c.a].p2 = next + 1;
     if (hop__grow((void **)&r->loops, &r->caploops, r->nloops + 1, sizeof *r->loops) != HOP_OK)
         return HOP_NOMEM;
-    r->loops[r->nloops++] = (hop__loop){c.a, next};
+    r->loops[r->nloops++] = (hop__loop){c.a, next, c.kind == 3};
     return HOP_OK;
 }
 

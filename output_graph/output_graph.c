@@ -217,8 +217,11 @@ static hop_node *
 add_root_tensor(hop_output_graph *og, const char *name, hop_dtype dtype, int rank,
                 const int64_t *sizes, const bool *dynamic, hop_source source)
 {
-    if (name == NULL || (rank > 0 && sizes == NULL)) {
-        hop_error(HOP_MISUSE, "root input: NULL %s", name ? "sizes" : "name");
+    if (name == NULL || (rank > 0 && (sizes == NULL || dynamic == NULL))) {
+        hop_error(HOP_MISUSE, "root input: NULL %s",
+                  name == NULL    ? "name"
+                  : sizes == NULL ? "sizes"
+                                  : "dynamic flags");
         return NULL;
     }
     if ((unsigned)dtype >= HOP_DTYPE_COUNT) {
@@ -389,6 +392,15 @@ hop_output_graph_pop(hop_output_graph *og, hop_tracer *t, hop_graph **graph)
         return hop_error(HOP_MISUSE, "hop_output_graph_pop: NULL %s",
                          og ? "tracer" : "output graph");
     hop_tracer *top = og->stack[og->depth - 1];
+    if (hop_output_graph_of(t) != og)
+        return hop_error(HOP_MISUSE,
+                         "hop_output_graph_pop: the tracer of graph %s belongs to another "
+                         "OutputGraph",
+                         hop_tracer_graph(t)->name);
+    if (hop_tracer_state_of(t) == HOP_TRACER_ENDED)
+        return hop_error(HOP_MISUSE,
+                         "hop_output_graph_pop: the tracer of graph %s was popped already",
+                         hop_tracer_graph(t)->name);
     if (og->depth == 1)
         return hop_error(HOP_MISUSE,
                          "hop_output_graph_pop: only the root tracer (graph %s) is "

@@ -11,11 +11,14 @@
  * and nonzero create are truncated right after the call, and the env is
  * recreated every RESET_CALLS calls so that the constants interned for ever
  * new sizes do not pile up.  The common path allocates nothing but the
- * result tensor (one block for header, storage and data).
+ * result tensor (one block for header, storage and data).  A thread's state
+ * is freed when the thread exits (a pthread key's destructor) or by
+ * hop_runtime_thread_cleanup.
  */
 #include "runtime/runtime.h"
 
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 
 #define SMALL 256
@@ -30,11 +33,38 @@ typedef struct tstate {
 
 static _Thread_local tstate tls;
 
+/* A thread's state is reached through tls (fast); the key only makes the
+ * thread's exit free it (a pool worker, or any thread that ran an op). */
+static pthread_key_t exit_key;
+static pthread_once_t exit_once = PTHREAD_ONCE_INIT;
+static bool exit_key_ok;
+
+static void
+free_state(tstate *s)
+{
+    hop_shape_env_free(s->env);
+    memset(s, 0, sizeof *s);
+}
+
+static void
+at_thread_exit(void *p)
+{
+    free_state(p);
+}
+
+static void
+make_exit_key(void)
+{
+    exit_key_ok = pthread_key_create(&exit_key, at_thread_exit) == 0;
+}
+
 void
 hop_runtime_thread_cleanup(void)
 {
-    hop_shape_env_free(tls.env);
-    memset(&tls, 0, sizeof tls);
+    free_state(&tls);
+    pthread_once(&exit_once, make_exit_key);
+    if (exit_key_ok)
+        pthread_setspecific(exit_key, NULL);
 }
 
 void
@@ -49,8 +79,15 @@ thread_env(void)
 {
     if (tls.env != NULL && tls.calls >= RESET_CALLS)
         hop_runtime_thread_cleanup();
-    if (tls.env == NULL && (tls.env = hop_shape_env_new()) == NULL)
-        return NULL;
+    if (tls.env == NULL) {
+        if ((tls.env = hop_shape_env_new()) == NULL)
+            return NULL;
+        /* Without the key (it could not be made) the state lives until
+         * hop_runtime_thread_cleanup, as it always could. */
+        pthread_once(&exit_once, make_exit_key);
+        if (exit_key_ok)
+            pthread_setspecific(exit_key, &tls);
+    }
     tls.calls++;
     return tls.env;
 }

@@ -9,13 +9,22 @@
  * in it) alive.  Wrapped memory and views have a separately allocated
  * header.  Reference counts are atomic: plans, the Python layer and threads
  * may share tensors.
+ *
+ * Blocks of HUGE_BYTES or more are advised to use transparent huge pages, as
+ * NumPy does: a kernel streaming through 64 MiB on 4 KiB pages spends about a
+ * tenth of its time on TLB misses.
  */
+#define _DEFAULT_SOURCE /* madvise */
 #include "runtime/runtime.h"
 
 #include <inttypes.h>
 #include <stdio.h>
+#ifdef __linux__
+#include <sys/mman.h>
+#endif
 
 #define ALIGN 64
+#define HUGE_BYTES ((size_t)4 << 20)
 
 /* --------------------------------------------------------------- helpers */
 
@@ -127,6 +136,24 @@ set_geometry(hop_tensor *t, hop_dtype dtype, int rank, const int64_t *sizes, con
 
 /* -------------------------------------------------------------- creation */
 
+/* Advice only: a failure (or an allocator whose memory cannot take it)
+ * changes nothing. */
+static void
+advise_huge(void *data, size_t nbytes)
+{
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+    if (nbytes < HUGE_BYTES)
+        return;
+    uintptr_t page = 4096, b = ((uintptr_t)data + page - 1) & ~(page - 1);
+    uintptr_t e = ((uintptr_t)data + nbytes) & ~(page - 1);
+    if (e > b)
+        (void)madvise((void *)b, e - b, MADV_HUGEPAGE);
+#else
+    (void)data;
+    (void)nbytes;
+#endif
+}
+
 hop_tensor *
 hop_tensor_empty(hop_dtype dtype, int rank, const int64_t *sizes)
 {
@@ -145,6 +172,7 @@ hop_tensor_empty(hop_dtype dtype, int rank, const int64_t *sizes)
     s->refcount = 1;
     s->data = (void *)p;
     s->nbytes = nbytes;
+    advise_huge(s->data, nbytes);
     s->block = block;
     s->release = NULL;
     s->user_data = NULL;

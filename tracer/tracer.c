@@ -355,6 +355,11 @@ usable_owner(const hop_tracer *t, const hop_node *v)
                   v->name, owner->graph->name);
         return NULL;
     }
+    if (owner->owner != t->owner) {
+        hop_error(HOP_MISUSE, "value %s belongs to graph %s of another OutputGraph than graph %s's",
+                  v->name, owner->graph->name, t->graph->name);
+        return NULL;
+    }
     for (const hop_tracer *p = t->parent; p; p = p->parent)
         if (p == owner)
             return owner;
@@ -405,6 +410,11 @@ hop_tracer_lift(hop_tracer *t, hop_node *v)
         hop_error(HOP_MISUSE, "hop_tracer_lift: NULL %s", t ? "value" : "tracer");
         return NULL;
     }
+    /* An ended tracer's graph is final: its caller has its signature. */
+    if (t->state == HOP_TRACER_ENDED) {
+        hop_error(HOP_MISUSE, "hop_tracer_lift: the tracer of graph %s has ended", t->graph->name);
+        return NULL;
+    }
     /* A value already lifted into t is valid: its owner encloses t. */
     hop_node *found = find_lift(t, v);
     if (found)
@@ -432,6 +442,11 @@ hop_tracer_bind_symbol(hop_tracer *t, const hop_expr *sym)
     hop_node *v = hop_tracer_bound_symbol(t, sym);
     if (v)
         return v;
+    if (t->state == HOP_TRACER_ENDED) {
+        hop_error(HOP_MISUSE, "hop_tracer_bind_symbol: the tracer of graph %s has ended",
+                  t->graph->name);
+        return NULL;
+    }
     chain_marks cm;
     if (mark_chain(t, &cm) != HOP_OK)
         return NULL;
@@ -445,10 +460,13 @@ hop_tracer_bind_value(hop_tracer *t, const hop_expr *sym, hop_node *v)
 {
     if (t == NULL || sym == NULL || v == NULL)
         return hop_error(HOP_MISUSE, "hop_tracer_bind_value: NULL argument");
-    if (hop_tracer_of(v) != t || single_symbol(v) != sym)
+    if (hop_tracer_of(v) != t || single_symbol(v) != sym) {
+        char text[128];
+        hop_expr_print(sym, text, sizeof text);
         return hop_error(HOP_MISUSE,
                          "hop_tracer_bind_value: %s is not a value of graph %s that yields %s",
-                         v->name, t->graph->name, hop_symbol_name(sym));
+                         v->name, t->graph->name, text);
+    }
     if (hop_tracer_bound_symbol(t, sym))
         return hop_error(HOP_EXISTS, "hop_tracer_bind_value: %s is bound in graph %s already",
                          hop_symbol_name(sym), t->graph->name);
@@ -498,7 +516,8 @@ localize_args(hop_tracer *t, hop_arg *args, size_t n)
         hop_arg *a = &args[i];
         if (a->kind == HOP_ARG_NODE) {
             if (a->u.node == NULL)
-                return hop_error(HOP_MISUSE, "argument %zu is a NULL value", i);
+                return hop_error(HOP_MISUSE, "argument %zu is a NULL value (recording in graph %s)",
+                                 i, t->graph->name);
             hop_node *known = find_lift(t, a->u.node);
             if (known) {
                 a->u.node = known;
@@ -606,12 +625,40 @@ check_current(const hop_tracer *t, const char *what)
     return HOP_OK;
 }
 
-typedef enum record_kind { RECORD_OP, RECORD_OUTPUT } record_kind;
+typedef enum record_kind { RECORD_OP, RECORD_OUTPUT, RECORD_FOREIGN } record_kind;
+
+/* What a call_foreign node needs besides its arguments. */
+typedef struct foreign_call {
+    const char *target;
+    const hop_value_info *outs;
+    size_t nouts;
+    unsigned flags;
+    hop_node **results; /* one getitem per output */
+} foreign_call;
 
 static hop_node *
-record(hop_tracer *t, record_kind kind, hop_op op, const hop_arg *args, size_t nargs)
+add_node(hop_tracer *t, record_kind kind, hop_op op, const hop_arg *args, size_t nargs,
+         const foreign_call *fc)
 {
-    const char *what = kind == RECORD_OP ? "hop_tracer_call_op" : "hop_tracer_output";
+    if (kind == RECORD_OP)
+        return hop_graph_call_op(t->graph, op, args, nargs);
+    if (kind == RECORD_OUTPUT)
+        return hop_graph_output(t->graph, args, nargs);
+    hop_node *call =
+        hop_graph_call_foreign(t->graph, fc->target, args, nargs, fc->outs, fc->nouts, fc->flags);
+    for (size_t i = 0; call && i < fc->nouts; i++)
+        if ((fc->results[i] = hop_graph_getitem(t->graph, call, i)) == NULL)
+            call = NULL; /* the caller's rollback erases what was added */
+    return call;
+}
+
+static hop_node *
+record(hop_tracer *t, record_kind kind, hop_op op, const hop_arg *args, size_t nargs,
+       const foreign_call *fc)
+{
+    const char *what = kind == RECORD_OP       ? "hop_tracer_call_op"
+                       : kind == RECORD_OUTPUT ? "hop_tracer_output"
+                                               : "hop_tracer_record_foreign";
     if (check_current(t, what) != HOP_OK)
         return NULL;
     if (nargs > 0 && args == NULL) {
@@ -621,9 +668,8 @@ record(hop_tracer *t, record_kind kind, hop_op op, const hop_arg *args, size_t n
     bool local = args_are_local(t, args, nargs);
     bool binds =
         kind == RECORD_OP && (op == HOP_OP_item || op == HOP_OP_nonzero || op == HOP_OP_sym_size);
-    if (local && !binds) /* the hot path: nothing to lift, nothing to undo */
-        return kind == RECORD_OP ? hop_graph_call_op(t->graph, op, args, nargs)
-                                 : hop_graph_output(t->graph, args, nargs);
+    if (local && !binds && kind != RECORD_FOREIGN) /* the hot path: nothing to lift or undo */
+        return add_node(t, kind, op, args, nargs, fc);
 
     chain_marks cm;
     if (mark_chain(t, &cm) != HOP_OK)
@@ -632,9 +678,7 @@ record(hop_tracer *t, record_kind kind, hop_op op, const hop_arg *args, size_t n
     hop_arg *copy = local ? NULL : copy_args(args, nargs);
     if (local || copy) {
         if (local || localize_args(t, copy, nargs) == HOP_OK) {
-            const hop_arg *use = local ? args : copy;
-            node = kind == RECORD_OP ? hop_graph_call_op(t->graph, op, use, nargs)
-                                     : hop_graph_output(t->graph, use, nargs);
+            node = add_node(t, kind, op, local ? args : copy, nargs, fc);
         }
     }
     if (node && kind == RECORD_OP && bind_new_symbols(t, op, node) != HOP_OK)
@@ -647,13 +691,26 @@ record(hop_tracer *t, record_kind kind, hop_op op, const hop_arg *args, size_t n
 hop_node *
 hop_tracer_call_op(hop_tracer *t, hop_op op, const hop_arg *args, size_t nargs)
 {
-    return record(t, RECORD_OP, op, args, nargs);
+    return record(t, RECORD_OP, op, args, nargs, NULL);
 }
 
 hop_node *
 hop_tracer_output(hop_tracer *t, const hop_arg *values, size_t n)
 {
-    return record(t, RECORD_OUTPUT, (hop_op)0, values, n);
+    return record(t, RECORD_OUTPUT, (hop_op)0, values, n, NULL);
+}
+
+hop_node *
+hop_tracer_record_foreign(hop_tracer *t, const char *target, const hop_arg *args, size_t nargs,
+                          const hop_value_info *outs, size_t nouts, unsigned flags,
+                          hop_node **results)
+{
+    if (nouts > 0 && results == NULL) {
+        hop_error(HOP_MISUSE, "hop_tracer_record_foreign: NULL results for %zu outputs", nouts);
+        return NULL;
+    }
+    foreign_call fc = {target, outs, nouts, flags, results};
+    return record(t, RECORD_FOREIGN, (hop_op)0, args, nargs, &fc);
 }
 
 hop_node *

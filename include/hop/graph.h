@@ -36,9 +36,10 @@ typedef enum hop_node_kind {
     HOP_NODE_CALL_HOP,
     HOP_NODE_GETITEM,
     HOP_NODE_OUTPUT,
+    HOP_NODE_CALL_FOREIGN, /* a foreign C kernel (hop/foreign.h) */
 } hop_node_kind;
 
-/* "placeholder", "call_op", "call_hop", "getitem", "output". */
+/* "placeholder", "call_op", "call_hop", "getitem", "output", "call_foreign". */
 const char *hop_node_kind_name(hop_node_kind k);
 
 typedef enum hop_arg_kind {
@@ -103,7 +104,12 @@ struct hop_node {
     size_t nuses;
     hop_node *prev, *next; /* program order */
     void *user_data;       /* free for upper layers (the tracer) */
+    unsigned flags;        /* HOP_NODE_SIDE_EFFECTS */
 };
+
+/* The node has effects beyond its results (a foreign kernel that writes a
+ * global, say): DCE keeps it, and so every call_hop whose subgraphs hold one. */
+#define HOP_NODE_SIDE_EFFECTS 1u
 
 struct hop_graph {
     const char *name;   /* "forward", "cond_true_0", ... */
@@ -181,9 +187,22 @@ hop_node *hop_graph_call_op(hop_graph *g, hop_op op, const hop_arg *args, size_t
 hop_node *hop_graph_call_hop(hop_graph *g, const char *target, const hop_arg *args, size_t nargs,
                              const hop_value_info *outs, size_t nouts);
 
-/* The index-th result of a call_hop of g, with meta call->outs[index]; named
- * `getitem`, `getitem_1`, ...  HOP_INVALID for a call that is not a call_hop
- * or index >= nouts; NULL on error. */
+/*
+ * Records a call of the foreign kernel `target` (hop/foreign.h checks the
+ * operands against the kernel's C signature; this layer does not know it).
+ * args are plain operands (no subgraphs, HOP_MISUSE otherwise) and outs
+ * (tensors only, HOP_INVALID otherwise) describe the nouts results, read
+ * through getitem like a call_hop's; the node's meta is outs[0] when
+ * nouts == 1.  flags may hold HOP_NODE_SIDE_EFFECTS.  target must be an
+ * identifier and is copied.  Named after target.  NULL on error, g unchanged.
+ */
+hop_node *hop_graph_call_foreign(hop_graph *g, const char *target, const hop_arg *args,
+                                 size_t nargs, const hop_value_info *outs, size_t nouts,
+                                 unsigned flags);
+
+/* The index-th result of a call_hop or call_foreign of g, with meta
+ * call->outs[index]; named `getitem`, `getitem_1`, ...  HOP_INVALID for a
+ * call of another kind or index >= nouts; NULL on error. */
 hop_node *hop_graph_getitem(hop_graph *g, hop_node *call, size_t index);
 
 /* The output node (at most one per graph, always last; a second one is
@@ -214,10 +233,12 @@ hop_node *hop_graph_find_node(const hop_graph *g, const char *name);
  * until g is freed, with n->graph == NULL. */
 hop_status hop_graph_erase_node(hop_graph *g, hop_node *n);
 /*
- * Dead-code elimination: removes call_op, call_hop and getitem nodes whose
- * values nobody uses (placeholders and the output stay), and frees subgraphs
- * no remaining call refers to.  Not recursive into subgraphs (their
- * signatures are fixed by their callers).  Returns the number of nodes removed.
+ * Dead-code elimination: removes call_op, call_hop, call_foreign and getitem
+ * nodes whose values nobody uses (placeholders and the output stay), and frees
+ * subgraphs no remaining call refers to.  Nodes with HOP_NODE_SIDE_EFFECTS
+ * stay, and so does a call_hop whose subgraphs (at any depth) hold one.  Not
+ * recursive into subgraphs (their signatures are fixed by their callers).
+ * Returns the number of nodes removed.
  */
 size_t hop_graph_dce(hop_graph *g);
 

@@ -25,7 +25,25 @@
  *     the nearest base class): cond is a conditional jump over inlined
  *     branches (only the taken one runs), map a loop over row views writing
  *     into the stacked output, wrap is inlined, invoke_subgraph a subroutine
- *     compiled once per plan and CALLed from every call site.
+ *     compiled once per plan and CALLed from every call site;
+ *   - parallel map: a map loop (any loop begun with
+ *     hop_lower_parallel_loop_begin) splits its rows over the thread pool
+ *     (hop_runtime_set_threads) when the rows times the work of one row
+ *     (instructions and elements touched, estimated at the bound sizes)
+ *     reach about 20 us, and nothing in the body allocates per row or has
+ *     an ordered effect (a tensor sized mid-run, nonzero, a foreign kernel:
+ *     those loops stay sequential).  Each worker has a frame of its own
+ *     (slots, registers, call stack, kernel caches) copied from the
+ *     caller's at the loop, and its own area of the block for the body's
+ *     intermediates; both are made with the frame (at the first run, and
+ *     again only when the thread setting grows), so a steady run still
+ *     allocates nothing per row.  Results go straight into the stacked
+ *     output rows.  cond, invoke_subgraph and nested maps work inside
+ *     workers; a nested map runs sequentially in its worker (the pool does
+ *     not nest).  An error in a row is reported once, with the status and
+ *     message of the lowest failing row, as a sequential run reports it,
+ *     and the plan stays usable.  With HOP_TRACE_PLAN every loop runs
+ *     sequentially.
  *
  * A plan keeps no pointer into the OutputGraph: free the OutputGraph whenever
  * you like.  A plan may be run many times, also concurrently from several
@@ -201,6 +219,13 @@ const hop_lowering *hop_find_lowering(const hop_hop_class *cls);
  * hop_lower_loop_begin / hop_lower_loop_end
  *                     a loop running its body count times with *index
  *                     (a new int register) = 0, 1, ..., count - 1.
+ * hop_lower_parallel_loop_begin
+ *                     the same for a loop whose iterations are independent:
+ *                     each writes only values it makes itself and its own
+ *                     rows of tensors made before the loop, and reads
+ *                     nothing another iteration writes.  The plan may run
+ *                     its iterations on the thread pool, in any order (map
+ *                     does).  Ends with hop_lower_loop_end.
  * hop_lower_if / hop_lower_else / hop_lower_end_if
  *                     code run when pred (a bool scalar tensor or an int)
  *                     is true, else the code after hop_lower_else.
@@ -221,6 +246,7 @@ hop_status hop_lower_move(hop_lower_ctx *cx, hop_pval dst, hop_pval src);
 hop_status hop_lower_select(hop_lower_ctx *cx, hop_pval base, hop_pval index, hop_pval *out);
 hop_status hop_lower_loop_begin(hop_lower_ctx *cx, hop_pval count, hop_pval *index);
 hop_status hop_lower_loop_end(hop_lower_ctx *cx);
+hop_status hop_lower_parallel_loop_begin(hop_lower_ctx *cx, hop_pval count, hop_pval *index);
 hop_status hop_lower_if(hop_lower_ctx *cx, hop_pval pred);
 hop_status hop_lower_else(hop_lower_ctx *cx);
 hop_status hop_lower_end_if(hop_lower_ctx *cx);

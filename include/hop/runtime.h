@@ -346,7 +346,8 @@ int hop_runtime_threads(void);
 
 /* Stops the pool's workers (they restart on demand) and frees the calling
  * thread's eager state (its ShapeEnv for shape inference).  For leak
- * checkers, tests and library unload. */
+ * checkers, tests and library unload.  A thread's eager state is also
+ * freed when the thread exits (so a joined worker's is gone). */
 void hop_runtime_shutdown(void);
 /* Frees only the calling thread's eager state. */
 void hop_runtime_thread_cleanup(void);

@@ -89,6 +89,17 @@ hop_node *hop_tracer_bound_symbol(const hop_tracer *t, const hop_expr *sym);
  */
 hop_node *hop_tracer_call_op(hop_tracer *t, hop_op op, const hop_arg *args, size_t nargs);
 
+/*
+ * Records a call_foreign node (hop_graph_call_foreign) in t and one getitem
+ * per output, stored in results[nouts]: lifts and binds the arguments as
+ * hop_tracer_call_op does.  The typed entry point that checks the operands
+ * against a kernel's C signature is hop_tracer_call_foreign (hop/foreign.h).
+ * Returns the call node; NULL on error, every state as before the call.
+ */
+hop_node *hop_tracer_record_foreign(hop_tracer *t, const char *target, const hop_arg *args,
+                                    size_t nargs, const hop_value_info *outs, size_t nouts,
+                                    unsigned flags, hop_node **results);
+
 /* Records t's output, lifting free values (returning an outer value unchanged
  * makes it an input).  Same rules as hop_tracer_call_op. */
 hop_node *hop_tracer_output(hop_tracer *t, const hop_arg *values, size_t n);
