@@ -7,6 +7,9 @@
  *   exp(relu(x*2 + 1)) on 16M f32, 1 thread    GB/s counting x and the result
  *   a chain of 16 ops on 16 floats             ns per op, fused and unfused
  *   map over 10,000 rows x 16 floats           ns per row (3-op body)
+ *   the same map on 1 thread and on 2          ns per row and the ratio, also
+ *                                              with 256 and 1024 floats a row
+ *                                              and near the parallel threshold
  *   invoke_subgraph 8 times on 16 floats       ns per call
  */
 #define _POSIX_C_SOURCE 200809L
@@ -15,6 +18,9 @@
 #include "hop/runtime.h"
 
 #include <stdio.h>
+
+/* lowering/parmap.c: loops run on the pool so far */
+long hop__parmap_runs(void);
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -189,6 +195,9 @@ row_body(hop_tracer *t, void *ud, hop_node *const *in, size_t nin, hop_values *o
     return r ? hop_values_push(out, r) : hop_error_code();
 }
 
+/* ns per row of the fused map plan over rows x cols on `threads` threads. */
+static double map_ns_per_row(int64_t rows, int64_t cols, int threads, bool private_tmp);
+
 static void
 bench_map(void)
 {
@@ -224,6 +233,79 @@ bench_map(void)
     hop_tensor_release(out);
     hop_values_clear(&r);
     hop_output_graph_free(og);
+}
+
+/* a = row * w; a - exp(a): a lives in a buffer of the body (a private
+ * intermediate of each worker) */
+static hop_status
+tmp_body(hop_tracer *t, void *ud, hop_node *const *in, size_t nin, hop_values *out)
+{
+    closure *c = ud;
+    (void)nin;
+    hop_node *a = OP(t, HOP_OP_mul, N(in[0]), N(c->w));
+    hop_node *e = a ? OP(t, HOP_OP_exp, N(a)) : NULL;
+    hop_node *r = e ? OP(t, HOP_OP_sub, N(a), N(e)) : NULL;
+    return r ? hop_values_push(out, r) : hop_error_code();
+}
+
+static double
+map_ns_per_row(int64_t rows, int64_t cols, int threads, bool private_tmp)
+{
+    hop_output_graph *og = hop_output_graph_new();
+    hop_node *x = hop_output_graph_add_input(og, "x", HOP_F32, 2, (int64_t[]){rows, cols}, true);
+    closure c = {hop_output_graph_add_input(og, "w", HOP_F32, 1, &cols, true),
+                 hop_output_graph_add_input(og, "b", HOP_F32, 1, &cols, true)};
+    hop_values r = {0};
+    check(hop_map(og, (hop_body){private_tmp ? tmp_body : row_body, &c}, (hop_arg[]){N(x)}, 1,
+                  NULL, 0, &r) == HOP_OK,
+          "map");
+    check(hop_tracer_output(hop_output_graph_root(og), (hop_arg[]){N(r.items[0])}, 1) != NULL,
+          "output");
+    hop_tensor *in[] = {filled(2, (int64_t[]){rows, cols}, 1.0f), filled(1, &cols, 0.5f),
+                        filled(1, &cols, 0.25f)};
+    hop_tensor *out = hop_tensor_empty(HOP_F32, 2, (int64_t[]){rows, cols});
+    hop_runtime_set_threads(threads);
+    hop_plan *p = lower(og, true);
+    int reps = (int)(2000000 / (rows * (cols + 16))) + 3;
+    double s = best(p, in, 3, &out, 1, reps, 7);
+    hop_plan_free(p);
+    hop_runtime_set_threads(1);
+    for (int i = 0; i < 3; i++)
+        hop_tensor_release(in[i]);
+    hop_tensor_release(out);
+    hop_values_clear(&r);
+    hop_output_graph_free(og);
+    return s * 1e9 / (double)rows;
+}
+
+/* Map iterations split over the pool: 1 thread against 2. */
+static void
+bench_parallel_map(void)
+{
+    static const struct {
+        int64_t rows, cols;
+        bool tmp;
+        const char *body;
+    } cases[] = {
+        {10000, 16, false, "3-op body"},         {10000, 256, false, "3-op body"},
+        {10000, 256, true, "a - exp(a), a = x*w"}, {10000, 1024, false, "3-op body"},
+        {100, 16, false, "3-op body"},           {300, 16, false, "3-op body"},
+        {1000, 16, false, "3-op body"},          {30, 256, false, "3-op body"},
+        {100, 256, false, "3-op body"},
+    };
+    /* Start the pool's worker first: the first thread may be placed on the
+     * caller's core for a while. */
+    map_ns_per_row(10000, 16, 2, false);
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        double one = map_ns_per_row(cases[i].rows, cases[i].cols, 1, cases[i].tmp);
+        long p0 = hop__parmap_runs();
+        double two = map_ns_per_row(cases[i].rows, cases[i].cols, 2, cases[i].tmp);
+        bool split = hop__parmap_runs() > p0;
+        printf("map over %5lld rows x %4lld f32, %-20s 1 thread %8.1f ns/row, 2 threads "
+               "%8.1f ns/row  %.2fx%s\n",
+               (long long)cases[i].rows, (long long)cases[i].cols, cases[i].body, one, two,
+               one / two, split ? "" : " (sequential: below the threshold)");
+    }
 }
 
 /* ---------------------------------------------------- invoke_subgraph */
@@ -275,13 +357,21 @@ bench_invoke(void)
 }
 
 int
-main(void)
+main(int argc, char **argv)
 {
+    /* `bench_plan parallel`: only the 1-thread vs 2-thread map figures */
+    bool only_parallel = argc > 1 && strcmp(argv[1], "parallel") == 0;
     hop_runtime_set_threads(1);
     printf("math backend: %s\n", hop_runtime_math_backend());
+    if (only_parallel) {
+        bench_parallel_map();
+        hop_runtime_shutdown();
+        return 0;
+    }
     bench_bandwidth();
     bench_small_ops();
     bench_map();
+    bench_parallel_map();
     bench_invoke();
     hop_runtime_shutdown();
     return 0;

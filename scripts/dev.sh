@@ -4,6 +4,13 @@
 #                                and the C showcase
 #   sh scripts/dev.sh test       build from scratch and run every test (C via ctest, Python
 #                                via pytest)
+#   sh scripts/dev.sh bench      Release build in build/bench, the C microbenchmarks, then
+#                                bench/run.py: hop next to NumPy and PyTorch (installs
+#                                python3-torch; no other command does)
+#   sh scripts/dev.sh sanitize   ASan + UBSan build in build/asan: ctest, then pytest with
+#                                libasan preloaded; leaks checked (.ci/lsan.supp)
+#   sh scripts/dev.sh valgrind   valgrind memcheck over every C test and example (a normal
+#                                -O2 -g build in build/valgrind)
 # Works on a fresh Debian bookworm machine as root (or with sudo available).
 set -eu
 cd "$(dirname "$0")/.."
@@ -63,8 +70,61 @@ test)
     (cd build/test && ctest --output-on-failure -j "$JOBS")
     HOP_PYTHONPATH="$PWD/build/test/python" $PYTHON -m pytest -q -p no:cacheprovider tests/python
     ;;
+bench)
+    PACKAGES="$PACKAGES python3-torch"
+    install_missing
+    configure_and_build build/bench -DCMAKE_BUILD_TYPE=Release -DHOP_BUILD_TESTS=OFF
+    install_python build/bench
+    for b in bench_lift bench_kernels bench_plan bench_memory; do
+        echo "# $b"
+        ./build/bench/bench/$b
+        echo
+    done
+    $PYTHON bench/run.py --build build/bench --json build/bench/bench.json
+    echo "figures and machine: build/bench/bench.json"
+    ;;
+sanitize)
+    # Every C test and the Python tests under AddressSanitizer (leaks included)
+    # and UndefinedBehaviorSanitizer; HOP_SANITIZE builds with
+    # -fno-sanitize-recover, so any report fails its test.  docs/RELIABILITY.md.
+    install_missing
+    dir=${HOP_ASAN_DIR:-build/asan}
+    rm -rf "$dir"
+    configure_and_build "$dir" -DHOP_SANITIZE=ON
+    export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+    (cd "$dir" && ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure -j "$JOBS")
+    # The extension is sanitized, the interpreter is not: preload the runtime.
+    # malloc_context_size=2 keeps only the allocation site, so .ci/lsan.supp
+    # (CPython, NumPy, OpenBLAS by module) cannot hide a leak hop allocated.
+    LD_PRELOAD="$(gcc -print-file-name=libasan.so)" PYTHONMALLOC=malloc \
+        ASAN_OPTIONS=detect_leaks=1:malloc_context_size=2 \
+        LSAN_OPTIONS="suppressions=$PWD/.ci/lsan.supp:print_suppressions=0" \
+        HOP_PYTHONPATH="$PWD/$dir/python" $PYTHON -m pytest -q -p no:cacheprovider tests/python
+    ;;
+valgrind)
+    PACKAGES="$PACKAGES valgrind"
+    install_missing
+    dir=${HOP_VALGRIND_DIR:-build/valgrind}
+    rm -rf "$dir"
+    configure_and_build "$dir" -DHOP_BUILD_PYTHON=OFF
+    failed=""
+    for t in "$dir"/tests/c/test_* "$dir"/examples/*; do
+        [ -f "$t" ] && [ -x "$t" ] || continue
+        if HOP_TEST_SCALE=10 valgrind -q --error-exitcode=1 --leak-check=full \
+            --errors-for-leak-kinds=definite,indirect "$t" >"$t.valgrind.log" 2>&1; then
+            echo "valgrind: $t clean"
+        else
+            tail -n 60 "$t.valgrind.log"
+            failed="$failed $t"
+        fi
+    done
+    if [ -n "$failed" ]; then
+        echo "valgrind: reports in$failed" >&2
+        exit 1
+    fi
+    ;;
 *)
-    echo "usage: sh scripts/dev.sh showcase|test" >&2
+    echo "usage: sh scripts/dev.sh showcase|test|bench|sanitize|valgrind" >&2
     exit 2
     ;;
 esac

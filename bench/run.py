@@ -1,0 +1,673 @@
+#!/usr/bin/python3
+"""bench/run.py - hop side by side with NumPy and PyTorch (issue #7).
+
+    /usr/bin/python3 bench/run.py [--quick] [--only ROW[,ROW...]] [--json FILE] [--build DIR]
+                                  [--markdown]
+
+Every row of the issue's table is measured in this one process (hop next to
+NumPy and PyTorch); the C-level rows (lifting, memory, allocations) come from
+the C microbenchmarks of the same build, run as subprocesses and parsed.
+Times are medians of many samples taken with time.perf_counter_ns after a
+warm-up, with the garbage collector off; p10 and p90 go to --json.  Single
+thread figures run with hop, OpenBLAS and PyTorch on one thread.  Benchmarks
+are figures, not tests: nothing here fails on a missed target.
+"""
+
+import os
+
+# One BLAS thread for NumPy's matmul (the "per thread" comparison); it must be
+# set before NumPy loads OpenBLAS.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+import argparse  # noqa: E402
+import gc  # noqa: E402
+import json  # noqa: E402
+import platform  # noqa: E402
+import re  # noqa: E402
+import statistics  # noqa: E402
+import subprocess  # noqa: E402
+import sys  # noqa: E402
+import time  # noqa: E402
+
+def _find_build(argv):
+    """--build DIR (or $HOP_BUILD): its python/ goes first on sys.path."""
+    for i, a in enumerate(argv):
+        if a == "--build" and i + 1 < len(argv):
+            return argv[i + 1]
+        if a.startswith("--build="):
+            return a.split("=", 1)[1]
+    return os.environ.get("HOP_BUILD")
+
+
+_build = _find_build(sys.argv[1:])
+if _build and os.path.isdir(os.path.join(_build, "python", "hop")):
+    sys.path.insert(0, os.path.join(_build, "python"))
+
+import numpy as np  # noqa: E402
+
+import hop  # noqa: E402
+
+try:
+    import torch
+    import torch.fx
+except ImportError:  # the hop and NumPy columns still run
+    torch = None
+
+QUICK = False
+NOTE_NO_TORCH = "PyTorch is not installed"
+
+
+# ---------------------------------------------------------------- timing
+
+class Stat:
+    """Per-call figures of one measurement, in ns."""
+
+    def __init__(self, samples):
+        s = sorted(samples)
+        self.median = statistics.median(s)
+        self.p10 = s[int(0.1 * (len(s) - 1))]
+        self.p90 = s[int(round(0.9 * (len(s) - 1)))]
+        self.n = len(s)
+
+    def as_dict(self, scale=1.0):
+        return {"median": self.median * scale, "p10": self.p10 * scale,
+                "p90": self.p90 * scale, "samples": self.n}
+
+
+def _calibrate(fn, sample_ms):
+    number = 1
+    while True:
+        t0 = time.perf_counter_ns()
+        for _ in range(number):
+            fn()
+        dt = time.perf_counter_ns() - t0
+        if dt >= sample_ms * 1e6 or number >= 1 << 20:
+            return number
+        number *= 2 if dt == 0 else max(2, min(10, int(sample_ms * 1e6 / dt) + 1))
+
+
+def measure_all(fns, per=1, sample_ms=None, repeat=None, warmup=3):
+    """Times each of fns (a dict name -> callable) after a warm-up, in
+    samples of `number` calls (number chosen so that a sample lasts
+    sample_ms), alternating between them sample by sample so that a noisy
+    neighbour slows every contender alike.  Returns name -> Stat of ns per
+    call / per."""
+    sample_ms = sample_ms or (2 if QUICK else 10)
+    repeat = repeat or (5 if QUICK else 25)
+    numbers = {}
+    for name, fn in fns.items():
+        for _ in range(warmup):
+            fn()
+        numbers[name] = _calibrate(fn, sample_ms)
+    samples = {name: [] for name in fns}
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        for _ in range(repeat):
+            for name, fn in fns.items():
+                number = numbers[name]
+                t0 = time.perf_counter_ns()
+                for _ in range(number):
+                    fn()
+                samples[name].append((time.perf_counter_ns() - t0) / number / per)
+    finally:
+        if enabled:
+            gc.enable()
+    return {name: Stat(v) for name, v in samples.items()}
+
+
+def measure(fn, **kw):
+    return measure_all({"fn": fn}, **kw)["fn"]
+
+
+def rate(stat, amount):
+    """A throughput (amount per second) from a time Stat; p10 and p90 swap."""
+    return {"median": amount / stat.median * 1e9, "p10": amount / stat.p90 * 1e9,
+            "p90": amount / stat.p10 * 1e9, "samples": stat.n}
+
+
+def one_thread():
+    hop.set_num_threads(1)
+    if torch is not None:
+        torch.set_num_threads(1)
+
+
+# ------------------------------------------------------------ the C benches
+
+_C_OUTPUT = {}
+
+
+def c_bench(name):
+    """Output of build/bench/<name> (run once), or None when it is not built."""
+    if name not in _C_OUTPUT:
+        exe = os.path.join(BUILD_DIR, "bench", name) if BUILD_DIR else None
+        if exe is None or not os.access(exe, os.X_OK):
+            return None
+        _C_OUTPUT[name] = subprocess.run([exe], check=True, capture_output=True,
+                                         text=True).stdout
+    return _C_OUTPUT[name]
+
+
+# ----------------------------------------------------------------- rows
+
+ROWS = []
+
+
+def row(rid, title, target):
+    def deco(fn):
+        ROWS.append((rid, title, target, fn))
+        return fn
+    return deco
+
+
+def result(unit, hop_v, numpy_v=None, torch_v=None, met=None, ratios="", notes="", extra=None):
+    return {"unit": unit, "hop": hop_v, "numpy": numpy_v, "torch": torch_v, "met": met,
+            "ratios": ratios, "notes": notes, "extra": extra or {}}
+
+
+def speedup(other, mine, name):
+    """'NumPy/hop 3.1x': how many times less time hop takes."""
+    if other is None or mine is None:
+        return None
+    return f"{name}/hop {other['median'] / mine['median']:.2f}x"
+
+
+def faster(mine, other, name):
+    """For throughputs: 'hop/NumPy 1.3x'."""
+    if other is None or mine is None:
+        return None
+    return f"hop/{name} {mine['median'] / other['median']:.2f}x"
+
+
+def join(*parts):
+    return ", ".join(p for p in parts if p)
+
+
+def chain_fn(nops):
+    """A straight-line function of nops elementwise ops on x and y (written
+    once, traced or run by hop, NumPy, PyTorch and torch.fx alike)."""
+    def f(x, y):
+        for _ in range(nops // 4):
+            x = x * y
+            x = x + 1.0
+            x = x - y
+            x = x * 0.5
+        return x
+    return f
+
+
+@row("trace_node", "tracing from Python, per node (1,000-op function)", "<= 2 us")
+def r_trace_node():
+    f = chain_fn(1000)
+    x, y = hop.randn(16, seed=1), hop.randn(16, seed=2)
+
+    def trace_only():
+        tr = hop._C.Trace()
+        px, py = tr.add_input("x", x, False), tr.add_input("y", y, False)
+        tr.start()
+        try:
+            tr.output([f(px, py)])
+        finally:
+            tr.stop()
+
+    fns = {"hop": lambda: hop.trace(f, x, y), "trace_only": trace_only}
+    if torch is not None:
+        from torch.fx.experimental.proxy_tensor import make_fx
+        xt, yt = torch.randn(16), torch.randn(16)
+        fns["fx"] = lambda: torch.fx.symbolic_trace(f)
+        fns["make_fx"] = lambda: make_fx(f)(xt, yt)
+    s = measure_all(fns, per=1000, sample_ms=20, repeat=3 if QUICK else 11, warmup=1)
+    h = s["hop"].as_dict()
+    extra = {"hop_trace_only": s["trace_only"].as_dict()}
+    t = None
+    notes = ("hop: hop.trace (trace + lower to a plan, a callable GraphModule); "
+             f"tracing alone {s['trace_only'].median:.0f} ns/node")
+    if torch is not None:
+        t = s["fx"].as_dict()
+        extra["torch_make_fx"] = s["make_fx"].as_dict()
+        notes += (f"; PyTorch: torch.fx.symbolic_trace; make_fx "
+                  f"{s['make_fx'].median / 1e3:.0f} us/node (make_fx/hop "
+                  f"{s['make_fx'].median / h['median']:.0f}x)")
+    return result("ns/node", h, None, t, h["median"] <= 2000, speedup(t, h, "fx"), notes, extra)
+
+
+def nested_program(nseg):
+    """nseg segments of map -> wrap -> 20 ops, cond with a 20-op branch and
+    invoke_subgraph of a 20-op block (shared after the first call)."""
+    def block(v, y):
+        for _ in range(5):
+            v = v * y
+            v = v + 1.0
+            v = v.relu()
+            v = v - 0.5
+        return v
+
+    def f(x, y):
+        for _ in range(nseg):
+            a = hop.map(lambda r, y: hop.wrap(block, r, y), x, y)
+            b = hop.cond(a.sum() > 0, lambda a, y: block(a, y), lambda a, y: a - y, (a, y))
+            x = hop.invoke_subgraph(block, b, y)
+        return x
+    return f
+
+
+def count_nodes(gm):
+    return len(gm.graph.nodes) + sum(count_nodes(s) for s in gm.subgraphs.values())
+
+
+@row("trace_lower", "trace + lower a 1,000-node program with nested HOPs", "<= 5 ms")
+def r_trace_lower():
+    x, y = hop.randn(8, 16, seed=1), hop.randn(16, seed=2)
+    nseg = 1
+    while count_nodes(hop.trace(nested_program(nseg), x, y)) < 1000:
+        nseg += 1
+    f = nested_program(nseg)
+    nodes = count_nodes(hop.trace(f, x, y))
+    fns = {"hop": lambda: hop.trace(f, x, y)}
+    if torch is not None:
+        g = chain_fn(1000)
+
+        def fx_trace():
+            torch.fx.symbolic_trace(g).recompile()
+        fns["fx"] = fx_trace
+    s = measure_all(fns, sample_ms=20, repeat=3 if QUICK else 11, warmup=1)
+    h = s["hop"].as_dict()
+    t = s["fx"].as_dict() if "fx" in s else None
+    notes = (f"hop: hop.trace of {nseg} map(wrap(20 ops)) / cond(20 ops) / invoke_subgraph(20 "
+             f"ops) segments, {nodes} nodes in all graphs, lowered to a plan")
+    if t:
+        notes += "; PyTorch: torch.fx.symbolic_trace + recompile of 1,000 ops (no HOPs)"
+    return result("ns", h, None, t, h["median"] <= 5e6, speedup(t, h, "fx"), notes,
+                  {"nodes": nodes})
+
+
+@row("lift", "lifting: first lift at depth 64; repeated use", "linear in depth; O(1)")
+def r_lift():
+    out = c_bench("bench_lift")
+    if out is None:
+        return None
+    rows = {}
+    for line in out.splitlines():
+        m = re.match(r"\s*(\d+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s*$", line)
+        if m:
+            d = int(m.group(1))
+            rows[d] = {"first_ns": float(m.group(2)), "per_level_ns": float(m.group(3)),
+                       "use_ns": float(m.group(4))}
+    d64 = rows[64]
+    base = rows[min(rows)]
+    deepest = rows[max(rows)]
+    # Linear: the cost per level up to depth 64 stays within 2x of depth 1;
+    # O(1): a repeated use at the deepest level costs at most 2x one at depth 1.
+    linear = max(r["per_level_ns"] for d, r in rows.items() if d <= 64) <= 2 * base["per_level_ns"]
+    flat = deepest["use_ns"] <= 2 * base["use_ns"]
+    per_level = ", ".join(f"d={d}: {r['per_level_ns']:.0f}" for d, r in sorted(rows.items()))
+    return result("ns", {"median": d64["first_ns"]}, None, None, linear and flat, "",
+                  f"C bench_lift: first lift at depth 64 {d64['first_ns'] / 1e3:.1f} us; "
+                  f"ns per level {per_level}; repeated use {d64['use_ns']:.1f} ns at depth 64, "
+                  f"{deepest['use_ns']:.1f} ns at depth {max(rows)}",
+                  {"by_depth": rows})
+
+
+def three(fns, h, n, t, **kw):
+    """hop, NumPy and PyTorch figures (dicts) from one interleaved run."""
+    if torch is None:
+        fns.pop(t, None)
+    s = measure_all(fns, **kw)
+    return (s[h].as_dict(), s[n].as_dict() if n in s else None,
+            s[t].as_dict() if t in s else None, s)
+
+
+@row("plan_op", "compiled plan, per small op (16 floats)", "<= 50 ns")
+def r_plan_op():
+    nops = 256
+    f = chain_fn(nops)
+    x, y = hop.randn(16, seed=1), hop.randn(16, seed=2)
+    cf = hop.compile(f)
+    cf(x, y)
+    xn, yn = x.numpy(), y.numpy()
+    xt, yt = (torch.from_numpy(xn), torch.from_numpy(yn)) if torch else (None, None)
+    h, n, t, _ = three({"hop": lambda: cf(x, y), "np": lambda: f(xn, yn),
+                        "torch": lambda: f(xt, yt)}, "hop", "np", "torch", per=nops)
+    notes = (f"a {nops}-op elementwise chain on f32[16]; hop: hop.compile'd call from Python / "
+             f"{nops}; NumPy, PyTorch: eager ops")
+    out = c_bench("bench_plan")
+    extra = {}
+    m = re.search(r"chain of 16 ops on 16 f32, fused\s+([\d.]+) ns per op", out or "")
+    if m:
+        extra["c_fused_chain16_ns_per_op"] = float(m.group(1))
+        notes += f"; C bench_plan, 16-op chain: {m.group(1)} ns/op"
+    return result("ns/op", h, n, t, h["median"] <= 50,
+                  join(speedup(n, h, "NumPy"), speedup(t, h, "torch")), notes, extra)
+
+
+@row("eager_op", "eager hop op from Python (16 floats)", "<= NumPy")
+def r_eager_op():
+    a, b = hop.randn(16, seed=1), hop.randn(16, seed=2)
+    an, bn = a.numpy(), b.numpy()
+    at, bt = (torch.from_numpy(an), torch.from_numpy(bn)) if torch else (None, None)
+    h, n, t, _ = three({"hop": lambda: a + b, "np": lambda: an + bn, "torch": lambda: at + bt},
+                       "hop", "np", "torch")
+    return result("ns", h, n, t, h["median"] <= n["median"],
+                  join(speedup(n, h, "NumPy"), speedup(t, h, "torch")),
+                  "a + b on f32[16], a new result each call")
+
+
+def map_fn():
+    return hop.compile(lambda x, w, b: hop.map(lambda r, w, b: (r * w + b).relu(), x, w, b))
+
+
+@row("map_row", "compiled map over 10,000 rows x 16 floats, 3-op body", "<= 300 ns/row")
+def r_map_row():
+    rows = 10000
+    x = hop.randn(rows, 16, seed=1)
+    w, b = hop.randn(16, seed=2), hop.randn(16, seed=3)
+    cf = map_fn()
+    cf(x, w, b)
+    xn, wn, bn = x.numpy(), w.numpy(), b.numpy()
+    xt, wt, bt = (torch.from_numpy(xn), torch.from_numpy(wn), torch.from_numpy(bn)) if torch \
+        else (None, None, None)
+    h, n, t, s = three({
+        "hop": lambda: cf(x, w, b),
+        "np": lambda: np.stack([np.maximum(r * wn + bn, 0) for r in xn]),
+        "torch": lambda: torch.stack([torch.relu(r * wt + bt) for r in xt]),
+        "whole": lambda: np.maximum(xn * wn + bn, 0)}, "hop", "np", "torch", per=rows,
+        repeat=3 if QUICK else 11)
+    whole = s["whole"].as_dict()
+    return result("ns/row", h, n, t, h["median"] <= 300,
+                  join(speedup(n, h, "NumPy loop"), speedup(t, h, "torch loop"),
+                       speedup(whole, h, "NumPy whole-array")),
+                  f"body (r*w + b).relu(); NumPy, PyTorch: a Python loop over rows + stack; "
+                  f"NumPy whole-array {whole['median']:.1f} ns/row", {"numpy_whole": whole})
+
+
+@row("cond_call", "compiled cond called from Python (16 floats)", "<= 1.5 us")
+def r_cond_call():
+    x = hop.randn(16, seed=1)
+    cf = hop.compile(lambda x: hop.cond(x.sum() > 0, lambda x: x * 2.0, lambda x: x - 1.0, (x,)))
+    cf(x)
+    xn = x.numpy()
+    xt = torch.from_numpy(xn) if torch else None
+
+    def py_if(x):
+        return x * 2.0 if x.sum() > 0 else x - 1.0
+    fns = {"hop": lambda: cf(x), "np": lambda: py_if(xn), "torch": lambda: py_if(xt)}
+    notes = "Python if: NumPy and PyTorch eager"
+    fcond = None
+    if torch is not None:
+        try:
+            from functorch.experimental.cond import cond as fcond
+        except ImportError:
+            notes += "; functorch cond: not available in this PyTorch"
+    if fcond is not None:
+        def tf(x):
+            return x * 2.0
+
+        def ff(x):
+            return x - 1.0
+        fns["functorch"] = lambda: fcond(xt.sum() > 0, tf, ff, [xt])
+    h, n, t, s = three(fns, "hop", "np", "torch")
+    extra = {}
+    if "functorch" in s:
+        fc = s["functorch"]
+        extra["functorch_cond"] = fc.as_dict()
+        notes += (f"; functorch.experimental.cond, eager: {fc.median / 1e3:.0f} us "
+                  f"(functorch/hop {fc.median / h['median']:.0f}x)")
+    return result("ns", h, n, t, h["median"] <= 1500,
+                  join(speedup(n, h, "NumPy if"), speedup(t, h, "torch if")), notes, extra)
+
+
+BIG = 16 << 20
+
+
+def big_rep():
+    return {"sample_ms": 1, "repeat": 3 if QUICK else 15, "warmup": 2}
+
+
+def rates(stats, amount):
+    return {k: rate(v, amount) for k, v in stats.items()}
+
+
+@row("fused_bw", "fused exp(relu(x*2+1)) on 16M float32, 1 thread", ">= 5 GB/s")
+def r_fused_bw():
+    one_thread()
+    n = BIG
+    xn = np.linspace(-4, 4, n, dtype=np.float32)
+    x = hop.asarray(xn)
+    cf = hop.compile(lambda x: (x * 2 + 1).relu().exp())
+    cf(x)
+    dst = np.empty_like(xn)
+    fns = {"hop": lambda: cf(x), "np": lambda: np.exp(np.maximum(xn * 2 + 1, 0)),
+           "memcpy": lambda: np.copyto(dst, xn)}
+    if torch is not None:
+        xt = torch.from_numpy(xn)
+        fns["torch"] = lambda: torch.exp(torch.relu(xt * 2 + 1))
+    r = rates(measure_all(fns, **big_rep()), 2 * 4 * n / 1e9)
+    h, nn, t = r["hop"], r["np"], r.get("torch")
+    return result("GB/s", h, nn, t, h["median"] >= 5,
+                  join(faster(h, nn, "NumPy"), faster(h, t, "torch")),
+                  f"bytes of x and the result per second; hop: hop.compile'd (one fused "
+                  f"kernel; the plan reuses its released output buffer); memcpy (np.copyto) "
+                  f"{r['memcpy']['median']:.1f} GB/s", {"memcpy": r["memcpy"]})
+
+
+@row("add_into", "a + b on 16M float32 into an existing buffer", ">= 0.9 x NumPy")
+def r_add_into():
+    one_thread()
+    n = BIG
+    an = np.linspace(-4, 4, n, dtype=np.float32)
+    bn = np.linspace(3, -1, n, dtype=np.float32)
+    cn = np.empty_like(an)
+    a, b = hop.asarray(an), hop.asarray(bn)
+    cf = hop.compile(lambda a, b: a + b)
+    cf(a, b)
+    fns = {"hop": lambda: cf(a, b), "np": lambda: np.add(an, bn, out=cn)}
+    if torch is not None:
+        at, bt, ct = torch.from_numpy(an), torch.from_numpy(bn), torch.from_numpy(cn)
+        fns["torch"] = lambda: torch.add(at, bt, out=ct)
+    r = rates(measure_all(fns, **big_rep()), 3 * 4 * n / 1e9)
+    h, nn, t = r["hop"], r["np"], r.get("torch")
+    notes = ("bytes of a, b and the result per second; hop: hop.compile'd a + b, whose plan "
+             "reuses the released output buffer; NumPy, PyTorch: out=")
+    extra = {}
+    m = re.search(r"1 thread\s+a \+ b, 16M f32 into existing\s+([\d.]+) GB/s",
+                  c_bench("bench_kernels") or "")
+    if m:
+        extra["c_eager_out_gbs"] = float(m.group(1))
+        notes += f"; C hop_eager_out into an existing tensor: {m.group(1)} GB/s"
+    return result("GB/s", h, nn, t, h["median"] >= 0.9 * nn["median"],
+                  join(faster(h, nn, "NumPy"), faster(h, t, "torch")), notes, extra)
+
+
+@row("matmul", "matmul 1024x1024 float32, 1 thread", ">= 0.9 x NumPy")
+def r_matmul():
+    one_thread()
+    m = 1024
+    an = np.random.default_rng(1).standard_normal((m, m), dtype=np.float32)
+    bn = np.random.default_rng(2).standard_normal((m, m), dtype=np.float32)
+    a, b = hop.asarray(an), hop.asarray(bn)
+    fns = {"hop": lambda: hop.matmul(a, b), "np": lambda: an @ bn}
+    if torch is not None:
+        at, bt = torch.from_numpy(an), torch.from_numpy(bn)
+        fns["torch"] = lambda: at @ bt
+    r = rates(measure_all(fns, **big_rep()), 2 * m ** 3 / 1e9)
+    h, n, t = r["hop"], r["np"], r.get("torch")
+    return result("GFLOP/s", h, n, t, h["median"] >= 0.9 * n["median"],
+                  join(faster(h, n, "NumPy"), faster(h, t, "torch")),
+                  "eager hop.matmul / @ with a new result; all on one thread (OpenBLAS "
+                  "for hop and NumPy)")
+
+
+@row("map_threads", "map on 2 threads vs 1", ">= 1.6x")
+def r_map_threads():
+    rows = 100000
+    x = hop.randn(rows, 16, seed=1)
+    w, b = hop.randn(16, seed=2), hop.randn(16, seed=3)
+    cf = map_fn()
+    cf(x, w, b)
+
+    def on(nt):
+        def run():
+            hop.set_num_threads(nt)
+            cf(x, w, b)
+        return run
+    s = measure_all({1: on(1), 2: on(2)}, per=rows)
+    hop.set_num_threads(1)
+    times = {k: v.as_dict() for k, v in s.items()}
+    ratio = times[1]["median"] / times[2]["median"]
+    return result("x", {"median": ratio}, None, None, ratio >= 1.6, "",
+                  f"compiled map over {rows} rows x 16 f32, 3-op body: "
+                  f"{times[1]['median']:.1f} ns/row on 1 thread, {times[2]['median']:.1f} on 2",
+                  {"ns_per_row": times})
+
+
+@row("memory", "memory per graph node; allocations per map iteration", "<= 256 bytes; 0")
+def r_memory():
+    out = c_bench("bench_memory")
+    if out is None:
+        return None
+    per_node = float(re.search(r"graph of\s+1000 ops, root graph\s+([\d.]+) bytes per node",
+                               out).group(1))
+    nested = float(re.search(r"nested wraps\s+([\d.]+) bytes per node", out).group(1))
+    allocs = [float(v) for v in re.findall(r"([\d.]+) per iteration", out)]
+    return result("bytes", {"median": per_node}, None, None,
+                  per_node <= 256 and nested <= 256 and max(allocs) == 0, "",
+                  f"C bench_memory: {per_node:.0f} bytes/node in a 1,000-op root graph, "
+                  f"{nested:.0f} in nested wraps (arena slack included); allocations per map "
+                  f"iteration: {max(allocs):g}",
+                  {"nested_bytes_per_node": nested, "allocs_per_map_iteration": max(allocs)})
+
+
+# ------------------------------------------------------------- reporting
+
+def fmt(v, unit):
+    if v is None:
+        return "—"
+    m = v["median"]
+    if unit in ("ns", "ns/node", "ns/op", "ns/row"):
+        suffix = unit[2:]
+        if m >= 1e6:
+            return f"{m / 1e6:.2f} ms{suffix}"
+        if m >= 1e4:
+            return f"{m / 1e3:.1f} us{suffix}"
+        if m >= 1e3:
+            return f"{m / 1e3:.2f} us{suffix}"
+        return f"{m:.1f} ns{suffix}" if m < 100 else f"{m:.0f} ns{suffix}"
+    if unit == "x":
+        return f"{m:.2f}x"
+    if unit == "bytes":
+        return f"{m:.0f} B"
+    return f"{m:.1f} {unit}"
+
+
+def machine():
+    info = {"python": platform.python_version(), "hop": hop.__version__,
+            "numpy": np.__version__, "torch": torch.__version__ if torch else None,
+            "cores": os.cpu_count(), "load_average": os.getloadavg()}
+    try:
+        for line in open("/proc/cpuinfo"):
+            if line.startswith("model name"):
+                info["cpu"] = line.split(":", 1)[1].strip()
+                break
+        for line in open("/proc/meminfo"):
+            if line.startswith("MemTotal"):
+                info["ram_gib"] = round(int(line.split()[1]) / (1 << 20), 1)
+    except OSError:
+        pass
+    try:
+        info["debian"] = open("/etc/debian_version").read().strip()
+    except OSError:
+        pass
+
+    def cmd(*argv):
+        try:
+            return subprocess.run(argv, capture_output=True, text=True).stdout.strip()
+        except OSError:
+            return None
+    gcc = cmd("gcc", "--version")
+    info["gcc"] = gcc.splitlines()[0] if gcc else None
+    for pkg in ("libopenblas0-pthread", "libopenblas0", "libsleef3"):
+        v = cmd("dpkg-query", "-W", "-f=${Version}", pkg)
+        if v:
+            info[pkg] = v
+    m = re.search(r"math backend:? (\S+)", "".join(_C_OUTPUT.values()))
+    info["hop_math_backend"] = m.group(1).rstrip(",") if m else None
+    info["hop_build"] = BUILD_DIR
+    info["c_bench_output"] = dict(_C_OUTPUT)
+    return info
+
+
+def main(argv=None):
+    global QUICK, BUILD_DIR
+    ap = argparse.ArgumentParser(description="hop next to NumPy and PyTorch (issue #7)")
+    ap.add_argument("--quick", action="store_true", help="few samples: a smoke run")
+    ap.add_argument("--only", help="comma-separated row ids: " + ", ".join(r[0] for r in ROWS))
+    ap.add_argument("--json", help="write every figure and the machine to this file")
+    ap.add_argument("--markdown", action="store_true", help="print the table in Markdown")
+    ap.add_argument("--build", help="the CMake build dir (C benches, python/); default: the "
+                                    "one holding the imported hop package, or $HOP_BUILD")
+    args = ap.parse_args(argv)
+    QUICK = args.quick
+    BUILD_DIR = args.build or _build or _guess_build()
+    only = set(args.only.split(",")) if args.only else None
+    unknown = (only or set()) - {r[0] for r in ROWS}
+    if unknown:
+        ap.error(f"unknown row(s) {', '.join(sorted(unknown))}; rows: "
+                 + ", ".join(r[0] for r in ROWS))
+    one_thread()
+    results = []
+    for rid, title, target, fn in ROWS:
+        if only and rid not in only:
+            continue
+        r = fn()
+        if r is None:
+            r = result("", None, notes=f"skipped: C benchmark not built in {BUILD_DIR}")
+        r.update(id=rid, title=title, target=target)
+        if torch is None and r["torch"] is None and "PyTorch" not in r["notes"]:
+            r["notes"] = join(r["notes"], NOTE_NO_TORCH)
+        results.append(r)
+        print(f"  measured {rid}", file=sys.stderr, flush=True)
+    print_table(results, args.markdown)
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"machine": machine(), "quick": QUICK,
+                       "when": time.strftime("%Y-%m-%d %H:%M:%S %Z"), "rows": results}, f,
+                      indent=1)
+    return 0
+
+
+def _guess_build():
+    d = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(hop.__file__))))
+    return d if os.path.isdir(os.path.join(d, "bench")) else None
+
+
+def print_table(results, markdown=False):
+    head = ["row", "hop", "NumPy", "PyTorch", "ratio(s)", "target", "met?"]
+    lines = []
+    for r in results:
+        met = "—" if r["met"] is None else ("yes" if r["met"] else "NO")
+        lines.append([r["title"], fmt(r["hop"], r["unit"]), fmt(r["numpy"], r["unit"]),
+                      fmt(r["torch"], r["unit"]), r["ratios"] or "—", r["target"], met])
+    if markdown:
+        for line in [head, ["---"] * len(head)] + lines:
+            print("| " + " | ".join(c.replace("|", "/") for c in line) + " |")
+        print()
+        for r in results:
+            if r["notes"]:
+                print(f"- `{r['id']}`: {r['notes']}")
+        return
+    widths = [max(len(x[i]) for x in lines + [head]) for i in range(len(head))]
+    sep = "  "
+    print(sep.join(h.ljust(w) for h, w in zip(head, widths)))
+    print(sep.join("-" * w for w in widths))
+    for line in lines:
+        print(sep.join(c.ljust(w) for c, w in zip(line, widths)).rstrip())
+    print()
+    for r in results:
+        if r["notes"]:
+            print(f"{r['id']}: {r['notes']}")
+
+
+BUILD_DIR = None
+
+if __name__ == "__main__":
+    sys.exit(main())
