@@ -251,8 +251,8 @@ member_text(hop__buf *b, const hop_node *n, const hop_node *const *members, int 
  * operands have values).  HOP_UNSUPPORTED when the group is too big.
  */
 hop_status
-hop__fused_build(hop_lower_ctx *cx, const hop_node *root, const hop_node *const *members,
-                 int nm, int32_t out, hop__fgroup **out_group)
+hop__fused_build(hop_lower_ctx *cx, const hop_node *root, const hop_node *const *members, int nm,
+                 int32_t out, hop__fgroup **out_group)
 {
     bool dry = out < 0;
     hop__fgroup *g = *out_group;
@@ -452,10 +452,32 @@ spread(unsigned char *dst, const void *src, size_t esize, int64_t m)
     }
 }
 
+/* A lone step over operands it reads in place has no intermediates to keep
+ * in cache: one call over the whole run streams better than tiles (a + b
+ * into a buffer is memory-bound). */
+static bool
+whole_run(const hop__fgroup *g, int64_t ost, const int64_t *ist)
+{
+    if (g->nsteps != 1 || ost != 1)
+        return false;
+    const hop__fstep *st = &g->steps[0];
+    bool steps = false;
+    for (int i = 0; i < st->nin; i++) {
+        const hop__fopnd *op = &st->in[i];
+        if (op->have != op->need)
+            return false;
+        if (op->src == HOP__F_INPUT) {
+            if (ist[op->idx] != 0 && ist[op->idx] != 1)
+                return false;
+            steps |= ist[op->idx] == 1;
+        }
+    }
+    return steps;
+}
+
 /* n output elements at o (stride ost) from inputs at ip (strides ist). */
 static void
-run_tiles(const frun *c, int64_t n, char *o, int64_t ost, const char *const *ip,
-          const int64_t *ist)
+run_tiles(const frun *c, int64_t n, char *o, int64_t ost, const char *const *ip, const int64_t *ist)
 {
     const hop__fgroup *g = c->g;
     _Alignas(64) unsigned char regs[HOP__F_MAXREGS][TILE * 8];
@@ -463,8 +485,9 @@ run_tiles(const frun *c, int64_t n, char *o, int64_t ost, const char *const *ip,
     _Alignas(64) unsigned char gat[HOP__F_MAXIN][TILE * 8];
     _Alignas(64) unsigned char otmp[TILE * 8];
     size_t osz = hop_dtype_size(g->odtype);
-    for (int64_t j = 0; j < n; j += TILE) {
-        int64_t m = n - j < TILE ? n - j : TILE;
+    int64_t tile = whole_run(g, ost, ist) ? n : TILE;
+    for (int64_t j = 0; j < n; j += tile) {
+        int64_t m = n - j < tile ? n - j : tile;
         const void *ptr[HOP__F_MAXIN];
         int inc[HOP__F_MAXIN];
         for (int k = 0; k < g->ninputs; k++) {
