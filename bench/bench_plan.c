@@ -7,6 +7,9 @@
  *   exp(relu(x*2 + 1)) on 16M f32, 1 thread    GB/s counting x and the result
  *   a chain of 16 ops on 16 floats             ns per op, fused and unfused
  *   map over 10,000 rows x 16 floats           ns per row (3-op body)
+ *   map whose body runs kernels (sum, matmul)  ns per row, allocations per run
+ *                                              on 1 and 2 threads; a kernel's
+ *                                              prepare against its rebase
  *   the same map on 1 thread and on 2          ns per row and the ratio, also
  *                                              with 256 and 1024 floats a row
  *                                              and near the parallel threshold
@@ -278,6 +281,85 @@ map_ns_per_row(int64_t rows, int64_t cols, int threads, bool private_tmp)
     return s * 1e9 / (double)rows;
 }
 
+/* relu(matmul(row, W) * sum(row) + b): a reduction and a matmul, which
+ * run as prepared kernels (rebased onto each row) rather than fused */
+static hop_status
+kernel_body(hop_tracer *t, void *ud, hop_node *const *in, size_t nin, hop_values *out)
+{
+    closure *c = ud;
+    (void)nin;
+    hop_node *m = OP(t, HOP_OP_matmul, N(in[0]), N(c->w));
+    hop_node *s = m ? OP(t, HOP_OP_sum, N(in[0]), hop_arg_none(), hop_arg_bool(false)) : NULL;
+    hop_node *p = s ? OP(t, HOP_OP_mul, N(m), N(s)) : NULL;
+    hop_node *a = p ? OP(t, HOP_OP_add, N(p), N(c->b)) : NULL;
+    hop_node *r = a ? OP(t, HOP_OP_relu, N(a)) : NULL;
+    return r ? hop_values_push(out, r) : hop_error_code();
+}
+
+static void
+bench_map_kernels(void)
+{
+    int64_t rows = 10000, cols = 16;
+    hop_output_graph *og = hop_output_graph_new();
+    hop_node *x = hop_output_graph_add_input(og, "x", HOP_F32, 2, (int64_t[]){rows, cols}, true);
+    closure c = {hop_output_graph_add_input(og, "w", HOP_F32, 2, (int64_t[]){cols, cols}, false),
+                 hop_output_graph_add_input(og, "b", HOP_F32, 1, &cols, false)};
+    hop_values r = {0};
+    check(hop_map(og, (hop_body){kernel_body, &c}, (hop_arg[]){N(x)}, 1, NULL, 0, &r) == HOP_OK,
+          "map");
+    check(hop_tracer_output(hop_output_graph_root(og), (hop_arg[]){N(r.items[0])}, 1) != NULL,
+          "output");
+    hop_tensor *in[] = {filled(2, (int64_t[]){rows, cols}, 1.0f),
+                        filled(2, (int64_t[]){cols, cols}, 0.5f), filled(1, &cols, 0.25f)};
+    hop_tensor *out = hop_tensor_empty(HOP_F32, 2, (int64_t[]){rows, cols});
+    for (int threads = 1; threads <= 2; threads++) {
+        hop_runtime_set_threads(threads);
+        hop_plan *p = lower(og, true);
+        double s = best(p, in, 3, &out, 1, 20, 7);
+        long before = hop_alloc_count();
+        check(hop_plan_run_into(p, in, 3, &out, 1) == HOP_OK, "run");
+        long allocs = hop_alloc_count() - before;
+        printf("map over %lld rows x 16 f32, sum + matmul body, %d thread%s %7.1f ns per row "
+               "(%ld allocation%s a run)\n",
+               (long long)rows, threads, threads == 1 ? ": " : "s:", s * 1e9 / (double)rows, allocs,
+               allocs == 1 ? "" : "s");
+        hop_plan_free(p);
+    }
+    hop_runtime_set_threads(1);
+
+    /* One kernel: prepared for every row, or prepared once and rebased. */
+    hop_tensor *res = hop_tensor_empty(HOP_F32, 1, &cols);
+    hop_tensor row;
+    check(hop_tensor_init_borrowed(&row, in[0], 1, &cols, &cols, 0) == HOP_OK, "row");
+    hop_rt_arg args[] = {hop_rt_tensor(&row), hop_rt_tensor(in[1])};
+    hop_kernel k;
+    for (int rebase = 0; rebase <= 1; rebase++) {
+        int64_t n = 200000;
+        double b = 1e30;
+        check(hop_kernel_prepare(&k, HOP_OP_matmul, args, 2, res) == HOP_OK, "prepare");
+        for (int round = 0; round < 5; round++) {
+            double t0 = now();
+            for (int64_t i = 0; i < n; i++) {
+                row.data = (float *)in[0]->data + (i % rows) * cols;
+                row.offset = (i % rows) * cols;
+                check((rebase ? hop_kernel_rebase(&k, args, 2, res)
+                              : hop_kernel_prepare(&k, HOP_OP_matmul, args, 2, res)) == HOP_OK,
+                      "rebase");
+            }
+            double t = (now() - t0) / (double)n;
+            b = t < b ? t : b;
+        }
+        printf("matmul f32[16] @ f32[16, 16] kernel, %-7s for a new row   %7.1f ns\n",
+               rebase ? "rebased" : "prepared", b * 1e9);
+    }
+    hop_tensor_release(res);
+    for (int i = 0; i < 3; i++)
+        hop_tensor_release(in[i]);
+    hop_tensor_release(out);
+    hop_values_clear(&r);
+    hop_output_graph_free(og);
+}
+
 /* Map iterations split over the pool: 1 thread against 2. */
 static void
 bench_parallel_map(void)
@@ -371,6 +453,7 @@ main(int argc, char **argv)
     bench_bandwidth();
     bench_small_ops();
     bench_map();
+    bench_map_kernels();
     bench_parallel_map();
     bench_invoke();
     hop_runtime_shutdown();

@@ -39,12 +39,12 @@ repeat_output_meta(hop_call *c)
 {
     const hop_values *r = &c->results[0];
     const hop_node *x = c->operands[1].u.node;
-    if (r->n != 1 || r->items[0]->meta.kind != HOP_VALUE_TENSOR ||
-        !hop_meta_equal(&r->items[0]->meta.meta, &x->meta.meta)) {
+    if (r->n != 1 || r->items[0]->meta->kind != HOP_VALUE_TENSOR ||
+        !hop_meta_equal(&r->items[0]->meta->meta, &x->meta->meta)) {
         char want[96], got[96] = "something else";
-        hop_meta_print(&x->meta.meta, want, sizeof want);
-        if (r->n == 1 && r->items[0]->meta.kind == HOP_VALUE_TENSOR)
-            hop_meta_print(&r->items[0]->meta.meta, got, sizeof got);
+        hop_meta_print(&x->meta->meta, want, sizeof want);
+        if (r->n == 1 && r->items[0]->meta->kind == HOP_VALUE_TENSOR)
+            hop_meta_print(&r->items[0]->meta->meta, got, sizeof got);
         return hop_error(HOP_TRACE,
                          "repeat: the body must return one %s like its input; it "
                          "returns %zu value(s), the first %s",

@@ -9,16 +9,25 @@
  * links the node into the graph and its arguments' use lists and cannot fail.
  * So a failing call leaves only arena garbage behind and the graph exactly as
  * it was (no node, no name, no use).
+ *
+ * Memory (issue #7: at most 256 bytes per node).  A node, its argument copy
+ * and its use records are one arena block (128 + 24 per argument + 16 per
+ * node argument bytes); its name is packed into the graph's string blocks;
+ * its metadata is shared: the graph keeps each distinct value info once (an
+ * elementwise op's result usually equals an operand's, found without
+ * hashing) and nodes point at it.  A binary op costs about 230 bytes in all.
+ *
+ * Nothing a node holds is freed before its graph: an erased node (by
+ * hop_graph_erase_node, DCE or a checkpoint restore) stays readable, so a
+ * proxy of a removed value can still be inspected and reported.  Its name
+ * is free again at once, and its metadata entry is shared with the nodes
+ * that replace it, so a tracer that rolls back and retries repeatedly grows
+ * by the nodes it makes (~200 bytes each), never by names or metadata; the
+ * memory comes back when the OutputGraph is freed.
  */
 #include "graph/graph_impl.h"
 
 #include <stdio.h>
-
-/* The block a graph lives in: the public struct first, then its arena. */
-typedef struct graph_impl {
-    hop_graph pub;
-    hop__arena arena;
-} graph_impl;
 
 /* Lists nest at most this deep (a guard against cyclic item pointers). */
 enum { MAX_LIST_DEPTH = 16 };
@@ -275,6 +284,124 @@ first_graph_user(const hop_graph *g, const hop_graph *sub)
     return NULL;
 }
 
+/* ------------------------------------------------------------ metadata */
+
+/* The meta of nodes without a single value (output, multi-output calls). */
+static const hop_value_info no_value = {.kind = HOP_VALUE_NONE};
+
+/* True when a and b describe the same value (expressions are interned, so
+ * pointer equality is structural equality). */
+static bool
+value_info_same(const hop_value_info *a, const hop_value_info *b)
+{
+    if (a->kind != b->kind)
+        return false;
+    if (a->kind == HOP_VALUE_SYM)
+        return a->sym == b->sym;
+    if (a->kind != HOP_VALUE_TENSOR)
+        return true;
+    if (a->meta.dtype != b->meta.dtype || a->meta.rank != b->meta.rank)
+        return false;
+    for (int d = 0; d < a->meta.rank; d++)
+        if (a->meta.sizes[d] != b->meta.sizes[d])
+            return false;
+    return true;
+}
+
+/* The canonical form of v as hash key: fields that do not belong to its
+ * kind are left out, so they cannot make equal values differ.  Returns the
+ * key's length in bytes. */
+static size_t
+meta_key(const hop_value_info *v, uint64_t key[2 + HOP_MAX_RANK])
+{
+    key[0] = (uint64_t)v->kind;
+    key[1] = 0;
+    if (v->kind == HOP_VALUE_SYM) {
+        key[1] = (uint64_t)(uintptr_t)v->sym;
+        return 2 * sizeof(uint64_t);
+    }
+    if (v->kind != HOP_VALUE_TENSOR)
+        return sizeof(uint64_t);
+    key[0] |= (uint64_t)v->meta.dtype << 8 | (uint64_t)v->meta.rank << 16;
+    for (int d = 0; d < v->meta.rank; d++)
+        key[2 + d] = (uint64_t)(uintptr_t)v->meta.sizes[d];
+    return (2 + (size_t)v->meta.rank) * sizeof(uint64_t);
+}
+
+/* Adds e (key of len bytes) to the uthash index once the list is long; the
+ * index is built over the whole list when the list outgrows the linear
+ * search.  HOP_NOMEM leaves the index as it was (or absent). */
+static hop_status
+index_meta(graph_impl *impl, hop__meta_entry *e, size_t len)
+{
+    if (impl->nmetas + 1 <= HOP__SMALL_METAS)
+        return HOP_OK;
+    hop_status st = HOP_OK;
+    hop__meta_entry *head = impl->metas;
+    if (head == NULL) {
+        for (hop__meta_entry *o = impl->meta_list; o && st == HOP_OK; o = o->next)
+            HOP_HASH_ADD(st, hh, head, key[0], meta_key(&o->info, o->key), o);
+    }
+    if (st == HOP_OK)
+        HOP_HASH_ADD(st, hh, head, key[0], len, e);
+    if (st != HOP_OK) {
+        if (impl->metas == NULL)
+            HASH_CLEAR(hh, head); /* the entries stay on the list */
+        else
+            impl->metas = head;
+        return st;
+    }
+    impl->metas = head;
+    return HOP_OK;
+}
+
+/*
+ * The graph's shared copy of v (checked by value_info_ok or NONE), made on
+ * first use.  Nodes of a chain mostly repeat the last one, and call_op
+ * looks at its operands first, so the hash table is the slow path.  NULL on
+ * out-of-memory; a new entry is harmless if the caller then fails.
+ */
+static const hop_value_info *
+intern_meta(hop_graph *g, const hop_value_info *v)
+{
+    graph_impl *impl = hop__graph_impl(g);
+    if (v->kind == HOP_VALUE_NONE)
+        return &no_value;
+    if (impl->last_meta && value_info_same(impl->last_meta, v))
+        return impl->last_meta;
+    uint64_t key[2 + HOP_MAX_RANK];
+    size_t len = meta_key(v, key);
+    hop__meta_entry *e = NULL;
+    if (impl->nmetas <= HOP__SMALL_METAS) {
+        for (e = impl->meta_list; e && !value_info_same(&e->info, v); e = e->next)
+            ;
+    } else {
+        HASH_FIND(hh, impl->metas, key, len, e);
+    }
+    if (e == NULL) {
+        e = hop__arena_alloc(&impl->arena, sizeof *e);
+        if (e == NULL)
+            return NULL;
+        memset(e, 0, sizeof *e);
+        memcpy(e->key, key, len);
+        e->info.kind = v->kind;
+        if (v->kind == HOP_VALUE_SYM) {
+            e->info.sym = v->sym;
+        } else {
+            e->info.meta.dtype = v->meta.dtype;
+            e->info.meta.rank = v->meta.rank;
+            memcpy(e->info.meta.sizes, v->meta.sizes, (size_t)v->meta.rank * sizeof(void *));
+        }
+        if (index_meta(impl, e, len) != HOP_OK)
+            return NULL;
+        e->next = impl->meta_list;
+        impl->meta_list = e;
+        impl->nmetas++;
+    }
+    impl->last_meta = &e->info;
+    return &e->info;
+}
+
 /* ------------------------------------------------------------ node building */
 
 /* A node built but not yet linked (phase one). */
@@ -301,34 +428,34 @@ prepare(hop_graph *g, const char *who, hop_node_kind kind, const char *base, con
         if (st != HOP_OK)
             return st;
     }
-    hop__arena *a = hop__graph_arena(g);
-    hop_node *n = hop__arena_zalloc(a, sizeof *n);
-    if (n == NULL)
-        return HOP_NOMEM;
+    /* One block: the node, then its arguments with their list items, then
+     * one use record per node reference (census.nodes <= total). */
     size_t total = nargs + p->census.items;
+    if (total > (SIZE_MAX - sizeof(hop_node)) / (sizeof(hop_arg) + sizeof(hop_use)))
+        return hop_error(HOP_NOMEM, "%s: out of memory (%zu arguments)", who, total);
+    size_t args_at = sizeof(hop_node), uses_at = args_at + total * sizeof(hop_arg);
+    unsigned char *block =
+        hop__arena_alloc(hop__graph_arena(g), uses_at + p->census.nodes * sizeof(hop_use));
+    if (block == NULL)
+        return HOP_NOMEM;
+    hop_node *n = (hop_node *)block;
+    memset(n, 0, sizeof *n);
     if (total > 0) {
-        if (total > SIZE_MAX / sizeof(hop_arg))
-            return hop_error(HOP_NOMEM, "%s: out of memory (%zu arguments)", who, total);
-        hop_arg *pool = hop__arena_alloc(a, total * sizeof(hop_arg));
-        if (pool == NULL)
-            return HOP_NOMEM;
+        hop_arg *pool = (hop_arg *)(block + args_at);
         n->args = pool;
         pool += nargs;
         for (size_t i = 0; i < nargs; i++)
             copy_arg(&n->args[i], &args[i], &pool);
     }
     n->nargs = nargs;
-    if (p->census.nodes > 0) {
-        p->uses = hop__arena_alloc(a, p->census.nodes * sizeof(hop_use));
-        if (p->uses == NULL)
-            return HOP_NOMEM;
-    }
+    if (p->census.nodes > 0)
+        p->uses = (hop_use *)(block + uses_at);
     hop_status st = hop__name_reserve(g, base, &p->claim);
     if (st != HOP_OK)
         return st;
     n->kind = kind;
     n->op = HOP_OP_COUNT;
-    n->meta.kind = HOP_VALUE_NONE;
+    n->meta = &no_value;
     p->node = n;
     return HOP_OK;
 }
@@ -440,7 +567,8 @@ free_graph(hop_graph *g)
     }
     hop__free(g->subgraphs);
     hop__names_clear(g);
-    graph_impl *impl = (graph_impl *)g;
+    graph_impl *impl = hop__graph_impl(g);
+    HASH_CLEAR(hh, impl->metas);
     hop__arena_destroy(&impl->arena);
     hop__free(impl);
 }
@@ -497,7 +625,8 @@ hop_graph_insert_placeholder(hop_graph *g, size_t pos, const char *name, const h
     pending p;
     if (prepare(g, "placeholder", HOP_NODE_PLACEHOLDER, name, NULL, 0, false, &p) != HOP_OK)
         return NULL;
-    p.node->meta = *meta;
+    if ((p.node->meta = intern_meta(g, meta)) == NULL)
+        return NULL;
     hop_node *next;
     if (pos < g->nplaceholders)
         next = hop_graph_placeholder_at(g, pos);
@@ -594,10 +723,7 @@ hop_graph_rename_node(hop_graph *g, hop_node *n, const char *base)
     hop__name_release(g, n); /* so that renaming to its own base keeps the name */
     hop_status st = hop__name_reserve(g, base, &claim);
     if (st != HOP_OK) {
-        hop__name_claim back;
-        /* Re-taking the old name cannot allocate: its entry exists and is free. */
-        if (hop__name_reserve(g, n->name, &back) == HOP_OK)
-            hop__name_commit(g, &back, n);
+        hop__name_retake(g, n);
         return st;
     }
     hop__name_commit(g, &claim, n);
@@ -623,12 +749,12 @@ to_operands(const char *who, const hop_arg *args, size_t n, hop_operand *out, ho
             break;
         case HOP_ARG_NODE: {
             const hop_node *d = a->u.node;
-            if (d->meta.kind == HOP_VALUE_TENSOR) {
+            if (d->meta->kind == HOP_VALUE_TENSOR) {
                 o->kind = HOP_OPND_TENSOR;
-                o->u.tensor = &d->meta.meta;
-            } else if (d->meta.kind == HOP_VALUE_SYM) {
+                o->u.tensor = &d->meta->meta;
+            } else if (d->meta->kind == HOP_VALUE_SYM) {
                 o->kind = HOP_OPND_SYM;
-                o->u.sym = d->meta.sym;
+                o->u.sym = d->meta->sym;
             } else {
                 return hop_error(HOP_INVALID, "%s: argument %zu (%s) has no single value", who, i,
                                  d->name);
@@ -717,14 +843,29 @@ hop_graph_call_op(hop_graph *g, hop_op op, const hop_arg *args, size_t nargs)
     pending p;
     if (prepare(g, who, HOP_NODE_CALL_OP, info->name, args, nargs, false, &p) != HOP_OK)
         return NULL;
-    /* Inference goes last: it may create unbacked symbols in the env, which
-     * nothing could take back if a later step failed. */
+    /* Inference goes last but for the metadata: it may create unbacked
+     * symbols and guards in the env. */
+    size_t nsymbols = hop_shape_env_nsymbols(g->env), nguards = hop_shape_env_nguards(g->env);
     hop_value_info out;
     if (infer(g, who, op, &p, &out) != HOP_OK)
         return NULL;
+    /* An elementwise result usually has an operand's metadata. */
+    const hop_value_info *meta = NULL;
+    for (size_t i = 0; i < nargs && meta == NULL; i++) {
+        const hop_arg *a = &p.node->args[i];
+        if (a->kind == HOP_ARG_NODE && value_info_same(a->u.node->meta, &out))
+            meta = a->u.node->meta;
+    }
+    if (meta == NULL && (meta = intern_meta(g, &out)) == NULL) {
+        /* The one step after inference that can fail: take back the
+         * symbols (item, nonzero) and guards inference made. */
+        hop_shape_env_truncate_guards(g->env, nguards);
+        hop_shape_env_truncate_symbols(g->env, nsymbols);
+        return NULL;
+    }
     p.node->op = op;
     p.node->target = info->name;
-    p.node->meta = out;
+    p.node->meta = meta;
     return commit(g, &p, body_end(g));
 }
 
@@ -776,7 +917,7 @@ hop_graph_call_hop(hop_graph *g, const char *target, const hop_arg *args, size_t
     n->outs = ocopy;
     n->nouts = nouts;
     if (nouts == 1)
-        n->meta = ocopy[0];
+        n->meta = &ocopy[0];
     return commit(g, &p, body_end(g));
 }
 
@@ -826,7 +967,7 @@ hop_graph_call_foreign(hop_graph *g, const char *target, const hop_arg *args, si
     n->nouts = nouts;
     n->flags = flags & HOP_NODE_SIDE_EFFECTS;
     if (nouts == 1)
-        n->meta = ocopy[0];
+        n->meta = &ocopy[0];
     return commit(g, &p, body_end(g));
 }
 
@@ -857,7 +998,7 @@ hop_graph_getitem(hop_graph *g, hop_node *call, size_t index)
     if (prepare(g, "getitem", HOP_NODE_GETITEM, "getitem", args, 2, false, &p) != HOP_OK)
         return NULL;
     p.node->target = "getitem";
-    p.node->meta = call->outs[index];
+    p.node->meta = &call->outs[index];
     return commit(g, &p, body_end(g));
 }
 
@@ -877,7 +1018,7 @@ hop_graph_output(hop_graph *g, const hop_arg *values, size_t n)
         return NULL;
     for (size_t i = 0; i < n; i++) {
         const hop_arg *v = &values[i];
-        if (v->kind == HOP_ARG_NODE && v->u.node->meta.kind == HOP_VALUE_NONE) {
+        if (v->kind == HOP_ARG_NODE && v->u.node->meta->kind == HOP_VALUE_NONE) {
             hop_error(HOP_INVALID, "output: value %zu (%s) has no single value; return its items",
                       i, v->u.node->name);
             return NULL;

@@ -1,11 +1,13 @@
 /*
  * graph/graph_impl.h - internals shared by the files of the graph layer: the
- * private part of a graph (its arena and name table) and the name table's
- * entry points (graph/names.c).
+ * private part of a graph (its arena, name table and metadata table) and the
+ * entry points of the name table (graph/names.c) and the metadata table
+ * (graph/graph.c).
  *
  * Ownership: a hop_graph is allocated as the first member of a graph_impl, so
- * the public struct and its arena live and die in one block.  g->arena points
- * at impl->arena; g->names is the head of the uthash table of name entries.
+ * the public struct, its arena and its tables live and die in one block.
+ * g->arena points at impl->arena.  Everything a node holds (the node, its
+ * arguments, use records, name and metadata) lives in the arena.
  */
 #ifndef HOP_GRAPH_IMPL_H
 #define HOP_GRAPH_IMPL_H
@@ -14,25 +16,56 @@
 #include "hop/graph.h"
 
 /*
- * One entry per name a node holds or once held.  An entry whose node is NULL
- * is free (its node was erased, or a failed call reserved it), so entries can
- * be inserted early without any visible effect.  `next` serves the entry as a
- * base name: every `<name>_<k>` with 1 <= k < next is taken, so uniquifying
- * does not rescan the taken suffixes.
+ * A base name that has been uniquified at least once.  `next` serves it: every
+ * `<name>_<k>` with 1 <= k < next is taken, so uniquifying `add` for the
+ * 100,000th time does not rescan the taken suffixes.  Made on a base's first
+ * clash only, so most names (lifted placeholders, unique ops) have none.
  */
-typedef struct hop__name {
+typedef struct hop__base {
     const char *name; /* in the arena */
-    hop_node *node;   /* the holder, or NULL while free */
     uint64_t next;
     UT_hash_handle hh;
-} hop__name;
+} hop__base;
 
-/* A reserved, not yet committed name (see hop__name_reserve). */
-typedef struct hop__name_claim {
-    hop__name *entry; /* the chosen name's entry, node still NULL */
-    hop__name *base;  /* the base's entry when a suffix was chosen, or NULL */
-    uint64_t suffix;  /* the chosen suffix, 0 for the bare base */
-} hop__name_claim;
+/* One distinct value info of the graph, shared by every node that has it.
+ * key is the value in canonical form (see graph.c, meta_key). */
+typedef struct hop__meta_entry {
+    uint64_t key[2 + HOP_MAX_RANK];
+    hop_value_info info;
+    struct hop__meta_entry *next; /* the list of all entries, newest first */
+    UT_hash_handle hh;
+} hop__meta_entry;
+
+/* A graph keeps this many name buckets and metadata entries without any
+ * table allocation (most subgraphs are small). */
+enum { HOP__SMALL_BUCKETS = 8, HOP__SMALL_METAS = 8 };
+
+typedef struct graph_impl {
+    hop_graph pub;
+    hop__arena arena;
+    /* The name table: a chained hash table of the named nodes, linked through
+     * hop_node.name_next (see graph/names.c for why not uthash). */
+    hop_node **buckets; /* small_buckets until the table grows */
+    size_t nbuckets;    /* a power of two, or 0 */
+    size_t nnamed;
+    hop_node *small_buckets[HOP__SMALL_BUCKETS];
+    hop__base *bases;
+    /* Names are packed byte by byte into blocks taken from the arena. */
+    char *str_next;
+    size_t str_left, str_block;
+    /* The metadata entries: a list, searched linearly while short, and a
+     * uthash index over them beyond HOP__SMALL_METAS; and the entry used
+     * last (chains repeat it). */
+    hop__meta_entry *meta_list, *metas;
+    size_t nmetas;
+    const hop_value_info *last_meta;
+} graph_impl;
+
+static inline graph_impl *
+hop__graph_impl(const hop_graph *g)
+{
+    return (graph_impl *)g;
+}
 
 static inline hop__arena *
 hop__graph_arena(const hop_graph *g)
@@ -44,26 +77,38 @@ hop__graph_arena(const hop_graph *g)
  * keyword, so it can print as a name in generated code. */
 bool hop__name_is_identifier(const char *s);
 
+/* A reserved, not yet committed name (see hop__name_reserve). */
+typedef struct hop__name_claim {
+    const char *name; /* the chosen name, in the arena */
+    uint32_t hash;
+    hop__base *base; /* the base's entry when a suffix was chosen, or NULL */
+    uint64_t suffix; /* the chosen suffix, 0 for the bare base */
+} hop__name_claim;
+
 /*
  * Picks the unique name for a new node from `base` (sanitised into an
  * identifier first: invalid characters become `_`, a leading digit gets a
  * `_` prefix): `base` if free, else `base_1`, `base_2`, ... (the smallest free
- * suffix).  The entry is inserted but stays free until hop__name_commit, so a
- * call that fails after reserving leaves no visible trace.  HOP_NOMEM on
- * failure.
+ * suffix).  Everything that can fail happens here (the string, the table's
+ * growth), but nothing is taken until hop__name_commit, so a call that fails
+ * after reserving leaves no visible trace.  At most one claim per graph may
+ * be pending.  HOP_NOMEM on failure.
  */
 hop_status hop__name_reserve(hop_graph *g, const char *base, hop__name_claim *claim);
 /* Gives the reserved name to n (sets n->name).  Cannot fail. */
 void hop__name_commit(hop_graph *g, const hop__name_claim *claim, hop_node *n);
-/* Frees n's name for reuse (on erase).  Cannot fail. */
+/* Frees n's name for reuse (on erase and rename).  Cannot fail. */
 void hop__name_release(hop_graph *g, hop_node *n);
+/* Gives n its own name back after hop__name_release (a failed rename).
+ * Cannot fail: release leaves the table's room behind. */
+void hop__name_retake(hop_graph *g, hop_node *n);
 /* A subgraph name of g stopped being taken (the subgraph left g). */
 void hop__name_unreserve(hop_graph *g, const char *name);
 /* The node holding name, or NULL. */
 hop_node *hop__name_find(const hop_graph *g, const char *name);
 /* Copies s into the arena sanitised into an identifier; NULL on OOM. */
 char *hop__name_sanitize(hop__arena *a, const char *s);
-/* Frees the name table (the entries live in the arena). */
+/* Frees the name table (its entries and strings live in the arena). */
 void hop__names_clear(hop_graph *g);
 
 #endif /* HOP_GRAPH_IMPL_H */

@@ -7,6 +7,13 @@
  * node frees its name and lowers the base's search start again, the names a
  * graph hands out depend only on which names are taken now: a call that fails
  * and is retried, or a node that is erased and rebuilt, gets the same name.
+ *
+ * The table is a chained hash table of nodes linked through the node itself
+ * (hop_node.name_next, with the name's hash in hop_node.name_hash), not
+ * uthash: a UT_hash_handle is 56 bytes, a third of the 256 bytes a node may
+ * cost (issue #7), where this costs 12 bytes in the node plus 8 to 16 bytes
+ * of bucket array.  Hash values still come from uthash (HASH_VALUE).  Base
+ * names that were uniquified (few) sit in a uthash table, hop__base.
  */
 #include "graph/graph_impl.h"
 
@@ -85,12 +92,26 @@ hop__name_sanitize(hop__arena *a, const char *s)
     return out;
 }
 
-static hop__name *
-find_entry(const hop_graph *g, const char *name, size_t len)
+enum { FIRST_STR_BLOCK = 256, MAX_STR_BLOCK = 16384 };
+
+static uint32_t
+name_hash(const char *name, size_t len)
 {
-    hop__name *head = g->names, *e = NULL;
-    HASH_FIND(hh, head, name, len, e);
-    return e;
+    unsigned hv;
+    HASH_VALUE(name, len, hv);
+    return (uint32_t)hv;
+}
+
+static hop_node *
+find_node(const graph_impl *impl, const char *name, size_t len, uint32_t hash)
+{
+    if (impl->nbuckets == 0)
+        return NULL;
+    for (hop_node *n = impl->buckets[hash & (impl->nbuckets - 1)]; n; n = n->name_next) {
+        if (n->name_hash == hash && strncmp(n->name, name, len) == 0 && n->name[len] == '\0')
+            return n;
+    }
+    return NULL;
 }
 
 hop_node *
@@ -98,77 +119,157 @@ hop__name_find(const hop_graph *g, const char *name)
 {
     if (name == NULL)
         return NULL;
-    hop__name *e = find_entry(g, name, strlen(name));
-    return e ? e->node : NULL;
+    size_t len = strlen(name);
+    return find_node(hop__graph_impl(g), name, len, name_hash(name, len));
+}
+
+static hop__base *
+find_base(const graph_impl *impl, const char *name, size_t len)
+{
+    hop__base *head = impl->bases, *b = NULL;
+    HASH_FIND(hh, head, name, len, b);
+    return b;
 }
 
 /* A name is taken by a node or by a subgraph of g (both print as names in the
  * same scope). */
 static bool
-is_taken(const hop_graph *g, const char *name, const hop__name *e)
+is_taken(const hop_graph *g, const char *name, size_t len, uint32_t hash)
 {
-    return (e && e->node) || hop_graph_find_subgraph(g, name) != NULL;
+    return find_node(hop__graph_impl(g), name, len, hash) != NULL ||
+           (g->nsubgraphs > 0 && hop_graph_find_subgraph(g, name) != NULL);
+}
+
+/* Copies the n bytes at s (plus a NUL) into the graph's string blocks. */
+static char *
+pack_string(graph_impl *impl, const char *s, size_t n)
+{
+    if (impl->str_left < n + 1) {
+        size_t size = impl->str_block ? impl->str_block : FIRST_STR_BLOCK;
+        if (size < n + 1)
+            size = n + 1;
+        char *block = hop__arena_alloc(&impl->arena, size);
+        if (block == NULL)
+            return NULL;
+        impl->str_next = block;
+        impl->str_left = size;
+        if (impl->str_block < MAX_STR_BLOCK)
+            impl->str_block = impl->str_block ? impl->str_block * 2 : FIRST_STR_BLOCK * 2;
+    }
+    char *d = impl->str_next;
+    memcpy(d, s, n);
+    d[n] = '\0';
+    impl->str_next += n + 1;
+    impl->str_left -= n + 1;
+    return d;
+}
+
+/* Makes room for one more name: the table keeps at most one node per bucket
+ * on average.  The old array is kept on failure. */
+static hop_status
+reserve_room(graph_impl *impl)
+{
+    if (impl->nnamed < impl->nbuckets)
+        return HOP_OK;
+    if (impl->nbuckets == 0) {
+        impl->buckets = impl->small_buckets;
+        impl->nbuckets = HOP__SMALL_BUCKETS;
+        return HOP_OK;
+    }
+    size_t nb = impl->nbuckets * 2;
+    hop_node **b = hop__calloc(nb, sizeof *b);
+    if (b == NULL)
+        return HOP_NOMEM;
+    for (size_t i = 0; i < impl->nbuckets; i++) {
+        for (hop_node *n = impl->buckets[i], *next; n; n = next) {
+            next = n->name_next;
+            n->name_next = b[n->name_hash & (nb - 1)];
+            b[n->name_hash & (nb - 1)] = n;
+        }
+    }
+    if (impl->buckets != impl->small_buckets)
+        hop__free(impl->buckets);
+    impl->buckets = b;
+    impl->nbuckets = nb;
+    return HOP_OK;
 }
 
 hop_status
 hop__name_reserve(hop_graph *g, const char *base, hop__name_claim *claim)
 {
+    graph_impl *impl = hop__graph_impl(g);
     size_t cap = strlen(base) + 3 + 24; /* sanitising, then "_<uint64>" */
     char small[128];
     char *buf = cap <= sizeof small ? small : hop__malloc(cap);
     if (buf == NULL)
         return HOP_NOMEM;
-    size_t blen = sanitize_into(base, buf);
+    size_t blen = sanitize_into(base, buf), len = blen;
 
+    hop_status st = HOP_NOMEM;
     claim->base = NULL;
     claim->suffix = 0;
-    hop__name *e = find_entry(g, buf, blen);
-    if (is_taken(g, buf, e)) {
-        claim->base = e;
-        uint64_t k = e ? e->next : 1;
+    claim->hash = name_hash(buf, len);
+    if (is_taken(g, buf, len, claim->hash)) {
+        hop__base *b = find_base(impl, buf, blen);
+        if (b == NULL) {
+            b = hop__arena_alloc(&impl->arena, sizeof *b);
+            const char *name = b ? pack_string(impl, buf, blen) : NULL;
+            if (name == NULL)
+                goto done;
+            memset(b, 0, sizeof *b);
+            b->name = name;
+            b->next = 1;
+            hop__base *head = impl->bases;
+            HOP_HASH_ADD_KEYPTR(st, hh, head, b->name, blen, b);
+            impl->bases = head;
+            if (st != HOP_OK)
+                goto done;
+            st = HOP_NOMEM;
+        }
+        uint64_t k = b->next;
         for (;; k++) {
-            int n = snprintf(buf + blen, cap - blen, "_%" PRIu64, k);
-            e = find_entry(g, buf, blen + (size_t)n);
-            if (!is_taken(g, buf, e))
+            len = blen + (size_t)snprintf(buf + blen, cap - blen, "_%" PRIu64, k);
+            claim->hash = name_hash(buf, len);
+            if (!is_taken(g, buf, len, claim->hash))
                 break;
         }
+        claim->base = b;
         claim->suffix = k;
     }
-
-    hop_status st = HOP_OK;
-    if (e == NULL) {
-        hop__arena *a = hop__graph_arena(g);
-        e = hop__arena_alloc(a, sizeof *e);
-        char *name = e ? hop__arena_strdup(a, buf) : NULL;
-        if (name == NULL) {
-            st = HOP_NOMEM;
-            goto done;
-        }
-        memset(e, 0, sizeof *e);
-        e->name = name;
-        e->next = 1;
-        hop__name *head = g->names;
-        HOP_HASH_ADD_KEYPTR(st, hh, head, e->name, strlen(e->name), e);
-        g->names = head;
-        if (st != HOP_OK)
-            goto done;
-    }
-    claim->entry = e;
+    if (reserve_room(impl) != HOP_OK || (claim->name = pack_string(impl, buf, len)) == NULL)
+        goto done;
+    st = HOP_OK;
 done:
     if (buf != small)
         hop__free(buf);
     return st;
 }
 
+/* Links n, whose name and hash are set, into the table (room was made). */
+static void
+link_name(graph_impl *impl, hop_node *n)
+{
+    hop_node **bucket = &impl->buckets[n->name_hash & (impl->nbuckets - 1)];
+    n->name_next = *bucket;
+    *bucket = n;
+    impl->nnamed++;
+}
+
 void
 hop__name_commit(hop_graph *g, const hop__name_claim *claim, hop_node *n)
 {
-    (void)g;
-    claim->entry->node = n;
-    n->name = claim->entry->name;
+    n->name = claim->name;
+    n->name_hash = claim->hash;
+    link_name(hop__graph_impl(g), n);
     /* Reserving scanned base_<next> .. base_<suffix - 1> and found them taken. */
     if (claim->base && claim->suffix >= claim->base->next)
         claim->base->next = claim->suffix + 1;
+}
+
+void
+hop__name_retake(hop_graph *g, hop_node *n)
+{
+    link_name(hop__graph_impl(g), n);
 }
 
 /* name stopped being taken: if it is `<base>_<k>`, base's search must start
@@ -185,18 +286,26 @@ lower_base_start(hop_graph *g, const char *name)
             return;
         k = k * 10 + (uint64_t)(*p - '0');
     }
-    hop__name *be = find_entry(g, name, (size_t)(us - name));
-    if (be && k < be->next)
-        be->next = k;
+    hop__base *b = find_base(hop__graph_impl(g), name, (size_t)(us - name));
+    if (b && k < b->next)
+        b->next = k;
 }
 
 void
 hop__name_release(hop_graph *g, hop_node *n)
 {
-    hop__name *e = find_entry(g, n->name, strlen(n->name));
-    if (e && e->node == n) {
-        e->node = NULL;
-        lower_base_start(g, n->name);
+    graph_impl *impl = hop__graph_impl(g);
+    if (impl->nbuckets == 0)
+        return;
+    for (hop_node **pp = &impl->buckets[n->name_hash & (impl->nbuckets - 1)]; *pp;
+         pp = &(*pp)->name_next) {
+        if (*pp == n) {
+            *pp = n->name_next;
+            n->name_next = NULL;
+            impl->nnamed--;
+            lower_base_start(g, n->name);
+            return;
+        }
     }
 }
 
@@ -209,7 +318,12 @@ hop__name_unreserve(hop_graph *g, const char *name)
 void
 hop__names_clear(hop_graph *g)
 {
-    hop__name *head = g->names;
+    graph_impl *impl = hop__graph_impl(g);
+    hop__base *head = impl->bases;
     HASH_CLEAR(hh, head);
-    g->names = NULL;
+    impl->bases = NULL;
+    if (impl->buckets != impl->small_buckets)
+        hop__free(impl->buckets);
+    impl->buckets = NULL;
+    impl->nbuckets = impl->nnamed = 0;
 }

@@ -165,7 +165,7 @@ append_node_meta(hop__buf *b, const hop_node *n)
         hop__buf_puts(b, ")");
         return;
     }
-    append_value_info(b, &n->meta);
+    append_value_info(b, n->meta);
 }
 
 static void append_args(hop__buf *b, const hop_arg *args, size_t n, const char *open,
@@ -534,7 +534,7 @@ dot_graph(hop__buf *b, const hop_graph *g, const char *path, int depth)
             hop__buf_puts(&label, "\n");
             hop__buf_puts(&label, n->target);
         }
-        if (n->meta.kind != HOP_VALUE_NONE || n->kind == HOP_NODE_CALL_HOP ||
+        if (n->meta->kind != HOP_VALUE_NONE || n->kind == HOP_NODE_CALL_HOP ||
             n->kind == HOP_NODE_CALL_FOREIGN) {
             hop__buf_puts(&label, "\n");
             append_node_meta(&label, n);

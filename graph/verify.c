@@ -189,7 +189,7 @@ check_args(const verifier *v, const hop_node *n, const hop_arg *args, size_t nar
             if (d->kind == HOP_NODE_OUTPUT)
                 return fail(g, "node %s uses the output node %s", n->name, d->name);
             bool reads_call = n->kind == HOP_NODE_GETITEM && top && i == 0;
-            if (d->meta.kind == HOP_VALUE_NONE && !reads_call)
+            if (d->meta->kind == HOP_VALUE_NONE && !reads_call)
                 return fail(g, "node %s uses %s, which has no single value", n->name, d->name);
             e->refs++;
         }
@@ -258,8 +258,8 @@ static hop_value_kind
 operand_kind(const hop_arg *a, hop_dtype *dtype)
 {
     if (a->kind == HOP_ARG_NODE) {
-        *dtype = a->u.node->meta.meta.dtype;
-        return a->u.node->meta.kind;
+        *dtype = a->u.node->meta->meta.dtype;
+        return a->u.node->meta->kind;
     }
     if (a->kind == HOP_ARG_SYM || a->kind == HOP_ARG_INT)
         return HOP_VALUE_SYM;
@@ -305,18 +305,18 @@ check_call_hop(const hop_graph *g, const hop_node *n)
             describe_operand(&ops[j], what, sizeof what);
             hop_dtype dt = HOP_DTYPE_COUNT;
             hop_value_kind k = operand_kind(&ops[j], &dt);
-            if (k != ph->meta.kind)
+            if (k != ph->meta->kind)
                 return fail(g,
                             "node %s passes operand %zu (%s, %s) to placeholder %s of %s, "
                             "which is %s",
                             n->name, j, what, value_kind_text(k), ph->name, s->name,
-                            value_kind_text(ph->meta.kind));
-            if (k == HOP_VALUE_TENSOR && dt != ph->meta.meta.dtype)
+                            value_kind_text(ph->meta->kind));
+            if (k == HOP_VALUE_TENSOR && dt != ph->meta->meta.dtype)
                 return fail(g,
                             "node %s passes operand %zu (%s, %s) to placeholder %s of %s, "
                             "which is %s",
                             n->name, j, what, hop_dtype_name(dt), ph->name, s->name,
-                            hop_dtype_name(ph->meta.meta.dtype));
+                            hop_dtype_name(ph->meta->meta.dtype));
         }
         /* A subgraph without an output is reported when it is checked. */
         if (s->output && s->output->nargs != n->nouts)
@@ -333,13 +333,13 @@ check_node(const hop_graph *g, const hop_node *n)
     case HOP_NODE_PLACEHOLDER:
         if (n->nargs != 0)
             return fail(g, "placeholder %s has arguments", n->name);
-        if (n->meta.kind == HOP_VALUE_NONE)
+        if (n->meta->kind == HOP_VALUE_NONE)
             return fail(g, "placeholder %s has no value", n->name);
         return HOP_OK;
     case HOP_NODE_CALL_OP:
         if (hop_op_get(n->op) == NULL)
             return fail(g, "node %s calls an unknown op %d", n->name, (int)n->op);
-        if (n->meta.kind == HOP_VALUE_NONE)
+        if (n->meta->kind == HOP_VALUE_NONE)
             return fail(g, "node %s has no value", n->name);
         return HOP_OK;
     case HOP_NODE_CALL_HOP:
@@ -362,7 +362,7 @@ check_node(const hop_graph *g, const hop_node *n)
         if (index < 0 || (uint64_t)index >= call->nouts)
             return fail(g, "getitem %s reads index %lld of %s, which has %zu output%s", n->name,
                         (long long)index, call->name, call->nouts, call->nouts == 1 ? "" : "s");
-        if (!value_info_equal(&n->meta, &call->outs[index]))
+        if (!value_info_equal(n->meta, &call->outs[index]))
             return fail(g, "getitem %s has other metadata than output %lld of %s", n->name,
                         (long long)index, call->name);
         return HOP_OK;

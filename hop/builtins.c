@@ -71,17 +71,17 @@ cond_check_operands(hop_call *c)
         if (p == NULL)
             return hop_error(HOP_MISUSE, "cond: pred is a NULL value");
         bool ok = false;
-        if (p->meta.kind == HOP_VALUE_TENSOR && p->meta.meta.dtype == HOP_BOOL) {
+        if (p->meta->kind == HOP_VALUE_TENSOR && p->meta->meta.dtype == HOP_BOOL) {
             int64_t numel = 1, v;
             ok = true;
-            for (int d = 0; d < p->meta.meta.rank; d++)
-                if (!hop_expr_const_value(p->meta.meta.sizes[d], &v) || (numel *= v) != 1)
+            for (int d = 0; d < p->meta->meta.rank; d++)
+                if (!hop_expr_const_value(p->meta->meta.sizes[d], &v) || (numel *= v) != 1)
                     ok = false;
-        } else if (p->meta.kind == HOP_VALUE_SYM) {
-            ok = hop_expr_is_bool(p->meta.sym);
+        } else if (p->meta->kind == HOP_VALUE_SYM) {
+            ok = hop_expr_is_bool(p->meta->sym);
         }
         if (!ok) {
-            describe(&p->meta, what, sizeof what);
+            describe(p->meta, what, sizeof what);
             return hop_error(HOP_DTYPE,
                              "cond: pred must be a bool scalar tensor or a SymBool; "
                              "got %s (%s)",
@@ -115,7 +115,7 @@ cond_check_outputs(hop_call *c)
                          "branch returns %zu",
                          t->n, t->n == 1 ? "" : "s", f->n);
     for (size_t i = 0; i < t->n; i++) {
-        const hop_value_info *a = &t->items[i]->meta, *b = &f->items[i]->meta;
+        const hop_value_info *a = t->items[i]->meta, *b = f->items[i]->meta;
         bool same = a->kind == b->kind;
         if (same && a->kind == HOP_VALUE_TENSOR)
             same = a->meta.dtype == b->meta.dtype && a->meta.rank == b->meta.rank;
@@ -164,7 +164,7 @@ cond_output_meta(hop_call *c)
         return st;
     for (size_t i = 0; i < t->n; i++) {
         hop_value_info *o = &c->outs[i];
-        const hop_value_info *b = &f->items[i]->meta;
+        const hop_value_info *b = f->items[i]->meta;
         if (o->kind == HOP_VALUE_SYM) {
             o->sym = merge_size(c, o->sym, b->sym);
             if (o->sym == NULL)
@@ -189,7 +189,7 @@ cond_installed(hop_call *c)
         hop_node *item = c->outputs->items[c->outputs->n - c->nouts + i];
         const hop_value_info *o = &c->outs[i];
         if (o->kind == HOP_VALUE_SYM) {
-            if (o->sym != t->items[i]->meta.sym &&
+            if (o->sym != t->items[i]->meta->sym &&
                 hop_tracer_bound_symbol(c->parent, o->sym) == NULL &&
                 hop_tracer_bind_value(c->parent, o->sym, item) != HOP_OK)
                 return hop_error_code();
@@ -313,30 +313,30 @@ map_check_operands(hop_call *c)
     for (size_t i = 0; i < nxs; i++) {
         const hop_node *x = c->operands[1 + i].u.node;
         char what[128];
-        describe(&x->meta, what, sizeof what);
-        if (x->meta.kind != HOP_VALUE_TENSOR || x->meta.meta.rank < 1)
+        describe(x->meta, what, sizeof what);
+        if (x->meta->kind != HOP_VALUE_TENSOR || x->meta->meta.rank < 1)
             return hop_error(HOP_SHAPE,
                              "map: xs %zu (%s) is %s; map needs a tensor of rank >= 1 "
                              "to slice along dim 0",
                              i, x->name, what);
         int64_t n;
-        if (hop_expr_const_value(x->meta.meta.sizes[0], &n) && n == 0)
+        if (hop_expr_const_value(x->meta->meta.sizes[0], &n) && n == 0)
             return hop_error(HOP_SHAPE,
                              "map: xs %zu (%s) is %s: zero-length along dim 0, so "
                              "there is nothing to map over",
                              i, x->name, what);
         if (first == NULL) {
-            first = &x->meta.meta;
+            first = &x->meta->meta;
             continue;
         }
         bool eq;
-        st = hop_shape_env_decide_eq(env, first->sizes[0], x->meta.meta.sizes[0], "map", &eq);
+        st = hop_shape_env_decide_eq(env, first->sizes[0], x->meta->meta.sizes[0], "map", &eq);
         if (st != HOP_OK)
             return st;
         if (!eq) {
             char a[96], b[96];
             hop_expr_print(first->sizes[0], a, sizeof a);
-            hop_expr_print(x->meta.meta.sizes[0], b, sizeof b);
+            hop_expr_print(x->meta->meta.sizes[0], b, sizeof b);
             return hop_error(HOP_SHAPE,
                              "map: xs %zu (%s) has %s rows but xs 0 has %s; every xs "
                              "needs the same leading size",
@@ -368,7 +368,7 @@ map_output_meta(hop_call *c)
     hop_status st = hop_prim_hop_base()->output_meta(c);
     if (st != HOP_OK)
         return st;
-    const hop_expr *n = c->operands[1].u.node->meta.meta.sizes[0];
+    const hop_expr *n = c->operands[1].u.node->meta->meta.sizes[0];
     for (size_t i = 0; i < c->nouts; i++) {
         hop_value_info *o = &c->outs[i];
         char what[128];

@@ -103,7 +103,7 @@ base_check_operands(hop_call *c)
             return hop_error(HOP_INVALID,
                              "%s: operand %zu must be a traced value (a tensor or a SymInt)",
                              c->cls->name, i);
-        if (a->u.node->meta.kind == HOP_VALUE_NONE)
+        if (a->u.node->meta->kind == HOP_VALUE_NONE)
             return hop_error(HOP_INVALID, "%s: operand %zu (%s) has no single value", c->cls->name,
                              i, a->u.node->name);
         if (check_reachable(c, "operand", i, a->u.node) != HOP_OK)
@@ -122,7 +122,7 @@ base_body_inputs(hop_call *c)
         return HOP_NOMEM;
     for (size_t i = 0; i < n; i++) {
         const hop_node *v = c->operands[c->body_operands + i].u.node;
-        c->input_meta[i] = v->meta;
+        c->input_meta[i] = *v->meta;
         c->input_names[i] = v->name;
     }
     c->ninputs = n;
@@ -144,7 +144,7 @@ base_output_meta(hop_call *c)
     if (c->outs == NULL)
         return HOP_NOMEM;
     for (size_t i = 0; i < r->n; i++)
-        c->outs[i] = r->items[i]->meta;
+        c->outs[i] = *r->items[i]->meta;
     c->nouts = r->n;
     return HOP_OK;
 }
@@ -270,7 +270,7 @@ hop__signature_merge(hop_call *c)
         for (size_t b = 0; b < nb && st == HOP_OK; b++) {
             hop_graph *g = c->graphs[b];
             if (e->ph[b] == NULL) {
-                e->ph[b] = hop_graph_placeholder(g, name, &e->source->meta);
+                e->ph[b] = hop_graph_placeholder(g, name, e->source->meta);
                 if (e->ph[b] == NULL)
                     st = hop_error_code();
             } else if (suffix[0]) {
@@ -339,10 +339,10 @@ trace_body(hop_call *c, size_t b)
              * closure over the same value reuses it. */
             hop_node *outer = c->operands[c->body_operands + i].u.node;
             bool same = i < c->noperands - c->body_operands &&
-                        outer->meta.kind == c->input_meta[i].kind &&
-                        (outer->meta.kind == HOP_VALUE_SYM
-                             ? outer->meta.sym == c->input_meta[i].sym
-                             : hop_meta_equal(&outer->meta.meta, &c->input_meta[i].meta));
+                        outer->meta->kind == c->input_meta[i].kind &&
+                        (outer->meta->kind == HOP_VALUE_SYM
+                             ? outer->meta->sym == c->input_meta[i].sym
+                             : hop_meta_equal(&outer->meta->meta, &c->input_meta[i].meta));
             bool first = true;
             for (size_t j = 0; j < i; j++)
                 if (c->operands[c->body_operands + j].u.node == outer)

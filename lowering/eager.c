@@ -63,9 +63,9 @@ set(hop_eager_ctx *ex, const hop_node *n, hop_rt_value v)
     hop_tensor_release(m->v.tensor);
     release_results(m);
     m->v = v;
-    if (v.kind == HOP_VALUE_SYM && n->meta.kind == HOP_VALUE_SYM &&
-        hop_expr_kind_of(n->meta.sym) == HOP_EXPR_SYMBOL) {
-        int64_t id = hop_symbol_id(n->meta.sym);
+    if (v.kind == HOP_VALUE_SYM && n->meta->kind == HOP_VALUE_SYM &&
+        hop_expr_kind_of(n->meta->sym) == HOP_EXPR_SYMBOL) {
+        int64_t id = hop_symbol_id(n->meta->sym);
         if (id >= 0 && (size_t)id < ex->nsyms)
             ex->syms[id] = v.i;
     }
@@ -125,7 +125,8 @@ rt_args(hop_eager_ctx *ex, const hop_arg *args, size_t n, hop_rt_arg *rt, hop_rt
                 return st;
             if (v.kind == HOP_VALUE_TENSOR)
                 rt[i] = hop_rt_tensor(v.tensor);
-            else if (a->u.node->meta.kind == HOP_VALUE_SYM && hop_expr_is_bool(a->u.node->meta.sym))
+            else if (a->u.node->meta->kind == HOP_VALUE_SYM &&
+                     hop_expr_is_bool(a->u.node->meta->sym))
                 rt[i] = hop_rt_bool(v.i != 0);
             else
                 rt[i] = hop_rt_int(v.i);
@@ -392,7 +393,7 @@ hop_graph_run_eager(const hop_output_graph *og, hop_tensor *const *inputs, size_
     size_t k = 0, i = 0;
     for (const hop_node *n = g->first; st == HOP_OK && n && n->kind == HOP_NODE_PLACEHOLDER;
          n = n->next, i++) {
-        if (n->meta.kind != HOP_VALUE_TENSOR)
+        if (n->meta->kind != HOP_VALUE_TENSOR)
             continue;
         if (k >= ninputs || inputs[k] == NULL) {
             st = hop_error(HOP_INVALID, "hop_graph_run_eager: input %zu (%s) is missing", k,
@@ -400,8 +401,8 @@ hop_graph_run_eager(const hop_output_graph *og, hop_tensor *const *inputs, size_
             break;
         }
         in[i] = (hop_rt_value){HOP_VALUE_TENSOR, inputs[k], 0};
-        for (int d = 0; d < n->meta.meta.rank && d < inputs[k]->rank; d++) {
-            const hop_expr *e = n->meta.meta.sizes[d];
+        for (int d = 0; d < n->meta->meta.rank && d < inputs[k]->rank; d++) {
+            const hop_expr *e = n->meta->meta.sizes[d];
             if (hop_expr_kind_of(e) == HOP_EXPR_SYMBOL && ex.syms[hop_symbol_id(e)] == HOP_UNBOUND)
                 ex.syms[hop_symbol_id(e)] = inputs[k]->sizes[d];
         }
@@ -413,9 +414,9 @@ hop_graph_run_eager(const hop_output_graph *og, hop_tensor *const *inputs, size_
     i = 0;
     for (const hop_node *n = g->first; st == HOP_OK && n && n->kind == HOP_NODE_PLACEHOLDER;
          n = n->next, i++)
-        if (n->meta.kind == HOP_VALUE_SYM) {
+        if (n->meta->kind == HOP_VALUE_SYM) {
             in[i].kind = HOP_VALUE_SYM;
-            st = hop_expr_eval(n->meta.sym, ex.syms, ex.nsyms, &in[i].i);
+            st = hop_expr_eval(n->meta->sym, ex.syms, ex.nsyms, &in[i].i);
         }
     if (st == HOP_OK)
         st = hop_eager_graph(&ex, g, in, np, out, noutputs);

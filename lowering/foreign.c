@@ -32,12 +32,12 @@ arg_text(const hop_arg *a, char *buf, size_t cap)
 {
     switch (a->kind) {
     case HOP_ARG_NODE:
-        if (a->u.node && a->u.node->meta.kind == HOP_VALUE_TENSOR) {
+        if (a->u.node && a->u.node->meta->kind == HOP_VALUE_TENSOR) {
             char m[128];
-            snprintf(buf, cap, "a tensor %s", meta_text(&a->u.node->meta.meta, m, sizeof m));
-        } else if (a->u.node && a->u.node->meta.kind == HOP_VALUE_SYM) {
+            snprintf(buf, cap, "a tensor %s", meta_text(&a->u.node->meta->meta, m, sizeof m));
+        } else if (a->u.node && a->u.node->meta->kind == HOP_VALUE_SYM) {
             snprintf(buf, cap, "a %s",
-                     hop_expr_is_bool(a->u.node->meta.sym) ? "SymBool" : "SymInt");
+                     hop_expr_is_bool(a->u.node->meta->sym) ? "SymBool" : "SymInt");
         } else {
             snprintf(buf, cap, "a value with no single result");
         }
@@ -76,10 +76,10 @@ arg_class(const hop_arg *a)
     case HOP_ARG_NODE:
         if (a->u.node == NULL)
             return -1;
-        if (a->u.node->meta.kind == HOP_VALUE_TENSOR)
+        if (a->u.node->meta->kind == HOP_VALUE_TENSOR)
             return 2;
-        if (a->u.node->meta.kind == HOP_VALUE_SYM)
-            return hop_expr_is_bool(a->u.node->meta.sym) ? 1 : 0;
+        if (a->u.node->meta->kind == HOP_VALUE_SYM)
+            return hop_expr_is_bool(a->u.node->meta->sym) ? 1 : 0;
         return -1;
     case HOP_ARG_FLOAT:
         return 3;
@@ -113,7 +113,7 @@ check_graph_arg(const hop__sig *s, size_t i, const hop_arg *a)
     if (c != 2)
         return hop_error(HOP_INVALID, "%s: parameter %zu (%s) takes a tensor, got %s", s->name,
                          i + 1, PT, arg_text(a, at, sizeof at));
-    const hop_meta *m = &a->u.node->meta.meta;
+    const hop_meta *m = &a->u.node->meta->meta;
     if (m->dtype != p->dtype) {
         char mt[128];
         return hop_error(HOP_DTYPE, "%s: parameter %zu (%s) takes %s, got %s", s->name, i + 1, PT,
@@ -156,7 +156,7 @@ hop_tracer_call_foreign(hop_tracer *t, const hop_foreign *f, const hop_arg *args
     size_t nouts = 0;
     for (size_t i = 0; i < nargs; i++)
         if (f->sig.params[i].kind == HOP_FOREIGN_INOUT)
-            metas[nouts++] = args[i].u.node->meta;
+            metas[nouts++] = *args[i].u.node->meta;
     /* Room for the results first: once recorded, nothing may fail. */
     size_t old = outs->n;
     for (size_t j = 0; j < nouts && st == HOP_OK; j++)
@@ -272,9 +272,9 @@ hop__lower_foreign(hop_lower_ctx *cx, const hop_node *n, hop_pval **results)
     hop_pval *res = hop__arena_zalloc(&cx->tmp, (n->nouts + 1) * sizeof *res);
     if (args == NULL || outs == NULL || res == NULL || (e->text = call_text(cx, n)) == NULL)
         return HOP_NOMEM;
-    int32_t nrt = 0, keylen = 0;
+    int32_t nrt = 0;
     for (size_t i = 0; i < n->nargs; i++)
-        if ((st = hop__compile_oparg(cx, &n->args[i], &args[i], &nrt, &keylen)) != HOP_OK)
+        if ((st = hop__compile_oparg(cx, &n->args[i], &args[i], &nrt)) != HOP_OK)
             return st;
     e->args = args;
     e->nargs = (int32_t)n->nargs;

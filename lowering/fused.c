@@ -56,13 +56,13 @@ operand_dtype(const hop_arg *a, hop_dtype *dt, bool *tensor)
     *tensor = false;
     switch (a->kind) {
     case HOP_ARG_NODE:
-        if (a->u.node->meta.kind == HOP_VALUE_TENSOR) {
-            *dt = a->u.node->meta.meta.dtype;
+        if (a->u.node->meta->kind == HOP_VALUE_TENSOR) {
+            *dt = a->u.node->meta->meta.dtype;
             *tensor = true;
             return true;
         }
-        if (a->u.node->meta.kind == HOP_VALUE_SYM) {
-            *dt = hop_expr_is_bool(a->u.node->meta.sym) ? HOP_BOOL : HOP_I64;
+        if (a->u.node->meta->kind == HOP_VALUE_SYM) {
+            *dt = hop_expr_is_bool(a->u.node->meta->sym) ? HOP_BOOL : HOP_I64;
             return true;
         }
         return false;
@@ -116,9 +116,9 @@ promote(const hop_node *n)
 static hop__vfn
 step_fn(const hop_node *n, hop_dtype *need)
 {
-    if (n->meta.kind != HOP_VALUE_TENSOR)
+    if (n->meta->kind != HOP_VALUE_TENSOR)
         return NULL;
-    hop_dtype out = n->meta.meta.dtype;
+    hop_dtype out = n->meta->meta.dtype;
     const hop_op_info *info = hop_op_get(n->op);
     for (int i = 0; i < 3; i++)
         need[i] = out;
@@ -155,7 +155,7 @@ bool
 hop__fused_ok(const hop_node *n)
 {
     if (n->kind != HOP_NODE_CALL_OP || !hop__fusable_op(n->op) ||
-        n->meta.kind != HOP_VALUE_TENSOR || n_operands(n) > 3 || n_operands(n) < 1)
+        n->meta->kind != HOP_VALUE_TENSOR || n_operands(n) > 3 || n_operands(n) < 1)
         return false;
     hop_dtype need[3];
     if (step_fn(n, need) == NULL)
@@ -268,7 +268,7 @@ hop__fused_build(hop_lower_ctx *cx, const hop_node *root, const hop_node *const 
     int reg_of[HOP__F_MAXSTEPS]; /* register of each member's result */
     bool busy[HOP__F_MAXREGS] = {false};
     g->out = out;
-    g->odtype = root->meta.meta.dtype;
+    g->odtype = root->meta->meta.dtype;
     for (int s = 0; s < nm; s++) {
         const hop_node *n = members[s];
         hop__fstep *st = &g->steps[s];
@@ -276,7 +276,7 @@ hop__fused_build(hop_lower_ctx *cx, const hop_node *root, const hop_node *const 
         st->fn = step_fn(n, need);
         st->op = n->op;
         st->nin = n_operands(n);
-        st->dtype = n->meta.meta.dtype;
+        st->dtype = n->meta->meta.dtype;
         g->cost += hop__vfn_cost(n->op);
         int freed[3], nfreed = 0;
         for (int i = 0; i < st->nin; i++) {
@@ -292,7 +292,7 @@ hop__fused_build(hop_lower_ctx *cx, const hop_node *root, const hop_node *const 
             if (member >= 0) {
                 o->src = HOP__F_REG;
                 o->idx = (uint8_t)reg_of[member];
-                o->have = members[member]->meta.meta.dtype;
+                o->have = members[member]->meta->meta.dtype;
                 freed[nfreed++] = reg_of[member];
             } else if (tensor) {
                 int k = 0;
@@ -318,7 +318,7 @@ hop__fused_build(hop_lower_ctx *cx, const hop_node *root, const hop_node *const 
                     } else if (v.kind == HOP_PVAL_CONST) {
                         o->x = hop__xconst(cx, v.value);
                     } else {
-                        hop_arg sym = hop_arg_sym(a->u.node->meta.sym);
+                        hop_arg sym = hop_arg_sym(a->u.node->meta->sym);
                         (void)sym;
                         /* A SymInt node's register, read as a one-symbol program. */
                         hop__xprog *x = hop__arena_zalloc(&cx->plan->arena, sizeof *x);

@@ -79,9 +79,9 @@ map_nxs(const hop_graph *body, const hop_arg *list)
     for (const hop_node *n = body->first; n && n->kind == HOP_NODE_PLACEHOLDER && k < list->u.list.n;
          n = n->next, k++) {
         const hop_arg *a = &list->u.list.items[k];
-        if (n->meta.kind != HOP_VALUE_TENSOR || a->kind != HOP_ARG_NODE ||
-            a->u.node->meta.kind != HOP_VALUE_TENSOR ||
-            a->u.node->meta.meta.rank != n->meta.meta.rank + 1)
+        if (n->meta->kind != HOP_VALUE_TENSOR || a->kind != HOP_ARG_NODE ||
+            a->u.node->meta->kind != HOP_VALUE_TENSOR ||
+            a->u.node->meta->meta.rank != n->meta->meta.rank + 1)
             break;
     }
     return k;
@@ -243,10 +243,10 @@ map_lower(hop_lower_ctx *cx, const hop_node *call, void *ud)
     /* The row count is the leading size of the first mapped input. */
     const hop_node *x0 = list->u.list.items[0].u.node;
     int64_t c;
-    if (hop_expr_const_value(x0->meta.meta.sizes[0], &c)) {
+    if (hop_expr_const_value(x0->meta->meta.sizes[0], &c)) {
         count = (hop_pval){HOP_PVAL_CONST, -1, c};
     } else {
-        hop_arg size = hop_arg_sym(x0->meta.meta.sizes[0]);
+        hop_arg size = hop_arg_sym(x0->meta->meta.sizes[0]);
         if ((st = hop_lower_arg(cx, &size, &count)) != HOP_OK)
             goto done;
     }

@@ -43,7 +43,6 @@ al(size_t n)
         al((size_t)(p)->nregs * sizeof(int64_t)),                                                  \
         al((size_t)(p)->max_depth * sizeof(int32_t)),                                              \
         al((size_t)(p)->ncache * sizeof(hop__kcache)),                                             \
-        al((size_t)(p)->nkeys * sizeof(int64_t)),                                                  \
         al((size_t)(p)->nrtargs * sizeof(hop_rt_arg)),                                             \
         al((size_t)(p)->nlayout_regs * sizeof(int64_t)),                                           \
         al((size_t)(p)->nbuffers * sizeof(int64_t)),                                               \
@@ -79,16 +78,14 @@ hop__frame_init(hop_plan *p, void *raw)
     c += sz[5];
     f->kernels = (hop__kcache *)c;
     c += sz[6];
-    f->keys = (int64_t *)c;
-    c += sz[7];
     f->rtargs = (hop_rt_arg *)c;
-    c += sz[8];
+    c += sz[7];
     f->layout_key = (int64_t *)c;
-    c += sz[9];
+    c += sz[8];
     f->offsets = (int64_t *)c;
-    c += sz[10];
+    c += sz[9];
     f->recycle = (hop_tensor **)c;
-    c += sz[11];
+    c += sz[10];
     f->woff = (int64_t *)c;
     f->plan = p;
     f->stop = -1;
@@ -299,11 +296,9 @@ run_guard(hop__frame *f, const hop__guard *g)
 
 /* --------------------------------------------------------------- operands */
 
-/* Fills rt[0..n) from args (list items after them, from *next) and
- * appends the cache key of each operand to key (NULL: no key). */
+/* Fills rt[0..n) from args (list items after them, from *next). */
 static hop_status
-fill_args(hop__frame *f, const hop__oparg *args, int n, hop_rt_arg *rt, hop_rt_arg **next,
-          int64_t *key, int *kn)
+fill_args(hop__frame *f, const hop__oparg *args, int n, hop_rt_arg *rt, hop_rt_arg **next)
 {
     for (int i = 0; i < n; i++) {
         const hop__oparg *a = &args[i];
@@ -313,31 +308,17 @@ fill_args(hop__frame *f, const hop__oparg *args, int n, hop_rt_arg *rt, hop_rt_a
         case HOP__A_NONE:
             rt[i] = hop_rt_none();
             break;
-        case HOP__A_TENSOR: {
-            hop_tensor *t = &f->slots[a->slot];
-            rt[i] = hop_rt_tensor(t);
-            if (key) {
-                key[(*kn)++] = (int64_t)(intptr_t)t->data;
-                key[(*kn)++] = (int64_t)t->dtype << 8 | t->rank;
-                for (int d = 0; d < t->rank; d++) {
-                    key[(*kn)++] = t->sizes[d];
-                    key[(*kn)++] = t->strides[d];
-                }
-            }
+        case HOP__A_TENSOR:
+            rt[i] = hop_rt_tensor(&f->slots[a->slot]);
             break;
-        }
         case HOP__A_INT:
         case HOP__A_BOOL:
             if ((st = hop__xget(a->x, f->regs, &v)) != HOP_OK)
                 return st;
             rt[i] = a->kind == HOP__A_INT ? hop_rt_int(v) : hop_rt_bool(v != 0);
-            if (key)
-                key[(*kn)++] = v;
             break;
         case HOP__A_FLOAT:
             rt[i] = hop_rt_float(a->f);
-            if (key)
-                memcpy(&key[(*kn)++], &a->f, sizeof(double));
             break;
         case HOP__A_DTYPE:
             rt[i] = hop_rt_dtype(a->dtype);
@@ -345,7 +326,7 @@ fill_args(hop__frame *f, const hop__oparg *args, int n, hop_rt_arg *rt, hop_rt_a
         case HOP__A_LIST: {
             hop_rt_arg *items = *next;
             *next += a->n;
-            if ((st = fill_args(f, a->items, a->n, items, next, key, kn)) != HOP_OK)
+            if ((st = fill_args(f, a->items, a->n, items, next)) != HOP_OK)
                 return st;
             rt[i] = hop_rt_list(items, (size_t)a->n);
             break;
@@ -355,43 +336,34 @@ fill_args(hop__frame *f, const hop__oparg *args, int n, hop_rt_arg *rt, hop_rt_a
     return HOP_OK;
 }
 
-static void
-key_tensor(const hop_tensor *t, int64_t *key, int *kn)
-{
-    key[(*kn)++] = (int64_t)(intptr_t)t->data;
-    key[(*kn)++] = (int64_t)t->dtype << 8 | t->rank;
-    for (int d = 0; d < t->rank; d++) {
-        key[(*kn)++] = t->sizes[d];
-        key[(*kn)++] = t->strides[d];
-    }
-}
+/* Numbers every preparation, over all frames and threads. */
+static _Atomic uint64_t kernel_gen;
 
-/* Op: the kernel prepared for these operands, or prepared again. */
+/*
+ * Op: the cached kernel rebased onto this run's (or row's) operands when
+ * only their data moved - the rows of a map, a new input - and prepared
+ * again only when their geometry or values changed: preparing infers
+ * shapes in the thread's ShapeEnv, which may allocate.
+ */
 static hop_status
 run_op(hop__frame *f, const hop__insn *in)
 {
     const hop__opdesc *d = in->p4;
     hop_rt_arg *rt = f->rtargs + d->rtbase, *next = rt + d->nargs;
     hop__kcache *kc = &f->kernels[d->cache];
-    int64_t *saved = f->keys + d->keybase;
-    int64_t small[256], *key = d->keylen <= 256 ? small : NULL;
-    int kn = 0;
-    hop_status st = fill_args(f, d->args, d->nargs, rt, &next, key, &kn);
+    hop_status st = fill_args(f, d->args, d->nargs, rt, &next);
     if (st != HOP_OK)
         return st;
     hop_tensor *out = &f->slots[in->p1];
-    if (key)
-        key_tensor(out, key, &kn);
-    if (!kc->valid || key == NULL || memcmp(saved, key, (size_t)kn * sizeof *key) != 0) {
+    hop__kernel *k = (hop__kernel *)kc->k.u.bytes;
+    if (!kc->valid || !hop__kernel_rebase(k, rt, (size_t)d->nargs, out)) {
         kc->valid = false;
         if ((st = hop_kernel_prepare(&kc->k, d->op, rt, (size_t)d->nargs, out)) != HOP_OK)
             return st;
-        if (key) {
-            memcpy(saved, key, (size_t)kn * sizeof *key);
-            kc->valid = true;
-        }
+        kc->valid = true;
+        kc->gen = atomic_fetch_add_explicit(&kernel_gen, 1, memory_order_relaxed) + 1;
     }
-    hop_kernel_run(&kc->k);
+    hop__kernel_run(k);
     return HOP_OK;
 }
 
@@ -400,8 +372,7 @@ run_eager(hop__frame *f, const hop__insn *in)
 {
     const hop__opdesc *d = in->p4;
     hop_rt_arg *rt = f->rtargs + d->rtbase, *next = rt + d->nargs;
-    int kn = 0;
-    hop_status st = fill_args(f, d->args, d->nargs, rt, &next, NULL, &kn);
+    hop_status st = fill_args(f, d->args, d->nargs, rt, &next);
     if (st != HOP_OK)
         return st;
     hop_rt_value v;
@@ -419,8 +390,7 @@ run_extern(hop__frame *f, const hop__insn *in)
 {
     const hop__extern *e = in->p4;
     hop_rt_arg *rt = f->rtargs + e->rtbase, *next = rt + e->nargs;
-    int kn = 0;
-    hop_status st = fill_args(f, e->args, e->nargs, rt, &next, NULL, &kn);
+    hop_status st = fill_args(f, e->args, e->nargs, rt, &next);
     if (st != HOP_OK)
         return st;
     hop_tensor *outs[HOP__EXTERN_MAXOUT];
@@ -483,8 +453,7 @@ run_view(hop__frame *f, const hop__insn *in)
 {
     const hop__opdesc *d = in->p4;
     hop_rt_arg *rt = f->rtargs + d->rtbase, *next = rt + d->nargs;
-    int kn = 0;
-    hop_status st = fill_args(f, d->args, d->nargs, rt, &next, NULL, &kn);
+    hop_status st = fill_args(f, d->args, d->nargs, rt, &next);
     if (st != HOP_OK)
         return st;
     const hop_tensor *x = &f->slots[in->p2];

@@ -256,7 +256,7 @@ storage_for(hop_lower_ctx *cx, const hop_node *n, int32_t *slot)
         m->preassigned = false;
         return HOP_OK;
     }
-    const hop_meta *meta = &n->meta.meta;
+    const hop_meta *meta = &n->meta->meta;
     bool late = hop__meta_late(cx, meta);
     hop_status st = hop__new_slot(cx, late ? HOP__S_LATE : HOP__S_BUFFER, meta, n->name, slot);
     if (st != HOP_OK)
@@ -360,7 +360,7 @@ node_text(hop_lower_ctx *cx, const hop_node *n)
 /* ---------------------------------------------------------------- operands */
 
 static hop_status
-compile_oparg(hop_lower_ctx *cx, const hop_arg *a, hop__oparg *o, int32_t *nrt, int32_t *keylen)
+compile_oparg(hop_lower_ctx *cx, const hop_arg *a, hop__oparg *o, int32_t *nrt)
 {
     memset(o, 0, sizeof *o);
     o->slot = -1;
@@ -377,36 +377,31 @@ compile_oparg(hop_lower_ctx *cx, const hop_arg *a, hop__oparg *o, int32_t *nrt, 
         if (v.kind == HOP_PVAL_TENSOR) {
             o->kind = HOP__A_TENSOR;
             o->slot = v.id;
-            *keylen += 2 + 2 * cx->slots[v.id].rank;
             return HOP_OK;
         }
-        bool is_bool = a->u.node->meta.kind == HOP_VALUE_SYM && hop_expr_is_bool(a->u.node->meta.sym);
+        bool is_bool =
+            a->u.node->meta->kind == HOP_VALUE_SYM && hop_expr_is_bool(a->u.node->meta->sym);
         o->kind = is_bool ? HOP__A_BOOL : HOP__A_INT;
         o->x = pval_xprog(cx, v);
-        (*keylen)++;
         return o->x ? HOP_OK : HOP_NOMEM;
     }
     case HOP_ARG_INT:
         o->kind = HOP__A_INT;
         o->x = hop__xconst(cx, a->u.i);
-        (*keylen)++;
         return o->x ? HOP_OK : HOP_NOMEM;
     case HOP_ARG_BOOL:
         o->kind = HOP__A_BOOL;
         o->x = hop__xconst(cx, a->u.b);
-        (*keylen)++;
         return o->x ? HOP_OK : HOP_NOMEM;
     case HOP_ARG_FLOAT:
         o->kind = HOP__A_FLOAT;
         o->f = a->u.f;
-        (*keylen)++;
         return HOP_OK;
     case HOP_ARG_SYM:
         o->x = hop__xcompile(cx, a->u.sym);
         if (o->x == NULL)
             return hop__nomem_or(hop_error_code());
         o->kind = o->x->is_bool ? HOP__A_BOOL : HOP__A_INT;
-        (*keylen)++;
         return HOP_OK;
     case HOP_ARG_DTYPE:
         o->kind = HOP__A_DTYPE;
@@ -419,7 +414,7 @@ compile_oparg(hop_lower_ctx *cx, const hop_arg *a, hop__oparg *o, int32_t *nrt, 
         if (items == NULL)
             return HOP_NOMEM;
         for (size_t i = 0; i < a->u.list.n; i++) {
-            hop_status st = compile_oparg(cx, &a->u.list.items[i], &items[i], nrt, keylen);
+            hop_status st = compile_oparg(cx, &a->u.list.items[i], &items[i], nrt);
             if (st != HOP_OK)
                 return st;
         }
@@ -433,10 +428,9 @@ compile_oparg(hop_lower_ctx *cx, const hop_arg *a, hop__oparg *o, int32_t *nrt, 
 }
 
 hop_status
-hop__compile_oparg(hop_lower_ctx *cx, const hop_arg *a, hop__oparg *o, int32_t *nrt,
-                   int32_t *keylen)
+hop__compile_oparg(hop_lower_ctx *cx, const hop_arg *a, hop__oparg *o, int32_t *nrt)
 {
-    return compile_oparg(cx, a, o, nrt, keylen);
+    return compile_oparg(cx, a, o, nrt);
 }
 
 static hop_status
@@ -450,7 +444,7 @@ compile_opdesc(hop_lower_ctx *cx, const hop_node *n, hop__opdesc **out)
     d->nargs = (int)n->nargs;
     d->cache = -1;
     for (size_t i = 0; i < n->nargs; i++) {
-        hop_status st = compile_oparg(cx, &n->args[i], &args[i], &d->nrt, &d->keylen);
+        hop_status st = compile_oparg(cx, &n->args[i], &args[i], &d->nrt);
         if (st != HOP_OK)
             return st;
     }
@@ -492,10 +486,7 @@ compile_kernel_op(hop_lower_ctx *cx, const hop_node *n)
         st = storage_for(cx, n, &out);
     if (st != HOP_OK)
         return st;
-    d->keylen += 2 + 2 * cx->slots[out].rank;
     d->cache = cx->ncache++;
-    d->keybase = (int32_t)cx->nkeys;
-    cx->nkeys += d->keylen;
     if (hop__emit(cx, HOP__OP_Op, out, d->cache, 0, d, d->text) < 0)
         return HOP_NOMEM;
     if ((st = access_args(cx, d->args, d->nargs)) != HOP_OK || (st = hop__access(cx, out)) != HOP_OK)
@@ -515,20 +506,20 @@ compile_view(hop_lower_ctx *cx, const hop_node *n)
     if (n->op == HOP_OP_squeeze) {
         /* Which dims go was decided at trace time (sizes that are 1). */
         const hop_node *x = n->args[0].u.node;
-        int rank = x->meta.meta.rank, keep = 0;
+        int rank = x->meta->meta.rank, keep = 0;
         int64_t dim = -1;
         if (n->args[1].kind == HOP_ARG_INT)
             dim = n->args[1].u.i < 0 ? n->args[1].u.i + rank : n->args[1].u.i;
         for (int i = 0; i < rank; i++) {
             int64_t v;
-            bool one = hop_expr_const_value(x->meta.meta.sizes[i], &v) && v == 1;
+            bool one = hop_expr_const_value(x->meta->meta.sizes[i], &v) && v == 1;
             if (!(one && (dim < 0 || dim == i)))
                 d->keep[keep++] = (int8_t)i;
         }
         d->nkeep = keep;
     }
     int32_t out;
-    if ((st = hop__new_slot(cx, HOP__S_VIEW, &n->meta.meta, n->name, &out)) != HOP_OK)
+    if ((st = hop__new_slot(cx, HOP__S_VIEW, &n->meta->meta, n->name, &out)) != HOP_OK)
         return st;
     int32_t base = d->args[0].slot;
     if (hop__emit(cx, HOP__OP_View, out, base, 0, d, d->text) < 0)
@@ -547,7 +538,7 @@ compile_eager(hop_lower_ctx *cx, const hop_node *n)
     hop_status st = compile_opdesc(cx, n, &d);
     int32_t out;
     if (st == HOP_OK)
-        st = hop__new_slot(cx, HOP__S_LATE, &n->meta.meta, n->name, &out);
+        st = hop__new_slot(cx, HOP__S_LATE, &n->meta->meta, n->name, &out);
     if (st != HOP_OK)
         return st;
     if (hop__emit(cx, HOP__OP_Eager, out, 0, 0, d, d->text) < 0)
@@ -561,7 +552,7 @@ compile_eager(hop_lower_ctx *cx, const hop_node *n)
 static hop_status
 result_reg(hop_lower_ctx *cx, const hop_node *n, int32_t *reg, bool *is_symbol)
 {
-    const hop_expr *e = n->meta.sym;
+    const hop_expr *e = n->meta->sym;
     *is_symbol = hop_expr_kind_of(e) == HOP_EXPR_SYMBOL;
     if (*is_symbol) {
         *reg = hop__sym_reg(cx, e);
@@ -582,7 +573,7 @@ static hop_status
 compile_scalar(hop_lower_ctx *cx, const hop_node *n)
 {
     int64_t c;
-    if (hop_expr_const_value(n->meta.sym, &c) && n->op == HOP_OP_sym_size)
+    if (hop_expr_const_value(n->meta->sym, &c) && n->op == HOP_OP_sym_size)
         return set_value(cx, n, hop__pv_const(c));
     hop_pval x;
     hop_status st = hop__value_of(cx, n->args[0].u.node, &x);
@@ -592,10 +583,10 @@ compile_scalar(hop_lower_ctx *cx, const hop_node *n)
         return hop_error(HOP_VERIFY, "lowering: %s reads a value that is not a tensor", n->name);
     bool is_symbol;
     int32_t reg;
-    if (n->op == HOP_OP_sym_size && hop_expr_kind_of(n->meta.sym) == HOP_EXPR_SYMBOL &&
-        entry_bound(cx, n->meta.sym))
+    if (n->op == HOP_OP_sym_size && hop_expr_kind_of(n->meta->sym) == HOP_EXPR_SYMBOL &&
+        entry_bound(cx, n->meta->sym))
         /* A size bound at entry: the register has it already. */
-        return set_value(cx, n, hop__pv_int(hop__sym_reg(cx, n->meta.sym)));
+        return set_value(cx, n, hop__pv_int(hop__sym_reg(cx, n->meta->sym)));
     if ((st = result_reg(cx, n, &reg, &is_symbol)) != HOP_OK)
         return st;
     const char *text = node_text(cx, n);
@@ -614,7 +605,7 @@ compile_scalar(hop_lower_ctx *cx, const hop_node *n)
     if (pc < 0 || (st = hop__access(cx, x.id)) != HOP_OK)
         return pc < 0 ? HOP_NOMEM : st;
     if (is_symbol)
-        hop__mark_defined(cx, n->meta.sym);
+        hop__mark_defined(cx, n->meta->sym);
     return set_value(cx, n, hop__pv_int(reg));
 }
 
@@ -642,7 +633,7 @@ absorbable(const hop_node *n)
         if (use->user != u)
             return false;
     return u->kind == HOP_NODE_CALL_OP && hop__fused_ok(u) &&
-           same_shape(&n->meta.meta, &u->meta.meta);
+           same_shape(&n->meta->meta, &u->meta->meta);
 }
 
 /* Members of the group rooted at n, in graph order (operands first).  At most
@@ -771,7 +762,7 @@ compile_call_op(hop_lower_ctx *cx, const hop_node *n)
     case HOP_KF_INDEX:
         return compile_eager(cx, n);
     default:
-        if (n->meta.kind != HOP_VALUE_TENSOR)
+        if (n->meta->kind != HOP_VALUE_TENSOR)
             return hop_error(HOP_UNSUPPORTED, "lowering: %s (%s) gives no tensor", n->name,
                              info->name);
         return compile_kernel_op(cx, n);
@@ -868,7 +859,7 @@ compile_getitem(hop_lower_ctx *cx, const hop_node *n)
 bool
 hop__bindable(hop_lower_ctx *cx, const hop_node *n, const hop_node *out, size_t j)
 {
-    if (n->meta.kind != HOP_VALUE_TENSOR || hop__meta_late(cx, &n->meta.meta))
+    if (n->meta->kind != HOP_VALUE_TENSOR || hop__meta_late(cx, &n->meta->meta))
         return false;
     if (n->kind == HOP_NODE_GETITEM) {
         if (n->args[0].u.node->kind != HOP_NODE_CALL_HOP)
@@ -890,7 +881,7 @@ hop__bindable(hop_lower_ctx *cx, const hop_node *n, const hop_node *out, size_t 
 static hop_status
 bind_placeholder(hop_lower_ctx *cx, const hop_node *ph, hop_pval v, const hop_graph *g)
 {
-    if (ph->meta.kind == HOP_VALUE_TENSOR) {
+    if (ph->meta->kind == HOP_VALUE_TENSOR) {
         if (v.kind != HOP_PVAL_TENSOR)
             return hop_error(HOP_VERIFY, "lowering: %s of %s is a tensor but gets an int",
                              ph->name, g->name);
@@ -899,7 +890,7 @@ bind_placeholder(hop_lower_ctx *cx, const hop_node *ph, hop_pval v, const hop_gr
     if (v.kind == HOP_PVAL_TENSOR || v.kind == HOP_PVAL_NONE)
         return hop_error(HOP_VERIFY, "lowering: %s of %s is a SymInt but gets a tensor", ph->name,
                          g->name);
-    const hop_expr *e = ph->meta.sym;
+    const hop_expr *e = ph->meta->sym;
     if (hop_expr_kind_of(e) == HOP_EXPR_SYMBOL) {
         /* Symbols are global: the placeholder is the symbol's register,
          * which gets the passed value if nothing bound it yet. */
@@ -1014,7 +1005,7 @@ compile_main(hop_lower_ctx *cx)
     hop_status st;
     size_t np = g->nplaceholders, nt = 0;
     for (const hop_node *n = g->first; n && n->kind == HOP_NODE_PLACEHOLDER; n = n->next)
-        nt += n->meta.kind == HOP_VALUE_TENSOR;
+        nt += n->meta->kind == HOP_VALUE_TENSOR;
     hop_pval *inputs = hop__arena_zalloc(&cx->tmp, (np + 1) * sizeof *inputs);
     p->inputs = hop__arena_zalloc(&p->arena, (nt + 1) * sizeof *p->inputs);
     if (inputs == NULL || p->inputs == NULL)
@@ -1027,10 +1018,10 @@ compile_main(hop_lower_ctx *cx)
         return HOP_NOMEM;
     size_t i = 0, k = 0;
     for (const hop_node *n = g->first; n && n->kind == HOP_NODE_PLACEHOLDER; n = n->next, i++) {
-        if (n->meta.kind != HOP_VALUE_TENSOR)
+        if (n->meta->kind != HOP_VALUE_TENSOR)
             continue;
         hop__input *in = &p->inputs[k];
-        const hop_meta *m = &n->meta.meta;
+        const hop_meta *m = &n->meta->meta;
         int32_t slot;
         if ((st = hop__new_slot(cx, HOP__S_INPUT, m, n->name, &slot)) != HOP_OK)
             return st;
@@ -1078,9 +1069,9 @@ compile_main(hop_lower_ctx *cx)
     }
     i = 0;
     for (const hop_node *n = g->first; n && n->kind == HOP_NODE_PLACEHOLDER; n = n->next, i++) {
-        if (n->meta.kind == HOP_VALUE_TENSOR)
+        if (n->meta->kind == HOP_VALUE_TENSOR)
             continue;
-        const hop_expr *e = n->meta.sym;
+        const hop_expr *e = n->meta->sym;
         if (hop_expr_kind_of(e) != HOP_EXPR_SYMBOL || !cx->symdef[hop_symbol_id(e)])
             return hop_error(HOP_UNSUPPORTED,
                              "lowering: root input %s is a SymInt that no input's size gives",
@@ -1125,7 +1116,7 @@ compile_main(hop_lower_ctx *cx)
         if (a->kind != HOP_ARG_NODE || !hop__bindable(cx, a->u.node, out, j))
             continue;
         int32_t slot;
-        if ((st = hop__new_slot(cx, HOP__S_OUTPUT, &a->u.node->meta.meta, a->u.node->name,
+        if ((st = hop__new_slot(cx, HOP__S_OUTPUT, &a->u.node->meta->meta, a->u.node->name,
                                 &slot)) != HOP_OK)
             return st;
         cx->slots[slot].buffer = (int32_t)j;
@@ -1201,7 +1192,6 @@ assemble(hop_lower_ctx *cx)
     p->nslots = (int32_t)cx->nslots;
     p->nregs = (int32_t)cx->nregs;
     p->ncache = cx->ncache;
-    p->nkeys = cx->nkeys;
     p->nrtargs = cx->nrtargs;
     return HOP_OK;
 }

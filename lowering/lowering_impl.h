@@ -237,9 +237,7 @@ typedef struct hop__opdesc {
     const hop__oparg *args;
     int32_t nrt;    /* hop_rt_arg entries it needs, list items included */
     int32_t cache;  /* Op: index of its kernel cache in a frame */
-    int32_t keylen; /* Op: int64 words of its cache key */
     int32_t rtbase; /* Op: first of its hop_rt_arg entries in a frame */
-    int32_t keybase;
     const char *text; /* `sum(x, [1], False)` for the dump */
     /* squeeze: dims of the input that stay, in order */
     int nkeep;
@@ -353,6 +351,10 @@ typedef struct hop__parloop {
     int32_t ninsn; /* instructions one iteration runs (nested loops once) */
     int32_t nwork;
     const hop__pwork *work;
+    /* kernel caches of the Ops one iteration may run: the caller's go to
+     * the worker frames, so that a worker rebases and never prepares */
+    int32_t ncaches;
+    const int32_t *caches;
 } hop__parloop;
 
 /* ---------------------------------------------------------------- plans */
@@ -388,7 +390,6 @@ struct hop_plan {
     int32_t nlayout_regs;
 
     int32_t ncache;
-    int64_t nkeys;
     int64_t nrtargs;
     int32_t max_depth; /* nested Calls */
 
@@ -404,6 +405,9 @@ struct hop_plan {
 typedef struct hop__kcache {
     hop_kernel k;
     bool valid;
+    /* which preparation k comes from (unique over all frames): parmap.c
+     * copies a kernel to a worker frame only when the worker's differs */
+    uint64_t gen;
 } hop__kcache;
 
 struct hop__frame {
@@ -418,7 +422,6 @@ struct hop__frame {
     int32_t *stack;
     int32_t sp;
     hop__kcache *kernels;
-    int64_t *keys;
     hop_rt_arg *rtargs;
     hop_tensor *block; /* the memory plan's block (a byte tensor) */
     int64_t *layout_key;
@@ -529,7 +532,7 @@ struct hop_lower_ctx {
     size_t naliases, capaliases;
 
     int32_t ncache;
-    int64_t nkeys, nrtargs;
+    int64_t nrtargs;
 
     /* the call_hop being lowered */
     const hop_node *call;
@@ -593,10 +596,8 @@ bool hop__meta_late(hop_lower_ctx *cx, const hop_meta *m);
 /* hops.c */
 const hop_lowering *hop__lowering_for(const char *target, const hop_hop_class **cls);
 
-/* lower.c: an operand of an instruction (counts its hop_rt_arg entries and
- * cache key words) */
-hop_status hop__compile_oparg(hop_lower_ctx *cx, const hop_arg *a, hop__oparg *o, int32_t *nrt,
-                              int32_t *keylen);
+/* lower.c: an operand of an instruction (counts its hop_rt_arg entries) */
+hop_status hop__compile_oparg(hop_lower_ctx *cx, const hop_arg *a, hop__oparg *o, int32_t *nrt);
 /* foreign.c: the Extern of a call_foreign node; *results (tmp arena) gets
  * its nouts output slots.  hop__plan_release_externs drops the plan's
  * references to the kernels it calls. */

@@ -70,7 +70,10 @@ typedef struct scan {
     int64_t ninsn;
     hop__pwork *work;
     size_t nwork, capwork;
-    bool *called; /* by routine */
+    bool *called;    /* by routine */
+    bool *incache;   /* by kernel cache: caches[] holds it */
+    int32_t *caches; /* of the Ops the body runs */
+    size_t ncaches;
 } scan;
 
 static void
@@ -129,6 +132,10 @@ scan_code(scan *s, int32_t ri, int32_t from, int32_t to, int64_t mult, int32_t m
             const hop__opdesc *d = in->p4;
             add_work(s, in->p1, 2, mult, mreg);
             add_args(s, d->args, d->nargs, mult, mreg);
+            if (!s->incache[d->cache]) {
+                s->incache[d->cache] = true;
+                s->caches[s->ncaches++] = d->cache;
+            }
             break;
         }
         case HOP__OP_Call: {
@@ -165,8 +172,10 @@ hop__parmap_plan(hop_lower_ctx *cx)
     hop_plan *p = cx->plan;
     scan s = {.cx = cx};
     s.called = hop__malloc(cx->nroutines + 1);
+    s.incache = hop__malloc((size_t)cx->ncache + 1);
+    s.caches = hop__malloc(((size_t)cx->ncache + 1) * sizeof *s.caches);
     bool *wregion = NULL;
-    hop_status st = s.called ? HOP_OK : HOP_NOMEM;
+    hop_status st = s.called && s.incache && s.caches ? HOP_OK : HOP_NOMEM;
     for (size_t ri = 0; ri < cx->nroutines && st == HOP_OK; ri++) {
         hop__rcode *rc = &cx->routines[ri];
         for (size_t l = 0; l < rc->nloops && st == HOP_OK; l++) {
@@ -174,9 +183,11 @@ hop__parmap_plan(hop_lower_ctx *cx)
             if (!lp->parallel)
                 continue;
             memset(s.called, 0, cx->nroutines + 1);
+            memset(s.incache, 0, (size_t)cx->ncache + 1);
             s.ok = true;
             s.ninsn = 0;
             s.nwork = 0;
+            s.ncaches = 0;
             scan_code(&s, (int32_t)ri, lp->start + 1, lp->end + 1, 1, -1, 0);
             if (s.nomem) {
                 st = HOP_NOMEM;
@@ -188,9 +199,10 @@ hop__parmap_plan(hop_lower_ctx *cx)
             int32_t *priv = hop__arena_alloc(&p->arena, ((size_t)p->nbuffers + 1) * sizeof *priv);
             hop__pwork *work = hop__arena_alloc(&p->arena, (s.nwork + 1) * sizeof *work);
             hop__parloop *d = hop__arena_zalloc(&p->arena, sizeof *d);
+            int32_t *caches = hop__arena_alloc(&p->arena, (s.ncaches + 1) * sizeof *caches);
             if (wregion == NULL)
                 wregion = hop__arena_zalloc(&p->arena, (size_t)p->nregions + 1);
-            if (priv == NULL || work == NULL || d == NULL || wregion == NULL) {
+            if (priv == NULL || work == NULL || d == NULL || caches == NULL || wregion == NULL) {
                 st = HOP_NOMEM;
                 break;
             }
@@ -210,6 +222,10 @@ hop__parmap_plan(hop_lower_ctx *cx)
             d->ninsn = s.ninsn > INT32_MAX ? INT32_MAX : (int32_t)s.ninsn;
             d->nwork = (int32_t)s.nwork;
             d->work = work;
+            if (s.ncaches)
+                memcpy(caches, s.caches, s.ncaches * sizeof *caches);
+            d->ncaches = (int32_t)s.ncaches;
+            d->caches = caches;
             rc->code[lp->start].p4 = d;
             p->nparloops++;
         }
@@ -217,6 +233,8 @@ hop__parmap_plan(hop_lower_ctx *cx)
     p->wregion = wregion;
     hop__free(s.work);
     hop__free(s.called);
+    hop__free(s.incache);
+    hop__free(s.caches);
     return st;
 }
 
@@ -385,6 +403,38 @@ prepare(hop__frame *f, hop__frame *w, int k, const hop__parloop *d)
     }
 }
 
+/*
+ * The body's kernels: a worker gets the caller's kernel of each Op (one
+ * copy, the first time or after the caller prepared it again) and rebases
+ * it row by row, so no row prepares on a worker thread - preparing infers
+ * shapes in the thread's own ShapeEnv, which allocates on first use.  What
+ * only a worker prepared (a cond branch the caller's rows never took) goes
+ * back to the caller after the loop, and from there to every worker next
+ * time: from the second run on, no thread prepares, whoever runs which
+ * rows.
+ */
+static void
+seed(hop__frame *f, hop__frame *w, const hop__parloop *d)
+{
+    for (int32_t i = 0; i < d->ncaches; i++) {
+        const hop__kcache *src = &f->kernels[d->caches[i]];
+        hop__kcache *dst = &w->kernels[d->caches[i]];
+        if (src->valid && (!dst->valid || dst->gen != src->gen))
+            *dst = *src;
+    }
+}
+
+static void
+gather(hop__frame *f, int n, const hop__parloop *d)
+{
+    for (int32_t i = 0; i < d->ncaches; i++) {
+        hop__kcache *dst = &f->kernels[d->caches[i]];
+        for (int k = 0; k < n - 1 && !dst->valid; k++)
+            if (f->subs[k]->kernels[d->caches[i]].valid)
+                *dst = f->subs[k]->kernels[d->caches[i]];
+    }
+}
+
 hop_status
 hop__parmap_run(hop__frame *f, int32_t pc, bool *ran)
 {
@@ -400,8 +450,10 @@ hop__parmap_run(hop__frame *f, int32_t pc, bool *ran)
         n = (int)rows;
     if (n < 2 || f->block == NULL || sat_mul(rows, row_work(f, d)) < GRAIN)
         return HOP_OK;
-    for (int k = 0; k < n - 1; k++)
+    for (int k = 0; k < n - 1; k++) {
         prepare(f, f->subs[k], k, d);
+        seed(f, f->subs[k], d);
+    }
     for (int k = 0; k < n; k++) {
         hop__frame *w = k ? f->subs[k - 1] : f;
         w->perr = HOP_OK;
@@ -420,6 +472,7 @@ hop__parmap_run(hop__frame *f, int32_t pc, bool *ran)
     hop__pool_run(piece, &j, n);
     ANNOTATE_HAPPENS_AFTER(&j.failrow);
     *ran = true;
+    gather(f, n, d);
     const hop__frame *bad = NULL;
     for (int k = 0; k < n; k++) {
         const hop__frame *w = k ? f->subs[k - 1] : f;

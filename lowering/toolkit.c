@@ -379,19 +379,19 @@ compile_routine(hop_lower_ctx *cx, const hop_graph *g, int32_t ri)
     cx->cur = ri;
     size_t i = 0;
     for (const hop_node *n = g->first; n && n->kind == HOP_NODE_PLACEHOLDER; n = n->next, i++) {
-        if (n->meta.kind == HOP_VALUE_TENSOR) {
+        if (n->meta->kind == HOP_VALUE_TENSOR) {
             int32_t slot;
-            if ((st = hop__new_slot(cx, HOP__S_ALIAS, &n->meta.meta, n->name, &slot)) != HOP_OK)
+            if ((st = hop__new_slot(cx, HOP__S_ALIAS, &n->meta->meta, n->name, &slot)) != HOP_OK)
                 goto done;
             params[i] = hop__pv_tensor(slot);
-        } else if (hop_expr_kind_of(n->meta.sym) == HOP_EXPR_SYMBOL) {
-            int32_t reg = hop__sym_reg(cx, n->meta.sym);
+        } else if (hop_expr_kind_of(n->meta->sym) == HOP_EXPR_SYMBOL) {
+            int32_t reg = hop__sym_reg(cx, n->meta->sym);
             if (reg < 0) {
                 st = hop__nomem_or(hop_error_code());
                 goto done;
             }
             params[i] = hop__pv_int(reg);
-            hop__mark_defined(cx, n->meta.sym);
+            hop__mark_defined(cx, n->meta->sym);
         } else {
             int32_t reg;
             if ((st = hop__new_reg(cx, n->name, &reg)) != HOP_OK)
@@ -402,11 +402,11 @@ compile_routine(hop_lower_ctx *cx, const hop_graph *g, int32_t ri)
     for (size_t j = 0; j < no; j++) {
         const hop_arg *a = &g->output->args[j];
         dests[j].kind = HOP_PVAL_NONE;
-        if (a->kind != HOP_ARG_NODE || a->u.node->meta.kind != HOP_VALUE_TENSOR ||
+        if (a->kind != HOP_ARG_NODE || a->u.node->meta->kind != HOP_VALUE_TENSOR ||
             a->u.node->kind == HOP_NODE_PLACEHOLDER)
             continue;
         int32_t slot;
-        if ((st = hop__new_slot(cx, HOP__S_ALIAS, &a->u.node->meta.meta, a->u.node->name,
+        if ((st = hop__new_slot(cx, HOP__S_ALIAS, &a->u.node->meta->meta, a->u.node->name,
                                 &slot)) != HOP_OK)
             goto done;
         dests[j] = hop__pv_tensor(slot);
@@ -422,7 +422,7 @@ compile_routine(hop_lower_ctx *cx, const hop_graph *g, int32_t ri)
     for (size_t j = 0; j < no; j++) {
         const hop_arg *a = &g->output->args[j];
         if (a->kind == HOP_ARG_NODE && a->u.node->kind == HOP_NODE_PLACEHOLDER &&
-            a->u.node->meta.kind == HOP_VALUE_TENSOR) {
+            a->u.node->meta->kind == HOP_VALUE_TENSOR) {
             size_t k = 0;
             for (const hop_node *n = g->first; n != a->u.node; n = n->next)
                 k++;
@@ -456,16 +456,16 @@ hop_lower_call(hop_lower_ctx *cx, const hop_graph *g, const hop_pval *inputs, si
     for (size_t j = 0; j < noutputs; j++) {
         const hop_node *n = g->output->args[j].kind == HOP_ARG_NODE ? g->output->args[j].u.node
                                                                     : NULL;
-        if (n && n->meta.kind == HOP_VALUE_TENSOR && n->kind != HOP_NODE_PLACEHOLDER &&
-            hop__meta_late(cx, &n->meta.meta)) {
-            for (int d = 0; d < n->meta.meta.rank; d++) {
+        if (n && n->meta->kind == HOP_VALUE_TENSOR && n->kind != HOP_NODE_PLACEHOLDER &&
+            hop__meta_late(cx, &n->meta->meta)) {
+            for (int d = 0; d < n->meta->meta.rank; d++) {
                 const hop_expr *syms[16];
-                size_t ns = hop_expr_free_symbols(n->meta.meta.sizes[d], syms, 16);
+                size_t ns = hop_expr_free_symbols(n->meta->meta.sizes[d], syms, 16);
                 for (size_t k = 0; k < ns && k < 16; k++) {
                     int64_t id = hop_symbol_id(syms[k]);
                     if (!cx->symdef[id]) {
                         char m[128];
-                        hop_meta_print(&n->meta.meta, m, sizeof m);
+                        hop_meta_print(&n->meta->meta, m, sizeof m);
                         return hop_error(HOP_UNSUPPORTED,
                                          "lowering: %s: output %zu is %s, whose size %s is only "
                                          "known inside the subgraph",
@@ -493,7 +493,7 @@ hop_lower_call(hop_lower_ctx *cx, const hop_graph *g, const hop_pval *inputs, si
             const hop_node *n = g->output->args[j].u.node;
             if (dests && dests[j].kind == HOP_PVAL_TENSOR) {
                 outputs[j] = dests[j];
-            } else if ((st = hop_lower_tensor(cx, &n->meta, true, &outputs[j])) != HOP_OK) {
+            } else if ((st = hop_lower_tensor(cx, n->meta, true, &outputs[j])) != HOP_OK) {
                 return st;
             }
             r = &cx->routines[ri];

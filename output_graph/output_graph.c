@@ -268,7 +268,7 @@ add_root_tensor(hop_output_graph *og, const char *name, hop_dtype dtype, int ran
         r->node = sym;
         r->source = (hop_source){.kind = HOP_SOURCE_SIZE, .input = tensor_index};
         for (int d = 0; d < rank; d++)
-            if (meta.meta.sizes[d] == sym->meta.sym) {
+            if (meta.meta.sizes[d] == sym->meta->sym) {
                 r->source.dim = (size_t)d;
                 break;
             }

@@ -60,16 +60,22 @@ same_geometry(const hop_tensor *a, const hop_tensor *b)
     return true;
 }
 
-static hop_status
-check_overlap(const hop__call *c, const hop_tensor *out, const hop_tensor *x, size_t i)
+static bool
+overlap_ok(const hop_op_info *info, const hop_tensor *out, const hop_tensor *x)
 {
     uintptr_t olo, ohi, xlo, xhi;
     if (!byte_range(out, &olo, &ohi) || !byte_range(x, &xlo, &xhi) || ohi <= xlo || xhi <= olo)
-        return HOP_OK;
-    hop_kernel_family f = c->info->family;
+        return true;
+    hop_kernel_family f = info->family;
     bool elementwise =
         f == HOP_KF_UNARY || f == HOP_KF_BINARY || f == HOP_KF_WHERE || f == HOP_KF_COPY;
-    if (elementwise && same_geometry(out, x))
+    return elementwise && same_geometry(out, x);
+}
+
+static hop_status
+check_overlap(const hop__call *c, const hop_tensor *out, const hop_tensor *x, size_t i)
+{
+    if (overlap_ok(c->info, out, x))
         return HOP_OK;
     hop__ttext to, tx;
     return hop_error(HOP_INVALID,
@@ -261,8 +267,181 @@ cat_plan(hop__kernel *k, const hop__call *c, hop_tensor *out)
     k->work = p->total * 2;
 }
 
-hop_status
-hop__kernel_prepare(hop__kernel *k, const hop__call *c, hop_tensor *out)
+/* --------------------------------------------------------------- rebasing */
+
+/*
+ * The operand record: per argument its kind, then an int/bool/dtype value,
+ * a float's bits, a list's length and items, or a tensor's dtype and rank,
+ * sizes and strides; out's last.  Everything a plan depends on but the data
+ * pointers, so equal records mean that only the pointers moved.
+ */
+typedef struct recorder {
+    int64_t *w; /* NULL: compare with cmp instead of writing */
+    const int64_t *cmp;
+    int32_t n, cap;
+    bool ok;
+} recorder;
+
+static inline void
+put(recorder *r, int64_t v)
+{
+    if (r->n >= r->cap || (r->w == NULL && r->cmp[r->n] != v)) {
+        r->ok = false;
+        return;
+    }
+    if (r->w != NULL)
+        r->w[r->n] = v;
+    r->n++;
+}
+
+static void
+put_tensor(recorder *r, const hop_tensor *t)
+{
+    put(r, (int64_t)HOP_OPND_TENSOR << 16 | (int64_t)t->dtype << 8 | t->rank);
+    for (int d = 0; d < t->rank && r->ok; d++) {
+        put(r, t->sizes[d]);
+        put(r, t->strides[d]);
+    }
+}
+
+static void
+put_arg(recorder *r, const hop_rt_arg *a)
+{
+    int64_t bits;
+    switch (a->kind) {
+    case HOP_OPND_TENSOR:
+        put_tensor(r, a->u.tensor);
+        return;
+    case HOP_OPND_LIST:
+        put(r, (int64_t)HOP_OPND_LIST << 16);
+        put(r, (int64_t)a->u.list.n);
+        for (size_t k = 0; k < a->u.list.n && r->ok; k++)
+            put_arg(r, &a->u.list.items[k]);
+        return;
+    case HOP_OPND_FLOAT:
+        put(r, (int64_t)HOP_OPND_FLOAT << 16);
+        memcpy(&bits, &a->u.f, sizeof bits);
+        put(r, bits);
+        return;
+    case HOP_OPND_INT:
+        put(r, (int64_t)HOP_OPND_INT << 16);
+        put(r, a->u.i);
+        return;
+    case HOP_OPND_BOOL:
+        put(r, (int64_t)HOP_OPND_BOOL << 16);
+        put(r, a->u.b);
+        return;
+    case HOP_OPND_DTYPE:
+        put(r, (int64_t)HOP_OPND_DTYPE << 16);
+        put(r, (int64_t)a->u.dtype);
+        return;
+    default:
+        put(r, (int64_t)a->kind << 16);
+        return;
+    }
+}
+
+static bool
+record(recorder *r, const hop_rt_arg *args, size_t nargs, const hop_tensor *out)
+{
+    put(r, (int64_t)nargs);
+    for (size_t i = 0; i < nargs && r->ok; i++)
+        put_arg(r, &args[i]);
+    if (r->ok)
+        put_tensor(r, out);
+    return r->ok;
+}
+
+/* Remembers what k was prepared for (the args were checked by then). */
+static void
+remember(hop__kernel *k, const hop_rt_arg *args, size_t nargs, const hop_tensor *out)
+{
+    recorder r = {k->rec, NULL, 0, HOP__K_REC, true};
+    k->magic = HOP__K_MAGIC;
+    k->nrec = record(&r, args, nargs, out) ? r.n : -1;
+    for (size_t i = 0; i < HOP__K_NBASE; i++)
+        k->base[i] = i < nargs && args[i].kind == HOP_OPND_TENSOR ? args[i].u.tensor->data : NULL;
+    k->obase = out->data;
+}
+
+/* p, taken from the data at old, moved with it to now. */
+static const char *
+moved(const char *p, const char *old, const char *now)
+{
+    return p == NULL ? NULL : now + ((intptr_t)p - (intptr_t)old);
+}
+
+bool
+hop__kernel_rebase(hop__kernel *k, const hop_rt_arg *args, size_t nargs, hop_tensor *out)
+{
+    if (k->magic != HOP__K_MAGIC || k->nrec < 0 || out == NULL || (args == NULL && nargs > 0))
+        return false;
+    recorder r = {NULL, k->rec, 0, k->nrec, true};
+    if (!record(&r, args, nargs, out) || r.n != k->nrec)
+        return false;
+    /* The geometry is the same, but the new places may overlap. */
+    const hop_op_info *info = hop_op_get(k->op);
+    const char *now[HOP__K_NBASE] = {NULL, NULL, NULL};
+    bool same = out->data == k->obase;
+    for (size_t i = 0; i < nargs; i++) {
+        const hop_rt_arg *a = &args[i];
+        if (a->kind == HOP_OPND_TENSOR) {
+            if (!overlap_ok(info, out, a->u.tensor))
+                return false;
+            if (i < HOP__K_NBASE) {
+                now[i] = a->u.tensor->data;
+                same = same && now[i] == k->base[i];
+            }
+        }
+        for (size_t j = 0; a->kind == HOP_OPND_LIST && j < a->u.list.n; j++) {
+            if (a->u.list.items[j].kind == HOP_OPND_TENSOR &&
+                !overlap_ok(info, out, a->u.list.items[j].u.tensor))
+                return false;
+        }
+    }
+    if (k->kind == HOP__K_CAT) {
+        /* it reads its items and out when it runs */
+        k->p.cat.items = args[0].u.list.items;
+        k->p.cat.out = out;
+        return true;
+    }
+    if (same)
+        return true;
+    const char *onow = out->data;
+    switch (k->kind) {
+    case HOP__K_EW: {
+        hop__ew *e = &k->p.ew;
+        e->out = (char *)moved(e->out, k->obase, onow);
+        for (int i = 0; i < e->nin && i < HOP__K_NBASE; i++)
+            e->in[i].data = moved(e->in[i].data, k->base[i], now[i]);
+        break;
+    }
+    case HOP__K_REDUCE:
+        k->p.red.x = moved(k->p.red.x, k->base[0], now[0]);
+        k->p.red.out = (char *)moved(k->p.red.out, k->obase, onow);
+        break;
+    case HOP__K_MATMUL:
+        k->p.mm.a = moved(k->p.mm.a, k->base[0], now[0]);
+        k->p.mm.b = moved(k->p.mm.b, k->base[1], now[1]);
+        k->p.mm.c = (char *)moved(k->p.mm.c, k->obase, onow);
+        break;
+    case HOP__K_ARANGE:
+        k->p.ar.out = (char *)moved(k->p.ar.out, k->obase, onow);
+        break;
+    case HOP__K_CAT:
+    case HOP__K_NOP:
+        break;
+    }
+    for (size_t i = 0; i < HOP__K_NBASE; i++)
+        k->base[i] = now[i];
+    k->obase = onow;
+    return true;
+}
+
+/* ----------------------------------------------------------------- prepare */
+
+static hop_status
+prepare_plan(hop__kernel *k, const hop__call *c, hop_tensor *out)
 {
     const hop_op_info *info = c->info;
     if (info->family == HOP_KF_SCALAR || info->family == HOP_KF_INDEX)
@@ -319,6 +498,15 @@ hop__kernel_prepare(hop__kernel *k, const hop__call *c, hop_tensor *out)
         break;
     }
     return HOP_OK;
+}
+
+hop_status
+hop__kernel_prepare(hop__kernel *k, const hop__call *c, hop_tensor *out)
+{
+    hop_status st = prepare_plan(k, c, out);
+    if (st == HOP_OK)
+        remember(k, c->args, c->nargs, out);
+    return st;
 }
 
 /* --------------------------------------------------------------- running */
@@ -408,4 +596,41 @@ void
 hop_kernel_run(const hop_kernel *k)
 {
     hop__kernel_run((const hop__kernel *)k->u.bytes);
+}
+
+hop_status
+hop_kernel_rebase(hop_kernel *k, const hop_rt_arg *args, size_t nargs, hop_tensor *out)
+{
+    if (k == NULL || out == NULL)
+        return hop_error(HOP_MISUSE, "hop_kernel_rebase: %s is NULL", k == NULL ? "k" : "out");
+    hop__kernel *kk = (hop__kernel *)k->u.bytes;
+    if (kk->magic != HOP__K_MAGIC)
+        return hop_error(HOP_MISUSE, "hop_kernel_rebase: k was not prepared");
+    const char *name = hop_op_get(kk->op)->name;
+    if (kk->nrec < 0)
+        return hop_error(HOP_UNSUPPORTED,
+                         "%s: hop_kernel_rebase: the kernel has too many operands to be rebased; "
+                         "prepare it again",
+                         name);
+    if (hop__kernel_rebase(kk, args, nargs, out))
+        return HOP_OK;
+    recorder r = {NULL, kk->rec, 0, kk->nrec, true};
+    if ((args != NULL || nargs == 0) && record(&r, args, nargs, out) && r.n == kk->nrec) {
+        /* the same geometry in places that overlap: prepare's message */
+        hop__call c = {.op = kk->op, .info = hop_op_get(kk->op), .args = args, .nargs = nargs};
+        for (size_t i = 0; i < nargs; i++) {
+            hop_status st = HOP_OK;
+            if (args[i].kind == HOP_OPND_TENSOR)
+                st = check_overlap(&c, out, args[i].u.tensor, i);
+            for (size_t j = 0; args[i].kind == HOP_OPND_LIST && j < args[i].u.list.n; j++)
+                if (st == HOP_OK && args[i].u.list.items[j].kind == HOP_OPND_TENSOR)
+                    st = check_overlap(&c, out, args[i].u.list.items[j].u.tensor, i);
+            if (st != HOP_OK)
+                return st;
+        }
+    }
+    return hop_error(HOP_INVALID,
+                     "%s: hop_kernel_rebase: the operands differ from those the kernel was "
+                     "prepared with in more than their data; prepare it again",
+                     name);
 }

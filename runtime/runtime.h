@@ -179,7 +179,18 @@ typedef enum hop__kkind {
     HOP__K_NOP,
 } hop__kkind;
 
-/* What a hop_kernel holds. */
+/* Tensor operands among the first arguments whose data a plan reads
+ * (where's three), and the int64 words of a kernel's operand record. */
+#define HOP__K_NBASE 3
+#define HOP__K_REC 112
+
+/*
+ * What a hop_kernel holds.  The plan's data pointers were taken from
+ * base[i] (the data of argument i when it is a tensor) and obase (out's);
+ * rec records everything else about the operands: kinds, scalar values,
+ * and each tensor's dtype, rank, sizes and strides (nrec words, -1 when
+ * they did not fit: such a kernel is never rebased).
+ */
 typedef struct hop__kernel {
     hop_op op;
     hop__kkind kind;
@@ -191,7 +202,14 @@ typedef struct hop__kernel {
         hop__cat cat;
         hop__arange ar;
     } p;
+    uint32_t magic; /* HOP__K_MAGIC once prepared */
+    int32_t nrec;
+    const char *base[HOP__K_NBASE];
+    const char *obase;
+    int64_t rec[HOP__K_REC];
 } hop__kernel;
+
+#define HOP__K_MAGIC 0x6b726e6cu
 
 /* ----------------------------------------------------------- shapes */
 
@@ -215,6 +233,11 @@ hop_status hop__infer_call(hop__call *c, hop_op op, const hop_rt_arg *args, size
 hop_status hop__kernel_prepare(hop__kernel *k, const hop__call *c, hop_tensor *out);
 /* Runs all of k: on the pool when it is large, inline otherwise. */
 void hop__kernel_run(const hop__kernel *k);
+/* Points k (prepared) at the data of args and out when they differ from
+ * its operands only in their data pointers; no shape inference, no
+ * allocation, no error set.  False (k unchanged) when anything else
+ * differs or out would overlap an input as prepare refuses. */
+bool hop__kernel_rebase(hop__kernel *k, const hop_rt_arg *args, size_t nargs, hop_tensor *out);
 
 /* View geometry of c (a VIEW-family op).  With reshape, *needs_copy is set
  * (and HOP_OK returned) when the strides do not allow a view. */

@@ -224,9 +224,9 @@ remember_lifted(hop_tracer *t, hop_node *placeholder, hop_node *source)
 static const hop_expr *
 single_symbol(const hop_node *v)
 {
-    if (v->meta.kind != HOP_VALUE_SYM || v->meta.sym == NULL)
+    if (v->meta->kind != HOP_VALUE_SYM || v->meta->sym == NULL)
         return NULL;
-    return hop_expr_kind_of(v->meta.sym) == HOP_EXPR_SYMBOL ? v->meta.sym : NULL;
+    return hop_expr_kind_of(v->meta->sym) == HOP_EXPR_SYMBOL ? v->meta->sym : NULL;
 }
 
 static hop_node *bind_symbol(hop_tracer *t, const hop_expr *sym);
@@ -326,9 +326,10 @@ lift_from(hop_tracer *t, hop_node *v, const hop_tracer *owner)
     found = find_lift(t, outer);
     if (found) /* reached under another name: the parent's own value */
         return remember_lift(t, v, found) == HOP_OK ? found : NULL;
-    if (outer->meta.kind == HOP_VALUE_TENSOR && bind_shape_symbols(t, &outer->meta.meta) != HOP_OK)
+    if (outer->meta->kind == HOP_VALUE_TENSOR &&
+        bind_shape_symbols(t, &outer->meta->meta) != HOP_OK)
         return NULL;
-    hop_node *ph = hop_graph_placeholder(t->graph, v->name, &outer->meta);
+    hop_node *ph = hop_graph_placeholder(t->graph, v->name, outer->meta);
     if (ph == NULL || remember_lift(t, v, ph) != HOP_OK || remember_lifted(t, ph, outer) != HOP_OK)
         return NULL;
     if (outer != v && remember_lift(t, outer, ph) != HOP_OK)
@@ -601,7 +602,7 @@ bind_new_symbols(hop_tracer *t, hop_op op, hop_node *node)
         return HOP_OK;
     }
     if (op == HOP_OP_nonzero) {
-        const hop_expr *sym = node->meta.meta.sizes[0];
+        const hop_expr *sym = node->meta->meta.sizes[0];
         if (hop_expr_kind_of(sym) != HOP_EXPR_SYMBOL || hop_tracer_bound_symbol(t, sym))
             return HOP_OK;
         hop_arg args[] = {hop_arg_node(node), hop_arg_int(0)};

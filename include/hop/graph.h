@@ -88,16 +88,24 @@ typedef struct hop_use {
     struct hop_use *next;
 } hop_use;
 
+/*
+ * A node is 128 bytes; its arguments and use records follow it in the same
+ * arena block.  Its metadata is shared: `meta` points at an immutable value
+ * info the graph keeps once per distinct value (nodes of equal shape and
+ * dtype share one), so compare metadata with hop_meta_equal, not pointers.
+ */
 struct hop_node {
     hop_node_kind kind;
+    hop_op op;          /* HOP_NODE_CALL_OP; HOP_OP_COUNT for other kinds */
     const char *name;   /* unique in its graph */
     hop_graph *graph;   /* the owner; NULL once erased (the memory stays valid) */
-    hop_op op;          /* HOP_NODE_CALL_OP; HOP_OP_COUNT for other kinds */
     const char *target; /* op name, HOP name ("cond"), "getitem", "output", or
                            a placeholder's own name */
     hop_arg *args;      /* owned by the graph (deep copy of what was passed) */
     size_t nargs;
-    hop_value_info meta;  /* the value; NONE for output and multi-output call_hop */
+    /* The value, never NULL: kind NONE for output and multi-output call_hop.
+     * Owned by the graph, valid as long as the node's memory is. */
+    const hop_value_info *meta;
     hop_value_info *outs; /* call_hop: the metadata of each output */
     size_t nouts;
     hop_use *uses; /* who reads this node, most recent user first */
@@ -105,6 +113,9 @@ struct hop_node {
     hop_node *prev, *next; /* program order */
     void *user_data;       /* free for upper layers (the tracer) */
     unsigned flags;        /* HOP_NODE_SIDE_EFFECTS */
+    /* private (graph/names.c): the name table's hash and chain link */
+    uint32_t name_hash;
+    hop_node *name_next;
 };
 
 /* The node has effects beyond its results (a foreign kernel that writes a
@@ -127,9 +138,8 @@ struct hop_graph {
     void (*free_hook)(hop_graph *g);
     hop_node *last_placeholder; /* the last placeholder, or NULL */
     /* private (graph/graph_impl.h): the graph is allocated together with its
-     * arena, which `arena` points at; `names` is the head of the name table */
+     * arena (and its name and metadata tables), which `arena` points at */
     size_t subgraph_cap;
-    void *names;
     void *arena;
 };
 

@@ -307,9 +307,10 @@ typedef struct hop_kernel {
  * Prepares op on args into out with every check hop_eager_out makes (the same
  * errors), so that running it cannot fail; allocates as hop_eager_out does.
  * *k borrows the tensors of args and out: they must stay alive and keep
- * their geometry and data pointers while k is used.  The args array itself
- * may go, except the items array of a cat/stack list, which k borrows too.
- * A prepared kernel may be copied with memcpy.
+ * their geometry and data pointers while k is used (or be given to
+ * hop_kernel_rebase).  The args array itself may go, except the items array
+ * of a cat/stack list, which k borrows too.  A prepared kernel may be
+ * copied with memcpy.
  */
 hop_status hop_kernel_prepare(hop_kernel *k, hop_op op, const hop_rt_arg *args, size_t nargs,
                               hop_tensor *out);
@@ -324,6 +325,20 @@ int hop_kernel_tasks(const hop_kernel *k, int threads);
 void hop_kernel_compute(const hop_kernel *k, int ith, int nth);
 /* Runs all of it: on the thread pool when it is large, inline otherwise. */
 void hop_kernel_run(const hop_kernel *k);
+/*
+ * Points a prepared kernel at new operands that differ from those it was
+ * prepared with only in their data pointers: the same op, argument kinds
+ * and scalar values, and tensors (out too) of the same dtype, sizes and
+ * strides, as the rows of a map are.  No shape inference and no allocation,
+ * so much cheaper than preparing again; k then borrows the new tensors (and
+ * a cat/stack list's new items array).  Errors leave k unchanged:
+ * HOP_INVALID when anything but the data pointers differs, or when out
+ * would overlap an input as hop_kernel_prepare refuses (its message);
+ * HOP_UNSUPPORTED for a kernel with too many operands to remember (a cat
+ * of many tensors); HOP_MISUSE for a NULL or unprepared k.  Prepare again
+ * after any error.
+ */
+hop_status hop_kernel_rebase(hop_kernel *k, const hop_rt_arg *args, size_t nargs, hop_tensor *out);
 
 /* ------------------------------------------------------------- threads */
 

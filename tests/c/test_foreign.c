@@ -435,7 +435,7 @@ saxpy_program(const hop_foreign *f, hop_node **call_out)
     hop_node *y = hop_output_graph_add_input(og, "y", HOP_F32, 1, (int64_t[]){4}, true);
     hop_tracer *t = hop_output_graph_root(og);
     hop_values r = {0};
-    hop_arg args[] = {hop_arg_sym(x->meta.meta.sizes[0]), hop_arg_float(2.0), N(x), N(y)};
+    hop_arg args[] = {hop_arg_sym(x->meta->meta.sizes[0]), hop_arg_float(2.0), N(x), N(y)};
     assert_int_equal(hop_tracer_call_foreign(t, f, args, 4, &r), HOP_OK);
     assert_int_equal(r.n, 1);
     hop_node *out = OP(t, HOP_OP_add, N(r.items[0]), hop_arg_int(1));
@@ -499,7 +499,7 @@ test_tracing_errors_name_the_parameter_and_change_nothing(void **state)
     hop_node *xi = hop_output_graph_add_input(og, "xi", HOP_I64, 2, (int64_t[]){3, 5}, false);
     hop_tracer *t = hop_output_graph_root(og);
     hop_values r = {0};
-    const hop_expr *s0 = x->meta.meta.sizes[0];
+    const hop_expr *s0 = x->meta->meta.sizes[0];
     struct {
         hop_arg args[4];
         size_t nargs;
@@ -640,7 +640,7 @@ doubling_row(hop_tracer *t, void *ud, hop_node *const *in, size_t n, hop_values 
 {
     (void)n;
     rowspec *rs = ud;
-    hop_arg args[] = {hop_arg_sym(in[0]->meta.meta.sizes[0]), N(in[0])};
+    hop_arg args[] = {hop_arg_sym(in[0]->meta->meta.sizes[0]), N(in[0])};
     return hop_tracer_call_foreign(t, rs->f, args, 2, out);
 }
 
@@ -692,7 +692,7 @@ wrap_saxpy(hop_tracer *t, void *ud, hop_node *const *in, size_t n, hop_values *o
 {
     (void)n;
     nested *ns = ud;
-    hop_arg args[] = {hop_arg_sym(in[0]->meta.meta.sizes[0]), hop_arg_float(0.5), N(ns->w),
+    hop_arg args[] = {hop_arg_sym(in[0]->meta->meta.sizes[0]), hop_arg_float(0.5), N(ns->w),
                       N(in[0])};
     return hop_tracer_call_foreign(t, ns->saxpy, args, 4, out);
 }
@@ -866,7 +866,7 @@ export_program(const hop_foreign *f)
     hop_node *m = OP(t, HOP_OP_mul, N(x), hop_arg_int(2));
     hop_node *a = OP(t, HOP_OP_add, N(m), N(y));
     hop_values r = {0};
-    hop_arg args[] = {hop_arg_sym(x->meta.meta.sizes[0]), hop_arg_float(1.0), N(x), N(y)};
+    hop_arg args[] = {hop_arg_sym(x->meta->meta.sizes[0]), hop_arg_float(1.0), N(x), N(y)};
     assert_int_equal(hop_tracer_call_foreign(t, f, args, 4, &r), HOP_OK);
     finish(og, (hop_node *[]){a, r.items[0]}, 2);
     hop_values_clear(&r);
@@ -1029,7 +1029,7 @@ test_allocation_failures_in_trace_lower_and_run_are_nomem_and_leak_nothing(void 
         if (y == NULL) {
             st = hop_error_code();
         } else {
-            hop_arg args[] = {hop_arg_sym(x->meta.meta.sizes[0]), hop_arg_float(2.0), N(x), N(y)};
+            hop_arg args[] = {hop_arg_sym(x->meta->meta.sizes[0]), hop_arg_float(2.0), N(x), N(y)};
             st = hop_tracer_call_foreign(hop_output_graph_root(og), f, args, 4, &r);
             if (st != HOP_OK)
                 assert_int_equal(r.n, 0);

@@ -87,6 +87,13 @@ op1(hop_graph *g, hop_op op, hop_node *a)
 }
 
 static hop_node *
+op1_or_null(hop_graph *g, hop_op op, hop_node *a)
+{
+    hop_arg args[] = {hop_arg_node(a)};
+    return hop_graph_call_op(g, op, args, 1);
+}
+
+static hop_node *
 op2(hop_graph *g, hop_op op, hop_node *a, hop_node *b)
 {
     hop_arg args[] = {hop_arg_node(a), hop_arg_node(b)};
@@ -217,9 +224,9 @@ test_placeholders_stay_first_and_insert_at_their_position(void **state)
     assert_string_equal(x->target, "x");
     assert_int_equal(x->nargs, 0);
     assert_ptr_equal(x->graph, g);
-    assert_int_equal(s->meta.kind, HOP_VALUE_SYM);
-    assert_ptr_equal(s->meta.sym, s0);
-    assert_int_equal(z->meta.meta.dtype, HOP_I64);
+    assert_int_equal(s->meta->kind, HOP_VALUE_SYM);
+    assert_ptr_equal(s->meta->sym, s0);
+    assert_int_equal(z->meta->meta.dtype, HOP_I64);
 
     assert_null(hop_graph_insert_placeholder(g, 5, "w", &zv));
     assert_error(HOP_INVALID, "placeholder w: position 5 is past the 4 placeholders of forward");
@@ -286,23 +293,23 @@ test_call_op_records_op_target_and_inferred_meta(void **state)
     assert_int_equal(add->kind, HOP_NODE_CALL_OP);
     assert_int_equal(add->op, HOP_OP_add);
     assert_string_equal(add->target, "add");
-    assert_int_equal(add->meta.kind, HOP_VALUE_TENSOR);
+    assert_int_equal(add->meta->kind, HOP_VALUE_TENSOR);
     hop_value_info want = T(HOP_F32, 2, s0, K(4));
-    assert_true(hop_meta_equal(&add->meta.meta, &want.meta));
+    assert_true(hop_meta_equal(&add->meta->meta, &want.meta));
 
     hop_arg size_args[] = {hop_arg_node(x), hop_arg_int(0)};
     hop_node *size = hop_graph_call_op(g, HOP_OP_sym_size, size_args, 2);
     assert_non_null(size);
     assert_string_equal(size->name, "sym_size");
-    assert_int_equal(size->meta.kind, HOP_VALUE_SYM);
-    assert_ptr_equal(size->meta.sym, s0);
+    assert_int_equal(size->meta->kind, HOP_VALUE_SYM);
+    assert_ptr_equal(size->meta->sym, s0);
 
     /* A SymInt node is a SymInt operand. */
     hop_arg gt_args[] = {hop_arg_node(add), hop_arg_node(size)};
     hop_node *gt = hop_graph_call_op(g, HOP_OP_gt, gt_args, 2);
     assert_non_null(gt);
-    assert_int_equal(gt->meta.meta.dtype, HOP_BOOL);
-    assert_int_equal(gt->meta.meta.rank, 2);
+    assert_int_equal(gt->meta->meta.dtype, HOP_BOOL);
+    assert_int_equal(gt->meta->meta.rank, 2);
 
     assert_null(hop_graph_call_op(g, HOP_OP_add, gt_args, 1));
     assert_error(HOP_INVALID, "call_op add: takes 2 arguments, got 1");
@@ -496,7 +503,7 @@ test_call_hop_copies_outs_and_getitem_reads_them(void **state)
     assert_int_equal(cond->kind, HOP_NODE_CALL_HOP);
     assert_string_equal(cond->target, "cond");
     assert_string_equal(cond->name, "cond");
-    assert_int_equal(cond->meta.kind, HOP_VALUE_NONE);
+    assert_int_equal(cond->meta->kind, HOP_VALUE_NONE);
     assert_int_equal(cond->nouts, 2);
     assert_int_equal(cond->outs[0].kind, HOP_VALUE_TENSOR);
     assert_ptr_equal(cond->args[1].u.graph, t);
@@ -508,9 +515,9 @@ test_call_hop_copies_outs_and_getitem_reads_them(void **state)
     assert_string_equal(g1->name, "getitem_1");
     assert_int_equal(g0->kind, HOP_NODE_GETITEM);
     assert_string_equal(g0->target, "getitem");
-    assert_int_equal(g0->meta.kind, HOP_VALUE_TENSOR);
-    assert_int_equal(g1->meta.kind, HOP_VALUE_SYM);
-    assert_ptr_equal(g1->meta.sym, s0);
+    assert_int_equal(g0->meta->kind, HOP_VALUE_TENSOR);
+    assert_int_equal(g1->meta->kind, HOP_VALUE_SYM);
+    assert_ptr_equal(g1->meta->sym, s0);
     assert_int_equal(g1->args[1].u.i, 1);
     assert_int_equal(cond->nuses, 2);
     assert_null(hop_graph_getitem(g, cond, 2));
@@ -521,7 +528,7 @@ test_call_hop_copies_outs_and_getitem_reads_them(void **state)
     /* One output: the call is that value. */
     hop_node *single = hop_graph_call_hop(g, "cond", args, 4, outs + 1, 1);
     assert_string_equal(single->name, "cond_1");
-    assert_int_equal(single->meta.kind, HOP_VALUE_SYM);
+    assert_int_equal(single->meta->kind, HOP_VALUE_SYM);
 
     hop_graph *stray = sin_body("stray");
     args[1] = hop_arg_graph(stray);
@@ -850,9 +857,12 @@ test_verify_checks_call_hop_signatures_against_subgraphs(void **state)
     assert_int_equal(hop_graph_verify(c.g), HOP_OK);
 
     /* Ranks may differ (map passes slices). */
-    c.f->first->meta.meta.rank = 1;
+    const hop_value_info *shared = c.f->first->meta; /* metadata is shared: poke a copy */
+    hop_value_info slice = *shared;
+    slice.meta.rank = 1;
+    c.f->first->meta = &slice;
     assert_int_equal(hop_graph_verify(c.g), HOP_OK);
-    c.f->first->meta.meta.rank = 2;
+    c.f->first->meta = shared;
 
     /* Output count. */
     c.cond->nouts = 2;
@@ -953,11 +963,14 @@ test_verify_rejects_inconsistent_use_lists_and_bad_getitems(void **state)
     assert_error(HOP_VERIFY, "verify: forward: getitem getitem reads index 1 of cond, which has "
                              "1 output");
     c.item->args[1].u.i = 0;
-    c.item->meta.meta.dtype = HOP_F64;
+    const hop_value_info *item_meta = c.item->meta;
+    hop_value_info f64 = *item_meta;
+    f64.meta.dtype = HOP_F64;
+    c.item->meta = &f64;
     assert_int_equal(hop_graph_verify(c.g), HOP_VERIFY);
     assert_error(HOP_VERIFY, "verify: forward: getitem getitem has other metadata than output 0 "
                              "of cond");
-    c.item->meta.meta.dtype = HOP_F32;
+    c.item->meta = item_meta;
 
     c.g->nnodes++;
     assert_int_equal(hop_graph_verify(c.g), HOP_VERIFY);
@@ -1044,6 +1057,137 @@ fail:
     return st;
 }
 
+/* Metadata is shared: nodes with equal values point at one graph-owned
+ * copy, whatever the caller's struct does afterwards (issue #7). */
+static void
+test_nodes_with_equal_metadata_share_one_graph_owned_copy(void **state)
+{
+    (void)state;
+    if (sizeof(void *) == 8)
+        assert_int_equal(sizeof(hop_node), 128);
+    hop_graph *g = hop_graph_new(env, "forward");
+    hop_value_info v = T(HOP_F32, 2, s0, K(4));
+    hop_node *x = ph(g, "x", v);
+    v.meta.dtype = HOP_I64; /* the caller's struct is not the node's */
+    assert_int_equal(x->meta->meta.dtype, HOP_F32);
+    hop_node *y = ph(g, "y", T(HOP_F32, 2, s0, K(4)));
+    assert_ptr_equal(y->meta, x->meta);
+    hop_node *sum = op2(g, HOP_OP_add, x, y), *neg = op1(g, HOP_OP_neg, sum);
+    assert_ptr_equal(sum->meta, x->meta);
+    assert_ptr_equal(neg->meta, x->meta);
+    hop_node *i = ph(g, "i", v);
+    assert_true(i->meta != x->meta);
+    assert_int_equal(i->meta->meta.dtype, HOP_I64);
+    hop_node *n = ph(g, "n", (hop_value_info){.kind = HOP_VALUE_SYM, .sym = s0});
+    assert_int_equal(n->meta->kind, HOP_VALUE_SYM);
+    assert_ptr_equal(n->meta->sym, s0);
+
+    /* Past the short list the metadata is indexed: 12 distinct shapes, each
+     * found again by a second placeholder. */
+    hop_node *first[12];
+    for (int k = 0; k < 12; k++) {
+        char name[16];
+        snprintf(name, sizeof name, "a%d", k);
+        first[k] = ph(g, name, T(HOP_F64, 1, K(k + 2), NULL));
+    }
+    for (int k = 0; k < 12; k++) {
+        char name[16];
+        snprintf(name, sizeof name, "b%d", k);
+        hop_node *again = ph(g, name, T(HOP_F64, 1, K(k + 2), NULL));
+        assert_ptr_equal(again->meta, first[k]->meta);
+        assert_int_equal(again->meta->meta.rank, 1);
+        assert_ptr_equal(again->meta->meta.sizes[0], K(k + 2));
+    }
+    hop_node *out = ret(g, neg);
+    assert_int_equal(out->meta->kind, HOP_VALUE_NONE);
+    char *code = hop_graph_code(g);
+    assert_non_null(strstr(code, "    neg: \"f32[s0, 4]\" = neg(add)\n"));
+    hop_free(code);
+    assert_int_equal(hop_graph_verify(g), HOP_OK);
+    hop_graph_free(g);
+}
+
+/* The name table grows, frees erased names at once and lets a rename that
+ * runs out of memory keep the old name. */
+static void
+test_names_survive_table_growth_erase_and_a_failed_rename(void **state)
+{
+    (void)state;
+    hop_graph *g = hop_graph_new(env, "forward");
+    hop_node *x = ph(g, "x", T(HOP_F32, 1, K(4), NULL));
+    hop_node *n[100];
+    for (int i = 0; i < 100; i++)
+        n[i] = op1(g, HOP_OP_neg, x);
+    for (int i = 0; i < 100; i++) {
+        char want[16];
+        snprintf(want, sizeof want, i ? "neg_%d" : "neg", i);
+        assert_string_equal(n[i]->name, want);
+        assert_ptr_equal(hop_graph_find_node(g, want), n[i]);
+    }
+    assert_int_equal(hop_graph_erase_node(g, n[50]), HOP_OK);
+    assert_null(hop_graph_find_node(g, "neg_50"));
+    assert_string_equal(n[50]->name, "neg_50"); /* still readable */
+    assert_null(n[50]->graph);
+    hop_node *again = op1(g, HOP_OP_neg, x);
+    assert_string_equal(again->name, "neg_50");
+    assert_ptr_equal(hop_graph_find_node(g, "neg_50"), again);
+    assert_string_equal(op1(g, HOP_OP_neg, x)->name, "neg_100");
+
+    char longname[600]; /* long enough to need memory of its own */
+    memset(longname, 'a', sizeof longname - 1);
+    longname[sizeof longname - 1] = '\0';
+    long k;
+    for (k = 1;; k++) {
+        hop_alloc_fail_at(k);
+        hop_status st = hop_graph_rename_node(g, n[7], longname);
+        hop_alloc_fail_at(0);
+        if (st == HOP_OK)
+            break;
+        assert_int_equal(st, HOP_NOMEM);
+        assert_string_equal(n[7]->name, "neg_7");
+        assert_ptr_equal(hop_graph_find_node(g, "neg_7"), n[7]);
+        assert_null(hop_graph_find_node(g, longname));
+    }
+    assert_true(k > 1);
+    assert_ptr_equal(hop_graph_find_node(g, longname), n[7]);
+    assert_null(hop_graph_find_node(g, "neg_7"));
+    assert_string_equal(op1(g, HOP_OP_neg, x)->name, "neg_7");
+    ret(g, x);
+    assert_int_equal(hop_graph_verify(g), HOP_OK);
+    hop_graph_free(g);
+}
+
+/* item makes an unbacked symbol during inference; running out of memory
+ * for its metadata afterwards takes the symbol back. */
+static void
+test_out_of_memory_after_inference_takes_back_new_symbols(void **state)
+{
+    (void)state;
+    hop_graph *g = hop_graph_new(env, "forward");
+    hop_node *x = ph(g, "x", T(HOP_I64, 1, K(1), NULL));
+    size_t nsyms = hop_shape_env_nsymbols(env), nguards = hop_shape_env_nguards(env);
+    long k, failures = 0;
+    hop_node *item = NULL;
+    for (k = 1;; k++) {
+        hop_alloc_fail_at(k);
+        item = op1_or_null(g, HOP_OP_item, x);
+        hop_alloc_fail_at(0);
+        if (item)
+            break;
+        failures++;
+        assert_int_equal(hop_error_code(), HOP_NOMEM);
+        assert_int_equal(hop_shape_env_nsymbols(env), nsyms);
+        assert_int_equal(hop_shape_env_nguards(env), nguards);
+        assert_int_equal(g->nnodes, 1);
+    }
+    assert_true(failures >= 1);
+    assert_int_equal(hop_shape_env_nsymbols(env), nsyms + 1);
+    char buf[16];
+    hop_expr_print(item->meta->sym, buf, sizeof buf);
+    assert_string_equal(buf, "u0");
+    hop_graph_free(g);
+}
+
 static void
 test_every_allocation_failure_while_building_is_nomem_and_leaks_nothing(void **state)
 {
@@ -1092,6 +1236,9 @@ main(void)
         T_(test_verify_rejects_missing_misplaced_and_duplicate_outputs),
         T_(test_verify_rejects_duplicate_names_and_misplaced_placeholders),
         T_(test_verify_rejects_inconsistent_use_lists_and_bad_getitems),
+        T_(test_nodes_with_equal_metadata_share_one_graph_owned_copy),
+        T_(test_names_survive_table_growth_erase_and_a_failed_rename),
+        T_(test_out_of_memory_after_inference_takes_back_new_symbols),
         T_(test_every_allocation_failure_while_building_is_nomem_and_leaks_nothing),
     };
 #undef T_

@@ -291,10 +291,10 @@ test_cond_outputs_with_different_sizes_get_a_fresh_unbacked_symbol(void **state)
                      HOP_OK);
     hop_node *r = out.items[0];
     char buf[64];
-    hop_meta_print(&r->meta.meta, buf, sizeof buf);
+    hop_meta_print(&r->meta->meta, buf, sizeof buf);
     assert_string_equal(buf, "f32[u0]");
     /* u0 is bound in the root through sym_size of the result. */
-    hop_node *bound = hop_tracer_bound_symbol(hop_output_graph_root(og), r->meta.meta.sizes[0]);
+    hop_node *bound = hop_tracer_bound_symbol(hop_output_graph_root(og), r->meta->meta.sizes[0]);
     assert_non_null(bound);
     assert_string_equal(bound->target, "sym_size");
     finish(og, r);
@@ -328,7 +328,7 @@ test_cond_with_a_symbolic_pred_binds_its_symbols(void **state)
     hop_node *x;
     hop_output_graph *og = program(&x, NULL, true);
     hop_shape_env *env = hop_output_graph_env(og);
-    const hop_expr *s0 = x->meta.meta.sizes[0];
+    const hop_expr *s0 = x->meta->meta.sizes[0];
     hop_tracer *t1 = hop_output_graph_push(og, "outer");
     body_spec t = {HOP_OP_sin, HOP_OP_COUNT, NULL}, f = {HOP_OP_cos, HOP_OP_COUNT, NULL};
     hop_values out = {0};

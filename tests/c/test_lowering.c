@@ -813,7 +813,7 @@ test_unbacked_sizes_from_item_and_nonzero(void **state)
     hop_node *total = OP(t, HOP_OP_sum, N(cnt), hop_arg_none(), hop_arg_bool(false));
     hop_node *n = OP(t, HOP_OP_item, N(total));
     /* arange needs end >= start: what the user knows of the count. */
-    assert_int_equal(hop_shape_env_constrain(hop_output_graph_env(og), n->meta.sym, 0, 1 << 20),
+    assert_int_equal(hop_shape_env_constrain(hop_output_graph_env(og), n->meta->sym, 0, 1 << 20),
                      HOP_OK);
     hop_node *ar = OP(t, HOP_OP_arange, hop_arg_int(0), N(n), hop_arg_int(1), hop_arg_none());
     hop_node *sq = OP(t, HOP_OP_mul, N(ar), N(ar));
@@ -874,7 +874,7 @@ test_guard_failures_name_the_input_dim_or_guard_and_the_values(void **state)
     hop_node *a = hop_output_graph_add_input(og, "a", HOP_F32, 1, (int64_t[]){6}, true);
     hop_node *b = hop_output_graph_add_input(og, "b", HOP_F32, 1, (int64_t[]){6}, true);
     hop_shape_env *env = hop_output_graph_env(og);
-    const hop_expr *s0 = a->meta.meta.sizes[0];
+    const hop_expr *s0 = a->meta->meta.sizes[0];
     assert_int_equal(hop_shape_env_add_guard(env, hop_sym_gt(env, s0, hop_sym_const(env, 4))),
                      HOP_OK);
     hop_node *sum = OP(root(og), HOP_OP_add, N(a), N(b));

@@ -103,7 +103,7 @@ test_root_inputs_get_symbols_right_before_their_tensor_with_duck_sizing(void **s
     assert_string_equal(placeholders(root), "s0, s1, x, s2, y, z, w");
     hop_node *z = hop_graph_find_node(root, "z");
     char buf[64];
-    hop_meta_print(&z->meta.meta, buf, sizeof buf);
+    hop_meta_print(&z->meta->meta, buf, sizeof buf);
     assert_string_equal(buf, "f32[1, s0]");
 
     hop_source src;
@@ -213,8 +213,8 @@ test_unbacked_symbol_from_item_is_lifted_from_the_tracer_that_made_it(void **sta
     hop_node *x = int_scalar_input(og, "x");
     hop_tracer *t1 = hop_output_graph_push(og, "cond_true_0");
     hop_node *c = op1(t1, HOP_OP_item, x);
-    assert_string_equal(hop_symbol_name(c->meta.sym), "u0");
-    assert_ptr_equal(hop_tracer_bound_symbol(t1, c->meta.sym), c);
+    assert_string_equal(hop_symbol_name(c->meta->sym), "u0");
+    assert_ptr_equal(hop_tracer_bound_symbol(t1, c->meta->sym), c);
     hop_tracer *t2 = hop_output_graph_push(og, "cond_true_1");
     ret(t2, c);
     assert_string_equal(placeholders(hop_output_graph_root_graph(og)), "x");
@@ -339,7 +339,7 @@ test_symbolic_argument_binds_its_symbols_in_the_tracer(void **state)
     assert_non_null(z);
     assert_string_equal(placeholders(hop_tracer_graph(t1)), "s1");
     char buf[64];
-    hop_meta_print(&z->meta.meta, buf, sizeof buf);
+    hop_meta_print(&z->meta->meta, buf, sizeof buf);
     assert_string_equal(buf, "f32[2*s1]");
     hop_output_graph_free(og);
 }
@@ -374,7 +374,7 @@ test_nonzero_binds_its_unbacked_size_through_sym_size(void **state)
     hop_node *x = input(og, "x", 1, 5, 0, false);
     hop_tracer *t1 = hop_output_graph_push(og, "wrap_body_0");
     hop_node *nz = op1(t1, HOP_OP_nonzero, x);
-    const hop_expr *u0 = nz->meta.meta.sizes[0];
+    const hop_expr *u0 = nz->meta->meta.sizes[0];
     assert_string_equal(hop_symbol_name(u0), "u0");
     hop_node *bound = hop_tracer_bound_symbol(t1, u0);
     assert_non_null(bound);
