@@ -898,8 +898,14 @@ random_factory(const char *fname, bool normal, PyObject *const *args, Py_ssize_t
         r = &local;
     }
     hop_tensor *t = hop_tensor_empty(d, (int)shape.u.list.n, sizes);
-    if (t == NULL)
+    if (t == NULL) {
+        /* Name the caller, not the runtime function that refused. */
+        char msg[512];
+        const char *m = hop_error_message(), *skip = "hop_tensor_empty: ";
+        snprintf(msg, sizeof msg, "%s", strncmp(m, skip, strlen(skip)) == 0 ? m + strlen(skip) : m);
+        hop_error(hop_error_code(), "%s(): %s", fname, msg);
         return hop_py_raise();
+    }
     rng_fill(r, t, normal);
     return hop_py_tensor_new(t);
 }
@@ -939,6 +945,11 @@ f_set_num_threads(PyObject *mod, PyObject *n)
     int64_t v;
     if (hop_py__to_int64("set_num_threads", "n", n, &v) < 0)
         return NULL;
+    if (v < 0)
+        return PyErr_Format(PyExc_ValueError,
+                            "set_num_threads(): argument 'n' must be >= 0 (0: one thread per "
+                            "core), got %lld",
+                            (long long)v);
     hop_runtime_set_threads(v > 1024 ? 1024 : v < 0 ? 0 : (int)v);
     Py_RETURN_NONE;
 }

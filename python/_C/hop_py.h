@@ -9,6 +9,8 @@
  *   trace.c    tracing: the OutputGraph wrapper, proxies (Tensors with a
  *              node instead of data), SymInt, HOP calls with Python bodies,
  *              graph introspection, plans
+ *   foreign.c  foreign kernels (hop/foreign.h) registered from an address
+ *              and called eagerly or recorded
  *
  * One Tensor type serves both concrete tensors and proxies, so that a traced
  * function receives hop.Tensors.  Every op goes through hop_py_run_op, which
@@ -88,6 +90,11 @@ PyObject *hop_py_run_op(hop_op op, const hop_py_opnd *args, size_t nargs);
 
 /* trace.c: the traced side of hop_py_run_op. */
 PyObject *hop_py_trace_op(hop_op op, const hop_py_opnd *args, size_t nargs);
+/* trace.c: a foreign kernel's call recorded in the current tracer (None, a
+ * proxy, or a tuple of proxies), or NULL with an exception set. */
+PyObject *hop_py_trace_foreign(const hop_foreign *f, const hop_py_opnd *args, size_t nargs);
+/* foreign.c: adds foreign_register/foreign_unregister/foreign_call; 0 / -1. */
+int hop_py_foreign_init(PyObject *module);
 /* True while a hop.trace is in progress: every op is then recorded, and a
  * concrete tensor operand is captured as a root input. */
 int hop_py_tracing_active(void);

@@ -18,7 +18,9 @@
  */
 #include "hop_py.h"
 
+#include <stdlib.h>
 #include <structmember.h>
+#include <unistd.h>
 
 PyObject *hop_py_Error, *hop_py_TraceError, *hop_py_ShapeError, *hop_py_DTypeError,
     *hop_py_UnsupportedError, *hop_py_GuardError, *hop_py_DataDependentError;
@@ -393,16 +395,48 @@ static struct PyModuleDef hop_module = {
     .m_size = -1,
 };
 
+/* ----------------------------------------------------------- allocator */
+
+/*
+ * hop's allocator inside Python: realloc/free, except that a block larger
+ * than the machine's physical memory is refused up front.  A huge shape
+ * (hop.zeros(10**15), a clone of a broadcast view) is then a MemoryError at
+ * once, never an attempt that overcommit lets through to the OOM killer or
+ * that AddressSanitizer aborts on.
+ */
+static size_t max_block = SIZE_MAX;
+
+static void *
+capped_alloc(void *ud, void *ptr, size_t nsize)
+{
+    (void)ud;
+    if (nsize == 0) {
+        free(ptr);
+        return NULL;
+    }
+    return nsize > max_block ? NULL : realloc(ptr, nsize);
+}
+
+static void
+init_allocator(void)
+{
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    if (pages > 0 && page > 0 && (unsigned long)pages <= SIZE_MAX / (unsigned long)page)
+        max_block = (size_t)pages * (size_t)page;
+    hop_set_allocator(capped_alloc, NULL);
+}
+
 PyMODINIT_FUNC PyInit__C(void);
 
 PyMODINIT_FUNC
 PyInit__C(void)
 {
+    init_allocator();
     PyObject *m = PyModule_Create(&hop_module);
     if (m == NULL)
         return NULL;
     if (init_errors(m) < 0 || init_dtypes(m) < 0 || hop_py_tensor_init(m) < 0 ||
-        hop_py_trace_init(m) < 0) {
+        hop_py_trace_init(m) < 0 || hop_py_foreign_init(m) < 0) {
         Py_DECREF(m);
         return NULL;
     }

@@ -44,11 +44,11 @@ proxy_meta(TensorObject *p)
 {
     if (check_proxy_alive(p) < 0)
         return NULL;
-    if (p->node->meta.kind != HOP_VALUE_TENSOR) {
+    if (p->node->meta->kind != HOP_VALUE_TENSOR) {
         PyErr_Format(hop_py_TraceError, "traced value %s is not a tensor", p->node->name);
         return NULL;
     }
-    return &p->node->meta.meta;
+    return &p->node->meta->meta;
 }
 
 /* `f32[2, 3]` for a concrete tensor or a proxy. */
@@ -57,8 +57,8 @@ tensor_text(TensorObject *o, char *buf, size_t cap)
 {
     if (o->t != NULL)
         hop_tensor_print_meta(o->t, buf, cap);
-    else if (o->node != NULL && o->node->meta.kind == HOP_VALUE_TENSOR)
-        hop_meta_print(&o->node->meta.meta, buf, cap);
+    else if (o->node != NULL && o->node->meta->kind == HOP_VALUE_TENSOR)
+        hop_meta_print(&o->node->meta->meta, buf, cap);
     else
         snprintf(buf, cap, "<traced value>");
     return buf;
@@ -196,6 +196,11 @@ run_eager(hop_op op, const hop_rt_arg *args, size_t nargs)
         Py_END_ALLOW_THREADS
     } else {
         st = hop_eager(op, args, nargs, &out);
+    }
+    if (st == HOP_NOMEM && strncmp(hop_error_message(), "out of memory", 13) == 0) {
+        /* The allocator's message does not say who asked. */
+        PyErr_Format(PyExc_MemoryError, "%s: %s", hop_op_get(op)->name, hop_error_message());
+        return NULL;
     }
     if (st != HOP_OK)
         return hop_py_raise();
@@ -995,7 +1000,7 @@ known_size(TensorObject *o, int d, int64_t *out)
         return true;
     }
     const hop_meta *m =
-        o->node != NULL && o->node->meta.kind == HOP_VALUE_TENSOR ? &o->node->meta.meta : NULL;
+        o->node != NULL && o->node->meta->kind == HOP_VALUE_TENSOR ? &o->node->meta->meta : NULL;
     return m != NULL && d < m->rank && hop_expr_const_value(m->sizes[d], out);
 }
 
@@ -1136,7 +1141,7 @@ sq_length(PyObject *self)
     }
     if (!known_size(o, 0, &n)) {
         char buf[128];
-        hop_expr_print(o->node->meta.meta.sizes[0], buf, sizeof buf);
+        hop_expr_print(o->node->meta->meta.sizes[0], buf, sizeof buf);
         PyErr_Format(hop_py_TraceError,
                      "len() of a traced tensor whose size %s is symbolic; use t.shape[0]", buf);
         return -1;

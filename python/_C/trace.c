@@ -90,15 +90,15 @@ symint_new(PyObject *owner, const hop_expr *expr, hop_node *node)
 static PyObject *
 wrap_node(PyObject *owner, hop_node *n)
 {
-    if (n->meta.kind == HOP_VALUE_SYM)
-        return symint_new(owner, n->meta.sym, n);
+    if (n->meta->kind == HOP_VALUE_SYM)
+        return symint_new(owner, n->meta->sym, n);
     return hop_py_proxy_new(owner, n);
 }
 
 PyObject *
 hop_py_proxy_shape(TensorObject *p)
 {
-    const hop_meta *m = &p->node->meta.meta;
+    const hop_meta *m = &p->node->meta->meta;
     PyObject *shape = PyTuple_New(m->rank);
     if (shape == NULL)
         return NULL;
@@ -265,6 +265,46 @@ hop_py_trace_op(hop_op op, const hop_py_opnd *args, size_t nargs)
         hop_node *n = hop_tracer_call_op(current_tracer(tr), op, buf, nargs);
         result = n ? wrap_node((PyObject *)tr, n) : hop_py_raise();
     }
+    if (buf != small)
+        PyMem_Free(buf);
+    return result;
+}
+
+/* A foreign kernel's call recorded in the current tracer: None, one proxy
+ * or a tuple of proxies (one per in-out parameter). */
+PyObject *
+hop_py_trace_foreign(const hop_foreign *f, const hop_py_opnd *args, size_t nargs)
+{
+    const char *what = hop_foreign_name(f);
+    TraceObject *tr = active_trace(what);
+    if (tr == NULL)
+        return NULL;
+    size_t total = nargs + count_items(args, nargs);
+    hop_arg small[64], *buf = small;
+    if (total > 64 && (buf = PyMem_Calloc(total, sizeof *buf)) == NULL)
+        return PyErr_NoMemory();
+    hop_arg *pool = buf + nargs;
+    PyObject *result = NULL;
+    hop_values vs = {0};
+    if (to_args(tr, args, nargs, buf, &pool, buf + total, what) == 0) {
+        if (hop_tracer_call_foreign(current_tracer(tr), f, buf, nargs, &vs) != HOP_OK) {
+            hop_py_raise();
+        } else if (vs.n == 0) {
+            result = Py_NewRef(Py_None);
+        } else if (vs.n == 1) {
+            result = wrap_node((PyObject *)tr, vs.items[0]);
+        } else if ((result = PyTuple_New((Py_ssize_t)vs.n)) != NULL) {
+            for (size_t j = 0; j < vs.n; j++) {
+                PyObject *v = wrap_node((PyObject *)tr, vs.items[j]);
+                if (v == NULL) {
+                    Py_CLEAR(result);
+                    break;
+                }
+                PyTuple_SET_ITEM(result, (Py_ssize_t)j, v);
+            }
+        }
+    }
+    hop_values_clear(&vs);
     if (buf != small)
         PyMem_Free(buf);
     return result;
@@ -1078,7 +1118,7 @@ trace_describe(TraceObject *tr, PyObject *path)
             else
                 PyList_SET_ITEM(outs, (Py_ssize_t)i, v);
         }
-        PyObject *meta = meta_to_py(&n->meta);
+        PyObject *meta = meta_to_py(n->meta);
         PyObject *item = args && outs && meta
                              ? Py_BuildValue("(sssOOO)", hop_node_kind_name(n->kind), n->name,
                                              n->target ? n->target : "", args, meta, outs)
@@ -1178,9 +1218,13 @@ plan_run(PlanObject *p, PyObject *arg)
     for (Py_ssize_t i = 0; i < n; i++) {
         PyObject *o = PySequence_Fast_GET_ITEM(fast, i);
         if (!PyObject_TypeCheck(o, &hop_py_TensorType) || HOP_PY_IS_PROXY(o)) {
-            PyErr_Format(PyExc_TypeError, "plan input %zd (%s) must be a concrete hop.Tensor, "
-                         "got %.100s", i, hop_plan_input_name(p->plan, (size_t)i),
-                         Py_TYPE(o)->tp_name);
+            PyErr_Format(PyExc_TypeError,
+                         "plan input %zd (%s) must be a concrete hop.Tensor, "
+                         "got %s",
+                         i, hop_plan_input_name(p->plan, (size_t)i),
+                         PyObject_TypeCheck(o, &hop_py_TensorType)
+                             ? "a traced value (a proxy that escaped its trace)"
+                             : Py_TYPE(o)->tp_name);
             goto done;
         }
         in[i] = ((TensorObject *)o)->t;
@@ -1332,8 +1376,20 @@ py_is_proxy(PyObject *self, PyObject *o)
     return PyBool_FromLong(PyObject_TypeCheck(o, &hop_py_TensorType) && HOP_PY_IS_PROXY(o));
 }
 
+/* The tracer stack depth of the active trace (1 at its root), 0 when none is
+ * active: tests check that a failed HOP call leaves it as it was. */
+static PyObject *
+py_trace_depth(PyObject *self, PyObject *unused)
+{
+    (void)self;
+    (void)unused;
+    return PyLong_FromSize_t(current && current->active ? hop_output_graph_depth(current->og) : 0);
+}
+
 static PyMethodDef trace_functions[] = {
     {"tracing", py_tracing, METH_NOARGS, "The active Trace, or None."},
+    {"_trace_depth", py_trace_depth, METH_NOARGS,
+     "The tracer stack depth of the active trace, 0 when none is active."},
     {"_is_proxy", py_is_proxy, METH_O, "True for a traced value (a proxy Tensor)."},
     {NULL, NULL, 0, NULL},
 };

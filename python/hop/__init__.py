@@ -18,6 +18,7 @@ from ._hops import cond, map, wrap, invoke_subgraph, nested_compile_region  # no
 from ._trace import trace, GraphModule, Graph, Node, TensorMeta, SymMeta  # noqa: F401
 from ._compile import compile, CompiledFunction  # noqa: F401
 from . import testing  # noqa: F401
+from ._foreign import foreign, ForeignKernel  # noqa: F401
 
 # Everything public that the extension defines (dtypes, constructors, ops,
 # more exception classes) is part of the package.

@@ -34,11 +34,16 @@ class CompiledFunction:
             raise TypeError(f"hop.compile: fn must be callable, got {type(fn).__name__}")
         if dynamic not in (None, True, False):
             raise TypeError("hop.compile: dynamic must be None, True or False")
+        if not isinstance(recompile_limit, int) or isinstance(recompile_limit, bool) or \
+                recompile_limit < 0:
+            raise TypeError(f"hop.compile: recompile_limit must be an int >= 0, got "
+                            f"{recompile_limit!r}")
         self.fn = fn
         self.dynamic = dynamic
         self.recompile_limit = recompile_limit
         self._entries = []
         self._dims = None  # per tensor leaf: set of dims made dynamic
+        self._first = None  # the shapes of the first call
         self.recompiles = 0
         self.__wrapped__ = fn
         self.__name__ = getattr(fn, "__name__", "compiled")
@@ -57,8 +62,15 @@ class CompiledFunction:
             except _C.GuardError as e:
                 failures.append(str(e))
         reason = "first call" if not self._entries else "; ".join(failures)
+        saved = (None if self._dims is None else [set(d) for d in self._dims], self._first)
         dynamic = self._dynamic_for(args)
-        gm, runner = _trace(self.fn, args, dynamic)
+        try:
+            gm, runner = _trace(self.fn, args, dynamic)
+        except BaseException:
+            # A call that fails to trace must not change what later calls
+            # make dynamic.
+            self._dims, self._first = saved[0], saved[1]
+            raise
         if self._entries:
             self.recompiles += 1
             if self.recompiles > self.recompile_limit:

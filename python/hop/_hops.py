@@ -188,12 +188,30 @@ def _map_eager(fn, xleaves, xspec, args):
     outs = [fn(unflatten([x[i] for x in xleaves], xspec), *args) for i in range(n)]
     per_row = [flatten(o) for o in outs]
     spec = per_row[0][1]
-    for leaves, s in per_row:
+    for i, (leaves, s) in enumerate(per_row):
         if s != spec:
-            raise _C.TraceError("hop.map: the body returned different structures for "
-                                "different rows")
+            raise _C.TraceError(f"hop.map: the body returned different structures for "
+                                f"different rows: {spec!r} for row 0 but {s!r} for row {i}")
+        if not builtins.all(isinstance(v, _C.Tensor) for v in leaves):
+            raise _C.TraceError("hop.map: the map body must return tensors (a constant cannot "
+                                "be stacked)")
+    # As traced: every row must give each output the same dtype and shape.
+    for k, first in enumerate(per_row[0][0]):
+        for i, (leaves, _) in enumerate(per_row):
+            v = leaves[k]
+            if v.dtype != first.dtype or tuple(v.shape) != tuple(first.shape):
+                raise _C.ShapeError(
+                    f"hop.map: output {k} of the body is {_meta_text(first)} for row 0 but "
+                    f"{_meta_text(v)} for row {i}; every row must give the same shape and dtype")
     stacked = [_C.stack([row[0][k] for row in per_row], 0) for k in range(len(per_row[0][0]))]
     return unflatten(stacked, spec)
+
+
+_SHORT = {"float32": "f32", "float64": "f64", "int32": "i32", "int64": "i64", "bool": "bool"}
+
+
+def _meta_text(t):
+    return f"{_SHORT.get(t.dtype.name, t.dtype.name)}{list(t.shape)}"
 
 
 # ------------------------------------------------------------------- wrap
@@ -217,13 +235,15 @@ def wrap(fn, *args):
 
 def _subgraph_key(tr, fn, spec, template):
     """One object per (function, argument structure, constants) and trace:
-    the C cache reuses a subgraph only for the same key."""
+    the C cache reuses a subgraph only for the same key.  Also says whether
+    this call added it (a failed call takes it out again)."""
     consts = tuple(t for t in template if t is not _HOLE)
     k = ("invoke_subgraph", fn, spec, consts)
     try:
-        return tr.scratch.setdefault(k, k)
+        new = k not in tr.scratch
+        return tr.scratch.setdefault(k, k), new
     except TypeError:  # an unhashable constant: never share
-        return object()
+        return object(), False
 
 
 def invoke_subgraph(fn, *args):
@@ -236,10 +256,15 @@ def invoke_subgraph(fn, *args):
         return fn(*args)
     traced, template = _holes(leaves)
     results = []
-    key = _subgraph_key(tr, fn, spec, tuple(template))
+    key, new = _subgraph_key(tr, fn, spec, tuple(template))
     body = _body("invoke_subgraph", "invoke_subgraph body", fn,
                  lambda ins: _fill(ins, template, spec), results)
-    outs = tr.invoke_subgraph(body, key, traced)
+    try:
+        outs = tr.invoke_subgraph(body, key, traced)
+    except BaseException:
+        if new:  # a failed call leaves the cache as it was
+            tr.scratch.pop(key, None)
+        raise
     if results:
         tr.scratch[("result", key)] = results[0]
     result = tr.scratch[("result", key)]

@@ -34,28 +34,37 @@ class _Snapshot:
         self.objects = []
         self.globals = None
         seen = set()
-        code = getattr(fn, "__code__", None)
+        if getattr(fn, "__code__", None) is not None:
+            self.globals = (fn.__globals__, {})
+            self._scan(fn, seen)
+
+    def _scan(self, fn, seen):
+        """What fn reaches: its closure cells and the globals its code names;
+        and, through them, the same for the helper functions of its own
+        module it calls (a body that calls log(x) where log appends to a
+        global list mutates that list just the same)."""
+        code = fn.__code__
         closure = getattr(fn, "__closure__", None) or ()
-        if code is not None:
-            for name, cell in zip(code.co_freevars, closure):
-                try:
-                    value = cell.cell_contents
-                except ValueError:
-                    value = _MISSING
-                self.cells.append((name, cell, value))
-                self._reach(name, value, seen)
-            g = fn.__globals__
-            names = _global_names(code, set())
-            saved = {n: g.get(n, _MISSING) for n in names if n in g}
-            self.globals = (g, saved)
-            for n, value in saved.items():
-                self._reach(n, value, seen)
+        for name, cell in zip(code.co_freevars, closure):
+            try:
+                value = cell.cell_contents
+            except ValueError:
+                value = _MISSING
+            self.cells.append((name, cell, value))
+            self._reach(name, value, seen)
+        g, saved = self.globals
+        for n in _global_names(code, set()):
+            if n in g and n not in saved:
+                saved[n] = g[n]
+                self._reach(n, g[n], seen)
 
     def _reach(self, name, value, seen):
         if value is _MISSING or id(value) in seen:
             return
         seen.add(id(value))
-        if isinstance(value, list):
+        if isinstance(value, types.FunctionType) and value.__globals__ is self.globals[0]:
+            self._scan(value, seen)
+        elif isinstance(value, list):
             self.containers.append((name, value, list(value)))
         elif isinstance(value, dict):
             self.containers.append((name, value, dict(value)))

@@ -49,38 +49,41 @@ NONE = Spec("none")
 def flatten(obj):
     """Returns (leaves, spec) for obj; None is structure, not a leaf."""
     leaves = []
-
-    def walk(o):
-        if o is None:
-            return NONE
-        if type(o) is tuple:
-            return Spec("tuple", None, [walk(x) for x in o])
-        if type(o) is list:
-            return Spec("list", None, [walk(x) for x in o])
-        if type(o) is dict:
-            keys = tuple(o.keys())
-            return Spec("dict", keys, [walk(o[k]) for k in keys])
-        leaves.append(o)
-        return LEAF
-
-    spec = walk(obj)
+    spec = _walk(obj, leaves)
     return leaves, spec
+
+
+# Module-level recursion: a nested recursive function refers to itself
+# through its closure, a reference cycle that would keep the leaves (the
+# arguments, a plan's results) alive until the cyclic GC runs, so a plan
+# could not reuse its output buffer.
+def _walk(o, leaves):
+    if o is None:
+        return NONE
+    if type(o) is tuple:
+        return Spec("tuple", None, [_walk(x, leaves) for x in o])
+    if type(o) is list:
+        return Spec("list", None, [_walk(x, leaves) for x in o])
+    if type(o) is dict:
+        keys = tuple(o.keys())
+        return Spec("dict", keys, [_walk(o[k], leaves) for k in keys])
+    leaves.append(o)
+    return LEAF
 
 
 def unflatten(leaves, spec):
     """Rebuilds the structure of spec from leaves (an iterable)."""
-    it = iter(leaves)
+    return _build(spec, iter(leaves))
 
-    def build(s):
-        if s.kind == "leaf":
-            return next(it)
-        if s.kind == "none":
-            return None
-        items = [build(c) for c in s.children]
-        if s.kind == "tuple":
-            return tuple(items)
-        if s.kind == "list":
-            return items
-        return dict(zip(s.keys, items))
 
-    return build(spec)
+def _build(s, it):
+    if s.kind == "leaf":
+        return next(it)
+    if s.kind == "none":
+        return None
+    items = [_build(c, it) for c in s.children]
+    if s.kind == "tuple":
+        return tuple(items)
+    if s.kind == "list":
+        return items
+    return dict(zip(s.keys, items))

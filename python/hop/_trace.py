@@ -9,7 +9,7 @@ nodes and nested subgraphs, and runs the plan when called.
 import inspect
 
 from . import _C
-from ._pytree import flatten, unflatten
+from ._pytree import LEAF, flatten, unflatten
 
 __all__ = ["trace", "GraphModule", "Graph", "Node", "TensorMeta", "SymMeta"]
 
@@ -145,12 +145,34 @@ class GraphModule:
     def __init__(self, trace, path, call=None):
         self._trace = trace
         self._path = tuple(path)
-        self._desc = trace.describe(self._path)
         self._call = call
-        self.name = self._desc["name"]
-        self.graph = _build_graph(self._desc)
-        self.subgraphs = {name: GraphModule(trace, self._path + (name,))
-                          for name in self._desc["subgraphs"]}
+        self._cache = {}
+
+    # Describing and rebuilding the graph costs more than tracing it, so a
+    # GraphModule that is only called (hop.compile) never pays for it.
+    def _lazy(self, key, make):
+        v = self._cache.get(key)
+        if v is None:
+            v = self._cache[key] = make()
+        return v
+
+    @property
+    def _desc(self):
+        return self._lazy("desc", lambda: self._trace.describe(self._path))
+
+    @property
+    def name(self):
+        return self._desc["name"]
+
+    @property
+    def graph(self):
+        return self._lazy("graph", lambda: _build_graph(self._desc))
+
+    @property
+    def subgraphs(self):
+        return self._lazy("subgraphs", lambda: {
+            name: GraphModule(self._trace, self._path + (name,))
+            for name in self._desc["subgraphs"]})
 
     @property
     def code(self):
@@ -235,11 +257,20 @@ def trace(fn, *example_args, dynamic=False):
     """
     if not callable(fn):
         raise TypeError(f"hop.trace: fn must be callable, got {type(fn).__name__}")
+    if not isinstance(dynamic, (bool, list, tuple)):
+        raise TypeError(f"hop.trace: dynamic must be a bool or a list with one entry per "
+                        f"argument, got {type(dynamic).__name__}")
     return _trace(fn, example_args, dynamic)[0]
 
 
 def _trace(fn, example_args, dynamic):
+    if _C.tracing() is not None:
+        raise _C.TraceError("hop.trace: a trace is already active (hop.trace and hop.compile "
+                            "cannot be nested)")
     leaves, spec = flatten(tuple(example_args))
+    if isinstance(dynamic, (list, tuple)) and len(dynamic) != len(leaves):
+        raise ValueError(f"hop.trace: dynamic has {len(dynamic)} entries but there are "
+                         f"{len(leaves)} arguments (one bool, or one bool per dim, each)")
     tr = _C.Trace()
     names = _param_names(fn, len(example_args))
     arg_names = []
@@ -291,6 +322,12 @@ class _Runner:
         self.out_spec = out_spec
         self.template = template
         self.all_numpy = all_numpy
+        # The common call, fn(t1, ..., tn) on hop.Tensors returning tensors,
+        # skips flattening and rebuilding (most of a small plan's call cost).
+        flat = spec.kind == "tuple" and all(c == LEAF for c in spec.children)
+        self._nflat = len(statics) if flat and all(s is None for s in statics) else -1
+        self._captures = tuple(self.captures)
+        self._one_out = out_spec == LEAF and template == [None] and sym_out == [False]
 
     def tensors(self, args):
         leaves, spec = flatten(tuple(args))
@@ -311,6 +348,13 @@ class _Runner:
         return tensors, bool(numpy_in) and all(numpy_in)
 
     def __call__(self, *args):
+        if len(args) == self._nflat:
+            for a in args:
+                if type(a) is not _C.Tensor:
+                    break
+            else:
+                results = self.plan.run(args + self._captures)
+                return results[0] if self._one_out else self.finish(results, False)
         tensors, as_numpy = self.tensors(args)
         results = self.plan.run(tensors + self.captures)
         return self.finish(results, as_numpy)

@@ -18,7 +18,11 @@ def normalize(text):
     """Graph text without common indentation, trailing spaces or blank lines
     at either end, so expected graphs can be written indented in a test."""
     if not isinstance(text, str):
-        text = text.code
+        code = getattr(text, "code", None)
+        if not isinstance(code, str):
+            raise TypeError(f"hop.testing: expected graph text or a GraphModule, got "
+                            f"{type(text).__name__}")
+        text = code
     lines = [line.rstrip() for line in textwrap.dedent(text).strip("\n").splitlines()]
     return "\n".join(lines) + "\n"
 
@@ -36,6 +40,9 @@ def assert_graph_equal(actual, expected):
 def placeholders(gm):
     """{graph name: [placeholder names in order]} for gm and every nested
     subgraph."""
+    if not hasattr(gm, "subgraphs") or not hasattr(gm, "graph"):
+        raise TypeError(f"hop.testing.placeholders: expected a GraphModule, got "
+                        f"{type(gm).__name__}")
     out = {}
 
     def walk(m):

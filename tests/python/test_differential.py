@@ -1,138 +1,147 @@
 """Differential tests: random programs with nested HOPs, checked as
 eager == hop.trace(...)(...) == hop.compile(...)(...) == a NumPy reference.
 
-A program is a small expression tree over two inputs x: [n, m] and y: [m].
-Its nodes are elementwise ops and the four HOPs, nested up to depth 4; HOP
-bodies close over the inputs (and map bodies over their row), so lifting is
-exercised at every level.  The same tree is interpreted with hop (eagerly, or
-under tracing) and with NumPy.
+The programs come from fuzz_programs.py: the four HOPs nested to depth 4,
+bodies closing over outer tensors (concrete ones, which become root inputs)
+and sizes (SymInts of x.shape under dynamic=True, lifted into every body),
+random shapes, every dtype hop has, and dynamic on, off or per dim.  Each
+program also runs traced at a second size and compiled twice (the second call
+recompiles).  CI runs a few hundred examples here; scripts/fuzz.py runs long
+campaigns and saves failures into regressions/ (which pytest collects too).
 """
 
-import numpy as np
-from hypothesis import given, settings, strategies as st, HealthCheck
+import os
+import subprocess
+import sys
 
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+
+import fuzz_programs as fp
 import hop
 
-UNARY = {
-    "sin": (lambda t: t.sin(), np.sin),
-    "tanh": (lambda t: t.tanh(), np.tanh),
-    "relu": (lambda t: t.relu(), lambda a: np.maximum(a, 0)),
-    "neg": (lambda t: -t, np.negative),
-    "abs": (lambda t: t.abs(), np.abs),
-    "sigmoid": (lambda t: t.sigmoid(), lambda a: 1 / (1 + np.exp(-a))),
+HERE = os.path.dirname(os.path.abspath(__file__))
+FUZZ = os.path.join(HERE, "..", "..", "scripts", "fuzz.py")
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
+@given(spec=fp.specs())
+def test_random_nested_programs_agree_eager_traced_compiled_and_numpy(spec):
+    fp.check_program(spec)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+@given(spec=fp.specs(dtypes=("int32", "bool")))
+def test_integer_and_bool_programs_agree_exactly(spec):
+    fp.check_program(spec)
+
+
+NESTED = {
+    "dtype": "float32", "shape": [4, 3], "dynamic": True, "seed": 5,
+    "tree": ["map",
+             ["cond", ["psize", "r", 2],
+              ["wrap", ["sbin", "mul", "float32", ["invoke", ["var", "row"]], "n"]],
+              ["unary", "sin", "float32", ["var", "c0"]]],
+             ["binary", "add", "float32", ["var", "x"], ["var", "c1"]], True],
 }
-BINARY = {
-    "add": (lambda a, b: a + b, np.add),
-    "sub": (lambda a, b: a - b, np.subtract),
-    "mul": (lambda a, b: a * b, np.multiply),
-    "maximum": (lambda a, b: hop.maximum(a, b), np.maximum),
-}
 
 
-def exprs(ctx, depth):
-    """Trees valid in context ctx ("full": [n, m] values, "row": [m])."""
-    leaves = st.sampled_from(["x", "y"] if ctx == "full" else ["row", "y"])
-    if depth >= 4:
-        return leaves.map(lambda v: ("var", v))
-    sub = st.deferred(lambda: exprs(ctx, depth + 1))
-    options = [
-        leaves.map(lambda v: ("var", v)),
-        st.tuples(st.just("unary"), st.sampled_from(sorted(UNARY)), sub),
-        st.tuples(st.just("binary"), st.sampled_from(sorted(BINARY)), sub, sub),
-        st.tuples(st.just("wrap"), sub),
-        st.tuples(st.just("cond"), sub, sub, sub),
-        st.tuples(st.just("invoke"), sub),
-    ]
-    if ctx == "full":
-        row = st.deferred(lambda: exprs("row", depth + 1))
-        options.append(st.tuples(st.just("map"), row, sub))
-    return st.one_of(options)
+def test_a_fixed_program_with_all_four_hops_and_lifted_sizes_agrees():
+    fp.check_program(NESTED)
 
 
-def run_hop(tree, env):
-    kind = tree[0]
-    if kind == "var":
-        return env[tree[1]]
-    if kind == "unary":
-        return UNARY[tree[1]][0](run_hop(tree[2], env))
-    if kind == "binary":
-        return BINARY[tree[1]][0](run_hop(tree[2], env), run_hop(tree[3], env))
-    if kind == "wrap":
-        return hop.wrap(lambda: run_hop(tree[1], env))
-    if kind == "cond":
-        p = run_hop(tree[1], env)
-        base = env["row"] if "row" in env else env["x"]  # both branches get one shape
-        return hop.cond(p.sum() > 0, lambda: run_hop(tree[2], env) + 0 * base,
-                        lambda: run_hop(tree[3], env) + 0 * base)
-    if kind == "invoke":
-        return hop.invoke_subgraph(_invoke_body(tree[1]), env)
-    if kind == "map":
-        xs = run_hop(tree[2], env) + 0 * env["x"]
-        return hop.map(lambda r: run_hop(tree[1], dict(env, row=r)), xs)
-    raise AssertionError(kind)
+def test_the_program_graph_lifts_the_closed_over_size_and_tensor_into_the_map_body():
+    vals = fp.inputs(NESTED)
+    f = fp.Program(NESTED["tree"]).function(hop.asarray(vals["c0"]), hop.asarray(vals["c1"]))
+    gm = hop.trace(f, hop.asarray(vals["x"]), hop.asarray(vals["y"]), dynamic=True)
+    # The slice and the extra argument, then what the body reaches: the size
+    # n (s0), and every value of the env dict it hands to invoke_subgraph.
+    assert hop.testing.placeholders(gm) == {
+        "forward": ["s0", "s1", "x", "y", "c1", "c0"],
+        "map_body_0": ["expand", "y", "s0", "s1", "x", "c0", "c1"],
+        "wrap_body_0": ["s0", "s1", "x", "y", "c0", "c1", "expand"],
+        "subgraph_0": ["x", "y", "c0", "c1", "s0", "s1", "expand", "s1_1"],
+    }
 
 
-_bodies = {}
+def test_the_checker_catches_a_float_answer_off_by_one_percent(monkeypatch):
+    monkeypatch.setitem(fp.HOP_UNARY, "sin", lambda a: a.sin() * 1.01)
+    spec = dict(NESTED, tree=["wrap", ["unary", "sin", "float32", ["var", "x"]]])
+    with pytest.raises(AssertionError, match=r"eager vs NumPy: differs at"):
+        fp.check_program(spec)
 
 
-def _invoke_body(tree):
-    """One function object per tree, so repeated subtrees share a subgraph."""
-    key = repr(tree)
-    if key not in _bodies:
-        _bodies[key] = lambda env: run_hop(tree, env)
-    return _bodies[key]
+def test_the_error_bound_accepts_an_ill_conditioned_but_correct_sin():
+    # sin(1e4 * x) in float32: one ulp of the argument moves the result by
+    # ~1e-3, far beyond a fixed tolerance; the propagated bound allows it.
+    spec = {"dtype": "float32", "shape": [3, 4], "dynamic": False, "seed": 3,
+            "tree": ["unary", "sin", "float32",
+                     ["sbin", "mul", "float32",
+                      ["sbin", "mul", "float32", ["sbin", "mul", "float32",
+                                                  ["sbin", "mul", "float32", ["var", "x"], "n"],
+                                                  "n"], "n"], "n"]]}
+    fp.check_program(spec)
 
 
-def run_np(tree, env):
-    kind = tree[0]
-    if kind == "var":
-        return env[tree[1]]
-    if kind == "unary":
-        return UNARY[tree[1]][1](run_np(tree[2], env)).astype(np.float32)
-    if kind == "binary":
-        return BINARY[tree[1]][1](run_np(tree[2], env), run_np(tree[3], env)).astype(np.float32)
-    if kind == "wrap" or kind == "invoke":
-        return run_np(tree[1], env)
-    if kind == "cond":
-        p = run_np(tree[1], env)
-        base = env["row"] if "row" in env else env["x"]
-        branch = tree[2] if p.sum(dtype=np.float32) > 0 else tree[3]
-        return run_np(branch, env) + 0 * base
-    if kind == "map":
-        xs = run_np(tree[2], env) + 0 * env["x"]
-        return np.stack([run_np(tree[1], dict(env, row=r)) for r in xs])
-    raise AssertionError(kind)
+def test_the_checker_compares_integer_programs_exactly(monkeypatch):
+    monkeypatch.setitem(fp.HOP_UNARY, "relu", lambda a: a.abs())
+    spec = {"dtype": "int64", "shape": [3, 2], "dynamic": False, "seed": 0,
+            "tree": ["unary", "relu", "int64", ["var", "x"]]}
+    want = np.maximum(fp.inputs(spec)["x"], 0)
+    assert (want == 0).any()
+    with pytest.raises(AssertionError, match=r"eager vs NumPy: differs at"):
+        fp.check_program(spec)
 
 
-def program(tree):
-    def f(x, y):
-        return run_hop(tree, {"x": x, "y": y}) + 0 * x
-    return f
+def test_save_regression_writes_a_pytest_file_that_replays_the_program(tmp_path):
+    path = fp.save_regression(NESTED, str(tmp_path), summary='AssertionError: boom """ \\ x',
+                              seed=42)
+    assert os.path.basename(path) == f"test_{fp.spec_name(NESTED)}.py"
+    text = open(path).read()
+    assert "Found with seed 42" in text and "AssertionError: boom ''' / x" in text
+    ns = {"__file__": path}
+    exec(compile(text, path, "exec"), ns)
+    assert ns["SPEC"] == NESTED
+    ns[f"test_{fp.spec_name(NESTED)}"]()  # runs and passes
 
 
-shapes = st.tuples(st.integers(2, 5), st.integers(2, 4))
+def _env():
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([HERE] + [p for p in sys.path if p])
+    return env
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(tree=exprs("full", 0), shape=shapes, dynamic=st.booleans(), seed=st.integers(0, 10**6))
-def test_random_nested_programs_agree_eager_traced_compiled_and_numpy(tree, shape, dynamic,
-                                                                        seed):
-    n, m = shape
-    rng = np.random.default_rng(seed)
-    xa = rng.standard_normal((n, m)).astype(np.float32)
-    ya = rng.standard_normal(m).astype(np.float32)
-    f = program(tree)
-    x, y = hop.asarray(xa), hop.asarray(ya)
-    expected = run_np(tree, {"x": xa, "y": ya}) + 0 * xa
-    eager = f(x, y).numpy()
-    np.testing.assert_allclose(eager, expected, rtol=2e-4, atol=2e-5)
-    gm = hop.trace(f, x, y, dynamic=dynamic)
-    np.testing.assert_allclose(gm(x, y).numpy(), eager, rtol=2e-4, atol=2e-5)
-    if dynamic and n != m:
-        # The same plan serves another size its guards accept (with n == m,
-        # duck sizing gave both dims one symbol, so a new n would fail a guard).
-        x2 = rng.standard_normal((n + 3, m)).astype(np.float32)
-        exp2 = run_np(tree, {"x": x2, "y": ya}) + 0 * x2
-        np.testing.assert_allclose(gm(hop.asarray(x2), y).numpy(), exp2, rtol=2e-4, atol=2e-5)
-    compiled = hop.compile(f)
-    np.testing.assert_allclose(compiled(x, y).numpy(), eager, rtol=2e-4, atol=2e-5)
+def test_the_campaign_shrinks_a_planted_bug_and_saves_a_failing_regression(tmp_path):
+    out = tmp_path / "regressions"
+    r = subprocess.run([sys.executable, FUZZ, "--examples", "300", "--chunk", "150", "--seed",
+                        "1", "--dtypes", "int32", "--inject", "relu", "--out", str(out)],
+                       capture_output=True, text=True, env=_env(), timeout=300)
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert "1 distinct failure(s), 1 regression file(s) written" in r.stdout
+    files = sorted(out.glob("test_fuzz_int32_*.py"))
+    assert len(files) == 1
+    ns = {"__file__": str(files[0])}
+    exec(compile(files[0].read_text(), str(files[0]), "exec"), ns)
+    # Shrunk to the smallest program that shows the bug.
+    assert ns["SPEC"]["tree"] == ["unary", "relu", "int32", ["var", "x"]]
+    # The saved file is a pytest file: it fails while the bug is there and
+    # passes once it is fixed.
+    cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(files[0])]
+    env = _env()
+    env["HOP_FUZZ_INJECT"] = "relu"
+    bad = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=300)
+    assert bad.returncode == 1 and "1 failed" in bad.stdout, bad.stdout + bad.stderr
+    good = subprocess.run(cmd, capture_output=True, text=True, env=_env(), timeout=300)
+    assert good.returncode == 0 and "1 passed" in good.stdout, good.stdout + good.stderr
+
+
+def test_the_campaign_reports_seeds_and_counts_when_nothing_fails(tmp_path):
+    r = subprocess.run([sys.executable, FUZZ, "--examples", "40", "--chunk", "20", "--seed", "9",
+                        "--out", str(tmp_path)], capture_output=True, text=True, env=_env(),
+                       timeout=300)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "round 1: seed 9: 20 examples ok" in r.stdout
+    assert "round 2: seed 10: 20 examples ok" in r.stdout
+    assert "fuzz: 40 examples" in r.stdout and "0 distinct failure(s)" in r.stdout
+    assert list(tmp_path.iterdir()) == []

@@ -1,0 +1,71 @@
+"""Foreign kernels: C functions called as ops (hop/foreign.h).
+
+    import ctypes, hop
+    lib = ctypes.CDLL("./libkernels.so")
+    saxpy = hop.foreign("void saxpy(int64_t n, float a, const float *x, float *y)",
+                        lib.saxpy)
+    out = saxpy(4, 2.0, x, y)        # a new tensor: y after the kernel ran; y is untouched
+
+A call runs the kernel eagerly through libffi, or is recorded as a call_foreign node
+while tracing (inside hop.cond, hop.map, ... too; outer tensors are lifted).  A kernel
+gives one new tensor per non-const pointer parameter: None, a Tensor, or a tuple.
+"""
+
+import ctypes
+
+from . import _C
+
+__all__ = ["foreign", "ForeignKernel"]
+
+
+def _address(fn):
+    if isinstance(fn, bool):
+        raise TypeError("hop.foreign(): address must be an int or a ctypes function, not bool")
+    if isinstance(fn, int):
+        return fn
+    if isinstance(fn, ctypes._CFuncPtr):
+        return ctypes.cast(fn, ctypes.c_void_p).value or 0
+    raise TypeError("hop.foreign(): address must be an int or a ctypes function, not "
+                    f"{type(fn).__name__}")
+
+
+class ForeignKernel:
+    """A registered C function, callable with hop.Tensors and Python scalars."""
+
+    __slots__ = ("name", "_keep", "_registered")
+
+    def __init__(self, signature, address, *, side_effects=False):
+        if not isinstance(signature, str):
+            raise TypeError("hop.foreign(): signature must be a str, not "
+                            f"{type(signature).__name__}")
+        self._registered = False
+        self._keep = address  # a ctypes callback must outlive the kernel
+        self.name = _C._foreign_register(signature, _address(address), bool(side_effects))
+        self._registered = True
+
+    @property
+    def signature(self):
+        """The C prototype in canonical spelling."""
+        return _C._foreign_signature(self.name)
+
+    def __call__(self, *args):
+        if not self._registered:
+            raise _C.Error(f"{self.name}: the foreign kernel was unregistered")
+        return _C._foreign_call(self.name, *args)
+
+    def unregister(self):
+        """Removes the kernel from the registry (compiled plans keep it)."""
+        if self._registered:
+            self._registered = False
+            _C._foreign_unregister(self.name)
+
+    def __repr__(self):
+        state = "" if self._registered else " (unregistered)"
+        return f"<hop.foreign {self.signature if self._registered else self.name}{state}>"
+
+
+def foreign(signature, address, *, side_effects=False):
+    """Registers the C function at `address` (an int, or a ctypes function) with the C
+    prototype `signature` and returns a callable ForeignKernel.  side_effects=True keeps
+    its calls in graphs even when their results are unused."""
+    return ForeignKernel(signature, address, side_effects=side_effects)

@@ -1,0 +1,38 @@
+"""bench/run.py runs and prints its table (a smoke run, not a timing test:
+nothing here looks at a figure)."""
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+import hop
+
+pytest.importorskip("torch")
+
+RUN = os.path.join(os.path.dirname(__file__), "..", "..", "bench", "run.py")
+
+
+def test_bench_quick_eager_row_prints_the_table_and_writes_json(tmp_path):
+    out = tmp_path / "bench.json"
+    # The package under test, whichever directory it was imported from.
+    env = dict(os.environ, PYTHONPATH=os.path.dirname(os.path.dirname(hop.__file__)))
+    p = subprocess.run([sys.executable, RUN, "--quick", "--only", "eager_op", "--json", str(out)],
+                       capture_output=True, text=True, env=env, timeout=60)
+    assert p.returncode == 0, p.stderr
+    lines = p.stdout.splitlines()
+    assert lines[0].split() == ["row", "hop", "NumPy", "PyTorch", "ratio(s)", "target", "met?"]
+    assert lines[2].startswith("eager hop op from Python (16 floats)")
+    data = json.loads(out.read_text())
+    assert [r["id"] for r in data["rows"]] == ["eager_op"]
+    assert data["quick"] is True
+    assert data["machine"]["numpy"]
+
+
+def test_bench_rejects_an_unknown_row():
+    env = dict(os.environ, PYTHONPATH=os.path.dirname(os.path.dirname(hop.__file__)))
+    p = subprocess.run([sys.executable, RUN, "--only", "no_such_row"], capture_output=True,
+                       text=True, env=env, timeout=60)
+    assert p.returncode == 2
+    assert "unknown row(s) no_such_row" in p.stderr

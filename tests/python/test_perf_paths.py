@@ -1,0 +1,125 @@
+"""The fast paths the benchmarks rely on (issue #7) give the same results as
+the general ones: long elementwise chains fuse into full groups, a compiled
+call on plain tensors skips flattening, the pytree helpers make no reference
+cycles (so a plan can reuse its output buffer), GraphModules describe
+themselves lazily."""
+import gc
+import sys
+
+import numpy as np
+import pytest
+
+import hop
+
+
+def chain(nops):
+    def f(x, y):
+        for _ in range(nops // 4):
+            x = x * y
+            x = x + 1.0
+            x = x - y
+            x = x * 0.5
+        return x
+    return f
+
+
+def fused_steps(dump):
+    """The step count (p3) of every Fused instruction of a plan dump."""
+    return [int(line.split()[4]) for line in dump.splitlines()
+            if len(line.split()) > 1 and line.split()[1] == "Fused"]
+
+
+def test_a_40_op_chain_lowers_into_groups_of_at_most_16_filled_from_the_output():
+    x, y = hop.randn(16, seed=1), hop.randn(16, seed=2)
+    gm = hop.trace(chain(40), x, y)
+    assert fused_steps(gm.plan.dump()) == [8, 16, 16]
+    np.testing.assert_array_equal(gm(x, y).numpy(), chain(40)(x, y).numpy())
+
+
+def test_a_1000_op_chain_lowers_into_63_groups_and_matches_eager_exactly():
+    x, y = hop.randn(16, seed=3), hop.randn(16, seed=4)
+    gm = hop.trace(chain(1000), x, y)
+    steps = fused_steps(gm.plan.dump())
+    assert steps == [1000 - 62 * 16] + [16] * 62
+    np.testing.assert_array_equal(gm(x, y).numpy(), chain(1000)(x, y).numpy())
+
+
+def test_compiled_call_on_tensors_and_on_numpy_arrays_give_the_same_values():
+    f = hop.compile(lambda a, b: (a * b + 1.0).relu())
+    a, b = hop.randn(4, 16, seed=5), hop.randn(16, seed=6)
+    fast = f(a, b)
+    assert isinstance(fast, hop.Tensor)
+    general = f(a.numpy(), b.numpy())
+    assert isinstance(general, np.ndarray)
+    np.testing.assert_array_equal(fast.numpy(), general)
+    np.testing.assert_array_equal(general, np.maximum(a.numpy() * b.numpy() + 1.0, 0))
+
+
+def test_compiled_call_with_a_structured_result_keeps_its_structure():
+    f = hop.compile(lambda a: {"double": a * 2.0, "pair": (a + 1.0, 3)})
+    a = hop.arange(4, dtype=hop.float32)
+    r = f(a)
+    assert sorted(r) == ["double", "pair"]
+    assert r["double"].numpy().tolist() == [0.0, 2.0, 4.0, 6.0]
+    assert r["pair"][0].numpy().tolist() == [1.0, 2.0, 3.0, 4.0]
+    assert r["pair"][1] == 3
+
+
+def test_compiled_call_rejects_a_proxy_through_the_fast_path():
+    f = hop.compile(lambda a: a + 1.0)
+    f(hop.zeros(3))
+    runner = f._entries[0].runner
+
+    def g(x):
+        return runner(x)
+    with pytest.raises(TypeError, match=r"plan input 0 \(a\) must be a concrete hop.Tensor"):
+        hop.trace(g, hop.zeros(3))
+
+
+def test_flatten_and_unflatten_leave_no_reference_cycle_holding_the_leaves():
+    from hop._pytree import flatten, unflatten
+    leaf = hop.zeros(2)
+    before = sys.getrefcount(leaf)
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        leaves, spec = flatten(({"k": [leaf, None]}, 1))
+        rebuilt = unflatten(leaves, spec)
+        assert rebuilt[0]["k"][0] is leaf and rebuilt[1] == 1
+        del leaves, rebuilt
+        assert sys.getrefcount(leaf) == before
+    finally:
+        if enabled:
+            gc.enable()
+
+
+@pytest.mark.parametrize("numpy_args", [False, True])
+def test_a_compiled_plan_reuses_its_released_output_buffer(numpy_args):
+    f = hop.compile(lambda a, b: a + b)
+    a, b = hop.ones(1024), hop.full([1024], 2.0)
+    args = (a.numpy(), b.numpy()) if numpy_args else (a, b)
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        addresses = []
+        for _ in range(3):
+            r = f(*args)
+            addresses.append(np.asarray(r).__array_interface__["data"][0])
+            assert np.asarray(r)[0] == 3.0
+            del r
+        assert addresses[1] == addresses[2]
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def test_graph_module_attributes_are_described_on_first_use():
+    def f(x):
+        return hop.wrap(lambda v: v.sin(), x)
+    gm = hop.trace(f, hop.randn(3, seed=7))
+    assert gm._cache == {}
+    assert gm.name == "forward"
+    assert list(gm.subgraphs) == ["wrap_body_0"]
+    assert [n.op for n in gm.subgraphs["wrap_body_0"].graph.nodes] == [
+        "placeholder", "call_op", "output"]
+    assert gm.graph is gm.graph
