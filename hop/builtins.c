@@ -559,9 +559,14 @@ invoke_installed(hop_call *c)
         entry_free(&e);
         return hop_error_code();
     }
-    memcpy(e.inputs, c->input_meta, e.ninputs * sizeof *e.inputs);
-    memcpy(e.outs, c->outs, e.nouts * sizeof *e.outs);
-    memcpy(e.lifted, c->passed.items + c->ninputs, e.nlifted * sizeof *e.lifted);
+    /* A body with no inputs, outputs or lifted values has NULL arrays here,
+     * and memcpy from NULL is undefined even for 0 bytes. */
+    if (e.ninputs)
+        memcpy(e.inputs, c->input_meta, e.ninputs * sizeof *e.inputs);
+    if (e.nouts)
+        memcpy(e.outs, c->outs, e.nouts * sizeof *e.outs);
+    if (e.nlifted)
+        memcpy(e.lifted, c->passed.items + c->ninputs, e.nlifted * sizeof *e.lifted);
     cache->entries[cache->n++] = e;
     return HOP_OK;
 }

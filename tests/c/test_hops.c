@@ -479,6 +479,39 @@ test_invoke_subgraph_three_calls_share_one_subgraph_traced_once(void **state)
     hop_output_graph_free(og);
 }
 
+static hop_status
+closure_body(hop_tracer *t, void *ud, hop_node *const *in, size_t n, hop_values *out)
+{
+    (void)in;
+    (void)n;
+    return ret(out, op1(t, HOP_OP_neg, ud));
+}
+
+static void
+test_invoke_subgraph_without_explicit_inputs_lifts_its_closure_and_is_cached(void **state)
+{
+    (void)state;
+    hop_node *x;
+    hop_output_graph *og = program(&x, NULL, false);
+    hop_values out = {0};
+    for (int i = 0; i < 2; i++)
+        assert_int_equal(hop_invoke_subgraph(og, (hop_body){closure_body, x}, NULL, 0, &out),
+                         HOP_OK);
+    finish(og, out.items[1]);
+    hop_values_clear(&out);
+    assert_code(og, "def forward(x: \"f32[8, 4]\"):\n"
+                    "    def subgraph_0(x: \"f32[8, 4]\"):\n"
+                    "        neg: \"f32[8, 4]\" = neg(x)\n"
+                    "        return (neg,)\n"
+                    "\n"
+                    "    invoke_subgraph: \"f32[8, 4]\" = invoke_subgraph(subgraph_0, (x,))\n"
+                    "    getitem: \"f32[8, 4]\" = invoke_subgraph[0]\n"
+                    "    invoke_subgraph_1: \"f32[8, 4]\" = invoke_subgraph(subgraph_0, (x,))\n"
+                    "    getitem_1: \"f32[8, 4]\" = invoke_subgraph_1[0]\n"
+                    "    return (getitem_1,)\n");
+    hop_output_graph_free(og);
+}
+
 static void
 test_invoke_subgraph_with_different_shapes_makes_two_subgraphs(void **state)
 {
@@ -900,6 +933,8 @@ main(void)
         cmocka_unit_test(test_map_over_zero_length_xs_is_a_shape_error_and_changes_nothing),
         cmocka_unit_test(test_map_with_mismatched_leading_sizes_is_a_shape_error),
         cmocka_unit_test(test_invoke_subgraph_three_calls_share_one_subgraph_traced_once),
+        cmocka_unit_test(
+            test_invoke_subgraph_without_explicit_inputs_lifts_its_closure_and_is_cached),
         cmocka_unit_test(test_invoke_subgraph_with_different_shapes_makes_two_subgraphs),
         cmocka_unit_test(test_three_level_nesting_mixing_all_four_hops),
         cmocka_unit_test(test_cond_branch_outputs_that_disagree_name_the_output_and_both_branches),
