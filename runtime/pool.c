@@ -66,9 +66,12 @@ static void stop_workers(void);
 void
 hop_runtime_set_threads(int n)
 {
+    /* Started workers stay: a job of nth pieces never uses more than
+     * nth - 1 of them, and restarting threads on every change would give
+     * the scheduler fresh threads to place next to the caller (seen as no
+     * gain from a second thread right after switching 1 -> 2). */
     pthread_mutex_lock(&dispatch);
-    stop_workers();
-    setting = n <= 0 ? 0 : n > MAX_THREADS ? MAX_THREADS : n;
+    __atomic_store_n(&setting, n <= 0 ? 0 : n > MAX_THREADS ? MAX_THREADS : n, __ATOMIC_RELAXED);
     pthread_mutex_unlock(&dispatch);
 }
 

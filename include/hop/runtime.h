@@ -353,8 +353,9 @@ hop_status hop_kernel_rebase(hop_kernel *k, const hop_rt_arg *args, size_t nargs
 /*
  * Number of threads large kernels use, including the caller; n <= 0 means
  * the number of cores (the default).  Workers are started lazily; a thread
- * that cannot be created just leaves its share to the others.  Changing it
- * stops the current workers.  Do not call it while kernels run.
+ * that cannot be created just leaves its share to the others.  Lowering it
+ * leaves started workers parked (asleep), so switching back costs nothing;
+ * hop_runtime_shutdown stops them.  Do not call it while kernels run.
  */
 void hop_runtime_set_threads(int n);
 int hop_runtime_threads(void);
