@@ -342,6 +342,7 @@ def r_plan_op():
 
 @row("eager_op", "eager hop op from Python (16 floats)", "<= NumPy")
 def r_eager_op():
+    one_thread()
     a, b = hop.randn(16, seed=1), hop.randn(16, seed=2)
     an, bn = a.numpy(), b.numpy()
     at, bt = (torch.from_numpy(an), torch.from_numpy(bn)) if torch else (None, None)

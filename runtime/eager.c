@@ -352,6 +352,76 @@ eager_matmul(const hop__call *c, hop_rt_value *out)
     return st;
 }
 
+/* Contiguous from the first element: sizes and strides in C order. */
+static bool
+dense(const hop_tensor *t)
+{
+    int64_t expect = 1;
+    for (int d = t->rank - 1; d >= 0; d--) {
+        if (t->sizes[d] != 1 && t->strides[d] != expect)
+            return false;
+        expect *= t->sizes[d];
+    }
+    return true;
+}
+
+/*
+ * The common eager call from Python - arithmetic on two dense tensors of one
+ * dtype and one shape, small enough not to go to the pool - skips shape
+ * inference and the engine's setup: its result has the operands' dtype and
+ * sizes (hop_op_infer says so for these ops and dtypes), and one call of the
+ * vector function computes it, as the engine would for one flat run.
+ * Anything else (or an op without a vector function for the dtype) takes
+ * the general path, which also reports every operand error.  Returns false
+ * when it does not apply; *st is the outcome when it does.
+ */
+static bool
+eager_fast(hop_status *st, hop_op op, const hop_rt_arg *args, size_t nargs, hop_rt_value *out)
+{
+    if (nargs != 2 || args[0].kind != HOP_OPND_TENSOR || args[1].kind != HOP_OPND_TENSOR)
+        return false;
+    switch (op) {
+    case HOP_OP_add:
+    case HOP_OP_sub:
+    case HOP_OP_mul:
+    case HOP_OP_maximum:
+    case HOP_OP_minimum:
+    case HOP_OP_div:
+        break;
+    default:
+        return false;
+    }
+    const hop_tensor *a = args[0].u.tensor, *b = args[1].u.tensor;
+    if (a == NULL || b == NULL || a->dtype != b->dtype || a->rank != b->rank)
+        return false;
+    if (a->dtype != HOP_F32 && a->dtype != HOP_F64 &&
+        (op == HOP_OP_div || (a->dtype != HOP_I32 && a->dtype != HOP_I64)))
+        return false;
+    int64_t n = 1;
+    for (int d = 0; d < a->rank; d++) {
+        if (a->sizes[d] != b->sizes[d])
+            return false;
+        n *= a->sizes[d];
+    }
+    if (n > 4096 || !dense(a) || !dense(b))
+        return false;
+    hop__vfn fn = hop__vfn_binary(op, a->dtype);
+    if (fn == NULL)
+        return false;
+    hop_tensor *t = hop_tensor_empty(a->dtype, a->rank, a->sizes);
+    if (t == NULL) {
+        *st = hop_error_code();
+        return true;
+    }
+    const void *in[2] = {a->data, b->data};
+    static const int inc[2] = {1, 1};
+    fn(n, t->data, in, inc);
+    out->kind = HOP_VALUE_TENSOR;
+    out->tensor = t;
+    *st = HOP_OK;
+    return true;
+}
+
 hop_status
 hop_eager(hop_op op, const hop_rt_arg *args, size_t nargs, hop_rt_value *out)
 {
@@ -360,6 +430,9 @@ hop_eager(hop_op op, const hop_rt_arg *args, size_t nargs, hop_rt_value *out)
     out->kind = HOP_VALUE_NONE;
     out->tensor = NULL;
     out->i = 0;
+    hop_status fast;
+    if (eager_fast(&fast, op, args, nargs, out))
+        return fast;
     hop__call c;
     hop_status st = hop__infer_call(&c, op, args, nargs);
     if (st != HOP_OK)

@@ -11,6 +11,67 @@
 
 /* ---------------------------------------------------------------- tensors */
 
+/* hop_eager's shortcut for same-shape dense arithmetic must give exactly what
+ * the general path (hop_eager_out, shape inference + the engine) gives, and
+ * hand every other case to it. */
+static void
+test_eager_arithmetic_shortcut_matches_the_general_path(void **state)
+{
+    (void)state;
+    const hop_op ops[] = {HOP_OP_add, HOP_OP_sub,     HOP_OP_mul,
+                          HOP_OP_div, HOP_OP_maximum, HOP_OP_minimum};
+    const hop_dtype dts[] = {HOP_F32, HOP_F64, HOP_I32, HOP_I64};
+    double av[12], bv[12];
+    for (int i = 0; i < 12; i++) {
+        av[i] = i * 1.5 - 7;
+        bv[i] = 5 - i * 0.75;
+    }
+    for (size_t o = 0; o < N_(ops); o++)
+        for (size_t d = 0; d < N_(dts); d++) {
+            if (ops[o] == HOP_OP_div && !hop_dtype_is_float(dts[d]))
+                continue;
+            hop_tensor *a = make(dts[d], 2, SIZES(3, 4), av), *b = make(dts[d], 2, SIZES(3, 4), bv);
+            /* dense, a transposed (strided) operand, a broadcast operand */
+            hop_tensor *at = OP(transpose, TA(a), IA(0), IA(1));
+            hop_tensor *btv = OP(transpose, TA(b), IA(0), IA(1));
+            hop_tensor *bt = hop_tensor_contiguous(btv);
+            assert_non_null(bt);
+            hop_tensor_release(btv);
+            hop_tensor *row = make(dts[d], 1, SIZES(4), bv);
+            const hop_tensor *pairs[][2] = {{a, b}, {at, bt}, {a, row}, {a, a}};
+            for (size_t p = 0; p < N_(pairs); p++) {
+                hop_rt_arg args[] = {TA((hop_tensor *)pairs[p][0]), TA((hop_tensor *)pairs[p][1])};
+                hop_tensor *got = run_op(ops[o], args, 2);
+                hop_tensor *want = hop_tensor_empty(got->dtype, got->rank, got->sizes);
+                assert_int_equal(hop_eager_out(ops[o], args, 2, want), HOP_OK);
+                assert_int_equal(got->dtype, dts[d]);
+                assert_memory_equal(got->data, want->data,
+                                    (size_t)hop_tensor_numel(got) * hop_dtype_size(got->dtype));
+                hop_tensor_release(got);
+                hop_tensor_release(want);
+            }
+            hop_tensor *ts[] = {a, b, at, bt, row};
+            for (size_t i = 0; i < N_(ts); i++)
+                hop_tensor_release(ts[i]);
+        }
+    /* Errors still come from the general path; an allocation failure is
+     * HOP_NOMEM with nothing returned. */
+    hop_tensor *x = make(HOP_F32, 1, SIZES(3), av), *y = make(HOP_F64, 1, SIZES(3), bv);
+    hop_tensor *z = make(HOP_F32, 1, SIZES(4), bv);
+    EXPECT_FAIL(HOP_SHAPE, "add: cannot broadcast f32[3] with f32[4]", add, TA(x), TA(z));
+    hop_tensor *m = OP(add, TA(x), TA(y));
+    assert_int_equal(m->dtype, HOP_F64);
+    hop_tensor_release(m);
+    long live = hop_alloc_live();
+    hop_alloc_fail_at(1);
+    EXPECT_FAIL(HOP_NOMEM, NULL, add, TA(x), TA(x));
+    hop_alloc_fail_at(0);
+    assert_int_equal(hop_alloc_live(), live);
+    hop_tensor *ts[] = {x, y, z};
+    for (size_t i = 0; i < N_(ts); i++)
+        hop_tensor_release(ts[i]);
+}
+
 static void
 test_new_tensor_is_contiguous_aligned_and_owned_once(void **state)
 {
@@ -750,6 +811,7 @@ int
 main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_eager_arithmetic_shortcut_matches_the_general_path),
         cmocka_unit_test(test_new_tensor_is_contiguous_aligned_and_owned_once),
         cmocka_unit_test(test_zeros_from_data_and_zero_dim_tensors),
         cmocka_unit_test(test_tensor_creation_rejects_bad_shapes),
