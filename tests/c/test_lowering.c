@@ -15,6 +15,7 @@
 #include "hop.h"
 #include "hop/lowering.h"
 #include "hop/runtime.h"
+#include "test_plan_util.h"
 
 #include <math.h>
 #include <pthread.h>
@@ -24,54 +25,6 @@
 #include <string.h>
 
 /* ------------------------------------------------------------ helpers */
-
-#define N hop_arg_node
-#define LEN(a) (sizeof(a) / sizeof((a)[0]))
-#define OP(t, op, ...)                                                                             \
-    hop_tracer_call_op((t), (op), (hop_arg[]){__VA_ARGS__},                                        \
-                       sizeof((hop_arg[]){__VA_ARGS__}) / sizeof(hop_arg))
-
-static uint64_t rng = 88172645463325252ull;
-
-static double
-uniform(void)
-{
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return (double)(rng >> 11) / 9007199254740992.0 * 2.0 - 1.0;
-}
-
-static hop_tensor *
-rand_tensor(hop_dtype dt, int rank, const int64_t *sizes)
-{
-    hop_tensor *t = hop_tensor_empty(dt, rank, sizes);
-    assert_non_null(t);
-    int64_t n = hop_tensor_numel(t);
-    for (int64_t i = 0; i < n; i++) {
-        double v = uniform() * 4;
-        switch (dt) {
-        case HOP_F32:
-            ((float *)t->data)[i] = (float)v;
-            break;
-        case HOP_F64:
-            ((double *)t->data)[i] = v;
-            break;
-        case HOP_I32:
-            ((int32_t *)t->data)[i] = (int32_t)(v * 3);
-            break;
-        case HOP_I64:
-            ((int64_t *)t->data)[i] = (int64_t)(v * 3);
-            break;
-        case HOP_BOOL:
-            ((uint8_t *)t->data)[i] = v > 0;
-            break;
-        default:
-            break;
-        }
-    }
-    return t;
-}
 
 __attribute__((unused)) static hop_tensor *
 t1(hop_dtype dt, int64_t a)
@@ -83,47 +36,6 @@ static hop_tensor *
 t2(hop_dtype dt, int64_t a, int64_t b)
 {
     return rand_tensor(dt, 2, (int64_t[]){a, b});
-}
-
-/* Exact equality (the plan runs the same vector functions as hop_eager),
- * elementwise over any strides; nan equals nan. */
-static void
-assert_same(const hop_tensor *a, const hop_tensor *b)
-{
-    assert_non_null(a);
-    assert_non_null(b);
-    assert_int_equal(a->dtype, b->dtype);
-    assert_int_equal(a->rank, b->rank);
-    for (int d = 0; d < a->rank; d++)
-        assert_int_equal(a->sizes[d], b->sizes[d]);
-    int64_t n = hop_tensor_numel(a);
-    size_t es = hop_dtype_size(a->dtype);
-    for (int64_t i = 0; i < n; i++) {
-        int64_t oa = 0, ob = 0, rest = i;
-        for (int d = a->rank - 1; d >= 0; d--) {
-            int64_t k = rest % a->sizes[d];
-            rest /= a->sizes[d];
-            oa += k * a->strides[d];
-            ob += k * b->strides[d];
-        }
-        const char *pa = (const char *)a->data + oa * (int64_t)es;
-        const char *pb = (const char *)b->data + ob * (int64_t)es;
-        if (memcmp(pa, pb, es) != 0) {
-            double x = a->dtype == HOP_F32 ? *(const float *)pa : a->dtype == HOP_F64 ? *(const double *)pa : 0;
-            double y = b->dtype == HOP_F32 ? *(const float *)pb : b->dtype == HOP_F64 ? *(const double *)pb : 0;
-            if (!(x != x && y != y)) {
-                fprintf(stderr, "element %lld differs: %.9g vs %.9g\n", (long long)i, x, y);
-                fail();
-            }
-        }
-    }
-}
-
-static void
-release_all(hop_tensor **ts, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        hop_tensor_release(ts[i]);
 }
 
 static hop_plan *
@@ -231,7 +143,6 @@ test_one_dynamic_plan_serves_several_sizes(void **state)
     hop_output_graph_free(og);
 }
 
-
 /* where(x > y, x * y, z - x) + sigmoid(y), with int and bool operands. */
 static void
 test_broadcasts_scalars_and_dtypes_match_eager(void **state)
@@ -306,8 +217,8 @@ test_kernels_and_views_match_eager(void **state)
         hop_node *sm = OP(t, HOP_OP_sum, N(th), hop_arg_list((hop_arg[]){hop_arg_int(1)}, 1),
                           hop_arg_bool(true));
         hop_node *flat = OP(t, HOP_OP_reshape, N(x), hop_arg_list((hop_arg[]){hop_arg_int(-1)}, 1));
-        hop_node *cat = OP(t, HOP_OP_cat, hop_arg_list((hop_arg[]){N(flat), N(flat)}, 2),
-                           hop_arg_int(0));
+        hop_node *cat =
+            OP(t, HOP_OP_cat, hop_arg_list((hop_arg[]){N(flat), N(flat)}, 2), hop_arg_int(0));
         hop_node *mean = OP(t, HOP_OP_mean, N(cat), hop_arg_none(), hop_arg_bool(false));
         hop_node *am = OP(t, HOP_OP_argmax, N(x), hop_arg_int(1), hop_arg_bool(false));
         hop_node *un = OP(t, HOP_OP_unsqueeze, N(mean), hop_arg_int(0));
@@ -315,12 +226,15 @@ test_kernels_and_views_match_eager(void **state)
         hop_node *sl = OP(t, HOP_OP_slice, N(x), hop_arg_int(0), hop_arg_int(1), hop_arg_none(),
                           hop_arg_int(2));
         hop_node *amax = OP(t, HOP_OP_amax, N(sl), hop_arg_int(0), hop_arg_bool(false));
-        hop_node *ones = OP(t, HOP_OP_ones, hop_arg_list((hop_arg[]){hop_arg_int(2), hop_arg_int(3)}, 2),
-                            hop_arg_none());
+        hop_node *ones =
+            OP(t, HOP_OP_ones, hop_arg_list((hop_arg[]){hop_arg_int(2), hop_arg_int(3)}, 2),
+               hop_arg_none());
         hop_node *sq = OP(t, HOP_OP_squeeze, N(sm), hop_arg_int(1));
-        hop_node *ex = OP(t, HOP_OP_expand, N(un), hop_arg_list((hop_arg[]){hop_arg_int(2), hop_arg_int(-1)}, 2));
+        hop_node *ex = OP(t, HOP_OP_expand, N(un),
+                          hop_arg_list((hop_arg[]){hop_arg_int(2), hop_arg_int(-1)}, 2));
         hop_node *ad = OP(t, HOP_OP_add, N(ex), N(sq));
-        hop_node *pm = OP(t, HOP_OP_permute, N(ones), hop_arg_list((hop_arg[]){hop_arg_int(1), hop_arg_int(0)}, 2));
+        hop_node *pm = OP(t, HOP_OP_permute, N(ones),
+                          hop_arg_list((hop_arg[]){hop_arg_int(1), hop_arg_int(0)}, 2));
         hop_node *cl = OP(t, HOP_OP_clone, N(pm));
         finish(og, (hop_node *[]){sm, cat, am, sel, amax, ad, cl}, 7);
         hop_tensor *in[] = {t2(HOP_F32, shapes[k][0], shapes[k][1]), t2(HOP_F32, shapes[k][1], 3)};
@@ -745,9 +659,9 @@ test_map_over_two_inputs_with_extra_args_matches_eager(void **state)
     hop_node *c = hop_output_graph_add_input(og, "c", HOP_F32, 0, NULL, false);
     two_spec sp = {c};
     hop_values r = {0};
-    assert_int_equal(hop_map(og, (hop_body){two_xs, &sp}, (hop_arg[]){N(x), N(y)}, 2,
-                             (hop_arg[]){N(z)}, 1, &r),
-                     HOP_OK);
+    assert_int_equal(
+        hop_map(og, (hop_body){two_xs, &sp}, (hop_arg[]){N(x), N(y)}, 2, (hop_arg[]){N(z)}, 1, &r),
+        HOP_OK);
     assert_int_equal(r.n, 2);
     finish(og, r.items, 2);
     hop_values_clear(&r);
@@ -1026,9 +940,9 @@ closure_row(hop_tracer *t, void *ud, hop_node *const *in, size_t n, hop_values *
     (void)n;
     hop_node *sz = OP(t, HOP_OP_sym_size, N(in[0]), hop_arg_int(0));
     hop_node *a = sz ? OP(t, HOP_OP_add, N(in[0]), N(sz)) : NULL;
-    hop_node *wh = a ? OP(t, HOP_OP_where, N(OP(t, HOP_OP_gt, N(a), hop_arg_int(3))), N(a),
-                          hop_arg_float(0.0))
-                     : NULL;
+    hop_node *wh =
+        a ? OP(t, HOP_OP_where, N(OP(t, HOP_OP_gt, N(a), hop_arg_int(3))), N(a), hop_arg_float(0.0))
+          : NULL;
     hop_status st = push(out, wh);
     return st == HOP_OK ? push(out, w) : st;
 }
@@ -1042,8 +956,8 @@ test_maps_in_maps_conds_in_maps_and_closures_match_eager(void **state)
     hop_node *w = hop_output_graph_add_input(og, "w", HOP_F64, 1, (int64_t[]){7}, true);
     unary_spec specs[2] = {{HOP_OP_relu, NULL}, {HOP_OP_neg, NULL}};
     hop_values r1 = {0}, r2 = {0};
-    assert_int_equal(
-        hop_map(og, (hop_body){inner_map, specs}, (hop_arg[]){N(x)}, 1, NULL, 0, &r1), HOP_OK);
+    assert_int_equal(hop_map(og, (hop_body){inner_map, specs}, (hop_arg[]){N(x)}, 1, NULL, 0, &r1),
+                     HOP_OK);
     hop_node *flat = OP(root(og), HOP_OP_reshape, N(x),
                         hop_arg_list((hop_arg[]){hop_arg_int(-1), hop_arg_int(5)}, 2));
     assert_int_equal(hop_map(og, (hop_body){closure_row, w}, (hop_arg[]){N(flat)}, 1, NULL, 0, &r2),
@@ -1113,8 +1027,8 @@ opaque_lower(hop_lower_ctx *cx, const hop_node *call, void *ud)
         if (st != HOP_OK)
             return st;
     }
-    hop_status st = hop_lower_inline(cx, call->args[0].u.graph, in, list->u.list.n, NULL, out,
-                                     call->nouts);
+    hop_status st =
+        hop_lower_inline(cx, call->args[0].u.graph, in, list->u.list.n, NULL, out, call->nouts);
     return st == HOP_OK ? hop_lower_results(cx, out, call->nouts) : st;
 }
 
@@ -1204,9 +1118,9 @@ worker(void *arg)
         hop_tensor *got = NULL;
         if (hop_plan_run(j->plan, j->in[k], 3, &got, 1) != HOP_OK)
             break;
-        bool same = got->rank == j->want[k]->rank &&
-                    memcmp(got->data, j->want[k]->data,
-                           (size_t)hop_tensor_numel(got) * sizeof(float)) == 0;
+        bool same =
+            got->rank == j->want[k]->rank &&
+            memcmp(got->data, j->want[k]->data, (size_t)hop_tensor_numel(got) * sizeof(float)) == 0;
         hop_tensor_release(got);
         if (!same)
             break;

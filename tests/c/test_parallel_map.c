@@ -20,6 +20,7 @@
 #include "hop/lowering.h"
 #include "hop/runtime.h"
 #include "lowering/lowering_impl.h"
+#include "test_plan_util.h"
 
 #include <math.h>
 #include <pthread.h>
@@ -28,76 +29,6 @@
 #include <string.h>
 
 /* ------------------------------------------------------------ helpers */
-
-#define N hop_arg_node
-#define LEN(a) (sizeof(a) / sizeof((a)[0]))
-#define OP(t, op, ...)                                                                             \
-    hop_tracer_call_op((t), (op), (hop_arg[]){__VA_ARGS__},                                        \
-                       sizeof((hop_arg[]){__VA_ARGS__}) / sizeof(hop_arg))
-
-static uint64_t rng = 88172645463325252ull;
-
-static double
-uniform(void)
-{
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return (double)(rng >> 11) / 9007199254740992.0 * 2.0 - 1.0;
-}
-
-static hop_tensor *
-rand_tensor(hop_dtype dt, int rank, const int64_t *sizes)
-{
-    hop_tensor *t = hop_tensor_empty(dt, rank, sizes);
-    assert_non_null(t);
-    int64_t n = hop_tensor_numel(t);
-    for (int64_t i = 0; i < n; i++) {
-        double v = uniform() * 4;
-        if (dt == HOP_F32)
-            ((float *)t->data)[i] = (float)v;
-        else if (dt == HOP_F64)
-            ((double *)t->data)[i] = v;
-        else if (dt == HOP_I64)
-            ((int64_t *)t->data)[i] = (int64_t)(v * 3);
-    }
-    return t;
-}
-
-/* Bitwise equality (same kernels either way); nan equals nan. */
-static void
-assert_same(const hop_tensor *a, const hop_tensor *b)
-{
-    assert_non_null(a);
-    assert_non_null(b);
-    assert_int_equal(a->dtype, b->dtype);
-    assert_int_equal(a->rank, b->rank);
-    for (int d = 0; d < a->rank; d++)
-        assert_int_equal(a->sizes[d], b->sizes[d]);
-    hop_tensor *ca = hop_tensor_contiguous((hop_tensor *)a);
-    hop_tensor *cb = hop_tensor_contiguous((hop_tensor *)b);
-    size_t bytes = (size_t)hop_tensor_numel(a) * hop_dtype_size(a->dtype);
-    if (memcmp(ca->data, cb->data, bytes) != 0) {
-        for (int64_t i = 0; a->dtype == HOP_F32 && i < hop_tensor_numel(a); i++) {
-            float x = ((float *)ca->data)[i], y = ((float *)cb->data)[i];
-            if (memcmp(&x, &y, sizeof x) != 0 && !(x != x && y != y)) {
-                fprintf(stderr, "element %lld differs: %.9g vs %.9g\n", (long long)i, x, y);
-                fail();
-            }
-        }
-        if (a->dtype != HOP_F32)
-            fail();
-    }
-    hop_tensor_release(ca);
-    hop_tensor_release(cb);
-}
-
-static void
-release_all(hop_tensor **ts, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        hop_tensor_release(ts[i]);
-}
 
 static hop_plan *
 lower(hop_output_graph *og, bool fuse)

@@ -21,6 +21,7 @@
 #include "hop.h"
 #include "hop/lowering.h"
 #include "hop/runtime.h"
+#include "test_plan_util.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,62 +29,6 @@
 
 /* lowering/parmap.c: how many loops went to the pool so far */
 long hop__parmap_runs(void);
-
-#define N hop_arg_node
-#define LEN(a) (sizeof(a) / sizeof((a)[0]))
-#define OP(t, op, ...)                                                                             \
-    hop_tracer_call_op((t), (op), (hop_arg[]){__VA_ARGS__},                                        \
-                       sizeof((hop_arg[]){__VA_ARGS__}) / sizeof(hop_arg))
-
-/* ------------------------------------------------------------ helpers */
-
-static uint64_t rng = 88172645463325252ull;
-
-static float
-uniform(void)
-{
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return (float)((double)(rng >> 11) / 9007199254740992.0 * 4.0 - 2.0);
-}
-
-static hop_tensor *
-rand_f32(int rank, const int64_t *sizes)
-{
-    hop_tensor *t = hop_tensor_empty(HOP_F32, rank, sizes);
-    assert_non_null(t);
-    for (int64_t i = 0; i < hop_tensor_numel(t); i++)
-        ((float *)t->data)[i] = uniform();
-    return t;
-}
-
-/* Bitwise equality of two tensors of the same geometry. */
-static void
-assert_same(const hop_tensor *a, const hop_tensor *b)
-{
-    assert_non_null(a);
-    assert_non_null(b);
-    assert_int_equal(a->dtype, b->dtype);
-    assert_int_equal(a->rank, b->rank);
-    for (int d = 0; d < a->rank; d++)
-        assert_int_equal(a->sizes[d], b->sizes[d]);
-    hop_tensor *ca = hop_tensor_contiguous((hop_tensor *)a);
-    hop_tensor *cb = hop_tensor_contiguous((hop_tensor *)b);
-    assert_non_null(ca);
-    assert_non_null(cb);
-    size_t bytes = (size_t)hop_tensor_numel(a) * hop_dtype_size(a->dtype);
-    assert_memory_equal(ca->data, cb->data, bytes);
-    hop_tensor_release(ca);
-    hop_tensor_release(cb);
-}
-
-static void
-release_all(hop_tensor **ts, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        hop_tensor_release(ts[i]);
-}
 
 /* ------------------------------------------------------ kernel level */
 
@@ -124,13 +69,13 @@ check_case(kcase *c)
     assert_int_equal(hop_alloc_count() - before, 0);
     hop_kernel_run(&k);
     assert_int_equal(hop_eager_out(c->op, c->args[1], c->nargs, want), HOP_OK);
-    assert_same(out1, want);
+    assert_identical(out1, want);
     /* and back, in pieces */
     assert_int_equal(hop_kernel_rebase(&k, c->args[0], c->nargs, out0), HOP_OK);
     for (int i = 0; i < 3; i++)
         hop_kernel_compute(&k, i, 3);
     assert_int_equal(hop_eager_out(c->op, c->args[0], c->nargs, want), HOP_OK);
-    assert_same(out0, want);
+    assert_identical(out0, want);
     hop_tensor *ts[] = {out0, out1, want};
     release_all(ts, 3);
     release_all(c->owned, c->nowned);
@@ -146,14 +91,14 @@ test_every_kernel_family_rebased_computes_what_a_fresh_prepare_computes(void **s
     kcase ew = {.name = "add", .op = HOP_OP_add, .nargs = 2, .out_rank = 2, .out_dtype = HOP_F32};
     memcpy(ew.out_sizes, s34, sizeof s34);
     for (int i = 0; i < 2; i++) {
-        ew.args[i][0] = hop_rt_tensor(keep(&ew, rand_f32(2, s34)));
-        ew.args[i][1] = hop_rt_tensor(keep(&ew, rand_f32(1, s4)));
+        ew.args[i][0] = hop_rt_tensor(keep(&ew, rand_tensor(HOP_F32, 2, s34)));
+        ew.args[i][1] = hop_rt_tensor(keep(&ew, rand_tensor(HOP_F32, 1, s4)));
     }
     check_case(&ew);
     kcase sc = {.name = "mul", .op = HOP_OP_mul, .nargs = 2, .out_rank = 1, .out_dtype = HOP_F32};
     sc.out_sizes[0] = 4;
     for (int i = 0; i < 2; i++) {
-        sc.args[i][0] = hop_rt_tensor(keep(&sc, rand_f32(1, s4)));
+        sc.args[i][0] = hop_rt_tensor(keep(&sc, rand_tensor(HOP_F32, 1, s4)));
         sc.args[i][1] = hop_rt_float(2.5);
     }
     check_case(&sc);
@@ -167,8 +112,8 @@ test_every_kernel_family_rebased_computes_what_a_fresh_prepare_computes(void **s
         ((uint8_t *)cnd->data)[i] = 1;
         ((uint8_t *)cnd->data)[2 + i] = 1;
         wh.args[i][0] = hop_rt_tensor(cnd);
-        wh.args[i][1] = hop_rt_tensor(keep(&wh, rand_f32(1, s4)));
-        wh.args[i][2] = hop_rt_tensor(keep(&wh, rand_f32(1, s4)));
+        wh.args[i][1] = hop_rt_tensor(keep(&wh, rand_tensor(HOP_F32, 1, s4)));
+        wh.args[i][2] = hop_rt_tensor(keep(&wh, rand_tensor(HOP_F32, 1, s4)));
     }
     check_case(&wh);
 
@@ -178,7 +123,7 @@ test_every_kernel_family_rebased_computes_what_a_fresh_prepare_computes(void **s
     red.out_sizes[1] = 1;
     hop_rt_arg dim1[] = {hop_rt_int(1)};
     for (int i = 0; i < 2; i++) {
-        hop_tensor *base = keep(&red, rand_f32(2, s43));
+        hop_tensor *base = keep(&red, rand_tensor(HOP_F32, 2, s43));
         hop_tensor *tr = keep(&red, hop_tensor_view(base, 2, s34, (int64_t[]){1, 3}, 0));
         red.args[i][0] = hop_rt_tensor(tr);
         red.args[i][1] = hop_rt_list(dim1, 1);
@@ -191,8 +136,8 @@ test_every_kernel_family_rebased_computes_what_a_fresh_prepare_computes(void **s
         .name = "matmul", .op = HOP_OP_matmul, .nargs = 2, .out_rank = 2, .out_dtype = HOP_F32};
     memcpy(mm.out_sizes, s33, sizeof s33);
     for (int i = 0; i < 2; i++) {
-        mm.args[i][0] = hop_rt_tensor(keep(&mm, rand_f32(2, s34)));
-        mm.args[i][1] = hop_rt_tensor(keep(&mm, rand_f32(2, s43)));
+        mm.args[i][0] = hop_rt_tensor(keep(&mm, rand_tensor(HOP_F32, 2, s34)));
+        mm.args[i][1] = hop_rt_tensor(keep(&mm, rand_tensor(HOP_F32, 2, s43)));
     }
     check_case(&mm);
 
@@ -204,7 +149,7 @@ test_every_kernel_family_rebased_computes_what_a_fresh_prepare_computes(void **s
                 .out_dtype = HOP_F32};
     memcpy(vw.out_sizes, s43, sizeof s43);
     for (int i = 0; i < 2; i++) {
-        vw.args[i][0] = hop_rt_tensor(keep(&vw, rand_f32(2, s34)));
+        vw.args[i][0] = hop_rt_tensor(keep(&vw, rand_tensor(HOP_F32, 2, s34)));
         vw.args[i][1] = hop_rt_int(0);
         vw.args[i][2] = hop_rt_int(1);
     }
@@ -216,7 +161,7 @@ test_every_kernel_family_rebased_computes_what_a_fresh_prepare_computes(void **s
     rs.out_sizes[0] = 12;
     hop_rt_arg twelve[] = {hop_rt_int(12)};
     for (int i = 0; i < 2; i++) {
-        hop_tensor *base = keep(&rs, rand_f32(2, s43));
+        hop_tensor *base = keep(&rs, rand_tensor(HOP_F32, 2, s43));
         rs.args[i][0] =
             hop_rt_tensor(keep(&rs, hop_tensor_view(base, 2, s34, (int64_t[]){1, 3}, 0)));
         rs.args[i][1] = hop_rt_list(twelve, 1);
@@ -230,7 +175,7 @@ test_every_kernel_family_rebased_computes_what_a_fresh_prepare_computes(void **s
     st.out_sizes[1] = 4;
     for (int i = 0; i < 2; i++) {
         for (int j = 0; j < 3; j++)
-            st.items[i][j] = hop_rt_tensor(keep(&st, rand_f32(1, s4)));
+            st.items[i][j] = hop_rt_tensor(keep(&st, rand_tensor(HOP_F32, 1, s4)));
         st.args[i][0] = hop_rt_list(st.items[i], 3);
         st.args[i][1] = hop_rt_int(0);
     }
@@ -267,8 +212,9 @@ test_rebase_refuses_anything_but_moved_data_and_leaves_the_kernel_as_it_was(void
 {
     (void)state;
     int64_t s4[] = {4}, s5[] = {5}, s22[] = {2, 2};
-    hop_tensor *x = rand_f32(1, s4), *y = rand_f32(1, s4), *out = hop_tensor_zeros(HOP_F32, 1, s4);
-    hop_tensor *x5 = rand_f32(1, s5), *out5 = hop_tensor_zeros(HOP_F32, 1, s5);
+    hop_tensor *x = rand_tensor(HOP_F32, 1, s4), *y = rand_tensor(HOP_F32, 1, s4),
+               *out = hop_tensor_zeros(HOP_F32, 1, s4);
+    hop_tensor *x5 = rand_tensor(HOP_F32, 1, s5), *out5 = hop_tensor_zeros(HOP_F32, 1, s5);
     hop_tensor *xi = hop_tensor_zeros(HOP_I32, 1, s4), *want = hop_tensor_zeros(HOP_F32, 1, s4);
     hop_kernel k;
     hop_rt_arg args[] = {hop_rt_tensor(x), hop_rt_float(2.0)};
@@ -289,7 +235,7 @@ test_rebase_refuses_anything_but_moved_data_and_leaves_the_kernel_as_it_was(void
     /* other strides, same sizes: every other element of x5's storage */
     hop_tensor *strided = hop_tensor_view(x5, 1, (int64_t[]){2}, (int64_t[]){2}, 0);
     hop_tensor *out2 = hop_tensor_zeros(HOP_F32, 1, (int64_t[]){2});
-    hop_tensor *dense = rand_f32(1, (int64_t[]){2});
+    hop_tensor *dense = rand_tensor(HOP_F32, 1, (int64_t[]){2});
     hop_kernel k2;
     hop_rt_arg dense_args[] = {hop_rt_tensor(dense), hop_rt_float(1.0)};
     assert_int_equal(hop_kernel_prepare(&k2, HOP_OP_add, dense_args, 2, out2), HOP_OK);
@@ -300,22 +246,23 @@ test_rebase_refuses_anything_but_moved_data_and_leaves_the_kernel_as_it_was(void
     /* after every refusal k still computes x + 2 into out */
     hop_kernel_run(&k);
     assert_int_equal(hop_eager_out(HOP_OP_add, args, 2, want), HOP_OK);
-    assert_same(out, want);
+    assert_identical(out, want);
 
     /* in place is allowed for an elementwise op: out = x */
     hop_rt_arg inplace[] = {hop_rt_tensor(y), hop_rt_float(2.0)};
     assert_int_equal(hop_eager_out(HOP_OP_add, inplace, 2, want), HOP_OK);
     assert_int_equal(hop_kernel_rebase(&k, inplace, 2, y), HOP_OK);
     hop_kernel_run(&k);
-    assert_same(y, want);
+    assert_identical(y, want);
 
     /* a matmul may not write into its input: prepare's message */
-    hop_tensor *a = rand_f32(2, s22), *b = rand_f32(2, s22), *c = hop_tensor_zeros(HOP_F32, 2, s22);
+    hop_tensor *a = rand_tensor(HOP_F32, 2, s22), *b = rand_tensor(HOP_F32, 2, s22),
+               *c = hop_tensor_zeros(HOP_F32, 2, s22);
     hop_tensor *c_before = hop_tensor_contiguous(c);
     hop_kernel km;
     hop_rt_arg mm[] = {hop_rt_tensor(a), hop_rt_tensor(b)};
     assert_int_equal(hop_kernel_prepare(&km, HOP_OP_matmul, mm, 2, c), HOP_OK);
-    hop_tensor *a2 = rand_f32(2, s22);
+    hop_tensor *a2 = rand_tensor(HOP_F32, 2, s22);
     hop_rt_arg mm2[] = {hop_rt_tensor(a2), hop_rt_tensor(b)};
     assert_int_equal(hop_kernel_rebase(&km, mm2, 2, a2), HOP_INVALID);
     assert_string_equal(hop_error_message(),
@@ -324,7 +271,7 @@ test_rebase_refuses_anything_but_moved_data_and_leaves_the_kernel_as_it_was(void
     assert_int_equal(hop_kernel_prepare(&km, HOP_OP_matmul, mm2, 2, a2), HOP_INVALID);
     hop_kernel_run(&km); /* still a @ b into c */
     assert_int_equal(hop_eager_out(HOP_OP_matmul, mm, 2, c_before), HOP_OK);
-    assert_same(c, c_before);
+    assert_identical(c, c_before);
 
     /* misuse */
     assert_int_equal(hop_kernel_rebase(NULL, args, 2, out), HOP_MISUSE);
@@ -340,7 +287,7 @@ test_rebase_refuses_anything_but_moved_data_and_leaves_the_kernel_as_it_was(void
     hop_rt_arg items[40];
     hop_tensor *parts[40];
     for (int i = 0; i < 40; i++) {
-        parts[i] = rand_f32(2, (int64_t[]){1, 2});
+        parts[i] = rand_tensor(HOP_F32, 2, (int64_t[]){1, 2});
         items[i] = hop_rt_tensor(parts[i]);
     }
     hop_tensor *cat = hop_tensor_zeros(HOP_F32, 2, (int64_t[]){40, 2});
@@ -444,10 +391,10 @@ static void
 inputs(int64_t rows, hop_tensor **in)
 {
     int64_t cols = COLS;
-    in[0] = rand_f32(2, (int64_t[]){rows, COLS});
-    in[1] = rand_f32(2, (int64_t[]){COLS, COLS});
-    in[2] = rand_f32(1, &cols);
-    in[3] = rand_f32(1, &cols);
+    in[0] = rand_tensor(HOP_F32, 2, (int64_t[]){rows, COLS});
+    in[1] = rand_tensor(HOP_F32, 2, (int64_t[]){COLS, COLS});
+    in[2] = rand_tensor(HOP_F32, 1, &cols);
+    in[3] = rand_tensor(HOP_F32, 1, &cols);
 }
 
 static hop_plan *
@@ -483,14 +430,14 @@ check_steady_runs(hop_body_fn body)
             hop_plan *p = lower(og);
             hop_tensor *out = hop_tensor_zeros(HOP_F32, 2, (int64_t[]){rows[r], COLS});
             assert_int_equal(hop_plan_run_into(p, in, 4, &out, 1), HOP_OK); /* warm */
-            assert_same(out, want);
+            assert_identical(out, want);
             long pooled = hop__parmap_runs();
             for (int rep = 0; rep < 3; rep++) {
                 memset(out->data, 0, (size_t)rows[r] * COLS * sizeof(float));
                 long before = hop_alloc_count();
                 assert_int_equal(hop_plan_run_into(p, in, 4, &out, 1), HOP_OK);
                 assert_int_equal(hop_alloc_count() - before, 0);
-                assert_same(out, want);
+                assert_identical(out, want);
             }
             if (threads[t] > 1 && rows[r] == 100000)
                 assert_int_equal(hop__parmap_runs() - pooled, 3);
@@ -503,7 +450,7 @@ check_steady_runs(hop_body_fn body)
                 long before = hop_alloc_count();
                 assert_int_equal(hop_plan_run(p, in, 4, &kept[rep], 1), HOP_OK);
                 assert_int_equal(hop_alloc_count() - before, 1);
-                assert_same(kept[rep], want);
+                assert_identical(kept[rep], want);
             }
             release_all(kept, 3);
             hop_tensor_release(out);
@@ -551,7 +498,7 @@ test_a_plan_rebases_onto_new_inputs_and_prepares_again_for_new_sizes(void **stat
         if (i > 0)
             assert_int_equal(hop_alloc_count() - before, 0);
         assert_int_equal(hop_graph_run_eager(og, in, 4, &want, 1), HOP_OK);
-        assert_same(out, want);
+        assert_identical(out, want);
         hop_tensor_release(want);
         hop_tensor_release(out);
         release_all(in, 4);
@@ -590,7 +537,7 @@ test_allocation_failures_in_lower_and_run_on_two_threads_leak_nothing(void **sta
             got = NULL;
             st = hop_plan_run(p, in, 4, &got, 1);
             if (st == HOP_OK)
-                assert_same(got, want);
+                assert_identical(got, want);
             else
                 assert_null(got);
             hop_tensor_release(got);
