@@ -695,6 +695,15 @@ trace_cond(TraceObject *tr, PyObject *args)
     hop_arg p;
     if (PyBool_Check(pred)) {
         p = hop_arg_bool(pred == Py_True);
+    } else if (PyObject_TypeCheck(pred, &hop_py_SymIntType) &&
+               !hop_expr_is_bool(((SymIntObject *)pred)->expr)) {
+        /* Python's truth of an int (a size, an item()): nonzero. */
+        SymIntObject *s = (SymIntObject *)pred;
+        hop_shape_env *env = symint_env(s);
+        const hop_expr *ne = hop_sym_ne(env, s->expr, hop_sym_const(env, 0));
+        if (ne == NULL)
+            return hop_py_raise();
+        p = hop_arg_sym(ne);
     } else if (PyObject_TypeCheck(pred, &hop_py_SymIntType) && ((SymIntObject *)pred)->node == NULL) {
         p = hop_arg_sym(((SymIntObject *)pred)->expr);
     } else {
