@@ -123,29 +123,6 @@ class Source:
         name = "".join(c if c.isalnum() or c == "_" else "_" for c in name)
         return name if name and not name[0].isdigit() else "_" + name
 
-    def expr(self, ns):
-        """This source as Python source text over names bound in ns."""
-        i = len(ns)
-        if self.kind == "global":
-            ns[f"_b{i}"], ns[f"_k{i}"] = self.base, self.key
-            text = f"_b{i}[_k{i}]"
-        elif self.kind == "cell":
-            ns[f"_b{i}"] = self.base
-            text = f"_b{i}.cell_contents"
-        elif self.kind == "arg":
-            text = f"l[{int(self.key)}]"
-        else:
-            ns[f"_b{i}"] = self.base
-            text = f"_b{i}"
-        for j, (step, key) in enumerate(self.path):
-            if step == "attr" and key.isidentifier() and not keyword.iskeyword(key):
-                text += f".{key}"
-            else:
-                ns[f"_p{i}_{j}"] = key
-                text = f"getattr({text}, _p{i}_{j})" if step == "attr" else f"{text}[_p{i}_{j}]"
-        ns[f"_s{i}"] = None  # reserve the index
-        return text
-
 
 class Guard:
     """One thing the trace assumed: source holds `expected` (kind: tensor,
@@ -233,6 +210,11 @@ def scan(fn, arg_leaves=(), arg_names=(), static=()):
         roots.append((Source("obj", fn, None, "the callable object"), fn))
     if isinstance(func, types.FunctionType):
         _collect_functions(s, func)
+    # A function passed as an argument runs under the trace too (its own
+    # identity is guarded by the runner).
+    for i, leaf in enumerate(arg_leaves):
+        if static[i] and isinstance(leaf, types.FunctionType) and not _is_hop_function(leaf):
+            _collect_functions(s, leaf)
     if self_obj is not None:
         _method_names(s, type(self_obj))
     for f in s.functions:
@@ -368,8 +350,8 @@ class Guards:
     """The guards of one plan: check(expected, leaves) is the fast check;
     revalidate(state, leaves) the full one."""
 
-    def __init__(self, s, captures):
-        guards = [g for g in s.guards]
+    def __init__(self, s, captures, leaves):
+        guards = list(s.guards)
         self.unsourced = []
         for i, t in enumerate(captures):
             entry = s.tensors.pop(id(t), None)
@@ -383,6 +365,15 @@ class Guards:
         for t, sources in s.tensors.values():
             for src in sources:
                 guards.append(Guard(src, "id", t))
+        # A function that changed its own environment while traced (appended
+        # to a list it closes over) is guarded on the state it left.
+        for g in guards:
+            if g.kind != "tensor":
+                try:
+                    v = g.source.read(leaves)
+                except Exception:
+                    continue
+                g.expected = len(v) if g.kind == "len" else v
         self.guards = guards
         self.skipped = s.skipped
         self.uses_args = any(g.source.kind == "arg" for g in guards)
@@ -451,21 +442,72 @@ def _short(v):
     return r if len(r) <= 60 else r[:57] + "..."
 
 
+_FACTORIES = {}  # guard shapes -> a function binding the objects, returning check
+
+
 def _generate(guards):
     """One function `check(e, l)`: every source `is` (len: ==) the object
-    in e; False on any difference or error."""
-    ns = {}
+    in e; False on any difference or error.  Its text depends only on the
+    guards' shapes (kinds and paths), so it is compiled once per shape and
+    each plan binds its own objects (globals dicts, cells, keys)."""
+    shape, objs = [], []
+    for g in guards:
+        src = g.source
+        if src.kind == "global":
+            objs += (src.base, src.key)
+        elif src.kind != "arg":
+            objs.append(src.base)
+        steps = []
+        for step, key in src.path:
+            if step == "attr" and key.isidentifier() and not keyword.iskeyword(key):
+                steps.append(key)
+            else:
+                steps.append(step)
+                objs.append(key)
+        shape.append((g.kind, src.kind, src.key if src.kind == "arg" else None, tuple(steps)))
+    shape = tuple(shape)
+    make = _FACTORIES.get(shape)
+    if make is None:
+        make = _compile_factory(shape)
+        if len(_FACTORIES) < 1024:
+            _FACTORIES[shape] = make
+    return make(*objs)
+
+
+def _compile_factory(shape):
+    params = []
+
+    def param():
+        params.append(f"_o{len(params)}")
+        return params[-1]
+
     terms = []
-    for j, g in enumerate(guards):
-        text = g.source.expr(ns)
-        if g.kind == "len":
+    for j, (kind, root, arg, steps) in enumerate(shape):
+        if root == "global":
+            text = f"{param()}[{param()}]"
+        elif root == "cell":
+            text = f"{param()}.cell_contents"
+        elif root == "arg":
+            text = f"l[{int(arg)}]"
+        else:
+            text = param()
+        for step in steps:
+            if step == "attr":
+                text = f"getattr({text}, {param()})"
+            elif step == "item":
+                text = f"{text}[{param()}]"
+            else:
+                text += f".{step}"
+        if kind == "len":
             terms.append(f"len({text}) == e[{j}]")
-        elif g.kind == "eq":
+        elif kind == "eq":
             terms.append(f"{text} == e[{j}]")
         else:
             terms.append(f"{text} is e[{j}]")
-    src = ("def check(e, l):\n    try:\n        return (" + "\n                and ".join(terms)
-           + ")\n    except Exception:\n        return False\n")
-    exec(compile(src, "<hop guards>", "exec"), ns)
-    return ns["check"]
-
+    src = (f"def make({', '.join(params)}):\n"
+           "    def check(e, l):\n        try:\n            return (" +
+           "\n                    and ".join(terms) +
+           ")\n        except Exception:\n            return False\n    return check\n")
+    scope = {}
+    exec(compile(src, "<hop guards>", "exec"), scope)
+    return scope["make"]

@@ -285,12 +285,12 @@ def _trace(fn, example_args, dynamic):
         proxies.append(tr.add_input(arg_names[i], t, dyn))
         kinds.append(t)
         numpy_in.append(was_np)
-    # Names for the tensors fn can reach besides its arguments (a capture
-    # is named when it is made).
-    static = [k is None for k in kinds]
-    for t, sources in _guards.scan(fn, leaves, arg_names, static).tensors.values():
+    # What fn can read besides its tensor arguments: the values the plan
+    # will bake in (see _guards); and names for the tensors among them (a
+    # capture is named when it is made).
+    env = _guards.scan(fn, leaves, arg_names, [k is None for k in kinds])
+    for t, sources in env.tensors.values():
         tr.name_hint(t, sources[0].hint())
-    _name_hints(tr, fn)
     tr.start()
     try:
         out = fn(*unflatten(proxies, spec))
@@ -304,10 +304,7 @@ def _trace(fn, example_args, dynamic):
     plan = tr.lower()
     statics = [None if k is not None else leaves[i] for i, k in enumerate(kinds)]
     all_numpy = bool(numpy_in) and all(numpy_in)
-    # What fn read besides its tensor arguments, as it is after the trace
-    # (a function that changes its own environment while traced is guarded
-    # on the state it left): the values the plan bakes in (see _guards).
-    guards = _guards.Guards(_guards.scan(fn, leaves, arg_names, static), tr.captures)
+    guards = _guards.Guards(env, tr.captures, leaves)
     runner = _Runner(tr, plan, spec, statics, out_spec, template, all_numpy, sym_out, guards)
     gm = GraphModule(tr, (), runner)
     gm.plan = plan

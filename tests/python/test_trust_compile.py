@@ -678,3 +678,19 @@ def test_guard_state_of_a_runner_is_one_tuple_replaced_whole():
     after = runner._state
     assert before[1][0] is not after[1][0] and after[1][0] is after[0][0]
     assert _C._trace_depth() == 0
+
+
+def test_a_function_argument_is_guarded_by_identity_and_what_it_reads(restore_globals):
+    global K
+
+    def body(v):
+        return v * K
+
+    f = lambda x, fn: fn(x) + 1.0  # noqa: E731
+    cf = hop.compile(f)
+    x = t(1, 2)
+    same(cf(x, body), arr(3, 5))
+    K = 3
+    same(cf(x, body), arr(4, 7))
+    same(cf(x, lambda v: v - 1.0), arr(1, 2))
+    assert cf.recompiles == 2
