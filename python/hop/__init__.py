@@ -17,6 +17,7 @@ from ._C import (  # noqa: F401  (re-exported)
 from ._hops import cond, map, wrap, invoke_subgraph, nested_compile_region  # noqa: F401
 from ._trace import trace, GraphModule, Graph, Node, TensorMeta, SymMeta  # noqa: F401
 from ._compile import compile, CompiledFunction  # noqa: F401
+from ._pytree import register_pytree_node  # noqa: F401
 from . import testing  # noqa: F401
 from ._foreign import foreign, ForeignKernel  # noqa: F401
 

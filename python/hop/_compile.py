@@ -1,10 +1,17 @@
-"""hop.compile: a guarded cache of traced, lowered plans.
+"""hop.compile: a guarded, bounded cache of traced, lowered plans.
 
-The first call traces and lowers; later calls try the cached plans, whose
-guards are checked in C on entry (dtype, rank, sizes, symbol relations) and by
-the runner for constant (non-tensor) arguments.  A guard failure retraces; with
-dynamic=None the dims whose sizes changed become dynamic on the recompile, as
-Dynamo does.
+The first call traces and lowers; later calls try the cached plans, newest
+first.  A plan's guards are checked in C on entry (dtype, rank, sizes, symbol
+relations) and by its runner for everything else the trace assumed: the
+constant (non-tensor) arguments by value and type, the argument structure,
+and what the function read from its environment (globals, closure cells,
+attributes of argument objects; see _guards).  When no plan fits, the call
+retraces; with dynamic=None the dims whose sizes changed become dynamic on
+the recompile, as Dynamo does.
+
+The cache is bounded: after recompile_limit recompiles, a call that no plan
+fits runs the function eagerly (the same answer, without a plan) and the
+first such call warns once, as torch.compile falls back.  explain() says so.
 """
 
 import warnings
@@ -45,6 +52,8 @@ class CompiledFunction:
         self._dims = None  # per tensor leaf: set of dims made dynamic
         self._first = None  # the shapes of the first call
         self.recompiles = 0
+        self.eager_calls = 0  # calls run eagerly since the limit was reached
+        self._fallback_reason = None
         self.__wrapped__ = fn
         self.__name__ = getattr(fn, "__name__", "compiled")
         self.__doc__ = getattr(fn, "__doc__", None)
@@ -55,13 +64,26 @@ class CompiledFunction:
         return [e.gm for e in self._entries]
 
     def __call__(self, *args):
-        failures = []
-        for entry in reversed(self._entries):
+        entries = self._entries
+        if entries:
             try:
-                return entry.runner(*args)
+                return entries[-1].runner.call(args, _C.GuardError)
             except _C.GuardError as e:
-                failures.append(str(e))
-        reason = "first call" if not self._entries else "; ".join(failures)
+                return self._miss(args, [str(e)])
+        return self._miss(args, None)
+
+    def _miss(self, args, failures):
+        """No plan was tried (failures None) or the newest one failed: the
+        others, then a retrace, or past the limit an eager call."""
+        if failures is not None:
+            for entry in reversed(self._entries[:-1]):
+                try:
+                    return entry.runner.call(args, _C.GuardError)
+                except _C.GuardError as e:
+                    failures.append(str(e))
+        reason = "first call" if failures is None else "; ".join(failures)
+        if self._entries and self.recompiles >= self.recompile_limit:
+            return self._eager(args, reason)
         saved = (None if self._dims is None else [set(d) for d in self._dims], self._first)
         dynamic = self._dynamic_for(args)
         try:
@@ -73,12 +95,18 @@ class CompiledFunction:
             raise
         if self._entries:
             self.recompiles += 1
-            if self.recompiles > self.recompile_limit:
-                warnings.warn(f"hop.compile: {self.__name__} has recompiled {self.recompiles} "
-                              f"times (limit {self.recompile_limit}); the last reason: {reason}",
-                              RuntimeWarning, stacklevel=2)
         self._entries.append(_Entry(gm, runner, dynamic, reason))
-        return runner(*args)
+        return runner.call(args, _C.GuardError)
+
+    def _eager(self, args, reason):
+        if self._fallback_reason is None:
+            self._fallback_reason = reason
+            warnings.warn(f"hop.compile: {self.__name__} reached its recompile limit "
+                          f"({self.recompile_limit}); calls that no compiled plan fits run "
+                          f"eagerly from now on. The last reason: {reason}", RuntimeWarning,
+                          stacklevel=3)
+        self.eager_calls += 1
+        return self.fn(*args)
 
     def _dynamic_for(self, args):
         if self.dynamic is not None:
@@ -89,23 +117,35 @@ class CompiledFunction:
             self._dims = [set() for _ in leaves]
             self._first = shapes
             return False
-        if len(shapes) == len(self._first):
-            for i, (now, then) in enumerate(zip(shapes, self._first)):
-                if now is not None and then is not None and len(now) == len(then):
-                    self._dims[i].update(d for d in range(len(now)) if now[d] != then[d])
+        if len(shapes) != len(self._first):
+            # Another argument structure (a list of another length): its
+            # leaves have no history to compare; they start static.
+            return False
+        for i, (now, then) in enumerate(zip(shapes, self._first)):
+            if now is not None and then is not None and len(now) == len(then):
+                self._dims[i].update(d for d in range(len(now)) if now[d] != then[d])
         return [tuple(d in self._dims[i] for d in range(len(s))) if s is not None else False
                 for i, s in enumerate(shapes)]
 
     def explain(self):
         """The compiled graphs, their guards, and why each recompile happened."""
         out = [f"hop.compile({self.__name__}): {len(self._entries)} graph(s), "
-               f"{self.recompiles} recompile(s)"]
+               f"{self.recompiles} recompile(s) (limit {self.recompile_limit})"]
+        if self._fallback_reason is not None:
+            out.append(f"fallback: the recompile limit was reached; {self.eager_calls} call(s) "
+                       f"that no graph fits ran eagerly (the first because: "
+                       f"{self._fallback_reason})")
         for i, e in enumerate(self._entries):
             out.append(f"\n--- graph {i}: compiled because: {e.reason}")
             out.append(f"dynamic: {e.dynamic}")
             guards = e.gm.guards
             out.append("guards: " + (", ".join(guards) if guards else "(none beyond dtypes, "
                                                                       "ranks and sizes)"))
+            r = e.runner
+            env = r.guards.describe(r.capture_names) if r.captures or r.guards.guards or \
+                r.guards.skipped else []
+            out.append("environment guards:" + ("".join(f"\n  {g}" for g in env) if env else
+                                                " (none)"))
             out.append(e.gm.code.rstrip())
         return "\n".join(out) + "\n"
 

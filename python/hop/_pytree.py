@@ -1,28 +1,42 @@
-"""Flattening of nested Python structures (tuples, lists, dicts) into leaves.
+"""Flattening of nested Python structures (pytrees) into leaves.
 
-A body may return a tensor or a tuple/list/dict of tensors and ints; HOPs and
-traced functions hand C a flat list of leaves and rebuild the structure after.
+A body may take and return tensors inside tuples, lists, dicts, namedtuples,
+dataclasses and types registered with hop.register_pytree_node; HOPs and
+traced functions hand C a flat list of leaves and rebuild the structure (with
+the same types) after.  Everything else is a leaf.
+
+Which node kind a type is gets decided once per type and cached, so a leaf
+(the common case: a tensor) costs one dict lookup.
 """
 
-__all__ = ["flatten", "unflatten", "Spec"]
+import dataclasses
+
+__all__ = ["flatten", "unflatten", "Spec", "register_pytree_node"]
 
 
 class Spec:
-    """The shape of a structure: its kind, keys and children; LEAF for a leaf."""
+    """The shape of a structure: its kind, keys and children; LEAF for a leaf.
 
-    __slots__ = ("kind", "keys", "children")
+    kind is "leaf", "none", "tuple", "list", "dict", "namedtuple",
+    "dataclass" or "custom"; cls is the type of a namedtuple, dataclass or
+    registered node; keys are a dict's keys, a namedtuple's or dataclass's
+    field names, or a registered node's context.
+    """
 
-    def __init__(self, kind, keys=None, children=()):
+    __slots__ = ("kind", "keys", "children", "cls")
+
+    def __init__(self, kind, keys=None, children=(), cls=None):
         self.kind = kind
         self.keys = keys
         self.children = tuple(children)
+        self.cls = cls
 
     def __eq__(self, other):
-        return (isinstance(other, Spec) and self.kind == other.kind
+        return (isinstance(other, Spec) and self.kind == other.kind and self.cls is other.cls
                 and self.keys == other.keys and self.children == other.children)
 
     def __hash__(self):
-        return hash((self.kind, self.keys, self.children))
+        return hash((self.kind, self.cls, self.keys, self.children))
 
     def num_leaves(self):
         if self.kind == "leaf":
@@ -39,12 +53,110 @@ class Spec:
             return "(" + inner + ("," if len(self.children) == 1 else "") + ")"
         if self.kind == "list":
             return "[" + ", ".join(map(repr, self.children)) + "]"
-        return "{" + ", ".join(f"{k!r}: {c!r}" for k, c in zip(self.keys, self.children)) + "}"
+        if self.kind == "dict":
+            return "{" + ", ".join(f"{k!r}: {c!r}" for k, c in zip(self.keys, self.children)) + "}"
+        name = self.cls.__qualname__
+        if self.kind == "custom":
+            return f"{name}[{self.keys!r}](" + ", ".join(map(repr, self.children)) + ")"
+        return f"{name}(" + ", ".join(f"{k}={c!r}" for k, c in zip(self.keys, self.children)) + ")"
 
 
 LEAF = Spec("leaf")
 NONE = Spec("none")
 
+
+# ------------------------------------------------------------ node types
+
+class _Node:
+    """How one registered type flattens: flatten(obj) -> (children, context)
+    and unflatten(children, context) -> obj."""
+
+    __slots__ = ("flatten", "unflatten")
+
+    def __init__(self, flatten_fn, unflatten_fn):
+        self.flatten = flatten_fn
+        self.unflatten = unflatten_fn
+
+
+_REGISTERED = {}  # type -> _Node (hop.register_pytree_node)
+
+# type -> its kind: "leaf", "namedtuple", "dataclass" or a _Node.  The
+# builtin containers are tested before this cache; everything else is
+# classified on first sight (a class cannot become a namedtuple or a
+# dataclass later; registering a type drops the cache).
+_KIND = {}
+
+
+def register_pytree_node(cls, flatten_fn, unflatten_fn):
+    """Makes instances of cls structure instead of leaves.
+
+    flatten_fn(obj) returns (children, context): children an iterable of the
+    values to flatten further (tensors become traced inputs), context any
+    value that describes the rest of obj (compared with == to decide whether
+    two structures match, hashed for invoke_subgraph's cache: make it a
+    tuple, a string or None).  unflatten_fn(children, context) rebuilds an
+    instance from a list of children.  The argument order is
+    torch.utils._pytree's; jax.tree_util's unflatten takes (context,
+    children).
+
+    Raises TypeError if cls is not a class or a function is not callable,
+    ValueError if cls is already a pytree node type (the builtin containers,
+    namedtuples and dataclasses included).
+    """
+    if not isinstance(cls, type):
+        raise TypeError(f"hop.register_pytree_node: cls must be a class, got "
+                        f"{type(cls).__name__}")
+    for what, fn in (("flatten_fn", flatten_fn), ("unflatten_fn", unflatten_fn)):
+        if not callable(fn):
+            raise TypeError(f"hop.register_pytree_node: {what} must be callable, got "
+                            f"{type(fn).__name__}")
+    if cls in _REGISTERED:
+        raise ValueError(f"hop.register_pytree_node: {cls.__qualname__} is already registered")
+    if cls in (tuple, list, dict, type(None)) or _classify(cls) != "leaf":
+        raise ValueError(f"hop.register_pytree_node: {cls.__qualname__} is already a pytree "
+                         f"node type (tuple, list, dict, None, namedtuple or dataclass)")
+    _REGISTERED[cls] = _Node(flatten_fn, unflatten_fn)
+    _KIND.clear()
+
+
+def _unregister_pytree_node(cls):
+    """For tests: forgets a registration."""
+    del _REGISTERED[cls]
+    _KIND.clear()
+
+
+def _classify(t):
+    node = _REGISTERED.get(t)
+    if node is not None:
+        return node
+    if issubclass(t, tuple) and isinstance(getattr(t, "_fields", None), tuple):
+        return "namedtuple"
+    if isinstance(getattr(t, "__dataclass_fields__", None), dict):
+        return "dataclass"
+    return "leaf"
+
+
+def _kind(t):
+    k = _KIND.get(t)
+    if k is None:
+        k = _KIND[t] = _classify(t)
+    return k
+
+
+_FIELDS = {}  # dataclass type -> (all field names, those __init__ takes, the others)
+
+
+def _dataclass_fields(t):
+    names = _FIELDS.get(t)
+    if names is None:
+        fields = dataclasses.fields(t)
+        names = _FIELDS[t] = (tuple(f.name for f in fields),
+                              tuple(f.name for f in fields if f.init),
+                              tuple(f.name for f in fields if not f.init))
+    return names
+
+
+# --------------------------------------------------------- flat <-> tree
 
 def flatten(obj):
     """Returns (leaves, spec) for obj; None is structure, not a leaf."""
@@ -60,15 +172,25 @@ def flatten(obj):
 def _walk(o, leaves):
     if o is None:
         return NONE
-    if type(o) is tuple:
+    t = type(o)
+    if t is tuple:
         return Spec("tuple", None, [_walk(x, leaves) for x in o])
-    if type(o) is list:
+    if t is list:
         return Spec("list", None, [_walk(x, leaves) for x in o])
-    if type(o) is dict:
+    if t is dict:
         keys = tuple(o.keys())
         return Spec("dict", keys, [_walk(o[k], leaves) for k in keys])
-    leaves.append(o)
-    return LEAF
+    k = _KIND.get(t) or _kind(t)
+    if k == "leaf":
+        leaves.append(o)
+        return LEAF
+    if k == "namedtuple":
+        return Spec("namedtuple", t._fields, [_walk(x, leaves) for x in o], t)
+    if k == "dataclass":
+        names = _dataclass_fields(t)[0]
+        return Spec("dataclass", names, [_walk(getattr(o, n), leaves) for n in names], t)
+    children, context = k.flatten(o)
+    return Spec("custom", context, [_walk(x, leaves) for x in children], t)
 
 
 def unflatten(leaves, spec):
@@ -86,4 +208,20 @@ def _build(s, it):
         return tuple(items)
     if s.kind == "list":
         return items
-    return dict(zip(s.keys, items))
+    if s.kind == "dict":
+        return dict(zip(s.keys, items))
+    if s.kind == "namedtuple":
+        return s.cls(*items)
+    if s.kind == "dataclass":
+        return _make_dataclass(s.cls, dict(zip(s.keys, items)))
+    return _REGISTERED[s.cls].unflatten(items, s.keys)
+
+
+def _make_dataclass(cls, values):
+    """cls(**init fields), then the fields __init__ does not take are set
+    as flattened (through object.__setattr__, which frozen classes allow)."""
+    _, init, rest = _dataclass_fields(cls)
+    obj = cls(**{n: values[n] for n in init})
+    for n in rest:
+        object.__setattr__(obj, n, values[n])
+    return obj

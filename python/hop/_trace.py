@@ -9,6 +9,7 @@ nodes and nested subgraphs, and runs the plan when called.
 import inspect
 
 from . import _C
+from . import _guards
 from ._pytree import LEAF, flatten, unflatten
 
 __all__ = ["trace", "GraphModule", "Graph", "Node", "TensorMeta", "SymMeta"]
@@ -272,12 +273,7 @@ def _trace(fn, example_args, dynamic):
         raise ValueError(f"hop.trace: dynamic has {len(dynamic)} entries but there are "
                          f"{len(leaves)} arguments (one bool, or one bool per dim, each)")
     tr = _C.Trace()
-    names = _param_names(fn, len(example_args))
-    arg_names = []
-    for i, a in enumerate(example_args):
-        sub, _ = flatten(a)
-        arg_names.extend([names[i]] if len(sub) == 1 else
-                         [f"{names[i]}_{k}" for k in range(len(sub))])
+    arg_names = _leaf_names(fn, example_args)
     proxies, kinds, numpy_in = [], [], []
     for i, leaf in enumerate(leaves):
         t, was_np = _as_tensor(leaf)
@@ -289,7 +285,12 @@ def _trace(fn, example_args, dynamic):
         proxies.append(tr.add_input(arg_names[i], t, dyn))
         kinds.append(t)
         numpy_in.append(was_np)
-    _name_hints(tr, fn)
+    # What fn can read besides its tensor arguments: the values the plan
+    # will bake in (see _guards); and names for the tensors among them (a
+    # capture is named when it is made).
+    env = _guards.scan(fn, leaves, arg_names, [k is None for k in kinds])
+    for t, sources in env.tensors.values():
+        tr.name_hint(t, sources[0].hint())
     tr.start()
     try:
         out = fn(*unflatten(proxies, spec))
@@ -303,60 +304,122 @@ def _trace(fn, example_args, dynamic):
     plan = tr.lower()
     statics = [None if k is not None else leaves[i] for i, k in enumerate(kinds)]
     all_numpy = bool(numpy_in) and all(numpy_in)
-    runner = _Runner(tr, plan, spec, statics, out_spec, template, all_numpy, sym_out)
+    guards = _guards.Guards(env, tr.captures, leaves)
+    runner = _Runner(tr, plan, spec, statics, out_spec, template, all_numpy, sym_out, guards)
     gm = GraphModule(tr, (), runner)
     gm.plan = plan
     return gm, runner
 
 
+def _leaf_names(fn, args):
+    """A placeholder name per argument leaf: the parameter's name, with the
+    field (namedtuple, dataclass) or position (tuple, list, dict) of a leaf
+    inside a structure."""
+    names = _param_names(fn, len(args))
+    out = []
+    for i, a in enumerate(args):
+        sub, spec = flatten(a)
+        if len(sub) == 1:
+            out.append(names[i])
+        elif spec.kind in ("namedtuple", "dataclass") and all(c == LEAF for c in spec.children):
+            out.extend(f"{names[i]}_{k}" for k in spec.keys)
+        else:
+            out.extend(f"{names[i]}_{k}" for k in range(len(sub)))
+    return out
+
+
 class _Runner:
     """Calls a plan with the tensor leaves of the arguments (plus captured
-    tensors) and rebuilds the result's structure."""
+    tensors) and rebuilds the result's structure.
 
-    def __init__(self, tr, plan, spec, statics, out_spec, template, all_numpy, sym_out):
+    Arguments that are not tensors were constants of the trace: a scalar
+    must be equal and of the same type, anything else the same object.  The
+    guards of what the function read from its environment (_guards.Guards)
+    are checked with `is` on every call; when that fast check fails, the full
+    check re-reads each source, and the captured tensors it finds are the
+    ones passed from then on (a rebound global tensor is used, not the one
+    of the trace)."""
+
+    def __init__(self, tr, plan, spec, statics, out_spec, template, all_numpy, sym_out, guards):
         self.plan = plan
         self.sym_out = sym_out
         self.spec = spec
         self.statics = statics
         self.captures = list(tr.captures)
+        self._tr = tr
         self.out_spec = out_spec
         self.template = template
         self.all_numpy = all_numpy
+        self.guards = guards
+        self._check = guards.check
+        # (the objects the fast check expects, the captured tensors): one
+        # tuple, replaced whole, so a call on another thread reads a
+        # consistent pair.
+        self._state = guards.state(self.captures)
         # The common call, fn(t1, ..., tn) on hop.Tensors returning tensors,
         # skips flattening and rebuilding (most of a small plan's call cost).
         flat = spec.kind == "tuple" and all(c == LEAF for c in spec.children)
         self._nflat = len(statics) if flat and all(s is None for s in statics) else -1
-        self._captures = tuple(self.captures)
         self._one_out = out_spec == LEAF and template == [None] and sym_out == [False]
 
-    def tensors(self, args):
+    @property
+    def capture_names(self):
+        """The placeholder names of the captured inputs (the last root
+        placeholders), for explain()."""
+        n = len(self.captures)
+        names = [node[1] for node in self._tr.describe(())["nodes"] if node[0] == "placeholder"]
+        return names[len(names) - n:] if n else []
+
+    def _captured(self, leaves):
+        """The captured tensors to pass: from the state when the fast check
+        holds, else re-read and checked in full (GuardError on a change)."""
+        st = self._state
+        check = self._check
+        if check is None or check(st[0], leaves):
+            return st[1]
+        st = self._state = self.guards.revalidate(st, leaves)
+        return st[1]
+
+    def tensors(self, args, mismatch=TypeError):
         leaves, spec = flatten(tuple(args))
         if spec != self.spec:
-            raise TypeError(f"expected arguments shaped like {self.spec!r}, got {spec!r}")
+            raise mismatch(f"expected arguments shaped like {self.spec!r}, got {spec!r}")
         tensors = []
         numpy_in = []
         for leaf, static in zip(leaves, self.statics):
             if static is None:
                 t, was_np = _as_tensor(leaf)
                 if t is None:
-                    raise TypeError(f"expected a tensor, got {type(leaf).__name__}")
+                    raise mismatch(f"expected a tensor, got {type(leaf).__name__}")
                 tensors.append(t)
                 numpy_in.append(was_np)
-            elif leaf != static:
-                raise _C.GuardError(f"guard failed: the constant argument {static!r} was traced "
-                                    f"but {leaf!r} was given")
-        return tensors, bool(numpy_in) and all(numpy_in)
+            elif not (leaf is static or (_guards.is_value(static) and
+                                         _guards.same_value(leaf, static))):
+                raise _C.GuardError(f"guard failed: the constant argument {static!r} "
+                                    f"({type(static).__name__}) was traced but {leaf!r} "
+                                    f"({type(leaf).__name__}) was given")
+        return tensors, bool(numpy_in) and all(numpy_in), leaves
 
     def __call__(self, *args):
+        return self.call(args, TypeError)
+
+    def call(self, args, mismatch):
+        """Runs the plan on args.  Arguments of another structure raise
+        `mismatch` (TypeError for a GraphModule, GuardError for hop.compile,
+        which then retraces)."""
         if len(args) == self._nflat:
             for a in args:
                 if type(a) is not _C.Tensor:
                     break
             else:
-                results = self.plan.run(args + self._captures)
+                # _captured(None), inlined: this is the whole call overhead.
+                st = self._state
+                if self._check is not None and not self._check(st[0], None):
+                    st = self._state = self.guards.revalidate(st, None)
+                results = self.plan.run(args + st[1])
                 return results[0] if self._one_out else self.finish(results, False)
-        tensors, as_numpy = self.tensors(args)
-        results = self.plan.run(tensors + self.captures)
+        tensors, as_numpy, leaves = self.tensors(args, mismatch)
+        results = self.plan.run(tensors + list(self._captured(leaves)))
         return self.finish(results, as_numpy)
 
     def finish(self, results, as_numpy):

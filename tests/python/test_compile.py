@@ -35,14 +35,18 @@ def test_a_changed_size_recompiles_once_with_that_dim_dynamic():
     assert "guard failed" in text
 
 
-def test_dynamic_false_recompiles_per_shape_and_warns_past_the_limit():
+def test_dynamic_false_recompiles_per_shape_then_runs_eagerly_past_the_limit():
+    # The cache is bounded (issue #12): past recompile_limit recompiles, a
+    # call that no plan fits runs eagerly and the first such call warns once.
     cf = hop.compile(lambda x: x + 1, dynamic=False, recompile_limit=1)
     with warnings.catch_warnings(record=True) as w:
         warnings.simplefilter("always")
-        for n in (2, 3, 4):
+        for n in (2, 3, 4, 5, 2, 3):
             assert cf(hop.ones(n)).tolist() == [2.0] * n
-    assert cf.recompiles == 2
-    assert any("has recompiled 2 times (limit 1)" in str(x.message) for x in w)
+    assert cf.recompiles == 1 and len(cf.graphs) == 2 and cf.eager_calls == 2
+    msgs = [str(x.message) for x in w]
+    assert len(msgs) == 1 and "reached its recompile limit (1)" in msgs[0]
+    assert "fallback: the recompile limit was reached; 2 call(s)" in cf.explain()
 
 
 def test_a_different_constant_argument_recompiles():

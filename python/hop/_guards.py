@@ -1,0 +1,513 @@
+"""Guard sources: what a traced function read from its environment, and how
+a compiled call checks it is still the same.
+
+A trace bakes in what the function read outside its tensor arguments: the
+globals and closure cells of the function and of the helper functions it
+calls, the defaults, the attributes of argument objects (`m.w`), and the
+items of small containers reached through those.  `scan` walks them once at
+trace time and records one Guard per value, each with a Source (a root --
+a global, a closure cell, an argument, the function itself -- and a path of
+attribute and item steps) that re-reads the value on a later call:
+
+  tensor  a concrete tensor the trace captured: a root input of the plan.
+          Each call passes the tensor its source holds now (the plan's C
+          guards check its dtype and sizes), so rebinding `w` between calls
+          is seen without a retrace.
+  value   a Python scalar (int, float, bool, complex, str, bytes, None, a
+          NumPy scalar): equal value AND the same type (2, 2.0 and True give
+          different dtypes); NaN equals NaN.
+  id      anything else (functions, classes, objects, uncaptured tensors,
+          NumPy arrays, containers): the same object.
+  len     a list or dict whose items are guarded: the same length.
+  eq      a small set: an equal set.
+
+What is not walked: modules' callables and classes (hop.cond, np.sin),
+attributes the function's code does not name, containers of more than
+_MAX_ITEMS items (guarded by identity only), anything deeper than
+_MAX_DEPTH steps.  A captured tensor found through none of the sources keeps
+the object it had at trace time (guarded by identity only); explain() lists
+those.
+
+Checking is two-tier.  The fast check, generated as one Python expression,
+compares every source with `is` against the objects seen last; it costs a few
+tens of ns per guard and nothing when there are none.  Only when it fails does
+`revalidate` check each guard by its kind, and on success the runner keeps
+the new objects (and the new captured tensors) for the next fast check.
+"""
+
+import keyword
+import types
+
+from . import _C
+
+try:
+    import numpy as _np
+except ImportError:  # NumPy is optional at run time
+    _np = None
+
+__all__ = ["scan", "Source", "Guard", "Guards"]
+
+_MAX_DEPTH = 4     # path steps below a root
+_MAX_ITEMS = 16    # container items walked; bigger ones are guarded by identity
+_MAX_GUARDS = 512  # beyond this, what is left is not walked (and said so)
+_MAX_FUNCTIONS = 64
+
+_VALUE_TYPES = (int, float, complex, str, bytes, type(None), type(Ellipsis))
+if _np is not None:
+    _VALUE_TYPES += (_np.generic,)
+# Objects whose attributes are not walked: code, classes, modules' innards.
+_OPAQUE = (type, types.FunctionType, types.BuiltinFunctionType, types.MethodType,
+           types.ModuleType, types.CodeType, _C.Tensor, type(_C.float32))
+
+
+def is_value(v):
+    return isinstance(v, _VALUE_TYPES) and not isinstance(v, _C.Tensor)
+
+
+def same_value(a, b):
+    """a and b are equal scalars of the same type (NaN equals NaN)."""
+    if type(a) is not type(b):
+        return False
+    try:
+        if a == b:
+            return True
+        return a != a and b != b  # both NaN (or a NaN in a complex)
+    except Exception:
+        return False
+
+
+class Source:
+    """Where a value comes from: a root and a path of ("attr", name) and
+    ("item", key) steps.  kind is "global" (base: the globals dict, key:
+    the name), "cell" (base: the cell, key: the variable's name), "arg"
+    (key: the index of the argument leaf, text: its name) or "obj" (base:
+    the object itself, text: how to name it)."""
+
+    __slots__ = ("kind", "base", "key", "path", "text")
+
+    def __init__(self, kind, base, key, text, path=()):
+        self.kind = kind
+        self.base = base
+        self.key = key
+        self.text = text
+        self.path = path
+
+    def child(self, step, key):
+        return Source(self.kind, self.base, self.key, self.text, self.path + ((step, key),))
+
+    def read(self, leaves):
+        if self.kind == "global":
+            v = self.base[self.key]
+        elif self.kind == "cell":
+            v = self.base.cell_contents
+        elif self.kind == "arg":
+            v = leaves[self.key]
+        else:
+            v = self.base
+        for step, key in self.path:
+            v = getattr(v, key) if step == "attr" else v[key]
+        return v
+
+    def __repr__(self):
+        return self.text + "".join(f".{k}" if s == "attr" else f"[{k!r}]" for s, k in self.path)
+
+    def hint(self):
+        """A placeholder name for a tensor read from here."""
+        parts = [self.key if self.kind in ("global", "cell") else
+                 self.text if self.kind == "arg" else ""]
+        for s, k in self.path:
+            if k in ("__self__", "__defaults__", "__kwdefaults__"):
+                continue
+            parts.append(str(k) if s == "attr" else str(k).strip("'\""))
+        name = "_".join(p for p in parts if p)
+        name = "".join(c if c.isalnum() or c == "_" else "_" for c in name)
+        return name if name and not name[0].isdigit() else "_" + name
+
+
+class Guard:
+    """One thing the trace assumed: source holds `expected` (kind: tensor,
+    value, id, len or eq).  capture: for a tensor, its index among the
+    plan's captured inputs."""
+
+    __slots__ = ("source", "kind", "expected", "capture")
+
+    def __init__(self, source, kind, expected, capture=None):
+        self.source = source
+        self.kind = kind
+        self.expected = expected
+        self.capture = capture
+
+    def describe(self):
+        e = self.expected
+        if self.kind == "tensor":
+            return f"{self.source!r} is captured input {self.capture} (re-read every call)"
+        if self.kind == "value":
+            return f"{self.source!r} == {e!r} ({type(e).__name__})"
+        if self.kind == "len":
+            return f"len({self.source!r}) == {e}"
+        if self.kind == "eq":
+            return f"{self.source!r} == {e!r}"
+        return f"{self.source!r} is the same {_what(e)}"
+
+
+def _what(v):
+    if isinstance(v, _C.Tensor):
+        return f"tensor ({v.dtype.name}{list(v.shape)})"
+    if isinstance(v, (types.FunctionType, type)):
+        return f"{type(v).__name__} {getattr(v, '__qualname__', '?')}"
+    return f"{type(v).__name__} object"
+
+
+# ------------------------------------------------------------------ scan
+
+def _code_names(code, out):
+    out.update(code.co_names)
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            _code_names(const, out)
+    return out
+
+
+def _is_hop_function(f):
+    mod = f.__globals__.get("__name__", "")
+    return mod == "hop" or mod.startswith("hop.")
+
+
+class _Scan:
+    """The state of one scan: guards found, tensors by identity, what was
+    left unwalked."""
+
+    def __init__(self):
+        self.guards = []
+        self.tensors = {}    # id(tensor) -> (tensor, [Source])
+        self.seen = set()    # ids of walked non-tensor objects
+        self.functions = []  # Python functions whose code was scanned
+        self.names = set()   # every name the scanned code uses
+        self.skipped = []    # text: what was guarded by identity without a walk
+
+    def add(self, source, kind, value):
+        self.guards.append(Guard(source, kind, value))
+
+    def full(self):
+        return len(self.guards) >= _MAX_GUARDS
+
+
+def scan(fn, arg_leaves=(), arg_names=(), static=()):
+    """Walks what fn can read (see the module's doc) and returns a _Scan.
+    arg_leaves are the flattened arguments; static[i] says leaf i is not a
+    tensor argument (only those are walked: their own identity or value is
+    guarded by the runner)."""
+    s = _Scan()
+    roots = []
+    func, self_obj = fn, None
+    if isinstance(fn, types.MethodType):
+        func, self_obj = fn.__func__, fn.__self__
+        roots.append((Source("obj", fn, None, "the bound method's self", (("attr", "__self__"),)),
+                      self_obj))
+    elif not isinstance(fn, types.FunctionType) and not isinstance(fn, _OPAQUE) and \
+            isinstance(getattr(type(fn), "__call__", None), types.FunctionType):
+        func, self_obj = type(fn).__call__, fn
+        roots.append((Source("obj", fn, None, "the callable object"), fn))
+    if isinstance(func, types.FunctionType):
+        _collect_functions(s, func)
+    # A function passed as an argument runs under the trace too (its own
+    # identity is guarded by the runner).
+    for i, leaf in enumerate(arg_leaves):
+        if static[i] and isinstance(leaf, types.FunctionType) and not _is_hop_function(leaf):
+            _collect_functions(s, leaf)
+    if self_obj is not None:
+        _method_names(s, type(self_obj))
+    for f in s.functions:
+        code = f.__code__
+        for name, cell in zip(code.co_freevars, f.__closure__ or ()):
+            roots.append((Source("cell", cell, name, f"closure cell {name!r}"), _cell(cell)))
+        g = f.__globals__
+        for name in sorted(_code_names(code, set())):
+            if name in g:
+                roots.append((Source("global", g, name, f"global {name!r}"), g[name]))
+        if f.__defaults__:
+            for i, v in enumerate(f.__defaults__):
+                roots.append((Source("obj", f, None, f"default of {f.__qualname__}",
+                                     (("attr", "__defaults__"), ("item", i))), v))
+        for k, v in (f.__kwdefaults__ or {}).items():
+            roots.append((Source("obj", f, None, f"default of {f.__qualname__}",
+                                 (("attr", "__kwdefaults__"), ("item", k))), v))
+    for i, leaf in enumerate(arg_leaves):
+        if static[i] and not is_value(leaf):
+            src = Source("arg", None, i, arg_names[i] if i < len(arg_names) else f"arg{i}")
+            _walk_children(s, src, leaf, 0)
+    for src, value in roots:
+        _visit(s, src, value, 0)
+    return s
+
+
+_EMPTY = object()
+
+
+def _cell(cell):
+    try:
+        return cell.cell_contents
+    except ValueError:
+        return _EMPTY
+
+
+def _collect_functions(s, f):
+    """f, and the Python functions it reaches through its globals (those of
+    its own module) and closure cells: their code is what runs under the
+    trace, so what they read is guarded too."""
+    todo = [f]
+    while todo and len(s.functions) < _MAX_FUNCTIONS:
+        f = todo.pop(0)
+        if id(f) in s.seen:
+            continue
+        s.seen.add(id(f))
+        s.functions.append(f)
+        code = f.__code__
+        names = _code_names(code, set())
+        s.names |= names
+        cells = [_cell(c) for c in (f.__closure__ or ())]
+        glob = [f.__globals__.get(n) for n in names]
+        for v in cells + glob + list(f.__defaults__ or ()):
+            if isinstance(v, types.FunctionType) and id(v) not in s.seen and \
+                    not _is_hop_function(v) and (v.__globals__ is f.__globals__ or v in cells):
+                todo.append(v)
+
+
+def _method_names(s, cls):
+    """The names used by the methods and properties of cls that the code
+    names (self.forward(x) reads what forward reads)."""
+    for klass in getattr(cls, "__mro__", ())[:-1]:
+        for name, attr in list(vars(klass).items()):
+            if name not in s.names and name != "__call__":
+                continue
+            fget = attr.fget if isinstance(attr, property) else attr
+            if isinstance(fget, types.FunctionType) and id(fget) not in s.seen:
+                s.seen.add(id(fget))
+                s.names |= _code_names(fget.__code__, set())
+
+
+def _visit(s, src, v, depth):
+    if v is _EMPTY or s.full():
+        return
+    if isinstance(v, _C.Tensor):
+        if not _C._is_proxy(v):
+            entry = s.tensors.setdefault(id(v), (v, []))
+            entry[1].append(src)
+        return
+    if is_value(v):
+        s.add(src, "value", v)
+        return
+    if isinstance(v, types.ModuleType):
+        # A module itself is not guarded (rebinding a module name is not
+        # seen); its data attributes that the code names are.
+        if depth < _MAX_DEPTH and id(v) not in s.seen:
+            s.seen.add(id(v))
+            d = vars(v)
+            for name in sorted(s.names):
+                if name in d and not callable(d[name]) and not isinstance(d[name],
+                                                                          types.ModuleType):
+                    _visit(s, src.child("attr", name), d[name], depth + 1)
+        return
+    s.add(src, "id", v)
+    if id(v) in s.seen or depth >= _MAX_DEPTH:
+        return
+    s.seen.add(id(v))
+    _walk_children(s, src, v, depth)
+
+
+def _walk_children(s, src, v, depth):
+    if isinstance(v, _OPAQUE):
+        return
+    if isinstance(v, (list, tuple, dict)):
+        if len(v) > _MAX_ITEMS:
+            s.skipped.append(f"{src!r}: a {type(v).__name__} of {len(v)} items (more than "
+                             f"{_MAX_ITEMS}), guarded by identity, its items not guarded")
+            return
+        if not isinstance(v, tuple):
+            s.add(src, "len", len(v))
+        keys = list(v.keys()) if isinstance(v, dict) else range(len(v))
+        for k in keys:
+            _visit(s, src.child("item", k), v[k], depth + 1)
+        return
+    if isinstance(v, (set, frozenset)):
+        if len(v) <= _MAX_ITEMS and all(is_value(x) for x in v):
+            s.add(src, "eq", frozenset(v))
+        else:
+            s.skipped.append(f"{src!r}: a {type(v).__name__} of {len(v)} items, guarded by "
+                             f"identity only")
+        return
+    d = getattr(v, "__dict__", None)
+    if not isinstance(d, dict):
+        return
+    _method_names(s, type(v))
+    for name in sorted(n for n in s.names if n in d):
+        _visit(s, src.child("attr", name), d[name], depth + 1)
+
+
+# ------------------------------------------------------------ the guards
+
+class Guards:
+    """The guards of one plan: check(expected, leaves) is the fast check;
+    revalidate(state, leaves) the full one."""
+
+    def __init__(self, s, captures, leaves):
+        guards = list(s.guards)
+        self.unsourced = []
+        for i, t in enumerate(captures):
+            entry = s.tensors.pop(id(t), None)
+            if entry is None:
+                self.unsourced.append(i)
+                continue
+            for src in entry[1]:
+                guards.append(Guard(src, "tensor", t, i))
+        # Tensors the code can reach but the trace did not capture: the
+        # trace may have read their shape or dtype, so they must stay.
+        for t, sources in s.tensors.values():
+            for src in sources:
+                guards.append(Guard(src, "id", t))
+        # A function that changed its own environment while traced (appended
+        # to a list it closes over) is guarded on the state it left.
+        for g in guards:
+            if g.kind != "tensor":
+                try:
+                    v = g.source.read(leaves)
+                except Exception:
+                    continue
+                g.expected = len(v) if g.kind == "len" else v
+        self.guards = guards
+        self.skipped = s.skipped
+        self.uses_args = any(g.source.kind == "arg" for g in guards)
+        self.check = _generate(guards) if guards else None
+
+    def state(self, captures):
+        """The first state: (the objects the fast check expects, the
+        captured tensors to pass)."""
+        return (tuple(g.expected for g in self.guards), tuple(captures))
+
+    def revalidate(self, state, leaves):
+        """Checks every guard by its kind; returns the new state (the
+        objects read now, the captures re-read from their sources) or raises
+        hop.GuardError naming the first that failed."""
+        expected, captures = state
+        now = list(expected)
+        caps = list(captures)
+        fresh = set()
+        for j, g in enumerate(self.guards):
+            try:
+                v = g.source.read(leaves)
+            except Exception as e:
+                raise _C.GuardError(f"guard failed: {g.source!r} can no longer be read "
+                                    f"({type(e).__name__}: {e})") from None
+            if g.kind == "tensor":
+                if not isinstance(v, _C.Tensor) or _C._is_proxy(v):
+                    raise _C.GuardError(f"guard failed: {g.source!r} was a tensor when traced, "
+                                        f"now it is {type(v).__name__}")
+                if g.capture in fresh and caps[g.capture] is not v:
+                    raise _C.GuardError(f"guard failed: {g.source!r} and another source of "
+                                        f"captured input {g.capture} held one tensor when "
+                                        f"traced, now they differ")
+                fresh.add(g.capture)
+                caps[g.capture] = v
+            elif g.kind == "value":
+                if not same_value(v, g.expected):
+                    raise _C.GuardError(f"guard failed: {g.source!r} was {g.expected!r} "
+                                        f"({type(g.expected).__name__}) when traced, now "
+                                        f"{_short(v)} ({type(v).__name__})")
+            elif g.kind == "len":
+                if len(v) != g.expected:
+                    raise _C.GuardError(f"guard failed: {g.source!r} had {g.expected} items "
+                                        f"when traced, now {len(v)}")
+                continue
+            elif g.kind == "eq":
+                if v != g.expected:
+                    raise _C.GuardError(f"guard failed: {g.source!r} was {set(g.expected)!r} "
+                                        f"when traced, now {_short(v)}")
+                continue
+            elif v is not g.expected:
+                raise _C.GuardError(f"guard failed: {g.source!r} was rebound (the trace used "
+                                    f"the {_what(g.expected)}, now it is a {_what(v)})")
+            now[j] = v
+        return tuple(now), tuple(caps)
+
+    def describe(self, capture_names):
+        lines = [g.describe() for g in self.guards]
+        for i in self.unsourced:
+            lines.append(f"captured input {i} ({capture_names[i]}): source not found, guarded by "
+                         f"identity only (the tensor object of the trace is used every call)")
+        return lines + self.skipped
+
+
+def _short(v):
+    r = repr(v)
+    return r if len(r) <= 60 else r[:57] + "..."
+
+
+_FACTORIES = {}  # guard shapes -> a function binding the objects, returning check
+
+
+def _generate(guards):
+    """One function `check(e, l)`: every source `is` (len: ==) the object
+    in e; False on any difference or error.  Its text depends only on the
+    guards' shapes (kinds and paths), so it is compiled once per shape and
+    each plan binds its own objects (globals dicts, cells, keys)."""
+    shape, objs = [], []
+    for g in guards:
+        src = g.source
+        if src.kind == "global":
+            objs += (src.base, src.key)
+        elif src.kind != "arg":
+            objs.append(src.base)
+        steps = []
+        for step, key in src.path:
+            if step == "attr" and key.isidentifier() and not keyword.iskeyword(key):
+                steps.append(key)
+            else:
+                steps.append(step)
+                objs.append(key)
+        shape.append((g.kind, src.kind, src.key if src.kind == "arg" else None, tuple(steps)))
+    shape = tuple(shape)
+    make = _FACTORIES.get(shape)
+    if make is None:
+        make = _compile_factory(shape)
+        if len(_FACTORIES) < 1024:
+            _FACTORIES[shape] = make
+    return make(*objs)
+
+
+def _compile_factory(shape):
+    params = []
+
+    def param():
+        params.append(f"_o{len(params)}")
+        return params[-1]
+
+    terms = []
+    for j, (kind, root, arg, steps) in enumerate(shape):
+        if root == "global":
+            text = f"{param()}[{param()}]"
+        elif root == "cell":
+            text = f"{param()}.cell_contents"
+        elif root == "arg":
+            text = f"l[{int(arg)}]"
+        else:
+            text = param()
+        for step in steps:
+            if step == "attr":
+                text = f"getattr({text}, {param()})"
+            elif step == "item":
+                text = f"{text}[{param()}]"
+            else:
+                text += f".{step}"
+        if kind == "len":
+            terms.append(f"len({text}) == e[{j}]")
+        elif kind == "eq":
+            terms.append(f"{text} == e[{j}]")
+        else:
+            terms.append(f"{text} is e[{j}]")
+    src = (f"def make({', '.join(params)}):\n"
+           "    def check(e, l):\n        try:\n            return (" +
+           "\n                    and ".join(terms) +
+           ")\n        except Exception:\n            return False\n    return check\n")
+    scope = {}
+    exec(compile(src, "<hop guards>", "exec"), scope)
+    return scope["make"]
