@@ -1134,6 +1134,58 @@ test_allocation_failure_sweep_over_nested_hops(void **state)
     assert_int_equal(build_nested_program(), HOP_OK);
 }
 
+/* cond with a guard of one branch, built without asserting, for the sweep. */
+static hop_status
+build_branch_guard_program(void)
+{
+    hop_output_graph *og = hop_output_graph_new();
+    if (og == NULL)
+        return hop_error_code();
+    int64_t sz[] = {8};
+    hop_values out = {0};
+    hop_status st = HOP_NOMEM;
+    hop_node *x = hop_output_graph_add_input(og, "x", HOP_F32, 1, sz, true);
+    hop_node *w = x ? hop_output_graph_add_input(og, "w", HOP_F32, 1, sz, false) : NULL;
+    hop_node *p = w ? pred_of(og, x) : NULL;
+    body_spec t = {HOP_OP_neg, HOP_OP_add, w}, f = {HOP_OP_cos, HOP_OP_COUNT, NULL};
+    if (p) {
+        st = hop_cond(og, hop_arg_node(p), body(&t), body(&f), (hop_arg[]){hop_arg_node(x)}, 1,
+                      &out);
+        if (st != HOP_OK) {
+            /* restored: no guard anywhere, and nothing installed */
+            assert_int_equal(hop_shape_env_nguards(hop_output_graph_env(og)), 0);
+            assert_int_equal(hop_output_graph_root_graph(og)->nsubgraphs, 0);
+        } else {
+            assert_int_equal(hop_output_graph_root_graph(og)->subgraphs[0]->nguards, 1);
+        }
+    } else {
+        st = hop_error_code();
+    }
+    hop_values_clear(&out);
+    hop_output_graph_free(og);
+    return st;
+}
+
+static void
+test_allocation_failure_sweep_over_a_cond_with_branch_guards(void **state)
+{
+    (void)state;
+    hop_list_hops(NULL, 0);
+    long live = hop_alloc_live();
+    int failures = 0;
+    for (long k = 1; k < 100000; k++) {
+        hop_alloc_fail_at(k);
+        hop_status st = build_branch_guard_program();
+        hop_alloc_fail_at(0);
+        assert_int_equal(hop_alloc_live(), live);
+        if (st == HOP_OK)
+            break;
+        assert_int_equal(st, HOP_NOMEM);
+        failures++;
+    }
+    assert_true(failures > 20);
+}
+
 int
 main(void)
 {
@@ -1167,6 +1219,7 @@ main(void)
         cmocka_unit_test(test_registry_registers_finds_lists_and_rejects_bad_classes),
         cmocka_unit_test(test_a_class_with_only_a_name_inherits_every_slot_from_its_base),
         cmocka_unit_test(test_allocation_failure_sweep_over_nested_hops),
+        cmocka_unit_test(test_allocation_failure_sweep_over_a_cond_with_branch_guards),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
