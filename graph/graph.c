@@ -1030,6 +1030,45 @@ hop_graph_output(hop_graph *g, const hop_arg *values, size_t n)
     return out;
 }
 
+/* ------------------------------------------------------------ guards */
+
+hop_status
+hop_graph_add_guard(hop_graph *g, const hop_expr *cond)
+{
+    if (g == NULL || cond == NULL)
+        return hop_error(HOP_MISUSE, "hop_graph_add_guard: the %s is NULL",
+                         g ? "condition" : "graph");
+    /* The env checks that cond is one of its SymBools (and is cond). */
+    const hop_expr *same = hop_sym_and(g->env, cond, cond);
+    if (same == NULL)
+        return hop_error(hop_error_code(), "hop_graph_add_guard: %s: %s", g->name,
+                         hop_error_message());
+    int64_t v;
+    if (hop_expr_const_value(cond, &v)) {
+        if (v)
+            return HOP_OK;
+        return hop_error(HOP_INVALID, "hop_graph_add_guard: %s: the guard is False", g->name);
+    }
+    for (size_t i = 0; i < g->nguards; i++)
+        if (g->guards[i] == cond)
+            return HOP_OK;
+    graph_impl *impl = hop__graph_impl(g);
+    if (g->nguards == impl->guard_cap) {
+        /* Arena memory: the old array stays until the graph goes (guards are
+         * few, so doubling wastes little). */
+        size_t cap = impl->guard_cap ? 2 * impl->guard_cap : 4;
+        const hop_expr **grown = hop__arena_alloc(&impl->arena, cap * sizeof *grown);
+        if (grown == NULL)
+            return HOP_NOMEM;
+        if (g->nguards)
+            memcpy(grown, g->guards, g->nguards * sizeof *grown);
+        g->guards = grown;
+        impl->guard_cap = cap;
+    }
+    g->guards[g->nguards++] = cond;
+    return HOP_OK;
+}
+
 /* ------------------------------------------------------------ subgraphs */
 
 hop_status

@@ -59,6 +59,7 @@ typedef struct graph_impl {
     hop__meta_entry *meta_list, *metas;
     size_t nmetas;
     const hop_value_info *last_meta;
+    size_t guard_cap; /* pub.guards holds this many (arena memory) */
 } graph_impl;
 
 static inline graph_impl *

@@ -24,6 +24,9 @@
  *   SymInts through hop_expr_print.
  * Table:  per graph a title line, then aligned columns opcode, name, target,
  *   args, meta; subgraphs follow their parent, depth first.
+ * Guards: a graph's guards (hop_graph_add_guard) print under its def line as
+ *   `# guards: s0 >= 4, s1 == 3`, under its table title as `guards: ...`,
+ *   and on a second line of its DOT cluster's label.
  * DOT:    one digraph; per subgraph a `subgraph "cluster_<path>"` where path
  *   is the dotted chain of subgraph names below the printed graph; node ids
  *   are "<path>.<name>"; labels say name, target (when it differs) and
@@ -233,6 +236,17 @@ append_call_args(hop__buf *b, const hop_node *n)
 
 /* ------------------------------------------------------------ code */
 
+/* `s0 >= 4, s1 == 3`: a graph's guards (see hop_graph_add_guard). */
+static void
+append_guards(hop__buf *b, const hop_graph *g)
+{
+    for (size_t i = 0; i < g->nguards; i++) {
+        if (i > 0)
+            hop__buf_puts(b, ", ");
+        append_printed(b, print_expr, g->guards[i]);
+    }
+}
+
 static void
 code_graph(hop__buf *b, const hop_graph *g, int depth)
 {
@@ -247,6 +261,12 @@ code_graph(hop__buf *b, const hop_graph *g, int depth)
         hop__buf_puts(b, "\"");
     }
     hop__buf_puts(b, "):\n");
+    if (g->nguards > 0) {
+        hop__buf_indent(b, (depth + 1) * INDENT);
+        hop__buf_puts(b, "# guards: ");
+        append_guards(b, g);
+        hop__buf_puts(b, "\n");
+    }
 
     for (size_t i = 0; i < g->nsubgraphs; i++) {
         code_graph(b, g->subgraphs[i], depth + 1);
@@ -400,6 +420,11 @@ table_tree(hop__buf *out, const hop_graph *g, bool first)
         hop__buf_printf(out, "graph %s (in %s):\n", g->name, g->parent->name);
     else
         hop__buf_printf(out, "graph %s:\n", g->name);
+    if (g->nguards > 0) {
+        hop__buf_puts(out, "guards: ");
+        append_guards(out, g);
+        hop__buf_puts(out, "\n");
+    }
     table_graph(out, g);
     for (size_t i = 0; i < g->nsubgraphs; i++)
         table_tree(out, g->subgraphs[i], false);
@@ -511,7 +536,18 @@ dot_subgraphs(hop__buf *b, const hop_graph *g, const char *path, int depth)
         hop__buf_puts(b, "\" {\n");
         hop__buf_indent(b, (depth + 1) * INDENT);
         hop__buf_puts(b, "label=\"");
-        dot_escape(b, s->name, strlen(s->name));
+        hop__buf label;
+        hop__buf_init(&label);
+        hop__buf_puts(&label, s->name);
+        if (s->nguards > 0) {
+            hop__buf_puts(&label, "\nguards: ");
+            append_guards(&label, s);
+        }
+        if (label.failed)
+            b->failed = true;
+        else
+            dot_escape(b, label.data, label.len);
+        hop__buf_discard(&label);
         hop__buf_puts(b, "\";\n");
         hop__buf_indent(b, (depth + 1) * INDENT);
         hop__buf_puts(b, "style=rounded;\n");

@@ -132,6 +132,15 @@ cond_check_outputs(hop_call *c)
     return HOP_OK;
 }
 
+static bool
+graph_has_guard(const hop_graph *g, const hop_expr *cond)
+{
+    for (size_t i = 0; i < g->nguards; i++)
+        if (g->guards[i] == cond)
+            return true;
+    return false;
+}
+
 /* A size both branches agree on, else a fresh unbacked symbol. */
 static const hop_expr *
 merge_size(hop_call *c, const hop_expr *a, const hop_expr *b)
@@ -141,7 +150,10 @@ merge_size(hop_call *c, const hop_expr *a, const hop_expr *b)
     hop_shape_env *env = hop_output_graph_env(c->og);
     /* A guard may already equate them (s1 == 4 once a branch broadcast a
      * dynamic dim against a static tensor): then they are one size, and an
-     * unbacked symbol would make later uses undecidable. */
+     * unbacked symbol would make later uses undecidable.  A guard of the
+     * caller holds whichever branch runs.  One of a branch's own guards
+     * holds only when that branch runs, and then the other branch's size is
+     * right too, so that one is the merged size. */
     const hop_expr *eq = hop_sym_eq(env, a, b);
     if (eq == NULL)
         return NULL;
@@ -149,6 +161,10 @@ merge_size(hop_call *c, const hop_expr *a, const hop_expr *b)
         if (hop_shape_env_guard(env, i) == eq)
             return a;
     }
+    if (graph_has_guard(c->graphs[0], eq))
+        return b;
+    if (graph_has_guard(c->graphs[1], eq))
+        return a;
     int64_t alo, ahi, blo, bhi;
     hop_shape_env_bounds(env, a, &alo, &ahi);
     hop_shape_env_bounds(env, b, &blo, &bhi);
@@ -213,6 +229,7 @@ const hop_hop_class hop_cond_class = {
     .nbodies = 2,
     .prefixes = {"cond_true", "cond_false"},
     .input_mode = HOP_INPUTS_LIFTED,
+    .guard_mode = HOP_GUARDS_BRANCH,
     .check_operands = cond_check_operands,
     .check_outputs = cond_check_outputs,
     .output_meta = cond_output_meta,

@@ -12,6 +12,8 @@
 
 /* The input mode cls resolves to through its bases. */
 hop_input_mode hop__input_mode(const hop_hop_class *cls);
+/* The guard mode cls resolves to through its bases. */
+hop_guard_mode hop__guard_mode(const hop_hop_class *cls);
 /* The base signature slot (one body, or merged bodies as for cond). */
 hop_status hop__signature_merge(hop_call *c);
 /* Steps 2-8 of a call (no checkpoint): for callers that run a HOP inside

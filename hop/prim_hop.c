@@ -66,6 +66,18 @@ hop__input_mode(const hop_hop_class *cls)
     return HOP_INPUTS_LIFTED;
 }
 
+hop_guard_mode
+hop__guard_mode(const hop_hop_class *cls)
+{
+    const hop_hop_class *k = cls;
+    for (int i = 0; i < HOP__MAX_BASE_DEPTH && k; i++) {
+        if (k->guard_mode != HOP_GUARDS_INHERIT)
+            return k->guard_mode;
+        k = k->base ? k->base : (k == hop_prim_hop_base() ? NULL : hop_prim_hop_base());
+    }
+    return HOP_GUARDS_CALLER;
+}
+
 /* ------------------------------------------------------------ base slots */
 
 /* A value the call may use: one of c->parent's or of a tracer enclosing it,
@@ -154,6 +166,7 @@ static const hop_hop_class prim_hop_base = {
     .nbodies = 1,
     .prefixes = {"body"},
     .input_mode = HOP_INPUTS_LIFTED,
+    .guard_mode = HOP_GUARDS_CALLER,
     .check_operands = base_check_operands,
     .body_inputs = base_body_inputs,
     .check_outputs = base_nothing,
@@ -474,6 +487,93 @@ call_cleanup(hop_call *c)
     hop__free(c->outs);
 }
 
+/* ---------------------------------------------------------------- guards */
+
+/* The guards one body's tracing recorded, taken out of the ShapeEnv. */
+typedef struct body_guards {
+    const hop_expr **items[HOP_MAX_BODIES];
+    size_t n[HOP_MAX_BODIES];
+} body_guards;
+
+/* Moves the env's guards after the first `before` into bg for body b. */
+static hop_status
+take_guards(hop_call *c, size_t b, size_t before, body_guards *bg)
+{
+    hop_shape_env *env = hop_output_graph_env(c->og);
+    size_t n = hop_shape_env_nguards(env);
+    if (n <= before)
+        return HOP_OK;
+    bg->items[b] = hop__malloc((n - before) * sizeof *bg->items[b]);
+    if (bg->items[b] == NULL)
+        return HOP_NOMEM;
+    for (size_t i = before; i < n; i++)
+        bg->items[b][bg->n[b]++] = hop_shape_env_guard(env, i);
+    hop_shape_env_truncate_guards(env, before);
+    return HOP_OK;
+}
+
+static bool
+holds_guard(const body_guards *bg, size_t b, const hop_expr *g)
+{
+    for (size_t i = 0; i < bg->n[b]; i++)
+        if (bg->items[b][i] == g)
+            return true;
+    return false;
+}
+
+/*
+ * Puts each body's guards where they hold.  With HOP_GUARDS_BRANCH exactly
+ * one body runs per call, so a guard every body recorded holds whenever the
+ * call runs: it goes back to the ShapeEnv, i.e. to the caller (the plan's
+ * entry checks for a root call, the enclosing body's own list otherwise).
+ * Every other guard becomes its body's graph's, checked only when that body
+ * runs.  A failure is undone by the call's checkpoint (the env's guards are
+ * truncated, the bodies' graphs dropped).
+ */
+static hop_status
+place_guards(hop_call *c, hop_guard_mode mode, const body_guards *bg)
+{
+    hop_shape_env *env = hop_output_graph_env(c->og);
+    for (size_t b = 0; b < c->nbodies; b++) {
+        for (size_t i = 0; i < bg->n[b]; i++) {
+            const hop_expr *g = bg->items[b][i];
+            bool common = mode == HOP_GUARDS_BRANCH;
+            for (size_t o = 0; o < c->nbodies && common; o++)
+                common = o == b || holds_guard(bg, o, g);
+            hop_status st =
+                common ? hop_shape_env_add_guard(env, g) : hop_graph_add_guard(c->graphs[b], g);
+            if (st != HOP_OK)
+                return st;
+        }
+    }
+    return HOP_OK;
+}
+
+/* Traces every body (step 3), placing the guards each one's tracing records
+ * by the class's guard mode. */
+static hop_status
+trace_bodies(hop_call *c)
+{
+    hop_guard_mode mode = hop__guard_mode(c->cls);
+    hop_shape_env *env = hop_output_graph_env(c->og);
+    body_guards bg;
+    memset(&bg, 0, sizeof bg);
+    hop_status st = HOP_OK;
+    for (size_t b = 0; b < c->nbodies && st == HOP_OK; b++) {
+        size_t before = hop_shape_env_nguards(env);
+        st = trace_body(c, b);
+        /* Taken out before the next body is traced: that one must record
+         * for itself what it relies on. */
+        if (st == HOP_OK && mode != HOP_GUARDS_CALLER)
+            st = take_guards(c, b, before, &bg);
+    }
+    if (st == HOP_OK && mode != HOP_GUARDS_CALLER)
+        st = place_guards(c, mode, &bg);
+    for (size_t b = 0; b < HOP_MAX_BODIES; b++)
+        hop__free(bg.items[b]);
+    return st;
+}
+
 hop_status
 hop__call_run(hop_call *c, hop_values *outputs)
 {
@@ -484,8 +584,7 @@ hop__call_run(hop_call *c, hop_values *outputs)
     if (st == HOP_OK)
         st = RESOLVE(cls, lookup)(c);
     if (st == HOP_OK && c->reuse[0] == NULL) {
-        for (size_t b = 0; b < c->nbodies && st == HOP_OK; b++)
-            st = trace_body(c, b);
+        st = trace_bodies(c);
         if (st == HOP_OK)
             st = RESOLVE(cls, check_outputs)(c);
         if (st == HOP_OK)

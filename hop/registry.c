@@ -35,6 +35,9 @@ validate(const hop_hop_class *cls)
     if ((unsigned)cls->input_mode > HOP_INPUTS_EXPLICIT)
         return hop_error(HOP_INVALID, "register HOP %s: input_mode %d is not an hop_input_mode",
                          cls->name, (int)cls->input_mode);
+    if ((unsigned)cls->guard_mode > HOP_GUARDS_BODY)
+        return hop_error(HOP_INVALID, "register HOP %s: guard_mode %d is not an hop_guard_mode",
+                         cls->name, (int)cls->guard_mode);
     int depth = 0;
     for (const hop_hop_class *k = cls->base; k; k = k->base)
         if (++depth > HOP__MAX_BASE_DEPTH || k == cls)

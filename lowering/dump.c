@@ -93,9 +93,14 @@ comment_text(const hop_plan *p, int32_t pc, hop__buf *b)
     case HOP__OP_Input:
         hop__buf_printf(b, "t%d = input %d", in->p2, in->p1);
         break;
-    case HOP__OP_Guard:
-        hop__buf_printf(b, "guard %d", in->p1);
+    case HOP__OP_Guard: {
+        const hop__guard *g = in->p4;
+        if (g->graph)
+            hop__buf_printf(b, "guard %d of %s", in->p1, g->graph);
+        else
+            hop__buf_printf(b, "guard %d", in->p1);
         break;
+    }
     case HOP__OP_Layout:
         if (p->static_layout)
             hop__buf_printf(b, "block: %" PRId64 " bytes, %d tensor%s in %d region%s",

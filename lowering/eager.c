@@ -327,6 +327,19 @@ hop_eager_graph(hop_eager_ctx *ex, const hop_graph *g, const hop_rt_value *input
     if (out == NULL || g->nplaceholders != ninputs || out->nargs != noutputs)
         return hop_error(HOP_VERIFY, "eager: %s called with %zu inputs and %zu outputs", g->name,
                          ninputs, noutputs);
+    /* A graph's own guards (a cond branch's) hold whenever it runs. */
+    for (size_t k = 0; k < g->nguards; k++) {
+        int64_t v;
+        hop_status st = hop_expr_eval(g->guards[k], ex->syms, ex->nsyms, &v);
+        if (st != HOP_OK)
+            return st;
+        if (!v) {
+            char text[256];
+            hop_expr_print(g->guards[k], text, sizeof text);
+            return hop_error(HOP_GUARD, "eager: guard %s of %s failed: %s was traced assuming it",
+                             text, g->name, g->name);
+        }
+    }
     hop_status st = HOP_OK;
     size_t i = 0;
     for (const hop_node *n = g->first; n && st == HOP_OK; n = n->next) {

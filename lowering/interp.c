@@ -291,6 +291,9 @@ run_guard(hop__frame *f, const hop__guard *g)
     for (int k = 0; k < g->x->nsyms && n < sizeof vals; k++)
         n += (size_t)snprintf(vals + n, sizeof vals - n, "%s%s = %" PRId64, k ? ", " : "",
                               g->x->names[k], f->regs[g->x->regs[k]]);
+    if (g->graph)
+        return hop_error(HOP_GUARD, "guard %s of %s failed with %s: %s was traced assuming it",
+                         g->x->text, g->graph, vals, g->graph);
     return hop_error(HOP_GUARD, "guard %s failed with %s", g->x->text, vals);
 }
 
@@ -656,7 +659,8 @@ hop__exec_at(hop__frame *f, int32_t pc)
             break;
         }
         /* Guard P1 * * P4: HOP_GUARD unless expression P4 (guard P1 of the
-         * ShapeEnv) holds for the bound symbols. */
+         * ShapeEnv, or of the subgraph starting here) holds for the bound
+         * symbols. */
         case HOP__OP_Guard:
             if ((st = run_guard(f, in->p4)) != HOP_OK)
                 goto fail;

@@ -912,6 +912,8 @@ bind_placeholder(hop_lower_ctx *cx, const hop_node *ph, hop_pval v, const hop_gr
     return set_value(cx, ph, v);
 }
 
+static hop_status emit_guard(hop_lower_ctx *cx, const hop_expr *e, size_t i, const hop_graph *g);
+
 hop_status
 hop__compile_graph(hop_lower_ctx *cx, const hop_graph *g, const hop_pval *inputs, size_t ninputs,
               const hop_pval *dests, hop_pval *outputs, size_t noutputs)
@@ -927,6 +929,11 @@ hop__compile_graph(hop_lower_ctx *cx, const hop_graph *g, const hop_pval *inputs
     hop_status st = plan_fusion(cx, g);
     if (st != HOP_OK)
         return st;
+    /* A graph's own guards (a cond branch's) hold whenever it runs, and only
+     * then: checked before anything it computes relies on them. */
+    for (size_t gi = 0; gi < g->nguards; gi++)
+        if ((st = emit_guard(cx, g->guards[gi], gi, g)) != HOP_OK)
+            return st;
     size_t i = 0;
     for (const hop_node *n = g->first; n && n->kind == HOP_NODE_PLACEHOLDER; n = n->next, i++)
         if ((st = bind_placeholder(cx, n, inputs[i], g)) != HOP_OK)
@@ -996,6 +1003,30 @@ hop__compile_graph(hop_lower_ctx *cx, const hop_graph *g, const hop_pval *inputs
 }
 
 /* ---------------------------------------------------------------- main */
+
+/* Guard instruction i (of the ShapeEnv, or of subgraph g when it is one of
+ * g's own guards): HOP_GUARD at run time unless e holds for the symbols the
+ * inputs' sizes bound. */
+static hop_status
+emit_guard(hop_lower_ctx *cx, const hop_expr *e, size_t i, const hop_graph *g)
+{
+    const hop_expr *syms[32];
+    size_t ns = hop_expr_free_symbols(e, syms, 32);
+    for (size_t s = 0; s < ns && s < 32; s++)
+        if (!entry_bound(cx, syms[s]))
+            return hop_error(HOP_UNSUPPORTED,
+                             "lowering: guard %s%s%s uses %s, which no input's size gives",
+                             hop_expr_str(cx->env, e) ? hop_expr_str(cx->env, e) : "?",
+                             g ? " of " : "", g ? g->name : "", hop_symbol_name(syms[s]));
+    hop__guard *gd = hop__arena_zalloc(&cx->plan->arena, sizeof *gd);
+    if (gd == NULL || (gd->x = hop__xcompile(cx, e)) == NULL)
+        return hop__nomem_or(hop_error_code());
+    if (g && (gd->graph = hop__arena_strdup(&cx->plan->arena, g->name)) == NULL)
+        return HOP_NOMEM;
+    if (hop__emit(cx, HOP__OP_Guard, (int32_t)i, 0, 0, gd, gd->x->text) < 0)
+        return HOP_NOMEM;
+    return HOP_OK;
+}
 
 static hop_status
 compile_main(hop_lower_ctx *cx)
@@ -1080,22 +1111,9 @@ compile_main(hop_lower_ctx *cx)
     }
     /* Guards, then the memory layout (which needs the sizes they allow). */
     size_t ng = hop_shape_env_nguards(cx->env);
-    for (size_t gi = 0; gi < ng; gi++) {
-        const hop_expr *e = hop_shape_env_guard(cx->env, gi);
-        const hop_expr *syms[32];
-        size_t ns = hop_expr_free_symbols(e, syms, 32);
-        for (size_t s = 0; s < ns && s < 32; s++)
-            if (!entry_bound(cx, syms[s]))
-                return hop_error(HOP_UNSUPPORTED,
-                                 "lowering: guard %s uses %s, which no input's size gives",
-                                 hop_expr_str(cx->env, e) ? hop_expr_str(cx->env, e) : "?",
-                                 hop_symbol_name(syms[s]));
-        hop__guard *gd = hop__arena_zalloc(&p->arena, sizeof *gd);
-        if (gd == NULL || (gd->x = hop__xcompile(cx, e)) == NULL)
-            return hop__nomem_or(hop_error_code());
-        if (hop__emit(cx, HOP__OP_Guard, (int32_t)gi, 0, 0, gd, gd->x->text) < 0)
-            return HOP_NOMEM;
-    }
+    for (size_t gi = 0; gi < ng; gi++)
+        if ((st = emit_guard(cx, hop_shape_env_guard(cx->env, gi), gi, NULL)) != HOP_OK)
+            return st;
     if (hop__emit(cx, HOP__OP_Layout, 0, 0, 0, NULL, NULL) < 0)
         return HOP_NOMEM;
 

@@ -247,6 +247,7 @@ typedef struct hop__opdesc {
 /* A guard of the ShapeEnv. */
 typedef struct hop__guard {
     const hop__xprog *x;
+    const char *graph; /* the subgraph whose own guard it is; NULL on entry */
 } hop__guard;
 
 /* A fused elementwise group (fused.c). */

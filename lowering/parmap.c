@@ -116,7 +116,6 @@ scan_code(scan *s, int32_t ri, int32_t from, int32_t to, int64_t mult, int32_t m
         case HOP__OP_Eager:
         case HOP__OP_Extern:
         case HOP__OP_Input:
-        case HOP__OP_Guard:
         case HOP__OP_Layout:
         case HOP__OP_Halt:
         case HOP__OP_COUNT:

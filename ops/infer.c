@@ -363,6 +363,15 @@ hop__try_decide(hop__infer *c, const hop_expr *cond, bool *known, bool *out)
     return st;
 }
 
+hop_status
+hop__decide_static(hop__infer *c, const hop_expr *cond, bool *known, bool *out)
+{
+    if (cond == NULL)
+        return hop__sym_failed(c);
+    *known = hop_shape_env_decide_static(c->env, cond, out);
+    return HOP_OK;
+}
+
 const hop_expr *
 hop__pick_equal(const hop_expr *a, const hop_expr *b)
 {

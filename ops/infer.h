@@ -75,6 +75,10 @@ hop_status hop__decide_eq_int(hop__infer *c, const hop_expr *a, int64_t v, bool 
 /* Like hop__decide, but a data-dependent condition is not an error: *known
  * is set false and the error context cleared. */
 hop_status hop__try_decide(hop__infer *c, const hop_expr *cond, bool *known, bool *out);
+/* Decides cond from constants and value ranges only (no guard, no hint):
+ * *known false when they do not settle it.  Fails only when cond is NULL
+ * (a constructor failed). */
+hop_status hop__decide_static(hop__infer *c, const hop_expr *cond, bool *known, bool *out);
 /* Of two sizes decided equal, the one to keep: a constant if there is one. */
 const hop_expr *hop__pick_equal(const hop_expr *a, const hop_expr *b);
 

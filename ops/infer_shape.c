@@ -420,8 +420,12 @@ min_or_max(hop__infer *c, bool max, const hop_expr *a, const hop_expr *b)
 /*
  * Python's clamping of a slice bound v into [0, n]: a negative v counts from
  * the end (and stops at 0), a positive one stops at n.  Whether v is negative
- * must be decided; whether it passes 0 or n is decided when possible and kept
- * as Max(v + n, 0) / Min(v, n) when data-dependent.
+ * must be decided (a constant bound, or a symbol whose range says it); whether
+ * it passes 0 or n is decided only from constants and ranges, and otherwise
+ * kept as Max(v + n, 0) / Min(v, n).  So `x[:4]` on f32[s0] is f32[Min(s0, 4)]
+ * with no guard: one trace serves every size, and a slice inside a cond
+ * branch never rejects inputs that take the other branch (a hint decision
+ * would have recorded s0 >= 4).
  */
 static hop_status
 clamp_bound(hop__infer *c, const hop_expr *v, const hop_expr *n, const hop_expr **out)
@@ -437,11 +441,11 @@ clamp_bound(hop__infer *c, const hop_expr *v, const hop_expr *n, const hop_expr 
         const hop_expr *w = hop_sym_add(c->env, v, n);
         if (w == NULL)
             return hop__sym_failed(c);
-        if ((st = hop__try_decide(c, hop_sym_lt(c->env, w, zero), &known, &past)) != HOP_OK)
+        if ((st = hop__decide_static(c, hop_sym_lt(c->env, w, zero), &known, &past)) != HOP_OK)
             return st;
         *out = !known ? min_or_max(c, true, w, zero) : past ? zero : w;
     } else {
-        if ((st = hop__try_decide(c, hop_sym_gt(c->env, v, n), &known, &past)) != HOP_OK)
+        if ((st = hop__decide_static(c, hop_sym_gt(c->env, v, n), &known, &past)) != HOP_OK)
             return st;
         *out = !known ? min_or_max(c, false, v, n) : past ? n : v;
     }
@@ -467,7 +471,9 @@ ceil_div(hop__infer *c, const hop_expr *a, const hop_expr *d)
 /*
  * slice(x, dim, start, end, step) with Python semantics: None start is 0,
  * None end is the size, both clamp into [0, size], an end before the start
- * gives size 0; the size is ceil((end - start) / step).
+ * gives size 0; the size is ceil((end - start) / step).  Only the sign of a
+ * symbolic bound can add a guard (clamp_bound); everything else stays
+ * symbolic, with Min/Max.
  */
 hop_status
 hop__infer_slice(hop__infer *c)
@@ -501,10 +507,11 @@ hop__infer_slice(hop__infer *c)
         return st;
     if (bound[1] != NULL && (st = clamp_bound(c, bound[1], n, &end)) != HOP_OK)
         return st;
-    /* Both bounds are in [0, n] now, so only two explicit ones can cross. */
+    /* Both bounds are in [0, n] now, so only two explicit ones can cross;
+     * when the ranges cannot tell, Max(end, start) keeps the size >= 0. */
     bool known = true, empty = false;
     if (bound[0] != NULL && bound[1] != NULL &&
-        (st = hop__try_decide(c, hop_sym_lt(c->env, end, start), &known, &empty)) != HOP_OK)
+        (st = hop__decide_static(c, hop_sym_lt(c->env, end, start), &known, &empty)) != HOP_OK)
         return st;
     if (!known)
         end = min_or_max(c, true, end, start);

@@ -375,6 +375,17 @@ hop_shape_env_decide(hop_shape_env *env, const hop_expr *cond, const char *what,
     return HOP_OK;
 }
 
+bool
+hop_shape_env_decide_static(hop_shape_env *env, const hop_expr *cond, bool *out)
+{
+    if (env == NULL || cond == NULL || cond->env != env || !hop_expr_is_bool(cond) || out == NULL)
+        return false;
+    int v = hop__sym_decide_static(cond);
+    if (v >= 0)
+        *out = v;
+    return v >= 0;
+}
+
 hop_status
 hop_shape_env_decide_eq(hop_shape_env *env, const hop_expr *a, const hop_expr *b, const char *what,
                         bool *out)

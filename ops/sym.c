@@ -779,8 +779,77 @@ hop_sym_mod(hop_shape_env *env, const hop_expr *a, const hop_expr *b)
     return mod_impl(env, a, b, "hop_sym_mod");
 }
 
+/*
+ * Whether x <= y for every value of the symbols, by the lattice laws alone
+ * (no ranges): Min(a, ...) <= a, a <= Max(a, ...), sums of the same terms
+ * by their constants (s0 - 6 <= s0 - 1).  So
+ * Max(s0, Min(s0, 4)) is s0 and Max(Min(s0, 5), Min(s0, 3)) is Min(s0, 5),
+ * which slicing produces when it clamps bounds without guarding.  depth
+ * bounds the work on deep nests (false is always a sound answer).
+ */
+/* e as constant + terms: an ADD's own, one term for any other non-constant. */
+static int64_t
+split_sum(const hop_expr *const *e, const hop_expr *const **ops, const int64_t **coefs, size_t *n)
+{
+    static const int64_t one = 1;
+    const hop_expr *x = *e;
+    if (x->kind == HOP_EXPR_ADD) {
+        *ops = x->ops;
+        *coefs = x->coefs;
+        *n = x->n;
+        return x->value;
+    }
+    *ops = e;
+    *coefs = &one;
+    *n = x->kind == HOP_EXPR_CONST ? 0 : 1;
+    return x->kind == HOP_EXPR_CONST ? x->value : 0;
+}
+
+static bool
+le_structural(const hop_expr *x, const hop_expr *y, int depth)
+{
+    if (x == y)
+        return true;
+    /* Sums with the same terms compare by their constants: s0 - 6 <= s0 - 1. */
+    const hop_expr *const *xo, *const *yo;
+    const int64_t *xc, *yc;
+    size_t xn, yn;
+    int64_t cx = split_sum(&x, &xo, &xc, &xn), cy = split_sum(&y, &yo, &yc, &yn);
+    if (xn == yn) {
+        bool same = true;
+        for (size_t i = 0; i < xn && same; i++)
+            same = xo[i] == yo[i] && xc[i] == yc[i];
+        if (same)
+            return cx <= cy;
+    }
+    if (depth <= 0)
+        return false;
+    if (x->kind == HOP_EXPR_MIN)
+        for (size_t i = 0; i < x->n; i++)
+            if (le_structural(x->ops[i], y, depth - 1))
+                return true;
+    if (y->kind == HOP_EXPR_MAX)
+        for (size_t i = 0; i < y->n; i++)
+            if (le_structural(x, y->ops[i], depth - 1))
+                return true;
+    if (y->kind == HOP_EXPR_MIN || x->kind == HOP_EXPR_MAX) {
+        /* x <= Min(b...) when x <= each b; Max(a...) <= y when each a <= y. */
+        const hop_expr *const *ops = y->kind == HOP_EXPR_MIN ? y->ops : x->ops;
+        size_t n = y->kind == HOP_EXPR_MIN ? y->n : x->n;
+        for (size_t i = 0; i < n; i++) {
+            const hop_expr *a = y->kind == HOP_EXPR_MIN ? x : ops[i];
+            const hop_expr *b = y->kind == HOP_EXPR_MIN ? ops[i] : y;
+            if (!le_structural(a, b, depth - 1))
+                return false;
+        }
+        return true;
+    }
+    return false;
+}
+
 /* Max/Min: flattened, constants folded, sorted, duplicates and operands that
- * the value ranges show can never win dropped. */
+ * can never win dropped (by the value ranges, or by the lattice laws of
+ * le_structural). */
 static const hop_expr *
 minmax(hop_shape_env *env, hop_expr_kind kind, const hop_expr *a, const hop_expr *b, const char *fn)
 {
@@ -834,6 +903,9 @@ minmax(hop_shape_env *env, hop_expr_kind kind, const hop_expr *a, const hop_expr
             int64_t ylo, yhi;
             hop__sym_bounds(items[j], &ylo, &yhi);
             dominated = is_max ? ylo >= xhi : yhi <= xlo;
+            if (!dominated)
+                dominated = is_max ? le_structural(items[i], items[j], 4)
+                                   : le_structural(items[j], items[i], 4);
         }
         if (dominated)
             items[i] = NULL;

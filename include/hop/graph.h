@@ -133,6 +133,12 @@ struct hop_graph {
     hop_graph **subgraphs; /* owned, in installation order */
     size_t nsubgraphs;
     void *user_data; /* free for upper layers (the tracer that builds it) */
+    /* Conditions on size symbols this graph was traced under that hold only
+     * when it runs (a cond branch's hint decisions): checked each time the
+     * graph runs, before its first node, never on entry to the whole program.
+     * SymBools of env, in order, without duplicates (hop_graph_add_guard). */
+    const hop_expr **guards;
+    size_t nguards;
     /* Called just before the graph is freed (by hop_graph_free, a parent's
      * free, or DCE), so an upper layer holding a pointer to it can forget it. */
     void (*free_hook)(hop_graph *g);
@@ -235,6 +241,15 @@ hop_status hop_graph_remove_subgraph(hop_graph *parent, hop_graph *child);
 /* A direct subgraph by name, or NULL. */
 hop_graph *hop_graph_find_subgraph(const hop_graph *g, const char *name);
 
+/*
+ * Adds the SymBool cond to g's guards: what g assumes about the sizes of the
+ * program's inputs whenever it runs (see the guards field).  True and a guard
+ * g has already are no-ops.  HOP_MISUSE for a NULL graph or condition or one
+ * of another env; HOP_INVALID for a SymInt or False (it could never hold);
+ * HOP_NOMEM.  On error g is unchanged.
+ */
+hop_status hop_graph_add_guard(hop_graph *g, const hop_expr *cond);
+
 /* Looks a node up by name, or NULL. */
 hop_node *hop_graph_find_node(const hop_graph *g, const char *name);
 
@@ -272,6 +287,9 @@ hop_status hop_graph_verify(const hop_graph *g);
  *   table: per graph a title, then one row per node with aligned columns
  *          opcode, name, target, args, meta; subgraphs follow, depth first
  *   dot:   Graphviz, one cluster per subgraph
+ * A graph with guards prints them first: in code as the comment line
+ * `# guards: s0 >= 4, s1 == 3` right under its def line, in the table as a
+ * `guards: ...` line under its title, in DOT in its cluster's label.
  * graph/print.c documents each format; tests/c/test_printer.c locks them.
  */
 char *hop_graph_code(const hop_graph *g);

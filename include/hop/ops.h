@@ -230,6 +230,14 @@ const hop_expr *hop_shape_env_symbol(const hop_shape_env *env, size_t id);
  */
 hop_status hop_shape_env_decide(hop_shape_env *env, const hop_expr *cond, const char *what,
                                 bool *out);
+/*
+ * Decides cond from constants and value ranges alone, the first step of
+ * hop_shape_env_decide: true with *out set when they settle it, false when
+ * only a hint (a guard) or the run time could.  Records nothing, never
+ * fails (false for NULL or a foreign expression).  Shape rules use it to
+ * keep a size symbolic (`Min(s0, 4)`) instead of guarding on a hint.
+ */
+bool hop_shape_env_decide_static(hop_shape_env *env, const hop_expr *cond, bool *out);
 /* Shorthands: decide a == b, a == constant. */
 hop_status hop_shape_env_decide_eq(hop_shape_env *env, const hop_expr *a, const hop_expr *b,
                                    const char *what, bool *out);

@@ -10,7 +10,8 @@
  *   1. checkpoint the OutputGraph (every failure below restores it exactly);
  *   2. check the operands                                 (slot check_operands)
  *   3. per body: push a tracer, create its explicit inputs (slot body_inputs),
- *      run the body callback, lift what it returns, pop;
+ *      run the body callback, lift what it returns, pop; place the guards its
+ *      tracing recorded (guard_mode);
  *   4. check the bodies' outputs against each other      (slot check_outputs)
  *   5. give the bodies one signature and build the values the call passes
  *      (slot signature: base = explicit operands then lifted values; cond
@@ -68,6 +69,24 @@ typedef enum hop_input_mode {
     HOP_INPUTS_EXPLICIT,    /* explicit placeholders first, lifted values after */
 } hop_input_mode;
 
+/*
+ * Where the guards recorded while a body is traced go (hint decisions on the
+ * sizes of the program's inputs, hop_shape_env_decide).  A guard must hold
+ * whenever the code that relied on it runs, and only then: a guard one cond
+ * branch needs must not reject inputs that take the other branch.
+ */
+typedef enum hop_guard_mode {
+    HOP_GUARDS_INHERIT = 0, /* as the base class says */
+    HOP_GUARDS_CALLER,      /* the caller's (the base): the body runs whenever the
+                               call does (wrap, map, invoke_subgraph) */
+    HOP_GUARDS_BRANCH,      /* exactly one body runs per call (cond): a guard
+                               every body recorded is the caller's, the others
+                               stay with their body (its graph's guards), checked
+                               each time it runs */
+    HOP_GUARDS_BODY,        /* a body may run or not (a loop body): every guard
+                               stays with its body */
+} hop_guard_mode;
+
 #define HOP_MAX_BODIES 4
 
 typedef struct hop_hop_class hop_hop_class;
@@ -118,6 +137,7 @@ struct hop_hop_class {
     int nbodies;                          /* how many bodies a call takes (1..HOP_MAX_BODIES) */
     const char *prefixes[HOP_MAX_BODIES]; /* subgraph name prefix per body */
     hop_input_mode input_mode;
+    hop_guard_mode guard_mode;
 
     /* Checks c->operands; may set c->lead.  Base: operands must be values
      * (tensors or SymInts) of enclosing tracers. */

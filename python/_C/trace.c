@@ -1102,7 +1102,8 @@ printed(char *s)
     return r;
 }
 
-/* describe(path) -> dict(name, nodes, subgraphs, code, table, dot) */
+/* describe(path) -> dict(name, nodes, subgraphs, guards, code, table, dot);
+ * guards are the graph's own (a cond branch's), as text. */
 static PyObject *
 trace_describe(TraceObject *tr, PyObject *path)
 {
@@ -1110,6 +1111,15 @@ trace_describe(TraceObject *tr, PyObject *path)
     if (g == NULL)
         return NULL;
     PyObject *nodes = PyList_New(0), *subs = PyList_New(0), *result = NULL;
+    PyObject *guards = PyList_New(0);
+    for (size_t i = 0; guards && i < g->nguards; i++) {
+        char buf[512];
+        hop_expr_print(g->guards[i], buf, sizeof buf);
+        PyObject *s = PyUnicode_FromString(buf);
+        if (s == NULL || PyList_Append(guards, s) < 0)
+            Py_CLEAR(guards);
+        Py_XDECREF(s);
+    }
     for (hop_node *n = g->first; nodes && n; n = n->next) {
         PyObject *args = PyList_New((Py_ssize_t)n->nargs);
         for (size_t i = 0; args && i < n->nargs; i++) {
@@ -1145,13 +1155,14 @@ trace_describe(TraceObject *tr, PyObject *path)
             Py_CLEAR(subs);
         Py_XDECREF(s);
     }
-    if (nodes && subs) {
+    if (nodes && subs && guards) {
         PyObject *code = printed(hop_graph_code(g));
         PyObject *table = code ? printed(hop_graph_table(g)) : NULL;
         PyObject *dot = table ? printed(hop_graph_dot(g)) : NULL;
         if (dot)
-            result = Py_BuildValue("{s:s,s:O,s:O,s:N,s:N,s:N}", "name", g->name, "nodes", nodes,
-                                   "subgraphs", subs, "code", code, "table", table, "dot", dot);
+            result = Py_BuildValue("{s:s,s:O,s:O,s:O,s:N,s:N,s:N}", "name", g->name, "nodes", nodes,
+                                   "subgraphs", subs, "guards", guards, "code", code, "table",
+                                   table, "dot", dot);
         else {
             Py_XDECREF(code);
             Py_XDECREF(table);
@@ -1159,6 +1170,7 @@ trace_describe(TraceObject *tr, PyObject *path)
     }
     Py_XDECREF(nodes);
     Py_XDECREF(subs);
+    Py_XDECREF(guards);
     return result;
 }
 

@@ -193,7 +193,12 @@ class GraphModule:
 
     @property
     def guards(self):
-        """The guards the plan checks on entry, as text."""
+        """Guards as text.  For the root: what the plan checks on entry.  For a
+        subgraph: its own guards, checked each time it runs (a cond branch's
+        conditions on sizes, which must not reject inputs that take the other
+        branch)."""
+        if self._path:
+            return list(self._desc["guards"])
         return self._trace.guards()
 
     def __call__(self, *args):

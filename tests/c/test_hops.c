@@ -801,6 +801,223 @@ test_non_callable_body_is_invalid(void **state)
     hop_output_graph_free(og);
 }
 
+/* ------------------------------------------------------ branch guards */
+
+static char *
+guard_list(const hop_graph *g)
+{
+    static char buf[512];
+    size_t n = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < g->nguards; i++) {
+        if (i)
+            n += (size_t)snprintf(buf + n, sizeof buf - n, ", ");
+        n += hop_expr_print(g->guards[i], buf + n, sizeof buf - n);
+    }
+    return buf;
+}
+
+/* x: f32[s0] (hint 8) and w: f32[8]; the true branch adds w (which decides
+ * s0 == 8 by the hint), the false branch `both` ? adds w too : not. */
+static hop_output_graph *
+branch_guard_program(bool both, hop_values *out)
+{
+    hop_output_graph *og = hop_output_graph_new();
+    int64_t sz[] = {8};
+    hop_node *x = hop_output_graph_add_input(og, "x", HOP_F32, 1, sz, true);
+    hop_node *w = hop_output_graph_add_input(og, "w", HOP_F32, 1, sz, false);
+    hop_node *p = pred_of(og, x);
+    body_spec t = {HOP_OP_neg, HOP_OP_add, w};
+    body_spec f = {HOP_OP_cos, both ? HOP_OP_add : HOP_OP_COUNT, both ? w : NULL};
+    assert_int_equal(
+        hop_cond(og, hop_arg_node(p), body(&t), body(&f), (hop_arg[]){hop_arg_node(x)}, 1, out),
+        HOP_OK);
+    finish(og, out->items[0]);
+    return og;
+}
+
+static void
+test_cond_keeps_a_guard_only_one_branch_records_with_that_branch(void **state)
+{
+    (void)state;
+    hop_values out = {0};
+    hop_output_graph *og = branch_guard_program(false, &out);
+    /* Nothing is checked on entry: an input of 3 rows taking the false
+     * branch must run.  The true branch checks s0 == 8 when it runs. */
+    assert_int_equal(hop_shape_env_nguards(hop_output_graph_env(og)), 0);
+    const hop_graph *root = hop_output_graph_root_graph(og);
+    assert_string_equal(guard_list(root->subgraphs[0]), "s0 == 8");
+    assert_string_equal(guard_list(root->subgraphs[1]), "");
+    /* The branches give f32[8] and f32[s0], equal exactly when the true
+     * branch's guard holds, i.e. whenever it runs: the merged size is s0. */
+    assert_code(og, "def forward(s0: \"Sym(s0)\", x: \"f32[s0]\", w: \"f32[8]\"):\n"
+                    "    def cond_true_0(s0: \"Sym(s0)\", x: \"f32[s0]\", "
+                    "w_true_branch: \"f32[8]\"):\n"
+                    "        # guards: s0 == 8\n"
+                    "        neg: \"f32[s0]\" = neg(x)\n"
+                    "        add: \"f32[8]\" = add(neg, w_true_branch)\n"
+                    "        return (add,)\n"
+                    "\n"
+                    "    def cond_false_0(s0: \"Sym(s0)\", x: \"f32[s0]\", "
+                    "w_true_branch: \"f32[8]\"):\n"
+                    "        cos: \"f32[s0]\" = cos(x)\n"
+                    "        return (cos,)\n"
+                    "\n"
+                    "    sum: \"f32[]\" = sum(x, None, False)\n"
+                    "    gt: \"bool[]\" = gt(sum, 0)\n"
+                    "    cond: \"f32[s0]\" = cond(gt, cond_true_0, cond_false_0, (s0, x, w))\n"
+                    "    getitem: \"f32[s0]\" = cond[0]\n"
+                    "    return (getitem,)\n");
+    char *table = hop_graph_table(root);
+    assert_non_null(strstr(table, "graph cond_true_0 (in forward):\nguards: s0 == 8\nopcode"));
+    hop_free(table);
+    char *dot = hop_graph_dot(root);
+    assert_non_null(strstr(dot, "label=\"cond_true_0\\nguards: s0 == 8\";"));
+    hop_free(dot);
+    hop_values_clear(&out);
+    hop_output_graph_free(og);
+}
+
+static void
+test_cond_guard_every_branch_records_is_the_callers(void **state)
+{
+    (void)state;
+    hop_values out = {0};
+    hop_output_graph *og = branch_guard_program(true, &out);
+    hop_shape_env *env = hop_output_graph_env(og);
+    assert_int_equal(hop_shape_env_nguards(env), 1);
+    char text[64];
+    hop_expr_print(hop_shape_env_guard(env, 0), text, sizeof text);
+    assert_string_equal(text, "s0 == 8");
+    const hop_graph *root = hop_output_graph_root_graph(og);
+    assert_int_equal(root->subgraphs[0]->nguards, 0);
+    assert_int_equal(root->subgraphs[1]->nguards, 0);
+    hop_values_clear(&out);
+    hop_output_graph_free(og);
+}
+
+/* A nested cond's branch keeps its own guard; the outer branch's guards
+ * are the outer branch's. */
+static hop_status
+outer_true(hop_tracer *t, void *ud, hop_node *const *in, size_t n, hop_values *out)
+{
+    (void)in;
+    (void)n;
+    hop_node **xw = ud;
+    hop_output_graph *og = hop_output_graph_of(t);
+    body_spec it = {HOP_OP_neg, HOP_OP_add, xw[1]}, if_ = {HOP_OP_cos, HOP_OP_COUNT, NULL};
+    hop_node *p = pred_of(og, xw[0]);
+    hop_values inner = {0};
+    hop_status st = p ? hop_cond(og, hop_arg_node(p), body(&it), body(&if_),
+                                 (hop_arg[]){hop_arg_node(xw[0])}, 1, &inner)
+                      : hop_error_code();
+    if (st == HOP_OK)
+        st = ret(out, inner.items[0]);
+    hop_values_clear(&inner);
+    return st;
+}
+
+static void
+test_nested_cond_guards_stay_with_the_innermost_branch(void **state)
+{
+    (void)state;
+    hop_output_graph *og = hop_output_graph_new();
+    int64_t sz[] = {8};
+    hop_node *xw[2];
+    xw[0] = hop_output_graph_add_input(og, "x", HOP_F32, 1, sz, true);
+    xw[1] = hop_output_graph_add_input(og, "w", HOP_F32, 1, sz, false);
+    hop_node *p = pred_of(og, xw[0]);
+    body_spec f = {HOP_OP_sin, HOP_OP_COUNT, NULL};
+    hop_values out = {0};
+    assert_int_equal(hop_cond(og, hop_arg_node(p), (hop_body){outer_true, xw}, body(&f),
+                              (hop_arg[]){hop_arg_node(xw[0])}, 1, &out),
+                     HOP_OK);
+    finish(og, out.items[0]);
+    assert_int_equal(hop_shape_env_nguards(hop_output_graph_env(og)), 0);
+    const hop_graph *outer = hop_output_graph_root_graph(og)->subgraphs[0];
+    assert_string_equal(outer->name, "cond_true_0");
+    assert_int_equal(outer->nguards, 0);
+    assert_string_equal(outer->subgraphs[0]->name, "cond_true_1");
+    assert_string_equal(guard_list(outer->subgraphs[0]), "s0 == 8");
+    hop_values_clear(&out);
+    hop_output_graph_free(og);
+}
+
+/* A HOP whose body may not run keeps every guard with the body, even with
+ * one body; a class naming no guard mode is the caller's. */
+static const hop_hop_class maybe_class = {
+    .name = "maybe",
+    .nbodies = 1,
+    .prefixes = {"maybe_body"},
+    .guard_mode = HOP_GUARDS_BODY,
+};
+static const hop_hop_class bad_guard_mode = {
+    .name = "bad_guard_mode",
+    .nbodies = 1,
+    .prefixes = {"b"},
+    .guard_mode = (hop_guard_mode)7,
+};
+
+static void
+test_guard_mode_body_keeps_guards_with_a_single_body(void **state)
+{
+    (void)state;
+    hop_output_graph *og = hop_output_graph_new();
+    int64_t sz[] = {8};
+    hop_node *x = hop_output_graph_add_input(og, "x", HOP_F32, 1, sz, true);
+    hop_node *w = hop_output_graph_add_input(og, "w", HOP_F32, 1, sz, false);
+    body_spec b = {HOP_OP_neg, HOP_OP_add, w};
+    hop_values out = {0};
+    hop_body bd = body(&b);
+    assert_int_equal(hop_hop_call(og, &maybe_class, (hop_arg[]){hop_arg_node(x)}, 1, &bd, 1, &out),
+                     HOP_OK);
+    assert_int_equal(hop_shape_env_nguards(hop_output_graph_env(og)), 0);
+    assert_string_equal(guard_list(hop_output_graph_root_graph(og)->subgraphs[0]), "s0 == 8");
+    /* wrap (the caller's mode) leaves it in the ShapeEnv */
+    assert_int_equal(hop_wrap(og, bd, (hop_arg[]){hop_arg_node(x)}, 1, &out), HOP_OK);
+    assert_int_equal(hop_shape_env_nguards(hop_output_graph_env(og)), 1);
+    assert_int_equal(hop_register_hop(&bad_guard_mode), HOP_INVALID);
+    assert_string_equal(hop_error_message(),
+                        "register HOP bad_guard_mode: guard_mode 7 is not an hop_guard_mode");
+    hop_values_clear(&out);
+    hop_output_graph_free(og);
+}
+
+static void
+test_graph_add_guard_dedups_and_rejects_false_ints_and_foreign_conditions(void **state)
+{
+    (void)state;
+    hop_shape_env *env = hop_shape_env_new(), *other = hop_shape_env_new();
+    hop_graph *g = hop_graph_new(env, "g");
+    const hop_expr *s0 = hop_shape_env_size_symbol(env, 8, true, true);
+    const hop_expr *ge = hop_sym_ge(env, s0, hop_sym_const(env, 4));
+    for (int i = 0; i < 6; i++) {
+        assert_int_equal(hop_graph_add_guard(g, ge), HOP_OK);
+        assert_int_equal(hop_graph_add_guard(g, hop_sym_eq(env, s0, hop_sym_const(env, 10 + i))),
+                         HOP_OK);
+    }
+    assert_int_equal(hop_graph_add_guard(g, hop_sym_bool(env, true)), HOP_OK);
+    assert_int_equal(g->nguards, 7);
+    assert_string_equal(guard_list(g), "s0 >= 4, s0 == 10, s0 == 11, s0 == 12, s0 == 13, "
+                                       "s0 == 14, s0 == 15");
+    assert_int_equal(hop_graph_add_guard(g, hop_sym_bool(env, false)), HOP_INVALID);
+    assert_string_equal(hop_error_message(), "hop_graph_add_guard: g: the guard is False");
+    assert_int_equal(hop_graph_add_guard(g, s0), HOP_INVALID);
+    assert_int_equal(hop_graph_add_guard(g, hop_sym_bool(other, true)), HOP_MISUSE);
+    assert_int_equal(hop_graph_add_guard(g, NULL), HOP_MISUSE);
+    assert_int_equal(hop_graph_add_guard(NULL, ge), HOP_MISUSE);
+    assert_int_equal(g->nguards, 7);
+    char *code = hop_graph_code(g);
+    assert_string_equal(code, "def g():\n"
+                              "    # guards: s0 >= 4, s0 == 10, s0 == 11, s0 == 12, s0 == 13, "
+                              "s0 == 14, s0 == 15\n"
+                              "    pass\n");
+    hop_free(code);
+    hop_graph_free(g);
+    hop_shape_env_free(other);
+    hop_shape_env_free(env);
+}
+
 /* -------------------------------------------------------------- registry */
 
 static const hop_hop_class my_wrap = {
@@ -917,6 +1134,58 @@ test_allocation_failure_sweep_over_nested_hops(void **state)
     assert_int_equal(build_nested_program(), HOP_OK);
 }
 
+/* cond with a guard of one branch, built without asserting, for the sweep. */
+static hop_status
+build_branch_guard_program(void)
+{
+    hop_output_graph *og = hop_output_graph_new();
+    if (og == NULL)
+        return hop_error_code();
+    int64_t sz[] = {8};
+    hop_values out = {0};
+    hop_status st = HOP_NOMEM;
+    hop_node *x = hop_output_graph_add_input(og, "x", HOP_F32, 1, sz, true);
+    hop_node *w = x ? hop_output_graph_add_input(og, "w", HOP_F32, 1, sz, false) : NULL;
+    hop_node *p = w ? pred_of(og, x) : NULL;
+    body_spec t = {HOP_OP_neg, HOP_OP_add, w}, f = {HOP_OP_cos, HOP_OP_COUNT, NULL};
+    if (p) {
+        st = hop_cond(og, hop_arg_node(p), body(&t), body(&f), (hop_arg[]){hop_arg_node(x)}, 1,
+                      &out);
+        if (st != HOP_OK) {
+            /* restored: no guard anywhere, and nothing installed */
+            assert_int_equal(hop_shape_env_nguards(hop_output_graph_env(og)), 0);
+            assert_int_equal(hop_output_graph_root_graph(og)->nsubgraphs, 0);
+        } else {
+            assert_int_equal(hop_output_graph_root_graph(og)->subgraphs[0]->nguards, 1);
+        }
+    } else {
+        st = hop_error_code();
+    }
+    hop_values_clear(&out);
+    hop_output_graph_free(og);
+    return st;
+}
+
+static void
+test_allocation_failure_sweep_over_a_cond_with_branch_guards(void **state)
+{
+    (void)state;
+    hop_list_hops(NULL, 0);
+    long live = hop_alloc_live();
+    int failures = 0;
+    for (long k = 1; k < 100000; k++) {
+        hop_alloc_fail_at(k);
+        hop_status st = build_branch_guard_program();
+        hop_alloc_fail_at(0);
+        assert_int_equal(hop_alloc_live(), live);
+        if (st == HOP_OK)
+            break;
+        assert_int_equal(st, HOP_NOMEM);
+        failures++;
+    }
+    assert_true(failures > 20);
+}
+
 int
 main(void)
 {
@@ -942,9 +1211,15 @@ main(void)
         cmocka_unit_test(test_body_failing_midway_restores_every_state),
         cmocka_unit_test(test_body_returning_a_dead_proxy_is_a_trace_error_naming_its_subgraph),
         cmocka_unit_test(test_non_callable_body_is_invalid),
+        cmocka_unit_test(test_cond_keeps_a_guard_only_one_branch_records_with_that_branch),
+        cmocka_unit_test(test_cond_guard_every_branch_records_is_the_callers),
+        cmocka_unit_test(test_nested_cond_guards_stay_with_the_innermost_branch),
+        cmocka_unit_test(test_guard_mode_body_keeps_guards_with_a_single_body),
+        cmocka_unit_test(test_graph_add_guard_dedups_and_rejects_false_ints_and_foreign_conditions),
         cmocka_unit_test(test_registry_registers_finds_lists_and_rejects_bad_classes),
         cmocka_unit_test(test_a_class_with_only_a_name_inherits_every_slot_from_its_base),
         cmocka_unit_test(test_allocation_failure_sweep_over_nested_hops),
+        cmocka_unit_test(test_allocation_failure_sweep_over_a_cond_with_branch_guards),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

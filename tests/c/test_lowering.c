@@ -545,6 +545,78 @@ test_cond_outputs_whose_size_differs_per_branch(void **state)
     hop_output_graph_free(og);
 }
 
+/* x[:4] + w: slicing keeps f32[Min(s0, 4)], adding w decides Min(s0, 4) == 4,
+ * a guard of this branch only. */
+static hop_status
+slice_add_w(hop_tracer *t, void *ud, hop_node *const *in, size_t n, hop_values *out)
+{
+    hop_node **xw = ud;
+    (void)in;
+    (void)n;
+    hop_node *sl = OP(t, HOP_OP_slice, N(xw[0]), hop_arg_int(0), hop_arg_none(), hop_arg_int(4),
+                      hop_arg_int(1));
+    return push(out, sl ? OP(t, HOP_OP_add, N(sl), N(xw[1])) : NULL);
+}
+
+static hop_status
+double_x(hop_tracer *t, void *ud, hop_node *const *in, size_t n, hop_values *out)
+{
+    hop_node **xw = ud;
+    (void)in;
+    (void)n;
+    return push(out, OP(t, HOP_OP_mul, N(xw[0]), hop_arg_int(2)));
+}
+
+/* A branch's guard is checked when that branch runs, by the plan and by the
+ * reference interpreter alike, and never rejects inputs taking the other. */
+static void
+test_cond_branch_guards_are_checked_only_when_the_branch_runs(void **state)
+{
+    (void)state;
+    hop_output_graph *og = hop_output_graph_new();
+    hop_node *xw[2];
+    xw[0] = hop_output_graph_add_input(og, "x", HOP_F32, 1, (int64_t[]){8}, true);
+    xw[1] = hop_output_graph_add_input(og, "w", HOP_F32, 1, (int64_t[]){4}, false);
+    hop_node *s = OP(root(og), HOP_OP_sum, N(xw[0]), hop_arg_none(), hop_arg_bool(false));
+    hop_node *pred = OP(root(og), HOP_OP_gt, N(s), hop_arg_int(0));
+    hop_values r = {0};
+    assert_int_equal(
+        hop_cond(og, N(pred), (hop_body){slice_add_w, xw}, (hop_body){double_x, xw}, NULL, 0, &r),
+        HOP_OK);
+    finish(og, r.items, 1);
+    hop_values_clear(&r);
+    assert_int_equal(hop_shape_env_nguards(hop_output_graph_env(og)), 0);
+    for (int64_t size = 2; size <= 9; size++) {
+        for (int sign = 0; sign < 2; sign++) {
+            hop_tensor *in[] = {t1(HOP_F32, size), t1(HOP_F32, 4)};
+            for (int64_t i = 0; i < size; i++)
+                ((float *)in[0]->data)[i] = sign ? 1.0f : -1.0f;
+            if (!sign || size >= 4) {
+                check_plan(og, in, 2, 1);
+            } else {
+                /* x[:4] has 2 rows: eager's add would fail too */
+                hop_tensor *out[1] = {NULL};
+                char want[160];
+                snprintf(want, sizeof want,
+                         "guard Min(s0, 4) == 4 of cond_true_0 failed with s0 = %d: "
+                         "cond_true_0 was traced assuming it",
+                         (int)size);
+                hop_plan *p = lower(og, true);
+                assert_int_equal(hop_plan_run(p, in, 2, out, 1), HOP_GUARD);
+                assert_string_equal(hop_error_message(), want);
+                hop_plan_free(p);
+                assert_int_equal(hop_graph_run_eager(og, in, 2, out, 1), HOP_GUARD);
+                assert_string_equal(hop_error_message(),
+                                    "eager: guard Min(s0, 4) == 4 of cond_true_0 failed: "
+                                    "cond_true_0 was traced assuming it");
+                assert_null(out[0]);
+            }
+            release_all(in, 2);
+        }
+    }
+    hop_output_graph_free(og);
+}
+
 /* ------------------------------------------------------------------- map */
 
 /* row -> relu(row * sum(row * w) + b): a reduction in the body. */
@@ -1256,6 +1328,7 @@ main(void)
         cmocka_unit_test(test_a_plan_outlives_its_output_graph),
         cmocka_unit_test(test_cond_runs_only_the_taken_branch),
         cmocka_unit_test(test_cond_outputs_whose_size_differs_per_branch),
+        cmocka_unit_test(test_cond_branch_guards_are_checked_only_when_the_branch_runs),
         cmocka_unit_test(test_map_allocates_only_its_output_whatever_the_row_count),
         cmocka_unit_test(test_map_over_two_inputs_with_extra_args_matches_eager),
         cmocka_unit_test(test_invoke_subgraph_is_compiled_once_and_called_three_times),

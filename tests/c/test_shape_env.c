@@ -428,6 +428,65 @@ test_truncate_symbols_forgets_names_duck_sizes_and_their_guards(void **state)
     assert_string_equal(hop_symbol_name(hop_shape_env_size_symbol(env, 5, true, true)), "s0");
 }
 
+static void
+test_decide_static_uses_ranges_only_and_records_nothing(void **state)
+{
+    hop_shape_env *env = *state;
+    const hop_expr *s0 = hop_shape_env_size_symbol(env, 8, true, true);
+    const hop_expr *u0 = hop_shape_env_unbacked(env, 0, 10);
+    bool v = true;
+    /* constants and ranges settle these */
+    assert_true(hop_shape_env_decide_static(env, hop_sym_lt(env, C(3), C(4)), &v));
+    assert_true(v);
+    assert_true(hop_shape_env_decide_static(env, hop_sym_gt(env, C(1), s0), &v));
+    assert_false(v);
+    assert_true(hop_shape_env_decide_static(env, hop_sym_le(env, u0, C(10)), &v));
+    assert_true(v);
+    /* the hint (8) would say s0 >= 4, but that is a guard, not a fact */
+    v = false;
+    assert_false(hop_shape_env_decide_static(env, hop_sym_ge(env, s0, C(4)), &v));
+    assert_false(v);
+    assert_false(hop_shape_env_decide_static(env, hop_sym_lt(env, u0, C(5)), &v));
+    /* an int, NULL or a foreign expression: not decided, no error */
+    hop_shape_env *other = hop_shape_env_new();
+    assert_false(hop_shape_env_decide_static(env, s0, &v));
+    assert_false(hop_shape_env_decide_static(env, NULL, &v));
+    assert_false(hop_shape_env_decide_static(env, hop_sym_bool(other, true), &v));
+    assert_false(hop_shape_env_decide_static(NULL, hop_sym_bool(env, true), &v));
+    hop_shape_env_free(other);
+    assert_int_equal(hop_shape_env_nguards(env), 0);
+    assert_int_equal(hop_error_code(), HOP_OK);
+}
+
+/* Slicing clamps bounds with Min/Max instead of guarding; the lattice laws
+ * keep what it builds short (and equal sizes equal pointers). */
+static void
+test_min_max_drop_operands_the_lattice_laws_dominate(void **state)
+{
+    hop_shape_env *env = *state;
+    const hop_expr *s0 = hop_shape_env_size_symbol(env, 8, true, true);
+    const hop_expr *min4 = hop_sym_min(env, s0, C(4)), *min3 = hop_sym_min(env, s0, C(3));
+    assert_string_equal(str(min4), "Min(s0, 4)");
+    /* absorption: Max(a, Min(a, b)) = a, Min(a, Max(a, b)) = a */
+    assert_ptr_equal(hop_sym_max(env, s0, min4), s0);
+    assert_ptr_equal(hop_sym_min(env, s0, hop_sym_max(env, s0, C(9))), s0);
+    /* Min(s0, 3) <= Min(s0, 4), Max(s0, 3) <= Max(s0, 4) */
+    assert_ptr_equal(hop_sym_max(env, min3, min4), min4);
+    assert_ptr_equal(hop_sym_min(env, min3, min4), min3);
+    const hop_expr *max3 = hop_sym_max(env, s0, C(3)), *max4 = hop_sym_max(env, s0, C(4));
+    assert_ptr_equal(hop_sym_max(env, max3, max4), max4);
+    assert_ptr_equal(hop_sym_min(env, max3, max4), max3);
+    /* sums of the same terms compare by their constants */
+    const hop_expr *a = hop_sym_add_int(env, s0, -6), *b = hop_sym_add_int(env, s0, -1);
+    assert_ptr_equal(hop_sym_max(env, a, b), b);
+    assert_ptr_equal(hop_sym_min(env, a, b), a);
+    /* nothing is dropped when neither side always wins */
+    const hop_expr *s1 = hop_shape_env_size_symbol(env, 9, true, true);
+    assert_string_equal(str(hop_sym_max(env, min4, s1)), "Max(s1, Min(s0, 4))");
+    assert_string_equal(str(hop_sym_max(env, hop_sym_add_int(env, s0, -6), s1)), "Max(s1, s0 - 6)");
+    assert_int_equal(hop_shape_env_nguards(env), 0);
+}
+
 /* ------------------------------------------------------------------- dtypes */
 
 static void
@@ -673,6 +732,8 @@ main(void)
         T(test_decide_rejects_ints_nulls_and_foreign_conditions),
         T(test_guards_are_deduplicated_and_truncatable),
         T(test_truncate_symbols_forgets_names_duck_sizes_and_their_guards),
+        T(test_decide_static_uses_ranges_only_and_records_nothing),
+        T(test_min_max_drop_operands_the_lattice_laws_dominate),
         T(test_dtype_table_names_sizes_and_kinds),
         T(test_dtype_promotion_follows_the_list_order),
         T(test_meta_prints_sizes_and_zero_dim_tensors),
