@@ -66,8 +66,10 @@ foreign_register(PyObject *self, PyObject *args, PyObject *kwargs)
     return PyUnicode_FromString(hop_foreign_name(f));
 }
 
+/* The kernel named name; with acquire, with a reference the caller gives
+ * back (hop_foreign_release). */
 static const hop_foreign *
-find(PyObject *name)
+lookup(PyObject *name, bool acquire)
 {
     const char *s = PyUnicode_Check(name) ? PyUnicode_AsUTF8(name) : NULL;
     if (s == NULL) {
@@ -76,7 +78,7 @@ find(PyObject *name)
                          Py_TYPE(name)->tp_name);
         return NULL;
     }
-    const hop_foreign *f = hop_foreign_find(s);
+    const hop_foreign *f = acquire ? hop_foreign_acquire(s) : hop_foreign_find(s);
     if (f == NULL)
         hop_py_raise();
     return f;
@@ -85,7 +87,7 @@ find(PyObject *name)
 static PyObject *
 foreign_unregister(PyObject *self, PyObject *name)
 {
-    if (find(name) == NULL)
+    if (lookup(name, false) == NULL)
         return NULL;
     if (hop_foreign_unregister(PyUnicode_AsUTF8(name)) != HOP_OK)
         return hop_py_raise();
@@ -96,7 +98,7 @@ foreign_unregister(PyObject *self, PyObject *name)
 static PyObject *
 foreign_signature(PyObject *self, PyObject *name)
 {
-    const hop_foreign *f = find(name);
+    const hop_foreign *f = lookup(name, false);
     return f ? PyUnicode_FromString(hop_foreign_signature(f)) : NULL;
 }
 
@@ -169,13 +171,11 @@ foreign_call(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
         PyErr_SetString(PyExc_TypeError, "foreign_call() needs the kernel's name");
         return NULL;
     }
-    if (find(args[0]) == NULL)
-        return NULL;
     /* A reference for the call: the kernel, a ctypes callback, may run
      * Python code that unregisters it and drops every other reference. */
-    const hop_foreign *f = hop_foreign_acquire(PyUnicode_AsUTF8(args[0]));
+    const hop_foreign *f = lookup(args[0], true);
     if (f == NULL)
-        return hop_py_raise();
+        return NULL;
     PyObject *result = NULL;
     const char *fname = hop_foreign_name(f);
     size_t n = (size_t)nargs - 1;
