@@ -124,6 +124,46 @@ check_graph_arg(const hop__sig *s, size_t i, const hop_arg *a)
 
 #undef PT
 
+_Static_assert(HOP_FOREIGN_MAX_PARAMS <= 32, "hop__sig_size_uses gives one bit per parameter");
+
+/* An int argument's value when it is a constant. */
+static bool
+const_int(const hop_arg *a, int64_t *out)
+{
+    if (a->kind == HOP_ARG_INT) {
+        *out = a->u.i;
+        return true;
+    }
+    if (a->kind == HOP_ARG_SYM)
+        return hop_expr_const_value(a->u.sym, out);
+    if (a->kind == HOP_ARG_NODE && a->u.node && a->u.node->meta->kind == HOP_VALUE_SYM)
+        return hop_expr_const_value(a->u.node->meta->sym, out);
+    return false;
+}
+
+/* A pointer's size (hop/foreign.h) checked as a call would check it, when
+ * the size and the operand's sizes are constants: a call that would be
+ * refused on every run is refused while tracing, with the same message.
+ * Symbolic ones are checked by each call. */
+static hop_status
+check_graph_size(const hop__sig *s, size_t i, const hop_arg *args)
+{
+    int64_t ints[HOP_FOREIGN_MAX_PARAMS] = {0};
+    uint32_t uses = hop__sig_size_uses(s, i);
+    for (size_t k = 0; k < s->nparams; k++)
+        if ((uses & (UINT32_C(1) << k)) && !const_int(&args[k], &ints[k]))
+            return HOP_OK;
+    const hop_meta *m = &args[i].u.node->meta->meta;
+    int64_t numel = 1;
+    for (int d = 0; d < m->rank; d++) {
+        int64_t n;
+        if (!hop_expr_const_value(m->sizes[d], &n) || __builtin_mul_overflow(numel, n, &numel))
+            return HOP_OK;
+    }
+    char mt[128];
+    return hop__sig_check_size(s, i, ints, numel, meta_text(m, mt, sizeof mt));
+}
+
 static hop_status
 check_graph_args(const hop_foreign *f, const hop_arg *args, size_t nargs)
 {
@@ -133,6 +173,11 @@ check_graph_args(const hop_foreign *f, const hop_arg *args, size_t nargs)
                          s->nparams == 1 ? "" : "s", s->text, nargs);
     for (size_t i = 0; i < nargs; i++) {
         hop_status st = check_graph_arg(s, i, &args[i]);
+        if (st != HOP_OK)
+            return st;
+    }
+    for (size_t i = 0; s->sized && i < nargs; i++) {
+        hop_status st = s->sizes[i] ? check_graph_size(s, i, args) : HOP_OK;
         if (st != HOP_OK)
             return st;
     }
@@ -441,6 +486,12 @@ export_check(hop_export *e)
             e->size_reg[e->nsizes++] = syms[k].reg;
             continue;
         }
+        if (q->size)
+            return hop_error(HOP_INVALID,
+                             "hop_plan_export: parameter %zu (%s) has a size; an export's sizes "
+                             "come from its int64_t parameters named after the plan's size "
+                             "symbols",
+                             i + 1, pt);
         xtensor *xt = q->kind == HOP_FOREIGN_IN ? &e->ins[e->nins] : &e->outs[e->nouts];
         xt->param = i;
         if (q->kind == HOP_FOREIGN_IN) {

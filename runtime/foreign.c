@@ -78,7 +78,7 @@ ffi_type_of(const hop_foreign_param *p)
 
 /* -------------------------------------------------------------- parsing */
 
-/* Tokens: identifiers and the punctuation ( ) , * ; */
+/* Tokens: identifiers, decimal numbers and the punctuation ( ) [ ] , * + - ; */
 typedef struct lexer {
     const char *src;
     size_t pos;
@@ -101,6 +101,11 @@ next(lexer *lx)
     } else if (isalpha((unsigned char)c) || c == '_') {
         size_t n = 1;
         while (isalnum((unsigned char)lx->tok[n]) || lx->tok[n] == '_')
+            n++;
+        lx->len = n;
+    } else if (isdigit((unsigned char)c)) {
+        size_t n = 1;
+        while (isdigit((unsigned char)lx->tok[n]))
             n++;
         lx->len = n;
     } else {
@@ -201,6 +206,155 @@ name_dup(hop__sig *sig, const lexer *lx)
     return s;
 }
 
+/* A size expression `[n * (k + 1)]`, parsed by recursive descent into a
+ * postfix program (sz) and its canonical text (spaced operators, the
+ * parentheses as written).  Names must be integer parameters declared
+ * before the pointer, as for C's variable-length array parameters. */
+typedef struct size_parser {
+    const char *who;
+    lexer *lx;
+    const hop__sig *sig; /* parameters 0..nparams-1 are the earlier ones */
+    size_t param;        /* 1-based, for messages */
+    const char *pname;   /* the pointer's name */
+    hop__size *sz;
+    hop__buf text;
+    int depth;
+} size_parser;
+
+static hop_status
+size_emit(size_parser *sp, hop__size_opk kind, int64_t v)
+{
+    if (sp->sz->nops == HOP__SIZE_MAXOPS)
+        return perr(sp->who, sp->lx, sp->param, "the size of %s has more than %d terms", sp->pname,
+                    HOP__SIZE_MAXOPS);
+    sp->sz->ops[sp->sz->nops++] = (hop__size_op){kind, v};
+    return HOP_OK;
+}
+
+static hop_status size_sum(size_parser *sp);
+
+static hop_status
+size_factor(size_parser *sp)
+{
+    lexer *lx = sp->lx;
+    char t[64];
+    hop_status st;
+    if (is(lx, "(")) {
+        if (sp->depth == 8)
+            return perr(sp->who, lx, sp->param, "parentheses nested more than 8 deep");
+        sp->depth++;
+        hop__buf_puts(&sp->text, "(");
+        next(lx);
+        if ((st = size_sum(sp)) != HOP_OK)
+            return st;
+        if (!is(lx, ")"))
+            return perr(sp->who, lx, sp->param, "expected ')' or an operator (+ - *), got %s",
+                        tok_text(lx, t, sizeof t));
+        hop__buf_puts(&sp->text, ")");
+        next(lx);
+        sp->depth--;
+        return HOP_OK;
+    }
+    if (lx->len > 0 && isdigit((unsigned char)lx->tok[0])) {
+        int64_t v = 0;
+        for (size_t i = 0; i < lx->len; i++)
+            if (__builtin_mul_overflow(v, 10, &v) ||
+                __builtin_add_overflow(v, lx->tok[i] - '0', &v))
+                return perr(sp->who, lx, sp->param, "the number %.*s does not fit in int64",
+                            (int)(lx->len < 40 ? lx->len : 40), lx->tok);
+        hop__buf_printf(&sp->text, "%" PRId64, v);
+        next(lx);
+        return size_emit(sp, HOP__SZ_NUM, v);
+    }
+    if (is_ident(lx) && !is_type_word(lx)) {
+        const hop__sig *sig = sp->sig;
+        size_t k = 0;
+        while (k < sig->nparams && !(strlen(sig->params[k].name) == lx->len &&
+                                     memcmp(sig->params[k].name, lx->tok, lx->len) == 0))
+            k++;
+        if (k == sig->nparams || sig->params[k].kind != HOP_FOREIGN_SCALAR ||
+            (sig->params[k].dtype != HOP_I32 && sig->params[k].dtype != HOP_I64))
+            return perr(sp->who, lx, sp->param,
+                        "the size %s must name an integer parameter before %s",
+                        tok_text(lx, t, sizeof t), sp->pname);
+        hop__buf_puts(&sp->text, sig->params[k].name);
+        next(lx);
+        return size_emit(sp, HOP__SZ_PARAM, (int64_t)k);
+    }
+    return perr(sp->who, lx, sp->param, "expected a number, a parameter or '(', got %s",
+                tok_text(lx, t, sizeof t));
+}
+
+static hop_status
+size_product(size_parser *sp)
+{
+    hop_status st = size_factor(sp);
+    while (st == HOP_OK && is(sp->lx, "*")) {
+        hop__buf_puts(&sp->text, " * ");
+        next(sp->lx);
+        if ((st = size_factor(sp)) == HOP_OK)
+            st = size_emit(sp, HOP__SZ_MUL, 0);
+    }
+    return st;
+}
+
+static hop_status
+size_sum(size_parser *sp)
+{
+    hop_status st = size_product(sp);
+    while (st == HOP_OK && (is(sp->lx, "+") || is(sp->lx, "-"))) {
+        bool add = is(sp->lx, "+");
+        hop__buf_puts(&sp->text, add ? " + " : " - ");
+        next(sp->lx);
+        if ((st = size_product(sp)) == HOP_OK)
+            st = size_emit(sp, add ? HOP__SZ_ADD : HOP__SZ_SUB, 0);
+    }
+    return st;
+}
+
+/* After a parameter's name: `[]`, `[size]` or nothing.  *ptr becomes true
+ * for an array; p->size and sig->sizes[i] get the size. */
+static hop_status
+parse_array(const char *who, lexer *lx, hop__sig *sig, hop_foreign_param *p, bool *ptr)
+{
+    size_t i = sig->nparams;
+    char t[64];
+    if (!is(lx, "["))
+        return HOP_OK;
+    if (*ptr)
+        return perr(who, lx, i + 1, "an array of pointers is not supported");
+    *ptr = true;
+    next(lx);
+    if (is(lx, "]")) {
+        next(lx);
+        return HOP_OK;
+    }
+    hop__size *sz = hop__arena_zalloc(&sig->arena, sizeof *sz);
+    if (sz == NULL)
+        return HOP_NOMEM;
+    size_parser sp = {.who = who, .lx = lx, .sig = sig, .param = i + 1, .pname = p->name, .sz = sz};
+    hop__buf_init(&sp.text);
+    hop_status st = size_sum(&sp);
+    if (st == HOP_OK && !is(lx, "]"))
+        st = perr(who, lx, i + 1, "expected ']' or an operator (+ - *), got %s",
+                  tok_text(lx, t, sizeof t));
+    if (st != HOP_OK) {
+        hop__buf_discard(&sp.text);
+        return st;
+    }
+    next(lx);
+    char *text = hop__buf_finish(&sp.text);
+    if (text == NULL)
+        return HOP_NOMEM;
+    p->size = hop__arena_strdup(&sig->arena, text);
+    hop__free(text);
+    if (p->size == NULL)
+        return HOP_NOMEM;
+    sig->sizes[i] = sz;
+    sig->sized = true;
+    return HOP_OK;
+}
+
 static hop_status
 parse_param(const char *who, lexer *lx, hop__sig *sig)
 {
@@ -228,9 +382,11 @@ parse_param(const char *who, lexer *lx, hop__sig *sig)
     if ((p->name = name_dup(sig, lx)) == NULL)
         return HOP_NOMEM;
     p->dtype = d;
+    next(lx);
+    if ((st = parse_array(who, lx, sig, p, &ptr)) != HOP_OK)
+        return st;
     p->kind = !ptr ? HOP_FOREIGN_SCALAR : cnst ? HOP_FOREIGN_IN : HOP_FOREIGN_INOUT;
     sig->columns[sig->nparams++] = col;
-    next(lx);
     return HOP_OK;
 }
 
@@ -238,8 +394,12 @@ const char *
 hop__param_text(const hop__sig *sig, size_t i, char *buf, size_t cap)
 {
     const hop_foreign_param *p = &sig->params[i];
-    snprintf(buf, cap, "%s%s %s%s", p->kind == HOP_FOREIGN_IN ? "const " : "",
-             hop__ctype_name(p->dtype), p->kind == HOP_FOREIGN_SCALAR ? "" : "*", p->name);
+    const char *cnst = p->kind == HOP_FOREIGN_IN ? "const " : "";
+    if (p->size)
+        snprintf(buf, cap, "%s%s %s[%s]", cnst, hop__ctype_name(p->dtype), p->name, p->size);
+    else
+        snprintf(buf, cap, "%s%s %s%s", cnst, hop__ctype_name(p->dtype),
+                 p->kind == HOP_FOREIGN_SCALAR ? "" : "*", p->name);
     return buf;
 }
 
@@ -306,8 +466,14 @@ make_text(hop__sig *sig)
     hop__buf_init(&b);
     hop__buf_printf(&b, "%s %s(", sig->returns_int ? "int" : "void", sig->name);
     for (size_t i = 0; i < sig->nparams; i++) {
-        char p[128];
-        hop__buf_printf(&b, "%s%s", i ? ", " : "", hop__param_text(sig, i, p, sizeof p));
+        /* Written out here, not through hop__param_text: no length limit. */
+        const hop_foreign_param *p = &sig->params[i];
+        hop__buf_printf(&b, "%s%s%s %s", i ? ", " : "", p->kind == HOP_FOREIGN_IN ? "const " : "",
+                        hop__ctype_name(p->dtype),
+                        p->size || p->kind == HOP_FOREIGN_SCALAR ? "" : "*");
+        hop__buf_puts(&b, p->name);
+        if (p->size)
+            hop__buf_printf(&b, "[%s]", p->size);
     }
     hop__buf_puts(&b, sig->nparams ? ")" : "void)");
     char *s = hop__buf_finish(&b);
@@ -369,6 +535,8 @@ void
 hop__foreign_release(hop_foreign *f)
 {
     if (f && atomic_fetch_sub(&f->refs, 1) == 1) {
+        if (f->opts.release)
+            f->opts.release(f->opts.user_data);
         hop__sig_clear(&f->sig);
         hop__free(f);
     }
@@ -422,6 +590,7 @@ hop_foreign_register(const char *signature, void *fn, const hop_foreign_options 
         kernels[nkernels++] = f;
     pthread_mutex_unlock(&lock);
     if (st != HOP_OK) {
+        f->opts.release = NULL; /* user_data stays the caller's */
         hop__foreign_release(f);
         return st;
     }
@@ -474,6 +643,23 @@ hop_foreign_find(const char *name)
         hop_error(HOP_NOT_FOUND, "hop_foreign_find: no foreign kernel named %s is registered",
                   name);
     return f;
+}
+
+const hop_foreign *
+hop_foreign_acquire(const char *name)
+{
+    if (name == NULL) {
+        hop_error(HOP_MISUSE, "hop_foreign_acquire: NULL name");
+        return NULL;
+    }
+    return hop__foreign_acquire(name);
+}
+
+void
+hop_foreign_release(const hop_foreign *f)
+{
+    /* The reference count is the one mutable part of a const kernel. */
+    hop__foreign_release((hop_foreign *)f);
 }
 
 const char *
@@ -596,6 +782,106 @@ check_args(const hop_foreign *f, const hop_rt_arg *args, size_t nargs, size_t no
 
 #undef PT
 
+/* A size program's value; false when it overflows int64. */
+static bool
+size_eval(const hop__size *sz, const int64_t *ints, int64_t *out)
+{
+    int64_t stack[HOP__SIZE_MAXOPS];
+    size_t n = 0;
+    for (size_t k = 0; k < sz->nops; k++) {
+        const hop__size_op *op = &sz->ops[k];
+        bool over = false;
+        switch (op->kind) {
+        case HOP__SZ_NUM:
+            stack[n++] = op->v;
+            continue;
+        case HOP__SZ_PARAM:
+            stack[n++] = ints[op->v];
+            continue;
+        case HOP__SZ_ADD:
+            over = __builtin_add_overflow(stack[n - 2], stack[n - 1], &stack[n - 2]);
+            break;
+        case HOP__SZ_SUB:
+            over = __builtin_sub_overflow(stack[n - 2], stack[n - 1], &stack[n - 2]);
+            break;
+        case HOP__SZ_MUL:
+            over = __builtin_mul_overflow(stack[n - 2], stack[n - 1], &stack[n - 2]);
+            break;
+        }
+        if (over)
+            return false;
+        n--;
+    }
+    *out = stack[0];
+    return true;
+}
+
+uint32_t
+hop__sig_size_uses(const hop__sig *sig, size_t i)
+{
+    uint32_t uses = 0;
+    const hop__size *sz = sig->sizes[i];
+    for (size_t k = 0; sz && k < sz->nops; k++)
+        if (sz->ops[k].kind == HOP__SZ_PARAM)
+            uses |= UINT32_C(1) << sz->ops[k].v;
+    return uses;
+}
+
+hop_status
+hop__sig_check_size(const hop__sig *sig, size_t i, const int64_t *ints, int64_t numel,
+                    const char *desc)
+{
+    const hop__size *sz = sig->sizes[i];
+    int64_t need = 0;
+    bool ok = sz == NULL || size_eval(sz, ints, &need);
+    if (ok && need <= numel)
+        return HOP_OK;
+    /* The parameters' values, for the message: "n = 5, m = 6". */
+    char vals[256] = "", pt[160];
+    size_t len = 0;
+    uint32_t uses = hop__sig_size_uses(sig, i);
+    for (size_t k = 0; k < sig->nparams && len < sizeof vals; k++)
+        if (uses & (UINT32_C(1) << k))
+            len += (size_t)snprintf(vals + len, sizeof vals - len, "%s%s = %" PRId64,
+                                    len ? ", " : "", sig->params[k].name, ints[k]);
+    const char *size = sig->params[i].size;
+    hop__param_text(sig, i, pt, sizeof pt);
+    if (!ok)
+        return hop_error(HOP_SHAPE, "%s: parameter %zu (%s): the size %s overflows int64%s%s%s",
+                         sig->name, i + 1, pt, size, len ? " (" : "", vals, len ? ")" : "");
+    if (sz->nops == 1 && sz->ops[0].kind == HOP__SZ_NUM)
+        return hop_error(HOP_SHAPE, "%s: parameter %zu (%s) needs %" PRId64 " elements, got %s",
+                         sig->name, i + 1, pt, need, desc);
+    if (sz->nops == 1)
+        return hop_error(HOP_SHAPE, "%s: parameter %zu (%s) needs %s elements, got %s", sig->name,
+                         i + 1, pt, vals, desc);
+    return hop_error(HOP_SHAPE,
+                     "%s: parameter %zu (%s) needs %s = %" PRId64 " elements (%s), got %s",
+                     sig->name, i + 1, pt, size, need, vals, desc);
+}
+
+/* Refuses an operand shorter than its parameter's size (after check_args). */
+static hop_status
+check_sizes(const hop_foreign *f, const hop_rt_arg *args)
+{
+    const hop__sig *s = &f->sig;
+    int64_t ints[HOP_FOREIGN_MAX_PARAMS];
+    for (size_t k = 0; k < s->nparams; k++)
+        ints[k] = args[k].kind == HOP_OPND_INT ? args[k].u.i : 0;
+    for (size_t i = 0; i < s->nparams; i++) {
+        if (s->sizes[i] == NULL)
+            continue;
+        const hop_tensor *x = args[i].u.tensor;
+        hop__ttext tt;
+        int64_t numel = hop_tensor_numel(x), need;
+        /* The text is made only for a message. */
+        if (size_eval(s->sizes[i], ints, &need) && need <= numel)
+            continue;
+        return hop__sig_check_size(s, i, ints, numel, hop__tensor_text(&tt, x));
+    }
+    return HOP_OK;
+}
+
 static bool
 same_sizes(const hop_tensor *a, const hop_tensor *b)
 {
@@ -650,6 +936,8 @@ hop_foreign_call_into(const hop_foreign *f, const hop_rt_arg *args, size_t nargs
     hop_status st = check_args(f, args, nargs, nouts);
     if (st == HOP_OK)
         st = check_outs(f, args, outs);
+    if (st == HOP_OK && f->sig.sized)
+        st = check_sizes(f, args);
     if (st == HOP_OK && f->opts.check)
         st = f->opts.check(f->opts.user_data, f, args, nargs);
     if (st != HOP_OK)

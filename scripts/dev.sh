@@ -1,9 +1,9 @@
 #!/bin/sh
 # scripts/dev.sh - the README's commands: install what is missing, build, run.
-#   sh scripts/dev.sh showcase   build, install the Python package, run `python3 -m hop demo`
-#                                and the C showcase
-#   sh scripts/dev.sh test       build from scratch and run every test (C via ctest, Python
-#                                via pytest)
+#   sh scripts/dev.sh showcase   build, install the Python package (under /usr/local, see
+#                                install_python), run `python3 -m hop demo` and the C showcase
+#   sh scripts/dev.sh test       build from scratch, install the Python package (as showcase)
+#                                and run every test (C via ctest, Python via pytest)
 #   sh scripts/dev.sh bench      Release build in build/bench, the C microbenchmarks, then
 #                                bench/run.py: hop next to NumPy and PyTorch (installs
 #                                python3-torch; no other command does)
@@ -43,12 +43,23 @@ configure_and_build() { # dir, extra cmake args...
     cmake --build "$dir" -j "$JOBS" >/dev/null
 }
 
-# Installs the package into the interpreter's site-packages, so that
-# `/usr/bin/python3 -c "import hop"` works from any directory.
+# Installs the Python package under the prefix /usr/local, whose
+# lib/python3.X/dist-packages is on Debian python3's sys.path (ahead of
+# /usr/lib/python3/dist-packages), so that `/usr/bin/python3 -c "import hop"`
+# works from any directory; then checks that it does.  Only showcase, test and
+# bench install (non-sanitized builds); sanitize and valgrind never do, and no
+# test writes outside its build directory.
+PY_PREFIX=/usr/local
 install_python() { # dir
     sudo=""
     [ "$(id -u)" = 0 ] || sudo=sudo
-    $sudo cmake --install "$1" --component python >/dev/null
+    $sudo cmake --install "$1" --component python --prefix "$PY_PREFIX" >/dev/null
+    pydir=$(sed -n 's/^HOP_PYTHON_INSTALL_DIR:[A-Z]*=//p' "$1/CMakeCache.txt")
+    got=$(cd / && $PYTHON -c 'import hop; print(hop.__file__)')
+    if [ "$got" != "$PY_PREFIX/$pydir/hop/__init__.py" ]; then
+        echo "dev.sh: installed hop into $PY_PREFIX/$pydir but $PYTHON imports $got" >&2
+        exit 1
+    fi
 }
 
 case "${1:-}" in

@@ -25,6 +25,20 @@
  * the input itself is never written.  The kernel gets contiguous buffers (a
  * strided input is copied first).  The kernel must not keep the pointers.
  *
+ * Sizes: a pointer parameter may be written as an array whose size is an
+ * expression over integer parameters declared before it (as C's own
+ * variable-length array parameters), numbers, + - * and parentheses:
+ *
+ *     void saxpy(int64_t n, float a, const float x[n], float y[n]);
+ *     void gemv(int32_t m, int32_t k, const float a[m * k], const float x[k], float y[m]);
+ *
+ * Each call (eager, in a plan, op by op) then refuses, before the kernel
+ * runs, an operand with fewer elements than its size, with HOP_SHAPE
+ * ("saxpy: parameter 3 (const float x[n]) needs n = 5 elements, got
+ * f32[4]"), and a size that overflows int64 (HOP_SHAPE); tracing refuses it
+ * as early when the size and the operand's sizes are constants.  More
+ * elements are fine.  `T x[]` is `T *x`.
+ *
  * In a graph a call is one call_foreign node (target: the kernel's name)
  * with one getitem per in-out parameter.  A kernel registered with
  * side_effects (it writes a global, a file, ...) is never removed by DCE,
@@ -64,7 +78,8 @@ typedef enum hop_foreign_kind {
 typedef struct hop_foreign_param {
     const char *name;
     hop_foreign_kind kind;
-    hop_dtype dtype; /* the scalar's type or the pointee's (int32_t is HOP_I32) */
+    hop_dtype dtype;  /* the scalar's type or the pointee's (int32_t is HOP_I32) */
+    const char *size; /* a pointer's size expression (`n * k`), or NULL */
 } hop_foreign_param;
 
 /* Called before each call of the kernel with its concrete operands (as
@@ -74,10 +89,18 @@ typedef struct hop_foreign_param {
 typedef hop_status (*hop_foreign_check_fn)(void *user_data, const hop_foreign *f,
                                            const hop_rt_arg *args, size_t nargs);
 
+/* Called once when a kernel is freed: after it is unregistered and once no
+ * plan holds it any more, on whichever thread drops the last reference.  It
+ * ends what fn and check need (a closure's memory, an interpreter's object:
+ * the Python package keeps a ctypes callback alive this way).  Not called
+ * when registration fails: user_data is still the caller's then. */
+typedef void (*hop_foreign_release_fn)(void *user_data);
+
 typedef struct hop_foreign_options {
-    bool side_effects;          /* see above; default false (a pure kernel) */
-    hop_foreign_check_fn check; /* may be NULL */
-    void *user_data;            /* passed to check */
+    bool side_effects;              /* see above; default false (a pure kernel) */
+    hop_foreign_check_fn check;     /* may be NULL */
+    void *user_data;                /* passed to check and release */
+    hop_foreign_release_fn release; /* may be NULL */
 } hop_foreign_options;
 
 /*
@@ -92,11 +115,18 @@ typedef struct hop_foreign_options {
 hop_status hop_foreign_register(const char *signature, void *fn, const hop_foreign_options *opts,
                                 const hop_foreign **out);
 /* Removes a kernel from the registry (HOP_NOT_FOUND if there is none).  Plans
- * that call it keep it alive; graphs name it and find it again when they are
- * lowered or run (HOP_NOT_FOUND then). */
+ * that call it keep it alive (and its user_data: release runs when the last
+ * of them is freed); graphs name it and find it again when they are lowered
+ * or run (HOP_NOT_FOUND then). */
 hop_status hop_foreign_unregister(const char *name);
 /* The kernel registered under name; NULL (HOP_NOT_FOUND set) if none. */
 const hop_foreign *hop_foreign_find(const char *name);
+/* The same with one more reference, which the caller gives back with
+ * hop_foreign_release: the kernel (and its user_data) then outlives an
+ * unregister on another thread, or by the kernel itself, during a call. */
+const hop_foreign *hop_foreign_acquire(const char *name);
+/* Gives back hop_foreign_acquire's reference; NULL is a no-op. */
+void hop_foreign_release(const hop_foreign *f);
 
 /* Accessors; never fail.  Strings are borrowed from f. */
 const char *hop_foreign_name(const hop_foreign *f);
@@ -154,7 +184,8 @@ typedef struct hop_export hop_export;
  * with HOP_INVALID naming the parameter: a const pointer per plan input and
  * a pointer per plan output, in order, with the inputs' and outputs'
  * dtypes; an int64_t per size symbol the inputs bind (named like it, in any
- * order), and no other scalars; an output whose size depends on a value only
+ * order), and no other scalars; no array sizes (`x[n]`: the size symbols
+ * give the sizes); an output whose size depends on a value only
  * known mid-run is HOP_UNSUPPORTED.  The plan is borrowed and must outlive
  * the export.  The exported function may be called from any thread; each
  * call wraps the buffers without copying (the caller's buffers must hold

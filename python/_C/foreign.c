@@ -9,16 +9,33 @@
 
 #include "hop/foreign.h"
 
-/* foreign_register(signature, address, side_effects=False) -> name */
+/* The kernel's reference to what its address needs (hop/foreign.h's
+ * release): dropped when the registry and every plan have let go of the
+ * kernel, on whatever thread that is, so the GIL is taken here.  After
+ * the interpreter is gone there is nothing left to drop. */
+static void
+release_keep(void *user_data)
+{
+    if (!Py_IsInitialized())
+        return;
+    PyGILState_STATE g = PyGILState_Ensure();
+    Py_DECREF((PyObject *)user_data);
+    PyGILState_Release(g);
+}
+
+/* foreign_register(signature, address, side_effects=False, keep=None) -> name
+ * keep: what the code at address needs alive (a ctypes callback); the kernel
+ * owns a reference to it for as long as the kernel lives, in the registry or
+ * in any plan that calls it. */
 static PyObject *
 foreign_register(PyObject *self, PyObject *args, PyObject *kwargs)
 {
-    static char *names[] = {"signature", "address", "side_effects", NULL};
+    static char *names[] = {"signature", "address", "side_effects", "keep", NULL};
     const char *sig;
-    PyObject *addr;
+    PyObject *addr, *keep = Py_None;
     int side_effects = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "sO|p:foreign_register", names, &sig, &addr,
-                                     &side_effects))
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "sO|pO:foreign_register", names, &sig, &addr,
+                                     &side_effects, &keep))
         return NULL;
     if (!PyLong_Check(addr) || PyBool_Check(addr)) {
         PyErr_Format(PyExc_TypeError, "foreign_register(): address must be an int, not %.100s",
@@ -32,14 +49,27 @@ foreign_register(PyObject *self, PyObject *args, PyObject *kwargs)
         return NULL;
     }
     hop_foreign_options o = {.side_effects = side_effects != 0};
+    if (keep != Py_None) {
+        o.user_data = keep;
+        o.release = release_keep;
+    }
     const hop_foreign *f;
-    if (hop_foreign_register(sig, fn, &o, &f) != HOP_OK)
+    /* Taken before registering: from then on a plan may hold the kernel.
+     * A failed registration leaves user_data ours. */
+    Py_INCREF(keep);
+    if (hop_foreign_register(sig, fn, &o, &f) != HOP_OK) {
+        Py_DECREF(keep);
         return hop_py_raise();
+    }
+    if (keep == Py_None)
+        Py_DECREF(keep);
     return PyUnicode_FromString(hop_foreign_name(f));
 }
 
+/* The kernel named name; with acquire, with a reference the caller gives
+ * back (hop_foreign_release). */
 static const hop_foreign *
-find(PyObject *name)
+lookup(PyObject *name, bool acquire)
 {
     const char *s = PyUnicode_Check(name) ? PyUnicode_AsUTF8(name) : NULL;
     if (s == NULL) {
@@ -48,7 +78,7 @@ find(PyObject *name)
                          Py_TYPE(name)->tp_name);
         return NULL;
     }
-    const hop_foreign *f = hop_foreign_find(s);
+    const hop_foreign *f = acquire ? hop_foreign_acquire(s) : hop_foreign_find(s);
     if (f == NULL)
         hop_py_raise();
     return f;
@@ -57,7 +87,7 @@ find(PyObject *name)
 static PyObject *
 foreign_unregister(PyObject *self, PyObject *name)
 {
-    if (find(name) == NULL)
+    if (lookup(name, false) == NULL)
         return NULL;
     if (hop_foreign_unregister(PyUnicode_AsUTF8(name)) != HOP_OK)
         return hop_py_raise();
@@ -68,7 +98,7 @@ foreign_unregister(PyObject *self, PyObject *name)
 static PyObject *
 foreign_signature(PyObject *self, PyObject *name)
 {
-    const hop_foreign *f = find(name);
+    const hop_foreign *f = lookup(name, false);
     return f ? PyUnicode_FromString(hop_foreign_signature(f)) : NULL;
 }
 
@@ -141,23 +171,28 @@ foreign_call(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
         PyErr_SetString(PyExc_TypeError, "foreign_call() needs the kernel's name");
         return NULL;
     }
-    const hop_foreign *f = find(args[0]);
+    /* A reference for the call: the kernel, a ctypes callback, may run
+     * Python code that unregisters it and drops every other reference. */
+    const hop_foreign *f = lookup(args[0], true);
     if (f == NULL)
         return NULL;
+    PyObject *result = NULL;
     const char *fname = hop_foreign_name(f);
     size_t n = (size_t)nargs - 1;
     if (n > HOP_FOREIGN_MAX_PARAMS) {
         PyErr_Format(PyExc_TypeError, "%s() takes %zu arguments (%s), got %zu", fname,
                      hop_foreign_nparams(f), hop_foreign_signature(f), n);
-        return NULL;
+        goto done;
     }
     hop_py_opnd opnds[HOP_FOREIGN_MAX_PARAMS];
     bool traced = false;
     for (size_t i = 0; i < n; i++)
         if (to_opnd(fname, i, args[i + 1], &opnds[i], &traced) < 0)
-            return NULL;
-    if (traced || hop_py_tracing_active())
-        return hop_py_trace_foreign(f, opnds, n);
+            goto done;
+    if (traced || hop_py_tracing_active()) {
+        result = hop_py_trace_foreign(f, opnds, n);
+        goto done;
+    }
     hop_rt_arg rt[HOP_FOREIGN_MAX_PARAMS];
     for (size_t i = 0; i < n; i++) {
         const hop_py_opnd *o = &opnds[i];
@@ -170,15 +205,20 @@ foreign_call(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     size_t nouts = hop_foreign_noutputs(f);
     /* The kernel runs with the GIL held: a ctypes callback may be the kernel. */
     if (hop_foreign_call(f, rt, n, outs, nouts) != HOP_OK)
-        return hop_py_raise();
-    return results(outs, nouts);
+        hop_py_raise();
+    else
+        result = results(outs, nouts);
+done:
+    hop_foreign_release(f);
+    return result;
 }
 
 static PyMethodDef foreign_functions[] = {
     {"_foreign_register", (PyCFunction)(void (*)(void))foreign_register,
      METH_VARARGS | METH_KEYWORDS,
-     "foreign_register(signature, address, side_effects=False) -> name: registers the C "
-     "function at address with the given prototype."},
+     "foreign_register(signature, address, side_effects=False, keep=None) -> name: registers "
+     "the C function at address with the given prototype; the kernel (in the registry and in "
+     "every plan that calls it) keeps keep alive."},
     {"_foreign_unregister", foreign_unregister, METH_O, "foreign_unregister(name)"},
     {"_foreign_signature", foreign_signature, METH_O,
      "foreign_signature(name) -> the kernel's prototype in canonical spelling."},

@@ -9,6 +9,15 @@
 A call runs the kernel eagerly through libffi, or is recorded as a call_foreign node
 while tracing (inside hop.cond, hop.map, ... too; outer tensors are lifted).  A kernel
 gives one new tensor per non-const pointer parameter: None, a Tensor, or a tuple.
+
+Sizes in the signature are checked before every call, eager, traced or compiled alike:
+
+    saxpy = hop.foreign("void saxpy(int64_t n, float a, const float x[n], float y[n])", fn)
+    saxpy(5, 2.0, x4, y5)   # hop.ShapeError: saxpy: parameter 3 (const float x[n])
+                            #   needs n = 5 elements, got f32[4]
+
+A ctypes callback stays alive as long as the kernel does: registered, or held by any
+GraphModule or compiled function that calls it.
 """
 
 import ctypes
@@ -32,15 +41,19 @@ def _address(fn):
 class ForeignKernel:
     """A registered C function, callable with hop.Tensors and Python scalars."""
 
-    __slots__ = ("name", "_keep", "_registered")
+    __slots__ = ("name", "_registered")
 
     def __init__(self, signature, address, *, side_effects=False):
         if not isinstance(signature, str):
             raise TypeError("hop.foreign(): signature must be a str, not "
                             f"{type(signature).__name__}")
         self._registered = False
-        self._keep = address  # a ctypes callback must outlive the kernel
-        self.name = _C._foreign_register(signature, _address(address), bool(side_effects))
+        # The C kernel itself keeps a ctypes callback alive, not this object:
+        # the registry while it is registered, and every plan (GraphModule,
+        # compiled function) that calls it, however long they outlive this.
+        self.name = _C._foreign_register(signature, _address(address), bool(side_effects),
+                                         address if isinstance(address, ctypes._CFuncPtr)
+                                         else None)
         self._registered = True
 
     @property

@@ -86,8 +86,8 @@ static int
 unregister_all(void **state)
 {
     (void)state;
-    const char *names[] = {"saxpy",      "tick_true",   "tick_false",
-                           "double_row", "checked_sum", "nothing"};
+    const char *names[] = {"saxpy",       "tick_true", "tick_false", "double_row",
+                           "checked_sum", "nothing",   "gemv"};
     for (size_t i = 0; i < sizeof names / sizeof *names; i++)
         hop_foreign_unregister(names[i]);
     hop_error_clear();
@@ -1110,6 +1110,237 @@ test_allocation_failures_in_export_and_exported_calls_are_nomem(void **state)
     assert_int_equal(hop_foreign_unregister("saxpy"), HOP_OK);
 }
 
+/* ----------------------------------------------- lifetime and sizes */
+
+static void
+count_release(void *ud)
+{
+    (*(int *)ud)++;
+}
+
+static void
+run_saxpy_plan(hop_plan *p)
+{
+    hop_tensor *in[] = {f32(2, (float[]){1, 2}), f32(2, (float[]){3, 4})}, *out = NULL;
+    assert_int_equal(hop_plan_run(p, in, 2, &out, 1), HOP_OK);
+    assert_f32(out, 2, (float[]){6, 9});
+    hop_tensor *ts[] = {in[0], in[1], out};
+    for (size_t i = 0; i < LEN(ts); i++)
+        hop_tensor_release(ts[i]);
+}
+
+static void
+test_release_runs_once_when_the_registry_and_every_plan_let_go(void **state)
+{
+    (void)state;
+    int releases = 0;
+    hop_foreign_options o = {.user_data = &releases, .release = count_release};
+    const hop_foreign *f = NULL;
+    /* a failed registration leaves user_data the caller's */
+    assert_int_equal(hop_foreign_register("void saxpy(flaot a)", (void *)saxpy, &o, NULL),
+                     HOP_INVALID);
+    assert_int_equal(hop_foreign_register(SAXPY_SIG, (void *)saxpy, &o, &f), HOP_OK);
+    assert_int_equal(hop_foreign_register(SAXPY_SIG, (void *)saxpy, &o, NULL), HOP_EXISTS);
+    assert_int_equal(releases, 0);
+    hop_output_graph *og = saxpy_program(f, NULL);
+    hop_plan *p1 = lower(og), *p2 = lower(og);
+    hop_output_graph_free(og);
+    assert_int_equal(hop_foreign_unregister("saxpy"), HOP_OK);
+    assert_int_equal(releases, 0);
+    run_saxpy_plan(p1);
+    hop_plan_free(p1);
+    assert_int_equal(releases, 0);
+    run_saxpy_plan(p2);
+    hop_plan_free(p2);
+    assert_int_equal(releases, 1);
+    /* no plan: unregistering frees it at once */
+    assert_int_equal(hop_foreign_register(SAXPY_SIG, (void *)saxpy, &o, NULL), HOP_OK);
+    assert_int_equal(hop_foreign_unregister("saxpy"), HOP_OK);
+    assert_int_equal(releases, 2);
+    /* a caller's reference (a call in progress) */
+    assert_int_equal(hop_foreign_register(SAXPY_SIG, (void *)saxpy, &o, NULL), HOP_OK);
+    f = hop_foreign_acquire("saxpy");
+    assert_non_null(f);
+    assert_int_equal(hop_foreign_unregister("saxpy"), HOP_OK);
+    assert_int_equal(releases, 2);
+    assert_string_equal(hop_foreign_signature(f), SAXPY_SIG);
+    hop_foreign_release(f);
+    assert_int_equal(releases, 3);
+    assert_null(hop_foreign_acquire("saxpy"));
+    assert_int_equal(hop_error_code(), HOP_NOT_FOUND);
+    hop_foreign_release(NULL);
+}
+
+#define SIZED_SIG "void saxpy(int64_t n, float a, const float x[n], float y[n])"
+
+static void
+gemv(int32_t m, int32_t k, const float *a, const float *x, float *y)
+{
+    for (int32_t i = 0; i < m; i++)
+        for (int32_t j = 0; j < k; j++)
+            y[i] += a[i * k + j] * x[j];
+}
+
+static void
+test_sizes_in_a_signature_refuse_short_operands_on_every_path(void **state)
+{
+    (void)state;
+    const hop_foreign *f = reg(" void saxpy(int64_t n, float a, const float x [ n ], float y[n]);",
+                               (void *)saxpy, false);
+    assert_string_equal(hop_foreign_signature(f), SIZED_SIG);
+    assert_null(hop_foreign_param_at(f, 0)->size);
+    assert_string_equal(hop_foreign_param_at(f, 2)->size, "n");
+    assert_int_equal(hop_foreign_param_at(f, 2)->kind, HOP_FOREIGN_IN);
+    assert_int_equal(hop_foreign_param_at(f, 3)->kind, HOP_FOREIGN_INOUT);
+    const char *short_x = "saxpy: parameter 3 (const float x[n]) needs n = 5 elements, got f32[4]";
+    float v[] = {1, 2, 3, 4, 5};
+    hop_tensor *x4 = f32(4, v), *x5 = f32(5, v), *y5 = f32(5, (float[]){0, 0, 0, 0, 0});
+
+    /* eagerly: refused before the kernel runs; n = 4 < 5 elements is fine */
+    hop_rt_arg args[] = {hop_rt_int(5), hop_rt_float(2), hop_rt_tensor(x4), hop_rt_tensor(y5)};
+    hop_tensor *out = (hop_tensor *)1;
+    saxpy_calls = 0;
+    assert_int_equal(hop_foreign_call(f, args, 4, &out, 1), HOP_SHAPE);
+    assert_string_equal(hop_error_message(), short_x);
+    assert_null(out);
+    assert_int_equal(hop_foreign_call_into(f, args, 4, &y5, 1), HOP_SHAPE);
+    assert_string_equal(hop_error_message(), short_x);
+    assert_int_equal(saxpy_calls, 0);
+    args[0] = hop_rt_int(4);
+    assert_int_equal(hop_foreign_call(f, args, 4, &out, 1), HOP_OK);
+    assert_f32(out, 5, (float[]){2, 4, 6, 8, 0});
+    hop_tensor_release(out);
+
+    /* in a plan and op by op: n is 5, the sizes symbolic, so each run checks */
+    hop_output_graph *og = hop_output_graph_new();
+    hop_node *x = hop_output_graph_add_input(og, "x", HOP_F32, 1, (int64_t[]){4}, true);
+    hop_node *y = hop_output_graph_add_input(og, "y", HOP_F32, 1, (int64_t[]){5}, true);
+    hop_values r = {0};
+    hop_arg gargs[] = {hop_arg_int(5), hop_arg_float(2), N(x), N(y)};
+    assert_int_equal(hop_tracer_call_foreign(hop_output_graph_root(og), f, gargs, 4, &r), HOP_OK);
+    finish(og, r.items, 1);
+    hop_values_clear(&r);
+    hop_plan *p = lower(og);
+    hop_tensor *in[] = {x4, y5};
+    saxpy_calls = 0;
+    assert_int_equal(hop_plan_run(p, in, 2, &out, 1), HOP_SHAPE);
+    assert_string_equal(hop_error_message(), short_x);
+    assert_int_equal(hop_graph_run_eager(og, in, 2, &out, 1), HOP_SHAPE);
+    assert_string_equal(hop_error_message(), short_x);
+    assert_int_equal(saxpy_calls, 0);
+    in[0] = x5;
+    assert_int_equal(hop_plan_run(p, in, 2, &out, 1), HOP_OK);
+    assert_f32(out, 5, (float[]){2, 4, 6, 8, 10});
+    hop_tensor_release(out);
+    hop_plan_free(p);
+    hop_output_graph_free(og);
+
+    /* tracing with constant sizes refuses at once and changes nothing */
+    og = hop_output_graph_new();
+    x = hop_output_graph_add_input(og, "x", HOP_F32, 1, (int64_t[]){4}, false);
+    y = hop_output_graph_add_input(og, "y", HOP_F32, 1, (int64_t[]){5}, false);
+    char *before = hop_graph_code(hop_output_graph_root_graph(og));
+    gargs[2] = N(x);
+    gargs[3] = N(y);
+    assert_int_equal(hop_tracer_call_foreign(hop_output_graph_root(og), f, gargs, 4, &r),
+                     HOP_SHAPE);
+    assert_string_equal(hop_error_message(), short_x);
+    assert_int_equal(r.n, 0);
+    char *after = hop_graph_code(hop_output_graph_root_graph(og));
+    assert_string_equal(before, after);
+    hop_free(before);
+    hop_free(after);
+    gargs[0] = hop_arg_int(4);
+    assert_int_equal(hop_tracer_call_foreign(hop_output_graph_root(og), f, gargs, 4, &r), HOP_OK);
+    hop_values_clear(&r);
+    hop_output_graph_free(og);
+    assert_int_equal(hop_foreign_unregister("saxpy"), HOP_OK);
+
+    /* several parameters, numbers and overflow */
+    f = reg("void gemv(int m, int32_t k, const float a[m * k], const float x[(k)], float y[m + 0])",
+            (void *)gemv, false);
+    assert_string_equal(hop_foreign_signature(f),
+                        "void gemv(int32_t m, int32_t k, const float a[m * k], const float x[(k)], "
+                        "float y[m + 0])");
+    hop_tensor *y2 = f32(2, (float[]){0, 0});
+    hop_rt_arg gv[] = {hop_rt_int(2), hop_rt_int(3), hop_rt_tensor(x5), hop_rt_tensor(x4),
+                       hop_rt_tensor(y2)};
+    assert_int_equal(hop_foreign_call(f, gv, 5, &out, 1), HOP_SHAPE);
+    assert_string_equal(hop_error_message(),
+                        "gemv: parameter 3 (const float a[m * k]) needs m * k = 6 elements "
+                        "(m = 2, k = 3), got f32[5]");
+    gv[1] = hop_rt_int(2);
+    assert_int_equal(hop_foreign_call(f, gv, 5, &out, 1), HOP_OK);
+    assert_f32(out, 2, (float[]){1 * 1 + 2 * 2, 3 * 1 + 4 * 2});
+    hop_tensor_release(out);
+    assert_int_equal(hop_foreign_unregister("gemv"), HOP_OK);
+    f = reg("void saxpy(int64_t n, float a, const float x[4 * n - 1], float y[4])", (void *)saxpy,
+            false);
+    args[0] = hop_rt_int(INT64_MAX / 2);
+    args[2] = hop_rt_tensor(x4);
+    assert_int_equal(hop_foreign_call(f, args, 4, &out, 1), HOP_SHAPE);
+    assert_string_equal(hop_error_message(),
+                        "saxpy: parameter 3 (const float x[4 * n - 1]): the size 4 * n - 1 "
+                        "overflows int64 (n = 4611686018427387903)");
+    args[0] = hop_rt_int(1);
+    args[3] = hop_rt_tensor(y2);
+    assert_int_equal(hop_foreign_call(f, args, 4, &out, 1), HOP_SHAPE);
+    assert_string_equal(hop_error_message(),
+                        "saxpy: parameter 4 (float y[4]) needs 4 elements, got f32[2]");
+    assert_int_equal(hop_foreign_unregister("saxpy"), HOP_OK);
+    hop_tensor *ts[] = {x4, x5, y5, y2};
+    for (size_t i = 0; i < LEN(ts); i++)
+        hop_tensor_release(ts[i]);
+}
+
+static void
+test_an_export_signature_with_sizes_is_refused(void **state)
+{
+    (void)state;
+    const hop_foreign *f = reg(SAXPY_SIG, (void *)saxpy, false);
+    hop_output_graph *og = saxpy_program(f, NULL);
+    hop_plan *p = lower(og);
+    hop_export *e = (hop_export *)1;
+    assert_int_equal(
+        hop_plan_export(p, "int f(int64_t s0, const float x[s0], const float *y, float *out)", &e),
+        HOP_INVALID);
+    assert_null(e);
+    assert_string_equal(hop_error_message(),
+                        "hop_plan_export: parameter 2 (const float x[s0]) has a size; an export's "
+                        "sizes come from its int64_t parameters named after the plan's size "
+                        "symbols");
+    /* `T x[]` is a plain pointer */
+    assert_int_equal(
+        hop_plan_export(p, "int f(int64_t s0, const float x[], const float y[], float out[])", &e),
+        HOP_OK);
+    hop_export_free(e);
+    hop_plan_free(p);
+    hop_output_graph_free(og);
+    assert_int_equal(hop_foreign_unregister("saxpy"), HOP_OK);
+}
+
+static void
+test_allocation_failures_in_a_sized_registration_are_nomem_and_leak_nothing(void **state)
+{
+    (void)state;
+    long base = hop_alloc_live(), k;
+    for (k = 1; k < 1000; k++) {
+        hop_alloc_fail_at(k);
+        hop_status st = hop_foreign_register(
+            "void saxpy(int64_t n, float a, const float x[2 * (n + 1)], float y[n])", (void *)saxpy,
+            NULL, NULL);
+        hop_alloc_fail_at(0);
+        if (st == HOP_OK)
+            break;
+        assert_int_equal(st, HOP_NOMEM);
+        assert_null(hop_foreign_find("saxpy"));
+        assert_int_equal(hop_alloc_live(), base);
+    }
+    assert_true(k > 3);
+    assert_int_equal(hop_foreign_unregister("saxpy"), HOP_OK);
+    assert_int_equal(hop_alloc_live(), base);
+}
+
 int
 main(void)
 {
@@ -1144,6 +1375,14 @@ main(void)
             unregister_all),
         cmocka_unit_test_teardown(test_allocation_failures_in_export_and_exported_calls_are_nomem,
                                   unregister_all),
+        cmocka_unit_test_teardown(test_release_runs_once_when_the_registry_and_every_plan_let_go,
+                                  unregister_all),
+        cmocka_unit_test_teardown(test_sizes_in_a_signature_refuse_short_operands_on_every_path,
+                                  unregister_all),
+        cmocka_unit_test_teardown(test_an_export_signature_with_sizes_is_refused, unregister_all),
+        cmocka_unit_test_teardown(
+            test_allocation_failures_in_a_sized_registration_are_nomem_and_leak_nothing,
+            unregister_all),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     hop_runtime_shutdown();
