@@ -27,8 +27,7 @@ typedef struct TraceObject {
     PyObject *kept;     /* dict id(obj) -> obj: every tensor ever captured, kept alive */
     PyObject *names;    /* dict id(obj) -> name hint for captured tensors */
     PyObject *scratch;  /* dict for the Python layer's per-trace state */
-    int active;
-    unsigned long thread; /* the thread tracing, while active */
+    int active; /* tracing: then it is `current` of the thread that started it */
     long nconstants;
 } TraceObject;
 
@@ -987,7 +986,6 @@ trace_start(TraceObject *tr, PyObject *unused)
         return PyErr_Format(hop_py_TraceError,
                             "hop.trace: this trace is already active in another thread");
     tr->active = 1;
-    tr->thread = PyThread_get_thread_ident();
     current = tr;
     hop_py__ntracing++;
     Py_INCREF(tr);
