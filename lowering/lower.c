@@ -776,6 +776,8 @@ compile_call_hop(hop_lower_ctx *cx, const hop_node *n)
 {
     const hop_hop_class *cls = NULL;
     const hop_lowering *l = hop__lowering_for(n->target, &cls);
+    if (l == NULL && hop_error_code() == HOP_NOMEM)
+        return HOP_NOMEM; /* the registry could not register the built-ins */
     if (l == NULL || l->lower == NULL) {
         hop_error_clear();
         return hop_error(HOP_UNSUPPORTED,

@@ -376,6 +376,13 @@ hop_output_graph_push(hop_output_graph *og, const char *graph_name)
         hop_error(HOP_MISUSE, "hop_output_graph_push: NULL %s", og ? "graph name" : "output graph");
         return NULL;
     }
+    if (og->depth - 1 >= HOP_MAX_NESTING) {
+        hop_error(HOP_TRACE,
+                  "%s: HOP bodies nested %d deep already; hop refuses to nest deeper (the "
+                  "nesting depth limit, HOP_MAX_NESTING), which would overflow the C stack",
+                  graph_name, HOP_MAX_NESTING);
+        return NULL;
+    }
     hop_graph *g = hop_graph_new(og->env, graph_name);
     if (g == NULL)
         return NULL;

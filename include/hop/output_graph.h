@@ -74,8 +74,17 @@ hop_node *hop_output_graph_input(const hop_output_graph *og, size_t i, hop_sourc
 /* ------------------------------------------------------- the tracer stack */
 
 /*
+ * Bodies nest at most this deep (tracers on the stack besides the root).
+ * Tracing, lowering, printing and freeing recurse once per level, so a
+ * deeper program would overflow the C stack (about 2,500 levels with 8 MiB,
+ * fewer under AddressSanitizer); it is a HOP_TRACE error instead.
+ */
+#define HOP_MAX_NESTING 1000
+
+/*
  * Pushes a new tracer, child of the current one, whose new empty graph is
- * named `graph_name`; it becomes current.  NULL on error.
+ * named `graph_name`; it becomes current.  NULL on error: HOP_TRACE when
+ * HOP_MAX_NESTING bodies are on the stack already.
  */
 hop_tracer *hop_output_graph_push(hop_output_graph *og, const char *graph_name);
 /*

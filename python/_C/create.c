@@ -12,6 +12,7 @@
  */
 #include "tensor_impl.h"
 
+#include <limits.h>
 #include <math.h>
 #include <string.h>
 
@@ -838,7 +839,12 @@ rng_fill(rng *r, hop_tensor *t, bool normal)
     }
 }
 
-/* rand(*size, seed=None, dtype=None) and randn(...): concrete only. */
+/*
+ * rand(*size, seed=None, dtype=None) and randn(...): concrete only.  While
+ * tracing, a seeded call is a constant of the graph (its numbers are the
+ * same on every eager call too, and no one else holds the new tensor, so its
+ * value cannot change); an unseeded one is a TraceError.
+ */
 static PyObject *
 random_factory(const char *fname, bool normal, PyObject *const *args, Py_ssize_t nargs,
                PyObject *kwnames)
@@ -884,6 +890,16 @@ random_factory(const char *fname, bool normal, PyObject *const *args, Py_ssize_t
         return NULL;
     }
     rng local, *r = &global_rng;
+    if ((kw[1] == NULL || kw[1] == Py_None) && hop_py_tracing_active()) {
+        /* Eagerly each call draws new numbers; a traced graph would keep
+         * the ones drawn at trace time.  With a seed both give the same. */
+        PyErr_Format(hop_py_TraceError,
+                     "%s(): drawing from the global generator cannot be traced (the graph would "
+                     "keep the numbers drawn at trace time); pass seed=, or make the tensor "
+                     "outside the traced function and pass it in",
+                     fname);
+        return NULL;
+    }
     if (kw[1] != NULL && kw[1] != Py_None) {
         if (!PyLong_Check(kw[1])) {
             PyErr_Format(PyExc_TypeError,
@@ -966,6 +982,22 @@ f_alloc_live(PyObject *mod, PyObject *unused)
     return PyLong_FromLong(hop_alloc_live());
 }
 
+/* Fault injection for the allocation-failure tests: the k-th allocation of
+ * the C library from now fails (k >= 1); 0 turns it off. */
+static PyObject *
+f_alloc_fail_at(PyObject *mod, PyObject *k)
+{
+    int64_t v;
+    if (hop_py__to_int64("_alloc_fail_at", "k", k, &v) < 0)
+        return NULL;
+    if (v < 0)
+        return PyErr_Format(PyExc_ValueError,
+                            "_alloc_fail_at(): argument 'k' must be >= 0 (0: off), got %lld",
+                            (long long)v);
+    hop_alloc_fail_at(v > LONG_MAX ? LONG_MAX : (long)v);
+    Py_RETURN_NONE;
+}
+
 static PyObject *
 f_runtime_cleanup(PyObject *mod, PyObject *unused)
 {
@@ -994,6 +1026,8 @@ PyMethodDef hop_py__create_functions[] = {
     {"get_num_threads", (PyCFunction)f_get_num_threads, METH_NOARGS, NULL},
     {"_alloc_live", (PyCFunction)f_alloc_live, METH_NOARGS,
      "Blocks the C library has allocated and not freed (for leak tests)."},
+    {"_alloc_fail_at", (PyCFunction)f_alloc_fail_at, METH_O,
+     "_alloc_fail_at(k): the k-th allocation of the C library from now fails (0: off)."},
     {"_runtime_cleanup", (PyCFunction)f_runtime_cleanup, METH_NOARGS,
      "Frees this thread's eager state (its ShapeEnv), so that _alloc_live() counts only "
      "tensors."},

@@ -95,9 +95,19 @@ PyObject *hop_py_trace_op(hop_op op, const hop_py_opnd *args, size_t nargs);
 PyObject *hop_py_trace_foreign(const hop_foreign *f, const hop_py_opnd *args, size_t nargs);
 /* foreign.c: adds foreign_register/foreign_unregister/foreign_call; 0 / -1. */
 int hop_py_foreign_init(PyObject *module);
-/* True while a hop.trace is in progress: every op is then recorded, and a
- * concrete tensor operand is captured as a root input. */
-int hop_py_tracing_active(void);
+/* trace.c: threads tracing right now (changed and read with the GIL held),
+ * and whether the calling thread is one of them. */
+extern int hop_py__ntracing;
+int hop_py__thread_tracing(void);
+/* True while the calling thread runs a hop.trace: every op is then recorded,
+ * and a concrete tensor operand is captured as a root input.  Tracing state
+ * is per thread; the count spares the eager path the thread-local lookup
+ * while no thread traces. */
+static inline int
+hop_py_tracing_active(void)
+{
+    return hop_py__ntracing != 0 && hop_py__thread_tracing();
+}
 /* A proxy's shape as a tuple of ints and SymInts. */
 PyObject *hop_py_proxy_shape(TensorObject *p);
 /* Wraps a node of trace `owner` as a proxy Tensor (new reference). */

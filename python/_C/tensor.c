@@ -9,7 +9,15 @@
  * through hop_eager, a proxy or a SymInt among them sends the call to the
  * tracer (trace.c).  The binary operators of two concrete tensors skip even
  * that and call hop_eager directly: `a + b` is one type check per operand,
- * one hop_eager and one object taken from a free list.
+ * one test that no thread traces, one hop_eager and one object taken from a
+ * free list.
+ *
+ * While this thread traces, every op is recorded, concrete operands included
+ * (they become root inputs): an op computed at trace time would be a constant
+ * of the graph, blind to a later change of the tensor's memory (NumPy shares
+ * it).  For the same reason a concrete tensor's value cannot become a Python
+ * number while tracing (float(), int(), bool(), tolist() raise TraceError;
+ * item() gives a SymInt, as on a traced value).
  *
  * A Tensor exports the buffer protocol (strided, writable), so np.asarray(t)
  * shares its memory; create.c does the other direction.
@@ -93,6 +101,23 @@ traced_conversion(const char *what)
 {
     PyErr_Format(hop_py_TraceError, "cannot convert a traced value to %s during tracing", what);
     return NULL;
+}
+
+/* A concrete tensor's value read into a Python value while this thread traces
+ * would be a constant of the graph, stale once the tensor's memory changes:
+ * TraceError naming the conversion.  0 when the conversion may go on. */
+static int
+concrete_conversion(TensorObject *self, const char *what)
+{
+    if (!hop_py_tracing_active())
+        return 0;
+    char buf[160];
+    PyErr_Format(hop_py_TraceError,
+                 "cannot convert the concrete tensor %s to %s during tracing: the graph would "
+                 "keep its value at trace time; compute with it as a tensor (its ops are "
+                 "recorded) or pass the number as an argument",
+                 tensor_text(self, buf, sizeof buf), what);
+    return -1;
 }
 
 /* ------------------------------------------------------ the Tensor object */
@@ -293,7 +318,7 @@ hop_py__run_and_drop(hop_op op, const hop_py_opnd *args, size_t nargs, PyObject 
 PyObject *
 hop_py__unary(hop_op op, PyObject *x)
 {
-    if (HOP_PY_TENSOR(x)->t != NULL) {
+    if (HOP_PY_TENSOR(x)->t != NULL && !hop_py_tracing_active()) {
         hop_rt_arg a = hop_rt_tensor(HOP_PY_TENSOR(x)->t);
         return run_eager(op, &a, 1);
     }
@@ -311,7 +336,7 @@ static PyObject *
 binary(hop_op op, PyObject *a, PyObject *b)
 {
     if (HOP_PY_IS_TENSOR(a) && HOP_PY_IS_TENSOR(b) && HOP_PY_TENSOR(a)->t != NULL &&
-        HOP_PY_TENSOR(b)->t != NULL) {
+        HOP_PY_TENSOR(b)->t != NULL && !hop_py_tracing_active()) {
         hop_rt_arg args[2] = {hop_rt_tensor(HOP_PY_TENSOR(a)->t),
                               hop_rt_tensor(HOP_PY_TENSOR(b)->t)};
         return run_eager(op, args, 2);
@@ -539,6 +564,8 @@ nb_bool(PyObject *o)
                         "hop.cond(pred, true_fn, false_fn, operands) instead");
         return -1;
     }
+    if (concrete_conversion(self, "a Python bool") < 0)
+        return -1;
     if (hop_tensor_numel(self->t) != 1) {
         char buf[160];
         PyErr_Format(hop_py_ShapeError,
@@ -556,6 +583,8 @@ nb_float(PyObject *o)
     const void *p;
     if (HOP_PY_TENSOR(o)->t == NULL)
         return traced_conversion("a Python float");
+    if (concrete_conversion(HOP_PY_TENSOR(o), "a Python float") < 0)
+        return NULL;
     if (single_element(HOP_PY_TENSOR(o), "float()", "a Python float", &p) < 0)
         return NULL;
     return PyFloat_FromDouble(hop_py__element_double(p, HOP_PY_TENSOR(o)->t->dtype));
@@ -568,6 +597,8 @@ nb_int(PyObject *o)
     hop_tensor *t = HOP_PY_TENSOR(o)->t;
     if (t == NULL)
         return traced_conversion("a Python int");
+    if (concrete_conversion(HOP_PY_TENSOR(o), "a Python int") < 0)
+        return NULL;
     if (single_element(HOP_PY_TENSOR(o), "int()", "a Python int", &p) < 0)
         return NULL;
     if (hop_dtype_is_float(t->dtype))
@@ -584,6 +615,8 @@ nb_index(PyObject *o)
     hop_tensor *t = HOP_PY_TENSOR(o)->t;
     if (t == NULL)
         return traced_conversion("a Python int");
+    if (concrete_conversion(HOP_PY_TENSOR(o), "a Python int") < 0)
+        return NULL;
     if (hop_dtype_is_float(t->dtype) || hop_tensor_numel(t) != 1) {
         char buf[160];
         PyErr_Format(PyExc_TypeError,
@@ -813,6 +846,8 @@ m_contiguous(TensorObject *self, PyObject *unused)
 {
     if (self->t == NULL || hop_tensor_is_contiguous(self->t))
         return Py_NewRef(self);
+    if (hop_py_tracing_active()) /* the copy is made when the graph runs */
+        return hop_py__unary(HOP_OP_clone, (PyObject *)self);
     return hop_py_tensor_new(hop_tensor_contiguous(self->t));
 }
 
@@ -820,7 +855,8 @@ static PyObject *
 m_item(TensorObject *self, PyObject *unused)
 {
     const void *p;
-    if (self->t == NULL) {
+    if (self->t == NULL || hop_py_tracing_active()) {
+        /* Traced, a concrete tensor's item is a SymInt as a proxy's is. */
         hop_py_opnd a;
         hop_py__set_tensor_opnd(&a, (PyObject *)self);
         return hop_py_run_op(HOP_OP_item, &a, 1);
@@ -852,6 +888,8 @@ m_tolist(TensorObject *self, PyObject *unused)
 {
     if (self->t == NULL)
         return traced_conversion("a Python list");
+    if (concrete_conversion(self, "a Python list") < 0)
+        return NULL;
     return tolist_rec(self->t, self->t->data, 0);
 }
 

@@ -8,18 +8,26 @@
  * the tracer), and a concrete tensor used as an operand is captured as a root
  * input, deduplicated by identity.  Bodies run synchronously inside the HOP
  * call, so the frame of the innermost HOP call is a plain stack.
+ *
+ * Tracing state is per thread: the active trace and the innermost HOP frame
+ * are _Thread_local, so one thread can trace while others compute eagerly or
+ * trace other functions.  A trace belongs to the thread that started it until
+ * it stops; another thread that reaches it (a proxy or the Trace object
+ * handed over) gets a TraceError, never a node in a graph it does not own.
  */
 #include "hop_py.h"
 
+#include <pthread.h>
+#include <stdint.h>
 #include <string.h>
 
 typedef struct TraceObject {
     PyObject_HEAD
     hop_output_graph *og;
-    PyObject *captures; /* list of captured objects, in order (kept alive) */
+    PyObject *kept;     /* dict id(obj) -> obj: every tensor ever captured, kept alive */
     PyObject *names;    /* dict id(obj) -> name hint for captured tensors */
     PyObject *scratch;  /* dict for the Python layer's per-trace state */
-    int active;
+    int active; /* tracing: then it is `current` of the thread that started it */
     long nconstants;
 } TraceObject;
 
@@ -32,21 +40,59 @@ typedef struct SymIntObject {
 
 static PyTypeObject TraceType;
 
-/* The active trace (borrowed: an active trace holds a reference to itself). */
-static TraceObject *current;
+/* This thread's active trace (borrowed: an active trace holds a reference to
+ * itself), NULL when the thread is not tracing. */
+static _Thread_local TraceObject *current;
+
+/* Threads tracing right now.  Changed and read with the GIL held; the eager
+ * fast paths test it before the thread-local `current`, so that an op costs
+ * no thread-local lookup while no thread traces. */
+int hop_py__ntracing;
 
 /* ------------------------------------------------------------- helpers */
 
 static TraceObject *
 active_trace(const char *what)
 {
-    if (current == NULL || !current->active) {
+    if (current == NULL) {
         PyErr_Format(hop_py_TraceError,
                      "%s: no trace is active (a traced value was used after its trace ended)",
                      what);
         return NULL;
     }
     return current;
+}
+
+/* tr itself must be this thread's active trace: a Trace started by another
+ * thread (or not started) cannot take HOP calls or inputs from here. */
+static int
+own_active(TraceObject *tr, const char *what)
+{
+    if (tr == current)
+        return 0;
+    if (tr->active)
+        PyErr_Format(hop_py_TraceError,
+                     "%s: the trace is active in another thread (tracing state is per thread; "
+                     "a trace is used only by the thread that started it)",
+                     what);
+    else
+        PyErr_Format(hop_py_TraceError, "%s: the trace is not active (start() it first)", what);
+    return -1;
+}
+
+/* A trace whose graph another thread is building right now: reading or
+ * changing it from here would see (or make) a half-built graph. */
+static int
+not_elsewhere(TraceObject *tr, const char *what)
+{
+    if (tr->active && tr != current) {
+        PyErr_Format(hop_py_TraceError,
+                     "%s: the trace is active in another thread (tracing state is per thread; "
+                     "a trace is used only by the thread that started it)",
+                     what);
+        return -1;
+    }
+    return 0;
 }
 
 static hop_tracer *
@@ -113,7 +159,13 @@ hop_py_proxy_shape(TensorObject *p)
     return shape;
 }
 
-/* Captures a concrete tensor as a root input of tr (once per object). */
+/*
+ * Captures a concrete tensor as a root input of tr (once per object).  The
+ * OutputGraph knows the tensor by its address, so the trace keeps it alive
+ * first: an input whose object died could be matched by a new object at the
+ * same address.  A failed HOP call takes its captures out of the OutputGraph
+ * again; the object stays kept, which is harmless.
+ */
 static hop_node *
 capture(TraceObject *tr, TensorObject *t)
 {
@@ -121,8 +173,10 @@ capture(TraceObject *tr, TensorObject *t)
     if (key == NULL)
         return NULL;
     PyObject *hint = PyDict_GetItemWithError(tr->names, key);
+    bool ok = (hint != NULL || !PyErr_Occurred()) &&
+              PyDict_SetDefault(tr->kept, key, (PyObject *)t) != NULL;
     Py_DECREF(key);
-    if (hint == NULL && PyErr_Occurred())
+    if (!ok)
         return NULL;
     char name[128];
     if (hint && PyUnicode_Check(hint))
@@ -136,12 +190,8 @@ capture(TraceObject *tr, TensorObject *t)
         hop_py_raise();
         return NULL;
     }
-    if (hop_output_graph_ninputs(tr->og) != before) {
-        if (PyList_Append(tr->captures, (PyObject *)t) < 0)
-            return NULL;
-        if (hint == NULL)
-            tr->nconstants++;
-    }
+    if (hop_output_graph_ninputs(tr->og) != before && hint == NULL)
+        tr->nconstants++;
     return n;
 }
 
@@ -311,9 +361,9 @@ hop_py_trace_foreign(const hop_foreign *f, const hop_py_opnd *args, size_t nargs
 }
 
 int
-hop_py_tracing_active(void)
+hop_py__thread_tracing(void)
 {
-    return current != NULL && current->active;
+    return current != NULL;
 }
 
 /* ------------------------------------------------------------- SymInt */
@@ -352,6 +402,27 @@ as_expr(hop_shape_env *env, PyObject *o, PyObject **owner)
     return NULL;
 }
 
+/*
+ * Arithmetic and decisions on a SymInt grow its trace's ShapeEnv (and may add
+ * guards): only the thread tracing it may do that, and only while it traces.
+ * -1 with TraceError for a SymInt of another thread's trace or of a trace
+ * that ended.
+ */
+static int
+symint_usable(PyObject *o)
+{
+    if (!PyObject_TypeCheck(o, &hop_py_SymIntType) ||
+        ((SymIntObject *)o)->owner == (PyObject *)current)
+        return 0;
+    char e[128];
+    hop_expr_print(((SymIntObject *)o)->expr, e, sizeof e);
+    PyErr_Format(hop_py_TraceError,
+                 "SymInt %s was used outside its trace (after the trace ended, or from another "
+                 "thread than the one tracing)",
+                 e);
+    return -1;
+}
+
 typedef const hop_expr *(*sym_binop)(hop_shape_env *, const hop_expr *, const hop_expr *);
 
 static PyObject *
@@ -359,6 +430,8 @@ symint_binary(PyObject *a, PyObject *b, sym_binop f)
 {
     SymIntObject *s = PyObject_TypeCheck(a, &hop_py_SymIntType) ? (SymIntObject *)a
                                                                  : (SymIntObject *)b;
+    if (symint_usable(a) < 0 || symint_usable(b) < 0)
+        return NULL;
     hop_shape_env *env = symint_env(s);
     PyObject *owner = NULL;
     const hop_expr *x = as_expr(env, a, &owner), *y = as_expr(env, b, &owner);
@@ -402,6 +475,8 @@ static PyObject *
 symint_neg(PyObject *a)
 {
     SymIntObject *s = (SymIntObject *)a;
+    if (symint_usable(a) < 0)
+        return NULL;
     const hop_expr *r = hop_sym_neg(symint_env(s), s->expr);
     return r ? symint_new(s->owner, r, NULL) : hop_py_raise();
 }
@@ -423,6 +498,8 @@ symint_richcompare(PyObject *a, PyObject *b, int op)
 {
     SymIntObject *s = PyObject_TypeCheck(a, &hop_py_SymIntType) ? (SymIntObject *)a
                                                                  : (SymIntObject *)b;
+    if (symint_usable(a) < 0 || symint_usable(b) < 0)
+        return NULL;
     hop_shape_env *env = symint_env(s);
     const hop_expr *x = as_expr(env, a, NULL), *y = as_expr(env, b, NULL);
     if (x == NULL || y == NULL)
@@ -442,6 +519,8 @@ static int
 symint_bool(PyObject *a)
 {
     SymIntObject *s = (SymIntObject *)a;
+    if (symint_usable(a) < 0)
+        return -1;
     hop_shape_env *env = symint_env(s);
     const hop_expr *cond = hop_sym_ne(env, s->expr, hop_sym_const(env, 0));
     return cond ? decide(s, cond, "bool(SymInt)") : hop_py_raise_int();
@@ -452,6 +531,8 @@ static PyObject *
 symint_int(PyObject *a)
 {
     SymIntObject *s = (SymIntObject *)a;
+    if (symint_usable(a) < 0)
+        return NULL;
     hop_shape_env *env = symint_env(s);
     size_t n = hop_shape_env_nsymbols(env);
     int64_t *hints = PyMem_Calloc(n + 1, sizeof *hints);
@@ -565,7 +646,8 @@ typedef struct frame {
     struct frame *outer;
 } frame;
 
-static frame *innermost;
+/* This thread's innermost HOP call (its bodies run on the calling thread). */
+static _Thread_local frame *innermost;
 
 static hop_status
 py_body(hop_tracer *t, PyObject *fn, hop_node *const *in, size_t n, bool explicit_inputs,
@@ -588,8 +670,12 @@ py_body(hop_tracer *t, PyObject *fn, hop_node *const *in, size_t n, bool explici
         args = f->lifted_inputs;
         Py_XINCREF(args);
     }
-    if (args)
+    /* The body's Python frames count against the recursion limit; this C
+     * level counts too, so a low limit stops deep nesting early. */
+    if (args && Py_EnterRecursiveCall(" in a HOP body") == 0) {
         result = PyObject_Call(fn, args, NULL);
+        Py_LeaveRecursiveCall();
+    }
     if (result)
         seq = PySequence_Fast(result, "a HOP body wrapper must return a list of leaves");
     for (Py_ssize_t i = 0; seq && i < PySequence_Fast_GET_SIZE(seq); i++) {
@@ -633,6 +719,60 @@ body_explicit0(hop_tracer *t, void *ud, hop_node *const *in, size_t n, hop_value
 {
     (void)ud;
     return py_body(t, innermost->bodies[0], in, n, true, out);
+}
+
+/*
+ * The C stack a HOP call must find left: a level of nesting (this call, the
+ * C HOP protocol, the Python body and its frames) takes a few KiB, 2-3 times
+ * that under AddressSanitizer, and the body may call more.  HOP_MAX_NESTING
+ * bounds the levels; this catches a thread whose stack is smaller than the
+ * main thread's (threading.stack_size) before it overflows.  The reserve is
+ * a quarter of the stack, at most 256 KiB.
+ */
+#define STACK_RESERVE_MAX ((size_t)256 * 1024)
+
+static _Thread_local uintptr_t stack_floor; /* lowest usable address; 0 unknown */
+static _Thread_local size_t stack_reserve;
+static _Thread_local bool stack_probed;
+
+static bool
+stack_exhausted(void)
+{
+#if defined(__linux__) && defined(__GLIBC__)
+    if (!stack_probed) {
+        pthread_attr_t attr;
+        void *lo;
+        size_t size;
+        stack_probed = true;
+        if (pthread_getattr_np(pthread_self(), &attr) == 0) {
+            if (pthread_attr_getstack(&attr, &lo, &size) == 0) {
+                stack_reserve = size / 4 < STACK_RESERVE_MAX ? size / 4 : STACK_RESERVE_MAX;
+                stack_floor = (uintptr_t)lo + stack_reserve;
+            }
+            pthread_attr_destroy(&attr);
+        }
+    }
+    return stack_floor != 0 && (uintptr_t)__builtin_frame_address(0) < stack_floor;
+#else
+    return false;
+#endif
+}
+
+/* The checks before a HOP call: tr is this thread's active trace, and the
+ * nesting leaves C stack for one more level. */
+static int
+enter_hop(TraceObject *tr, const char *what)
+{
+    if (own_active(tr, what) < 0)
+        return -1;
+    if (stack_exhausted()) {
+        PyErr_Format(PyExc_RecursionError,
+                     "%s: HOP bodies nested %zu deep exhaust this thread's C stack (hop stops "
+                     "%zu KiB before its end; nest less, or give the thread a bigger stack)",
+                     what, hop_output_graph_depth(tr->og) - 1, stack_reserve / 1024);
+        return -1;
+    }
+    return 0;
 }
 
 /* Converts a sequence of proxies/SymInts/tensors into node arguments. */
@@ -690,7 +830,7 @@ trace_cond(TraceObject *tr, PyObject *args)
     PyObject *pred, *tfn, *ffn, *operands;
     if (!PyArg_ParseTuple(args, "OOOO:cond", &pred, &tfn, &ffn, &operands))
         return NULL;
-    if (active_trace("cond") == NULL)
+    if (enter_hop(tr, "cond") < 0)
         return NULL;
     hop_arg p;
     if (PyBool_Check(pred)) {
@@ -737,7 +877,7 @@ trace_wrap(TraceObject *tr, PyObject *args)
     PyObject *fn, *operands;
     if (!PyArg_ParseTuple(args, "OO:wrap", &fn, &operands))
         return NULL;
-    if (active_trace("wrap") == NULL)
+    if (enter_hop(tr, "wrap") < 0)
         return NULL;
     Py_ssize_t nops;
     hop_arg *ops = node_args(tr, operands, &nops, "wrap: argument");
@@ -763,7 +903,7 @@ trace_map(TraceObject *tr, PyObject *args)
     PyObject *fn, *xs, *extra;
     if (!PyArg_ParseTuple(args, "OOO:map", &fn, &xs, &extra))
         return NULL;
-    if (active_trace("map") == NULL)
+    if (enter_hop(tr, "map") < 0)
         return NULL;
     Py_ssize_t nxs, nextra;
     hop_arg *x = node_args(tr, xs, &nxs, "map: xs");
@@ -788,7 +928,7 @@ trace_invoke_subgraph(TraceObject *tr, PyObject *args)
     PyObject *fn, *key, *operands;
     if (!PyArg_ParseTuple(args, "OOO:invoke_subgraph", &fn, &key, &operands))
         return NULL;
-    if (active_trace("invoke_subgraph") == NULL)
+    if (enter_hop(tr, "invoke_subgraph") < 0)
         return NULL;
     Py_ssize_t nops;
     hop_arg *ops = node_args(tr, operands, &nops, "invoke_subgraph: argument");
@@ -817,12 +957,16 @@ trace_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
     if (tr == NULL)
         return NULL;
     tr->og = hop_output_graph_new();
-    tr->captures = PyList_New(0);
+    tr->kept = PyDict_New();
     tr->names = PyDict_New();
     tr->scratch = PyDict_New();
-    if (tr->og == NULL || tr->captures == NULL || tr->names == NULL || tr->scratch == NULL) {
+    if (tr->og == NULL || tr->kept == NULL || tr->names == NULL || tr->scratch == NULL) {
+        /* Decide before the DECREF frees tr: reading tr->og after it was a
+         * use-after-free.  A failed hop_output_graph_new left its error in
+         * the context, which the dealloc does not touch. */
+        bool og_failed = tr->og == NULL;
         Py_DECREF(tr);
-        return tr->og ? NULL : hop_py_raise();
+        return og_failed ? hop_py_raise() : NULL;
     }
     return (PyObject *)tr;
 }
@@ -830,10 +974,10 @@ trace_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
 static void
 trace_dealloc(TraceObject *tr)
 {
-    if (current == tr)
-        current = NULL;
+    /* An active trace holds a reference to itself, so it is never the
+     * `current` of any thread here. */
     hop_output_graph_free(tr->og);
-    Py_XDECREF(tr->captures);
+    Py_XDECREF(tr->kept);
     Py_XDECREF(tr->names);
     Py_XDECREF(tr->scratch);
     Py_TYPE(tr)->tp_free((PyObject *)tr);
@@ -843,12 +987,16 @@ static PyObject *
 trace_start(TraceObject *tr, PyObject *unused)
 {
     (void)unused;
-    if (current && current->active)
+    if (current != NULL)
         return PyErr_Format(hop_py_TraceError,
                             "hop.trace: a trace is already active (hop.trace and hop.compile "
                             "cannot be nested)");
+    if (tr->active)
+        return PyErr_Format(hop_py_TraceError,
+                            "hop.trace: this trace is already active in another thread");
     tr->active = 1;
     current = tr;
+    hop_py__ntracing++;
     Py_INCREF(tr);
     Py_RETURN_NONE;
 }
@@ -857,10 +1005,14 @@ static PyObject *
 trace_stop(TraceObject *tr, PyObject *unused)
 {
     (void)unused;
+    if (tr->active && tr != current)
+        return PyErr_Format(hop_py_TraceError,
+                            "stop: the trace is active in another thread (only the thread that "
+                            "started it can stop it)");
     if (tr->active) {
         tr->active = 0;
-        if (current == tr)
-            current = NULL;
+        current = NULL;
+        hop_py__ntracing--;
         Py_DECREF(tr);
     }
     Py_RETURN_NONE;
@@ -903,6 +1055,8 @@ trace_add_input(TraceObject *tr, PyObject *args)
     if (!PyArg_ParseTuple(args, "sO!O:add_input", &name, &hop_py_TensorType, &t, &dyn))
         return NULL;
     TensorObject *x = (TensorObject *)t;
+    if (not_elsewhere(tr, "add_input") < 0)
+        return NULL;
     if (x->t == NULL)
         return PyErr_Format(PyExc_TypeError, "add_input: %s is a traced value, not an example",
                             name);
@@ -918,7 +1072,7 @@ static PyObject *
 trace_name_hint(TraceObject *tr, PyObject *args)
 {
     PyObject *obj, *name;
-    if (!PyArg_ParseTuple(args, "OU:name_hint", &obj, &name))
+    if (!PyArg_ParseTuple(args, "OU:name_hint", &obj, &name) || not_elsewhere(tr, "name_hint") < 0)
         return NULL;
     PyObject *key = PyLong_FromVoidPtr(obj);
     if (key == NULL)
@@ -934,6 +1088,8 @@ static PyObject *
 trace_output(TraceObject *tr, PyObject *leaves)
 {
     Py_ssize_t n;
+    if (not_elsewhere(tr, "output") < 0)
+        return NULL;
     hop_arg *args = node_args(tr, leaves, &n, "output");
     if (args == NULL)
         return NULL;
@@ -950,6 +1106,8 @@ static PyObject *
 trace_depth(TraceObject *tr, PyObject *unused)
 {
     (void)unused;
+    if (not_elsewhere(tr, "depth") < 0)
+        return NULL;
     return PyLong_FromSize_t(hop_output_graph_depth(tr->og));
 }
 
@@ -957,6 +1115,8 @@ static PyObject *
 trace_guards(TraceObject *tr, PyObject *unused)
 {
     (void)unused;
+    if (not_elsewhere(tr, "guards") < 0)
+        return NULL;
     hop_shape_env *env = hop_output_graph_env(tr->og);
     size_t n = hop_shape_env_nguards(env);
     PyObject *list = PyList_New((Py_ssize_t)n);
@@ -978,6 +1138,8 @@ static PyObject *
 trace_inputs(TraceObject *tr, PyObject *unused)
 {
     (void)unused;
+    if (not_elsewhere(tr, "inputs") < 0)
+        return NULL;
     size_t n = hop_output_graph_ninputs(tr->og);
     PyObject *list = PyList_New((Py_ssize_t)n);
     for (size_t i = 0; list && i < n; i++) {
@@ -1107,6 +1269,8 @@ printed(char *s)
 static PyObject *
 trace_describe(TraceObject *tr, PyObject *path)
 {
+    if (not_elsewhere(tr, "describe") < 0)
+        return NULL;
     hop_graph *g = graph_at(tr, path);
     if (g == NULL)
         return NULL;
@@ -1174,12 +1338,23 @@ trace_describe(TraceObject *tr, PyObject *path)
     return result;
 }
 
+/* The captured tensors the root graph takes, in input order: read from the
+ * OutputGraph, so that captures a failed HOP call took back are not in it. */
 static PyObject *
 trace_get_captures(TraceObject *tr, void *closure)
 {
     (void)closure;
-    Py_INCREF(tr->captures);
-    return tr->captures;
+    if (not_elsewhere(tr, "captures") < 0)
+        return NULL;
+    PyObject *list = PyList_New(0);
+    size_t n = hop_output_graph_ninputs(tr->og);
+    for (size_t i = 0; list && i < n; i++) {
+        hop_source src;
+        (void)hop_output_graph_input(tr->og, i, &src);
+        if (src.kind == HOP_SOURCE_CAPTURE && PyList_Append(list, (PyObject *)src.identity) < 0)
+            Py_CLEAR(list);
+    }
+    return list;
 }
 
 static PyObject *
@@ -1325,6 +1500,8 @@ static PyObject *
 trace_lower(TraceObject *tr, PyObject *unused)
 {
     (void)unused;
+    if (not_elsewhere(tr, "lower") < 0)
+        return NULL;
     hop_plan *plan = hop_lower(tr->og, NULL);
     if (plan == NULL)
         return hop_py_raise();
@@ -1383,10 +1560,8 @@ py_tracing(PyObject *self, PyObject *unused)
 {
     (void)self;
     (void)unused;
-    if (current && current->active) {
-        Py_INCREF(current);
-        return (PyObject *)current;
-    }
+    if (current != NULL)
+        return Py_NewRef((PyObject *)current);
     Py_RETURN_NONE;
 }
 
@@ -1397,18 +1572,19 @@ py_is_proxy(PyObject *self, PyObject *o)
     return PyBool_FromLong(PyObject_TypeCheck(o, &hop_py_TensorType) && HOP_PY_IS_PROXY(o));
 }
 
-/* The tracer stack depth of the active trace (1 at its root), 0 when none is
- * active: tests check that a failed HOP call leaves it as it was. */
+/* The tracer stack depth of this thread's active trace (1 at its root), 0
+ * when none is active: tests check that a failed HOP call leaves it as it
+ * was. */
 static PyObject *
 py_trace_depth(PyObject *self, PyObject *unused)
 {
     (void)self;
     (void)unused;
-    return PyLong_FromSize_t(current && current->active ? hop_output_graph_depth(current->og) : 0);
+    return PyLong_FromSize_t(current != NULL ? hop_output_graph_depth(current->og) : 0);
 }
 
 static PyMethodDef trace_functions[] = {
-    {"tracing", py_tracing, METH_NOARGS, "The active Trace, or None."},
+    {"tracing", py_tracing, METH_NOARGS, "This thread's active Trace, or None."},
     {"_trace_depth", py_trace_depth, METH_NOARGS,
      "The tracer stack depth of the active trace, 0 when none is active."},
     {"_is_proxy", py_is_proxy, METH_O, "True for a traced value (a proxy Tensor)."},

@@ -409,6 +409,36 @@ test_captured_tensor_is_one_root_input_deduplicated_by_identity(void **state)
     hop_output_graph_free(og);
 }
 
+/* HOP_MAX_NESTING bodies nest; one more is HOP_TRACE naming the subgraph,
+ * with the stack as it was (deeper nesting would overflow the C stack). */
+static void
+test_nesting_deeper_than_the_limit_is_a_trace_error(void **state)
+{
+    (void)state;
+    hop_output_graph *og = hop_output_graph_new();
+    hop_node *x = input(og, "x", 2, 3, 4, false);
+    hop_tracer *t = NULL;
+    char name[32];
+    for (int i = 0; i < HOP_MAX_NESTING; i++) {
+        snprintf(name, sizeof name, "wrap_body_%d", i);
+        t = hop_output_graph_push(og, name);
+        assert_non_null(t);
+    }
+    assert_non_null(hop_tracer_lift(t, x));
+    assert_null(hop_output_graph_push(og, "wrap_body_1000"));
+    assert_int_equal(hop_error_code(), HOP_TRACE);
+    assert_string_equal(hop_error_message(),
+                        "wrap_body_1000: HOP bodies nested 1000 deep already; hop refuses to "
+                        "nest deeper (the nesting depth limit, HOP_MAX_NESTING), which would "
+                        "overflow the C stack");
+    assert_int_equal(hop_output_graph_depth(og), HOP_MAX_NESTING + 1);
+    assert_ptr_equal(hop_output_graph_current(og), t);
+    hop_graph *g;
+    assert_int_equal(hop_output_graph_pop(og, t, &g), HOP_OK);
+    assert_non_null(hop_output_graph_push(og, "wrap_body_again"));
+    hop_output_graph_free(og);
+}
+
 /* 64 nested tracers: every level gets the value; cost is linear in depth. */
 static long
 allocations_for_first_lift_at_depth(int depth)
@@ -718,6 +748,7 @@ main(void)
         cmocka_unit_test(test_abandon_restores_and_keeps_the_failing_scopes_error),
         cmocka_unit_test(test_add_input_while_a_body_is_traced_is_misuse),
         cmocka_unit_test(test_allocation_failure_sweep_over_nested_tracing),
+        cmocka_unit_test(test_nesting_deeper_than_the_limit_is_a_trace_error),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
