@@ -132,7 +132,7 @@ def test_an_op_on_concrete_tensors_while_tracing_sees_a_later_change_of_their_me
     cf = hop.compile(lambda x: op(c))
     same(gm(hop.zeros(1)), np.asarray(op(c)))
     same(cf(hop.zeros(1)), np.asarray(op(c)))
-    assert "_tensor_constant" in gm.code  # the concrete tensors are inputs
+    assert len(gm.graph.placeholders) > 1  # the concrete tensors are inputs
     _mutate(arrays)
     want = np.asarray(op(c))
     same(gm(hop.zeros(1)), want)
@@ -311,9 +311,29 @@ def _run_threads(n, target, stack_size=None):
     assert errors == []
 
 
+class _Flag:
+    """A one-shot flag over a raw lock.  A body that sets a threading.Event
+    changes the Event's attributes, a side effect the purity check reports;
+    a lock is a C object with no attributes to snapshot, so a body may
+    signal another thread through it."""
+
+    __slots__ = ("_lock",)
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._lock.acquire()
+
+    def set(self):
+        self._lock.release()
+
+    def wait(self, timeout):
+        if self._lock.acquire(timeout=timeout):
+            self._lock.release()
+
+
 def test_a_thread_computing_eagerly_while_another_traces_gets_concrete_results():
-    inside, done = threading.Event(), threading.Event()
-    signal, wait = inside.set, done.wait  # bound methods: opaque to the purity check
+    inside, done = _Flag(), _Flag()
+    signal, wait = inside.set, done.wait
     a = hop.asarray(np.array([1.0, 2.0], np.float32))
     b = hop.asarray(np.array([3.0, 5.0], np.float32))
     seen = {}
@@ -382,7 +402,7 @@ def test_two_threads_trace_different_functions_at_once_and_both_graphs_are_exact
     assert want[0] != want[1]
     # Thread 0 stops inside a wrap body until thread 1 traced all of its
     # function; then thread 0 goes on, in the same body.
-    inside, done = threading.Event(), threading.Event()
+    inside, done = _Flag(), _Flag()
     signal, wait = inside.set, done.wait
 
     def hold():
@@ -415,9 +435,9 @@ def test_two_threads_trace_different_functions_at_once_and_both_graphs_are_exact
 
 
 def test_a_trace_of_another_thread_cannot_be_used_from_this_one():
-    inside, done = threading.Event(), threading.Event()
+    inside, done = _Flag(), _Flag()
     signal, wait = inside.set, done.wait
-    held = {}
+    held, result = {}, {}
 
     def body(y):
         signal()
@@ -430,7 +450,8 @@ def test_a_trace_of_another_thread_cannot_be_used_from_this_one():
         return hop.wrap(body, x)
 
     def tracer(i):
-        held["gm"] = hop.trace(f, hop.zeros(3), dynamic=True)
+        # Not into `held`: f reads that dict, so the GraphModule guards its items.
+        result["gm"] = hop.trace(f, hop.zeros(3), dynamic=True)
 
     errors = {}
 
@@ -469,7 +490,7 @@ def test_a_trace_of_another_thread_cannot_be_used_from_this_one():
         "describe": f"describe: {elsewhere}",
         "tracing": None,
     }
-    gm = held["gm"]
+    gm = result["gm"]
     assert "add(x, 1)" in gm.code and gm.code.count("def ") == 2
     same(gm(hop.zeros(5)), np.ones(5, np.float32))
 
