@@ -268,8 +268,13 @@ def _collect_functions(s, f):
         cells = [_cell(c) for c in (f.__closure__ or ())]
         glob = [f.__globals__.get(n) for n in names]
         for v in cells + glob + list(f.__defaults__ or ()):
+            held = v
+            if isinstance(v, types.FunctionType) and _is_hop_function(v):
+                # A nested_compile_region wrapper: the user's function it
+                # wraps is what runs under the trace.
+                v = getattr(v, "__wrapped__", None)
             if isinstance(v, types.FunctionType) and id(v) not in s.seen and \
-                    not _is_hop_function(v) and (v.__globals__ is f.__globals__ or v in cells):
+                    not _is_hop_function(v) and (v.__globals__ is f.__globals__ or held in cells):
                 todo.append(v)
 
 

@@ -694,3 +694,32 @@ def test_a_function_argument_is_guarded_by_identity_and_what_it_reads(restore_gl
     same(cf(x, body), arr(4, 7))
     same(cf(x, lambda v: v - 1.0), arr(1, 2))
     assert cf.recompiles == 2
+
+
+def test_a_closure_read_inside_a_nested_compile_region_body_is_guarded():
+    # Found by the trust campaign: f reaches the user's function only through
+    # nested_compile_region's wrapper (a function of hop's own module), so
+    # the scan must follow the wrapper to what it wraps.
+    def factory(k):
+        @hop.nested_compile_region
+        def inner(x):
+            return x + k
+
+        def f(x):
+            return hop.wrap(lambda: inner(x))
+
+        def set_k(v):
+            nonlocal k
+            k = v
+        return f, set_k
+
+    f, set_k = factory(3)
+    x = hop.tensor([1.0, 2.0])
+    gm = hop.trace(f, x)
+    cf = hop.compile(f)
+    assert cf(x).tolist() == [4.0, 5.0]
+    set_k(2)
+    assert f(x).tolist() == [3.0, 4.0]
+    assert cf(x).tolist() == [3.0, 4.0]
+    with pytest.raises(hop.GuardError, match="closure cell 'k' was 3"):
+        gm(x)
