@@ -525,6 +525,11 @@ run_view(hop__frame *f, const hop__insn *in)
                 return view_error(d, x, "sizes do not match");
             }
         }
+        /* The one view that makes more elements: checked as eager checks
+         * it (sizes bound at run time may multiply past int64). */
+        int64_t numel;
+        if ((st = hop__check_shape(hop_op_get(d->op)->name, x->dtype, nr, sz, &numel)) != HOP_OK)
+            return st;
         break;
     }
     case HOP_OP_select: {
@@ -572,22 +577,28 @@ run_view(hop__frame *f, const hop__insn *in)
         nr = (int)rt[1].u.list.n;
         if (nr > HOP_MAX_RANK)
             return view_error(d, x, "too many dims");
-        int64_t numel = hop_tensor_numel(x), known = 1;
+        int64_t numel = hop_tensor_numel(x), known = 1, prod;
         int infer = -1;
         for (int i = 0; i < nr; i++) {
             sz[i] = rt[1].u.list.items[i].u.i;
-            if (sz[i] == -1 && infer < 0)
+            if (sz[i] == -1 && infer < 0) {
                 infer = i;
-            else if (sz[i] < 0)
+            } else if (sz[i] < 0) {
                 return view_error(d, x, "negative size");
-            else
-                known *= sz[i];
+            } else if (__builtin_mul_overflow(known, sz[i], &prod)) {
+                /* A wrapped product could match x's numel; eager's shape
+                 * rule refuses the overflow as this does. */
+                return hop_error(HOP_INVALID, "%s: int64 overflow computing %" PRId64 " * %" PRId64,
+                                 hop_op_get(d->op)->name, known, sz[i]);
+            } else {
+                known = prod;
+            }
         }
         if (infer >= 0)
             sz[infer] = known ? numel / known : 0;
         int64_t total = 1;
         for (int i = 0; i < nr; i++)
-            total *= sz[i];
+            total *= sz[i]; /* no overflow: at most known or numel */
         if (total != numel)
             return view_error(d, x, "the number of elements differs");
         if (!view_strides(r, x->sizes, x->strides, nr, sz, stv)) {
@@ -697,10 +708,9 @@ hop__exec_at(hop__frame *f, int32_t pc)
          * values known only now. */
         case HOP__OP_Alloc: {
             const hop__slot *sl = &p->slots[in->p1];
-            int64_t sizes[HOP_MAX_RANK];
-            for (int d = 0; d < sl->rank; d++)
-                if ((st = hop__xget(sl->sizes[d], regs, &sizes[d])) != HOP_OK)
-                    goto fail;
+            int64_t sizes[HOP_MAX_RANK], numel;
+            if ((st = hop__slot_sizes(p, in->p1, regs, sizes, &numel)) != HOP_OK)
+                goto fail;
             hop_tensor *t = hop_tensor_empty(sl->dtype, sl->rank, sizes);
             if (t == NULL) {
                 st = hop_error_code();

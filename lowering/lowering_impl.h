@@ -159,6 +159,7 @@ extern const char *const hop__skind_names[];
 
 typedef struct hop__slot {
     const char *name; /* the node it holds, for dumps */
+    const char *what; /* the op that makes it (`matmul`), for messages; else NULL */
     hop__skind kind;
     hop_dtype dtype;
     int rank;
@@ -172,6 +173,8 @@ typedef struct hop__buffer {
     int32_t routine;      /* whose code positions def/last count */
     int32_t def, last;    /* live range (positions in the routine) */
     int32_t region;
+    /* its bytes as an expression; NULL when that overflows int64 (then only
+     * its sizes, evaluated and checked at run time, say how large it is) */
     const hop__xprog *bytes;
     int64_t hint; /* bytes at the symbols' hints (for best fit) */
 } hop__buffer;
@@ -618,6 +621,10 @@ bool hop__fused_ok(const hop_node *n);
 /* memplan.c */
 hop_status hop__memplan(hop_lower_ctx *cx);
 hop_status hop__layout(hop__frame *f);
+/* The sizes of slot s at regs, and their product, checked as eager checks
+ * an op's result (HOP_NOMEM "<op>: f32[...] is too large"). */
+hop_status hop__slot_sizes(const hop_plan *p, int32_t s, const int64_t *regs, int64_t *sizes,
+                           int64_t *numel);
 
 /* interp.c */
 hop_status hop__exec(hop__frame *f);

@@ -265,6 +265,14 @@ typedef struct hop__ttext {
 const char *hop__tensor_text(hop__ttext *t, const hop_tensor *x);
 const char *hop__sizes_text_i(hop__ttext *t, const int64_t *sizes, int n);
 
+/* The one rule for how large a tensor may be, shared by eager execution and
+ * plans: sizes are non-negative and their product (*numel) is at most
+ * SIZE_MAX / 16, computed without overflow (an empty dim makes any product
+ * 0).  Otherwise HOP_NOMEM "<fn>: f32[...] is too large" (HOP_INVALID for a
+ * negative size, a bad dtype or rank). */
+hop_status hop__check_shape(const char *fn, hop_dtype dtype, int rank, const int64_t *sizes,
+                            int64_t *numel);
+
 /* ------------------------------------------------------------- pool */
 
 typedef void (*hop__task_fn)(const void *ctx, int ith, int nth);

@@ -1241,6 +1241,110 @@ test_allocation_failures_in_lower_and_run_are_nomem_and_leak_nothing(void **stat
     hop_output_graph_free(og);
 }
 
+/* ------------------------------------------------------- size overflow */
+
+/* The plan's status and message equal hop_graph_run_eager's (a refusal). */
+static void
+assert_refused_as_eager(hop_output_graph *og, hop_plan *p, hop_tensor **in, size_t nin,
+                        hop_status want, const char *msg)
+{
+    hop_tensor *out = NULL;
+    assert_int_equal(hop_graph_run_eager(og, in, nin, &out, 1), want);
+    assert_string_equal(hop_error_message(), msg);
+    assert_null(out);
+    assert_int_equal(hop_plan_run(p, in, nin, &out, 1), want);
+    assert_string_equal(hop_error_message(), msg);
+    assert_null(out);
+}
+
+/* A stride-0 view of one element as rows x cols: huge, and no memory. */
+static hop_tensor *
+broadcast_one(hop_tensor *one, int64_t rows, int64_t cols)
+{
+    hop_tensor *v = hop_tensor_view(one, 2, (int64_t[]){rows, cols}, (int64_t[]){0, 0}, 0);
+    assert_non_null(v);
+    return v;
+}
+
+/*
+ * Sizes bound when the plan runs whose product is too large for a tensor:
+ * eager refuses them (HOP_NOMEM naming the op) and so does the plan, in a
+ * view (expand), in the block (mul, matmul) and in a late tensor, where the
+ * view used to wrap around and sum to 0.  The plan runs normally after.
+ */
+static void
+test_sizes_too_large_are_refused_as_eager_refuses_them(void **state)
+{
+    (void)state;
+    /* sum(expand(x, [-1, 2**61])) */
+    for (int dynamic = 0; dynamic < 2; dynamic++) {
+        hop_output_graph *og = hop_output_graph_new();
+        hop_node *x = hop_output_graph_add_input(og, "x", HOP_F32, 2, (int64_t[]){3, 1}, dynamic);
+        hop_node *e = OP(root(og), HOP_OP_expand, N(x),
+                         hop_arg_list((hop_arg[]){hop_arg_int(-1), hop_arg_int(INT64_C(1) << 61)}, 2));
+        hop_node *s = OP(root(og), HOP_OP_sum, N(e), hop_arg_none(), hop_arg_bool(false));
+        finish(og, &s, 1);
+        for (int fuse = 0; fuse < 2; fuse++) {
+            hop_plan *p = lower(og, fuse);
+            hop_tensor *in = t2(HOP_F32, 3, 1);
+            for (int rep = 0; rep < 2; rep++)
+                assert_refused_as_eager(og, p, &in, 1, HOP_NOMEM,
+                                        "expand: f32[3, 2305843009213693952] is too large");
+            hop_tensor_release(in);
+            hop_plan_free(p);
+        }
+        hop_output_graph_free(og);
+    }
+
+    /* sum(x * y) and sum(x @ y) over x [s0, 1], y [1, s1] */
+    hop_op ops[] = {HOP_OP_mul, HOP_OP_matmul};
+    const char *msgs[] = {"mul: f32[1099511627776, 1099511627776] is too large",
+                          "matmul: f32[1099511627776, 1099511627776] is too large"};
+    for (size_t k = 0; k < LEN(ops); k++) {
+        hop_output_graph *og = hop_output_graph_new();
+        hop_node *x = hop_output_graph_add_input(og, "x", HOP_F32, 2, (int64_t[]){4, 1}, true);
+        hop_node *y = hop_output_graph_add_input(og, "y", HOP_F32, 2, (int64_t[]){1, 5}, true);
+        hop_node *m = OP(root(og), ops[k], N(x), N(y));
+        hop_node *s = OP(root(og), HOP_OP_sum, N(m), hop_arg_none(), hop_arg_bool(false));
+        finish(og, &s, 1);
+        hop_plan *p = lower(og, true);
+        hop_tensor *one = t2(HOP_F32, 1, 1);
+        int64_t big = INT64_C(1) << 40;
+        hop_tensor *huge[] = {broadcast_one(one, big, 1), broadcast_one(one, 1, big)};
+        assert_refused_as_eager(og, p, huge, 2, HOP_NOMEM, msgs[k]);
+        /* nothing of the refused run stays: the next one is right */
+        hop_tensor *small[] = {t2(HOP_F32, 4, 1), t2(HOP_F32, 1, 5)}, *got, *want;
+        assert_int_equal(hop_plan_run(p, small, 2, &got, 1), HOP_OK);
+        assert_int_equal(hop_graph_run_eager(og, small, 2, &want, 1), HOP_OK);
+        assert_same(got, want);
+        assert_refused_as_eager(og, p, huge, 2, HOP_NOMEM, msgs[k]);
+        release_all(small, 2);
+        release_all(huge, 2);
+        hop_tensor_release(one);
+        hop_tensor_release(got);
+        hop_tensor_release(want);
+        hop_plan_free(p);
+        hop_output_graph_free(og);
+    }
+
+    /* constant sizes too large for int64 lower (they may sit in a branch
+     * never taken), and the run refuses them */
+    hop_output_graph *og = hop_output_graph_new();
+    hop_node *x = hop_output_graph_add_input(og, "x", HOP_F32, 2, (int64_t[]){1, 4}, false);
+    hop_node *z = OP(root(og), HOP_OP_zeros,
+                     hop_arg_list((hop_arg[]){hop_arg_int(INT64_C(1) << 62), hop_arg_int(4)}, 2),
+                     hop_arg_none());
+    hop_node *a = OP(root(og), HOP_OP_add, N(z), N(x));
+    finish(og, &a, 1);
+    hop_plan *p = lower(og, true);
+    hop_tensor *in = t2(HOP_F32, 1, 4);
+    assert_refused_as_eager(og, p, &in, 1, HOP_NOMEM,
+                            "zeros: f32[4611686018427387904, 4] is too large");
+    hop_tensor_release(in);
+    hop_plan_free(p);
+    hop_output_graph_free(og);
+}
+
 int
 main(void)
 {
@@ -1269,6 +1373,7 @@ main(void)
         cmocka_unit_test(test_a_user_hop_runs_once_its_lowering_is_registered),
         cmocka_unit_test(test_one_plan_runs_concurrently_on_four_threads),
         cmocka_unit_test(test_allocation_failures_in_lower_and_run_are_nomem_and_leak_nothing),
+        cmocka_unit_test(test_sizes_too_large_are_refused_as_eager_refuses_them),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     hop_runtime_shutdown();
