@@ -250,6 +250,11 @@ void hop__matmul_init(hop__matmul *m, const hop__call *c, hop_tensor *out);
 void hop__matmul_compute(const hop__matmul *m, int ith, int nth);
 /* True when BLAS can read t's last two dims as they are. */
 bool hop__matmul_blas_ok(const hop_tensor *t);
+/* Around every run of matmul pieces: BLAS on one thread meanwhile, then the
+ * process-wide thread count as it was (see matmul.c).  Nest and overlap
+ * freely over threads; each enter needs one leave. */
+void hop__blas_enter(void);
+void hop__blas_leave(void);
 void hop__cat_compute(const hop__cat *c, int ith, int nth);
 void hop__arange_compute(const hop__arange *a, int ith, int nth);
 /* nonzero of x into a new tensor. */

@@ -125,3 +125,138 @@ def test_a_refused_plan_runs_correctly_again_with_sizes_that_fit():
     a = np.arange(6, dtype=np.float32).reshape(6, 1)
     b = np.arange(7, dtype=np.float32).reshape(1, 7)
     assert g(hop.asarray(a), hop.asarray(b)).item() == float((a * b).sum())
+
+
+# ------------------------------------------------ process-wide settings
+
+threadpoolctl = pytest.importorskip("threadpoolctl")
+
+
+def blas_threads():
+    """The OpenBLAS thread counts of the process (NumPy's and hop's library)."""
+    return [i["num_threads"] for i in threadpoolctl.threadpool_info()
+            if i.get("internal_api") == "openblas"]
+
+
+@pytest.fixture
+def blas3():
+    """NumPy's BLAS on 3 threads (a count hop would not choose) for a test."""
+    if not blas_threads():
+        pytest.skip("NumPy does not use OpenBLAS here")
+    with threadpoolctl.threadpool_limits(limits=3, user_api="blas"):
+        assert set(blas_threads()) == {3}
+        yield
+    gc.collect()
+
+
+FRESH_PROCESS = """
+import threadpoolctl, numpy as np, hop
+with threadpoolctl.threadpool_limits(limits=3, user_api="blas"):
+    a = hop.randn(64, 64, seed=1)
+    hop.matmul(a, a)
+    hop.compile(lambda x: (x @ x).sum())(a)
+    print(sorted({i["num_threads"] for i in threadpoolctl.threadpool_info()
+                  if i.get("internal_api") == "openblas"}))
+"""
+
+
+def test_the_first_matmul_of_a_process_leaves_numpys_blas_threads(blas3):
+    # hop used to set OpenBLAS to one thread for good at its first matmul
+    # (NumPy's matmul then ran 2x slower): a fresh process shows it.
+    import os
+    import subprocess
+    import sys
+
+    env = dict(os.environ, PYTHONPATH=os.path.dirname(os.path.dirname(hop.__file__)))
+    out = subprocess.run([sys.executable, "-c", FRESH_PROCESS], env=env, capture_output=True,
+                         text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[3]"
+
+
+def test_matmul_leaves_the_blas_thread_count_as_it_found_it(blas3):
+    rng = np.random.default_rng(0)
+    for dt in (np.float32, np.float64):
+        a = rng.standard_normal((64, 48)).astype(dt)
+        b = rng.standard_normal((48, 32)).astype(dt)
+        got = hop.matmul(hop.asarray(a), hop.asarray(b)).numpy()
+        np.testing.assert_allclose(got, a @ b, rtol=1e-5)
+        assert set(blas_threads()) == {3}, dt
+        # batched, vector, and operator forms
+        hop.asarray(a[None].repeat(3, 0)) @ hop.asarray(b)
+        hop.asarray(a) @ hop.asarray(b[:, 0].copy())
+        assert set(blas_threads()) == {3}, dt
+
+
+def test_plans_with_matmul_leave_the_blas_thread_count_as_they_found_it(blas3):
+    def chain(a, b):
+        return ((a @ b) @ b.transpose(0, 1)).sum()
+
+    def rows(xs, w):
+        return hop.map(lambda r: (r @ w).relu(), xs)
+
+    # large enough that BLAS would use threads (smaller ones leave the count alone)
+    a, b = hop.randn(64, 64, seed=1), hop.randn(64, 64, seed=2)
+    xs = hop.randn(64, 32, 64, seed=3)
+    want = rows(xs, b)
+    for run in (hop.trace(chain, a, b), hop.compile(chain), hop.compile(chain, dynamic=True)):
+        assert run(a, b).item() == pytest.approx(chain(a, b).item(), rel=1e-4)
+        assert set(blas_threads()) == {3}
+    old = hop.get_num_threads()
+    try:
+        hop.set_num_threads(2)  # the map's rows go to the pool
+        for run in (hop.trace(rows, xs, b), hop.compile(rows, dynamic=True)):
+            np.testing.assert_allclose(run(xs, b).numpy(), want.numpy(), rtol=1e-5)
+            assert set(blas_threads()) == {3}
+    finally:
+        hop.set_num_threads(old)
+
+
+def test_a_plan_failing_after_a_matmul_leaves_the_blas_thread_count(blas3):
+    def f(a, b, i):
+        return (a @ b)[i.item()]
+
+    a, b = hop.randn(64, 64, seed=1), hop.randn(64, 64, seed=2)
+    g = hop.compile(f)
+    assert g(a, b, hop.tensor(2)).shape == (64,)
+    with pytest.raises(BaseException):
+        g(a, b, hop.tensor(99))
+    assert set(blas_threads()) == {3}
+    with pytest.raises(hop.ShapeError):
+        hop.matmul(a, hop.randn(7, 64))
+    assert set(blas_threads()) == {3}
+
+
+def test_threads_calling_matmul_at_once_beside_numpy_leave_the_count(blas3):
+    import threading
+
+    a = hop.randn(96, 96, seed=4)
+    an = a.numpy()
+    want = (an @ an).astype(np.float64)
+    stop = threading.Event()
+    errors = []
+
+    def hop_worker():
+        try:
+            g = hop.compile(lambda x: x @ x)
+            for _ in range(300):
+                np.testing.assert_allclose(hop.matmul(a, a).numpy(), want, rtol=1e-4)
+                np.testing.assert_allclose(g(a).numpy(), want, rtol=1e-4)
+        except BaseException as e:  # reported by the main thread
+            errors.append(e)
+
+    def numpy_worker():
+        while not stop.is_set():
+            an @ an
+
+    np_thread = threading.Thread(target=numpy_worker)
+    np_thread.start()
+    workers = [threading.Thread(target=hop_worker) for _ in range(3)]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join()
+    stop.set()
+    np_thread.join()
+    assert errors == []
+    assert set(blas_threads()) == {3}
