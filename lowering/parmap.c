@@ -391,6 +391,7 @@ prepare(hop__frame *f, hop__frame *w, int k, const hop__parloop *d)
     w->into = f->into;
     w->sp = 0;
     w->stop = -1;
+    hop__interrupt_share(f, w);
     char *area = (char *)hop_storage_data(f->block->storage) + f->wbase + (int64_t)k * f->warea;
     for (int32_t i = 0; i < d->nprivate; i++) {
         const hop__buffer *b = &p->buffers[d->private_buffers[i]];

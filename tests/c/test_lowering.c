@@ -19,6 +19,7 @@
 
 #include <math.h>
 #include <pthread.h>
+#include <time.h>
 #include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1345,6 +1346,129 @@ test_sizes_too_large_are_refused_as_eager_refuses_them(void **state)
     hop_output_graph_free(og);
 }
 
+/* ------------------------------------------------------------ interrupts */
+
+/* sum(sin(row * w)): one number per row of x [s0, 256]. */
+static hop_status
+sin_row_sum(hop_tracer *t, void *ud, hop_node *const *in, size_t n, hop_values *out)
+{
+    prog *p = ud;
+    (void)n;
+    hop_node *m = OP(t, HOP_OP_mul, N(in[0]), N(p->w));
+    hop_node *e = m ? OP(t, HOP_OP_sin, N(m)) : NULL;
+    return push(out, e ? OP(t, HOP_OP_sum, N(e), hop_arg_none(), hop_arg_bool(false)) : NULL);
+}
+
+static double
+now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+typedef struct interrupter {
+    hop_plan *plan;
+    double at; /* when it interrupted */
+} interrupter;
+
+static void *
+interrupt_later(void *arg)
+{
+    interrupter *it = arg;
+    nanosleep(&(struct timespec){0, 50000000}, NULL);
+    it->at = now_s();
+    hop_plan_interrupt(it->plan);
+    return NULL;
+}
+
+typedef struct progress_count {
+    int calls, stop_at;
+    pthread_t caller;
+    bool elsewhere; /* called on another thread */
+} progress_count;
+
+static int
+stop_at_call(void *ud)
+{
+    progress_count *c = ud;
+    c->elsewhere |= !pthread_equal(pthread_self(), c->caller);
+    return ++c->calls >= c->stop_at;
+}
+
+/*
+ * A long map (millions of rows, on one thread and on the pool) stops with
+ * HOP_INTERRUPTED well within 100 ms of hop_plan_interrupt from another
+ * thread, or when its progress handler asks (called on the caller's thread
+ * only); it leaks nothing, an interrupt before a run does not stop it, and
+ * the plan runs correctly after.
+ */
+static void
+test_hop_plan_interrupt_stops_a_long_run_soon_and_the_plan_runs_again(void **state)
+{
+    (void)state;
+    prog pr = {0};
+    hop_output_graph *og = hop_output_graph_new();
+    pr.x = hop_output_graph_add_input(og, "x", HOP_F32, 2, (int64_t[]){10, 256}, true);
+    pr.w = hop_output_graph_add_input(og, "w", HOP_F32, 1, (int64_t[]){256}, true);
+    hop_values r = {0};
+    assert_int_equal(hop_map(og, (hop_body){sin_row_sum, &pr}, (hop_arg[]){N(pr.x)}, 1, NULL, 0, &r),
+                     HOP_OK);
+    finish(og, r.items, 1);
+    hop_values_clear(&r);
+    hop_tensor *w = t1(HOP_F32, 256), *row = t2(HOP_F32, 1, 256), *small = t2(HOP_F32, 40, 256);
+    /* 8M rows of one row's data: tens of seconds if nothing stops it */
+    hop_tensor *big =
+        hop_tensor_view(row, 2, (int64_t[]){INT64_C(1) << 23, 256}, (int64_t[]){0, 1}, 0);
+    assert_non_null(big);
+    hop_tensor *want;
+    hop_tensor *sin[] = {small, w}, *bin[] = {big, w};
+    assert_int_equal(hop_graph_run_eager(og, sin, 2, &want, 1), HOP_OK);
+    int threads[] = {1, 2};
+    for (size_t ti = 0; ti < LEN(threads); ti++) {
+        hop_runtime_set_threads(threads[ti]);
+        hop_plan *p = lower(og, true);
+        hop_tensor *got = NULL;
+        assert_int_equal(hop_plan_run(p, sin, 2, &got, 1), HOP_OK);
+        assert_same(got, want);
+        hop_tensor_release(got);
+        long live = hop_alloc_live();
+        for (int rep = 0; rep < 2; rep++) {
+            interrupter it = {p, 0};
+            pthread_t th;
+            assert_int_equal(pthread_create(&th, NULL, interrupt_later, &it), 0);
+            got = (hop_tensor *)1;
+            assert_int_equal(hop_plan_run(p, bin, 2, &got, 1), HOP_INTERRUPTED);
+            double latency = now_s() - it.at;
+            pthread_join(th, NULL);
+            assert_string_equal(hop_error_message(), "plan interrupted");
+            assert_null(got);
+            if (latency >= 0.1)
+                fail_msg("interrupted %.3f s after hop_plan_interrupt", latency);
+            /* an interrupt before a run does not stop it */
+            hop_plan_interrupt(p);
+            assert_int_equal(hop_plan_run(p, sin, 2, &got, 1), HOP_OK);
+            assert_same(got, want);
+            hop_tensor_release(got);
+        }
+        /* the progress handler, on this thread only */
+        progress_count c = {0, 3, pthread_self(), false};
+        hop_run_options opts = {stop_at_call, &c};
+        assert_int_equal(hop_plan_run_opts(p, bin, 2, &got, 1, &opts), HOP_INTERRUPTED);
+        assert_int_equal(c.calls, 3);
+        assert_false(c.elsewhere);
+        assert_int_equal(hop_plan_run_opts(p, sin, 2, &got, 1, NULL), HOP_OK);
+        assert_same(got, want);
+        hop_tensor_release(got);
+        assert_int_equal(hop_alloc_live(), live);
+        hop_plan_free(p);
+    }
+    hop_runtime_set_threads(0);
+    hop_tensor *ts[] = {w, row, small, big, want};
+    release_all(ts, LEN(ts));
+    hop_output_graph_free(og);
+}
+
 int
 main(void)
 {
@@ -1374,6 +1498,7 @@ main(void)
         cmocka_unit_test(test_one_plan_runs_concurrently_on_four_threads),
         cmocka_unit_test(test_allocation_failures_in_lower_and_run_are_nomem_and_leak_nothing),
         cmocka_unit_test(test_sizes_too_large_are_refused_as_eager_refuses_them),
+        cmocka_unit_test(test_hop_plan_interrupt_stops_a_long_run_soon_and_the_plan_runs_again),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     hop_runtime_shutdown();

@@ -260,3 +260,91 @@ def test_threads_calling_matmul_at_once_beside_numpy_leave_the_count(blas3):
     np_thread.join()
     assert errors == []
     assert set(blas_threads()) == {3}
+
+
+# ---------------------------------------------------------------- Ctrl-C
+
+
+def nested_rows(xs):
+    return hop.map(lambda row: hop.map(lambda r: (r.sin() * 2 + r).sum(), row), xs)
+
+
+def matmul_chain(xs, w):
+    return hop.map(lambda r: ((r @ w).tanh() @ w).sum(), xs)
+
+
+def long_nested():
+    # 4M rows of 256 (several seconds); expanded, so no memory
+    return (hop.randn(1, 1, 256, seed=1).expand(4000, 1000, 256),)
+
+
+def long_chain():
+    return (hop.randn(1, 64, 64, seed=2).expand(400000, 64, 64), hop.randn(64, 64, seed=3))
+
+
+def small_nested():
+    return (hop.randn(3, 5, 256, seed=4),)
+
+
+def small_chain():
+    return (hop.randn(3, 64, 64, seed=5), hop.randn(64, 64, seed=3))
+
+
+def interrupted_after(delay, fn, *args):
+    """Runs fn(*args) while a timer thread sends SIGINT after delay seconds:
+    how long after the signal KeyboardInterrupt arrived."""
+    import os
+    import signal
+    import threading
+
+    sent = []
+
+    def send():
+        sent.append(time.perf_counter())
+        os.kill(os.getpid(), signal.SIGINT)
+
+    old = signal.signal(signal.SIGINT, signal.default_int_handler)
+    timer = threading.Timer(delay, send)
+    try:
+        timer.start()
+        with pytest.raises(KeyboardInterrupt):
+            fn(*args)
+        caught = time.perf_counter()
+        timer.join()
+    finally:
+        timer.cancel()
+        signal.signal(signal.SIGINT, old)
+    assert sent, "the run ended before the signal"
+    return caught - sent[0]
+
+
+import time  # noqa: E402
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("fn,make_long,make_small",
+                         [(nested_rows, long_nested, small_nested),
+                          (matmul_chain, long_chain, small_chain)],
+                         ids=["nested-map", "matmul-chain"])
+def test_ctrl_c_stops_a_long_plan_soon_and_it_runs_again(fn, make_long, make_small, threads):
+    old = hop.get_num_threads()
+    hop.set_num_threads(threads)  # 2: the rows run on the pool
+    try:
+        compiled = hop.compile(fn, dynamic=True)
+        small = make_small()
+        want = fn(*small).numpy()
+        np.testing.assert_allclose(compiled(*small).numpy(), want, rtol=1e-5)
+        big = make_long()
+        gc.collect()
+        _C._runtime_cleanup()
+        live = _C._alloc_live()
+        for _ in range(2):
+            latency = interrupted_after(0.3, compiled, *big)
+            assert latency < 0.1, latency
+            # the plan, its frames and the pool are as before
+            np.testing.assert_allclose(compiled(*small).numpy(), want, rtol=1e-5)
+        gc.collect()
+        _C._runtime_cleanup()
+        assert _C._alloc_live() == live
+    finally:
+        hop.set_num_threads(old)
