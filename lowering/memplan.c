@@ -194,8 +194,8 @@ hop__memplan(hop_lower_ctx *cx)
     for (size_t b = 0; b < cx->nbuffers; b++) {
         const hop__xprog *bx = cx->buffers[b].bytes;
         int64_t esize = (int64_t)hop_dtype_size(cx->slots[cx->buffers[b].slot].dtype);
-        p->static_layout = p->static_layout && bx && bx->is_const &&
-                           bx->value / esize <= (int64_t)(SIZE_MAX / 16);
+        p->static_layout =
+            p->static_layout && bx && bx->is_const && bx->value / esize <= (int64_t)(SIZE_MAX / 16);
     }
     int64_t off = 0;
     for (int32_t r = 0; r < nreg; r++) {
@@ -312,8 +312,8 @@ hop__slot_sizes(const hop_plan *p, int32_t s, const int64_t *regs, int64_t *size
     hop_status st = eval_sizes(sl, regs, sizes);
     if (st != HOP_OK)
         return st;
-    return hop__check_shape(sl->what ? sl->what : sl->name ? sl->name : "tensor", sl->dtype,
-                            sl->rank, sizes, numel);
+    const char *what = sl->what ? sl->what : sl->name;
+    return hop__check_shape(what ? what : "tensor", sl->dtype, sl->rank, sizes, numel);
 }
 
 static void

@@ -1281,8 +1281,9 @@ test_sizes_too_large_are_refused_as_eager_refuses_them(void **state)
     for (int dynamic = 0; dynamic < 2; dynamic++) {
         hop_output_graph *og = hop_output_graph_new();
         hop_node *x = hop_output_graph_add_input(og, "x", HOP_F32, 2, (int64_t[]){3, 1}, dynamic);
-        hop_node *e = OP(root(og), HOP_OP_expand, N(x),
-                         hop_arg_list((hop_arg[]){hop_arg_int(-1), hop_arg_int(INT64_C(1) << 61)}, 2));
+        hop_node *e =
+            OP(root(og), HOP_OP_expand, N(x),
+               hop_arg_list((hop_arg[]){hop_arg_int(-1), hop_arg_int(INT64_C(1) << 61)}, 2));
         hop_node *s = OP(root(og), HOP_OP_sum, N(e), hop_arg_none(), hop_arg_bool(false));
         finish(og, &s, 1);
         for (int fuse = 0; fuse < 2; fuse++) {
@@ -1412,8 +1413,8 @@ test_hop_plan_interrupt_stops_a_long_run_soon_and_the_plan_runs_again(void **sta
     pr.x = hop_output_graph_add_input(og, "x", HOP_F32, 2, (int64_t[]){10, 256}, true);
     pr.w = hop_output_graph_add_input(og, "w", HOP_F32, 1, (int64_t[]){256}, true);
     hop_values r = {0};
-    assert_int_equal(hop_map(og, (hop_body){sin_row_sum, &pr}, (hop_arg[]){N(pr.x)}, 1, NULL, 0, &r),
-                     HOP_OK);
+    assert_int_equal(
+        hop_map(og, (hop_body){sin_row_sum, &pr}, (hop_arg[]){N(pr.x)}, 1, NULL, 0, &r), HOP_OK);
     finish(og, r.items, 1);
     hop_values_clear(&r);
     hop_tensor *w = t1(HOP_F32, 256), *row = t2(HOP_F32, 1, 256), *small = t2(HOP_F32, 40, 256);
