@@ -656,6 +656,25 @@ hop__interrupt_share(hop__frame *f, hop__frame *w)
  * by another of its threads, or the caller's handler asking to stop, which
  * only the calling thread runs (a Python signal check needs that thread).
  */
+static bool
+progress_stops(hop__frame *r)
+{
+    if (r->progress && pthread_equal(pthread_self(), r->caller) &&
+        r->progress(r->progress_ud) != 0) {
+        atomic_store_explicit(&r->halt, 1, memory_order_relaxed);
+        return true;
+    }
+    return false;
+}
+
+void
+hop__interrupt_poll(hop__frame *f)
+{
+    hop__frame *r = f->root;
+    if (!atomic_load_explicit(&r->halt, memory_order_relaxed))
+        progress_stops(r);
+}
+
 static hop_status
 check_interrupt(hop__frame *f)
 {
@@ -663,12 +682,7 @@ check_interrupt(hop__frame *f)
     f->budget = HOP__CHECK_EVERY;
     bool stop = atomic_load_explicit(&((hop_plan *)f->plan)->interrupts, memory_order_relaxed) !=
                     f->epoch ||
-                atomic_load_explicit(&r->halt, memory_order_relaxed);
-    if (!stop && r->progress && pthread_equal(pthread_self(), r->caller) &&
-        r->progress(r->progress_ud) != 0) {
-        atomic_store_explicit(&r->halt, 1, memory_order_relaxed);
-        stop = true;
-    }
+                atomic_load_explicit(&r->halt, memory_order_relaxed) || progress_stops(r);
     return stop ? hop_error(HOP_INTERRUPTED, "plan interrupted") : HOP_OK;
 }
 

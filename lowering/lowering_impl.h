@@ -648,6 +648,9 @@ hop_status hop__slot_sizes(const hop_plan *p, int32_t s, const int64_t *regs, in
 #define HOP__CHECK_SHIFT 12
 /* A worker frame w of f's run starts checking as its root does. */
 void hop__interrupt_share(hop__frame *f, hop__frame *w);
+/* On the caller's thread: runs f's progress handler, halting the run's
+ * other threads when it asks to stop. */
+void hop__interrupt_poll(hop__frame *f);
 hop_status hop__exec(hop__frame *f);
 /* Runs from pc to Halt, or to the Next at f->stop. */
 hop_status hop__exec_at(hop__frame *f, int32_t pc);

@@ -377,6 +377,15 @@ out:
     ANNOTATE_HAPPENS_BEFORE(&j->failrow);
 }
 
+/* The caller, waiting while the pool's threads run every row (it may get
+ * no piece), still checks for interrupts: its progress handler may only run
+ * on its thread. */
+static void
+poll_interrupt(const void *ctx)
+{
+    hop__interrupt_poll(((const pjob *)ctx)->f);
+}
+
 /* Worker frame w starts from the caller's state, with its own copies of
  * the loop's private buffers (area k of the block). */
 static void
@@ -470,7 +479,7 @@ hop__parmap_run(hop__frame *f, int32_t pc, bool *ran)
     atomic_init(&j.failrow, INT64_MAX);
     atomic_fetch_add(&dispatches, 1);
     ANNOTATE_HAPPENS_BEFORE(&j.cursor);
-    hop__pool_run(piece, &j, n);
+    hop__pool_run_polled(piece, &j, n, poll_interrupt, &j);
     ANNOTATE_HAPPENS_AFTER(&j.failrow);
     *ran = true;
     gather(f, n, d);

@@ -284,6 +284,10 @@ typedef void (*hop__task_fn)(const void *ctx, int ith, int nth);
 /* Runs fn(ctx, i, nth) for i in [0, nth) on the pool and waits.  nth is
  * capped by the number of threads; nth 1 (or a busy pool) runs inline. */
 void hop__pool_run(hop__task_fn fn, const void *ctx, int nth);
+/* The same; while the caller waits for pieces that other threads run, it
+ * calls poll(pctx) every few milliseconds (a plan's interrupt check). */
+void hop__pool_run_polled(hop__task_fn fn, const void *ctx, int nth, void (*poll)(const void *),
+                          const void *pctx);
 /* Stops the workers (they restart on demand). */
 void hop__pool_stop(void);
 
