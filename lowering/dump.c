@@ -267,7 +267,8 @@ hop_plan_dump(const hop_plan *p)
             hop__buf_printf(&b, "%s t%d %s [%d-%d]", m ? "," : "", buf->slot,
                             slot_name(p, buf->slot), base + buf->def, base + buf->last);
             if (!p->static_layout)
-                hop__buf_printf(&b, " %s bytes", buf->bytes->text);
+                hop__buf_printf(&b, " %s bytes",
+                                buf->bytes ? buf->bytes->text : "(overflows int64)");
         }
         hop__buf_puts(&b, "\n");
     }

@@ -89,6 +89,8 @@ hop__frame_init(hop_plan *p, void *raw)
     f->woff = (int64_t *)c;
     f->plan = p;
     f->stop = -1;
+    f->root = f;
+    f->budget = HOP__CHECK_EVERY;
     for (int32_t s = 0; s < p->nslots; s++)
         hop__header(&f->slots[s], NULL, p->slots[s].dtype, 0, NULL, NULL, NULL);
     return f;
@@ -367,6 +369,7 @@ run_op(hop__frame *f, const hop__insn *in)
         kc->gen = atomic_fetch_add_explicit(&kernel_gen, 1, memory_order_relaxed) + 1;
     }
     hop__kernel_run(k);
+    f->budget -= k->work >> HOP__CHECK_SHIFT;
     return HOP_OK;
 }
 
@@ -528,6 +531,11 @@ run_view(hop__frame *f, const hop__insn *in)
                 return view_error(d, x, "sizes do not match");
             }
         }
+        /* The one view that makes more elements: checked as eager checks
+         * it (sizes bound at run time may multiply past int64). */
+        int64_t numel;
+        if ((st = hop__check_shape(hop_op_get(d->op)->name, x->dtype, nr, sz, &numel)) != HOP_OK)
+            return st;
         break;
     }
     case HOP_OP_select: {
@@ -575,22 +583,28 @@ run_view(hop__frame *f, const hop__insn *in)
         nr = (int)rt[1].u.list.n;
         if (nr > HOP_MAX_RANK)
             return view_error(d, x, "too many dims");
-        int64_t numel = hop_tensor_numel(x), known = 1;
+        int64_t numel = hop_tensor_numel(x), known = 1, prod;
         int infer = -1;
         for (int i = 0; i < nr; i++) {
             sz[i] = rt[1].u.list.items[i].u.i;
-            if (sz[i] == -1 && infer < 0)
+            if (sz[i] == -1 && infer < 0) {
                 infer = i;
-            else if (sz[i] < 0)
+            } else if (sz[i] < 0) {
                 return view_error(d, x, "negative size");
-            else
-                known *= sz[i];
+            } else if (__builtin_mul_overflow(known, sz[i], &prod)) {
+                /* A wrapped product could match x's numel; eager's shape
+                 * rule refuses the overflow as this does. */
+                return hop_error(HOP_INVALID, "%s: int64 overflow computing %" PRId64 " * %" PRId64,
+                                 hop_op_get(d->op)->name, known, sz[i]);
+            } else {
+                known = prod;
+            }
         }
         if (infer >= 0)
             sz[infer] = known ? numel / known : 0;
         int64_t total = 1;
         for (int i = 0; i < nr; i++)
-            total *= sz[i];
+            total *= sz[i]; /* no overflow: at most known or numel */
         if (total != numel)
             return view_error(d, x, "the number of elements differs");
         if (!view_strides(r, x->sizes, x->strides, nr, sz, stv)) {
@@ -622,6 +636,59 @@ run_view(hop__frame *f, const hop__insn *in)
     return HOP_OK;
 }
 
+/* ------------------------------------------------------------ interrupts */
+
+void
+hop_plan_interrupt(hop_plan *plan)
+{
+    if (plan)
+        atomic_fetch_add_explicit(&plan->interrupts, 1, memory_order_relaxed);
+}
+
+void
+hop__interrupt_share(hop__frame *f, hop__frame *w)
+{
+    w->root = f->root;
+    w->epoch = f->epoch;
+    w->budget = HOP__CHECK_EVERY;
+}
+
+/*
+ * The check every HOP__CHECK_EVERY units of work (SQLite's progress
+ * handler): an interrupt of the plan since the run began, the run halted
+ * by another of its threads, or the caller's handler asking to stop, which
+ * only the calling thread runs (a Python signal check needs that thread).
+ */
+static bool
+progress_stops(hop__frame *r)
+{
+    if (r->progress && pthread_equal(pthread_self(), r->caller) &&
+        r->progress(r->progress_ud) != 0) {
+        atomic_store_explicit(&r->halt, 1, memory_order_relaxed);
+        return true;
+    }
+    return false;
+}
+
+void
+hop__interrupt_poll(hop__frame *f)
+{
+    hop__frame *r = f->root;
+    if (!atomic_load_explicit(&r->halt, memory_order_relaxed))
+        progress_stops(r);
+}
+
+static hop_status
+check_interrupt(hop__frame *f)
+{
+    hop__frame *r = f->root;
+    f->budget = HOP__CHECK_EVERY;
+    bool stop = atomic_load_explicit(&((hop_plan *)f->plan)->interrupts, memory_order_relaxed) !=
+                    f->epoch ||
+                atomic_load_explicit(&r->halt, memory_order_relaxed) || progress_stops(r);
+    return stop ? hop_error(HOP_INTERRUPTED, "plan interrupted") : HOP_OK;
+}
+
 /* ------------------------------------------------------------ interpreter */
 
 hop_status
@@ -641,6 +708,8 @@ hop__exec_at(hop__frame *f, int32_t pc)
     hop_status st = HOP_OK;
     for (;;) {
         const hop__insn *in = &code[pc];
+        if (--f->budget <= 0 && (st = check_interrupt(f)) != HOP_OK)
+            goto fail;
         if (trace)
             hop__trace_insn(p, f, pc);
         switch ((hop__opcode)in->opcode) {
@@ -678,6 +747,7 @@ hop__exec_at(hop__frame *f, int32_t pc)
         case HOP__OP_Copy:
             if ((st = hop__fused_run(in->p4, f)) != HOP_OK)
                 goto fail;
+            f->budget -= hop_tensor_numel(&slots[in->p1]) >> HOP__CHECK_SHIFT;
             break;
         /* Op P1 P2 * P4: runs op P4 into slot P1 with the kernel cached in
          * P2, prepared again only when an operand's data or geometry changed. */
@@ -701,10 +771,9 @@ hop__exec_at(hop__frame *f, int32_t pc)
          * values known only now. */
         case HOP__OP_Alloc: {
             const hop__slot *sl = &p->slots[in->p1];
-            int64_t sizes[HOP_MAX_RANK];
-            for (int d = 0; d < sl->rank; d++)
-                if ((st = hop__xget(sl->sizes[d], regs, &sizes[d])) != HOP_OK)
-                    goto fail;
+            int64_t sizes[HOP_MAX_RANK], numel;
+            if ((st = hop__slot_sizes(p, in->p1, regs, sizes, &numel)) != HOP_OK)
+                goto fail;
             hop_tensor *t = hop_tensor_empty(sl->dtype, sl->rank, sizes);
             if (t == NULL) {
                 st = hop_error_code();
@@ -949,7 +1018,7 @@ result_into(hop__frame *f, size_t j, hop_tensor *dst)
 
 static hop_status
 run(hop_plan *plan, hop_tensor *const *inputs, size_t ninputs, hop_tensor **outputs,
-    hop_tensor *const *into, size_t noutputs)
+    hop_tensor *const *into, size_t noutputs, const hop_run_options *opts)
 {
     const char *fn = into ? "hop_plan_run_into" : "hop_plan_run";
     if (outputs)
@@ -984,6 +1053,13 @@ run(hop_plan *plan, hop_tensor *const *inputs, size_t ninputs, hop_tensor **outp
     f->inputs = inputs;
     f->into = into;
     f->sp = 0;
+    /* Interrupts from now on stop this run; earlier ones do not. */
+    f->epoch = atomic_load_explicit(&plan->interrupts, memory_order_relaxed);
+    atomic_store_explicit(&f->halt, 0, memory_order_relaxed);
+    f->progress = opts ? opts->progress : NULL;
+    f->progress_ud = opts ? opts->ud : NULL;
+    f->caller = pthread_self();
+    f->budget = HOP__CHECK_EVERY;
     hop_status st = hop__exec(f);
     for (size_t j = 0; j < noutputs && st == HOP_OK; j++)
         st = into ? result_into(f, j, into[j]) : result(f, j, &outputs[j]);
@@ -1004,12 +1080,19 @@ hop_status
 hop_plan_run(hop_plan *plan, hop_tensor *const *inputs, size_t ninputs, hop_tensor **outputs,
              size_t noutputs)
 {
-    return run(plan, inputs, ninputs, outputs, NULL, noutputs);
+    return run(plan, inputs, ninputs, outputs, NULL, noutputs, NULL);
+}
+
+hop_status
+hop_plan_run_opts(hop_plan *plan, hop_tensor *const *inputs, size_t ninputs, hop_tensor **outputs,
+                  size_t noutputs, const hop_run_options *opts)
+{
+    return run(plan, inputs, ninputs, outputs, NULL, noutputs, opts);
 }
 
 hop_status
 hop_plan_run_into(hop_plan *plan, hop_tensor *const *inputs, size_t ninputs,
                   hop_tensor *const *outputs, size_t noutputs)
 {
-    return run(plan, inputs, ninputs, NULL, outputs, noutputs);
+    return run(plan, inputs, ninputs, NULL, outputs, noutputs, NULL);
 }

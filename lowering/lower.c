@@ -224,12 +224,21 @@ hop__new_slot(hop_lower_ctx *cx, hop__skind kind, const hop_meta *meta, const ch
         if (hop__grow((void **)&cx->buffers, &cx->capbuffers, cx->nbuffers + 1,
                       sizeof *cx->buffers) != HOP_OK)
             return HOP_NOMEM;
+        /* A product of sizes that overflows int64 is a tensor too large to
+         * make, but only if it is made: the layout checks its sizes when it
+         * runs, as eager checks an op's result (a branch not taken, a map
+         * of no rows, sizes bound at run time). */
         const hop_expr *numel = hop_meta_numel(meta, cx->env);
         const hop_expr *bytes =
             numel ? hop_sym_mul_int(cx->env, numel, (int64_t)hop_dtype_size(meta->dtype)) : NULL;
-        const hop__xprog *bx = bytes ? hop__xcompile(cx, bytes) : NULL;
-        if (bx == NULL)
+        const hop__xprog *bx = NULL;
+        if (bytes == NULL) {
+            if (hop_error_code() != HOP_INVALID)
+                return hop__nomem_or(hop_error_code());
+            hop_error_clear();
+        } else if ((bx = hop__xcompile(cx, bytes)) == NULL) {
             return hop__nomem_or(hop_error_code());
+        }
         cx->buffers[cx->nbuffers] = (hop__buffer){.slot = (int32_t)cx->nslots,
                                                   .routine = cx->cur,
                                                   .def = INT32_MAX,
@@ -242,6 +251,14 @@ hop__new_slot(hop_lower_ctx *cx, hop__skind kind, const hop_meta *meta, const ch
     cx->slots[cx->nslots] = s;
     *out = (int32_t)cx->nslots++;
     return HOP_OK;
+}
+
+/* The op a node runs, for messages that name it as eager names it. */
+static const char *
+op_name(const hop_node *n)
+{
+    const hop_op_info *info = n->kind == HOP_NODE_CALL_OP ? hop_op_get(n->op) : NULL;
+    return info ? info->name : NULL;
 }
 
 /* A slot with storage for a node's result: its destination when it has
@@ -261,6 +278,7 @@ storage_for(hop_lower_ctx *cx, const hop_node *n, int32_t *slot)
     hop_status st = hop__new_slot(cx, late ? HOP__S_LATE : HOP__S_BUFFER, meta, n->name, slot);
     if (st != HOP_OK)
         return st;
+    cx->slots[*slot].what = op_name(n);
     if (late) {
         if (hop__emit(cx, HOP__OP_Alloc, *slot, 0, 0, NULL, cx->slots[*slot].name) < 0)
             return HOP_NOMEM;
@@ -1140,6 +1158,7 @@ compile_main(hop_lower_ctx *cx)
                                 &slot)) != HOP_OK)
             return st;
         cx->slots[slot].buffer = (int32_t)j;
+        cx->slots[slot].what = op_name(a->u.node);
         dests[j] = hop__pv_tensor(slot);
         p->outslots[j] = slot;
     }

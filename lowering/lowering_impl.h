@@ -28,6 +28,7 @@
 #include "hop/lowering.h"
 #include "runtime/runtime.h"
 
+#include <pthread.h>
 #include <stdatomic.h>
 
 /* ------------------------------------------------------- int expressions */
@@ -159,6 +160,7 @@ extern const char *const hop__skind_names[];
 
 typedef struct hop__slot {
     const char *name; /* the node it holds, for dumps */
+    const char *what; /* the op that makes it (`matmul`), for messages; else NULL */
     hop__skind kind;
     hop_dtype dtype;
     int rank;
@@ -172,6 +174,8 @@ typedef struct hop__buffer {
     int32_t routine;      /* whose code positions def/last count */
     int32_t def, last;    /* live range (positions in the routine) */
     int32_t region;
+    /* its bytes as an expression; NULL when that overflows int64 (then only
+     * its sizes, evaluated and checked at run time, say how large it is) */
     const hop__xprog *bytes;
     int64_t hint; /* bytes at the symbols' hints (for best fit) */
 } hop__buffer;
@@ -398,6 +402,8 @@ struct hop_plan {
     const bool *wregion;  /* per region: in a worker's area (holds private buffers) */
 
     _Atomic(hop__frame *) idle;
+    /* hop_plan_interrupt's count: a run whose epoch differs stops */
+    _Atomic uint32_t interrupts;
     FILE *trace;
     hop__extern *externs; /* released with the plan */
 };
@@ -443,6 +449,18 @@ struct hop__frame {
     void *subraw;
     int64_t *woff;
     int64_t warea, wbase;
+    /* Interrupts (interp.c).  budget: work units left before the next
+     * check; epoch: the plan's interrupt count when the run began; root:
+     * the run's own frame (a worker's is its caller's), whose halt tells
+     * its workers to stop and whose progress handler runs on the thread
+     * that called (caller). */
+    int64_t budget;
+    uint32_t epoch;
+    hop__frame *root;
+    _Atomic int halt;
+    int (*progress)(void *ud);
+    void *progress_ud;
+    pthread_t caller;
     /* a piece's first error: status, row and message */
     hop_status perr;
     int64_t prow;
@@ -619,8 +637,21 @@ bool hop__fused_ok(const hop_node *n);
 /* memplan.c */
 hop_status hop__memplan(hop_lower_ctx *cx);
 hop_status hop__layout(hop__frame *f);
+/* The sizes of slot s at regs, and their product, checked as eager checks
+ * an op's result (HOP_NOMEM "<op>: f32[...] is too large"). */
+hop_status hop__slot_sizes(const hop_plan *p, int32_t s, const int64_t *regs, int64_t *sizes,
+                           int64_t *numel);
 
 /* interp.c */
+/* Work units between two interrupt checks: ~1000 interpreted instructions,
+ * or kernels of ~4M elements (an Op's kernel work >> HOP__CHECK_SHIFT). */
+#define HOP__CHECK_EVERY 1024
+#define HOP__CHECK_SHIFT 12
+/* A worker frame w of f's run starts checking as its root does. */
+void hop__interrupt_share(hop__frame *f, hop__frame *w);
+/* On the caller's thread: runs f's progress handler, halting the run's
+ * other threads when it asks to stop. */
+void hop__interrupt_poll(hop__frame *f);
 hop_status hop__exec(hop__frame *f);
 /* Runs from pc to Halt, or to the Next at f->stop. */
 hop_status hop__exec_at(hop__frame *f, int32_t pc);

@@ -188,9 +188,15 @@ hop__memplan(hop_lower_ctx *cx)
     }
 
     /* Static plans get their offsets now. */
+    /* A constant tensor too large to make is checked (and named) at run
+     * time, by the symbolic layout, like sizes bound at run time. */
     p->static_layout = true;
-    for (size_t b = 0; b < cx->nbuffers; b++)
-        p->static_layout = p->static_layout && cx->buffers[b].bytes->is_const;
+    for (size_t b = 0; b < cx->nbuffers; b++) {
+        const hop__xprog *bx = cx->buffers[b].bytes;
+        int64_t esize = (int64_t)hop_dtype_size(cx->slots[cx->buffers[b].slot].dtype);
+        p->static_layout =
+            p->static_layout && bx && bx->is_const && bx->value / esize <= (int64_t)(SIZE_MAX / 16);
+    }
     int64_t off = 0;
     for (int32_t r = 0; r < nreg; r++) {
         hop__region *reg = &p->regions[r];
@@ -198,7 +204,7 @@ hop__memplan(hop_lower_ctx *cx)
         reg->size = 0;
         for (int32_t m = 0; m < reg->nmembers; m++) {
             const hop__buffer *b = &cx->buffers[reg->members[m]];
-            int64_t bytes = b->bytes->is_const ? b->bytes->value : b->hint;
+            int64_t bytes = b->bytes && b->bytes->is_const ? b->bytes->value : b->hint;
             if (bytes > reg->size)
                 reg->size = bytes;
         }
@@ -295,6 +301,19 @@ eval_sizes(const hop__slot *sl, const int64_t *regs, int64_t *sizes)
                              d, (long long)sizes[d], sl->sizes[d]->text);
     }
     return HOP_OK;
+}
+
+/* The sizes of a buffer or a late tensor when it is made, checked as eager
+ * checks an op's result: too large is HOP_NOMEM naming the op. */
+hop_status
+hop__slot_sizes(const hop_plan *p, int32_t s, const int64_t *regs, int64_t *sizes, int64_t *numel)
+{
+    const hop__slot *sl = &p->slots[s];
+    hop_status st = eval_sizes(sl, regs, sizes);
+    if (st != HOP_OK)
+        return st;
+    const char *what = sl->what ? sl->what : sl->name;
+    return hop__check_shape(what ? what : "tensor", sl->dtype, sl->rank, sizes, numel);
 }
 
 static void
@@ -400,10 +419,14 @@ hop__layout(hop__frame *f)
                 const hop__region *reg = &p->regions[r];
                 int64_t size = 0;
                 for (int32_t m = 0; m < reg->nmembers; m++) {
-                    int64_t bytes;
-                    if ((st = hop__xget(p->buffers[reg->members[m]].bytes, f->regs, &bytes)) !=
-                        HOP_OK)
+                    /* From the sizes rather than the bytes' expression: the
+                     * product is checked, and named, as eager checks it. */
+                    const hop__buffer *buf = &p->buffers[reg->members[m]];
+                    int64_t sizes[HOP_MAX_RANK], numel;
+                    if ((st = hop__slot_sizes(p, buf->slot, f->regs, sizes, &numel)) != HOP_OK)
                         return st;
+                    /* at most SIZE_MAX / 16 elements of at most 8 bytes */
+                    int64_t bytes = numel * (int64_t)hop_dtype_size(p->slots[buf->slot].dtype);
                     size = bytes > size ? bytes : size;
                 }
                 for (int32_t m = 0; m < reg->nmembers; m++)
@@ -441,7 +464,8 @@ hop__bind_outputs(hop__frame *f, hop_tensor *const *into)
         if (s < 0)
             continue;
         const hop__slot *sl = &p->slots[s];
-        hop_status st = eval_sizes(sl, f->regs, sizes);
+        int64_t numel;
+        hop_status st = hop__slot_sizes(p, s, f->regs, sizes, &numel);
         if (st != HOP_OK)
             return st;
         release_slot(f, s);

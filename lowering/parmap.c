@@ -376,6 +376,15 @@ out:
     ANNOTATE_HAPPENS_BEFORE(&j->failrow);
 }
 
+/* The caller, waiting while the pool's threads run every row (it may get
+ * no piece), still checks for interrupts: its progress handler may only run
+ * on its thread. */
+static void
+poll_interrupt(const void *ctx)
+{
+    hop__interrupt_poll(((const pjob *)ctx)->f);
+}
+
 /* Worker frame w starts from the caller's state, with its own copies of
  * the loop's private buffers (area k of the block). */
 static void
@@ -390,6 +399,7 @@ prepare(hop__frame *f, hop__frame *w, int k, const hop__parloop *d)
     w->into = f->into;
     w->sp = 0;
     w->stop = -1;
+    hop__interrupt_share(f, w);
     char *area = (char *)hop_storage_data(f->block->storage) + f->wbase + (int64_t)k * f->warea;
     for (int32_t i = 0; i < d->nprivate; i++) {
         const hop__buffer *b = &p->buffers[d->private_buffers[i]];
@@ -468,7 +478,7 @@ hop__parmap_run(hop__frame *f, int32_t pc, bool *ran)
     atomic_init(&j.failrow, INT64_MAX);
     atomic_fetch_add(&dispatches, 1);
     ANNOTATE_HAPPENS_BEFORE(&j.cursor);
-    hop__pool_run(piece, &j, n);
+    hop__pool_run_polled(piece, &j, n, poll_interrupt, &j);
     ANNOTATE_HAPPENS_AFTER(&j.failrow);
     *ran = true;
     gather(f, n, d);

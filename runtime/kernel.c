@@ -552,14 +552,35 @@ task(const void *ctx, int ith, int nth)
     compute(ctx, ith, nth);
 }
 
+/* Float matmuls call BLAS: its process-wide thread count is 1 while they
+ * run.  One whose BLAS calls are all at most BLAS_SERIAL multiply-adds
+ * (rows x k x m of one batch matrix) leaves it alone: OpenBLAS runs a gemm
+ * that small on the calling thread whatever the count (its
+ * SMP_THRESHOLD_MIN), and saving and restoring would cost more (~60 ns)
+ * than the product of two 8 x 8 matrices. */
+#define BLAS_SERIAL 65536.0
+
+static bool
+uses_blas(const hop__kernel *k)
+{
+    const hop__matmul *mm = &k->p.mm;
+    return k->kind == HOP__K_MATMUL && (mm->dtype == HOP_F32 || mm->dtype == HOP_F64) &&
+           (double)mm->n * (double)mm->k * (double)mm->m > BLAS_SERIAL;
+}
+
 void
 hop__kernel_run(const hop__kernel *k)
 {
     int n = tasks(k, hop_runtime_threads());
+    bool blas = uses_blas(k);
+    if (blas)
+        hop__blas_enter();
     if (n <= 1)
         compute(k, 0, 1);
     else
         hop__pool_run(task, k, n);
+    if (blas)
+        hop__blas_leave();
 }
 
 hop_status
@@ -589,7 +610,13 @@ hop_kernel_compute(const hop_kernel *k, int ith, int nth)
 {
     if (nth < 1 || ith < 0 || ith >= nth)
         return;
-    compute((const hop__kernel *)k->u.bytes, ith, nth);
+    const hop__kernel *kk = (const hop__kernel *)k->u.bytes;
+    bool blas = uses_blas(kk);
+    if (blas)
+        hop__blas_enter();
+    compute(kk, ith, nth);
+    if (blas)
+        hop__blas_leave();
 }
 
 void

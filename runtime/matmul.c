@@ -5,8 +5,12 @@
  *
  * Pieces split the rows of all batch matrices together (batch * n rows), so
  * one large matrix and many small ones both spread over the threads; BLAS
- * itself is told to stay single-threaded (openblas_set_num_threads(1)) so
- * that hop's pool is the only source of parallelism.  A matrix whose
+ * itself stays single-threaded so that hop's pool is the only source of
+ * parallelism.  OpenBLAS has no per-call thread count (0.3.21), only a
+ * process-wide one that NumPy shares, so hop__blas_enter/leave set it to 1
+ * for the duration of hop's matmuls and give back what they found: a count
+ * of hop calls inside BLAS, under a lock, makes the first entrant save it
+ * and the last one restore it, whichever threads they run on.  A matrix whose
  * strides BLAS cannot describe (neither dim unit-stride, or a leading
  * dimension too small, e.g. an expanded operand) takes the plain loop: no
  * copy, no allocation.  hop_eager copies such operands to contiguous first.
@@ -18,14 +22,38 @@
 #include <pthread.h>
 
 #ifdef HOP_HAVE_OPENBLAS
-static pthread_once_t blas_once = PTHREAD_ONCE_INIT;
-
-static void
-blas_single_threaded(void)
-{
-    openblas_set_num_threads(1);
-}
+static pthread_mutex_t blas_lock = PTHREAD_MUTEX_INITIALIZER;
+static int blas_users;  /* hop matmuls between enter and leave */
+static int blas_saved;  /* the thread count the first of them found */
+static bool blas_reset; /* ... and changed to 1 */
 #endif
+
+void
+hop__blas_enter(void)
+{
+#ifdef HOP_HAVE_OPENBLAS
+    pthread_mutex_lock(&blas_lock);
+    if (blas_users++ == 0) {
+        blas_saved = openblas_get_num_threads();
+        blas_reset = blas_saved != 1;
+        if (blas_reset)
+            openblas_set_num_threads(1);
+    }
+    pthread_mutex_unlock(&blas_lock);
+#endif
+}
+
+void
+hop__blas_leave(void)
+{
+#ifdef HOP_HAVE_OPENBLAS
+    pthread_mutex_lock(&blas_lock);
+    /* A count someone else set meanwhile (still not 1) is theirs to keep. */
+    if (--blas_users == 0 && blas_reset && openblas_get_num_threads() == 1)
+        openblas_set_num_threads(blas_saved);
+    pthread_mutex_unlock(&blas_lock);
+#endif
+}
 
 void
 hop__matmul_init(hop__matmul *m, const hop__call *c, hop_tensor *out)
@@ -130,9 +158,6 @@ block(const hop__matmul *mm, const char *a, const char *b, char *c, int64_t rows
         blas_layout(mm->n, mm->k, mm->ars, mm->acs, true, &ta, &lda) &&
         blas_layout(mm->k, mm->m, mm->brs, mm->bcs, true, &tb, &ldb) &&
         blas_layout(mm->n, mm->m, mm->crs, mm->ccs, false, &tc, &ldc)) {
-#ifdef HOP_HAVE_OPENBLAS
-        pthread_once(&blas_once, blas_single_threaded);
-#endif
         enum CBLAS_TRANSPOSE TA = ta ? CblasTrans : CblasNoTrans;
         enum CBLAS_TRANSPOSE TB = tb ? CblasTrans : CblasNoTrans;
         if (mm->dtype == HOP_F32)

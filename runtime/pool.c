@@ -17,6 +17,7 @@
 #include "runtime/runtime.h"
 
 #include <pthread.h>
+#include <time.h>
 #include <unistd.h>
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
@@ -27,6 +28,7 @@
 
 #define MAX_THREADS 256
 #define SPIN 20000
+#define POLL_NS 2000000 /* a polled caller's wait between polls */
 
 static pthread_mutex_t dispatch = PTHREAD_MUTEX_INITIALIZER; /* one job at a time */
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;     /* sleeping and waking */
@@ -166,6 +168,13 @@ hop__pool_stop(void)
 void
 hop__pool_run(hop__task_fn fn, const void *ctx, int nth)
 {
+    hop__pool_run_polled(fn, ctx, nth, NULL, NULL);
+}
+
+void
+hop__pool_run_polled(hop__task_fn fn, const void *ctx, int nth, void (*poll)(const void *),
+                     const void *pctx)
+{
     int threads = hop_runtime_threads();
     if (nth > threads)
         nth = threads;
@@ -194,11 +203,27 @@ hop__pool_run(hop__task_fn fn, const void *ctx, int nth)
     work(gen);
     for (int i = 0; i < SPIN && __atomic_load_n(&pending, __ATOMIC_ACQUIRE) > 0; i++)
         CPU_RELAX();
-    if (__atomic_load_n(&pending, __ATOMIC_ACQUIRE) > 0) {
+    /* Waiting for pieces other threads claimed (all of them, maybe, when
+     * more workers are parked than the job needs): poll meanwhile. */
+    while (__atomic_load_n(&pending, __ATOMIC_ACQUIRE) > 0) {
         pthread_mutex_lock(&lock);
-        while (__atomic_load_n(&pending, __ATOMIC_ACQUIRE) > 0)
-            pthread_cond_wait(&done, &lock);
+        if (__atomic_load_n(&pending, __ATOMIC_ACQUIRE) > 0) {
+            if (poll == NULL) {
+                pthread_cond_wait(&done, &lock);
+            } else {
+                struct timespec t;
+                clock_gettime(CLOCK_REALTIME, &t);
+                t.tv_nsec += POLL_NS;
+                if (t.tv_nsec >= 1000000000) {
+                    t.tv_sec++;
+                    t.tv_nsec -= 1000000000;
+                }
+                pthread_cond_timedwait(&done, &lock, &t);
+            }
+        }
         pthread_mutex_unlock(&lock);
+        if (poll && __atomic_load_n(&pending, __ATOMIC_ACQUIRE) > 0)
+            poll(pctx);
     }
     pthread_mutex_unlock(&dispatch);
 }

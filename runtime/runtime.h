@@ -250,6 +250,11 @@ void hop__matmul_init(hop__matmul *m, const hop__call *c, hop_tensor *out);
 void hop__matmul_compute(const hop__matmul *m, int ith, int nth);
 /* True when BLAS can read t's last two dims as they are. */
 bool hop__matmul_blas_ok(const hop_tensor *t);
+/* Around every run of matmul pieces: BLAS on one thread meanwhile, then the
+ * process-wide thread count as it was (see matmul.c).  Nest and overlap
+ * freely over threads; each enter needs one leave. */
+void hop__blas_enter(void);
+void hop__blas_leave(void);
 void hop__cat_compute(const hop__cat *c, int ith, int nth);
 void hop__arange_compute(const hop__arange *a, int ith, int nth);
 /* nonzero of x into a new tensor. */
@@ -265,12 +270,24 @@ typedef struct hop__ttext {
 const char *hop__tensor_text(hop__ttext *t, const hop_tensor *x);
 const char *hop__sizes_text_i(hop__ttext *t, const int64_t *sizes, int n);
 
+/* The one rule for how large a tensor may be, shared by eager execution and
+ * plans: sizes are non-negative and their product (*numel) is at most
+ * SIZE_MAX / 16, computed without overflow (an empty dim makes any product
+ * 0).  Otherwise HOP_NOMEM "<fn>: f32[...] is too large" (HOP_INVALID for a
+ * negative size, a bad dtype or rank). */
+hop_status hop__check_shape(const char *fn, hop_dtype dtype, int rank, const int64_t *sizes,
+                            int64_t *numel);
+
 /* ------------------------------------------------------------- pool */
 
 typedef void (*hop__task_fn)(const void *ctx, int ith, int nth);
 /* Runs fn(ctx, i, nth) for i in [0, nth) on the pool and waits.  nth is
  * capped by the number of threads; nth 1 (or a busy pool) runs inline. */
 void hop__pool_run(hop__task_fn fn, const void *ctx, int nth);
+/* The same; while the caller waits for pieces that other threads run, it
+ * calls poll(pctx) every few milliseconds (a plan's interrupt check). */
+void hop__pool_run_polled(hop__task_fn fn, const void *ctx, int nth, void (*poll)(const void *),
+                          const void *pctx);
 /* Stops the workers (they restart on demand). */
 void hop__pool_stop(void);
 

@@ -72,8 +72,8 @@ hop__tensor_text(hop__ttext *t, const hop_tensor *x)
     return t->s;
 }
 
-static hop_status
-check_shape(const char *fn, hop_dtype dtype, int rank, const int64_t *sizes, int64_t *numel)
+hop_status
+hop__check_shape(const char *fn, hop_dtype dtype, int rank, const int64_t *sizes, int64_t *numel)
 {
     if ((unsigned)dtype >= HOP_DTYPE_COUNT)
         return hop_error(HOP_INVALID, "%s: invalid dtype %d", fn, (int)dtype);
@@ -158,7 +158,7 @@ hop_tensor *
 hop_tensor_empty(hop_dtype dtype, int rank, const int64_t *sizes)
 {
     int64_t numel;
-    if (check_shape("hop_tensor_empty", dtype, rank, sizes, &numel) != HOP_OK)
+    if (hop__check_shape("hop_tensor_empty", dtype, rank, sizes, &numel) != HOP_OK)
         return NULL;
     size_t nbytes = (size_t)numel * hop_dtype_size(dtype);
     size_t head = sizeof(hop_storage) + sizeof(hop_tensor);
@@ -222,7 +222,7 @@ check_inside(const char *fn, hop_dtype dtype, int rank, const int64_t *sizes,
 {
     hop__ttext ts, tt;
     int64_t numel;
-    hop_status st = check_shape(fn, dtype, rank, sizes, &numel);
+    hop_status st = hop__check_shape(fn, dtype, rank, sizes, &numel);
     if (st != HOP_OK)
         return st;
     if (rank > 0 && strides == NULL)
@@ -256,7 +256,7 @@ hop_tensor_wrap(hop_dtype dtype, int rank, const int64_t *sizes, const int64_t *
 {
     const char *fn = "hop_tensor_wrap";
     int64_t numel, cstrides[HOP_MAX_RANK];
-    if (check_shape(fn, dtype, rank, sizes, &numel) != HOP_OK)
+    if (hop__check_shape(fn, dtype, rank, sizes, &numel) != HOP_OK)
         return NULL;
     if (strides == NULL) {
         contiguous_strides(rank, sizes, cstrides);

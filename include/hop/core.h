@@ -41,7 +41,8 @@ extern "C" {
     X(NOT_FOUND, "not found")                                                                      \
     X(EXISTS, "already exists")                                                                    \
     X(GUARD, "guard failed")                                                                       \
-    X(RUNTIME, "runtime error")
+    X(RUNTIME, "runtime error")                                                                    \
+    X(INTERRUPTED, "interrupted")
 
 typedef enum hop_status {
 #define HOP__STATUS_ENUM(name, msg) HOP_##name,

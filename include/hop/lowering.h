@@ -122,6 +122,35 @@ hop_status hop_plan_run_into(hop_plan *plan, hop_tensor *const *inputs, size_t n
                              hop_tensor *const *outputs, size_t noutputs);
 
 /*
+ * Stopping a run, in the manner of sqlite3_interrupt and SQLite's progress
+ * handler.  A run checks now and then (every ~1000 interpreted instructions,
+ * or kernels of a few million elements, whichever comes first; one kernel
+ * is never cut short) whether it should stop; it then fails with
+ * HOP_INTERRUPTED ("plan interrupted"), releasing what it made as after any
+ * error (outputs NULL, nothing leaks), and the plan stays usable.  The rows
+ * of a parallel map on the pool stop too.
+ *
+ * hop_plan_interrupt stops every run of plan in progress, on any thread;
+ * runs that start after it returns are not affected.  It is one atomic
+ * increment: call it from another thread or from a signal handler.  The
+ * plan must stay alive until the call returns.
+ */
+void hop_plan_interrupt(hop_plan *plan);
+
+/* Options of one run.  progress (NULL: none) is called with ud at those
+ * checks, only on the thread that called hop_plan_run_opts; a non-zero
+ * return stops the run with HOP_INTERRUPTED.  It may run anything but
+ * hop_plan_free of this plan (Python checks for signals in it). */
+typedef struct hop_run_options {
+    int (*progress)(void *ud);
+    void *ud;
+} hop_run_options;
+
+/* hop_plan_run with options (opts NULL: hop_plan_run). */
+hop_status hop_plan_run_opts(hop_plan *plan, hop_tensor *const *inputs, size_t ninputs,
+                             hop_tensor **outputs, size_t noutputs, const hop_run_options *opts);
+
+/*
  * The program as text, like SQLite's EXPLAIN: one row per instruction
  * (addr, opcode, p1, p2, p3, p4, comment), subroutines after the main
  * program, then the slots and the memory plan.  New string (hop_free), NULL

@@ -9,7 +9,7 @@
  *   ShapeError(Error, ValueError)         DTypeError(Error, TypeError)
  *   InvalidError(Error, ValueError)       UnsupportedError(Error, NotImplementedError)
  *   GuardError(Error, RuntimeError)       NotFoundError(Error, LookupError)
- * HOP_NOMEM becomes MemoryError.
+ * HOP_NOMEM becomes MemoryError, HOP_INTERRUPTED KeyboardInterrupt.
  *
  * A dtype is an immutable singleton: compared and hashed by identity, printed
  * `hop.float32`, pickled by name.  `.dtype` gives the NumPy dtype (imported
@@ -61,6 +61,9 @@ hop_py_raise(void)
         break;
     case HOP_GUARD:
         cls = hop_py_GuardError;
+        break;
+    case HOP_INTERRUPTED: /* hop_plan_interrupt: as Ctrl-C stops Python code */
+        cls = PyExc_KeyboardInterrupt;
         break;
     case HOP_OK: /* a caller forgot to set the context: still an error */
     case HOP_MISUSE:

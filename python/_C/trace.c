@@ -20,6 +20,7 @@
 #include <pthread.h>
 #include <stdint.h>
 #include <string.h>
+#include <time.h>
 
 typedef struct TraceObject {
     PyObject_HEAD
@@ -1388,7 +1389,74 @@ plan_dealloc(PlanObject *p)
     PyObject_Free(p);
 }
 
-/* run(tensors) -> list of tensors: runs the plan with the GIL released. */
+/* ----------------------------------------- plan runs: Ctrl-C (issue #12) */
+
+/*
+ * A plan runs with the GIL released, where Python cannot run its signal
+ * handlers.  On the main thread (the only one that runs them) the run's
+ * progress handler (hop_run_options) takes the GIL back every
+ * SIGNAL_CHECK_NS to call PyErr_CheckSignals: Ctrl-C's KeyboardInterrupt,
+ * or whatever a handler raises, stops the run (HOP_INTERRUPTED) within
+ * about that time plus one check interval of the plan, and plan_run
+ * returns that exception.  The first call only starts the clock, so a
+ * short run reads no clock and takes no GIL.
+ */
+#define SIGNAL_CHECK_NS 20000000 /* 20 ms */
+
+typedef struct signal_check {
+    PyThreadState *ts; /* the run's thread state while the GIL is released */
+    int64_t next;      /* when to check next (CLOCK_MONOTONIC ns); 0: not started */
+} signal_check;
+
+static int64_t
+monotonic_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+}
+
+static int
+plan_signal_check(void *ud)
+{
+    signal_check *c = ud;
+    int64_t now = monotonic_ns();
+    if (c->next == 0 || now < c->next) {
+        if (c->next == 0)
+            c->next = now + SIGNAL_CHECK_NS;
+        return 0;
+    }
+    c->next = now + SIGNAL_CHECK_NS;
+    PyEval_RestoreThread(c->ts);
+    int failed = PyErr_CheckSignals() < 0;
+    c->ts = PyEval_SaveThread();
+    return failed;
+}
+
+/* With the GIL: whether this is the thread that runs signal handlers (the
+ * main thread, read once from threading.main_thread()). */
+static int
+on_main_thread(void)
+{
+    static unsigned long main_ident;
+    if (main_ident == 0) {
+        PyObject *th = PyImport_ImportModule("threading");
+        PyObject *mt = th ? PyObject_CallMethod(th, "main_thread", NULL) : NULL;
+        PyObject *id = mt ? PyObject_GetAttrString(mt, "ident") : NULL;
+        main_ident = id ? PyLong_AsUnsignedLong(id) : 0;
+        Py_XDECREF(id);
+        Py_XDECREF(mt);
+        Py_XDECREF(th);
+        if (PyErr_Occurred()) { /* unknown: check anyway, a no-op elsewhere */
+            PyErr_Clear();
+            return 1;
+        }
+    }
+    return PyThread_get_thread_ident() == main_ident;
+}
+
+/* run(tensors) -> list of tensors: runs the plan with the GIL released
+ * (interruptible on the main thread, see above). */
 static PyObject *
 plan_run(PlanObject *p, PyObject *arg)
 {
@@ -1425,12 +1493,15 @@ plan_run(PlanObject *p, PyObject *arg)
         }
         in[i] = ((TensorObject *)o)->t;
     }
-    hop_status st;
-    Py_BEGIN_ALLOW_THREADS
-    st = hop_plan_run(p->plan, in, (size_t)n, out, p->noutputs);
-    Py_END_ALLOW_THREADS
+    signal_check check = {NULL, 0};
+    hop_run_options opts = {on_main_thread() ? plan_signal_check : NULL, &check};
+    check.ts = PyEval_SaveThread();
+    hop_status st = hop_plan_run_opts(p->plan, in, (size_t)n, out, p->noutputs, &opts);
+    PyEval_RestoreThread(check.ts);
     if (st != HOP_OK) {
-        hop_py_raise();
+        /* interrupted by a signal handler's exception: that one */
+        if (!(st == HOP_INTERRUPTED && PyErr_Occurred()))
+            hop_py_raise();
         goto done;
     }
     result = PyList_New((Py_ssize_t)p->noutputs);

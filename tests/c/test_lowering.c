@@ -19,6 +19,7 @@
 
 #include <math.h>
 #include <pthread.h>
+#include <time.h>
 #include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1313,6 +1314,234 @@ test_allocation_failures_in_lower_and_run_are_nomem_and_leak_nothing(void **stat
     hop_output_graph_free(og);
 }
 
+/* ------------------------------------------------------- size overflow */
+
+/* The plan's status and message equal hop_graph_run_eager's (a refusal). */
+static void
+assert_refused_as_eager(hop_output_graph *og, hop_plan *p, hop_tensor **in, size_t nin,
+                        hop_status want, const char *msg)
+{
+    hop_tensor *out = NULL;
+    assert_int_equal(hop_graph_run_eager(og, in, nin, &out, 1), want);
+    assert_string_equal(hop_error_message(), msg);
+    assert_null(out);
+    assert_int_equal(hop_plan_run(p, in, nin, &out, 1), want);
+    assert_string_equal(hop_error_message(), msg);
+    assert_null(out);
+}
+
+/* A stride-0 view of one element as rows x cols: huge, and no memory. */
+static hop_tensor *
+broadcast_one(hop_tensor *one, int64_t rows, int64_t cols)
+{
+    hop_tensor *v = hop_tensor_view(one, 2, (int64_t[]){rows, cols}, (int64_t[]){0, 0}, 0);
+    assert_non_null(v);
+    return v;
+}
+
+/*
+ * Sizes bound when the plan runs whose product is too large for a tensor:
+ * eager refuses them (HOP_NOMEM naming the op) and so does the plan, in a
+ * view (expand), in the block (mul, matmul) and in a late tensor, where the
+ * view used to wrap around and sum to 0.  The plan runs normally after.
+ */
+static void
+test_sizes_too_large_are_refused_as_eager_refuses_them(void **state)
+{
+    (void)state;
+    /* sum(expand(x, [-1, 2**61])) */
+    for (int dynamic = 0; dynamic < 2; dynamic++) {
+        hop_output_graph *og = hop_output_graph_new();
+        hop_node *x = hop_output_graph_add_input(og, "x", HOP_F32, 2, (int64_t[]){3, 1}, dynamic);
+        hop_node *e =
+            OP(root(og), HOP_OP_expand, N(x),
+               hop_arg_list((hop_arg[]){hop_arg_int(-1), hop_arg_int(INT64_C(1) << 61)}, 2));
+        hop_node *s = OP(root(og), HOP_OP_sum, N(e), hop_arg_none(), hop_arg_bool(false));
+        finish(og, &s, 1);
+        for (int fuse = 0; fuse < 2; fuse++) {
+            hop_plan *p = lower(og, fuse);
+            hop_tensor *in = t2(HOP_F32, 3, 1);
+            for (int rep = 0; rep < 2; rep++)
+                assert_refused_as_eager(og, p, &in, 1, HOP_NOMEM,
+                                        "expand: f32[3, 2305843009213693952] is too large");
+            hop_tensor_release(in);
+            hop_plan_free(p);
+        }
+        hop_output_graph_free(og);
+    }
+
+    /* sum(x * y) and sum(x @ y) over x [s0, 1], y [1, s1] */
+    hop_op ops[] = {HOP_OP_mul, HOP_OP_matmul};
+    const char *msgs[] = {"mul: f32[1099511627776, 1099511627776] is too large",
+                          "matmul: f32[1099511627776, 1099511627776] is too large"};
+    for (size_t k = 0; k < LEN(ops); k++) {
+        hop_output_graph *og = hop_output_graph_new();
+        hop_node *x = hop_output_graph_add_input(og, "x", HOP_F32, 2, (int64_t[]){4, 1}, true);
+        hop_node *y = hop_output_graph_add_input(og, "y", HOP_F32, 2, (int64_t[]){1, 5}, true);
+        hop_node *m = OP(root(og), ops[k], N(x), N(y));
+        hop_node *s = OP(root(og), HOP_OP_sum, N(m), hop_arg_none(), hop_arg_bool(false));
+        finish(og, &s, 1);
+        hop_plan *p = lower(og, true);
+        hop_tensor *one = t2(HOP_F32, 1, 1);
+        int64_t big = INT64_C(1) << 40;
+        hop_tensor *huge[] = {broadcast_one(one, big, 1), broadcast_one(one, 1, big)};
+        assert_refused_as_eager(og, p, huge, 2, HOP_NOMEM, msgs[k]);
+        /* nothing of the refused run stays: the next one is right */
+        hop_tensor *small[] = {t2(HOP_F32, 4, 1), t2(HOP_F32, 1, 5)}, *got, *want;
+        assert_int_equal(hop_plan_run(p, small, 2, &got, 1), HOP_OK);
+        assert_int_equal(hop_graph_run_eager(og, small, 2, &want, 1), HOP_OK);
+        assert_same(got, want);
+        assert_refused_as_eager(og, p, huge, 2, HOP_NOMEM, msgs[k]);
+        release_all(small, 2);
+        release_all(huge, 2);
+        hop_tensor_release(one);
+        hop_tensor_release(got);
+        hop_tensor_release(want);
+        hop_plan_free(p);
+        hop_output_graph_free(og);
+    }
+
+    /* constant sizes too large for int64 lower (they may sit in a branch
+     * never taken), and the run refuses them */
+    hop_output_graph *og = hop_output_graph_new();
+    hop_node *x = hop_output_graph_add_input(og, "x", HOP_F32, 2, (int64_t[]){1, 4}, false);
+    hop_node *z = OP(root(og), HOP_OP_zeros,
+                     hop_arg_list((hop_arg[]){hop_arg_int(INT64_C(1) << 62), hop_arg_int(4)}, 2),
+                     hop_arg_none());
+    hop_node *a = OP(root(og), HOP_OP_add, N(z), N(x));
+    finish(og, &a, 1);
+    hop_plan *p = lower(og, true);
+    hop_tensor *in = t2(HOP_F32, 1, 4);
+    assert_refused_as_eager(og, p, &in, 1, HOP_NOMEM,
+                            "zeros: f32[4611686018427387904, 4] is too large");
+    hop_tensor_release(in);
+    hop_plan_free(p);
+    hop_output_graph_free(og);
+}
+
+/* ------------------------------------------------------------ interrupts */
+
+/* sum(sin(row * w)): one number per row of x [s0, 256]. */
+static hop_status
+sin_row_sum(hop_tracer *t, void *ud, hop_node *const *in, size_t n, hop_values *out)
+{
+    prog *p = ud;
+    (void)n;
+    hop_node *m = OP(t, HOP_OP_mul, N(in[0]), N(p->w));
+    hop_node *e = m ? OP(t, HOP_OP_sin, N(m)) : NULL;
+    return push(out, e ? OP(t, HOP_OP_sum, N(e), hop_arg_none(), hop_arg_bool(false)) : NULL);
+}
+
+static double
+now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+typedef struct interrupter {
+    hop_plan *plan;
+    double at; /* when it interrupted */
+} interrupter;
+
+static void *
+interrupt_later(void *arg)
+{
+    interrupter *it = arg;
+    nanosleep(&(struct timespec){0, 50000000}, NULL);
+    it->at = now_s();
+    hop_plan_interrupt(it->plan);
+    return NULL;
+}
+
+typedef struct progress_count {
+    int calls, stop_at;
+    pthread_t caller;
+    bool elsewhere; /* called on another thread */
+} progress_count;
+
+static int
+stop_at_call(void *ud)
+{
+    progress_count *c = ud;
+    c->elsewhere |= !pthread_equal(pthread_self(), c->caller);
+    return ++c->calls >= c->stop_at;
+}
+
+/*
+ * A long map (millions of rows, on one thread and on the pool) stops with
+ * HOP_INTERRUPTED well within 100 ms of hop_plan_interrupt from another
+ * thread, or when its progress handler asks (called on the caller's thread
+ * only); it leaks nothing, an interrupt before a run does not stop it, and
+ * the plan runs correctly after.
+ */
+static void
+test_hop_plan_interrupt_stops_a_long_run_soon_and_the_plan_runs_again(void **state)
+{
+    (void)state;
+    prog pr = {0};
+    hop_output_graph *og = hop_output_graph_new();
+    pr.x = hop_output_graph_add_input(og, "x", HOP_F32, 2, (int64_t[]){10, 256}, true);
+    pr.w = hop_output_graph_add_input(og, "w", HOP_F32, 1, (int64_t[]){256}, true);
+    hop_values r = {0};
+    assert_int_equal(
+        hop_map(og, (hop_body){sin_row_sum, &pr}, (hop_arg[]){N(pr.x)}, 1, NULL, 0, &r), HOP_OK);
+    finish(og, r.items, 1);
+    hop_values_clear(&r);
+    hop_tensor *w = t1(HOP_F32, 256), *row = t2(HOP_F32, 1, 256), *small = t2(HOP_F32, 40, 256);
+    /* 8M rows of one row's data: tens of seconds if nothing stops it */
+    hop_tensor *big =
+        hop_tensor_view(row, 2, (int64_t[]){INT64_C(1) << 23, 256}, (int64_t[]){0, 1}, 0);
+    assert_non_null(big);
+    hop_tensor *want;
+    hop_tensor *sin[] = {small, w}, *bin[] = {big, w};
+    assert_int_equal(hop_graph_run_eager(og, sin, 2, &want, 1), HOP_OK);
+    int threads[] = {1, 2};
+    for (size_t ti = 0; ti < LEN(threads); ti++) {
+        hop_runtime_set_threads(threads[ti]);
+        hop_plan *p = lower(og, true);
+        hop_tensor *got = NULL;
+        assert_int_equal(hop_plan_run(p, sin, 2, &got, 1), HOP_OK);
+        assert_same(got, want);
+        hop_tensor_release(got);
+        long live = hop_alloc_live();
+        for (int rep = 0; rep < 2; rep++) {
+            interrupter it = {p, 0};
+            pthread_t th;
+            assert_int_equal(pthread_create(&th, NULL, interrupt_later, &it), 0);
+            got = (hop_tensor *)1;
+            assert_int_equal(hop_plan_run(p, bin, 2, &got, 1), HOP_INTERRUPTED);
+            double latency = now_s() - it.at;
+            pthread_join(th, NULL);
+            assert_string_equal(hop_error_message(), "plan interrupted");
+            assert_null(got);
+            if (latency >= 0.1)
+                fail_msg("interrupted %.3f s after hop_plan_interrupt", latency);
+            /* an interrupt before a run does not stop it */
+            hop_plan_interrupt(p);
+            assert_int_equal(hop_plan_run(p, sin, 2, &got, 1), HOP_OK);
+            assert_same(got, want);
+            hop_tensor_release(got);
+        }
+        /* the progress handler, on this thread only */
+        progress_count c = {0, 3, pthread_self(), false};
+        hop_run_options opts = {stop_at_call, &c};
+        assert_int_equal(hop_plan_run_opts(p, bin, 2, &got, 1, &opts), HOP_INTERRUPTED);
+        assert_int_equal(c.calls, 3);
+        assert_false(c.elsewhere);
+        assert_int_equal(hop_plan_run_opts(p, sin, 2, &got, 1, NULL), HOP_OK);
+        assert_same(got, want);
+        hop_tensor_release(got);
+        assert_int_equal(hop_alloc_live(), live);
+        hop_plan_free(p);
+    }
+    hop_runtime_set_threads(0);
+    hop_tensor *ts[] = {w, row, small, big, want};
+    release_all(ts, LEN(ts));
+    hop_output_graph_free(og);
+}
+
 int
 main(void)
 {
@@ -1342,6 +1571,8 @@ main(void)
         cmocka_unit_test(test_a_user_hop_runs_once_its_lowering_is_registered),
         cmocka_unit_test(test_one_plan_runs_concurrently_on_four_threads),
         cmocka_unit_test(test_allocation_failures_in_lower_and_run_are_nomem_and_leak_nothing),
+        cmocka_unit_test(test_sizes_too_large_are_refused_as_eager_refuses_them),
+        cmocka_unit_test(test_hop_plan_interrupt_stops_a_long_run_soon_and_the_plan_runs_again),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     hop_runtime_shutdown();

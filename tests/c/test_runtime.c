@@ -6,6 +6,7 @@
  */
 #include "test_runtime_util.h"
 
+#include <dlfcn.h>
 #include <pthread.h>
 #include <stdlib.h>
 
@@ -807,10 +808,68 @@ test_nothing_leaks_after_shutdown(void **state)
     assert_int_equal(hop_alloc_live(), live);
 }
 
+/* ------------------------------------------------- process-wide settings */
+
+/* OpenBLAS's process-wide thread count, found at run time (NULL without
+ * OpenBLAS in the process). */
+static int (*blas_get)(void);
+static void (*blas_set)(int);
+
+static void *
+matmuls(void *arg)
+{
+    hop_tensor *a = arg;
+    for (int i = 0; i < 200; i++) {
+        hop_tensor *c = OP(matmul, TA(a), TA(a));
+        assert_non_null(c);
+        hop_tensor_release(c);
+    }
+    return NULL;
+}
+
+/* hop's matmul runs BLAS on one thread but leaves the process-wide count,
+ * which NumPy shares, as it found it: alone, in prepared kernels and with
+ * threads calling it at once (it used to set 1 for good). */
+static void
+test_matmul_leaves_the_blas_thread_count_as_it_found_it(void **state)
+{
+    (void)state;
+    *(void **)&blas_get = dlsym(RTLD_DEFAULT, "openblas_get_num_threads");
+    *(void **)&blas_set = dlsym(RTLD_DEFAULT, "openblas_set_num_threads");
+    if (blas_get == NULL || blas_set == NULL)
+        skip();
+    int before = blas_get();
+    blas_set(3);
+    double v[96 * 96];
+    for (int i = 0; i < 96 * 96; i++)
+        v[i] = (i % 7) - 3;
+    hop_tensor *a = make(HOP_F32, 2, SIZES(96, 96), v);
+    hop_tensor *c = OP(matmul, TA(a), TA(a));
+    assert_non_null(c);
+    assert_int_equal(blas_get(), 3);
+    hop_kernel k;
+    assert_int_equal(hop_kernel_prepare(&k, HOP_OP_matmul, (hop_rt_arg[]){TA(a), TA(a)}, 2, c),
+                     HOP_OK);
+    hop_kernel_run(&k);
+    hop_kernel_compute(&k, 1, 2);
+    assert_int_equal(blas_get(), 3);
+    pthread_t th[4];
+    for (int i = 0; i < 4; i++)
+        assert_int_equal(pthread_create(&th[i], NULL, matmuls, a), 0);
+    for (int i = 0; i < 4; i++)
+        pthread_join(th[i], NULL);
+    assert_int_equal(blas_get(), 3);
+    hop_tensor_release(c);
+    hop_tensor_release(a);
+    blas_set(before);
+}
+
 int
 main(void)
 {
     const struct CMUnitTest tests[] = {
+        /* first: before any other matmul of the process */
+        cmocka_unit_test(test_matmul_leaves_the_blas_thread_count_as_it_found_it),
         cmocka_unit_test(test_eager_arithmetic_shortcut_matches_the_general_path),
         cmocka_unit_test(test_new_tensor_is_contiguous_aligned_and_owned_once),
         cmocka_unit_test(test_zeros_from_data_and_zero_dim_tensors),

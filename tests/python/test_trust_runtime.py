@@ -1,0 +1,350 @@
+"""The plan runtime keeps eager's promises (issue #12, items 6, 12 and 14).
+
+- Size overflow: a program whose sizes multiply past what a tensor may hold
+  raises the same exception with the same message, naming the op, eagerly,
+  under hop.trace (static and dynamic) and under hop.compile; a plan never
+  wraps around and answers (expand to 2**62 rows then sum gave 0.0).
+- Process-wide settings: hop's matmul leaves the BLAS thread count that
+  NumPy shares as it found it, eagerly, in plans, after an error and with
+  threads calling it at once.
+- Ctrl-C: a long plan run stops with KeyboardInterrupt soon after SIGINT,
+  leaks nothing and runs correctly again.
+"""
+
+import gc
+
+import numpy as np
+import pytest
+
+import hop
+from hop import _C
+
+BIG = 2**62
+
+
+def expand_sum(x):
+    return x.expand(BIG, 4).sum()
+
+
+def expand_dynamic_rows(a):
+    return a.expand(a.shape[0], 2**61).sum()
+
+
+def zeros_huge(x):
+    return hop.zeros(BIG, 4) + x
+
+
+def zeros_rows(x):
+    return hop.zeros(x.shape[0], 2**61).sum()
+
+
+def full_rows(x):
+    return hop.full((x.shape[0], 2**61), 1.0).sum()
+
+
+def outer_product(p, q):
+    return (p * q).sum()
+
+
+def matmul_outer(p, q):
+    return (p @ q).sum()
+
+
+def map_expand(a):
+    return hop.map(lambda r: r.expand(2**61, 4).sum(), a)
+
+
+def reshape_overflow(p):
+    return p.reshape(2**62, 4, -1)
+
+
+def wide(rows):
+    """rows x 1 of ones, no memory (stride 0)."""
+    return hop.ones(1, 1).expand(rows, 1)
+
+
+OVERFLOW = [
+    ("expand-sum", expand_sum, lambda: (hop.ones(1, 4),), MemoryError,
+     "expand: f32[4611686018427387904, 4] is too large"),
+    ("expand-dynamic-rows", expand_dynamic_rows, lambda: (hop.ones(3, 1),), MemoryError,
+     "expand: f32[3, 2305843009213693952] is too large"),
+    ("zeros", zeros_huge, lambda: (hop.ones(1, 4),), MemoryError,
+     "zeros: f32[4611686018427387904, 4] is too large"),
+    ("zeros-rows", zeros_rows, lambda: (hop.ones(3, 4),), MemoryError,
+     "zeros: f32[3, 2305843009213693952] is too large"),
+    ("full-rows", full_rows, lambda: (hop.ones(4, 2),), MemoryError,
+     "full: f32[4, 2305843009213693952] is too large"),
+    ("outer-product", outer_product, lambda: (wide(2**40), wide(2**40).reshape(1, 2**40)),
+     MemoryError, "mul: f32[1099511627776, 1099511627776] is too large"),
+    ("matmul", matmul_outer, lambda: (wide(2**40), wide(2**40).reshape(1, 2**40)),
+     MemoryError, "matmul: f32[1099511627776, 1099511627776] is too large"),
+    ("map-body-expand", map_expand, lambda: (hop.ones(3, 1, 4),), MemoryError,
+     "expand: f32[2305843009213693952, 4] is too large"),
+    ("reshape", reshape_overflow, lambda: (hop.zeros(0),), hop.InvalidError,
+     "reshape: hop_sym_mul: int64 overflow computing 4 * 4611686018427387904"),
+]
+
+
+def runners(fn, args):
+    yield "eager", lambda: fn(*args)
+    yield "trace", lambda: hop.trace(fn, *args)(*args)
+    yield "trace-dynamic", lambda: hop.trace(fn, *args, dynamic=True)(*args)
+    yield "compile", lambda: hop.compile(fn)(*args)
+    yield "compile-dynamic", lambda: hop.compile(fn, dynamic=True)(*args)
+
+
+@pytest.mark.parametrize("fn,make,exc,msg", [c[1:] for c in OVERFLOW],
+                         ids=[c[0] for c in OVERFLOW])
+def test_sizes_too_large_raise_what_eager_raises_on_every_path(fn, make, exc, msg):
+    args = make()
+    for path, run in runners(fn, args):
+        with pytest.raises(BaseException) as info:
+            run()
+        assert type(info.value) is exc, (path, type(info.value), str(info.value))
+        assert str(info.value) == msg, path
+
+
+def test_dynamic_reshape_whose_sizes_overflow_is_refused_naming_reshape():
+    def f(p):
+        return p.reshape(p.shape[0], 2**62, -1).sum()
+
+    x = hop.zeros(4, 0)
+    for path, run in runners(f, (x,)):
+        with pytest.raises(hop.InvalidError, match=r"^reshape: .*int64 overflow computing") as info:
+            run()
+        assert "4611686018427387904" in str(info.value), path
+
+
+def test_a_refused_plan_runs_correctly_again_with_sizes_that_fit():
+    def f(p, q):
+        return (p * q).sum()
+
+    g = hop.trace(f, hop.ones(4, 1), hop.ones(1, 5), dynamic=True)
+    with pytest.raises(MemoryError, match="^mul: f32"):
+        g(wide(2**40), wide(2**40).reshape(1, 2**40))
+    a = np.arange(6, dtype=np.float32).reshape(6, 1)
+    b = np.arange(7, dtype=np.float32).reshape(1, 7)
+    assert g(hop.asarray(a), hop.asarray(b)).item() == float((a * b).sum())
+
+
+# ------------------------------------------------ process-wide settings
+
+threadpoolctl = pytest.importorskip("threadpoolctl")
+
+
+def blas_threads():
+    """The OpenBLAS thread counts of the process (NumPy's and hop's library)."""
+    return [i["num_threads"] for i in threadpoolctl.threadpool_info()
+            if i.get("internal_api") == "openblas"]
+
+
+@pytest.fixture
+def blas3():
+    """NumPy's BLAS on 3 threads (a count hop would not choose) for a test."""
+    if not blas_threads():
+        pytest.skip("NumPy does not use OpenBLAS here")
+    with threadpoolctl.threadpool_limits(limits=3, user_api="blas"):
+        assert set(blas_threads()) == {3}
+        yield
+    gc.collect()
+
+
+FRESH_PROCESS = """
+import threadpoolctl, numpy as np, hop
+with threadpoolctl.threadpool_limits(limits=3, user_api="blas"):
+    a = hop.randn(64, 64, seed=1)
+    hop.matmul(a, a)
+    hop.compile(lambda x: (x @ x).sum())(a)
+    print(sorted({i["num_threads"] for i in threadpoolctl.threadpool_info()
+                  if i.get("internal_api") == "openblas"}))
+"""
+
+
+def test_the_first_matmul_of_a_process_leaves_numpys_blas_threads(blas3):
+    # hop used to set OpenBLAS to one thread for good at its first matmul
+    # (NumPy's matmul then ran 2x slower): a fresh process shows it.
+    import os
+    import subprocess
+    import sys
+
+    env = dict(os.environ, PYTHONPATH=os.path.dirname(os.path.dirname(hop.__file__)))
+    out = subprocess.run([sys.executable, "-c", FRESH_PROCESS], env=env, capture_output=True,
+                         text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[3]"
+
+
+def test_matmul_leaves_the_blas_thread_count_as_it_found_it(blas3):
+    rng = np.random.default_rng(0)
+    for dt in (np.float32, np.float64):
+        a = rng.standard_normal((64, 48)).astype(dt)
+        b = rng.standard_normal((48, 32)).astype(dt)
+        got = hop.matmul(hop.asarray(a), hop.asarray(b)).numpy()
+        np.testing.assert_allclose(got, a @ b, rtol=1e-5)
+        assert set(blas_threads()) == {3}, dt
+        # batched, vector, and operator forms
+        hop.asarray(a[None].repeat(3, 0)) @ hop.asarray(b)
+        hop.asarray(a) @ hop.asarray(b[:, 0].copy())
+        assert set(blas_threads()) == {3}, dt
+
+
+def test_plans_with_matmul_leave_the_blas_thread_count_as_they_found_it(blas3):
+    def chain(a, b):
+        return ((a @ b) @ b.transpose(0, 1)).sum()
+
+    def rows(xs, w):
+        return hop.map(lambda r: (r @ w).relu(), xs)
+
+    # large enough that BLAS would use threads (smaller ones leave the count alone)
+    a, b = hop.randn(64, 64, seed=1), hop.randn(64, 64, seed=2)
+    xs = hop.randn(64, 32, 64, seed=3)
+    want = rows(xs, b)
+    for run in (hop.trace(chain, a, b), hop.compile(chain), hop.compile(chain, dynamic=True)):
+        assert run(a, b).item() == pytest.approx(chain(a, b).item(), rel=1e-4)
+        assert set(blas_threads()) == {3}
+    old = hop.get_num_threads()
+    try:
+        hop.set_num_threads(2)  # the map's rows go to the pool
+        for run in (hop.trace(rows, xs, b), hop.compile(rows, dynamic=True)):
+            np.testing.assert_allclose(run(xs, b).numpy(), want.numpy(), rtol=1e-5)
+            assert set(blas_threads()) == {3}
+    finally:
+        hop.set_num_threads(old)
+
+
+def test_a_plan_failing_after_a_matmul_leaves_the_blas_thread_count(blas3):
+    def f(a, b, i):
+        return (a @ b)[i.item()]
+
+    a, b = hop.randn(64, 64, seed=1), hop.randn(64, 64, seed=2)
+    g = hop.compile(f)
+    assert g(a, b, hop.tensor(2)).shape == (64,)
+    with pytest.raises(BaseException):
+        g(a, b, hop.tensor(99))
+    assert set(blas_threads()) == {3}
+    with pytest.raises(hop.ShapeError):
+        hop.matmul(a, hop.randn(7, 64))
+    assert set(blas_threads()) == {3}
+
+
+def test_threads_calling_matmul_at_once_beside_numpy_leave_the_count(blas3):
+    import threading
+
+    a = hop.randn(96, 96, seed=4)
+    an = a.numpy()
+    want = (an @ an).astype(np.float64)
+    stop = threading.Event()
+    errors = []
+
+    def hop_worker():
+        try:
+            g = hop.compile(lambda x: x @ x)
+            for _ in range(300):
+                np.testing.assert_allclose(hop.matmul(a, a).numpy(), want, rtol=1e-4)
+                np.testing.assert_allclose(g(a).numpy(), want, rtol=1e-4)
+        except BaseException as e:  # reported by the main thread
+            errors.append(e)
+
+    def numpy_worker():
+        while not stop.is_set():
+            an @ an
+
+    np_thread = threading.Thread(target=numpy_worker)
+    np_thread.start()
+    workers = [threading.Thread(target=hop_worker) for _ in range(3)]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join()
+    stop.set()
+    np_thread.join()
+    assert errors == []
+    assert set(blas_threads()) == {3}
+
+
+# ---------------------------------------------------------------- Ctrl-C
+
+
+def nested_rows(xs):
+    return hop.map(lambda row: hop.map(lambda r: (r.sin() * 2 + r).sum(), row), xs)
+
+
+def matmul_chain(xs, w):
+    return hop.map(lambda r: ((r @ w).tanh() @ w).sum(), xs)
+
+
+def long_nested():
+    # 4M rows of 256 (several seconds); expanded, so no memory
+    return (hop.randn(1, 1, 256, seed=1).expand(4000, 1000, 256),)
+
+
+def long_chain():
+    return (hop.randn(1, 64, 64, seed=2).expand(400000, 64, 64), hop.randn(64, 64, seed=3))
+
+
+def small_nested():
+    return (hop.randn(3, 5, 256, seed=4),)
+
+
+def small_chain():
+    return (hop.randn(3, 64, 64, seed=5), hop.randn(64, 64, seed=3))
+
+
+def interrupted_after(delay, fn, *args):
+    """Runs fn(*args) while a timer thread sends SIGINT after delay seconds:
+    how long after the signal KeyboardInterrupt arrived."""
+    import os
+    import signal
+    import threading
+
+    sent = []
+
+    def send():
+        sent.append(time.perf_counter())
+        os.kill(os.getpid(), signal.SIGINT)
+
+    old = signal.signal(signal.SIGINT, signal.default_int_handler)
+    timer = threading.Timer(delay, send)
+    try:
+        timer.start()
+        with pytest.raises(KeyboardInterrupt):
+            fn(*args)
+        caught = time.perf_counter()
+        timer.join()
+    finally:
+        timer.cancel()
+        signal.signal(signal.SIGINT, old)
+    assert sent, "the run ended before the signal"
+    return caught - sent[0]
+
+
+import time  # noqa: E402
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("fn,make_long,make_small",
+                         [(nested_rows, long_nested, small_nested),
+                          (matmul_chain, long_chain, small_chain)],
+                         ids=["nested-map", "matmul-chain"])
+def test_ctrl_c_stops_a_long_plan_soon_and_it_runs_again(fn, make_long, make_small, threads):
+    old = hop.get_num_threads()
+    hop.set_num_threads(threads)  # 2: the rows run on the pool
+    try:
+        compiled = hop.compile(fn, dynamic=True)
+        small = make_small()
+        want = fn(*small).numpy()
+        np.testing.assert_allclose(compiled(*small).numpy(), want, rtol=1e-5)
+        big = make_long()
+        gc.collect()
+        _C._runtime_cleanup()
+        live = _C._alloc_live()
+        for _ in range(2):
+            latency = interrupted_after(0.3, compiled, *big)
+            assert latency < 0.1, latency
+            # the plan, its frames and the pool are as before
+            np.testing.assert_allclose(compiled(*small).numpy(), want, rtol=1e-5)
+        gc.collect()
+        _C._runtime_cleanup()
+        assert _C._alloc_live() == live
+    finally:
+        hop.set_num_threads(old)
