@@ -17,7 +17,8 @@ A spec is plain data, like fuzz_programs' (saved and replayed the same way):
     {"category": "mutate" | "rebind" | "argobj" | "scalars" | "branch" | "threads",
      "dtype": "float32", "shape": [n, m], "dynamic": bool | [[dn, dm], [dm]],
      "seed": 123,
-     "holder": "namedtuple" | "dataclass" | "object" | "dict",   (argobj)
+     "holder": "namedtuple" | "dataclass" | "object" | "dict",   (argobj; dict,
+                                                   a pytree hop flattens, is the control)
      "init": {"k": 2, "g": 0.5, "s": True},                       (scalars, rebind)
      "tree": [...],
      "steps": [{slot: action, ...}, ...]}    one dict per call after the first
@@ -253,7 +254,7 @@ def specs(draw, category, dtypes=fp.DTYPES):
     if category == "threads":
         n = draw(st.integers(2, 4))
         return {"category": "threads", "seed": draw(st.integers(0, 2**31)),
-                "reps": draw(st.integers(1, 4)),
+                "reps": draw(st.integers(2, 20)),
                 "threads": [{"mode": draw(st.sampled_from(["eager", "trace", "compile"])),
                              "spec": draw(specs("plain", dtypes))} for _ in range(n)]}
     main = draw(st.sampled_from(dtypes))
@@ -363,6 +364,8 @@ class _Gen:
         op = t[0]
         base = "row" if ctx == "row" else "x"
         if op == "var":
+            if t[1].startswith("o.") and self.spec.get("holder") == "dict":
+                return f"o[{t[1][2:]!r}]"
             return t[1]
         if op == "unary":
             return f"_U[{t[1]!r}]({self.expr(t[3], ctx)})"
@@ -469,17 +472,6 @@ class PlainHolder:
         self.v = v
 
 
-class DictView(dict):
-    """A dict argument whose values read as attributes (o.w), so one tree
-    serves every holder; flattened as a dict, since it is one."""
-
-    def __getattr__(self, name):
-        try:
-            return self[name]
-        except KeyError:
-            raise AttributeError(name) from None
-
-
 def _holder(kind, w, v):
     if kind == "namedtuple":
         return Holder(w, v)
@@ -487,7 +479,7 @@ def _holder(kind, w, v):
         return DataHolder(w, v)
     if kind == "object":
         return PlainHolder(w, v)
-    return DictView(w=w, v=v)
+    return {"w": w, "v": v}  # a pytree hop flattens: the control
 
 
 def _step_rng(*seed):
@@ -687,7 +679,7 @@ def run_ref(t, env, decisions):
         rows = []
         for i in range(shape[0]):
             row = fp.Ref(xv[i], xe[i])
-            inner = dict(env, row=row, r=shape[1], rows="r")
+            inner = dict(env, row=row, r=shape[1], _rows="r")  # what slices cut here
             # Every row takes the same size decisions; record one row's.
             r = run_ref(t[1], inner, decisions if i == 0 else [])
             rows.append(fp.Ref(np.broadcast_to(r.v, row.v.shape),
@@ -704,7 +696,7 @@ def run_ref(t, env, decisions):
         v = np.broadcast_to(a.v, base.v.shape)
         e = np.broadcast_to(np.asarray(a.e, np.float64), base.v.shape)
         cut = slice(None, t[2]) if t[1] == "head" else slice(-t[2], None)
-        decisions.append((env.get("rows", "n"), ">=", t[2]))
+        decisions.append((env.get("_rows", "n"), ">=", t[2]))
         return fp.Ref(v[cut].max(axis=0, keepdims=True), e[cut].max(axis=0, keepdims=True))
     if op == "reinvoke":
         a = run_ref(t[3], env, decisions)

@@ -156,9 +156,9 @@ def test_a_nan_scalar_works_and_an_unchanged_call_does_not_recompile(slot):
 
 
 def test_a_slice_in_the_branch_not_taken_does_not_reject_fewer_rows():
-    # cond(x.sum() > 0, lambda: x[:3].amax(0), lambda: x) traced with 3 rows,
-    # then called with 2 rows that take the false branch.
-    ft.check_spec(_spec("branch", ["cond", ["pexpr", ["gt0", ["var", "x"]], 0],
+    # cond((c0 > 0).sum() > 3, lambda: x[:3].amax(0), lambda: x) with c0 of one
+    # element: always the false branch.  Traced with 3 rows, called with 2.
+    ft.check_spec(_spec("branch", ["cond", ["pexpr", ["gt0", ["var", "c0"]], 3],
                                    ["bslice", "head", 3, ["var", "x"]], ["var", "x"]],
                         [{"n": 2}], shape=(3, 1), dynamic=[[True, False], [False]], seed=0))
 
@@ -170,9 +170,11 @@ def test_a_size_condition_in_the_branch_not_taken_does_not_reject_more_rows():
                         [{"n": 7}], shape=(2, 1), dynamic=[[True, False], [False]], seed=3))
 
 
-THREADS = {"category": "threads", "seed": 0, "reps": 20, "threads": [
+THREADS = {"category": "threads", "seed": 0, "reps": 1000, "threads": [
     {"mode": "trace", "spec": _spec("plain", ["map", ["unary", "sin", "float32", ["var", "row"]],
                                              ["var", "x"], False], [], dynamic=True)},
+    {"mode": "trace", "spec": _spec("plain", ["cond", ["psize", "n", 2], ["var", "x"],
+                                              ["invoke", ["var", "y"]]], [], dtype="int64")},
     {"mode": "eager", "spec": _spec("plain", ["wrap", ["binary", "add", "float32", ["var", "x"],
                                                        ["var", "c0"]]], [], seed=2)},
     {"mode": "compile", "spec": _spec("plain", ["cond", ["pexpr", ["gt0", ["var", "x"]], 3],
