@@ -146,12 +146,16 @@ def run_round(category, seed, examples, args, tmp):
             except ValueError:
                 spec = None
     if kind is None:
+        # A worker that ends without an answer crashed: killed by a signal,
+        # or stopped by a sanitizer (which catches SIGSEGV itself).
+        kind = "Crash"
+        report = [line for line in err.splitlines() if "ERROR: " in line and "Sanitizer" in line]
         if rc is not None and rc < 0:
-            kind = "Crash"
             msg = f"the process was killed by {signal.Signals(-rc).name}"
+        elif report:
+            msg = "a sanitizer stopped the process: " + re.sub(r"==\d+==", "", report[0]).strip()
         else:
-            kind = "HarnessError"
-            msg = f"the fuzz worker exited with status {rc}"
+            msg = f"the process exited with status {rc} without an answer"
     else:
         msg = f"no answer within {args.round_timeout} s (deadlock?)"
     tail = "\n".join(err.strip().splitlines()[-12:])
@@ -224,6 +228,8 @@ def main(argv=None):
     if args.examples is None and args.minutes is None and args.rounds is None:
         args.examples = 10000
 
+    # SIGTERM as an exception, so that subprocess.run kills the running worker.
+    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
     seed = args.seed if args.seed is not None else int(time.time()) % 2**31
     first_seed = seed
     start = time.monotonic()
