@@ -380,8 +380,10 @@ class _Gen:
         if op == "wrap":
             return f"hop.wrap(lambda: {self.expr(t[1], ctx)})"
         if op == "invoke":
-            key = json.dumps(t[1])
-            used = self.locals_used(t[1], set())
+            # One body per subtree and context: in a map body, cond and
+            # bslice expand and cut to the row's shape, not x's.
+            key = ctx + json.dumps(t[1])
+            used = self.locals_used(t[1], set()) | ({"row"} if ctx == "row" else set())
             if key not in self.bodies:
                 name = f"_inv{self.fresh()}"
                 self.bodies[key] = name
@@ -797,6 +799,12 @@ def _check_calls(spec, w):
         args = w.args()
         state = f"call {i}" + (f" after {step}" if step else "")
         eager = _attempt(w.f, *args)
+        if isinstance(eager, _Raised) and not isinstance(eager.exc, hop.Error):
+            # Only hop refuses programs (a bool minus a bool); anything else
+            # is a program the generator got wrong, not an agreement.
+            raise AssertionError(f"{state}: eager raised {type(eager.exc).__name__}: "
+                                 f"{eager.exc}: a bug of the generated program\n"
+                                 f"{source(spec)}") from eager.exc
         want = bound = None
         decisions = []
         if not isinstance(eager, _Raised):
