@@ -65,7 +65,25 @@ def signature(category, kind, message):
 
 # ------------------------------------------------------------- the child
 
-def worker(category, seed, examples, dtypes, current, inject):
+class _EagerCompiled:
+    """hop.compile's stand-in under --eager-stand-in: calls fn eagerly."""
+
+    recompiles = 0
+
+    def __init__(self, fn, **kwargs):
+        self.fn = fn
+
+    def __call__(self, *args):
+        return self.fn(*args)
+
+
+def _eager_stand_in():
+    import hop
+    hop.trace = lambda fn, *args, dynamic=False: fn
+    hop.compile = _EagerCompiled
+
+
+def worker(category, seed, examples, dtypes, current, inject, stand_in):
     """One Hypothesis run in this process; prints one JSON line: the shrunk
     failing spec and its exception, or none.  Before each example, writes the
     spec into `current`, so the parent knows what was running if we crash."""
@@ -75,6 +93,8 @@ def worker(category, seed, examples, dtypes, current, inject):
     import fuzz_programs as fp
     if inject:
         fp.inject(inject)
+    if stand_in:
+        _eager_stand_in()
     if category == "base":
         strategy, check = fp.specs(dtypes=dtypes), fp.check_program
     else:
@@ -124,6 +144,8 @@ def run_round(category, seed, examples, args, tmp):
         cmd += ["--dtypes", args.dtypes]
     if args.inject:
         cmd += ["--inject", args.inject]
+    if args.eager_stand_in:
+        cmd += ["--eager-stand-in"]
     start = time.monotonic()
     try:
         p = subprocess.run(cmd, capture_output=True, text=True, timeout=args.round_timeout)
@@ -187,8 +209,12 @@ def main(argv=None):
     ap.add_argument("--dtypes", default=None,
                     help="comma-separated subset of float32,float64,int32,int64,bool")
     ap.add_argument("--inject", default=None,
-                    help="plant a known bug in hop's side of an op (relu, sin, not, neg), or "
-                    "fold every unary op on a concrete tensor while tracing (fold), or crash (segv)")
+                    help="plant a known bug in hop's side of an op (relu, sin, not, neg), "
+                    "fold every unary op on a concrete tensor while tracing (fold), or crash "
+                    "(segv)")
+    ap.add_argument("--eager-stand-in", action="store_true",
+                    help="replace hop.trace and hop.compile by eager calls: checks the "
+                    "generator and the NumPy reference (any failure is theirs, not hop's)")
     ap.add_argument("--stop-on-failure", action="store_true")
     ap.add_argument("--worker", default=None, help=argparse.SUPPRESS)
     ap.add_argument("--current", default=None, help=argparse.SUPPRESS)
@@ -206,7 +232,8 @@ def main(argv=None):
         except ValueError as e:
             ap.error(f"--inject: {e}")
     if args.worker:
-        worker(args.worker, args.seed, args.examples, dtypes, args.current, args.inject)
+        worker(args.worker, args.seed, args.examples, dtypes, args.current, args.inject,
+               args.eager_stand_in)
         return 0
 
     import fuzz_trust as ft
@@ -239,7 +266,9 @@ def main(argv=None):
     total_rounds = 0
     print(f"fuzz: hop differential campaign, first seed {seed}, categories {','.join(cats)}, "
           f"dtypes {','.join(dtypes)}"
-          + (f", injected bug in {args.inject}" if args.inject else ""), flush=True)
+          + (f", injected bug in {args.inject}" if args.inject else "")
+          + (", eager standing in for trace and compile" if args.eager_stand_in else ""),
+          flush=True)
 
     def done(c):
         s = per[c]

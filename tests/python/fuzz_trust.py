@@ -48,8 +48,13 @@ The tree language is fuzz_programs' plus:
 Actions in a step: tensors ["mutate", seed] (write new values into the array
 the tensor views), ["rebind", seed] (bind the name to a new tensor); scalars
 ["set", value] ("nan" stands for float('nan')); argobj ["new", seed] (a new
-argument object), ["attr", name, seed] (rebind one attribute); branch
-{"n": rows} (x has that many rows at this call).
+argument object), ["attr", name, seed] (rebind one attribute), ["mutate", name,
+seed] (write into its array); branch {"n": rows} (x has that many rows at this
+call).  Each call is made once more with nothing changed: hop.compile must not
+recompile for it.  A "plain" spec (one call, no steps) is what a thread runs.
+
+check_spec(spec) runs a spec; specs(category) generates them; save_regression
+writes one as a pytest file.  scripts/fuzz.py --category ... runs campaigns.
 """
 
 import dataclasses
