@@ -110,12 +110,13 @@ def worker(category, seed, examples, dtypes, current, inject, stand_in):
     def run(spec):
         stats["calls"] += 1
         with open(current, "w") as fh:
-            json.dump(spec, fh)
+            json.dump({"examples": stats["calls"], "spec": spec}, fh)
         try:
             check(spec)
         except Exception as e:
             # Hypothesis replays the minimal failing example last.
             last["spec"], last["exc"] = spec, e
+            stats.setdefault("first_failure", stats["calls"])
             raise
 
     start = time.monotonic()
@@ -128,6 +129,8 @@ def worker(category, seed, examples, dtypes, current, inject, stand_in):
         exc = last["exc"] if last["exc"] is not None else e
         result.update(spec=last["spec"], kind=type(exc).__name__, message=str(exc))
     result["calls"] = stats["calls"]
+    # The examples generated up to the first failure; the rest was shrinking.
+    result["examples"] = stats.get("first_failure", stats["calls"])
     result["seconds"] = time.monotonic() - start
     print("FUZZ-RESULT " + json.dumps(result), flush=True)
 
@@ -160,13 +163,14 @@ def run_round(category, seed, examples, args, tmp):
         if line.startswith("FUZZ-RESULT "):
             return json.loads(line[len("FUZZ-RESULT "):])
     # No result: the child crashed, hung or the harness failed.
-    spec = None
+    spec, examples = None, None
     if os.path.exists(current):
         with open(current) as fh:
             try:
-                spec = json.load(fh)
-            except ValueError:
-                spec = None
+                running = json.load(fh)
+                spec, examples = running["spec"], running["examples"]
+            except (ValueError, KeyError):
+                pass
     if kind is None:
         # A worker that ends without an answer crashed: killed by a signal,
         # or stopped by a sanitizer (which catches SIGSEGV itself).
@@ -184,7 +188,8 @@ def run_round(category, seed, examples, args, tmp):
     if spec is None:
         raise SystemExit(f"fuzz: {category} round with seed {seed}: {msg} before any program "
                          f"ran\n{tail}")
-    return {"calls": None, "seconds": time.monotonic() - start, "spec": spec, "kind": kind,
+    return {"calls": examples, "examples": examples, "seconds": time.monotonic() - start, "spec": spec,
+            "kind": kind,
             "message": f"{msg} (not shrunk: the program that was running)\n{tail}"}
 
 
@@ -292,7 +297,7 @@ def main(argv=None):
                 s["seconds"] += r["seconds"]
                 s["calls"] += r["calls"] or 0
                 ok = r["spec"] is None
-                s["examples"] += n if ok or r["calls"] is None else min(n, r["calls"])
+                s["examples"] += n if ok else r.get("examples") or 0
                 elapsed = time.monotonic() - start
                 if ok:
                     print(f"  round {s['rounds']}: seed {seed}: {n} examples ok ({c}, "
