@@ -1,30 +1,49 @@
 #!/usr/bin/env python3
-"""Long differential fuzzing campaign for hop (issue #8).
+"""Long differential fuzzing campaigns for hop (issues #8 and #12).
 
-Generates random programs (tests/python/fuzz_programs.py: the four HOPs
-nested to depth 4, bodies closing over outer tensors and sizes, random shapes,
-dtypes and dynamic dims) and checks eager == hop.trace == hop.compile ==
-NumPy.  It runs in rounds of --chunk examples, each with its own Hypothesis
-seed (printed, so a round can be replayed with --seed S --rounds 1).  A
-failure is shrunk by Hypothesis and the minimal program is written into
---out (default tests/python/regressions/) as a runnable pytest file; one file
-per distinct failure signature.
+Categories (--category, comma-separated; "trust" = the six of issue #12,
+"all" = every one):
+
+  base     tests/python/fuzz_programs.py: the four HOPs nested to depth 4,
+           bodies closing over outer tensors and sizes, random shapes,
+           dtypes and dynamic dims; eager == hop.trace == hop.compile == NumPy.
+  mutate, rebind, argobj, scalars, branch, threads
+           tests/python/fuzz_trust.py: sequences of calls between which the
+           program's world changes (arrays written in place, names rebound,
+           argument objects, Python scalar types, row counts that take the
+           other branch, other threads); every call must equal eager on the
+           current values.  `--list` describes each.
+
+Each category runs in rounds of --chunk examples, each round with its own
+Hypothesis seed (printed, so a round can be replayed with --seed S --rounds 1)
+in a child process, so that a crash or a hang is caught, not fatal.  A failure
+is shrunk by Hypothesis (a crash or hang: the program that was running is kept
+as it is) and written into --out (default tests/python/regressions/) as a
+runnable pytest file; one file per distinct failure signature.
 
     HOP_PYTHONPATH=build/python nice python3 scripts/fuzz.py --minutes 30
-    python3 scripts/fuzz.py --examples 100000 --seed 7
+    python3 scripts/fuzz.py --category trust --examples 2000 --out /tmp/r
+    python3 scripts/fuzz.py --category threads --examples 200 --seed 7 --out /tmp/r
     python3 scripts/fuzz.py --examples 300 --inject relu --out /tmp/r   # test the fuzzer
 
-Exit status: 0 if nothing failed, 1 if any failure was found (and saved).
+--examples and --minutes count per category.  Exit status: 0 if nothing
+failed, 1 if any failure was found (and saved).
 """
 
 import argparse
+import json
 import os
 import re
+import signal
+import subprocess
 import sys
+import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TESTS = os.path.normpath(os.path.join(HERE, "..", "tests", "python"))
+TRUST = ("mutate", "rebind", "argobj", "scalars", "branch", "threads")
+CATEGORIES = ("base",) + TRUST
 
 
 def _setup_path():
@@ -34,114 +53,283 @@ def _setup_path():
     sys.path.insert(0, os.path.abspath(TESTS))
 
 
-def signature(exc):
+def signature(category, kind, message):
     """A failure's kind without the numbers, to save one program per bug."""
-    first = (str(exc).splitlines() or [""])[0]
+    first = (message.splitlines() or [""])[0]
     first = re.sub(r"0x[0-9a-f]+|\d+(\.\d+)?(e[-+]?\d+)?", "#", first)
-    return f"{type(exc).__name__}: {first[:160]}"
+    # The call a sequence failed at and the step before it are not the bug.
+    first = re.sub(r"^call #( after \{.*?\})?: ", "", first)
+    first = re.sub(r"\(the sizes at the trace.*", "", first)
+    return f"{category}: {kind}: {first[:160]}"
 
 
-def run_round(fp, seed, examples, dtypes, stats):
-    """One Hypothesis run of `examples` examples with `seed`: the shrunk
-    failing spec and its exception, or (None, None)."""
+# ------------------------------------------------------------- the child
+
+class _EagerCompiled:
+    """hop.compile's stand-in under --eager-stand-in: calls fn eagerly."""
+
+    recompiles = 0
+
+    def __init__(self, fn, **kwargs):
+        self.fn = fn
+
+    def __call__(self, *args):
+        return self.fn(*args)
+
+
+def _eager_stand_in():
+    import hop
+    hop.trace = lambda fn, *args, dynamic=False: fn
+    hop.compile = _EagerCompiled
+
+
+def worker(category, seed, examples, dtypes, current, inject, stand_in):
+    """One Hypothesis run in this process; prints one JSON line: the shrunk
+    failing spec and its exception, or none.  Before each example, writes the
+    spec into `current`, so the parent knows what was running if we crash."""
     from hypothesis import HealthCheck, given, settings
     from hypothesis import seed as hseed
 
+    import fuzz_programs as fp
+    if inject:
+        fp.inject(inject)
+    if stand_in:
+        _eager_stand_in()
+    if category == "base":
+        strategy, check = fp.specs(dtypes=dtypes), fp.check_program
+    else:
+        import fuzz_trust as ft
+        strategy, check = ft.specs(category, dtypes=dtypes), ft.check_spec
     last = {}
+    stats = {"calls": 0}
 
     @hseed(seed)
     @settings(max_examples=examples, deadline=None, database=None, print_blob=False,
               suppress_health_check=list(HealthCheck))
-    @given(spec=fp.specs(dtypes=dtypes))
-    def check(spec):
+    @given(spec=strategy)
+    def run(spec):
         stats["calls"] += 1
+        with open(current, "w") as fh:
+            json.dump({"examples": stats["calls"], "spec": spec}, fh)
         try:
-            fp.check_program(spec)
+            check(spec)
         except Exception as e:
             # Hypothesis replays the minimal failing example last.
             last["spec"], last["exc"] = spec, e
+            stats.setdefault("first_failure", stats["calls"])
             raise
 
+    start = time.monotonic()
+    result = {"calls": 0, "spec": None}
     try:
-        check()
+        run()
     except Exception as e:
         if "spec" not in last:
             raise  # a failure of the harness itself, not of a program
-        return last["spec"], last["exc"] if last["exc"] is not None else e
-    return None, None
+        exc = last["exc"] if last["exc"] is not None else e
+        result.update(spec=last["spec"], kind=type(exc).__name__, message=str(exc))
+    result["calls"] = stats["calls"]
+    # The examples generated up to the first failure; the rest was shrinking.
+    result["examples"] = stats.get("first_failure", stats["calls"])
+    result["seconds"] = time.monotonic() - start
+    print("FUZZ-RESULT " + json.dumps(result), flush=True)
+
+
+def run_round(category, seed, examples, args, tmp):
+    """Runs one round in a child process: (result dict, None) or, if it
+    crashed or hung, (dict with the running spec, kind, message)."""
+    current = os.path.join(tmp, f"current-{category}.json")
+    if os.path.exists(current):
+        os.remove(current)
+    cmd = [sys.executable, "-X", "faulthandler", os.path.abspath(__file__), "--worker",
+           category, "--seed", str(seed), "--examples", str(examples), "--current", current]
+    if args.dtypes:
+        cmd += ["--dtypes", args.dtypes]
+    if args.inject:
+        cmd += ["--inject", args.inject]
+    if args.eager_stand_in:
+        cmd += ["--eager-stand-in"]
+    start = time.monotonic()
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=args.round_timeout)
+        rc, out, err = p.returncode, p.stdout, p.stderr
+        kind = None
+    except subprocess.TimeoutExpired as e:
+        rc, out, err = None, e.stdout or "", e.stderr or ""
+        out = out.decode() if isinstance(out, bytes) else out
+        err = err.decode() if isinstance(err, bytes) else err
+        kind = "Hang"
+    for line in out.splitlines():
+        if line.startswith("FUZZ-RESULT "):
+            return json.loads(line[len("FUZZ-RESULT "):])
+    # No result: the child crashed, hung or the harness failed.
+    spec, examples = None, None
+    if os.path.exists(current):
+        with open(current) as fh:
+            try:
+                running = json.load(fh)
+                spec, examples = running["spec"], running["examples"]
+            except (ValueError, KeyError):
+                pass
+    if kind is None:
+        # A worker that ends without an answer crashed: killed by a signal,
+        # or stopped by a sanitizer (which catches SIGSEGV itself).
+        kind = "Crash"
+        report = [line for line in err.splitlines() if "ERROR: " in line and "Sanitizer" in line]
+        if rc is not None and rc < 0:
+            msg = f"the process was killed by {signal.Signals(-rc).name}"
+        elif report:
+            msg = "a sanitizer stopped the process: " + re.sub(r"==\d+==", "", report[0]).strip()
+        else:
+            msg = f"the process exited with status {rc} without an answer"
+    else:
+        msg = f"no answer within {args.round_timeout} s (deadlock?)"
+    tail = "\n".join(err.strip().splitlines()[-12:])
+    if spec is None:
+        raise SystemExit(f"fuzz: {category} round with seed {seed}: {msg} before any program "
+                         f"ran\n{tail}")
+    return {"calls": examples, "examples": examples, "seconds": time.monotonic() - start, "spec": spec,
+            "kind": kind,
+            "message": f"{msg} (not shrunk: the program that was running)\n{tail}"}
 
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--category", default="base",
+                    help="comma-separated categories: " + ",".join(CATEGORIES) +
+                    ", trust (the six of issue #12) or all (default: base)")
+    ap.add_argument("--list", action="store_true", help="describe the categories and exit")
     ap.add_argument("--examples", type=int, default=None,
-                    help="stop after this many generated examples")
-    ap.add_argument("--minutes", type=float, default=None, help="stop after this much time")
+                    help="stop after this many generated examples per category")
+    ap.add_argument("--minutes", type=float, default=None,
+                    help="stop after this much time per category")
     ap.add_argument("--seed", type=int, default=None, help="first round's seed (default: time)")
     ap.add_argument("--chunk", type=int, default=500, help="examples per round")
-    ap.add_argument("--rounds", type=int, default=None, help="stop after this many rounds")
+    ap.add_argument("--rounds", type=int, default=None,
+                    help="stop after this many rounds per category")
+    ap.add_argument("--round-timeout", type=float, default=900,
+                    help="seconds a round may take before it counts as a hang")
     ap.add_argument("--out", default=os.path.join(TESTS, "regressions"),
                     help="where failing programs are saved as pytest files")
     ap.add_argument("--dtypes", default=None,
                     help="comma-separated subset of float32,float64,int32,int64,bool")
     ap.add_argument("--inject", default=None,
-                    help="plant a known bug in hop's side of an op (relu, sin, not, neg)")
+                    help="plant a known bug in hop's side of an op (relu, sin, not, neg), "
+                    "fold every unary op on a concrete tensor while tracing (fold), or crash "
+                    "(segv)")
+    ap.add_argument("--eager-stand-in", action="store_true",
+                    help="replace hop.trace and hop.compile by eager calls: checks the "
+                    "generator and the NumPy reference (any failure is theirs, not hop's)")
     ap.add_argument("--stop-on-failure", action="store_true")
+    ap.add_argument("--worker", default=None, help=argparse.SUPPRESS)
+    ap.add_argument("--current", default=None, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
-    if args.examples is None and args.minutes is None and args.rounds is None:
-        args.examples = 10000
 
     _setup_path()
     import fuzz_programs as fp
+    dtypes = tuple(args.dtypes.split(",")) if args.dtypes else fp.DTYPES
+    for d in dtypes:
+        if d not in fp.DTYPES:
+            ap.error(f"--dtypes: unknown dtype {d!r}; choose from {','.join(fp.DTYPES)}")
     if args.inject:
         try:
             fp.inject(args.inject)
         except ValueError as e:
             ap.error(f"--inject: {e}")
-    dtypes = tuple(args.dtypes.split(",")) if args.dtypes else fp.DTYPES
-    for d in dtypes:
-        if d not in fp.DTYPES:
-            ap.error(f"--dtypes: unknown dtype {d!r}; choose from {','.join(fp.DTYPES)}")
+    if args.worker:
+        worker(args.worker, args.seed, args.examples, dtypes, args.current, args.inject,
+               args.eager_stand_in)
+        return 0
 
+    import fuzz_trust as ft
+    if args.list:
+        print(f"base: {fp.__doc__.splitlines()[0]}")
+        for c in TRUST:
+            print(f"{c}: {ft.CATEGORIES[c]}")
+        return 0
+    cats = []
+    for c in args.category.split(","):
+        c = c.strip()
+        more = {"trust": TRUST, "all": CATEGORIES}.get(c, (c,))
+        for m in more:
+            if m not in CATEGORIES:
+                ap.error(f"--category: unknown category {m!r}; choose from "
+                         f"{','.join(CATEGORIES)}, trust or all")
+            if m not in cats:
+                cats.append(m)
+    if args.examples is None and args.minutes is None and args.rounds is None:
+        args.examples = 10000
+
+    # SIGTERM as an exception, so that subprocess.run kills the running worker.
+    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
     seed = args.seed if args.seed is not None else int(time.time()) % 2**31
+    first_seed = seed
     start = time.monotonic()
-    stats = {"calls": 0, "examples": 0, "rounds": 0}
+    per = {c: {"examples": 0, "calls": 0, "rounds": 0, "seconds": 0.0, "failures": 0}
+           for c in cats}
     seen, saved = set(), []
-    print(f"fuzz: hop differential campaign, first seed {seed}, dtypes {','.join(dtypes)}"
-          + (f", injected bug in {args.inject}" if args.inject else ""), flush=True)
-    while True:
-        if args.examples is not None and stats["examples"] >= args.examples:
-            break
-        if args.minutes is not None and time.monotonic() - start >= args.minutes * 60:
-            break
-        if args.rounds is not None and stats["rounds"] >= args.rounds:
-            break
-        n = args.chunk
-        if args.examples is not None:
-            n = min(n, args.examples - stats["examples"])
-        calls = stats["calls"]
-        spec, exc = run_round(fp, seed, n, dtypes, stats)
-        stats["rounds"] += 1
-        stats["examples"] += n if spec is None else stats["calls"] - calls
-        elapsed = time.monotonic() - start
-        if spec is None:
-            print(f"  round {stats['rounds']}: seed {seed}: {n} examples ok "
-                  f"({stats['examples']} total, {elapsed:.0f} s)", flush=True)
-        else:
-            sig = signature(exc)
-            print(f"  round {stats['rounds']}: seed {seed}: FAILED: {sig}", flush=True)
-            if sig not in seen:
-                seen.add(sig)
-                summary = f"{type(exc).__name__}: {exc}"
-                path = fp.save_regression(spec, args.out, summary=summary, seed=seed)
-                saved.append(path)
-                print(f"    saved {path}\n    spec: {spec}", flush=True)
-            if args.stop_on_failure:
-                break
-        seed += 1
+    total_rounds = 0
+    print(f"fuzz: hop differential campaign, first seed {seed}, categories {','.join(cats)}, "
+          f"dtypes {','.join(dtypes)}"
+          + (f", injected bug in {args.inject}" if args.inject else "")
+          + (", eager standing in for trace and compile" if args.eager_stand_in else ""),
+          flush=True)
+
+    def done(c):
+        s = per[c]
+        return ((args.examples is not None and s["examples"] >= args.examples)
+                or (args.minutes is not None and s["seconds"] >= args.minutes * 60)
+                or (args.rounds is not None and s["rounds"] >= args.rounds))
+
+    stop = False
+    with tempfile.TemporaryDirectory(prefix="hop-fuzz-") as tmp:
+        while not stop and not all(done(c) for c in cats):
+            for c in cats:
+                if done(c):
+                    continue
+                s = per[c]
+                n = args.chunk
+                if args.examples is not None:
+                    n = min(n, args.examples - s["examples"])
+                r = run_round(c, seed, n, args, tmp)
+                total_rounds += 1
+                s["rounds"] += 1
+                s["seconds"] += r["seconds"]
+                s["calls"] += r["calls"] or 0
+                ok = r["spec"] is None
+                s["examples"] += n if ok else r.get("examples") or 0
+                elapsed = time.monotonic() - start
+                if ok:
+                    print(f"  round {s['rounds']}: seed {seed}: {n} examples ok ({c}, "
+                          f"{s['examples']} total, {n / max(r['seconds'], 1e-9):.0f}/s, "
+                          f"{elapsed:.0f} s)", flush=True)
+                    continue
+                s["failures"] += 1
+                sig = signature(c, r["kind"], r["message"])
+                print(f"  round {s['rounds']}: seed {seed}: FAILED ({c}): {sig}", flush=True)
+                if sig not in seen:
+                    seen.add(sig)
+                    summary = f"{r['kind']}: {r['message']}"
+                    mod = fp if c == "base" else ft
+                    path = mod.save_regression(r["spec"], args.out, summary=summary, seed=seed)
+                    saved.append(path)
+                    print(f"    saved {path}\n    spec: {r['spec']}", flush=True)
+                if args.stop_on_failure:
+                    stop = True
+                    break
+            seed += 1
     elapsed = time.monotonic() - start
-    print(f"fuzz: {stats['examples']} examples ({stats['calls']} program runs with shrinking) "
-          f"in {stats['rounds']} rounds, {elapsed:.0f} s; {len(seen)} distinct failure(s), "
-          f"{len(saved)} regression file(s) written", flush=True)
+    examples = sum(s["examples"] for s in per.values())
+    calls = sum(s["calls"] for s in per.values())
+    print(f"fuzz: {examples} examples ({calls} program runs with shrinking) in {total_rounds} "
+          f"rounds, {elapsed:.0f} s; {len(seen)} distinct failure(s), {len(saved)} regression "
+          f"file(s) written (first seed {first_seed})", flush=True)
+    if len(cats) > 1 or cats != ["base"]:
+        for c in cats:
+            s = per[c]
+            print(f"  {c}: {s['examples']} examples in {s['seconds']:.0f} s "
+                  f"({s['examples'] / max(s['seconds'], 1e-9):.0f}/s), {s['failures']} failed "
+                  f"round(s)", flush=True)
     for p in saved:
         print(f"  {p}")
     return 1 if seen else 0

@@ -219,13 +219,36 @@ HOP_BINARY = {
 HOP_SBIN = {"add": lambda a, s: a + s, "mul": lambda a, s: a * s, "div": lambda a, s: a / s}
 
 
+def _folding(right):
+    """right, except that while a trace is active an operand that is a
+    concrete tensor is computed now and baked into the graph as a constant
+    (issue #12 item 1, planted on purpose)."""
+    def op(a):
+        if hop._C.tracing() is not None and not a.is_proxy:
+            return hop.asarray(right(a).numpy().copy())
+        return right(a)
+    return op
+
+
 def inject(op):
     """Plants a known bug in hop's side of unary op (for testing the fuzzer
-    itself): relu becomes abs, sin becomes 1.01 * sin, ..."""
+    itself): relu becomes abs, sin becomes 1.01 * sin, ...; "fold" makes
+    every unary op on a concrete tensor fold to a constant while tracing;
+    "segv" makes every unary op crash the process."""
+    if op == "fold":
+        for name, right in list(HOP_UNARY.items()):
+            HOP_UNARY[name] = _folding(right)
+        return
+    if op == "segv":  # a crash, for testing that the campaign survives one
+        import ctypes
+        for name in HOP_UNARY:
+            HOP_UNARY[name] = lambda a: ctypes.string_at(0)
+        return
     wrong = {"relu": lambda a: a.abs(), "sin": lambda a: a.sin() * 1.01,
              "not": lambda a: a, "neg": lambda a: a.abs()}
     if op not in wrong:
-        raise ValueError(f"cannot inject a bug into {op!r}; choose from {sorted(wrong)}")
+        raise ValueError(f"cannot inject a bug into {op!r}; choose from "
+                         f"{sorted(wrong) + ['fold', 'segv']}")
     HOP_UNARY[op] = wrong[op]
 
 
