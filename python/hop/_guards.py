@@ -39,6 +39,7 @@ import keyword
 import types
 
 from . import _C
+from ._purity import code_names as _code_names
 
 try:
     import numpy as _np
@@ -159,14 +160,6 @@ def _what(v):
 
 
 # ------------------------------------------------------------------ scan
-
-def _code_names(code, out):
-    out.update(code.co_names)
-    for const in code.co_consts:
-        if isinstance(const, types.CodeType):
-            _code_names(const, out)
-    return out
-
 
 def _is_hop_function(f):
     mod = f.__globals__.get("__name__", "")

@@ -46,7 +46,7 @@ try:
 except ImportError:  # NumPy is optional at run time
     _np = None
 
-__all__ = ["run_pure", "reads"]
+__all__ = ["run_pure", "reads", "code_names"]
 
 _MISSING = object()
 
@@ -88,11 +88,13 @@ _INPLACE_OPS = frozenset(i for i, (name, _) in enumerate(getattr(dis, "_nb_ops",
 
 # ---------------------------------------------------------------- reading code
 
-def _code_names(code, out):
+def code_names(code, out):
+    """Adds to out every global or attribute name code (and the code of the
+    functions defined inside it) uses; returns out."""
     out.update(code.co_names)
     for const in code.co_consts:
         if isinstance(const, types.CodeType):
-            _code_names(const, out)
+            code_names(const, out)
     return out
 
 
@@ -109,7 +111,7 @@ def reads(fn):
         except ValueError:
             pass
     g = getattr(fn, "__globals__", None) or {}
-    for name in sorted(_code_names(code, set())):
+    for name in sorted(code_names(code, set())):
         v = g.get(name, _MISSING)
         if v is not _MISSING:
             out.append((name, v))
@@ -694,7 +696,7 @@ class _Check:
                 value = _MISSING
             self.cells.append((name, cell, value))
             self._root(fn, name, value, ALL if flags is None else flags.get(("c", name), 0))
-        for name in sorted(_code_names(code, set())):
+        for name in sorted(code_names(code, set())):
             value = g.get(name, _MISSING)
             if value is _MISSING:
                 continue

@@ -592,16 +592,22 @@ def spec_name(spec):
 
 def save_regression(spec, directory, summary="", seed=None):
     """Writes spec as a runnable pytest file in directory; returns its path."""
+    return write_regression(REGRESSION_TEMPLATE, spec, spec_name(spec), directory, summary, seed)
+
+
+def write_regression(template, spec, name, directory, summary, seed, **fields):
+    """Fills template (summary, seed, version, spec, name and the extra
+    fields) and writes it as test_<name>.py in directory; returns its path.
+    Shared by this campaign and fuzz_trust's."""
     import pprint
     os.makedirs(directory, exist_ok=True)
-    name = spec_name(spec)
     path = os.path.join(directory, f"test_{name}.py")
     summary = summary.replace(chr(92), '/').replace('"""', "'''")
-    text = REGRESSION_TEMPLATE.format(
+    text = template.format(
         summary="\n".join(line.rstrip() for line in summary.strip().splitlines()[:20])
         or "(no message)",
         seed=seed, version=getattr(hop, "__version__", "?"),
-        spec=pprint.pformat(spec, width=96, compact=True, sort_dicts=False), name=name)
+        spec=pprint.pformat(spec, width=96, compact=True, sort_dicts=False), name=name, **fields)
     with open(path, "w") as fh:
         fh.write(text)
     return path

@@ -955,18 +955,5 @@ def spec_name(spec):
 
 def save_regression(spec, directory, summary="", seed=None):
     """Writes spec as a runnable pytest file in directory; returns its path."""
-    import os
-    import pprint
-    os.makedirs(directory, exist_ok=True)
-    name = spec_name(spec)
-    path = os.path.join(directory, f"test_{name}.py")
-    summary = summary.replace(chr(92), '/').replace('"""', "'''")
-    text = REGRESSION_TEMPLATE.format(
-        category=spec["category"],
-        summary="\n".join(line.rstrip() for line in summary.strip().splitlines()[:20])
-        or "(no message)",
-        seed=seed, version=getattr(hop, "__version__", "?"),
-        spec=pprint.pformat(spec, width=96, compact=True, sort_dicts=False), name=name)
-    with open(path, "w") as fh:
-        fh.write(text)
-    return path
+    return fp.write_regression(REGRESSION_TEMPLATE, spec, spec_name(spec), directory, summary,
+                               seed, category=spec["category"])
