@@ -966,7 +966,10 @@ f_set_num_threads(PyObject *mod, PyObject *n)
                             "set_num_threads(): argument 'n' must be >= 0 (0: one thread per "
                             "core), got %lld",
                             (long long)v);
-    hop_runtime_set_threads(v > 1024 ? 1024 : v < 0 ? 0 : (int)v);
+    /* The pool's dispatch lock is held by a running parallel map, whose
+     * interrupt check takes the GIL: wait for the lock without the GIL. */
+    Py_BEGIN_ALLOW_THREADS hop_runtime_set_threads(v > 1024 ? 1024 : (int)v);
+    Py_END_ALLOW_THREADS
     Py_RETURN_NONE;
 }
 
@@ -1001,7 +1004,8 @@ f_alloc_fail_at(PyObject *mod, PyObject *k)
 static PyObject *
 f_runtime_cleanup(PyObject *mod, PyObject *unused)
 {
-    hop_runtime_thread_cleanup();
+    Py_BEGIN_ALLOW_THREADS hop_runtime_thread_cleanup(); /* may take the pool's lock */
+    Py_END_ALLOW_THREADS
     Py_RETURN_NONE;
 }
 

@@ -12,6 +12,10 @@
 """
 
 import gc
+import os
+import subprocess
+import sys
+import textwrap
 
 import numpy as np
 import pytest
@@ -348,3 +352,41 @@ def test_ctrl_c_stops_a_long_plan_soon_and_it_runs_again(fn, make_long, make_sma
         assert _C._alloc_live() == live
     finally:
         hop.set_num_threads(old)
+
+
+def test_set_num_threads_from_another_thread_during_a_parallel_map_does_not_deadlock():
+    # A running parallel map holds the pool's dispatch lock and its interrupt
+    # check takes the GIL; set_num_threads waited for that lock holding the
+    # GIL.  In a child process, so a deadlock fails the test instead of
+    # hanging the suite.
+    code = textwrap.dedent("""
+        import threading
+        import numpy as np
+        import hop
+        hop.set_num_threads(2)
+        def body(r):
+            for _ in range(20):
+                r = hop.sin(r) + 1.0
+            return r
+        # Runs of ~0.1 s: the interrupt check takes the GIL every 20 ms.
+        xs = hop.tensor(np.random.default_rng(0).random((64, 100000), np.float32))
+        c = hop.compile(lambda xs: hop.map(body, xs))
+        want = c(xs).numpy()
+        stop = False
+        def other():
+            while not stop:
+                hop.set_num_threads(2)
+        th = threading.Thread(target=other)
+        th.start()
+        try:
+            for _ in range(10):
+                assert np.array_equal(c(xs).numpy(), want)
+        finally:
+            stop = True
+            th.join()
+        print("ok")
+    """)
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
+                       env=dict(os.environ,
+                                PYTHONPATH=os.path.dirname(os.path.dirname(hop.__file__))))
+    assert r.returncode == 0 and r.stdout.strip() == "ok", r.stderr[-2000:]
