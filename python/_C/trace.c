@@ -196,6 +196,8 @@ capture(TraceObject *tr, TensorObject *t)
     return n;
 }
 
+static int symint_usable(PyObject *o);
+
 /* The node standing for a Python value in an op or a body's result. */
 static hop_node *
 value_node(TraceObject *tr, PyObject *o, const char *what)
@@ -212,6 +214,8 @@ value_node(TraceObject *tr, PyObject *o, const char *what)
     }
     if (PyObject_TypeCheck(o, &hop_py_SymIntType)) {
         SymIntObject *s = (SymIntObject *)o;
+        if (symint_usable(o) < 0)
+            return NULL;
         if (s->node)
             return s->node;
         if (hop_expr_kind_of(s->expr) == HOP_EXPR_SYMBOL) {
@@ -267,6 +271,8 @@ to_args(TraceObject *tr, const hop_py_opnd *in, size_t n, hop_arg *out, hop_arg 
         }
         case HOP_PY_SYM: {
             SymIntObject *s = (SymIntObject *)o->u.sym;
+            if (symint_usable(o->u.sym) < 0)
+                return -1;
             out[i] = s->node ? hop_arg_node(s->node) : hop_arg_sym(s->expr);
             break;
         }
@@ -1502,6 +1508,14 @@ plan_run(PlanObject *p, PyObject *arg)
         /* interrupted by a signal handler's exception: that one */
         if (!(st == HOP_INTERRUPTED && PyErr_Occurred()))
             hop_py_raise();
+        goto done;
+    }
+    if (PyErr_Occurred()) {
+        /* A signal handler raised during the run's last stretch (after the
+         * last instruction that checked): the run's results are dropped
+         * and the exception is raised here, not at some later call. */
+        for (size_t i = 0; i < p->noutputs; i++)
+            hop_tensor_release(out[i]);
         goto done;
     }
     result = PyList_New((Py_ssize_t)p->noutputs);

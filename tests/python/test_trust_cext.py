@@ -13,6 +13,7 @@ import gc
 import json
 import operator
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -727,3 +728,23 @@ def test_allocation_failure_sweep_over_eager_trace_compile_and_run():
     counts = result["counts"]
     assert all(k > 1 for name, k in counts.items() if name != "compiled-call"), counts
     assert result["counts"]["trace"] > 100
+
+
+def test_a_symint_of_an_ended_trace_as_an_op_operand_is_a_trace_error():
+    # Its expression belongs to another OutputGraph's ShapeEnv: it must not
+    # enter this graph (found in review: only SymInt arithmetic was checked).
+    leak = []
+
+    def f(x):
+        leak.append(x.shape[0])
+        return x * 2
+
+    hop.trace(f, hop.ones(5), dynamic=True)
+    s = leak[0]
+    msg = ("SymInt s0 was used outside its trace (after the trace ended, or from another thread "
+           "than the one tracing)")
+    with pytest.raises(hop.TraceError, match=re.escape(msg)):
+        hop.trace(lambda y: hop.zeros((s,)) + y.sum(), hop.ones(3))
+    with pytest.raises(hop.TraceError, match=re.escape(msg)):
+        hop.trace(lambda y: hop.wrap(lambda: y + s), hop.ones(3))
+    assert _C.tracing() is None and _C._trace_depth() == 0
