@@ -16,7 +16,7 @@ import numbers
 import types
 
 from . import _C
-from ._purity import run_pure, reads
+from ._purity import code_names, reads, run_pure
 from ._pytree import flatten, unflatten
 from ._trace import _name_hints
 
@@ -381,11 +381,12 @@ class _OverBudget(Exception):
     pass
 
 
-def _value_key(v, budget, seen):
+def _value_key(v, budget, seen, names=frozenset()):
     """A hashable key that equals another's only when v would trace the same:
     constants by type and value (2, 2.0 and True differ; NaN equals NaN),
-    tensors, SymInts and opaque objects by identity, containers by their
-    contents, functions by identity and what they read."""
+    tensors and SymInts by identity, containers by their contents, functions
+    by identity and what they read, other objects by identity and the
+    attributes named by the code that reads them (names)."""
     budget[0] -= 1
     if budget[0] < 0:
         raise _OverBudget
@@ -397,12 +398,12 @@ def _value_key(v, budget, seen):
     if t is complex:
         return (t, v.real.hex(), v.imag.hex())
     if t in (tuple, list):
-        return (t, tuple(_value_key(x, budget, seen) for x in v))
+        return (t, tuple(_value_key(x, budget, seen, names) for x in v))
     if t is dict:
-        return (t, tuple((_value_key(k, budget, seen), _value_key(x, budget, seen))
+        return (t, tuple((_value_key(k, budget, seen, names), _value_key(x, budget, seen, names))
                          for k, x in v.items()))
     if t in (set, frozenset):
-        return (t, frozenset(_value_key(x, budget, seen) for x in v))
+        return (t, frozenset(_value_key(x, budget, seen, names) for x in v))
     if _np is not None and isinstance(v, _np.generic):
         return (t, _value_key(v.item(), budget, seen))
     if isinstance(v, types.FunctionType):
@@ -411,15 +412,26 @@ def _value_key(v, budget, seen):
         seen.add(id(v))
         return (_Id(v), _reads_key(v, budget, seen))
     if isinstance(v, types.MethodType):
-        return (t, _value_key(v.__func__, budget, seen), _Id(v.__self__))
-    return _Id(v)
+        code = getattr(v.__func__, "__code__", None)
+        own = frozenset(code_names(code, set())) if code is not None else frozenset()
+        return (t, _value_key(v.__func__, budget, seen), _value_key(v.__self__, budget, seen, own))
+    d = getattr(v, "__dict__", None)
+    if not isinstance(d, dict) or isinstance(v, (type, types.ModuleType, _C.Tensor)) or \
+            id(v) in seen:
+        return _Id(v)  # a module is its identity: rebinding its data is not seen
+    # `cfg.k` in the body: a new k is a new subgraph, as a new closed-over k is.
+    seen.add(id(v))
+    attrs = tuple((n, _value_key(d[n], budget, seen, names)) for n in sorted(names) if n in d)
+    seen.discard(id(v))
+    return (_Id(v), attrs)
 
 
 def _reads_key(fn, budget, seen):
     """The key of what fn reads from outside: its closure cells and the
     globals its code names (and, through them, the same for the functions it
-    calls)."""
-    return tuple((name, _value_key(value, budget, seen)) for name, value in reads(fn))
+    calls and the attributes its code names)."""
+    names = frozenset(code_names(fn.__code__, set()))
+    return tuple((name, _value_key(value, budget, seen, names)) for name, value in reads(fn))
 
 
 def _subgraph_key(tr, fn, spec, template):

@@ -603,3 +603,32 @@ def test_a_wrong_keyword_raises_what_eager_raises():
         with pytest.raises(TypeError, match=r"<lambda>\(\) got an unexpected keyword argument "
                                             r"'nope'"):
             run()
+
+
+class _Cfg:
+    pass
+
+
+def test_invoke_subgraph_makes_a_new_subgraph_when_an_attribute_its_body_reads_changes():
+    # Found in review: an object the body reads was keyed by identity only,
+    # so `cfg.k = 3.0` between two calls reused the subgraph traced with 2.0.
+    cfg = _Cfg()
+    cfg.k = 2.0
+
+    @hop.nested_compile_region
+    def body(x):
+        return x * cfg.k
+
+    def f(x):
+        a = body(x)
+        cfg.k = 3.0
+        b = body(x)
+        c = body(x)  # the same k as b: shares its subgraph
+        cfg.k = 2.0
+        return a + b + c
+
+    x = hop.tensor(np.ones(2, np.float32))
+    assert f(x).tolist() == [8.0, 8.0]
+    gm = hop.trace(f, x)
+    assert gm(x).tolist() == [8.0, 8.0]
+    assert sorted(gm.subgraphs) == ["subgraph_0", "subgraph_1"]
