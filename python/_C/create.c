@@ -78,8 +78,18 @@ static void
 release_buffer(void *user_data, void *data)
 {
     Py_buffer *view = user_data;
-    if (!Py_IsInitialized())
-        return; /* the interpreter is gone: leaking beats crashing */
+    if (!Py_IsInitialized()) {
+        /* Finalizing: the thread that finalizes holds the GIL and may still
+         * release (module teardown frees the tensors that globals held).
+         * Any other thread, or after the interpreter is gone (no thread
+         * state for this thread): leaking beats crashing. */
+        PyThreadState *mine = PyGILState_GetThisThreadState();
+        if (mine != NULL && mine == _PyThreadState_UncheckedGet()) {
+            PyBuffer_Release(view);
+            PyMem_Free(view);
+        }
+        return;
+    }
     PyGILState_STATE g = PyGILState_Ensure();
     PyBuffer_Release(view);
     PyMem_Free(view);

@@ -36,6 +36,7 @@ the new objects (and the new captured tensors) for the next fast check.
 """
 
 import keyword
+import sys
 import types
 
 from . import _C
@@ -161,6 +162,16 @@ def _what(v):
 
 # ------------------------------------------------------------------ scan
 
+# Code of these packages is not the user's: it is not scanned for what it
+# reads (their functions are guarded by identity where they are values).
+_LIBRARY_PACKAGES = frozenset({"hop", "numpy", "torch", "hypothesis", "pytest", "_pytest"})
+
+
+def _is_user_module(name):
+    top = name.partition(".")[0]
+    return top not in _LIBRARY_PACKAGES and top not in sys.stdlib_module_names
+
+
 def _is_hop_function(f):
     mod = f.__globals__.get("__name__", "")
     return mod == "hop" or mod.startswith("hop.")
@@ -210,28 +221,39 @@ def scan(fn, arg_leaves=(), arg_names=(), static=()):
             _collect_functions(s, leaf)
     if self_obj is not None:
         _method_names(s, type(self_obj))
-    for f in s.functions:
-        code = f.__code__
-        for name, cell in zip(code.co_freevars, f.__closure__ or ()):
-            roots.append((Source("cell", cell, name, f"closure cell {name!r}"), _cell(cell)))
-        g = f.__globals__
-        for name in sorted(_code_names(code, set())):
-            if name in g:
-                roots.append((Source("global", g, name, f"global {name!r}"), g[name]))
-        if f.__defaults__:
-            for i, v in enumerate(f.__defaults__):
-                roots.append((Source("obj", f, None, f"default of {f.__qualname__}",
-                                     (("attr", "__defaults__"), ("item", i))), v))
-        for k, v in (f.__kwdefaults__ or {}).items():
-            roots.append((Source("obj", f, None, f"default of {f.__qualname__}",
-                                 (("attr", "__kwdefaults__"), ("item", k))), v))
     for i, leaf in enumerate(arg_leaves):
         if static[i] and not is_value(leaf):
             src = Source("arg", None, i, arg_names[i] if i < len(arg_names) else f"arg{i}")
             _walk_children(s, src, leaf, 0)
     for src, value in roots:
         _visit(s, src, value, 0)
+    # Visiting finds more code that runs under the trace (the methods of the
+    # objects reached): their cells and globals are read too.
+    done = 0
+    while done < len(s.functions) and not s.full():
+        f = s.functions[done]
+        done += 1
+        for src, value in _function_roots(f):
+            _visit(s, src, value, 0)
     return s
+
+
+def _function_roots(f):
+    """(Source, value) for what f reads from outside: its closure cells,
+    the globals its code names and its defaults."""
+    code = f.__code__
+    for name, cell in zip(code.co_freevars, f.__closure__ or ()):
+        yield Source("cell", cell, name, f"closure cell {name!r}"), _cell(cell)
+    g = f.__globals__
+    for name in sorted(_code_names(code, set())):
+        if name in g:
+            yield Source("global", g, name, f"global {name!r}"), g[name]
+    for i, v in enumerate(f.__defaults__ or ()):
+        yield Source("obj", f, None, f"default of {f.__qualname__}",
+                     (("attr", "__defaults__"), ("item", i))), v
+    for k, v in (f.__kwdefaults__ or {}).items():
+        yield Source("obj", f, None, f"default of {f.__qualname__}",
+                     (("attr", "__kwdefaults__"), ("item", k))), v
 
 
 _EMPTY = object()
@@ -245,9 +267,10 @@ def _cell(cell):
 
 
 def _collect_functions(s, f):
-    """f, and the Python functions it reaches through its globals (those of
-    its own module) and closure cells: their code is what runs under the
-    trace, so what they read is guarded too."""
+    """f, and the Python functions it reaches through its globals, closure
+    cells and the attributes its code names on the user's modules (code of
+    the standard library, hop, NumPy, ... excluded): their code is what runs
+    under the trace, so what they read is guarded too."""
     todo = [f]
     while todo and len(s.functions) < _MAX_FUNCTIONS:
         f = todo.pop(0)
@@ -260,14 +283,18 @@ def _collect_functions(s, f):
         s.names |= names
         cells = [_cell(c) for c in (f.__closure__ or ())]
         glob = [f.__globals__.get(n) for n in names]
-        for v in cells + glob + list(f.__defaults__ or ()):
-            held = v
+        # mylib.helper(x): the functions of the user's modules the code names.
+        attrs = [getattr(m, n, None) for m in cells + glob
+                 if isinstance(m, types.ModuleType) and _is_user_module(m.__name__)
+                 for n in names]
+        for v in cells + glob + attrs + list(f.__defaults__ or ()):
             if isinstance(v, types.FunctionType) and _is_hop_function(v):
                 # A nested_compile_region wrapper: the user's function it
                 # wraps is what runs under the trace.
                 v = getattr(v, "__wrapped__", None)
             if isinstance(v, types.FunctionType) and id(v) not in s.seen and \
-                    not _is_hop_function(v) and (v.__globals__ is f.__globals__ or held in cells):
+                    not _is_hop_function(v) and \
+                    _is_user_module(v.__globals__.get("__name__", "")):
                 todo.append(v)
 
 
@@ -280,8 +307,7 @@ def _method_names(s, cls):
                 continue
             fget = attr.fget if isinstance(attr, property) else attr
             if isinstance(fget, types.FunctionType) and id(fget) not in s.seen:
-                s.seen.add(id(fget))
-                s.names |= _code_names(fget.__code__, set())
+                _collect_functions(s, fget)  # what the method reads is read too
 
 
 def _visit(s, src, v, depth):
@@ -307,7 +333,13 @@ def _visit(s, src, v, depth):
                     _visit(s, src.child("attr", name), d[name], depth + 1)
         return
     s.add(src, "id", v)
-    if id(v) in s.seen or depth >= _MAX_DEPTH:
+    if id(v) in s.seen:
+        return
+    if depth >= _MAX_DEPTH:
+        if isinstance(v, (list, tuple, dict, set)) and v or \
+                not isinstance(v, _OPAQUE) and getattr(v, "__dict__", None):
+            s.skipped.append(f"{src!r}: deeper than {_MAX_DEPTH} steps, guarded by identity, "
+                             f"its contents not guarded")
         return
     s.seen.add(id(v))
     _walk_children(s, src, v, depth)

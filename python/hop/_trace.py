@@ -7,6 +7,7 @@ nodes and nested subgraphs, and runs the plan when called.
 """
 
 import inspect
+import warnings
 
 from . import _C
 from . import _guards
@@ -311,6 +312,13 @@ def _trace(fn, example_args, dynamic):
     all_numpy = bool(numpy_in) and all(numpy_in)
     guards = _guards.Guards(env, tr.captures, leaves)
     runner = _Runner(tr, plan, spec, statics, out_spec, template, all_numpy, sym_out, guards)
+    unguarded = guards.describe(runner.capture_names)[len(guards.guards):]
+    if unguarded:
+        # Never silent: what the guards cannot see is said once per trace.
+        warnings.warn(f"hop: {getattr(fn, '__qualname__', 'the traced function')} reads values "
+                      f"that hop can guard by identity only, so a change inside them is not "
+                      f"seen by this trace: " + "; ".join(unguarded), RuntimeWarning,
+                      stacklevel=3)
     gm = GraphModule(tr, (), runner)
     gm.plan = plan
     return gm, runner

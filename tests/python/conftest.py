@@ -9,3 +9,11 @@ import sys
 _path = os.environ.get("HOP_PYTHONPATH")
 if _path:
     sys.path.insert(0, os.path.abspath(_path))
+
+
+def pytest_configure(config):
+    # pytest resets warning filters per test: fuzz_programs' own filter for
+    # its generated functions (which close over their never-changing spec
+    # tree) is repeated here.
+    config.addinivalue_line("filterwarnings",
+                            r"ignore:hop. Program.function.<locals>:RuntimeWarning")

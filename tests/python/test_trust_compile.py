@@ -723,3 +723,27 @@ def test_a_closure_read_inside_a_nested_compile_region_body_is_guarded():
     assert cf(x).tolist() == [3.0, 4.0]
     with pytest.raises(hop.GuardError, match="closure cell 'k' was 3"):
         gm(x)
+
+
+BIG = list(range(20))
+DEEP = {"a": {"b": {"c": {"d": [2.0]}}}}
+
+
+def test_what_the_guards_cannot_walk_is_said_never_silent():
+    # A container past the walk's size or depth is guarded by identity only:
+    # an in-place change inside it is not seen, so every trace says so.
+    x = hop.tensor([1.0, 2.0])
+
+    def big(x):
+        return x * BIG[17]
+
+    def deep(x):
+        return x * DEEP["a"]["b"]["c"]["d"][0]
+
+    with pytest.warns(RuntimeWarning, match=r"hop: test_what_the_guards_cannot_walk_is_said_never_"
+                      r"silent.<locals>.big reads values that hop can guard by identity only.*"
+                      r"global 'BIG': a list of 20 items \(more than 16\)"):
+        hop.compile(big)(x)
+    with pytest.warns(RuntimeWarning, match=r"global 'DEEP'\['a'\]\['b'\]\['c'\]\['d'\]: deeper "
+                      r"than 4 steps"):
+        hop.trace(deep, x)
