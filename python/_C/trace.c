@@ -978,11 +978,34 @@ trace_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
     return (PyObject *)tr;
 }
 
+/* The Python layer's per-trace state (invoke_subgraph keys hold the
+ * functions a body reads, their globals, ...) can reach back to the trace
+ * through a GraphModule: the collector must see these references. */
+static int
+trace_traverse(TraceObject *tr, visitproc visit, void *arg)
+{
+    Py_VISIT(tr->kept);
+    Py_VISIT(tr->names);
+    Py_VISIT(tr->scratch);
+    return 0;
+}
+
+/* Breaks a cycle through scratch (the only container that can hold one):
+ * an empty dict takes its place, so the trace stays usable. */
+static int
+trace_clear(TraceObject *tr)
+{
+    if (tr->scratch != NULL)
+        PyDict_Clear(tr->scratch);
+    return 0;
+}
+
 static void
 trace_dealloc(TraceObject *tr)
 {
     /* An active trace holds a reference to itself, so it is never the
      * `current` of any thread here. */
+    PyObject_GC_UnTrack(tr);
     hop_output_graph_free(tr->og);
     Py_XDECREF(tr->kept);
     Py_XDECREF(tr->names);
@@ -1633,8 +1656,10 @@ static PyTypeObject TraceType = {
     PyVarObject_HEAD_INIT(NULL, 0).tp_name = "hop._C.Trace",
     .tp_basicsize = sizeof(TraceObject),
     .tp_dealloc = (destructor)trace_dealloc,
-    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
     .tp_doc = "One traced program: an OutputGraph with its tracer stack.",
+    .tp_traverse = (traverseproc)trace_traverse,
+    .tp_clear = (inquiry)trace_clear,
     .tp_methods = trace_methods,
     .tp_getset = trace_getset,
     .tp_new = trace_new,
