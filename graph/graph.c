@@ -26,6 +26,7 @@
  * memory comes back when the OutputGraph is freed.
  */
 #include "graph/graph_impl.h"
+#include "hop/class.h"
 
 #include <stdio.h>
 
@@ -870,13 +871,15 @@ hop_graph_call_op(hop_graph *g, hop_op op, const hop_arg *args, size_t nargs)
 }
 
 hop_node *
-hop_graph_call_hop(hop_graph *g, const char *target, const hop_arg *args, size_t nargs,
+hop_graph_call_hop(hop_graph *g, const hop_class *cls, const hop_arg *args, size_t nargs,
                    const hop_value_info *outs, size_t nouts)
 {
-    if (g == NULL || target == NULL) {
-        hop_error(HOP_MISUSE, "call_hop: the %s is NULL", g == NULL ? "graph" : "target");
+    if (g == NULL || cls == NULL || cls->name == NULL) {
+        hop_error(HOP_MISUSE, "call_hop: the %s is NULL",
+                  g == NULL ? "graph" : cls == NULL ? "class" : "class's name");
         return NULL;
     }
+    const char *target = cls->name;
     char who[96];
     snprintf(who, sizeof who, "call_hop %s", target);
     /* The target prints as a function name in code. */
@@ -914,11 +917,27 @@ hop_graph_call_hop(hop_graph *g, const char *target, const hop_arg *args, size_t
     }
     hop_node *n = p.node;
     n->target = tcopy;
+    n->cls = cls;
     n->outs = ocopy;
     n->nouts = nouts;
     if (nouts == 1)
         n->meta = &ocopy[0];
     return commit(g, &p, body_end(g));
+}
+
+size_t
+hop_node_passed(const hop_node *call, const hop_arg **items, size_t cap)
+{
+    size_t n = 0;
+    for (size_t i = 0; call && i < call->nargs; i++) {
+        const hop_arg *a = &call->args[i];
+        if (a->kind != HOP_ARG_LIST)
+            continue;
+        for (size_t k = 0; k < a->u.list.n; k++, n++)
+            if (n < cap)
+                items[n] = &a->u.list.items[k];
+    }
+    return n;
 }
 
 hop_node *

@@ -34,6 +34,7 @@
  *   output to the call_hop that calls it (dashed).
  */
 #include "graph/graph_impl.h"
+#include "hop/class.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -172,7 +173,7 @@ append_node_meta(hop__buf *b, const hop_node *n)
 }
 
 static void append_args(hop__buf *b, const hop_arg *args, size_t n, const char *open,
-                        const char *close, bool last_as_tuple);
+                        const char *close, bool lists_as_tuples);
 
 static void
 append_arg(hop__buf *b, const hop_arg *a, bool as_tuple)
@@ -215,23 +216,51 @@ append_arg(hop__buf *b, const hop_arg *a, bool as_tuple)
 
 static void
 append_args(hop__buf *b, const hop_arg *args, size_t n, const char *open, const char *close,
-            bool last_as_tuple)
+            bool lists_as_tuples)
 {
     hop__buf_puts(b, open);
     for (size_t i = 0; i < n; i++) {
         if (i > 0)
             hop__buf_puts(b, ", ");
-        append_arg(b, &args[i], last_as_tuple && i == n - 1);
+        append_arg(b, &args[i], lists_as_tuples);
     }
     hop__buf_puts(b, close);
 }
 
-/* A node's arguments as a call's parenthesised list.  A call_hop's last
- * list (the operands of its subgraphs) prints as a tuple. */
+/* A node's arguments as a call's parenthesised list.  A call_hop's lists
+ * (the operands of its subgraphs, one per group) print as tuples. */
 static void
 append_call_args(hop__buf *b, const hop_node *n)
 {
     append_args(b, n->args, n->nargs, "(", ")", n->kind == HOP_NODE_CALL_HOP);
+}
+
+/* The right-hand side of a call's line: `target(args)`, or what the HOP's
+ * print slot writes. */
+static void
+append_call(hop__buf *b, const hop_node *n)
+{
+    const hop_class *owner =
+        n->kind == HOP_NODE_CALL_HOP ? HOP_CLASS_SLOT_OWNER(n->cls, print) : NULL;
+    if (owner == NULL) {
+        hop__buf_puts(b, n->target);
+        append_call_args(b, n);
+        return;
+    }
+    char small[256];
+    size_t need = owner->print(n, small, sizeof small);
+    if (need < sizeof small) {
+        hop__buf_puts(b, small);
+        return;
+    }
+    char *big = hop__malloc(need + 1);
+    if (big == NULL) {
+        b->failed = true;
+        return;
+    }
+    owner->print(n, big, need + 1);
+    hop__buf_puts(b, big);
+    hop__free(big);
 }
 
 /* ------------------------------------------------------------ code */
@@ -304,8 +333,8 @@ code_graph(hop__buf *b, const hop_graph *g, int depth)
         default: /* call_op, call_hop; a stray placeholder prints as a call */
             hop__buf_printf(b, "%s: \"", n->name);
             append_node_meta(b, n);
-            hop__buf_printf(b, "\" = %s", n->target);
-            append_call_args(b, n);
+            hop__buf_puts(b, "\" = ");
+            append_call(b, n);
             break;
         }
         hop__buf_puts(b, "\n");

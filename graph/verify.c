@@ -272,9 +272,10 @@ value_kind_text(hop_value_kind k)
     return k == HOP_VALUE_TENSOR ? "a tensor" : k == HOP_VALUE_SYM ? "a SymInt" : "no value";
 }
 
-/* A call_hop against the subgraphs it calls: one operand per placeholder,
- * matching kinds and dtypes (ranks may differ: map passes slices), and as
- * many subgraph outputs as the call has. */
+/* A call_hop against the subgraphs it calls: one operand per placeholder
+ * (the call's lists, concatenated: hop_node_passed), matching kinds and
+ * dtypes (ranks may differ: map passes slices), and as many subgraph
+ * outputs as the call has. */
 static hop_status
 check_call_hop(const hop_graph *g, const hop_node *n)
 {
@@ -283,47 +284,49 @@ check_call_hop(const hop_graph *g, const hop_node *n)
         has_graph |= n->args[i].kind == HOP_ARG_GRAPH;
     if (!has_graph)
         return HOP_OK;
-    const hop_arg *last = n->nargs ? &n->args[n->nargs - 1] : NULL;
-    if (last == NULL || last->kind != HOP_ARG_LIST)
-        return fail(g,
-                    "node %s passes subgraphs but its last argument is not the list of their "
-                    "operands",
-                    n->name);
-    const hop_arg *ops = last->u.list.items;
-    size_t nops = last->u.list.n;
-    for (size_t i = 0; i < n->nargs; i++) {
+    size_t nops = hop_node_passed(n, NULL, 0);
+    const hop_arg *small[16], **ops = nops <= 16 ? small : hop__malloc(nops * sizeof *ops);
+    if (ops == NULL)
+        return HOP_NOMEM;
+    hop_node_passed(n, ops, nops);
+    hop_status st = HOP_OK;
+    for (size_t i = 0; i < n->nargs && st == HOP_OK; i++) {
         if (n->args[i].kind != HOP_ARG_GRAPH)
             continue;
         const hop_graph *s = n->args[i].u.graph;
-        if (s->nplaceholders != nops)
-            return fail(g, "node %s passes %zu operand%s to %s, which has %zu placeholder%s",
-                        n->name, nops, nops == 1 ? "" : "s", s->name, s->nplaceholders,
-                        s->nplaceholders == 1 ? "" : "s");
+        if (s->nplaceholders != nops) {
+            st = fail(g, "node %s passes %zu operand%s to %s, which has %zu placeholder%s", n->name,
+                      nops, nops == 1 ? "" : "s", s->name, s->nplaceholders,
+                      s->nplaceholders == 1 ? "" : "s");
+            break;
+        }
         const hop_node *ph = s->first;
-        for (size_t j = 0; j < nops && ph; j++, ph = ph->next) {
+        for (size_t j = 0; j < nops && ph && st == HOP_OK; j++, ph = ph->next) {
             char what[160];
-            describe_operand(&ops[j], what, sizeof what);
+            describe_operand(ops[j], what, sizeof what);
             hop_dtype dt = HOP_DTYPE_COUNT;
-            hop_value_kind k = operand_kind(&ops[j], &dt);
+            hop_value_kind k = operand_kind(ops[j], &dt);
             if (k != ph->meta->kind)
-                return fail(g,
-                            "node %s passes operand %zu (%s, %s) to placeholder %s of %s, "
-                            "which is %s",
-                            n->name, j, what, value_kind_text(k), ph->name, s->name,
-                            value_kind_text(ph->meta->kind));
-            if (k == HOP_VALUE_TENSOR && dt != ph->meta->meta.dtype)
-                return fail(g,
-                            "node %s passes operand %zu (%s, %s) to placeholder %s of %s, "
-                            "which is %s",
-                            n->name, j, what, hop_dtype_name(dt), ph->name, s->name,
-                            hop_dtype_name(ph->meta->meta.dtype));
+                st = fail(g,
+                          "node %s passes operand %zu (%s, %s) to placeholder %s of %s, "
+                          "which is %s",
+                          n->name, j, what, value_kind_text(k), ph->name, s->name,
+                          value_kind_text(ph->meta->kind));
+            else if (k == HOP_VALUE_TENSOR && dt != ph->meta->meta.dtype)
+                st = fail(g,
+                          "node %s passes operand %zu (%s, %s) to placeholder %s of %s, "
+                          "which is %s",
+                          n->name, j, what, hop_dtype_name(dt), ph->name, s->name,
+                          hop_dtype_name(ph->meta->meta.dtype));
         }
         /* A subgraph without an output is reported when it is checked. */
-        if (s->output && s->output->nargs != n->nouts)
-            return fail(g, "node %s has %zu output%s but %s returns %zu", n->name, n->nouts,
-                        n->nouts == 1 ? "" : "s", s->name, s->output->nargs);
+        if (st == HOP_OK && s->output && s->output->nargs != n->nouts)
+            st = fail(g, "node %s has %zu output%s but %s returns %zu", n->name, n->nouts,
+                      n->nouts == 1 ? "" : "s", s->name, s->output->nargs);
     }
-    return HOP_OK;
+    if (ops != small)
+        hop__free(ops);
+    return st;
 }
 
 static hop_status

@@ -10,72 +10,95 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-/* ---------------------------------------------------------------- values */
-
-hop_status
-hop_values_push(hop_values *vs, hop_node *v)
+size_t
+hop_value_info_print(const hop_value_info *v, char *buf, size_t cap)
 {
-    if (vs == NULL)
-        return hop_error(HOP_MISUSE, "hop_values_push: NULL list");
-    if (hop__grow((void **)&vs->items, &vs->cap, vs->n + 1, sizeof *vs->items) != HOP_OK)
-        return HOP_NOMEM;
-    vs->items[vs->n++] = v;
-    return HOP_OK;
-}
-
-void
-hop_values_clear(hop_values *vs)
-{
-    if (vs == NULL)
-        return;
-    hop__free(vs->items);
-    vs->items = NULL;
-    vs->n = vs->cap = 0;
+    int n;
+    if (v && v->kind == HOP_VALUE_TENSOR)
+        return hop_meta_print(&v->meta, buf, cap);
+    if (v && v->kind == HOP_VALUE_SYM) {
+        char e[96];
+        hop_expr_print(v->sym, e, sizeof e);
+        n = snprintf(buf, cap, "Sym(%s)", e);
+    } else {
+        n = snprintf(buf, cap, "nothing");
+    }
+    return n < 0 ? 0 : (size_t)n;
 }
 
 /* ------------------------------------------------------- slot resolution */
 
 typedef hop_status (*slot_fn)(hop_call *c);
 
-/* The class that defines the slot at `offset`: cls or its nearest base. */
-static slot_fn
-resolve(const hop_hop_class *cls, size_t offset)
+/* The nearest class of cls's chain, ending at the PrimHOP base. */
+static const hop_class *
+next_base(const hop_class *k)
 {
-    for (const hop_hop_class *k = cls; k; k = k->base ? k->base : hop_prim_hop_base()) {
+    return k->base ? k->base : k == hop_prim_hop_base() ? NULL : hop_prim_hop_base();
+}
+
+/* The tracing slot at `offset`: cls's own or its nearest base's. */
+static slot_fn
+resolve(const hop_class *cls, size_t offset)
+{
+    for (const hop_class *k = cls; k; k = next_base(k)) {
         slot_fn f;
         memcpy(&f, (const char *)k + offset, sizeof f);
         if (f)
             return f;
-        if (k == hop_prim_hop_base())
-            break;
     }
     return NULL; /* unreachable: the base fills every slot */
 }
 
-#define RESOLVE(cls, slot) resolve((cls), offsetof(hop_hop_class, slot))
+#define RESOLVE(cls, slot) resolve((cls), offsetof(hop_class, slot))
 
 hop_input_mode
-hop__input_mode(const hop_hop_class *cls)
+hop_class_input_mode(const hop_class *cls)
 {
-    const hop_hop_class *k = cls;
-    for (int i = 0; i < HOP__MAX_BASE_DEPTH && k; i++) {
+    const hop_class *k = cls;
+    for (int i = 0; i < HOP__MAX_BASE_DEPTH && k; i++, k = next_base(k))
         if (k->input_mode != HOP_INPUTS_INHERIT)
             return k->input_mode;
-        k = k->base ? k->base : (k == hop_prim_hop_base() ? NULL : hop_prim_hop_base());
-    }
     return HOP_INPUTS_LIFTED;
 }
 
 hop_guard_mode
-hop__guard_mode(const hop_hop_class *cls)
+hop_class_guard_mode(const hop_class *cls)
 {
-    const hop_hop_class *k = cls;
-    for (int i = 0; i < HOP__MAX_BASE_DEPTH && k; i++) {
+    const hop_class *k = cls;
+    for (int i = 0; i < HOP__MAX_BASE_DEPTH && k; i++, k = next_base(k))
         if (k->guard_mode != HOP_GUARDS_INHERIT)
             return k->guard_mode;
-        k = k->base ? k->base : (k == hop_prim_hop_base() ? NULL : hop_prim_hop_base());
-    }
     return HOP_GUARDS_CALLER;
+}
+
+const hop_param *
+hop_class_params(const hop_class *cls, size_t *n)
+{
+    const hop_class *k = cls;
+    for (int i = 0; i < HOP__MAX_BASE_DEPTH && k; i++, k = next_base(k)) {
+        if (k->params[0].kind == HOP_PARAM_END)
+            continue;
+        size_t m = 0;
+        while (m < HOP_MAX_PARAMS && k->params[m].kind != HOP_PARAM_END)
+            m++;
+        if (n)
+            *n = m;
+        return k->params;
+    }
+    if (n)
+        *n = 0;
+    return NULL; /* unreachable: the base has a signature */
+}
+
+size_t
+hop_class_nbodies(const hop_class *cls)
+{
+    size_t n, nb = 0;
+    const hop_param *p = hop_class_params(cls, &n);
+    for (size_t i = 0; i < n; i++)
+        nb += p[i].kind == HOP_PARAM_BODY;
+    return nb;
 }
 
 /* ------------------------------------------------------------ base slots */
@@ -109,16 +132,12 @@ base_check_operands(hop_call *c)
         if (c->lead[i].kind == HOP_ARG_NODE && c->lead[i].u.node != NULL &&
             check_reachable(c, "argument", i, c->lead[i].u.node) != HOP_OK)
             return hop_error_code();
-    for (size_t i = c->body_operands; i < c->noperands; i++) {
-        const hop_arg *a = &c->operands[i];
-        if (a->kind != HOP_ARG_NODE || a->u.node == NULL)
-            return hop_error(HOP_INVALID,
-                             "%s: operand %zu must be a traced value (a tensor or a SymInt)",
-                             c->cls->name, i);
-        if (a->u.node->meta->kind == HOP_VALUE_NONE)
+    for (size_t i = 0; i < c->noperands; i++) {
+        const hop_node *v = c->operands[i];
+        if (v->meta->kind == HOP_VALUE_NONE)
             return hop_error(HOP_INVALID, "%s: operand %zu (%s) has no single value", c->cls->name,
-                             i, a->u.node->name);
-        if (check_reachable(c, "operand", i, a->u.node) != HOP_OK)
+                             i, v->name);
+        if (check_reachable(c, "operand", i, v) != HOP_OK)
             return hop_error_code();
     }
     return HOP_OK;
@@ -127,15 +146,14 @@ base_check_operands(hop_call *c)
 static hop_status
 base_body_inputs(hop_call *c)
 {
-    size_t n = c->noperands - c->body_operands;
+    size_t n = c->noperands;
     c->input_meta = hop__calloc(n + 1, sizeof *c->input_meta);
     c->input_names = hop__calloc(n + 1, sizeof *c->input_names);
     if (c->input_meta == NULL || c->input_names == NULL)
         return HOP_NOMEM;
     for (size_t i = 0; i < n; i++) {
-        const hop_node *v = c->operands[c->body_operands + i].u.node;
-        c->input_meta[i] = *v->meta;
-        c->input_names[i] = v->name;
+        c->input_meta[i] = *c->operands[i]->meta;
+        c->input_names[i] = c->operands[i]->name;
     }
     c->ninputs = n;
     return HOP_OK;
@@ -161,10 +179,9 @@ base_output_meta(hop_call *c)
     return HOP_OK;
 }
 
-static const hop_hop_class prim_hop_base = {
+static const hop_class prim_hop_base = {
     .name = "prim_hop",
-    .nbodies = 1,
-    .prefixes = {"body"},
+    .params = {{"body", HOP_PARAM_BODY, "body"}, {"args", HOP_PARAM_VARARGS}},
     .input_mode = HOP_INPUTS_LIFTED,
     .guard_mode = HOP_GUARDS_CALLER,
     .check_operands = base_check_operands,
@@ -174,12 +191,32 @@ static const hop_hop_class prim_hop_base = {
     .output_meta = base_output_meta,
     .lookup = base_nothing,
     .installed = base_nothing,
+    .lower = hop_lower_default,
+    .eval = hop_eval_default,
 };
 
-const hop_hop_class *
+const hop_class *
 hop_prim_hop_base(void)
 {
     return &prim_hop_base;
+}
+
+/* The BODY parameter of body b. */
+static const hop_param *
+body_param(const hop_call *c, size_t b)
+{
+    for (size_t i = 0; i < c->nparams; i++)
+        if (c->params[i].kind == HOP_PARAM_BODY && b-- == 0)
+            return &c->params[i];
+    return NULL;
+}
+
+/* Body b's subgraph name prefix ("cond_true"), for names and messages. */
+static const char *
+prefix_of(const hop_call *c, size_t b)
+{
+    const hop_param *p = body_param(c, b);
+    return p ? p->prefix : "body";
 }
 
 /* ------------------------------------------------------------ signatures */
@@ -201,7 +238,7 @@ compare_by_source_name(const void *a, const void *b)
 static void
 unique_suffix(const hop_call *c, int body, char *buf, size_t cap)
 {
-    const char *p = c->cls->prefixes[body];
+    const char *p = prefix_of(c, (size_t)body);
     size_t n = strlen(c->cls->name);
     if (strncmp(p, c->cls->name, n) == 0 && p[n] == '_')
         p += n + 1;
@@ -267,9 +304,9 @@ hop__signature_merge(hop_call *c)
     }
 
     /* Explicit inputs are passed as the operands, brought into the parent. */
-    size_t nexplicit = hop__input_mode(c->cls) == HOP_INPUTS_EXPLICIT ? c->ninputs : 0;
+    size_t nexplicit = hop_class_input_mode(c->cls) == HOP_INPUTS_EXPLICIT ? c->ninputs : 0;
     for (size_t i = 0; i < nexplicit && st == HOP_OK; i++) {
-        hop_node *v = c->operands[c->body_operands + i].u.node;
+        hop_node *v = c->operands[i];
         hop_node *local = hop_tracer_lift(c->parent, v);
         st = local ? hop_values_push(&c->passed, local) : hop_error_code();
     }
@@ -307,24 +344,120 @@ hop__signature_merge(hop_call *c)
 
 /* ------------------------------------------------------------- the call */
 
+static const char *const param_kind_text[] = {
+    [HOP_PARAM_INT] = "an int",
+    [HOP_PARAM_FLOAT] = "a float",
+    [HOP_PARAM_BOOL] = "a bool",
+    [HOP_PARAM_DTYPE] = "a dtype",
+    [HOP_PARAM_VALUE] = "a traced value, a SymInt/SymBool or a bool",
+    [HOP_PARAM_BODY] = "a body",
+    [HOP_PARAM_VALUES] = "a list of traced values",
+    [HOP_PARAM_VARARGS] = "a list of traced values",
+};
+
+static bool
+lead_fits(hop_param_kind k, const hop_arg *a)
+{
+    switch (k) {
+    case HOP_PARAM_INT:
+        return a->kind == HOP_ARG_INT;
+    case HOP_PARAM_FLOAT:
+        return a->kind == HOP_ARG_FLOAT || a->kind == HOP_ARG_INT;
+    case HOP_PARAM_BOOL:
+        return a->kind == HOP_ARG_BOOL;
+    case HOP_PARAM_DTYPE:
+        return a->kind == HOP_ARG_DTYPE;
+    case HOP_PARAM_VALUE:
+        return (a->kind == HOP_ARG_NODE && a->u.node) || (a->kind == HOP_ARG_SYM && a->u.sym) ||
+               a->kind == HOP_ARG_BOOL;
+    default:
+        return false;
+    }
+}
+
+/*
+ * Binds args to the signature: the leads into c->lead, the groups' values
+ * into c->operands (allocated; the caller frees it).  HOP_INVALID names the
+ * parameter that does not fit.
+ */
 static hop_status
-check_class_call(hop_output_graph *og, const hop_hop_class *cls, const hop_arg *operands,
-                 size_t noperands, const hop_body *bodies, size_t nbodies, hop_values *outputs)
+bind_args(hop_call *c, const hop_arg *args, size_t nargs)
+{
+    const char *hop = c->cls->name;
+    size_t want = 0, total = 0;
+    for (size_t i = 0; i < c->nparams; i++)
+        want += c->params[i].kind != HOP_PARAM_BODY;
+    if (nargs != want)
+        return hop_error(HOP_INVALID, "%s: takes %zu argument%s besides its bodies, got %zu", hop,
+                         want, want == 1 ? "" : "s", nargs);
+    size_t k = 0;
+    for (size_t i = 0; i < c->nparams; i++) {
+        const hop_param *p = &c->params[i];
+        if (p->kind == HOP_PARAM_BODY)
+            continue;
+        const hop_arg *a = &args[k++];
+        if (p->kind == HOP_PARAM_VALUES || p->kind == HOP_PARAM_VARARGS) {
+            if (a->kind != HOP_ARG_LIST)
+                return hop_error(HOP_INVALID, "%s: %s must be %s", hop, p->name,
+                                 param_kind_text[p->kind]);
+            if (a->u.list.n && a->u.list.items == NULL)
+                return hop_error(HOP_MISUSE, "%s: %zu operands at NULL", hop, a->u.list.n);
+            for (size_t j = 0; j < a->u.list.n; j++)
+                if (a->u.list.items[j].kind != HOP_ARG_NODE || a->u.list.items[j].u.node == NULL)
+                    return hop_error(HOP_INVALID,
+                                     "%s: operand %zu must be a traced value (a tensor or a "
+                                     "SymInt)",
+                                     hop, total + j);
+            total += a->u.list.n;
+        } else if (p->kind == HOP_PARAM_VALUE && a->kind == HOP_ARG_NODE && a->u.node == NULL) {
+            return hop_error(HOP_MISUSE, "%s: %s is a NULL value", hop, p->name);
+        } else if (!lead_fits(p->kind, a)) {
+            return hop_error(HOP_INVALID, "%s: %s must be %s", hop, p->name,
+                             param_kind_text[p->kind]);
+        } else {
+            c->lead[c->nlead++] = *a;
+        }
+    }
+    c->operands = hop__calloc(total + 1, sizeof *c->operands);
+    if (c->operands == NULL)
+        return HOP_NOMEM;
+    k = 0;
+    for (size_t i = 0; i < c->nparams; i++) {
+        const hop_param *p = &c->params[i];
+        if (p->kind == HOP_PARAM_BODY)
+            continue;
+        const hop_arg *a = &args[k++];
+        if (p->kind != HOP_PARAM_VALUES && p->kind != HOP_PARAM_VARARGS)
+            continue;
+        c->group_start[c->ngroups++] = c->noperands;
+        for (size_t j = 0; j < a->u.list.n; j++)
+            c->operands[c->noperands++] = a->u.list.items[j].u.node;
+    }
+    c->group_start[c->ngroups] = c->noperands;
+    return HOP_OK;
+}
+
+static hop_status
+check_class_call(hop_output_graph *og, const hop_class *cls, const hop_arg *args, size_t nargs,
+                 const hop_body *bodies, size_t nbodies, hop_values *outputs)
 {
     if (og == NULL || cls == NULL || outputs == NULL)
-        return hop_error(HOP_MISUSE, "hop_hop_call: NULL %s",
+        return hop_error(HOP_MISUSE, "hop_apply: NULL %s",
                          og == NULL    ? "output graph"
                          : cls == NULL ? "class"
                                        : "outputs");
-    if (noperands > 0 && operands == NULL)
-        return hop_error(HOP_MISUSE, "%s: %zu operands at NULL", cls->name, noperands);
-    if (nbodies != (size_t)cls->nbodies)
-        return hop_error(HOP_INVALID, "%s: takes %d bod%s, got %zu", cls->name, cls->nbodies,
-                         cls->nbodies == 1 ? "y" : "ies", nbodies);
-    for (size_t b = 0; b < nbodies; b++)
-        if (bodies == NULL || bodies[b].fn == NULL)
+    if (nargs > 0 && args == NULL)
+        return hop_error(HOP_MISUSE, "%s: %zu arguments at NULL", cls->name, nargs);
+    size_t nb = hop_class_nbodies(cls);
+    if (nbodies != nb)
+        return hop_error(HOP_INVALID, "%s: takes %zu bod%s, got %zu", cls->name, nb,
+                         nb == 1 ? "y" : "ies", nbodies);
+    size_t np;
+    const hop_param *params = hop_class_params(cls, &np);
+    for (size_t b = 0, i = 0; i < np; i++)
+        if (params[i].kind == HOP_PARAM_BODY && (bodies == NULL || bodies[b++].fn == NULL))
             return hop_error(HOP_INVALID, "%s: %s body is not callable (NULL function)", cls->name,
-                             cls->prefixes[b]);
+                             params[i].prefix);
     return HOP_OK;
 }
 
@@ -332,7 +465,8 @@ check_class_call(hop_output_graph *og, const hop_hop_class *cls, const hop_arg *
 static hop_status
 trace_body(hop_call *c, size_t b)
 {
-    const char *name = hop_output_graph_next_name(c->og, c->cls->prefixes[b]);
+    const char *prefix = prefix_of(c, b);
+    const char *name = hop_output_graph_next_name(c->og, prefix);
     if (name == NULL)
         return hop_error_code();
     hop_tracer *t = hop_output_graph_push(c->og, name);
@@ -341,24 +475,22 @@ trace_body(hop_call *c, size_t b)
     c->tracers[b] = t;
 
     hop_status st = HOP_OK;
-    size_t nin = 0;
-    hop_node **inputs = NULL;
-    if (hop__input_mode(c->cls) == HOP_INPUTS_EXPLICIT) {
-        inputs = hop__calloc(c->ninputs + 1, sizeof *inputs);
-        if (inputs == NULL)
-            return HOP_NOMEM;
-        for (size_t i = 0; i < c->ninputs && st == HOP_OK; i++) {
+    size_t nin = c->noperands;
+    hop_node **inputs = hop__calloc(nin + 1, sizeof *inputs);
+    if (inputs == NULL)
+        return HOP_NOMEM;
+    if (hop_class_input_mode(c->cls) == HOP_INPUTS_EXPLICIT) {
+        for (size_t i = 0; i < nin && st == HOP_OK; i++) {
             /* An input passed through unchanged stands for its operand, so a
              * closure over the same value reuses it. */
-            hop_node *outer = c->operands[c->body_operands + i].u.node;
-            bool same = i < c->noperands - c->body_operands &&
-                        outer->meta->kind == c->input_meta[i].kind &&
+            hop_node *outer = c->operands[i];
+            bool same = outer->meta->kind == c->input_meta[i].kind &&
                         (outer->meta->kind == HOP_VALUE_SYM
                              ? outer->meta->sym == c->input_meta[i].sym
                              : hop_meta_equal(&outer->meta->meta, &c->input_meta[i].meta));
             bool first = true;
             for (size_t j = 0; j < i; j++)
-                if (c->operands[c->body_operands + j].u.node == outer)
+                if (c->operands[j] == outer)
                     first = false;
             inputs[i] =
                 same && first && hop_tracer_of(outer) != t
@@ -367,21 +499,16 @@ trace_body(hop_call *c, size_t b)
             if (inputs[i] == NULL)
                 st = hop_error_code();
         }
-        nin = c->ninputs;
     } else {
-        nin = c->noperands - c->body_operands;
-        inputs = hop__calloc(nin + 1, sizeof *inputs);
-        if (inputs == NULL)
-            return HOP_NOMEM;
         for (size_t i = 0; i < nin; i++)
-            inputs[i] = c->operands[c->body_operands + i].u.node;
+            inputs[i] = c->operands[i];
     }
     if (st == HOP_OK) {
         const hop_body *body = &c->bodies[b];
         st = body->fn(t, body->ud, inputs, nin, &c->results[b]);
         if (st != HOP_OK && hop_error_code() == HOP_OK)
             st = hop_error(st, "%s: the %s body failed with %s and no message", c->cls->name,
-                           c->cls->prefixes[b], hop_status_name(st));
+                           prefix, hop_status_name(st));
     }
     hop__free(inputs);
     /* A body must leave the stack as it found it; the restore repairs it. */
@@ -390,14 +517,14 @@ trace_body(hop_call *c, size_t b)
         st = hop_error(HOP_MISUSE,
                        "%s: the %s body returned with the tracer of graph %s current instead of "
                        "its own (%s): unbalanced push or pop",
-                       c->cls->name, c->cls->prefixes[b], hop_tracer_graph(cur)->name, name);
+                       c->cls->name, prefix, hop_tracer_graph(cur)->name, name);
     }
     /* What the body returns becomes t's own: a free value is lifted. */
     hop_values *r = &c->results[b];
     for (size_t i = 0; i < r->n && st == HOP_OK; i++) {
         if (r->items[i] == NULL) {
             st = hop_error(HOP_INVALID, "%s: output %zu of the %s body is NULL", c->cls->name, i,
-                           c->cls->prefixes[b]);
+                           prefix);
             break;
         }
         hop_node *local = hop_tracer_lift(t, r->items[i]);
@@ -405,7 +532,7 @@ trace_body(hop_call *c, size_t b)
             char why[1024];
             snprintf(why, sizeof why, "%s", hop_error_message());
             st = hop_error(hop_error_code(), "%s: output %zu of the %s body: %s", c->cls->name, i,
-                           c->cls->prefixes[b], why);
+                           prefix, why);
         } else
             r->items[i] = local;
     }
@@ -424,6 +551,33 @@ trace_body(hop_call *c, size_t b)
     return hop_output_graph_pop(c->og, t, &c->graphs[b]);
 }
 
+/*
+ * Runs body b inline: traced straight into the caller's tracer, with the
+ * operands themselves as its inputs, its results (lifted into the caller)
+ * the call's outputs.  For a HOP whose operands decide at trace time which
+ * body runs (cond with a constant pred), like Python's own if.
+ */
+static hop_status
+run_inline(hop_call *c, size_t b, hop_values *outputs)
+{
+    size_t before = outputs->n;
+    const hop_body *body = &c->bodies[b];
+    hop_status st = body->fn(c->parent, body->ud, c->operands, c->noperands, outputs);
+    if (st != HOP_OK && hop_error_code() == HOP_OK)
+        st = hop_error(st, "%s: the %s body failed with %s and no message", c->cls->name,
+                       prefix_of(c, b), hop_status_name(st));
+    for (size_t i = before; i < outputs->n && st == HOP_OK; i++) {
+        hop_node *v = outputs->items[i] ? hop_tracer_lift(c->parent, outputs->items[i]) : NULL;
+        if (v == NULL)
+            st = outputs->items[i] ? hop_error_code()
+                                   : hop_error(HOP_INVALID, "%s: output %zu of the %s body is NULL",
+                                               c->cls->name, i - before, prefix_of(c, b));
+        else
+            outputs->items[i] = v;
+    }
+    return st;
+}
+
 /* Binds, in the parent, the free symbols of a symbolic lead argument. */
 static hop_status
 bind_lead_symbols(hop_call *c)
@@ -440,7 +594,10 @@ bind_lead_symbols(hop_call *c)
     return HOP_OK;
 }
 
-/* Installs the subgraphs, emits the call node and its getitems. */
+/*
+ * Installs the subgraphs, emits the call node (leads, bodies, groups: the
+ * layout of hop/class.h) and its getitems.
+ */
 static hop_status
 emit_call(hop_call *c, hop_values *outputs)
 {
@@ -451,20 +608,32 @@ emit_call(hop_call *c, hop_values *outputs)
     hop_status st = bind_lead_symbols(c);
     if (st != HOP_OK)
         return st;
-    size_t nargs = c->nlead + c->nbodies + 1;
+    /* Lists: lifted mode has one, the merged signature.  Explicit mode has
+     * one per group, the lifted values appended to a final VARARGS group or
+     * in a list of their own. */
+    bool lifted = hop_class_input_mode(c->cls) == HOP_INPUTS_LIFTED;
+    size_t nlists = lifted ? 1 : c->ngroups;
+    bool trailing_varargs = c->nparams > 0 && c->params[c->nparams - 1].kind == HOP_PARAM_VARARGS;
+    if (!lifted && !trailing_varargs)
+        nlists++;
+    size_t nargs = c->nlead + c->nbodies + nlists;
     hop_arg *args = hop__calloc(nargs + c->passed.n, sizeof *args);
     if (args == NULL)
         return HOP_NOMEM;
     hop_arg *passed = args + nargs;
+    for (size_t i = 0; i < c->passed.n; i++)
+        passed[i] = hop_arg_node(c->passed.items[i]);
     size_t k = 0;
     for (size_t i = 0; i < c->nlead; i++)
         args[k++] = c->lead[i];
     for (size_t b = 0; b < c->nbodies; b++)
         args[k++] = hop_arg_graph(c->reuse[b] ? c->reuse[b] : c->graphs[b]);
-    for (size_t i = 0; i < c->passed.n; i++)
-        passed[i] = hop_arg_node(c->passed.items[i]);
-    args[k++] = hop_arg_list(passed, c->passed.n);
-    hop_node *call = hop_graph_call_hop(pg, c->cls->name, args, k, c->outs, c->nouts);
+    for (size_t l = 0; l < nlists; l++) {
+        size_t from = lifted ? 0 : l < c->ngroups ? c->group_start[l] : c->noperands;
+        size_t to = lifted || l + 1 == nlists ? c->passed.n : c->group_start[l + 1];
+        args[k++] = hop_arg_list(passed + from, to - from);
+    }
+    hop_node *call = hop_graph_call_hop(pg, c->cls, args, k, c->outs, c->nouts);
     hop__free(args);
     if (call == NULL)
         return hop_error_code();
@@ -482,6 +651,7 @@ call_cleanup(hop_call *c)
     for (size_t b = 0; b < HOP_MAX_BODIES; b++)
         hop_values_clear(&c->results[b]);
     hop_values_clear(&c->passed);
+    hop__free(c->operands);
     hop__free(c->input_meta);
     hop__free(c->input_names);
     hop__free(c->outs);
@@ -554,7 +724,7 @@ place_guards(hop_call *c, hop_guard_mode mode, const body_guards *bg)
 static hop_status
 trace_bodies(hop_call *c)
 {
-    hop_guard_mode mode = hop__guard_mode(c->cls);
+    hop_guard_mode mode = hop_class_guard_mode(c->cls);
     hop_shape_env *env = hop_output_graph_env(c->og);
     body_guards bg;
     memset(&bg, 0, sizeof bg);
@@ -577,10 +747,16 @@ trace_bodies(hop_call *c)
 hop_status
 hop__call_run(hop_call *c, hop_values *outputs)
 {
-    const hop_hop_class *cls = c->cls;
+    const hop_class *cls = c->cls;
     hop_status st = RESOLVE(cls, check_operands)(c);
-    if (st == HOP_OK && hop__input_mode(cls) == HOP_INPUTS_EXPLICIT)
+    if (st == HOP_OK && c->inline_body >= 0)
+        return run_inline(c, (size_t)c->inline_body, outputs);
+    if (st == HOP_OK && hop_class_input_mode(cls) == HOP_INPUTS_EXPLICIT) {
         st = RESOLVE(cls, body_inputs)(c);
+        if (st == HOP_OK && c->ninputs != c->noperands)
+            st = hop_error(HOP_MISUSE, "%s: body_inputs made %zu inputs for %zu operands",
+                           cls->name, c->ninputs, c->noperands);
+    }
     if (st == HOP_OK)
         st = RESOLVE(cls, lookup)(c);
     if (st == HOP_OK && c->reuse[0] == NULL) {
@@ -600,10 +776,10 @@ hop__call_run(hop_call *c, hop_values *outputs)
 }
 
 hop_status
-hop_hop_call(hop_output_graph *og, const hop_hop_class *cls, const hop_arg *operands,
-             size_t noperands, const hop_body *bodies, size_t nbodies, hop_values *outputs)
+hop_apply(hop_output_graph *og, const hop_class *cls, const hop_arg *args, size_t nargs,
+          const hop_body *bodies, size_t nbodies, hop_values *outputs)
 {
-    hop_status st = check_class_call(og, cls, operands, noperands, bodies, nbodies, outputs);
+    hop_status st = check_class_call(og, cls, args, nargs, bodies, nbodies, outputs);
     if (st != HOP_OK)
         return st;
     size_t nout_before = outputs->n;
@@ -614,13 +790,15 @@ hop_hop_call(hop_output_graph *og, const hop_hop_class *cls, const hop_arg *oper
         .cls = cls,
         .og = og,
         .parent = hop_output_graph_current(og),
-        .operands = operands,
-        .noperands = noperands,
         .bodies = bodies,
         .nbodies = nbodies,
+        .inline_body = -1,
         .outputs = outputs,
     };
-    st = hop__call_run(&c, outputs);
+    c.params = hop_class_params(cls, &c.nparams);
+    st = bind_args(&c, args, nargs);
+    if (st == HOP_OK)
+        st = hop__call_run(&c, outputs);
     call_cleanup(&c);
     if (st != HOP_OK) {
         outputs->n = nout_before;
@@ -628,4 +806,171 @@ hop_hop_call(hop_output_graph *og, const hop_hop_class *cls, const hop_arg *oper
     }
     hop_checkpoint_free(cp);
     return HOP_OK;
+}
+
+/* ------------------------------------------------------------ accessors */
+
+/* The index of parameter `name` in c's signature, or -1 with HOP_MISUSE. */
+static int
+param_index(const hop_class *cls, const hop_param *params, size_t n, const char *name,
+            const char *what)
+{
+    for (size_t i = 0; name && i < n; i++)
+        if (strcmp(params[i].name, name) == 0)
+            return (int)i;
+    hop_error(HOP_MISUSE, "%s: the HOP %s has no %s named %s", what, cls ? cls->name : "(null)",
+              "parameter", name ? name : "(NULL)");
+    return -1;
+}
+
+static bool
+is_group(hop_param_kind k)
+{
+    return k == HOP_PARAM_VALUES || k == HOP_PARAM_VARARGS;
+}
+
+static bool
+is_lead(hop_param_kind k)
+{
+    return k != HOP_PARAM_BODY && !is_group(k) && k != HOP_PARAM_END;
+}
+
+hop_arg *
+hop_call_param(hop_call *c, const char *name)
+{
+    if (c == NULL)
+        return hop_error(HOP_MISUSE, "hop_call_param: NULL call"), NULL;
+    int i = param_index(c->cls, c->params, c->nparams, name, "hop_call_param");
+    if (i < 0)
+        return NULL;
+    if (!is_lead(c->params[i].kind))
+        return hop_error(HOP_MISUSE, "hop_call_param: %s of %s is not a leading argument", name,
+                         c->cls->name),
+               NULL;
+    size_t k = 0;
+    for (int j = 0; j < i; j++)
+        k += is_lead(c->params[j].kind);
+    return &c->lead[k];
+}
+
+hop_node *const *
+hop_call_group(const hop_call *c, const char *name, size_t *n)
+{
+    static hop_node *const none[1] = {NULL};
+    if (n)
+        *n = 0;
+    if (c == NULL)
+        return hop_error(HOP_MISUSE, "hop_call_group: NULL call"), NULL;
+    int i = param_index(c->cls, c->params, c->nparams, name, "hop_call_group");
+    if (i < 0)
+        return NULL;
+    if (!is_group(c->params[i].kind))
+        return hop_error(HOP_MISUSE, "hop_call_group: %s of %s is not a group of values", name,
+                         c->cls->name),
+               NULL;
+    size_t g = 0;
+    for (int j = 0; j < i; j++)
+        g += is_group(c->params[j].kind);
+    size_t from = c->group_start[g], to = c->group_start[g + 1];
+    if (n)
+        *n = to - from;
+    return to > from ? c->operands + from : none;
+}
+
+/* The node's argument for parameter `name` (see hop/class.h's layout). */
+static const hop_arg *
+node_arg(const hop_node *call, const char *name, const char *what, hop_param_kind *kind)
+{
+    if (call == NULL || call->kind != HOP_NODE_CALL_HOP || call->cls == NULL)
+        return hop_error(HOP_MISUSE, "%s: not a call_hop node", what), NULL;
+    size_t np;
+    const hop_param *params = hop_class_params(call->cls, &np);
+    int i = param_index(call->cls, params, np, name, what);
+    if (i < 0)
+        return NULL;
+    /* leads, then bodies, then groups */
+    size_t nlead = 0, nbody = 0, k = 0;
+    for (size_t j = 0; j < np; j++) {
+        nlead += is_lead(params[j].kind);
+        nbody += params[j].kind == HOP_PARAM_BODY;
+    }
+    hop_param_kind want = params[i].kind;
+    if (is_lead(want)) {
+        for (int j = 0; j < i; j++)
+            k += is_lead(params[j].kind);
+    } else if (want == HOP_PARAM_BODY) {
+        k = nlead;
+        for (int j = 0; j < i; j++)
+            k += params[j].kind == HOP_PARAM_BODY;
+    } else {
+        k = nlead + nbody;
+        if (hop_class_input_mode(call->cls) != HOP_INPUTS_LIFTED)
+            for (int j = 0; j < i; j++)
+                k += is_group(params[j].kind);
+    }
+    *kind = want;
+    if (k >= call->nargs)
+        return hop_error(HOP_VERIFY, "%s: %s has no argument for %s", what, call->name, name), NULL;
+    return &call->args[k];
+}
+
+const hop_arg *
+hop_node_param(const hop_node *call, const char *name)
+{
+    hop_param_kind k;
+    const hop_arg *a = node_arg(call, name, "hop_node_param", &k);
+    if (a && !is_lead(k))
+        return hop_error(HOP_MISUSE, "hop_node_param: %s of %s is not a leading argument", name,
+                         call->cls->name),
+               NULL;
+    return a;
+}
+
+const hop_graph *
+hop_node_body(const hop_node *call, const char *name)
+{
+    hop_param_kind k;
+    const hop_arg *a = node_arg(call, name, "hop_node_body", &k);
+    if (a && (k != HOP_PARAM_BODY || a->kind != HOP_ARG_GRAPH))
+        return hop_error(HOP_MISUSE, "hop_node_body: %s of %s is not a body", name,
+                         call->cls->name),
+               NULL;
+    return a ? a->u.graph : NULL;
+}
+
+const hop_arg *
+hop_node_group(const hop_node *call, const char *name, size_t *n)
+{
+    if (n)
+        *n = 0;
+    hop_param_kind k;
+    const hop_arg *a = node_arg(call, name, "hop_node_group", &k);
+    if (a && (!is_group(k) || a->kind != HOP_ARG_LIST))
+        return hop_error(HOP_MISUSE, "hop_node_group: %s of %s is not a group of values", name,
+                         call->cls->name),
+               NULL;
+    if (a == NULL)
+        return NULL;
+    if (n)
+        *n = a->u.list.n;
+    return a->u.list.items ? a->u.list.items : a;
+}
+
+const hop_arg *
+hop_node_lifted(const hop_node *call, size_t *n)
+{
+    if (n)
+        *n = 0;
+    if (call == NULL || call->kind != HOP_NODE_CALL_HOP || call->cls == NULL)
+        return hop_error(HOP_MISUSE, "hop_node_lifted: not a call_hop node"), NULL;
+    size_t np;
+    const hop_param *params = hop_class_params(call->cls, &np);
+    bool own_list = hop_class_input_mode(call->cls) != HOP_INPUTS_LIFTED &&
+                    !(np > 0 && params[np - 1].kind == HOP_PARAM_VARARGS);
+    const hop_arg *last = call->nargs ? &call->args[call->nargs - 1] : NULL;
+    if (!own_list || last == NULL || last->kind != HOP_ARG_LIST)
+        return call->args;
+    if (n)
+        *n = last->u.list.n;
+    return last->u.list.items ? last->u.list.items : last;
 }

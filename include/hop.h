@@ -10,6 +10,7 @@
 #include "hop/tracer.h"
 #include "hop/output_graph.h"
 #include "hop/prim_hop.h"
+#include "hop/eval.h"
 #include "hop/runtime.h"
 #include "hop/lowering.h"
 #include "hop/foreign.h"

@@ -792,17 +792,12 @@ compile_call_op(hop_lower_ctx *cx, const hop_node *n)
 static hop_status
 compile_call_hop(hop_lower_ctx *cx, const hop_node *n)
 {
-    const hop_hop_class *cls = NULL;
-    const hop_lowering *l = hop__lowering_for(n->target, &cls);
-    if (l == NULL && hop_error_code() == HOP_NOMEM)
-        return HOP_NOMEM; /* the registry could not register the built-ins */
-    if (l == NULL || l->lower == NULL) {
-        hop_error_clear();
-        return hop_error(HOP_UNSUPPORTED,
-                         "lowering: %s calls the HOP %s, which has no lowering "
-                         "(hop_register_lowering)",
-                         n->name, n->target);
-    }
+    if (n->cls == NULL)
+        return hop_error(HOP_VERIFY, "lowering: %s calls the HOP %s but records no class", n->name,
+                         n->target);
+    /* The class's lower slot, or its nearest base's; none: the PrimHOP
+     * base's, which inlines the one body. */
+    const hop_class *owner = HOP_CLASS_SLOT_OWNER(n->cls, lower);
     const hop_node *saved_call = cx->call;
     hop_pval *saved_results = cx->results;
     const hop_pval *saved_dests = cx->dests;
@@ -815,7 +810,7 @@ compile_call_hop(hop_lower_ctx *cx, const hop_node *n)
     cx->nresults = 0;
     cx->have_results = false;
     int nctl = cx->nctl;
-    hop_status st = l->lower(cx, n, l->user_data);
+    hop_status st = owner ? owner->lower(cx, n) : hop_lower_default(cx, n);
     if (st == HOP_OK && cx->nctl != nctl)
         st = hop_error(HOP_MISUSE, "lowering of %s: unbalanced if/loop blocks", n->target);
     if (st == HOP_OK && (!cx->have_results || cx->nresults != n->nouts))

@@ -5,13 +5,11 @@
  *   xprog.c    int expressions compiled to small postfix programs
  *   lower.c    graph -> plan: values, nodes, fusion planning, the toolkit of
  *              lower callbacks, routines (subroutines), hop_lower
- *   hops.c     the lowering registry and the built-in HOPs' lowerings
  *   memplan.c  lifetimes, regions and the layout of the block
  *   fused.c    fused elementwise groups: building and the tiled executor
  *   interp.c   frames and the interpreter loop (hop_plan_run)
  *   parmap.c   parallel loops: which qualify, worker frames, running on the pool
  *   dump.c     hop_plan_dump and the trace
- *   eager.c    the reference interpreter (hop_graph_run_eager)
  *
  * A plan is a flat program (hop__insn) over tensor slots and int registers.
  * Tensor slots are hop_tensor headers in a frame; their storage is an input,
@@ -612,8 +610,6 @@ hop_status hop__new_reg(hop_lower_ctx *cx, const char *name, int32_t *out);
 char *hop__note(hop_lower_ctx *cx, const char *fmt, ...) HOP_PRINTF(2, 3);
 bool hop__meta_late(hop_lower_ctx *cx, const hop_meta *m);
 
-/* hops.c */
-const hop_lowering *hop__lowering_for(const char *target, const hop_hop_class **cls);
 
 /* lower.c: an operand of an instruction (counts its hop_rt_arg entries) */
 hop_status hop__compile_oparg(hop_lower_ctx *cx, const hop_arg *a, hop__oparg *o, int32_t *nrt);

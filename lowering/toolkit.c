@@ -546,3 +546,99 @@ hop_lower_call(hop_lower_ctx *cx, const hop_graph *g, const hop_pval *inputs, si
     return HOP_OK;
 }
 
+
+/* ---------------------------------------------------------- conveniences */
+
+hop_pval *
+hop_lower_pvals(hop_lower_ctx *cx, size_t n)
+{
+    if (cx == NULL) {
+        hop_error(HOP_MISUSE, "hop_lower_pvals: NULL context");
+        return NULL;
+    }
+    if (n > SIZE_MAX / sizeof(hop_pval) - 1) {
+        hop_error(HOP_NOMEM, "lowering: out of memory (%zu values)", n);
+        return NULL;
+    }
+    return hop__arena_zalloc(&cx->tmp, (n + 1) * sizeof(hop_pval));
+}
+
+hop_pval *
+hop_lower_args(hop_lower_ctx *cx, const hop_arg *args, size_t n)
+{
+    hop_pval *v = hop_lower_pvals(cx, n);
+    for (size_t i = 0; v && i < n; i++)
+        if (hop_lower_arg(cx, &args[i], &v[i]) != HOP_OK)
+            return NULL;
+    return v;
+}
+
+hop_pval *
+hop_lower_passed(hop_lower_ctx *cx, const hop_node *call, size_t *n)
+{
+    size_t np = hop_node_passed(call, NULL, 0);
+    if (n)
+        *n = np;
+    const hop_arg **items = cx ? hop__arena_alloc(&cx->tmp, (np + 1) * sizeof *items) : NULL;
+    hop_pval *v = items ? hop_lower_pvals(cx, np) : NULL;
+    if (v == NULL)
+        return NULL;
+    hop_node_passed(call, items, np);
+    for (size_t i = 0; i < np; i++)
+        if (hop_lower_arg(cx, items[i], &v[i]) != HOP_OK)
+            return NULL;
+    return v;
+}
+
+hop_pval *
+hop_lower_dests(hop_lower_ctx *cx)
+{
+    if (cx == NULL || cx->call == NULL) {
+        hop_error(HOP_MISUSE, "hop_lower_dests: no call is being lowered");
+        return NULL;
+    }
+    hop_pval *d = hop_lower_pvals(cx, cx->call->nouts);
+    for (size_t j = 0; d && j < cx->call->nouts; j++)
+        if (hop_lower_dest(cx, j, &d[j]) != HOP_OK)
+            return NULL;
+    return d;
+}
+
+hop_pval *
+hop_lower_outputs(hop_lower_ctx *cx, bool storage)
+{
+    hop_pval *d = hop_lower_dests(cx);
+    for (size_t j = 0; d && j < cx->call->nouts; j++)
+        if (d[j].kind == HOP_PVAL_NONE &&
+            hop_lower_tensor(cx, &cx->call->outs[j], storage, &d[j]) != HOP_OK)
+            return NULL;
+    return d;
+}
+
+hop_status
+hop_lower_default(hop_lower_ctx *cx, const hop_node *call)
+{
+    const hop_graph *body = NULL;
+    for (size_t i = 0; call && i < call->nargs && body == NULL; i++)
+        if (call->args[i].kind == HOP_ARG_GRAPH)
+            body = call->args[i].u.graph;
+    if (body == NULL)
+        return hop_error(HOP_VERIFY, "lowering: %s has no body", call ? call->name : "(null)");
+    size_t n;
+    hop_pval *in = hop_lower_passed(cx, call, &n);
+    hop_pval *dests = in ? hop_lower_dests(cx) : NULL;
+    hop_pval *out = dests ? hop_lower_pvals(cx, call->nouts) : NULL;
+    if (out == NULL)
+        return hop_error_code();
+    hop_status st = hop_lower_inline(cx, body, in, n, dests, out, call->nouts);
+    return st == HOP_OK ? hop_lower_results(cx, out, call->nouts) : st;
+}
+
+bool
+hop_lower_symbol_known(hop_lower_ctx *cx, const hop_expr *sym)
+{
+    if (cx == NULL || sym == NULL || hop_expr_kind_of(sym) != HOP_EXPR_SYMBOL)
+        return false;
+    int64_t id = hop_symbol_id(sym);
+    return id >= 0 && (size_t)id < cx->nsyms && cx->symdef[id];
+}

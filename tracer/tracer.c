@@ -783,3 +783,26 @@ hop__tracer_add_input(hop_tracer *t, const char *name, const hop_value_info *met
     finish_chain(t, &cm, ph == NULL);
     return ph;
 }
+
+/* ---------------------------------------------------------------- values */
+
+hop_status
+hop_values_push(hop_values *vs, hop_node *v)
+{
+    if (vs == NULL)
+        return hop_error(HOP_MISUSE, "hop_values_push: NULL list");
+    if (hop__grow((void **)&vs->items, &vs->cap, vs->n + 1, sizeof *vs->items) != HOP_OK)
+        return HOP_NOMEM;
+    vs->items[vs->n++] = v;
+    return HOP_OK;
+}
+
+void
+hop_values_clear(hop_values *vs)
+{
+    if (vs == NULL)
+        return;
+    hop__free(vs->items);
+    vs->items = NULL;
+    vs->n = vs->cap = 0;
+}

@@ -29,6 +29,7 @@ extern "C" {
 
 typedef struct hop_graph hop_graph;
 typedef struct hop_node hop_node;
+typedef struct hop_class hop_class; /* a HOP: hop/class.h */
 
 typedef enum hop_node_kind {
     HOP_NODE_PLACEHOLDER,
@@ -111,7 +112,8 @@ struct hop_node {
     hop_use *uses; /* who reads this node, most recent user first */
     size_t nuses;
     hop_node *prev, *next; /* program order */
-    void *user_data;       /* free for upper layers (the tracer) */
+    const hop_class *cls;  /* HOP_NODE_CALL_HOP: the HOP's class (borrowed); NULL
+                              for other kinds */
     unsigned flags;        /* HOP_NODE_SIDE_EFFECTS */
     /* private (graph/names.c): the name table's hash and chain link */
     uint32_t name_hash;
@@ -191,17 +193,25 @@ hop_node *hop_graph_placeholder_at(const hop_graph *g, size_t pos);
 hop_node *hop_graph_call_op(hop_graph *g, hop_op op, const hop_arg *args, size_t nargs);
 
 /*
- * Records a call of the HOP `target` (e.g. "cond").  args may include
- * HOP_ARG_GRAPH references, which must be subgraphs owned by g.  By
- * convention the values passed to the subgraphs are the last argument, a
- * HOP_ARG_LIST (the verifier checks it against the subgraphs' placeholders).
- * outs (each a tensor or a SymInt) describe the nouts results and are copied;
- * the node's own meta is outs[0] when nouts == 1 and NONE otherwise.  target
- * must be an identifier (HOP_INVALID otherwise; it prints as a function name)
- * and is copied.  Named after target.  NULL on error, with g unchanged.
+ * Records a call of the HOP cls (its class, borrowed: it must outlive g).
+ * args follow the layout hop/class.h gives: the leading arguments, one
+ * HOP_ARG_GRAPH per body (subgraphs owned by g), then the lists of values
+ * passed to the subgraphs (the verifier checks them, concatenated, against
+ * the subgraphs' placeholders).  outs (each a tensor or a SymInt) describe
+ * the nouts results and are copied; the node's own meta is outs[0] when
+ * nouts == 1 and NONE otherwise.  cls->name must be an identifier
+ * (HOP_INVALID otherwise; it prints as a function name); the node's target
+ * is a copy of it, and the node is named after it.  NULL on error, with g
+ * unchanged.
  */
-hop_node *hop_graph_call_hop(hop_graph *g, const char *target, const hop_arg *args, size_t nargs,
+hop_node *hop_graph_call_hop(hop_graph *g, const hop_class *cls, const hop_arg *args, size_t nargs,
                              const hop_value_info *outs, size_t nouts);
+/*
+ * The values a call_hop node passes to its subgraphs, in the subgraphs'
+ * placeholder order: its list arguments, concatenated.  Stores up to cap of
+ * them in items (may be NULL when cap is 0) and returns how many there are.
+ */
+size_t hop_node_passed(const hop_node *call, const hop_arg **items, size_t cap);
 
 /*
  * Records a call of the foreign kernel `target` (hop/foreign.h checks the

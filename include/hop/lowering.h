@@ -21,8 +21,8 @@
  *     (an unbacked symbol from item/nonzero/cond) is allocated when made;
  *   - fused elementwise groups: a tree of elementwise ops over one shape
  *     whose intermediates have no other users runs as one tiled kernel;
- *   - each HOP lowered through the lowering registered for its class (or
- *     the nearest base class): cond is a conditional jump over inlined
+ *   - each HOP lowered by its class's lower slot (hop/class.h; a class
+ *     without one lowers as its nearest base): cond is a conditional jump over inlined
  *     branches (only the taken one runs), map a loop over row views writing
  *     into the stacked output, wrap is inlined, invoke_subgraph a subroutine
  *     compiled once per plan and CALLed from every call site;
@@ -61,7 +61,8 @@
 #ifndef HOP_LOWERING_H
 #define HOP_LOWERING_H
 
-#include "hop/prim_hop.h"
+#include "hop/class.h"
+#include "hop/output_graph.h"
 #include "hop/runtime.h"
 
 #include <stdio.h>
@@ -162,16 +163,7 @@ char *hop_plan_dump(const hop_plan *plan);
  * plan runs. */
 void hop_plan_set_trace(hop_plan *plan, FILE *f);
 
-/*
- * The reference interpreter: runs the root graph of og node by node with
- * hop_eager (HOPs through their lowering's eager slot), with the same
- * inputs and outputs as a plan of og would take.  Checks only what the ops
- * check.  For differential tests: a plan must give the same results.
- */
-hop_status hop_graph_run_eager(const hop_output_graph *og, hop_tensor *const *inputs,
-                               size_t ninputs, hop_tensor **outputs, size_t noutputs);
-
-/* ------------------------------------------------ lowering HOPs (registry) */
+/* ------------------------------------------------------ lowering HOPs */
 
 /*
  * A value of the plan being built: a tensor slot, an int register, or an
@@ -190,40 +182,12 @@ typedef struct hop_pval {
     int64_t value;
 } hop_pval;
 
-typedef struct hop_lower_ctx hop_lower_ctx;
-typedef struct hop_eager_ctx hop_eager_ctx;
-
 /*
- * How one HOP class runs.  lower emits the plan code of one call_hop node of
- * that class (call->args: the leading arguments, the subgraphs, then the
- * list of passed values) and must end with hop_lower_results.  eager runs
- * the node in hop_graph_run_eager and must end with hop_eager_results.
- * Either may be NULL (then plans, or the reference interpreter, refuse the
- * HOP with HOP_UNSUPPORTED).  user_data is passed to both.
- */
-typedef struct hop_lowering {
-    hop_status (*lower)(hop_lower_ctx *cx, const hop_node *call, void *user_data);
-    hop_status (*eager)(hop_eager_ctx *ex, const hop_node *call, void *user_data);
-    void *user_data;
-} hop_lowering;
-
-/*
- * Registers how class cls runs (copied; cls is borrowed and must outlive
- * the registration).  A class without a lowering of its own runs as its
- * nearest base class with one (a class based on wrap lowers like wrap).
- * HOP_EXISTS if cls has one already; HOP_MISUSE for NULL.  The built-ins
- * wrap, cond, map and invoke_subgraph are registered from the start.
- */
-hop_status hop_register_lowering(const hop_hop_class *cls, const hop_lowering *l);
-/* HOP_NOT_FOUND if cls has no lowering of its own. */
-hop_status hop_unregister_lowering(const hop_hop_class *cls);
-/* The lowering of cls or of its nearest base class that has one; NULL
- * (HOP_NOT_FOUND set) if none has. */
-const hop_lowering *hop_find_lowering(const hop_hop_class *cls);
-
-/*
- * The toolkit of a lower callback.  Every function returns HOP_OK or an
- * error status (the lowering then fails as a whole and frees everything).
+ * The toolkit of a HOP's lower slot (hop/class.h), called with the call_hop
+ * node to lower (read its arguments with hop_node_param/_body/_group of
+ * hop/prim_hop.h).  The slot must end with hop_lower_results.  Every
+ * function returns HOP_OK or an error status (the lowering then fails as a
+ * whole and frees everything).
  *
  * hop_lower_arg       the plan value of an argument of the call node: a
  *                     node's value, an int, or a SymInt expression.
@@ -282,19 +246,36 @@ hop_status hop_lower_end_if(hop_lower_ctx *cx);
 hop_status hop_lower_results(hop_lower_ctx *cx, const hop_pval *results, size_t n);
 
 /*
- * The toolkit of an eager callback (values as hop_eager gives them).
+ * Conveniences over the above.  Arrays they return live in the lowering's
+ * scratch arena until hop_lower returns (never free them); NULL with
+ * HOP_NOMEM set when it is exhausted.
  *
- * hop_eager_arg      the value of an argument of the call node; a tensor is
- *                    borrowed.
- * hop_eager_graph    runs subgraph g on inputs (borrowed); outputs[noutputs]
- *                    get new references (release them, or hand them to
- *                    hop_eager_results).
- * hop_eager_results  the call's results; takes the tensors' references.
+ * hop_lower_pvals     n zeroed values (kind HOP_PVAL_NONE).
+ * hop_lower_args      the plan values of n call arguments (a group's items,
+ *                     hop_node_group; the passed values, hop_node_passed).
+ * hop_lower_passed    the plan values of every value the call passes to its
+ *                     bodies (its lists, concatenated); *n gets the count.
+ * hop_lower_dests     the call's destinations, one per output (see
+ *                     hop_lower_dest).
+ * hop_lower_outputs   for each output, its destination, or a new tensor of
+ *                     its metadata (in the memory plan when storage is true)
+ *                     where the caller has none.
+ * hop_lower_default   the PrimHOP base's lower slot: the call's first body
+ *                     inlined with every passed value, its results the
+ *                     call's.
+ * hop_lower_symbol_known
+ *                     whether symbol sym has a value at this point of the
+ *                     program: a backed symbol bound on entry, or an unbacked
+ *                     one computed by code emitted so far (a size only known
+ *                     inside a body is not).
  */
-hop_status hop_eager_arg(hop_eager_ctx *ex, const hop_arg *arg, hop_rt_value *out);
-hop_status hop_eager_graph(hop_eager_ctx *ex, const hop_graph *g, const hop_rt_value *inputs,
-                           size_t ninputs, hop_rt_value *outputs, size_t noutputs);
-hop_status hop_eager_results(hop_eager_ctx *ex, hop_rt_value *results, size_t n);
+hop_pval *hop_lower_pvals(hop_lower_ctx *cx, size_t n);
+hop_pval *hop_lower_args(hop_lower_ctx *cx, const hop_arg *args, size_t n);
+hop_pval *hop_lower_passed(hop_lower_ctx *cx, const hop_node *call, size_t *n);
+hop_pval *hop_lower_dests(hop_lower_ctx *cx);
+hop_pval *hop_lower_outputs(hop_lower_ctx *cx, bool storage);
+hop_status hop_lower_default(hop_lower_ctx *cx, const hop_node *call);
+bool hop_lower_symbol_known(hop_lower_ctx *cx, const hop_expr *sym);
 
 #ifdef __cplusplus
 }

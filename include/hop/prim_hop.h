@@ -1,28 +1,29 @@
 /*
- * hop/prim_hop.h - higher-order operators: the PrimHOP base, the registry,
- * and the four built-in HOPs (wrap, cond, map, invoke_subgraph).
+ * hop/prim_hop.h - tracing a HOP: the PrimHOP base and its call protocol,
+ * the registry, the accessors of a call by parameter name, and the built-in
+ * HOPs' C entry points.
  *
- * A HOP is a `const hop_hop_class`: a name, one subgraph name prefix per
- * body, how body inputs are made, and slots.  An unset (NULL/0) slot inherits
- * from `base` (NULL means the PrimHOP base, hop_prim_hop_base()).  The base
- * does the shared work of every call (hop_hop_call):
+ * A HOP is a `const hop_class` (hop/class.h: the signature and every slot).
+ * hop_apply runs the protocol every HOP shares:
  *
  *   1. checkpoint the OutputGraph (every failure below restores it exactly);
- *   2. check the operands                                 (slot check_operands)
- *   3. per body: push a tracer, create its explicit inputs (slot body_inputs),
+ *   2. bind the arguments to the signature (leads, one list per group);
+ *   3. check the operands                                 (slot check_operands)
+ *      - which may pick a body to run inline (c->inline_body: cond with a
+ *        constant pred), traced straight into the caller with no call node;
+ *   4. per body: push a tracer, create its explicit inputs (slot body_inputs),
  *      run the body callback, lift what it returns, pop; place the guards its
  *      tracing recorded (guard_mode);
- *   4. check the bodies' outputs against each other      (slot check_outputs)
- *   5. give the bodies one signature and build the values the call passes
+ *   5. check the bodies' outputs against each other      (slot check_outputs)
+ *   6. give the bodies one signature and build the values the call passes
  *      (slot signature: base = explicit operands then lifted values; cond
  *      merges its branches' lifted inputs)
- *   6. install each body as a subgraph named "<prefix>_<N>"
- *   7. compute the output metadata                       (slot output_meta)
- *   8. emit one call_hop node in the parent and one getitem per output.
+ *   7. install each body as a subgraph named "<prefix>_<N>"
+ *   8. compute the output metadata                       (slot output_meta)
+ *   9. emit one call_hop node (hop/class.h gives its layout) in the parent
+ *      and one getitem per output.
  *
- * (Slot lookup may answer step 3-7 from a cache; slot installed runs last.)
- * The eager implementation and the lowering of a HOP are slots added by the
- * runtime and lowering layers.
+ * (Slot lookup may answer steps 4-8 from a cache; slot installed runs last.)
  *
  * Bodies are C callbacks with user data; whatever outer values they use are
  * lifted automatically (hop/tracer.h).
@@ -30,22 +31,12 @@
 #ifndef HOP_PRIM_HOP_H
 #define HOP_PRIM_HOP_H
 
+#include "hop/class.h"
 #include "hop/output_graph.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-/* A growable list of values (what a body returns, what a HOP call yields). */
-typedef struct hop_values {
-    hop_node **items;
-    size_t n, cap;
-} hop_values;
-
-/* Appends v.  HOP_NOMEM leaves the list as it was. */
-hop_status hop_values_push(hop_values *vs, hop_node *v);
-/* Frees the items array (not the nodes) and empties the list. */
-void hop_values_clear(hop_values *vs);
 
 /*
  * A body: records ops in tracer t and appends what it returns to *outputs.
@@ -63,49 +54,34 @@ typedef struct hop_body {
     void *ud;
 } hop_body;
 
-typedef enum hop_input_mode {
-    HOP_INPUTS_INHERIT = 0, /* as the base class says */
-    HOP_INPUTS_LIFTED,      /* the body gets the outer values; lifted on first use */
-    HOP_INPUTS_EXPLICIT,    /* explicit placeholders first, lifted values after */
-} hop_input_mode;
-
 /*
- * Where the guards recorded while a body is traced go (hint decisions on the
- * sizes of the program's inputs, hop_shape_env_decide).  A guard must hold
- * whenever the code that relied on it runs, and only then: a guard one cond
- * branch needs must not reject inputs that take the other branch.
+ * One HOP call in flight, passed to every tracing slot.  Slots read what is
+ * above their step and fill what their step owns; read the arguments with
+ * hop_call_param / hop_call_group.
  */
-typedef enum hop_guard_mode {
-    HOP_GUARDS_INHERIT = 0, /* as the base class says */
-    HOP_GUARDS_CALLER,      /* the caller's (the base): the body runs whenever the
-                               call does (wrap, map, invoke_subgraph) */
-    HOP_GUARDS_BRANCH,      /* exactly one body runs per call (cond): a guard
-                               every body recorded is the caller's, the others
-                               stay with their body (its graph's guards), checked
-                               each time it runs */
-    HOP_GUARDS_BODY,        /* a body may run or not (a loop body): every guard
-                               stays with its body */
-} hop_guard_mode;
-
-#define HOP_MAX_BODIES 4
-
-typedef struct hop_hop_class hop_hop_class;
-
-/*
- * One HOP call in flight, passed to every slot.  Slots read what is above
- * their step and fill what their step owns.
- */
-typedef struct hop_call {
-    const hop_hop_class *cls;
+struct hop_call {
+    const hop_class *cls;
     hop_output_graph *og;
-    hop_tracer *parent;      /* the tracer the call is recorded in */
-    const hop_arg *operands; /* as given (cond: the pred; map: xs...) */
+    hop_tracer *parent; /* the tracer the call is recorded in */
+    const hop_param *params; /* cls's signature (inherited ones resolved) */
+    size_t nparams;
+    /* The leading arguments of the call node (INT..VALUE params, in order),
+     * as given; check_operands may replace one (cond lifts its pred). */
+    hop_arg lead[HOP_MAX_PARAMS];
+    size_t nlead;
+    /* Every group's values in order (what the bodies get), and where each
+     * group starts: group g is operands[group_start[g] .. group_start[g+1]). */
+    hop_node **operands;
     size_t noperands;
-    size_t body_operands; /* operands[body_operands..] go to the bodies
-                             (check_operands may skip leading ones) */
+    size_t group_start[HOP_MAX_PARAMS + 1];
+    size_t ngroups;
     const hop_body *bodies;
     size_t nbodies;
-    /* Explicit inputs of every body (body_inputs): metadata and names. */
+    /* check_operands: run this body inline instead of making a call node
+     * (-1: no).  Its outputs become the call's, lifted into the caller. */
+    int inline_body;
+    /* Explicit inputs of every body (body_inputs): metadata and names, one
+     * per operand. */
     hop_value_info *input_meta;
     const char **input_names;
     size_t ninputs;
@@ -120,86 +96,131 @@ typedef struct hop_call {
     /* Output metadata (output_meta slot). */
     hop_value_info *outs;
     size_t nouts;
-    /* Leading arguments of the call_hop node before the subgraphs, e.g.
-     * cond's pred (set by check_operands); at most 4. */
-    hop_arg lead[4];
-    size_t nlead;
     /* The call's results (one getitem per output), once emitted. */
     hop_values *outputs;
     /* Set by a class that answers a call without tracing (invoke_subgraph's
      * cache): the installed subgraphs to call instead. */
     hop_graph *reuse[HOP_MAX_BODIES];
-} hop_call;
-
-struct hop_hop_class {
-    const hop_hop_class *base;            /* NULL: the PrimHOP base */
-    const char *name;                     /* "cond": the call_hop target; an identifier */
-    int nbodies;                          /* how many bodies a call takes (1..HOP_MAX_BODIES) */
-    const char *prefixes[HOP_MAX_BODIES]; /* subgraph name prefix per body */
-    hop_input_mode input_mode;
-    hop_guard_mode guard_mode;
-
-    /* Checks c->operands; may set c->lead.  Base: operands must be values
-     * (tensors or SymInts) of enclosing tracers. */
-    hop_status (*check_operands)(hop_call *c);
-    /* Fills c->input_meta/input_names/ninputs (explicit mode).  Base: one
-     * input per operand, with the operand's metadata and name. */
-    hop_status (*body_inputs)(hop_call *c);
-    /* Compares the bodies' results.  Base: nothing to compare. */
-    hop_status (*check_outputs)(hop_call *c);
-    /* Orders every body's placeholders into one signature and fills
-     * c->passed.  Base: explicit operands, then each lifted placeholder's
-     * source, for a single body; bodies sharing a signature are merged as
-     * for cond (shared sorted by name, then unique per body, suffixed
-     * "_<prefix-without-the-HOP-name>", e.g. x_true_branch). */
-    hop_status (*signature)(hop_call *c);
-    /* Fills c->outs/nouts.  Base: the metadata of body 0's results. */
-    hop_status (*output_meta)(hop_call *c);
-
-    /* Answers a call without tracing, e.g. from a cache: sets c->reuse,
-     * c->passed and c->outs.  Base: does nothing (always trace). */
-    hop_status (*lookup)(hop_call *c);
-    /* Runs after the call node is emitted (e.g. to fill a cache).  Base:
-     * does nothing. */
-    hop_status (*installed)(hop_call *c);
-
-    /* Free for the class. */
-    void *user_data;
 };
 
-/* The PrimHOP base: the defaults every slot inherits. */
-const hop_hop_class *hop_prim_hop_base(void);
+/*
+ * The PrimHOP base: the defaults every slot inherits.
+ *   check_operands  every group value is a tensor or SymInt of a tracer
+ *                   enclosing the caller, in the same OutputGraph;
+ *   body_inputs     (explicit mode) one input per operand, with its metadata
+ *                   and name;
+ *   check_outputs   nothing to compare;
+ *   signature       explicit inputs, then lifted values in order of first
+ *                   use; several bodies are merged as for cond (shared values
+ *                   sorted by name, then those unique to each body in body
+ *                   order, suffixed "_<prefix tail>_branch");
+ *   output_meta     the metadata of body 0's results;
+ *   lookup, installed  nothing;
+ *   print           the generic form; lower hop_lower_default; eval
+ *                   hop_eval_default.
+ */
+const hop_class *hop_prim_hop_base(void);
+
+/* ---------------------------------------------------------- signatures */
+
+/* cls's signature, resolved through its bases; *n gets its length. */
+const hop_param *hop_class_params(const hop_class *cls, size_t *n);
+/* The input and guard modes cls resolves to through its bases. */
+hop_input_mode hop_class_input_mode(const hop_class *cls);
+hop_guard_mode hop_class_guard_mode(const hop_class *cls);
+/* How many BODY parameters cls has. */
+size_t hop_class_nbodies(const hop_class *cls);
 
 /*
- * The registry.  hop_register_hop validates cls (name is an identifier,
- * 1 <= nbodies <= HOP_MAX_BODIES, a prefix per body, resolvable slots) and
- * adds it: HOP_INVALID naming the problem, HOP_EXISTS for a duplicate name.
- * cls is borrowed and must outlive its registration.  The four built-ins are
- * registered on first use of the registry.
+ * Arguments by parameter name (HOP_MISUSE naming the HOP and the name when
+ * the signature has no such parameter of that kind; NULL returned then).
+ *
+ * hop_call_param   a lead (INT..VALUE) of a call being traced (mutable: a
+ *                  check_operands slot may replace it).
+ * hop_call_group   the values of group `name` of a call being traced; *n
+ *                  gets their count.  Returns a non-NULL pointer for an empty
+ *                  group.
+ * hop_node_param   a lead of a call_hop node.
+ * hop_node_body    the subgraph of BODY parameter `name` of a call_hop node.
+ * hop_node_group   the list of group `name` of a call_hop node: its items and
+ *                  (in *n) their count.  The final VARARGS group includes the
+ *                  lifted values; a HOP_INPUTS_LIFTED class's one group is
+ *                  the merged signature.
+ * hop_node_lifted  the lifted values of a call_hop node whose final group is
+ *                  not VARARGS (their own list); none (n = 0) otherwise.
+ * hop_node_passed  every value the node passes to its bodies, in body input
+ *                  order (all groups, then the lifted list): *n gets the
+ *                  count, items[i] the i-th.  Fills up to cap items and
+ *                  returns the count (call with cap 0 to size an array).
  */
-hop_status hop_register_hop(const hop_hop_class *cls);
+hop_arg *hop_call_param(hop_call *c, const char *name);
+hop_node *const *hop_call_group(const hop_call *c, const char *name, size_t *n);
+const hop_arg *hop_node_param(const hop_node *call, const char *name);
+const hop_graph *hop_node_body(const hop_node *call, const char *name);
+const hop_arg *hop_node_group(const hop_node *call, const char *name, size_t *n);
+const hop_arg *hop_node_lifted(const hop_node *call, size_t *n);
+size_t hop_node_passed(const hop_node *call, const hop_arg **items, size_t cap);
+
+/* ------------------------------------------------------------ registry */
+
+/*
+ * hop_register_hop validates cls (name and parameter names are identifiers,
+ * the signature is well formed: 1..HOP_MAX_BODIES bodies each with a prefix,
+ * VARARGS only last, at most one group in lifted mode; modes in range; the
+ * base chain acyclic) and adds it: HOP_INVALID naming the problem, HOP_EXISTS
+ * for a duplicate name.  cls is borrowed and must outlive its registration.
+ * The built-ins are registered on first use of the registry.
+ */
+hop_status hop_register_hop(const hop_class *cls);
 hop_status hop_unregister_hop(const char *name);
 /* NULL (HOP_NOT_FOUND set) if there is none. */
-const hop_hop_class *hop_find_hop(const char *name);
+const hop_class *hop_find_hop(const char *name);
 /* Registered names, sorted; returns how many there are (writes up to cap). */
 size_t hop_list_hops(const char **names, size_t cap);
 
 /*
- * Calls HOP cls in the current tracer of og over operands, with bodies.
- * On success one getitem node per output is appended to *outputs.  The caller
- * owns the list and clears it with hop_values_clear, also after an error (the
- * list then has its old length, but its array may have grown).  On error every
- * state is as before the call.
+ * The entry point of a library of HOPs loaded at run time (a shared object
+ * that Python's hop.load_library opens): registers its HOPs and returns
+ * HOP_OK, like a SQLite extension's sqlite3_extension_init.
  */
-hop_status hop_hop_call(hop_output_graph *og, const hop_hop_class *cls, const hop_arg *operands,
-                        size_t noperands, const hop_body *bodies, size_t nbodies,
-                        hop_values *outputs);
+typedef hop_status (*hop_library_init_fn)(void);
+#define HOP_LIBRARY_INIT "hop_library_init"
+
+/*
+ * Loads the shared library at path (dlopen) and runs its hop_library_init,
+ * which registers its HOPs; the library's hop_* symbols resolve against the
+ * hop that calls this (a copy linked into a program or a Python extension
+ * is made visible to it first).  Stores up to cap of the names it
+ * registered in names (borrowed from the classes) and their count in *n.
+ * Loading a library a second time runs nothing and reports its names
+ * again.  A library is never unloaded.  Errors: HOP_NOT_FOUND (no such
+ * file, or the loader's message), HOP_INVALID (no hop_library_init), or
+ * what the init returned; on error the HOPs it registered are unregistered.
+ */
+hop_status hop_load_library(const char *path, const char **names, size_t cap, size_t *n);
+
+/* --------------------------------------------------------------- calls */
+
+/*
+ * Calls HOP cls in the current tracer of og.  args follow the signature: the
+ * leads in order (an INT param takes a HOP_ARG_INT, ...; a VALUE param a
+ * node, a SymInt/SymBool expression or a bool), then one HOP_ARG_LIST of
+ * HOP_ARG_NODE values per group, in order; bodies one per BODY parameter.
+ * On success one getitem node per output is appended to *outputs.  The
+ * caller owns the list and clears it with hop_values_clear, also after an
+ * error (the list then has its old length, but its array may have grown).
+ * On error every state is as before the call: HOP_INVALID for arguments
+ * that do not fit the signature (naming the parameter), or what a slot or
+ * body returned.
+ */
+hop_status hop_apply(hop_output_graph *og, const hop_class *cls, const hop_arg *args, size_t nargs,
+                     const hop_body *bodies, size_t nbodies, hop_values *outputs);
 
 /* The built-in classes. */
-extern const hop_hop_class hop_wrap_class;
-extern const hop_hop_class hop_cond_class;
-extern const hop_hop_class hop_map_class;
-extern const hop_hop_class hop_invoke_subgraph_class;
+extern const hop_class hop_wrap_class;
+extern const hop_class hop_cond_class;
+extern const hop_class hop_map_class;
+extern const hop_class hop_invoke_subgraph_class;
 
 /* wrap(body, *args): body(*args) with args lifted on first use. */
 hop_status hop_wrap(hop_output_graph *og, hop_body body, const hop_arg *args, size_t nargs,
@@ -221,6 +242,9 @@ hop_status hop_map(hop_output_graph *og, hop_body f, const hop_arg *xs, size_t n
  */
 hop_status hop_invoke_subgraph(hop_output_graph *og, hop_body f, const hop_arg *args, size_t nargs,
                                hop_values *outputs);
+
+/* "f32[s0, 4]", "Sym(s0)" or "nothing" for messages; snprintf contract. */
+size_t hop_value_info_print(const hop_value_info *v, char *buf, size_t cap);
 
 #ifdef __cplusplus
 }

@@ -114,6 +114,17 @@ size_t hop_tracer_nlifted(const hop_tracer *t);
 hop_node *hop_tracer_lifted_placeholder(const hop_tracer *t, size_t i);
 hop_node *hop_tracer_lifted_source(const hop_tracer *t, const hop_node *placeholder);
 
+/* A growable list of values (what a body returns, what a HOP call yields). */
+typedef struct hop_values {
+    hop_node **items;
+    size_t n, cap;
+} hop_values;
+
+/* Appends v.  HOP_NOMEM leaves the list as it was. */
+hop_status hop_values_push(hop_values *vs, hop_node *v);
+/* Frees the items array (not the nodes) and empties the list. */
+void hop_values_clear(hop_values *vs);
+
 #ifdef __cplusplus
 }
 #endif

@@ -9,6 +9,7 @@
 #include <cmocka.h>
 
 #include "hop/graph.h"
+#include "test_class_util.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -450,7 +451,7 @@ test_call_op_rejects_bad_operands_with_misuse_or_invalid(void **state)
     hop_arg operands[] = {hop_arg_node(x)};
     hop_value_info outs[] = {T(HOP_F32, 1, K(4), NULL), T(HOP_F32, 1, K(4), NULL)};
     hop_arg hop_args[] = {hop_arg_graph(body), hop_arg_list(operands, 1)};
-    hop_node *call = hop_graph_call_hop(g, "wrap", hop_args, 2, outs, 2);
+    hop_node *call = hop_graph_call_hop(g, class_named("wrap"), hop_args, 2, outs, 2);
     assert_non_null(call);
 
     hop_arg a[2] = {hop_arg_node(call), hop_arg_node(x)};
@@ -497,7 +498,7 @@ test_call_hop_copies_outs_and_getitem_reads_them(void **state)
     hop_value_info outs[] = {T(HOP_F32, 2, s0, K(4)), S(s0)};
     hop_arg args[] = {hop_arg_bool(true), hop_arg_graph(t), hop_arg_graph(f),
                       hop_arg_list(operands, 1)};
-    hop_node *cond = hop_graph_call_hop(g, "cond", args, 4, outs, 2);
+    hop_node *cond = hop_graph_call_hop(g, class_named("cond"), args, 4, outs, 2);
     assert_non_null(cond);
     outs[0] = S(s0);
     assert_int_equal(cond->kind, HOP_NODE_CALL_HOP);
@@ -526,17 +527,17 @@ test_call_hop_copies_outs_and_getitem_reads_them(void **state)
     assert_error(HOP_INVALID, "getitem: x is a placeholder, not a call_hop");
 
     /* One output: the call is that value. */
-    hop_node *single = hop_graph_call_hop(g, "cond", args, 4, outs + 1, 1);
+    hop_node *single = hop_graph_call_hop(g, class_named("cond"), args, 4, outs + 1, 1);
     assert_string_equal(single->name, "cond_1");
     assert_int_equal(single->meta->kind, HOP_VALUE_SYM);
 
     hop_graph *stray = sin_body("stray");
     args[1] = hop_arg_graph(stray);
-    assert_null(hop_graph_call_hop(g, "cond", args, 4, outs, 2));
+    assert_null(hop_graph_call_hop(g, class_named("cond"), args, 4, outs, 2));
     assert_error(HOP_MISUSE, "call_hop cond: argument 1: graph stray is not a subgraph of forward");
     args[1] = hop_arg_graph(t);
     hop_value_info none = {.kind = HOP_VALUE_NONE};
-    assert_null(hop_graph_call_hop(g, "cond", args, 4, &none, 1));
+    assert_null(hop_graph_call_hop(g, class_named("cond"), args, 4, &none, 1));
     assert_error(HOP_INVALID, "call_hop cond: output 0 must be a tensor or a SymInt");
     assert_string_equal(names(g), "x cond getitem getitem_1 cond_1");
     hop_graph_free(stray);
@@ -631,7 +632,7 @@ test_removed_subgraph_belongs_to_the_caller_again(void **state)
     hop_arg operands[] = {hop_arg_node(x)};
     hop_value_info outs[] = {T(HOP_F32, 2, s0, K(4))};
     hop_arg args[] = {hop_arg_graph(c), hop_arg_list(operands, 1)};
-    hop_node *call = hop_graph_call_hop(g, "wrap", args, 2, outs, 1);
+    hop_node *call = hop_graph_call_hop(g, class_named("wrap"), args, 2, outs, 1);
     assert_non_null(call);
 
     assert_int_equal(hop_graph_remove_subgraph(g, c), HOP_MISUSE);
@@ -710,9 +711,9 @@ test_dce_removes_dead_chains_and_unreferenced_subgraphs(void **state)
     hop_arg operands[] = {hop_arg_node(x)};
     hop_value_info outs[] = {T(HOP_F32, 2, s0, K(4)), T(HOP_F32, 2, s0, K(4))};
     hop_arg a1[] = {hop_arg_graph(used), hop_arg_list(operands, 1)};
-    hop_node *w1 = hop_graph_call_hop(g, "wrap", a1, 2, outs, 2);
+    hop_node *w1 = hop_graph_call_hop(g, class_named("wrap"), a1, 2, outs, 2);
     hop_arg a2[] = {hop_arg_graph(dropped), hop_arg_list(operands, 1)};
-    hop_node *w2 = hop_graph_call_hop(g, "wrap", a2, 2, outs, 2);
+    hop_node *w2 = hop_graph_call_hop(g, class_named("wrap"), a2, 2, outs, 2);
     hop_node *keep = hop_graph_getitem(g, w1, 1);
     hop_graph_getitem(g, w1, 0);
     hop_graph_getitem(g, w2, 0);
@@ -757,7 +758,7 @@ build_cond_graph(void)
     hop_value_info outs[] = {T(HOP_F32, 2, s0, K(4))};
     hop_arg args[] = {hop_arg_bool(true), hop_arg_graph(c.t), hop_arg_graph(c.f),
                       hop_arg_list(operands, 1)};
-    c.cond = hop_graph_call_hop(c.g, "cond", args, 4, outs, 1);
+    c.cond = hop_graph_call_hop(c.g, class_named("cond"), args, 4, outs, 1);
     assert_non_null(c.cond);
     c.item = hop_graph_getitem(c.g, c.cond, 0);
     ret(c.g, c.item);
@@ -870,11 +871,11 @@ test_verify_checks_call_hop_signatures_against_subgraphs(void **state)
     assert_error(HOP_VERIFY, "verify: forward: node cond has 2 outputs but cond_true_0 returns 1");
     c.cond->nouts = 1;
 
-    /* The operands must be the last argument, a list. */
+    /* The operands are the call's lists: without them none are passed. */
     c.cond->nargs = 3;
     assert_int_equal(hop_graph_verify(c.g), HOP_VERIFY);
-    assert_error(HOP_VERIFY, "verify: forward: node cond passes subgraphs but its last argument "
-                             "is not the list of their operands");
+    assert_error(HOP_VERIFY, "verify: forward: node cond passes 0 operands to cond_true_0, which "
+                             "has 1 placeholder");
     c.cond->nargs = 4;
     assert_int_equal(hop_graph_verify(c.g), HOP_OK);
     hop_graph_free(c.g);
@@ -1033,7 +1034,7 @@ build_all(long *nodes)
     hop_arg cargs[] = {hop_arg_node(gt), hop_arg_graph(g->subgraphs[0]),
                        hop_arg_graph(g->subgraphs[1]), hop_arg_list(operands, 2)};
     hop_value_info outs[] = {xv, sv};
-    hop_node *cond = hop_graph_call_hop(g, "cond", cargs, 4, outs, 2);
+    hop_node *cond = hop_graph_call_hop(g, class_named("cond"), cargs, 4, outs, 2);
     hop_node *item = cond ? hop_graph_getitem(g, cond, 0) : NULL;
     hop_node *dead = item ? hop_graph_getitem(g, cond, 1) : NULL;
     hop_arg rv[] = {hop_arg_node(item)};

@@ -383,7 +383,7 @@ test_map_with_a_closure_and_an_extra_arg(void **state)
                     "        add: \"f32[s1]\" = add(mul, c)\n"
                     "        return (add,)\n"
                     "\n"
-                    "    map: \"f32[s0, s1]\" = map(map_body_0, (xs, w, s1, c))\n"
+                    "    map: \"f32[s0, s1]\" = map(map_body_0, (xs,), (w, s1, c))\n"
                     "    getitem: \"f32[s0, s1]\" = map[0]\n"
                     "    return (getitem,)\n");
     hop_values_clear(&out);
@@ -627,7 +627,7 @@ test_three_level_nesting_mixing_all_four_hops(void **state)
             "                add: \"f32[s1]\" = add(getitem, y)\n"
             "                return (add,)\n"
             "\n"
-            "            map: \"f32[s0, s1]\" = map(map_body_0, (x, s1, y_true_branch))\n"
+            "            map: \"f32[s0, s1]\" = map(map_body_0, (x,), (s1, y_true_branch))\n"
             "            getitem: \"f32[s0, s1]\" = map[0]\n"
             "            return (getitem,)\n"
             "\n"
@@ -945,16 +945,13 @@ test_nested_cond_guards_stay_with_the_innermost_branch(void **state)
 
 /* A HOP whose body may not run keeps every guard with the body, even with
  * one body; a class naming no guard mode is the caller's. */
-static const hop_hop_class maybe_class = {
+static const hop_class maybe_class = {
     .name = "maybe",
-    .nbodies = 1,
-    .prefixes = {"maybe_body"},
+    .params = {{"body", HOP_PARAM_BODY, "maybe_body"}, {"args", HOP_PARAM_VARARGS}},
     .guard_mode = HOP_GUARDS_BODY,
 };
-static const hop_hop_class bad_guard_mode = {
+static const hop_class bad_guard_mode = {
     .name = "bad_guard_mode",
-    .nbodies = 1,
-    .prefixes = {"b"},
     .guard_mode = (hop_guard_mode)7,
 };
 
@@ -969,8 +966,8 @@ test_guard_mode_body_keeps_guards_with_a_single_body(void **state)
     body_spec b = {HOP_OP_neg, HOP_OP_add, w};
     hop_values out = {0};
     hop_body bd = body(&b);
-    assert_int_equal(hop_hop_call(og, &maybe_class, (hop_arg[]){hop_arg_node(x)}, 1, &bd, 1, &out),
-                     HOP_OK);
+    hop_arg xs = hop_arg_list((hop_arg[]){hop_arg_node(x)}, 1);
+    assert_int_equal(hop_apply(og, &maybe_class, &xs, 1, &bd, 1, &out), HOP_OK);
     assert_int_equal(hop_shape_env_nguards(hop_output_graph_env(og)), 0);
     assert_string_equal(guard_list(hop_output_graph_root_graph(og)->subgraphs[0]), "s0 == 8");
     /* wrap (the caller's mode) leaves it in the ShapeEnv */
@@ -1020,11 +1017,10 @@ test_graph_add_guard_dedups_and_rejects_false_ints_and_foreign_conditions(void *
 
 /* -------------------------------------------------------------- registry */
 
-static const hop_hop_class my_wrap = {
+static const hop_class my_wrap = {
     .base = &hop_wrap_class,
     .name = "my_wrap",
-    .nbodies = 1,
-    .prefixes = {"my_wrap_body"},
+    .params = {{"body", HOP_PARAM_BODY, "my_wrap_body"}, {"args", HOP_PARAM_VARARGS}},
 };
 
 static void
@@ -1048,17 +1044,32 @@ test_registry_registers_finds_lists_and_rejects_bad_classes(void **state)
                         "register HOP: a HOP named my_wrap is registered already");
     assert_ptr_equal(hop_find_hop("my_wrap"), &my_wrap);
 
-    hop_hop_class bad = {.name = "2bad", .nbodies = 1, .prefixes = {"b"}};
+    hop_class bad = {.name = "2bad"};
     assert_int_equal(hop_register_hop(&bad), HOP_INVALID);
     assert_string_equal(hop_error_message(), "register HOP: name '2bad' is not an identifier");
     bad.name = "zero";
-    bad.nbodies = 0;
+    bad.params[0] = (hop_param){"xs", HOP_PARAM_VALUES, NULL};
     assert_int_equal(hop_register_hop(&bad), HOP_INVALID);
-    assert_string_equal(hop_error_message(), "register HOP zero: nbodies is 0; it must be 1..4");
-    bad.nbodies = 2;
+    assert_string_equal(hop_error_message(), "register HOP zero: it has 0 bodies; it must have 1..4");
+    bad.params[1] = (hop_param){"t", HOP_PARAM_BODY, "t"};
+    bad.params[2] = (hop_param){"f", HOP_PARAM_BODY, NULL};
     assert_int_equal(hop_register_hop(&bad), HOP_INVALID);
-    assert_string_equal(hop_error_message(), "register HOP zero: the subgraph prefix of body 1 "
+    assert_string_equal(hop_error_message(), "register HOP zero: the subgraph prefix of body f "
                                              "is missing or not an identifier");
+    bad.params[2] = (hop_param){"xs", HOP_PARAM_BODY, "f"};
+    assert_int_equal(hop_register_hop(&bad), HOP_INVALID);
+    assert_string_equal(hop_error_message(), "register HOP zero: two parameters are named xs");
+    bad.params[2] = (hop_param){"rest", HOP_PARAM_VARARGS, NULL};
+    bad.params[3] = (hop_param){"n", HOP_PARAM_INT, NULL};
+    assert_int_equal(hop_register_hop(&bad), HOP_INVALID);
+    assert_string_equal(hop_error_message(),
+                        "register HOP zero: the variadic parameter rest must be the last");
+    bad.params[3] = (hop_param){NULL, HOP_PARAM_END, NULL};
+    bad.input_mode = HOP_INPUTS_LIFTED;
+    assert_int_equal(hop_register_hop(&bad), HOP_INVALID);
+    assert_string_equal(hop_error_message(),
+                        "register HOP zero: its inputs are lifted on first use, so it takes at "
+                        "most one group of operands (it has 2)");
     assert_int_equal(hop_unregister_hop("my_wrap"), HOP_OK);
     assert_int_equal(hop_unregister_hop("my_wrap"), HOP_NOT_FOUND);
 }
@@ -1072,8 +1083,8 @@ test_a_class_with_only_a_name_inherits_every_slot_from_its_base(void **state)
     body_spec s = {HOP_OP_exp, HOP_OP_COUNT, NULL};
     hop_values out = {0};
     hop_body b = body(&s);
-    assert_int_equal(hop_hop_call(og, &my_wrap, (hop_arg[]){hop_arg_node(x)}, 1, &b, 1, &out),
-                     HOP_OK);
+    hop_arg xs = hop_arg_list((hop_arg[]){hop_arg_node(x)}, 1);
+    assert_int_equal(hop_apply(og, &my_wrap, &xs, 1, &b, 1, &out), HOP_OK);
     finish(og, out.items[0]);
     char *code = snapshot(og);
     assert_non_null(strstr(code, "my_wrap: \"f32[8, 4]\" = my_wrap(my_wrap_body_0, (x,))"));

@@ -57,9 +57,9 @@ static void
 check_plan(hop_output_graph *og, hop_tensor **in, size_t nin, size_t nout)
 {
     hop_tensor *want[8] = {0}, *got[8] = {0};
-    hop_status st = hop_graph_run_eager(og, in, nin, want, nout);
+    hop_status st = hop_graph_eval(og, in, nin, want, nout);
     if (st != HOP_OK)
-        fprintf(stderr, "eager: %s\n", hop_error_message());
+        fprintf(stderr, "eval: %s\n", hop_error_message());
     assert_int_equal(st, HOP_OK);
     for (int fuse = 0; fuse < 2; fuse++) {
         hop_plan *p = lower(og, fuse);
@@ -134,7 +134,7 @@ test_one_dynamic_plan_serves_several_sizes(void **state)
     for (size_t i = 0; i < LEN(sizes); i++) {
         hop_tensor *x = t2(HOP_F32, sizes[i][0], sizes[i][1]), *got, *want;
         assert_int_equal(hop_plan_run(p, &x, 1, &got, 1), HOP_OK);
-        assert_int_equal(hop_graph_run_eager(og, &x, 1, &want, 1), HOP_OK);
+        assert_int_equal(hop_graph_eval(og, &x, 1, &want, 1), HOP_OK);
         assert_same(got, want);
         hop_tensor_release(x);
         hop_tensor_release(got);
@@ -417,7 +417,7 @@ test_a_plan_outlives_its_output_graph(void **state)
     hop_plan *plan = lower(og, true);
     hop_tensor *in[] = {t2(HOP_F32, 5, 3), t1(HOP_F32, 3), t1(HOP_F32, 3)};
     hop_tensor *want, *got;
-    assert_int_equal(hop_graph_run_eager(og, in, 3, &want, 1), HOP_OK);
+    assert_int_equal(hop_graph_eval(og, in, 3, &want, 1), HOP_OK);
     hop_output_graph_free(og);
     assert_int_equal(hop_plan_run(plan, in, 3, &got, 1), HOP_OK);
     assert_same(got, want);
@@ -488,7 +488,7 @@ test_cond_runs_only_the_taken_branch(void **state)
         assert_true((strstr(text, "sin(x)") != NULL) == (sign == 1));
         assert_true((strstr(text, "cos(x)") != NULL) == (sign == 0));
         free(text);
-        assert_int_equal(hop_graph_run_eager(og, &in, 1, &want, 1), HOP_OK);
+        assert_int_equal(hop_graph_eval(og, &in, 1, &want, 1), HOP_OK);
         assert_same(got, want);
         hop_tensor_release(got);
         hop_tensor_release(want);
@@ -606,9 +606,9 @@ test_cond_branch_guards_are_checked_only_when_the_branch_runs(void **state)
                 assert_int_equal(hop_plan_run(p, in, 2, out, 1), HOP_GUARD);
                 assert_string_equal(hop_error_message(), want);
                 hop_plan_free(p);
-                assert_int_equal(hop_graph_run_eager(og, in, 2, out, 1), HOP_GUARD);
+                assert_int_equal(hop_graph_eval(og, in, 2, out, 1), HOP_GUARD);
                 assert_string_equal(hop_error_message(),
-                                    "eager: guard Min(s0, 4) == 4 of cond_true_0 failed: "
+                                    "eval: guard Min(s0, 4) == 4 of cond_true_0 failed: "
                                     "cond_true_0 was traced assuming it");
                 assert_null(out[0]);
             }
@@ -667,7 +667,7 @@ test_map_allocates_only_its_output_whatever_the_row_count(void **state)
          * when the last one, released, has the same sizes. */
         if (k > 0)
             assert_int_equal(allocs, rows[k] == rows[k - 1] ? 0 : 1);
-        assert_int_equal(hop_graph_run_eager(og, in, 3, &want, 1), HOP_OK);
+        assert_int_equal(hop_graph_eval(og, in, 3, &want, 1), HOP_OK);
         assert_same(got, want);
         hop_tensor_release(got);
         hop_tensor_release(want);
@@ -691,7 +691,7 @@ test_map_allocates_only_its_output_whatever_the_row_count(void **state)
     assert_int_equal(hop_plan_run_into(p, in, 3, &out, 1), HOP_OK);
     assert_int_equal(hop_alloc_count() - before, 0);
     hop_tensor *want;
-    assert_int_equal(hop_graph_run_eager(og, in, 3, &want, 1), HOP_OK);
+    assert_int_equal(hop_graph_eval(og, in, 3, &want, 1), HOP_OK);
     assert_same(out, want);
     hop_tensor *bad = hop_tensor_empty(HOP_F32, 2, (int64_t[]){499, 16});
     assert_int_equal(hop_plan_run_into(p, in, 3, &bad, 1), HOP_SHAPE);
@@ -1073,47 +1073,48 @@ test_large_fused_groups_on_four_threads_match_eager(void **state)
 
 /* ------------------------------------------------------------- registry */
 
-static const hop_hop_class mywrap_class = {
+static const hop_class mywrap_class = {
     .base = &hop_wrap_class,
     .name = "mywrap",
-    .nbodies = 1,
-    .prefixes = {"mywrap_body"},
+    .params = {{"body", HOP_PARAM_BODY, "mywrap_body"}, {"args", HOP_PARAM_VARARGS}},
 };
 
-static const hop_hop_class opaque_class = {
+static int opaque_lowered;
+static hop_status opaque_lower(hop_lower_ctx *cx, const hop_node *call);
+
+static const hop_class opaque_class = {
     .name = "opaque",
-    .nbodies = 1,
-    .prefixes = {"opaque_body"},
+    .params = {{"body", HOP_PARAM_BODY, "opaque_body"}, {"args", HOP_PARAM_VARARGS}},
     .input_mode = HOP_INPUTS_LIFTED,
+    .lower = opaque_lower,
+    .user_data = &opaque_lowered,
 };
 
-/* A lowering written with the public toolkit: inline the body. */
+/* A lower slot written with the public toolkit: inline the body. */
 static hop_status
-opaque_lower(hop_lower_ctx *cx, const hop_node *call, void *ud)
+opaque_lower(hop_lower_ctx *cx, const hop_node *call)
 {
-    int *used = ud;
+    int *used = call->cls->user_data;
     (*used)++;
-    const hop_arg *list = &call->args[call->nargs - 1];
-    hop_pval in[8], out[8];
-    for (size_t i = 0; i < list->u.list.n; i++) {
-        hop_status st = hop_lower_arg(cx, &list->u.list.items[i], &in[i]);
-        if (st != HOP_OK)
-            return st;
-    }
-    hop_status st =
-        hop_lower_inline(cx, call->args[0].u.graph, in, list->u.list.n, NULL, out, call->nouts);
+    size_t n;
+    const hop_graph *body = hop_node_body(call, "body");
+    hop_pval *in = hop_lower_passed(cx, call, &n), out[8];
+    if (body == NULL || in == NULL)
+        return hop_error_code();
+    hop_status st = hop_lower_inline(cx, body, in, n, NULL, out, call->nouts);
     return st == HOP_OK ? hop_lower_results(cx, out, call->nouts) : st;
 }
 
 static hop_output_graph *
-custom_program(const hop_hop_class *cls)
+custom_program(const hop_class *cls)
 {
     hop_output_graph *og = hop_output_graph_new();
     hop_node *x = hop_output_graph_add_input(og, "x", HOP_F32, 1, (int64_t[]){5}, true);
     unary_spec u = {HOP_OP_tanh, x};
     hop_values r = {0};
     hop_body b = {unary_body, &u};
-    assert_int_equal(hop_hop_call(og, cls, NULL, 0, &b, 1, &r), HOP_OK);
+    hop_arg none = hop_arg_list(NULL, 0);
+    assert_int_equal(hop_apply(og, cls, &none, 1, &b, 1, &r), HOP_OK);
     hop_node *y = OP(root(og), HOP_OP_add, N(r.items[0]), N(x));
     finish(og, &y, 1);
     hop_values_clear(&r);
@@ -1125,7 +1126,6 @@ test_a_hop_based_on_wrap_lowers_like_wrap(void **state)
 {
     (void)state;
     assert_int_equal(hop_register_hop(&mywrap_class), HOP_OK);
-    assert_ptr_equal(hop_find_lowering(&mywrap_class), hop_find_lowering(&hop_wrap_class));
     hop_output_graph *og = custom_program(&mywrap_class);
     hop_tensor *x = t1(HOP_F32, 8);
     check_plan(og, &x, 1, 1);
@@ -1135,40 +1135,27 @@ test_a_hop_based_on_wrap_lowers_like_wrap(void **state)
 }
 
 static void
-test_a_user_hop_runs_once_its_lowering_is_registered(void **state)
+test_a_user_hops_lower_slot_runs_and_its_eval_is_inherited(void **state)
 {
     (void)state;
     assert_int_equal(hop_register_hop(&opaque_class), HOP_OK);
     hop_output_graph *og = custom_program(&opaque_class);
-    assert_null(hop_lower(og, NULL));
-    assert_int_equal(hop_error_code(), HOP_UNSUPPORTED);
-    assert_string_equal(hop_error_message(), "lowering: opaque calls the HOP opaque, which has no "
-                                             "lowering (hop_register_lowering)");
-    assert_null(hop_find_lowering(&opaque_class));
-    assert_int_equal(hop_error_code(), HOP_NOT_FOUND);
-
-    int used = 0;
-    hop_lowering l = {.lower = opaque_lower, .eager = NULL, .user_data = &used};
-    assert_int_equal(hop_register_lowering(&opaque_class, &l), HOP_OK);
-    assert_int_equal(hop_register_lowering(&opaque_class, &l), HOP_EXISTS);
-    assert_int_equal(hop_register_lowering(&hop_cond_class, &l), HOP_EXISTS);
+    opaque_lowered = 0;
     hop_plan *p = lower(og, true);
-    assert_int_equal(used, 1);
-    /* No eager slot: the reference interpreter refuses it. */
+    assert_int_equal(opaque_lowered, 1);
+    /* No eval slot: the PrimHOP base's runs the body. */
     hop_tensor *x = t1(HOP_F32, 6), *got, *want;
-    assert_int_equal(hop_graph_run_eager(og, &x, 1, &want, 1), HOP_UNSUPPORTED);
-    assert_string_equal(hop_error_message(),
-                        "eager: opaque calls the HOP opaque, which has no eager slot");
+    assert_int_equal(hop_graph_eval(og, &x, 1, &want, 1), HOP_OK);
     assert_int_equal(hop_plan_run(p, &x, 1, &got, 1), HOP_OK);
     for (int i = 0; i < 6; i++) {
         float v = ((float *)x->data)[i];
         assert_float_equal(((float *)got->data)[i], tanhf(v) + v, 1e-6);
+        assert_float_equal(((float *)want->data)[i], tanhf(v) + v, 1e-6);
     }
     hop_tensor_release(got);
+    hop_tensor_release(want);
     hop_tensor_release(x);
     hop_plan_free(p);
-    assert_int_equal(hop_unregister_lowering(&opaque_class), HOP_OK);
-    assert_int_equal(hop_unregister_lowering(&opaque_class), HOP_NOT_FOUND);
     hop_output_graph_free(og);
     assert_int_equal(hop_unregister_hop("opaque"), HOP_OK);
 }
@@ -1220,7 +1207,7 @@ test_one_plan_runs_concurrently_on_four_threads(void **state)
             jobs[t].in[k][0] = t2(HOP_F32, rows, cols);
             jobs[t].in[k][1] = t1(HOP_F32, cols);
             jobs[t].in[k][2] = t1(HOP_F32, cols);
-            assert_int_equal(hop_graph_run_eager(og, jobs[t].in[k], 3, &jobs[t].want[k], 1),
+            assert_int_equal(hop_graph_eval(og, jobs[t].in[k], 3, &jobs[t].want[k], 1),
                              HOP_OK);
         }
     }
@@ -1316,13 +1303,13 @@ test_allocation_failures_in_lower_and_run_are_nomem_and_leak_nothing(void **stat
 
 /* ------------------------------------------------------- size overflow */
 
-/* The plan's status and message equal hop_graph_run_eager's (a refusal). */
+/* The plan's status and message equal hop_graph_eval's (a refusal). */
 static void
 assert_refused_as_eager(hop_output_graph *og, hop_plan *p, hop_tensor **in, size_t nin,
                         hop_status want, const char *msg)
 {
     hop_tensor *out = NULL;
-    assert_int_equal(hop_graph_run_eager(og, in, nin, &out, 1), want);
+    assert_int_equal(hop_graph_eval(og, in, nin, &out, 1), want);
     assert_string_equal(hop_error_message(), msg);
     assert_null(out);
     assert_int_equal(hop_plan_run(p, in, nin, &out, 1), want);
@@ -1389,7 +1376,7 @@ test_sizes_too_large_are_refused_as_eager_refuses_them(void **state)
         /* nothing of the refused run stays: the next one is right */
         hop_tensor *small[] = {t2(HOP_F32, 4, 1), t2(HOP_F32, 1, 5)}, *got, *want;
         assert_int_equal(hop_plan_run(p, small, 2, &got, 1), HOP_OK);
-        assert_int_equal(hop_graph_run_eager(og, small, 2, &want, 1), HOP_OK);
+        assert_int_equal(hop_graph_eval(og, small, 2, &want, 1), HOP_OK);
         assert_same(got, want);
         assert_refused_as_eager(og, p, huge, 2, HOP_NOMEM, msgs[k]);
         release_all(small, 2);
@@ -1496,7 +1483,7 @@ test_hop_plan_interrupt_stops_a_long_run_soon_and_the_plan_runs_again(void **sta
     assert_non_null(big);
     hop_tensor *want;
     hop_tensor *sin[] = {small, w}, *bin[] = {big, w};
-    assert_int_equal(hop_graph_run_eager(og, sin, 2, &want, 1), HOP_OK);
+    assert_int_equal(hop_graph_eval(og, sin, 2, &want, 1), HOP_OK);
     int threads[] = {1, 2};
     for (size_t ti = 0; ti < LEN(threads); ti++) {
         hop_runtime_set_threads(threads[ti]);
@@ -1568,7 +1555,7 @@ main(void)
         cmocka_unit_test(test_maps_in_maps_conds_in_maps_and_closures_match_eager),
         cmocka_unit_test(test_large_fused_groups_on_four_threads_match_eager),
         cmocka_unit_test(test_a_hop_based_on_wrap_lowers_like_wrap),
-        cmocka_unit_test(test_a_user_hop_runs_once_its_lowering_is_registered),
+        cmocka_unit_test(test_a_user_hops_lower_slot_runs_and_its_eval_is_inherited),
         cmocka_unit_test(test_one_plan_runs_concurrently_on_four_threads),
         cmocka_unit_test(test_allocation_failures_in_lower_and_run_are_nomem_and_leak_nothing),
         cmocka_unit_test(test_sizes_too_large_are_refused_as_eager_refuses_them),

@@ -14,6 +14,7 @@
 #include "hop.h"
 #include "hop/lowering.h"
 #include "hop/runtime.h"
+#include "test_class_util.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -216,14 +217,18 @@ test_null_arguments_to_hop_calls_are_misuse_and_change_nothing(void **state)
     hop_values vs = {0};
     og_state before = state_of(og);
     MISUSE(hop_values_push(NULL, x), "hop_values_push: NULL list");
-    MISUSE(hop_hop_call(NULL, &hop_wrap_class, &xa, 1, &b, 1, &vs),
-           "hop_hop_call: NULL output graph");
-    MISUSE(hop_hop_call(og, NULL, &xa, 1, &b, 1, &vs), "hop_hop_call: NULL class");
-    MISUSE(hop_hop_call(og, &hop_wrap_class, NULL, 1, &b, 1, &vs), "wrap: 1 operands at NULL");
-    FAILS(hop_hop_call(og, &hop_wrap_class, &xa, 1, NULL, 1, &vs), HOP_INVALID,
+    hop_arg xl = hop_arg_list(&xa, 1);
+    MISUSE(hop_apply(NULL, &hop_wrap_class, &xl, 1, &b, 1, &vs), "hop_apply: NULL output graph");
+    MISUSE(hop_apply(og, NULL, &xl, 1, &b, 1, &vs), "hop_apply: NULL class");
+    MISUSE(hop_apply(og, &hop_wrap_class, NULL, 1, &b, 1, &vs), "wrap: 1 arguments at NULL");
+    FAILS(hop_apply(og, &hop_wrap_class, &xa, 1, &b, 1, &vs), HOP_INVALID,
+          "wrap: args must be a list of traced values");
+    FAILS(hop_apply(og, &hop_wrap_class, &xl, 2, &b, 1, &vs), HOP_INVALID,
+          "wrap: takes 1 argument besides its bodies, got 2");
+    FAILS(hop_apply(og, &hop_wrap_class, &xl, 1, NULL, 1, &vs), HOP_INVALID,
           "wrap: wrap_body body is not callable (NULL function)");
-    MISUSE(hop_hop_call(og, &hop_wrap_class, &xa, 1, &b, 1, NULL), "hop_hop_call: NULL outputs");
-    MISUSE(hop_wrap(NULL, b, &xa, 1, &vs), "hop_hop_call: NULL output graph");
+    MISUSE(hop_apply(og, &hop_wrap_class, &xl, 1, &b, 1, NULL), "hop_apply: NULL outputs");
+    MISUSE(hop_wrap(NULL, b, &xa, 1, &vs), "hop_apply: NULL output graph");
     MISUSE(hop_wrap(og, b, NULL, 1, &vs), "wrap: 1 operands at NULL");
     FAILS(hop_wrap(og, b, (hop_arg[]){N(NULL)}, 1, &vs), HOP_INVALID,
           "wrap: operand 0 must be a traced value (a tensor or a SymInt)");
@@ -233,20 +238,20 @@ test_null_arguments_to_hop_calls_are_misuse_and_change_nothing(void **state)
     MISUSE(hop_cond(og, N(NULL), b, b, NULL, 0, &vs), "cond: pred is a NULL value");
     MISUSE(hop_cond(og, hop_arg_bool(true), b, b, NULL, 1, &vs), "hop_cond: NULL operands");
     MISUSE(hop_cond(og, hop_arg_bool(true), b, b, NULL, 0, NULL), "hop_cond: NULL outputs");
-    MISUSE(hop_map(NULL, b, &xa, 1, NULL, 0, &vs), "hop_hop_call: NULL output graph");
+    MISUSE(hop_map(NULL, b, &xa, 1, NULL, 0, &vs), "hop_apply: NULL output graph");
     MISUSE(hop_map(og, b, NULL, 1, NULL, 0, &vs), "hop_map: NULL xs");
     MISUSE(hop_map(og, b, &xa, 1, NULL, 1, &vs), "hop_map: NULL args");
     FAILS(hop_map(og, b, &xa, 0, NULL, 0, &vs), HOP_INVALID,
           "map: needs at least one xs to map over");
-    MISUSE(hop_map(og, b, &xa, 1, NULL, 0, NULL), "hop_hop_call: NULL outputs");
-    MISUSE(hop_invoke_subgraph(NULL, b, &xa, 1, &vs), "hop_hop_call: NULL output graph");
+    MISUSE(hop_map(og, b, &xa, 1, NULL, 0, NULL), "hop_apply: NULL outputs");
+    MISUSE(hop_invoke_subgraph(NULL, b, &xa, 1, &vs), "hop_apply: NULL output graph");
     MISUSE(hop_invoke_subgraph(og, b, NULL, 1, &vs), "invoke_subgraph: 1 operands at NULL");
-    MISUSE(hop_invoke_subgraph(og, b, &xa, 1, NULL), "hop_hop_call: NULL outputs");
+    MISUSE(hop_invoke_subgraph(og, b, &xa, 1, NULL), "hop_apply: NULL outputs");
     MISUSE(hop_register_hop(NULL), "register HOP: NULL class");
     MISUSE(hop_unregister_hop(NULL), "unregister HOP: NULL name");
     MISUSE(hop_find_hop(NULL), "find HOP: NULL name");
-    MISUSE(hop_register_lowering(NULL, NULL), "hop_register_lowering: NULL class");
-    MISUSE(hop_register_lowering(&hop_wrap_class, NULL), "hop_register_lowering: NULL lowering");
+    MISUSE(hop_node_param(NULL, "pred"), "hop_node_param: not a call_hop node");
+    MISUSE(hop_call_param(NULL, "pred"), "hop_call_param: NULL call");
     assert_int_equal(vs.n, 0);
     assert_state(og, &before);
     hop_values_clear(&vs);
@@ -275,8 +280,8 @@ test_null_arguments_to_graphs_plans_and_tensors_are_misuse(void **state)
     MISUSE(hop_graph_rename_node(g, NULL, "a"), "rename_node: the node is NULL");
     MISUSE(hop_graph_call_op(NULL, HOP_OP_neg, &xa, 1), "call_op: the graph is NULL");
     MISUSE(hop_graph_call_op(g, HOP_OP_neg, NULL, 1), "call_op neg: 1 arguments at NULL");
-    MISUSE(hop_graph_call_hop(g, NULL, NULL, 0, NULL, 0), "call_hop: the target is NULL");
-    MISUSE(hop_graph_call_hop(g, "w", NULL, 0, NULL, 1), "call_hop w: 1 outputs at NULL");
+    MISUSE(hop_graph_call_hop(g, NULL, NULL, 0, NULL, 0), "call_hop: the class is NULL");
+    MISUSE(hop_graph_call_hop(g, class_named("w"), NULL, 0, NULL, 1), "call_hop w: 1 outputs at NULL");
     MISUSE(hop_graph_getitem(g, NULL, 0), "getitem: the call is NULL");
     MISUSE(hop_graph_output(g, NULL, 1), "output: 1 arguments at NULL");
     MISUSE(hop_graph_add_subgraph(g, NULL), "add_subgraph: the child is NULL");
@@ -291,7 +296,7 @@ test_null_arguments_to_graphs_plans_and_tensors_are_misuse(void **state)
     MISUSE(hop_plan_run(NULL, NULL, 0, NULL, 0), "hop_plan_run: NULL plan");
     MISUSE(hop_plan_run_into(NULL, NULL, 0, NULL, 0), "hop_plan_run: NULL plan");
     MISUSE(hop_plan_dump(NULL), "hop_plan_dump: the plan is NULL");
-    MISUSE(hop_graph_run_eager(NULL, NULL, 0, NULL, 0), "hop_graph_run_eager: NULL argument");
+    MISUSE(hop_graph_eval(NULL, NULL, 0, NULL, 0), "hop_graph_eval: NULL argument");
     MISUSE(hop_tensor_empty(HOP_F32, 1, NULL), "hop_tensor_empty: sizes is NULL for rank 1");
     MISUSE(hop_tensor_from_data(HOP_F32, 1, sz, NULL), "hop_tensor_from_data: data is NULL");
     MISUSE(hop_tensor_wrap(HOP_F32, 1, sz, NULL, NULL, 12, NULL, NULL),
@@ -392,7 +397,7 @@ test_values_of_another_output_graph_are_misuse_and_change_nothing(void **state)
            "cond: pred: value gt belongs to graph forward of another OutputGraph than graph "
            "forward's");
     MISUSE(hop_map(og, ignore, &ya, 1, NULL, 0, &vs),
-           "map: operand 1 (y) belongs to another OutputGraph");
+           "map: operand 0 (y) belongs to another OutputGraph");
     MISUSE(hop_invoke_subgraph(og, ignore, &ya, 1, &vs),
            "invoke_subgraph: operand 0 (y) belongs to another OutputGraph");
     /* ... and a body closing over a foreign value fails, naming it. */
@@ -589,10 +594,10 @@ test_plans_run_with_wrong_arguments_refuse_and_give_no_outputs(void **state)
            "hop_plan_run_into: output 0 is NULL");
     FAILS(hop_plan_run_into(p, (hop_tensor *[]){t}, 1, (hop_tensor *[]){t4}, 1), HOP_SHAPE,
           "hop_plan_run_into: output 0 (neg) is f32[4] but the result is f32[3]");
-    FAILS(hop_graph_run_eager(og, (hop_tensor *[]){t, t}, 2, &o, 1), HOP_INVALID,
-          "hop_graph_run_eager: expected 1 inputs, got 2");
-    FAILS(hop_graph_run_eager(og, (hop_tensor *[]){NULL}, 1, &o, 1), HOP_INVALID,
-          "hop_graph_run_eager: input 0 (x) is missing");
+    FAILS(hop_graph_eval(og, (hop_tensor *[]){t, t}, 2, &o, 1), HOP_INVALID,
+          "hop_graph_eval: expected 1 inputs, got 2");
+    FAILS(hop_graph_eval(og, (hop_tensor *[]){NULL}, 1, &o, 1), HOP_INVALID,
+          "hop_graph_eval: input 0 (x) is missing");
     assert_null(hop_plan_input_name(p, 5));
     assert_string_equal(hop_plan_input_name(p, 0), "x");
     /* And after all that, a correct run works. */

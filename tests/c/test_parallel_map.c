@@ -224,15 +224,15 @@ inputs_for(kind k, int64_t rows, int64_t cols, hop_tensor **in)
     in[2] = rand_tensor(HOP_F32, 1, &cols);
 }
 
-/* The plan, fused and unfused, run twice, gives what hop_graph_run_eager
+/* The plan, fused and unfused, run twice, gives what hop_graph_eval
  * gives; returns how many loops went to the pool. */
 static long
 check_plan(hop_output_graph *og, hop_tensor **in, size_t nin, size_t nout)
 {
     hop_tensor *want[4] = {0}, *got[4] = {0};
-    hop_status st = hop_graph_run_eager(og, in, nin, want, nout);
+    hop_status st = hop_graph_eval(og, in, nin, want, nout);
     if (st != HOP_OK)
-        fprintf(stderr, "eager: %s\n", hop_error_message());
+        fprintf(stderr, "eval: %s\n", hop_error_message());
     assert_int_equal(st, HOP_OK);
     long before = hop__parmap_runs();
     for (int fuse = 0; fuse < 2; fuse++) {
@@ -486,7 +486,7 @@ test_an_error_mid_map_is_reported_once_as_the_sequential_run_reports_it(void **s
             ix[5999] = 0;
             hop_tensor *in[] = {idx, table}, *got, *want;
             assert_int_equal(hop_plan_run(p, in, 2, &got, 1), HOP_OK);
-            assert_int_equal(hop_graph_run_eager(og, in, 2, &want, 1), HOP_OK);
+            assert_int_equal(hop_graph_eval(og, in, 2, &want, 1), HOP_OK);
             assert_same(got, want);
             hop_tensor_release(got);
             hop_tensor_release(want);

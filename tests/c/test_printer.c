@@ -10,6 +10,7 @@
 #include <cmocka.h>
 
 #include "hop/graph.h"
+#include "test_class_util.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -106,7 +107,7 @@ branch(hop_shape_env *env, const char *name, bool true_branch, const hop_value_i
         body = NULL;
         hop_arg operands[] = {hop_arg_node(x)};
         hop_arg wa[] = {hop_arg_graph(installed), hop_arg_list(operands, 1)};
-        hop_node *wrap = hop_graph_call_hop(b, "wrap", wa, 2, xv, 1);
+        hop_node *wrap = hop_graph_call_hop(b, class_named("wrap"), wa, 2, xv, 1);
         TRY(wrap);
         hop_node *item = hop_graph_getitem(b, wrap, 0);
         TRY(item);
@@ -167,7 +168,7 @@ build_example(example *ex)
     hop_arg ca[] = {hop_arg_node(gt), hop_arg_graph(g->subgraphs[0]),
                     hop_arg_graph(g->subgraphs[1]), hop_arg_list(operands, 2)};
     hop_value_info outs[] = {xv, sv};
-    hop_node *cond = hop_graph_call_hop(g, "cond", ca, 4, outs, 2);
+    hop_node *cond = hop_graph_call_hop(g, class_named("cond"), ca, 4, outs, 2);
     TRY(cond);
     hop_node *g0 = hop_graph_getitem(g, cond, 0);
     TRY(g0);
@@ -420,7 +421,7 @@ code_of_args(hop_shape_env *env, const hop_expr *s0, const hop_arg *args, size_t
     hop_arg *copy = calloc(nargs + 1, sizeof *copy);
     memcpy(copy, args, nargs * sizeof *copy);
     copy[nargs] = hop_arg_node(x);
-    assert_non_null(hop_graph_call_hop(g, "show", copy, nargs + 1, NULL, 0));
+    assert_non_null(hop_graph_call_hop(g, class_named("show"), copy, nargs + 1, NULL, 0));
     free(copy);
     char *code = hop_graph_code(g);
     hop_graph_free(g);
@@ -468,7 +469,7 @@ test_every_argument_kind_has_one_spelling(void **state)
         code_of_args(env, s0, args, sizeof args / sizeof args[0]),
         "def forward(x: \"f32[s0, 4]\"):\n"
         "    show: \"()\" = show(None, True, False, -7, 9223372036854775807, 2*s0 + 1, s1 > 4, "
-        "bool, i32, [[1, -2], [], s1], x)\n");
+        "bool, i32, ([1, -2], [], s1), x)\n");
     hop_shape_env_free(env);
 }
 
@@ -496,9 +497,9 @@ test_empty_graphs_and_call_hop_annotations(void **state)
                              {.kind = HOP_VALUE_TENSOR, .meta = {HOP_BOOL, 0, {NULL}}},
                              {.kind = HOP_VALUE_SYM, .sym = three}};
     hop_arg args[] = {hop_arg_graph(body), hop_arg_list(NULL, 0)};
-    assert_non_null(hop_graph_call_hop(g, "run", args, 2, NULL, 0));
-    assert_non_null(hop_graph_call_hop(g, "run", args, 2, outs, 1));
-    assert_non_null(hop_graph_call_hop(g, "run", args, 2, outs, 3));
+    assert_non_null(hop_graph_call_hop(g, class_named("run"), args, 2, NULL, 0));
+    assert_non_null(hop_graph_call_hop(g, class_named("run"), args, 2, outs, 1));
+    assert_non_null(hop_graph_call_hop(g, class_named("run"), args, 2, outs, 3));
     assert_text(hop_graph_code(g), "def forward():\n"
                                    "    def body():\n"
                                    "        pass\n"
@@ -519,9 +520,9 @@ test_printed_names_are_identifiers(void **state)
     hop_value_info v = {.kind = HOP_VALUE_SYM, .sym = hop_sym_const(env, 2)};
     assert_non_null(hop_graph_placeholder(g, "a\\b", &v));
     hop_arg args[] = {hop_arg_int(1)};
-    assert_null(hop_graph_call_hop(g, "my\"hop", args, 1, NULL, 0));
+    assert_null(hop_graph_call_hop(g, class_named("my\"hop"), args, 1, NULL, 0));
     assert_string_equal(hop_error_message(), "call_hop my\"hop: the target is not an identifier");
-    assert_null(hop_graph_call_hop(g, "if", args, 1, NULL, 0));
+    assert_null(hop_graph_call_hop(g, class_named("if"), args, 1, NULL, 0));
     assert_string_equal(hop_error_message(), "call_hop if: the target is not an identifier");
     assert_text(hop_graph_code(g), "def say__hi_(a_b: \"Sym(2)\"):\n"
                                    "    pass\n");

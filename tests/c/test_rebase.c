@@ -3,7 +3,7 @@
  * (hop_kernel_rebase) and what that buys a plan: a map whose body runs
  * kernels (a reduction, a matmul, a cond choosing between them) allocates
  * nothing per run once warm, on 1, 2 and 4 threads and at 10, 1,000 and
- * 100,000 rows, and gives exactly what hop_graph_run_eager gives.
+ * 100,000 rows, and gives exactly what hop_graph_eval gives.
  *
  * Kernel level: every kernel family rebased onto new data computes what a
  * fresh prepare computes, without allocating; anything but a data pointer
@@ -412,7 +412,7 @@ lower(hop_output_graph *og)
  * run into the caller's tensor allocates nothing and a run that returns a
  * new output (the last one still held) allocates exactly that, run after
  * run; the rows are split over the pool where they are worth it; and the
- * values are hop_graph_run_eager's.
+ * values are hop_graph_eval's.
  */
 static void
 check_steady_runs(hop_body_fn body)
@@ -424,7 +424,7 @@ check_steady_runs(hop_body_fn body)
     for (size_t r = 0; r < LEN(rows); r++) {
         hop_tensor *in[4], *want;
         inputs(rows[r], in);
-        assert_int_equal(hop_graph_run_eager(og, in, 4, &want, 1), HOP_OK);
+        assert_int_equal(hop_graph_eval(og, in, 4, &want, 1), HOP_OK);
         for (size_t t = 0; t < LEN(threads); t++) {
             hop_runtime_set_threads(threads[t]);
             hop_plan *p = lower(og);
@@ -497,7 +497,7 @@ test_a_plan_rebases_onto_new_inputs_and_prepares_again_for_new_sizes(void **stat
         assert_int_equal(hop_plan_run_into(p, in, 4, &out, 1), HOP_OK);
         if (i > 0)
             assert_int_equal(hop_alloc_count() - before, 0);
-        assert_int_equal(hop_graph_run_eager(og, in, 4, &want, 1), HOP_OK);
+        assert_int_equal(hop_graph_eval(og, in, 4, &want, 1), HOP_OK);
         assert_identical(out, want);
         hop_tensor_release(want);
         hop_tensor_release(out);
@@ -518,7 +518,7 @@ test_allocation_failures_in_lower_and_run_on_two_threads_leak_nothing(void **sta
     hop_output_graph *og = program(with_cond, &pr);
     hop_tensor *in[4], *want;
     inputs(3000, in);
-    assert_int_equal(hop_graph_run_eager(og, in, 4, &want, 1), HOP_OK);
+    assert_int_equal(hop_graph_eval(og, in, 4, &want, 1), HOP_OK);
     hop_runtime_set_threads(2);
     hop_plan *warm = lower(og);
     hop_tensor *got;

@@ -260,7 +260,7 @@ deep_run(int depth, bool check)
         assert_true(((float *)out->data)[i] == want[i]);
     hop_tensor_release(out);
     if (check) {
-        assert_int_equal(hop_graph_run_eager(og, in, 2, &out, 1), HOP_OK);
+        assert_int_equal(hop_graph_eval(og, in, 2, &out, 1), HOP_OK);
         for (int i = 0; i < LEN; i++)
             assert_true(((float *)out->data)[i] == want[i]);
         hop_tensor_release(out);

@@ -135,7 +135,7 @@ def test_map_calls_the_kernel_once_per_row_and_lifts_outer_tensors(kernels):
         '        getitem: "f64[s1]" = wrap[0]\n'
         '        return (getitem,)\n'
         '\n'
-        '    map: "f64[s0, s1]" = map(map_body_0, (xs, s1, w))\n'
+        '    map: "f64[s0, s1]" = map(map_body_0, (xs,), (s1, w))\n'
         '    getitem: "f64[s0, s1]" = map[0]\n'
         '    return (getitem,)\n')
     xs = np.arange(12, dtype=np.float64).reshape(4, 3)

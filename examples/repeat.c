@@ -1,0 +1,158 @@
+/*
+ * examples/repeat.c - a HOP defined in C, in one file, against the public
+ * API only: repeat(n, body, x, *args) applies body to x n times
+ * (x -> body(x, *args) -> body(body(x, *args), *args) ...).
+ *
+ * The class names its signature and fills the slots where repeat differs
+ * from the PrimHOP base: tracing checks n and the body's result, lowering
+ * emits a counted loop over the inlined body with x as a double-buffered
+ * loop-carried value, and eval runs the same loop on concrete values (the
+ * reference interpreter, and eager calls from Python).  hop_library_init
+ * registers it, so the file builds as a library that Python loads with
+ * hop.load_library; docs/DEFINING_A_HOP.md walks through it.
+ */
+#include <hop.h>
+
+#include <string.h>
+
+/* n >= 0 and an x to start from: checked when traced and when run. */
+static hop_status
+check_args(int64_t n, size_t nargs)
+{
+    if (n < 0)
+        return hop_error(HOP_INVALID, "repeat: n must be >= 0, got %lld", (long long)n);
+    if (nargs < 1)
+        return hop_error(HOP_INVALID, "repeat: needs a value x to repeat the body on");
+    return HOP_OK;
+}
+
+/* The body's result feeds its next iteration, so it must look like x. */
+static hop_status
+wrong_result(const char *want, size_t n, const char *got)
+{
+    return hop_error(HOP_TRACE, "repeat: the body must return one %s like x; it returns %zu "
+                     "value(s), the first %s", want, n, got);
+}
+
+/* Tracing. */
+static hop_status
+repeat_check_operands(hop_call *c)
+{
+    size_t nargs;
+    hop_call_group(c, "args", &nargs);
+    hop_status st = check_args(hop_call_param(c, "n")->u.i, nargs);
+    return st == HOP_OK ? hop_prim_hop_base()->check_operands(c) : st;
+}
+
+static hop_status
+repeat_output_meta(hop_call *c)
+{
+    const hop_values *r = &c->results[0];
+    const hop_node *x = c->operands[0];
+    char want[96], got[96] = "nothing";
+    if (r->n == 1 && hop_meta_equal(&r->items[0]->meta->meta, &x->meta->meta) &&
+        r->items[0]->meta->kind == x->meta->kind)
+        return hop_prim_hop_base()->output_meta(c);
+    hop_value_info_print(x->meta, want, sizeof want);
+    if (r->n > 0)
+        hop_value_info_print(r->items[0]->meta, got, sizeof got);
+    return wrong_result(want, r->n, got);
+}
+
+/* Lowering: carry = x; n times: carry = body(carry, *args).  The carry is
+ * the call's output; the body writes its next value into a second buffer,
+ * copied back at the end of each iteration. */
+static hop_status
+repeat_lower(hop_lower_ctx *cx, const hop_node *call)
+{
+    size_t n;
+    const hop_graph *body = hop_node_body(call, "body");
+    hop_pval *in = hop_lower_passed(cx, call, &n), *carry = hop_lower_outputs(cx, true);
+    hop_pval next, i;
+    if (body == NULL || in == NULL || carry == NULL)
+        return hop_error_code();
+    hop_status st = hop_lower_tensor(cx, &call->outs[0], true, &next);
+    if (st == HOP_OK)
+        st = hop_lower_copy(cx, carry[0], in[0]);
+    hop_pval count = {HOP_PVAL_CONST, -1, hop_node_param(call, "n")->u.i};
+    if (st == HOP_OK)
+        st = hop_lower_loop_begin(cx, count, &i);
+    in[0] = carry[0];
+    hop_pval out;
+    if (st == HOP_OK)
+        st = hop_lower_inline(cx, body, in, n, &next, &out, 1);
+    if (st == HOP_OK)
+        st = hop_lower_copy(cx, carry[0], out);
+    if (st == HOP_OK)
+        st = hop_lower_loop_end(cx);
+    return st == HOP_OK ? hop_lower_results(cx, carry, 1) : st;
+}
+
+/* Eval: the same loop on concrete values, with the same checks. */
+static bool
+same_kind(const hop_rt_value *a, const hop_rt_value *b)
+{
+    char x[96], y[96];
+    hop_eval_describe(a, x, sizeof x);
+    hop_eval_describe(b, y, sizeof y);
+    return strcmp(x, y) == 0;
+}
+
+static hop_status
+repeat_eval(hop_eval_ctx *ex)
+{
+    hop_rt_arg n;
+    size_t nin;
+    hop_status st = hop_eval_param(ex, "n", &n);
+    const hop_rt_value *passed = hop_eval_passed(ex, &nin);
+    if (st == HOP_OK)
+        st = check_args(n.u.i, nin);
+    hop_rt_value *in = st == HOP_OK ? hop_calloc(nin, sizeof *in) : NULL;
+    if (in == NULL)
+        return st == HOP_OK ? hop_error_code() : st;
+    for (size_t k = 0; k < nin; k++)
+        in[k] = passed[k];
+    hop_rt_values cur = {NULL, 0, 0};
+    hop_tensor_retain(in[0].tensor);
+    st = hop_rt_values_push(&cur, in[0]);
+    for (int64_t i = 0; i < n.u.i && st == HOP_OK; i++) {
+        hop_rt_values next = {NULL, 0, 0};
+        in[0] = cur.items[0];
+        st = hop_eval_body(ex, "body", in, nin, &next);
+        if (st == HOP_OK && (next.n != 1 || !same_kind(&next.items[0], &passed[0]))) {
+            char want[96], got[96] = "nothing";
+            hop_eval_describe(&passed[0], want, sizeof want);
+            if (next.n > 0)
+                hop_eval_describe(&next.items[0], got, sizeof got);
+            st = wrong_result(want, next.n, got);
+        }
+        hop_rt_values_clear(&cur);
+        cur = next;
+    }
+    hop_free(in);
+    if (st == HOP_OK)
+        st = hop_eval_results(ex, &cur);
+    hop_rt_values_clear(&cur);
+    return st;
+}
+
+const hop_class repeat_class = {
+    .name = "repeat",
+    .params = {{"n", HOP_PARAM_INT}, {"body", HOP_PARAM_BODY, "repeat_body"},
+               {"args", HOP_PARAM_VARARGS}},
+    .doc = "repeat(n, body, x, *args): body applied to x n times, body(x, *args) -> x.",
+    .input_mode = HOP_INPUTS_EXPLICIT,
+    .check_operands = repeat_check_operands,
+    .output_meta = repeat_output_meta,
+    .lower = repeat_lower,
+    .eval = repeat_eval,
+};
+
+/* The library's entry point (hop.load_library calls it). */
+hop_status hop_library_init(void);
+
+hop_status
+hop_library_init(void)
+{
+    return hop_register_hop(&repeat_class);
+}

@@ -1,0 +1,317 @@
+/*
+ * hop/map.c - map(f, xs, *args): f(x, *args) for each slice x of the xs
+ * along dim 0, the results stacked on a new dim 0.
+ *
+ * Tracing: the body gets explicit inputs, one slice per xs (metadata
+ * xs.shape[1:]), then the extra args, then what it lifts; the call node is
+ * `map(map_body_N, (xs...), (args..., lifted...))`.  The leading sizes must
+ * agree (decided through the ShapeEnv) and not be 0.
+ *
+ * Lowering: a loop over rows: a view per row of each mapped input, the
+ * body inlined with the row of each stacked output as the destination of
+ * its result.  The rows are independent, so the loop is a parallel one
+ * (the plan may split it over the thread pool).  Eval: the same loop, row
+ * by row, checking that every row gives the same kinds of results.
+ */
+#include "hop/eval.h"
+#include "hop/lowering.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+/* --------------------------------------------------------------- tracing */
+
+static hop_status
+map_check_operands(hop_call *c)
+{
+    size_t nxs;
+    hop_node *const *xs = hop_call_group(c, "xs", &nxs);
+    if (nxs == 0)
+        return hop_error(HOP_INVALID, "map: needs at least one xs to map over");
+    hop_status st = hop_prim_hop_base()->check_operands(c);
+    if (st != HOP_OK)
+        return st;
+    hop_shape_env *env = hop_output_graph_env(c->og);
+    const hop_meta *first = NULL;
+    for (size_t i = 0; i < nxs; i++) {
+        const hop_node *x = xs[i];
+        char what[128];
+        hop_value_info_print(x->meta, what, sizeof what);
+        if (x->meta->kind != HOP_VALUE_TENSOR || x->meta->meta.rank < 1)
+            return hop_error(HOP_SHAPE,
+                             "map: xs %zu (%s) is %s; map needs a tensor of rank >= 1 "
+                             "to slice along dim 0",
+                             i, x->name, what);
+        int64_t n;
+        if (hop_expr_const_value(x->meta->meta.sizes[0], &n) && n == 0)
+            return hop_error(HOP_SHAPE,
+                             "map: xs %zu (%s) is %s: zero-length along dim 0, so "
+                             "there is nothing to map over",
+                             i, x->name, what);
+        if (first == NULL) {
+            first = &x->meta->meta;
+            continue;
+        }
+        bool eq;
+        st = hop_shape_env_decide_eq(env, first->sizes[0], x->meta->meta.sizes[0], "map", &eq);
+        if (st != HOP_OK)
+            return st;
+        if (!eq) {
+            char a[96], b[96];
+            hop_expr_print(first->sizes[0], a, sizeof a);
+            hop_expr_print(x->meta->meta.sizes[0], b, sizeof b);
+            return hop_error(HOP_SHAPE,
+                             "map: xs %zu (%s) has %s rows but xs 0 has %s; every xs "
+                             "needs the same leading size",
+                             i, x->name, b, a);
+        }
+    }
+    return HOP_OK;
+}
+
+static hop_status
+map_body_inputs(hop_call *c)
+{
+    hop_status st = hop_prim_hop_base()->body_inputs(c);
+    if (st != HOP_OK)
+        return st;
+    size_t nxs;
+    hop_call_group(c, "xs", &nxs);
+    for (size_t i = 0; i < nxs; i++) { /* the xs come first */
+        hop_meta *m = &c->input_meta[i].meta;
+        for (int d = 1; d < m->rank; d++)
+            m->sizes[d - 1] = m->sizes[d];
+        m->rank--;
+    }
+    return HOP_OK;
+}
+
+static hop_status
+map_output_meta(hop_call *c)
+{
+    hop_status st = hop_prim_hop_base()->output_meta(c);
+    if (st != HOP_OK)
+        return st;
+    const hop_expr *n = hop_call_group(c, "xs", NULL)[0]->meta->meta.sizes[0];
+    for (size_t i = 0; i < c->nouts; i++) {
+        hop_value_info *o = &c->outs[i];
+        char what[128];
+        hop_value_info_print(o, what, sizeof what);
+        if (o->kind != HOP_VALUE_TENSOR)
+            return hop_error(HOP_TRACE,
+                             "map: output %zu of the body is %s; a map body must "
+                             "return tensors",
+                             i, what);
+        if (o->meta.rank >= HOP_MAX_RANK)
+            return hop_error(HOP_SHAPE,
+                             "map: output %zu of the body is %s; stacking it would "
+                             "exceed rank %d",
+                             i, what, HOP_MAX_RANK);
+        for (int d = o->meta.rank; d > 0; d--)
+            o->meta.sizes[d] = o->meta.sizes[d - 1];
+        o->meta.sizes[0] = n;
+        o->meta.rank++;
+    }
+    return HOP_OK;
+}
+
+/* -------------------------------------------------------------- lowering */
+
+static hop_status
+map_lower(hop_lower_ctx *cx, const hop_node *call)
+{
+    const hop_graph *body = hop_node_body(call, "f");
+    size_t nxs, n, no = call->nouts;
+    const hop_arg *xs = hop_node_group(call, "xs", &nxs);
+    if (body == NULL || xs == NULL)
+        return hop_error_code();
+    if (nxs == 0)
+        return hop_error(HOP_VERIFY, "lowering: %s maps over nothing", call->name);
+    for (size_t j = 0; j < no; j++) {
+        /* The stacked outputs are made before the loop, so their sizes
+         * must not depend on what the body computes. */
+        const hop_meta *m = &call->outs[j].meta;
+        for (int d = 0; d < m->rank; d++) {
+            const hop_expr *syms[16];
+            size_t ns = hop_expr_free_symbols(m->sizes[d], syms, 16);
+            for (size_t k = 0; k < ns && k < 16; k++) {
+                if (hop_symbol_is_unbacked(syms[k]) && !hop_lower_symbol_known(cx, syms[k])) {
+                    char text[128];
+                    hop_meta_print(m, text, sizeof text);
+                    return hop_error(HOP_UNSUPPORTED,
+                                     "lowering: %s: output %zu is %s, whose size %s is only known "
+                                     "inside the body; map needs its outputs' sizes before it runs",
+                                     call->name, j, text, hop_symbol_name(syms[k]));
+                }
+            }
+        }
+    }
+    hop_pval *in = hop_lower_passed(cx, call, &n);
+    hop_pval *out = in ? hop_lower_outputs(cx, true) : NULL;
+    hop_pval *body_in = out ? hop_lower_pvals(cx, n) : NULL;
+    hop_pval *rows = body_in ? hop_lower_pvals(cx, no) : NULL;
+    hop_pval *res = rows ? hop_lower_pvals(cx, no) : NULL;
+    if (res == NULL)
+        return hop_error_code();
+    /* The row count is the leading size of the first mapped input. */
+    const hop_expr *rows_expr = xs[0].u.node->meta->meta.sizes[0];
+    hop_arg size = hop_arg_sym(rows_expr);
+    hop_pval count = {HOP_PVAL_CONST, -1, 0}, index;
+    hop_status st = hop_expr_const_value(rows_expr, &count.value) ? HOP_OK
+                                                                   : hop_lower_arg(cx, &size, &count);
+    /* Rows are independent: the plan may split them over the pool. */
+    if (st == HOP_OK)
+        st = hop_lower_parallel_loop_begin(cx, count, &index);
+    for (size_t k = 0; k < n && st == HOP_OK; k++)
+        st = k < nxs ? hop_lower_select(cx, in[k], index, &body_in[k]) : (body_in[k] = in[k], HOP_OK);
+    for (size_t j = 0; j < no && st == HOP_OK; j++)
+        st = hop_lower_select(cx, out[j], index, &rows[j]);
+    if (st == HOP_OK)
+        st = hop_lower_inline(cx, body, body_in, n, rows, res, no);
+    if (st == HOP_OK)
+        st = hop_lower_loop_end(cx);
+    return st == HOP_OK ? hop_lower_results(cx, out, no) : st;
+}
+
+/* ------------------------------------------------------------------ eval */
+
+/* The checks tracing makes on metadata, on concrete xs. */
+static hop_status
+check_xs(const hop_rt_value *xs, size_t nxs)
+{
+    if (nxs == 0)
+        return hop_error(HOP_INVALID, "map: needs at least one xs to map over");
+    for (size_t i = 0; i < nxs; i++) {
+        char what[128];
+        hop_eval_describe(&xs[i], what, sizeof what);
+        const hop_tensor *x = xs[i].tensor;
+        if (xs[i].kind != HOP_VALUE_TENSOR || x->rank < 1)
+            return hop_error(HOP_SHAPE,
+                             "map: xs %zu is %s; map needs a tensor of rank >= 1 to slice along "
+                             "dim 0",
+                             i, what);
+        if (x->sizes[0] == 0)
+            return hop_error(HOP_SHAPE,
+                             "map: xs %zu is %s: zero-length along dim 0, so there is nothing "
+                             "to map over",
+                             i, what);
+        if (x->sizes[0] != xs[0].tensor->sizes[0])
+            return hop_error(HOP_SHAPE,
+                             "map: xs %zu has %" PRId64 " rows but xs 0 has %" PRId64
+                             "; every xs needs the same leading size",
+                             i, x->sizes[0], xs[0].tensor->sizes[0]);
+    }
+    return HOP_OK;
+}
+
+/* Row i's results against row 0's: a host body may return anything. */
+static hop_status
+check_row(const hop_rt_values *first, const hop_rt_value *got, size_t ngot, int64_t i)
+{
+    if (ngot != first->n)
+        return hop_error(HOP_TRACE,
+                         "map: the body returns %zu value%s for row %" PRId64 " but %zu for row 0",
+                         ngot, ngot == 1 ? "" : "s", i, first->n);
+    for (size_t j = 0; j < ngot; j++) {
+        char a[128], b[128];
+        hop_eval_describe(&first->items[j], a, sizeof a);
+        hop_eval_describe(&got[j], b, sizeof b);
+        if (got[j].kind != HOP_VALUE_TENSOR)
+            return hop_error(HOP_TRACE,
+                             "map: output %zu of the body is %s; a map body must return tensors",
+                             j, b);
+        const hop_tensor *x = first->items[j].tensor, *y = got[j].tensor;
+        bool same = x->dtype == y->dtype && x->rank == y->rank;
+        for (int d = 0; same && d < x->rank; d++)
+            same = x->sizes[d] == y->sizes[d];
+        if (!same)
+            return hop_error(HOP_SHAPE,
+                             "map: output %zu of the body is %s for row 0 but %s for row %" PRId64
+                             "; every row must give the same shape and dtype",
+                             j, a, b, i);
+    }
+    return HOP_OK;
+}
+
+static hop_status
+map_eval(hop_eval_ctx *ex)
+{
+    size_t nxs, n;
+    const hop_rt_value *xs = hop_eval_group(ex, "xs", &nxs);
+    const hop_rt_value *passed = hop_eval_passed(ex, &n);
+    hop_status st = xs ? check_xs(xs, nxs) : hop_error_code();
+    if (st != HOP_OK)
+        return st;
+    int64_t nrows = xs[0].tensor->sizes[0];
+    hop_rt_value *row_in = hop_calloc(n + 1, sizeof *row_in);
+    hop_rt_values rows = {NULL, 0, 0}; /* nrows x nouts, row-major */
+    size_t no = 0;
+    if (row_in == NULL)
+        return hop_error_code();
+    memcpy(row_in, passed, n * sizeof *row_in);
+    for (int64_t i = 0; i < nrows && st == HOP_OK; i++) {
+        for (size_t k = 0; k < nxs && st == HOP_OK; k++) {
+            hop_rt_arg a[] = {hop_rt_tensor(xs[k].tensor), hop_rt_int(0), hop_rt_int(i)};
+            st = hop_eager(HOP_OP_select, a, 3, &row_in[k]);
+        }
+        size_t before = rows.n;
+        if (st == HOP_OK)
+            st = hop_eval_body(ex, "f", row_in, n, &rows);
+        for (size_t k = 0; k < nxs; k++)
+            if (row_in[k].tensor != xs[k].tensor) {
+                hop_tensor_release(row_in[k].tensor);
+                row_in[k] = xs[k];
+            }
+        if (st == HOP_OK && i == 0)
+            no = rows.n;
+        if (st == HOP_OK) {
+            hop_rt_values first = {rows.items, no, no};
+            st = check_row(&first, rows.items + before, rows.n - before, i);
+        }
+    }
+    hop_free(row_in);
+    hop_rt_values res = {NULL, 0, 0};
+    hop_rt_arg *items = st == HOP_OK ? hop_calloc((size_t)nrows + 1, sizeof *items) : NULL;
+    if (st == HOP_OK && items == NULL)
+        st = hop_error_code();
+    for (size_t j = 0; j < no && st == HOP_OK; j++) {
+        for (int64_t i = 0; i < nrows; i++)
+            items[i] = hop_rt_tensor(rows.items[(size_t)i * no + j].tensor);
+        hop_rt_arg a[] = {hop_rt_list(items, (size_t)nrows), hop_rt_int(0)};
+        hop_rt_value v;
+        if ((st = hop_eager(HOP_OP_stack, a, 2, &v)) == HOP_OK)
+            st = hop_rt_values_push(&res, v);
+    }
+    hop_free(items);
+    hop_rt_values_clear(&rows);
+    if (st == HOP_OK)
+        st = hop_eval_results(ex, &res);
+    hop_rt_values_clear(&res);
+    return st;
+}
+
+const hop_class hop_map_class = {
+    .name = "map",
+    .params = {{"f", HOP_PARAM_BODY, "map_body"},
+               {"xs", HOP_PARAM_VALUES},
+               {"args", HOP_PARAM_VARARGS}},
+    .doc = "map(f, xs, *args): f(x, *args) for each slice x of xs along dim 0, the results "
+           "stacked on a new dim 0; xs is a tensor or a pytree of tensors with one leading size.",
+    .input_mode = HOP_INPUTS_EXPLICIT,
+    .check_operands = map_check_operands,
+    .body_inputs = map_body_inputs,
+    .output_meta = map_output_meta,
+    .lower = map_lower,
+    .eval = map_eval,
+};
+
+hop_status
+hop_map(hop_output_graph *og, hop_body f, const hop_arg *xs, size_t nxs, const hop_arg *args,
+        size_t nargs, hop_values *outputs)
+{
+    if ((nxs > 0 && xs == NULL) || (nargs > 0 && args == NULL))
+        return hop_error(HOP_MISUSE, "hop_map: NULL %s", xs == NULL ? "xs" : "args");
+    hop_arg lists[] = {hop_arg_list((hop_arg *)xs, nxs), hop_arg_list((hop_arg *)args, nargs)};
+    return hop_apply(og, &hop_map_class, lists, 2, &f, 1, outputs);
+}

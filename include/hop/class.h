@@ -1,0 +1,174 @@
+/*
+ * hop/class.h - the HOP class: the one struct through which every stage of
+ * the pipeline reaches a higher-order operator.
+ *
+ * A HOP is a `const hop_class`: a name, a signature (its parameters:
+ * constants, traced values, bodies and groups of operands) and slots, one
+ * per stage of a HOP's life:
+ *
+ *   tracing        check_operands .. installed   (hop/prim_hop.h: the protocol)
+ *   printing       print                          (graph/print.c)
+ *   lowering       lower                          (hop/lowering.h: the toolkit)
+ *   evaluation     eval                           (hop/eval.h: the reference
+ *                                                  interpreter and eager calls)
+ *   autodiff       vjp, jvp                       (reserved for issue #15)
+ *   batching       batch                          (reserved for issue #16)
+ *
+ * An unset (NULL/0) slot or field inherits from `base`; NULL base means the
+ * PrimHOP base (hop_prim_hop_base()), whose behaviour each slot documents.
+ * Every stage calls its slot through the class a call_hop node records
+ * (hop_node.cls), so the stages never look a HOP up by name and never need
+ * the HOP layer to link: this header has types only.
+ *
+ * The call node's layout follows the signature (params, in order):
+ *
+ *   name(leads..., bodies..., groups...)
+ *
+ *   leads   every INT, FLOAT, BOOL, DTYPE and VALUE parameter, in order;
+ *   bodies  one subgraph per BODY parameter, in order;
+ *   groups  one list per VALUES/VARARGS parameter, in order, holding the
+ *           values passed to the bodies.  The values each body lifted come
+ *           last: appended to the final group when it is VARARGS (map's
+ *           extra args, invoke_subgraph's args: "additional inputs"), else in
+ *           a list of their own after the groups.  A HOP whose inputs are
+ *           lifted on first use (HOP_INPUTS_LIFTED: wrap, cond) has exactly
+ *           one list, the merged signature of its bodies.
+ *
+ * So `map(f, xs, *args)` prints `map(map_body_0, (x,), (w, s1))` and
+ * `repeat(n: int, body, *args)` prints `repeat(3, repeat_body_0, (x, w))`.
+ * The accessors (hop_call_arg and friends, hop/prim_hop.h) read a node by
+ * parameter name; no HOP reads args[k] by position.
+ */
+#ifndef HOP_CLASS_H
+#define HOP_CLASS_H
+
+#include "hop/graph.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct hop_class hop_class;
+typedef struct hop_call hop_call;           /* a call being traced: hop/prim_hop.h */
+typedef struct hop_lower_ctx hop_lower_ctx; /* a plan being built: hop/lowering.h */
+typedef struct hop_eval_ctx hop_eval_ctx;   /* a call being evaluated: hop/eval.h */
+typedef struct hop_vjp_ctx hop_vjp_ctx;     /* reverse mode (issue #15) */
+typedef struct hop_jvp_ctx hop_jvp_ctx;     /* forward mode (issue #15) */
+typedef struct hop_batch_ctx hop_batch_ctx; /* vmap (issue #16) */
+
+typedef enum hop_param_kind {
+    HOP_PARAM_END = 0, /* ends the parameter list */
+    HOP_PARAM_INT,     /* an int64 constant (HOP_ARG_INT) */
+    HOP_PARAM_FLOAT,   /* a double constant (HOP_ARG_FLOAT; an int is taken) */
+    HOP_PARAM_BOOL,    /* a bool constant (HOP_ARG_BOOL) */
+    HOP_PARAM_DTYPE,   /* a dtype (HOP_ARG_DTYPE) */
+    HOP_PARAM_VALUE,   /* one traced value for the HOP itself (cond's pred): a
+                          node, a SymInt/SymBool expression or a bool */
+    HOP_PARAM_BODY,    /* a body, traced into a subgraph named <prefix>_<N> */
+    HOP_PARAM_VALUES,  /* a group of values passed to the bodies (a list);
+                          from Python one argument, a tensor or a pytree */
+    HOP_PARAM_VARARGS, /* the same for the remaining positional arguments
+                          (Python *args); only as the last parameter */
+} hop_param_kind;
+
+typedef struct hop_param {
+    const char *name;    /* an identifier, unique in the signature */
+    hop_param_kind kind;
+    const char *prefix;  /* BODY: the subgraph name prefix ("cond_true") */
+} hop_param;
+
+/* Parameters of one signature, bodies of one call. */
+#define HOP_MAX_PARAMS 8
+#define HOP_MAX_BODIES 4
+
+typedef enum hop_input_mode {
+    HOP_INPUTS_INHERIT = 0, /* as the base class says */
+    HOP_INPUTS_LIFTED,      /* the body gets the outer values; lifted on first use */
+    HOP_INPUTS_EXPLICIT,    /* explicit placeholders first, lifted values after */
+} hop_input_mode;
+
+/*
+ * Where the guards recorded while a body is traced go (hint decisions on the
+ * sizes of the program's inputs, hop_shape_env_decide).  A guard must hold
+ * whenever the code that relied on it runs, and only then: a guard one cond
+ * branch needs must not reject inputs that take the other branch.
+ */
+typedef enum hop_guard_mode {
+    HOP_GUARDS_INHERIT = 0, /* as the base class says */
+    HOP_GUARDS_CALLER,      /* the caller's (the base): the body runs whenever the
+                               call does (wrap, map, invoke_subgraph) */
+    HOP_GUARDS_BRANCH,      /* exactly one body runs per call (cond): a guard
+                               every body recorded is the caller's, the others
+                               stay with their body (its graph's guards), checked
+                               each time it runs */
+    HOP_GUARDS_BODY,        /* a body may run or not (a loop body): every guard
+                               stays with its body */
+} hop_guard_mode;
+
+struct hop_class {
+    const hop_class *base; /* NULL: the PrimHOP base */
+    const char *name;      /* "cond": the call_hop target; an identifier */
+    /* The signature, in call order, ended by the first HOP_PARAM_END entry;
+     * none at all inherits the base's.  PrimHOP: (body: BODY, *args). */
+    hop_param params[HOP_MAX_PARAMS];
+    const char *doc; /* one paragraph for Python's help(); NULL: none */
+    hop_input_mode input_mode;
+    hop_guard_mode guard_mode;
+
+    /* ---- tracing: each slot takes the call in flight (hop/prim_hop.h has
+     * the protocol and what each base slot does). */
+    hop_status (*check_operands)(hop_call *c);
+    hop_status (*body_inputs)(hop_call *c);
+    hop_status (*check_outputs)(hop_call *c);
+    hop_status (*signature)(hop_call *c);
+    hop_status (*output_meta)(hop_call *c);
+    hop_status (*lookup)(hop_call *c);
+    hop_status (*installed)(hop_call *c);
+
+    /* ---- printing.  Writes the right-hand side of the call's line
+     * (`repeat(3, repeat_body_0, (x, w))`) into buf, snprintf-style: returns
+     * the length it needs.  PrimHOP: the generic `name(args...)`. */
+    size_t (*print)(const hop_node *call, char *buf, size_t cap);
+
+    /* ---- running.  lower emits the plan code of one call node and ends
+     * with hop_lower_results (hop/lowering.h).  PrimHOP: its one body inlined
+     * with every passed value, its results the call's (hop_lower_default).
+     * eval runs one call on concrete values, for the reference interpreter
+     * (bodies are subgraphs) and for eager calls (bodies are host functions,
+     * e.g. Python), and ends with hop_eval_results (hop/eval.h).  PrimHOP:
+     * its one body run on every passed value (hop_eval_default). */
+    hop_status (*lower)(hop_lower_ctx *cx, const hop_node *call);
+    hop_status (*eval)(hop_eval_ctx *ex);
+
+    /* ---- transformations (issues #15 and #16 define their contexts). */
+    hop_status (*vjp)(hop_vjp_ctx *cx, const hop_node *call);
+    hop_status (*jvp)(hop_jvp_ctx *cx, const hop_node *call);
+    hop_status (*batch)(hop_batch_ctx *cx, const hop_node *call);
+
+    void *user_data; /* free for the class */
+};
+
+/*
+ * The nearest class of cls's chain (cls, its base, ...) that sets the slot
+ * at byte offset `offset`, or NULL when none does (the PrimHOP base's
+ * behaviour applies).  Use HOP_CLASS_SLOT_OWNER(cls, lower).
+ */
+static inline const hop_class *
+hop_class_slot_owner(const hop_class *cls, size_t offset)
+{
+    for (int depth = 0; cls && depth < 32; cls = cls->base, depth++) {
+        void (*slot)(void);
+        __builtin_memcpy(&slot, (const char *)cls + offset, sizeof slot);
+        if (slot != 0)
+            return cls;
+    }
+    return 0;
+}
+
+#define HOP_CLASS_SLOT_OWNER(cls, slot)                                                            \
+    hop_class_slot_owner((cls), __builtin_offsetof(hop_class, slot))
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* HOP_CLASS_H */

@@ -1,0 +1,115 @@
+/*
+ * hop/eval.h - running HOP calls on concrete values: the toolkit of a HOP's
+ * eval slot, the reference graph interpreter, and eager calls whose bodies
+ * are host functions (Python's hop.ops.<name> outside a trace).
+ *
+ * A HOP's eval slot (hop/class.h) is written once and serves two callers:
+ *
+ *   hop_graph_eval   the reference interpreter: runs a traced program node
+ *                    by node with the runtime's eager ops; a call_hop's eval
+ *                    gets its leads and groups from the node and runs its
+ *                    bodies as subgraphs.  Differential tests check plans
+ *                    against it.
+ *   hop_eval_apply   one eager call: the leads and groups are the caller's
+ *                    concrete values and each body is a host function (a
+ *                    Python callable), run on concrete tensors.
+ *
+ * So a HOP checks what it needs on concrete values (a loop's carries, map's
+ * rows) in one place, for both.  Values are hop_rt_value: a tensor or an
+ * int (a SymInt's value).
+ */
+#ifndef HOP_EVAL_H
+#define HOP_EVAL_H
+
+#include "hop/prim_hop.h"
+#include "hop/runtime.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* A growable list of runtime values; it owns a reference to each tensor. */
+typedef struct hop_rt_values {
+    hop_rt_value *items;
+    size_t n, cap;
+} hop_rt_values;
+
+/* Appends v, taking its tensor's reference (released on HOP_NOMEM). */
+hop_status hop_rt_values_push(hop_rt_values *vs, hop_rt_value v);
+/* Releases every tensor, frees the array and empties the list. */
+void hop_rt_values_clear(hop_rt_values *vs);
+
+/*
+ * The toolkit of an eval slot.  Every function returns HOP_OK or an error
+ * status with the error context set (the slot then returns it).
+ *
+ * hop_eval_class    the HOP being evaluated.
+ * hop_eval_param    the value of a lead (INT..VALUE parameter) `name`: an
+ *                   INT/FLOAT/BOOL/DTYPE as such; a VALUE as a tensor
+ *                   (borrowed) or, for a SymInt/SymBool/bool, an int.
+ * hop_eval_group    the values of group `name` (borrowed, valid until the
+ *                   slot returns); *n gets their count.  The final VARARGS
+ *                   group includes the values the bodies lifted.
+ * hop_eval_passed   every value passed to the bodies, in body input order
+ *                   (all groups, then the lifted values); borrowed.
+ * hop_eval_body     runs BODY parameter `body` on inputs (borrowed; one per
+ *                   placeholder of its subgraph, or whatever its host
+ *                   function takes) and appends its results to *outputs
+ *                   (new references).  A host body may return any number of
+ *                   values; check them if the HOP needs to.
+ * hop_eval_results  the call's results: takes every value of *results (the
+ *                   list is left empty).
+ * hop_eval_describe `f32[4, 3]` or `int` for messages; snprintf contract.
+ */
+const hop_class *hop_eval_class(const hop_eval_ctx *ex);
+hop_status hop_eval_param(hop_eval_ctx *ex, const char *name, hop_rt_arg *out);
+const hop_rt_value *hop_eval_group(hop_eval_ctx *ex, const char *name, size_t *n);
+const hop_rt_value *hop_eval_passed(hop_eval_ctx *ex, size_t *n);
+hop_status hop_eval_body(hop_eval_ctx *ex, const char *body, const hop_rt_value *inputs,
+                         size_t ninputs, hop_rt_values *outputs);
+hop_status hop_eval_results(hop_eval_ctx *ex, hop_rt_values *results);
+size_t hop_eval_describe(const hop_rt_value *v, char *buf, size_t cap);
+
+/* The PrimHOP base's eval: its one body run on every passed value, its
+ * results the call's. */
+hop_status hop_eval_default(hop_eval_ctx *ex);
+
+/*
+ * A host body: runs on concrete inputs (borrowed) and appends its results
+ * (new references) to *outputs.  Returns HOP_OK or an error status with the
+ * error context set.
+ */
+typedef hop_status (*hop_host_body_fn)(void *ud, const hop_rt_value *inputs, size_t ninputs,
+                                       hop_rt_values *outputs);
+
+typedef struct hop_host_body {
+    hop_host_body_fn fn;
+    void *ud;
+} hop_host_body;
+
+/*
+ * Runs HOP cls once, eagerly, on concrete values.  args follow the signature
+ * as hop_apply's do: the leads (HOP_OPND_INT, FLOAT, BOOL, DTYPE; a VALUE
+ * as a tensor, an int or a bool), then one HOP_OPND_LIST per group whose
+ * items are tensors or ints; bodies one per BODY parameter.  Appends the
+ * results (new references) to *outputs; on error nothing is appended.
+ * HOP_INVALID when args do not fit the signature (naming the parameter),
+ * else what the eval slot or a body returned.
+ */
+hop_status hop_eval_apply(const hop_class *cls, const hop_rt_arg *args, size_t nargs,
+                          const hop_host_body *bodies, size_t nbodies, hop_rt_values *outputs);
+
+/*
+ * The reference interpreter: runs the root graph of og node by node with
+ * the runtime's eager ops (HOPs through their eval slot), with the same
+ * inputs and outputs as a plan of og would take (hop_plan_run).  Checks only
+ * what the ops check.  For differential tests: a plan must give the same
+ * results.
+ */
+hop_status hop_graph_eval(const hop_output_graph *og, hop_tensor *const *inputs, size_t ninputs,
+                          hop_tensor **outputs, size_t noutputs);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* HOP_EVAL_H */
