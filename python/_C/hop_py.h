@@ -117,6 +117,20 @@ PyObject *hop_py_tensor_new(hop_tensor *t);
 
 /* trace.c: adds the tracing types and functions to the module; 0 / -1. */
 int hop_py_trace_init(PyObject *module);
+
+/* For HOP calls in a trace (trace.c): this thread's active Trace (borrowed)
+ * or NULL; its OutputGraph; the node standing for a proxy, a captured
+ * concrete tensor or a SymInt (NULL with an exception); a node as a proxy or
+ * a SymInt; a SymInt as an argument; the checks before a HOP call (-1 with
+ * an exception: another thread's trace, C stack nearly exhausted). */
+PyObject *hop_py_current_trace(void);
+hop_output_graph *hop_py_trace_og(PyObject *trace);
+hop_node *hop_py_value_node(PyObject *trace, PyObject *o, const char *what);
+PyObject *hop_py_wrap_node(PyObject *trace, hop_node *n);
+int hop_py_symint_arg(PyObject *o, hop_arg *out);
+int hop_py_enter_hop(PyObject *trace, const char *what);
+/* hops.c: calling any registered HOP from Python. */
+int hop_py_hops_init(PyObject *module);
 /* tensor.c: readies hop.Tensor and adds it and the tensor functions; 0 / -1. */
 int hop_py_tensor_init(PyObject *module);
 

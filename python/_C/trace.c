@@ -1,7 +1,7 @@
 /*
  * python/_C/trace.c - tracing from Python: the Trace object (one
- * OutputGraph), proxies, SymInt, HOP calls whose bodies are Python
- * functions, graph introspection for hop.GraphModule.
+ * OutputGraph), proxies, SymInt, graph introspection for hop.GraphModule,
+ * and what python/_C/hops.c needs to call HOPs in a trace.
  *
  * While a Trace is active every op goes through it (hop_py_trace_op): proxy
  * operands are nodes of the current tracer or of enclosing ones (lifted by
@@ -638,94 +638,62 @@ PyTypeObject hop_py_SymIntType = {
     .tp_doc = "A symbolic integer of a trace: a size like s0, or an unbacked value like u0.",
 };
 
-/* ------------------------------------------------------ HOPs with Python bodies */
+/* ------------------------------------------------------ for HOP calls */
 
-/*
- * The frame of one HOP call.  `body` is the Python callable the C body
- * invokes: body(*inputs) -> list of leaves (proxies, concrete tensors,
- * SymInts).  `lifted_inputs` is the tuple passed to bodies whose inputs are
- * lifted on first use (the operands themselves).
- */
-typedef struct frame {
-    PyObject *bodies[HOP_MAX_BODIES];
-    PyObject *lifted_inputs;
-    PyObject *exc_type, *exc_value, *exc_tb; /* what a body raised, if anything */
-    struct frame *outer;
-} frame;
+/* The interface python/_C/hops.c uses to call HOPs in a trace. */
 
-/* This thread's innermost HOP call (its bodies run on the calling thread). */
-static _Thread_local frame *innermost;
-
-static hop_status
-py_body(hop_tracer *t, PyObject *fn, hop_node *const *in, size_t n, bool explicit_inputs,
-        hop_values *out)
+PyObject *
+hop_py_current_trace(void)
 {
-    TraceObject *tr = current;
-    frame *f = innermost;
-    PyObject *args = NULL, *result = NULL, *seq = NULL;
-    if (explicit_inputs) {
-        args = PyTuple_New((Py_ssize_t)n);
-        for (size_t i = 0; args && i < n; i++) {
-            PyObject *v = wrap_node((PyObject *)tr, in[i]);
-            if (v == NULL) {
-                Py_CLEAR(args);
-                break;
-            }
-            PyTuple_SET_ITEM(args, (Py_ssize_t)i, v);
-        }
-    } else {
-        args = f->lifted_inputs;
-        Py_XINCREF(args);
-    }
-    /* The body's Python frames count against the recursion limit; this C
-     * level counts too, so a low limit stops deep nesting early. */
-    if (args && Py_EnterRecursiveCall(" in a HOP body") == 0) {
-        result = PyObject_Call(fn, args, NULL);
-        Py_LeaveRecursiveCall();
-    }
-    if (result)
-        seq = PySequence_Fast(result, "a HOP body wrapper must return a list of leaves");
-    for (Py_ssize_t i = 0; seq && i < PySequence_Fast_GET_SIZE(seq); i++) {
-        hop_node *node = value_node(tr, PySequence_Fast_GET_ITEM(seq, i), "HOP body output");
-        if (node == NULL || hop_values_push(out, node) != HOP_OK) {
-            if (node)
-                hop_py_raise();
-            Py_CLEAR(seq);
-        }
-    }
-    Py_XDECREF(args);
-    Py_XDECREF(result);
-    if (seq == NULL) {
-        if (PyErr_Occurred() && f->exc_type == NULL)
-            PyErr_Fetch(&f->exc_type, &f->exc_value, &f->exc_tb);
-        else
-            PyErr_Clear();
-        (void)t;
-        return hop_error(HOP_TRACE, "a Python exception was raised in the body");
-    }
-    Py_DECREF(seq);
-    return HOP_OK;
+    return (PyObject *)current;
 }
 
-static hop_status
-body_lifted0(hop_tracer *t, void *ud, hop_node *const *in, size_t n, hop_values *out)
+hop_output_graph *
+hop_py_trace_og(PyObject *trace)
 {
-    (void)ud;
-    return py_body(t, innermost->bodies[0], in, n, false, out);
+    return ((TraceObject *)trace)->og;
 }
 
-static hop_status
-body_lifted1(hop_tracer *t, void *ud, hop_node *const *in, size_t n, hop_values *out)
+hop_node *
+hop_py_value_node(PyObject *trace, PyObject *o, const char *what)
 {
-    (void)ud;
-    return py_body(t, innermost->bodies[1], in, n, false, out);
+    return value_node((TraceObject *)trace, o, what);
 }
 
-static hop_status
-body_explicit0(hop_tracer *t, void *ud, hop_node *const *in, size_t n, hop_values *out)
+PyObject *
+hop_py_wrap_node(PyObject *trace, hop_node *n)
 {
-    (void)ud;
-    return py_body(t, innermost->bodies[0], in, n, true, out);
+    return wrap_node(trace, n);
+}
+
+int
+hop_py_symint_arg(PyObject *o, hop_arg *out)
+{
+    if (symint_usable(o) < 0)
+        return -1;
+    SymIntObject *s = (SymIntObject *)o;
+    *out = s->node ? hop_arg_node(s->node) : hop_arg_sym(s->expr);
+    return 0;
+}
+
+/* _sym_truth(s): the SymBool `s != 0` of a SymInt, undecided (Python's
+ * truth of an int, as cond's pred); a SymBool as it is. */
+static PyObject *
+py_sym_truth(PyObject *self, PyObject *o)
+{
+    (void)self;
+    if (!PyObject_TypeCheck(o, &hop_py_SymIntType)) {
+        PyErr_SetString(PyExc_TypeError, "_sym_truth: expected a SymInt");
+        return NULL;
+    }
+    if (symint_usable(o) < 0)
+        return NULL;
+    SymIntObject *s = (SymIntObject *)o;
+    if (hop_expr_is_bool(s->expr))
+        return Py_NewRef(o);
+    hop_shape_env *env = symint_env(s);
+    const hop_expr *ne = hop_sym_ne(env, s->expr, hop_sym_const(env, 0));
+    return ne ? symint_new(s->owner, ne, NULL) : hop_py_raise();
 }
 
 /*
@@ -767,9 +735,10 @@ stack_exhausted(void)
 
 /* The checks before a HOP call: tr is this thread's active trace, and the
  * nesting leaves C stack for one more level. */
-static int
-enter_hop(TraceObject *tr, const char *what)
+int
+hop_py_enter_hop(PyObject *trace, const char *what)
 {
+    TraceObject *tr = (TraceObject *)trace;
     if (own_active(tr, what) < 0)
         return -1;
     if (stack_exhausted()) {
@@ -780,175 +749,6 @@ enter_hop(TraceObject *tr, const char *what)
         return -1;
     }
     return 0;
-}
-
-/* Converts a sequence of proxies/SymInts/tensors into node arguments. */
-static hop_arg *
-node_args(TraceObject *tr, PyObject *seq, Py_ssize_t *n, const char *what)
-{
-    PyObject *fast = PySequence_Fast(seq, "expected a sequence of traced values");
-    if (fast == NULL)
-        return NULL;
-    *n = PySequence_Fast_GET_SIZE(fast);
-    hop_arg *args = PyMem_Calloc((size_t)*n + 1, sizeof *args);
-    for (Py_ssize_t i = 0; args && i < *n; i++) {
-        hop_node *node = value_node(tr, PySequence_Fast_GET_ITEM(fast, i), what);
-        if (node == NULL) {
-            PyMem_Free(args);
-            args = NULL;
-            break;
-        }
-        args[i] = hop_arg_node(node);
-    }
-    Py_DECREF(fast);
-    if (args == NULL && !PyErr_Occurred())
-        PyErr_NoMemory();
-    return args;
-}
-
-/* Finishes a HOP call: the results as a list, or the error as an exception. */
-static PyObject *
-finish_call(TraceObject *tr, frame *f, hop_status st, hop_values *outs)
-{
-    innermost = f->outer;
-    PyObject *result = NULL;
-    if (st == HOP_OK) {
-        result = PyList_New((Py_ssize_t)outs->n);
-        for (size_t i = 0; result && i < outs->n; i++) {
-            PyObject *v = wrap_node((PyObject *)tr, outs->items[i]);
-            if (v == NULL)
-                Py_CLEAR(result);
-            else
-                PyList_SET_ITEM(result, (Py_ssize_t)i, v);
-        }
-    } else if (f->exc_type) {
-        PyErr_Restore(f->exc_type, f->exc_value, f->exc_tb);
-        f->exc_type = f->exc_value = f->exc_tb = NULL;
-    } else {
-        hop_py_raise();
-    }
-    hop_values_clear(outs);
-    return result;
-}
-
-static PyObject *
-trace_cond(TraceObject *tr, PyObject *args)
-{
-    PyObject *pred, *tfn, *ffn, *operands;
-    if (!PyArg_ParseTuple(args, "OOOO:cond", &pred, &tfn, &ffn, &operands))
-        return NULL;
-    if (enter_hop(tr, "cond") < 0)
-        return NULL;
-    hop_arg p;
-    if (PyBool_Check(pred)) {
-        p = hop_arg_bool(pred == Py_True);
-    } else if (PyObject_TypeCheck(pred, &hop_py_SymIntType) &&
-               !hop_expr_is_bool(((SymIntObject *)pred)->expr)) {
-        /* Python's truth of an int (a size, an item()): nonzero. */
-        SymIntObject *s = (SymIntObject *)pred;
-        hop_shape_env *env = symint_env(s);
-        const hop_expr *ne = hop_sym_ne(env, s->expr, hop_sym_const(env, 0));
-        if (ne == NULL)
-            return hop_py_raise();
-        p = hop_arg_sym(ne);
-    } else if (PyObject_TypeCheck(pred, &hop_py_SymIntType) && ((SymIntObject *)pred)->node == NULL) {
-        p = hop_arg_sym(((SymIntObject *)pred)->expr);
-    } else {
-        hop_node *n = value_node(tr, pred, "cond: pred");
-        if (n == NULL)
-            return NULL;
-        p = hop_arg_node(n);
-    }
-    Py_ssize_t nops;
-    hop_arg *ops = node_args(tr, operands, &nops, "cond: operand");
-    if (ops == NULL)
-        return NULL;
-    PyObject *tuple = PySequence_Tuple(operands);
-    if (tuple == NULL) {
-        PyMem_Free(ops);
-        return NULL;
-    }
-    frame f = {{tfn, ffn}, tuple, NULL, NULL, NULL, innermost};
-    innermost = &f;
-    hop_values outs = {0};
-    hop_status st = hop_cond(tr->og, p, (hop_body){body_lifted0, tfn},
-                             (hop_body){body_lifted1, ffn}, ops, (size_t)nops, &outs);
-    PyMem_Free(ops);
-    Py_DECREF(tuple);
-    return finish_call(tr, &f, st, &outs);
-}
-
-static PyObject *
-trace_wrap(TraceObject *tr, PyObject *args)
-{
-    PyObject *fn, *operands;
-    if (!PyArg_ParseTuple(args, "OO:wrap", &fn, &operands))
-        return NULL;
-    if (enter_hop(tr, "wrap") < 0)
-        return NULL;
-    Py_ssize_t nops;
-    hop_arg *ops = node_args(tr, operands, &nops, "wrap: argument");
-    if (ops == NULL)
-        return NULL;
-    PyObject *tuple = PySequence_Tuple(operands);
-    if (tuple == NULL) {
-        PyMem_Free(ops);
-        return NULL;
-    }
-    frame f = {{fn}, tuple, NULL, NULL, NULL, innermost};
-    innermost = &f;
-    hop_values outs = {0};
-    hop_status st = hop_wrap(tr->og, (hop_body){body_lifted0, fn}, ops, (size_t)nops, &outs);
-    PyMem_Free(ops);
-    Py_DECREF(tuple);
-    return finish_call(tr, &f, st, &outs);
-}
-
-static PyObject *
-trace_map(TraceObject *tr, PyObject *args)
-{
-    PyObject *fn, *xs, *extra;
-    if (!PyArg_ParseTuple(args, "OOO:map", &fn, &xs, &extra))
-        return NULL;
-    if (enter_hop(tr, "map") < 0)
-        return NULL;
-    Py_ssize_t nxs, nextra;
-    hop_arg *x = node_args(tr, xs, &nxs, "map: xs");
-    hop_arg *e = x ? node_args(tr, extra, &nextra, "map: argument") : NULL;
-    if (e == NULL) {
-        PyMem_Free(x);
-        return NULL;
-    }
-    frame f = {{fn}, NULL, NULL, NULL, NULL, innermost};
-    innermost = &f;
-    hop_values outs = {0};
-    hop_status st = hop_map(tr->og, (hop_body){body_explicit0, fn}, x, (size_t)nxs, e,
-                            (size_t)nextra, &outs);
-    PyMem_Free(x);
-    PyMem_Free(e);
-    return finish_call(tr, &f, st, &outs);
-}
-
-static PyObject *
-trace_invoke_subgraph(TraceObject *tr, PyObject *args)
-{
-    PyObject *fn, *key, *operands;
-    if (!PyArg_ParseTuple(args, "OOO:invoke_subgraph", &fn, &key, &operands))
-        return NULL;
-    if (enter_hop(tr, "invoke_subgraph") < 0)
-        return NULL;
-    Py_ssize_t nops;
-    hop_arg *ops = node_args(tr, operands, &nops, "invoke_subgraph: argument");
-    if (ops == NULL)
-        return NULL;
-    frame f = {{fn}, NULL, NULL, NULL, NULL, innermost};
-    innermost = &f;
-    hop_values outs = {0};
-    /* The user's function is the cache key: one subgraph per function. */
-    hop_status st = hop_invoke_subgraph(tr->og, (hop_body){body_explicit0, key}, ops,
-                                        (size_t)nops, &outs);
-    PyMem_Free(ops);
-    return finish_call(tr, &f, st, &outs);
 }
 
 /* ------------------------------------------------------------- the Trace */
@@ -1112,6 +912,30 @@ trace_name_hint(TraceObject *tr, PyObject *args)
     if (r < 0)
         return NULL;
     Py_RETURN_NONE;
+}
+
+/* Converts a sequence of proxies/SymInts/tensors into node arguments. */
+static hop_arg *
+node_args(TraceObject *tr, PyObject *seq, Py_ssize_t *n, const char *what)
+{
+    PyObject *fast = PySequence_Fast(seq, "expected a sequence of traced values");
+    if (fast == NULL)
+        return NULL;
+    *n = PySequence_Fast_GET_SIZE(fast);
+    hop_arg *args = PyMem_Calloc((size_t)*n + 1, sizeof *args);
+    for (Py_ssize_t i = 0; args && i < *n; i++) {
+        hop_node *node = value_node(tr, PySequence_Fast_GET_ITEM(fast, i), what);
+        if (node == NULL) {
+            PyMem_Free(args);
+            args = NULL;
+            break;
+        }
+        args[i] = hop_arg_node(node);
+    }
+    Py_DECREF(fast);
+    if (args == NULL && !PyErr_Occurred())
+        PyErr_NoMemory();
+    return args;
 }
 
 static PyObject *
@@ -1637,11 +1461,6 @@ static PyMethodDef trace_methods[] = {
     {"guards", (PyCFunction)trace_guards, METH_NOARGS, "The ShapeEnv's guards, as text."},
     {"inputs", (PyCFunction)trace_inputs, METH_NOARGS, "The root inputs and their sources."},
     {"describe", (PyCFunction)trace_describe, METH_O, "describe(path) -> dict for a graph."},
-    {"cond", (PyCFunction)trace_cond, METH_VARARGS, "cond(pred, t, f, operands) -> leaves"},
-    {"wrap", (PyCFunction)trace_wrap, METH_VARARGS, "wrap(fn, args) -> leaves"},
-    {"map", (PyCFunction)trace_map, METH_VARARGS, "map(fn, xs, args) -> leaves"},
-    {"invoke_subgraph", (PyCFunction)trace_invoke_subgraph, METH_VARARGS,
-     "invoke_subgraph(fn, key, args) -> leaves"},
     {NULL, NULL, 0, NULL},
 };
 
@@ -1698,6 +1517,7 @@ static PyMethodDef trace_functions[] = {
     {"_trace_depth", py_trace_depth, METH_NOARGS,
      "The tracer stack depth of the active trace, 0 when none is active."},
     {"_is_proxy", py_is_proxy, METH_O, "True for a traced value (a proxy Tensor)."},
+    {"_sym_truth", py_sym_truth, METH_O, "_sym_truth(s): the SymBool s != 0, undecided."},
     {NULL, NULL, 0, NULL},
 };
 

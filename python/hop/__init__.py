@@ -14,7 +14,9 @@ from ._C import (  # noqa: F401  (re-exported)
     Tensor, SymInt, Error, TraceError, ShapeError, DTypeError, UnsupportedError, GuardError,
     DataDependentError,
 )
-from ._hops import cond, map, wrap, invoke_subgraph, nested_compile_region  # noqa: F401
+from ._hops import (  # noqa: F401
+    cond, map, wrap, invoke_subgraph, nested_compile_region, ops, load_library, HopFunction,
+)
 from ._trace import trace, GraphModule, Graph, Node, TensorMeta, SymMeta  # noqa: F401
 from ._compile import compile, CompiledFunction  # noqa: F401
 from ._pytree import register_pytree_node  # noqa: F401
@@ -24,8 +26,13 @@ from ._foreign import foreign, ForeignKernel  # noqa: F401
 # Everything public that the extension defines (dtypes, constructors, ops,
 # more exception classes) is part of the package.
 for _name in dir(_C):
-    if not _name.startswith("_") and _name not in globals() and _name not in ("Trace", "tracing"):
+    if not _name.startswith("_") and _name not in globals() and _name not in (
+            "Trace", "tracing", "call_hop", "hop_signature", "list_hops"):
         globals()[_name] = getattr(_C, _name)
 del _name
+
+import sys as _sys
+_sys.modules[__name__ + ".ops"] = ops  # `import hop.ops` works too
+del _sys
 
 __version__ = "0.1.0"

@@ -1,17 +1,21 @@
-"""The four HOPs from Python: cond, map, wrap, invoke_subgraph.
+"""HOPs from Python: one path for every registered HOP, built-in or loaded.
 
-Eagerly they run their bodies directly.  While a hop.trace is active they
-become nested graphs: each body is traced once in its own subtracer, and
-whatever it closes over (outer traced values, concrete tensors, globals) is
-lifted into explicit inputs by the C tracer.  Bodies may take and return
-tensors, SymInts and nested tuples/lists/dicts of them (plus plain Python
-values, which are constants of the trace).  wrap and invoke_subgraph pass
-keyword arguments to their bodies; a keyword's tensors are inputs like a
-positional argument's.
+`_apply` calls a HOP by name through `_C.call_hop`, which traces it (each body
+once, in its own subtracer, whatever it closes over lifted into explicit
+inputs by the C tracer) while a hop.trace is active on this thread, and
+otherwise runs it eagerly through the class's eval slot, which calls the
+bodies on concrete tensors.  This module adds what Python needs around the C
+call and nothing a class checks itself: pytrees (groups of operands and body
+results may be nested tuples/lists/dicts/namedtuples/dataclasses; plain
+Python values are constants of the trace), the purity check of traced bodies,
+and the escape check of what they return.  cond, map, wrap and
+invoke_subgraph are thin over it, and `hop.ops.<name>` calls any registered
+HOP (hop.load_library adds more).
 """
 
 import builtins
 import functools
+import inspect
 import numbers
 import types
 
@@ -25,7 +29,7 @@ try:
 except ImportError:  # NumPy is optional at run time
     _np = None
 
-__all__ = ["cond", "map", "wrap", "invoke_subgraph", "nested_compile_region"]
+__all__ = ["cond", "map", "wrap", "invoke_subgraph", "nested_compile_region", "load_library"]
 
 
 def _is_traced(x):
@@ -70,56 +74,117 @@ def _tracing(hop, leaves):
 
 
 class _Result:
-    """What a traced body returned: its structure and its constant leaves."""
+    """What a body returned: its structure, its constant leaves and which
+    body it was."""
 
-    __slots__ = ("spec", "template")
+    __slots__ = ("spec", "template", "which")
 
-    def __init__(self, spec, template):
+    def __init__(self, spec, template, which):
         self.spec = spec
         self.template = template
+        self.which = which
 
     def describe(self):
         return repr(self.spec)
 
 
-def _body(hop, which, fn, make_args, record, check=None):
-    """A C-callable body: (*traced inputs) -> traced output leaves.
-    make_args(ins) gives the body's positional arguments, or (args, kwargs)
-    when it returns a _Call."""
-    def body(*ins):
-        tr = _C.tracing()
-        if tr is not None:
-            _name_hints(tr, fn)
-        call = make_args(ins)
-        if isinstance(call, _Call):
-            out = run_pure(hop, which, fn, call.args, call.kwargs)
-        else:
-            out = run_pure(hop, which, fn, call)
-        leaves, spec = flatten(out)
-        traced, template = _holes(leaves)
-        _check_no_escape(hop, which, template)
-        result = _Result(spec, template)
-        if check is not None:
-            check(result)
-        record.append(result)
-        return traced
-    return body
+def _constants(result):
+    consts = [t for t in result.template if t is not _HOLE]
+    return f"(constants {consts}) " if consts else ""
 
 
-class _Call:
-    """Positional and keyword arguments for a body."""
+def _same_structure(hop, first, result, ncall):
+    """Every body of one call returns one structure with the same constants
+    (the HOP's result is built from it)."""
+    if first.spec != result.spec or first.template != result.template:
+        raise _C.TraceError(
+            f"hop.{hop}: the branches return different structures: the {first.which} returns "
+            f"{first.describe()} {_constants(first)}but the {result.which} returns "
+            f"{result.describe()} {_constants(result)}")
 
-    __slots__ = ("args", "kwargs")
 
-    def __init__(self, args, kwargs):
-        self.args = args
-        self.kwargs = kwargs
+class _Body:
+    """A body of one call: the user's function, how the messages name it
+    ("true branch"), and how it is called with its groups' values (one
+    object per group, rebuilt from the group's pytree)."""
+
+    __slots__ = ("fn", "which", "call")
+
+    def __init__(self, fn, which, call=None):
+        self.fn = fn
+        self.which = which
+        self.call = call
 
 
-def _flatten_call(args, kwargs):
-    """Leaves and spec of a call's arguments.  Keywords are sorted by name, so
-    f(x, a=1, b=y) and f(x, b=y, a=1) are the same call."""
-    return flatten((tuple(args), {k: kwargs[k] for k in sorted(kwargs)}))
+def _default_call(kinds):
+    """Calls with a VALUES group as one argument and a VARARGS group's items
+    as positional arguments."""
+    def call(structs):
+        args = []
+        for kind, s in zip(kinds, structs):
+            if kind == "varargs":
+                args.extend(s)
+            else:
+                args.append(s)
+        return tuple(args), {}
+    return call
+
+
+def _apply(name, leads, groups, bodies, *, hop=None, keys=None, constants=True,
+           same_structure=_same_structure, record=None, cached=None, empty=None):
+    """Calls HOP `name` with its leads (Python values), groups (pytrees) and
+    bodies (_Body).  Returns the HOP's result in the structure its bodies
+    return.  constants: whether a body may return plain Python values (they
+    are passed through, and must agree between bodies; else a string saying
+    why not, for the error); record: a list that
+    gets the first body result; cached: the result structure to use when no
+    body ran (invoke_subgraph's cache hit); empty(outs): the result when no
+    body ran otherwise (a loop that ran zero times)."""
+    hop = hop or name
+    flat = [flatten(g) for g in groups]
+    tr = _tracing(hop, [x for leaves, _ in flat for x in leaves] + list(leads))
+    parts = [_holes(leaves) for leaves, _ in flat]
+    results = []
+    ncall = [0]
+
+    def make(b):
+        fn, which, call = b.fn, b.which, b.call
+
+        def body(*ins):
+            if tr is not None:
+                _name_hints(tr, fn)
+            structs, pos = [], 0
+            for (_, spec), (traced, template) in zip(flat, parts):
+                structs.append(_fill(ins[pos:pos + len(traced)], template, spec))
+                pos += len(traced)
+            args, kwargs = call(structs)
+            if tr is not None:
+                out = run_pure(hop, which, fn, args, kwargs)
+            else:
+                out = fn(*args, **kwargs)
+            leaves, spec = flatten(out)
+            traced, template = _holes(leaves)
+            if tr is not None:
+                _check_no_escape(hop, which, template)
+            result = _Result(spec, template, which)
+            if constants is not True and builtins.any(t is not _HOLE for t in template):
+                raise _C.TraceError(f"hop.{hop}: the {which} must return tensors ({constants})")
+            ncall[0] += 1
+            if results:
+                same_structure(hop, results[0], result, ncall[0] - 1)
+            else:
+                results.append(result)
+            return traced
+        return body
+
+    outs = _C.call_hop(name, tuple(leads), tuple(tuple(t) for t, _ in parts),
+                       tuple(make(b) for b in bodies), keys)
+    if record is not None and results:
+        record.append(results[0])
+    r = results[0] if results else cached
+    if r is None:
+        return empty(outs) if empty is not None else (outs[0] if len(outs) == 1 else tuple(outs))
+    return _fill(outs, r.template, r.spec)
 
 
 # How far the escape check looks into a returned object: a body returns a few
@@ -196,29 +261,10 @@ def cond(pred, true_fn, false_fn, operands=()):
     if not isinstance(operands, (tuple, list)):
         raise TypeError(f"hop.cond: operands must be a tuple or list, got "
                         f"{type(operands).__name__}")
-    leaves, spec = flatten(tuple(operands))
-    tr = _tracing("cond", leaves + [pred])
-    pred = _pred(pred, tr is not None)
-    if tr is None:
-        return (true_fn if pred else false_fn)(*operands)
-
-    traced, template = _holes(leaves)
-    results = []
-
-    def make_args(ins):
-        return _fill(ins, template, spec)
-
-    def same_as_true(result):
-        if results and (results[0].spec != result.spec or results[0].template != result.template):
-            raise _C.TraceError(
-                f"hop.cond: the branches return different structures: the true branch returns "
-                f"{results[0].describe()} {_constants(results[0])}but the false branch returns "
-                f"{result.describe()} {_constants(result)}")
-
-    outs = tr.cond(pred, _body("cond", "true branch", true_fn, make_args, results),
-                   _body("cond", "false branch", false_fn, make_args, results, same_as_true),
-                   traced)
-    return _fill(outs, results[0].template, results[0].spec)
+    pred = _pred(pred, _C.tracing() is not None)
+    splat = lambda structs: (tuple(structs[0]), {})  # noqa: E731
+    return _apply("cond", [pred], [tuple(operands)],
+                  [_Body(true_fn, "true branch", splat), _Body(false_fn, "false branch", splat)])
 
 
 def _pred(pred, tracing):
@@ -241,7 +287,7 @@ def _pred(pred, tracing):
         # Python's truth: any number is true when nonzero (NaN included).
         return pred if pred.dtype == _C.bool else _C.ne(pred, 0)
     if isinstance(pred, _C.SymInt):
-        return pred
+        return _C._sym_truth(pred)  # Python's truth of an int: nonzero, undecided
     if isinstance(pred, numbers.Number) and not isinstance(pred, complex) or \
             (_np is not None and isinstance(pred, _np.bool_)):
         return bool(pred)
@@ -249,104 +295,45 @@ def _pred(pred, tracing):
                     f"got {type(pred).__name__}")
 
 
-def _constants(result):
-    consts = [t for t in result.template if t is not _HOLE]
-    return f"(constants {consts}) " if consts else ""
-
-
 # -------------------------------------------------------------------- map
+
+def _rows_differ(hop, first, result, ncall):
+    if first.spec != result.spec or first.template != result.template:
+        raise _C.TraceError(f"hop.map: the body returned different structures for different "
+                            f"rows: {first.spec!r} for row 0 but {result.spec!r} for row {ncall}")
+
 
 def map(fn, xs, *args):
     """Applies fn(x, *args) to each slice x of xs along dim 0 and stacks the
     results.  xs is a tensor or a tuple/list/dict of tensors with the same
     leading size."""
     _check_callable("map", "fn", fn)
-    xleaves, xspec = flatten(xs)
+    xleaves, _ = flatten(xs)
     if not xleaves or not builtins.all(isinstance(x, _C.Tensor) for x in xleaves):
         raise TypeError("hop.map: xs must be a tensor or a tuple/list/dict of tensors")
-    aleaves, aspec = flatten(args)
-    tr = _tracing("map", xleaves + aleaves)
-    if tr is None:
-        return _map_eager(fn, xleaves, xspec, args)
-
-    traced, template = _holes(aleaves)
-    nx = len(xleaves)
-    results = []
-
-    def make_args(ins):
-        return (unflatten(ins[:nx], xspec), *_fill(ins[nx:], template, aspec))
-
-    def tensors_only(result):
-        if builtins.any(t is not _HOLE for t in result.template):
-            raise _C.TraceError("hop.map: the map body must return tensors (a constant cannot "
-                                "be stacked)")
-
-    outs = tr.map(_body("map", "map body", fn, make_args, results, tensors_only), xleaves,
-                  traced)
-    return unflatten(outs, results[0].spec)
-
-
-def _map_eager(fn, xleaves, xspec, args):
-    n = xleaves[0].shape[0] if xleaves[0].ndim else None
-    for i, x in enumerate(xleaves):
-        if x.ndim < 1:
-            raise _C.ShapeError(f"hop.map: xs {i} has shape {tuple(x.shape)}; map needs a "
-                                f"tensor of rank >= 1")
-        if x.shape[0] != n:
-            raise _C.ShapeError(f"hop.map: xs {i} has {x.shape[0]} rows but xs 0 has {n}; every "
-                                f"xs needs the same leading size")
-    if n == 0:
-        raise _C.ShapeError(f"hop.map: xs 0 has shape {tuple(xleaves[0].shape)}: zero-length "
-                            f"along dim 0, so there is nothing to map over")
-    outs = [fn(unflatten([x[i] for x in xleaves], xspec), *args) for i in range(n)]
-    per_row = [flatten(o) for o in outs]
-    spec = per_row[0][1]
-    for i, (leaves, s) in enumerate(per_row):
-        if s != spec:
-            raise _C.TraceError(f"hop.map: the body returned different structures for "
-                                f"different rows: {spec!r} for row 0 but {s!r} for row {i}")
-        if not builtins.all(isinstance(v, _C.Tensor) for v in leaves):
-            raise _C.TraceError("hop.map: the map body must return tensors (a constant cannot "
-                                "be stacked)")
-    # As traced: every row must give each output the same dtype and shape.
-    for k, first in enumerate(per_row[0][0]):
-        for i, (leaves, _) in enumerate(per_row):
-            v = leaves[k]
-            if v.dtype != first.dtype or tuple(v.shape) != tuple(first.shape):
-                raise _C.ShapeError(
-                    f"hop.map: output {k} of the body is {_meta_text(first)} for row 0 but "
-                    f"{_meta_text(v)} for row {i}; every row must give the same shape and dtype")
-    stacked = [_C.stack([row[0][k] for row in per_row], 0) for k in range(len(per_row[0][0]))]
-    return unflatten(stacked, spec)
-
-
-_SHORT = {"float32": "f32", "float64": "f64", "int32": "i32", "int64": "i64", "bool": "bool"}
-
-
-def _meta_text(t):
-    return f"{_SHORT.get(t.dtype.name, t.dtype.name)}{list(t.shape)}"
+    call = lambda structs: ((structs[0], *structs[1]), {})  # noqa: E731
+    return _apply("map", [], [xs, args], [_Body(fn, "map body", call)],
+                  constants="a constant cannot be stacked", same_structure=_rows_differ)
 
 
 # ------------------------------------------------------------------- wrap
+
+def _flatten_call(args, kwargs):
+    """A call's arguments as one pytree.  Keywords are sorted by name, so
+    f(x, a=1, b=y) and f(x, b=y, a=1) are the same call."""
+    return (tuple(args), {k: kwargs[k] for k in sorted(kwargs)})
+
+
+def _call_with(structs):
+    args, kwargs = structs[0]
+    return args, kwargs
+
 
 def wrap(fn, /, *args, **kwargs):
     """fn(*args, **kwargs); under tracing fn becomes a subgraph wrap_body_N
     with no free variables."""
     _check_callable("wrap", "fn", fn)
-    leaves, spec = _flatten_call(args, kwargs)
-    tr = _tracing("wrap", leaves)
-    if tr is None:
-        return fn(*args, **kwargs)
-    traced, template = _holes(leaves)
-    results = []
-    outs = tr.wrap(_body("wrap", "wrap body", fn, lambda ins: _fill_call(ins, template, spec),
-                         results), traced)
-    return _fill(outs, results[0].template, results[0].spec)
-
-
-def _fill_call(traced, template, spec):
-    args, kwargs = _fill(traced, template, spec)
-    return _Call(args, kwargs)
+    return _apply("wrap", [], [_flatten_call(args, kwargs)], [_Body(fn, "wrap body", _call_with)])
 
 
 # -------------------------------------------------------- invoke_subgraph
@@ -456,25 +443,25 @@ def invoke_subgraph(fn, /, *args, **kwargs):
     argument metadata, constants and closed-over values share one
     subgraph_N, traced once."""
     _check_callable("invoke_subgraph", "fn", fn)
-    leaves, spec = _flatten_call(args, kwargs)
-    tr = _tracing("invoke_subgraph", leaves)
+    call = _flatten_call(args, kwargs)
+    body = _Body(fn, "invoke_subgraph body", _call_with)
+    tr = _C.tracing()
     if tr is None:
-        return fn(*args, **kwargs)
-    traced, template = _holes(leaves)
-    results = []
+        return _apply("invoke_subgraph", [], [call], [body])
+    leaves, spec = flatten(call)
+    _, template = _holes(leaves)
     key, new = _subgraph_key(tr, fn, spec, tuple(template))
-    body = _body("invoke_subgraph", "invoke_subgraph body", fn,
-                 lambda ins: _fill_call(ins, template, spec), results)
+    record = []
     try:
-        outs = tr.invoke_subgraph(body, key, traced)
+        out = _apply("invoke_subgraph", [], [call], [body], keys=(key,), record=record,
+                     cached=tr.scratch.get(("result", key)))
     except BaseException:
         if new:  # a failed call leaves the cache as it was
             tr.scratch.pop(key, None)
         raise
-    if results:
-        tr.scratch[("result", key)] = results[0]
-    result = tr.scratch[("result", key)]
-    return _fill(outs, result.template, result.spec)
+    if record:
+        tr.scratch[("result", key)] = record[0]
+    return out
 
 
 def nested_compile_region(fn):
@@ -486,3 +473,91 @@ def nested_compile_region(fn):
         return invoke_subgraph(fn, *args, **kwargs)
 
     return region
+
+
+# ------------------------------------------------ any registered HOP: hop.ops
+
+_KIND_TEXT = {"int": "int", "float": "float", "bool": "bool", "dtype": "hop.dtype",
+              "value": "a tensor, a SymInt or a bool", "body": "a callable",
+              "values": "a tensor or a pytree of tensors", "varargs": "tensors"}
+
+
+class HopFunction:
+    """A registered HOP, callable from Python: `hop.ops.<name>(...)`.
+
+    Arguments follow the class's signature (`inspect.signature` shows it):
+    ints, floats, bools and dtypes as Python values, a value as a tensor,
+    SymInt or bool, each body as a callable, a group of operands as a tensor
+    or a pytree of tensors, the variadic group as the remaining positional
+    arguments.  A body is called with one argument per group (a variadic
+    group's items spread) and returns a tensor or a pytree of tensors; the
+    HOP's result has that structure.  Eager outside a trace, traced inside
+    hop.trace / hop.compile.
+    """
+
+    def __init__(self, name):
+        params, doc = _C.hop_signature(name)
+        self.__name__ = self.__qualname__ = name
+        self._params = params
+        self.__doc__ = doc or f"The HOP {name}."
+        kinds = {inspect.Parameter.POSITIONAL_OR_KEYWORD: None}
+        sig = []
+        for pname, kind in params:
+            pk = (inspect.Parameter.VAR_POSITIONAL if kind == "varargs"
+                  else inspect.Parameter.POSITIONAL_OR_KEYWORD)
+            sig.append(inspect.Parameter(pname, pk, annotation=_KIND_TEXT[kind]))
+        del kinds
+        self.__signature__ = inspect.Signature(sig)
+
+    def __repr__(self):
+        return f"<hop.ops.{self.__name__}{self.__signature__}>"
+
+    def __call__(self, *args, **kwargs):
+        try:
+            bound = self.__signature__.bind(*args, **kwargs)
+        except TypeError as e:
+            raise TypeError(f"hop.ops.{self.__name__}: {e}") from None
+        leads, groups, kinds, bodies = [], [], [], []
+        for pname, kind in self._params:
+            v = bound.arguments.get(pname, ())
+            if kind == "body":
+                _check_callable(f"ops.{self.__name__}", pname, v)
+                bodies.append(v)
+            elif kind in ("values", "varargs"):
+                groups.append(tuple(v) if kind == "varargs" else v)
+                kinds.append(kind)
+            else:
+                leads.append(v)
+        call = _default_call(kinds)
+        return _apply(self.__name__, leads, groups, [_Body(b, f"{self.__name__} body", call)
+                                                     for b in bodies],
+                      hop=f"ops.{self.__name__}",
+                      constants="a constant is not a value of the graph")
+
+
+class _Ops(types.ModuleType):
+    """hop.ops: every registered HOP by name (built-ins and loaded ones)."""
+
+    def __getattr__(self, name):
+        if name.startswith("_"):
+            raise AttributeError(name)
+        if name not in _C.list_hops():
+            raise AttributeError(f"hop.ops has no HOP named {name!r}; registered: "
+                                 f"{', '.join(_C.list_hops())} (hop.load_library adds more)")
+        return HopFunction(name)
+
+    def __dir__(self):
+        return sorted(set(_C.list_hops()) | set(super().__dir__()))
+
+
+ops = _Ops("hop.ops", "Every registered HOP, callable as hop.ops.<name>(...).")
+
+
+def load_library(path):
+    """Loads a shared library of HOPs written in C and runs its
+    hop_library_init, which registers them; returns their names, each then
+    callable as hop.ops.<name>.  Loading the same library again returns the
+    same names.  hop.Error subclasses for a missing file, a library without
+    hop_library_init, or an init that fails."""
+    import os
+    return _C.load_library(os.fspath(path))

@@ -439,16 +439,16 @@ def test_eager_hops_reject_bad_arguments_and_bad_bodies():
          lambda a: a, lambda a: a, x),
         (TypeError, "hop.map: xs must be a tensor or a tuple/list/dict of tensors", hop.map,
          lambda r: r, [1, 2]),
-        (hop.ShapeError, "hop.map: xs 0 has shape (); map needs a tensor of rank >= 1", hop.map,
-         lambda r: r, hop.tensor(1.0)),
-        (hop.ShapeError, "hop.map: xs 0 has shape (0, 3): zero-length along dim 0, so there is "
+        (hop.ShapeError, "map: xs 0 is f32[]; map needs a tensor of rank >= 1 to slice along "
+         "dim 0", hop.map, lambda r: r, hop.tensor(1.0)),
+        (hop.ShapeError, "map: xs 0 is f32[0, 3]: zero-length along dim 0, so there is "
          "nothing to map over", hop.map, lambda r: r, hop.zeros(0, 3)),
-        (hop.ShapeError, "hop.map: xs 1 has 2 rows but xs 0 has 3; every xs needs the same "
+        (hop.ShapeError, "map: xs 1 has 2 rows but xs 0 has 3; every xs needs the same "
          "leading size", hop.map, lambda a: a, [x, hop.zeros(2, 3)]),
-        (hop.ShapeError, "hop.map: output 0 of the body is f32[1] for row 0 but f32[2] for row "
+        (hop.ShapeError, "map: output 0 of the body is f32[1] for row 0 but f32[2] for row "
          "1; every row must give the same shape and dtype", hop.map,
          lambda r: r[:1] if r.sum().item() > 0 else r, two),
-        (hop.ShapeError, "hop.map: output 0 of the body is f32[2] for row 0 but i64[2] for row "
+        (hop.ShapeError, "map: output 0 of the body is f32[2] for row 0 but i64[2] for row "
          "1; every row must give the same shape and dtype", hop.map,
          lambda r: r if r.sum().item() > 0 else r.to(hop.int64), two),
         (hop.TraceError, "hop.map: the body returned different structures for different rows: "

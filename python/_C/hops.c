@@ -1,0 +1,601 @@
+/*
+ * python/_C/hops.c - any registered HOP called from Python with Python
+ * bodies: `call_hop(name, leads, groups, bodies, keys)`.
+ *
+ * The class's signature says what each argument is (hop/class.h): leads are
+ * Python ints, floats, bools, dtypes or values (tensors, SymInts, bools);
+ * groups are tuples of tensors and SymInts; bodies are callables that take
+ * every group's values (flat, in order) and return a list of leaves.  While
+ * this thread traces, the call is traced (hop_apply): bodies run once on
+ * proxies, in their own subtracers.  Otherwise it runs eagerly
+ * (hop_eval_apply): the class's eval slot calls the bodies on concrete
+ * tensors.  One path for the built-ins and for HOPs loaded from a library;
+ * python/hop/_hops.py adds pytrees and the purity check.
+ *
+ * Bodies run synchronously inside the call, so the frame of the innermost
+ * call is a per-thread stack.  A Python exception raised in a body is kept
+ * in the frame and raised again, with its own type, once the C call has
+ * restored every state.
+ */
+#include "hop_py.h"
+
+typedef struct frame {
+    PyObject *bodies[HOP_MAX_BODIES]; /* borrowed from the call's tuple */
+    PyObject *keys[HOP_MAX_BODIES];   /* what invoke_subgraph's cache sees */
+    size_t nbodies;
+    bool lifted;        /* the class's bodies get the operands themselves */
+    PyObject *operands; /* tuple: every group's items as given */
+    PyObject *trace;    /* the Trace, or NULL for an eager call */
+    PyObject *exc_type, *exc_value, *exc_tb; /* what a body raised, if anything */
+    struct frame *outer;
+} frame;
+
+/* This thread's innermost HOP call. */
+static _Thread_local frame *innermost;
+
+/* Keeps the first Python exception a body raised; returns the status that
+ * makes the C call unwind. */
+static hop_status
+body_failed(frame *f)
+{
+    if (PyErr_Occurred() && f->exc_type == NULL)
+        PyErr_Fetch(&f->exc_type, &f->exc_value, &f->exc_tb);
+    else
+        PyErr_Clear();
+    return hop_error(HOP_TRACE, "a Python exception was raised in the body");
+}
+
+/* Calls body b with args (a new reference, consumed); the sequence of
+ * leaves it returns, or NULL with an exception. */
+static PyObject *
+call_body(frame *f, size_t b, PyObject *args)
+{
+    PyObject *result = NULL, *seq = NULL;
+    /* The body's Python frames count against the recursion limit; this C
+     * level counts too, so a low limit stops deep nesting early. */
+    if (args && Py_EnterRecursiveCall(" in a HOP body") == 0) {
+        result = PyObject_Call(f->bodies[b], args, NULL);
+        Py_LeaveRecursiveCall();
+    }
+    Py_XDECREF(args);
+    if (result)
+        seq = PySequence_Fast(result, "a HOP body wrapper must return a list of leaves");
+    Py_XDECREF(result);
+    return seq;
+}
+
+/* ------------------------------------------------------------ traced */
+
+static hop_status
+traced_body(hop_tracer *t, void *ud, hop_node *const *in, size_t n, hop_values *out)
+{
+    (void)t;
+    frame *f = innermost;
+    size_t b = 0;
+    while (b + 1 < f->nbodies && f->keys[b] != ud)
+        b++;
+    PyObject *args;
+    if (f->lifted) {
+        args = Py_NewRef(f->operands);
+    } else {
+        args = PyTuple_New((Py_ssize_t)n);
+        for (size_t i = 0; args && i < n; i++) {
+            PyObject *v = hop_py_wrap_node(f->trace, in[i]);
+            if (v == NULL) {
+                Py_CLEAR(args);
+                break;
+            }
+            PyTuple_SET_ITEM(args, (Py_ssize_t)i, v);
+        }
+    }
+    PyObject *seq = call_body(f, b, args);
+    for (Py_ssize_t i = 0; seq && i < PySequence_Fast_GET_SIZE(seq); i++) {
+        hop_node *node =
+            hop_py_value_node(f->trace, PySequence_Fast_GET_ITEM(seq, i), "HOP body output");
+        if (node == NULL || hop_values_push(out, node) != HOP_OK) {
+            if (node)
+                hop_py_raise();
+            Py_CLEAR(seq);
+        }
+    }
+    if (seq == NULL)
+        return body_failed(f);
+    Py_DECREF(seq);
+    return HOP_OK;
+}
+
+/* A lead as the class's signature takes it, in a trace. */
+static int
+traced_lead(PyObject *tr, const hop_param *p, PyObject *o, const char *hop, hop_arg *out)
+{
+    switch (p->kind) {
+    case HOP_PARAM_INT:
+        if (PyLong_Check(o) && !PyBool_Check(o)) {
+            *out = hop_arg_int(PyLong_AsLongLong(o));
+            return PyErr_Occurred() ? -1 : 0;
+        }
+        break;
+    case HOP_PARAM_FLOAT:
+        if (PyFloat_Check(o) || (PyLong_Check(o) && !PyBool_Check(o))) {
+            *out = hop_arg_float(PyFloat_AsDouble(o));
+            return PyErr_Occurred() ? -1 : 0;
+        }
+        break;
+    case HOP_PARAM_BOOL:
+        if (PyBool_Check(o)) {
+            *out = hop_arg_bool(o == Py_True);
+            return 0;
+        }
+        break;
+    case HOP_PARAM_DTYPE: {
+        hop_dtype d;
+        if (hop_py_dtype_from_object(o, &d) < 0)
+            return -1;
+        *out = hop_arg_dtype(d);
+        return 0;
+    }
+    default: /* VALUE */
+        if (PyBool_Check(o)) {
+            *out = hop_arg_bool(o == Py_True);
+            return 0;
+        }
+        if (PyObject_TypeCheck(o, &hop_py_SymIntType))
+            return hop_py_symint_arg(o, out);
+        if (PyObject_TypeCheck(o, &hop_py_TensorType)) {
+            char what[96];
+            snprintf(what, sizeof what, "%s: %s", hop, p->name);
+            hop_node *n = hop_py_value_node(tr, o, what);
+            if (n == NULL)
+                return -1;
+            *out = hop_arg_node(n);
+            return 0;
+        }
+        break;
+    }
+    PyErr_Format(PyExc_TypeError, "hop.%s: %s must be %s, got %.100s", hop, p->name,
+                 p->kind == HOP_PARAM_INT     ? "an int"
+                 : p->kind == HOP_PARAM_FLOAT ? "a float"
+                 : p->kind == HOP_PARAM_BOOL  ? "a bool"
+                                              : "a tensor, a SymInt or a bool",
+                 Py_TYPE(o)->tp_name);
+    return -1;
+}
+
+/* ------------------------------------------------------------- eager */
+
+/* A concrete value as the Python object a body gets: an operand's own
+ * object when it is one (so identity, NumPy bases and subclasses survive). */
+static PyObject *
+eager_value(frame *f, const hop_rt_value *v)
+{
+    if (v->kind != HOP_VALUE_TENSOR)
+        return PyLong_FromLongLong(v->i);
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(f->operands); i++) {
+        PyObject *o = PyTuple_GET_ITEM(f->operands, i);
+        if (PyObject_TypeCheck(o, &hop_py_TensorType) && ((TensorObject *)o)->t == v->tensor)
+            return Py_NewRef(o);
+    }
+    return hop_py_tensor_new(hop_tensor_retain(v->tensor));
+}
+
+static hop_status
+host_body(void *ud, const hop_rt_value *in, size_t n, hop_rt_values *out)
+{
+    frame *f = innermost;
+    size_t b = (size_t)(uintptr_t)ud;
+    PyObject *args = PyTuple_New((Py_ssize_t)n);
+    for (size_t i = 0; args && i < n; i++) {
+        PyObject *v = eager_value(f, &in[i]);
+        if (v == NULL) {
+            Py_CLEAR(args);
+            break;
+        }
+        PyTuple_SET_ITEM(args, (Py_ssize_t)i, v);
+    }
+    PyObject *seq = call_body(f, b, args);
+    for (Py_ssize_t i = 0; seq && i < PySequence_Fast_GET_SIZE(seq); i++) {
+        PyObject *o = PySequence_Fast_GET_ITEM(seq, i);
+        hop_rt_value v = {HOP_VALUE_SYM, NULL, 0};
+        if (PyObject_TypeCheck(o, &hop_py_TensorType) && !HOP_PY_IS_PROXY(o)) {
+            v.kind = HOP_VALUE_TENSOR;
+            v.tensor = hop_tensor_retain(((TensorObject *)o)->t);
+        } else if (PyLong_Check(o)) {
+            v.i = PyLong_AsLongLong(o);
+        } else {
+            PyErr_Format(PyExc_TypeError, "HOP body output %zd: expected a hop.Tensor, got %.100s",
+                         i, Py_TYPE(o)->tp_name);
+        }
+        if (PyErr_Occurred() || hop_rt_values_push(out, v) != HOP_OK) {
+            if (!PyErr_Occurred())
+                hop_py_raise();
+            Py_CLEAR(seq);
+        }
+    }
+    if (seq == NULL)
+        return body_failed(f);
+    Py_DECREF(seq);
+    return HOP_OK;
+}
+
+static int
+eager_lead(const hop_param *p, PyObject *o, const char *hop, hop_rt_arg *out)
+{
+    switch (p->kind) {
+    case HOP_PARAM_INT:
+        if (PyLong_Check(o) && !PyBool_Check(o)) {
+            *out = hop_rt_int(PyLong_AsLongLong(o));
+            return PyErr_Occurred() ? -1 : 0;
+        }
+        break;
+    case HOP_PARAM_FLOAT:
+        if (PyFloat_Check(o) || (PyLong_Check(o) && !PyBool_Check(o))) {
+            *out = hop_rt_float(PyFloat_AsDouble(o));
+            return PyErr_Occurred() ? -1 : 0;
+        }
+        break;
+    case HOP_PARAM_BOOL:
+        if (PyBool_Check(o)) {
+            *out = hop_rt_bool(o == Py_True);
+            return 0;
+        }
+        break;
+    case HOP_PARAM_DTYPE: {
+        hop_dtype d;
+        if (hop_py_dtype_from_object(o, &d) < 0)
+            return -1;
+        *out = hop_rt_dtype(d);
+        return 0;
+    }
+    default: /* VALUE */
+        if (PyBool_Check(o)) {
+            *out = hop_rt_bool(o == Py_True);
+            return 0;
+        }
+        if (PyLong_Check(o)) {
+            *out = hop_rt_int(PyLong_AsLongLong(o));
+            return PyErr_Occurred() ? -1 : 0;
+        }
+        if (PyObject_TypeCheck(o, &hop_py_TensorType) && !HOP_PY_IS_PROXY(o)) {
+            *out = hop_rt_tensor(((TensorObject *)o)->t);
+            return 0;
+        }
+        if (PyObject_TypeCheck(o, &hop_py_TensorType) ||
+            PyObject_TypeCheck(o, &hop_py_SymIntType)) {
+            PyErr_Format(hop_py_TraceError,
+                         "%s: no trace is active (a traced value was used after its trace ended)",
+                         hop);
+            return -1;
+        }
+        break;
+    }
+    PyErr_Format(PyExc_TypeError, "hop.%s: %s must be %s, got %.100s", hop, p->name,
+                 p->kind == HOP_PARAM_INT     ? "an int"
+                 : p->kind == HOP_PARAM_FLOAT ? "a float"
+                 : p->kind == HOP_PARAM_BOOL  ? "a bool"
+                                              : "a tensor, an int or a bool",
+                 Py_TYPE(o)->tp_name);
+    return -1;
+}
+
+/* ------------------------------------------------------------ the call */
+
+/* The call's results as a list, or its error as an exception. */
+static PyObject *
+finish(frame *f, hop_status st, PyObject *result)
+{
+    innermost = f->outer;
+    if (st == HOP_OK)
+        return result;
+    Py_XDECREF(result);
+    if (f->exc_type) {
+        PyErr_Restore(f->exc_type, f->exc_value, f->exc_tb);
+        f->exc_type = f->exc_value = f->exc_tb = NULL;
+        return NULL;
+    }
+    return hop_py_raise();
+}
+
+static PyObject *
+traced_call(PyObject *tr, const hop_class *cls, const hop_param *params, size_t np,
+            PyObject *leads, PyObject *groups, frame *f)
+{
+    if (hop_py_enter_hop(tr, cls->name) < 0)
+        return NULL;
+    Py_ssize_t total = PyTuple_GET_SIZE(f->operands);
+    hop_arg *args = PyMem_Calloc((size_t)(np + total) + 1, sizeof *args);
+    hop_arg *items = args ? args + np : NULL;
+    if (args == NULL)
+        return PyErr_NoMemory();
+    size_t nargs = 0, nl = 0, ng = 0, k = 0;
+    PyObject *result = NULL;
+    for (size_t i = 0; i < np; i++) {
+        const hop_param *p = &params[i];
+        if (p->kind == HOP_PARAM_BODY)
+            continue;
+        if (p->kind != HOP_PARAM_VALUES && p->kind != HOP_PARAM_VARARGS) {
+            if (traced_lead(tr, p, PyTuple_GET_ITEM(leads, nl++), cls->name, &args[nargs++]) < 0)
+                goto done;
+            continue;
+        }
+        PyObject *g = PyTuple_GET_ITEM(groups, ng++);
+        hop_arg *first = items + k;
+        for (Py_ssize_t j = 0; j < PyTuple_GET_SIZE(g); j++) {
+            char what[96];
+            snprintf(what, sizeof what, "hop.%s: %s", cls->name, p->name);
+            hop_node *n = hop_py_value_node(tr, PyTuple_GET_ITEM(g, j), what);
+            if (n == NULL)
+                goto done;
+            items[k++] = hop_arg_node(n);
+        }
+        args[nargs++] = hop_arg_list(first, (size_t)PyTuple_GET_SIZE(g));
+    }
+    hop_body bodies[HOP_MAX_BODIES];
+    for (size_t b = 0; b < f->nbodies; b++)
+        bodies[b] = (hop_body){traced_body, f->keys[b]};
+    f->trace = tr;
+    f->outer = innermost;
+    innermost = f;
+    hop_values outs = {0};
+    hop_status st =
+        hop_apply(hop_py_trace_og(tr), cls, args, nargs, bodies, f->nbodies, &outs);
+    if (st == HOP_OK) {
+        result = PyList_New((Py_ssize_t)outs.n);
+        for (size_t i = 0; result && i < outs.n; i++) {
+            PyObject *v = hop_py_wrap_node(tr, outs.items[i]);
+            if (v == NULL)
+                Py_CLEAR(result);
+            else
+                PyList_SET_ITEM(result, (Py_ssize_t)i, v);
+        }
+        if (result == NULL) {
+            innermost = f->outer;
+            hop_values_clear(&outs);
+            goto done;
+        }
+    }
+    hop_values_clear(&outs);
+    result = finish(f, st, result);
+done:
+    PyMem_Free(args);
+    return result;
+}
+
+static PyObject *
+eager_call(const hop_class *cls, const hop_param *params, size_t np, PyObject *leads,
+           PyObject *groups, frame *f)
+{
+    Py_ssize_t total = PyTuple_GET_SIZE(f->operands);
+    hop_rt_arg *args = PyMem_Calloc((size_t)(np + total) + 1, sizeof *args);
+    hop_rt_arg *items = args ? args + np : NULL;
+    if (args == NULL)
+        return PyErr_NoMemory();
+    size_t nargs = 0, nl = 0, ng = 0, k = 0;
+    PyObject *result = NULL;
+    for (size_t i = 0; i < np; i++) {
+        const hop_param *p = &params[i];
+        if (p->kind == HOP_PARAM_BODY)
+            continue;
+        if (p->kind != HOP_PARAM_VALUES && p->kind != HOP_PARAM_VARARGS) {
+            if (eager_lead(p, PyTuple_GET_ITEM(leads, nl++), cls->name, &args[nargs++]) < 0)
+                goto done;
+            continue;
+        }
+        PyObject *g = PyTuple_GET_ITEM(groups, ng++);
+        hop_rt_arg *first = items + k;
+        for (Py_ssize_t j = 0; j < PyTuple_GET_SIZE(g); j++) {
+            PyObject *o = PyTuple_GET_ITEM(g, j);
+            if (PyObject_TypeCheck(o, &hop_py_TensorType) && !HOP_PY_IS_PROXY(o)) {
+                items[k++] = hop_rt_tensor(((TensorObject *)o)->t);
+            } else if (PyLong_Check(o) && !PyBool_Check(o)) {
+                items[k++] = hop_rt_int(PyLong_AsLongLong(o));
+                if (PyErr_Occurred())
+                    goto done;
+            } else if (PyObject_TypeCheck(o, &hop_py_TensorType) ||
+                       PyObject_TypeCheck(o, &hop_py_SymIntType)) {
+                PyErr_Format(hop_py_TraceError,
+                             "%s: no trace is active (a traced value was used after its trace "
+                             "ended)",
+                             cls->name);
+                goto done;
+            } else {
+                PyErr_Format(PyExc_TypeError, "hop.%s: %s: item %zd must be a hop.Tensor, got "
+                             "%.100s", cls->name, p->name, j, Py_TYPE(o)->tp_name);
+                goto done;
+            }
+        }
+        args[nargs++] = hop_rt_list(first, (size_t)PyTuple_GET_SIZE(g));
+    }
+    hop_host_body bodies[HOP_MAX_BODIES];
+    for (size_t b = 0; b < f->nbodies; b++)
+        bodies[b] = (hop_host_body){host_body, (void *)(uintptr_t)b};
+    f->outer = innermost;
+    innermost = f;
+    hop_rt_values outs = {NULL, 0, 0};
+    hop_status st = hop_eval_apply(cls, args, nargs, bodies, f->nbodies, &outs);
+    if (st == HOP_OK) {
+        result = PyList_New((Py_ssize_t)outs.n);
+        for (size_t i = 0; result && i < outs.n; i++) {
+            hop_rt_value *v = &outs.items[i];
+            PyObject *o = v->kind == HOP_VALUE_TENSOR ? hop_py_tensor_new(v->tensor)
+                                                      : PyLong_FromLongLong(v->i);
+            v->tensor = NULL; /* the object took it */
+            if (o == NULL)
+                Py_CLEAR(result);
+            else
+                PyList_SET_ITEM(result, (Py_ssize_t)i, o);
+        }
+        if (result == NULL) {
+            innermost = f->outer;
+            hop_rt_values_clear(&outs);
+            goto done;
+        }
+    }
+    hop_rt_values_clear(&outs);
+    result = finish(f, st, result);
+done:
+    PyMem_Free(args);
+    return result;
+}
+
+/* call_hop(name, leads, groups, bodies, keys=None) -> list of results */
+static PyObject *
+py_call_hop(PyObject *self, PyObject *args)
+{
+    (void)self;
+    const char *name;
+    PyObject *leads, *groups, *bodies, *keys = Py_None;
+    if (!PyArg_ParseTuple(args, "sO!O!O!|O:call_hop", &name, &PyTuple_Type, &leads, &PyTuple_Type,
+                          &groups, &PyTuple_Type, &bodies, &keys))
+        return NULL;
+    const hop_class *cls = hop_find_hop(name);
+    if (cls == NULL)
+        return hop_py_raise();
+    size_t np, nlead = 0, ngroup = 0, nbody = 0;
+    const hop_param *params = hop_class_params(cls, &np);
+    for (size_t i = 0; i < np; i++) {
+        nbody += params[i].kind == HOP_PARAM_BODY;
+        ngroup += params[i].kind == HOP_PARAM_VALUES || params[i].kind == HOP_PARAM_VARARGS;
+    }
+    nlead = np - nbody - ngroup;
+    if ((size_t)PyTuple_GET_SIZE(leads) != nlead || (size_t)PyTuple_GET_SIZE(groups) != ngroup ||
+        (size_t)PyTuple_GET_SIZE(bodies) != nbody ||
+        (keys != Py_None && (!PyTuple_Check(keys) || (size_t)PyTuple_GET_SIZE(keys) != nbody))) {
+        PyErr_Format(PyExc_TypeError,
+                     "call_hop: %s takes %zu leads, %zu groups and %zu bodies (and as many keys)",
+                     name, nlead, ngroup, nbody);
+        return NULL;
+    }
+    frame f = {.nbodies = nbody, .lifted = hop_class_input_mode(cls) == HOP_INPUTS_LIFTED};
+    for (size_t b = 0; b < nbody; b++) {
+        f.bodies[b] = PyTuple_GET_ITEM(bodies, (Py_ssize_t)b);
+        f.keys[b] = keys == Py_None ? f.bodies[b] : PyTuple_GET_ITEM(keys, (Py_ssize_t)b);
+        if (!PyCallable_Check(f.bodies[b])) {
+            PyErr_Format(PyExc_TypeError, "hop.%s: body %zu must be callable, got %.100s", name,
+                         b, Py_TYPE(f.bodies[b])->tp_name);
+            return NULL;
+        }
+    }
+    Py_ssize_t total = 0;
+    for (Py_ssize_t g = 0; g < PyTuple_GET_SIZE(groups); g++) {
+        if (!PyTuple_Check(PyTuple_GET_ITEM(groups, g))) {
+            PyErr_Format(PyExc_TypeError, "call_hop: group %zd must be a tuple", g);
+            return NULL;
+        }
+        total += PyTuple_GET_SIZE(PyTuple_GET_ITEM(groups, g));
+    }
+    f.operands = PyTuple_New(total);
+    if (f.operands == NULL)
+        return NULL;
+    for (Py_ssize_t g = 0, k = 0; g < PyTuple_GET_SIZE(groups); g++) {
+        PyObject *grp = PyTuple_GET_ITEM(groups, g);
+        for (Py_ssize_t j = 0; j < PyTuple_GET_SIZE(grp); j++)
+            PyTuple_SET_ITEM(f.operands, k++, Py_NewRef(PyTuple_GET_ITEM(grp, j)));
+    }
+    PyObject *tr = hop_py_current_trace();
+    PyObject *result = tr ? traced_call(tr, cls, params, np, leads, groups, &f)
+                          : eager_call(cls, params, np, leads, groups, &f);
+    Py_DECREF(f.operands);
+    Py_XDECREF(f.exc_type);
+    Py_XDECREF(f.exc_value);
+    Py_XDECREF(f.exc_tb);
+    return result;
+}
+
+/* hop_signature(name) -> (params, doc): params a tuple of (name, kind) with
+ * kind one of "int", "float", "bool", "dtype", "value", "body", "values",
+ * "varargs"; doc the class's or None. */
+static PyObject *
+py_hop_signature(PyObject *self, PyObject *arg)
+{
+    (void)self;
+    static const char *const kinds[] = {"end",   "int",  "float",  "bool",   "dtype",
+                                        "value", "body", "values", "varargs"};
+    const char *name = PyUnicode_AsUTF8(arg);
+    if (name == NULL)
+        return NULL;
+    const hop_class *cls = hop_find_hop(name);
+    if (cls == NULL)
+        return hop_py_raise();
+    size_t np;
+    const hop_param *params = hop_class_params(cls, &np);
+    PyObject *ps = PyTuple_New((Py_ssize_t)np);
+    for (size_t i = 0; ps && i < np; i++) {
+        PyObject *t = Py_BuildValue("(ss)", params[i].name, kinds[params[i].kind]);
+        if (t == NULL)
+            Py_CLEAR(ps);
+        else
+            PyTuple_SET_ITEM(ps, (Py_ssize_t)i, t);
+    }
+    if (ps == NULL)
+        return NULL;
+    const char *doc = NULL;
+    for (const hop_class *k = cls; k && doc == NULL; k = k->base)
+        doc = k->doc;
+    PyObject *r = Py_BuildValue("(Nz)", ps, doc);
+    return r;
+}
+
+/* list_hops() -> sorted list of registered names */
+static PyObject *
+py_list_hops(PyObject *self, PyObject *unused)
+{
+    (void)self;
+    (void)unused;
+    size_t n = hop_list_hops(NULL, 0);
+    const char **names = PyMem_Calloc(n + 1, sizeof *names);
+    if (names == NULL)
+        return PyErr_NoMemory();
+    n = hop_list_hops(names, n);
+    PyObject *list = PyList_New((Py_ssize_t)n);
+    for (size_t i = 0; list && i < n; i++) {
+        PyObject *s = PyUnicode_FromString(names[i]);
+        if (s == NULL)
+            Py_CLEAR(list);
+        else
+            PyList_SET_ITEM(list, (Py_ssize_t)i, s);
+    }
+    PyMem_Free(names);
+    return list;
+}
+
+/* load_library(path) -> list of the names its init registered */
+static PyObject *
+py_load_library(PyObject *self, PyObject *arg)
+{
+    (void)self;
+    PyObject *bytes;
+    if (!PyUnicode_FSConverter(arg, &bytes))
+        return NULL;
+    size_t n = 0;
+    const char *names[256];
+    hop_status st = hop_load_library(PyBytes_AS_STRING(bytes), names, 256, &n);
+    Py_DECREF(bytes);
+    if (st != HOP_OK)
+        return hop_py_raise();
+    PyObject *list = PyList_New((Py_ssize_t)(n < 256 ? n : 256));
+    for (size_t i = 0; list && i < n && i < 256; i++) {
+        PyObject *s = PyUnicode_FromString(names[i]);
+        if (s == NULL)
+            Py_CLEAR(list);
+        else
+            PyList_SET_ITEM(list, (Py_ssize_t)i, s);
+    }
+    return list;
+}
+
+static PyMethodDef hop_functions[] = {
+    {"call_hop", py_call_hop, METH_VARARGS,
+     "call_hop(name, leads, groups, bodies, keys=None) -> list of results"},
+    {"hop_signature", py_hop_signature, METH_O,
+     "hop_signature(name) -> (params, doc): a registered HOP's signature"},
+    {"list_hops", py_list_hops, METH_NOARGS, "list_hops() -> the registered HOPs' names"},
+    {"load_library", py_load_library, METH_O,
+     "load_library(path) -> names: loads a library of HOPs"},
+    {NULL, NULL, 0, NULL},
+};
+
+int
+hop_py_hops_init(PyObject *module)
+{
+    return PyModule_AddFunctions(module, hop_functions);
+}
