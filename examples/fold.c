@@ -92,9 +92,9 @@ fold_lower(hop_lower_ctx *cx, const hop_node *call)
     if (st == HOP_OK && (st = hop_lower_arg(cx, &rows, &count)) == HOP_OK)
         st = hop_lower_loop_begin(cx, count, &i);
     for (size_t k = 0; k < n && st == HOP_OK; k++)
-        st = k < ninit          ? (body_in[k] = carry[k], HOP_OK)
+        st = k < ninit         ? (body_in[k] = carry[k], HOP_OK)
              : k < ninit + nxs ? hop_lower_select(cx, in[k], i, &body_in[k])
-                                : (body_in[k] = in[k], HOP_OK);
+                               : (body_in[k] = in[k], HOP_OK);
     if (st == HOP_OK)
         st = hop_lower_inline(cx, f, body_in, n, next, got, no);
     for (size_t j = 0; j < no && st == HOP_OK; j++)
@@ -118,9 +118,9 @@ fold_eval(hop_eval_ctx *ex)
     for (size_t k = 0; k < n && st == HOP_OK; k++)
         in[k] = passed[k];
     for (size_t k = 0; k < ninit && st == HOP_OK; k++)
-        st = hop_rt_values_push(&carry, (hop_rt_value){passed[k].kind,
-                                                       hop_tensor_retain(passed[k].tensor),
-                                                       passed[k].i});
+        st = hop_rt_values_push(
+            &carry,
+            (hop_rt_value){passed[k].kind, hop_tensor_retain(passed[k].tensor), passed[k].i});
     int64_t rows = nxs && xs[0].tensor ? xs[0].tensor->sizes[0] : 0;
     for (int64_t r = 0; r < rows && st == HOP_OK; r++) {
         hop_rt_values next = {NULL, 0, 0}, sel = {NULL, 0, 0};
@@ -141,8 +141,8 @@ fold_eval(hop_eval_ctx *ex)
             hop_eval_describe(&passed[k], want, sizeof want);
             hop_eval_describe(&next.items[k], got, sizeof got);
             if (strcmp(want, got) != 0)
-                st = hop_error(HOP_TRACE, "fold: carry %zu enters as %s but f returns %s", k,
-                               want, got);
+                st = hop_error(HOP_TRACE, "fold: carry %zu enters as %s but f returns %s", k, want,
+                               got);
         }
         hop_rt_values_clear(&sel);
         hop_rt_values_clear(st == HOP_OK ? &carry : &next);
@@ -158,7 +158,8 @@ fold_eval(hop_eval_ctx *ex)
 
 static const hop_class fold_class = {
     .name = "fold",
-    .params = {{"f", HOP_PARAM_BODY, "fold_body"}, {"init", HOP_PARAM_VALUES},
+    .params = {{"f", HOP_PARAM_BODY, "fold_body"},
+               {"init", HOP_PARAM_VALUES},
                {"xs", HOP_PARAM_VALUES}},
     .doc = "fold(f, init, xs): carry = init; carry = f(carry, x) for each row x of xs; the final "
            "carry.",

@@ -6,10 +6,11 @@
  * The class names its signature and fills the slots where repeat differs
  * from the PrimHOP base: tracing checks n and the body's result, lowering
  * emits a counted loop over the inlined body with x as a double-buffered
- * loop-carried value, and eval runs the same loop on concrete values (the
- * reference interpreter, and eager calls from Python).  hop_library_init
- * registers it, so the file builds as a library that Python loads with
- * hop.load_library; docs/DEFINING_A_HOP.md walks through it.
+ * loop-carried value, and eval runs the same loop on concrete values (for
+ * the reference interpreter and for eager calls from Python).
+ * hop_library_init registers it, so the file builds as a library that
+ * Python loads with hop.load_library; docs/DEFINING_A_HOP.md walks
+ * through it.
  */
 #include <hop.h>
 
@@ -30,11 +31,14 @@ check_args(int64_t n, size_t nargs)
 static hop_status
 wrong_result(const char *want, size_t n, const char *got)
 {
-    return hop_error(HOP_TRACE, "repeat: the body must return one %s like x; it returns %zu "
-                     "value(s), the first %s", want, n, got);
+    return hop_error(HOP_TRACE,
+                     "repeat: the body must return one %s like x; it returns %zu "
+                     "value(s), the first %s",
+                     want, n, got);
 }
 
-/* Tracing. */
+/* ---- tracing */
+
 static hop_status
 repeat_check_operands(hop_call *c)
 {
@@ -48,37 +52,37 @@ static hop_status
 repeat_output_meta(hop_call *c)
 {
     const hop_values *r = &c->results[0];
-    const hop_node *x = c->operands[0];
+    const hop_value_info *x = c->operands[0]->meta;
+    bool same = false;
+    hop_status st = r->n == 1 ? hop_value_info_decide_same(hop_output_graph_env(c->og), x,
+                                                           r->items[0]->meta, "repeat", &same)
+                              : HOP_OK;
+    if (st != HOP_OK || same)
+        return st == HOP_OK ? hop_prim_hop_base()->output_meta(c) : st;
     char want[96], got[96] = "nothing";
-    if (r->n == 1 && hop_meta_equal(&r->items[0]->meta->meta, &x->meta->meta) &&
-        r->items[0]->meta->kind == x->meta->kind)
-        return hop_prim_hop_base()->output_meta(c);
-    hop_value_info_print(x->meta, want, sizeof want);
+    hop_value_info_print(x, want, sizeof want);
     if (r->n > 0)
         hop_value_info_print(r->items[0]->meta, got, sizeof got);
     return wrong_result(want, r->n, got);
 }
 
-/* Lowering: carry = x; n times: carry = body(carry, *args).  The carry is
- * the call's output; the body writes its next value into a second buffer,
- * copied back at the end of each iteration. */
+/* ---- lowering: carry = x; n times: carry = body(carry, *args).  The body
+ * writes its result into a second buffer, copied back per iteration. */
 static hop_status
 repeat_lower(hop_lower_ctx *cx, const hop_node *call)
 {
     size_t n;
     const hop_graph *body = hop_node_body(call, "body");
     hop_pval *in = hop_lower_passed(cx, call, &n), *carry = hop_lower_outputs(cx, true);
-    hop_pval next, i;
+    hop_pval next, out, i, count = {HOP_PVAL_CONST, -1, hop_node_param(call, "n")->u.i};
     if (body == NULL || in == NULL || carry == NULL)
         return hop_error_code();
     hop_status st = hop_lower_tensor(cx, &call->outs[0], true, &next);
     if (st == HOP_OK)
         st = hop_lower_copy(cx, carry[0], in[0]);
-    hop_pval count = {HOP_PVAL_CONST, -1, hop_node_param(call, "n")->u.i};
     if (st == HOP_OK)
         st = hop_lower_loop_begin(cx, count, &i);
     in[0] = carry[0];
-    hop_pval out;
     if (st == HOP_OK)
         st = hop_lower_inline(cx, body, in, n, &next, &out, 1);
     if (st == HOP_OK)
@@ -88,38 +92,28 @@ repeat_lower(hop_lower_ctx *cx, const hop_node *call)
     return st == HOP_OK ? hop_lower_results(cx, carry, 1) : st;
 }
 
-/* Eval: the same loop on concrete values, with the same checks. */
-static bool
-same_kind(const hop_rt_value *a, const hop_rt_value *b)
-{
-    char x[96], y[96];
-    hop_eval_describe(a, x, sizeof x);
-    hop_eval_describe(b, y, sizeof y);
-    return strcmp(x, y) == 0;
-}
-
+/* ---- eval: the same loop on concrete values, with the same checks. */
 static hop_status
 repeat_eval(hop_eval_ctx *ex)
 {
     hop_rt_arg n;
     size_t nin;
-    hop_status st = hop_eval_param(ex, "n", &n);
     const hop_rt_value *passed = hop_eval_passed(ex, &nin);
+    hop_status st = hop_eval_param(ex, "n", &n);
     if (st == HOP_OK)
         st = check_args(n.u.i, nin);
     hop_rt_value *in = st == HOP_OK ? hop_calloc(nin, sizeof *in) : NULL;
     if (in == NULL)
         return st == HOP_OK ? hop_error_code() : st;
-    for (size_t k = 0; k < nin; k++)
-        in[k] = passed[k];
+    memcpy(in, passed, nin * sizeof *in);
     hop_rt_values cur = {NULL, 0, 0};
     hop_tensor_retain(in[0].tensor);
     st = hop_rt_values_push(&cur, in[0]);
-    for (int64_t i = 0; i < n.u.i && st == HOP_OK; i++) {
+    for (int64_t k = 0; k < n.u.i && st == HOP_OK; k++) {
         hop_rt_values next = {NULL, 0, 0};
         in[0] = cur.items[0];
         st = hop_eval_body(ex, "body", in, nin, &next);
-        if (st == HOP_OK && (next.n != 1 || !same_kind(&next.items[0], &passed[0]))) {
+        if (st == HOP_OK && (next.n != 1 || !hop_eval_same_kind(&next.items[0], &passed[0]))) {
             char want[96], got[96] = "nothing";
             hop_eval_describe(&passed[0], want, sizeof want);
             if (next.n > 0)
@@ -136,9 +130,10 @@ repeat_eval(hop_eval_ctx *ex)
     return st;
 }
 
-const hop_class repeat_class = {
+static const hop_class repeat_class = {
     .name = "repeat",
-    .params = {{"n", HOP_PARAM_INT}, {"body", HOP_PARAM_BODY, "repeat_body"},
+    .params = {{"n", HOP_PARAM_INT},
+               {"body", HOP_PARAM_BODY, "repeat_body"},
                {"args", HOP_PARAM_VARARGS}},
     .doc = "repeat(n, body, x, *args): body applied to x n times, body(x, *args) -> x.",
     .input_mode = HOP_INPUTS_EXPLICIT,
@@ -148,7 +143,7 @@ const hop_class repeat_class = {
     .eval = repeat_eval,
 };
 
-/* The library's entry point (hop.load_library calls it). */
+/* The library's entry point: hop.load_library (hop_load_library) calls it. */
 hop_status hop_library_init(void);
 
 hop_status

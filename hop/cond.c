@@ -209,9 +209,8 @@ cond_lower(hop_lower_ctx *cx, const hop_node *call)
      * branches write there), else they stand for whichever branch ran. */
     hop_status st = HOP_OK;
     for (size_t j = 0; j < no && st == HOP_OK; j++)
-        st = dests[j].kind != HOP_PVAL_NONE
-                 ? (res[j] = dests[j], HOP_OK)
-                 : hop_lower_tensor(cx, &call->outs[j], false, &res[j]);
+        st = dests[j].kind != HOP_PVAL_NONE ? (res[j] = dests[j], HOP_OK)
+                                            : hop_lower_tensor(cx, &call->outs[j], false, &res[j]);
     if (st == HOP_OK && (st = hop_lower_arg(cx, pred_arg, &pred)) == HOP_OK)
         st = hop_lower_if(cx, pred);
     for (int b = 0; b < 2 && st == HOP_OK; b++) {

@@ -132,8 +132,7 @@ arg_value(interp *ex, const hop_arg *arg, hop_rt_value *out)
     case HOP_ARG_SYM:
         return hop_expr_eval(arg->u.sym, ex->syms, ex->nsyms, &out->i);
     default:
-        return hop_error(HOP_INVALID, "eval: an argument of kind %d has no value",
-                         (int)arg->kind);
+        return hop_error(HOP_INVALID, "eval: an argument of kind %d has no value", (int)arg->kind);
     }
 }
 
@@ -441,6 +440,22 @@ hop_eval_describe(const hop_rt_value *v, char *buf, size_t cap)
     return n < 0 ? 0 : (size_t)n;
 }
 
+bool
+hop_eval_same_kind(const hop_rt_value *a, const hop_rt_value *b)
+{
+    if (a->kind != b->kind)
+        return false;
+    if (a->kind != HOP_VALUE_TENSOR)
+        return true;
+    const hop_tensor *x = a->tensor, *y = b->tensor;
+    if (x->dtype != y->dtype || x->rank != y->rank)
+        return false;
+    for (int d = 0; d < x->rank; d++)
+        if (x->sizes[d] != y->sizes[d])
+            return false;
+    return true;
+}
+
 hop_status
 hop_eval_default(hop_eval_ctx *ex)
 {
@@ -544,8 +559,8 @@ hop_eval_apply(const hop_class *cls, const hop_rt_arg *args, size_t nargs,
                          nb == 1 ? "y" : "ies", nbodies);
     for (size_t b = 0; b < nb; b++)
         if (bodies[b].fn == NULL)
-            return hop_error(HOP_INVALID, "%s: body %zu is not callable (NULL function)",
-                             cls->name, b);
+            return hop_error(HOP_INVALID, "%s: body %zu is not callable (NULL function)", cls->name,
+                             b);
     /* leads first, then the groups (hop_apply's order) */
     size_t k = 0, nlead = 0;
     for (size_t i = 0; i < ex.nparams; i++) {
@@ -556,8 +571,7 @@ hop_eval_apply(const hop_class *cls, const hop_rt_arg *args, size_t nargs,
         if (is_group(p->kind)) {
             bool ok = a->kind == HOP_OPND_LIST && (a->u.list.n == 0 || a->u.list.items);
             for (size_t j = 0; ok && j < a->u.list.n; j++)
-                ok = (a->u.list.items[j].kind == HOP_OPND_TENSOR &&
-                      a->u.list.items[j].u.tensor) ||
+                ok = (a->u.list.items[j].kind == HOP_OPND_TENSOR && a->u.list.items[j].u.tensor) ||
                      a->u.list.items[j].kind == HOP_OPND_INT;
             if (!ok)
                 return hop_error(HOP_INVALID, "%s: %s must be a list of tensors and ints",
@@ -770,8 +784,7 @@ hop_graph_eval(const hop_output_graph *og, hop_tensor *const *inputs, size_t nin
         if (n->meta->kind != HOP_VALUE_TENSOR)
             continue;
         if (k >= ninputs || inputs[k] == NULL) {
-            st = hop_error(HOP_INVALID, "hop_graph_eval: input %zu (%s) is missing", k,
-                           n->name);
+            st = hop_error(HOP_INVALID, "hop_graph_eval: input %zu (%s) is missing", k, n->name);
             break;
         }
         in[i] = (hop_rt_value){HOP_VALUE_TENSOR, inputs[k], 0};
@@ -783,8 +796,7 @@ hop_graph_eval(const hop_output_graph *og, hop_tensor *const *inputs, size_t nin
         k++;
     }
     if (st == HOP_OK && k != ninputs)
-        st = hop_error(HOP_INVALID, "hop_graph_eval: expected %zu inputs, got %zu", k,
-                       ninputs);
+        st = hop_error(HOP_INVALID, "hop_graph_eval: expected %zu inputs, got %zu", k, ninputs);
     i = 0;
     for (const hop_node *n = g->first; st == HOP_OK && n && n->kind == HOP_NODE_PLACEHOLDER;
          n = n->next, i++)

@@ -158,13 +158,14 @@ map_lower(hop_lower_ctx *cx, const hop_node *call)
     const hop_expr *rows_expr = xs[0].u.node->meta->meta.sizes[0];
     hop_arg size = hop_arg_sym(rows_expr);
     hop_pval count = {HOP_PVAL_CONST, -1, 0}, index;
-    hop_status st = hop_expr_const_value(rows_expr, &count.value) ? HOP_OK
-                                                                   : hop_lower_arg(cx, &size, &count);
+    hop_status st =
+        hop_expr_const_value(rows_expr, &count.value) ? HOP_OK : hop_lower_arg(cx, &size, &count);
     /* Rows are independent: the plan may split them over the pool. */
     if (st == HOP_OK)
         st = hop_lower_parallel_loop_begin(cx, count, &index);
     for (size_t k = 0; k < n && st == HOP_OK; k++)
-        st = k < nxs ? hop_lower_select(cx, in[k], index, &body_in[k]) : (body_in[k] = in[k], HOP_OK);
+        st = k < nxs ? hop_lower_select(cx, in[k], index, &body_in[k])
+                     : (body_in[k] = in[k], HOP_OK);
     for (size_t j = 0; j < no && st == HOP_OK; j++)
         st = hop_lower_select(cx, out[j], index, &rows[j]);
     if (st == HOP_OK)
@@ -219,8 +220,8 @@ check_row(const hop_rt_values *first, const hop_rt_value *got, size_t ngot, int6
         hop_eval_describe(&got[j], b, sizeof b);
         if (got[j].kind != HOP_VALUE_TENSOR)
             return hop_error(HOP_TRACE,
-                             "map: output %zu of the body is %s; a map body must return tensors",
-                             j, b);
+                             "map: output %zu of the body is %s; a map body must return tensors", j,
+                             b);
         const hop_tensor *x = first->items[j].tensor, *y = got[j].tensor;
         bool same = x->dtype == y->dtype && x->rank == y->rank;
         for (int d = 0; same && d < x->rank; d++)

@@ -33,8 +33,8 @@ validate_params(const hop_class *cls)
                 return hop_error(HOP_INVALID, "register HOP %s: two parameters are named %s",
                                  cls->name, p[i].name);
         if ((unsigned)p[i].kind > HOP_PARAM_VARARGS)
-            return hop_error(HOP_INVALID, "register HOP %s: parameter %s has kind %d",
-                             cls->name, p[i].name, (int)p[i].kind);
+            return hop_error(HOP_INVALID, "register HOP %s: parameter %s has kind %d", cls->name,
+                             p[i].name, (int)p[i].kind);
         if (p[i].kind == HOP_PARAM_VARARGS && i + 1 != n)
             return hop_error(HOP_INVALID,
                              "register HOP %s: the variadic parameter %s must be the last",
@@ -283,8 +283,7 @@ hop_load_library(const char *path, const char **names, size_t cap, size_t *n)
     memcpy(&init, &sym, sizeof init);
     if (init == NULL) {
         dlclose(h);
-        st = hop_error(HOP_INVALID, "load_library: %s has no function %s", path,
-                       HOP_LIBRARY_INIT);
+        st = hop_error(HOP_INVALID, "load_library: %s has no function %s", path, HOP_LIBRARY_INIT);
         goto done;
     }
     size_t nb = hop_list_hops(NULL, 0), na;

@@ -97,6 +97,27 @@ hop_meta_equal(const hop_meta *a, const hop_meta *b)
     return true;
 }
 
+hop_status
+hop_value_info_decide_same(hop_shape_env *env, const hop_value_info *a, const hop_value_info *b,
+                           const char *what, bool *same)
+{
+    *same = a->kind == b->kind;
+    if (!*same || a->kind != HOP_VALUE_TENSOR)
+        return HOP_OK;
+    *same = a->meta.dtype == b->meta.dtype && a->meta.rank == b->meta.rank;
+    size_t before = hop_shape_env_nguards(env);
+    for (int d = 0; *same && d < a->meta.rank; d++) {
+        if (a->meta.sizes[d] == b->meta.sizes[d])
+            continue;
+        hop_status st = hop_shape_env_decide_eq(env, a->meta.sizes[d], b->meta.sizes[d], what, same);
+        if (st != HOP_OK) {
+            hop_shape_env_truncate_guards(env, before);
+            return st;
+        }
+    }
+    return HOP_OK;
+}
+
 size_t
 hop_meta_print(const hop_meta *m, char *buf, size_t cap)
 {

@@ -72,9 +72,9 @@ typedef enum hop_param_kind {
 } hop_param_kind;
 
 typedef struct hop_param {
-    const char *name;    /* an identifier, unique in the signature */
+    const char *name; /* an identifier, unique in the signature */
     hop_param_kind kind;
-    const char *prefix;  /* BODY: the subgraph name prefix ("cond_true") */
+    const char *prefix; /* BODY: the subgraph name prefix ("cond_true") */
 } hop_param;
 
 /* Parameters of one signature, bodies of one call. */

@@ -60,6 +60,8 @@ void hop_rt_values_clear(hop_rt_values *vs);
  * hop_eval_results  the call's results: takes every value of *results (the
  *                   list is left empty).
  * hop_eval_describe `f32[4, 3]` or `int` for messages; snprintf contract.
+ * hop_eval_same_kind whether a and b are both ints, or tensors of one dtype
+ *                   and shape (a loop's carry checked against its input).
  */
 const hop_class *hop_eval_class(const hop_eval_ctx *ex);
 hop_status hop_eval_param(hop_eval_ctx *ex, const char *name, hop_rt_arg *out);
@@ -69,6 +71,7 @@ hop_status hop_eval_body(hop_eval_ctx *ex, const char *body, const hop_rt_value 
                          size_t ninputs, hop_rt_values *outputs);
 hop_status hop_eval_results(hop_eval_ctx *ex, hop_rt_values *results);
 size_t hop_eval_describe(const hop_rt_value *v, char *buf, size_t cap);
+bool hop_eval_same_kind(const hop_rt_value *a, const hop_rt_value *b);
 
 /* The PrimHOP base's eval: its one body run on every passed value, its
  * results the call's. */

@@ -469,6 +469,17 @@ typedef struct hop_value_info {
 } hop_value_info;
 
 /*
+ * Whether a and b are the same kind of value with the same dtype and rank
+ * and each size decided equal through env (hop_shape_env_decide: a hint
+ * decision records a guard), for a HOP's checks that a value comes back as
+ * it went in (a loop's carry).  SymInts are the same kind whatever their
+ * values.  HOP_DATA_DEPENDENT when a size comparison cannot be decided; on
+ * error env's guards are as before.
+ */
+hop_status hop_value_info_decide_same(hop_shape_env *env, const hop_value_info *a,
+                                      const hop_value_info *b, const char *what, bool *same);
+
+/*
  * Shape inference: checks the operands of op and fills *out.  Symbolic sizes
  * are compared through hop_shape_env_decide (so a decision by a hint becomes a
  * guard, and an undecidable unbacked one is HOP_DATA_DEPENDENT).  item and

@@ -62,7 +62,7 @@ typedef struct hop_body {
 struct hop_call {
     const hop_class *cls;
     hop_output_graph *og;
-    hop_tracer *parent; /* the tracer the call is recorded in */
+    hop_tracer *parent;      /* the tracer the call is recorded in */
     const hop_param *params; /* cls's signature (inherited ones resolved) */
     size_t nparams;
     /* The leading arguments of the call node (INT..VALUE params, in order),

@@ -23,9 +23,9 @@ typedef struct frame {
     PyObject *bodies[HOP_MAX_BODIES]; /* borrowed from the call's tuple */
     PyObject *keys[HOP_MAX_BODIES];   /* what invoke_subgraph's cache sees */
     size_t nbodies;
-    bool lifted;        /* the class's bodies get the operands themselves */
-    PyObject *operands; /* tuple: every group's items as given */
-    PyObject *trace;    /* the Trace, or NULL for an eager call */
+    bool lifted;                             /* the class's bodies get the operands themselves */
+    PyObject *operands;                      /* tuple: every group's items as given */
+    PyObject *trace;                         /* the Trace, or NULL for an eager call */
     PyObject *exc_type, *exc_value, *exc_tb; /* what a body raised, if anything */
     struct frame *outer;
 } frame;
@@ -296,8 +296,8 @@ finish(frame *f, hop_status st, PyObject *result)
 }
 
 static PyObject *
-traced_call(PyObject *tr, const hop_class *cls, const hop_param *params, size_t np,
-            PyObject *leads, PyObject *groups, frame *f)
+traced_call(PyObject *tr, const hop_class *cls, const hop_param *params, size_t np, PyObject *leads,
+            PyObject *groups, frame *f)
 {
     if (hop_py_enter_hop(tr, cls->name) < 0)
         return NULL;
@@ -336,8 +336,7 @@ traced_call(PyObject *tr, const hop_class *cls, const hop_param *params, size_t 
     f->outer = innermost;
     innermost = f;
     hop_values outs = {0};
-    hop_status st =
-        hop_apply(hop_py_trace_og(tr), cls, args, nargs, bodies, f->nbodies, &outs);
+    hop_status st = hop_apply(hop_py_trace_og(tr), cls, args, nargs, bodies, f->nbodies, &outs);
     if (st == HOP_OK) {
         result = PyList_New((Py_ssize_t)outs.n);
         for (size_t i = 0; result && i < outs.n; i++) {
@@ -398,8 +397,10 @@ eager_call(const hop_class *cls, const hop_param *params, size_t np, PyObject *l
                              cls->name);
                 goto done;
             } else {
-                PyErr_Format(PyExc_TypeError, "hop.%s: %s: item %zd must be a hop.Tensor, got "
-                             "%.100s", cls->name, p->name, j, Py_TYPE(o)->tp_name);
+                PyErr_Format(PyExc_TypeError,
+                             "hop.%s: %s: item %zd must be a hop.Tensor, got "
+                             "%.100s",
+                             cls->name, p->name, j, Py_TYPE(o)->tp_name);
                 goto done;
             }
         }
@@ -470,8 +471,8 @@ py_call_hop(PyObject *self, PyObject *args)
         f.bodies[b] = PyTuple_GET_ITEM(bodies, (Py_ssize_t)b);
         f.keys[b] = keys == Py_None ? f.bodies[b] : PyTuple_GET_ITEM(keys, (Py_ssize_t)b);
         if (!PyCallable_Check(f.bodies[b])) {
-            PyErr_Format(PyExc_TypeError, "hop.%s: body %zu must be callable, got %.100s", name,
-                         b, Py_TYPE(f.bodies[b])->tp_name);
+            PyErr_Format(PyExc_TypeError, "hop.%s: body %zu must be callable, got %.100s", name, b,
+                         Py_TYPE(f.bodies[b])->tp_name);
             return NULL;
         }
     }

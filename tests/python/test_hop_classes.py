@@ -1,0 +1,216 @@
+"""Every registered HOP is callable from Python: hop.ops.<name>, with the
+built-ins and HOPs loaded from a C library (hop.load_library) going through
+one path -- eager (the class's eval slot with Python bodies), traced and
+compiled -- checked against each other and NumPy."""
+
+import inspect
+import os
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+import hop
+
+
+def _examples_dir():
+    build_python = os.environ.get("HOP_PYTHONPATH")
+    if not build_python:
+        pytest.skip("HOP_PYTHONPATH is not set: the example libraries live in the build tree")
+    d = os.path.join(os.path.dirname(os.path.abspath(build_python)), "examples")
+    assert os.path.isdir(d), f"no examples directory next to {build_python}"
+    return d
+
+
+@pytest.fixture(scope="module")
+def libs():
+    d = _examples_dir()
+    return {name: hop.load_library(os.path.join(d, f"libhop_{name}.so"))
+            for name in ("repeat", "fold")}
+
+
+def same(a, b, tol=1e-6):
+    a = a.numpy() if isinstance(a, hop.Tensor) else np.asarray(a)
+    b = b.numpy() if isinstance(b, hop.Tensor) else np.asarray(b)
+    assert a.shape == b.shape and a.dtype == b.dtype, (a.shape, a.dtype, b.shape, b.dtype)
+    np.testing.assert_allclose(a, b, rtol=tol, atol=tol)
+
+
+def all_modes(fn, *args):
+    """fn eagerly, traced (one GraphModule) and compiled, on args."""
+    eager = fn(*args)
+    gm = hop.trace(fn, *args)
+    return eager, gm(*args), hop.compile(fn)(*args), gm
+
+
+# ------------------------------------------------------------------ hop.ops
+
+def test_hop_ops_names_every_registered_hop_with_its_signature():
+    names = set(dir(hop.ops))
+    assert {"cond", "map", "wrap", "invoke_subgraph"} <= names
+    assert str(inspect.signature(hop.ops.map)) == \
+        "(f: 'a callable', xs: 'a tensor or a pytree of tensors', *args: 'tensors')"
+    assert str(inspect.signature(hop.ops.cond)) == \
+        "(pred: 'a tensor, a SymInt or a bool', true_fn: 'a callable', false_fn: " \
+        "'a callable', operands: 'a tensor or a pytree of tensors')"
+    assert hop.ops.map.__doc__.startswith("map(f, xs, *args): ")
+    with pytest.raises(AttributeError, match="hop.ops has no HOP named 'scanx'; registered: "):
+        hop.ops.scanx
+    import hop.ops as ops_module
+    assert ops_module.map.__name__ == "map"
+
+
+def test_hop_ops_built_ins_agree_with_the_friendly_functions_in_every_mode():
+    x, w = hop.randn(5, 3, seed=1), hop.randn(3, seed=2)
+
+    def f(x):
+        # hop.ops.cond passes its operands group as one argument
+        return hop.ops.cond(x.sum() > 0, lambda ops: hop.ops.map(lambda r, v: (r * v).sin(),
+                                                                 ops[0], w),
+                            lambda ops: -ops[0], (x,))
+
+    def g(x):
+        return hop.cond(x.sum() > 0, lambda a: hop.map(lambda r, v: (r * v).sin(), a, w),
+                        lambda a: -a, (x,))
+
+    for xin in (x, -x):
+        eager, traced, compiled, gm = all_modes(f, xin)
+        same(eager, g(xin))
+        same(traced, eager)
+        same(compiled, eager)
+    assert gm.code == hop.trace(g, x).code
+
+
+def test_hop_ops_arguments_are_checked_against_the_signature():
+    x = hop.randn(3, seed=1)
+    with pytest.raises(TypeError, match=r"hop.ops.map: missing a required argument: 'xs'"):
+        hop.ops.map(lambda r: r)
+    with pytest.raises(TypeError, match=r"hop.ops.map: f must be callable, got int"):
+        hop.ops.map(1, x)
+    with pytest.raises(hop.TraceError, match=r"hop.ops.map: the map body must return tensors "
+                                             r"\(a constant is not a value of the graph\)"):
+        hop.ops.map(lambda r: 1, hop.randn(2, 3, seed=1))
+
+
+# ------------------------------------------------------------ repeat (a library)
+
+def test_load_library_registers_its_hops_once(libs):
+    assert libs == {"repeat": ["repeat"], "fold": ["fold"]}
+    d = _examples_dir()
+    assert hop.load_library(os.path.join(d, "libhop_repeat.so")) == ["repeat"]
+    assert "repeat" in dir(hop.ops)
+    with pytest.raises(hop.NotFoundError, match="load_library: cannot load .*no_such.so"):
+        hop.load_library(os.path.join(d, "no_such.so"))
+    with pytest.raises(hop.InvalidError,
+                       match="load_library: libm.so.6 has no function hop_library_init"):
+        hop.load_library("libm.so.6")
+    assert str(inspect.signature(hop.ops.repeat)) == \
+        "(n: 'int', body: 'a callable', *args: 'tensors')"
+
+
+def test_repeat_from_python_eager_traced_and_compiled_equals_numpy(libs):
+    x, w = hop.randn(4, 3, seed=1), hop.randn(3, seed=2)
+
+    def f(x):
+        return hop.ops.repeat(3, lambda v: (v * w).tanh(), x)
+
+    eager, traced, compiled, gm = all_modes(f, x)
+    ref = x.numpy()
+    for _ in range(3):
+        ref = np.tanh(ref * w.numpy())
+    same(eager, ref)
+    same(traced, ref)
+    same(compiled, ref)
+    assert gm.code == '''\
+def forward(x: "f32[4, 3]", w: "f32[3]"):
+    def repeat_body_0(x: "f32[4, 3]", w: "f32[3]"):
+        mul: "f32[4, 3]" = mul(x, w)
+        tanh: "f32[4, 3]" = tanh(mul)
+        return (tanh,)
+
+    repeat: "f32[4, 3]" = repeat(3, repeat_body_0, (x, w))
+    getitem: "f32[4, 3]" = repeat[0]
+    return (getitem,)
+'''
+
+
+def test_repeat_checks_hold_with_one_message_in_every_mode(libs):
+    x = hop.randn(4, 3, seed=1)
+    for mode in ("eager", "trace", "compile"):
+        for fn, exc, msg in [
+            (lambda x: hop.ops.repeat(-1, lambda v: v, x), hop.InvalidError,
+             "repeat: n must be >= 0, got -1"),
+            (lambda x: hop.ops.repeat(2, lambda v: v[:1], x), hop.TraceError,
+             "repeat: the body must return one f32[4, 3] like x; it returns 1 value(s), the "
+             "first f32[1, 3]"),
+        ]:
+            run = {"eager": fn, "trace": lambda a: hop.trace(fn, a)(a),
+                   "compile": hop.compile(fn)}[mode]
+            with pytest.raises(exc) as info:
+                run(x)
+            assert str(info.value) == msg, mode
+    assert hop._C._trace_depth() == 0
+
+
+def test_repeat_zero_times_returns_x_in_every_mode(libs):
+    x = hop.randn(2, 3, seed=4)
+    eager, traced, compiled, _ = all_modes(lambda x: hop.ops.repeat(0, lambda v: v * 2, x), x)
+    for got in (eager, traced, compiled):
+        same(got, x)
+
+
+def test_repeat_nests_in_map_in_cond_and_closes_over_values_at_two_depths(libs):
+    x, w = hop.randn(6, 3, seed=3), hop.randn(3, seed=5)
+
+    def f(x):
+        k = x.sum()
+
+        def pos():
+            return hop.map(lambda r: hop.ops.repeat(2, lambda v: (v * w + k).sin(), r), x)
+        return hop.cond(k > 0, pos, lambda: hop.ops.repeat(1, lambda v: v - w, x))
+
+    for xin in (x, -x):
+        eager, traced, compiled, gm = all_modes(f, xin)
+        same(traced, eager, 1e-5)
+        same(compiled, eager, 1e-5)
+    assert "repeat(2, repeat_body_0, (x, w, sum))" in gm.code.replace("_true_branch", "")
+
+
+def test_fold_with_a_pytree_carry_in_every_mode(libs):
+    xs, w = hop.randn(5, 3, seed=1), hop.randn(3, seed=2)
+
+    def f(xs):
+        def step(carry, x):
+            s, m = carry
+            return (s + x * w, m.maximum(x))
+        return hop.ops.fold(step, (hop.zeros(3), xs[0]), xs)
+
+    eager, traced, compiled, gm = all_modes(f, xs)
+    a, b = xs.numpy(), w.numpy()
+    for got in (eager, traced, compiled):
+        same(got[0], (a * b).sum(0), 1e-5)
+        same(got[1], a.max(0))
+    assert "fold(fold_body_0, (zeros, select), (xs,), (w,))" in gm.code
+    with pytest.raises(hop.TraceError, match=r"fold: carry 0 enters as f32\[3\] but f returns "
+                                             r"f32\[1\]"):
+        hop.ops.fold(lambda c, x: c[:1], hop.zeros(3), xs)
+    with pytest.raises(hop.TraceError, match=r"fold: carry 0 enters as f32\[3\] but f returns "
+                                             r"f32\[1\]"):
+        hop.trace(lambda xs: hop.ops.fold(lambda c, x: c[:1], hop.zeros(3), xs), xs)
+
+
+@settings(max_examples=25, deadline=None)
+@given(n=st.integers(0, 4), rows=st.integers(1, 4), cols=st.integers(1, 4),
+       seed=st.integers(0, 1000), dynamic=st.booleans())
+def test_repeat_differential_eager_trace_compile_numpy(libs, n, rows, cols, seed, dynamic):
+    x, b = hop.randn(rows, cols, seed=seed), hop.randn(cols, seed=seed + 1)
+
+    def f(x):
+        return hop.ops.repeat(n, lambda v: (v * 0.5 + b).tanh(), x)
+
+    ref = x.numpy()
+    for _ in range(n):
+        ref = np.tanh(ref * np.float32(0.5) + b.numpy())
+    same(f(x), ref, 1e-5)
+    same(hop.trace(f, x, dynamic=dynamic)(x), ref, 1e-5)
+    same(hop.compile(f)(x), ref, 1e-5)
