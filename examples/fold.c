@@ -6,8 +6,9 @@
  *
  * with init and the result tuples of values of the same kinds and shapes.
  * It shows a HOP with two groups of operands (init, xs) whose body gets
- * explicit inputs (the carries as they are, the rows as slices), its lifted
- * values in a list of their own: `fold(fold_body_0, (c,), (xs,), (w,))`.
+ * explicit inputs (the carries, fresh in the body: a carry changes; the rows
+ * as slices), its lifted values in a list of their own:
+ * `fold(fold_body_0, (c,), (xs,), (w,))`.
  */
 #include <hop.h>
 
@@ -159,7 +160,7 @@ fold_eval(hop_eval_ctx *ex)
 static const hop_class fold_class = {
     .name = "fold",
     .params = {{"f", HOP_PARAM_BODY, "fold_body"},
-               {"init", HOP_PARAM_VALUES},
+               {"init", HOP_PARAM_CARRY},
                {"xs", HOP_PARAM_VALUES}},
     .doc = "fold(f, init, xs): carry = init; carry = f(carry, x) for each row x of xs; the final "
            "carry.",

@@ -1,7 +1,9 @@
 /*
  * examples/repeat.c - a HOP defined in C, in one file, against the public
  * API only: repeat(n, body, x, *args) applies body to x n times
- * (x -> body(x, *args) -> body(body(x, *args), *args) ...).
+ * (x -> body(x, *args) -> body(body(x, *args), *args) ...).  x is a carry:
+ * in the body it is the current value, so a body that also closes over the
+ * x it started from sees that one.
  *
  * The class names its signature and fills the slots where repeat differs
  * from the PrimHOP base: tracing checks n and the body's result, lowering
@@ -16,14 +18,14 @@
 
 #include <string.h>
 
-/* n >= 0 and an x to start from: checked when traced and when run. */
+/* n >= 0 and one x: checked when traced and when run. */
 static hop_status
-check_args(int64_t n, size_t nargs)
+check_args(int64_t n, size_t nx)
 {
     if (n < 0)
         return hop_error(HOP_INVALID, "repeat: n must be >= 0, got %lld", (long long)n);
-    if (nargs < 1)
-        return hop_error(HOP_INVALID, "repeat: needs a value x to repeat the body on");
+    if (nx != 1)
+        return hop_error(HOP_INVALID, "repeat: x must be one value, got %zu", nx);
     return HOP_OK;
 }
 
@@ -42,9 +44,9 @@ wrong_result(const char *want, size_t n, const char *got)
 static hop_status
 repeat_check_operands(hop_call *c)
 {
-    size_t nargs;
-    hop_call_group(c, "args", &nargs);
-    hop_status st = check_args(hop_call_param(c, "n")->u.i, nargs);
+    size_t nx;
+    hop_call_group(c, "x", &nx);
+    hop_status st = check_args(hop_call_param(c, "n")->u.i, nx);
     return st == HOP_OK ? hop_prim_hop_base()->check_operands(c) : st;
 }
 
@@ -97,11 +99,11 @@ static hop_status
 repeat_eval(hop_eval_ctx *ex)
 {
     hop_rt_arg n;
-    size_t nin;
+    size_t nin, nx;
     const hop_rt_value *passed = hop_eval_passed(ex, &nin);
     hop_status st = hop_eval_param(ex, "n", &n);
-    if (st == HOP_OK)
-        st = check_args(n.u.i, nin);
+    if (st == HOP_OK && hop_eval_group(ex, "x", &nx))
+        st = check_args(n.u.i, nx);
     hop_rt_value *in = st == HOP_OK ? hop_calloc(nin, sizeof *in) : NULL;
     if (in == NULL)
         return st == HOP_OK ? hop_error_code() : st;
@@ -134,6 +136,7 @@ static const hop_class repeat_class = {
     .name = "repeat",
     .params = {{"n", HOP_PARAM_INT},
                {"body", HOP_PARAM_BODY, "repeat_body"},
+               {"x", HOP_PARAM_CARRY},
                {"args", HOP_PARAM_VARARGS}},
     .doc = "repeat(n, body, x, *args): body applied to x n times, body(x, *args) -> x.",
     .input_mode = HOP_INPUTS_EXPLICIT,

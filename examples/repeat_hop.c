@@ -18,8 +18,8 @@ repeat(hop_output_graph *og, int64_t n, hop_body body, hop_node *x, hop_values *
 {
     const hop_class *cls = hop_find_hop("repeat");
     hop_arg xs = hop_arg_node(x);
-    hop_arg args[] = {hop_arg_int(n), hop_arg_list(&xs, 1)};
-    return cls ? hop_apply(og, cls, args, 2, &body, 1, outputs) : hop_error_code();
+    hop_arg args[] = {hop_arg_int(n), hop_arg_list(&xs, 1), hop_arg_list(NULL, 0)};
+    return cls ? hop_apply(og, cls, args, 3, &body, 1, outputs) : hop_error_code();
 }
 
 /* ----------------------------------------------------------- a program */

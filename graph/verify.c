@@ -9,6 +9,7 @@
  * `verify: <graph>: <what>` that names the node, and changes nothing.
  */
 #include "graph/graph_impl.h"
+#include "hop/class.h"
 
 #include <stdio.h>
 
@@ -289,18 +290,25 @@ check_call_hop(const hop_graph *g, const hop_node *n)
     if (ops == NULL)
         return HOP_NOMEM;
     hop_node_passed(n, ops, nops);
+    /* The HOP makes its bodies' first inputs itself (a loop's index). */
+    size_t made = 0;
+    for (const hop_class *k = n->cls; k && made == 0; k = k->base)
+        made = k->made_inputs;
     hop_status st = HOP_OK;
     for (size_t i = 0; i < n->nargs && st == HOP_OK; i++) {
         if (n->args[i].kind != HOP_ARG_GRAPH)
             continue;
         const hop_graph *s = n->args[i].u.graph;
-        if (s->nplaceholders != nops) {
-            st = fail(g, "node %s passes %zu operand%s to %s, which has %zu placeholder%s", n->name,
-                      nops, nops == 1 ? "" : "s", s->name, s->nplaceholders,
-                      s->nplaceholders == 1 ? "" : "s");
+        if (s->nplaceholders != made + nops) {
+            st = fail(g, "node %s passes %zu operand%s to %s, which has %zu placeholder%s%s",
+                      n->name, nops, nops == 1 ? "" : "s", s->name, s->nplaceholders,
+                      s->nplaceholders == 1 ? "" : "s",
+                      made ? " (besides the ones the HOP makes)" : "");
             break;
         }
         const hop_node *ph = s->first;
+        for (size_t j = 0; j < made && ph; j++)
+            ph = ph->next;
         for (size_t j = 0; j < nops && ph && st == HOP_OK; j++, ph = ph->next) {
             char what[160];
             describe_operand(ops[j], what, sizeof what);

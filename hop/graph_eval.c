@@ -260,13 +260,13 @@ static hop_status run_graph(interp *ex, const hop_graph *g, const hop_rt_value *
 static bool
 is_group(hop_param_kind k)
 {
-    return k == HOP_PARAM_VALUES || k == HOP_PARAM_VARARGS;
+    return hop_param_is_group(k);
 }
 
 static bool
 is_lead(hop_param_kind k)
 {
-    return k != HOP_PARAM_END && k != HOP_PARAM_BODY && !is_group(k);
+    return hop_param_is_lead(k);
 }
 
 static int

@@ -92,6 +92,16 @@ hop_class_params(const hop_class *cls, size_t *n)
 }
 
 size_t
+hop_class_made_inputs(const hop_class *cls)
+{
+    const hop_class *k = cls;
+    for (int i = 0; i < HOP__MAX_BASE_DEPTH && k; i++, k = next_base(k))
+        if (k->made_inputs)
+            return k->made_inputs;
+    return 0;
+}
+
+size_t
 hop_class_nbodies(const hop_class *cls)
 {
     size_t n, nb = 0;
@@ -143,17 +153,39 @@ base_check_operands(hop_call *c)
     return HOP_OK;
 }
 
+/* Whether operand j is in a CARRY group (its body input is fresh). */
+static bool
+carried(const hop_call *c, size_t j)
+{
+    for (size_t i = 0, g = 0; i < c->nparams; i++) {
+        if (!hop_param_is_group(c->params[i].kind))
+            continue;
+        if (j >= c->group_start[g] && j < c->group_start[g + 1])
+            return c->params[i].kind == HOP_PARAM_CARRY;
+        g++;
+    }
+    return false;
+}
+
+/* Room for the made inputs (left for the class to fill), then one input per
+ * operand with its metadata and name; a SymInt carry's is a fresh unbacked
+ * symbol: in the body it is the current value, not the initial one. */
 static hop_status
 base_body_inputs(hop_call *c)
 {
-    size_t n = c->noperands;
+    size_t made = hop_class_made_inputs(c->cls), n = made + c->noperands;
     c->input_meta = hop__calloc(n + 1, sizeof *c->input_meta);
     c->input_names = hop__calloc(n + 1, sizeof *c->input_names);
     if (c->input_meta == NULL || c->input_names == NULL)
         return HOP_NOMEM;
-    for (size_t i = 0; i < n; i++) {
-        c->input_meta[i] = *c->operands[i]->meta;
-        c->input_names[i] = c->operands[i]->name;
+    hop_shape_env *env = hop_output_graph_env(c->og);
+    for (size_t i = 0; i < c->noperands; i++) {
+        hop_value_info *m = &c->input_meta[made + i];
+        *m = *c->operands[i]->meta;
+        c->input_names[made + i] = c->operands[i]->name;
+        if (m->kind == HOP_VALUE_SYM && carried(c, i) &&
+            (m->sym = hop_shape_env_unbacked(env, INT64_MIN, INT64_MAX)) == NULL)
+            return hop_error_code();
     }
     c->ninputs = n;
     return HOP_OK;
@@ -304,8 +336,9 @@ hop__signature_merge(hop_call *c)
     }
 
     /* Explicit inputs are passed as the operands, brought into the parent. */
-    size_t nexplicit = hop_class_input_mode(c->cls) == HOP_INPUTS_EXPLICIT ? c->ninputs : 0;
-    for (size_t i = 0; i < nexplicit && st == HOP_OK; i++) {
+    bool explicit = hop_class_input_mode(c->cls) == HOP_INPUTS_EXPLICIT;
+    size_t nexplicit = explicit ? c->ninputs : 0; /* placeholders before the lifted ones */
+    for (size_t i = 0; explicit && i < c->noperands && st == HOP_OK; i++) {
         hop_node *v = c->operands[i];
         hop_node *local = hop_tracer_lift(c->parent, v);
         st = local ? hop_values_push(&c->passed, local) : hop_error_code();
@@ -352,6 +385,7 @@ static const char *const param_kind_text[] = {
     [HOP_PARAM_VALUE] = "a traced value, a SymInt/SymBool or a bool",
     [HOP_PARAM_BODY] = "a body",
     [HOP_PARAM_VALUES] = "a list of traced values",
+    [HOP_PARAM_CARRY] = "a list of traced values",
     [HOP_PARAM_VARARGS] = "a list of traced values",
 };
 
@@ -396,7 +430,7 @@ bind_args(hop_call *c, const hop_arg *args, size_t nargs)
         if (p->kind == HOP_PARAM_BODY)
             continue;
         const hop_arg *a = &args[k++];
-        if (p->kind == HOP_PARAM_VALUES || p->kind == HOP_PARAM_VARARGS) {
+        if (hop_param_is_group(p->kind)) {
             if (a->kind != HOP_ARG_LIST)
                 return hop_error(HOP_INVALID, "%s: %s must be %s", hop, p->name,
                                  param_kind_text[p->kind]);
@@ -427,7 +461,7 @@ bind_args(hop_call *c, const hop_arg *args, size_t nargs)
         if (p->kind == HOP_PARAM_BODY)
             continue;
         const hop_arg *a = &args[k++];
-        if (p->kind != HOP_PARAM_VALUES && p->kind != HOP_PARAM_VARARGS)
+        if (!hop_param_is_group(p->kind))
             continue;
         c->group_start[c->ngroups++] = c->noperands;
         for (size_t j = 0; j < a->u.list.n; j++)
@@ -480,20 +514,26 @@ trace_body(hop_call *c, size_t b)
     if (inputs == NULL)
         return HOP_NOMEM;
     if (hop_class_input_mode(c->cls) == HOP_INPUTS_EXPLICIT) {
+        size_t made = c->ninputs - c->noperands;
+        nin = c->ninputs;
+        hop__free(inputs);
+        if ((inputs = hop__calloc(nin + 1, sizeof *inputs)) == NULL)
+            return HOP_NOMEM;
         for (size_t i = 0; i < nin && st == HOP_OK; i++) {
             /* An input passed through unchanged stands for its operand, so a
-             * closure over the same value reuses it. */
-            hop_node *outer = c->operands[i];
-            bool same = outer->meta->kind == c->input_meta[i].kind &&
+             * closure over the same value reuses it; a carry's is fresh (it
+             * changes), and so is an input the HOP makes. */
+            hop_node *outer = i >= made ? c->operands[i - made] : NULL;
+            bool same = outer && !carried(c, i - made) &&
+                        outer->meta->kind == c->input_meta[i].kind &&
                         (outer->meta->kind == HOP_VALUE_SYM
                              ? outer->meta->sym == c->input_meta[i].sym
                              : hop_meta_equal(&outer->meta->meta, &c->input_meta[i].meta));
-            bool first = true;
-            for (size_t j = 0; j < i; j++)
-                if (c->operands[j] == outer)
-                    first = false;
+            for (size_t j = made; same && j < i; j++)
+                if (c->operands[j - made] == outer)
+                    same = false; /* only its first use */
             inputs[i] =
-                same && first && hop_tracer_of(outer) != t
+                same && hop_tracer_of(outer) != t
                     ? hop_tracer_create_input_for(t, c->input_names[i], &c->input_meta[i], outer)
                     : hop_tracer_create_input(t, c->input_names[i], &c->input_meta[i]);
             if (inputs[i] == NULL)
@@ -752,10 +792,19 @@ hop__call_run(hop_call *c, hop_values *outputs)
     if (st == HOP_OK && c->inline_body >= 0)
         return run_inline(c, (size_t)c->inline_body, outputs);
     if (st == HOP_OK && hop_class_input_mode(cls) == HOP_INPUTS_EXPLICIT) {
+        size_t made = hop_class_made_inputs(cls);
         st = RESOLVE(cls, body_inputs)(c);
-        if (st == HOP_OK && c->ninputs != c->noperands)
-            st = hop_error(HOP_MISUSE, "%s: body_inputs made %zu inputs for %zu operands",
-                           cls->name, c->ninputs, c->noperands);
+        if (st == HOP_OK && c->ninputs != made + c->noperands)
+            st = hop_error(HOP_MISUSE,
+                           "%s: body_inputs made %zu inputs for %zu operands and %zu "
+                           "made inputs",
+                           cls->name, c->ninputs, c->noperands, made);
+        for (size_t i = 0; i < c->ninputs && st == HOP_OK; i++)
+            if (c->input_meta[i].kind == HOP_VALUE_NONE || c->input_names[i] == NULL)
+                st = hop_error(HOP_MISUSE,
+                               "%s: body_inputs left input %zu without metadata "
+                               "or a name",
+                               cls->name, i);
     }
     if (st == HOP_OK)
         st = RESOLVE(cls, lookup)(c);
@@ -826,13 +875,13 @@ param_index(const hop_class *cls, const hop_param *params, size_t n, const char 
 static bool
 is_group(hop_param_kind k)
 {
-    return k == HOP_PARAM_VALUES || k == HOP_PARAM_VARARGS;
+    return hop_param_is_group(k);
 }
 
 static bool
 is_lead(hop_param_kind k)
 {
-    return k != HOP_PARAM_BODY && !is_group(k) && k != HOP_PARAM_END;
+    return hop_param_is_lead(k);
 }
 
 hop_arg *

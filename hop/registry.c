@@ -47,7 +47,7 @@ validate_params(const hop_class *cls)
                                  "not an identifier",
                                  cls->name, p[i].name);
         }
-        ngroups += p[i].kind == HOP_PARAM_VALUES || p[i].kind == HOP_PARAM_VARARGS;
+        ngroups += hop_param_is_group(p[i].kind);
     }
     if (nbodies < 1 || nbodies > HOP_MAX_BODIES)
         return hop_error(HOP_INVALID, "register HOP %s: it has %zu bodies; it must have 1..%d",

@@ -26,8 +26,8 @@
  *
  *   leads   every INT, FLOAT, BOOL, DTYPE and VALUE parameter, in order;
  *   bodies  one subgraph per BODY parameter, in order;
- *   groups  one list per VALUES/VARARGS parameter, in order, holding the
- *           values passed to the bodies.  The values each body lifted come
+ *   groups  one list per VALUES/CARRY/VARARGS parameter, in order, holding
+ *           the values passed to the bodies.  The values each body lifted come
  *           last: appended to the final group when it is VARARGS (map's
  *           extra args, invoke_subgraph's args: "additional inputs"), else in
  *           a list of their own after the groups.  A HOP whose inputs are
@@ -67,9 +67,28 @@ typedef enum hop_param_kind {
     HOP_PARAM_BODY,    /* a body, traced into a subgraph named <prefix>_<N> */
     HOP_PARAM_VALUES,  /* a group of values passed to the bodies (a list);
                           from Python one argument, a tensor or a pytree */
-    HOP_PARAM_VARARGS, /* the same for the remaining positional arguments
-                          (Python *args); only as the last parameter */
+    HOP_PARAM_CARRY,   /* a group of values a loop carries: passed like VALUES,
+                          but each body input for one is fresh (never the
+                          operand itself: a carry changes), a SymInt carry an
+                          unbacked symbol */
+    HOP_PARAM_VARARGS, /* the same as VALUES for the remaining positional
+                          arguments (Python *args); only as the last parameter */
 } hop_param_kind;
+
+/* Whether parameters of kind k are groups of values (a list in the node). */
+static inline int
+hop_param_is_group(hop_param_kind k)
+{
+    return k == HOP_PARAM_VALUES || k == HOP_PARAM_CARRY || k == HOP_PARAM_VARARGS;
+}
+
+/* Whether parameters of kind k are leads (a constant or a value of the
+ * call itself, before the bodies in the node). */
+static inline int
+hop_param_is_lead(hop_param_kind k)
+{
+    return k != HOP_PARAM_END && k != HOP_PARAM_BODY && !hop_param_is_group(k);
+}
 
 typedef struct hop_param {
     const char *name; /* an identifier, unique in the signature */
@@ -114,6 +133,11 @@ struct hop_class {
     const char *doc; /* one paragraph for Python's help(); NULL: none */
     hop_input_mode input_mode;
     hop_guard_mode guard_mode;
+    /* Leading explicit inputs of every body that the HOP makes itself and
+     * passes no value for (a loop's index: fori_loop's body gets i, then its
+     * carries).  body_inputs gives their metadata first; the verifier expects
+     * made_inputs + the passed values placeholders. */
+    unsigned made_inputs;
 
     /* ---- tracing: each slot takes the call in flight (hop/prim_hop.h has
      * the protocol and what each base slot does). */

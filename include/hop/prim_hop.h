@@ -80,8 +80,8 @@ struct hop_call {
     /* check_operands: run this body inline instead of making a call node
      * (-1: no).  Its outputs become the call's, lifted into the caller. */
     int inline_body;
-    /* Explicit inputs of every body (body_inputs): metadata and names, one
-     * per operand. */
+    /* Explicit inputs of every body (body_inputs): metadata and names, the
+     * class's made inputs first, then one per operand. */
     hop_value_info *input_meta;
     const char **input_names;
     size_t ninputs;
@@ -107,8 +107,10 @@ struct hop_call {
  * The PrimHOP base: the defaults every slot inherits.
  *   check_operands  every group value is a tensor or SymInt of a tracer
  *                   enclosing the caller, in the same OutputGraph;
- *   body_inputs     (explicit mode) one input per operand, with its metadata
- *                   and name;
+ *   body_inputs     (explicit mode) room for the made inputs (the class
+ *                   fills them), then one input per operand with its
+ *                   metadata and name (a SymInt carry: a fresh unbacked
+ *                   symbol);
  *   check_outputs   nothing to compare;
  *   signature       explicit inputs, then lifted values in order of first
  *                   use; several bodies are merged as for cond (shared values
@@ -128,8 +130,9 @@ const hop_param *hop_class_params(const hop_class *cls, size_t *n);
 /* The input and guard modes cls resolves to through its bases. */
 hop_input_mode hop_class_input_mode(const hop_class *cls);
 hop_guard_mode hop_class_guard_mode(const hop_class *cls);
-/* How many BODY parameters cls has. */
+/* How many BODY parameters cls has; its made_inputs, through its bases. */
 size_t hop_class_nbodies(const hop_class *cls);
+size_t hop_class_made_inputs(const hop_class *cls);
 
 /*
  * Arguments by parameter name (HOP_MISUSE naming the HOP and the name when

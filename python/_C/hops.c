@@ -312,7 +312,7 @@ traced_call(PyObject *tr, const hop_class *cls, const hop_param *params, size_t 
         const hop_param *p = &params[i];
         if (p->kind == HOP_PARAM_BODY)
             continue;
-        if (p->kind != HOP_PARAM_VALUES && p->kind != HOP_PARAM_VARARGS) {
+        if (!hop_param_is_group(p->kind)) {
             if (traced_lead(tr, p, PyTuple_GET_ITEM(leads, nl++), cls->name, &args[nargs++]) < 0)
                 goto done;
             continue;
@@ -374,7 +374,7 @@ eager_call(const hop_class *cls, const hop_param *params, size_t np, PyObject *l
         const hop_param *p = &params[i];
         if (p->kind == HOP_PARAM_BODY)
             continue;
-        if (p->kind != HOP_PARAM_VALUES && p->kind != HOP_PARAM_VARARGS) {
+        if (!hop_param_is_group(p->kind)) {
             if (eager_lead(p, PyTuple_GET_ITEM(leads, nl++), cls->name, &args[nargs++]) < 0)
                 goto done;
             continue;
@@ -455,7 +455,7 @@ py_call_hop(PyObject *self, PyObject *args)
     const hop_param *params = hop_class_params(cls, &np);
     for (size_t i = 0; i < np; i++) {
         nbody += params[i].kind == HOP_PARAM_BODY;
-        ngroup += params[i].kind == HOP_PARAM_VALUES || params[i].kind == HOP_PARAM_VARARGS;
+        ngroup += hop_param_is_group(params[i].kind);
     }
     nlead = np - nbody - ngroup;
     if ((size_t)PyTuple_GET_SIZE(leads) != nlead || (size_t)PyTuple_GET_SIZE(groups) != ngroup ||
@@ -502,15 +502,16 @@ py_call_hop(PyObject *self, PyObject *args)
     return result;
 }
 
-/* hop_signature(name) -> (params, doc): params a tuple of (name, kind) with
- * kind one of "int", "float", "bool", "dtype", "value", "body", "values",
- * "varargs"; doc the class's or None. */
+/* hop_signature(name) -> (params, doc, made): params a tuple of (name,
+ * kind) with kind one of "int", "float", "bool", "dtype", "value", "body",
+ * "values", "carry", "varargs"; doc the class's or None; made the number of
+ * leading body inputs the HOP makes itself (a loop's index). */
 static PyObject *
 py_hop_signature(PyObject *self, PyObject *arg)
 {
     (void)self;
-    static const char *const kinds[] = {"end",   "int",  "float",  "bool",   "dtype",
-                                        "value", "body", "values", "varargs"};
+    static const char *const kinds[] = {"end",   "int",  "float",  "bool",  "dtype",
+                                        "value", "body", "values", "carry", "varargs"};
     const char *name = PyUnicode_AsUTF8(arg);
     if (name == NULL)
         return NULL;
@@ -532,8 +533,7 @@ py_hop_signature(PyObject *self, PyObject *arg)
     const char *doc = NULL;
     for (const hop_class *k = cls; k && doc == NULL; k = k->base)
         doc = k->doc;
-    PyObject *r = Py_BuildValue("(Nz)", ps, doc);
-    return r;
+    return Py_BuildValue("(Nzn)", ps, doc, (Py_ssize_t)hop_class_made_inputs(cls));
 }
 
 /* list_hops() -> sorted list of registered names */
@@ -588,7 +588,7 @@ static PyMethodDef hop_functions[] = {
     {"call_hop", py_call_hop, METH_VARARGS,
      "call_hop(name, leads, groups, bodies, keys=None) -> list of results"},
     {"hop_signature", py_hop_signature, METH_O,
-     "hop_signature(name) -> (params, doc): a registered HOP's signature"},
+     "hop_signature(name) -> (params, doc, made): a registered HOP's signature"},
     {"list_hops", py_list_hops, METH_NOARGS, "list_hops() -> the registered HOPs' names"},
     {"load_library", py_load_library, METH_O,
      "load_library(path) -> names: loads a library of HOPs"},

@@ -131,7 +131,7 @@ def _default_call(kinds):
 
 
 def _apply(name, leads, groups, bodies, *, hop=None, keys=None, constants=True,
-           same_structure=_same_structure, record=None, cached=None, empty=None):
+           same_structure=_same_structure, record=None, cached=None, empty=None, made=0):
     """Calls HOP `name` with its leads (Python values), groups (pytrees) and
     bodies (_Body).  Returns the HOP's result in the structure its bodies
     return.  constants: whether a body may return plain Python values (they
@@ -139,7 +139,9 @@ def _apply(name, leads, groups, bodies, *, hop=None, keys=None, constants=True,
     why not, for the error); record: a list that
     gets the first body result; cached: the result structure to use when no
     body ran (invoke_subgraph's cache hit); empty(outs): the result when no
-    body ran otherwise (a loop that ran zero times)."""
+    body ran otherwise (a loop that ran zero times); made: how many leading
+    inputs the HOP makes itself (a loop's index), given to each body's call
+    as the first positional arguments."""
     hop = hop or name
     flat = [flatten(g) for g in groups]
     tr = _tracing(hop, [x for leaves, _ in flat for x in leaves] + list(leads))
@@ -153,11 +155,13 @@ def _apply(name, leads, groups, bodies, *, hop=None, keys=None, constants=True,
         def body(*ins):
             if tr is not None:
                 _name_hints(tr, fn)
-            structs, pos = [], 0
+            structs, pos = [], made
             for (_, spec), (traced, template) in zip(flat, parts):
                 structs.append(_fill(ins[pos:pos + len(traced)], template, spec))
                 pos += len(traced)
             args, kwargs = call(structs)
+            if made:
+                args = (*ins[:made], *args)
             if tr is not None:
                 out = run_pure(hop, which, fn, args, kwargs)
             else:
@@ -479,7 +483,8 @@ def nested_compile_region(fn):
 
 _KIND_TEXT = {"int": "int", "float": "float", "bool": "bool", "dtype": "hop.dtype",
               "value": "a tensor, a SymInt or a bool", "body": "a callable",
-              "values": "a tensor or a pytree of tensors", "varargs": "tensors"}
+              "values": "a tensor or a pytree of tensors",
+              "carry": "a tensor or a pytree of tensors", "varargs": "tensors"}
 
 
 class HopFunction:
@@ -496,7 +501,7 @@ class HopFunction:
     """
 
     def __init__(self, name):
-        params, doc = _C.hop_signature(name)
+        params, doc, self._made = _C.hop_signature(name)
         self.__name__ = self.__qualname__ = name
         self._params = params
         self.__doc__ = doc or f"The HOP {name}."
@@ -523,7 +528,7 @@ class HopFunction:
             if kind == "body":
                 _check_callable(f"ops.{self.__name__}", pname, v)
                 bodies.append(v)
-            elif kind in ("values", "varargs"):
+            elif kind in ("values", "carry", "varargs"):
                 groups.append(tuple(v) if kind == "varargs" else v)
                 kinds.append(kind)
             else:
@@ -531,7 +536,7 @@ class HopFunction:
         call = _default_call(kinds)
         return _apply(self.__name__, leads, groups, [_Body(b, f"{self.__name__} body", call)
                                                      for b in bodies],
-                      hop=f"ops.{self.__name__}",
+                      hop=f"ops.{self.__name__}", made=self._made,
                       constants="a constant is not a value of the graph")
 
 

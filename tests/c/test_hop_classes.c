@@ -125,9 +125,9 @@ test_a_call_node_holds_leads_bodies_and_one_list_per_group_with_lifted_last(void
     int64_t xs[] = {5, 3}, ws[] = {3};
     hop_node *x = hop_output_graph_add_input(og, "x", HOP_F32, 2, xs, true);
     hop_node *w = hop_output_graph_add_input(og, "w", HOP_F32, 1, ws, true);
-    hop_node *c0 = hop_tracer_call_op(hop_output_graph_root(og), HOP_OP_select,
-                                      (hop_arg[]){hop_arg_node(x), hop_arg_int(0), hop_arg_int(0)},
-                                      3);
+    hop_node *c0 =
+        hop_tracer_call_op(hop_output_graph_root(og), HOP_OP_select,
+                           (hop_arg[]){hop_arg_node(x), hop_arg_int(0), hop_arg_int(0)}, 3);
     hop_arg init = hop_arg_node(c0), rows = hop_arg_node(x);
     hop_arg args[] = {hop_arg_list(&init, 1), hop_arg_list(&rows, 1)};
     hop_body b = {axpy_body, w};
@@ -228,8 +228,7 @@ test_a_constant_pred_runs_its_branch_inline_with_no_call_node(void **state)
     hop_body b = {axpy_body, x};
     hop_values out = {0};
     hop_arg args[] = {hop_arg_bool(false), hop_arg_list((hop_arg[]){xa, xa}, 2)};
-    assert_int_equal(hop_apply(og, &hop_cond_class, args, 2, (hop_body[]){b, b}, 2, &out),
-                     HOP_OK);
+    assert_int_equal(hop_apply(og, &hop_cond_class, args, 2, (hop_body[]){b, b}, 2, &out), HOP_OK);
     assert_int_equal(hop_output_graph_root_graph(og)->nsubgraphs, 0);
     assert_text(code_of(og, out.items[0]), "def forward(x: \"f32[4]\"):\n"
                                            "    mul: \"f32[4]\" = mul(x, x)\n"
@@ -319,17 +318,14 @@ test_libraries_of_hops_load_once_and_bad_ones_fail_clearly(void **state)
     (void)state;
     const char *names[4];
     size_t n = 9;
-    assert_int_equal(hop_load_library(HOP_EXAMPLES_DIR "/libhop_repeat.so", names, 4, &n),
-                     HOP_OK);
+    assert_int_equal(hop_load_library(HOP_EXAMPLES_DIR "/libhop_repeat.so", names, 4, &n), HOP_OK);
     assert_int_equal(n, 1);
     assert_string_equal(names[0], "repeat");
     assert_non_null(hop_find_hop("repeat"));
     /* again: nothing runs, the same names */
-    assert_int_equal(hop_load_library(HOP_EXAMPLES_DIR "/libhop_repeat.so", names, 4, &n),
-                     HOP_OK);
+    assert_int_equal(hop_load_library(HOP_EXAMPLES_DIR "/libhop_repeat.so", names, 4, &n), HOP_OK);
     assert_int_equal(n, 1);
-    assert_int_equal(hop_load_library(HOP_EXAMPLES_DIR "/no_such.so", names, 4, &n),
-                     HOP_NOT_FOUND);
+    assert_int_equal(hop_load_library(HOP_EXAMPLES_DIR "/no_such.so", names, 4, &n), HOP_NOT_FOUND);
     assert_non_null(strstr(hop_error_message(), "load_library: cannot load "));
     assert_int_equal(n, 0);
     /* a shared object that is no library of HOPs */
@@ -353,18 +349,18 @@ static void
 test_a_loaded_hop_traces_lowers_and_evaluates_like_a_built_in(void **state)
 {
     (void)state;
-    assert_int_equal(hop_load_library(HOP_EXAMPLES_DIR "/libhop_repeat.so", NULL, 0, NULL),
-                     HOP_OK);
+    assert_int_equal(hop_load_library(HOP_EXAMPLES_DIR "/libhop_repeat.so", NULL, 0, NULL), HOP_OK);
     const hop_class *repeat = hop_find_hop("repeat");
     hop_output_graph *og = hop_output_graph_new();
     int64_t xs[] = {4};
     hop_node *x = hop_output_graph_add_input(og, "x", HOP_F32, 1, xs, true);
     hop_arg xa = hop_arg_node(x);
-    hop_arg args[] = {hop_arg_int(3), hop_arg_list(&xa, 1)};
+    hop_arg args[] = {hop_arg_int(3), hop_arg_list(&xa, 1), hop_arg_list(NULL, 0)};
     hop_body b = {tanh_body, NULL};
     hop_values out = {0};
-    assert_int_equal(hop_apply(og, repeat, args, 2, &b, 1, &out), HOP_OK);
-    assert_non_null(hop_tracer_output(hop_output_graph_root(og), (hop_arg[]){hop_arg_node(out.items[0])}, 1));
+    assert_int_equal(hop_apply(og, repeat, args, 3, &b, 1, &out), HOP_OK);
+    assert_non_null(
+        hop_tracer_output(hop_output_graph_root(og), (hop_arg[]){hop_arg_node(out.items[0])}, 1));
     hop_plan *plan = hop_lower(og, NULL);
     assert_non_null(plan);
     hop_tensor *in = vec((float[]){-2, -0.5f, 0.5f, 2}, 4), *got, *want;
@@ -378,16 +374,17 @@ test_a_loaded_hop_traces_lowers_and_evaluates_like_a_built_in(void **state)
     }
     /* its own checks: n < 0 is refused when traced and when run */
     args[0] = hop_arg_int(-1);
-    assert_int_equal(hop_apply(og, repeat, args, 2, &b, 1, &out), HOP_INVALID);
+    assert_int_equal(hop_apply(og, repeat, args, 3, &b, 1, &out), HOP_INVALID);
     assert_string_equal(hop_error_message(), "repeat: n must be >= 0, got -1");
-    hop_rt_arg rargs[] = {hop_rt_int(-1), hop_rt_list((hop_rt_arg[]){hop_rt_tensor(in)}, 1)};
+    hop_rt_arg rargs[] = {hop_rt_int(-1), hop_rt_list((hop_rt_arg[]){hop_rt_tensor(in)}, 1),
+                          hop_rt_list(NULL, 0)};
     hop_rt_values rout = {NULL, 0, 0};
     int calls = 0;
     hop_host_body hb = {host_twice, &calls};
-    assert_int_equal(hop_eval_apply(repeat, rargs, 2, &hb, 1, &rout), HOP_INVALID);
+    assert_int_equal(hop_eval_apply(repeat, rargs, 3, &hb, 1, &rout), HOP_INVALID);
     assert_string_equal(hop_error_message(), "repeat: n must be >= 0, got -1");
     rargs[0] = hop_rt_int(2);
-    assert_int_equal(hop_eval_apply(repeat, rargs, 2, &hb, 1, &rout), HOP_OK);
+    assert_int_equal(hop_eval_apply(repeat, rargs, 3, &hb, 1, &rout), HOP_OK);
     assert_int_equal(calls, 2);
     assert_float_equal(((float *)rout.items[0].tensor->data)[3], 8.0, 0);
     hop_rt_values_clear(&rout);

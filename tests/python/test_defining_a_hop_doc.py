@@ -42,4 +42,4 @@ def test_the_shell_and_python_snippets_build_load_and_run_the_library(tmp_path):
     out = subprocess.run([sys.executable, "-c", program], cwd=str(tmp_path), env=env,
                          capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
-    assert "repeat(3, repeat_body_0, (x, w))" in out.stdout
+    assert "repeat(3, repeat_body_0, (x,), (w,))" in out.stdout

@@ -105,7 +105,7 @@ def test_load_library_registers_its_hops_once(libs):
                        match="load_library: libm.so.6 has no function hop_library_init"):
         hop.load_library("libm.so.6")
     assert str(inspect.signature(hop.ops.repeat)) == \
-        "(n: 'int', body: 'a callable', *args: 'tensors')"
+        "(n: 'int', body: 'a callable', x: 'a tensor or a pytree of tensors', *args: 'tensors')"
 
 
 def test_repeat_from_python_eager_traced_and_compiled_equals_numpy(libs):
@@ -128,7 +128,7 @@ def forward(x: "f32[4, 3]", w: "f32[3]"):
         tanh: "f32[4, 3]" = tanh(mul)
         return (tanh,)
 
-    repeat: "f32[4, 3]" = repeat(3, repeat_body_0, (x, w))
+    repeat: "f32[4, 3]" = repeat(3, repeat_body_0, (x,), (w,))
     getitem: "f32[4, 3]" = repeat[0]
     return (getitem,)
 '''
@@ -152,6 +152,23 @@ def test_repeat_checks_hold_with_one_message_in_every_mode(libs):
     assert hop._C._trace_depth() == 0
 
 
+def test_a_carry_in_the_body_is_the_current_value_not_the_one_it_started_from(libs):
+    """The body closes over the x it started from and gets the current x: the
+    two are different values (an input standing for its operand would make
+    them one, and the traced loop would double every step)."""
+    x = hop.ones(3)
+    eager, traced, compiled, gm = all_modes(lambda x: hop.ops.repeat(3, lambda v: v + x, x), x)
+    for got in (eager, traced, compiled):
+        same(got, np.full(3, 4, np.float32))
+    assert "def repeat_body_0(x: \"f32[3]\", x_1: \"f32[3]\"):" in gm.code
+    xs = hop.randn(4, 3, seed=5)
+    f = lambda xs: hop.ops.fold(lambda c, r: c + r + xs[0], xs[0], xs)
+    eager, traced, compiled, _ = all_modes(f, xs)
+    ref = xs.numpy()[0] * 5 + xs.numpy().sum(0)
+    for got in (eager, traced, compiled):
+        same(got, ref, 1e-5)
+
+
 def test_repeat_zero_times_returns_x_in_every_mode(libs):
     x = hop.randn(2, 3, seed=4)
     eager, traced, compiled, _ = all_modes(lambda x: hop.ops.repeat(0, lambda v: v * 2, x), x)
@@ -173,7 +190,7 @@ def test_repeat_nests_in_map_in_cond_and_closes_over_values_at_two_depths(libs):
         eager, traced, compiled, gm = all_modes(f, xin)
         same(traced, eager, 1e-5)
         same(compiled, eager, 1e-5)
-    assert "repeat(2, repeat_body_0, (x, w, sum))" in gm.code.replace("_true_branch", "")
+    assert "repeat(2, repeat_body_0, (x,), (w, sum))" in gm.code.replace("_true_branch", "")
 
 
 def test_fold_with_a_pytree_carry_in_every_mode(libs):
