@@ -295,6 +295,7 @@ check_call_hop(const hop_graph *g, const hop_node *n)
     for (const hop_class *k = n->cls; k && made == 0; k = k->base)
         made = k->made_inputs;
     hop_status st = HOP_OK;
+    size_t body = 0;
     for (size_t i = 0; i < n->nargs && st == HOP_OK; i++) {
         if (n->args[i].kind != HOP_ARG_GRAPH)
             continue;
@@ -328,9 +329,14 @@ check_call_hop(const hop_graph *g, const hop_node *n)
                           hop_dtype_name(ph->meta->meta.dtype));
         }
         /* A subgraph without an output is reported when it is checked. */
-        if (st == HOP_OK && s->output && s->output->nargs != n->nouts)
-            st = fail(g, "node %s has %zu output%s but %s returns %zu", n->name, n->nouts,
-                      n->nouts == 1 ? "" : "s", s->name, s->output->nargs);
+        const hop_class *owner = HOP_CLASS_SLOT_OWNER(n->cls, body_nouts);
+        size_t want = owner ? owner->body_nouts(n, body) : n->nouts;
+        if (st == HOP_OK && s->output && s->output->nargs != want)
+            st = owner ? fail(g, "node %s: %s returns %zu value%s, not %zu", n->name, s->name,
+                              s->output->nargs, s->output->nargs == 1 ? "" : "s", want)
+                       : fail(g, "node %s has %zu output%s but %s returns %zu", n->name, n->nouts,
+                              n->nouts == 1 ? "" : "s", s->name, s->output->nargs);
+        body++;
     }
     if (ops != small)
         hop__free(ops);

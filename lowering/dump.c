@@ -132,6 +132,9 @@ comment_text(const hop_plan *p, int32_t pc, hop__buf *b)
     case HOP__OP_Move:
         hop__buf_printf(b, "t%d = t%d", in->p1, in->p2);
         break;
+    case HOP__OP_Swap:
+        hop__buf_printf(b, "t%d <-> t%d", in->p1, in->p2);
+        break;
     case HOP__OP_Select:
         hop__buf_printf(b, "t%d = t%d[r%d]", in->p1, in->p2, in->p3);
         break;

@@ -853,6 +853,21 @@ hop__exec_at(hop__frame *f, int32_t pc)
             }
             break;
         }
+        /* Swap P1 P2: slots P1 and P2 exchange what they hold (their
+         * headers and whose storage they use): a double-buffered carry's
+         * next value becomes the current one without a copy. */
+        case HOP__OP_Swap: {
+            hop_tensor t = slots[in->p1];
+            hop_tensor *o = f->owner[in->p1];
+            unsigned char w = f->owned[in->p1];
+            slots[in->p1] = slots[in->p2];
+            f->owner[in->p1] = f->owner[in->p2];
+            f->owned[in->p1] = f->owned[in->p2];
+            slots[in->p2] = t;
+            f->owner[in->p2] = o;
+            f->owned[in->p2] = w;
+            break;
+        }
         /* Goto P2. */
         case HOP__OP_Goto:
             pc = in->p2;

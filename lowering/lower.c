@@ -1247,6 +1247,7 @@ ctx_free(hop_lower_ctx *cx)
     hop__free(cx->aliases);
     hop__free(cx->symreg);
     hop__free(cx->symdef);
+    hop__free(cx->exits);
     hop__free(cx->symentry);
     hop__arena_destroy(&cx->tmp);
 }

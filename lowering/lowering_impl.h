@@ -124,6 +124,7 @@ hop__xget(const hop__xprog *x, const int64_t *regs, int64_t *out)
     X(Call)                                                                                        \
     X(Return)                                                                                      \
     X(Extern)                                                                                      \
+    X(Swap)                                                                                        \
     X(Halt)
 
 typedef enum hop__opcode {
@@ -510,9 +511,15 @@ typedef struct hop__vmap hop__vmap;
 typedef struct hop__xcache hop__xcache;
 
 typedef struct hop__ctl {
-    int kind; /* 0 if, 1 else, 2 loop, 3 parallel loop */
+    int kind; /* 0 if, 1 else, 2 loop, 3 parallel loop, 4 while loop */
     int32_t a, b;
 } hop__ctl;
+
+/* A jump out of a loop (a while loop's test, a break), patched at its end. */
+typedef struct hop__exit {
+    int depth; /* the loop's index in ctl */
+    int32_t pc;
+} hop__exit;
 
 /* Open if/loop blocks: one per enclosing cond or map; tests/c/test_scale.c
  * lowers 256-deep nesting. */
@@ -538,6 +545,8 @@ struct hop_lower_ctx {
 
     hop__ctl ctl[HOP__MAX_CTL];
     int nctl;
+    hop__exit *exits;
+    size_t nexits, capexits;
 
     hop__slot *slots;
     size_t nslots, capslots;

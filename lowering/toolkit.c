@@ -193,6 +193,58 @@ hop_lower_select(hop_lower_ctx *cx, hop_pval base, hop_pval index, hop_pval *out
     return HOP_OK;
 }
 
+/* Points the exits of the loop just closed (at depth cx->nctl) at target. */
+static void
+patch_exits(hop_lower_ctx *cx, int32_t target)
+{
+    hop__rcode *r = hop__cur(cx);
+    while (cx->nexits > 0 && cx->exits[cx->nexits - 1].depth >= cx->nctl)
+        r->code[cx->exits[--cx->nexits].pc].p2 = target;
+}
+
+static hop_status
+add_exit(hop_lower_ctx *cx, int depth, int32_t pc)
+{
+    if (hop__grow((void **)&cx->exits, &cx->capexits, cx->nexits + 1, sizeof *cx->exits) != HOP_OK)
+        return HOP_NOMEM;
+    cx->exits[cx->nexits++] = (hop__exit){depth, pc};
+    return HOP_OK;
+}
+
+/* pred as IfNot's operand: a register or a one-element tensor. */
+static hop_status
+pred_operand(hop_lower_ctx *cx, hop_pval *pred, const char *who)
+{
+    hop_status st;
+    if (pred->kind == HOP_PVAL_NONE)
+        return hop_error(HOP_MISUSE, "%s: needs a pred", who);
+    if (pred->kind == HOP_PVAL_CONST) {
+        int32_t reg;
+        if ((st = hop__new_reg(cx, NULL, &reg)) != HOP_OK ||
+            (st = hop_lower_copy(cx, hop__pv_int(reg), *pred)) != HOP_OK)
+            return st;
+        *pred = hop__pv_int(reg);
+    }
+    if (pred->kind == HOP_PVAL_TENSOR) {
+        const hop__slot *s = &cx->slots[pred->id];
+        for (int d = 0; d < s->rank; d++)
+            if (!s->sizes[d]->is_const || s->sizes[d]->value != 1)
+                return hop_error(HOP_INVALID, "%s: pred must be a tensor of one element", who);
+    }
+    return HOP_OK;
+}
+
+/* IfNot pred, target: target -1 is patched later. */
+static int32_t
+emit_ifnot(hop_lower_ctx *cx, hop_pval pred, int32_t target)
+{
+    int32_t pc = hop__emit(cx, HOP__OP_IfNot, pred.id, target,
+                           pred.kind == HOP_PVAL_TENSOR ? 0 : 1, NULL, NULL);
+    if (pc >= 0 && pred.kind == HOP_PVAL_TENSOR && hop__access(cx, pred.id) != HOP_OK)
+        return -1;
+    return pc;
+}
+
 static hop_status
 push_ctl(hop_lower_ctx *cx, int kind, int32_t a, int32_t b)
 {
@@ -252,6 +304,7 @@ hop_lower_loop_end(hop_lower_ctx *cx)
         return HOP_NOMEM;
     r = hop__cur(cx);
     r->code[c.a].p2 = next + 1;
+    patch_exits(cx, next + 1);
     if (hop__grow((void **)&r->loops, &r->caploops, r->nloops + 1, sizeof *r->loops) != HOP_OK)
         return HOP_NOMEM;
     r->loops[r->nloops++] = (hop__loop){c.a, next, c.kind == 3};
@@ -261,31 +314,239 @@ hop_lower_loop_end(hop_lower_ctx *cx)
 hop_status
 hop_lower_if(hop_lower_ctx *cx, hop_pval pred)
 {
-    if (cx == NULL || pred.kind == HOP_PVAL_NONE)
-        return hop_error(HOP_MISUSE, "hop_lower_if: needs a pred");
-    hop_status st;
-    if (pred.kind == HOP_PVAL_CONST) {
-        int32_t reg;
-        if ((st = hop__new_reg(cx, NULL, &reg)) != HOP_OK ||
-            (st = hop_lower_copy(cx, hop__pv_int(reg), pred)) != HOP_OK)
-            return st;
-        pred = hop__pv_int(reg);
-    }
-    if (pred.kind == HOP_PVAL_TENSOR) {
-        const hop__slot *s = &cx->slots[pred.id];
-        int64_t v;
-        for (int d = 0; d < s->rank; d++)
-            if (!s->sizes[d]->is_const || (v = s->sizes[d]->value) != 1)
-                return hop_error(HOP_INVALID, "hop_lower_if: pred must be a tensor of one element");
-    }
+    if (cx == NULL)
+        return hop_error(HOP_MISUSE, "hop_lower_if: NULL context");
+    hop_status st = pred_operand(cx, &pred, "hop_lower_if");
+    if (st != HOP_OK)
+        return st;
     /* IfNot pred, else, kind (0 tensor, 1 int): patched by else/end_if. */
-    int32_t pc = hop__emit(cx, HOP__OP_IfNot, pred.id, -1, pred.kind == HOP_PVAL_TENSOR ? 0 : 1,
-                           NULL, NULL);
+    int32_t pc = emit_ifnot(cx, pred, -1);
     if (pc < 0)
         return HOP_NOMEM;
-    if (pred.kind == HOP_PVAL_TENSOR && (st = hop__access(cx, pred.id)) != HOP_OK)
-        return st;
     return push_ctl(cx, 0, pc, -1);
+}
+
+/* ---------------------------------------------------------- while loops */
+
+hop_status
+hop_lower_while_begin(hop_lower_ctx *cx)
+{
+    if (cx == NULL)
+        return hop_error(HOP_MISUSE, "hop_lower_while_begin: NULL context");
+    /* The loop's head: the condition's code starts here. */
+    return push_ctl(cx, 4, hop__pos(cx), 0);
+}
+
+hop_status
+hop_lower_while_test(hop_lower_ctx *cx, hop_pval pred)
+{
+    if (cx == NULL || cx->nctl == 0 || cx->ctl[cx->nctl - 1].kind != 4 ||
+        cx->ctl[cx->nctl - 1].b != 0)
+        return hop_error(HOP_MISUSE, "hop_lower_while_test: no while loop waits for its test");
+    hop_status st = pred_operand(cx, &pred, "hop_lower_while_test");
+    if (st != HOP_OK)
+        return st;
+    int32_t pc = emit_ifnot(cx, pred, -1);
+    if (pc < 0)
+        return HOP_NOMEM;
+    cx->ctl[cx->nctl - 1].b = 1;
+    return add_exit(cx, cx->nctl - 1, pc);
+}
+
+hop_status
+hop_lower_while_end(hop_lower_ctx *cx)
+{
+    if (cx == NULL || cx->nctl == 0 || cx->ctl[cx->nctl - 1].kind != 4 ||
+        cx->ctl[cx->nctl - 1].b == 0)
+        return hop_error(HOP_MISUSE, "hop_lower_while_end: no tested while loop is open");
+    hop__ctl c = cx->ctl[--cx->nctl];
+    int32_t back = hop__emit(cx, HOP__OP_Goto, 0, c.a, 0, NULL, "while");
+    if (back < 0)
+        return HOP_NOMEM;
+    patch_exits(cx, back + 1);
+    hop__rcode *r = hop__cur(cx);
+    if (hop__grow((void **)&r->loops, &r->caploops, r->nloops + 1, sizeof *r->loops) != HOP_OK)
+        return HOP_NOMEM;
+    r->loops[r->nloops++] = (hop__loop){c.a, back, false};
+    return HOP_OK;
+}
+
+hop_status
+hop_lower_break_if(hop_lower_ctx *cx, hop_pval pred)
+{
+    if (cx == NULL)
+        return hop_error(HOP_MISUSE, "hop_lower_break_if: NULL context");
+    int depth = cx->nctl - 1;
+    while (depth >= 0 && cx->ctl[depth].kind < 2)
+        depth--;
+    if (depth < 0 || cx->ctl[depth].kind == 3)
+        return hop_error(HOP_MISUSE, "hop_lower_break_if: %s",
+                         depth < 0 ? "no loop is open"
+                                   : "the iterations of a parallel loop cannot stop it");
+    hop_status st = pred_operand(cx, &pred, "hop_lower_break_if");
+    if (st != HOP_OK)
+        return st;
+    /* IfNot pred, past the Goto; Goto the loop's end (patched). */
+    int32_t skip = emit_ifnot(cx, pred, -1);
+    int32_t jump = skip < 0 ? -1 : hop__emit(cx, HOP__OP_Goto, 0, -1, 0, NULL, "break");
+    if (jump < 0)
+        return HOP_NOMEM;
+    hop__cur(cx)->code[skip].p2 = jump + 1;
+    return add_exit(cx, depth, jump);
+}
+
+/* -------------------------------------------------------------- carries */
+
+hop_status
+hop_lower_swap(hop_lower_ctx *cx, hop_pval a, hop_pval b)
+{
+    if (cx == NULL || a.kind != b.kind || (a.kind != HOP_PVAL_TENSOR && a.kind != HOP_PVAL_INT))
+        return hop_error(HOP_MISUSE, "hop_lower_swap: needs two tensors or two int registers");
+    if (a.id == b.id)
+        return HOP_OK;
+    if (a.kind == HOP_PVAL_INT) {
+        int32_t t;
+        hop_status st = hop__new_reg(cx, NULL, &t);
+        if (st != HOP_OK || hop__emit(cx, HOP__OP_MoveInt, t, a.id, 0, NULL, NULL) < 0 ||
+            hop__emit(cx, HOP__OP_MoveInt, a.id, b.id, 0, NULL, NULL) < 0 ||
+            hop__emit(cx, HOP__OP_MoveInt, b.id, t, 0, NULL, NULL) < 0)
+            return st != HOP_OK ? st : HOP_NOMEM;
+        return HOP_OK;
+    }
+    if (hop__emit(cx, HOP__OP_Swap, a.id, b.id, 0, NULL, NULL) < 0)
+        return HOP_NOMEM;
+    hop_status st = hop__access(cx, a.id);
+    return st == HOP_OK ? hop__access(cx, b.id) : st;
+}
+
+hop_status
+hop_lower_carry_begin(hop_lower_ctx *cx, const hop_value_info *meta, const hop_pval *init,
+                      size_t n, hop_loop_carry *lc)
+{
+    if (cx == NULL || lc == NULL || (n && (meta == NULL || init == NULL)))
+        return hop_error(HOP_MISUSE, "hop_lower_carry_begin: NULL argument");
+    lc->n = n;
+    lc->cur = hop_lower_pvals(cx, n);
+    lc->next = hop_lower_pvals(cx, n);
+    lc->got = hop_lower_pvals(cx, n);
+    lc->out = hop_lower_pvals(cx, n);
+    if (lc->cur == NULL || lc->next == NULL || lc->got == NULL || lc->out == NULL)
+        return hop_error_code();
+    hop_status st = HOP_OK;
+    for (size_t i = 0; i < n && st == HOP_OK; i++) {
+        bool tensor = meta[i].kind == HOP_VALUE_TENSOR;
+        int32_t a, b;
+        if (tensor) {
+            if ((st = hop_lower_tensor(cx, &meta[i], true, &lc->cur[i])) == HOP_OK &&
+                (st = hop_lower_tensor(cx, &meta[i], true, &lc->next[i])) == HOP_OK)
+                st = hop_lower_copy(cx, lc->cur[i], init[i]);
+            continue;
+        }
+        if ((st = hop__new_reg(cx, NULL, &a)) != HOP_OK || (st = hop__new_reg(cx, NULL, &b)) != HOP_OK)
+            break;
+        lc->cur[i] = hop__pv_int(a);
+        lc->next[i] = (hop_pval){HOP_PVAL_NONE, -1, 0}; /* an int result needs no buffer */
+        st = hop_lower_copy(cx, lc->cur[i], init[i]);
+        (void)b;
+    }
+    return st;
+}
+
+hop_status
+hop_lower_carry_next(hop_lower_ctx *cx, hop_loop_carry *lc)
+{
+    if (cx == NULL || lc == NULL)
+        return hop_error(HOP_MISUSE, "hop_lower_carry_next: NULL argument");
+    hop_status st = HOP_OK;
+    for (size_t i = 0; i < lc->n && st == HOP_OK; i++) {
+        if (lc->cur[i].kind == HOP_PVAL_INT) {
+            st = hop_lower_copy(cx, lc->cur[i], lc->got[i]);
+            continue;
+        }
+        /* The body wrote into next (its destination) unless it returned
+         * another value (an input unchanged): then it is copied there. */
+        if (lc->got[i].kind != HOP_PVAL_TENSOR || lc->got[i].id != lc->next[i].id)
+            st = hop_lower_copy(cx, lc->next[i], lc->got[i]);
+        if (st == HOP_OK)
+            st = hop_lower_swap(cx, lc->cur[i], lc->next[i]);
+    }
+    return st;
+}
+
+hop_status
+hop_lower_carry_end(hop_lower_ctx *cx, hop_loop_carry *lc)
+{
+    if (cx == NULL || lc == NULL || cx->call == NULL)
+        return hop_error(HOP_MISUSE, "hop_lower_carry_end: no call is being lowered");
+    hop_status st = HOP_OK;
+    for (size_t i = 0; i < lc->n && st == HOP_OK; i++) {
+        if (lc->cur[i].kind == HOP_PVAL_INT) {
+            lc->out[i] = lc->cur[i];
+            continue;
+        }
+        /* After the swaps the value is in cur, whichever buffer that is:
+         * one copy into the caller's destination (both buffers stay alive
+         * up to here). */
+        if ((st = hop_lower_dest(cx, i, &lc->out[i])) == HOP_OK && lc->out[i].kind == HOP_PVAL_NONE)
+            st = hop_lower_tensor(cx, &cx->call->outs[i], true, &lc->out[i]);
+        if (st == HOP_OK)
+            st = hop_lower_copy(cx, lc->out[i], lc->cur[i]);
+        if (st == HOP_OK)
+            st = hop__access(cx, lc->next[i].id);
+    }
+    return st;
+}
+
+hop_status
+hop_lower_int(hop_lower_ctx *cx, hop_int_op op, hop_pval a, hop_pval b, hop_pval *out)
+{
+    static const uint8_t xop[] = {
+        [HOP_INT_ADD] = HOP__X_ADD, [HOP_INT_SUB] = HOP__X_SUB, [HOP_INT_MUL] = HOP__X_MUL,
+        [HOP_INT_FLOORDIV] = HOP__X_FLOORDIV, [HOP_INT_MOD] = HOP__X_MOD, [HOP_INT_LT] = HOP__X_LT,
+        [HOP_INT_LE] = HOP__X_LE, [HOP_INT_EQ] = HOP__X_EQ, [HOP_INT_MAX] = HOP__X_MAX,
+        [HOP_INT_MIN] = HOP__X_MIN,
+    };
+    static const char *const sym[] = {"+", "-", "*", "//", "%", "<", "<=", "==", "max", "min"};
+    if (cx == NULL || out == NULL || (unsigned)op > HOP_INT_MIN ||
+        (a.kind != HOP_PVAL_INT && a.kind != HOP_PVAL_CONST) ||
+        (b.kind != HOP_PVAL_INT && b.kind != HOP_PVAL_CONST))
+        return hop_error(HOP_MISUSE, "hop_lower_int: needs an op and two ints");
+    hop__arena *ar = &cx->plan->arena;
+    hop__xprog *x = hop__arena_zalloc(ar, sizeof *x);
+    hop__xi *code = hop__arena_zalloc(ar, 3 * sizeof *code);
+    int32_t *regs = hop__arena_zalloc(ar, 2 * sizeof *regs);
+    const char **names = hop__arena_zalloc(ar, 2 * sizeof *names);
+    if (x == NULL || code == NULL || regs == NULL || names == NULL)
+        return HOP_NOMEM;
+    hop_pval v[2] = {a, b};
+    char text[2][32];
+    for (int k = 0; k < 2; k++) {
+        if (v[k].kind == HOP_PVAL_CONST) {
+            code[k] = (hop__xi){.op = HOP__X_CONST, .v = v[k].value};
+            snprintf(text[k], sizeof text[k], "%" PRId64, v[k].value);
+        } else {
+            code[k] = (hop__xi){.op = HOP__X_REG, .reg = v[k].id};
+            regs[x->nsyms] = v[k].id;
+            names[x->nsyms++] = cx->regnames[v[k].id] ? cx->regnames[v[k].id] : "r";
+            snprintf(text[k], sizeof text[k], "%s", cx->regnames[v[k].id] ? cx->regnames[v[k].id] : "r");
+        }
+    }
+    code[2] = (hop__xi){.op = xop[op], .n = 2};
+    x->code = code;
+    x->len = 3;
+    x->regs = regs;
+    x->names = names;
+    x->is_bool = op == HOP_INT_LT || op == HOP_INT_LE || op == HOP_INT_EQ;
+    x->text = op >= HOP_INT_MAX ? hop__arena_printf(ar, "%s(%s, %s)", sym[op], text[0], text[1])
+                                : hop__arena_printf(ar, "%s %s %s", text[0], sym[op], text[1]);
+    int32_t reg;
+    hop_status st = x->text ? hop__new_reg(cx, NULL, &reg) : HOP_NOMEM;
+    if (st != HOP_OK)
+        return st;
+    if (hop__emit(cx, HOP__OP_Eval, reg, 0, 0, x, x->text) < 0)
+        return HOP_NOMEM;
+    *out = hop__pv_int(reg);
+    return HOP_OK;
 }
 
 hop_status
@@ -306,7 +567,8 @@ hop_lower_else(hop_lower_ctx *cx)
 hop_status
 hop_lower_end_if(hop_lower_ctx *cx)
 {
-    if (cx == NULL || cx->nctl == 0 || cx->ctl[cx->nctl - 1].kind > 1)
+    if (cx == NULL || cx->nctl == 0 || cx->ctl[cx->nctl - 1].kind > 1 ||
+        cx->ctl[cx->nctl - 1].kind < 0)
         return hop_error(HOP_MISUSE, "hop_lower_end_if: no if is open");
     hop__ctl c = cx->ctl[--cx->nctl];
     int32_t here = hop__pos(cx);

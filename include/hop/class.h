@@ -149,6 +149,11 @@ struct hop_class {
     hop_status (*lookup)(hop_call *c);
     hop_status (*installed)(hop_call *c);
 
+    /* ---- verifying.  How many values body b (0-based, in signature order)
+     * of a call node returns, which the verifier checks.  PrimHOP: as many
+     * as the call has outputs.  (A loop's condition returns one.) */
+    size_t (*body_nouts)(const hop_node *call, size_t body);
+
     /* ---- printing.  Writes the right-hand side of the call's line
      * (`repeat(3, repeat_body_0, (x, w))`) into buf, snprintf-style: returns
      * the length it needs.  PrimHOP: the generic `name(args...)`. */

@@ -73,6 +73,16 @@ hop_status hop_eval_results(hop_eval_ctx *ex, hop_rt_values *results);
 size_t hop_eval_describe(const hop_rt_value *v, char *buf, size_t cap);
 bool hop_eval_same_kind(const hop_rt_value *a, const hop_rt_value *b);
 
+/*
+ * The carry helpers of hop/prim_hop.h on concrete values, with the same
+ * messages: hop_eval_pred reads a body's one bool scalar result into *out;
+ * hop_eval_check_carries checks a body's first ncarry results against the
+ * carries they replace (same kind, dtype and shape).
+ */
+hop_status hop_eval_pred(hop_eval_ctx *ex, const hop_rt_values *r, const char *fn, bool *out);
+hop_status hop_eval_check_carries(hop_eval_ctx *ex, const hop_rt_values *r,
+                                  const hop_rt_value *carry, size_t ncarry, const char *fn);
+
 /* The PrimHOP base's eval: its one body run on every passed value, its
  * results the call's. */
 hop_status hop_eval_default(hop_eval_ctx *ex);

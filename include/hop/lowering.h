@@ -277,6 +277,74 @@ hop_pval *hop_lower_outputs(hop_lower_ctx *cx, bool storage);
 hop_status hop_lower_default(hop_lower_ctx *cx, const hop_node *call);
 bool hop_lower_symbol_known(hop_lower_ctx *cx, const hop_expr *sym);
 
+/*
+ * Loops whose condition the plan evaluates, and leaving loops early.
+ *
+ * hop_lower_while_begin  opens a while loop; the code that computes its
+ *                        condition follows.
+ * hop_lower_while_test   leaves the loop when pred (a bool scalar tensor or
+ *                        an int) is false; the code after it is the body.
+ * hop_lower_while_end    jumps back to the condition.
+ * hop_lower_break_if     leaves the innermost while or (sequential) counted
+ *                        loop when pred is true; HOP_MISUSE in a parallel
+ *                        loop, whose iterations cannot stop it.
+ *
+ * The plan checks for interrupts as it runs instructions, so a loop that
+ * never ends can still be stopped (hop_plan_interrupt, Ctrl-C).
+ */
+hop_status hop_lower_while_begin(hop_lower_ctx *cx);
+hop_status hop_lower_while_test(hop_lower_ctx *cx, hop_pval pred);
+hop_status hop_lower_while_end(hop_lower_ctx *cx);
+hop_status hop_lower_break_if(hop_lower_ctx *cx, hop_pval pred);
+
+/*
+ * Loop-carried values, double-buffered: no copy and no allocation per
+ * iteration.  A tensor carry lives in two buffers of the memory plan; each
+ * iteration reads `cur` and writes the next value into `next`, then the two
+ * swap (hop_lower_swap: the slots exchange their buffers, O(1)).  A SymInt
+ * carry is an int register.
+ *
+ * hop_lower_carry_begin  (before the loop) n carries of metadata meta,
+ *                        copied from init: fills lc.
+ * hop_lower_carry_next   (at the end of each iteration) takes the body's
+ *                        results from lc->got (written into lc->next when
+ *                        the body was inlined with lc->next as its dests;
+ *                        else copied) and swaps.
+ * hop_lower_carry_end    (after the loop) the carries are the call's first
+ *                        n outputs: lc->out gets the call's destinations (or
+ *                        new tensors), with one copy of the final values.
+ */
+typedef struct hop_loop_carry {
+    size_t n;
+    hop_pval *cur;  /* the current values: the body's inputs */
+    hop_pval *next; /* where the body writes the next values: its dests */
+    hop_pval *got;  /* what the body gave: its outputs */
+    hop_pval *out;  /* after hop_lower_carry_end: the call's results */
+} hop_loop_carry;
+
+hop_status hop_lower_carry_begin(hop_lower_ctx *cx, const hop_value_info *meta,
+                                 const hop_pval *init, size_t n, hop_loop_carry *lc);
+hop_status hop_lower_carry_next(hop_lower_ctx *cx, hop_loop_carry *lc);
+hop_status hop_lower_carry_end(hop_lower_ctx *cx, hop_loop_carry *lc);
+hop_status hop_lower_swap(hop_lower_ctx *cx, hop_pval a, hop_pval b);
+
+/* Int arithmetic on plan values (registers and constants): *out is a new
+ * register with `a op b` (comparisons give 0 or 1). */
+typedef enum hop_int_op {
+    HOP_INT_ADD,
+    HOP_INT_SUB,
+    HOP_INT_MUL,
+    HOP_INT_FLOORDIV,
+    HOP_INT_MOD,
+    HOP_INT_LT,
+    HOP_INT_LE,
+    HOP_INT_EQ,
+    HOP_INT_MAX,
+    HOP_INT_MIN,
+} hop_int_op;
+hop_status hop_lower_int(hop_lower_ctx *cx, hop_int_op op, hop_pval a, hop_pval b,
+                         hop_pval *out);
+
 #ifdef __cplusplus
 }
 #endif

@@ -219,11 +219,37 @@ hop_status hop_load_library(const char *path, const char **names, size_t cap, si
 hop_status hop_apply(hop_output_graph *og, const hop_class *cls, const hop_arg *args, size_t nargs,
                      const hop_body *bodies, size_t nbodies, hop_values *outputs);
 
+/*
+ * Helpers for HOPs that carry values through iterations (loops).  Each
+ * returns HOP_OK or an error naming the HOP (c->cls->name), the function
+ * (fn: "body_fn") and the carry, leaving the state to the protocol's undo.
+ *
+ * hop_call_check_pred     body's results are one bool scalar (a bool tensor
+ *                         of one element, or a SymBool).
+ * hop_call_check_carries  body's first ncarry results come back as the
+ *                         explicit inputs from c->input_meta[first] went in:
+ *                         kind, dtype, rank and sizes decided equal
+ *                         (`while_loop: carry 1 enters as f32[s0, 4] but
+ *                         body_fn returns f32[s0, 5]`); more results are
+ *                         allowed (a scan's ys).
+ * hop_call_carry_outputs  c->outs: the carries as they entered, a SymInt's
+ *                         value a fresh unbacked symbol, with room for extra
+ *                         more outputs the caller fills (c->nouts = ncarry).
+ * hop_call_bind_outputs   an installed slot: binds, in the caller, the
+ *                         unbacked symbols of SymInt outputs.
+ */
+hop_status hop_call_check_pred(hop_call *c, size_t body, const char *fn);
+hop_status hop_call_check_carries(hop_call *c, size_t body, size_t first, size_t ncarry,
+                                  const char *fn);
+hop_status hop_call_carry_outputs(hop_call *c, size_t first, size_t ncarry, size_t extra);
+hop_status hop_call_bind_outputs(hop_call *c);
+
 /* The built-in classes. */
 extern const hop_class hop_wrap_class;
 extern const hop_class hop_cond_class;
 extern const hop_class hop_map_class;
 extern const hop_class hop_invoke_subgraph_class;
+extern const hop_class hop_while_loop_class;
 
 /* wrap(body, *args): body(*args) with args lifted on first use. */
 hop_status hop_wrap(hop_output_graph *og, hop_body body, const hop_arg *args, size_t nargs,

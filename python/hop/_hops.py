@@ -29,7 +29,8 @@ try:
 except ImportError:  # NumPy is optional at run time
     _np = None
 
-__all__ = ["cond", "map", "wrap", "invoke_subgraph", "nested_compile_region", "load_library"]
+__all__ = ["cond", "map", "wrap", "invoke_subgraph", "nested_compile_region", "load_library",
+           "while_loop"]
 
 
 def _is_traced(x):
@@ -105,15 +106,29 @@ def _same_structure(hop, first, result, ncall):
 
 class _Body:
     """A body of one call: the user's function, how the messages name it
-    ("true branch"), and how it is called with its groups' values (one
-    object per group, rebuilt from the group's pytree)."""
+    ("true branch"), how it is called with its groups' values (one object
+    per group, rebuilt from the group's pytree), and the structure it must
+    return when the HOP says so (expect, a _Result: a loop body returns its
+    carry; None: whatever the call's other bodies return)."""
 
-    __slots__ = ("fn", "which", "call")
+    __slots__ = ("fn", "which", "call", "expect")
 
-    def __init__(self, fn, which, call=None):
+    def __init__(self, fn, which, call=None, expect=None):
         self.fn = fn
         self.which = which
         self.call = call
+        self.expect = expect
+
+
+def _check_expected(hop, which, result, expect):
+    if expect is _PRED and (result.spec != expect.spec or result.template != expect.template):
+        got = result.describe() if result.template == [_HOLE] or len(result.template) != 1 \
+            else f"the constant {result.template[0]!r}"
+        raise _C.TraceError(f"hop.{hop}: {which} must return a bool scalar tensor, got {got}")
+    if result.spec != expect.spec or result.template != expect.template:
+        raise _C.TraceError(
+            f"hop.{hop}: {which} returns {result.describe()} {_constants(result)}but the "
+            f"{expect.which} is {expect.describe()} {_constants(expect)}".rstrip())
 
 
 def _default_call(kinds):
@@ -131,7 +146,8 @@ def _default_call(kinds):
 
 
 def _apply(name, leads, groups, bodies, *, hop=None, keys=None, constants=True,
-           same_structure=_same_structure, record=None, cached=None, empty=None, made=0):
+           same_structure=_same_structure, record=None, cached=None, empty=None, made=0,
+           result=None):
     """Calls HOP `name` with its leads (Python values), groups (pytrees) and
     bodies (_Body).  Returns the HOP's result in the structure its bodies
     return.  constants: whether a body may return plain Python values (they
@@ -141,7 +157,8 @@ def _apply(name, leads, groups, bodies, *, hop=None, keys=None, constants=True,
     body ran (invoke_subgraph's cache hit); empty(outs): the result when no
     body ran otherwise (a loop that ran zero times); made: how many leading
     inputs the HOP makes itself (a loop's index), given to each body's call
-    as the first positional arguments."""
+    as the first positional arguments; result: the structure of the HOP's
+    outputs when it is not its bodies' (a loop's carry), a _Result."""
     hop = hop or name
     flat = [flatten(g) for g in groups]
     tr = _tracing(hop, [x for leaves, _ in flat for x in leaves] + list(leads))
@@ -150,7 +167,7 @@ def _apply(name, leads, groups, bodies, *, hop=None, keys=None, constants=True,
     ncall = [0]
 
     def make(b):
-        fn, which, call = b.fn, b.which, b.call
+        fn, which, call, expect = b.fn, b.which, b.call, b.expect
 
         def body(*ins):
             if tr is not None:
@@ -173,6 +190,9 @@ def _apply(name, leads, groups, bodies, *, hop=None, keys=None, constants=True,
             result = _Result(spec, template, which)
             if constants is not True and builtins.any(t is not _HOLE for t in template):
                 raise _C.TraceError(f"hop.{hop}: the {which} must return tensors ({constants})")
+            if expect is not None:
+                _check_expected(hop, which, result, expect)
+                return traced
             ncall[0] += 1
             if results:
                 same_structure(hop, results[0], result, ncall[0] - 1)
@@ -185,7 +205,7 @@ def _apply(name, leads, groups, bodies, *, hop=None, keys=None, constants=True,
                        tuple(make(b) for b in bodies), keys)
     if record is not None and results:
         record.append(results[0])
-    r = results[0] if results else cached
+    r = result or (results[0] if results else cached)
     if r is None:
         return empty(outs) if empty is not None else (outs[0] if len(outs) == 1 else tuple(outs))
     return _fill(outs, r.template, r.spec)
@@ -477,6 +497,61 @@ def nested_compile_region(fn):
         return invoke_subgraph(fn, *args, **kwargs)
 
     return region
+
+
+# ------------------------------------------------------------------ loops
+
+def _carry(hop, carry):
+    """A loop's carry as values: Python numbers in it become 0-d tensors
+    (int64, float64, bool: NumPy's defaults), in every mode, so a counter can
+    be carried; everything else that is not a tensor is a constant the body
+    must return unchanged."""
+    leaves, spec = flatten(carry)
+    out = []
+    for x in leaves:
+        # full() is a node while tracing: the carry starts from a constant of
+        # the graph, not from a captured tensor.
+        if isinstance(x, (bool, _np.bool_) if _np is not None else bool):
+            x = _C.full((), bool(x), dtype=_C.bool)
+        elif isinstance(x, numbers.Integral):
+            x = _C.full((), int(x), dtype=_C.int64)
+        elif isinstance(x, numbers.Real):
+            x = _C.full((), float(x), dtype=_C.float64)
+        out.append(x)
+    return unflatten(out, spec)
+
+
+def _as_result(value, which):
+    leaves, spec = flatten(value)
+    return _Result(spec, _holes(leaves)[1], which)
+
+
+# What a loop's condition returns: one value (a bool scalar tensor; the class
+# checks its dtype and shape).
+_PRED = _Result(flatten(object())[1], [_HOLE], "condition")
+
+
+def while_loop(cond_fn, body_fn, carried_inputs):
+    """Runs body_fn while cond_fn is true and returns the final carry.
+
+    carried_inputs is a tuple (or a pytree) of tensors; cond_fn(*carry)
+    returns a bool scalar tensor and body_fn(*carry) returns the next carry,
+    with the same structure, dtypes and shapes (checked in every mode, with
+    an error naming the carry).  A Python number in the carry is carried as
+    a 0-d tensor.  Traced, the loop runs in the plan: its condition is
+    computed there and the carries are double-buffered.
+
+        i, x = hop.while_loop(lambda i, x: i < 10, lambda i, x: (i + 1, x * 2), (0, x))
+    """
+    _check_callable("while_loop", "cond_fn", cond_fn)
+    _check_callable("while_loop", "body_fn", body_fn)
+    carry = _carry("while_loop", carried_inputs)
+    splat = isinstance(carry, (tuple, list))
+    call = (lambda s: (tuple(s[0]), {})) if splat else (lambda s: ((s[0],), {}))
+    shape = _as_result(carry, "carry")
+    return _apply("while_loop", [], [carry],
+                  [_Body(cond_fn, "cond_fn", call, _PRED), _Body(body_fn, "body_fn", call, shape)],
+                  result=shape)
 
 
 # ------------------------------------------------ any registered HOP: hop.ops

@@ -1,0 +1,132 @@
+/*
+ * hop/carry.c - helpers for HOPs that carry values through iterations
+ * (while_loop, fori_loop, scan, and any loop a user defines): the checks that
+ * a carry comes back as it went in and that a condition is a bool scalar,
+ * on metadata while tracing (hop/prim_hop.h) and on concrete values in eval
+ * (hop/eval.h), with one message in both; the outputs of a loop; the
+ * binding of their unbacked symbols.
+ */
+#include "hop/eval.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* ---------------------------------------------------------------- tracing */
+
+hop_status
+hop_call_check_pred(hop_call *c, size_t body, const char *fn)
+{
+    const hop_values *r = &c->results[body];
+    char got[128] = "nothing";
+    if (r->n != 1)
+        return hop_error(HOP_TRACE, "%s: %s must return one bool scalar, got %zu values",
+                         c->cls->name, fn, r->n);
+    const hop_value_info *v = r->items[0]->meta;
+    bool ok = v->kind == HOP_VALUE_SYM ? hop_expr_is_bool(v->sym)
+                                       : v->kind == HOP_VALUE_TENSOR && v->meta.dtype == HOP_BOOL;
+    int64_t numel = 1, k;
+    for (int d = 0; ok && v->kind == HOP_VALUE_TENSOR && d < v->meta.rank; d++)
+        ok = hop_expr_const_value(v->meta.sizes[d], &k) && (numel *= k) == 1;
+    if (ok)
+        return HOP_OK;
+    hop_value_info_print(v, got, sizeof got);
+    return hop_error(HOP_TRACE, "%s: %s must return a bool scalar, got %s", c->cls->name, fn, got);
+}
+
+hop_status
+hop_call_check_carries(hop_call *c, size_t body, size_t first, size_t ncarry, const char *fn)
+{
+    const hop_values *r = &c->results[body];
+    if (r->n < ncarry)
+        return hop_error(HOP_TRACE, "%s: %s returns %zu value%s for %zu carr%s", c->cls->name, fn,
+                         r->n, r->n == 1 ? "" : "s", ncarry, ncarry == 1 ? "y" : "ies");
+    hop_shape_env *env = hop_output_graph_env(c->og);
+    for (size_t i = 0; i < ncarry; i++) {
+        const hop_value_info *in = &c->input_meta[first + i], *out = r->items[i]->meta;
+        bool same;
+        hop_status st = hop_value_info_decide_same(env, in, out, c->cls->name, &same);
+        if (st != HOP_OK)
+            return st;
+        if (!same) {
+            char a[128], b[128];
+            hop_value_info_print(in, a, sizeof a);
+            hop_value_info_print(out, b, sizeof b);
+            return hop_error(HOP_TRACE, "%s: carry %zu enters as %s but %s returns %s",
+                             c->cls->name, i, a, fn, b);
+        }
+    }
+    return HOP_OK;
+}
+
+hop_status
+hop_call_carry_outputs(hop_call *c, size_t first, size_t ncarry, size_t extra)
+{
+    c->outs = hop_calloc(ncarry + extra + 1, sizeof *c->outs);
+    if (c->outs == NULL)
+        return hop_error_code();
+    hop_shape_env *env = hop_output_graph_env(c->og);
+    for (size_t i = 0; i < ncarry; i++) {
+        c->outs[i] = c->input_meta[first + i];
+        if (c->outs[i].kind == HOP_VALUE_SYM &&
+            (c->outs[i].sym = hop_shape_env_unbacked(env, INT64_MIN, INT64_MAX)) == NULL)
+            return hop_error_code();
+    }
+    c->nouts = ncarry;
+    return HOP_OK;
+}
+
+hop_status
+hop_call_bind_outputs(hop_call *c)
+{
+    for (size_t i = 0; i < c->nouts; i++) {
+        hop_node *item = c->outputs->items[c->outputs->n - c->nouts + i];
+        if (c->outs[i].kind == HOP_VALUE_SYM && hop_expr_kind_of(c->outs[i].sym) == HOP_EXPR_SYMBOL &&
+            hop_symbol_is_unbacked(c->outs[i].sym) &&
+            hop_tracer_bound_symbol(c->parent, c->outs[i].sym) == NULL &&
+            hop_tracer_bind_value(c->parent, c->outs[i].sym, item) != HOP_OK)
+            return hop_error_code();
+    }
+    return HOP_OK;
+}
+
+/* ------------------------------------------------------------------- eval */
+
+hop_status
+hop_eval_pred(hop_eval_ctx *ex, const hop_rt_values *r, const char *fn, bool *out)
+{
+    const char *hop = hop_eval_class(ex)->name;
+    if (r->n != 1)
+        return hop_error(HOP_TRACE, "%s: %s must return one bool scalar, got %zu values", hop, fn,
+                         r->n);
+    const hop_rt_value *v = &r->items[0];
+    if (v->kind == HOP_VALUE_TENSOR && v->tensor->dtype == HOP_BOOL &&
+        hop_tensor_numel(v->tensor) == 1) {
+        int64_t b;
+        hop_status st = hop_tensor_item_int(v->tensor, &b);
+        *out = b != 0;
+        return st;
+    }
+    char got[96];
+    hop_eval_describe(v, got, sizeof got);
+    return hop_error(HOP_TRACE, "%s: %s must return a bool scalar, got %s", hop, fn, got);
+}
+
+hop_status
+hop_eval_check_carries(hop_eval_ctx *ex, const hop_rt_values *r, const hop_rt_value *carry,
+                       size_t ncarry, const char *fn)
+{
+    const char *hop = hop_eval_class(ex)->name;
+    if (r->n < ncarry)
+        return hop_error(HOP_TRACE, "%s: %s returns %zu value%s for %zu carr%s", hop, fn, r->n,
+                         r->n == 1 ? "" : "s", ncarry, ncarry == 1 ? "y" : "ies");
+    for (size_t i = 0; i < ncarry; i++) {
+        if (hop_eval_same_kind(&carry[i], &r->items[i]))
+            continue;
+        char a[96], b[96];
+        hop_eval_describe(&carry[i], a, sizeof a);
+        hop_eval_describe(&r->items[i], b, sizeof b);
+        return hop_error(HOP_TRACE, "%s: carry %zu enters as %s but %s returns %s", hop, i, a, fn,
+                         b);
+    }
+    return HOP_OK;
+}
