@@ -31,6 +31,9 @@ cond_check_operands(hop_call *c)
     case HOP_ARG_BOOL:
         c->inline_body = pred->u.b ? 0 : 1;
         break;
+    case HOP_ARG_INT: /* Python's truth of an int */
+        c->inline_body = pred->u.i ? 0 : 1;
+        break;
     case HOP_ARG_SYM:
         if (!hop_expr_is_bool(pred->u.sym)) {
             hop_expr_print(pred->u.sym, what, sizeof what);

@@ -382,7 +382,7 @@ static const char *const param_kind_text[] = {
     [HOP_PARAM_FLOAT] = "a float",
     [HOP_PARAM_BOOL] = "a bool",
     [HOP_PARAM_DTYPE] = "a dtype",
-    [HOP_PARAM_VALUE] = "a traced value, a SymInt/SymBool or a bool",
+    [HOP_PARAM_VALUE] = "a traced value, a SymInt/SymBool, a bool or an int",
     [HOP_PARAM_BODY] = "a body",
     [HOP_PARAM_VALUES] = "a list of traced values",
     [HOP_PARAM_CARRY] = "a list of traced values",
@@ -403,7 +403,7 @@ lead_fits(hop_param_kind k, const hop_arg *a)
         return a->kind == HOP_ARG_DTYPE;
     case HOP_PARAM_VALUE:
         return (a->kind == HOP_ARG_NODE && a->u.node) || (a->kind == HOP_ARG_SYM && a->u.sym) ||
-               a->kind == HOP_ARG_BOOL;
+               a->kind == HOP_ARG_BOOL || a->kind == HOP_ARG_INT;
     default:
         return false;
     }

@@ -136,7 +136,11 @@ comment_text(const hop_plan *p, int32_t pc, hop__buf *b)
         hop__buf_printf(b, "t%d <-> t%d", in->p1, in->p2);
         break;
     case HOP__OP_Select:
-        hop__buf_printf(b, "t%d = t%d[r%d]", in->p1, in->p2, in->p3);
+        if (in->i64)
+            hop__buf_printf(b, "t%d = t%d[r%d along dim %" PRId64 "]", in->p1, in->p2, in->p3,
+                            in->i64);
+        else
+            hop__buf_printf(b, "t%d = t%d[r%d]", in->p1, in->p2, in->p3);
         break;
     case HOP__OP_Item:
         hop__buf_printf(b, "r%d = item(t%d)", in->p1, in->p2);

@@ -788,26 +788,30 @@ hop__exec_at(hop__frame *f, int32_t pc)
             slots[in->p1] = slots[in->p2];
             f->owner[in->p1] = f->owner[in->p2];
             break;
-        /* Select P1 P2 P3: slot P1 = row r[P3] of slot P2 (a view). */
+        /* Select P1 P2 P3, dim in the instruction's int: slot P1 = index
+         * r[P3] of slot P2 along that dim (a view; dim 0: a row). */
         case HOP__OP_Select: {
             const hop_tensor *x = &slots[in->p2];
             int64_t i = regs[in->p3];
-            if (i < 0 || i >= x->sizes[0]) {
+            int dim = (int)in->i64;
+            if (i < 0 || i >= x->sizes[dim]) {
                 hop__ttext t;
-                st = hop_error(HOP_RUNTIME, "row %" PRId64 " is out of range for %s", i,
-                               hop__tensor_text(&t, x));
+                st = hop_error(HOP_RUNTIME, "%s %" PRId64 " is out of range for %s",
+                               dim ? "index" : "row", i, hop__tensor_text(&t, x));
                 goto fail;
             }
             hop_tensor *y = &slots[in->p1];
             drop(f, in->p1);
             y->dtype = x->dtype;
             y->rank = x->rank - 1;
-            for (int d = 1; d < x->rank; d++) {
-                y->sizes[d - 1] = x->sizes[d];
-                y->strides[d - 1] = x->strides[d];
+            for (int d = 0, k = 0; d < x->rank; d++) {
+                if (d == dim)
+                    continue;
+                y->sizes[k] = x->sizes[d];
+                y->strides[k++] = x->strides[d];
             }
-            y->offset = x->offset + i * x->strides[0];
-            y->data = (char *)x->data + i * x->strides[0] * (int64_t)hop_dtype_size(x->dtype);
+            y->offset = x->offset + i * x->strides[dim];
+            y->data = (char *)x->data + i * x->strides[dim] * (int64_t)hop_dtype_size(x->dtype);
             y->storage = x->storage;
             f->owner[in->p1] = f->owner[in->p2];
             break;

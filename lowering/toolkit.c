@@ -159,14 +159,14 @@ hop_lower_move(hop_lower_ctx *cx, hop_pval dst, hop_pval src)
 }
 
 hop_status
-hop_lower_select(hop_lower_ctx *cx, hop_pval base, hop_pval index, hop_pval *out)
+hop_lower_select_dim(hop_lower_ctx *cx, hop_pval base, int dim, hop_pval index, hop_pval *out)
 {
     if (cx == NULL || out == NULL || base.kind != HOP_PVAL_TENSOR ||
         (index.kind != HOP_PVAL_INT && index.kind != HOP_PVAL_CONST))
         return hop_error(HOP_MISUSE, "hop_lower_select: needs a tensor and an int");
     const hop__slot *b = &cx->slots[base.id];
-    if (b->rank < 1)
-        return hop_error(HOP_INVALID, "hop_lower_select: cannot select a row of a 0-dim tensor");
+    if (b->rank < 1 || dim < 0 || dim >= b->rank)
+        return hop_error(HOP_INVALID, "hop_lower_select: dim %d of a %d-dim tensor", dim, b->rank);
     int32_t reg = index.id;
     hop_status st;
     if (index.kind == HOP_PVAL_CONST) {
@@ -178,19 +178,28 @@ hop_lower_select(hop_lower_ctx *cx, hop_pval base, hop_pval index, hop_pval *out
         return HOP_NOMEM;
     b = &cx->slots[base.id];
     hop__slot s = {.kind = HOP__S_VIEW, .dtype = b->dtype, .rank = b->rank - 1, .buffer = -1};
-    for (int d = 1; d < b->rank; d++)
-        s.sizes[d - 1] = b->sizes[d];
+    for (int d = 0, k = 0; d < b->rank; d++)
+        if (d != dim)
+            s.sizes[k++] = b->sizes[d];
     if (b->name && (s.name = hop__note(cx, "%s[i]", b->name)) == NULL)
         return HOP_NOMEM;
     int32_t slot = (int32_t)cx->nslots;
     cx->slots[cx->nslots++] = s;
-    if (hop__emit(cx, HOP__OP_Select, slot, base.id, reg, NULL, NULL) < 0)
+    int32_t pc = hop__emit(cx, HOP__OP_Select, slot, base.id, reg, NULL, NULL);
+    if (pc < 0)
         return HOP_NOMEM;
+    hop__cur(cx)->code[pc].i64 = dim;
     if ((st = hop__access(cx, base.id)) != HOP_OK || (st = hop__access(cx, slot)) != HOP_OK ||
         (st = hop__alias_of(cx, slot, base.id)) != HOP_OK)
         return st;
     *out = hop__pv_tensor(slot);
     return HOP_OK;
+}
+
+hop_status
+hop_lower_select(hop_lower_ctx *cx, hop_pval base, hop_pval index, hop_pval *out)
+{
+    return hop_lower_select_dim(cx, base, 0, index, out);
 }
 
 /* Points the exits of the loop just closed (at depth cx->nctl) at target. */

@@ -208,7 +208,8 @@ typedef struct hop_pval {
  *                     meta gives a new int register.
  * hop_lower_copy      copies src's elements (or int) into dst.
  * hop_lower_move      makes dst stand for src (no copy; dst aliases src).
- * hop_lower_select    a view of base[index] along dim 0 (index: an int).
+ * hop_lower_select    a view of base[index] along dim 0 (index: an int);
+ *                     hop_lower_select_dim along any dim.
  * hop_lower_loop_begin / hop_lower_loop_end
  *                     a loop running its body count times with *index
  *                     (a new int register) = 0, 1, ..., count - 1.
@@ -237,6 +238,8 @@ hop_status hop_lower_tensor(hop_lower_ctx *cx, const hop_value_info *meta, bool 
 hop_status hop_lower_copy(hop_lower_ctx *cx, hop_pval dst, hop_pval src);
 hop_status hop_lower_move(hop_lower_ctx *cx, hop_pval dst, hop_pval src);
 hop_status hop_lower_select(hop_lower_ctx *cx, hop_pval base, hop_pval index, hop_pval *out);
+hop_status hop_lower_select_dim(hop_lower_ctx *cx, hop_pval base, int dim, hop_pval index,
+                                hop_pval *out);
 hop_status hop_lower_loop_begin(hop_lower_ctx *cx, hop_pval count, hop_pval *index);
 hop_status hop_lower_loop_end(hop_lower_ctx *cx);
 hop_status hop_lower_parallel_loop_begin(hop_lower_ctx *cx, hop_pval count, hop_pval *index);

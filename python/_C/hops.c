@@ -139,6 +139,10 @@ traced_lead(PyObject *tr, const hop_param *p, PyObject *o, const char *hop, hop_
             *out = hop_arg_bool(o == Py_True);
             return 0;
         }
+        if (PyLong_Check(o)) {
+            *out = hop_arg_int(PyLong_AsLongLong(o));
+            return PyErr_Occurred() ? -1 : 0;
+        }
         if (PyObject_TypeCheck(o, &hop_py_SymIntType))
             return hop_py_symint_arg(o, out);
         if (PyObject_TypeCheck(o, &hop_py_TensorType)) {
@@ -156,7 +160,7 @@ traced_lead(PyObject *tr, const hop_param *p, PyObject *o, const char *hop, hop_
                  p->kind == HOP_PARAM_INT     ? "an int"
                  : p->kind == HOP_PARAM_FLOAT ? "a float"
                  : p->kind == HOP_PARAM_BOOL  ? "a bool"
-                                              : "a tensor, a SymInt or a bool",
+                                              : "a tensor, a SymInt, a bool or an int",
                  Py_TYPE(o)->tp_name);
     return -1;
 }

@@ -30,7 +30,7 @@ except ImportError:  # NumPy is optional at run time
     _np = None
 
 __all__ = ["cond", "map", "wrap", "invoke_subgraph", "nested_compile_region", "load_library",
-           "while_loop"]
+           "while_loop", "fori_loop"]
 
 
 def _is_traced(x):
@@ -552,6 +552,37 @@ def while_loop(cond_fn, body_fn, carried_inputs):
     return _apply("while_loop", [], [carry],
                   [_Body(cond_fn, "cond_fn", call, _PRED), _Body(body_fn, "body_fn", call, shape)],
                   result=shape)
+
+
+def _bound(hop, name, v):
+    if _np is not None and isinstance(v, _np.integer):
+        return int(v)
+    if isinstance(v, bool) or not isinstance(v, (int, _C.Tensor, _C.SymInt)):
+        raise TypeError(f"hop.{hop}: {name} must be an int, a SymInt or an int scalar tensor, "
+                        f"got {type(v).__name__}")
+    return v
+
+
+def fori_loop(lower, upper, body_fun, init_val):
+    """JAX's fori_loop: val = body_fun(i, val) for i in range(lower, upper);
+    returns the final val.
+
+    The bounds are Python ints, SymInts or int scalar tensors (a tensor
+    bound is read at run time: a compiled loop does not recompile when it
+    changes).  i is an int (a SymInt when traced); val is a tensor or a
+    pytree of them, which body_fun returns with the same structure, dtypes
+    and shapes.  Traced with constant bounds it is a counted loop in the
+    plan.
+
+        total = hop.fori_loop(0, 10, lambda i, acc: acc + xs[i], hop.zeros(3))
+    """
+    _check_callable("fori_loop", "body_fun", body_fun)
+    lower, upper = _bound("fori_loop", "lower", lower), _bound("fori_loop", "upper", upper)
+    carry = _carry("fori_loop", init_val)
+    shape = _as_result(carry, "carry")
+    return _apply("fori_loop", [lower, upper], [carry],
+                  [_Body(body_fun, "body_fun", lambda s: ((s[0],), {}), shape)],
+                  made=1, result=shape)
 
 
 # ------------------------------------------------ any registered HOP: hop.ops
