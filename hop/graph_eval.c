@@ -456,6 +456,33 @@ hop_eval_same_kind(const hop_rt_value *a, const hop_rt_value *b)
     return true;
 }
 
+size_t
+hop_eval_nouts(const hop_eval_ctx *ex)
+{
+    return ex && ex->call ? ex->call->nouts : SIZE_MAX;
+}
+
+hop_status
+hop_eval_output_zeros(hop_eval_ctx *ex, size_t j, hop_tensor **out)
+{
+    *out = NULL;
+    if (ex == NULL || ex->call == NULL)
+        return hop_error(HOP_UNSUPPORTED, "%s: an eager call's outputs have no metadata",
+                         ex ? ex->cls->name : "hop_eval_output_zeros");
+    if (j >= ex->call->nouts || ex->call->outs[j].kind != HOP_VALUE_TENSOR)
+        return hop_error(HOP_MISUSE, "hop_eval_output_zeros: output %zu of %s is no tensor", j,
+                         ex->call->name);
+    const hop_meta *m = &ex->call->outs[j].meta;
+    int64_t sizes[HOP_MAX_RANK];
+    for (int d = 0; d < m->rank; d++) {
+        hop_status st = hop_expr_eval(m->sizes[d], ex->ip->syms, ex->ip->nsyms, &sizes[d]);
+        if (st != HOP_OK)
+            return st;
+    }
+    *out = hop_tensor_zeros(m->dtype, m->rank, sizes);
+    return *out ? HOP_OK : hop_error_code();
+}
+
 hop_status
 hop_eval_default(hop_eval_ctx *ex)
 {

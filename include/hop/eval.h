@@ -62,6 +62,13 @@ void hop_rt_values_clear(hop_rt_values *vs);
  * hop_eval_describe `f32[4, 3]` or `int` for messages; snprintf contract.
  * hop_eval_same_kind whether a and b are both ints, or tensors of one dtype
  *                   and shape (a loop's carry checked against its input).
+ * hop_eval_nouts    the call's number of outputs when it runs a node of a
+ *                   graph; SIZE_MAX for an eager call (its bodies decide).
+ * hop_eval_output_zeros
+ *                   a new zero-filled tensor (the caller's) with output j's
+ *                   metadata, its sizes evaluated: for results no body gave
+ *                   (a loop of zero steps).  HOP_UNSUPPORTED for an eager
+ *                   call, whose outputs have no metadata.
  */
 const hop_class *hop_eval_class(const hop_eval_ctx *ex);
 hop_status hop_eval_param(hop_eval_ctx *ex, const char *name, hop_rt_arg *out);
@@ -72,6 +79,8 @@ hop_status hop_eval_body(hop_eval_ctx *ex, const char *body, const hop_rt_value 
 hop_status hop_eval_results(hop_eval_ctx *ex, hop_rt_values *results);
 size_t hop_eval_describe(const hop_rt_value *v, char *buf, size_t cap);
 bool hop_eval_same_kind(const hop_rt_value *a, const hop_rt_value *b);
+size_t hop_eval_nouts(const hop_eval_ctx *ex);
+hop_status hop_eval_output_zeros(hop_eval_ctx *ex, size_t j, hop_tensor **out);
 
 /*
  * The carry helpers of hop/prim_hop.h on concrete values, with the same

@@ -30,7 +30,7 @@ except ImportError:  # NumPy is optional at run time
     _np = None
 
 __all__ = ["cond", "map", "wrap", "invoke_subgraph", "nested_compile_region", "load_library",
-           "while_loop", "fori_loop"]
+           "while_loop", "fori_loop", "scan"]
 
 
 def _is_traced(x):
@@ -583,6 +583,57 @@ def fori_loop(lower, upper, body_fun, init_val):
     return _apply("fori_loop", [lower, upper], [carry],
                   [_Body(body_fun, "body_fun", lambda s: ((s[0],), {}), shape)],
                   made=1, result=shape)
+
+
+def scan(f, init, xs, *, length=None, reverse=False, dim=0):
+    """carry = init; for each slice x of xs along dim (last first with
+    reverse), (carry, y) = f(carry, x); returns (final carry, ys), the ys
+    stacked along dim.
+
+    init and xs are tensors or pytrees of tensors (xs may be None with
+    length giving the number of steps, as in jax.lax.scan).  f returns the
+    carry with the structure, dtypes and shapes it got, and a y (a tensor,
+    a pytree of tensors or None).  Traced, the plan runs the steps with the
+    carries double-buffered and each y written straight into the stacked
+    result.
+
+        h, hs = hop.scan(lambda h, x: ((h @ W + x).tanh(),) * 2, h0, xs)
+    """
+    _check_callable("scan", "f", f)
+    if xs is None and length is None:
+        raise TypeError("hop.scan: xs is None, so length must be given")
+    if length is not None and (isinstance(length, bool) or not isinstance(length, numbers.Integral)
+                               or length < 0):
+        raise TypeError(f"hop.scan: length must be an int >= 0, got {length!r}")
+    if isinstance(dim, bool) or not isinstance(dim, numbers.Integral):
+        raise TypeError(f"hop.scan: dim must be an int, got {type(dim).__name__}")
+    carry = _carry("scan", init)
+    cspec = flatten(carry)[1]
+    xgroup = () if xs is None else xs
+    xleaves = flatten(xgroup)[0]
+    if not builtins.all(isinstance(x, _C.Tensor) for x in xleaves):
+        raise TypeError("hop.scan: xs must be a tensor, a pytree of tensors or None")
+    if _C.tracing() is None:
+        steps = length if length is not None else (
+            xleaves[0].shape[dim] if xleaves and -xleaves[0].ndim <= dim < xleaves[0].ndim else 1)
+        if steps == 0:
+            # f never runs, but the ys' shapes are f's: trace it to learn them.
+            from ._trace import trace
+            return trace(lambda: scan(f, init, xs, length=length, reverse=reverse, dim=dim))()
+
+    def step(c, x):
+        out = f(c, x)
+        if not isinstance(out, (tuple, list)) or len(out) != 2:
+            raise _C.TraceError(f"hop.scan: f must return a pair (carry, y), got "
+                                f"{type(out).__name__}")
+        got = flatten(out[0])[1]
+        if got != cspec:
+            raise _C.TraceError(f"hop.scan: f returns a carry {got!r} but init is {cspec!r}")
+        return out
+
+    call = (lambda s: ((s[0], s[1]), {})) if xs is not None else (lambda s: ((s[0], None), {}))
+    return _apply("scan", [bool(reverse), int(dim), -1 if length is None else int(length)],
+                  [carry, xgroup], [_Body(step, "f", call)])
 
 
 # ------------------------------------------------ any registered HOP: hop.ops

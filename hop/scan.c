@@ -1,0 +1,371 @@
+/*
+ * hop/scan.c - scan(f, init, xs, length=, reverse=, dim=): carry = init; for
+ * each slice x of the xs along dim (last to first with reverse),
+ * (carry, y) = f(carry, x); returns the final carry and the ys stacked along
+ * dim.  With no xs, length says how many steps.
+ *
+ * Tracing: f gets the carries (fresh) and one slice per xs, and returns the
+ * carries as they entered followed by its ys (tensors); the node is
+ * `scan(reverse, dim, length, scan_body_N, (init...), (xs...), (lifted...))`.
+ *
+ * Lowering: a counted loop; the carries double-buffered, each y written
+ * straight into its row of the stacked output (no allocation, no copy per
+ * step).  Eval: the same loop on concrete values with the same checks.
+ */
+#include "hop/eval.h"
+#include "hop/lowering.h"
+
+#include <inttypes.h>
+#include <string.h>
+
+/* dim counted from the end when negative; -1 when out of range. */
+static int
+norm_dim(int64_t dim, int rank)
+{
+    int64_t d = dim < 0 ? dim + rank : dim;
+    return d >= 0 && d < rank ? (int)d : -1;
+}
+
+/* ---------------------------------------------------------------- tracing */
+
+static hop_status
+scan_check_operands(hop_call *c)
+{
+    size_t nxs;
+    hop_node *const *xs = hop_call_group(c, "xs", &nxs);
+    int64_t dim = hop_call_param(c, "dim")->u.i, length = hop_call_param(c, "length")->u.i;
+    hop_status st = hop_prim_hop_base()->check_operands(c);
+    if (st != HOP_OK)
+        return st;
+    if (nxs == 0 && length < 0)
+        return hop_error(HOP_INVALID, "scan: with no xs, length must be given (an int >= 0)");
+    hop_shape_env *env = hop_output_graph_env(c->og);
+    const hop_expr *first = NULL;
+    for (size_t i = 0; i < nxs; i++) {
+        const hop_value_info *x = xs[i]->meta;
+        char what[128];
+        hop_value_info_print(x, what, sizeof what);
+        int d = x->kind == HOP_VALUE_TENSOR ? norm_dim(dim, x->meta.rank) : -1;
+        if (d < 0)
+            return hop_error(HOP_SHAPE, "scan: xs %zu (%s) is %s, which has no dim %" PRId64, i,
+                             xs[i]->name, what, dim);
+        const hop_expr *n = x->meta.sizes[d];
+        bool eq = true;
+        if (first == NULL && length >= 0)
+            st = hop_shape_env_decide_eq(env, n, hop_sym_const(env, length), "scan", &eq);
+        else if (first != NULL)
+            st = hop_shape_env_decide_eq(env, first, n, "scan", &eq);
+        if (st != HOP_OK)
+            return st;
+        if (!eq) {
+            char a[64], b[64];
+            hop_expr_print(n, a, sizeof a);
+            if (first)
+                hop_expr_print(first, b, sizeof b);
+            else
+                snprintf(b, sizeof b, "%" PRId64, length);
+            return hop_error(HOP_SHAPE,
+                             "scan: xs %zu (%s) has %s steps along dim %" PRId64 " but %s %s", i,
+                             xs[i]->name, a, dim, first ? "xs 0 has" : "length is", b);
+        }
+        if (first == NULL)
+            first = n;
+    }
+    return HOP_OK;
+}
+
+/* The xs' inputs are slices: dim removed. */
+static hop_status
+scan_body_inputs(hop_call *c)
+{
+    hop_status st = hop_prim_hop_base()->body_inputs(c);
+    size_t ninit, nxs;
+    hop_call_group(c, "init", &ninit);
+    hop_call_group(c, "xs", &nxs);
+    int64_t dim = hop_call_param(c, "dim")->u.i;
+    for (size_t i = ninit; i < ninit + nxs && st == HOP_OK; i++) {
+        hop_meta *m = &c->input_meta[i].meta;
+        int d = norm_dim(dim, m->rank);
+        memmove(m->sizes + d, m->sizes + d + 1, (size_t)(m->rank - d - 1) * sizeof *m->sizes);
+        m->rank--;
+    }
+    return st;
+}
+
+static hop_status
+scan_check_outputs(hop_call *c)
+{
+    size_t ninit;
+    hop_call_group(c, "init", &ninit);
+    hop_status st = hop_call_check_carries(c, 0, 0, ninit, "f");
+    const hop_values *r = &c->results[0];
+    for (size_t j = ninit; j < r->n && st == HOP_OK; j++) {
+        const hop_value_info *y = r->items[j]->meta;
+        char what[128];
+        hop_value_info_print(y, what, sizeof what);
+        if (y->kind != HOP_VALUE_TENSOR)
+            st = hop_error(HOP_TRACE, "scan: y %zu of f is %s; ys must be tensors", j - ninit,
+                           what);
+        else if (y->meta.rank >= HOP_MAX_RANK)
+            st = hop_error(HOP_SHAPE, "scan: y %zu of f is %s; stacking it would exceed rank %d",
+                           j - ninit, what, HOP_MAX_RANK);
+    }
+    return st;
+}
+
+/* The number of steps: the xs' size along dim, or length. */
+static const hop_expr *
+steps(hop_call *c)
+{
+    size_t nxs;
+    hop_node *const *xs = hop_call_group(c, "xs", &nxs);
+    int64_t dim = hop_call_param(c, "dim")->u.i;
+    if (nxs == 0)
+        return hop_sym_const(hop_output_graph_env(c->og), hop_call_param(c, "length")->u.i);
+    return xs[0]->meta->meta.sizes[norm_dim(dim, xs[0]->meta->meta.rank)];
+}
+
+static hop_status
+scan_output_meta(hop_call *c)
+{
+    size_t ninit;
+    hop_call_group(c, "init", &ninit);
+    const hop_values *r = &c->results[0];
+    hop_status st = hop_call_carry_outputs(c, 0, ninit, r->n - ninit);
+    const hop_expr *n = steps(c);
+    int64_t dim = hop_call_param(c, "dim")->u.i;
+    for (size_t j = ninit; j < r->n && st == HOP_OK; j++) {
+        hop_value_info y = *r->items[j]->meta;
+        int d = norm_dim(dim, y.meta.rank + 1);
+        if (d < 0) {
+            char what[128];
+            hop_value_info_print(&y, what, sizeof what);
+            return hop_error(HOP_SHAPE, "scan: y %zu of f is %s; it cannot be stacked along dim "
+                             "%" PRId64, j - ninit, what, dim);
+        }
+        memmove(y.meta.sizes + d + 1, y.meta.sizes + d,
+                (size_t)(y.meta.rank - d) * sizeof *y.meta.sizes);
+        y.meta.sizes[d] = n;
+        y.meta.rank++;
+        c->outs[c->nouts++] = y;
+    }
+    return st;
+}
+
+/* --------------------------------------------------------------- lowering */
+
+static hop_status
+scan_lower(hop_lower_ctx *cx, const hop_node *call)
+{
+    const hop_graph *body = hop_node_body(call, "f");
+    size_t n, ninit, nxs, no = call->nouts;
+    const hop_arg *xs = hop_node_group(call, "xs", &nxs);
+    hop_node_group(call, "init", &ninit);
+    bool reverse = hop_node_param(call, "reverse")->u.b;
+    int64_t dim = hop_node_param(call, "dim")->u.i;
+    hop_pval *passed = hop_lower_passed(cx, call, &n), *in = hop_lower_pvals(cx, n);
+    hop_pval *dests = hop_lower_pvals(cx, no), *got = hop_lower_pvals(cx, no);
+    hop_pval *ys = hop_lower_dests(cx);
+    hop_loop_carry lc;
+    if (body == NULL || xs == NULL || passed == NULL || in == NULL || dests == NULL ||
+        got == NULL || ys == NULL ||
+        hop_lower_carry_begin(cx, call->outs, passed, ninit, &lc) != HOP_OK)
+        return hop_error_code();
+    hop_status st = HOP_OK;
+    for (size_t j = ninit; j < no && st == HOP_OK; j++)
+        if (ys[j].kind == HOP_PVAL_NONE)
+            st = hop_lower_tensor(cx, &call->outs[j], true, &ys[j]);
+    /* count: the size along dim of the stacked outputs (any of them). */
+    hop_pval count, k, idx, last;
+    const hop_meta *m0 = nxs ? &xs[0].u.node->meta->meta : NULL;
+    hop_arg size = m0 ? hop_arg_sym(m0->sizes[norm_dim(dim, m0->rank)])
+                      : hop_arg_int(hop_node_param(call, "length")->u.i);
+    if (st == HOP_OK)
+        st = hop_lower_arg(cx, &size, &count);
+    if (st == HOP_OK && reverse)
+        st = count.kind == HOP_PVAL_CONST ? (last = (hop_pval){HOP_PVAL_CONST, -1, count.value - 1}, HOP_OK)
+                                          : hop_lower_int(cx, HOP_INT_SUB, count,
+                                                          (hop_pval){HOP_PVAL_CONST, -1, 1}, &last);
+    if (st == HOP_OK)
+        st = hop_lower_loop_begin(cx, count, &k);
+    if (st == HOP_OK)
+        st = reverse ? hop_lower_int(cx, HOP_INT_SUB, last, k, &idx) : (idx = k, HOP_OK);
+    for (size_t i = 0; i < n && st == HOP_OK; i++) {
+        if (i < ninit)
+            in[i] = lc.cur[i];
+        else if (i < ninit + nxs)
+            st = hop_lower_select_dim(cx, passed[i],
+                                      norm_dim(dim, xs[i - ninit].u.node->meta->meta.rank), idx,
+                                      &in[i]);
+        else
+            in[i] = passed[i];
+    }
+    for (size_t j = 0; j < no && st == HOP_OK; j++)
+        st = j < ninit ? (dests[j] = lc.next[j], HOP_OK)
+                       : hop_lower_select_dim(cx, ys[j], norm_dim(dim, call->outs[j].meta.rank),
+                                              idx, &dests[j]);
+    if (st == HOP_OK)
+        st = hop_lower_inline(cx, body, in, n, dests, got, no);
+    for (size_t j = 0; j < no && st == HOP_OK; j++) {
+        if (j < ninit)
+            lc.got[j] = got[j];
+        else if (got[j].id != dests[j].id)
+            st = hop_lower_copy(cx, dests[j], got[j]);
+    }
+    if (st == HOP_OK)
+        st = hop_lower_carry_next(cx, &lc);
+    if (st == HOP_OK)
+        st = hop_lower_loop_end(cx);
+    if (st == HOP_OK)
+        st = hop_lower_carry_end(cx, &lc);
+    for (size_t j = 0; j < ninit; j++)
+        ys[j] = lc.out[j];
+    return st == HOP_OK ? hop_lower_results(cx, ys, no) : st;
+}
+
+/* ------------------------------------------------------------------- eval */
+
+static hop_status
+scan_eval(hop_eval_ctx *ex)
+{
+    size_t n, ninit, nxs;
+    const hop_rt_value *passed = hop_eval_passed(ex, &n);
+    const hop_rt_value *xs = hop_eval_group(ex, "xs", &nxs);
+    hop_eval_group(ex, "init", &ninit);
+    hop_rt_arg reverse, dim_arg, length;
+    hop_status st = hop_eval_param(ex, "reverse", &reverse);
+    if (st == HOP_OK)
+        st = hop_eval_param(ex, "dim", &dim_arg);
+    if (st == HOP_OK)
+        st = hop_eval_param(ex, "length", &length);
+    if (st != HOP_OK)
+        return st;
+    int64_t dim = dim_arg.u.i, steps_n = length.u.i;
+    for (size_t i = 0; i < nxs; i++) {
+        int d = xs[i].kind == HOP_VALUE_TENSOR ? norm_dim(dim, xs[i].tensor->rank) : -1;
+        char what[96];
+        hop_eval_describe(&xs[i], what, sizeof what);
+        if (d < 0)
+            return hop_error(HOP_SHAPE, "scan: xs %zu is %s, which has no dim %" PRId64, i, what,
+                             dim);
+        int64_t len = xs[i].tensor->sizes[d];
+        if (i == 0 && steps_n < 0)
+            steps_n = len;
+        else if (len != steps_n)
+            return hop_error(HOP_SHAPE,
+                             "scan: xs %zu has %" PRId64 " steps along dim %" PRId64 " but %s %" PRId64,
+                             i, len, dim, i ? "xs 0 has" : "length is", steps_n);
+    }
+    if (steps_n < 0)
+        return hop_error(HOP_INVALID, "scan: with no xs, length must be given (an int >= 0)");
+    hop_rt_value *in = hop_calloc(n + 1, sizeof *in);
+    hop_rt_values carry = {NULL, 0, 0}, ys = {NULL, 0, 0}; /* ys: step-major */
+    size_t ny = 0;
+    if (in == NULL)
+        return hop_error_code();
+    memcpy(in, passed, n * sizeof *in);
+    for (size_t j = 0; j < ninit && st == HOP_OK; j++)
+        st = hop_rt_values_push(&carry, (hop_rt_value){passed[j].kind,
+                                                       hop_tensor_retain(passed[j].tensor),
+                                                       passed[j].i});
+    for (int64_t s = 0; s < steps_n && st == HOP_OK; s++) {
+        int64_t idx = reverse.u.b ? steps_n - 1 - s : s;
+        hop_rt_values out = {NULL, 0, 0}, rows = {NULL, 0, 0};
+        for (size_t i = 0; i < nxs && st == HOP_OK; i++) {
+            hop_rt_arg a[] = {hop_rt_tensor(xs[i].tensor),
+                              hop_rt_int(norm_dim(dim, xs[i].tensor->rank)), hop_rt_int(idx)};
+            hop_rt_value v;
+            if ((st = hop_eager(HOP_OP_select, a, 3, &v)) == HOP_OK)
+                st = hop_rt_values_push(&rows, v);
+        }
+        for (size_t i = 0; i < n && st == HOP_OK; i++)
+            in[i] = i < ninit ? carry.items[i] : i < ninit + nxs ? rows.items[i - ninit] : passed[i];
+        if (st == HOP_OK)
+            st = hop_eval_body(ex, "f", in, n, &out);
+        if (st == HOP_OK)
+            st = hop_eval_check_carries(ex, &out, passed, ninit, "f");
+        if (st == HOP_OK && s == 0)
+            ny = out.n - ninit;
+        /* every step gives ys of the same kinds as the first */
+        for (size_t j = 0; j < out.n - ninit && st == HOP_OK; j++) {
+            const hop_rt_value *y = &out.items[ninit + j], *y0 = s ? &ys.items[j] : y;
+            char a[96], b[96];
+            hop_eval_describe(y0, a, sizeof a);
+            hop_eval_describe(y, b, sizeof b);
+            if (out.n - ninit != ny || y->kind != HOP_VALUE_TENSOR || !hop_eval_same_kind(y0, y))
+                st = hop_error(HOP_TRACE, "scan: y %zu of f is %s at step 0 but %s at step %" PRId64
+                               "; every step must give the same ys", j, a, b, s);
+        }
+        hop_rt_values_clear(&rows);
+        if (st != HOP_OK) {
+            hop_rt_values_clear(&out);
+            break;
+        }
+        for (size_t j = 0; j < ninit; j++) {
+            hop_tensor_release(carry.items[j].tensor);
+            carry.items[j] = out.items[j];
+        }
+        for (size_t j = ninit; j < out.n && st == HOP_OK; j++) {
+            st = hop_rt_values_push(&ys, out.items[j]);
+            out.items[j].tensor = NULL;
+        }
+        out.n = 0;
+        hop_rt_values_clear(&out);
+    }
+    hop_free(in);
+    /* No step ran: the ys are empty, of the shapes the trace found (an eager
+     * call has no trace to ask). */
+    size_t nouts = hop_eval_nouts(ex);
+    if (st == HOP_OK && steps_n == 0 && nouts == SIZE_MAX)
+        st = hop_error(HOP_UNSUPPORTED,
+                       "scan: a scan of 0 steps run eagerly cannot know its ys' shapes (f never "
+                       "runs); trace it (hop.trace) to get them");
+    for (size_t j = ninit; st == HOP_OK && steps_n == 0 && j < nouts; j++) {
+        hop_rt_value v = {HOP_VALUE_TENSOR, NULL, 0};
+        if ((st = hop_eval_output_zeros(ex, j, &v.tensor)) == HOP_OK)
+            st = hop_rt_values_push(&carry, v);
+    }
+    /* stack each y along dim */
+    hop_rt_arg *items = st == HOP_OK ? hop_calloc((size_t)steps_n + 1, sizeof *items) : NULL;
+    if (st == HOP_OK && items == NULL)
+        st = hop_error_code();
+    for (size_t j = 0; j < ny && st == HOP_OK; j++) {
+        for (int64_t s = 0; s < steps_n; s++) {
+            int64_t at = reverse.u.b ? steps_n - 1 - s : s; /* ys[at] came at step s */
+            items[at] = hop_rt_tensor(ys.items[(size_t)s * ny + j].tensor);
+        }
+        hop_rt_arg a[] = {hop_rt_list(items, (size_t)steps_n),
+                          hop_rt_int(norm_dim(dim, ys.items[j].tensor->rank + 1))};
+        hop_rt_value v;
+        if ((st = hop_eager(HOP_OP_stack, a, 2, &v)) == HOP_OK)
+            st = hop_rt_values_push(&carry, v);
+    }
+    hop_free(items);
+    hop_rt_values_clear(&ys);
+    if (st == HOP_OK)
+        st = hop_eval_results(ex, &carry);
+    hop_rt_values_clear(&carry);
+    return st;
+}
+
+const hop_class hop_scan_class = {
+    .name = "scan",
+    .params = {{"reverse", HOP_PARAM_BOOL},
+               {"dim", HOP_PARAM_INT},
+               {"length", HOP_PARAM_INT},
+               {"f", HOP_PARAM_BODY, "scan_body"},
+               {"init", HOP_PARAM_CARRY},
+               {"xs", HOP_PARAM_VALUES}},
+    .doc = "scan(reverse, dim, length, f, init, xs): carry = init; (carry, y) = f(carry, x) for "
+           "each slice x of xs along dim (last first with reverse); returns the final carry and "
+           "the ys stacked along dim.  length (-1: from xs) counts the steps when there are no xs.",
+    .input_mode = HOP_INPUTS_EXPLICIT,
+    .guard_mode = HOP_GUARDS_BODY,
+    .check_operands = scan_check_operands,
+    .body_inputs = scan_body_inputs,
+    .check_outputs = scan_check_outputs,
+    .output_meta = scan_output_meta,
+    .installed = hop_call_bind_outputs,
+    .lower = scan_lower,
+    .eval = scan_eval,
+};
