@@ -47,6 +47,7 @@ struct hop_eval_ctx {
     const hop_class *cls;
     const hop_param *params;
     size_t nparams;
+    size_t nbodies; /* of the call (a BODIES parameter's count varies) */
     interp *ip;
     const hop_node *call;
     const hop_rt_arg *args;
@@ -296,6 +297,12 @@ is_body(hop_param_kind k)
     return k == HOP_PARAM_BODY;
 }
 
+size_t
+hop_eval_nbodies(const hop_eval_ctx *ex)
+{
+    return ex ? ex->nbodies : 0;
+}
+
 const hop_class *
 hop_eval_class(const hop_eval_ctx *ex)
 {
@@ -380,14 +387,23 @@ hop_status
 hop_eval_body(hop_eval_ctx *ex, const char *body, const hop_rt_value *inputs, size_t ninputs,
               hop_rt_values *outputs)
 {
+    return hop_eval_body_at(ex, body, 0, inputs, ninputs, outputs);
+}
+
+hop_status
+hop_eval_body_at(hop_eval_ctx *ex, const char *body, size_t k, const hop_rt_value *inputs,
+                 size_t ninputs, hop_rt_values *outputs)
+{
     if (ex == NULL || outputs == NULL || (ninputs && inputs == NULL))
         return hop_error(HOP_MISUSE, "hop_eval_body: NULL argument");
     int i = find_param(ex, body, "hop_eval_body");
     if (i < 0)
         return hop_error_code();
-    if (ex->params[i].kind != HOP_PARAM_BODY)
-        return hop_error(HOP_MISUSE, "hop_eval_body: %s of %s is not a body", body, ex->cls->name);
-    size_t b = count_before(ex, i, is_body);
+    hop_param_kind kind = ex->params[i].kind;
+    if ((kind != HOP_PARAM_BODY || k != 0) && (kind != HOP_PARAM_BODIES || k >= ex->nbodies))
+        return hop_error(HOP_MISUSE, "hop_eval_body: %s of %s is not a body%s", body,
+                         ex->cls->name, kind == HOP_PARAM_BODIES ? " of that index" : "");
+    size_t b = count_before(ex, i, is_body) + k;
     if (ex->hosts) {
         size_t before = outputs->n;
         hop_status st = ex->hosts[b].fn(ex->hosts[b].ud, inputs, ninputs, outputs);
@@ -490,7 +506,7 @@ hop_eval_default(hop_eval_ctx *ex)
     const hop_param *p = hop_class_params(ex->cls, &np);
     const char *body = NULL;
     for (size_t i = 0; i < np && body == NULL; i++)
-        if (p[i].kind == HOP_PARAM_BODY)
+        if (p[i].kind == HOP_PARAM_BODY || p[i].kind == HOP_PARAM_BODIES)
             body = p[i].name;
     const hop_rt_value *in = hop_eval_passed(ex, &n);
     hop_rt_values out = {NULL, 0, 0};
@@ -526,6 +542,8 @@ run_hop(interp *ip, const hop_node *n)
                          n->target);
     hop_eval_ctx ex = {.cls = n->cls, .ip = ip, .call = n};
     ex.params = hop_class_params(n->cls, &ex.nparams);
+    for (size_t i = 0; i < n->nargs; i++)
+        ex.nbodies += n->args[i].kind == HOP_ARG_GRAPH;
     size_t np = hop_node_passed(n, NULL, 0);
     const hop_arg *small_a[32], **items = np <= 32 ? small_a : hop__malloc(np * sizeof *items);
     hop_rt_value small_v[32];
@@ -573,17 +591,16 @@ hop_eval_apply(const hop_class *cls, const hop_rt_arg *args, size_t nargs,
         return hop_error(HOP_MISUSE, "hop_eval_apply: NULL argument");
     hop_eval_ctx ex = {.cls = cls, .args = args, .hosts = bodies};
     ex.params = hop_class_params(cls, &ex.nparams);
-    size_t want = 0, nb = 0, total = 0;
-    for (size_t i = 0; i < ex.nparams; i++) {
-        want += ex.params[i].kind != HOP_PARAM_BODY;
-        nb += ex.params[i].kind == HOP_PARAM_BODY;
-    }
+    size_t want = 0, nb = hop_class_nbodies(cls), total = 0;
+    for (size_t i = 0; i < ex.nparams; i++)
+        want += ex.params[i].kind != HOP_PARAM_BODY && ex.params[i].kind != HOP_PARAM_BODIES;
     if (nargs != want)
         return hop_error(HOP_INVALID, "%s: takes %zu argument%s besides its bodies, got %zu",
                          cls->name, want, want == 1 ? "" : "s", nargs);
-    if (nbodies != nb || (nb && bodies == NULL))
+    if (!hop_class_takes_bodies(cls, nbodies) || bodies == NULL)
         return hop_error(HOP_INVALID, "%s: takes %zu bod%s, got %zu", cls->name, nb,
                          nb == 1 ? "y" : "ies", nbodies);
+    ex.nbodies = nb = nbodies;
     for (size_t b = 0; b < nb; b++)
         if (bodies[b].fn == NULL)
             return hop_error(HOP_INVALID, "%s: body %zu is not callable (NULL function)", cls->name,
@@ -592,7 +609,7 @@ hop_eval_apply(const hop_class *cls, const hop_rt_arg *args, size_t nargs,
     size_t k = 0, nlead = 0;
     for (size_t i = 0; i < ex.nparams; i++) {
         const hop_param *p = &ex.params[i];
-        if (p->kind == HOP_PARAM_BODY)
+        if (p->kind == HOP_PARAM_BODY || p->kind == HOP_PARAM_BODIES)
             continue;
         const hop_rt_arg *a = &args[k++];
         if (is_group(p->kind)) {
@@ -637,7 +654,7 @@ hop_eval_apply(const hop_class *cls, const hop_rt_arg *args, size_t nargs,
     k = 0;
     for (size_t i = 0; i < ex.nparams; i++) {
         const hop_param *p = &ex.params[i];
-        if (p->kind == HOP_PARAM_BODY)
+        if (p->kind == HOP_PARAM_BODY || p->kind == HOP_PARAM_BODIES)
             continue;
         const hop_rt_arg *a = &args[k++];
         if (!is_group(p->kind))

@@ -111,6 +111,31 @@ hop_class_nbodies(const hop_class *cls)
     return nb;
 }
 
+bool
+hop_class_takes_bodies(const hop_class *cls, size_t nbodies)
+{
+    size_t n, nb = hop_class_nbodies(cls);
+    const hop_param *p = hop_class_params(cls, &n);
+    bool variadic = false;
+    for (size_t i = 0; i < n; i++)
+        variadic |= p[i].kind == HOP_PARAM_BODIES;
+    return variadic ? nbodies > nb && nbodies <= HOP_MAX_BODIES : nbodies == nb;
+}
+
+const hop_param *
+hop_class_body_param(const hop_class *cls, size_t b)
+{
+    size_t n;
+    const hop_param *p = hop_class_params(cls, &n), *many = NULL;
+    for (size_t i = 0; i < n; i++) {
+        if (p[i].kind == HOP_PARAM_BODY && b-- == 0)
+            return &p[i];
+        if (p[i].kind == HOP_PARAM_BODIES)
+            many = &p[i];
+    }
+    return many;
+}
+
 /* ------------------------------------------------------------ base slots */
 
 /* A value the call may use: one of c->parent's or of a tracer enclosing it,
@@ -233,14 +258,11 @@ hop_prim_hop_base(void)
     return &prim_hop_base;
 }
 
-/* The BODY parameter of body b. */
+/* The BODY (or BODIES) parameter of body b. */
 static const hop_param *
 body_param(const hop_call *c, size_t b)
 {
-    for (size_t i = 0; i < c->nparams; i++)
-        if (c->params[i].kind == HOP_PARAM_BODY && b-- == 0)
-            return &c->params[i];
-    return NULL;
+    return hop_class_body_param(c->cls, b);
 }
 
 /* Body b's subgraph name prefix ("cond_true"), for names and messages. */
@@ -266,10 +288,16 @@ compare_by_source_name(const void *a, const void *b)
     return strcmp(x->source->name, y->source->name);
 }
 
-/* The prefix's tail after the HOP's name: "cond_true" -> "true_branch". */
+/* The prefix's tail after the HOP's name: "cond_true" -> "true_branch"; a
+ * body of a BODIES parameter: its index, "_branch2". */
 static void
 unique_suffix(const hop_call *c, int body, char *buf, size_t cap)
 {
+    const hop_param *bp = body_param(c, (size_t)body);
+    if (bp && bp->kind == HOP_PARAM_BODIES) {
+        snprintf(buf, cap, "_branch%zu", (size_t)body - hop_class_nbodies(c->cls));
+        return;
+    }
     const char *p = prefix_of(c, (size_t)body);
     size_t n = strlen(c->cls->name);
     if (strncmp(p, c->cls->name, n) == 0 && p[n] == '_')
@@ -420,14 +448,14 @@ bind_args(hop_call *c, const hop_arg *args, size_t nargs)
     const char *hop = c->cls->name;
     size_t want = 0, total = 0;
     for (size_t i = 0; i < c->nparams; i++)
-        want += c->params[i].kind != HOP_PARAM_BODY;
+        want += c->params[i].kind != HOP_PARAM_BODY && c->params[i].kind != HOP_PARAM_BODIES;
     if (nargs != want)
         return hop_error(HOP_INVALID, "%s: takes %zu argument%s besides its bodies, got %zu", hop,
                          want, want == 1 ? "" : "s", nargs);
     size_t k = 0;
     for (size_t i = 0; i < c->nparams; i++) {
         const hop_param *p = &c->params[i];
-        if (p->kind == HOP_PARAM_BODY)
+        if (p->kind == HOP_PARAM_BODY || p->kind == HOP_PARAM_BODIES)
             continue;
         const hop_arg *a = &args[k++];
         if (hop_param_is_group(p->kind)) {
@@ -458,7 +486,7 @@ bind_args(hop_call *c, const hop_arg *args, size_t nargs)
     k = 0;
     for (size_t i = 0; i < c->nparams; i++) {
         const hop_param *p = &c->params[i];
-        if (p->kind == HOP_PARAM_BODY)
+        if (p->kind == HOP_PARAM_BODY || p->kind == HOP_PARAM_BODIES)
             continue;
         const hop_arg *a = &args[k++];
         if (!hop_param_is_group(p->kind))
@@ -483,15 +511,16 @@ check_class_call(hop_output_graph *og, const hop_class *cls, const hop_arg *args
     if (nargs > 0 && args == NULL)
         return hop_error(HOP_MISUSE, "%s: %zu arguments at NULL", cls->name, nargs);
     size_t nb = hop_class_nbodies(cls);
-    if (nbodies != nb)
-        return hop_error(HOP_INVALID, "%s: takes %zu bod%s, got %zu", cls->name, nb,
-                         nb == 1 ? "y" : "ies", nbodies);
-    size_t np;
-    const hop_param *params = hop_class_params(cls, &np);
-    for (size_t b = 0, i = 0; i < np; i++)
-        if (params[i].kind == HOP_PARAM_BODY && (bodies == NULL || bodies[b++].fn == NULL))
+    if (!hop_class_takes_bodies(cls, nbodies))
+        return hop_class_takes_bodies(cls, nb + 1)
+                   ? hop_error(HOP_INVALID, "%s: takes %zu to %d bodies, got %zu", cls->name,
+                               nb + 1, HOP_MAX_BODIES, nbodies)
+                   : hop_error(HOP_INVALID, "%s: takes %zu bod%s, got %zu", cls->name, nb,
+                               nb == 1 ? "y" : "ies", nbodies);
+    for (size_t b = 0; b < nbodies; b++)
+        if (bodies == NULL || bodies[b].fn == NULL)
             return hop_error(HOP_INVALID, "%s: %s body is not callable (NULL function)", cls->name,
-                             params[i].prefix);
+                             hop_class_body_param(cls, b)->prefix);
     return HOP_OK;
 }
 
@@ -937,17 +966,18 @@ node_arg(const hop_node *call, const char *name, const char *what, hop_param_kin
     int i = param_index(call->cls, params, np, name, what);
     if (i < 0)
         return NULL;
-    /* leads, then bodies, then groups */
+    /* leads, then bodies (a BODIES parameter's are all the rest), then
+     * groups */
     size_t nlead = 0, nbody = 0, k = 0;
-    for (size_t j = 0; j < np; j++) {
+    for (size_t j = 0; j < np; j++)
         nlead += is_lead(params[j].kind);
-        nbody += params[j].kind == HOP_PARAM_BODY;
-    }
+    for (size_t j = 0; j < call->nargs; j++)
+        nbody += call->args[j].kind == HOP_ARG_GRAPH;
     hop_param_kind want = params[i].kind;
     if (is_lead(want)) {
         for (int j = 0; j < i; j++)
             k += is_lead(params[j].kind);
-    } else if (want == HOP_PARAM_BODY) {
+    } else if (want == HOP_PARAM_BODY || want == HOP_PARAM_BODIES) {
         k = nlead;
         for (int j = 0; j < i; j++)
             k += params[j].kind == HOP_PARAM_BODY;
@@ -985,6 +1015,26 @@ hop_node_body(const hop_node *call, const char *name)
                          call->cls->name),
                NULL;
     return a ? a->u.graph : NULL;
+}
+
+const hop_arg *
+hop_node_bodies(const hop_node *call, const char *name, size_t *n)
+{
+    if (n)
+        *n = 0;
+    hop_param_kind k;
+    const hop_arg *a = node_arg(call, name, "hop_node_bodies", &k);
+    if (a && k != HOP_PARAM_BODIES && k != HOP_PARAM_BODY)
+        return hop_error(HOP_MISUSE, "hop_node_bodies: %s of %s is not a body", name,
+                         call->cls->name),
+               NULL;
+    size_t m = 0;
+    while (a && a + m < call->args + call->nargs && a[m].kind == HOP_ARG_GRAPH &&
+           (k == HOP_PARAM_BODIES || m == 0))
+        m++;
+    if (n)
+        *n = m;
+    return a;
 }
 
 const hop_arg *

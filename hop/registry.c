@@ -39,7 +39,15 @@ validate_params(const hop_class *cls)
             return hop_error(HOP_INVALID,
                              "register HOP %s: the variadic parameter %s must be the last",
                              cls->name, p[i].name);
-        if (p[i].kind == HOP_PARAM_BODY) {
+        if (p[i].kind == HOP_PARAM_BODIES && nbodies != (size_t)-1) {
+            for (size_t j = i + 1; j < n; j++)
+                if (p[j].kind == HOP_PARAM_BODY || p[j].kind == HOP_PARAM_BODIES)
+                    return hop_error(HOP_INVALID,
+                                     "register HOP %s: the bodies %s must be the last body "
+                                     "parameter",
+                                     cls->name, p[i].name);
+        }
+        if (p[i].kind == HOP_PARAM_BODY || p[i].kind == HOP_PARAM_BODIES) {
             nbodies++;
             if (p[i].prefix == NULL || !hop__name_is_identifier(p[i].prefix))
                 return hop_error(HOP_INVALID,
@@ -117,7 +125,7 @@ builtins_locked(void)
         return HOP_OK;
     const hop_class *builtins[] = {&hop_wrap_class, &hop_cond_class, &hop_map_class,
                                    &hop_invoke_subgraph_class, &hop_while_loop_class,
-                                   &hop_fori_loop_class, &hop_scan_class};
+                                   &hop_fori_loop_class, &hop_scan_class, &hop_switch_class};
     for (size_t i = 0; i < HOP__ARRAY_LEN(builtins); i++) {
         if (find_locked(builtins[i]->name))
             continue;

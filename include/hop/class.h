@@ -25,7 +25,8 @@
  *   name(leads..., bodies..., groups...)
  *
  *   leads   every INT, FLOAT, BOOL, DTYPE and VALUE parameter, in order;
- *   bodies  one subgraph per BODY parameter, in order;
+ *   bodies  one subgraph per BODY parameter, in order (a BODIES parameter:
+ *           one per body given);
  *   groups  one list per VALUES/CARRY/VARARGS parameter, in order, holding
  *           the values passed to the bodies.  The values each body lifted come
  *           last: appended to the final group when it is VARARGS (map's
@@ -65,6 +66,9 @@ typedef enum hop_param_kind {
     HOP_PARAM_VALUE,   /* one traced value for the HOP itself (cond's pred): a
                           node, a SymInt/SymBool expression or a bool */
     HOP_PARAM_BODY,    /* a body, traced into a subgraph named <prefix>_<N> */
+    HOP_PARAM_BODIES,  /* one or more bodies given as a list (switch's
+                          branches), each traced as a BODY; the last body
+                          parameter */
     HOP_PARAM_VALUES,  /* a group of values passed to the bodies (a list);
                           from Python one argument, a tensor or a pytree */
     HOP_PARAM_CARRY,   /* a group of values a loop carries: passed like VALUES,
@@ -87,7 +91,8 @@ hop_param_is_group(hop_param_kind k)
 static inline int
 hop_param_is_lead(hop_param_kind k)
 {
-    return k != HOP_PARAM_END && k != HOP_PARAM_BODY && !hop_param_is_group(k);
+    return k != HOP_PARAM_END && k != HOP_PARAM_BODY && k != HOP_PARAM_BODIES &&
+           !hop_param_is_group(k);
 }
 
 typedef struct hop_param {
@@ -98,7 +103,7 @@ typedef struct hop_param {
 
 /* Parameters of one signature, bodies of one call. */
 #define HOP_MAX_PARAMS 8
-#define HOP_MAX_BODIES 4
+#define HOP_MAX_BODIES 16
 
 typedef enum hop_input_mode {
     HOP_INPUTS_INHERIT = 0, /* as the base class says */

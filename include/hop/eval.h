@@ -57,6 +57,8 @@ void hop_rt_values_clear(hop_rt_values *vs);
  *                   function takes) and appends its results to *outputs
  *                   (new references).  A host body may return any number of
  *                   values; check them if the HOP needs to.
+ * hop_eval_body_at  the same for body k of a BODIES parameter (a switch's
+ *                   branch k; hop_eval_nbodies says how many the call has).
  * hop_eval_results  the call's results: takes every value of *results (the
  *                   list is left empty).
  * hop_eval_describe `f32[4, 3]` or `int` for messages; snprintf contract.
@@ -76,6 +78,9 @@ const hop_rt_value *hop_eval_group(hop_eval_ctx *ex, const char *name, size_t *n
 const hop_rt_value *hop_eval_passed(hop_eval_ctx *ex, size_t *n);
 hop_status hop_eval_body(hop_eval_ctx *ex, const char *body, const hop_rt_value *inputs,
                          size_t ninputs, hop_rt_values *outputs);
+hop_status hop_eval_body_at(hop_eval_ctx *ex, const char *body, size_t k,
+                            const hop_rt_value *inputs, size_t ninputs, hop_rt_values *outputs);
+size_t hop_eval_nbodies(const hop_eval_ctx *ex);
 hop_status hop_eval_results(hop_eval_ctx *ex, hop_rt_values *results);
 size_t hop_eval_describe(const hop_rt_value *v, char *buf, size_t cap);
 bool hop_eval_same_kind(const hop_rt_value *a, const hop_rt_value *b);

@@ -130,8 +130,12 @@ const hop_param *hop_class_params(const hop_class *cls, size_t *n);
 /* The input and guard modes cls resolves to through its bases. */
 hop_input_mode hop_class_input_mode(const hop_class *cls);
 hop_guard_mode hop_class_guard_mode(const hop_class *cls);
-/* How many BODY parameters cls has; its made_inputs, through its bases. */
+/* How many BODY parameters cls has; whether a call may pass nbodies bodies
+ * (a BODIES parameter takes one or more); the parameter of body b; its
+ * made_inputs, through its bases. */
 size_t hop_class_nbodies(const hop_class *cls);
+bool hop_class_takes_bodies(const hop_class *cls, size_t nbodies);
+const hop_param *hop_class_body_param(const hop_class *cls, size_t b);
 size_t hop_class_made_inputs(const hop_class *cls);
 
 /*
@@ -145,6 +149,9 @@ size_t hop_class_made_inputs(const hop_class *cls);
  *                  group.
  * hop_node_param   a lead of a call_hop node.
  * hop_node_body    the subgraph of BODY parameter `name` of a call_hop node.
+ * hop_node_bodies  the subgraph arguments (HOP_ARG_GRAPH) of BODY or BODIES
+ *                  parameter `name` (a BODIES parameter's: every body the
+ *                  call was given, in order); *n gets their count.
  * hop_node_group   the list of group `name` of a call_hop node: its items and
  *                  (in *n) their count.  The final VARARGS group includes the
  *                  lifted values; a HOP_INPUTS_LIFTED class's one group is
@@ -160,6 +167,7 @@ hop_arg *hop_call_param(hop_call *c, const char *name);
 hop_node *const *hop_call_group(const hop_call *c, const char *name, size_t *n);
 const hop_arg *hop_node_param(const hop_node *call, const char *name);
 const hop_graph *hop_node_body(const hop_node *call, const char *name);
+const hop_arg *hop_node_bodies(const hop_node *call, const char *name, size_t *n);
 const hop_arg *hop_node_group(const hop_node *call, const char *name, size_t *n);
 const hop_arg *hop_node_lifted(const hop_node *call, size_t *n);
 size_t hop_node_passed(const hop_node *call, const hop_arg **items, size_t cap);
@@ -252,6 +260,7 @@ extern const hop_class hop_invoke_subgraph_class;
 extern const hop_class hop_while_loop_class;
 extern const hop_class hop_fori_loop_class;
 extern const hop_class hop_scan_class;
+extern const hop_class hop_switch_class;
 
 /* wrap(body, *args): body(*args) with args lifted on first use. */
 hop_status hop_wrap(hop_output_graph *og, hop_body body, const hop_arg *args, size_t nargs,

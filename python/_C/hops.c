@@ -314,7 +314,7 @@ traced_call(PyObject *tr, const hop_class *cls, const hop_param *params, size_t 
     PyObject *result = NULL;
     for (size_t i = 0; i < np; i++) {
         const hop_param *p = &params[i];
-        if (p->kind == HOP_PARAM_BODY)
+        if (p->kind == HOP_PARAM_BODY || p->kind == HOP_PARAM_BODIES)
             continue;
         if (!hop_param_is_group(p->kind)) {
             if (traced_lead(tr, p, PyTuple_GET_ITEM(leads, nl++), cls->name, &args[nargs++]) < 0)
@@ -376,7 +376,7 @@ eager_call(const hop_class *cls, const hop_param *params, size_t np, PyObject *l
     PyObject *result = NULL;
     for (size_t i = 0; i < np; i++) {
         const hop_param *p = &params[i];
-        if (p->kind == HOP_PARAM_BODY)
+        if (p->kind == HOP_PARAM_BODY || p->kind == HOP_PARAM_BODIES)
             continue;
         if (!hop_param_is_group(p->kind)) {
             if (eager_lead(p, PyTuple_GET_ITEM(leads, nl++), cls->name, &args[nargs++]) < 0)
@@ -458,16 +458,16 @@ py_call_hop(PyObject *self, PyObject *args)
     size_t np, nlead = 0, ngroup = 0, nbody = 0;
     const hop_param *params = hop_class_params(cls, &np);
     for (size_t i = 0; i < np; i++) {
-        nbody += params[i].kind == HOP_PARAM_BODY;
+        nlead += hop_param_is_lead(params[i].kind);
         ngroup += hop_param_is_group(params[i].kind);
     }
-    nlead = np - nbody - ngroup;
+    nbody = (size_t)PyTuple_GET_SIZE(bodies);
     if ((size_t)PyTuple_GET_SIZE(leads) != nlead || (size_t)PyTuple_GET_SIZE(groups) != ngroup ||
-        (size_t)PyTuple_GET_SIZE(bodies) != nbody ||
+        !hop_class_takes_bodies(cls, nbody) ||
         (keys != Py_None && (!PyTuple_Check(keys) || (size_t)PyTuple_GET_SIZE(keys) != nbody))) {
         PyErr_Format(PyExc_TypeError,
                      "call_hop: %s takes %zu leads, %zu groups and %zu bodies (and as many keys)",
-                     name, nlead, ngroup, nbody);
+                     name, nlead, ngroup, hop_class_nbodies(cls));
         return NULL;
     }
     frame f = {.nbodies = nbody, .lifted = hop_class_input_mode(cls) == HOP_INPUTS_LIFTED};

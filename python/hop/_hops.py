@@ -30,7 +30,7 @@ except ImportError:  # NumPy is optional at run time
     _np = None
 
 __all__ = ["cond", "map", "wrap", "invoke_subgraph", "nested_compile_region", "load_library",
-           "while_loop", "fori_loop", "scan"]
+           "while_loop", "fori_loop", "scan", "switch"]
 
 
 def _is_traced(x):
@@ -636,10 +636,41 @@ def scan(f, init, xs, *, length=None, reverse=False, dim=0):
                   [carry, xgroup], [_Body(step, "f", call)])
 
 
+def switch(index, branches, *operands):
+    """JAX's switch: branches[clamp(index, 0, len(branches) - 1)](*operands).
+
+    index is an int or an int scalar tensor (read at run time: a compiled
+    switch does not recompile when it changes); branches is a sequence of
+    callables that return the same structure, dtypes and ranks.  Under
+    tracing every branch becomes a subgraph, all with one merged signature.
+
+        y = hop.switch(k, [lambda x: x + 1, lambda x: x * 2, jnp_like_neg], x)
+    """
+    if isinstance(branches, (str, bytes)) or not hasattr(branches, "__len__"):
+        raise TypeError(f"hop.switch: branches must be a sequence of callables, got "
+                        f"{type(branches).__name__}")
+    branches = list(branches)
+    if not branches:
+        raise ValueError("hop.switch: branches is empty")
+    for k, b in enumerate(branches):
+        _check_callable("switch", f"branch {k}", b)
+    if _np is not None and isinstance(index, (_np.integer, _np.bool_)):
+        index = int(index)
+    if isinstance(index, bool):
+        index = int(index)
+    if not isinstance(index, (int, _C.Tensor, _C.SymInt)):
+        raise TypeError(f"hop.switch: index must be an int or an int scalar tensor, got "
+                        f"{type(index).__name__}")
+    splat = lambda s: (tuple(s[0]), {})  # noqa: E731
+    return _apply("switch", [index], [tuple(operands)],
+                  [_Body(b, f"branch {k}", splat) for k, b in enumerate(branches)])
+
+
 # ------------------------------------------------ any registered HOP: hop.ops
 
 _KIND_TEXT = {"int": "int", "float": "float", "bool": "bool", "dtype": "hop.dtype",
-              "value": "a tensor, a SymInt or a bool", "body": "a callable",
+              "value": "a tensor, a SymInt, a bool or an int", "body": "a callable",
+              "bodies": "a sequence of callables",
               "values": "a tensor or a pytree of tensors",
               "carry": "a tensor or a pytree of tensors", "varargs": "tensors"}
 
@@ -685,6 +716,10 @@ class HopFunction:
             if kind == "body":
                 _check_callable(f"ops.{self.__name__}", pname, v)
                 bodies.append(v)
+            elif kind == "bodies":
+                for k, b in enumerate(v):
+                    _check_callable(f"ops.{self.__name__}", f"{pname}[{k}]", b)
+                    bodies.append(b)
             elif kind in ("values", "carry", "varargs"):
                 groups.append(tuple(v) if kind == "varargs" else v)
                 kinds.append(kind)

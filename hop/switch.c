@@ -1,0 +1,260 @@
+/*
+ * hop/switch.c - switch(index, branches, *operands): JAX's n-way cond,
+ * branches[clamp(index, 0, n - 1)](*operands).
+ *
+ * Tracing: every branch is traced (inputs lifted on first use) and all get
+ * one merged signature, built as cond's (shared lifted values sorted by
+ * name, then those unique to each branch, suffixed `_branch<k>`); outputs
+ * must agree in count, kind, dtype and rank across branches, and sizes that
+ * differ become fresh unbacked symbols.  A guard only some branches' tracing
+ * found stays with them (HOP_GUARDS_BRANCH).  An index known at trace time
+ * (an int, a constant SymInt) runs its branch inline; a tensor index is
+ * read with item.  The node is
+ * `switch(index, switch_branch_A, ..., switch_branch_Z, (merged...))`.
+ *
+ * Lowering: the index clamped in the plan, then a chain of tests over the
+ * inlined branches; only the chosen one runs and its results are moved into
+ * the call's.  Eval: the chosen branch runs.
+ */
+#include "hop/eval.h"
+#include "hop/lowering.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+
+/* ---------------------------------------------------------------- tracing */
+
+static size_t
+clamp(int64_t i, size_t n)
+{
+    return i < 0 ? 0 : (size_t)i >= n ? n - 1 : (size_t)i;
+}
+
+static hop_status
+switch_check_operands(hop_call *c)
+{
+    hop_arg *index = hop_call_param(c, "index");
+    int64_t v;
+    char what[128] = "a bool";
+    switch (index->kind) {
+    case HOP_ARG_INT:
+        c->inline_body = (int)clamp(index->u.i, c->nbodies);
+        break;
+    case HOP_ARG_SYM:
+        if (hop_expr_is_bool(index->u.sym))
+            return hop_error(HOP_DTYPE, "switch: index must be an int, got a SymBool");
+        if (hop_expr_const_value(index->u.sym, &v))
+            c->inline_body = (int)clamp(v, c->nbodies);
+        break;
+    case HOP_ARG_NODE: {
+        const hop_value_info *m = index->u.node->meta;
+        bool ok = m->kind == HOP_VALUE_SYM ? !hop_expr_is_bool(m->sym)
+                                           : m->meta.dtype == HOP_I64 || m->meta.dtype == HOP_I32;
+        int64_t numel = 1, k;
+        for (int d = 0; ok && m->kind == HOP_VALUE_TENSOR && d < m->meta.rank; d++)
+            ok = hop_expr_const_value(m->meta.sizes[d], &k) && (numel *= k) == 1;
+        if (!ok) {
+            hop_value_info_print(m, what, sizeof what);
+            return hop_error(HOP_DTYPE, "switch: index must be an int scalar, got %s (%s)",
+                             index->u.node->name, what);
+        }
+        /* A tensor index is read with item: the plan compares ints. */
+        hop_node *local = hop_tracer_lift(c->parent, index->u.node);
+        if (local && m->kind == HOP_VALUE_TENSOR)
+            local = hop_tracer_call_op(c->parent, HOP_OP_item, (hop_arg[]){hop_arg_node(local)}, 1);
+        if (local == NULL)
+            return hop_error(hop_error_code(), "switch: index: %s", hop_error_message());
+        *index = hop_arg_node(local);
+        break;
+    }
+    default:
+        return hop_error(HOP_DTYPE, "switch: index must be an int scalar, got %s", what);
+    }
+    return hop_prim_hop_base()->check_operands(c);
+}
+
+static hop_status
+switch_check_outputs(hop_call *c)
+{
+    const hop_values *a = &c->results[0];
+    for (size_t b = 1; b < c->nbodies; b++) {
+        const hop_values *r = &c->results[b];
+        if (r->n != a->n)
+            return hop_error(HOP_TRACE,
+                             "switch: branch 0 returns %zu value%s but branch %zu returns %zu",
+                             a->n, a->n == 1 ? "" : "s", b, r->n);
+        for (size_t i = 0; i < a->n; i++) {
+            const hop_value_info *x = a->items[i]->meta, *y = r->items[i]->meta;
+            bool same = x->kind == y->kind &&
+                        (x->kind != HOP_VALUE_TENSOR ||
+                         (x->meta.dtype == y->meta.dtype && x->meta.rank == y->meta.rank));
+            if (!same) {
+                char p[128], q[128];
+                hop_value_info_print(x, p, sizeof p);
+                hop_value_info_print(y, q, sizeof q);
+                return hop_error(HOP_TRACE,
+                                 "switch: output %zu of branch 0 is %s but branch %zu gives %s", i,
+                                 p, b, q);
+            }
+        }
+    }
+    return HOP_OK;
+}
+
+/* One size all branches agree on (equal, or equated by a guard of the
+ * caller), else a fresh unbacked symbol spanning theirs. */
+static const hop_expr *
+merge_size(hop_call *c, size_t i, int d)
+{
+    hop_shape_env *env = hop_output_graph_env(c->og);
+    const hop_value_info *m0 = c->results[0].items[i]->meta;
+    const hop_expr *a = m0->kind == HOP_VALUE_SYM ? m0->sym : m0->meta.sizes[d];
+    int64_t lo, hi;
+    hop_shape_env_bounds(env, a, &lo, &hi);
+    bool same = true;
+    for (size_t b = 1; b < c->nbodies; b++) {
+        const hop_value_info *m = c->results[b].items[i]->meta;
+        const hop_expr *e = m->kind == HOP_VALUE_SYM ? m->sym : m->meta.sizes[d];
+        int64_t l, h;
+        hop_shape_env_bounds(env, e, &l, &h);
+        lo = l < lo ? l : lo;
+        hi = h > hi ? h : hi;
+        if (e == a)
+            continue;
+        const hop_expr *eq = hop_sym_eq(env, a, e);
+        bool guarded = false;
+        for (size_t g = 0, n = hop_shape_env_nguards(env); eq && g < n && !guarded; g++)
+            guarded = hop_shape_env_guard(env, g) == eq;
+        same = same && guarded;
+    }
+    return same ? a : hop_shape_env_unbacked(env, lo, hi);
+}
+
+static hop_status
+switch_output_meta(hop_call *c)
+{
+    hop_status st = hop_prim_hop_base()->output_meta(c); /* branch 0's */
+    for (size_t i = 0; i < c->nouts && st == HOP_OK; i++) {
+        hop_value_info *o = &c->outs[i];
+        if (o->kind == HOP_VALUE_SYM) {
+            if ((o->sym = merge_size(c, i, 0)) == NULL)
+                st = hop_error_code();
+            continue;
+        }
+        for (int d = 0; d < o->meta.rank && st == HOP_OK; d++)
+            if ((o->meta.sizes[d] = merge_size(c, i, d)) == NULL)
+                st = hop_error_code();
+    }
+    return st;
+}
+
+/* Binds, in the caller, the unbacked symbols the merged outputs introduced. */
+static hop_status
+switch_installed(hop_call *c)
+{
+    hop_status st = hop_call_bind_outputs(c);
+    for (size_t i = 0; i < c->nouts && st == HOP_OK; i++) {
+        const hop_value_info *o = &c->outs[i];
+        hop_node *item = c->outputs->items[c->outputs->n - c->nouts + i];
+        for (int d = 0; o->kind == HOP_VALUE_TENSOR && d < o->meta.rank; d++) {
+            const hop_expr *s = o->meta.sizes[d];
+            if (hop_expr_kind_of(s) != HOP_EXPR_SYMBOL || !hop_symbol_is_unbacked(s) ||
+                hop_tracer_bound_symbol(c->parent, s))
+                continue;
+            hop_arg args[] = {hop_arg_node(item), hop_arg_int(d)};
+            if (hop_tracer_call_op(c->parent, HOP_OP_sym_size, args, 2) == NULL)
+                st = hop_error_code();
+        }
+    }
+    return st;
+}
+
+/* --------------------------------------------------------------- running */
+
+static hop_status
+switch_lower(hop_lower_ctx *cx, const hop_node *call)
+{
+    size_t nb, n, no = call->nouts;
+    const hop_arg *branches = hop_node_bodies(call, "branches", &nb);
+    const hop_arg *index_arg = hop_node_param(call, "index");
+    hop_pval index, *in = hop_lower_passed(cx, call, &n), *dests = in ? hop_lower_dests(cx) : NULL;
+    hop_pval *res = dests ? hop_lower_pvals(cx, no) : NULL, *got = res ? hop_lower_pvals(cx, no) : NULL;
+    if (branches == NULL || index_arg == NULL || got == NULL)
+        return hop_error_code();
+    hop_status st = hop_lower_arg(cx, index_arg, &index);
+    /* clamp(index, 0, nb - 1) */
+    if (st == HOP_OK)
+        st = hop_lower_int(cx, HOP_INT_MAX, index, (hop_pval){HOP_PVAL_CONST, -1, 0}, &index);
+    if (st == HOP_OK)
+        st = hop_lower_int(cx, HOP_INT_MIN, index, (hop_pval){HOP_PVAL_CONST, -1, (int64_t)nb - 1},
+                           &index);
+    for (size_t j = 0; j < no && st == HOP_OK; j++)
+        st = dests[j].kind != HOP_PVAL_NONE ? (res[j] = dests[j], HOP_OK)
+                                            : hop_lower_tensor(cx, &call->outs[j], false, &res[j]);
+    /* if index == 0: branch 0 else if index == 1: ... else: the last */
+    size_t open = 0;
+    for (size_t b = 0; b < nb && st == HOP_OK; b++) {
+        if (b + 1 < nb) {
+            hop_pval is_b;
+            st = hop_lower_int(cx, HOP_INT_EQ, index, (hop_pval){HOP_PVAL_CONST, -1, (int64_t)b},
+                               &is_b);
+            if (st == HOP_OK && (st = hop_lower_if(cx, is_b)) == HOP_OK)
+                open++;
+        }
+        if (st == HOP_OK)
+            st = hop_lower_inline(cx, branches[b].u.graph, in, n, dests, got, no);
+        for (size_t j = 0; j < no && st == HOP_OK; j++)
+            st = hop_lower_move(cx, res[j], got[j]);
+        if (st == HOP_OK && b + 1 < nb)
+            st = hop_lower_else(cx);
+    }
+    while (open-- > 0 && st == HOP_OK)
+        st = hop_lower_end_if(cx);
+    return st == HOP_OK ? hop_lower_results(cx, res, no) : st;
+}
+
+static hop_status
+switch_eval(hop_eval_ctx *ex)
+{
+    hop_rt_arg index;
+    int64_t i = 0;
+    hop_status st = hop_eval_param(ex, "index", &index);
+    if (st == HOP_OK && index.kind == HOP_OPND_TENSOR) {
+        const hop_tensor *t = index.u.tensor;
+        if ((t->dtype != HOP_I64 && t->dtype != HOP_I32) || hop_tensor_numel(t) != 1) {
+            char what[96];
+            hop_tensor_print_meta(t, what, sizeof what);
+            return hop_error(HOP_DTYPE, "switch: index must be an int scalar, got %s", what);
+        }
+        st = hop_tensor_item_int(t, &i);
+    } else if (st == HOP_OK) {
+        i = index.kind == HOP_OPND_BOOL ? index.u.b : index.u.i;
+    }
+    size_t n;
+    const hop_rt_value *in = hop_eval_passed(ex, &n);
+    hop_rt_values out = {NULL, 0, 0};
+    if (st == HOP_OK)
+        st = hop_eval_body_at(ex, "branches", clamp(i, hop_eval_nbodies(ex)), in, n, &out);
+    if (st == HOP_OK)
+        st = hop_eval_results(ex, &out);
+    hop_rt_values_clear(&out);
+    return st;
+}
+
+const hop_class hop_switch_class = {
+    .name = "switch",
+    .params = {{"index", HOP_PARAM_VALUE},
+               {"branches", HOP_PARAM_BODIES, "switch_branch"},
+               {"operands", HOP_PARAM_VALUES}},
+    .doc = "switch(index, branches, *operands): branches[clamp(index, 0, len(branches) - 1)]"
+           "(*operands); under tracing every branch becomes a subgraph, all with one merged "
+           "signature.",
+    .input_mode = HOP_INPUTS_LIFTED,
+    .guard_mode = HOP_GUARDS_BRANCH,
+    .check_operands = switch_check_operands,
+    .check_outputs = switch_check_outputs,
+    .output_meta = switch_output_meta,
+    .installed = switch_installed,
+    .lower = switch_lower,
+    .eval = switch_eval,
+};
