@@ -261,6 +261,7 @@ extern const hop_class hop_while_loop_class;
 extern const hop_class hop_fori_loop_class;
 extern const hop_class hop_scan_class;
 extern const hop_class hop_switch_class;
+extern const hop_class hop_associative_scan_class;
 
 /* wrap(body, *args): body(*args) with args lifted on first use. */
 hop_status hop_wrap(hop_output_graph *og, hop_body body, const hop_arg *args, size_t nargs,

@@ -16,7 +16,7 @@ from ._C import (  # noqa: F401  (re-exported)
 )
 from ._hops import (  # noqa: F401
     cond, map, wrap, invoke_subgraph, nested_compile_region, ops, load_library, HopFunction,
-    while_loop, fori_loop, scan, switch,
+    while_loop, fori_loop, scan, switch, associative_scan,
 )
 from ._trace import trace, GraphModule, Graph, Node, TensorMeta, SymMeta  # noqa: F401
 from ._compile import compile, CompiledFunction  # noqa: F401

@@ -30,7 +30,7 @@ except ImportError:  # NumPy is optional at run time
     _np = None
 
 __all__ = ["cond", "map", "wrap", "invoke_subgraph", "nested_compile_region", "load_library",
-           "while_loop", "fori_loop", "scan", "switch"]
+           "while_loop", "fori_loop", "scan", "switch", "associative_scan"]
 
 
 def _is_traced(x):
@@ -664,6 +664,31 @@ def switch(index, branches, *operands):
     splat = lambda s: (tuple(s[0]), {})  # noqa: E731
     return _apply("switch", [index], [tuple(operands)],
                   [_Body(b, f"branch {k}", splat) for k, b in enumerate(branches)])
+
+
+def associative_scan(combine_fn, xs, dim=0, reverse=False):
+    """torch's associative_scan: the inclusive scan of xs along dim with an
+    associative combine_fn, out[0] = x[0], out[i] = combine_fn(out[i-1], x[i])
+    (from the end with reverse).
+
+    xs is a tensor or a pytree of tensors with one size along dim;
+    combine_fn(a, b) takes two elements (slices along dim, with xs'
+    structure) and returns one.  Traced, the plan runs a work-efficient
+    parallel scan (chunks on the thread pool), so combine_fn must really be
+    associative.
+
+        cummax = hop.associative_scan(lambda a, b: a.maximum(b), x)
+    """
+    _check_callable("associative_scan", "combine_fn", combine_fn)
+    leaves, spec = flatten(xs)
+    if not leaves or not builtins.all(isinstance(x, _C.Tensor) for x in leaves):
+        raise TypeError("hop.associative_scan: xs must be a tensor or a pytree of tensors")
+    if isinstance(dim, bool) or not isinstance(dim, numbers.Integral):
+        raise TypeError(f"hop.associative_scan: dim must be an int, got {type(dim).__name__}")
+    shape = _Result(spec, [_HOLE] * len(leaves), "element")
+    return _apply("associative_scan", [int(dim), bool(reverse)], [xs, xs],
+                  [_Body(combine_fn, "combine_fn", lambda s: ((s[0], s[1]), {}), shape)],
+                  result=shape)
 
 
 # ------------------------------------------------ any registered HOP: hop.ops

@@ -1,0 +1,433 @@
+/*
+ * hop/associative_scan.c - associative_scan(combine_fn, xs, dim, reverse):
+ * torch's inclusive scan with an associative combine_fn,
+ *
+ *     out[0] = x[0];  out[i] = combine_fn(out[i - 1], x[i])
+ *
+ * along dim (from the end with reverse), for a pytree of xs scanned together.
+ *
+ * Tracing: combine_fn is traced once on element slices (dim removed): its
+ * left operands are slices of the group `a`, its right operands of the
+ * group `b`, both the xs (the node shows where each comes from:
+ * `associative_scan(0, False, combine_0, (x,), (x,), (lifted...))`), and it
+ * returns one element per xs, as it entered.
+ *
+ * Lowering: a work-efficient parallel scan in three phases over up to 16
+ * chunks: each chunk scanned on its own (a parallel loop: the pool runs the
+ * chunks when the work is large enough), the chunks' totals scanned in
+ * order, then each chunk's elements combined with the total of the chunks
+ * before it (a parallel loop again): 2n combines, n / chunks deep.  Eval:
+ * the sequential scan.
+ */
+#include "hop/eval.h"
+#include "hop/lowering.h"
+
+#include <inttypes.h>
+#include <string.h>
+
+#define CHUNKS 16
+
+static int
+norm_dim(int64_t dim, int rank)
+{
+    int64_t d = dim < 0 ? dim + rank : dim;
+    return d >= 0 && d < rank ? (int)d : -1;
+}
+
+/* ---------------------------------------------------------------- tracing */
+
+static hop_status
+scan_check_operands(hop_call *c)
+{
+    size_t na, nb;
+    hop_node *const *a = hop_call_group(c, "a", &na), *const *b = hop_call_group(c, "b", &nb);
+    int64_t dim = hop_call_param(c, "dim")->u.i;
+    if (na == 0)
+        return hop_error(HOP_INVALID, "associative_scan: needs at least one xs");
+    if (na != nb || memcmp(a, b, na * sizeof *a) != 0)
+        return hop_error(HOP_INVALID,
+                         "associative_scan: the groups a and b must both be the xs (combine_fn's "
+                         "left and right operands are slices of them)");
+    hop_status st = hop_prim_hop_base()->check_operands(c);
+    hop_shape_env *env = hop_output_graph_env(c->og);
+    for (size_t i = 0; i < na && st == HOP_OK; i++) {
+        const hop_value_info *x = a[i]->meta;
+        char what[128];
+        hop_value_info_print(x, what, sizeof what);
+        int d = x->kind == HOP_VALUE_TENSOR ? norm_dim(dim, x->meta.rank) : -1;
+        if (d < 0)
+            return hop_error(HOP_SHAPE, "associative_scan: xs %zu (%s) is %s, which has no dim "
+                             "%" PRId64, i, a[i]->name, what, dim);
+        int d0 = norm_dim(dim, a[0]->meta->meta.rank);
+        bool eq;
+        st = hop_shape_env_decide_eq(env, x->meta.sizes[d], a[0]->meta->meta.sizes[d0],
+                                     "associative_scan", &eq);
+        if (st == HOP_OK && !eq)
+            return hop_error(HOP_SHAPE, "associative_scan: xs %zu (%s) is %s: its size along dim "
+                             "%" PRId64 " is not xs 0's", i, a[i]->name, what, dim);
+    }
+    return st;
+}
+
+/* Both operands are element slices: dim removed. */
+static hop_status
+scan_body_inputs(hop_call *c)
+{
+    hop_status st = hop_prim_hop_base()->body_inputs(c);
+    int64_t dim = hop_call_param(c, "dim")->u.i;
+    for (size_t i = 0; i < c->ninputs && st == HOP_OK; i++) {
+        hop_meta *m = &c->input_meta[i].meta;
+        int d = norm_dim(dim, m->rank);
+        memmove(m->sizes + d, m->sizes + d + 1, (size_t)(m->rank - d - 1) * sizeof *m->sizes);
+        m->rank--;
+    }
+    return st;
+}
+
+static hop_status
+scan_check_outputs(hop_call *c)
+{
+    size_t na;
+    hop_call_group(c, "a", &na);
+    hop_status st = hop_call_check_carries(c, 0, 0, na, "combine_fn");
+    if (st == HOP_OK && c->results[0].n != na)
+        st = hop_error(HOP_TRACE, "associative_scan: combine_fn returns %zu values for %zu xs",
+                       c->results[0].n, na);
+    return st;
+}
+
+static hop_status
+scan_output_meta(hop_call *c)
+{
+    size_t na;
+    hop_node *const *a = hop_call_group(c, "a", &na);
+    c->outs = hop_calloc(na + 1, sizeof *c->outs);
+    if (c->outs == NULL)
+        return hop_error_code();
+    for (size_t i = 0; i < na; i++)
+        c->outs[i] = *a[i]->meta;
+    c->nouts = na;
+    return HOP_OK;
+}
+
+/* --------------------------------------------------------------- lowering */
+
+typedef struct scan_lowering {
+    hop_lower_ctx *cx;
+    const hop_graph *combine;
+    size_t nx, n;      /* xs, passed values (a, b, lifted) */
+    hop_pval *passed;  /* a..., b..., lifted... */
+    hop_pval *out;     /* the results, one per xs */
+    int *dims;         /* per xs */
+    bool reverse;
+    hop_pval len;      /* the size along dim */
+    hop_pval last;     /* len - 1 */
+} scan_lowering;
+
+static const hop_pval ONE = {HOP_PVAL_CONST, -1, 1}, ZERO = {HOP_PVAL_CONST, -1, 0};
+
+static hop_status
+int_op(scan_lowering *s, hop_int_op op, hop_pval a, hop_pval b, hop_pval *out)
+{
+    if (a.kind == HOP_PVAL_CONST && b.kind == HOP_PVAL_CONST && op <= HOP_INT_MUL) {
+        int64_t v = op == HOP_INT_ADD ? a.value + b.value
+                    : op == HOP_INT_SUB ? a.value - b.value : a.value * b.value;
+        *out = (hop_pval){HOP_PVAL_CONST, -1, v};
+        return HOP_OK;
+    }
+    return hop_lower_int(s->cx, op, a, b, out);
+}
+
+/* Element i (in scan order) of every tensor in ts along the xs' dims. */
+static hop_status
+elements(scan_lowering *s, const hop_pval *ts, hop_pval i, hop_pval *rows)
+{
+    hop_pval at = i;
+    hop_status st = s->reverse ? int_op(s, HOP_INT_SUB, s->last, i, &at) : HOP_OK;
+    for (size_t j = 0; j < s->nx && st == HOP_OK; j++)
+        st = hop_lower_select_dim(s->cx, ts[j], s->dims[j], at, &rows[j]);
+    return st;
+}
+
+/* dst = combine(left, right), written into dst (its destinations). */
+static hop_status
+combine(scan_lowering *s, const hop_pval *left, const hop_pval *right, const hop_pval *dst)
+{
+    hop_pval *in = hop_lower_pvals(s->cx, s->n), *got = hop_lower_pvals(s->cx, s->nx);
+    if (in == NULL || got == NULL)
+        return hop_error_code();
+    for (size_t k = 0; k < s->n; k++)
+        in[k] = k < s->nx ? left[k] : k < 2 * s->nx ? right[k - s->nx] : s->passed[k];
+    hop_status st = hop_lower_inline(s->cx, s->combine, in, s->n, dst, got, s->nx);
+    for (size_t j = 0; j < s->nx && st == HOP_OK; j++)
+        if (got[j].id != dst[j].id)
+            st = hop_lower_copy(s->cx, dst[j], got[j]);
+    return st;
+}
+
+/* The bounds [start, end) of chunk c of size L: end = min(start + L, len). */
+static hop_status
+chunk(scan_lowering *s, hop_pval c, hop_pval L, hop_pval *start, hop_pval *end)
+{
+    hop_status st = int_op(s, HOP_INT_MUL, c, L, start);
+    if (st == HOP_OK)
+        st = int_op(s, HOP_INT_ADD, *start, L, end);
+    return st == HOP_OK ? hop_lower_int(s->cx, HOP_INT_MIN, *end, s->len, end) : st;
+}
+
+static hop_status
+scan_lower(hop_lower_ctx *cx, const hop_node *call)
+{
+    scan_lowering s = {.cx = cx, .combine = hop_node_body(call, "combine_fn"),
+                       .nx = call->nouts, .reverse = hop_node_param(call, "reverse")->u.b};
+    const hop_arg *xs = hop_node_group(call, "a", &s.nx);
+    int64_t dim = hop_node_param(call, "dim")->u.i;
+    s.passed = hop_lower_passed(cx, call, &s.n);
+    s.out = hop_lower_outputs(cx, true);
+    s.dims = hop_calloc(s.nx + 1, sizeof *s.dims);
+    hop_pval *r1 = hop_lower_pvals(cx, s.nx), *r2 = hop_lower_pvals(cx, s.nx),
+             *r3 = hop_lower_pvals(cx, s.nx), *pre = hop_lower_pvals(cx, s.nx),
+             *tmp = hop_lower_pvals(cx, s.nx);
+    if (s.combine == NULL || xs == NULL || s.passed == NULL || s.out == NULL || s.dims == NULL ||
+        r1 == NULL || r2 == NULL || r3 == NULL || pre == NULL || tmp == NULL) {
+        hop_free(s.dims);
+        return hop_error_code();
+    }
+    for (size_t j = 0; j < s.nx; j++)
+        s.dims[j] = norm_dim(dim, xs[j].u.node->meta->meta.rank);
+    const hop_meta *m0 = &xs[0].u.node->meta->meta;
+    hop_arg size = hop_arg_sym(m0->sizes[s.dims[0]]);
+    hop_pval nch, L, c, k, start, end, cnt, i, ok;
+    hop_status st = hop_lower_arg(cx, &size, &s.len);
+    if (st == HOP_OK)
+        st = int_op(&s, HOP_INT_SUB, s.len, ONE, &s.last);
+    /* nch = min(CHUNKS, len); L = ceil(len / nch) (len 0: nothing runs) */
+    if (st == HOP_OK)
+        st = hop_lower_int(cx, HOP_INT_MIN, s.len, (hop_pval){HOP_PVAL_CONST, -1, CHUNKS}, &nch);
+    if (st == HOP_OK)
+        st = hop_lower_int(cx, HOP_INT_MAX, nch, ONE, &cnt);
+    if (st == HOP_OK)
+        st = int_op(&s, HOP_INT_ADD, s.len, cnt, &L);
+    if (st == HOP_OK)
+        st = int_op(&s, HOP_INT_SUB, L, ONE, &L);
+    if (st == HOP_OK)
+        st = hop_lower_int(cx, HOP_INT_FLOORDIV, L, cnt, &L);
+    /* the totals of the chunks before each chunk: [CHUNKS, element...] */
+    for (size_t j = 0; j < s.nx && st == HOP_OK; j++) {
+        hop_value_info p = call->outs[j];
+        p.meta.sizes[s.dims[j]] = hop_sym_const(call->graph->env, CHUNKS);
+        if (p.meta.sizes[s.dims[j]] == NULL)
+            st = hop_error_code();
+        /* rows along dim 0: the chunk index first */
+        const hop_expr *d0 = p.meta.sizes[s.dims[j]];
+        memmove(p.meta.sizes + 1, p.meta.sizes, (size_t)s.dims[j] * sizeof *p.meta.sizes);
+        p.meta.sizes[0] = d0;
+        if (st == HOP_OK)
+            st = hop_lower_tensor(cx, &p, true, &pre[j]);
+    }
+
+    /* phase 1, chunk by chunk (independent): out[s] = x[s]; out[i] =
+     * combine(out[i - 1], x[i]) for the chunk's other elements */
+    if (st == HOP_OK)
+        st = hop_lower_parallel_loop_begin(cx, nch, &c);
+    if (st == HOP_OK)
+        st = chunk(&s, c, L, &start, &end);
+    if (st == HOP_OK)
+        st = hop_lower_int(cx, HOP_INT_LT, start, s.len, &ok);
+    if (st == HOP_OK)
+        st = hop_lower_if(cx, ok);
+    if (st == HOP_OK && (st = elements(&s, s.out, start, r1)) == HOP_OK &&
+        (st = elements(&s, s.passed + s.nx, start, r2)) == HOP_OK)
+        for (size_t j = 0; j < s.nx && st == HOP_OK; j++)
+            st = hop_lower_copy(cx, r1[j], r2[j]);
+    if (st == HOP_OK && (st = int_op(&s, HOP_INT_SUB, end, start, &cnt)) == HOP_OK)
+        st = int_op(&s, HOP_INT_SUB, cnt, ONE, &cnt);
+    if (st == HOP_OK)
+        st = hop_lower_loop_begin(cx, cnt, &k);
+    if (st == HOP_OK && (st = int_op(&s, HOP_INT_ADD, start, k, &i)) == HOP_OK &&
+        (st = elements(&s, s.out, i, r1)) == HOP_OK &&
+        (st = int_op(&s, HOP_INT_ADD, i, ONE, &i)) == HOP_OK &&
+        (st = elements(&s, s.passed + s.nx, i, r2)) == HOP_OK &&
+        (st = elements(&s, s.out, i, r3)) == HOP_OK)
+        st = combine(&s, r1, r2, r3);
+    if (st == HOP_OK && (st = hop_lower_loop_end(cx)) == HOP_OK &&
+        (st = hop_lower_end_if(cx)) == HOP_OK)
+        st = hop_lower_loop_end(cx);
+
+    /* phase 2, in order: pre[c] = the total of chunks 0..c-1 */
+    if (st == HOP_OK)
+        st = hop_lower_loop_begin(cx, nch, &c);
+    if (st == HOP_OK)
+        st = chunk(&s, c, L, &start, &end);
+    if (st == HOP_OK)
+        st = hop_lower_int(cx, HOP_INT_LT, ZERO, c, &ok); /* c >= 1 */
+    if (st == HOP_OK)
+        st = hop_lower_if(cx, ok);
+    if (st == HOP_OK)
+        st = hop_lower_int(cx, HOP_INT_LT, start, s.len, &ok); /* chunk c is not empty */
+    if (st == HOP_OK)
+        st = hop_lower_if(cx, ok);
+    hop_pval prev, lastprev;
+    if (st == HOP_OK && (st = int_op(&s, HOP_INT_SUB, start, ONE, &lastprev)) == HOP_OK)
+        st = elements(&s, s.out, lastprev, r1); /* chunk c-1's own total */
+    for (size_t j = 0; j < s.nx && st == HOP_OK; j++)
+        st = hop_lower_select(cx, pre[j], c, &r3[j]);
+    if (st == HOP_OK)
+        st = hop_lower_int(cx, HOP_INT_LT, ONE, c, &ok); /* c >= 2: combine with pre[c-1] */
+    if (st == HOP_OK)
+        st = hop_lower_if(cx, ok);
+    if (st == HOP_OK)
+        st = int_op(&s, HOP_INT_SUB, c, ONE, &prev);
+    for (size_t j = 0; j < s.nx && st == HOP_OK; j++)
+        st = hop_lower_select(cx, pre[j], prev, &r2[j]);
+    if (st == HOP_OK)
+        st = combine(&s, r2, r1, r3);
+    if (st == HOP_OK)
+        st = hop_lower_else(cx);
+    for (size_t j = 0; j < s.nx && st == HOP_OK; j++)
+        st = hop_lower_copy(cx, r3[j], r1[j]);
+    if (st == HOP_OK && (st = hop_lower_end_if(cx)) == HOP_OK &&
+        (st = hop_lower_end_if(cx)) == HOP_OK && (st = hop_lower_end_if(cx)) == HOP_OK)
+        st = hop_lower_loop_end(cx);
+
+    /* phase 3, chunk by chunk: out[i] = combine(pre[c], out[i]) */
+    if (st == HOP_OK)
+        st = hop_lower_parallel_loop_begin(cx, nch, &c);
+    if (st == HOP_OK)
+        st = chunk(&s, c, L, &start, &end);
+    if (st == HOP_OK && (st = hop_lower_int(cx, HOP_INT_LT, ZERO, c, &ok)) == HOP_OK)
+        st = hop_lower_if(cx, ok);
+    for (size_t j = 0; j < s.nx && st == HOP_OK; j++)
+        st = hop_lower_select(cx, pre[j], c, &r1[j]);
+    for (size_t j = 0; j < s.nx && st == HOP_OK; j++) {
+        hop_value_info e = call->outs[j];
+        memmove(e.meta.sizes + s.dims[j], e.meta.sizes + s.dims[j] + 1,
+                (size_t)(e.meta.rank - s.dims[j] - 1) * sizeof *e.meta.sizes);
+        e.meta.rank--;
+        st = hop_lower_tensor(cx, &e, true, &tmp[j]); /* private to each chunk */
+    }
+    if (st == HOP_OK && (st = int_op(&s, HOP_INT_SUB, end, start, &cnt)) == HOP_OK)
+        st = hop_lower_loop_begin(cx, cnt, &k);
+    if (st == HOP_OK && (st = int_op(&s, HOP_INT_ADD, start, k, &i)) == HOP_OK &&
+        (st = elements(&s, s.out, i, r2)) == HOP_OK)
+        st = combine(&s, r1, r2, tmp); /* not in place: combine reads all of b first */
+    for (size_t j = 0; j < s.nx && st == HOP_OK; j++)
+        st = hop_lower_copy(cx, r2[j], tmp[j]);
+    if (st == HOP_OK && (st = hop_lower_loop_end(cx)) == HOP_OK &&
+        (st = hop_lower_end_if(cx)) == HOP_OK)
+        st = hop_lower_loop_end(cx);
+    hop_free(s.dims);
+    return st == HOP_OK ? hop_lower_results(cx, s.out, s.nx) : st;
+}
+
+/* ------------------------------------------------------------------- eval */
+
+static hop_status
+scan_eval(hop_eval_ctx *ex)
+{
+    size_t n, nx;
+    const hop_rt_value *passed = hop_eval_passed(ex, &n);
+    const hop_rt_value *xs = hop_eval_group(ex, "a", &nx);
+    hop_rt_arg dim_arg, reverse;
+    hop_status st = hop_eval_param(ex, "dim", &dim_arg);
+    if (st == HOP_OK)
+        st = hop_eval_param(ex, "reverse", &reverse);
+    if (st != HOP_OK)
+        return st;
+    int64_t len = -1;
+    for (size_t j = 0; j < nx; j++) {
+        char what[96];
+        hop_eval_describe(&xs[j], what, sizeof what);
+        int d = xs[j].kind == HOP_VALUE_TENSOR ? norm_dim(dim_arg.u.i, xs[j].tensor->rank) : -1;
+        if (d < 0)
+            return hop_error(HOP_SHAPE, "associative_scan: xs %zu is %s, which has no dim %" PRId64,
+                             j, what, dim_arg.u.i);
+        if (len >= 0 && xs[j].tensor->sizes[d] != len)
+            return hop_error(HOP_SHAPE, "associative_scan: xs %zu is %s: its size along dim "
+                             "%" PRId64 " is not xs 0's", j, what, dim_arg.u.i);
+        len = xs[j].tensor->sizes[d];
+    }
+    hop_rt_value *in = hop_calloc(n + 1, sizeof *in);
+    hop_rt_values acc = {NULL, 0, 0}, rows = {NULL, 0, 0}; /* rows: element-major */
+    if (in == NULL)
+        return hop_error_code();
+    memcpy(in, passed, n * sizeof *in);
+    for (int64_t s = 0; s < len && st == HOP_OK; s++) {
+        int64_t at = reverse.u.b ? len - 1 - s : s;
+        hop_rt_values x = {NULL, 0, 0}, next = {NULL, 0, 0};
+        for (size_t j = 0; j < nx && st == HOP_OK; j++) {
+            hop_rt_arg a[] = {hop_rt_tensor(xs[j].tensor),
+                              hop_rt_int(norm_dim(dim_arg.u.i, xs[j].tensor->rank)),
+                              hop_rt_int(at)};
+            hop_rt_value v;
+            if ((st = hop_eager(HOP_OP_select, a, 3, &v)) == HOP_OK)
+                st = hop_rt_values_push(&x, v);
+        }
+        if (st == HOP_OK && s == 0) {
+            next = x;
+            x = (hop_rt_values){NULL, 0, 0};
+        } else if (st == HOP_OK) {
+            for (size_t j = 0; j < nx; j++) {
+                in[j] = acc.items[j];
+                in[nx + j] = x.items[j];
+            }
+            st = hop_eval_body(ex, "combine_fn", in, n, &next);
+            if (st == HOP_OK)
+                st = hop_eval_check_carries(ex, &next, x.items, nx, "combine_fn");
+        }
+        hop_rt_values_clear(&x);
+        for (size_t j = 0; j < nx && st == HOP_OK; j++)
+            st = hop_rt_values_push(&rows, (hop_rt_value){HOP_VALUE_TENSOR,
+                                                          hop_tensor_retain(next.items[j].tensor), 0});
+        hop_rt_values_clear(&acc);
+        acc = next;
+    }
+    hop_rt_values_clear(&acc);
+    hop_free(in);
+    hop_rt_values res = {NULL, 0, 0};
+    hop_rt_arg *items = st == HOP_OK ? hop_calloc((size_t)(len > 0 ? len : 0) + 1, sizeof *items)
+                                     : NULL;
+    if (st == HOP_OK && items == NULL)
+        st = hop_error_code();
+    for (size_t j = 0; j < nx && st == HOP_OK; j++) {
+        int d = norm_dim(dim_arg.u.i, xs[j].tensor->rank);
+        hop_rt_value v = {HOP_VALUE_TENSOR, NULL, 0};
+        if (len == 0) {
+            v.tensor = hop_tensor_retain(xs[j].tensor); /* empty along dim: as it is */
+        } else {
+            for (int64_t s = 0; s < len; s++) {
+                int64_t at = reverse.u.b ? len - 1 - s : s;
+                items[at] = hop_rt_tensor(rows.items[(size_t)s * nx + j].tensor);
+            }
+            hop_rt_arg a[] = {hop_rt_list(items, (size_t)len), hop_rt_int(d)};
+            st = hop_eager(HOP_OP_stack, a, 2, &v);
+        }
+        if (st == HOP_OK)
+            st = hop_rt_values_push(&res, v);
+    }
+    hop_free(items);
+    hop_rt_values_clear(&rows);
+    if (st == HOP_OK)
+        st = hop_eval_results(ex, &res);
+    hop_rt_values_clear(&res);
+    return st;
+}
+
+const hop_class hop_associative_scan_class = {
+    .name = "associative_scan",
+    .params = {{"dim", HOP_PARAM_INT},
+               {"reverse", HOP_PARAM_BOOL},
+               {"combine_fn", HOP_PARAM_BODY, "associative_scan_combine"},
+               {"a", HOP_PARAM_VALUES},
+               {"b", HOP_PARAM_VALUES}},
+    .doc = "associative_scan(dim, reverse, combine_fn, a, b): the inclusive scan of the xs "
+           "(given as both a and b: combine_fn's left and right operands are slices of them) "
+           "with the associative combine_fn along dim.",
+    .input_mode = HOP_INPUTS_EXPLICIT,
+    .check_operands = scan_check_operands,
+    .body_inputs = scan_body_inputs,
+    .check_outputs = scan_check_outputs,
+    .output_meta = scan_output_meta,
+    .lower = scan_lower,
+    .eval = scan_eval,
+};
