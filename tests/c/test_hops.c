@@ -1035,7 +1035,7 @@ test_registry_registers_finds_lists_and_rejects_bad_classes(void **state)
     for (size_t i = 0; i < n; i++)
         assert_string_equal(names[i], want[i]);
     assert_ptr_equal(hop_find_hop("cond"), &hop_cond_class);
-    assert_null(hop_find_hop("scan"));
+    assert_null(hop_find_hop("scanx"));
     assert_int_equal(hop_error_code(), HOP_NOT_FOUND);
 
     assert_int_equal(hop_register_hop(&my_wrap), HOP_OK);
