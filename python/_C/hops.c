@@ -514,8 +514,10 @@ static PyObject *
 py_hop_signature(PyObject *self, PyObject *arg)
 {
     (void)self;
-    static const char *const kinds[] = {"end",   "int",  "float",  "bool",  "dtype",
-                                        "value", "body", "values", "carry", "varargs"};
+    static const char *const kinds[] = {"end",  "int",    "float",  "bool",  "dtype",  "value",
+                                        "body", "bodies", "values", "carry", "varargs"};
+    _Static_assert(sizeof kinds / sizeof kinds[0] == HOP_PARAM_VARARGS + 1,
+                   "one name per hop_param_kind");
     const char *name = PyUnicode_AsUTF8(arg);
     if (name == NULL)
         return NULL;

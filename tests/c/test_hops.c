@@ -1050,7 +1050,7 @@ test_registry_registers_finds_lists_and_rejects_bad_classes(void **state)
     bad.name = "zero";
     bad.params[0] = (hop_param){"xs", HOP_PARAM_VALUES, NULL};
     assert_int_equal(hop_register_hop(&bad), HOP_INVALID);
-    assert_string_equal(hop_error_message(), "register HOP zero: it has 0 bodies; it must have 1..4");
+    assert_string_equal(hop_error_message(), "register HOP zero: it has 0 bodies; it must have 1..16");
     bad.params[1] = (hop_param){"t", HOP_PARAM_BODY, "t"};
     bad.params[2] = (hop_param){"f", HOP_PARAM_BODY, NULL};
     assert_int_equal(hop_register_hop(&bad), HOP_INVALID);

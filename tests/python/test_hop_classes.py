@@ -51,7 +51,7 @@ def test_hop_ops_names_every_registered_hop_with_its_signature():
     assert str(inspect.signature(hop.ops.map)) == \
         "(f: 'a callable', xs: 'a tensor or a pytree of tensors', *args: 'tensors')"
     assert str(inspect.signature(hop.ops.cond)) == \
-        "(pred: 'a tensor, a SymInt or a bool', true_fn: 'a callable', false_fn: " \
+        "(pred: 'a tensor, a SymInt, a bool or an int', true_fn: 'a callable', false_fn: " \
         "'a callable', operands: 'a tensor or a pytree of tensors')"
     assert hop.ops.map.__doc__.startswith("map(f, xs, *args): ")
     with pytest.raises(AttributeError, match="hop.ops has no HOP named 'scanx'; registered: "):
