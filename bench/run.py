@@ -521,6 +521,128 @@ def r_map_threads():
                   {"ns_per_row": times})
 
 
+ITERS = 10000
+
+
+def fori_fn(n):
+    return hop.compile(lambda x: hop.fori_loop(0, n, lambda i, v: v * 0.999 + 0.001, x))
+
+
+@row("fori_iter", "compiled fori_loop, small elementwise body (16 floats), per iteration",
+     "<= 20 ns, >= 20x a NumPy loop")
+def r_fori_iter():
+    one_thread()
+    x = hop.randn(16, seed=1)
+    cf = fori_fn(ITERS)
+    cf(x)
+    xn = x.numpy()
+    xt = torch.from_numpy(xn) if torch else None
+    a, b = np.float32(0.999), np.float32(0.001)
+
+    def np_loop():
+        v = xn
+        for _ in range(ITERS):
+            v = v * a + b
+        return v
+
+    def torch_loop():
+        v = xt
+        for _ in range(ITERS):
+            v = v * 0.999 + 0.001
+        return v
+    h, n, t, _ = three({"hop": lambda: cf(x), "np": np_loop, "torch": torch_loop}, "hop", "np",
+                       "torch", per=ITERS, repeat=3 if QUICK else 9)
+    return result("ns/iter", h, n, t, h["median"] <= 20 and n["median"] >= 20 * h["median"],
+                  join(speedup(n, h, "NumPy loop"), speedup(t, h, "torch loop")),
+                  f"v = v * 0.999 + 0.001, {ITERS} iterations in one compiled call; NumPy, "
+                  f"PyTorch: a Python for loop")
+
+
+@row("while_iter", "compiled while_loop with a data-dependent stop, per iteration",
+     "<= 1.5x fori_loop")
+def r_while_iter():
+    one_thread()
+    x = hop.randn(16, seed=1)
+    n = hop.tensor(ITERS)
+    cw = hop.compile(lambda x, n: hop.while_loop(lambda i, v: i < n,
+                                                 lambda i, v: (i + 1, v * 0.999 + 0.001),
+                                                 (0, x))[1])
+    cf = fori_fn(ITERS)
+    cw(x, n)
+    cf(x)
+    s = measure_all({"while": lambda: cw(x, n), "fori": lambda: cf(x)}, per=ITERS,
+                    repeat=3 if QUICK else 9)
+    w, f = s["while"].as_dict(), s["fori"].as_dict()
+    return result("ns/iter", w, None, None, w["median"] <= 1.5 * f["median"],
+                  f"while/fori {w['median'] / f['median']:.2f}x",
+                  f"the same body, stopping when the carried counter reaches a tensor n "
+                  f"(computed in the plan); fori_loop {f['median']:.1f} ns/iter", {"fori": f})
+
+
+@row("scan_rnn", "compiled scan of an RNN cell h = tanh(h @ W + x_t @ U), h: [1, 32], 1,000 "
+     "steps", ">= 5x NumPy loop, >= 10x torch loop")
+def r_scan_rnn():
+    one_thread()
+    steps = 1000
+    W, U = hop.randn(32, 32, seed=1) * 0.2, hop.randn(32, 32, seed=2) * 0.2
+    xs, h0 = hop.randn(steps, 32, seed=3), hop.zeros(1, 32)
+
+    def cell(h, x):
+        h = (h @ W + x @ U).tanh()
+        return h, h
+    cf = hop.compile(lambda xs, h0: hop.scan(cell, h0, xs))
+    cf(xs, h0)
+    Wn, Un, xn, hn = W.numpy(), U.numpy(), xs.numpy(), h0.numpy()
+
+    def np_loop():
+        h, hs = hn, []
+        for t in range(steps):
+            h = np.tanh(h @ Wn + xn[t] @ Un)
+            hs.append(h)
+        return h, np.stack(hs)
+    fns = {"hop": lambda: cf(xs, h0), "np": np_loop}
+    if torch is not None:
+        Wt, Ut, xt, ht = (torch.from_numpy(a) for a in (Wn, Un, xn, hn))
+
+        def torch_loop():
+            h, hs = ht, []
+            for t in range(steps):
+                h = torch.tanh(h @ Wt + xt[t] @ Ut)
+                hs.append(h)
+            return h, torch.stack(hs)
+        fns["torch"] = torch_loop
+    h, n, t, _ = three(fns, "hop", "np", "torch", repeat=3 if QUICK else 9)
+    met = n["median"] >= 5 * h["median"] and (t is None or t["median"] >= 10 * h["median"])
+    return result("us", {k: v / 1e3 if k != "samples" else v for k, v in h.items()},
+                  {k: v / 1e3 if k != "samples" else v for k, v in n.items()},
+                  {k: v / 1e3 if k != "samples" else v for k, v in t.items()} if t else None,
+                  met, join(speedup(n, h, "NumPy loop"), speedup(t, h, "torch loop")),
+                  "the whole 1,000-step scan (final h and the stacked hs) per call")
+
+
+@row("assoc_scan", "associative_scan add over 16M float32, 2 threads",
+     ">= 0.8x np.cumsum on 1 thread (faster on 2)")
+def r_assoc_scan():
+    x = hop.randn(BIG, seed=1)
+    cf = hop.compile(lambda x: hop.associative_scan(lambda a, b: a + b, x))
+    xn = x.numpy()
+    stats = {}
+    for threads in (1, 2):
+        hop.set_num_threads(threads)
+        cf(x)
+        stats[threads] = measure_all({"hop": lambda: cf(x)}, **big_rep())["hop"].as_dict()
+    hop.set_num_threads(1)
+    n = measure_all({"np": lambda: np.cumsum(xn)}, **big_rep())["np"].as_dict()
+    h2, h1 = stats[2], stats[1]
+    return result("ms", {k: v / 1e6 if k != "samples" else v for k, v in h2.items()},
+                  {k: v / 1e6 if k != "samples" else v for k, v in n.items()}, None,
+                  n["median"] >= 0.8 * h2["median"],
+                  f"NumPy/hop {n['median'] / h2['median']:.2f}x on 2 threads, "
+                  f"{n['median'] / h1['median']:.2f}x on 1",
+                  f"hop on 1 thread {h1['median'] / 1e6:.1f} ms; np.cumsum one thread",
+                  {"hop_1_thread": h1})
+
+
 @row("memory", "memory per graph node; allocations per map iteration", "<= 256 bytes; 0")
 def r_memory():
     out = c_bench("bench_memory")
