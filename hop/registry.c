@@ -4,7 +4,6 @@
  * makes it safe to register from several threads.
  */
 #include "hop/hop_impl.h"
-#include "graph/graph_impl.h"
 
 #include <pthread.h>
 #include <stdlib.h>
@@ -19,7 +18,7 @@ validate(const hop_hop_class *cls)
 {
     if (cls == NULL)
         return hop_error(HOP_MISUSE, "register HOP: NULL class");
-    if (cls->name == NULL || !hop__name_is_identifier(cls->name))
+    if (cls->name == NULL || !hop_name_is_identifier(cls->name))
         return hop_error(HOP_INVALID, "register HOP: name %s%s%s is not an identifier",
                          cls->name ? "'" : "", cls->name ? cls->name : "(NULL)",
                          cls->name ? "'" : "");
@@ -27,7 +26,7 @@ validate(const hop_hop_class *cls)
         return hop_error(HOP_INVALID, "register HOP %s: nbodies is %d; it must be 1..%d", cls->name,
                          cls->nbodies, HOP_MAX_BODIES);
     for (int b = 0; b < cls->nbodies; b++)
-        if (cls->prefixes[b] == NULL || !hop__name_is_identifier(cls->prefixes[b]))
+        if (cls->prefixes[b] == NULL || !hop_name_is_identifier(cls->prefixes[b]))
             return hop_error(HOP_INVALID,
                              "register HOP %s: the subgraph prefix of body %d is missing or not "
                              "an identifier",

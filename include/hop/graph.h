@@ -149,6 +149,11 @@ struct hop_graph {
     void *arena;
 };
 
+/* True when s can name a node, a graph or a HOP in printed code: an
+ * identifier ([A-Za-z_][A-Za-z0-9_]*) and no Python keyword.  False for
+ * NULL.  Never fails. */
+bool hop_name_is_identifier(const char *s);
+
 /* A new empty graph.  NULL on out-of-memory, or HOP_MISUSE for a NULL env or
  * name.  env is borrowed.  The name is sanitised into an identifier like node
  * names (it prints as a function name). */
