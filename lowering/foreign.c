@@ -242,49 +242,6 @@ hop__plan_release_externs(hop_plan *p)
     p->externs = NULL;
 }
 
-/* `saxpy = saxpy(s0, 2.0, x, y)` in the plan's arena. */
-static const char *
-call_text(hop_lower_ctx *cx, const hop_node *n)
-{
-    hop__buf b;
-    hop__buf_init(&b);
-    hop__buf_printf(&b, "%s = %s(", n->name, n->target);
-    for (size_t i = 0; i < n->nargs; i++) {
-        const hop_arg *a = &n->args[i];
-        char e[128];
-        if (i)
-            hop__buf_puts(&b, ", ");
-        switch (a->kind) {
-        case HOP_ARG_NODE:
-            hop__buf_puts(&b, a->u.node->name);
-            break;
-        case HOP_ARG_INT:
-            hop__buf_printf(&b, "%" PRId64, a->u.i);
-            break;
-        case HOP_ARG_FLOAT:
-            hop__buf_printf(&b, "%.17g", a->u.f);
-            break;
-        case HOP_ARG_BOOL:
-            hop__buf_puts(&b, a->u.b ? "True" : "False");
-            break;
-        case HOP_ARG_SYM:
-            hop_expr_print(a->u.sym, e, sizeof e);
-            hop__buf_puts(&b, e);
-            break;
-        default:
-            hop__buf_puts(&b, "?");
-            break;
-        }
-    }
-    hop__buf_puts(&b, ")");
-    char *s = hop__buf_finish(&b);
-    if (s == NULL)
-        return NULL;
-    char *copy = hop__arena_strdup(&cx->plan->arena, s);
-    hop_free(s);
-    return copy;
-}
-
 hop_status
 hop__lower_foreign(hop_lower_ctx *cx, const hop_node *n, hop_pval **results)
 {
@@ -315,7 +272,7 @@ hop__lower_foreign(hop_lower_ctx *cx, const hop_node *n, hop_pval **results)
     hop__oparg *args = hop__arena_zalloc(&p->arena, (n->nargs + 1) * sizeof *args);
     int32_t *outs = hop__arena_zalloc(&p->arena, (n->nouts + 1) * sizeof *outs);
     hop_pval *res = hop__arena_zalloc(&cx->tmp, (n->nouts + 1) * sizeof *res);
-    if (args == NULL || outs == NULL || res == NULL || (e->text = call_text(cx, n)) == NULL)
+    if (args == NULL || outs == NULL || res == NULL || (e->text = hop__node_text(cx, n)) == NULL)
         return HOP_NOMEM;
     int32_t nrt = 0;
     for (size_t i = 0; i < n->nargs; i++)

@@ -214,33 +214,10 @@ member_text(hop__buf *b, const hop_node *n, const hop_node *const *members, int 
         bool inner = false;
         for (int k = 0; a->kind == HOP_ARG_NODE && k < nm; k++)
             inner = inner || members[k] == a->u.node;
-        char e[128];
-        switch (a->kind) {
-        case HOP_ARG_NODE:
-            if (inner)
-                member_text(b, a->u.node, members, nm);
-            else
-                hop__buf_puts(b, a->u.node->name);
-            break;
-        case HOP_ARG_INT:
-            hop__buf_printf(b, "%" PRId64, a->u.i);
-            break;
-        case HOP_ARG_FLOAT:
-            hop__buf_printf(b, "%g", a->u.f);
-            break;
-        case HOP_ARG_BOOL:
-            hop__buf_puts(b, a->u.b ? "True" : "False");
-            break;
-        case HOP_ARG_SYM:
-            hop_expr_print(a->u.sym, e, sizeof e);
-            hop__buf_puts(b, e);
-            break;
-        case HOP_ARG_DTYPE:
-            hop__buf_puts(b, hop_dtype_name(a->u.dtype));
-            break;
-        default:
-            hop__buf_puts(b, "?");
-        }
+        if (inner)
+            member_text(b, a->u.node, members, nm);
+        else
+            hop__arg_text(b, a);
     }
     hop__buf_puts(b, ")");
 }

@@ -312,51 +312,21 @@ pval_xprog(hop_lower_ctx *cx, hop_pval v)
 
 /* --------------------------------------------------------- text of nodes */
 
-static void
-arg_text(hop__buf *b, const hop_arg *a)
+/* An argument as plans print it (graph's printer; floats as %.17g). */
+static size_t
+print_arg(const void *a, char *buf, size_t cap)
 {
-    char e[256];
-    switch (a->kind) {
-    case HOP_ARG_NONE:
-        hop__buf_puts(b, "None");
-        break;
-    case HOP_ARG_NODE:
-        hop__buf_puts(b, a->u.node->name);
-        break;
-    case HOP_ARG_INT:
-        hop__buf_printf(b, "%" PRId64, a->u.i);
-        break;
-    case HOP_ARG_FLOAT:
-        hop__buf_printf(b, "%.17g", a->u.f);
-        break;
-    case HOP_ARG_BOOL:
-        hop__buf_puts(b, a->u.b ? "True" : "False");
-        break;
-    case HOP_ARG_SYM:
-        hop_expr_print(a->u.sym, e, sizeof e);
-        hop__buf_puts(b, e);
-        break;
-    case HOP_ARG_DTYPE:
-        hop__buf_puts(b, hop_dtype_name(a->u.dtype));
-        break;
-    case HOP_ARG_LIST:
-        hop__buf_puts(b, "[");
-        for (size_t i = 0; i < a->u.list.n; i++) {
-            if (i)
-                hop__buf_puts(b, ", ");
-            arg_text(b, &a->u.list.items[i]);
-        }
-        hop__buf_puts(b, "]");
-        break;
-    case HOP_ARG_GRAPH:
-        hop__buf_puts(b, a->u.graph->name);
-        break;
-    }
+    return hop_arg_print(a, HOP_FLOAT_G17, buf, cap);
 }
 
-/* `name = op(args)` in the plan's arena. */
-static const char *
-node_text(hop_lower_ctx *cx, const hop_node *n)
+void
+hop__arg_text(hop__buf *b, const hop_arg *a)
+{
+    hop__buf_print(b, print_arg, a);
+}
+
+const char *
+hop__node_text(hop_lower_ctx *cx, const hop_node *n)
 {
     hop__buf b;
     hop__buf_init(&b);
@@ -364,7 +334,7 @@ node_text(hop_lower_ctx *cx, const hop_node *n)
     for (size_t i = 0; i < n->nargs; i++) {
         if (i)
             hop__buf_puts(&b, ", ");
-        arg_text(&b, &n->args[i]);
+        hop__arg_text(&b, &n->args[i]);
     }
     hop__buf_puts(&b, ")");
     char *s = hop__buf_finish(&b);
@@ -470,7 +440,7 @@ compile_opdesc(hop_lower_ctx *cx, const hop_node *n, hop__opdesc **out)
     /* Every descriptor gets its runtime operands in the frame. */
     d->rtbase = (int32_t)cx->nrtargs;
     cx->nrtargs += d->nrt;
-    if ((d->text = node_text(cx, n)) == NULL)
+    if ((d->text = hop__node_text(cx, n)) == NULL)
         return HOP_NOMEM;
     *out = d;
     return HOP_OK;
@@ -607,7 +577,7 @@ compile_scalar(hop_lower_ctx *cx, const hop_node *n)
         return set_value(cx, n, hop__pv_int(hop__sym_reg(cx, n->meta->sym)));
     if ((st = result_reg(cx, n, &reg, &is_symbol)) != HOP_OK)
         return st;
-    const char *text = node_text(cx, n);
+    const char *text = hop__node_text(cx, n);
     if (text == NULL)
         return HOP_NOMEM;
     int32_t pc;

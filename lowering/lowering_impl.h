@@ -615,6 +615,11 @@ bool hop__meta_late(hop_lower_ctx *cx, const hop_meta *m);
 /* hops.c */
 const hop_lowering *hop__lowering_for(const char *target, const hop_hop_class **cls);
 
+/* lower.c: the text of an argument in a plan (hop_arg_print, floats as
+ * %.17g), and `name = target(args)` of a node in the plan's arena (NULL on
+ * out-of-memory). */
+void hop__arg_text(hop__buf *b, const hop_arg *a);
+const char *hop__node_text(hop_lower_ctx *cx, const hop_node *n);
 /* lower.c: an operand of an instruction (counts its hop_rt_arg entries) */
 hop_status hop__compile_oparg(hop_lower_ctx *cx, const hop_arg *a, hop__oparg *o, int32_t *nrt);
 /* foreign.c: the Extern of a call_foreign node; *results (tmp arena) gets
