@@ -407,53 +407,8 @@ run_extern(hop__frame *f, const hop__insn *in)
 
 /* ------------------------------------------------------------------ views */
 
-/* PyTorch's computeStride: strides viewing (osz, ost) as nsz, or false. */
-static bool
-view_strides(int orank, const int64_t *osz, const int64_t *ost, int nrank, const int64_t *nsz,
-             int64_t *nst)
-{
-    int64_t numel = 1;
-    for (int d = 0; d < orank; d++)
-        numel *= osz[d];
-    if (numel == 0 || orank == 0) {
-        hop__contig_strides(nrank, nsz, nst);
-        return true;
-    }
-    int view_d = nrank - 1;
-    int64_t chunk = ost[orank - 1], tensor_numel = 1, view_numel = 1;
-    for (int td = orank - 1; td >= 0; td--) {
-        tensor_numel *= osz[td];
-        if (td == 0 || (osz[td - 1] != 1 && ost[td - 1] != tensor_numel * chunk)) {
-            while (view_d >= 0 && (view_numel < tensor_numel || nsz[view_d] == 1)) {
-                nst[view_d] = view_numel * chunk;
-                view_numel *= nsz[view_d];
-                view_d--;
-            }
-            if (view_numel != tensor_numel)
-                return false;
-            if (td > 0) {
-                chunk = ost[td - 1];
-                tensor_numel = 1;
-                view_numel = 1;
-            }
-        }
-    }
-    return view_d == -1;
-}
-
-static hop_status
-view_error(const hop__opdesc *d, const hop_tensor *x, const char *why)
-{
-    hop__ttext t;
-    return hop_error(HOP_SHAPE, "%s: %s (input %s)", d->text, why, hop__tensor_text(&t, x));
-}
-
-static int64_t
-wrap_dim(int64_t d, int rank)
-{
-    return d < 0 ? d + rank : d;
-}
-
+/* View P1 P2 * P4: the geometry is ops/view.c's (hop_view_of), from the
+ * operands evaluated now: sizes and indices may be SymInts bound mid-run. */
 static hop_status
 run_view(hop__frame *f, const hop__insn *in)
 {
@@ -463,175 +418,72 @@ run_view(hop__frame *f, const hop__insn *in)
     if (st != HOP_OK)
         return st;
     const hop_tensor *x = &f->slots[in->p2];
-    int r = x->rank, nr = r;
-    int64_t sz[HOP_MAX_RANK], stv[HOP_MAX_RANK], off = 0;
-    memcpy(sz, x->sizes, sizeof sz);
-    memcpy(stv, x->strides, sizeof stv);
+    int64_t p[HOP_MAX_RANK + 1];
+    unsigned none = 0;
+    int np = 0;
     switch (d->op) {
-    case HOP_OP_transpose: {
-        int64_t a = wrap_dim(rt[1].u.i, r), b = wrap_dim(rt[2].u.i, r);
-        if (a < 0 || a >= r || b < 0 || b >= r)
-            return view_error(d, x, "dim out of range");
-        sz[a] = x->sizes[b];
-        sz[b] = x->sizes[a];
-        stv[a] = x->strides[b];
-        stv[b] = x->strides[a];
+    case HOP_OP_squeeze: /* which dims go was decided at trace time */
+        for (int i = 0; i < d->nkeep; i++)
+            p[np++] = d->keep[i];
         break;
-    }
+    case HOP_OP_reshape:
+    case HOP_OP_view:
     case HOP_OP_permute:
-        if ((int)rt[1].u.list.n != r)
-            return view_error(d, x, "wrong number of dims");
-        for (int i = 0; i < r; i++) {
-            int64_t s = wrap_dim(rt[1].u.list.items[i].u.i, r);
-            if (s < 0 || s >= r)
-                return view_error(d, x, "dim out of range");
-            sz[i] = x->sizes[s];
-            stv[i] = x->strides[s];
+    case HOP_OP_expand:
+        /* One more than a rank can have is as wrong as any more. */
+        for (size_t i = 0; i < rt[1].u.list.n && np <= HOP_MAX_RANK; i++)
+            p[np++] = rt[1].u.list.items[i].u.i;
+        break;
+    case HOP_OP_slice: /* dim, start or None, end or None, step */
+        for (int i = 1; i <= 4; i++) {
+            bool given = rt[i].kind == HOP_OPND_INT;
+            if (!given && (i == 2 || i == 3))
+                none |= 1u << (i - 2);
+            p[np++] = given ? rt[i].u.i : i == 4 ? 1 : 0;
         }
         break;
-    case HOP_OP_unsqueeze: {
-        int64_t a = wrap_dim(rt[1].u.i, r + 1);
-        if (a < 0 || a > r || r >= HOP_MAX_RANK)
-            return view_error(d, x, "dim out of range");
-        for (int i = r; i > a; i--) {
-            sz[i] = x->sizes[i - 1];
-            stv[i] = x->strides[i - 1];
-        }
-        sz[a] = 1;
-        stv[a] = a < r ? x->strides[a] * x->sizes[a] : 1;
-        nr = r + 1;
+    default: /* transpose, unsqueeze, select: ints */
+        for (int i = 1; i < d->nargs && np <= HOP_MAX_RANK; i++)
+            p[np++] = rt[i].u.i;
         break;
     }
-    case HOP_OP_squeeze:
-        nr = d->nkeep;
-        for (int i = 0; i < nr; i++) {
-            sz[i] = x->sizes[d->keep[i]];
-            stv[i] = x->strides[d->keep[i]];
-        }
-        break;
-    case HOP_OP_expand: {
-        nr = (int)rt[1].u.list.n;
-        if (nr < r || nr > HOP_MAX_RANK)
-            return view_error(d, x, "cannot expand to fewer dims");
-        for (int i = nr - 1; i >= 0; i--) {
-            int xd = i - (nr - r);
-            int64_t want = rt[1].u.list.items[i].u.i;
-            if (xd < 0) {
-                if (want < 0)
-                    return view_error(d, x, "-1 is not allowed for a new dim");
-                sz[i] = want;
-                stv[i] = 0;
-            } else if (want == -1 || want == x->sizes[xd]) {
-                sz[i] = x->sizes[xd];
-                stv[i] = x->strides[xd];
-            } else if (x->sizes[xd] == 1 && want >= 0) {
-                sz[i] = want;
-                stv[i] = 0;
-            } else {
-                return view_error(d, x, "sizes do not match");
-            }
-        }
+    hop_view xv = {.rank = x->rank, .offset = x->offset}, v;
+    memcpy(xv.sizes, x->sizes, sizeof xv.sizes);
+    memcpy(xv.strides, x->strides, sizeof xv.strides);
+    bool copy;
+    if ((st = hop_view_of(d->op, x->dtype, &xv, p, np, none, d->text, &v, &copy)) != HOP_OK)
+        return st;
+    if (d->op == HOP_OP_expand) {
         /* The one view that makes more elements: checked as eager checks
          * it (sizes bound at run time may multiply past int64). */
         int64_t numel;
-        if ((st = hop__check_shape(hop_op_get(d->op)->name, x->dtype, nr, sz, &numel)) != HOP_OK)
+        if ((st = hop__check_shape(hop_op_get(d->op)->name, x->dtype, v.rank, v.sizes, &numel)) !=
+            HOP_OK)
             return st;
-        break;
     }
-    case HOP_OP_select: {
-        int64_t a = wrap_dim(rt[1].u.i, r), i = rt[2].u.i;
-        if (a < 0 || a >= r)
-            return view_error(d, x, "dim out of range");
-        if (i < 0)
-            i += x->sizes[a];
-        if (i < 0 || i >= x->sizes[a]) {
+    if (copy) {
+        if (d->op == HOP_OP_view) {
             hop__ttext t;
-            return hop_error(HOP_RUNTIME, "%s: index %" PRId64 " is out of range for dim %" PRId64
-                                          " of %s",
-                             d->text, rt[2].u.i, a, hop__tensor_text(&t, x));
+            return hop_error(HOP_SHAPE,
+                             "%s: its strides cannot be viewed so; use reshape (input %s)", d->text,
+                             hop__tensor_text(&t, x));
         }
-        off = i * x->strides[a];
-        for (int k = (int)a; k < r - 1; k++) {
-            sz[k] = x->sizes[k + 1];
-            stv[k] = x->strides[k + 1];
+        /* reshape of strides that cannot be viewed: a contiguous copy, then
+         * the new shape over it. */
+        hop_tensor *t = hop_tensor_empty(x->dtype, x->rank, x->sizes);
+        if (t == NULL)
+            return hop_error_code();
+        if ((st = hop__copy_tensor(t, x)) != HOP_OK) {
+            hop_tensor_release(t);
+            return st;
         }
-        nr = r - 1;
-        break;
-    }
-    case HOP_OP_slice: {
-        int64_t a = wrap_dim(rt[1].u.i, r);
-        if (a < 0 || a >= r)
-            return view_error(d, x, "dim out of range");
-        int64_t n = x->sizes[a], step = rt[4].kind == HOP_OPND_INT ? rt[4].u.i : 1;
-        int64_t s = rt[2].kind == HOP_OPND_INT ? rt[2].u.i : 0;
-        int64_t e = rt[3].kind == HOP_OPND_INT ? rt[3].u.i : n;
-        if (step <= 0)
-            return view_error(d, x, "step must be positive");
-        if (s < 0)
-            s += n;
-        if (e < 0)
-            e += n;
-        s = s < 0 ? 0 : s > n ? n : s;
-        e = e < s ? s : e > n ? n : e;
-        sz[a] = (e - s + step - 1) / step;
-        off = s * x->strides[a];
-        stv[a] = x->strides[a] * step;
-        break;
-    }
-    case HOP_OP_reshape:
-    case HOP_OP_view: {
-        nr = (int)rt[1].u.list.n;
-        if (nr > HOP_MAX_RANK)
-            return view_error(d, x, "too many dims");
-        int64_t numel = hop_tensor_numel(x), known = 1, prod;
-        int infer = -1;
-        for (int i = 0; i < nr; i++) {
-            sz[i] = rt[1].u.list.items[i].u.i;
-            if (sz[i] == -1 && infer < 0) {
-                infer = i;
-            } else if (sz[i] < 0) {
-                return view_error(d, x, "negative size");
-            } else if (__builtin_mul_overflow(known, sz[i], &prod)) {
-                /* A wrapped product could match x's numel; eager's shape
-                 * rule refuses the overflow as this does. */
-                return hop_error(HOP_INVALID, "%s: int64 overflow computing %" PRId64 " * %" PRId64,
-                                 hop_op_get(d->op)->name, known, sz[i]);
-            } else {
-                known = prod;
-            }
-        }
-        if (infer >= 0)
-            sz[infer] = known ? numel / known : 0;
-        int64_t total = 1;
-        for (int i = 0; i < nr; i++)
-            total *= sz[i]; /* no overflow: at most known or numel */
-        if (total != numel)
-            return view_error(d, x, "the number of elements differs");
-        if (!view_strides(r, x->sizes, x->strides, nr, sz, stv)) {
-            if (d->op == HOP_OP_view)
-                return view_error(d, x, "its strides cannot be viewed so; use reshape");
-            /* reshape of strides that cannot be viewed: a contiguous copy,
-             * then the new shape over it. */
-            hop_tensor *t = hop_tensor_empty(x->dtype, x->rank, x->sizes);
-            if (t == NULL)
-                return hop_error_code();
-            if ((st = hop__copy_tensor(t, x)) != HOP_OK) {
-                hop_tensor_release(t);
-                return st;
-            }
-            take(f, in->p1, t);
-            hop__contig_strides(nr, sz, stv);
-            hop__header(&f->slots[in->p1], t->storage, t->dtype, nr, sz, stv, t->data);
-            return HOP_OK;
-        }
-        break;
-    }
-    default:
-        return hop_error(HOP_UNSUPPORTED, "%s: not a view op", d->text);
+        take(f, in->p1, t);
+        hop__header(&f->slots[in->p1], t->storage, t->dtype, v.rank, v.sizes, v.strides, t->data);
+        return HOP_OK;
     }
     drop(f, in->p1);
-    hop__header(&f->slots[in->p1], x->storage, x->dtype, nr, sz, stv,
-                (char *)x->data + off * (int64_t)hop_dtype_size(x->dtype));
+    hop__header(&f->slots[in->p1], x->storage, x->dtype, v.rank, v.sizes, v.strides,
+                (char *)x->data + (v.offset - x->offset) * (int64_t)hop_dtype_size(x->dtype));
     f->owner[in->p1] = f->owner[in->p2];
     return HOP_OK;
 }

@@ -90,6 +90,13 @@ hop_status hop__broadcast_sizes(hop__infer *c, const hop_expr *const *a, int na,
                                 const hop_expr *const *b, int nb, const hop_expr **out, int *nout,
                                 bool *mismatch);
 
+/* The dim moves of transpose, permute, unsqueeze, squeeze and select with
+ * int parameters p[np] as hop_view_of takes them (ops/view.c): result dim k
+ * is dim from[k] of a rank-`rank` input, or a new dim of size 1 (-1).
+ * Returns the result's rank; -1 for a dim out of range (or another op), -2
+ * for the wrong number of dims.  Never sets an error. */
+int hop__view_dims(hop_op op, int rank, const int64_t *p, int np, int *from);
+
 /* Sets the result to a tensor / a SymInt. */
 void hop__set_tensor(hop__infer *c, hop_dtype dtype, int rank, const hop_expr *const *sizes);
 void hop__set_sym(hop__infer *c, const hop_expr *e);

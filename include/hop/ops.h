@@ -480,6 +480,46 @@ typedef struct hop_value_info {
 hop_status hop_op_infer(hop_shape_env *env, hop_op op, const hop_operand *args, size_t nargs,
                         hop_value_info *out);
 
+/* ----------------------------------------------------------- view geometry */
+
+/* A strided view of a storage: sizes and strides in elements, offset in
+ * elements from the storage's first element. */
+typedef struct hop_view {
+    int rank;
+    int64_t sizes[HOP_MAX_RANK];
+    int64_t strides[HOP_MAX_RANK];
+    int64_t offset;
+} hop_view;
+
+/*
+ * View geometry over concrete sizes, the one implementation of it (eager
+ * views, view kernels and plans run it): the view that op makes of x, whose
+ * elements have dtype (for messages only), into *out.  p[np] are the op's
+ * int parameters after the tensor; dims may be negative (Python's):
+ *   reshape, view  the new sizes, at most one of them -1
+ *   transpose      the two dims
+ *   permute        one dim per dim of x, in their new order
+ *   unsqueeze      the new dim
+ *   squeeze        the dims of x that stay, in order (the caller decides
+ *                  which dims of size 1 go)
+ *   expand         the new sizes (-1 keeps a dim's size)
+ *   select         the dim and the index (negative: from the end)
+ *   slice          the dim, start, end and step; bit 0 of none makes start
+ *                  None (0), bit 1 makes end None (the size)
+ * out->offset is x's offset plus the view's.  reshape and view of strides
+ * that cannot be viewed so set *copy (HOP_OK returned; out gets the
+ * contiguous strides of a copy): reshape then copies, view refuses.
+ * Errors name what (the call, e.g. "t = view(x, [5, 3])"; NULL: the op's
+ * name) and the input: HOP_SHAPE "<what>: dim out of range (input
+ * f32[3, 4])" for a dim, a dim count or a size that does not fit;
+ * HOP_RUNTIME "<what>: index 7 is out of range for dim 0 of f32[3, 4]";
+ * HOP_INVALID "reshape: int64 overflow computing a * b" for sizes whose
+ * product overflows; HOP_UNSUPPORTED for an op that is not a view op;
+ * HOP_MISUSE for NULL pointers.  Allocates nothing.
+ */
+hop_status hop_view_of(hop_op op, hop_dtype dtype, const hop_view *x, const int64_t *p, int np,
+                       unsigned none, const char *what, hop_view *out, bool *copy);
+
 #ifdef __cplusplus
 }
 #endif

@@ -273,20 +273,12 @@ hop_status hop_eager_out(hop_op op, const hop_rt_arg *args, size_t nargs, hop_te
 
 /* --------------------------------------------------------------- views */
 
-/* A view's geometry, relative to the storage of the input tensor. */
-typedef struct hop_view {
-    int rank;
-    int64_t sizes[HOP_MAX_RANK];
-    int64_t strides[HOP_MAX_RANK];
-    int64_t offset;
-} hop_view;
-
 /*
  * The geometry of a view op's result (args[0] is the input tensor), without
- * allocating or copying.  Errors as hop_eager; besides, reshape and view of
- * strides that cannot be viewed are HOP_SHAPE ("view: cannot view f32[3, 4]
- * with strides [1, 3] as [12]; use reshape").  HOP_INVALID for an op that is
- * not a view op.
+ * allocating or copying: hop_view_of (hop/ops.h) after the op's checks.  Errors as hop_eager;
+ * besides, reshape and view of strides that cannot be viewed are HOP_SHAPE ("view: cannot view
+ * f32[3, 4] with strides [1, 3] as [12]; use reshape").  HOP_INVALID for an op that is not a view
+ * op.
  */
 hop_status hop_view_compute(hop_op op, const hop_rt_arg *args, size_t nargs, hop_view *out);
 
