@@ -136,6 +136,28 @@ bool hop_expr_is_bool(const hop_expr *e);
 /* True (and *out set) when e is an integer constant; for a bool constant,
  * *out is 0 or 1 and the result is true too. */
 bool hop_expr_const_value(const hop_expr *e, int64_t *out);
+/*
+ * The canonical form's structure (see hop_expr_kind), for code that walks an
+ * expression (the plan compiler compiles it into a program).  Never fail;
+ * results are borrowed from the env.
+ *   hop_expr_noperands(e)   ADD: its terms (monomials); MUL: its atoms;
+ *                           FLOORDIV, MOD and the relations: 2 (a OP b);
+ *                           MAX, MIN, AND, OR: their operands (>= 2); NOT: 1;
+ *                           CONST, SYMBOL, TRUE, FALSE (and NULL): 0
+ *   hop_expr_operand(e, i)  operand i; NULL past the end
+ *   hop_expr_coef(e, i)     ADD: the coefficient of term i (never 0); MUL:
+ *                           the exponent of atom i (>= 1); 1 for an operand
+ *                           of another kind; 0 past the end
+ *   hop_expr_addend(e)      ADD: its constant; 0 for other kinds (a CONST's
+ *                           value is hop_expr_const_value's)
+ * So an ADD is addend + sum(coef_i * operand_i), a MUL prod(operand_i **
+ * coef_i), and the others apply their kind to their operands in order, as
+ * hop_expr_eval does.
+ */
+size_t hop_expr_noperands(const hop_expr *e);
+const hop_expr *hop_expr_operand(const hop_expr *e, size_t i);
+int64_t hop_expr_coef(const hop_expr *e, size_t i);
+int64_t hop_expr_addend(const hop_expr *e);
 /* For a SYMBOL: its name ("s0", "u3") and its dense id in the env (ids are
  * shared by backed and unbacked symbols, in creation order).  NULL / -1 for
  * other kinds. */
