@@ -5,8 +5,8 @@
  * results.  It shares nothing with the plan compiler but the registry, so
  * a plan's result can be checked against it (differential tests).
  */
+#include "hop/foreign.h"
 #include "lowering/lowering_impl.h"
-#include "runtime/foreign_impl.h"
 
 #include <inttypes.h>
 
@@ -242,7 +242,7 @@ run_hop(hop_eager_ctx *ex, const hop_node *n)
 static hop_status
 run_foreign(hop_eager_ctx *ex, const hop_node *n)
 {
-    hop_foreign *f = hop__foreign_acquire(n->target);
+    const hop_foreign *f = hop_foreign_acquire(n->target);
     if (f == NULL)
         return hop_error(HOP_NOT_FOUND,
                          "eager: %s calls the foreign kernel %s, which is not registered", n->name,
@@ -260,7 +260,7 @@ run_foreign(hop_eager_ctx *ex, const hop_node *n)
         st = rt_args(ex, n->args, n->nargs, rt, &pool, rt + total);
     if (st == HOP_OK)
         st = hop_foreign_call(f, rt, n->nargs, outs, n->nouts);
-    hop__foreign_release(f);
+    hop_foreign_release(f);
     if (rt != small)
         hop_free(rt);
     if (st == HOP_OK) {

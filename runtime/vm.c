@@ -1,169 +1,20 @@
 /*
- * lowering/interp.c - frames and the plan interpreter: hop_plan_run and
- * hop_plan_run_into.
+ * runtime/vm.c - the program interpreter (the VM): hop_plan_run and
+ * hop_plan_run_into run a plan (runtime/program.h) in one switch over the
+ * opcodes, with one error exit; and int programs (hop__xeval).
  *
- * One switch over the opcodes, one error exit.  A frame holds everything a
- * run writes (slot headers, registers, the call stack, cached kernels, the
- * block); a plan keeps one idle frame, taken and given back with an atomic
- * exchange, so consecutive runs reuse it and concurrent runs each get their
- * own.  Headers of slots are the frame's memory: we fill their fields
- * directly (what hop_tensor_init_borrowed does) because views and rows are
- * made in the innermost loops.  A parallel map loop's LoopInit hands the
- * loop to parmap.c, whose workers run one iteration each with
- * hop__exec_at, stopping at the loop's Next.
+ * A run takes a frame (frame.c) holding everything it writes.  Headers of
+ * slots are the frame's memory: we fill their fields directly (what
+ * hop_tensor_init_borrowed does) because views and rows are made in the
+ * innermost loops.  A parallel map loop's LoopInit hands the loop to
+ * parmap.c, whose workers run one iteration each with hop__exec_at,
+ * stopping at the loop's Next.
  */
-#include "lowering/lowering_impl.h"
+#include "hop/foreign.h"
+#include "runtime/vm_impl.h"
 
 #include <inttypes.h>
 #include <stdio.h>
-
-hop_status hop__bind_outputs(hop__frame *f, hop_tensor *const *into);
-
-const char *const hop__opcode_names[HOP__OP_COUNT] = {
-#define HOP__OPC_NAME(name) #name,
-    HOP__OPCODES(HOP__OPC_NAME)
-#undef HOP__OPC_NAME
-};
-
-/* ---------------------------------------------------------------- frames */
-
-static size_t
-al(size_t n)
-{
-    return (n + 63) & ~(size_t)63;
-}
-
-/* The frame and its arrays, 64-byte aligned, in one allocation. */
-#define FRAME_SIZES(p)                                                                             \
-    {                                                                                              \
-        al(sizeof(hop__frame)),                                                                    \
-        al((size_t)(p)->nslots * sizeof(hop_tensor)),                                              \
-        al((size_t)(p)->nslots * sizeof(hop_tensor *)),                                            \
-        al((size_t)(p)->nslots),                                                                   \
-        al((size_t)(p)->nregs * sizeof(int64_t)),                                                  \
-        al((size_t)(p)->max_depth * sizeof(int32_t)),                                              \
-        al((size_t)(p)->ncache * sizeof(hop__kcache)),                                             \
-        al((size_t)(p)->nrtargs * sizeof(hop_rt_arg)),                                             \
-        al((size_t)(p)->nlayout_regs * sizeof(int64_t)),                                           \
-        al((size_t)(p)->nbuffers * sizeof(int64_t)),                                               \
-        al((p)->noutputs * sizeof(hop_tensor *)),                                                  \
-        al((size_t)(p)->nregions * sizeof(int64_t)),                                               \
-    }
-
-size_t
-hop__frame_bytes(const hop_plan *p)
-{
-    size_t sz[] = FRAME_SIZES(p), total = 0;
-    for (size_t i = 0; i < HOP__ARRAY_LEN(sz); i++)
-        total += sz[i];
-    return total;
-}
-
-hop__frame *
-hop__frame_init(hop_plan *p, void *raw)
-{
-    size_t sz[] = FRAME_SIZES(p);
-    char *c = raw;
-    hop__frame *f = (hop__frame *)c;
-    c += sz[0];
-    f->slots = (hop_tensor *)c;
-    c += sz[1];
-    f->owner = (hop_tensor **)c;
-    c += sz[2];
-    f->owned = (unsigned char *)c;
-    c += sz[3];
-    f->regs = (int64_t *)c;
-    c += sz[4];
-    f->stack = (int32_t *)c;
-    c += sz[5];
-    f->kernels = (hop__kcache *)c;
-    c += sz[6];
-    f->rtargs = (hop_rt_arg *)c;
-    c += sz[7];
-    f->layout_key = (int64_t *)c;
-    c += sz[8];
-    f->offsets = (int64_t *)c;
-    c += sz[9];
-    f->recycle = (hop_tensor **)c;
-    c += sz[10];
-    f->woff = (int64_t *)c;
-    f->plan = p;
-    f->stop = -1;
-    f->root = f;
-    f->budget = HOP__CHECK_EVERY;
-    for (int32_t s = 0; s < p->nslots; s++)
-        hop__header(&f->slots[s], NULL, p->slots[s].dtype, 0, NULL, NULL, NULL);
-    return f;
-}
-
-static hop__frame *
-frame_new(hop_plan *p)
-{
-    void *raw = hop__calloc(1, hop__frame_bytes(p) + 64);
-    if (raw == NULL)
-        return NULL;
-    hop__frame *f = hop__frame_init(p, (void *)(((uintptr_t)raw + 63) & ~(uintptr_t)63));
-    f->raw = raw;
-    return f;
-}
-
-void
-hop__frame_release_owned(hop__frame *f)
-{
-    for (int32_t s = 0; s < f->plan->nslots; s++) {
-        if (f->owned[s]) {
-            hop_tensor_release(f->owner[s]);
-            f->owned[s] = 0;
-        }
-        f->owner[s] = NULL;
-    }
-}
-
-static void
-frame_free(hop__frame *f)
-{
-    if (f == NULL)
-        return;
-    hop__frame_release_owned(f);
-    hop__parmap_free(f);
-    for (size_t j = 0; j < f->plan->noutputs; j++)
-        hop_tensor_release(f->recycle[j]);
-    hop_tensor_release(f->block);
-    hop__free(f->raw);
-}
-
-static hop__frame *
-frame_take(hop_plan *p)
-{
-    hop__frame *f = atomic_exchange(&p->idle, NULL);
-    return f ? f : frame_new(p);
-}
-
-static void
-frame_put(hop_plan *p, hop__frame *f)
-{
-    hop__frame *expect = NULL;
-    if (!atomic_compare_exchange_strong(&p->idle, &expect, f))
-        frame_free(f);
-}
-
-void
-hop_plan_trim(hop_plan *plan)
-{
-    if (plan)
-        frame_free(atomic_exchange(&plan->idle, NULL));
-}
-
-void
-hop_plan_free(hop_plan *plan)
-{
-    if (plan == NULL)
-        return;
-    frame_free(atomic_exchange(&plan->idle, NULL));
-    hop__plan_release_externs(plan);
-    hop__arena_destroy(&plan->arena);
-    hop__free(plan);
-}
 
 /* ------------------------------------------------------------ slot helpers */
 
@@ -402,7 +253,152 @@ run_extern(hop__frame *f, const hop__insn *in)
     hop_tensor *outs[HOP__EXTERN_MAXOUT];
     for (int32_t k = 0; k < e->nouts; k++)
         outs[k] = &f->slots[e->outs[k]];
-    return e->fn(e->ud, rt, (size_t)e->nargs, outs, (size_t)e->nouts);
+    return hop_foreign_call_into(e->kernel, rt, (size_t)e->nargs, outs, (size_t)e->nouts);
+}
+
+/* ------------------------------------------------------------ int programs */
+
+static hop_status
+xfail(const hop__xprog *x, const char *why)
+{
+    return hop_error(HOP_RUNTIME, "cannot evaluate %s: %s", x->text, why);
+}
+
+static bool
+ipow(int64_t b, int64_t e, int64_t *out)
+{
+    int64_t r = 1;
+    while (e > 0) {
+        if ((e & 1) && __builtin_mul_overflow(r, b, &r))
+            return false;
+        e >>= 1;
+        if (e > 0 && __builtin_mul_overflow(b, b, &b))
+            return false;
+    }
+    *out = r;
+    return true;
+}
+
+hop_status
+hop__xeval(const hop__xprog *x, const int64_t *regs, int64_t *out)
+{
+    if (x->is_const) {
+        *out = x->value;
+        return HOP_OK;
+    }
+    int64_t st[HOP__X_MAXDEPTH];
+    int sp = 0;
+    for (int i = 0; i < x->len; i++) {
+        const hop__xi *c = &x->code[i];
+        int64_t a, b, r = 0;
+        switch (c->op) {
+        case HOP__X_CONST:
+            st[sp++] = c->v;
+            continue;
+        case HOP__X_REG:
+            if (regs[c->reg] == HOP_UNBOUND) {
+                for (int k = 0; k < x->nsyms; k++) {
+                    if (x->regs[k] == c->reg) {
+                        char why[96];
+                        snprintf(why, sizeof why, "%s is not known yet", x->names[k]);
+                        return xfail(x, why);
+                    }
+                }
+                return xfail(x, "a symbol is not known yet");
+            }
+            st[sp++] = regs[c->reg];
+            continue;
+        case HOP__X_NEG:
+            if (st[sp - 1] == INT64_MIN)
+                return xfail(x, "int64 overflow");
+            st[sp - 1] = -st[sp - 1];
+            continue;
+        case HOP__X_NOT:
+            st[sp - 1] = st[sp - 1] == 0;
+            continue;
+        case HOP__X_MAX:
+        case HOP__X_MIN:
+            sp -= c->n;
+            r = st[sp];
+            for (int k = 1; k < c->n; k++)
+                r = (c->op == HOP__X_MAX) == (st[sp + k] > r) ? st[sp + k] : r;
+            st[sp++] = r;
+            continue;
+        default:
+            break;
+        }
+        b = st[--sp];
+        a = st[sp - 1];
+        switch (c->op) {
+        case HOP__X_ADD:
+            if (__builtin_add_overflow(a, b, &r))
+                return xfail(x, "int64 overflow");
+            break;
+        case HOP__X_SUB:
+            if (__builtin_sub_overflow(a, b, &r))
+                return xfail(x, "int64 overflow");
+            break;
+        case HOP__X_MUL:
+            if (__builtin_mul_overflow(a, b, &r))
+                return xfail(x, "int64 overflow");
+            break;
+        case HOP__X_FLOORDIV:
+        case HOP__X_MOD:
+            if (b == 0)
+                return xfail(x, "division by zero");
+            if (a == INT64_MIN && b == -1) {
+                if (c->op == HOP__X_FLOORDIV)
+                    return xfail(x, "int64 overflow");
+                r = 0;
+                break;
+            }
+            if (c->op == HOP__X_FLOORDIV) {
+                r = a / b;
+                if (a % b != 0 && ((a < 0) != (b < 0)))
+                    r--;
+            } else {
+                r = a % b;
+                if (r != 0 && ((r < 0) != (b < 0)))
+                    r += b;
+            }
+            break;
+        case HOP__X_POW:
+            if (b < 0)
+                return xfail(x, "negative exponent");
+            if (!ipow(a, b, &r))
+                return xfail(x, "int64 overflow");
+            break;
+        case HOP__X_AND:
+            r = a != 0 && b != 0;
+            break;
+        case HOP__X_OR:
+            r = a != 0 || b != 0;
+            break;
+        case HOP__X_EQ:
+            r = a == b;
+            break;
+        case HOP__X_NE:
+            r = a != b;
+            break;
+        case HOP__X_LT:
+            r = a < b;
+            break;
+        case HOP__X_LE:
+            r = a <= b;
+            break;
+        case HOP__X_GT:
+            r = a > b;
+            break;
+        case HOP__X_GE:
+            r = a >= b;
+            break;
+        default:
+            return xfail(x, "bad program");
+        }
+        st[sp - 1] = r;
+    }
+    *out = st[0];
+    return HOP_OK;
 }
 
 /* ------------------------------------------------------------------ views */
@@ -488,66 +484,7 @@ run_view(hop__frame *f, const hop__insn *in)
     return HOP_OK;
 }
 
-/* ------------------------------------------------------------ interrupts */
-
-void
-hop_plan_interrupt(hop_plan *plan)
-{
-    if (plan)
-        atomic_fetch_add_explicit(&plan->interrupts, 1, memory_order_relaxed);
-}
-
-void
-hop__interrupt_share(hop__frame *f, hop__frame *w)
-{
-    w->root = f->root;
-    w->epoch = f->epoch;
-    w->budget = HOP__CHECK_EVERY;
-}
-
-/*
- * The check every HOP__CHECK_EVERY units of work (SQLite's progress
- * handler): an interrupt of the plan since the run began, the run halted
- * by another of its threads, or the caller's handler asking to stop, which
- * only the calling thread runs (a Python signal check needs that thread).
- */
-static bool
-progress_stops(hop__frame *r)
-{
-    if (r->progress && pthread_equal(pthread_self(), r->caller) &&
-        r->progress(r->progress_ud) != 0) {
-        atomic_store_explicit(&r->halt, 1, memory_order_relaxed);
-        return true;
-    }
-    return false;
-}
-
-void
-hop__interrupt_poll(hop__frame *f)
-{
-    hop__frame *r = f->root;
-    if (!atomic_load_explicit(&r->halt, memory_order_relaxed))
-        progress_stops(r);
-}
-
-static hop_status
-check_interrupt(hop__frame *f)
-{
-    hop__frame *r = f->root;
-    f->budget = HOP__CHECK_EVERY;
-    bool stop = atomic_load_explicit(&((hop_plan *)f->plan)->interrupts, memory_order_relaxed) !=
-                    f->epoch ||
-                atomic_load_explicit(&r->halt, memory_order_relaxed) || progress_stops(r);
-    return stop ? hop_error(HOP_INTERRUPTED, "plan interrupted") : HOP_OK;
-}
-
 /* ------------------------------------------------------------ interpreter */
-
-hop_status
-hop__exec(hop__frame *f)
-{
-    return hop__exec_at(f, 0);
-}
 
 hop_status
 hop__exec_at(hop__frame *f, int32_t pc)
@@ -560,10 +497,10 @@ hop__exec_at(hop__frame *f, int32_t pc)
     hop_status st = HOP_OK;
     for (;;) {
         const hop__insn *in = &code[pc];
-        if (--f->budget <= 0 && (st = check_interrupt(f)) != HOP_OK)
+        if (--f->budget <= 0 && (st = hop__interrupt_check(f)) != HOP_OK)
             goto fail;
         if (trace)
-            hop__trace_insn(p, f, pc);
+            hop__trace_insn(p, pc);
         switch ((hop__opcode)in->opcode) {
         /* Input P1 P2 * P4: binds slot P2 to the caller's input P1 after
          * checking its dtype, rank and sizes against P4; the first dim of a
@@ -804,20 +741,20 @@ static hop_status
 result(hop__frame *f, size_t j, hop_tensor **out)
 {
     const hop_plan *p = f->plan;
-    hop_pval v = p->outputs[j].v;
-    if (v.kind != HOP_PVAL_TENSOR) {
-        int64_t x = v.kind == HOP_PVAL_CONST ? v.value : f->regs[v.id];
+    const hop__output *v = &p->outputs[j];
+    if (v->kind != HOP__O_TENSOR) {
+        int64_t x = v->kind == HOP__O_CONST ? v->value : f->regs[v->id];
         *out = hop_tensor_from_data(HOP_I64, 0, NULL, &x);
         return *out ? HOP_OK : hop_error_code();
     }
-    const hop_tensor *h = &f->slots[v.id];
-    hop_tensor *own = f->owner[v.id];
+    const hop_tensor *h = &f->slots[v->id];
+    hop_tensor *own = f->owner[v->id];
     if (own && own != f->block) {
-        if (same_geometry(h, own) && p->outslots[j] == v.id && f->owned[v.id]) {
+        if (same_geometry(h, own) && p->outslots[j] == v->id && f->owned[v->id]) {
             /* A root output tensor: the caller gets it, and the frame keeps
              * its own reference to reuse it once the caller is done. */
             *out = hop_tensor_retain(own);
-            f->owned[v.id] = 0;
+            f->owned[v->id] = 0;
             f->recycle[j] = own;
         } else if (same_geometry(h, own)) {
             *out = hop_tensor_retain(own);
@@ -842,9 +779,9 @@ static hop_status
 result_into(hop__frame *f, size_t j, hop_tensor *dst)
 {
     const hop_plan *p = f->plan;
-    hop_pval v = p->outputs[j].v;
-    if (v.kind != HOP_PVAL_TENSOR) {
-        int64_t x = v.kind == HOP_PVAL_CONST ? v.value : f->regs[v.id];
+    const hop__output *v = &p->outputs[j];
+    if (v->kind != HOP__O_TENSOR) {
+        int64_t x = v->kind == HOP__O_CONST ? v->value : f->regs[v->id];
         hop_tensor src;
         hop__header(&src, NULL, HOP_I64, 0, NULL, NULL, &x);
         if (hop_tensor_numel(dst) != 1)
@@ -853,7 +790,7 @@ result_into(hop__frame *f, size_t j, hop_tensor *dst)
                              j, p->outputs[j].name);
         return hop__copy_tensor(dst, &src);
     }
-    const hop_tensor *h = &f->slots[v.id];
+    const hop_tensor *h = &f->slots[v->id];
     if (h->data == dst->data && same_geometry(h, dst))
         return HOP_OK;
     bool ok = h->rank == dst->rank;
@@ -897,7 +834,7 @@ run(hop_plan *plan, hop_tensor *const *inputs, size_t ninputs, hop_tensor **outp
     for (size_t j = 0; into && j < noutputs; j++)
         if (into[j] == NULL)
             return hop_error(HOP_MISUSE, "%s: output %zu is NULL", fn, j);
-    hop__frame *f = frame_take(plan);
+    hop__frame *f = hop__frame_take(plan);
     if (f == NULL)
         return hop_error_code();
     for (int32_t r = 0; r < plan->nregs; r++)
@@ -912,7 +849,7 @@ run(hop_plan *plan, hop_tensor *const *inputs, size_t ninputs, hop_tensor **outp
     f->progress_ud = opts ? opts->ud : NULL;
     f->caller = pthread_self();
     f->budget = HOP__CHECK_EVERY;
-    hop_status st = hop__exec(f);
+    hop_status st = hop__exec_at(f, 0);
     for (size_t j = 0; j < noutputs && st == HOP_OK; j++)
         st = into ? result_into(f, j, into[j]) : result(f, j, &outputs[j]);
     if (st != HOP_OK && outputs) {
@@ -924,7 +861,7 @@ run(hop_plan *plan, hop_tensor *const *inputs, size_t ninputs, hop_tensor **outp
     hop__frame_release_owned(f);
     f->inputs = NULL;
     f->into = NULL;
-    frame_put(plan, f);
+    hop__frame_put(plan, f);
     return st;
 }
 
