@@ -163,9 +163,10 @@ compile_view(hop_lower_ctx *cx, const hop_node *n)
     return set_value(cx, n, hop__pv_tensor(out));
 }
 
-/* nonzero: sizes only known once it ran; hop_eager allocates the result. */
+/* nonzero: sizes only known once it ran; the op, run as an eager op,
+ * allocates its result (OpAlloc). */
 static hop_status
-compile_eager(hop_lower_ctx *cx, const hop_node *n)
+compile_op_alloc(hop_lower_ctx *cx, const hop_node *n)
 {
     hop__opdesc *d;
     hop_status st = compile_opdesc(cx, n, &d);
@@ -174,7 +175,7 @@ compile_eager(hop_lower_ctx *cx, const hop_node *n)
         st = hop__new_slot(cx, HOP__S_LATE, &n->meta->meta, n->name, &out);
     if (st != HOP_OK)
         return st;
-    if (hop__emit(cx, HOP__OP_Eager, out, 0, 0, d, d->text) < 0)
+    if (hop__emit(cx, HOP__OP_OpAlloc, out, 0, 0, d, d->text) < 0)
         return HOP_NOMEM;
     if ((st = access_args(cx, d->args, d->nargs)) != HOP_OK || (st = hop__access(cx, out)) != HOP_OK)
         return st;
@@ -376,7 +377,7 @@ compile_call_op(hop_lower_ctx *cx, const hop_node *n)
     case HOP_KF_SCALAR:
         return compile_scalar(cx, n);
     case HOP_KF_INDEX:
-        return compile_eager(cx, n);
+        return compile_op_alloc(cx, n);
     default:
         if (n->meta->kind != HOP_VALUE_TENSOR)
             return hop_error(HOP_UNSUPPORTED, "lowering: %s (%s) gives no tensor", n->name,

@@ -5,7 +5,7 @@
  * A loop begun with hop_lower_parallel_loop_begin (map's row loop) has
  * independent iterations.  It qualifies when nothing in its body (or in a
  * subroutine the body calls) allocates per iteration or has an effect whose
- * order matters: Alloc and Eager (tensors sized mid-run) and Extern
+ * order matters: Alloc and OpAlloc (tensors sized mid-run) and Extern
  * (foreign kernels, which may have side effects) keep it sequential.  The
  * buffers the body makes (live ranges inside the loop, and every buffer of
  * a subroutine it calls) are its private buffers: each worker gets its own
@@ -65,7 +65,7 @@ scan_code(scan *s, int32_t ri, int32_t from, int32_t to, int64_t mult, int32_t m
         s->ninsn += mult;
         switch ((hop__opcode)in->opcode) {
         case HOP__OP_Alloc:
-        case HOP__OP_Eager:
+        case HOP__OP_OpAlloc:
         case HOP__OP_Extern:
         case HOP__OP_Input:
         case HOP__OP_Layout:

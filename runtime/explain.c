@@ -67,7 +67,7 @@ p4_text(const hop_plan *p, const hop__insn *in, hop__buf *b)
         break;
     case HOP__OP_Op:
     case HOP__OP_View:
-    case HOP__OP_Eager: {
+    case HOP__OP_OpAlloc: {
         const char *t = ((const hop__opdesc *)in->p4)->text, *eq = strstr(t, " = ");
         hop__buf_puts(b, eq ? eq + 3 : t);
         break;
@@ -129,7 +129,7 @@ comment_text(const hop_plan *p, int32_t pc, hop__buf *b)
     case HOP__OP_View:
         hop__buf_printf(b, "t%d = %s, a view of t%d", in->p1, slot_name(p, in->p1), in->p2);
         break;
-    case HOP__OP_Eager:
+    case HOP__OP_OpAlloc:
         hop__buf_printf(b, "t%d = %s (allocated)", in->p1, slot_name(p, in->p1));
         break;
     case HOP__OP_Alloc:

@@ -121,7 +121,7 @@ hop__xget(const hop__xprog *x, const int64_t *regs, int64_t *out)
  *   Fused    P1 P2 P3 P4 t[P1] = fused group P4 (P2 inputs, P3 steps)
  *   Op       P1 P2 * P4  t[P1] = op P4 (hop__opdesc) with kernel cache P2
  *   View     P1 P2 * P4  t[P1] = view P4 of t[P2] (a copy for reshape)
- *   Eager    P1 * * P4   t[P1] = new tensor from hop_eager of op P4
+ *   OpAlloc  P1 * * P4   t[P1] = op P4 run as an eager op, which allocates it
  *   Alloc    P1          t[P1] = new tensor of its sizes, known only now
  *   Copy     P1 P2 * P4  t[P1] <- t[P2] (copy group P4)
  *   Move     P1 P2       t[P1] stands for t[P2]
@@ -147,7 +147,7 @@ hop__xget(const hop__xprog *x, const int64_t *regs, int64_t *out)
     X(Fused)                                                                                       \
     X(Op)                                                                                          \
     X(View)                                                                                        \
-    X(Eager)                                                                                       \
+    X(OpAlloc)                                                                                     \
     X(Alloc)                                                                                       \
     X(Copy)                                                                                        \
     X(Move)                                                                                        \
@@ -190,7 +190,7 @@ typedef enum hop__skind {
     HOP__S_INPUT,  /* a plan input: the caller's tensor */
     HOP__S_BUFFER, /* storage in the block */
     HOP__S_OUTPUT, /* storage: a root output tensor made by Layout (or the caller's) */
-    HOP__S_LATE,   /* storage allocated by Alloc/Eager when made */
+    HOP__S_LATE,   /* storage allocated by Alloc/OpAlloc when made */
     HOP__S_VIEW,   /* a view made by View/Select */
     HOP__S_ALIAS,  /* filled by Move or Call: stands for another slot */
 } hop__skind;
@@ -253,7 +253,7 @@ typedef struct hop__input {
     hop__dimcheck dims[HOP_MAX_RANK];
 } hop__input;
 
-/* An operand of an Op/View/Eager/Extern instruction. */
+/* An operand of an Op/View/OpAlloc/Extern instruction. */
 typedef enum hop__akind {
     HOP__A_NONE,
     HOP__A_TENSOR, /* slot */

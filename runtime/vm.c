@@ -225,7 +225,7 @@ run_op(hop__frame *f, const hop__insn *in)
 }
 
 static hop_status
-run_eager(hop__frame *f, const hop__insn *in)
+run_op_alloc(hop__frame *f, const hop__insn *in)
 {
     const hop__opdesc *d = in->p4;
     hop_rt_arg *rt = f->rtargs + d->rtbase, *next = rt + d->nargs;
@@ -550,10 +550,11 @@ hop__exec_at(hop__frame *f, int32_t pc)
             if ((st = run_view(f, in)) != HOP_OK)
                 goto fail;
             break;
-        /* Eager P1 * * P4: slot P1 = a new tensor from hop_eager of op P4
-         * (nonzero: its size is only known once it ran). */
-        case HOP__OP_Eager:
-            if ((st = run_eager(f, in)) != HOP_OK)
+        /* OpAlloc P1 * * P4: slot P1 = a new tensor, op P4 run as an eager
+         * op (hop_eager), which allocates its result (nonzero: its size is
+         * only known once it ran). */
+        case HOP__OP_OpAlloc:
+            if ((st = run_op_alloc(f, in)) != HOP_OK)
                 goto fail;
             break;
         /* Alloc P1: slot P1 = a new tensor of its sizes, which depend on
