@@ -148,8 +148,8 @@ hop__frame_init(hop_plan *p, void *raw)
     return f;
 }
 
-static hop__frame *
-frame_new(hop_plan *p)
+hop__frame *
+hop__frame_new(hop_plan *p)
 {
     void *raw = hop__calloc(1, hop__frame_bytes(p) + 64);
     if (raw == NULL)
@@ -171,8 +171,8 @@ hop__frame_release_owned(hop__frame *f)
     }
 }
 
-static void
-frame_free(hop__frame *f)
+void
+hop__frame_free(hop__frame *f)
 {
     if (f == NULL)
         return;
@@ -184,26 +184,11 @@ frame_free(hop__frame *f)
     hop__free(f->raw);
 }
 
-hop__frame *
-hop__frame_take(hop_plan *p)
-{
-    hop__frame *f = atomic_exchange(&p->idle, NULL);
-    return f ? f : frame_new(p);
-}
-
-void
-hop__frame_put(hop_plan *p, hop__frame *f)
-{
-    hop__frame *expect = NULL;
-    if (!atomic_compare_exchange_strong(&p->idle, &expect, f))
-        frame_free(f);
-}
-
 void
 hop_plan_trim(hop_plan *plan)
 {
     if (plan)
-        frame_free(atomic_exchange(&plan->idle, NULL));
+        hop__frame_free(atomic_exchange(&plan->idle, NULL));
 }
 
 void
@@ -211,7 +196,7 @@ hop_plan_free(hop_plan *plan)
 {
     if (plan == NULL)
         return;
-    frame_free(atomic_exchange(&plan->idle, NULL));
+    hop__frame_free(atomic_exchange(&plan->idle, NULL));
     release_externs(plan);
     hop__arena_destroy(&plan->arena);
     hop__free(plan);

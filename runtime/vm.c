@@ -806,6 +806,24 @@ result_into(hop__frame *f, size_t j, hop_tensor *dst)
     return hop__copy_tensor(dst, h);
 }
 
+/* The plan keeps one idle frame, taken and given back with an atomic
+ * exchange, so consecutive runs reuse it and concurrent runs each get their
+ * own. */
+static hop__frame *
+frame_take(hop_plan *p)
+{
+    hop__frame *f = atomic_exchange(&p->idle, NULL);
+    return f ? f : hop__frame_new(p);
+}
+
+static void
+frame_put(hop_plan *p, hop__frame *f)
+{
+    hop__frame *expect = NULL;
+    if (!atomic_compare_exchange_strong(&p->idle, &expect, f))
+        hop__frame_free(f);
+}
+
 static hop_status
 run(hop_plan *plan, hop_tensor *const *inputs, size_t ninputs, hop_tensor **outputs,
     hop_tensor *const *into, size_t noutputs, const hop_run_options *opts)
@@ -835,7 +853,7 @@ run(hop_plan *plan, hop_tensor *const *inputs, size_t ninputs, hop_tensor **outp
     for (size_t j = 0; into && j < noutputs; j++)
         if (into[j] == NULL)
             return hop_error(HOP_MISUSE, "%s: output %zu is NULL", fn, j);
-    hop__frame *f = hop__frame_take(plan);
+    hop__frame *f = frame_take(plan);
     if (f == NULL)
         return hop_error_code();
     for (int32_t r = 0; r < plan->nregs; r++)
@@ -862,7 +880,7 @@ run(hop_plan *plan, hop_tensor *const *inputs, size_t ninputs, hop_tensor **outp
     hop__frame_release_owned(f);
     f->inputs = NULL;
     f->into = NULL;
-    hop__frame_put(plan, f);
+    frame_put(plan, f);
     return st;
 }
 

@@ -88,11 +88,10 @@ struct hop__frame {
 #define HOP__CHECK_EVERY 1024
 #define HOP__CHECK_SHIFT 12
 
-/* A frame for a run of p: the plan's cached one, or a new one (NULL on
- * out-of-memory); given back with hop__frame_put (kept, or freed when the
- * plan caches another already). */
-hop__frame *hop__frame_take(hop_plan *p);
-void hop__frame_put(hop_plan *p, hop__frame *f);
+/* A new frame for a run of p (NULL on out-of-memory), and its end.  A run
+ * takes the plan's cached frame when there is one (vm.c). */
+hop__frame *hop__frame_new(hop_plan *p);
+void hop__frame_free(hop__frame *f); /* NULL is a no-op */
 /* A frame's bytes (one allocation) and its setup in raw (zeroed). */
 size_t hop__frame_bytes(const hop_plan *p);
 hop__frame *hop__frame_init(hop_plan *p, void *raw);
