@@ -101,11 +101,7 @@ export_check(hop_export *e)
         nin += s->params[i].kind == HOP_FOREIGN_IN, nout += s->params[i].kind == HOP_FOREIGN_INOUT;
     if (nin != p->ninputs || nout != p->noutputs) {
         char names[256];
-        size_t n = 0;
-        names[0] = '\0';
-        for (size_t i = 0; i < p->ninputs && n < sizeof names; i++)
-            n += (size_t)snprintf(names + n, sizeof names - n, "%s%s", i ? ", " : "",
-                                  p->inputs[i].name);
+        hop__input_names(p, names, sizeof names);
         if (nin != p->ninputs)
             return hop_error(HOP_INVALID,
                              "hop_plan_export: the plan has %zu input%s (%s) but %s has %zu const "

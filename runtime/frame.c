@@ -67,6 +67,16 @@ hop_plan_input_name(const hop_plan *plan, size_t i)
     return plan && i < plan->ninputs ? plan->inputs[i].name : NULL;
 }
 
+const char *
+hop__input_names(const hop_plan *p, char *buf, size_t cap)
+{
+    size_t n = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < p->ninputs && n < cap; i++)
+        n += (size_t)snprintf(buf + n, cap - n, "%s%s", i ? ", " : "", p->inputs[i].name);
+    return buf;
+}
+
 size_t
 hop_plan_noutputs(const hop_plan *plan)
 {

@@ -836,13 +836,9 @@ run(hop_plan *plan, hop_tensor *const *inputs, size_t ninputs, hop_tensor **outp
         return hop_error(HOP_MISUSE, "%s: NULL %s", fn, plan == NULL ? "plan" : "array");
     if (ninputs != plan->ninputs) {
         char names[256];
-        size_t n = 0;
-        names[0] = '\0';
-        for (size_t i = 0; i < plan->ninputs && n < sizeof names; i++)
-            n += (size_t)snprintf(names + n, sizeof names - n, "%s%s", i ? ", " : "",
-                                  plan->inputs[i].name);
         return hop_error(HOP_GUARD, "guard failed: expected %zu input%s (%s), got %zu",
-                         plan->ninputs, plan->ninputs == 1 ? "" : "s", names, ninputs);
+                         plan->ninputs, plan->ninputs == 1 ? "" : "s",
+                         hop__input_names(plan, names, sizeof names), ninputs);
     }
     if (noutputs != plan->noutputs)
         return hop_error(HOP_MISUSE, "%s: the plan has %zu output%s, not %zu", fn, plan->noutputs,

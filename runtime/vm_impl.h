@@ -88,6 +88,9 @@ struct hop__frame {
 #define HOP__CHECK_EVERY 1024
 #define HOP__CHECK_SHIFT 12
 
+/* "x, y": the names of p's inputs, for messages, into buf (cap > 0;
+ * truncated). */
+const char *hop__input_names(const hop_plan *p, char *buf, size_t cap);
 /* A new frame for a run of p (NULL on out-of-memory), and its end.  A run
  * takes the plan's cached frame when there is one (vm.c). */
 hop__frame *hop__frame_new(hop_plan *p);

@@ -12,29 +12,18 @@
 #include <cmocka.h>
 
 #include "hop.h"
-#include "hop/lowering.h"
-#include "hop/runtime.h"
+#include "test_plan_util.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-static uint64_t rng = 0x9e3779b97f4a7c15ull;
-
-static uint64_t
-next(void)
-{
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return rng;
-}
-
-/* An integer in [lo, hi]. */
+/* An integer in [lo, hi], from test_plan_util.h's generator. */
 static int64_t
 between(int64_t lo, int64_t hi)
 {
-    return lo + (int64_t)(next() % (uint64_t)(hi - lo + 1));
+    int64_t k = lo + (int64_t)((uniform() + 1.0) / 2.0 * (double)(hi - lo + 1));
+    return k > hi ? hi : k;
 }
 
 typedef struct gen {
