@@ -3,7 +3,8 @@
  * context, operand access with uniform error messages, dims, decisions and
  * broadcasting.  infer.c owns these helpers and the dispatch; each rule
  * function lives in infer_elem.c (elementwise, reductions, matmul) or
- * infer_shape.c (views, cat/stack, factories, scalars).
+ * infer_shape.c (views, cat/stack, factories, scalars); view.c owns view
+ * geometry (hop_view_of) and gives the view rules their dim moves.
  */
 #ifndef HOP_OPS_INFER_H
 #define HOP_OPS_INFER_H
