@@ -22,7 +22,7 @@
 
 #include <stdio.h>
 
-/* lowering/parmap.c: loops run on the pool so far */
+/* runtime/parmap.c: loops run on the pool so far */
 long hop__parmap_runs(void);
 #include <stdlib.h>
 #include <string.h>

@@ -77,6 +77,21 @@ hop__buf_indent(hop__buf *b, int spaces)
     }
 }
 
+void
+hop__buf_print(hop__buf *b, hop__print_fn fn, const void *what)
+{
+    char small[256];
+    size_t n = fn(what, small, sizeof small);
+    if (n < sizeof small) {
+        hop__buf_append(b, small, n);
+        return;
+    }
+    if (!reserve(b, n))
+        return;
+    fn(what, b->data + b->len, n + 1);
+    b->len += n;
+}
+
 char *
 hop__buf_finish(hop__buf *b)
 {

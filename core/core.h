@@ -56,6 +56,11 @@ void hop__buf_append(hop__buf *b, const char *s, size_t n);
 void hop__buf_puts(hop__buf *b, const char *s);
 void hop__buf_printf(hop__buf *b, const char *fmt, ...) HOP_PRINTF(2, 3);
 void hop__buf_indent(hop__buf *b, int spaces);
+/* Appends the text of a printer with the snprintf contract (hop_expr_print,
+ * hop_meta_print, hop_arg_print: writes at most cap bytes and returns the
+ * length the whole text needs), however long it is. */
+typedef size_t (*hop__print_fn)(const void *what, char *buf, size_t cap);
+void hop__buf_print(hop__buf *b, hop__print_fn fn, const void *what);
 /* Returns the NUL-terminated string (caller frees with hop_free) or NULL. */
 char *hop__buf_finish(hop__buf *b);
 void hop__buf_discard(hop__buf *b);

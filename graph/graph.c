@@ -883,7 +883,7 @@ hop_graph_call_hop(hop_graph *g, const hop_class *cls, const hop_arg *args, size
     char who[96];
     snprintf(who, sizeof who, "call_hop %s", target);
     /* The target prints as a function name in code. */
-    if (!hop__name_is_identifier(target)) {
+    if (!hop_name_is_identifier(target)) {
         hop_error(HOP_INVALID, "%s: the target is not an identifier", who);
         return NULL;
     }
@@ -950,7 +950,7 @@ hop_graph_call_foreign(hop_graph *g, const char *target, const hop_arg *args, si
     }
     char who[96];
     snprintf(who, sizeof who, "call_foreign %s", target);
-    if (!hop__name_is_identifier(target)) {
+    if (!hop_name_is_identifier(target)) {
         hop_error(HOP_INVALID, "%s: the target is not an identifier", who);
         return NULL;
     }

@@ -74,10 +74,6 @@ hop__graph_arena(const hop_graph *g)
     return (hop__arena *)g->arena;
 }
 
-/* True when s is a valid identifier ([A-Za-z_][A-Za-z0-9_]*) and no Python
- * keyword, so it can print as a name in generated code. */
-bool hop__name_is_identifier(const char *s);
-
 /* A reserved, not yet committed name (see hop__name_reserve). */
 typedef struct hop__name_claim {
     const char *name; /* the chosen name, in the arena */

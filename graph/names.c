@@ -53,7 +53,7 @@ is_ident_char(char c)
 }
 
 bool
-hop__name_is_identifier(const char *s)
+hop_name_is_identifier(const char *s)
 {
     if (s == NULL || !is_ident_start(s[0]))
         return false;

@@ -107,10 +107,6 @@ format_float(double v, char *out, size_t cap)
     }
 }
 
-/* Appends the text of a snprintf-contract printer (hop_expr_print and
- * hop_meta_print) without a length limit. */
-typedef size_t (*print_fn)(const void *what, char *buf, size_t cap);
-
 static size_t
 print_expr(const void *e, char *buf, size_t cap)
 {
@@ -124,32 +120,13 @@ print_meta(const void *m, char *buf, size_t cap)
 }
 
 static void
-append_printed(hop__buf *b, print_fn fn, const void *what)
-{
-    char small[256];
-    size_t n = fn(what, small, sizeof small);
-    if (n < sizeof small) {
-        hop__buf_append(b, small, n);
-        return;
-    }
-    char *big = hop__malloc(n + 1);
-    if (big == NULL) {
-        b->failed = true;
-        return;
-    }
-    fn(what, big, n + 1);
-    hop__buf_append(b, big, n);
-    hop__free(big);
-}
-
-static void
 append_value_info(hop__buf *b, const hop_value_info *v)
 {
     if (v->kind == HOP_VALUE_TENSOR) {
-        append_printed(b, print_meta, &v->meta);
+        hop__buf_print(b, print_meta, &v->meta);
     } else if (v->kind == HOP_VALUE_SYM) {
         hop__buf_puts(b, "Sym(");
-        append_printed(b, print_expr, v->sym);
+        hop__buf_print(b, print_expr, v->sym);
         hop__buf_puts(b, ")");
     }
 }
@@ -172,59 +149,138 @@ append_node_meta(hop__buf *b, const hop_node *n)
     append_value_info(b, n->meta);
 }
 
-static void append_args(hop__buf *b, const hop_arg *args, size_t n, const char *open,
-                        const char *close, bool lists_as_tuples);
+/*
+ * The one printer of arguments.  It writes into a sink: a builder (the
+ * printers here) or a caller's buffer under the snprintf contract
+ * (hop_arg_print, which plans use for their instruction texts), so it never
+ * allocates for the latter.
+ */
+typedef struct sink {
+    hop__buf *b; /* appends here when set, else: */
+    char *buf;   /* writes what fits of cap bytes, counting everything */
+    size_t cap, len;
+} sink;
 
 static void
-append_arg(hop__buf *b, const hop_arg *a, bool as_tuple)
+sink_put(sink *s, const char *text, size_t n)
+{
+    if (s->b) {
+        hop__buf_append(s->b, text, n);
+        return;
+    }
+    if (s->len + 1 < s->cap) {
+        size_t room = s->cap - 1 - s->len;
+        memcpy(s->buf + s->len, text, n < room ? n : room);
+    }
+    s->len += n;
+}
+
+static void
+sink_puts(sink *s, const char *text)
+{
+    sink_put(s, text, strlen(text));
+}
+
+static void
+sink_expr(sink *s, const hop_expr *e)
+{
+    if (s->b) {
+        hop__buf_print(s->b, print_expr, e);
+        return;
+    }
+    /* Straight into place; the NUL it writes is overwritten or final. */
+    size_t room = s->len + 1 < s->cap ? s->cap - s->len : 0;
+    s->len += hop_expr_print(e, room ? s->buf + s->len : NULL, room);
+}
+
+static void sink_args(sink *s, const hop_arg *args, size_t n, const char *open, const char *close,
+                      bool lists_as_tuples, hop_float_style style);
+
+static void
+sink_arg(sink *s, const hop_arg *a, bool as_tuple, hop_float_style style)
 {
     char tmp[48];
     switch (a->kind) {
     case HOP_ARG_NONE:
-        hop__buf_puts(b, "None");
+        sink_puts(s, "None");
         break;
     case HOP_ARG_NODE:
-        hop__buf_puts(b, a->u.node->name);
+        sink_puts(s, a->u.node->name);
         break;
     case HOP_ARG_INT:
-        hop__buf_printf(b, "%lld", (long long)a->u.i);
+        snprintf(tmp, sizeof tmp, "%lld", (long long)a->u.i);
+        sink_puts(s, tmp);
         break;
     case HOP_ARG_FLOAT:
-        format_float(a->u.f, tmp, sizeof tmp);
-        hop__buf_puts(b, tmp);
+        if (style == HOP_FLOAT_G17)
+            snprintf(tmp, sizeof tmp, "%.17g", a->u.f);
+        else
+            format_float(a->u.f, tmp, sizeof tmp);
+        sink_puts(s, tmp);
         break;
     case HOP_ARG_BOOL:
-        hop__buf_puts(b, a->u.b ? "True" : "False");
+        sink_puts(s, a->u.b ? "True" : "False");
         break;
     case HOP_ARG_SYM:
-        append_printed(b, print_expr, a->u.sym);
+        sink_expr(s, a->u.sym);
         break;
     case HOP_ARG_DTYPE:
-        hop__buf_puts(b, hop_dtype_name(a->u.dtype));
+        sink_puts(s, hop_dtype_name(a->u.dtype));
         break;
     case HOP_ARG_LIST:
         if (as_tuple)
-            append_args(b, a->u.list.items, a->u.list.n, "(", a->u.list.n == 1 ? ",)" : ")", false);
+            sink_args(s, a->u.list.items, a->u.list.n, "(", a->u.list.n == 1 ? ",)" : ")", false,
+                      style);
         else
-            append_args(b, a->u.list.items, a->u.list.n, "[", "]", false);
+            sink_args(s, a->u.list.items, a->u.list.n, "[", "]", false, style);
         break;
     case HOP_ARG_GRAPH:
-        hop__buf_puts(b, a->u.graph->name);
+        sink_puts(s, a->u.graph->name);
         break;
     }
+}
+
+/* lists_as_tuples: each list among args prints as a tuple (a call_hop's
+ * groups), not just nested ones as lists. */
+static void
+sink_args(sink *s, const hop_arg *args, size_t n, const char *open, const char *close,
+          bool lists_as_tuples, hop_float_style style)
+{
+    sink_puts(s, open);
+    for (size_t i = 0; i < n; i++) {
+        if (i > 0)
+            sink_puts(s, ", ");
+        sink_arg(s, &args[i], lists_as_tuples, style);
+    }
+    sink_puts(s, close);
+}
+
+size_t
+hop_arg_print(const hop_arg *a, hop_float_style style, char *buf, size_t cap)
+{
+    sink s = {.buf = buf, .cap = cap};
+    if (a == NULL)
+        sink_puts(&s, "NULL");
+    else
+        sink_arg(&s, a, false, style);
+    if (cap > 0)
+        buf[s.len < cap ? s.len : cap - 1] = '\0';
+    return s.len;
+}
+
+static void
+append_arg(hop__buf *b, const hop_arg *a, bool as_tuple)
+{
+    sink s = {.b = b};
+    sink_arg(&s, a, as_tuple, HOP_FLOAT_REPR);
 }
 
 static void
 append_args(hop__buf *b, const hop_arg *args, size_t n, const char *open, const char *close,
             bool lists_as_tuples)
 {
-    hop__buf_puts(b, open);
-    for (size_t i = 0; i < n; i++) {
-        if (i > 0)
-            hop__buf_puts(b, ", ");
-        append_arg(b, &args[i], lists_as_tuples);
-    }
-    hop__buf_puts(b, close);
+    sink s = {.b = b};
+    sink_args(&s, args, n, open, close, lists_as_tuples, HOP_FLOAT_REPR);
 }
 
 /* A node's arguments as a call's parenthesised list.  A call_hop's lists
@@ -272,7 +328,7 @@ append_guards(hop__buf *b, const hop_graph *g)
     for (size_t i = 0; i < g->nguards; i++) {
         if (i > 0)
             hop__buf_puts(b, ", ");
-        append_printed(b, print_expr, g->guards[i]);
+        hop__buf_print(b, print_expr, g->guards[i]);
     }
 }
 

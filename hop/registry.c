@@ -6,7 +6,6 @@
  */
 #define _GNU_SOURCE /* dladdr */
 #include "hop/hop_impl.h"
-#include "graph/graph_impl.h"
 
 #include <pthread.h>
 #include <dlfcn.h>
@@ -23,7 +22,7 @@ validate_params(const hop_class *cls)
     size_t n, nbodies = 0, ngroups = 0;
     const hop_param *p = hop_class_params(cls, &n);
     for (size_t i = 0; i < n; i++) {
-        if (p[i].name == NULL || !hop__name_is_identifier(p[i].name))
+        if (p[i].name == NULL || !hop_name_is_identifier(p[i].name))
             return hop_error(HOP_INVALID,
                              "register HOP %s: the name of parameter %zu is missing or not an "
                              "identifier",
@@ -49,7 +48,7 @@ validate_params(const hop_class *cls)
         }
         if (p[i].kind == HOP_PARAM_BODY || p[i].kind == HOP_PARAM_BODIES) {
             nbodies++;
-            if (p[i].prefix == NULL || !hop__name_is_identifier(p[i].prefix))
+            if (p[i].prefix == NULL || !hop_name_is_identifier(p[i].prefix))
                 return hop_error(HOP_INVALID,
                                  "register HOP %s: the subgraph prefix of body %s is missing or "
                                  "not an identifier",
@@ -73,7 +72,7 @@ validate(const hop_class *cls)
 {
     if (cls == NULL)
         return hop_error(HOP_MISUSE, "register HOP: NULL class");
-    if (cls->name == NULL || !hop__name_is_identifier(cls->name))
+    if (cls->name == NULL || !hop_name_is_identifier(cls->name))
         return hop_error(HOP_INVALID, "register HOP: name %s%s%s is not an identifier",
                          cls->name ? "'" : "", cls->name ? cls->name : "(NULL)",
                          cls->name ? "'" : "");

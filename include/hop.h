@@ -9,11 +9,13 @@
 #include "hop/graph.h"
 #include "hop/tracer.h"
 #include "hop/output_graph.h"
+#include "hop/runtime.h"
+#include "hop/plan.h"
+#include "hop/foreign.h"
+#include "hop/lowering.h"
+#include "hop/class.h"
 #include "hop/prim_hop.h"
 #include "hop/eval.h"
-#include "hop/runtime.h"
-#include "hop/lowering.h"
-#include "hop/foreign.h"
 
 #define HOP_VERSION_MAJOR 0
 #define HOP_VERSION_MINOR 1

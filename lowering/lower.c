@@ -1,8 +1,7 @@
 /*
- * lowering/lower.c - graph -> plan: the value map, slots and registers, code
- * emission into routines, the compilation of each node kind, fusion
- * planning, the toolkit lower callbacks use (hop/lowering.h), subroutines,
- * and hop_lower itself.
+ * lowering/lower.c - graph -> program: the compilation of each node kind,
+ * fusion planning, graphs, guards, the main routine, the assembly of the
+ * routines into one program, and hop_lower itself.
  *
  * Compilation walks a graph in its order (which is topological) and emits
  * instructions into the current routine: routine 0 is the main program,
@@ -20,237 +19,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-struct hop__vmap {
-    const hop_node *node;
-    hop_pval v;
-    hop_pval *results; /* call_hop */
-    size_t nresults;
-    bool absorbed;    /* fused into its user's group */
-    bool preassigned; /* v is a destination slot the node must be computed into */
-    hop_pval *dests;  /* call_hop: where its results should go (NONE: anywhere) */
-    UT_hash_handle hh;
-};
-
 /* --------------------------------------------------------------- helpers */
-
-char *
-hop__note(hop_lower_ctx *cx, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    char small[512];
-    int n = vsnprintf(small, sizeof small, fmt, ap);
-    va_end(ap);
-    if (n < 0)
-        return NULL;
-    if ((size_t)n < sizeof small)
-        return hop__arena_strdup(&cx->plan->arena, small);
-    char *s = hop__arena_alloc(&cx->plan->arena, (size_t)n + 1);
-    if (s == NULL)
-        return NULL;
-    va_start(ap, fmt);
-    vsnprintf(s, (size_t)n + 1, fmt, ap);
-    va_end(ap);
-    return s;
-}
-
-hop_status
-hop__nomem_or(hop_status st)
-{
-    return st == HOP_OK ? hop_error(HOP_NOMEM, "out of memory") : st;
-}
 
 static hop__vmap *
 vmap_get(hop_lower_ctx *cx, const hop_node *n, bool create)
 {
-    hop__vmap *m = NULL;
-    HASH_FIND_PTR(cx->values, &n, m);
-    if (m || !create)
-        return m;
-    m = hop__arena_zalloc(&cx->tmp, sizeof *m);
-    if (m == NULL)
-        return NULL;
-    m->node = n;
-    hop_status st;
-    HOP_HASH_ADD(st, hh, cx->values, node, sizeof(m->node), m);
-    return st == HOP_OK ? m : NULL;
-}
-
-hop_status
-hop__value_of(hop_lower_ctx *cx, const hop_node *n, hop_pval *out)
-{
-    hop__vmap *m = vmap_get(cx, n, false);
-    if (m == NULL || m->v.kind == HOP_PVAL_NONE || m->preassigned)
-        return hop_error(HOP_VERIFY, "lowering: %s is used before it is computed",
-                         n ? n->name : "(null)");
-    *out = m->v;
-    return HOP_OK;
+    return hop__vmap_get(cx, n, create);
 }
 
 static hop_status
 set_value(hop_lower_ctx *cx, const hop_node *n, hop_pval v)
 {
-    hop__vmap *m = vmap_get(cx, n, true);
-    if (m == NULL)
-        return HOP_NOMEM;
-    m->v = v;
-    m->preassigned = false;
-    return HOP_OK;
-}
-
-
-/* ------------------------------------------------------------- emission */
-
-int32_t
-hop__pos(hop_lower_ctx *cx)
-{
-    return (int32_t)hop__cur(cx)->n;
-}
-
-int32_t
-hop__emit(hop_lower_ctx *cx, hop__opcode op, int32_t p1, int32_t p2, int32_t p3, const void *p4,
-          const char *note)
-{
-    hop__rcode *r = hop__cur(cx);
-    if (hop__grow((void **)&r->code, &r->cap, r->n + 1, sizeof *r->code) != HOP_OK)
-        return -1;
-    r->code[r->n] = (hop__insn){.opcode = (uint8_t)op, .p1 = p1, .p2 = p2, .p3 = p3, .p4 = p4,
-                                .note = note};
-    return (int32_t)r->n++;
-}
-
-hop_status
-hop__access(hop_lower_ctx *cx, int32_t slot)
-{
-    hop__rcode *r = hop__cur(cx);
-    if (slot < 0)
-        return HOP_OK;
-    if (hop__grow((void **)&r->acc, &r->capacc, r->nacc + 1, sizeof *r->acc) != HOP_OK)
-        return HOP_NOMEM;
-    r->acc[r->nacc++] = (hop__acc){(int32_t)r->n - 1, slot};
-    return HOP_OK;
-}
-
-hop_status
-hop__alias_of(hop_lower_ctx *cx, int32_t slot, int32_t of)
-{
-    if (hop__grow((void **)&cx->aliases, &cx->capaliases, cx->naliases + 1, sizeof *cx->aliases) !=
-        HOP_OK)
-        return HOP_NOMEM;
-    cx->aliases[cx->naliases++] = (hop__alias){slot, of};
-    return HOP_OK;
-}
-
-hop_status
-hop__new_reg(hop_lower_ctx *cx, const char *name, int32_t *out)
-{
-    if (hop__grow((void **)&cx->regnames, &cx->capregs, cx->nregs + 1, sizeof *cx->regnames) !=
-        HOP_OK)
-        return HOP_NOMEM;
-    const char *copy = NULL;
-    if (name && (copy = hop__arena_strdup(&cx->plan->arena, name)) == NULL)
-        return HOP_NOMEM;
-    cx->regnames[cx->nregs] = copy;
-    *out = (int32_t)cx->nregs++;
-    return HOP_OK;
-}
-
-/* The symbols bound at entry (by the inputs' sizes): everything else in a
- * size makes its tensor late. */
-static bool
-entry_bound(hop_lower_ctx *cx, const hop_expr *sym)
-{
-    int64_t id = hop_symbol_id(sym);
-    return id >= 0 && (size_t)id < cx->nsyms && cx->symentry[id];
-}
-
-bool
-hop__meta_late(hop_lower_ctx *cx, const hop_meta *m)
-{
-    for (int d = 0; d < m->rank; d++) {
-        const hop_expr *syms[16];
-        size_t n = hop_expr_free_symbols(m->sizes[d], syms, 16);
-        if (n > 16)
-            return true;
-        for (size_t i = 0; i < n; i++)
-            if (hop_symbol_is_unbacked(syms[i]) || !entry_bound(cx, syms[i]))
-                return true;
-    }
-    return false;
-}
-
-/* Bytes at the hints, for best-fit decisions (unbacked: 16 per size). */
-static int64_t
-hint_bytes(hop_lower_ctx *cx, const hop_meta *m)
-{
-    int64_t n = (int64_t)hop_dtype_size(m->dtype);
-    for (int d = 0; d < m->rank; d++) {
-        int64_t v = 16;
-        const hop_expr *syms[16];
-        size_t ns = hop_expr_free_symbols(m->sizes[d], syms, 16);
-        int64_t vals[64];
-        size_t nall = hop_shape_env_nsymbols(cx->env);
-        if (!hop_expr_const_value(m->sizes[d], &v) && ns <= 16 && nall <= 64) {
-            for (size_t i = 0; i < nall; i++)
-                vals[i] = HOP_UNBOUND;
-            for (size_t i = 0; i < ns; i++) {
-                int64_t h = 16;
-                hop_symbol_hint(syms[i], &h);
-                vals[hop_symbol_id(syms[i])] = h;
-            }
-            if (hop_expr_eval(m->sizes[d], vals, nall, &v) != HOP_OK)
-                v = 16;
-            hop_error_clear();
-        }
-        if (v < 0 || __builtin_mul_overflow(n, v, &n))
-            return INT64_MAX / 2;
-    }
-    return n;
-}
-
-hop_status
-hop__new_slot(hop_lower_ctx *cx, hop__skind kind, const hop_meta *meta, const char *name,
-              int32_t *out)
-{
-    if (hop__grow((void **)&cx->slots, &cx->capslots, cx->nslots + 1, sizeof *cx->slots) != HOP_OK)
-        return HOP_NOMEM;
-    hop__slot s = {.kind = kind, .dtype = meta->dtype, .rank = meta->rank, .buffer = -1};
-    if (name && (s.name = hop__arena_strdup(&cx->plan->arena, name)) == NULL)
-        return HOP_NOMEM;
-    for (int d = 0; d < meta->rank; d++)
-        if ((s.sizes[d] = hop__xcompile(cx, meta->sizes[d])) == NULL)
-            return hop__nomem_or(hop_error_code());
-    if (kind == HOP__S_BUFFER) {
-        if (hop__grow((void **)&cx->buffers, &cx->capbuffers, cx->nbuffers + 1,
-                      sizeof *cx->buffers) != HOP_OK)
-            return HOP_NOMEM;
-        /* A product of sizes that overflows int64 is a tensor too large to
-         * make, but only if it is made: the layout checks its sizes when it
-         * runs, as eager checks an op's result (a branch not taken, a map
-         * of no rows, sizes bound at run time). */
-        const hop_expr *numel = hop_meta_numel(meta, cx->env);
-        const hop_expr *bytes =
-            numel ? hop_sym_mul_int(cx->env, numel, (int64_t)hop_dtype_size(meta->dtype)) : NULL;
-        const hop__xprog *bx = NULL;
-        if (bytes == NULL) {
-            if (hop_error_code() != HOP_INVALID)
-                return hop__nomem_or(hop_error_code());
-            hop_error_clear();
-        } else if ((bx = hop__xcompile(cx, bytes)) == NULL) {
-            return hop__nomem_or(hop_error_code());
-        }
-        cx->buffers[cx->nbuffers] = (hop__buffer){.slot = (int32_t)cx->nslots,
-                                                  .routine = cx->cur,
-                                                  .def = INT32_MAX,
-                                                  .last = -1,
-                                                  .region = -1,
-                                                  .bytes = bx,
-                                                  .hint = hint_bytes(cx, meta)};
-        s.buffer = (int32_t)cx->nbuffers++;
-    }
-    cx->slots[cx->nslots] = s;
-    *out = (int32_t)cx->nslots++;
-    return HOP_OK;
+    return hop__set_value(cx, n, v);
 }
 
 /* The op a node runs, for messages that name it as eager names it. */
@@ -286,171 +66,6 @@ storage_for(hop_lower_ctx *cx, const hop_node *n, int32_t *slot)
     return HOP_OK;
 }
 
-static const hop__xprog *
-pval_xprog(hop_lower_ctx *cx, hop_pval v)
-{
-    if (v.kind == HOP_PVAL_CONST)
-        return hop__xconst(cx, v.value);
-    hop__xprog *x = hop__arena_zalloc(&cx->plan->arena, sizeof *x);
-    hop__xi *code = hop__arena_alloc(&cx->plan->arena, sizeof *code);
-    int32_t *regs = hop__arena_alloc(&cx->plan->arena, sizeof *regs);
-    const char **names = hop__arena_alloc(&cx->plan->arena, sizeof *names);
-    if (x == NULL || code == NULL || regs == NULL || names == NULL)
-        return NULL;
-    const char *rn = cx->regnames[v.id];
-    *code = (hop__xi){.op = HOP__X_REG, .reg = v.id};
-    *regs = v.id;
-    *names = rn ? rn : "r";
-    x->text = rn ? rn : hop__note(cx, "r%d", v.id);
-    x->code = code;
-    x->len = 1;
-    x->regs = regs;
-    x->names = names;
-    x->nsyms = 1;
-    return x->text ? x : NULL;
-}
-
-/* --------------------------------------------------------- text of nodes */
-
-static void
-arg_text(hop__buf *b, const hop_arg *a)
-{
-    char e[256];
-    switch (a->kind) {
-    case HOP_ARG_NONE:
-        hop__buf_puts(b, "None");
-        break;
-    case HOP_ARG_NODE:
-        hop__buf_puts(b, a->u.node->name);
-        break;
-    case HOP_ARG_INT:
-        hop__buf_printf(b, "%" PRId64, a->u.i);
-        break;
-    case HOP_ARG_FLOAT:
-        hop__buf_printf(b, "%.17g", a->u.f);
-        break;
-    case HOP_ARG_BOOL:
-        hop__buf_puts(b, a->u.b ? "True" : "False");
-        break;
-    case HOP_ARG_SYM:
-        hop_expr_print(a->u.sym, e, sizeof e);
-        hop__buf_puts(b, e);
-        break;
-    case HOP_ARG_DTYPE:
-        hop__buf_puts(b, hop_dtype_name(a->u.dtype));
-        break;
-    case HOP_ARG_LIST:
-        hop__buf_puts(b, "[");
-        for (size_t i = 0; i < a->u.list.n; i++) {
-            if (i)
-                hop__buf_puts(b, ", ");
-            arg_text(b, &a->u.list.items[i]);
-        }
-        hop__buf_puts(b, "]");
-        break;
-    case HOP_ARG_GRAPH:
-        hop__buf_puts(b, a->u.graph->name);
-        break;
-    }
-}
-
-/* `name = op(args)` in the plan's arena. */
-static const char *
-node_text(hop_lower_ctx *cx, const hop_node *n)
-{
-    hop__buf b;
-    hop__buf_init(&b);
-    hop__buf_printf(&b, "%s = %s(", n->name, n->target);
-    for (size_t i = 0; i < n->nargs; i++) {
-        if (i)
-            hop__buf_puts(&b, ", ");
-        arg_text(&b, &n->args[i]);
-    }
-    hop__buf_puts(&b, ")");
-    char *s = hop__buf_finish(&b);
-    if (s == NULL)
-        return NULL;
-    char *copy = hop__arena_strdup(&cx->plan->arena, s);
-    hop_free(s);
-    return copy;
-}
-
-/* ---------------------------------------------------------------- operands */
-
-static hop_status
-compile_oparg(hop_lower_ctx *cx, const hop_arg *a, hop__oparg *o, int32_t *nrt)
-{
-    memset(o, 0, sizeof *o);
-    o->slot = -1;
-    (*nrt)++;
-    hop_pval v;
-    switch (a->kind) {
-    case HOP_ARG_NONE:
-        o->kind = HOP__A_NONE;
-        return HOP_OK;
-    case HOP_ARG_NODE: {
-        hop_status st = hop__value_of(cx, a->u.node, &v);
-        if (st != HOP_OK)
-            return st;
-        if (v.kind == HOP_PVAL_TENSOR) {
-            o->kind = HOP__A_TENSOR;
-            o->slot = v.id;
-            return HOP_OK;
-        }
-        bool is_bool =
-            a->u.node->meta->kind == HOP_VALUE_SYM && hop_expr_is_bool(a->u.node->meta->sym);
-        o->kind = is_bool ? HOP__A_BOOL : HOP__A_INT;
-        o->x = pval_xprog(cx, v);
-        return o->x ? HOP_OK : HOP_NOMEM;
-    }
-    case HOP_ARG_INT:
-        o->kind = HOP__A_INT;
-        o->x = hop__xconst(cx, a->u.i);
-        return o->x ? HOP_OK : HOP_NOMEM;
-    case HOP_ARG_BOOL:
-        o->kind = HOP__A_BOOL;
-        o->x = hop__xconst(cx, a->u.b);
-        return o->x ? HOP_OK : HOP_NOMEM;
-    case HOP_ARG_FLOAT:
-        o->kind = HOP__A_FLOAT;
-        o->f = a->u.f;
-        return HOP_OK;
-    case HOP_ARG_SYM:
-        o->x = hop__xcompile(cx, a->u.sym);
-        if (o->x == NULL)
-            return hop__nomem_or(hop_error_code());
-        o->kind = o->x->is_bool ? HOP__A_BOOL : HOP__A_INT;
-        return HOP_OK;
-    case HOP_ARG_DTYPE:
-        o->kind = HOP__A_DTYPE;
-        o->dtype = a->u.dtype;
-        return HOP_OK;
-    case HOP_ARG_LIST: {
-        o->kind = HOP__A_LIST;
-        o->n = (int32_t)a->u.list.n;
-        hop__oparg *items = hop__arena_zalloc(&cx->plan->arena, (a->u.list.n + 1) * sizeof *items);
-        if (items == NULL)
-            return HOP_NOMEM;
-        for (size_t i = 0; i < a->u.list.n; i++) {
-            hop_status st = compile_oparg(cx, &a->u.list.items[i], &items[i], nrt);
-            if (st != HOP_OK)
-                return st;
-        }
-        o->items = items;
-        return HOP_OK;
-    }
-    case HOP_ARG_GRAPH:
-        break;
-    }
-    return hop_error(HOP_VERIFY, "lowering: a subgraph is not an operand of an op");
-}
-
-hop_status
-hop__compile_oparg(hop_lower_ctx *cx, const hop_arg *a, hop__oparg *o, int32_t *nrt)
-{
-    return compile_oparg(cx, a, o, nrt);
-}
-
 static hop_status
 compile_opdesc(hop_lower_ctx *cx, const hop_node *n, hop__opdesc **out)
 {
@@ -462,7 +77,7 @@ compile_opdesc(hop_lower_ctx *cx, const hop_node *n, hop__opdesc **out)
     d->nargs = (int)n->nargs;
     d->cache = -1;
     for (size_t i = 0; i < n->nargs; i++) {
-        hop_status st = compile_oparg(cx, &n->args[i], &args[i], &d->nrt);
+        hop_status st = hop__compile_oparg(cx, &n->args[i], &args[i], &d->nrt);
         if (st != HOP_OK)
             return st;
     }
@@ -470,7 +85,7 @@ compile_opdesc(hop_lower_ctx *cx, const hop_node *n, hop__opdesc **out)
     /* Every descriptor gets its runtime operands in the frame. */
     d->rtbase = (int32_t)cx->nrtargs;
     cx->nrtargs += d->nrt;
-    if ((d->text = node_text(cx, n)) == NULL)
+    if ((d->text = hop__node_text(cx, n)) == NULL)
         return HOP_NOMEM;
     *out = d;
     return HOP_OK;
@@ -548,9 +163,10 @@ compile_view(hop_lower_ctx *cx, const hop_node *n)
     return set_value(cx, n, hop__pv_tensor(out));
 }
 
-/* nonzero: sizes only known once it ran; hop_eager allocates the result. */
+/* nonzero: sizes only known once it ran; the op, run as an eager op,
+ * allocates its result (OpAlloc). */
 static hop_status
-compile_eager(hop_lower_ctx *cx, const hop_node *n)
+compile_op_alloc(hop_lower_ctx *cx, const hop_node *n)
 {
     hop__opdesc *d;
     hop_status st = compile_opdesc(cx, n, &d);
@@ -559,7 +175,7 @@ compile_eager(hop_lower_ctx *cx, const hop_node *n)
         st = hop__new_slot(cx, HOP__S_LATE, &n->meta->meta, n->name, &out);
     if (st != HOP_OK)
         return st;
-    if (hop__emit(cx, HOP__OP_Eager, out, 0, 0, d, d->text) < 0)
+    if (hop__emit(cx, HOP__OP_OpAlloc, out, 0, 0, d, d->text) < 0)
         return HOP_NOMEM;
     if ((st = access_args(cx, d->args, d->nargs)) != HOP_OK || (st = hop__access(cx, out)) != HOP_OK)
         return st;
@@ -579,14 +195,6 @@ result_reg(hop_lower_ctx *cx, const hop_node *n, int32_t *reg, bool *is_symbol)
     return hop__new_reg(cx, n->name, reg);
 }
 
-void
-hop__mark_defined(hop_lower_ctx *cx, const hop_expr *e)
-{
-    int64_t id = hop_symbol_id(e);
-    if (id >= 0 && (size_t)id < cx->nsyms)
-        cx->symdef[id] = true;
-}
-
 static hop_status
 compile_scalar(hop_lower_ctx *cx, const hop_node *n)
 {
@@ -602,12 +210,12 @@ compile_scalar(hop_lower_ctx *cx, const hop_node *n)
     bool is_symbol;
     int32_t reg;
     if (n->op == HOP_OP_sym_size && hop_expr_kind_of(n->meta->sym) == HOP_EXPR_SYMBOL &&
-        entry_bound(cx, n->meta->sym))
+        hop__entry_bound(cx, n->meta->sym))
         /* A size bound at entry: the register has it already. */
         return set_value(cx, n, hop__pv_int(hop__sym_reg(cx, n->meta->sym)));
     if ((st = result_reg(cx, n, &reg, &is_symbol)) != HOP_OK)
         return st;
-    const char *text = node_text(cx, n);
+    const char *text = hop__node_text(cx, n);
     if (text == NULL)
         return HOP_NOMEM;
     int32_t pc;
@@ -752,15 +360,6 @@ compile_group(hop_lower_ctx *cx, const hop_node *root)
     return set_value(cx, root, hop__pv_tensor(out));
 }
 
-/* The value of an elementwise operand node for fused.c. */
-hop_status hop__fused_operand(hop_lower_ctx *cx, const hop_node *n, hop_pval *out);
-
-hop_status
-hop__fused_operand(hop_lower_ctx *cx, const hop_node *n, hop_pval *out)
-{
-    return hop__value_of(cx, n, out);
-}
-
 static hop_status
 compile_call_op(hop_lower_ctx *cx, const hop_node *n)
 {
@@ -778,7 +377,7 @@ compile_call_op(hop_lower_ctx *cx, const hop_node *n)
     case HOP_KF_SCALAR:
         return compile_scalar(cx, n);
     case HOP_KF_INDEX:
-        return compile_eager(cx, n);
+        return compile_op_alloc(cx, n);
     default:
         if (n->meta->kind != HOP_VALUE_TENSOR)
             return hop_error(HOP_UNSUPPORTED, "lowering: %s (%s) gives no tensor", n->name,
@@ -871,8 +470,8 @@ compile_getitem(hop_lower_ctx *cx, const hop_node *n)
 /* A result that can be computed straight into a destination: a fresh
  * tensor of a kernel (not a view, not an input), or a HOP's result, which
  * the HOP's lowering may place there (hop_lower_dest). */
-bool
-hop__bindable(hop_lower_ctx *cx, const hop_node *n, const hop_node *out, size_t j)
+static bool
+bindable(hop_lower_ctx *cx, const hop_node *n, const hop_node *out, size_t j)
 {
     if (n->meta->kind != HOP_VALUE_TENSOR || hop__meta_late(cx, &n->meta->meta))
         return false;
@@ -957,7 +556,7 @@ hop__compile_graph(hop_lower_ctx *cx, const hop_graph *g, const hop_pval *inputs
         if (dests[j].kind != HOP_PVAL_TENSOR || out->args[j].kind != HOP_ARG_NODE)
             continue;
         const hop_node *n = out->args[j].u.node;
-        if (!hop__bindable(cx, n, out, j))
+        if (!bindable(cx, n, out, j))
             continue;
         if (n->kind == HOP_NODE_GETITEM) {
             /* The HOP that makes it learns of the destination. */
@@ -1002,13 +601,13 @@ hop__compile_graph(hop_lower_ctx *cx, const hop_graph *g, const hop_pval *inputs
     }
     for (size_t j = 0; j < noutputs; j++) {
         hop_pval v;
-        if ((st = hop_lower_arg(cx, &out->args[j], &v)) != HOP_OK)
+        if ((st = hop__arg_value(cx, &out->args[j], &v)) != HOP_OK)
             return st;
         if (dests && dests[j].kind == HOP_PVAL_TENSOR) {
             if (v.kind != HOP_PVAL_TENSOR)
                 return hop_error(HOP_VERIFY, "lowering: output %zu of %s is not a tensor", j,
                                  g->name);
-            if (v.id != dests[j].id && (st = hop_lower_copy(cx, dests[j], v)) != HOP_OK)
+            if (v.id != dests[j].id && (st = hop__emit_copy(cx, dests[j].id, v.id)) != HOP_OK)
                 return st;
             v = dests[j];
         }
@@ -1028,7 +627,7 @@ emit_guard(hop_lower_ctx *cx, const hop_expr *e, size_t i, const hop_graph *g)
     const hop_expr *syms[32];
     size_t ns = hop_expr_free_symbols(e, syms, 32);
     for (size_t s = 0; s < ns && s < 32; s++)
-        if (!entry_bound(cx, syms[s]))
+        if (!hop__entry_bound(cx, syms[s]))
             return hop_error(HOP_UNSUPPORTED,
                              "lowering: guard %s%s%s uses %s, which no input's size gives",
                              hop_expr_str(cx->env, e) ? hop_expr_str(cx->env, e) : "?",
@@ -1146,7 +745,7 @@ compile_main(hop_lower_ctx *cx)
         p->outslots[j] = -1;
         dests[j].kind = HOP_PVAL_NONE;
         const hop_arg *a = &out->args[j];
-        if (a->kind != HOP_ARG_NODE || !hop__bindable(cx, a->u.node, out, j))
+        if (a->kind != HOP_ARG_NODE || !bindable(cx, a->u.node, out, j))
             continue;
         int32_t slot;
         if ((st = hop__new_slot(cx, HOP__S_OUTPUT, &a->u.node->meta->meta, a->u.node->name,
@@ -1160,7 +759,12 @@ compile_main(hop_lower_ctx *cx)
     if ((st = hop__compile_graph(cx, g, inputs, np, dests, outs, no)) != HOP_OK)
         return st;
     for (size_t j = 0; j < no; j++) {
-        p->outputs[j].v = outs[j];
+        hop__output *o = &p->outputs[j];
+        o->kind = outs[j].kind == HOP_PVAL_TENSOR ? HOP__O_TENSOR
+                  : outs[j].kind == HOP_PVAL_INT  ? HOP__O_INT
+                                                  : HOP__O_CONST;
+        o->id = outs[j].id;
+        o->value = outs[j].value;
         const hop_arg *a = &out->args[j];
         p->outputs[j].name =
             a->kind == HOP_ARG_NODE ? hop__arena_strdup(&p->arena, a->u.node->name) : "";
@@ -1267,11 +871,9 @@ hop_lower(const hop_output_graph *og, const hop_lower_options *opts)
     if (hop_graph_verify(root) != HOP_OK)
         return NULL;
     hop_error_clear();
-    hop_plan *p = hop__calloc(1, sizeof *p);
+    hop_plan *p = hop__plan_new();
     if (p == NULL)
         return NULL;
-    hop__arena_init(&p->arena);
-    atomic_init(&p->idle, NULL);
     hop_lower_ctx cx = {.plan = p, .og = og, .env = hop_output_graph_env(og)};
     if (opts)
         cx.opts = *opts;
@@ -1301,35 +903,8 @@ hop_lower(const hop_output_graph *og, const hop_lower_options *opts)
     if (st != HOP_OK) {
         if (st == HOP_NOMEM && hop_error_code() != HOP_NOMEM)
             hop_error(HOP_NOMEM, "out of memory");
-        hop__plan_release_externs(p);
-        hop__arena_destroy(&p->arena);
-        hop__free(p);
+        hop_plan_free(p);
         return NULL;
     }
     return p;
-}
-
-void
-hop_plan_set_trace(hop_plan *plan, FILE *f)
-{
-    if (plan)
-        plan->trace = f;
-}
-
-size_t
-hop_plan_ninputs(const hop_plan *plan)
-{
-    return plan ? plan->ninputs : 0;
-}
-
-const char *
-hop_plan_input_name(const hop_plan *plan, size_t i)
-{
-    return plan && i < plan->ninputs ? plan->inputs[i].name : NULL;
-}
-
-size_t
-hop_plan_noutputs(const hop_plan *plan)
-{
-    return plan ? plan->noutputs : 0;
 }

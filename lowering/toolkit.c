@@ -21,42 +21,7 @@ hop_lower_arg(hop_lower_ctx *cx, const hop_arg *arg, hop_pval *out)
 {
     if (cx == NULL || arg == NULL || out == NULL)
         return hop_error(HOP_MISUSE, "hop_lower_arg: NULL argument");
-    int64_t c;
-    switch (arg->kind) {
-    case HOP_ARG_NODE:
-        return hop__value_of(cx, arg->u.node, out);
-    case HOP_ARG_INT:
-        *out = hop__pv_const(arg->u.i);
-        return HOP_OK;
-    case HOP_ARG_BOOL:
-        *out = hop__pv_const(arg->u.b);
-        return HOP_OK;
-    case HOP_ARG_SYM: {
-        if (hop_expr_const_value(arg->u.sym, &c)) {
-            *out = hop__pv_const(c);
-            return HOP_OK;
-        }
-        if (hop_expr_kind_of(arg->u.sym) == HOP_EXPR_SYMBOL) {
-            int32_t reg = hop__sym_reg(cx, arg->u.sym);
-            if (reg < 0)
-                return hop__nomem_or(hop_error_code());
-            *out = hop__pv_int(reg);
-            return HOP_OK;
-        }
-        const hop__xprog *x = hop__xcompile(cx, arg->u.sym);
-        int32_t reg;
-        hop_status st = x ? hop__new_reg(cx, NULL, &reg) : hop__nomem_or(hop_error_code());
-        if (st != HOP_OK)
-            return st;
-        if (hop__emit(cx, HOP__OP_Eval, reg, 0, 0, x, x->text) < 0)
-            return HOP_NOMEM;
-        *out = hop__pv_int(reg);
-        return HOP_OK;
-    }
-    default:
-        return hop_error(HOP_INVALID, "hop_lower_arg: an argument of kind %d has no plan value",
-                         (int)arg->kind);
-    }
+    return hop__arg_value(cx, arg, out);
 }
 
 hop_status
@@ -110,19 +75,8 @@ hop_lower_copy(hop_lower_ctx *cx, hop_pval dst, hop_pval src)
 {
     if (cx == NULL)
         return hop_error(HOP_MISUSE, "hop_lower_copy: NULL context");
-    hop_status st;
-    if (dst.kind == HOP_PVAL_TENSOR && src.kind == HOP_PVAL_TENSOR) {
-        hop__fgroup *g;
-        if ((st = hop__fused_copy(cx, dst.id, src.id, &g)) != HOP_OK)
-            return st;
-        const char *note = hop__note(cx, "copy %s <- %s", cx->slots[dst.id].name ? cx->slots[dst.id].name : "",
-                                     cx->slots[src.id].name ? cx->slots[src.id].name : "");
-        if (note == NULL || hop__emit(cx, HOP__OP_Copy, dst.id, src.id, 0, g, note) < 0)
-            return HOP_NOMEM;
-        if ((st = hop__access(cx, src.id)) != HOP_OK)
-            return st;
-        return hop__access(cx, dst.id);
-    }
+    if (dst.kind == HOP_PVAL_TENSOR && src.kind == HOP_PVAL_TENSOR)
+        return hop__emit_copy(cx, dst.id, src.id);
     if (dst.kind == HOP_PVAL_INT && src.kind == HOP_PVAL_INT) {
         if (dst.id != src.id && hop__emit(cx, HOP__OP_MoveInt, dst.id, src.id, 0, NULL, NULL) < 0)
             return HOP_NOMEM;
@@ -615,22 +569,6 @@ hop_lower_results(hop_lower_ctx *cx, const hop_pval *results, size_t n)
 }
 
 /* ---------------------------------------------------------- subroutines */
-
-hop_status
-hop__new_routine(hop_lower_ctx *cx, const hop_graph *g, int32_t *out)
-{
-    if (hop__grow((void **)&cx->routines, &cx->caproutines, cx->nroutines + 1,
-                  sizeof *cx->routines) != HOP_OK)
-        return HOP_NOMEM;
-    hop__rcode *r = &cx->routines[cx->nroutines];
-    memset(r, 0, sizeof *r);
-    r->graph = g;
-    r->name = g ? hop__arena_strdup(&cx->plan->arena, g->name) : "main";
-    if (r->name == NULL)
-        return HOP_NOMEM;
-    *out = (int32_t)cx->nroutines++;
-    return HOP_OK;
-}
 
 /* Compiles g as routine r: parameters, bound outputs, body, Return. */
 static hop_status

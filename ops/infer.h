@@ -3,7 +3,8 @@
  * context, operand access with uniform error messages, dims, decisions and
  * broadcasting.  infer.c owns these helpers and the dispatch; each rule
  * function lives in infer_elem.c (elementwise, reductions, matmul) or
- * infer_shape.c (views, cat/stack, factories, scalars).
+ * infer_shape.c (views, cat/stack, factories, scalars); view.c owns view
+ * geometry (hop_view_of) and gives the view rules their dim moves.
  */
 #ifndef HOP_OPS_INFER_H
 #define HOP_OPS_INFER_H
@@ -89,6 +90,13 @@ const hop_expr *hop__pick_equal(const hop_expr *a, const hop_expr *b);
 hop_status hop__broadcast_sizes(hop__infer *c, const hop_expr *const *a, int na,
                                 const hop_expr *const *b, int nb, const hop_expr **out, int *nout,
                                 bool *mismatch);
+
+/* The dim moves of transpose, permute, unsqueeze, squeeze and select with
+ * int parameters p[np] as hop_view_of takes them (ops/view.c): result dim k
+ * is dim from[k] of a rank-`rank` input, or a new dim of size 1 (-1).
+ * Returns the result's rank; -1 for a dim out of range (or another op), -2
+ * for the wrong number of dims.  Never sets an error. */
+int hop__view_dims(hop_op op, int rank, const int64_t *p, int np, int *from);
 
 /* Sets the result to a tensor / a SymInt. */
 void hop__set_tensor(hop__infer *c, hop_dtype dtype, int rank, const hop_expr *const *sizes);

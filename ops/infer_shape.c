@@ -177,6 +177,28 @@ hop__infer_reshape(hop__infer *c)
 
 /* ----------------------------------------------------------- dims moves */
 
+/* The result of a view op that only moves dims (transpose, permute,
+ * unsqueeze, squeeze, select) with checked parameters p[np]: the moves are
+ * view geometry's (hop__view_dims, ops/view.c), applied to x's symbolic
+ * sizes; a new dim has size 1. */
+static hop_status
+move_dims(hop__infer *c, const hop_meta *x, const int64_t *p, int np)
+{
+    int from[HOP_MAX_RANK];
+    int rank = hop__view_dims(c->op, x->rank, p, np, from);
+    if (rank < 0)
+        return hop_error(HOP_INVALID, "%s: bad dims", c->name); /* checked by the caller */
+    const hop_expr *sizes[HOP_MAX_RANK];
+    for (int k = 0; k < rank; k++) {
+        if (from[k] < 0 && (sizes[k] = hop__const(c, 1)) == NULL)
+            return hop_error_code();
+        if (from[k] >= 0)
+            sizes[k] = x->sizes[from[k]];
+    }
+    hop__set_tensor(c, x->dtype, rank, sizes);
+    return HOP_OK;
+}
+
 hop_status
 hop__infer_transpose(hop__infer *c)
 {
@@ -189,12 +211,7 @@ hop__infer_transpose(hop__infer *c)
         (st = hop__wrap_dim(c, d0, x->rank, x, &w0)) != HOP_OK ||
         (st = hop__wrap_dim(c, d1, x->rank, x, &w1)) != HOP_OK)
         return st;
-    const hop_expr *sizes[HOP_MAX_RANK];
-    memcpy(sizes, x->sizes, sizeof sizes);
-    sizes[w0] = x->sizes[w1];
-    sizes[w1] = x->sizes[w0];
-    hop__set_tensor(c, x->dtype, x->rank, sizes);
-    return HOP_OK;
+    return move_dims(c, x, (int64_t[]){w0, w1}, 2);
 }
 
 hop_status
@@ -214,7 +231,7 @@ hop__infer_permute(hop__infer *c)
         return hop_error(HOP_INVALID, "permute: got %zu dims %s for %s", o->u.list.n,
                          hop__operand_text(&td, o), hop__meta_text(&tx, x));
     bool seen[HOP_MAX_RANK] = {false};
-    const hop_expr *sizes[HOP_MAX_RANK];
+    int64_t dims[HOP_MAX_RANK];
     for (int k = 0; k < x->rank; k++) {
         const hop_operand *item = &o->u.list.items[k];
         int d;
@@ -227,10 +244,9 @@ hop__infer_permute(hop__infer *c)
             return hop_error(HOP_INVALID, "permute: dim %d repeats in %s", d,
                              hop__operand_text(&td, o));
         seen[d] = true;
-        sizes[k] = x->sizes[d];
+        dims[k] = d;
     }
-    hop__set_tensor(c, x->dtype, x->rank, sizes);
-    return HOP_OK;
+    return move_dims(c, x, dims, x->rank);
 }
 
 hop_status
@@ -248,14 +264,7 @@ hop__infer_unsqueeze(hop__infer *c)
                          HOP_MAX_RANK);
     if ((st = hop__wrap_dim(c, d, x->rank + 1, x, &w)) != HOP_OK)
         return st;
-    const hop_expr *one = hop__const(c, 1);
-    if (one == NULL)
-        return hop_error_code();
-    const hop_expr *sizes[HOP_MAX_RANK];
-    for (int k = 0, j = 0; k <= x->rank; k++)
-        sizes[k] = k == w ? one : x->sizes[j++];
-    hop__set_tensor(c, x->dtype, x->rank + 1, sizes);
-    return HOP_OK;
+    return move_dims(c, x, (int64_t[]){w}, 1);
 }
 
 /*
@@ -283,7 +292,7 @@ hop__infer_squeeze(hop__infer *c)
     } else if (o->kind != HOP_OPND_NONE) {
         return hop__kind_error(c, 1, "an int or None");
     }
-    const hop_expr *sizes[HOP_MAX_RANK];
+    int64_t keep[HOP_MAX_RANK];
     int rank = 0;
     for (int k = 0; k < x->rank; k++) {
         bool known = true, one = false;
@@ -296,10 +305,9 @@ hop__infer_squeeze(hop__infer *c)
                 return st;
         }
         if (!(known && one))
-            sizes[rank++] = x->sizes[k];
+            keep[rank++] = k;
     }
-    hop__set_tensor(c, x->dtype, rank, sizes);
-    return HOP_OK;
+    return move_dims(c, x, keep, rank);
 }
 
 /*
@@ -396,13 +404,7 @@ hop__infer_select(hop__infer *c)
         return hop_error(HOP_INVALID, "select: index %s out of range for dim %d of %s",
                          hop__expr_text(&ti, idx), w, hop__meta_text(&tx, x));
     }
-    const hop_expr *sizes[HOP_MAX_RANK];
-    for (int k = 0, j = 0; k < x->rank; k++) {
-        if (k != w)
-            sizes[j++] = x->sizes[k];
-    }
-    hop__set_tensor(c, x->dtype, x->rank - 1, sizes);
-    return HOP_OK;
+    return move_dims(c, x, (int64_t[]){w, 0}, 2);
 }
 
 /* ----------------------------------------------------------------- slice */

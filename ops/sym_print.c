@@ -363,6 +363,42 @@ hop_expr_const_value(const hop_expr *e, int64_t *out)
     return true;
 }
 
+size_t
+hop_expr_noperands(const hop_expr *e)
+{
+    if (e == NULL)
+        return 0;
+    switch (e->kind) {
+    case HOP_EXPR_CONST:
+    case HOP_EXPR_SYMBOL:
+    case HOP_EXPR_TRUE:
+    case HOP_EXPR_FALSE:
+        return 0;
+    default:
+        return e->n;
+    }
+}
+
+const hop_expr *
+hop_expr_operand(const hop_expr *e, size_t i)
+{
+    return i < hop_expr_noperands(e) ? e->ops[i] : NULL;
+}
+
+int64_t
+hop_expr_coef(const hop_expr *e, size_t i)
+{
+    if (i >= hop_expr_noperands(e))
+        return 0;
+    return e->kind == HOP_EXPR_ADD || e->kind == HOP_EXPR_MUL ? e->coefs[i] : 1;
+}
+
+int64_t
+hop_expr_addend(const hop_expr *e)
+{
+    return e && e->kind == HOP_EXPR_ADD ? e->value : 0;
+}
+
 const char *
 hop_symbol_name(const hop_expr *e)
 {

@@ -7,8 +7,9 @@
  * that is never installed, or one removed again by a restore, stays owned by
  * its tracer's record here, so proxies into it never dangle; they are dead.
  */
+#include "core/hash.h"
 #include "hop/output_graph.h"
-#include "tracer/tracer_impl.h"
+#include "tracer/tracer_owner.h"
 
 #include <stdio.h>
 
@@ -66,16 +67,6 @@ struct hop_checkpoint {
 
 /* ------------------------------------------------------------ lifecycle */
 
-/* A tracer's graph was freed by its owner (a parent graph's free, or DCE of
- * the parent): forget it, so that og never touches it again. */
-static void
-forget_graph(hop_graph *g)
-{
-    hop_tracer *t = g->user_data;
-    if (t && t->graph == g)
-        t->graph = NULL;
-}
-
 static hop_tracer *
 add_tracer(hop_output_graph *og, hop_graph *graph, hop_tracer *parent)
 {
@@ -83,15 +74,15 @@ add_tracer(hop_output_graph *og, hop_graph *graph, hop_tracer *parent)
             HOP_OK ||
         hop__grow((void **)&og->stack, &og->stack_cap, og->depth + 1, sizeof *og->stack) != HOP_OK)
         return NULL;
-    hop_tracer *t = hop__tracer_new(graph, parent);
+    /* The tracer forgets graph when the graph it is installed in frees it,
+     * so og never touches a freed graph through it. */
+    hop_tracer *t = hop__tracer_new(graph, parent, og);
     if (t == NULL)
         return NULL;
-    graph->free_hook = forget_graph;
-    t->owner = og;
     og->tracers[og->ntracers++] = t;
     og->stack[og->depth++] = t;
     if (parent)
-        parent->state = HOP_TRACER_SUSPENDED;
+        hop__tracer_set_state(parent, HOP_TRACER_SUSPENDED);
     return t;
 }
 
@@ -125,18 +116,22 @@ hop_output_graph_free(hop_output_graph *og)
      * installed in it, which may belong to other tracers. */
     size_t nfree = 0;
     hop_graph **unowned = hop__malloc((og->ntracers + og->norphans + 1) * sizeof *unowned);
-    for (size_t i = 1; unowned && i < og->ntracers; i++)
-        if (og->tracers[i]->graph && og->tracers[i]->graph->parent == NULL)
-            unowned[nfree++] = og->tracers[i]->graph;
+    for (size_t i = 1; unowned && i < og->ntracers; i++) {
+        hop_graph *g = hop_tracer_graph(og->tracers[i]);
+        if (g && g->parent == NULL)
+            unowned[nfree++] = g;
+    }
     for (size_t i = 0; unowned && i < og->norphans; i++)
         if (og->orphans[i]->parent == NULL)
             unowned[nfree++] = og->orphans[i];
     if (unowned == NULL) {
         /* Out of memory while freeing: fall back to a quadratic scan that
          * needs no memory (free a graph only when its parent is gone). */
-        for (size_t i = og->ntracers; i-- > 1;)
-            if (og->tracers[i]->graph && og->tracers[i]->graph->parent == NULL)
-                hop_graph_free(og->tracers[i]->graph);
+        for (size_t i = og->ntracers; i-- > 1;) {
+            hop_graph *g = hop_tracer_graph(og->tracers[i]);
+            if (g && g->parent == NULL)
+                hop_graph_free(g);
+        }
     } else {
         for (size_t i = 0; i < nfree; i++)
             hop_graph_free(unowned[i]);
@@ -169,7 +164,7 @@ hop_output_graph_free(hop_output_graph *og)
 hop_output_graph *
 hop_output_graph_of(const hop_tracer *t)
 {
-    return t ? t->owner : NULL;
+    return hop__tracer_owner(t);
 }
 
 hop_shape_env *
@@ -290,7 +285,7 @@ hop_output_graph_add_input_dims(hop_output_graph *og, const char *name, hop_dtyp
                   "hop_output_graph_add_input: argument %s added while subgraph %s is being "
                   "traced (add arguments before tracing; use hop_output_graph_capture for "
                   "tensors a body reaches)",
-                  name ? name : "?", og->stack[og->depth - 1]->graph->name);
+                  name ? name : "?", hop_tracer_graph(og->stack[og->depth - 1])->name);
         return NULL;
     }
     size_t position = 0;
@@ -412,17 +407,17 @@ hop_output_graph_pop(hop_output_graph *og, hop_tracer *t, hop_graph **graph)
         return hop_error(HOP_MISUSE,
                          "hop_output_graph_pop: only the root tracer (graph %s) is "
                          "on the stack; it cannot be popped",
-                         top->graph->name);
+                         hop_tracer_graph(top)->name);
     if (t != top)
         return hop_error(HOP_MISUSE,
                          "hop_output_graph_pop: unbalanced pop of the tracer of graph %s while "
                          "the tracer of graph %s is current",
-                         t->graph->name, top->graph->name);
-    t->state = HOP_TRACER_ENDED;
+                         hop_tracer_graph(t)->name, hop_tracer_graph(top)->name);
+    hop__tracer_set_state(t, HOP_TRACER_ENDED);
     og->depth--;
-    og->stack[og->depth - 1]->state = HOP_TRACER_CURRENT;
+    hop__tracer_set_state(og->stack[og->depth - 1], HOP_TRACER_CURRENT);
     if (graph)
-        *graph = t->graph;
+        *graph = hop_tracer_graph(t);
     return HOP_OK;
 }
 
@@ -583,8 +578,8 @@ hop_output_graph_restore(hop_output_graph *og, hop_checkpoint *cp)
                                      "the checkpoint (a tracer was popped past it)");
     }
     while (og->depth > cp->depth)
-        og->stack[--og->depth]->state = HOP_TRACER_ENDED;
-    og->stack[og->depth - 1]->state = HOP_TRACER_CURRENT;
+        hop__tracer_set_state(og->stack[--og->depth], HOP_TRACER_ENDED);
+    hop__tracer_set_state(og->stack[og->depth - 1], HOP_TRACER_CURRENT);
     for (size_t i = og->depth; i-- > 0;)
         hop__tracer_rollback(og->stack[i], &cp->marks[i], adopt_orphan, og);
     og->ninputs = cp->ninputs;

@@ -225,7 +225,7 @@ read_result(hop__call *c)
     /* Refused here, named after the op, before a view or an allocation
      * would refuse it under the runtime function's name: plans run this
      * check too (hop_kernel_prepare), and check their views and blocks
-     * with the same rule (lowering/interp.c, memplan.c). */
+     * with the same rule (runtime/vm.c, runtime/frame.c). */
     int64_t numel;
     return hop__check_shape(c->info->name, c->res.meta.dtype, c->res.meta.rank, c->sizes, &numel);
 }

@@ -1028,3 +1028,170 @@ hop_foreign_call(const hop_foreign *f, const hop_rt_arg *args, size_t nargs, hop
     }
     return st;
 }
+
+/* ---------------------------------------------- calls recorded in graphs */
+
+static const char *
+meta_text(const hop_meta *m, char *buf, size_t cap)
+{
+    hop_meta_print(m, buf, cap);
+    return buf;
+}
+
+/* What an argument is, for messages: "a tensor f32[s0]", "an int", ... */
+static const char *
+arg_text(const hop_arg *a, char *buf, size_t cap)
+{
+    switch (a->kind) {
+    case HOP_ARG_NODE:
+        if (a->u.node && a->u.node->meta->kind == HOP_VALUE_TENSOR) {
+            char m[128];
+            snprintf(buf, cap, "a tensor %s", meta_text(&a->u.node->meta->meta, m, sizeof m));
+        } else if (a->u.node && a->u.node->meta->kind == HOP_VALUE_SYM) {
+            snprintf(buf, cap, "a %s",
+                     hop_expr_is_bool(a->u.node->meta->sym) ? "SymBool" : "SymInt");
+        } else {
+            snprintf(buf, cap, "a value with no single result");
+        }
+        return buf;
+    case HOP_ARG_INT:
+        return "an int";
+    case HOP_ARG_FLOAT:
+        return "a float";
+    case HOP_ARG_BOOL:
+        return "a bool";
+    case HOP_ARG_SYM:
+        return hop_expr_is_bool(a->u.sym) ? "a SymBool" : "a SymInt";
+    case HOP_ARG_NONE:
+        return "None";
+    case HOP_ARG_DTYPE:
+        return "a dtype";
+    case HOP_ARG_LIST:
+        return "a list";
+    case HOP_ARG_GRAPH:
+        return "a graph";
+    }
+    return "?";
+}
+
+/* int: 0, bool: 1, tensor: 2, other: -1 (symbolic values by their kind). */
+static int
+arg_class(const hop_arg *a)
+{
+    switch (a->kind) {
+    case HOP_ARG_INT:
+        return 0;
+    case HOP_ARG_BOOL:
+        return 1;
+    case HOP_ARG_SYM:
+        return a->u.sym ? (hop_expr_is_bool(a->u.sym) ? 1 : 0) : -1;
+    case HOP_ARG_NODE:
+        if (a->u.node == NULL)
+            return -1;
+        if (a->u.node->meta->kind == HOP_VALUE_TENSOR)
+            return 2;
+        if (a->u.node->meta->kind == HOP_VALUE_SYM)
+            return hop_expr_is_bool(a->u.node->meta->sym) ? 1 : 0;
+        return -1;
+    case HOP_ARG_FLOAT:
+        return 3;
+    default:
+        return -1;
+    }
+}
+
+/* Checks one graph argument against parameter i of sig (tracing and
+ * lowering share it, so a graph that lowers is one that traced). */
+static hop_status
+check_graph_arg(const hop__sig *s, size_t i, const hop_arg *a)
+{
+    const hop_foreign_param *p = &s->params[i];
+    char pt[128], at[160]; /* made only for a message */
+#define PT hop__param_text(s, i, pt, sizeof pt)
+    int c = arg_class(a);
+    if (p->kind == HOP_FOREIGN_SCALAR) {
+        bool ok = p->dtype == HOP_BOOL           ? c == 1
+                  : hop_dtype_is_float(p->dtype) ? c == 0 || c == 3
+                                                 : c == 0;
+        if (!ok)
+            return hop_error(HOP_INVALID, "%s: parameter %zu (%s) takes %s, got %s", s->name, i + 1,
+                             PT,
+                             p->dtype == HOP_BOOL           ? "a bool"
+                             : hop_dtype_is_float(p->dtype) ? "a float or an int"
+                                                            : "an int",
+                             arg_text(a, at, sizeof at));
+        return HOP_OK;
+    }
+    if (c != 2)
+        return hop_error(HOP_INVALID, "%s: parameter %zu (%s) takes a tensor, got %s", s->name,
+                         i + 1, PT, arg_text(a, at, sizeof at));
+    const hop_meta *m = &a->u.node->meta->meta;
+    if (m->dtype != p->dtype) {
+        char mt[128];
+        return hop_error(HOP_DTYPE, "%s: parameter %zu (%s) takes %s, got %s", s->name, i + 1, PT,
+                         hop_dtype_name(p->dtype), meta_text(m, mt, sizeof mt));
+    }
+    return HOP_OK;
+}
+
+#undef PT
+
+_Static_assert(HOP_FOREIGN_MAX_PARAMS <= 32, "hop__sig_size_uses gives one bit per parameter");
+
+/* An int argument's value when it is a constant. */
+static bool
+const_int(const hop_arg *a, int64_t *out)
+{
+    if (a->kind == HOP_ARG_INT) {
+        *out = a->u.i;
+        return true;
+    }
+    if (a->kind == HOP_ARG_SYM)
+        return hop_expr_const_value(a->u.sym, out);
+    if (a->kind == HOP_ARG_NODE && a->u.node && a->u.node->meta->kind == HOP_VALUE_SYM)
+        return hop_expr_const_value(a->u.node->meta->sym, out);
+    return false;
+}
+
+/* A pointer's size (hop/foreign.h) checked as a call would check it, when
+ * the size and the operand's sizes are constants: a call that would be
+ * refused on every run is refused while tracing, with the same message.
+ * Symbolic ones are checked by each call. */
+static hop_status
+check_graph_size(const hop__sig *s, size_t i, const hop_arg *args)
+{
+    int64_t ints[HOP_FOREIGN_MAX_PARAMS] = {0};
+    uint32_t uses = hop__sig_size_uses(s, i);
+    for (size_t k = 0; k < s->nparams; k++)
+        if ((uses & (UINT32_C(1) << k)) && !const_int(&args[k], &ints[k]))
+            return HOP_OK;
+    const hop_meta *m = &args[i].u.node->meta->meta;
+    int64_t numel = 1;
+    for (int d = 0; d < m->rank; d++) {
+        int64_t n;
+        if (!hop_expr_const_value(m->sizes[d], &n) || __builtin_mul_overflow(numel, n, &numel))
+            return HOP_OK;
+    }
+    char mt[128];
+    return hop__sig_check_size(s, i, ints, numel, meta_text(m, mt, sizeof mt));
+}
+
+hop_status
+hop__extern_check(const hop_foreign *f, const hop_arg *args, size_t nargs)
+{
+    const hop__sig *s = &f->sig;
+    if (nargs != s->nparams || (nargs && args == NULL))
+        return hop_error(HOP_INVALID, "%s: takes %zu operand%s (%s), got %zu", s->name, s->nparams,
+                         s->nparams == 1 ? "" : "s", s->text, nargs);
+    for (size_t i = 0; i < nargs; i++) {
+        hop_status st = check_graph_arg(s, i, &args[i]);
+        if (st != HOP_OK)
+            return st;
+    }
+    for (size_t i = 0; s->sized && i < nargs; i++) {
+        hop_status st = s->sizes[i] ? check_graph_size(s, i, args) : HOP_OK;
+        if (st != HOP_OK)
+            return st;
+    }
+    return HOP_OK;
+}

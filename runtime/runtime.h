@@ -7,15 +7,20 @@
  * Files: tensor.c (storage, tensors), convert.c (dtype conversion),
  * elementwise.c (the strided elementwise engine and its vector functions),
  * vmath.c / vmath_sleef.c (exp, log, ... over contiguous arrays), reduce.c,
- * matmul.c, shape_ops.c (view geometry, cat/stack, factories, nonzero),
- * kernel.c (prepare/compute dispatch, out checks), eager.c (operands, shape
- * inference in a per-thread ShapeEnv, hop_eager), pool.c (threads).
+ * matmul.c, shape_ops.c (views, cat/stack, factories, nonzero), kernel.c
+ * (prepare/compute dispatch, out checks), eager.c (operands, shape
+ * inference in a per-thread ShapeEnv, hop_eager), pool.c (threads),
+ * foreign.c (foreign kernels through libffi; foreign_impl.h).  The program
+ * interpreter (the VM: vm.c, frame.c, parmap.c, fused_exec.c, explain.c,
+ * export.c) has its own private header, vm_impl.h; runtime/program.h is
+ * the program format it shares with the code generator (lowering/).
  */
 #ifndef HOP_RUNTIME_INTERNAL_H
 #define HOP_RUNTIME_INTERNAL_H
 
 #include "core/core.h"
 #include "hop/runtime.h"
+#include "runtime/program.h"
 
 /* Tensor flags_. */
 enum {
@@ -38,10 +43,7 @@ typedef uint8_t hop__bool;
 
 /* ------------------------------------------------------------ conversion */
 
-/* Converts n elements from src (stride in elements) to contiguous dst,
- * with the conversions documented in hop/runtime.h. */
-void hop__convert(int64_t n, void *dst, hop_dtype dt, const void *src, hop_dtype st,
-                  int64_t stride);
+/* hop__convert: runtime/program.h (fused groups store converted scalars). */
 /* Strided copy of n elements of esize bytes from contiguous src to dst. */
 void hop__scatter(int64_t n, void *dst, int64_t stride, const void *src, size_t esize);
 /* Reads one element as double / int64 (with the saturating conversion). */
@@ -50,12 +52,8 @@ int64_t hop__load_i64(const void *p, hop_dtype dt);
 
 /* --------------------------------------------------------- elementwise */
 
-/*
- * A vector function: n elements into contiguous out from inputs that are
- * each contiguous (inc 1) or one broadcast element (inc 0), all of the
- * function's input dtypes.  ctx is the kernel's extra data (unused by most).
- */
-typedef void (*hop__vfn)(int64_t n, void *out, const void *const *in, const int *inc);
+/* hop__vfn, the vector functions by op and dtype and their cost: in
+ * runtime/program.h, since fused groups of plans run them too. */
 
 #define HOP__EW_MAXIN 3
 
@@ -97,14 +95,6 @@ void hop__ew_init(hop__ew *e, void *out, hop_dtype odtype, int rank, const int64
                   const int64_t *ostrides, const hop__ew_src *src, const hop_dtype *need, int nin,
                   hop__vfn fn);
 void hop__ew_compute(const hop__ew *e, int ith, int nth);
-
-/* Vector functions by op and dtype (NULL where the op refuses the dtype). */
-hop__vfn hop__vfn_unary(hop_op op, hop_dtype dt);
-hop__vfn hop__vfn_binary(hop_op op, hop_dtype dt); /* arith, compare, logical */
-hop__vfn hop__vfn_where(hop_dtype dt);
-hop__vfn hop__vfn_copy(hop_dtype dt);
-/* Cost per element in abstract units (1 = an add) for hop_kernel_tasks. */
-int hop__vfn_cost(hop_op op);
 
 /* ------------------------------------------------------------ math */
 

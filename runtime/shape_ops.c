@@ -1,13 +1,10 @@
 /*
- * runtime/shape_ops.c - the geometry of view ops (reshape/view, transpose,
- * permute, unsqueeze, squeeze, expand, select, slice), and the kernels of
- * cat/stack, arange and nonzero.
+ * runtime/shape_ops.c - view ops of eager calls and kernels (their geometry
+ * is ops/view.c's hop_view_of), and the kernels of cat/stack, arange and
+ * nonzero.
  *
  * Shape inference has checked every operand and computed the result's
- * sizes (c->sizes) before anything here runs, so these functions only turn
- * sizes into strides and offsets.  reshape/view follow PyTorch's
- * computeStride: a view exists when each run of merged or split dims is
- * contiguous within itself.
+ * sizes (c->sizes) before anything here runs.
  */
 #include "runtime/runtime.h"
 
@@ -21,145 +18,70 @@ wrap_dim(int64_t d, int rank)
     return (int)(d < 0 ? d + r : d);
 }
 
-/*
- * Strides for viewing (osizes, ostrides) as nsizes (same numel), or false.
- * PyTorch's at::detail::computeStride: walk the old dims from the right in
- * chunks that are contiguous in memory; each chunk must be covered exactly
- * by a run of new dims.
- */
-static bool
-view_strides(int orank, const int64_t *osizes, const int64_t *ostrides, int nrank,
-             const int64_t *nsizes, int64_t *nstrides)
+/* The int parameters of c as hop_view_of takes them.  Sizes come from shape
+ * inference (c->sizes), so a caller may view a tensor as another shape
+ * without list operands (kernel.c's reshape into out). */
+static int
+view_params(const hop__call *c, int64_t *p, unsigned *none)
 {
-    int64_t numel = 1;
-    for (int d = 0; d < orank; d++)
-        numel *= osizes[d];
-    if (numel == 0 || orank == 0) {
-        int64_t s = 1;
-        for (int d = nrank - 1; d >= 0; d--) {
-            nstrides[d] = s;
-            s *= nsizes[d] > 0 ? nsizes[d] : 1;
-        }
-        return true;
+    const hop_tensor *x = c->args[0].u.tensor;
+    const hop_rt_arg *args = c->args;
+    int n = 0;
+    *none = 0;
+    switch (c->op) {
+    case HOP_OP_reshape:
+    case HOP_OP_view:
+    case HOP_OP_expand:
+        for (int k = 0; k < c->res.meta.rank; k++)
+            p[n++] = c->sizes[k];
+        break;
+    case HOP_OP_permute:
+        for (size_t k = 0; k < args[1].u.list.n && k < HOP_MAX_RANK; k++)
+            p[n++] = args[1].u.list.items[k].u.i;
+        break;
+    case HOP_OP_squeeze: {
+        /* The dims that stay: those not of size 1, or not the one named. */
+        int only = args[1].kind == HOP_OPND_INT ? wrap_dim(args[1].u.i, x->rank) : -1;
+        for (int k = 0; k < x->rank; k++)
+            if (!(x->sizes[k] == 1 && (only < 0 || only == k)))
+                p[n++] = k;
+        break;
     }
-    int view_d = nrank - 1;
-    int64_t chunk_base = ostrides[orank - 1], tensor_numel = 1, view_numel = 1;
-    for (int td = orank - 1; td >= 0; td--) {
-        tensor_numel *= osizes[td];
-        if (td == 0 || (osizes[td - 1] != 1 && ostrides[td - 1] != tensor_numel * chunk_base)) {
-            while (view_d >= 0 && (view_numel < tensor_numel || nsizes[view_d] == 1)) {
-                nstrides[view_d] = view_numel * chunk_base;
-                view_numel *= nsizes[view_d];
-                view_d--;
-            }
-            if (view_numel != tensor_numel)
-                return false;
-            if (td > 0) {
-                chunk_base = ostrides[td - 1];
-                tensor_numel = 1;
-                view_numel = 1;
-            }
+    case HOP_OP_slice:
+        p[n++] = args[1].u.i;
+        for (int k = 2; k <= 3; k++) {
+            if (args[k].kind != HOP_OPND_INT)
+                *none |= 1u << (k - 2);
+            p[n++] = args[k].kind == HOP_OPND_INT ? args[k].u.i : 0;
         }
+        p[n++] = args[4].u.i;
+        break;
+    default: /* transpose, unsqueeze, select: ints */
+        for (size_t k = 1; k < c->nargs && k <= 2; k++)
+            p[n++] = args[k].u.i;
+        break;
     }
-    return view_d == -1;
+    return n;
 }
 
 hop_status
 hop__view_geometry(const hop__call *c, hop_view *v, bool *needs_copy)
 {
     const hop_tensor *x = c->args[0].u.tensor;
-    const hop_rt_arg *args = c->args;
-    int rank = x->rank;
-    int64_t sizes[HOP_MAX_RANK], strides[HOP_MAX_RANK];
-    memcpy(sizes, x->sizes, sizeof sizes);
-    memcpy(strides, x->strides, sizeof strides);
-    int64_t offset = x->offset;
-    int nrank = c->res.meta.rank;
-    *needs_copy = false;
-
-    switch (c->op) {
-    case HOP_OP_reshape:
-    case HOP_OP_view:
-        if (!view_strides(rank, x->sizes, x->strides, nrank, c->sizes, strides)) {
-            if (c->op == HOP_OP_reshape) {
-                *needs_copy = true;
-                return HOP_OK;
-            }
-            hop__ttext tx, ts, tn;
-            return hop_error(HOP_SHAPE, "view: cannot view %s with strides %s as %s; use reshape",
-                             hop__tensor_text(&tx, x), hop__sizes_text_i(&ts, x->strides, rank),
-                             hop__sizes_text_i(&tn, c->sizes, nrank));
-        }
-        break;
-    case HOP_OP_transpose: {
-        int d0 = wrap_dim(args[1].u.i, rank), d1 = wrap_dim(args[2].u.i, rank);
-        strides[d0] = x->strides[d1];
-        strides[d1] = x->strides[d0];
-        break;
+    int64_t p[HOP_MAX_RANK + 1];
+    unsigned none;
+    int np = view_params(c, p, &none);
+    hop_view xv = {.rank = x->rank, .offset = x->offset};
+    memcpy(xv.sizes, x->sizes, sizeof xv.sizes);
+    memcpy(xv.strides, x->strides, sizeof xv.strides);
+    hop_status st = hop_view_of(c->op, x->dtype, &xv, p, np, none, c->info->name, v, needs_copy);
+    if (st == HOP_OK && *needs_copy && c->op == HOP_OP_view) {
+        hop__ttext tx, ts, tn;
+        return hop_error(HOP_SHAPE, "view: cannot view %s with strides %s as %s; use reshape",
+                         hop__tensor_text(&tx, x), hop__sizes_text_i(&ts, x->strides, x->rank),
+                         hop__sizes_text_i(&tn, c->sizes, c->res.meta.rank));
     }
-    case HOP_OP_permute:
-        for (int k = 0; k < rank; k++)
-            strides[k] = x->strides[wrap_dim(args[1].u.list.items[k].u.i, rank)];
-        break;
-    case HOP_OP_unsqueeze: {
-        int d = wrap_dim(args[1].u.i, rank + 1);
-        int64_t s = d < rank ? x->sizes[d] * x->strides[d] : 1;
-        for (int k = 0, j = 0; k <= rank; k++)
-            strides[k] = k == d ? s : x->strides[j++];
-        break;
-    }
-    case HOP_OP_squeeze: {
-        int only = args[1].kind == HOP_OPND_INT ? wrap_dim(args[1].u.i, rank) : -1;
-        int j = 0;
-        for (int k = 0; k < rank; k++) {
-            if (x->sizes[k] == 1 && (only < 0 || only == k))
-                continue;
-            strides[j++] = x->strides[k];
-        }
-        break;
-    }
-    case HOP_OP_expand: {
-        int lead = nrank - rank;
-        for (int k = 0; k < nrank; k++) {
-            int xd = k - lead;
-            strides[k] = xd < 0 || (x->sizes[xd] == 1 && c->sizes[k] != 1) ? 0 : x->strides[xd];
-        }
-        break;
-    }
-    case HOP_OP_select: {
-        int d = wrap_dim(args[1].u.i, rank);
-        int64_t idx = args[2].u.i < 0 ? args[2].u.i + x->sizes[d] : args[2].u.i;
-        offset += idx * x->strides[d];
-        for (int k = 0, j = 0; k < rank; k++) {
-            if (k != d)
-                strides[j++] = x->strides[k];
-        }
-        break;
-    }
-    case HOP_OP_slice: {
-        int d = wrap_dim(args[1].u.i, rank);
-        int64_t n = x->sizes[d], start = 0;
-        if (args[2].kind == HOP_OPND_INT) {
-            start = args[2].u.i;
-            if (start < 0)
-                start = start + n < 0 ? 0 : start + n;
-            if (start > n)
-                start = n;
-        }
-        offset += start * x->strides[d];
-        strides[d] = x->strides[d] * args[4].u.i;
-        break;
-    }
-    default:
-        return hop_error(HOP_INVALID, "%s: not a view op", c->info->name);
-    }
-    v->rank = nrank;
-    for (int k = 0; k < HOP_MAX_RANK; k++) {
-        v->sizes[k] = k < nrank ? c->sizes[k] : 0;
-        v->strides[k] = k < nrank ? strides[k] : 0;
-    }
-    v->offset = offset;
-    return HOP_OK;
+    return st;
 }
 
 /* ------------------------------------------------------------ cat, stack */

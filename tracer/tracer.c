@@ -79,8 +79,18 @@ hop_tracer_bound_symbol(const hop_tracer *t, const hop_expr *sym)
 
 /* ------------------------------------------------------ life and undo */
 
+/* A tracer's graph was freed by its owner (a parent graph's free, or DCE of
+ * the parent): forget it, so that nobody reaches it through the tracer. */
+static void
+forget_graph(hop_graph *g)
+{
+    hop_tracer *t = g->user_data;
+    if (t && t->graph == g)
+        t->graph = NULL;
+}
+
 hop_tracer *
-hop__tracer_new(hop_graph *graph, hop_tracer *parent)
+hop__tracer_new(hop_graph *graph, hop_tracer *parent, void *owner)
 {
     hop_tracer *t = hop__calloc(1, sizeof *t);
     if (t == NULL)
@@ -89,9 +99,23 @@ hop__tracer_new(hop_graph *graph, hop_tracer *parent)
     t->parent = parent;
     t->depth = parent ? parent->depth + 1 : 0;
     t->state = HOP_TRACER_CURRENT;
+    t->owner = owner;
     hop__arena_init(&t->arena);
     graph->user_data = t;
+    graph->free_hook = forget_graph;
     return t;
+}
+
+void *
+hop__tracer_owner(const hop_tracer *t)
+{
+    return t ? t->owner : NULL;
+}
+
+void
+hop__tracer_set_state(hop_tracer *t, hop_tracer_state state)
+{
+    t->state = state;
 }
 
 void

@@ -1,13 +1,13 @@
 /*
- * tracer/tracer_impl.h - the SubgraphTracer's private layout, shared with the
- * OutputGraph layer, which creates tracers, moves them through their states
- * and undoes their changes when a scope fails.
+ * tracer/tracer_impl.h - the SubgraphTracer's private layout and tables.
+ * Nothing outside tracer/ includes it: the OutputGraph uses the interface of
+ * tracer/tracer_owner.h.
  */
 #ifndef HOP_TRACER_IMPL_H
 #define HOP_TRACER_IMPL_H
 
-#include "hop/tracer.h"
 #include "core/hash.h"
+#include "tracer/tracer_owner.h"
 
 /* One way to reach a placeholder of this tracer: keyed by the outer value it
  * stands for (the original value and the parent's value both get an entry). */
@@ -41,27 +41,5 @@ struct hop_tracer {
     hop_node **lifted_source; /* the parent's value for each */
     size_t nlifted, lifted_cap;
 };
-
-/* What undoing a tracer's changes needs to know. */
-typedef struct hop__tracer_mark {
-    hop_node *last; /* graph->last at mark time */
-    size_t nplaceholders;
-    size_t nsubgraphs;
-    size_t nlift_log, nsym_log, nlifted;
-} hop__tracer_mark;
-
-/* A tracer for graph (which it does not own), child of parent (or NULL). */
-hop_tracer *hop__tracer_new(hop_graph *graph, hop_tracer *parent);
-/* hop_tracer_create_input without the check that t is current: the
- * OutputGraph adds captured tensors to the root while a body is traced. */
-hop_node *hop__tracer_add_input(hop_tracer *t, const char *name, const hop_value_info *meta);
-/* Frees t's tables, not its graph. */
-void hop__tracer_free(hop_tracer *t);
-void hop__tracer_mark_of(const hop_tracer *t, hop__tracer_mark *m);
-/* Removes every node, placeholder, subgraph, lifted value and bound symbol
- * added to t since m.  Removed subgraphs are handed to orphan (may be NULL)
- * so that their owner can keep them alive.  Never fails. */
-void hop__tracer_rollback(hop_tracer *t, const hop__tracer_mark *m,
-                          void (*orphan)(void *ctx, hop_graph *g), void *ctx);
 
 #endif /* HOP_TRACER_IMPL_H */

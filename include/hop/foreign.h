@@ -58,11 +58,16 @@
 #ifndef HOP_FOREIGN_H
 #define HOP_FOREIGN_H
 
-#include "hop/lowering.h"
+#include "hop/plan.h"
+#include "hop/runtime.h"
+#include "hop/tracer.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* The list hop_tracer_call_foreign appends to (hop/prim_hop.h). */
+typedef struct hop_values hop_values;
 
 /* At most this many parameters per kernel or exported function. */
 #define HOP_FOREIGN_MAX_PARAMS 16

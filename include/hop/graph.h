@@ -151,6 +151,11 @@ struct hop_graph {
     void *arena;
 };
 
+/* True when s can name a node, a graph or a HOP in printed code: an
+ * identifier ([A-Za-z_][A-Za-z0-9_]*) and no Python keyword.  False for
+ * NULL.  Never fails. */
+bool hop_name_is_identifier(const char *s);
+
 /* A new empty graph.  NULL on out-of-memory, or HOP_MISUSE for a NULL env or
  * name.  env is borrowed.  The name is sanitised into an identifier like node
  * names (it prints as a function name). */
@@ -286,6 +291,24 @@ size_t hop_graph_dce(hop_graph *g);
  * names.  Checks subgraphs recursively.
  */
 hop_status hop_graph_verify(const hop_graph *g);
+
+/* How hop_arg_print writes a float: as Python's repr, the shortest text
+ * that reads back to the same double (`2.0`, `0.1`: the graph printers), or
+ * as C's %.17g, exact too (`2`, `0.10000000000000001`: plan dumps). */
+typedef enum hop_float_style {
+    HOP_FLOAT_REPR,
+    HOP_FLOAT_G17,
+} hop_float_style;
+
+/*
+ * The text of argument a as the printers write it: a node's or subgraph's
+ * name, `2`, a float (style), `True`, a SymInt or SymBool expression
+ * (hop_expr_print), a dtype (`f32`), `[a, 2]`, `None`.  The graph printers
+ * and plan dumps (hop_plan_dump) print every argument through it.  snprintf
+ * contract (hop_expr_print): writes at most cap bytes, NUL included, and
+ * returns the length the full text needs.  Never fails; NULL prints `NULL`.
+ */
+size_t hop_arg_print(const hop_arg *a, hop_float_style style, char *buf, size_t cap);
 
 /*
  * Printers.  Each returns a new string (free with hop_free), or NULL on

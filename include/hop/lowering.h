@@ -1,19 +1,16 @@
 /*
- * hop/lowering.h - compiling a traced program into a plan, running plans, and
- * running a graph op by op.
+ * hop/lowering.h - compiling a traced program into a plan (the plan runs
+ * through hop/plan.h), and the toolkit a HOP's lower slot builds code with.
  *
- * The lowering layer (lowering/) owns both halves of execution, in the manner
- * of SQLite's VDBE: hop_lower compiles the root graph of an OutputGraph and
- * its nested subgraphs into one flat program over numbered tensor slots and
- * int registers, and hop_plan_run is the interpreter of that program (one
- * switch loop), calling the runtime's kernels (hop/runtime.h).  It links the
- * runtime and every layer below it.
+ * The lowering layer (lowering/) is the code generator, in the manner of
+ * SQLite's: hop_lower compiles the root graph of an OutputGraph and its
+ * nested subgraphs into one flat program over numbered tensor slots and int
+ * registers (runtime/program.h is the format), which the runtime's VM runs.
+ * It links the runtime and every layer below it.
  *
  * A plan has
- *   - entry checks: the inputs' count, dtypes, ranks and constant sizes, the
- *     consistency of duck-sized symbols, the value ranges of the size
- *     symbols and every guard of the ShapeEnv (HOP_GUARD on failure, with a
- *     message naming the input, the dim or the guard and the values seen);
+ *   - entry checks: the inputs' dtypes, ranks, constant sizes, duck-sized
+ *     symbols, value ranges and every guard of the ShapeEnv (hop/plan.h);
  *   - a memory plan: every intermediate tensor whose sizes are known at entry
  *     (constants and backed symbols, evaluated from the bound input sizes)
  *     lives in one block, and tensors whose lifetimes do not overlap share
@@ -26,52 +23,23 @@
  *     branches (only the taken one runs), map a loop over row views writing
  *     into the stacked output, wrap is inlined, invoke_subgraph a subroutine
  *     compiled once per plan and CALLed from every call site;
- *   - parallel map: a map loop (any loop begun with
- *     hop_lower_parallel_loop_begin) splits its rows over the thread pool
- *     (hop_runtime_set_threads) when the rows times the work of one row
- *     (instructions and elements touched, estimated at the bound sizes)
- *     reach about 20 us, and nothing in the body allocates per row or has
- *     an ordered effect (a tensor sized mid-run, nonzero, a foreign kernel:
- *     those loops stay sequential).  Each worker has a frame of its own
- *     (slots, registers, call stack, kernel caches) copied from the
- *     caller's at the loop, and its own area of the block for the body's
- *     intermediates; both are made with the frame (at the first run, and
- *     again only when the thread setting grows), so a steady run still
- *     allocates nothing per row.  Results go straight into the stacked
- *     output rows.  cond, invoke_subgraph and nested maps work inside
- *     workers; a nested map runs sequentially in its worker (the pool does
- *     not nest).  An error in a row is reported once, with the status and
- *     message of the lowest failing row, as a sequential run reports it,
- *     and the plan stays usable.  With HOP_TRACE_PLAN every loop runs
- *     sequentially.
- *
- * A plan keeps no pointer into the OutputGraph: free the OutputGraph whenever
- * you like.  A plan may be run many times, also concurrently from several
- * threads: each run takes a frame (registers, slots, the block) from the
- * plan's cache or makes one, so a steady run on one thread allocates nothing
- * but its output tensors.  The cached frame also keeps a reference to the
- * tensors the last run returned, and reuses one for the same output when
- * the caller has released it (so its refcount reads 2 while the caller
- * holds it); hop_plan_trim gives that memory and the block back.
- *
- * HOP_TRACE_PLAN=1 in the environment (read by hop_lower) makes the plan
- * print each instruction it executes to stderr; hop_plan_set_trace chooses
- * the stream explicitly.
+ *   - parallel loops: a loop begun with hop_lower_parallel_loop_begin (map's
+ *     rows) may split its rows over the thread pool when nothing in its body
+ *     allocates per row or has an ordered effect (a tensor sized mid-run,
+ *     nonzero, a foreign kernel: those loops stay sequential); hop/plan.h
+ *     says when it does at run time.
  */
 #ifndef HOP_LOWERING_H
 #define HOP_LOWERING_H
 
 #include "hop/class.h"
 #include "hop/output_graph.h"
+#include "hop/plan.h"
 #include "hop/runtime.h"
-
-#include <stdio.h>
 
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-typedef struct hop_plan hop_plan;
 
 typedef struct hop_lower_options {
     /* Every elementwise op its own instruction (differential tests and the
@@ -85,83 +53,11 @@ typedef struct hop_lower_options {
  * root's tensor placeholders in order (hop_plan_input_name); the symbols of
  * their sizes are bound from the tensors passed at run time.  NULL on error:
  * HOP_MISUSE (NULL og, no output node), HOP_VERIFY (the graph does not
- * verify), HOP_UNSUPPORTED naming the node (a HOP with no lowering, a map
- * whose output sizes depend on a value computed in its body), HOP_NOMEM.
+ * verify), HOP_UNSUPPORTED naming the node (a map whose output sizes depend
+ * on a value computed in its body), a HOP's lower slot's error, HOP_NOMEM.
  * The caller owns the plan (hop_plan_free).
  */
 hop_plan *hop_lower(const hop_output_graph *og, const hop_lower_options *opts);
-/* NULL is a no-op.  No run of the plan may be in progress. */
-void hop_plan_free(hop_plan *plan);
-/* Frees the cached frame: the block and the outputs kept for reuse. */
-void hop_plan_trim(hop_plan *plan);
-
-/* The plan's tensor inputs and outputs. */
-size_t hop_plan_ninputs(const hop_plan *plan);
-const char *hop_plan_input_name(const hop_plan *plan, size_t i); /* NULL out of range */
-size_t hop_plan_noutputs(const hop_plan *plan);
-
-/*
- * Runs the plan on ninputs tensors (borrowed) and stores noutputs new
- * tensors that the caller owns (hop_tensor_release) in outputs; a SymInt
- * result is an i64 tensor of rank 0.  An output may be one of the inputs
- * (one more reference) or a view of one.  Errors: HOP_GUARD when the inputs
- * do not satisfy the plan's checks ("guard failed: x.size(0) == 5 expected,
- * got 7", "guard s0 > 4 failed with s0 = 3"); HOP_MISUSE for NULL
- * arguments or a wrong noutputs; a kernel's error (HOP_SHAPE, HOP_RUNTIME,
- * ...) when a value only known at run time is wrong; HOP_NOMEM.  On error
- * every outputs[i] is NULL and nothing leaks.  Safe to call concurrently.
- */
-hop_status hop_plan_run(hop_plan *plan, hop_tensor *const *inputs, size_t ninputs,
-                        hop_tensor **outputs, size_t noutputs);
-/*
- * The same, writing the results into the caller's tensors, which must have
- * the results' dtypes and sizes (any strides without zeros on dims of size
- * > 1), else HOP_SHAPE / HOP_DTYPE naming the output.  Outputs must not
- * overlap the inputs.  Allocates nothing in a steady run.
- */
-hop_status hop_plan_run_into(hop_plan *plan, hop_tensor *const *inputs, size_t ninputs,
-                             hop_tensor *const *outputs, size_t noutputs);
-
-/*
- * Stopping a run, in the manner of sqlite3_interrupt and SQLite's progress
- * handler.  A run checks now and then (every ~1000 interpreted instructions,
- * or kernels of a few million elements, whichever comes first; one kernel
- * is never cut short) whether it should stop; it then fails with
- * HOP_INTERRUPTED ("plan interrupted"), releasing what it made as after any
- * error (outputs NULL, nothing leaks), and the plan stays usable.  The rows
- * of a parallel map on the pool stop too.
- *
- * hop_plan_interrupt stops every run of plan in progress, on any thread;
- * runs that start after it returns are not affected.  It is one atomic
- * increment: call it from another thread or from a signal handler.  The
- * plan must stay alive until the call returns.
- */
-void hop_plan_interrupt(hop_plan *plan);
-
-/* Options of one run.  progress (NULL: none) is called with ud at those
- * checks, only on the thread that called hop_plan_run_opts; a non-zero
- * return stops the run with HOP_INTERRUPTED.  It may run anything but
- * hop_plan_free of this plan (Python checks for signals in it). */
-typedef struct hop_run_options {
-    int (*progress)(void *ud);
-    void *ud;
-} hop_run_options;
-
-/* hop_plan_run with options (opts NULL: hop_plan_run). */
-hop_status hop_plan_run_opts(hop_plan *plan, hop_tensor *const *inputs, size_t ninputs,
-                             hop_tensor **outputs, size_t noutputs, const hop_run_options *opts);
-
-/*
- * The program as text, like SQLite's EXPLAIN: one row per instruction
- * (addr, opcode, p1, p2, p3, p4, comment), subroutines after the main
- * program, then the slots and the memory plan.  New string (hop_free), NULL
- * on out-of-memory.  lowering/dump.c documents the format.
- */
-char *hop_plan_dump(const hop_plan *plan);
-
-/* Traces every executed instruction to f (NULL: off).  Do not call while the
- * plan runs. */
-void hop_plan_set_trace(hop_plan *plan, FILE *f);
 
 /* ------------------------------------------------------ lowering HOPs */
 

@@ -136,6 +136,28 @@ bool hop_expr_is_bool(const hop_expr *e);
 /* True (and *out set) when e is an integer constant; for a bool constant,
  * *out is 0 or 1 and the result is true too. */
 bool hop_expr_const_value(const hop_expr *e, int64_t *out);
+/*
+ * The canonical form's structure (see hop_expr_kind), for code that walks an
+ * expression (the plan compiler compiles it into a program).  Never fail;
+ * results are borrowed from the env.
+ *   hop_expr_noperands(e)   ADD: its terms (monomials); MUL: its atoms;
+ *                           FLOORDIV, MOD and the relations: 2 (a OP b);
+ *                           MAX, MIN, AND, OR: their operands (>= 2); NOT: 1;
+ *                           CONST, SYMBOL, TRUE, FALSE (and NULL): 0
+ *   hop_expr_operand(e, i)  operand i; NULL past the end
+ *   hop_expr_coef(e, i)     ADD: the coefficient of term i (never 0); MUL:
+ *                           the exponent of atom i (>= 1); 1 for an operand
+ *                           of another kind; 0 past the end
+ *   hop_expr_addend(e)      ADD: its constant; 0 for other kinds (a CONST's
+ *                           value is hop_expr_const_value's)
+ * So an ADD is addend + sum(coef_i * operand_i), a MUL prod(operand_i **
+ * coef_i), and the others apply their kind to their operands in order, as
+ * hop_expr_eval does.
+ */
+size_t hop_expr_noperands(const hop_expr *e);
+const hop_expr *hop_expr_operand(const hop_expr *e, size_t i);
+int64_t hop_expr_coef(const hop_expr *e, size_t i);
+int64_t hop_expr_addend(const hop_expr *e);
 /* For a SYMBOL: its name ("s0", "u3") and its dense id in the env (ids are
  * shared by backed and unbacked symbols, in creation order).  NULL / -1 for
  * other kinds. */
@@ -490,6 +512,46 @@ hop_status hop_value_info_decide_same(hop_shape_env *env, const hop_value_info *
  */
 hop_status hop_op_infer(hop_shape_env *env, hop_op op, const hop_operand *args, size_t nargs,
                         hop_value_info *out);
+
+/* ----------------------------------------------------------- view geometry */
+
+/* A strided view of a storage: sizes and strides in elements, offset in
+ * elements from the storage's first element. */
+typedef struct hop_view {
+    int rank;
+    int64_t sizes[HOP_MAX_RANK];
+    int64_t strides[HOP_MAX_RANK];
+    int64_t offset;
+} hop_view;
+
+/*
+ * View geometry over concrete sizes, the one implementation of it (eager
+ * views, view kernels and plans run it): the view that op makes of x, whose
+ * elements have dtype (for messages only), into *out.  p[np] are the op's
+ * int parameters after the tensor; dims may be negative (Python's):
+ *   reshape, view  the new sizes, at most one of them -1
+ *   transpose      the two dims
+ *   permute        one dim per dim of x, in their new order
+ *   unsqueeze      the new dim
+ *   squeeze        the dims of x that stay, in order (the caller decides
+ *                  which dims of size 1 go)
+ *   expand         the new sizes (-1 keeps a dim's size)
+ *   select         the dim and the index (negative: from the end)
+ *   slice          the dim, start, end and step; bit 0 of none makes start
+ *                  None (0), bit 1 makes end None (the size)
+ * out->offset is x's offset plus the view's.  reshape and view of strides
+ * that cannot be viewed so set *copy (HOP_OK returned; out gets the
+ * contiguous strides of a copy): reshape then copies, view refuses.
+ * Errors name what (the call, e.g. "t = view(x, [5, 3])"; NULL: the op's
+ * name) and the input: HOP_SHAPE "<what>: dim out of range (input
+ * f32[3, 4])" for a dim, a dim count or a size that does not fit;
+ * HOP_RUNTIME "<what>: index 7 is out of range for dim 0 of f32[3, 4]";
+ * HOP_INVALID "reshape: int64 overflow computing a * b" for sizes whose
+ * product overflows; HOP_UNSUPPORTED for an op that is not a view op;
+ * HOP_MISUSE for NULL pointers.  Allocates nothing.
+ */
+hop_status hop_view_of(hop_op op, hop_dtype dtype, const hop_view *x, const int64_t *p, int np,
+                       unsigned none, const char *what, hop_view *out, bool *copy);
 
 #ifdef __cplusplus
 }

@@ -1,6 +1,7 @@
 /*
  * hop/runtime.h - concrete tensors, the CPU kernels, the thread pool and
- * eager execution of one op.
+ * eager ops (one op run at once on concrete tensors).  The runtime layer
+ * also runs plans (hop/plan.h) and foreign kernels (hop/foreign.h).
  *
  * A tensor is a refcounted header (dtype, sizes, strides and offset in
  * elements) over a refcounted storage.  Views share the storage.  A storage
@@ -13,11 +14,11 @@
  *                  are those of hop_op_infer.
  *   hop_eager_out  run it into a preallocated output tensor (no allocation).
  *   hop_kernel_*   prepare a call once, then run it in pieces (ith, nth) on
- *                  threads of your own, as a plan interpreter does.
+ *                  threads of your own, as the plan interpreter does.
  * View ops (reshape/view, transpose, permute, unsqueeze, squeeze, expand,
  * select, slice) share storage: hop_view_compute gives a view's geometry
- * without allocating and hop_tensor_init_borrowed applies it to a header the
- * caller owns.
+ * (hop_view_of's, hop/ops.h) without allocating and hop_tensor_init_borrowed
+ * applies it to a header the caller owns.
  *
  * Defined behaviour on data (never a crash, never C undefined behaviour):
  *   - div is true division, so integer operands are divided as f32: x / 0 is
@@ -273,20 +274,12 @@ hop_status hop_eager_out(hop_op op, const hop_rt_arg *args, size_t nargs, hop_te
 
 /* --------------------------------------------------------------- views */
 
-/* A view's geometry, relative to the storage of the input tensor. */
-typedef struct hop_view {
-    int rank;
-    int64_t sizes[HOP_MAX_RANK];
-    int64_t strides[HOP_MAX_RANK];
-    int64_t offset;
-} hop_view;
-
 /*
  * The geometry of a view op's result (args[0] is the input tensor), without
- * allocating or copying.  Errors as hop_eager; besides, reshape and view of
- * strides that cannot be viewed are HOP_SHAPE ("view: cannot view f32[3, 4]
- * with strides [1, 3] as [12]; use reshape").  HOP_INVALID for an op that is
- * not a view op.
+ * allocating or copying: hop_view_of (hop/ops.h) after the op's checks.  Errors as hop_eager;
+ * besides, reshape and view of strides that cannot be viewed are HOP_SHAPE ("view: cannot view
+ * f32[3, 4] with strides [1, 3] as [12]; use reshape").  HOP_INVALID for an op that is not a view
+ * op.
  */
 hop_status hop_view_compute(hop_op op, const hop_rt_arg *args, size_t nargs, hop_view *out);
 

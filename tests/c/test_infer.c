@@ -3,7 +3,8 @@
  * every op's result and its characteristic errors, dtype promotion with weak
  * scalars, symbolic broadcasting and the guards it records, data-dependent
  * errors on unbacked symbols, reshape with -1, slice clamping, matmul batch
- * broadcasting, and an allocation-failure sweep.
+ * broadcasting, view geometry over concrete sizes (hop_view_of) against the
+ * shape rules, and an allocation-failure sweep.
  *
  * Tensors are written as their printed metadata, M("f32[s0, 4]"), and results
  * compared as text: RUN(op, args...) gives the result's metadata, "sym <expr>"
@@ -1136,6 +1137,198 @@ test_allocation_failures_give_nomem_and_leak_nothing(void **state)
     assert_true(nallocs > 20);
 }
 
+/* ------------------------------------------------------- view geometry */
+
+static hop_view
+contiguous_view(int rank, const int64_t *sizes)
+{
+    hop_view v = {.rank = rank};
+    int64_t s = 1;
+    for (int d = rank - 1; d >= 0; d--) {
+        v.sizes[d] = sizes[d];
+        v.strides[d] = s;
+        s *= sizes[d];
+    }
+    return v;
+}
+
+/* Sizes and strides as text: "[3, 4] [1, 3] +0". */
+static const char *
+view_text(const hop_view *v, char *buf, size_t cap)
+{
+    size_t n = (size_t)snprintf(buf, cap, "[");
+    for (int d = 0; d < v->rank; d++)
+        n += (size_t)snprintf(buf + n, cap - n, "%s%lld", d ? ", " : "", (long long)v->sizes[d]);
+    n += (size_t)snprintf(buf + n, cap - n, "] [");
+    for (int d = 0; d < v->rank; d++)
+        n += (size_t)snprintf(buf + n, cap - n, "%s%lld", d ? ", " : "", (long long)v->strides[d]);
+    snprintf(buf + n, cap - n, "] +%lld", (long long)v->offset);
+    return buf;
+}
+
+#define GEOM(op, x, none, ...)                                                                     \
+    geom(HOP_OP_##op, (x), (int64_t[]){__VA_ARGS__},                                               \
+         (int)(sizeof((int64_t[]){__VA_ARGS__}) / sizeof(int64_t)), (none))
+
+static char geom_text[256];
+
+static const char *
+geom(hop_op op, const hop_view *x, const int64_t *p, int np, unsigned none)
+{
+    hop_view v;
+    bool copy = false;
+    hop_status st = hop_view_of(op, HOP_F32, x, p, np, none, "v", &v, &copy);
+    if (st != HOP_OK)
+        snprintf(geom_text, sizeof geom_text, "%s: %s", hop_status_name(st), hop_error_message());
+    else
+        view_text(&v, geom_text, sizeof geom_text);
+    if (copy)
+        strncat(geom_text, " copy", sizeof geom_text - strlen(geom_text) - 1);
+    return geom_text;
+}
+
+static void
+test_view_geometry_moves_dims_strides_and_offsets(void **state)
+{
+    (void)state;
+    hop_view x = contiguous_view(2, (int64_t[]){3, 4});
+    assert_string_equal(GEOM(transpose, &x, 0, 0, -1), "[4, 3] [1, 4] +0");
+    assert_string_equal(GEOM(permute, &x, 0, 1, 0), "[4, 3] [1, 4] +0");
+    assert_string_equal(GEOM(unsqueeze, &x, 0, 1), "[3, 1, 4] [4, 4, 1] +0");
+    assert_string_equal(GEOM(unsqueeze, &x, 0, -1), "[3, 4, 1] [4, 1, 1] +0");
+    assert_string_equal(GEOM(select, &x, 0, 1, -1), "[3] [4] +3");
+    assert_string_equal(GEOM(slice, &x, 0, 1, 1, 100, 2), "[3, 2] [4, 2] +1");
+    assert_string_equal(GEOM(slice, &x, 3, 0, 0, 0, 1), "[3, 4] [4, 1] +0"); /* x[:] */
+    assert_string_equal(GEOM(slice, &x, 0, 0, -2, -1, 1), "[1, 4] [4, 1] +4");
+    assert_string_equal(GEOM(expand, &x, 0, 2, -1, 4), "[2, 3, 4] [0, 4, 1] +0");
+    assert_string_equal(GEOM(reshape, &x, 0, -1), "[12] [1] +0");
+    assert_string_equal(GEOM(view, &x, 0, 2, -1, 2), "[2, 3, 2] [6, 2, 1] +0");
+    hop_view t;
+    bool copy;
+    assert_int_equal(
+        hop_view_of(HOP_OP_transpose, HOP_F32, &x, (int64_t[]){0, 1}, 2, 0, NULL, &t, &copy),
+        HOP_OK);
+    /* A transposed input cannot be flattened without a copy; it can be
+     * split along a dim that is contiguous within itself. */
+    assert_string_equal(GEOM(reshape, &t, 0, 12), "[12] [1] +0 copy");
+    assert_string_equal(GEOM(reshape, &t, 0, 2, 2, 3), "[2, 2, 3] [2, 1, 4] +0");
+    hop_view one = contiguous_view(2, (int64_t[]){1, 4});
+    assert_string_equal(GEOM(squeeze, &one, 0, 1), "[4] [1] +0");
+    assert_string_equal(GEOM(expand, &one, 0, 5, 4), "[5, 4] [0, 1] +0");
+    hop_view empty = contiguous_view(2, (int64_t[]){0, 3});
+    assert_string_equal(GEOM(reshape, &empty, 0, 3, 0), "[3, 0] [1, 1] +0");
+}
+
+static void
+test_view_geometry_refuses_what_shape_inference_refuses_naming_the_call(void **state)
+{
+    (void)state;
+    hop_view x = contiguous_view(2, (int64_t[]){3, 4});
+    assert_string_equal(GEOM(transpose, &x, 0, 0, 2),
+                        "HOP_SHAPE: v: dim out of range (input f32[3, 4])");
+    assert_string_equal(GEOM(permute, &x, 0, 0),
+                        "HOP_SHAPE: v: wrong number of dims (input f32[3, 4])");
+    assert_string_equal(GEOM(select, &x, 0, 0, 3),
+                        "HOP_RUNTIME: v: index 3 is out of range for dim 0 of f32[3, 4]");
+    assert_string_equal(GEOM(select, &x, 0, 1, -5),
+                        "HOP_RUNTIME: v: index -5 is out of range for dim 1 of f32[3, 4]");
+    assert_string_equal(GEOM(slice, &x, 0, 0, 0, 2, 0),
+                        "HOP_SHAPE: v: step must be positive (input f32[3, 4])");
+    assert_string_equal(GEOM(expand, &x, 0, 4),
+                        "HOP_SHAPE: v: cannot expand to fewer dims (input f32[3, 4])");
+    assert_string_equal(GEOM(expand, &x, 0, -1, 3, 4),
+                        "HOP_SHAPE: v: -1 is not allowed for a new dim (input f32[3, 4])");
+    assert_string_equal(GEOM(expand, &x, 0, 3, 5),
+                        "HOP_SHAPE: v: sizes do not match (input f32[3, 4])");
+    assert_string_equal(GEOM(reshape, &x, 0, 5, -1),
+                        "HOP_SHAPE: v: the number of elements differs (input f32[3, 4])");
+    assert_string_equal(GEOM(reshape, &x, 0, -3, -4),
+                        "HOP_SHAPE: v: negative size (input f32[3, 4])");
+    assert_string_equal(GEOM(reshape, &x, 0, INT64_MAX, 2),
+                        "HOP_INVALID: reshape: int64 overflow computing 9223372036854775807 * 2");
+    assert_string_equal(GEOM(reshape, &x, 0, 1, 1, 1, 1, 1, 1, 1, 3, 4),
+                        "HOP_SHAPE: v: too many dims (input f32[3, 4])");
+    assert_string_equal(GEOM(add, &x, 0, 1), "HOP_UNSUPPORTED: v: not a view op");
+}
+
+/* The dims hop_view_of moves are the sizes shape inference gives, over
+ * every parameter of each view op on a few shapes. */
+static void
+test_view_geometry_gives_the_sizes_shape_inference_gives(void **state)
+{
+    (void)state;
+    const int64_t shapes[][3] = {{3, 4, 1}, {1, 5, 2}, {2, 1, 6}};
+    int checked = 0;
+    for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++) {
+        hop_view x = contiguous_view(3, shapes[si]);
+        hop_meta m = {.dtype = HOP_F32, .rank = 3};
+        for (int d = 0; d < 3; d++)
+            m.sizes[d] = hop_sym_const(env, shapes[si][d]);
+        for (int64_t a = -3; a < 3; a++) {
+            for (int64_t b = -3; b < 6; b++) {
+                struct {
+                    hop_op op;
+                    hop_operand args[5];
+                    size_t nargs;
+                    int64_t p[4];
+                    int np;
+                    unsigned none;
+                    bool applies;
+                } cases[] = {
+                    {HOP_OP_transpose, {T(&m), I(a), I(b % 3)}, 3, {a, b % 3}, 2, 0, true},
+                    {HOP_OP_unsqueeze, {T(&m), I(a)}, 2, {a}, 1, 0, b == 0},
+                    {HOP_OP_select, {T(&m), I(a), I(b - 3)}, 3, {a, b - 3}, 2, 0, true},
+                    {HOP_OP_slice,
+                     {T(&m), I(a), I(b - 3), I(b), I(b % 3 + 1)},
+                     5,
+                     {a, b - 3, b, b % 3 + 1},
+                     4,
+                     0,
+                     true},
+                    {HOP_OP_slice,
+                     {T(&m), I(a), NONE, I(b - 3), I(1)},
+                     5,
+                     {a, 0, b - 3, 1},
+                     4,
+                     1,
+                     true},
+                    {HOP_OP_slice,
+                     {T(&m), I(a), I(b - 3), NONE, I(2)},
+                     5,
+                     {a, b - 3, 0, 2},
+                     4,
+                     2,
+                     true},
+                };
+                for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+                    if (!cases[k].applies)
+                        continue;
+                    hop_value_info info;
+                    hop_status want =
+                        hop_op_infer(env, cases[k].op, cases[k].args, cases[k].nargs, &info);
+                    hop_error_clear();
+                    hop_view v;
+                    bool copy;
+                    hop_status got = hop_view_of(cases[k].op, HOP_F32, &x, cases[k].p, cases[k].np,
+                                                 cases[k].none, NULL, &v, &copy);
+                    hop_error_clear();
+                    assert_int_equal(got == HOP_OK, want == HOP_OK);
+                    if (got != HOP_OK)
+                        continue;
+                    assert_int_equal(v.rank, info.meta.rank);
+                    for (int d = 0; d < v.rank; d++) {
+                        int64_t size;
+                        assert_true(hop_expr_const_value(info.meta.sizes[d], &size));
+                        assert_int_equal(v.sizes[d], size);
+                    }
+                    checked++;
+                }
+            }
+        }
+    }
+    assert_true(checked > 300);
+}
+
 int
 main(void)
 {
@@ -1186,6 +1379,9 @@ main(void)
         TEST(test_nonzero_gives_an_unbacked_count_bounded_by_numel),
         TEST(test_sym_size_to_and_clone),
         TEST(test_results_of_item_and_nonzero_flow_into_later_ops),
+        TEST(test_view_geometry_moves_dims_strides_and_offsets),
+        TEST(test_view_geometry_refuses_what_shape_inference_refuses_naming_the_call),
+        TEST(test_view_geometry_gives_the_sizes_shape_inference_gives),
         TEST(test_allocation_failures_give_nomem_and_leak_nothing),
 #undef TEST
     };

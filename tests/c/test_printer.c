@@ -535,6 +535,57 @@ test_printed_names_are_identifiers(void **state)
     hop_shape_env_free(env);
 }
 
+/* hop_arg_print is the printers' own argument printer: the same text as in
+ * code, floats in either style, the snprintf contract (truncation keeps a
+ * NUL and the return counts the whole text), and no allocation at all. */
+static void
+test_arg_print_is_the_printers_spelling_with_the_snprintf_contract(void **state)
+{
+    (void)state;
+    hop_shape_env *env = hop_shape_env_new();
+    const hop_expr *s0 = hop_shape_env_size_symbol(env, 5, true, true);
+    const hop_expr *e = hop_sym_add_int(env, hop_sym_mul_int(env, s0, 2), 1);
+    hop_arg inner[] = {hop_arg_int(1), hop_arg_float(2.0), hop_arg_sym(e), hop_arg_none()};
+    hop_arg list = hop_arg_list(inner, 4);
+    char buf[64];
+    long allocs = hop_alloc_live();
+    hop_alloc_fail_at(1); /* nothing below may allocate */
+    assert_int_equal(hop_arg_print(&list, HOP_FLOAT_REPR, buf, sizeof buf), 24);
+    assert_string_equal(buf, "[1, 2.0, 2*s0 + 1, None]");
+    assert_int_equal(hop_arg_print(&list, HOP_FLOAT_G17, buf, sizeof buf), 22);
+    assert_string_equal(buf, "[1, 2, 2*s0 + 1, None]");
+    hop_arg tenth = hop_arg_float(0.1);
+    assert_int_equal(hop_arg_print(&tenth, HOP_FLOAT_G17, buf, sizeof buf), 19);
+    assert_string_equal(buf, "0.10000000000000001");
+    assert_int_equal(hop_arg_print(&tenth, HOP_FLOAT_REPR, buf, sizeof buf), 3);
+    assert_string_equal(buf, "0.1");
+    /* Truncated: as much as fits, NUL-terminated, the full length returned;
+     * the expression too is cut in place. */
+    for (size_t cap = 0; cap <= 24; cap++) {
+        char small[32];
+        memset(small, 'x', sizeof small);
+        assert_int_equal(hop_arg_print(&list, HOP_FLOAT_REPR, small, cap), 24);
+        if (cap > 0) {
+            assert_int_equal(strlen(small), cap - 1);
+            assert_memory_equal(small, "[1, 2.0, 2*s0 + 1, None]", cap - 1);
+        }
+        assert_int_equal(small[cap], 'x');
+    }
+    assert_int_equal(hop_arg_print(&list, HOP_FLOAT_REPR, NULL, 0), 24);
+    assert_int_equal(hop_arg_print(NULL, HOP_FLOAT_REPR, buf, sizeof buf), 4);
+    assert_string_equal(buf, "NULL");
+    hop_alloc_fail_at(0);
+    assert_int_equal(hop_alloc_live(), allocs);
+    assert_true(hop_name_is_identifier("cond_true_0"));
+    assert_true(hop_name_is_identifier("_x"));
+    assert_false(hop_name_is_identifier("0x"));
+    assert_false(hop_name_is_identifier("a-b"));
+    assert_false(hop_name_is_identifier("lambda"));
+    assert_false(hop_name_is_identifier(""));
+    assert_false(hop_name_is_identifier(NULL));
+    hop_shape_env_free(env);
+}
+
 /* Building the example and printing it three ways: every allocation can
  * fail, each failure is NOMEM, and nothing leaks. */
 static hop_status
@@ -598,6 +649,7 @@ main(void)
         T_(test_every_argument_kind_has_one_spelling),
         T_(test_empty_graphs_and_call_hop_annotations),
         T_(test_printed_names_are_identifiers),
+        T_(test_arg_print_is_the_printers_spelling_with_the_snprintf_contract),
         T_(test_every_allocation_failure_while_building_and_printing_is_nomem),
     };
 #undef T_

@@ -27,7 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* lowering/parmap.c: how many loops went to the pool so far */
+/* runtime/parmap.c: how many loops went to the pool so far */
 long hop__parmap_runs(void);
 
 /* ------------------------------------------------------ kernel level */

@@ -748,6 +748,65 @@ test_inspection_of_kinds_constants_and_symbols(void **state)
     assert_false(hop_symbol_hint(hop_sym_add_int(env, f->s0, 1), &v));
 }
 
+/* The structure of the canonical form through the accessors: each kind's
+ * operands, coefficients (ADD), exponents (MUL) and constant term. */
+static void
+test_accessors_expose_the_canonical_form(void **state)
+{
+    fixture *f = *state;
+    hop_shape_env *env = f->env;
+    /* 3*s0**2 - s1 + 4: terms in lex order, the constant apart */
+    const hop_expr *sq = hop_sym_mul(env, f->s0, f->s0);
+    const hop_expr *sum =
+        hop_sym_add_int(env, hop_sym_sub(env, hop_sym_mul_int(env, sq, 3), f->s1), 4);
+    assert_string_equal(str(sum), "3*s0**2 - s1 + 4");
+    assert_int_equal(hop_expr_noperands(sum), 2);
+    assert_ptr_equal(hop_expr_operand(sum, 0), sq);
+    assert_int_equal(hop_expr_coef(sum, 0), 3);
+    assert_ptr_equal(hop_expr_operand(sum, 1), f->s1);
+    assert_int_equal(hop_expr_coef(sum, 1), -1);
+    assert_int_equal(hop_expr_addend(sum), 4);
+    assert_null(hop_expr_operand(sum, 2));
+    assert_int_equal(hop_expr_coef(sum, 2), 0);
+    /* s0**2*s1: atoms sorted, exponents as coefficients */
+    const hop_expr *mono = hop_sym_mul(env, sq, f->s1);
+    assert_int_equal(hop_expr_kind_of(mono), HOP_EXPR_MUL);
+    assert_int_equal(hop_expr_noperands(mono), 2);
+    assert_ptr_equal(hop_expr_operand(mono, 0), f->s0);
+    assert_int_equal(hop_expr_coef(mono, 0), 2);
+    assert_ptr_equal(hop_expr_operand(mono, 1), f->s1);
+    assert_int_equal(hop_expr_coef(mono, 1), 1);
+    assert_int_equal(hop_expr_addend(mono), 0);
+    /* binary atoms and relations: their two sides in order, coefficient 1 */
+    const hop_expr *fd = hop_sym_floordiv(env, f->s0, f->u0);
+    assert_int_equal(hop_expr_noperands(fd), 2);
+    assert_ptr_equal(hop_expr_operand(fd, 0), f->s0);
+    assert_ptr_equal(hop_expr_operand(fd, 1), f->u0);
+    assert_int_equal(hop_expr_coef(fd, 1), 1);
+    const hop_expr *gt = hop_sym_gt(env, f->s0, C(4)); /* LT(4, s0) */
+    assert_int_equal(hop_expr_noperands(gt), 2);
+    assert_ptr_equal(hop_expr_operand(gt, 0), C(4));
+    assert_ptr_equal(hop_expr_operand(gt, 1), f->s0);
+    /* n-ary ones: every operand */
+    const hop_expr *mx = hop_sym_max(env, hop_sym_max(env, f->s0, f->s1), f->u0);
+    assert_int_equal(hop_expr_kind_of(mx), HOP_EXPR_MAX);
+    assert_int_equal(hop_expr_noperands(mx), 3);
+    const hop_expr *both = hop_sym_and(env, gt, hop_sym_eq(env, f->s1, C(2)));
+    assert_int_equal(hop_expr_noperands(both), 2);
+    const hop_expr *neg = hop_sym_not(env, both);
+    assert_int_equal(hop_expr_kind_of(neg), HOP_EXPR_NOT);
+    assert_int_equal(hop_expr_noperands(neg), 1);
+    assert_ptr_equal(hop_expr_operand(neg, 0), both);
+    /* leaves have none */
+    const hop_expr *leaves[] = {C(3), f->s0, f->u0, hop_sym_bool(env, true), NULL};
+    for (size_t i = 0; i < sizeof leaves / sizeof leaves[0]; i++) {
+        assert_int_equal(hop_expr_noperands(leaves[i]), 0);
+        assert_null(hop_expr_operand(leaves[i], 0));
+        assert_int_equal(hop_expr_coef(leaves[i], 0), 0);
+        assert_int_equal(hop_expr_addend(leaves[i]), 0);
+    }
+}
+
 /* ------------------------------------------------- randomised differential */
 
 enum { NB = 6, POOL = 48 };
@@ -1070,6 +1129,7 @@ main(void)
         T(test_null_operands_and_foreign_exprs_are_misuse),
         T(test_mixing_bool_and_int_is_invalid),
         T(test_inspection_of_kinds_constants_and_symbols),
+        T(test_accessors_expose_the_canonical_form),
         T(test_random_expressions_keep_their_values_and_identities),
         T(test_allocation_failure_sweep_over_building_expressions),
 #undef T

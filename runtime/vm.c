@@ -1,169 +1,20 @@
 /*
- * lowering/interp.c - frames and the plan interpreter: hop_plan_run and
- * hop_plan_run_into.
+ * runtime/vm.c - the program interpreter (the VM): hop_plan_run and
+ * hop_plan_run_into run a plan (runtime/program.h) in one switch over the
+ * opcodes, with one error exit; and int programs (hop__xeval).
  *
- * One switch over the opcodes, one error exit.  A frame holds everything a
- * run writes (slot headers, registers, the call stack, cached kernels, the
- * block); a plan keeps one idle frame, taken and given back with an atomic
- * exchange, so consecutive runs reuse it and concurrent runs each get their
- * own.  Headers of slots are the frame's memory: we fill their fields
- * directly (what hop_tensor_init_borrowed does) because views and rows are
- * made in the innermost loops.  A parallel map loop's LoopInit hands the
- * loop to parmap.c, whose workers run one iteration each with
- * hop__exec_at, stopping at the loop's Next.
+ * A run takes a frame (frame.c) holding everything it writes.  Headers of
+ * slots are the frame's memory: we fill their fields directly (what
+ * hop_tensor_init_borrowed does) because views and rows are made in the
+ * innermost loops.  A parallel map loop's LoopInit hands the loop to
+ * parmap.c, whose workers run one iteration each with hop__exec_at,
+ * stopping at the loop's Next.
  */
-#include "lowering/lowering_impl.h"
+#include "hop/foreign.h"
+#include "runtime/vm_impl.h"
 
 #include <inttypes.h>
 #include <stdio.h>
-
-hop_status hop__bind_outputs(hop__frame *f, hop_tensor *const *into);
-
-const char *const hop__opcode_names[HOP__OP_COUNT] = {
-#define HOP__OPC_NAME(name) #name,
-    HOP__OPCODES(HOP__OPC_NAME)
-#undef HOP__OPC_NAME
-};
-
-/* ---------------------------------------------------------------- frames */
-
-static size_t
-al(size_t n)
-{
-    return (n + 63) & ~(size_t)63;
-}
-
-/* The frame and its arrays, 64-byte aligned, in one allocation. */
-#define FRAME_SIZES(p)                                                                             \
-    {                                                                                              \
-        al(sizeof(hop__frame)),                                                                    \
-        al((size_t)(p)->nslots * sizeof(hop_tensor)),                                              \
-        al((size_t)(p)->nslots * sizeof(hop_tensor *)),                                            \
-        al((size_t)(p)->nslots),                                                                   \
-        al((size_t)(p)->nregs * sizeof(int64_t)),                                                  \
-        al((size_t)(p)->max_depth * sizeof(int32_t)),                                              \
-        al((size_t)(p)->ncache * sizeof(hop__kcache)),                                             \
-        al((size_t)(p)->nrtargs * sizeof(hop_rt_arg)),                                             \
-        al((size_t)(p)->nlayout_regs * sizeof(int64_t)),                                           \
-        al((size_t)(p)->nbuffers * sizeof(int64_t)),                                               \
-        al((p)->noutputs * sizeof(hop_tensor *)),                                                  \
-        al((size_t)(p)->nregions * sizeof(int64_t)),                                               \
-    }
-
-size_t
-hop__frame_bytes(const hop_plan *p)
-{
-    size_t sz[] = FRAME_SIZES(p), total = 0;
-    for (size_t i = 0; i < HOP__ARRAY_LEN(sz); i++)
-        total += sz[i];
-    return total;
-}
-
-hop__frame *
-hop__frame_init(hop_plan *p, void *raw)
-{
-    size_t sz[] = FRAME_SIZES(p);
-    char *c = raw;
-    hop__frame *f = (hop__frame *)c;
-    c += sz[0];
-    f->slots = (hop_tensor *)c;
-    c += sz[1];
-    f->owner = (hop_tensor **)c;
-    c += sz[2];
-    f->owned = (unsigned char *)c;
-    c += sz[3];
-    f->regs = (int64_t *)c;
-    c += sz[4];
-    f->stack = (int32_t *)c;
-    c += sz[5];
-    f->kernels = (hop__kcache *)c;
-    c += sz[6];
-    f->rtargs = (hop_rt_arg *)c;
-    c += sz[7];
-    f->layout_key = (int64_t *)c;
-    c += sz[8];
-    f->offsets = (int64_t *)c;
-    c += sz[9];
-    f->recycle = (hop_tensor **)c;
-    c += sz[10];
-    f->woff = (int64_t *)c;
-    f->plan = p;
-    f->stop = -1;
-    f->root = f;
-    f->budget = HOP__CHECK_EVERY;
-    for (int32_t s = 0; s < p->nslots; s++)
-        hop__header(&f->slots[s], NULL, p->slots[s].dtype, 0, NULL, NULL, NULL);
-    return f;
-}
-
-static hop__frame *
-frame_new(hop_plan *p)
-{
-    void *raw = hop__calloc(1, hop__frame_bytes(p) + 64);
-    if (raw == NULL)
-        return NULL;
-    hop__frame *f = hop__frame_init(p, (void *)(((uintptr_t)raw + 63) & ~(uintptr_t)63));
-    f->raw = raw;
-    return f;
-}
-
-void
-hop__frame_release_owned(hop__frame *f)
-{
-    for (int32_t s = 0; s < f->plan->nslots; s++) {
-        if (f->owned[s]) {
-            hop_tensor_release(f->owner[s]);
-            f->owned[s] = 0;
-        }
-        f->owner[s] = NULL;
-    }
-}
-
-static void
-frame_free(hop__frame *f)
-{
-    if (f == NULL)
-        return;
-    hop__frame_release_owned(f);
-    hop__parmap_free(f);
-    for (size_t j = 0; j < f->plan->noutputs; j++)
-        hop_tensor_release(f->recycle[j]);
-    hop_tensor_release(f->block);
-    hop__free(f->raw);
-}
-
-static hop__frame *
-frame_take(hop_plan *p)
-{
-    hop__frame *f = atomic_exchange(&p->idle, NULL);
-    return f ? f : frame_new(p);
-}
-
-static void
-frame_put(hop_plan *p, hop__frame *f)
-{
-    hop__frame *expect = NULL;
-    if (!atomic_compare_exchange_strong(&p->idle, &expect, f))
-        frame_free(f);
-}
-
-void
-hop_plan_trim(hop_plan *plan)
-{
-    if (plan)
-        frame_free(atomic_exchange(&plan->idle, NULL));
-}
-
-void
-hop_plan_free(hop_plan *plan)
-{
-    if (plan == NULL)
-        return;
-    frame_free(atomic_exchange(&plan->idle, NULL));
-    hop__plan_release_externs(plan);
-    hop__arena_destroy(&plan->arena);
-    hop__free(plan);
-}
 
 /* ------------------------------------------------------------ slot helpers */
 
@@ -374,7 +225,7 @@ run_op(hop__frame *f, const hop__insn *in)
 }
 
 static hop_status
-run_eager(hop__frame *f, const hop__insn *in)
+run_op_alloc(hop__frame *f, const hop__insn *in)
 {
     const hop__opdesc *d = in->p4;
     hop_rt_arg *rt = f->rtargs + d->rtbase, *next = rt + d->nargs;
@@ -402,58 +253,158 @@ run_extern(hop__frame *f, const hop__insn *in)
     hop_tensor *outs[HOP__EXTERN_MAXOUT];
     for (int32_t k = 0; k < e->nouts; k++)
         outs[k] = &f->slots[e->outs[k]];
-    return e->fn(e->ud, rt, (size_t)e->nargs, outs, (size_t)e->nouts);
+    return hop_foreign_call_into(e->kernel, rt, (size_t)e->nargs, outs, (size_t)e->nouts);
+}
+
+/* ------------------------------------------------------------ int programs */
+
+static hop_status
+xfail(const hop__xprog *x, const char *why)
+{
+    return hop_error(HOP_RUNTIME, "cannot evaluate %s: %s", x->text, why);
+}
+
+static bool
+ipow(int64_t b, int64_t e, int64_t *out)
+{
+    int64_t r = 1;
+    while (e > 0) {
+        if ((e & 1) && __builtin_mul_overflow(r, b, &r))
+            return false;
+        e >>= 1;
+        if (e > 0 && __builtin_mul_overflow(b, b, &b))
+            return false;
+    }
+    *out = r;
+    return true;
+}
+
+hop_status
+hop__xeval(const hop__xprog *x, const int64_t *regs, int64_t *out)
+{
+    if (x->is_const) {
+        *out = x->value;
+        return HOP_OK;
+    }
+    int64_t st[HOP__X_MAXDEPTH];
+    int sp = 0;
+    for (int i = 0; i < x->len; i++) {
+        const hop__xi *c = &x->code[i];
+        int64_t a, b, r = 0;
+        switch (c->op) {
+        case HOP__X_CONST:
+            st[sp++] = c->v;
+            continue;
+        case HOP__X_REG:
+            if (regs[c->reg] == HOP_UNBOUND) {
+                for (int k = 0; k < x->nsyms; k++) {
+                    if (x->regs[k] == c->reg) {
+                        char why[96];
+                        snprintf(why, sizeof why, "%s is not known yet", x->names[k]);
+                        return xfail(x, why);
+                    }
+                }
+                return xfail(x, "a symbol is not known yet");
+            }
+            st[sp++] = regs[c->reg];
+            continue;
+        case HOP__X_NEG:
+            if (st[sp - 1] == INT64_MIN)
+                return xfail(x, "int64 overflow");
+            st[sp - 1] = -st[sp - 1];
+            continue;
+        case HOP__X_NOT:
+            st[sp - 1] = st[sp - 1] == 0;
+            continue;
+        case HOP__X_MAX:
+        case HOP__X_MIN:
+            sp -= c->n;
+            r = st[sp];
+            for (int k = 1; k < c->n; k++)
+                r = (c->op == HOP__X_MAX) == (st[sp + k] > r) ? st[sp + k] : r;
+            st[sp++] = r;
+            continue;
+        default:
+            break;
+        }
+        b = st[--sp];
+        a = st[sp - 1];
+        switch (c->op) {
+        case HOP__X_ADD:
+            if (__builtin_add_overflow(a, b, &r))
+                return xfail(x, "int64 overflow");
+            break;
+        case HOP__X_SUB:
+            if (__builtin_sub_overflow(a, b, &r))
+                return xfail(x, "int64 overflow");
+            break;
+        case HOP__X_MUL:
+            if (__builtin_mul_overflow(a, b, &r))
+                return xfail(x, "int64 overflow");
+            break;
+        case HOP__X_FLOORDIV:
+        case HOP__X_MOD:
+            if (b == 0)
+                return xfail(x, "division by zero");
+            if (a == INT64_MIN && b == -1) {
+                if (c->op == HOP__X_FLOORDIV)
+                    return xfail(x, "int64 overflow");
+                r = 0;
+                break;
+            }
+            if (c->op == HOP__X_FLOORDIV) {
+                r = a / b;
+                if (a % b != 0 && ((a < 0) != (b < 0)))
+                    r--;
+            } else {
+                r = a % b;
+                if (r != 0 && ((r < 0) != (b < 0)))
+                    r += b;
+            }
+            break;
+        case HOP__X_POW:
+            if (b < 0)
+                return xfail(x, "negative exponent");
+            if (!ipow(a, b, &r))
+                return xfail(x, "int64 overflow");
+            break;
+        case HOP__X_AND:
+            r = a != 0 && b != 0;
+            break;
+        case HOP__X_OR:
+            r = a != 0 || b != 0;
+            break;
+        case HOP__X_EQ:
+            r = a == b;
+            break;
+        case HOP__X_NE:
+            r = a != b;
+            break;
+        case HOP__X_LT:
+            r = a < b;
+            break;
+        case HOP__X_LE:
+            r = a <= b;
+            break;
+        case HOP__X_GT:
+            r = a > b;
+            break;
+        case HOP__X_GE:
+            r = a >= b;
+            break;
+        default:
+            return xfail(x, "bad program");
+        }
+        st[sp - 1] = r;
+    }
+    *out = st[0];
+    return HOP_OK;
 }
 
 /* ------------------------------------------------------------------ views */
 
-/* PyTorch's computeStride: strides viewing (osz, ost) as nsz, or false. */
-static bool
-view_strides(int orank, const int64_t *osz, const int64_t *ost, int nrank, const int64_t *nsz,
-             int64_t *nst)
-{
-    int64_t numel = 1;
-    for (int d = 0; d < orank; d++)
-        numel *= osz[d];
-    if (numel == 0 || orank == 0) {
-        hop__contig_strides(nrank, nsz, nst);
-        return true;
-    }
-    int view_d = nrank - 1;
-    int64_t chunk = ost[orank - 1], tensor_numel = 1, view_numel = 1;
-    for (int td = orank - 1; td >= 0; td--) {
-        tensor_numel *= osz[td];
-        if (td == 0 || (osz[td - 1] != 1 && ost[td - 1] != tensor_numel * chunk)) {
-            while (view_d >= 0 && (view_numel < tensor_numel || nsz[view_d] == 1)) {
-                nst[view_d] = view_numel * chunk;
-                view_numel *= nsz[view_d];
-                view_d--;
-            }
-            if (view_numel != tensor_numel)
-                return false;
-            if (td > 0) {
-                chunk = ost[td - 1];
-                tensor_numel = 1;
-                view_numel = 1;
-            }
-        }
-    }
-    return view_d == -1;
-}
-
-static hop_status
-view_error(const hop__opdesc *d, const hop_tensor *x, const char *why)
-{
-    hop__ttext t;
-    return hop_error(HOP_SHAPE, "%s: %s (input %s)", d->text, why, hop__tensor_text(&t, x));
-}
-
-static int64_t
-wrap_dim(int64_t d, int rank)
-{
-    return d < 0 ? d + rank : d;
-}
-
+/* View P1 P2 * P4: the geometry is ops/view.c's (hop_view_of), from the
+ * operands evaluated now: sizes and indices may be SymInts bound mid-run. */
 static hop_status
 run_view(hop__frame *f, const hop__insn *in)
 {
@@ -463,239 +414,77 @@ run_view(hop__frame *f, const hop__insn *in)
     if (st != HOP_OK)
         return st;
     const hop_tensor *x = &f->slots[in->p2];
-    int r = x->rank, nr = r;
-    int64_t sz[HOP_MAX_RANK], stv[HOP_MAX_RANK], off = 0;
-    memcpy(sz, x->sizes, sizeof sz);
-    memcpy(stv, x->strides, sizeof stv);
+    int64_t p[HOP_MAX_RANK + 1];
+    unsigned none = 0;
+    int np = 0;
     switch (d->op) {
-    case HOP_OP_transpose: {
-        int64_t a = wrap_dim(rt[1].u.i, r), b = wrap_dim(rt[2].u.i, r);
-        if (a < 0 || a >= r || b < 0 || b >= r)
-            return view_error(d, x, "dim out of range");
-        sz[a] = x->sizes[b];
-        sz[b] = x->sizes[a];
-        stv[a] = x->strides[b];
-        stv[b] = x->strides[a];
+    case HOP_OP_squeeze: /* which dims go was decided at trace time */
+        for (int i = 0; i < d->nkeep; i++)
+            p[np++] = d->keep[i];
         break;
-    }
+    case HOP_OP_reshape:
+    case HOP_OP_view:
     case HOP_OP_permute:
-        if ((int)rt[1].u.list.n != r)
-            return view_error(d, x, "wrong number of dims");
-        for (int i = 0; i < r; i++) {
-            int64_t s = wrap_dim(rt[1].u.list.items[i].u.i, r);
-            if (s < 0 || s >= r)
-                return view_error(d, x, "dim out of range");
-            sz[i] = x->sizes[s];
-            stv[i] = x->strides[s];
+    case HOP_OP_expand:
+        /* One more than a rank can have is as wrong as any more. */
+        for (size_t i = 0; i < rt[1].u.list.n && np <= HOP_MAX_RANK; i++)
+            p[np++] = rt[1].u.list.items[i].u.i;
+        break;
+    case HOP_OP_slice: /* dim, start or None, end or None, step */
+        for (int i = 1; i <= 4; i++) {
+            bool given = rt[i].kind == HOP_OPND_INT;
+            if (!given && (i == 2 || i == 3))
+                none |= 1u << (i - 2);
+            p[np++] = given ? rt[i].u.i : i == 4 ? 1 : 0;
         }
         break;
-    case HOP_OP_unsqueeze: {
-        int64_t a = wrap_dim(rt[1].u.i, r + 1);
-        if (a < 0 || a > r || r >= HOP_MAX_RANK)
-            return view_error(d, x, "dim out of range");
-        for (int i = r; i > a; i--) {
-            sz[i] = x->sizes[i - 1];
-            stv[i] = x->strides[i - 1];
-        }
-        sz[a] = 1;
-        stv[a] = a < r ? x->strides[a] * x->sizes[a] : 1;
-        nr = r + 1;
+    default: /* transpose, unsqueeze, select: ints */
+        for (int i = 1; i < d->nargs && np <= HOP_MAX_RANK; i++)
+            p[np++] = rt[i].u.i;
         break;
     }
-    case HOP_OP_squeeze:
-        nr = d->nkeep;
-        for (int i = 0; i < nr; i++) {
-            sz[i] = x->sizes[d->keep[i]];
-            stv[i] = x->strides[d->keep[i]];
-        }
-        break;
-    case HOP_OP_expand: {
-        nr = (int)rt[1].u.list.n;
-        if (nr < r || nr > HOP_MAX_RANK)
-            return view_error(d, x, "cannot expand to fewer dims");
-        for (int i = nr - 1; i >= 0; i--) {
-            int xd = i - (nr - r);
-            int64_t want = rt[1].u.list.items[i].u.i;
-            if (xd < 0) {
-                if (want < 0)
-                    return view_error(d, x, "-1 is not allowed for a new dim");
-                sz[i] = want;
-                stv[i] = 0;
-            } else if (want == -1 || want == x->sizes[xd]) {
-                sz[i] = x->sizes[xd];
-                stv[i] = x->strides[xd];
-            } else if (x->sizes[xd] == 1 && want >= 0) {
-                sz[i] = want;
-                stv[i] = 0;
-            } else {
-                return view_error(d, x, "sizes do not match");
-            }
-        }
+    hop_view xv = {.rank = x->rank, .offset = x->offset}, v;
+    memcpy(xv.sizes, x->sizes, sizeof xv.sizes);
+    memcpy(xv.strides, x->strides, sizeof xv.strides);
+    bool copy;
+    if ((st = hop_view_of(d->op, x->dtype, &xv, p, np, none, d->text, &v, &copy)) != HOP_OK)
+        return st;
+    if (d->op == HOP_OP_expand) {
         /* The one view that makes more elements: checked as eager checks
          * it (sizes bound at run time may multiply past int64). */
         int64_t numel;
-        if ((st = hop__check_shape(hop_op_get(d->op)->name, x->dtype, nr, sz, &numel)) != HOP_OK)
+        if ((st = hop__check_shape(hop_op_get(d->op)->name, x->dtype, v.rank, v.sizes, &numel)) !=
+            HOP_OK)
             return st;
-        break;
     }
-    case HOP_OP_select: {
-        int64_t a = wrap_dim(rt[1].u.i, r), i = rt[2].u.i;
-        if (a < 0 || a >= r)
-            return view_error(d, x, "dim out of range");
-        if (i < 0)
-            i += x->sizes[a];
-        if (i < 0 || i >= x->sizes[a]) {
+    if (copy) {
+        if (d->op == HOP_OP_view) {
             hop__ttext t;
-            return hop_error(HOP_RUNTIME, "%s: index %" PRId64 " is out of range for dim %" PRId64
-                                          " of %s",
-                             d->text, rt[2].u.i, a, hop__tensor_text(&t, x));
+            return hop_error(HOP_SHAPE,
+                             "%s: its strides cannot be viewed so; use reshape (input %s)", d->text,
+                             hop__tensor_text(&t, x));
         }
-        off = i * x->strides[a];
-        for (int k = (int)a; k < r - 1; k++) {
-            sz[k] = x->sizes[k + 1];
-            stv[k] = x->strides[k + 1];
+        /* reshape of strides that cannot be viewed: a contiguous copy, then
+         * the new shape over it. */
+        hop_tensor *t = hop_tensor_empty(x->dtype, x->rank, x->sizes);
+        if (t == NULL)
+            return hop_error_code();
+        if ((st = hop__copy_tensor(t, x)) != HOP_OK) {
+            hop_tensor_release(t);
+            return st;
         }
-        nr = r - 1;
-        break;
-    }
-    case HOP_OP_slice: {
-        int64_t a = wrap_dim(rt[1].u.i, r);
-        if (a < 0 || a >= r)
-            return view_error(d, x, "dim out of range");
-        int64_t n = x->sizes[a], step = rt[4].kind == HOP_OPND_INT ? rt[4].u.i : 1;
-        int64_t s = rt[2].kind == HOP_OPND_INT ? rt[2].u.i : 0;
-        int64_t e = rt[3].kind == HOP_OPND_INT ? rt[3].u.i : n;
-        if (step <= 0)
-            return view_error(d, x, "step must be positive");
-        if (s < 0)
-            s += n;
-        if (e < 0)
-            e += n;
-        s = s < 0 ? 0 : s > n ? n : s;
-        e = e < s ? s : e > n ? n : e;
-        sz[a] = (e - s + step - 1) / step;
-        off = s * x->strides[a];
-        stv[a] = x->strides[a] * step;
-        break;
-    }
-    case HOP_OP_reshape:
-    case HOP_OP_view: {
-        nr = (int)rt[1].u.list.n;
-        if (nr > HOP_MAX_RANK)
-            return view_error(d, x, "too many dims");
-        int64_t numel = hop_tensor_numel(x), known = 1, prod;
-        int infer = -1;
-        for (int i = 0; i < nr; i++) {
-            sz[i] = rt[1].u.list.items[i].u.i;
-            if (sz[i] == -1 && infer < 0) {
-                infer = i;
-            } else if (sz[i] < 0) {
-                return view_error(d, x, "negative size");
-            } else if (__builtin_mul_overflow(known, sz[i], &prod)) {
-                /* A wrapped product could match x's numel; eager's shape
-                 * rule refuses the overflow as this does. */
-                return hop_error(HOP_INVALID, "%s: int64 overflow computing %" PRId64 " * %" PRId64,
-                                 hop_op_get(d->op)->name, known, sz[i]);
-            } else {
-                known = prod;
-            }
-        }
-        if (infer >= 0)
-            sz[infer] = known ? numel / known : 0;
-        int64_t total = 1;
-        for (int i = 0; i < nr; i++)
-            total *= sz[i]; /* no overflow: at most known or numel */
-        if (total != numel)
-            return view_error(d, x, "the number of elements differs");
-        if (!view_strides(r, x->sizes, x->strides, nr, sz, stv)) {
-            if (d->op == HOP_OP_view)
-                return view_error(d, x, "its strides cannot be viewed so; use reshape");
-            /* reshape of strides that cannot be viewed: a contiguous copy,
-             * then the new shape over it. */
-            hop_tensor *t = hop_tensor_empty(x->dtype, x->rank, x->sizes);
-            if (t == NULL)
-                return hop_error_code();
-            if ((st = hop__copy_tensor(t, x)) != HOP_OK) {
-                hop_tensor_release(t);
-                return st;
-            }
-            take(f, in->p1, t);
-            hop__contig_strides(nr, sz, stv);
-            hop__header(&f->slots[in->p1], t->storage, t->dtype, nr, sz, stv, t->data);
-            return HOP_OK;
-        }
-        break;
-    }
-    default:
-        return hop_error(HOP_UNSUPPORTED, "%s: not a view op", d->text);
+        take(f, in->p1, t);
+        hop__header(&f->slots[in->p1], t->storage, t->dtype, v.rank, v.sizes, v.strides, t->data);
+        return HOP_OK;
     }
     drop(f, in->p1);
-    hop__header(&f->slots[in->p1], x->storage, x->dtype, nr, sz, stv,
-                (char *)x->data + off * (int64_t)hop_dtype_size(x->dtype));
+    hop__header(&f->slots[in->p1], x->storage, x->dtype, v.rank, v.sizes, v.strides,
+                (char *)x->data + (v.offset - x->offset) * (int64_t)hop_dtype_size(x->dtype));
     f->owner[in->p1] = f->owner[in->p2];
     return HOP_OK;
 }
 
-/* ------------------------------------------------------------ interrupts */
-
-void
-hop_plan_interrupt(hop_plan *plan)
-{
-    if (plan)
-        atomic_fetch_add_explicit(&plan->interrupts, 1, memory_order_relaxed);
-}
-
-void
-hop__interrupt_share(hop__frame *f, hop__frame *w)
-{
-    w->root = f->root;
-    w->epoch = f->epoch;
-    w->budget = HOP__CHECK_EVERY;
-}
-
-/*
- * The check every HOP__CHECK_EVERY units of work (SQLite's progress
- * handler): an interrupt of the plan since the run began, the run halted
- * by another of its threads, or the caller's handler asking to stop, which
- * only the calling thread runs (a Python signal check needs that thread).
- */
-static bool
-progress_stops(hop__frame *r)
-{
-    if (r->progress && pthread_equal(pthread_self(), r->caller) &&
-        r->progress(r->progress_ud) != 0) {
-        atomic_store_explicit(&r->halt, 1, memory_order_relaxed);
-        return true;
-    }
-    return false;
-}
-
-void
-hop__interrupt_poll(hop__frame *f)
-{
-    hop__frame *r = f->root;
-    if (!atomic_load_explicit(&r->halt, memory_order_relaxed))
-        progress_stops(r);
-}
-
-static hop_status
-check_interrupt(hop__frame *f)
-{
-    hop__frame *r = f->root;
-    f->budget = HOP__CHECK_EVERY;
-    bool stop = atomic_load_explicit(&((hop_plan *)f->plan)->interrupts, memory_order_relaxed) !=
-                    f->epoch ||
-                atomic_load_explicit(&r->halt, memory_order_relaxed) || progress_stops(r);
-    return stop ? hop_error(HOP_INTERRUPTED, "plan interrupted") : HOP_OK;
-}
-
 /* ------------------------------------------------------------ interpreter */
-
-hop_status
-hop__exec(hop__frame *f)
-{
-    return hop__exec_at(f, 0);
-}
 
 hop_status
 hop__exec_at(hop__frame *f, int32_t pc)
@@ -708,10 +497,10 @@ hop__exec_at(hop__frame *f, int32_t pc)
     hop_status st = HOP_OK;
     for (;;) {
         const hop__insn *in = &code[pc];
-        if (--f->budget <= 0 && (st = check_interrupt(f)) != HOP_OK)
+        if (--f->budget <= 0 && (st = hop__interrupt_check(f)) != HOP_OK)
             goto fail;
         if (trace)
-            hop__trace_insn(p, f, pc);
+            hop__trace_insn(p, pc);
         switch ((hop__opcode)in->opcode) {
         /* Input P1 P2 * P4: binds slot P2 to the caller's input P1 after
          * checking its dtype, rank and sizes against P4; the first dim of a
@@ -761,10 +550,11 @@ hop__exec_at(hop__frame *f, int32_t pc)
             if ((st = run_view(f, in)) != HOP_OK)
                 goto fail;
             break;
-        /* Eager P1 * * P4: slot P1 = a new tensor from hop_eager of op P4
-         * (nonzero: its size is only known once it ran). */
-        case HOP__OP_Eager:
-            if ((st = run_eager(f, in)) != HOP_OK)
+        /* OpAlloc P1 * * P4: slot P1 = a new tensor, op P4 run as an eager
+         * op (hop_eager), which allocates its result (nonzero: its size is
+         * only known once it ran). */
+        case HOP__OP_OpAlloc:
+            if ((st = run_op_alloc(f, in)) != HOP_OK)
                 goto fail;
             break;
         /* Alloc P1: slot P1 = a new tensor of its sizes, which depend on
@@ -971,20 +761,20 @@ static hop_status
 result(hop__frame *f, size_t j, hop_tensor **out)
 {
     const hop_plan *p = f->plan;
-    hop_pval v = p->outputs[j].v;
-    if (v.kind != HOP_PVAL_TENSOR) {
-        int64_t x = v.kind == HOP_PVAL_CONST ? v.value : f->regs[v.id];
+    const hop__output *v = &p->outputs[j];
+    if (v->kind != HOP__O_TENSOR) {
+        int64_t x = v->kind == HOP__O_CONST ? v->value : f->regs[v->id];
         *out = hop_tensor_from_data(HOP_I64, 0, NULL, &x);
         return *out ? HOP_OK : hop_error_code();
     }
-    const hop_tensor *h = &f->slots[v.id];
-    hop_tensor *own = f->owner[v.id];
+    const hop_tensor *h = &f->slots[v->id];
+    hop_tensor *own = f->owner[v->id];
     if (own && own != f->block) {
-        if (same_geometry(h, own) && p->outslots[j] == v.id && f->owned[v.id]) {
+        if (same_geometry(h, own) && p->outslots[j] == v->id && f->owned[v->id]) {
             /* A root output tensor: the caller gets it, and the frame keeps
              * its own reference to reuse it once the caller is done. */
             *out = hop_tensor_retain(own);
-            f->owned[v.id] = 0;
+            f->owned[v->id] = 0;
             f->recycle[j] = own;
         } else if (same_geometry(h, own)) {
             *out = hop_tensor_retain(own);
@@ -1009,9 +799,9 @@ static hop_status
 result_into(hop__frame *f, size_t j, hop_tensor *dst)
 {
     const hop_plan *p = f->plan;
-    hop_pval v = p->outputs[j].v;
-    if (v.kind != HOP_PVAL_TENSOR) {
-        int64_t x = v.kind == HOP_PVAL_CONST ? v.value : f->regs[v.id];
+    const hop__output *v = &p->outputs[j];
+    if (v->kind != HOP__O_TENSOR) {
+        int64_t x = v->kind == HOP__O_CONST ? v->value : f->regs[v->id];
         hop_tensor src;
         hop__header(&src, NULL, HOP_I64, 0, NULL, NULL, &x);
         if (hop_tensor_numel(dst) != 1)
@@ -1020,7 +810,7 @@ result_into(hop__frame *f, size_t j, hop_tensor *dst)
                              j, p->outputs[j].name);
         return hop__copy_tensor(dst, &src);
     }
-    const hop_tensor *h = &f->slots[v.id];
+    const hop_tensor *h = &f->slots[v->id];
     if (h->data == dst->data && same_geometry(h, dst))
         return HOP_OK;
     bool ok = h->rank == dst->rank;
@@ -1035,6 +825,24 @@ result_into(hop__frame *f, size_t j, hop_tensor *dst)
     return hop__copy_tensor(dst, h);
 }
 
+/* The plan keeps one idle frame, taken and given back with an atomic
+ * exchange, so consecutive runs reuse it and concurrent runs each get their
+ * own. */
+static hop__frame *
+frame_take(hop_plan *p)
+{
+    hop__frame *f = atomic_exchange(&p->idle, NULL);
+    return f ? f : hop__frame_new(p);
+}
+
+static void
+frame_put(hop_plan *p, hop__frame *f)
+{
+    hop__frame *expect = NULL;
+    if (!atomic_compare_exchange_strong(&p->idle, &expect, f))
+        hop__frame_free(f);
+}
+
 static hop_status
 run(hop_plan *plan, hop_tensor *const *inputs, size_t ninputs, hop_tensor **outputs,
     hop_tensor *const *into, size_t noutputs, const hop_run_options *opts)
@@ -1047,13 +855,9 @@ run(hop_plan *plan, hop_tensor *const *inputs, size_t ninputs, hop_tensor **outp
         return hop_error(HOP_MISUSE, "%s: NULL %s", fn, plan == NULL ? "plan" : "array");
     if (ninputs != plan->ninputs) {
         char names[256];
-        size_t n = 0;
-        names[0] = '\0';
-        for (size_t i = 0; i < plan->ninputs && n < sizeof names; i++)
-            n += (size_t)snprintf(names + n, sizeof names - n, "%s%s", i ? ", " : "",
-                                  plan->inputs[i].name);
         return hop_error(HOP_GUARD, "guard failed: expected %zu input%s (%s), got %zu",
-                         plan->ninputs, plan->ninputs == 1 ? "" : "s", names, ninputs);
+                         plan->ninputs, plan->ninputs == 1 ? "" : "s",
+                         hop__input_names(plan, names, sizeof names), ninputs);
     }
     if (noutputs != plan->noutputs)
         return hop_error(HOP_MISUSE, "%s: the plan has %zu output%s, not %zu", fn, plan->noutputs,
@@ -1079,7 +883,7 @@ run(hop_plan *plan, hop_tensor *const *inputs, size_t ninputs, hop_tensor **outp
     f->progress_ud = opts ? opts->ud : NULL;
     f->caller = pthread_self();
     f->budget = HOP__CHECK_EVERY;
-    hop_status st = hop__exec(f);
+    hop_status st = hop__exec_at(f, 0);
     for (size_t j = 0; j < noutputs && st == HOP_OK; j++)
         st = into ? result_into(f, j, into[j]) : result(f, j, &outputs[j]);
     if (st != HOP_OK && outputs) {

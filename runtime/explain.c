@@ -1,5 +1,5 @@
 /*
- * lowering/dump.c - hop_plan_dump (EXPLAIN for plans) and the trace of a
+ * runtime/explain.c - hop_plan_dump (EXPLAIN for plans) and the trace of a
  * running plan (HOP_TRACE_PLAN=1, hop_plan_set_trace).
  *
  * The dump has three parts:
@@ -20,10 +20,16 @@
  * tensors sharing it, with their live ranges.  Static plans print byte
  * counts; symbolic ones the expressions the sizes are computed from.
  */
-#include "lowering/lowering_impl.h"
+#include "runtime/vm_impl.h"
 
 #include <inttypes.h>
 #include <stdio.h>
+
+const char *const hop__opcode_names[HOP__OP_COUNT] = {
+#define HOP__OPC_NAME(name) #name,
+    HOP__OPCODES(HOP__OPC_NAME)
+#undef HOP__OPC_NAME
+};
 
 const char *const hop__skind_names[] = {"input", "buffer", "output", "late", "view", "alias"};
 
@@ -61,7 +67,7 @@ p4_text(const hop_plan *p, const hop__insn *in, hop__buf *b)
         break;
     case HOP__OP_Op:
     case HOP__OP_View:
-    case HOP__OP_Eager: {
+    case HOP__OP_OpAlloc: {
         const char *t = ((const hop__opdesc *)in->p4)->text, *eq = strstr(t, " = ");
         hop__buf_puts(b, eq ? eq + 3 : t);
         break;
@@ -123,7 +129,7 @@ comment_text(const hop_plan *p, int32_t pc, hop__buf *b)
     case HOP__OP_View:
         hop__buf_printf(b, "t%d = %s, a view of t%d", in->p1, slot_name(p, in->p1), in->p2);
         break;
-    case HOP__OP_Eager:
+    case HOP__OP_OpAlloc:
         hop__buf_printf(b, "t%d = %s (allocated)", in->p1, slot_name(p, in->p1));
         break;
     case HOP__OP_Alloc:
@@ -197,8 +203,8 @@ comment_text(const hop_plan *p, int32_t pc, hop__buf *b)
     }
 }
 
-void
-hop__insn_text(const hop_plan *p, int32_t pc, hop__buf *b)
+static void
+insn_text(const hop_plan *p, int32_t pc, hop__buf *b)
 {
     const hop__insn *in = &p->code[pc];
     hop__buf p4, cm;
@@ -232,7 +238,7 @@ hop_plan_dump(const hop_plan *p)
             r++;
         }
         size_t start = b.len;
-        hop__insn_text(p, pc, &b);
+        insn_text(p, pc, &b);
         while (b.len > start && !b.failed && b.data[b.len - 1] == ' ')
             b.data[--b.len] = '\0';
         hop__buf_puts(&b, "\n");
@@ -283,12 +289,11 @@ hop_plan_dump(const hop_plan *p)
 }
 
 void
-hop__trace_insn(const hop_plan *p, const hop__frame *f, int32_t pc)
+hop__trace_insn(const hop_plan *p, int32_t pc)
 {
-    (void)f;
     hop__buf b;
     hop__buf_init(&b);
-    hop__insn_text(p, pc, &b);
+    insn_text(p, pc, &b);
     char *s = hop__buf_finish(&b);
     if (s) {
         while (*s && s[strlen(s) - 1] == ' ')

@@ -1,0 +1,312 @@
+/*
+ * lowering/values.c - what the code generator knows of values: the value
+ * of each node (a tensor slot, an int register or a constant: hop_pval),
+ * keyed by the node; the slots of tensors, with their sizes compiled and,
+ * for buffers of the memory plan, their bytes; the operands of
+ * instructions; and the text of nodes and arguments in a plan.
+ */
+#include "lowering/lowering_impl.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+
+/* ---------------------------------------------------------------- values */
+
+hop__vmap *
+hop__vmap_get(hop_lower_ctx *cx, const hop_node *n, bool create)
+{
+    hop__vmap *m = NULL;
+    HASH_FIND_PTR(cx->values, &n, m);
+    if (m || !create)
+        return m;
+    m = hop__arena_zalloc(&cx->tmp, sizeof *m);
+    if (m == NULL)
+        return NULL;
+    m->node = n;
+    hop_status st;
+    HOP_HASH_ADD(st, hh, cx->values, node, sizeof(m->node), m);
+    return st == HOP_OK ? m : NULL;
+}
+
+hop_status
+hop__value_of(hop_lower_ctx *cx, const hop_node *n, hop_pval *out)
+{
+    hop__vmap *m = hop__vmap_get(cx, n, false);
+    if (m == NULL || m->v.kind == HOP_PVAL_NONE || m->preassigned)
+        return hop_error(HOP_VERIFY, "lowering: %s is used before it is computed",
+                         n ? n->name : "(null)");
+    *out = m->v;
+    return HOP_OK;
+}
+
+hop_status
+hop__set_value(hop_lower_ctx *cx, const hop_node *n, hop_pval v)
+{
+    hop__vmap *m = hop__vmap_get(cx, n, true);
+    if (m == NULL)
+        return HOP_NOMEM;
+    m->v = v;
+    m->preassigned = false;
+    return HOP_OK;
+}
+
+hop_status
+hop__arg_value(hop_lower_ctx *cx, const hop_arg *arg, hop_pval *out)
+{
+    int64_t c;
+    switch (arg->kind) {
+    case HOP_ARG_NODE:
+        return hop__value_of(cx, arg->u.node, out);
+    case HOP_ARG_INT:
+        *out = hop__pv_const(arg->u.i);
+        return HOP_OK;
+    case HOP_ARG_BOOL:
+        *out = hop__pv_const(arg->u.b);
+        return HOP_OK;
+    case HOP_ARG_SYM: {
+        if (hop_expr_const_value(arg->u.sym, &c)) {
+            *out = hop__pv_const(c);
+            return HOP_OK;
+        }
+        if (hop_expr_kind_of(arg->u.sym) == HOP_EXPR_SYMBOL) {
+            int32_t reg = hop__sym_reg(cx, arg->u.sym);
+            if (reg < 0)
+                return hop__nomem_or(hop_error_code());
+            *out = hop__pv_int(reg);
+            return HOP_OK;
+        }
+        const hop__xprog *x = hop__xcompile(cx, arg->u.sym);
+        int32_t reg;
+        hop_status st = x ? hop__new_reg(cx, NULL, &reg) : hop__nomem_or(hop_error_code());
+        if (st != HOP_OK)
+            return st;
+        if (hop__emit(cx, HOP__OP_Eval, reg, 0, 0, x, x->text) < 0)
+            return HOP_NOMEM;
+        *out = hop__pv_int(reg);
+        return HOP_OK;
+    }
+    default:
+        return hop_error(HOP_INVALID, "hop_lower_arg: an argument of kind %d has no plan value",
+                         (int)arg->kind);
+    }
+}
+
+/* ----------------------------------------------------------------- slots */
+
+bool
+hop__meta_late(hop_lower_ctx *cx, const hop_meta *m)
+{
+    for (int d = 0; d < m->rank; d++) {
+        const hop_expr *syms[16];
+        size_t n = hop_expr_free_symbols(m->sizes[d], syms, 16);
+        if (n > 16)
+            return true;
+        for (size_t i = 0; i < n; i++)
+            if (hop_symbol_is_unbacked(syms[i]) || !hop__entry_bound(cx, syms[i]))
+                return true;
+    }
+    return false;
+}
+
+/* Bytes at the hints, for best-fit decisions (unbacked: 16 per size). */
+static int64_t
+hint_bytes(hop_lower_ctx *cx, const hop_meta *m)
+{
+    int64_t n = (int64_t)hop_dtype_size(m->dtype);
+    for (int d = 0; d < m->rank; d++) {
+        int64_t v = 16;
+        const hop_expr *syms[16];
+        size_t ns = hop_expr_free_symbols(m->sizes[d], syms, 16);
+        int64_t vals[64];
+        size_t nall = hop_shape_env_nsymbols(cx->env);
+        if (!hop_expr_const_value(m->sizes[d], &v) && ns <= 16 && nall <= 64) {
+            for (size_t i = 0; i < nall; i++)
+                vals[i] = HOP_UNBOUND;
+            for (size_t i = 0; i < ns; i++) {
+                int64_t h = 16;
+                hop_symbol_hint(syms[i], &h);
+                vals[hop_symbol_id(syms[i])] = h;
+            }
+            if (hop_expr_eval(m->sizes[d], vals, nall, &v) != HOP_OK)
+                v = 16;
+            hop_error_clear();
+        }
+        if (v < 0 || __builtin_mul_overflow(n, v, &n))
+            return INT64_MAX / 2;
+    }
+    return n;
+}
+
+hop_status
+hop__new_slot(hop_lower_ctx *cx, hop__skind kind, const hop_meta *meta, const char *name,
+              int32_t *out)
+{
+    if (hop__grow((void **)&cx->slots, &cx->capslots, cx->nslots + 1, sizeof *cx->slots) != HOP_OK)
+        return HOP_NOMEM;
+    hop__slot s = {.kind = kind, .dtype = meta->dtype, .rank = meta->rank, .buffer = -1};
+    if (name && (s.name = hop__arena_strdup(&cx->plan->arena, name)) == NULL)
+        return HOP_NOMEM;
+    for (int d = 0; d < meta->rank; d++)
+        if ((s.sizes[d] = hop__xcompile(cx, meta->sizes[d])) == NULL)
+            return hop__nomem_or(hop_error_code());
+    if (kind == HOP__S_BUFFER) {
+        if (hop__grow((void **)&cx->buffers, &cx->capbuffers, cx->nbuffers + 1,
+                      sizeof *cx->buffers) != HOP_OK)
+            return HOP_NOMEM;
+        /* A product of sizes that overflows int64 is a tensor too large to
+         * make, but only if it is made: the layout checks its sizes when it
+         * runs, as eager checks an op's result (a branch not taken, a map
+         * of no rows, sizes bound at run time). */
+        const hop_expr *numel = hop_meta_numel(meta, cx->env);
+        const hop_expr *bytes =
+            numel ? hop_sym_mul_int(cx->env, numel, (int64_t)hop_dtype_size(meta->dtype)) : NULL;
+        const hop__xprog *bx = NULL;
+        if (bytes == NULL) {
+            if (hop_error_code() != HOP_INVALID)
+                return hop__nomem_or(hop_error_code());
+            hop_error_clear();
+        } else if ((bx = hop__xcompile(cx, bytes)) == NULL) {
+            return hop__nomem_or(hop_error_code());
+        }
+        cx->buffers[cx->nbuffers] = (hop__buffer){.slot = (int32_t)cx->nslots,
+                                                  .routine = cx->cur,
+                                                  .def = INT32_MAX,
+                                                  .last = -1,
+                                                  .region = -1,
+                                                  .bytes = bx,
+                                                  .hint = hint_bytes(cx, meta)};
+        s.buffer = (int32_t)cx->nbuffers++;
+    }
+    cx->slots[cx->nslots] = s;
+    *out = (int32_t)cx->nslots++;
+    return HOP_OK;
+}
+
+static const hop__xprog *
+pval_xprog(hop_lower_ctx *cx, hop_pval v)
+{
+    if (v.kind == HOP_PVAL_CONST)
+        return hop__xconst(cx, v.value);
+    hop__xprog *x = hop__arena_zalloc(&cx->plan->arena, sizeof *x);
+    hop__xi *code = hop__arena_alloc(&cx->plan->arena, sizeof *code);
+    int32_t *regs = hop__arena_alloc(&cx->plan->arena, sizeof *regs);
+    const char **names = hop__arena_alloc(&cx->plan->arena, sizeof *names);
+    if (x == NULL || code == NULL || regs == NULL || names == NULL)
+        return NULL;
+    const char *rn = cx->regnames[v.id];
+    *code = (hop__xi){.op = HOP__X_REG, .reg = v.id};
+    *regs = v.id;
+    *names = rn ? rn : "r";
+    x->text = rn ? rn : hop__note(cx, "r%d", v.id);
+    x->code = code;
+    x->len = 1;
+    x->regs = regs;
+    x->names = names;
+    x->nsyms = 1;
+    return x->text ? x : NULL;
+}
+
+/* --------------------------------------------------------- text of nodes */
+
+/* An argument as plans print it (graph's printer; floats as %.17g). */
+static size_t
+print_arg(const void *a, char *buf, size_t cap)
+{
+    return hop_arg_print(a, HOP_FLOAT_G17, buf, cap);
+}
+
+void
+hop__arg_text(hop__buf *b, const hop_arg *a)
+{
+    hop__buf_print(b, print_arg, a);
+}
+
+const char *
+hop__node_text(hop_lower_ctx *cx, const hop_node *n)
+{
+    hop__buf b;
+    hop__buf_init(&b);
+    hop__buf_printf(&b, "%s = %s(", n->name, n->target);
+    for (size_t i = 0; i < n->nargs; i++) {
+        if (i)
+            hop__buf_puts(&b, ", ");
+        hop__arg_text(&b, &n->args[i]);
+    }
+    hop__buf_puts(&b, ")");
+    char *s = hop__buf_finish(&b);
+    if (s == NULL)
+        return NULL;
+    char *copy = hop__arena_strdup(&cx->plan->arena, s);
+    hop_free(s);
+    return copy;
+}
+
+/* ---------------------------------------------------------------- operands */
+
+hop_status
+hop__compile_oparg(hop_lower_ctx *cx, const hop_arg *a, hop__oparg *o, int32_t *nrt)
+{
+    memset(o, 0, sizeof *o);
+    o->slot = -1;
+    (*nrt)++;
+    hop_pval v;
+    switch (a->kind) {
+    case HOP_ARG_NONE:
+        o->kind = HOP__A_NONE;
+        return HOP_OK;
+    case HOP_ARG_NODE: {
+        hop_status st = hop__value_of(cx, a->u.node, &v);
+        if (st != HOP_OK)
+            return st;
+        if (v.kind == HOP_PVAL_TENSOR) {
+            o->kind = HOP__A_TENSOR;
+            o->slot = v.id;
+            return HOP_OK;
+        }
+        bool is_bool =
+            a->u.node->meta->kind == HOP_VALUE_SYM && hop_expr_is_bool(a->u.node->meta->sym);
+        o->kind = is_bool ? HOP__A_BOOL : HOP__A_INT;
+        o->x = pval_xprog(cx, v);
+        return o->x ? HOP_OK : HOP_NOMEM;
+    }
+    case HOP_ARG_INT:
+        o->kind = HOP__A_INT;
+        o->x = hop__xconst(cx, a->u.i);
+        return o->x ? HOP_OK : HOP_NOMEM;
+    case HOP_ARG_BOOL:
+        o->kind = HOP__A_BOOL;
+        o->x = hop__xconst(cx, a->u.b);
+        return o->x ? HOP_OK : HOP_NOMEM;
+    case HOP_ARG_FLOAT:
+        o->kind = HOP__A_FLOAT;
+        o->f = a->u.f;
+        return HOP_OK;
+    case HOP_ARG_SYM:
+        o->x = hop__xcompile(cx, a->u.sym);
+        if (o->x == NULL)
+            return hop__nomem_or(hop_error_code());
+        o->kind = o->x->is_bool ? HOP__A_BOOL : HOP__A_INT;
+        return HOP_OK;
+    case HOP_ARG_DTYPE:
+        o->kind = HOP__A_DTYPE;
+        o->dtype = a->u.dtype;
+        return HOP_OK;
+    case HOP_ARG_LIST: {
+        o->kind = HOP__A_LIST;
+        o->n = (int32_t)a->u.list.n;
+        hop__oparg *items = hop__arena_zalloc(&cx->plan->arena, (a->u.list.n + 1) * sizeof *items);
+        if (items == NULL)
+            return HOP_NOMEM;
+        for (size_t i = 0; i < a->u.list.n; i++) {
+            hop_status st = hop__compile_oparg(cx, &a->u.list.items[i], &items[i], nrt);
+            if (st != HOP_OK)
+                return st;
+        }
+        o->items = items;
+        return HOP_OK;
+    }
+    case HOP_ARG_GRAPH:
+        break;
+    }
+    return hop_error(HOP_VERIFY, "lowering: a subgraph is not an operand of an op");
+}

@@ -1,0 +1,563 @@
+/*
+ * runtime/frame.c - plans and frames: a plan's lifetime and accessors,
+ * frames (everything one run writes: slot headers, registers, the call
+ * stack, kernel caches, the block) and the worker frames of parallel loops,
+ * the layout of the block at run time, the binding of output tensors, and
+ * interrupts.
+ *
+ * A plan keeps one idle frame, taken and given back with an atomic
+ * exchange, so consecutive runs reuse it and concurrent runs each get their
+ * own.  The memory plan's block is one byte tensor: when every size is
+ * constant the code generator computed the offsets; otherwise Layout
+ * computes them at the first run and again only when the symbols they
+ * depend on change.  Behind the main regions lie the worker areas of the
+ * parallel loops (parmap.c): one copy per worker frame of the regions a
+ * loop body's own buffers use.
+ */
+#include "hop/foreign.h"
+#include "runtime/vm_impl.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#define ALIGN 64
+/* Worker frames at most (the pool has up to 256 threads). */
+#define MAX_WORKERS 63
+
+/* ----------------------------------------------------------------- plans */
+
+hop_plan *
+hop__plan_new(void)
+{
+    hop_plan *p = hop__calloc(1, sizeof *p);
+    if (p == NULL)
+        return NULL;
+    hop__arena_init(&p->arena);
+    atomic_init(&p->idle, NULL);
+    atomic_init(&p->interrupts, 0);
+    return p;
+}
+
+/* Drops the plan's references to the foreign kernels it calls. */
+static void
+release_externs(hop_plan *p)
+{
+    for (hop__extern *e = p->externs; e; e = e->chain)
+        hop_foreign_release(e->kernel);
+    p->externs = NULL;
+}
+
+void
+hop_plan_set_trace(hop_plan *plan, FILE *f)
+{
+    if (plan)
+        plan->trace = f;
+}
+
+size_t
+hop_plan_ninputs(const hop_plan *plan)
+{
+    return plan ? plan->ninputs : 0;
+}
+
+const char *
+hop_plan_input_name(const hop_plan *plan, size_t i)
+{
+    return plan && i < plan->ninputs ? plan->inputs[i].name : NULL;
+}
+
+const char *
+hop__input_names(const hop_plan *p, char *buf, size_t cap)
+{
+    size_t n = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < p->ninputs && n < cap; i++)
+        n += (size_t)snprintf(buf + n, cap - n, "%s%s", i ? ", " : "", p->inputs[i].name);
+    return buf;
+}
+
+size_t
+hop_plan_noutputs(const hop_plan *plan)
+{
+    return plan ? plan->noutputs : 0;
+}
+
+/* ---------------------------------------------------------------- frames */
+
+static void workers_free(hop__frame *f);
+
+static size_t
+al(size_t n)
+{
+    return (n + 63) & ~(size_t)63;
+}
+
+/* The frame and its arrays, 64-byte aligned, in one allocation. */
+/* clang-format off */
+#define FRAME_SIZES(p)                                                                             \
+    {                                                                                              \
+        al(sizeof(hop__frame)),                                                                    \
+        al((size_t)(p)->nslots * sizeof(hop_tensor)),                                              \
+        al((size_t)(p)->nslots * sizeof(hop_tensor *)),                                            \
+        al((size_t)(p)->nslots),                                                                   \
+        al((size_t)(p)->nregs * sizeof(int64_t)),                                                  \
+        al((size_t)(p)->max_depth * sizeof(int32_t)),                                              \
+        al((size_t)(p)->ncache * sizeof(hop__kcache)),                                             \
+        al((size_t)(p)->nrtargs * sizeof(hop_rt_arg)),                                             \
+        al((size_t)(p)->nlayout_regs * sizeof(int64_t)),                                           \
+        al((size_t)(p)->nbuffers * sizeof(int64_t)),                                               \
+        al((p)->noutputs * sizeof(hop_tensor *)),                                                  \
+        al((size_t)(p)->nregions * sizeof(int64_t)),                                               \
+    }
+/* clang-format on */
+
+size_t
+hop__frame_bytes(const hop_plan *p)
+{
+    size_t sz[] = FRAME_SIZES(p), total = 0;
+    for (size_t i = 0; i < HOP__ARRAY_LEN(sz); i++)
+        total += sz[i];
+    return total;
+}
+
+hop__frame *
+hop__frame_init(hop_plan *p, void *raw)
+{
+    size_t sz[] = FRAME_SIZES(p);
+    char *c = raw;
+    hop__frame *f = (hop__frame *)c;
+    c += sz[0];
+    f->slots = (hop_tensor *)c;
+    c += sz[1];
+    f->owner = (hop_tensor **)c;
+    c += sz[2];
+    f->owned = (unsigned char *)c;
+    c += sz[3];
+    f->regs = (int64_t *)c;
+    c += sz[4];
+    f->stack = (int32_t *)c;
+    c += sz[5];
+    f->kernels = (hop__kcache *)c;
+    c += sz[6];
+    f->rtargs = (hop_rt_arg *)c;
+    c += sz[7];
+    f->layout_key = (int64_t *)c;
+    c += sz[8];
+    f->offsets = (int64_t *)c;
+    c += sz[9];
+    f->recycle = (hop_tensor **)c;
+    c += sz[10];
+    f->woff = (int64_t *)c;
+    f->plan = p;
+    f->stop = -1;
+    f->root = f;
+    f->budget = HOP__CHECK_EVERY;
+    for (int32_t s = 0; s < p->nslots; s++)
+        hop__header(&f->slots[s], NULL, p->slots[s].dtype, 0, NULL, NULL, NULL);
+    return f;
+}
+
+hop__frame *
+hop__frame_new(hop_plan *p)
+{
+    void *raw = hop__calloc(1, hop__frame_bytes(p) + 64);
+    if (raw == NULL)
+        return NULL;
+    hop__frame *f = hop__frame_init(p, (void *)(((uintptr_t)raw + 63) & ~(uintptr_t)63));
+    f->raw = raw;
+    return f;
+}
+
+void
+hop__frame_release_owned(hop__frame *f)
+{
+    for (int32_t s = 0; s < f->plan->nslots; s++) {
+        if (f->owned[s]) {
+            hop_tensor_release(f->owner[s]);
+            f->owned[s] = 0;
+        }
+        f->owner[s] = NULL;
+    }
+}
+
+void
+hop__frame_free(hop__frame *f)
+{
+    if (f == NULL)
+        return;
+    hop__frame_release_owned(f);
+    workers_free(f);
+    for (size_t j = 0; j < f->plan->noutputs; j++)
+        hop_tensor_release(f->recycle[j]);
+    hop_tensor_release(f->block);
+    hop__free(f->raw);
+}
+
+void
+hop_plan_trim(hop_plan *plan)
+{
+    if (plan)
+        hop__frame_free(atomic_exchange(&plan->idle, NULL));
+}
+
+void
+hop_plan_free(hop_plan *plan)
+{
+    if (plan == NULL)
+        return;
+    hop__frame_free(atomic_exchange(&plan->idle, NULL));
+    release_externs(plan);
+    hop__arena_destroy(&plan->arena);
+    hop__free(plan);
+}
+
+/* --------------------------------------------------------- worker frames */
+
+int
+hop__parmap_workers(const hop_plan *p)
+{
+    if (p->nparloops == 0)
+        return 0;
+    int n = hop_runtime_threads() - 1;
+    return n < 0 ? 0 : n > MAX_WORKERS ? MAX_WORKERS : n;
+}
+
+static void
+workers_free(hop__frame *f)
+{
+    for (int k = 0; k < f->subcap; k++)
+        hop__frame_release_owned(f->subs[k]);
+    hop__free(f->subraw);
+    f->subraw = NULL;
+    f->subs = NULL;
+    f->subcap = 0;
+    f->nsub = 0;
+}
+
+hop_status
+hop__parmap_reserve(hop__frame *f, int n)
+{
+    if (n <= f->subcap)
+        return HOP_OK;
+    size_t fb = hop__frame_bytes(f->plan), ptrs = al((size_t)n * sizeof(hop__frame *));
+    void *raw = hop__calloc(1, 64 + ptrs + (size_t)n * fb);
+    if (raw == NULL)
+        return hop_error_code();
+    int nsub = f->nsub;
+    workers_free(f);
+    char *c = (char *)(((uintptr_t)raw + 63) & ~(uintptr_t)63);
+    f->subs = (hop__frame **)c;
+    c += ptrs;
+    for (int k = 0; k < n; k++)
+        f->subs[k] = hop__frame_init(f->plan, c + (size_t)k * fb);
+    f->subraw = raw;
+    f->subcap = n;
+    f->nsub = nsub < n ? nsub : n;
+    return HOP_OK;
+}
+
+/* ---------------------------------------------------------------- layout */
+
+static int64_t
+align_up(int64_t n)
+{
+    return (n + ALIGN - 1) / ALIGN * ALIGN;
+}
+
+static int64_t
+contig_strides(int rank, const int64_t *sizes, int64_t *strides)
+{
+    int64_t n = 1;
+    for (int d = rank - 1; d >= 0; d--) {
+        strides[d] = n;
+        n *= sizes[d];
+    }
+    return n;
+}
+
+void
+hop__header(hop_tensor *t, hop_storage *s, hop_dtype dtype, int rank, const int64_t *sizes,
+            const int64_t *strides, void *data)
+{
+    t->dtype = dtype;
+    t->rank = rank;
+    for (int d = 0; d < rank; d++) {
+        t->sizes[d] = sizes[d];
+        t->strides[d] = strides[d];
+    }
+    t->storage = s;
+    t->data = data;
+    t->offset =
+        s ? ((char *)data - (char *)hop_storage_data(s)) / (int64_t)hop_dtype_size(dtype) : 0;
+    t->refcount_ = 0;
+    t->flags_ = HOP__T_BORROWED;
+}
+
+static hop_status
+eval_sizes(const hop__slot *sl, const int64_t *regs, int64_t *sizes)
+{
+    for (int d = 0; d < sl->rank; d++) {
+        hop_status st = hop__xget(sl->sizes[d], regs, &sizes[d]);
+        if (st != HOP_OK)
+            return st;
+        if (sizes[d] < 0)
+            return hop_error(HOP_RUNTIME, "%s: size %d is %lld (%s)",
+                             sl->name ? sl->name : "tensor", d, (long long)sizes[d],
+                             sl->sizes[d]->text);
+    }
+    return HOP_OK;
+}
+
+/* The sizes of a buffer or a late tensor when it is made, checked as eager
+ * checks an op's result: too large is HOP_NOMEM naming the op. */
+hop_status
+hop__slot_sizes(const hop_plan *p, int32_t s, const int64_t *regs, int64_t *sizes, int64_t *numel)
+{
+    const hop__slot *sl = &p->slots[s];
+    hop_status st = eval_sizes(sl, regs, sizes);
+    if (st != HOP_OK)
+        return st;
+    const char *what = sl->what ? sl->what : sl->name;
+    return hop__check_shape(what ? what : "tensor", sl->dtype, sl->rank, sizes, numel);
+}
+
+static void
+release_slot(hop__frame *f, int32_t s)
+{
+    if (f->owned[s])
+        hop_tensor_release(f->owner[s]);
+    f->owned[s] = 0;
+    f->owner[s] = NULL;
+}
+
+/* The block: one byte tensor, grown (replaced) when too small. */
+static hop_status
+ensure_block(hop__frame *f, int64_t bytes)
+{
+    if (f->block && (int64_t)hop_storage_nbytes(f->block->storage) >= bytes)
+        return HOP_OK;
+    int64_t n = bytes < ALIGN ? ALIGN : bytes;
+    hop_tensor *b = hop_tensor_empty(HOP_BOOL, 1, &n);
+    if (b == NULL)
+        return hop_error_code();
+    hop_tensor_release(f->block);
+    f->block = b;
+    f->layout_ok = false;
+    return HOP_OK;
+}
+
+static hop_status
+place(hop__frame *f, const int64_t *offsets)
+{
+    const hop_plan *p = f->plan;
+    int64_t sizes[HOP_MAX_RANK], strides[HOP_MAX_RANK];
+    char *base = f->block->data;
+    for (int32_t b = 0; b < p->nbuffers; b++) {
+        const hop__buffer *buf = &p->buffers[b];
+        const hop__slot *sl = &p->slots[buf->slot];
+        hop_status st = eval_sizes(sl, f->regs, sizes);
+        if (st != HOP_OK)
+            return st;
+        contig_strides(sl->rank, sizes, strides);
+        hop__header(&f->slots[buf->slot], f->block->storage, sl->dtype, sl->rank, sizes, strides,
+                    base + offsets[b]);
+        f->owner[buf->slot] = NULL; /* the block: results are copied out */
+    }
+    return HOP_OK;
+}
+
+/*
+ * After the main regions, the block holds one area per worker frame of the
+ * parallel loops (parmap.c): a copy of each region that holds a loop body's
+ * own buffers, so that workers never share an intermediate.  Their number
+ * follows the thread setting, so a run on more threads lays out again.
+ */
+static hop_status
+finish_layout(hop__frame *f, int64_t main_bytes, int64_t warea, int nsub)
+{
+    int64_t total;
+    if (__builtin_mul_overflow(warea, (int64_t)nsub, &total) ||
+        __builtin_add_overflow(total, main_bytes, &total))
+        return hop_error(HOP_NOMEM, "the plan's block would exceed the address space");
+    hop_status st;
+    if ((st = hop__parmap_reserve(f, nsub)) != HOP_OK || (st = ensure_block(f, total)) != HOP_OK ||
+        (st = place(f, f->offsets)) != HOP_OK)
+        return st;
+    f->wbase = main_bytes;
+    f->warea = warea;
+    f->nsub = nsub;
+    return HOP_OK;
+}
+
+hop_status
+hop__layout(hop__frame *f)
+{
+    const hop_plan *p = f->plan;
+    hop_status st;
+    int nsub = hop__parmap_workers(p);
+    if (p->static_layout) {
+        if (!f->layout_ok || f->nsub != nsub) {
+            f->layout_ok = false;
+            int64_t warea = 0;
+            for (int32_t r = 0; r < p->nregions; r++) {
+                f->woff[r] = -1;
+                if (p->wregion && p->wregion[r]) {
+                    f->woff[r] = warea;
+                    warea += align_up(p->regions[r].size);
+                }
+            }
+            for (int32_t b = 0; b < p->nbuffers; b++)
+                f->offsets[b] = p->regions[p->buffers[b].region].offset;
+            if ((st = finish_layout(f, p->block_bytes, warea, nsub)) != HOP_OK)
+                return st;
+            f->layout_ok = true;
+        }
+    } else {
+        bool same = f->layout_ok && f->nsub == nsub;
+        for (int32_t i = 0; i < p->nlayout_regs && same; i++)
+            same = f->layout_key[i] == f->regs[p->layout_regs[i]];
+        if (!same) {
+            f->layout_ok = false;
+            /* Region sizes at these symbols, offsets one after the other. */
+            int64_t off = 0, warea = 0;
+            for (int32_t r = 0; r < p->nregions; r++) {
+                const hop__region *reg = &p->regions[r];
+                int64_t size = 0;
+                for (int32_t m = 0; m < reg->nmembers; m++) {
+                    /* From the sizes rather than the bytes' expression: the
+                     * product is checked, and named, as eager checks it. */
+                    const hop__buffer *buf = &p->buffers[reg->members[m]];
+                    int64_t sizes[HOP_MAX_RANK], numel;
+                    if ((st = hop__slot_sizes(p, buf->slot, f->regs, sizes, &numel)) != HOP_OK)
+                        return st;
+                    /* at most SIZE_MAX / 16 elements of at most 8 bytes */
+                    int64_t bytes = numel * (int64_t)hop_dtype_size(p->slots[buf->slot].dtype);
+                    size = bytes > size ? bytes : size;
+                }
+                for (int32_t m = 0; m < reg->nmembers; m++)
+                    f->offsets[reg->members[m]] = off;
+                if (__builtin_add_overflow(off, align_up(size), &off))
+                    return hop_error(HOP_NOMEM, "the plan's block would exceed the address space");
+                f->woff[r] = -1;
+                if (p->wregion && p->wregion[r]) {
+                    f->woff[r] = warea;
+                    if (__builtin_add_overflow(warea, align_up(size), &warea))
+                        return hop_error(HOP_NOMEM,
+                                         "the plan's block would exceed the address space");
+                }
+            }
+            if ((st = finish_layout(f, off, warea, nsub)) != HOP_OK)
+                return st;
+            for (int32_t i = 0; i < p->nlayout_regs; i++)
+                f->layout_key[i] = f->regs[p->layout_regs[i]];
+            f->layout_ok = true;
+        }
+    }
+    return HOP_OK;
+}
+
+hop_status
+hop__bind_outputs(hop__frame *f, hop_tensor *const *into)
+{
+    const hop_plan *p = f->plan;
+    int64_t sizes[HOP_MAX_RANK];
+    for (size_t j = 0; j < p->noutputs; j++) {
+        int32_t s = p->outslots[j];
+        if (s < 0)
+            continue;
+        const hop__slot *sl = &p->slots[s];
+        int64_t numel;
+        hop_status st = hop__slot_sizes(p, s, f->regs, sizes, &numel);
+        if (st != HOP_OK)
+            return st;
+        release_slot(f, s);
+        hop_tensor *t;
+        if (into) {
+            t = into[j];
+            bool ok = t->dtype == sl->dtype && t->rank == sl->rank;
+            for (int d = 0; d < sl->rank && ok; d++)
+                ok = t->sizes[d] == sizes[d] && (t->strides[d] != 0 || sizes[d] <= 1);
+            if (!ok) {
+                hop__ttext a, b;
+                hop_tensor want = {.dtype = sl->dtype, .rank = sl->rank};
+                memcpy(want.sizes, sizes, sizeof sizes);
+                return hop_error(t->dtype != sl->dtype ? HOP_DTYPE : HOP_SHAPE,
+                                 "hop_plan_run_into: output %zu (%s) is %s but the result is %s", j,
+                                 p->outputs[j].name, hop__tensor_text(&a, t),
+                                 hop__tensor_text(&b, &want));
+            }
+        } else {
+            /* The last run's output, if its caller let go of it (nobody else
+             * holds the tensor or its storage) and it has the same sizes. */
+            t = f->recycle[j];
+            f->recycle[j] = NULL;
+            bool reuse = t && hop_tensor_refcount(t) == 1 &&
+                         __atomic_load_n(&t->storage->refcount, __ATOMIC_ACQUIRE) == 1 &&
+                         t->dtype == sl->dtype && t->rank == sl->rank &&
+                         memcmp(t->sizes, sizes, (size_t)sl->rank * sizeof *sizes) == 0;
+            if (!reuse) {
+                hop_tensor_release(t);
+                if ((t = hop_tensor_empty(sl->dtype, sl->rank, sizes)) == NULL)
+                    return hop_error_code();
+            }
+            f->owned[s] = 1;
+        }
+        f->owner[s] = t;
+        hop__header(&f->slots[s], t->storage, t->dtype, t->rank, t->sizes, t->strides, t->data);
+    }
+    return HOP_OK;
+}
+
+/* ------------------------------------------------------------ interrupts */
+
+void
+hop_plan_interrupt(hop_plan *plan)
+{
+    if (plan)
+        atomic_fetch_add_explicit(&plan->interrupts, 1, memory_order_relaxed);
+}
+
+void
+hop__interrupt_share(hop__frame *f, hop__frame *w)
+{
+    w->root = f->root;
+    w->epoch = f->epoch;
+    w->budget = HOP__CHECK_EVERY;
+}
+
+/*
+ * The check every HOP__CHECK_EVERY units of work (SQLite's progress
+ * handler): an interrupt of the plan since the run began, the run halted
+ * by another of its threads, or the caller's handler asking to stop, which
+ * only the calling thread runs (a Python signal check needs that thread).
+ */
+static bool
+progress_stops(hop__frame *r)
+{
+    if (r->progress && pthread_equal(pthread_self(), r->caller) &&
+        r->progress(r->progress_ud) != 0) {
+        atomic_store_explicit(&r->halt, 1, memory_order_relaxed);
+        return true;
+    }
+    return false;
+}
+
+void
+hop__interrupt_poll(hop__frame *f)
+{
+    hop__frame *r = f->root;
+    if (!atomic_load_explicit(&r->halt, memory_order_relaxed))
+        progress_stops(r);
+}
+
+hop_status
+hop__interrupt_check(hop__frame *f)
+{
+    hop__frame *r = f->root;
+    f->budget = HOP__CHECK_EVERY;
+    bool stop = atomic_load_explicit(&((hop_plan *)f->plan)->interrupts, memory_order_relaxed) !=
+                    f->epoch ||
+                atomic_load_explicit(&r->halt, memory_order_relaxed) || progress_stops(r);
+    return stop ? hop_error(HOP_INTERRUPTED, "plan interrupted") : HOP_OK;
+}

@@ -1,0 +1,368 @@
+/*
+ * runtime/fused_exec.c - the tiled executor of fused elementwise groups
+ * (built by lowering/fused.c; runtime/program.h has their format), copy
+ * groups, and tensor copies through them.
+ *
+ * The executor walks the output in tiles of TILE elements; each step runs
+ * the runtime's vector function for its op and dtype (the same code
+ * hop_eager runs, so results agree bit for bit) from tile registers on the
+ * stack into a tile register, and the last step writes the output
+ * directly.  Intermediates never touch memory beyond L1.  Inputs that are
+ * contiguous (or one broadcast element) are read in place: the common case
+ * is one flat run over every operand.  Otherwise the output's dims are
+ * walked with an odometer after broadcasting and merging dims, as the
+ * runtime's engine does, and strided inputs are gathered into a register
+ * per tile.
+ */
+#include "runtime/vm_impl.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+
+#define TILE 512
+
+void
+hop__fgroup_copy(hop__fgroup *g, hop_dtype dst, hop_dtype src)
+{
+    memset(g, 0, sizeof *g);
+    g->nsteps = 1;
+    g->ninputs = 1;
+    g->in_dtype[0] = src;
+    g->odtype = dst;
+    g->cost = 1;
+    hop__fstep *s = &g->steps[0];
+    s->fn = hop__vfn_copy(dst);
+    s->op = HOP_OP_clone;
+    s->nin = 1;
+    s->out = -1;
+    s->dtype = dst;
+    s->in[0] = (hop__fopnd){.src = HOP__F_INPUT, .idx = 0, .need = dst, .have = src};
+}
+
+/* ------------------------------------------------------------ execution */
+
+typedef struct frun {
+    const hop__fgroup *g;
+    int rank;
+    int64_t numel;
+    int64_t sizes[HOP_MAX_RANK];
+    char *out;
+    int64_t ost[HOP_MAX_RANK];
+    const char *in[HOP__F_MAXIN];
+    int64_t ist[HOP__F_MAXIN][HOP_MAX_RANK];
+    _Alignas(8) unsigned char sym[HOP__F_MAXSTEPS][3][8];
+} frun;
+
+static void
+spread(unsigned char *dst, const void *src, size_t esize, int64_t m)
+{
+    if ((const unsigned char *)src != dst)
+        memcpy(dst, src, esize);
+    for (int64_t filled = 1; filled < m;) {
+        int64_t k = filled < m - filled ? filled : m - filled;
+        memcpy(dst + filled * (int64_t)esize, dst, (size_t)k * esize);
+        filled += k;
+    }
+}
+
+/* A lone step over operands it reads in place has no intermediates to keep
+ * in cache: one call over the whole run streams better than tiles (a + b
+ * into a buffer is memory-bound). */
+static bool
+whole_run(const hop__fgroup *g, int64_t ost, const int64_t *ist)
+{
+    if (g->nsteps != 1 || ost != 1)
+        return false;
+    const hop__fstep *st = &g->steps[0];
+    bool steps = false;
+    for (int i = 0; i < st->nin; i++) {
+        const hop__fopnd *op = &st->in[i];
+        if (op->have != op->need)
+            return false;
+        if (op->src == HOP__F_INPUT) {
+            if (ist[op->idx] != 0 && ist[op->idx] != 1)
+                return false;
+            steps |= ist[op->idx] == 1;
+        }
+    }
+    return steps;
+}
+
+/* n output elements at o (stride ost) from inputs at ip (strides ist). */
+static void
+run_tiles(const frun *c, int64_t n, char *o, int64_t ost, const char *const *ip, const int64_t *ist)
+{
+    const hop__fgroup *g = c->g;
+    _Alignas(64) unsigned char regs[HOP__F_MAXREGS][TILE * 8];
+    _Alignas(64) unsigned char scr[3][TILE * 8];
+    _Alignas(64) unsigned char gat[HOP__F_MAXIN][TILE * 8];
+    _Alignas(64) unsigned char otmp[TILE * 8];
+    size_t osz = hop_dtype_size(g->odtype);
+    int64_t tile = whole_run(g, ost, ist) ? n : TILE;
+    for (int64_t j = 0; j < n; j += tile) {
+        int64_t m = n - j < tile ? n - j : tile;
+        const void *ptr[HOP__F_MAXIN];
+        int inc[HOP__F_MAXIN];
+        for (int k = 0; k < g->ninputs; k++) {
+            size_t isz = hop_dtype_size(g->in_dtype[k]);
+            if (ist[k] == 0) {
+                ptr[k] = ip[k];
+                inc[k] = 0;
+            } else if (ist[k] == 1) {
+                ptr[k] = ip[k] + j * (int64_t)isz;
+                inc[k] = 1;
+            } else {
+                hop__convert(m, gat[k], g->in_dtype[k], ip[k] + j * ist[k] * (int64_t)isz,
+                             g->in_dtype[k], ist[k]);
+                ptr[k] = gat[k];
+                inc[k] = 1;
+            }
+        }
+        void *dst = NULL;
+        for (int s = 0; s < g->nsteps; s++) {
+            const hop__fstep *st = &g->steps[s];
+            const void *a[3];
+            int ai[3];
+            for (int i = 0; i < st->nin; i++) {
+                const hop__fopnd *op = &st->in[i];
+                const void *p;
+                int pi;
+                switch (op->src) {
+                case HOP__F_REG:
+                    p = regs[op->idx];
+                    pi = 1;
+                    break;
+                case HOP__F_INPUT:
+                    p = ptr[op->idx];
+                    pi = inc[op->idx];
+                    break;
+                case HOP__F_SCALAR:
+                    p = op->val;
+                    pi = 0;
+                    break;
+                default:
+                    p = c->sym[s][i];
+                    pi = 0;
+                    break;
+                }
+                if (op->have != op->need) {
+                    hop__convert(pi ? m : 1, scr[i], op->need, p, op->have, 1);
+                    p = scr[i];
+                }
+                a[i] = p;
+                ai[i] = pi;
+            }
+            /* Unary functions read every element; binary ones need one
+             * operand that steps; where takes anything. */
+            if (st->op != HOP_OP_where && !ai[0] && (st->nin == 1 || !ai[1])) {
+                spread(scr[0], a[0], hop_dtype_size(st->in[0].need), m);
+                a[0] = scr[0];
+                ai[0] = 1;
+            }
+            if (st->out >= 0)
+                dst = regs[st->out];
+            else
+                dst = ost == 1 ? (void *)(o + j * (int64_t)osz) : otmp;
+            st->fn(m, dst, a, ai);
+        }
+        if (dst == otmp)
+            hop__scatter(m, o + j * ost * (int64_t)osz, ost, otmp, osz);
+    }
+}
+
+static void
+run_range(const frun *c, int64_t begin, int64_t end)
+{
+    const hop__fgroup *g = c->g;
+    size_t osz = hop_dtype_size(g->odtype);
+    const char *ip[HOP__F_MAXIN];
+    int64_t ist[HOP__F_MAXIN];
+    if (c->rank <= 1) {
+        int64_t os = c->rank ? c->ost[0] : 1;
+        for (int k = 0; k < g->ninputs; k++) {
+            ist[k] = c->rank ? c->ist[k][0] : 0;
+            ip[k] = c->in[k] + begin * ist[k] * (int64_t)hop_dtype_size(g->in_dtype[k]);
+        }
+        run_tiles(c, end - begin, c->out + begin * os * (int64_t)osz, os, ip, ist);
+        return;
+    }
+    int r = c->rank, inner = r - 1;
+    int64_t idx[HOP_MAX_RANK], rest = begin;
+    for (int d = r - 1; d >= 0; d--) {
+        idx[d] = rest % c->sizes[d];
+        rest /= c->sizes[d];
+    }
+    for (int k = 0; k < g->ninputs; k++)
+        ist[k] = c->ist[k][inner];
+    for (int64_t pos = begin; pos < end;) {
+        int64_t ooff = 0;
+        for (int d = 0; d < r; d++)
+            ooff += idx[d] * c->ost[d];
+        for (int k = 0; k < g->ninputs; k++) {
+            int64_t off = 0;
+            for (int d = 0; d < r; d++)
+                off += idx[d] * c->ist[k][d];
+            ip[k] = c->in[k] + off * (int64_t)hop_dtype_size(g->in_dtype[k]);
+        }
+        int64_t n = c->sizes[inner] - idx[inner];
+        if (n > end - pos)
+            n = end - pos;
+        run_tiles(c, n, c->out + ooff * (int64_t)osz, c->ost[inner], ip, ist);
+        pos += n;
+        idx[inner] += n;
+        for (int d = inner; d > 0 && idx[d] == c->sizes[d]; d--) {
+            idx[d] = 0;
+            idx[d - 1]++;
+        }
+    }
+}
+
+static void
+task(const void *ctx, int ith, int nth)
+{
+    const frun *c = ctx;
+    int64_t b, e;
+    hop__split(c->numel, ith, nth, 64, &b, &e);
+    if (b < e)
+        run_range(c, b, e);
+}
+
+static bool
+contiguous(const hop_tensor *t, int64_t *numel)
+{
+    int64_t expect = 1;
+    bool ok = true;
+    for (int d = t->rank - 1; d >= 0; d--) {
+        if (t->sizes[d] != 1 && t->strides[d] != expect)
+            ok = false;
+        expect *= t->sizes[d];
+    }
+    *numel = expect;
+    return ok;
+}
+
+static hop_status
+mismatch(const hop__fgroup *g, const hop_tensor *out, const hop_tensor *x)
+{
+    hop__ttext a, b;
+    return hop_error(HOP_SHAPE, "%s: operand %s does not broadcast to the result %s",
+                     g->text ? g->text : "fused", hop__tensor_text(&a, x),
+                     hop__tensor_text(&b, out));
+}
+
+/* Runs g with output out and inputs in; sym holds the SYM operands' values
+ * converted to their dtypes. */
+static hop_status
+execute(const hop__fgroup *g, hop_tensor *out, const hop_tensor *const *in, frun *c)
+{
+    c->g = g;
+    int64_t numel;
+    bool flat = contiguous(out, &numel);
+    c->numel = numel;
+    if (numel == 0)
+        return HOP_OK;
+    for (int k = 0; k < g->ninputs && flat; k++) {
+        int64_t n;
+        flat = contiguous(in[k], &n) && (n == numel || n == 1) && in[k]->rank <= out->rank;
+    }
+    c->out = out->data;
+    for (int k = 0; k < g->ninputs; k++)
+        c->in[k] = in[k]->data;
+    if (flat) {
+        c->rank = 1;
+        c->sizes[0] = numel;
+        c->ost[0] = 1;
+        for (int k = 0; k < g->ninputs; k++)
+            c->ist[k][0] = hop_tensor_numel(in[k]) == 1 && numel != 1 ? 0 : 1;
+    } else {
+        /* Broadcast strides over the output's dims, then drop size-1 dims
+         * and merge dims every operand steps through contiguously. */
+        int r = out->rank, n = 0;
+        int64_t st[HOP__F_MAXIN][HOP_MAX_RANK];
+        for (int k = 0; k < g->ninputs; k++) {
+            const hop_tensor *x = in[k];
+            if (x->rank > r)
+                return mismatch(g, out, x);
+            for (int d = 0; d < r; d++) {
+                int sd = d - (r - x->rank);
+                if (sd < 0 || x->sizes[sd] == 1) {
+                    st[k][d] = 0;
+                } else if (x->sizes[sd] == out->sizes[d]) {
+                    st[k][d] = x->strides[sd];
+                } else {
+                    return mismatch(g, out, x);
+                }
+            }
+        }
+        for (int d = 0; d < r; d++) {
+            if (out->sizes[d] == 1)
+                continue;
+            bool merge = n > 0 && c->ost[n - 1] == out->strides[d] * out->sizes[d];
+            for (int k = 0; k < g->ninputs && merge; k++)
+                merge = c->ist[k][n - 1] == st[k][d] * out->sizes[d];
+            if (merge) {
+                c->sizes[n - 1] *= out->sizes[d];
+                c->ost[n - 1] = out->strides[d];
+                for (int k = 0; k < g->ninputs; k++)
+                    c->ist[k][n - 1] = st[k][d];
+            } else {
+                c->sizes[n] = out->sizes[d];
+                c->ost[n] = out->strides[d];
+                for (int k = 0; k < g->ninputs; k++)
+                    c->ist[k][n] = st[k][d];
+                n++;
+            }
+        }
+        c->rank = n;
+    }
+    int threads = hop_runtime_threads();
+    int64_t work = numel * (g->cost > 0 ? g->cost : 1);
+    int nth = (int)(work / 65536);
+    if (nth > threads)
+        nth = threads;
+    if (nth > 1)
+        hop__pool_run(task, c, nth);
+    else
+        run_range(c, 0, numel);
+    return HOP_OK;
+}
+
+hop_status
+hop__fused_run(const hop__fgroup *g, hop__frame *f)
+{
+    frun c;
+    const hop_tensor *in[HOP__F_MAXIN];
+    for (int k = 0; k < g->ninputs; k++)
+        in[k] = &f->slots[g->inputs[k]];
+    for (int s = 0; s < g->nsteps; s++) {
+        for (int i = 0; i < g->steps[s].nin; i++) {
+            const hop__fopnd *o = &g->steps[s].in[i];
+            if (o->src != HOP__F_SYM)
+                continue;
+            int64_t v;
+            hop_status st = hop__xget(o->x, f->regs, &v);
+            if (st != HOP_OK)
+                return st;
+            if (o->x->is_bool) {
+                hop__bool b = v != 0;
+                hop__convert(1, c.sym[s][i], o->need, &b, HOP_BOOL, 1);
+            } else {
+                hop__convert(1, c.sym[s][i], o->need, &v, HOP_I64, 1);
+            }
+        }
+    }
+    return execute(g, &f->slots[g->out], in, &c);
+}
+
+hop_status
+hop__copy_tensor(hop_tensor *dst, const hop_tensor *src)
+{
+    hop__fgroup g;
+    hop__fgroup_copy(&g, dst->dtype, src->dtype);
+    g.text = "copy";
+    if (g.steps[0].fn == NULL)
+        return hop_error(HOP_DTYPE, "copy: cannot copy into %s", hop_dtype_name(dst->dtype));
+    frun c;
+    const hop_tensor *in[1] = {src};
+    return execute(&g, dst, in, &c);
+}

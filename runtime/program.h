@@ -1,0 +1,494 @@
+/*
+ * runtime/program.h - the program format: what the code generator
+ * (lowering/) writes and the VM (runtime/vm.c) runs, the one header both
+ * sides include, as SQLite's vdbe.h sits between its code generator and
+ * vdbe.c.  Everything else is private to one side: runtime/vm_impl.h (frames,
+ * the interpreter's helpers) and lowering/lowering_impl.h (the compiler's
+ * state).  hop/plan.h is the public face of a plan.
+ *
+ * A program (a hop_plan) is a flat array of instructions (hop__insn) over
+ * numbered tensor slots and int registers.  A tensor slot is a hop_tensor
+ * header in a frame (one frame per concurrent run); its storage is a plan
+ * input, the frame's block (the memory plan), a root output tensor or a
+ * tensor allocated mid-run.  An int register holds a SymInt's value; every
+ * symbol of the ShapeEnv the plan uses has one register, shared by every
+ * subgraph (a symbol means the same size everywhere in one program).  Int
+ * expressions are small postfix programs over the registers (hop__xprog),
+ * because a plan keeps no pointer into the ShapeEnv.
+ *
+ * Routine 0 is the main program, from instruction 0 to its Halt; each
+ * subroutine (a subgraph compiled once and called from several places)
+ * follows, ending in Return.  Jump targets are absolute addresses.  What an
+ * instruction's P4 points at (its descriptor) lives in the plan's arena.
+ *
+ * The code generator calls: hop__plan_new (and hop_plan_free when it
+ * fails), the vector-function lookups and hop__convert for the steps and
+ * scalars of fused groups, hop__fgroup_copy for copy groups, and
+ * hop__extern_check for foreign kernel calls.
+ */
+#ifndef HOP_RUNTIME_PROGRAM_H
+#define HOP_RUNTIME_PROGRAM_H
+
+#include "core/core.h"
+#include "hop/graph.h"
+#include "hop/plan.h"
+#include "hop/runtime.h"
+
+#include <stdatomic.h>
+#include <stdio.h>
+
+typedef struct hop_foreign hop_foreign; /* hop/foreign.h */
+
+/* ------------------------------------------------------- int expressions */
+
+/* Postfix instructions of an int program: push a constant or a register,
+ * or replace the top operands with their result (Python semantics: floor
+ * division, modulo with the sign of the divisor, 0/1 for relations). */
+typedef enum hop__xop {
+    HOP__X_CONST,
+    HOP__X_REG,
+    HOP__X_ADD,
+    HOP__X_SUB,
+    HOP__X_MUL,
+    HOP__X_FLOORDIV,
+    HOP__X_MOD,
+    HOP__X_POW,
+    HOP__X_NEG,
+    HOP__X_NOT,
+    HOP__X_AND,
+    HOP__X_OR,
+    HOP__X_EQ,
+    HOP__X_NE,
+    HOP__X_LT,
+    HOP__X_LE,
+    HOP__X_GT,
+    HOP__X_GE,
+    HOP__X_MAX, /* n operands */
+    HOP__X_MIN,
+} hop__xop;
+
+typedef struct hop__xi {
+    uint8_t op;
+    uint8_t n;   /* MAX/MIN: operand count */
+    int32_t reg; /* REG */
+    int64_t v;   /* CONST */
+} hop__xi;
+
+/* The deepest stack a program may need. */
+#define HOP__X_MAXDEPTH 32
+
+/* A compiled SymInt/SymBool expression; constant ones have no code. */
+typedef struct hop__xprog {
+    const char *text; /* as hop_expr_print writes it: messages and dumps */
+    bool is_const, is_bool;
+    int64_t value; /* is_const */
+    int len;
+    const hop__xi *code;
+    int nsyms; /* free symbols, for messages */
+    const int32_t *regs;
+    const char *const *names;
+} hop__xprog;
+
+/* Evaluates x over the int registers.  HOP_RUNTIME when a symbol is not
+ * bound yet, on division by zero or overflow (message names the text). */
+hop_status hop__xeval(const hop__xprog *x, const int64_t *regs, int64_t *out);
+
+/* hop__xeval with the common cases inline: a constant, one bound register. */
+static inline hop_status
+hop__xget(const hop__xprog *x, const int64_t *regs, int64_t *out)
+{
+    if (x->is_const) {
+        *out = x->value;
+        return HOP_OK;
+    }
+    if (x->len == 1 && x->code[0].op == HOP__X_REG && regs[x->code[0].reg] != HOP_UNBOUND) {
+        *out = regs[x->code[0].reg];
+        return HOP_OK;
+    }
+    return hop__xeval(x, regs, out);
+}
+
+/* -------------------------------------------------------------- opcodes */
+
+/*
+ * X(name): the opcodes, in SQLite's notation (P1, P2, P3 ints, P4 the
+ * descriptor; rN a register, tN a slot).  The VM's switch (runtime/vm.c)
+ * has the full comment of each.
+ *
+ *   Input    P1 P2 * P4  t[P2] = input P1, checked against P4 (hop__input)
+ *   Guard    P1 * * P4   HOP_GUARD unless P4 (a hop__guard) holds
+ *   Layout               places the block's tensors, binds the outputs
+ *   Fused    P1 P2 P3 P4 t[P1] = fused group P4 (P2 inputs, P3 steps)
+ *   Op       P1 P2 * P4  t[P1] = op P4 (hop__opdesc) with kernel cache P2
+ *   View     P1 P2 * P4  t[P1] = view P4 of t[P2] (a copy for reshape)
+ *   OpAlloc  P1 * * P4   t[P1] = op P4 run as an eager op, which allocates it
+ *   Alloc    P1          t[P1] = new tensor of its sizes, known only now
+ *   Copy     P1 P2 * P4  t[P1] <- t[P2] (copy group P4)
+ *   Move     P1 P2       t[P1] stands for t[P2]
+ *   Select   P1 P2 P3    t[P1] = row r[P3] of t[P2]
+ *   Item     P1 P2       r[P1] = the one element of t[P2]
+ *   SymSize  P1 P2 P3    r[P1] = size P3 of t[P2]
+ *   Eval     P1 * * P4   r[P1] = int program P4
+ *   Integer  P1          r[P1] = the instruction's i64
+ *   MoveInt  P1 P2       r[P1] = r[P2]
+ *   IfNot    P1 P2 P3    goto P2 unless t[P1] (P3 0) or r[P1] (P3 1)
+ *   Goto     * P2        goto P2
+ *   LoopInit P1 P2 P3 P4 r[P1] = 0; goto P2 if r[P3] <= 0; P4: parallel
+ *   Next     P1 P2 P3    r[P1] += 1; goto P2 while r[P1] < r[P3]
+ *   Call     P1 P2 * P4  P2 parameter moves of P4, then call P1
+ *   Return               back after the Call
+ *   Extern   P1 P2 * P4  foreign kernel call P4 into its P2 output slots
+ *   Halt                 the program is done
+ */
+#define HOP__OPCODES(X)                                                                            \
+    X(Input)                                                                                       \
+    X(Guard)                                                                                       \
+    X(Layout)                                                                                      \
+    X(Fused)                                                                                       \
+    X(Op)                                                                                          \
+    X(View)                                                                                        \
+    X(OpAlloc)                                                                                     \
+    X(Alloc)                                                                                       \
+    X(Copy)                                                                                        \
+    X(Move)                                                                                        \
+    X(Select)                                                                                      \
+    X(Item)                                                                                        \
+    X(SymSize)                                                                                     \
+    X(Eval)                                                                                        \
+    X(Integer)                                                                                     \
+    X(MoveInt)                                                                                     \
+    X(IfNot)                                                                                       \
+    X(Goto)                                                                                        \
+    X(LoopInit)                                                                                    \
+    X(Next)                                                                                        \
+    X(Call)                                                                                        \
+    X(Return)                                                                                      \
+    X(Extern)                                                                                      \
+    X(Halt)
+
+typedef enum hop__opcode {
+#define HOP__OPC_ENUM(name) HOP__OP_##name,
+    HOP__OPCODES(HOP__OPC_ENUM)
+#undef HOP__OPC_ENUM
+        HOP__OP_COUNT
+} hop__opcode;
+
+/* Their names, for the dump (runtime/explain.c). */
+extern const char *const hop__opcode_names[HOP__OP_COUNT];
+
+typedef struct hop__insn {
+    uint8_t opcode;
+    int32_t p1, p2, p3;
+    int64_t i64;      /* Integer: the value */
+    const void *p4;   /* per opcode: a descriptor in the plan's arena */
+    const char *note; /* what the instruction computes, for the dump (arena) */
+} hop__insn;
+
+/* ---------------------------------------------------------------- slots */
+
+typedef enum hop__skind {
+    HOP__S_INPUT,  /* a plan input: the caller's tensor */
+    HOP__S_BUFFER, /* storage in the block */
+    HOP__S_OUTPUT, /* storage: a root output tensor made by Layout (or the caller's) */
+    HOP__S_LATE,   /* storage allocated by Alloc/OpAlloc when made */
+    HOP__S_VIEW,   /* a view made by View/Select */
+    HOP__S_ALIAS,  /* filled by Move or Call: stands for another slot */
+} hop__skind;
+
+extern const char *const hop__skind_names[];
+
+typedef struct hop__slot {
+    const char *name; /* the node it holds, for dumps */
+    const char *what; /* the op that makes it (`matmul`), for messages; else NULL */
+    hop__skind kind;
+    hop_dtype dtype;
+    int rank;
+    const hop__xprog *sizes[HOP_MAX_RANK];
+    int32_t buffer; /* BUFFER: index of its buffer; OUTPUT: index of the plan output; else -1 */
+} hop__slot;
+
+/* A tensor in the memory plan. */
+typedef struct hop__buffer {
+    int32_t slot;
+    int32_t routine;   /* whose code positions def/last count */
+    int32_t def, last; /* live range (positions in the routine) */
+    int32_t region;
+    /* its bytes as an expression; NULL when that overflows int64 (then only
+     * its sizes, evaluated and checked at run time, say how large it is) */
+    const hop__xprog *bytes;
+    int64_t hint; /* bytes at the symbols' hints (for best fit) */
+} hop__buffer;
+
+/* A region of the block: buffers whose live ranges are disjoint. */
+typedef struct hop__region {
+    int32_t *members;
+    int32_t nmembers;
+    int64_t size, offset; /* static plans */
+} hop__region;
+
+/* ------------------------------------------------------------ descriptors */
+
+/* Input: how each dim of an input is checked or binds a symbol. */
+typedef enum hop__dimkind {
+    HOP__D_CONST, /* size must equal value */
+    HOP__D_BIND,  /* binds symbol register reg (range lo..hi) */
+    HOP__D_SAME,  /* must equal register reg, bound by an earlier dim (`first`) */
+    HOP__D_EXPR,  /* must equal the expression x (checked after binding) */
+} hop__dimkind;
+
+typedef struct hop__dimcheck {
+    hop__dimkind kind;
+    int32_t reg;
+    int64_t value, lo, hi;
+    const char *sym;   /* the symbol's name */
+    const char *first; /* SAME: "x.size(0)" that bound it */
+    const hop__xprog *x;
+} hop__dimcheck;
+
+typedef struct hop__input {
+    const char *name;
+    int32_t slot;
+    hop_dtype dtype;
+    int rank;
+    hop__dimcheck dims[HOP_MAX_RANK];
+} hop__input;
+
+/* An operand of an Op/View/OpAlloc/Extern instruction. */
+typedef enum hop__akind {
+    HOP__A_NONE,
+    HOP__A_TENSOR, /* slot */
+    HOP__A_INT,    /* x (constant or not) */
+    HOP__A_BOOL,   /* x: a SymBool, or a constant */
+    HOP__A_FLOAT,
+    HOP__A_DTYPE,
+    HOP__A_LIST,
+} hop__akind;
+
+typedef struct hop__oparg {
+    hop__akind kind;
+    int32_t slot;
+    const hop__xprog *x;
+    double f;
+    hop_dtype dtype;
+    const struct hop__oparg *items;
+    int32_t n;
+} hop__oparg;
+
+typedef struct hop__opdesc {
+    hop_op op;
+    int nargs;
+    const hop__oparg *args;
+    int32_t nrt;      /* hop_rt_arg entries it needs, list items included */
+    int32_t cache;    /* Op: index of its kernel cache in a frame */
+    int32_t rtbase;   /* first of its hop_rt_arg entries in a frame */
+    const char *text; /* `sum = sum(x, [1], False)` for the dump and messages */
+    /* squeeze: dims of the input that stay, in order */
+    int nkeep;
+    int8_t keep[HOP_MAX_RANK];
+} hop__opdesc;
+
+/* A guard of the ShapeEnv. */
+typedef struct hop__guard {
+    const hop__xprog *x;
+    const char *graph; /* the subgraph whose own guard it is; NULL on entry */
+} hop__guard;
+
+/*
+ * A fused elementwise group (runtime/fused_exec.c runs it): steps over tile
+ * registers, each a vector function of the elementwise engine, reading its
+ * operands in the dtypes it needs from registers, the group's inputs, scalar
+ * constants or SymInt values; the last step writes the group's output.
+ */
+#define HOP__F_MAXSTEPS 16
+#define HOP__F_MAXIN 8
+#define HOP__F_MAXREGS 6
+
+/* A vector function: n elements into contiguous out from inputs that are
+ * each contiguous (inc 1) or one broadcast element (inc 0), all of the
+ * function's input dtypes. */
+typedef void (*hop__vfn)(int64_t n, void *out, const void *const *in, const int *inc);
+
+typedef enum hop__fsrc { HOP__F_REG, HOP__F_INPUT, HOP__F_SCALAR, HOP__F_SYM } hop__fsrc;
+
+typedef struct hop__fopnd {
+    uint8_t src;                      /* hop__fsrc */
+    uint8_t idx;                      /* REG: register; INPUT: external input */
+    hop_dtype need;                   /* the dtype the vector function reads */
+    hop_dtype have;                   /* the dtype the operand is in (SCALAR: need) */
+    _Alignas(8) unsigned char val[8]; /* SCALAR: the value in need */
+    const hop__xprog *x;              /* SYM: the value's program */
+} hop__fopnd;
+
+typedef struct hop__fstep {
+    hop__vfn fn;
+    hop_op op;
+    int nin;
+    int out;         /* register of the result (-1: the group's output) */
+    hop_dtype dtype; /* of the result */
+    hop__fopnd in[3];
+} hop__fstep;
+
+typedef struct hop__fgroup {
+    int nsteps;
+    hop__fstep steps[HOP__F_MAXSTEPS];
+    int ninputs;
+    int32_t inputs[HOP__F_MAXIN]; /* tensor slots */
+    hop_dtype in_dtype[HOP__F_MAXIN];
+    int nregs;
+    int32_t out;
+    hop_dtype odtype;
+    int cost; /* per element, for threading */
+    const char *text;
+} hop__fgroup;
+
+/* Call: moves into the callee's parameters, then a jump. */
+typedef struct hop__callmove {
+    bool tensor;
+    int32_t dst;   /* callee slot or register */
+    int32_t src;   /* caller slot or register (-1: constant) */
+    int64_t value; /* constant */
+} hop__callmove;
+
+typedef struct hop__calldesc {
+    int32_t routine;
+    int32_t nmoves;
+    const hop__callmove *moves;
+} hop__calldesc;
+
+/* Extern: a foreign kernel call.  The VM evaluates the operands (tensors,
+ * ints, floats, bools) and calls hop_foreign_call_into with the output
+ * slots, which copies the in-out operands into them before the kernel runs.
+ * The plan holds one reference to kernel (released with the plan). */
+#define HOP__EXTERN_MAXOUT 16
+typedef struct hop__extern {
+    const char *name; /* the kernel's */
+    const char *text; /* `saxpy = saxpy(s0, 2, x, y)` for the dump */
+    const hop_foreign *kernel;
+    int32_t nargs;
+    const hop__oparg *args;
+    int32_t rtbase; /* first of its hop_rt_arg entries in a frame */
+    int32_t nouts;
+    const int32_t *outs;       /* slots */
+    struct hop__extern *chain; /* the plan's externs, for release */
+} hop__extern;
+
+/* A result of the plan: a tensor slot, an int register, or a constant. */
+typedef enum hop__okind { HOP__O_TENSOR, HOP__O_INT, HOP__O_CONST } hop__okind;
+
+typedef struct hop__output {
+    hop__okind kind;
+    int32_t id;    /* TENSOR: slot; INT: register */
+    int64_t value; /* CONST */
+    const char *name;
+} hop__output;
+
+typedef struct hop__routine {
+    const char *name;
+    int32_t entry, len;
+} hop__routine;
+
+/*
+ * A loop whose iterations may run on the thread pool (runtime/parmap.c):
+ * the P4 of its LoopInit.  Each worker gets a frame of its own and its own
+ * copy of the buffers the body makes (`private`, placed in the worker's
+ * area of the block); everything else it reads through the caller's slots.
+ * The work items estimate the cost of one iteration.
+ */
+typedef struct hop__pwork {
+    int32_t slot; /* a tensor the body writes or reads: numel * cost units */
+    int32_t cost;
+    int32_t mreg; /* a nested loop's count register multiplying it, or -1 */
+    int64_t mult; /* constant multiplier (nested loops of constant count) */
+} hop__pwork;
+
+typedef struct hop__parloop {
+    int32_t nprivate;
+    const int32_t *private_buffers;
+    int32_t ninsn; /* instructions one iteration runs (nested loops once) */
+    int32_t nwork;
+    const hop__pwork *work;
+    /* kernel caches of the Ops one iteration may run: the caller's go to
+     * the worker frames, so that a worker rebases and never prepares */
+    int32_t ncaches;
+    const int32_t *caches;
+} hop__parloop;
+
+/* ---------------------------------------------------------------- plans */
+
+typedef struct hop__frame hop__frame; /* runtime/vm_impl.h */
+
+/* The program.  The code generator fills everything up to `wregion`; the
+ * rest is the VM's. */
+struct hop_plan {
+    hop__arena arena; /* every descriptor, note and name */
+    hop__insn *code;
+    int32_t ncode;
+    hop__routine *routines; /* [0] is main */
+    int32_t nroutines;
+
+    hop__slot *slots;
+    int32_t nslots;
+    int32_t nregs;
+    const char **regnames; /* symbol names, or NULL for temporaries */
+
+    hop__input *inputs;
+    size_t ninputs;
+    hop__output *outputs;
+    size_t noutputs;
+    int32_t *outslots; /* per output: its OUTPUT slot, or -1 */
+
+    hop__buffer *buffers;
+    int32_t nbuffers;
+    hop__region *regions;
+    int32_t nregions;
+    bool static_layout;
+    int64_t block_bytes;  /* static plans */
+    int32_t *layout_regs; /* registers the layout depends on */
+    int32_t nlayout_regs;
+
+    int32_t ncache;    /* kernel caches a frame holds */
+    int64_t nrtargs;   /* hop_rt_arg entries a frame holds */
+    int32_t max_depth; /* nested Calls */
+
+    int32_t nparloops;    /* loops that may run on the pool */
+    const bool *wregion;  /* per region: in a worker's area (holds private buffers) */
+    hop__extern *externs; /* released with the plan */
+    FILE *trace;          /* hop_plan_set_trace, HOP_TRACE_PLAN */
+
+    _Atomic(hop__frame *) idle; /* the cached frame */
+    /* hop_plan_interrupt's count: a run whose epoch differs stops */
+    _Atomic uint32_t interrupts;
+};
+
+/* -------------------------------------------- what the code generator calls */
+
+/* A new empty plan (its arena ready).  NULL on out-of-memory.  A plan that
+ * fails to compile is freed with hop_plan_free. */
+hop_plan *hop__plan_new(void);
+
+/* The vector functions of fused steps, the elementwise engine's (so a fused
+ * group computes what hop_eager does, bit for bit): by op and the dtype
+ * they read, NULL where the op refuses the dtype.  Their cost per element
+ * in abstract units (1 = an add) decides threading. */
+hop__vfn hop__vfn_unary(hop_op op, hop_dtype dt);
+hop__vfn hop__vfn_binary(hop_op op, hop_dtype dt); /* arith, compare, logical */
+hop__vfn hop__vfn_where(hop_dtype dt);
+hop__vfn hop__vfn_copy(hop_dtype dt);
+int hop__vfn_cost(hop_op op);
+/* Converts n elements from src (stride in elements) to contiguous dst, with
+ * the conversions documented in hop/runtime.h (scalar operands of fused
+ * steps are stored converted). */
+void hop__convert(int64_t n, void *dst, hop_dtype dt, const void *src, hop_dtype st,
+                  int64_t stride);
+/* A group of one copy step: dst dtype <- src dtype (with conversion). */
+void hop__fgroup_copy(hop__fgroup *g, hop_dtype dst, hop_dtype src);
+
+/* Checks the arguments of a call of f recorded in a graph (tensors with
+ * symbolic metadata, ints, SymInts, floats, bools) against its signature,
+ * with the messages hop_foreign_call gives: tracing (hop_tracer_call_foreign)
+ * and lowering check the same, so a graph that traced lowers.  Sizes are
+ * checked when they and the operand's sizes are constants; HOP_INVALID,
+ * HOP_DTYPE or HOP_SHAPE naming the parameter. */
+hop_status hop__extern_check(const hop_foreign *f, const hop_arg *args, size_t nargs);
+
+#endif /* HOP_RUNTIME_PROGRAM_H */

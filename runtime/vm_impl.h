@@ -1,0 +1,153 @@
+/*
+ * runtime/vm_impl.h - the VM's private part: frames (the state of one run)
+ * and what the files of the program interpreter share.  Nothing outside
+ * runtime/ includes it; the code generator sees only runtime/program.h.
+ *
+ *   vm.c          the interpreter loop (hop_plan_run*), operands, views,
+ *                 results, interrupts, int programs (hop__xeval)
+ *   frame.c       plans' lifetime, frames, worker frames, the block's layout
+ *                 and the binding of output tensors
+ *   parmap.c      parallel loops on the pool
+ *   fused_exec.c  the tiled executor of fused groups, tensor copies
+ *   explain.c     hop_plan_dump and the trace of a run
+ *   export.c      plans as C functions (an ffi closure)
+ */
+#ifndef HOP_RUNTIME_VM_IMPL_H
+#define HOP_RUNTIME_VM_IMPL_H
+
+#include "runtime/program.h"
+#include "runtime/runtime.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+
+/* A kernel a frame keeps for an Op between runs. */
+typedef struct hop__kcache {
+    hop_kernel k;
+    bool valid;
+    /* which preparation k comes from (unique over all frames): parmap.c
+     * copies a kernel to a worker frame only when the worker's differs */
+    uint64_t gen;
+} hop__kcache;
+
+/* Per-run state; one per concurrent run. */
+struct hop__frame {
+    hop_plan *plan;
+    void *raw;                 /* the allocation holding the frame and its arrays */
+    hop_tensor *const *inputs; /* this run's */
+    hop_tensor *const *into;   /* hop_plan_run_into's outputs, or NULL */
+    hop_tensor *slots;
+    hop_tensor **owner;   /* the tensor whose storage a slot's header uses */
+    unsigned char *owned; /* owner is a reference this frame holds */
+    int64_t *regs;
+    int32_t *stack;
+    int32_t sp;
+    hop__kcache *kernels;
+    hop_rt_arg *rtargs;
+    hop_tensor *block; /* the memory plan's block (a byte tensor) */
+    int64_t *layout_key;
+    bool layout_ok;
+    int64_t *offsets; /* per buffer */
+    /* per output: the tensor the last run returned (one reference); reused
+     * when the caller has released it and the sizes are the same */
+    hop_tensor **recycle;
+
+    /* Parallel loops (parmap.c).  stop: hop__exec_at returns OK on reaching
+     * the Next at this pc (a worker running one iteration), -1 otherwise.
+     * The block holds nsub worker areas of warea bytes from wbase; woff
+     * gives each worker region's offset in an area.  subs are the worker
+     * frames (one allocation, subraw), made at Layout and kept. */
+    int32_t stop;
+    int nsub, subcap;
+    hop__frame **subs;
+    void *subraw;
+    int64_t *woff;
+    int64_t warea, wbase;
+    /* Interrupts.  budget: work units left before the next check; epoch:
+     * the plan's interrupt count when the run began; root: the run's own
+     * frame (a worker's is its caller's), whose halt tells its workers to
+     * stop and whose progress handler runs on the thread that called
+     * (caller). */
+    int64_t budget;
+    uint32_t epoch;
+    hop__frame *root;
+    _Atomic int halt;
+    int (*progress)(void *ud);
+    void *progress_ud;
+    pthread_t caller;
+    /* a piece's first error: status, row and message */
+    hop_status perr;
+    int64_t prow;
+    char pmsg[1024];
+};
+
+/* ------------------------------------------------------------- frame.c */
+
+/* Work units between two interrupt checks: ~1000 interpreted instructions,
+ * or kernels of ~4M elements (an Op's kernel work >> HOP__CHECK_SHIFT). */
+#define HOP__CHECK_EVERY 1024
+#define HOP__CHECK_SHIFT 12
+
+/* "x, y": the names of p's inputs, for messages, into buf (cap > 0;
+ * truncated). */
+const char *hop__input_names(const hop_plan *p, char *buf, size_t cap);
+/* A new frame for a run of p (NULL on out-of-memory), and its end.  A run
+ * takes the plan's cached frame when there is one (vm.c). */
+hop__frame *hop__frame_new(hop_plan *p);
+void hop__frame_free(hop__frame *f); /* NULL is a no-op */
+/* A frame's bytes (one allocation) and its setup in raw (zeroed). */
+size_t hop__frame_bytes(const hop_plan *p);
+hop__frame *hop__frame_init(hop_plan *p, void *raw);
+/* Drops the references the frame's slots hold. */
+void hop__frame_release_owned(hop__frame *f);
+/* Keeps n worker frames for f (Layout).  HOP_NOMEM leaves f as it was. */
+hop_status hop__parmap_reserve(hop__frame *f, int n);
+/* Worker frames a layout makes room for: threads - 1, or 0. */
+int hop__parmap_workers(const hop_plan *p);
+
+/* Sets t's geometry as a view of storage s (a header the frame owns). */
+void hop__header(hop_tensor *t, hop_storage *s, hop_dtype dtype, int rank, const int64_t *sizes,
+                 const int64_t *strides, void *data);
+/* The sizes of slot s at regs, and their product, checked as eager checks
+ * an op's result (HOP_NOMEM "<op>: f32[...] is too large"). */
+hop_status hop__slot_sizes(const hop_plan *p, int32_t s, const int64_t *regs, int64_t *sizes,
+                           int64_t *numel);
+/* Layout: places the block's tensors for the bound sizes (again only when
+ * they changed), then binds the root's output slots to new tensors or the
+ * caller's (into, for hop_plan_run_into). */
+hop_status hop__layout(hop__frame *f);
+hop_status hop__bind_outputs(hop__frame *f, hop_tensor *const *into);
+
+/* A worker frame w of f's run starts checking interrupts as its root does. */
+void hop__interrupt_share(hop__frame *f, hop__frame *w);
+/* On the caller's thread: runs f's progress handler, halting the run's
+ * other threads when it asks to stop. */
+void hop__interrupt_poll(hop__frame *f);
+/* The check every HOP__CHECK_EVERY units: HOP_INTERRUPTED when the run
+ * must stop. */
+hop_status hop__interrupt_check(hop__frame *f);
+
+/* ---------------------------------------------------------------- vm.c */
+
+/* Runs from pc to Halt, or to the Next at f->stop. */
+hop_status hop__exec_at(hop__frame *f, int32_t pc);
+
+/* ------------------------------------------------------------ parmap.c */
+
+/* LoopInit at pc with a parallel descriptor: runs the whole loop on the
+ * pool and sets *ran, or leaves it to the caller (*ran false). */
+hop_status hop__parmap_run(hop__frame *f, int32_t pc, bool *ran);
+/* How many loops ran on the pool so far (tests, tuning). */
+long hop__parmap_runs(void);
+
+/* -------------------------------------------------------- fused_exec.c */
+
+hop_status hop__fused_run(const hop__fgroup *g, hop__frame *f);
+/* dst = src elementwise (same sizes, any strides, dtype conversion). */
+hop_status hop__copy_tensor(hop_tensor *dst, const hop_tensor *src);
+
+/* ----------------------------------------------------------- explain.c */
+
+void hop__trace_insn(const hop_plan *p, int32_t pc);
+
+#endif /* HOP_RUNTIME_VM_IMPL_H */
