@@ -125,7 +125,7 @@ hop__xget(const hop__xprog *x, const int64_t *regs, int64_t *out)
  *   Alloc    P1          t[P1] = new tensor of its sizes, known only now
  *   Copy     P1 P2 * P4  t[P1] <- t[P2] (copy group P4)
  *   Move     P1 P2       t[P1] stands for t[P2]
- *   Select   P1 P2 P3    t[P1] = row r[P3] of t[P2]
+ *   Select   P1 P2 P3    t[P1] = index r[P3] of t[P2] along dim i64 (0: a row)
  *   Item     P1 P2       r[P1] = the one element of t[P2]
  *   SymSize  P1 P2 P3    r[P1] = size P3 of t[P2]
  *   Eval     P1 * * P4   r[P1] = int program P4
@@ -138,6 +138,7 @@ hop__xget(const hop__xprog *x, const int64_t *regs, int64_t *out)
  *   Call     P1 P2 * P4  P2 parameter moves of P4, then call P1
  *   Return               back after the Call
  *   Extern   P1 P2 * P4  foreign kernel call P4 into its P2 output slots
+ *   Swap     P1 P2       t[P1] and t[P2] exchange what they hold (a carry)
  *   Halt                 the program is done
  */
 #define HOP__OPCODES(X)                                                                            \
@@ -164,6 +165,7 @@ hop__xget(const hop__xprog *x, const int64_t *regs, int64_t *out)
     X(Call)                                                                                        \
     X(Return)                                                                                      \
     X(Extern)                                                                                      \
+    X(Swap)                                                                                        \
     X(Halt)
 
 typedef enum hop__opcode {
