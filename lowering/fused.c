@@ -332,6 +332,7 @@ hop__fused_build(hop_lower_ctx *cx, const hop_node *root, const hop_node *const 
             busy[freed[k]] = false;
     }
     g->nsteps = nm;
+    hop__fgroup_seal(g);
     if (dry)
         return HOP_OK;
     for (int k = 0; k < g->ninputs; k++) {

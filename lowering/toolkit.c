@@ -201,8 +201,8 @@ pred_operand(hop_lower_ctx *cx, hop_pval *pred, const char *who)
 static int32_t
 emit_ifnot(hop_lower_ctx *cx, hop_pval pred, int32_t target)
 {
-    int32_t pc = hop__emit(cx, HOP__OP_IfNot, pred.id, target,
-                           pred.kind == HOP_PVAL_TENSOR ? 0 : 1, NULL, NULL);
+    int32_t pc = hop__emit(cx, HOP__OP_IfNot, pred.id, target, pred.kind == HOP_PVAL_TENSOR ? 0 : 1,
+                           NULL, NULL);
     if (pc >= 0 && pred.kind == HOP_PVAL_TENSOR && hop__access(cx, pred.id) != HOP_OK)
         return -1;
     return pc;
@@ -221,8 +221,7 @@ push_ctl(hop_lower_ctx *cx, int kind, int32_t a, int32_t b)
 hop_status
 hop_lower_loop_begin(hop_lower_ctx *cx, hop_pval count, hop_pval *index)
 {
-    if (cx == NULL || index == NULL ||
-        (count.kind != HOP_PVAL_INT && count.kind != HOP_PVAL_CONST))
+    if (cx == NULL || index == NULL || (count.kind != HOP_PVAL_INT && count.kind != HOP_PVAL_CONST))
         return hop_error(HOP_MISUSE, "hop_lower_loop_begin: needs an int count");
     int32_t creg = count.id, ireg;
     hop_status st;
@@ -376,6 +375,18 @@ hop_lower_swap(hop_lower_ctx *cx, hop_pval a, hop_pval b)
             return st != HOP_OK ? st : HOP_NOMEM;
         return HOP_OK;
     }
+    /* The VM swaps only where the elements are: the two need one geometry. */
+    const hop__slot *x = &cx->slots[a.id], *y = &cx->slots[b.id];
+    bool same = x->dtype == y->dtype && x->rank == y->rank && x->kind == y->kind &&
+                (x->kind == HOP__S_BUFFER || x->kind == HOP__S_LATE);
+    for (int d = 0; same && d < x->rank; d++)
+        same = x->sizes[d] == y->sizes[d] || (x->sizes[d]->is_const && y->sizes[d]->is_const &&
+                                              x->sizes[d]->value == y->sizes[d]->value);
+    if (!same)
+        return hop_error(HOP_MISUSE,
+                         "hop_lower_swap: t%d and t%d are not two buffers of one "
+                         "dtype and shape",
+                         a.id, b.id);
     if (hop__emit(cx, HOP__OP_Swap, a.id, b.id, 0, NULL, NULL) < 0)
         return HOP_NOMEM;
     hop_status st = hop__access(cx, a.id);
@@ -383,8 +394,8 @@ hop_lower_swap(hop_lower_ctx *cx, hop_pval a, hop_pval b)
 }
 
 hop_status
-hop_lower_carry_begin(hop_lower_ctx *cx, const hop_value_info *meta, const hop_pval *init,
-                      size_t n, hop_loop_carry *lc)
+hop_lower_carry_begin(hop_lower_ctx *cx, const hop_value_info *meta, const hop_pval *init, size_t n,
+                      hop_loop_carry *lc)
 {
     if (cx == NULL || lc == NULL || (n && (meta == NULL || init == NULL)))
         return hop_error(HOP_MISUSE, "hop_lower_carry_begin: NULL argument");
@@ -405,7 +416,8 @@ hop_lower_carry_begin(hop_lower_ctx *cx, const hop_value_info *meta, const hop_p
                 st = hop_lower_copy(cx, lc->cur[i], init[i]);
             continue;
         }
-        if ((st = hop__new_reg(cx, NULL, &a)) != HOP_OK || (st = hop__new_reg(cx, NULL, &b)) != HOP_OK)
+        if ((st = hop__new_reg(cx, NULL, &a)) != HOP_OK ||
+            (st = hop__new_reg(cx, NULL, &b)) != HOP_OK)
             break;
         lc->cur[i] = hop__pv_int(a);
         lc->next[i] = (hop_pval){HOP_PVAL_NONE, -1, 0}; /* an int result needs no buffer */
@@ -464,10 +476,11 @@ hop_status
 hop_lower_int(hop_lower_ctx *cx, hop_int_op op, hop_pval a, hop_pval b, hop_pval *out)
 {
     static const uint8_t xop[] = {
-        [HOP_INT_ADD] = HOP__X_ADD, [HOP_INT_SUB] = HOP__X_SUB, [HOP_INT_MUL] = HOP__X_MUL,
-        [HOP_INT_FLOORDIV] = HOP__X_FLOORDIV, [HOP_INT_MOD] = HOP__X_MOD, [HOP_INT_LT] = HOP__X_LT,
-        [HOP_INT_LE] = HOP__X_LE, [HOP_INT_EQ] = HOP__X_EQ, [HOP_INT_MAX] = HOP__X_MAX,
-        [HOP_INT_MIN] = HOP__X_MIN,
+        [HOP_INT_ADD] = HOP__X_ADD, [HOP_INT_SUB] = HOP__X_SUB,
+        [HOP_INT_MUL] = HOP__X_MUL, [HOP_INT_FLOORDIV] = HOP__X_FLOORDIV,
+        [HOP_INT_MOD] = HOP__X_MOD, [HOP_INT_LT] = HOP__X_LT,
+        [HOP_INT_LE] = HOP__X_LE,   [HOP_INT_EQ] = HOP__X_EQ,
+        [HOP_INT_MAX] = HOP__X_MAX, [HOP_INT_MIN] = HOP__X_MIN,
     };
     static const char *const sym[] = {"+", "-", "*", "//", "%", "<", "<=", "==", "max", "min"};
     if (cx == NULL || out == NULL || (unsigned)op > HOP_INT_MIN ||
@@ -491,7 +504,8 @@ hop_lower_int(hop_lower_ctx *cx, hop_int_op op, hop_pval a, hop_pval b, hop_pval
             code[k] = (hop__xi){.op = HOP__X_REG, .reg = v[k].id};
             regs[x->nsyms] = v[k].id;
             names[x->nsyms++] = cx->regnames[v[k].id] ? cx->regnames[v[k].id] : "r";
-            snprintf(text[k], sizeof text[k], "%s", cx->regnames[v[k].id] ? cx->regnames[v[k].id] : "r");
+            snprintf(text[k], sizeof text[k], "%s",
+                     cx->regnames[v[k].id] ? cx->regnames[v[k].id] : "r");
         }
     }
     code[2] = (hop__xi){.op = xop[op], .n = 2};
@@ -663,8 +677,8 @@ hop_lower_call(hop_lower_ctx *cx, const hop_graph *g, const hop_pval *inputs, si
     /* Results whose sizes the callee computes cannot be allocated by the
      * caller before the call. */
     for (size_t j = 0; j < noutputs; j++) {
-        const hop_node *n = g->output->args[j].kind == HOP_ARG_NODE ? g->output->args[j].u.node
-                                                                    : NULL;
+        const hop_node *n =
+            g->output->args[j].kind == HOP_ARG_NODE ? g->output->args[j].u.node : NULL;
         if (n && n->meta->kind == HOP_VALUE_TENSOR && n->kind != HOP_NODE_PLACEHOLDER &&
             hop__meta_late(cx, &n->meta->meta)) {
             for (int d = 0; d < n->meta->meta.rank; d++) {
@@ -754,7 +768,6 @@ hop_lower_call(hop_lower_ctx *cx, const hop_graph *g, const hop_pval *inputs, si
     }
     return HOP_OK;
 }
-
 
 /* ---------------------------------------------------------- conveniences */
 

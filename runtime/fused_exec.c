@@ -20,6 +20,8 @@
 #include <stdio.h>
 
 #define TILE 512
+/* The most elements run_small takes: its registers live on the stack. */
+#define SMALL 64
 
 void
 hop__fgroup_copy(hop__fgroup *g, hop_dtype dst, hop_dtype src)
@@ -37,6 +39,19 @@ hop__fgroup_copy(hop__fgroup *g, hop_dtype dst, hop_dtype src)
     s->out = -1;
     s->dtype = dst;
     s->in[0] = (hop__fopnd){.src = HOP__F_INPUT, .idx = 0, .need = dst, .have = src};
+    hop__fgroup_seal(g);
+}
+
+void
+hop__fgroup_seal(hop__fgroup *g)
+{
+    g->has_sym = false;
+    g->same_dtypes = true;
+    for (int s = 0; s < g->nsteps; s++)
+        for (int i = 0; i < g->steps[s].nin; i++) {
+            g->has_sym |= g->steps[s].in[i].src == HOP__F_SYM;
+            g->same_dtypes &= g->steps[s].in[i].have == g->steps[s].in[i].need;
+        }
 }
 
 /* ------------------------------------------------------------ execution */
@@ -327,6 +342,84 @@ execute(const hop__fgroup *g, hop_tensor *out, const hop_tensor *const *in, frun
     return HOP_OK;
 }
 
+/*
+ * A group of at most SMALL elements over contiguous operands of the output's size
+ * (or single elements) whose steps read their operands in the dtypes they
+ * have: the common case in a loop body or a map row, run straight over the
+ * operands without the general machinery.  False: not that case (nothing
+ * was written).
+ */
+static bool
+run_small(const hop__fgroup *g, const hop_tensor *out, const hop_tensor *const *in, const frun *c)
+{
+    int64_t n = 1, expect = 1;
+    for (int d = out->rank - 1; d >= 0; d--) {
+        if (out->sizes[d] != 1 && out->strides[d] != expect)
+            return false;
+        expect *= out->sizes[d];
+    }
+    n = expect;
+    if (n == 0 || n > SMALL || !g->same_dtypes)
+        return false;
+    const void *ptr[HOP__F_MAXIN];
+    int inc[HOP__F_MAXIN];
+    for (int k = 0; k < g->ninputs; k++) {
+        const hop_tensor *x = in[k];
+        int64_t m = 1;
+        for (int d = x->rank - 1; d >= 0; d--) {
+            if (x->sizes[d] != 1 && x->strides[d] != m)
+                return false;
+            m *= x->sizes[d];
+        }
+        if ((m != n && m != 1) || x->rank > out->rank)
+            return false;
+        ptr[k] = x->data;
+        inc[k] = m == n && n != 1;
+    }
+    for (int s = 0; s < g->nsteps; s++) {
+        const hop__fstep *st = &g->steps[s];
+        /* a unary step over one element, or a binary one over two, is
+         * spread out by run_tiles: leave it that */
+        if (st->op != HOP_OP_where && n > 1) {
+            bool any = false;
+            for (int i = 0; i < st->nin && i < 2; i++)
+                any |= st->in[i].src == HOP__F_REG ||
+                       (st->in[i].src == HOP__F_INPUT && inc[st->in[i].idx]);
+            if (!any)
+                return false;
+        }
+    }
+    _Alignas(64) unsigned char regs[HOP__F_MAXREGS][SMALL * 8];
+    for (int s = 0; s < g->nsteps; s++) {
+        const hop__fstep *st = &g->steps[s];
+        const void *a[3];
+        int ai[3];
+        for (int i = 0; i < st->nin; i++) {
+            const hop__fopnd *op = &st->in[i];
+            switch (op->src) {
+            case HOP__F_REG:
+                a[i] = regs[op->idx];
+                ai[i] = 1;
+                break;
+            case HOP__F_INPUT:
+                a[i] = ptr[op->idx];
+                ai[i] = inc[op->idx];
+                break;
+            case HOP__F_SCALAR:
+                a[i] = op->val;
+                ai[i] = 0;
+                break;
+            default:
+                a[i] = c->sym[s][i];
+                ai[i] = 0;
+                break;
+            }
+        }
+        st->fn(n, st->out >= 0 ? (void *)regs[st->out] : out->data, a, ai);
+    }
+    return true;
+}
+
 hop_status
 hop__fused_run(const hop__fgroup *g, hop__frame *f)
 {
@@ -334,7 +427,7 @@ hop__fused_run(const hop__fgroup *g, hop__frame *f)
     const hop_tensor *in[HOP__F_MAXIN];
     for (int k = 0; k < g->ninputs; k++)
         in[k] = &f->slots[g->inputs[k]];
-    for (int s = 0; s < g->nsteps; s++) {
+    for (int s = 0; g->has_sym && s < g->nsteps; s++) {
         for (int i = 0; i < g->steps[s].nin; i++) {
             const hop__fopnd *o = &g->steps[s].in[i];
             if (o->src != HOP__F_SYM)
@@ -351,6 +444,8 @@ hop__fused_run(const hop__fgroup *g, hop__frame *f)
             }
         }
     }
+    if (run_small(g, &f->slots[g->out], in, &c))
+        return HOP_OK;
     return execute(g, &f->slots[g->out], in, &c);
 }
 

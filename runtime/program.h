@@ -339,7 +339,9 @@ typedef struct hop__fgroup {
     int nregs;
     int32_t out;
     hop_dtype odtype;
-    int cost; /* per element, for threading */
+    int cost;         /* per element, for threading */
+    bool has_sym;     /* a step reads a SymInt (hop__fgroup_seal) */
+    bool same_dtypes; /* every operand is read in the dtype it has */
     const char *text;
 } hop__fgroup;
 
@@ -484,6 +486,8 @@ void hop__convert(int64_t n, void *dst, hop_dtype dt, const void *src, hop_dtype
                   int64_t stride);
 /* A group of one copy step: dst dtype <- src dtype (with conversion). */
 void hop__fgroup_copy(hop__fgroup *g, hop_dtype dst, hop_dtype src);
+/* Sets the flags a group's runner reads (has_sym, same_dtypes) from its steps. */
+void hop__fgroup_seal(hop__fgroup *g);
 
 /* Checks the arguments of a call of f recorded in a graph (tensors with
  * symbolic metadata, ints, SymInts, floats, bools) against its signature,

@@ -61,12 +61,14 @@ run_input(hop__frame *f, const hop__input *in, const hop_tensor *t)
 {
     char want[160];
     if (t->dtype != in->dtype)
-        return hop_error(HOP_GUARD, "guard failed: %s.dtype == %s expected, got %s (input %s is %s)",
-                         in->name, hop_dtype_name(in->dtype), hop_dtype_name(t->dtype), in->name,
+        return hop_error(HOP_GUARD,
+                         "guard failed: %s.dtype == %s expected, got %s (input %s is %s)", in->name,
+                         hop_dtype_name(in->dtype), hop_dtype_name(t->dtype), in->name,
                          dims_text(want, sizeof want, in));
     if (t->rank != in->rank)
-        return hop_error(HOP_GUARD, "guard failed: %s.dim() == %d expected, got %d (input %s is %s)",
-                         in->name, in->rank, t->rank, in->name, dims_text(want, sizeof want, in));
+        return hop_error(HOP_GUARD,
+                         "guard failed: %s.dim() == %d expected, got %d (input %s is %s)", in->name,
+                         in->rank, t->rank, in->name, dims_text(want, sizeof want, in));
     int64_t *regs = f->regs;
     for (int d = 0; d < in->rank; d++) {
         const hop__dimcheck *c = &in->dims[d];
@@ -95,10 +97,11 @@ run_input(hop__frame *f, const hop__input *in, const hop_tensor *t)
             break;
         case HOP__D_SAME:
             if (v != regs[c->reg])
-                return hop_error(HOP_GUARD,
-                                 "guard failed: %s.size(%d) == %s expected (both are %s), got %" PRId64
-                                 " and %" PRId64,
-                                 in->name, d, c->first, c->sym, v, regs[c->reg]);
+                return hop_error(
+                    HOP_GUARD,
+                    "guard failed: %s.size(%d) == %s expected (both are %s), got %" PRId64
+                    " and %" PRId64,
+                    in->name, d, c->first, c->sym, v, regs[c->reg]);
             break;
         case HOP__D_EXPR:
             break;
@@ -122,9 +125,9 @@ check_exprs(hop__frame *f, const hop__input *in)
         if (st != HOP_OK)
             return st;
         if (t->sizes[d] != want)
-            return hop_error(HOP_GUARD,
-                             "guard failed: %s.size(%d) == %s expected (= %" PRId64 "), got %" PRId64,
-                             in->name, d, c->x->text, want, t->sizes[d]);
+            return hop_error(
+                HOP_GUARD, "guard failed: %s.size(%d) == %s expected (= %" PRId64 "), got %" PRId64,
+                in->name, d, c->x->text, want, t->sizes[d]);
     }
     return HOP_OK;
 }
@@ -651,13 +654,22 @@ hop__exec_at(hop__frame *f, int32_t pc)
          * headers and whose storage they use): a double-buffered carry's
          * next value becomes the current one without a copy. */
         case HOP__OP_Swap: {
-            hop_tensor t = slots[in->p1];
+            /* The two have one geometry (hop_lower_swap checks): only where
+             * their elements are changes hands. */
+            hop_tensor *a = &slots[in->p1], *b = &slots[in->p2];
+            void *data = a->data;
+            hop_storage *storage = a->storage;
+            int64_t offset = a->offset;
             hop_tensor *o = f->owner[in->p1];
             unsigned char w = f->owned[in->p1];
-            slots[in->p1] = slots[in->p2];
+            a->data = b->data;
+            a->storage = b->storage;
+            a->offset = b->offset;
+            b->data = data;
+            b->storage = storage;
+            b->offset = offset;
             f->owner[in->p1] = f->owner[in->p2];
             f->owned[in->p1] = f->owned[in->p2];
-            slots[in->p2] = t;
             f->owner[in->p2] = o;
             f->owned[in->p2] = w;
             break;
@@ -805,8 +817,9 @@ result_into(hop__frame *f, size_t j, hop_tensor *dst)
         hop_tensor src;
         hop__header(&src, NULL, HOP_I64, 0, NULL, NULL, &x);
         if (hop_tensor_numel(dst) != 1)
-            return hop_error(HOP_SHAPE, "hop_plan_run_into: output %zu (%s) is a SymInt; it needs "
-                                        "a tensor of one element",
+            return hop_error(HOP_SHAPE,
+                             "hop_plan_run_into: output %zu (%s) is a SymInt; it needs "
+                             "a tensor of one element",
                              j, p->outputs[j].name);
         return hop__copy_tensor(dst, &src);
     }
