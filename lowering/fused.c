@@ -16,6 +16,8 @@
 #include <inttypes.h>
 #include <stdio.h>
 
+static void small_plan(const hop_lower_ctx *cx, hop__fgroup *g);
+
 /* ------------------------------------------------------------- the ops */
 
 static bool
@@ -344,6 +346,7 @@ hop__fused_build(hop_lower_ctx *cx, const hop_node *root, const hop_node *const 
             return hop_error(HOP_VERIFY, "lowering: %s is not a tensor", in_nodes[k]->name);
         g->inputs[k] = v.id;
     }
+    small_plan(cx, g);
     hop__buf b;
     hop__buf_init(&b);
     member_text(&b, root, members, nm);
@@ -356,6 +359,53 @@ hop__fused_build(hop_lower_ctx *cx, const hop_node *root, const hop_node *const 
         return HOP_NOMEM;
     *out_group = g;
     return HOP_OK;
+}
+
+/* Numel of a slot with constant sizes whose elements are contiguous: the
+ * plan's own storage, or any slot of one element; -1 otherwise. */
+static int64_t
+dense_numel(const hop_lower_ctx *cx, int32_t id)
+{
+    const hop__slot *s = &cx->slots[id];
+    int64_t n = 1;
+    for (int d = 0; d < s->rank; d++) {
+        if (!s->sizes[d]->is_const || s->sizes[d]->value > HOP__F_SMALL)
+            return -1;
+        n *= s->sizes[d]->value;
+    }
+    if (n != 1 && s->kind != HOP__S_BUFFER && s->kind != HOP__S_LATE)
+        return -1;
+    return n;
+}
+
+/* Sets small_n when the group qualifies for the straight run (program.h). */
+static void
+small_plan(const hop_lower_ctx *cx, hop__fgroup *g)
+{
+    g->small_n = 0;
+    int64_t n = g->out >= 0 ? dense_numel(cx, g->out) : -1;
+    if (n <= 0 || n > HOP__F_SMALL || !g->same_dtypes)
+        return;
+    for (int k = 0; k < g->ninputs; k++) {
+        int64_t m = dense_numel(cx, g->inputs[k]);
+        if (m != n && m != 1)
+            return;
+        if (cx->slots[g->inputs[k]].rank > cx->slots[g->out].rank)
+            return;
+        g->small_inc[k] = m == n && n != 1;
+    }
+    /* a step whose operands are all single elements over a larger output
+     * needs run_tiles to spread it */
+    for (int s = 0; n > 1 && s < g->nsteps; s++) {
+        const hop__fstep *st = &g->steps[s];
+        bool any = st->op == HOP_OP_where;
+        for (int i = 0; i < st->nin && i < 2; i++)
+            any |= st->in[i].src == HOP__F_REG ||
+                   (st->in[i].src == HOP__F_INPUT && g->small_inc[st->in[i].idx]);
+        if (!any)
+            return;
+    }
+    g->small_n = (int)n;
 }
 
 hop_status

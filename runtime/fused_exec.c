@@ -20,8 +20,6 @@
 #include <stdio.h>
 
 #define TILE 512
-/* The most elements run_small takes: its registers live on the stack. */
-#define SMALL 64
 
 void
 hop__fgroup_copy(hop__fgroup *g, hop_dtype dst, hop_dtype src)
@@ -342,54 +340,34 @@ execute(const hop__fgroup *g, hop_tensor *out, const hop_tensor *const *in, frun
     return HOP_OK;
 }
 
-/*
- * A group of at most SMALL elements over contiguous operands of the output's size
- * (or single elements) whose steps read their operands in the dtypes they
- * have: the common case in a loop body or a map row, run straight over the
- * operands without the general machinery.  False: not that case (nothing
- * was written).
- */
-static bool
-run_small(const hop__fgroup *g, const hop_tensor *out, const hop_tensor *const *in, const frun *c)
+/* A SymInt operand's value now, in the dtype its step reads. */
+static hop_status
+sym_value(const hop__fopnd *o, const int64_t *regs, void *out)
 {
-    int64_t n = 1, expect = 1;
-    for (int d = out->rank - 1; d >= 0; d--) {
-        if (out->sizes[d] != 1 && out->strides[d] != expect)
-            return false;
-        expect *= out->sizes[d];
+    int64_t v;
+    hop_status st = hop__xget(o->x, regs, &v);
+    if (st != HOP_OK)
+        return st;
+    if (o->x->is_bool) {
+        hop__bool b = v != 0;
+        hop__convert(1, out, o->need, &b, HOP_BOOL, 1);
+    } else {
+        hop__convert(1, out, o->need, &v, HOP_I64, 1);
     }
-    n = expect;
-    if (n == 0 || n > SMALL || !g->same_dtypes)
-        return false;
-    const void *ptr[HOP__F_MAXIN];
-    int inc[HOP__F_MAXIN];
-    for (int k = 0; k < g->ninputs; k++) {
-        const hop_tensor *x = in[k];
-        int64_t m = 1;
-        for (int d = x->rank - 1; d >= 0; d--) {
-            if (x->sizes[d] != 1 && x->strides[d] != m)
-                return false;
-            m *= x->sizes[d];
-        }
-        if ((m != n && m != 1) || x->rank > out->rank)
-            return false;
-        ptr[k] = x->data;
-        inc[k] = m == n && n != 1;
-    }
-    for (int s = 0; s < g->nsteps; s++) {
-        const hop__fstep *st = &g->steps[s];
-        /* a unary step over one element, or a binary one over two, is
-         * spread out by run_tiles: leave it that */
-        if (st->op != HOP_OP_where && n > 1) {
-            bool any = false;
-            for (int i = 0; i < st->nin && i < 2; i++)
-                any |= st->in[i].src == HOP__F_REG ||
-                       (st->in[i].src == HOP__F_INPUT && inc[st->in[i].idx]);
-            if (!any)
-                return false;
-        }
-    }
-    _Alignas(64) unsigned char regs[HOP__F_MAXREGS][SMALL * 8];
+    return HOP_OK;
+}
+
+/*
+ * A group the lowering marked small (program.h: small_n), run straight over
+ * its operands without the tiled machinery: the common case in a loop body
+ * or a map row.  Its frame stays under a page (no stack probes).
+ */
+static hop_status
+run_small(const hop__fgroup *g, hop__frame *f)
+{
+    _Alignas(64) unsigned char regs[HOP__F_MAXREGS][HOP__F_SMALL * 8];
+    _Alignas(8) unsigned char sym[3][8];
+    int64_t n = g->small_n;
     for (int s = 0; s < g->nsteps; s++) {
         const hop__fstep *st = &g->steps[s];
         const void *a[3];
@@ -402,50 +380,45 @@ run_small(const hop__fgroup *g, const hop_tensor *out, const hop_tensor *const *
                 ai[i] = 1;
                 break;
             case HOP__F_INPUT:
-                a[i] = ptr[op->idx];
-                ai[i] = inc[op->idx];
+                a[i] = f->slots[g->inputs[op->idx]].data;
+                ai[i] = g->small_inc[op->idx];
                 break;
             case HOP__F_SCALAR:
                 a[i] = op->val;
                 ai[i] = 0;
                 break;
-            default:
-                a[i] = c->sym[s][i];
+            default: {
+                hop_status rc = sym_value(op, f->regs, sym[i]);
+                if (rc != HOP_OK)
+                    return rc;
+                a[i] = sym[i];
                 ai[i] = 0;
                 break;
             }
+            }
         }
-        st->fn(n, st->out >= 0 ? (void *)regs[st->out] : out->data, a, ai);
+        st->fn(n, st->out >= 0 ? (void *)regs[st->out] : f->slots[g->out].data, a, ai);
     }
-    return true;
+    return HOP_OK;
 }
 
 hop_status
 hop__fused_run(const hop__fgroup *g, hop__frame *f)
 {
+    if (g->small_n > 0)
+        return run_small(g, f);
     frun c;
-    const hop_tensor *in[HOP__F_MAXIN];
-    for (int k = 0; k < g->ninputs; k++)
-        in[k] = &f->slots[g->inputs[k]];
     for (int s = 0; g->has_sym && s < g->nsteps; s++) {
         for (int i = 0; i < g->steps[s].nin; i++) {
             const hop__fopnd *o = &g->steps[s].in[i];
-            if (o->src != HOP__F_SYM)
-                continue;
-            int64_t v;
-            hop_status st = hop__xget(o->x, f->regs, &v);
+            hop_status st = o->src == HOP__F_SYM ? sym_value(o, f->regs, c.sym[s][i]) : HOP_OK;
             if (st != HOP_OK)
                 return st;
-            if (o->x->is_bool) {
-                hop__bool b = v != 0;
-                hop__convert(1, c.sym[s][i], o->need, &b, HOP_BOOL, 1);
-            } else {
-                hop__convert(1, c.sym[s][i], o->need, &v, HOP_I64, 1);
-            }
         }
     }
-    if (run_small(g, &f->slots[g->out], in, &c))
-        return HOP_OK;
+    const hop_tensor *in[HOP__F_MAXIN];
+    for (int k = 0; k < g->ninputs; k++)
+        in[k] = &f->slots[g->inputs[k]];
     return execute(g, &f->slots[g->out], in, &c);
 }
 

@@ -304,6 +304,7 @@ typedef struct hop__guard {
 #define HOP__F_MAXSTEPS 16
 #define HOP__F_MAXIN 8
 #define HOP__F_MAXREGS 6
+#define HOP__F_SMALL 64
 
 /* A vector function: n elements into contiguous out from inputs that are
  * each contiguous (inc 1) or one broadcast element (inc 0), all of the
@@ -342,6 +343,13 @@ typedef struct hop__fgroup {
     int cost;         /* per element, for threading */
     bool has_sym;     /* a step reads a SymInt (hop__fgroup_seal) */
     bool same_dtypes; /* every operand is read in the dtype it has */
+    /* > 0: the output and every input are storage of the plan (contiguous)
+     * with constant sizes, small_n elements in the output (at most
+     * HOP__F_SMALL) and small_n or 1 in each input (small_inc[k] 1 or 0):
+     * hop__fused_run runs the steps straight over them.  Set by the
+     * lowering; 0 otherwise. */
+    int small_n;
+    unsigned char small_inc[HOP__F_MAXIN];
     const char *text;
 } hop__fgroup;
 

@@ -539,7 +539,9 @@ hop__exec_at(hop__frame *f, int32_t pc)
         case HOP__OP_Copy:
             if ((st = hop__fused_run(in->p4, f)) != HOP_OK)
                 goto fail;
-            f->budget -= hop_tensor_numel(&slots[in->p1]) >> HOP__CHECK_SHIFT;
+            /* a small group costs what the instruction does (above) */
+            if (((const hop__fgroup *)in->p4)->small_n == 0)
+                f->budget -= hop_tensor_numel(&slots[in->p1]) >> HOP__CHECK_SHIFT;
             break;
         /* Op P1 P2 * P4: runs op P4 into slot P1 with the kernel cached in
          * P2, prepared again only when an operand's data or geometry changed. */
