@@ -378,6 +378,40 @@ dense_numel(const hop_lower_ctx *cx, int32_t id)
     return n;
 }
 
+/* The steps hop__fused_run computes inline: int64 in, int64 or bool out. */
+static bool
+scalar_op(const hop__fstep *st)
+{
+    switch (st->op) {
+    case HOP_OP_add:
+    case HOP_OP_sub:
+    case HOP_OP_mul:
+    case HOP_OP_maximum:
+    case HOP_OP_minimum:
+        if (st->dtype != HOP_I64)
+            return false;
+        break;
+    case HOP_OP_eq:
+    case HOP_OP_ne:
+    case HOP_OP_lt:
+    case HOP_OP_le:
+    case HOP_OP_gt:
+    case HOP_OP_ge:
+        if (st->dtype != HOP_BOOL)
+            return false;
+        break;
+    default:
+        return false;
+    }
+    if (st->nin != 2)
+        return false;
+    for (int i = 0; i < 2; i++)
+        if (st->in[i].need != HOP_I64 ||
+            (st->in[i].src != HOP__F_INPUT && st->in[i].src != HOP__F_SCALAR))
+            return false;
+    return true;
+}
+
 /* Sets small_n when the group qualifies for the straight run (program.h). */
 static void
 small_plan(const hop_lower_ctx *cx, hop__fgroup *g)
@@ -406,6 +440,7 @@ small_plan(const hop_lower_ctx *cx, hop__fgroup *g)
             return;
     }
     g->small_n = (int)n;
+    g->scalar_i64 = n == 1 && g->nsteps == 1 && scalar_op(&g->steps[0]);
 }
 
 hop_status

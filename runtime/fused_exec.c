@@ -362,7 +362,7 @@ sym_value(const hop__fopnd *o, const int64_t *regs, void *out)
  * its operands without the tiled machinery: the common case in a loop body
  * or a map row.  Its frame stays under a page (no stack probes).
  */
-static hop_status
+__attribute__((noinline)) static hop_status
 run_small(const hop__fgroup *g, hop__frame *f)
 {
     _Alignas(64) unsigned char regs[HOP__F_MAXREGS][HOP__F_SMALL * 8];
@@ -402,11 +402,65 @@ run_small(const hop__fgroup *g, hop__frame *f)
     return HOP_OK;
 }
 
-hop_status
-hop__fused_run(const hop__fgroup *g, hop__frame *f)
+/* An int64 operand of a scalar_i64 step. */
+static inline int64_t
+scalar_in(const hop__fgroup *g, const hop__frame *f, const hop__fopnd *op)
 {
-    if (g->small_n > 0)
-        return run_small(g, f);
+    int64_t v;
+    memcpy(&v, op->src == HOP__F_INPUT ? f->slots[g->inputs[op->idx]].data : op->val, sizeof v);
+    return v;
+}
+
+/* A scalar_i64 group (program.h): the arithmetic of the vector functions
+ * (wrapping add, sub, mul), inline. */
+static void
+run_scalar(const hop__fgroup *g, hop__frame *f)
+{
+    const hop__fstep *st = &g->steps[0];
+    int64_t x = scalar_in(g, f, &st->in[0]), y = scalar_in(g, f, &st->in[1]), r;
+    void *out = f->slots[g->out].data;
+    switch (st->op) {
+    case HOP_OP_add:
+        r = (int64_t)((uint64_t)x + (uint64_t)y);
+        break;
+    case HOP_OP_sub:
+        r = (int64_t)((uint64_t)x - (uint64_t)y);
+        break;
+    case HOP_OP_mul:
+        r = (int64_t)((uint64_t)x * (uint64_t)y);
+        break;
+    case HOP_OP_maximum:
+        r = x > y ? x : y;
+        break;
+    case HOP_OP_minimum:
+        r = x < y ? x : y;
+        break;
+    case HOP_OP_eq:
+        *(hop__bool *)out = x == y;
+        return;
+    case HOP_OP_ne:
+        *(hop__bool *)out = x != y;
+        return;
+    case HOP_OP_lt:
+        *(hop__bool *)out = x < y;
+        return;
+    case HOP_OP_le:
+        *(hop__bool *)out = x <= y;
+        return;
+    case HOP_OP_gt:
+        *(hop__bool *)out = x > y;
+        return;
+    default: /* HOP_OP_ge: the lowering marks no other */
+        *(hop__bool *)out = x >= y;
+        return;
+    }
+    memcpy(out, &r, sizeof r);
+}
+
+/* A group of any size: the tiled engine (execute). */
+__attribute__((noinline)) static hop_status
+run_general(const hop__fgroup *g, hop__frame *f)
+{
     frun c;
     for (int s = 0; g->has_sym && s < g->nsteps; s++) {
         for (int i = 0; i < g->steps[s].nin; i++) {
@@ -420,6 +474,20 @@ hop__fused_run(const hop__fgroup *g, hop__frame *f)
     for (int k = 0; k < g->ninputs; k++)
         in[k] = &f->slots[g->inputs[k]];
     return execute(g, &f->slots[g->out], in, &c);
+}
+
+/* The three runners keep their own frames: the cheap ones pay nothing for
+ * the large stack of the others. */
+hop_status
+hop__fused_run(const hop__fgroup *g, hop__frame *f)
+{
+    if (g->scalar_i64) {
+        run_scalar(g, f);
+        return HOP_OK;
+    }
+    if (g->small_n > 0)
+        return run_small(g, f);
+    return run_general(g, f);
 }
 
 hop_status

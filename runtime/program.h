@@ -350,6 +350,10 @@ typedef struct hop__fgroup {
      * lowering; 0 otherwise. */
     int small_n;
     unsigned char small_inc[HOP__F_MAXIN];
+    /* One step of integer arithmetic or comparison over one int64 element
+     * per operand (a loop counter, a trip test): hop__fused_run computes it
+     * inline.  Set by the lowering. */
+    bool scalar_i64;
     const char *text;
 } hop__fgroup;
 

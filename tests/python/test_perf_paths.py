@@ -123,3 +123,36 @@ def test_graph_module_attributes_are_described_on_first_use():
     assert [n.op for n in gm.subgraphs["wrap_body_0"].graph.nodes] == [
         "placeholder", "call_op", "output"]
     assert gm.graph is gm.graph
+
+
+INT64_EDGES = [0, 1, -1, 7, -7, 2**62, -2**62, 2**63 - 1, -2**63]
+
+
+@pytest.mark.parametrize("op", ["add", "sub", "mul", "maximum", "minimum",
+                                "eq", "ne", "lt", "le", "gt", "ge"])
+def test_one_element_int64_steps_computed_inline_match_numpy_and_eager(op):
+    """A one-step group over 0-d int64 operands (a loop counter, a trip
+    test) runs inline in the fused runner; it wraps like the vector kernels
+    and NumPy, and compares like them, also against a constant."""
+    npf = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "maximum": np.maximum,
+           "minimum": np.minimum, "eq": np.equal, "ne": np.not_equal, "lt": np.less,
+           "le": np.less_equal, "gt": np.greater, "ge": np.greater_equal}[op]
+
+    def f(a, b):
+        return getattr(a, op)(b) if op in ("maximum", "minimum") else {
+            "add": a + b, "sub": a - b, "mul": a * b, "eq": a == b, "ne": a != b,
+            "lt": a < b, "le": a <= b, "gt": a > b, "ge": a >= b}[op]
+
+    def g(a):
+        return f(a, hop.tensor(5)) if op in ("maximum", "minimum") else f(a, 5)
+    cf, cg = hop.compile(f), hop.compile(g)
+    with np.errstate(over="ignore"):
+        for x in INT64_EDGES:
+            for y in INT64_EDGES:
+                a, b = hop.tensor(x), hop.tensor(y)
+                want = npf(np.int64(x), np.int64(y))
+                got = cf(a, b)
+                assert got.dtype == (hop.bool if want.dtype == np.bool_ else hop.int64)
+                assert got.item() == want.item() == f(a, b).item(), (op, x, y)
+            assert cg(hop.tensor(x)).item() == npf(np.int64(x), np.int64(5)).item()
+    assert "Fused" in hop.trace(f, hop.tensor(1), hop.tensor(2)).plan.dump()
