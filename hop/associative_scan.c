@@ -16,8 +16,10 @@
  * chunks: each chunk scanned on its own (a parallel loop: the pool runs the
  * chunks when the work is large enough), the chunks' totals scanned in
  * order, then each chunk's elements combined with the total of the chunks
- * before it (a parallel loop again): 2n combines, n / chunks deep.  Eval:
- * the sequential scan.
+ * before it (a parallel loop again): 2n combines, n / chunks deep.  A
+ * combine_fn of one add, mul, maximum or minimum runs as a kernel of this
+ * file instead (hop_lower_kernel; "one-op combines" below).  Eval: the
+ * sequential scan.
  */
 #include "hop/eval.h"
 #include "hop/lowering.h"
@@ -56,15 +58,19 @@ scan_check_operands(hop_call *c)
         hop_value_info_print(x, what, sizeof what);
         int d = x->kind == HOP_VALUE_TENSOR ? norm_dim(dim, x->meta.rank) : -1;
         if (d < 0)
-            return hop_error(HOP_SHAPE, "associative_scan: xs %zu (%s) is %s, which has no dim "
-                             "%" PRId64, i, a[i]->name, what, dim);
+            return hop_error(HOP_SHAPE,
+                             "associative_scan: xs %zu (%s) is %s, which has no dim "
+                             "%" PRId64,
+                             i, a[i]->name, what, dim);
         int d0 = norm_dim(dim, a[0]->meta->meta.rank);
         bool eq;
         st = hop_shape_env_decide_eq(env, x->meta.sizes[d], a[0]->meta->meta.sizes[d0],
                                      "associative_scan", &eq);
         if (st == HOP_OK && !eq)
-            return hop_error(HOP_SHAPE, "associative_scan: xs %zu (%s) is %s: its size along dim "
-                             "%" PRId64 " is not xs 0's", i, a[i]->name, what, dim);
+            return hop_error(HOP_SHAPE,
+                             "associative_scan: xs %zu (%s) is %s: its size along dim "
+                             "%" PRId64 " is not xs 0's",
+                             i, a[i]->name, what, dim);
     }
     return st;
 }
@@ -112,16 +118,284 @@ scan_output_meta(hop_call *c)
 
 /* --------------------------------------------------------------- lowering */
 
+/* ------------------------------------------------------ one-op combines */
+
+/*
+ * A combine_fn that is one add, mul, maximum or minimum of its two operands
+ * (cumsum, cumprod, cummax, cummin) over one xs of int32, int64, float32 or
+ * float64 runs as a kernel of its own instead of the element-by-element
+ * plan: each line along dim scanned in order, lines split over the pool;
+ * one long line (at least SPLIT elements) is split into CHUNKS chunks in
+ * three phases as above, the same chunks on any number of threads, so the
+ * result does not depend on the thread count.  Integer results, and every
+ * result that was not split, are the sequential scan's exactly.
+ */
+#define SPLIT (1 << 16)
+
+typedef struct one_op {
+    hop_op op;
+    hop_dtype dtype;
+    bool swapped; /* combine_fn(a, b) computes op(b, a) */
+    bool reverse;
+    int dim;
+} one_op;
+
+static bool
+one_op_combine(const hop_graph *g, size_t nx, one_op *k)
+{
+    if (nx != 1 || g->nplaceholders != 2 || g->nnodes != 4 || g->output == NULL ||
+        g->output->nargs != 1 || g->output->args[0].kind != HOP_ARG_NODE)
+        return false;
+    const hop_node *n = g->output->args[0].u.node, *a = g->first, *b = a->next;
+    if (n->kind != HOP_NODE_CALL_OP || n->nargs != 2 || n->args[0].kind != HOP_ARG_NODE ||
+        n->args[1].kind != HOP_ARG_NODE)
+        return false;
+    switch (n->op) {
+    case HOP_OP_add:
+    case HOP_OP_mul:
+    case HOP_OP_maximum:
+    case HOP_OP_minimum:
+        break;
+    default:
+        return false;
+    }
+    const hop_node *l = n->args[0].u.node, *r = n->args[1].u.node;
+    if (!((l == a && r == b) || (l == b && r == a)))
+        return false;
+    hop_dtype dt = n->meta->meta.dtype;
+    if ((dt != HOP_I32 && dt != HOP_I64 && dt != HOP_F32 && dt != HOP_F64) ||
+        a->meta->meta.dtype != dt || b->meta->meta.dtype != dt)
+        return false;
+    k->op = n->op;
+    k->dtype = dt;
+    k->swapped = l == b;
+    return true;
+}
+
+/* A line: len elements at stride st from p (bytes, elements). */
+typedef struct line {
+    const char *x;
+    char *o;
+    int64_t xs, os, len;
+} line;
+
+#define IADD(T, U, x, y) ((T)((U)(x) + (U)(y)))
+#define IMUL(T, U, x, y) ((T)((U)(x) * (U)(y)))
+#define FADD(T, U, x, y) ((x) + (y))
+#define FMUL(T, U, x, y) ((x) * (y))
+#define FMAX(T, U, x, y) ((x) != (x) ? (x) : (y) != (y) ? (y) : (x) > (y) ? (x) : (y))
+#define FMIN(T, U, x, y) ((x) != (x) ? (x) : (y) != (y) ? (y) : (x) < (y) ? (x) : (y))
+#define IMAX(T, U, x, y) ((x) > (y) ? (x) : (y))
+#define IMIN(T, U, x, y) ((x) < (y) ? (x) : (y))
+
+/* combine(l, r) for one op and order: op(l, r), or op(r, l) when swapped */
+#define COMBINE(OPF, T, U, sw, l, r) ((sw) ? OPF(T, U, r, l) : OPF(T, U, l, r))
+
+/* Scans elements [from, to) of a line in scan order (index i is element
+ * len-1-i with reverse), starting from the element itself at `from`, or
+ * from combine(*init, x) with init. */
+#define SCAN_FN(name, OPF, T, U)                                                                   \
+    static void name(const line *ln, int64_t from, int64_t to, bool rev, bool sw, const T *init)   \
+    {                                                                                              \
+        int64_t xs = rev ? -ln->xs : ln->xs, os = rev ? -ln->os : ln->os;                          \
+        const T *x = (const T *)ln->x + (rev ? ln->len - 1 - from : from) * ln->xs;                \
+        T *o = (T *)ln->o + (rev ? ln->len - 1 - from : from) * ln->os;                            \
+        if (from >= to)                                                                            \
+            return;                                                                                \
+        T acc = init ? COMBINE(OPF, T, U, sw, *init, *x) : *x;                                     \
+        *o = acc;                                                                                  \
+        for (int64_t i = from + 1; i < to; i++) {                                                  \
+            x += xs;                                                                               \
+            o += os;                                                                               \
+            acc = COMBINE(OPF, T, U, sw, acc, *x);                                                 \
+            *o = acc;                                                                              \
+        }                                                                                          \
+    }                                                                                              \
+    /* out[i] = combine(*carry, out[i]) over [from, to) */                                         \
+    static void name##_fix(const line *ln, int64_t from, int64_t to, bool rev, bool sw,            \
+                           const T *carry)                                                         \
+    {                                                                                              \
+        T c = *carry;                                                                              \
+        for (int64_t i = from; i < to; i++) {                                                      \
+            T *o = (T *)ln->o + (rev ? ln->len - 1 - i : i) * ln->os;                              \
+            *o = COMBINE(OPF, T, U, sw, c, *o);                                                    \
+        }                                                                                          \
+    }
+
+#define SCAN_FNS(OPN, IOP, FOP)                                                                    \
+    SCAN_FN(OPN##_i32, IOP, int32_t, uint32_t)                                                     \
+    SCAN_FN(OPN##_i64, IOP, int64_t, uint64_t)                                                     \
+    SCAN_FN(OPN##_f32, FOP, float, float)                                                          \
+    SCAN_FN(OPN##_f64, FOP, double, double)
+
+SCAN_FNS(add, IADD, FADD)
+SCAN_FNS(mul, IMUL, FMUL)
+SCAN_FNS(max, IMAX, FMAX)
+SCAN_FNS(min, IMIN, FMIN)
+
+typedef void (*scan_fn)(const line *, int64_t, int64_t, bool, bool, const void *);
+
+/* The scan and the fix-up of one op and dtype. */
+static void
+scan_fns(hop_op op, hop_dtype dt, scan_fn *scan, scan_fn *fix)
+{
+#define PICK(OPN)                                                                                  \
+    do {                                                                                           \
+        *scan = dt == HOP_I32   ? (scan_fn)OPN##_i32                                               \
+                : dt == HOP_I64 ? (scan_fn)OPN##_i64                                               \
+                : dt == HOP_F32 ? (scan_fn)OPN##_f32                                               \
+                                : (scan_fn)OPN##_f64;                                              \
+        *fix = dt == HOP_I32   ? (scan_fn)OPN##_i32_fix                                            \
+               : dt == HOP_I64 ? (scan_fn)OPN##_i64_fix                                            \
+               : dt == HOP_F32 ? (scan_fn)OPN##_f32_fix                                            \
+                               : (scan_fn)OPN##_f64_fix;                                           \
+    } while (0)
+    if (op == HOP_OP_add)
+        PICK(add);
+    else if (op == HOP_OP_mul)
+        PICK(mul);
+    else if (op == HOP_OP_maximum)
+        PICK(max);
+    else
+        PICK(min);
+#undef PICK
+}
+
+typedef struct scan_run {
+    const one_op *k;
+    const hop_tensor *x;
+    hop_tensor *out;
+    scan_fn scan, fix;
+    int64_t lines, len, chunk;                  /* chunk: elements per chunk of a split line */
+    _Alignas(8) unsigned char carry[CHUNKS][8]; /* split: the total before each chunk */
+} scan_run;
+
+/* Line l of the run: the other dims in row-major order. */
+static line
+line_at(const scan_run *r, int64_t l)
+{
+    const hop_tensor *x = r->x;
+    int64_t xo = 0, oo = 0;
+    for (int d = x->rank - 1; d >= 0; d--) {
+        if (d == r->k->dim)
+            continue;
+        xo += l % x->sizes[d] * x->strides[d];
+        oo += l % x->sizes[d] * r->out->strides[d];
+        l /= x->sizes[d];
+    }
+    size_t es = hop_dtype_size(x->dtype);
+    return (line){(const char *)x->data + xo * (int64_t)es, (char *)r->out->data + oo * (int64_t)es,
+                  x->strides[r->k->dim], r->out->strides[r->k->dim], r->len};
+}
+
+static void
+lines_piece(const void *ctx, int ith, int nth)
+{
+    const scan_run *r = ctx;
+    for (int64_t l = r->lines * ith / nth; l < r->lines * (ith + 1) / nth; l++) {
+        line ln = line_at(r, l);
+        r->scan(&ln, 0, r->len, r->k->reverse, r->k->swapped, NULL);
+    }
+}
+
+/* Split line, phase 1 (chunks scanned on their own) or 3 (fixed up). */
+static void
+chunks_piece(const void *ctx, int ith, int nth, bool fix)
+{
+    const scan_run *r = ctx;
+    line ln = line_at(r, 0);
+    for (int c = CHUNKS * ith / nth; c < CHUNKS * (ith + 1) / nth; c++) {
+        int64_t from = c * r->chunk, to = from + r->chunk < r->len ? from + r->chunk : r->len;
+        if (!fix)
+            r->scan(&ln, from, to, r->k->reverse, r->k->swapped, NULL);
+        else if (c > 0)
+            r->fix(&ln, from, to, r->k->reverse, r->k->swapped, r->carry[c]);
+    }
+}
+
+static void
+phase1(const void *ctx, int ith, int nth)
+{
+    chunks_piece(ctx, ith, nth, false);
+}
+
+static void
+phase3(const void *ctx, int ith, int nth)
+{
+    chunks_piece(ctx, ith, nth, true);
+}
+
+/* The kernel: tensors[0] the result, tensors[1] the xs. */
+static hop_status
+one_op_kernel(const void *data, hop_tensor *const *t, size_t n)
+{
+    (void)n;
+    scan_run r = {.k = data, .x = t[1], .out = t[0]};
+    scan_fns(r.k->op, r.k->dtype, &r.scan, &r.fix);
+    r.len = r.x->sizes[r.k->dim];
+    int64_t numel = hop_tensor_numel(r.x);
+    if (r.len == 0 || numel == 0)
+        return HOP_OK;
+    r.lines = numel / r.len;
+    int threads = hop_runtime_threads();
+    if (r.lines > 1 || r.len < SPLIT) {
+        int nth = numel < SPLIT ? 1 : (int)(r.lines < threads ? r.lines : threads);
+        if (nth <= 1)
+            lines_piece(&r, 0, 1);
+        else
+            hop_runtime_parallel(lines_piece, &r, nth);
+        return HOP_OK;
+    }
+    r.chunk = (r.len + CHUNKS - 1) / CHUNKS;
+    hop_runtime_parallel(phase1, &r, threads < CHUNKS ? threads : CHUNKS);
+    /* phase 2: carry[c] = combine(carry[c - 1], total of chunk c - 1) */
+    line ln = line_at(&r, 0);
+    size_t es = hop_dtype_size(r.x->dtype);
+    for (int c = 1; c < CHUNKS; c++) {
+        int64_t last = c * r.chunk - 1; /* chunk c-1's last element, in scan order */
+        if (last >= r.len)
+            break;
+        const char *total = ln.o + (r.k->reverse ? r.len - 1 - last : last) * ln.os * (int64_t)es;
+        memcpy(r.carry[c], total, es);
+        if (c > 1) {
+            /* carry[c] = combine(carry[c-1], total): scan the pair */
+            _Alignas(8) unsigned char pair[16], res[16];
+            memcpy(pair, r.carry[c - 1], es);
+            memcpy(pair + es, total, es);
+            line two = {(const char *)pair, (char *)res, 1, 1, 2};
+            r.scan(&two, 0, 2, false, r.k->swapped, NULL);
+            memcpy(r.carry[c], res + es, es);
+        }
+    }
+    hop_runtime_parallel(phase3, &r, threads < CHUNKS ? threads : CHUNKS);
+    return HOP_OK;
+}
+
+static hop_status
+one_op_lower(hop_lower_ctx *cx, const hop_node *call, one_op *k)
+{
+    size_t nx;
+    const hop_arg *xs = hop_node_group(call, "a", &nx);
+    hop_pval x, *out = hop_lower_outputs(cx, true);
+    hop_status st = out == NULL ? hop_error_code() : hop_lower_arg(cx, &xs[0], &x);
+    k->reverse = hop_node_param(call, "reverse")->u.b;
+    k->dim = norm_dim(hop_node_param(call, "dim")->u.i, xs[0].u.node->meta->meta.rank);
+    hop_pval args[2] = {out ? out[0] : x, x};
+    if (st == HOP_OK)
+        st = hop_lower_kernel(cx, "associative_scan", one_op_kernel, k, sizeof *k, args, 2);
+    return st == HOP_OK ? hop_lower_results(cx, out, 1) : st;
+}
+
 typedef struct scan_lowering {
     hop_lower_ctx *cx;
     const hop_graph *combine;
-    size_t nx, n;      /* xs, passed values (a, b, lifted) */
-    hop_pval *passed;  /* a..., b..., lifted... */
-    hop_pval *out;     /* the results, one per xs */
-    int *dims;         /* per xs */
+    size_t nx, n;     /* xs, passed values (a, b, lifted) */
+    hop_pval *passed; /* a..., b..., lifted... */
+    hop_pval *out;    /* the results, one per xs */
+    int *dims;        /* per xs */
     bool reverse;
-    hop_pval len;      /* the size along dim */
-    hop_pval last;     /* len - 1 */
+    hop_pval len;  /* the size along dim */
+    hop_pval last; /* len - 1 */
 } scan_lowering;
 
 static const hop_pval ONE = {HOP_PVAL_CONST, -1, 1}, ZERO = {HOP_PVAL_CONST, -1, 0};
@@ -130,8 +404,9 @@ static hop_status
 int_op(scan_lowering *s, hop_int_op op, hop_pval a, hop_pval b, hop_pval *out)
 {
     if (a.kind == HOP_PVAL_CONST && b.kind == HOP_PVAL_CONST && op <= HOP_INT_MUL) {
-        int64_t v = op == HOP_INT_ADD ? a.value + b.value
-                    : op == HOP_INT_SUB ? a.value - b.value : a.value * b.value;
+        int64_t v = op == HOP_INT_ADD   ? a.value + b.value
+                    : op == HOP_INT_SUB ? a.value - b.value
+                                        : a.value * b.value;
         *out = (hop_pval){HOP_PVAL_CONST, -1, v};
         return HOP_OK;
     }
@@ -178,8 +453,15 @@ chunk(scan_lowering *s, hop_pval c, hop_pval L, hop_pval *start, hop_pval *end)
 static hop_status
 scan_lower(hop_lower_ctx *cx, const hop_node *call)
 {
-    scan_lowering s = {.cx = cx, .combine = hop_node_body(call, "combine_fn"),
-                       .nx = call->nouts, .reverse = hop_node_param(call, "reverse")->u.b};
+    one_op fast;
+    size_t nxs;
+    const hop_graph *body = hop_node_body(call, "combine_fn");
+    if (hop_node_group(call, "a", &nxs) != NULL && body != NULL && one_op_combine(body, nxs, &fast))
+        return one_op_lower(cx, call, &fast);
+    scan_lowering s = {.cx = cx,
+                       .combine = hop_node_body(call, "combine_fn"),
+                       .nx = call->nouts,
+                       .reverse = hop_node_param(call, "reverse")->u.b};
     const hop_arg *xs = hop_node_group(call, "a", &s.nx);
     int64_t dim = hop_node_param(call, "dim")->u.i;
     s.passed = hop_lower_passed(cx, call, &s.n);
@@ -343,8 +625,10 @@ scan_eval(hop_eval_ctx *ex)
             return hop_error(HOP_SHAPE, "associative_scan: xs %zu is %s, which has no dim %" PRId64,
                              j, what, dim_arg.u.i);
         if (len >= 0 && xs[j].tensor->sizes[d] != len)
-            return hop_error(HOP_SHAPE, "associative_scan: xs %zu is %s: its size along dim "
-                             "%" PRId64 " is not xs 0's", j, what, dim_arg.u.i);
+            return hop_error(HOP_SHAPE,
+                             "associative_scan: xs %zu is %s: its size along dim "
+                             "%" PRId64 " is not xs 0's",
+                             j, what, dim_arg.u.i);
         len = xs[j].tensor->sizes[d];
     }
     hop_rt_value *in = hop_calloc(n + 1, sizeof *in);
@@ -377,16 +661,17 @@ scan_eval(hop_eval_ctx *ex)
         }
         hop_rt_values_clear(&x);
         for (size_t j = 0; j < nx && st == HOP_OK; j++)
-            st = hop_rt_values_push(&rows, (hop_rt_value){HOP_VALUE_TENSOR,
-                                                          hop_tensor_retain(next.items[j].tensor), 0});
+            st = hop_rt_values_push(
+                &rows,
+                (hop_rt_value){HOP_VALUE_TENSOR, hop_tensor_retain(next.items[j].tensor), 0});
         hop_rt_values_clear(&acc);
         acc = next;
     }
     hop_rt_values_clear(&acc);
     hop_free(in);
     hop_rt_values res = {NULL, 0, 0};
-    hop_rt_arg *items = st == HOP_OK ? hop_calloc((size_t)(len > 0 ? len : 0) + 1, sizeof *items)
-                                     : NULL;
+    hop_rt_arg *items =
+        st == HOP_OK ? hop_calloc((size_t)(len > 0 ? len : 0) + 1, sizeof *items) : NULL;
     if (st == HOP_OK && items == NULL)
         st = hop_error_code();
     for (size_t j = 0; j < nx && st == HOP_OK; j++) {

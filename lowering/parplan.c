@@ -67,6 +67,7 @@ scan_code(scan *s, int32_t ri, int32_t from, int32_t to, int64_t mult, int32_t m
         case HOP__OP_Alloc:
         case HOP__OP_OpAlloc:
         case HOP__OP_Extern:
+        case HOP__OP_Kernel:
         case HOP__OP_Input:
         case HOP__OP_Layout:
         case HOP__OP_Halt:

@@ -357,6 +357,46 @@ hop_lower_break_if(hop_lower_ctx *cx, hop_pval pred)
     return add_exit(cx, depth, jump);
 }
 
+/* -------------------------------------------------------------- kernels */
+
+_Static_assert(HOP_LOWER_KERNEL_MAX_ARGS == HOP__KERNEL_MAXARGS, "one kernel argument limit");
+
+hop_status
+hop_lower_kernel(hop_lower_ctx *cx, const char *name, hop_lower_kernel_fn fn, const void *data,
+                 size_t size, const hop_pval *args, size_t n)
+{
+    if (cx == NULL || fn == NULL || (args == NULL && n > 0) || (data == NULL && size > 0))
+        return hop_error(HOP_MISUSE, "hop_lower_kernel: NULL %s",
+                         cx == NULL   ? "context"
+                         : fn == NULL ? "kernel"
+                                      : "argument");
+    if (n > HOP_LOWER_KERNEL_MAX_ARGS)
+        return hop_error(HOP_MISUSE, "hop_lower_kernel: %zu tensors (at most %d)", n,
+                         HOP_LOWER_KERNEL_MAX_ARGS);
+    for (size_t j = 0; j < n; j++)
+        if (args[j].kind != HOP_PVAL_TENSOR)
+            return hop_error(HOP_MISUSE, "hop_lower_kernel: argument %zu is not a tensor", j);
+    hop__hopkernel *k = hop__arena_zalloc(&cx->plan->arena, sizeof *k);
+    int32_t *slots = hop__arena_zalloc(&cx->plan->arena, (n + 1) * sizeof *slots);
+    void *copy = size ? hop__arena_alloc(&cx->plan->arena, size) : NULL;
+    const char *nm = hop__arena_strdup(&cx->plan->arena, name ? name : "kernel");
+    if (k == NULL || slots == NULL || (size && copy == NULL) || nm == NULL)
+        return HOP_NOMEM;
+    if (size)
+        memcpy(copy, data, size);
+    for (size_t j = 0; j < n; j++)
+        slots[j] = args[j].id;
+    *k = (hop__hopkernel){.name = nm, .fn = fn, .data = copy, .n = (int32_t)n, .slots = slots};
+    if (hop__emit(cx, HOP__OP_Kernel, 0, 0, 0, k, nm) < 0)
+        return HOP_NOMEM;
+    for (size_t j = 0; j < n; j++) {
+        hop_status st = hop__access(cx, args[j].id);
+        if (st != HOP_OK)
+            return st;
+    }
+    return HOP_OK;
+}
+
 /* -------------------------------------------------------------- carries */
 
 hop_status

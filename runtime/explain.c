@@ -86,6 +86,9 @@ p4_text(const hop_plan *p, const hop__insn *in, hop__buf *b)
         hop__buf_puts(b, eq ? eq + 3 : t);
         break;
     }
+    case HOP__OP_Kernel:
+        hop__buf_puts(b, ((const hop__hopkernel *)in->p4)->name);
+        break;
     default:
         break;
     }
@@ -113,9 +116,8 @@ comment_text(const hop_plan *p, int32_t pc, hop__buf *b)
                             p->block_bytes, p->nbuffers, p->nbuffers == 1 ? "" : "s", p->nregions,
                             p->nregions == 1 ? "" : "s");
         else
-            hop__buf_printf(b, "block: %d tensor%s in %d region%s, sized at run time",
-                            p->nbuffers, p->nbuffers == 1 ? "" : "s", p->nregions,
-                            p->nregions == 1 ? "" : "s");
+            hop__buf_printf(b, "block: %d tensor%s in %d region%s, sized at run time", p->nbuffers,
+                            p->nbuffers == 1 ? "" : "s", p->nregions, p->nregions == 1 ? "" : "s");
         break;
     case HOP__OP_Fused:
         hop__buf_printf(b, "t%d = %s", in->p1, slot_name(p, in->p1));
@@ -197,6 +199,14 @@ comment_text(const hop_plan *p, int32_t pc, hop__buf *b)
         hop__buf_printf(b, "%sforeign %s", e->nouts ? " = " : "", e->name);
         break;
     }
+    case HOP__OP_Kernel: {
+        const hop__hopkernel *k = in->p4;
+        hop__buf_printf(b, "%s(", k->name);
+        for (int32_t j = 0; j < k->n; j++)
+            hop__buf_printf(b, "%st%d", j ? ", " : "", k->slots[j]);
+        hop__buf_puts(b, ")");
+        break;
+    }
     case HOP__OP_Halt:
     case HOP__OP_COUNT:
         break;
@@ -264,9 +274,8 @@ hop_plan_dump(const hop_plan *p)
                         p->nbuffers, p->nbuffers == 1 ? "" : "s", p->nregions,
                         p->nregions == 1 ? "" : "s", p->block_bytes);
     else
-        hop__buf_printf(&b, "memory: %d tensor%s in %d region%s, sized at run time\n",
-                        p->nbuffers, p->nbuffers == 1 ? "" : "s", p->nregions,
-                        p->nregions == 1 ? "" : "s");
+        hop__buf_printf(&b, "memory: %d tensor%s in %d region%s, sized at run time\n", p->nbuffers,
+                        p->nbuffers == 1 ? "" : "s", p->nregions, p->nregions == 1 ? "" : "s");
     for (int32_t g = 0; g < p->nregions; g++) {
         const hop__region *reg = &p->regions[g];
         if (p->static_layout)

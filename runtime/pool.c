@@ -166,6 +166,12 @@ hop__pool_stop(void)
 }
 
 void
+hop_runtime_parallel(hop_parallel_fn fn, const void *ctx, int nth)
+{
+    hop__pool_run_polled(fn, ctx, nth, NULL, NULL);
+}
+
+void
 hop__pool_run(hop__task_fn fn, const void *ctx, int nth)
 {
     hop__pool_run_polled(fn, ctx, nth, NULL, NULL);

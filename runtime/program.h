@@ -139,6 +139,7 @@ hop__xget(const hop__xprog *x, const int64_t *regs, int64_t *out)
  *   Return               back after the Call
  *   Extern   P1 P2 * P4  foreign kernel call P4 into its P2 output slots
  *   Swap     P1 P2       t[P1] and t[P2] exchange what they hold (a carry)
+ *   Kernel   * * * P4    a HOP's own kernel P4 (hop__hopkernel) on its slots
  *   Halt                 the program is done
  */
 #define HOP__OPCODES(X)                                                                            \
@@ -166,6 +167,7 @@ hop__xget(const hop__xprog *x, const int64_t *regs, int64_t *out)
     X(Return)                                                                                      \
     X(Extern)                                                                                      \
     X(Swap)                                                                                        \
+    X(Kernel)                                                                                      \
     X(Halt)
 
 typedef enum hop__opcode {
@@ -387,6 +389,16 @@ typedef struct hop__extern {
     const int32_t *outs;       /* slots */
     struct hop__extern *chain; /* the plan's externs, for release */
 } hop__extern;
+
+/* Kernel: a HOP's own kernel (hop_lower_kernel) and the slots it gets. */
+#define HOP__KERNEL_MAXARGS 16 /* HOP_LOWER_KERNEL_MAX_ARGS */
+typedef struct hop__hopkernel {
+    const char *name;
+    hop_status (*fn)(const void *data, hop_tensor *const *tensors, size_t n); /* lowering.h */
+    const void *data;                                                         /* the plan's copy */
+    int32_t n;
+    const int32_t *slots;
+} hop__hopkernel;
 
 /* A result of the plan: a tensor slot, an int register, or a constant. */
 typedef enum hop__okind { HOP__O_TENSOR, HOP__O_INT, HOP__O_CONST } hop__okind;

@@ -742,6 +742,16 @@ hop__exec_at(hop__frame *f, int32_t pc)
             if ((st = run_extern(f, in)) != HOP_OK)
                 goto fail;
             break;
+        /* Kernel P4: a HOP's own kernel on the tensors of its slots. */
+        case HOP__OP_Kernel: {
+            const hop__hopkernel *k = in->p4;
+            hop_tensor *ts[HOP__KERNEL_MAXARGS];
+            for (int32_t j = 0; j < k->n; j++)
+                ts[j] = &slots[k->slots[j]];
+            if ((st = k->fn(k->data, ts, (size_t)k->n)) != HOP_OK)
+                goto fail;
+            break;
+        }
         /* Halt: the program is done. */
         case HOP__OP_Halt:
             return HOP_OK;

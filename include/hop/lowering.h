@@ -241,8 +241,25 @@ typedef enum hop_int_op {
     HOP_INT_MAX,
     HOP_INT_MIN,
 } hop_int_op;
-hop_status hop_lower_int(hop_lower_ctx *cx, hop_int_op op, hop_pval a, hop_pval b,
-                         hop_pval *out);
+hop_status hop_lower_int(hop_lower_ctx *cx, hop_int_op op, hop_pval a, hop_pval b, hop_pval *out);
+
+/*
+ * A kernel of the HOP's own, run at this point of the plan: fn(data,
+ * tensors, n) gets the tensors args[0..n) hold when it runs (tensor pvals
+ * only).  It writes only into tensors it was given as destinations (from
+ * hop_lower_dests / hop_lower_outputs / hop_lower_tensor with storage) and
+ * only reads the others; it must not keep the pointers.  It returns HOP_OK,
+ * or a status with hop_error() set, which fails the plan's run.  It may
+ * split its work with hop_runtime_parallel.  `size` bytes at `data` are
+ * copied into the plan (data may be on the caller's stack); `name` shows in
+ * the plan's dump.  A map whose body holds a kernel runs its iterations on
+ * one thread.  Errors: HOP_MISUSE for a NULL fn, a non-tensor arg or more
+ * than HOP_LOWER_KERNEL_MAX_ARGS args; HOP_NOMEM.
+ */
+#define HOP_LOWER_KERNEL_MAX_ARGS 16
+typedef hop_status (*hop_lower_kernel_fn)(const void *data, hop_tensor *const *tensors, size_t n);
+hop_status hop_lower_kernel(hop_lower_ctx *cx, const char *name, hop_lower_kernel_fn fn,
+                            const void *data, size_t size, const hop_pval *args, size_t n);
 
 #ifdef __cplusplus
 }

@@ -353,6 +353,16 @@ hop_status hop_kernel_rebase(hop_kernel *k, const hop_rt_arg *args, size_t nargs
 void hop_runtime_set_threads(int n);
 int hop_runtime_threads(void);
 
+/*
+ * Runs fn(ctx, ith, nth) for every ith in [0, nth) and returns when all are
+ * done: on the pool's threads, the caller included.  nth is capped by
+ * hop_runtime_threads() (the pieces are then fewer: split work by the nth
+ * fn receives).  A call from inside a piece, or while another thread's
+ * kernel holds the pool, runs every piece inline.  Never fails.
+ */
+typedef void (*hop_parallel_fn)(const void *ctx, int ith, int nth);
+void hop_runtime_parallel(hop_parallel_fn fn, const void *ctx, int nth);
+
 /* Stops the pool's workers (they restart on demand) and frees the calling
  * thread's eager state (its ShapeEnv for shape inference).  For leak
  * checkers, tests and library unload.  A thread's eager state is also

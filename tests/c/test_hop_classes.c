@@ -335,6 +335,94 @@ test_libraries_of_hops_load_once_and_bad_ones_fail_clearly(void **state)
     assert_int_equal(hop_load_library(NULL, names, 4, &n), HOP_MISUSE);
 }
 
+/* A HOP lowered to a kernel of its own (hop_lower_kernel): twice(body, xs)
+ * returns 2 * xs[0] (its body, the identity, is traced and ignored); the
+ * kernel fails on a NaN, and its lower slot checks the toolkit's refusals. */
+typedef struct twice_data {
+    float factor;
+} twice_data;
+
+static hop_status
+twice_kernel(const void *data, hop_tensor *const *t, size_t n)
+{
+    const twice_data *d = data;
+    const float *x = t[1]->data;
+    float *o = t[0]->data;
+    assert_int_equal(n, 2);
+    for (int64_t i = 0; i < hop_tensor_numel(t[1]); i++) {
+        if (isnan(x[i]))
+            return hop_error(HOP_RUNTIME, "twice: element %lld is NaN", (long long)i);
+        o[i] = d->factor * x[i];
+    }
+    return HOP_OK;
+}
+
+static hop_status
+twice_lower(hop_lower_ctx *cx, const hop_node *call)
+{
+    size_t n;
+    const hop_arg *xs = hop_node_group(call, "xs", &n);
+    hop_pval x, *out = hop_lower_outputs(cx, true);
+    hop_status st = out ? hop_lower_arg(cx, &xs[0], &x) : hop_error_code();
+    twice_data d = {2.0f};
+    hop_pval args[] = {out ? out[0] : x, x}, k = {HOP_PVAL_CONST, -1, 3};
+    if (st != HOP_OK)
+        return st;
+    /* the refusals */
+    assert_int_equal(hop_lower_kernel(cx, "twice", NULL, &d, sizeof d, args, 2), HOP_MISUSE);
+    assert_string_equal(hop_error_message(), "hop_lower_kernel: NULL kernel");
+    hop_pval bad[] = {args[0], k};
+    assert_int_equal(hop_lower_kernel(cx, "twice", twice_kernel, &d, sizeof d, bad, 2), HOP_MISUSE);
+    assert_string_equal(hop_error_message(), "hop_lower_kernel: argument 1 is not a tensor");
+    hop_error_clear();
+    st = hop_lower_kernel(cx, "twice", twice_kernel, &d, sizeof d, args, 2);
+    return st == HOP_OK ? hop_lower_results(cx, out, 1) : st;
+}
+
+static const hop_class twice_class = {
+    .name = "twice",
+    .params = {{"f", HOP_PARAM_BODY, "twice_body"}, {"xs", HOP_PARAM_VALUES, NULL}},
+    .input_mode = HOP_INPUTS_EXPLICIT,
+    .lower = twice_lower,
+};
+
+static void
+test_a_hop_lowers_to_a_kernel_of_its_own_that_can_fail_the_run(void **state)
+{
+    (void)state;
+    hop_output_graph *og = hop_output_graph_new();
+    int64_t xs[] = {3};
+    hop_node *x = hop_output_graph_add_input(og, "x", HOP_F32, 1, xs, false);
+    hop_arg xa = hop_arg_node(x);
+    hop_arg args[] = {hop_arg_list(&xa, 1)};
+    hop_body b = {identity_body, NULL};
+    hop_values out = {0};
+    assert_int_equal(hop_apply(og, &twice_class, args, 1, &b, 1, &out), HOP_OK);
+    assert_non_null(
+        hop_tracer_output(hop_output_graph_root(og), (hop_arg[]){hop_arg_node(out.items[0])}, 1));
+    hop_plan *plan = hop_lower(og, NULL);
+    assert_non_null(plan);
+    char *dump = hop_plan_dump(plan);
+    assert_non_null(strstr(dump, "Kernel"));
+    assert_non_null(strstr(dump, "twice(t1, t0)"));
+    hop_free(dump);
+    hop_tensor *in = vec((float[]){1, -2, 0.5f}, 3), *got = NULL;
+    assert_int_equal(hop_plan_run(plan, &in, 1, &got, 1), HOP_OK);
+    assert_float_equal(((float *)got->data)[0], 2, 0);
+    assert_float_equal(((float *)got->data)[1], -4, 0);
+    assert_float_equal(((float *)got->data)[2], 1, 0);
+    hop_tensor_release(got);
+    ((float *)in->data)[1] = NAN;
+    got = NULL;
+    assert_int_equal(hop_plan_run(plan, &in, 1, &got, 1), HOP_RUNTIME);
+    assert_string_equal(hop_error_message(), "twice: element 1 is NaN");
+    assert_null(got);
+    hop_tensor_release(in);
+    hop_values_clear(&out);
+    hop_plan_free(plan);
+    hop_output_graph_free(og);
+}
+
 /* The repeat library traced, lowered, run and evaluated from C. */
 static hop_status
 tanh_body(hop_tracer *t, void *ud, hop_node *const *in, size_t n, hop_values *out)
@@ -407,6 +495,7 @@ main(void)
         cmocka_unit_test(test_eval_apply_runs_a_class_eagerly_with_host_bodies),
         cmocka_unit_test(test_libraries_of_hops_load_once_and_bad_ones_fail_clearly),
         cmocka_unit_test(test_a_loaded_hop_traces_lowers_and_evaluates_like_a_built_in),
+        cmocka_unit_test(test_a_hop_lowers_to_a_kernel_of_its_own_that_can_fail_the_run),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -292,6 +292,112 @@ def test_associative_scan_of_a_pytree_with_a_non_commutative_combine():
     check_all(f, (a, b), (np.array(ra, np.float32), np.array(rb, np.float32)), 1e-3)
 
 
+ACCUMULATE = {"add": np.add, "mul": np.multiply, "maximum": np.maximum, "minimum": np.minimum}
+ONE_OP = {"add": lambda p, q: p + q, "mul": lambda p, q: p * q,
+          "maximum": lambda p, q: p.maximum(q), "minimum": lambda p, q: p.minimum(q)}
+
+
+def np_scan(op, a, dim, reverse):
+    """NumPy's accumulate along dim, from the end with reverse."""
+    a = np.flip(a, dim) if reverse else a
+    with np.errstate(over="ignore", invalid="ignore"):
+        r = ACCUMULATE[op].accumulate(a, axis=dim, dtype=a.dtype)
+    return np.flip(r, dim) if reverse else r
+
+
+def plan_ops(fn, *args):
+    return [line.split()[1] for line in hop.trace(fn, *args).plan.dump().splitlines()
+            if line[:4].strip().isdigit()]
+
+
+@pytest.mark.parametrize("dtype", ["int32", "int64", "float32", "float64"])
+@pytest.mark.parametrize("op", ["add", "mul", "maximum", "minimum"])
+def test_one_op_combines_run_as_one_kernel_equal_to_numpy_and_eager(op, dtype):
+    """A combine_fn of one add/mul/maximum/minimum runs as the HOP's own
+    kernel (one Kernel instruction in the plan): every dim, both
+    directions, a strided (transposed) xs, equal to NumPy's accumulate and to
+    the eager scan exactly (no line is long enough to be split)."""
+    rng = np.random.default_rng(len(op) * 7 + len(dtype))
+    a = (rng.integers(-3, 4, (5, 6, 7)) if dtype.startswith("int")
+         else rng.standard_normal((5, 6, 7)) * (0.9 if op == "mul" else 3)).astype(dtype)
+    x = hop.tensor(a)
+    xt = hop.tensor(a).transpose(0, 2)  # strided
+    for dim in (0, 1, -1):
+        for reverse in (False, True):
+            f = lambda x: hop.associative_scan(ONE_OP[op], x, dim=dim, reverse=reverse)
+            assert plan_ops(f, x)[2:4] == ["Kernel", "Halt"]
+            for arg in (x, xt):
+                want = np_scan(op, arg.numpy(), dim, reverse)
+                got = hop.compile(f)(arg)
+                assert got.numpy().dtype == want.dtype
+                np.testing.assert_array_equal(got.numpy(), f(arg).numpy())
+                np.testing.assert_allclose(got.numpy(), want, rtol=1e-5, atol=1e-5)
+
+
+def test_one_op_combines_keep_the_operand_order_for_signed_zeros_and_nans():
+    """maximum(q, p) is not maximum(p, q) for -0.0 against 0.0, nor for two
+    NaNs: the kernel applies the op in the order combine_fn wrote it."""
+    a = np.array([0.0, -0.0, 0.0, -0.0, 1.0, -0.0, 0.0], np.float32)
+    x = hop.tensor(a)
+    for comb in (lambda p, q: p.maximum(q), lambda p, q: q.maximum(p),
+                 lambda p, q: p.minimum(q), lambda p, q: q.minimum(p)):
+        f = lambda x: hop.associative_scan(comb, x)
+        assert "Kernel" in plan_ops(f, x)
+        got, want = hop.compile(f)(x).numpy(), f(x).numpy()
+        np.testing.assert_array_equal(np.signbit(got), np.signbit(want))
+        np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("dtype", ["int64", "float32"])
+def test_a_long_line_splits_into_chunks_the_same_on_one_and_two_threads(dtype):
+    """One line of 2**17 elements is scanned in 16 chunks on the pool:
+    integers equal NumPy's cumsum exactly (wrapping like it), floats within
+    rounding of it, and the result does not depend on the thread count."""
+    rng = np.random.default_rng(5)
+    a = (rng.integers(-2**40, 2**40, 2**17) if dtype == "int64"
+         else rng.standard_normal(2**17)).astype(dtype)
+    x = hop.tensor(a)
+    f = hop.compile(lambda x: hop.associative_scan(lambda p, q: p + q, x))
+    g = hop.compile(lambda x: hop.associative_scan(lambda p, q: p + q, x, reverse=True))
+    old = hop.get_num_threads()
+    try:
+        hop.set_num_threads(1)
+        one, one_r = f(x).numpy(), g(x).numpy()
+        hop.set_num_threads(2)
+        two, two_r = f(x).numpy(), g(x).numpy()
+    finally:
+        hop.set_num_threads(old)
+    np.testing.assert_array_equal(one, two)
+    np.testing.assert_array_equal(one_r, two_r)
+    want, want_r = np.cumsum(a, dtype=a.dtype), np_scan("add", a, 0, True)
+    if dtype == "int64":
+        np.testing.assert_array_equal(one, want)
+        np.testing.assert_array_equal(one_r, want_r)
+    else:
+        bound = 1e-4 * np.cumsum(np.abs(a.astype(np.float64)))
+        assert np.all(np.abs(one - want) <= bound + 1e-3)
+        assert np.all(np.abs(one_r - want_r) <= bound[::-1] + 1e-3)
+
+
+@pytest.mark.parametrize("op", ["mul", "maximum", "minimum"])
+def test_a_split_line_of_integers_equals_numpy_exactly_for_every_op(op):
+    rng = np.random.default_rng(6)
+    a = rng.integers(-2**31, 2**31, 2**17 + 3).astype(np.int64) | 1
+    x = hop.tensor(a)
+    for reverse in (False, True):
+        f = hop.compile(lambda x: hop.associative_scan(ONE_OP[op], x, reverse=reverse))
+        np.testing.assert_array_equal(f(x).numpy(), np_scan(op, a, 0, reverse))
+
+
+def test_combines_of_more_than_one_op_take_the_general_plan_with_the_same_result():
+    x = hop.tensor(np.arange(-20, 20, dtype=np.int64).reshape(8, 5))
+    fast = lambda x: hop.associative_scan(lambda p, q: p + q, x)
+    general = lambda x: hop.associative_scan(lambda p, q: (p + q) * 1, x)
+    assert "Kernel" not in plan_ops(general, x)
+    np.testing.assert_array_equal(hop.compile(general)(x).numpy(), hop.compile(fast)(x).numpy())
+    np.testing.assert_array_equal(hop.compile(fast)(x).numpy(), np.cumsum(x.numpy(), 0))
+
+
 # ------------------------------------------------------------------- switch
 
 def test_switch_clamps_its_index_and_runs_one_branch_in_every_mode():
