@@ -1,18 +1,10 @@
 /*
- * examples/repeat.c - a HOP defined in C, in one file, against the public
- * API only: repeat(n, body, x, *args) applies body to x n times
- * (x -> body(x, *args) -> body(body(x, *args), *args) ...).  x is a carry:
- * in the body it is the current value, so a body that also closes over the
- * x it started from sees that one.
- *
- * The class names its signature and fills the slots where repeat differs
- * from the PrimHOP base: tracing checks n and the body's result, lowering
- * emits a counted loop over the inlined body with x as a double-buffered
- * loop-carried value, and eval runs the same loop on concrete values (for
- * the reference interpreter and for eager calls from Python).
- * hop_library_init registers it, so the file builds as a library that
- * Python loads with hop.load_library; docs/DEFINING_A_HOP.md walks
- * through it.
+ * examples/repeat.c - a HOP in one file, against the public API only:
+ * repeat(n, body, x, *args) applies body to x n times (x -> body(x, *args)
+ * -> ...).  x is a carry: in the body it is the current value.  The class
+ * fills the slots where repeat differs from the PrimHOP base (tracing checks,
+ * a counted loop, eval); hop_library_init registers it, so Python loads it
+ * with hop.load_library (docs/DEFINING_A_HOP.md walks through it).
  */
 #include <hop.h>
 
@@ -68,30 +60,31 @@ repeat_output_meta(hop_call *c)
     return wrong_result(want, r->n, got);
 }
 
-/* ---- lowering: carry = x; n times: carry = body(carry, *args).  The body
- * writes its result into a second buffer, copied back per iteration. */
+/* ---- lowering: n times carry = body(carry, *args), the carry
+ * double-buffered (the body writes the next value, then the buffers swap). */
 static hop_status
 repeat_lower(hop_lower_ctx *cx, const hop_node *call)
 {
     size_t n;
     const hop_graph *body = hop_node_body(call, "body");
-    hop_pval *in = hop_lower_passed(cx, call, &n), *carry = hop_lower_outputs(cx, true);
-    hop_pval next, out, i, count = {HOP_PVAL_CONST, -1, hop_node_param(call, "n")->u.i};
-    if (body == NULL || in == NULL || carry == NULL)
+    hop_pval *in = hop_lower_passed(cx, call, &n), i;
+    hop_pval count = {HOP_PVAL_CONST, -1, hop_node_param(call, "n")->u.i};
+    hop_loop_carry lc;
+    if (body == NULL || in == NULL)
         return hop_error_code();
-    hop_status st = hop_lower_tensor(cx, &call->outs[0], true, &next);
-    if (st == HOP_OK)
-        st = hop_lower_copy(cx, carry[0], in[0]);
+    hop_status st = hop_lower_carry_begin(cx, call->outs, in, 1, &lc);
     if (st == HOP_OK)
         st = hop_lower_loop_begin(cx, count, &i);
-    in[0] = carry[0];
+    in[0] = lc.cur[0];
     if (st == HOP_OK)
-        st = hop_lower_inline(cx, body, in, n, &next, &out, 1);
+        st = hop_lower_inline(cx, body, in, n, lc.next, lc.got, 1);
     if (st == HOP_OK)
-        st = hop_lower_copy(cx, carry[0], out);
+        st = hop_lower_carry_next(cx, &lc);
     if (st == HOP_OK)
         st = hop_lower_loop_end(cx);
-    return st == HOP_OK ? hop_lower_results(cx, carry, 1) : st;
+    if (st == HOP_OK)
+        st = hop_lower_carry_end(cx, &lc);
+    return st == HOP_OK ? hop_lower_results(cx, lc.out, 1) : st;
 }
 
 /* ---- eval: the same loop on concrete values, with the same checks. */
