@@ -334,6 +334,19 @@ hop_expr_str(hop_shape_env *env, const hop_expr *e)
 
 /* ------------------------------------------------------------ inspection */
 
+void
+hop_expr_parts_of(const hop_expr *e, hop_expr_parts *out)
+{
+    memset(out, 0, sizeof *out);
+    if (e == NULL)
+        return;
+    out->kind = e->kind;
+    out->value = e->kind == HOP_EXPR_SYMBOL ? e->id : e->value;
+    out->n = e->kind == HOP_EXPR_SYMBOL ? 0 : e->n;
+    out->ops = out->n ? e->ops : NULL;
+    out->coefs = e->kind == HOP_EXPR_ADD || e->kind == HOP_EXPR_MUL ? e->coefs : NULL;
+}
+
 hop_expr_kind
 hop_expr_kind_of(const hop_expr *e)
 {

@@ -40,6 +40,15 @@ struct hop_tracer {
     hop_node **lifted;        /* lifted placeholders, in creation order */
     hop_node **lifted_source; /* the parent's value for each */
     size_t nlifted, lifted_cap;
+    /* Provenance (hop_tracer_lifted_cause, hop_tracer_set_lift_hook): for
+     * each lifted symbol, the parent's tensor whose shape brought it in
+     * (NULL when the symbol itself was used); `cause` is that tensor while
+     * its shape's symbols are bound.  The hook is inherited by children. */
+    hop_node **lifted_cause;
+    size_t lifted_cause_cap;
+    hop_node *cause;
+    hop_lift_hook hook;
+    void *hook_ud;
 };
 
 /* What undoing a tracer's changes needs to know. */
@@ -55,6 +64,10 @@ hop_tracer *hop__tracer_new(hop_graph *graph, hop_tracer *parent);
 /* hop_tracer_create_input without the check that t is current: the
  * OutputGraph adds captured tensors to the root while a body is traced. */
 hop_node *hop__tracer_add_input(hop_tracer *t, const char *name, const hop_value_info *meta);
+/* Records ph, a placeholder of t's graph, as lifted from source (a value of
+ * t's parent) with cause (see hop_tracer_lifted_cause; may be NULL), for a
+ * loaded program's tracers (hop/saved.h).  HOP_NOMEM. */
+hop_status hop__tracer_add_lifted(hop_tracer *t, hop_node *ph, hop_node *source, hop_node *cause);
 /* Frees t's tables, not its graph. */
 void hop__tracer_free(hop_tracer *t);
 void hop__tracer_mark_of(const hop_tracer *t, hop__tracer_mark *m);

@@ -191,6 +191,19 @@ hop_node *hop_graph_placeholder_at(const hop_graph *g, size_t pos);
 hop_node *hop_graph_call_op(hop_graph *g, hop_op op, const hop_arg *args, size_t nargs);
 
 /*
+ * hop_graph_call_op with the result's metadata given, for a graph loaded
+ * from a saved program (hop/saved.h): the operands are checked by running
+ * shape inference, whose result must agree with meta (the same value info;
+ * for an op that makes unbacked symbols, item and nonzero, the same kind,
+ * dtype and rank), and the node gets meta.  Whatever inference added to the
+ * env (unbacked symbols, guards) is taken back: meta's symbols and the
+ * program's guards come from the saved program.  HOP_INVALID naming both
+ * metadata when they disagree; otherwise the errors of hop_graph_call_op.
+ */
+hop_node *hop_graph_call_op_meta(hop_graph *g, hop_op op, const hop_arg *args, size_t nargs,
+                                 const hop_value_info *meta);
+
+/*
  * Records a call of the HOP `target` (e.g. "cond").  args may include
  * HOP_ARG_GRAPH references, which must be subgraphs owned by g.  By
  * convention the values passed to the subgraphs are the last argument, a

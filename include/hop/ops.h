@@ -149,6 +149,23 @@ bool hop_symbol_hint(const hop_expr *e, int64_t *out);
 int hop_expr_compare(const hop_expr *a, const hop_expr *b);
 
 /*
+ * The structure of e, for code that walks expressions (the saved format,
+ * hop/saved.h).  value: a CONST's value, an ADD's constant term, a SYMBOL's
+ * id; 0 otherwise.  ops[0..n) are the operands in canonical order (none for
+ * CONST, SYMBOL, TRUE, FALSE); coefs[i] is the coefficient of the i-th
+ * monomial of an ADD and the exponent of the i-th atom of a MUL, and NULL for
+ * other kinds.  Borrowed from e's env.  Never fails (kind CONST, n 0 for NULL).
+ */
+typedef struct hop_expr_parts {
+    hop_expr_kind kind;
+    int64_t value;
+    size_t n;
+    const hop_expr *const *ops;
+    const int64_t *coefs;
+} hop_expr_parts;
+void hop_expr_parts_of(const hop_expr *e, hop_expr_parts *out);
+
+/*
  * The free symbols of e, sorted by hop_expr_compare, without duplicates.
  * Writes up to cap of them to out (out may be NULL when cap is 0) and returns
  * how many there are, so a caller can size its buffer and call again.

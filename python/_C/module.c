@@ -70,6 +70,7 @@ hop_py_raise(void)
     case HOP_VERIFY:
     case HOP_EXISTS:
     case HOP_RUNTIME:
+    case HOP_FORMAT: /* a bad saved file (hop.load): a plain hop.Error */
     case HOP_STATUS_COUNT:
         cls = hop_py_Error;
         break;
