@@ -115,6 +115,18 @@ PyObject *hop_py_proxy_new(PyObject *owner, hop_node *node);
 /* A new concrete Tensor owning one reference of t (stolen). NULL: t released. */
 PyObject *hop_py_tensor_new(hop_tensor *t);
 
+/* trace.c: the OutputGraph of a Trace object (borrowed), or NULL with a
+ * TypeError; and a new Trace over a loaded OutputGraph (taken: freed on
+ * failure) that keeps the captured tensors alive and cannot be started. */
+hop_output_graph *hop_py_trace_og(PyObject *trace);
+PyObject *hop_py_trace_from_og(hop_output_graph *og, PyObject *captures);
+/* saved.c: save/load, lifting provenance, and the lift hook every new trace
+ * gets (it notes the file:line of the Python code that used the value). */
+int hop_py_saved_init(PyObject *module);
+void hop_py_install_lift_hook(hop_output_graph *og);
+/* trace.c: whether a value lifted into a body was an operand of its HOP call. */
+int hop_py_lift_is_operand(const hop_node *source);
+
 /* trace.c: adds the tracing types and functions to the module; 0 / -1. */
 int hop_py_trace_init(PyObject *module);
 /* tensor.c: readies hop.Tensor and adds it and the tensor functions; 0 / -1. */

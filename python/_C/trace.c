@@ -29,6 +29,7 @@ typedef struct TraceObject {
     PyObject *names;    /* dict id(obj) -> name hint for captured tensors */
     PyObject *scratch;  /* dict for the Python layer's per-trace state */
     int active; /* tracing: then it is `current` of the thread that started it */
+    int loaded; /* made by hop.load: a finished program, never traced into */
     long nconstants;
 } TraceObject;
 
@@ -656,6 +657,31 @@ typedef struct frame {
 /* This thread's innermost HOP call (its bodies run on the calling thread). */
 static _Thread_local frame *innermost;
 
+/* For lifting provenance (saved.c): whether source, a value lifted into a
+ * body of the innermost HOP call, is one of the operands that call was given
+ * (a cond or wrap body receives its operands as outer values, lifted on
+ * first use), possibly through the placeholders standing for it; else the
+ * body closed over it. */
+int
+hop_py_lift_is_operand(const hop_node *source)
+{
+    frame *f = innermost;
+    if (f == NULL || f->lifted_inputs == NULL)
+        return 0;
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(f->lifted_inputs); i++) {
+        PyObject *o = PyTuple_GET_ITEM(f->lifted_inputs, i);
+        const hop_node *op = NULL;
+        if (PyObject_TypeCheck(o, &hop_py_TensorType))
+            op = ((TensorObject *)o)->node;
+        else if (PyObject_TypeCheck(o, &hop_py_SymIntType))
+            op = ((SymIntObject *)o)->node;
+        for (const hop_node *v = source; op && v; v = hop_tracer_lifted_source(hop_tracer_of(v), v))
+            if (v == op)
+                return 1;
+    }
+    return 0;
+}
+
 static hop_status
 py_body(hop_tracer *t, PyObject *fn, hop_node *const *in, size_t n, bool explicit_inputs,
         hop_values *out)
@@ -964,6 +990,8 @@ trace_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
     if (tr == NULL)
         return NULL;
     tr->og = hop_output_graph_new();
+    if (tr->og)
+        hop_py_install_lift_hook(tr->og);
     tr->kept = PyDict_New();
     tr->names = PyDict_New();
     tr->scratch = PyDict_New();
@@ -1024,6 +1052,9 @@ trace_start(TraceObject *tr, PyObject *unused)
     if (tr->active)
         return PyErr_Format(hop_py_TraceError,
                             "hop.trace: this trace is already active in another thread");
+    if (tr->loaded)
+        return PyErr_Format(hop_py_TraceError,
+                            "hop.trace: a loaded program is finished; it cannot be traced into");
     tr->active = 1;
     current = tr;
     hop_py__ntracing++;
@@ -1387,6 +1418,44 @@ trace_get_captures(TraceObject *tr, void *closure)
     return list;
 }
 
+hop_output_graph *
+hop_py_trace_og(PyObject *trace)
+{
+    if (!PyObject_TypeCheck(trace, &TraceType)) {
+        PyErr_Format(PyExc_TypeError, "expected a hop._C.Trace, got %.100s",
+                     Py_TYPE(trace)->tp_name);
+        return NULL;
+    }
+    return ((TraceObject *)trace)->og;
+}
+
+PyObject *
+hop_py_trace_from_og(hop_output_graph *og, PyObject *captures)
+{
+    TraceObject *tr = (TraceObject *)TraceType.tp_alloc(&TraceType, 0);
+    if (tr == NULL) {
+        hop_output_graph_free(og);
+        return NULL;
+    }
+    tr->og = og;
+    tr->loaded = 1;
+    tr->kept = PyDict_New();
+    tr->names = PyDict_New();
+    tr->scratch = PyDict_New();
+    for (Py_ssize_t i = 0; tr->kept && captures && i < PyList_GET_SIZE(captures); i++) {
+        PyObject *t = PyList_GET_ITEM(captures, i);
+        PyObject *key = PyLong_FromVoidPtr(t);
+        if (key == NULL || PyDict_SetItem(tr->kept, key, t) < 0)
+            Py_CLEAR(tr->kept);
+        Py_XDECREF(key);
+    }
+    if (tr->kept == NULL || tr->names == NULL || tr->scratch == NULL) {
+        Py_DECREF(tr);
+        return NULL;
+    }
+    return (PyObject *)tr;
+}
+
 static PyObject *
 trace_get_scratch(TraceObject *tr, void *closure)
 {
@@ -1589,8 +1658,16 @@ static PyMethodDef plan_methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
+static PyObject *
+plan_noutputs(PlanObject *p, void *closure)
+{
+    (void)closure;
+    return PyLong_FromSize_t(p->noutputs);
+}
+
 static PyGetSetDef plan_getset[] = {
     {"input_names", (getter)plan_input_names, NULL, "names of the plan's tensor inputs", NULL},
+    {"noutputs", (getter)plan_noutputs, NULL, "how many results a run returns", NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };
 
