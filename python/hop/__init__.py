@@ -24,7 +24,7 @@ from ._saved import save, load  # noqa: F401
 from . import _saved
 
 _saved._install()
-del _saved
+
 
 # Everything public that the extension defines (dtypes, constructors, ops,
 # more exception classes) is part of the package.
