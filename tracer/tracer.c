@@ -244,8 +244,10 @@ remember_lifted(hop_tracer *t, hop_node *placeholder, hop_node *source)
     t->lifted_source[t->nlifted] = source;
     t->lifted_cause[t->nlifted] = placeholder->meta->kind == HOP_VALUE_SYM ? t->cause : NULL;
     t->nlifted++;
-    if (t->hook)
-        t->hook(t->hook_ud, t, placeholder, source);
+    if (t->hook && t->hook(t->hook_ud, t, placeholder, source) != HOP_OK) {
+        t->nlifted--;
+        return hop_error_code();
+    }
     return HOP_OK;
 }
 

@@ -126,10 +126,11 @@ hop_node *hop_tracer_lifted_cause(const hop_tracer *t, const hop_node *placehold
  * inherit the hook when they are pushed) lifts a value: ph is the new
  * placeholder of t's graph, source the parent's value it stands for.  For
  * provenance (e.g. Python records the source line of the use); it must not
- * record ops.  A lift the enclosing call undoes on failure was still
- * reported.  NULL removes the hook.
+ * record ops.  An error it returns (HOP_NOMEM storing a note) fails the lift
+ * like any other, and the enclosing call undoes it.  A lift undone later
+ * was still reported.  NULL removes the hook.
  */
-typedef void (*hop_lift_hook)(void *ud, hop_tracer *t, hop_node *ph, hop_node *source);
+typedef hop_status (*hop_lift_hook)(void *ud, hop_tracer *t, hop_node *ph, hop_node *source);
 void hop_tracer_set_lift_hook(hop_tracer *t, hop_lift_hook hook, void *ud);
 
 #ifdef __cplusplus

@@ -39,7 +39,7 @@ find_package_dir(void)
     return package_dir;
 }
 
-static void
+static hop_status
 lift_hook(void *ud, hop_tracer *t, hop_node *ph, hop_node *source)
 {
     (void)t;
@@ -48,7 +48,7 @@ lift_hook(void *ud, hop_tracer *t, hop_node *ph, hop_node *source)
     PyErr_Fetch(&et, &ev, &tb);
     if (find_package_dir() == NULL) {
         PyErr_Restore(et, ev, tb);
-        return;
+        return HOP_OK;
     }
     PyFrameObject *f = PyEval_GetFrame();
     Py_XINCREF(f);
@@ -76,9 +76,9 @@ lift_hook(void *ud, hop_tracer *t, hop_node *ph, hop_node *source)
      * are explicit, which captures="error" needs to know. */
     if (note[0] && hop_py_lift_is_operand(source))
         strncat(note, " (an operand of the call)", sizeof note - strlen(note) - 1);
-    /* Out of memory here loses a note, never the lift. */
-    if (note[0] && hop_output_graph_set_lift_note(ud, ph, note) != HOP_OK)
-        hop_error_clear();
+    /* Out of memory storing the note fails the lift (MemoryError), as any
+     * allocation of the lift would. */
+    return note[0] ? hop_output_graph_set_lift_note(ud, ph, note) : HOP_OK;
 }
 
 void
