@@ -70,6 +70,7 @@ hop_py_raise(void)
     case HOP_VERIFY:
     case HOP_EXISTS:
     case HOP_RUNTIME:
+    case HOP_FORMAT: /* a bad saved file (hop.load): a plain hop.Error */
     case HOP_STATUS_COUNT:
         cls = hop_py_Error;
         break;
@@ -439,7 +440,8 @@ PyInit__C(void)
     if (m == NULL)
         return NULL;
     if (init_errors(m) < 0 || init_dtypes(m) < 0 || hop_py_tensor_init(m) < 0 ||
-        hop_py_trace_init(m) < 0 || hop_py_hops_init(m) < 0 || hop_py_foreign_init(m) < 0) {
+        hop_py_trace_init(m) < 0 || hop_py_hops_init(m) < 0 || hop_py_foreign_init(m) < 0 ||
+        hop_py_saved_init(m) < 0) {
         Py_DECREF(m);
         return NULL;
     }

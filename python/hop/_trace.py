@@ -7,6 +7,10 @@ nodes and nested subgraphs, and runs the plan when called.
 """
 
 import inspect
+import os
+import re
+import shutil
+import subprocess
 import warnings
 
 from . import _C
@@ -80,9 +84,35 @@ class Node:
 class Graph:
     """The nodes of one graph, in program order."""
 
-    def __init__(self, nodes):
+    def __init__(self, nodes, gm=None):
         self.nodes = nodes
         self.placeholders = [n for n in nodes if n.op == "placeholder"]
+        self._gm = gm
+
+    def render(self, path, format=None):
+        """render(path, format=None) -> str
+
+        Draws the graph with Graphviz's `dot` (Debian: graphviz) into path,
+        in the format its extension names (svg, png, pdf; or `format`):
+        nested subgraphs are clusters, lifted inputs are filled and dashed,
+        labelled with what they stand for, and joined by a dotted edge to
+        the value of the parent graph they are lifted from.  Returns path.
+        hop.UnsupportedError when `dot` is not installed.
+
+            gm.graph.render("f.svg")
+        """
+        fmt = format or os.path.splitext(os.fspath(path))[1].lstrip(".") or "svg"
+        dot = shutil.which("dot")
+        if dot is None:
+            raise _C.UnsupportedError("Graph.render needs Graphviz's dot program, which is not "
+                                      "on PATH (Debian: apt-get install graphviz); "
+                                      "GraphModule.to_dot() gives the DOT text")
+        text = self._gm.to_dot(lifted=True)
+        r = subprocess.run([dot, "-T" + fmt, "-o", os.fspath(path)], input=text.encode(),
+                           capture_output=True)
+        if r.returncode != 0:
+            raise _C.Error(f"Graph.render: dot failed: {r.stderr.decode(errors='replace')}")
+        return path
 
     def find(self, name):
         for n in self.nodes:
@@ -97,7 +127,7 @@ class Graph:
         return len(self.nodes)
 
 
-def _build_graph(desc):
+def _build_graph(desc, gm=None):
     by_name = {}
     nodes = []
     for op, name, target, args, meta, outs in desc["nodes"]:
@@ -133,7 +163,7 @@ def _build_graph(desc):
         else:
             n.args = tuple(conv(a) for a in args)
         out.append(n)
-    return Graph(out)
+    return Graph(out, gm)
 
 
 def _is_ref(a, kind):
@@ -168,7 +198,7 @@ class GraphModule:
 
     @property
     def graph(self):
-        return self._lazy("graph", lambda: _build_graph(self._desc))
+        return self._lazy("graph", lambda: _build_graph(self._desc, self))
 
     @property
     def subgraphs(self):
@@ -188,9 +218,113 @@ class GraphModule:
     def tabular(self):
         return self._desc["table"]
 
-    def to_dot(self):
-        """The graph in Graphviz DOT, one cluster per subgraph."""
-        return self._desc["dot"]
+    def to_dot(self, lifted=False):
+        """to_dot(lifted=False) -> str
+
+        The graph in Graphviz DOT, one cluster per subgraph.  With lifted,
+        each lifted input is filled and dashed, labelled with what it stands
+        for, with a dotted edge from the parent's value it is lifted from.
+        """
+        text = self._desc["dot"]
+        if not lifted:
+            return text
+        paths = self._subgraph_paths()
+        extra = []
+        k = len(self._path)
+        for r in _C._lifts(self._trace):
+            path = paths.get(r["graph"], ())
+            # Only the subgraphs below this one, named relative to it.
+            if len(path) <= k or path[:k] != self._path:
+                continue
+            node = ".".join(path[k:] + (r["placeholder"],))
+            what = f"{r['kind']} {r['origin']}"
+            text = re.sub(r'^(\s*"' + re.escape(node) + r'" \[label=")([^"]*)(")',
+                          lambda m: f'{m.group(1)}{m.group(2)}\\nlifted: {what}{m.group(3)}, '
+                                    f'style="filled,dashed", fillcolor="#fde8c4"',
+                          text, count=1, flags=re.M)
+            if len(path) - 1 > k or not self._path:
+                src = ".".join(path[k:-1] + (r["source"],))
+                extra.append(f'    "{src}" -> "{node}" [style=dotted, color="#d9822b", '
+                             f'constraint=false];')
+        return text.rstrip().rstrip("}") + "\n".join([""] + extra) + "\n}\n"
+
+    def _subgraph_paths(self):
+        """Subgraph name -> its path of names from the root."""
+        paths, todo = {}, [((), self._trace.describe(()))]
+        while todo:
+            path, desc = todo.pop()
+            for name in desc["subgraphs"]:
+                paths[name] = path + (name,)
+                todo.append((path + (name,), self._trace.describe(path + (name,))))
+        return paths
+
+    def lifts(self):
+        """lifts() -> list of dict
+
+        One record per lifted input of every subgraph of the program (see
+        explain_lifts): graph, placeholder, source (the parent's value),
+        kind ("argument", "capture", "symbol", "intermediate"), origin and
+        origin_graph, lifted_by (the graphs that lifted it, outer-first),
+        shape_of (for a symbol: the tensor whose shape brought it in),
+        shared_with (another body the call's one value also serves),
+        for_other_body, location ("file:line" of the use that lifted it),
+        operand (the value is an operand the HOP call was given: not a capture).
+        """
+        return _C._lifts(self._trace)
+
+    def explain_lifts(self):
+        """explain_lifts() -> str
+
+        Why every subgraph has the inputs it has: for each lifted input,
+        what it stands for (an argument, a captured tensor with the closure
+        variable or global it was reached through, a symbol, an intermediate
+        of an enclosing graph), which tracers lifted it on the way down, the
+        file:line of the use that lifted it, whether one value serves it and
+        another body (deduplicated), and for a symbol which tensor's shape
+        brought it in.  Captured tensors the root reads are listed first.
+
+            print(gm.explain_lifts())
+        """
+        sources = self._capture_sources()
+        lines = []
+        for name, srcs in sources.items():
+            lines.append(f"forward.{name}: captured tensor {name} (a root input the function "
+                         f"reached without an argument)")
+            lines.append("    reached as: " + ", ".join(srcs))
+            if len(srcs) > 1:
+                lines.append(f"    deduplicated: one input for {len(srcs)} sources (the same "
+                             f"tensor object)")
+        text = _C._explain_lifts(self._trace)
+        if text == "no lifted inputs\n" and lines:
+            text = ""
+        out = []
+        for line in text.splitlines():
+            out.append(line)
+            m = re.match(r"^\S+: captured tensor (\S+) \(root input", line)
+            if m and m.group(1) in sources:
+                out.append("    reached as: " + ", ".join(sources[m.group(1)]))
+        return "\n".join(lines + out) + "\n"
+
+    def _capture_sources(self):
+        """Root capture name -> how the function reached it (closure
+        variable, global, attribute: the guards' sources)."""
+        runner = self._call
+        out = {}
+        names = [n[1] for n in self._trace.describe(())["nodes"] if n[0] == "placeholder"]
+        caps = self._trace.captures
+        cap_names = names[len(names) - len(caps):] if caps else []
+        for name in cap_names:
+            out[name] = []
+        guards = getattr(getattr(runner, "guards", None), "guards", ()) if runner else ()
+        for g in guards:
+            if g.kind == "tensor" and g.capture < len(cap_names):
+                out[cap_names[g.capture]].append(repr(g.source))
+        for name in out:
+            if not out[name]:
+                out[name] = ["(saved constant)" if isinstance(getattr(runner, "guards", None),
+                                                              _NoGuardsType()) else
+                             "(source not found)"]
+        return out
 
     @property
     def guards(self):
@@ -210,6 +344,11 @@ class GraphModule:
 
     def __repr__(self):
         return f"GraphModule({self.name})\n{self.code}"
+
+
+def _NoGuardsType():
+    from ._saved import _NoGuards
+    return _NoGuards
 
 
 def _param_names(fn, n):
@@ -254,20 +393,64 @@ def _as_tensor(x):
     return None, False
 
 
-def trace(fn, *example_args, dynamic=False):
-    """Traces fn on example arguments into a GraphModule.
+def trace(fn, *example_args, dynamic=False, captures="allow"):
+    """trace(fn, *example_args, dynamic=False, captures="allow") -> GraphModule
 
-    Tensor (and NumPy array) arguments become graph inputs named after fn's
-    parameters; with dynamic=True each dim gets a symbol (duck sizing, sizes
-    0 and 1 specialised), with a sequence of bools per argument only those
-    dims.  Other arguments are constants of the trace.
+    Traces fn on example arguments into a GraphModule.  Tensor (and NumPy
+    array) arguments become graph inputs named after fn's parameters; with
+    dynamic=True each dim gets a symbol (duck sizing, sizes 0 and 1
+    specialised), with a sequence of bools per argument only those dims.
+    Other arguments are constants of the trace.
+
+    captures="error" rejects implicit captures: a concrete tensor the
+    function reaches without an argument (a closure, a global) and an outer
+    value a HOP body uses without receiving it as an operand (map's and
+    invoke_subgraph's bodies take only their arguments; cond's and wrap's
+    their operands).  The error is a hop.TraceError whose message is the
+    explain_lifts() report of the offending inputs; nothing is cached and
+    no state changes.
+
+        gm = hop.trace(lambda x: hop.cond(x.sum() > 0, lambda: x.sin(),
+                                          lambda: x.cos()), hop.randn(4))
+        gm(hop.randn(4))
     """
     if not callable(fn):
         raise TypeError(f"hop.trace: fn must be callable, got {type(fn).__name__}")
     if not isinstance(dynamic, (bool, list, tuple)):
         raise TypeError(f"hop.trace: dynamic must be a bool or a list with one entry per "
                         f"argument, got {type(dynamic).__name__}")
-    return _trace(fn, example_args, dynamic)[0]
+    if captures not in ("allow", "error"):
+        raise ValueError(f"hop.trace: captures must be 'allow' or 'error', got {captures!r}")
+    gm = _trace(fn, example_args, dynamic)[0]
+    if captures == "error":
+        _reject_implicit(gm)
+    return gm
+
+
+def _implicit(record):
+    """Whether a lift record is an implicit capture (see trace)."""
+    if record["for_other_body"] or record["shape_of"] is not None:
+        return False  # the other body's or its tensor's record decides
+    return not record["operand"]
+
+
+def _reject_implicit(gm):
+    bad = [r for r in gm.lifts() if _implicit(r)]
+    roots = gm._capture_sources()
+    if not bad and not roots:
+        return
+    keep = {f"{r['graph']}.{r['placeholder']}" for r in bad} | {f"forward.{n}" for n in roots}
+    paragraphs, cur = [], None
+    for line in gm.explain_lifts().splitlines():
+        if not line.startswith(" "):
+            cur = [line] if line.split(":")[0] in keep else None
+            if cur is not None:
+                paragraphs.append(cur)
+        elif cur is not None:
+            cur.append(line)
+    raise _C.TraceError("hop.trace(captures='error'): the function uses values it was not "
+                        "given as arguments or operands:\n" +
+                        "\n".join("\n".join(p) for p in paragraphs))
 
 
 def _trace(fn, example_args, dynamic):
