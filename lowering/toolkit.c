@@ -378,8 +378,16 @@ hop_lower_swap(hop_lower_ctx *cx, hop_pval a, hop_pval b)
     }
     if (hop__emit(cx, HOP__OP_Swap, a.id, b.id, 0, NULL, NULL) < 0)
         return HOP_NOMEM;
+    /* After an odd number of swaps each slot holds the other's storage, for
+     * the rest of the run and (the layout is kept) from the next run's
+     * start: the memory plan must keep both regions for the union of both
+     * live ranges, or a value sharing one of them is overwritten. */
     hop_status st = hop__access(cx, a.id);
-    return st == HOP_OK ? hop__access(cx, b.id) : st;
+    if (st == HOP_OK)
+        st = hop__access(cx, b.id);
+    if (st == HOP_OK)
+        st = hop__alias_of(cx, a.id, b.id);
+    return st == HOP_OK ? hop__alias_of(cx, b.id, a.id) : st;
 }
 
 hop_status
