@@ -164,3 +164,114 @@ def test_render_without_dot_is_a_clear_error(tmp_path, monkeypatch):
     gm = hop.trace(f, hop.randn(3, 4))
     with pytest.raises(hop.UnsupportedError, match="apt-get install graphviz"):
         gm.graph.render(tmp_path / "g.svg")
+
+
+# ------------------------------------------------ every built-in HOP, nested
+
+K = hop.tensor(np.float32(0.75))
+
+
+def every_hop(x, n, k):
+    scale = x.shape[0]
+
+    def step(i, v):  # fori_loop's i is made by the HOP, not passed
+        return hop.switch(k, [lambda a: a * K, lambda a: a + scale,
+                              lambda a: hop.wrap(lambda b: b - K, a)], v) + i
+
+    v = hop.fori_loop(0, 3, step, x)
+    _, c = hop.while_loop(lambda j, c: j < n,
+                          lambda j, c: (j + 1, hop.map(lambda r: r * 0.5 + K, c)), (0, v))
+    carry, ys = hop.scan(lambda cr, row: (cr + row * K, (cr * row).sum()), c[0] * 0.0, c)
+    cum = hop.associative_scan(lambda a, b: a + b, ys)
+    sub = hop.invoke_subgraph(lambda t: t.relu() + K, carry)
+    sub2 = hop.invoke_subgraph(lambda t: t.relu() + K, carry * 2.0)
+    return hop.cond(cum[-1] > 0, lambda: sub * 2.0 + sub2, lambda: sub - scale)
+
+
+def every_hop_numpy(x, n, k):
+    a, kk, scale = x.astype(np.float32), np.float32(0.75), x.shape[0]
+    branch = min(max(k, 0), 2)
+    for i in range(3):
+        a = [a * kk, a + np.float32(scale), a - kk][branch] + np.float32(i)
+    for _ in range(n):
+        a = a * np.float32(0.5) + kk
+    cr, ys = np.zeros(a.shape[1], np.float32), []
+    for row in a:
+        ys.append((cr * row).sum())
+        cr = cr + row * kk
+    sub = np.maximum(cr, 0) + kk
+    sub2 = np.maximum(cr * 2, 0) + kk
+    return sub * 2 + sub2 if np.cumsum(ys)[-1] > 0 else sub - np.float32(scale)
+
+
+def test_every_builtin_hop_nested_round_trips(tmp_path):
+    x = hop.randn(5, 3, seed=3)
+    gm = hop.trace(every_hop, x, hop.tensor(2), hop.tensor(1), dynamic=True)
+    for call in ("fori_loop(0, 3, fori_loop_body_0, (x,), ", "= switch(item, switch_branch_0, "
+                 "switch_branch_1, switch_branch_2, ", "= wrap(wrap_body_0, ",
+                 "= while_loop(while_loop_cond_0, while_loop_body_0, ", "= map(map_body_0, ",
+                 "= scan(False, 0, -1, scan_body_0, ", "= associative_scan(0, False, "
+                 "associative_scan_combine_0, ", "= invoke_subgraph(subgraph_1, ",
+                 "= cond(gt, cond_true_0, cond_false_0, "):
+        assert call in gm.code, call
+    hop.save(gm, tmp_path / "every.hop")
+    gm2 = hop.load(tmp_path / "every.hop")
+    assert gm2.code == gm.code and gm2.tabular() == gm.tabular() and gm2.to_dot() == gm.to_dot()
+    # The report is the same but for how the function reached K (the loaded
+    # program has no environment: its K is a saved constant).
+    assert gm2.explain_lifts() == gm.explain_lifts().replace("global 'K'", "(saved constant)")
+    report = gm.explain_lifts()
+    assert "fori_loop_body_0.i:" not in report  # made by fori_loop: not lifted
+    assert "while_loop_body_0.n_cond_branch: argument n (root input n)\n" \
+        "    lifted by: none (a value of forward itself)\n" \
+        "    unused here: passed for while_loop_cond_0.n_cond_branch, another body of " \
+        "while_loop\n" in report
+    for rows in (2, 5, 7):
+        for n in (0, 1, 2, 3):
+            for k in (-1, 0, 1, 2, 5):
+                args = (hop.randn(rows, 3, seed=rows + n), hop.tensor(n), hop.tensor(k))
+                want = every_hop_numpy(args[0].numpy(), n, k)
+                eager = every_hop(*args).numpy()
+                np.testing.assert_allclose(eager, want, rtol=1e-4, atol=1e-4)
+                np.testing.assert_array_equal(gm(*args), eager)
+                np.testing.assert_array_equal(gm2(*args), eager)
+
+
+def test_a_program_calling_a_library_hop_loads_after_the_library(tmp_path):
+    # A fresh interpreter: the registry is per process, and this one may have
+    # loaded the library already.
+    build_python = os.environ.get("HOP_PYTHONPATH")
+    if not build_python:
+        pytest.skip("HOP_PYTHONPATH is not set: the example libraries live in the build tree")
+    lib = os.path.join(os.path.dirname(os.path.abspath(build_python)), "examples",
+                       "libhop_repeat.so")
+    path = tmp_path / "repeat.hop"
+    script = f"""
+import sys, numpy as np, hop
+lib, path, step = {lib!r}, {str(path)!r}, sys.argv[1]
+x = hop.randn(4, 3, seed=1)
+f = lambda x: hop.ops.repeat(3, lambda v: (v * 0.5).tanh(), x)
+if step == "save":
+    hop.load_library(lib)
+    hop.save(hop.trace(f, x), path)
+    sys.exit(0)
+try:
+    hop.load(path)
+except hop.NotFoundError as e:
+    print("NotFoundError:", e)
+hop.load_library(lib)
+gm = hop.load(path)
+np.testing.assert_array_equal(gm(x), f(x).numpy())
+print("loaded after load_library")
+"""
+    import subprocess
+    import sys
+    env = dict(os.environ, PYTHONPATH=build_python)
+    for step in ("save", "load"):
+        r = subprocess.run([sys.executable, "-c", script, step], capture_output=True, text=True,
+                           env=env, timeout=120)
+        assert r.returncode == 0, r.stderr
+    assert r.stdout == (
+        "NotFoundError: load: graph forward calls the HOP repeat, which is not registered (a "
+        "HOP of a library must be registered before the load: hop_load_library, or "
+        "hop.load_library in Python)\nloaded after load_library\n")
