@@ -145,6 +145,13 @@ int hop_py_hops_init(PyObject *module);
 /* tensor.c: readies hop.Tensor and adds it and the tensor functions; 0 / -1. */
 int hop_py_tensor_init(PyObject *module);
 
+/* The start of a docstring of a C function, method or type: its text
+ * signature, which inspect.signature reads ("name(sig)", "--", a blank
+ * line; "$self" / "$module" name the bound argument), e.g.
+ * HOP_PY_SIG("add(input, other)") "input + other, ...".  Every public one
+ * has it, then what it does and an example (tests/python/test_api.py). */
+#define HOP_PY_SIG(sig) sig "\n--\n\n"
+
 #define HOP_PY_IS_PROXY(o) (((TensorObject *)(o))->t == NULL)
 
 #endif /* HOP_PY_H */

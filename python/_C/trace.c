@@ -636,7 +636,16 @@ PyTypeObject hop_py_SymIntType = {
     .tp_richcompare = symint_richcompare,
     .tp_getset = symint_getset,
     .tp_flags = Py_TPFLAGS_DEFAULT,
-    .tp_doc = "A symbolic integer of a trace: a size like s0, or an unbacked value like u0.",
+    .tp_doc = "A symbolic integer of a trace: a size like s0 (x.shape[0] under dynamic=True), "
+              "or an unbacked value like u0 (t.item()).  Arithmetic gives SymInts; comparing "
+              "one decides through the trace's shape environment (a guard) or raises "
+              "hop.DataDependentError.  Not made by calling hop.SymInt.\n\n"
+              ">>> def f(x):\n"
+              "...     n = x.shape[0]\n"
+              "...     print(type(n).__name__, n, 2 * n + 1)\n"
+              "...     return x * n\n"
+              ">>> _ = hop.trace(f, hop.ones(3), dynamic=True)\n"
+              "SymInt s0 2*s0 + 1\n",
 };
 
 /* ------------------------------------------------------ for HOP calls */

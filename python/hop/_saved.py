@@ -190,9 +190,13 @@ def save(obj, path):
     capture tables, symbols, guards and captured constants.  Raises TypeError
     for anything else (a subgraph, a proxy, a namedtuple argument structure).
 
-        gm = hop.trace(f, hop.randn(8, 4), dynamic=True)
-        hop.save(gm, "f.hop")
-        same = hop.load("f.hop")        # prints and runs as gm does
+    >>> import os, tempfile
+    >>> path = os.path.join(tempfile.mkdtemp(), "f.hop")
+    >>> gm = hop.trace(lambda x: hop.map(lambda r: r.sin(), x), hop.ones(3, 2), dynamic=True)
+    >>> hop.save(gm, path)
+    >>> same = hop.load(path)
+    >>> same.code == gm.code, same(hop.zeros(5, 2)).shape
+    (True, (5, 2))
     """
     data = dumps(obj)
     with open(os.fspath(path), "wb") as f:
@@ -208,7 +212,17 @@ def load(path):
     HOP this process has not registered (hop.load_library) is a hop.Error
     naming it.
 
-        t = hop.load("weights.hop")
+    >>> import os, tempfile
+    >>> path = os.path.join(tempfile.mkdtemp(), "w.hop")
+    >>> hop.save(hop.tensor([1.5, 2.5]), path)
+    >>> hop.load(path)
+    hop.tensor([1.5, 2.5])
+    >>> open(path, "r+b").write(b"junk")
+    4
+    >>> hop.load(path)
+    Traceback (most recent call last):
+        ...
+    hop.Error: load: not a saved hop program (no "hopsaved" magic number)
     """
     with open(os.fspath(path), "rb") as f:
         return loads(f.read())

@@ -27,7 +27,12 @@ except ImportError:  # NumPy is optional at run time
 
 class TensorMeta:
     """A tensor's metadata in a graph: dtype and shape (ints, or strings like
-    "s0" for symbolic sizes)."""
+    "s0" for symbolic sizes).  Node.meta of a tensor value.
+
+    >>> gm = hop.trace(lambda x: x * 2, hop.ones(3, 4), dynamic=True)
+    >>> gm.graph.find("x").meta
+    TensorMeta(dtype=hop.float32, shape=('s0', 's1'))
+    """
 
     __slots__ = ("dtype", "shape")
 
@@ -44,7 +49,13 @@ class TensorMeta:
 
 
 class SymMeta:
-    """A SymInt value in a graph: its expression as text ("s0", "2*s0 + 1")."""
+    """A SymInt value in a graph: its expression as text ("s0", "2*s0 + 1").
+    Node.meta of a SymInt value.
+
+    >>> gm = hop.trace(lambda x: x * 2, hop.ones(3, 4), dynamic=True)
+    >>> gm.graph.placeholders[0].meta
+    SymMeta(expr='s0')
+    """
 
     __slots__ = ("expr",)
 
@@ -73,6 +84,11 @@ class Node:
     target (the op or HOP name); args (for call_hop: the values passed at run
     time, e.g. cond: pred then the merged inputs); subgraphs (names, for
     call_hop); meta (TensorMeta, SymMeta or None).
+
+    >>> gm = hop.trace(lambda x, y: (x * y).sum(), hop.ones(3), hop.ones(3))
+    >>> n = gm.graph.find("mul")
+    >>> n.op, n.target, n.args, n.meta
+    ('call_op', 'mul', (<Node placeholder x>, <Node placeholder y>), TensorMeta(dtype=hop.float32, shape=(3,)))
     """
 
     __slots__ = ("op", "name", "target", "args", "subgraphs", "meta", "outputs")
@@ -82,7 +98,15 @@ class Node:
 
 
 class Graph:
-    """The nodes of one graph, in program order."""
+    """The nodes of one graph, in program order (GraphModule.graph): iterable,
+    with .nodes, .placeholders and find(name).
+
+    >>> gm = hop.trace(lambda x, y: (x * y).sum(), hop.ones(3), hop.ones(3))
+    >>> [n.name for n in gm.graph]
+    ['x', 'y', 'mul', 'sum', 'output']
+    >>> gm.graph.placeholders
+    [<Node placeholder x>, <Node placeholder y>]
+    """
 
     def __init__(self, nodes, gm=None):
         self.nodes = nodes
@@ -99,7 +123,11 @@ class Graph:
         the value of the parent graph they are lifted from.  Returns path.
         hop.UnsupportedError when `dot` is not installed.
 
-            gm.graph.render("f.svg")
+        >>> import os, tempfile
+        >>> gm = hop.trace(lambda x: hop.map(lambda r: r * 2, x), hop.ones(2, 3))
+        >>> path = os.path.join(tempfile.mkdtemp(), "f.svg")
+        >>> gm.graph.render(path) == path and open(path).read().count("<svg")
+        1
         """
         fmt = format or os.path.splitext(os.fspath(path))[1].lstrip(".") or "svg"
         dot = shutil.which("dot")
@@ -115,6 +143,11 @@ class Graph:
         return path
 
     def find(self, name):
+        """find(name) -> Node: the node called name (KeyError if none).
+
+        >>> hop.trace(lambda x: x.sin(), hop.ones(2)).graph.find("sin").target
+        'sin'
+        """
         for n in self.nodes:
             if n.name == name:
                 return n
@@ -172,7 +205,20 @@ def _is_ref(a, kind):
 
 class GraphModule:
     """A traced program: its graph and nested subgraphs, and (for the root)
-    the compiled plan that runs it."""
+    the compiled plan that runs it.  hop.trace makes it; calling it runs the
+    plan (NumPy in, NumPy out), with hop.GuardError for inputs the trace
+    does not fit.  It pickles and saves (hop.save).
+
+    >>> gm = hop.trace(lambda x, y: (x * y).sum(), hop.ones(3), hop.ones(3))
+    >>> print(gm.code)
+    def forward(x: "f32[3]", y: "f32[3]"):
+        mul: "f32[3]" = mul(x, y)
+        sum: "f32[]" = sum(mul, None, False)
+        return (sum,)
+    <BLANKLINE>
+    >>> gm(hop.tensor([1.0, 2.0, 3.0]), hop.ones(3))
+    hop.tensor(6.)
+    """
 
     def __init__(self, trace, path, call=None):
         self._trace = trace
@@ -194,14 +240,17 @@ class GraphModule:
 
     @property
     def name(self):
+        """The graph's name: "forward" for the root, "cond_true_0", ..."""
         return self._desc["name"]
 
     @property
     def graph(self):
+        """The Graph: this graph's nodes (subgraphs are in .subgraphs)."""
         return self._lazy("graph", lambda: _build_graph(self._desc, self))
 
     @property
     def subgraphs(self):
+        """Name -> GraphModule of each subgraph installed in this graph."""
         return self._lazy("subgraphs", lambda: {
             name: GraphModule(self._trace, self._path + (name,))
             for name in self._desc["subgraphs"]})
@@ -212,10 +261,25 @@ class GraphModule:
         return self._desc["code"]
 
     def print_tabular(self):
-        """Prints one row per node (and the subgraphs after)."""
+        """print_tabular() -> None: prints tabular().
+
+        >>> hop.trace(lambda x: x.sin(), hop.ones(2)).print_tabular()
+        graph forward:
+        opcode       name    target  args    meta
+        -----------  ------  ------  ------  ------
+        placeholder  x       x       ()      f32[2]
+        call_op      sin     sin     (x,)    f32[2]
+        output       output  output  (sin,)
+        """
         print(self._desc["table"], end="")
 
     def tabular(self):
+        """tabular() -> str: one row per node (opcode, name, target, args,
+        meta), then the subgraphs' tables; print_tabular prints it.
+
+        >>> hop.trace(lambda x: x.sin(), hop.ones(2)).tabular().splitlines()[3]
+        'placeholder  x       x       ()      f32[2]'
+        """
         return self._desc["table"]
 
     def to_dot(self, lifted=False):
@@ -224,6 +288,12 @@ class GraphModule:
         The graph in Graphviz DOT, one cluster per subgraph.  With lifted,
         each lifted input is filled and dashed, labelled with what it stands
         for, with a dotted edge from the parent's value it is lifted from.
+        Graph.render draws it.
+
+        >>> w = hop.tensor([1.0, 2.0])
+        >>> gm = hop.trace(lambda x: hop.map(lambda r: r * w, x), hop.ones(2, 2))
+        >>> print([l.strip() for l in gm.to_dot(lifted=True).splitlines() if "lifted" in l][0])
+        "map_body_0.w" [label="w\\nf32[2]\\nlifted: capture w", style="filled,dashed", fillcolor="#fde8c4", shape=ellipse];
         """
         text = self._desc["dot"]
         if not lifted:
@@ -269,6 +339,12 @@ class GraphModule:
         shared_with (another body the call's one value also serves),
         for_other_body, location ("file:line" of the use that lifted it),
         operand (the value is an operand the HOP call was given: not a capture).
+
+        >>> w = hop.tensor([1.0, 2.0])
+        >>> gm = hop.trace(lambda x: hop.map(lambda r: r * w, x), hop.ones(2, 2))
+        >>> r = gm.lifts()[0]
+        >>> r["graph"], r["placeholder"], r["kind"], r["lifted_by"], r["operand"]
+        ('map_body_0', 'w', 'capture', ('map_body_0',), False)
         """
         return _C._lifts(self._trace)
 
@@ -283,7 +359,16 @@ class GraphModule:
         another body (deduplicated), and for a symbol which tensor's shape
         brought it in.  Captured tensors the root reads are listed first.
 
-            print(gm.explain_lifts())
+        >>> w = hop.tensor([1.0, 2.0])
+        >>> gm = hop.trace(lambda x: hop.map(lambda r: r * w, x), hop.ones(2, 2))
+        >>> print(gm.explain_lifts())
+        forward.w: captured tensor w (a root input the function reached without an argument)
+            reached as: global 'w'
+        map_body_0.w: captured tensor w (root input w)
+            reached as: global 'w'
+            lifted by: map_body_0
+            first used at: <doctest ...>:1
+        <BLANKLINE>
         """
         sources = self._capture_sources()
         lines = []
@@ -331,12 +416,18 @@ class GraphModule:
         """Guards as text.  For the root: what the plan checks on entry.  For a
         subgraph: its own guards, checked each time it runs (a cond branch's
         conditions on sizes, which must not reject inputs that take the other
-        branch)."""
+        branch).
+
+        >>> hop.trace(lambda x: x[:4] + hop.ones(4), hop.ones(6, 4), dynamic=True).guards
+        ['s1 == 4']
+        """
         if self._path:
             return list(self._desc["guards"])
         return self._trace.guards()
 
     def __call__(self, *args):
+        """Runs the plan on args, shaped like the example arguments (tensors
+        and NumPy arrays where the trace had them, the same constants)."""
         if self._call is None:
             raise TypeError(f"the subgraph {self.name} is not callable on its own; call the "
                             f"root GraphModule")
@@ -410,9 +501,20 @@ def trace(fn, *example_args, dynamic=False, captures="allow"):
     explain_lifts() report of the offending inputs; nothing is cached and
     no state changes.
 
-        gm = hop.trace(lambda x: hop.cond(x.sum() > 0, lambda: x.sin(),
-                                          lambda: x.cos()), hop.randn(4))
-        gm(hop.randn(4))
+    >>> def f(x):
+    ...     return hop.cond(x.sum() > 0, lambda: x.sin(), lambda: x.cos())
+    >>> gm = hop.trace(f, hop.randn(4, seed=0), dynamic=True)
+    >>> [n.target for n in gm.graph.nodes if n.op != "placeholder"]
+    ['sum', 'gt', 'cond', 'getitem', 'output']
+    >>> gm(hop.zeros(7))
+    hop.tensor([1., 1., 1., 1., 1., 1., 1.])
+    >>> w = hop.ones(4)
+    >>> hop.trace(lambda x: x * w, hop.ones(4), captures="error")
+    Traceback (most recent call last):
+        ...
+    hop.TraceError: hop.trace(captures='error'): the function uses values it was not given as arguments or operands:
+    forward.w: captured tensor w (a root input the function reached without an argument)
+        reached as: global 'w'
     """
     if not callable(fn):
         raise TypeError(f"hop.trace: fn must be callable, got {type(fn).__name__}")
