@@ -282,13 +282,13 @@ py_explain_lifts(PyObject *self, PyObject *trace)
 
 static PyMethodDef saved_functions[] = {
     {"_save", py_save, METH_VARARGS,
-     "_save(trace, captures, sections)\n--\n\nThe traced program as saved bytes (hop/saved.h)."},
+     "_save(trace, captures, sections, /)\n--\n\nThe traced program as saved bytes (hop/saved.h)."},
     {"_load", py_load, METH_O,
-     "_load(data)\n--\n\nA saved program: (Trace, captured tensors, sections)."},
+     "_load(data, /)\n--\n\nA saved program: (Trace, captured tensors, sections)."},
     {"_lifts", py_lifts, METH_O,
-     "_lifts(trace)\n--\n\nOne dict per lifted input of every subgraph (hop/lifts.h)."},
+     "_lifts(trace, /)\n--\n\nOne dict per lifted input of every subgraph (hop/lifts.h)."},
     {"_explain_lifts", py_explain_lifts, METH_O,
-     "_explain_lifts(trace)\n--\n\nThe lift report as text (hop_output_graph_explain_lifts)."},
+     "_explain_lifts(trace, /)\n--\n\nThe lift report as text (hop_output_graph_explain_lifts)."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -11,8 +11,10 @@ argument parsers: every parameter the signature lets a caller pass by
 keyword is accepted by keyword, and every positional-only one is refused.
 """
 
+import ast
 import doctest
 import inspect
+import os
 import types
 
 import numpy as np
@@ -160,3 +162,62 @@ def test_every_docstring_example_runs(qualname, capsys):
     report = capsys.readouterr().out
     assert result.failed == 0, report
     assert result.attempted > 0
+
+
+# ------------------------------------------------------------------ stubs
+
+def _stub():
+    path = os.path.join(os.path.dirname(hop._C.__file__), "_C.pyi")
+    assert os.path.exists(os.path.join(os.path.dirname(hop._C.__file__), "py.typed"))
+    return ast.parse(open(path).read())
+
+
+def _stub_params(fn):
+    """(name, kind) of a stub function's parameters, as inspect spells them."""
+    P = inspect.Parameter
+    a = fn.args
+    out = [(x.arg, P.POSITIONAL_ONLY) for x in a.posonlyargs]
+    out += [(x.arg, P.POSITIONAL_OR_KEYWORD) for x in a.args]
+    if a.vararg:
+        out.append((a.vararg.arg, P.VAR_POSITIONAL))
+    out += [(x.arg, P.KEYWORD_ONLY) for x in a.kwonlyargs]
+    return out
+
+
+def _runtime_params(obj, drop_self):
+    ps = list(inspect.signature(obj).parameters.values())[1 if drop_self else 0:]
+    return [(p.name, p.kind) for p in ps]
+
+
+def test_the_stubs_name_every_public_name_of_the_extension_with_its_real_signature():
+    tree = _stub()
+    funcs = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef)}
+    classes = {n.name: n for n in tree.body if isinstance(n, ast.ClassDef)}
+    assigned = {t.target.id for t in tree.body if type(t).__name__ == "AnnAssign"}
+    for name in dir(hop._C):
+        if name.startswith("__"):
+            continue
+        assert name in funcs or name in classes or name in assigned, f"_C.{name} has no stub"
+    checked = 0
+    for name, fn in funcs.items():
+        obj = getattr(hop._C, name)
+        if getattr(obj, "__text_signature__", None):
+            assert _stub_params(fn) == _runtime_params(obj, False), name
+            checked += 1
+    methods = {m.name: m for m in classes["Tensor"].body if isinstance(m, ast.FunctionDef)}
+    for name, fn in methods.items():
+        if name.startswith("__"):
+            continue  # operators: their parameters are positional for type checkers anyway
+        obj = getattr(hop.Tensor, name, None)
+        if obj is not None and getattr(obj, "__text_signature__", None):
+            stub = _stub_params(fn)
+            # the stub's self is a plain first parameter; inspect's is positional-only
+            assert stub[0][0] == "self"
+            assert stub[1:] == _runtime_params(obj, True), name
+            checked += 1
+    assert checked > 100
+    # Return types are real where they are known: no function of the
+    # extension's op surface is typed Any.
+    for name in ("add", "sum", "reshape", "zeros", "tensor", "where", "cat"):
+        assert ast.unparse(funcs[name].returns) == "Tensor"
+
