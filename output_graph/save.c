@@ -453,8 +453,12 @@ hop_output_graph_save(const hop_output_graph *og, const hop_save_options *opts, 
         hop__put_i(&out, hi);
     }
     hop__put_u(&out, w.nexprs);
-    hop__buf_append(&out, w.exprs.data, w.exprs.len);
-    hop__buf_append(&out, body.data, body.len);
+    /* A buffer whose first allocation failed has no data (the failure is
+     * reported below): memcpy must not see its NULL, even for 0 bytes. */
+    if (w.exprs.data)
+        hop__buf_append(&out, w.exprs.data, w.exprs.len);
+    if (body.data)
+        hop__buf_append(&out, body.data, body.len);
     if (w.st == HOP_OK && (out.failed || w.exprs.failed || body.failed))
         w.st = hop_error(HOP_NOMEM, "save: out of memory");
     if (w.st == HOP_OK) {
