@@ -870,6 +870,75 @@ hop_graph_call_op(hop_graph *g, hop_op op, const hop_arg *args, size_t nargs)
     return commit(g, &p, body_end(g));
 }
 
+/* Inference's result and the given metadata agree: the same value, or for an
+ * op that made fresh symbols the same kind, dtype and rank. */
+static bool
+meta_agrees(const hop_value_info *inferred, const hop_value_info *given, bool fresh_symbols)
+{
+    if (!fresh_symbols)
+        return value_info_same(inferred, given);
+    if (inferred->kind != given->kind)
+        return false;
+    return inferred->kind != HOP_VALUE_TENSOR ||
+           (inferred->meta.dtype == given->meta.dtype && inferred->meta.rank == given->meta.rank);
+}
+
+static void
+print_value_info(const hop_value_info *v, char *buf, size_t cap)
+{
+    if (v->kind == HOP_VALUE_TENSOR)
+        hop_meta_print(&v->meta, buf, cap);
+    else if (v->kind == HOP_VALUE_SYM)
+        hop_expr_print(v->sym, buf, cap);
+    else
+        snprintf(buf, cap, "no value");
+}
+
+hop_node *
+hop_graph_call_op_meta(hop_graph *g, hop_op op, const hop_arg *args, size_t nargs,
+                       const hop_value_info *meta)
+{
+    const hop_op_info *info = hop_op_get(op);
+    if (g == NULL || info == NULL || meta == NULL) {
+        hop_error(g == NULL || meta == NULL ? HOP_MISUSE : HOP_INVALID, "call_op: %s",
+                  g == NULL      ? "the graph is NULL"
+                  : meta == NULL ? "the metadata is NULL"
+                                 : "unknown op");
+        return NULL;
+    }
+    char who[64];
+    snprintf(who, sizeof who, "call_op %s", info->name);
+    if (check_value_info(who, "the result", meta) != HOP_OK)
+        return NULL;
+    if (nargs != (size_t)info->nargs) {
+        hop_error(HOP_INVALID, "%s: takes %d arguments, got %zu", who, info->nargs, nargs);
+        return NULL;
+    }
+    pending p;
+    if (prepare(g, who, HOP_NODE_CALL_OP, info->name, args, nargs, false, &p) != HOP_OK)
+        return NULL;
+    size_t nsymbols = hop_shape_env_nsymbols(g->env), nguards = hop_shape_env_nguards(g->env);
+    hop_value_info out;
+    hop_status st = infer(g, who, op, &p, &out);
+    bool fresh = hop_shape_env_nsymbols(g->env) != nsymbols;
+    if (st == HOP_OK && !meta_agrees(&out, meta, fresh)) {
+        char want[256], got[256];
+        print_value_info(meta, want, sizeof want);
+        print_value_info(&out, got, sizeof got);
+        st = hop_error(HOP_INVALID, "%s: the given metadata %s does not agree with inference's %s",
+                       who, want, got);
+    }
+    const hop_value_info *m = st == HOP_OK ? intern_meta(g, meta) : NULL;
+    hop_shape_env_truncate_guards(g->env, nguards);
+    hop_shape_env_truncate_symbols(g->env, nsymbols);
+    if (m == NULL)
+        return NULL;
+    p.node->op = op;
+    p.node->target = info->name;
+    p.node->meta = m;
+    return commit(g, &p, body_end(g));
+}
+
 hop_node *
 hop_graph_call_hop(hop_graph *g, const hop_class *cls, const hop_arg *args, size_t nargs,
                    const hop_value_info *outs, size_t nouts)
@@ -938,6 +1007,38 @@ hop_node_passed(const hop_node *call, const hop_arg **items, size_t cap)
                 items[n] = &a->u.list.items[k];
     }
     return n;
+}
+
+size_t
+hop_node_made_inputs(const hop_node *call)
+{
+    if (call == NULL || call->kind != HOP_NODE_CALL_HOP)
+        return 0;
+    /* An unset field inherits from the base; the depth bound is the one
+     * hop_class_slot_owner uses. */
+    int depth = 0;
+    for (const hop_class *k = call->cls; k && depth < 32; k = k->base, depth++)
+        if (k->made_inputs)
+            return k->made_inputs;
+    return 0;
+}
+
+const hop_arg *
+hop_node_passed_to(const hop_node *call, size_t j)
+{
+    size_t made = hop_node_made_inputs(call);
+    if (call == NULL || j < made)
+        return NULL;
+    size_t n = j - made;
+    for (size_t i = 0; i < call->nargs; i++) {
+        const hop_arg *a = &call->args[i];
+        if (a->kind != HOP_ARG_LIST)
+            continue;
+        if (n < a->u.list.n)
+            return &a->u.list.items[n];
+        n -= a->u.list.n;
+    }
+    return NULL;
 }
 
 hop_node *

@@ -291,9 +291,7 @@ check_call_hop(const hop_graph *g, const hop_node *n)
         return HOP_NOMEM;
     hop_node_passed(n, ops, nops);
     /* The HOP makes its bodies' first inputs itself (a loop's index). */
-    size_t made = 0;
-    for (const hop_class *k = n->cls; k && made == 0; k = k->base)
-        made = k->made_inputs;
+    size_t made = hop_node_made_inputs(n);
     hop_status st = HOP_OK;
     size_t body = 0;
     for (size_t i = 0; i < n->nargs && st == HOP_OK; i++) {

@@ -9,6 +9,8 @@
 #include "hop/graph.h"
 #include "hop/tracer.h"
 #include "hop/output_graph.h"
+#include "hop/lifts.h"
+#include "hop/saved.h"
 #include "hop/runtime.h"
 #include "hop/plan.h"
 #include "hop/foreign.h"

@@ -429,13 +429,14 @@ hop_lower_swap(hop_lower_ctx *cx, hop_pval a, hop_pval b)
                          a.id, b.id);
     if (hop__emit(cx, HOP__OP_Swap, a.id, b.id, 0, NULL, NULL) < 0)
         return HOP_NOMEM;
+    /* After an odd number of swaps each slot holds the other's storage, for
+     * the rest of the run, from the next run's start (the layout is kept)
+     * and in the next iteration of a loop around this one: the memory plan
+     * must keep both regions for the union of both live ranges (mutual
+     * aliases), or a value sharing one of them is overwritten. */
     hop_status st = hop__access(cx, a.id);
     if (st == HOP_OK)
         st = hop__access(cx, b.id);
-    /* After an odd number of swaps each slot holds the other's buffer, and
-     * a loop around this one runs the next iteration that way: each buffer
-     * must stay reserved while either slot is live.  As mutual aliases the
-     * memory plan gives both the union of their live ranges. */
     if (st == HOP_OK)
         st = hop__alias_of(cx, a.id, b.id);
     return st == HOP_OK ? hop__alias_of(cx, b.id, a.id) : st;

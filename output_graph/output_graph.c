@@ -8,7 +8,7 @@
  * its tracer's record here, so proxies into it never dangle; they are dead.
  */
 #include "core/hash.h"
-#include "hop/output_graph.h"
+#include "output_graph/output_graph_impl.h"
 #include "tracer/tracer_owner.h"
 
 #include <stdio.h>
@@ -360,6 +360,50 @@ hop_output_graph_input(const hop_output_graph *og, size_t i, hop_source *source)
     if (source)
         *source = og->inputs[i].source;
     return og->inputs[i].node;
+}
+
+hop_status
+hop__output_graph_adopt_input(hop_output_graph *og, hop_node *node, hop_source src)
+{
+    if (hop__grow((void **)&og->inputs, &og->inputs_cap, og->ninputs + 1, sizeof *og->inputs) !=
+        HOP_OK)
+        return HOP_NOMEM;
+    if (src.kind == HOP_SOURCE_CAPTURE) {
+        capture_entry *e = NULL;
+        HASH_FIND_PTR(og->captures, &src.identity, e);
+        if (e)
+            return hop_error(HOP_EXISTS, "root input %s: its identity is captured already",
+                             node->name);
+        if (hop__grow((void **)&og->capture_log, &og->captures_cap, og->ncaptures + 1,
+                      sizeof *og->capture_log) != HOP_OK ||
+            (e = hop__malloc(sizeof *e)) == NULL)
+            return HOP_NOMEM;
+        e->identity = src.identity;
+        e->node = node;
+        hop_status st;
+        HOP_HASH_ADD(st, hh, og->captures, identity, sizeof e->identity, e);
+        if (st != HOP_OK) {
+            hop__free(e);
+            return st;
+        }
+        og->capture_log[og->ncaptures++] = e;
+    }
+    og->inputs[og->ninputs++] = (input_rec){.node = node, .source = src};
+    return HOP_OK;
+}
+
+hop_tracer *
+hop__output_graph_adopt_graph(hop_output_graph *og, hop_graph *g, hop_tracer *parent)
+{
+    if (hop__grow((void **)&og->tracers, &og->tracers_cap, og->ntracers + 1, sizeof *og->tracers) !=
+        HOP_OK)
+        return NULL;
+    hop_tracer *t = hop__tracer_new(g, parent, og);
+    if (t == NULL)
+        return NULL;
+    hop__tracer_set_state(t, HOP_TRACER_ENDED);
+    og->tracers[og->ntracers++] = t;
+    return t;
 }
 
 /* ------------------------------------------------------- the tracer stack */

@@ -68,6 +68,26 @@ hop_tracer_lifted_source(const hop_tracer *t, const hop_node *placeholder)
 }
 
 hop_node *
+hop_tracer_lifted_cause(const hop_tracer *t, const hop_node *placeholder)
+{
+    if (t == NULL || t->lifted_cause == NULL)
+        return NULL;
+    for (size_t i = 0; i < t->nlifted; i++)
+        if (t->lifted[i] == placeholder)
+            return t->lifted_cause[i];
+    return NULL;
+}
+
+void
+hop_tracer_set_lift_hook(hop_tracer *t, hop_lift_hook hook, void *ud)
+{
+    if (t == NULL)
+        return;
+    t->hook = hook;
+    t->hook_ud = ud;
+}
+
+hop_node *
 hop_tracer_bound_symbol(const hop_tracer *t, const hop_expr *sym)
 {
     if (t == NULL || sym == NULL)
@@ -100,6 +120,10 @@ hop__tracer_new(hop_graph *graph, hop_tracer *parent, void *owner)
     t->depth = parent ? parent->depth + 1 : 0;
     t->state = HOP_TRACER_CURRENT;
     t->owner = owner;
+    if (parent) {
+        t->hook = parent->hook;
+        t->hook_ud = parent->hook_ud;
+    }
     hop__arena_init(&t->arena);
     graph->user_data = t;
     graph->free_hook = forget_graph;
@@ -130,6 +154,7 @@ hop__tracer_free(hop_tracer *t)
     hop__free(t->sym_log);
     hop__free(t->lifted);
     hop__free(t->lifted_source);
+    hop__free(t->lifted_cause);
     hop__free(t);
 }
 
@@ -236,10 +261,28 @@ remember_lifted(hop_tracer *t, hop_node *placeholder, hop_node *source)
         return HOP_NOMEM;
     /* Both arrays grew to the same capacity, or the first one is just larger. */
     t->lifted_cap = cap < cap2 ? cap : cap2;
+    if (hop__grow((void **)&t->lifted_cause, &t->lifted_cause_cap, t->nlifted + 1,
+                  sizeof *t->lifted_cause) != HOP_OK)
+        return HOP_NOMEM;
     t->lifted[t->nlifted] = placeholder;
     t->lifted_source[t->nlifted] = source;
+    t->lifted_cause[t->nlifted] = placeholder->meta->kind == HOP_VALUE_SYM ? t->cause : NULL;
     t->nlifted++;
+    if (t->hook && t->hook(t->hook_ud, t, placeholder, source) != HOP_OK) {
+        t->nlifted--;
+        return hop_error_code();
+    }
     return HOP_OK;
+}
+
+hop_status
+hop__tracer_add_lifted(hop_tracer *t, hop_node *ph, hop_node *source, hop_node *cause)
+{
+    hop_node *saved = t->cause;
+    t->cause = cause;
+    hop_status st = remember_lifted(t, ph, source);
+    t->cause = saved;
+    return st;
 }
 
 /* --------------------------------------------------------------- lifting */
@@ -259,7 +302,7 @@ static hop_node *bind_root_symbol(hop_tracer *t, const hop_expr *sym);
 /* Binds, in sorted order, the free symbols of a tensor's shape in t: by
  * lifting them in a subtracer, as new inputs at the root. */
 static hop_status
-bind_shape_symbols(hop_tracer *t, const hop_meta *m)
+bind_shape_symbols(hop_tracer *t, const hop_meta *m, hop_node *shape_of)
 {
     const hop_expr *syms[2 * HOP_MAX_RANK];
     size_t n = 0;
@@ -286,11 +329,16 @@ bind_shape_symbols(hop_tracer *t, const hop_meta *m)
         }
         syms[j] = s;
     }
+    hop_node *saved = t->cause;
+    t->cause = shape_of;
     for (size_t i = 0; i < n; i++) {
         hop_node *v = t->parent ? bind_symbol(t, syms[i]) : bind_root_symbol(t, syms[i]);
-        if (v == NULL)
+        if (v == NULL) {
+            t->cause = saved;
             return hop_error_code();
+        }
     }
+    t->cause = saved;
     return HOP_OK;
 }
 
@@ -351,7 +399,7 @@ lift_from(hop_tracer *t, hop_node *v, const hop_tracer *owner)
     if (found) /* reached under another name: the parent's own value */
         return remember_lift(t, v, found) == HOP_OK ? found : NULL;
     if (outer->meta->kind == HOP_VALUE_TENSOR &&
-        bind_shape_symbols(t, &outer->meta->meta) != HOP_OK)
+        bind_shape_symbols(t, &outer->meta->meta, outer) != HOP_OK)
         return NULL;
     hop_node *ph = hop_graph_placeholder(t->graph, v->name, outer->meta);
     if (ph == NULL || remember_lift(t, v, ph) != HOP_OK || remember_lifted(t, ph, outer) != HOP_OK)
@@ -796,7 +844,7 @@ hop__tracer_add_input(hop_tracer *t, const char *name, const hop_value_info *met
     hop_status st = HOP_OK;
     /* At the root, a tensor's new symbols are placeholders right before it. */
     if (t->parent == NULL && meta->kind == HOP_VALUE_TENSOR)
-        st = bind_shape_symbols(t, &meta->meta);
+        st = bind_shape_symbols(t, &meta->meta, NULL);
     if (st == HOP_OK)
         ph = hop_graph_placeholder(t->graph, name, meta);
     if (ph && meta->kind == HOP_VALUE_SYM) {

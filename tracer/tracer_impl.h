@@ -40,6 +40,15 @@ struct hop_tracer {
     hop_node **lifted;        /* lifted placeholders, in creation order */
     hop_node **lifted_source; /* the parent's value for each */
     size_t nlifted, lifted_cap;
+    /* Provenance (hop_tracer_lifted_cause, hop_tracer_set_lift_hook): for
+     * each lifted symbol, the parent's tensor whose shape brought it in
+     * (NULL when the symbol itself was used); `cause` is that tensor while
+     * its shape's symbols are bound.  The hook is inherited by children. */
+    hop_node **lifted_cause;
+    size_t lifted_cause_cap;
+    hop_node *cause;
+    hop_lift_hook hook;
+    void *hook_ud;
 };
 
 #endif /* HOP_TRACER_IMPL_H */

@@ -27,6 +27,10 @@ typedef struct hop__tracer_mark {
  * tracer forgets it: hop_tracer_graph(t) is NULL from then on.  NULL on
  * out-of-memory. */
 hop_tracer *hop__tracer_new(hop_graph *graph, hop_tracer *parent, void *owner);
+/* Records ph, a placeholder of t's graph, as lifted from source (a value of
+ * t's parent) with cause (see hop_tracer_lifted_cause; may be NULL), for a
+ * loaded program's tracers (hop/saved.h).  HOP_NOMEM. */
+hop_status hop__tracer_add_lifted(hop_tracer *t, hop_node *ph, hop_node *source, hop_node *cause);
 /* Frees t's tables, not its graph.  NULL is a no-op. */
 void hop__tracer_free(hop_tracer *t);
 /* The owner given to hop__tracer_new. */

@@ -198,6 +198,19 @@ hop_node *hop_graph_placeholder_at(const hop_graph *g, size_t pos);
 hop_node *hop_graph_call_op(hop_graph *g, hop_op op, const hop_arg *args, size_t nargs);
 
 /*
+ * hop_graph_call_op with the result's metadata given, for a graph loaded
+ * from a saved program (hop/saved.h): the operands are checked by running
+ * shape inference, whose result must agree with meta (the same value info;
+ * for an op that makes unbacked symbols, item and nonzero, the same kind,
+ * dtype and rank), and the node gets meta.  Whatever inference added to the
+ * env (unbacked symbols, guards) is taken back: meta's symbols and the
+ * program's guards come from the saved program.  HOP_INVALID naming both
+ * metadata when they disagree; otherwise the errors of hop_graph_call_op.
+ */
+hop_node *hop_graph_call_op_meta(hop_graph *g, hop_op op, const hop_arg *args, size_t nargs,
+                                 const hop_value_info *meta);
+
+/*
  * Records a call of the HOP cls (its class, borrowed: it must outlive g).
  * args follow the layout hop/class.h gives: the leading arguments, one
  * HOP_ARG_GRAPH per body (subgraphs owned by g), then the lists of values
@@ -217,6 +230,19 @@ hop_node *hop_graph_call_hop(hop_graph *g, const hop_class *cls, const hop_arg *
  * them in items (may be NULL when cap is 0) and returns how many there are.
  */
 size_t hop_node_passed(const hop_node *call, const hop_arg **items, size_t cap);
+/*
+ * How many leading placeholders of a call_hop's subgraphs the HOP makes
+ * itself and passes no value for (its class's made_inputs, through its
+ * bases: fori_loop's index); 0 for other nodes.
+ */
+size_t hop_node_made_inputs(const hop_node *call);
+/*
+ * What placeholder j of call's subgraphs stands for in call's graph: the
+ * value call passes there (item j - made inputs of hop_node_passed), or NULL
+ * for a placeholder the HOP makes itself and for j past the end.  Borrowed
+ * from call.
+ */
+const hop_arg *hop_node_passed_to(const hop_node *call, size_t j);
 
 /*
  * Records a call of the foreign kernel `target` (hop/foreign.h checks the

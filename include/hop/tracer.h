@@ -113,6 +113,25 @@ hop_node *hop_tracer_output(hop_tracer *t, const hop_arg *values, size_t n);
 size_t hop_tracer_nlifted(const hop_tracer *t);
 hop_node *hop_tracer_lifted_placeholder(const hop_tracer *t, size_t i);
 hop_node *hop_tracer_lifted_source(const hop_tracer *t, const hop_node *placeholder);
+/*
+ * Why a lifted symbol was lifted: the value of t's parent (a tensor) whose
+ * shape brought it in, when t lifted that tensor; NULL when the symbol itself
+ * was used (x.shape[0], a SymInt argument), for a lifted value that is not a
+ * symbol, and for a placeholder t did not lift.
+ */
+hop_node *hop_tracer_lifted_cause(const hop_tracer *t, const hop_node *placeholder);
+
+/*
+ * Called each time tracer t (or a tracer created inside it later: children
+ * inherit the hook when they are pushed) lifts a value: ph is the new
+ * placeholder of t's graph, source the parent's value it stands for.  For
+ * provenance (e.g. Python records the source line of the use); it must not
+ * record ops.  An error it returns (HOP_NOMEM storing a note) fails the lift
+ * like any other, and the enclosing call undoes it.  A lift undone later
+ * was still reported.  NULL removes the hook.
+ */
+typedef hop_status (*hop_lift_hook)(void *ud, hop_tracer *t, hop_node *ph, hop_node *source);
+void hop_tracer_set_lift_hook(hop_tracer *t, hop_lift_hook hook, void *ud);
 
 /* A growable list of values (what a body returns, what a HOP call yields). */
 typedef struct hop_values {

@@ -1021,23 +1021,82 @@ f_runtime_cleanup(PyObject *mod, PyObject *unused)
 
 /* ------------------------------------------------------------- tables */
 
+/* Docstrings as ops.c's: text signature, what, an example run as a doctest
+ * by tests/python/test_api.py. */
+/* clang-format off */
 PyMethodDef hop_py__create_functions[] = {
 #define HOP_PY_F_FAST(name, doc) {#name, (PyCFunction)(void (*)(void))f_##name, HOP_PY_FASTKW, doc},
-    HOP_PY_F_FAST(tensor, "tensor(data, dtype=None): a new tensor with a copy of data")
-        HOP_PY_F_FAST(asarray,
-                      "asarray(obj, dtype=None): a tensor sharing obj's memory if possible")
-            HOP_PY_F_FAST(zeros,
-                          "zeros(*size, dtype=None)") HOP_PY_F_FAST(ones, "ones(*size, dtype=None)")
-                HOP_PY_F_FAST(full, "full(size, fill_value, dtype=None)") HOP_PY_F_FAST(
-                    arange, "arange(start, end=None, step=1, dtype=None)")
-                    HOP_PY_F_FAST(rand, "rand(*size, seed=None, dtype=None): uniform in [0, 1)")
-                        HOP_PY_F_FAST(randn, "randn(*size, seed=None, dtype=None): standard normal")
+    HOP_PY_F_FAST(tensor, HOP_PY_SIG("tensor(data, dtype=None)")
+        "A new tensor holding a copy of data: a number, nested lists or tuples of numbers, a "
+        "NumPy array or a Tensor.  dtype defaults to data's (Python floats give float32, ints "
+        "int64, bools bool; an array keeps its dtype).\n\n"
+        ">>> hop.tensor([[1, 2]], dtype=hop.float64)\n"
+        "hop.tensor([[1., 2.]], dtype=hop.float64)\n")
+    HOP_PY_F_FAST(asarray, HOP_PY_SIG("asarray(obj, dtype=None)")
+        "obj as a tensor, sharing its memory when it can (a Tensor, or a NumPy array of a "
+        "supported dtype, writable and aligned: no copy, so later writes to the array are "
+        "seen); otherwise a copy as hop.tensor makes.\n\n"
+        ">>> import numpy as np\n"
+        ">>> a = np.zeros(2, np.float32)\n"
+        ">>> t = hop.asarray(a)\n"
+        ">>> a[0] = 5\n"
+        ">>> t\n"
+        "hop.tensor([5., 0.])\n")
+    HOP_PY_F_FAST(zeros, HOP_PY_SIG("zeros(*size, dtype=None)")
+        "A tensor of zeros of the given sizes (as arguments or one sequence); dtype "
+        "defaults to float32.\n\n"
+        ">>> hop.zeros(2, 3, dtype=hop.int64)\n"
+        "hop.tensor([[0, 0, 0],\n            [0, 0, 0]])\n")
+    HOP_PY_F_FAST(ones, HOP_PY_SIG("ones(*size, dtype=None)")
+        "A tensor of ones of the given sizes (as arguments or one sequence); dtype defaults "
+        "to float32.\n\n"
+        ">>> hop.ones((2,))\n"
+        "hop.tensor([1., 1.])\n")
+    HOP_PY_F_FAST(full, HOP_PY_SIG("full(size, fill_value, dtype=None)")
+        "A tensor of shape size filled with fill_value; dtype defaults to fill_value's (a "
+        "float gives float32, an int int64, a bool bool).\n\n"
+        ">>> hop.full((2,), 7)\n"
+        "hop.tensor([7, 7])\n")
+    HOP_PY_F_FAST(arange, HOP_PY_SIG("arange(start, end=None, step=1, dtype=None)")
+        "start, start + step, ... up to but excluding end (arange(n): 0 .. n - 1); int64 "
+        "when every bound is an int, else float32.\n\n"
+        ">>> hop.arange(1, 2, 0.25)\n"
+        "hop.tensor([1.  , 1.25, 1.5 , 1.75])\n")
+    HOP_PY_F_FAST(rand, HOP_PY_SIG("rand(*size, seed=None, dtype=None)")
+        "Uniform random numbers in [0, 1) of the given sizes (float32 by default), from the "
+        "global generator (hop.manual_seed) or, with seed, from a generator of that seed: "
+        "the same numbers on every call, so it may be used while tracing (an unseeded call "
+        "there is a hop.TraceError).\n\n"
+        ">>> hop.rand(3, seed=0)\n"
+        "hop.tensor([0.601263  , 0.74777406, 0.10301995])\n")
+    HOP_PY_F_FAST(randn, HOP_PY_SIG("randn(*size, seed=None, dtype=None)")
+        "Standard normal random numbers of the given sizes (float32 by default), from the "
+        "global generator (hop.manual_seed) or, with seed, from a generator of that seed, "
+        "as hop.rand.\n\n"
+        ">>> hop.randn(2, 2, seed=1).shape\n"
+        "(2, 2)\n")
 #undef HOP_PY_F_FAST
-                            {"manual_seed", (PyCFunction)f_manual_seed, METH_O,
-                             "Seeds the global generator."},
+    {"manual_seed", (PyCFunction)f_manual_seed, METH_O, HOP_PY_SIG("manual_seed(seed, /)")
+        "Seeds the global generator of hop.rand and hop.randn (an int).\n\n"
+        ">>> hop.manual_seed(7)\n"
+        ">>> a = hop.rand(2)\n"
+        ">>> hop.manual_seed(7)\n"
+        ">>> bool((hop.rand(2) == a).numpy().all())\n"
+        "True\n"},
     {"set_num_threads", (PyCFunction)f_set_num_threads, METH_O,
-     "Threads for large kernels (0: one per core)."},
-    {"get_num_threads", (PyCFunction)f_get_num_threads, METH_NOARGS, NULL},
+     HOP_PY_SIG("set_num_threads(n, /)")
+        "Sets how many threads large kernels and parallel maps use, process-wide (0: one per "
+        "core; at most 1024).\n\n"
+        ">>> n = hop.get_num_threads()\n"
+        ">>> hop.set_num_threads(1)\n"
+        ">>> hop.get_num_threads()\n"
+        "1\n"
+        ">>> hop.set_num_threads(n)\n"},
+    {"get_num_threads", (PyCFunction)f_get_num_threads, METH_NOARGS,
+     HOP_PY_SIG("get_num_threads()")
+        "How many threads large kernels and parallel maps use (hop.set_num_threads).\n\n"
+        ">>> hop.get_num_threads() >= 1\n"
+        "True\n"},
     {"_alloc_live", (PyCFunction)f_alloc_live, METH_NOARGS,
      "Blocks the C library has allocated and not freed (for leak tests)."},
     {"_alloc_fail_at", (PyCFunction)f_alloc_fail_at, METH_O,
@@ -1047,6 +1106,7 @@ PyMethodDef hop_py__create_functions[] = {
      "tensors."},
     {NULL},
 };
+/* clang-format on */
 
 void
 hop_py__create_init(void)

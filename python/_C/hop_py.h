@@ -115,16 +115,27 @@ PyObject *hop_py_proxy_new(PyObject *owner, hop_node *node);
 /* A new concrete Tensor owning one reference of t (stolen). NULL: t released. */
 PyObject *hop_py_tensor_new(hop_tensor *t);
 
+/* trace.c: the OutputGraph of a Trace object (borrowed), or NULL with a
+ * TypeError; and a new Trace over a loaded OutputGraph (taken: freed on
+ * failure) that keeps the captured tensors alive and cannot be started. */
+hop_output_graph *hop_py_trace_og(PyObject *trace);
+PyObject *hop_py_trace_from_og(hop_output_graph *og, PyObject *captures);
+/* saved.c: save/load, lifting provenance, and the lift hook every new trace
+ * gets (it notes the file:line of the Python code that used the value). */
+int hop_py_saved_init(PyObject *module);
+void hop_py_install_lift_hook(hop_output_graph *og);
+/* hops.c: whether a value lifted into a body was an operand of its HOP call. */
+int hop_py_lift_is_operand(const hop_node *source);
+
 /* trace.c: adds the tracing types and functions to the module; 0 / -1. */
 int hop_py_trace_init(PyObject *module);
 
 /* For HOP calls in a trace (trace.c): this thread's active Trace (borrowed)
- * or NULL; its OutputGraph; the node standing for a proxy, a captured
+ * or NULL; the node standing for a proxy, a captured
  * concrete tensor or a SymInt (NULL with an exception); a node as a proxy or
  * a SymInt; a SymInt as an argument; the checks before a HOP call (-1 with
  * an exception: another thread's trace, C stack nearly exhausted). */
 PyObject *hop_py_current_trace(void);
-hop_output_graph *hop_py_trace_og(PyObject *trace);
 hop_node *hop_py_value_node(PyObject *trace, PyObject *o, const char *what);
 PyObject *hop_py_wrap_node(PyObject *trace, hop_node *n);
 int hop_py_symint_arg(PyObject *o, hop_arg *out);
@@ -133,6 +144,13 @@ int hop_py_enter_hop(PyObject *trace, const char *what);
 int hop_py_hops_init(PyObject *module);
 /* tensor.c: readies hop.Tensor and adds it and the tensor functions; 0 / -1. */
 int hop_py_tensor_init(PyObject *module);
+
+/* The start of a docstring of a C function, method or type: its text
+ * signature, which inspect.signature reads ("name(sig)", "--", a blank
+ * line; "$self" / "$module" name the bound argument), e.g.
+ * HOP_PY_SIG("add(input, other)") "input + other, ...".  Every public one
+ * has it, then what it does and an example (tests/python/test_api.py). */
+#define HOP_PY_SIG(sig) sig "\n--\n\n"
 
 #define HOP_PY_IS_PROXY(o) (((TensorObject *)(o))->t == NULL)
 

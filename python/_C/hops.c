@@ -25,6 +25,8 @@ typedef struct frame {
     size_t nbodies;
     bool lifted;                             /* the class's bodies get the operands themselves */
     PyObject *operands;                      /* tuple: every group's items as given */
+    const hop_arg *operand_nodes;            /* traced: their nodes, noperand_nodes of them */
+    size_t noperand_nodes;
     PyObject *trace;                         /* the Trace, or NULL for an eager call */
     PyObject *exc_type, *exc_value, *exc_tb; /* what a body raised, if anything */
     struct frame *outer;
@@ -32,6 +34,26 @@ typedef struct frame {
 
 /* This thread's innermost HOP call. */
 static _Thread_local frame *innermost;
+
+/* For lifting provenance (saved.c): whether source, a value lifted into a
+ * body of this thread's innermost HOP call, is one of the operands the call
+ * was given, possibly through the placeholders standing for it on the way
+ * down.  Bodies of a HOP whose inputs are lifted (wrap, cond, switch) get
+ * the operands as outer values, so those lifts are explicit, not captures. */
+int
+hop_py_lift_is_operand(const hop_node *source)
+{
+    frame *f = innermost;
+    if (f == NULL || !f->lifted)
+        return 0;
+    for (size_t i = 0; i < f->noperand_nodes; i++) {
+        const hop_node *op = f->operand_nodes[i].u.node;
+        for (const hop_node *v = source; v; v = hop_tracer_lifted_source(hop_tracer_of(v), v))
+            if (v == op)
+                return 1;
+    }
+    return 0;
+}
 
 /* Keeps the first Python exception a body raised; returns the status that
  * makes the C call unwind. */
@@ -337,6 +359,8 @@ traced_call(PyObject *tr, const hop_class *cls, const hop_param *params, size_t 
     for (size_t b = 0; b < f->nbodies; b++)
         bodies[b] = (hop_body){traced_body, f->keys[b]};
     f->trace = tr;
+    f->operand_nodes = items;
+    f->noperand_nodes = k;
     f->outer = innermost;
     innermost = f;
     hop_values outs = {0};

@@ -19,6 +19,7 @@
 #include "hop_py.h"
 
 #include <stdlib.h>
+#include <string.h>
 #include <structmember.h>
 #include <unistd.h>
 
@@ -70,6 +71,7 @@ hop_py_raise(void)
     case HOP_VERIFY:
     case HOP_EXISTS:
     case HOP_RUNTIME:
+    case HOP_FORMAT: /* a bad saved file (hop.load): a plain hop.Error */
     case HOP_STATUS_COUNT:
         cls = hop_py_Error;
         break;
@@ -87,12 +89,17 @@ hop_py_raise_int(void)
     return -1;
 }
 
-/* A new exception class hop.<name> with the given bases (a tuple, stolen). */
+/*
+ * A new exception class hop.<name> with the given bases (a tuple, stolen).
+ * doc starts with the text signature (HOP_PY_SIG): the class keeps it in
+ * tp_doc, where inspect.signature finds it, while __doc__ is set to what
+ * follows it (a heap type's __doc__ is its dict's, shown as it is).
+ */
 static PyObject *
 new_error(PyObject *module, const char *name, PyObject *bases, const char *doc)
 {
     char qual[64];
-    PyObject *cls = NULL;
+    PyObject *cls = NULL, *text = NULL;
     if (bases == NULL)
         return NULL;
     snprintf(qual, sizeof qual, "hop.%s", name);
@@ -100,6 +107,14 @@ new_error(PyObject *module, const char *name, PyObject *bases, const char *doc)
     Py_DECREF(bases);
     if (cls == NULL)
         return NULL;
+    const char *body = strstr(doc, "\n--\n\n");
+    text = PyUnicode_FromString(body ? body + 5 : doc);
+    if (text == NULL || PyObject_SetAttrString(cls, "__doc__", text) < 0) {
+        Py_XDECREF(text);
+        Py_DECREF(cls);
+        return NULL;
+    }
+    Py_DECREF(text);
     if (PyModule_AddObjectRef(module, name, cls) < 0) {
         Py_DECREF(cls);
         return NULL;
@@ -107,34 +122,73 @@ new_error(PyObject *module, const char *name, PyObject *bases, const char *doc)
     return cls; /* the global keeps this reference for the process's life */
 }
 
+/* An example for an exception's docstring: the code, then its message. */
+#define HOP_PY_RAISES(code, name, msg)                                                             \
+    "\n\n>>> try:\n...     " code "\n... except hop." name " as e:\n...     print(e)\n" msg "\n"
+
 static int
 init_errors(PyObject *m)
 {
-    hop_py_Error = new_error(m, "Error", PyTuple_Pack(1, PyExc_Exception),
-                             "Base class of every error hop raises.");
+    hop_py_Error = new_error(
+        m, "Error", PyTuple_Pack(1, PyExc_Exception),
+        HOP_PY_SIG(
+            "Error(*args)") "Base class of every error hop raises; "
+                            "each status of the C library is one subclass, which is also the "
+                            "matching built-in exception (hop.ShapeError is a "
+                            "ValueError)." HOP_PY_RAISES(
+                                "hop.zeros(2) + hop.zeros(3)", "Error",
+                                "add: cannot broadcast f32[2] with f32[3]"));
     if (hop_py_Error == NULL)
         return -1;
-#define HOP_PY_ERR(var, name, base2, doc)                                                          \
-    if ((var = new_error(m, name, PyTuple_Pack(2, hop_py_Error, base2), doc)) == NULL)             \
+#define HOP_PY_ERR(var, name, base2, what, code, msg)                                              \
+    if ((var = new_error(m, name, PyTuple_Pack(2, hop_py_Error, base2),                            \
+                         HOP_PY_SIG(name "(*args)") what HOP_PY_RAISES(code, name, msg))) == NULL) \
         return -1;
+    /* clang-format off */
     HOP_PY_ERR(hop_py_TraceError, "TraceError", PyExc_RuntimeError,
-               "Tracing failed: misuse of traced values, a dead proxy, a bad HOP body.")
+               "Tracing failed: misuse of traced values, a dead proxy, a bad HOP body, "
+               "data-dependent Python control flow on a traced value.",
+               "hop.trace(lambda x: x + 1 if x.sum() > 0 else x, hop.ones(2))",
+               "bool() of a traced tensor is data-dependent Python control flow; use "
+               "hop.cond(pred, true_fn, false_fn, operands) instead")
     HOP_PY_ERR(hop_py_ShapeError, "ShapeError", PyExc_ValueError,
-               "Shapes do not fit: broadcasting, matmul, reshape, indexing.")
+               "Shapes do not fit: broadcasting, matmul, reshape, indexing.",
+               "hop.zeros(2).view(3)", "view: shape [3] is invalid for input f32[2] of size 2")
     HOP_PY_ERR(hop_py_DTypeError, "DTypeError", PyExc_TypeError,
-               "A dtype is not supported by an op, or dtypes do not agree.")
+               "A dtype is not supported by an op, or dtypes do not agree.",
+               "hop.mean(hop.tensor([1, 2]))", "mean: mean needs a float input, got i64[2]")
     HOP_PY_ERR(hop_py_InvalidError, "InvalidError", PyExc_ValueError,
-               "An invalid argument: a dim out of range, a bad attribute value.")
+               "An invalid argument: a dim out of range, a bad attribute value.",
+               "hop.zeros(2).sum(5)", "sum: dim 5 out of range for f32[2]")
     HOP_PY_ERR(hop_py_UnsupportedError, "UnsupportedError", PyExc_NotImplementedError,
-               "Something hop does not support (yet).")
+               "Something hop does not support (yet).",
+               "hop.trace(lambda x: x.sum().item(), hop.ones(2))",
+               "item: cannot trace item() of a float tensor f32[]: only integer and bool "
+               "tensors give a SymInt")
     HOP_PY_ERR(hop_py_GuardError, "GuardError", PyExc_RuntimeError,
-               "A guard of a compiled program failed.")
+               "A guard of a traced or compiled program failed: it was traced assuming "
+               "something of its inputs (a size, a dtype, a constant) that this call breaks.",
+               "hop.trace(lambda x: x * 2, hop.ones(2))(hop.ones(3))",
+               "guard failed: x.size(0) == 2 expected, got 3")
     HOP_PY_ERR(hop_py_NotFoundError, "NotFoundError", PyExc_LookupError,
-               "A name or value hop was asked for does not exist.")
+               "A name or value hop was asked for does not exist (a HOP, a kernel, a file).",
+               "hop.load_library('/no/such/lib.so')",
+               "load_library: cannot load /no/such/lib.so: /no/such/lib.so: cannot open shared "
+               "object file: No such file or directory")
+    /* clang-format on */
 #undef HOP_PY_ERR
-    hop_py_DataDependentError =
-        new_error(m, "DataDependentError", PyTuple_Pack(1, hop_py_TraceError),
-                  "A decision depends on data only known at run time (an unbacked symbol).");
+    hop_py_DataDependentError = new_error(
+        m, "DataDependentError", PyTuple_Pack(1, hop_py_TraceError),
+        HOP_PY_SIG("DataDependentError(*args)") "A decision depends on data only known at run "
+                                                "time (an unbacked symbol): use hop.cond, or a "
+                                                "size hop can keep symbolic." HOP_PY_RAISES(
+                                                    "hop.trace(lambda x: x[:2] if x.sum().item() > "
+                                                    "1 else x, "
+                                                    "hop.ones(3, dtype=hop.int64))",
+                                                    "DataDependentError",
+                                                    "SymInt comparison: data-dependent: cannot "
+                                                    "decide u0 > 1 (u0 is unbacked; "
+                                                    "its value is only known at run time)"));
     return hop_py_DataDependentError == NULL ? -1 : 0;
 }
 
@@ -439,7 +493,8 @@ PyInit__C(void)
     if (m == NULL)
         return NULL;
     if (init_errors(m) < 0 || init_dtypes(m) < 0 || hop_py_tensor_init(m) < 0 ||
-        hop_py_trace_init(m) < 0 || hop_py_hops_init(m) < 0 || hop_py_foreign_init(m) < 0) {
+        hop_py_trace_init(m) < 0 || hop_py_hops_init(m) < 0 || hop_py_foreign_init(m) < 0 ||
+        hop_py_saved_init(m) < 0) {
         Py_DECREF(m);
         return NULL;
     }

@@ -28,23 +28,44 @@ binary_named(const char *fname, hop_op op, PyObject *a, PyObject *b)
     return hop_py__run_and_drop(op, args, 2, tmp, 2);
 }
 
-/* One-tensor ops: t.sin() and hop.sin(t). */
-#define HOP_PY_UNARY_OPS(X)                                                                        \
-    X(neg)                                                                                         \
-    X(abs)                                                                                         \
-    X(exp)                                                                                         \
-    X(log)                                                                                         \
-    X(sin)                                                                                         \
-    X(cos)                                                                                         \
-    X(tanh)                                                                                        \
-    X(sigmoid)                                                                                     \
-    X(relu)                                                                                        \
-    X(sqrt)                                                                                        \
-    X(logical_not)                                                                                 \
-    X(clone)                                                                                       \
-    X(nonzero)
+/*
+ * Every op's docstring (HOP_PY_SIG) says what the op does and ends with an
+ * example that tests/python/test_api.py runs as a doctest.  The tables
+ * below hold the words and the example (the operands, the result as the
+ * REPL prints it); the method and the function get one docstring each,
+ * built from them.
+ */
 
-#define HOP_PY_DEF_UNARY(name)                                                                     \
+/* clang-format off */
+/* One-tensor ops: t.sin() and hop.sin(t).  X(name, what, operand, result) */
+#define HOP_PY_UNARY_OPS(X)                                                                        \
+    X(neg, "-x, elementwise.", "hop.tensor([1.0, -2.0])", "hop.tensor([-1.,  2.])")               \
+    X(abs, "|x|, elementwise.", "hop.tensor([-1.5, 2.0])", "hop.tensor([1.5, 2. ])")              \
+    X(exp, "e ** x, elementwise (an int tensor gives float32).", "hop.tensor([0.0, 1.0])",       \
+      "hop.tensor([1.       , 2.7182817])")                                                        \
+    X(log, "The natural logarithm, elementwise (an int tensor gives float32).",                    \
+      "hop.tensor([1.0, 4.0])", "hop.tensor([0.       , 1.3862944])")                             \
+    X(sin, "The sine (radians), elementwise (an int tensor gives float32).",                       \
+      "hop.tensor([0.0, 1.5])", "hop.tensor([0.      , 0.997495])")                               \
+    X(cos, "The cosine (radians), elementwise (an int tensor gives float32).",                     \
+      "hop.tensor([0.0, 3.0])", "hop.tensor([ 1.       , -0.9899925])")                           \
+    X(tanh, "The hyperbolic tangent, elementwise (an int tensor gives float32).",                  \
+      "hop.tensor([0.0, 1.0])", "hop.tensor([0.       , 0.7615942])")                             \
+    X(sigmoid, "1 / (1 + e ** -x), elementwise (an int tensor gives float32).",                    \
+      "hop.tensor([0.0, 2.0])", "hop.tensor([0.5     , 0.880797])")                               \
+    X(relu, "max(x, 0), elementwise.", "hop.tensor([-1.0, 2.0])", "hop.tensor([0., 2.])")         \
+    X(sqrt, "The square root, elementwise (an int tensor gives float32).",                         \
+      "hop.tensor([4.0, 2.0])", "hop.tensor([2.       , 1.4142135])")                             \
+    X(logical_not, "not x, elementwise, as a bool tensor (nonzero is true).",                      \
+      "hop.tensor([True, False])", "hop.tensor([False,  True])")                                  \
+    X(clone, "A copy with its own memory (C-contiguous).", "hop.tensor([1, 2])",                  \
+      "hop.tensor([1, 2])")                                                                        \
+    X(nonzero, "The indices of the nonzero elements: an int64 tensor [n, rank], one row per "     \
+      "element in C order.  Its size n is known only at run time (an unbacked symbol while "      \
+      "tracing).", "hop.tensor([0, 3, 0, 5])", "hop.tensor([[1],\n            [3]])")
+/* clang-format on */
+
+#define HOP_PY_DEF_UNARY(name, ...)                                                                \
     static PyObject *m_##name(PyObject *self, PyObject *unused)                                    \
     {                                                                                              \
         return hop_py__unary(HOP_OP_##name, self);                                                 \
@@ -58,28 +79,50 @@ binary_named(const char *fname, hop_op op, PyObject *a, PyObject *b)
 HOP_PY_UNARY_OPS(HOP_PY_DEF_UNARY)
 #undef HOP_PY_DEF_UNARY
 
-/* Two-value ops: t.add(other) and hop.add(input, other), scalars allowed. */
+/* Two-value ops: t.add(other) and hop.add(input, other), scalars allowed.
+ * X(name, what, input, other, result) */
+/* clang-format off */
+#define HOP_PY_BROADCAST " Operands broadcast as NumPy's do; either may be a Python number."
 #define HOP_PY_BINARY_OPS(X)                                                                       \
-    X(add)                                                                                         \
-    X(sub)                                                                                         \
-    X(mul)                                                                                         \
-    X(div)                                                                                         \
-    X(pow)                                                                                         \
-    X(maximum)                                                                                     \
-    X(minimum)                                                                                     \
-    X(eq)                                                                                          \
-    X(ne)                                                                                          \
-    X(lt)                                                                                          \
-    X(le)                                                                                          \
-    X(gt)                                                                                          \
-    X(ge)                                                                                          \
-    X(logical_and)                                                                                 \
-    X(logical_or)                                                                                  \
-    X(matmul)
+    X(add, "input + other, elementwise." HOP_PY_BROADCAST, "hop.tensor([1.0, 2.0])", "3.0",      \
+      "hop.tensor([4., 5.])")                                                                      \
+    X(sub, "input - other, elementwise." HOP_PY_BROADCAST, "hop.tensor([1.0, 2.0])",             \
+      "hop.tensor([[1.0], [2.0]])", "hop.tensor([[ 0.,  1.],\n            [-1.,  0.]])")        \
+    X(mul, "input * other, elementwise." HOP_PY_BROADCAST, "hop.tensor([1.0, 2.0])",             \
+      "hop.tensor([3.0, 4.0])", "hop.tensor([3., 8.])")                                           \
+    X(div, "input / other, elementwise: true division (int operands give float32)."              \
+      HOP_PY_BROADCAST, "hop.tensor([1, 3])", "2", "hop.tensor([0.5, 1.5])")                      \
+    X(pow, "input ** other, elementwise." HOP_PY_BROADCAST, "hop.tensor([2, 3])", "2",           \
+      "hop.tensor([4, 9])")                                                                        \
+    X(maximum, "The larger of input and other, elementwise (NaN if either is NaN)."               \
+      HOP_PY_BROADCAST, "hop.tensor([1, 5])", "hop.tensor([3, 2])", "hop.tensor([3, 5])")       \
+    X(minimum, "The smaller of input and other, elementwise (NaN if either is NaN)."              \
+      HOP_PY_BROADCAST, "hop.tensor([1.0, 5.0])", "2.0", "hop.tensor([1., 2.])")                 \
+    X(eq, "input == other, elementwise, as a bool tensor." HOP_PY_BROADCAST,                     \
+      "hop.tensor([1, 2])", "2", "hop.tensor([False,  True])")                                    \
+    X(ne, "input != other, elementwise, as a bool tensor." HOP_PY_BROADCAST,                     \
+      "hop.tensor([1.0, 2.0])", "2.0", "hop.tensor([ True, False])")                              \
+    X(lt, "input < other, elementwise, as a bool tensor." HOP_PY_BROADCAST,                      \
+      "hop.tensor([1, 2])", "2", "hop.tensor([ True, False])")                                    \
+    X(le, "input <= other, elementwise, as a bool tensor." HOP_PY_BROADCAST,                     \
+      "hop.tensor([1, 2])", "1", "hop.tensor([ True, False])")                                    \
+    X(gt, "input > other, elementwise, as a bool tensor." HOP_PY_BROADCAST,                      \
+      "hop.tensor([1, 2])", "1", "hop.tensor([False,  True])")                                    \
+    X(ge, "input >= other, elementwise, as a bool tensor." HOP_PY_BROADCAST,                     \
+      "hop.tensor([1, 2])", "2", "hop.tensor([False,  True])")                                    \
+    X(logical_and, "input and other, elementwise, as a bool tensor (nonzero is true)."           \
+      HOP_PY_BROADCAST, "hop.tensor([1, 0])", "hop.tensor([True, True])",                        \
+      "hop.tensor([ True, False])")                                                                \
+    X(logical_or, "input or other, elementwise, as a bool tensor (nonzero is true)."             \
+      HOP_PY_BROADCAST, "hop.tensor([True, False])", "False", "hop.tensor([ True, False])")     \
+    X(matmul, "The matrix product, as NumPy's matmul: 1-D operands are vectors, leading dims "    \
+      "of 3-D and larger ones are batch dims and broadcast.", "hop.tensor([[1.0, 2.0]])",         \
+      "hop.tensor([[3.0], [4.0]])", "hop.tensor([[11.]])")
+/* clang-format on */
 
 static const char *const binary_names[] = {"input", "other"};
 
-#define HOP_PY_DEF_BINARY(name)                                                                    \
+#define HOP_PY_DEF_BINARY(name, ...)                                                               \
     static PyObject *m_##name(PyObject *self, PyObject *other)                                     \
     {                                                                                              \
         return binary_named(#name, HOP_OP_##name, self, other);                                    \
@@ -116,16 +159,27 @@ reduce_impl(const char *fname, hop_op op, PyObject *x, PyObject *dim, PyObject *
     return hop_py_run_op(op, args, 3);
 }
 
+/* X(name, what, input, arguments, result) */
+/* clang-format off */
+#define HOP_PY_OVER_DIM " over dim: an int, a tuple of ints, or None for every dim; keepdim keeps "  \
+    "the reduced dims with size 1."
 #define HOP_PY_REDUCE_OPS(X)                                                                       \
-    X(sum)                                                                                         \
-    X(mean)                                                                                        \
-    X(amax)                                                                                        \
-    X(amin)                                                                                        \
-    X(argmax)
+    X(sum, "The sum" HOP_PY_OVER_DIM, "hop.tensor([[1, 2], [3, 4]])", "1",                        \
+      "hop.tensor([3, 7])")                                                                        \
+    X(mean, "The mean of a float tensor" HOP_PY_OVER_DIM,                                          \
+      "hop.tensor([[1.0, 2.0], [3.0, 5.0]])", "0, keepdim=True", "hop.tensor([[2. , 3.5]])")      \
+    X(amax, "The largest element" HOP_PY_OVER_DIM, "hop.tensor([[1.0, 2.0], [3.0, 5.0]])",         \
+      "(0, 1)", "hop.tensor(5.)")                                                                  \
+    X(amin, "The smallest element" HOP_PY_OVER_DIM, "hop.tensor([[1.0, 2.0], [3.0, 5.0]])",        \
+      "dim=1", "hop.tensor([1., 3.])")                                                             \
+    X(argmax, "The index (int64) of the largest element along dim, an int; None: the index "       \
+      "into the flattened tensor.  The first one wins a tie; keepdim keeps dim with size 1.",      \
+      "hop.tensor([[1, 9], [7, 2]])", "1", "hop.tensor([1, 0])")
+/* clang-format on */
 
 static const char *const reduce_names[] = {"input", "dim", "keepdim"};
 
-#define HOP_PY_DEF_REDUCE(name)                                                                    \
+#define HOP_PY_DEF_REDUCE(name, ...)                                                               \
     static PyObject *m_##name(PyObject *self, PyObject *const *args, Py_ssize_t nargs,             \
                               PyObject *kwnames)                                                   \
     {                                                                                              \
@@ -187,13 +241,23 @@ list_op(const char *fname, const char *argname, hop_op op, PyObject *x, PyObject
     return hop_py_run_op(op, args, 2);
 }
 
+/* X(name, argument name, what, input, sizes, result) */
+/* clang-format off */
 #define HOP_PY_LIST_OPS(X)                                                                         \
-    X(reshape, "shape")                                                                            \
-    X(view, "shape")                                                                               \
-    X(permute, "dims")                                                                             \
-    X(expand, "size")
+    X(reshape, "shape", "The same elements in C order with another shape; one size may be -1 "    \
+      "(inferred).  A view when the strides allow one, else a copy.", "hop.arange(6)", "2, -1",   \
+      "hop.tensor([[0, 1, 2],\n            [3, 4, 5]])")                                          \
+    X(view, "shape", "A view with another shape, sharing the memory; one size may be -1.  "       \
+      "hop.ShapeError when the strides do not allow it (use reshape).", "hop.arange(6)", "3, 2",   \
+      "hop.tensor([[0, 1],\n            [2, 3],\n            [4, 5]])")                           \
+    X(permute, "dims", "A view with the dims reordered: dim i of the result is dim dims[i].",     \
+      "hop.tensor([[1, 2, 3]])", "1, 0", "hop.tensor([[1],\n            [2],\n            [3]])") \
+    X(expand, "size", "A view that repeats size-1 dims to size without copying (-1 keeps a "      \
+      "size; new leading dims may be added).", "hop.tensor([[1], [2]])", "-1, 3",                 \
+      "hop.tensor([[1, 1, 1],\n            [2, 2, 2]])")
+/* clang-format on */
 
-#define HOP_PY_DEF_LIST(name, argname)                                                             \
+#define HOP_PY_DEF_LIST(name, argname, ...)                                                        \
     static PyObject *m_##name(PyObject *self, PyObject *const *args, Py_ssize_t nargs,             \
                               PyObject *kwnames)                                                   \
     {                                                                                              \
@@ -295,6 +359,21 @@ static const char *const slice_names[] = {"input", "dim", "start", "end", "step"
 #define HOP_PY_INT_OPS(X)                                                                          \
     HOP_PY_INT_FUNCS(X)                                                                            \
     X(slice, 4, 0)
+/* Their docstrings: X(name, signature after input, what, input, arguments,
+ * result); slice's is in the method table. */
+/* clang-format off */
+#define HOP_PY_INT_DOCS(X)                                                                         \
+    X(transpose, "dim0, dim1", "A view with dims dim0 and dim1 exchanged.",                       \
+      "hop.tensor([[1, 2, 3]])", "0, 1", "hop.tensor([[1],\n            [2],\n            [3]])") \
+    X(unsqueeze, "dim", "A view with a new dim of size 1 at dim (negative: from the end of the "  \
+      "result).", "hop.tensor([1, 2])", "0", "hop.tensor([[1, 2]])")                              \
+    X(squeeze, "dim=None", "A view without the size-1 dims (dim given: only that one, if its "    \
+      "size is 1).", "hop.zeros(1, 3, 1, dtype=hop.int64)", "0",                                  \
+      "hop.tensor([[0],\n            [0],\n            [0]])")                                   \
+    X(select, "dim, index", "A view of index along dim, without that dim: x[..., index, ...] "    \
+      "(negative index: from the end).", "hop.tensor([[1, 2], [3, 4]])", "1, 0",                  \
+      "hop.tensor([1, 3])")
+/* clang-format on */
 
 #define HOP_PY_DEF_INT_METHOD(name, n, nreq)                                                       \
     static PyObject *m_##name(PyObject *self, PyObject *const *args, Py_ssize_t nargs,             \
@@ -347,14 +426,17 @@ m_to(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
     return hop_py__to(self, d.u.d);
 }
 
+/* X(name, dtype, input, result) */
+/* clang-format off */
 #define HOP_PY_TO_METHODS(X)                                                                       \
-    X(float, F32)                                                                                  \
-    X(double, F64)                                                                                 \
-    X(int, I32)                                                                                    \
-    X(long, I64)                                                                                   \
-    X(bool, BOOL)
+    X(float, F32, "hop.tensor([1, 2])", "hop.tensor([1., 2.])")                                   \
+    X(double, F64, "hop.tensor([1, 2])", "hop.tensor([1., 2.], dtype=hop.float64)")               \
+    X(int, I32, "hop.tensor([1.5, -1.5])", "hop.tensor([ 1, -1], dtype=hop.int32)")               \
+    X(long, I64, "hop.tensor([1.5])", "hop.tensor([1])")                                          \
+    X(bool, BOOL, "hop.tensor([1, 0])", "hop.tensor([ True, False])")
+/* clang-format on */
 
-#define HOP_PY_DEF_TO(name, e)                                                                     \
+#define HOP_PY_DEF_TO(name, e, ...)                                                                \
     static PyObject *m_to_##name(PyObject *self, PyObject *unused)                                 \
     {                                                                                              \
         return hop_py__to(self, HOP_##e);                                                          \
@@ -446,58 +528,92 @@ f_where(PyObject *mod, PyObject *const *args, Py_ssize_t nargs, PyObject *kwname
 
 /* ------------------------------------------------------------- tables */
 
+/* clang-format off */
 PyMethodDef hop_py__op_methods[] = {
-#define HOP_PY_M_UNARY(name) {#name, (PyCFunction)m_##name, METH_NOARGS, #name "() -> Tensor"},
+#define HOP_PY_M_UNARY(name, what, x, result)                                                      \
+    {#name, (PyCFunction)m_##name, METH_NOARGS,                                                    \
+     HOP_PY_SIG(#name "($self, /)") what "\n\n>>> " x "." #name "()\n" result "\n"},
     HOP_PY_UNARY_OPS(HOP_PY_M_UNARY)
 #undef HOP_PY_M_UNARY
-#define HOP_PY_M_BINARY(name)                                                                      \
-    {#name, (PyCFunction)m_##name, METH_O, #name "(other) -> Tensor (broadcasting)"},
-        HOP_PY_BINARY_OPS(HOP_PY_M_BINARY)
+#define HOP_PY_M_BINARY(name, what, a, b, result)                                                  \
+    {#name, (PyCFunction)m_##name, METH_O,                                                         \
+     HOP_PY_SIG(#name "($self, other, /)") what "\n\n>>> " a "." #name "(" b ")\n" result "\n"},
+    HOP_PY_BINARY_OPS(HOP_PY_M_BINARY)
 #undef HOP_PY_M_BINARY
-#define HOP_PY_M_FAST(name, doc) {#name, (PyCFunction)(void (*)(void))m_##name, HOP_PY_FASTKW, doc},
-#define HOP_PY_M_REDUCE(name) HOP_PY_M_FAST(name, #name "(dim=None, keepdim=False) -> Tensor")
-            HOP_PY_REDUCE_OPS(HOP_PY_M_REDUCE)
+#define HOP_PY_M_FAST(name, sig, what, a, args, result)                                            \
+    {#name, (PyCFunction)(void (*)(void))m_##name, HOP_PY_FASTKW,                                  \
+     HOP_PY_SIG(#name "($self" sig ")") what "\n\n>>> " a "." #name "(" args ")\n" result "\n"},
+#define HOP_PY_M_REDUCE(name, what, a, args, result)                                               \
+    HOP_PY_M_FAST(name, ", dim=None, keepdim=False", what, a, args, result)
+    HOP_PY_REDUCE_OPS(HOP_PY_M_REDUCE)
 #undef HOP_PY_M_REDUCE
-#define HOP_PY_M_LIST(name, argname) HOP_PY_M_FAST(name, #name "(*" argname ") -> Tensor")
-                HOP_PY_LIST_OPS(HOP_PY_M_LIST)
+#define HOP_PY_M_LIST(name, argname, what, a, args, result)                                        \
+    HOP_PY_M_FAST(name, ", *" argname, what " The sizes come as arguments or as one sequence.",  \
+                  a, args, result)
+    HOP_PY_LIST_OPS(HOP_PY_M_LIST)
 #undef HOP_PY_M_LIST
-                    HOP_PY_M_FAST(transpose, "transpose(dim0, dim1) -> Tensor (a view)")
-                        HOP_PY_M_FAST(unsqueeze, "unsqueeze(dim) -> Tensor (a view)") HOP_PY_M_FAST(
-                            squeeze, "squeeze(dim=None) -> Tensor (a view)")
-                            HOP_PY_M_FAST(
-                                select, "select(dim, index) -> Tensor (a view): t[..., index, ...]")
-                                HOP_PY_M_FAST(
-                                    slice,
-                                    "slice(dim=0, start=None, end=None, step=1) -> Tensor (a view)")
-                                    HOP_PY_M_FAST(to, "to(dtype) -> Tensor: a converted copy")
+#define HOP_PY_M_INT(name, sig, what, a, args, result)                                             \
+    HOP_PY_M_FAST(name, ", " sig, what, a, args, result)
+    HOP_PY_INT_DOCS(HOP_PY_M_INT)
+#undef HOP_PY_M_INT
+    HOP_PY_M_FAST(slice, ", dim=0, start=None, end=None, step=1",
+                  "A view of the elements start, start + step, ... before end along dim, as "
+                  "x[start:end:step] on that dim (Python's rules for None and negative bounds; "
+                  "step > 0).", "hop.tensor([1, 2, 3, 4, 5])", "0, 1, None, 2",
+                  "hop.tensor([2, 4])")
+    HOP_PY_M_FAST(to, ", dtype", "A copy converted to dtype (floats to ints truncate toward "
+                  "zero; nonzero is True).", "hop.tensor([1.7, -1.7])", "hop.int32",
+                  "hop.tensor([ 1, -1], dtype=hop.int32)")
 #undef HOP_PY_M_FAST
-#define HOP_PY_M_TO(name, e)                                                                       \
-    {#name, (PyCFunction)m_to_##name, METH_NOARGS, #name "() -> Tensor: to(hop." #e ")"},
-                                        HOP_PY_TO_METHODS(HOP_PY_M_TO)
+#define HOP_PY_M_TO(name, e, x, result)                                                            \
+    {#name, (PyCFunction)m_to_##name, METH_NOARGS,                                                 \
+     HOP_PY_SIG(#name "($self, /)") "to(hop." #e "): a converted copy.\n\n>>> " x "." #name       \
+     "()\n" result "\n"},
+    HOP_PY_TO_METHODS(HOP_PY_M_TO)
 #undef HOP_PY_M_TO
-                                            {NULL},
+    {NULL},
 };
 
 PyMethodDef hop_py__op_functions[] = {
-#define HOP_PY_F_UNARY(name) {#name, (PyCFunction)f_##name, METH_O, #name "(input) -> Tensor"},
+#define HOP_PY_F_UNARY(name, what, x, result)                                                      \
+    {#name, (PyCFunction)f_##name, METH_O,                                                         \
+     HOP_PY_SIG(#name "(input, /)") what "\n\n>>> hop." #name "(" x ")\n" result "\n"},
     HOP_PY_UNARY_OPS(HOP_PY_F_UNARY)
 #undef HOP_PY_F_UNARY
-#define HOP_PY_F_FAST(name, doc) {#name, (PyCFunction)(void (*)(void))f_##name, HOP_PY_FASTKW, doc},
-#define HOP_PY_F_BINARY(name) HOP_PY_F_FAST(name, #name "(input, other) -> Tensor")
-        HOP_PY_BINARY_OPS(HOP_PY_F_BINARY)
+#define HOP_PY_F_FAST(name, sig, what, example, result)                                            \
+    {#name, (PyCFunction)(void (*)(void))f_##name, HOP_PY_FASTKW,                                  \
+     HOP_PY_SIG(#name "(" sig ")") what "\n\n>>> hop." #name "(" example ")\n" result "\n"},
+#define HOP_PY_F_BINARY(name, what, a, b, result)                                                  \
+    HOP_PY_F_FAST(name, "input, other", what, a ", " b, result)
+    HOP_PY_BINARY_OPS(HOP_PY_F_BINARY)
 #undef HOP_PY_F_BINARY
-#define HOP_PY_F_REDUCE(name) HOP_PY_F_FAST(name, #name "(input, dim=None, keepdim=False)")
-            HOP_PY_REDUCE_OPS(HOP_PY_F_REDUCE)
+#define HOP_PY_F_REDUCE(name, what, a, args, result)                                               \
+    HOP_PY_F_FAST(name, "input, dim=None, keepdim=False", what, a ", " args, result)
+    HOP_PY_REDUCE_OPS(HOP_PY_F_REDUCE)
 #undef HOP_PY_F_REDUCE
-#define HOP_PY_F_LIST(name, argname) HOP_PY_F_FAST(name, #name "(input, " argname ")")
-                HOP_PY_LIST_OPS(HOP_PY_F_LIST)
+#define HOP_PY_F_LIST(name, argname, what, a, args, result)                                        \
+    HOP_PY_F_FAST(name, "input, " argname, what, a ", (" args ")", result)
+    HOP_PY_LIST_OPS(HOP_PY_F_LIST)
 #undef HOP_PY_F_LIST
     /* slice stays a method: a module function would shadow the builtin */
-    HOP_PY_F_FAST(transpose, "transpose(input, dim0, dim1)") HOP_PY_F_FAST(
-        unsqueeze, "unsqueeze(input, dim)") HOP_PY_F_FAST(squeeze, "squeeze(input, dim=None)")
-        HOP_PY_F_FAST(select, "select(input, dim, index)") HOP_PY_F_FAST(cat, "cat(tensors, dim=0)")
-            HOP_PY_F_FAST(stack, "stack(tensors, dim=0)")
-                HOP_PY_F_FAST(where, "where(condition, input, other)")
+#define HOP_PY_F_INT(name, sig, what, a, args, result)                                             \
+    HOP_PY_F_FAST(name, "input, " sig, what, a ", " args, result)
+    HOP_PY_INT_DOCS(HOP_PY_F_INT)
+#undef HOP_PY_F_INT
+    HOP_PY_F_FAST(cat, "tensors, dim=0",
+                  "The tensors (a list or tuple, of one dtype and rank) joined along dim; the "
+                  "other sizes must agree.", "[hop.tensor([1, 2]), hop.tensor([3])]",
+                  "hop.tensor([1, 2, 3])")
+    HOP_PY_F_FAST(stack, "tensors, dim=0",
+                  "The tensors (a list or tuple, of one dtype and shape) stacked along a new "
+                  "dim inserted at dim.", "[hop.tensor([1, 2]), hop.tensor([3, 4])], dim=1",
+                  "hop.tensor([[1, 3],\n            [2, 4]])")
+    HOP_PY_F_FAST(where, "condition, input, other",
+                  "input where condition is true (nonzero), else other, elementwise; the three "
+                  "broadcast, and input and other may be Python numbers.",
+                  "hop.tensor([True, False]), 1.0, hop.tensor([5.0, 6.0])",
+                  "hop.tensor([1., 6.])")
 #undef HOP_PY_F_FAST
-                    {NULL},
+    {NULL},
 };
+/* clang-format on */

@@ -1251,30 +1251,61 @@ tensor_repr(PyObject *self)
 
 /* ------------------------------------------------------ the type object */
 
+/* clang-format off */
 static PyMethodDef tensor_methods[] = {
-    {"numel", (PyCFunction)m_numel, METH_NOARGS, "Number of elements."},
-    {"dim", (PyCFunction)m_dim, METH_NOARGS, "Number of dims."},
-    {"size", (PyCFunction)(void (*)(void))m_size, HOP_PY_FASTKW,
-     "size(dim=None): the shape or a size"},
+    {"numel", (PyCFunction)m_numel, METH_NOARGS, HOP_PY_SIG("numel($self, /)")
+     "The number of elements (a SymInt for a traced value of symbolic size).\n\n"
+     ">>> hop.zeros(2, 3).numel()\n6\n"},
+    {"dim", (PyCFunction)m_dim, METH_NOARGS, HOP_PY_SIG("dim($self, /)")
+     "The number of dims (ndim).\n\n>>> hop.zeros(2, 3).dim()\n2\n"},
+    {"size", (PyCFunction)(void (*)(void))m_size, HOP_PY_FASTKW, HOP_PY_SIG("size($self, dim=None)")
+     "The shape as a tuple, or the size of dim (negative: from the end); ints, and SymInts "
+     "for a traced value's symbolic sizes.\n\n>>> hop.zeros(2, 3).size(-1)\n3\n"},
     {"stride", (PyCFunction)(void (*)(void))m_stride, HOP_PY_FASTKW,
-     "stride(dim=None): strides in elements"},
-    {"storage_offset", (PyCFunction)m_storage_offset, METH_NOARGS, "Offset in elements."},
-    {"data_ptr", (PyCFunction)m_data_ptr, METH_NOARGS, "Address of the first element."},
-    {"is_contiguous", (PyCFunction)m_is_contiguous, METH_NOARGS, "C-contiguous?"},
-    {"contiguous", (PyCFunction)m_contiguous, METH_NOARGS, "self, or a contiguous copy"},
-    {"item", (PyCFunction)m_item, METH_NOARGS, "The one element as a Python number."},
-    {"tolist", (PyCFunction)m_tolist, METH_NOARGS, "Nested lists of Python numbers."},
-    {"numpy", (PyCFunction)m_numpy, METH_NOARGS, "An ndarray sharing the memory."},
-    {"__array__", (PyCFunction)(void (*)(void))m_array, HOP_PY_FASTKW, NULL},
+     HOP_PY_SIG("stride($self, dim=None)")
+     "The strides in elements as a tuple, or the stride of dim; concrete tensors only.\n\n"
+     ">>> hop.zeros(2, 3).T.stride()\n(1, 3)\n"},
+    {"storage_offset", (PyCFunction)m_storage_offset, METH_NOARGS,
+     HOP_PY_SIG("storage_offset($self, /)")
+     "Where the first element lies in the memory the tensor shares with its views, in "
+     "elements.\n\n>>> hop.zeros(2, 3)[1].storage_offset()\n3\n"},
+    {"data_ptr", (PyCFunction)m_data_ptr, METH_NOARGS, HOP_PY_SIG("data_ptr($self, /)")
+     "The address of the first element (an int); concrete tensors only.\n\n"
+     ">>> t = hop.zeros(2, 3)\n>>> t[1].data_ptr() - t.data_ptr()\n12\n"},
+    {"is_contiguous", (PyCFunction)m_is_contiguous, METH_NOARGS,
+     HOP_PY_SIG("is_contiguous($self, /)")
+     "Whether the elements lie in C order without gaps.\n\n"
+     ">>> hop.zeros(2, 3).T.is_contiguous()\nFalse\n"},
+    {"contiguous", (PyCFunction)m_contiguous, METH_NOARGS, HOP_PY_SIG("contiguous($self, /)")
+     "self when it is C-contiguous, else a C-contiguous copy.\n\n"
+     ">>> hop.zeros(2, 3).T.contiguous().is_contiguous()\nTrue\n"},
+    {"item", (PyCFunction)m_item, METH_NOARGS, HOP_PY_SIG("item($self, /)")
+     "The one element as a Python number; while tracing, a SymInt read at run time (int and "
+     "bool tensors only).\n\n>>> hop.tensor([2.5]).item()\n2.5\n"},
+    {"tolist", (PyCFunction)m_tolist, METH_NOARGS, HOP_PY_SIG("tolist($self, /)")
+     "The elements as nested lists of Python numbers (a number for a 0-d tensor); concrete "
+     "tensors only.\n\n>>> hop.tensor([[1, 2]]).tolist()\n[[1, 2]]\n"},
+    {"numpy", (PyCFunction)m_numpy, METH_NOARGS, HOP_PY_SIG("numpy($self, /)")
+     "A NumPy array sharing the tensor's memory (no copy); concrete tensors only.\n\n"
+     ">>> hop.tensor([[1.0, 2.0]]).numpy()\narray([[1., 2.]], dtype=float32)\n"},
+    {"__array__", (PyCFunction)(void (*)(void))m_array, HOP_PY_FASTKW,
+     HOP_PY_SIG("__array__($self, dtype=None, copy=None)")
+     "NumPy's array protocol: np.asarray(t) shares the memory; with dtype, a converted copy."},
     {NULL},
 };
+/* clang-format on */
 
 PyTypeObject hop_py_TensorType = {
     PyVarObject_HEAD_INIT(NULL, 0).tp_name = "hop.Tensor",
     .tp_basicsize = sizeof(TensorObject),
     .tp_flags = Py_TPFLAGS_DEFAULT,
-    .tp_doc = "A tensor: concrete data (hop.tensor, hop.asarray, ...) or, while tracing, a traced "
-              "value.",
+    .tp_doc = "A tensor: concrete data (made by hop.tensor, hop.asarray, hop.zeros, ...: not by "
+              "calling hop.Tensor) or, while tracing, a traced value (a proxy).  Operators, "
+              "indexing and the methods run eagerly on concrete tensors and record nodes on "
+              "proxies; NumPy arrays share its memory both ways.\n\n"
+              ">>> t = hop.tensor([[1.0, 2.0], [3.0, 4.0]])\n"
+              ">>> (t @ t.T + 1)[0]\n"
+              "hop.tensor([ 6., 12.])\n",
     .tp_dealloc = (destructor)tensor_dealloc,
     .tp_repr = tensor_repr,
     .tp_as_number = &tensor_as_number,

@@ -29,6 +29,7 @@ typedef struct TraceObject {
     PyObject *names;    /* dict id(obj) -> name hint for captured tensors */
     PyObject *scratch;  /* dict for the Python layer's per-trace state */
     int active; /* tracing: then it is `current` of the thread that started it */
+    int loaded; /* made by hop.load: a finished program, never traced into */
     long nconstants;
 } TraceObject;
 
@@ -635,7 +636,16 @@ PyTypeObject hop_py_SymIntType = {
     .tp_richcompare = symint_richcompare,
     .tp_getset = symint_getset,
     .tp_flags = Py_TPFLAGS_DEFAULT,
-    .tp_doc = "A symbolic integer of a trace: a size like s0, or an unbacked value like u0.",
+    .tp_doc = "A symbolic integer of a trace: a size like s0 (x.shape[0] under dynamic=True), "
+              "or an unbacked value like u0 (t.item()).  Arithmetic gives SymInts; comparing "
+              "one decides through the trace's shape environment (a guard) or raises "
+              "hop.DataDependentError.  Not made by calling hop.SymInt.\n\n"
+              ">>> def f(x):\n"
+              "...     n = x.shape[0]\n"
+              "...     print(type(n).__name__, n, 2 * n + 1)\n"
+              "...     return x * n\n"
+              ">>> _ = hop.trace(f, hop.ones(3), dynamic=True)\n"
+              "SymInt s0 2*s0 + 1\n",
 };
 
 /* ------------------------------------------------------ for HOP calls */
@@ -646,12 +656,6 @@ PyObject *
 hop_py_current_trace(void)
 {
     return (PyObject *)current;
-}
-
-hop_output_graph *
-hop_py_trace_og(PyObject *trace)
-{
-    return ((TraceObject *)trace)->og;
 }
 
 hop_node *
@@ -764,6 +768,8 @@ trace_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
     if (tr == NULL)
         return NULL;
     tr->og = hop_output_graph_new();
+    if (tr->og)
+        hop_py_install_lift_hook(tr->og);
     tr->kept = PyDict_New();
     tr->names = PyDict_New();
     tr->scratch = PyDict_New();
@@ -824,6 +830,9 @@ trace_start(TraceObject *tr, PyObject *unused)
     if (tr->active)
         return PyErr_Format(hop_py_TraceError,
                             "hop.trace: this trace is already active in another thread");
+    if (tr->loaded)
+        return PyErr_Format(hop_py_TraceError,
+                            "hop.trace: a loaded program is finished; it cannot be traced into");
     tr->active = 1;
     current = tr;
     hop_py__ntracing++;
@@ -1211,6 +1220,44 @@ trace_get_captures(TraceObject *tr, void *closure)
     return list;
 }
 
+hop_output_graph *
+hop_py_trace_og(PyObject *trace)
+{
+    if (!PyObject_TypeCheck(trace, &TraceType)) {
+        PyErr_Format(PyExc_TypeError, "expected a hop._C.Trace, got %.100s",
+                     Py_TYPE(trace)->tp_name);
+        return NULL;
+    }
+    return ((TraceObject *)trace)->og;
+}
+
+PyObject *
+hop_py_trace_from_og(hop_output_graph *og, PyObject *captures)
+{
+    TraceObject *tr = (TraceObject *)TraceType.tp_alloc(&TraceType, 0);
+    if (tr == NULL) {
+        hop_output_graph_free(og);
+        return NULL;
+    }
+    tr->og = og;
+    tr->loaded = 1;
+    tr->kept = PyDict_New();
+    tr->names = PyDict_New();
+    tr->scratch = PyDict_New();
+    for (Py_ssize_t i = 0; tr->kept && captures && i < PyList_GET_SIZE(captures); i++) {
+        PyObject *t = PyList_GET_ITEM(captures, i);
+        PyObject *key = PyLong_FromVoidPtr(t);
+        if (key == NULL || PyDict_SetItem(tr->kept, key, t) < 0)
+            Py_CLEAR(tr->kept);
+        Py_XDECREF(key);
+    }
+    if (tr->kept == NULL || tr->names == NULL || tr->scratch == NULL) {
+        Py_DECREF(tr);
+        return NULL;
+    }
+    return (PyObject *)tr;
+}
+
 static PyObject *
 trace_get_scratch(TraceObject *tr, void *closure)
 {
@@ -1413,8 +1460,16 @@ static PyMethodDef plan_methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
+static PyObject *
+plan_noutputs(PlanObject *p, void *closure)
+{
+    (void)closure;
+    return PyLong_FromSize_t(p->noutputs);
+}
+
 static PyGetSetDef plan_getset[] = {
     {"input_names", (getter)plan_input_names, NULL, "names of the plan's tensor inputs", NULL},
+    {"noutputs", (getter)plan_noutputs, NULL, "how many results a run returns", NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };
 

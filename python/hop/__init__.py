@@ -23,6 +23,11 @@ from ._compile import compile, CompiledFunction  # noqa: F401
 from ._pytree import register_pytree_node  # noqa: F401
 from . import testing  # noqa: F401
 from ._foreign import foreign, ForeignKernel  # noqa: F401
+from ._saved import save, load  # noqa: F401
+from . import _saved
+
+_saved._install()
+
 
 # Everything public that the extension defines (dtypes, constructors, ops,
 # more exception classes) is part of the package.

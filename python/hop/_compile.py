@@ -34,7 +34,17 @@ class _Entry:
 
 
 class CompiledFunction:
-    """The callable hop.compile returns."""
+    """The callable hop.compile returns: calls run the newest compiled plan
+    whose guards fit, else retrace (dims that changed become dynamic when
+    dynamic is None), past recompile_limit run fn eagerly.  graphs,
+    recompiles, eager_calls and explain() tell what it did.
+
+    >>> f = hop.compile(lambda x: (x * 2).sum())
+    >>> f(hop.ones(3)), f(hop.ones(5))
+    (hop.tensor(6.), hop.tensor(10.))
+    >>> f.recompiles, [gm.graph.placeholders[0].meta.expr for gm in f.graphs[1:]]
+    (1, ['s0'])
+    """
 
     def __init__(self, fn, dynamic=None, recompile_limit=8):
         if not callable(fn):
@@ -64,6 +74,7 @@ class CompiledFunction:
         return [e.gm for e in self._entries]
 
     def __call__(self, *args):
+        """fn(*args), through the newest plan that fits (see the class)."""
         entries = self._entries
         if entries:
             try:
@@ -128,7 +139,14 @@ class CompiledFunction:
                 for i, s in enumerate(shapes)]
 
     def explain(self):
-        """The compiled graphs, their guards, and why each recompile happened."""
+        """explain() -> str: the compiled graphs, their guards, and why each
+        recompile happened.
+
+        >>> f = hop.compile(lambda x: x + 1)
+        >>> _ = f(hop.ones(3)), f(hop.ones(5))
+        >>> print(f.explain().splitlines()[0])
+        hop.compile(<lambda>): 2 graph(s), 1 recompile(s) (limit 8)
+        """
         out = [f"hop.compile({self.__name__}): {len(self._entries)} graph(s), "
                f"{self.recompiles} recompile(s) (limit {self.recompile_limit})"]
         if self._fallback_reason is not None:
@@ -151,8 +169,21 @@ class CompiledFunction:
 
 
 def compile(fn=None, *, dynamic=None, recompile_limit=8):
-    """Compiles fn with a guarded cache; usable as @hop.compile or
-    @hop.compile(dynamic=True)."""
+    """compile(fn=None, *, dynamic=None, recompile_limit=8) -> CompiledFunction
+
+    Compiles fn with a guarded, bounded cache of traced plans; usable as
+    @hop.compile or @hop.compile(dynamic=True).  A call returns what fn
+    returns eagerly, or raises what it raises.  dynamic=None makes dims
+    dynamic once they change between calls; True from the first call; False
+    never.  After recompile_limit recompiles, calls no plan fits run eagerly
+    (a RuntimeWarning says so once).
+
+    >>> @hop.compile(dynamic=True)
+    ... def g(x):
+    ...     return x.relu() + 1
+    >>> g(hop.tensor([-1.0, 2.0])), g(hop.ones(4)), g.recompiles
+    (hop.tensor([1., 3.]), hop.tensor([2., 2., 2., 2.]), 0)
+    """
     if fn is None:
         return lambda f: CompiledFunction(f, dynamic, recompile_limit)
     return CompiledFunction(fn, dynamic, recompile_limit)

@@ -39,7 +39,23 @@ def _address(fn):
 
 
 class ForeignKernel:
-    """A registered C function, callable with hop.Tensors and Python scalars."""
+    """A registered C function, callable with hop.Tensors and Python scalars
+    (hop.foreign makes it): eagerly through libffi, or recorded as a
+    call_foreign node while tracing.  Each non-const pointer parameter gives
+    a new tensor (the input's copy, after the kernel wrote it): None, one
+    Tensor, or a tuple.
+
+    >>> import ctypes
+    >>> F = ctypes.POINTER(ctypes.c_float)
+    >>> @ctypes.CFUNCTYPE(None, ctypes.c_int64, ctypes.c_float, F, F)
+    ... def axpy(n, a, x, y):
+    ...     for i in range(n):
+    ...         y[i] += a * x[i]
+    >>> k = hop.foreign("void axpy(int64_t n, float a, const float *x, float *y)", axpy)
+    >>> k(2, 3.0, hop.tensor([1.0, 2.0]), hop.tensor([10.0, 20.0]))
+    hop.tensor([13., 26.])
+    >>> k.unregister()
+    """
 
     __slots__ = ("name", "_registered")
 
@@ -62,6 +78,7 @@ class ForeignKernel:
         return _C._foreign_signature(self.name)
 
     def __call__(self, *args):
+        """Calls the kernel: one argument per C parameter, in order."""
         if not self._registered:
             raise _C.Error(f"{self.name}: the foreign kernel was unregistered")
         return _C._foreign_call(self.name, *args)
@@ -80,5 +97,18 @@ class ForeignKernel:
 def foreign(signature, address, *, side_effects=False):
     """Registers the C function at `address` (an int, or a ctypes function) with the C
     prototype `signature` and returns a callable ForeignKernel.  side_effects=True keeps
-    its calls in graphs even when their results are unused."""
+    its calls in graphs even when their results are unused.  Errors in the prototype
+    name the column and the parameter (hop.InvalidError).
+
+    >>> import ctypes
+    >>> F = ctypes.POINTER(ctypes.c_float)
+    >>> @ctypes.CFUNCTYPE(None, ctypes.c_int64, ctypes.c_float, F, F)
+    ... def axpy(n, a, x, y):
+    ...     for i in range(n):
+    ...         y[i] += a * x[i]
+    >>> k = hop.foreign("void axpy(int64_t n, float a, const float *x, float *y)", axpy)
+    >>> k(2, 3.0, hop.tensor([1.0, 2.0]), hop.tensor([10.0, 20.0]))
+    hop.tensor([13., 26.])
+    >>> k.unregister()
+    """
     return ForeignKernel(signature, address, side_effects=side_effects)

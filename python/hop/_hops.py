@@ -278,7 +278,15 @@ def cond(pred, true_fn, false_fn, operands=()):
     any dtype (true when nonzero); the same in eager, traced and compiled
     code.  Under tracing a tensor pred becomes an input and both branches
     become subgraphs cond_true_N and cond_false_N with one merged signature; a
-    Python pred picks its branch while tracing.
+    Python pred picks its branch while tracing.  The branches take the
+    operands (a tuple or a pytree) and may close over any tensor; they return
+    the same structure, dtypes and ranks.
+
+    >>> x = hop.tensor([1.0, -2.0, 3.0])
+    >>> hop.cond(x.sum() > 0, lambda: x * 2, lambda: -x)
+    hop.tensor([ 2., -4.,  6.])
+    >>> hop.cond(True, lambda a, b: a + b, lambda a, b: a - b, (x, 1.0))
+    hop.tensor([ 2., -1.,  4.])
     """
     _check_callable("cond", "true_fn", true_fn)
     _check_callable("cond", "false_fn", false_fn)
@@ -330,7 +338,15 @@ def _rows_differ(hop, first, result, ncall):
 def map(fn, xs, *args):
     """Applies fn(x, *args) to each slice x of xs along dim 0 and stacks the
     results.  xs is a tensor or a tuple/list/dict of tensors with the same
-    leading size."""
+    leading size (not 0); fn returns a tensor or a pytree of tensors.  Under
+    tracing fn becomes one subgraph map_body_N traced on a slice, and the
+    plan runs its rows in parallel when they are independent and large.
+
+    >>> xs = hop.tensor([[1.0, 2.0], [3.0, 4.0]])
+    >>> hop.map(lambda row, w: row * w, xs, hop.tensor([10.0, 100.0]))
+    hop.tensor([[ 10., 200.],
+                [ 30., 400.]])
+    """
     _check_callable("map", "fn", fn)
     xleaves, _ = flatten(xs)
     if not xleaves or not builtins.all(isinstance(x, _C.Tensor) for x in xleaves):
@@ -355,7 +371,13 @@ def _call_with(structs):
 
 def wrap(fn, /, *args, **kwargs):
     """fn(*args, **kwargs); under tracing fn becomes a subgraph wrap_body_N
-    with no free variables."""
+    with no free variables (what it closes over is lifted to inputs).
+
+    >>> xs = hop.tensor([[1.0, 2.0], [3.0, 4.0]])
+    >>> hop.wrap(lambda a, b: a @ b, xs, xs)
+    hop.tensor([[ 7., 10.],
+                [15., 22.]])
+    """
     _check_callable("wrap", "fn", fn)
     return _apply("wrap", [], [_flatten_call(args, kwargs)], [_Body(fn, "wrap body", _call_with)])
 
@@ -465,7 +487,11 @@ def _subgraph_key(tr, fn, spec, template):
 def invoke_subgraph(fn, /, *args, **kwargs):
     """fn(*args, **kwargs); under tracing, calls of the same fn with matching
     argument metadata, constants and closed-over values share one
-    subgraph_N, traced once."""
+    subgraph_N, traced once.
+
+    >>> hop.invoke_subgraph(lambda a: a.relu() + 1, hop.tensor([1.0, -2.0, 3.0]))
+    hop.tensor([2., 1., 4.])
+    """
     _check_callable("invoke_subgraph", "fn", fn)
     call = _flatten_call(args, kwargs)
     body = _Body(fn, "invoke_subgraph body", _call_with)
@@ -489,7 +515,18 @@ def invoke_subgraph(fn, /, *args, **kwargs):
 
 
 def nested_compile_region(fn):
-    """Decorator: every call of fn goes through invoke_subgraph."""
+    """Decorator: every call of fn goes through invoke_subgraph, so repeated
+    calls with matching inputs share one traced subgraph.
+
+    >>> @hop.nested_compile_region
+    ... def block(a):
+    ...     return (a * 2).sin()
+    >>> gm = hop.trace(lambda a: block(block(a)), hop.ones(3))
+    >>> [n.target for n in gm.graph.nodes if n.op == "call_hop"]
+    ['invoke_subgraph', 'invoke_subgraph']
+    >>> list(gm.subgraphs)
+    ['subgraph_0']
+    """
     _check_callable("nested_compile_region", "fn", fn)
 
     @functools.wraps(fn)
@@ -541,7 +578,9 @@ def while_loop(cond_fn, body_fn, carried_inputs):
     a 0-d tensor.  Traced, the loop runs in the plan: its condition is
     computed there and the carries are double-buffered.
 
-        i, x = hop.while_loop(lambda i, x: i < 10, lambda i, x: (i + 1, x * 2), (0, x))
+    >>> x = hop.tensor([1.0, -2.0, 3.0])
+    >>> hop.while_loop(lambda i, v: i < 3, lambda i, v: (i + 1, v * 2), (0, x))
+    (hop.tensor(3), hop.tensor([  8., -16.,  24.]))
     """
     _check_callable("while_loop", "cond_fn", cond_fn)
     _check_callable("while_loop", "body_fn", body_fn)
@@ -574,7 +613,9 @@ def fori_loop(lower, upper, body_fun, init_val):
     and shapes.  Traced with constant bounds it is a counted loop in the
     plan.
 
-        total = hop.fori_loop(0, 10, lambda i, acc: acc + xs[i], hop.zeros(3))
+    >>> xs = hop.arange(6, dtype=hop.float32).reshape(3, 2)
+    >>> hop.fori_loop(0, 3, lambda i, acc: acc + xs[i] * i, hop.zeros(2))
+    hop.tensor([10., 13.])
     """
     _check_callable("fori_loop", "body_fun", body_fun)
     lower, upper = _bound("fori_loop", "lower", lower), _bound("fori_loop", "upper", upper)
@@ -597,7 +638,11 @@ def scan(f, init, xs, *, length=None, reverse=False, dim=0):
     carries double-buffered and each y written straight into the stacked
     result.
 
-        h, hs = hop.scan(lambda h, x: ((h @ W + x).tanh(),) * 2, h0, xs)
+    >>> xs = hop.arange(6, dtype=hop.float32).reshape(3, 2)
+    >>> hop.scan(lambda c, x: (c + x, c * x), hop.zeros(2), xs)
+    (hop.tensor([6., 9.]), hop.tensor([[ 0.,  0.],
+                [ 0.,  3.],
+                [ 8., 20.]]))
     """
     _check_callable("scan", "f", f)
     if xs is None and length is None:
@@ -644,7 +689,9 @@ def switch(index, branches, *operands):
     callables that return the same structure, dtypes and ranks.  Under
     tracing every branch becomes a subgraph, all with one merged signature.
 
-        y = hop.switch(k, [lambda x: x + 1, lambda x: x * 2, jnp_like_neg], x)
+    >>> x = hop.tensor([1.0, -2.0, 3.0])
+    >>> hop.switch(1, [lambda a: a + 1, lambda a: a * 2, lambda a: -a], x)
+    hop.tensor([ 2., -4.,  6.])
     """
     if isinstance(branches, (str, bytes)) or not hasattr(branches, "__len__"):
         raise TypeError(f"hop.switch: branches must be a sequence of callables, got "
@@ -677,7 +724,8 @@ def associative_scan(combine_fn, xs, dim=0, reverse=False):
     parallel scan (chunks on the thread pool), so combine_fn must really be
     associative.
 
-        cummax = hop.associative_scan(lambda a, b: a.maximum(b), x)
+    >>> hop.associative_scan(lambda a, b: a.maximum(b), hop.tensor([1.0, 3.0, 2.0, 5.0]))
+    hop.tensor([1., 3., 3., 5.])
     """
     _check_callable("associative_scan", "combine_fn", combine_fn)
     leaves, spec = flatten(xs)
@@ -711,6 +759,12 @@ class HopFunction:
     group's items spread) and returns a tensor or a pytree of tensors; the
     HOP's result has that structure.  Eager outside a trace, traced inside
     hop.trace / hop.compile.
+
+    >>> hop.ops.map
+    <hop.ops.map(f: 'a callable', xs: 'a tensor or a pytree of tensors', *args: 'tensors')>
+    >>> hop.ops.map(lambda r: r * 2, hop.tensor([[1.0], [2.0]]))
+    hop.tensor([[2.],
+                [4.]])
     """
 
     def __init__(self, name):
@@ -731,6 +785,7 @@ class HopFunction:
         return f"<hop.ops.{self.__name__}{self.__signature__}>"
 
     def __call__(self, *args, **kwargs):
+        """Calls the HOP: bound to its signature, eagerly or into the trace."""
         try:
             bound = self.__signature__.bind(*args, **kwargs)
         except TypeError as e:
@@ -780,6 +835,15 @@ def load_library(path):
     hop_library_init, which registers them; returns their names, each then
     callable as hop.ops.<name>.  Loading the same library again returns the
     same names.  hop.Error subclasses for a missing file, a library without
-    hop_library_init, or an init that fails."""
+    hop_library_init, or an init that fails.  A saved program (hop.save) that
+    calls one of its HOPs loads only once the library is loaded.  With the
+    example library of the build tree, hop.load_library(
+    "build/dev/examples/libhop_repeat.so") returns ['repeat'].
+
+    >>> hop.load_library("/no/such/lib.so")
+    Traceback (most recent call last):
+        ...
+    hop.NotFoundError: load_library: cannot load /no/such/lib.so: /no/such/lib.so: cannot open shared object file: No such file or directory
+    """
     import os
     return _C.load_library(os.fspath(path))

@@ -102,6 +102,17 @@ def register_pytree_node(cls, flatten_fn, unflatten_fn):
     Raises TypeError if cls is not a class or a function is not callable,
     ValueError if cls is already a pytree node type (the builtin containers,
     namedtuples and dataclasses included).
+
+    >>> class Pair:
+    ...     def __init__(self, a, b):
+    ...         self.a, self.b = a, b
+    >>> hop.register_pytree_node(Pair, lambda p: ((p.a, p.b), None),
+    ...                          lambda children, context: Pair(*children))
+    >>> gm = hop.trace(lambda p: Pair(p.b, p.a * 2), Pair(hop.ones(2), hop.zeros(2)))
+    >>> [n.name for n in gm.graph.placeholders]
+    ['p_0', 'p_1']
+    >>> gm(Pair(hop.ones(2), hop.zeros(2))).b
+    hop.tensor([2., 2.])
     """
     if not isinstance(cls, type):
         raise TypeError(f"hop.register_pytree_node: cls must be a class, got "

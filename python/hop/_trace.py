@@ -7,6 +7,10 @@ nodes and nested subgraphs, and runs the plan when called.
 """
 
 import inspect
+import os
+import re
+import shutil
+import subprocess
 import warnings
 
 from . import _C
@@ -23,7 +27,12 @@ except ImportError:  # NumPy is optional at run time
 
 class TensorMeta:
     """A tensor's metadata in a graph: dtype and shape (ints, or strings like
-    "s0" for symbolic sizes)."""
+    "s0" for symbolic sizes).  Node.meta of a tensor value.
+
+    >>> gm = hop.trace(lambda x: x * 2, hop.ones(3, 4), dynamic=True)
+    >>> gm.graph.find("x").meta
+    TensorMeta(dtype=hop.float32, shape=('s0', 's1'))
+    """
 
     __slots__ = ("dtype", "shape")
 
@@ -40,7 +49,13 @@ class TensorMeta:
 
 
 class SymMeta:
-    """A SymInt value in a graph: its expression as text ("s0", "2*s0 + 1")."""
+    """A SymInt value in a graph: its expression as text ("s0", "2*s0 + 1").
+    Node.meta of a SymInt value.
+
+    >>> gm = hop.trace(lambda x: x * 2, hop.ones(3, 4), dynamic=True)
+    >>> gm.graph.placeholders[0].meta
+    SymMeta(expr='s0')
+    """
 
     __slots__ = ("expr",)
 
@@ -69,6 +84,11 @@ class Node:
     target (the op or HOP name); args (for call_hop: the values passed at run
     time, e.g. cond: pred then the merged inputs); subgraphs (names, for
     call_hop); meta (TensorMeta, SymMeta or None).
+
+    >>> gm = hop.trace(lambda x, y: (x * y).sum(), hop.ones(3), hop.ones(3))
+    >>> n = gm.graph.find("mul")
+    >>> n.op, n.target, n.args, n.meta
+    ('call_op', 'mul', (<Node placeholder x>, <Node placeholder y>), TensorMeta(dtype=hop.float32, shape=(3,)))
     """
 
     __slots__ = ("op", "name", "target", "args", "subgraphs", "meta", "outputs")
@@ -78,13 +98,56 @@ class Node:
 
 
 class Graph:
-    """The nodes of one graph, in program order."""
+    """The nodes of one graph, in program order (GraphModule.graph): iterable,
+    with .nodes, .placeholders and find(name).
 
-    def __init__(self, nodes):
+    >>> gm = hop.trace(lambda x, y: (x * y).sum(), hop.ones(3), hop.ones(3))
+    >>> [n.name for n in gm.graph]
+    ['x', 'y', 'mul', 'sum', 'output']
+    >>> gm.graph.placeholders
+    [<Node placeholder x>, <Node placeholder y>]
+    """
+
+    def __init__(self, nodes, gm=None):
         self.nodes = nodes
         self.placeholders = [n for n in nodes if n.op == "placeholder"]
+        self._gm = gm
+
+    def render(self, path, format=None):
+        """render(path, format=None) -> str
+
+        Draws the graph with Graphviz's `dot` (Debian: graphviz) into path,
+        in the format its extension names (svg, png, pdf; or `format`):
+        nested subgraphs are clusters, lifted inputs are filled and dashed,
+        labelled with what they stand for, and joined by a dotted edge to
+        the value of the parent graph they are lifted from.  Returns path.
+        hop.UnsupportedError when `dot` is not installed.
+
+        >>> import os, tempfile
+        >>> gm = hop.trace(lambda x: hop.map(lambda r: r * 2, x), hop.ones(2, 3))
+        >>> path = os.path.join(tempfile.mkdtemp(), "f.svg")
+        >>> gm.graph.render(path) == path and open(path).read().count("<svg")
+        1
+        """
+        fmt = format or os.path.splitext(os.fspath(path))[1].lstrip(".") or "svg"
+        dot = shutil.which("dot")
+        if dot is None:
+            raise _C.UnsupportedError("Graph.render needs Graphviz's dot program, which is not "
+                                      "on PATH (Debian: apt-get install graphviz); "
+                                      "GraphModule.to_dot() gives the DOT text")
+        text = self._gm.to_dot(lifted=True)
+        r = subprocess.run([dot, "-T" + fmt, "-o", os.fspath(path)], input=text.encode(),
+                           capture_output=True)
+        if r.returncode != 0:
+            raise _C.Error(f"Graph.render: dot failed: {r.stderr.decode(errors='replace')}")
+        return path
 
     def find(self, name):
+        """find(name) -> Node: the node called name (KeyError if none).
+
+        >>> hop.trace(lambda x: x.sin(), hop.ones(2)).graph.find("sin").target
+        'sin'
+        """
         for n in self.nodes:
             if n.name == name:
                 return n
@@ -97,7 +160,7 @@ class Graph:
         return len(self.nodes)
 
 
-def _build_graph(desc):
+def _build_graph(desc, gm=None):
     by_name = {}
     nodes = []
     for op, name, target, args, meta, outs in desc["nodes"]:
@@ -133,7 +196,7 @@ def _build_graph(desc):
         else:
             n.args = tuple(conv(a) for a in args)
         out.append(n)
-    return Graph(out)
+    return Graph(out, gm)
 
 
 def _is_ref(a, kind):
@@ -142,7 +205,20 @@ def _is_ref(a, kind):
 
 class GraphModule:
     """A traced program: its graph and nested subgraphs, and (for the root)
-    the compiled plan that runs it."""
+    the compiled plan that runs it.  hop.trace makes it; calling it runs the
+    plan (NumPy in, NumPy out), with hop.GuardError for inputs the trace
+    does not fit.  It pickles and saves (hop.save).
+
+    >>> gm = hop.trace(lambda x, y: (x * y).sum(), hop.ones(3), hop.ones(3))
+    >>> print(gm.code)
+    def forward(x: "f32[3]", y: "f32[3]"):
+        mul: "f32[3]" = mul(x, y)
+        sum: "f32[]" = sum(mul, None, False)
+        return (sum,)
+    <BLANKLINE>
+    >>> gm(hop.tensor([1.0, 2.0, 3.0]), hop.ones(3))
+    hop.tensor(6.)
+    """
 
     def __init__(self, trace, path, call=None):
         self._trace = trace
@@ -164,14 +240,17 @@ class GraphModule:
 
     @property
     def name(self):
+        """The graph's name: "forward" for the root, "cond_true_0", ..."""
         return self._desc["name"]
 
     @property
     def graph(self):
-        return self._lazy("graph", lambda: _build_graph(self._desc))
+        """The Graph: this graph's nodes (subgraphs are in .subgraphs)."""
+        return self._lazy("graph", lambda: _build_graph(self._desc, self))
 
     @property
     def subgraphs(self):
+        """Name -> GraphModule of each subgraph installed in this graph."""
         return self._lazy("subgraphs", lambda: {
             name: GraphModule(self._trace, self._path + (name,))
             for name in self._desc["subgraphs"]})
@@ -182,27 +261,173 @@ class GraphModule:
         return self._desc["code"]
 
     def print_tabular(self):
-        """Prints one row per node (and the subgraphs after)."""
+        """print_tabular() -> None: prints tabular().
+
+        >>> hop.trace(lambda x: x.sin(), hop.ones(2)).print_tabular()
+        graph forward:
+        opcode       name    target  args    meta
+        -----------  ------  ------  ------  ------
+        placeholder  x       x       ()      f32[2]
+        call_op      sin     sin     (x,)    f32[2]
+        output       output  output  (sin,)
+        """
         print(self._desc["table"], end="")
 
     def tabular(self):
+        """tabular() -> str: one row per node (opcode, name, target, args,
+        meta), then the subgraphs' tables; print_tabular prints it.
+
+        >>> hop.trace(lambda x: x.sin(), hop.ones(2)).tabular().splitlines()[3]
+        'placeholder  x       x       ()      f32[2]'
+        """
         return self._desc["table"]
 
-    def to_dot(self):
-        """The graph in Graphviz DOT, one cluster per subgraph."""
-        return self._desc["dot"]
+    def to_dot(self, lifted=False):
+        """to_dot(lifted=False) -> str
+
+        The graph in Graphviz DOT, one cluster per subgraph.  With lifted,
+        each lifted input is filled and dashed, labelled with what it stands
+        for, with a dotted edge from the parent's value it is lifted from.
+        Graph.render draws it.
+
+        >>> w = hop.tensor([1.0, 2.0])
+        >>> gm = hop.trace(lambda x: hop.map(lambda r: r * w, x), hop.ones(2, 2))
+        >>> print([l.strip() for l in gm.to_dot(lifted=True).splitlines() if "lifted" in l][0])
+        "map_body_0.w" [label="w\\nf32[2]\\nlifted: capture w", style="filled,dashed", fillcolor="#fde8c4", shape=ellipse];
+        """
+        text = self._desc["dot"]
+        if not lifted:
+            return text
+        paths = self._subgraph_paths()
+        extra = []
+        k = len(self._path)
+        for r in _C._lifts(self._trace):
+            path = paths.get(r["graph"], ())
+            # Only the subgraphs below this one, named relative to it.
+            if len(path) <= k or path[:k] != self._path:
+                continue
+            node = ".".join(path[k:] + (r["placeholder"],))
+            what = f"{r['kind']} {r['origin']}"
+            text = re.sub(r'^(\s*"' + re.escape(node) + r'" \[label=")([^"]*)(")',
+                          lambda m: f'{m.group(1)}{m.group(2)}\\nlifted: {what}{m.group(3)}, '
+                                    f'style="filled,dashed", fillcolor="#fde8c4"',
+                          text, count=1, flags=re.M)
+            if len(path) - 1 > k or not self._path:
+                src = ".".join(path[k:-1] + (r["source"],))
+                extra.append(f'    "{src}" -> "{node}" [style=dotted, color="#d9822b", '
+                             f'constraint=false];')
+        return text.rstrip().rstrip("}") + "\n".join([""] + extra) + "\n}\n"
+
+    def _subgraph_paths(self):
+        """Subgraph name -> its path of names from the root."""
+        paths, todo = {}, [((), self._trace.describe(()))]
+        while todo:
+            path, desc = todo.pop()
+            for name in desc["subgraphs"]:
+                paths[name] = path + (name,)
+                todo.append((path + (name,), self._trace.describe(path + (name,))))
+        return paths
+
+    def lifts(self):
+        """lifts() -> list of dict
+
+        One record per lifted input of every subgraph of the program (see
+        explain_lifts): graph, placeholder, source (the parent's value),
+        kind ("argument", "capture", "symbol", "intermediate"), origin and
+        origin_graph, lifted_by (the graphs that lifted it, outer-first),
+        shape_of (for a symbol: the tensor whose shape brought it in),
+        shared_with (another body the call's one value also serves),
+        for_other_body, location ("file:line" of the use that lifted it),
+        operand (the value is an operand the HOP call was given: not a capture).
+
+        >>> w = hop.tensor([1.0, 2.0])
+        >>> gm = hop.trace(lambda x: hop.map(lambda r: r * w, x), hop.ones(2, 2))
+        >>> r = gm.lifts()[0]
+        >>> r["graph"], r["placeholder"], r["kind"], r["lifted_by"], r["operand"]
+        ('map_body_0', 'w', 'capture', ('map_body_0',), False)
+        """
+        return _C._lifts(self._trace)
+
+    def explain_lifts(self):
+        """explain_lifts() -> str
+
+        Why every subgraph has the inputs it has: for each lifted input,
+        what it stands for (an argument, a captured tensor with the closure
+        variable or global it was reached through, a symbol, an intermediate
+        of an enclosing graph), which tracers lifted it on the way down, the
+        file:line of the use that lifted it, whether one value serves it and
+        another body (deduplicated), and for a symbol which tensor's shape
+        brought it in.  Captured tensors the root reads are listed first.
+
+        >>> w = hop.tensor([1.0, 2.0])
+        >>> gm = hop.trace(lambda x: hop.map(lambda r: r * w, x), hop.ones(2, 2))
+        >>> print(gm.explain_lifts())
+        forward.w: captured tensor w (a root input the function reached without an argument)
+            reached as: global 'w'
+        map_body_0.w: captured tensor w (root input w)
+            reached as: global 'w'
+            lifted by: map_body_0
+            first used at: <doctest ...>:1
+        <BLANKLINE>
+        """
+        sources = self._capture_sources()
+        lines = []
+        for name, srcs in sources.items():
+            lines.append(f"forward.{name}: captured tensor {name} (a root input the function "
+                         f"reached without an argument)")
+            lines.append("    reached as: " + ", ".join(srcs))
+            if len(srcs) > 1:
+                lines.append(f"    deduplicated: one input for {len(srcs)} sources (the same "
+                             f"tensor object)")
+        text = _C._explain_lifts(self._trace)
+        if text == "no lifted inputs\n" and lines:
+            text = ""
+        out = []
+        for line in text.splitlines():
+            out.append(line)
+            m = re.match(r"^\S+: captured tensor (\S+) \(root input", line)
+            if m and m.group(1) in sources:
+                out.append("    reached as: " + ", ".join(sources[m.group(1)]))
+        return "\n".join(lines + out) + "\n"
+
+    def _capture_sources(self):
+        """Root capture name -> how the function reached it (closure
+        variable, global, attribute: the guards' sources)."""
+        runner = self._call
+        out = {}
+        names = [n[1] for n in self._trace.describe(())["nodes"] if n[0] == "placeholder"]
+        caps = self._trace.captures
+        cap_names = names[len(names) - len(caps):] if caps else []
+        for name in cap_names:
+            out[name] = []
+        guards = getattr(getattr(runner, "guards", None), "guards", ()) if runner else ()
+        for g in guards:
+            if g.kind == "tensor" and g.capture < len(cap_names):
+                out[cap_names[g.capture]].append(repr(g.source))
+        for name in out:
+            if not out[name]:
+                out[name] = ["(saved constant)" if isinstance(getattr(runner, "guards", None),
+                                                              _NoGuardsType()) else
+                             "(source not found)"]
+        return out
 
     @property
     def guards(self):
         """Guards as text.  For the root: what the plan checks on entry.  For a
         subgraph: its own guards, checked each time it runs (a cond branch's
         conditions on sizes, which must not reject inputs that take the other
-        branch)."""
+        branch).
+
+        >>> hop.trace(lambda x: x[:4] + hop.ones(4), hop.ones(6, 4), dynamic=True).guards
+        ['s1 == 4']
+        """
         if self._path:
             return list(self._desc["guards"])
         return self._trace.guards()
 
     def __call__(self, *args):
+        """Runs the plan on args, shaped like the example arguments (tensors
+        and NumPy arrays where the trace had them, the same constants)."""
         if self._call is None:
             raise TypeError(f"the subgraph {self.name} is not callable on its own; call the "
                             f"root GraphModule")
@@ -210,6 +435,11 @@ class GraphModule:
 
     def __repr__(self):
         return f"GraphModule({self.name})\n{self.code}"
+
+
+def _NoGuardsType():
+    from ._saved import _NoGuards
+    return _NoGuards
 
 
 def _param_names(fn, n):
@@ -254,20 +484,75 @@ def _as_tensor(x):
     return None, False
 
 
-def trace(fn, *example_args, dynamic=False):
-    """Traces fn on example arguments into a GraphModule.
+def trace(fn, *example_args, dynamic=False, captures="allow"):
+    """trace(fn, *example_args, dynamic=False, captures="allow") -> GraphModule
 
-    Tensor (and NumPy array) arguments become graph inputs named after fn's
-    parameters; with dynamic=True each dim gets a symbol (duck sizing, sizes
-    0 and 1 specialised), with a sequence of bools per argument only those
-    dims.  Other arguments are constants of the trace.
+    Traces fn on example arguments into a GraphModule.  Tensor (and NumPy
+    array) arguments become graph inputs named after fn's parameters; with
+    dynamic=True each dim gets a symbol (duck sizing, sizes 0 and 1
+    specialised), with a sequence of bools per argument only those dims.
+    Other arguments are constants of the trace.
+
+    captures="error" rejects implicit captures: a concrete tensor the
+    function reaches without an argument (a closure, a global) and an outer
+    value a HOP body uses without receiving it as an operand (map's and
+    invoke_subgraph's bodies take only their arguments; cond's and wrap's
+    their operands).  The error is a hop.TraceError whose message is the
+    explain_lifts() report of the offending inputs; nothing is cached and
+    no state changes.
+
+    >>> def f(x):
+    ...     return hop.cond(x.sum() > 0, lambda: x.sin(), lambda: x.cos())
+    >>> gm = hop.trace(f, hop.randn(4, seed=0), dynamic=True)
+    >>> [n.target for n in gm.graph.nodes if n.op != "placeholder"]
+    ['sum', 'gt', 'cond', 'getitem', 'output']
+    >>> gm(hop.zeros(7))
+    hop.tensor([1., 1., 1., 1., 1., 1., 1.])
+    >>> w = hop.ones(4)
+    >>> hop.trace(lambda x: x * w, hop.ones(4), captures="error")
+    Traceback (most recent call last):
+        ...
+    hop.TraceError: hop.trace(captures='error'): the function uses values it was not given as arguments or operands:
+    forward.w: captured tensor w (a root input the function reached without an argument)
+        reached as: global 'w'
     """
     if not callable(fn):
         raise TypeError(f"hop.trace: fn must be callable, got {type(fn).__name__}")
     if not isinstance(dynamic, (bool, list, tuple)):
         raise TypeError(f"hop.trace: dynamic must be a bool or a list with one entry per "
                         f"argument, got {type(dynamic).__name__}")
-    return _trace(fn, example_args, dynamic)[0]
+    if captures not in ("allow", "error"):
+        raise ValueError(f"hop.trace: captures must be 'allow' or 'error', got {captures!r}")
+    gm = _trace(fn, example_args, dynamic)[0]
+    if captures == "error":
+        _reject_implicit(gm)
+    return gm
+
+
+def _implicit(record):
+    """Whether a lift record is an implicit capture (see trace)."""
+    if record["for_other_body"] or record["shape_of"] is not None:
+        return False  # the other body's or its tensor's record decides
+    return not record["operand"]
+
+
+def _reject_implicit(gm):
+    bad = [r for r in gm.lifts() if _implicit(r)]
+    roots = gm._capture_sources()
+    if not bad and not roots:
+        return
+    keep = {f"{r['graph']}.{r['placeholder']}" for r in bad} | {f"forward.{n}" for n in roots}
+    paragraphs, cur = [], None
+    for line in gm.explain_lifts().splitlines():
+        if not line.startswith(" "):
+            cur = [line] if line.split(":")[0] in keep else None
+            if cur is not None:
+                paragraphs.append(cur)
+        elif cur is not None:
+            cur.append(line)
+    raise _C.TraceError("hop.trace(captures='error'): the function uses values it was not "
+                        "given as arguments or operands:\n" +
+                        "\n".join("\n".join(p) for p in paragraphs))
 
 
 def _trace(fn, example_args, dynamic):

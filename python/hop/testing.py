@@ -15,8 +15,15 @@ __all__ = ["normalize", "assert_graph_equal", "placeholders"]
 
 
 def normalize(text):
-    """Graph text without common indentation, trailing spaces or blank lines
-    at either end, so expected graphs can be written indented in a test."""
+    """normalize(text) -> str
+
+    Graph text (or a GraphModule's code) without common indentation,
+    trailing spaces or blank lines at either end, so expected graphs can be
+    written indented in a test.
+
+    >>> hop.testing.normalize("\\n    def forward():  \\n        return ()\\n")
+    'def forward():\\n    return ()\\n'
+    """
     if not isinstance(text, str):
         code = getattr(text, "code", None)
         if not isinstance(code, str):
@@ -28,8 +35,18 @@ def normalize(text):
 
 
 def assert_graph_equal(actual, expected):
-    """Asserts that a GraphModule (or graph text) prints as expected, with a
-    unified diff on failure."""
+    """assert_graph_equal(actual, expected) -> None
+
+    Asserts that a GraphModule (or graph text) prints as expected (both
+    normalized), with a unified diff in the AssertionError otherwise.
+
+    >>> gm = hop.trace(lambda x: x.sin(), hop.ones(2))
+    >>> hop.testing.assert_graph_equal(gm, '''
+    ...     def forward(x: "f32[2]"):
+    ...         sin: "f32[2]" = sin(x)
+    ...         return (sin,)
+    ... ''')
+    """
     a, e = normalize(actual), normalize(expected)
     if a != e:
         diff = "".join(difflib.unified_diff(e.splitlines(True), a.splitlines(True),
@@ -38,8 +55,16 @@ def assert_graph_equal(actual, expected):
 
 
 def placeholders(gm):
-    """{graph name: [placeholder names in order]} for gm and every nested
-    subgraph."""
+    """placeholders(gm) -> dict
+
+    {graph name: [placeholder names in order]} for gm and every nested
+    subgraph.
+
+    >>> w = hop.ones(3)
+    >>> gm = hop.trace(lambda x: hop.wrap(lambda: x * w), hop.ones(3))
+    >>> hop.testing.placeholders(gm)
+    {'forward': ['x', 'w'], 'wrap_body_0': ['x', 'w']}
+    """
     if not hasattr(gm, "subgraphs") or not hasattr(gm, "graph"):
         raise TypeError(f"hop.testing.placeholders: expected a GraphModule, got "
                         f"{type(gm).__name__}")

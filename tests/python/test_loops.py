@@ -108,6 +108,25 @@ def test_while_loop_merges_its_functions_inputs_as_cond_does():
     same(f(x), ref)
 
 
+def test_a_plan_run_after_an_odd_trip_count_keeps_its_values_apart():
+    # The carries are double-buffered and swapped per iteration, so after an
+    # odd trip count each holds the other's buffer, also when the next run
+    # (or the next row of a map) starts: the memory plan must not share
+    # either buffer with a value live next to the loop (here x + 1, which
+    # the loop's first copy overwrote: [0, 0, .5, .5] instead of .5).
+    f = lambda x, n: hop.while_loop(lambda j, c: j < n, lambda j, c: (j + 1, c * 0.5),
+                                    (0, x + 1))[1]
+    g = lambda xs, n: hop.map(lambda r: f(r, n), xs)
+    x, xs = hop.ones(4), hop.arange(0, 12, dtype=hop.float32).reshape(3, 4)
+    gm, gmm = hop.trace(f, x, hop.tensor(2)), hop.trace(g, xs, hop.tensor(2))
+    compiled = hop.compile(g)
+    for n in (1, 2, 3, 0, 1, 1, 2):
+        same(gm(x, hop.tensor(n)), np.full(4, 2 * 0.5 ** n, np.float32))
+        ref = (xs.numpy() + 1) * np.float32(0.5 ** n)
+        same(gmm(xs, hop.tensor(n)), ref)
+        same(compiled(xs, hop.tensor(n)), ref)
+
+
 def test_while_loop_carry_checks_name_the_hop_the_carry_and_both_metadata():
     x = hop.zeros(2, 4)
     raises_everywhere(

@@ -1,0 +1,305 @@
+"""hop.save, hop.load and pickling, over the saved format (docs/SAVED_FORMAT.md).
+
+What a file keeps: one traced program (the C OutputGraph: graphs, subgraphs
+with their capture tables, symbols, guards, the values of captured tensors)
+and, in the section "hop.python", JSON describing how Python calls it: the
+argument structure, the constant arguments, the result structure.  Only
+tuples, lists, dicts and None can be saved as structure, and only None,
+bool, int, float and str as constants: anything else would have to be
+imported or unpickled by name when loading, and loading never runs code from
+a file.  A loaded GraphModule is the program as traced: the values it read
+from its environment (captured tensors, Python scalars) are the saved ones
+and nothing is re-read or guarded in the loading process.
+
+Pickling goes through the same bytes: hop.Tensor (a program returning it),
+GraphModule, and CompiledFunction (hop.compile): a compiled function whose
+function can be imported by reference (module + qualified name, as pickle
+finds functions) is pickled as that reference and its options, so the
+receiving process compiles it against its own environment; otherwise (a
+closure, a lambda) its compiled programs are kept and the unpickled object
+runs them only (a call none of them fits raises hop.GuardError; it cannot
+retrace without the function).  An empty cache and no importable function
+cannot be pickled (pickle.PicklingError says why).
+"""
+
+import copyreg
+import importlib
+import json
+import os
+import pickle
+
+from . import _C
+from ._pytree import LEAF, NONE, Spec
+
+__all__ = ["save", "load"]
+
+_KIND = "hop.kind"
+_PYTHON = "hop.python"
+
+
+class _NoGuards:
+    """The environment guards of a loaded program: none (its captured
+    tensors are the saved constants)."""
+
+    guards = ()
+    skipped = ()
+    unsourced = ()
+    check = None
+
+    def state(self, captures):
+        return ((), tuple(captures))
+
+    def revalidate(self, state, leaves):
+        return state
+
+    def describe(self, capture_names):
+        return []
+
+
+# ------------------------------------------------------------ structure
+
+
+def _spec_to_json(spec, what):
+    if spec.kind == "leaf":
+        return "*"
+    if spec.kind == "none":
+        return None
+    if spec.kind in ("tuple", "list"):
+        return {spec.kind[0]: [_spec_to_json(c, what) for c in spec.children]}
+    if spec.kind == "dict":
+        for k in spec.keys:
+            if not isinstance(k, (str, int, float, bool)) and k is not None:
+                raise TypeError(f"hop.save: {what} is a dict with the key {k!r} "
+                                f"({type(k).__name__}); saved keys are str, int, float, bool "
+                                f"or None")
+        return {"d": [[k, _spec_to_json(c, what)] for k, c in zip(spec.keys, spec.children)]}
+    raise TypeError(f"hop.save: {what} contains a {spec.kind} ({spec.cls.__qualname__}); only "
+                    f"tuples, lists, dicts and None can be saved (loading would have to import "
+                    f"the class by name)")
+
+
+def _spec_from_json(j, depth=0):
+    if depth > 100:
+        raise _C.Error("hop.load: the saved structure is nested deeper than 100")
+    if j == "*":
+        return LEAF
+    if j is None:
+        return NONE
+    if isinstance(j, dict) and len(j) == 1:
+        (k, v), = j.items()
+        if k in ("t", "l") and isinstance(v, list):
+            return Spec("tuple" if k == "t" else "list",
+                        children=[_spec_from_json(c, depth + 1) for c in v])
+        if k == "d" and isinstance(v, list) and all(isinstance(p, list) and len(p) == 2
+                                                      for p in v):
+            return Spec("dict", keys=tuple(p[0] for p in v),
+                        children=[_spec_from_json(p[1], depth + 1) for p in v])
+    raise _C.Error(f"hop.load: a saved structure is malformed ({str(j)[:60]})")
+
+
+def _constant(v, what):
+    if v is None or isinstance(v, (bool, int, float, str)):
+        return v
+    raise TypeError(f"hop.save: {what} {v!r} ({type(v).__name__}) is not None, a bool, an int, "
+                    f"a float or a str; it cannot be saved")
+
+
+def _runner_bytes(tr, runner, kind):
+    info = {
+        "spec": _spec_to_json(runner.spec, "the argument structure"),
+        "statics": [_constant(s, "the constant argument") for s in runner.statics],
+        "tensor_args": [s is None for s in runner.statics],
+        "out_spec": _spec_to_json(runner.out_spec, "the result structure"),
+        "template": [_constant(t, "the constant result") for t in runner.template],
+        "traced_out": [t is None for t in runner.template],
+        "all_numpy": bool(runner.all_numpy),
+        "sym_out": [bool(s) for s in runner.sym_out],
+    }
+    sections = {_KIND: kind.encode(), _PYTHON: json.dumps(info).encode()}
+    return _C._save(tr, list(runner._state[1]), sections)
+
+
+def _tensor_bytes(t):
+    if _C._is_proxy(t):
+        raise _C.TraceError("hop.save: a traced value (a proxy) cannot be saved; save the "
+                            "GraphModule, or a concrete tensor")
+    from ._trace import _trace
+    gm, runner = _trace(lambda: t, (), False)
+    return _runner_bytes(gm._trace, runner, "tensor")
+
+
+def dumps(obj):
+    """The saved bytes of a hop.Tensor or a GraphModule (see save)."""
+    from ._trace import GraphModule
+    if isinstance(obj, _C.Tensor):
+        return _tensor_bytes(obj)
+    if isinstance(obj, GraphModule):
+        if obj._call is None:
+            raise TypeError(f"hop.save: the subgraph {obj.name} is not a program on its own; "
+                            f"save the root GraphModule")
+        return _runner_bytes(obj._trace, obj._call, "graphmodule")
+    raise TypeError(f"hop.save: expected a hop.Tensor or a GraphModule, got "
+                    f"{type(obj).__name__} (pickle a hop.compile function instead)")
+
+
+def loads(data):
+    """The object saved in data (see load)."""
+    if not isinstance(data, (bytes, bytearray, memoryview)):
+        raise TypeError(f"hop.load: expected bytes, got {type(data).__name__}")
+    tr, captures, sections = _C._load(data)
+    kind = sections.get(_KIND, b"").decode("utf-8", "replace")
+    try:
+        info = json.loads(sections[_PYTHON])
+        spec = _spec_from_json(info["spec"])
+        out_spec = _spec_from_json(info["out_spec"])
+        tensor_args, statics = info["tensor_args"], info["statics"]
+        traced_out, template = info["traced_out"], info["template"]
+        if not (len(tensor_args) == len(statics) == spec.num_leaves() and
+                len(traced_out) == len(template) == out_spec.num_leaves()):
+            raise ValueError("the structures and their leaves disagree")
+        statics = [None if t else s for t, s in zip(tensor_args, statics)]
+        template = [None if t else v for t, v in zip(traced_out, template)]
+        sym_out = [bool(s) for s in info["sym_out"]]
+        all_numpy = bool(info["all_numpy"])
+    except (KeyError, TypeError, ValueError, AttributeError) as e:
+        raise _C.Error(f"hop.load: the section {_PYTHON} is malformed ({e})") from None
+    from ._trace import GraphModule, _Runner
+    plan = tr.lower()
+    if len(sym_out) != plan.noutputs or sum(traced_out) != plan.noutputs or \
+            len(captures) != len(tr.captures):
+        raise _C.Error("hop.load: the section hop.python does not match the program's outputs")
+    runner = _Runner(tr, plan, spec, statics, out_spec, template, all_numpy, sym_out,
+                     _NoGuards())
+    if kind == "tensor":
+        if spec.num_leaves() != 0 or len(captures) != 1:
+            raise _C.Error("hop.load: a saved tensor holds one captured value and no argument")
+        return captures[0]
+    if kind != "graphmodule":
+        raise _C.Error(f"hop.load: unknown kind {kind!r} (this hop reads tensor and "
+                       f"graphmodule)")
+    gm = GraphModule(tr, (), runner)
+    gm.plan = plan
+    return gm
+
+
+def save(obj, path):
+    """save(obj, path) -> None
+
+    Writes a hop.Tensor or a root GraphModule to path in the saved format
+    (docs/SAVED_FORMAT.md): the whole program with its nested subgraphs,
+    capture tables, symbols, guards and captured constants.  Raises TypeError
+    for anything else (a subgraph, a proxy, a namedtuple argument structure).
+
+    >>> import os, tempfile
+    >>> path = os.path.join(tempfile.mkdtemp(), "f.hop")
+    >>> gm = hop.trace(lambda x: hop.map(lambda r: r.sin(), x), hop.ones(3, 2), dynamic=True)
+    >>> hop.save(gm, path)
+    >>> same = hop.load(path)
+    >>> same.code == gm.code, same(hop.zeros(5, 2)).shape
+    (True, (5, 2))
+    """
+    data = dumps(obj)
+    with open(os.fspath(path), "wb") as f:
+        f.write(data)
+
+
+def load(path):
+    """load(path) -> hop.Tensor | GraphModule
+
+    Reads what hop.save wrote.  A truncated, corrupted or hostile file is a
+    hop.Error naming what is wrong (a checksum protects every byte); loading
+    never unpickles or runs anything from the file.  A program that calls a
+    HOP this process has not registered (hop.load_library) is a hop.Error
+    naming it.
+
+    >>> import os, tempfile
+    >>> path = os.path.join(tempfile.mkdtemp(), "w.hop")
+    >>> hop.save(hop.tensor([1.5, 2.5]), path)
+    >>> hop.load(path)
+    hop.tensor([1.5, 2.5])
+    >>> open(path, "r+b").write(b"junk")
+    4
+    >>> hop.load(path)
+    Traceback (most recent call last):
+        ...
+    hop.Error: load: not a saved hop program (no "hopsaved" magic number)
+    """
+    with open(os.fspath(path), "rb") as f:
+        return loads(f.read())
+
+
+# ------------------------------------------------------------ pickling
+
+
+def _reduce_tensor(t):
+    return (loads, (dumps(t),))
+
+
+def _reduce_graphmodule(gm):
+    return (loads, (dumps(gm),))
+
+
+def _importable(fn):
+    module, qualname = getattr(fn, "__module__", None), getattr(fn, "__qualname__", "")
+    if module is None or "<" in qualname:
+        return False
+    try:
+        obj = importlib.import_module(module)
+        for part in qualname.split("."):
+            obj = getattr(obj, part)
+    except Exception:
+        return False
+    return obj is fn
+
+
+def _reduce_compiled(cf):
+    if _importable(cf.fn):
+        return (_C_compiled_by_reference, (cf.fn, cf.dynamic, cf.recompile_limit))
+    programs = [dumps(gm) for gm in cf.graphs]
+    if not programs:
+        raise pickle.PicklingError(
+            f"hop.compile({cf.__name__}) cannot be pickled: its function is not importable by "
+            f"reference (a closure or a lambda) and it has compiled nothing yet; call it once "
+            f"(its compiled programs are then pickled) or define the function at module level")
+    return (_compiled_from_programs, (programs, cf.__name__))
+
+
+def _C_compiled_by_reference(fn, dynamic, recompile_limit):
+    from ._compile import CompiledFunction
+    return CompiledFunction(fn, dynamic, recompile_limit)
+
+
+class FrozenCompiled:
+    """A hop.compile function unpickled from its compiled programs (its own
+    function was a closure or a lambda): it runs the newest program whose
+    guards fit a call and raises hop.GuardError when none does."""
+
+    def __init__(self, graphs, name):
+        self.graphs = graphs
+        self.__name__ = name
+
+    def __call__(self, *args):
+        failures = []
+        for gm in reversed(self.graphs):
+            try:
+                return gm._call.call(args, _C.GuardError)
+            except _C.GuardError as e:
+                failures.append(str(e))
+        raise _C.GuardError(f"hop.compile({self.__name__}) was unpickled from its compiled "
+                            f"programs (its function was not importable) and none fits this "
+                            f"call: " + "; ".join(failures))
+
+    def __reduce__(self):
+        return (_compiled_from_programs, ([dumps(gm) for gm in self.graphs], self.__name__))
+
+
+def _compiled_from_programs(programs, name):
+    return FrozenCompiled([loads(p) for p in programs], name)
+
+
+def _install():
+    from ._compile import CompiledFunction
+    from ._trace import GraphModule
+    copyreg.pickle(_C.Tensor, _reduce_tensor)
+    GraphModule.__reduce__ = _reduce_graphmodule
+    CompiledFunction.__reduce__ = _reduce_compiled
