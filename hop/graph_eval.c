@@ -742,6 +742,9 @@ static hop_status
 run_graph(interp *ex, const hop_graph *g, const hop_rt_value *inputs, size_t ninputs,
           hop_rt_value *outputs, size_t noutputs)
 {
+    /* Every early return leaves the outputs empty, so a caller may release them. */
+    for (size_t j = 0; j < noutputs; j++)
+        outputs[j] = (hop_rt_value){HOP_VALUE_NONE, NULL, 0};
     const hop_node *out = g->output;
     if (out == NULL || g->nplaceholders != ninputs || out->nargs != noutputs)
         return hop_error(HOP_VERIFY, "eval: %s called with %zu inputs and %zu outputs", g->name,
@@ -785,8 +788,6 @@ run_graph(interp *ex, const hop_graph *g, const hop_rt_value *inputs, size_t nin
             break;
         }
     }
-    for (size_t j = 0; j < noutputs; j++)
-        outputs[j] = (hop_rt_value){HOP_VALUE_NONE, NULL, 0};
     for (size_t j = 0; j < noutputs && st == HOP_OK; j++) {
         if ((st = arg_value(ex, &out->args[j], &outputs[j])) == HOP_OK)
             hop_tensor_retain(outputs[j].tensor);
