@@ -390,7 +390,15 @@ hop_lower_swap(hop_lower_ctx *cx, hop_pval a, hop_pval b)
     if (hop__emit(cx, HOP__OP_Swap, a.id, b.id, 0, NULL, NULL) < 0)
         return HOP_NOMEM;
     hop_status st = hop__access(cx, a.id);
-    return st == HOP_OK ? hop__access(cx, b.id) : st;
+    if (st == HOP_OK)
+        st = hop__access(cx, b.id);
+    /* After an odd number of swaps each slot holds the other's buffer, and
+     * a loop around this one runs the next iteration that way: each buffer
+     * must stay reserved while either slot is live.  As mutual aliases the
+     * memory plan gives both the union of their live ranges. */
+    if (st == HOP_OK)
+        st = hop__alias_of(cx, a.id, b.id);
+    return st == HOP_OK ? hop__alias_of(cx, b.id, a.id) : st;
 }
 
 hop_status

@@ -376,3 +376,33 @@ def test_fori_and_scan_differential(n, lo, rows, dtype, seed, dynamic):
         same(got[0], racc)
         same(got[1], c)
         same(got[2], np.stack(ys))
+
+
+# A loop inside a loop body: the inner carries are double-buffered by
+# swapping two buffers, so after an odd trip count each carry slot holds the
+# other's buffer when the outer loop runs its next iteration.  The memory
+# plan once reserved each buffer only for its own slot's live range, and the
+# inner counter's initial 0 landed in the buffer of the inner loop's init
+# (found by the differential campaign; regressions/ keeps its program).
+@pytest.mark.parametrize("inner", ["while_loop", "fori_loop", "scan"])
+@pytest.mark.parametrize("trips", [1, 3])
+def test_a_loop_in_a_loop_body_keeps_its_swapped_carries_apart_from_other_values(inner, trips):
+    y = hop.tensor(np.array([-2, 5, 3, -1], np.int32))
+    x = hop.zeros(3, 4, dtype=hop.int32)
+
+    def run_inner(a):
+        if inner == "while_loop":
+            return hop.while_loop(lambda c, v: c < trips, lambda c, v: (c + 1, v), (0, a + 0))[1]
+        if inner == "fori_loop":
+            return hop.fori_loop(0, trips, lambda i, c: (c[0] + 1, c[1] * 1), (0, a + 0))[1]
+        return hop.scan(lambda c, r: ((c[0] + 1, c[1] * 1), None), (0, a + 0), None,
+                        length=trips)[0][1]
+
+    def f(x, y):
+        def body(c, a):
+            return c + 1, run_inner(a)
+        return hop.while_loop(lambda c, a: c < 2, body, (0, y.expand(x.shape)))[1]
+
+    want = np.broadcast_to(y.numpy(), (3, 4))
+    check_all(f, (x, y), want)
+    check_all(f, (x, y), want, dynamic=True)
