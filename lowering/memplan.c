@@ -5,10 +5,12 @@
  *
  * Live ranges are positions in a routine's code.  A slot is live from its
  * first access to its last; a view or an alias extends the range of what it
- * stands for; a range that crosses a loop's boundary covers the whole loop
- * (a value made before a loop and read in it must survive every iteration,
- * and one written in it and read after it must survive the later
- * iterations), while a range inside one iteration is reused by the next.
+ * stands for (the two slots of a swapped loop carry are aliases of each
+ * other: either may hold either buffer); a range that crosses a loop's
+ * boundary covers the whole loop (a value made before a loop and read in it
+ * must survive every iteration, and one written in it and read after it
+ * must survive the later iterations), while a range inside one iteration is
+ * reused by the next.
  * Each routine has its own regions, because a subroutine runs while its
  * callers' values are live.
  *

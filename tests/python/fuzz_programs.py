@@ -291,7 +291,7 @@ def _loops(ctx, dt, main, depth):
         st.integers(-1, 3),
         st.tuples(st.just("size"), st.sampled_from(list(ctx[2])), st.integers(0, 6)).map(list),
         st.tuples(st.just("data"), aside("bool", ctx), st.integers(0, 3)).map(list))
-    return [
+    return [  # the loops that bind values in their bodies first (exprs relies on it)
         st.tuples(st.just("fori"), _bounds(ctx, main, depth + 1, 0), sub(dt, fori_body),
                   aside(dt, ctx)).map(list),
         st.tuples(st.just("while"), _bounds(ctx, main, depth + 1, 0), stop, sub(dt, while_body),
@@ -347,11 +347,12 @@ def exprs(ctx, dt, main, depth=0):
         # xs has the inputs' dtype, so that a row is like y, c0 and c1.
         options.append(st.tuples(st.just("map"), sub(dt, _map_ctx(ctx)), sub(main), st.booleans())
                        .map(list))
-    # The loops last: shrinking prefers the options before them.  Loop bodies
-    # nest two deep at most: each level multiplies the contexts (the carry's
-    # dtype is part of one), which Hypothesis builds and checks up front.
-    if ctx[3] < MAX_LOOPS:
-        options.append(st.one_of(_loops(ctx, dt, main, depth + 1)))
+    # The loops last: shrinking prefers the options before them.  Bodies that
+    # bind a carry nest MAX_LOOPS deep at most, so that trip counts multiply
+    # at most twice and the contexts (a carry's dtype is part of one) stay
+    # few; switch and ascan bind nothing and go anywhere.
+    loops = _loops(ctx, dt, main, depth + 1)
+    options.append(st.one_of(loops if ctx[3] < MAX_LOOPS else loops[3:]))
     return st.one_of(options)
 
 
