@@ -6,10 +6,11 @@
  * one merged signature, built as cond's (shared lifted values sorted by
  * name, then those unique to each branch, suffixed `_branch<k>`); outputs
  * must agree in count, kind, dtype and rank across branches, and sizes that
- * differ become fresh unbacked symbols.  A guard only some branches' tracing
- * found stays with them (HOP_GUARDS_BRANCH).  An index known at trace time
- * (an int, a constant SymInt) runs its branch inline; a tensor index is
- * read with item.  The node is
+ * differ become fresh unbacked symbols unless guards make them one (as
+ * cond's: the caller's, or a branch's own for that branch's size).  A guard
+ * only some branches' tracing found stays with them (HOP_GUARDS_BRANCH).  An
+ * index known at trace time (an int, a constant SymInt) runs its branch
+ * inline; a tensor index is read with item.  The node is
  * `switch(index, switch_branch_A, ..., switch_branch_Z, (merged...))`.
  *
  * Lowering: the index clamped in the plan, then a chain of tests over the
@@ -101,33 +102,59 @@ switch_check_outputs(hop_call *c)
     return HOP_OK;
 }
 
-/* One size all branches agree on (equal, or equated by a guard of the
- * caller), else a fresh unbacked symbol spanning theirs. */
+static const hop_expr *
+branch_size(const hop_call *c, size_t b, size_t i, int d)
+{
+    const hop_value_info *m = c->results[b].items[i]->meta;
+    return m->kind == HOP_VALUE_SYM ? m->sym : m->meta.sizes[d];
+}
+
+/* Whether branch b's size of output i, dim d, is x whenever b runs: the same
+ * expression, or equated with x by a guard of the caller (which holds for
+ * every branch) or by one of b's own guards (checked each time b runs). */
+static hop_status
+branch_size_is(hop_call *c, size_t b, size_t i, int d, const hop_expr *x, bool *is)
+{
+    hop_shape_env *env = hop_output_graph_env(c->og);
+    const hop_expr *e = branch_size(c, b, i, d);
+    *is = e == x;
+    if (*is)
+        return HOP_OK;
+    const hop_expr *eq = hop_sym_eq(env, x, e);
+    if (eq == NULL)
+        return hop_error_code();
+    for (size_t g = 0, n = hop_shape_env_nguards(env); g < n && !*is; g++)
+        *is = hop_shape_env_guard(env, g) == eq;
+    for (size_t g = 0; g < c->graphs[b]->nguards && !*is; g++)
+        *is = c->graphs[b]->guards[g] == eq;
+    return HOP_OK;
+}
+
+/* One size whichever branch runs: some branch's size that every branch's is
+ * (as cond merges two: a dim a branch broadcast against a static tensor
+ * guards s1 == 4 there, and 4 and s1 are then one size), else a fresh
+ * unbacked symbol spanning theirs. */
 static const hop_expr *
 merge_size(hop_call *c, size_t i, int d)
 {
     hop_shape_env *env = hop_output_graph_env(c->og);
-    const hop_value_info *m0 = c->results[0].items[i]->meta;
-    const hop_expr *a = m0->kind == HOP_VALUE_SYM ? m0->sym : m0->meta.sizes[d];
-    int64_t lo, hi;
-    hop_shape_env_bounds(env, a, &lo, &hi);
-    bool same = true;
-    for (size_t b = 1; b < c->nbodies; b++) {
-        const hop_value_info *m = c->results[b].items[i]->meta;
-        const hop_expr *e = m->kind == HOP_VALUE_SYM ? m->sym : m->meta.sizes[d];
+    for (size_t k = 0; k < c->nbodies; k++) {
+        const hop_expr *x = branch_size(c, k, i, d);
+        bool all = true;
+        for (size_t b = 0; b < c->nbodies && all; b++)
+            if (branch_size_is(c, b, i, d, x, &all) != HOP_OK)
+                return NULL;
+        if (all)
+            return x;
+    }
+    int64_t lo = INT64_MAX, hi = INT64_MIN;
+    for (size_t b = 0; b < c->nbodies; b++) {
         int64_t l, h;
-        hop_shape_env_bounds(env, e, &l, &h);
+        hop_shape_env_bounds(env, branch_size(c, b, i, d), &l, &h);
         lo = l < lo ? l : lo;
         hi = h > hi ? h : hi;
-        if (e == a)
-            continue;
-        const hop_expr *eq = hop_sym_eq(env, a, e);
-        bool guarded = false;
-        for (size_t g = 0, n = hop_shape_env_nguards(env); eq && g < n && !guarded; g++)
-            guarded = hop_shape_env_guard(env, g) == eq;
-        same = same && guarded;
     }
-    return same ? a : hop_shape_env_unbacked(env, lo, hi);
+    return hop_shape_env_unbacked(env, lo, hi);
 }
 
 static hop_status

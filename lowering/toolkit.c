@@ -437,6 +437,10 @@ hop_lower_swap(hop_lower_ctx *cx, hop_pval a, hop_pval b)
     hop_status st = hop__access(cx, a.id);
     if (st == HOP_OK)
         st = hop__access(cx, b.id);
+    /* After an odd number of swaps each slot holds the other's buffer, and
+     * a loop around this one runs the next iteration that way: each buffer
+     * must stay reserved while either slot is live.  As mutual aliases the
+     * memory plan gives both the union of their live ranges. */
     if (st == HOP_OK)
         st = hop__alias_of(cx, a.id, b.id);
     return st == HOP_OK ? hop__alias_of(cx, b.id, a.id) : st;

@@ -4,9 +4,12 @@
 Categories (--category, comma-separated; "trust" = the six of issue #12,
 "all" = every one):
 
-  base     tests/python/fuzz_programs.py: the four HOPs nested to depth 4,
-           bodies closing over outer tensors and sizes, random shapes,
-           dtypes and dynamic dims; eager == hop.trace == hop.compile == NumPy.
+  base     tests/python/fuzz_programs.py: the four HOPs and the loops
+           (fori_loop, while_loop, scan, switch, associative_scan) nested to
+           depth 4, bodies closing over outer tensors, sizes and the values of
+           the bodies around them, random shapes, dtypes and dynamic dims;
+           eager == hop.trace == hop.compile == NumPy.  The summary counts the
+           programs with each node kind and loop feature.
   mutate, rebind, argobj, scalars, branch, threads
            tests/python/fuzz_trust.py: sequences of calls between which the
            program's world changes (arrays written in place, names rebound,
@@ -102,6 +105,7 @@ def worker(category, seed, examples, dtypes, current, inject, stand_in):
         strategy, check = ft.specs(category, dtypes=dtypes), ft.check_spec
     last = {}
     stats = {"calls": 0}
+    seen = {}  # feature -> programs with it (base: fuzz_programs.features), shrinking not counted
 
     @hseed(seed)
     @settings(max_examples=examples, deadline=None, database=None, print_blob=False,
@@ -111,6 +115,9 @@ def worker(category, seed, examples, dtypes, current, inject, stand_in):
         stats["calls"] += 1
         with open(current, "w") as fh:
             json.dump({"examples": stats["calls"], "spec": spec}, fh)
+        if category == "base" and "first_failure" not in stats:
+            for f in fp.features(spec["tree"]):
+                seen[f] = seen.get(f, 0) + 1
         try:
             check(spec)
         except Exception as e:
@@ -132,6 +139,7 @@ def worker(category, seed, examples, dtypes, current, inject, stand_in):
     # The examples generated up to the first failure; the rest was shrinking.
     result["examples"] = stats.get("first_failure", stats["calls"])
     result["seconds"] = time.monotonic() - start
+    result["features"] = seen
     print("FUZZ-RESULT " + json.dumps(result), flush=True)
 
 
@@ -267,6 +275,7 @@ def main(argv=None):
     start = time.monotonic()
     per = {c: {"examples": 0, "calls": 0, "rounds": 0, "seconds": 0.0, "failures": 0}
            for c in cats}
+    features = {}
     seen, saved = set(), []
     total_rounds = 0
     print(f"fuzz: hop differential campaign, first seed {seed}, categories {','.join(cats)}, "
@@ -296,6 +305,8 @@ def main(argv=None):
                 s["rounds"] += 1
                 s["seconds"] += r["seconds"]
                 s["calls"] += r["calls"] or 0
+                for f, k in r.get("features", {}).items():
+                    features[f] = features.get(f, 0) + k
                 ok = r["spec"] is None
                 s["examples"] += n if ok else r.get("examples") or 0
                 elapsed = time.monotonic() - start
@@ -330,6 +341,12 @@ def main(argv=None):
             print(f"  {c}: {s['examples']} examples in {s['seconds']:.0f} s "
                   f"({s['examples'] / max(s['seconds'], 1e-9):.0f}/s), {s['failures']} failed "
                   f"round(s)", flush=True)
+    if features:
+        kinds = ("map", "cond", "wrap", "invoke") + fp.LOOPS
+        print("  programs with: " + ", ".join(f"{k} {features.get(k, 0)}" for k in kinds),
+              flush=True)
+        rest = sorted((f for f in features if " " in f), key=lambda f: -features[f])
+        print("  and: " + ", ".join(f"{f} {features[f]}" for f in rest), flush=True)
     for p in saved:
         print(f"  {p}")
     return 1 if seen else 0

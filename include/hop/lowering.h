@@ -200,8 +200,10 @@ hop_status hop_lower_break_if(hop_lower_ctx *cx, hop_pval pred);
  * Loop-carried values, double-buffered: no copy and no allocation per
  * iteration.  A tensor carry lives in two buffers of the memory plan; each
  * iteration reads `cur` and writes the next value into `next`, then the two
- * swap (hop_lower_swap: the slots exchange their buffers, O(1)).  A SymInt
- * carry is an int register.
+ * swap (hop_lower_swap: the slots exchange their buffers, O(1)).  The memory
+ * plan keeps both buffers for the union of the two slots' live ranges: after
+ * an odd trip count each slot holds the other's buffer, also when a loop
+ * around runs the loop again.  A SymInt carry is an int register.
  *
  * hop_lower_carry_begin  (before the loop) n carries of metadata meta,
  *                        copied from init: fills lc.

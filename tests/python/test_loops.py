@@ -439,6 +439,33 @@ def test_switch_clamps_its_index_and_runs_one_branch_in_every_mode():
         hop.trace(lambda x: hop.switch(hop.tensor(0), [lambda: x, lambda: (x, x)]), x)
 
 
+
+def test_switch_keeps_a_size_one_branch_equated_with_a_guard_as_cond_does():
+    # Branch 0 broadcasts a static f32[4] to x's dynamic [s0, s1]: it gives
+    # f32[s0, 4] and guards s1 == 4 where it runs.  Whichever branch runs,
+    # the output is then [s0, s1]; an unbacked size there made the later
+    # expand to x.shape undecidable (found by the differential campaign).
+    c0 = hop.tensor(np.arange(4, dtype=np.float32))
+    x = hop.randn(3, 4, seed=1)
+
+    def f(x, k):
+        branches = [lambda: c0.expand(x.shape), lambda: x, lambda: -x]
+        return hop.switch(k, branches).expand(x.shape) + x
+
+    for k in (-1, 0, 1, 2, 5):
+        ref = [np.broadcast_to(c0.numpy(), (3, 4)), x.numpy(), -x.numpy()][min(max(k, 0), 2)]
+        check_all(f, (x, hop.tensor(k)), ref + x.numpy(), dynamic=True)
+    gm = hop.trace(f, x, hop.tensor(0), dynamic=True)
+    assert 'switch: "f32[s0, s1]" = switch(item, switch_branch_0, switch_branch_1, ' \
+        'switch_branch_2, (s0, s1, x, c0))' in gm.code
+    # The branch's guard holds where the branch runs: another width there is
+    # a GuardError, and the other branches still run.
+    x5 = hop.randn(3, 5, seed=2)
+    with pytest.raises(hop.GuardError):
+        gm(x5, hop.tensor(0))
+    same(gm(x5, hop.tensor(1)), 2 * x5.numpy())
+
+
 # ------------------------------------------------------- nesting, closures
 
 def test_a_while_loop_in_a_map_in_a_cond_and_a_scan_in_a_cond():
