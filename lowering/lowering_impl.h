@@ -274,8 +274,10 @@ typedef struct hop__fstep {
     hop__vfn fn;
     hop_op op;
     int nin;
-    int out;         /* register of the result (-1: the group's output) */
-    hop_dtype dtype; /* of the result */
+    int out;           /* register of the result (-1: the group's output) */
+    hop_dtype dtype;   /* of the result */
+    hop_dtype fdtype;  /* what fn writes: dtype, or f32 rounded into an f16 result */
+    hop_dtype opdtype; /* the dtype the op is in (a comparison's promoted one) */
     hop__fopnd in[3];
 } hop__fstep;
 

@@ -373,7 +373,8 @@ reduced_shape(hop__infer *c, const hop_meta *x, const bool *mask, bool keepdim, 
     return HOP_OK;
 }
 
-/* sum of bool/int gives i64; mean needs a float; amax/amin keep the dtype. */
+/* sum of bool and signed ints gives i64, of unsigned ints u64 (as NumPy; not
+ * PyTorch's i64 for u8); mean needs a float; amax/amin keep the dtype. */
 hop_status
 hop__infer_reduce(hop__infer *c)
 {
@@ -389,7 +390,7 @@ hop__infer_reduce(hop__infer *c)
     switch (c->op) {
     case HOP_OP_sum:
         if (!hop_dtype_is_float(dtype))
-            dtype = HOP_I64;
+            dtype = hop_dtype_is_unsigned(dtype) ? HOP_U64 : HOP_I64;
         break;
     case HOP_OP_mean:
         if (!hop_dtype_is_float(dtype))

@@ -82,21 +82,26 @@ typedef struct acc {
     uint64_t u;
     int64_t best_i; /* argmax */
     double best;    /* amax/amin/argmax of floats */
-    int64_t ibest;  /* of integers */
+    int64_t ibest;  /* of signed integers and bools */
+    uint64_t ubest; /* of unsigned integers */
     bool have, nan;
 } acc;
 
-#define SUM_FLOAT(T)                                                                               \
-    static void sum_##T(acc *a, const T *p, int64_t n, int64_t s)                                  \
+/* Element loads: floats as double, binary16 through float. */
+#define LOAD_PLAIN(v) (v)
+#define LOAD_HALF(v) hop_f16_to_float(v)
+
+#define SUM_FLOAT(T, sfx, LOAD)                                                                    \
+    static void sum_##sfx(acc *a, const T *p, int64_t n, int64_t s)                                \
     {                                                                                              \
         int64_t i = 0;                                                                             \
         if (s == 1) {                                                                              \
             double s0 = 0, s1 = 0, s2 = 0, s3 = 0;                                                 \
             for (; i + 4 <= n; i += 4) {                                                           \
-                s0 += p[i];                                                                        \
-                s1 += p[i + 1];                                                                    \
-                s2 += p[i + 2];                                                                    \
-                s3 += p[i + 3];                                                                    \
+                s0 += LOAD(p[i]);                                                                  \
+                s1 += LOAD(p[i + 1]);                                                              \
+                s2 += LOAD(p[i + 2]);                                                              \
+                s3 += LOAD(p[i + 3]);                                                              \
             }                                                                                      \
             a->f += s0;                                                                            \
             a->f1 += s1;                                                                           \
@@ -104,38 +109,38 @@ typedef struct acc {
             a->f3 += s3;                                                                           \
         }                                                                                          \
         for (; i < n; i++)                                                                         \
-            a->f += p[i * s];                                                                      \
+            a->f += LOAD(p[i * s]);                                                                \
     }
-SUM_FLOAT(float)
-SUM_FLOAT(double)
+SUM_FLOAT(float, f32, LOAD_PLAIN)
+SUM_FLOAT(double, f64, LOAD_PLAIN)
+SUM_FLOAT(uint16_t, f16, LOAD_HALF)
 
-#define SUM_INT(T)                                                                                 \
-    static void sum_##T(acc *a, const T *p, int64_t n, int64_t s)                                  \
+/* Integer sums wrap in 64 bits: signed values are sign-extended first; a
+ * bool byte counts as 0 or 1 whatever it holds. */
+#define LOAD_BOOL(v) ((v) != 0)
+#define SUM_INT(T, sfx, WIDE, LOAD)                                                                \
+    static void sum_##sfx(acc *a, const T *p, int64_t n, int64_t s)                                \
     {                                                                                              \
         uint64_t u = a->u;                                                                         \
         for (int64_t i = 0; i < n; i++)                                                            \
-            u += (uint64_t)(int64_t)p[i * s];                                                      \
+            u += (uint64_t)(WIDE)LOAD(p[i * s]);                                                   \
         a->u = u;                                                                                  \
     }
-SUM_INT(int32_t)
-SUM_INT(int64_t)
-
-static void
-sum_hop__bool(acc *a, const hop__bool *p, int64_t n, int64_t s)
-{
-    uint64_t u = a->u;
-    for (int64_t i = 0; i < n; i++)
-        u += p[i * s] != 0;
-    a->u = u;
-}
+SUM_INT(hop__bool, b, uint64_t, LOAD_BOOL)
+SUM_INT(int8_t, i8, int64_t, LOAD_PLAIN)
+SUM_INT(int16_t, i16, int64_t, LOAD_PLAIN)
+SUM_INT(int32_t, i32, int64_t, LOAD_PLAIN)
+SUM_INT(int64_t, i64, int64_t, LOAD_PLAIN)
+SUM_INT(uint8_t, u8, uint64_t, LOAD_PLAIN)
+SUM_INT(uint64_t, u64, uint64_t, LOAD_PLAIN)
 
 /* amax (sign 1) / amin (sign -1) / argmax over a run; base is the reduced
  * index of p[0]. */
-#define EXTREME_FLOAT(T)                                                                           \
-    static void ext_##T(acc *a, const T *p, int64_t n, int64_t s, int sign, int64_t base)          \
+#define EXTREME_FLOAT(T, sfx, LOAD)                                                                \
+    static void ext_##sfx(acc *a, const T *p, int64_t n, int64_t s, int sign, int64_t base)        \
     {                                                                                              \
         for (int64_t i = 0; i < n && !a->nan; i++) {                                               \
-            double v = p[i * s];                                                                   \
+            double v = LOAD(p[i * s]);                                                             \
             if (v != v) {                                                                          \
                 a->nan = true;                                                                     \
                 a->best = v;                                                                       \
@@ -147,36 +152,30 @@ sum_hop__bool(acc *a, const hop__bool *p, int64_t n, int64_t s)
             }                                                                                      \
         }                                                                                          \
     }
-EXTREME_FLOAT(float)
-EXTREME_FLOAT(double)
+EXTREME_FLOAT(float, f32, LOAD_PLAIN)
+EXTREME_FLOAT(double, f64, LOAD_PLAIN)
+EXTREME_FLOAT(uint16_t, f16, LOAD_HALF)
 
-#define EXTREME_INT(T)                                                                             \
-    static void ext_##T(acc *a, const T *p, int64_t n, int64_t s, int sign, int64_t base)          \
+/* Integers compare as int64 (signed, bool) or uint64 (unsigned). */
+#define EXTREME_INT(T, sfx, W, FIELD, LOAD)                                                        \
+    static void ext_##sfx(acc *a, const T *p, int64_t n, int64_t s, int sign, int64_t base)        \
     {                                                                                              \
         for (int64_t i = 0; i < n; i++) {                                                          \
-            int64_t v = (int64_t)p[i * s];                                                         \
-            if (!a->have || (sign > 0 ? v > a->ibest : v < a->ibest)) {                            \
-                a->ibest = v;                                                                      \
+            W v = (W)LOAD(p[i * s]);                                                               \
+            if (!a->have || (sign > 0 ? v > a->FIELD : v < a->FIELD)) {                            \
+                a->FIELD = v;                                                                      \
                 a->best_i = base + i;                                                              \
                 a->have = true;                                                                    \
             }                                                                                      \
         }                                                                                          \
     }
-EXTREME_INT(int32_t)
-EXTREME_INT(int64_t)
-
-static void
-ext_hop__bool(acc *a, const hop__bool *p, int64_t n, int64_t s, int sign, int64_t base)
-{
-    for (int64_t i = 0; i < n; i++) {
-        int64_t v = p[i * s] != 0;
-        if (!a->have || (sign > 0 ? v > a->ibest : v < a->ibest)) {
-            a->ibest = v;
-            a->best_i = base + i;
-            a->have = true;
-        }
-    }
-}
+EXTREME_INT(hop__bool, b, int64_t, ibest, LOAD_BOOL)
+EXTREME_INT(int8_t, i8, int64_t, ibest, LOAD_PLAIN)
+EXTREME_INT(int16_t, i16, int64_t, ibest, LOAD_PLAIN)
+EXTREME_INT(int32_t, i32, int64_t, ibest, LOAD_PLAIN)
+EXTREME_INT(int64_t, i64, int64_t, ibest, LOAD_PLAIN)
+EXTREME_INT(uint8_t, u8, uint64_t, ubest, LOAD_PLAIN)
+EXTREME_INT(uint64_t, u64, uint64_t, ubest, LOAD_PLAIN)
 
 /* One run of the reduced space into a. */
 static void
@@ -184,19 +183,24 @@ reduce_run(const hop__reduce *r, acc *a, const char *p, int64_t n, int64_t s, in
 {
     bool sum = r->op == HOP_OP_sum || r->op == HOP_OP_mean;
     int sign = r->op == HOP_OP_amin ? -1 : 1;
-#define CASE(E, T)                                                                                 \
+#define CASE(E, T, sfx)                                                                            \
     case HOP_##E:                                                                                  \
         if (sum)                                                                                   \
-            sum_##T(a, (const T *)p, n, s);                                                        \
+            sum_##sfx(a, (const T *)p, n, s);                                                      \
         else                                                                                       \
-            ext_##T(a, (const T *)p, n, s, sign, base);                                            \
+            ext_##sfx(a, (const T *)p, n, s, sign, base);                                          \
         break;
     switch (r->dtype) {
-        CASE(BOOL, hop__bool)
-        CASE(I32, int32_t)
-        CASE(I64, int64_t)
-        CASE(F32, float)
-        CASE(F64, double)
+        CASE(BOOL, hop__bool, b)
+        CASE(I8, int8_t, i8)
+        CASE(U8, uint8_t, u8)
+        CASE(I16, int16_t, i16)
+        CASE(I32, int32_t, i32)
+        CASE(I64, int64_t, i64)
+        CASE(U64, uint64_t, u64)
+        CASE(F16, uint16_t, f16)
+        CASE(F32, float, f32)
+        CASE(F64, double, f64)
     default:
         break;
     }
@@ -208,7 +212,6 @@ store(const hop__reduce *r, const acc *a, char *o)
 {
     bool is_float = hop_dtype_is_float(r->dtype);
     double total = (a->f + a->f1) + (a->f2 + a->f3);
-    int64_t iv;
     double fv;
     switch (r->op) {
     case HOP_OP_sum:
@@ -216,8 +219,7 @@ store(const hop__reduce *r, const acc *a, char *o)
             fv = total;
             break;
         }
-        iv = (int64_t)a->u;
-        memcpy(o, &iv, sizeof iv);
+        memcpy(o, &a->u, sizeof a->u); /* i64 or u64: the same bits */
         return;
     case HOP_OP_mean:
         fv = r->nred_total == 0 ? NAN : total / (double)r->nred_total;
@@ -230,7 +232,10 @@ store(const hop__reduce *r, const acc *a, char *o)
             fv = a->best;
             break;
         }
-        hop__convert(1, o, r->odtype, &a->ibest, HOP_I64, 1);
+        if (hop_dtype_is_unsigned(r->dtype))
+            hop__convert(1, o, r->odtype, &a->ubest, HOP_U64, 1);
+        else
+            hop__convert(1, o, r->odtype, &a->ibest, HOP_I64, 1);
         return;
     }
     hop__convert(1, o, r->odtype, &fv, HOP_F64, 1);

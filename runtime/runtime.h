@@ -77,6 +77,7 @@ typedef struct hop__ew {
     unsigned char sval[HOP__EW_MAXIN][8]; /* scalar operands in `need` */
     char *out;
     hop_dtype odtype;
+    hop_dtype fdtype; /* what fn writes: odtype, or f32 rounded into an f16 out */
     int64_t ostrides[HOP_MAX_RANK];
     hop__vfn fn;
 } hop__ew;
@@ -92,13 +93,23 @@ typedef struct hop__ew_src {
 } hop__ew_src;
 
 /* Sets up e: out has (rank, sizes, strides); each source broadcasts to it
- * and is read as need[i]; fn computes.  Cannot fail. */
+ * and is read as need[i]; fn computes into fdtype, converted to odtype when
+ * they differ.  Cannot fail. */
 void hop__ew_init(hop__ew *e, void *out, hop_dtype odtype, int rank, const int64_t *sizes,
                   const int64_t *ostrides, const hop__ew_src *src, const hop_dtype *need, int nin,
-                  hop__vfn fn);
+                  hop__vfn fn, hop_dtype fdtype);
 void hop__ew_compute(const hop__ew *e, int ith, int nth);
 
-/* Vector functions by op and dtype (NULL where the op refuses the dtype). */
+/* The dtype the arithmetic vector functions of dt compute in: f16 values are
+ * computed in f32 and each result is rounded back, as NumPy does. */
+static inline hop_dtype
+hop__compute_dtype(hop_dtype dt)
+{
+    return dt == HOP_F16 ? HOP_F32 : dt;
+}
+
+/* Vector functions by op and dtype (NULL where the op refuses the dtype, and
+ * for f16 except where and copy: use hop__compute_dtype). */
 hop__vfn hop__vfn_unary(hop_op op, hop_dtype dt);
 hop__vfn hop__vfn_binary(hop_op op, hop_dtype dt); /* arith, compare, logical */
 hop__vfn hop__vfn_where(hop_dtype dt);

@@ -17,12 +17,19 @@ extern "C" {
 
 /* ------------------------------------------------------------------ dtypes */
 
-/* X(ENUM, name, C type, byte size, kind) with kind 0 bool, 1 integer, 2 float;
- * the order is the promotion order. */
+/* X(ENUM, name, C type, byte size, kind) with kind 0 bool, 1 signed integer,
+ * 2 float, 3 unsigned integer.  f16 is IEEE binary16, stored as its bits
+ * (uint16_t); kernels compute on it in f32 and round each result back, as
+ * NumPy does.  The order is the enum's, not a promotion order. */
 #define HOP_DTYPE_LIST(X)                                                                          \
     X(BOOL, "bool", bool, 1, 0)                                                                    \
+    X(I8, "i8", int8_t, 1, 1)                                                                      \
+    X(U8, "u8", uint8_t, 1, 3)                                                                     \
+    X(I16, "i16", int16_t, 2, 1)                                                                   \
     X(I32, "i32", int32_t, 4, 1)                                                                   \
     X(I64, "i64", int64_t, 8, 1)                                                                   \
+    X(U64, "u64", uint64_t, 8, 3)                                                                  \
+    X(F16, "f16", uint16_t, 2, 2)                                                                  \
     X(F32, "f32", float, 4, 2)                                                                     \
     X(F64, "f64", double, 8, 2)
 
@@ -37,13 +44,29 @@ typedef enum hop_dtype {
 const char *hop_dtype_name(hop_dtype d);
 /* Bytes per element; 0 for an invalid dtype. */
 size_t hop_dtype_size(hop_dtype d);
-bool hop_dtype_is_float(hop_dtype d);
-bool hop_dtype_is_int(hop_dtype d); /* i32, i64 (not bool) */
-/* Parses "f32", "float32", "i64", "int64", "bool", ...; HOP_INVALID if unknown. */
+bool hop_dtype_is_float(hop_dtype d);    /* f16, f32, f64 */
+bool hop_dtype_is_int(hop_dtype d);      /* signed and unsigned integers (not bool) */
+bool hop_dtype_is_unsigned(hop_dtype d); /* u8, u64 */
+/* Parses "f32", "float32", "i64", "int64", "u8", "uint8", "bool", ...;
+ * HOP_INVALID if unknown. */
 hop_status hop_dtype_from_name(const char *name, hop_dtype *out);
-/* Promotion of two tensor dtypes: the later one in HOP_DTYPE_LIST wins
- * (bool < i32 < i64 < f32 < f64), as in PyTorch for tensors of equal rank. */
+/*
+ * Promotion of two tensor dtypes, PyTorch's for tensors of equal rank: bool
+ * is below every other dtype, a float dtype beats any integer one (i64 with
+ * f16 is f16), and of two of one kind the wider wins.  A signed and an
+ * unsigned integer give the narrowest signed type that holds both (u8 with
+ * i8 is i16, u8 with i32 is i32), and u64 with a signed type gives f64, as
+ * NumPy does (PyTorch has no answer there).  An invalid operand is returned
+ * as is.
+ */
 hop_dtype hop_dtype_promote(hop_dtype a, hop_dtype b);
+
+/* IEEE binary16 conversions, rounding to nearest even (overflow gives inf,
+ * nan stays nan); from double directly, without a double rounding through
+ * float.  Never fail. */
+float hop_f16_to_float(uint16_t h);
+uint16_t hop_f16_from_float(float f);
+uint16_t hop_f16_from_double(double d);
 
 /* ------------------------------------------------------ symbolic integers */
 

@@ -150,8 +150,13 @@ typedef struct DTypeObject {
 /* X(ENUM, Python name, NumPy's dtype.str without the byte order) */
 #define HOP_PY_DTYPES(X)                                                                           \
     X(BOOL, "bool", "|b1")                                                                         \
+    X(I8, "int8", "|i1")                                                                           \
+    X(U8, "uint8", "|u1")                                                                          \
+    X(I16, "int16", "i2")                                                                          \
     X(I32, "int32", "i4")                                                                          \
     X(I64, "int64", "i8")                                                                          \
+    X(U64, "uint64", "u8")                                                                         \
+    X(F16, "float16", "f2")                                                                        \
     X(F32, "float32", "f4")                                                                        \
     X(F64, "float64", "f8")
 
@@ -214,7 +219,8 @@ static PyGetSetDef dtype_getset[] = {
     {"name", (getter)dtype_get_name, NULL, "The name: 'float32'.", NULL},
     {"itemsize", (getter)dtype_get_itemsize, NULL, "Bytes per element.", NULL},
     {"str", (getter)dtype_get_str, NULL, "NumPy's array-interface type string: '<f4'.", NULL},
-    {"is_floating_point", (getter)dtype_get_is_floating_point, NULL, "float32 or float64.", NULL},
+    {"is_floating_point", (getter)dtype_get_is_floating_point, NULL, "float16, float32 or float64.",
+     NULL},
     {"dtype", (getter)dtype_get_numpy, NULL, "The NumPy dtype (so np.dtype(hop.float32) works).",
      NULL},
     {NULL},
@@ -229,7 +235,8 @@ PyTypeObject hop_py_DTypeType = {
     PyVarObject_HEAD_INIT(NULL, 0).tp_name = "hop.dtype",
     .tp_basicsize = sizeof(DTypeObject),
     .tp_flags = Py_TPFLAGS_DEFAULT,
-    .tp_doc = "A tensor element type: hop.float32, hop.float64, hop.int32, hop.int64, hop.bool.",
+    .tp_doc = "A tensor element type: hop.float16, hop.float32, hop.float64, hop.int8, hop.int16, "
+              "hop.int32, hop.int64, hop.uint8, hop.uint64, hop.bool.",
     .tp_repr = (reprfunc)dtype_repr,
     .tp_getset = dtype_getset,
     .tp_methods = dtype_methods,
@@ -245,10 +252,17 @@ hop_py_dtype_object(hop_dtype d)
     return (PyObject *)&dtype_objects[d];
 }
 
-static const char *
-supported_text(void)
+const char *
+hop_py__dtype_pyname(hop_dtype d)
 {
-    return "hop supports float32, float64, int32, int64 and bool";
+    return (unsigned)d < HOP_DTYPE_COUNT ? dtype_objects[d].name : "?";
+}
+
+const char *
+hop_py__supported_dtypes(void)
+{
+    return "hop supports float16, float32, float64, int8, int16, int32, int64, uint8, uint64 and "
+           "bool";
 }
 
 /* A NumPy dtype.str ('<f4', '|b1', '=i8', 'f4') or a name ('float32', 'f32'). */
@@ -317,7 +331,7 @@ hop_py_dtype_from_object(PyObject *o, hop_dtype *out)
             return -1;
         if (dtype_from_string(s, out) == 0)
             return 0;
-        PyErr_Format(hop_py_DTypeError, "unknown dtype %R; %s", o, supported_text());
+        PyErr_Format(hop_py_DTypeError, "unknown dtype %R; %s", o, hop_py__supported_dtypes());
         return -1;
     }
     if (o == (PyObject *)&PyBool_Type) {
@@ -341,7 +355,7 @@ hop_py_dtype_from_object(PyObject *o, hop_dtype *out)
             rc = 0;
         else if (!PyErr_Occurred())
             PyErr_Format(hop_py_DTypeError, "NumPy dtype %S is not supported; %s", dt,
-                         supported_text());
+                         hop_py__supported_dtypes());
         Py_XDECREF(str);
         Py_DECREF(dt);
         return rc;

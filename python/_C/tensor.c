@@ -519,10 +519,20 @@ element_object(const void *p, hop_dtype d)
     switch (d) {
     case HOP_BOOL:
         return PyBool_FromLong(*(const uint8_t *)p != 0);
+    case HOP_I8:
+        return PyLong_FromLong(*(const int8_t *)p);
+    case HOP_U8:
+        return PyLong_FromLong(*(const uint8_t *)p);
+    case HOP_I16:
+        return PyLong_FromLong(*(const int16_t *)p);
     case HOP_I32:
         return PyLong_FromLong(*(const int32_t *)p);
     case HOP_I64:
         return PyLong_FromLongLong(*(const int64_t *)p);
+    case HOP_U64:
+        return PyLong_FromUnsignedLongLong(*(const uint64_t *)p);
+    case HOP_F16:
+        return PyFloat_FromDouble(hop_f16_to_float(*(const uint16_t *)p));
     case HOP_F32:
         return PyFloat_FromDouble(*(const float *)p);
     case HOP_F64:
@@ -540,10 +550,20 @@ hop_py__element_double(const void *p, hop_dtype d)
     switch (d) {
     case HOP_BOOL:
         return *(const uint8_t *)p != 0;
+    case HOP_I8:
+        return *(const int8_t *)p;
+    case HOP_U8:
+        return *(const uint8_t *)p;
+    case HOP_I16:
+        return *(const int16_t *)p;
     case HOP_I32:
         return *(const int32_t *)p;
     case HOP_I64:
         return (double)*(const int64_t *)p;
+    case HOP_U64:
+        return (double)*(const uint64_t *)p;
+    case HOP_F16:
+        return hop_f16_to_float(*(const uint16_t *)p);
     case HOP_F32:
         return *(const float *)p;
     case HOP_F64:
@@ -943,10 +963,20 @@ buffer_format(hop_dtype d)
     switch (d) {
     case HOP_BOOL:
         return "?";
+    case HOP_I8:
+        return "b";
+    case HOP_U8:
+        return "B";
+    case HOP_I16:
+        return "h";
     case HOP_I32:
         return "i";
     case HOP_I64:
         return sizeof(long) == 8 ? "l" : "q"; /* 'l' is NumPy's int64 on LP64 */
+    case HOP_U64:
+        return sizeof(long) == 8 ? "L" : "Q";
+    case HOP_F16:
+        return "e";
     case HOP_F32:
         return "f";
     case HOP_F64:

@@ -320,7 +320,8 @@ def _map_eager(fn, xleaves, xspec, args):
     return unflatten(stacked, spec)
 
 
-_SHORT = {"float32": "f32", "float64": "f64", "int32": "i32", "int64": "i64", "bool": "bool"}
+_SHORT = {"float16": "f16", "float32": "f32", "float64": "f64", "int8": "i8", "uint8": "u8",
+          "int16": "i16", "int32": "i32", "int64": "i64", "uint64": "u64", "bool": "bool"}
 
 
 def _meta_text(t):

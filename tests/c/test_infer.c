@@ -292,19 +292,39 @@ test_neg_abs_relu_keep_int_dtypes_and_neg_of_bool_is_a_dtype_error(void **state)
 
 /* ------------------------------------------------------------ promotion */
 
+/* PyTorch's table for tensors: bool lowest, a float beats any integer, the
+ * wider of one kind wins; signed with unsigned gives the narrowest signed
+ * type holding both, and f64 for u64 with a signed type (NumPy's answer). */
 static void
-test_tensor_dtypes_promote_along_the_dtype_list(void **state)
+test_tensor_dtypes_promote_by_kind_and_width(void **state)
 {
     (void)state;
-    static const char *names[] = {"bool", "i32", "i64", "f32", "f64"};
+    static const char *names[] = {"bool", "i8",  "u8",  "i16", "i32",
+                                  "i64",  "u64", "f16", "f32", "f64"};
+    static const char *want[][10] = {
+        {"bool", "i8", "u8", "i16", "i32", "i64", "u64", "f16", "f32", "f64"},
+        {"i8", "i8", "i16", "i16", "i32", "i64", "f64", "f16", "f32", "f64"},
+        {"u8", "i16", "u8", "i16", "i32", "i64", "u64", "f16", "f32", "f64"},
+        {"i16", "i16", "i16", "i16", "i32", "i64", "f64", "f16", "f32", "f64"},
+        {"i32", "i32", "i32", "i32", "i32", "i64", "f64", "f16", "f32", "f64"},
+        {"i64", "i64", "i64", "i64", "i64", "i64", "f64", "f16", "f32", "f64"},
+        {"u64", "f64", "u64", "f64", "f64", "f64", "u64", "f16", "f32", "f64"},
+        {"f16", "f16", "f16", "f16", "f16", "f16", "f16", "f16", "f32", "f64"},
+        {"f32", "f32", "f32", "f32", "f32", "f32", "f32", "f32", "f32", "f64"},
+        {"f64", "f64", "f64", "f64", "f64", "f64", "f64", "f64", "f64", "f64"},
+    };
+    _Static_assert(sizeof names / sizeof names[0] == HOP_DTYPE_COUNT, "a name per dtype");
     for (int a = 0; a < HOP_DTYPE_COUNT; a++) {
+        assert_string_equal(hop_dtype_name((hop_dtype)a), names[a]);
         for (int b = 0; b < HOP_DTYPE_COUNT; b++) {
-            char sa[16], sb[16], want[16];
+            char sa[16], sb[16], w[16];
             snprintf(sa, sizeof sa, "%s[2]", names[a]);
             snprintf(sb, sizeof sb, "%s[2]", names[b]);
-            snprintf(want, sizeof want, "%s[2]", names[a > b ? a : b]);
+            snprintf(w, sizeof w, "%s[2]", want[a][b]);
             hop_meta x = M(sa), y = M(sb);
-            assert_string_equal(RUN(maximum, T(&x), T(&y)), want);
+            assert_string_equal(RUN(maximum, T(&x), T(&y)), w);
+            assert_int_equal(hop_dtype_promote((hop_dtype)a, (hop_dtype)b),
+                             hop_dtype_promote((hop_dtype)b, (hop_dtype)a));
         }
     }
 }
@@ -1147,7 +1167,7 @@ main(void)
         TEST(test_dim_out_of_range_names_the_op_and_shape),
         TEST(test_unary_float_ops_promote_ints_and_bools_to_f32),
         TEST(test_neg_abs_relu_keep_int_dtypes_and_neg_of_bool_is_a_dtype_error),
-        TEST(test_tensor_dtypes_promote_along_the_dtype_list),
+        TEST(test_tensor_dtypes_promote_by_kind_and_width),
         TEST(test_python_scalars_are_weak_in_promotion),
         TEST(test_binary_ops_broadcast_constant_shapes),
         TEST(test_div_is_true_division_and_sub_refuses_bools),
