@@ -2,8 +2,9 @@
  * ops/infer.h - internals shared by the shape-inference files: the per-call
  * context, operand access with uniform error messages, dims, decisions and
  * broadcasting.  infer.c owns these helpers and the dispatch; each rule
- * function lives in infer_elem.c (elementwise, reductions, matmul) or
- * infer_shape.c (views, cat/stack, factories, scalars).
+ * function lives in infer_elem.c (elementwise, reductions, matmul),
+ * infer_shape.c (views, cat/stack, factories, scalars) or infer_index.c
+ * (scans, sorting, take).
  */
 #ifndef HOP_OPS_INFER_H
 #define HOP_OPS_INFER_H
@@ -120,5 +121,8 @@ hop_status hop__infer_nonzero(hop__infer *c);
 hop_status hop__infer_sym_size(hop__infer *c);
 hop_status hop__infer_to(hop__infer *c);
 hop_status hop__infer_clone(hop__infer *c);
+hop_status hop__infer_scan(hop__infer *c);
+hop_status hop__infer_sort(hop__infer *c);
+hop_status hop__infer_take(hop__infer *c);
 
 #endif /* HOP_OPS_INFER_H */

@@ -495,6 +495,111 @@ MATH_FN(tanh)
 MATH_FN(sigmoid)
 MATH_FN(sqrt)
 
+/* Float functions from libm, one element at a time (not in the backend). */
+#define LIBM_FN(name, f32fn, f64fn)                                                                \
+    UNARY_FN(name##_f32, float, float, f32fn(x))                                                   \
+    UNARY_FN(name##_f64, double, double, f64fn(x))
+LIBM_FN(expm1, expm1f, expm1)
+LIBM_FN(log1p, log1pf, log1p)
+LIBM_FN(log2, log2f, log2)
+LIBM_FN(log10, log10f, log10)
+LIBM_FN(exp2, exp2f, exp2)
+LIBM_FN(tan, tanf, tan)
+LIBM_FN(arctan, atanf, atan)
+LIBM_FN(floor, floorf, floor)
+LIBM_FN(ceil, ceilf, ceil)
+/* half to even under the default rounding mode, as NumPy's rint */
+LIBM_FN(round, rintf, rint)
+
+/* sign: -1, 0 or 1 in the dtype; nan stays nan and -0.0 gives 0.0, as NumPy. */
+#define FSIGN(x) ((x) > 0 ? 1 : (x) < 0 ? -1 : (x) == 0 ? 0 : (x))
+UNARY_FN(sign_f32, float, float, FSIGN(x))
+UNARY_FN(sign_f64, double, double, FSIGN(x))
+UNARY_FN(sign_b, hop__bool, hop__bool, x != 0)
+#define SINT_SIGN(T, sfx) UNARY_FN(sign_##sfx, T, T, (x > 0) - (x < 0))
+SINT_TYPES(SINT_SIGN)
+#define UINT_SIGN(T, sfx) UNARY_FN(sign_##sfx, T, T, x > 0)
+UINT_TYPES(UINT_SIGN)
+/* floor, ceil and round of integers and bools are the identity. */
+#define INT_IDENTITY(T, sfx)                                                                       \
+    UNARY_FN(floor_##sfx, T, T, x)                                                                 \
+    UNARY_FN(ceil_##sfx, T, T, x)                                                                  \
+    UNARY_FN(round_##sfx, T, T, x)
+INT_TYPES(INT_IDENTITY)
+UNARY_FN(floor_b, hop__bool, hop__bool, x != 0)
+UNARY_FN(ceil_b, hop__bool, hop__bool, x != 0)
+UNARY_FN(round_b, hop__bool, hop__bool, x != 0)
+
+/* Bitwise ops on integers; on bools they are the logical ones. */
+#define INT_BITWISE(T, sfx)                                                                        \
+    BINARY_FN(band_##sfx, T, T, x &y)                                                              \
+    BINARY_FN(bor_##sfx, T, T, x | y)                                                              \
+    BINARY_FN(bxor_##sfx, T, T, x ^ y)                                                             \
+    UNARY_FN(bnot_##sfx, T, T, (T) ~(U_##T)x)
+INT_TYPES(INT_BITWISE)
+BINARY_FN(band_b, hop__bool, hop__bool, (x & y) != 0)
+BINARY_FN(bor_b, hop__bool, hop__bool, (x | y) != 0)
+BINARY_FN(bxor_b, hop__bool, hop__bool, (x != 0) != (y != 0))
+
+/*
+ * Floor division and remainder, rounding toward -inf (Python's // and %).
+ * Integers: a zero divisor gives 0 for both, and MIN // -1 wraps to MIN, as
+ * NumPy 1.24 answers (it also warns; hop does not).  Floats: CPython's
+ * float_divmod, which NumPy's npy_divmod is: fmod, then the quotient
+ * snapped to an integer; a zero divisor gives x / 0 and fmod's nan.
+ */
+#define SINT_DIVMOD(T, sfx)                                                                        \
+    static T fdiv_##sfx(T x, T y)                                                                  \
+    {                                                                                              \
+        if (y == 0)                                                                                \
+            return 0;                                                                              \
+        if (y == -1)                                                                               \
+            return WRAP_NEG(T, x);                                                                 \
+        T q = (T)(x / y), r = (T)(x % y);                                                          \
+        return r != 0 && ((r < 0) != (y < 0)) ? (T)(q - 1) : q;                                    \
+    }                                                                                              \
+    static T fmod_##sfx(T x, T y)                                                                  \
+    {                                                                                              \
+        if (y == 0 || y == -1)                                                                     \
+            return 0;                                                                              \
+        T r = (T)(x % y);                                                                          \
+        return r != 0 && ((r < 0) != (y < 0)) ? (T)(r + y) : r;                                    \
+    }                                                                                              \
+    BINARY_FN(floordiv_##sfx, T, T, fdiv_##sfx(x, y))                                              \
+    BINARY_FN(rem_##sfx, T, T, fmod_##sfx(x, y))
+SINT_TYPES(SINT_DIVMOD)
+#define UINT_DIVMOD(T, sfx)                                                                        \
+    BINARY_FN(floordiv_##sfx, T, T, y == 0 ? 0 : x / y)                                            \
+    BINARY_FN(rem_##sfx, T, T, y == 0 ? 0 : x % y)
+UINT_TYPES(UINT_DIVMOD)
+#define FLOAT_DIVMOD(T, sfx, FMOD, FLOOR)                                                          \
+    static T fdiv_##sfx(T a, T b)                                                                  \
+    {                                                                                              \
+        if (b == 0)                                                                                \
+            return a / b;                                                                          \
+        T mod = FMOD(a, b);                                                                        \
+        T div = (a - mod) / b;                                                                     \
+        if (mod != 0 && (b < 0) != (mod < 0))                                                      \
+            div -= 1;                                                                              \
+        if (div == 0)                                                                              \
+            return copysign(0, a / b);                                                             \
+        T fl = FLOOR(div);                                                                         \
+        return div - fl > (T)0.5 ? fl + 1 : fl;                                                    \
+    }                                                                                              \
+    static T fmod_##sfx(T a, T b)                                                                  \
+    {                                                                                              \
+        T mod = FMOD(a, b);                                                                        \
+        if (b == 0)                                                                                \
+            return mod;                                                                            \
+        if (mod != 0)                                                                              \
+            return (b < 0) != (mod < 0) ? mod + b : mod;                                           \
+        return copysign(0, b);                                                                     \
+    }                                                                                              \
+    BINARY_FN(floordiv_##sfx, T, T, fdiv_##sfx(x, y))                                              \
+    BINARY_FN(rem_##sfx, T, T, fmod_##sfx(x, y))
+FLOAT_DIVMOD(float, f32, fmodf, floorf)
+FLOAT_DIVMOD(double, f64, fmod, floor)
+
 /* where(c, a, b) and copy move elements by their size: c is bool. */
 #define WHERE_FN(T, sfx)                                                                           \
     static void where_##sfx(int64_t n, void *out, const void *const *in, const int *inc)           \
@@ -555,7 +660,19 @@ hop__vfn_unary(hop_op op, hop_dtype dt)
                           cos_[HOP_DTYPE_COUNT] = {FLOAT_ROW(cos)},
                           tanh_[HOP_DTYPE_COUNT] = {FLOAT_ROW(tanh)},
                           sigm[HOP_DTYPE_COUNT] = {FLOAT_ROW(sigmoid)},
-                          sqrt_[HOP_DTYPE_COUNT] = {FLOAT_ROW(sqrt)};
+                          sqrt_[HOP_DTYPE_COUNT] = {FLOAT_ROW(sqrt)},
+                          expm1_[HOP_DTYPE_COUNT] = {FLOAT_ROW(expm1)},
+                          log1p_[HOP_DTYPE_COUNT] = {FLOAT_ROW(log1p)},
+                          log2_[HOP_DTYPE_COUNT] = {FLOAT_ROW(log2)},
+                          log10_[HOP_DTYPE_COUNT] = {FLOAT_ROW(log10)},
+                          exp2_[HOP_DTYPE_COUNT] = {FLOAT_ROW(exp2)},
+                          tan_[HOP_DTYPE_COUNT] = {FLOAT_ROW(tan)},
+                          atan_[HOP_DTYPE_COUNT] = {FLOAT_ROW(arctan)};
+    static const hop__vfn sign[HOP_DTYPE_COUNT] = {[HOP_BOOL] = sign_b, NUM_ROW(sign)},
+                          floor_[HOP_DTYPE_COUNT] = {[HOP_BOOL] = floor_b, NUM_ROW(floor)},
+                          ceil_[HOP_DTYPE_COUNT] = {[HOP_BOOL] = ceil_b, NUM_ROW(ceil)},
+                          round_[HOP_DTYPE_COUNT] = {[HOP_BOOL] = round_b, NUM_ROW(round)},
+                          bnot[HOP_DTYPE_COUNT] = {[HOP_BOOL] = lnot_b, INT_ROW(bnot)};
     if ((unsigned)dt >= HOP_DTYPE_COUNT)
         return NULL;
     switch (op) {
@@ -581,6 +698,30 @@ hop__vfn_unary(hop_op op, hop_dtype dt)
         return sigm[dt];
     case HOP_OP_sqrt:
         return sqrt_[dt];
+    case HOP_OP_expm1:
+        return expm1_[dt];
+    case HOP_OP_log1p:
+        return log1p_[dt];
+    case HOP_OP_log2:
+        return log2_[dt];
+    case HOP_OP_log10:
+        return log10_[dt];
+    case HOP_OP_exp2:
+        return exp2_[dt];
+    case HOP_OP_tan:
+        return tan_[dt];
+    case HOP_OP_arctan:
+        return atan_[dt];
+    case HOP_OP_sign:
+        return sign[dt];
+    case HOP_OP_floor:
+        return floor_[dt];
+    case HOP_OP_ceil:
+        return ceil_[dt];
+    case HOP_OP_round:
+        return round_[dt];
+    case HOP_OP_bitwise_not:
+        return bnot[dt];
     default:
         return NULL;
     }
@@ -604,6 +745,11 @@ hop__vfn_binary(hop_op op, hop_dtype dt)
     static const hop__vfn ge[HOP_DTYPE_COUNT] = {[HOP_BOOL] = ge_b, NUM_ROW(ge)};
     static const hop__vfn land[HOP_DTYPE_COUNT] = {[HOP_BOOL] = land_b};
     static const hop__vfn lor[HOP_DTYPE_COUNT] = {[HOP_BOOL] = lor_b};
+    static const hop__vfn fdiv[HOP_DTYPE_COUNT] = {NUM_ROW(floordiv)};
+    static const hop__vfn rem[HOP_DTYPE_COUNT] = {NUM_ROW(rem)};
+    static const hop__vfn band[HOP_DTYPE_COUNT] = {[HOP_BOOL] = band_b, INT_ROW(band)};
+    static const hop__vfn bor[HOP_DTYPE_COUNT] = {[HOP_BOOL] = bor_b, INT_ROW(bor)};
+    static const hop__vfn bxor[HOP_DTYPE_COUNT] = {[HOP_BOOL] = bxor_b, INT_ROW(bxor)};
     if ((unsigned)dt >= HOP_DTYPE_COUNT)
         return NULL;
     switch (op) {
@@ -637,6 +783,16 @@ hop__vfn_binary(hop_op op, hop_dtype dt)
         return land[dt];
     case HOP_OP_logical_or:
         return lor[dt];
+    case HOP_OP_floor_divide:
+        return fdiv[dt];
+    case HOP_OP_remainder:
+        return rem[dt];
+    case HOP_OP_bitwise_and:
+        return band[dt];
+    case HOP_OP_bitwise_or:
+        return bor[dt];
+    case HOP_OP_bitwise_xor:
+        return bxor[dt];
     default:
         return NULL;
     }
@@ -666,7 +822,17 @@ hop__vfn_cost(hop_op op)
     case HOP_OP_cos:
     case HOP_OP_tanh:
     case HOP_OP_sigmoid:
+    case HOP_OP_expm1:
+    case HOP_OP_log1p:
+    case HOP_OP_log2:
+    case HOP_OP_log10:
+    case HOP_OP_exp2:
+    case HOP_OP_tan:
+    case HOP_OP_arctan:
         return 8;
+    case HOP_OP_floor_divide:
+    case HOP_OP_remainder:
+        return 4;
     case HOP_OP_pow:
         return 16;
     case HOP_OP_div:

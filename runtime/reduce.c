@@ -1,6 +1,6 @@
 /*
- * runtime/reduce.c - sum, mean, amax, amin and argmax over any set of dims
- * of a strided input.
+ * runtime/reduce.c - sum, mean, prod, any, all, amax, amin, argmax and
+ * argmin over any set of dims of a strided input.
  *
  * The input's dims split into kept dims (one output element per index) and
  * reduced dims, which are coalesced where contiguous so that the common
@@ -115,25 +115,52 @@ SUM_FLOAT(float, f32, LOAD_PLAIN)
 SUM_FLOAT(double, f64, LOAD_PLAIN)
 SUM_FLOAT(uint16_t, f16, LOAD_HALF)
 
-/* Integer sums wrap in 64 bits: signed values are sign-extended first; a
- * bool byte counts as 0 or 1 whatever it holds. */
-#define LOAD_BOOL(v) ((v) != 0)
-#define SUM_INT(T, sfx, WIDE, LOAD)                                                                \
-    static void sum_##sfx(acc *a, const T *p, int64_t n, int64_t s)                                \
+/* A fold of integer elements into a->u: step is an expression of the
+ * running u and the element v. */
+#define FOLD_U64(fn, T, STEP)                                                                      \
+    static void fn(acc *a, const T *p, int64_t n, int64_t s)                                       \
     {                                                                                              \
         uint64_t u = a->u;                                                                         \
-        for (int64_t i = 0; i < n; i++)                                                            \
-            u += (uint64_t)(WIDE)LOAD(p[i * s]);                                                   \
+        for (int64_t i = 0; i < n; i++) {                                                          \
+            T v = p[i * s];                                                                        \
+            u = (STEP);                                                                            \
+        }                                                                                          \
         a->u = u;                                                                                  \
     }
-SUM_INT(hop__bool, b, uint64_t, LOAD_BOOL)
-SUM_INT(int8_t, i8, int64_t, LOAD_PLAIN)
-SUM_INT(int16_t, i16, int64_t, LOAD_PLAIN)
-SUM_INT(int32_t, i32, int64_t, LOAD_PLAIN)
-SUM_INT(int64_t, i64, int64_t, LOAD_PLAIN)
-SUM_INT(uint8_t, u8, uint64_t, LOAD_PLAIN)
-SUM_INT(uint64_t, u64, uint64_t, LOAD_PLAIN)
 
+/* Integer sums and products wrap in 64 bits: signed values are sign-extended
+ * first; a bool byte counts as 0 or 1 whatever it holds.  any/all count the
+ * nonzero elements (nan is nonzero). */
+#define LOAD_BOOL(v) ((v) != 0)
+#define NZ_HALF(v) (((v)&0x7fff) != 0)
+#define INT_FOLDS(T, sfx, WIDE, LOAD)                                                              \
+    FOLD_U64(sum_##sfx, T, u + (uint64_t)(WIDE)LOAD(v))                                            \
+    FOLD_U64(prod_##sfx, T, u *(uint64_t)(WIDE)LOAD(v))                                            \
+    FOLD_U64(count_##sfx, T, u + ((v) != 0))
+INT_FOLDS(hop__bool, b, uint64_t, LOAD_BOOL)
+INT_FOLDS(int8_t, i8, int64_t, LOAD_PLAIN)
+INT_FOLDS(int16_t, i16, int64_t, LOAD_PLAIN)
+INT_FOLDS(int32_t, i32, int64_t, LOAD_PLAIN)
+INT_FOLDS(int64_t, i64, int64_t, LOAD_PLAIN)
+INT_FOLDS(uint8_t, u8, uint64_t, LOAD_PLAIN)
+INT_FOLDS(uint64_t, u64, uint64_t, LOAD_PLAIN)
+FOLD_U64(count_f16, uint16_t, u + NZ_HALF(v))
+FOLD_U64(count_f32, float, u + ((v) != 0))
+FOLD_U64(count_f64, double, u + ((v) != 0))
+
+/* prod of floats multiplies in double (in a->f, from 1; integers in a->u
+ * from 1, above). */
+#define PROD_FLOAT(T, sfx, LOAD)                                                                   \
+    static void prod_##sfx(acc *a, const T *p, int64_t n, int64_t s)                               \
+    {                                                                                              \
+        double f = a->f;                                                                           \
+        for (int64_t i = 0; i < n; i++)                                                            \
+            f *= LOAD(p[i * s]);                                                                   \
+        a->f = f;                                                                                  \
+    }
+PROD_FLOAT(float, f32, LOAD_PLAIN)
+PROD_FLOAT(double, f64, LOAD_PLAIN)
+PROD_FLOAT(uint16_t, f16, LOAD_HALF)
 /* amax (sign 1) / amin (sign -1) / argmax over a run; base is the reduced
  * index of p[0]. */
 #define EXTREME_FLOAT(T, sfx, LOAD)                                                                \
@@ -182,11 +209,16 @@ static void
 reduce_run(const hop__reduce *r, acc *a, const char *p, int64_t n, int64_t s, int64_t base)
 {
     bool sum = r->op == HOP_OP_sum || r->op == HOP_OP_mean;
-    int sign = r->op == HOP_OP_amin ? -1 : 1;
+    bool count = r->op == HOP_OP_any || r->op == HOP_OP_all;
+    int sign = r->op == HOP_OP_amin || r->op == HOP_OP_argmin ? -1 : 1;
 #define CASE(E, T, sfx)                                                                            \
     case HOP_##E:                                                                                  \
         if (sum)                                                                                   \
             sum_##sfx(a, (const T *)p, n, s);                                                      \
+        else if (count)                                                                            \
+            count_##sfx(a, (const T *)p, n, s);                                                    \
+        else if (r->op == HOP_OP_prod)                                                             \
+            prod_##sfx(a, (const T *)p, n, s);                                                     \
         else                                                                                       \
             ext_##sfx(a, (const T *)p, n, s, sign, base);                                          \
         break;
@@ -221,10 +253,24 @@ store(const hop__reduce *r, const acc *a, char *o)
         }
         memcpy(o, &a->u, sizeof a->u); /* i64 or u64: the same bits */
         return;
+    case HOP_OP_prod:
+        if (is_float) {
+            fv = a->f;
+            break;
+        }
+        memcpy(o, &a->u, sizeof a->u);
+        return;
+    case HOP_OP_any:
+    case HOP_OP_all: {
+        hop__bool b = r->op == HOP_OP_any ? a->u > 0 : a->u == (uint64_t)r->nred_total;
+        memcpy(o, &b, sizeof b);
+        return;
+    }
     case HOP_OP_mean:
         fv = r->nred_total == 0 ? NAN : total / (double)r->nred_total;
         break;
     case HOP_OP_argmax:
+    case HOP_OP_argmin:
         memcpy(o, &a->best_i, sizeof a->best_i);
         return;
     default: /* amax, amin keep the dtype */
@@ -264,6 +310,10 @@ hop__reduce_compute(const hop__reduce *r, int ith, int nth)
         }
         acc a;
         memset(&a, 0, sizeof a);
+        if (r->op == HOP_OP_prod) {
+            a.f = 1;
+            a.u = 1;
+        }
         int64_t idx[HOP_MAX_RANK] = {0};
         for (int64_t k = 0; k < nruns; k++) {
             int64_t off = xoff;

@@ -270,6 +270,9 @@ void hop__cat_compute(const hop__cat *c, int ith, int nth);
 void hop__arange_compute(const hop__arange *a, int ith, int nth);
 /* nonzero of x into a new tensor. */
 hop_tensor *hop__nonzero(const hop_tensor *x);
+/* An op of the INDEX family (nonzero, cumsum, cumprod, sort, argsort,
+ * take) into a new tensor in *out (scan_sort.c). */
+hop_status hop__index_eager(const hop__call *c, hop_rt_value *out);
 
 /* [begin, end) of piece ith of nth over n items, begins rounded to align. */
 void hop__split(int64_t n, int ith, int nth, int64_t align, int64_t *begin, int64_t *end);

@@ -42,7 +42,8 @@ extern "C" {
     X(EXISTS, "already exists")                                                                    \
     X(GUARD, "guard failed")                                                                       \
     X(RUNTIME, "runtime error")                                                                    \
-    X(INTERRUPTED, "interrupted")
+    X(INTERRUPTED, "interrupted")                                                                  \
+    X(INDEX, "index out of range")
 
 typedef enum hop_status {
 #define HOP__STATUS_ENUM(name, msg) HOP_##name,

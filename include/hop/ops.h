@@ -326,6 +326,9 @@ typedef enum hop_shape_rule {
     HOP_RULE_SYM_SIZE,  /* (x, dim) -> SymInt */
     HOP_RULE_TO,        /* (x, dtype) */
     HOP_RULE_CLONE,     /* (x) */
+    HOP_RULE_SCAN,      /* (x, dim) -> same shape */
+    HOP_RULE_SORT,      /* (x, dim, descending) -> same shape */
+    HOP_RULE_TAKE,      /* (x, dim, index) */
 } hop_shape_rule;
 
 /* Kernel families, for the runtime (closed set). */
@@ -340,7 +343,7 @@ typedef enum hop_kernel_family {
     HOP_KF_CONCAT,
     HOP_KF_FACTORY,
     HOP_KF_SCALAR,
-    HOP_KF_INDEX,
+    HOP_KF_INDEX, /* computed by hop_eager (also in plans): a result or an error from the data */
 } hop_kernel_family;
 
 /*
@@ -353,7 +356,8 @@ typedef enum hop_kernel_family {
  *   logical_and/or       (a, b)         logical_not (x)
  *   where                (cond, a, b)   a/b may be scalars
  *   sum mean amax amin   (x, dims: INT, LIST of INT (empty = all), or NONE = all, keepdim: BOOL)
- *   argmax               (x, dim: INT or NONE = flattened, keepdim: BOOL)
+ *   prod any all         (x, dims, keepdim) as sum
+ *   argmax argmin        (x, dim: INT or NONE = flattened, keepdim: BOOL)
  *   matmul               (a, b)
  *   reshape view         (x, shape: LIST of INT/SYM, at most one -1)
  *   transpose            (x, d0: INT, d1: INT)
@@ -372,8 +376,18 @@ typedef enum hop_kernel_family {
  *   sym_size             (x, dim: INT)  -> SymInt
  *   to                   (x, dtype: DTYPE)
  *   clone                (x)
+ *   cumsum cumprod       (x, dim: INT)
+ *   sort argsort         (x, dim: INT, descending: BOOL)  stable; nan sorts as the largest
+ *   take                 (x, dim: INT, index: integer TENSOR) -> x.shape[:dim] + index.shape +
+ *                        x.shape[dim+1:]; negative indices count from the end; an index out of
+ *                        range is HOP_INDEX when the op runs
  *
- * Negative dims count from the end, as in Python.
+ * Negative dims count from the end, as in Python.  floor_divide and remainder
+ * round toward -inf (Python's // and %, NumPy's); an integer division by
+ * zero gives 0 (NumPy's answer, with no warning).  bitwise_* take integers
+ * and bools.  sign, floor, ceil, round (half to even) and bitwise_not keep
+ * the dtype; expm1 log1p log2 log10 exp2 tan arctan are float functions
+ * like exp.
  */
 #define HOP_OP_LIST(X)                                                                             \
     X(neg, 1, UNARY, UNARY)                                                                        \
@@ -428,7 +442,33 @@ typedef enum hop_kernel_family {
     X(nonzero, 1, NONZERO, INDEX)                                                                  \
     X(sym_size, 2, SYM_SIZE, SCALAR)                                                               \
     X(to, 2, TO, COPY)                                                                             \
-    X(clone, 1, CLONE, COPY)
+    X(clone, 1, CLONE, COPY)                                                                       \
+    X(floor_divide, 2, BINARY, BINARY)                                                             \
+    X(remainder, 2, BINARY, BINARY)                                                                \
+    X(bitwise_and, 2, BINARY, BINARY)                                                              \
+    X(bitwise_or, 2, BINARY, BINARY)                                                               \
+    X(bitwise_xor, 2, BINARY, BINARY)                                                              \
+    X(bitwise_not, 1, UNARY, UNARY)                                                                \
+    X(sign, 1, UNARY, UNARY)                                                                       \
+    X(floor, 1, UNARY, UNARY)                                                                      \
+    X(ceil, 1, UNARY, UNARY)                                                                       \
+    X(round, 1, UNARY, UNARY)                                                                      \
+    X(expm1, 1, UNARY, UNARY)                                                                      \
+    X(log1p, 1, UNARY, UNARY)                                                                      \
+    X(log2, 1, UNARY, UNARY)                                                                       \
+    X(log10, 1, UNARY, UNARY)                                                                      \
+    X(exp2, 1, UNARY, UNARY)                                                                       \
+    X(tan, 1, UNARY, UNARY)                                                                        \
+    X(arctan, 1, UNARY, UNARY)                                                                     \
+    X(prod, 3, REDUCE, REDUCE)                                                                     \
+    X(any, 3, REDUCE, REDUCE)                                                                      \
+    X(all, 3, REDUCE, REDUCE)                                                                      \
+    X(argmin, 3, ARGMAX, REDUCE)                                                                   \
+    X(cumsum, 2, SCAN, INDEX)                                                                      \
+    X(cumprod, 2, SCAN, INDEX)                                                                     \
+    X(sort, 3, SORT, INDEX)                                                                        \
+    X(argsort, 3, SORT, INDEX)                                                                     \
+    X(take, 3, TAKE, INDEX)
 
 typedef enum hop_op {
 #define HOP__OP_ENUM(name, nargs, rule, family) HOP_OP_##name,

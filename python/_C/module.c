@@ -1,7 +1,7 @@
 /*
  * python/_C/module.c - the module hop._C: its init, the exception classes,
  * the one switch from hop statuses to exceptions (hop_py_raise) and the dtype
- * objects hop.float32, hop.float64, hop.int32, hop.int64 and hop.bool.
+ * objects hop.float16 ... hop.uint64 and hop.bool.
  *
  * Exception classes (module attributes of the same names):
  *   Error                        base of every hop error
@@ -9,6 +9,7 @@
  *   ShapeError(Error, ValueError)         DTypeError(Error, TypeError)
  *   InvalidError(Error, ValueError)       UnsupportedError(Error, NotImplementedError)
  *   GuardError(Error, RuntimeError)       NotFoundError(Error, LookupError)
+ *   OutOfBoundsError(Error, IndexError)
  * HOP_NOMEM becomes MemoryError, HOP_INTERRUPTED KeyboardInterrupt.
  *
  * A dtype is an immutable singleton: compared and hashed by identity, printed
@@ -24,7 +25,7 @@
 
 PyObject *hop_py_Error, *hop_py_TraceError, *hop_py_ShapeError, *hop_py_DTypeError,
     *hop_py_UnsupportedError, *hop_py_GuardError, *hop_py_DataDependentError;
-static PyObject *hop_py_InvalidError, *hop_py_NotFoundError;
+static PyObject *hop_py_InvalidError, *hop_py_NotFoundError, *hop_py_OutOfBoundsError;
 
 /* -------------------------------------------------------------- errors */
 
@@ -61,6 +62,9 @@ hop_py_raise(void)
         break;
     case HOP_GUARD:
         cls = hop_py_GuardError;
+        break;
+    case HOP_INDEX:
+        cls = hop_py_OutOfBoundsError;
         break;
     case HOP_INTERRUPTED: /* hop_plan_interrupt: as Ctrl-C stops Python code */
         cls = PyExc_KeyboardInterrupt;
@@ -131,6 +135,8 @@ init_errors(PyObject *m)
                "A guard of a compiled program failed.")
     HOP_PY_ERR(hop_py_NotFoundError, "NotFoundError", PyExc_LookupError,
                "A name or value hop was asked for does not exist.")
+    HOP_PY_ERR(hop_py_OutOfBoundsError, "OutOfBoundsError", PyExc_IndexError,
+               "An index read from the data is out of range (x[idx] with idx >= size).")
 #undef HOP_PY_ERR
     hop_py_DataDependentError =
         new_error(m, "DataDependentError", PyTuple_Pack(1, hop_py_TraceError),

@@ -42,7 +42,19 @@ binary_named(const char *fname, hop_op op, PyObject *a, PyObject *b)
     X(sqrt)                                                                                        \
     X(logical_not)                                                                                 \
     X(clone)                                                                                       \
-    X(nonzero)
+    X(nonzero)                                                                                     \
+    X(sign)                                                                                        \
+    X(floor)                                                                                       \
+    X(ceil)                                                                                        \
+    X(round)                                                                                       \
+    X(expm1)                                                                                       \
+    X(log1p)                                                                                       \
+    X(log2)                                                                                        \
+    X(log10)                                                                                       \
+    X(exp2)                                                                                        \
+    X(tan)                                                                                         \
+    X(arctan)                                                                                      \
+    X(bitwise_not)
 
 #define HOP_PY_DEF_UNARY(name)                                                                     \
     static PyObject *m_##name(PyObject *self, PyObject *unused)                                    \
@@ -75,7 +87,12 @@ HOP_PY_UNARY_OPS(HOP_PY_DEF_UNARY)
     X(ge)                                                                                          \
     X(logical_and)                                                                                 \
     X(logical_or)                                                                                  \
-    X(matmul)
+    X(matmul)                                                                                      \
+    X(floor_divide)                                                                                \
+    X(remainder)                                                                                   \
+    X(bitwise_and)                                                                                 \
+    X(bitwise_or)                                                                                  \
+    X(bitwise_xor)
 
 static const char *const binary_names[] = {"input", "other"};
 
@@ -95,13 +112,14 @@ static const char *const binary_names[] = {"input", "other"};
 HOP_PY_BINARY_OPS(HOP_PY_DEF_BINARY)
 #undef HOP_PY_DEF_BINARY
 
-/* sum mean amax amin (dim: None, int or tuple) and argmax (dim: None or int). */
+/* sum mean amax amin prod any all (dim: None, int or tuple) and argmax
+ * argmin (dim: None or int). */
 static PyObject *
 reduce_impl(const char *fname, hop_op op, PyObject *x, PyObject *dim, PyObject *keepdim)
 {
     hop_py_opnd args[3], items[HOP_MAX_RANK];
     hop_py__set_tensor_opnd(&args[0], x);
-    if (op == HOP_OP_argmax && dim != NULL && dim != Py_None &&
+    if ((op == HOP_OP_argmax || op == HOP_OP_argmin) && dim != NULL && dim != Py_None &&
         (PyFloat_Check(dim) || !PyIndex_Check(dim))) {
         PyErr_Format(PyExc_TypeError, "%s(): argument 'dim' must be an int or None, not %.100s",
                      fname, tname(dim));
@@ -121,7 +139,11 @@ reduce_impl(const char *fname, hop_op op, PyObject *x, PyObject *dim, PyObject *
     X(mean)                                                                                        \
     X(amax)                                                                                        \
     X(amin)                                                                                        \
-    X(argmax)
+    X(argmax)                                                                                      \
+    X(argmin)                                                                                      \
+    X(prod)                                                                                        \
+    X(any)                                                                                         \
+    X(all)
 
 static const char *const reduce_names[] = {"input", "dim", "keepdim"};
 
@@ -444,6 +466,110 @@ f_where(PyObject *mod, PyObject *const *args, Py_ssize_t nargs, PyObject *kwname
     return hop_py__run_and_drop(HOP_OP_where, opnds, 3, tmp, 3);
 }
 
+/* cumsum(dim) and cumprod(dim): dim is required, as in PyTorch. */
+static PyObject *
+scan_impl(const char *fname, hop_op op, PyObject *x, PyObject *dim)
+{
+    hop_py_opnd args[2];
+    hop_py__set_tensor_opnd(&args[0], x);
+    if (hop_py__to_int_opnd(fname, "dim", dim, &args[1]) < 0)
+        return NULL;
+    return hop_py_run_op(op, args, 2);
+}
+
+static const char *const scan_names[] = {"input", "dim"};
+
+#define HOP_PY_DEF_SCAN(name)                                                                      \
+    static PyObject *m_##name(PyObject *self, PyObject *const *args, Py_ssize_t nargs,             \
+                              PyObject *kwnames)                                                   \
+    {                                                                                              \
+        PyObject *a[1];                                                                            \
+        if (hop_py__parse_args(#name, scan_names + 1, 1, 1, args, nargs, kwnames, a) < 0)          \
+            return NULL;                                                                           \
+        return scan_impl(#name, HOP_OP_##name, self, a[0]);                                        \
+    }                                                                                              \
+    static PyObject *f_##name(PyObject *mod, PyObject *const *args, Py_ssize_t nargs,              \
+                              PyObject *kwnames)                                                   \
+    {                                                                                              \
+        PyObject *a[2];                                                                            \
+        if (hop_py__parse_args(#name, scan_names, 2, 2, args, nargs, kwnames, a) < 0 ||            \
+            hop_py__check_tensor_arg(#name, "input", a[0]) < 0)                                    \
+            return NULL;                                                                           \
+        return scan_impl(#name, HOP_OP_##name, a[0], a[1]);                                        \
+    }
+HOP_PY_DEF_SCAN(cumsum)
+HOP_PY_DEF_SCAN(cumprod)
+#undef HOP_PY_DEF_SCAN
+
+/* One operand of _C._op: a Tensor, a SymInt, a bool, an int, a float, None,
+ * a hop dtype, or a list/tuple of those (items from *pool). */
+static int
+op_operand(const char *fname, PyObject *o, hop_py_opnd *out, hop_py_opnd **pool,
+           hop_py_opnd *pool_end)
+{
+    if (o == Py_None) {
+        out->kind = HOP_PY_NONE;
+        return 0;
+    }
+    if (Py_IS_TYPE(o, &hop_py_DTypeType)) {
+        out->kind = HOP_PY_DTYPE;
+        return hop_py_dtype_from_object(o, &out->u.d);
+    }
+    if (PyTuple_Check(o) || PyList_Check(o)) {
+        Py_ssize_t n = PySequence_Fast_GET_SIZE(o);
+        if (*pool + n > pool_end) {
+            PyErr_Format(PyExc_ValueError, "%s(): too many list items", fname);
+            return -1;
+        }
+        hop_py_opnd *items = *pool;
+        *pool += n;
+        for (Py_ssize_t i = 0; i < n; i++)
+            if (op_operand(fname, PySequence_Fast_GET_ITEM(o, i), &items[i], pool, pool_end) < 0)
+                return -1;
+        out->kind = HOP_PY_LIST;
+        out->u.list.items = items;
+        out->u.list.n = (size_t)n;
+        return 0;
+    }
+    if (HOP_PY_IS_TENSOR(o) || HOP_PY_IS_SYM(o) || PyBool_Check(o) || PyLong_Check(o) ||
+        PyFloat_Check(o)) {
+        PyObject *tmp = NULL;
+        return hop_py__value_opnd(fname, o, out, &tmp) == 0 ? 0 : -1;
+    }
+    PyErr_Format(PyExc_TypeError,
+                 "%s(): operands must be Tensors, numbers, bools, None, hop dtypes or lists of "
+                 "them, not %.100s",
+                 fname, tname(o));
+    return -1;
+}
+
+/* _C._op(name, *operands): any op of the table by name, with its operands in
+ * the table's order (hop/ops.h); eager or traced like every op. */
+static PyObject *
+f_op(PyObject *mod, PyObject *const *args, Py_ssize_t nargs)
+{
+    enum { MAXOPS = 8, POOL = 64 };
+    if (nargs < 1 || !PyUnicode_Check(args[0])) {
+        PyErr_SetString(PyExc_TypeError, "_op(): the first argument must be an op name");
+        return NULL;
+    }
+    const char *name = PyUnicode_AsUTF8(args[0]);
+    hop_op op;
+    if (name == NULL)
+        return NULL;
+    if (hop_op_from_name(name, &op) != HOP_OK)
+        return hop_py_raise();
+    if (nargs - 1 > MAXOPS) {
+        PyErr_Format(PyExc_TypeError, "%s(): too many operands", name);
+        return NULL;
+    }
+    hop_py_opnd opnds[MAXOPS], pool[POOL], *next = pool;
+    for (Py_ssize_t i = 1; i < nargs; i++)
+        if (op_operand(name, args[i], &opnds[i - 1], &next, pool + POOL) < 0)
+            return NULL;
+    return hop_py_run_op(op, opnds, (size_t)nargs - 1);
+}
+
 /* ------------------------------------------------------------- tables */
 
 PyMethodDef hop_py__op_methods[] = {
@@ -461,21 +587,24 @@ PyMethodDef hop_py__op_methods[] = {
 #define HOP_PY_M_LIST(name, argname) HOP_PY_M_FAST(name, #name "(*" argname ") -> Tensor")
                 HOP_PY_LIST_OPS(HOP_PY_M_LIST)
 #undef HOP_PY_M_LIST
-                    HOP_PY_M_FAST(transpose, "transpose(dim0, dim1) -> Tensor (a view)")
-                        HOP_PY_M_FAST(unsqueeze, "unsqueeze(dim) -> Tensor (a view)") HOP_PY_M_FAST(
-                            squeeze, "squeeze(dim=None) -> Tensor (a view)")
-                            HOP_PY_M_FAST(
-                                select, "select(dim, index) -> Tensor (a view): t[..., index, ...]")
-                                HOP_PY_M_FAST(
-                                    slice,
-                                    "slice(dim=0, start=None, end=None, step=1) -> Tensor (a view)")
-                                    HOP_PY_M_FAST(to, "to(dtype) -> Tensor: a converted copy")
+                    HOP_PY_M_FAST(cumsum, "cumsum(dim) -> Tensor")
+                        HOP_PY_M_FAST(cumprod, "cumprod(dim) -> Tensor") HOP_PY_M_FAST(
+                            transpose, "transpose(dim0, dim1) -> Tensor (a view)")
+                            HOP_PY_M_FAST(unsqueeze, "unsqueeze(dim) -> Tensor (a view)")
+                                HOP_PY_M_FAST(squeeze, "squeeze(dim=None) -> Tensor (a view)")
+                                    HOP_PY_M_FAST(
+                                        select,
+                                        "select(dim, index) -> Tensor (a view): t[..., index, ...]")
+                                        HOP_PY_M_FAST(slice, "slice(dim=0, start=None, end=None, "
+                                                             "step=1) -> Tensor (a view)")
+                                            HOP_PY_M_FAST(to,
+                                                          "to(dtype) -> Tensor: a converted copy")
 #undef HOP_PY_M_FAST
 #define HOP_PY_M_TO(name, e)                                                                       \
     {#name, (PyCFunction)m_to_##name, METH_NOARGS, #name "() -> Tensor: to(hop." #e ")"},
-                                        HOP_PY_TO_METHODS(HOP_PY_M_TO)
+                                                HOP_PY_TO_METHODS(HOP_PY_M_TO)
 #undef HOP_PY_M_TO
-                                            {NULL},
+                                                    {NULL},
 };
 
 PyMethodDef hop_py__op_functions[] = {
@@ -498,6 +627,10 @@ PyMethodDef hop_py__op_functions[] = {
         HOP_PY_F_FAST(select, "select(input, dim, index)") HOP_PY_F_FAST(cat, "cat(tensors, dim=0)")
             HOP_PY_F_FAST(stack, "stack(tensors, dim=0)")
                 HOP_PY_F_FAST(where, "where(condition, input, other)")
+                    HOP_PY_F_FAST(cumsum, "cumsum(input, dim)")
+                        HOP_PY_F_FAST(cumprod, "cumprod(input, dim)"){
+                            "_op", (PyCFunction)(void (*)(void))f_op, METH_FASTCALL,
+                            "_op(name, *operands): an op of the table by name (internal)"},
 #undef HOP_PY_F_FAST
-                    {NULL},
+    {NULL},
 };

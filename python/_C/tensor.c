@@ -648,8 +648,22 @@ nb_index(PyObject *o)
     return nb_int(o);
 }
 
+static PyObject *
+nb_floor_divide(PyObject *a, PyObject *b)
+{
+    return binary(HOP_OP_floor_divide, a, b);
+}
+
+static PyObject *
+nb_remainder(PyObject *a, PyObject *b)
+{
+    return binary(HOP_OP_remainder, a, b);
+}
+
 static PyNumberMethods tensor_as_number = {
     .nb_add = nb_add,
+    .nb_floor_divide = nb_floor_divide,
+    .nb_remainder = nb_remainder,
     .nb_subtract = nb_subtract,
     .nb_multiply = nb_multiply,
     .nb_true_divide = nb_true_divide,
