@@ -1141,6 +1141,10 @@ PyMethodDef hop_py__create_functions[] = {
     {"_runtime_cleanup", (PyCFunction)f_runtime_cleanup, METH_NOARGS,
      "Frees this thread's eager state (its ShapeEnv), so that _alloc_live() counts only "
      "tensors."},
+    {"_set_bool_hook", (PyCFunction)hop_py__set_bool_hook, METH_O,
+     "_set_bool_hook(fn or None) -> the previous hook: fn(tensor) decides bool() of tensors "
+     "on this thread (hop.compile's path specialisation)."},
+    {"_truth", (PyCFunction)hop_py__truth, METH_O, "_truth(t): bool(t) without the hook."},
     {NULL},
 };
 

@@ -573,8 +573,50 @@ hop_py__element_double(const void *p, hop_dtype d)
     return *(const double *)p;
 }
 
+/* The calling thread's hook for bool() of a tensor (hop.compile's path
+ * specialisation, see hop/_paths.py), or NULL. */
+static _Thread_local PyObject *bool_hook;
+
+static int truth(PyObject *o);
+
 static int
 nb_bool(PyObject *o)
+{
+    if (bool_hook == NULL)
+        return truth(o);
+    PyObject *hook = Py_NewRef(bool_hook), *r = PyObject_CallOneArg(hook, o);
+    Py_DECREF(hook);
+    if (r == NULL)
+        return -1;
+    int v = PyObject_IsTrue(r);
+    Py_DECREF(r);
+    return v;
+}
+
+/* _C._set_bool_hook(fn or None) -> the previous hook: fn(tensor) decides
+ * bool() of every tensor on this thread while it is set. */
+PyObject *
+hop_py__set_bool_hook(PyObject *mod, PyObject *fn)
+{
+    PyObject *old = bool_hook != NULL ? bool_hook : Py_NewRef(Py_None);
+    bool_hook = fn == Py_None ? NULL : Py_NewRef(fn);
+    return old;
+}
+
+/* _C._truth(t): bool() of a tensor without the hook. */
+PyObject *
+hop_py__truth(PyObject *mod, PyObject *o)
+{
+    if (!HOP_PY_IS_TENSOR(o)) {
+        PyErr_Format(PyExc_TypeError, "_truth(): expected a Tensor, got %.100s", tname(o));
+        return NULL;
+    }
+    int v = truth(o);
+    return v < 0 ? NULL : PyBool_FromLong(v);
+}
+
+static int
+truth(PyObject *o)
 {
     TensorObject *self = HOP_PY_TENSOR(o);
     const void *p;
@@ -969,6 +1011,58 @@ m_array(TensorObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *k
     return res;
 }
 
+/* ------------------------------------------------- NumPy's protocols */
+
+/* hop.numpy's handler `name` (imported on first use: NumPy's protocols on a
+ * Tensor are hop.numpy's functions with tensor results). */
+static PyObject *
+numpy_handler(const char *name, PyObject **cache)
+{
+    if (*cache == NULL) {
+        PyObject *mod = PyImport_ImportModule("hop.numpy");
+        if (mod == NULL)
+            return NULL;
+        *cache = PyObject_GetAttrString(mod, name);
+        Py_DECREF(mod);
+    }
+    return *cache;
+}
+
+/* Calls handler(self, *args, **kwargs). */
+static PyObject *
+call_handler(PyObject *handler, PyObject *self, PyObject *args, PyObject *kwargs)
+{
+    if (handler == NULL)
+        return NULL;
+    Py_ssize_t n = PyTuple_GET_SIZE(args);
+    PyObject *full = PyTuple_New(n + 1);
+    if (full == NULL)
+        return NULL;
+    PyTuple_SET_ITEM(full, 0, Py_NewRef(self));
+    for (Py_ssize_t i = 0; i < n; i++)
+        PyTuple_SET_ITEM(full, i + 1, Py_NewRef(PyTuple_GET_ITEM(args, i)));
+    PyObject *res = PyObject_Call(handler, full, kwargs);
+    Py_DECREF(full);
+    return res;
+}
+
+static PyObject *np_ufunc_handler, *np_function_handler;
+
+/* np.sin(t), t + ndarray, np.add(t, 1, out=...): hop.numpy's ufuncs. */
+static PyObject *
+m_array_ufunc(PyObject *self, PyObject *args, PyObject *kwargs)
+{
+    return call_handler(numpy_handler("tensor_array_ufunc", &np_ufunc_handler), self, args, kwargs);
+}
+
+/* np.sum(t), np.concatenate([t, ...]): hop.numpy's functions. */
+static PyObject *
+m_array_function(PyObject *self, PyObject *args, PyObject *kwargs)
+{
+    return call_handler(numpy_handler("tensor_array_function", &np_function_handler), self, args,
+                        kwargs);
+}
+
 /* ------------------------------------------------------ buffer protocol */
 
 static const char *
@@ -1310,6 +1404,10 @@ static PyMethodDef tensor_methods[] = {
     {"tolist", (PyCFunction)m_tolist, METH_NOARGS, "Nested lists of Python numbers."},
     {"numpy", (PyCFunction)m_numpy, METH_NOARGS, "An ndarray sharing the memory."},
     {"__array__", (PyCFunction)(void (*)(void))m_array, HOP_PY_FASTKW, NULL},
+    {"__array_ufunc__", (PyCFunction)(void (*)(void))m_array_ufunc, METH_VARARGS | METH_KEYWORDS,
+     "NumPy's ufuncs on a Tensor: hop.numpy's, giving Tensors."},
+    {"__array_function__", (PyCFunction)(void (*)(void))m_array_function,
+     METH_VARARGS | METH_KEYWORDS, "NumPy's functions on a Tensor: hop.numpy's, giving Tensors."},
     {NULL},
 };
 
@@ -1339,7 +1437,8 @@ hop_py_tensor_init(PyObject *m)
     hop_py_TensorType.tp_hash = PyBaseObject_Type.tp_hash;
     if (PyType_Ready(&hop_py_TensorType) < 0)
         return -1;
-    /* ndarray (op) Tensor defers to the Tensor's reflected operator. */
+    /* Kept for NumPy code that reads it; ndarray (op) Tensor goes through
+     * __array_ufunc__ (NumPy's ufunc, with a Tensor result). */
     PyObject *prio = PyFloat_FromDouble(1000.0);
     if (prio == NULL ||
         PyDict_SetItemString(hop_py_TensorType.tp_dict, "__array_priority__", prio) < 0) {

@@ -30,6 +30,7 @@ typedef struct TraceObject {
     PyObject *scratch;  /* dict for the Python layer's per-trace state */
     int active; /* tracing: then it is `current` of the thread that started it */
     long nconstants;
+    hop_py_memo *memo; /* ops to replay (path specialisation), or NULL */
 } TraceObject;
 
 typedef struct SymIntObject {
@@ -319,8 +320,15 @@ hop_py_trace_op(hop_op op, const hop_py_opnd *args, size_t nargs)
     hop_arg *pool = buf + nargs;
     PyObject *result = NULL;
     if (to_args(tr, args, nargs, buf, &pool, buf + total, what) == 0) {
-        hop_node *n = hop_tracer_call_op(current_tracer(tr), op, buf, nargs);
-        result = n ? wrap_node((PyObject *)tr, n) : hop_py_raise();
+        int depth = (int)hop_output_graph_depth(tr->og);
+        hop_node *n = hop_py_memo_replay(tr->memo, depth, op, buf, nargs);
+        if (n != NULL) {
+            result = wrap_node((PyObject *)tr, n);
+        } else if ((n = hop_tracer_call_op(current_tracer(tr), op, buf, nargs)) == NULL) {
+            hop_py_raise();
+        } else if (hop_py_memo_record(tr->memo, depth, op, buf, nargs, n) == 0) {
+            result = wrap_node((PyObject *)tr, n);
+        }
     }
     if (buf != small)
         PyMem_Free(buf);
@@ -1006,6 +1014,7 @@ trace_dealloc(TraceObject *tr)
     /* An active trace holds a reference to itself, so it is never the
      * `current` of any thread here. */
     PyObject_GC_UnTrack(tr);
+    hop_py_memo_free(tr->memo);
     hop_output_graph_free(tr->og);
     Py_XDECREF(tr->kept);
     Py_XDECREF(tr->names);
@@ -1043,6 +1052,8 @@ trace_stop(TraceObject *tr, PyObject *unused)
         tr->active = 0;
         current = NULL;
         hop_py__ntracing--;
+        if (tr->memo != NULL)
+            hop_py_memo_stop(tr->memo); /* nothing is recorded any more */
         Py_DECREF(tr);
     }
     Py_RETURN_NONE;
@@ -1624,6 +1635,72 @@ trace_lower(TraceObject *tr, PyObject *unused)
     return (PyObject *)p;
 }
 
+/* _memo(what, ...): the op memo (python/_C/memo.c), for hop.compile's path
+ * specialisation: ("state",) -> state; ("begin", limit, depth);
+ * ("restore", state); ("stop",). */
+static PyObject *
+trace_memo(TraceObject *tr, PyObject *args)
+{
+    const char *what;
+    PyObject *a = NULL, *b = NULL;
+    if (!PyArg_ParseTuple(args, "s|OO:_memo", &what, &a, &b))
+        return NULL;
+    if (own_active(tr, "_memo") < 0)
+        return NULL;
+    if (tr->memo == NULL && (tr->memo = hop_py_memo_new()) == NULL)
+        return NULL;
+    if (strcmp(what, "state") == 0)
+        return hop_py_memo_state(tr->memo);
+    if (strcmp(what, "begin") == 0 && a != NULL && b != NULL) {
+        Py_ssize_t limit = PyLong_AsSsize_t(a);
+        long depth = PyLong_AsLong(b);
+        if ((limit == -1 || depth == -1) && PyErr_Occurred())
+            return NULL;
+        if (hop_py_memo_begin(tr->memo, limit, (int)depth) < 0)
+            return NULL;
+        Py_RETURN_NONE;
+    }
+    if (strcmp(what, "restore") == 0 && a != NULL) {
+        if (hop_py_memo_restore(tr->memo, a) < 0)
+            return NULL;
+        Py_RETURN_NONE;
+    }
+    if (strcmp(what, "stop") == 0) {
+        hop_py_memo_stop(tr->memo);
+        Py_RETURN_NONE;
+    }
+    PyErr_Format(PyExc_ValueError, "_memo(): unknown request '%s'", what);
+    return NULL;
+}
+
+/*
+ * _trap_guard(u, v): records the guard u == v on the SymInt u (an unbacked
+ * symbol: a branch predicate read with item()).  Called inside a cond branch
+ * that hop.compile has not traced yet, whose predicate value is the other
+ * one: the cond makes the guard that branch's own, so it fails (GuardError)
+ * exactly when the branch would run.
+ */
+static PyObject *
+trace_trap_guard(TraceObject *tr, PyObject *args)
+{
+    PyObject *u;
+    long long v;
+    if (!PyArg_ParseTuple(args, "OL:_trap_guard", &u, &v))
+        return NULL;
+    if (own_active(tr, "_trap_guard") < 0)
+        return NULL;
+    if (!PyObject_TypeCheck(u, &hop_py_SymIntType) ||
+        ((SymIntObject *)u)->owner != (PyObject *)tr) {
+        PyErr_SetString(PyExc_TypeError, "_trap_guard(): expected a SymInt of this trace");
+        return NULL;
+    }
+    hop_shape_env *env = hop_output_graph_env(tr->og);
+    const hop_expr *eq = hop_sym_eq(env, ((SymIntObject *)u)->expr, hop_sym_const(env, v));
+    if (eq == NULL || hop_shape_env_add_guard(env, eq) != HOP_OK)
+        return hop_py_raise();
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef trace_methods[] = {
     {"start", (PyCFunction)trace_start, METH_NOARGS, "Makes this trace the active one."},
     {"stop", (PyCFunction)trace_stop, METH_NOARGS, "Ends tracing."},
@@ -1642,6 +1719,10 @@ static PyMethodDef trace_methods[] = {
     {"map", (PyCFunction)trace_map, METH_VARARGS, "map(fn, xs, args) -> leaves"},
     {"invoke_subgraph", (PyCFunction)trace_invoke_subgraph, METH_VARARGS,
      "invoke_subgraph(fn, key, args) -> leaves"},
+    {"_memo", (PyCFunction)trace_memo, METH_VARARGS,
+     "_memo(what, ...): the op memo of path specialisation (hop.compile)."},
+    {"_trap_guard", (PyCFunction)trace_trap_guard, METH_VARARGS,
+     "_trap_guard(u, v): the guard u == v, in the current cond branch (hop.compile)."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -13,6 +13,7 @@ positional argument's.
 import builtins
 import functools
 import numbers
+import sys
 import types
 
 from . import _C
@@ -209,7 +210,8 @@ def cond(pred, true_fn, false_fn, operands=()):
         return _fill(ins, template, spec)
 
     def same_as_true(result):
-        if results and (results[0].spec != result.spec or results[0].template != result.template):
+        if results and (_array_agnostic(results[0].spec) != _array_agnostic(result.spec) or
+                        results[0].template != result.template):
             raise _C.TraceError(
                 f"hop.cond: the branches return different structures: the true branch returns "
                 f"{results[0].describe()} {_constants(results[0])}but the false branch returns "
@@ -218,7 +220,21 @@ def cond(pred, true_fn, false_fn, operands=()):
     outs = tr.cond(pred, _body("cond", "true branch", true_fn, make_args, results),
                    _body("cond", "false branch", false_fn, make_args, results, same_as_true),
                    traced)
-    return _fill(outs, results[0].template, results[0].spec)
+    spec = results[0].spec if len(results) == 1 else _merge_array_kinds(results[0].spec,
+                                                                       results[1].spec)
+    return _fill(outs, results[0].template, spec)
+
+
+def _array_agnostic(spec):
+    """spec with hop.numpy arrays as plain tensors: branches may return a
+    NumPy array in one and a tensor in the other (as eagerly)."""
+    hnp = sys.modules.get("hop.numpy")
+    return spec if hnp is None else hnp._array_agnostic_spec(spec)
+
+
+def _merge_array_kinds(a, b):
+    hnp = sys.modules.get("hop.numpy")
+    return a if hnp is None else hnp._merge_array_specs(a, b)
 
 
 def _pred(pred, tracing):
@@ -227,6 +243,9 @@ def _pred(pred, tracing):
     (the tracer compares it with 0).  Eagerly always a bool."""
     if isinstance(pred, bool):
         return pred
+    get = getattr(type(pred), "__hop_tensor__", None)
+    if get is not None:  # a hop.numpy array: its tensor
+        pred = get(pred)
     if _np is not None and isinstance(pred, _np.ndarray):
         pred = _C.asarray(pred)  # zero-copy: a traced cond reads it at run time
     if isinstance(pred, _C.Tensor):

@@ -7,6 +7,7 @@ nodes and nested subgraphs, and runs the plan when called.
 """
 
 import inspect
+import sys
 import warnings
 
 from . import _C
@@ -246,6 +247,11 @@ def _name_hints(tr, fn):
             tr.name_hint(value, name)
 
 
+def _numpy_arg(p):
+    from .numpy import _wrap_arg
+    return _wrap_arg(p)
+
+
 def _as_tensor(x):
     if isinstance(x, _C.Tensor):
         return x, False
@@ -270,7 +276,10 @@ def trace(fn, *example_args, dynamic=False):
     return _trace(fn, example_args, dynamic)[0]
 
 
-def _trace(fn, example_args, dynamic):
+def _trace(fn, example_args, dynamic, paths=None):
+    """(GraphModule, runner) of fn on example_args.  With paths (a
+    _paths.PathTrace: hop.compile), Python control flow on traced values is
+    specialised instead of being an error."""
     if _C.tracing() is not None:
         raise _C.TraceError("hop.trace: a trace is already active (hop.trace and hop.compile "
                             "cannot be nested)")
@@ -280,9 +289,10 @@ def _trace(fn, example_args, dynamic):
                          f"{len(leaves)} arguments (one bool, or one bool per dim, each)")
     tr = _C.Trace()
     arg_names = _leaf_names(fn, example_args)
-    proxies, kinds, numpy_in = [], [], []
+    proxies, kinds, numpy_in, as_array = [], [], [], []
     for i, leaf in enumerate(leaves):
         t, was_np = _as_tensor(leaf)
+        as_array.append(was_np)
         if t is None:
             proxies.append(leaf)
             kinds.append(None)
@@ -291,6 +301,14 @@ def _trace(fn, example_args, dynamic):
         proxies.append(tr.add_input(arg_names[i], t, dyn))
         kinds.append(t)
         numpy_in.append(was_np)
+
+    def call():
+        # An ndarray argument behaves as an ndarray in the function (NumPy's
+        # semantics, through hop.numpy), and returns as one; fresh wrappers
+        # for each run of the function (path specialisation runs it again).
+        return fn(*unflatten([_numpy_arg(p) if a else p for p, a in zip(proxies, as_array)],
+                             spec))
+
     # What fn can read besides its tensor arguments: the values the plan
     # will bake in (see _guards); and names for the tensors among them (a
     # capture is named when it is made).
@@ -299,8 +317,11 @@ def _trace(fn, example_args, dynamic):
         tr.name_hint(t, sources[0].hint())
     tr.start()
     try:
-        out = fn(*unflatten(proxies, spec))
+        out = call() if paths is None else paths.run(tr, call)
         out_leaves, out_spec = flatten(out)
+        hnp = sys.modules.get("hop.numpy")
+        if hnp is not None:
+            out_spec = hnp._numpy_out_spec(out_spec)
         traced = [x for x in out_leaves if isinstance(x, (_C.Tensor, _C.SymInt))]
         tr.output(traced)
     finally:
@@ -310,9 +331,11 @@ def _trace(fn, example_args, dynamic):
     plan = tr.lower()
     statics = [None if k is not None else leaves[i] for i, k in enumerate(kinds)]
     all_numpy = bool(numpy_in) and all(numpy_in)
-    guards = _guards.Guards(env, tr.captures, leaves)
+    views = {id(v[1]): v[0] for k, v in tr.scratch.items()
+             if isinstance(k, tuple) and k[0] == "hop.numpy array"}
+    guards = _guards.Guards(env, tr.captures, leaves, views)
     runner = _Runner(tr, plan, spec, statics, out_spec, template, all_numpy, sym_out, guards)
-    unguarded = guards.describe(runner.capture_names)[len(guards.guards):]
+    unguarded = guards.describe(runner.capture_names)[len(guards.guards) + len(guards.viewed):]
     if unguarded:
         # Never silent: what the guards cannot see is said once per trace.
         warnings.warn(f"hop: {getattr(fn, '__qualname__', 'the traced function')} reads values "

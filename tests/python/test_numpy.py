@@ -99,12 +99,19 @@ def test_an_exported_array_keeps_the_tensor_alive():
     assert r() is None
 
 
-def test_numpy_ufuncs_take_tensors_and_give_arrays():
+def test_numpy_ufuncs_take_tensors_and_give_tensors_with_numpys_dtypes():
+    # __array_ufunc__: NumPy's ufuncs on a Tensor are hop.numpy's, so the same
+    # code traces; the result is a Tensor (as a traced one must be).
     t = hop.tensor([0.0, 1.0])
     s = np.sin(t)
-    assert type(s) is np.ndarray
-    np.testing.assert_allclose(s, np.sin([0.0, 1.0]).astype(np.float32))
+    assert type(s) is hop.Tensor and s.dtype is hop.float32
+    np.testing.assert_allclose(s.numpy(), np.sin([0.0, 1.0]).astype(np.float32))
+    i = hop.tensor([1, 2])
+    assert np.sqrt(i).dtype is hop.float64  # NumPy's dtype, not hop's f32
+    assert (np.add(i, 2.5)).dtype is hop.float64
+    # np.array and np.asarray read the memory (the buffer protocol)
     np.testing.assert_array_equal(np.array([t, t]), [[0, 1], [0, 1]])
+    assert type(np.asarray(t)) is np.ndarray
 
 
 def test_ndarray_with_a_tensor_defers_to_the_tensor():
