@@ -334,7 +334,8 @@ def _trace(fn, example_args, dynamic, paths=None):
     views = {id(v[1]): v[0] for k, v in tr.scratch.items()
              if isinstance(k, tuple) and k[0] == "hop.numpy array"}
     guards = _guards.Guards(env, tr.captures, leaves, views)
-    runner = _Runner(tr, plan, spec, statics, out_spec, template, all_numpy, sym_out, guards)
+    runner = _Runner(tr, plan, spec, statics, out_spec, template, all_numpy, sym_out, guards,
+                     as_array)
     unguarded = guards.describe(runner.capture_names)[len(guards.guards) + len(guards.viewed):]
     if unguarded:
         # Never silent: what the guards cannot see is said once per trace.
@@ -376,8 +377,12 @@ class _Runner:
     ones passed from then on (a rebound global tensor is used, not the one
     of the trace)."""
 
-    def __init__(self, tr, plan, spec, statics, out_spec, template, all_numpy, sym_out, guards):
+    def __init__(self, tr, plan, spec, statics, out_spec, template, all_numpy, sym_out, guards,
+                 as_array):
         self.plan = plan
+        # Which arguments were ndarrays (NumPy's semantics in the function):
+        # hop.compile retraces when an argument changes kind.
+        self.as_array = as_array
         self.sym_out = sym_out
         self.spec = spec
         self.statics = statics
@@ -395,7 +400,8 @@ class _Runner:
         # The common call, fn(t1, ..., tn) on hop.Tensors returning tensors,
         # skips flattening and rebuilding (most of a small plan's call cost).
         flat = spec.kind == "tuple" and all(c == LEAF for c in spec.children)
-        self._nflat = len(statics) if flat and all(s is None for s in statics) else -1
+        self._nflat = len(statics) if flat and all(s is None for s in statics) and \
+            not any(as_array) else -1
         self._one_out = out_spec == LEAF and template == [None] and sym_out == [False]
 
     @property
@@ -422,11 +428,16 @@ class _Runner:
             raise mismatch(f"expected arguments shaped like {self.spec!r}, got {spec!r}")
         tensors = []
         numpy_in = []
-        for leaf, static in zip(leaves, self.statics):
+        for i, (leaf, static) in enumerate(zip(leaves, self.statics)):
             if static is None:
                 t, was_np = _as_tensor(leaf)
                 if t is None:
                     raise mismatch(f"expected a tensor, got {type(leaf).__name__}")
+                if was_np != self.as_array[i] and mismatch is _C.GuardError:
+                    kinds = ("a hop.Tensor", "an ndarray")
+                    raise _C.GuardError(f"guard failed: argument {i} was {kinds[self.as_array[i]]} "
+                                        f"when traced (its semantics), now it is "
+                                        f"{kinds[was_np]}")
                 tensors.append(t)
                 numpy_in.append(was_np)
             elif not (leaf is static or (_guards.is_value(static) and

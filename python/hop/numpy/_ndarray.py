@@ -122,7 +122,14 @@ class ndarray:
     def _scalar_tensor(self, what):
         if self.size != 1:
             raise TypeError(f"only length-1 arrays can be converted to Python scalars")
-        return self._t.reshape(()) if self.ndim else self._t
+        t = self._t.reshape(()) if self.ndim else self._t
+        if what in ("int", "float") and _C._is_proxy(t):
+            raise _C.TraceError(
+                f"{what}() of a traced array value needs its data while tracing; hop.compile "
+                f"specialises Python branches on comparisons (`if x.sum() > 1:`), not on a "
+                f"number's value: keep it an array (compare it, or use it in arithmetic), or "
+                f"use hop.cond")
+        return t
 
     def item(self, *args):
         """The element as a Python scalar; while tracing, an integer or bool
