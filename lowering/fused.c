@@ -580,6 +580,154 @@ run_tiles(const frun *c, int64_t n, char *o, int64_t ost, const char *const *ip,
     }
 }
 
+/*
+ * Short rows (softmax's x - max over 32 columns, pairwise distances' 3
+ * coordinates): a run per row costs more than the row.  When the output is
+ * contiguous, tiles of it are computed whole instead, each input that does
+ * not step through the output's order gathered into a tile first.
+ */
+static bool
+short_rows(const frun *c)
+{
+    int inner = c->rank - 1;
+    if (c->rank < 2 || c->sizes[inner] >= 64)
+        return false;
+    int64_t expect = 1;
+    for (int d = inner; d >= 0; d--) {
+        if (c->ost[d] != expect)
+            return false;
+        expect *= c->sizes[d];
+    }
+    return true;
+}
+
+/* One input's view of the output's dims for gathering: adjacent dims it
+ * steps through contiguously merged (its own, fewer rows). */
+typedef struct gview {
+    int rank;
+    int64_t sizes[HOP_MAX_RANK], st[HOP_MAX_RANK];
+} gview;
+
+static void
+gview_init(gview *v, const frun *c, int k)
+{
+    v->rank = 0;
+    for (int d = 0; d < c->rank; d++) {
+        int n = v->rank;
+        if (n > 0 && v->st[n - 1] == c->ist[k][d] * c->sizes[d]) {
+            v->sizes[n - 1] *= c->sizes[d];
+            v->st[n - 1] = c->ist[k][d];
+        } else {
+            v->sizes[n] = c->sizes[d];
+            v->st[n] = c->ist[k][d];
+            v->rank++;
+        }
+    }
+}
+
+/* Elements [pos, pos + m) of an input (of view v over src) in the output's
+ * order into dst. */
+#define GATHER(T, sfx)                                                                             \
+    static void gather_##sfx(T *dst, const T *src, const gview *v, int64_t pos, int64_t m)         \
+    {                                                                                              \
+        int inner = v->rank - 1;                                                                   \
+        int64_t idx[HOP_MAX_RANK], off = 0, s = v->st[inner], rest = pos;                          \
+        for (int d = inner; d >= 0; d--) {                                                         \
+            idx[d] = rest % v->sizes[d];                                                           \
+            rest /= v->sizes[d];                                                                   \
+            off += idx[d] * v->st[d];                                                              \
+        }                                                                                          \
+        for (int64_t done = 0; done < m;) {                                                        \
+            int64_t n = v->sizes[inner] - idx[inner];                                              \
+            if (n > m - done)                                                                      \
+                n = m - done;                                                                      \
+            const T *p = src + off;                                                                \
+            T *o = dst + done;                                                                     \
+            if (s == 0) {                                                                          \
+                T x = *p;                                                                          \
+                for (int64_t i = 0; i < n; i++)                                                    \
+                    o[i] = x;                                                                      \
+            } else if (s == 1) {                                                                   \
+                for (int64_t i = 0; i < n; i++)                                                    \
+                    o[i] = p[i];                                                                   \
+            } else {                                                                               \
+                for (int64_t i = 0; i < n; i++)                                                    \
+                    o[i] = p[i * s];                                                               \
+            }                                                                                      \
+            done += n;                                                                             \
+            off += n * s;                                                                          \
+            idx[inner] += n;                                                                       \
+            for (int d = inner; d > 0 && idx[d] == v->sizes[d]; d--) {                             \
+                off += v->st[d - 1] - v->sizes[d] * v->st[d];                                      \
+                idx[d] = 0;                                                                        \
+                idx[d - 1]++;                                                                      \
+            }                                                                                      \
+        }                                                                                          \
+    }
+GATHER(uint8_t, 1)
+GATHER(uint16_t, 2)
+GATHER(uint32_t, 4)
+GATHER(uint64_t, 8)
+
+static void
+gather(void *dst, const char *src, size_t isz, const gview *v, int64_t pos, int64_t m)
+{
+    switch (isz) {
+    case 1:
+        gather_1(dst, (const uint8_t *)src, v, pos, m);
+        break;
+    case 2:
+        gather_2(dst, (const uint16_t *)src, v, pos, m);
+        break;
+    case 4:
+        gather_4(dst, (const uint32_t *)src, v, pos, m);
+        break;
+    default:
+        gather_8(dst, (const uint64_t *)src, v, pos, m);
+        break;
+    }
+}
+
+static void
+run_short_rows(const frun *c, int64_t begin, int64_t end)
+{
+    const hop__fgroup *g = c->g;
+    int r = c->rank;
+    size_t osz = hop_dtype_size(g->odtype);
+    _Alignas(64) unsigned char buf[HOP__F_MAXIN][TILE * 8];
+    const char *ip[HOP__F_MAXIN];
+    int64_t ist[HOP__F_MAXIN];
+    int how[HOP__F_MAXIN]; /* 0: one element, 1: in the output's order, 2: gathered */
+    gview views[HOP__F_MAXIN];
+    for (int k = 0; k < g->ninputs; k++) {
+        bool zero = true, same = true;
+        for (int d = 0; d < r; d++) {
+            zero = zero && c->ist[k][d] == 0;
+            same = same && c->ist[k][d] == c->ost[d];
+        }
+        how[k] = zero ? 0 : same ? 1 : 2;
+        ist[k] = how[k] != 0;
+        if (how[k] == 2)
+            gview_init(&views[k], c, k);
+    }
+    for (int64_t pos = begin; pos < end;) {
+        int64_t m = end - pos < TILE ? end - pos : TILE;
+        for (int k = 0; k < g->ninputs; k++) {
+            size_t isz = hop_dtype_size(g->in_dtype[k]);
+            if (how[k] == 0) {
+                ip[k] = c->in[k];
+            } else if (how[k] == 1) {
+                ip[k] = c->in[k] + pos * (int64_t)isz;
+            } else {
+                gather(buf[k], c->in[k], isz, &views[k], pos, m);
+                ip[k] = (const char *)buf[k];
+            }
+        }
+        run_tiles(c, m, c->out + pos * (int64_t)osz, 1, ip, ist);
+        pos += m;
+    }
+}
+
 static void
 run_range(const frun *c, int64_t begin, int64_t end)
 {
@@ -587,6 +735,10 @@ run_range(const frun *c, int64_t begin, int64_t end)
     size_t osz = hop_dtype_size(g->odtype);
     const char *ip[HOP__F_MAXIN];
     int64_t ist[HOP__F_MAXIN];
+    if (short_rows(c)) {
+        run_short_rows(c, begin, end);
+        return;
+    }
     if (c->rank <= 1) {
         int64_t os = c->rank ? c->ost[0] : 1;
         for (int k = 0; k < g->ninputs; k++) {

@@ -52,11 +52,20 @@ hop__reduce_init(hop__reduce *r, const hop__call *c, hop_tensor *out)
     int od = 0;
     for (int d = 0; d < x->rank; d++) {
         if (!mask[d]) {
-            r->kept_sizes[r->nkept] = x->sizes[d];
-            r->kept_xst[r->nkept] = x->strides[d];
-            r->kept_ost[r->nkept] = out->strides[od];
-            r->nkept++;
+            /* kept dims that both x and out step through evenly merge */
+            int k = r->nkept;
             r->nout *= x->sizes[d];
+            if (k > 0 && r->kept_xst[k - 1] == x->strides[d] * x->sizes[d] &&
+                r->kept_ost[k - 1] == out->strides[od] * x->sizes[d]) {
+                r->kept_sizes[k - 1] *= x->sizes[d];
+                r->kept_xst[k - 1] = x->strides[d];
+                r->kept_ost[k - 1] = out->strides[od];
+            } else {
+                r->kept_sizes[k] = x->sizes[d];
+                r->kept_xst[k] = x->strides[d];
+                r->kept_ost[k] = out->strides[od];
+                r->nkept++;
+            }
             od++;
             continue;
         }
@@ -287,11 +296,196 @@ store(const hop__reduce *r, const acc *a, char *o)
     hop__convert(1, o, r->odtype, &fv, HOP_F64, 1);
 }
 
+/*
+ * The common case, one run per output element of a float dtype (softmax's
+ * max and sum over the last dim): no accumulator record per element, the
+ * kept index stepped like an odometer, results stored as their dtype.  The
+ * sums add in the order of sum_f32/sum_f64 (the same bits as the general
+ * path); amax/amin take eight running extremes a vector unit keeps, and
+ * the first nan when there is one.
+ */
+#define FAST_FLOAT(T, sfx)                                                                         \
+    static inline                                                                                  \
+        __attribute__((always_inline)) double fsum_##sfx(const T *p, int64_t n, int64_t s)         \
+    {                                                                                              \
+        double s0 = 0, s1 = 0, s2 = 0, s3 = 0;                                                     \
+        int64_t i = 0;                                                                             \
+        if (s == 1) {                                                                              \
+            for (; i + 4 <= n; i += 4) {                                                           \
+                s0 += p[i];                                                                        \
+                s1 += p[i + 1];                                                                    \
+                s2 += p[i + 2];                                                                    \
+                s3 += p[i + 3];                                                                    \
+            }                                                                                      \
+        }                                                                                          \
+        for (; i < n; i++)                                                                         \
+            s0 += p[i * s];                                                                        \
+        return (s0 + s1) + (s2 + s3);                                                              \
+    }                                                                                              \
+    static inline __attribute__((always_inline))                                                   \
+    T fext_##sfx(const T *p, int64_t n, int64_t s, int sign)                                       \
+    {                                                                                              \
+        T m[8];                                                                                    \
+        bool nan = false;                                                                          \
+        int64_t i = 0;                                                                             \
+        for (int j = 0; j < 8; j++)                                                                \
+            m[j] = p[0];                                                                           \
+        if (s == 1 && sign > 0) {                                                                  \
+            for (; i + 8 <= n; i += 8)                                                             \
+                for (int j = 0; j < 8; j++) {                                                      \
+                    T v = p[i + j];                                                                \
+                    m[j] = v > m[j] ? v : m[j];                                                    \
+                    nan |= v != v;                                                                 \
+                }                                                                                  \
+        } else if (s == 1) {                                                                       \
+            for (; i + 8 <= n; i += 8)                                                             \
+                for (int j = 0; j < 8; j++) {                                                      \
+                    T v = p[i + j];                                                                \
+                    m[j] = v < m[j] ? v : m[j];                                                    \
+                    nan |= v != v;                                                                 \
+                }                                                                                  \
+        }                                                                                          \
+        T best = m[0];                                                                             \
+        for (int j = 1; j < 8; j++)                                                                \
+            best = sign > 0 ? (m[j] > best ? m[j] : best) : (m[j] < best ? m[j] : best);           \
+        for (; i < n; i++) {                                                                       \
+            T v = p[i * s];                                                                        \
+            best = sign > 0 ? (v > best ? v : best) : (v < best ? v : best);                       \
+            nan |= v != v;                                                                         \
+        }                                                                                          \
+        if (nan || best != best) {                                                                 \
+            for (i = 0; i < n; i++)                                                                \
+                if (p[i * s] != p[i * s])                                                          \
+                    return p[i * s];                                                               \
+        }                                                                                          \
+        return best;                                                                               \
+    }                                                                                              \
+    static inline __attribute__((always_inline))                                                   \
+    int64_t farg_##sfx(const T *p, int64_t n, int64_t s, int sign)                                 \
+    {                                                                                              \
+        T b = p[0];                                                                                \
+        int64_t bi = 0;                                                                            \
+        if (b != b)                                                                                \
+            return 0;                                                                              \
+        for (int64_t i = 1; i < n; i++) {                                                          \
+            T v = p[i * s];                                                                        \
+            if (v != v)                                                                            \
+                return i;                                                                          \
+            if (sign > 0 ? v > b : v < b) {                                                        \
+                b = v;                                                                             \
+                bi = i;                                                                            \
+            }                                                                                      \
+        }                                                                                          \
+        return bi;                                                                                 \
+    }                                                                                              \
+    static void fast_##sfx(const hop__reduce *r, int64_t begin, int64_t end)                       \
+    {                                                                                              \
+        int64_t n = r->red_sizes[0], s = r->red_xst[0], idx[HOP_MAX_RANK], xoff = 0, ooff = 0;     \
+        int sign = r->op == HOP_OP_amin || r->op == HOP_OP_argmin ? -1 : 1;                        \
+        int64_t rest = begin;                                                                      \
+        for (int d = r->nkept - 1; d >= 0; d--) {                                                  \
+            idx[d] = rest % r->kept_sizes[d];                                                      \
+            rest /= r->kept_sizes[d];                                                              \
+            xoff += idx[d] * r->kept_xst[d];                                                       \
+            ooff += idx[d] * r->kept_ost[d];                                                       \
+        }                                                                                          \
+        const T *x = (const T *)r->x;                                                              \
+        if (r->nkept <= 1) {                                                                       \
+            /* one kept dim (after merging): plain loops, one per op */                            \
+            int64_t xs = r->nkept ? r->kept_xst[0] : 0, os = r->nkept ? r->kept_ost[0] : 0;        \
+            T *out = (T *)r->out;                                                                  \
+            int64_t *iout = (int64_t *)r->out;                                                     \
+            switch (r->op) {                                                                       \
+            case HOP_OP_sum:                                                                       \
+                for (int64_t o = begin; o < end; o++)                                              \
+                    out[o * os] = (T)fsum_##sfx(x + o * xs, n, s);                                 \
+                break;                                                                             \
+            case HOP_OP_mean:                                                                      \
+                for (int64_t o = begin; o < end; o++)                                              \
+                    out[o * os] = (T)(fsum_##sfx(x + o * xs, n, s) / (double)n);                   \
+                break;                                                                             \
+            case HOP_OP_amax:                                                                      \
+                for (int64_t o = begin; o < end; o++)                                              \
+                    out[o * os] = fext_##sfx(x + o * xs, n, s, 1);                                 \
+                break;                                                                             \
+            case HOP_OP_amin:                                                                      \
+                for (int64_t o = begin; o < end; o++)                                              \
+                    out[o * os] = fext_##sfx(x + o * xs, n, s, -1);                                \
+                break;                                                                             \
+            case HOP_OP_argmax:                                                                    \
+                for (int64_t o = begin; o < end; o++)                                              \
+                    iout[o * os] = farg_##sfx(x + o * xs, n, s, 1);                                \
+                break;                                                                             \
+            default:                                                                               \
+                for (int64_t o = begin; o < end; o++)                                              \
+                    iout[o * os] = farg_##sfx(x + o * xs, n, s, -1);                               \
+                break;                                                                             \
+            }                                                                                      \
+            return;                                                                                \
+        }                                                                                          \
+        for (int64_t o = begin; o < end; o++) {                                                    \
+            const T *p = x + xoff;                                                                 \
+            switch (r->op) {                                                                       \
+            case HOP_OP_sum:                                                                       \
+                ((T *)r->out)[ooff] = (T)fsum_##sfx(p, n, s);                                      \
+                break;                                                                             \
+            case HOP_OP_mean:                                                                      \
+                ((T *)r->out)[ooff] = (T)(fsum_##sfx(p, n, s) / (double)n);                        \
+                break;                                                                             \
+            case HOP_OP_amax:                                                                      \
+            case HOP_OP_amin:                                                                      \
+                ((T *)r->out)[ooff] = fext_##sfx(p, n, s, sign);                                   \
+                break;                                                                             \
+            default: /* argmax, argmin */                                                          \
+                ((int64_t *)r->out)[ooff] = farg_##sfx(p, n, s, sign);                             \
+                break;                                                                             \
+            }                                                                                      \
+            for (int d = r->nkept - 1; d >= 0; d--) {                                              \
+                xoff += r->kept_xst[d];                                                            \
+                ooff += r->kept_ost[d];                                                            \
+                if (++idx[d] < r->kept_sizes[d])                                                   \
+                    break;                                                                         \
+                xoff -= r->kept_xst[d] * r->kept_sizes[d];                                         \
+                ooff -= r->kept_ost[d] * r->kept_sizes[d];                                         \
+                idx[d] = 0;                                                                        \
+            }                                                                                      \
+        }                                                                                          \
+    }
+FAST_FLOAT(float, f32)
+FAST_FLOAT(double, f64)
+
+/* Whether fast_f32/fast_f64 computes r. */
+static bool
+fast_case(const hop__reduce *r)
+{
+    if ((r->dtype != HOP_F32 && r->dtype != HOP_F64) || r->nred != 1 || r->red_sizes[0] < 1)
+        return false;
+    switch (r->op) {
+    case HOP_OP_sum:
+    case HOP_OP_mean:
+    case HOP_OP_amax:
+    case HOP_OP_amin:
+        return r->odtype == r->dtype;
+    case HOP_OP_argmax:
+    case HOP_OP_argmin:
+        return r->odtype == HOP_I64;
+    default:
+        return false;
+    }
+}
+
 void
 hop__reduce_compute(const hop__reduce *r, int ith, int nth)
 {
     int64_t begin, end;
     hop__split(r->nout, ith, nth, 1, &begin, &end);
+    if (begin < end && fast_case(r)) {
+        if (r->dtype == HOP_F32)
+            fast_f32(r, begin, end);
+        else
+            fast_f64(r, begin, end);
+        return;
+    }
     size_t xsz = hop_dtype_size(r->dtype), osz = hop_dtype_size(r->odtype);
     int inner = r->nred - 1;
     int64_t run_n = r->nred > 0 ? r->red_sizes[inner] : 1;

@@ -403,6 +403,14 @@ class _Runner:
         self._nflat = len(statics) if flat and all(s is None for s in statics) and \
             not any(as_array) else -1
         self._one_out = out_spec == LEAF and template == [None] and sym_out == [False]
+        # The common NumPy call, fn(a1, ..., an) on ndarrays returning
+        # arrays: (whether a tuple, the 0-d results to return as NumPy
+        # scalars), or None.
+        hnp = sys.modules.get("hop.numpy")
+        self._ndflat = len(statics) if flat and all(s is None for s in statics) and \
+            all(as_array) else -1
+        self._ndout = hnp._simple_out(out_spec) if hnp is not None and \
+            all(t is None for t in template) and not any(sym_out) else None
 
     @property
     def capture_names(self):
@@ -465,6 +473,21 @@ class _Runner:
                     st = self._state = self.guards.revalidate(st, None)
                 results = self.plan.run(args + st[1])
                 return results[0] if self._one_out else self.finish(results, False)
+        elif len(args) == self._ndflat and self._ndout is not None:
+            for a in args:
+                if type(a) is not _np.ndarray:
+                    break
+            else:
+                st = self._state
+                if self._check is not None and not self._check(st[0], args):
+                    st = self._state = self.guards.revalidate(st, args)
+                results = self.plan.run([_C.asarray(a) for a in args] + list(st[1]))
+                many, scalar = self._ndout
+                if not many:
+                    r = results[0].numpy()
+                    return r[()] if scalar[0] else r
+                out = [r.numpy() for r in results]
+                return tuple(r[()] if sc else r for r, sc in zip(out, scalar))
         tensors, as_numpy, leaves = self.tensors(args, mismatch)
         results = self.plan.run(tensors + list(self._captured(leaves)))
         return self.finish(results, as_numpy)

@@ -18,7 +18,7 @@ hop.Tensor (whose results stay tensors).  What hop does not implement is a
 hop.UnsupportedError naming the function while tracing, and computed by
 NumPy on the arrays' memory eagerly.  See docs/ARCHITECTURE.md, "NumPy".
 """
-
+import builtins as _builtins
 import math as _math
 
 import numpy as _np
@@ -113,6 +113,20 @@ def _numpy_out_spec(spec):
         return spec
     cls = _NumpyOut if spec.cls is NumpyArg else spec.cls
     return Spec(spec.kind, spec.keys, [_numpy_out_spec(c) for c in spec.children], cls)
+
+
+def _simple_out(spec):
+    """For a plan's fast NumPy call: (False, [scalar]) when spec is one
+    returned array, (True, [scalar, ...]) for a tuple of them, else None."""
+    from .._pytree import LEAF
+
+    def one(s):
+        return s.kind == "custom" and s.cls is _NumpyOut and s.children == (LEAF,)
+    if one(spec):
+        return False, [bool(spec.keys)]
+    if spec.kind == "tuple" and spec.children and _builtins.all(one(c) for c in spec.children):
+        return True, [bool(c.keys) for c in spec.children]
+    return None
 
 
 def _wrap_arg(t):
