@@ -638,6 +638,27 @@ gview_init(gview *v, const frun *c, int k)
             off += idx[d] * v->st[d];                                                              \
         }                                                                                          \
         for (int64_t done = 0; done < m;) {                                                        \
+            if (inner > 0 && idx[inner] == 0 && idx[inner - 1] == 0 &&                             \
+                m - done >= v->sizes[inner] * v->sizes[inner - 1]) {                               \
+                /* a whole block of the two inner dims: rows without the odometer */               \
+                int64_t rows = v->sizes[inner - 1], n = v->sizes[inner], s1 = v->st[inner - 1];    \
+                const T *p = src + off;                                                            \
+                T *o = dst + done;                                                                 \
+                for (int64_t j = 0; j < rows; j++, o += n, p += s1)                                \
+                    for (int64_t i = 0; i < n; i++)                                                \
+                        o[i] = p[i * s];                                                           \
+                done += rows * n;                                                                  \
+                if (inner < 2)                                                                     \
+                    break; /* the block was everything */                                          \
+                off += v->st[inner - 2];                                                           \
+                idx[inner - 2]++;                                                                  \
+                for (int d = inner - 2; d > 0 && idx[d] == v->sizes[d]; d--) {                     \
+                    off += v->st[d - 1] - v->sizes[d] * v->st[d];                                  \
+                    idx[d] = 0;                                                                    \
+                    idx[d - 1]++;                                                                  \
+                }                                                                                  \
+                continue;                                                                          \
+            }                                                                                      \
             int64_t n = v->sizes[inner] - idx[inner];                                              \
             if (n > m - done)                                                                      \
                 n = m - done;                                                                      \

@@ -16,6 +16,7 @@
  * handed over) gets a TraceError, never a node in a graph it does not own.
  */
 #include "hop_py.h"
+#include "tensor_impl.h"
 
 #include <pthread.h>
 #include <stdint.h>
@@ -1594,8 +1595,79 @@ plan_input_names(PlanObject *p, void *closure)
     return list;
 }
 
+static PyObject *numpy_asarray_fn; /* numpy.asarray, imported on first use */
+
+/* run_arrays(arrays, captures, scalars): the compiled call of NumPy code
+ * (python/hop/_trace.py, _Runner.call) in one step: each array wrapped as
+ * hop.asarray does (zero-copy where it can), the captured tensors after
+ * them, each result an ndarray over its memory, or its 0-d value as a NumPy
+ * scalar where scalars[i] is true.  A tuple of results, or the one. */
+static PyObject *
+plan_run_arrays(PlanObject *p, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 3 || !PyTuple_Check(args[0]) || !PyTuple_Check(args[1]) || !PyTuple_Check(args[2]))
+        return PyErr_Format(PyExc_TypeError, "run_arrays(arrays, captures, scalars) takes "
+                                             "three tuples");
+    PyObject *arrays = args[0], *caps = args[1], *scalars = args[2];
+    Py_ssize_t na = PyTuple_GET_SIZE(arrays), nc = PyTuple_GET_SIZE(caps);
+    if (numpy_asarray_fn == NULL) {
+        PyObject *np = PyImport_ImportModule("numpy");
+        if (np == NULL)
+            return NULL;
+        numpy_asarray_fn = PyObject_GetAttrString(np, "asarray");
+        Py_DECREF(np);
+        if (numpy_asarray_fn == NULL)
+            return NULL;
+    }
+    PyObject *in = PyList_New(na + nc);
+    if (in == NULL)
+        return NULL;
+    for (Py_ssize_t i = 0; i < na; i++) {
+        PyObject *t = hop_py__asarray(PyTuple_GET_ITEM(arrays, i), NULL, "asarray");
+        if (t == NULL) {
+            Py_DECREF(in);
+            return NULL;
+        }
+        PyList_SET_ITEM(in, i, t);
+    }
+    for (Py_ssize_t i = 0; i < nc; i++)
+        PyList_SET_ITEM(in, na + i, Py_NewRef(PyTuple_GET_ITEM(caps, i)));
+    PyObject *res = plan_run(p, in);
+    Py_DECREF(in);
+    if (res == NULL)
+        return NULL;
+    Py_ssize_t nr = PyList_GET_SIZE(res);
+    if (nr != PyTuple_GET_SIZE(scalars)) {
+        Py_DECREF(res);
+        return PyErr_Format(PyExc_TypeError, "run_arrays: %zd results, %zd scalar flags", nr,
+                            PyTuple_GET_SIZE(scalars));
+    }
+    PyObject *out = PyTuple_New(nr);
+    for (Py_ssize_t i = 0; out != NULL && i < nr; i++) {
+        PyObject *a = PyObject_CallOneArg(numpy_asarray_fn, PyList_GET_ITEM(res, i));
+        if (a != NULL && PyObject_IsTrue(PyTuple_GET_ITEM(scalars, i))) {
+            PyObject *empty = PyTuple_New(0);
+            Py_SETREF(a, empty == NULL ? NULL : PyObject_GetItem(a, empty));
+            Py_XDECREF(empty);
+        }
+        if (a == NULL)
+            Py_CLEAR(out);
+        else
+            PyTuple_SET_ITEM(out, i, a);
+    }
+    Py_DECREF(res);
+    if (out != NULL && nr == 1) {
+        PyObject *one = Py_NewRef(PyTuple_GET_ITEM(out, 0));
+        Py_DECREF(out);
+        return one;
+    }
+    return out;
+}
+
 static PyMethodDef plan_methods[] = {
     {"run", (PyCFunction)plan_run, METH_O, "run(tensors) -> list of result tensors"},
+    {"run_arrays", (PyCFunction)(void (*)(void))plan_run_arrays, METH_FASTCALL,
+     "run_arrays(arrays, captures, scalars) -> ndarray results (the compiled NumPy call)"},
     {"dump", (PyCFunction)plan_dump, METH_NOARGS, "The program, like SQLite's EXPLAIN."},
     {NULL, NULL, 0, NULL},
 };

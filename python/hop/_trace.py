@@ -481,13 +481,7 @@ class _Runner:
                 st = self._state
                 if self._check is not None and not self._check(st[0], args):
                     st = self._state = self.guards.revalidate(st, args)
-                results = self.plan.run([_C.asarray(a) for a in args] + list(st[1]))
-                many, scalar = self._ndout
-                if not many:
-                    r = results[0].numpy()
-                    return r[()] if scalar[0] else r
-                out = [r.numpy() for r in results]
-                return tuple(r[()] if sc else r for r, sc in zip(out, scalar))
+                return self.plan.run_arrays(args, st[1], self._ndout)
         tensors, as_numpy, leaves = self.tensors(args, mismatch)
         results = self.plan.run(tensors + list(self._captured(leaves)))
         return self.finish(results, as_numpy)

@@ -116,16 +116,18 @@ def _numpy_out_spec(spec):
 
 
 def _simple_out(spec):
-    """For a plan's fast NumPy call: (False, [scalar]) when spec is one
-    returned array, (True, [scalar, ...]) for a tuple of them, else None."""
+    """For a plan's fast NumPy call (Plan.run_arrays): the tuple of which
+    results are NumPy scalars when spec is one returned array or a tuple of
+    two or more, else None."""
     from .._pytree import LEAF
 
     def one(s):
         return s.kind == "custom" and s.cls is _NumpyOut and s.children == (LEAF,)
     if one(spec):
-        return False, [bool(spec.keys)]
-    if spec.kind == "tuple" and spec.children and _builtins.all(one(c) for c in spec.children):
-        return True, [bool(c.keys) for c in spec.children]
+        return (bool(spec.keys),)
+    if spec.kind == "tuple" and len(spec.children) > 1 and \
+            _builtins.all(one(c) for c in spec.children):
+        return tuple(bool(c.keys) for c in spec.children)
     return None
 
 
