@@ -20,7 +20,7 @@ import hop.numpy as hnp
 FLOATS = ["float16", "float32", "float64"]
 INTS = ["int8", "uint8", "int16", "int32", "int64"]
 DTYPES = ["bool"] + INTS + FLOATS
-SETTINGS = settings(max_examples=25, deadline=None,
+SETTINGS = settings(max_examples=40, deadline=None,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
 
