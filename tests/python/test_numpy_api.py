@@ -504,6 +504,18 @@ def test_value_dependent_result_dtype_is_a_clear_error_in_hop_trace():
     assert cf(x, big).dtype == np.float64 and cf(x, m).dtype == np.float32
 
 
+@pytest.mark.parametrize("d1,d2,v", [
+    ("uint8", "int8", 0), ("uint8", "int8", -1), ("int8", "uint8", 200), ("int8", "uint8", 100),
+    ("int16", "int32", 32768), ("int8", "int64", 2**31), ("int64", "uint64", 2**63 + 5),
+    ("int32", "uint64", 7), ("float16", "int32", 70000), ("float32", "float64", 1e39)])
+def test_a_0d_array_argument_casts_by_its_value_class_like_numpy(d1, d2, v):
+    # (a hypothesis find: int8 <= 255 compared as a weak int8 scalar wrapped)
+    a, b = np.array([1, 2], d1), np.array(v).astype(d2)
+    with np.errstate(all="ignore"):
+        same(hop.compile(lambda x, y: x + y)(a, b), a + b)
+        same(hop.compile(lambda x, y: np.maximum(y, x))(a, b), np.maximum(b, a))
+
+
 # ------------------------------------------------- NumPy's own ufunc tests
 
 def _floor_divide_and_remainder(x, y):

@@ -147,8 +147,12 @@ def scalar_arg(o):
 # with the test that puts a value in the class.  A float with |v| < 65000
 # (or not finite) is float16, below 3.4e38 float32; a non-negative integer
 # uint8 below 256, uint16 below 65536, ...; a negative one int8 from -128.
-_INT_CLASSES = [(0, 255, 0), (256, 65535, 256), (65536, 2**32 - 1, 65536),
-                (2**32, 2**64 - 1, 2**32), (-128, -1, -1), (-32768, -129, -129),
+# The classes of integer values NumPy 1.24 casts alike (its min_scalar_type
+# of a value, and whether the value fits the signed type of that width).
+_INT_CLASSES = [(0, 127, 0), (128, 255, 128), (256, 32767, 256), (32768, 65535, 32768),
+                (65536, 2**31 - 1, 65536), (2**31, 2**32 - 1, 2**31),
+                (2**32, 2**63 - 1, 2**32), (2**63, 2**64 - 1, 2**63),
+                (-128, -1, -1), (-32768, -129, -129),
                 (-2**31, -32769, -32769), (-2**63, -2**31 - 1, -2**31 - 1)]
 _FLOAT_CLASSES = [(65000.0, 0.0), (3.4e38, 1e5), (float("inf"), 1e300)]
 
@@ -185,7 +189,14 @@ def _test(o, cond):
         lo, hi = cond[1], cond[2]
         if o.t is None:  # a SymInt: decided through the ShapeEnv, with guards
             return lo <= o.value <= hi
-        return _C.logical_and(_C.ge(o.t, lo), _C.le(o.t, hi))
+        # Bounds outside the dtype's range are no condition (and compared
+        # as a weak scalar they would wrap: int8 <= 255 is int8 <= -1).
+        info = _np.iinfo(o.dtype)
+        tests = ([_C.ge(o.t, lo)] if lo > info.min else []) + \
+            ([_C.le(o.t, hi)] if hi < info.max else [])
+        if not tests:
+            return True
+        return tests[0] if len(tests) == 1 else _C.logical_and(tests[0], tests[1])
     bound = cond[1]
     a = _C.abs(o.t)
     return _C.logical_or(_C.lt(a, bound), _C.ne(a - a, 0))  # |v| < bound, or not finite
