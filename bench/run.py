@@ -666,6 +666,122 @@ def r_memory():
                    "allocs_per_map_iteration": max(allocs)})
 
 
+# ---------------------------------------------------- NumPy programs (#17)
+
+def np_softmax(x):
+    e = np.exp(x - x.max(axis=1, keepdims=True))
+    return e / e.sum(axis=1, keepdims=True)
+
+
+def np_mlp(x, w1, b1, w2, b2):
+    h = np.maximum(x @ w1 + b1, 0)
+    return h @ w2 + b2
+
+
+def np_pairwise(a, b):
+    d = a[:, None, :] - b[None, :, :]
+    return np.sqrt((d * d).sum(axis=-1))
+
+
+def np_logsumexp(x):
+    m = np.max(x, axis=-1, keepdims=True)
+    return (m + np.log(np.sum(np.exp(x - m), axis=-1, keepdims=True)))[..., 0]
+
+
+def np_kmeans(x, c):
+    d = ((x[:, None, :] - c[None, :, :]) ** 2).sum(axis=2)
+    return np.argmin(d, axis=1)
+
+
+def np_programs(large):
+    """name -> (function, float32 arguments): every input <= 1k elements,
+    or the largest array (input or result) >= 1M."""
+    rng = np.random.default_rng(17)
+
+    def r(*s):
+        return rng.standard_normal(s).astype(np.float32)
+    if large:
+        return {"softmax": (np_softmax, (r(4096, 256),)),
+                "mlp": (np_mlp, (r(16384, 64), r(64, 128), r(128), r(128, 16), r(16))),
+                "pairwise": (np_pairwise, (r(1024, 3), r(1024, 3))),
+                "logsumexp": (np_logsumexp, (r(4096, 256),)),
+                "kmeans": (np_kmeans, (r(262144, 4), r(8, 4)))}
+    return {"softmax": (np_softmax, (r(32, 32),)),
+            "mlp": (np_mlp, (r(16, 16), r(16, 32), r(32), r(32, 8), r(8))),
+            "pairwise": (np_pairwise, (r(16, 3), r(16, 3))),
+            "logsumexp": (np_logsumexp, (r(32, 32),)),
+            "kmeans": (np_kmeans, (r(128, 2), r(8, 2)))}
+
+
+def np_programs_row(large, target):
+    progs = np_programs(large)
+    fns = {}
+    for name, (f, args) in progs.items():
+        cf = hop.compile(f)
+        cf(*args)
+        fns["hop " + name] = (lambda cf, args: lambda: cf(*args))(cf, args)
+        fns["np " + name] = (lambda f, args: lambda: f(*args))(f, args)
+    kw = big_rep() if large else {}
+    s = measure_all(fns, **kw)
+    ratios = {n: s["np " + n].median / s["hop " + n].median for n in progs}
+    geo = statistics.geometric_mean(ratios.values())
+    h = {"median": sum(s["hop " + n].median for n in progs)}
+    n = {"median": sum(s["np " + n].median for n in progs)}
+    notes = ("hop.compile'd NumPy code called with ndarrays vs the same code on NumPy, "
+             "float32, 1 thread; hop and NumPy columns: the five calls' times added; "
+             "NumPy/hop per program: " +
+             ", ".join(f"{k} {v:.2f}x ({s['hop ' + k].median / 1e3:.1f} vs "
+                       f"{s['np ' + k].median / 1e3:.1f} us)" for k, v in ratios.items()))
+    return result("ns", h, n, None, min(ratios.values()) >= target,
+                  f"NumPy/hop geomean {geo:.2f}x, min {min(ratios.values()):.2f}x", notes,
+                  {"ratios": ratios, "per_program": {k: v.as_dict() for k, v in s.items()}})
+
+
+@row("np_small", "five NumPy programs compiled, <= 1k elements", ">= 3x NumPy")
+def r_np_small():
+    one_thread()
+    return np_programs_row(False, 3.0)
+
+
+@row("np_large", "five NumPy programs compiled, >= 1M elements", ">= 1.0x NumPy")
+def r_np_large():
+    one_thread()
+    return np_programs_row(True, 1.0)
+
+
+def np_branchy(x):
+    if np.sum(x) > 0:
+        return np.sin(x) * 2.0
+    return np.cos(x) - 1.0
+
+
+def np_branchy_cond(x):
+    return hop.cond(np.sum(x) > 0, lambda: np.sin(x) * 2.0, lambda: np.cos(x) - 1.0)
+
+
+@row("np_if", "data-dependent Python if, compiled, after both paths", "<= 1.2x hop.cond")
+def r_np_if():
+    one_thread()
+    pos = np.linspace(0.1, 1.0, 256, dtype=np.float32)
+    neg = -pos
+    pf, cf = hop.compile(np_branchy), hop.compile(np_branchy_cond)
+    for f in (pf, cf):
+        f(pos), f(neg)
+    before = pf.recompiles
+
+    def alt(f):
+        return lambda: (f(pos), f(neg))
+    s = measure_all({"if": alt(pf), "cond": alt(cf), "np": alt(np_branchy)}, per=2)
+    assert pf.recompiles == before and len(pf.graphs) == 2  # merged: no retrace
+    h, c, n = s["if"].as_dict(), s["cond"].as_dict(), s["np"].as_dict()
+    ratio = h["median"] / c["median"]
+    return result("ns", h, n, None, ratio <= 1.2,
+                  join(f"if/cond {ratio:.2f}x", speedup(n, h, "NumPy")),
+                  f"`if np.sum(x) > 0: sin(x)*2 else cos(x)-1` on f32[256], calls alternating "
+                  f"between the two sides; hop.cond version {c['median']:.0f} ns",
+                  {"cond": c})
+
+
 # ------------------------------------------------------------- reporting
 
 def fmt(v, unit):

@@ -101,9 +101,11 @@ promote(const hop_node *n)
     return t;
 }
 
-/* The vector function of n and the dtype each operand is read in. */
+/* The vector function of n, the dtype each operand is read in and the one
+ * the function writes (*fdtype: f32 for an f16 result, rounded after each
+ * step as the runtime's kernel does, so fused and unfused agree). */
 static hop__vfn
-step_fn(const hop_node *n, hop_dtype *need)
+step_fn(const hop_node *n, hop_dtype *need, hop_dtype *fdtype)
 {
     if (n->meta->kind != HOP_VALUE_TENSOR)
         return NULL;
@@ -111,15 +113,19 @@ step_fn(const hop_node *n, hop_dtype *need)
     const hop_op_info *info = hop_op_get(n->op);
     for (int i = 0; i < 3; i++)
         need[i] = out;
+    *fdtype = out;
     if (n->op == HOP_OP_to || n->op == HOP_OP_clone)
         return hop__vfn_copy(out);
+    hop_dtype compute = hop__compute_dtype(out);
     switch (info->rule) {
     case HOP_RULE_UNARY:
-        return hop__vfn_unary(n->op, out);
+        need[0] = *fdtype = compute;
+        return hop__vfn_unary(n->op, compute);
     case HOP_RULE_BINARY:
-        return hop__vfn_binary(n->op, out);
+        need[0] = need[1] = *fdtype = compute;
+        return hop__vfn_binary(n->op, compute);
     case HOP_RULE_COMPARE:
-        need[0] = need[1] = promote(n);
+        need[0] = need[1] = hop__compute_dtype(promote(n));
         return hop__vfn_binary(n->op, need[0]);
     case HOP_RULE_LOGICAL:
         need[0] = need[1] = HOP_BOOL;
@@ -146,8 +152,8 @@ hop__fused_ok(const hop_node *n)
     if (n->kind != HOP_NODE_CALL_OP || !fusable_op(n->op) || n->meta->kind != HOP_VALUE_TENSOR ||
         n_operands(n) > 3 || n_operands(n) < 1)
         return false;
-    hop_dtype need[3];
-    if (step_fn(n, need) == NULL)
+    hop_dtype need[3], fdtype;
+    if (step_fn(n, need, &fdtype) == NULL)
         return false;
     for (int i = 0; i < n_operands(n); i++) {
         hop_dtype d;
@@ -166,10 +172,19 @@ full(const char *what)
     return hop_error(HOP_UNSUPPORTED, "fused group: too many %s", what);
 }
 
+/* A scalar operand in need; for an op on f16 (computed in f32) rounded to
+ * f16 first, as the runtime's kernel does. */
 static void
-scalar_value(const hop_arg *a, hop_dtype need, unsigned char *val)
+scalar_value(const hop_arg *a, hop_dtype need, hop_dtype opdtype, unsigned char *val)
 {
     memset(val, 0, 8);
+    if (opdtype == HOP_F16 && need != HOP_F16) {
+        uint16_t h;
+        scalar_value(a, HOP_F16, HOP_F16, val);
+        memcpy(&h, val, sizeof h);
+        hop__convert(1, val, need, &h, HOP_F16, 1);
+        return;
+    }
     switch (a->kind) {
     case HOP_ARG_INT: {
         int64_t v = a->u.i;
@@ -239,7 +254,9 @@ hop__fused_build(hop_lower_ctx *cx, const hop_node *root, const hop_node *const 
         const hop_node *n = members[s];
         hop__fstep *st = &g->steps[s];
         hop_dtype need[3];
-        st->fn = step_fn(n, need);
+        st->fn = step_fn(n, need, &st->fdtype);
+        st->opdtype =
+            hop_op_get(n->op)->rule == HOP_RULE_COMPARE ? promote(n) : n->meta->meta.dtype;
         st->op = n->op;
         st->nin = n_operands(n);
         st->dtype = n->meta->meta.dtype;
@@ -310,7 +327,7 @@ hop__fused_build(hop_lower_ctx *cx, const hop_node *root, const hop_node *const 
                 o->have = o->need;
             } else {
                 o->src = HOP__F_SCALAR;
-                scalar_value(a, o->need, o->val);
+                scalar_value(a, o->need, st->opdtype, o->val);
                 o->have = o->need;
             }
         }

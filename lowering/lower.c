@@ -620,18 +620,24 @@ hop__compile_graph(hop_lower_ctx *cx, const hop_graph *g, const hop_pval *inputs
 
 /* Guard instruction i (of the ShapeEnv, or of subgraph g when it is one of
  * g's own guards): HOP_GUARD at run time unless e holds for the symbols the
- * inputs' sizes bound. */
+ * inputs' sizes bound.  A subgraph's guard runs where the subgraph starts, so
+ * a symbol the code before it bound (an item() of the caller's: hop.compile
+ * guards a branch it has not traced on its predicate) is there too. */
 static hop_status
 emit_guard(hop_lower_ctx *cx, const hop_expr *e, size_t i, const hop_graph *g)
 {
     const hop_expr *syms[32];
     size_t ns = hop_expr_free_symbols(e, syms, 32);
-    for (size_t s = 0; s < ns && s < 32; s++)
+    for (size_t s = 0; s < ns && s < 32; s++) {
+        int64_t id = hop_symbol_id(syms[s]);
+        if (g != NULL && id >= 0 && (size_t)id < cx->nsyms && cx->symdef[id])
+            continue;
         if (!hop__entry_bound(cx, syms[s]))
             return hop_error(HOP_UNSUPPORTED,
                              "lowering: guard %s%s%s uses %s, which no input's size gives",
                              hop_expr_str(cx->env, e) ? hop_expr_str(cx->env, e) : "?",
                              g ? " of " : "", g ? g->name : "", hop_symbol_name(syms[s]));
+    }
     hop__guard *gd = hop__arena_zalloc(&cx->plan->arena, sizeof *gd);
     if (gd == NULL || (gd->x = hop__xcompile(cx, e)) == NULL)
         return hop__nomem_or(hop_error_code());

@@ -1,15 +1,18 @@
 /*
- * ops/dtype.c - the dtype table (names, sizes, kinds) and promotion.
+ * ops/dtype.c - the dtype table (names, sizes, kinds), promotion and the
+ * binary16 conversions.
  *
- * Everything comes from HOP_DTYPE_LIST, whose order is the promotion order.
+ * Everything comes from HOP_DTYPE_LIST.
  */
 #include "core/core.h"
 #include "hop/ops.h"
 
+#include <math.h>
+
 typedef struct dtype_info {
     const char *name;
     size_t size;
-    int kind; /* 0 bool, 1 integer, 2 float */
+    int kind; /* 0 bool, 1 signed integer, 2 float, 3 unsigned integer */
 } dtype_info;
 
 static const dtype_info dtype_table[] = {
@@ -24,9 +27,10 @@ static const struct {
     const char *alias;
     hop_dtype dtype;
 } dtype_aliases[] = {
-    {"float32", HOP_F32}, {"float", HOP_F32}, {"float64", HOP_F64},
-    {"double", HOP_F64},  {"int32", HOP_I32}, {"int", HOP_I32},
-    {"int64", HOP_I64},   {"long", HOP_I64},  {"bool_", HOP_BOOL},
+    {"float32", HOP_F32}, {"float", HOP_F32}, {"float64", HOP_F64}, {"double", HOP_F64},
+    {"float16", HOP_F16}, {"half", HOP_F16},  {"int32", HOP_I32},   {"int", HOP_I32},
+    {"int64", HOP_I64},   {"long", HOP_I64},  {"int8", HOP_I8},     {"int16", HOP_I16},
+    {"short", HOP_I16},   {"uint8", HOP_U8},  {"uint64", HOP_U64},  {"bool_", HOP_BOOL},
 };
 
 static bool
@@ -56,7 +60,13 @@ hop_dtype_is_float(hop_dtype d)
 bool
 hop_dtype_is_int(hop_dtype d)
 {
-    return valid(d) && dtype_table[d].kind == 1;
+    return valid(d) && (dtype_table[d].kind == 1 || dtype_table[d].kind == 3);
+}
+
+bool
+hop_dtype_is_unsigned(hop_dtype d)
+{
+    return valid(d) && dtype_table[d].kind == 3;
 }
 
 hop_status
@@ -76,7 +86,17 @@ hop_dtype_from_name(const char *name, hop_dtype *out)
             return HOP_OK;
         }
     }
-    return hop_error(HOP_INVALID, "unknown dtype '%s' (expected bool, i32, i64, f32 or f64)", name);
+    return hop_error(HOP_INVALID,
+                     "unknown dtype '%s' (expected bool, i8, u8, i16, i32, i64, u64, f16, f32 or "
+                     "f64)",
+                     name);
+}
+
+/* The signed integer dtype of a byte size (1, 2, 4, 8). */
+static hop_dtype
+signed_of_size(size_t size)
+{
+    return size == 1 ? HOP_I8 : size == 2 ? HOP_I16 : size == 4 ? HOP_I32 : HOP_I64;
 }
 
 hop_dtype
@@ -88,5 +108,73 @@ hop_dtype_promote(hop_dtype a, hop_dtype b)
         return a;
     if (!valid(b))
         return b;
-    return a > b ? a : b;
+    if (a == b || b == HOP_BOOL)
+        return a;
+    if (a == HOP_BOOL)
+        return b;
+    size_t sa = dtype_table[a].size, sb = dtype_table[b].size;
+    bool fa = hop_dtype_is_float(a), fb = hop_dtype_is_float(b);
+    if (fa != fb)
+        return fa ? a : b;
+    bool ua = hop_dtype_is_unsigned(a), ub = hop_dtype_is_unsigned(b);
+    if (fa || ua == ub)
+        return sa >= sb ? a : b;
+    size_t su = ua ? sa : sb, ss = ua ? sb : sa;
+    if (ss > su)
+        return ua ? b : a;
+    return su < 8 ? signed_of_size(2 * su) : HOP_F64;
+}
+
+/* ------------------------------------------------------------- binary16 */
+
+float
+hop_f16_to_float(uint16_t h)
+{
+    uint32_t sign = (uint32_t)(h >> 15) << 31, exp = (h >> 10) & 0x1f, mant = h & 0x3ff;
+    uint32_t bits;
+    if (exp == 0) {
+        /* zero or subnormal: mant * 2^-24, exact in float */
+        float v = (float)mant * 0x1p-24f;
+        return sign ? -v : v;
+    }
+    if (exp == 31)
+        bits = sign | 0x7f800000u | mant << 13; /* inf, or nan keeping its payload */
+    else
+        bits = sign | (exp - 15 + 127) << 23 | mant << 13;
+    float f;
+    memcpy(&f, &bits, sizeof f);
+    return f;
+}
+
+uint16_t
+hop_f16_from_double(double d)
+{
+    uint16_t sign = signbit(d) ? 0x8000 : 0;
+    double a = fabs(d);
+    if (isnan(d))
+        return sign | 0x7e00;
+    /* 65520 is halfway between the largest half, 65504, and 65536; the tie
+     * goes to the even neighbour, 65536, which overflows. */
+    if (a >= 65520.0)
+        return sign | 0x7c00;
+    if (a < 0x1p-14) {
+        /* subnormal (or zero): a multiple of 2^-24, rounded to even; 1024
+         * is the smallest normal, whose bits the sum gives as well */
+        return sign | (uint16_t)rint(ldexp(a, 24));
+    }
+    int e;
+    frexp(a, &e); /* a = f * 2^e, f in [0.5, 1): a in [2^(e-1), 2^e) */
+    int E = e - 1;
+    double m = rint(ldexp(a, 10 - E)); /* in [1024, 2048] */
+    if (m >= 2048.0) {
+        m = 1024.0;
+        E++;
+    }
+    return sign | (uint16_t)((E + 15) << 10) | (uint16_t)((int)m - 1024);
+}
+
+uint16_t
+hop_f16_from_float(float f)
+{
+    return hop_f16_from_double((double)f); /* exact, so one rounding */
 }

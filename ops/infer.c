@@ -569,6 +569,15 @@ hop_op_infer(hop_shape_env *env, hop_op op, const hop_operand *args, size_t narg
     case HOP_RULE_CLONE:
         st = hop__infer_clone(&c);
         break;
+    case HOP_RULE_SCAN:
+        st = hop__infer_scan(&c);
+        break;
+    case HOP_RULE_SORT:
+        st = hop__infer_sort(&c);
+        break;
+    case HOP_RULE_TAKE:
+        st = hop__infer_take(&c);
+        break;
     }
     if (st != HOP_OK) {
         hop_shape_env_truncate_guards(env, nguards);

@@ -2,9 +2,10 @@
  * ops/infer.h - internals shared by the shape-inference files: the per-call
  * context, operand access with uniform error messages, dims, decisions and
  * broadcasting.  infer.c owns these helpers and the dispatch; each rule
- * function lives in infer_elem.c (elementwise, reductions, matmul) or
- * infer_shape.c (views, cat/stack, factories, scalars); view.c owns view
- * geometry (hop_view_of) and gives the view rules their dim moves.
+ * function lives in infer_elem.c (elementwise, reductions, matmul),
+ * infer_shape.c (views, cat/stack, factories, scalars) or infer_index.c
+ * (scans, sorting, take); view.c owns view geometry (hop_view_of) and gives
+ * the view rules their dim moves.
  */
 #ifndef HOP_OPS_INFER_H
 #define HOP_OPS_INFER_H
@@ -128,5 +129,8 @@ hop_status hop__infer_nonzero(hop__infer *c);
 hop_status hop__infer_sym_size(hop__infer *c);
 hop_status hop__infer_to(hop__infer *c);
 hop_status hop__infer_clone(hop__infer *c);
+hop_status hop__infer_scan(hop__infer *c);
+hop_status hop__infer_sort(hop__infer *c);
+hop_status hop__infer_take(hop__infer *c);
 
 #endif /* HOP_OPS_INFER_H */

@@ -186,8 +186,9 @@ elementwise(hop__infer *c, size_t nargs, hop_dtype *dtype, const hop_expr **size
     return broadcast_operands(c, 0, nargs, metas, nmetas, sizes, rank);
 }
 
-/* neg abs relu keep the dtype; the others are float functions and turn
- * integer and bool inputs into f32, as torch.exp(int tensor) does. */
+/* neg abs relu sign floor ceil round bitwise_not keep the dtype; the others
+ * are float functions and turn integer and bool inputs into f32, as
+ * torch.exp(int tensor) does. */
 hop_status
 hop__infer_unary(hop__infer *c)
 {
@@ -208,6 +209,17 @@ hop__infer_unary(hop__infer *c)
         break;
     case HOP_OP_abs:
     case HOP_OP_relu:
+    case HOP_OP_sign:
+    case HOP_OP_floor:
+    case HOP_OP_ceil:
+    case HOP_OP_round:
+        break;
+    case HOP_OP_bitwise_not:
+        if (hop_dtype_is_float(dtype)) {
+            hop__text t;
+            return hop_error(HOP_DTYPE, "bitwise_not: needs an integer or bool tensor, got %s",
+                             hop__meta_text(&t, x));
+        }
         break;
     default:
         if (!hop_dtype_is_float(dtype))
@@ -228,11 +240,18 @@ hop__infer_binary(hop__infer *c)
     hop_status st = elementwise(c, 2, &dtype, sizes, &rank);
     if (st != HOP_OK)
         return st;
-    if (c->op == HOP_OP_sub && dtype == HOP_BOOL) {
-        hop__text t;
+    hop__text t;
+    if (c->op == HOP_OP_sub && dtype == HOP_BOOL)
         return hop_error(HOP_DTYPE, "sub: subtraction is not supported for bool operands, got %s",
                          operands_text(c, &t, 0, 2, false, " and "));
-    }
+    if ((c->op == HOP_OP_floor_divide || c->op == HOP_OP_remainder) && dtype == HOP_BOOL)
+        return hop_error(HOP_DTYPE, "%s: not supported for bool operands, got %s", c->name,
+                         operands_text(c, &t, 0, 2, false, " and "));
+    if ((c->op == HOP_OP_bitwise_and || c->op == HOP_OP_bitwise_or ||
+         c->op == HOP_OP_bitwise_xor) &&
+        hop_dtype_is_float(dtype))
+        return hop_error(HOP_DTYPE, "%s: needs integer or bool operands, got %s", c->name,
+                         operands_text(c, &t, 0, 2, false, " and "));
     if (c->op == HOP_OP_div && !hop_dtype_is_float(dtype))
         dtype = HOP_F32;
     hop__set_tensor(c, dtype, rank, sizes);
@@ -373,7 +392,9 @@ reduced_shape(hop__infer *c, const hop_meta *x, const bool *mask, bool keepdim, 
     return HOP_OK;
 }
 
-/* sum of bool/int gives i64; mean needs a float; amax/amin keep the dtype. */
+/* sum and prod of bool and signed ints give i64, of unsigned ints u64 (as
+ * NumPy; not PyTorch's i64 for u8); mean needs a float; any and all give
+ * bool (and accept an empty reduction); amax/amin keep the dtype. */
 hop_status
 hop__infer_reduce(hop__infer *c)
 {
@@ -388,8 +409,13 @@ hop__infer_reduce(hop__infer *c)
     hop__text t;
     switch (c->op) {
     case HOP_OP_sum:
+    case HOP_OP_prod:
         if (!hop_dtype_is_float(dtype))
-            dtype = HOP_I64;
+            dtype = hop_dtype_is_unsigned(dtype) ? HOP_U64 : HOP_I64;
+        break;
+    case HOP_OP_any:
+    case HOP_OP_all:
+        dtype = HOP_BOOL;
         break;
     case HOP_OP_mean:
         if (!hop_dtype_is_float(dtype))
@@ -404,8 +430,8 @@ hop__infer_reduce(hop__infer *c)
     return reduced_shape(c, x, mask, keepdim, dtype);
 }
 
-/* argmax(x, dim or None, keepdim) -> i64; None flattens (keepdim gives all
- * dims 1). */
+/* argmax/argmin(x, dim or None, keepdim) -> i64; None flattens (keepdim
+ * gives all dims 1). */
 hop_status
 hop__infer_argmax(hop__infer *c)
 {
@@ -421,7 +447,7 @@ hop__infer_argmax(hop__infer *c)
         return st;
     if (x->dtype == HOP_BOOL) {
         hop__text t;
-        return hop_error(HOP_DTYPE, "argmax: bool tensors are not supported, got %s",
+        return hop_error(HOP_DTYPE, "%s: bool tensors are not supported, got %s", c->name,
                          hop__meta_text(&t, x));
     }
     if ((st = check_nonempty(c, x, mask)) != HOP_OK)

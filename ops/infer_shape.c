@@ -766,8 +766,31 @@ hop__infer_item(hop__infer *c)
         return hop_error(HOP_SHAPE,
                          "item: a tensor with %s elements cannot be converted to a scalar, got %s",
                          hop__expr_text(&tn, numel), hop__meta_text(&t, x));
-    int64_t lo = x->dtype == HOP_BOOL ? 0 : x->dtype == HOP_I32 ? INT32_MIN : INT64_MIN;
-    int64_t hi = x->dtype == HOP_BOOL ? 1 : x->dtype == HOP_I32 ? INT32_MAX : INT64_MAX;
+    /* The dtype's range (u64 beyond INT64_MAX saturates when read). */
+    int64_t lo, hi;
+    switch (x->dtype) {
+    case HOP_BOOL:
+        lo = 0, hi = 1;
+        break;
+    case HOP_I8:
+        lo = INT8_MIN, hi = INT8_MAX;
+        break;
+    case HOP_U8:
+        lo = 0, hi = UINT8_MAX;
+        break;
+    case HOP_I16:
+        lo = INT16_MIN, hi = INT16_MAX;
+        break;
+    case HOP_I32:
+        lo = INT32_MIN, hi = INT32_MAX;
+        break;
+    case HOP_U64:
+        lo = 0, hi = INT64_MAX;
+        break;
+    default:
+        lo = INT64_MIN, hi = INT64_MAX;
+        break;
+    }
     const hop_expr *u = hop_shape_env_unbacked(c->env, lo, hi);
     if (u == NULL)
         return hop__sym_failed(c);

@@ -6,47 +6,50 @@
  * Conversions never hit C undefined behaviour: float to integer truncates
  * toward zero and saturates (nan gives 0), integer to narrower integer wraps
  * (two's complement), anything to bool is x != 0 and bool reads as 0 or 1
- * whatever byte the memory holds.
+ * whatever byte the memory holds.  binary16 goes through float (exact) on
+ * the way in and is rounded to nearest even on the way out.
  */
 #include "runtime/runtime.h"
 
 #include <math.h>
 
-static inline int32_t
-f2i32(double v)
-{
-    if (isnan(v))
-        return 0;
-    if (v <= (double)INT32_MIN)
-        return INT32_MIN;
-    if (v >= (double)INT32_MAX)
-        return INT32_MAX;
-    return (int32_t)v;
-}
-
+/* Float to integer: truncate toward zero, saturate to [lo, hi], nan -> 0.
+ * The comparisons are exact: every bound is a double (INT64_MAX rounds to
+ * 2^63, and a v below it truncates into range). */
 static inline int64_t
-f2i64(double v)
+sat_i(double v, int64_t lo, int64_t hi)
 {
     if (isnan(v))
         return 0;
-    if (v <= -9223372036854775808.0)
-        return INT64_MIN;
-    if (v >= 9223372036854775808.0)
-        return INT64_MAX;
+    if (v <= (double)lo)
+        return lo;
+    if (v >= (double)hi)
+        return hi;
     return (int64_t)v;
 }
 
-/* Integer to i32: keep the low 32 bits (defined through unsigned). */
-static inline int32_t
-wrap32(int64_t v)
+static inline uint64_t
+sat_u(double v, uint64_t hi)
 {
-    uint32_t u = (uint32_t)(uint64_t)v;
-    return u <= INT32_MAX ? (int32_t)u : (int32_t)(u - 0x80000000u) + INT32_MIN;
+    if (isnan(v) || v <= 0)
+        return 0;
+    if (v >= (double)hi)
+        return hi;
+    return (uint64_t)v;
 }
 
-/* Per destination type D, from source value x of the source type. */
-#define TO_BOOL(x) ((hop__bool)((x) != 0))
-#define BOOL_IN(x) ((x) != 0)
+/* The low `bits` bits of u as a two's complement value: defined for every
+ * u, where a narrowing cast to a signed type is implementation-defined. */
+static inline int64_t
+wrap_s(uint64_t u, int bits)
+{
+    if (bits < 64) {
+        uint64_t half = (uint64_t)1 << (bits - 1);
+        u &= ((uint64_t)1 << bits) - 1;
+        return u >= half ? (int64_t)(u - half) - (int64_t)half : (int64_t)u;
+    }
+    return u <= INT64_MAX ? (int64_t)u : (int64_t)(u - 9223372036854775808u) + INT64_MIN;
+}
 
 #define CONVERT_LOOP(DT, ST, EXPR)                                                                 \
     do {                                                                                           \
@@ -65,6 +68,114 @@ wrap32(int64_t v)
         }                                                                                          \
     } while (0)
 
+/*
+ * The cases of one destination type DT over every source dtype, given how DT
+ * is made from each kind of source value: B from a bool (0 or 1), S from a
+ * signed integer x of type ST, U from an unsigned one, H from binary16 bits,
+ * F from a float or double.  Bools read as 0 or 1 whatever byte they hold.
+ */
+#define SOURCES(DT, B, S, U, H, F)                                                                 \
+    switch (st) {                                                                                  \
+    case HOP_BOOL:                                                                                 \
+        CONVERT_LOOP(DT, hop__bool, B(x != 0));                                                    \
+        break;                                                                                     \
+    case HOP_I8:                                                                                   \
+        CONVERT_LOOP(DT, int8_t, S(x, int8_t));                                                    \
+        break;                                                                                     \
+    case HOP_U8:                                                                                   \
+        CONVERT_LOOP(DT, uint8_t, U(x));                                                           \
+        break;                                                                                     \
+    case HOP_I16:                                                                                  \
+        CONVERT_LOOP(DT, int16_t, S(x, int16_t));                                                  \
+        break;                                                                                     \
+    case HOP_I32:                                                                                  \
+        CONVERT_LOOP(DT, int32_t, S(x, int32_t));                                                  \
+        break;                                                                                     \
+    case HOP_I64:                                                                                  \
+        CONVERT_LOOP(DT, int64_t, S(x, int64_t));                                                  \
+        break;                                                                                     \
+    case HOP_U64:                                                                                  \
+        CONVERT_LOOP(DT, uint64_t, U(x));                                                          \
+        break;                                                                                     \
+    case HOP_F16:                                                                                  \
+        CONVERT_LOOP(DT, uint16_t, H(x));                                                          \
+        break;                                                                                     \
+    case HOP_F32:                                                                                  \
+        CONVERT_LOOP(DT, float, F(x));                                                             \
+        break;                                                                                     \
+    case HOP_F64:                                                                                  \
+        CONVERT_LOOP(DT, double, F(x));                                                            \
+        break;                                                                                     \
+    default:                                                                                       \
+        break;                                                                                     \
+    }
+
+/* To bool: x != 0 (nan is true; -0.0 is false). */
+#define B_BOOL(b) (hop__bool)(b)
+#define S_BOOL(x, ST) (hop__bool)((x) != 0)
+#define U_BOOL(x) (hop__bool)((x) != 0)
+#define H_BOOL(x) (hop__bool)(((x)&0x7fff) != 0)
+#define F_BOOL(x) (hop__bool)((x) != 0)
+
+/* To a signed integer of `bits` bits: widening is exact, narrowing wraps,
+ * floats saturate. */
+#define SINT_FROM_S(x, ST, T, bits)                                                                \
+    (sizeof(T) >= sizeof(ST) ? (T)(x) : (T)wrap_s((uint64_t)(x), bits))
+#define SINT_FROM_S_8(x, ST) SINT_FROM_S(x, ST, int8_t, 8)
+#define SINT_FROM_S_16(x, ST) SINT_FROM_S(x, ST, int16_t, 16)
+#define SINT_FROM_S_32(x, ST) SINT_FROM_S(x, ST, int32_t, 32)
+#define SINT_FROM_S_64(x, ST) SINT_FROM_S(x, ST, int64_t, 64)
+#define SINT_FROM_U_8(x) (int8_t) wrap_s((uint64_t)(x), 8)
+#define SINT_FROM_U_16(x) (int16_t) wrap_s((uint64_t)(x), 16)
+#define SINT_FROM_U_32(x) (int32_t) wrap_s((uint64_t)(x), 32)
+#define SINT_FROM_U_64(x) (int64_t) wrap_s((uint64_t)(x), 64)
+#define SINT_FROM_H_8(x) (int8_t) sat_i(hop_f16_to_float(x), INT8_MIN, INT8_MAX)
+#define SINT_FROM_H_16(x) (int16_t) sat_i(hop_f16_to_float(x), INT16_MIN, INT16_MAX)
+#define SINT_FROM_H_32(x) (int32_t) sat_i(hop_f16_to_float(x), INT32_MIN, INT32_MAX)
+#define SINT_FROM_H_64(x) (int64_t) sat_i(hop_f16_to_float(x), INT64_MIN, INT64_MAX)
+#define SINT_FROM_F_8(x) (int8_t) sat_i((double)(x), INT8_MIN, INT8_MAX)
+#define SINT_FROM_F_16(x) (int16_t) sat_i((double)(x), INT16_MIN, INT16_MAX)
+#define SINT_FROM_F_32(x) (int32_t) sat_i((double)(x), INT32_MIN, INT32_MAX)
+#define SINT_FROM_F_64(x) (int64_t) sat_i((double)(x), INT64_MIN, INT64_MAX)
+
+/* To an unsigned integer: integers wrap (a conversion to an unsigned type
+ * is modulo 2^bits in C), floats saturate to [0, max]. */
+#define UINT_FROM_S_8(x, ST) (uint8_t)(x)
+#define UINT_FROM_S_64(x, ST) (uint64_t)(x)
+#define UINT_FROM_U_8(x) (uint8_t)(x)
+#define UINT_FROM_U_64(x) (uint64_t)(x)
+#define UINT_FROM_H_8(x) (uint8_t) sat_u(hop_f16_to_float(x), UINT8_MAX)
+#define UINT_FROM_H_64(x) sat_u(hop_f16_to_float(x), UINT64_MAX)
+#define UINT_FROM_F_8(x) (uint8_t) sat_u((double)(x), UINT8_MAX)
+#define UINT_FROM_F_64(x) sat_u((double)(x), UINT64_MAX)
+
+/* To binary16: rounded to nearest even from the exact value (integers
+ * beyond 2^53 round twice). */
+#define HALF_FROM_B(b) (uint16_t)((b) ? 0x3c00 : 0)
+#define HALF_FROM_S(x, ST) hop_f16_from_double((double)(x))
+#define HALF_FROM_U(x) hop_f16_from_double((double)(x))
+#define HALF_FROM_H(x) (x)
+#define HALF_FROM_F(x) hop_f16_from_double((double)(x))
+
+/* To float and double: C's conversions (round to nearest). */
+#define FLT_FROM_B(b) (float)(b)
+#define FLT_FROM_S(x, ST) (float)(x)
+#define FLT_FROM_U(x) (float)(x)
+#define FLT_FROM_H(x) hop_f16_to_float(x)
+#define FLT_FROM_F(x) (float)(x)
+#define DBL_FROM_B(b) (double)(b)
+#define DBL_FROM_S(x, ST) (double)(x)
+#define DBL_FROM_U(x) (double)(x)
+#define DBL_FROM_H(x) (double)hop_f16_to_float(x)
+#define DBL_FROM_F(x) (double)(x)
+
+#define SINT_FROM_B_8(b) (int8_t)(b)
+#define SINT_FROM_B_16(b) (int16_t)(b)
+#define SINT_FROM_B_32(b) (int32_t)(b)
+#define SINT_FROM_B_64(b) (int64_t)(b)
+#define UINT_FROM_B_8(b) (uint8_t)(b)
+#define UINT_FROM_B_64(b) (uint64_t)(b)
+
 /* Copies n elements of esize bytes with a source stride (same dtype). */
 static void
 gather_same(int64_t n, void *dst, const void *src, int64_t stride, size_t esize)
@@ -77,6 +188,10 @@ gather_same(int64_t n, void *dst, const void *src, int64_t stride, size_t esize)
     case 1:
         for (int64_t i = 0; i < n; i++)
             ((uint8_t *)dst)[i] = ((const uint8_t *)src)[i * stride];
+        break;
+    case 2:
+        for (int64_t i = 0; i < n; i++)
+            ((uint16_t *)dst)[i] = ((const uint16_t *)src)[i * stride];
         break;
     case 4:
         for (int64_t i = 0; i < n; i++)
@@ -96,75 +211,44 @@ hop__convert(int64_t n, void *dst, hop_dtype dt, const void *src, hop_dtype st, 
         gather_same(n, dst, src, stride, hop_dtype_size(dt));
         return;
     }
-#define PAIR(a, b) ((int)(a)*HOP_DTYPE_COUNT + (int)(b))
-    switch (PAIR(dt, st)) {
-    case PAIR(HOP_BOOL, HOP_BOOL):
-        CONVERT_LOOP(hop__bool, hop__bool, TO_BOOL(x));
+    switch (dt) {
+    case HOP_BOOL:
+        SOURCES(hop__bool, B_BOOL, S_BOOL, U_BOOL, H_BOOL, F_BOOL);
         break;
-    case PAIR(HOP_BOOL, HOP_I32):
-        CONVERT_LOOP(hop__bool, int32_t, TO_BOOL(x));
+    case HOP_I8:
+        SOURCES(int8_t, SINT_FROM_B_8, SINT_FROM_S_8, SINT_FROM_U_8, SINT_FROM_H_8, SINT_FROM_F_8);
         break;
-    case PAIR(HOP_BOOL, HOP_I64):
-        CONVERT_LOOP(hop__bool, int64_t, TO_BOOL(x));
+    case HOP_I16:
+        SOURCES(int16_t, SINT_FROM_B_16, SINT_FROM_S_16, SINT_FROM_U_16, SINT_FROM_H_16,
+                SINT_FROM_F_16);
         break;
-    case PAIR(HOP_BOOL, HOP_F32):
-        CONVERT_LOOP(hop__bool, float, TO_BOOL(x));
+    case HOP_I32:
+        SOURCES(int32_t, SINT_FROM_B_32, SINT_FROM_S_32, SINT_FROM_U_32, SINT_FROM_H_32,
+                SINT_FROM_F_32);
         break;
-    case PAIR(HOP_BOOL, HOP_F64):
-        CONVERT_LOOP(hop__bool, double, TO_BOOL(x));
+    case HOP_I64:
+        SOURCES(int64_t, SINT_FROM_B_64, SINT_FROM_S_64, SINT_FROM_U_64, SINT_FROM_H_64,
+                SINT_FROM_F_64);
         break;
-    case PAIR(HOP_I32, HOP_BOOL):
-        CONVERT_LOOP(int32_t, hop__bool, BOOL_IN(x));
+    case HOP_U8:
+        SOURCES(uint8_t, UINT_FROM_B_8, UINT_FROM_S_8, UINT_FROM_U_8, UINT_FROM_H_8, UINT_FROM_F_8);
         break;
-    case PAIR(HOP_I32, HOP_I64):
-        CONVERT_LOOP(int32_t, int64_t, wrap32(x));
+    case HOP_U64:
+        SOURCES(uint64_t, UINT_FROM_B_64, UINT_FROM_S_64, UINT_FROM_U_64, UINT_FROM_H_64,
+                UINT_FROM_F_64);
         break;
-    case PAIR(HOP_I32, HOP_F32):
-        CONVERT_LOOP(int32_t, float, f2i32(x));
+    case HOP_F16:
+        SOURCES(uint16_t, HALF_FROM_B, HALF_FROM_S, HALF_FROM_U, HALF_FROM_H, HALF_FROM_F);
         break;
-    case PAIR(HOP_I32, HOP_F64):
-        CONVERT_LOOP(int32_t, double, f2i32(x));
+    case HOP_F32:
+        SOURCES(float, FLT_FROM_B, FLT_FROM_S, FLT_FROM_U, FLT_FROM_H, FLT_FROM_F);
         break;
-    case PAIR(HOP_I64, HOP_BOOL):
-        CONVERT_LOOP(int64_t, hop__bool, BOOL_IN(x));
-        break;
-    case PAIR(HOP_I64, HOP_I32):
-        CONVERT_LOOP(int64_t, int32_t, x);
-        break;
-    case PAIR(HOP_I64, HOP_F32):
-        CONVERT_LOOP(int64_t, float, f2i64(x));
-        break;
-    case PAIR(HOP_I64, HOP_F64):
-        CONVERT_LOOP(int64_t, double, f2i64(x));
-        break;
-    case PAIR(HOP_F32, HOP_BOOL):
-        CONVERT_LOOP(float, hop__bool, (float)BOOL_IN(x));
-        break;
-    case PAIR(HOP_F32, HOP_I32):
-        CONVERT_LOOP(float, int32_t, (float)x);
-        break;
-    case PAIR(HOP_F32, HOP_I64):
-        CONVERT_LOOP(float, int64_t, (float)x);
-        break;
-    case PAIR(HOP_F32, HOP_F64):
-        CONVERT_LOOP(float, double, (float)x);
-        break;
-    case PAIR(HOP_F64, HOP_BOOL):
-        CONVERT_LOOP(double, hop__bool, (double)BOOL_IN(x));
-        break;
-    case PAIR(HOP_F64, HOP_I32):
-        CONVERT_LOOP(double, int32_t, (double)x);
-        break;
-    case PAIR(HOP_F64, HOP_I64):
-        CONVERT_LOOP(double, int64_t, (double)x);
-        break;
-    case PAIR(HOP_F64, HOP_F32):
-        CONVERT_LOOP(double, float, (double)x);
+    case HOP_F64:
+        SOURCES(double, DBL_FROM_B, DBL_FROM_S, DBL_FROM_U, DBL_FROM_H, DBL_FROM_F);
         break;
     default:
         break;
     }
-#undef PAIR
 }
 
 void
@@ -174,6 +258,10 @@ hop__scatter(int64_t n, void *dst, int64_t stride, const void *src, size_t esize
     case 1:
         for (int64_t i = 0; i < n; i++)
             ((uint8_t *)dst)[i * stride] = ((const uint8_t *)src)[i];
+        break;
+    case 2:
+        for (int64_t i = 0; i < n; i++)
+            ((uint16_t *)dst)[i * stride] = ((const uint16_t *)src)[i];
         break;
     case 4:
         for (int64_t i = 0; i < n; i++)

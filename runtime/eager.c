@@ -215,8 +215,8 @@ read_result(hop__call *c)
             return hop_error(HOP_RUNTIME, "%s: the result is not a constant", c->info->name);
         return HOP_OK;
     }
-    if (c->info->family == HOP_KF_INDEX)
-        return HOP_OK; /* nonzero's size comes from the data */
+    if (c->op == HOP_OP_nonzero)
+        return HOP_OK; /* its size comes from the data */
     for (int d = 0; d < c->res.meta.rank; d++) {
         if (!const_size(c->res.meta.sizes[d], &c->sizes[d]))
             return hop_error(HOP_RUNTIME, "%s: size %d of the result is not a constant",
@@ -452,10 +452,7 @@ hop_eager(hop_op op, const hop_rt_arg *args, size_t nargs, hop_rt_value *out)
         out->i = c.sym;
         return HOP_OK;
     case HOP_KF_INDEX:
-        if ((out->tensor = hop__nonzero(c.args[0].u.tensor)) == NULL)
-            return hop_error_code();
-        out->kind = HOP_VALUE_TENSOR;
-        return HOP_OK;
+        return hop__index_eager(&c, out);
     case HOP_KF_MATMUL:
         return eager_matmul(&c, out);
     default:

@@ -45,12 +45,13 @@ hop__split(int64_t n, int ith, int nth, int64_t align, int64_t *begin, int64_t *
 void
 hop__ew_init(hop__ew *e, void *out, hop_dtype odtype, int rank, const int64_t *sizes,
              const int64_t *ostrides, const hop__ew_src *src, const hop_dtype *need, int nin,
-             hop__vfn fn)
+             hop__vfn fn, hop_dtype fdtype)
 {
     memset(e, 0, sizeof *e);
     e->nin = nin;
     e->out = out;
     e->odtype = odtype;
+    e->fdtype = fdtype;
     e->fn = fn;
     e->numel = 1;
     for (int d = 0; d < rank; d++)
@@ -115,12 +116,32 @@ hop__ew_init(hop__ew *e, void *out, hop_dtype odtype, int rank, const int64_t *s
             e->in[i].strides[d] = cst[i][d];
     }
 
-    bool flat = n == 0 || (n == 1 && (e->ostrides[0] == 1 || e->sizes[0] == 1));
+    bool flat =
+        fdtype == odtype && (n == 0 || (n == 1 && (e->ostrides[0] == 1 || e->sizes[0] == 1)));
     for (int i = 0; i < nin && flat; i++) {
         int64_t s = n == 0 ? 0 : e->in[i].strides[0];
         flat = e->in[i].dtype == need[i] && (s == 0 || s == 1);
     }
     e->flat = flat;
+}
+
+/* Writes m results of fn (in obuf, as e->fdtype) to dst with stride ost,
+ * converting to e->odtype when they differ. */
+static void
+store(const hop__ew *e, int64_t m, char *dst, int64_t ost, const unsigned char *obuf,
+      unsigned char *cbuf)
+{
+    size_t osz = hop_dtype_size(e->odtype);
+    const unsigned char *p = obuf;
+    if (e->fdtype != e->odtype) {
+        if (ost == 1) {
+            hop__convert(m, dst, e->odtype, obuf, e->fdtype, 1);
+            return;
+        }
+        hop__convert(m, cbuf, e->odtype, obuf, e->fdtype, 1);
+        p = cbuf;
+    }
+    hop__scatter(m, dst, ost, p, osz);
 }
 
 /*
@@ -133,7 +154,8 @@ run(const hop__ew *e, int64_t n, char *o, int64_t ost, const char *const *ip, co
     const void *p[HOP__EW_MAXIN];
     int inc[HOP__EW_MAXIN];
     size_t osz = hop_dtype_size(e->odtype);
-    bool direct = ost == 1 || n == 1, all_bcast = e->nin > 0;
+    bool convert_out = e->fdtype != e->odtype;
+    bool direct = (ost == 1 || n == 1) && !convert_out, all_bcast = e->nin > 0;
     for (int i = 0; i < e->nin; i++) {
         direct = direct && e->in[i].dtype == e->in[i].need && (ist[i] == 0 || ist[i] == 1);
         all_bcast = all_bcast && ist[i] == 0;
@@ -142,6 +164,7 @@ run(const hop__ew *e, int64_t n, char *o, int64_t ost, const char *const *ip, co
     }
     _Alignas(64) unsigned char buf[HOP__EW_MAXIN][BLK * 8];
     _Alignas(64) unsigned char obuf[BLK * 8];
+    _Alignas(64) unsigned char cbuf[BLK * 8];
 
     if (all_bcast && n > 1) {
         /* Every input is one element: compute it once and fill. */
@@ -150,6 +173,10 @@ run(const hop__ew *e, int64_t n, char *o, int64_t ost, const char *const *ip, co
             p[i] = buf[i];
         }
         e->fn(1, obuf, p, inc);
+        if (convert_out) {
+            hop__convert(1, cbuf, e->odtype, obuf, e->fdtype, 1);
+            memcpy(obuf, cbuf, osz);
+        }
         for (int64_t j = 0; j < n; j += BLK) {
             int64_t m = n - j < BLK ? n - j : BLK;
             if (j == 0) {
@@ -185,11 +212,11 @@ run(const hop__ew *e, int64_t n, char *o, int64_t ost, const char *const *ip, co
             }
         }
         char *dst = o + j * ost * (int64_t)osz;
-        if (ost == 1) {
+        if (ost == 1 && !convert_out) {
             e->fn(m, dst, p, inc);
         } else {
             e->fn(m, obuf, p, inc);
-            hop__scatter(m, dst, ost, obuf, osz);
+            store(e, m, dst, ost, obuf, cbuf);
         }
     }
 }
@@ -256,9 +283,20 @@ hop__ew_compute(const hop__ew *e, int ith, int nth)
 
 /* ------------------------------------------------------ vector functions */
 
+/* The integer dtypes, as (C type, suffix); the float ones. */
+#define SINT_TYPES(X) X(int8_t, i8) X(int16_t, i16) X(int32_t, i32) X(int64_t, i64)
+#define UINT_TYPES(X) X(uint8_t, u8) X(uint64_t, u64)
+#define INT_TYPES(X) SINT_TYPES(X) UINT_TYPES(X)
+#define FLOAT_TYPES(X) X(float, f32) X(double, f64)
+#define NUM_TYPES(X) INT_TYPES(X) FLOAT_TYPES(X)
+
 /* Unsigned twins for wrapping arithmetic. */
+#define U_int8_t uint8_t
+#define U_int16_t uint16_t
 #define U_int32_t uint32_t
 #define U_int64_t uint64_t
+#define U_uint8_t uint8_t
+#define U_uint64_t uint64_t
 #define U_hop__bool unsigned
 
 #define WRAP_ADD(T, x, y) ((T)((U_##T)(x) + (U_##T)(y)))
@@ -312,31 +350,24 @@ hop__ew_compute(const hop__ew *e, int ith, int nth)
 
 /* add sub mul maximum minimum per dtype; bool add is or, mul is and. */
 BINARY_FN(add_b, hop__bool, hop__bool, (x | y) != 0)
-BINARY_FN(add_i32, int32_t, int32_t, WRAP_ADD(int32_t, x, y))
-BINARY_FN(add_i64, int64_t, int64_t, WRAP_ADD(int64_t, x, y))
-BINARY_FN(add_f32, float, float, x + y)
-BINARY_FN(add_f64, double, double, x + y)
-BINARY_FN(sub_i32, int32_t, int32_t, WRAP_SUB(int32_t, x, y))
-BINARY_FN(sub_i64, int64_t, int64_t, WRAP_SUB(int64_t, x, y))
-BINARY_FN(sub_f32, float, float, x - y)
-BINARY_FN(sub_f64, double, double, x - y)
 BINARY_FN(mul_b, hop__bool, hop__bool, (x & y) != 0)
-BINARY_FN(mul_i32, int32_t, int32_t, WRAP_MUL(int32_t, x, y))
-BINARY_FN(mul_i64, int64_t, int64_t, WRAP_MUL(int64_t, x, y))
-BINARY_FN(mul_f32, float, float, x *y)
-BINARY_FN(mul_f64, double, double, x *y)
-BINARY_FN(div_f32, float, float, x / y)
-BINARY_FN(div_f64, double, double, x / y)
 BINARY_FN(max_b, hop__bool, hop__bool, (x | y) != 0)
-BINARY_FN(max_i32, int32_t, int32_t, IMAX(x, y))
-BINARY_FN(max_i64, int64_t, int64_t, IMAX(x, y))
-BINARY_FN(max_f32, float, float, FMAX(x, y))
-BINARY_FN(max_f64, double, double, FMAX(x, y))
 BINARY_FN(min_b, hop__bool, hop__bool, (x & y) != 0)
-BINARY_FN(min_i32, int32_t, int32_t, IMIN(x, y))
-BINARY_FN(min_i64, int64_t, int64_t, IMIN(x, y))
-BINARY_FN(min_f32, float, float, FMIN(x, y))
-BINARY_FN(min_f64, double, double, FMIN(x, y))
+#define INT_ARITH(T, sfx)                                                                          \
+    BINARY_FN(add_##sfx, T, T, WRAP_ADD(T, x, y))                                                  \
+    BINARY_FN(sub_##sfx, T, T, WRAP_SUB(T, x, y))                                                  \
+    BINARY_FN(mul_##sfx, T, T, WRAP_MUL(T, x, y))                                                  \
+    BINARY_FN(max_##sfx, T, T, IMAX(x, y))                                                         \
+    BINARY_FN(min_##sfx, T, T, IMIN(x, y))
+INT_TYPES(INT_ARITH)
+#define FLOAT_ARITH(T, sfx)                                                                        \
+    BINARY_FN(add_##sfx, T, T, x + y)                                                              \
+    BINARY_FN(sub_##sfx, T, T, x - y)                                                              \
+    BINARY_FN(mul_##sfx, T, T, x *y)                                                               \
+    BINARY_FN(div_##sfx, T, T, x / y)                                                              \
+    BINARY_FN(max_##sfx, T, T, FMAX(x, y))                                                         \
+    BINARY_FN(min_##sfx, T, T, FMIN(x, y))
+FLOAT_TYPES(FLOAT_ARITH)
 
 /* Comparisons read T and write bool. */
 #define COMPARE_FNS(T, sfx)                                                                        \
@@ -347,10 +378,7 @@ BINARY_FN(min_f64, double, double, FMIN(x, y))
     BINARY_FN(gt_##sfx, T, hop__bool, x > y)                                                       \
     BINARY_FN(ge_##sfx, T, hop__bool, x >= y)
 COMPARE_FNS(hop__bool, b)
-COMPARE_FNS(int32_t, i32)
-COMPARE_FNS(int64_t, i64)
-COMPARE_FNS(float, f32)
-COMPARE_FNS(double, f64)
+NUM_TYPES(COMPARE_FNS)
 
 BINARY_FN(land_b, hop__bool, hop__bool, (x & y) != 0)
 BINARY_FN(lor_b, hop__bool, hop__bool, (x | y) != 0)
@@ -359,24 +387,35 @@ BINARY_FN(lor_b, hop__bool, hop__bool, (x | y) != 0)
  * Integer pow by squaring with wrapping products; a negative exponent gives
  * PyTorch's answer (1 for base 1, +-1 for base -1, else 0).
  */
-#define IPOW(T)                                                                                    \
-    static T ipow_##T(T x, T y)                                                                    \
+#define IPOW(T, sfx)                                                                               \
+    static T ipow_##sfx(T x, T y)                                                                  \
     {                                                                                              \
         if (y < 0)                                                                                 \
             return x == 1 ? 1 : x == -1 ? ((y & 1) ? -1 : 1) : 0;                                  \
         U_##T r = 1, b = (U_##T)x;                                                                 \
         for (; y > 0; y >>= 1) {                                                                   \
             if (y & 1)                                                                             \
-                r *= b;                                                                            \
-            b *= b;                                                                                \
+                r = (U_##T)(r * b);                                                                \
+            b = (U_##T)(b * b);                                                                    \
         }                                                                                          \
         return (T)r;                                                                               \
-    }
-IPOW(int32_t)
-IPOW(int64_t)
+    }                                                                                              \
+    BINARY_FN(pow_##sfx, T, T, ipow_##sfx(x, y))
+SINT_TYPES(IPOW)
+#define UPOW(T, sfx)                                                                               \
+    static T ipow_##sfx(T x, T y)                                                                  \
+    {                                                                                              \
+        T r = 1;                                                                                   \
+        for (; y > 0; y >>= 1) {                                                                   \
+            if (y & 1)                                                                             \
+                r = (T)(r * x);                                                                    \
+            x = (T)(x * x);                                                                        \
+        }                                                                                          \
+        return r;                                                                                  \
+    }                                                                                              \
+    BINARY_FN(pow_##sfx, T, T, ipow_##sfx(x, y))
+UINT_TYPES(UPOW)
 BINARY_FN(pow_b, hop__bool, hop__bool, (x | !y) != 0)
-BINARY_FN(pow_i32, int32_t, int32_t, ipow_int32_t(x, y))
-BINARY_FN(pow_i64, int64_t, int64_t, ipow_int64_t(x, y))
 
 /*
  * Float pow through the math backend, which wants arrays: a broadcast
@@ -414,18 +453,23 @@ FPOW(float, f32)
 FPOW(double, f64)
 
 /* Unary ops on integer and bool dtypes. */
-UNARY_FN(neg_i32, int32_t, int32_t, WRAP_NEG(int32_t, x))
-UNARY_FN(neg_i64, int64_t, int64_t, WRAP_NEG(int64_t, x))
+#define SINT_UNARY(T, sfx)                                                                         \
+    UNARY_FN(neg_##sfx, T, T, WRAP_NEG(T, x))                                                      \
+    UNARY_FN(abs_##sfx, T, T, x < 0 ? WRAP_NEG(T, x) : x)                                          \
+    UNARY_FN(relu_##sfx, T, T, x > 0 ? x : 0)
+SINT_TYPES(SINT_UNARY)
+/* Unsigned: abs and relu are the identity; neg wraps, as NumPy's does. */
+#define UINT_UNARY(T, sfx)                                                                         \
+    UNARY_FN(neg_##sfx, T, T, WRAP_NEG(T, x))                                                      \
+    UNARY_FN(abs_##sfx, T, T, x)                                                                   \
+    UNARY_FN(relu_##sfx, T, T, x)
+UINT_TYPES(UINT_UNARY)
 UNARY_FN(neg_f32, float, float, -x)
 UNARY_FN(neg_f64, double, double, -x)
 UNARY_FN(abs_b, hop__bool, hop__bool, x != 0)
-UNARY_FN(abs_i32, int32_t, int32_t, x < 0 ? WRAP_NEG(int32_t, x) : x)
-UNARY_FN(abs_i64, int64_t, int64_t, x < 0 ? WRAP_NEG(int64_t, x) : x)
 UNARY_FN(abs_f32, float, float, fabsf(x))
 UNARY_FN(abs_f64, double, double, fabs(x))
 UNARY_FN(relu_b, hop__bool, hop__bool, x != 0)
-UNARY_FN(relu_i32, int32_t, int32_t, x > 0 ? x : 0)
-UNARY_FN(relu_i64, int64_t, int64_t, x > 0 ? x : 0)
 /* relu keeps nan, as PyTorch's does */
 UNARY_FN(relu_f32, float, float, x > 0 || x != x ? x : 0.0f)
 UNARY_FN(relu_f64, double, double, x > 0 || x != x ? x : 0.0)
@@ -451,7 +495,112 @@ MATH_FN(tanh)
 MATH_FN(sigmoid)
 MATH_FN(sqrt)
 
-/* where(c, a, b): c is bool. */
+/* Float functions from libm, one element at a time (not in the backend). */
+#define LIBM_FN(name, f32fn, f64fn)                                                                \
+    UNARY_FN(name##_f32, float, float, f32fn(x))                                                   \
+    UNARY_FN(name##_f64, double, double, f64fn(x))
+LIBM_FN(expm1, expm1f, expm1)
+LIBM_FN(log1p, log1pf, log1p)
+LIBM_FN(log2, log2f, log2)
+LIBM_FN(log10, log10f, log10)
+LIBM_FN(exp2, exp2f, exp2)
+LIBM_FN(tan, tanf, tan)
+LIBM_FN(arctan, atanf, atan)
+LIBM_FN(floor, floorf, floor)
+LIBM_FN(ceil, ceilf, ceil)
+/* half to even under the default rounding mode, as NumPy's rint */
+LIBM_FN(round, rintf, rint)
+
+/* sign: -1, 0 or 1 in the dtype; nan stays nan and -0.0 gives 0.0, as NumPy. */
+#define FSIGN(x) ((x) > 0 ? 1 : (x) < 0 ? -1 : (x) == 0 ? 0 : (x))
+UNARY_FN(sign_f32, float, float, FSIGN(x))
+UNARY_FN(sign_f64, double, double, FSIGN(x))
+UNARY_FN(sign_b, hop__bool, hop__bool, x != 0)
+#define SINT_SIGN(T, sfx) UNARY_FN(sign_##sfx, T, T, (x > 0) - (x < 0))
+SINT_TYPES(SINT_SIGN)
+#define UINT_SIGN(T, sfx) UNARY_FN(sign_##sfx, T, T, x > 0)
+UINT_TYPES(UINT_SIGN)
+/* floor, ceil and round of integers and bools are the identity. */
+#define INT_IDENTITY(T, sfx)                                                                       \
+    UNARY_FN(floor_##sfx, T, T, x)                                                                 \
+    UNARY_FN(ceil_##sfx, T, T, x)                                                                  \
+    UNARY_FN(round_##sfx, T, T, x)
+INT_TYPES(INT_IDENTITY)
+UNARY_FN(floor_b, hop__bool, hop__bool, x != 0)
+UNARY_FN(ceil_b, hop__bool, hop__bool, x != 0)
+UNARY_FN(round_b, hop__bool, hop__bool, x != 0)
+
+/* Bitwise ops on integers; on bools they are the logical ones. */
+#define INT_BITWISE(T, sfx)                                                                        \
+    BINARY_FN(band_##sfx, T, T, x &y)                                                              \
+    BINARY_FN(bor_##sfx, T, T, x | y)                                                              \
+    BINARY_FN(bxor_##sfx, T, T, x ^ y)                                                             \
+    UNARY_FN(bnot_##sfx, T, T, (T) ~(U_##T)x)
+INT_TYPES(INT_BITWISE)
+BINARY_FN(band_b, hop__bool, hop__bool, (x & y) != 0)
+BINARY_FN(bor_b, hop__bool, hop__bool, (x | y) != 0)
+BINARY_FN(bxor_b, hop__bool, hop__bool, (x != 0) != (y != 0))
+
+/*
+ * Floor division and remainder, rounding toward -inf (Python's // and %).
+ * Integers: a zero divisor gives 0 for both, and MIN // -1 wraps to MIN, as
+ * NumPy 1.24 answers (it also warns; hop does not).  Floats: CPython's
+ * float_divmod, which NumPy's npy_divmod is: fmod, then the quotient
+ * snapped to an integer; a zero divisor gives x / 0 and fmod's nan.
+ */
+#define SINT_DIVMOD(T, sfx)                                                                        \
+    static T fdiv_##sfx(T x, T y)                                                                  \
+    {                                                                                              \
+        if (y == 0)                                                                                \
+            return 0;                                                                              \
+        if (y == -1)                                                                               \
+            return WRAP_NEG(T, x);                                                                 \
+        T q = (T)(x / y), r = (T)(x % y);                                                          \
+        return r != 0 && ((r < 0) != (y < 0)) ? (T)(q - 1) : q;                                    \
+    }                                                                                              \
+    static T fmod_##sfx(T x, T y)                                                                  \
+    {                                                                                              \
+        if (y == 0 || y == -1)                                                                     \
+            return 0;                                                                              \
+        T r = (T)(x % y);                                                                          \
+        return r != 0 && ((r < 0) != (y < 0)) ? (T)(r + y) : r;                                    \
+    }                                                                                              \
+    BINARY_FN(floordiv_##sfx, T, T, fdiv_##sfx(x, y))                                              \
+    BINARY_FN(rem_##sfx, T, T, fmod_##sfx(x, y))
+SINT_TYPES(SINT_DIVMOD)
+#define UINT_DIVMOD(T, sfx)                                                                        \
+    BINARY_FN(floordiv_##sfx, T, T, y == 0 ? 0 : x / y)                                            \
+    BINARY_FN(rem_##sfx, T, T, y == 0 ? 0 : x % y)
+UINT_TYPES(UINT_DIVMOD)
+#define FLOAT_DIVMOD(T, sfx, FMOD, FLOOR)                                                          \
+    static T fdiv_##sfx(T a, T b)                                                                  \
+    {                                                                                              \
+        if (b == 0)                                                                                \
+            return a / b;                                                                          \
+        T mod = FMOD(a, b);                                                                        \
+        T div = (a - mod) / b;                                                                     \
+        if (mod != 0 && (b < 0) != (mod < 0))                                                      \
+            div -= 1;                                                                              \
+        if (div == 0)                                                                              \
+            return copysign(0, a / b);                                                             \
+        T fl = FLOOR(div);                                                                         \
+        return div - fl > (T)0.5 ? fl + 1 : fl;                                                    \
+    }                                                                                              \
+    static T fmod_##sfx(T a, T b)                                                                  \
+    {                                                                                              \
+        T mod = FMOD(a, b);                                                                        \
+        if (b == 0)                                                                                \
+            return mod;                                                                            \
+        if (mod != 0)                                                                              \
+            return (b < 0) != (mod < 0) ? mod + b : mod;                                           \
+        return copysign(0, b);                                                                     \
+    }                                                                                              \
+    BINARY_FN(floordiv_##sfx, T, T, fdiv_##sfx(x, y))                                              \
+    BINARY_FN(rem_##sfx, T, T, fmod_##sfx(x, y))
+FLOAT_DIVMOD(float, f32, fmodf, floorf)
+FLOAT_DIVMOD(double, f64, fmod, floor)
+
+/* where(c, a, b) and copy move elements by their size: c is bool. */
 #define WHERE_FN(T, sfx)                                                                           \
     static void where_##sfx(int64_t n, void *out, const void *const *in, const int *inc)           \
     {                                                                                              \
@@ -467,11 +616,10 @@ MATH_FN(sqrt)
         for (int64_t i = 0; i < n; i++)                                                            \
             o[i] = c[i * ic] ? a[i * ia] : b[i * ib];                                              \
     }
-WHERE_FN(hop__bool, b)
-WHERE_FN(int32_t, i32)
-WHERE_FN(int64_t, i64)
-WHERE_FN(float, f32)
-WHERE_FN(double, f64)
+WHERE_FN(uint8_t, 1)
+WHERE_FN(uint16_t, 2)
+WHERE_FN(uint32_t, 4)
+WHERE_FN(uint64_t, 8)
 
 #define COPY_FN(T, sfx)                                                                            \
     static void copy_##sfx(int64_t n, void *out, const void *const *in, const int *inc)            \
@@ -479,32 +627,52 @@ WHERE_FN(double, f64)
         (void)inc;                                                                                 \
         memmove(out, in[0], (size_t)n * sizeof(T)); /* out may be in[0] */                         \
     }
-COPY_FN(int32_t, i32)
-COPY_FN(int64_t, i64)
-COPY_FN(float, f32)
-COPY_FN(double, f64)
+COPY_FN(uint8_t, 1)
+COPY_FN(uint16_t, 2)
+COPY_FN(uint32_t, 4)
+COPY_FN(uint64_t, 8)
 /* Bools are normalised to 0/1 on the way. */
 UNARY_FN(copy_b, hop__bool, hop__bool, x != 0)
 
 /* ---------------------------------------------------------------- tables */
 
-#define ROW(b, i32, i64, f32, f64)                                                                 \
-    {                                                                                              \
-        b, i32, i64, f32, f64                                                                      \
-    }
+/* Designated rows of a table indexed by dtype; a missing entry is NULL. */
+#define INT_ROW(name)                                                                              \
+    [HOP_I8] = name##_i8, [HOP_U8] = name##_u8, [HOP_I16] = name##_i16, [HOP_I32] = name##_i32,    \
+    [HOP_I64] = name##_i64, [HOP_U64] = name##_u64
+#define FLOAT_ROW(name) [HOP_F32] = name##_f32, [HOP_F64] = name##_f64
+#define NUM_ROW(name) INT_ROW(name), FLOAT_ROW(name)
+#define SIZE_ROW(name)                                                                             \
+    [HOP_I8] = name##_1, [HOP_U8] = name##_1, [HOP_I16] = name##_2, [HOP_I32] = name##_4,          \
+    [HOP_I64] = name##_8, [HOP_U64] = name##_8, [HOP_F16] = name##_2, [HOP_F32] = name##_4,        \
+    [HOP_F64] = name##_8
 
 hop__vfn
 hop__vfn_unary(hop_op op, hop_dtype dt)
 {
-    static const hop__vfn neg[] = ROW(NULL, neg_i32, neg_i64, neg_f32, neg_f64);
-    static const hop__vfn abs_[] = ROW(abs_b, abs_i32, abs_i64, abs_f32, abs_f64);
-    static const hop__vfn relu[] = ROW(relu_b, relu_i32, relu_i64, relu_f32, relu_f64);
-    static const hop__vfn lnot[] = ROW(lnot_b, NULL, NULL, NULL, NULL);
-#define FLOAT_ROW(name) ROW(NULL, NULL, NULL, name##_f32, name##_f64)
-    static const hop__vfn exp_[] = FLOAT_ROW(exp), log_[] = FLOAT_ROW(log), sin_[] = FLOAT_ROW(sin),
-                          cos_[] = FLOAT_ROW(cos), tanh_[] = FLOAT_ROW(tanh),
-                          sigm[] = FLOAT_ROW(sigmoid), sqrt_[] = FLOAT_ROW(sqrt);
-#undef FLOAT_ROW
+    static const hop__vfn neg[HOP_DTYPE_COUNT] = {NUM_ROW(neg)};
+    static const hop__vfn abs_[HOP_DTYPE_COUNT] = {[HOP_BOOL] = abs_b, NUM_ROW(abs)};
+    static const hop__vfn relu[HOP_DTYPE_COUNT] = {[HOP_BOOL] = relu_b, NUM_ROW(relu)};
+    static const hop__vfn lnot[HOP_DTYPE_COUNT] = {[HOP_BOOL] = lnot_b};
+    static const hop__vfn exp_[HOP_DTYPE_COUNT] = {FLOAT_ROW(exp)},
+                          log_[HOP_DTYPE_COUNT] = {FLOAT_ROW(log)},
+                          sin_[HOP_DTYPE_COUNT] = {FLOAT_ROW(sin)},
+                          cos_[HOP_DTYPE_COUNT] = {FLOAT_ROW(cos)},
+                          tanh_[HOP_DTYPE_COUNT] = {FLOAT_ROW(tanh)},
+                          sigm[HOP_DTYPE_COUNT] = {FLOAT_ROW(sigmoid)},
+                          sqrt_[HOP_DTYPE_COUNT] = {FLOAT_ROW(sqrt)},
+                          expm1_[HOP_DTYPE_COUNT] = {FLOAT_ROW(expm1)},
+                          log1p_[HOP_DTYPE_COUNT] = {FLOAT_ROW(log1p)},
+                          log2_[HOP_DTYPE_COUNT] = {FLOAT_ROW(log2)},
+                          log10_[HOP_DTYPE_COUNT] = {FLOAT_ROW(log10)},
+                          exp2_[HOP_DTYPE_COUNT] = {FLOAT_ROW(exp2)},
+                          tan_[HOP_DTYPE_COUNT] = {FLOAT_ROW(tan)},
+                          atan_[HOP_DTYPE_COUNT] = {FLOAT_ROW(arctan)};
+    static const hop__vfn sign[HOP_DTYPE_COUNT] = {[HOP_BOOL] = sign_b, NUM_ROW(sign)},
+                          floor_[HOP_DTYPE_COUNT] = {[HOP_BOOL] = floor_b, NUM_ROW(floor)},
+                          ceil_[HOP_DTYPE_COUNT] = {[HOP_BOOL] = ceil_b, NUM_ROW(ceil)},
+                          round_[HOP_DTYPE_COUNT] = {[HOP_BOOL] = round_b, NUM_ROW(round)},
+                          bnot[HOP_DTYPE_COUNT] = {[HOP_BOOL] = lnot_b, INT_ROW(bnot)};
     if ((unsigned)dt >= HOP_DTYPE_COUNT)
         return NULL;
     switch (op) {
@@ -530,6 +698,30 @@ hop__vfn_unary(hop_op op, hop_dtype dt)
         return sigm[dt];
     case HOP_OP_sqrt:
         return sqrt_[dt];
+    case HOP_OP_expm1:
+        return expm1_[dt];
+    case HOP_OP_log1p:
+        return log1p_[dt];
+    case HOP_OP_log2:
+        return log2_[dt];
+    case HOP_OP_log10:
+        return log10_[dt];
+    case HOP_OP_exp2:
+        return exp2_[dt];
+    case HOP_OP_tan:
+        return tan_[dt];
+    case HOP_OP_arctan:
+        return atan_[dt];
+    case HOP_OP_sign:
+        return sign[dt];
+    case HOP_OP_floor:
+        return floor_[dt];
+    case HOP_OP_ceil:
+        return ceil_[dt];
+    case HOP_OP_round:
+        return round_[dt];
+    case HOP_OP_bitwise_not:
+        return bnot[dt];
     default:
         return NULL;
     }
@@ -538,21 +730,26 @@ hop__vfn_unary(hop_op op, hop_dtype dt)
 hop__vfn
 hop__vfn_binary(hop_op op, hop_dtype dt)
 {
-    static const hop__vfn add[] = ROW(add_b, add_i32, add_i64, add_f32, add_f64);
-    static const hop__vfn sub[] = ROW(NULL, sub_i32, sub_i64, sub_f32, sub_f64);
-    static const hop__vfn mul[] = ROW(mul_b, mul_i32, mul_i64, mul_f32, mul_f64);
-    static const hop__vfn div[] = ROW(NULL, NULL, NULL, div_f32, div_f64);
-    static const hop__vfn pow_[] = ROW(pow_b, pow_i32, pow_i64, pow_f32, pow_f64);
-    static const hop__vfn max[] = ROW(max_b, max_i32, max_i64, max_f32, max_f64);
-    static const hop__vfn min[] = ROW(min_b, min_i32, min_i64, min_f32, min_f64);
-    static const hop__vfn eq[] = ROW(eq_b, eq_i32, eq_i64, eq_f32, eq_f64);
-    static const hop__vfn ne[] = ROW(ne_b, ne_i32, ne_i64, ne_f32, ne_f64);
-    static const hop__vfn lt[] = ROW(lt_b, lt_i32, lt_i64, lt_f32, lt_f64);
-    static const hop__vfn le[] = ROW(le_b, le_i32, le_i64, le_f32, le_f64);
-    static const hop__vfn gt[] = ROW(gt_b, gt_i32, gt_i64, gt_f32, gt_f64);
-    static const hop__vfn ge[] = ROW(ge_b, ge_i32, ge_i64, ge_f32, ge_f64);
-    static const hop__vfn land[] = ROW(land_b, NULL, NULL, NULL, NULL);
-    static const hop__vfn lor[] = ROW(lor_b, NULL, NULL, NULL, NULL);
+    static const hop__vfn add[HOP_DTYPE_COUNT] = {[HOP_BOOL] = add_b, NUM_ROW(add)};
+    static const hop__vfn sub[HOP_DTYPE_COUNT] = {NUM_ROW(sub)};
+    static const hop__vfn mul[HOP_DTYPE_COUNT] = {[HOP_BOOL] = mul_b, NUM_ROW(mul)};
+    static const hop__vfn div[HOP_DTYPE_COUNT] = {FLOAT_ROW(div)};
+    static const hop__vfn pow_[HOP_DTYPE_COUNT] = {[HOP_BOOL] = pow_b, NUM_ROW(pow)};
+    static const hop__vfn max[HOP_DTYPE_COUNT] = {[HOP_BOOL] = max_b, NUM_ROW(max)};
+    static const hop__vfn min[HOP_DTYPE_COUNT] = {[HOP_BOOL] = min_b, NUM_ROW(min)};
+    static const hop__vfn eq[HOP_DTYPE_COUNT] = {[HOP_BOOL] = eq_b, NUM_ROW(eq)};
+    static const hop__vfn ne[HOP_DTYPE_COUNT] = {[HOP_BOOL] = ne_b, NUM_ROW(ne)};
+    static const hop__vfn lt[HOP_DTYPE_COUNT] = {[HOP_BOOL] = lt_b, NUM_ROW(lt)};
+    static const hop__vfn le[HOP_DTYPE_COUNT] = {[HOP_BOOL] = le_b, NUM_ROW(le)};
+    static const hop__vfn gt[HOP_DTYPE_COUNT] = {[HOP_BOOL] = gt_b, NUM_ROW(gt)};
+    static const hop__vfn ge[HOP_DTYPE_COUNT] = {[HOP_BOOL] = ge_b, NUM_ROW(ge)};
+    static const hop__vfn land[HOP_DTYPE_COUNT] = {[HOP_BOOL] = land_b};
+    static const hop__vfn lor[HOP_DTYPE_COUNT] = {[HOP_BOOL] = lor_b};
+    static const hop__vfn fdiv[HOP_DTYPE_COUNT] = {NUM_ROW(floordiv)};
+    static const hop__vfn rem[HOP_DTYPE_COUNT] = {NUM_ROW(rem)};
+    static const hop__vfn band[HOP_DTYPE_COUNT] = {[HOP_BOOL] = band_b, INT_ROW(band)};
+    static const hop__vfn bor[HOP_DTYPE_COUNT] = {[HOP_BOOL] = bor_b, INT_ROW(bor)};
+    static const hop__vfn bxor[HOP_DTYPE_COUNT] = {[HOP_BOOL] = bxor_b, INT_ROW(bxor)};
     if ((unsigned)dt >= HOP_DTYPE_COUNT)
         return NULL;
     switch (op) {
@@ -586,6 +783,16 @@ hop__vfn_binary(hop_op op, hop_dtype dt)
         return land[dt];
     case HOP_OP_logical_or:
         return lor[dt];
+    case HOP_OP_floor_divide:
+        return fdiv[dt];
+    case HOP_OP_remainder:
+        return rem[dt];
+    case HOP_OP_bitwise_and:
+        return band[dt];
+    case HOP_OP_bitwise_or:
+        return bor[dt];
+    case HOP_OP_bitwise_xor:
+        return bxor[dt];
     default:
         return NULL;
     }
@@ -594,14 +801,14 @@ hop__vfn_binary(hop_op op, hop_dtype dt)
 hop__vfn
 hop__vfn_where(hop_dtype dt)
 {
-    static const hop__vfn where[] = ROW(where_b, where_i32, where_i64, where_f32, where_f64);
+    static const hop__vfn where[HOP_DTYPE_COUNT] = {[HOP_BOOL] = where_1, SIZE_ROW(where)};
     return (unsigned)dt < HOP_DTYPE_COUNT ? where[dt] : NULL;
 }
 
 hop__vfn
 hop__vfn_copy(hop_dtype dt)
 {
-    static const hop__vfn copy[] = ROW(copy_b, copy_i32, copy_i64, copy_f32, copy_f64);
+    static const hop__vfn copy[HOP_DTYPE_COUNT] = {[HOP_BOOL] = copy_b, SIZE_ROW(copy)};
     return (unsigned)dt < HOP_DTYPE_COUNT ? copy[dt] : NULL;
 }
 
@@ -615,7 +822,17 @@ hop__vfn_cost(hop_op op)
     case HOP_OP_cos:
     case HOP_OP_tanh:
     case HOP_OP_sigmoid:
+    case HOP_OP_expm1:
+    case HOP_OP_log1p:
+    case HOP_OP_log2:
+    case HOP_OP_log10:
+    case HOP_OP_exp2:
+    case HOP_OP_tan:
+    case HOP_OP_arctan:
         return 8;
+    case HOP_OP_floor_divide:
+    case HOP_OP_remainder:
+        return 4;
     case HOP_OP_pow:
         return 16;
     case HOP_OP_div:

@@ -35,7 +35,7 @@ hop__fgroup_copy(hop__fgroup *g, hop_dtype dst, hop_dtype src)
     s->op = HOP_OP_clone;
     s->nin = 1;
     s->out = -1;
-    s->dtype = dst;
+    s->dtype = s->fdtype = dst;
     s->in[0] = (hop__fopnd){.src = HOP__F_INPUT, .idx = 0, .need = dst, .have = src};
     hop__fgroup_seal(g);
 }
@@ -45,11 +45,14 @@ hop__fgroup_seal(hop__fgroup *g)
 {
     g->has_sym = false;
     g->same_dtypes = true;
-    for (int s = 0; s < g->nsteps; s++)
+    for (int s = 0; s < g->nsteps; s++) {
+        /* an f16 step computes in f32 and rounds: not for the small runners */
+        g->same_dtypes &= g->steps[s].fdtype == g->steps[s].dtype;
         for (int i = 0; i < g->steps[s].nin; i++) {
             g->has_sym |= g->steps[s].in[i].src == HOP__F_SYM;
             g->same_dtypes &= g->steps[s].in[i].have == g->steps[s].in[i].need;
         }
+    }
 }
 
 /* ------------------------------------------------------------ execution */
@@ -84,7 +87,7 @@ spread(unsigned char *dst, const void *src, size_t esize, int64_t m)
 static bool
 whole_run(const hop__fgroup *g, int64_t ost, const int64_t *ist)
 {
-    if (g->nsteps != 1 || ost != 1)
+    if (g->nsteps != 1 || ost != 1 || g->steps[0].fdtype != g->steps[0].dtype)
         return false;
     const hop__fstep *st = &g->steps[0];
     bool steps = false;
@@ -110,6 +113,7 @@ run_tiles(const frun *c, int64_t n, char *o, int64_t ost, const char *const *ip,
     _Alignas(64) unsigned char scr[3][TILE * 8];
     _Alignas(64) unsigned char gat[HOP__F_MAXIN][TILE * 8];
     _Alignas(64) unsigned char otmp[TILE * 8];
+    _Alignas(64) unsigned char ftmp[TILE * 8]; /* a step's f32 results before rounding */
     size_t osz = hop_dtype_size(g->odtype);
     int64_t tile = whole_run(g, ost, ist) ? n : TILE;
     for (int64_t j = 0; j < n; j += tile) {
@@ -176,10 +180,184 @@ run_tiles(const frun *c, int64_t n, char *o, int64_t ost, const char *const *ip,
                 dst = regs[st->out];
             else
                 dst = ost == 1 ? (void *)(o + j * (int64_t)osz) : otmp;
-            st->fn(m, dst, a, ai);
+            if (st->fdtype == st->dtype) {
+                st->fn(m, dst, a, ai);
+            } else {
+                st->fn(m, ftmp, a, ai);
+                hop__convert(m, dst, st->dtype, ftmp, st->fdtype, 1);
+            }
         }
         if (dst == otmp)
             hop__scatter(m, o + j * ost * (int64_t)osz, ost, otmp, osz);
+    }
+}
+
+/*
+ * Short rows (softmax's x - max over 32 columns, pairwise distances' 3
+ * coordinates): a run per row costs more than the row.  When the output is
+ * contiguous, tiles of it are computed whole instead, each input that does
+ * not step through the output's order gathered into a tile first.
+ */
+static bool
+short_rows(const frun *c)
+{
+    int inner = c->rank - 1;
+    if (c->rank < 2 || c->sizes[inner] >= 64)
+        return false;
+    int64_t expect = 1;
+    for (int d = inner; d >= 0; d--) {
+        if (c->ost[d] != expect)
+            return false;
+        expect *= c->sizes[d];
+    }
+    return true;
+}
+
+/* One input's view of the output's dims for gathering: adjacent dims it
+ * steps through contiguously merged (its own, fewer rows). */
+typedef struct gview {
+    int rank;
+    int64_t sizes[HOP_MAX_RANK], st[HOP_MAX_RANK];
+} gview;
+
+static void
+gview_init(gview *v, const frun *c, int k)
+{
+    v->rank = 0;
+    for (int d = 0; d < c->rank; d++) {
+        int n = v->rank;
+        if (n > 0 && v->st[n - 1] == c->ist[k][d] * c->sizes[d]) {
+            v->sizes[n - 1] *= c->sizes[d];
+            v->st[n - 1] = c->ist[k][d];
+        } else {
+            v->sizes[n] = c->sizes[d];
+            v->st[n] = c->ist[k][d];
+            v->rank++;
+        }
+    }
+}
+
+/* Elements [pos, pos + m) of an input (of view v over src) in the output's
+ * order into dst. */
+#define GATHER(T, sfx)                                                                             \
+    static void gather_##sfx(T *dst, const T *src, const gview *v, int64_t pos, int64_t m)         \
+    {                                                                                              \
+        int inner = v->rank - 1;                                                                   \
+        int64_t idx[HOP_MAX_RANK], off = 0, s = v->st[inner], rest = pos;                          \
+        for (int d = inner; d >= 0; d--) {                                                         \
+            idx[d] = rest % v->sizes[d];                                                           \
+            rest /= v->sizes[d];                                                                   \
+            off += idx[d] * v->st[d];                                                              \
+        }                                                                                          \
+        for (int64_t done = 0; done < m;) {                                                        \
+            if (inner > 0 && idx[inner] == 0 && idx[inner - 1] == 0 &&                             \
+                m - done >= v->sizes[inner] * v->sizes[inner - 1]) {                               \
+                /* a whole block of the two inner dims: rows without the odometer */               \
+                int64_t rows = v->sizes[inner - 1], n = v->sizes[inner], s1 = v->st[inner - 1];    \
+                const T *p = src + off;                                                            \
+                T *o = dst + done;                                                                 \
+                for (int64_t j = 0; j < rows; j++, o += n, p += s1)                                \
+                    for (int64_t i = 0; i < n; i++)                                                \
+                        o[i] = p[i * s];                                                           \
+                done += rows * n;                                                                  \
+                if (inner < 2)                                                                     \
+                    break; /* the block was everything */                                          \
+                off += v->st[inner - 2];                                                           \
+                idx[inner - 2]++;                                                                  \
+                for (int d = inner - 2; d > 0 && idx[d] == v->sizes[d]; d--) {                     \
+                    off += v->st[d - 1] - v->sizes[d] * v->st[d];                                  \
+                    idx[d] = 0;                                                                    \
+                    idx[d - 1]++;                                                                  \
+                }                                                                                  \
+                continue;                                                                          \
+            }                                                                                      \
+            int64_t n = v->sizes[inner] - idx[inner];                                              \
+            if (n > m - done)                                                                      \
+                n = m - done;                                                                      \
+            const T *p = src + off;                                                                \
+            T *o = dst + done;                                                                     \
+            if (s == 0) {                                                                          \
+                T x = *p;                                                                          \
+                for (int64_t i = 0; i < n; i++)                                                    \
+                    o[i] = x;                                                                      \
+            } else if (s == 1) {                                                                   \
+                for (int64_t i = 0; i < n; i++)                                                    \
+                    o[i] = p[i];                                                                   \
+            } else {                                                                               \
+                for (int64_t i = 0; i < n; i++)                                                    \
+                    o[i] = p[i * s];                                                               \
+            }                                                                                      \
+            done += n;                                                                             \
+            off += n * s;                                                                          \
+            idx[inner] += n;                                                                       \
+            for (int d = inner; d > 0 && idx[d] == v->sizes[d]; d--) {                             \
+                off += v->st[d - 1] - v->sizes[d] * v->st[d];                                      \
+                idx[d] = 0;                                                                        \
+                idx[d - 1]++;                                                                      \
+            }                                                                                      \
+        }                                                                                          \
+    }
+GATHER(uint8_t, 1)
+GATHER(uint16_t, 2)
+GATHER(uint32_t, 4)
+GATHER(uint64_t, 8)
+
+static void
+gather(void *dst, const char *src, size_t isz, const gview *v, int64_t pos, int64_t m)
+{
+    switch (isz) {
+    case 1:
+        gather_1(dst, (const uint8_t *)src, v, pos, m);
+        break;
+    case 2:
+        gather_2(dst, (const uint16_t *)src, v, pos, m);
+        break;
+    case 4:
+        gather_4(dst, (const uint32_t *)src, v, pos, m);
+        break;
+    default:
+        gather_8(dst, (const uint64_t *)src, v, pos, m);
+        break;
+    }
+}
+
+static void
+run_short_rows(const frun *c, int64_t begin, int64_t end)
+{
+    const hop__fgroup *g = c->g;
+    int r = c->rank;
+    size_t osz = hop_dtype_size(g->odtype);
+    _Alignas(64) unsigned char buf[HOP__F_MAXIN][TILE * 8];
+    const char *ip[HOP__F_MAXIN];
+    int64_t ist[HOP__F_MAXIN];
+    int how[HOP__F_MAXIN]; /* 0: one element, 1: in the output's order, 2: gathered */
+    gview views[HOP__F_MAXIN];
+    for (int k = 0; k < g->ninputs; k++) {
+        bool zero = true, same = true;
+        for (int d = 0; d < r; d++) {
+            zero = zero && c->ist[k][d] == 0;
+            same = same && c->ist[k][d] == c->ost[d];
+        }
+        how[k] = zero ? 0 : same ? 1 : 2;
+        ist[k] = how[k] != 0;
+        if (how[k] == 2)
+            gview_init(&views[k], c, k);
+    }
+    for (int64_t pos = begin; pos < end;) {
+        int64_t m = end - pos < TILE ? end - pos : TILE;
+        for (int k = 0; k < g->ninputs; k++) {
+            size_t isz = hop_dtype_size(g->in_dtype[k]);
+            if (how[k] == 0) {
+                ip[k] = c->in[k];
+            } else if (how[k] == 1) {
+                ip[k] = c->in[k] + pos * (int64_t)isz;
+            } else {
+                gather(buf[k], c->in[k], isz, &views[k], pos, m);
+                ip[k] = (const char *)buf[k];
+            }
+        }
+        run_tiles(c, m, c->out + pos * (int64_t)osz, 1, ip, ist);
+        pos += m;
     }
 }
 
@@ -190,6 +368,10 @@ run_range(const frun *c, int64_t begin, int64_t end)
     size_t osz = hop_dtype_size(g->odtype);
     const char *ip[HOP__F_MAXIN];
     int64_t ist[HOP__F_MAXIN];
+    if (short_rows(c)) {
+        run_short_rows(c, begin, end);
+        return;
+    }
     if (c->rank <= 1) {
         int64_t os = c->rank ? c->ost[0] : 1;
         for (int k = 0; k < g->ninputs; k++) {
@@ -342,7 +524,7 @@ execute(const hop__fgroup *g, hop_tensor *out, const hop_tensor *const *in, frun
 
 /* A SymInt operand's value now, in the dtype its step reads. */
 static hop_status
-sym_value(const hop__fopnd *o, const int64_t *regs, void *out)
+sym_value(const hop__fopnd *o, hop_dtype opdtype, const int64_t *regs, void *out)
 {
     int64_t v;
     hop_status st = hop__xget(o->x, regs, &v);
@@ -351,6 +533,10 @@ sym_value(const hop__fopnd *o, const int64_t *regs, void *out)
     if (o->x->is_bool) {
         hop__bool b = v != 0;
         hop__convert(1, out, o->need, &b, HOP_BOOL, 1);
+    } else if (opdtype == HOP_F16 && o->need != HOP_F16) {
+        uint16_t h; /* rounded to f16 first, as the runtime's kernel does */
+        hop__convert(1, &h, HOP_F16, &v, HOP_I64, 1);
+        hop__convert(1, out, o->need, &h, HOP_F16, 1);
     } else {
         hop__convert(1, out, o->need, &v, HOP_I64, 1);
     }
@@ -388,7 +574,7 @@ run_small(const hop__fgroup *g, hop__frame *f)
                 ai[i] = 0;
                 break;
             default: {
-                hop_status rc = sym_value(op, f->regs, sym[i]);
+                hop_status rc = sym_value(op, st->opdtype, f->regs, sym[i]);
                 if (rc != HOP_OK)
                     return rc;
                 a[i] = sym[i];
@@ -465,7 +651,7 @@ run_general(const hop__fgroup *g, hop__frame *f)
     for (int s = 0; g->has_sym && s < g->nsteps; s++) {
         for (int i = 0; i < g->steps[s].nin; i++) {
             const hop__fopnd *o = &g->steps[s].in[i];
-            hop_status st = o->src == HOP__F_SYM ? sym_value(o, f->regs, c.sym[s][i]) : HOP_OK;
+            hop_status st = o->src == HOP__F_SYM ? sym_value(o, g->steps[s].opdtype, f->regs, c.sym[s][i]) : HOP_OK;
             if (st != HOP_OK)
                 return st;
         }

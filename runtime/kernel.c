@@ -155,16 +155,26 @@ ew_source(hop__ew_src *s, const hop_rt_arg *a)
     }
 }
 
+/* fdtype: the dtype fn writes (f32 for an f16 out it rounds into).  A
+ * scalar operand of an op on f16 is rounded to f16 first (x * 0.1 uses
+ * f16(0.1)), as NumPy's float16 loops see it. */
 static void
 ew_plan(hop__kernel *k, hop_tensor *out, const hop_rt_arg *args, int nin, const hop_dtype *need,
-        hop__vfn fn, int cost)
+        hop__vfn fn, hop_dtype fdtype, int cost, hop_dtype opdtype)
 {
     hop__ew_src src[HOP__EW_MAXIN];
-    for (int i = 0; i < nin; i++)
+    for (int i = 0; i < nin; i++) {
         ew_source(&src[i], &args[i]);
+        if (src[i].data == NULL && opdtype == HOP_F16 && need[i] != HOP_F16) {
+            uint16_t h;
+            hop__convert(1, &h, HOP_F16, src[i].sval, src[i].dtype, 1);
+            memcpy(src[i].sval, &h, sizeof h);
+            src[i].dtype = HOP_F16;
+        }
+    }
     k->kind = HOP__K_EW;
     hop__ew_init(&k->p.ew, out->data, out->dtype, out->rank, out->sizes, out->strides, src, need,
-                 nin, fn);
+                 nin, fn, fdtype);
     k->work = k->p.ew.numel * cost;
     /* converting operands costs about as much as the op */
     for (int i = 0; i < nin; i++)
@@ -181,7 +191,7 @@ copy_plan(hop__kernel *k, hop_tensor *out, const void *data, hop_dtype dtype, in
     hop_dtype need = out->dtype;
     k->kind = HOP__K_EW;
     hop__ew_init(&k->p.ew, out->data, out->dtype, out->rank, out->sizes, out->strides, &src, &need,
-                 1, hop__vfn_copy(out->dtype));
+                 1, hop__vfn_copy(out->dtype), out->dtype);
     k->work = k->p.ew.numel * (dtype == need ? 1 : 2);
 }
 
@@ -244,7 +254,7 @@ factory_plan(hop__kernel *k, const hop__call *c, hop_tensor *out)
                        : c->op == HOP_OP_ones ? hop_rt_int(1)
                                               : hop_rt_int(0);
     hop_dtype need = out->dtype;
-    ew_plan(k, out, &value, 1, &need, hop__vfn_copy(out->dtype), 1);
+    ew_plan(k, out, &value, 1, &need, hop__vfn_copy(out->dtype), out->dtype, 1, out->dtype);
     return HOP_OK;
 }
 
@@ -456,20 +466,25 @@ prepare_plan(hop__kernel *k, const hop__call *c, hop_tensor *out)
     hop_dtype need[HOP__EW_MAXIN];
     switch (info->family) {
     case HOP_KF_UNARY:
-        need[0] = c->op == HOP_OP_logical_not ? HOP_BOOL : out->dtype;
-        ew_plan(k, out, c->args, 1, need, hop__vfn_unary(c->op, need[0]), hop__vfn_cost(c->op));
+        /* f16 computes in f32 and rounds each result back */
+        need[0] = c->op == HOP_OP_logical_not ? HOP_BOOL : hop__compute_dtype(out->dtype);
+        ew_plan(k, out, c->args, 1, need, hop__vfn_unary(c->op, need[0]),
+                c->op == HOP_OP_logical_not ? HOP_BOOL : need[0], hop__vfn_cost(c->op), out->dtype);
         return HOP_OK;
-    case HOP_KF_BINARY:
+    case HOP_KF_BINARY: {
         need[0] = info->rule == HOP_RULE_LOGICAL   ? HOP_BOOL
-                  : info->rule == HOP_RULE_COMPARE ? c->promoted
-                                                   : out->dtype;
+                  : info->rule == HOP_RULE_COMPARE ? hop__compute_dtype(c->promoted)
+                                                   : hop__compute_dtype(out->dtype);
         need[1] = need[0];
-        ew_plan(k, out, c->args, 2, need, hop__vfn_binary(c->op, need[0]), hop__vfn_cost(c->op));
+        hop_dtype fdtype = info->rule == HOP_RULE_BINARY ? need[0] : HOP_BOOL;
+        ew_plan(k, out, c->args, 2, need, hop__vfn_binary(c->op, need[0]), fdtype,
+                hop__vfn_cost(c->op), info->rule == HOP_RULE_COMPARE ? c->promoted : out->dtype);
         return HOP_OK;
+    }
     case HOP_KF_WHERE:
         need[0] = HOP_BOOL;
         need[1] = need[2] = out->dtype;
-        ew_plan(k, out, c->args, 3, need, hop__vfn_where(out->dtype), 1);
+        ew_plan(k, out, c->args, 3, need, hop__vfn_where(out->dtype), out->dtype, 1, out->dtype);
         return HOP_OK;
     case HOP_KF_COPY: {
         const hop_tensor *x = c->args[0].u.tensor;

@@ -1,7 +1,7 @@
 /*
  * runtime/matmul.c - matmul with torch.matmul's shapes: f32/f64 through
- * CBLAS (cblas_sgemm/dgemm, one call per batch matrix and piece), i32/i64
- * by a plain loop with wrapping arithmetic.
+ * CBLAS (cblas_sgemm/dgemm, one call per batch matrix and piece), integers
+ * by a plain loop with wrapping arithmetic, f16 by one accumulating in f32.
  *
  * Pieces split the rows of all batch matrices together (batch * n rows), so
  * one large matrix and many small ones both spread over the threads; BLAS
@@ -140,10 +140,31 @@ blas_layout(int64_t rows, int64_t cols, int64_t rs, int64_t cs, bool allow_trans
             }                                                                                      \
         }                                                                                          \
     }
+NAIVE(int8_t, uint32_t)
+NAIVE(uint8_t, uint32_t)
+NAIVE(int16_t, uint32_t)
 NAIVE(int32_t, uint32_t)
 NAIVE(int64_t, uint64_t)
+NAIVE(uint64_t, uint64_t)
 NAIVE(float, float)
 NAIVE(double, double)
+
+/* binary16: each dot product accumulates in float and is rounded once. */
+static void
+naive_f16(const hop__matmul *mm, const char *ap, const char *bp, char *cp, int64_t rows)
+{
+    const uint16_t *a = (const uint16_t *)ap, *b = (const uint16_t *)bp;
+    uint16_t *c = (uint16_t *)cp;
+    for (int64_t i = 0; i < rows; i++) {
+        for (int64_t j = 0; j < mm->m; j++) {
+            float acc = 0;
+            for (int64_t p = 0; p < mm->k; p++)
+                acc += hop_f16_to_float(a[i * mm->ars + p * mm->acs]) *
+                       hop_f16_to_float(b[p * mm->brs + j * mm->bcs]);
+            c[i * mm->crs + j * mm->ccs] = hop_f16_from_float(acc);
+        }
+    }
+}
 
 /* Rows [0, rows) of one batch matrix, a/c already at the first row. */
 static void
@@ -169,6 +190,21 @@ block(const hop__matmul *mm, const char *a, const char *b, char *c, int64_t rows
         return;
     }
     switch (mm->dtype) {
+    case HOP_I8:
+        naive_int8_t(mm, a, b, c, rows);
+        break;
+    case HOP_U8:
+        naive_uint8_t(mm, a, b, c, rows);
+        break;
+    case HOP_I16:
+        naive_int16_t(mm, a, b, c, rows);
+        break;
+    case HOP_U64:
+        naive_uint64_t(mm, a, b, c, rows);
+        break;
+    case HOP_F16:
+        naive_f16(mm, a, b, c, rows);
+        break;
     case HOP_I32:
         naive_int32_t(mm, a, b, c, rows);
         break;

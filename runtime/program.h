@@ -328,8 +328,10 @@ typedef struct hop__fstep {
     hop__vfn fn;
     hop_op op;
     int nin;
-    int out;         /* register of the result (-1: the group's output) */
-    hop_dtype dtype; /* of the result */
+    int out;           /* register of the result (-1: the group's output) */
+    hop_dtype dtype;   /* of the result */
+    hop_dtype fdtype;  /* what fn writes: dtype, or f32 rounded into an f16 result */
+    hop_dtype opdtype; /* the dtype the op is in (a comparison's promoted one) */
     hop__fopnd in[3];
 } hop__fstep;
 
@@ -494,10 +496,19 @@ struct hop_plan {
  * fails to compile is freed with hop_plan_free. */
 hop_plan *hop__plan_new(void);
 
+/* The dtype the arithmetic vector functions of dt compute in: f16 values are
+ * computed in f32 and each result is rounded back, as NumPy does. */
+static inline hop_dtype
+hop__compute_dtype(hop_dtype dt)
+{
+    return dt == HOP_F16 ? HOP_F32 : dt;
+}
+
 /* The vector functions of fused steps, the elementwise engine's (so a fused
  * group computes what hop_eager does, bit for bit): by op and the dtype
- * they read, NULL where the op refuses the dtype.  Their cost per element
- * in abstract units (1 = an add) decides threading. */
+ * they read, NULL where the op refuses the dtype and for f16 except where
+ * and copy (use hop__compute_dtype).  Their cost per element in abstract
+ * units (1 = an add) decides threading. */
 hop__vfn hop__vfn_unary(hop_op op, hop_dtype dt);
 hop__vfn hop__vfn_binary(hop_op op, hop_dtype dt); /* arith, compare, logical */
 hop__vfn hop__vfn_where(hop_dtype dt);

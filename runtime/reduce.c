@@ -1,6 +1,6 @@
 /*
- * runtime/reduce.c - sum, mean, amax, amin and argmax over any set of dims
- * of a strided input.
+ * runtime/reduce.c - sum, mean, prod, any, all, amax, amin, argmax and
+ * argmin over any set of dims of a strided input.
  *
  * The input's dims split into kept dims (one output element per index) and
  * reduced dims, which are coalesced where contiguous so that the common
@@ -52,11 +52,20 @@ hop__reduce_init(hop__reduce *r, const hop__call *c, hop_tensor *out)
     int od = 0;
     for (int d = 0; d < x->rank; d++) {
         if (!mask[d]) {
-            r->kept_sizes[r->nkept] = x->sizes[d];
-            r->kept_xst[r->nkept] = x->strides[d];
-            r->kept_ost[r->nkept] = out->strides[od];
-            r->nkept++;
+            /* kept dims that both x and out step through evenly merge */
+            int k = r->nkept;
             r->nout *= x->sizes[d];
+            if (k > 0 && r->kept_xst[k - 1] == x->strides[d] * x->sizes[d] &&
+                r->kept_ost[k - 1] == out->strides[od] * x->sizes[d]) {
+                r->kept_sizes[k - 1] *= x->sizes[d];
+                r->kept_xst[k - 1] = x->strides[d];
+                r->kept_ost[k - 1] = out->strides[od];
+            } else {
+                r->kept_sizes[k] = x->sizes[d];
+                r->kept_xst[k] = x->strides[d];
+                r->kept_ost[k] = out->strides[od];
+                r->nkept++;
+            }
             od++;
             continue;
         }
@@ -82,21 +91,26 @@ typedef struct acc {
     uint64_t u;
     int64_t best_i; /* argmax */
     double best;    /* amax/amin/argmax of floats */
-    int64_t ibest;  /* of integers */
+    int64_t ibest;  /* of signed integers and bools */
+    uint64_t ubest; /* of unsigned integers */
     bool have, nan;
 } acc;
 
-#define SUM_FLOAT(T)                                                                               \
-    static void sum_##T(acc *a, const T *p, int64_t n, int64_t s)                                  \
+/* Element loads: floats as double, binary16 through float. */
+#define LOAD_PLAIN(v) (v)
+#define LOAD_HALF(v) hop_f16_to_float(v)
+
+#define SUM_FLOAT(T, sfx, LOAD)                                                                    \
+    static void sum_##sfx(acc *a, const T *p, int64_t n, int64_t s)                                \
     {                                                                                              \
         int64_t i = 0;                                                                             \
         if (s == 1) {                                                                              \
             double s0 = 0, s1 = 0, s2 = 0, s3 = 0;                                                 \
             for (; i + 4 <= n; i += 4) {                                                           \
-                s0 += p[i];                                                                        \
-                s1 += p[i + 1];                                                                    \
-                s2 += p[i + 2];                                                                    \
-                s3 += p[i + 3];                                                                    \
+                s0 += LOAD(p[i]);                                                                  \
+                s1 += LOAD(p[i + 1]);                                                              \
+                s2 += LOAD(p[i + 2]);                                                              \
+                s3 += LOAD(p[i + 3]);                                                              \
             }                                                                                      \
             a->f += s0;                                                                            \
             a->f1 += s1;                                                                           \
@@ -104,38 +118,65 @@ typedef struct acc {
             a->f3 += s3;                                                                           \
         }                                                                                          \
         for (; i < n; i++)                                                                         \
-            a->f += p[i * s];                                                                      \
+            a->f += LOAD(p[i * s]);                                                                \
     }
-SUM_FLOAT(float)
-SUM_FLOAT(double)
+SUM_FLOAT(float, f32, LOAD_PLAIN)
+SUM_FLOAT(double, f64, LOAD_PLAIN)
+SUM_FLOAT(uint16_t, f16, LOAD_HALF)
 
-#define SUM_INT(T)                                                                                 \
-    static void sum_##T(acc *a, const T *p, int64_t n, int64_t s)                                  \
+/* A fold of integer elements into a->u: step is an expression of the
+ * running u and the element v. */
+#define FOLD_U64(fn, T, STEP)                                                                      \
+    static void fn(acc *a, const T *p, int64_t n, int64_t s)                                       \
     {                                                                                              \
         uint64_t u = a->u;                                                                         \
-        for (int64_t i = 0; i < n; i++)                                                            \
-            u += (uint64_t)(int64_t)p[i * s];                                                      \
+        for (int64_t i = 0; i < n; i++) {                                                          \
+            T v = p[i * s];                                                                        \
+            u = (STEP);                                                                            \
+        }                                                                                          \
         a->u = u;                                                                                  \
     }
-SUM_INT(int32_t)
-SUM_INT(int64_t)
 
-static void
-sum_hop__bool(acc *a, const hop__bool *p, int64_t n, int64_t s)
-{
-    uint64_t u = a->u;
-    for (int64_t i = 0; i < n; i++)
-        u += p[i * s] != 0;
-    a->u = u;
-}
+/* Integer sums and products wrap in 64 bits: signed values are sign-extended
+ * first; a bool byte counts as 0 or 1 whatever it holds.  any/all count the
+ * nonzero elements (nan is nonzero). */
+#define LOAD_BOOL(v) ((v) != 0)
+#define NZ_HALF(v) (((v)&0x7fff) != 0)
+#define INT_FOLDS(T, sfx, WIDE, LOAD)                                                              \
+    FOLD_U64(sum_##sfx, T, u + (uint64_t)(WIDE)LOAD(v))                                            \
+    FOLD_U64(prod_##sfx, T, u *(uint64_t)(WIDE)LOAD(v))                                            \
+    FOLD_U64(count_##sfx, T, u + ((v) != 0))
+INT_FOLDS(hop__bool, b, uint64_t, LOAD_BOOL)
+INT_FOLDS(int8_t, i8, int64_t, LOAD_PLAIN)
+INT_FOLDS(int16_t, i16, int64_t, LOAD_PLAIN)
+INT_FOLDS(int32_t, i32, int64_t, LOAD_PLAIN)
+INT_FOLDS(int64_t, i64, int64_t, LOAD_PLAIN)
+INT_FOLDS(uint8_t, u8, uint64_t, LOAD_PLAIN)
+INT_FOLDS(uint64_t, u64, uint64_t, LOAD_PLAIN)
+FOLD_U64(count_f16, uint16_t, u + NZ_HALF(v))
+FOLD_U64(count_f32, float, u + ((v) != 0))
+FOLD_U64(count_f64, double, u + ((v) != 0))
 
+/* prod of floats multiplies in double (in a->f, from 1; integers in a->u
+ * from 1, above). */
+#define PROD_FLOAT(T, sfx, LOAD)                                                                   \
+    static void prod_##sfx(acc *a, const T *p, int64_t n, int64_t s)                               \
+    {                                                                                              \
+        double f = a->f;                                                                           \
+        for (int64_t i = 0; i < n; i++)                                                            \
+            f *= LOAD(p[i * s]);                                                                   \
+        a->f = f;                                                                                  \
+    }
+PROD_FLOAT(float, f32, LOAD_PLAIN)
+PROD_FLOAT(double, f64, LOAD_PLAIN)
+PROD_FLOAT(uint16_t, f16, LOAD_HALF)
 /* amax (sign 1) / amin (sign -1) / argmax over a run; base is the reduced
  * index of p[0]. */
-#define EXTREME_FLOAT(T)                                                                           \
-    static void ext_##T(acc *a, const T *p, int64_t n, int64_t s, int sign, int64_t base)          \
+#define EXTREME_FLOAT(T, sfx, LOAD)                                                                \
+    static void ext_##sfx(acc *a, const T *p, int64_t n, int64_t s, int sign, int64_t base)        \
     {                                                                                              \
         for (int64_t i = 0; i < n && !a->nan; i++) {                                               \
-            double v = p[i * s];                                                                   \
+            double v = LOAD(p[i * s]);                                                             \
             if (v != v) {                                                                          \
                 a->nan = true;                                                                     \
                 a->best = v;                                                                       \
@@ -147,56 +188,60 @@ sum_hop__bool(acc *a, const hop__bool *p, int64_t n, int64_t s)
             }                                                                                      \
         }                                                                                          \
     }
-EXTREME_FLOAT(float)
-EXTREME_FLOAT(double)
+EXTREME_FLOAT(float, f32, LOAD_PLAIN)
+EXTREME_FLOAT(double, f64, LOAD_PLAIN)
+EXTREME_FLOAT(uint16_t, f16, LOAD_HALF)
 
-#define EXTREME_INT(T)                                                                             \
-    static void ext_##T(acc *a, const T *p, int64_t n, int64_t s, int sign, int64_t base)          \
+/* Integers compare as int64 (signed, bool) or uint64 (unsigned). */
+#define EXTREME_INT(T, sfx, W, FIELD, LOAD)                                                        \
+    static void ext_##sfx(acc *a, const T *p, int64_t n, int64_t s, int sign, int64_t base)        \
     {                                                                                              \
         for (int64_t i = 0; i < n; i++) {                                                          \
-            int64_t v = (int64_t)p[i * s];                                                         \
-            if (!a->have || (sign > 0 ? v > a->ibest : v < a->ibest)) {                            \
-                a->ibest = v;                                                                      \
+            W v = (W)LOAD(p[i * s]);                                                               \
+            if (!a->have || (sign > 0 ? v > a->FIELD : v < a->FIELD)) {                            \
+                a->FIELD = v;                                                                      \
                 a->best_i = base + i;                                                              \
                 a->have = true;                                                                    \
             }                                                                                      \
         }                                                                                          \
     }
-EXTREME_INT(int32_t)
-EXTREME_INT(int64_t)
-
-static void
-ext_hop__bool(acc *a, const hop__bool *p, int64_t n, int64_t s, int sign, int64_t base)
-{
-    for (int64_t i = 0; i < n; i++) {
-        int64_t v = p[i * s] != 0;
-        if (!a->have || (sign > 0 ? v > a->ibest : v < a->ibest)) {
-            a->ibest = v;
-            a->best_i = base + i;
-            a->have = true;
-        }
-    }
-}
+EXTREME_INT(hop__bool, b, int64_t, ibest, LOAD_BOOL)
+EXTREME_INT(int8_t, i8, int64_t, ibest, LOAD_PLAIN)
+EXTREME_INT(int16_t, i16, int64_t, ibest, LOAD_PLAIN)
+EXTREME_INT(int32_t, i32, int64_t, ibest, LOAD_PLAIN)
+EXTREME_INT(int64_t, i64, int64_t, ibest, LOAD_PLAIN)
+EXTREME_INT(uint8_t, u8, uint64_t, ubest, LOAD_PLAIN)
+EXTREME_INT(uint64_t, u64, uint64_t, ubest, LOAD_PLAIN)
 
 /* One run of the reduced space into a. */
 static void
 reduce_run(const hop__reduce *r, acc *a, const char *p, int64_t n, int64_t s, int64_t base)
 {
     bool sum = r->op == HOP_OP_sum || r->op == HOP_OP_mean;
-    int sign = r->op == HOP_OP_amin ? -1 : 1;
-#define CASE(E, T)                                                                                 \
+    bool count = r->op == HOP_OP_any || r->op == HOP_OP_all;
+    int sign = r->op == HOP_OP_amin || r->op == HOP_OP_argmin ? -1 : 1;
+#define CASE(E, T, sfx)                                                                            \
     case HOP_##E:                                                                                  \
         if (sum)                                                                                   \
-            sum_##T(a, (const T *)p, n, s);                                                        \
+            sum_##sfx(a, (const T *)p, n, s);                                                      \
+        else if (count)                                                                            \
+            count_##sfx(a, (const T *)p, n, s);                                                    \
+        else if (r->op == HOP_OP_prod)                                                             \
+            prod_##sfx(a, (const T *)p, n, s);                                                     \
         else                                                                                       \
-            ext_##T(a, (const T *)p, n, s, sign, base);                                            \
+            ext_##sfx(a, (const T *)p, n, s, sign, base);                                          \
         break;
     switch (r->dtype) {
-        CASE(BOOL, hop__bool)
-        CASE(I32, int32_t)
-        CASE(I64, int64_t)
-        CASE(F32, float)
-        CASE(F64, double)
+        CASE(BOOL, hop__bool, b)
+        CASE(I8, int8_t, i8)
+        CASE(U8, uint8_t, u8)
+        CASE(I16, int16_t, i16)
+        CASE(I32, int32_t, i32)
+        CASE(I64, int64_t, i64)
+        CASE(U64, uint64_t, u64)
+        CASE(F16, uint16_t, f16)
+        CASE(F32, float, f32)
+        CASE(F64, double, f64)
     default:
         break;
     }
@@ -208,7 +253,6 @@ store(const hop__reduce *r, const acc *a, char *o)
 {
     bool is_float = hop_dtype_is_float(r->dtype);
     double total = (a->f + a->f1) + (a->f2 + a->f3);
-    int64_t iv;
     double fv;
     switch (r->op) {
     case HOP_OP_sum:
@@ -216,13 +260,26 @@ store(const hop__reduce *r, const acc *a, char *o)
             fv = total;
             break;
         }
-        iv = (int64_t)a->u;
-        memcpy(o, &iv, sizeof iv);
+        memcpy(o, &a->u, sizeof a->u); /* i64 or u64: the same bits */
         return;
+    case HOP_OP_prod:
+        if (is_float) {
+            fv = a->f;
+            break;
+        }
+        memcpy(o, &a->u, sizeof a->u);
+        return;
+    case HOP_OP_any:
+    case HOP_OP_all: {
+        hop__bool b = r->op == HOP_OP_any ? a->u > 0 : a->u == (uint64_t)r->nred_total;
+        memcpy(o, &b, sizeof b);
+        return;
+    }
     case HOP_OP_mean:
         fv = r->nred_total == 0 ? NAN : total / (double)r->nred_total;
         break;
     case HOP_OP_argmax:
+    case HOP_OP_argmin:
         memcpy(o, &a->best_i, sizeof a->best_i);
         return;
     default: /* amax, amin keep the dtype */
@@ -230,10 +287,191 @@ store(const hop__reduce *r, const acc *a, char *o)
             fv = a->best;
             break;
         }
-        hop__convert(1, o, r->odtype, &a->ibest, HOP_I64, 1);
+        if (hop_dtype_is_unsigned(r->dtype))
+            hop__convert(1, o, r->odtype, &a->ubest, HOP_U64, 1);
+        else
+            hop__convert(1, o, r->odtype, &a->ibest, HOP_I64, 1);
         return;
     }
     hop__convert(1, o, r->odtype, &fv, HOP_F64, 1);
+}
+
+/*
+ * The common case, one run per output element of a float dtype (softmax's
+ * max and sum over the last dim): no accumulator record per element, the
+ * kept index stepped like an odometer, results stored as their dtype.  The
+ * sums add in the order of sum_f32/sum_f64 (the same bits as the general
+ * path); amax/amin take eight running extremes a vector unit keeps, and
+ * the first nan when there is one.
+ */
+#define FAST_FLOAT(T, sfx)                                                                         \
+    static inline                                                                                  \
+        __attribute__((always_inline)) double fsum_##sfx(const T *p, int64_t n, int64_t s)         \
+    {                                                                                              \
+        double s0 = 0, s1 = 0, s2 = 0, s3 = 0;                                                     \
+        int64_t i = 0;                                                                             \
+        if (s == 1) {                                                                              \
+            for (; i + 4 <= n; i += 4) {                                                           \
+                s0 += p[i];                                                                        \
+                s1 += p[i + 1];                                                                    \
+                s2 += p[i + 2];                                                                    \
+                s3 += p[i + 3];                                                                    \
+            }                                                                                      \
+        }                                                                                          \
+        for (; i < n; i++)                                                                         \
+            s0 += p[i * s];                                                                        \
+        return (s0 + s1) + (s2 + s3);                                                              \
+    }                                                                                              \
+    static inline __attribute__((always_inline))                                                   \
+    T fext_##sfx(const T *p, int64_t n, int64_t s, int sign)                                       \
+    {                                                                                              \
+        T m[8];                                                                                    \
+        bool nan = false;                                                                          \
+        int64_t i = 0;                                                                             \
+        for (int j = 0; j < 8; j++)                                                                \
+            m[j] = p[0];                                                                           \
+        if (s == 1 && sign > 0) {                                                                  \
+            for (; i + 8 <= n; i += 8)                                                             \
+                for (int j = 0; j < 8; j++) {                                                      \
+                    T v = p[i + j];                                                                \
+                    m[j] = v > m[j] ? v : m[j];                                                    \
+                    nan |= v != v;                                                                 \
+                }                                                                                  \
+        } else if (s == 1) {                                                                       \
+            for (; i + 8 <= n; i += 8)                                                             \
+                for (int j = 0; j < 8; j++) {                                                      \
+                    T v = p[i + j];                                                                \
+                    m[j] = v < m[j] ? v : m[j];                                                    \
+                    nan |= v != v;                                                                 \
+                }                                                                                  \
+        }                                                                                          \
+        T best = m[0];                                                                             \
+        for (int j = 1; j < 8; j++)                                                                \
+            best = sign > 0 ? (m[j] > best ? m[j] : best) : (m[j] < best ? m[j] : best);           \
+        for (; i < n; i++) {                                                                       \
+            T v = p[i * s];                                                                        \
+            best = sign > 0 ? (v > best ? v : best) : (v < best ? v : best);                       \
+            nan |= v != v;                                                                         \
+        }                                                                                          \
+        if (nan || best != best) {                                                                 \
+            for (i = 0; i < n; i++)                                                                \
+                if (p[i * s] != p[i * s])                                                          \
+                    return p[i * s];                                                               \
+        }                                                                                          \
+        return best;                                                                               \
+    }                                                                                              \
+    static inline __attribute__((always_inline))                                                   \
+    int64_t farg_##sfx(const T *p, int64_t n, int64_t s, int sign)                                 \
+    {                                                                                              \
+        T b = p[0];                                                                                \
+        int64_t bi = 0;                                                                            \
+        if (b != b)                                                                                \
+            return 0;                                                                              \
+        for (int64_t i = 1; i < n; i++) {                                                          \
+            T v = p[i * s];                                                                        \
+            if (v != v)                                                                            \
+                return i;                                                                          \
+            if (sign > 0 ? v > b : v < b) {                                                        \
+                b = v;                                                                             \
+                bi = i;                                                                            \
+            }                                                                                      \
+        }                                                                                          \
+        return bi;                                                                                 \
+    }                                                                                              \
+    static void fast_##sfx(const hop__reduce *r, int64_t begin, int64_t end)                       \
+    {                                                                                              \
+        int64_t n = r->red_sizes[0], s = r->red_xst[0], idx[HOP_MAX_RANK], xoff = 0, ooff = 0;     \
+        int sign = r->op == HOP_OP_amin || r->op == HOP_OP_argmin ? -1 : 1;                        \
+        int64_t rest = begin;                                                                      \
+        for (int d = r->nkept - 1; d >= 0; d--) {                                                  \
+            idx[d] = rest % r->kept_sizes[d];                                                      \
+            rest /= r->kept_sizes[d];                                                              \
+            xoff += idx[d] * r->kept_xst[d];                                                       \
+            ooff += idx[d] * r->kept_ost[d];                                                       \
+        }                                                                                          \
+        const T *x = (const T *)r->x;                                                              \
+        if (r->nkept <= 1) {                                                                       \
+            /* one kept dim (after merging): plain loops, one per op */                            \
+            int64_t xs = r->nkept ? r->kept_xst[0] : 0, os = r->nkept ? r->kept_ost[0] : 0;        \
+            T *out = (T *)r->out;                                                                  \
+            int64_t *iout = (int64_t *)r->out;                                                     \
+            switch (r->op) {                                                                       \
+            case HOP_OP_sum:                                                                       \
+                for (int64_t o = begin; o < end; o++)                                              \
+                    out[o * os] = (T)fsum_##sfx(x + o * xs, n, s);                                 \
+                break;                                                                             \
+            case HOP_OP_mean:                                                                      \
+                for (int64_t o = begin; o < end; o++)                                              \
+                    out[o * os] = (T)(fsum_##sfx(x + o * xs, n, s) / (double)n);                   \
+                break;                                                                             \
+            case HOP_OP_amax:                                                                      \
+                for (int64_t o = begin; o < end; o++)                                              \
+                    out[o * os] = fext_##sfx(x + o * xs, n, s, 1);                                 \
+                break;                                                                             \
+            case HOP_OP_amin:                                                                      \
+                for (int64_t o = begin; o < end; o++)                                              \
+                    out[o * os] = fext_##sfx(x + o * xs, n, s, -1);                                \
+                break;                                                                             \
+            case HOP_OP_argmax:                                                                    \
+                for (int64_t o = begin; o < end; o++)                                              \
+                    iout[o * os] = farg_##sfx(x + o * xs, n, s, 1);                                \
+                break;                                                                             \
+            default:                                                                               \
+                for (int64_t o = begin; o < end; o++)                                              \
+                    iout[o * os] = farg_##sfx(x + o * xs, n, s, -1);                               \
+                break;                                                                             \
+            }                                                                                      \
+            return;                                                                                \
+        }                                                                                          \
+        for (int64_t o = begin; o < end; o++) {                                                    \
+            const T *p = x + xoff;                                                                 \
+            switch (r->op) {                                                                       \
+            case HOP_OP_sum:                                                                       \
+                ((T *)r->out)[ooff] = (T)fsum_##sfx(p, n, s);                                      \
+                break;                                                                             \
+            case HOP_OP_mean:                                                                      \
+                ((T *)r->out)[ooff] = (T)(fsum_##sfx(p, n, s) / (double)n);                        \
+                break;                                                                             \
+            case HOP_OP_amax:                                                                      \
+            case HOP_OP_amin:                                                                      \
+                ((T *)r->out)[ooff] = fext_##sfx(p, n, s, sign);                                   \
+                break;                                                                             \
+            default: /* argmax, argmin */                                                          \
+                ((int64_t *)r->out)[ooff] = farg_##sfx(p, n, s, sign);                             \
+                break;                                                                             \
+            }                                                                                      \
+            for (int d = r->nkept - 1; d >= 0; d--) {                                              \
+                xoff += r->kept_xst[d];                                                            \
+                ooff += r->kept_ost[d];                                                            \
+                if (++idx[d] < r->kept_sizes[d])                                                   \
+                    break;                                                                         \
+                xoff -= r->kept_xst[d] * r->kept_sizes[d];                                         \
+                ooff -= r->kept_ost[d] * r->kept_sizes[d];                                         \
+                idx[d] = 0;                                                                        \
+            }                                                                                      \
+        }                                                                                          \
+    }
+FAST_FLOAT(float, f32)
+FAST_FLOAT(double, f64)
+
+/* Whether fast_f32/fast_f64 computes r. */
+static bool
+fast_case(const hop__reduce *r)
+{
+    if ((r->dtype != HOP_F32 && r->dtype != HOP_F64) || r->nred != 1 || r->red_sizes[0] < 1)
+        return false;
+    switch (r->op) {
+    case HOP_OP_sum:
+    case HOP_OP_mean:
+    case HOP_OP_amax:
+    case HOP_OP_amin:
+        return r->odtype == r->dtype;
+    case HOP_OP_argmax:
+    case HOP_OP_argmin:
+        return r->odtype == HOP_I64;
+    default:
+        return false;
+    }
 }
 
 void
@@ -241,6 +479,13 @@ hop__reduce_compute(const hop__reduce *r, int ith, int nth)
 {
     int64_t begin, end;
     hop__split(r->nout, ith, nth, 1, &begin, &end);
+    if (begin < end && fast_case(r)) {
+        if (r->dtype == HOP_F32)
+            fast_f32(r, begin, end);
+        else
+            fast_f64(r, begin, end);
+        return;
+    }
     size_t xsz = hop_dtype_size(r->dtype), osz = hop_dtype_size(r->odtype);
     int inner = r->nred - 1;
     int64_t run_n = r->nred > 0 ? r->red_sizes[inner] : 1;
@@ -259,6 +504,10 @@ hop__reduce_compute(const hop__reduce *r, int ith, int nth)
         }
         acc a;
         memset(&a, 0, sizeof a);
+        if (r->op == HOP_OP_prod) {
+            a.f = 1;
+            a.u = 1;
+        }
         int64_t idx[HOP_MAX_RANK] = {0};
         for (int64_t k = 0; k < nruns; k++) {
             int64_t off = xoff;

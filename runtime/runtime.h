@@ -75,6 +75,7 @@ typedef struct hop__ew {
     unsigned char sval[HOP__EW_MAXIN][8]; /* scalar operands in `need` */
     char *out;
     hop_dtype odtype;
+    hop_dtype fdtype; /* what fn writes: odtype, or f32 rounded into an f16 out */
     int64_t ostrides[HOP_MAX_RANK];
     hop__vfn fn;
 } hop__ew;
@@ -90,10 +91,11 @@ typedef struct hop__ew_src {
 } hop__ew_src;
 
 /* Sets up e: out has (rank, sizes, strides); each source broadcasts to it
- * and is read as need[i]; fn computes.  Cannot fail. */
+ * and is read as need[i]; fn computes into fdtype, converted to odtype when
+ * they differ.  Cannot fail. */
 void hop__ew_init(hop__ew *e, void *out, hop_dtype odtype, int rank, const int64_t *sizes,
                   const int64_t *ostrides, const hop__ew_src *src, const hop_dtype *need, int nin,
-                  hop__vfn fn);
+                  hop__vfn fn, hop_dtype fdtype);
 void hop__ew_compute(const hop__ew *e, int ith, int nth);
 
 /* ------------------------------------------------------------ math */
@@ -249,6 +251,9 @@ void hop__cat_compute(const hop__cat *c, int ith, int nth);
 void hop__arange_compute(const hop__arange *a, int ith, int nth);
 /* nonzero of x into a new tensor. */
 hop_tensor *hop__nonzero(const hop_tensor *x);
+/* An op of the INDEX family (nonzero, cumsum, cumprod, sort, argsort,
+ * take) into a new tensor in *out (scan_sort.c). */
+hop_status hop__index_eager(const hop__call *c, hop_rt_value *out);
 
 /* [begin, end) of piece ith of nth over n items, begins rounded to align. */
 void hop__split(int64_t n, int ith, int nth, int64_t align, int64_t *begin, int64_t *end);

@@ -117,7 +117,7 @@ hop__cat_compute(const hop__cat *c, int ith, int nth)
         }
         hop__ew_src src = {x->data, x->dtype, x->rank, x->sizes, x->strides, {0}};
         hop__ew e;
-        hop__ew_init(&e, data, out->dtype, rank, sizes, strides, &src, &need, 1, copy);
+        hop__ew_init(&e, data, out->dtype, rank, sizes, strides, &src, &need, 1, copy, out->dtype);
         hop__ew_compute(&e, ith, nth);
     }
 }

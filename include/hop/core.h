@@ -43,7 +43,8 @@ extern "C" {
     X(GUARD, "guard failed")                                                                       \
     X(RUNTIME, "runtime error")                                                                    \
     X(INTERRUPTED, "interrupted")                                                                  \
-    X(FORMAT, "not a valid saved hop program")
+    X(FORMAT, "not a valid saved hop program")                                                     \
+    X(INDEX, "index out of range")
 
 typedef enum hop_status {
 #define HOP__STATUS_ENUM(name, msg) HOP_##name,

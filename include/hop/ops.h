@@ -17,12 +17,19 @@ extern "C" {
 
 /* ------------------------------------------------------------------ dtypes */
 
-/* X(ENUM, name, C type, byte size, kind) with kind 0 bool, 1 integer, 2 float;
- * the order is the promotion order. */
+/* X(ENUM, name, C type, byte size, kind) with kind 0 bool, 1 signed integer,
+ * 2 float, 3 unsigned integer.  f16 is IEEE binary16, stored as its bits
+ * (uint16_t); kernels compute on it in f32 and round each result back, as
+ * NumPy does.  The order is the enum's, not a promotion order. */
 #define HOP_DTYPE_LIST(X)                                                                          \
     X(BOOL, "bool", bool, 1, 0)                                                                    \
+    X(I8, "i8", int8_t, 1, 1)                                                                      \
+    X(U8, "u8", uint8_t, 1, 3)                                                                     \
+    X(I16, "i16", int16_t, 2, 1)                                                                   \
     X(I32, "i32", int32_t, 4, 1)                                                                   \
     X(I64, "i64", int64_t, 8, 1)                                                                   \
+    X(U64, "u64", uint64_t, 8, 3)                                                                  \
+    X(F16, "f16", uint16_t, 2, 2)                                                                  \
     X(F32, "f32", float, 4, 2)                                                                     \
     X(F64, "f64", double, 8, 2)
 
@@ -37,13 +44,29 @@ typedef enum hop_dtype {
 const char *hop_dtype_name(hop_dtype d);
 /* Bytes per element; 0 for an invalid dtype. */
 size_t hop_dtype_size(hop_dtype d);
-bool hop_dtype_is_float(hop_dtype d);
-bool hop_dtype_is_int(hop_dtype d); /* i32, i64 (not bool) */
-/* Parses "f32", "float32", "i64", "int64", "bool", ...; HOP_INVALID if unknown. */
+bool hop_dtype_is_float(hop_dtype d);    /* f16, f32, f64 */
+bool hop_dtype_is_int(hop_dtype d);      /* signed and unsigned integers (not bool) */
+bool hop_dtype_is_unsigned(hop_dtype d); /* u8, u64 */
+/* Parses "f32", "float32", "i64", "int64", "u8", "uint8", "bool", ...;
+ * HOP_INVALID if unknown. */
 hop_status hop_dtype_from_name(const char *name, hop_dtype *out);
-/* Promotion of two tensor dtypes: the later one in HOP_DTYPE_LIST wins
- * (bool < i32 < i64 < f32 < f64), as in PyTorch for tensors of equal rank. */
+/*
+ * Promotion of two tensor dtypes, PyTorch's for tensors of equal rank: bool
+ * is below every other dtype, a float dtype beats any integer one (i64 with
+ * f16 is f16), and of two of one kind the wider wins.  A signed and an
+ * unsigned integer give the narrowest signed type that holds both (u8 with
+ * i8 is i16, u8 with i32 is i32), and u64 with a signed type gives f64, as
+ * NumPy does (PyTorch has no answer there).  An invalid operand is returned
+ * as is.
+ */
 hop_dtype hop_dtype_promote(hop_dtype a, hop_dtype b);
+
+/* IEEE binary16 conversions, rounding to nearest even (overflow gives inf,
+ * nan stays nan); from double directly, without a double rounding through
+ * float.  Never fail. */
+float hop_f16_to_float(uint16_t h);
+uint16_t hop_f16_from_float(float f);
+uint16_t hop_f16_from_double(double d);
 
 /* ------------------------------------------------------ symbolic integers */
 
@@ -325,6 +348,9 @@ typedef enum hop_shape_rule {
     HOP_RULE_SYM_SIZE,  /* (x, dim) -> SymInt */
     HOP_RULE_TO,        /* (x, dtype) */
     HOP_RULE_CLONE,     /* (x) */
+    HOP_RULE_SCAN,      /* (x, dim) -> same shape */
+    HOP_RULE_SORT,      /* (x, dim, descending) -> same shape */
+    HOP_RULE_TAKE,      /* (x, dim, index) */
 } hop_shape_rule;
 
 /* Kernel families, for the runtime (closed set). */
@@ -339,7 +365,7 @@ typedef enum hop_kernel_family {
     HOP_KF_CONCAT,
     HOP_KF_FACTORY,
     HOP_KF_SCALAR,
-    HOP_KF_INDEX,
+    HOP_KF_INDEX, /* computed by hop_eager (also in plans): a result or an error from the data */
 } hop_kernel_family;
 
 /*
@@ -352,7 +378,8 @@ typedef enum hop_kernel_family {
  *   logical_and/or       (a, b)         logical_not (x)
  *   where                (cond, a, b)   a/b may be scalars
  *   sum mean amax amin   (x, dims: INT, LIST of INT (empty = all), or NONE = all, keepdim: BOOL)
- *   argmax               (x, dim: INT or NONE = flattened, keepdim: BOOL)
+ *   prod any all         (x, dims, keepdim) as sum
+ *   argmax argmin        (x, dim: INT or NONE = flattened, keepdim: BOOL)
  *   matmul               (a, b)
  *   reshape view         (x, shape: LIST of INT/SYM, at most one -1)
  *   transpose            (x, d0: INT, d1: INT)
@@ -371,8 +398,18 @@ typedef enum hop_kernel_family {
  *   sym_size             (x, dim: INT)  -> SymInt
  *   to                   (x, dtype: DTYPE)
  *   clone                (x)
+ *   cumsum cumprod       (x, dim: INT)
+ *   sort argsort         (x, dim: INT, descending: BOOL)  stable; nan sorts as the largest
+ *   take                 (x, dim: INT, index: integer TENSOR) -> x.shape[:dim] + index.shape +
+ *                        x.shape[dim+1:]; negative indices count from the end; an index out of
+ *                        range is HOP_INDEX when the op runs
  *
- * Negative dims count from the end, as in Python.
+ * Negative dims count from the end, as in Python.  floor_divide and remainder
+ * round toward -inf (Python's // and %, NumPy's); an integer division by
+ * zero gives 0 (NumPy's answer, with no warning).  bitwise_* take integers
+ * and bools.  sign, floor, ceil, round (half to even) and bitwise_not keep
+ * the dtype; expm1 log1p log2 log10 exp2 tan arctan are float functions
+ * like exp.
  */
 #define HOP_OP_LIST(X)                                                                             \
     X(neg, 1, UNARY, UNARY)                                                                        \
@@ -427,7 +464,33 @@ typedef enum hop_kernel_family {
     X(nonzero, 1, NONZERO, INDEX)                                                                  \
     X(sym_size, 2, SYM_SIZE, SCALAR)                                                               \
     X(to, 2, TO, COPY)                                                                             \
-    X(clone, 1, CLONE, COPY)
+    X(clone, 1, CLONE, COPY)                                                                       \
+    X(floor_divide, 2, BINARY, BINARY)                                                             \
+    X(remainder, 2, BINARY, BINARY)                                                                \
+    X(bitwise_and, 2, BINARY, BINARY)                                                              \
+    X(bitwise_or, 2, BINARY, BINARY)                                                               \
+    X(bitwise_xor, 2, BINARY, BINARY)                                                              \
+    X(bitwise_not, 1, UNARY, UNARY)                                                                \
+    X(sign, 1, UNARY, UNARY)                                                                       \
+    X(floor, 1, UNARY, UNARY)                                                                      \
+    X(ceil, 1, UNARY, UNARY)                                                                       \
+    X(round, 1, UNARY, UNARY)                                                                      \
+    X(expm1, 1, UNARY, UNARY)                                                                      \
+    X(log1p, 1, UNARY, UNARY)                                                                      \
+    X(log2, 1, UNARY, UNARY)                                                                       \
+    X(log10, 1, UNARY, UNARY)                                                                      \
+    X(exp2, 1, UNARY, UNARY)                                                                       \
+    X(tan, 1, UNARY, UNARY)                                                                        \
+    X(arctan, 1, UNARY, UNARY)                                                                     \
+    X(prod, 3, REDUCE, REDUCE)                                                                     \
+    X(any, 3, REDUCE, REDUCE)                                                                      \
+    X(all, 3, REDUCE, REDUCE)                                                                      \
+    X(argmin, 3, ARGMAX, REDUCE)                                                                   \
+    X(cumsum, 2, SCAN, INDEX)                                                                      \
+    X(cumprod, 2, SCAN, INDEX)                                                                     \
+    X(sort, 3, SORT, INDEX)                                                                        \
+    X(argsort, 3, SORT, INDEX)                                                                     \
+    X(take, 3, TAKE, INDEX)
 
 typedef enum hop_op {
 #define HOP__OP_ENUM(name, nargs, rule, family) HOP_OP_##name,

@@ -35,6 +35,13 @@
  *     (i32 tensor + 2 computes in i32, i32 tensor + 2.5 in f32).
  *   - maximum/minimum/amax/amin propagate nan; argmax takes the first nan as
  *     the maximum; the mean of nothing is nan, the sum of nothing is 0.
+ *   - Small dtypes: integer to narrower (or signed/unsigned) integer keeps the
+ *     low bits, as NumPy's astype; float to u8/u64 saturates to [0, max].
+ *     The sum of an unsigned dtype is u64 (of bool and signed ones i64).
+ *     f16 is computed in f32 and every result is rounded back to f16 (to
+ *     nearest even), also inside fused groups, so each op rounds once as
+ *     NumPy's float16 loops do; a Python scalar operand of an f16 op is
+ *     rounded to f16 first (x * 0.1 multiplies by f16(0.1)).
  */
 #ifndef HOP_RUNTIME_H
 #define HOP_RUNTIME_H

@@ -321,7 +321,25 @@ hop_py__value_opnd(const char *fname, PyObject *o, hop_py_opnd *out, PyObject **
         hop_py__set_tensor_opnd(out, t);
         return 0;
     }
-    return 1;
+    /* An array over a Tensor (hop.numpy.ndarray): its tensor. */
+    PyObject *get = PyObject_GetAttrString((PyObject *)Py_TYPE(o), "__hop_tensor__");
+    if (get == NULL) {
+        PyErr_Clear();
+        return 1;
+    }
+    PyObject *t = PyObject_CallOneArg(get, o);
+    Py_DECREF(get);
+    if (t == NULL)
+        return -1;
+    if (!HOP_PY_IS_TENSOR(t)) {
+        PyErr_Format(PyExc_TypeError, "%s(): __hop_tensor__ of %.100s gave %.100s, not a Tensor",
+                     fname, tname(o), tname(t));
+        Py_DECREF(t);
+        return -1;
+    }
+    *tmp = t;
+    hop_py__set_tensor_opnd(out, t);
+    return 0;
 }
 
 /* value_opnd for a function argument: TypeError instead of 1. */

@@ -22,11 +22,7 @@ static PyObject *tensor_from_data(PyObject *data, PyObject *dtype_obj, const cha
 
 /* ------------------------------------------------------- NumPy and buffers */
 
-static const char *
-supported_dtypes(void)
-{
-    return "hop supports float32, float64, int32, int64 and bool";
-}
+#define supported_dtypes hop_py__supported_dtypes
 
 /* The type character of a struct-module format of one native-order item,
  * or 0 ("<f" on a little-endian machine is 'f'; ">f" there is 0). */
@@ -43,7 +39,8 @@ format_char(const char *fmt)
     return fmt[0] != '\0' && fmt[1] == '\0' ? fmt[0] : 0;
 }
 
-/* The hop dtype of a struct-module format with its itemsize; -1 if none. */
+/* The hop dtype of a struct-module format with its itemsize; -1 if none
+ * (unsigned 16 and 32 bits have no hop dtype). */
 static int
 format_dtype(const char *fmt, Py_ssize_t itemsize, hop_dtype *out)
 {
@@ -57,10 +54,23 @@ format_dtype(const char *fmt, Py_ssize_t itemsize, hop_dtype *out)
     case 'l':
     case 'q':
     case 'n':
-        if (itemsize != 4 && itemsize != 8)
+        if (itemsize != 1 && itemsize != 2 && itemsize != 4 && itemsize != 8)
             return -1;
-        *out = itemsize == 4 ? HOP_I32 : HOP_I64;
+        *out = itemsize == 1 ? HOP_I8 : itemsize == 2 ? HOP_I16 : itemsize == 4 ? HOP_I32 : HOP_I64;
         return 0;
+    case 'B':
+    case 'H':
+    case 'I':
+    case 'L':
+    case 'Q':
+    case 'N':
+        if (itemsize != 1 && itemsize != 8)
+            return -1;
+        *out = itemsize == 1 ? HOP_U8 : HOP_U64;
+        return 0;
+    case 'e':
+        *out = HOP_F16;
+        return itemsize == 2 ? 0 : -1;
     case 'f':
         *out = HOP_F32;
         return itemsize == 4 ? 0 : -1;
@@ -251,7 +261,9 @@ typedef struct leaf {
     int kind;      /* 0 bool, 1 int, 2 float */
     int64_t i;     /* kinds 0, 1 (unless overflow) */
     double f;      /* every kind */
-    bool overflow; /* an int beyond int64: only f holds it */
+    bool overflow; /* an int beyond int64: f holds it, and u when u_ok */
+    bool u_ok;     /* an int in (INT64_MAX, UINT64_MAX] exactly in u */
+    uint64_t u;
     PyObject *obj; /* borrowed, for messages */
 } leaf;
 
@@ -260,7 +272,31 @@ leaf_from_element(leaf *l, const void *p, hop_dtype d)
 {
     l->kind = d == HOP_BOOL ? 0 : hop_dtype_is_float(d) ? 2 : 1;
     l->f = hop_py__element_double(p, d);
-    l->i = d == HOP_I64 ? *(const int64_t *)p : (int64_t)l->f;
+    l->i = (int64_t)l->f;
+    switch (d) {
+    case HOP_I8:
+        l->i = *(const int8_t *)p;
+        break;
+    case HOP_U8:
+        l->i = *(const uint8_t *)p;
+        break;
+    case HOP_I16:
+        l->i = *(const int16_t *)p;
+        break;
+    case HOP_I32:
+        l->i = *(const int32_t *)p;
+        break;
+    case HOP_I64:
+        l->i = *(const int64_t *)p;
+        break;
+    case HOP_U64:
+        l->u = *(const uint64_t *)p;
+        l->overflow = l->u_ok = l->u > INT64_MAX;
+        l->i = l->u_ok ? 0 : (int64_t)l->u;
+        break;
+    default:
+        break;
+    }
 }
 
 /* Reads a 0-d buffer element of any standard numeric format. */
@@ -272,9 +308,11 @@ leaf_from_buffer(leaf *l, const Py_buffer *v)
     switch (format_char(v->format)) {
 #define HOP_PY_INT_FMT(ch, ctype)                                                                  \
     case ch:                                                                                       \
-        l->i = (int64_t) * (const ctype *)p;                                                       \
         l->f = (double)*(const ctype *)p;                                                          \
         l->overflow = (double)*(const ctype *)p >= 9223372036854775808.0;                          \
+        l->u_ok = l->overflow;                                                                     \
+        l->u = (uint64_t) * (const ctype *)p;                                                      \
+        l->i = l->overflow ? 0 : (int64_t) * (const ctype *)p;                                     \
         return 0;
         HOP_PY_INT_FMT('b', signed char)
         HOP_PY_INT_FMT('B', unsigned char)
@@ -291,6 +329,10 @@ leaf_from_buffer(leaf *l, const Py_buffer *v)
         l->kind = 0;
         l->i = *(const unsigned char *)p != 0;
         l->f = (double)l->i;
+        return 0;
+    case 'e':
+        l->kind = 2;
+        l->f = hop_f16_to_float(*(const uint16_t *)p);
         return 0;
     case 'f':
         l->kind = 2;
@@ -311,7 +353,7 @@ static int
 read_leaf(const char *fname, PyObject *o, leaf *l)
 {
     l->obj = o;
-    l->overflow = false;
+    l->overflow = l->u_ok = false;
     if (PyBool_Check(o)) {
         l->kind = 0;
         l->i = o == Py_True;
@@ -325,8 +367,19 @@ read_leaf(const char *fname, PyObject *o, leaf *l)
         if (l->i == -1 && PyErr_Occurred())
             return -1;
         l->overflow = overflow != 0;
+        if (overflow > 0) {
+            l->u = PyLong_AsUnsignedLongLong(o);
+            l->u_ok = !(l->u == (uint64_t)-1 && PyErr_Occurred());
+            PyErr_Clear();
+        }
         l->f = overflow ? PyLong_AsDouble(o) : (double)l->i;
-        return l->f == -1.0 && PyErr_Occurred() ? -1 : 0;
+        if (l->f == -1.0 && PyErr_Occurred()) {
+            if (!PyErr_ExceptionMatches(PyExc_OverflowError))
+                return -1;
+            PyErr_Clear(); /* beyond double: only an error if a dtype cannot take it */
+            l->f = overflow > 0 ? INFINITY : -INFINITY;
+        }
+        return 0;
     }
     if (PyFloat_Check(o)) {
         l->kind = 2;
@@ -443,38 +496,81 @@ saturate(double f, int64_t lo, int64_t hi)
     return (int64_t)f;
 }
 
+/* An integer leaf into the range [lo, hi] of dtype d (OverflowError
+ * outside it); a float leaf saturates as the runtime's `to` does. */
+static int
+int_leaf(const char *fname, const leaf *l, hop_dtype d, int64_t lo, int64_t hi, int64_t *out)
+{
+    if (l->kind == 2) {
+        *out = saturate(l->f, lo, hi);
+        return 0;
+    }
+    if (l->overflow || l->i < lo || l->i > hi) {
+        PyErr_Format(PyExc_OverflowError, "%s(): %R does not fit in %s", fname, l->obj,
+                     hop_py__dtype_pyname(d));
+        return -1;
+    }
+    *out = l->i;
+    return 0;
+}
+
 static int
 store_leaf(const char *fname, const leaf *l, hop_dtype d, char *p)
 {
+    int64_t v;
     switch (d) {
     case HOP_BOOL:
         *(uint8_t *)p = l->kind == 2 || l->overflow ? l->f != 0 : l->i != 0;
         return 0;
-    case HOP_I32:
-    case HOP_I64: {
-        int64_t lo = d == HOP_I32 ? INT32_MIN : INT64_MIN,
-                hi = d == HOP_I32 ? INT32_MAX : INT64_MAX;
-        int64_t v;
-        if (l->kind == 2) {
-            v = saturate(l->f, lo, hi);
-        } else if (l->overflow || l->i < lo || l->i > hi) {
-            PyErr_Format(PyExc_OverflowError, "%s(): %R does not fit in %s", fname, l->obj,
-                         d == HOP_I32 ? "int32" : "int64");
+    case HOP_I8:
+        if (int_leaf(fname, l, d, INT8_MIN, INT8_MAX, &v) < 0)
             return -1;
-        } else {
-            v = l->i;
-        }
-        if (d == HOP_I32)
-            *(int32_t *)p = (int32_t)v;
-        else
-            *(int64_t *)p = v;
+        *(int8_t *)p = (int8_t)v;
         return 0;
-    }
+    case HOP_U8:
+        if (int_leaf(fname, l, d, 0, UINT8_MAX, &v) < 0)
+            return -1;
+        *(uint8_t *)p = (uint8_t)v;
+        return 0;
+    case HOP_I16:
+        if (int_leaf(fname, l, d, INT16_MIN, INT16_MAX, &v) < 0)
+            return -1;
+        *(int16_t *)p = (int16_t)v;
+        return 0;
+    case HOP_I32:
+        if (int_leaf(fname, l, d, INT32_MIN, INT32_MAX, &v) < 0)
+            return -1;
+        *(int32_t *)p = (int32_t)v;
+        return 0;
+    case HOP_I64:
+        if (int_leaf(fname, l, d, INT64_MIN, INT64_MAX, &v) < 0)
+            return -1;
+        *(int64_t *)p = v;
+        return 0;
+    case HOP_U64:
+        if (l->kind != 2 && l->u_ok) {
+            *(uint64_t *)p = l->u;
+            return 0;
+        }
+        if (l->kind == 2) {
+            /* saturate to [0, 2^64 - 1] */
+            double f = l->f;
+            *(uint64_t *)p = isnan(f) || f <= 0            ? 0
+                             : f >= 18446744073709551616.0 ? UINT64_MAX
+                                                           : (uint64_t)f;
+            return 0;
+        }
+        if (int_leaf(fname, l, d, 0, INT64_MAX, &v) < 0)
+            return -1;
+        *(uint64_t *)p = (uint64_t)v;
+        return 0;
+    case HOP_F16:
+        *(uint16_t *)p = hop_f16_from_double(l->f);
+        return 0;
     case HOP_F32:
         *(float *)p = (float)l->f;
         return 0;
-    case HOP_F64:
-    case HOP_DTYPE_COUNT:
+    default:
         break;
     }
     *(double *)p = l->f;
@@ -1104,6 +1200,12 @@ PyMethodDef hop_py__create_functions[] = {
     {"_runtime_cleanup", (PyCFunction)f_runtime_cleanup, METH_NOARGS,
      "Frees this thread's eager state (its ShapeEnv), so that _alloc_live() counts only "
      "tensors."},
+    {"_set_bool_hook", (PyCFunction)hop_py__set_bool_hook, METH_O,
+     HOP_PY_SIG("_set_bool_hook(fn, /)")
+     "Sets fn(tensor) (or None) to decide bool() of tensors on this thread (hop.compile's path "
+     "specialisation); returns the previous hook."},
+    {"_truth", (PyCFunction)hop_py__truth, METH_O, HOP_PY_SIG("_truth(t, /)")
+     "bool(t) without the hook."},
     {NULL},
 };
 /* clang-format on */

@@ -54,6 +54,10 @@ int hop_py_raise_int(void); /* the same, returning -1 */
  * parsing of a dtype-like object (hop dtype, NumPy dtype, or a name). */
 PyObject *hop_py_dtype_object(hop_dtype d);
 int hop_py_dtype_from_object(PyObject *o, hop_dtype *out); /* 0 / -1 with TypeError */
+/* "hop supports float16, ..., uint64 and bool", for DTypeError messages. */
+const char *hop_py__supported_dtypes(void);
+/* The Python name of d: "float32", "uint8". */
+const char *hop_py__dtype_pyname(hop_dtype d);
 
 /* Operands of an op as Python gave them (tensor.c builds them). */
 typedef enum hop_py_opnd_kind {
@@ -87,6 +91,21 @@ typedef struct hop_py_opnd {
  * Returns a new Tensor, a Python int (item/sym_size eagerly), a SymInt
  * (traced item/sym_size), or NULL with an exception set. */
 PyObject *hop_py_run_op(hop_op op, const hop_py_opnd *args, size_t nargs);
+
+/* memo.c: a trace's op memo (hop.compile's path specialisation). */
+typedef struct hop_py_memo hop_py_memo;
+hop_py_memo *hop_py_memo_new(void); /* NULL with MemoryError */
+void hop_py_memo_free(hop_py_memo *m);
+/* The node an op call at tracer depth `depth` replays, or NULL to record. */
+hop_node *hop_py_memo_replay(hop_py_memo *m, int depth, hop_op op, const hop_arg *args,
+                             size_t nargs);
+/* Lists a recorded op (when the memo runs at that depth): 0 / -1. */
+int hop_py_memo_record(hop_py_memo *m, int depth, hop_op op, const hop_arg *args, size_t nargs,
+                       hop_node *node);
+PyObject *hop_py_memo_state(hop_py_memo *m);
+int hop_py_memo_begin(hop_py_memo *m, Py_ssize_t limit, int depth);
+int hop_py_memo_restore(hop_py_memo *m, PyObject *state);
+void hop_py_memo_stop(hop_py_memo *m);
 
 /* trace.c: the traced side of hop_py_run_op. */
 PyObject *hop_py_trace_op(hop_op op, const hop_py_opnd *args, size_t nargs);

@@ -1,7 +1,7 @@
 /*
  * python/_C/module.c - the module hop._C: its init, the exception classes,
  * the one switch from hop statuses to exceptions (hop_py_raise) and the dtype
- * objects hop.float32, hop.float64, hop.int32, hop.int64 and hop.bool.
+ * objects hop.float16 ... hop.uint64 and hop.bool.
  *
  * Exception classes (module attributes of the same names):
  *   Error                        base of every hop error
@@ -9,6 +9,7 @@
  *   ShapeError(Error, ValueError)         DTypeError(Error, TypeError)
  *   InvalidError(Error, ValueError)       UnsupportedError(Error, NotImplementedError)
  *   GuardError(Error, RuntimeError)       NotFoundError(Error, LookupError)
+ *   OutOfBoundsError(Error, IndexError)
  * HOP_NOMEM becomes MemoryError, HOP_INTERRUPTED KeyboardInterrupt.
  *
  * A dtype is an immutable singleton: compared and hashed by identity, printed
@@ -25,7 +26,7 @@
 
 PyObject *hop_py_Error, *hop_py_TraceError, *hop_py_ShapeError, *hop_py_DTypeError,
     *hop_py_UnsupportedError, *hop_py_GuardError, *hop_py_DataDependentError;
-static PyObject *hop_py_InvalidError, *hop_py_NotFoundError;
+static PyObject *hop_py_InvalidError, *hop_py_NotFoundError, *hop_py_OutOfBoundsError;
 
 /* -------------------------------------------------------------- errors */
 
@@ -62,6 +63,9 @@ hop_py_raise(void)
         break;
     case HOP_GUARD:
         cls = hop_py_GuardError;
+        break;
+    case HOP_INDEX:
+        cls = hop_py_OutOfBoundsError;
         break;
     case HOP_INTERRUPTED: /* hop_plan_interrupt: as Ctrl-C stops Python code */
         cls = PyExc_KeyboardInterrupt;
@@ -175,6 +179,10 @@ init_errors(PyObject *m)
                "hop.load_library('/no/such/lib.so')",
                "load_library: cannot load /no/such/lib.so: /no/such/lib.so: cannot open shared "
                "object file: No such file or directory")
+    HOP_PY_ERR(hop_py_OutOfBoundsError, "OutOfBoundsError", PyExc_IndexError,
+               "An index read from the data is out of range (x[idx] with idx >= size).",
+               "hop.numpy.take(hop.numpy.arange(5), [7])",
+               "take: index 7 is out of bounds for dim 0 with size 5")
     /* clang-format on */
 #undef HOP_PY_ERR
     hop_py_DataDependentError = new_error(
@@ -204,8 +212,13 @@ typedef struct DTypeObject {
 /* X(ENUM, Python name, NumPy's dtype.str without the byte order) */
 #define HOP_PY_DTYPES(X)                                                                           \
     X(BOOL, "bool", "|b1")                                                                         \
+    X(I8, "int8", "|i1")                                                                           \
+    X(U8, "uint8", "|u1")                                                                          \
+    X(I16, "int16", "i2")                                                                          \
     X(I32, "int32", "i4")                                                                          \
     X(I64, "int64", "i8")                                                                          \
+    X(U64, "uint64", "u8")                                                                         \
+    X(F16, "float16", "f2")                                                                        \
     X(F32, "float32", "f4")                                                                        \
     X(F64, "float64", "f8")
 
@@ -268,7 +281,8 @@ static PyGetSetDef dtype_getset[] = {
     {"name", (getter)dtype_get_name, NULL, "The name: 'float32'.", NULL},
     {"itemsize", (getter)dtype_get_itemsize, NULL, "Bytes per element.", NULL},
     {"str", (getter)dtype_get_str, NULL, "NumPy's array-interface type string: '<f4'.", NULL},
-    {"is_floating_point", (getter)dtype_get_is_floating_point, NULL, "float32 or float64.", NULL},
+    {"is_floating_point", (getter)dtype_get_is_floating_point, NULL, "float16, float32 or float64.",
+     NULL},
     {"dtype", (getter)dtype_get_numpy, NULL, "The NumPy dtype (so np.dtype(hop.float32) works).",
      NULL},
     {NULL},
@@ -283,7 +297,8 @@ PyTypeObject hop_py_DTypeType = {
     PyVarObject_HEAD_INIT(NULL, 0).tp_name = "hop.dtype",
     .tp_basicsize = sizeof(DTypeObject),
     .tp_flags = Py_TPFLAGS_DEFAULT,
-    .tp_doc = "A tensor element type: hop.float32, hop.float64, hop.int32, hop.int64, hop.bool.",
+    .tp_doc = "A tensor element type: hop.float16, hop.float32, hop.float64, hop.int8, hop.int16, "
+              "hop.int32, hop.int64, hop.uint8, hop.uint64, hop.bool.",
     .tp_repr = (reprfunc)dtype_repr,
     .tp_getset = dtype_getset,
     .tp_methods = dtype_methods,
@@ -299,10 +314,17 @@ hop_py_dtype_object(hop_dtype d)
     return (PyObject *)&dtype_objects[d];
 }
 
-static const char *
-supported_text(void)
+const char *
+hop_py__dtype_pyname(hop_dtype d)
 {
-    return "hop supports float32, float64, int32, int64 and bool";
+    return (unsigned)d < HOP_DTYPE_COUNT ? dtype_objects[d].name : "?";
+}
+
+const char *
+hop_py__supported_dtypes(void)
+{
+    return "hop supports float16, float32, float64, int8, int16, int32, int64, uint8, uint64 and "
+           "bool";
 }
 
 /* A NumPy dtype.str ('<f4', '|b1', '=i8', 'f4') or a name ('float32', 'f32'). */
@@ -371,7 +393,7 @@ hop_py_dtype_from_object(PyObject *o, hop_dtype *out)
             return -1;
         if (dtype_from_string(s, out) == 0)
             return 0;
-        PyErr_Format(hop_py_DTypeError, "unknown dtype %R; %s", o, supported_text());
+        PyErr_Format(hop_py_DTypeError, "unknown dtype %R; %s", o, hop_py__supported_dtypes());
         return -1;
     }
     if (o == (PyObject *)&PyBool_Type) {
@@ -395,7 +417,7 @@ hop_py_dtype_from_object(PyObject *o, hop_dtype *out)
             rc = 0;
         else if (!PyErr_Occurred())
             PyErr_Format(hop_py_DTypeError, "NumPy dtype %S is not supported; %s", dt,
-                         supported_text());
+                         hop_py__supported_dtypes());
         Py_XDECREF(str);
         Py_DECREF(dt);
         return rc;

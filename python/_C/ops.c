@@ -28,13 +28,6 @@ binary_named(const char *fname, hop_op op, PyObject *a, PyObject *b)
     return hop_py__run_and_drop(op, args, 2, tmp, 2);
 }
 
-/*
- * Every op's docstring (HOP_PY_SIG) says what the op does and ends with an
- * example that tests/python/test_api.py runs as a doctest.  The tables
- * below hold the words and the example (the operands, the result as the
- * REPL prints it); the method and the function get one docstring each,
- * built from them.
- */
 
 /* clang-format off */
 /* One-tensor ops: t.sin() and hop.sin(t).  X(name, what, operand, result) */
@@ -62,7 +55,31 @@ binary_named(const char *fname, hop_op op, PyObject *a, PyObject *b)
       "hop.tensor([1, 2])")                                                                        \
     X(nonzero, "The indices of the nonzero elements: an int64 tensor [n, rank], one row per "     \
       "element in C order.  Its size n is known only at run time (an unbacked symbol while "      \
-      "tracing).", "hop.tensor([0, 3, 0, 5])", "hop.tensor([[1],\n            [3]])")
+      "tracing).", "hop.tensor([0, 3, 0, 5])", "hop.tensor([[1],\n            [3]])")        \
+    X(sign, "The sign (-1, 0 or 1; NaN stays NaN), elementwise, in x's dtype.",                    \
+      "hop.tensor([-2.0, 0.0, 3.0])", "hop.tensor([-1.,  0.,  1.])")                               \
+    X(floor, "The largest integer not above x, elementwise (ints unchanged).",                     \
+      "hop.tensor([-1.5, 2.5])", "hop.tensor([-2.,  2.])")                                         \
+    X(ceil, "The smallest integer not below x, elementwise (ints unchanged).",                     \
+      "hop.tensor([-1.5, 2.5])", "hop.tensor([-1.,  3.])")                                         \
+    X(round, "x rounded to the nearest integer, halves to even, elementwise.",                     \
+      "hop.tensor([0.5, 1.5, -2.5])", "hop.tensor([ 0.,  2., -2.])")                               \
+    X(expm1, "e ** x - 1, elementwise, exact near 0 (an int tensor gives float32).",               \
+      "hop.tensor([0.0, 1e-08])", "hop.tensor([0.e+00, 1.e-08])")                                  \
+    X(log1p, "log(1 + x), elementwise, exact near 0 (an int tensor gives float32).",               \
+      "hop.tensor([0.0, 1.0])", "hop.tensor([0.       , 0.6931472])")                              \
+    X(log2, "The base-2 logarithm, elementwise (an int tensor gives float32).",                    \
+      "hop.tensor([1.0, 8.0])", "hop.tensor([0., 3.])")                                            \
+    X(log10, "The base-10 logarithm, elementwise (an int tensor gives float32).",                  \
+      "hop.tensor([1.0, 1000.0])", "hop.tensor([0., 3.])")                                         \
+    X(exp2, "2 ** x, elementwise (an int tensor gives float32).", "hop.tensor([0.0, 3.0])",        \
+      "hop.tensor([1., 8.])")                                                                      \
+    X(tan, "The tangent (radians), elementwise (an int tensor gives float32).",                    \
+      "hop.tensor([0.0, 1.0])", "hop.tensor([0.       , 1.5574077])")                              \
+    X(arctan, "The arctangent in radians, elementwise (an int tensor gives float32).",             \
+      "hop.tensor([0.0, 1.0])", "hop.tensor([0.       , 0.7853982])")                              \
+    X(bitwise_not, "~x, elementwise: the bits flipped (an int or bool tensor; bool: not).",        \
+      "hop.tensor([0, 5])", "hop.tensor([-1, -6])")
 /* clang-format on */
 
 #define HOP_PY_DEF_UNARY(name, ...)                                                                \
@@ -117,7 +134,18 @@ HOP_PY_UNARY_OPS(HOP_PY_DEF_UNARY)
       HOP_PY_BROADCAST, "hop.tensor([True, False])", "False", "hop.tensor([ True, False])")     \
     X(matmul, "The matrix product, as NumPy's matmul: 1-D operands are vectors, leading dims "    \
       "of 3-D and larger ones are batch dims and broadcast.", "hop.tensor([[1.0, 2.0]])",         \
-      "hop.tensor([[3.0], [4.0]])", "hop.tensor([[11.]])")
+      "hop.tensor([[3.0], [4.0]])", "hop.tensor([[11.]])") \
+    X(floor_divide,                                                                                \
+      "input // other, elementwise, rounding toward minus infinity as Python does.",               \
+      "hop.tensor([7, -7])", "2", "hop.tensor([ 3, -4])")                                          \
+    X(remainder, "input % other, elementwise, with the sign of other as Python's.",                \
+      "hop.tensor([7, -7])", "3", "hop.tensor([1, 2])")                                            \
+    X(bitwise_and, "input & other, elementwise (int or bool tensors).", "hop.tensor([12, 10])",    \
+      "6", "hop.tensor([4, 2])")                                                                   \
+    X(bitwise_or, "input | other, elementwise (int or bool tensors).", "hop.tensor([12, 10])",     \
+      "6", "hop.tensor([14, 14])")                                                                 \
+    X(bitwise_xor, "input ^ other, elementwise (int or bool tensors).", "hop.tensor([12, 10])",    \
+      "6", "hop.tensor([10, 12])")
 /* clang-format on */
 
 static const char *const binary_names[] = {"input", "other"};
@@ -138,13 +166,14 @@ static const char *const binary_names[] = {"input", "other"};
 HOP_PY_BINARY_OPS(HOP_PY_DEF_BINARY)
 #undef HOP_PY_DEF_BINARY
 
-/* sum mean amax amin (dim: None, int or tuple) and argmax (dim: None or int). */
+/* sum mean amax amin prod any all (dim: None, int or tuple) and argmax
+ * argmin (dim: None or int). */
 static PyObject *
 reduce_impl(const char *fname, hop_op op, PyObject *x, PyObject *dim, PyObject *keepdim)
 {
     hop_py_opnd args[3], items[HOP_MAX_RANK];
     hop_py__set_tensor_opnd(&args[0], x);
-    if (op == HOP_OP_argmax && dim != NULL && dim != Py_None &&
+    if ((op == HOP_OP_argmax || op == HOP_OP_argmin) && dim != NULL && dim != Py_None &&
         (PyFloat_Check(dim) || !PyIndex_Check(dim))) {
         PyErr_Format(PyExc_TypeError, "%s(): argument 'dim' must be an int or None, not %.100s",
                      fname, tname(dim));
@@ -174,7 +203,16 @@ reduce_impl(const char *fname, hop_op op, PyObject *x, PyObject *dim, PyObject *
       "dim=1", "hop.tensor([1., 3.])")                                                             \
     X(argmax, "The index (int64) of the largest element along dim, an int; None: the index "       \
       "into the flattened tensor.  The first one wins a tie; keepdim keeps dim with size 1.",      \
-      "hop.tensor([[1, 9], [7, 2]])", "1", "hop.tensor([1, 0])")
+      "hop.tensor([[1, 9], [7, 2]])", "1", "hop.tensor([1, 0])") \
+    X(argmin, "The index (int64) of the smallest element along dim, an int; None: the index " \
+      "into the flattened tensor.  The first one wins a tie; keepdim keeps dim with size 1.",      \
+      "hop.tensor([[1, 9], [7, 2]])", "1", "hop.tensor([0, 1])")                                  \
+    X(prod, "The product" HOP_PY_OVER_DIM, "hop.tensor([[1, 2], [3, 4]])", "1",                    \
+      "hop.tensor([ 2, 12])")                                                                      \
+    X(any, "Whether any element is nonzero, as a bool tensor," HOP_PY_OVER_DIM,                    \
+      "hop.tensor([[0, 2], [0, 0]])", "1", "hop.tensor([ True, False])")                           \
+    X(all, "Whether every element is nonzero, as a bool tensor," HOP_PY_OVER_DIM,                  \
+      "hop.tensor([[1, 2], [0, 3]])", "1", "hop.tensor([ True, False])")
 /* clang-format on */
 
 static const char *const reduce_names[] = {"input", "dim", "keepdim"};
@@ -526,6 +564,120 @@ f_where(PyObject *mod, PyObject *const *args, Py_ssize_t nargs, PyObject *kwname
     return hop_py__run_and_drop(HOP_OP_where, opnds, 3, tmp, 3);
 }
 
+/* cumsum(dim) and cumprod(dim): dim is required, as in PyTorch. */
+static PyObject *
+scan_impl(const char *fname, hop_op op, PyObject *x, PyObject *dim)
+{
+    hop_py_opnd args[2];
+    hop_py__set_tensor_opnd(&args[0], x);
+    if (hop_py__to_int_opnd(fname, "dim", dim, &args[1]) < 0)
+        return NULL;
+    return hop_py_run_op(op, args, 2);
+}
+
+static const char *const scan_names[] = {"input", "dim"};
+
+#define HOP_PY_DEF_SCAN(name)                                                                      \
+    static PyObject *m_##name(PyObject *self, PyObject *const *args, Py_ssize_t nargs,             \
+                              PyObject *kwnames)                                                   \
+    {                                                                                              \
+        PyObject *a[1];                                                                            \
+        if (hop_py__parse_args(#name, scan_names + 1, 1, 1, args, nargs, kwnames, a) < 0)          \
+            return NULL;                                                                           \
+        return scan_impl(#name, HOP_OP_##name, self, a[0]);                                        \
+    }                                                                                              \
+    static PyObject *f_##name(PyObject *mod, PyObject *const *args, Py_ssize_t nargs,              \
+                              PyObject *kwnames)                                                   \
+    {                                                                                              \
+        PyObject *a[2];                                                                            \
+        if (hop_py__parse_args(#name, scan_names, 2, 2, args, nargs, kwnames, a) < 0 ||            \
+            hop_py__check_tensor_arg(#name, "input", a[0]) < 0)                                    \
+            return NULL;                                                                           \
+        return scan_impl(#name, HOP_OP_##name, a[0], a[1]);                                        \
+    }
+HOP_PY_DEF_SCAN(cumsum)
+HOP_PY_DEF_SCAN(cumprod)
+#undef HOP_PY_DEF_SCAN
+
+/* X(name, what, input, arguments, result) */
+/* clang-format off */
+#define HOP_PY_SCAN_DOCS(X)                                                                        \
+    X(cumsum, "The running sum along dim: element i is the sum of elements 0..i (ints and "      \
+      "bools sum in int64, as in PyTorch).", "hop.tensor([[1, 2], [3, 4]])", "1",                 \
+      "hop.tensor([[1, 3],\n            [3, 7]])")                                               \
+    X(cumprod, "The running product along dim: element i is the product of elements 0..i.",      \
+      "hop.tensor([[1, 2], [3, 4]])", "0", "hop.tensor([[1, 2],\n            [3, 8]])")
+/* clang-format on */
+
+/* One operand of _C._op: a Tensor, a SymInt, a bool, an int, a float, None,
+ * a hop dtype, or a list/tuple of those (items from *pool). */
+static int
+op_operand(const char *fname, PyObject *o, hop_py_opnd *out, hop_py_opnd **pool,
+           hop_py_opnd *pool_end)
+{
+    if (o == Py_None) {
+        out->kind = HOP_PY_NONE;
+        return 0;
+    }
+    if (Py_IS_TYPE(o, &hop_py_DTypeType)) {
+        out->kind = HOP_PY_DTYPE;
+        return hop_py_dtype_from_object(o, &out->u.d);
+    }
+    if (PyTuple_Check(o) || PyList_Check(o)) {
+        Py_ssize_t n = PySequence_Fast_GET_SIZE(o);
+        if (*pool + n > pool_end) {
+            PyErr_Format(PyExc_ValueError, "%s(): too many list items", fname);
+            return -1;
+        }
+        hop_py_opnd *items = *pool;
+        *pool += n;
+        for (Py_ssize_t i = 0; i < n; i++)
+            if (op_operand(fname, PySequence_Fast_GET_ITEM(o, i), &items[i], pool, pool_end) < 0)
+                return -1;
+        out->kind = HOP_PY_LIST;
+        out->u.list.items = items;
+        out->u.list.n = (size_t)n;
+        return 0;
+    }
+    if (HOP_PY_IS_TENSOR(o) || HOP_PY_IS_SYM(o) || PyBool_Check(o) || PyLong_Check(o) ||
+        PyFloat_Check(o)) {
+        PyObject *tmp = NULL;
+        return hop_py__value_opnd(fname, o, out, &tmp) == 0 ? 0 : -1;
+    }
+    PyErr_Format(PyExc_TypeError,
+                 "%s(): operands must be Tensors, numbers, bools, None, hop dtypes or lists of "
+                 "them, not %.100s",
+                 fname, tname(o));
+    return -1;
+}
+
+/* _C._op(name, *operands): any op of the table by name, with its operands in
+ * the table's order (hop/ops.h); eager or traced like every op. */
+static PyObject *
+f_op(PyObject *mod, PyObject *const *args, Py_ssize_t nargs)
+{
+    enum { MAXOPS = 8, POOL = 64 };
+    if (nargs < 1 || !PyUnicode_Check(args[0])) {
+        PyErr_SetString(PyExc_TypeError, "_op(): the first argument must be an op name");
+        return NULL;
+    }
+    const char *name = PyUnicode_AsUTF8(args[0]);
+    hop_op op;
+    if (name == NULL)
+        return NULL;
+    if (hop_op_from_name(name, &op) != HOP_OK)
+        return hop_py_raise();
+    if (nargs - 1 > MAXOPS) {
+        PyErr_Format(PyExc_TypeError, "%s(): too many operands", name);
+        return NULL;
+    }
+    hop_py_opnd opnds[MAXOPS], pool[POOL], *next = pool;
+    for (Py_ssize_t i = 1; i < nargs; i++)
+        if (op_operand(name, args[i], &opnds[i - 1], &next, pool + POOL) < 0)
+            return NULL;
+    return hop_py_run_op(op, opnds, (size_t)nargs - 1);
+}
+
 /* ------------------------------------------------------------- tables */
 
 /* clang-format off */
@@ -556,6 +708,10 @@ PyMethodDef hop_py__op_methods[] = {
     HOP_PY_M_FAST(name, ", " sig, what, a, args, result)
     HOP_PY_INT_DOCS(HOP_PY_M_INT)
 #undef HOP_PY_M_INT
+#define HOP_PY_M_SCAN(name, what, a, args, result)                                                 \
+    HOP_PY_M_FAST(name, ", dim", what, a, args, result)
+    HOP_PY_SCAN_DOCS(HOP_PY_M_SCAN)
+#undef HOP_PY_M_SCAN
     HOP_PY_M_FAST(slice, ", dim=0, start=None, end=None, step=1",
                   "A view of the elements start, start + step, ... before end along dim, as "
                   "x[start:end:step] on that dim (Python's rules for None and negative bounds; "
@@ -613,6 +769,13 @@ PyMethodDef hop_py__op_functions[] = {
                   "broadcast, and input and other may be Python numbers.",
                   "hop.tensor([True, False]), 1.0, hop.tensor([5.0, 6.0])",
                   "hop.tensor([1., 6.])")
+#define HOP_PY_F_SCAN(name, what, a, args, result)                                                 \
+    HOP_PY_F_FAST(name, "input, dim", what, a ", " args, result)
+    HOP_PY_SCAN_DOCS(HOP_PY_F_SCAN)
+#undef HOP_PY_F_SCAN
+    {"_op", (PyCFunction)(void (*)(void))f_op, METH_FASTCALL,
+     HOP_PY_SIG("_op(name, /, *operands)") "An op of the table by name, its operands in the "
+     "table's order (internal: hop.numpy's)."},
 #undef HOP_PY_F_FAST
     {NULL},
 };

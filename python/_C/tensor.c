@@ -519,10 +519,20 @@ element_object(const void *p, hop_dtype d)
     switch (d) {
     case HOP_BOOL:
         return PyBool_FromLong(*(const uint8_t *)p != 0);
+    case HOP_I8:
+        return PyLong_FromLong(*(const int8_t *)p);
+    case HOP_U8:
+        return PyLong_FromLong(*(const uint8_t *)p);
+    case HOP_I16:
+        return PyLong_FromLong(*(const int16_t *)p);
     case HOP_I32:
         return PyLong_FromLong(*(const int32_t *)p);
     case HOP_I64:
         return PyLong_FromLongLong(*(const int64_t *)p);
+    case HOP_U64:
+        return PyLong_FromUnsignedLongLong(*(const uint64_t *)p);
+    case HOP_F16:
+        return PyFloat_FromDouble(hop_f16_to_float(*(const uint16_t *)p));
     case HOP_F32:
         return PyFloat_FromDouble(*(const float *)p);
     case HOP_F64:
@@ -540,10 +550,20 @@ hop_py__element_double(const void *p, hop_dtype d)
     switch (d) {
     case HOP_BOOL:
         return *(const uint8_t *)p != 0;
+    case HOP_I8:
+        return *(const int8_t *)p;
+    case HOP_U8:
+        return *(const uint8_t *)p;
+    case HOP_I16:
+        return *(const int16_t *)p;
     case HOP_I32:
         return *(const int32_t *)p;
     case HOP_I64:
         return (double)*(const int64_t *)p;
+    case HOP_U64:
+        return (double)*(const uint64_t *)p;
+    case HOP_F16:
+        return hop_f16_to_float(*(const uint16_t *)p);
     case HOP_F32:
         return *(const float *)p;
     case HOP_F64:
@@ -553,8 +573,50 @@ hop_py__element_double(const void *p, hop_dtype d)
     return *(const double *)p;
 }
 
+/* The calling thread's hook for bool() of a tensor (hop.compile's path
+ * specialisation, see hop/_paths.py), or NULL. */
+static _Thread_local PyObject *bool_hook;
+
+static int truth(PyObject *o);
+
 static int
 nb_bool(PyObject *o)
+{
+    if (bool_hook == NULL)
+        return truth(o);
+    PyObject *hook = Py_NewRef(bool_hook), *r = PyObject_CallOneArg(hook, o);
+    Py_DECREF(hook);
+    if (r == NULL)
+        return -1;
+    int v = PyObject_IsTrue(r);
+    Py_DECREF(r);
+    return v;
+}
+
+/* _C._set_bool_hook(fn or None) -> the previous hook: fn(tensor) decides
+ * bool() of every tensor on this thread while it is set. */
+PyObject *
+hop_py__set_bool_hook(PyObject *mod, PyObject *fn)
+{
+    PyObject *old = bool_hook != NULL ? bool_hook : Py_NewRef(Py_None);
+    bool_hook = fn == Py_None ? NULL : Py_NewRef(fn);
+    return old;
+}
+
+/* _C._truth(t): bool() of a tensor without the hook. */
+PyObject *
+hop_py__truth(PyObject *mod, PyObject *o)
+{
+    if (!HOP_PY_IS_TENSOR(o)) {
+        PyErr_Format(PyExc_TypeError, "_truth(): expected a Tensor, got %.100s", tname(o));
+        return NULL;
+    }
+    int v = truth(o);
+    return v < 0 ? NULL : PyBool_FromLong(v);
+}
+
+static int
+truth(PyObject *o)
 {
     TensorObject *self = HOP_PY_TENSOR(o);
     const void *p;
@@ -628,8 +690,22 @@ nb_index(PyObject *o)
     return nb_int(o);
 }
 
+static PyObject *
+nb_floor_divide(PyObject *a, PyObject *b)
+{
+    return binary(HOP_OP_floor_divide, a, b);
+}
+
+static PyObject *
+nb_remainder(PyObject *a, PyObject *b)
+{
+    return binary(HOP_OP_remainder, a, b);
+}
+
 static PyNumberMethods tensor_as_number = {
     .nb_add = nb_add,
+    .nb_floor_divide = nb_floor_divide,
+    .nb_remainder = nb_remainder,
     .nb_subtract = nb_subtract,
     .nb_multiply = nb_multiply,
     .nb_true_divide = nb_true_divide,
@@ -935,6 +1011,58 @@ m_array(TensorObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *k
     return res;
 }
 
+/* ------------------------------------------------- NumPy's protocols */
+
+/* hop.numpy's handler `name` (imported on first use: NumPy's protocols on a
+ * Tensor are hop.numpy's functions with tensor results). */
+static PyObject *
+numpy_handler(const char *name, PyObject **cache)
+{
+    if (*cache == NULL) {
+        PyObject *mod = PyImport_ImportModule("hop.numpy");
+        if (mod == NULL)
+            return NULL;
+        *cache = PyObject_GetAttrString(mod, name);
+        Py_DECREF(mod);
+    }
+    return *cache;
+}
+
+/* Calls handler(self, *args, **kwargs). */
+static PyObject *
+call_handler(PyObject *handler, PyObject *self, PyObject *args, PyObject *kwargs)
+{
+    if (handler == NULL)
+        return NULL;
+    Py_ssize_t n = PyTuple_GET_SIZE(args);
+    PyObject *full = PyTuple_New(n + 1);
+    if (full == NULL)
+        return NULL;
+    PyTuple_SET_ITEM(full, 0, Py_NewRef(self));
+    for (Py_ssize_t i = 0; i < n; i++)
+        PyTuple_SET_ITEM(full, i + 1, Py_NewRef(PyTuple_GET_ITEM(args, i)));
+    PyObject *res = PyObject_Call(handler, full, kwargs);
+    Py_DECREF(full);
+    return res;
+}
+
+static PyObject *np_ufunc_handler, *np_function_handler;
+
+/* np.sin(t), t + ndarray, np.add(t, 1, out=...): hop.numpy's ufuncs. */
+static PyObject *
+m_array_ufunc(PyObject *self, PyObject *args, PyObject *kwargs)
+{
+    return call_handler(numpy_handler("tensor_array_ufunc", &np_ufunc_handler), self, args, kwargs);
+}
+
+/* np.sum(t), np.concatenate([t, ...]): hop.numpy's functions. */
+static PyObject *
+m_array_function(PyObject *self, PyObject *args, PyObject *kwargs)
+{
+    return call_handler(numpy_handler("tensor_array_function", &np_function_handler), self, args,
+                        kwargs);
+}
+
 /* ------------------------------------------------------ buffer protocol */
 
 static const char *
@@ -943,10 +1071,20 @@ buffer_format(hop_dtype d)
     switch (d) {
     case HOP_BOOL:
         return "?";
+    case HOP_I8:
+        return "b";
+    case HOP_U8:
+        return "B";
+    case HOP_I16:
+        return "h";
     case HOP_I32:
         return "i";
     case HOP_I64:
         return sizeof(long) == 8 ? "l" : "q"; /* 'l' is NumPy's int64 on LP64 */
+    case HOP_U64:
+        return sizeof(long) == 8 ? "L" : "Q";
+    case HOP_F16:
+        return "e";
     case HOP_F32:
         return "f";
     case HOP_F64:
@@ -1291,6 +1429,13 @@ static PyMethodDef tensor_methods[] = {
     {"__array__", (PyCFunction)(void (*)(void))m_array, HOP_PY_FASTKW,
      HOP_PY_SIG("__array__($self, dtype=None, copy=None)")
      "NumPy's array protocol: np.asarray(t) shares the memory; with dtype, a converted copy."},
+    {"__array_ufunc__", (PyCFunction)(void (*)(void))m_array_ufunc, METH_VARARGS | METH_KEYWORDS,
+     HOP_PY_SIG("__array_ufunc__($self, ufunc, method, /, *inputs, **kwargs)")
+     "NumPy's ufuncs on a Tensor: hop.numpy's, giving Tensors."},
+    {"__array_function__", (PyCFunction)(void (*)(void))m_array_function,
+     METH_VARARGS | METH_KEYWORDS,
+     HOP_PY_SIG("__array_function__($self, func, types, args, kwargs, /)")
+     "NumPy's functions on a Tensor: hop.numpy's, giving Tensors."},
     {NULL},
 };
 /* clang-format on */
@@ -1326,7 +1471,8 @@ hop_py_tensor_init(PyObject *m)
     hop_py_TensorType.tp_hash = PyBaseObject_Type.tp_hash;
     if (PyType_Ready(&hop_py_TensorType) < 0)
         return -1;
-    /* ndarray (op) Tensor defers to the Tensor's reflected operator. */
+    /* Kept for NumPy code that reads it; ndarray (op) Tensor goes through
+     * __array_ufunc__ (NumPy's ufunc, with a Tensor result). */
     PyObject *prio = PyFloat_FromDouble(1000.0);
     if (prio == NULL ||
         PyDict_SetItemString(hop_py_TensorType.tp_dict, "__array_priority__", prio) < 0) {

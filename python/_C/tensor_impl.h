@@ -102,6 +102,10 @@ extern PyMethodDef hop_py__op_functions[];
 PyObject *hop_py__asarray(PyObject *obj, PyObject *dtype_obj, const char *fname);
 /* The constructors and settings of the module; seeds the global generator. */
 extern PyMethodDef hop_py__create_functions[];
+/* tensor.c: bool() of tensors through a per-thread hook (_C._set_bool_hook)
+ * and without it (_C._truth). */
+PyObject *hop_py__set_bool_hook(PyObject *mod, PyObject *fn);
+PyObject *hop_py__truth(PyObject *mod, PyObject *o);
 void hop_py__create_init(void);
 
 #endif /* HOP_PY_TENSOR_IMPL_H */

@@ -16,6 +16,7 @@
  * handed over) gets a TraceError, never a node in a graph it does not own.
  */
 #include "hop_py.h"
+#include "tensor_impl.h"
 
 #include <pthread.h>
 #include <stdint.h>
@@ -31,6 +32,7 @@ typedef struct TraceObject {
     int active; /* tracing: then it is `current` of the thread that started it */
     int loaded; /* made by hop.load: a finished program, never traced into */
     long nconstants;
+    hop_py_memo *memo; /* ops to replay (path specialisation), or NULL */
 } TraceObject;
 
 typedef struct SymIntObject {
@@ -320,8 +322,15 @@ hop_py_trace_op(hop_op op, const hop_py_opnd *args, size_t nargs)
     hop_arg *pool = buf + nargs;
     PyObject *result = NULL;
     if (to_args(tr, args, nargs, buf, &pool, buf + total, what) == 0) {
-        hop_node *n = hop_tracer_call_op(current_tracer(tr), op, buf, nargs);
-        result = n ? wrap_node((PyObject *)tr, n) : hop_py_raise();
+        int depth = (int)hop_output_graph_depth(tr->og);
+        hop_node *n = hop_py_memo_replay(tr->memo, depth, op, buf, nargs);
+        if (n != NULL) {
+            result = wrap_node((PyObject *)tr, n);
+        } else if ((n = hop_tracer_call_op(current_tracer(tr), op, buf, nargs)) == NULL) {
+            hop_py_raise();
+        } else if (hop_py_memo_record(tr->memo, depth, op, buf, nargs, n) == 0) {
+            result = wrap_node((PyObject *)tr, n);
+        }
     }
     if (buf != small)
         PyMem_Free(buf);
@@ -812,6 +821,7 @@ trace_dealloc(TraceObject *tr)
     /* An active trace holds a reference to itself, so it is never the
      * `current` of any thread here. */
     PyObject_GC_UnTrack(tr);
+    hop_py_memo_free(tr->memo);
     hop_output_graph_free(tr->og);
     Py_XDECREF(tr->kept);
     Py_XDECREF(tr->names);
@@ -852,6 +862,8 @@ trace_stop(TraceObject *tr, PyObject *unused)
         tr->active = 0;
         current = NULL;
         hop_py__ntracing--;
+        if (tr->memo != NULL)
+            hop_py_memo_stop(tr->memo); /* nothing is recorded any more */
         Py_DECREF(tr);
     }
     Py_RETURN_NONE;
@@ -1454,8 +1466,79 @@ plan_input_names(PlanObject *p, void *closure)
     return list;
 }
 
+static PyObject *numpy_asarray_fn; /* numpy.asarray, imported on first use */
+
+/* run_arrays(arrays, captures, scalars): the compiled call of NumPy code
+ * (python/hop/_trace.py, _Runner.call) in one step: each array wrapped as
+ * hop.asarray does (zero-copy where it can), the captured tensors after
+ * them, each result an ndarray over its memory, or its 0-d value as a NumPy
+ * scalar where scalars[i] is true.  A tuple of results, or the one. */
+static PyObject *
+plan_run_arrays(PlanObject *p, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 3 || !PyTuple_Check(args[0]) || !PyTuple_Check(args[1]) || !PyTuple_Check(args[2]))
+        return PyErr_Format(PyExc_TypeError, "run_arrays(arrays, captures, scalars) takes "
+                                             "three tuples");
+    PyObject *arrays = args[0], *caps = args[1], *scalars = args[2];
+    Py_ssize_t na = PyTuple_GET_SIZE(arrays), nc = PyTuple_GET_SIZE(caps);
+    if (numpy_asarray_fn == NULL) {
+        PyObject *np = PyImport_ImportModule("numpy");
+        if (np == NULL)
+            return NULL;
+        numpy_asarray_fn = PyObject_GetAttrString(np, "asarray");
+        Py_DECREF(np);
+        if (numpy_asarray_fn == NULL)
+            return NULL;
+    }
+    PyObject *in = PyList_New(na + nc);
+    if (in == NULL)
+        return NULL;
+    for (Py_ssize_t i = 0; i < na; i++) {
+        PyObject *t = hop_py__asarray(PyTuple_GET_ITEM(arrays, i), NULL, "asarray");
+        if (t == NULL) {
+            Py_DECREF(in);
+            return NULL;
+        }
+        PyList_SET_ITEM(in, i, t);
+    }
+    for (Py_ssize_t i = 0; i < nc; i++)
+        PyList_SET_ITEM(in, na + i, Py_NewRef(PyTuple_GET_ITEM(caps, i)));
+    PyObject *res = plan_run(p, in);
+    Py_DECREF(in);
+    if (res == NULL)
+        return NULL;
+    Py_ssize_t nr = PyList_GET_SIZE(res);
+    if (nr != PyTuple_GET_SIZE(scalars)) {
+        Py_DECREF(res);
+        return PyErr_Format(PyExc_TypeError, "run_arrays: %zd results, %zd scalar flags", nr,
+                            PyTuple_GET_SIZE(scalars));
+    }
+    PyObject *out = PyTuple_New(nr);
+    for (Py_ssize_t i = 0; out != NULL && i < nr; i++) {
+        PyObject *a = PyObject_CallOneArg(numpy_asarray_fn, PyList_GET_ITEM(res, i));
+        if (a != NULL && PyObject_IsTrue(PyTuple_GET_ITEM(scalars, i))) {
+            PyObject *empty = PyTuple_New(0);
+            Py_SETREF(a, empty == NULL ? NULL : PyObject_GetItem(a, empty));
+            Py_XDECREF(empty);
+        }
+        if (a == NULL)
+            Py_CLEAR(out);
+        else
+            PyTuple_SET_ITEM(out, i, a);
+    }
+    Py_DECREF(res);
+    if (out != NULL && nr == 1) {
+        PyObject *one = Py_NewRef(PyTuple_GET_ITEM(out, 0));
+        Py_DECREF(out);
+        return one;
+    }
+    return out;
+}
+
 static PyMethodDef plan_methods[] = {
     {"run", (PyCFunction)plan_run, METH_O, "run(tensors) -> list of result tensors"},
+    {"run_arrays", (PyCFunction)(void (*)(void))plan_run_arrays, METH_FASTCALL,
+     "run_arrays(arrays, captures, scalars) -> ndarray results (the compiled NumPy call)"},
     {"dump", (PyCFunction)plan_dump, METH_NOARGS, "The program, like SQLite's EXPLAIN."},
     {NULL, NULL, 0, NULL},
 };
@@ -1503,6 +1586,72 @@ trace_lower(TraceObject *tr, PyObject *unused)
     return (PyObject *)p;
 }
 
+/* _memo(what, ...): the op memo (python/_C/memo.c), for hop.compile's path
+ * specialisation: ("state",) -> state; ("begin", limit, depth);
+ * ("restore", state); ("stop",). */
+static PyObject *
+trace_memo(TraceObject *tr, PyObject *args)
+{
+    const char *what;
+    PyObject *a = NULL, *b = NULL;
+    if (!PyArg_ParseTuple(args, "s|OO:_memo", &what, &a, &b))
+        return NULL;
+    if (own_active(tr, "_memo") < 0)
+        return NULL;
+    if (tr->memo == NULL && (tr->memo = hop_py_memo_new()) == NULL)
+        return NULL;
+    if (strcmp(what, "state") == 0)
+        return hop_py_memo_state(tr->memo);
+    if (strcmp(what, "begin") == 0 && a != NULL && b != NULL) {
+        Py_ssize_t limit = PyLong_AsSsize_t(a);
+        long depth = PyLong_AsLong(b);
+        if ((limit == -1 || depth == -1) && PyErr_Occurred())
+            return NULL;
+        if (hop_py_memo_begin(tr->memo, limit, (int)depth) < 0)
+            return NULL;
+        Py_RETURN_NONE;
+    }
+    if (strcmp(what, "restore") == 0 && a != NULL) {
+        if (hop_py_memo_restore(tr->memo, a) < 0)
+            return NULL;
+        Py_RETURN_NONE;
+    }
+    if (strcmp(what, "stop") == 0) {
+        hop_py_memo_stop(tr->memo);
+        Py_RETURN_NONE;
+    }
+    PyErr_Format(PyExc_ValueError, "_memo(): unknown request '%s'", what);
+    return NULL;
+}
+
+/*
+ * _trap_guard(u, v): records the guard u == v on the SymInt u (an unbacked
+ * symbol: a branch predicate read with item()).  Called inside a cond branch
+ * that hop.compile has not traced yet, whose predicate value is the other
+ * one: the cond makes the guard that branch's own, so it fails (GuardError)
+ * exactly when the branch would run.
+ */
+static PyObject *
+trace_trap_guard(TraceObject *tr, PyObject *args)
+{
+    PyObject *u;
+    long long v;
+    if (!PyArg_ParseTuple(args, "OL:_trap_guard", &u, &v))
+        return NULL;
+    if (own_active(tr, "_trap_guard") < 0)
+        return NULL;
+    if (!PyObject_TypeCheck(u, &hop_py_SymIntType) ||
+        ((SymIntObject *)u)->owner != (PyObject *)tr) {
+        PyErr_SetString(PyExc_TypeError, "_trap_guard(): expected a SymInt of this trace");
+        return NULL;
+    }
+    hop_shape_env *env = hop_output_graph_env(tr->og);
+    const hop_expr *eq = hop_sym_eq(env, ((SymIntObject *)u)->expr, hop_sym_const(env, v));
+    if (eq == NULL || hop_shape_env_add_guard(env, eq) != HOP_OK)
+        return hop_py_raise();
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef trace_methods[] = {
     {"start", (PyCFunction)trace_start, METH_NOARGS, "Makes this trace the active one."},
     {"stop", (PyCFunction)trace_stop, METH_NOARGS, "Ends tracing."},
@@ -1516,6 +1665,10 @@ static PyMethodDef trace_methods[] = {
     {"guards", (PyCFunction)trace_guards, METH_NOARGS, "The ShapeEnv's guards, as text."},
     {"inputs", (PyCFunction)trace_inputs, METH_NOARGS, "The root inputs and their sources."},
     {"describe", (PyCFunction)trace_describe, METH_O, "describe(path) -> dict for a graph."},
+    {"_memo", (PyCFunction)trace_memo, METH_VARARGS,
+     "_memo(what, ...): the op memo of path specialisation (hop.compile)."},
+    {"_trap_guard", (PyCFunction)trace_trap_guard, METH_VARARGS,
+     "_trap_guard(u, v): the guard u == v, in the current cond branch (hop.compile)."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -14,23 +14,40 @@ fits runs the function eagerly (the same answer, without a plan) and the
 first such call warns once, as torch.compile falls back.  explain() says so.
 """
 
+import re
+import sys
 import warnings
 
 from . import _C
-from ._pytree import flatten
+from . import _paths
+from ._pytree import flatten, unflatten
 from ._trace import _trace
 
 __all__ = ["compile", "CompiledFunction"]
 
 
 class _Entry:
-    __slots__ = ("gm", "runner", "dynamic", "reason")
+    __slots__ = ("gm", "runner", "dynamic", "reason", "traps")
 
-    def __init__(self, gm, runner, dynamic, reason):
+    def __init__(self, gm, runner, dynamic, reason, traps):
         self.gm = gm
         self.runner = runner
         self.dynamic = dynamic
         self.reason = reason
+        self.traps = traps  # predicate symbol -> (site, side) of a branch side not traced
+
+    def failure(self, e):
+        """The reason a call did not fit this plan: a guard's message, or
+        the data-dependent branch that took a side not traced yet."""
+        m = _TRAP.match(str(e))
+        if m and m.group(1) in self.traps:
+            site, side = self.traps[m.group(1)]
+            return f"the data-dependent branch at {site} (`{site.text}`) took its {side} side, " \
+                   f"not traced yet"
+        return str(e)
+
+
+_TRAP = re.compile(r"guard (u\d+) == [01] of cond_\w+ failed")
 
 
 class CompiledFunction:
@@ -46,7 +63,7 @@ class CompiledFunction:
     (1, ['s0'])
     """
 
-    def __init__(self, fn, dynamic=None, recompile_limit=8):
+    def __init__(self, fn, dynamic=None, recompile_limit=8, fullgraph=False):
         if not callable(fn):
             raise TypeError(f"hop.compile: fn must be callable, got {type(fn).__name__}")
         if dynamic not in (None, True, False):
@@ -58,6 +75,8 @@ class CompiledFunction:
         self.fn = fn
         self.dynamic = dynamic
         self.recompile_limit = recompile_limit
+        self.fullgraph = bool(fullgraph)
+        self._tree = None  # the data-dependent branches met so far (_paths)
         self._entries = []
         self._dims = None  # per tensor leaf: set of dims made dynamic
         self._first = None  # the shapes of the first call
@@ -80,7 +99,7 @@ class CompiledFunction:
             try:
                 return entries[-1].runner.call(args, _C.GuardError)
             except _C.GuardError as e:
-                return self._miss(args, [str(e)])
+                return self._miss(args, [entries[-1].failure(e)])
         return self._miss(args, None)
 
     def _miss(self, args, failures):
@@ -91,23 +110,41 @@ class CompiledFunction:
                 try:
                     return entry.runner.call(args, _C.GuardError)
                 except _C.GuardError as e:
-                    failures.append(str(e))
+                    failures.append(entry.failure(e))
         reason = "first call" if failures is None else "; ".join(failures)
         if self._entries and self.recompiles >= self.recompile_limit:
             return self._eager(args, reason)
         saved = (None if self._dims is None else [set(d) for d in self._dims], self._first)
         dynamic = self._dynamic_for(args)
         try:
-            gm, runner = _trace(self.fn, args, dynamic)
+            gm, runner, paths = self._trace(args, dynamic)
         except BaseException:
             # A call that fails to trace must not change what later calls
             # make dynamic.
             self._dims, self._first = saved[0], saved[1]
             raise
+        if paths is not None:
+            self._tree = paths.tree()
         if self._entries:
             self.recompiles += 1
-        self._entries.append(_Entry(gm, runner, dynamic, reason))
+        self._entries.append(_Entry(gm, runner, dynamic, reason,
+                                    paths.traps if paths is not None else {}))
         return runner.call(args, _C.GuardError)
+
+    def _trace(self, args, dynamic):
+        """Traces a call: with path specialisation (not fullgraph), a branch
+        point met before the call's path is known makes it run eagerly once
+        to record the path, then trace again (see _paths)."""
+        if self.fullgraph:
+            return _trace(self.fn, args, dynamic) + (None,)
+        paths = _paths.PathTrace(self._tree, None)
+        try:
+            return _trace(self.fn, args, dynamic, paths) + (paths,)
+        except _paths._NeedPath:
+            pass
+        path = _paths.record_path(self.fn, _eager_args(args))
+        paths = _paths.PathTrace(self._tree, path)
+        return _trace(self.fn, args, dynamic, paths) + (paths,)
 
     def _eager(self, args, reason):
         if self._fallback_reason is None:
@@ -165,18 +202,37 @@ class CompiledFunction:
             out.append("environment guards:" + ("".join(f"\n  {g}" for g in env) if env else
                                                 " (none)"))
             out.append(e.gm.code.rstrip())
+        if isinstance(self._tree, _paths.BranchNode):
+            out.append("\ndata-dependent branches (path specialisation; each traced side is a "
+                       "branch of a cond in the plan):")
+            out.extend(self._tree.describe())
         return "\n".join(out) + "\n"
 
 
-def compile(fn=None, *, dynamic=None, recompile_limit=8):
-    """compile(fn=None, *, dynamic=None, recompile_limit=8) -> CompiledFunction
+def _eager_args(args):
+    """args for the recording run: an ndarray as the function sees it when
+    traced (a hop.numpy array over its memory, never written)."""
+    leaves, spec = flatten(tuple(args))
+    np = sys.modules.get("numpy")
+    if np is None or not any(isinstance(x, np.ndarray) for x in leaves):
+        return args
+    from .numpy import NumpyArg
+    return unflatten([NumpyArg(_C.asarray(x), owned=False) if isinstance(x, np.ndarray) else x
+                      for x in leaves], spec)
+
+
+def compile(fn=None, *, dynamic=None, recompile_limit=8, fullgraph=False):
+    """compile(fn=None, *, dynamic=None, recompile_limit=8, fullgraph=False) -> CompiledFunction
 
     Compiles fn with a guarded, bounded cache of traced plans; usable as
     @hop.compile or @hop.compile(dynamic=True).  A call returns what fn
     returns eagerly, or raises what it raises.  dynamic=None makes dims
     dynamic once they change between calls; True from the first call; False
     never.  After recompile_limit recompiles, calls no plan fits run eagerly
-    (a RuntimeWarning says so once).
+    (a RuntimeWarning says so once).  Python control flow on traced values
+    (`if x.sum() > 0:`) is specialised on the paths calls take, unless
+    fullgraph: then it is the TraceError pointing to hop.cond, as in
+    hop.trace.
 
     >>> @hop.compile(dynamic=True)
     ... def g(x):
@@ -185,5 +241,5 @@ def compile(fn=None, *, dynamic=None, recompile_limit=8):
     (hop.tensor([1., 3.]), hop.tensor([2., 2., 2., 2.]), 0)
     """
     if fn is None:
-        return lambda f: CompiledFunction(f, dynamic, recompile_limit)
-    return CompiledFunction(fn, dynamic, recompile_limit)
+        return lambda f: CompiledFunction(f, dynamic, recompile_limit, fullgraph)
+    return CompiledFunction(fn, dynamic, recompile_limit, fullgraph)

@@ -380,13 +380,22 @@ class Guards:
     """The guards of one plan: check(expected, leaves) is the fast check;
     revalidate(state, leaves) the full one."""
 
-    def __init__(self, s, captures, leaves):
+    def __init__(self, s, captures, leaves, views=None):
         guards = list(s.guards)
         self.unsourced = []
+        self.viewed = []
+        held = {id(g.expected): g for g in guards if g.kind == "id"}
         for i, t in enumerate(captures):
             entry = s.tensors.pop(id(t), None)
             if entry is None:
-                self.unsourced.append(i)
+                # A tensor hop.numpy made over an ndarray the code reads
+                # (guarded by identity) shares its memory: a change inside
+                # the array is seen, rebinding it fails the guard.
+                a = (views or {}).get(id(t))
+                if a is not None and id(a) in held and _shares(a, t):
+                    self.viewed.append((i, held[id(a)].source))
+                else:
+                    self.unsourced.append(i)
                 continue
             for src in entry[1]:
                 guards.append(Guard(src, "tensor", t, i))
@@ -461,10 +470,21 @@ class Guards:
 
     def describe(self, capture_names):
         lines = [g.describe() for g in self.guards]
+        for i, src in self.viewed:
+            lines.append(f"captured input {i} ({capture_names[i]}) is the memory of the array "
+                         f"{src!r} (read every call)")
         for i in self.unsourced:
             lines.append(f"captured input {i} ({capture_names[i]}): source not found, guarded by "
                          f"identity only (the tensor object of the trace is used every call)")
         return lines + self.skipped
+
+
+def _shares(a, t):
+    """Whether hop tensor t is ndarray a's memory, not a copy."""
+    try:
+        return a.__array_interface__["data"][0] == t.data_ptr() and a.nbytes > 0
+    except Exception:
+        return False
 
 
 def _short(v):

@@ -17,6 +17,7 @@ import builtins
 import functools
 import inspect
 import numbers
+import sys
 import types
 
 from . import _C
@@ -94,10 +95,29 @@ def _constants(result):
     return f"(constants {consts}) " if consts else ""
 
 
+def _array_agnostic(spec):
+    """spec with hop.numpy arrays as plain tensors: branches may return a
+    NumPy array in one and a tensor in the other (as eagerly)."""
+    hnp = sys.modules.get("hop.numpy")
+    return spec if hnp is None else hnp._array_agnostic_spec(spec)
+
+
+def _merged(results):
+    """The structure of a HOP's result from its bodies' (a hop.numpy array
+    where any body returned one)."""
+    hnp = sys.modules.get("hop.numpy")
+    r = results[0]
+    if hnp is None or len(results) == 1:
+        return r
+    spec = functools.reduce(hnp._merge_array_specs, [x.spec for x in results])
+    return _Result(spec, r.template, r.which)
+
+
 def _same_structure(hop, first, result, ncall):
     """Every body of one call returns one structure with the same constants
     (the HOP's result is built from it)."""
-    if first.spec != result.spec or first.template != result.template:
+    if _array_agnostic(first.spec) != _array_agnostic(result.spec) or \
+            first.template != result.template:
         raise _C.TraceError(
             f"hop.{hop}: the branches return different structures: the {first.which} returns "
             f"{first.describe()} {_constants(first)}but the {result.which} returns "
@@ -196,8 +216,7 @@ def _apply(name, leads, groups, bodies, *, hop=None, keys=None, constants=True,
             ncall[0] += 1
             if results:
                 same_structure(hop, results[0], result, ncall[0] - 1)
-            else:
-                results.append(result)
+            results.append(result)
             return traced
         return body
 
@@ -205,7 +224,7 @@ def _apply(name, leads, groups, bodies, *, hop=None, keys=None, constants=True,
                        tuple(make(b) for b in bodies), keys)
     if record is not None and results:
         record.append(results[0])
-    r = result or (results[0] if results else cached)
+    r = result or (_merged(results) if results else cached)
     if r is None:
         return empty(outs) if empty is not None else (outs[0] if len(outs) == 1 else tuple(outs))
     return _fill(outs, r.template, r.spec)
@@ -305,6 +324,9 @@ def _pred(pred, tracing):
     (the tracer compares it with 0).  Eagerly always a bool."""
     if isinstance(pred, bool):
         return pred
+    get = getattr(type(pred), "__hop_tensor__", None)
+    if get is not None:  # a hop.numpy array: its tensor
+        pred = get(pred)
     if _np is not None and isinstance(pred, _np.ndarray):
         pred = _C.asarray(pred)  # zero-copy: a traced cond reads it at run time
     if isinstance(pred, _C.Tensor):

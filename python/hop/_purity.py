@@ -68,7 +68,9 @@ _READ_METHODS = frozenset("""
     sum mean max min std var prod any all argmax argmin argsort astype reshape ravel
     flatten transpose tolist item dot nonzero cumsum cumprod conj squeeze swapaxes
     tobytes view numpy size dim numel clone to exp log sin cos tanh sqrt abs relu
-    sigmoid matmul permute unsqueeze expand select
+    sigmoid matmul permute unsqueeze expand select amax amin clip floor ceil round sign
+    expm1 log1p log2 log10 exp2 tan arctan floor_divide remainder bitwise_and bitwise_or
+    bitwise_xor bitwise_not
 """.split())
 
 # Builtins that do not mutate their arguments.

@@ -56,6 +56,8 @@ class Spec:
         if self.kind == "dict":
             return "{" + ", ".join(f"{k!r}: {c!r}" for k, c in zip(self.keys, self.children)) + "}"
         name = self.cls.__qualname__
+        if self.kind == "custom" and getattr(self.cls, "_pytree_repr_as_leaf", False):
+            return repr(self.children[0])  # an array over a tensor reads as that tensor
         if self.kind == "custom":
             return f"{name}[{self.keys!r}](" + ", ".join(map(repr, self.children)) + ")"
         return f"{name}(" + ", ".join(f"{k}={c!r}" for k, c in zip(self.keys, self.children)) + ")"

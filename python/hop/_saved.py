@@ -27,6 +27,7 @@ import importlib
 import json
 import os
 import pickle
+import sys
 
 from . import _C
 from ._pytree import LEAF, NONE, Spec
@@ -73,6 +74,10 @@ def _spec_to_json(spec, what):
                                 f"({type(k).__name__}); saved keys are str, int, float, bool "
                                 f"or None")
         return {"d": [[k, _spec_to_json(c, what)] for k, c in zip(spec.keys, spec.children)]}
+    hnp = sys.modules.get("hop.numpy")
+    if spec.kind == "custom" and hnp is not None and spec.cls is hnp._NumpyOut:
+        # an ndarray result of NumPy code (a NumPy scalar when keys is true)
+        return {"n": [bool(spec.keys), _spec_to_json(spec.children[0], what)]}
     raise TypeError(f"hop.save: {what} contains a {spec.kind} ({spec.cls.__qualname__}); only "
                     f"tuples, lists, dicts and None can be saved (loading would have to import "
                     f"the class by name)")
@@ -94,6 +99,10 @@ def _spec_from_json(j, depth=0):
                                                       for p in v):
             return Spec("dict", keys=tuple(p[0] for p in v),
                         children=[_spec_from_json(p[1], depth + 1) for p in v])
+        if k == "n" and isinstance(v, list) and len(v) == 2 and isinstance(v[0], bool):
+            from .numpy import _NumpyOut
+            return Spec("custom", keys=v[0], children=[_spec_from_json(v[1], depth + 1)],
+                        cls=_NumpyOut)
     raise _C.Error(f"hop.load: a saved structure is malformed ({str(j)[:60]})")
 
 
@@ -113,6 +122,7 @@ def _runner_bytes(tr, runner, kind):
         "template": [_constant(t, "the constant result") for t in runner.template],
         "traced_out": [t is None for t in runner.template],
         "all_numpy": bool(runner.all_numpy),
+        "as_array": [bool(a) for a in runner.as_array],
         "sym_out": [bool(s) for s in runner.sym_out],
     }
     sections = {_KIND: kind.encode(), _PYTHON: json.dumps(info).encode()}
@@ -161,6 +171,9 @@ def loads(data):
         template = [None if t else v for t, v in zip(traced_out, template)]
         sym_out = [bool(s) for s in info["sym_out"]]
         all_numpy = bool(info["all_numpy"])
+        as_array = [bool(a) for a in info.get("as_array", [False] * len(statics))]
+        if len(as_array) != len(statics):
+            raise ValueError("as_array has the wrong length")
     except (KeyError, TypeError, ValueError, AttributeError) as e:
         raise _C.Error(f"hop.load: the section {_PYTHON} is malformed ({e})") from None
     from ._trace import GraphModule, _Runner
@@ -169,7 +182,7 @@ def loads(data):
             len(captures) != len(tr.captures):
         raise _C.Error("hop.load: the section hop.python does not match the program's outputs")
     runner = _Runner(tr, plan, spec, statics, out_spec, template, all_numpy, sym_out,
-                     _NoGuards())
+                     _NoGuards(), as_array)
     if kind == "tensor":
         if spec.num_leaves() != 0 or len(captures) != 1:
             raise _C.Error("hop.load: a saved tensor holds one captured value and no argument")

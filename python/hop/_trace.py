@@ -11,6 +11,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 import warnings
 
 from . import _C
@@ -476,6 +477,11 @@ def _name_hints(tr, fn):
             tr.name_hint(value, name)
 
 
+def _numpy_arg(p):
+    from .numpy import _wrap_arg
+    return _wrap_arg(p)
+
+
 def _as_tensor(x):
     if isinstance(x, _C.Tensor):
         return x, False
@@ -555,7 +561,10 @@ def _reject_implicit(gm):
                         "\n".join("\n".join(p) for p in paragraphs))
 
 
-def _trace(fn, example_args, dynamic):
+def _trace(fn, example_args, dynamic, paths=None):
+    """(GraphModule, runner) of fn on example_args.  With paths (a
+    _paths.PathTrace: hop.compile), Python control flow on traced values is
+    specialised instead of being an error."""
     if _C.tracing() is not None:
         raise _C.TraceError("hop.trace: a trace is already active (hop.trace and hop.compile "
                             "cannot be nested)")
@@ -565,9 +574,10 @@ def _trace(fn, example_args, dynamic):
                          f"{len(leaves)} arguments (one bool, or one bool per dim, each)")
     tr = _C.Trace()
     arg_names = _leaf_names(fn, example_args)
-    proxies, kinds, numpy_in = [], [], []
+    proxies, kinds, numpy_in, as_array = [], [], [], []
     for i, leaf in enumerate(leaves):
         t, was_np = _as_tensor(leaf)
+        as_array.append(was_np)
         if t is None:
             proxies.append(leaf)
             kinds.append(None)
@@ -576,6 +586,14 @@ def _trace(fn, example_args, dynamic):
         proxies.append(tr.add_input(arg_names[i], t, dyn))
         kinds.append(t)
         numpy_in.append(was_np)
+
+    def call():
+        # An ndarray argument behaves as an ndarray in the function (NumPy's
+        # semantics, through hop.numpy), and returns as one; fresh wrappers
+        # for each run of the function (path specialisation runs it again).
+        return fn(*unflatten([_numpy_arg(p) if a else p for p, a in zip(proxies, as_array)],
+                             spec))
+
     # What fn can read besides its tensor arguments: the values the plan
     # will bake in (see _guards); and names for the tensors among them (a
     # capture is named when it is made).
@@ -584,8 +602,11 @@ def _trace(fn, example_args, dynamic):
         tr.name_hint(t, sources[0].hint())
     tr.start()
     try:
-        out = fn(*unflatten(proxies, spec))
+        out = call() if paths is None else paths.run(tr, call)
         out_leaves, out_spec = flatten(out)
+        hnp = sys.modules.get("hop.numpy")
+        if hnp is not None:
+            out_spec = hnp._numpy_out_spec(out_spec)
         traced = [x for x in out_leaves if isinstance(x, (_C.Tensor, _C.SymInt))]
         tr.output(traced)
     finally:
@@ -595,9 +616,12 @@ def _trace(fn, example_args, dynamic):
     plan = tr.lower()
     statics = [None if k is not None else leaves[i] for i, k in enumerate(kinds)]
     all_numpy = bool(numpy_in) and all(numpy_in)
-    guards = _guards.Guards(env, tr.captures, leaves)
-    runner = _Runner(tr, plan, spec, statics, out_spec, template, all_numpy, sym_out, guards)
-    unguarded = guards.describe(runner.capture_names)[len(guards.guards):]
+    views = {id(v[1]): v[0] for k, v in tr.scratch.items()
+             if isinstance(k, tuple) and k[0] == "hop.numpy array"}
+    guards = _guards.Guards(env, tr.captures, leaves, views)
+    runner = _Runner(tr, plan, spec, statics, out_spec, template, all_numpy, sym_out, guards,
+                     as_array)
+    unguarded = guards.describe(runner.capture_names)[len(guards.guards) + len(guards.viewed):]
     if unguarded:
         # Never silent: what the guards cannot see is said once per trace.
         warnings.warn(f"hop: {getattr(fn, '__qualname__', 'the traced function')} reads values "
@@ -638,8 +662,12 @@ class _Runner:
     ones passed from then on (a rebound global tensor is used, not the one
     of the trace)."""
 
-    def __init__(self, tr, plan, spec, statics, out_spec, template, all_numpy, sym_out, guards):
+    def __init__(self, tr, plan, spec, statics, out_spec, template, all_numpy, sym_out, guards,
+                 as_array):
         self.plan = plan
+        # Which arguments were ndarrays (NumPy's semantics in the function):
+        # hop.compile retraces when an argument changes kind.
+        self.as_array = as_array
         self.sym_out = sym_out
         self.spec = spec
         self.statics = statics
@@ -657,8 +685,17 @@ class _Runner:
         # The common call, fn(t1, ..., tn) on hop.Tensors returning tensors,
         # skips flattening and rebuilding (most of a small plan's call cost).
         flat = spec.kind == "tuple" and all(c == LEAF for c in spec.children)
-        self._nflat = len(statics) if flat and all(s is None for s in statics) else -1
+        self._nflat = len(statics) if flat and all(s is None for s in statics) and \
+            not any(as_array) else -1
         self._one_out = out_spec == LEAF and template == [None] and sym_out == [False]
+        # The common NumPy call, fn(a1, ..., an) on ndarrays returning
+        # arrays: (whether a tuple, the 0-d results to return as NumPy
+        # scalars), or None.
+        hnp = sys.modules.get("hop.numpy")
+        self._ndflat = len(statics) if flat and all(s is None for s in statics) and \
+            all(as_array) else -1
+        self._ndout = hnp._simple_out(out_spec) if hnp is not None and \
+            all(t is None for t in template) and not any(sym_out) else None
 
     @property
     def capture_names(self):
@@ -684,11 +721,16 @@ class _Runner:
             raise mismatch(f"expected arguments shaped like {self.spec!r}, got {spec!r}")
         tensors = []
         numpy_in = []
-        for leaf, static in zip(leaves, self.statics):
+        for i, (leaf, static) in enumerate(zip(leaves, self.statics)):
             if static is None:
                 t, was_np = _as_tensor(leaf)
                 if t is None:
                     raise mismatch(f"expected a tensor, got {type(leaf).__name__}")
+                if was_np != self.as_array[i] and mismatch is _C.GuardError:
+                    kinds = ("a hop.Tensor", "an ndarray")
+                    raise _C.GuardError(f"guard failed: argument {i} was {kinds[self.as_array[i]]} "
+                                        f"when traced (its semantics), now it is "
+                                        f"{kinds[was_np]}")
                 tensors.append(t)
                 numpy_in.append(was_np)
             elif not (leaf is static or (_guards.is_value(static) and
@@ -716,6 +758,15 @@ class _Runner:
                     st = self._state = self.guards.revalidate(st, None)
                 results = self.plan.run(args + st[1])
                 return results[0] if self._one_out else self.finish(results, False)
+        elif len(args) == self._ndflat and self._ndout is not None:
+            for a in args:
+                if type(a) is not _np.ndarray:
+                    break
+            else:
+                st = self._state
+                if self._check is not None and not self._check(st[0], args):
+                    st = self._state = self.guards.revalidate(st, args)
+                return self.plan.run_arrays(args, st[1], self._ndout)
         tensors, as_numpy, leaves = self.tensors(args, mismatch)
         results = self.plan.run(tensors + list(self._captured(leaves)))
         return self.finish(results, as_numpy)

@@ -194,7 +194,7 @@ test_op_table_rows_come_from_the_x_macro(void **state)
     assert_int_equal(hop_op_get(HOP_OP_logical_not)->nargs, 1);
     assert_int_equal(hop_op_get(HOP_OP_logical_not)->family, HOP_KF_UNARY);
     assert_int_equal(hop_op_get(HOP_OP_clone)->rule, HOP_RULE_CLONE);
-    assert_int_equal(HOP_OP_COUNT, 53);
+    assert_int_equal(HOP_OP_COUNT, 79);
     assert_null(hop_op_get(HOP_OP_COUNT));
     assert_null(hop_op_get((hop_op)-1));
 }
@@ -238,7 +238,7 @@ test_wrong_operand_count_or_kind_names_the_op_and_argument(void **state)
     assert_int_equal(hop_op_infer(NULL, HOP_OP_neg, args, 1, &out), HOP_MISUSE);
     assert_int_equal(hop_op_infer(env, HOP_OP_neg, NULL, 1, &out), HOP_MISUSE);
     assert_int_equal(hop_op_infer(env, HOP_OP_COUNT, args, 1, &out), HOP_INVALID);
-    assert_string_equal(hop_error_message(), "hop_op_infer: unknown op 53");
+    assert_string_equal(hop_error_message(), "hop_op_infer: unknown op 79");
     hop_meta bad = x;
     bad.rank = 9;
     assert_string_equal(RUN(neg, T(&bad)), "HOP_INVALID: neg: argument 0 has invalid rank 9");
@@ -293,19 +293,39 @@ test_neg_abs_relu_keep_int_dtypes_and_neg_of_bool_is_a_dtype_error(void **state)
 
 /* ------------------------------------------------------------ promotion */
 
+/* PyTorch's table for tensors: bool lowest, a float beats any integer, the
+ * wider of one kind wins; signed with unsigned gives the narrowest signed
+ * type holding both, and f64 for u64 with a signed type (NumPy's answer). */
 static void
-test_tensor_dtypes_promote_along_the_dtype_list(void **state)
+test_tensor_dtypes_promote_by_kind_and_width(void **state)
 {
     (void)state;
-    static const char *names[] = {"bool", "i32", "i64", "f32", "f64"};
+    static const char *names[] = {"bool", "i8",  "u8",  "i16", "i32",
+                                  "i64",  "u64", "f16", "f32", "f64"};
+    static const char *want[][10] = {
+        {"bool", "i8", "u8", "i16", "i32", "i64", "u64", "f16", "f32", "f64"},
+        {"i8", "i8", "i16", "i16", "i32", "i64", "f64", "f16", "f32", "f64"},
+        {"u8", "i16", "u8", "i16", "i32", "i64", "u64", "f16", "f32", "f64"},
+        {"i16", "i16", "i16", "i16", "i32", "i64", "f64", "f16", "f32", "f64"},
+        {"i32", "i32", "i32", "i32", "i32", "i64", "f64", "f16", "f32", "f64"},
+        {"i64", "i64", "i64", "i64", "i64", "i64", "f64", "f16", "f32", "f64"},
+        {"u64", "f64", "u64", "f64", "f64", "f64", "u64", "f16", "f32", "f64"},
+        {"f16", "f16", "f16", "f16", "f16", "f16", "f16", "f16", "f32", "f64"},
+        {"f32", "f32", "f32", "f32", "f32", "f32", "f32", "f32", "f32", "f64"},
+        {"f64", "f64", "f64", "f64", "f64", "f64", "f64", "f64", "f64", "f64"},
+    };
+    _Static_assert(sizeof names / sizeof names[0] == HOP_DTYPE_COUNT, "a name per dtype");
     for (int a = 0; a < HOP_DTYPE_COUNT; a++) {
+        assert_string_equal(hop_dtype_name((hop_dtype)a), names[a]);
         for (int b = 0; b < HOP_DTYPE_COUNT; b++) {
-            char sa[16], sb[16], want[16];
+            char sa[16], sb[16], w[16];
             snprintf(sa, sizeof sa, "%s[2]", names[a]);
             snprintf(sb, sizeof sb, "%s[2]", names[b]);
-            snprintf(want, sizeof want, "%s[2]", names[a > b ? a : b]);
+            snprintf(w, sizeof w, "%s[2]", want[a][b]);
             hop_meta x = M(sa), y = M(sb);
-            assert_string_equal(RUN(maximum, T(&x), T(&y)), want);
+            assert_string_equal(RUN(maximum, T(&x), T(&y)), w);
+            assert_int_equal(hop_dtype_promote((hop_dtype)a, (hop_dtype)b),
+                             hop_dtype_promote((hop_dtype)b, (hop_dtype)a));
         }
     }
 }
@@ -1038,6 +1058,72 @@ test_sym_size_to_and_clone(void **state)
                         "HOP_INVALID: clone: argument 0 must be a tensor, got a SymInt");
 }
 
+/* The ops NumPy programs brought: their dtypes and refusals. */
+static void
+test_numpy_ops_keep_or_promote_dtypes_and_refuse_what_they_cannot_do(void **state)
+{
+    (void)state;
+    hop_meta f = M("f32[3]"), i = M("i32[3]"), b = M("bool[3]"), u = M("u8[2, 3]");
+    assert_string_equal(RUN(floor_divide, T(&i), I(2)), "i32[3]");
+    assert_string_equal(RUN(remainder, T(&f), T(&i)), "f32[3]");
+    assert_string_equal(RUN(floor_divide, T(&b), T(&b)),
+                        "HOP_DTYPE: floor_divide: not supported for bool operands, got bool[3] and "
+                        "bool[3]");
+    assert_string_equal(RUN(bitwise_and, T(&i), I(6)), "i32[3]");
+    assert_string_equal(RUN(bitwise_xor, T(&b), B(true)), "bool[3]");
+    assert_string_equal(RUN(bitwise_or, T(&f), T(&i)),
+                        "HOP_DTYPE: bitwise_or: needs integer or bool operands, got f32[3] and "
+                        "i32[3]");
+    assert_string_equal(RUN(bitwise_not, T(&f)),
+                        "HOP_DTYPE: bitwise_not: needs an integer or bool tensor, got f32[3]");
+    assert_string_equal(RUN(sign, T(&i)), "i32[3]");
+    assert_string_equal(RUN(floor, T(&i)), "i32[3]");
+    assert_string_equal(RUN(round, T(&f)), "f32[3]");
+    assert_string_equal(RUN(log1p, T(&i)), "f32[3]");
+    assert_string_equal(RUN(prod, T(&u), I(1), B(false)), "u64[2]");
+    assert_string_equal(RUN(prod, T(&i), NONE, B(true)), "i64[1]");
+    assert_string_equal(RUN(any, T(&f), NONE, B(false)), "bool[]");
+    assert_string_equal(RUN(all, T(&u), L(I(0)), B(true)), "bool[1, 3]");
+    hop_meta e = M("f32[0, 3]");
+    assert_string_equal(RUN(all, T(&e), I(0), B(false)), "bool[3]"); /* empty: True */
+    assert_string_equal(RUN(argmin, T(&u), I(-1), B(false)), "i64[2]");
+    assert_string_equal(RUN(argmin, T(&b), NONE, B(false)),
+                        "HOP_DTYPE: argmin: bool tensors are not supported, got bool[3]");
+    assert_string_equal(RUN(cumsum, T(&u), I(1)), "u64[2, 3]");
+    assert_string_equal(RUN(cumprod, T(&f), I(0)), "f32[3]");
+    assert_string_equal(RUN(cumsum, T(&f), I(1)),
+                        "HOP_INVALID: cumsum: dim 1 out of range for f32[3]");
+    assert_string_equal(RUN(sort, T(&u), I(-1), B(true)), "u8[2, 3]");
+    assert_string_equal(RUN(argsort, T(&u), I(0), B(false)), "i64[2, 3]");
+}
+
+static void
+test_take_puts_the_index_shape_in_place_of_the_dim(void **state)
+{
+    (void)state;
+    const hop_expr *s0 = sym(7);
+    hop_meta x = M("f32[4, s0, 5]"), idx = M("i64[2, 3]"), fidx = M("f32[2]");
+    hop_meta z = M("f32[]"), e = M("f32[0, 3]"), one = M("i32[1]"), noidx = M("i64[0]");
+    (void)s0;
+    assert_string_equal(RUN(take, T(&x), I(1), T(&idx)), "f32[4, 2, 3, 5]");
+    assert_string_equal(RUN(take, T(&x), I(-1), T(&one)), "f32[4, s0, 1]");
+    assert_string_equal(RUN(take, T(&x), I(0), T(&fidx)),
+                        "HOP_DTYPE: take: index must be an integer tensor, got f32[2]");
+    assert_string_equal(RUN(take, T(&z), I(0), T(&one)),
+                        "HOP_SHAPE: take: cannot take from a 0-d tensor, got f32[]");
+    assert_string_equal(RUN(take, T(&e), I(0), T(&one)),
+                        "HOP_SHAPE: take: cannot take 1 element(s) from dim 0 of size 0 in "
+                        "f32[0, 3]");
+    assert_string_equal(RUN(take, T(&e), I(0), T(&noidx)), "f32[0, 3]");
+    assert_string_equal(RUN(take, T(&x), I(3), T(&one)),
+                        "HOP_INVALID: take: dim 3 out of range for f32[4, s0, 5]");
+    hop_meta big = M("f32[1, 1, 1, 1, 1, 1, 1, 2]"), bidx = M("i64[1, 1]");
+    assert_string_equal(RUN(take, T(&big), I(0), T(&bidx)),
+                        "HOP_SHAPE: take: the result would have 9 dims (f32[1, 1, 1, 1, 1, 1, 1, "
+                        "2] with an index of i64[1, 1]); hop tensors have at most 8");
+    assert_int_equal(hop_shape_env_nguards(env), 0);
+}
+
 static void
 test_results_of_item_and_nonzero_flow_into_later_ops(void **state)
 {
@@ -1340,7 +1426,7 @@ main(void)
         TEST(test_dim_out_of_range_names_the_op_and_shape),
         TEST(test_unary_float_ops_promote_ints_and_bools_to_f32),
         TEST(test_neg_abs_relu_keep_int_dtypes_and_neg_of_bool_is_a_dtype_error),
-        TEST(test_tensor_dtypes_promote_along_the_dtype_list),
+        TEST(test_tensor_dtypes_promote_by_kind_and_width),
         TEST(test_python_scalars_are_weak_in_promotion),
         TEST(test_binary_ops_broadcast_constant_shapes),
         TEST(test_div_is_true_division_and_sub_refuses_bools),
@@ -1378,6 +1464,8 @@ main(void)
         TEST(test_item_of_a_float_or_many_elements_fails_without_a_symbol),
         TEST(test_nonzero_gives_an_unbacked_count_bounded_by_numel),
         TEST(test_sym_size_to_and_clone),
+        TEST(test_numpy_ops_keep_or_promote_dtypes_and_refuse_what_they_cannot_do),
+        TEST(test_take_puts_the_index_shape_in_place_of_the_dim),
         TEST(test_results_of_item_and_nonzero_flow_into_later_ops),
         TEST(test_view_geometry_moves_dims_strides_and_offsets),
         TEST(test_view_geometry_refuses_what_shape_inference_refuses_naming_the_call),

@@ -201,6 +201,55 @@ test_strided_inputs_match_eager(void **state)
     hop_output_graph_free(og);
 }
 
+/* Pairwise differences x[n, 1, d] - c[1, k, d] (short rows: fused groups
+ * compute tiles of the output with the inputs gathered, lowering/fused.c):
+ * rows shorter and longer than a tile's share, every element size, mixed
+ * dtypes, a transposed input. */
+static void
+test_short_broadcast_rows_match_eager(void **state)
+{
+    (void)state;
+    const int64_t ds[] = {2, 3, 5, 63, 64, 200};
+    const hop_dtype dts[][2] = {{HOP_F32, HOP_F32},
+                                {HOP_F64, HOP_F64},
+                                {HOP_I32, HOP_F32},
+                                {HOP_BOOL, HOP_BOOL},
+                                {HOP_I64, HOP_I64}};
+    for (size_t i = 0; i < LEN(ds); i++) {
+        for (size_t j = 0; j < LEN(dts); j++) {
+            int64_t n = 37, k = 9, d = ds[i];
+            hop_output_graph *og = hop_output_graph_new();
+            hop_node *x =
+                hop_output_graph_add_input(og, "x", dts[j][0], 3, (int64_t[]){n, 1, d}, false);
+            hop_node *c =
+                hop_output_graph_add_input(og, "c", dts[j][1], 3, (int64_t[]){1, k, d}, false);
+            hop_tracer *t = root(og);
+            hop_node *r;
+            if (dts[j][0] == HOP_BOOL) {
+                hop_node *a = OP(t, HOP_OP_logical_or, N(x), N(c));
+                r = OP(t, HOP_OP_logical_and, N(a), N(x));
+            } else {
+                hop_node *df = OP(t, HOP_OP_sub, N(x), N(c));
+                hop_node *sq = OP(t, HOP_OP_mul, N(df), N(df));
+                r = OP(t, HOP_OP_add, N(sq), N(x));
+            }
+            finish(og, &r, 1);
+            hop_tensor *in[] = {rand_tensor(dts[j][0], 3, (int64_t[]){n, 1, d}),
+                                rand_tensor(dts[j][1], 3, (int64_t[]){1, k, d})};
+            check_plan(og, in, 2, 1);
+            /* c as a transposed view: its rows step by k */
+            hop_tensor *base = rand_tensor(dts[j][1], 3, (int64_t[]){1, d, k});
+            hop_tensor *ct =
+                hop_tensor_view(base, 3, (int64_t[]){1, k, d}, (int64_t[]){d * k, 1, k}, 0);
+            hop_tensor *in2[] = {in[0], ct};
+            check_plan(og, in2, 2, 1);
+            hop_tensor *all[] = {in[0], in[1], base, ct};
+            release_all(all, 4);
+            hop_output_graph_free(og);
+        }
+    }
+}
+
 /* Reductions, matmul, views, concatenation and factories in one program. */
 static void
 test_kernels_and_views_match_eager(void **state)
@@ -1536,6 +1585,7 @@ main(void)
         cmocka_unit_test(test_elementwise_chain_matches_eager_with_static_shapes),
         cmocka_unit_test(test_one_dynamic_plan_serves_several_sizes),
         cmocka_unit_test(test_broadcasts_scalars_and_dtypes_match_eager),
+        cmocka_unit_test(test_short_broadcast_rows_match_eager),
         cmocka_unit_test(test_strided_inputs_match_eager),
         cmocka_unit_test(test_kernels_and_views_match_eager),
         cmocka_unit_test(test_reshape_of_a_transposed_tensor_copies),

@@ -33,6 +33,21 @@ make(hop_dtype dt, int rank, const int64_t *sizes, const double *vals)
         case HOP_BOOL:
             ((uint8_t *)t->data)[i] = v != 0;
             break;
+        case HOP_I8:
+            ((int8_t *)t->data)[i] = (int8_t)v;
+            break;
+        case HOP_U8:
+            ((uint8_t *)t->data)[i] = (uint8_t)v;
+            break;
+        case HOP_I16:
+            ((int16_t *)t->data)[i] = (int16_t)v;
+            break;
+        case HOP_U64:
+            ((uint64_t *)t->data)[i] = (uint64_t)v;
+            break;
+        case HOP_F16:
+            ((uint16_t *)t->data)[i] = hop_f16_from_double(v);
+            break;
         case HOP_I32:
             ((int32_t *)t->data)[i] = (int32_t)v;
             break;
@@ -63,6 +78,16 @@ elem(const hop_tensor *t, int64_t lin)
     switch (t->dtype) {
     case HOP_BOOL:
         return *(const uint8_t *)p;
+    case HOP_I8:
+        return *(const int8_t *)p;
+    case HOP_U8:
+        return *(const uint8_t *)p;
+    case HOP_I16:
+        return *(const int16_t *)p;
+    case HOP_U64:
+        return (double)*(const uint64_t *)p;
+    case HOP_F16:
+        return hop_f16_to_float(*(const uint16_t *)p);
     case HOP_I32:
         return *(const int32_t *)p;
     case HOP_I64:

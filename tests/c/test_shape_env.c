@@ -11,6 +11,7 @@
 
 #include "hop/ops.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -517,15 +518,86 @@ test_dtype_table_names_sizes_and_kinds(void **state)
     assert_int_equal(hop_dtype_from_name("bool", &d), HOP_OK);
     assert_int_equal(d, HOP_BOOL);
     assert_int_equal(hop_dtype_from_name("complex64", &d), HOP_INVALID);
-    assert_string_equal(hop_error_message(),
-                        "unknown dtype 'complex64' (expected bool, i32, i64, f32 or f64)");
+    assert_string_equal(hop_error_message(), "unknown dtype 'complex64' (expected bool, i8, u8, "
+                                             "i16, i32, i64, u64, f16, f32 or f64)");
     assert_int_equal(d, HOP_BOOL);
+    /* the small types and what NumPy promotes them to */
+    static const struct {
+        const char *name, *alias;
+        hop_dtype d;
+        size_t size;
+        bool is_float, is_int, is_unsigned;
+    } rows[] = {
+        {"i8", "int8", HOP_I8, 1, false, true, false},
+        {"u8", "uint8", HOP_U8, 1, false, true, true},
+        {"i16", "int16", HOP_I16, 2, false, true, false},
+        {"u64", "uint64", HOP_U64, 8, false, true, true},
+        {"f16", "float16", HOP_F16, 2, true, false, false},
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        assert_string_equal(hop_dtype_name(rows[i].d), rows[i].name);
+        assert_int_equal(hop_dtype_size(rows[i].d), rows[i].size);
+        assert_int_equal(hop_dtype_is_float(rows[i].d), rows[i].is_float);
+        assert_int_equal(hop_dtype_is_int(rows[i].d), rows[i].is_int);
+        assert_int_equal(hop_dtype_is_unsigned(rows[i].d), rows[i].is_unsigned);
+        assert_int_equal(hop_dtype_from_name(rows[i].name, &d), HOP_OK);
+        assert_int_equal(d, rows[i].d);
+        assert_int_equal(hop_dtype_from_name(rows[i].alias, &d), HOP_OK);
+        assert_int_equal(d, rows[i].d);
+    }
+    assert_false(hop_dtype_is_unsigned(HOP_I64));
+    assert_false(hop_dtype_is_unsigned((hop_dtype)42));
+}
+
+/* binary16 against NumPy's float16: exact values, rounding to nearest even
+ * (ties too), overflow to inf, subnormals, nan and signed zeros. */
+static void
+test_f16_conversions_round_to_nearest_even(void **state)
+{
+    (void)state;
+    static const struct {
+        double v;
+        uint16_t h;
+    } rows[] = {
+        {0.0, 0x0000},           {-0.0, 0x8000},
+        {1.0, 0x3c00},           {-2.0, 0xc000},
+        {65504.0, 0x7bff},       {65519.99, 0x7bff},
+        {65520.0, 0x7c00},       {1e6, 0x7c00},
+        {-1e6, 0xfc00},          {0x1p-24, 0x0001},
+        {0x1p-25, 0x0000},       {0x1.8p-25, 0x0001},
+        {0x1p-14, 0x0400},       {0x1.ffcp-15, 0x0400},
+        {1.0 + 0x1p-11, 0x3c00}, {1.0 + 0x3p-11, 0x3c02},
+        {1.0 + 0x1p-10, 0x3c01}, {0.1, 0x2e66},
+        {3.14159265, 0x4248},    {1.0 + 0x1p-11 + 0x1p-40, 0x3c01},
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        assert_int_equal(hop_f16_from_double(rows[i].v), rows[i].h);
+        assert_int_equal(hop_f16_from_float((float)rows[i].v),
+                         hop_f16_from_double((double)(float)rows[i].v));
+    }
+    assert_true(hop_f16_from_double(NAN) == 0x7e00);
+    assert_true(hop_f16_from_double(-INFINITY) == 0xfc00);
+    assert_true(hop_f16_to_float(0x7bff) == 65504.0f);
+    assert_true(hop_f16_to_float(0x0001) == 0x1p-24f);
+    assert_true(hop_f16_to_float(0x8000) == 0.0f && signbit(hop_f16_to_float(0x8000)));
+    assert_true(isinf(hop_f16_to_float(0x7c00)));
+    assert_true(isnan(hop_f16_to_float(0x7e00)));
+    /* every finite half survives the round trip */
+    for (uint32_t h = 0; h < 0x10000; h++) {
+        if ((h & 0x7c00) == 0x7c00)
+            continue;
+        assert_int_equal(hop_f16_from_float(hop_f16_to_float((uint16_t)h)), h);
+    }
 }
 
 static void
-test_dtype_promotion_follows_the_list_order(void **state)
+test_dtype_promotion_follows_kind_then_width(void **state)
 {
     (void)state;
+    assert_int_equal(hop_dtype_promote(HOP_U8, HOP_I8), HOP_I16);
+    assert_int_equal(hop_dtype_promote(HOP_U64, HOP_I64), HOP_F64);
+    assert_int_equal(hop_dtype_promote(HOP_I64, HOP_F16), HOP_F16);
+    assert_int_equal(hop_dtype_promote(HOP_U8, HOP_U64), HOP_U64);
     assert_int_equal(hop_dtype_promote(HOP_BOOL, HOP_I32), HOP_I32);
     assert_int_equal(hop_dtype_promote(HOP_I64, HOP_I32), HOP_I64);
     assert_int_equal(hop_dtype_promote(HOP_I64, HOP_F32), HOP_F32);
@@ -735,7 +807,8 @@ main(void)
         T(test_decide_static_uses_ranges_only_and_records_nothing),
         T(test_min_max_drop_operands_the_lattice_laws_dominate),
         T(test_dtype_table_names_sizes_and_kinds),
-        T(test_dtype_promotion_follows_the_list_order),
+        T(test_f16_conversions_round_to_nearest_even),
+        T(test_dtype_promotion_follows_kind_then_width),
         T(test_meta_prints_sizes_and_zero_dim_tensors),
         T(test_meta_init_rejects_bad_rank_sizes_and_dtype),
         T(test_meta_strides_numel_and_equality),

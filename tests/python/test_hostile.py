@@ -60,11 +60,11 @@ CONSTRUCTOR_ERRORS = [
     ("zeros-int64-overflow", lambda: hop.zeros(2**63), OverflowError,
      "zeros(): argument 'size' does not fit in int64"),
     ("zeros-dtype-name", lambda: hop.zeros(2, dtype="x"), hop.DTypeError,
-     "zeros(): argument 'dtype': unknown dtype 'x'; hop supports float32, float64, int32, "
-     "int64 and bool"),
+     "zeros(): argument 'dtype': unknown dtype 'x'; hop supports float16, float32, float64, "
+     "int8, int16, int32, int64, uint8, uint64 and bool"),
     ("zeros-dtype-complex", lambda: hop.zeros(2, dtype=np.complex64), hop.DTypeError,
      "zeros(): argument 'dtype': NumPy dtype complex64 is not supported; hop supports "
-     "float32, float64, int32, int64 and bool"),
+     "float16, float32, float64, int8, int16, int32, int64, uint8, uint64 and bool"),
     ("randn-negative", lambda: hop.randn(2, -1), hop.InvalidError,
      "randn(): size -1 of dim 1 is negative in [2, -1]"),
     ("rand-int", lambda: hop.rand(2, dtype=hop.int32), hop.DTypeError,
@@ -94,8 +94,8 @@ CONSTRUCTOR_ERRORS = [
     ("tensor-deep", lambda: hop.tensor(eval("[" * 40 + "1" + "]" * 40)), hop.ShapeError,
      "tensor(): data is nested deeper than 8 levels; hop tensors have at most 8 dims"),
     ("tensor-dtype", lambda: hop.tensor([1], dtype="complex64"), hop.DTypeError,
-     "tensor(): argument 'dtype': unknown dtype 'complex64'; hop supports float32, float64, "
-     "int32, int64 and bool"),
+     "tensor(): argument 'dtype': unknown dtype 'complex64'; hop supports float16, float32, "
+     "float64, int8, int16, int32, int64, uint8, uint64 and bool"),
     ("manual_seed-str", lambda: hop.manual_seed("a"), TypeError,
      "manual_seed(): argument 'seed' must be an int, not str"),
     ("set_num_threads-str", lambda: hop.set_num_threads("a"), TypeError,
@@ -241,8 +241,8 @@ OP_ERRORS = [
     ("bool-many", lambda: bool(x34), hop.ShapeError,
      "bool(): the truth value of a tensor with 12 elements is ambiguous, got f32[3, 4]"),
     ("to-bad", lambda: x34.to("foo"), hop.DTypeError,
-     "to(): argument 'dtype': unknown dtype 'foo'; hop supports float32, float64, int32, int64 "
-     "and bool"),
+     "to(): argument 'dtype': unknown dtype 'foo'; hop supports float16, float32, float64, int8, "
+     "int16, int32, int64, uint8, uint64 and bool"),
     ("cat-empty", lambda: hop.cat([]), hop.InvalidError,
      "cat: expected a non-empty list of tensors"),
     ("cat-rank", lambda: hop.cat([x34, hop.zeros(2)]), hop.ShapeError,
@@ -288,8 +288,8 @@ def test_non_contiguous_numpy_arrays_give_correct_results_everywhere(make):
     before = a.copy()
     want = np.sin(a) * 2 + a.sum(0)
 
-    def f(v):
-        return v.sin() * 2 + v.sum(0)
+    def f(v):  # NumPy code: an ndarray argument is an ndarray inside (hop.numpy)
+        return np.sin(v) * 2 + v.sum(0)
 
     np.testing.assert_allclose(f(hop.asarray(a)).numpy(), want, rtol=1e-6)
     np.testing.assert_allclose(hop.trace(f, a)(a), want, rtol=1e-6)
@@ -300,22 +300,23 @@ def test_non_contiguous_numpy_arrays_give_correct_results_everywhere(make):
 
 BAD_ARRAYS = [
     ("big-endian-f4", lambda: np.arange(3, dtype=">f4"),
-     "NumPy dtype >f4 is not supported; hop supports float32, float64, int32, int64 and bool"),
+     "NumPy dtype >f4 is not supported; hop supports float16, float32, float64, int8, int16, int32, int64, uint8, uint64 and bool"),
     ("big-endian-i8", lambda: np.arange(3, dtype=">i8"),
-     "NumPy dtype >i8 is not supported; hop supports float32, float64, int32, int64 and bool"),
-    ("float16", lambda: np.zeros(3, np.float16),
-     "NumPy dtype float16 is not supported; hop supports float32, float64, int32, int64 and "
-     "bool"),
-    ("uint8", lambda: np.zeros(3, np.uint8),
-     "NumPy dtype uint8 is not supported; hop supports float32, float64, int32, int64 and bool"),
+     "NumPy dtype >i8 is not supported; hop supports float16, float32, float64, int8, int16, int32, int64, uint8, uint64 and bool"),
+    ("uint16", lambda: np.zeros(3, np.uint16),
+     "NumPy dtype uint16 is not supported; hop supports float16, float32, float64, int8, int16, "
+     "int32, int64, uint8, uint64 and bool"),
+    ("uint32", lambda: np.zeros(3, np.uint32),
+     "NumPy dtype uint32 is not supported; hop supports float16, float32, float64, int8, int16, "
+     "int32, int64, uint8, uint64 and bool"),
     ("complex", lambda: np.zeros(3, np.complex64),
-     "NumPy dtype complex64 is not supported; hop supports float32, float64, int32, int64 and "
-     "bool"),
+     "NumPy dtype complex64 is not supported; hop supports float16, float32, float64, int8, int16, int32, int64, uint8, "
+     "uint64 and bool"),
     ("object", lambda: np.array([1, None], dtype=object),
-     "NumPy dtype object is not supported; hop supports float32, float64, int32, int64 and bool"),
+     "NumPy dtype object is not supported; hop supports float16, float32, float64, int8, int16, int32, int64, uint8, uint64 and bool"),
     ("structured", lambda: np.zeros(3, dtype=[("a", "f4"), ("b", "i4")]),
-     "NumPy dtype [('a', '<f4'), ('b', '<i4')] is not supported; hop supports float32, "
-     "float64, int32, int64 and bool"),
+     "NumPy dtype [('a', '<f4'), ('b', '<i4')] is not supported; hop supports float16, "
+     "float32, float64, int8, int16, int32, int64, uint8, uint64 and bool"),
 ]
 
 
@@ -622,12 +623,13 @@ def test_a_failed_hop_call_in_a_trace_changes_nothing(call, exc, msg, depth):
     live = _live_blocks()
     f = _traced_failure(call, depth)
     cells = [c.cell_contents for c in f.__closure__]
-    gm = hop.trace(f, a, b)
+    # hop tensors inside (the calls use hop's API); called with the arrays
+    gm = hop.trace(f, hop.asarray(a), hop.asarray(b))
     out, raised, text = gm(a, b)
     assert (raised, text) == (exc, msg)
     assert _C._trace_depth() == 0 and _C.tracing() is None
     # The graph is what it would be without the failed call.
-    clean = hop.trace(_traced_failure(None, depth), a, b)
+    clean = hop.trace(_traced_failure(None, depth), hop.asarray(a), hop.asarray(b))
     assert gm.code == clean.code
     np.testing.assert_array_equal(out, X + 1)
     # The user's objects.

@@ -99,12 +99,19 @@ def test_an_exported_array_keeps_the_tensor_alive():
     assert r() is None
 
 
-def test_numpy_ufuncs_take_tensors_and_give_arrays():
+def test_numpy_ufuncs_take_tensors_and_give_tensors_with_numpys_dtypes():
+    # __array_ufunc__: NumPy's ufuncs on a Tensor are hop.numpy's, so the same
+    # code traces; the result is a Tensor (as a traced one must be).
     t = hop.tensor([0.0, 1.0])
     s = np.sin(t)
-    assert type(s) is np.ndarray
-    np.testing.assert_allclose(s, np.sin([0.0, 1.0]).astype(np.float32))
+    assert type(s) is hop.Tensor and s.dtype is hop.float32
+    np.testing.assert_allclose(s.numpy(), np.sin([0.0, 1.0]).astype(np.float32))
+    i = hop.tensor([1, 2])
+    assert np.sqrt(i).dtype is hop.float64  # NumPy's dtype, not hop's f32
+    assert (np.add(i, 2.5)).dtype is hop.float64
+    # np.array and np.asarray read the memory (the buffer protocol)
     np.testing.assert_array_equal(np.array([t, t]), [[0, 1], [0, 1]])
+    assert type(np.asarray(t)) is np.ndarray
 
 
 def test_ndarray_with_a_tensor_defers_to_the_tensor():
@@ -210,21 +217,27 @@ def test_asarray_with_a_dtype_converts_with_a_copy_only_when_needed():
 
 
 def test_asarray_errors():
+    import array
+
     with pytest.raises(hop.DTypeError) as e:
-        hop.asarray(np.zeros(2, np.uint8))
-    assert str(e.value) == ("asarray(): NumPy dtype uint8 is not supported; hop supports "
-                            "float32, float64, int32, int64 and bool")
+        hop.asarray(np.zeros(2, np.uint16))
+    assert str(e.value) == ("asarray(): NumPy dtype uint16 is not supported; hop supports "
+                            "float16, float32, float64, int8, int16, int32, int64, uint8, uint64 "
+                            "and bool")
     with pytest.raises(hop.DTypeError) as e:
-        hop.asarray(np.zeros(2, np.float16))
-    assert "NumPy dtype float16 is not supported" in str(e.value)
+        hop.asarray(np.zeros(2, np.complex64))
+    assert "NumPy dtype complex64 is not supported" in str(e.value)
     with pytest.raises(hop.DTypeError) as e:
         hop.asarray(np.arange(3, dtype=">f4"))
     assert "NumPy dtype >f4 is not supported" in str(e.value)
     assert hop.asarray(np.arange(3, dtype=">f4"), dtype=hop.float32).tolist() == [0.0, 1.0, 2.0]
     with pytest.raises(hop.DTypeError) as e:
-        hop.asarray(b"abc")
-    assert str(e.value) == ("asarray(): buffer format 'B' is not supported; hop supports "
-                            "float32, float64, int32, int64 and bool")
+        hop.asarray(array.array("H", [1, 2]))
+    assert str(e.value) == ("asarray(): buffer format 'H' is not supported; hop supports "
+                            "float16, float32, float64, int8, int16, int32, int64, uint8, uint64 "
+                            "and bool")
+    # bytes are uint8 (a read-only buffer: copied)
+    assert hop.asarray(b"ab").dtype is hop.uint8 and hop.asarray(b"ab").tolist() == [97, 98]
     with pytest.raises(hop.ShapeError) as e:
         hop.asarray(np.zeros((1,) * 9))
     assert str(e.value) == "asarray(): the buffer has 9 dims; hop tensors have at most 8"

@@ -267,7 +267,9 @@ def nested_numpy(xs, p):
 
 def test_nested_cond_inside_map_inside_cond_checks_the_innermost_branch_per_row():
     xs8 = np.stack([arange(8), arange(8, -1), arange(8)])
-    gm = hop.trace(nested_fn, xs8, np.array(True), dynamic=True)
+    # hop tensors inside (an ndarray would compute `row.sum() * 2` in f64, as
+    # NumPy does, against the f32 of the other branch)
+    gm = hop.trace(nested_fn, hop.asarray(xs8), hop.asarray(np.array(True)), dynamic=True)
     assert gm.guards == []
     outer_true = gm.subgraphs["cond_true_0"]
     assert outer_true.guards == []

@@ -1,0 +1,103 @@
+/*
+ * ops/infer_index.c - shape rules of the ops that the runtime computes along
+ * one dim from the data (the INDEX family, run by hop_eager also in plans):
+ * cumsum/cumprod, sort/argsort and take (gather by an integer tensor).
+ *
+ * Messages beyond those of infer.c:
+ *   HOP_DTYPE  "take: index must be an integer tensor, got f32[3]"
+ *   HOP_SHAPE  "take: cannot take from a 0-d tensor, got f32[]"
+ *              "take: the result would have 9 dims (f32[2, 3, 4] with an index of
+ *               i64[1, 1, 1, 1, 1, 1, 1]); hop tensors have at most 8"
+ *              "take: cannot take 1 element(s) from dim 0 of size 0 in f32[0, 3]"
+ */
+#include "ops/infer.h"
+
+/* A dim of x; a 0-d tensor accepts 0 and -1, as the reductions do. */
+static hop_status
+one_dim(hop__infer *c, size_t i, const hop_meta *x, int *d)
+{
+    int64_t v;
+    hop_status st = hop__arg_int(c, i, &v);
+    if (st != HOP_OK)
+        return st;
+    return hop__wrap_dim(c, v, x->rank > 0 ? x->rank : 1, x, d);
+}
+
+/* cumsum/cumprod(x, dim): x's shape; the dtype of sum/prod (bool and signed
+ * ints give i64, unsigned u64, floats keep theirs). */
+hop_status
+hop__infer_scan(hop__infer *c)
+{
+    const hop_meta *x;
+    int d;
+    hop_status st;
+    if ((st = hop__arg_tensor(c, 0, &x)) != HOP_OK || (st = one_dim(c, 1, x, &d)) != HOP_OK)
+        return st;
+    hop_dtype dtype = x->dtype;
+    if (!hop_dtype_is_float(dtype))
+        dtype = hop_dtype_is_unsigned(dtype) ? HOP_U64 : HOP_I64;
+    hop__set_tensor(c, dtype, x->rank, x->sizes);
+    return HOP_OK;
+}
+
+/* sort(x, dim, descending): x's shape and dtype; argsort: i64 indices. */
+hop_status
+hop__infer_sort(hop__infer *c)
+{
+    const hop_meta *x;
+    int d;
+    bool descending;
+    hop_status st;
+    if ((st = hop__arg_tensor(c, 0, &x)) != HOP_OK || (st = one_dim(c, 1, x, &d)) != HOP_OK ||
+        (st = hop__arg_bool(c, 2, &descending)) != HOP_OK)
+        return st;
+    hop__set_tensor(c, c->op == HOP_OP_argsort ? HOP_I64 : x->dtype, x->rank, x->sizes);
+    return HOP_OK;
+}
+
+/* take(x, dim, index): x.shape[:dim] + index.shape + x.shape[dim+1:]. */
+hop_status
+hop__infer_take(hop__infer *c)
+{
+    const hop_meta *x, *idx;
+    hop_status st;
+    hop__text tx, ti;
+    if ((st = hop__arg_tensor(c, 0, &x)) != HOP_OK || (st = hop__arg_tensor(c, 2, &idx)) != HOP_OK)
+        return st;
+    if (x->rank == 0)
+        return hop_error(HOP_SHAPE, "take: cannot take from a 0-d tensor, got %s",
+                         hop__meta_text(&tx, x));
+    int d;
+    int64_t v;
+    if ((st = hop__arg_int(c, 1, &v)) != HOP_OK ||
+        (st = hop__wrap_dim(c, v, x->rank, x, &d)) != HOP_OK)
+        return st;
+    if (!hop_dtype_is_int(idx->dtype))
+        return hop_error(HOP_DTYPE, "take: index must be an integer tensor, got %s",
+                         hop__meta_text(&ti, idx));
+    int rank = x->rank - 1 + idx->rank;
+    if (rank > HOP_MAX_RANK)
+        return hop_error(HOP_SHAPE,
+                         "take: the result would have %d dims (%s with an index of %s); hop "
+                         "tensors have at most %d",
+                         rank, hop__meta_text(&tx, x), hop__meta_text(&ti, idx), HOP_MAX_RANK);
+    /* Nothing can be taken from an empty dim: refused now when both sizes
+     * are known (otherwise every index fails when the op runs). */
+    const hop_expr *numel = hop_meta_numel(idx, c->env);
+    int64_t n;
+    if (numel == NULL)
+        return hop__sym_failed(c);
+    if (hop__is_const(x->sizes[d], 0) && hop_expr_const_value(numel, &n) && n > 0)
+        return hop_error(HOP_SHAPE, "take: cannot take %lld element(s) from dim %d of size 0 in %s",
+                         (long long)n, d, hop__meta_text(&tx, x));
+    const hop_expr *sizes[HOP_MAX_RANK];
+    int k = 0;
+    for (int i = 0; i < d; i++)
+        sizes[k++] = x->sizes[i];
+    for (int i = 0; i < idx->rank; i++)
+        sizes[k++] = idx->sizes[i];
+    for (int i = d + 1; i < x->rank; i++)
+        sizes[k++] = x->sizes[i];
+    hop__set_tensor(c, x->dtype, rank, sizes);
+    return HOP_OK;
+}

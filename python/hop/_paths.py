@@ -1,0 +1,379 @@
+"""hop.compile's path specialisation: Python control flow on data
+(`if np.sum(x) > 0:`, `while err > tol:`, NumPy's casting of a 0-d value by
+its value) in a compiled function.
+
+A trace cannot take both sides of a Python `if`, so hop.compile traces the
+side the current call takes, and the plan checks, at run time, that a later
+call takes the same one.  Each such `if` is a *branch point*: bool() of a
+traced tensor at the top level of the function (not inside a HOP body).  The
+branches a function met form a tree (BranchNode), kept by the
+CompiledFunction and grown by every trace.
+
+Tracing one call:
+
+1. The function runs on proxies.  At the first branch point the side the
+   current call takes must be known: the trace stops (_NeedPath), the
+   function runs once eagerly on the call's own values with bool() recorded
+   (the path), and the trace starts again with it.
+2. At a branch point the predicate becomes a node of the graph and the rest
+   of the function a cond on it: each side is traced by running the function
+   again from the start in that branch's body, with the decisions before it
+   forced, so "the rest of the function" is exactly what Python executes
+   after the `if`.  The side the call takes is traced (live); a side an
+   earlier call took is traced too (it is in the tree); a side no call took
+   is a *trap*: a body whose own guard (u == other side, on the predicate
+   read as an unbacked symbol) fails when it would run, with outputs of the
+   right kinds that are never used.  The function's values before the
+   branch point are recomputed in the bodies (dead ones are never used).
+3. A call that takes a trap side fails that guard (a GuardError, as any
+   guard): hop.compile retraces, and the new plan has both sides of that
+   branch in one cond.  Once every side calls take is known, no call
+   retraces and no Python runs per call.
+
+hop.trace (one graph for every input) and hop.compile(fn, fullgraph=True)
+install no hook: bool() of a traced tensor raises the TraceError that points
+to hop.cond, as before.
+"""
+
+import linecache
+import os
+import sys
+import threading
+
+from . import _C
+from ._pytree import flatten, unflatten
+
+__all__ = ["BranchNode", "PathTrace", "record_path", "recording"]
+
+_HOP_DIR = os.path.dirname(os.path.abspath(__file__))
+_LIBRARY_DIRS = (_HOP_DIR,)
+try:
+    import numpy as _np
+    _LIBRARY_DIRS += (os.path.dirname(os.path.abspath(_np.__file__)),)
+except ImportError:  # pragma: no cover
+    _np = None
+
+_state = threading.local()
+
+
+def recording():
+    """Whether this thread runs a function eagerly to record its path (an
+    in-place update of an argument is refused then, as while tracing, so
+    that the recording run changes no user data)."""
+    return getattr(_state, "recording", False)
+
+
+class _NeedPath(BaseException):
+    """The trace reached a branch point before the call's path was known."""
+
+
+class _Merged(BaseException):
+    """The rest of the function was traced as a cond: its result."""
+
+    def __init__(self, out):
+        super().__init__()
+        self.out = out
+
+
+class _NotLive(Exception):
+    """A side traced from the tree met what the tree does not know."""
+
+
+class Site:
+    """Where a branch point is: the user's file, line and source text."""
+
+    __slots__ = ("file", "line", "text")
+
+    def __init__(self, file, line):
+        self.file = file
+        self.line = line
+        self.text = linecache.getline(file, line).strip()
+
+    def __eq__(self, other):
+        return isinstance(other, Site) and (self.file, self.line) == (other.file, other.line)
+
+    def __hash__(self):
+        return hash((self.file, self.line))
+
+    def __str__(self):
+        return f"{os.path.basename(self.file)}:{self.line}"
+
+
+def _user_site():
+    """The first frame outside hop and NumPy: the user's `if`."""
+    f = sys._getframe(2)
+    while f is not None and os.path.abspath(f.f_code.co_filename).startswith(_LIBRARY_DIRS):
+        f = f.f_back
+    if f is None:
+        return Site("<unknown>", 0)
+    return Site(f.f_code.co_filename, f.f_lineno)
+
+
+END = "end"  # a side after which the function returned
+
+
+class BranchNode:
+    """A branch point: its site, and per side (True, False) the next branch
+    point (a BranchNode) or END, for the sides some call took."""
+
+    __slots__ = ("site", "sides")
+
+    def __init__(self, site):
+        self.site = site
+        self.sides = {}
+
+    def copy(self):
+        n = BranchNode(self.site)
+        n.sides = {k: v if v == END else v.copy() for k, v in self.sides.items()}
+        return n
+
+    def describe(self, indent="  "):
+        lines = []
+        for side in (True, False):
+            nxt = self.sides.get(side)
+            state = "traced" if nxt is not None else "not taken yet (a call taking it retraces)"
+            lines.append(f"{indent}{self.site}  `{self.site.text}`  {side}: {state}")
+            if isinstance(nxt, BranchNode):
+                lines.extend(nxt.describe(indent + "    "))
+        return lines
+
+
+class _Ctx:
+    """One run of the function in a trace: at tracer depth `depth`, with the
+    first len(forced) decisions forced, now at branch point k, expecting
+    tree node `node` (None: unknown) there, set in the tree by attach()."""
+
+    __slots__ = ("depth", "forced", "sites", "k", "node", "attach", "live", "pidx")
+
+    def __init__(self, depth, forced, sites, node, attach, live, pidx):
+        self.depth = depth
+        self.forced = forced
+        self.sites = sites
+        self.k = 0
+        self.node = node
+        self.attach = attach
+        self.live = live
+        self.pidx = pidx
+
+
+class PathTrace:
+    """Path specialisation for one trace: the tree so far (a copy, given
+    back by tree() when the trace succeeds) and the path of the call being
+    traced (None until it is needed)."""
+
+    def __init__(self, tree, path):
+        self.root = tree.copy() if isinstance(tree, BranchNode) else tree
+        self.path = path
+        self.traps = {}  # predicate symbol ("u3") -> (site, side) of a trap branch
+        self._stack = []
+
+    def tree(self):
+        return self.root
+
+    # ------------------------------------------------------------ running
+
+    def run(self, tr, call):
+        """call() runs the function on fresh arguments; its result, with the
+        rest of the function after a branch point traced as conds."""
+        self._tr = tr
+        self._call = call
+
+        def set_root(n):
+            self.root = n
+        depth = _C._trace_depth()
+        ctx = _Ctx(depth, [], [], self.root, set_root, True, 0)
+        previous = _C._set_bool_hook(self._hook)
+        tr._memo("begin", 0, depth)  # the first run records the ops it makes
+        try:
+            return self._run(ctx)
+        finally:
+            _C._set_bool_hook(previous)
+            tr._memo("stop")
+
+    def _run(self, ctx, replay=None):
+        """Runs the function in ctx; replay: how many memo entries (the ops
+        of the runs before the branch point) it gives back instead of
+        recording again."""
+        self._stack.append(ctx)
+        saved = None
+        if replay is not None:
+            saved = self._tr._memo("state")
+            self._tr._memo("begin", replay, ctx.depth)
+        try:
+            try:
+                out = self._call()
+            except _Merged as m:
+                return m.out
+        finally:
+            self._stack.pop()
+            if saved is not None:
+                self._tr._memo("restore", saved)
+        if ctx.k < len(ctx.forced):
+            raise _C.TraceError(f"hop.compile: the function returned before the data-dependent "
+                                f"branch at {ctx.sites[ctx.k]} when run again for path "
+                                f"specialisation; it must take the same branches each time")
+        if ctx.node is None:
+            ctx.attach(END)
+        elif ctx.node != END:
+            if not ctx.live:
+                raise _NotLive()
+            raise _C.TraceError(f"hop.compile: the function returned without reaching the "
+                                f"data-dependent branch at {ctx.node.site} that an earlier "
+                                f"trace met")
+        return out
+
+    def _hook(self, t):
+        ctx = self._stack[-1] if self._stack else None
+        if ctx is None or _C._trace_depth() != ctx.depth:
+            return _C._truth(t)  # inside a HOP body: the error that points to hop.cond
+        site = _user_site()
+        if ctx.k < len(ctx.forced):
+            if site != ctx.sites[ctx.k]:
+                raise _C.TraceError(
+                    f"hop.compile: the function reached a data-dependent branch at {site} where "
+                    f"it had one at {ctx.sites[ctx.k]} when run again for path specialisation; "
+                    f"it must take the same branches each time")
+            v = ctx.forced[ctx.k]
+            ctx.k += 1
+            return v
+        node = ctx.node
+        if node == END or (node is not None and node.site != site):
+            if not ctx.live:
+                raise _NotLive()
+            where = "returned" if node == END else f"branched at {node.site}"
+            raise _C.TraceError(f"hop.compile: the function branched on data at {site} where an "
+                                f"earlier trace with the same inputs {where}")
+        if node is None:
+            if not ctx.live:
+                raise _NotLive()
+            node = BranchNode(site)
+            ctx.attach(node)
+        live = None
+        if ctx.live:
+            if self.path is None:
+                raise _NeedPath()
+            if ctx.pidx >= len(self.path) or self.path[ctx.pidx][1] != site:
+                raise _C.TraceError(
+                    f"hop.compile: the function branched on data at {site} while tracing but "
+                    f"not there when run eagerly on the same values; its Python control flow "
+                    f"must not depend on anything but its arguments")
+            live = self.path[ctx.pidx][0]
+        replay = self._tr._memo("state")[0]  # the ops so far: each side replays them
+        pred = _predicate(t)
+        raise _Merged(self._branch(ctx, node, site, pred, live, replay))
+
+    def _branch(self, ctx, node, site, pred, live, replay):
+        """The rest of the function as a cond on pred: the sides some call
+        took traced (forced), the others traps."""
+        kinds = {s: "live" if s == live else "known" if s in node.sides else "trap"
+                 for s in (True, False)}
+        try:
+            return self._cond(ctx, node, site, pred, kinds, replay)
+        except (_C.Error, _NotLive, TypeError, ValueError):
+            # A side only the tree knew cannot be traced for these inputs (its
+            # shapes or its result differ): a trap in this plan.
+            if "known" not in kinds.values():
+                raise
+            kinds = {s: "trap" if k == "known" else k for s, k in kinds.items()}
+            if "live" not in kinds.values():
+                raise
+            return self._cond(ctx, node, site, pred, kinds, replay)
+
+    def _cond(self, ctx, node, site, pred, kinds, replay):
+        tr = self._tr
+        u = pred.item()  # an unbacked SymInt in [0, 1]: the traps guard on it
+        first = True if kinds[True] != "trap" else False
+        results = {}
+
+        def body(side):
+            def run():
+                if kinds[side] == "trap":
+                    self.traps[str(u)] = (site, side)
+                    _C.full((), u, dtype=_C.int64)  # binds u in this body, for its guard
+                    tr._trap_guard(u, 0 if side else 1)
+                    return _trap_outputs(results[not side])
+                sub = _Ctx(ctx.depth + 1, ctx.forced + [side], ctx.sites + [site],
+                           node.sides.get(side), lambda n: node.sides.__setitem__(side, n),
+                           kinds[side] == "live", ctx.pidx + 1)
+                out = self._run(sub, replay)
+                leaves, spec = flatten(out)
+                traced = [x for x in leaves if isinstance(x, (_C.Tensor, _C.SymInt))]
+                template = [None if isinstance(x, (_C.Tensor, _C.SymInt)) else x for x in leaves]
+                other = results.get(not side)
+                if other is not None and (_agnostic(other[0]) != _agnostic(spec) or
+                                          other[1] != template):
+                    raise _C.TraceError(f"hop.compile: the sides of the branch at {site} return "
+                                        f"different structures: {other[0]!r} and {spec!r}")
+                results[side] = (spec, template, traced)
+                return traced
+            return run
+
+        pred_arg = u if first else 1 - u
+        outs = _C.call_hop("cond", (_C._sym_truth(pred_arg),), ((),),
+                           (body(first), body(not first)))
+        spec, template, _ = results[first]
+        if (not first) in results and kinds[not first] != "trap":
+            spec = _merge(spec, results[not first][0])
+        it = iter(outs)
+        return unflatten([next(it) if x is None else x for x in template], spec)
+
+
+def _predicate(t):
+    """bool(t) as a 0-d bool tensor of the graph: t itself (reshaped) when a
+    bool, else t != 0; the same errors as bool() for more than one element."""
+    n = 1
+    for d in t.shape:
+        n = n * d
+    if n != 1:
+        raise _C.ShapeError(f"bool(): the truth value of a tensor with {n} elements is "
+                            f"ambiguous, got {t.dtype.name}{list(t.shape)}")
+    p = t.reshape(()) if t.ndim else t
+    return p if p.dtype is _C.bool else _C.ne(p, 0)
+
+
+def _trap_outputs(result):
+    """Values of the kinds the traced side returns (never used: the trap's
+    guard fails first)."""
+    out = []
+    for x in result[2]:
+        if isinstance(x, _C.SymInt):
+            out.append(_C.zeros((), dtype=_C.int64).item())
+            continue
+        try:
+            out.append(_C.zeros(tuple(x.shape), dtype=x.dtype))
+        except (_C.TraceError, _C.Error):
+            # a size known only inside the other side: this one gets 0
+            shape = [d if isinstance(d, int) else 0 for d in x.shape]
+            out.append(_C.zeros(tuple(shape), dtype=x.dtype))
+    return out
+
+
+def _agnostic(spec):
+    hnp = sys.modules.get("hop.numpy")
+    return spec if hnp is None else hnp._array_agnostic_spec(spec)
+
+
+def _merge(a, b):
+    hnp = sys.modules.get("hop.numpy")
+    return a if hnp is None else hnp._merge_array_specs(a, b)
+
+
+def record_path(fn, args):
+    """Runs fn(*args) eagerly and returns [(bool, Site)] for every bool() of
+    a tensor, in order: the path the call takes."""
+    path = []
+
+    def hook(t):
+        v = _C._truth(t)
+        path.append((v, _user_site()))
+        return v
+
+    previous = _C._set_bool_hook(hook)
+    was = recording()
+    _state.recording = True
+    try:
+        fn(*args)
+    finally:
+        _state.recording = was
+        _C._set_bool_hook(previous)
+    return path

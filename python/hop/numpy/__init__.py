@@ -1,0 +1,168 @@
+"""hop.numpy: NumPy's API over hop tensors, eager and traced.
+
+    import hop.numpy as hnp
+    x = hnp.asarray(np.arange(6.0).reshape(2, 3))
+    hnp.exp(x - x.max(axis=1, keepdims=True))      # a hop.numpy.ndarray
+
+    @hop.compile
+    def softmax(x):                                 # plain NumPy code
+        e = np.exp(x - x.max(axis=1, keepdims=True))
+        return e / e.sum(axis=1, keepdims=True)
+    softmax(np.random.rand(4, 5))                   # ndarray in, ndarray out
+
+Every function has NumPy 1.24's signature, semantics and dtypes (casting of
+scalars by value included); eagerly it runs hop's kernels, under hop.trace
+and hop.compile it records hop ops.  NumPy's own functions reach it through
+__array_ufunc__ and __array_function__, of hop.numpy arrays and of
+hop.Tensor (whose results stay tensors).  What hop does not implement is a
+hop.UnsupportedError naming the function while tracing, and computed by
+NumPy on the arrays' memory eagerly.  See docs/ARCHITECTURE.md, "NumPy".
+"""
+import builtins as _builtins
+import math as _math
+
+import numpy as _np
+
+from .. import _C
+from .._pytree import register_pytree_node as _register
+from ._ndarray import ndarray, NumpyArg
+from . import _funcs
+from ._funcs import *  # noqa: F401,F403 (the functions)
+from ._ufuncs import UFUNCS as _UFUNCS, call_ufunc as _call_ufunc, tensor_array_ufunc
+from ._funcs import tensor_array_function
+
+__all__ = ["ndarray", "newaxis", "pi", "e", "inf", "nan", "dtype", "errstate"] + \
+    list(_funcs.__all__)
+
+newaxis = None
+pi = _math.pi
+e = _math.e
+inf = _math.inf
+nan = _math.nan
+dtype = _np.dtype
+errstate = _np.errstate  # hop computes without floating-point warnings
+
+# The dtypes, as NumPy's scalar types (hnp.float32(2.5), dtype=hnp.int8).
+for _name in ("bool_", "int8", "uint8", "int16", "int32", "int64", "uint64", "float16",
+              "float32", "float64", "intp", "half", "single", "double", "byte", "ubyte",
+              "short", "intc", "int_", "longlong", "ulonglong", "float_"):
+    globals()[_name] = getattr(_np, _name)
+    __all__.append(_name)
+
+
+def _make_ufunc(name):
+    def ufunc(*args, **kwargs):
+        return _call_ufunc(name, args, kwargs, ndarray)
+    ufunc.__name__ = ufunc.__qualname__ = name
+    ufunc.__doc__ = f"numpy.{name} on hop arrays: a hop.numpy.ndarray (see numpy.{name})."
+    return ufunc
+
+
+for _name in _UFUNCS:
+    if _name not in globals():
+        globals()[_name] = _make_ufunc(_name)
+        __all__.append(_name)
+for _alias, _target in (("abs", "absolute"), ("conj", "conjugate"), ("bitwise_not", "invert"),
+                        ("bitwise_invert", "invert")):
+    globals()[_alias] = globals()[_target]
+    __all__.append(_alias)
+
+
+def divmod(x1, x2, /, out=None, **kwargs):
+    from ._ufuncs import _call_divmod
+    return _call_divmod((x1, x2), dict(kwargs, out=out) if out is not None else kwargs, ndarray)
+
+
+__all__.append("divmod")
+del _name, _alias, _target
+
+
+# ------------------------------------------------ pytrees and compile I/O
+
+class _NumpyOut:
+    """The structure node of a NumpyArg a traced function returns: rebuilt
+    as an np.ndarray (or a NumPy scalar), what the function returns
+    eagerly for np.ndarray arguments."""
+
+
+def _flatten(a):
+    return (a._t,), a._scalar
+
+
+def _unflatten_array(cls):
+    def unflatten(children, scalar):
+        return cls(children[0], scalar=scalar)
+    return unflatten
+
+
+def _unflatten_numpy(children, scalar):
+    t = children[0]
+    a = t.numpy() if isinstance(t, _C.Tensor) else _np.asarray(t)
+    return a[()] if scalar else a
+
+
+_register(ndarray, _flatten, _unflatten_array(ndarray))
+_register(NumpyArg, _flatten, _unflatten_array(NumpyArg))
+_register(_NumpyOut, _flatten, _unflatten_numpy)
+
+
+def _numpy_out_spec(spec):
+    """spec with each NumpyArg node made an np.ndarray one (_NumpyOut)."""
+    from .._pytree import Spec
+    if spec.kind == "leaf" or spec.kind == "none":
+        return spec
+    cls = _NumpyOut if spec.cls is NumpyArg else spec.cls
+    return Spec(spec.kind, spec.keys, [_numpy_out_spec(c) for c in spec.children], cls)
+
+
+def _simple_out(spec):
+    """For a plan's fast NumPy call (Plan.run_arrays): the tuple of which
+    results are NumPy scalars when spec is one returned array or a tuple of
+    two or more, else None."""
+    from .._pytree import LEAF
+
+    def one(s):
+        return s.kind == "custom" and s.cls is _NumpyOut and s.children == (LEAF,)
+    if one(spec):
+        return (bool(spec.keys),)
+    if spec.kind == "tuple" and len(spec.children) > 1 and \
+            _builtins.all(one(c) for c in spec.children):
+        return tuple(bool(c.keys) for c in spec.children)
+    return None
+
+
+def _wrap_arg(t):
+    """A traced (or concrete) tensor of an np.ndarray argument, as the
+    function sees it."""
+    return NumpyArg(t, owned=False)
+
+
+def _array_agnostic_spec(spec):
+    """spec with each hop.numpy array node made the plain tensor leaf it
+    holds (for comparing the structures of cond's branches)."""
+    from .._pytree import LEAF, Spec
+    if spec.kind == "custom" and spec.cls in (ndarray, NumpyArg):
+        return LEAF
+    if spec.kind in ("leaf", "none"):
+        return spec
+    return Spec(spec.kind, spec.keys, [_array_agnostic_spec(c) for c in spec.children], spec.cls)
+
+
+def _merge_array_specs(a, b):
+    """The structure of a cond whose branches return a and b (equal but for
+    array kinds): where they differ the kind a binary op would give (a
+    tensor wins over a hop.numpy.ndarray, which wins over a NumPy
+    argument's kind); a NumPy scalar only when both are."""
+    from .._pytree import LEAF, Spec
+    arrays = (ndarray, NumpyArg)
+    a_arr = a.kind == "custom" and a.cls in arrays
+    b_arr = b.kind == "custom" and b.cls in arrays
+    if a_arr or b_arr:
+        if not (a_arr and b_arr):
+            return LEAF
+        cls = ndarray if ndarray in (a.cls, b.cls) else NumpyArg
+        return Spec("custom", bool(a.keys) and bool(b.keys), a.children, cls)
+    if a.kind in ("leaf", "none"):
+        return a
+    return Spec(a.kind, a.keys, [_merge_array_specs(x, y) for x, y in
+                                 zip(a.children, b.children)], a.cls)

@@ -1,0 +1,307 @@
+"""hop.numpy internals: dtypes, operands and NumPy 1.24's result types.
+
+Every function of hop.numpy works on hop tensors (concrete or traced) and
+gives NumPy's answer: its dtype is the one NumPy computes, found by asking
+NumPy itself on stand-ins ("dummies") of the operands: empty arrays of the
+operands' dtypes, and the values of scalars.  NumPy 1.24 casts by value
+when scalars (Python numbers, NumPy scalars, 0-d arrays) meet arrays of the
+same or a higher kind (`int8 array + 300 -> int16`, `float32 array / 70000
+-> float64`), so the value of a 0-d operand can matter.  A concrete one is
+its own stand-in; for a traced one (a reduction's result, say) every class
+of values NumPy distinguishes is tried, and when they disagree the class of
+the value is decided like Python's `if` on it: a data-dependent decision,
+which hop.compile specialises on and hop.trace refuses.
+"""
+
+import itertools
+import numbers
+
+import numpy as _np
+
+from .. import _C
+
+__all__ = []
+
+NAMES = ("bool", "int8", "uint8", "int16", "int32", "int64", "uint64", "float16", "float32",
+         "float64")
+_HOP = {_np.dtype(n): getattr(_C, n) for n in NAMES}
+SUPPORTED = ", ".join(NAMES)
+
+
+def hop_dtype(npd, what):
+    """The hop dtype of a NumPy dtype; DTypeError naming `what` otherwise."""
+    d = _HOP.get(_np.dtype(npd))
+    if d is None:
+        raise _C.DTypeError(f"hop.numpy: {what}: NumPy dtype {_np.dtype(npd)} is not supported; "
+                            f"hop supports {SUPPORTED}")
+    return d
+
+
+def np_dtype(t):
+    """The NumPy dtype of a hop tensor."""
+    return t.dtype.dtype
+
+
+def tracing():
+    return _C.tracing() is not None
+
+
+def _recording():
+    from .._paths import recording
+    return recording()
+
+
+def is_traced(t):
+    return _C._is_proxy(t)
+
+
+# ------------------------------------------------------------------ operands
+
+class Opnd:
+    """One operand of a NumPy function: a tensor (t), or a scalar (value: a
+    Python number, a NumPy scalar or a SymInt).  dtype is the NumPy dtype of
+    a tensor or NumPy scalar, None for a Python number or SymInt."""
+
+    __slots__ = ("t", "value", "dtype")
+
+    def __init__(self, t=None, value=None, dtype=None):
+        self.t = t
+        self.value = value
+        self.dtype = dtype
+
+    @property
+    def ndim(self):
+        return self.t.ndim if self.t is not None else 0
+
+    def known(self):
+        """Whether the value of a scalar operand is known now (never while
+        hop.compile records a call's path: that run must decide what the
+        trace decides, in the same order)."""
+        if self.t is not None:
+            return not tracing() and not is_traced(self.t) and not _recording()
+        return not isinstance(self.value, _C.SymInt)
+
+
+def tensor_of(x):
+    """The hop tensor of an array-like hop.numpy understands, or None."""
+    if isinstance(x, _C.Tensor):
+        return x
+    get = getattr(type(x), "__hop_tensor__", None)
+    if get is not None:
+        return get(x)
+    if isinstance(x, _np.ndarray):
+        return from_numpy(x)
+    return None
+
+
+def from_numpy(a):
+    """A hop tensor over ndarray a, without a copy when it can be wrapped.
+    While tracing, one tensor per array and trace (so an array used twice
+    is one captured input), kept alive by the trace."""
+    hop_dtype(a.dtype, "array")
+    tr = _C.tracing()
+    if tr is None:
+        return _C.asarray(a)
+    key = ("hop.numpy array", id(a))
+    hit = tr.scratch.get(key)
+    if hit is not None and hit[0] is a:
+        return hit[1]
+    t = _C.asarray(a)
+    tr.scratch[key] = (a, t)
+    return t
+
+
+def operand(x, what):
+    """x as an Opnd; TypeError for what hop.numpy cannot take."""
+    if isinstance(x, bool) or (isinstance(x, numbers.Number) and
+                               isinstance(x, (int, float)) and not isinstance(x, _np.generic)):
+        return Opnd(value=x)
+    if isinstance(x, _C.SymInt):
+        return Opnd(value=x)
+    if isinstance(x, _np.generic):
+        hop_dtype(x.dtype, what)
+        return Opnd(value=x, dtype=x.dtype)
+    t = tensor_of(x)
+    if t is not None:
+        return Opnd(t=t, dtype=np_dtype(t))
+    if isinstance(x, (list, tuple)):
+        from ._funcs import array  # lists of arrays and traced scalars are stacked
+        t = array(x)._t
+        return Opnd(t=t, dtype=np_dtype(t))
+    if isinstance(x, complex):
+        raise _C.DTypeError(f"hop.numpy: {what}: complex numbers are not supported")
+    raise TypeError(f"hop.numpy: {what}: unsupported operand type {type(x).__name__}")
+
+
+def scalar_arg(o):
+    """A scalar operand as an op takes it: a Python number or a SymInt."""
+    v = o.value
+    if isinstance(v, _np.generic):
+        return v.item()
+    return v
+
+
+# ------------------------------------------------------------- result types
+
+# Stand-ins for each class of values NumPy's min_scalar_type tells apart,
+# with the test that puts a value in the class.  A float with |v| < 65000
+# (or not finite) is float16, below 3.4e38 float32; a non-negative integer
+# uint8 below 256, uint16 below 65536, ...; a negative one int8 from -128.
+# The classes of integer values NumPy 1.24 casts alike (its min_scalar_type
+# of a value, and whether the value fits the signed type of that width).
+_INT_CLASSES = [(0, 127, 0), (128, 255, 128), (256, 32767, 256), (32768, 65535, 32768),
+                (65536, 2**31 - 1, 65536), (2**31, 2**32 - 1, 2**31),
+                (2**32, 2**63 - 1, 2**32), (2**63, 2**64 - 1, 2**63),
+                (-128, -1, -1), (-32768, -129, -129),
+                (-2**31, -32769, -32769), (-2**63, -2**31 - 1, -2**31 - 1)]
+_FLOAT_CLASSES = [(65000.0, 0.0), (3.4e38, 1e5), (float("inf"), 1e300)]
+
+
+def _dummy_array(dtype):
+    return _np.empty(0, dtype)
+
+
+def _value_classes(o):
+    """(stand-in, test) per class of values a traced scalar operand may be in;
+    test(v) gives the condition (a bool, a SymInt comparison or a traced
+    bool tensor) that the value is in the class."""
+    dt = o.dtype if o.dtype is not None else _np.dtype(_np.int64)
+    if dt.kind == "b":
+        return [(_np.zeros((), dt), None)]
+    if dt.kind == "f":
+        fmax = float(_np.finfo(dt).max)
+        out = []
+        for bound, rep in _FLOAT_CLASSES:
+            if rep <= fmax:
+                out.append((_np.full((), rep, dt), ("abs<", bound)))
+        return out
+    info = _np.iinfo(dt)
+    out = []
+    for lo, hi, rep in _INT_CLASSES:
+        if info.min <= rep <= info.max:
+            out.append((_np.full((), rep, dt) if o.dtype is not None else rep, ("in", lo, hi)))
+    return out
+
+
+def _test(o, cond):
+    """The condition cond on operand o's value."""
+    if cond[0] == "in":
+        lo, hi = cond[1], cond[2]
+        if o.t is None:  # a SymInt: decided through the ShapeEnv, with guards
+            return lo <= o.value <= hi
+        # Bounds outside the dtype's range are no condition (and compared
+        # as a weak scalar they would wrap: int8 <= 255 is int8 <= -1).
+        info = _np.iinfo(o.dtype)
+        tests = ([_C.ge(o.t, lo)] if lo > info.min else []) + \
+            ([_C.le(o.t, hi)] if hi < info.max else [])
+        if not tests:
+            return True
+        return tests[0] if len(tests) == 1 else _C.logical_and(tests[0], tests[1])
+    bound = cond[1]
+    a = _C.abs(o.t)
+    return _C.logical_or(_C.lt(a, bound), _C.ne(a - a, 0))  # |v| < bound, or not finite
+
+
+def decide(cond, why):
+    """Python's truth of cond: a bool, or a traced/concrete bool tensor.
+    While tracing this is a data-dependent decision: hop.compile specialises
+    on it, hop.trace raises a TraceError saying why it was needed."""
+    if isinstance(cond, bool):
+        return cond
+    try:
+        return bool(cond)
+    except _C.TraceError as e:
+        raise _C.TraceError(f"hop.numpy: {why} depends on the data, which hop.trace cannot "
+                            f"decide ({e}); hop.compile specialises on it, or cast explicitly") \
+            from None
+
+
+def _dtypes(res):
+    if isinstance(res, tuple):
+        return tuple(_np.asarray(r).dtype for r in res)
+    return (_np.asarray(res).dtype,)
+
+
+def result_dtypes(fn, ops, what):
+    """The dtypes NumPy's fn(*operands) gives (a tuple, one per output),
+    computed on stand-ins.  NumPy's own TypeError (an unsupported loop, bool
+    negative) is raised as NumPy raises it."""
+    fixed, unknown = [], []
+    any_array = any(o.t is not None and o.ndim > 0 for o in ops)
+    for i, o in enumerate(ops):
+        if o.t is not None and o.ndim > 0:
+            fixed.append(_dummy_array(o.dtype))
+        elif o.t is not None:
+            if o.known():
+                fixed.append(o.t.numpy())
+            elif not any_array:
+                fixed.append(_np.zeros((), o.dtype))  # value-based casting needs an array
+            else:
+                fixed.append(None)
+                unknown.append(i)
+        elif isinstance(o.value, _C.SymInt):
+            if any_array:
+                fixed.append(None)
+                unknown.append(i)
+            else:
+                fixed.append(0)
+        else:
+            fixed.append(o.value)
+
+    def run(args):
+        with _np.errstate(all="ignore"):
+            return _dtypes(fn(*args))
+
+    if not unknown:
+        return run(fixed)
+    # Every combination of value classes of the unknown scalars (usually one).
+    classes = [_value_classes(ops[i]) for i in unknown]
+    results = {}
+    for key in itertools.product(*[range(len(c)) for c in classes]):
+        args = list(fixed)
+        for j, c in enumerate(key):
+            args[unknown[j]] = classes[j][c][0]
+        results[key] = run(args)
+    if len(set(results.values())) == 1:
+        return next(iter(results.values()))
+    # The values decide: find the class of each, one condition at a time,
+    # skipping the conditions the result does not depend on.
+    chosen = ()
+    for j, i in enumerate(unknown):
+        n = len(classes[j])
+        pick = n - 1
+        for c in range(n - 1):
+            rest = {r for k, r in results.items() if k[:j] == chosen and k[j] >= c}
+            if len(rest) == 1:
+                pick = c
+                break
+            if decide(_test(ops[i], classes[j][c][1]),
+                      f"{what}: the result dtype (NumPy 1.24 casts a scalar by its value)"):
+                pick = c
+                break
+        chosen += (pick,)
+    return results[chosen]
+
+
+def cast(t, npd):
+    """t converted to NumPy dtype npd (t itself when it has it)."""
+    if np_dtype(t) == npd:
+        return t
+    return t.to(hop_dtype(npd, "astype"))
+
+
+def as_compute(o, npd):
+    """Operand o in dtype npd for an op: a tensor cast to it, or a scalar
+    (a Python value: the op takes it as a weak scalar of npd's kind)."""
+    if o.t is not None:
+        return cast(o.t, npd)
+    v = scalar_arg(o)
+    if isinstance(v, _C.SymInt):
+        return v
+    kind = _np.dtype(npd).kind
+    if kind == "b":
+        return bool(v)
+    if kind in "iu":
+        return int(v) if not isinstance(v, float) else v
+    # an int stays an int (a weak scalar of the float op: x * 2 is mul(x, 2))
+    return v if isinstance(v, int) and not isinstance(v, bool) else float(v)

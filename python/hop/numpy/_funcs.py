@@ -1,0 +1,1159 @@
+"""NumPy's functions on hop tensors: reductions, shapes, joining and
+splitting, creation, where/clip, dot/einsum, sorting.
+
+Each is written once, on hop ops, with NumPy's signature and dtypes, and
+serves three callers: hop.numpy.<name> (results are hop.numpy arrays),
+numpy.<name> on hop.numpy arrays (__array_function__: results of the
+arguments' kind) and numpy.<name> on hop tensors (results are tensors).  A
+NumPy function hop has no implementation for raises hop.UnsupportedError
+naming it while tracing; eagerly NumPy computes it on the arrays' memory.
+"""
+
+import builtins
+import math
+import operator
+
+import numpy as _np
+
+from .. import _C
+from . import _core
+from ._ndarray import ndarray, NumpyArg, result_kind, wrap
+
+__all__ = []
+FUNCS = {}  # NumPy function -> implementation
+
+
+def implements(*np_funcs, name=None):
+    def deco(fn):
+        for f in np_funcs:
+            FUNCS[f] = fn
+        __all__.append(name or fn.__name__)
+        return fn
+    return deco
+
+
+def _t(x, what="array"):
+    """The tensor of an array-like (a scalar becomes a 0-d tensor)."""
+    o = _core.operand(x, what)
+    if o.t is not None:
+        return o.t
+    v = _core.scalar_arg(o)
+    if o.dtype is not None:
+        return _C.full((), v, dtype=_core.hop_dtype(o.dtype, what))
+    if isinstance(v, _C.SymInt):
+        return _C.full((), v, dtype=_C.int64)
+    npd = _np.asarray(v).dtype
+    return _C.full((), v, dtype=_core.hop_dtype(npd, what))
+
+
+def _out(kind, t, scalar=False, out=None, what="out"):
+    if out is not None:
+        if not isinstance(out, (ndarray, _np.ndarray)):
+            raise TypeError(f"hop.numpy: {what}: out= must be an array")
+        from ._ufuncs import _write_out
+        return _write_out(out, t, what, "unsafe")
+    return wrap(kind, t, scalar=scalar)
+
+
+def _axes(axis, ndim, allow_tuple=True):
+    """axis as a tuple of non-negative dims (None: all), NumPy's AxisError
+    for one out of range."""
+    if axis is None:
+        return tuple(range(ndim))
+    if isinstance(axis, (tuple, list)):
+        if not allow_tuple:
+            raise TypeError("an integer is required for the axis")
+        out = tuple(_axis(a, ndim) for a in axis)
+        if len(set(out)) != len(out):
+            raise ValueError("duplicate value in 'axis'")
+        return out
+    return (_axis(axis, ndim),)
+
+
+def _axis(a, ndim):
+    a = operator.index(a)
+    if not -builtins.max(ndim, 1) <= a < builtins.max(ndim, 1):
+        raise _np.AxisError(a, ndim)
+    return a + builtins.max(ndim, 1) if a < 0 else a
+
+
+def _kind(*args):
+    return result_kind(args)
+
+
+def _size(shape):
+    n = 1
+    for d in shape:
+        n = n * d
+    return n
+
+
+# ------------------------------------------------------------ reductions
+
+def _reduce_dtype(np_fn, t, dtype, what):
+    with _np.errstate(all="ignore"):
+        d = _np.asarray(np_fn(_np.ones(1, _core.np_dtype(t)),
+                              **({"dtype": dtype} if dtype is not None else {}))).dtype
+    _core.hop_dtype(d, what)
+    return d
+
+
+def _dims(axes):
+    return list(axes)
+
+
+def _reduce(op, np_fn, a, axis, dtype, out, keepdims, initial, where, kind, what):
+    t = _t(a, what)
+    axes = _axes(axis, t.ndim)
+    rdt = _reduce_dtype(np_fn, t, dtype, what) if op not in ("amax", "amin") else \
+        _core.np_dtype(t)
+    if dtype is not None and op in ("amax", "amin"):
+        rdt = _np.dtype(dtype)
+    x = t
+    if op in ("sum", "prod") and (dtype is not None or _core.np_dtype(t).kind == "f"):
+        x = _core.cast(t, rdt)  # computed in the dtype asked for
+    if where is not True:
+        w = _t(where, f"{what}: where")
+        if initial is None and op in ("amax", "amin"):
+            raise ValueError(f"reduction operation '{np_fn.__name__}' does not have an identity, "
+                             f"so to use a where mask one has to specify 'initial'")
+        fill = initial if initial is not None else (0 if op == "sum" else 1 if op == "prod"
+                                                    else False if op == "any" else True)
+        x = _C.where(w, x, _C.full((), fill, dtype=x.dtype))
+    dims = _dims(axes) if t.ndim else None
+    if t.ndim == 0:
+        dims = None
+    r = getattr(_C, op)(x, dims, keepdims)
+    if initial is not None:
+        comb = {"sum": _C.add, "prod": _C.mul, "amax": _C.maximum, "amin": _C.minimum}[op]
+        r = comb(r, initial)
+    r = _core.cast(r, rdt)
+    return _out(kind, r, scalar=r.ndim == 0 and out is None, out=out, what=what)
+
+
+@implements(_np.sum)
+def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=True, *,
+        _kind=None):
+    return _reduce("sum", _np.sum, a, axis, dtype, out, keepdims, initial, where,
+                   _kind or _kind_of(a), "sum")
+
+
+@implements(_np.prod)
+def prod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=True, *,
+         _kind=None):
+    return _reduce("prod", _np.prod, a, axis, dtype, out, keepdims, initial, where,
+                   _kind or _kind_of(a), "prod")
+
+
+@implements(_np.max, _np.amax)
+def max(a, axis=None, out=None, keepdims=False, initial=None, where=True, *, _kind=None):
+    return _reduce("amax", _np.max, a, axis, None, out, keepdims, initial, where,
+                   _kind or _kind_of(a), "max")
+
+
+@implements(_np.min, _np.amin)
+def min(a, axis=None, out=None, keepdims=False, initial=None, where=True, *, _kind=None):
+    return _reduce("amin", _np.min, a, axis, None, out, keepdims, initial, where,
+                   _kind or _kind_of(a), "min")
+
+
+amax = max
+amin = min
+__all__ += ["amax", "amin"]
+
+
+@implements(_np.any)
+def any(a, axis=None, out=None, keepdims=False, *, where=True, _kind=None):
+    return _reduce("any", _np.any, a, axis, None, out, keepdims, None, where,
+                   _kind or _kind_of(a), "any")
+
+
+@implements(_np.all)
+def all(a, axis=None, out=None, keepdims=False, *, where=True, _kind=None):
+    return _reduce("all", _np.all, a, axis, None, out, keepdims, None, where,
+                   _kind or _kind_of(a), "all")
+
+
+def _arg(op, a, axis, out, keepdims, kind):
+    t = _t(a, op)
+    if axis is not None:
+        _axis(axis, t.ndim)
+    if t.ndim == 0:
+        r = _C.zeros((), dtype=_C.int64)
+    else:
+        r = getattr(_C, op)(t, axis, bool(keepdims))
+    if keepdims and axis is None:
+        r = r.reshape((1,) * t.ndim)
+    return _out(kind, r, scalar=r.ndim == 0 and out is None, out=out, what=op)
+
+
+@implements(_np.argmax)
+def argmax(a, axis=None, out=None, *, keepdims=False, _kind=None):
+    return _arg("argmax", a, axis, out, keepdims, _kind or _kind_of(a))
+
+
+@implements(_np.argmin)
+def argmin(a, axis=None, out=None, *, keepdims=False, _kind=None):
+    return _arg("argmin", a, axis, out, keepdims, _kind or _kind_of(a))
+
+
+def _mean_t(t, axes, dtype, keepdims, what):
+    """mean over axes, computed as NumPy does: integers in f64, f16 in f32."""
+    rdt = _reduce_dtype(_np.mean, t, dtype, what)
+    cdt = _np.dtype(dtype) if dtype is not None else \
+        _np.dtype(_np.float32) if rdt == _np.dtype(_np.float16) else rdt
+    x = _core.cast(t, cdt)
+    r = _C.mean(x, list(axes), keepdims) if t.ndim else x.clone()
+    return r, rdt
+
+
+@implements(_np.mean)
+def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True, _kind=None):
+    kind = _kind or _kind_of(a)
+    t = _t(a, "mean")
+    if where is not True:
+        w = _t(where, "mean: where")
+        rdt = _reduce_dtype(_np.mean, t, dtype, "mean")
+        cdt = _np.dtype(_np.float32) if rdt == _np.dtype(_np.float16) else rdt
+        x = _C.where(w, _core.cast(t, cdt), _C.zeros((), dtype=_core.hop_dtype(cdt, "mean")))
+        cnt = _C.where(w, 1, 0) + _C.zeros(tuple(x.shape), dtype=_C.int64)
+        dims = list(_axes(axis, x.ndim))
+        r = _C.div(_C.sum(x, dims, keepdims), _C.sum(cnt, dims, keepdims))
+        return _out(kind, _core.cast(r, rdt), scalar=r.ndim == 0 and out is None, out=out,
+                    what="mean")
+    r, rdt = _mean_t(t, _axes(axis, t.ndim), dtype, keepdims, "mean")
+    return _out(kind, _core.cast(r, rdt), scalar=r.ndim == 0 and out is None, out=out,
+                what="mean")
+
+
+def _var_t(t, axis, dtype, ddof, keepdims, what):
+    axes = _axes(axis, t.ndim)
+    rdt = _reduce_dtype(lambda x, **k: _np.var(x, **k), t, dtype, what)
+    m, _ = _mean_t(t, axes, dtype, True, what)
+    x = _core.cast(t, _core.np_dtype(m))
+    d = x - m
+    s = _C.sum(d * d, list(axes), keepdims) if t.ndim else d * d
+    n = _size([t.shape[i] for i in axes]) if t.ndim else 1
+    denom = n - ddof
+    if not isinstance(denom, _C.SymInt):
+        denom = builtins.max(denom, 0)
+    return _C.div(s, denom), rdt
+
+
+@implements(_np.var)
+def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, _kind=None):
+    kind = _kind or _kind_of(a)
+    r, rdt = _var_t(_t(a, "var"), axis, dtype, ddof, keepdims, "var")
+    return _out(kind, _core.cast(r, rdt), scalar=r.ndim == 0 and out is None, out=out,
+                what="var")
+
+
+@implements(_np.std)
+def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, _kind=None):
+    kind = _kind or _kind_of(a)
+    r, rdt = _var_t(_t(a, "std"), axis, dtype, ddof, keepdims, "std")
+    return _out(kind, _core.cast(_C.sqrt(r), rdt), scalar=r.ndim == 0 and out is None, out=out,
+                what="std")
+
+
+@implements(_np.ptp)
+def ptp(a, axis=None, out=None, keepdims=False, *, _kind=None):
+    kind = _kind or _kind_of(a)
+    hi = max(a, axis, keepdims=keepdims, _kind=_C.Tensor)
+    lo = min(a, axis, keepdims=keepdims, _kind=_C.Tensor)
+    return _out(kind, hi - lo, scalar=hi.ndim == 0 and out is None, out=out, what="ptp")
+
+
+@implements(_np.nansum)
+def nansum(a, axis=None, dtype=None, out=None, keepdims=False, *, _kind=None):
+    t = _t(a, "nansum")
+    if _core.np_dtype(t).kind == "f":
+        t = _C.where(_C.ne(t, t), _C.zeros((), dtype=t.dtype), t)
+    return sum(t, axis, dtype, out, keepdims, _kind=_kind or _kind_of(a))
+
+
+def _scan(op, np_fn, a, axis, dtype, out, kind):
+    t = _t(a, op)
+    if axis is None or t.ndim == 0:  # NumPy scans a 0-d array as 1-d
+        t = t.reshape(-1)
+        axis = 0 if axis is None else axis
+    ax = _axis(axis, t.ndim)
+    rdt = _reduce_dtype(np_fn, t, dtype, op)
+    x = _core.cast(t, rdt) if dtype is not None or _core.np_dtype(t).kind == "f" else t
+    r = _core.cast(getattr(_C, op)(x, ax), rdt)
+    return _out(kind, r, out=out, what=op)
+
+
+@implements(_np.cumsum)
+def cumsum(a, axis=None, dtype=None, out=None, *, _kind=None):
+    return _scan("cumsum", _np.cumsum, a, axis, dtype, out, _kind or _kind_of(a))
+
+
+@implements(_np.cumprod)
+def cumprod(a, axis=None, dtype=None, out=None, *, _kind=None):
+    return _scan("cumprod", _np.cumprod, a, axis, dtype, out, _kind or _kind_of(a))
+
+
+def _kind_of(*args):
+    return result_kind(args, ndarray)
+
+
+# ----------------------------------------------------------------- shapes
+
+def _mark_view(a):
+    if isinstance(a, ndarray):
+        a._viewed = True
+
+
+def _view(kind, a, t):
+    """A view of a: marks a so that neither is updated in place while
+    traced (they would share memory in NumPy)."""
+    _mark_view(a)
+    r = wrap(kind, t)
+    if isinstance(r, ndarray):
+        r._owned = False
+    return r
+
+
+def _shape_arg(shape):
+    if isinstance(shape, (tuple, list)):
+        return tuple(shape)
+    return (shape,)
+
+
+@implements(_np.reshape)
+def reshape(a, newshape, order="C", *, _kind=None):
+    if order not in ("C", "A"):
+        raise _C.UnsupportedError(f"hop.numpy: reshape with order={order!r} is not supported")
+    t = _t(a, "reshape")
+    shape = _shape_arg(newshape)
+    try:
+        r = t.reshape(tuple(shape))
+    except _C.ShapeError:
+        raise ValueError(f"cannot reshape array of size {_size(t.shape)} into shape "
+                         f"{shape}") from None
+    return _view(_kind or _kind_of(a), a, r)
+
+
+@implements(_np.ravel)
+def ravel(a, order="C", *, _kind=None):
+    return reshape(a, -1, order, _kind=_kind)
+
+
+@implements(_np.transpose)
+def transpose(a, axes=None, *, _kind=None):
+    t = _t(a, "transpose")
+    if axes is None:
+        axes = tuple(range(t.ndim))[::-1]
+    axes = tuple(_axis(x, t.ndim) for x in axes)
+    if sorted(axes) != list(range(t.ndim)):
+        raise ValueError("axes don't match array")
+    return _view(_kind or _kind_of(a), a, t.permute(*axes) if t.ndim > 1 else t)
+
+
+@implements(_np.swapaxes)
+def swapaxes(a, axis1, axis2, *, _kind=None):
+    t = _t(a, "swapaxes")
+    return _view(_kind or _kind_of(a), a,
+                 t.transpose(_axis(axis1, t.ndim), _axis(axis2, t.ndim)))
+
+
+@implements(_np.moveaxis)
+def moveaxis(a, source, destination, *, _kind=None):
+    t = _t(a, "moveaxis")
+    src = [_axis(s, t.ndim) for s in _shape_arg(source)]
+    dst = [_axis(d, t.ndim) for d in _shape_arg(destination)]
+    order = [n for n in range(t.ndim) if n not in src]
+    for d, s in sorted(zip(dst, src)):
+        order.insert(d, s)
+    return transpose(a, order, _kind=_kind)
+
+
+@implements(_np.expand_dims)
+def expand_dims(a, axis, *, _kind=None):
+    t = _t(a, "expand_dims")
+    axes = _shape_arg(axis)
+    nd = t.ndim + len(axes)
+    axes = sorted(_axis(x, nd) for x in axes)
+    for x in axes:
+        t = t.unsqueeze(x)
+    return _view(_kind or _kind_of(a), a, t)
+
+
+@implements(_np.squeeze)
+def squeeze(a, axis=None, *, _kind=None):
+    t = _t(a, "squeeze")
+    if axis is None:
+        r = t.squeeze()
+    else:
+        axes = sorted((_axis(x, t.ndim) for x in _shape_arg(axis)), reverse=True)
+        for x in axes:
+            if t.shape[x] != 1:
+                raise ValueError("cannot select an axis to squeeze out which has size not "
+                                 "equal to one")
+        r = t
+        for x in axes:
+            r = r.squeeze(x)
+    return _view(_kind or _kind_of(a), a, r)
+
+
+@implements(_np.broadcast_to)
+def broadcast_to(array, shape, subok=False, *, _kind=None):
+    t = _t(array, "broadcast_to")
+    shape = _shape_arg(shape)
+    if len(shape) < t.ndim:
+        raise ValueError("input operand has more dimensions than allowed by the axis remapping")
+    try:
+        r = t.expand(*shape)
+    except (_C.ShapeError, _C.InvalidError):
+        raise ValueError(f"operands could not be broadcast together with remapped shapes "
+                         f"[original->remapped]: {tuple(t.shape)}  and requested shape "
+                         f"{shape}") from None
+    return _view(_kind or _kind_of(array), array, r)
+
+
+@implements(_np.atleast_1d)
+def atleast_1d(*arys, _kind=None):
+    res = [reshape(a, (1,), _kind=_kind) if _t(a).ndim == 0 else
+           wrap(_kind or _kind_of(a), _t(a)) for a in arys]
+    return res[0] if len(res) == 1 else res
+
+
+@implements(_np.atleast_2d)
+def atleast_2d(*arys, _kind=None):
+    res = []
+    for a in arys:
+        t = _t(a)
+        r = t.reshape(1, 1) if t.ndim == 0 else t.unsqueeze(0) if t.ndim == 1 else t
+        res.append(_view(_kind or _kind_of(a), a, r))
+    return res[0] if len(res) == 1 else res
+
+
+def _join_dtype(ts, dtype, what):
+    if dtype is not None:
+        return _np.dtype(dtype)
+    return _np.result_type(*[_np.empty(0, _core.np_dtype(t)) for t in ts])
+
+
+@implements(_np.concatenate)
+def concatenate(arrays, axis=0, out=None, dtype=None, casting="same_kind", *, _kind=None):
+    ts = [_t(a, "concatenate") for a in arrays]
+    if not ts:
+        raise ValueError("need at least one array to concatenate")
+    kind = _kind or result_kind(list(arrays), ndarray)
+    if axis is None:
+        ts = [t.reshape(-1) for t in ts]
+        axis = 0
+    if ts[0].ndim == 0:
+        raise ValueError("zero-dimensional arrays cannot be concatenated")
+    for i, t in enumerate(ts):
+        if t.ndim != ts[0].ndim:
+            raise ValueError(f"all the input array dimensions except for the concatenation axis "
+                             f"must match exactly, but the array at index 0 has {ts[0].ndim} "
+                             f"dimension(s) and the array at index {i} has {t.ndim} "
+                             f"dimension(s)")
+    ax = _axis(axis, ts[0].ndim)
+    dt = _join_dtype(ts, dtype, "concatenate")
+    r = _C.cat([_core.cast(t, dt) for t in ts], ax)
+    return _out(kind, r, out=out, what="concatenate")
+
+
+@implements(_np.stack)
+def stack(arrays, axis=0, out=None, *, dtype=None, casting="same_kind", _kind=None):
+    ts = [_t(a, "stack") for a in arrays]
+    if not ts:
+        raise ValueError("need at least one array to stack")
+    kind = _kind or result_kind(list(arrays), ndarray)
+    shapes = {tuple(t.shape) for t in ts}
+    if len(shapes) != 1:
+        raise ValueError("all input arrays must have the same shape")
+    ax = _axis(axis, ts[0].ndim + 1)
+    dt = _join_dtype(ts, dtype, "stack")
+    return _out(kind, _C.stack([_core.cast(t, dt) for t in ts], ax), out=out, what="stack")
+
+
+@implements(_np.vstack)
+def vstack(tup, *, dtype=None, casting="same_kind", _kind=None):
+    return concatenate([atleast_2d(a, _kind=_C.Tensor) for a in tup], 0, dtype=dtype,
+                       _kind=_kind or result_kind(list(tup), ndarray))
+
+
+@implements(_np.hstack)
+def hstack(tup, *, dtype=None, casting="same_kind", _kind=None):
+    ts = [atleast_1d(a, _kind=_C.Tensor) for a in tup]
+    return concatenate(ts, 0 if ts and ts[0].ndim == 1 else 1, dtype=dtype,
+                       _kind=_kind or result_kind(list(tup), ndarray))
+
+
+@implements(_np.array_split)
+def array_split(ary, indices_or_sections, axis=0, *, _kind=None):
+    t = _t(ary, "array_split")
+    kind = _kind or _kind_of(ary)
+    ax = _axis(axis, t.ndim)
+    n = t.shape[ax]
+    if isinstance(indices_or_sections, (int, _np.integer)):
+        k = int(indices_or_sections)
+        if k <= 0:
+            raise ValueError("number sections must be larger than 0.")
+        each, extra = divmod(n, k)
+        bounds = [0]
+        for i in range(k):
+            bounds.append(bounds[-1] + each + (1 if i < extra else 0))
+    else:
+        bounds = [0] + list(indices_or_sections) + [n]
+    out = []
+    for lo, hi in zip(bounds[:-1], bounds[1:]):
+        out.append(_view(kind, ary, t.slice(ax, lo, hi, 1)))
+    return out
+
+
+@implements(_np.split)
+def split(ary, indices_or_sections, axis=0, *, _kind=None):
+    if isinstance(indices_or_sections, (int, _np.integer)):
+        t = _t(ary, "split")
+        n = t.shape[_axis(axis, t.ndim)]
+        if n % int(indices_or_sections):
+            raise ValueError("array split does not result in an equal division")
+    return array_split(ary, indices_or_sections, axis, _kind=_kind)
+
+
+@implements(_np.flip)
+def flip(m, axis=None, *, _kind=None):
+    t = _t(m, "flip")
+    for ax in _axes(axis, t.ndim):
+        n = t.shape[ax]
+        t = _C._op("take", t, ax, _C.arange(n - 1, -1, -1))
+    return wrap(_kind or _kind_of(m), t)
+
+
+# ---------------------------------------------------------------- creation
+
+def _creation_dtype(dtype, default):
+    return _np.dtype(default if dtype is None else dtype)
+
+
+def _full_t(shape, value, npd):
+    return _C.full(_shape_arg(shape), value, dtype=_core.hop_dtype(npd, "dtype"))
+
+
+@implements(name="zeros")
+def zeros(shape, dtype=float, order="C", *, like=None):
+    return ndarray(_full_t(shape, 0, _creation_dtype(dtype, float)))
+
+
+@implements(name="ones")
+def ones(shape, dtype=None, order="C", *, like=None):
+    return ndarray(_full_t(shape, 1, _creation_dtype(dtype, float)))
+
+
+@implements(name="empty")
+def empty(shape, dtype=float, order="C", *, like=None):
+    return zeros(shape, dtype)
+
+
+@implements(_np.full)
+def full(shape, fill_value, dtype=None, order="C", *, like=None, _kind=None):
+    if dtype is None:
+        o = _core.operand(fill_value, "full")
+        dtype = o.dtype if o.t is None and o.dtype is not None else \
+            _core.np_dtype(o.t) if o.t is not None else _np.asarray(_core.scalar_arg(o)).dtype \
+            if not isinstance(o.value, _C.SymInt) else _np.dtype(_np.int64)
+    npd = _np.dtype(dtype)
+    o = _core.operand(fill_value, "full")
+    if o.t is not None:
+        t = _core.cast(o.t, npd).expand(*_shape_arg(shape)).clone()
+    else:
+        t = _full_t(shape, _core.as_compute(o, npd), npd)
+    return wrap(_kind or ndarray, t)
+
+
+def _like(a, dtype, shape, value, kind):
+    t = _t(a, "like")
+    npd = _core.np_dtype(t) if dtype is None else _np.dtype(dtype)
+    shp = tuple(t.shape) if shape is None else _shape_arg(shape)
+    return wrap(kind or _kind_of(a), _full_t(shp, value, npd))
+
+
+@implements(_np.zeros_like)
+def zeros_like(a, dtype=None, order="K", subok=True, shape=None, *, _kind=None):
+    return _like(a, dtype, shape, 0, _kind)
+
+
+@implements(_np.ones_like)
+def ones_like(a, dtype=None, order="K", subok=True, shape=None, *, _kind=None):
+    return _like(a, dtype, shape, 1, _kind)
+
+
+@implements(_np.empty_like)
+def empty_like(prototype, dtype=None, order="K", subok=True, shape=None, *, _kind=None):
+    return _like(prototype, dtype, shape, 0, _kind)
+
+
+@implements(_np.full_like)
+def full_like(a, fill_value, dtype=None, order="K", subok=True, shape=None, *, _kind=None):
+    t = _t(a, "full_like")
+    npd = _core.np_dtype(t) if dtype is None else _np.dtype(dtype)
+    shp = tuple(t.shape) if shape is None else _shape_arg(shape)
+    return full(shp, fill_value, npd, _kind=_kind or _kind_of(a))
+
+
+@implements(name="arange")
+def arange(start, stop=None, step=None, dtype=None, *, like=None):
+    if stop is None:
+        start, stop = 0, start
+    step = 1 if step is None else step
+    vals = [start, stop, step]
+    if builtins.any(isinstance(v, float) or (isinstance(v, _np.floating)) for v in vals) or \
+            (dtype is not None and _np.dtype(dtype).kind == "f"):
+        # NumPy fills start + i * delta with delta = (start + step) - start
+        n = math.ceil((stop - start) / step)
+        if n <= 0:
+            return ndarray(_full_t((0,), 0, _creation_dtype(dtype, float)))
+        npd = _creation_dtype(dtype, _np.result_type(*[_np.asarray(v) for v in vals]))
+        delta = (start + step) - start
+        i = _C.arange(n).to(_C.float64)
+        t = i * delta + start
+        return ndarray(_core.cast(t, npd))
+    if step == 0:
+        raise ZeroDivisionError("division by zero")
+    npd = _creation_dtype(dtype, _np.int64)
+    return ndarray(_C.arange(start, stop, step, dtype=_core.hop_dtype(npd, "arange")))
+
+
+@implements(name="linspace")
+def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0):
+    num = operator.index(num)
+    if num < 0:
+        raise ValueError(f"Number of samples, {num}, must be non-negative.")
+    if axis != 0:
+        raise _C.UnsupportedError("hop.numpy: linspace with axis != 0 is not supported")
+    div = (num - 1) if endpoint else num
+    s, e = _t(start), _t(stop)
+    dt = _np.result_type(_core.np_dtype(s), _core.np_dtype(e), float)
+    s, e = _core.cast(s, dt), _core.cast(e, dt)
+    delta = e - s
+    y = _C.arange(num).to(_core.hop_dtype(dt, "linspace"))
+    shape_extra = (1,) * s.ndim
+    y = y.reshape(num, *shape_extra)
+    if div > 0:
+        step = delta / div
+        # NumPy: y * step, or (y / div) * delta where the step is 0
+        y = _C.where(_C.eq(step, 0), (y / div) * delta, y * step)
+    else:
+        step = _C.full((), math.nan, dtype=y.dtype)
+        y = y * delta
+    y = y + s
+    if endpoint and num > 1:
+        last = _C.eq(_C.arange(num), num - 1).reshape(num, *shape_extra)
+        y = _C.where(last, e, y)
+    npd = _np.dtype(dtype) if dtype is not None else dt
+    r = ndarray(_core.cast(y, npd))
+    return (r, ndarray(step)) if retstep else r
+
+
+@implements(name="eye")
+def eye(N, M=None, k=0, dtype=float, order="C", *, like=None):
+    M = N if M is None else M
+    rows = _C.arange(N).reshape(N, 1)
+    cols = _C.arange(M).reshape(1, M)
+    m = _C.eq(rows + k, cols)
+    return ndarray(_core.cast(m, _np.dtype(dtype)))
+
+
+@implements(name="identity")
+def identity(n, dtype=None, *, like=None):
+    return eye(n, dtype=float if dtype is None else dtype)
+
+
+def _from_nested(obj, dtype):
+    """array() of a list or tuple: NumPy's own conversion of the concrete
+    parts, stacking where an item is a hop array or traced value."""
+    if not builtins.any(_has_hop(x) for x in obj):
+        with _np.errstate(all="ignore"):
+            a = _np.array(obj, dtype=dtype)
+        _core.hop_dtype(a.dtype, "array")
+        return _C.tensor(a)
+    items = [_from_nested(x, None) if isinstance(x, (list, tuple)) else _t(x, "array")
+             for x in obj]
+    # array coercion promotes the items' dtypes (no casting by value)
+    dt = _np.dtype(dtype) if dtype is not None else \
+        _np.result_type(*[_np.empty(0, _core.np_dtype(t)) for t in items])
+    return _C.stack([_core.cast(t, dt) for t in items], 0)
+
+
+def _has_hop(x):
+    if isinstance(x, (list, tuple)):
+        return builtins.any(_has_hop(v) for v in x)
+    return isinstance(x, (ndarray, _C.Tensor, _C.SymInt))
+
+
+@implements(name="array")
+def array(object, dtype=None, copy=True, order="K", subok=False, ndmin=0, *, like=None):
+    if isinstance(object, (list, tuple)):
+        t = _from_nested(object, dtype)
+    else:
+        o = _core.operand(object, "array")
+        t = o.t if o.t is not None else _t(object, "array")
+        if dtype is not None:
+            t = _core.cast(t, _np.dtype(dtype))
+        if copy and (t is o.t):
+            t = t.clone()
+    while t.ndim < ndmin:
+        t = t.unsqueeze(0)
+    return ndarray(t)
+
+
+@implements(name="asarray")
+def asarray(a, dtype=None, order=None, *, like=None):
+    if isinstance(a, ndarray) and (dtype is None or _np.dtype(dtype) == a.dtype):
+        return a
+    return array(a, dtype=dtype, copy=False)
+
+
+asanyarray = asarray
+ascontiguousarray = asarray
+__all__ += ["asanyarray", "ascontiguousarray"]
+
+
+@implements(_np.copy)
+def copy(a, order="K", subok=False, *, _kind=None):
+    return wrap(_kind or _kind_of(a), _t(a, "copy").clone())
+
+
+# ------------------------------------------------------ where, clip, round
+
+@implements(_np.where)
+def where(condition, x=None, y=None, *, _kind=None):
+    if x is None and y is None:
+        return nonzero(condition, _kind=_kind)
+    if x is None or y is None:
+        raise ValueError("either both or neither of x and y should be given")
+    kind = _kind or result_kind((condition, x, y), ndarray)
+    c = _t(condition, "where")
+    if _core.np_dtype(c) != _np.dtype(bool):
+        c = _C.ne(c, 0)
+    ops = [_core.operand(x, "where"), _core.operand(y, "where")]
+    dt = _core.result_dtypes(lambda a, b: _np.where(_np.empty(0, bool), a, b), ops, "where")[0]
+    vals = [_core.as_compute(o, dt) for o in ops]
+    if not builtins.any(isinstance(v, _C.Tensor) for v in vals):
+        vals[0] = _C.full((), vals[0], dtype=_core.hop_dtype(dt, "where"))
+    r = _core.cast(_C.where(c, vals[0], vals[1]), dt)
+    return wrap(kind, r)
+
+
+@implements(_np.clip)
+def clip(a, a_min, a_max, out=None, *, _kind=None, **kwargs):
+    from ._ufuncs import call_ufunc
+    kind = _kind or result_kind((a, a_min, a_max), ndarray)
+    kw = dict(kwargs, out=out) if out is not None else kwargs
+    if a_min is None and a_max is None:
+        raise ValueError("One of max or min must be given")
+    if a_min is None:
+        return call_ufunc("minimum", (a, a_max), kw, kind)
+    if a_max is None:
+        return call_ufunc("maximum", (a, a_min), kw, kind)
+    return call_ufunc("clip", (a, a_min, a_max), kw, kind)
+
+
+@implements(_np.round, _np.around, _np.round_, name="round")
+def round_(a, decimals=0, out=None, *, _kind=None):
+    kind = _kind or _kind_of(a)
+    t = _t(a, "round")
+    if _core.np_dtype(t).kind in "biu":
+        if decimals >= 0:
+            return _out(kind, t.clone(), out=out, what="round")
+        raise _C.UnsupportedError("hop.numpy: round of integers to negative decimals is not "
+                                  "supported")
+    if decimals == 0:
+        r = _C.round(t)
+    else:
+        f = 10.0 ** decimals
+        if decimals > 0:
+            r = _C.round(t * f) / f
+        else:
+            r = _C.round(t / (1.0 / f)) * (1.0 / f)
+    return _out(kind, _core.cast(r, _core.np_dtype(t)), out=out, what="round")
+
+
+around = round_
+__all__ += ["around"]
+
+
+# ------------------------------------------------------------ linear algebra
+
+@implements(_np.dot)
+def dot(a, b, out=None, *, _kind=None):
+    kind = _kind or result_kind((a, b), ndarray)
+    ta, tb = _t(a, "dot"), _t(b, "dot")
+    if ta.ndim == 0 or tb.ndim == 0:
+        from ._ufuncs import call_ufunc
+        return call_ufunc("multiply", (a, b), {"out": out} if out is not None else {}, kind)
+    dt = _np.result_type(_core.np_dtype(ta), _core.np_dtype(tb))
+    ta, tb = _core.cast(ta, dt), _core.cast(tb, dt)
+    if dt == _np.dtype(bool):
+        ta, tb = ta.to(_C.int64), tb.to(_C.int64)
+    if tb.ndim <= 2:
+        if ta.shape[-1] != tb.shape[0 if tb.ndim == 1 else -2]:
+            raise ValueError(f"shapes {tuple(ta.shape)} and {tuple(tb.shape)} not aligned: "
+                             f"{ta.shape[-1]} (dim {ta.ndim - 1}) != "
+                             f"{tb.shape[0 if tb.ndim == 1 else -2]} (dim "
+                             f"{0 if tb.ndim == 1 else tb.ndim - 2})")
+        r = _C.matmul(ta, tb)
+    else:
+        # dot(a, b)[i, j, k, m] = sum(a[i, j, :] * b[k, :, m])
+        k = ta.shape[-1]
+        rest = tuple(tb.shape[:-2]) + (tb.shape[-1],)
+        b2 = tb.permute(tb.ndim - 2, *range(tb.ndim - 2), tb.ndim - 1).reshape(k, -1)
+        r = _C.matmul(ta.reshape(-1, k) if ta.ndim > 1 else ta.reshape(1, k), b2)
+        r = r.reshape(tuple(ta.shape[:-1]) + rest)
+    if dt == _np.dtype(bool):
+        r = _C.ne(r, 0)
+    return _out(kind, r, scalar=r.ndim == 0 and out is None, out=out, what="dot")
+
+
+@implements(_np.vdot)
+def vdot(a, b, *, _kind=None):
+    return dot(ravel(a, _kind=_C.Tensor), ravel(b, _kind=_C.Tensor),
+               _kind=_kind or result_kind((a, b), ndarray))
+
+
+@implements(_np.inner)
+def inner(a, b, *, _kind=None):
+    tb = _t(b, "inner")
+    if tb.ndim <= 1:
+        return dot(a, b, _kind=_kind)
+    return tensordot(a, b, axes=([-1], [-1]), _kind=_kind)
+
+
+@implements(_np.outer)
+def outer(a, b, out=None, *, _kind=None):
+    kind = _kind or result_kind((a, b), ndarray)
+    from ._ufuncs import call_ufunc
+    ta, tb = _t(a, "outer").reshape(-1), _t(b, "outer").reshape(-1)
+    return call_ufunc("multiply", (wrap(kind, ta.reshape(-1, 1)), wrap(kind, tb.reshape(1, -1))),
+                      {"out": out} if out is not None else {}, kind)
+
+
+@implements(_np.tensordot)
+def tensordot(a, b, axes=2, *, _kind=None):
+    ta, tb = _t(a, "tensordot"), _t(b, "tensordot")
+    if isinstance(axes, int):
+        ax_a = list(range(ta.ndim - axes, ta.ndim))
+        ax_b = list(range(axes))
+    else:
+        ax_a, ax_b = [list(_shape_arg(x)) for x in axes]
+    letters = "abcdefghijklmnopqrstuvwxyz"
+    sa = list(letters[:ta.ndim])
+    sb = list(letters[ta.ndim:ta.ndim + tb.ndim])
+    for i, j in zip(ax_a, ax_b):
+        sb[_axis(j, tb.ndim)] = sa[_axis(i, ta.ndim)]
+    out = [c for c in sa if c not in sb] + [c for c in sb if c not in sa]
+    return einsum(f"{''.join(sa)},{''.join(sb)}->{''.join(out)}", a, b, _kind=_kind)
+
+
+def _einsum_parse(subscripts, nops):
+    s = subscripts.replace(" ", "")
+    if "." in s:
+        raise _C.UnsupportedError("hop.numpy: einsum with '...' is not supported")
+    if "->" in s:
+        ins, out = s.split("->")
+    else:
+        ins = s
+        counts = {}
+        for c in ins.replace(",", ""):
+            counts[c] = counts.get(c, 0) + 1
+        out = "".join(sorted(c for c, n in counts.items() if n == 1))
+    ins = ins.split(",")
+    if len(ins) != nops:
+        raise ValueError("more operands provided to einstein sum function than specified in "
+                         "the subscripts string" if nops > len(ins) else
+                         "fewer operands provided to einstein sum function than specified in "
+                         "the subscripts string")
+    return ins, out
+
+
+def _einsum_reduce(t, subs, keep):
+    """Sums out the indices of t that keep does not contain; repeated indices
+    of one operand (a diagonal) are not supported."""
+    if len(set(subs)) != len(subs):
+        raise _C.UnsupportedError("hop.numpy: einsum with a repeated index in one operand (a "
+                                  "diagonal or trace) is not supported")
+    drop = [i for i, c in enumerate(subs) if c not in keep]
+    if drop:
+        t = _C.sum(t, drop, False)
+        subs = "".join(c for c in subs if c in keep)
+    return t, subs
+
+
+def _einsum_pair(ta, sa, tb, sb, keep):
+    """Contracts two operands over their shared indices that keep does not
+    need, with one (batched) matmul."""
+    shared = [c for c in sa if c in sb]
+    contract = [c for c in shared if c not in keep]
+    batch = [c for c in shared if c in keep]
+    left = [c for c in sa if c not in sb]
+    right = [c for c in sb if c not in sa]
+    sizes = {}
+    for t, s in ((ta, sa), (tb, sb)):
+        for i, c in enumerate(s):
+            if c in sizes and sizes[c] != t.shape[i] and 1 not in (sizes[c], t.shape[i]):
+                raise ValueError(f"operands could not be broadcast together with remapped shapes "
+                                 f"for index {c!r}: {sizes[c]} and {t.shape[i]}")
+            sizes[c] = t.shape[i] if c not in sizes or sizes[c] == 1 else sizes[c]
+    pa = ta.permute(*[sa.index(c) for c in batch + left + contract]) if ta.ndim > 1 else ta
+    pb = tb.permute(*[sb.index(c) for c in batch + contract + right]) if tb.ndim > 1 else tb
+    nb, nl, nk, nr = (_size([sizes[c] for c in g]) for g in (batch, left, contract, right))
+    pa = pa.expand(*[sizes[c] for c in batch + left + contract]) if batch + left + contract \
+        else pa
+    pb = pb.expand(*[sizes[c] for c in batch + contract + right]) if batch + contract + right \
+        else pb
+    r = _C.matmul(pa.reshape(nb, nl, nk), pb.reshape(nb, nk, nr))
+    r = r.reshape([sizes[c] for c in batch + left + right])
+    return r, "".join(batch + left + right)
+
+
+@implements(_np.einsum)
+def einsum(*operands, out=None, dtype=None, order="K", casting="safe", optimize=False,
+           _kind=None):
+    if not operands or not isinstance(operands[0], str):
+        raise _C.UnsupportedError("hop.numpy: einsum takes a subscripts string (the sublist "
+                                  "form is not supported)")
+    subscripts, arrays = operands[0], operands[1:]
+    kind = _kind or result_kind(arrays, ndarray)
+    ins, outs = _einsum_parse(subscripts, len(arrays))
+    ts = [_t(a, "einsum") for a in arrays]
+    for t, s in zip(ts, ins):
+        if t.ndim != len(s):
+            raise ValueError(f"einstein sum subscripts string contains too many subscripts for "
+                             f"operand {ts.index(t)}" if len(s) > t.ndim else
+                             f"operand has more dimensions than subscripts given in einstein sum, "
+                             f"but no '...' ellipsis provided to broadcast the extra dimensions.")
+    dt = _np.dtype(dtype) if dtype is not None else \
+        _np.result_type(*[_core.np_dtype(t) for t in ts])
+    cdt = _np.dtype(_np.int64) if dt == _np.dtype(bool) else dt
+    ts = [_core.cast(t, cdt) for t in ts]
+    # contract left to right; an index is kept while the output or a later
+    # operand needs it
+    t, s = _einsum_reduce(ts[0], ins[0], set(outs) | set("".join(ins[1:])))
+    for k in range(1, len(ts)):
+        later = set(outs) | set("".join(ins[k + 1:]))
+        tb, sb = _einsum_reduce(ts[k], ins[k], later | set(s))
+        t, s = _einsum_pair(t, s, tb, sb, later)
+    t, s = _einsum_reduce(t, s, set(outs))
+    if s != outs:
+        t = t.permute(*[s.index(c) for c in outs]) if len(outs) > 1 else t
+    if dt == _np.dtype(bool):
+        t = _C.ne(t, 0)
+    return _out(kind, _core.cast(t, dt).clone() if t.ndim else _core.cast(t, dt),
+                scalar=t.ndim == 0 and out is None, out=out, what="einsum")
+
+
+# ---------------------------------------------------------------- sorting
+
+@implements(_np.sort)
+def sort(a, axis=-1, kind=None, order=None, *, _kind=None):
+    t = _t(a, "sort")
+    if axis is None:
+        t, axis = t.reshape(-1), 0
+    ax = _axis(axis, t.ndim) if t.ndim else 0
+    r = _C._op("sort", t, ax, False) if t.ndim else t.clone()
+    return wrap(_kind or _kind_of(a), r)
+
+
+@implements(_np.argsort)
+def argsort(a, axis=-1, kind=None, order=None, *, _kind=None):
+    t = _t(a, "argsort")
+    if axis is None:
+        t, axis = t.reshape(-1), 0
+    ax = _axis(axis, t.ndim) if t.ndim else 0
+    r = _C._op("argsort", t, ax, False) if t.ndim else _C.zeros((), dtype=_C.int64)
+    return wrap(_kind or _kind_of(a), r)
+
+
+@implements(_np.take)
+def take(a, indices, axis=None, out=None, mode="raise", *, _kind=None):
+    if mode != "raise":
+        raise _C.UnsupportedError(f"hop.numpy: take with mode={mode!r} is not supported")
+    kind = _kind or result_kind((a, indices), ndarray)
+    t = _t(a, "take")
+    if axis is None:
+        t, axis = t.reshape(-1), 0
+    i = _t(indices, "take")
+    r = _C._op("take", t, _axis(axis, t.ndim), i)
+    return _out(kind, r, scalar=r.ndim == 0 and out is None, out=out, what="take")
+
+
+@implements(_np.nonzero)
+def nonzero(a, *, _kind=None):
+    t = _t(a, "nonzero")
+    if t.ndim == 0:
+        raise ValueError("Calling nonzero on 0d arrays is not allowed. Use np.atleast_1d(scalar)"
+                         ".nonzero() instead.")
+    nz = t.nonzero()
+    kind = _kind or _kind_of(a)
+    return tuple(wrap(kind, nz.select(1, d)) for d in range(t.ndim))
+
+
+@implements(_np.argwhere)
+def argwhere(a, *, _kind=None):
+    t = _t(a, "argwhere")
+    if t.ndim == 0:
+        t = t.reshape(1)
+        return wrap(_kind or _kind_of(a), t.nonzero().slice(1, 0, 0, 1))
+    return wrap(_kind or _kind_of(a), t.nonzero())
+
+
+@implements(_np.diff)
+def diff(a, n=1, axis=-1, *, _kind=None):
+    t = _t(a, "diff")
+    ax = _axis(axis, t.ndim)
+    for _ in range(n):
+        hi = t.slice(ax, 1, None, 1)
+        lo = t.slice(ax, 0, -1, 1)
+        t = _C.ne(hi, lo) if _core.np_dtype(t) == _np.dtype(bool) else hi - lo
+    return wrap(_kind or _kind_of(a), t)
+
+
+# ------------------------------------------------------------ comparisons
+
+@implements(_np.isclose)
+def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False, *, _kind=None):
+    kind = _kind or result_kind((a, b), ndarray)
+    x, y = _t(a, "isclose"), _t(b, "isclose")
+    dt = _np.result_type(_core.np_dtype(x), _core.np_dtype(y), 1.0)
+    x, y = _core.cast(x, dt), _core.cast(y, dt)
+    finite = _C.logical_and(_C.lt(_C.abs(x), math.inf), _C.lt(_C.abs(y), math.inf))
+    close = _C.le(_C.abs(x - y), atol + rtol * _C.abs(y))
+    r = _C.where(finite, close, _C.eq(x, y))
+    if equal_nan:
+        r = _C.logical_or(r, _C.logical_and(_C.ne(x, x), _C.ne(y, y)))
+    return wrap(kind, r, scalar=r.ndim == 0)
+
+
+@implements(_np.allclose)
+def allclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False, *, _kind=None):
+    r = isclose(a, b, rtol, atol, equal_nan, _kind=_C.Tensor)
+    return _core.decide(_C.all(r, None, False), "allclose (a Python bool)")
+
+
+@implements(_np.array_equal)
+def array_equal(a1, a2, equal_nan=False, *, _kind=None):
+    x, y = _t(a1, "array_equal"), _t(a2, "array_equal")
+    if tuple(x.shape) != tuple(y.shape):
+        return False
+    eq = _C.eq(x, y)
+    if equal_nan:
+        eq = _C.logical_or(eq, _C.logical_and(_C.ne(x, x), _C.ne(y, y)))
+    return _core.decide(_C.all(eq, None, False), "array_equal (a Python bool)")
+
+
+# --------------------------------------------------------- shape queries
+
+@implements(_np.shape)
+def shape(a, *, _kind=None):
+    return tuple(_t(a, "shape").shape)
+
+
+@implements(_np.ndim)
+def ndim(a, *, _kind=None):
+    return _t(a, "ndim").ndim
+
+
+@implements(_np.size)
+def size(a, axis=None, *, _kind=None):
+    t = _t(a, "size")
+    return _size(t.shape) if axis is None else t.shape[_axis(axis, t.ndim)]
+
+
+@implements(_np.result_type)
+def result_type(*arrays_and_dtypes, _kind=None):
+    ops = [_core.operand(x, "result_type") if not isinstance(x, (type, _np.dtype, str))
+           else None for x in arrays_and_dtypes]
+    extra = [_np.dtype(x) for x, o in zip(arrays_and_dtypes, ops) if o is None]
+    ops = [o for o in ops if o is not None]
+    return _core.result_dtypes(lambda *d: _np.empty(0, _np.result_type(*d, *extra)), ops,
+                               "result_type")[0]
+
+
+# ------------------------------------------------------------- dispatch
+
+def array_function(func, types, args, kwargs):
+    """__array_function__ of hop.numpy arrays and hop.Tensor."""
+    impl = FUNCS.get(func)
+    kind = result_kind(args, NumpyArg if builtins.any(type(x) is NumpyArg for x in args)
+                       else ndarray)
+    for v in kwargs.values():
+        if isinstance(v, _C.Tensor):
+            kind = _C.Tensor
+    if impl is None:
+        from ._ufuncs import fallback
+        return fallback(func, func.__name__, args, kwargs, kind)
+    return impl(*args, _kind=kind, **kwargs)
+
+
+def tensor_array_function(self, func, types, args, kwargs):
+    """hop.Tensor.__array_function__: NumPy's functions on hop tensors give
+    hop tensors."""
+    return array_function(func, types, args, kwargs)
+
+
+round = round_  # noqa: A001 (NumPy's name)
+
+
+# ----------------------------------------------------------------- methods
+
+def _method(fn, kind_self=True):
+    def m(self, *args, **kwargs):
+        return fn(self, *args, _kind=type(self), **kwargs)
+    m.__name__ = fn.__name__
+    m.__doc__ = fn.__doc__
+    return m
+
+
+def _reshape_method(self, *shape, order="C"):
+    if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+        shape = tuple(shape[0])
+    return reshape(self, shape, order, _kind=type(self))
+
+
+def _transpose_method(self, *axes):
+    if len(axes) == 1 and (axes[0] is None or isinstance(axes[0], (tuple, list))):
+        axes = axes[0]
+    return transpose(self, axes or None, _kind=type(self))
+
+
+def _flatten_method(self, order="C"):
+    return copy(ravel(self, order, _kind=type(self)), _kind=type(self))
+
+
+def _sort_method(self, axis=-1, kind=None, order=None):
+    self._assign(sort(self, axis, _kind=_C.Tensor), "ndarray.sort (in place)")
+
+
+def _fill_method(self, value):
+    o = _core.operand(value, "ndarray.fill")
+    v = _core.as_compute(o, self.dtype) if o.t is None else _core.cast(o.t, self.dtype)
+    self._assign(_C.full(tuple(self._t.shape), v, dtype=self._t.dtype)
+                 if not isinstance(v, _C.Tensor) else
+                 (v + _C.zeros(tuple(self._t.shape), dtype=self._t.dtype)).to(self._t.dtype),
+                 "ndarray.fill")
+
+
+def _clip_method(self, min=None, max=None, out=None, **kwargs):
+    return clip(self, min, max, out, _kind=type(self), **kwargs)
+
+
+for _n, _f in {"sum": sum, "prod": prod, "mean": mean, "std": std, "var": var, "max": max,
+               "min": min, "argmax": argmax, "argmin": argmin, "any": any, "all": all,
+               "cumsum": cumsum, "cumprod": cumprod, "swapaxes": swapaxes, "squeeze": squeeze,
+               "ravel": ravel, "dot": dot, "round": round_, "nonzero": nonzero,
+               "argsort": argsort, "take": take, "ptp": ptp}.items():
+    setattr(ndarray, _n, _method(_f))
+ndarray.reshape = _reshape_method
+ndarray.transpose = _transpose_method
+ndarray.flatten = _flatten_method
+ndarray.sort = _sort_method
+ndarray.fill = _fill_method
+ndarray.clip = _clip_method
+ndarray.conj = ndarray.conjugate = lambda self: copy(self, _kind=type(self))
+del _n, _f

@@ -1,0 +1,328 @@
+"""hop.numpy.ndarray: a NumPy array over a hop tensor.
+
+The tensor may be concrete (eager hop.numpy) or traced (inside hop.trace and
+hop.compile), and the array behaves as NumPy's does either way: operators,
+methods and attributes follow NumPy 1.24 (dtypes included), and NumPy's
+functions dispatch to hop.numpy through __array_ufunc__/__array_function__.
+
+Inside a compiled function an np.ndarray argument is an instance of the
+subclass NumpyArg: the same NumPy semantics, and what the function returns
+as one is an np.ndarray again (a NumPy scalar where NumPy gives one).
+
+In-place updates (`x += 1`, `x[mask] = 0`, ufuncs with out=) write the
+memory of a concrete array, as NumPy does.  A traced array has no memory to
+write: its value is replaced instead, which is the same thing only when no
+other array shares the memory.  So a traced array accepts an in-place update
+only when it was made by the function itself (not an argument or a captured
+array) and no view of it (a slice, a reshape, a transpose) was taken, and
+anything else is a hop.UnsupportedError saying so.
+"""
+
+import numpy as _np
+
+from .. import _C
+from . import _core
+
+__all__ = ["ndarray", "NumpyArg"]
+
+
+class ndarray:
+    """A NumPy array whose data is a hop tensor (concrete or traced)."""
+
+    __slots__ = ("_t", "_scalar", "_owned", "_viewed", "__weakref__")
+    __array_priority__ = 200
+    _pytree_repr_as_leaf = True  # in a structure's text it is the tensor it holds
+
+    def __init__(self, t, scalar=False, owned=True):
+        if not isinstance(t, _C.Tensor):
+            raise TypeError(f"hop.numpy.ndarray wraps a hop.Tensor, got {type(t).__name__}; "
+                            f"use hop.numpy.asarray")
+        self._t = t
+        self._scalar = bool(scalar) and t.ndim == 0
+        self._owned = owned  # made by the traced function: may be updated in place
+        self._viewed = False  # a view of it exists: may not
+
+    def __hop_tensor__(self):
+        return self._t
+
+    # ------------------------------------------------------------ attributes
+
+    @property
+    def shape(self):
+        return tuple(self._t.shape)
+
+    @property
+    def ndim(self):
+        return self._t.ndim
+
+    @property
+    def size(self):
+        n = 1
+        for d in self._t.shape:
+            n = n * d
+        return n
+
+    @property
+    def dtype(self):
+        return _core.np_dtype(self._t)
+
+    @property
+    def itemsize(self):
+        return self.dtype.itemsize
+
+    @property
+    def nbytes(self):
+        return self.size * self.itemsize
+
+    @property
+    def T(self):
+        from ._funcs import transpose
+        return transpose(self, _kind=type(self))
+
+    @property
+    def mT(self):
+        from ._funcs import swapaxes
+        return swapaxes(self, -1, -2, _kind=type(self))
+
+    def __len__(self):
+        if self.ndim == 0:
+            raise TypeError("len() of unsized object")
+        return len(self._t)
+
+    def __iter__(self):
+        if self.ndim == 0:
+            raise TypeError("iteration over a 0-d array")
+        return (self[i] for i in range(len(self)))
+
+    # ----------------------------------------------------------- conversions
+
+    def __array__(self, dtype=None):
+        a = self._t.numpy()
+        if dtype is not None:
+            a = a.astype(dtype)
+        return a
+
+    def __bool__(self):
+        if self.size != 1:
+            raise ValueError("The truth value of an array with more than one element is "
+                             "ambiguous. Use a.any() or a.all()")
+        return bool(self._t.reshape(()) if self.ndim else self._t)
+
+    def __int__(self):
+        return int(self._scalar_tensor("int"))
+
+    def __float__(self):
+        return float(self._scalar_tensor("float"))
+
+    def __index__(self):
+        if self.dtype.kind not in "biu":
+            raise TypeError("only integer scalar arrays can be converted to a scalar index")
+        return int(self._scalar_tensor("index"))
+
+    def _scalar_tensor(self, what):
+        if self.size != 1:
+            raise TypeError(f"only length-1 arrays can be converted to Python scalars")
+        t = self._t.reshape(()) if self.ndim else self._t
+        if what in ("int", "float") and _C._is_proxy(t):
+            raise _C.TraceError(
+                f"{what}() of a traced array value needs its data while tracing; hop.compile "
+                f"specialises Python branches on comparisons (`if x.sum() > 1:`), not on a "
+                f"number's value: keep it an array (compare it, or use it in arithmetic), or "
+                f"use hop.cond")
+        return t
+
+    def item(self, *args):
+        """The element as a Python scalar; while tracing, an integer or bool
+        element is an unbacked SymInt read at run time (as hop.Tensor.item)."""
+        if args:
+            return self[args if len(args) > 1 else args[0]].item()
+        t = self._scalar_tensor("item")
+        if _C._is_proxy(t) or _core.tracing():
+            return t.item()
+        return t.numpy()[()].item()
+
+    def tolist(self):
+        return self._t.numpy().tolist()
+
+    def __repr__(self):
+        if _C._is_proxy(self._t):
+            return f"hop.numpy.ndarray(traced {self._t!r})"
+        return repr(self._t.numpy()[()] if self._scalar else self._t.numpy())
+
+    def __str__(self):
+        if _C._is_proxy(self._t):
+            return repr(self)
+        return str(self._t.numpy()[()] if self._scalar else self._t.numpy())
+
+    def __format__(self, spec):
+        if _C._is_proxy(self._t) or not spec:
+            return str(self)
+        return format(self._t.numpy()[()], spec)
+
+    __hash__ = None
+
+    def __reduce__(self):
+        return (asarray_of, (self._t.numpy(),))
+
+    # ------------------------------------------------------------- protocols
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        from ._ufuncs import array_ufunc
+        return array_ufunc(ufunc, method, inputs, kwargs)
+
+    def __array_function__(self, func, types, args, kwargs):
+        from ._funcs import array_function
+        return array_function(func, types, args, kwargs)
+
+    # --------------------------------------------------------- in place
+
+    def _assign(self, value, what):
+        """Replaces the value of self by tensor value (its dtype and shape):
+        a write into a concrete array's memory, a rebinding of a traced one
+        that nothing else shares."""
+        t = self._t
+        from .._paths import recording
+        if not _C._is_proxy(t) and not _core.tracing() and (self._owned or not recording()):
+            self._t.numpy()[...] = value.numpy()
+            return
+        if not self._owned or self._viewed:
+            who = "an argument or a captured array" if not self._owned else \
+                "an array a view was taken of"
+            raise _C.UnsupportedError(
+                f"hop.numpy: {what} updates {who} in place while tracing; hop can only replace "
+                f"the value of an array the function made and shares with nothing (write "
+                f"`x = x + ...` instead of `x += ...`)")
+        self._t = value
+        self._scalar = False
+
+    def __setitem__(self, key, value):
+        from ._indexing import setitem
+        setitem(self, key, value)
+
+    def __getitem__(self, key):
+        from ._indexing import getitem
+        return getitem(self, key)
+
+    # ---------------------------------------------------------------- copies
+
+    def copy(self, order="C"):
+        return _wrap_like(self, self._t.clone())
+
+    def astype(self, dtype, order="K", casting="unsafe", subok=True, copy=True):
+        npd = _np.dtype(dtype)
+        t = _core.cast(self._t, npd)
+        if t is self._t and copy:
+            t = t.clone()
+        elif t is self._t:
+            return self
+        return _wrap_like(self, t)
+
+
+def asarray_of(a):
+    """Unpickling: a concrete hop.numpy array of the data."""
+    return ndarray(_C.tensor(a), owned=True)
+
+
+class NumpyArg(ndarray):
+    """An np.ndarray argument of a compiled or traced function, and what
+    NumPy code makes of it: hop.numpy semantics inside, converted back to an
+    np.ndarray (or a NumPy scalar) when the function returns it."""
+
+    __slots__ = ()
+
+
+def _wrap_like(like, t, scalar=False):
+    return type(like)(t, scalar=scalar)
+
+
+def wrap(kind, t, scalar=False):
+    """A result of kind `kind` (ndarray, NumpyArg or _C.Tensor) over t."""
+    if kind is _C.Tensor:
+        return t
+    return kind(t, scalar=scalar)
+
+
+def result_kind(values, default=ndarray):
+    """The type NumPy code gets back from an op on values: hop.Tensor when one
+    is among them (a Tensor wins, as it does over an np.ndarray), else
+    hop.numpy.ndarray when one is, else NumpyArg when one is, else
+    default."""
+    kind = None
+    for v in values:
+        if isinstance(v, _C.Tensor):
+            return _C.Tensor
+        if isinstance(v, (list, tuple)):
+            k = result_kind(v, None)
+            if k is _C.Tensor:
+                return k
+            if k is ndarray or (k is NumpyArg and kind is None):
+                kind = k
+        elif type(v) is ndarray:
+            kind = ndarray
+        elif type(v) is NumpyArg and kind is None:
+            kind = NumpyArg
+    return kind if kind is not None else default
+
+
+# Operators: NumPy's ufuncs on (self, other), as ndarray's operators are;
+# NotImplemented for operands NumPy would not take, so Python tries the other
+# side (a hop.Tensor's operators give hop's own semantics, as with an
+# np.ndarray).
+def _binop(name, reflected=False):
+    def op(self, other):
+        from ._ufuncs import call_ufunc, takes
+        if isinstance(other, _C.Tensor) or not takes(other):
+            return NotImplemented
+        args = (other, self) if reflected else (self, other)
+        return call_ufunc(name, args, {}, result_kind(args))
+    op.__name__ = name
+    return op
+
+
+def _iop(name):
+    def op(self, other):
+        from ._ufuncs import call_ufunc, takes
+        if isinstance(other, _C.Tensor) or not takes(other):
+            return NotImplemented
+        call_ufunc(name, (self, other), {"out": (self,)}, type(self))
+        return self
+    op.__name__ = name
+    return op
+
+
+def _unop(name):
+    def op(self):
+        from ._ufuncs import call_ufunc
+        return call_ufunc(name, (self,), {}, type(self))
+    op.__name__ = name
+    return op
+
+
+_BINOPS = {
+    "add": "add", "sub": "subtract", "mul": "multiply", "truediv": "true_divide",
+    "floordiv": "floor_divide", "mod": "remainder", "pow": "power", "matmul": "matmul",
+    "and": "bitwise_and", "or": "bitwise_or", "xor": "bitwise_xor",
+}
+for _dunder, _uf in _BINOPS.items():
+    setattr(ndarray, f"__{_dunder}__", _binop(_uf))
+    setattr(ndarray, f"__r{_dunder}__", _binop(_uf, reflected=True))
+    setattr(ndarray, f"__i{_dunder}__", _iop(_uf))
+for _dunder, _uf in {"lt": "less", "le": "less_equal", "gt": "greater", "ge": "greater_equal",
+                     "eq": "equal", "ne": "not_equal"}.items():
+    setattr(ndarray, f"__{_dunder}__", _binop(_uf))
+for _dunder, _uf in {"neg": "negative", "pos": "positive", "abs": "absolute",
+                     "invert": "invert"}.items():
+    setattr(ndarray, f"__{_dunder}__", _unop(_uf))
+del _dunder, _uf
+
+
+def _divmod(self, other):
+    from ._ufuncs import call_ufunc, takes
+    if isinstance(other, _C.Tensor) or not takes(other):
+        return NotImplemented
+    args = (self, other)
+    kind = result_kind(args)
+    return (call_ufunc("floor_divide", args, {}, kind), call_ufunc("remainder", args, {}, kind))
+
+
+ndarray.__divmod__ = _divmod

@@ -1,0 +1,386 @@
+"""NumPy's ufuncs on hop tensors: np.add(x, 1) and x + 1 on a traced or
+concrete array, with NumPy's dtypes (see _core), out= and where=.
+
+A ufunc is computed in the dtype NumPy's loop uses (the result dtype, or for
+comparisons the common dtype of the inputs), by hop ops; a scalar operand
+stays a scalar of the op (a weak operand of that dtype), so `x * 2.5` is
+one `mul` node.  Methods: __call__, reduce (np.add.reduce is sum, ...) and
+accumulate (np.add.accumulate is cumsum).  A ufunc or method hop has no
+implementation for raises hop.UnsupportedError naming it while tracing;
+eagerly NumPy computes it on the arrays' memory.
+"""
+
+import math
+
+import numpy as _np
+
+from .. import _C
+from . import _core
+from ._ndarray import ndarray, NumpyArg, result_kind, wrap
+
+__all__ = ["array_ufunc", "call_ufunc", "takes", "UFUNCS"]
+
+
+def _f(op):
+    return lambda x: op(x)
+
+
+def _isnan(x):
+    return _C.ne(x, x)
+
+
+def _isinf(x):
+    return _C.eq(_C.abs(x), math.inf)
+
+
+def _logaddexp(a, b):
+    m = _C.maximum(a, b)
+    r = m + _C.log1p(_C.exp(-_C.abs(a - b)))
+    return _C.where(_C.eq(a, b), a + math.log(2.0), r)
+
+
+def _logaddexp2(a, b):
+    m = _C.maximum(a, b)
+    r = m + _C.log1p(_C.exp2(-_C.abs(a - b))) / math.log(2.0)
+    return _C.where(_C.eq(a, b), a + 1.0, r)
+
+
+def _fmax(a, b):
+    return _C.where(_isnan(a), b, _C.where(_isnan(b), a, _C.maximum(a, b)))
+
+
+def _fmin(a, b):
+    return _C.where(_isnan(a), b, _C.where(_isnan(b), a, _C.minimum(a, b)))
+
+
+def _trunc(x):
+    return _C.where(_C.lt(x, 0), _C.ceil(x), _C.floor(x))
+
+
+def _power(a, b):
+    return _C.pow(a, b)
+
+
+def _positive(x):
+    return x.clone()
+
+
+def _square(x):
+    return x * x
+
+
+def _reciprocal(x):
+    return _C.div(1.0, x)
+
+
+def _matmul(a, b):
+    return _C.matmul(a, b)
+
+
+# name -> (number of inputs, implementation on tensors in the compute dtype)
+UFUNCS = {
+    "add": (2, _C.add), "subtract": (2, _C.sub), "multiply": (2, _C.mul),
+    "true_divide": (2, _C.div), "divide": (2, _C.div), "floor_divide": (2, _C.floor_divide),
+    "remainder": (2, _C.remainder), "mod": (2, _C.remainder), "power": (2, _power),
+    "float_power": (2, _power), "maximum": (2, _C.maximum), "minimum": (2, _C.minimum),
+    "fmax": (2, _fmax), "fmin": (2, _fmin), "equal": (2, _C.eq), "not_equal": (2, _C.ne),
+    "less": (2, _C.lt), "less_equal": (2, _C.le), "greater": (2, _C.gt),
+    "greater_equal": (2, _C.ge), "logical_and": (2, _C.logical_and),
+    "logical_or": (2, _C.logical_or), "logical_xor": (2, _C.ne),
+    "bitwise_and": (2, _C.bitwise_and), "bitwise_or": (2, _C.bitwise_or),
+    "bitwise_xor": (2, _C.bitwise_xor), "logaddexp": (2, _logaddexp),
+    "logaddexp2": (2, _logaddexp2), "matmul": (2, _matmul),
+    "negative": (1, _C.neg), "positive": (1, _positive), "absolute": (1, _C.abs),
+    "fabs": (1, _C.abs), "sign": (1, _C.sign), "sqrt": (1, _C.sqrt), "square": (1, _square),
+    "reciprocal": (1, _reciprocal), "exp": (1, _C.exp), "exp2": (1, _C.exp2),
+    "expm1": (1, _C.expm1), "log": (1, _C.log), "log2": (1, _C.log2), "log10": (1, _C.log10),
+    "log1p": (1, _C.log1p), "sin": (1, _C.sin), "cos": (1, _C.cos), "tan": (1, _C.tan),
+    "arctan": (1, _C.arctan), "tanh": (1, _C.tanh), "floor": (1, _C.floor),
+    "ceil": (1, _C.ceil), "rint": (1, _C.round), "trunc": (1, _trunc),
+    "logical_not": (1, _C.logical_not), "invert": (1, _C.bitwise_not),
+    "isnan": (1, _isnan), "isinf": (1, _isinf),
+    "isfinite": (1, lambda x: _C.lt(_C.abs(x), math.inf)),
+    "conjugate": (1, _positive), "deg2rad": (1, lambda x: x * (math.pi / 180.0)),
+    "radians": (1, lambda x: x * (math.pi / 180.0)),
+    "rad2deg": (1, lambda x: x * (180.0 / math.pi)),
+    "degrees": (1, lambda x: x * (180.0 / math.pi)),
+    "clip": (3, lambda x, lo, hi: _C.minimum(_C.maximum(x, lo), hi)),
+}
+# Implementations that are one op of the table, which takes a Python scalar
+# operand as it is (a weak scalar: x * 2 is one mul node).
+_DIRECT = {_C.add, _C.sub, _C.mul, _C.div, _C.floor_divide, _C.remainder, _power, _C.maximum,
+           _C.minimum, _C.eq, _C.ne, _C.lt, _C.le, _C.gt, _C.ge, _C.bitwise_and, _C.bitwise_or,
+           _C.bitwise_xor}
+# Ufuncs whose loop reads its inputs in the common dtype of the inputs (the
+# result is bool): comparisons; and the logical ones, which read bools.
+_COMPARE = {"equal", "not_equal", "less", "less_equal", "greater", "greater_equal"}
+_LOGICAL = {"logical_and", "logical_or", "logical_xor", "logical_not"}
+_PREDICATES = {"isnan", "isinf", "isfinite"}
+_REDUCE = {"add": "sum", "multiply": "prod", "maximum": "max", "minimum": "min",
+           "logical_or": "any", "logical_and": "all"}
+_ACCUMULATE = {"add": "cumsum", "multiply": "cumprod"}
+_KWARGS = {"out", "where", "dtype", "casting", "order", "subok", "signature"}
+
+
+def takes(x):
+    """Whether x is an operand a ufunc on hop.numpy arrays takes."""
+    if isinstance(x, (bool, int, float, _np.generic, _np.ndarray, ndarray, _C.Tensor,
+                      _C.SymInt, list, tuple)):
+        return True
+    return getattr(type(x), "__hop_tensor__", None) is not None
+
+
+def _traced_any(values):
+    for v in values:
+        if isinstance(v, (list, tuple)):
+            if _traced_any(v):
+                return True
+        elif isinstance(v, ndarray):
+            if _C._is_proxy(v._t):
+                return True
+        elif isinstance(v, _C.Tensor) and _C._is_proxy(v):
+            return True
+        elif isinstance(v, _C.SymInt):
+            return True
+    return False
+
+
+def _to_numpy(v):
+    """For NumPy itself: hop arrays as ndarrays over their memory."""
+    if isinstance(v, (list, tuple)):
+        return type(v)(_to_numpy(x) for x in v)
+    if isinstance(v, ndarray):
+        return v._t.numpy()[()] if v._scalar else v._t.numpy()
+    if isinstance(v, _C.Tensor):
+        return v.numpy()
+    return v
+
+
+def _from_numpy(r, kind):
+    """NumPy's result of a fallback, as hop arrays where hop has the dtype."""
+    if isinstance(r, tuple):
+        return tuple(_from_numpy(x, kind) for x in r)
+    if isinstance(r, list):
+        return [_from_numpy(x, kind) for x in r]
+    if isinstance(r, (_np.ndarray, _np.generic)) and _np.dtype(r.dtype) in _core._HOP:
+        t = _C.asarray(_np.ascontiguousarray(r) if isinstance(r, _np.ndarray) else _np.asarray(r))
+        return wrap(kind, t, scalar=isinstance(r, _np.generic))
+    return r
+
+
+def fallback(func, name, args, kwargs, kind):
+    """func by NumPy on the arrays' memory when nothing is traced; else the
+    error that says hop cannot trace it."""
+    if _core.tracing() or _traced_any(args) or _traced_any(kwargs.values()):
+        raise _C.UnsupportedError(
+            f"hop.numpy: numpy.{name} is not supported by hop, so it cannot be traced (it would "
+            f"have to run on the traced values now); use the functions hop.numpy lists "
+            f"(hop.numpy.__all__) or compute it outside the traced function")
+    return _from_numpy(func(*_to_numpy(args), **{k: _to_numpy(v) for k, v in kwargs.items()}),
+                       kind)
+
+
+def _out_tuple(out, nout, name):
+    if out is None:
+        return None
+    if not isinstance(out, tuple):
+        out = (out,)
+    if len(out) != nout:
+        raise ValueError(f"The 'out' tuple must have exactly {nout} entries: one per ufunc "
+                         f"output")
+    for o in out:
+        if o is not None and not isinstance(o, (ndarray, _np.ndarray)):
+            raise TypeError(f"return arrays must be of ArrayType, got {type(o).__name__}")
+    return out
+
+
+def _all_tensor(ops, cdt):
+    """The compute operands; when none is a tensor, the first becomes a 0-d
+    tensor (a constant) so that the op has one."""
+    vals = [_core.as_compute(o, cdt) for o in ops]
+    if not any(isinstance(v, _C.Tensor) for v in vals):
+        vals[0] = _C.full((), vals[0], dtype=_core.hop_dtype(cdt, "scalar"))
+    return vals
+
+
+def _check_negative_powers(name, ops, dt):
+    """NumPy raises for an integer base to a negative integer power; so does
+    hop, deciding on the data when the exponent is an array."""
+    if dt.kind not in "iu" or len(ops) < 2:
+        return
+    e = ops[1]
+    bad = None
+    if e.t is None:
+        v = _core.scalar_arg(e)
+        bad = not isinstance(v, _C.SymInt) and v < 0
+    elif _core.np_dtype(e.t).kind == "i":
+        bad = _core.decide(_C.any(_C.lt(e.t, 0)), f"{name}: whether an exponent is negative")
+    if bad:
+        raise ValueError("Integers to negative integer powers are not allowed.")
+
+
+def _compute(name, ops, out_dt):
+    """The tensor of ufunc `name` on operands ops with result dtype out_dt."""
+    nin, impl = UFUNCS[name]
+    if name in _LOGICAL:
+        # each operand's truth: a bool tensor, or a Python bool now
+        vals = [(o.t if o.dtype == _np.dtype(bool) else _C.ne(o.t, 0)) if o.t is not None
+                else bool(_core.scalar_arg(o)) for o in ops]
+        if not any(isinstance(v, _C.Tensor) for v in vals):
+            vals[0] = _C.full((), vals[0], dtype=_C.bool)
+        if name == "logical_not":
+            return _C.logical_not(vals[0])
+        return impl(*vals)
+    if name in _COMPARE:
+        cdt = _core.result_dtypes(
+            lambda *d: _np.empty(0, _np.result_type(*d)), ops, name)[0]
+    elif name in _PREDICATES:
+        cdt = ops[0].dtype if ops[0].dtype is not None else _np.dtype(float)
+    elif name == "matmul":
+        cdt = out_dt
+        if out_dt == _np.dtype(bool):
+            vals = [_core.cast(o.t, _np.dtype(_np.int64)) for o in ops]
+            return _C.ne(_C.matmul(*vals), 0)
+    else:
+        cdt = out_dt
+        if name in ("power", "float_power"):
+            _check_negative_powers(name, ops, cdt)
+        if name == "reciprocal" and cdt.kind in "iu":
+            raise _C.UnsupportedError("hop.numpy: numpy.reciprocal of an integer array is "
+                                      "not supported (NumPy's is C integer division)")
+    vals = _all_tensor(ops, cdt)
+    if impl not in _DIRECT:  # composed of several ops: every operand a tensor
+        vals = [v if isinstance(v, _C.Tensor) else
+                _C.full((), v, dtype=_core.hop_dtype(cdt, name)) for v in vals]
+    r = impl(*vals)
+    return _core.cast(r, out_dt)
+
+
+def _write_out(o, value, name, casting):
+    """ufunc(..., out=o): value cast into o under `casting`, broadcast to
+    o's shape.  An np.ndarray out is written eagerly; while tracing it is a
+    constant of the trace, which cannot take a traced value."""
+    have, want = _core.np_dtype(value), o.dtype
+    if isinstance(o, _np.ndarray):
+        if not _np.can_cast(have, want, casting=casting):
+            raise TypeError(f"Cannot cast ufunc '{name}' output from {have!r} to {want!r} with "
+                            f"casting rule {casting!r}")
+        if _C._is_proxy(value) or _core.tracing():
+            raise _C.UnsupportedError(
+                f"hop.numpy: numpy.{name}(..., out=<np.ndarray>) while tracing: an ndarray made "
+                f"with NumPy's own functions (np.zeros(n)) is a constant of the trace and cannot "
+                f"hold a traced value; make it from an array argument (np.zeros_like(x)) or with "
+                f"hop.numpy.zeros")
+        o[...] = value.numpy()
+        return o
+    if not _np.can_cast(have, want, casting=casting):
+        raise TypeError(f"Cannot cast ufunc '{name}' output from {have!r} to {want!r} with "
+                        f"casting rule {casting!r}")
+    v = _core.cast(value, want)
+    if tuple(v.shape) != o.shape:
+        try:
+            v = v.expand(*o.shape) if v.ndim <= o.ndim else None
+        except (ValueError, _C.Error):
+            v = None
+        if v is None:
+            raise ValueError(f"non-broadcastable output operand with shape {o.shape} doesn't "
+                             f"match the broadcast shape {tuple(value.shape)}")
+        v = v.clone()
+    o._assign(v, f"numpy.{name}(..., out=...)")
+    return o
+
+
+def call_ufunc(name, args, kwargs, kind):
+    """ufunc `name` called on args: results of type `kind`."""
+    uf = getattr(_np.core.umath, name, None) or getattr(_np, name)
+    bad = set(kwargs) - _KWARGS
+    if bad:
+        raise TypeError(f"{name}() got an unexpected keyword argument '{sorted(bad)[0]}'")
+    if name not in UFUNCS:
+        return fallback(uf, name, args, kwargs, kind)
+    nin = UFUNCS[name][0]
+    if len(args) != nin:
+        raise TypeError(f"{name}() takes from {nin} to {nin + uf.nout} positional arguments "
+                        f"but {len(args)} were given")
+    out = _out_tuple(kwargs.get("out"), uf.nout, name)
+    where = kwargs.get("where", True)
+    dtype = kwargs.get("dtype")
+    casting = kwargs.get("casting", "same_kind")
+    if kwargs.get("signature") is not None:
+        return fallback(uf, name, args, kwargs, kind)
+    ops = [_core.operand(a, f"numpy.{name}") for a in args]
+    if name == "clip" and any(o.t is None and o.value is None for o in ops):
+        raise ValueError("One of max or min must be given")
+    extra = {"dtype": dtype} if dtype is not None else {}
+    if name == "matmul":
+        for o in ops:
+            if o.ndim == 0:
+                raise ValueError(f"matmul: Input operand {ops.index(o)} does not have enough "
+                                 f"dimensions (has 0, gufunc core with signature "
+                                 f"(n?,k),(k,m?)->(n?,m?) requires 1)")
+        out_dt = _core.result_dtypes(
+            lambda a, b: uf(_np.empty((1, 1), _np.asarray(a).dtype),
+                            _np.empty((1, 1), _np.asarray(b).dtype), **extra), ops, name)[0]
+    else:
+        out_dt = _core.result_dtypes(lambda *d: uf(*d, **extra), ops, f"numpy.{name}")[0]
+    _core.hop_dtype(out_dt, f"numpy.{name}")
+    if dtype is not None and name not in _COMPARE and name not in _LOGICAL:
+        ops = [_core.Opnd(t=_core.cast(o.t, _np.dtype(dtype)), dtype=_np.dtype(dtype))
+               if o.t is not None else o for o in ops]
+    r = _compute(name, ops, out_dt)
+    if where is not True:
+        w = _core.operand(where, f"numpy.{name}: where")
+        wt = w.t if w.t is not None else bool(w.value)
+        if isinstance(wt, _C.Tensor) and _core.np_dtype(wt) != _np.dtype(bool):
+            raise TypeError(f"Cannot cast array data from {_core.np_dtype(wt)!r} to "
+                            f"dtype('bool') according to the rule 'safe'")
+        if out is not None and out[0] is not None:
+            base = _core.tensor_of(out[0])
+            r = _C.where(wt, _core.cast(r, out[0].dtype), base) if isinstance(wt, _C.Tensor) \
+                else (_core.cast(r, out[0].dtype) if wt else base)
+        elif isinstance(wt, _C.Tensor):
+            r = _C.where(wt, r, _C.zeros((), dtype=r.dtype))
+    if out is not None and out[0] is not None:
+        return _write_out(out[0], r, name, casting)
+    return wrap(kind, r, scalar=r.ndim == 0)
+
+
+def _call_divmod(args, kwargs, kind):
+    out = _out_tuple(kwargs.pop("out", None), 2, "divmod")
+    q = call_ufunc("floor_divide", args, dict(kwargs, out=out[0] if out else None)
+                   if out and out[0] is not None else kwargs, kind)
+    r = call_ufunc("remainder", args, dict(kwargs, out=out[1] if out else None)
+                   if out and out[1] is not None else kwargs, kind)
+    return q, r
+
+
+def array_ufunc(ufunc, method, inputs, kwargs):
+    """__array_ufunc__ of hop.numpy arrays and hop.Tensor."""
+    name = ufunc.__name__
+    everything = tuple(inputs) + tuple(v for v in (kwargs.get("out") or ())
+                                       if isinstance(kwargs.get("out"), tuple)) \
+        + ((kwargs["out"],) if "out" in kwargs and not isinstance(kwargs["out"], tuple) else ())
+    if not all(takes(x) or x is None for x in everything):
+        return NotImplemented
+    kind = result_kind(inputs, NumpyArg if any(type(x) is NumpyArg for x in inputs) else ndarray)
+    if method == "__call__":
+        if name == "divmod":
+            return _call_divmod(inputs, dict(kwargs), kind)
+        return call_ufunc(name, inputs, kwargs, kind)
+    if method == "reduce" and name in _REDUCE and len(inputs) == 1:
+        from . import _funcs
+        kw = dict(kwargs)
+        axis = kw.pop("axis", 0)
+        return getattr(_funcs, _REDUCE[name])(inputs[0], axis=axis, _kind=kind, **kw)
+    if method == "accumulate" and name in _ACCUMULATE and len(inputs) == 1:
+        from . import _funcs
+        kw = dict(kwargs)
+        axis = kw.pop("axis", 0)
+        return getattr(_funcs, _ACCUMULATE[name])(inputs[0], axis=axis, _kind=kind, **kw)
+    return fallback(getattr(ufunc, method), f"{name}.{method}", inputs, kwargs, kind)
+
+
+def tensor_array_ufunc(self, ufunc, method, *inputs, **kwargs):
+    """hop.Tensor.__array_ufunc__: NumPy's ufuncs on hop tensors give hop
+    tensors, with NumPy's dtypes."""
+    return array_ufunc(ufunc, method, inputs, kwargs)

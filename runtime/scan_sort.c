@@ -1,0 +1,354 @@
+/*
+ * runtime/scan_sort.c - the ops computed along one dim into a new tensor:
+ * cumsum/cumprod, sort/argsort and take (gather by an integer tensor), plus
+ * the dispatch of the INDEX family that hop_eager (and so every plan's
+ * Eager instruction) runs.
+ *
+ * Each works one line (the elements along the dim, for one index of the
+ * other dims) at a time, through a line buffer from hop's allocator.  Scans
+ * accumulate sequentially in the result's dtype, rounding every step as
+ * NumPy's accumulate does (f16 in f32 rounded back to f16 each step, f32 in
+ * f32); integers wrap in 64 bits.  Sorting is a stable merge sort with nan
+ * as the largest value (NumPy puts nans last), so argsort equals NumPy's
+ * kind="stable".  take checks every index against the dim's size:
+ * HOP_INDEX "take: index 7 is out of bounds for dim 0 with size 5".
+ */
+#include "runtime/runtime.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+
+/* The odometer over every dim of sizes but skip: *off advances by strides. */
+typedef struct lines {
+    int rank, skip;
+    const int64_t *sizes;
+    int64_t idx[HOP_MAX_RANK];
+} lines;
+
+static void
+lines_init(lines *w, int rank, const int64_t *sizes, int skip)
+{
+    w->rank = rank;
+    w->skip = skip;
+    w->sizes = sizes;
+    memset(w->idx, 0, sizeof w->idx);
+}
+
+/* The offset (in elements) of the current line under strides. */
+static int64_t
+lines_offset(const lines *w, const int64_t *strides)
+{
+    int64_t off = 0;
+    for (int d = 0; d < w->rank; d++)
+        if (d != w->skip)
+            off += w->idx[d] * strides[d];
+    return off;
+}
+
+/* Moves to the next line; false after the last. */
+static bool
+lines_next(lines *w)
+{
+    for (int d = w->rank - 1; d >= 0; d--) {
+        if (d == w->skip)
+            continue;
+        if (++w->idx[d] < w->sizes[d])
+            return true;
+        w->idx[d] = 0;
+    }
+    return false;
+}
+
+static int64_t
+numel_of(int rank, const int64_t *sizes)
+{
+    int64_t n = 1;
+    for (int d = 0; d < rank; d++)
+        n *= sizes[d];
+    return n;
+}
+
+static int
+wrap_dim(int64_t d, int rank)
+{
+    int r = rank > 0 ? rank : 1;
+    return (int)(d < 0 ? d + r : d);
+}
+
+/* ----------------------------------------------------------------- scans */
+
+/* One line of n elements in dtype dt, scanned in place. */
+static void
+scan_line(hop_op op, hop_dtype dt, void *p, int64_t n)
+{
+    bool sum = op == HOP_OP_cumsum;
+    switch (dt) {
+    case HOP_F32: {
+        float *v = p, acc = sum ? 0.0f : 1.0f;
+        for (int64_t i = 0; i < n; i++)
+            v[i] = acc = sum ? acc + v[i] : acc * v[i];
+        break;
+    }
+    case HOP_F64: {
+        double *v = p, acc = sum ? 0.0 : 1.0;
+        for (int64_t i = 0; i < n; i++)
+            v[i] = acc = sum ? acc + v[i] : acc * v[i];
+        break;
+    }
+    case HOP_F16: {
+        uint16_t *v = p;
+        float acc = sum ? 0.0f : 1.0f;
+        for (int64_t i = 0; i < n; i++) {
+            float x = hop_f16_to_float(v[i]);
+            v[i] = hop_f16_from_float(sum ? acc + x : acc * x);
+            acc = hop_f16_to_float(v[i]);
+        }
+        break;
+    }
+    default: { /* i64 and u64: the same wrapping bits */
+        uint64_t *v = p, acc = sum ? 0 : 1;
+        for (int64_t i = 0; i < n; i++)
+            v[i] = acc = sum ? acc + v[i] : acc * v[i];
+        break;
+    }
+    }
+}
+
+static hop_status
+scan(const hop__call *c, hop_tensor *out)
+{
+    const hop_tensor *x = c->args[0].u.tensor;
+    if (hop_tensor_numel(x) == 0)
+        return HOP_OK;
+    if (x->rank == 0) { /* one element: its own sum and product */
+        hop__convert(1, out->data, out->dtype, x->data, x->dtype, 1);
+        return HOP_OK;
+    }
+    int d = wrap_dim(c->args[1].u.i, x->rank);
+    int64_t n = x->sizes[d];
+    size_t osz = hop_dtype_size(out->dtype);
+    char *line = hop_malloc((size_t)n * osz);
+    if (line == NULL)
+        return HOP_NOMEM;
+    lines w;
+    lines_init(&w, x->rank, x->sizes, d);
+    size_t xsz = hop_dtype_size(x->dtype);
+    do {
+        const char *src = (const char *)x->data + lines_offset(&w, x->strides) * (int64_t)xsz;
+        char *dst = (char *)out->data + lines_offset(&w, out->strides) * (int64_t)osz;
+        hop__convert(n, line, out->dtype, src, x->dtype, x->strides[d]);
+        scan_line(c->op, out->dtype, line, n);
+        hop__scatter(n, dst, out->strides[d], line, osz);
+    } while (lines_next(&w));
+    hop_free(line);
+    return HOP_OK;
+}
+
+/* --------------------------------------------------------------- sorting */
+
+/* A sort key: integers exactly (signed or unsigned), floats as double. */
+typedef struct key {
+    int kind; /* 0 signed, 1 unsigned, 2 float */
+    const int64_t *i;
+    const uint64_t *u;
+    const double *f;
+} key;
+
+/* a < b in the ascending order: nan is the largest, nans compare equal. */
+static bool
+key_less(const key *k, int64_t a, int64_t b)
+{
+    switch (k->kind) {
+    case 0:
+        return k->i[a] < k->i[b];
+    case 1:
+        return k->u[a] < k->u[b];
+    default: {
+        double x = k->f[a], y = k->f[b];
+        if (isnan(x))
+            return false;
+        return isnan(y) || x < y;
+    }
+    }
+}
+
+/* Stable merge sort of idx[0..n) by k (descending: by the reverse order,
+ * ties still in their original order); tmp has room for n. */
+static void
+merge_sort(const key *k, bool desc, int64_t *idx, int64_t *tmp, int64_t n)
+{
+    for (int64_t width = 1; width < n; width *= 2) {
+        for (int64_t lo = 0; lo < n; lo += 2 * width) {
+            int64_t mid = lo + width < n ? lo + width : n;
+            int64_t hi = lo + 2 * width < n ? lo + 2 * width : n;
+            int64_t i = lo, j = mid, o = lo;
+            while (i < mid && j < hi) {
+                /* take from the right only when it is strictly before */
+                bool right = desc ? key_less(k, idx[i], idx[j]) : key_less(k, idx[j], idx[i]);
+                tmp[o++] = right ? idx[j++] : idx[i++];
+            }
+            while (i < mid)
+                tmp[o++] = idx[i++];
+            while (j < hi)
+                tmp[o++] = idx[j++];
+        }
+        memcpy(idx, tmp, (size_t)n * sizeof *idx);
+    }
+}
+
+static hop_status
+sort(const hop__call *c, hop_tensor *out)
+{
+    const hop_tensor *x = c->args[0].u.tensor;
+    int64_t total = hop_tensor_numel(x);
+    if (total == 0)
+        return HOP_OK;
+    int d = x->rank == 0 ? -1 : wrap_dim(c->args[1].u.i, x->rank);
+    int64_t n = d < 0 ? 1 : x->sizes[d];
+    int64_t xstride = d < 0 ? 0 : x->strides[d], ostride = d < 0 ? 0 : out->strides[d];
+    bool desc = c->args[2].u.b;
+    size_t xsz = hop_dtype_size(x->dtype), osz = hop_dtype_size(out->dtype);
+    hop_dtype kd = hop_dtype_is_float(x->dtype)      ? HOP_F64
+                   : hop_dtype_is_unsigned(x->dtype) ? HOP_U64
+                                                     : HOP_I64;
+    /* keys, indices and scratch: three arrays of n 8-byte items */
+    char *buf = hop_malloc((size_t)n * 24);
+    if (buf == NULL)
+        return HOP_NOMEM;
+    void *keys = buf;
+    int64_t *idx = (int64_t *)(buf + n * 8), *tmp = (int64_t *)(buf + n * 16);
+    key k = {kd == HOP_F64 ? 2 : kd == HOP_U64 ? 1 : 0, keys, keys, keys};
+    lines w;
+    lines_init(&w, x->rank, x->sizes, d);
+    do {
+        const char *src = (const char *)x->data + lines_offset(&w, x->strides) * (int64_t)xsz;
+        char *dst = (char *)out->data + lines_offset(&w, out->strides) * (int64_t)osz;
+        hop__convert(n, keys, kd, src, x->dtype, xstride);
+        for (int64_t i = 0; i < n; i++)
+            idx[i] = i;
+        merge_sort(&k, desc, idx, tmp, n);
+        for (int64_t i = 0; i < n; i++) {
+            char *o = dst + i * ostride * (int64_t)osz;
+            if (c->op == HOP_OP_argsort)
+                memcpy(o, &idx[i], sizeof idx[i]);
+            else
+                memcpy(o, src + idx[i] * xstride * (int64_t)xsz, xsz);
+        }
+    } while (d >= 0 && lines_next(&w));
+    hop_free(buf);
+    return HOP_OK;
+}
+
+/* ------------------------------------------------------------------ take */
+
+static hop_status
+take(const hop__call *c, hop_tensor *out)
+{
+    const hop_tensor *x = c->args[0].u.tensor, *ix = c->args[2].u.tensor;
+    int d = wrap_dim(c->args[1].u.i, x->rank);
+    int64_t nidx = hop_tensor_numel(ix), size = x->sizes[d];
+    if (hop_tensor_numel(out) == 0 && nidx == 0)
+        return HOP_OK;
+    /* the indices in C order as i64, checked before anything is written */
+    int64_t *k = hop_malloc((size_t)(nidx > 0 ? nidx : 1) * sizeof *k);
+    if (k == NULL)
+        return HOP_NOMEM;
+    int64_t kstrides[HOP_MAX_RANK], s = 1;
+    for (int i = ix->rank - 1; i >= 0; i--) {
+        kstrides[i] = s;
+        s *= ix->sizes[i];
+    }
+    hop__ew_src src = {ix->data, ix->dtype, ix->rank, ix->sizes, ix->strides, {0}};
+    hop_dtype need = HOP_I64;
+    hop__ew e;
+    hop__ew_init(&e, k, HOP_I64, ix->rank, ix->sizes, kstrides, &src, &need, 1,
+                 hop__vfn_copy(HOP_I64), HOP_I64);
+    hop__ew_compute(&e, 0, 1);
+    for (int64_t j = 0; j < nidx; j++) {
+        int64_t v = k[j];
+        if (hop_dtype_is_unsigned(ix->dtype) && v < 0)
+            v = INT64_MAX; /* a u64 beyond int64 is out of range anyway */
+        if (v < -size || v >= size) {
+            hop_free(k);
+            return hop_error(HOP_INDEX,
+                             "take: index %" PRId64 " is out of bounds for dim %d with "
+                             "size %" PRId64,
+                             v, d, size);
+        }
+        k[j] = v < 0 ? v + size : v;
+    }
+    /* out = [outer dims of x][index dims][inner dims of x], in C order */
+    size_t esz = hop_dtype_size(x->dtype);
+    int64_t outer = numel_of(d, x->sizes), inner = numel_of(x->rank - d - 1, x->sizes + d + 1);
+    int64_t oidx[HOP_MAX_RANK] = {0}, iidx[HOP_MAX_RANK] = {0};
+    char *o = out->data; /* out is a new contiguous tensor */
+    for (int64_t a = 0; a < outer; a++) {
+        int64_t obase = 0;
+        for (int q = 0; q < d; q++)
+            obase += oidx[q] * x->strides[q];
+        for (int64_t j = 0; j < nidx; j++) {
+            int64_t base = obase + k[j] * x->strides[d];
+            memset(iidx, 0, sizeof iidx);
+            for (int64_t b = 0; b < inner; b++) {
+                int64_t off = base;
+                for (int q = d + 1; q < x->rank; q++)
+                    off += iidx[q] * x->strides[q];
+                memcpy(o, (const char *)x->data + off * (int64_t)esz, esz);
+                o += esz;
+                for (int q = x->rank - 1; q > d; q--) {
+                    if (++iidx[q] < x->sizes[q])
+                        break;
+                    iidx[q] = 0;
+                }
+            }
+        }
+        for (int q = d - 1; q >= 0; q--) {
+            if (++oidx[q] < x->sizes[q])
+                break;
+            oidx[q] = 0;
+        }
+    }
+    hop_free(k);
+    return HOP_OK;
+}
+
+/* ------------------------------------------------------------- dispatch */
+
+hop_status
+hop__index_eager(const hop__call *c, hop_rt_value *out)
+{
+    if (c->op == HOP_OP_nonzero) {
+        if ((out->tensor = hop__nonzero(c->args[0].u.tensor)) == NULL)
+            return hop_error_code();
+        out->kind = HOP_VALUE_TENSOR;
+        return HOP_OK;
+    }
+    hop_tensor *t = hop_tensor_empty(c->res.meta.dtype, c->res.meta.rank, c->sizes);
+    if (t == NULL)
+        return hop_error_code();
+    hop_status st;
+    switch (c->op) {
+    case HOP_OP_cumsum:
+    case HOP_OP_cumprod:
+        st = scan(c, t);
+        break;
+    case HOP_OP_sort:
+    case HOP_OP_argsort:
+        st = sort(c, t);
+        break;
+    case HOP_OP_take:
+        st = take(c, t);
+        break;
+    default:
+        st = hop_error(HOP_UNSUPPORTED, "%s: not an op of the INDEX family", c->info->name);
+        break;
+    }
+    if (st != HOP_OK) {
+        hop_tensor_release(t);
+        return st;
+    }
+    out->kind = HOP_VALUE_TENSOR;
+    out->tensor = t;
+    return HOP_OK;
+}

@@ -1,0 +1,203 @@
+"""Ordinary NumPy programs under hop.compile: the issue's five programs
+(row softmax, 2-layer MLP, pairwise distances, log-sum-exp, k-means
+assignment) against NumPy at small and large sizes; ndarray in, ndarray
+out; HOPs inside NumPy code; data-dependent Python branches specialised by
+path (each path traced once, a data guard for an unseen one, both sides
+merged into one plan with a cond, no retrace after)."""
+import inspect
+
+import numpy as np
+import pytest
+
+import hop
+
+
+def softmax(x):
+    e = np.exp(x - x.max(axis=1, keepdims=True))
+    return e / e.sum(axis=1, keepdims=True)
+
+
+def mlp(x, w1, b1, w2, b2):
+    h = np.maximum(x @ w1 + b1, 0)
+    return h @ w2 + b2
+
+
+def pairwise(a, b):
+    d = a[:, None, :] - b[None, :, :]
+    return np.sqrt((d * d).sum(axis=-1))
+
+
+def logsumexp(x):
+    m = np.max(x, axis=-1, keepdims=True)
+    return (m + np.log(np.sum(np.exp(x - m), axis=-1, keepdims=True)))[..., 0]
+
+
+def kmeans_assign(x, c):
+    d = ((x[:, None, :] - c[None, :, :]) ** 2).sum(axis=2)
+    return np.argmin(d, axis=1)
+
+
+def _inputs(name, n, dtype, rng):
+    r = lambda *s: rng.standard_normal(s).astype(dtype)
+    if name == "softmax":
+        return (r(n, 16),)
+    if name == "mlp":
+        return (r(n, 8), r(8, 32), r(32), r(32, 4), r(4))
+    if name == "pairwise":
+        return (r(n, 3), r(n // 2 + 1, 3))
+    if name == "logsumexp":
+        return (r(n, 32) * 10,)
+    return (r(n, 2), r(5, 2))
+
+
+PROGRAMS = {"softmax": softmax, "mlp": mlp, "pairwise": pairwise, "logsumexp": logsumexp,
+            "kmeans": kmeans_assign}
+
+
+@pytest.mark.parametrize("name", sorted(PROGRAMS))
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_the_five_programs_compiled_match_numpy(name, dtype):
+    fn = PROGRAMS[name]
+    rng = np.random.default_rng(7)
+    cf = hop.compile(fn)
+    for n in (4, 50, 2000):  # the third size is dynamic (one recompile)
+        args = _inputs(name, n, dtype, rng)
+        want = fn(*args)
+        got = cf(*args)
+        assert type(got) is np.ndarray and got.dtype == want.dtype and got.shape == want.shape
+        if want.dtype.kind == "f":
+            r = 1e-5 if dtype == "float32" else 1e-12
+            np.testing.assert_allclose(got, want, rtol=r, atol=r)
+        else:
+            np.testing.assert_array_equal(got, want)
+    assert cf.recompiles == 1 and cf.eager_calls == 0
+
+
+def test_ndarrays_in_and_out_without_copies():
+    a = np.arange(6.0).reshape(2, 3)
+    same = hop.compile(lambda x: (x, x.T, x[1]))
+    out = same(a)
+    assert all(type(o) is np.ndarray and np.shares_memory(o, a) for o in out)
+    np.testing.assert_array_equal(out[1], a.T)
+    made = hop.compile(lambda x: np.sin(x) + 1)
+    r = made(a)
+    assert type(r) is np.ndarray and r.flags.writeable and not np.shares_memory(r, a)
+    assert not np.shares_memory(made(a), r)  # every call's result is its own memory
+    # hop tensors in, hop tensors out; NumPy scalars for NumPy's 0-d results
+    t = made(hop.asarray(a))
+    assert isinstance(t, hop.Tensor)
+    s = hop.compile(lambda x: x.sum())(a)
+    assert type(s) is np.float64 and s == a.sum()
+
+
+def test_hops_inside_numpy_code():
+    def f(x):
+        return hop.cond(np.sum(x) > 0, lambda: np.sin(x), lambda: np.cos(x))
+
+    a = np.linspace(-1, 2, 5)
+    for run in (hop.compile(f), hop.compile(f, fullgraph=True), hop.trace(f, a)):
+        for v in (a, -a):
+            got = run(v)
+            assert type(got) is np.ndarray
+            np.testing.assert_allclose(got, np.sin(v) if v.sum() > 0 else np.cos(v))
+    body = hop.compile(lambda x: hop.map(lambda r: np.exp(r) / np.exp(r).sum(), x))
+    x = np.random.default_rng(0).random((3, 4))
+    np.testing.assert_allclose(body(x), softmax(x))
+
+
+# ------------------------------------------------------- path specialisation
+
+CALLS = []
+
+
+def branchy(x):
+    CALLS.append(1)
+    if np.sum(x) > 0:
+        return np.sin(x) * 2
+    else:
+        return np.cos(x) - 1
+
+
+IF_LINE = inspect.getsourcelines(branchy)[1] + 2
+
+
+def _expected(x):
+    return np.sin(x) * 2 if x.sum() > 0 else np.cos(x) - 1
+
+
+@pytest.mark.parametrize("first_positive", [True, False])
+def test_either_path_first_then_merged_then_no_retrace(first_positive):
+    pos, neg = np.linspace(0.1, 1, 6), -np.linspace(0.1, 1, 6)
+    first, second = (pos, neg) if first_positive else (neg, pos)
+    cf = hop.compile(branchy)
+    np.testing.assert_allclose(cf(first), _expected(first))
+    assert cf.recompiles == 0 and len(cf.graphs) == 1
+    # the one plan computes the predicate and checks it: same path, no retrace
+    n = len(CALLS)
+    np.testing.assert_allclose(cf(first * 3), _expected(first * 3))
+    assert len(CALLS) == n and cf.recompiles == 0
+    # the unseen side fails the data guard and is traced; both sides merge
+    np.testing.assert_allclose(cf(second), _expected(second))
+    assert cf.recompiles == 1 and len(cf.graphs) == 2
+    merged = cf.graphs[-1]
+    assert "cond(" in merged.code and "sin(" in merged.code and "cos(" in merged.code
+    assert "guards: u" not in merged.code  # no trap side left
+    n = len(CALLS)
+    for v in (first, second, first * 2, second * 2, pos - 0.5):
+        np.testing.assert_allclose(cf(v), _expected(v))
+    assert len(CALLS) == n and cf.recompiles == 1 and cf.eager_calls == 0
+    text = cf.explain()
+    site = f"test_numpy_programs.py:{IF_LINE}"
+    assert f"{site} (`if np.sum(x) > 0:`) took its " \
+           f"{'False' if first_positive else 'True'} side, not traced yet" in text
+    assert f"{site}  `if np.sum(x) > 0:`  True: traced" in text
+    assert f"{site}  `if np.sum(x) > 0:`  False: traced" in text
+
+
+def test_fullgraph_and_hop_trace_keep_pointing_to_hop_cond():
+    a = np.arange(3.0)
+    with pytest.raises(hop.TraceError, match=r"data-dependent Python control flow; use "
+                                             r"hop\.cond"):
+        hop.compile(branchy, fullgraph=True)(a)
+    with pytest.raises(hop.TraceError, match=r"use hop\.cond"):
+        hop.trace(branchy, a)
+    with pytest.raises(hop.TraceError, match=r"use hop\.cond"):
+        hop.trace(branchy, hop.asarray(a))
+
+
+def test_sequential_and_nested_branches_and_loops():
+    def two(x):
+        if x.sum() > 0:
+            x = x * 2
+        if x.max() > 5:
+            return x - 5
+        return x
+
+    cf = hop.compile(two)
+    values = [np.arange(4.0), -np.arange(4.0), np.arange(4.0) / 10, np.array([-10.0, 1, 1, 9])]
+    for v in values + values:
+        np.testing.assert_allclose(cf(v), two(v))
+    assert len(cf.graphs) <= 4 and cf.eager_calls == 0
+    n = len(cf.graphs)
+    for v in values:
+        cf(v)
+    assert len(cf.graphs) == n
+
+    def halve(x):
+        while np.max(x) > 1:  # one path per trip count
+            x = x / 2
+        return x
+
+    cl = hop.compile(halve)
+    for v in (np.arange(4.0), np.arange(4.0) * 100, np.arange(4.0), np.arange(4.0) * 0.1):
+        np.testing.assert_allclose(cl(v), halve(v))
+    assert cl.recompiles == 2
+
+
+def test_a_branch_on_a_number_rather_than_a_comparison_says_so():
+    def f(x):
+        return x * 2 if float(x.sum()) > 1 else x
+
+    with pytest.raises(hop.TraceError, match=r"float\(\) of a traced array value .* not on a "
+                                             r"number's value"):
+        hop.compile(f)(np.arange(3.0))
