@@ -401,8 +401,8 @@ hop_eval_body_at(hop_eval_ctx *ex, const char *body, size_t k, const hop_rt_valu
         return hop_error_code();
     hop_param_kind kind = ex->params[i].kind;
     if ((kind != HOP_PARAM_BODY || k != 0) && (kind != HOP_PARAM_BODIES || k >= ex->nbodies))
-        return hop_error(HOP_MISUSE, "hop_eval_body: %s of %s is not a body%s", body,
-                         ex->cls->name, kind == HOP_PARAM_BODIES ? " of that index" : "");
+        return hop_error(HOP_MISUSE, "hop_eval_body: %s of %s is not a body%s", body, ex->cls->name,
+                         kind == HOP_PARAM_BODIES ? " of that index" : "");
     size_t b = count_before(ex, i, is_body) + k;
     if (ex->hosts) {
         size_t before = outputs->n;

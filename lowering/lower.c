@@ -122,7 +122,8 @@ compile_kernel_op(hop_lower_ctx *cx, const hop_node *n)
     d->cache = cx->ncache++;
     if (hop__emit(cx, HOP__OP_Op, out, d->cache, 0, d, d->text) < 0)
         return HOP_NOMEM;
-    if ((st = access_args(cx, d->args, d->nargs)) != HOP_OK || (st = hop__access(cx, out)) != HOP_OK)
+    if ((st = access_args(cx, d->args, d->nargs)) != HOP_OK ||
+        (st = hop__access(cx, out)) != HOP_OK)
         return st;
     return set_value(cx, n, hop__pv_tensor(out));
 }
@@ -157,8 +158,8 @@ compile_view(hop_lower_ctx *cx, const hop_node *n)
     int32_t base = d->args[0].slot;
     if (hop__emit(cx, HOP__OP_View, out, base, 0, d, d->text) < 0)
         return HOP_NOMEM;
-    if ((st = access_args(cx, d->args, d->nargs)) != HOP_OK || (st = hop__access(cx, out)) != HOP_OK ||
-        (st = hop__alias_of(cx, out, base)) != HOP_OK)
+    if ((st = access_args(cx, d->args, d->nargs)) != HOP_OK ||
+        (st = hop__access(cx, out)) != HOP_OK || (st = hop__alias_of(cx, out, base)) != HOP_OK)
         return st;
     return set_value(cx, n, hop__pv_tensor(out));
 }
@@ -177,7 +178,8 @@ compile_op_alloc(hop_lower_ctx *cx, const hop_node *n)
         return st;
     if (hop__emit(cx, HOP__OP_OpAlloc, out, 0, 0, d, d->text) < 0)
         return HOP_NOMEM;
-    if ((st = access_args(cx, d->args, d->nargs)) != HOP_OK || (st = hop__access(cx, out)) != HOP_OK)
+    if ((st = access_args(cx, d->args, d->nargs)) != HOP_OK ||
+        (st = hop__access(cx, out)) != HOP_OK)
         return st;
     return set_value(cx, n, hop__pv_tensor(out));
 }
@@ -497,8 +499,8 @@ bind_placeholder(hop_lower_ctx *cx, const hop_node *ph, hop_pval v, const hop_gr
 {
     if (ph->meta->kind == HOP_VALUE_TENSOR) {
         if (v.kind != HOP_PVAL_TENSOR)
-            return hop_error(HOP_VERIFY, "lowering: %s of %s is a tensor but gets an int",
-                             ph->name, g->name);
+            return hop_error(HOP_VERIFY, "lowering: %s of %s is a tensor but gets an int", ph->name,
+                             g->name);
         return set_value(cx, ph, v);
     }
     if (v.kind == HOP_PVAL_TENSOR || v.kind == HOP_PVAL_NONE)
@@ -530,7 +532,7 @@ static hop_status emit_guard(hop_lower_ctx *cx, const hop_expr *e, size_t i, con
 
 hop_status
 hop__compile_graph(hop_lower_ctx *cx, const hop_graph *g, const hop_pval *inputs, size_t ninputs,
-              const hop_pval *dests, hop_pval *outputs, size_t noutputs)
+                   const hop_pval *dests, hop_pval *outputs, size_t noutputs)
 {
     const hop_node *out = g->output;
     if (out == NULL)

@@ -651,7 +651,9 @@ run_general(const hop__fgroup *g, hop__frame *f)
     for (int s = 0; g->has_sym && s < g->nsteps; s++) {
         for (int i = 0; i < g->steps[s].nin; i++) {
             const hop__fopnd *o = &g->steps[s].in[i];
-            hop_status st = o->src == HOP__F_SYM ? sym_value(o, g->steps[s].opdtype, f->regs, c.sym[s][i]) : HOP_OK;
+            hop_status st = o->src == HOP__F_SYM
+                                ? sym_value(o, g->steps[s].opdtype, f->regs, c.sym[s][i])
+                                : HOP_OK;
             if (st != HOP_OK)
                 return st;
         }

@@ -28,7 +28,6 @@ binary_named(const char *fname, hop_op op, PyObject *a, PyObject *b)
     return hop_py__run_and_drop(op, args, 2, tmp, 2);
 }
 
-
 /* clang-format off */
 /* One-tensor ops: t.sin() and hop.sin(t).  X(name, what, operand, result) */
 #define HOP_PY_UNARY_OPS(X)                                                                        \
