@@ -663,3 +663,22 @@ def test_numpy_power_float():
         np.testing.assert_allclose(g, w, rtol=1e-15)
     with pytest.raises(ValueError, match="Integers to negative integer powers are not allowed"):
         hop.compile(lambda v: v ** -1)(np.arange(1, 4))
+
+
+# ----------------------------------------- hypothesis finds, as plain tests
+
+@pytest.mark.parametrize("name", ["argmax", "argmin"])
+def test_argmax_and_argmin_of_bool_arrays_like_numpy(name):
+    for a in (np.array([False, True, True]), np.array([[True, False], [False, False]])):
+        for axis in (None, 0, -1):
+            f = lambda x: getattr(np, name)(x, axis=axis)  # noqa: E731
+            same(hop.compile(f)(a), f(a))
+
+
+@pytest.mark.parametrize("d", ["int8", "int64", "uint8", "float32", "bool"])
+def test_mean_with_an_integer_dtype_sums_in_it_and_truncates_like_numpy(d):
+    a = np.array([[1, 2, 4], [-7, 0, 3]]).astype(d)
+    for axis in (None, 0, 1, (0, 1)):
+        for keepdims in (False, True):
+            f = lambda x: np.mean(x, axis=axis, dtype="int64", keepdims=keepdims)  # noqa: E731
+            same(hop.compile(f)(a), f(a))

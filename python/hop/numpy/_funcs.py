@@ -176,6 +176,8 @@ def all(a, axis=None, out=None, keepdims=False, *, where=True, _kind=None):
 
 def _arg(op, a, axis, out, keepdims, kind):
     t = _t(a, op)
+    if t.dtype is _C.bool:
+        t = _core.cast(t, _np.uint8)  # NumPy orders False < True
     if axis is not None:
         _axis(axis, t.ndim)
     if t.ndim == 0:
@@ -203,6 +205,12 @@ def _mean_t(t, axes, dtype, keepdims, what):
     cdt = _np.dtype(dtype) if dtype is not None else \
         _np.dtype(_np.float32) if rdt == _np.dtype(_np.float16) else rdt
     x = _core.cast(t, cdt)
+    if cdt.kind in "iub":
+        # an integer dtype asked for: NumPy sums in it, then divides in
+        # float64 (the caller's cast to it truncates)
+        s = _C.sum(x, list(axes), keepdims) if t.ndim else x.clone()
+        n = _size([t.shape[i] for i in axes]) if t.ndim else 1
+        return _C.div(_core.cast(s, _np.dtype(_np.float64)), n), rdt
     r = _C.mean(x, list(axes), keepdims) if t.ndim else x.clone()
     return r, rdt
 
