@@ -29,9 +29,12 @@ FUZZ = os.path.join(HERE, "..", "..", "scripts", "fuzz.py")
 
 # What the random programs must have exercised: each loop node kind in at
 # least 10 of the programs checked and each of these variants in at least 3
-# (over 12 seeds of 300 programs the fewest seen were 53 and 10).  Rarer
-# shapes (a map in a loop body, a loop in a map body: ~3% each) are in LOOPED
-# below and in the long campaigns.
+# (over 12 seeds of 300 programs the fewest seen were 53 and 10; CI once
+# drew a set with 2 "while data bound").  The set is derandomized, so the
+# coverage asserted is the coverage of the programs checked every run; the
+# campaigns of scripts/fuzz.py draw new programs.  Rarer shapes (a map in a
+# loop body, a loop in a map body: ~3% each) are in LOOPED below and in the
+# long campaigns.
 LOOP_VARIANTS = (
     "fori data bound", "fori size bound", "while data bound", "while carry stop", "scan ys",
     "scan carry", "scan reverse", "ascan reverse", "switch data index", "switch size index",
@@ -42,7 +45,8 @@ LOOP_VARIANTS = (
 def test_random_nested_programs_agree_eager_traced_compiled_and_numpy():
     seen = Counter()
 
-    @settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
+    @settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck),
+              derandomize=True)
     @given(spec=fp.specs())
     def check(spec):
         fp.check_program(spec)
