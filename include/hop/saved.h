@@ -32,7 +32,7 @@ extern "C" {
 #endif
 
 /* The format version this library writes and reads. */
-#define HOP_SAVED_VERSION 1
+#define HOP_SAVED_VERSION 2
 
 /* A tensor's value: dtype, sizes and numel * hop_dtype_size(dtype) bytes of
  * C-contiguous data in host (little-endian) order.  Plain value. */

@@ -21,6 +21,7 @@ import sys
 import types
 
 from . import _C
+from ._paths import _in_body
 from ._purity import code_names, reads, run_pure
 from ._pytree import flatten, unflatten
 from ._trace import _name_hints
@@ -116,8 +117,9 @@ def _merged(results):
 def _same_structure(hop, first, result, ncall):
     """Every body of one call returns one structure with the same constants
     (the HOP's result is built from it)."""
-    if _array_agnostic(first.spec) != _array_agnostic(result.spec) or \
-            first.template != result.template:
+    if first.template != result.template or (first.spec != result.spec and
+                                              _array_agnostic(first.spec) !=
+                                              _array_agnostic(result.spec)):
         raise _C.TraceError(
             f"hop.{hop}: the branches return different structures: the {first.which} returns "
             f"{first.describe()} {_constants(first)}but the {result.which} returns "
@@ -200,7 +202,11 @@ def _apply(name, leads, groups, bodies, *, hop=None, keys=None, constants=True,
             if made:
                 args = (*ins[:made], *args)
             if tr is not None:
-                out = run_pure(hop, which, fn, args, kwargs)
+                _in_body.n = getattr(_in_body, "n", 0) + 1
+                try:
+                    out = run_pure(hop, which, fn, args, kwargs)
+                finally:
+                    _in_body.n -= 1
             else:
                 out = fn(*args, **kwargs)
             leaves, spec = flatten(out)
@@ -216,7 +222,8 @@ def _apply(name, leads, groups, bodies, *, hop=None, keys=None, constants=True,
             ncall[0] += 1
             if results:
                 same_structure(hop, results[0], result, ncall[0] - 1)
-            results.append(result)
+            if len(results) < len(bodies):  # one per body (eagerly a body runs many times)
+                results.append(result)
             return traced
         return body
 
@@ -318,17 +325,24 @@ def cond(pred, true_fn, false_fn, operands=()):
                   [_Body(true_fn, "true branch", splat), _Body(false_fn, "false branch", splat)])
 
 
+def _as_tensor_arg(v):
+    """A hop.numpy array as its tensor and an ndarray as a zero-copy tensor
+    (a traced HOP reads it at run time); anything else unchanged."""
+    get = getattr(type(v), "__hop_tensor__", None)
+    if get is not None:
+        return get(v)
+    if _np is not None and isinstance(v, _np.ndarray):
+        return _C.asarray(v)
+    return v
+
+
 def _pred(pred, tracing):
     """pred as the C cond takes it: a bool decided now, a bool tensor (a
     proxy, or a concrete tensor the tracer lifts to an input), or a SymInt
     (the tracer compares it with 0).  Eagerly always a bool."""
     if isinstance(pred, bool):
         return pred
-    get = getattr(type(pred), "__hop_tensor__", None)
-    if get is not None:  # a hop.numpy array: its tensor
-        pred = get(pred)
-    if _np is not None and isinstance(pred, _np.ndarray):
-        pred = _C.asarray(pred)  # zero-copy: a traced cond reads it at run time
+    pred = _as_tensor_arg(pred)
     if isinstance(pred, _C.Tensor):
         shape = tuple(pred.shape)
         numel = 1
@@ -618,6 +632,7 @@ def while_loop(cond_fn, body_fn, carried_inputs):
 def _bound(hop, name, v):
     if _np is not None and isinstance(v, _np.integer):
         return int(v)
+    v = _as_tensor_arg(v)
     if isinstance(v, bool) or not isinstance(v, (int, _C.Tensor, _C.SymInt)):
         raise TypeError(f"hop.{hop}: {name} must be an int, a SymInt or an int scalar tensor, "
                         f"got {type(v).__name__}")
@@ -727,6 +742,7 @@ def switch(index, branches, *operands):
         index = int(index)
     if isinstance(index, bool):
         index = int(index)
+    index = _as_tensor_arg(index)
     if not isinstance(index, (int, _C.Tensor, _C.SymInt)):
         raise TypeError(f"hop.switch: index must be an int or an int scalar tensor, got "
                         f"{type(index).__name__}")

@@ -43,6 +43,10 @@ import threading
 from . import _C
 from ._pytree import flatten, unflatten
 
+# How many HOP bodies the Python layer is running on this thread (_hops._apply
+# counts them): a branch on data inside one is not specialised.
+_in_body = threading.local()
+
 __all__ = ["BranchNode", "PathTrace", "record_path", "recording"]
 
 _HOP_DIR = os.path.dirname(os.path.abspath(__file__))
@@ -224,8 +228,10 @@ class PathTrace:
 
     def _hook(self, t):
         ctx = self._stack[-1] if self._stack else None
-        if ctx is None or _C._trace_depth() != ctx.depth:
-            return _C._truth(t)  # inside a HOP body: the error that points to hop.cond
+        if ctx is None or _C._trace_depth() != ctx.depth or getattr(_in_body, "n", 0):
+            # inside a HOP body (also one traced inline, at the caller's
+            # depth: a cond on a constant): the error that points to hop.cond
+            return _C._truth(t)
         site = _user_site()
         if ctx.k < len(ctx.forced):
             if site != ctx.sites[ctx.k]:

@@ -105,6 +105,46 @@ def test_hops_inside_numpy_code():
     np.testing.assert_allclose(body(x), softmax(x))
 
 
+def test_loop_bounds_and_switch_indices_from_numpy_code():
+    # hop.numpy values (compiled) and ndarrays (eager) as a fori_loop bound
+    # and a switch index, as cond's predicate takes them
+    branches = [lambda a, k=k: a * k for k in range(5)]
+
+    def sw(x):
+        return hop.switch(np.sum(x > 0), branches, x)
+
+    def fl(x):
+        return hop.fori_loop(0, np.sum(x > 0), lambda i, c: c * 2, x)
+
+    for x in (np.array([1.0, -2.0, 3.0]), np.array([4.0, 5.0, 6.0, 7.0])):
+        n = int((x > 0).sum())
+        np.testing.assert_array_equal(sw(x), x * n)
+        for f, want in ((sw, x * n), (fl, x * 2.0 ** n)):
+            got = hop.compile(f)(x)
+            assert type(got) is np.ndarray
+            np.testing.assert_array_equal(got, want)
+    assert hop.switch(np.array(1), branches, hop.ones(2)).tolist() == [1.0, 1.0]
+    assert hop.fori_loop(0, np.array(3), lambda i, c: c + 1, hop.zeros(1)).tolist() == [3.0]
+
+
+def test_a_data_dependent_if_inside_a_hop_body_points_to_hop_cond_when_compiled():
+    # the body of a switch or cond on a constant is traced inline, at the
+    # caller's depth; its branch on data is not path-specialised (that gave an
+    # internal error), it is the error hop.trace gives
+    def br(a):
+        return a * 2 if a.sum() > 0 else a - 1
+
+    t = hop.tensor([-3.0, 1.0])
+    for f in (lambda x: hop.switch(0, [br], x), lambda x: hop.cond(True, br, br, (x,)),
+              lambda x: hop.cond(x.sum() > 0, br, br, (x,))):
+        assert f(t).tolist() == [-4.0, 0.0]
+        with pytest.raises(hop.TraceError, match=r"data-dependent Python control flow; use "
+                                                 r"hop\.cond"):
+            hop.compile(f)(t)
+        with pytest.raises(hop.TraceError, match=r"use hop\.cond"):
+            hop.trace(f, t)
+
+
 # ------------------------------------------------------- path specialisation
 
 CALLS = []

@@ -100,6 +100,18 @@ def test_corrupted_truncated_and_foreign_files_are_hop_errors(tmp_path):
         hop.save(object(), tmp_path / "y.hop")
 
 
+def test_a_file_of_format_version_1_is_refused_by_name():
+    # version 1 numbered the dtypes before #17's; read as version 2 an f32
+    # program would load as an i16 one
+    import zlib
+    data = bytearray(hop._saved.dumps(hop.trace(f, hop.randn(3, 4), dynamic=True)))
+    assert data[8:12] == (2).to_bytes(4, "little")
+    data[8:12] = (1).to_bytes(4, "little")
+    data[-4:] = zlib.crc32(bytes(data[:-4])).to_bytes(4, "little")
+    with pytest.raises(hop.Error, match="load: format version 1, but this hop reads version 2"):
+        hop._saved.loads(bytes(data))
+
+
 def test_save_refuses_structures_it_cannot_load_without_code():
     import collections
     P = collections.namedtuple("P", "a b")
