@@ -1,0 +1,155 @@
+/*
+ * hop/autodiff.h - reverse and forward mode as graph transformations, and
+ * the contexts through which an op's or a HOP's rule takes part in them.
+ *
+ * hop_vjp_graph turns a closed graph f(inputs) -> outputs into
+ *
+ *     f_bwd(inputs..., cotangents...) -> (outputs..., gradients...)
+ *
+ * and hop_jvp_graph into
+ *
+ *     f_jvp(inputs..., tangents...) -> (outputs..., output tangents...)
+ *
+ * Both write into an empty graph the caller gives (a new graph, or the graph
+ * of a tracer a HOP pushed), so ownership is the caller's.  A HOP call in f
+ * becomes a call of its class's vjp/jvp rule: the rule emits the backward
+ * (or tangent) computation of the call, usually the same HOP over bodies
+ * transformed with hop_vjp_body/hop_jvp_body, which are installed as
+ * subgraphs of the result named after their forward (`cond_true_0_bwd`,
+ * `map_body_0_jvp`).  Reverse mode recomputes: a transformed body computes
+ * its forward again from its inputs, so no residuals cross a HOP boundary
+ * (docs/AUTODIFF.md has the design and each HOP's rule).
+ *
+ * Differentiable values are float tensors.  Integer and bool tensors and
+ * SymInts get no gradient and no tangent: an input asked for with wrt is
+ * HOP_DTYPE naming it.  Ops that are not differentiable (comparisons,
+ * argmax, integer ops, nonzero, item, ...) pass no gradient, as JAX does.
+ */
+#ifndef HOP_AUTODIFF_H
+#define HOP_AUTODIFF_H
+
+#include "hop/class.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* What seeds the reverse pass at one output of the graph. */
+typedef enum hop_ct_kind {
+    HOP_CT_NONE = 0, /* no cotangent (an integer output, or an aux output) */
+    HOP_CT_INPUT,    /* a placeholder of the result, one per such output */
+    HOP_CT_ONE,      /* ones of the output's shape (grad of a scalar) */
+} hop_ct_kind;
+
+/*
+ * Reverse mode.  fwd is a closed graph with an output node (every graph the
+ * tracer makes is); out an empty graph (no nodes, no subgraphs) of the same
+ * ShapeEnv.  wrt[i] (one per placeholder of fwd) asks for the gradient of
+ * placeholder i; cts[j] (one per output) says how output j is seeded (NULL:
+ * HOP_CT_INPUT for every float tensor output, NONE for the others).
+ *
+ * out gets: fwd's placeholders (same names and metadata, in order); then one
+ * cotangent placeholder per HOP_CT_INPUT output, named `<output>_ct`, with
+ * the output's metadata; nodes; and the output (fwd's outputs..., then the
+ * gradient of each wrt placeholder in order, zeros where no path leads).
+ * Subgraphs of out are fwd's (copied, same names) and the transformed
+ * bodies (`<name>_bwd`).  out is verified.
+ *
+ * Errors (out is left partly built; free it or drop it): HOP_DTYPE for a
+ * wrt input that is not a float tensor or a HOP_CT_INPUT/ONE output that is
+ * not one ("grad: input 1 (n: i64[]) is not a float tensor"); HOP_UNSUPPORTED
+ * naming the op or HOP that has no rule ("autodiff: the HOP while_loop has
+ * no vjp rule"); HOP_MISUSE for bad arguments; whatever a rule returns.
+ */
+hop_status hop_vjp_graph(const hop_graph *fwd, const bool *wrt, const hop_ct_kind *cts,
+                         hop_graph *out);
+
+/*
+ * Forward mode.  out gets fwd's placeholders, then one tangent placeholder
+ * per wrt placeholder (`<name>_dot`, the same metadata), and the output
+ * (fwd's outputs..., then one tangent per tensor output in order: float
+ * outputs their tangent or zeros, integer and bool outputs zeros of their
+ * dtype).  SymInt outputs get no tangent.  Errors as hop_vjp_graph.
+ */
+hop_status hop_jvp_graph(const hop_graph *fwd, const bool *wrt, hop_graph *out);
+
+/* ---------------------------------------------------------------- rules */
+
+/*
+ * A rule reads the call it transforms (a node of the forward graph) and
+ * emits into the graph being built, hop_vjp_out/hop_jvp_out, with the
+ * builders of hop/graph.h.  Forward values are mapped to the result with
+ * *_primal (every forward node has a copy there, emitted before the rule
+ * runs).  Indices i name a call's outputs (0 for a single-value node).
+ *
+ * Reverse:
+ *   hop_vjp_out         the graph being built
+ *   hop_vjp_primal      the copy of forward value v (NULL: not a node of fwd)
+ *   hop_vjp_active      whether v depends on a wrt input (only active values
+ *                       take gradients; a rule skips the others)
+ *   hop_vjp_ct          the cotangent of output i of call, or NULL when it
+ *                       is zero (nothing downstream reached it)
+ *   hop_vjp_accumulate  adds g (a node of the out graph) to the gradient of
+ *                       forward value v: summed over broadcast dims down to
+ *                       v's shape, converted to v's dtype; ignored for an
+ *                       inactive or non-float v
+ *   hop_vjp_zeros       zeros with the metadata of a forward value
+ *   hop_vjp_body        the transformed version of body (a subgraph of the
+ *                       call): hop_vjp_graph with wrt and cts NULL (every
+ *                       float output a cotangent input), installed in the
+ *                       out graph as `<body>_bwd`; the same (body, wrt) gives
+ *                       the same subgraph, so a shared body has one backward
+ * Forward:
+ *   hop_jvp_out, hop_jvp_primal as above
+ *   hop_jvp_tangent     the tangent of forward value v, or NULL for zero
+ *   hop_jvp_set_tangent sets the tangent of output i of call (t in out)
+ *   hop_jvp_zeros       zeros with the metadata of a forward value
+ *   hop_jvp_body        hop_jvp_graph of body, installed as `<body>_jvp`
+ */
+hop_graph *hop_vjp_out(hop_vjp_ctx *cx);
+hop_node *hop_vjp_primal(hop_vjp_ctx *cx, const hop_node *v);
+bool hop_vjp_active(hop_vjp_ctx *cx, const hop_node *v);
+hop_node *hop_vjp_ct(hop_vjp_ctx *cx, const hop_node *call, size_t i);
+hop_status hop_vjp_accumulate(hop_vjp_ctx *cx, const hop_node *v, hop_node *g);
+hop_node *hop_vjp_zeros(hop_vjp_ctx *cx, const hop_value_info *meta);
+hop_status hop_vjp_body(hop_vjp_ctx *cx, const hop_graph *body, const bool *wrt, hop_graph **bwd);
+
+hop_graph *hop_jvp_out(hop_jvp_ctx *cx);
+hop_node *hop_jvp_primal(hop_jvp_ctx *cx, const hop_node *v);
+hop_node *hop_jvp_tangent(hop_jvp_ctx *cx, const hop_node *v);
+hop_status hop_jvp_set_tangent(hop_jvp_ctx *cx, const hop_node *call, size_t i, hop_node *t);
+hop_node *hop_jvp_zeros(hop_jvp_ctx *cx, const hop_value_info *meta);
+hop_status hop_jvp_body(hop_jvp_ctx *cx, const hop_graph *body, const bool *wrt, hop_graph **jvp);
+
+/*
+ * The rules of a HOP that runs one of its bodies on the values it passes
+ * (wrap, cond, switch, invoke_subgraph): the same HOP, with the same leads,
+ * over each body's transformed version, passing its values and then the
+ * cotangents (tangents).  A class sets them as its vjp/jvp slots; the
+ * PrimHOP base uses them for a class that inherits the base's lower and
+ * eval (a wrap-like HOP), and is HOP_UNSUPPORTED naming the HOP otherwise.
+ */
+hop_status hop_vjp_bodies(hop_vjp_ctx *cx, const hop_node *call);
+hop_status hop_jvp_bodies(hop_jvp_ctx *cx, const hop_node *call);
+
+/*
+ * The op rules, one column of the op table each (autodiff/op_rules.c):
+ * vjp reads hop_vjp_ct(cx, n, 0) (never NULL when called) and accumulates
+ * into n's active operands; jvp reads the operands' tangents (at least one
+ * not NULL) and sets n's.  Ops that pass no gradient are marked nondiff and
+ * have neither.  An op with no entry is HOP_UNSUPPORTED when a gradient
+ * must pass through it.
+ */
+typedef struct hop_op_ad_rule {
+    bool nondiff;
+    hop_status (*vjp)(hop_vjp_ctx *cx, const hop_node *n);
+    hop_status (*jvp)(hop_jvp_ctx *cx, const hop_node *n);
+} hop_op_ad_rule;
+
+/* The row of op; NULL outside the table. */
+const hop_op_ad_rule *hop_op_ad(hop_op op);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* HOP_AUTODIFF_H */
