@@ -130,3 +130,49 @@ hop_eval_check_carries(hop_eval_ctx *ex, const hop_rt_values *r, const hop_rt_va
     }
     return HOP_OK;
 }
+
+/* ------------------------------------------------- transformed bodies */
+
+hop_status
+hop_call_replace_body(hop_call *c, size_t b, const char *suffix, hop_body_builder build, void *ud)
+{
+    if (b >= c->nbodies || c->graphs[b] == NULL || build == NULL)
+        return hop_error(HOP_MISUSE, "%s: hop_call_replace_body: no traced body %zu", c->cls->name,
+                         b);
+    char name[256];
+    snprintf(name, sizeof name, "%s%s", c->graphs[b]->name, suffix ? suffix : "");
+    /* A tracer's graph, so that the OutputGraph owns it; nothing is traced
+     * in it: build writes it with the graph builders. */
+    hop_tracer *t = hop_output_graph_push(c->og, name);
+    if (t == NULL)
+        return hop_error_code();
+    hop_graph *out = hop_tracer_graph(t);
+    hop_status st = build(ud, c->graphs[b], out);
+    if (st == HOP_OK && out->nplaceholders != c->graphs[b]->nplaceholders)
+        st = hop_error(HOP_MISUSE, "%s: the transformed body %s has %zu inputs, the traced one %zu",
+                       c->cls->name, name, out->nplaceholders, c->graphs[b]->nplaceholders);
+    if (st != HOP_OK)
+        return st; /* the protocol's restore pops t */
+    if ((st = hop_output_graph_pop(c->og, t, &out)) != HOP_OK)
+        return st;
+    hop_output_graph_discard(c->og, c->graphs[b]);
+    c->graphs[b] = out;
+    return HOP_OK;
+}
+
+hop_status
+hop_call_body_output_meta(hop_call *c, size_t b)
+{
+    const hop_node *o = c->graphs[b]->output;
+    c->outs = hop_calloc(o->nargs + 1, sizeof *c->outs);
+    if (c->outs == NULL)
+        return HOP_NOMEM;
+    for (size_t i = 0; i < o->nargs; i++) {
+        if (o->args[i].kind != HOP_ARG_NODE)
+            return hop_error(HOP_INVALID, "%s: output %zu of %s is not a value of the graph",
+                             c->cls->name, i, c->graphs[b]->name);
+        c->outs[i] = *o->args[i].u.node->meta;
+    }
+    c->nouts = o->nargs;
+    return HOP_OK;
+}

@@ -252,6 +252,20 @@ hop_status hop_call_check_carries(hop_call *c, size_t body, size_t first, size_t
 hop_status hop_call_carry_outputs(hop_call *c, size_t first, size_t ncarry, size_t extra);
 hop_status hop_call_bind_outputs(hop_call *c);
 
+/*
+ * For a HOP that transforms what it traced (vjp, jvp: hop/autodiff.h), in
+ * its signature slot (after the base's): replaces body b's graph with one
+ * that build(ud, traced, out) writes into an empty graph out, named after
+ * the traced one plus suffix (`vjp_body_0_bwd`); out must keep the traced
+ * graph's inputs, in the order of the values the call passes.  The
+ * OutputGraph owns out (the protocol's undo drops it like a traced body).
+ * hop_call_body_output_meta then sets c->outs from body b's graph's output.
+ */
+typedef hop_status (*hop_body_builder)(void *ud, const hop_graph *traced, hop_graph *out);
+hop_status hop_call_replace_body(hop_call *c, size_t b, const char *suffix, hop_body_builder build,
+                                 void *ud);
+hop_status hop_call_body_output_meta(hop_call *c, size_t b);
+
 /* The built-in classes. */
 extern const hop_class hop_wrap_class;
 extern const hop_class hop_cond_class;
@@ -262,6 +276,8 @@ extern const hop_class hop_fori_loop_class;
 extern const hop_class hop_scan_class;
 extern const hop_class hop_switch_class;
 extern const hop_class hop_associative_scan_class;
+extern const hop_class hop_vjp_class; /* hop/vjp.c: reverse mode (hop/autodiff.h) */
+extern const hop_class hop_jvp_class; /* hop/jvp.c: forward mode */
 
 /* wrap(body, *args): body(*args) with args lifted on first use. */
 hop_status hop_wrap(hop_output_graph *og, hop_body body, const hop_arg *args, size_t nargs,
