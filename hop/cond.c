@@ -13,6 +13,7 @@
  * branch inlined; each branch's results are moved (not copied) into the
  * call's results.  Eval: the chosen branch runs.
  */
+#include "hop/autodiff.h"
 #include "hop/eval.h"
 #include "hop/lowering.h"
 
@@ -265,6 +266,8 @@ const hop_class hop_cond_class = {
     .installed = cond_installed,
     .lower = cond_lower,
     .eval = cond_eval,
+    .vjp = hop_vjp_bodies,
+    .jvp = hop_jvp_bodies,
 };
 
 hop_status

@@ -9,6 +9,7 @@
  * plan as a subroutine and CALLed from every call site.  Eval: the PrimHOP
  * base's (run the body).
  */
+#include "hop/autodiff.h"
 #include "hop/lowering.h"
 #include "hop/prim_hop.h"
 
@@ -189,6 +190,8 @@ const hop_class hop_invoke_subgraph_class = {
     .lookup = invoke_lookup,
     .installed = invoke_installed,
     .lower = invoke_lower,
+    .vjp = hop_vjp_bodies,
+    .jvp = hop_jvp_bodies,
 };
 
 hop_status

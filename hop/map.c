@@ -13,6 +13,7 @@
  * (the plan may split it over the thread pool).  Eval: the same loop, row
  * by row, checking that every row gives the same kinds of results.
  */
+#include "hop/autodiff.h"
 #include "hop/eval.h"
 #include "hop/lowering.h"
 
@@ -292,6 +293,214 @@ map_eval(hop_eval_ctx *ex)
     return st;
 }
 
+/* --------------------------------------------------------------- autodiff */
+
+/* meta with a leading dim of size n: a row's value stacked. */
+static hop_value_info
+stacked(const hop_value_info *row, const hop_expr *n)
+{
+    hop_value_info v = *row;
+    for (int d = v.meta.rank; d > 0; d--)
+        v.meta.sizes[d] = v.meta.sizes[d - 1];
+    v.meta.sizes[0] = n;
+    v.meta.rank++;
+    return v;
+}
+
+/* Moves the last k placeholders of g to position pos, in order. */
+static hop_status
+move_last(hop_graph *g, size_t k, size_t pos)
+{
+    size_t first = g->nplaceholders - k;
+    for (size_t i = 0; i < k; i++) {
+        hop_status st =
+            hop_graph_move_placeholder(g, hop_graph_placeholder_at(g, first + i), pos + i);
+        if (st != HOP_OK)
+            return st;
+    }
+    return HOP_OK;
+}
+
+typedef struct map_parts {
+    const hop_arg *xs, *args;
+    size_t nxs, nargs;
+    const hop_graph *body;
+    const hop_expr *n;
+} map_parts;
+
+static void
+map_parts_of(const hop_node *call, map_parts *p)
+{
+    p->xs = hop_node_group(call, "xs", &p->nxs);
+    p->args = hop_node_group(call, "args", &p->nargs);
+    p->body = hop_node_body(call, "f");
+    p->n = p->xs[0].u.node->meta->meta.sizes[0];
+}
+
+/* The passed value j (xs first, then args) as a node, or NULL. */
+static const hop_node *
+map_passed(const map_parts *p, size_t j)
+{
+    const hop_arg *a = j < p->nxs ? &p->xs[j] : &p->args[j - p->nxs];
+    return a->kind == HOP_ARG_NODE ? a->u.node : NULL;
+}
+
+static bool
+is_float(const hop_node *v)
+{
+    return v && v->meta->kind == HOP_VALUE_TENSOR && hop_dtype_is_float(v->meta->meta.dtype);
+}
+
+/* Emits map(body, (xs..., xs_extra...), (args..., args_extra...)) with outputs
+ * call's and more[nmore]. */
+static hop_node *
+emit_map(hop_graph *g, const hop_node *call, const map_parts *p, hop_graph *body,
+         hop_node *(*primal)(void *cx, const hop_node *v), void *cx, hop_node **xs_extra,
+         size_t nxe, hop_node **args_extra, size_t nae, const hop_value_info *more, size_t nmore)
+{
+    size_t nx = p->nxs + nxe, na = p->nargs + nae;
+    hop_arg *items = hop_calloc(nx + na + 1, sizeof *items);
+    hop_value_info *outs = hop_calloc(call->nouts + nmore + 1, sizeof *outs);
+    hop_node *r = NULL;
+    if (items && outs) {
+        for (size_t j = 0; j < p->nxs + p->nargs; j++) {
+            const hop_arg *a = j < p->nxs ? &p->xs[j] : &p->args[j - p->nxs];
+            hop_arg m = a->kind == HOP_ARG_NODE ? hop_arg_node(primal(cx, a->u.node)) : *a;
+            items[j < p->nxs ? j : j + nxe] = m;
+        }
+        for (size_t i = 0; i < nxe; i++)
+            items[p->nxs + i] = hop_arg_node(xs_extra[i]);
+        for (size_t i = 0; i < nae; i++)
+            items[nx + p->nargs + i] = hop_arg_node(args_extra[i]);
+        memcpy(outs, call->outs, call->nouts * sizeof *outs);
+        memcpy(outs + call->nouts, more, nmore * sizeof *outs);
+        hop_arg args[] = {hop_arg_graph(body), hop_arg_list(items, nx),
+                          hop_arg_list(items + nx, na)};
+        r = hop_graph_call_hop(g, &hop_map_class, args, 3, outs, call->nouts + nmore);
+    }
+    hop_free(items);
+    hop_free(outs);
+    return r;
+}
+
+static hop_node *
+vjp_primal(void *cx, const hop_node *v)
+{
+    return hop_vjp_primal(cx, v);
+}
+
+static hop_node *
+jvp_primal(void *cx, const hop_node *v)
+{
+    return hop_jvp_primal(cx, v);
+}
+
+/*
+ * Reverse: a backward map over (rows of xs, rows of the output cotangents)
+ * with the args, whose body is the body's backward graph; a row's gradient
+ * of an xs is that row of its gradient, and the gradient of a value passed
+ * whole (an arg, or one the body lifted) is the sum over the rows.
+ */
+static hop_status
+map_vjp(hop_vjp_ctx *cx, const hop_node *call)
+{
+    map_parts p;
+    map_parts_of(call, &p);
+    size_t nph = p.nxs + p.nargs, ng = 0, nct = 0;
+    bool *wrt = hop_calloc(nph + 1, sizeof *wrt);
+    hop_value_info *more = hop_calloc(nph + 1, sizeof *more);
+    hop_node **cts = hop_calloc(call->nouts + 1, sizeof *cts);
+    hop_status st = wrt && more && cts ? HOP_OK : HOP_NOMEM;
+    const hop_graph *body = p.body;
+    for (size_t j = 0; j < nph && st == HOP_OK; j++) {
+        const hop_node *v = map_passed(&p, j);
+        if (is_float(v) && hop_vjp_active(cx, v)) {
+            wrt[j] = true;
+            more[ng++] = stacked(hop_graph_placeholder_at(body, j)->meta, p.n);
+        }
+    }
+    hop_graph *bwd = NULL;
+    if (st == HOP_OK && ng > 0)
+        st = hop_vjp_body(cx, body, wrt, &bwd);
+    for (size_t i = 0; i < call->nouts && st == HOP_OK && ng > 0; i++) {
+        if (!hop_dtype_is_float(call->outs[i].meta.dtype))
+            continue;
+        hop_node *ct = hop_vjp_ct(cx, call, i);
+        if (ct == NULL && (ct = hop_vjp_zeros(cx, &call->outs[i])) == NULL)
+            st = hop_error_code();
+        cts[nct++] = ct;
+    }
+    /* the cotangents are mapped: their rows go right after the xs rows */
+    if (st == HOP_OK && ng > 0 && bwd->nplaceholders == nph + nct)
+        st = move_last(bwd, nct, p.nxs);
+    hop_node *m = NULL;
+    hop_graph *g = hop_vjp_out(cx);
+    if (st == HOP_OK && ng > 0 &&
+        (m = emit_map(g, call, &p, bwd, vjp_primal, cx, cts, nct, NULL, 0, more, ng)) == NULL)
+        st = hop_error_code();
+    for (size_t j = 0, k = 0; j < nph && st == HOP_OK && m; j++) {
+        if (!wrt[j])
+            continue;
+        hop_node *gj = hop_graph_getitem(g, m, call->nouts + k++);
+        if (gj && j >= p.nxs) {
+            hop_arg a[] = {hop_arg_node(gj), hop_arg_int(0), hop_arg_bool(false)};
+            gj = hop_graph_call_op(g, HOP_OP_sum, a, 3);
+        }
+        st = gj ? hop_vjp_accumulate(cx, map_passed(&p, j), gj) : hop_error_code();
+    }
+    hop_free(wrt);
+    hop_free(more);
+    hop_free(cts);
+    return st;
+}
+
+/* Forward: a map over (xs rows, their tangents' rows) with (args, their
+ * tangents) of the body's tangent graph. */
+static hop_status
+map_jvp(hop_jvp_ctx *cx, const hop_node *call)
+{
+    map_parts p;
+    map_parts_of(call, &p);
+    size_t nph = p.nxs + p.nargs, nxt = 0, nat = 0;
+    bool *wrt = hop_calloc(nph + 1, sizeof *wrt);
+    hop_node **ts = hop_calloc(nph + 1, sizeof *ts);
+    hop_status st = wrt && ts ? HOP_OK : HOP_NOMEM;
+    for (size_t j = 0; j < nph && st == HOP_OK; j++) {
+        const hop_node *v = map_passed(&p, j);
+        hop_node *t = v ? hop_jvp_tangent(cx, v) : NULL;
+        if (t && is_float(v)) {
+            wrt[j] = true;
+            ts[nxt + nat] = t;
+            if (j < p.nxs)
+                nxt++;
+            else
+                nat++;
+        }
+    }
+    hop_graph *jb = NULL;
+    if (st == HOP_OK && nxt + nat > 0)
+        st = hop_jvp_body(cx, p.body, wrt, &jb);
+    if (st == HOP_OK && nxt > 0 && jb->nplaceholders == nph + nxt + nat) {
+        /* the xs tangents are mapped: right after the xs rows */
+        size_t first = nph;
+        for (size_t i = 0; i < nxt && st == HOP_OK; i++)
+            st = hop_graph_move_placeholder(jb, hop_graph_placeholder_at(jb, first + i), p.nxs + i);
+    }
+    hop_node *m = NULL;
+    hop_graph *g = hop_jvp_out(cx);
+    if (st == HOP_OK && nxt + nat > 0 &&
+        (m = emit_map(g, call, &p, jb, jvp_primal, cx, ts, nxt, ts + nxt, nat, call->outs,
+                      call->nouts)) == NULL)
+        st = hop_error_code();
+    for (size_t i = 0; i < call->nouts && st == HOP_OK && m; i++) {
+        hop_node *t = hop_graph_getitem(g, m, call->nouts + i);
+        st = t ? hop_jvp_set_tangent(cx, call, i, t) : hop_error_code();
+    }
+    hop_free(wrt);
+    hop_free(ts);
+    return st;
+}
+
 const hop_class hop_map_class = {
     .name = "map",
     .params = {{"f", HOP_PARAM_BODY, "map_body"},
@@ -305,6 +514,8 @@ const hop_class hop_map_class = {
     .output_meta = map_output_meta,
     .lower = map_lower,
     .eval = map_eval,
+    .vjp = map_vjp,
+    .jvp = map_jvp,
 };
 
 hop_status

@@ -17,6 +17,7 @@
  * inlined branches; only the chosen one runs and its results are moved into
  * the call's.  Eval: the chosen branch runs.
  */
+#include "hop/autodiff.h"
 #include "hop/eval.h"
 #include "hop/lowering.h"
 
@@ -284,4 +285,6 @@ const hop_class hop_switch_class = {
     .installed = switch_installed,
     .lower = switch_lower,
     .eval = switch_eval,
+    .vjp = hop_vjp_bodies,
+    .jvp = hop_jvp_bodies,
 };
