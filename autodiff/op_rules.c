@@ -1,128 +1,1291 @@
 /*
- * autodiff/op_rules.c - the op table's autodiff column (placeholder set of
- * rules; the full table replaces it).
+ * autodiff/op_rules.c - the op table's autodiff column: one vjp and one jvp
+ * rule per differentiable op, and the nondiff mark for the others
+ * (hop_op_ad).  JAX's conventions throughout: ops that are piecewise
+ * constant (comparisons, sign, floor, floor_divide, argmax, ...) pass no
+ * gradient; abs has slope +1 at 0; relu slope 0 at 0; maximum/minimum split
+ * a tie 0.5/0.5; amax/amin share the cotangent among tied maxima; pow's
+ * exponent gradient is 0 where the base is 0.
+ *
+ * Every rule emits differentiable ops only (index computations aside, which
+ * are integer and pass no gradient), so the graph a rule builds can be
+ * differentiated again.  Elementwise ops multiply by their Jacobian's
+ * diagonal, which serves both modes (unary_partial, binary_partial: v is a
+ * cotangent or a tangent).  Linear ops apply themselves to the tangent in
+ * forward mode (jvp_linear) and their transpose in reverse mode.
+ *
+ * There is no scatter op, so a gradient that scatters is built another way:
+ *   select, slice   a gather (take) of the cotangent padded with one zero
+ *                   slot, or a cat of zeros around it (step 1): O(numel(x))
+ *   take            a one-hot matmul: onehot(index)^T @ ct over x's dim,
+ *                   O(numel(index) * size) for the one-hot.  An inf or nan in
+ *                   the cotangent reaches every element of its row (0 * inf
+ *                   is nan), where a scatter-add would keep it to its index
+ *   sort            a permutation's transpose is its inverse: the cotangent
+ *                   gathered by argsort(argsort(x)), O(numel(x))
+ *   cumsum          a reverse cumsum, flip(cumsum(flip(ct))), flip a take
+ *                   with a reversed arange
+ *   prod            the product of the other elements as the exclusive
+ *                   cumprods from both ends (exact with zeros, O(numel(x)))
+ *   cumprod         the matrix of partial products without x_j,
+ *                   O(size^2) per row along dim (exact with zeros)
  */
 #include "autodiff/ad_impl.h"
 
-static hop_status
-acc(hop_vjp_ctx *cx, const hop_node *n, size_t i, hop_node *g)
+#include <math.h>
+#include <string.h>
+
+#define LEN(a) (sizeof(a) / sizeof *(a))
+#define N(x) hop_arg_node(x)
+#define I(v) hop_arg_int(v)
+#define F(v) hop_arg_float(v)
+#define S(e) hop_arg_sym(e)
+
+/* ln 2 and ln 10 (M_LN2 and M_LN10 are not C11) */
+#define LN2 0.693147180559945309417232121458176568
+#define LN10 2.30258509299404568401799145468436421
+
+/* ------------------------------------------------------------ emitting */
+
+static bool
+arg_failed(const hop_arg *a)
 {
-    if (g == NULL)
-        return hop_error_code();
-    if (n->args[i].kind != HOP_ARG_NODE)
-        return HOP_OK;
-    return hop_vjp_accumulate(cx, n->args[i].u.node, g);
+    if (a->kind == HOP_ARG_NODE)
+        return a->u.node == NULL;
+    if (a->kind == HOP_ARG_LIST)
+        for (size_t i = 0; i < a->u.list.n; i++)
+            if (arg_failed(&a->u.list.items[i]))
+                return true;
+    return false;
+}
+
+/* op over args; NULL when a node argument is NULL (an earlier emit failed
+ * and its error stays set), so chains of emits check once at the end. */
+static hop_node *
+emit(hop_graph *g, hop_op op, const hop_arg *args, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (arg_failed(&args[i]))
+            return NULL;
+    return hop_graph_call_op(g, op, args, n);
+}
+#define EMIT(g, op, ...)                                                                           \
+    emit((g), HOP_OP_##op, (hop_arg[]){__VA_ARGS__}, LEN(((hop_arg[]){__VA_ARGS__})))
+
+static hop_node *
+op1(hop_graph *g, hop_op op, hop_node *x)
+{
+    return x ? hop__ad_op1(g, op, x) : NULL;
 }
 
 static hop_node *
-P(hop_vjp_ctx *cx, const hop_node *n, size_t i)
+op2(hop_graph *g, hop_op op, hop_node *a, hop_node *b)
 {
-    return hop_vjp_primal(cx, n->args[i].u.node);
+    return a && b ? hop__ad_op2(g, op, a, b) : NULL;
 }
 
-static hop_status
-vjp_add(hop_vjp_ctx *cx, const hop_node *n)
+static hop_node *
+op2c(hop_graph *g, hop_op op, hop_node *a, double c)
 {
-    hop_node *ct = hop_vjp_ct(cx, n, 0);
-    hop_status st = acc(cx, n, 0, ct);
-    return st == HOP_OK ? acc(cx, n, 1, ct) : st;
+    return a ? hop__ad_op2c(g, op, a, c) : NULL;
 }
 
-static hop_status
-vjp_mul(hop_vjp_ctx *cx, const hop_node *n)
+static hop_node *
+cop2(hop_graph *g, hop_op op, double c, hop_node *b)
 {
-    hop_graph *g = hop_vjp_out(cx);
-    hop_node *ct = hop_vjp_ct(cx, n, 0);
-    hop_status st = HOP_OK;
-    for (size_t i = 0; i < 2 && st == HOP_OK; i++) {
-        const hop_arg *o = &n->args[1 - i];
-        if (n->args[i].kind != HOP_ARG_NODE || !hop_vjp_active(cx, n->args[i].u.node))
-            continue;
-        hop_node *d = o->kind == HOP_ARG_NODE    ? hop__ad_op2(g, HOP_OP_mul, ct, P(cx, n, 1 - i))
-                      : o->kind == HOP_ARG_FLOAT ? hop__ad_op2c(g, HOP_OP_mul, ct, o->u.f)
-                                                 : hop__ad_op2c(g, HOP_OP_mul, ct, (double)o->u.i);
-        st = acc(cx, n, i, d);
+    return b ? hop__ad_cop2(g, op, c, b) : NULL;
+}
+
+static hop_node *
+where3(hop_graph *g, hop_node *cond, hop_node *a, hop_node *b)
+{
+    return cond && a && b ? hop__ad_where(g, cond, a, b) : NULL;
+}
+
+/* where(cond, a, 0) and where(cond, 0, b): a float zero keeps the dtype. */
+static hop_node *
+where_or_zero(hop_graph *g, hop_node *cond, hop_node *a)
+{
+    return EMIT(g, where, N(cond), N(a), F(0.0));
+}
+
+static hop_node *
+zero_or_where(hop_graph *g, hop_node *cond, hop_node *b)
+{
+    return EMIT(g, where, N(cond), F(0.0), N(b));
+}
+
+static hop_node *
+to_dtype(hop_graph *g, hop_node *x, hop_dtype dt)
+{
+    return x ? hop__ad_to(g, x, dt) : NULL;
+}
+
+static int
+wrap_dim(int64_t d, int rank)
+{
+    return (int)(d < 0 ? d + rank : d);
+}
+
+static const hop_meta *
+meta_of(const hop_node *n)
+{
+    return &n->meta->meta;
+}
+
+/* The sizes of m as shape arguments (constants fold to INT). */
+static void
+shape_args(const hop_meta *m, hop_arg *items)
+{
+    for (int k = 0; k < m->rank; k++)
+        items[k] = S(m->sizes[k]);
+}
+
+static hop_node *
+reshape_to(hop_graph *g, hop_node *x, const hop_meta *m)
+{
+    hop_arg items[HOP_MAX_RANK];
+    shape_args(m, items);
+    return EMIT(g, reshape, N(x), hop_arg_list(items, (size_t)m->rank));
+}
+
+/* Product of sizes[k] for k in [lo, hi) (1 for none). */
+static const hop_expr *
+size_product(hop_shape_env *env, const hop_expr *const *sizes, int lo, int hi)
+{
+    const hop_expr *p = hop_sym_const(env, 1);
+    for (int k = lo; k < hi && p; k++)
+        p = hop_sym_mul(env, p, sizes[k]);
+    return p;
+}
+
+/* arange(0, n) as an i64 tensor. */
+static hop_node *
+arange_n(hop_graph *g, const hop_expr *n)
+{
+    return EMIT(g, arange, I(0), S(n), I(1), hop_arg_none());
+}
+
+/* x reversed along dim d (a take with the index n-1, ..., 0). */
+static hop_node *
+flip(hop_graph *g, hop_node *x, int d)
+{
+    if (x == NULL)
+        return NULL;
+    const hop_expr *n = meta_of(x)->sizes[d];
+    const hop_expr *last = hop_sym_add_int(g->env, n, -1);
+    if (last == NULL)
+        return NULL;
+    hop_node *idx = EMIT(g, sub, S(last), N(arange_n(g, n)));
+    return EMIT(g, take, N(x), I(d), N(idx));
+}
+
+/* A tensor of meta `like` with dim d of size `size`, filled with v. */
+static hop_node *
+full_with_dim(hop_graph *g, const hop_meta *like, int d, const hop_expr *size, double v)
+{
+    hop_meta m = *like;
+    m.sizes[d] = size;
+    return hop__ad_full(g, &m, v);
+}
+
+/* ----------------------------------------------------- the two contexts */
+
+/* A rule's view of its context: the graph and the primal mapping, the
+ * same for both modes. */
+typedef struct ad {
+    hop_graph *g;
+    hop_vjp_ctx *v;
+    hop_jvp_ctx *j;
+} ad;
+
+static ad
+ad_vjp(hop_vjp_ctx *cx)
+{
+    return (ad){hop_vjp_out(cx), cx, NULL};
+}
+
+static ad
+ad_jvp(hop_jvp_ctx *cx)
+{
+    return (ad){hop_jvp_out(cx), NULL, cx};
+}
+
+static hop_node *
+primal(const ad *a, const hop_node *n)
+{
+    return a->v ? hop_vjp_primal(a->v, n) : hop_jvp_primal(a->j, n);
+}
+
+/* Operand k of n as a tensor of dtype dt: the primal copy of a node,
+ * converted; a scalar as a 0-d tensor. */
+static hop_node *
+operand(const ad *a, const hop_node *n, size_t k, hop_dtype dt)
+{
+    const hop_arg *arg = &n->args[k];
+    if (arg->kind == HOP_ARG_NODE) {
+        return to_dtype(a->g, primal(a, arg->u.node), dt);
     }
+    return EMIT(a->g, full, hop_arg_list(NULL, 0), *arg, hop_arg_dtype(dt));
+}
+
+/* Whether reverse mode wants a gradient for argument arg (a float node
+ * that depends on a wrt input). */
+static bool
+wants(hop_vjp_ctx *cx, const hop_arg *arg)
+{
+    return hop__ad_is_float_node(arg) && hop_vjp_active(cx, arg->u.node);
+}
+
+static hop_status
+accumulate(hop_vjp_ctx *cx, const hop_node *v, hop_node *g)
+{
+    return g ? hop_vjp_accumulate(cx, v, g) : hop_error_code();
+}
+
+/* The tangent of argument arg: NULL for a scalar, a non-float value, or a
+ * zero tangent. */
+static hop_node *
+tangent(hop_jvp_ctx *cx, const hop_arg *arg)
+{
+    return hop__ad_is_float_node(arg) ? hop_jvp_tangent(cx, arg->u.node) : NULL;
+}
+
+/* Sets n's tangent to t, converted to n's dtype and broadcast to its shape
+ * (an operand's tangent alone may be narrower: add(x[3], y[2, 3])). */
+static hop_status
+set_tangent(hop_jvp_ctx *cx, const hop_node *n, hop_node *t)
+{
+    if (t == NULL)
+        return hop_error_code();
+    hop_graph *g = hop_jvp_out(cx);
+    const hop_meta *m = meta_of(n);
+    t = to_dtype(g, t, m->dtype);
+    if (t && !hop_meta_equal(meta_of(t), m))
+        t = hop__ad_expand(g, t, m);
+    return t ? hop_jvp_set_tangent(cx, n, 0, t) : hop_error_code();
+}
+
+/* The op of n applied again with x (argument 0) replaced by t and every
+ * other node argument by its primal: the tangent of an op linear in x. */
+static hop_node *
+relinear(const ad *a, const hop_node *n, hop_node *t)
+{
+    hop_arg args[8];
+    if (t == NULL || n->nargs > LEN(args))
+        return NULL;
+    for (size_t k = 0; k < n->nargs; k++) {
+        args[k] = n->args[k];
+        if (args[k].kind == HOP_ARG_NODE)
+            args[k] = N(k == 0 ? t : primal(a, n->args[k].u.node));
+    }
+    return emit(a->g, n->op, args, n->nargs);
+}
+
+static hop_status
+jvp_linear(hop_jvp_ctx *cx, const hop_node *n)
+{
+    hop_node *t = tangent(cx, &n->args[0]);
+    if (t == NULL)
+        return HOP_OK;
+    ad a = ad_jvp(cx);
+    return set_tangent(cx, n, relinear(&a, n, t));
+}
+
+/* --------------------------------------------------------------- unary */
+
+/* v * f'(x) for the unary op of n, from x and y = f(x). */
+static hop_node *
+unary_partial(const ad *a, const hop_node *n, hop_node *v)
+{
+    hop_graph *g = a->g;
+    hop_node *x = primal(a, n->args[0].u.node), *y = primal(a, n);
+    if (x == NULL || y == NULL || v == NULL)
+        return NULL;
+    switch (n->op) {
+    case HOP_OP_neg:
+        return op1(g, HOP_OP_neg, v);
+    case HOP_OP_abs: /* JAX: slope +1 at 0 */
+        return where3(g, op2c(g, HOP_OP_ge, x, 0.0), v, op1(g, HOP_OP_neg, v));
+    case HOP_OP_exp:
+        return op2(g, HOP_OP_mul, v, y);
+    case HOP_OP_log:
+        return op2(g, HOP_OP_div, v, x);
+    case HOP_OP_sin:
+        return op2(g, HOP_OP_mul, v, op1(g, HOP_OP_cos, x));
+    case HOP_OP_cos:
+        return op1(g, HOP_OP_neg, op2(g, HOP_OP_mul, v, op1(g, HOP_OP_sin, x)));
+    case HOP_OP_tanh: /* 1 - y^2 */
+        return op2(g, HOP_OP_mul, v, cop2(g, HOP_OP_sub, 1.0, op2(g, HOP_OP_mul, y, y)));
+    case HOP_OP_sigmoid: /* y (1 - y) */
+        return op2(g, HOP_OP_mul, op2(g, HOP_OP_mul, v, y), cop2(g, HOP_OP_sub, 1.0, y));
+    case HOP_OP_relu: /* JAX: slope 0 at 0 */
+        return where_or_zero(g, op2c(g, HOP_OP_gt, x, 0.0), v);
+    case HOP_OP_sqrt: /* 1 / (2 y) */
+        return op2(g, HOP_OP_div, v, op2c(g, HOP_OP_mul, y, 2.0));
+    case HOP_OP_expm1: /* y + 1 */
+        return op2(g, HOP_OP_mul, v, op2c(g, HOP_OP_add, y, 1.0));
+    case HOP_OP_log1p:
+        return op2(g, HOP_OP_div, v, op2c(g, HOP_OP_add, x, 1.0));
+    case HOP_OP_log2:
+        return op2(g, HOP_OP_div, v, op2c(g, HOP_OP_mul, x, LN2));
+    case HOP_OP_log10:
+        return op2(g, HOP_OP_div, v, op2c(g, HOP_OP_mul, x, LN10));
+    case HOP_OP_exp2:
+        return op2(g, HOP_OP_mul, v, op2c(g, HOP_OP_mul, y, LN2));
+    case HOP_OP_tan: /* 1 + y^2 */
+        return op2(g, HOP_OP_mul, v, op2c(g, HOP_OP_add, op2(g, HOP_OP_mul, y, y), 1.0));
+    case HOP_OP_arctan: /* 1 / (1 + x^2) */
+        return op2(g, HOP_OP_div, v, op2c(g, HOP_OP_add, op2(g, HOP_OP_mul, x, x), 1.0));
+    default:
+        hop_error(HOP_MISUSE, "autodiff: %s is not a unary op with a rule", n->target);
+        return NULL;
+    }
+}
+
+static hop_status
+vjp_unary(hop_vjp_ctx *cx, const hop_node *n)
+{
+    if (!wants(cx, &n->args[0]))
+        return HOP_OK;
+    ad a = ad_vjp(cx);
+    return accumulate(cx, n->args[0].u.node, unary_partial(&a, n, hop_vjp_ct(cx, n, 0)));
+}
+
+static hop_status
+jvp_unary(hop_jvp_ctx *cx, const hop_node *n)
+{
+    hop_node *t = tangent(cx, &n->args[0]);
+    if (t == NULL)
+        return HOP_OK;
+    ad a = ad_jvp(cx);
+    return set_tangent(cx, n, unary_partial(&a, n, t));
+}
+
+/* -------------------------------------------------------------- binary */
+
+/* v * d(n)/d(operand k) for the binary op of n.  Operands are read as
+ * tensors of n's dtype (a scalar as a 0-d tensor). */
+static hop_node *
+binary_partial(const ad *a, const hop_node *n, size_t k, hop_node *v)
+{
+    hop_graph *g = a->g;
+    hop_dtype dt = meta_of(n)->dtype;
+    if (v == NULL)
+        return NULL;
+    switch (n->op) {
+    case HOP_OP_add:
+        return v;
+    case HOP_OP_sub:
+        return k == 0 ? v : op1(g, HOP_OP_neg, v);
+    case HOP_OP_mul:
+        return op2(g, HOP_OP_mul, v, operand(a, n, 1 - k, dt));
+    case HOP_OP_div:
+        if (k == 0)
+            return op2(g, HOP_OP_div, v, operand(a, n, 1, dt));
+        /* -v a / b^2, as -(v y) / b */
+        return op1(g, HOP_OP_neg,
+                   op2(g, HOP_OP_div, op2(g, HOP_OP_mul, v, primal(a, n)), operand(a, n, 1, dt)));
+    case HOP_OP_pow: {
+        hop_node *x = operand(a, n, 0, dt), *e = operand(a, n, 1, dt);
+        if (k == 0) { /* e x^(e-1), and 0 where e == 0 (x may be 0) */
+            hop_node *d = op2(g, HOP_OP_mul, e, op2(g, HOP_OP_pow, x, op2c(g, HOP_OP_sub, e, 1.0)));
+            return EMIT(g, where, N(op2c(g, HOP_OP_eq, e, 0.0)), F(0.0),
+                        N(op2(g, HOP_OP_mul, v, d)));
+        }
+        /* log(x) y, with log(1) = 0 where x == 0 */
+        hop_node *safe = EMIT(g, where, N(op2c(g, HOP_OP_eq, x, 0.0)), F(1.0), N(x));
+        return op2(g, HOP_OP_mul, op2(g, HOP_OP_mul, v, op1(g, HOP_OP_log, safe)), primal(a, n));
+    }
+    case HOP_OP_maximum:
+    case HOP_OP_minimum: {
+        /* all of v where this operand wins, half at a tie */
+        hop_node *self = operand(a, n, k, dt), *other = operand(a, n, 1 - k, dt);
+        hop_op wins = n->op == HOP_OP_maximum ? HOP_OP_gt : HOP_OP_lt;
+        hop_node *half =
+            where_or_zero(g, op2(g, HOP_OP_eq, self, other), op2c(g, HOP_OP_mul, v, 0.5));
+        return where3(g, op2(g, wins, self, other), v, half);
+    }
+    case HOP_OP_remainder: /* a - b floor(a / b) */
+        if (k == 0)
+            return v;
+        return op1(g, HOP_OP_neg,
+                   op2(g, HOP_OP_mul, v,
+                       op2(g, HOP_OP_floor_divide, operand(a, n, 0, dt), operand(a, n, 1, dt))));
+    default:
+        hop_error(HOP_MISUSE, "autodiff: %s is not a binary op with a rule", n->target);
+        return NULL;
+    }
+}
+
+static hop_status
+vjp_binary(hop_vjp_ctx *cx, const hop_node *n)
+{
+    ad a = ad_vjp(cx);
+    hop_node *ct = hop_vjp_ct(cx, n, 0);
+    for (size_t k = 0; k < 2; k++) {
+        if (!wants(cx, &n->args[k]))
+            continue;
+        hop_status st = accumulate(cx, n->args[k].u.node, binary_partial(&a, n, k, ct));
+        if (st != HOP_OK)
+            return st;
+    }
+    return HOP_OK;
+}
+
+static hop_status
+jvp_binary(hop_jvp_ctx *cx, const hop_node *n)
+{
+    ad a = ad_jvp(cx);
+    hop_node *sum = NULL;
+    for (size_t k = 0; k < 2; k++) {
+        hop_node *t = tangent(cx, &n->args[k]);
+        if (t == NULL)
+            continue;
+        hop_node *p = binary_partial(&a, n, k, t);
+        if (p == NULL)
+            return hop_error_code();
+        sum = sum ? op2(a.g, HOP_OP_add, sum, p) : p;
+    }
+    return sum ? set_tangent(cx, n, sum) : HOP_OK;
+}
+
+/* --------------------------------------------------------------- where */
+
+static hop_status
+vjp_where(hop_vjp_ctx *cx, const hop_node *n)
+{
+    ad a = ad_vjp(cx);
+    hop_node *ct = hop_vjp_ct(cx, n, 0), *cond = primal(&a, n->args[0].u.node);
+    hop_status st = HOP_OK;
+    if (wants(cx, &n->args[1]))
+        st = accumulate(cx, n->args[1].u.node, where_or_zero(a.g, cond, ct));
+    if (st == HOP_OK && wants(cx, &n->args[2]))
+        st = accumulate(cx, n->args[2].u.node, zero_or_where(a.g, cond, ct));
     return st;
 }
 
 static hop_status
-vjp_sin(hop_vjp_ctx *cx, const hop_node *n)
+jvp_where(hop_jvp_ctx *cx, const hop_node *n)
 {
-    hop_graph *g = hop_vjp_out(cx);
-    return acc(
-        cx, n, 0,
-        hop__ad_op2(g, HOP_OP_mul, hop_vjp_ct(cx, n, 0), hop__ad_op1(g, HOP_OP_cos, P(cx, n, 0))));
+    ad a = ad_jvp(cx);
+    hop_node *ta = tangent(cx, &n->args[1]), *tb = tangent(cx, &n->args[2]);
+    if (ta == NULL && tb == NULL)
+        return HOP_OK;
+    hop_node *cond = primal(&a, n->args[0].u.node);
+    return set_tangent(cx, n, EMIT(a.g, where, N(cond), ta ? N(ta) : F(0.0), tb ? N(tb) : F(0.0)));
 }
 
-static hop_status
-vjp_cos(hop_vjp_ctx *cx, const hop_node *n)
+/* ---------------------------------------------------------- reductions */
+
+/* The dims a reduction's argument 1 names, as a mask over x's rank (a 0-d
+ * x reduces nothing). */
+static int
+reduce_mask(const hop_node *n, int rank, bool *mask)
 {
-    hop_graph *g = hop_vjp_out(cx);
-    return acc(cx, n, 0,
-               hop__ad_op2(g, HOP_OP_mul, hop_vjp_ct(cx, n, 0),
-                           hop__ad_op1(g, HOP_OP_neg, hop__ad_op1(g, HOP_OP_sin, P(cx, n, 0)))));
+    const hop_arg *o = &n->args[1];
+    int count = 0;
+    bool all = o->kind == HOP_ARG_NONE || (o->kind == HOP_ARG_LIST && o->u.list.n == 0);
+    for (int k = 0; k < HOP_MAX_RANK; k++)
+        mask[k] = all && k < rank;
+    if (rank > 0 && o->kind == HOP_ARG_INT)
+        mask[wrap_dim(o->u.i, rank)] = true;
+    if (rank > 0 && o->kind == HOP_ARG_LIST)
+        for (size_t i = 0; i < o->u.list.n; i++)
+            mask[wrap_dim(o->u.list.items[i].u.i, rank)] = true;
+    for (int k = 0; k < rank; k++)
+        count += mask[k];
+    return count;
+}
+
+static bool
+keepdim_of(const hop_node *n)
+{
+    return n->args[2].kind == HOP_ARG_BOOL && n->args[2].u.b;
+}
+
+/* A reduction's result v with the reduced dims put back as size 1 (v
+ * itself under keepdim), so it broadcasts against x. */
+static hop_node *
+unreduce(hop_graph *g, const hop_node *n, hop_node *v)
+{
+    bool mask[HOP_MAX_RANK];
+    int rank = meta_of(n->args[0].u.node)->rank;
+    reduce_mask(n, rank, mask);
+    if (keepdim_of(n))
+        return v;
+    for (int k = 0; k < rank && v; k++)
+        if (mask[k])
+            v = EMIT(g, unsqueeze, N(v), I(k));
+    return v;
+}
+
+/* The reduction of n (same dims) over v, with keepdim given. */
+static hop_node *
+reduce_like(hop_graph *g, const hop_node *n, hop_op op, hop_node *v, bool keepdim)
+{
+    hop_arg args[3] = {N(v), n->args[1], hop_arg_bool(keepdim)};
+    return emit(g, op, args, 3);
+}
+
+/* The number of elements each result of a reduction reduces. */
+static const hop_expr *
+reduce_count(hop_shape_env *env, const hop_node *n)
+{
+    const hop_meta *x = meta_of(n->args[0].u.node);
+    bool mask[HOP_MAX_RANK];
+    reduce_mask(n, x->rank, mask);
+    const hop_expr *c = hop_sym_const(env, 1);
+    for (int k = 0; k < x->rank && c; k++)
+        if (mask[k])
+            c = hop_sym_mul(env, c, x->sizes[k]);
+    return c;
 }
 
 static hop_status
 vjp_sum(hop_vjp_ctx *cx, const hop_node *n)
 {
+    if (!wants(cx, &n->args[0]))
+        return HOP_OK;
     hop_graph *g = hop_vjp_out(cx);
     const hop_node *x = n->args[0].u.node;
-    hop_node *ct = hop_vjp_ct(cx, n, 0);
-    /* reduced dims back (keepdim false): unsqueeze each, ascending */
-    if (!n->args[2].u.b && ct->meta->meta.rank < x->meta->meta.rank) {
-        const hop_arg *d = &n->args[1];
-        int r = x->meta->meta.rank;
-        bool red[HOP_MAX_RANK] = {0};
-        if (d->kind == HOP_ARG_NONE || (d->kind == HOP_ARG_LIST && d->u.list.n == 0))
-            for (int i = 0; i < r; i++)
-                red[i] = true;
-        else if (d->kind == HOP_ARG_INT)
-            red[(d->u.i + r) % r] = true;
-        else
-            for (size_t i = 0; i < d->u.list.n; i++)
-                red[(d->u.list.items[i].u.i + r) % r] = true;
-        for (int i = 0; i < r && ct; i++)
-            if (red[i]) {
-                hop_arg a[] = {hop_arg_node(ct), hop_arg_int(i)};
-                ct = hop_graph_call_op(g, HOP_OP_unsqueeze, a, 2);
-            }
+    hop_node *v = unreduce(g, n, hop_vjp_ct(cx, n, 0));
+    if (v && n->op == HOP_OP_mean) {
+        const hop_expr *count = reduce_count(g->env, n);
+        v = count ? EMIT(g, div, N(v), S(count)) : NULL;
     }
-    return acc(cx, n, 0, hop__ad_expand(g, ct, &x->meta->meta));
+    return accumulate(cx, x, v ? hop__ad_expand(g, v, meta_of(x)) : NULL);
+}
+
+/* amax/amin: the positions equal to the result share the cotangent. */
+static hop_status
+extreme_mask(const ad *a, const hop_node *n, hop_node **mask, hop_node **count, bool keepdim)
+{
+    hop_node *x = primal(a, n->args[0].u.node);
+    *mask = op2(a->g, HOP_OP_eq, x, unreduce(a->g, n, primal(a, n)));
+    *count = reduce_like(a->g, n, HOP_OP_sum, to_dtype(a->g, *mask, meta_of(n)->dtype), keepdim);
+    return *count ? HOP_OK : hop_error_code();
 }
 
 static hop_status
-jvp_add(hop_jvp_ctx *cx, const hop_node *n)
+vjp_extreme(hop_vjp_ctx *cx, const hop_node *n)
 {
-    hop_graph *g = hop_jvp_out(cx);
-    hop_node *a = n->args[0].kind == HOP_ARG_NODE ? hop_jvp_tangent(cx, n->args[0].u.node) : NULL;
-    hop_node *b = n->args[1].kind == HOP_ARG_NODE ? hop_jvp_tangent(cx, n->args[1].u.node) : NULL;
-    hop_node *t = a && b ? hop__ad_op2(g, HOP_OP_add, a, b) : a ? a : b;
-    t = hop__ad_expand(g, t, &n->meta->meta);
-    return t ? hop_jvp_set_tangent(cx, n, 0, t) : hop_error_code();
+    if (!wants(cx, &n->args[0]))
+        return HOP_OK;
+    ad a = ad_vjp(cx);
+    hop_node *mask, *count;
+    hop_status st = extreme_mask(&a, n, &mask, &count, true);
+    if (st != HOP_OK)
+        return st;
+    hop_node *share = op2(a.g, HOP_OP_div, unreduce(a.g, n, hop_vjp_ct(cx, n, 0)), count);
+    return accumulate(cx, n->args[0].u.node, where_or_zero(a.g, mask, share));
 }
 
 static hop_status
-jvp_sin(hop_jvp_ctx *cx, const hop_node *n)
+jvp_extreme(hop_jvp_ctx *cx, const hop_node *n)
 {
-    hop_graph *g = hop_jvp_out(cx);
-    hop_node *t = hop__ad_op2(g, HOP_OP_mul, hop_jvp_tangent(cx, n->args[0].u.node),
-                              hop__ad_op1(g, HOP_OP_cos, hop_jvp_primal(cx, n->args[0].u.node)));
-    return t ? hop_jvp_set_tangent(cx, n, 0, t) : hop_error_code();
+    hop_node *t = tangent(cx, &n->args[0]);
+    if (t == NULL)
+        return HOP_OK;
+    ad a = ad_jvp(cx);
+    hop_node *mask, *count;
+    hop_status st = extreme_mask(&a, n, &mask, &count, keepdim_of(n));
+    if (st != HOP_OK)
+        return st;
+    hop_node *num = reduce_like(a.g, n, HOP_OP_sum, where_or_zero(a.g, mask, t), keepdim_of(n));
+    return set_tangent(cx, n, op2(a.g, HOP_OP_div, num, count));
 }
+
+/* The exclusive cumprod along dim 1 of x2 [K, R]: 1, x0, x0 x1, ... */
+static hop_node *
+exclusive_cumprod(hop_graph *g, hop_node *x2)
+{
+    if (x2 == NULL)
+        return NULL;
+    hop_node *one = full_with_dim(g, meta_of(x2), 1, hop_sym_const(g->env, 1), 1.0);
+    hop_node *head = EMIT(g, slice, N(x2), I(1), hop_arg_none(), I(-1), I(1));
+    hop_arg items[2] = {N(one), N(head)};
+    return EMIT(g, cumprod, N(EMIT(g, cat, hop_arg_list(items, 2), I(1))), I(1));
+}
+
+/*
+ * For prod: the product of the other reduced elements at each position of
+ * x (x's shape), with no division, so exact where x has zeros.  The reduced
+ * dims are moved last and flattened: x2 [K, R]; the product without x_j is
+ * the exclusive cumprod from the left times the one from the right.
+ */
+static hop_node *
+prod_others(const ad *a, const hop_node *n)
+{
+    hop_graph *g = a->g;
+    hop_node *x = primal(a, n->args[0].u.node);
+    const hop_meta *xm = meta_of(n->args[0].u.node);
+    bool mask[HOP_MAX_RANK];
+    reduce_mask(n, xm->rank, mask);
+    int64_t perm[HOP_MAX_RANK], inv[HOP_MAX_RANK];
+    int nkept = 0, np = 0;
+    for (int k = 0; k < xm->rank; k++)
+        if (!mask[k])
+            perm[np++] = k, nkept++;
+    for (int k = 0; k < xm->rank; k++)
+        if (mask[k])
+            perm[np++] = k;
+    hop_meta pm = *xm;
+    for (int k = 0; k < np; k++) {
+        pm.sizes[k] = xm->sizes[perm[k]];
+        inv[perm[k]] = k;
+    }
+    hop_arg pitems[HOP_MAX_RANK], iitems[HOP_MAX_RANK];
+    for (int k = 0; k < np; k++)
+        pitems[k] = I(perm[k]), iitems[k] = I(inv[k]);
+    const hop_expr *K = size_product(g->env, pm.sizes, 0, nkept);
+    const hop_expr *R = size_product(g->env, pm.sizes, nkept, np);
+    if (K == NULL || R == NULL)
+        return NULL;
+    hop_node *xp = np > 1 ? EMIT(g, permute, N(x), hop_arg_list(pitems, (size_t)np)) : x;
+    hop_node *x2 = EMIT(g, reshape, N(xp), hop_arg_list((hop_arg[]){S(K), S(R)}, 2));
+    hop_node *left = exclusive_cumprod(g, x2);
+    hop_node *right = flip(g, exclusive_cumprod(g, flip(g, x2, 1)), 1);
+    hop_node *o = reshape_to(g, op2(g, HOP_OP_mul, left, right), &pm);
+    return np > 1 ? EMIT(g, permute, N(o), hop_arg_list(iitems, (size_t)np)) : o;
+}
+
+/* Whether a prod reduces nothing (a 0-d x: the result is x) or an empty
+ * set of elements (R == 0: x has no elements, the gradient is empty). */
+static bool
+prod_trivial(const hop_node *n, bool *empty)
+{
+    const hop_meta *xm = meta_of(n->args[0].u.node);
+    bool mask[HOP_MAX_RANK];
+    int64_t v;
+    *empty = false;
+    for (int k = 0; k < xm->rank; k++)
+        if (hop_expr_const_value(xm->sizes[k], &v) && v == 0)
+            *empty = true;
+    return *empty || reduce_mask(n, xm->rank, mask) == 0;
+}
+
+static hop_status
+vjp_prod(hop_vjp_ctx *cx, const hop_node *n)
+{
+    if (!wants(cx, &n->args[0]))
+        return HOP_OK;
+    ad a = ad_vjp(cx);
+    const hop_node *x = n->args[0].u.node;
+    hop_node *ct = unreduce(a.g, n, hop_vjp_ct(cx, n, 0));
+    bool empty;
+    if (prod_trivial(n, &empty))
+        return empty ? HOP_OK : accumulate(cx, x, ct);
+    return accumulate(cx, x, op2(a.g, HOP_OP_mul, ct, prod_others(&a, n)));
+}
+
+static hop_status
+jvp_prod(hop_jvp_ctx *cx, const hop_node *n)
+{
+    hop_node *t = tangent(cx, &n->args[0]);
+    if (t == NULL)
+        return HOP_OK;
+    ad a = ad_jvp(cx);
+    bool empty;
+    if (prod_trivial(n, &empty))
+        return empty ? HOP_OK : set_tangent(cx, n, t);
+    hop_node *tp = op2(a.g, HOP_OP_mul, t, prod_others(&a, n));
+    return set_tangent(cx, n, reduce_like(a.g, n, HOP_OP_sum, tp, keepdim_of(n)));
+}
+
+/* -------------------------------------------------------------- matmul */
+
+/*
+ * With 1-D operands promoted (a [k] as [1, k], b [k] as [k, 1]) and the
+ * cotangent given their dims back: ga = ct @ b^T and gb = a^T @ ct, batch
+ * dims broadcast by matmul and summed away by accumulate.
+ */
+static hop_status
+vjp_matmul(hop_vjp_ctx *cx, const hop_node *n)
+{
+    ad a = ad_vjp(cx);
+    hop_graph *g = a.g;
+    const hop_node *A = n->args[0].u.node, *B = n->args[1].u.node;
+    bool a1 = meta_of(A)->rank == 1, b1 = meta_of(B)->rank == 1;
+    hop_node *ap = primal(&a, A), *bp = primal(&a, B), *ct = hop_vjp_ct(cx, n, 0);
+    if (a1)
+        ap = EMIT(g, unsqueeze, N(ap), I(0));
+    if (b1) {
+        bp = EMIT(g, unsqueeze, N(bp), I(1));
+        ct = EMIT(g, unsqueeze, N(ct), I(-1));
+    }
+    if (a1)
+        ct = EMIT(g, unsqueeze, N(ct), I(-2));
+    hop_status st = HOP_OK;
+    if (wants(cx, &n->args[0])) {
+        hop_node *ga = op2(g, HOP_OP_matmul, ct, EMIT(g, transpose, N(bp), I(-1), I(-2)));
+        if (a1)
+            ga = EMIT(g, squeeze, N(ga), I(-2));
+        st = accumulate(cx, A, ga);
+    }
+    if (st == HOP_OK && wants(cx, &n->args[1])) {
+        hop_node *gb = op2(g, HOP_OP_matmul, EMIT(g, transpose, N(ap), I(-1), I(-2)), ct);
+        if (b1)
+            gb = EMIT(g, squeeze, N(gb), I(-1));
+        st = accumulate(cx, B, gb);
+    }
+    return st;
+}
+
+static hop_status
+jvp_matmul(hop_jvp_ctx *cx, const hop_node *n)
+{
+    ad a = ad_jvp(cx);
+    hop_node *ta = tangent(cx, &n->args[0]), *tb = tangent(cx, &n->args[1]), *t = NULL;
+    if (ta)
+        t = op2(a.g, HOP_OP_matmul, ta, primal(&a, n->args[1].u.node));
+    if (tb) {
+        hop_node *u = op2(a.g, HOP_OP_matmul, primal(&a, n->args[0].u.node), tb);
+        t = t ? op2(a.g, HOP_OP_add, t, u) : u;
+    }
+    return ta || tb ? set_tangent(cx, n, t) : HOP_OK;
+}
+
+/* --------------------------------------------------------------- views */
+
+/* reshape, view, squeeze, unsqueeze: the cotangent reshaped back. */
+static hop_status
+vjp_reshape(hop_vjp_ctx *cx, const hop_node *n)
+{
+    if (!wants(cx, &n->args[0]))
+        return HOP_OK;
+    const hop_node *x = n->args[0].u.node;
+    return accumulate(cx, x, reshape_to(hop_vjp_out(cx), hop_vjp_ct(cx, n, 0), meta_of(x)));
+}
+
+static hop_status
+vjp_transpose(hop_vjp_ctx *cx, const hop_node *n)
+{
+    if (!wants(cx, &n->args[0]))
+        return HOP_OK;
+    hop_graph *g = hop_vjp_out(cx);
+    hop_node *ct = hop_vjp_ct(cx, n, 0);
+    return accumulate(cx, n->args[0].u.node, EMIT(g, transpose, N(ct), n->args[1], n->args[2]));
+}
+
+static hop_status
+vjp_permute(hop_vjp_ctx *cx, const hop_node *n)
+{
+    if (!wants(cx, &n->args[0]))
+        return HOP_OK;
+    hop_graph *g = hop_vjp_out(cx);
+    int rank = meta_of(n)->rank;
+    hop_arg inv[HOP_MAX_RANK];
+    for (int k = 0; k < rank; k++)
+        inv[wrap_dim(n->args[1].u.list.items[k].u.i, rank)] = I(k);
+    hop_node *ct = hop_vjp_ct(cx, n, 0);
+    return accumulate(cx, n->args[0].u.node,
+                      EMIT(g, permute, N(ct), hop_arg_list(inv, (size_t)rank)));
+}
+
+/* expand and clone: accumulate sums the broadcast dims away. */
+static hop_status
+vjp_identity(hop_vjp_ctx *cx, const hop_node *n)
+{
+    if (!wants(cx, &n->args[0]) || !hop_dtype_is_float(meta_of(n)->dtype))
+        return HOP_OK;
+    return accumulate(cx, n->args[0].u.node, hop_vjp_ct(cx, n, 0));
+}
+
+static hop_status
+jvp_identity(hop_jvp_ctx *cx, const hop_node *n)
+{
+    hop_node *t = tangent(cx, &n->args[0]);
+    if (t == NULL || !hop_dtype_is_float(meta_of(n)->dtype))
+        return HOP_OK;
+    return set_tangent(cx, n, t);
+}
+
+/* An INT or SYM index argument as a SymInt in [0, size) (Python's
+ * wrapping of an index in [-size, size)). */
+static const hop_expr *
+wrapped_index(hop_shape_env *env, const hop_arg *a, const hop_expr *size)
+{
+    if (a->kind == HOP_ARG_INT)
+        return a->u.i < 0 ? hop_sym_add_int(env, size, a->u.i) : hop_sym_const(env, a->u.i);
+    return hop_sym_mod(env, a->u.sym, size);
+}
+
+/* select(x, dim, i): the cotangent where arange(size) == i, zeros elsewhere. */
+static hop_status
+vjp_select(hop_vjp_ctx *cx, const hop_node *n)
+{
+    if (!wants(cx, &n->args[0]))
+        return HOP_OK;
+    hop_graph *g = hop_vjp_out(cx);
+    const hop_meta *xm = meta_of(n->args[0].u.node);
+    int d = wrap_dim(n->args[1].u.i, xm->rank);
+    const hop_expr *size = xm->sizes[d];
+    const hop_expr *idx = wrapped_index(g->env, &n->args[2], size);
+    if (idx == NULL)
+        return hop_error_code();
+    /* arange shaped [size, 1, ...] so that it lines up with dim d */
+    hop_arg shape[HOP_MAX_RANK];
+    shape[0] = S(size);
+    for (int k = d + 1; k < xm->rank; k++)
+        shape[k - d] = I(1);
+    hop_node *pos =
+        EMIT(g, reshape, N(arange_n(g, size)), hop_arg_list(shape, (size_t)(xm->rank - d)));
+    hop_node *hit = EMIT(g, eq, N(pos), S(idx));
+    hop_node *ct = EMIT(g, unsqueeze, N(hop_vjp_ct(cx, n, 0)), I(d));
+    return accumulate(cx, n->args[0].u.node, where_or_zero(g, hit, ct));
+}
+
+/* Python's clamping of a slice bound v into [0, size], as shape inference
+ * does it (ops/infer_shape.c, clamp_bound): the same decisions, so the same
+ * expressions (a hint decision finds its guard already recorded). */
+static const hop_expr *
+clamp_bound(hop_shape_env *env, const hop_expr *v, const hop_expr *size)
+{
+    const hop_expr *zero = hop_sym_const(env, 0);
+    bool neg, known, past;
+    if (zero == NULL ||
+        hop_shape_env_decide(env, hop_sym_lt(env, v, zero), "slice", &neg) != HOP_OK)
+        return NULL;
+    if (neg) {
+        const hop_expr *w = hop_sym_add(env, v, size);
+        known = hop_shape_env_decide_static(env, hop_sym_lt(env, w, zero), &past);
+        return !known ? hop_sym_max(env, w, zero) : past ? zero : w;
+    }
+    known = hop_shape_env_decide_static(env, hop_sym_gt(env, v, size), &past);
+    return !known ? hop_sym_min(env, v, size) : past ? size : v;
+}
+
+/* The clamped start of slice n along a dim of the given size. */
+static const hop_expr *
+slice_start(hop_shape_env *env, const hop_node *n, const hop_expr *size)
+{
+    const hop_arg *s = &n->args[2];
+    if (s->kind == HOP_ARG_NONE)
+        return hop_sym_const(env, 0);
+    const hop_expr *v = s->kind == HOP_ARG_INT ? hop_sym_const(env, s->u.i) : s->u.sym;
+    return v ? clamp_bound(env, v, size) : NULL;
+}
+
+/*
+ * slice(x, dim, start, end, step) with len results from start' (the
+ * clamped start): step 1 puts the cotangent between zeros (a cat); a larger
+ * step gathers, for each position j of x, element (j - start') / step of
+ * the cotangent padded with one zero, or that zero where j is not taken.
+ */
+static hop_status
+vjp_slice(hop_vjp_ctx *cx, const hop_node *n)
+{
+    if (!wants(cx, &n->args[0]))
+        return HOP_OK;
+    hop_graph *g = hop_vjp_out(cx);
+    hop_shape_env *env = g->env;
+    const hop_meta *xm = meta_of(n->args[0].u.node);
+    int d = wrap_dim(n->args[1].u.i, xm->rank);
+    int64_t step = n->args[4].u.i;
+    const hop_expr *size = xm->sizes[d], *len = meta_of(n)->sizes[d];
+    const hop_expr *start = slice_start(env, n, size);
+    hop_node *ct = hop_vjp_ct(cx, n, 0), *grad;
+    if (start == NULL)
+        return hop_error_code();
+    if (step == 1) {
+        const hop_expr *after = hop_sym_sub(env, hop_sym_sub(env, size, start), len);
+        if (after == NULL)
+            return hop_error_code();
+        hop_arg items[3];
+        size_t k = 0;
+        int64_t c;
+        if (!(hop_expr_const_value(start, &c) && c == 0))
+            items[k++] = N(full_with_dim(g, meta_of(ct), d, start, 0.0));
+        items[k++] = N(ct);
+        if (!(hop_expr_const_value(after, &c) && c == 0))
+            items[k++] = N(full_with_dim(g, meta_of(ct), d, after, 0.0));
+        grad = k == 1 ? ct : EMIT(g, cat, hop_arg_list(items, k), I(d));
+    } else {
+        hop_node *off = EMIT(g, sub, N(arange_n(g, size)), S(start));
+        hop_node *q = EMIT(g, floor_divide, N(off), I(step));
+        hop_node *taken =
+            EMIT(g, logical_and,
+                 N(EMIT(g, logical_and, N(EMIT(g, ge, N(off), I(0))),
+                        N(EMIT(g, eq, N(EMIT(g, remainder, N(off), I(step))), I(0))))),
+                 N(EMIT(g, lt, N(q), S(len))));
+        hop_node *src = EMIT(g, where, N(taken), N(q), S(len));
+        hop_arg items[2] = {N(ct), N(full_with_dim(g, meta_of(ct), d, hop_sym_const(env, 1), 0.0))};
+        grad = EMIT(g, take, N(EMIT(g, cat, hop_arg_list(items, 2), I(d))), I(d), N(src));
+    }
+    return accumulate(cx, n->args[0].u.node, grad);
+}
+
+/* cat: each operand's part of the cotangent, a slice. */
+static hop_status
+vjp_cat(hop_vjp_ctx *cx, const hop_node *n)
+{
+    hop_graph *g = hop_vjp_out(cx);
+    hop_shape_env *env = g->env;
+    const hop_arg *items = n->args[0].u.list.items;
+    size_t count = n->args[0].u.list.n;
+    int d = wrap_dim(n->args[1].u.i, meta_of(n)->rank);
+    hop_node *ct = hop_vjp_ct(cx, n, 0);
+    const hop_expr *off = hop_sym_const(env, 0);
+    for (size_t k = 0; k < count && off; k++) {
+        const hop_expr *end = hop_sym_add(env, off, meta_of(items[k].u.node)->sizes[d]);
+        if (end == NULL)
+            break;
+        if (wants(cx, &items[k])) {
+            hop_status st =
+                accumulate(cx, items[k].u.node, EMIT(g, slice, N(ct), I(d), S(off), S(end), I(1)));
+            if (st != HOP_OK)
+                return st;
+        }
+        off = end;
+    }
+    return off ? HOP_OK : hop_error_code();
+}
+
+/* stack: each operand's part of the cotangent, a select. */
+static hop_status
+vjp_stack(hop_vjp_ctx *cx, const hop_node *n)
+{
+    hop_graph *g = hop_vjp_out(cx);
+    const hop_arg *items = n->args[0].u.list.items;
+    size_t count = n->args[0].u.list.n;
+    int d = wrap_dim(n->args[1].u.i, meta_of(n)->rank);
+    hop_node *ct = hop_vjp_ct(cx, n, 0);
+    for (size_t k = 0; k < count; k++) {
+        if (!wants(cx, &items[k]))
+            continue;
+        hop_status st =
+            accumulate(cx, items[k].u.node, EMIT(g, select, N(ct), I(d), I((int64_t)k)));
+        if (st != HOP_OK)
+            return st;
+    }
+    return HOP_OK;
+}
+
+/* cat and stack: the same op over the operands' tangents, zeros for the
+ * operands without one. */
+static hop_status
+jvp_concat(hop_jvp_ctx *cx, const hop_node *n)
+{
+    ad a = ad_jvp(cx);
+    const hop_arg *items = n->args[0].u.list.items;
+    size_t count = n->args[0].u.list.n;
+    hop_arg *ts = hop_malloc(count * sizeof *ts);
+    if (ts == NULL)
+        return hop_error_code();
+    bool any = false;
+    for (size_t k = 0; k < count; k++) {
+        hop_node *t = tangent(cx, &items[k]);
+        any = any || t;
+        ts[k] = N(t ? t : hop_jvp_zeros(cx, items[k].u.node->meta));
+    }
+    hop_status st = HOP_OK;
+    if (any) {
+        hop_arg args[2] = {hop_arg_list(ts, count), n->args[1]};
+        st = set_tangent(cx, n, emit(a.g, n->op, args, 2));
+    }
+    hop_free(ts);
+    return st;
+}
+
+/* ---------------------------------------------------------- index ops */
+
+/*
+ * take(x, dim, index): the scatter-add of the cotangent into x's dim, as a
+ * one-hot matmul.  x is seen as [P, size, Q] and the cotangent as
+ * [P, M, Q] (M the index's elements); onehot[j, m] = (index[m] == j), so
+ * the gradient is onehot @ ct [P, size, Q].
+ */
+static hop_status
+vjp_take(hop_vjp_ctx *cx, const hop_node *n)
+{
+    if (!wants(cx, &n->args[0]))
+        return HOP_OK;
+    ad a = ad_vjp(cx);
+    hop_graph *g = a.g;
+    hop_shape_env *env = g->env;
+    const hop_node *x = n->args[0].u.node;
+    const hop_meta *xm = meta_of(x), *im = meta_of(n->args[2].u.node);
+    int d = wrap_dim(n->args[1].u.i, xm->rank);
+    const hop_expr *size = xm->sizes[d];
+    const hop_expr *P = size_product(env, xm->sizes, 0, d);
+    const hop_expr *Q = size_product(env, xm->sizes, d + 1, xm->rank);
+    const hop_expr *M = hop_meta_numel(im, env);
+    if (P == NULL || Q == NULL || M == NULL)
+        return hop_error_code();
+    hop_node *idx =
+        EMIT(g, reshape, N(primal(&a, n->args[2].u.node)), hop_arg_list((hop_arg[]){S(M)}, 1));
+    idx = EMIT(g, remainder, N(idx), S(size)); /* negative indices count from the end */
+    hop_node *pos = EMIT(g, unsqueeze, N(arange_n(g, size)), I(1));
+    hop_node *onehot = EMIT(g, eq, N(pos), N(EMIT(g, unsqueeze, N(idx), I(0)))); /* [size, M] */
+    onehot = to_dtype(g, onehot, meta_of(n)->dtype);
+    hop_node *ct3 =
+        EMIT(g, reshape, N(hop_vjp_ct(cx, n, 0)), hop_arg_list((hop_arg[]){S(P), S(M), S(Q)}, 3));
+    hop_node *g3 = op2(g, HOP_OP_matmul, onehot, ct3);
+    return accumulate(cx, x, g3 ? reshape_to(g, g3, xm) : NULL);
+}
+
+/*
+ * x gathered along dim d by idx (an integer tensor of x's shape, values in
+ * [0, size)): out[..., i, ...] = x[..., idx[..., i, ...], ...], NumPy's
+ * take_along_axis.  dim d goes last, x is flattened and idx offset by each
+ * row's start, so one take does it.
+ */
+static hop_node *
+take_along(hop_graph *g, hop_node *x, int d, hop_node *idx)
+{
+    if (x == NULL || idx == NULL)
+        return NULL;
+    hop_shape_env *env = g->env;
+    int rank = meta_of(x)->rank;
+    bool move = d != rank - 1;
+    if (move) {
+        x = EMIT(g, transpose, N(x), I(d), I(-1));
+        idx = EMIT(g, transpose, N(idx), I(d), I(-1));
+        if (x == NULL || idx == NULL)
+            return NULL;
+    }
+    hop_meta tm = *meta_of(x);
+    const hop_expr *size = tm.sizes[rank - 1];
+    const hop_expr *R = size_product(env, tm.sizes, 0, rank - 1);
+    const hop_expr *numel = hop_meta_numel(&tm, env);
+    if (R == NULL || numel == NULL)
+        return NULL;
+    hop_node *flat = EMIT(g, reshape, N(x), hop_arg_list((hop_arg[]){S(numel)}, 1));
+    hop_node *idx2 = EMIT(g, reshape, N(idx), hop_arg_list((hop_arg[]){S(R), S(size)}, 2));
+    hop_node *base = EMIT(g, mul, N(EMIT(g, unsqueeze, N(arange_n(g, R)), I(1))), S(size));
+    hop_node *out = EMIT(g, take, N(flat), I(0), N(op2(g, HOP_OP_add, idx2, base)));
+    out = reshape_to(g, out, &tm);
+    return move ? EMIT(g, transpose, N(out), I(d), I(-1)) : out;
+}
+
+/* The permutation sort applies along its dim: argsort with sort's args. */
+static hop_node *
+sort_perm(const ad *a, const hop_node *n)
+{
+    return EMIT(a->g, argsort, N(primal(a, n->args[0].u.node)), n->args[1], n->args[2]);
+}
+
+/* sort: y = take_along(x, perm), so the cotangent goes back through the
+ * inverse permutation, argsort(perm), also a gather. */
+static hop_status
+vjp_sort(hop_vjp_ctx *cx, const hop_node *n)
+{
+    if (!wants(cx, &n->args[0]))
+        return HOP_OK;
+    ad a = ad_vjp(cx);
+    const hop_node *x = n->args[0].u.node;
+    int rank = meta_of(x)->rank;
+    hop_node *ct = hop_vjp_ct(cx, n, 0);
+    if (rank == 0)
+        return accumulate(cx, x, ct);
+    int d = wrap_dim(n->args[1].u.i, rank);
+    hop_node *inv = EMIT(a.g, argsort, N(sort_perm(&a, n)), I(d), hop_arg_bool(false));
+    return accumulate(cx, x, take_along(a.g, ct, d, inv));
+}
+
+static hop_status
+jvp_sort(hop_jvp_ctx *cx, const hop_node *n)
+{
+    hop_node *t = tangent(cx, &n->args[0]);
+    if (t == NULL)
+        return HOP_OK;
+    ad a = ad_jvp(cx);
+    int rank = meta_of(n)->rank;
+    if (rank == 0)
+        return set_tangent(cx, n, t);
+    return set_tangent(cx, n, take_along(a.g, t, wrap_dim(n->args[1].u.i, rank), sort_perm(&a, n)));
+}
+
+/* cumsum: the transpose of a cumsum is the cumsum from the other end. */
+static hop_status
+vjp_cumsum(hop_vjp_ctx *cx, const hop_node *n)
+{
+    if (!wants(cx, &n->args[0]))
+        return HOP_OK;
+    hop_graph *g = hop_vjp_out(cx);
+    const hop_node *x = n->args[0].u.node;
+    int rank = meta_of(x)->rank;
+    hop_node *ct = hop_vjp_ct(cx, n, 0);
+    if (rank == 0)
+        return accumulate(cx, x, ct);
+    int d = wrap_dim(n->args[1].u.i, rank);
+    return accumulate(cx, x, flip(g, EMIT(g, cumsum, N(flip(g, ct, d)), I(d)), d));
+}
+
+/*
+ * cumprod along dim d, with x seen as [R, size] (d last, the rest
+ * flattened): C[r, j, i] = prod_{k <= i, k != j} x[r, k] (a cumprod of x
+ * with x_j replaced by 1) is d y_i / d x_j for j <= i, exact with zeros.
+ * Reverse: g_j = sum_{i >= j} ct_i C[j, i]; forward: t'_i = sum_{j <= i}
+ * t_j C[j, i].
+ */
+static hop_status
+cumprod_rule(const ad *a, const hop_node *n, hop_node *v, hop_node **out)
+{
+    hop_graph *g = a->g;
+    hop_shape_env *env = g->env;
+    const hop_meta *xm = meta_of(n->args[0].u.node);
+    int rank = xm->rank;
+    if (rank == 0) {
+        *out = v;
+        return HOP_OK;
+    }
+    int d = wrap_dim(n->args[1].u.i, rank);
+    hop_node *x = primal(a, n->args[0].u.node);
+    if (d != rank - 1) {
+        x = EMIT(g, transpose, N(x), I(d), I(-1));
+        v = EMIT(g, transpose, N(v), I(d), I(-1));
+        if (x == NULL || v == NULL)
+            return hop_error_code();
+    }
+    hop_meta tm = *meta_of(x);
+    const hop_expr *size = tm.sizes[rank - 1];
+    const hop_expr *R = size_product(env, tm.sizes, 0, rank - 1);
+    if (R == NULL)
+        return hop_error_code();
+    hop_arg shape2[2] = {S(R), S(size)};
+    hop_node *x2 = EMIT(g, reshape, N(x), hop_arg_list(shape2, 2));
+    hop_node *v2 = EMIT(g, reshape, N(v), hop_arg_list(shape2, 2));
+    hop_node *ar = arange_n(g, size);
+    hop_node *col = EMIT(g, unsqueeze, N(ar), I(1)); /* j down, i (or k) across */
+    hop_node *eye = op2(g, HOP_OP_eq, col, ar);
+    hop_node *upper = op2(g, HOP_OP_le, col, ar); /* j <= i */
+    hop_node *C = EMIT(g, cumprod,
+                       N(EMIT(g, where, N(eye), F(1.0), N(EMIT(g, unsqueeze, N(x2), I(1))))), I(2));
+    hop_node *r2;
+    if (a->v) {
+        hop_node *terms = op2(g, HOP_OP_mul, C, EMIT(g, unsqueeze, N(v2), I(1)));
+        r2 = EMIT(g, sum, N(where_or_zero(g, upper, terms)), I(2), hop_arg_bool(false));
+    } else {
+        hop_node *terms = op2(g, HOP_OP_mul, C, EMIT(g, unsqueeze, N(v2), I(2)));
+        r2 = EMIT(g, sum, N(where_or_zero(g, upper, terms)), I(1), hop_arg_bool(false));
+    }
+    hop_node *r = reshape_to(g, r2, &tm);
+    if (d != rank - 1)
+        r = EMIT(g, transpose, N(r), I(d), I(-1));
+    *out = r;
+    return r ? HOP_OK : hop_error_code();
+}
+
+static hop_status
+vjp_cumprod(hop_vjp_ctx *cx, const hop_node *n)
+{
+    if (!wants(cx, &n->args[0]))
+        return HOP_OK;
+    ad a = ad_vjp(cx);
+    hop_node *r;
+    hop_status st = cumprod_rule(&a, n, hop_vjp_ct(cx, n, 0), &r);
+    return st == HOP_OK ? accumulate(cx, n->args[0].u.node, r) : st;
+}
+
+static hop_status
+jvp_cumprod(hop_jvp_ctx *cx, const hop_node *n)
+{
+    hop_node *t = tangent(cx, &n->args[0]);
+    if (t == NULL)
+        return HOP_OK;
+    ad a = ad_jvp(cx);
+    hop_node *r;
+    hop_status st = cumprod_rule(&a, n, t, &r);
+    return st == HOP_OK ? set_tangent(cx, n, r) : st;
+}
+
+/* ----------------------------------------------------------- the table */
+
+#define UNARY                                                                                      \
+    {                                                                                              \
+        .vjp = vjp_unary, .jvp = jvp_unary                                                         \
+    }
+#define BINARY                                                                                     \
+    {                                                                                              \
+        .vjp = vjp_binary, .jvp = jvp_binary                                                       \
+    }
+#define NONDIFF                                                                                    \
+    {                                                                                              \
+        .nondiff = true                                                                            \
+    }
 
 static const hop_op_ad_rule rules[HOP_OP_COUNT] = {
-    [HOP_OP_add] = {.vjp = vjp_add, .jvp = jvp_add},
-    [HOP_OP_mul] = {.vjp = vjp_mul},
-    [HOP_OP_sin] = {.vjp = vjp_sin, .jvp = jvp_sin},
-    [HOP_OP_cos] = {.vjp = vjp_cos},
-    [HOP_OP_sum] = {.vjp = vjp_sum},
-    [HOP_OP_gt] = {.nondiff = true},
-    [HOP_OP_lt] = {.nondiff = true},
-    [HOP_OP_full] = {.nondiff = true},
-    [HOP_OP_zeros] = {.nondiff = true},
-    [HOP_OP_ones] = {.nondiff = true},
+    [HOP_OP_neg] = UNARY,
+    [HOP_OP_abs] = UNARY,
+    [HOP_OP_exp] = UNARY,
+    [HOP_OP_log] = UNARY,
+    [HOP_OP_sin] = UNARY,
+    [HOP_OP_cos] = UNARY,
+    [HOP_OP_tanh] = UNARY,
+    [HOP_OP_sigmoid] = UNARY,
+    [HOP_OP_relu] = UNARY,
+    [HOP_OP_sqrt] = UNARY,
+    [HOP_OP_expm1] = UNARY,
+    [HOP_OP_log1p] = UNARY,
+    [HOP_OP_log2] = UNARY,
+    [HOP_OP_log10] = UNARY,
+    [HOP_OP_exp2] = UNARY,
+    [HOP_OP_tan] = UNARY,
+    [HOP_OP_arctan] = UNARY,
+    [HOP_OP_add] = BINARY,
+    [HOP_OP_sub] = BINARY,
+    [HOP_OP_mul] = BINARY,
+    [HOP_OP_div] = BINARY,
+    [HOP_OP_pow] = BINARY,
+    [HOP_OP_maximum] = BINARY,
+    [HOP_OP_minimum] = BINARY,
+    [HOP_OP_remainder] = BINARY,
+    [HOP_OP_where] = {.vjp = vjp_where, .jvp = jvp_where},
+    [HOP_OP_sum] = {.vjp = vjp_sum, .jvp = jvp_linear},
+    [HOP_OP_mean] = {.vjp = vjp_sum, .jvp = jvp_linear},
+    [HOP_OP_amax] = {.vjp = vjp_extreme, .jvp = jvp_extreme},
+    [HOP_OP_amin] = {.vjp = vjp_extreme, .jvp = jvp_extreme},
+    [HOP_OP_prod] = {.vjp = vjp_prod, .jvp = jvp_prod},
+    [HOP_OP_matmul] = {.vjp = vjp_matmul, .jvp = jvp_matmul},
+    [HOP_OP_reshape] = {.vjp = vjp_reshape, .jvp = jvp_linear},
+    [HOP_OP_view] = {.vjp = vjp_reshape, .jvp = jvp_linear},
+    [HOP_OP_unsqueeze] = {.vjp = vjp_reshape, .jvp = jvp_linear},
+    [HOP_OP_squeeze] = {.vjp = vjp_reshape, .jvp = jvp_linear},
+    [HOP_OP_transpose] = {.vjp = vjp_transpose, .jvp = jvp_linear},
+    [HOP_OP_permute] = {.vjp = vjp_permute, .jvp = jvp_linear},
+    [HOP_OP_expand] = {.vjp = vjp_identity, .jvp = jvp_linear},
+    [HOP_OP_select] = {.vjp = vjp_select, .jvp = jvp_linear},
+    [HOP_OP_slice] = {.vjp = vjp_slice, .jvp = jvp_linear},
+    [HOP_OP_cat] = {.vjp = vjp_cat, .jvp = jvp_concat},
+    [HOP_OP_stack] = {.vjp = vjp_stack, .jvp = jvp_concat},
+    [HOP_OP_to] = {.vjp = vjp_identity, .jvp = jvp_identity},
+    [HOP_OP_clone] = {.vjp = vjp_identity, .jvp = jvp_identity},
+    [HOP_OP_cumsum] = {.vjp = vjp_cumsum, .jvp = jvp_linear},
+    [HOP_OP_cumprod] = {.vjp = vjp_cumprod, .jvp = jvp_cumprod},
+    [HOP_OP_sort] = {.vjp = vjp_sort, .jvp = jvp_sort},
+    [HOP_OP_take] = {.vjp = vjp_take, .jvp = jvp_linear},
+    [HOP_OP_eq] = NONDIFF,
+    [HOP_OP_ne] = NONDIFF,
+    [HOP_OP_lt] = NONDIFF,
+    [HOP_OP_le] = NONDIFF,
+    [HOP_OP_gt] = NONDIFF,
+    [HOP_OP_ge] = NONDIFF,
+    [HOP_OP_logical_and] = NONDIFF,
+    [HOP_OP_logical_or] = NONDIFF,
+    [HOP_OP_logical_not] = NONDIFF,
+    [HOP_OP_argmax] = NONDIFF,
+    [HOP_OP_argmin] = NONDIFF,
+    [HOP_OP_item] = NONDIFF,
+    [HOP_OP_nonzero] = NONDIFF,
+    [HOP_OP_sym_size] = NONDIFF,
+    [HOP_OP_full] = NONDIFF,
+    [HOP_OP_zeros] = NONDIFF,
+    [HOP_OP_ones] = NONDIFF,
+    [HOP_OP_arange] = NONDIFF,
+    [HOP_OP_floor_divide] = NONDIFF,
+    [HOP_OP_bitwise_and] = NONDIFF,
+    [HOP_OP_bitwise_or] = NONDIFF,
+    [HOP_OP_bitwise_xor] = NONDIFF,
+    [HOP_OP_bitwise_not] = NONDIFF,
+    [HOP_OP_sign] = NONDIFF,
+    [HOP_OP_floor] = NONDIFF,
+    [HOP_OP_ceil] = NONDIFF,
+    [HOP_OP_round] = NONDIFF,
+    [HOP_OP_any] = NONDIFF,
+    [HOP_OP_all] = NONDIFF,
+    [HOP_OP_argsort] = NONDIFF,
 };
 
 const hop_op_ad_rule *
