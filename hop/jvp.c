@@ -105,4 +105,8 @@ const hop_class hop_jvp_class = {
     .signature = jvp_signature,
     .output_meta = jvp_output_meta,
     .eval = jvp_eval,
+    /* the call runs its body on what it passes: differentiated through it
+     * (grad of grad) */
+    .vjp = hop_vjp_bodies,
+    .jvp = hop_jvp_bodies,
 };

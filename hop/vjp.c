@@ -168,4 +168,8 @@ const hop_class hop_vjp_class = {
     .signature = vjp_signature,
     .output_meta = vjp_output_meta,
     .eval = vjp_eval,
+    /* the call runs its body on what it passes: differentiated through it
+     * (grad of grad) */
+    .vjp = hop_vjp_bodies,
+    .jvp = hop_jvp_bodies,
 };

@@ -47,7 +47,7 @@ def _argnums(fn, argnums, nargs):
 
 def _describe(x):
     if _is_tensor(x):
-        return f"{x.dtype}{list(x.shape)}"
+        return f"{x.dtype.name}{list(x.shape)}"
     return type(x).__name__
 
 

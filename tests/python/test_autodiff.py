@@ -1,0 +1,278 @@
+"""hop.grad / value_and_grad / vjp / jvp (issue #15): values against analytic
+gradients, central finite differences in float64 and (when installed)
+PyTorch autograd on the same programs with Python control flow; every
+differentiable HOP nested two deep with closures; printing; errors."""
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+import hop
+
+F64 = hop.float64
+
+
+def t(a, dtype=F64):
+    return hop.tensor(np.asarray(a, dtype=np.float64).tolist(), dtype=dtype)
+
+
+def arr(x):
+    return np.asarray(x.tolist(), dtype=np.float64)
+
+
+def fd_grad(f, xs, i, eps=1e-6):
+    """Central finite differences of scalar f w.r.t. argument i."""
+    base = [arr(x) for x in xs]
+    g = np.zeros_like(base[i])
+    it = np.nditer(base[i], flags=["multi_index"])
+    for _ in it:
+        k = it.multi_index
+        hi = [b.copy() for b in base]
+        lo = [b.copy() for b in base]
+        hi[i][k] += eps
+        lo[i][k] -= eps
+        fh = float(f(*[t(b) for b in hi]).item())
+        fl = float(f(*[t(b) for b in lo]).item())
+        g[k] = (fh - fl) / (2 * eps)
+    return g
+
+
+def close(a, b, tol=1e-6):
+    np.testing.assert_allclose(arr(a) if not isinstance(a, np.ndarray) else a, b, rtol=tol,
+                               atol=tol)
+
+
+# ------------------------------------------------------------------ basics
+
+def test_grad_elementwise_matches_analytic():
+    x = t([0.5, -1.0, 2.0])
+    g = hop.grad(lambda x: (x.sin() * x).sum())(x)
+    X = arr(x)
+    close(g, np.cos(X) * X + np.sin(X))
+
+
+def test_value_and_grad_and_argnums():
+    x, y = t([1.0, 2.0]), t([3.0, -1.0])
+    v, (gx, gy) = hop.value_and_grad(lambda x, y: (x * y).sum(), argnums=(0, 1))(x, y)
+    assert v.item() == 1.0
+    close(gx, arr(y))
+    close(gy, arr(x))
+    assert hop.grad(lambda x, y: (x * y).sum(), argnums=1)(x, y).tolist() == [1.0, 2.0]
+
+
+def test_has_aux_passes_aux_through():
+    x = t([1.0, 2.0])
+    g, aux = hop.grad(lambda x: ((x * x).sum(), x + 1), has_aux=True)(x)
+    assert g.tolist() == [2.0, 4.0]
+    assert aux.tolist() == [2.0, 3.0]
+
+
+def test_pytree_argument_gives_pytree_gradient():
+    p = {"w": t([1.0, 2.0]), "b": t(0.5)}
+    g = hop.grad(lambda p, x: ((p["w"] * x).sum() + p["b"]) ** 2)(p, t([3.0, 4.0]))
+    s = 1 * 3 + 2 * 4 + 0.5
+    close(g["w"], 2 * s * np.array([3.0, 4.0]))
+    close(g["b"], 2 * s)
+
+
+def test_vjp_with_cotangent_and_jvp_with_tangent():
+    x = t([0.3, 0.7])
+    out, vjp_fn = hop.vjp(lambda x: x.sin() * 2.0, x)
+    close(out, 2 * np.sin(arr(x)))
+    (ct,) = vjp_fn(t([1.0, 10.0]))
+    close(ct, 2 * np.cos(arr(x)) * np.array([1.0, 10.0]))
+    y, ty = hop.jvp(lambda x: x.sin() * 2.0, (x,), (t([1.0, -1.0]),))
+    close(y, 2 * np.sin(arr(x)))
+    close(ty, 2 * np.cos(arr(x)) * np.array([1.0, -1.0]))
+
+
+def test_grad_of_grad():
+    x = t([0.1, 1.3, -2.0])
+    g2 = hop.grad(lambda x: hop.grad(lambda y: y.sin().sum())(x).sum())(x)
+    close(g2, -np.sin(arr(x)))
+
+
+# ------------------------------------------------------------- HOP rules
+
+W = t([0.5, -1.5, 2.0])
+
+
+def test_map_closure_gradient_is_exact():
+    # the issue's example: w reaches the body only through a closure
+    x = t(np.linspace(-1, 1, 12).reshape(4, 3))
+    w = t([0.3, -0.7, 1.1])
+    f = lambda x, w: hop.map(lambda r: (r * w).sin(), x).sum()  # noqa: E731
+    gw = hop.grad(f, argnums=1)(x, w)
+    X, Wn = arr(x), arr(w)
+    close(gw, (np.cos(X * Wn) * X).sum(0))
+    close(hop.grad(f)(x, w), np.cos(X * Wn) * Wn)
+
+
+def cond_prog(x):
+    return hop.cond(x.sum() > 0, lambda: (x * W).sin().sum(), lambda: (x * x * W).sum())
+
+
+@pytest.mark.parametrize("sign", [1.0, -1.0])
+def test_cond_both_branches(sign):
+    x = t(np.array([0.2, 0.4, 0.9]) * sign)
+    g = hop.grad(cond_prog)(x)
+    X, Wn = arr(x), arr(W)
+    want = np.cos(X * Wn) * Wn if sign > 0 else 2 * X * Wn
+    close(g, want)
+    close(g, fd_grad(cond_prog, [x], 0), 1e-5)
+
+
+def test_switch_wrap_invoke_subgraph():
+    def f(x):
+        b = [lambda: x.sin().sum(), lambda: hop.wrap(lambda: (x * x).sum()),
+             lambda: hop.invoke_subgraph(lambda y: (y * W).sum(), x)]
+        return hop.switch(hop.tensor(2) if False else k, b)
+    for k in range(3):
+        x = t([0.5, 1.0, -0.25])
+        close(hop.grad(f)(x), fd_grad(f, [x], 0), 1e-5)
+
+
+def test_nested_two_deep_with_closures_at_two_depths():
+    w2 = t([2.0, -1.0, 0.5])
+
+    def f(x, w):
+        def row(r):
+            return hop.cond(r.sum() > 0, lambda: (r * w).sin() * w2, lambda: r * w)
+        return hop.map(row, x).sum()
+    x = t([[0.5, 0.2, 0.1], [-0.5, -0.2, 0.3], [1.0, -2.0, 0.5]])
+    w = t([0.3, 0.6, -0.9])
+    for i in (0, 1):
+        close(hop.grad(f, argnums=i)(x, w), fd_grad(f, [x, w], i), 1e-5)
+
+
+def test_invoke_subgraph_backward_is_one_shared_subgraph():
+    def body(y):
+        return (y * W).sin()
+
+    def f(x):
+        return (hop.invoke_subgraph(body, x) + hop.invoke_subgraph(body, x * 2.0)).sum()
+    gm = hop.trace(lambda x: hop.grad(f)(x), t([0.1, 0.2, 0.3]))
+    assert gm.code.count("def subgraph_0_bwd(") == 1
+    assert gm.code.count("invoke_subgraph(subgraph_0_bwd,") == 2
+    x = t([0.1, 0.2, 0.3])
+    close(gm(x), fd_grad(f, [x], 0), 1e-5)
+
+
+def test_backward_graph_prints_bodies_named_after_their_forward():
+    gm = hop.trace(lambda x: hop.grad(cond_prog)(x), t([1.0, 2.0, 3.0]))
+    code = gm.code
+    assert "def cond_true_0_bwd(" in code and "def cond_false_0_bwd(" in code
+    assert "cond(gt, cond_true_0_bwd, cond_false_0_bwd, (x, W, " in code or \
+        "cond_true_0_bwd, cond_false_0_bwd" in code
+    assert "vjp(1, vjp_body_0_bwd," in code
+
+
+# ---------------------------------------------------------- compile, shapes
+
+def test_grad_under_compile_recompiles_on_new_shape():
+    f = hop.compile(hop.grad(lambda x: (x.sin() * x).sum()))
+    for n in (3, 5, 7):
+        x = t(np.linspace(-1, 1, n))
+        X = arr(x)
+        close(f(x), np.cos(X) * X + np.sin(X))
+    assert f.recompiles >= 1
+
+
+def test_grad_with_dynamic_shapes():
+    gm = hop.trace(lambda x: hop.grad(lambda y: (y * y).sum())(x), t([1.0, 2.0, 3.0]),
+                   dynamic=True)
+    assert "s0" in gm.code
+    for n in (2, 6):
+        x = t(np.arange(n, dtype=np.float64))
+        close(gm(x), 2 * arr(x))
+
+
+def test_eager_grad_sees_a_rebound_closure():
+    global W2
+    W2 = t([1.0, 2.0])
+    g = hop.grad(lambda x: (x * W2).sum())
+    assert g(t([0.0, 0.0])).tolist() == [1.0, 2.0]
+    W2 = t([5.0, 6.0])
+    assert g(t([0.0, 0.0])).tolist() == [5.0, 6.0]
+
+
+# ------------------------------------------------------------------ errors
+
+def test_grad_of_non_scalar_output_is_an_error():
+    with pytest.raises(hop.ShapeError, match=r"grad: the function must return a float scalar "
+                                             r"\(shape \(\)\) to take its gradient, got f64\[2\]"):
+        hop.grad(lambda x: x * 2.0)(t([1.0, 2.0]))
+    assert hop.tracing() is None if hasattr(hop, "tracing") else True
+
+
+def test_grad_of_integer_input_is_an_error():
+    with pytest.raises(TypeError, match=r"hop.grad: argument 0 \(leaf 0\) is int64\[2\]"):
+        hop.grad(lambda x: x.sum())(hop.tensor([1, 2]))
+
+
+def test_loop_without_rule_is_a_clear_error():
+    with pytest.raises(hop.UnsupportedError, match=r"autodiff: the HOP scan \(scan\) has no vjp "
+                                                   r"rule"):
+        hop.grad(lambda x: hop.scan(lambda c, r: (c + r, c), x[0], x)[0].sum())(
+            t([[1.0], [2.0]]))
+
+
+def test_argnums_out_of_range():
+    with pytest.raises(ValueError, match="argnums 3 is out of range for 1 positional argument"):
+        hop.grad(lambda x: x.sum(), argnums=3)(t([1.0]))
+
+
+# ------------------------------------------------- finite differences (ops)
+
+shapes = st.sampled_from([((3,), (3,)), ((2, 3), (3,)), ((2, 1), (1, 3)), ((), (4,)),
+                          ((2, 3), (2, 3))])
+
+PROGRAMS = {
+    "mul_sin": lambda a, b: (a * b).sin().sum(),
+    "add_cos": lambda a, b: ((a + b).cos() * a).sum(),
+    "sub_exp": lambda a, b: (a - b).exp().sum(),
+    "div": lambda a, b: (a / (b * b + 1.0)).sum(),
+    "tanh_sigmoid": lambda a, b: ((a * b).tanh() + a.sigmoid() * b).sum(),
+    "mean_amax": lambda a, b: (a * b).mean() + (a + b).amax(),
+    "where": lambda a, b: hop.where(a > 0.1, a * b, b * 3.0).sum(),
+    "maximum": lambda a, b: hop.maximum(a, b * 0.5).sum(),
+    "log_sqrt": lambda a, b: ((a * a + 1.0).log() + (b * b + 2.0).sqrt()).sum(),
+}
+
+
+@settings(max_examples=25, deadline=None)
+@given(shapes, st.sampled_from(sorted(PROGRAMS)), st.integers(0, 2 ** 31 - 1))
+def test_op_rules_against_finite_differences(shp, name, seed):
+    rng = np.random.default_rng(seed)
+    a = t(rng.uniform(-1.5, 1.5, shp[0]))
+    b = t(rng.uniform(-1.5, 1.5, shp[1]))
+    f = PROGRAMS[name]
+    ga, gb = hop.grad(f, argnums=(0, 1))(a, b)
+    close(ga, fd_grad(f, [a, b], 0), 1e-5)
+    close(gb, fd_grad(f, [a, b], 1), 1e-5)
+    # forward mode along a random direction equals the gradient's dot product
+    da = t(rng.uniform(-1, 1, shp[0]))
+    _, tan = hop.jvp(lambda a: f(a, b), (a,), (da,))
+    close(tan, float((arr(ga) * arr(da)).sum()), 1e-5)
+
+
+# ------------------------------------------------------ side by side: torch
+
+def test_matches_torch_autograd_on_python_control_flow():
+    torch = pytest.importorskip("torch")
+    x = t([0.5, -0.25, 1.5])
+    w = t([1.0, 2.0, -0.5])
+
+    def f(x):
+        def row(r):
+            return hop.cond(r.sum() > 0, lambda: (r * w).sin(), lambda: r * r)
+        return hop.map(row, x.reshape(3, 1) * w).sum()
+
+    tx = torch.tensor(arr(x), requires_grad=True)
+    tw = torch.tensor(arr(w))
+    rows = (tx.reshape(3, 1) * tw)
+    total = sum(((r * tw).sin() if r.sum() > 0 else r * r).sum() for r in rows)
+    total.backward()
+    close(hop.grad(f)(x), tx.grad.numpy(), 1e-6)
