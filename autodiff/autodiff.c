@@ -252,6 +252,39 @@ copy_graph(const hop_graph *src, hop_graph *dst)
     return st;
 }
 
+hop_status
+hop_graph_inline(hop_graph *dst, const hop_graph *src, hop_node *const *inputs, hop_node **outputs)
+{
+    if (dst == NULL || src == NULL || src->output == NULL || (src->nplaceholders && !inputs) ||
+        outputs == NULL || dst->env != src->env)
+        return hop_error(HOP_MISUSE, "hop_graph_inline: %s",
+                         dst == NULL || src == NULL ? "NULL graph"
+                         : src->output == NULL      ? "the source graph has no output"
+                         : dst->env != src->env     ? "graphs of different ShapeEnvs"
+                                                    : "NULL inputs or outputs");
+    xform x = {.src = src, .out = dst};
+    hop_status st = HOP_OK;
+    size_t i = 0;
+    for (const hop_node *n = src->first; n && st == HOP_OK; n = n->next) {
+        if (n->kind == HOP_NODE_PLACEHOLDER) {
+            if (inputs[i] == NULL || add_entry(&x, n, inputs[i]) == NULL)
+                st = inputs[i] ? hop_error_code()
+                               : hop_error(HOP_MISUSE, "hop_graph_inline: input %zu is NULL", i);
+            i++;
+        } else if (n->kind == HOP_NODE_OUTPUT) {
+            for (size_t j = 0; j < n->nargs && st == HOP_OK; j++) {
+                hop_arg a;
+                st = map_arg(&x, &n->args[j], &a);
+                outputs[j] = st == HOP_OK && a.kind == HOP_ARG_NODE ? a.u.node : NULL;
+            }
+            scratch_clear(&x);
+        } else if (copy_node(&x, n) == NULL)
+            st = hop_error_code();
+    }
+    xform_free(&x);
+    return st;
+}
+
 /* ------------------------------------------------------------ helpers */
 
 static bool

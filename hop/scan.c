@@ -12,10 +12,12 @@
  * straight into its row of the stacked output (no allocation, no copy per
  * step).  Eval: the same loop on concrete values with the same checks.
  */
+#include "hop/autodiff.h"
 #include "hop/eval.h"
 #include "hop/lowering.h"
 
 #include <inttypes.h>
+#include <stdio.h>
 #include <string.h>
 
 /* dim counted from the end when negative; -1 when out of range. */
@@ -104,8 +106,8 @@ scan_check_outputs(hop_call *c)
         char what[128];
         hop_value_info_print(y, what, sizeof what);
         if (y->kind != HOP_VALUE_TENSOR)
-            st = hop_error(HOP_TRACE, "scan: y %zu of f is %s; ys must be tensors", j - ninit,
-                           what);
+            st =
+                hop_error(HOP_TRACE, "scan: y %zu of f is %s; ys must be tensors", j - ninit, what);
         else if (y->meta.rank >= HOP_MAX_RANK)
             st = hop_error(HOP_SHAPE, "scan: y %zu of f is %s; stacking it would exceed rank %d",
                            j - ninit, what, HOP_MAX_RANK);
@@ -140,8 +142,10 @@ scan_output_meta(hop_call *c)
         if (d < 0) {
             char what[128];
             hop_value_info_print(&y, what, sizeof what);
-            return hop_error(HOP_SHAPE, "scan: y %zu of f is %s; it cannot be stacked along dim "
-                             "%" PRId64, j - ninit, what, dim);
+            return hop_error(HOP_SHAPE,
+                             "scan: y %zu of f is %s; it cannot be stacked along dim "
+                             "%" PRId64,
+                             j - ninit, what, dim);
         }
         memmove(y.meta.sizes + d + 1, y.meta.sizes + d,
                 (size_t)(y.meta.rank - d) * sizeof *y.meta.sizes);
@@ -183,9 +187,9 @@ scan_lower(hop_lower_ctx *cx, const hop_node *call)
     if (st == HOP_OK)
         st = hop_lower_arg(cx, &size, &count);
     if (st == HOP_OK && reverse)
-        st = count.kind == HOP_PVAL_CONST ? (last = (hop_pval){HOP_PVAL_CONST, -1, count.value - 1}, HOP_OK)
-                                          : hop_lower_int(cx, HOP_INT_SUB, count,
-                                                          (hop_pval){HOP_PVAL_CONST, -1, 1}, &last);
+        st = count.kind == HOP_PVAL_CONST
+                 ? (last = (hop_pval){HOP_PVAL_CONST, -1, count.value - 1}, HOP_OK)
+                 : hop_lower_int(cx, HOP_INT_SUB, count, (hop_pval){HOP_PVAL_CONST, -1, 1}, &last);
     if (st == HOP_OK)
         st = hop_lower_loop_begin(cx, count, &k);
     if (st == HOP_OK)
@@ -194,9 +198,8 @@ scan_lower(hop_lower_ctx *cx, const hop_node *call)
         if (i < ninit)
             in[i] = lc.cur[i];
         else if (i < ninit + nxs)
-            st = hop_lower_select_dim(cx, passed[i],
-                                      norm_dim(dim, xs[i - ninit].u.node->meta->meta.rank), idx,
-                                      &in[i]);
+            st = hop_lower_select_dim(
+                cx, passed[i], norm_dim(dim, xs[i - ninit].u.node->meta->meta.rank), idx, &in[i]);
         else
             in[i] = passed[i];
     }
@@ -253,7 +256,8 @@ scan_eval(hop_eval_ctx *ex)
             steps_n = len;
         else if (len != steps_n)
             return hop_error(HOP_SHAPE,
-                             "scan: xs %zu has %" PRId64 " steps along dim %" PRId64 " but %s %" PRId64,
+                             "scan: xs %zu has %" PRId64 " steps along dim %" PRId64
+                             " but %s %" PRId64,
                              i, len, dim, i ? "xs 0 has" : "length is", steps_n);
     }
     if (steps_n < 0)
@@ -265,9 +269,9 @@ scan_eval(hop_eval_ctx *ex)
         return hop_error_code();
     memcpy(in, passed, n * sizeof *in);
     for (size_t j = 0; j < ninit && st == HOP_OK; j++)
-        st = hop_rt_values_push(&carry, (hop_rt_value){passed[j].kind,
-                                                       hop_tensor_retain(passed[j].tensor),
-                                                       passed[j].i});
+        st = hop_rt_values_push(
+            &carry,
+            (hop_rt_value){passed[j].kind, hop_tensor_retain(passed[j].tensor), passed[j].i});
     for (int64_t s = 0; s < steps_n && st == HOP_OK; s++) {
         int64_t idx = reverse.u.b ? steps_n - 1 - s : s;
         hop_rt_values out = {NULL, 0, 0}, rows = {NULL, 0, 0};
@@ -279,7 +283,9 @@ scan_eval(hop_eval_ctx *ex)
                 st = hop_rt_values_push(&rows, v);
         }
         for (size_t i = 0; i < n && st == HOP_OK; i++)
-            in[i] = i < ninit ? carry.items[i] : i < ninit + nxs ? rows.items[i - ninit] : passed[i];
+            in[i] = i < ninit         ? carry.items[i]
+                    : i < ninit + nxs ? rows.items[i - ninit]
+                                      : passed[i];
         if (st == HOP_OK)
             st = hop_eval_body(ex, "f", in, n, &out);
         if (st == HOP_OK)
@@ -293,8 +299,10 @@ scan_eval(hop_eval_ctx *ex)
             hop_eval_describe(y0, a, sizeof a);
             hop_eval_describe(y, b, sizeof b);
             if (out.n - ninit != ny || y->kind != HOP_VALUE_TENSOR || !hop_eval_same_kind(y0, y))
-                st = hop_error(HOP_TRACE, "scan: y %zu of f is %s at step 0 but %s at step %" PRId64
-                               "; every step must give the same ys", j, a, b, s);
+                st = hop_error(HOP_TRACE,
+                               "scan: y %zu of f is %s at step 0 but %s at step %" PRId64
+                               "; every step must give the same ys",
+                               j, a, b, s);
         }
         hop_rt_values_clear(&rows);
         if (st != HOP_OK) {
@@ -348,6 +356,353 @@ scan_eval(hop_eval_ctx *ex)
     return st;
 }
 
+/* --------------------------------------------------------------- autodiff */
+
+/* row stacked along dim (as scan stacks a y) into n steps. */
+static hop_value_info
+stacked_at(const hop_value_info *row, const hop_expr *n, int64_t dim)
+{
+    hop_value_info v = *row;
+    int d = norm_dim(dim, v.meta.rank + 1);
+    memmove(v.meta.sizes + d + 1, v.meta.sizes + d, (size_t)(v.meta.rank - d) * sizeof(void *));
+    v.meta.sizes[d] = n;
+    v.meta.rank++;
+    return v;
+}
+
+static bool
+float_value(const hop_value_info *v)
+{
+    return v->kind == HOP_VALUE_TENSOR && hop_dtype_is_float(v->meta.dtype);
+}
+
+/* A new graph named after base, free among g's subgraphs and nodes. */
+static hop_graph *
+new_body(hop_graph *g, const char *base)
+{
+    char name[300];
+    snprintf(name, sizeof name, "%s", base);
+    for (int k = 1; hop_graph_find_subgraph(g, name) || hop_graph_find_node(g, name); k++)
+        snprintf(name, sizeof name, "%s_%d", base, k);
+    return hop_graph_new(g->env, name);
+}
+
+/* Installs body in g, or frees it; NULL on error. */
+static hop_graph *
+install(hop_graph *g, hop_graph *body, hop_status st)
+{
+    if (st == HOP_OK && hop_graph_add_subgraph(g, body) == HOP_OK)
+        return body;
+    hop_graph_free(body);
+    return NULL;
+}
+
+/* scan(reverse, dim, length, body, init, xs, lifted) with outputs outs. */
+static hop_node *
+emit_scan(hop_graph *g, bool reverse, int64_t dim, int64_t length, hop_graph *body, hop_node **init,
+          size_t ni, hop_node **xs, size_t nx, hop_node **lifted, size_t nl,
+          const hop_value_info *outs, size_t nouts)
+{
+    hop_arg *items = hop_calloc(ni + nx + nl + 1, sizeof *items);
+    if (items == NULL)
+        return NULL;
+    for (size_t i = 0; i < ni; i++)
+        items[i] = hop_arg_node(init[i]);
+    for (size_t i = 0; i < nx; i++)
+        items[ni + i] = hop_arg_node(xs[i]);
+    for (size_t i = 0; i < nl; i++)
+        items[ni + nx + i] = hop_arg_node(lifted[i]);
+    hop_arg args[] = {hop_arg_bool(reverse),
+                      hop_arg_int(dim),
+                      hop_arg_int(length),
+                      hop_arg_graph(body),
+                      hop_arg_list(items, ni),
+                      hop_arg_list(items + ni, nx),
+                      hop_arg_list(items + ni + nx, nl)};
+    hop_node *r = hop_graph_call_hop(g, &hop_scan_class, args, 7, outs, nouts);
+    hop_free(items);
+    return r;
+}
+
+/* The call's parts. */
+typedef struct scan_parts {
+    bool reverse;
+    int64_t dim, length;
+    const hop_arg *init, *xs, *lifted;
+    size_t nc, nx, nl, ny;
+    const hop_graph *f;
+    const hop_expr *n; /* the number of steps */
+} scan_parts;
+
+static void
+scan_parts_of(const hop_node *call, scan_parts *p)
+{
+    p->reverse = hop_node_param(call, "reverse")->u.b;
+    p->dim = hop_node_param(call, "dim")->u.i;
+    p->length = hop_node_param(call, "length")->u.i;
+    p->init = hop_node_group(call, "init", &p->nc);
+    p->xs = hop_node_group(call, "xs", &p->nx);
+    p->lifted = hop_node_lifted(call, &p->nl);
+    p->f = hop_node_body(call, "f");
+    p->ny = call->nouts - p->nc;
+    if (p->nx) {
+        const hop_meta *m = &p->xs[0].u.node->meta->meta;
+        p->n = m->sizes[norm_dim(p->dim, m->rank)];
+    } else
+        p->n = hop_sym_const(p->f->env, p->length);
+}
+
+/*
+ * Reverse: the carries each step starts from are stacked by an augmented
+ * forward scan (the body also returns its input carries as ys); then a scan
+ * the other way carries the carries' cotangents and the sum of the lifted
+ * values' gradients, over (xs, the stacked carries, the ys' cotangents), its
+ * body the body's backward graph inlined: one step's vjp.  Its ys are the
+ * xs' gradients, its final carries the init's and the lifted values'.
+ */
+static hop_status
+scan_vjp(hop_vjp_ctx *cx, const hop_node *call)
+{
+    scan_parts p;
+    scan_parts_of(call, &p);
+    hop_graph *g = hop_vjp_out(cx);
+    const hop_graph *f = p.f;
+    size_t nph = f->nplaceholders, nout = p.nc + p.ny;
+    for (size_t j = 0; j < p.nc; j++)
+        if (call->outs[j].kind != HOP_VALUE_TENSOR)
+            return hop_error(HOP_UNSUPPORTED,
+                             "autodiff: scan %s carries a SymInt (carry %zu); its vjp needs "
+                             "tensor carries",
+                             call->name, j);
+    hop_status st = HOP_OK;
+    bool *wrt = hop_calloc(nph + 1, sizeof *wrt);
+    /* nodes: fa's inputs and outputs, the primals, gb's inputs, bwd's inputs
+     * and outputs, the backward scan's operands: 10 (nph + nout) bound them */
+    hop_node **v = hop_calloc(10 * (nph + nout) + 8, sizeof *v);
+    hop_value_info *outs = hop_calloc(2 * (nph + nout) + 2, sizeof *outs);
+    hop_graph *bwd = NULL, *fa = NULL, *gb = NULL;
+    if (wrt == NULL || v == NULL || outs == NULL)
+        st = HOP_NOMEM;
+    size_t nwl = 0, nfc = 0, nfy = 0, nfx = 0;
+    for (size_t i = 0; i < nph && st == HOP_OK; i++) {
+        wrt[i] = float_value(hop_graph_placeholder_at(f, i)->meta);
+        nwl += wrt[i] && i >= p.nc + p.nx;
+        nfc += wrt[i] && i < p.nc;
+        nfx += wrt[i] && i >= p.nc && i < p.nc + p.nx;
+    }
+    for (size_t j = p.nc; j < nout; j++)
+        nfy += float_value(&call->outs[j]);
+
+    /* 1. one step's backward: (c, x, L, cts of float outputs) -> (outs, grads) */
+    char base[256];
+    snprintf(base, sizeof base, "%s_step_bwd", f->name);
+    if (st == HOP_OK && (bwd = hop_graph_new(g->env, base)) == NULL)
+        st = hop_error_code();
+    if (st == HOP_OK)
+        st = hop_vjp_graph(f, wrt, NULL, bwd);
+
+    /* 2. the augmented forward: f's outputs, then its input carries */
+    snprintf(base, sizeof base, "%s_fwd", f->name);
+    if (st == HOP_OK && (fa = new_body(g, base)) == NULL)
+        st = hop_error_code();
+    for (size_t i = 0; i < nph && st == HOP_OK; i++) {
+        const hop_node *ph = hop_graph_placeholder_at(f, i);
+        if ((v[i] = hop_graph_placeholder(fa, ph->name, ph->meta)) == NULL)
+            st = hop_error_code();
+    }
+    hop_node **fo = v + nph;
+    if (st == HOP_OK)
+        st = hop_graph_inline(fa, f, v, fo);
+    if (st == HOP_OK) {
+        hop_arg *o = hop_calloc(nout + p.nc + 1, sizeof *o);
+        if (o == NULL)
+            st = HOP_NOMEM;
+        for (size_t j = 0; o && j < nout + p.nc; j++)
+            o[j] = hop_arg_node(j < nout ? fo[j] : v[j - nout]);
+        if (o && hop_graph_output(fa, o, nout + p.nc) == NULL)
+            st = hop_error_code();
+        hop_free(o);
+    }
+    if (st == HOP_OK || fa)
+        fa = install(g, fa, st);
+    if (st == HOP_OK && fa == NULL)
+        st = hop_error_code();
+    hop_node **pin = v + nph + nout + p.nc; /* primals: init, xs, lifted */
+    for (size_t i = 0; i < p.nc + p.nx + p.nl && st == HOP_OK; i++) {
+        const hop_arg *a = i < p.nc          ? &p.init[i]
+                           : i < p.nc + p.nx ? &p.xs[i - p.nc]
+                                             : &p.lifted[i - p.nc - p.nx];
+        pin[i] = hop_vjp_primal(cx, a->u.node);
+    }
+    hop_node *aug = NULL;
+    if (st == HOP_OK) {
+        memcpy(outs, call->outs, nout * sizeof *outs);
+        for (size_t j = 0; j < p.nc; j++)
+            outs[nout + j] = stacked_at(&call->outs[j], p.n, p.dim);
+        aug = emit_scan(g, p.reverse, p.dim, p.length, fa, pin, p.nc, pin + p.nc, p.nx,
+                        pin + p.nc + p.nx, p.nl, outs, nout + p.nc);
+        if (aug == NULL)
+            st = hop_error_code();
+    }
+
+    /* 3. the backward body: carries (ct of float carries, lifted grad
+     * sums), xs (x, c, ct of float ys), then the lifted values */
+    snprintf(base, sizeof base, "%s_bwd", f->name);
+    if (st == HOP_OK && (gb = new_body(g, base)) == NULL)
+        st = hop_error_code();
+    hop_node **gp = pin + p.nc + p.nx + p.nl; /* gb's placeholders */
+    size_t k = 0;
+    char name[256];
+    for (size_t j = 0; j < p.nc && st == HOP_OK; j++)
+        if (wrt[j]) {
+            const hop_node *ph = hop_graph_placeholder_at(f, j);
+            snprintf(name, sizeof name, "%s_ct", ph->name);
+            if ((gp[k++] = hop_graph_placeholder(gb, name, ph->meta)) == NULL)
+                st = hop_error_code();
+        }
+    for (size_t l = p.nc + p.nx; l < nph && st == HOP_OK; l++)
+        if (wrt[l]) {
+            const hop_node *ph = hop_graph_placeholder_at(f, l);
+            snprintf(name, sizeof name, "%s_grad", ph->name);
+            if ((gp[k++] = hop_graph_placeholder(gb, name, ph->meta)) == NULL)
+                st = hop_error_code();
+        }
+    size_t xbase = k;
+    for (size_t i = 0; i < p.nx + p.nc && st == HOP_OK; i++) {
+        const hop_node *ph = hop_graph_placeholder_at(f, i < p.nx ? p.nc + i : i - p.nx);
+        if ((gp[k++] = hop_graph_placeholder(gb, ph->name, ph->meta)) == NULL)
+            st = hop_error_code();
+    }
+    for (size_t j = p.nc; j < nout && st == HOP_OK; j++)
+        if (float_value(&call->outs[j])) {
+            const hop_arg *o = &f->output->args[j];
+            snprintf(name, sizeof name, "%s_ct", o->kind == HOP_ARG_NODE ? o->u.node->name : "y");
+            if ((gp[k++] = hop_graph_placeholder(gb, name, o->u.node->meta)) == NULL)
+                st = hop_error_code();
+        }
+    size_t lbase = k;
+    for (size_t l = 0; l < p.nl && st == HOP_OK; l++) {
+        const hop_node *ph = hop_graph_placeholder_at(f, p.nc + p.nx + l);
+        if ((gp[k++] = hop_graph_placeholder(gb, ph->name, ph->meta)) == NULL)
+            st = hop_error_code();
+    }
+    /* bwd's inputs: c, x, L, then the cotangents of f's float outputs */
+    hop_node **bi = gp + k, **bo = bi + nph + nout;
+    size_t fc = 0, fy = 0;
+    for (size_t i = 0; i < nph && st == HOP_OK; i++)
+        bi[i] = i < p.nc          ? gp[xbase + p.nx + i]
+                : i < p.nc + p.nx ? gp[xbase + i - p.nc]
+                                  : gp[lbase + i - p.nc - p.nx];
+    size_t nb = nph;
+    for (size_t j = 0; j < nout && st == HOP_OK; j++) {
+        if (!float_value(&call->outs[j]))
+            continue;
+        bi[nb++] = j < p.nc ? gp[fc++] : gp[xbase + p.nx + p.nc + fy++];
+    }
+    if (st == HOP_OK)
+        st = hop_graph_inline(gb, bwd, bi, bo);
+    if (st == HOP_OK) {
+        /* bo: f's outputs, then one gradient per wrt input in order */
+        hop_arg *o = hop_calloc(nfc + nwl + nfx + 1, sizeof *o);
+        size_t m = 0, gi = nout;
+        for (size_t i = 0; o && i < nph && st == HOP_OK; i++) {
+            if (!wrt[i])
+                continue;
+            hop_node *d = bo[gi++];
+            if (i < p.nc)
+                o[m++] = hop_arg_node(d);
+            else if (i >= p.nc + p.nx) {
+                /* the running sum of a lifted value's gradient */
+                size_t slot = nfc;
+                for (size_t l = p.nc + p.nx; l < i; l++)
+                    slot += wrt[l];
+                hop_arg a[] = {hop_arg_node(gp[slot]), hop_arg_node(d)};
+                hop_node *s = hop_graph_call_op(gb, HOP_OP_add, a, 2);
+                if (s == NULL)
+                    st = hop_error_code();
+                else
+                    o[slot] = hop_arg_node(s);
+                m++;
+            }
+        }
+        for (size_t i = p.nc, gj = nout; o && i < p.nc + p.nx && st == HOP_OK; i++) {
+            gj = nout;
+            for (size_t q = 0; q < i; q++)
+                gj += wrt[q];
+            if (wrt[i])
+                o[m++] = hop_arg_node(bo[gj]);
+        }
+        if (o == NULL)
+            st = HOP_NOMEM;
+        else if (st == HOP_OK && hop_graph_output(gb, o, m) == NULL)
+            st = hop_error_code();
+        hop_free(o);
+    }
+    if (st == HOP_OK || gb)
+        gb = install(g, gb, st);
+    if (st == HOP_OK && gb == NULL)
+        st = hop_error_code();
+
+    /* 4. the backward scan, the other way */
+    hop_node **bin = bo + nph + nout, **bxs = bin + nfc + nwl;
+    size_t ni = 0, nbx = 0;
+    for (size_t j = 0; j < p.nc && st == HOP_OK; j++)
+        if (wrt[j]) {
+            hop_node *ct = hop_vjp_ct(cx, call, j);
+            bin[ni++] = ct ? ct : hop_vjp_zeros(cx, &call->outs[j]);
+            if (bin[ni - 1] == NULL)
+                st = hop_error_code();
+        }
+    for (size_t l = p.nc + p.nx; l < nph && st == HOP_OK; l++)
+        if (wrt[l] && (bin[ni++] = hop_vjp_zeros(cx, hop_graph_placeholder_at(f, l)->meta)) == NULL)
+            st = hop_error_code();
+    for (size_t i = 0; i < p.nx && st == HOP_OK; i++)
+        bxs[nbx++] = pin[p.nc + i];
+    for (size_t j = 0; j < p.nc && st == HOP_OK; j++)
+        if ((bxs[nbx++] = hop_graph_getitem(g, aug, nout + j)) == NULL)
+            st = hop_error_code();
+    for (size_t j = p.nc; j < nout && st == HOP_OK; j++)
+        if (float_value(&call->outs[j])) {
+            hop_node *ct = hop_vjp_ct(cx, call, j);
+            bxs[nbx++] = ct ? ct : hop_vjp_zeros(cx, &call->outs[j]);
+            if (bxs[nbx - 1] == NULL)
+                st = hop_error_code();
+        }
+    hop_node *back = NULL;
+    size_t no = 0;
+    if (st == HOP_OK) {
+        for (size_t i = 0; i < ni; i++)
+            outs[no++] = *bin[i]->meta;
+        for (size_t i = 0; i < p.nx; i++)
+            if (wrt[p.nc + i])
+                outs[no++] = *p.xs[i].u.node->meta;
+        back = emit_scan(g, !p.reverse, p.dim, p.length, gb, bin, ni, bxs, nbx, pin + p.nc + p.nx,
+                         p.nl, outs, no);
+        if (back == NULL)
+            st = hop_error_code();
+    }
+    /* 5. the gradients: init's, the lifted values', the xs' */
+    size_t q = 0;
+    for (size_t i = 0; i < nph && st == HOP_OK; i++) {
+        if (!wrt[i] || (i >= p.nc && i < p.nc + p.nx))
+            continue;
+        const hop_arg *a = i < p.nc ? &p.init[i] : &p.lifted[i - p.nc - p.nx];
+        hop_node *d = hop_graph_getitem(g, back, q++);
+        st = d ? hop_vjp_accumulate(cx, a->u.node, d) : hop_error_code();
+    }
+    for (size_t i = 0; i < p.nx && st == HOP_OK; i++) {
+        if (!wrt[p.nc + i])
+            continue;
+        hop_node *d = hop_graph_getitem(g, back, q++);
+        st = d ? hop_vjp_accumulate(cx, p.xs[i].u.node, d) : hop_error_code();
+    }
+    hop_graph_free(bwd);
+    hop_free(wrt);
+    hop_free(v);
+    hop_free(outs);
+    return st;
+}
+
 const hop_class hop_scan_class = {
     .name = "scan",
     .params = {{"reverse", HOP_PARAM_BOOL},
@@ -368,4 +723,5 @@ const hop_class hop_scan_class = {
     .installed = hop_call_bind_outputs,
     .lower = scan_lower,
     .eval = scan_eval,
+    .vjp = scan_vjp,
 };

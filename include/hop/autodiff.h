@@ -73,6 +73,18 @@ hop_status hop_vjp_graph(const hop_graph *fwd, const bool *wrt, const hop_ct_kin
  */
 hop_status hop_jvp_graph(const hop_graph *fwd, const bool *wrt, hop_graph *out);
 
+/*
+ * Copies the nodes of src into dst (a graph of the same ShapeEnv, being
+ * built) with src's placeholders bound to inputs[src->nplaceholders] (nodes
+ * of dst); the subgraphs src's calls use are copied into dst.  outputs
+ * (room for src's output count) gets the values standing for src's
+ * outputs.  For rules that build a body from another (a loop's backward
+ * body around the body's vjp graph).  Errors: what the builders return
+ * (dst keeps what was copied so far); HOP_MISUSE for bad arguments.
+ */
+hop_status hop_graph_inline(hop_graph *dst, const hop_graph *src, hop_node *const *inputs,
+                            hop_node **outputs);
+
 /* ---------------------------------------------------------------- rules */
 
 /*

@@ -1029,9 +1029,18 @@ test_registry_registers_finds_lists_and_rejects_bad_classes(void **state)
     (void)state;
     const char *names[16];
     size_t n = hop_list_hops(names, 16);
-    assert_int_equal(n, 9);
-    const char *want[] = {"associative_scan", "cond", "fori_loop", "invoke_subgraph", "map",
-                          "scan", "switch", "while_loop", "wrap"};
+    assert_int_equal(n, 11);
+    const char *want[] = {"associative_scan",
+                          "cond",
+                          "fori_loop",
+                          "invoke_subgraph",
+                          "jvp",
+                          "map",
+                          "scan",
+                          "switch",
+                          "vjp",
+                          "while_loop",
+                          "wrap"};
     for (size_t i = 0; i < n; i++)
         assert_string_equal(names[i], want[i]);
     assert_ptr_equal(hop_find_hop("cond"), &hop_cond_class);
@@ -1050,7 +1059,8 @@ test_registry_registers_finds_lists_and_rejects_bad_classes(void **state)
     bad.name = "zero";
     bad.params[0] = (hop_param){"xs", HOP_PARAM_VALUES, NULL};
     assert_int_equal(hop_register_hop(&bad), HOP_INVALID);
-    assert_string_equal(hop_error_message(), "register HOP zero: it has 0 bodies; it must have 1..16");
+    assert_string_equal(hop_error_message(),
+                        "register HOP zero: it has 0 bodies; it must have 1..16");
     bad.params[1] = (hop_param){"t", HOP_PARAM_BODY, "t"};
     bad.params[2] = (hop_param){"f", HOP_PARAM_BODY, NULL};
     assert_int_equal(hop_register_hop(&bad), HOP_INVALID);
