@@ -620,6 +620,110 @@ def r_scan_rnn():
                   "the whole 1,000-step scan (final h and the stacked hs) per call")
 
 
+def grad_program(cond, w):
+    """20 steps of a cond over elementwise bodies, summed (#15's program)."""
+    def f(x):
+        for _ in range(20):
+            x = cond(x, w)
+        return x.sum()
+    return f
+
+
+def hop_step(x, w):
+    return hop.cond(x.sum() > 0, lambda: (x * w).sin(), lambda: x * 0.5 + w)
+
+
+def py_step(x, w):
+    return (x * w).sin() if x.sum() > 0 else x * 0.5 + w
+
+
+@row("grad_cond", "compiled hop.grad of a 20-step cond/elementwise program, 16 floats, per call",
+     ">= 5x torch.autograd")
+def r_grad_cond():
+    one_thread()
+    w = hop.randn(16, seed=2)
+    x = hop.randn(16, seed=1)
+    g = hop.compile(hop.grad(grad_program(hop_step, w)))
+    g(x)
+    fns = {"hop": lambda: g(x)}
+    if torch is not None:
+        wt = torch.from_numpy(w.numpy())
+        ft = grad_program(py_step, wt)
+        xn = x.numpy()
+
+        def torch_grad():
+            xt = torch.tensor(xn, requires_grad=True)
+            ft(xt).backward()
+            return xt.grad
+        fns["torch"] = torch_grad
+    h, _, t, _ = three(fns, "hop", None, "torch")
+    met = t is not None and t["median"] >= 5 * h["median"]
+    return result("us", {k: v / 1e3 if k != "samples" else v for k, v in h.items()}, None,
+                  {k: v / 1e3 if k != "samples" else v for k, v in t.items()} if t else None,
+                  met if t else None, join(speedup(t, h, "torch.autograd")),
+                  "torch: the same program with Python if, autograd backward" if t else
+                  NOTE_NO_TORCH)
+
+
+@row("grad_ratio", "time of compiled grad / time of compiled forward (the 20-step program)",
+     "<= 4")
+def r_grad_ratio():
+    one_thread()
+    w = hop.randn(16, seed=2)
+    x = hop.randn(16, seed=1)
+    f = grad_program(hop_step, w)
+    fwd, g = hop.compile(f), hop.compile(hop.grad(f))
+    fwd(x)
+    g(x)
+    s = measure_all({"fwd": lambda: fwd(x), "grad": lambda: g(x)})
+    r = s["grad"].median / s["fwd"].median
+    return result("x", {"median": r, "p10": r, "p90": r, "samples": s["grad"].n}, None, None,
+                  r <= 4, f"grad {s['grad'].median / 1e3:.1f} us, forward "
+                  f"{s['fwd'].median / 1e3:.1f} us",
+                  "both compiled, called from Python; reverse mode recomputes each cond body's "
+                  "forward (docs/AUTODIFF.md)")
+
+
+@row("grad_rnn", "grad of a scan of 1,000 RNN steps (h: [1, 32]) w.r.t. W, per call",
+     ">= 5x torch")
+def r_grad_rnn():
+    one_thread()
+    steps = 1000
+    W, U = hop.randn(32, 32, seed=1) * 0.2, hop.randn(32, 32, seed=2) * 0.2
+    xs, h0 = hop.randn(steps, 32, seed=3), hop.zeros(1, 32)
+
+    def loss(W, xs, h0):
+        def cell(h, x):
+            h = (h @ W + x @ U).tanh()
+            return h, h
+        hT, hs = hop.scan(cell, h0, xs)
+        return hs.sum()
+    g = hop.compile(hop.grad(loss))
+    g(W, xs, h0)
+    fns = {"hop": lambda: g(W, xs, h0)}
+    if torch is not None:
+        Wn, Un, xn, hn = W.numpy(), U.numpy(), xs.numpy(), h0.numpy()
+        Ut, xt, ht = (torch.from_numpy(a) for a in (Un, xn, hn))
+
+        def torch_grad():
+            Wt = torch.tensor(Wn, requires_grad=True)
+            h, total = ht, 0.0
+            for t in range(steps):
+                h = torch.tanh(h @ Wt + xt[t] @ Ut)
+                total = total + h.sum()
+            total.backward()
+            return Wt.grad
+        fns["torch"] = torch_grad
+    h, _, t, _ = three(fns, "hop", None, "torch", repeat=3 if QUICK else 9)
+    met = t is not None and t["median"] >= 5 * h["median"]
+    ms = {k: v / 1e6 if k != "samples" else v for k, v in h.items()}
+    return result("ms", ms, None,
+                  {k: v / 1e6 if k != "samples" else v for k, v in t.items()} if t else None,
+                  met if t else None, join(speedup(t, h, "torch")),
+                  "the gradient w.r.t. W; torch: a Python loop with autograd" if t else
+                  NOTE_NO_TORCH)
+
+
 @row("assoc_scan", "associative_scan add over 16M float32, 2 threads",
      ">= 0.8x np.cumsum on 1 thread (faster on 2)")
 def r_assoc_scan():
