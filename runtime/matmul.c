@@ -1,6 +1,7 @@
 /*
  * runtime/matmul.c - matmul with torch.matmul's shapes: f32/f64 through
- * CBLAS (cblas_sgemm/dgemm, one call per batch matrix and piece), integers
+ * CBLAS (cblas_sgemm/dgemm, one call per batch matrix and piece; small f32
+ * matrices by matmul_small.c's AVX2 tiles where the CPU has them), integers
  * by a plain loop with wrapping arithmetic, f16 by one accumulating in f32.
  *
  * Pieces split the rows of all batch matrices together (batch * n rows), so
@@ -54,6 +55,14 @@ hop__blas_leave(void)
     pthread_mutex_unlock(&blas_lock);
 #endif
 }
+
+#ifdef HOP_NO_SMALL_MATMUL
+hop__sgemm_small_fn
+hop__sgemm_small(void)
+{
+    return NULL;
+}
+#endif
 
 void
 hop__matmul_init(hop__matmul *m, const hop__call *c, hop_tensor *out)
@@ -175,6 +184,16 @@ block(const hop__matmul *mm, const char *a, const char *b, char *c, int64_t rows
     bool is_float = mm->dtype == HOP_F32 || mm->dtype == HOP_F64;
     bool ta, tb, tc;
     int lda, ldb, ldc;
+    /* Decided on the whole matrix, not the piece: the same kernel for
+     * every split of the rows among threads. */
+    hop__sgemm_small_fn small;
+    if (mm->dtype == HOP_F32 && mm->k > 0 && mm->m >= HOP__SMALL_MATMUL_MIN_M && mm->bcs == 1 &&
+        mm->ccs == 1 && (double)mm->n * (double)mm->k * (double)mm->m <= HOP__SMALL_MATMUL &&
+        (small = hop__sgemm_small()) != NULL) {
+        small(rows, mm->m, mm->k, (const float *)a, mm->ars, mm->acs, (const float *)b, mm->brs,
+              (float *)c, mm->crs);
+        return;
+    }
     if (is_float && mm->k > 0 && rows <= INT_MAX && mm->k <= INT_MAX && mm->m <= INT_MAX &&
         blas_layout(mm->n, mm->k, mm->ars, mm->acs, true, &ta, &lda) &&
         blas_layout(mm->k, mm->m, mm->brs, mm->bcs, true, &tb, &ldb) &&

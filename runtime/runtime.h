@@ -247,6 +247,17 @@ bool hop__matmul_blas_ok(const hop_tensor *t);
  * freely over threads; each enter needs one leave. */
 void hop__blas_enter(void);
 void hop__blas_leave(void);
+/* matmul_small.c: c (rows x m, row stride crs, unit column stride) = a
+ * (rows x k, strides ars, acs) @ b (k x m, row stride brs, unit column
+ * stride), f32, k >= 1; NULL when this CPU (or build) lacks AVX2+FMA.
+ * matmul.c takes it for matrices of at most HOP__SMALL_MATMUL multiply-adds
+ * and m >= HOP__SMALL_MATMUL_MIN_M (narrower ones waste most lanes). */
+typedef void (*hop__sgemm_small_fn)(int64_t rows, int64_t m, int64_t k, const float *a, int64_t ars,
+                                    int64_t acs, const float *b, int64_t brs, float *c,
+                                    int64_t crs);
+hop__sgemm_small_fn hop__sgemm_small(void);
+#define HOP__SMALL_MATMUL 65536
+#define HOP__SMALL_MATMUL_MIN_M 4
 void hop__cat_compute(const hop__cat *c, int ith, int nth);
 void hop__arange_compute(const hop__arange *a, int ith, int nth);
 /* nonzero of x into a new tensor. */

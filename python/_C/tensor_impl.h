@@ -9,6 +9,8 @@
  *              the function and the argument
  *   create.c   hop.tensor, hop.asarray (NumPy zero-copy), zeros, ones,
  *              full, arange, rand, randn, runtime settings
+ *   ndarray.c  ndarrays to and from runtime tensors through NumPy's C API
+ *              (optional), for the compiled call of NumPy code
  *
  * Every function returning PyObject * gives a new reference or NULL with an
  * exception set; int results are 0 on success and -1 with an exception.
@@ -107,5 +109,19 @@ extern PyMethodDef hop_py__create_functions[];
 PyObject *hop_py__set_bool_hook(PyObject *mod, PyObject *fn);
 PyObject *hop_py__truth(PyObject *mod, PyObject *o);
 void hop_py__create_init(void);
+
+/* ---------------------------------------------------------- ndarray.c */
+
+/* Whether NumPy's C API is usable (imports it on the first call; false
+ * without NumPy's headers at build time or on an ABI it refuses). */
+int hop_py__np_ready(void);
+/* A new runtime tensor sharing the memory of obj, an exact ndarray that
+ * hop.asarray would share without a copy; NULL, with no exception, for
+ * any other object (hop.asarray's general path then decides). */
+hop_tensor *hop_py__np_borrow(PyObject *obj);
+/* An ndarray over the memory of a concrete Tensor, whose base it is. */
+PyObject *hop_py__np_from_tensor(PyObject *tensor);
+/* arr[()] for a 0-d array (a NumPy scalar), arr otherwise; steals arr. */
+PyObject *hop_py__np_scalar(PyObject *arr);
 
 #endif /* HOP_PY_TENSOR_IMPL_H */

@@ -1367,6 +1367,52 @@ on_main_thread(void)
     return PyThread_get_thread_ident() == main_ident;
 }
 
+/* Runs the plan on in[0..n) into out[0..noutputs) with the GIL released
+ * (interruptible on the main thread, see above): 0, or -1 with an
+ * exception set and no outputs. */
+static int
+plan_exec(PlanObject *p, hop_tensor **in, size_t n, hop_tensor **out)
+{
+    signal_check check = {NULL, 0};
+    hop_run_options opts = {on_main_thread() ? plan_signal_check : NULL, &check};
+    check.ts = PyEval_SaveThread();
+    hop_status st = hop_plan_run_opts(p->plan, in, n, out, p->noutputs, &opts);
+    PyEval_RestoreThread(check.ts);
+    if (st != HOP_OK) {
+        /* interrupted by a signal handler's exception: that one */
+        if (!(st == HOP_INTERRUPTED && PyErr_Occurred()))
+            hop_py_raise();
+        return -1;
+    }
+    if (PyErr_Occurred()) {
+        /* A signal handler raised during the run's last stretch (after the
+         * last instruction that checked): the run's results are dropped
+         * and the exception is raised here, not at some later call. */
+        for (size_t i = 0; i < p->noutputs; i++)
+            hop_tensor_release(out[i]);
+        return -1;
+    }
+    return 0;
+}
+
+/* Plan input i (o, from a sequence) as a runtime tensor: NULL with
+ * TypeError unless o is a concrete Tensor. */
+static hop_tensor *
+plan_input(PlanObject *p, Py_ssize_t i, PyObject *o)
+{
+    if (!PyObject_TypeCheck(o, &hop_py_TensorType) || HOP_PY_IS_PROXY(o)) {
+        PyErr_Format(PyExc_TypeError,
+                     "plan input %zd (%s) must be a concrete hop.Tensor, "
+                     "got %s",
+                     i, hop_plan_input_name(p->plan, (size_t)i),
+                     PyObject_TypeCheck(o, &hop_py_TensorType)
+                         ? "a traced value (a proxy that escaped its trace)"
+                         : Py_TYPE(o)->tp_name);
+        return NULL;
+    }
+    return ((TensorObject *)o)->t;
+}
+
 /* run(tensors) -> list of tensors: runs the plan with the GIL released
  * (interruptible on the main thread, see above). */
 static PyObject *
@@ -1391,39 +1437,11 @@ plan_run(PlanObject *p, PyObject *arg)
         PyErr_NoMemory();
         goto done;
     }
-    for (Py_ssize_t i = 0; i < n; i++) {
-        PyObject *o = PySequence_Fast_GET_ITEM(fast, i);
-        if (!PyObject_TypeCheck(o, &hop_py_TensorType) || HOP_PY_IS_PROXY(o)) {
-            PyErr_Format(PyExc_TypeError,
-                         "plan input %zd (%s) must be a concrete hop.Tensor, "
-                         "got %s",
-                         i, hop_plan_input_name(p->plan, (size_t)i),
-                         PyObject_TypeCheck(o, &hop_py_TensorType)
-                             ? "a traced value (a proxy that escaped its trace)"
-                             : Py_TYPE(o)->tp_name);
+    for (Py_ssize_t i = 0; i < n; i++)
+        if ((in[i] = plan_input(p, i, PySequence_Fast_GET_ITEM(fast, i))) == NULL)
             goto done;
-        }
-        in[i] = ((TensorObject *)o)->t;
-    }
-    signal_check check = {NULL, 0};
-    hop_run_options opts = {on_main_thread() ? plan_signal_check : NULL, &check};
-    check.ts = PyEval_SaveThread();
-    hop_status st = hop_plan_run_opts(p->plan, in, (size_t)n, out, p->noutputs, &opts);
-    PyEval_RestoreThread(check.ts);
-    if (st != HOP_OK) {
-        /* interrupted by a signal handler's exception: that one */
-        if (!(st == HOP_INTERRUPTED && PyErr_Occurred()))
-            hop_py_raise();
+    if (plan_exec(p, in, (size_t)n, out) < 0)
         goto done;
-    }
-    if (PyErr_Occurred()) {
-        /* A signal handler raised during the run's last stretch (after the
-         * last instruction that checked): the run's results are dropped
-         * and the exception is raised here, not at some later call. */
-        for (size_t i = 0; i < p->noutputs; i++)
-            hop_tensor_release(out[i]);
-        goto done;
-    }
     result = PyList_New((Py_ssize_t)p->noutputs);
     for (size_t i = 0; i < p->noutputs; i++) {
         PyObject *t = result ? hop_py_tensor_new(out[i]) : NULL;
@@ -1472,73 +1490,224 @@ static PyObject *numpy_asarray_fn; /* numpy.asarray, imported on first use */
  * (python/hop/_trace.py, _Runner.call) in one step: each array wrapped as
  * hop.asarray does (zero-copy where it can), the captured tensors after
  * them, each result an ndarray over its memory, or its 0-d value as a NumPy
- * scalar where scalars[i] is true.  A tuple of results, or the one. */
+ * scalar where scalars[i] is true.  A tuple of results, or the one.  With
+ * NumPy's C API (ndarray.c) the arrays it would share are borrowed and the
+ * results made without the buffer protocol; the same arrays either way. */
+static PyObject *
+run_arrays(PlanObject *p, PyObject *const *arrays, Py_ssize_t na, PyObject *caps, PyObject *scalars)
+{
+    Py_ssize_t nc = PyTuple_GET_SIZE(caps);
+    if ((size_t)(na + nc) != p->ninputs)
+        return PyErr_Format(PyExc_TypeError, "the plan takes %zu tensors, got %zd", p->ninputs,
+                            na + nc);
+    if ((size_t)PyTuple_GET_SIZE(scalars) != p->noutputs)
+        return PyErr_Format(PyExc_TypeError, "run_arrays: %zu results, %zd scalar flags",
+                            p->noutputs, PyTuple_GET_SIZE(scalars));
+    bool np = hop_py__np_ready();
+    if (!np && numpy_asarray_fn == NULL) {
+        PyObject *mod = PyImport_ImportModule("numpy");
+        if (mod == NULL)
+            return NULL;
+        numpy_asarray_fn = PyObject_GetAttrString(mod, "asarray");
+        Py_DECREF(mod);
+        if (numpy_asarray_fn == NULL)
+            return NULL;
+    }
+    /* in[i] is borrowed from wrapped[i] (a Tensor hop.asarray made) or,
+     * where that is NULL and i < na, a reference of ours. */
+    enum { SMALL = 16 };
+    hop_tensor *small_in[SMALL], **in = small_in, *small_out[SMALL], **out = small_out;
+    PyObject *small_wrapped[SMALL], **wrapped = small_wrapped;
+    PyObject *res = NULL;
+    Py_ssize_t nin = 0; /* in[0..nin) are set */
+    if (p->ninputs > SMALL) {
+        in = PyMem_Calloc(p->ninputs, sizeof *in);
+        wrapped = PyMem_Calloc(p->ninputs, sizeof *wrapped);
+    }
+    if (p->noutputs > SMALL)
+        out = PyMem_Calloc(p->noutputs, sizeof *out);
+    if (in == NULL || wrapped == NULL || out == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (; nin < na + nc; nin++) {
+        PyObject *o = nin < na ? arrays[nin] : PyTuple_GET_ITEM(caps, nin - na);
+        wrapped[nin] = NULL;
+        in[nin] = NULL;
+        if (nin < na) {
+            if (np && (in[nin] = hop_py__np_borrow(o)) != NULL)
+                continue;
+            if ((o = wrapped[nin] = hop_py__asarray(o, NULL, "asarray")) == NULL)
+                goto done;
+        }
+        if ((in[nin] = plan_input(p, nin, o)) == NULL) {
+            nin++; /* wrapped[nin] is dropped below */
+            goto done;
+        }
+    }
+    if (plan_exec(p, in, (size_t)nin, out) < 0)
+        goto done;
+    PyObject *tup = PyTuple_New((Py_ssize_t)p->noutputs);
+    for (size_t i = 0; i < p->noutputs; i++) {
+        if (tup == NULL) {
+            hop_tensor_release(out[i]);
+            continue;
+        }
+        PyObject *t = hop_py_tensor_new(out[i]), *a = NULL;
+        if (t != NULL) {
+            a = np ? hop_py__np_from_tensor(t) : PyObject_CallOneArg(numpy_asarray_fn, t);
+            Py_DECREF(t);
+        }
+        int scalar = a != NULL ? PyObject_IsTrue(PyTuple_GET_ITEM(scalars, i)) : 0;
+        if (scalar < 0) {
+            Py_CLEAR(a);
+        } else if (scalar && np) {
+            a = hop_py__np_scalar(a);
+        } else if (scalar) {
+            PyObject *empty = PyTuple_New(0);
+            Py_SETREF(a, empty == NULL ? NULL : PyObject_GetItem(a, empty));
+            Py_XDECREF(empty);
+        }
+        if (a == NULL)
+            Py_CLEAR(tup);
+        else
+            PyTuple_SET_ITEM(tup, (Py_ssize_t)i, a);
+    }
+    if (tup != NULL && p->noutputs == 1) {
+        res = Py_NewRef(PyTuple_GET_ITEM(tup, 0));
+        Py_DECREF(tup);
+    } else {
+        res = tup;
+    }
+done:
+    for (Py_ssize_t i = 0; i < nin && i < na; i++) {
+        if (wrapped[i] != NULL)
+            Py_DECREF(wrapped[i]);
+        else if (in[i] != NULL)
+            hop_tensor_release(in[i]);
+    }
+    if (in != small_in)
+        PyMem_Free(in);
+    if (wrapped != small_wrapped)
+        PyMem_Free(wrapped);
+    if (out != small_out)
+        PyMem_Free(out);
+    return res;
+}
+
 static PyObject *
 plan_run_arrays(PlanObject *p, PyObject *const *args, Py_ssize_t nargs)
 {
     if (nargs != 3 || !PyTuple_Check(args[0]) || !PyTuple_Check(args[1]) || !PyTuple_Check(args[2]))
         return PyErr_Format(PyExc_TypeError, "run_arrays(arrays, captures, scalars) takes "
                                              "three tuples");
-    PyObject *arrays = args[0], *caps = args[1], *scalars = args[2];
-    Py_ssize_t na = PyTuple_GET_SIZE(arrays), nc = PyTuple_GET_SIZE(caps);
-    if (numpy_asarray_fn == NULL) {
-        PyObject *np = PyImport_ImportModule("numpy");
-        if (np == NULL)
-            return NULL;
-        numpy_asarray_fn = PyObject_GetAttrString(np, "asarray");
-        Py_DECREF(np);
-        if (numpy_asarray_fn == NULL)
-            return NULL;
-    }
-    PyObject *in = PyList_New(na + nc);
-    if (in == NULL)
-        return NULL;
-    for (Py_ssize_t i = 0; i < na; i++) {
-        PyObject *t = hop_py__asarray(PyTuple_GET_ITEM(arrays, i), NULL, "asarray");
-        if (t == NULL) {
-            Py_DECREF(in);
-            return NULL;
+    return run_arrays(p, &PyTuple_GET_ITEM(args[0], 0), PyTuple_GET_SIZE(args[0]), args[1],
+                      args[2]);
+}
+
+/* ------------------------------------------- the bound call of NumPy code */
+
+/*
+ * Plan.bind_arrays(nargs, captures, scalars) -> a callable f: f(args), for
+ * a tuple of exactly nargs ndarrays (exact type), is run_arrays(args,
+ * captures, scalars); for any other tuple it is NotImplemented, and the
+ * caller takes its general path.  hop.compile's call of NumPy code whose
+ * environment has no guards to check (python/hop/_compile.py): the type
+ * checks in C, no Python frame between the call and the plan.
+ */
+typedef struct ArrayCallObject {
+    PyObject_HEAD PlanObject *plan;
+    Py_ssize_t nargs;
+    PyObject *caps, *scalars; /* tuples */
+    vectorcallfunc vectorcall;
+} ArrayCallObject;
+
+static PyObject *numpy_ndarray_type; /* numpy.ndarray, imported on first use */
+
+static void
+array_call_dealloc(ArrayCallObject *c)
+{
+    Py_XDECREF(c->plan);
+    Py_XDECREF(c->caps);
+    Py_XDECREF(c->scalars);
+    PyObject_Free(c);
+}
+
+static PyObject *
+array_call_vectorcall(ArrayCallObject *c, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    if (PyVectorcall_NARGS(nargsf) != 1 || kwnames != NULL || !PyTuple_Check(args[0]))
+        return PyErr_Format(PyExc_TypeError, "the bound call takes one tuple of arrays");
+    PyObject *tup = args[0];
+    Py_ssize_t n = PyTuple_GET_SIZE(tup);
+    if (n != c->nargs)
+        Py_RETURN_NOTIMPLEMENTED;
+    for (Py_ssize_t i = 0; i < n; i++)
+        if ((PyObject *)Py_TYPE(PyTuple_GET_ITEM(tup, i)) != numpy_ndarray_type)
+            Py_RETURN_NOTIMPLEMENTED;
+    return run_arrays(c->plan, &PyTuple_GET_ITEM(tup, 0), n, c->caps, c->scalars);
+}
+
+static PyTypeObject ArrayCallType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "hop._C._ArrayCall",
+    .tp_basicsize = sizeof(ArrayCallObject),
+    .tp_dealloc = (destructor)array_call_dealloc,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL,
+    .tp_vectorcall_offset = offsetof(ArrayCallObject, vectorcall),
+    .tp_call = PyVectorcall_Call,
+    .tp_doc = "Plan.bind_arrays's callable: f(args) runs the plan on a tuple of ndarrays, "
+              "else is NotImplemented.",
+};
+
+static PyObject *
+plan_bind_arrays(PlanObject *p, PyObject *const *args, Py_ssize_t nargs)
+{
+    Py_ssize_t n;
+    if (nargs != 3 || (n = PyLong_AsSsize_t(args[0])) < 0 || !PyTuple_Check(args[1]) ||
+        !PyTuple_Check(args[2])) {
+        if (!PyErr_Occurred() || PyErr_ExceptionMatches(PyExc_TypeError) ||
+            PyErr_ExceptionMatches(PyExc_OverflowError) ||
+            PyErr_ExceptionMatches(PyExc_ValueError)) {
+            PyErr_Clear();
+            PyErr_SetString(PyExc_TypeError, "bind_arrays(nargs, captures, scalars) takes an int "
+                                             ">= 0 and two tuples");
         }
-        PyList_SET_ITEM(in, i, t);
-    }
-    for (Py_ssize_t i = 0; i < nc; i++)
-        PyList_SET_ITEM(in, na + i, Py_NewRef(PyTuple_GET_ITEM(caps, i)));
-    PyObject *res = plan_run(p, in);
-    Py_DECREF(in);
-    if (res == NULL)
         return NULL;
-    Py_ssize_t nr = PyList_GET_SIZE(res);
-    if (nr != PyTuple_GET_SIZE(scalars)) {
-        Py_DECREF(res);
-        return PyErr_Format(PyExc_TypeError, "run_arrays: %zd results, %zd scalar flags", nr,
-                            PyTuple_GET_SIZE(scalars));
     }
-    PyObject *out = PyTuple_New(nr);
-    for (Py_ssize_t i = 0; out != NULL && i < nr; i++) {
-        PyObject *a = PyObject_CallOneArg(numpy_asarray_fn, PyList_GET_ITEM(res, i));
-        if (a != NULL && PyObject_IsTrue(PyTuple_GET_ITEM(scalars, i))) {
-            PyObject *empty = PyTuple_New(0);
-            Py_SETREF(a, empty == NULL ? NULL : PyObject_GetItem(a, empty));
-            Py_XDECREF(empty);
-        }
-        if (a == NULL)
-            Py_CLEAR(out);
-        else
-            PyTuple_SET_ITEM(out, i, a);
+    if ((size_t)(n + PyTuple_GET_SIZE(args[1])) != p->ninputs ||
+        (size_t)PyTuple_GET_SIZE(args[2]) != p->noutputs)
+        return PyErr_Format(PyExc_TypeError,
+                            "bind_arrays: the plan takes %zu tensors and gives %zu results, "
+                            "not %zd + %zd and %zd",
+                            p->ninputs, p->noutputs, n, PyTuple_GET_SIZE(args[1]),
+                            PyTuple_GET_SIZE(args[2]));
+    if (numpy_ndarray_type == NULL) {
+        PyObject *mod = PyImport_ImportModule("numpy");
+        if (mod == NULL)
+            return NULL;
+        numpy_ndarray_type = PyObject_GetAttrString(mod, "ndarray");
+        Py_DECREF(mod);
+        if (numpy_ndarray_type == NULL)
+            return NULL;
     }
-    Py_DECREF(res);
-    if (out != NULL && nr == 1) {
-        PyObject *one = Py_NewRef(PyTuple_GET_ITEM(out, 0));
-        Py_DECREF(out);
-        return one;
-    }
-    return out;
+    ArrayCallObject *c = PyObject_New(ArrayCallObject, &ArrayCallType);
+    if (c == NULL)
+        return NULL;
+    c->plan = (PlanObject *)Py_NewRef(p);
+    c->nargs = n;
+    c->caps = Py_NewRef(args[1]);
+    c->scalars = Py_NewRef(args[2]);
+    c->vectorcall = (vectorcallfunc)array_call_vectorcall;
+    return (PyObject *)c;
 }
 
 static PyMethodDef plan_methods[] = {
     {"run", (PyCFunction)plan_run, METH_O, "run(tensors) -> list of result tensors"},
     {"run_arrays", (PyCFunction)(void (*)(void))plan_run_arrays, METH_FASTCALL,
      "run_arrays(arrays, captures, scalars) -> ndarray results (the compiled NumPy call)"},
+    {"bind_arrays", (PyCFunction)(void (*)(void))plan_bind_arrays, METH_FASTCALL,
+     "bind_arrays(nargs, captures, scalars) -> f: f(args) is run_arrays(args, captures, "
+     "scalars) for a tuple of nargs ndarrays, else NotImplemented"},
     {"dump", (PyCFunction)plan_dump, METH_NOARGS, "The program, like SQLite's EXPLAIN."},
     {NULL, NULL, 0, NULL},
 };
@@ -1733,7 +1902,7 @@ int
 hop_py_trace_init(PyObject *module)
 {
     if (PyType_Ready(&TraceType) < 0 || PyType_Ready(&hop_py_SymIntType) < 0 ||
-        PyType_Ready(&PlanType) < 0)
+        PyType_Ready(&PlanType) < 0 || PyType_Ready(&ArrayCallType) < 0)
         return -1;
     if (PyModule_AddObjectRef(module, "Trace", (PyObject *)&TraceType) < 0 ||
         PyModule_AddObjectRef(module, "SymInt", (PyObject *)&hop_py_SymIntType) < 0)

@@ -78,6 +78,7 @@ class CompiledFunction:
         self.fullgraph = bool(fullgraph)
         self._tree = None  # the data-dependent branches met so far (_paths)
         self._entries = []
+        self._fast = None
         self._dims = None  # per tensor leaf: set of dims made dynamic
         self._first = None  # the shapes of the first call
         self.recompiles = 0
@@ -97,6 +98,11 @@ class CompiledFunction:
         entries = self._entries
         if entries:
             try:
+                fast = self._fast
+                if fast is not None:
+                    r = fast(args)
+                    if r is not NotImplemented:
+                        return r
                 return entries[-1].runner.call(args, _C.GuardError)
             except _C.GuardError as e:
                 return self._miss(args, [entries[-1].failure(e)])
@@ -129,6 +135,7 @@ class CompiledFunction:
             self.recompiles += 1
         self._entries.append(_Entry(gm, runner, dynamic, reason,
                                     paths.traps if paths is not None else {}))
+        self._fast = runner.fast  # the newest plan's bound NumPy call, if any
         return runner.call(args, _C.GuardError)
 
     def _trace(self, args, dynamic):

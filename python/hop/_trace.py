@@ -696,6 +696,11 @@ class _Runner:
             all(as_array) else -1
         self._ndout = hnp._simple_out(out_spec) if hnp is not None and \
             all(t is None for t in template) and not any(sym_out) else None
+        # That call with no environment guards to check (the captures never
+        # change): bound in C, fast(args) runs it for a tuple of ndarrays
+        # and is NotImplemented for anything else (hop.compile's __call__).
+        self.fast = plan.bind_arrays(self._ndflat, self._state[1], self._ndout) \
+            if self._ndflat >= 0 and self._ndout is not None and self._check is None else None
 
     @property
     def capture_names(self):

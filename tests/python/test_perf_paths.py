@@ -157,3 +157,48 @@ def test_one_element_int64_steps_computed_inline_match_numpy_and_eager(op):
                 assert got.item() == want.item() == f(a, b).item(), (op, x, y)
             assert cg(hop.tensor(x)).item() == npf(np.int64(x), np.int64(5)).item()
     assert "Fused" in hop.trace(f, hop.tensor(1), hop.tensor(2)).plan.dump()
+
+
+def test_the_bound_numpy_call_runs_ndarrays_and_leaves_other_arguments_to_the_general_path():
+    f = hop.compile(lambda a, b: a * b + 1.0)
+    a = np.arange(6, dtype=np.float32).reshape(2, 3)
+    b = np.full((2, 3), 2.0, np.float32)
+    got = f(a, b)
+    assert type(got) is np.ndarray and got.dtype == np.float32 and got.flags.writeable
+    np.testing.assert_array_equal(got, a * b + 1.0)
+    fast = f._entries[0].runner.fast
+    np.testing.assert_array_equal(fast((a, b)), a * b + 1.0)
+    assert fast((a, hop.asarray(b))) is NotImplemented and fast((a,)) is NotImplemented
+    # Arrays hop.asarray copies (read-only, negative strides) or shares with
+    # other strides (Fortran order): the same values as NumPy's.
+    ro = b.copy()
+    ro.flags.writeable = False
+    for x, y in ((a, ro), (a, b[:, ::-1]), (np.asfortranarray(a), b)):
+        np.testing.assert_array_equal(f(x, y), x * y + 1.0)
+    assert not ro.flags.writeable and f.recompiles == 0
+    # A 0-d result is a NumPy scalar; a view of an argument shares its memory.
+    s = hop.compile(lambda a: (a * 2.0).sum())(a)
+    assert type(s) is np.float32 and s == 30.0
+    v = hop.compile(lambda a: a.T)(a)
+    assert np.shares_memory(v, a) and v.tolist() == a.T.tolist()
+
+
+def test_small_f32_matmuls_agree_with_float64_and_do_not_depend_on_the_thread_count():
+    rng = np.random.default_rng(3)
+    before = hop.get_num_threads()
+    try:
+        for n, k, m in ((16, 16, 32), (16, 32, 8), (5, 7, 3), (33, 9, 17), (64, 64, 16)):
+            a = rng.standard_normal((n, k)).astype(np.float32)
+            b = rng.standard_normal((k, m)).astype(np.float32)
+            want = a.astype(np.float64) @ b.astype(np.float64)
+            outs = []
+            for threads in (1, 2):
+                hop.set_num_threads(threads)
+                outs.append((hop.asarray(a) @ hop.asarray(b)).numpy())
+                np.testing.assert_allclose(outs[-1], want, rtol=1e-5, atol=1e-5 * k)
+            assert np.array_equal(outs[0], outs[1])
+            # a strided (transposed) left operand: the same kernel, the same bits
+            at = np.ascontiguousarray(a.T).T
+            assert np.array_equal((hop.asarray(at) @ hop.asarray(b)).numpy(), outs[0])
+    finally:
+        hop.set_num_threads(before)

@@ -1,0 +1,232 @@
+/*
+ * python/_C/ndarray.c - ndarrays to and from runtime tensors through
+ * NumPy's C API, for the compiled call of NumPy code (trace.c,
+ * Plan.run_arrays): the buffer protocol costs a Py_buffer, a format
+ * string and, on the way out, a memoryview per array, which is most of a
+ * small plan's call.
+ *
+ * NumPy stays optional: without its headers at build time (no
+ * HOP_PY_HAVE_NUMPY) or when its C API cannot be imported at run time
+ * (another ABI), hop_py__np_ready is false and callers take the buffer
+ * protocol (hop.asarray, numpy.asarray) as before.  Only the memory the
+ * buffer protocol would share is borrowed here; every other array (a copy,
+ * a conversion, an error) is left to the callers' general path, so results
+ * and messages are the same either way.
+ */
+#include "tensor_impl.h"
+
+#ifdef HOP_PY_HAVE_NUMPY
+#define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
+#include <numpy/arrayobject.h>
+
+static int np_state; /* 0: not tried; 1: the C API works; -1: it does not */
+
+int
+hop_py__np_ready(void)
+{
+    if (np_state == 0) {
+        /* import_array's function form: -1 with an exception on failure */
+        if (_import_array() < 0) {
+            PyErr_Clear();
+            np_state = -1;
+        } else {
+            np_state = 1;
+        }
+    }
+    return np_state > 0;
+}
+
+/* The hop dtype of a NumPy type number; false for the others. */
+static bool
+from_type_num(int num, hop_dtype *out)
+{
+    switch (num) {
+    case NPY_BOOL:
+        *out = HOP_BOOL;
+        return true;
+    case NPY_INT8:
+        *out = HOP_I8;
+        return true;
+    case NPY_UINT8:
+        *out = HOP_U8;
+        return true;
+    case NPY_INT16:
+        *out = HOP_I16;
+        return true;
+    case NPY_INT32:
+        *out = HOP_I32;
+        return true;
+    case NPY_LONG:
+    case NPY_LONGLONG:
+        if (num == NPY_LONG && sizeof(long) != 8)
+            return false;
+        *out = HOP_I64;
+        return true;
+    case NPY_ULONG:
+    case NPY_ULONGLONG:
+        if (num == NPY_ULONG && sizeof(unsigned long) != 8)
+            return false;
+        *out = HOP_U64;
+        return true;
+    case NPY_FLOAT16:
+        *out = HOP_F16;
+        return true;
+    case NPY_FLOAT32:
+        *out = HOP_F32;
+        return true;
+    case NPY_FLOAT64:
+        *out = HOP_F64;
+        return true;
+    default:
+        return false;
+    }
+}
+
+static int
+to_type_num(hop_dtype d)
+{
+    switch (d) {
+    case HOP_BOOL:
+        return NPY_BOOL;
+    case HOP_I8:
+        return NPY_INT8;
+    case HOP_U8:
+        return NPY_UINT8;
+    case HOP_I16:
+        return NPY_INT16;
+    case HOP_I32:
+        return NPY_INT32;
+    case HOP_I64:
+        return NPY_INT64;
+    case HOP_U64:
+        return NPY_UINT64;
+    case HOP_F16:
+        return NPY_FLOAT16;
+    case HOP_F32:
+        return NPY_FLOAT32;
+    case HOP_F64:
+    case HOP_DTYPE_COUNT:
+        break;
+    }
+    return NPY_FLOAT64;
+}
+
+/* The storage release of a borrowed array: drops the array, on any thread,
+ * with or without the GIL (as create.c's release_buffer). */
+static void
+release_array(void *user_data, void *data)
+{
+    (void)data;
+    PyObject *arr = user_data;
+    if (!Py_IsInitialized()) {
+        PyThreadState *mine = PyGILState_GetThisThreadState();
+        if (mine != NULL && mine == _PyThreadState_UncheckedGet())
+            Py_DECREF(arr);
+        return;
+    }
+    PyGILState_STATE g = PyGILState_Ensure();
+    Py_DECREF(arr);
+    PyGILState_Release(g);
+}
+
+hop_tensor *
+hop_py__np_borrow(PyObject *obj)
+{
+    if (np_state <= 0 || !PyArray_CheckExact(obj))
+        return NULL;
+    PyArrayObject *a = (PyArrayObject *)obj;
+    PyArray_Descr *descr = PyArray_DESCR(a);
+    hop_dtype dt;
+    int rank = PyArray_NDIM(a);
+    /* what wrap_buffer copies (or refuses) goes its way */
+    if (!PyArray_ISWRITEABLE(a) || !PyArray_ISNOTSWAPPED(a) || rank > HOP_MAX_RANK ||
+        !from_type_num(descr->type_num, &dt) || PyDataType_HASFIELDS(descr) ||
+        descr->subarray != NULL)
+        return NULL;
+    int64_t sizes[HOP_MAX_RANK], strides[HOP_MAX_RANK];
+    int64_t esize = (int64_t)hop_dtype_size(dt), numel = 1, extent = 0;
+    if (descr->elsize != esize)
+        return NULL;
+    const npy_intp *shape = PyArray_DIMS(a), *bst = PyArray_STRIDES(a);
+    for (int i = 0; i < rank; i++) {
+        int64_t st = shape[i] <= 1 ? 0 : bst[i]; /* a stride a size-1 dim never uses */
+        if (st < 0 || st % esize != 0)
+            return NULL;
+        sizes[i] = shape[i];
+        strides[i] = st / esize;
+        numel *= sizes[i];
+        extent += (sizes[i] - 1) * st;
+    }
+    char *data = PyArray_BYTES(a);
+    if (numel == 0 || (uintptr_t)data % (uintptr_t)esize != 0)
+        return NULL;
+    hop_tensor *t = hop_tensor_wrap(dt, rank, sizes, strides, data, (size_t)(extent + esize),
+                                    release_array, obj);
+    if (t == NULL) {
+        hop_error_clear(); /* the general path will say what is wrong */
+        return NULL;
+    }
+    Py_INCREF(obj);
+    return t;
+}
+
+PyObject *
+hop_py__np_from_tensor(PyObject *tensor)
+{
+    hop_tensor *t = HOP_PY_TENSOR(tensor)->t;
+    npy_intp dims[HOP_MAX_RANK], strides[HOP_MAX_RANK];
+    int64_t esize = (int64_t)hop_dtype_size(t->dtype);
+    for (int i = 0; i < t->rank; i++) {
+        dims[i] = (npy_intp)t->sizes[i];
+        strides[i] = (npy_intp)(t->strides[i] * esize);
+    }
+    PyArray_Descr *descr = PyArray_DescrFromType(to_type_num(t->dtype));
+    if (descr == NULL)
+        return NULL;
+    PyObject *arr = PyArray_NewFromDescr(&PyArray_Type, descr, t->rank, dims, strides, t->data,
+                                         NPY_ARRAY_WRITEABLE, NULL);
+    if (arr == NULL)
+        return NULL;
+    if (PyArray_SetBaseObject((PyArrayObject *)arr, Py_NewRef(tensor)) < 0) {
+        Py_DECREF(arr);
+        return NULL;
+    }
+    return arr;
+}
+
+PyObject *
+hop_py__np_scalar(PyObject *arr)
+{
+    return PyArray_Return((PyArrayObject *)arr);
+}
+
+#else /* no NumPy headers: the buffer protocol always */
+
+int
+hop_py__np_ready(void)
+{
+    return 0;
+}
+
+hop_tensor *
+hop_py__np_borrow(PyObject *obj)
+{
+    (void)obj;
+    return NULL;
+}
+
+PyObject *
+hop_py__np_from_tensor(PyObject *tensor)
+{
+    (void)tensor;
+    PyErr_SetString(PyExc_SystemError, "hop._C was built without NumPy's headers");
+    return NULL;
+}
+
+PyObject *
+hop_py__np_scalar(PyObject *arr)
+{
+    return arr;
+}
+
+#endif
