@@ -335,3 +335,47 @@ def test_a_branch_on_a_number_rather_than_a_comparison_says_so():
     with pytest.raises(hop.TraceError, match=r"float\(\) of a traced array value .* not on a "
                                              r"number's value"):
         hop.compile(f)(np.arange(3.0))
+
+
+# ------------------------------------------- hop.numpy arrays at the edges
+
+def test_hop_asarray_of_a_hop_numpy_array_is_its_tensor_eager_and_compiled():
+    import hop.numpy as hnp
+    x = np.arange(3.0)
+    t = hop.asarray(hnp.asarray(x))
+    assert type(t) is hop.Tensor and np.shares_memory(t.numpy(), x)
+    assert hop.asarray(hnp.asarray(x), dtype=hop.float32).dtype == hop.float32
+
+    def f(x, y):
+        return hop.asarray(x) + y
+
+    want = f(x, hop.ones(3))
+    for run in (hop.compile(f), hop.trace(f, x, hop.ones(3))):
+        got = run(x, hop.ones(3))
+        assert type(got) is type(want) is hop.Tensor and got.tolist() == want.tolist()
+
+    class Bad:
+        def __hop_tensor__(self):
+            return 3
+    with pytest.raises(TypeError, match=r"^asarray\(\): .*Bad.__hop_tensor__\(\) returned int, "
+                                        r"not a Tensor$"):
+        hop.asarray(Bad())
+
+
+def test_a_hop_numpy_array_result_compiles_saves_and_loads(tmp_path):
+    import hop.numpy as hnp
+
+    def f(x):
+        return hnp.sin(x) * 2, hnp.sin(x).sum()
+
+    for x in (np.arange(3.0), hop.arange(3, dtype=hop.float64)):
+        want = f(x)
+        assert type(want[0]) is hnp.ndarray
+        gm = hop.trace(f, x)
+        path = str(tmp_path / "f.hop")
+        hop.save(gm, path)
+        for run in (hop.compile(f), gm, hop.load(path)):
+            got = run(x)
+            assert [type(g) for g in got] == [type(w) for w in want]
+            np.testing.assert_array_equal(np.asarray(got[0]), np.asarray(want[0]))
+            assert float(got[1]) == float(want[1])
