@@ -217,8 +217,32 @@ wrap_buffer(PyObject *obj, const char *fname, const hop_py_opnd *want)
     return hop_py_tensor_new(t);
 }
 
-/* hop.asarray(obj, dtype=None): no copy for Tensors and buffers of the
- * wanted dtype; a converted copy otherwise; lists go through tensor(). */
+/* The tensor of an object whose type has __hop_tensor__ (a hop.numpy
+ * array, concrete or traced): a new reference; NULL with no error set when
+ * the type has none; NULL with an error when the method fails or gives
+ * something else than a Tensor. */
+static PyObject *
+hop_tensor_of(PyObject *obj, const char *fname)
+{
+    PyObject *get = PyObject_GetAttrString((PyObject *)Py_TYPE(obj), "__hop_tensor__");
+    if (get == NULL) {
+        if (PyErr_ExceptionMatches(PyExc_AttributeError))
+            PyErr_Clear();
+        return NULL;
+    }
+    PyObject *t = PyObject_CallOneArg(get, obj);
+    Py_DECREF(get);
+    if (t != NULL && !HOP_PY_IS_TENSOR(t)) {
+        PyErr_Format(PyExc_TypeError, "%s(): %.100s.__hop_tensor__() returned %.100s, not a Tensor",
+                     fname, tname(obj), tname(t));
+        Py_CLEAR(t);
+    }
+    return t;
+}
+
+/* hop.asarray(obj, dtype=None): no copy for Tensors, hop.numpy arrays and
+ * buffers of the wanted dtype; a converted copy otherwise; lists go through
+ * tensor(). */
 PyObject *
 hop_py__asarray(PyObject *obj, PyObject *dtype_obj, const char *fname)
 {
@@ -231,8 +255,8 @@ hop_py__asarray(PyObject *obj, PyObject *dtype_obj, const char *fname)
         res = Py_NewRef(obj);
     else if (PyObject_CheckBuffer(obj))
         res = wrap_buffer(obj, fname, &want);
-    else
-        return tensor_from_data(obj, dtype_obj, fname);
+    else if ((res = hop_tensor_of(obj, fname)) == NULL)
+        return PyErr_Occurred() ? NULL : tensor_from_data(obj, dtype_obj, fname);
     if (res == NULL || want.kind != HOP_PY_DTYPE)
         return res;
     if (hop_py__tensor_dtype(HOP_PY_TENSOR(res), &have) < 0) {

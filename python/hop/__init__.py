@@ -43,3 +43,17 @@ _sys.modules[__name__ + ".ops"] = ops  # `import hop.ops` works too
 del _sys
 
 __version__ = "0.1.0"
+
+
+# hop.numpy is a submodule that `import hop` does not import (it builds the
+# whole NumPy namespace): PEP 562 makes `hop.numpy` import it on first use,
+# after which the import system has set it as a plain attribute of hop.
+def __getattr__(name):
+    if name == "numpy":
+        import importlib
+        return importlib.import_module(__name__ + ".numpy")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | {"numpy"})

@@ -143,10 +143,14 @@ class _Body:
 
 
 def _check_expected(hop, which, result, expect):
-    if expect is _PRED and (result.spec != expect.spec or result.template != expect.template):
-        got = result.describe() if result.template == [_HOLE] or len(result.template) != 1 \
-            else f"the constant {result.template[0]!r}"
-        raise _C.TraceError(f"hop.{hop}: {which} must return a bool scalar tensor, got {got}")
+    if expect is _PRED:
+        # A condition may be a hop.numpy array (NumPy code's comparison), as
+        # cond's pred may.
+        if _array_agnostic(result.spec) != expect.spec or result.template != expect.template:
+            got = result.describe() if result.template == [_HOLE] or len(result.template) != 1 \
+                else f"the constant {result.template[0]!r}"
+            raise _C.TraceError(f"hop.{hop}: {which} must return a bool scalar tensor, got {got}")
+        return
     if result.spec != expect.spec or result.template != expect.template:
         raise _C.TraceError(
             f"hop.{hop}: {which} returns {result.describe()} {_constants(result)}but the "
@@ -325,15 +329,53 @@ def cond(pred, true_fn, false_fn, operands=()):
                   [_Body(true_fn, "true branch", splat), _Body(false_fn, "false branch", splat)])
 
 
+def _hnp():
+    """hop.numpy, imported when a HOP first meets an ndarray or a hop.numpy
+    array (`import hop` does not import it)."""
+    from . import numpy
+    return numpy
+
+
+def _is_array(v):
+    return _np is not None and isinstance(v, _np.ndarray)
+
+
 def _as_tensor_arg(v):
     """A hop.numpy array as its tensor and an ndarray as a zero-copy tensor
-    (a traced HOP reads it at run time); anything else unchanged."""
-    get = getattr(type(v), "__hop_tensor__", None)
-    if get is not None:
-        return get(v)
-    if _np is not None and isinstance(v, _np.ndarray):
-        return _C.asarray(v)
-    return v
+    (a traced HOP reads it at run time); anything else unchanged.  This is
+    hop.numpy's tensor_of (one captured input per array and trace, seen by
+    the guards), which a value that is neither does not import."""
+    if getattr(type(v), "__hop_tensor__", None) is None and not _is_array(v):
+        return v
+    return _hnp()._core.tensor_of(v)
+
+
+def _numpy_arg(x):
+    """An ndarray operand of a HOP as hop.compile makes an ndarray argument:
+    a hop.numpy array over its memory (NumPy's semantics in the body), an
+    ndarray again where the HOP returns it (_numpy_result)."""
+    hnp = _hnp()
+    return hnp.NumpyArg(hnp._core.tensor_of(x), owned=False)
+
+
+def _numpy_result(out):
+    """An eager HOP's result with each NumpyArg (the kind _numpy_arg makes)
+    an ndarray again, as a compiled function returns it; traced, it stays
+    the hop.numpy array that the function goes on computing with."""
+    if _C.tracing() is not None:
+        return out
+    leaves, spec = flatten(out)
+    return unflatten(leaves, _hnp()._numpy_out_spec(spec))
+
+
+def _numpy_group(tree):
+    """A HOP's group of operands with each ndarray in it a hop.numpy array
+    (_numpy_arg): (the group, its leaves, whether there was an ndarray)."""
+    leaves, spec = flatten(tree)
+    if _np is None or not builtins.any(isinstance(x, _np.ndarray) for x in leaves):
+        return tree, leaves, False
+    tree = unflatten([_numpy_arg(x) if isinstance(x, _np.ndarray) else x for x in leaves], spec)
+    return tree, flatten(tree)[0], True
 
 
 def _pred(pred, tracing):
@@ -384,12 +426,13 @@ def map(fn, xs, *args):
                 [ 30., 400.]])
     """
     _check_callable("map", "fn", fn)
-    xleaves, _ = flatten(xs)
+    xs, xleaves, arrays = _numpy_group(xs)
     if not xleaves or not builtins.all(isinstance(x, _C.Tensor) for x in xleaves):
         raise TypeError("hop.map: xs must be a tensor or a tuple/list/dict of tensors")
     call = lambda structs: ((structs[0], *structs[1]), {})  # noqa: E731
-    return _apply("map", [], [xs, args], [_Body(fn, "map body", call)],
-                  constants="a constant cannot be stacked", same_structure=_rows_differ)
+    out = _apply("map", [], [xs, args], [_Body(fn, "map body", call)],
+                 constants="a constant cannot be stacked", same_structure=_rows_differ)
+    return _numpy_result(out) if arrays else out
 
 
 # ------------------------------------------------------------------- wrap
@@ -575,12 +618,14 @@ def nested_compile_region(fn):
 # ------------------------------------------------------------------ loops
 
 def _carry(hop, carry):
-    """A loop's carry as values: Python numbers in it become 0-d tensors
-    (int64, float64, bool: NumPy's defaults), in every mode, so a counter can
-    be carried; everything else that is not a tensor is a constant the body
-    must return unchanged."""
+    """A loop's carry as values, and whether it had an ndarray: Python
+    numbers in it become 0-d tensors (int64, float64, bool: NumPy's
+    defaults), in every mode, so a counter can be carried; an ndarray a
+    hop.numpy array (_numpy_arg); everything else that is not a tensor is a
+    constant the body must return unchanged."""
     leaves, spec = flatten(carry)
     out = []
+    arrays = False
     for x in leaves:
         # full() is a node while tracing: the carry starts from a constant of
         # the graph, not from a captured tensor.
@@ -590,8 +635,11 @@ def _carry(hop, carry):
             x = _C.full((), int(x), dtype=_C.int64)
         elif isinstance(x, numbers.Real):
             x = _C.full((), float(x), dtype=_C.float64)
+        elif _is_array(x):
+            x = _numpy_arg(x)
+            arrays = True
         out.append(x)
-    return unflatten(out, spec)
+    return unflatten(out, spec), arrays
 
 
 def _as_result(value, which):
@@ -620,13 +668,14 @@ def while_loop(cond_fn, body_fn, carried_inputs):
     """
     _check_callable("while_loop", "cond_fn", cond_fn)
     _check_callable("while_loop", "body_fn", body_fn)
-    carry = _carry("while_loop", carried_inputs)
+    carry, arrays = _carry("while_loop", carried_inputs)
     splat = isinstance(carry, (tuple, list))
     call = (lambda s: (tuple(s[0]), {})) if splat else (lambda s: ((s[0],), {}))
     shape = _as_result(carry, "carry")
-    return _apply("while_loop", [], [carry],
-                  [_Body(cond_fn, "cond_fn", call, _PRED), _Body(body_fn, "body_fn", call, shape)],
-                  result=shape)
+    out = _apply("while_loop", [], [carry],
+                 [_Body(cond_fn, "cond_fn", call, _PRED), _Body(body_fn, "body_fn", call, shape)],
+                 result=shape)
+    return _numpy_result(out) if arrays else out
 
 
 def _bound(hop, name, v):
@@ -656,11 +705,12 @@ def fori_loop(lower, upper, body_fun, init_val):
     """
     _check_callable("fori_loop", "body_fun", body_fun)
     lower, upper = _bound("fori_loop", "lower", lower), _bound("fori_loop", "upper", upper)
-    carry = _carry("fori_loop", init_val)
+    carry, arrays = _carry("fori_loop", init_val)
     shape = _as_result(carry, "carry")
-    return _apply("fori_loop", [lower, upper], [carry],
-                  [_Body(body_fun, "body_fun", lambda s: ((s[0],), {}), shape)],
-                  made=1, result=shape)
+    out = _apply("fori_loop", [lower, upper], [carry],
+                 [_Body(body_fun, "body_fun", lambda s: ((s[0],), {}), shape)],
+                 made=1, result=shape)
+    return _numpy_result(out) if arrays else out
 
 
 def scan(f, init, xs, *, length=None, reverse=False, dim=0):
@@ -689,19 +739,25 @@ def scan(f, init, xs, *, length=None, reverse=False, dim=0):
         raise TypeError(f"hop.scan: length must be an int >= 0, got {length!r}")
     if isinstance(dim, bool) or not isinstance(dim, numbers.Integral):
         raise TypeError(f"hop.scan: dim must be an int, got {type(dim).__name__}")
-    carry = _carry("scan", init)
+    carry, arrays = _carry("scan", init)
     cspec = flatten(carry)[1]
-    xgroup = () if xs is None else xs
-    xleaves = flatten(xgroup)[0]
+    xgroup, xleaves, xarrays = _numpy_group(() if xs is None else xs)
+    arrays = arrays or xarrays
     if not builtins.all(isinstance(x, _C.Tensor) for x in xleaves):
         raise TypeError("hop.scan: xs must be a tensor, a pytree of tensors or None")
     if _C.tracing() is None:
         steps = length if length is not None else (
             xleaves[0].shape[dim] if xleaves and -xleaves[0].ndim <= dim < xleaves[0].ndim else 1)
         if steps == 0:
-            # f never runs, but the ys' shapes are f's: trace it to learn them.
+            # f never runs, but the ys' shapes are f's: trace it to learn
+            # them, with the carry and xs as arguments (hop.numpy arrays
+            # stay ones, and return as ndarrays).
             from ._trace import trace
-            return trace(lambda: scan(f, init, xs, length=length, reverse=reverse, dim=dim))()
+
+            def empty_scan(c, x):
+                return scan(f, c, x, length=length, reverse=reverse, dim=dim)
+            args = (carry, None if xs is None else xgroup)
+            return trace(empty_scan, *args)(*args)
 
     def step(c, x):
         out = f(c, x)
@@ -714,8 +770,9 @@ def scan(f, init, xs, *, length=None, reverse=False, dim=0):
         return out
 
     call = (lambda s: ((s[0], s[1]), {})) if xs is not None else (lambda s: ((s[0], None), {}))
-    return _apply("scan", [bool(reverse), int(dim), -1 if length is None else int(length)],
-                  [carry, xgroup], [_Body(step, "f", call)])
+    out = _apply("scan", [bool(reverse), int(dim), -1 if length is None else int(length)],
+                 [carry, xgroup], [_Body(step, "f", call)])
+    return _numpy_result(out) if arrays else out
 
 
 def switch(index, branches, *operands):
@@ -766,15 +823,16 @@ def associative_scan(combine_fn, xs, dim=0, reverse=False):
     hop.tensor([1., 3., 3., 5.])
     """
     _check_callable("associative_scan", "combine_fn", combine_fn)
-    leaves, spec = flatten(xs)
+    xs, leaves, arrays = _numpy_group(xs)
     if not leaves or not builtins.all(isinstance(x, _C.Tensor) for x in leaves):
         raise TypeError("hop.associative_scan: xs must be a tensor or a pytree of tensors")
     if isinstance(dim, bool) or not isinstance(dim, numbers.Integral):
         raise TypeError(f"hop.associative_scan: dim must be an int, got {type(dim).__name__}")
-    shape = _Result(spec, [_HOLE] * len(leaves), "element")
-    return _apply("associative_scan", [int(dim), bool(reverse)], [xs, xs],
-                  [_Body(combine_fn, "combine_fn", lambda s: ((s[0], s[1]), {}), shape)],
-                  result=shape)
+    shape = _Result(flatten(xs)[1], [_HOLE] * len(leaves), "element")
+    out = _apply("associative_scan", [int(dim), bool(reverse)], [xs, xs],
+                 [_Body(combine_fn, "combine_fn", lambda s: ((s[0], s[1]), {}), shape)],
+                 result=shape)
+    return _numpy_result(out) if arrays else out
 
 
 # ------------------------------------------------ any registered HOP: hop.ops

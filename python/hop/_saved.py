@@ -78,6 +78,9 @@ def _spec_to_json(spec, what):
     if spec.kind == "custom" and hnp is not None and spec.cls is hnp._NumpyOut:
         # an ndarray result of NumPy code (a NumPy scalar when keys is true)
         return {"n": [bool(spec.keys), _spec_to_json(spec.children[0], what)]}
+    if spec.kind == "custom" and hnp is not None and spec.cls is hnp.ndarray:
+        # a hop.numpy array result (0-d and a NumPy scalar's kind when keys)
+        return {"a": [bool(spec.keys), _spec_to_json(spec.children[0], what)]}
     raise TypeError(f"hop.save: {what} contains a {spec.kind} ({spec.cls.__qualname__}); only "
                     f"tuples, lists, dicts and None can be saved (loading would have to import "
                     f"the class by name)")
@@ -99,10 +102,10 @@ def _spec_from_json(j, depth=0):
                                                       for p in v):
             return Spec("dict", keys=tuple(p[0] for p in v),
                         children=[_spec_from_json(p[1], depth + 1) for p in v])
-        if k == "n" and isinstance(v, list) and len(v) == 2 and isinstance(v[0], bool):
-            from .numpy import _NumpyOut
+        if k in ("n", "a") and isinstance(v, list) and len(v) == 2 and isinstance(v[0], bool):
+            from .numpy import _NumpyOut, ndarray
             return Spec("custom", keys=v[0], children=[_spec_from_json(v[1], depth + 1)],
-                        cls=_NumpyOut)
+                        cls=_NumpyOut if k == "n" else ndarray)
     raise _C.Error(f"hop.load: a saved structure is malformed ({str(j)[:60]})")
 
 

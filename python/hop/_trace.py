@@ -477,6 +477,19 @@ def _name_hints(tr, fn):
             tr.name_hint(value, name)
 
 
+def _array_leaves(spec, inside=False, out=None):
+    """Per leaf of spec: whether it is the tensor of a hop.numpy array node
+    (a class with __hop_tensor__)."""
+    out = [] if out is None else out
+    if spec.kind == "leaf":
+        out.append(inside)
+    elif spec.kind != "none":
+        inside = inside or (spec.kind == "custom" and hasattr(spec.cls, "__hop_tensor__"))
+        for c in spec.children:
+            _array_leaves(c, inside, out)
+    return out
+
+
 def _numpy_arg(p):
     from .numpy import _wrap_arg
     return _wrap_arg(p)
@@ -676,6 +689,10 @@ class _Runner:
         self.out_spec = out_spec
         self.template = template
         self.all_numpy = all_numpy
+        # Which results a NumPy call (all_numpy) returns as ndarrays: not
+        # the tensor of a hop.numpy array the function returned (eagerly
+        # that array; its node rebuilds it from the tensor).
+        self._to_numpy = [not a for a in _array_leaves(out_spec)]
         self.guards = guards
         self._check = guards.check
         # (the objects the fast check expects, the captured tensors): one
@@ -781,5 +798,6 @@ class _Runner:
         it = iter(results)
         leaves = [next(it) if t is None else t for t in self.template]
         if as_numpy:
-            leaves = [x.numpy() if isinstance(x, _C.Tensor) else x for x in leaves]
+            leaves = [x.numpy() if c and isinstance(x, _C.Tensor) else x
+                      for x, c in zip(leaves, self._to_numpy)]
         return unflatten(leaves, self.out_spec)

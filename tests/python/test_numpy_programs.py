@@ -127,6 +127,100 @@ def test_loop_bounds_and_switch_indices_from_numpy_code():
     assert hop.fori_loop(0, np.array(3), lambda i, c: c + 1, hop.zeros(1)).tolist() == [3.0]
 
 
+def _while_reference(c):
+    while np.sum(c) < 100:
+        c = c * 2 + 1
+    return c
+
+
+def _loop_programs():
+    """name: (a function of an ndarray x[3, 2] with a loop HOP, its NumPy
+    reference)."""
+    return {
+        "fori_loop": (lambda x: hop.fori_loop(0, 3, lambda i, c: c * 2 + i, x),
+                      lambda x: ((x * 2 + 0) * 2 + 1) * 2 + 2),
+        "while_loop": (lambda x: hop.while_loop(lambda c: np.sum(c) < 100, lambda c: c * 2 + 1,
+                                                x),
+                       _while_reference),
+        "scan": (lambda x: hop.scan(lambda c, r: (c + r, c * r), x[0] * 0, x),
+                 lambda x: (x.sum(0), np.stack([np.zeros_like(x[0]), x[0] * x[1],
+                                                (x[0] + x[1]) * x[2]]))),
+        "map": (lambda x: hop.map(lambda r: np.sin(r) + r.sum(), x),
+                lambda x: np.sin(x) + x.sum(1, keepdims=True)),
+        "associative_scan": (lambda x: hop.associative_scan(lambda a, b: a + b, x, 0),
+                             lambda x: np.cumsum(x, 0)),
+    }
+
+
+@pytest.mark.parametrize("name", sorted(_loop_programs()))
+def test_loop_hops_take_ndarray_carries_and_xs_eagerly_as_compiled(name):
+    # an ndarray carry or xs is what compile makes of an ndarray argument (a
+    # hop.numpy array in the body), and comes back an ndarray, in every mode
+    f, want = _loop_programs()[name]
+    x = np.arange(6, dtype=np.float32).reshape(3, 2)
+    keep = x.copy()
+    expected = want(x)
+    for run in (f, hop.compile(f), hop.trace(f, x)):
+        got = run(x)
+        for g, w in zip(got, expected) if name == "scan" else ((got, expected),):
+            assert type(g) is np.ndarray and g.dtype == np.float32, (run, type(g))
+            np.testing.assert_allclose(g, w, rtol=1e-6)
+        np.testing.assert_array_equal(x, keep)
+
+
+def test_an_ndarray_loop_operand_inside_hop_code_is_a_hop_numpy_array():
+    # eagerly inside a function on hop tensors: the body sees NumPy's
+    # semantics, the loop gives an ndarray back
+    seen = []
+
+    def body(i, c):
+        seen.append(type(c).__name__)
+        return c // 2
+
+    got = hop.fori_loop(0, 2, body, np.array([9, 4, -3]))
+    assert type(got) is np.ndarray and got.dtype == np.int64
+    assert got.tolist() == [2, 1, -1] and seen == ["NumpyArg", "NumpyArg"]
+    ys = hop.map(lambda r: r.astype(np.float64) / 2, np.array([[1], [3]], np.int32))
+    assert type(ys) is np.ndarray and ys.dtype == np.float64 and ys.tolist() == [[0.5], [1.5]]
+    # a scan of no steps traces f to learn the ys' shape: the same kinds
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        c, ys = hop.scan(lambda c, r: (c + r, r * 2), np.zeros(2), np.ones((0, 2)))
+    assert type(c) is np.ndarray and c.tolist() == [0.0, 0.0]
+    assert type(ys) is np.ndarray and ys.shape == (0, 2) and ys.dtype == np.float64
+
+
+STEPS = np.array(3)
+
+
+def _two_loops(x):
+    return hop.fori_loop(0, STEPS, lambda i, c: c + 1, x) + \
+        hop.fori_loop(0, STEPS, lambda i, c: c * 2, x)
+
+
+def test_an_ndarray_bound_read_twice_is_one_guarded_input():
+    # a HOP's ndarray operand is captured as hop.numpy captures an array: one
+    # input per array and trace, whose source (the global) the guards see
+    global STEPS
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no "guarded by identity only"
+        gm = hop.trace(_two_loops, hop.ones(2))
+        assert [n.op for n in gm.graph.nodes].count("placeholder") == 2
+        cf = hop.compile(_two_loops)
+        assert cf(hop.ones(2)).tolist() == [12.0, 12.0]
+    keep = STEPS
+    try:
+        STEPS[...] = 1
+        assert cf(hop.ones(2)).tolist() == [4.0, 4.0]
+        STEPS = np.array(2)
+        assert cf(hop.ones(2)).tolist() == _two_loops(hop.ones(2)).tolist() == [7.0, 7.0]
+    finally:
+        STEPS = keep
+        STEPS[...] = 3
+
+
 def test_a_data_dependent_if_inside_a_hop_body_points_to_hop_cond_when_compiled():
     # the body of a switch or cond on a constant is traced inline, at the
     # caller's depth; its branch on data is not path-specialised (that gave an
@@ -241,3 +335,47 @@ def test_a_branch_on_a_number_rather_than_a_comparison_says_so():
     with pytest.raises(hop.TraceError, match=r"float\(\) of a traced array value .* not on a "
                                              r"number's value"):
         hop.compile(f)(np.arange(3.0))
+
+
+# ------------------------------------------- hop.numpy arrays at the edges
+
+def test_hop_asarray_of_a_hop_numpy_array_is_its_tensor_eager_and_compiled():
+    import hop.numpy as hnp
+    x = np.arange(3.0)
+    t = hop.asarray(hnp.asarray(x))
+    assert type(t) is hop.Tensor and np.shares_memory(t.numpy(), x)
+    assert hop.asarray(hnp.asarray(x), dtype=hop.float32).dtype == hop.float32
+
+    def f(x, y):
+        return hop.asarray(x) + y
+
+    want = f(x, hop.ones(3))
+    for run in (hop.compile(f), hop.trace(f, x, hop.ones(3))):
+        got = run(x, hop.ones(3))
+        assert type(got) is type(want) is hop.Tensor and got.tolist() == want.tolist()
+
+    class Bad:
+        def __hop_tensor__(self):
+            return 3
+    with pytest.raises(TypeError, match=r"^asarray\(\): .*Bad.__hop_tensor__\(\) returned int, "
+                                        r"not a Tensor$"):
+        hop.asarray(Bad())
+
+
+def test_a_hop_numpy_array_result_compiles_saves_and_loads(tmp_path):
+    import hop.numpy as hnp
+
+    def f(x):
+        return hnp.sin(x) * 2, hnp.sin(x).sum()
+
+    for x in (np.arange(3.0), hop.arange(3, dtype=hop.float64)):
+        want = f(x)
+        assert type(want[0]) is hnp.ndarray
+        gm = hop.trace(f, x)
+        path = str(tmp_path / "f.hop")
+        hop.save(gm, path)
+        for run in (hop.compile(f), gm, hop.load(path)):
+            got = run(x)
+            assert [type(g) for g in got] == [type(w) for w in want]
+            np.testing.assert_array_equal(np.asarray(got[0]), np.asarray(want[0]))
+            assert float(got[1]) == float(want[1])
