@@ -102,17 +102,19 @@ while_lower(hop_lower_ctx *cx, const hop_node *call)
     hop_pval pred;
     for (size_t i = 0; i < call->nouts; i++)
         in[i] = lc.cur[i];
-    hop_status st = hop_lower_while_begin(cx);
-    if (st == HOP_OK)
-        st = hop_lower_inline(cx, cond, in, n, NULL, &pred, 1);
-    if (st == HOP_OK)
-        st = hop_lower_while_test(cx, pred);
+    /* Rotated: the body, then the condition with the branch back to the
+     * body (entered at the condition): one branch per iteration. */
+    hop_status st = hop_lower_while_body(cx);
     if (st == HOP_OK)
         st = hop_lower_inline(cx, body, in, n, lc.next, lc.got, call->nouts);
     if (st == HOP_OK)
         st = hop_lower_carry_next(cx, &lc);
     if (st == HOP_OK)
-        st = hop_lower_while_end(cx);
+        st = hop_lower_while_cond(cx);
+    if (st == HOP_OK)
+        st = hop_lower_inline(cx, cond, in, n, NULL, &pred, 1);
+    if (st == HOP_OK)
+        st = hop_lower_while_repeat(cx, pred);
     if (st == HOP_OK)
         st = hop_lower_carry_end(cx, &lc);
     return st == HOP_OK ? hop_lower_results(cx, lc.out, call->nouts) : st;

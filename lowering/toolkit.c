@@ -333,6 +333,62 @@ hop_lower_while_end(hop_lower_ctx *cx)
     return HOP_OK;
 }
 
+/*
+ * Rotated while loops (kind 5): `Goto test; body: ...; test: cond ...;
+ * If pred goto body`.  Each iteration runs the body, the condition and one
+ * branch: no jump back to a test at the top.  ctl a is the Goto, b the
+ * condition's first instruction (0 while the body is open).
+ */
+hop_status
+hop_lower_while_body(hop_lower_ctx *cx)
+{
+    if (cx == NULL)
+        return hop_error(HOP_MISUSE, "hop_lower_while_body: NULL context");
+    /* Goto test: patched by hop_lower_while_cond. */
+    int32_t jump = hop__emit(cx, HOP__OP_Goto, 0, -1, 0, NULL, "while");
+    if (jump < 0)
+        return HOP_NOMEM;
+    return push_ctl(cx, 5, jump, 0);
+}
+
+hop_status
+hop_lower_while_cond(hop_lower_ctx *cx)
+{
+    if (cx == NULL || cx->nctl == 0 || cx->ctl[cx->nctl - 1].kind != 5 ||
+        cx->ctl[cx->nctl - 1].b != 0)
+        return hop_error(HOP_MISUSE, "hop_lower_while_cond: no while loop body is open");
+    hop__ctl *c = &cx->ctl[cx->nctl - 1];
+    c->b = hop__pos(cx);
+    hop__cur(cx)->code[c->a].p2 = c->b;
+    return HOP_OK;
+}
+
+hop_status
+hop_lower_while_repeat(hop_lower_ctx *cx, hop_pval pred)
+{
+    if (cx == NULL || cx->nctl == 0 || cx->ctl[cx->nctl - 1].kind != 5 ||
+        cx->ctl[cx->nctl - 1].b == 0)
+        return hop_error(HOP_MISUSE, "hop_lower_while_repeat: no while loop waits for its test");
+    hop_status st = pred_operand(cx, &pred, "hop_lower_while_repeat");
+    if (st != HOP_OK)
+        return st;
+    hop__ctl c = cx->ctl[cx->nctl - 1];
+    /* If pred goto body (the instruction after the Goto). */
+    int32_t back = hop__emit(cx, HOP__OP_If, pred.id, c.a + 1,
+                             pred.kind == HOP_PVAL_TENSOR ? 0 : 1, NULL, "while");
+    if (back < 0)
+        return HOP_NOMEM;
+    if (pred.kind == HOP_PVAL_TENSOR && (st = hop__access(cx, pred.id)) != HOP_OK)
+        return st;
+    cx->nctl--;
+    patch_exits(cx, back + 1);
+    hop__rcode *r = hop__cur(cx);
+    if (hop__grow((void **)&r->loops, &r->caploops, r->nloops + 1, sizeof *r->loops) != HOP_OK)
+        return HOP_NOMEM;
+    r->loops[r->nloops++] = (hop__loop){c.a, back, false};
+    return HOP_OK;
+}
+
 hop_status
 hop_lower_break_if(hop_lower_ctx *cx, hop_pval pred)
 {

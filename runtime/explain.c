@@ -166,6 +166,9 @@ comment_text(const hop_plan *p, int32_t pc, hop__buf *b)
     case HOP__OP_IfNot:
         hop__buf_printf(b, "if not %c%d goto %d", in->p3 == 0 ? 't' : 'r', in->p1, in->p2);
         break;
+    case HOP__OP_If:
+        hop__buf_printf(b, "if %c%d goto %d", in->p3 == 0 ? 't' : 'r', in->p1, in->p2);
+        break;
     case HOP__OP_Goto:
         hop__buf_printf(b, "goto %d", in->p2);
         break;

@@ -634,8 +634,10 @@ hop__exec_at(hop__frame *f, int32_t pc)
             regs[in->p1] = regs[in->p2];
             break;
         /* IfNot P1 P2 P3: jumps to P2 when P1 is false: the one element of
-         * slot P1 (P3 = 0) or r[P1] (P3 = 1). */
-        case HOP__OP_IfNot: {
+         * slot P1 (P3 = 0) or r[P1] (P3 = 1).  If: when it is true (the
+         * test at the bottom of a rotated while loop). */
+        case HOP__OP_IfNot:
+        case HOP__OP_If: {
             int64_t v;
             if (in->p3 == 0) {
                 const hop_tensor *t = &slots[in->p1];
@@ -646,7 +648,7 @@ hop__exec_at(hop__frame *f, int32_t pc)
             } else {
                 v = regs[in->p1];
             }
-            if (!v) {
+            if ((v != 0) == (in->opcode == HOP__OP_If)) {
                 pc = in->p2;
                 continue;
             }

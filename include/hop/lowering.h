@@ -194,6 +194,9 @@ bool hop_lower_symbol_known(hop_lower_ctx *cx, const hop_expr *sym);
 hop_status hop_lower_while_begin(hop_lower_ctx *cx);
 hop_status hop_lower_while_test(hop_lower_ctx *cx, hop_pval pred);
 hop_status hop_lower_while_end(hop_lower_ctx *cx);
+hop_status hop_lower_while_body(hop_lower_ctx *cx);
+hop_status hop_lower_while_cond(hop_lower_ctx *cx);
+hop_status hop_lower_while_repeat(hop_lower_ctx *cx, hop_pval pred);
 hop_status hop_lower_break_if(hop_lower_ctx *cx, hop_pval pred);
 
 /*
