@@ -139,7 +139,8 @@ hop__xget(const hop__xprog *x, const int64_t *regs, int64_t *out)
  *   Call     P1 P2 * P4  P2 parameter moves of P4, then call P1
  *   Return               back after the Call
  *   Extern   P1 P2 * P4  foreign kernel call P4 into its P2 output slots
- *   Swap     P1 P2       t[P1] and t[P2] exchange what they hold (a carry)
+ *   Swap     P1 P2 P3 P4 t[P1] and t[P2] exchange what they hold (a carry),
+ *                        and the P3 pairs of slots in P4 (int32_t[2 * P3])
  *   Kernel   * * * P4    a HOP's own kernel P4 (hop__hopkernel) on its slots
  *   Halt                 the program is done
  */
