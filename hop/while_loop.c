@@ -13,8 +13,11 @@
  * unbacked symbol.
  *
  * Lowering: the carries live in two sets of buffers swapped per iteration
- * (no copy, no allocation per iteration); cond_fn runs in the plan and the
- * loop stops when it says so, with no Python in between.  Eval: the same
+ * (no copy, no allocation per iteration, one Swap for all); cond_fn runs in
+ * the plan and the loop stops when it says so, with no Python in between.
+ * The loop is rotated (hop/lowering.h): entered at cond_fn, which follows
+ * the body and branches back to it, so an iteration runs the body, one
+ * Swap and one If (which also runs cond_fn's last fused group).  Eval: the same
  * loop on concrete values, with the same checks (for eager calls too).
  *
  * The checks are the carry helpers of hop/prim_hop.h and hop/eval.h, which
