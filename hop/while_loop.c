@@ -13,8 +13,11 @@
  * unbacked symbol.
  *
  * Lowering: the carries live in two sets of buffers swapped per iteration
- * (no copy, no allocation per iteration); cond_fn runs in the plan and the
- * loop stops when it says so, with no Python in between.  Eval: the same
+ * (no copy, no allocation per iteration, one Swap for all); cond_fn runs in
+ * the plan and the loop stops when it says so, with no Python in between.
+ * The loop is rotated (hop/lowering.h): entered at cond_fn, which follows
+ * the body and branches back to it, so an iteration runs the body, one
+ * Swap and one If (which also runs cond_fn's last fused group).  Eval: the same
  * loop on concrete values, with the same checks (for eager calls too).
  *
  * The checks are the carry helpers of hop/prim_hop.h and hop/eval.h, which
@@ -102,17 +105,19 @@ while_lower(hop_lower_ctx *cx, const hop_node *call)
     hop_pval pred;
     for (size_t i = 0; i < call->nouts; i++)
         in[i] = lc.cur[i];
-    hop_status st = hop_lower_while_begin(cx);
-    if (st == HOP_OK)
-        st = hop_lower_inline(cx, cond, in, n, NULL, &pred, 1);
-    if (st == HOP_OK)
-        st = hop_lower_while_test(cx, pred);
+    /* Rotated: the body, then the condition with the branch back to the
+     * body (entered at the condition): one branch per iteration. */
+    hop_status st = hop_lower_while_body(cx);
     if (st == HOP_OK)
         st = hop_lower_inline(cx, body, in, n, lc.next, lc.got, call->nouts);
     if (st == HOP_OK)
         st = hop_lower_carry_next(cx, &lc);
     if (st == HOP_OK)
-        st = hop_lower_while_end(cx);
+        st = hop_lower_while_cond(cx);
+    if (st == HOP_OK)
+        st = hop_lower_inline(cx, cond, in, n, NULL, &pred, 1);
+    if (st == HOP_OK)
+        st = hop_lower_while_repeat(cx, pred);
     if (st == HOP_OK)
         st = hop_lower_carry_end(cx, &lc);
     return st == HOP_OK ? hop_lower_results(cx, lc.out, call->nouts) : st;

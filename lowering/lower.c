@@ -809,6 +809,7 @@ assemble(hop_lower_ctx *cx)
             hop__insn in = rc->code[i];
             switch (in.opcode) {
             case HOP__OP_IfNot:
+            case HOP__OP_If:
             case HOP__OP_Goto:
             case HOP__OP_LoopInit:
             case HOP__OP_Next:

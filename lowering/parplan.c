@@ -77,6 +77,10 @@ scan_code(scan *s, int32_t ri, int32_t from, int32_t to, int64_t mult, int32_t m
         case HOP__OP_Fused:
             add_work(s, in->p1, ((const hop__fgroup *)in->p4)->cost, mult, mreg);
             break;
+        case HOP__OP_If: /* a rotated while loop's test may run a group */
+            if (in->p4)
+                add_work(s, in->p1, ((const hop__fgroup *)in->p4)->cost, mult, mreg);
+            break;
         case HOP__OP_Copy:
             add_work(s, in->p1, 1, mult, mreg);
             break;

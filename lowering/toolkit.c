@@ -333,6 +333,97 @@ hop_lower_while_end(hop_lower_ctx *cx)
     return HOP_OK;
 }
 
+/*
+ * Rotated while loops (kind 5): `Goto test; body: ...; test: cond ...;
+ * If pred goto body`.  Each iteration runs the body, the condition and one
+ * branch: no jump back to a test at the top.  ctl a is the Goto, b the
+ * condition's first instruction (0 while the body is open).
+ */
+/* Some jump of routine r goes to position pos. */
+static bool
+jump_target(const hop__rcode *r, int32_t pos)
+{
+    for (size_t i = 0; i < r->n; i++) {
+        const hop__insn *in = &r->code[i];
+        switch (in->opcode) {
+        case HOP__OP_IfNot:
+        case HOP__OP_If:
+        case HOP__OP_Goto:
+        case HOP__OP_LoopInit:
+        case HOP__OP_Next:
+            if (in->p2 == pos)
+                return true;
+            break;
+        default:
+            break;
+        }
+    }
+    return false;
+}
+
+hop_status
+hop_lower_while_body(hop_lower_ctx *cx)
+{
+    if (cx == NULL)
+        return hop_error(HOP_MISUSE, "hop_lower_while_body: NULL context");
+    /* Goto test: patched by hop_lower_while_cond. */
+    int32_t jump = hop__emit(cx, HOP__OP_Goto, 0, -1, 0, NULL, "while");
+    if (jump < 0)
+        return HOP_NOMEM;
+    return push_ctl(cx, 5, jump, 0);
+}
+
+hop_status
+hop_lower_while_cond(hop_lower_ctx *cx)
+{
+    if (cx == NULL || cx->nctl == 0 || cx->ctl[cx->nctl - 1].kind != 5 ||
+        cx->ctl[cx->nctl - 1].b != 0)
+        return hop_error(HOP_MISUSE, "hop_lower_while_cond: no while loop body is open");
+    hop__ctl *c = &cx->ctl[cx->nctl - 1];
+    c->b = hop__pos(cx);
+    hop__cur(cx)->code[c->a].p2 = c->b;
+    return HOP_OK;
+}
+
+hop_status
+hop_lower_while_repeat(hop_lower_ctx *cx, hop_pval pred)
+{
+    if (cx == NULL || cx->nctl == 0 || cx->ctl[cx->nctl - 1].kind != 5 ||
+        cx->ctl[cx->nctl - 1].b == 0)
+        return hop_error(HOP_MISUSE, "hop_lower_while_repeat: no while loop waits for its test");
+    hop_status st = pred_operand(cx, &pred, "hop_lower_while_repeat");
+    if (st != HOP_OK)
+        return st;
+    hop__ctl c = cx->ctl[cx->nctl - 1];
+    hop__rcode *r = hop__cur(cx);
+    int32_t back, last = (int32_t)r->n - 1;
+    if (pred.kind == HOP_PVAL_TENSOR && last >= c.b && r->code[last].opcode == HOP__OP_Fused &&
+        r->code[last].p1 == pred.id && !jump_target(r, last + 1)) {
+        /* The condition's last instruction computes pred with a fused
+         * group: the If runs that group itself (P4), one instruction for
+         * the test and the branch.  Its accesses stay at this position. */
+        r->code[last].opcode = HOP__OP_If;
+        r->code[last].p2 = c.a + 1;
+        r->code[last].p3 = 0;
+        back = last;
+    } else {
+        /* If pred goto body (the instruction after the Goto). */
+        back = hop__emit(cx, HOP__OP_If, pred.id, c.a + 1, pred.kind == HOP_PVAL_TENSOR ? 0 : 1,
+                         NULL, "while");
+        if (back < 0)
+            return HOP_NOMEM;
+        if (pred.kind == HOP_PVAL_TENSOR && (st = hop__access(cx, pred.id)) != HOP_OK)
+            return st;
+    }
+    cx->nctl--;
+    patch_exits(cx, back + 1);
+    r = hop__cur(cx);
+    if (hop__grow((void **)&r->loops, &r->caploops, r->nloops + 1, sizeof *r->loops) != HOP_OK)
+        return HOP_NOMEM;
+    r->loops[r->nloops++] = (hop__loop){c.a, back, false};
+    return HOP_OK;
+}
+
 hop_status
 hop_lower_break_if(hop_lower_ctx *cx, hop_pval pred)
 {
@@ -399,6 +490,60 @@ hop_lower_kernel(hop_lower_ctx *cx, const char *name, hop_lower_kernel_fn fn, co
 
 /* -------------------------------------------------------------- carries */
 
+/* Slots a and b can swap what they hold: two buffers of one geometry. */
+static hop_status
+swap_ok(hop_lower_ctx *cx, int32_t a, int32_t b)
+{
+    /* The VM swaps only where the elements are: the two need one geometry. */
+    const hop__slot *x = &cx->slots[a], *y = &cx->slots[b];
+    bool same = x->dtype == y->dtype && x->rank == y->rank && x->kind == y->kind &&
+                (x->kind == HOP__S_BUFFER || x->kind == HOP__S_LATE);
+    for (int d = 0; same && d < x->rank; d++)
+        same = x->sizes[d] == y->sizes[d] || (x->sizes[d]->is_const && y->sizes[d]->is_const &&
+                                              x->sizes[d]->value == y->sizes[d]->value);
+    if (!same)
+        return hop_error(HOP_MISUSE,
+                         "hop_lower_swap: t%d and t%d are not two buffers of one "
+                         "dtype and shape",
+                         a, b);
+    return HOP_OK;
+}
+
+/*
+ * One Swap instruction exchanging the n pairs of slots pairs[2k],
+ * pairs[2k + 1] (checked with swap_ok): the first pair in P1 P2, the P3
+ * others in P4.  A loop's carries swap in one instruction.
+ */
+static hop_status
+emit_swaps(hop_lower_ctx *cx, const int32_t *pairs, size_t n)
+{
+    if (n == 0)
+        return HOP_OK;
+    int32_t *more = NULL;
+    if (n > 1) {
+        more = hop__arena_alloc(&cx->plan->arena, 2 * (n - 1) * sizeof *more);
+        if (more == NULL)
+            return HOP_NOMEM;
+        memcpy(more, pairs + 2, 2 * (n - 1) * sizeof *more);
+    }
+    if (hop__emit(cx, HOP__OP_Swap, pairs[0], pairs[1], (int32_t)(n - 1), more, NULL) < 0)
+        return HOP_NOMEM;
+    hop_status st = HOP_OK;
+    for (size_t k = 0; k < n && st == HOP_OK; k++) {
+        int32_t a = pairs[2 * k], b = pairs[2 * k + 1];
+        /* After an odd number of swaps each slot holds the other's storage,
+         * for the rest of the run, from the next run's start (the layout is
+         * kept) and in the next iteration of a loop around this one: each
+         * buffer must stay reserved while either slot is live.  As mutual
+         * aliases the memory plan gives both the union of their live
+         * ranges, or a value sharing one of them is overwritten. */
+        if ((st = hop__access(cx, a)) == HOP_OK && (st = hop__access(cx, b)) == HOP_OK &&
+            (st = hop__alias_of(cx, a, b)) == HOP_OK)
+            st = hop__alias_of(cx, b, a);
+    }
+    return st;
+}
+
 hop_status
 hop_lower_swap(hop_lower_ctx *cx, hop_pval a, hop_pval b)
 {
@@ -415,35 +560,8 @@ hop_lower_swap(hop_lower_ctx *cx, hop_pval a, hop_pval b)
             return st != HOP_OK ? st : HOP_NOMEM;
         return HOP_OK;
     }
-    /* The VM swaps only where the elements are: the two need one geometry. */
-    const hop__slot *x = &cx->slots[a.id], *y = &cx->slots[b.id];
-    bool same = x->dtype == y->dtype && x->rank == y->rank && x->kind == y->kind &&
-                (x->kind == HOP__S_BUFFER || x->kind == HOP__S_LATE);
-    for (int d = 0; same && d < x->rank; d++)
-        same = x->sizes[d] == y->sizes[d] || (x->sizes[d]->is_const && y->sizes[d]->is_const &&
-                                              x->sizes[d]->value == y->sizes[d]->value);
-    if (!same)
-        return hop_error(HOP_MISUSE,
-                         "hop_lower_swap: t%d and t%d are not two buffers of one "
-                         "dtype and shape",
-                         a.id, b.id);
-    if (hop__emit(cx, HOP__OP_Swap, a.id, b.id, 0, NULL, NULL) < 0)
-        return HOP_NOMEM;
-    /* After an odd number of swaps each slot holds the other's storage, for
-     * the rest of the run, from the next run's start (the layout is kept)
-     * and in the next iteration of a loop around this one: the memory plan
-     * must keep both regions for the union of both live ranges (mutual
-     * aliases), or a value sharing one of them is overwritten. */
-    hop_status st = hop__access(cx, a.id);
-    if (st == HOP_OK)
-        st = hop__access(cx, b.id);
-    /* After an odd number of swaps each slot holds the other's buffer, and
-     * a loop around this one runs the next iteration that way: each buffer
-     * must stay reserved while either slot is live.  As mutual aliases the
-     * memory plan gives both the union of their live ranges. */
-    if (st == HOP_OK)
-        st = hop__alias_of(cx, a.id, b.id);
-    return st == HOP_OK ? hop__alias_of(cx, b.id, a.id) : st;
+    hop_status st = swap_ok(cx, a.id, b.id);
+    return st == HOP_OK ? emit_swaps(cx, (int32_t[]){a.id, b.id}, 1) : st;
 }
 
 hop_status
@@ -485,6 +603,10 @@ hop_lower_carry_next(hop_lower_ctx *cx, hop_loop_carry *lc)
 {
     if (cx == NULL || lc == NULL)
         return hop_error(HOP_MISUSE, "hop_lower_carry_next: NULL argument");
+    int32_t *pairs = hop__arena_alloc(&cx->tmp, (2 * lc->n + 1) * sizeof *pairs);
+    if (pairs == NULL)
+        return HOP_NOMEM;
+    size_t npairs = 0;
     hop_status st = HOP_OK;
     for (size_t i = 0; i < lc->n && st == HOP_OK; i++) {
         if (lc->cur[i].kind == HOP_PVAL_INT) {
@@ -495,10 +617,16 @@ hop_lower_carry_next(hop_lower_ctx *cx, hop_loop_carry *lc)
          * another value (an input unchanged): then it is copied there. */
         if (lc->got[i].kind != HOP_PVAL_TENSOR || lc->got[i].id != lc->next[i].id)
             st = hop_lower_copy(cx, lc->next[i], lc->got[i]);
-        if (st == HOP_OK)
-            st = hop_lower_swap(cx, lc->cur[i], lc->next[i]);
+        if (st == HOP_OK && lc->cur[i].id != lc->next[i].id &&
+            (st = swap_ok(cx, lc->cur[i].id, lc->next[i].id)) == HOP_OK) {
+            pairs[2 * npairs] = lc->cur[i].id;
+            pairs[2 * npairs++ + 1] = lc->next[i].id;
+        }
     }
-    return st;
+    /* The tensor carries swap together, in one instruction, after every
+     * next value is in place (a copy above writes only a next buffer, which
+     * no swap before it touched). */
+    return st == HOP_OK ? emit_swaps(cx, pairs, npairs) : st;
 }
 
 hop_status

@@ -65,6 +65,11 @@ p4_text(const hop_plan *p, const hop__insn *in, hop__buf *b)
     case HOP__OP_Copy:
         hop__buf_puts(b, ((const hop__fgroup *)in->p4)->text);
         break;
+    case HOP__OP_IfNot:
+    case HOP__OP_If:
+        if (in->p4)
+            hop__buf_puts(b, ((const hop__fgroup *)in->p4)->text);
+        break;
     case HOP__OP_Op:
     case HOP__OP_View:
     case HOP__OP_OpAlloc: {
@@ -140,9 +145,13 @@ comment_text(const hop_plan *p, int32_t pc, hop__buf *b)
     case HOP__OP_Move:
         hop__buf_printf(b, "t%d = t%d", in->p1, in->p2);
         break;
-    case HOP__OP_Swap:
+    case HOP__OP_Swap: {
+        const int32_t *more = in->p4;
         hop__buf_printf(b, "t%d <-> t%d", in->p1, in->p2);
+        for (int32_t k = 0; k < in->p3; k++)
+            hop__buf_printf(b, ", t%d <-> t%d", more[2 * k], more[2 * k + 1]);
         break;
+    }
     case HOP__OP_Select:
         if (in->i64)
             hop__buf_printf(b, "t%d = t%d[r%d along dim %" PRId64 "]", in->p1, in->p2, in->p3,
@@ -165,6 +174,11 @@ comment_text(const hop_plan *p, int32_t pc, hop__buf *b)
         break;
     case HOP__OP_IfNot:
         hop__buf_printf(b, "if not %c%d goto %d", in->p3 == 0 ? 't' : 'r', in->p1, in->p2);
+        break;
+    case HOP__OP_If:
+        if (in->p4)
+            hop__buf_printf(b, "t%d = %s; ", in->p1, slot_name(p, in->p1));
+        hop__buf_printf(b, "if %c%d goto %d", in->p3 == 0 ? 't' : 'r', in->p1, in->p2);
         break;
     case HOP__OP_Goto:
         hop__buf_printf(b, "goto %d", in->p2);

@@ -131,14 +131,17 @@ hop__xget(const hop__xprog *x, const int64_t *regs, int64_t *out)
  *   Eval     P1 * * P4   r[P1] = int program P4
  *   Integer  P1          r[P1] = the instruction's i64
  *   MoveInt  P1 P2       r[P1] = r[P2]
- *   IfNot    P1 P2 P3    goto P2 unless t[P1] (P3 0) or r[P1] (P3 1)
+ *   IfNot    P1 P2 P3 P4 goto P2 unless t[P1] (P3 0) or r[P1] (P3 1); P4: a
+ *                        fused group (hop__fgroup) writing t[P1], run first
+ *   If       P1 P2 P3 P4 goto P2 if t[P1] (P3 0) or r[P1] (P3 1); P4 as IfNot's
  *   Goto     * P2        goto P2
  *   LoopInit P1 P2 P3 P4 r[P1] = 0; goto P2 if r[P3] <= 0; P4: parallel
  *   Next     P1 P2 P3    r[P1] += 1; goto P2 while r[P1] < r[P3]
  *   Call     P1 P2 * P4  P2 parameter moves of P4, then call P1
  *   Return               back after the Call
  *   Extern   P1 P2 * P4  foreign kernel call P4 into its P2 output slots
- *   Swap     P1 P2       t[P1] and t[P2] exchange what they hold (a carry)
+ *   Swap     P1 P2 P3 P4 t[P1] and t[P2] exchange what they hold (a carry),
+ *                        and the P3 pairs of slots in P4 (int32_t[2 * P3])
  *   Kernel   * * * P4    a HOP's own kernel P4 (hop__hopkernel) on its slots
  *   Halt                 the program is done
  */
@@ -160,6 +163,7 @@ hop__xget(const hop__xprog *x, const int64_t *regs, int64_t *out)
     X(Integer)                                                                                     \
     X(MoveInt)                                                                                     \
     X(IfNot)                                                                                       \
+    X(If)                                                                                          \
     X(Goto)                                                                                        \
     X(LoopInit)                                                                                    \
     X(Next)                                                                                        \

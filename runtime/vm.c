@@ -37,6 +37,31 @@ take(hop__frame *f, int32_t s, hop_tensor *t)
     hop__header(&f->slots[s], t->storage, t->dtype, t->rank, t->sizes, t->strides, t->data);
 }
 
+/* Slots a and b exchange what they hold (their headers and whose storage
+ * they use): a double-buffered carry's next value becomes the current one
+ * without a copy.  The two have one geometry (hop_lower_swap checks): only
+ * where their elements are changes hands. */
+static inline void
+swap_slots(hop__frame *f, int32_t p1, int32_t p2)
+{
+    hop_tensor *a = &f->slots[p1], *b = &f->slots[p2];
+    void *data = a->data;
+    hop_storage *storage = a->storage;
+    int64_t offset = a->offset;
+    hop_tensor *o = f->owner[p1];
+    unsigned char w = f->owned[p1];
+    a->data = b->data;
+    a->storage = b->storage;
+    a->offset = b->offset;
+    b->data = data;
+    b->storage = storage;
+    b->offset = offset;
+    f->owner[p1] = f->owner[p2];
+    f->owned[p1] = f->owned[p2];
+    f->owner[p2] = o;
+    f->owned[p2] = w;
+}
+
 /* ------------------------------------------------------------------ Input */
 
 static const char *
@@ -633,10 +658,15 @@ hop__exec_at(hop__frame *f, int32_t pc)
         case HOP__OP_MoveInt:
             regs[in->p1] = regs[in->p2];
             break;
-        /* IfNot P1 P2 P3: jumps to P2 when P1 is false: the one element of
-         * slot P1 (P3 = 0) or r[P1] (P3 = 1). */
-        case HOP__OP_IfNot: {
+        /* IfNot P1 P2 P3 P4: jumps to P2 when P1 is false: the one element
+         * of slot P1 (P3 = 0) or r[P1] (P3 = 1).  If: when it is true (the
+         * test at the bottom of a rotated while loop).  P4: the fused group
+         * computing slot P1, run first (the condition's last step). */
+        case HOP__OP_IfNot:
+        case HOP__OP_If: {
             int64_t v;
+            if (in->p4 && (st = hop__fused_run(in->p4, f)) != HOP_OK)
+                goto fail;
             if (in->p3 == 0) {
                 const hop_tensor *t = &slots[in->p1];
                 if (t->dtype == HOP_BOOL)
@@ -646,7 +676,7 @@ hop__exec_at(hop__frame *f, int32_t pc)
             } else {
                 v = regs[in->p1];
             }
-            if (!v) {
+            if ((v != 0) == (in->opcode == HOP__OP_If)) {
                 pc = in->p2;
                 continue;
             }
@@ -656,24 +686,11 @@ hop__exec_at(hop__frame *f, int32_t pc)
          * headers and whose storage they use): a double-buffered carry's
          * next value becomes the current one without a copy. */
         case HOP__OP_Swap: {
-            /* The two have one geometry (hop_lower_swap checks): only where
-             * their elements are changes hands. */
-            hop_tensor *a = &slots[in->p1], *b = &slots[in->p2];
-            void *data = a->data;
-            hop_storage *storage = a->storage;
-            int64_t offset = a->offset;
-            hop_tensor *o = f->owner[in->p1];
-            unsigned char w = f->owned[in->p1];
-            a->data = b->data;
-            a->storage = b->storage;
-            a->offset = b->offset;
-            b->data = data;
-            b->storage = storage;
-            b->offset = offset;
-            f->owner[in->p1] = f->owner[in->p2];
-            f->owned[in->p1] = f->owned[in->p2];
-            f->owner[in->p2] = o;
-            f->owned[in->p2] = w;
+            swap_slots(f, in->p1, in->p2);
+            /* P3 more pairs in P4: a loop's carries swap together. */
+            const int32_t *more = in->p4;
+            for (int32_t k = 0; k < in->p3; k++)
+                swap_slots(f, more[2 * k], more[2 * k + 1]);
             break;
         }
         /* Goto P2. */

@@ -188,19 +188,42 @@ bool hop_lower_symbol_known(hop_lower_ctx *cx, const hop_expr *sym);
  *                        loop when pred is true; HOP_MISUSE in a parallel
  *                        loop, whose iterations cannot stop it.
  *
+ * The same loop rotated (what while_loop uses): the test sits after the
+ * body, so an iteration runs the body, the condition and one branch back
+ * (no jump to a test at the head); the loop is entered at the condition,
+ * so a loop whose condition is false at once runs no body.
+ *
+ * hop_lower_while_body   opens a rotated while loop (emits the jump to its
+ *                        condition); the code after it is the body.
+ * hop_lower_while_cond   ends the body; the code after it computes the
+ *                        condition (it reads the values the body leaves,
+ *                        e.g. the carries after hop_lower_carry_next, and
+ *                        on entry those made before the loop; it must not
+ *                        read a value the body makes, which the first test
+ *                        runs before).
+ * hop_lower_while_repeat jumps back to the body when pred is true and
+ *                        closes the loop (break_if's exits land after it).
+ *                        When the condition's last instruction is a fused
+ *                        group computing pred (and no jump lands after it),
+ *                        the branch runs that group itself: one instruction.
+ *
  * The plan checks for interrupts as it runs instructions, so a loop that
  * never ends can still be stopped (hop_plan_interrupt, Ctrl-C).
  */
 hop_status hop_lower_while_begin(hop_lower_ctx *cx);
 hop_status hop_lower_while_test(hop_lower_ctx *cx, hop_pval pred);
 hop_status hop_lower_while_end(hop_lower_ctx *cx);
+hop_status hop_lower_while_body(hop_lower_ctx *cx);
+hop_status hop_lower_while_cond(hop_lower_ctx *cx);
+hop_status hop_lower_while_repeat(hop_lower_ctx *cx, hop_pval pred);
 hop_status hop_lower_break_if(hop_lower_ctx *cx, hop_pval pred);
 
 /*
  * Loop-carried values, double-buffered: no copy and no allocation per
  * iteration.  A tensor carry lives in two buffers of the memory plan; each
  * iteration reads `cur` and writes the next value into `next`, then the two
- * swap (hop_lower_swap: the slots exchange their buffers, O(1)).  The memory
+ * swap (hop_lower_swap: the slots exchange their buffers, O(1); every tensor
+ * carry of hop_lower_carry_next swaps in one instruction).  The memory
  * plan keeps both buffers for the union of the two slots' live ranges: after
  * an odd trip count each slot holds the other's buffer, also when a loop
  * around runs the loop again.  A SymInt carry is an int register.

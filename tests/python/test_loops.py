@@ -558,3 +558,63 @@ def test_a_loop_in_a_loop_body_keeps_its_swapped_carries_apart_from_other_values
     want = np.broadcast_to(y.numpy(), (3, 4))
     check_all(f, (x, y), want)
     check_all(f, (x, y), want, dynamic=True)
+
+
+def _loop_code(dump):
+    """The instructions of a plan dump's (one) rotated while loop: from the
+    instruction after its entry Goto to its If back, inclusive."""
+    lines = [ln.split() for ln in dump.splitlines() if ln[:4].strip().isdigit()]
+    start = next(i for i, ln in enumerate(lines) if ln[1] == "Goto")
+    end = next(i for i, ln in enumerate(lines) if ln[1] == "If" and int(ln[3]) == start + 1)
+    return [ln[1] for ln in lines[start + 1:end + 1]]
+
+
+def test_a_compiled_while_loop_iteration_runs_its_body_one_swap_and_one_test():
+    # Rotated: the body, one Swap for every tensor carry, then the test and
+    # the branch back in one If (it runs the condition's fused group);
+    # entered at the test, so a zero-trip loop runs no body.
+    x, n = hop.randn(16, seed=1), hop.tensor(7)
+    f = lambda x, n: hop.while_loop(lambda i, v: i < n,
+                                    lambda i, v: (i + 1, v * 0.999 + 0.001), (0, x))[1]
+    gm = hop.trace(f, x, n)
+    assert _loop_code(gm.plan.dump()) == ["Fused", "Fused", "Swap", "If"]
+    ref = x.numpy()
+    for _ in range(7):
+        ref = ref * np.float32(0.999) + np.float32(0.001)
+    same(gm(x, n), ref)
+    same(gm(x, hop.tensor(0)), x.numpy())
+    same(gm(x, hop.tensor(-3)), x.numpy())
+
+
+@pytest.mark.parametrize("trips", [0, 1, 4])
+def test_while_loop_conditions_of_every_shape_in_the_rotated_loop(trips):
+    # The condition's last step is not always a fused group the If can run:
+    # a cond HOP's branches, a bool carry itself, a float test, a loop in
+    # the condition; each against a Python loop in every mode.
+    x, n = hop.randn(3, seed=2), hop.tensor(trips)
+
+    def by_cond(x, n):
+        return hop.while_loop(
+            lambda i, v: hop.cond(n > 2, lambda: i < n, lambda: i + 0 < n + 0),
+            lambda i, v: (i + 1, v * 2), (0, x))
+
+    def by_flag(x, n):
+        return hop.while_loop(lambda go, i, v: go, lambda go, i, v: (i + 1 < n, i + 1, v + 1),
+                              (n > 0, 0, x))
+
+    def by_inner_loop(x, n):
+        def cond(i, v):
+            j = hop.while_loop(lambda j: j < i, lambda j: (j + 1,), (0,))[0]
+            return j < n
+        return hop.while_loop(cond, lambda i, v: (i + 1, v - 1), (0, x))
+
+    xs = x.numpy()
+    check_all(by_cond, (x, n), (np.int64(trips), xs * np.float32(2.0 ** trips)))
+    check_all(by_flag, (x, n), (np.bool_(False), np.int64(max(trips, 0)), xs + trips))
+    check_all(by_inner_loop, (x, n), (np.int64(trips), xs - trips))
+    # a float condition: halve until the sum drops under trips
+    g = lambda x, n: hop.while_loop(lambda v: v.abs().sum() > n, lambda v: (v * 0.5,), (x * 8,))[0]
+    ref = xs * np.float32(8)
+    while np.abs(ref).sum() > trips:
+        ref = ref * np.float32(0.5)
+    check_all(g, (x, n), ref)
