@@ -703,6 +703,153 @@ scan_vjp(hop_vjp_ctx *cx, const hop_node *call)
     return st;
 }
 
+/*
+ * Forward: one scan over (carries, their tangents), (xs, theirs), (lifted,
+ * theirs) whose body is the body's tangent graph inlined; every float carry
+ * carries a tangent (zeros where init has none).
+ */
+static hop_status
+scan_jvp(hop_jvp_ctx *cx, const hop_node *call)
+{
+    scan_parts p;
+    scan_parts_of(call, &p);
+    hop_graph *g = hop_jvp_out(cx);
+    const hop_graph *f = p.f;
+    size_t nph = f->nplaceholders, nout = p.nc + p.ny;
+    for (size_t j = 0; j < p.nc; j++)
+        if (call->outs[j].kind != HOP_VALUE_TENSOR)
+            return hop_error(HOP_UNSUPPORTED,
+                             "autodiff: scan %s carries a SymInt (carry %zu); its jvp needs "
+                             "tensor carries",
+                             call->name, j);
+    hop_status st = HOP_OK;
+    bool *wrt = hop_calloc(nph + 1, sizeof *wrt);
+    hop_node **v = hop_calloc(8 * (nph + nout) + 8, sizeof *v);
+    hop_value_info *outs = hop_calloc(2 * nout + 2, sizeof *outs);
+    hop_graph *jg = NULL, *jb = NULL;
+    if (wrt == NULL || v == NULL || outs == NULL)
+        st = HOP_NOMEM;
+    /* the operands in placeholder order, and their tangents */
+    hop_node **prim = v, **tan = v + nph;
+    for (size_t i = 0; i < nph && st == HOP_OK; i++) {
+        const hop_arg *a = i < p.nc          ? &p.init[i]
+                           : i < p.nc + p.nx ? &p.xs[i - p.nc]
+                                             : &p.lifted[i - p.nc - p.nx];
+        const hop_value_info *m = hop_graph_placeholder_at(f, i)->meta;
+        prim[i] = hop_jvp_primal(cx, a->u.node);
+        tan[i] = float_value(m) ? hop_jvp_tangent(cx, a->u.node) : NULL;
+        wrt[i] = float_value(m) && (i < p.nc || tan[i] != NULL);
+        if (i < p.nc && wrt[i] && tan[i] == NULL && (tan[i] = hop_jvp_zeros(cx, m)) == NULL)
+            st = hop_error_code();
+    }
+    char base[256];
+    snprintf(base, sizeof base, "%s_step_jvp", f->name);
+    if (st == HOP_OK && (jg = hop_graph_new(g->env, base)) == NULL)
+        st = hop_error_code();
+    if (st == HOP_OK)
+        st = hop_jvp_graph(f, wrt, jg);
+    /* the body: each group's values, then their tangents */
+    snprintf(base, sizeof base, "%s_jvp", f->name);
+    if (st == HOP_OK && (jb = new_body(g, base)) == NULL)
+        st = hop_error_code();
+    hop_node **ph = tan + nph, **dot = ph + nph; /* jb's placeholders by f's index */
+    size_t bounds[] = {0, p.nc, p.nc + p.nx, nph};
+    char name[256];
+    for (int grp = 0; grp < 3 && st == HOP_OK; grp++) {
+        for (size_t i = bounds[grp]; i < bounds[grp + 1] && st == HOP_OK; i++) {
+            const hop_node *q = hop_graph_placeholder_at(f, i);
+            if ((ph[i] = hop_graph_placeholder(jb, q->name, q->meta)) == NULL)
+                st = hop_error_code();
+        }
+        for (size_t i = bounds[grp]; i < bounds[grp + 1] && st == HOP_OK; i++) {
+            if (!wrt[i])
+                continue;
+            const hop_node *q = hop_graph_placeholder_at(f, i);
+            snprintf(name, sizeof name, "%s_dot", q->name);
+            if ((dot[i] = hop_graph_placeholder(jb, name, q->meta)) == NULL)
+                st = hop_error_code();
+        }
+    }
+    hop_node **in = dot + nph, **jo = in + 2 * nph;
+    size_t k = 0;
+    for (size_t i = 0; i < nph; i++)
+        in[k++] = ph[i];
+    for (size_t i = 0; i < nph; i++)
+        if (wrt[i])
+            in[k++] = dot[i];
+    if (st == HOP_OK)
+        st = hop_graph_inline(jb, jg, in, jo);
+    /* jo: f's outputs, then one tangent per output (all tensors) */
+    size_t nfc = 0, nfy = 0;
+    for (size_t j = 0; j < nout; j++)
+        *(j < p.nc ? &nfc : &nfy) += float_value(&call->outs[j]);
+    if (st == HOP_OK) {
+        hop_arg *o = hop_calloc(2 * nout + 1, sizeof *o);
+        size_t m = 0;
+        for (size_t j = 0; o && j < p.nc; j++)
+            o[m++] = hop_arg_node(jo[j]);
+        for (size_t j = 0; o && j < p.nc; j++)
+            if (float_value(&call->outs[j]))
+                o[m++] = hop_arg_node(jo[nout + j]);
+        for (size_t j = p.nc; o && j < nout; j++)
+            o[m++] = hop_arg_node(jo[j]);
+        for (size_t j = p.nc; o && j < nout; j++)
+            if (float_value(&call->outs[j]))
+                o[m++] = hop_arg_node(jo[nout + j]);
+        if (o == NULL)
+            st = HOP_NOMEM;
+        else if (hop_graph_output(jb, o, m) == NULL)
+            st = hop_error_code();
+        hop_free(o);
+    }
+    if (st == HOP_OK || jb)
+        jb = install(g, jb, st);
+    if (st == HOP_OK && jb == NULL)
+        st = hop_error_code();
+    /* the operands: each group's primals, then its tangents */
+    hop_node **ops = jo + 2 * nout;
+    size_t n[3] = {0, 0, 0}, at = 0;
+    for (int grp = 0; grp < 3; grp++) {
+        size_t start = at;
+        for (size_t i = bounds[grp]; i < bounds[grp + 1]; i++)
+            ops[at++] = prim[i];
+        for (size_t i = bounds[grp]; i < bounds[grp + 1]; i++)
+            if (wrt[i])
+                ops[at++] = tan[i];
+        n[grp] = at - start;
+    }
+    hop_node *r = NULL;
+    if (st == HOP_OK) {
+        size_t m = 0;
+        for (size_t j = 0; j < p.nc; j++)
+            outs[m++] = call->outs[j];
+        for (size_t j = 0; j < p.nc; j++)
+            if (float_value(&call->outs[j]))
+                outs[m++] = call->outs[j];
+        for (size_t j = p.nc; j < nout; j++)
+            outs[m++] = call->outs[j];
+        for (size_t j = p.nc; j < nout; j++)
+            if (float_value(&call->outs[j]))
+                outs[m++] = call->outs[j];
+        r = emit_scan(g, p.reverse, p.dim, p.length, jb, ops, n[0], ops + n[0], n[1],
+                      ops + n[0] + n[1], n[2], outs, m);
+        if (r == NULL)
+            st = hop_error_code();
+    }
+    for (size_t j = 0, kc = 0, ky = 0; j < nout && st == HOP_OK; j++) {
+        if (!float_value(&call->outs[j]))
+            continue;
+        size_t at_j = j < p.nc ? p.nc + kc++ : p.nc + nfc + p.ny + ky++;
+        hop_node *t = hop_graph_getitem(g, r, at_j);
+        st = t ? hop_jvp_set_tangent(cx, call, j, t) : hop_error_code();
+    }
+    hop_graph_free(jg);
+    hop_free(wrt);
+    hop_free(v);
+    hop_free(outs);
+    return st;
+}
+
 const hop_class hop_scan_class = {
     .name = "scan",
     .params = {{"reverse", HOP_PARAM_BOOL},
@@ -724,4 +871,5 @@ const hop_class hop_scan_class = {
     .lower = scan_lower,
     .eval = scan_eval,
     .vjp = scan_vjp,
+    .jvp = scan_jvp,
 };

@@ -212,6 +212,24 @@ def test_scan_reverse_and_pytree_carries(reverse):
     close(g[1], fd_grad(flat, [c0[0], c0[1], xs], 2), 1e-5)
 
 
+@pytest.mark.parametrize("reverse", [False, True])
+def test_scan_jvp_equals_the_gradient_along_the_direction(reverse):
+    def f(h0, xs, w):
+        def cell(h, x):
+            h2 = (h @ w + x.reshape(1, 3) @ RU).tanh()
+            return h2, h2.sum()
+        hT, ys = hop.scan(cell, h0, xs, reverse=reverse)
+        return hT.sum() + (ys * ys).sum()
+    args = (t(RNG.normal(size=(1, 4))), t(RNG.normal(size=(5, 3))), RW)
+    dirs = tuple(t(RNG.normal(size=arr(a).shape)) for a in args)
+    g = hop.grad(f, argnums=(0, 1, 2))(*args)
+    _, tan = hop.jvp(f, args, dirs)
+    close(tan, sum(float((arr(gi) * arr(d)).sum()) for gi, d in zip(g, dirs)), 1e-9)
+    # a tangent only along xs: the carries still carry theirs (zeros at init)
+    _, tan = hop.jvp(lambda xs: f(args[0], xs, RW), (args[1],), (dirs[1],))
+    close(tan, float((arr(g[1]) * arr(dirs[1])).sum()), 1e-9)
+
+
 def test_scan_backward_is_a_reverse_scan_in_the_graph():
     h0, xs = t(RNG.normal(size=(1, 4))), t(RNG.normal(size=(3, 3)))
     code = hop.trace(lambda h, x: hop.grad(rnn)(h, x, RW, RU), h0, xs).code
