@@ -21,10 +21,12 @@
  * file instead (hop_lower_kernel; "one-op combines" below).  Eval: the
  * sequential scan.
  */
+#include "hop/autodiff.h"
 #include "hop/eval.h"
 #include "hop/lowering.h"
 
 #include <inttypes.h>
+#include <stdio.h>
 #include <string.h>
 
 #define CHUNKS 16
@@ -698,6 +700,88 @@ scan_eval(hop_eval_ctx *ex)
     return st;
 }
 
+/* --------------------------------------------------------------- autodiff */
+
+/*
+ * A combine_fn of one add (a cumulative sum, the one-op kernel's add) is
+ * linear: its tangent is the same scan of the tangent, and the gradient of
+ * an inclusive scan is the inclusive scan of the cotangent the other way
+ * (out[i] sums x[j] for j <= i, so x[j]'s gradient sums ct[i] for i >= j).
+ * Both are emitted as associative_scan calls over a fresh add body, so they
+ * run on the parallel kernel.  Other combine_fns have no rule yet.
+ */
+static hop_node *
+sum_scan(hop_graph *g, const hop_node *call, hop_node *v, bool reverse)
+{
+    const hop_graph *body = hop_node_body(call, "combine_fn");
+    char name[256];
+    snprintf(name, sizeof name, "%s_add", body->name);
+    for (int k = 1; hop_graph_find_subgraph(g, name) || hop_graph_find_node(g, name); k++)
+        snprintf(name, sizeof name, "%s_add_%d", body->name, k);
+    hop_graph *b = hop_graph_new(g->env, name);
+    if (b == NULL)
+        return NULL;
+    const hop_node *pa = hop_graph_placeholder_at(body, 0);
+    hop_node *l = hop_graph_placeholder(b, pa->name, pa->meta);
+    hop_node *r = l ? hop_graph_placeholder(b, "b", pa->meta) : NULL;
+    hop_node *s =
+        r ? hop_graph_call_op(b, HOP_OP_add, (hop_arg[]){hop_arg_node(l), hop_arg_node(r)}, 2)
+          : NULL;
+    if (s == NULL || hop_graph_output(b, (hop_arg[]){hop_arg_node(s)}, 1) == NULL ||
+        hop_graph_add_subgraph(g, b) != HOP_OK) {
+        hop_graph_free(b);
+        return NULL;
+    }
+    hop_arg item = hop_arg_node(v);
+    hop_arg args[] = {*hop_node_param(call, "dim"), hop_arg_bool(reverse), hop_arg_graph(b),
+                      hop_arg_list(&item, 1), hop_arg_list(&item, 1)};
+    hop_node *c = hop_graph_call_hop(g, &hop_associative_scan_class, args, 5, v->meta, 1);
+    return c ? hop_graph_getitem(g, c, 0) : NULL;
+}
+
+static hop_status
+check_sum(const hop_node *call, const char *mode)
+{
+    size_t na;
+    hop_node_group(call, "a", &na);
+    one_op k;
+    if (one_op_combine(hop_node_body(call, "combine_fn"), na, &k) && k.op == HOP_OP_add &&
+        hop_dtype_is_float(k.dtype))
+        return HOP_OK;
+    return hop_error(HOP_UNSUPPORTED,
+                     "autodiff: associative_scan %s has no %s rule for its combine_fn: only a "
+                     "combine_fn of one add (a cumulative sum) is differentiated yet",
+                     call->name, mode);
+}
+
+static hop_status
+assoc_vjp(hop_vjp_ctx *cx, const hop_node *call)
+{
+    hop_status st = check_sum(call, "vjp");
+    if (st != HOP_OK)
+        return st;
+    bool reverse = hop_node_param(call, "reverse")->u.b;
+    size_t na;
+    const hop_arg *a = hop_node_group(call, "a", &na);
+    hop_node *g = sum_scan(hop_vjp_out(cx), call, hop_vjp_ct(cx, call, 0), !reverse);
+    return g ? hop_vjp_accumulate(cx, a[0].u.node, g) : hop_error_code();
+}
+
+static hop_status
+assoc_jvp(hop_jvp_ctx *cx, const hop_node *call)
+{
+    hop_status st = check_sum(call, "jvp");
+    if (st != HOP_OK)
+        return st;
+    size_t na;
+    const hop_arg *a = hop_node_group(call, "a", &na);
+    hop_node *t = hop_jvp_tangent(cx, a[0].u.node);
+    if (t == NULL)
+        return HOP_OK;
+    t = sum_scan(hop_jvp_out(cx), call, t, hop_node_param(call, "reverse")->u.b);
+    return t ? hop_jvp_set_tangent(cx, call, 0, t) : hop_error_code();
+}
+
 const hop_class hop_associative_scan_class = {
     .name = "associative_scan",
     .params = {{"dim", HOP_PARAM_INT},
@@ -715,4 +799,6 @@ const hop_class hop_associative_scan_class = {
     .output_meta = scan_output_meta,
     .lower = scan_lower,
     .eval = scan_eval,
+    .vjp = assoc_vjp,
+    .jvp = assoc_jvp,
 };

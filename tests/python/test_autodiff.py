@@ -250,6 +250,29 @@ def test_scan_grad_matches_torch():
     close(hop.grad(rnn)(h0, xs, RW, RU), th.grad.numpy())
 
 
+# ------------------------------------------------------- associative_scan
+
+@pytest.mark.parametrize("dim,reverse", [(0, False), (0, True), (1, False), (-1, True)])
+def test_associative_scan_add_gradient_is_the_scan_the_other_way(dim, reverse):
+    x = t(RNG.normal(size=(3, 5)))
+    w = t(RNG.normal(size=(3, 5)))
+    f = lambda x: (hop.associative_scan(lambda a, b: a + b, x, dim=dim,  # noqa: E731
+                                        reverse=reverse) * w).sum()
+    W = arr(w)
+    want = (np.cumsum(W, axis=dim) if reverse else
+            np.flip(np.cumsum(np.flip(W, axis=dim), axis=dim), axis=dim))
+    close(hop.grad(f)(x), want, 1e-12)
+    _, tan = hop.jvp(f, (x,), (w,))
+    close(tan, float((want * W).sum()), 1e-12)
+
+
+def test_associative_scan_other_combines_are_a_clear_error():
+    with pytest.raises(hop.UnsupportedError, match=r"autodiff: associative_scan associative_scan "
+                                                   r"has no vjp rule for its combine_fn: only a "
+                                                   r"combine_fn of one add"):
+        hop.grad(lambda x: hop.associative_scan(lambda a, b: a * b, x).sum())(t([1.0, 2.0]))
+
+
 # ---------------------------------------------------------- compile, shapes
 
 def test_grad_under_compile_recompiles_on_new_shape():
