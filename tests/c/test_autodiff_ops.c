@@ -78,6 +78,10 @@ weighted_sum(hop_graph *g, hop_node *y)
     return OP(g, sum, N(OP(g, mul, N(y), N(w))), NONE, B(false));
 }
 
+/* Whether inputs get symbolic sizes (duck-sized backed symbols; sizes 0
+ * and 1 stay constants), so rules meet SymInt sizes. */
+static bool dynamic;
+
 /* The forward graph f(x...) -> sum(w * build(x...)) (or the plain sum). */
 static hop_graph *
 forward(hop_shape_env *env, const ad_case *c, bool weighted)
@@ -89,6 +93,9 @@ forward(hop_shape_env *env, const ad_case *c, bool weighted)
         hop_value_info vi = {.kind = HOP_VALUE_TENSOR};
         assert_int_equal(hop_meta_init(&vi.meta, env, HOP_F64, c->in[i].rank, c->in[i].sizes),
                          HOP_OK);
+        for (int k = 0; dynamic && k < c->in[i].rank; k++)
+            assert_non_null(vi.meta.sizes[k] =
+                                hop_shape_env_size_symbol(env, c->in[i].sizes[k], true, true));
         char name[8];
         snprintf(name, sizeof name, "x%d", i);
         assert_non_null(x[i] = hop_graph_placeholder(g, name, &vi));
@@ -261,12 +268,17 @@ check_case(const ad_case *c)
     hop_output_graph_free(og);
 }
 
+/* Each case at two points, with constant and then symbolic sizes. */
 static void
 check_cases(const ad_case *cs, size_t n)
 {
-    for (size_t i = 0; i < n; i++)
-        for (int rep = 0; rep < 2; rep++)
-            check_case(&cs[i]);
+    for (int dyn = 0; dyn < 2; dyn++) {
+        dynamic = dyn;
+        for (size_t i = 0; i < n; i++)
+            for (int rep = 0; rep < 2; rep++)
+                check_case(&cs[i]);
+    }
+    dynamic = false;
 }
 
 #define S1(a)                                                                                      \
