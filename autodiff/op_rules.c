@@ -445,7 +445,8 @@ jvp_binary(hop_jvp_ctx *cx, const hop_node *n)
         hop_node *p = binary_partial(&a, n, k, t);
         if (p == NULL)
             return hop_error_code();
-        sum = sum ? op2(a.g, HOP_OP_add, sum, p) : p;
+        if ((sum = sum ? op2(a.g, HOP_OP_add, sum, p) : p) == NULL)
+            return hop_error_code();
     }
     return sum ? set_tangent(cx, n, sum) : HOP_OK;
 }
@@ -843,16 +844,19 @@ static const hop_expr *
 clamp_bound(hop_shape_env *env, const hop_expr *v, const hop_expr *size)
 {
     const hop_expr *zero = hop_sym_const(env, 0);
+    const hop_expr *is_neg = zero ? hop_sym_lt(env, v, zero) : NULL;
     bool neg, known, past;
-    if (zero == NULL ||
-        hop_shape_env_decide(env, hop_sym_lt(env, v, zero), "slice", &neg) != HOP_OK)
+    if (is_neg == NULL || hop_shape_env_decide(env, is_neg, "slice", &neg) != HOP_OK)
         return NULL;
-    if (neg) {
-        const hop_expr *w = hop_sym_add(env, v, size);
-        known = hop_shape_env_decide_static(env, hop_sym_lt(env, w, zero), &past);
+    const hop_expr *w = neg ? hop_sym_add(env, v, size) : v;
+    const hop_expr *beyond = w == NULL ? NULL
+                             : neg     ? hop_sym_lt(env, w, zero)
+                                       : hop_sym_gt(env, v, size);
+    if (beyond == NULL)
+        return NULL;
+    known = hop_shape_env_decide_static(env, beyond, &past);
+    if (neg)
         return !known ? hop_sym_max(env, w, zero) : past ? zero : w;
-    }
-    known = hop_shape_env_decide_static(env, hop_sym_gt(env, v, size), &past);
     return !known ? hop_sym_min(env, v, size) : past ? size : v;
 }
 
@@ -889,7 +893,8 @@ vjp_slice(hop_vjp_ctx *cx, const hop_node *n)
     if (start == NULL)
         return hop_error_code();
     if (step == 1) {
-        const hop_expr *after = hop_sym_sub(env, hop_sym_sub(env, size, start), len);
+        const hop_expr *rest = hop_sym_sub(env, size, start);
+        const hop_expr *after = rest ? hop_sym_sub(env, rest, len) : NULL;
         if (after == NULL)
             return hop_error_code();
         hop_arg items[3];
@@ -927,10 +932,11 @@ vjp_cat(hop_vjp_ctx *cx, const hop_node *n)
     int d = wrap_dim(n->args[1].u.i, meta_of(n)->rank);
     hop_node *ct = hop_vjp_ct(cx, n, 0);
     const hop_expr *off = hop_sym_const(env, 0);
-    for (size_t k = 0; k < count && off; k++) {
-        const hop_expr *end = hop_sym_add(env, off, meta_of(items[k].u.node)->sizes[d]);
+    for (size_t k = 0; k < count; k++) {
+        const hop_expr *end =
+            off ? hop_sym_add(env, off, meta_of(items[k].u.node)->sizes[d]) : NULL;
         if (end == NULL)
-            break;
+            return hop_error_code();
         if (wants(cx, &items[k])) {
             hop_status st =
                 accumulate(cx, items[k].u.node, EMIT(g, slice, N(ct), I(d), S(off), S(end), I(1)));
@@ -939,7 +945,7 @@ vjp_cat(hop_vjp_ctx *cx, const hop_node *n)
         }
         off = end;
     }
-    return off ? HOP_OK : hop_error_code();
+    return HOP_OK;
 }
 
 /* stack: each operand's part of the cotangent, a select. */
