@@ -1005,6 +1005,141 @@ test_nondiff_ops_pass_no_gradient(void **state)
     release(gr, 1);
 }
 
+/* ------------------------------------------------- allocation failures */
+
+/* op over args, or NULL when an earlier op failed (a NULL node argument). */
+static hop_node *
+chain(hop_graph *g, hop_op op, const hop_arg *args, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (args[i].kind == HOP_ARG_NODE && args[i].u.node == NULL)
+            return NULL;
+        for (size_t k = 0; args[i].kind == HOP_ARG_LIST && k < args[i].u.list.n; k++)
+            if (args[i].u.list.items[k].kind == HOP_ARG_NODE &&
+                args[i].u.list.items[k].u.node == NULL)
+                return NULL;
+    }
+    return hop_graph_call_op(g, op, args, n);
+}
+#define C(g, op, ...)                                                                              \
+    chain(g, HOP_OP_##op, (hop_arg[]){__VA_ARGS__}, LEN(((hop_arg[]){__VA_ARGS__})))
+
+/* Adds sum(x) to *acc, a running scalar sum; a NULL x (a failed op) makes
+ * *acc NULL for good. */
+static void
+acc_sum(hop_graph *g, hop_node **acc, bool *failed, hop_node *x)
+{
+    hop_node *s = *failed ? NULL : C(g, sum, N(x), NONE, B(false));
+    *acc = s && *acc ? C(g, add, N(*acc), N(s)) : s;
+    *failed = *acc == NULL;
+}
+
+/*
+ * One forward graph that passes a gradient through every kind of rule,
+ * and its vjp and jvp, built from nothing (so that every allocation,
+ * symbols included, is inside the sweep).  The status of the first
+ * failure, or HOP_OK.
+ */
+static hop_status
+build_every_rule(bool dyn)
+{
+    hop_output_graph *og = hop_output_graph_new();
+    if (og == NULL)
+        return hop_error_code();
+    hop_shape_env *env = hop_output_graph_env(og);
+    hop_graph *f = hop_graph_new(env, "f"), *bwd = NULL, *jvp = NULL;
+    hop_node *x = NULL, *y = NULL, *acc = NULL;
+    bool failed = false;
+    hop_value_info vx = {.kind = HOP_VALUE_TENSOR}, vy = {.kind = HOP_VALUE_TENSOR};
+    if (f && hop_meta_init(&vx.meta, env, HOP_F64, 3, (int64_t[]){2, 4, 3}) == HOP_OK &&
+        hop_meta_init(&vy.meta, env, HOP_F64, 2, (int64_t[]){4, 3}) == HOP_OK) {
+        for (int k = 0; dyn && k < 3; k++)
+            vx.meta.sizes[k] = hop_shape_env_size_symbol(env,
+                                                         vx.meta.sizes[k] == vy.meta.sizes[0] ? 4
+                                                         : k == 0                             ? 2
+                                                                                              : 3,
+                                                         true, true);
+        vy.meta.sizes[0] = vx.meta.sizes[1];
+        vy.meta.sizes[1] = vx.meta.sizes[2];
+        bool ok = true;
+        for (int k = 0; k < 3; k++)
+            ok = ok && vx.meta.sizes[k] != NULL;
+        x = ok ? hop_graph_placeholder(f, "x", &vx) : NULL;
+        y = x ? hop_graph_placeholder(f, "y", &vy) : NULL;
+    }
+    if (y) {
+        hop_node *ar = C(f, arange, I(0), I(4), I(1), NONE);
+        acc_sum(f, &acc, &failed, C(f, tanh, N(C(f, mul, N(x), N(y)))));
+        acc_sum(f, &acc, &failed, C(f, pow, N(C(f, abs, N(x))), N(C(f, maximum, N(y), F(0.5)))));
+        acc_sum(f, &acc, &failed,
+                C(f, where, N(C(f, gt, N(x), N(y))), N(C(f, div, N(x), N(y))), F(1.0)));
+        acc_sum(f, &acc, &failed,
+                C(f, mean, N(C(f, amax, N(x), I(1), B(true))), LIST(I(0), I(2)), B(false)));
+        acc_sum(f, &acc, &failed, C(f, prod, N(x), I(1), B(false)));
+        acc_sum(f, &acc, &failed, C(f, matmul, N(C(f, transpose, N(y), I(0), I(1))), N(x)));
+        acc_sum(f, &acc, &failed, C(f, cumprod, N(C(f, cumsum, N(x), I(1))), I(-1)));
+        acc_sum(f, &acc, &failed,
+                C(f, sort, N(C(f, permute, N(x), LIST(I(2), I(0), I(1)))), I(2), B(true)));
+        acc_sum(f, &acc, &failed, C(f, take, N(x), I(1), N(C(f, sub, N(ar), I(2)))));
+        acc_sum(f, &acc, &failed,
+                C(f, slice, N(C(f, select, N(x), I(0), I(-1))), I(0), I(1), NONE, I(2)));
+        acc_sum(f, &acc, &failed,
+                C(f, cat, LIST(N(C(f, slice, N(y), I(1), I(1), NONE, I(1))), N(y)), I(1)));
+        acc_sum(f, &acc, &failed,
+                C(f, stack,
+                  LIST(N(C(f, reshape, N(x), LIST(I(-1)))),
+                       N(C(f, view, N(C(f, clone, N(x))), LIST(I(-1))))),
+                  I(0)));
+        acc_sum(f, &acc, &failed,
+                C(f, expand,
+                  N(C(f, unsqueeze,
+                      N(C(f, squeeze, N(C(f, to, N(y), hop_arg_dtype(HOP_F32))), NONE)), I(0))),
+                  LIST(I(2), I(-1), I(-1))));
+        acc_sum(f, &acc, &failed, C(f, remainder, N(C(f, sin, N(y))), N(C(f, exp, N(y)))));
+    }
+    hop_status st = acc && hop_graph_output(f, (hop_arg[]){N(acc)}, 1) ? HOP_OK : hop_error_code();
+    bool wrt[2] = {true, true};
+    if (st == HOP_OK)
+        st = (bwd = hop_graph_new(env, "f_bwd"))
+                 ? hop_vjp_graph(f, wrt, (hop_ct_kind[]){HOP_CT_ONE}, bwd)
+                 : hop_error_code();
+    if (st == HOP_OK)
+        st = (jvp = hop_graph_new(env, "f_jvp")) ? hop_jvp_graph(f, wrt, jvp) : hop_error_code();
+    hop_graph_free(jvp);
+    hop_graph_free(bwd);
+    hop_graph_free(f);
+    hop_output_graph_free(og);
+    return st;
+}
+
+/* Every allocation of building the vjp and jvp of a graph that reaches
+ * every kind of rule fails in turn: HOP_NOMEM, nothing leaked; and with
+ * no failure both transformations succeed. */
+static void
+test_allocation_failures_in_the_rules_are_nomem_and_leak_nothing(void **state)
+{
+    (void)state;
+    for (int dyn = 0; dyn < 2; dyn++) {
+        assert_int_equal(build_every_rule(dyn), HOP_OK);
+        long live = hop_alloc_live();
+        int failures = 0;
+        for (long k = 1; k < 1000000; k++) {
+            hop_alloc_fail_at(k);
+            hop_status st = build_every_rule(dyn);
+            hop_alloc_fail_at(0);
+            if (hop_alloc_live() != live || (st != HOP_OK && st != HOP_NOMEM))
+                fprintf(stderr, "allocation %ld: status %s, %s, %ld blocks leaked\n", k,
+                        hop_status_name(st), hop_error_message(), hop_alloc_live() - live);
+            assert_int_equal(hop_alloc_live(), live);
+            if (st == HOP_OK)
+                break;
+            assert_int_equal(st, HOP_NOMEM);
+            failures++;
+        }
+        assert_true(failures > 400);
+    }
+}
+
 int
 main(void)
 {
@@ -1020,6 +1155,7 @@ main(void)
         cmocka_unit_test(test_second_order_gradients_match_finite_differences),
         cmocka_unit_test(test_every_op_has_a_rule_or_is_nondiff),
         cmocka_unit_test(test_nondiff_ops_pass_no_gradient),
+        cmocka_unit_test(test_allocation_failures_in_the_rules_are_nomem_and_leak_nothing),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     hop_runtime_shutdown();
