@@ -996,9 +996,38 @@ jvp_concat(hop_jvp_ctx *cx, const hop_node *n)
 
 /* ---------------------------------------------------------- index ops */
 
+/* An INT or SYM argument as a SymInt; NULL for another kind. */
+static const hop_expr *
+arg_expr(hop_shape_env *env, const hop_arg *a)
+{
+    return a->kind == HOP_ARG_INT   ? hop_sym_const(env, a->u.i)
+           : a->kind == HOP_ARG_SYM ? a->u.sym
+                                    : NULL;
+}
+
+/* Whether idx is size - 1 - arange(0, size, 1), the index of a flip along
+ * a dim of that size (flip above emits it): a permutation that is its own
+ * inverse. */
+static bool
+is_reversal(hop_shape_env *env, const hop_node *idx, const hop_expr *size)
+{
+    if (idx->kind != HOP_NODE_CALL_OP || idx->op != HOP_OP_sub || idx->args[1].kind != HOP_ARG_NODE)
+        return false;
+    const hop_node *ar = idx->args[1].u.node;
+    if (ar->kind != HOP_NODE_CALL_OP || ar->op != HOP_OP_arange)
+        return false;
+    const hop_expr *start = arg_expr(env, &ar->args[0]), *end = arg_expr(env, &ar->args[1]);
+    const hop_expr *step = arg_expr(env, &ar->args[2]), *last = arg_expr(env, &idx->args[0]);
+    int64_t v0, v1;
+    return start && end && step && last && hop_expr_const_value(start, &v0) && v0 == 0 &&
+           hop_expr_const_value(step, &v1) && v1 == 1 && end == size &&
+           hop_sym_add_int(env, end, -1) == last;
+}
+
 /*
  * take(x, dim, index): the scatter-add of the cotangent into x's dim, as a
- * one-hot matmul.  x is seen as [P, size, Q] and the cotangent as
+ * one-hot matmul; a flip's cotangent flips back (O(size), and the second
+ * derivative of a rule that flips stays linear).  x is seen as [P, size, Q] and the cotangent as
  * [P, M, Q] (M the index's elements); onehot[j, m] = (index[m] == j), so
  * the gradient is onehot @ ct [P, size, Q].
  */
@@ -1019,6 +1048,11 @@ vjp_take(hop_vjp_ctx *cx, const hop_node *n)
     const hop_expr *M = hop_meta_numel(im, env);
     if (P == NULL || Q == NULL || M == NULL)
         return hop_error_code();
+    if (is_reversal(env, n->args[2].u.node, size)) {
+        hop_node *back =
+            EMIT(g, take, N(hop_vjp_ct(cx, n, 0)), I(d), N(primal(&a, n->args[2].u.node)));
+        return accumulate(cx, x, back);
+    }
     hop_node *idx =
         EMIT(g, reshape, N(primal(&a, n->args[2].u.node)), hop_arg_list((hop_arg[]){S(M)}, 1));
     idx = EMIT(g, remainder, N(idx), S(size)); /* negative indices count from the end */

@@ -678,6 +678,14 @@ b_take_scalar(hop_graph *g, hop_node **x)
     return OP(g, take, N(x[0]), I(0), N(idx));
 }
 
+/* take with the index 4 - arange(5): a flip of dim 0. */
+static hop_node *
+b_take_flip(hop_graph *g, hop_node **x)
+{
+    hop_node *idx = OP(g, sub, I(4), N(OP(g, arange, I(0), I(5), I(1), NONE)));
+    return OP(g, take, N(x[0]), I(0), N(idx));
+}
+
 static hop_node *
 b_cumsum1(hop_graph *g, hop_node **x)
 {
@@ -727,6 +735,7 @@ test_index_and_scan_ops_match_finite_differences(void **state)
     static const ad_case cs[] = {
         {"take dim 1 index [2,2]", b_take, 1, {S3(2, 4, 3)}, -2, 2},
         {"take 0-d index", b_take_scalar, 1, {S2(5, 2)}, -2, 2},
+        {"take 4 - arange(5) (a flip)", b_take_flip, 1, {S2(5, 2)}, -2, 2},
         {"cumsum dim 1", b_cumsum1, 1, {S3(2, 4, 3)}, -2, 2},
         {"cumsum of a vector", b_cumsum0, 1, {S1(5)}, -2, 2},
         {"cumprod dim 1", b_cumprod1, 1, {S3(2, 4, 3)}, -1.5, 1.5},
@@ -963,6 +972,39 @@ test_second_order_gradients_match_finite_differences(void **state)
         check_second_order(&cs[i]);
 }
 
+/* cumsum's cotangent is flipped, summed and flipped back, and a flip's
+ * cotangent flips back: the second derivative has no one-hot matmul, so
+ * it stays O(n) along the dim. */
+static void
+test_second_derivative_of_cumsum_and_prod_has_no_one_hot(void **state)
+{
+    (void)state;
+    static const ad_case cs[] = {
+        {"exp(cumsum)", b_exp_cumsum, 1, {S3(2, 3, 2)}, 0, 0},
+        {"prod", b_prod02k, 1, {S3(2, 3, 2)}, 0, 0},
+    };
+    for (size_t i = 0; i < LEN(cs); i++) {
+        hop_output_graph *og = hop_output_graph_new();
+        hop_shape_env *env = hop_output_graph_env(og);
+        hop_graph *fwd = forward(env, &cs[i], true);
+        hop_graph *bwd = hop_graph_new(env, "f_bwd");
+        bool wrt[1] = {true};
+        assert_int_equal(hop_vjp_graph(fwd, wrt, (hop_ct_kind[]){HOP_CT_ONE}, bwd), HOP_OK);
+        hop_graph *out = hop_output_graph_root_graph(og);
+        assert_int_equal(hop_vjp_graph(bwd, wrt, (hop_ct_kind[]){HOP_CT_NONE, HOP_CT_ONE}, out),
+                         HOP_OK);
+        char *code = hop_graph_code(out);
+        assert_non_null(code);
+        assert_non_null(strstr(code, "take("));
+        if (strstr(code, "matmul("))
+            fail_msg("the second derivative of %s has a one-hot matmul:\n%s", cs[i].name, code);
+        hop_free(code);
+        hop_graph_free(bwd);
+        hop_graph_free(fwd);
+        hop_output_graph_free(og);
+    }
+}
+
 /* ---------------------------------------------------------- the table */
 
 static void
@@ -1153,6 +1195,7 @@ main(void)
         cmocka_unit_test(test_index_and_scan_ops_match_finite_differences),
         cmocka_unit_test(test_ties_kinks_and_zeros_follow_jax),
         cmocka_unit_test(test_second_order_gradients_match_finite_differences),
+        cmocka_unit_test(test_second_derivative_of_cumsum_and_prod_has_no_one_hot),
         cmocka_unit_test(test_every_op_has_a_rule_or_is_nondiff),
         cmocka_unit_test(test_nondiff_ops_pass_no_gradient),
         cmocka_unit_test(test_allocation_failures_in_the_rules_are_nomem_and_leak_nothing),
