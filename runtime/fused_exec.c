@@ -271,6 +271,28 @@ gview_init(gview *v, const frun *c, int k)
                 }                                                                                  \
                 continue;                                                                          \
             }                                                                                      \
+            if (s == 0 && inner > 0 && idx[inner] == 0 && m - done >= v->sizes[inner]) {           \
+                /* whole rows of one element each (x - max over rows): no odometer per row */      \
+                int64_t n = v->sizes[inner], s1 = v->st[inner - 1], rows = (m - done) / n;         \
+                if (rows > v->sizes[inner - 1] - idx[inner - 1])                                   \
+                    rows = v->sizes[inner - 1] - idx[inner - 1];                                   \
+                const T *p = src + off;                                                            \
+                T *o = dst + done;                                                                 \
+                for (int64_t j = 0; j < rows; j++, o += n) {                                       \
+                    T x = p[j * s1];                                                               \
+                    for (int64_t i = 0; i < n; i++)                                                \
+                        o[i] = x;                                                                  \
+                }                                                                                  \
+                done += rows * n;                                                                  \
+                off += rows * s1;                                                                  \
+                idx[inner - 1] += rows;                                                            \
+                for (int d = inner - 1; d > 0 && idx[d] == v->sizes[d]; d--) {                     \
+                    off += v->st[d - 1] - v->sizes[d] * v->st[d];                                  \
+                    idx[d] = 0;                                                                    \
+                    idx[d - 1]++;                                                                  \
+                }                                                                                  \
+                continue;                                                                          \
+            }                                                                                      \
             int64_t n = v->sizes[inner] - idx[inner];                                              \
             if (n > m - done)                                                                      \
                 n = m - done;                                                                      \

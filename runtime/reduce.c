@@ -296,6 +296,50 @@ store(const hop__reduce *r, const acc *a, char *o)
     hop__convert(1, o, r->odtype, &fv, HOP_F64, 1);
 }
 
+#ifdef HOP_NO_REDUCE_AVX2
+const hop__rrows *
+hop__reduce_rows_avx2(void)
+{
+    return NULL;
+}
+#endif
+
+static int simd_off;
+
+void
+hop__reduce_set_simd(bool on)
+{
+    __atomic_store_n(&simd_off, !on, __ATOMIC_RELAXED);
+}
+
+static const hop__rrows *
+simd_rows(void)
+{
+    return __atomic_load_n(&simd_off, __ATOMIC_RELAXED) ? NULL : hop__reduce_rows_avx2();
+}
+
+/* rows [0, rows) of the one-run path by rr (contiguous rows); false for an
+ * op it does not compute */
+#define SIMD_ROWS(T, sfx)                                                                          \
+    static bool simd_##sfx(const hop__rrows *rr, hop_op op, const T *x, int64_t xs, int64_t n,     \
+                           T *out, int64_t os, int64_t rows)                                       \
+    {                                                                                              \
+        switch (op) {                                                                              \
+        case HOP_OP_sum:                                                                           \
+        case HOP_OP_mean:                                                                          \
+            rr->sum_##sfx(x, xs, n, op == HOP_OP_mean, out, os, rows);                             \
+            return true;                                                                           \
+        case HOP_OP_amax:                                                                          \
+        case HOP_OP_amin:                                                                          \
+            rr->ext_##sfx(x, xs, n, op == HOP_OP_amax ? 1 : -1, out, os, rows);                    \
+            return true;                                                                           \
+        default:                                                                                   \
+            return false;                                                                          \
+        }                                                                                          \
+    }
+SIMD_ROWS(float, f32)
+SIMD_ROWS(double, f64)
+
 /*
  * The common case, one run per output element of a float dtype (softmax's
  * max and sum over the last dim): no accumulator record per element, the
@@ -395,6 +439,10 @@ store(const hop__reduce *r, const acc *a, char *o)
             int64_t xs = r->nkept ? r->kept_xst[0] : 0, os = r->nkept ? r->kept_ost[0] : 0;        \
             T *out = (T *)r->out;                                                                  \
             int64_t *iout = (int64_t *)r->out;                                                     \
+            const hop__rrows *rr = s == 1 ? simd_rows() : NULL;                                    \
+            if (rr != NULL &&                                                                      \
+                simd_##sfx(rr, r->op, x + begin * xs, xs, n, out + begin * os, os, end - begin))   \
+                return;                                                                            \
             switch (r->op) {                                                                       \
             case HOP_OP_sum:                                                                       \
                 for (int64_t o = begin; o < end; o++)                                              \

@@ -258,6 +258,24 @@ typedef void (*hop__sgemm_small_fn)(int64_t rows, int64_t m, int64_t k, const fl
 hop__sgemm_small_fn hop__sgemm_small(void);
 #define HOP__SMALL_MATMUL 65536
 #define HOP__SMALL_MATMUL_MIN_M 4
+/* reduce_avx2.c: sum (mean: divided by n) and amax (sign 1) / amin (sign
+ * -1) of `rows` contiguous rows of n >= 1 elements, row i at x + i * xs,
+ * its result at out + i * os; the bits of reduce.c's one-run path (its
+ * lanes in AVX registers).  NULL when this CPU (or build) lacks AVX2. */
+typedef struct hop__rrows {
+    void (*sum_f32)(const float *x, int64_t xs, int64_t n, bool mean, float *out, int64_t os,
+                    int64_t rows);
+    void (*sum_f64)(const double *x, int64_t xs, int64_t n, bool mean, double *out, int64_t os,
+                    int64_t rows);
+    void (*ext_f32)(const float *x, int64_t xs, int64_t n, int sign, float *out, int64_t os,
+                    int64_t rows);
+    void (*ext_f64)(const double *x, int64_t xs, int64_t n, int sign, double *out, int64_t os,
+                    int64_t rows);
+} hop__rrows;
+const hop__rrows *hop__reduce_rows_avx2(void);
+/* Whether reductions may take hop__reduce_rows_avx2 (default true): tests
+ * turn it off to compare with the portable loops. */
+void hop__reduce_set_simd(bool on);
 void hop__cat_compute(const hop__cat *c, int ith, int nth);
 void hop__arange_compute(const hop__arange *a, int ith, int nth);
 /* nonzero of x into a new tensor. */

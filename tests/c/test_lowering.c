@@ -250,6 +250,53 @@ test_short_broadcast_rows_match_eager(void **state)
     }
 }
 
+/* Rows minus their own element of a column, x[n, k, d] - m[n, k, 1], then
+ * times m2[n, 1, 1] (softmax's x - max(x, -1)): each output row repeats one
+ * element of m, gathered row by row (runtime/fused_exec.c), with tiles
+ * ending inside rows, every row length below 64, a strided m and element
+ * sizes 1, 4 and 8. */
+static void
+test_short_rows_minus_a_column_match_eager(void **state)
+{
+    (void)state;
+    const int64_t ds[] = {1, 2, 3, 5, 33, 63};
+    const hop_dtype dts[] = {HOP_F32, HOP_F64, HOP_I64, HOP_BOOL};
+    for (size_t i = 0; i < LEN(ds); i++) {
+        for (size_t j = 0; j < LEN(dts); j++) {
+            int64_t n = 7, k = 11, d = ds[i];
+            hop_dtype dt = dts[j];
+            hop_output_graph *og = hop_output_graph_new();
+            hop_node *x = hop_output_graph_add_input(og, "x", dt, 3, (int64_t[]){n, k, d}, false);
+            hop_node *m = hop_output_graph_add_input(og, "m", dt, 3, (int64_t[]){n, k, 1}, false);
+            hop_node *m2 = hop_output_graph_add_input(og, "m2", dt, 3, (int64_t[]){n, 1, 1}, false);
+            hop_tracer *t = root(og);
+            hop_node *r;
+            if (dt == HOP_BOOL) {
+                hop_node *a = OP(t, HOP_OP_logical_or, N(x), N(m));
+                r = OP(t, HOP_OP_logical_and, N(a), N(m2));
+            } else {
+                hop_node *df = OP(t, HOP_OP_sub, N(x), N(m));
+                r = OP(t, HOP_OP_mul, N(df), N(m2));
+            }
+            finish(og, &r, 1);
+            hop_tensor *in[] = {rand_tensor(dt, 3, (int64_t[]){n, k, d}),
+                                rand_tensor(dt, 3, (int64_t[]){n, k, 1}),
+                                rand_tensor(dt, 3, (int64_t[]){n, 1, 1})};
+            check_plan(og, in, 3, 1);
+            /* m as every other block of k elements of a longer buffer: its
+             * rows do not merge, so a run of rows ends with the block */
+            hop_tensor *base = rand_tensor(dt, 1, (int64_t[]){2 * n * k});
+            hop_tensor *ms =
+                hop_tensor_view(base, 3, (int64_t[]){n, k, 1}, (int64_t[]){2 * k, 1, 1}, 0);
+            hop_tensor *in2[] = {in[0], ms, in[2]};
+            check_plan(og, in2, 3, 1);
+            hop_tensor *all[] = {in[0], in[1], in[2], base, ms};
+            release_all(all, 5);
+            hop_output_graph_free(og);
+        }
+    }
+}
+
 /* Reductions, matmul, views, concatenation and factories in one program. */
 static void
 test_kernels_and_views_match_eager(void **state)
@@ -1590,6 +1637,7 @@ main(void)
         cmocka_unit_test(test_one_dynamic_plan_serves_several_sizes),
         cmocka_unit_test(test_broadcasts_scalars_and_dtypes_match_eager),
         cmocka_unit_test(test_short_broadcast_rows_match_eager),
+        cmocka_unit_test(test_short_rows_minus_a_column_match_eager),
         cmocka_unit_test(test_strided_inputs_match_eager),
         cmocka_unit_test(test_kernels_and_views_match_eager),
         cmocka_unit_test(test_reshape_of_a_transposed_tensor_copies),

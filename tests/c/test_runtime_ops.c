@@ -7,6 +7,9 @@
  */
 #include "test_runtime_util.h"
 
+#include "runtime/runtime.h"
+
+#include <inttypes.h>
 #include <stdlib.h>
 
 static const hop_dtype DTYPES[] = {HOP_BOOL, HOP_I32, HOP_I64, HOP_F32, HOP_F64};
@@ -710,6 +713,99 @@ test_float_reductions_over_long_rows_with_nans(void **state)
     }
 }
 
+/* The AVX rows of the one-run path (runtime/reduce_avx2.c) give the bits
+ * of the portable loops: sums in the same lanes and order, amax/amin the
+ * same signed zero among equal zeros and the row's first nan, for every
+ * row length around the 4- and 8-lane boundaries, 1 to 9 rows (four at a
+ * time and the rest), contiguous and padded rows. */
+static double
+lcg_value(uint64_t *st, int special)
+{
+    *st = *st * 6364136223846793005ull + 1442695040888963407ull;
+    uint64_t r = *st >> 33;
+    switch (special ? r % 16 : 15) {
+    case 0:
+        return 0.0;
+    case 1:
+        return -0.0;
+    case 2:
+        return r % 64 == 2 ? NAN : 0.0;
+    case 3:
+        return r % 32 == 3 ? (r & 64 ? INFINITY : -INFINITY) : -0.0;
+    default:
+        return ldexp((double)(r % 2000003) - 1000001.0, (int)(r / 2000003 % 200) - 100);
+    }
+}
+
+/* Equal bits, but any nan for a nan: which nan a sum of nans and infinities
+ * gives (its sign) depends on the order of an add's operands, which C lets
+ * the compiler swap. */
+static bool
+same_bits(const hop_tensor *a, const hop_tensor *b, int64_t n)
+{
+    for (int64_t i = 0; i < n; i++) {
+        double x = a->dtype == HOP_F32 ? ((const float *)a->data)[i] : ((const double *)a->data)[i];
+        double y = b->dtype == HOP_F32 ? ((const float *)b->data)[i] : ((const double *)b->data)[i];
+        if (x != x && y != y)
+            continue;
+        size_t sz = hop_dtype_size(a->dtype);
+        if (memcmp((const char *)a->data + i * (int64_t)sz, (const char *)b->data + i * (int64_t)sz,
+                   sz) != 0)
+            return false;
+    }
+    return true;
+}
+
+static void
+test_simd_row_reductions_give_the_bits_of_the_portable_loops(void **state)
+{
+    (void)state;
+    const int64_t lens[] = {1, 2, 3, 4, 5, 7, 8, 9, 12, 15, 16, 17, 24, 31, 32, 33, 40, 64, 67};
+    const hop_op ops[] = {HOP_OP_sum, HOP_OP_mean, HOP_OP_amax, HOP_OP_amin};
+    const hop_dtype dts[] = {HOP_F32, HOP_F64};
+    enum { ROWS = 9, PAD = 3 };
+    uint64_t st = 17;
+    double v[ROWS * (67 + PAD)];
+    int compared = 0;
+    for (int special = 0; special < 3; special++)
+        for (size_t l = 0; l < N_(lens); l++) {
+            int64_t n = lens[l];
+            for (int i = 0; i < ROWS * (n + PAD); i++)
+                v[i] = special == 2 ? (lcg_value(&st, 1) != 0 ? -0.0 : 0.0) /* all zeros */
+                                    : lcg_value(&st, special);
+            for (size_t d = 0; d < N_(dts); d++) {
+                hop_tensor *x = make(dts[d], 2, SIZES(ROWS, n + PAD), v);
+                hop_tensor *xp = OP(slice, TA(x), IA(1), IA(0), IA(n), IA(1));
+                hop_tensor *xc = OP(clone, TA(xp));
+                hop_tensor *rows[] = {xp, xc};
+                for (size_t k = 0; k < N_(rows); k++)
+                    for (int64_t nr = 1; nr <= ROWS; nr++) {
+                        hop_tensor *xr = OP(slice, TA(rows[k]), IA(0), IA(0), IA(nr), IA(1));
+                        for (size_t o = 0; o < N_(ops); o++) {
+                            hop_rt_arg a[] = {TA(xr), IA(1), BA(false)};
+                            hop__reduce_set_simd(false);
+                            hop_tensor *want = run_op(ops[o], a, 3);
+                            hop__reduce_set_simd(true);
+                            hop_tensor *got = run_op(ops[o], a, 3);
+                            if (!same_bits(got, want, nr))
+                                fail_msg("%s of %s rows of %" PRId64 " x %" PRId64
+                                         " (%s, data %d) differs from the portable loop",
+                                         hop_op_get(ops[o])->name, k ? "contiguous" : "padded", nr,
+                                         n, hop_dtype_name(dts[d]), special);
+                            compared++;
+                            hop_tensor_release(want);
+                            hop_tensor_release(got);
+                        }
+                        hop_tensor_release(xr);
+                    }
+                hop_tensor_release(x);
+                hop_tensor_release(xp);
+                hop_tensor_release(xc);
+            }
+        }
+    assert_int_equal(compared, 3 * N_(lens) * 2 * 2 * ROWS * 4);
+}
+
 static void
 test_reductions_of_empty_zero_dim_and_nan_inputs(void **state)
 {
@@ -1099,6 +1195,7 @@ main(void)
         cmocka_unit_test(test_where_on_every_dtype_with_scalars_and_broadcasting),
         cmocka_unit_test(test_reductions_over_every_dtype_dims_and_keepdim),
         cmocka_unit_test(test_float_reductions_over_long_rows_with_nans),
+        cmocka_unit_test(test_simd_row_reductions_give_the_bits_of_the_portable_loops),
         cmocka_unit_test(test_reductions_of_empty_zero_dim_and_nan_inputs),
         cmocka_unit_test(test_matmul_shapes_dtypes_and_layouts),
         cmocka_unit_test(test_cat_and_stack_promote_and_accept_strided_inputs),

@@ -168,6 +168,45 @@ def test_ufuncs_with_python_scalars_cast_by_value_like_numpy(name, d, scalar, da
         check(f, a, k=10)
 
 
+LOGICAL = ["logical_and", "logical_or", "logical_xor"]
+COMPARE = ["equal", "not_equal", "less", "less_equal", "greater", "greater_equal"]
+
+
+@pytest.mark.parametrize("name", LOGICAL + COMPARE)
+@pytest.mark.parametrize("d,scalar", [("float16", 1.4901161193847656e-08), ("float16", -1e-8),
+                                      ("float16", 1e-300), ("float32", 1e-50),
+                                      ("float32", 16777217.0), ("float16", 2049.0)])
+def test_a_python_float_is_cast_to_the_arrays_float_dtype_by_logical_ufuncs_and_comparisons(
+        name, d, scalar):
+    # (a hypothesis find: np.logical_or(float16 [0.], 1.49e-8) is [False]:
+    # NumPy casts the scalar to float16 first, where it is 0; so does
+    # float16 array == 1e-8, and float32 array == 2**24 + 1)
+    a = np.array([0.0, 1.0, -1.0, 2048.0] + ([16777216.0] if d == "float32" else []), d)
+    for f in (lambda x: getattr(np, name)(x, scalar), lambda x: getattr(np, name)(scalar, x)):
+        want = check(f, a)
+        assert want.dtype == np.bool_
+    with np.errstate(all="ignore"):
+        small = np.asarray(scalar).astype(d)
+    if small == 0:
+        assert list(np.logical_or(a[:1], scalar)) == [False]
+        assert list(np.equal(a[:1], scalar)) == [True]
+    # a NumPy scalar and a 0-d array too (value-based as well), and a 0-d
+    # array argument of a compiled function (a traced scalar)
+    for s in (np.float64(scalar), np.array(scalar)):
+        check(lambda x: getattr(np, name)(x, s), a)
+    check(lambda x, y: getattr(np, name)(x, y), a, np.array(scalar), eager=False)
+
+
+@pytest.mark.parametrize("name", COMPARE + LOGICAL)
+@pytest.mark.parametrize("scalar", [300, 65535, -1, 255])
+def test_comparisons_of_a_uint8_array_with_a_scalar_past_its_range(name, scalar):
+    # NumPy compares uint8 array < 300 in uint16, which hop does not have:
+    # the answer (a bool array) must still be NumPy's
+    a = np.array([0, 1, 255, 128], np.uint8)
+    for f in (lambda x: getattr(np, name)(x, scalar), lambda x: getattr(np, name)(scalar, x)):
+        check(f, a)
+
+
 @pytest.mark.parametrize("d", ["int8", "int64", "uint8"])
 def test_an_int_array_as_a_negative_exponent_raises_what_numpy_raises(d):
     # (a hypothesis find: np.power(False, int8(-1)); NumPy raises, so must hop)

@@ -219,13 +219,38 @@ def _check_negative_powers(name, ops, dt):
         raise ValueError("Integers to negative integer powers are not allowed.")
 
 
+# The signed dtype comparisons of NumPy's unsigned dtypes hop lacks use.
+_WIDER = {_np.dtype(_np.uint16): _np.dtype(_np.int32), _np.dtype(_np.uint32): _np.dtype(_np.int64)}
+
+
+def _truth(o, cdt):
+    """Operand o's truth in a logical ufunc that reads its operands in
+    dtype cdt: a bool tensor or a Python bool.  A scalar (or 0-d array)
+    is cast to a float cdt first, as NumPy casts it."""
+    if o.t is None:
+        v = _core.scalar_arg(o)
+        if isinstance(v, _C.SymInt) or cdt.kind != "f":
+            return bool(v)
+        with _np.errstate(all="ignore"):
+            return bool(_np.asarray(v).astype(cdt))
+    t = o.t
+    if t.ndim == 0 and cdt.kind == "f":
+        t = _core.cast(t, cdt)
+    return t if _core.np_dtype(t) == _np.dtype(bool) else _C.ne(t, 0)
+
+
 def _compute(name, ops, out_dt):
     """The tensor of ufunc `name` on operands ops with result dtype out_dt."""
     nin, impl = UFUNCS[name]
     if name in _LOGICAL:
-        # each operand's truth: a bool tensor, or a Python bool now
-        vals = [(o.t if o.dtype == _np.dtype(bool) else _C.ne(o.t, 0)) if o.t is not None
-                else bool(_core.scalar_arg(o)) for o in ops]
+        # Each operand's truth: a bool tensor, or a Python bool now.  NumPy
+        # reads the operands in its loop's dtype, to which a scalar is cast
+        # by value first: a float scalar too small for a float16 or float32
+        # array's dtype is 0 there (np.logical_or(float16 array, 1e-8) is
+        # the array's truth).  An integer scalar always fits its loop.
+        cdt = _core.result_dtypes(
+            lambda *d: _np.empty(0, _np.result_type(*d)), ops, name)[0]
+        vals = [_truth(o, cdt) for o in ops]
         if not any(isinstance(v, _C.Tensor) for v in vals):
             vals[0] = _C.full((), vals[0], dtype=_C.bool)
         if name == "logical_not":
@@ -234,6 +259,9 @@ def _compute(name, ops, out_dt):
     if name in _COMPARE:
         cdt = _core.result_dtypes(
             lambda *d: _np.empty(0, _np.result_type(*d)), ops, name)[0]
+        # uint8 array < 300 compares in uint16, which hop does not have: the
+        # next signed dtype holds every value of it, and compares the same
+        cdt = _WIDER.get(cdt, cdt)
     elif name in _PREDICATES:
         cdt = ops[0].dtype if ops[0].dtype is not None else _np.dtype(float)
     elif name == "matmul":
