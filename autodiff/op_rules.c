@@ -802,14 +802,28 @@ jvp_identity(hop_jvp_ctx *cx, const hop_node *n)
     return set_tangent(cx, n, t);
 }
 
-/* An INT or SYM index argument as a SymInt in [0, size) (Python's
- * wrapping of an index in [-size, size)). */
+/* An INT, SYM or SymInt-node argument as a SymInt expression; NULL for
+ * another kind.  (A SymInt node, a placeholder or item's result, stands for
+ * its symbol, which the transformed graph binds as the forward did.) */
+static const hop_expr *
+arg_expr(hop_shape_env *env, const hop_arg *a)
+{
+    return a->kind == HOP_ARG_INT   ? hop_sym_const(env, a->u.i)
+           : a->kind == HOP_ARG_SYM ? a->u.sym
+           : a->kind == HOP_ARG_NODE && a->u.node->meta->kind == HOP_VALUE_SYM
+               ? a->u.node->meta->sym
+               : NULL;
+}
+
+/* An index argument as a SymInt in [0, size) (Python's wrapping of an
+ * index in [-size, size)). */
 static const hop_expr *
 wrapped_index(hop_shape_env *env, const hop_arg *a, const hop_expr *size)
 {
     if (a->kind == HOP_ARG_INT)
         return a->u.i < 0 ? hop_sym_add_int(env, size, a->u.i) : hop_sym_const(env, a->u.i);
-    return hop_sym_mod(env, a->u.sym, size);
+    const hop_expr *e = arg_expr(env, a);
+    return e ? hop_sym_mod(env, e, size) : NULL;
 }
 
 /* select(x, dim, i): the cotangent where arange(size) == i, zeros elsewhere. */
@@ -867,7 +881,7 @@ slice_start(hop_shape_env *env, const hop_node *n, const hop_expr *size)
     const hop_arg *s = &n->args[2];
     if (s->kind == HOP_ARG_NONE)
         return hop_sym_const(env, 0);
-    const hop_expr *v = s->kind == HOP_ARG_INT ? hop_sym_const(env, s->u.i) : s->u.sym;
+    const hop_expr *v = arg_expr(env, s);
     return v ? clamp_bound(env, v, size) : NULL;
 }
 
@@ -995,15 +1009,6 @@ jvp_concat(hop_jvp_ctx *cx, const hop_node *n)
 }
 
 /* ---------------------------------------------------------- index ops */
-
-/* An INT or SYM argument as a SymInt; NULL for another kind. */
-static const hop_expr *
-arg_expr(hop_shape_env *env, const hop_arg *a)
-{
-    return a->kind == HOP_ARG_INT   ? hop_sym_const(env, a->u.i)
-           : a->kind == HOP_ARG_SYM ? a->u.sym
-                                    : NULL;
-}
 
 /* Whether idx is size - 1 - arange(0, size, 1), the index of a flip along
  * a dim of that size (flip above emits it): a permutation that is its own

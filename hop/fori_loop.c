@@ -14,9 +14,11 @@
  * index register is the body's i, carries double-buffered.  Eval: the same
  * loop on concrete values with the same checks.
  */
+#include "hop/autodiff.h"
 #include "hop/eval.h"
 #include "hop/lowering.h"
 
+#include <stdio.h>
 #include <string.h>
 
 /* ---------------------------------------------------------------- tracing */
@@ -35,8 +37,8 @@ bound(hop_call *c, const char *name)
         if (v->kind == HOP_VALUE_SYM && !hop_expr_is_bool(v->sym))
             return HOP_OK;
         int64_t k, numel = 1;
-        bool ok = v->kind == HOP_VALUE_TENSOR &&
-                  (v->meta.dtype == HOP_I64 || v->meta.dtype == HOP_I32);
+        bool ok =
+            v->kind == HOP_VALUE_TENSOR && (v->meta.dtype == HOP_I64 || v->meta.dtype == HOP_I32);
         for (int d = 0; ok && d < v->meta.rank; d++)
             ok = hop_expr_const_value(v->meta.sizes[d], &k) && (numel *= k) == 1;
         if (ok) {
@@ -127,8 +129,9 @@ fori_lower(hop_lower_ctx *cx, const hop_node *call)
         st = hop_lower_loop_begin(cx, count, &k);
     /* i = lower + k: the counter itself when lower is 0. */
     if (st == HOP_OK)
-        st = lo.kind == HOP_PVAL_CONST && lo.value == 0 ? (in[0] = k, HOP_OK)
-                                                         : hop_lower_int(cx, HOP_INT_ADD, lo, k, &in[0]);
+        st = lo.kind == HOP_PVAL_CONST && lo.value == 0
+                 ? (in[0] = k, HOP_OK)
+                 : hop_lower_int(cx, HOP_INT_ADD, lo, k, &in[0]);
     for (size_t j = 0; j < n; j++)
         in[j + 1] = j < ncarry ? lc.cur[j] : passed[j];
     if (st == HOP_OK)
@@ -155,7 +158,8 @@ eval_bound(hop_eval_ctx *ex, const char *name, int64_t *out)
         *out = b.u.i;
         return HOP_OK;
     }
-    if (b.kind == HOP_OPND_TENSOR && (b.u.tensor->dtype == HOP_I64 || b.u.tensor->dtype == HOP_I32) &&
+    if (b.kind == HOP_OPND_TENSOR &&
+        (b.u.tensor->dtype == HOP_I64 || b.u.tensor->dtype == HOP_I32) &&
         hop_tensor_numel(b.u.tensor) == 1)
         return hop_tensor_item_int(b.u.tensor, out);
     char what[96] = "a bool";
@@ -181,9 +185,9 @@ fori_eval(hop_eval_ctx *ex)
     memcpy(in + 1, passed, n * sizeof *in);
     hop_rt_values carry = {NULL, 0, 0};
     for (size_t j = 0; j < ncarry && st == HOP_OK; j++)
-        st = hop_rt_values_push(&carry, (hop_rt_value){passed[j].kind,
-                                                       hop_tensor_retain(passed[j].tensor),
-                                                       passed[j].i});
+        st = hop_rt_values_push(
+            &carry,
+            (hop_rt_value){passed[j].kind, hop_tensor_retain(passed[j].tensor), passed[j].i});
     for (int64_t i = lo; i < hi && st == HOP_OK; i++) {
         hop_rt_values next = {NULL, 0, 0};
         in[0] = (hop_rt_value){HOP_VALUE_SYM, NULL, i};
@@ -206,6 +210,404 @@ fori_eval(hop_eval_ctx *ex)
     return st;
 }
 
+/* --------------------------------------------------------------- autodiff */
+
+/*
+ * Reverse mode, for a trip count known when traced (int bounds): the
+ * loop is a scan over the indices arange(lower, upper).  An augmented
+ * forward scan stacks the carries each step starts from; a reverse scan
+ * carries the carries' cotangents and the lifted values' gradient sums,
+ * each step calling the body's backward graph through a wrap.  Only a body
+ * that does not read its index is differentiated yet: a plan binds the
+ * index's symbol once per loop, so a body whose index is passed through a
+ * wrap would see the wrong step (the fix is substituting the symbol when the
+ * body is inlined, as scan's rule inlines its body).
+ */
+
+static bool
+float_value(const hop_value_info *v)
+{
+    return v->kind == HOP_VALUE_TENSOR && hop_dtype_is_float(v->meta.dtype);
+}
+
+/* A new graph named after base, free among g's subgraphs and nodes. */
+static hop_graph *
+new_graph(hop_graph *g, const char *base)
+{
+    char name[300];
+    snprintf(name, sizeof name, "%s", base);
+    for (int k = 1; hop_graph_find_subgraph(g, name) || hop_graph_find_node(g, name); k++)
+        snprintf(name, sizeof name, "%s_%d", base, k);
+    return hop_graph_new(g->env, name);
+}
+
+/* A copy of src (its placeholders, nodes and output), not installed. */
+static hop_graph *
+copy_of(hop_graph *parent, const hop_graph *src)
+{
+    hop_graph *c = new_graph(parent, src->name);
+    size_t n = src->nplaceholders, nout = src->output->nargs;
+    hop_node **v = hop_calloc(n + nout + 1, sizeof *v);
+    hop_arg *o = hop_calloc(nout + 1, sizeof *o);
+    hop_status st = c && v && o ? HOP_OK : hop_error_code();
+    for (size_t i = 0; i < n && st == HOP_OK; i++) {
+        const hop_node *p = hop_graph_placeholder_at(src, i);
+        if ((v[i] = hop_graph_placeholder(c, p->name, p->meta)) == NULL)
+            st = hop_error_code();
+    }
+    if (st == HOP_OK)
+        st = hop_graph_inline(c, src, v, v + n);
+    for (size_t j = 0; j < nout && st == HOP_OK; j++)
+        o[j] = hop_arg_node(v[n + j]);
+    if (st == HOP_OK && hop_graph_output(c, o, nout) == NULL)
+        st = hop_error_code();
+    hop_free(v);
+    hop_free(o);
+    if (st != HOP_OK) {
+        hop_graph_free(c);
+        return NULL;
+    }
+    return c;
+}
+
+/* In step body s: i = item(ix), then wrap(body, (i, rest...)); body is
+ * installed in s.  The call's outputs go to outs[body's output count]. */
+static hop_status
+call_step(hop_graph *s, hop_graph *body, hop_node *ix, hop_node *const *rest, size_t nrest,
+          hop_node **outs)
+{
+    hop_node *i = hop_graph_call_op(s, HOP_OP_item, (hop_arg[]){hop_arg_node(ix)}, 1);
+    size_t nout = body->output->nargs;
+    hop_arg *items = hop_calloc(nrest + 2, sizeof *items);
+    hop_value_info *metas = hop_calloc(nout + 1, sizeof *metas);
+    hop_status st = i && items && metas ? HOP_OK : hop_error_code();
+    if (st == HOP_OK)
+        st = hop_graph_add_subgraph(s, body);
+    if (st != HOP_OK)
+        hop_graph_free(body);
+    if (st == HOP_OK) {
+        items[0] = hop_arg_node(i);
+        for (size_t k = 0; k < nrest; k++)
+            items[k + 1] = hop_arg_node(rest[k]);
+        for (size_t j = 0; j < nout; j++)
+            metas[j] = *body->output->args[j].u.node->meta;
+        hop_arg args[] = {hop_arg_graph(body), hop_arg_list(items, nrest + 1)};
+        hop_node *w = hop_graph_call_hop(s, &hop_wrap_class, args, 2, metas, nout);
+        for (size_t j = 0; j < nout && st == HOP_OK; j++)
+            if (w == NULL || (outs[j] = hop_graph_getitem(s, w, j)) == NULL)
+                st = hop_error_code();
+    }
+    hop_free(items);
+    hop_free(metas);
+    return st;
+}
+
+static hop_node *
+emit_scan(hop_graph *g, bool reverse, hop_graph *body, hop_node **init, size_t ni, hop_node **xs,
+          size_t nx, hop_node **lifted, size_t nl, const hop_value_info *outs, size_t nouts)
+{
+    hop_arg *items = hop_calloc(ni + nx + nl + 1, sizeof *items);
+    if (items == NULL)
+        return NULL;
+    for (size_t k = 0; k < ni; k++)
+        items[k] = hop_arg_node(init[k]);
+    for (size_t k = 0; k < nx; k++)
+        items[ni + k] = hop_arg_node(xs[k]);
+    for (size_t k = 0; k < nl; k++)
+        items[ni + nx + k] = hop_arg_node(lifted[k]);
+    hop_arg args[] = {hop_arg_bool(reverse),
+                      hop_arg_int(0),
+                      hop_arg_int(-1),
+                      hop_arg_graph(body),
+                      hop_arg_list(items, ni),
+                      hop_arg_list(items + ni, nx),
+                      hop_arg_list(items + ni + nx, nl)};
+    hop_node *r = hop_graph_call_hop(g, &hop_scan_class, args, 7, outs, nouts);
+    hop_free(items);
+    return r;
+}
+
+/* Whether expression e mentions symbol sym. */
+static bool
+mentions(const hop_expr *e, const hop_expr *sym)
+{
+    const hop_expr *syms[32];
+    size_t n = hop_expr_free_symbols(e, syms, 32);
+    for (size_t i = 0; i < n && i < 32; i++)
+        if (syms[i] == sym)
+            return true;
+    return n > 32; /* too many to look at: assume it does */
+}
+
+static bool
+arg_mentions(const hop_arg *a, const hop_expr *sym)
+{
+    if (a->kind == HOP_ARG_SYM)
+        return mentions(a->u.sym, sym);
+    for (size_t i = 0; a->kind == HOP_ARG_LIST && i < a->u.list.n; i++)
+        if (arg_mentions(&a->u.list.items[i], sym))
+            return true;
+    return false;
+}
+
+/* Whether body f reads its index: the placeholder, or its symbol in an
+ * argument or a size. */
+static bool
+uses_index(const hop_graph *f)
+{
+    const hop_node *i = hop_graph_placeholder_at(f, 0);
+    if (i->nuses > 0)
+        return true;
+    const hop_expr *sym = i->meta->sym;
+    for (const hop_node *n = f->first; n; n = n->next) {
+        for (size_t k = 0; k < n->nargs; k++)
+            if (arg_mentions(&n->args[k], sym))
+                return true;
+        const hop_value_info *m = n->meta;
+        if (m->kind == HOP_VALUE_SYM && n != i && mentions(m->sym, sym))
+            return true;
+        for (int d = 0; m->kind == HOP_VALUE_TENSOR && d < m->meta.rank; d++)
+            if (mentions(m->meta.sizes[d], sym))
+                return true;
+    }
+    return false;
+}
+
+static hop_status
+fori_vjp(hop_vjp_ctx *cx, const hop_node *call)
+{
+    const hop_arg *lo = hop_node_param(call, "lower"), *hi = hop_node_param(call, "upper");
+    if (lo->kind != HOP_ARG_INT || hi->kind != HOP_ARG_INT)
+        return hop_error(HOP_UNSUPPORTED,
+                         "autodiff: fori_loop %s has a trip count known only when it runs; its "
+                         "vjp needs int bounds (a static trip count)",
+                         call->name);
+    size_t nc, nl;
+    const hop_arg *init = hop_node_group(call, "init_val", &nc);
+    const hop_arg *lifted = hop_node_lifted(call, &nl);
+    const hop_graph *f = hop_node_body(call, "body_fun");
+    if (uses_index(f))
+        return hop_error(HOP_UNSUPPORTED,
+                         "autodiff: fori_loop %s: its body reads its index i; the vjp of such a "
+                         "loop is not supported yet (a body that does not read i is)",
+                         call->name);
+    for (size_t j = 0; j < nc; j++)
+        if (call->outs[j].kind != HOP_VALUE_TENSOR)
+            return hop_error(HOP_UNSUPPORTED,
+                             "autodiff: fori_loop %s carries a SymInt (carry %zu); its vjp needs "
+                             "tensor carries",
+                             call->name, j);
+    hop_graph *g = hop_vjp_out(cx);
+    int64_t n = hi->u.i > lo->u.i ? hi->u.i - lo->u.i : 0;
+    if (n == 0) { /* no step: the carries pass through */
+        hop_status st = HOP_OK;
+        for (size_t j = 0; j < nc && st == HOP_OK; j++) {
+            hop_node *ct = hop_vjp_ct(cx, call, j);
+            if (ct)
+                st = hop_vjp_accumulate(cx, init[j].u.node, ct);
+        }
+        return st;
+    }
+    size_t nph = f->nplaceholders; /* i, carries, lifted */
+    bool *wrt = hop_calloc(nph + 1, sizeof *wrt);
+    hop_node **v = hop_calloc(8 * (nph + nc) + 8, sizeof *v);
+    hop_value_info *outs = hop_calloc(2 * (nc + nl) + 2, sizeof *outs);
+    hop_status st = wrt && v && outs ? HOP_OK : HOP_NOMEM;
+    size_t nfc = 0, nwl = 0;
+    for (size_t k = 1; k < nph && st == HOP_OK; k++) {
+        wrt[k] = float_value(hop_graph_placeholder_at(f, k)->meta);
+        nfc += wrt[k] && k <= nc;
+        nwl += wrt[k] && k > nc;
+    }
+    hop_node **prim = v; /* init..., lifted... (out graph) */
+    for (size_t k = 0; k < nc + nl && st == HOP_OK; k++)
+        prim[k] = hop_vjp_primal(cx, (k < nc ? init[k] : lifted[k - nc]).u.node);
+    hop_node *idx = NULL;
+    if (st == HOP_OK &&
+        (idx = hop_graph_call_op(g, HOP_OP_arange,
+                                 (hop_arg[]){hop_arg_int(lo->u.i), hop_arg_int(hi->u.i),
+                                             hop_arg_int(1), hop_arg_dtype(HOP_I64)},
+                                 4)) == NULL)
+        st = hop_error_code();
+    hop_value_info ixm = {.kind = HOP_VALUE_TENSOR};
+    if (st == HOP_OK)
+        st = hop_meta_init(&ixm.meta, g->env, HOP_I64, 0, NULL);
+
+    /* 1. the augmented forward: (c..., ix, L...) -> (c'..., c...) */
+    char base[256];
+    snprintf(base, sizeof base, "%s_fwd", f->name);
+    hop_graph *s = st == HOP_OK ? new_graph(g, base) : NULL;
+    if (st == HOP_OK && s == NULL)
+        st = hop_error_code();
+    hop_node **sp = prim + nc + nl; /* s's placeholders: c, ix, L */
+    for (size_t k = 0; k < nc + 1 + nl && st == HOP_OK; k++) {
+        const hop_node *p = k < nc    ? hop_graph_placeholder_at(f, k + 1)
+                            : k == nc ? NULL
+                                      : hop_graph_placeholder_at(f, k);
+        sp[k] = hop_graph_placeholder(s, p ? p->name : "i", p ? p->meta : &ixm);
+        if (sp[k] == NULL)
+            st = hop_error_code();
+    }
+    hop_node **so = sp + nc + 1 + nl, **rest = so + nc + 1;
+    for (size_t k = 0; k < nc; k++)
+        rest[k] = sp[k];
+    for (size_t k = 0; k < nl; k++)
+        rest[nc + k] = sp[nc + 1 + k];
+    hop_graph *fc = st == HOP_OK ? copy_of(s, f) : NULL;
+    if (st == HOP_OK && fc == NULL)
+        st = hop_error_code();
+    if (st == HOP_OK)
+        st = call_step(s, fc, sp[nc], rest, nc + nl, so);
+    if (st == HOP_OK) {
+        hop_arg *o = hop_calloc(2 * nc + 1, sizeof *o);
+        for (size_t j = 0; o && j < nc; j++) {
+            o[j] = hop_arg_node(so[j]);
+            o[nc + j] = hop_arg_node(sp[j]);
+        }
+        if (o == NULL || hop_graph_output(s, o, 2 * nc) == NULL)
+            st = hop_error_code();
+        hop_free(o);
+    }
+    if (s && (st != HOP_OK || hop_graph_add_subgraph(g, s) != HOP_OK)) {
+        hop_graph_free(s);
+        s = NULL;
+        if (st == HOP_OK)
+            st = hop_error_code();
+    }
+    hop_node *aug = NULL;
+    if (st == HOP_OK) {
+        for (size_t j = 0; j < nc; j++) {
+            outs[j] = call->outs[j];
+            hop_value_info st_m = call->outs[j];
+            memmove(st_m.meta.sizes + 1, st_m.meta.sizes,
+                    (size_t)st_m.meta.rank * sizeof *st_m.meta.sizes);
+            st_m.meta.sizes[0] = hop_sym_const(g->env, n);
+            st_m.meta.rank++;
+            outs[nc + j] = st_m;
+        }
+        if ((aug = emit_scan(g, false, s, prim, nc, &idx, 1, prim + nc, nl, outs, 2 * nc)) == NULL)
+            st = hop_error_code();
+    }
+
+    /* 2. the backward body: (ctc..., acc..., ix, c..., L...) -> (gc..., acc + gL...) */
+    hop_graph *b = NULL;
+    snprintf(base, sizeof base, "%s_step_bwd", f->name);
+    if (st == HOP_OK &&
+        ((b = new_graph(g, base)) == NULL || (st = hop_vjp_graph(f, wrt, NULL, b)) != HOP_OK)) {
+        if (st == HOP_OK)
+            st = hop_error_code();
+        hop_graph_free(b);
+        b = NULL;
+    }
+    snprintf(base, sizeof base, "%s_bwd", f->name);
+    hop_graph *gb = st == HOP_OK ? new_graph(g, base) : NULL;
+    if (st == HOP_OK && gb == NULL) {
+        st = hop_error_code();
+        hop_graph_free(b);
+    }
+    hop_node **gp = rest + nc + nl; /* ctc (nfc), acc (nwl), ix, c (nc), L (nl) */
+    size_t k = 0;
+    char name[256];
+    for (size_t q = 1; q < nph && st == HOP_OK; q++) {
+        if (!wrt[q] || q > nc)
+            continue;
+        const hop_node *p = hop_graph_placeholder_at(f, q);
+        snprintf(name, sizeof name, "%s_ct", p->name);
+        if ((gp[k++] = hop_graph_placeholder(gb, name, p->meta)) == NULL)
+            st = hop_error_code();
+    }
+    for (size_t q = nc + 1; q < nph && st == HOP_OK; q++) {
+        if (!wrt[q])
+            continue;
+        const hop_node *p = hop_graph_placeholder_at(f, q);
+        snprintf(name, sizeof name, "%s_grad", p->name);
+        if ((gp[k++] = hop_graph_placeholder(gb, name, p->meta)) == NULL)
+            st = hop_error_code();
+    }
+    size_t xb = k;
+    if (st == HOP_OK && (gp[k++] = hop_graph_placeholder(gb, "i", &ixm)) == NULL)
+        st = hop_error_code();
+    for (size_t q = 1; q < nph && st == HOP_OK; q++) {
+        const hop_node *p = hop_graph_placeholder_at(f, q);
+        if ((gp[k++] = hop_graph_placeholder(gb, p->name, p->meta)) == NULL)
+            st = hop_error_code();
+    }
+    /* b's inputs after i: c..., L..., then the float carries' cotangents */
+    hop_node **br = gp + k, **bo = br + nph + nfc;
+    size_t nb = 0;
+    for (size_t q = 0; q < nc + nl; q++)
+        br[nb++] = gp[xb + 1 + q];
+    for (size_t q = 0; q < nfc; q++)
+        br[nb++] = gp[q];
+    if (st == HOP_OK)
+        st = call_step(gb, b, gp[xb], br, nb, bo);
+    else
+        hop_graph_free(b);
+    if (st == HOP_OK) {
+        /* bo: f's outputs (nc), then one gradient per wrt input in order */
+        hop_arg *o = hop_calloc(nfc + nwl + 1, sizeof *o);
+        size_t m = 0, gi = nc;
+        for (size_t q = 1; o && q < nph && st == HOP_OK; q++) {
+            if (!wrt[q])
+                continue;
+            hop_node *d = bo[gi++];
+            if (q > nc) {
+                hop_node *acc = gp[m];
+                d = hop_graph_call_op(gb, HOP_OP_add,
+                                      (hop_arg[]){hop_arg_node(acc), hop_arg_node(d)}, 2);
+                if (d == NULL)
+                    st = hop_error_code();
+            }
+            o[m++] = hop_arg_node(d);
+        }
+        if (o == NULL)
+            st = HOP_NOMEM;
+        else if (st == HOP_OK && hop_graph_output(gb, o, m) == NULL)
+            st = hop_error_code();
+        hop_free(o);
+    }
+    if (gb && (st != HOP_OK || hop_graph_add_subgraph(g, gb) != HOP_OK)) {
+        hop_graph_free(gb);
+        gb = NULL;
+        if (st == HOP_OK)
+            st = hop_error_code();
+    }
+
+    /* 3. the backward scan */
+    hop_node **bin = gp + k + 2 * (nph + nfc), **bxs = bin + nfc + nwl;
+    size_t ni = 0;
+    for (size_t q = 1; q < nph && st == HOP_OK; q++) {
+        if (!wrt[q])
+            continue;
+        const hop_value_info *m = hop_graph_placeholder_at(f, q)->meta;
+        hop_node *ct = q <= nc ? hop_vjp_ct(cx, call, q - 1) : NULL;
+        if ((bin[ni++] = ct ? ct : hop_vjp_zeros(cx, m)) == NULL)
+            st = hop_error_code();
+    }
+    bxs[0] = idx;
+    for (size_t j = 0; j < nc && st == HOP_OK; j++)
+        if ((bxs[1 + j] = hop_graph_getitem(g, aug, nc + j)) == NULL)
+            st = hop_error_code();
+    hop_node *back = NULL;
+    if (st == HOP_OK) {
+        for (size_t q = 0; q < ni; q++)
+            outs[q] = *bin[q]->meta;
+        if ((back = emit_scan(g, true, gb, bin, ni, bxs, 1 + nc, prim + nc, nl, outs, ni)) == NULL)
+            st = hop_error_code();
+    }
+    for (size_t q = 1, r = 0; q < nph && st == HOP_OK; q++) {
+        if (!wrt[q])
+            continue;
+        const hop_node *target = (q <= nc ? init[q - 1] : lifted[q - 1 - nc]).u.node;
+        hop_node *d = hop_graph_getitem(g, back, r++);
+        st = d ? hop_vjp_accumulate(cx, target, d) : hop_error_code();
+    }
+    hop_free(wrt);
+    hop_free(v);
+    hop_free(outs);
+    return st;
+}
+
 const hop_class hop_fori_loop_class = {
     .name = "fori_loop",
     .params = {{"lower", HOP_PARAM_VALUE},
@@ -224,4 +626,5 @@ const hop_class hop_fori_loop_class = {
     .installed = hop_call_bind_outputs,
     .lower = fori_lower,
     .eval = fori_eval,
+    .vjp = fori_vjp,
 };

@@ -250,6 +250,36 @@ def test_scan_grad_matches_torch():
     close(hop.grad(rnn)(h0, xs, RW, RU), th.grad.numpy())
 
 
+# ------------------------------------------------------------- fori_loop
+
+def test_fori_loop_static_trip_count_gradient_with_pytree_carry_and_closure():
+    w = t([0.5, -0.25, 1.5])
+
+    def f(a, b, w):
+        def body(i, c):
+            x, y = c
+            return (x * w).sin() + y * 0.5, hop.cond(y.sum() > 0, lambda: y * x, lambda: y - x)
+        x, y = hop.fori_loop(2, 6, body, (a, b))
+        return (x * x).sum() + y.sum()
+    args = [t([0.3, 0.1, -0.2]), t([0.5, 0.4, 0.2]), w]
+    g = hop.grad(f, argnums=(0, 1, 2))(*args)
+    for i in range(3):
+        close(g[i], fd_grad(f, args, i), 1e-5)
+    # zero trips: the carry passes through
+    close(hop.grad(lambda x: hop.fori_loop(3, 3, lambda i, v: v * 2.0, x).sum())(args[0]),
+          np.ones(3))
+
+
+def test_fori_loop_reading_its_index_or_a_dynamic_bound_is_a_clear_error():
+    x = t([1.0, 2.0])
+    with pytest.raises(hop.UnsupportedError, match=r"fori_loop fori_loop: its body reads its "
+                                                   r"index i"):
+        hop.grad(lambda x: hop.fori_loop(0, 2, lambda i, v: v + x[i], x).sum())(x)
+    with pytest.raises(hop.UnsupportedError, match=r"a trip count known only when it runs"):
+        hop.grad(lambda x, n: hop.fori_loop(0, n, lambda i, v: v * 2.0, x).sum())(
+            x, hop.tensor(3))
+
+
 # ------------------------------------------------------- associative_scan
 
 @pytest.mark.parametrize("dim,reverse", [(0, False), (0, True), (1, False), (-1, True)])
@@ -400,3 +430,9 @@ def test_grad_of_logsumexp_is_softmax():
         return np.sum(np.log(np.sum(np.exp(x - m), axis=1)) + m[:, 0])
     e = np.exp(x - x.max(axis=1, keepdims=True))
     np.testing.assert_allclose(hop.grad(lse)(x), e / e.sum(axis=1, keepdims=True), rtol=1e-10)
+
+
+def test_grad_through_an_index_that_is_an_unbacked_symint():
+    # the select's index is a SymInt node (item's result), not an expression
+    g = hop.grad(lambda x, n: (x[n.item()] * 3.0).sum())(t([1.0, 2.0, 3.0]), hop.tensor(1))
+    assert g.tolist() == [0.0, 3.0, 0.0]
