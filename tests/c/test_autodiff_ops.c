@@ -96,7 +96,7 @@ forward(hop_shape_env *env, const ad_case *c, bool weighted)
         for (int k = 0; dynamic && k < c->in[i].rank; k++)
             assert_non_null(vi.meta.sizes[k] =
                                 hop_shape_env_size_symbol(env, c->in[i].sizes[k], true, true));
-        char name[8];
+        char name[16];
         snprintf(name, sizeof name, "x%d", i);
         assert_non_null(x[i] = hop_graph_placeholder(g, name, &vi));
     }
