@@ -302,31 +302,6 @@ call_step(hop_graph *s, hop_graph *body, hop_node *ix, hop_node *const *rest, si
     return st;
 }
 
-static hop_node *
-emit_scan(hop_graph *g, bool reverse, hop_graph *body, hop_node **init, size_t ni, hop_node **xs,
-          size_t nx, hop_node **lifted, size_t nl, const hop_value_info *outs, size_t nouts)
-{
-    hop_arg *items = hop_calloc(ni + nx + nl + 1, sizeof *items);
-    if (items == NULL)
-        return NULL;
-    for (size_t k = 0; k < ni; k++)
-        items[k] = hop_arg_node(init[k]);
-    for (size_t k = 0; k < nx; k++)
-        items[ni + k] = hop_arg_node(xs[k]);
-    for (size_t k = 0; k < nl; k++)
-        items[ni + nx + k] = hop_arg_node(lifted[k]);
-    hop_arg args[] = {hop_arg_bool(reverse),
-                      hop_arg_int(0),
-                      hop_arg_int(-1),
-                      hop_arg_graph(body),
-                      hop_arg_list(items, ni),
-                      hop_arg_list(items + ni, nx),
-                      hop_arg_list(items + ni + nx, nl)};
-    hop_node *r = hop_graph_call_hop(g, &hop_scan_class, args, 7, outs, nouts);
-    hop_free(items);
-    return r;
-}
-
 /* Whether expression e mentions symbol sym. */
 static bool
 mentions(const hop_expr *e, const hop_expr *sym)
@@ -485,7 +460,8 @@ fori_vjp(hop_vjp_ctx *cx, const hop_node *call)
             st_m.meta.rank++;
             outs[nc + j] = st_m;
         }
-        if ((aug = emit_scan(g, false, s, prim, nc, &idx, 1, prim + nc, nl, outs, 2 * nc)) == NULL)
+        if ((aug = hop_graph_call_scan(g, false, 0, -1, s, prim, nc, &idx, 1, prim + nc, nl, outs,
+                                       2 * nc)) == NULL)
             st = hop_error_code();
     }
 
@@ -592,7 +568,8 @@ fori_vjp(hop_vjp_ctx *cx, const hop_node *call)
     if (st == HOP_OK) {
         for (size_t q = 0; q < ni; q++)
             outs[q] = *bin[q]->meta;
-        if ((back = emit_scan(g, true, gb, bin, ni, bxs, 1 + nc, prim + nc, nl, outs, ni)) == NULL)
+        if ((back = hop_graph_call_scan(g, true, 0, -1, gb, bin, ni, bxs, 1 + nc, prim + nc, nl,
+                                        outs, ni)) == NULL)
             st = hop_error_code();
     }
     for (size_t q = 1, r = 0; q < nph && st == HOP_OK; q++) {

@@ -397,11 +397,10 @@ install(hop_graph *g, hop_graph *body, hop_status st)
     return NULL;
 }
 
-/* scan(reverse, dim, length, body, init, xs, lifted) with outputs outs. */
-static hop_node *
-emit_scan(hop_graph *g, bool reverse, int64_t dim, int64_t length, hop_graph *body, hop_node **init,
-          size_t ni, hop_node **xs, size_t nx, hop_node **lifted, size_t nl,
-          const hop_value_info *outs, size_t nouts)
+hop_node *
+hop_graph_call_scan(hop_graph *g, bool reverse, int64_t dim, int64_t length, hop_graph *body,
+                    hop_node *const *init, size_t ni, hop_node *const *xs, size_t nx,
+                    hop_node *const *lifted, size_t nl, const hop_value_info *outs, size_t nouts)
 {
     hop_arg *items = hop_calloc(ni + nx + nl + 1, sizeof *items);
     if (items == NULL)
@@ -539,8 +538,8 @@ scan_vjp(hop_vjp_ctx *cx, const hop_node *call)
         memcpy(outs, call->outs, nout * sizeof *outs);
         for (size_t j = 0; j < p.nc; j++)
             outs[nout + j] = stacked_at(&call->outs[j], p.n, p.dim);
-        aug = emit_scan(g, p.reverse, p.dim, p.length, fa, pin, p.nc, pin + p.nc, p.nx,
-                        pin + p.nc + p.nx, p.nl, outs, nout + p.nc);
+        aug = hop_graph_call_scan(g, p.reverse, p.dim, p.length, fa, pin, p.nc, pin + p.nc, p.nx,
+                                  pin + p.nc + p.nx, p.nl, outs, nout + p.nc);
         if (aug == NULL)
             st = hop_error_code();
     }
@@ -676,8 +675,8 @@ scan_vjp(hop_vjp_ctx *cx, const hop_node *call)
         for (size_t i = 0; i < p.nx; i++)
             if (wrt[p.nc + i])
                 outs[no++] = *p.xs[i].u.node->meta;
-        back = emit_scan(g, !p.reverse, p.dim, p.length, gb, bin, ni, bxs, nbx, pin + p.nc + p.nx,
-                         p.nl, outs, no);
+        back = hop_graph_call_scan(g, !p.reverse, p.dim, p.length, gb, bin, ni, bxs, nbx,
+                                   pin + p.nc + p.nx, p.nl, outs, no);
         if (back == NULL)
             st = hop_error_code();
     }
@@ -831,8 +830,8 @@ scan_jvp(hop_jvp_ctx *cx, const hop_node *call)
         for (size_t j = p.nc; j < nout; j++)
             if (float_value(&call->outs[j]))
                 outs[m++] = call->outs[j];
-        r = emit_scan(g, p.reverse, p.dim, p.length, jb, ops, n[0], ops + n[0], n[1],
-                      ops + n[0] + n[1], n[2], outs, m);
+        r = hop_graph_call_scan(g, p.reverse, p.dim, p.length, jb, ops, n[0], ops + n[0], n[1],
+                                ops + n[0] + n[1], n[2], outs, m);
         if (r == NULL)
             st = hop_error_code();
     }

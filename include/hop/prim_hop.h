@@ -300,6 +300,18 @@ hop_status hop_map(hop_output_graph *og, hop_body f, const hop_arg *xs, size_t n
 hop_status hop_invoke_subgraph(hop_output_graph *og, hop_body f, const hop_arg *args, size_t nargs,
                                hop_values *outputs);
 
+/*
+ * Records scan(reverse, dim, length, body, (init...), (xs...), (lifted...))
+ * in g with outputs outs[nouts], its node layout (hop/scan.c) built from
+ * plain node arrays: for rules that express a loop's backward as a scan
+ * (scan's and fori_loop's vjp).  body must be a subgraph of g whose inputs
+ * follow the lists.  NULL on error (hop_graph_call_hop's), g unchanged.
+ */
+hop_node *hop_graph_call_scan(hop_graph *g, bool reverse, int64_t dim, int64_t length,
+                              hop_graph *body, hop_node *const *init, size_t ni,
+                              hop_node *const *xs, size_t nx, hop_node *const *lifted, size_t nl,
+                              const hop_value_info *outs, size_t nouts);
+
 /* "f32[s0, 4]", "Sym(s0)" or "nothing" for messages; snprintf contract. */
 size_t hop_value_info_print(const hop_value_info *v, char *buf, size_t cap);
 
