@@ -123,7 +123,7 @@ valgrind)
     for t in "$dir"/tests/c/test_* "$dir"/examples/*; do
         [ -f "$t" ] && [ -x "$t" ] || continue
         case "$t" in *.so) continue ;; esac # libraries of HOPs: the tests load them
-        if HOP_TEST_SCALE=10 valgrind -q --error-exitcode=1 --leak-check=full \
+        if HOP_TEST_SCALE=10 valgrind -q --fair-sched=yes --error-exitcode=1 --leak-check=full \
             --errors-for-leak-kinds=definite,indirect "$t" >"$t.valgrind.log" 2>&1; then
             echo "valgrind: $t clean"
         else

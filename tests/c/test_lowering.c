@@ -1632,6 +1632,9 @@ test_hop_plan_interrupt_stops_a_long_run_soon_and_the_plan_runs_again(void **sta
 int
 main(void)
 {
+    /* HOP_TEST_FILTER=pattern runs only the matching tests (profiling). */
+    if (getenv("HOP_TEST_FILTER"))
+        cmocka_set_test_filter(getenv("HOP_TEST_FILTER"));
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_elementwise_chain_matches_eager_with_static_shapes),
         cmocka_unit_test(test_one_dynamic_plan_serves_several_sizes),
