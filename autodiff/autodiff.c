@@ -48,6 +48,10 @@ typedef struct xform {
     /* list items of arguments being mapped, freed after each node */
     hop_arg **scratch;
     size_t nscratch, scratch_cap;
+    /* symbols replaced in every copied argument and meta (hop_graph_inline
+     * binding a SymInt placeholder to a value of another expression) */
+    const hop_expr **from, **to;
+    size_t nsubs;
 } xform;
 
 struct hop_vjp_ctx {
@@ -106,6 +110,14 @@ xform_free(xform *x)
     hop__free(x->scratch);
 }
 
+/* Frees what hop_graph_inline allocated besides xform_free's. */
+static void
+subs_free(xform *x)
+{
+    hop__free((void *)x->from);
+    hop__free((void *)x->to);
+}
+
 static void
 scratch_clear(xform *x)
 {
@@ -114,7 +126,29 @@ scratch_clear(xform *x)
     x->nscratch = 0;
 }
 
-static hop_status copy_graph(const hop_graph *src, hop_graph *dst);
+static hop_status copy_graph(const hop_graph *src, hop_graph *dst, const xform *subs);
+
+/* e with x's symbols replaced. */
+static const hop_expr *
+subs_expr(const xform *x, const hop_expr *e)
+{
+    return x->nsubs ? hop_sym_subs(x->out->env, e, x->from, x->to, x->nsubs) : e;
+}
+
+/* *out = *v with x's symbols replaced; HOP_NOMEM on failure. */
+static hop_status
+subs_meta(const xform *x, const hop_value_info *v, hop_value_info *out)
+{
+    *out = *v;
+    if (x->nsubs == 0)
+        return HOP_OK;
+    if (v->kind == HOP_VALUE_SYM && (out->sym = subs_expr(x, v->sym)) == NULL)
+        return hop_error_code();
+    for (int d = 0; v->kind == HOP_VALUE_TENSOR && d < v->meta.rank; d++)
+        if ((out->meta.sizes[d] = subs_expr(x, v->meta.sizes[d])) == NULL)
+            return hop_error_code();
+    return HOP_OK;
+}
 
 /* The copy of subgraph g in x->out (made on first use: a subgraph shared by
  * several calls keeps one copy). */
@@ -129,7 +163,7 @@ subgraph_copy(xform *x, const hop_graph *g)
     hop_graph *c = hop_graph_new(x->out->env, g->name);
     if (c == NULL)
         return NULL;
-    if (copy_graph(g, c) != HOP_OK || hop_graph_add_subgraph(x->out, c) != HOP_OK) {
+    if (copy_graph(g, c, x) != HOP_OK || hop_graph_add_subgraph(x->out, c) != HOP_OK) {
         hop_graph_free(c);
         return NULL;
     }
@@ -172,6 +206,9 @@ map_arg(xform *x, const hop_arg *a, hop_arg *out)
         *out = hop_arg_list(items, a->u.list.n);
         return HOP_OK;
     }
+    case HOP_ARG_SYM:
+        *out = *a;
+        return (out->u.sym = subs_expr(x, a->u.sym)) ? HOP_OK : hop_error_code();
     default:
         *out = *a;
         return HOP_OK;
@@ -194,26 +231,37 @@ static entry *
 copy_node(xform *x, const hop_node *n)
 {
     hop_arg *args = hop__calloc(n->nargs + 1, sizeof *args);
+    hop_value_info meta, *outs = NULL;
     if (args == NULL)
         return NULL;
     hop_node *c = NULL;
-    if (map_args(x, n, args) == HOP_OK) {
+    hop_status st = map_args(x, n, args);
+    if (st == HOP_OK && n->meta)
+        st = subs_meta(x, n->meta, &meta);
+    if (st == HOP_OK && n->nouts && x->nsubs) {
+        if ((outs = hop__calloc(n->nouts, sizeof *outs)) == NULL)
+            st = HOP_NOMEM;
+        for (size_t j = 0; j < n->nouts && st == HOP_OK; j++)
+            st = subs_meta(x, &n->outs[j], &outs[j]);
+    }
+    const hop_value_info *nouts = outs ? outs : n->outs;
+    if (st == HOP_OK) {
         hop_graph *g = x->out;
         switch (n->kind) {
         case HOP_NODE_PLACEHOLDER:
-            c = hop_graph_placeholder(g, n->name, n->meta);
+            c = hop_graph_placeholder(g, n->name, &meta);
             break;
         case HOP_NODE_CALL_OP:
-            c = hop_graph_call_op_meta(g, n->op, args, n->nargs, n->meta);
+            c = hop_graph_call_op_meta(g, n->op, args, n->nargs, &meta);
             break;
         case HOP_NODE_CALL_HOP:
-            c = hop_graph_call_hop(g, n->cls, args, n->nargs, n->outs, n->nouts);
+            c = hop_graph_call_hop(g, n->cls, args, n->nargs, nouts, n->nouts);
             break;
         case HOP_NODE_GETITEM:
             c = hop_graph_getitem(g, args[0].u.node, (size_t)args[1].u.i);
             break;
         case HOP_NODE_CALL_FOREIGN:
-            c = hop_graph_call_foreign(g, n->target, args, n->nargs, n->outs, n->nouts, n->flags);
+            c = hop_graph_call_foreign(g, n->target, args, n->nargs, nouts, n->nouts, n->flags);
             break;
         case HOP_NODE_OUTPUT:
             c = hop_graph_output(g, args, n->nargs);
@@ -221,6 +269,7 @@ copy_node(xform *x, const hop_node *n)
         }
     }
     hop__free(args);
+    hop__free(outs);
     scratch_clear(x);
     if (c == NULL)
         return NULL;
@@ -239,17 +288,67 @@ copy_guards(const hop_graph *src, hop_graph *dst)
     return HOP_OK;
 }
 
-/* dst (empty) becomes a copy of src, subgraphs included. */
+/* dst (empty) becomes a copy of src, subgraphs included, with subs's symbol
+ * replacements (NULL for none). */
 static hop_status
-copy_graph(const hop_graph *src, hop_graph *dst)
+copy_graph(const hop_graph *src, hop_graph *dst, const xform *subs)
 {
     xform x = {.src = src, .out = dst};
+    if (subs) {
+        x.from = subs->from;
+        x.to = subs->to;
+        x.nsubs = subs->nsubs;
+    }
     hop_status st = copy_guards(src, dst);
     for (const hop_node *n = src->first; n && st == HOP_OK; n = n->next)
         if (copy_node(&x, n) == NULL)
             st = hop_error_code();
     xform_free(&x);
     return st;
+}
+
+/* Adds the replacement of symbol e by v unless e is not a symbol, is v, or
+ * is bound already (the first binding wins). */
+static void
+bind_symbol(xform *x, const hop_expr *e, const hop_expr *v)
+{
+    if (e == v || hop_expr_kind_of(e) != HOP_EXPR_SYMBOL)
+        return;
+    for (size_t k = 0; k < x->nsubs; k++)
+        if (x->from[k] == e)
+            return;
+    x->from[x->nsubs] = e;
+    x->to[x->nsubs++] = v;
+}
+
+/* The symbols of src's placeholders (a SymInt's, a tensor's sizes) that the
+ * inputs bound to them carry as other expressions: replaced in the copy, so
+ * a body's index symbol becomes the symbol of the value passed for it. */
+static hop_status
+bind_symbols(xform *x, const hop_graph *src, hop_node *const *inputs)
+{
+    size_t cap = 0;
+    for (size_t i = 0; i < src->nplaceholders; i++) {
+        const hop_value_info *p = hop_graph_placeholder_at(src, i)->meta;
+        cap += p->kind == HOP_VALUE_SYM ? 1 : (size_t)p->meta.rank;
+    }
+    if (cap == 0)
+        return HOP_OK;
+    x->from = hop__calloc(cap, sizeof *x->from);
+    x->to = hop__calloc(cap, sizeof *x->to);
+    if (x->from == NULL || x->to == NULL)
+        return HOP_NOMEM;
+    for (size_t i = 0; i < src->nplaceholders; i++) {
+        const hop_value_info *p = hop_graph_placeholder_at(src, i)->meta;
+        const hop_value_info *v = inputs[i] ? inputs[i]->meta : NULL;
+        if (v == NULL || v->kind != p->kind)
+            continue;
+        if (p->kind == HOP_VALUE_SYM)
+            bind_symbol(x, p->sym, v->sym);
+        for (int d = 0; p->kind == HOP_VALUE_TENSOR && d < p->meta.rank && d < v->meta.rank; d++)
+            bind_symbol(x, p->meta.sizes[d], v->meta.sizes[d]);
+    }
+    return HOP_OK;
 }
 
 hop_status
@@ -263,7 +362,7 @@ hop_graph_inline(hop_graph *dst, const hop_graph *src, hop_node *const *inputs, 
                          : dst->env != src->env     ? "graphs of different ShapeEnvs"
                                                     : "NULL inputs or outputs");
     xform x = {.src = src, .out = dst};
-    hop_status st = HOP_OK;
+    hop_status st = bind_symbols(&x, src, inputs);
     size_t i = 0;
     for (const hop_node *n = src->first; n && st == HOP_OK; n = n->next) {
         if (n->kind == HOP_NODE_PLACEHOLDER) {
@@ -282,6 +381,7 @@ hop_graph_inline(hop_graph *dst, const hop_graph *src, hop_node *const *inputs, 
             st = hop_error_code();
     }
     xform_free(&x);
+    subs_free(&x);
     return st;
 }
 

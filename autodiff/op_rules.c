@@ -223,10 +223,12 @@ static hop_node *
 operand(const ad *a, const hop_node *n, size_t k, hop_dtype dt)
 {
     const hop_arg *arg = &n->args[k];
-    if (arg->kind == HOP_ARG_NODE) {
+    if (arg->kind == HOP_ARG_NODE && arg->u.node->meta->kind == HOP_VALUE_TENSOR)
         return to_dtype(a->g, primal(a, arg->u.node), dt);
-    }
-    return EMIT(a->g, full, hop_arg_list(NULL, 0), *arg, hop_arg_dtype(dt));
+    hop_arg v = *arg; /* a SymInt node: its symbol */
+    if (arg->kind == HOP_ARG_NODE)
+        v = hop_arg_sym(arg->u.node->meta->sym);
+    return EMIT(a->g, full, hop_arg_list(NULL, 0), v, hop_arg_dtype(dt));
 }
 
 /* Whether reverse mode wants a gradient for argument arg (a float node

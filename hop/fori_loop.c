@@ -241,131 +241,47 @@ new_graph(hop_graph *g, const char *base)
     return hop_graph_new(g->env, name);
 }
 
-/* A copy of src (its placeholders, nodes and output), not installed. */
-static hop_graph *
-copy_of(hop_graph *parent, const hop_graph *src)
-{
-    hop_graph *c = new_graph(parent, src->name);
-    size_t n = src->nplaceholders, nout = src->output->nargs;
-    hop_node **v = hop_calloc(n + nout + 1, sizeof *v);
-    hop_arg *o = hop_calloc(nout + 1, sizeof *o);
-    hop_status st = c && v && o ? HOP_OK : hop_error_code();
-    for (size_t i = 0; i < n && st == HOP_OK; i++) {
-        const hop_node *p = hop_graph_placeholder_at(src, i);
-        if ((v[i] = hop_graph_placeholder(c, p->name, p->meta)) == NULL)
-            st = hop_error_code();
-    }
-    if (st == HOP_OK)
-        st = hop_graph_inline(c, src, v, v + n);
-    for (size_t j = 0; j < nout && st == HOP_OK; j++)
-        o[j] = hop_arg_node(v[n + j]);
-    if (st == HOP_OK && hop_graph_output(c, o, nout) == NULL)
-        st = hop_error_code();
-    hop_free(v);
-    hop_free(o);
-    if (st != HOP_OK) {
-        hop_graph_free(c);
-        return NULL;
-    }
-    return c;
-}
-
-/* In step body s: i = item(ix), then wrap(body, (i, rest...)); body is
- * installed in s.  The call's outputs go to outs[body's output count]. */
+/* In step body s: i = item(ix), then body inlined on (i, rest...) (its
+ * index symbol becomes i's, with the index's range: ix is an element of
+ * arange(lower, upper)); its outputs go to outs[body's output count]. */
 static hop_status
-call_step(hop_graph *s, hop_graph *body, hop_node *ix, hop_node *const *rest, size_t nrest,
+call_step(hop_graph *s, const hop_graph *body, hop_node *ix, hop_node *const *rest, size_t nrest,
           hop_node **outs)
 {
     hop_node *i = hop_graph_call_op(s, HOP_OP_item, (hop_arg[]){hop_arg_node(ix)}, 1);
-    size_t nout = body->output->nargs;
-    hop_arg *items = hop_calloc(nrest + 2, sizeof *items);
-    hop_value_info *metas = hop_calloc(nout + 1, sizeof *metas);
-    hop_status st = i && items && metas ? HOP_OK : hop_error_code();
-    if (st == HOP_OK)
-        st = hop_graph_add_subgraph(s, body);
-    if (st != HOP_OK)
-        hop_graph_free(body);
-    if (st == HOP_OK) {
-        items[0] = hop_arg_node(i);
-        for (size_t k = 0; k < nrest; k++)
-            items[k + 1] = hop_arg_node(rest[k]);
-        for (size_t j = 0; j < nout; j++)
-            metas[j] = *body->output->args[j].u.node->meta;
-        hop_arg args[] = {hop_arg_graph(body), hop_arg_list(items, nrest + 1)};
-        hop_node *w = hop_graph_call_hop(s, &hop_wrap_class, args, 2, metas, nout);
-        for (size_t j = 0; j < nout && st == HOP_OK; j++)
-            if (w == NULL || (outs[j] = hop_graph_getitem(s, w, j)) == NULL)
-                st = hop_error_code();
+    hop_node **in = hop_calloc(nrest + 2, sizeof *in);
+    hop_status st = i && in ? HOP_OK : hop_error_code();
+    if (st == HOP_OK) { /* i ranges over the index's range, as body assumes */
+        int64_t lo, hi;
+        hop_shape_env_bounds(s->env, hop_graph_placeholder_at(body, 0)->meta->sym, &lo, &hi);
+        st = hop_shape_env_constrain(s->env, i->meta->sym, lo, hi);
     }
-    hop_free(items);
-    hop_free(metas);
+    if (st == HOP_OK) {
+        in[0] = i;
+        memcpy(in + 1, rest, nrest * sizeof *rest);
+        st = hop_graph_inline(s, body, in, outs);
+    }
+    hop_free(in);
     return st;
 }
 
-/* Whether expression e mentions symbol sym. */
-static bool
-mentions(const hop_expr *e, const hop_expr *sym)
+/* A bound as an expression: an int's constant, a SymInt's symbol. */
+static const hop_expr *
+bound_expr(hop_shape_env *env, const hop_arg *b)
 {
-    const hop_expr *syms[32];
-    size_t n = hop_expr_free_symbols(e, syms, 32);
-    for (size_t i = 0; i < n && i < 32; i++)
-        if (syms[i] == sym)
-            return true;
-    return n > 32; /* too many to look at: assume it does */
-}
-
-static bool
-arg_mentions(const hop_arg *a, const hop_expr *sym)
-{
-    if (a->kind == HOP_ARG_SYM)
-        return mentions(a->u.sym, sym);
-    for (size_t i = 0; a->kind == HOP_ARG_LIST && i < a->u.list.n; i++)
-        if (arg_mentions(&a->u.list.items[i], sym))
-            return true;
-    return false;
-}
-
-/* Whether body f reads its index: the placeholder, or its symbol in an
- * argument or a size. */
-static bool
-uses_index(const hop_graph *f)
-{
-    const hop_node *i = hop_graph_placeholder_at(f, 0);
-    if (i->nuses > 0)
-        return true;
-    const hop_expr *sym = i->meta->sym;
-    for (const hop_node *n = f->first; n; n = n->next) {
-        for (size_t k = 0; k < n->nargs; k++)
-            if (arg_mentions(&n->args[k], sym))
-                return true;
-        const hop_value_info *m = n->meta;
-        if (m->kind == HOP_VALUE_SYM && n != i && mentions(m->sym, sym))
-            return true;
-        for (int d = 0; m->kind == HOP_VALUE_TENSOR && d < m->meta.rank; d++)
-            if (mentions(m->meta.sizes[d], sym))
-                return true;
-    }
-    return false;
+    return b->kind == HOP_ARG_INT ? hop_sym_const(env, b->u.i)
+           : b->kind == HOP_ARG_SYM ? b->u.sym
+                                    : b->u.node->meta->sym;
 }
 
 static hop_status
 fori_vjp(hop_vjp_ctx *cx, const hop_node *call)
 {
     const hop_arg *lo = hop_node_param(call, "lower"), *hi = hop_node_param(call, "upper");
-    if (lo->kind != HOP_ARG_INT || hi->kind != HOP_ARG_INT)
-        return hop_error(HOP_UNSUPPORTED,
-                         "autodiff: fori_loop %s has a trip count known only when it runs; its "
-                         "vjp needs int bounds (a static trip count)",
-                         call->name);
     size_t nc, nl;
     const hop_arg *init = hop_node_group(call, "init_val", &nc);
     const hop_arg *lifted = hop_node_lifted(call, &nl);
     const hop_graph *f = hop_node_body(call, "body_fun");
-    if (uses_index(f))
-        return hop_error(HOP_UNSUPPORTED,
-                         "autodiff: fori_loop %s: its body reads its index i; the vjp of such a "
-                         "loop is not supported yet (a body that does not read i is)",
-                         call->name);
     for (size_t j = 0; j < nc; j++)
         if (call->outs[j].kind != HOP_VALUE_TENSOR)
             return hop_error(HOP_UNSUPPORTED,
@@ -373,8 +289,8 @@ fori_vjp(hop_vjp_ctx *cx, const hop_node *call)
                              "tensor carries",
                              call->name, j);
     hop_graph *g = hop_vjp_out(cx);
-    int64_t n = hi->u.i > lo->u.i ? hi->u.i - lo->u.i : 0;
-    if (n == 0) { /* no step: the carries pass through */
+    if (lo->kind == HOP_ARG_INT && hi->kind == HOP_ARG_INT && hi->u.i <= lo->u.i) {
+        /* no step: the carries pass through */
         hop_status st = HOP_OK;
         for (size_t j = 0; j < nc && st == HOP_OK; j++) {
             hop_node *ct = hop_vjp_ct(cx, call, j);
@@ -397,12 +313,17 @@ fori_vjp(hop_vjp_ctx *cx, const hop_node *call)
     hop_node **prim = v; /* init..., lifted... (out graph) */
     for (size_t k = 0; k < nc + nl && st == HOP_OK; k++)
         prim[k] = hop_vjp_primal(cx, (k < nc ? init[k] : lifted[k - nc]).u.node);
+    /* the steps' indices: arange(lower, lower + Max(upper - lower, 0)) */
+    const hop_expr *lo_e = bound_expr(g->env, lo), *hi_e = bound_expr(g->env, hi), *span = NULL;
+    if (lo_e && hi_e)
+        span = hop_sym_max(g->env, hop_sym_sub(g->env, hi_e, lo_e), hop_sym_const(g->env, 0));
+    const hop_expr *end = span ? hop_sym_add(g->env, lo_e, span) : NULL;
     hop_node *idx = NULL;
     if (st == HOP_OK &&
-        (idx = hop_graph_call_op(g, HOP_OP_arange,
-                                 (hop_arg[]){hop_arg_int(lo->u.i), hop_arg_int(hi->u.i),
-                                             hop_arg_int(1), hop_arg_dtype(HOP_I64)},
-                                 4)) == NULL)
+        (end == NULL || (idx = hop_graph_call_op(g, HOP_OP_arange,
+                                                 (hop_arg[]){hop_arg_sym(lo_e), hop_arg_sym(end),
+                                                             hop_arg_int(1), hop_arg_dtype(HOP_I64)},
+                                                 4)) == NULL))
         st = hop_error_code();
     hop_value_info ixm = {.kind = HOP_VALUE_TENSOR};
     if (st == HOP_OK)
@@ -428,11 +349,8 @@ fori_vjp(hop_vjp_ctx *cx, const hop_node *call)
         rest[k] = sp[k];
     for (size_t k = 0; k < nl; k++)
         rest[nc + k] = sp[nc + 1 + k];
-    hop_graph *fc = st == HOP_OK ? copy_of(s, f) : NULL;
-    if (st == HOP_OK && fc == NULL)
-        st = hop_error_code();
     if (st == HOP_OK)
-        st = call_step(s, fc, sp[nc], rest, nc + nl, so);
+        st = call_step(s, f, sp[nc], rest, nc + nl, so);
     if (st == HOP_OK) {
         hop_arg *o = hop_calloc(2 * nc + 1, sizeof *o);
         for (size_t j = 0; o && j < nc; j++) {
@@ -456,7 +374,7 @@ fori_vjp(hop_vjp_ctx *cx, const hop_node *call)
             hop_value_info st_m = call->outs[j];
             memmove(st_m.meta.sizes + 1, st_m.meta.sizes,
                     (size_t)st_m.meta.rank * sizeof *st_m.meta.sizes);
-            st_m.meta.sizes[0] = hop_sym_const(g->env, n);
+            st_m.meta.sizes[0] = idx->meta->meta.sizes[0];
             st_m.meta.rank++;
             outs[nc + j] = st_m;
         }
@@ -517,8 +435,7 @@ fori_vjp(hop_vjp_ctx *cx, const hop_node *call)
         br[nb++] = gp[q];
     if (st == HOP_OK)
         st = call_step(gb, b, gp[xb], br, nb, bo);
-    else
-        hop_graph_free(b);
+    hop_graph_free(b);
     if (st == HOP_OK) {
         /* bo: f's outputs (nc), then one gradient per wrt input in order */
         hop_arg *o = hop_calloc(nfc + nwl + 1, sizeof *o);

@@ -307,6 +307,40 @@ test_graph_inline_binds_placeholders_and_returns_outputs(void **state)
     hop_graph_free(bad);
     hop_graph_free(dst);
     hop_graph_free(src);
+
+    /* A SymInt placeholder binds its symbol: the copy's sizes and symbolic
+     * arguments name the symbol of the value passed for it. */
+    const hop_expr *u = hop_shape_env_unbacked(env, 0, 100);
+    hop_value_info si = {.kind = HOP_VALUE_SYM, .sym = u};
+    src = hop_graph_new(env, "src");
+    hop_node *n = hop_graph_placeholder(src, "n", &si);
+    hop_node *r = hop_graph_call_op(
+        src, HOP_OP_arange,
+        (hop_arg[]){hop_arg_int(0), hop_arg_sym(hop_sym_max(env, u, hop_sym_const(env, 0))),
+                    hop_arg_int(1), hop_arg_dtype(HOP_I64)},
+        4);
+    hop_node *s =
+        hop_graph_call_op(src, HOP_OP_add, (hop_arg[]){hop_arg_node(r), hop_arg_node(n)}, 2);
+    assert_non_null(hop_graph_output(src, (hop_arg[]){hop_arg_node(s)}, 1));
+    dst = hop_graph_new(env, "dst");
+    hop_value_info ti = {.kind = HOP_VALUE_TENSOR};
+    assert_int_equal(hop_meta_init(&ti.meta, env, HOP_I64, 0, NULL), HOP_OK);
+    p = hop_graph_placeholder(dst, "t", &ti);
+    hop_node *item = hop_graph_call_op(dst, HOP_OP_item, (hop_arg[]){hop_arg_node(p)}, 1);
+    assert_ptr_not_equal(item->meta->sym, u);
+    /* the caller vouches for the range src assumed (Max(u, 0) is u) */
+    assert_int_equal(hop_shape_env_constrain(env, item->meta->sym, 0, 100), HOP_OK);
+    assert_int_equal(hop_graph_inline(dst, src, (hop_node *[]){item}, outs), HOP_OK);
+    assert_non_null(hop_graph_output(dst, (hop_arg[]){hop_arg_node(outs[0])}, 1));
+    code = hop_graph_code(dst);
+    assert_string_equal(code, "def dst(t: \"i64[]\"):\n"
+                              "    item: \"Sym(u1)\" = item(t)\n"
+                              "    arange: \"i64[u1]\" = arange(0, u1, 1, i64)\n"
+                              "    add: \"i64[u1]\" = add(arange, item)\n"
+                              "    return (add,)\n");
+    hop_free(code);
+    hop_graph_free(dst);
+    hop_graph_free(src);
     hop_shape_env_free(env);
 }
 
