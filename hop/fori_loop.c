@@ -269,7 +269,7 @@ call_step(hop_graph *s, const hop_graph *body, hop_node *ix, hop_node *const *re
 static const hop_expr *
 bound_expr(hop_shape_env *env, const hop_arg *b)
 {
-    return b->kind == HOP_ARG_INT ? hop_sym_const(env, b->u.i)
+    return b->kind == HOP_ARG_INT   ? hop_sym_const(env, b->u.i)
            : b->kind == HOP_ARG_SYM ? b->u.sym
                                     : b->u.node->meta->sym;
 }
@@ -319,11 +319,11 @@ fori_vjp(hop_vjp_ctx *cx, const hop_node *call)
         span = hop_sym_max(g->env, hop_sym_sub(g->env, hi_e, lo_e), hop_sym_const(g->env, 0));
     const hop_expr *end = span ? hop_sym_add(g->env, lo_e, span) : NULL;
     hop_node *idx = NULL;
-    if (st == HOP_OK &&
-        (end == NULL || (idx = hop_graph_call_op(g, HOP_OP_arange,
-                                                 (hop_arg[]){hop_arg_sym(lo_e), hop_arg_sym(end),
-                                                             hop_arg_int(1), hop_arg_dtype(HOP_I64)},
-                                                 4)) == NULL))
+    if (st == HOP_OK && (end == NULL || (idx = hop_graph_call_op(
+                                             g, HOP_OP_arange,
+                                             (hop_arg[]){hop_arg_sym(lo_e), hop_arg_sym(end),
+                                                         hop_arg_int(1), hop_arg_dtype(HOP_I64)},
+                                             4)) == NULL))
         st = hop_error_code();
     hop_value_info ixm = {.kind = HOP_VALUE_TENSOR};
     if (st == HOP_OK)
