@@ -945,7 +945,9 @@ hop_graph_call_hop(hop_graph *g, const hop_class *cls, const hop_arg *args, size
 {
     if (g == NULL || cls == NULL || cls->name == NULL) {
         hop_error(HOP_MISUSE, "call_hop: the %s is NULL",
-                  g == NULL ? "graph" : cls == NULL ? "class" : "class's name");
+                  g == NULL     ? "graph"
+                  : cls == NULL ? "class"
+                                : "class's name");
         return NULL;
     }
     const char *target = cls->name;
@@ -1269,6 +1271,20 @@ hop_graph_find_subgraph(const hop_graph *g, const char *name)
             return g->subgraphs[i];
     }
     return NULL;
+}
+
+hop_graph *
+hop_graph_new_subgraph(const hop_graph *g, const char *base)
+{
+    if (g == NULL || base == NULL) {
+        hop_error(HOP_MISUSE, "hop_graph_new_subgraph: NULL %s", g ? "base name" : "graph");
+        return NULL;
+    }
+    char name[300];
+    snprintf(name, sizeof name, "%.255s", base);
+    for (int k = 1; hop_graph_find_subgraph(g, name) || hop_graph_find_node(g, name); k++)
+        snprintf(name, sizeof name, "%.255s_%d", base, k);
+    return hop_graph_new(g->env, name);
 }
 
 hop_node *

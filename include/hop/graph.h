@@ -281,6 +281,10 @@ hop_status hop_graph_add_subgraph(hop_graph *parent, hop_graph *child);
 hop_status hop_graph_remove_subgraph(hop_graph *parent, hop_graph *child);
 /* A direct subgraph by name, or NULL. */
 hop_graph *hop_graph_find_subgraph(const hop_graph *g, const char *name);
+/* A new empty graph of g's env for installing in g, named base, or base_1,
+ * base_2, ...: the first name free among g's subgraphs and nodes (names
+ * longer than 255 bytes are cut).  NULL on error (HOP_NOMEM, HOP_MISUSE). */
+hop_graph *hop_graph_new_subgraph(const hop_graph *g, const char *base);
 
 /*
  * Adds the SymBool cond to g's guards: what g assumes about the sizes of the

@@ -312,6 +312,22 @@ hop_node *hop_graph_call_scan(hop_graph *g, bool reverse, int64_t dim, int64_t l
                               hop_node *const *xs, size_t nx, hop_node *const *lifted, size_t nl,
                               const hop_value_info *outs, size_t nouts);
 
+/*
+ * The vjp of a loop that runs a known number of steps, for loop HOPs' vjp
+ * rules (hop/fori_loop.c; while_loop counts its steps first): call's first
+ * nc outputs are carries started from init[nc] and updated by
+ * c = f(i, c..., lifted...) (indexed; i a SymInt placeholder) or
+ * f(c..., lifted...) for i in [lower, upper) (INT or SYM arguments, or
+ * SymInt nodes of the out graph; an empty range passes the carries through).  Emits an
+ * augmented forward scan over the indices that stacks the carries
+ * (`<f>_fwd`) and a reverse scan running f's backward graph per step
+ * (`<f>_bwd`), and accumulates the gradients of init's and lifted's float
+ * values.  HOP_UNSUPPORTED for a SymInt carry; what the builders return.
+ */
+hop_status hop_vjp_counted_loop(hop_vjp_ctx *cx, const hop_node *call, const hop_graph *f,
+                                bool indexed, const hop_arg *lower, const hop_arg *upper,
+                                const hop_arg *init, size_t nc, const hop_arg *lifted, size_t nl);
+
 /* "f32[s0, 4]", "Sym(s0)" or "nothing" for messages; snprintf contract. */
 size_t hop_value_info_print(const hop_value_info *v, char *buf, size_t cap);
 

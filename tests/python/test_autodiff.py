@@ -309,6 +309,68 @@ def test_fori_loop_body_reading_its_index_and_dynamic_bounds():
         0, 3, lambda i, v: v * x[i] + i, x).sum(), [x], 0), 1e-6)
 
 
+def _while_program(x, w, bound):
+    """A loop whose trip count depends on the data: grow c until its sum
+    passes bound."""
+    def body(c, k):
+        return c * 1.2 + (c * w).sin() * 0.1 + x * 0.1, k + 1
+    c, k = hop.while_loop(lambda c, k: c.sum() < bound, body, (x, hop.tensor(0)))
+    return (c * c).sum() + k.to(hop.float64)
+
+
+def test_while_loop_grad_with_a_data_dependent_stop_matches_torch():
+    torch = pytest.importorskip("torch")
+    w = t([0.9, 1.1, 0.7])
+
+    def torch_grads(x, bound):
+        tx = torch.tensor(arr(x), requires_grad=True)
+        tw = torch.tensor(arr(w), requires_grad=True)
+        c, k = tx, 0
+        while float(c.sum()) < bound:
+            c, k = c * 1.2 + (c * tw).sin() * 0.1 + tx * 0.1, k + 1
+        ((c * c).sum() + k).backward()
+        gw = tw.grad.numpy() if tw.grad is not None else np.zeros(3)  # no trip: w unused
+        return tx.grad.numpy(), gw, k
+
+    grad = hop.grad(_while_program, argnums=(0, 1))
+    cgrad = hop.compile(grad)
+    trips = set()
+    for x, bound in [([0.1, 0.2, 0.3], 1.0), ([0.1, 0.2, 0.3], 3.0), ([2.0, 1.0, 1.0], 1.0),
+                     ([0.3, 0.2, 0.1], 6.0)]:
+        x = t(x)
+        gx, gw, k = torch_grads(x, bound)
+        trips.add(k)
+        for fn in (grad, cgrad):
+            got = fn(x, w, t(bound))  # a tensor bound: no recompile
+            close(got[0], gx, 1e-10)
+            close(got[1], gw, 1e-10)
+    assert trips == {2, 6, 0, 9}  # a zero-trip loop and several trip counts
+    assert len(cgrad._entries) == 1 and cgrad.recompiles == 0
+
+
+def test_while_loop_grad_nested_in_cond_in_map_with_closures():
+    w = t([0.5, -0.25, 0.75])
+    s = t(1.5)
+
+    def f(xs, w, s):
+        def row(r):
+            def loop():
+                c, _ = hop.while_loop(lambda c, k: k < 3,
+                                      lambda c, k: ((c * w).cos() * s + r, k + 1),
+                                      (r, hop.tensor(0)))
+                return c
+            return hop.cond(r.sum() > 0, loop, lambda: r * w)
+        return hop.map(row, xs).sum()
+    xs = t([[0.2, 0.4, 0.1], [-0.3, -0.1, -0.2], [0.5, -0.1, 0.3]])
+    args = [xs, w, s]
+    g = hop.grad(f, argnums=(0, 1, 2))(*args)
+    for i in range(3):
+        close(g[i], fd_grad(f, args, i), 1e-6)
+    g2 = hop.compile(hop.grad(f, argnums=(0, 1, 2)))(*args)
+    for i in range(3):
+        close(g2[i], arr(g[i]), 1e-12)
+
+
 # ------------------------------------------------------- associative_scan
 
 @pytest.mark.parametrize("dim,reverse", [(0, False), (0, True), (1, False), (-1, True)])
@@ -375,11 +437,15 @@ def test_grad_of_integer_input_is_an_error():
         hop.grad(lambda x: x.sum())(hop.tensor([1, 2]))
 
 
-def test_loop_without_rule_is_a_clear_error():
-    with pytest.raises(hop.UnsupportedError, match=r"autodiff: the HOP while_loop "
-                                                   r"\(while_loop\) has no vjp rule"):
-        hop.grad(lambda x: hop.while_loop(lambda c: c.sum() < 10.0, lambda c: (c * 2.0,),
-                                          (x,))[0].sum())(t([1.0, 2.0]))
+def test_while_loop_with_a_symint_carry_is_a_clear_error():
+    def f(x, m):  # a SymInt carried through (an int carry is an i64 tensor)
+        c, n = hop.while_loop(lambda c, n: c.sum() < 10.0, lambda c, n: (c * 2.0, n),
+                              (x, m.sum().item()))
+        return c.sum()
+    with pytest.raises(hop.UnsupportedError, match=r"autodiff: while_loop while_loop carries a "
+                                                   r"SymInt \(carry 1\); its vjp needs tensor "
+                                                   r"carries"):
+        hop.grad(f)(t([1.0, 2.0]), hop.tensor([0]))
     assert hop.grad(lambda x: (x * 2.0).sum())(t([1.0])).tolist() == [2.0]  # state intact
 
 
