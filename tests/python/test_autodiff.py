@@ -387,11 +387,196 @@ def test_associative_scan_add_gradient_is_the_scan_the_other_way(dim, reverse):
     close(tan, float((want * W).sum()), 1e-12)
 
 
-def test_associative_scan_other_combines_are_a_clear_error():
-    with pytest.raises(hop.UnsupportedError, match=r"autodiff: associative_scan associative_scan "
-                                                   r"has no vjp rule for its combine_fn: only a "
-                                                   r"combine_fn of one add"):
-        hop.grad(lambda x: hop.associative_scan(lambda a, b: a * b, x).sum())(t([1.0, 2.0]))
+# mul, maximum and minimum: the combine_fn spelled every way that traces to
+# one op node of its two operands, in either order.
+SCAN_COMBINES = {
+    "mul": [lambda a, b: a * b, lambda a, b: b * a, lambda a, b: hop.mul(a, b)],
+    "max": [lambda a, b: hop.maximum(a, b), lambda a, b: b.maximum(a),
+            lambda a, b: np.maximum(a, b)],
+    "min": [lambda a, b: hop.minimum(a, b), lambda a, b: a.minimum(b),
+            lambda a, b: np.minimum(b, a)],
+}
+
+
+def scan_input(op, shape):
+    x = RNG.normal(size=shape)
+    if op == "mul":  # zeros: single, adjacent, first and last along every dim
+        x[0, 0] = 0.0
+        x[1, 2] = x[1, 3] = 0.0
+        x[2, 4] = 0.0
+        x[2, 1] = 0.0
+    return x
+
+
+def torch_scan(torch, op, x, dim, reverse):
+    xx = x.flip(dim) if reverse else x
+    y = (torch.cumprod(xx, dim) if op == "mul" else
+         torch.cummax(xx, dim).values if op == "max" else torch.cummin(xx, dim).values)
+    return y.flip(dim) if reverse else y
+
+
+def unrolled_scan(fn, x, dim, reverse):
+    """The inclusive scan as a Python loop of fn over selects, then a stack."""
+    n = x.shape[dim]
+    out, acc = {}, None
+    for i in (range(n - 1, -1, -1) if reverse else range(n)):
+        xi = x.select(dim, i)
+        acc = xi if acc is None else fn(acc, xi)
+        out[i] = acc
+    return hop.stack([out[i] for i in range(n)], dim)
+
+
+@pytest.mark.parametrize("op", ["mul", "max", "min"])
+@pytest.mark.parametrize("dim,reverse", [(0, False), (0, True), (1, False), (1, True),
+                                         (-1, False), (-1, True)])
+def test_associative_scan_mul_max_min_gradients_match_torch_and_fd(op, dim, reverse):
+    torch = pytest.importorskip("torch")
+    X = scan_input(op, (3, 5))
+    W = RNG.normal(size=(3, 5))
+    x, w = t(X), t(W)
+    tx = torch.tensor(X, requires_grad=True)
+    (torch_scan(torch, op, tx, dim, reverse) * torch.tensor(W)).sum().backward()
+    for fn in SCAN_COMBINES[op]:
+        def f(x):
+            return (hop.associative_scan(fn, x, dim=dim, reverse=reverse) * w).sum()
+        g = hop.grad(f)(x)
+        close(g, tx.grad.numpy(), 1e-12)
+        close(g, fd_grad(f, [x], 0), 1e-6)
+        # forward mode: <jvp(v), w> == <v, vjp(w)> for the scan itself
+        scan = lambda x: hop.associative_scan(fn, x, dim=dim, reverse=reverse)  # noqa: E731
+        V = RNG.normal(size=(3, 5))
+        y, tan = hop.jvp(scan, (x,), (t(V),))
+        close(y, torch_scan(torch, op, torch.tensor(X), dim, reverse).numpy(), 1e-12)
+        _, vjp_fn = hop.vjp(scan, x)
+        close(np.float64((arr(tan) * W).sum()), float((V * arr(vjp_fn(w)[0])).sum()), 1e-12)
+    if op == "mul":  # the zeros make the exact gradient differ from y / x's
+        assert np.isfinite(arr(g)).all() and (arr(g) != 0).any()
+
+
+@pytest.mark.parametrize("op", ["max", "min"])
+@pytest.mark.parametrize("dim,reverse", [(0, False), (0, True), (1, False), (1, True),
+                                         (-1, True)])
+def test_associative_scan_max_min_ties_are_the_unrolled_loops_exactly(op, dim, reverse):
+    """maximum's rule splits a tie 0.5/0.5, so the gradient through a tie
+    halves at each tied step, as the scan unrolled into a loop of
+    hop.maximum gives (torch's cummax gives a tie to the later element)."""
+    X = np.array([[1., 1., 2., 2., 0., 2., 3., 3.],
+                  [0., 0., 0., 0., 0., 0., 0., 0.],
+                  [3., 1., 3., 3., 2., 3., 3., 5.],
+                  [-np.inf, -np.inf, 1., np.inf, np.inf, np.nan, 2., 2.]])
+    W = np.arange(32.0).reshape(4, 8) + 1
+    x, w = t(X), t(W)
+    for fn in SCAN_COMBINES[op]:
+        def f(x):
+            return (hop.associative_scan(fn, x, dim=dim, reverse=reverse) * w).sum(dim)
+
+        def u(x):
+            return (unrolled_scan(fn, x, dim, reverse) * w).sum(dim)
+        ct = t(RNG.normal(size=8 if dim == 0 else 4))
+        want = arr(hop.vjp(u, x)[1](ct)[0])
+        np.testing.assert_array_equal(arr(hop.vjp(f, x)[1](ct)[0]), want)
+        np.testing.assert_array_equal(arr(hop.jvp(f, (x,), (w,))[1]),
+                                      arr(hop.jvp(u, (x,), (w,))[1]))
+        gc = hop.compile(lambda x, ct: hop.vjp(f, x)[1](ct)[0])
+        np.testing.assert_array_equal(arr(gc(x, ct)), want)
+    # the halving, by hand: a row of equal values is one long tie
+    g = hop.grad(lambda x: hop.associative_scan(SCAN_COMBINES[op][0], x)[-1])(t([0.0] * 4))
+    assert g.tolist() == [0.125, 0.125, 0.25, 0.5]
+
+
+def test_associative_scan_mul_zeros_and_grad_of_grad_match_torch():
+    torch = pytest.importorskip("torch")
+    for X in ([0.0, 0.0, 2.0, 3.0], [2.0, 0.0, 3.0, 0.0, 4.0], [1.5, -2.0, 0.5, 3.0]):
+        for reverse in (False, True):
+            x = t(X)
+
+            def f(x):
+                return (hop.associative_scan(lambda a, b: a * b, x, reverse=reverse) ** 2).sum()
+            tx = torch.tensor(X, requires_grad=True)
+            ty = torch_scan(torch, "mul", tx, 0, reverse)
+            (gx,) = torch.autograd.grad((ty ** 2).sum(), tx, create_graph=True)
+            (gx * tx).sum().backward()
+            close(hop.grad(f)(x), gx.detach().numpy(), 1e-12)
+            close(hop.grad(lambda x: (hop.grad(f)(x) * x).sum())(x), tx.grad.numpy(), 1e-12)
+
+
+@pytest.mark.parametrize("op", ["mul", "max"])
+def test_associative_scan_mul_max_under_compile_with_new_shapes(op):
+    torch = pytest.importorskip("torch")
+    fn = SCAN_COMBINES[op][0]
+
+    def f(x):
+        return (hop.associative_scan(fn, x, dim=1, reverse=True) * x).sum()
+    cf = hop.compile(hop.grad(f))
+    for n in (3, 5, 8, 2):
+        X = scan_input(op, (3, n)) if n >= 5 else RNG.normal(size=(3, n))
+        tx = torch.tensor(X, requires_grad=True)
+        (torch_scan(torch, op, tx, 1, True) * tx).sum().backward()
+        close(cf(t(X)), tx.grad.numpy(), 1e-12)
+        np.testing.assert_array_equal(arr(cf(t(X))), arr(hop.grad(f)(t(X))))
+    assert cf.recompiles >= 1
+    cj = hop.compile(lambda x, v: hop.jvp(f, (x,), (v,))[1])
+    X, V = RNG.normal(size=(3, 6)), RNG.normal(size=(3, 6))
+    close(cj(t(X), t(V)), np.float64((arr(hop.grad(f)(t(X))) * V).sum()), 1e-12)
+
+
+@pytest.mark.parametrize("op", ["mul", "max", "min"])
+def test_associative_scan_mul_max_nested_two_deep_with_closures(op):
+    """map -> cond -> associative_scan, closing over w at the map's depth
+    and w2 at the cond's."""
+    fn = SCAN_COMBINES[op][0]
+    w2 = t([2.0, -1.0, 0.5, 1.5])
+
+    def f(x, w):
+        def row(r):
+            return hop.cond(r.sum() > 0,
+                            lambda: (hop.associative_scan(fn, r * w, reverse=True) * w2).sin(),
+                            lambda: hop.associative_scan(fn, r + w, dim=-1) * w2)
+        return hop.map(row, x).sum()
+
+    def ref(x, w):  # the branches taken decided from the concrete x
+        rows = []
+        for r, pos in zip(x, signs):
+            if pos:
+                rows.append((unrolled_scan(fn, r * w, 0, True) * w2).sin())
+            else:
+                rows.append(unrolled_scan(fn, r + w, 0, False) * w2)
+        return hop.stack(rows, 0).sum()
+    x = t([[0.5, 0.2, -0.1, 0.7], [-0.5, -0.2, 0.3, 0.1], [1.0, 0.0, 0.5, 0.25]])
+    w = t([0.3, 0.6, -0.9, 1.2])
+    signs = [bool(v > 0) for v in arr(x).sum(1)]
+    assert signs == [True, False, True]
+    for i in (0, 1):
+        g = hop.grad(f, argnums=i)(x, w)
+        close(g, arr(hop.grad(ref, argnums=i)(x, w)), 1e-12)
+        close(g, fd_grad(f, [x, w], i), 1e-6)
+    v = (t(RNG.normal(size=(3, 4))), t(RNG.normal(size=4)))
+    _, tan = hop.jvp(f, (x, w), v)
+    gx, gw = hop.grad(f, argnums=(0, 1))(x, w)
+    close(tan, np.float64((arr(gx) * arr(v[0])).sum() + (arr(gw) * arr(v[1])).sum()), 1e-12)
+    close(hop.compile(hop.grad(f, argnums=1))(x, w), arr(hop.grad(f, argnums=1)(x, w)), 1e-12)
+
+
+SCAN_UNSUPPORTED = (r"autodiff: associative_scan associative_scan has no {} rule for its "
+                    r"combine_fn: only a combine_fn of one add, mul, maximum or minimum of its "
+                    r"two operands over one float xs \(a cumulative sum, product, max or min\) "
+                    r"is differentiated$")
+
+
+@pytest.mark.parametrize("fn,xs", [
+    (lambda a, b: a * b + a, lambda: t([1.0, 2.0])),
+    (lambda a, b: a - b, lambda: t([1.0, 2.0])),
+    (lambda a, b: a * a, lambda: t([1.0, 2.0])),
+    (lambda a, b: (a[0] * b[0], a[1] * b[1]), lambda: (t([1.0, 2.0]), t([3.0, 4.0]))),
+])
+def test_associative_scan_other_combines_are_a_clear_error(fn, xs):
+    def f(x):
+        y = hop.associative_scan(fn, x)
+        return (y[0] if isinstance(y, tuple) else y).sum()
+    with pytest.raises(hop.UnsupportedError, match=SCAN_UNSUPPORTED.format("vjp")):
+        hop.grad(f)(xs())
+    with pytest.raises(hop.UnsupportedError, match=SCAN_UNSUPPORTED.format("jvp")):
+        hop.jvp(f, (xs(),), (xs(),))
 
 
 # ---------------------------------------------------------- compile, shapes
