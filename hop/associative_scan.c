@@ -736,22 +736,20 @@ scan_eval(hop_eval_ctx *ex)
  * a second derivative goes through the scan's own rules.
  */
 
-/* A fresh subgraph name of g: <base><suffix>, <base><suffix>_1, ... */
-static void
-fresh_name(const hop_graph *g, const char *base, const char *suffix, char *name, size_t cap)
+/* A new graph for g named <base><suffix> (or with _1, _2, ...). */
+static hop_graph *
+fresh_graph(const hop_graph *g, const char *base, const char *suffix)
 {
-    snprintf(name, cap, "%s%s", base, suffix);
-    for (int k = 1; hop_graph_find_subgraph(g, name) || hop_graph_find_node(g, name); k++)
-        snprintf(name, cap, "%s%s_%d", base, suffix, k);
+    char name[256];
+    snprintf(name, sizeof name, "%s%s", base, suffix);
+    return hop_graph_new_subgraph(g, name);
 }
 
 static hop_node *
 sum_scan(hop_graph *g, const hop_node *call, hop_node *v, bool reverse)
 {
     const hop_graph *body = hop_node_body(call, "combine_fn");
-    char name[256];
-    fresh_name(g, body->name, "_add", name, sizeof name);
-    hop_graph *b = hop_graph_new(g->env, name);
+    hop_graph *b = fresh_graph(g, body->name, "_add");
     if (b == NULL)
         return NULL;
     const hop_node *pa = hop_graph_placeholder_at(body, 0);
@@ -908,9 +906,7 @@ recurrence(const rec *r, bool tangent, hop_node *cn, hop_node *v, hop_node *zero
 {
     hop_graph *g = r->g;
     const hop_graph *combine = hop_node_body(r->call, "combine_fn");
-    char name[256];
-    fresh_name(g, combine->name, tangent ? "_jvp" : "_bwd", name, sizeof name);
-    hop_graph *b = hop_graph_new(g->env, name);
+    hop_graph *b = fresh_graph(g, combine->name, tangent ? "_jvp" : "_bwd");
     if (b == NULL)
         return NULL;
     hop_node *carry = hop_graph_placeholder(b, tangent ? "t" : "g", r->elem);
