@@ -1374,7 +1374,12 @@ hop_graph_dce(hop_graph *g)
         prev = n->prev;
         bool removable = n->kind == HOP_NODE_CALL_OP || n->kind == HOP_NODE_CALL_HOP ||
                          n->kind == HOP_NODE_CALL_FOREIGN || n->kind == HOP_NODE_GETITEM;
-        if (removable && n->nuses == 0 && !call_has_side_effects(n)) {
+        /* A node may define an unbacked symbol that sizes and SYM
+         * arguments name without using the node (item: `select(w, 0, u0 %
+         * 3)`); a backed one is bound on entry. */
+        bool defines_sym = n->kind != HOP_NODE_CALL_HOP && n->meta &&
+                           n->meta->kind == HOP_VALUE_SYM && hop_symbol_is_unbacked(n->meta->sym);
+        if (removable && n->nuses == 0 && !defines_sym && !call_has_side_effects(n)) {
             remove_node(g, n);
             removed++;
         }

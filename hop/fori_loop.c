@@ -525,6 +525,216 @@ fori_vjp(hop_vjp_ctx *cx, const hop_node *call)
                                 nc, lifted, nl);
 }
 
+/* A placeholder of g like p (its name with suffix); a SymInt placeholder
+ * gets a fresh unbacked symbol of p's range (fresh: the new loop binds its
+ * own index, and inlining maps p's symbol to it). */
+static hop_node *
+placeholder_like(hop_graph *g, const hop_node *p, const char *suffix)
+{
+    char name[256];
+    snprintf(name, sizeof name, "%s%s", p->name, suffix);
+    if (p->meta->kind != HOP_VALUE_SYM)
+        return hop_graph_placeholder(g, name, p->meta);
+    int64_t lo, hi;
+    hop_shape_env_bounds(g->env, p->meta->sym, &lo, &hi);
+    hop_value_info m = {.kind = HOP_VALUE_SYM, .sym = hop_shape_env_unbacked(g->env, lo, hi)};
+    return m.sym ? hop_graph_placeholder(g, name, &m) : NULL;
+}
+
+/* Builds a loop body's tangent twin (see hop_jvp_loop) into t. */
+static hop_status
+jvp_loop_body(hop_jvp_ctx *cx, hop_graph *t, const hop_graph *f, const hop_graph *cond, size_t off,
+              size_t nc, size_t nl, const bool *wrt)
+{
+    size_t nph = f->nplaceholders, nout = f->output->nargs, ndot = 0;
+    for (size_t i = 0; i < nph; i++)
+        ndot += wrt[i];
+    hop_node **v = hop_calloc(3 * (nph + ndot) + nout + 4, sizeof *v);
+    hop_arg *o = hop_calloc(nout + ndot + 1, sizeof *o);
+    hop_graph *jg = hop_graph_new(t->env, "jvp");
+    hop_status st = v && o && jg ? HOP_OK : hop_error_code();
+    hop_node **ph = v, **dot = v + nph, **in = dot + nph, **jo = in + nph + ndot;
+    /* t's inputs: head..., c..., dc..., L..., dL... */
+    size_t groups[][2] = {{0, off}, {off, off + nc}, {off + nc, nph}};
+    for (int grp = 0; grp < 3 && st == HOP_OK; grp++) {
+        for (size_t i = groups[grp][0]; i < groups[grp][1] && st == HOP_OK; i++)
+            if ((ph[i] = placeholder_like(t, hop_graph_placeholder_at(f, i), "")) == NULL)
+                st = hop_error_code();
+        for (size_t i = groups[grp][0]; grp > 0 && i < groups[grp][1] && st == HOP_OK; i++)
+            if (wrt[i] &&
+                (dot[i] = placeholder_like(t, hop_graph_placeholder_at(f, i), "_dot")) == NULL)
+                st = hop_error_code();
+    }
+    if (cond) { /* cond's inputs are f's without the head */
+        hop_node *pred;
+        if (st == HOP_OK)
+            st = hop_graph_inline(t, cond, ph + off, &pred);
+        if (st == HOP_OK && hop_graph_output(t, (hop_arg[]){hop_arg_node(pred)}, 1) == NULL)
+            st = hop_error_code();
+    } else {
+        if (st == HOP_OK)
+            st = hop_jvp_graph(f, wrt, jg);
+        size_t k = 0;
+        for (size_t i = 0; i < nph; i++)
+            in[k++] = ph[i];
+        for (size_t i = 0; i < nph; i++)
+            if (wrt[i])
+                in[k++] = dot[i];
+        if (st == HOP_OK)
+            st = hop_graph_inline(t, jg, in, jo);
+        /* jo: f's outputs, then one tangent per output; keep the carries' */
+        size_t m = 0;
+        for (size_t j = 0; j < nc; j++)
+            o[m++] = hop_arg_node(jo[j]);
+        for (size_t j = 0; j < nc; j++)
+            if (wrt[off + j])
+                o[m++] = hop_arg_node(jo[nout + j]);
+        if (st == HOP_OK && hop_graph_output(t, o, m) == NULL)
+            st = hop_error_code();
+    }
+    (void)nl;
+    (void)cx;
+    hop_graph_free(jg);
+    hop_free(v);
+    hop_free(o);
+    return st;
+}
+
+hop_status
+hop_jvp_loop(hop_jvp_ctx *cx, const hop_node *call, const hop_graph *f, const hop_graph *cond,
+             size_t off, const hop_arg *init, size_t nc, const hop_arg *lifted, size_t nl,
+             hop_jvp_loop_parts *out)
+{
+    memset(out, 0, sizeof *out);
+    for (size_t j = 0; j < nc; j++)
+        if (call->outs[j].kind != HOP_VALUE_TENSOR)
+            return hop_error(HOP_UNSUPPORTED,
+                             "autodiff: %s %s carries a SymInt (carry %zu); its jvp needs "
+                             "tensor carries",
+                             call->cls->name, call->name, j);
+    hop_graph *g = hop_jvp_out(cx);
+    size_t nph = f->nplaceholders;
+    if (nph != off + nc + nl)
+        return hop_error(HOP_MISUSE, "hop_jvp_loop: %s's body %s takes %zu inputs, not %zu",
+                         call->name, f->name, nph, off + nc + nl);
+    bool *wrt = hop_calloc(nph + 1, sizeof *wrt);
+    out->carries = hop_calloc(2 * nc + 1, sizeof *out->carries);
+    out->lifted = hop_calloc(2 * nl + 1, sizeof *out->lifted);
+    out->outs = hop_calloc(2 * nc + 1, sizeof *out->outs);
+    hop_status st = wrt && out->carries && out->lifted && out->outs ? HOP_OK : HOP_NOMEM;
+    size_t ncar = nc, nlif = nl;
+    for (size_t k = 0; k < nc + nl && st == HOP_OK; k++) {
+        const hop_node *v = (k < nc ? init[k] : lifted[k - nc]).u.node;
+        const hop_value_info *m = hop_graph_placeholder_at(f, off + k)->meta;
+        bool fl = m->kind == HOP_VALUE_TENSOR && hop_dtype_is_float(m->meta.dtype);
+        hop_node *p = hop_jvp_primal(cx, v), *d = fl ? hop_jvp_tangent(cx, v) : NULL;
+        if (k < nc && fl && d == NULL)
+            d = hop_jvp_zeros(cx, m); /* every float carry carries a tangent */
+        wrt[off + k] = d != NULL;
+        if (p == NULL || (fl && k < nc && d == NULL)) {
+            st = hop_error_code();
+            break;
+        }
+        if (k < nc) {
+            out->carries[k] = p;
+            if (d) {
+                out->outs[ncar] = call->outs[k];
+                out->carries[ncar++] = d;
+            }
+            out->outs[k] = call->outs[k];
+        } else {
+            out->lifted[k - nc] = p;
+            if (d)
+                out->lifted[nlif++] = d;
+        }
+    }
+    out->ncarries = ncar;
+    out->nlifted = nlif;
+    char base[256];
+    for (int b = 0; b < 2 && st == HOP_OK; b++) {
+        const hop_graph *src = b ? cond : f;
+        if (src == NULL)
+            continue;
+        snprintf(base, sizeof base, "%s_jvp", src->name);
+        hop_graph *t = hop_graph_new_subgraph(g, base);
+        if (t == NULL)
+            st = hop_error_code();
+        else if ((st = jvp_loop_body(cx, t, f, b ? cond : NULL, off, nc, nl, wrt)) != HOP_OK ||
+                 (hop_graph_dce(t), st = hop_graph_add_subgraph(g, t)) != HOP_OK)
+            hop_graph_free(t);
+        else
+            *(b ? &out->cond : &out->body) = t;
+    }
+    hop_free(wrt);
+    if (st != HOP_OK)
+        hop_jvp_loop_parts_clear(out);
+    return st;
+}
+
+void
+hop_jvp_loop_parts_clear(hop_jvp_loop_parts *p)
+{
+    hop_free(p->carries);
+    hop_free(p->lifted);
+    hop_free(p->outs);
+    p->carries = p->lifted = NULL;
+    p->outs = NULL;
+}
+
+hop_status
+hop_jvp_loop_finish(hop_jvp_ctx *cx, const hop_node *call, hop_jvp_loop_parts *p, hop_node *loop,
+                    size_t nc)
+{
+    hop_status st = loop ? HOP_OK : hop_error_code();
+    for (size_t j = 0, k = nc; j < nc && st == HOP_OK; j++) {
+        const hop_value_info *m = &call->outs[j];
+        if (!hop_dtype_is_float(m->meta.dtype))
+            continue;
+        hop_node *t = hop_graph_getitem(hop_jvp_out(cx), loop, k++);
+        st = t ? hop_jvp_set_tangent(cx, call, j, t) : hop_error_code();
+    }
+    hop_jvp_loop_parts_clear(p);
+    return st;
+}
+
+/* fori_loop(lower, upper, body_jvp, (c..., dc...), (L..., dL...)). */
+static hop_status
+fori_jvp(hop_jvp_ctx *cx, const hop_node *call)
+{
+    size_t nc, nl;
+    const hop_arg *init = hop_node_group(call, "init_val", &nc);
+    const hop_arg *lifted = hop_node_lifted(call, &nl);
+    hop_jvp_loop_parts p;
+    hop_status st =
+        hop_jvp_loop(cx, call, hop_node_body(call, "body_fun"), NULL, 1, init, nc, lifted, nl, &p);
+    if (st != HOP_OK)
+        return st;
+    hop_arg b[2] = {*hop_node_param(call, "lower"), *hop_node_param(call, "upper")};
+    for (int k = 0; k < 2 && st == HOP_OK; k++) /* a SymInt node bound: its copy */
+        if (b[k].kind == HOP_ARG_NODE && (b[k].u.node = hop_jvp_primal(cx, b[k].u.node)) == NULL)
+            st = hop_error_code();
+    hop_arg *items = hop_calloc(p.ncarries + p.nlifted + 1, sizeof *items);
+    if (st == HOP_OK && items == NULL)
+        st = HOP_NOMEM;
+    hop_node *loop = NULL;
+    if (st == HOP_OK) {
+        for (size_t k = 0; k < p.ncarries; k++)
+            items[k] = hop_arg_node(p.carries[k]);
+        for (size_t k = 0; k < p.nlifted; k++)
+            items[p.ncarries + k] = hop_arg_node(p.lifted[k]);
+        hop_arg args[] = {b[0], b[1], hop_arg_graph(p.body), hop_arg_list(items, p.ncarries),
+                          hop_arg_list(items + p.ncarries, p.nlifted)};
+        loop =
+            hop_graph_call_hop(hop_jvp_out(cx), &hop_fori_loop_class, args, 5, p.outs, p.ncarries);
+    }
+    hop_free(items);
+    if (st != HOP_OK) {
+        hop_jvp_loop_parts_clear(&p);
+        return st;
+    }
+    return hop_jvp_loop_finish(cx, call, &p, loop, nc);
+}
+
 const hop_class hop_fori_loop_class = {
     .name = "fori_loop",
     .params = {{"lower", HOP_PARAM_VALUE},
@@ -544,4 +754,5 @@ const hop_class hop_fori_loop_class = {
     .lower = fori_lower,
     .eval = fori_eval,
     .vjp = fori_vjp,
+    .jvp = fori_jvp,
 };

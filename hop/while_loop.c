@@ -240,6 +240,36 @@ while_vjp(hop_vjp_ctx *cx, const hop_node *call)
     return hop_vjp_counted_loop(cx, call, bf, false, &lo, &hi, init, nc, lifted, nl);
 }
 
+/* while_loop(cond_jvp, body_jvp, (c..., dc...), (L..., dL...)): cond_fn
+ * reads the primal carries only. */
+static hop_status
+while_jvp(hop_jvp_ctx *cx, const hop_node *call)
+{
+    size_t nc, nl;
+    const hop_arg *init = hop_node_group(call, "carried_inputs", &nc);
+    const hop_arg *lifted = hop_node_lifted(call, &nl);
+    hop_jvp_loop_parts p;
+    hop_status st = hop_jvp_loop(cx, call, hop_node_body(call, "body_fn"),
+                                 hop_node_body(call, "cond_fn"), 0, init, nc, lifted, nl, &p);
+    if (st != HOP_OK)
+        return st;
+    hop_arg *items = hop_calloc(p.ncarries + p.nlifted + 1, sizeof *items);
+    if (items == NULL) {
+        hop_jvp_loop_parts_clear(&p);
+        return HOP_NOMEM;
+    }
+    for (size_t k = 0; k < p.ncarries; k++)
+        items[k] = hop_arg_node(p.carries[k]);
+    for (size_t k = 0; k < p.nlifted; k++)
+        items[p.ncarries + k] = hop_arg_node(p.lifted[k]);
+    hop_arg args[] = {hop_arg_graph(p.cond), hop_arg_graph(p.body), hop_arg_list(items, p.ncarries),
+                      hop_arg_list(items + p.ncarries, p.nlifted)};
+    hop_node *loop =
+        hop_graph_call_hop(hop_jvp_out(cx), &hop_while_loop_class, args, 4, p.outs, p.ncarries);
+    hop_free(items);
+    return hop_jvp_loop_finish(cx, call, &p, loop, nc);
+}
+
 const hop_class hop_while_loop_class = {
     .name = "while_loop",
     .params = {{"cond_fn", HOP_PARAM_BODY, "while_loop_cond"},
@@ -257,4 +287,5 @@ const hop_class hop_while_loop_class = {
     .lower = while_lower,
     .eval = while_eval,
     .vjp = while_vjp,
+    .jvp = while_jvp,
 };

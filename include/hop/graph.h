@@ -306,7 +306,9 @@ hop_status hop_graph_erase_node(hop_graph *g, hop_node *n);
  * Dead-code elimination: removes call_op, call_hop, call_foreign and getitem
  * nodes whose values nobody uses (placeholders and the output stay), and frees
  * subgraphs no remaining call refers to.  Nodes with HOP_NODE_SIDE_EFFECTS
- * stay, and so does a call_hop whose subgraphs (at any depth) hold one.  Not
+ * stay, and so does a call_hop whose subgraphs (at any depth) hold one, and
+ * a node whose value is an unbacked symbol (item's u0: sizes and symbolic
+ * arguments may name it without using the node).  Not
  * recursive into subgraphs (their signatures are fixed by their callers).
  * Returns the number of nodes removed.
  */

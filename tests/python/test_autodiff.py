@@ -371,6 +371,35 @@ def test_while_loop_grad_nested_in_cond_in_map_with_closures():
         close(g2[i], arr(g[i]), 1e-12)
 
 
+def _fori_program(x, w, n):
+    return (hop.fori_loop(1, n, lambda i, c: (c * w[i % 3]).sin() + x * i, x) ** 2).sum()
+
+
+@pytest.mark.parametrize("prog", ["while", "fori", "fori_in_map"])
+def test_loop_jvp_is_the_transpose_of_the_loop_vjp(prog):
+    """Forward mode through while_loop and fori_loop: <jvp(t), 1> equals
+    <t, grad>, eagerly and compiled, with a data-dependent stop, a body
+    reading its index and a tensor trip count, and nested in map."""
+    w = t([0.9, 1.1, 0.7])
+    if prog == "while":
+        f = lambda x, w: _while_program(x, w, t(3.0))  # noqa: E731
+    elif prog == "fori":
+        f = lambda x, w: _fori_program(x, w, hop.tensor(5))  # noqa: E731
+    else:
+        f = lambda x, w: hop.map(lambda r: _fori_program(r, w, 4), x.reshape(1, 3)).sum()  # noqa
+    x, tx, tw = t([0.1, 0.2, 0.3]), t([1.0, -0.5, 0.25]), t([0.3, 0.2, -0.1])
+    gx, gw = hop.grad(f, argnums=(0, 1))(x, w)
+    want = float((arr(gx) * arr(tx)).sum() + (arr(gw) * arr(tw)).sum())
+    out, tan = hop.jvp(f, (x, w), (tx, tw))
+    close(out, float(arr(f(x, w))), 1e-12)
+    close(tan, want, 1e-10)
+    cj = hop.compile(lambda x, w, a, b: hop.jvp(f, (x, w), (a, b)))
+    close(cj(x, w, tx, tw)[1], want, 1e-10)
+    fd = (float(arr(f(t(arr(x) + 1e-6 * arr(tx)), t(arr(w) + 1e-6 * arr(tw))))) -
+          float(arr(f(t(arr(x) - 1e-6 * arr(tx)), t(arr(w) - 1e-6 * arr(tw)))))) / 2e-6
+    close(tan, fd, 1e-5)
+
+
 # ------------------------------------------------------- associative_scan
 
 @pytest.mark.parametrize("dim,reverse", [(0, False), (0, True), (1, False), (-1, True)])
