@@ -307,13 +307,13 @@ copy_graph(const hop_graph *src, hop_graph *dst, const xform *subs)
     return st;
 }
 
-/* Adds the replacement of symbol e by v unless e is not a symbol, is v, or
- * is bound already (the first binding wins). */
+/* Adds the replacement of symbol e by v unless e is not an unbacked symbol,
+ * is v, or is bound already (the first binding wins). */
 static void
 bind_symbol(xform *x, const hop_expr *e, const hop_expr *v)
 {
-    if (e == v || hop_expr_kind_of(e) != HOP_EXPR_SYMBOL)
-        return;
+    if (e == v || !hop_symbol_is_unbacked(e))
+        return; /* a backed symbol is an input size: the same everywhere */
     for (size_t k = 0; k < x->nsubs; k++)
         if (x->from[k] == e)
             return;

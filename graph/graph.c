@@ -870,11 +870,34 @@ hop_graph_call_op(hop_graph *g, hop_op op, const hop_arg *args, size_t nargs)
     return commit(g, &p, body_end(g));
 }
 
-/* Inference's result and the given metadata agree: the same value, or for an
- * op that made fresh symbols the same kind, dtype and rank. */
+/* Sizes a and b are equal by one of the first nguards guards the ShapeEnv
+ * recorded (`s0 == 8`, a loop's carry check): metadata built under that
+ * guard may say either. */
 static bool
-meta_agrees(const hop_value_info *inferred, const hop_value_info *given, bool fresh_symbols)
+guarded_equal(hop_shape_env *env, size_t nguards, const hop_expr *a, const hop_expr *b)
 {
+    const hop_expr *eq = hop_sym_eq(env, a, b);
+    for (size_t i = 0; eq && i < nguards; i++)
+        if (hop_shape_env_guard(env, i) == eq)
+            return true;
+    return false;
+}
+
+/* Inference's result and the given metadata agree: the same value (sizes
+ * equal or equal by a guard recorded before inference ran), or for an op that made fresh symbols
+ * the same kind, dtype and rank. */
+static bool
+meta_agrees(hop_shape_env *env, size_t nguards, const hop_value_info *inferred,
+            const hop_value_info *given, bool fresh_symbols)
+{
+    if (!fresh_symbols && inferred->kind == HOP_VALUE_TENSOR && given->kind == HOP_VALUE_TENSOR &&
+        inferred->meta.dtype == given->meta.dtype && inferred->meta.rank == given->meta.rank) {
+        for (int d = 0; d < given->meta.rank; d++)
+            if (inferred->meta.sizes[d] != given->meta.sizes[d] &&
+                !guarded_equal(env, nguards, inferred->meta.sizes[d], given->meta.sizes[d]))
+                return false;
+        return true;
+    }
     if (!fresh_symbols)
         return value_info_same(inferred, given);
     if (inferred->kind != given->kind)
@@ -921,7 +944,7 @@ hop_graph_call_op_meta(hop_graph *g, hop_op op, const hop_arg *args, size_t narg
     hop_value_info out;
     hop_status st = infer(g, who, op, &p, &out);
     bool fresh = hop_shape_env_nsymbols(g->env) != nsymbols;
-    if (st == HOP_OK && !meta_agrees(&out, meta, fresh)) {
+    if (st == HOP_OK && !meta_agrees(g->env, nguards, &out, meta, fresh)) {
         char want[256], got[256];
         print_value_info(meta, want, sizeof want);
         print_value_info(&out, got, sizeof got);

@@ -77,10 +77,10 @@ hop_status hop_jvp_graph(const hop_graph *fwd, const bool *wrt, hop_graph *out);
  * Copies the nodes of src into dst (a graph of the same ShapeEnv, being
  * built) with src's placeholders bound to inputs[src->nplaceholders] (nodes
  * of dst); the subgraphs src's calls use are copied into dst.  Binding a
- * placeholder binds its symbols: a SymInt placeholder's symbol, and each
- * size of a tensor placeholder that is a plain symbol, are replaced in every
- * copied size and argument by the input's expression (the first binding of
- * a symbol wins).  The caller vouches for the ranges src assumed of them
+ * placeholder binds its unbacked symbols: a SymInt placeholder's symbol, and
+ * each size of a tensor placeholder that is a plain unbacked symbol, are
+ * replaced in every copied size and argument by the input's expression (the
+ * first binding of a symbol wins).  Backed symbols (input sizes) stay.  The caller vouches for the ranges src assumed of them
  * (hop_shape_env_constrain a fresh unbacked symbol first).  outputs
  * (room for src's output count) gets the values standing for src's
  * outputs.  For rules that build a body from another (a loop's backward

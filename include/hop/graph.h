@@ -200,9 +200,11 @@ hop_node *hop_graph_call_op(hop_graph *g, hop_op op, const hop_arg *args, size_t
 /*
  * hop_graph_call_op with the result's metadata given, for a graph loaded
  * from a saved program (hop/saved.h): the operands are checked by running
- * shape inference, whose result must agree with meta (the same value info;
- * for an op that makes unbacked symbols, item and nonzero, the same kind,
- * dtype and rank), and the node gets meta.  Whatever inference added to the
+ * shape inference, whose result must agree with meta (the same value info,
+ * where a size may differ from inference's when a guard the env recorded
+ * before says they are equal, `s0 == 8`; for an op that makes unbacked
+ * symbols, item and nonzero, the same kind, dtype and rank), and the node
+ * gets meta.  Whatever inference added to the
  * env (unbacked symbols, guards) is taken back: meta's symbols and the
  * program's guards come from the saved program.  HOP_INVALID naming both
  * metadata when they disagree; otherwise the errors of hop_graph_call_op.

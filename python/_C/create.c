@@ -1115,6 +1115,12 @@ f_alloc_live(PyObject *mod, PyObject *unused)
     return PyLong_FromLong(hop_alloc_live());
 }
 
+static PyObject *
+f_alloc_count(PyObject *mod, PyObject *unused)
+{
+    return PyLong_FromLong(hop_alloc_count());
+}
+
 /* Fault injection for the allocation-failure tests: the k-th allocation of
  * the C library from now fails (k >= 1); 0 turns it off. */
 static PyObject *
@@ -1219,6 +1225,8 @@ PyMethodDef hop_py__create_functions[] = {
         "True\n"},
     {"_alloc_live", (PyCFunction)f_alloc_live, METH_NOARGS,
      "Blocks the C library has allocated and not freed (for leak tests)."},
+    {"_alloc_count", (PyCFunction)f_alloc_count, METH_NOARGS,
+     "Allocations the C library has made since start (for per-run allocation tests)."},
     {"_alloc_fail_at", (PyCFunction)f_alloc_fail_at, METH_O,
      "_alloc_fail_at(k): the k-th allocation of the C library from now fails (0: off)."},
     {"_runtime_cleanup", (PyCFunction)f_runtime_cleanup, METH_NOARGS,
