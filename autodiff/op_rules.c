@@ -47,30 +47,8 @@
 
 /* ------------------------------------------------------------ emitting */
 
-static bool
-arg_failed(const hop_arg *a)
-{
-    if (a->kind == HOP_ARG_NODE)
-        return a->u.node == NULL;
-    if (a->kind == HOP_ARG_LIST)
-        for (size_t i = 0; i < a->u.list.n; i++)
-            if (arg_failed(&a->u.list.items[i]))
-                return true;
-    return false;
-}
-
-/* op over args; NULL when a node argument is NULL (an earlier emit failed
- * and its error stays set), so chains of emits check once at the end. */
-static hop_node *
-emit(hop_graph *g, hop_op op, const hop_arg *args, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        if (arg_failed(&args[i]))
-            return NULL;
-    return hop_graph_call_op(g, op, args, n);
-}
 #define EMIT(g, op, ...)                                                                           \
-    emit((g), HOP_OP_##op, (hop_arg[]){__VA_ARGS__}, LEN(((hop_arg[]){__VA_ARGS__})))
+    hop_graph_emit((g), HOP_OP_##op, (hop_arg[]){__VA_ARGS__}, LEN(((hop_arg[]){__VA_ARGS__})))
 
 static hop_node *
 op1(hop_graph *g, hop_op op, hop_node *x)
@@ -281,7 +259,7 @@ relinear(const ad *a, const hop_node *n, hop_node *t)
         if (args[k].kind == HOP_ARG_NODE)
             args[k] = N(k == 0 ? t : primal(a, n->args[k].u.node));
     }
-    return emit(a->g, n->op, args, n->nargs);
+    return hop_graph_emit(a->g, n->op, args, n->nargs);
 }
 
 static hop_status
@@ -528,7 +506,7 @@ static hop_node *
 reduce_like(hop_graph *g, const hop_node *n, hop_op op, hop_node *v, bool keepdim)
 {
     hop_arg args[3] = {N(v), n->args[1], hop_arg_bool(keepdim)};
-    return emit(g, op, args, 3);
+    return hop_graph_emit(g, op, args, 3);
 }
 
 /* The number of elements each result of a reduction reduces. */
@@ -1004,7 +982,7 @@ jvp_concat(hop_jvp_ctx *cx, const hop_node *n)
     hop_status st = HOP_OK;
     if (any) {
         hop_arg args[2] = {hop_arg_list(ts, count), n->args[1]};
-        st = set_tangent(cx, n, emit(a.g, n->op, args, 2));
+        st = set_tangent(cx, n, hop_graph_emit(a.g, n->op, args, 2));
     }
     hop_free(ts);
     return st;

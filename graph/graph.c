@@ -823,6 +823,27 @@ infer(hop_graph *g, const char *who, hop_op op, const pending *p, hop_value_info
     return st;
 }
 
+static bool
+arg_failed(const hop_arg *a)
+{
+    if (a->kind == HOP_ARG_NODE)
+        return a->u.node == NULL;
+    if (a->kind == HOP_ARG_LIST)
+        for (size_t i = 0; i < a->u.list.n; i++)
+            if (arg_failed(&a->u.list.items[i]))
+                return true;
+    return false;
+}
+
+hop_node *
+hop_graph_emit(hop_graph *g, hop_op op, const hop_arg *args, size_t nargs)
+{
+    for (size_t i = 0; args && i < nargs; i++)
+        if (arg_failed(&args[i]))
+            return NULL;
+    return hop_graph_call_op(g, op, args, nargs);
+}
+
 hop_node *
 hop_graph_call_op(hop_graph *g, hop_op op, const hop_arg *args, size_t nargs)
 {

@@ -798,30 +798,9 @@ typedef struct rec {
     const hop_value_info *elem; /* one element: the xs without dim */
 } rec;
 
-static bool
-arg_failed(const hop_arg *a)
-{
-    if (a->kind == HOP_ARG_NODE)
-        return a->u.node == NULL;
-    if (a->kind == HOP_ARG_LIST)
-        for (size_t i = 0; i < a->u.list.n; i++)
-            if (arg_failed(&a->u.list.items[i]))
-                return true;
-    return false;
-}
-
-/* op over args; NULL when a node argument is NULL (an earlier emit failed
- * and its error stays set). */
-static hop_node *
-emit(hop_graph *g, hop_op op, const hop_arg *args, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        if (arg_failed(&args[i]))
-            return NULL;
-    return hop_graph_call_op(g, op, args, n);
-}
 #define NARGS(...) (sizeof((hop_arg[]){__VA_ARGS__}) / sizeof(hop_arg))
-#define EMIT(g, op, ...) emit((g), HOP_OP_##op, (hop_arg[]){__VA_ARGS__}, NARGS(__VA_ARGS__))
+#define EMIT(g, op, ...)                                                                           \
+    hop_graph_emit((g), HOP_OP_##op, (hop_arg[]){__VA_ARGS__}, NARGS(__VA_ARGS__))
 #define N(v) hop_arg_node(v)
 
 static bool

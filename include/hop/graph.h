@@ -196,6 +196,13 @@ hop_node *hop_graph_placeholder_at(const hop_graph *g, size_t pos);
  * with g unchanged.
  */
 hop_node *hop_graph_call_op(hop_graph *g, hop_op op, const hop_arg *args, size_t nargs);
+/*
+ * hop_graph_call_op for chains of builders (a transformation's rules): a
+ * NULL node among args, at any depth of a list, is an earlier builder's
+ * failure, and the result is NULL with that builder's error kept; so a chain
+ * of emits is checked once at its end.
+ */
+hop_node *hop_graph_emit(hop_graph *g, hop_op op, const hop_arg *args, size_t nargs);
 
 /*
  * hop_graph_call_op with the result's metadata given, for a graph loaded
