@@ -126,7 +126,7 @@ builtins_locked(void)
                                    &hop_invoke_subgraph_class, &hop_while_loop_class,
                                    &hop_fori_loop_class, &hop_scan_class, &hop_switch_class,
                                    &hop_associative_scan_class, &hop_vjp_class,
-                                   &hop_jvp_class};
+                                   &hop_jvp_class, &hop_vmap_class};
     for (size_t i = 0; i < HOP__ARRAY_LEN(builtins); i++) {
         if (find_locked(builtins[i]->name))
             continue;
