@@ -176,9 +176,13 @@ vmap_eval(hop_eval_ctx *ex)
 static size_t
 vmap_print(const hop_node *call, char *buf, size_t cap)
 {
-    size_t n = 0, nargs;
+    /* the args, then the values the body lifted (never batched here) */
+    size_t n = 0, nargs = hop_node_passed(call, NULL, 0);
     int64_t in = hop_node_param(call, "in_dims")->u.i, out = hop_node_param(call, "out_dims")->u.i;
-    const hop_arg *args = hop_node_group(call, "args", &nargs);
+    const hop_arg *args[64];
+    if (nargs > 64)
+        nargs = 64;
+    hop_node_passed(call, args, nargs);
 #define PUT(...) n += (size_t)snprintf(n < cap ? buf + n : NULL, n < cap ? cap - n : 0, __VA_ARGS__)
     PUT("vmap([");
     for (size_t i = 0; i < nargs; i++)
@@ -189,7 +193,7 @@ vmap_print(const hop_node *call, char *buf, size_t cap)
     PUT("], %s, (", hop_node_body(call, "f")->name);
     for (size_t i = 0; i < nargs; i++) {
         char a[256];
-        hop_arg_print(&args[i], HOP_FLOAT_REPR, a, sizeof a);
+        hop_arg_print(args[i], HOP_FLOAT_REPR, a, sizeof a);
         PUT("%s%s", i ? ", " : "", a);
     }
     PUT("%s))", nargs == 1 ? "," : "");
