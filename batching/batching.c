@@ -110,8 +110,8 @@ scratch_clear(hop_batch_ctx *cx)
 static hop_arg *
 scratch_items(hop_batch_ctx *cx, size_t n)
 {
-    if (hop__grow((void **)&cx->scratch, &cx->scratch_cap, cx->nscratch + 1,
-                  sizeof *cx->scratch) != HOP_OK)
+    if (hop__grow((void **)&cx->scratch, &cx->scratch_cap, cx->nscratch + 1, sizeof *cx->scratch) !=
+        HOP_OK)
         return NULL;
     hop_arg *items = hop__calloc(n + 1, sizeof *items);
     if (items != NULL)
@@ -408,8 +408,7 @@ name_result(hop_batch_ctx *cx, const hop_node *n, entry *e)
 
 /* The batched version of body in cx->out, made once per (body, mask). */
 hop_status
-hop_batch_body(hop_batch_ctx *cx, const hop_graph *body, const bool *batched,
-               hop_graph **vmapped)
+hop_batch_body(hop_batch_ctx *cx, const hop_graph *body, const bool *batched, hop_graph **vmapped)
 {
     size_t np = body->nplaceholders, no = body->output->nargs;
     char *mask = hop__calloc(np + 1, 1);
@@ -424,8 +423,7 @@ hop_batch_body(hop_batch_ctx *cx, const hop_graph *body, const bool *batched,
         outd[j] = a->kind == HOP_ARG_NODE && a->u.node->meta->kind == HOP_VALUE_TENSOR ? 0 : -1;
     }
     for (size_t i = 0; i < cx->nmemos && st == HOP_OK; i++)
-        if (cx->memos[i].src == body && cx->memos[i].mask &&
-            strcmp(cx->memos[i].mask, mask) == 0) {
+        if (cx->memos[i].src == body && cx->memos[i].mask && strcmp(cx->memos[i].mask, mask) == 0) {
             *vmapped = cx->memos[i].dst;
             hop__free(mask);
             hop__free(in);
@@ -568,8 +566,7 @@ collect(hop_batch_ctx *cx, const hop_arg *a, size_t n, loop_inputs *li, bool wan
 /* Maps a of the forward graph into the loop body: nodes to its inputs,
  * subgraphs to copies in the body. */
 static hop_status
-loop_arg(hop_batch_ctx *cx, hop_graph *body, const loop_inputs *li, const hop_arg *a,
-         hop_arg *out)
+loop_arg(hop_batch_ctx *cx, hop_graph *body, const loop_inputs *li, const hop_arg *a, hop_arg *out)
 {
     switch (a->kind) {
     case HOP_ARG_NODE:
@@ -724,11 +721,13 @@ static hop_status
 check_call(const hop_graph *fwd, const int *in_dims, const hop_expr *size, const int *out_dims,
            hop_graph *out)
 {
-    if (fwd == NULL || out == NULL || size == NULL ||
-        (fwd->nplaceholders && in_dims == NULL) ||
+    if (fwd == NULL || out == NULL || size == NULL || (fwd->nplaceholders && in_dims == NULL) ||
         (fwd->output && fwd->output->nargs && out_dims == NULL))
         return hop_error(HOP_MISUSE, "hop_vmap_graph: NULL %s",
-                         fwd == NULL ? "graph" : out == NULL ? "out graph" : size == NULL ? "size" : "dims");
+                         fwd == NULL    ? "graph"
+                         : out == NULL  ? "out graph"
+                         : size == NULL ? "size"
+                                        : "dims");
     if (fwd->output == NULL)
         return hop_error(HOP_MISUSE, "hop_vmap_graph: graph %s has no output node", fwd->name);
     if (out->first != NULL || out->nsubgraphs != 0)
@@ -751,8 +750,9 @@ batch_input(hop_batch_ctx *cx, const hop_node *p, size_t i, int in_dim, entry *e
     }
     char what[128];
     if (p->meta->kind != HOP_VALUE_TENSOR)
-        return hop_error(HOP_INVALID, "vmap: input %zu (%s) is batched but is a SymInt, not a tensor",
-                         i, p->name);
+        return hop_error(HOP_INVALID,
+                         "vmap: input %zu (%s) is batched but is a SymInt, not a tensor", i,
+                         p->name);
     const hop_meta *m = &p->meta->meta;
     if (in_dim < 0 || in_dim > m->rank || m->rank >= HOP_MAX_RANK) {
         hop_meta_print(m, what, sizeof what);
@@ -781,8 +781,8 @@ batch_output(hop_batch_ctx *cx, size_t j, int out_dim, hop_arg *res)
     const hop_arg *a = &cx->src->output->args[j];
     if (a->kind != HOP_ARG_NODE) {
         if (out_dim >= 0)
-            return hop_error(HOP_UNSUPPORTED, "vmap: output %zu is a constant, not a tensor to batch",
-                             j);
+            return hop_error(HOP_UNSUPPORTED,
+                             "vmap: output %zu is a constant, not a tensor to batch", j);
         *res = *a;
         return HOP_OK;
     }
@@ -796,14 +796,16 @@ batch_output(hop_batch_ctx *cx, size_t j, int out_dim, hop_arg *res)
     }
     if (out_dim == -1) {
         if (b)
-            return hop_error(HOP_INVALID, "vmap: output %zu (%s) is batched but its out dim is None",
-                             j, a->u.node->name);
+            return hop_error(HOP_INVALID,
+                             "vmap: output %zu (%s) is batched but its out dim is None", j,
+                             a->u.node->name);
         *res = hop_arg_node(v);
         return HOP_OK;
     }
     if (a->u.node->meta->kind != HOP_VALUE_TENSOR)
-        return hop_error(HOP_INVALID, "vmap: output %zu (%s) is a SymInt; only tensors take a batch dim",
-                         j, a->u.node->name);
+        return hop_error(HOP_INVALID,
+                         "vmap: output %zu (%s) is a SymInt; only tensors take a batch dim", j,
+                         a->u.node->name);
     int r = a->u.node->meta->meta.rank;
     if (out_dim < 0 || out_dim > r)
         return hop_error(HOP_INVALID,

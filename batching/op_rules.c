@@ -218,8 +218,7 @@ batch_argmax(hop_batch_ctx *cx, const hop_node *n)
     int r = rank_of(n->args[0].u.node);
     hop_graph *g = hop_batch_out(cx);
     if (n->args[1].kind == HOP_ARG_INT && r > 0) {
-        hop_arg args[] = {hop_arg_node(x), hop_arg_int(norm(n->args[1].u.i, r) + 1),
-                          n->args[2]};
+        hop_arg args[] = {hop_arg_node(x), hop_arg_int(norm(n->args[1].u.i, r) + 1), n->args[2]};
         return emit(cx, n, n->op, args, 3, true);
     }
     /* flattened (or a logical scalar): over [B, numel] */
@@ -426,24 +425,24 @@ batch_take(hop_batch_ctx *cx, const hop_node *n)
     hop_arg s = hop_arg_sym(size);
     hop_node *neg = op_nodes(g, HOP_OP_lt, idx, (hop_arg[]){hop_arg_int(0)}, 1);
     hop_node *wrapped = op_nodes(g, HOP_OP_add, idx, &s, 1);
-    hop_node *in = neg && wrapped ? hop_graph_call_op(g, HOP_OP_where,
-                                                      (hop_arg[]){hop_arg_node(neg),
-                                                                  hop_arg_node(wrapped),
-                                                                  hop_arg_node(idx)},
-                                                      3)
-                                  : NULL;
+    hop_node *in =
+        neg && wrapped
+            ? hop_graph_call_op(
+                  g, HOP_OP_where,
+                  (hop_arg[]){hop_arg_node(neg), hop_arg_node(wrapped), hop_arg_node(idx)}, 3)
+            : NULL;
     hop_node *lo = op_nodes(g, HOP_OP_lt, in, (hop_arg[]){hop_arg_int(0)}, 1);
     hop_node *hi = op_nodes(g, HOP_OP_ge, in, &s, 1);
-    hop_node *bad = lo && hi ? op_nodes(g, HOP_OP_logical_or, lo, (hop_arg[]){hop_arg_node(hi)}, 1)
-                             : NULL;
+    hop_node *bad =
+        lo && hi ? op_nodes(g, HOP_OP_logical_or, lo, (hop_arg[]){hop_arg_node(hi)}, 1) : NULL;
     const hop_expr *total = hop_sym_mul(g->env, hop_batch_size(cx), size);
     if (total == NULL)
         return hop_error_code();
-    hop_node *safe = bad ? hop_graph_call_op(g, HOP_OP_where,
-                                             (hop_arg[]){hop_arg_node(bad), hop_arg_sym(total),
-                                                         hop_arg_node(in)},
-                                             3)
-                         : NULL;
+    hop_node *safe =
+        bad ? hop_graph_call_op(
+                  g, HOP_OP_where,
+                  (hop_arg[]){hop_arg_node(bad), hop_arg_sym(total), hop_arg_node(in)}, 3)
+            : NULL;
     /* + b * size, b the example's row */
     hop_arg ar[] = {hop_arg_int(0), hop_arg_sym(hop_batch_size(cx)), hop_arg_int(1),
                     hop_arg_dtype(HOP_I64)};
@@ -461,9 +460,8 @@ batch_take(hop_batch_ctx *cx, const hop_node *n)
     for (int k = 0, j = 1; k < r; k++)
         if (k != d)
             items[j++] = hop_arg_sym(fx->meta->meta.sizes[k]);
-    hop_node *xf = xm ? op_nodes(g, HOP_OP_reshape, xm,
-                                 (hop_arg[]){hop_arg_list(items, (size_t)r)}, 1)
-                      : NULL;
+    hop_node *xf =
+        xm ? op_nodes(g, HOP_OP_reshape, xm, (hop_arg[]){hop_arg_list(items, (size_t)r)}, 1) : NULL;
     hop_node *res = xf && flat_idx ? hop_graph_call_op(g, HOP_OP_take,
                                                        (hop_arg[]){hop_arg_node(xf), hop_arg_int(0),
                                                                    hop_arg_node(flat_idx)},
@@ -489,10 +487,22 @@ batch_take(hop_batch_ctx *cx, const hop_node *n)
 
 /* ------------------------------------------------------------ the table */
 
-#define ELEM {batch_elementwise, NULL}
-#define REDUCE {batch_reduce, NULL}
-#define DIM1 {batch_dim1, NULL}
-#define FACTORY {NULL, "it has no tensor operand, so it is never batched"}
+#define ELEM                                                                                       \
+    {                                                                                              \
+        batch_elementwise, NULL                                                                    \
+    }
+#define REDUCE                                                                                     \
+    {                                                                                              \
+        batch_reduce, NULL                                                                         \
+    }
+#define DIM1                                                                                       \
+    {                                                                                              \
+        batch_dim1, NULL                                                                           \
+    }
+#define FACTORY                                                                                    \
+    {                                                                                              \
+        NULL, "it has no tensor operand, so it is never batched"                                   \
+    }
 
 static const hop_op_batch_rule rules[HOP_OP_COUNT] = {
     [HOP_OP_neg] = ELEM,

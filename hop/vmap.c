@@ -52,7 +52,8 @@ vmap_check_operands(hop_call *c)
     hop_node *const *args = hop_call_group(c, "args", &nargs);
     int64_t in = hop_call_param(c, "in_dims")->u.i;
     if (in < 0 || (nargs < 63 && (in >> nargs) != 0))
-        return hop_error(HOP_INVALID, "vmap: in_dims mask %lld names an argument past the %zu given",
+        return hop_error(HOP_INVALID,
+                         "vmap: in_dims mask %lld names an argument past the %zu given",
                          (long long)in, nargs);
     if (in == 0)
         return hop_error(HOP_INVALID, "vmap: no argument is batched (in_dims is all None)");

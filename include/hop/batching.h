@@ -96,8 +96,7 @@ hop_status hop_vmap_graph_loop(const hop_graph *fwd, const int *in_dims, const h
 hop_graph *hop_batch_out(hop_batch_ctx *cx);
 const hop_expr *hop_batch_size(hop_batch_ctx *cx);
 hop_node *hop_batch_value(hop_batch_ctx *cx, const hop_node *v, bool *batched);
-hop_status hop_batch_set(hop_batch_ctx *cx, const hop_node *n, size_t i, hop_node *v,
-                         bool batched);
+hop_status hop_batch_set(hop_batch_ctx *cx, const hop_node *n, size_t i, hop_node *v, bool batched);
 hop_node *hop_batch_broadcast(hop_batch_ctx *cx, hop_node *v);
 hop_status hop_batch_body(hop_batch_ctx *cx, const hop_graph *body, const bool *batched,
                           hop_graph **vmapped);

@@ -195,8 +195,8 @@ def test_vmap_of_grad_gives_per_example_gradients():
 
 def test_grad_of_vmap_differentiates_through_the_batched_body():
     xs, w = r(5, 3), r(3)
-    g = hop.grad(lambda w: hop.vmap(lambda x: (x * w).sin().sum())(xs).sum())(w)
-    want = sum(hop.grad(lambda w: (hop.tensor(xs.numpy()[i]) * w).sin().sum())(w).numpy()
+    g = hop.grad(lambda w, xs: hop.vmap(lambda x: (x * w).sin().sum())(xs).sum())(w, xs)
+    want = sum(hop.grad(lambda w, x: (x * w).sin().sum())(w, hop.tensor(xs.numpy()[i])).numpy()
                for i in range(5))
     np.testing.assert_allclose(g.numpy(), want, rtol=1e-5)
 
@@ -272,3 +272,42 @@ def test_vmap_errors_name_what_is_wrong():
     with pytest.raises(ValueError, match=r"^hop\.vmap: in_axes \(0, 0\) does not match "
                                          r"argument 0, a Tensor$"):
         hop.vmap(f, in_axes=((0, 0), 0))(r(3, 2), r(3, 2))
+
+
+OPS = {
+    "sin": lambda t: t.sin(),
+    "add_row": lambda t: t + t[0],
+    "sum_last": lambda t: t.sum(-1),
+    "mean_keep": lambda t: t.mean(0, keepdim=True),
+    "amax": lambda t: t.amax(),
+    "argmax": lambda t: t.argmax(-1),
+    "matmul_t": lambda t: t @ t.T,
+    "reshape": lambda t: t.reshape(-1),
+    "transpose": lambda t: t.transpose(0, -1),
+    "select": lambda t: t[-1],
+    "slice": lambda t: t[:, 1:],
+    "expand": lambda t: t.unsqueeze(0).expand(2, -1, -1),
+    "cat": lambda t: hop.cat([t, t * 2], -1),
+    "stack": lambda t: hop.stack([t, t.cos()], 0),
+    "cumsum": lambda t: t.cumsum(-1),
+    "where": lambda t: hop.where(t > 0, t, 0.0),
+}
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.sampled_from(sorted(OPS)), st.integers(-3, 2), st.integers(-3, 2), st.integers(1, 3))
+def test_vmap_op_rules_hypothesis_over_axes(name, ax, ox, n):
+    f = OPS[name]
+    shape = [2, 3]
+    x = r(*(shape[:ax % 3] + [n] + shape[ax % 3:]))
+    out_rank = f(r(2, 3)).ndim + 1
+    if not -out_rank <= ox < out_rank:
+        ox = 0
+    got = hop.vmap(f, in_axes=ax, out_axes=ox)(x)
+    want = loop(f, (ax % 3,), (x,), ox % out_rank)
+    np.testing.assert_allclose(got.numpy(), want, rtol=1e-5, atol=1e-6)
+
+
+def test_vmap_take_of_a_batched_index_out_of_range_raises():
+    with pytest.raises(hop.OutOfBoundsError):
+        hop.vmap(lambda t, k: take(t, 0, k))(r(4, 5), hop.tensor(np.array([0, 1, 5, 2])))
