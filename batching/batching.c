@@ -669,8 +669,10 @@ hop_batch_loop(hop_batch_ctx *cx, const hop_node *call)
         st = loop_body(cx, call, &li, body);
     if (st == HOP_OK)
         st = hop_graph_add_subgraph(cx->out, body);
-    else
-        hop_graph_free(body);
+    if (st != HOP_OK) {
+        hop_graph_free(body); /* not installed: still ours */
+        body = NULL;
+    }
     hop_arg *xs = hop__calloc(li.n + 1, sizeof *xs);
     hop_value_info *outs = hop__calloc(call->nouts + 1, sizeof *outs);
     if (st == HOP_OK && (xs == NULL || outs == NULL))
