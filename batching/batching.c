@@ -454,17 +454,16 @@ hop_batch_body(hop_batch_ctx *cx, const hop_graph *body, const bool *batched, ho
     return HOP_OK;
 }
 
-/* Sets every output of call to getitem i of c, batched where the body's
- * output is a tensor. */
+/* Sets output i of call to getitem i of c: batched when it is a tensor
+ * (a batched body and a loop batch every tensor output; SymInts never are). */
 static hop_status
-set_outputs(hop_batch_ctx *cx, const hop_node *call, hop_node *c, bool all_batched)
+set_outputs(hop_batch_ctx *cx, const hop_node *call, hop_node *c)
 {
     for (size_t i = 0; i < call->nouts; i++) {
         hop_node *g = hop_graph_getitem(cx->out, c, i);
         if (g == NULL)
             return hop_error_code();
-        bool b = all_batched || c->outs[i].kind == HOP_VALUE_TENSOR;
-        hop_status st = hop_batch_set(cx, call, i, g, b && c->outs[i].kind == HOP_VALUE_TENSOR);
+        hop_status st = hop_batch_set(cx, call, i, g, c->outs[i].kind == HOP_VALUE_TENSOR);
         if (st != HOP_OK)
             return st;
     }
@@ -519,7 +518,7 @@ hop_batch_bodies(hop_batch_ctx *cx, const hop_node *call)
     if (st == HOP_OK)
         st = hop_graph_rename_node(cx->out, c, call->name);
     if (st == HOP_OK)
-        st = set_outputs(cx, call, c, false);
+        st = set_outputs(cx, call, c);
     hop__free(passed);
     hop__free(mask);
     hop__free(args);
@@ -699,7 +698,7 @@ hop_batch_loop(hop_batch_ctx *cx, const hop_node *call)
             st = hop_error_code();
     }
     if (st == HOP_OK)
-        st = set_outputs(cx, call, c, true);
+        st = set_outputs(cx, call, c);
     hop__free(li.fwd);
     hop__free(li.ph);
     hop__free(xs);
@@ -756,7 +755,12 @@ batch_input(hop_batch_ctx *cx, const hop_node *p, size_t i, int in_dim, entry *e
                          "vmap: input %zu (%s) is batched but is a SymInt, not a tensor", i,
                          p->name);
     const hop_meta *m = &p->meta->meta;
-    if (in_dim < 0 || in_dim > m->rank || m->rank >= HOP_MAX_RANK) {
+    if (m->rank >= HOP_MAX_RANK)
+        return hop_error(HOP_UNSUPPORTED,
+                         "vmap: input %zu (%s) has rank %d already; batched it "
+                         "would exceed rank %d",
+                         i, p->name, m->rank, HOP_MAX_RANK);
+    if (in_dim < 0 || in_dim > m->rank) {
         hop_meta_print(m, what, sizeof what);
         return hop_error(HOP_INVALID,
                          "vmap: in dim %d of input %zu (%s: %s) is out of range for a batched "
@@ -847,9 +851,10 @@ hop_vmap_graph_loop(const hop_graph *fwd, const int *in_dims, const hop_expr *si
             size_t i = (size_t)n->args[1].u.i;
             bool b = false;
             hop_node *v = c ? entry_value(&cx, c, i, &b) : NULL;
-            if (v == NULL)
-                st = hop_error_code() ? hop_error_code()
-                                      : hop_error(HOP_MISUSE, "vmap: bad getitem %s", n->name);
+            if (c == NULL)
+                st = hop_error(HOP_MISUSE, "vmap: getitem %s of an unknown node", n->name);
+            else if (v == NULL)
+                st = hop_error_code();
             else if (c->copy && v->kind == HOP_NODE_GETITEM && !b)
                 st = hop_graph_rename_node(out, v, n->name);
             e->vals[0] = v;
