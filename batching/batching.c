@@ -876,6 +876,7 @@ hop_vmap_graph_loop(const hop_graph *fwd, const int *in_dims, const hop_expr *si
     ctx_free(&cx);
     if (st != HOP_OK)
         return st;
-    hop_graph_dce(out);
+    /* no DCE: every node is fwd's or feeds one, and a sym_size nobody
+     * reads may be what binds an unbacked symbol (nonzero's size) */
     return hop_graph_verify(out);
 }

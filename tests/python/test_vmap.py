@@ -311,3 +311,31 @@ def test_vmap_op_rules_hypothesis_over_axes(name, ax, ox, n):
 def test_vmap_take_of_a_batched_index_out_of_range_raises():
     with pytest.raises(hop.OutOfBoundsError):
         hop.vmap(lambda t, k: take(t, 0, k))(r(4, 5), hop.tensor(np.array([0, 1, 5, 2])))
+
+
+def test_vmap_keeps_the_binding_of_an_unbacked_size_from_an_unbatched_value():
+    w = hop.tensor(np.array([0., 1., 0., 2., 3.], dtype=np.float32))
+    xs = hop.tensor(np.arange(20, dtype=np.float32).reshape(4, 5))
+    f = lambda x: take(x, 0, hop._C._op("nonzero", w)[:, 0]) * 2
+    np.testing.assert_allclose(hop.vmap(f)(xs).numpy(), loop(f, (0,), (xs,)))
+
+
+def test_vmap_nonzero_of_a_batched_value_is_unsupported():
+    with pytest.raises(hop.UnsupportedError,
+                       match=r"^vmap: the op nonzero \(nonzero\) has no batch rule: nonzero of a "
+                             r"batched value has a data-dependent size per example$"):
+        hop.vmap(lambda t: hop._C._op("nonzero", t))(r(4, 3))
+
+
+def test_vmap_of_jvp_and_jvp_of_vmap():
+    x, w = r(4, 3), r(3)
+    out, tan = hop.jvp(lambda w: hop.vmap(lambda a: (a * w).sin())(x), (w,), (hop.ones(3),))
+    np.testing.assert_allclose(tan.numpy(), (x * w).cos().numpy() * x.numpy(), rtol=1e-5)
+    f = hop.vmap(lambda a: hop.jvp(lambda v: (v * w).sin(), (a,), (hop.ones(3),))[1])
+    np.testing.assert_allclose(f(x).numpy(), (x * w).cos().numpy() * w.numpy(), rtol=1e-5)
+
+
+def test_vmap_of_map_and_switch_with_an_unbatched_index_match_a_loop():
+    check(lambda a: hop.map(lambda row: row * 2 + row.sum(), a), (0,), r(2, 3, 4))
+    check(lambda a: hop.switch(1, [lambda b: b * 2, lambda b: b - 1], a), (0,), r(4, 3))
+    check(lambda a: hop.associative_scan(lambda p, q: p + q, a, 0), (0,), r(4, 5))
