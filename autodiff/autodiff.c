@@ -421,16 +421,6 @@ describe(const hop_value_info *v, char *buf, size_t cap)
     return buf;
 }
 
-/* A name made from base (`cond_true_0_bwd`) free among g's subgraphs and
- * nodes. */
-static void
-free_name(const hop_graph *g, const char *base, char *buf, size_t cap)
-{
-    snprintf(buf, cap, "%s", base);
-    for (int k = 1; hop_graph_find_subgraph(g, buf) || hop_graph_find_node(g, buf); k++)
-        snprintf(buf, cap, "%s_%d", base, k);
-}
-
 typedef hop_status (*transform_fn)(const hop_graph *fwd, const bool *wrt, hop_graph *out);
 
 static hop_status
@@ -457,12 +447,11 @@ transformed_body(xform *x, const hop_graph *body, const bool *wrt, const char *s
             *result = x->memos[i].dst;
             return HOP_OK;
         }
-    char base[256], name[300];
+    char base[256];
     snprintf(base, sizeof base, "%s%s", body->name, suffix);
-    free_name(x->out, base, name, sizeof name);
     hop_graph *g = NULL;
     hop_status st = hop__grow((void **)&x->memos, &x->memo_cap, x->nmemos + 1, sizeof *x->memos);
-    if (st == HOP_OK && (g = hop_graph_new(x->out->env, name)) == NULL)
+    if (st == HOP_OK && (g = hop_graph_new_subgraph(x->out, base)) == NULL)
         st = hop_error_code();
     if (st == HOP_OK)
         st = fn(body, wrt, g);

@@ -945,7 +945,9 @@ hop_graph_call_hop(hop_graph *g, const hop_class *cls, const hop_arg *args, size
 {
     if (g == NULL || cls == NULL || cls->name == NULL) {
         hop_error(HOP_MISUSE, "call_hop: the %s is NULL",
-                  g == NULL ? "graph" : cls == NULL ? "class" : "class's name");
+                  g == NULL     ? "graph"
+                  : cls == NULL ? "class"
+                                : "class's name");
         return NULL;
     }
     const char *target = cls->name;
@@ -1271,6 +1273,20 @@ hop_graph_find_subgraph(const hop_graph *g, const char *name)
     return NULL;
 }
 
+hop_graph *
+hop_graph_new_subgraph(const hop_graph *g, const char *base)
+{
+    if (g == NULL || base == NULL) {
+        hop_error(HOP_MISUSE, "hop_graph_new_subgraph: NULL %s", g ? "base name" : "graph");
+        return NULL;
+    }
+    char name[300];
+    snprintf(name, sizeof name, "%.255s", base);
+    for (int k = 1; hop_graph_find_subgraph(g, name) || hop_graph_find_node(g, name); k++)
+        snprintf(name, sizeof name, "%.255s_%d", base, k);
+    return hop_graph_new(g->env, name);
+}
+
 hop_node *
 hop_graph_find_node(const hop_graph *g, const char *name)
 {
@@ -1358,7 +1374,12 @@ hop_graph_dce(hop_graph *g)
         prev = n->prev;
         bool removable = n->kind == HOP_NODE_CALL_OP || n->kind == HOP_NODE_CALL_HOP ||
                          n->kind == HOP_NODE_CALL_FOREIGN || n->kind == HOP_NODE_GETITEM;
-        if (removable && n->nuses == 0 && !call_has_side_effects(n)) {
+        /* A node may define an unbacked symbol that sizes and SYM
+         * arguments name without using the node (item: `select(w, 0, u0 %
+         * 3)`); a backed one is bound on entry. */
+        bool defines_sym = n->kind != HOP_NODE_CALL_HOP && n->meta &&
+                           n->meta->kind == HOP_VALUE_SYM && hop_symbol_is_unbacked(n->meta->sym);
+        if (removable && n->nuses == 0 && !defines_sym && !call_has_side_effects(n)) {
             remove_node(g, n);
             removed++;
         }

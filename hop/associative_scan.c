@@ -20,6 +20,9 @@
  * combine_fn of one add, mul, maximum or minimum runs as a kernel of this
  * file instead (hop_lower_kernel; "one-op combines" below).  Eval: the
  * sequential scan.
+ *
+ * Autodiff (vjp and jvp): a combine_fn of one add, mul, maximum or minimum
+ * over one float xs ("autodiff" below); any other is HOP_UNSUPPORTED.
  */
 #include "hop/autodiff.h"
 #include "hop/eval.h"
@@ -703,22 +706,50 @@ scan_eval(hop_eval_ctx *ex)
 /* --------------------------------------------------------------- autodiff */
 
 /*
- * A combine_fn of one add (a cumulative sum, the one-op kernel's add) is
- * linear: its tangent is the same scan of the tangent, and the gradient of
- * an inclusive scan is the inclusive scan of the cotangent the other way
- * (out[i] sums x[j] for j <= i, so x[j]'s gradient sums ct[i] for i >= j).
- * Both are emitted as associative_scan calls over a fresh add body, so they
- * run on the parallel kernel.  Other combine_fns have no rule yet.
+ * Rules for a combine_fn of one add, mul, maximum or minimum of its two
+ * operands over one float xs (what one_op_combine recognises, either
+ * operand order); any other combine_fn is HOP_UNSUPPORTED naming the call.
+ *
+ * add (a cumulative sum) is linear: its tangent is the same scan of the
+ * tangent, and the gradient of an inclusive scan is the inclusive scan of
+ * the cotangent the other way (out[i] sums x[j] for j <= i, so x[j]'s
+ * gradient sums ct[i] for i >= j).  Both are emitted as associative_scan
+ * calls over a fresh add body, so they run on the parallel kernel.
+ *
+ * mul, maximum, minimum: with p(i) the element before i in scan order and
+ * n(i) the one after, y_i = op(y_p(i), x_i) has the partials
+ *
+ *     c_i = d y_i / d y_p(i),   d_i = d y_i / d x_i   (the first: d = 1)
+ *
+ * mul: c_i = x_i, d_i = y_p(i); maximum (minimum): 1 for the operand that
+ * wins, 0.5 each at a tie, 0 for the loser (nan: 0 for both), the op's own
+ * rule, so the result is the derivative of the scan unrolled into a loop
+ * of the op, ties included.  The tangent is the linear recurrence
+ * t_i = d_i tx_i + c_i t_p(i), the gradient its transpose gx_i = d_i G_i,
+ * G_i = ct_i + c_n(i) G_n(i), run the other way.  The coefficients are
+ * elementwise in x and the primal y shifted by one along dim (a slice and a
+ * cat); the recurrence is a scan HOP whose body is one multiply-add (for
+ * maximum/minimum a where gives a losing operand 0 whatever the value it
+ * would multiply, inf or nan, as the op's rule does).  No division, so
+ * exact where x has zeros; O(numel(x)) work, sequential along dim and
+ * vectorised over the other dims; every op emitted is differentiable, so
+ * a second derivative goes through the scan's own rules.
  */
+
+/* A new graph for g named <base><suffix> (or with _1, _2, ...). */
+static hop_graph *
+fresh_graph(const hop_graph *g, const char *base, const char *suffix)
+{
+    char name[256];
+    snprintf(name, sizeof name, "%s%s", base, suffix);
+    return hop_graph_new_subgraph(g, name);
+}
+
 static hop_node *
 sum_scan(hop_graph *g, const hop_node *call, hop_node *v, bool reverse)
 {
     const hop_graph *body = hop_node_body(call, "combine_fn");
-    char name[256];
-    snprintf(name, sizeof name, "%s_add", body->name);
-    for (int k = 1; hop_graph_find_subgraph(g, name) || hop_graph_find_node(g, name); k++)
-        snprintf(name, sizeof name, "%s_add_%d", body->name, k);
-    hop_graph *b = hop_graph_new(g->env, name);
+    hop_graph *b = fresh_graph(g, body->name, "_add");
     if (b == NULL)
         return NULL;
     const hop_node *pa = hop_graph_placeholder_at(body, 0);
@@ -739,38 +770,221 @@ sum_scan(hop_graph *g, const hop_node *call, hop_node *v, bool reverse)
     return c ? hop_graph_getitem(g, c, 0) : NULL;
 }
 
+/* The combine_fn's op, or HOP_UNSUPPORTED naming the call. */
 static hop_status
-check_sum(const hop_node *call, const char *mode)
+check_combine(const hop_node *call, const char *mode, one_op *k)
 {
     size_t na;
     hop_node_group(call, "a", &na);
-    one_op k;
-    if (one_op_combine(hop_node_body(call, "combine_fn"), na, &k) && k.op == HOP_OP_add &&
-        hop_dtype_is_float(k.dtype))
+    if (one_op_combine(hop_node_body(call, "combine_fn"), na, k) && hop_dtype_is_float(k->dtype))
         return HOP_OK;
     return hop_error(HOP_UNSUPPORTED,
                      "autodiff: associative_scan %s has no %s rule for its combine_fn: only a "
-                     "combine_fn of one add (a cumulative sum) is differentiated yet",
+                     "combine_fn of one add, mul, maximum or minimum of its two operands over "
+                     "one float xs (a cumulative sum, product, max or min) is differentiated",
                      call->name, mode);
+}
+
+/* ------------------------------------- mul, maximum, minimum: a recurrence */
+
+/* A rule's view of the call: graph g being built, the op, the dim. */
+typedef struct rec {
+    hop_graph *g;
+    const hop_node *call;
+    hop_op op;
+    int d;
+    bool reverse;
+    const hop_value_info *x;    /* the xs (and the output) */
+    const hop_value_info *elem; /* one element: the xs without dim */
+} rec;
+
+static bool
+arg_failed(const hop_arg *a)
+{
+    if (a->kind == HOP_ARG_NODE)
+        return a->u.node == NULL;
+    if (a->kind == HOP_ARG_LIST)
+        for (size_t i = 0; i < a->u.list.n; i++)
+            if (arg_failed(&a->u.list.items[i]))
+                return true;
+    return false;
+}
+
+/* op over args; NULL when a node argument is NULL (an earlier emit failed
+ * and its error stays set). */
+static hop_node *
+emit(hop_graph *g, hop_op op, const hop_arg *args, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (arg_failed(&args[i]))
+            return NULL;
+    return hop_graph_call_op(g, op, args, n);
+}
+#define NARGS(...) (sizeof((hop_arg[]){__VA_ARGS__}) / sizeof(hop_arg))
+#define EMIT(g, op, ...) emit((g), HOP_OP_##op, (hop_arg[]){__VA_ARGS__}, NARGS(__VA_ARGS__))
+#define N(v) hop_arg_node(v)
+
+static bool
+first_is_low(const rec *r, bool first)
+{
+    return first != r->reverse; /* the first element in scan order is index 0 unless reverse */
+}
+
+/* v without its first (first) or last element in scan order along dim. */
+static hop_node *
+drop_end(const rec *r, hop_node *v, bool first)
+{
+    bool low = first_is_low(r, first);
+    return EMIT(r->g, slice, N(v), hop_arg_int(r->d), low ? hop_arg_int(1) : hop_arg_none(),
+                low ? hop_arg_none() : hop_arg_int(-1), hop_arg_int(1));
+}
+
+/* v with one slice of fill before its first (first) or after its last
+ * element in scan order along dim. */
+static hop_node *
+pad_end(const rec *r, hop_node *v, bool first, double fill)
+{
+    const hop_meta *m = &r->x->meta;
+    hop_arg sizes[HOP_MAX_RANK];
+    for (int i = 0; i < m->rank; i++)
+        sizes[i] = hop_arg_sym(i == r->d ? hop_sym_const(r->g->env, 1) : m->sizes[i]);
+    hop_node *f = EMIT(r->g, full, hop_arg_list(sizes, (size_t)m->rank), hop_arg_float(fill),
+                       hop_arg_dtype(m->dtype));
+    bool low = first_is_low(r, first);
+    hop_arg parts[2] = {N(low ? f : v), N(low ? v : f)};
+    return f ? EMIT(r->g, cat, hop_arg_list(parts, 2), hop_arg_int(r->d)) : NULL;
+}
+
+/* d op(u, w) / d u: mul w; maximum (minimum) 1 where u wins, 0.5 at a tie. */
+static hop_node *
+partial(const rec *r, hop_node *u, hop_node *w)
+{
+    if (r->op == HOP_OP_mul)
+        return w;
+    hop_graph *g = r->g;
+    hop_arg dt = hop_arg_dtype(r->x->meta.dtype);
+    hop_node *win = r->op == HOP_OP_maximum ? EMIT(g, gt, N(u), N(w)) : EMIT(g, lt, N(u), N(w));
+    hop_node *tie =
+        EMIT(g, mul, N(EMIT(g, to, N(EMIT(g, eq, N(u), N(w))), dt)), hop_arg_float(0.5));
+    return EMIT(g, add, N(EMIT(g, to, N(win), dt)), N(tie));
+}
+
+/* coef * v; for maximum/minimum 0 where coef is 0 whatever v is. */
+static hop_node *
+scale(hop_graph *g, hop_op op, hop_node *coef, hop_node *v)
+{
+    hop_node *p = EMIT(g, mul, N(coef), N(v));
+    if (op == HOP_OP_mul)
+        return p;
+    return EMIT(g, where, N(EMIT(g, eq, N(coef), hop_arg_float(0.0))), hop_arg_float(0.0), N(p));
+}
+
+/*
+ * The coefficients over the whole xs: cn_i = c_n(i) (0 for the last) and
+ * d_i (1 for the first), from x and the primal y: the pairs (y_p(i), x_i)
+ * for every element i but the first are y without its last element and x
+ * without its first.
+ */
+static hop_status
+coefficients(const rec *r, hop_node *x, hop_node *y, hop_node **cn, hop_node **dd)
+{
+    hop_node *yp = drop_end(r, y, false), *xi = drop_end(r, x, true);
+    *cn = pad_end(r, partial(r, yp, xi), false, 0.0);
+    *dd = pad_end(r, partial(r, xi, yp), true, 1.0);
+    return *cn && *dd ? HOP_OK : hop_error_code();
+}
+
+/*
+ * The recurrence as a scan along dim (the other way with other_way) of a
+ * fresh body.  Gradient (tangent false): carry G, xs (cn, ct), G = ct +
+ * cn G, ys G.  Tangent: carries (t, k), xs (cn, dv), t = dv + k t, carries
+ * (t, cn), ys t: k is the coefficient of the step before's element.  The
+ * carries start at zeros.  Returns the ys.
+ */
+static hop_node *
+recurrence(const rec *r, bool tangent, hop_node *cn, hop_node *v, hop_node *zero)
+{
+    hop_graph *g = r->g;
+    const hop_graph *combine = hop_node_body(r->call, "combine_fn");
+    hop_graph *b = fresh_graph(g, combine->name, tangent ? "_jvp" : "_bwd");
+    if (b == NULL)
+        return NULL;
+    hop_node *carry = hop_graph_placeholder(b, tangent ? "t" : "g", r->elem);
+    hop_node *k = tangent && carry ? hop_graph_placeholder(b, "k", r->elem) : carry;
+    hop_node *c = k ? hop_graph_placeholder(b, "cn", r->elem) : NULL;
+    hop_node *e = c ? hop_graph_placeholder(b, tangent ? "dv" : "ct", r->elem) : NULL;
+    hop_node *next = e ? EMIT(b, add, N(e), N(scale(b, r->op, tangent ? k : c, carry))) : NULL;
+    hop_arg outs[3] = {N(next), N(tangent ? c : next), N(next)};
+    if (next == NULL || hop_graph_output(b, outs, tangent ? 3 : 2) == NULL ||
+        hop_graph_add_subgraph(g, b) != HOP_OK) {
+        hop_graph_free(b);
+        return NULL;
+    }
+    hop_node *init[2] = {zero, zero}, *xs[2] = {cn, v};
+    hop_value_info metas[3] = {*r->elem, *r->elem, *r->x};
+    size_t nc = tangent ? 2 : 1;
+    metas[nc] = *r->x;
+    hop_node *s = hop_graph_call_scan(g, tangent ? r->reverse : !r->reverse, r->d, -1, b, init, nc,
+                                      xs, 2, NULL, 0, metas, nc + 1);
+    return s ? hop_graph_getitem(g, s, nc) : NULL;
+}
+
+/* The rule's view of call; *empty when the xs has no elements along dim. */
+static void
+rec_of(hop_graph *g, const hop_node *call, const one_op *k, rec *r, bool *empty)
+{
+    size_t na;
+    const hop_arg *a = hop_node_group(call, "a", &na);
+    const hop_value_info *x = a[0].u.node->meta;
+    *r = (rec){.g = g,
+               .call = call,
+               .op = k->op,
+               .d = norm_dim(hop_node_param(call, "dim")->u.i, x->meta.rank),
+               .reverse = hop_node_param(call, "reverse")->u.b,
+               .x = x,
+               .elem = hop_graph_placeholder_at(hop_node_body(call, "combine_fn"), 0)->meta};
+    int64_t len;
+    *empty = hop_expr_const_value(x->meta.sizes[r->d], &len) && len == 0;
 }
 
 static hop_status
 assoc_vjp(hop_vjp_ctx *cx, const hop_node *call)
 {
-    hop_status st = check_sum(call, "vjp");
+    one_op k;
+    hop_status st = check_combine(call, "vjp", &k);
     if (st != HOP_OK)
         return st;
-    bool reverse = hop_node_param(call, "reverse")->u.b;
     size_t na;
     const hop_arg *a = hop_node_group(call, "a", &na);
-    hop_node *g = sum_scan(hop_vjp_out(cx), call, hop_vjp_ct(cx, call, 0), !reverse);
-    return g ? hop_vjp_accumulate(cx, a[0].u.node, g) : hop_error_code();
+    hop_node *ct = hop_vjp_ct(cx, call, 0);
+    if (ct == NULL || !hop_vjp_active(cx, a[0].u.node))
+        return HOP_OK;
+    bool reverse = hop_node_param(call, "reverse")->u.b;
+    hop_graph *g = hop_vjp_out(cx);
+    if (k.op == HOP_OP_add) {
+        hop_node *s = sum_scan(g, call, ct, !reverse);
+        return s ? hop_vjp_accumulate(cx, a[0].u.node, s) : hop_error_code();
+    }
+    rec r;
+    bool empty;
+    rec_of(g, call, &k, &r, &empty);
+    if (empty)
+        return HOP_OK;
+    hop_node *cn, *dd, *y = hop_graph_getitem(g, hop_vjp_primal(cx, call), 0);
+    if (y == NULL)
+        return hop_error_code();
+    st = coefficients(&r, hop_vjp_primal(cx, a[0].u.node), y, &cn, &dd);
+    hop_node *zero = st == HOP_OK ? hop_vjp_zeros(cx, r.elem) : NULL;
+    hop_node *G = zero ? recurrence(&r, false, cn, ct, zero) : NULL;
+    hop_node *gx = G ? scale(g, k.op, dd, G) : NULL;
+    return gx ? hop_vjp_accumulate(cx, a[0].u.node, gx) : hop_error_code();
 }
 
 static hop_status
 assoc_jvp(hop_jvp_ctx *cx, const hop_node *call)
 {
-    hop_status st = check_sum(call, "jvp");
+    one_op k;
+    hop_status st = check_combine(call, "jvp", &k);
     if (st != HOP_OK)
         return st;
     size_t na;
@@ -778,9 +992,30 @@ assoc_jvp(hop_jvp_ctx *cx, const hop_node *call)
     hop_node *t = hop_jvp_tangent(cx, a[0].u.node);
     if (t == NULL)
         return HOP_OK;
-    t = sum_scan(hop_jvp_out(cx), call, t, hop_node_param(call, "reverse")->u.b);
-    return t ? hop_jvp_set_tangent(cx, call, 0, t) : hop_error_code();
+    bool reverse = hop_node_param(call, "reverse")->u.b;
+    hop_graph *g = hop_jvp_out(cx);
+    if (k.op == HOP_OP_add) {
+        t = sum_scan(g, call, t, reverse);
+        return t ? hop_jvp_set_tangent(cx, call, 0, t) : hop_error_code();
+    }
+    rec r;
+    bool empty;
+    rec_of(g, call, &k, &r, &empty);
+    if (empty)
+        return hop_jvp_set_tangent(cx, call, 0, t);
+    hop_node *cn, *dd, *y = hop_graph_getitem(g, hop_jvp_primal(cx, call), 0);
+    if (y == NULL)
+        return hop_error_code();
+    st = coefficients(&r, hop_jvp_primal(cx, a[0].u.node), y, &cn, &dd);
+    hop_node *zero = st == HOP_OK ? hop_jvp_zeros(cx, r.elem) : NULL;
+    hop_node *dv = zero ? scale(g, k.op, dd, t) : NULL;
+    hop_node *T = dv ? recurrence(&r, true, cn, dv, zero) : NULL;
+    return T ? hop_jvp_set_tangent(cx, call, 0, T) : hop_error_code();
 }
+
+#undef EMIT
+#undef NARGS
+#undef N
 
 const hop_class hop_associative_scan_class = {
     .name = "associative_scan",

@@ -230,28 +230,20 @@ float_value(const hop_value_info *v)
     return v->kind == HOP_VALUE_TENSOR && hop_dtype_is_float(v->meta.dtype);
 }
 
-/* A new graph named after base, free among g's subgraphs and nodes. */
-static hop_graph *
-new_graph(hop_graph *g, const char *base)
-{
-    char name[300];
-    snprintf(name, sizeof name, "%s", base);
-    for (int k = 1; hop_graph_find_subgraph(g, name) || hop_graph_find_node(g, name); k++)
-        snprintf(name, sizeof name, "%s_%d", base, k);
-    return hop_graph_new(g->env, name);
-}
-
-/* In step body s: i = item(ix), then body inlined on (i, rest...) (its
- * index symbol becomes i's, with the index's range: ix is an element of
- * arange(lower, upper)); its outputs go to outs[body's output count]. */
+/* In step body s: the body inlined on (i, rest...) with i = item(ix) when
+ * indexed (its index symbol becomes i's, with the index's range: ix is an
+ * element of arange(lower, upper)), on rest alone otherwise; its outputs go
+ * to outs[body's output count]. */
 static hop_status
-call_step(hop_graph *s, const hop_graph *body, hop_node *ix, hop_node *const *rest, size_t nrest,
-          hop_node **outs)
+call_step(hop_graph *s, const hop_graph *body, bool indexed, hop_node *ix, hop_node *const *rest,
+          size_t nrest, hop_node **outs)
 {
+    if (!indexed)
+        return hop_graph_inline(s, body, rest, outs);
     hop_node *i = hop_graph_call_op(s, HOP_OP_item, (hop_arg[]){hop_arg_node(ix)}, 1);
     hop_node **in = hop_calloc(nrest + 2, sizeof *in);
     hop_status st = i && in ? HOP_OK : hop_error_code();
-    if (st == HOP_OK) { /* i ranges over the index's range, as body assumes */
+    if (st == HOP_OK) {
         int64_t lo, hi;
         hop_shape_env_bounds(s->env, hop_graph_placeholder_at(body, 0)->meta->sym, &lo, &hi);
         st = hop_shape_env_constrain(s->env, i->meta->sym, lo, hi);
@@ -274,20 +266,43 @@ bound_expr(hop_shape_env *env, const hop_arg *b)
                                     : b->u.node->meta->sym;
 }
 
-static hop_status
-fori_vjp(hop_vjp_ctx *cx, const hop_node *call)
+/* The steps' indices in g: arange(lower, upper) when upper >= lower is
+ * known (a SymInt node bound stays a node argument, so it stays used), else
+ * arange(lower, lower + Max(upper - lower, 0)). */
+static hop_node *
+step_indices(hop_graph *g, const hop_arg *lo, const hop_arg *hi)
 {
-    const hop_arg *lo = hop_node_param(call, "lower"), *hi = hop_node_param(call, "upper");
-    size_t nc, nl;
-    const hop_arg *init = hop_node_group(call, "init_val", &nc);
-    const hop_arg *lifted = hop_node_lifted(call, &nl);
-    const hop_graph *f = hop_node_body(call, "body_fun");
+    const hop_expr *lo_e = bound_expr(g->env, lo), *hi_e = bound_expr(g->env, hi);
+    const hop_expr *span = lo_e && hi_e ? hop_sym_sub(g->env, hi_e, lo_e) : NULL;
+    if (span == NULL)
+        return NULL;
+    int64_t smin, smax;
+    hop_shape_env_bounds(g->env, span, &smin, &smax);
+    hop_arg a[2] = {hop_arg_sym(lo_e), hop_arg_sym(hi_e)};
+    if (smin >= 0) {
+        a[0] = *lo;
+        a[1] = *hi;
+    } else {
+        span = hop_sym_max(g->env, span, hop_sym_const(g->env, 0));
+        if (span == NULL || (a[1].u.sym = hop_sym_add(g->env, lo_e, span)) == NULL)
+            return NULL;
+    }
+    return hop_graph_call_op(g, HOP_OP_arange,
+                             (hop_arg[]){a[0], a[1], hop_arg_int(1), hop_arg_dtype(HOP_I64)}, 4);
+}
+
+hop_status
+hop_vjp_counted_loop(hop_vjp_ctx *cx, const hop_node *call, const hop_graph *f, bool indexed,
+                     const hop_arg *lo, const hop_arg *hi, const hop_arg *init, size_t nc,
+                     const hop_arg *lifted, size_t nl)
+{
+    const char *hop = call->cls->name;
     for (size_t j = 0; j < nc; j++)
         if (call->outs[j].kind != HOP_VALUE_TENSOR)
             return hop_error(HOP_UNSUPPORTED,
-                             "autodiff: fori_loop %s carries a SymInt (carry %zu); its vjp needs "
+                             "autodiff: %s %s carries a SymInt (carry %zu); its vjp needs "
                              "tensor carries",
-                             call->name, j);
+                             hop, call->name, j);
     hop_graph *g = hop_vjp_out(cx);
     if (lo->kind == HOP_ARG_INT && hi->kind == HOP_ARG_INT && hi->u.i <= lo->u.i) {
         /* no step: the carries pass through */
@@ -299,31 +314,25 @@ fori_vjp(hop_vjp_ctx *cx, const hop_node *call)
         }
         return st;
     }
-    size_t nph = f->nplaceholders; /* i, carries, lifted */
+    size_t off = indexed, nph = f->nplaceholders; /* [i], carries, lifted */
+    if (nph != off + nc + nl)
+        return hop_error(HOP_MISUSE, "hop_vjp_counted_loop: %s's body %s takes %zu inputs, not %zu",
+                         call->name, f->name, nph, off + nc + nl);
     bool *wrt = hop_calloc(nph + 1, sizeof *wrt);
     hop_node **v = hop_calloc(8 * (nph + nc) + 8, sizeof *v);
     hop_value_info *outs = hop_calloc(2 * (nc + nl) + 2, sizeof *outs);
     hop_status st = wrt && v && outs ? HOP_OK : HOP_NOMEM;
     size_t nfc = 0, nwl = 0;
-    for (size_t k = 1; k < nph && st == HOP_OK; k++) {
+    for (size_t k = off; k < nph && st == HOP_OK; k++) {
         wrt[k] = float_value(hop_graph_placeholder_at(f, k)->meta);
-        nfc += wrt[k] && k <= nc;
-        nwl += wrt[k] && k > nc;
+        nfc += wrt[k] && k - off < nc;
+        nwl += wrt[k] && k - off >= nc;
     }
     hop_node **prim = v; /* init..., lifted... (out graph) */
     for (size_t k = 0; k < nc + nl && st == HOP_OK; k++)
         prim[k] = hop_vjp_primal(cx, (k < nc ? init[k] : lifted[k - nc]).u.node);
-    /* the steps' indices: arange(lower, lower + Max(upper - lower, 0)) */
-    const hop_expr *lo_e = bound_expr(g->env, lo), *hi_e = bound_expr(g->env, hi), *span = NULL;
-    if (lo_e && hi_e)
-        span = hop_sym_max(g->env, hop_sym_sub(g->env, hi_e, lo_e), hop_sym_const(g->env, 0));
-    const hop_expr *end = span ? hop_sym_add(g->env, lo_e, span) : NULL;
-    hop_node *idx = NULL;
-    if (st == HOP_OK && (end == NULL || (idx = hop_graph_call_op(
-                                             g, HOP_OP_arange,
-                                             (hop_arg[]){hop_arg_sym(lo_e), hop_arg_sym(end),
-                                                         hop_arg_int(1), hop_arg_dtype(HOP_I64)},
-                                             4)) == NULL))
+    hop_node *idx = st == HOP_OK ? step_indices(g, lo, hi) : NULL;
+    if (st == HOP_OK && idx == NULL)
         st = hop_error_code();
     hop_value_info ixm = {.kind = HOP_VALUE_TENSOR};
     if (st == HOP_OK)
@@ -332,14 +341,14 @@ fori_vjp(hop_vjp_ctx *cx, const hop_node *call)
     /* 1. the augmented forward: (c..., ix, L...) -> (c'..., c...) */
     char base[256];
     snprintf(base, sizeof base, "%s_fwd", f->name);
-    hop_graph *s = st == HOP_OK ? new_graph(g, base) : NULL;
+    hop_graph *s = st == HOP_OK ? hop_graph_new_subgraph(g, base) : NULL;
     if (st == HOP_OK && s == NULL)
         st = hop_error_code();
     hop_node **sp = prim + nc + nl; /* s's placeholders: c, ix, L */
     for (size_t k = 0; k < nc + 1 + nl && st == HOP_OK; k++) {
-        const hop_node *p = k < nc    ? hop_graph_placeholder_at(f, k + 1)
+        const hop_node *p = k < nc    ? hop_graph_placeholder_at(f, off + k)
                             : k == nc ? NULL
-                                      : hop_graph_placeholder_at(f, k);
+                                      : hop_graph_placeholder_at(f, off + k - 1);
         sp[k] = hop_graph_placeholder(s, p ? p->name : "i", p ? p->meta : &ixm);
         if (sp[k] == NULL)
             st = hop_error_code();
@@ -350,7 +359,7 @@ fori_vjp(hop_vjp_ctx *cx, const hop_node *call)
     for (size_t k = 0; k < nl; k++)
         rest[nc + k] = sp[nc + 1 + k];
     if (st == HOP_OK)
-        st = call_step(s, f, sp[nc], rest, nc + nl, so);
+        st = call_step(s, f, indexed, sp[nc], rest, nc + nl, so);
     if (st == HOP_OK) {
         hop_arg *o = hop_calloc(2 * nc + 1, sizeof *o);
         for (size_t j = 0; o && j < nc; j++) {
@@ -386,31 +395,29 @@ fori_vjp(hop_vjp_ctx *cx, const hop_node *call)
     /* 2. the backward body: (ctc..., acc..., ix, c..., L...) -> (gc..., acc + gL...) */
     hop_graph *b = NULL;
     snprintf(base, sizeof base, "%s_step_bwd", f->name);
-    if (st == HOP_OK &&
-        ((b = new_graph(g, base)) == NULL || (st = hop_vjp_graph(f, wrt, NULL, b)) != HOP_OK)) {
+    if (st == HOP_OK && ((b = hop_graph_new_subgraph(g, base)) == NULL ||
+                         (st = hop_vjp_graph(f, wrt, NULL, b)) != HOP_OK)) {
         if (st == HOP_OK)
             st = hop_error_code();
         hop_graph_free(b);
         b = NULL;
     }
     snprintf(base, sizeof base, "%s_bwd", f->name);
-    hop_graph *gb = st == HOP_OK ? new_graph(g, base) : NULL;
-    if (st == HOP_OK && gb == NULL) {
+    hop_graph *gb = st == HOP_OK ? hop_graph_new_subgraph(g, base) : NULL;
+    if (st == HOP_OK && gb == NULL)
         st = hop_error_code();
-        hop_graph_free(b);
-    }
     hop_node **gp = rest + nc + nl; /* ctc (nfc), acc (nwl), ix, c (nc), L (nl) */
     size_t k = 0;
     char name[256];
-    for (size_t q = 1; q < nph && st == HOP_OK; q++) {
-        if (!wrt[q] || q > nc)
+    for (size_t q = off; q < nph && st == HOP_OK; q++) {
+        if (!wrt[q] || q - off >= nc)
             continue;
         const hop_node *p = hop_graph_placeholder_at(f, q);
         snprintf(name, sizeof name, "%s_ct", p->name);
         if ((gp[k++] = hop_graph_placeholder(gb, name, p->meta)) == NULL)
             st = hop_error_code();
     }
-    for (size_t q = nc + 1; q < nph && st == HOP_OK; q++) {
+    for (size_t q = off + nc; q < nph && st == HOP_OK; q++) {
         if (!wrt[q])
             continue;
         const hop_node *p = hop_graph_placeholder_at(f, q);
@@ -421,12 +428,12 @@ fori_vjp(hop_vjp_ctx *cx, const hop_node *call)
     size_t xb = k;
     if (st == HOP_OK && (gp[k++] = hop_graph_placeholder(gb, "i", &ixm)) == NULL)
         st = hop_error_code();
-    for (size_t q = 1; q < nph && st == HOP_OK; q++) {
+    for (size_t q = off; q < nph && st == HOP_OK; q++) {
         const hop_node *p = hop_graph_placeholder_at(f, q);
         if ((gp[k++] = hop_graph_placeholder(gb, p->name, p->meta)) == NULL)
             st = hop_error_code();
     }
-    /* b's inputs after i: c..., L..., then the float carries' cotangents */
+    /* b's inputs after [i]: c..., L..., then the float carries' cotangents */
     hop_node **br = gp + k, **bo = br + nph + nfc;
     size_t nb = 0;
     for (size_t q = 0; q < nc + nl; q++)
@@ -434,17 +441,17 @@ fori_vjp(hop_vjp_ctx *cx, const hop_node *call)
     for (size_t q = 0; q < nfc; q++)
         br[nb++] = gp[q];
     if (st == HOP_OK)
-        st = call_step(gb, b, gp[xb], br, nb, bo);
+        st = call_step(gb, b, indexed, gp[xb], br, nb, bo);
     hop_graph_free(b);
     if (st == HOP_OK) {
         /* bo: f's outputs (nc), then one gradient per wrt input in order */
         hop_arg *o = hop_calloc(nfc + nwl + 1, sizeof *o);
         size_t m = 0, gi = nc;
-        for (size_t q = 1; o && q < nph && st == HOP_OK; q++) {
+        for (size_t q = off; o && q < nph && st == HOP_OK; q++) {
             if (!wrt[q])
                 continue;
             hop_node *d = bo[gi++];
-            if (q > nc) {
+            if (q - off >= nc) {
                 hop_node *acc = gp[m];
                 d = hop_graph_call_op(gb, HOP_OP_add,
                                       (hop_arg[]){hop_arg_node(acc), hop_arg_node(d)}, 2);
@@ -459,6 +466,8 @@ fori_vjp(hop_vjp_ctx *cx, const hop_node *call)
             st = hop_error_code();
         hop_free(o);
     }
+    if (gb && st == HOP_OK)
+        hop_graph_dce(gb); /* the step's forward values nothing reads */
     if (gb && (st != HOP_OK || hop_graph_add_subgraph(g, gb) != HOP_OK)) {
         hop_graph_free(gb);
         gb = NULL;
@@ -469,11 +478,11 @@ fori_vjp(hop_vjp_ctx *cx, const hop_node *call)
     /* 3. the backward scan */
     hop_node **bin = gp + k + 2 * (nph + nfc), **bxs = bin + nfc + nwl;
     size_t ni = 0;
-    for (size_t q = 1; q < nph && st == HOP_OK; q++) {
+    for (size_t q = off; q < nph && st == HOP_OK; q++) {
         if (!wrt[q])
             continue;
         const hop_value_info *m = hop_graph_placeholder_at(f, q)->meta;
-        hop_node *ct = q <= nc ? hop_vjp_ct(cx, call, q - 1) : NULL;
+        hop_node *ct = q - off < nc ? hop_vjp_ct(cx, call, q - off) : NULL;
         if ((bin[ni++] = ct ? ct : hop_vjp_zeros(cx, m)) == NULL)
             st = hop_error_code();
     }
@@ -489,10 +498,10 @@ fori_vjp(hop_vjp_ctx *cx, const hop_node *call)
                                         outs, ni)) == NULL)
             st = hop_error_code();
     }
-    for (size_t q = 1, r = 0; q < nph && st == HOP_OK; q++) {
+    for (size_t q = off, r = 0; q < nph && st == HOP_OK; q++) {
         if (!wrt[q])
             continue;
-        const hop_node *target = (q <= nc ? init[q - 1] : lifted[q - 1 - nc]).u.node;
+        const hop_node *target = (q - off < nc ? init[q - off] : lifted[q - off - nc]).u.node;
         hop_node *d = hop_graph_getitem(g, back, r++);
         st = d ? hop_vjp_accumulate(cx, target, d) : hop_error_code();
     }
@@ -500,6 +509,230 @@ fori_vjp(hop_vjp_ctx *cx, const hop_node *call)
     hop_free(v);
     hop_free(outs);
     return st;
+}
+
+static hop_status
+fori_vjp(hop_vjp_ctx *cx, const hop_node *call)
+{
+    size_t nc, nl;
+    const hop_arg *init = hop_node_group(call, "init_val", &nc);
+    const hop_arg *lifted = hop_node_lifted(call, &nl);
+    hop_arg b[2] = {*hop_node_param(call, "lower"), *hop_node_param(call, "upper")};
+    for (int k = 0; k < 2; k++) /* a SymInt node bound: its copy */
+        if (b[k].kind == HOP_ARG_NODE && (b[k].u.node = hop_vjp_primal(cx, b[k].u.node)) == NULL)
+            return hop_error_code();
+    return hop_vjp_counted_loop(cx, call, hop_node_body(call, "body_fun"), true, &b[0], &b[1], init,
+                                nc, lifted, nl);
+}
+
+/* A placeholder of g like p (its name with suffix); a SymInt placeholder
+ * gets a fresh unbacked symbol of p's range (fresh: the new loop binds its
+ * own index, and inlining maps p's symbol to it). */
+static hop_node *
+placeholder_like(hop_graph *g, const hop_node *p, const char *suffix)
+{
+    char name[256];
+    snprintf(name, sizeof name, "%s%s", p->name, suffix);
+    if (p->meta->kind != HOP_VALUE_SYM)
+        return hop_graph_placeholder(g, name, p->meta);
+    int64_t lo, hi;
+    hop_shape_env_bounds(g->env, p->meta->sym, &lo, &hi);
+    hop_value_info m = {.kind = HOP_VALUE_SYM, .sym = hop_shape_env_unbacked(g->env, lo, hi)};
+    return m.sym ? hop_graph_placeholder(g, name, &m) : NULL;
+}
+
+/* Builds a loop body's tangent twin (see hop_jvp_loop) into t. */
+static hop_status
+jvp_loop_body(hop_jvp_ctx *cx, hop_graph *t, const hop_graph *f, const hop_graph *cond, size_t off,
+              size_t nc, size_t nl, const bool *wrt)
+{
+    size_t nph = f->nplaceholders, nout = f->output->nargs, ndot = 0;
+    for (size_t i = 0; i < nph; i++)
+        ndot += wrt[i];
+    hop_node **v = hop_calloc(3 * (nph + ndot) + nout + 4, sizeof *v);
+    hop_arg *o = hop_calloc(nout + ndot + 1, sizeof *o);
+    hop_graph *jg = hop_graph_new(t->env, "jvp");
+    hop_status st = v && o && jg ? HOP_OK : hop_error_code();
+    hop_node **ph = v, **dot = v + nph, **in = dot + nph, **jo = in + nph + ndot;
+    /* t's inputs: head..., c..., dc..., L..., dL... */
+    size_t groups[][2] = {{0, off}, {off, off + nc}, {off + nc, nph}};
+    for (int grp = 0; grp < 3 && st == HOP_OK; grp++) {
+        for (size_t i = groups[grp][0]; i < groups[grp][1] && st == HOP_OK; i++)
+            if ((ph[i] = placeholder_like(t, hop_graph_placeholder_at(f, i), "")) == NULL)
+                st = hop_error_code();
+        for (size_t i = groups[grp][0]; grp > 0 && i < groups[grp][1] && st == HOP_OK; i++)
+            if (wrt[i] &&
+                (dot[i] = placeholder_like(t, hop_graph_placeholder_at(f, i), "_dot")) == NULL)
+                st = hop_error_code();
+    }
+    if (cond) { /* cond's inputs are f's without the head */
+        hop_node *pred;
+        if (st == HOP_OK)
+            st = hop_graph_inline(t, cond, ph + off, &pred);
+        if (st == HOP_OK && hop_graph_output(t, (hop_arg[]){hop_arg_node(pred)}, 1) == NULL)
+            st = hop_error_code();
+    } else {
+        if (st == HOP_OK)
+            st = hop_jvp_graph(f, wrt, jg);
+        size_t k = 0;
+        for (size_t i = 0; i < nph; i++)
+            in[k++] = ph[i];
+        for (size_t i = 0; i < nph; i++)
+            if (wrt[i])
+                in[k++] = dot[i];
+        if (st == HOP_OK)
+            st = hop_graph_inline(t, jg, in, jo);
+        /* jo: f's outputs, then one tangent per output; keep the carries' */
+        size_t m = 0;
+        for (size_t j = 0; j < nc; j++)
+            o[m++] = hop_arg_node(jo[j]);
+        for (size_t j = 0; j < nc; j++)
+            if (wrt[off + j])
+                o[m++] = hop_arg_node(jo[nout + j]);
+        if (st == HOP_OK && hop_graph_output(t, o, m) == NULL)
+            st = hop_error_code();
+    }
+    (void)nl;
+    (void)cx;
+    hop_graph_free(jg);
+    hop_free(v);
+    hop_free(o);
+    return st;
+}
+
+hop_status
+hop_jvp_loop(hop_jvp_ctx *cx, const hop_node *call, const hop_graph *f, const hop_graph *cond,
+             size_t off, const hop_arg *init, size_t nc, const hop_arg *lifted, size_t nl,
+             hop_jvp_loop_parts *out)
+{
+    memset(out, 0, sizeof *out);
+    for (size_t j = 0; j < nc; j++)
+        if (call->outs[j].kind != HOP_VALUE_TENSOR)
+            return hop_error(HOP_UNSUPPORTED,
+                             "autodiff: %s %s carries a SymInt (carry %zu); its jvp needs "
+                             "tensor carries",
+                             call->cls->name, call->name, j);
+    hop_graph *g = hop_jvp_out(cx);
+    size_t nph = f->nplaceholders;
+    if (nph != off + nc + nl)
+        return hop_error(HOP_MISUSE, "hop_jvp_loop: %s's body %s takes %zu inputs, not %zu",
+                         call->name, f->name, nph, off + nc + nl);
+    bool *wrt = hop_calloc(nph + 1, sizeof *wrt);
+    out->carries = hop_calloc(2 * nc + 1, sizeof *out->carries);
+    out->lifted = hop_calloc(2 * nl + 1, sizeof *out->lifted);
+    out->outs = hop_calloc(2 * nc + 1, sizeof *out->outs);
+    hop_status st = wrt && out->carries && out->lifted && out->outs ? HOP_OK : HOP_NOMEM;
+    size_t ncar = nc, nlif = nl;
+    for (size_t k = 0; k < nc + nl && st == HOP_OK; k++) {
+        const hop_node *v = (k < nc ? init[k] : lifted[k - nc]).u.node;
+        const hop_value_info *m = hop_graph_placeholder_at(f, off + k)->meta;
+        bool fl = m->kind == HOP_VALUE_TENSOR && hop_dtype_is_float(m->meta.dtype);
+        hop_node *p = hop_jvp_primal(cx, v), *d = fl ? hop_jvp_tangent(cx, v) : NULL;
+        if (k < nc && fl && d == NULL)
+            d = hop_jvp_zeros(cx, m); /* every float carry carries a tangent */
+        wrt[off + k] = d != NULL;
+        if (p == NULL || (fl && k < nc && d == NULL)) {
+            st = hop_error_code();
+            break;
+        }
+        if (k < nc) {
+            out->carries[k] = p;
+            if (d) {
+                out->outs[ncar] = call->outs[k];
+                out->carries[ncar++] = d;
+            }
+            out->outs[k] = call->outs[k];
+        } else {
+            out->lifted[k - nc] = p;
+            if (d)
+                out->lifted[nlif++] = d;
+        }
+    }
+    out->ncarries = ncar;
+    out->nlifted = nlif;
+    char base[256];
+    for (int b = 0; b < 2 && st == HOP_OK; b++) {
+        const hop_graph *src = b ? cond : f;
+        if (src == NULL)
+            continue;
+        snprintf(base, sizeof base, "%s_jvp", src->name);
+        hop_graph *t = hop_graph_new_subgraph(g, base);
+        if (t == NULL)
+            st = hop_error_code();
+        else if ((st = jvp_loop_body(cx, t, f, b ? cond : NULL, off, nc, nl, wrt)) != HOP_OK ||
+                 (hop_graph_dce(t), st = hop_graph_add_subgraph(g, t)) != HOP_OK)
+            hop_graph_free(t);
+        else
+            *(b ? &out->cond : &out->body) = t;
+    }
+    hop_free(wrt);
+    if (st != HOP_OK)
+        hop_jvp_loop_parts_clear(out);
+    return st;
+}
+
+void
+hop_jvp_loop_parts_clear(hop_jvp_loop_parts *p)
+{
+    hop_free(p->carries);
+    hop_free(p->lifted);
+    hop_free(p->outs);
+    p->carries = p->lifted = NULL;
+    p->outs = NULL;
+}
+
+hop_status
+hop_jvp_loop_finish(hop_jvp_ctx *cx, const hop_node *call, hop_jvp_loop_parts *p, hop_node *loop,
+                    size_t nc)
+{
+    hop_status st = loop ? HOP_OK : hop_error_code();
+    for (size_t j = 0, k = nc; j < nc && st == HOP_OK; j++) {
+        const hop_value_info *m = &call->outs[j];
+        if (!hop_dtype_is_float(m->meta.dtype))
+            continue;
+        hop_node *t = hop_graph_getitem(hop_jvp_out(cx), loop, k++);
+        st = t ? hop_jvp_set_tangent(cx, call, j, t) : hop_error_code();
+    }
+    hop_jvp_loop_parts_clear(p);
+    return st;
+}
+
+/* fori_loop(lower, upper, body_jvp, (c..., dc...), (L..., dL...)). */
+static hop_status
+fori_jvp(hop_jvp_ctx *cx, const hop_node *call)
+{
+    size_t nc, nl;
+    const hop_arg *init = hop_node_group(call, "init_val", &nc);
+    const hop_arg *lifted = hop_node_lifted(call, &nl);
+    hop_jvp_loop_parts p;
+    hop_status st =
+        hop_jvp_loop(cx, call, hop_node_body(call, "body_fun"), NULL, 1, init, nc, lifted, nl, &p);
+    if (st != HOP_OK)
+        return st;
+    hop_arg b[2] = {*hop_node_param(call, "lower"), *hop_node_param(call, "upper")};
+    for (int k = 0; k < 2 && st == HOP_OK; k++) /* a SymInt node bound: its copy */
+        if (b[k].kind == HOP_ARG_NODE && (b[k].u.node = hop_jvp_primal(cx, b[k].u.node)) == NULL)
+            st = hop_error_code();
+    hop_arg *items = hop_calloc(p.ncarries + p.nlifted + 1, sizeof *items);
+    if (st == HOP_OK && items == NULL)
+        st = HOP_NOMEM;
+    hop_node *loop = NULL;
+    if (st == HOP_OK) {
+        for (size_t k = 0; k < p.ncarries; k++)
+            items[k] = hop_arg_node(p.carries[k]);
+        for (size_t k = 0; k < p.nlifted; k++)
+            items[p.ncarries + k] = hop_arg_node(p.lifted[k]);
+        hop_arg args[] = {b[0], b[1], hop_arg_graph(p.body), hop_arg_list(items, p.ncarries),
+                          hop_arg_list(items + p.ncarries, p.nlifted)};
+        loop =
+            hop_graph_call_hop(hop_jvp_out(cx), &hop_fori_loop_class, args, 5, p.outs, p.ncarries);
+    }
+    hop_free(items);
+    if (st != HOP_OK) {
+        hop_jvp_loop_parts_clear(&p);
+        return st;
+    }
+    return hop_jvp_loop_finish(cx, call, &p, loop, nc);
 }
 
 const hop_class hop_fori_loop_class = {
@@ -521,4 +754,5 @@ const hop_class hop_fori_loop_class = {
     .lower = fori_lower,
     .eval = fori_eval,
     .vjp = fori_vjp,
+    .jvp = fori_jvp,
 };

@@ -376,17 +376,6 @@ float_value(const hop_value_info *v)
     return v->kind == HOP_VALUE_TENSOR && hop_dtype_is_float(v->meta.dtype);
 }
 
-/* A new graph named after base, free among g's subgraphs and nodes. */
-static hop_graph *
-new_body(hop_graph *g, const char *base)
-{
-    char name[300];
-    snprintf(name, sizeof name, "%s", base);
-    for (int k = 1; hop_graph_find_subgraph(g, name) || hop_graph_find_node(g, name); k++)
-        snprintf(name, sizeof name, "%s_%d", base, k);
-    return hop_graph_new(g->env, name);
-}
-
 /* Installs body in g, or frees it; NULL on error. */
 static hop_graph *
 install(hop_graph *g, hop_graph *body, hop_status st)
@@ -502,7 +491,7 @@ scan_vjp(hop_vjp_ctx *cx, const hop_node *call)
 
     /* 2. the augmented forward: f's outputs, then its input carries */
     snprintf(base, sizeof base, "%s_fwd", f->name);
-    if (st == HOP_OK && (fa = new_body(g, base)) == NULL)
+    if (st == HOP_OK && (fa = hop_graph_new_subgraph(g, base)) == NULL)
         st = hop_error_code();
     for (size_t i = 0; i < nph && st == HOP_OK; i++) {
         const hop_node *ph = hop_graph_placeholder_at(f, i);
@@ -547,7 +536,7 @@ scan_vjp(hop_vjp_ctx *cx, const hop_node *call)
     /* 3. the backward body: carries (ct of float carries, lifted grad
      * sums), xs (x, c, ct of float ys), then the lifted values */
     snprintf(base, sizeof base, "%s_bwd", f->name);
-    if (st == HOP_OK && (gb = new_body(g, base)) == NULL)
+    if (st == HOP_OK && (gb = hop_graph_new_subgraph(g, base)) == NULL)
         st = hop_error_code();
     hop_node **gp = pin + p.nc + p.nx + p.nl; /* gb's placeholders */
     size_t k = 0;
@@ -749,7 +738,7 @@ scan_jvp(hop_jvp_ctx *cx, const hop_node *call)
         st = hop_jvp_graph(f, wrt, jg);
     /* the body: each group's values, then their tangents */
     snprintf(base, sizeof base, "%s_jvp", f->name);
-    if (st == HOP_OK && (jb = new_body(g, base)) == NULL)
+    if (st == HOP_OK && (jb = hop_graph_new_subgraph(g, base)) == NULL)
         st = hop_error_code();
     hop_node **ph = tan + nph, **dot = ph + nph; /* jb's placeholders by f's index */
     size_t bounds[] = {0, p.nc, p.nc + p.nx, nph};

@@ -23,6 +23,7 @@
  * The checks are the carry helpers of hop/prim_hop.h and hop/eval.h, which
  * every loop HOP uses: messages name the HOP the user called.
  */
+#include "hop/autodiff.h"
 #include "hop/eval.h"
 #include "hop/lowering.h"
 
@@ -62,9 +63,9 @@ while_eval(hop_eval_ctx *ex)
     for (size_t i = 0; i < n && st == HOP_OK; i++)
         in[i] = passed[i];
     for (size_t i = 0; i < ncarry && st == HOP_OK; i++)
-        st = hop_rt_values_push(&carry, (hop_rt_value){passed[i].kind,
-                                                       hop_tensor_retain(passed[i].tensor),
-                                                       passed[i].i});
+        st = hop_rt_values_push(
+            &carry,
+            (hop_rt_value){passed[i].kind, hop_tensor_retain(passed[i].tensor), passed[i].i});
     while (st == HOP_OK) {
         hop_rt_values pred = {NULL, 0, 0}, next = {NULL, 0, 0};
         bool go = false;
@@ -130,6 +131,145 @@ while_body_nouts(const hop_node *call, size_t body)
     return body == 0 ? 1 : call->nouts;
 }
 
+/* --------------------------------------------------------------- autodiff */
+
+/*
+ * The counting twin of body f (cond_fn or body_fn), installed in g: inputs
+ * (c..., k, L...) with k an i64 scalar; cond_fn's twin returns f's
+ * predicate, body_fn's f's carries and k + 1.
+ */
+static hop_graph *
+counting_body(hop_graph *g, const hop_graph *f, size_t nc, bool step)
+{
+    char base[256];
+    snprintf(base, sizeof base, "%s_count", f->name);
+    hop_graph *t = hop_graph_new_subgraph(g, base);
+    size_t nph = f->nplaceholders, nout = f->output ? f->output->nargs : 0;
+    hop_node **v = hop_calloc(2 * nph + nout + 4, sizeof *v);
+    hop_arg *o = hop_calloc(nout + 2, sizeof *o);
+    hop_value_info km = {.kind = HOP_VALUE_TENSOR};
+    hop_status st = t && v && o ? hop_meta_init(&km.meta, g->env, HOP_I64, 0, NULL) : HOP_NOMEM;
+    hop_node **in = v, *k = NULL, **outs = v + nph + 1;
+    for (size_t i = 0; i <= nph && st == HOP_OK; i++) {
+        const hop_node *p = i == nc ? NULL : hop_graph_placeholder_at(f, i < nc ? i : i - 1);
+        hop_node *q = hop_graph_placeholder(t, p ? p->name : "k", p ? p->meta : &km);
+        if (q == NULL)
+            st = hop_error_code();
+        else if (p)
+            in[i < nc ? i : i - 1] = q;
+        else
+            k = q;
+    }
+    if (st == HOP_OK)
+        st = hop_graph_inline(t, f, in, outs);
+    for (size_t j = 0; j < nout; j++)
+        o[j] = hop_arg_node(outs[j]);
+    hop_node *k1 = NULL;
+    if (st == HOP_OK && step &&
+        (k1 = hop_graph_call_op(t, HOP_OP_add, (hop_arg[]){hop_arg_node(k), hop_arg_int(1)}, 2)) ==
+            NULL)
+        st = hop_error_code();
+    if (k1)
+        o[nout++] = hop_arg_node(k1);
+    if (st == HOP_OK && hop_graph_output(t, o, nout) == NULL)
+        st = hop_error_code();
+    if (st == HOP_OK)
+        st = hop_graph_add_subgraph(g, t);
+    hop_free(v);
+    hop_free(o);
+    if (st != HOP_OK) {
+        hop_graph_free(t);
+        return NULL;
+    }
+    return t;
+}
+
+/*
+ * Reverse mode with stored carries: a counting copy of the loop finds its
+ * number of steps n (an unbacked SymInt, n >= 0); then the loop's vjp is a
+ * counted loop's (hop_vjp_counted_loop): a forward scan of n steps stacks
+ * the carries, a reverse scan runs body_fn's backward.  The forward runs
+ * three times (the loop, the count, the augmented scan) and the carries take
+ * n times their size; cond_fn gets no gradient (its value is a bool).
+ */
+static hop_status
+while_vjp(hop_vjp_ctx *cx, const hop_node *call)
+{
+    size_t nc, nl;
+    const hop_arg *init = hop_node_group(call, "carried_inputs", &nc);
+    const hop_arg *lifted = hop_node_lifted(call, &nl);
+    const hop_graph *cf = hop_node_body(call, "cond_fn"), *bf = hop_node_body(call, "body_fn");
+    for (size_t j = 0; j < nc; j++)
+        if (call->outs[j].kind != HOP_VALUE_TENSOR)
+            return hop_error(HOP_UNSUPPORTED,
+                             "autodiff: while_loop %s carries a SymInt (carry %zu); its vjp needs "
+                             "tensor carries",
+                             call->name, j);
+    hop_graph *g = hop_vjp_out(cx);
+    hop_graph *tc = counting_body(g, cf, nc, false);
+    hop_graph *tb = tc ? counting_body(g, bf, nc, true) : NULL;
+    hop_arg *items = hop_calloc(nc + nl + 2, sizeof *items);
+    hop_value_info *outs = hop_calloc(nc + 2, sizeof *outs);
+    hop_node *k0 = hop_graph_call_op(
+        g, HOP_OP_full, (hop_arg[]){hop_arg_list(NULL, 0), hop_arg_int(0), hop_arg_dtype(HOP_I64)},
+        3);
+    hop_status st = tb && items && outs && k0 ? HOP_OK : hop_error_code();
+    for (size_t i = 0; i < nc + nl && st == HOP_OK; i++) {
+        hop_node *p = hop_vjp_primal(cx, (i < nc ? init[i] : lifted[i - nc]).u.node);
+        items[i < nc ? i : i + 1] = hop_arg_node(p);
+    }
+    hop_node *loop = NULL, *n = NULL;
+    if (st == HOP_OK) {
+        items[nc] = hop_arg_node(k0);
+        for (size_t j = 0; j < nc; j++)
+            outs[j] = call->outs[j];
+        outs[nc] = *k0->meta;
+        hop_arg args[] = {hop_arg_graph(tc), hop_arg_graph(tb), hop_arg_list(items, nc + 1),
+                          hop_arg_list(items + nc + 1, nl)};
+        hop_node *k = (loop = hop_graph_call_hop(g, &hop_while_loop_class, args, 4, outs, nc + 1))
+                          ? hop_graph_getitem(g, loop, nc)
+                          : NULL;
+        n = k ? hop_graph_call_op(g, HOP_OP_item, (hop_arg[]){hop_arg_node(k)}, 1) : NULL;
+        st = n ? hop_shape_env_constrain(g->env, n->meta->sym, 0, INT64_MAX) : hop_error_code();
+    }
+    hop_free(items);
+    hop_free(outs);
+    if (st != HOP_OK)
+        return st;
+    hop_arg lo = hop_arg_int(0), hi = hop_arg_node(n);
+    return hop_vjp_counted_loop(cx, call, bf, false, &lo, &hi, init, nc, lifted, nl);
+}
+
+/* while_loop(cond_jvp, body_jvp, (c..., dc...), (L..., dL...)): cond_fn
+ * reads the primal carries only. */
+static hop_status
+while_jvp(hop_jvp_ctx *cx, const hop_node *call)
+{
+    size_t nc, nl;
+    const hop_arg *init = hop_node_group(call, "carried_inputs", &nc);
+    const hop_arg *lifted = hop_node_lifted(call, &nl);
+    hop_jvp_loop_parts p;
+    hop_status st = hop_jvp_loop(cx, call, hop_node_body(call, "body_fn"),
+                                 hop_node_body(call, "cond_fn"), 0, init, nc, lifted, nl, &p);
+    if (st != HOP_OK)
+        return st;
+    hop_arg *items = hop_calloc(p.ncarries + p.nlifted + 1, sizeof *items);
+    if (items == NULL) {
+        hop_jvp_loop_parts_clear(&p);
+        return HOP_NOMEM;
+    }
+    for (size_t k = 0; k < p.ncarries; k++)
+        items[k] = hop_arg_node(p.carries[k]);
+    for (size_t k = 0; k < p.nlifted; k++)
+        items[p.ncarries + k] = hop_arg_node(p.lifted[k]);
+    hop_arg args[] = {hop_arg_graph(p.cond), hop_arg_graph(p.body), hop_arg_list(items, p.ncarries),
+                      hop_arg_list(items + p.ncarries, p.nlifted)};
+    hop_node *loop =
+        hop_graph_call_hop(hop_jvp_out(cx), &hop_while_loop_class, args, 4, p.outs, p.ncarries);
+    hop_free(items);
+    return hop_jvp_loop_finish(cx, call, &p, loop, nc);
+}
+
 const hop_class hop_while_loop_class = {
     .name = "while_loop",
     .params = {{"cond_fn", HOP_PARAM_BODY, "while_loop_cond"},
@@ -146,4 +286,6 @@ const hop_class hop_while_loop_class = {
     .body_nouts = while_body_nouts,
     .lower = while_lower,
     .eval = while_eval,
+    .vjp = while_vjp,
+    .jvp = while_jvp,
 };

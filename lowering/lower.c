@@ -509,12 +509,15 @@ bind_placeholder(hop_lower_ctx *cx, const hop_node *ph, hop_pval v, const hop_gr
     const hop_expr *e = ph->meta->sym;
     if (hop_expr_kind_of(e) == HOP_EXPR_SYMBOL) {
         /* Symbols are global: the placeholder is the symbol's register,
-         * which gets the passed value if nothing bound it yet. */
+         * which gets the passed value unless it is that register.  Bound
+         * again even when something bound it already: two copies of a loop
+         * (a forward and its copy in a backward body) bind one index symbol
+         * to two different counters. */
         int32_t reg = hop__sym_reg(cx, e);
         if (reg < 0)
             return hop__nomem_or(hop_error_code());
         int64_t id = hop_symbol_id(e);
-        if (!cx->symdef[id] && !(v.kind == HOP_PVAL_INT && v.id == reg)) {
+        if (!(v.kind == HOP_PVAL_INT && v.id == reg)) {
             int32_t pc = v.kind == HOP_PVAL_CONST
                              ? hop__emit(cx, HOP__OP_Integer, reg, 0, 0, NULL, ph->name)
                              : hop__emit(cx, HOP__OP_MoveInt, reg, v.id, 0, NULL, ph->name);

@@ -58,7 +58,7 @@ typedef enum hop_ct_kind {
  * Errors (out is left partly built; free it or drop it): HOP_DTYPE for a
  * wrt input that is not a float tensor or a HOP_CT_INPUT/ONE output that is
  * not one ("grad: input 1 (n: i64[]) is not a float tensor"); HOP_UNSUPPORTED
- * naming the op or HOP that has no rule ("autodiff: the HOP while_loop has
+ * naming the op or HOP that has no rule ("autodiff: the HOP my_loop has
  * no vjp rule"); HOP_MISUSE for bad arguments; whatever a rule returns.
  */
 hop_status hop_vjp_graph(const hop_graph *fwd, const bool *wrt, const hop_ct_kind *cts,

@@ -281,6 +281,10 @@ hop_status hop_graph_add_subgraph(hop_graph *parent, hop_graph *child);
 hop_status hop_graph_remove_subgraph(hop_graph *parent, hop_graph *child);
 /* A direct subgraph by name, or NULL. */
 hop_graph *hop_graph_find_subgraph(const hop_graph *g, const char *name);
+/* A new empty graph of g's env for installing in g, named base, or base_1,
+ * base_2, ...: the first name free among g's subgraphs and nodes (names
+ * longer than 255 bytes are cut).  NULL on error (HOP_NOMEM, HOP_MISUSE). */
+hop_graph *hop_graph_new_subgraph(const hop_graph *g, const char *base);
 
 /*
  * Adds the SymBool cond to g's guards: what g assumes about the sizes of the
@@ -302,7 +306,9 @@ hop_status hop_graph_erase_node(hop_graph *g, hop_node *n);
  * Dead-code elimination: removes call_op, call_hop, call_foreign and getitem
  * nodes whose values nobody uses (placeholders and the output stay), and frees
  * subgraphs no remaining call refers to.  Nodes with HOP_NODE_SIDE_EFFECTS
- * stay, and so does a call_hop whose subgraphs (at any depth) hold one.  Not
+ * stay, and so does a call_hop whose subgraphs (at any depth) hold one, and
+ * a node whose value is an unbacked symbol (item's u0: sizes and symbolic
+ * arguments may name it without using the node).  Not
  * recursive into subgraphs (their signatures are fixed by their callers).
  * Returns the number of nodes removed.
  */

@@ -313,6 +313,50 @@ hop_node *hop_graph_call_scan(hop_graph *g, bool reverse, int64_t dim, int64_t l
                               hop_node *const *xs, size_t nx, hop_node *const *lifted, size_t nl,
                               const hop_value_info *outs, size_t nouts);
 
+/*
+ * The vjp of a loop that runs a known number of steps, for loop HOPs' vjp
+ * rules (hop/fori_loop.c; while_loop counts its steps first): call's first
+ * nc outputs are carries started from init[nc] and updated by
+ * c = f(i, c..., lifted...) (indexed; i a SymInt placeholder) or
+ * f(c..., lifted...) for i in [lower, upper) (INT or SYM arguments, or
+ * SymInt nodes of the out graph; an empty range passes the carries through).  Emits an
+ * augmented forward scan over the indices that stacks the carries
+ * (`<f>_fwd`) and a reverse scan running f's backward graph per step
+ * (`<f>_bwd`), and accumulates the gradients of init's and lifted's float
+ * values.  HOP_UNSUPPORTED for a SymInt carry; what the builders return.
+ */
+hop_status hop_vjp_counted_loop(hop_vjp_ctx *cx, const hop_node *call, const hop_graph *f,
+                                bool indexed, const hop_arg *lower, const hop_arg *upper,
+                                const hop_arg *init, size_t nc, const hop_arg *lifted, size_t nl);
+
+/*
+ * Forward mode of a loop HOP (hop/fori_loop.c, hop/while_loop.c): the loop
+ * again, over the carries and their tangents.  f is the step body with
+ * inputs (head..., c..., L...): `off` leading inputs passed as they are
+ * (fori_loop's index), nc carries started from init, nl lifted values.
+ * Fills p: body, `<f>_jvp` installed in the out graph, over (head..., c...,
+ * dc..., L..., dL...) returning (c'..., dc'...), one tangent per float carry
+ * and per float lifted value with a tangent; cond (may be NULL: while_loop's
+ * cond_fn) as `<cond>_jvp` over the same inputs returning its predicate; the
+ * new call's carry operands carries[ncarries] (c..., dc...), lifted ones
+ * lifted[nlifted] and output metas outs[ncarries].  The rule then records
+ * the call and hands it to hop_jvp_loop_finish, which sets the tangents of
+ * call's float carries from it (outputs nc, nc + 1, ...) and frees p (NULL
+ * loop: the builder's error).  HOP_UNSUPPORTED for a SymInt carry.
+ */
+typedef struct hop_jvp_loop_parts {
+    hop_graph *body, *cond;
+    hop_node **carries, **lifted;
+    size_t ncarries, nlifted;
+    hop_value_info *outs;
+} hop_jvp_loop_parts;
+hop_status hop_jvp_loop(hop_jvp_ctx *cx, const hop_node *call, const hop_graph *f,
+                        const hop_graph *cond, size_t off, const hop_arg *init, size_t nc,
+                        const hop_arg *lifted, size_t nl, hop_jvp_loop_parts *p);
+hop_status hop_jvp_loop_finish(hop_jvp_ctx *cx, const hop_node *call, hop_jvp_loop_parts *p,
+                               hop_node *loop, size_t nc);
+void hop_jvp_loop_parts_clear(hop_jvp_loop_parts *p);
+
 /* "f32[s0, 4]", "Sym(s0)" or "nothing" for messages; snprintf contract. */
 size_t hop_value_info_print(const hop_value_info *v, char *buf, size_t cap);
 

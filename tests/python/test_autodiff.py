@@ -309,6 +309,97 @@ def test_fori_loop_body_reading_its_index_and_dynamic_bounds():
         0, 3, lambda i, v: v * x[i] + i, x).sum(), [x], 0), 1e-6)
 
 
+def _while_program(x, w, bound):
+    """A loop whose trip count depends on the data: grow c until its sum
+    passes bound."""
+    def body(c, k):
+        return c * 1.2 + (c * w).sin() * 0.1 + x * 0.1, k + 1
+    c, k = hop.while_loop(lambda c, k: c.sum() < bound, body, (x, hop.tensor(0)))
+    return (c * c).sum() + k.to(hop.float64)
+
+
+def test_while_loop_grad_with_a_data_dependent_stop_matches_torch():
+    torch = pytest.importorskip("torch")
+    w = t([0.9, 1.1, 0.7])
+
+    def torch_grads(x, bound):
+        tx = torch.tensor(arr(x), requires_grad=True)
+        tw = torch.tensor(arr(w), requires_grad=True)
+        c, k = tx, 0
+        while float(c.sum()) < bound:
+            c, k = c * 1.2 + (c * tw).sin() * 0.1 + tx * 0.1, k + 1
+        ((c * c).sum() + k).backward()
+        gw = tw.grad.numpy() if tw.grad is not None else np.zeros(3)  # no trip: w unused
+        return tx.grad.numpy(), gw, k
+
+    grad = hop.grad(_while_program, argnums=(0, 1))
+    cgrad = hop.compile(grad)
+    trips = set()
+    for x, bound in [([0.1, 0.2, 0.3], 1.0), ([0.1, 0.2, 0.3], 3.0), ([2.0, 1.0, 1.0], 1.0),
+                     ([0.3, 0.2, 0.1], 6.0)]:
+        x = t(x)
+        gx, gw, k = torch_grads(x, bound)
+        trips.add(k)
+        for fn in (grad, cgrad):
+            got = fn(x, w, t(bound))  # a tensor bound: no recompile
+            close(got[0], gx, 1e-10)
+            close(got[1], gw, 1e-10)
+    assert trips == {2, 6, 0, 9}  # a zero-trip loop and several trip counts
+    assert len(cgrad._entries) == 1 and cgrad.recompiles == 0
+
+
+def test_while_loop_grad_nested_in_cond_in_map_with_closures():
+    w = t([0.5, -0.25, 0.75])
+    s = t(1.5)
+
+    def f(xs, w, s):
+        def row(r):
+            def loop():
+                c, _ = hop.while_loop(lambda c, k: k < 3,
+                                      lambda c, k: ((c * w).cos() * s + r, k + 1),
+                                      (r, hop.tensor(0)))
+                return c
+            return hop.cond(r.sum() > 0, loop, lambda: r * w)
+        return hop.map(row, xs).sum()
+    xs = t([[0.2, 0.4, 0.1], [-0.3, -0.1, -0.2], [0.5, -0.1, 0.3]])
+    args = [xs, w, s]
+    g = hop.grad(f, argnums=(0, 1, 2))(*args)
+    for i in range(3):
+        close(g[i], fd_grad(f, args, i), 1e-6)
+    g2 = hop.compile(hop.grad(f, argnums=(0, 1, 2)))(*args)
+    for i in range(3):
+        close(g2[i], arr(g[i]), 1e-12)
+
+
+def _fori_program(x, w, n):
+    return (hop.fori_loop(1, n, lambda i, c: (c * w[i % 3]).sin() + x * i, x) ** 2).sum()
+
+
+@pytest.mark.parametrize("prog", ["while", "fori", "fori_in_map"])
+def test_loop_jvp_is_the_transpose_of_the_loop_vjp(prog):
+    """Forward mode through while_loop and fori_loop: <jvp(t), 1> equals
+    <t, grad>, eagerly and compiled, with a data-dependent stop, a body
+    reading its index and a tensor trip count, and nested in map."""
+    w = t([0.9, 1.1, 0.7])
+    if prog == "while":
+        f = lambda x, w: _while_program(x, w, t(3.0))  # noqa: E731
+    elif prog == "fori":
+        f = lambda x, w: _fori_program(x, w, hop.tensor(5))  # noqa: E731
+    else:
+        f = lambda x, w: hop.map(lambda r: _fori_program(r, w, 4), x.reshape(1, 3)).sum()  # noqa
+    x, tx, tw = t([0.1, 0.2, 0.3]), t([1.0, -0.5, 0.25]), t([0.3, 0.2, -0.1])
+    gx, gw = hop.grad(f, argnums=(0, 1))(x, w)
+    want = float((arr(gx) * arr(tx)).sum() + (arr(gw) * arr(tw)).sum())
+    out, tan = hop.jvp(f, (x, w), (tx, tw))
+    close(out, float(arr(f(x, w))), 1e-12)
+    close(tan, want, 1e-10)
+    cj = hop.compile(lambda x, w, a, b: hop.jvp(f, (x, w), (a, b)))
+    close(cj(x, w, tx, tw)[1], want, 1e-10)
+    fd = (float(arr(f(t(arr(x) + 1e-6 * arr(tx)), t(arr(w) + 1e-6 * arr(tw))))) -
+          float(arr(f(t(arr(x) - 1e-6 * arr(tx)), t(arr(w) - 1e-6 * arr(tw)))))) / 2e-6
+    close(tan, fd, 1e-5)
+
+
 # ------------------------------------------------------- associative_scan
 
 @pytest.mark.parametrize("dim,reverse", [(0, False), (0, True), (1, False), (-1, True)])
@@ -325,11 +416,196 @@ def test_associative_scan_add_gradient_is_the_scan_the_other_way(dim, reverse):
     close(tan, float((want * W).sum()), 1e-12)
 
 
-def test_associative_scan_other_combines_are_a_clear_error():
-    with pytest.raises(hop.UnsupportedError, match=r"autodiff: associative_scan associative_scan "
-                                                   r"has no vjp rule for its combine_fn: only a "
-                                                   r"combine_fn of one add"):
-        hop.grad(lambda x: hop.associative_scan(lambda a, b: a * b, x).sum())(t([1.0, 2.0]))
+# mul, maximum and minimum: the combine_fn spelled every way that traces to
+# one op node of its two operands, in either order.
+SCAN_COMBINES = {
+    "mul": [lambda a, b: a * b, lambda a, b: b * a, lambda a, b: hop.mul(a, b)],
+    "max": [lambda a, b: hop.maximum(a, b), lambda a, b: b.maximum(a),
+            lambda a, b: np.maximum(a, b)],
+    "min": [lambda a, b: hop.minimum(a, b), lambda a, b: a.minimum(b),
+            lambda a, b: np.minimum(b, a)],
+}
+
+
+def scan_input(op, shape):
+    x = RNG.normal(size=shape)
+    if op == "mul":  # zeros: single, adjacent, first and last along every dim
+        x[0, 0] = 0.0
+        x[1, 2] = x[1, 3] = 0.0
+        x[2, 4] = 0.0
+        x[2, 1] = 0.0
+    return x
+
+
+def torch_scan(torch, op, x, dim, reverse):
+    xx = x.flip(dim) if reverse else x
+    y = (torch.cumprod(xx, dim) if op == "mul" else
+         torch.cummax(xx, dim).values if op == "max" else torch.cummin(xx, dim).values)
+    return y.flip(dim) if reverse else y
+
+
+def unrolled_scan(fn, x, dim, reverse):
+    """The inclusive scan as a Python loop of fn over selects, then a stack."""
+    n = x.shape[dim]
+    out, acc = {}, None
+    for i in (range(n - 1, -1, -1) if reverse else range(n)):
+        xi = x.select(dim, i)
+        acc = xi if acc is None else fn(acc, xi)
+        out[i] = acc
+    return hop.stack([out[i] for i in range(n)], dim)
+
+
+@pytest.mark.parametrize("op", ["mul", "max", "min"])
+@pytest.mark.parametrize("dim,reverse", [(0, False), (0, True), (1, False), (1, True),
+                                         (-1, False), (-1, True)])
+def test_associative_scan_mul_max_min_gradients_match_torch_and_fd(op, dim, reverse):
+    torch = pytest.importorskip("torch")
+    X = scan_input(op, (3, 5))
+    W = RNG.normal(size=(3, 5))
+    x, w = t(X), t(W)
+    tx = torch.tensor(X, requires_grad=True)
+    (torch_scan(torch, op, tx, dim, reverse) * torch.tensor(W)).sum().backward()
+    for fn in SCAN_COMBINES[op]:
+        def f(x):
+            return (hop.associative_scan(fn, x, dim=dim, reverse=reverse) * w).sum()
+        g = hop.grad(f)(x)
+        close(g, tx.grad.numpy(), 1e-12)
+        close(g, fd_grad(f, [x], 0), 1e-6)
+        # forward mode: <jvp(v), w> == <v, vjp(w)> for the scan itself
+        scan = lambda x: hop.associative_scan(fn, x, dim=dim, reverse=reverse)  # noqa: E731
+        V = RNG.normal(size=(3, 5))
+        y, tan = hop.jvp(scan, (x,), (t(V),))
+        close(y, torch_scan(torch, op, torch.tensor(X), dim, reverse).numpy(), 1e-12)
+        _, vjp_fn = hop.vjp(scan, x)
+        close(np.float64((arr(tan) * W).sum()), float((V * arr(vjp_fn(w)[0])).sum()), 1e-12)
+    if op == "mul":  # the zeros make the exact gradient differ from y / x's
+        assert np.isfinite(arr(g)).all() and (arr(g) != 0).any()
+
+
+@pytest.mark.parametrize("op", ["max", "min"])
+@pytest.mark.parametrize("dim,reverse", [(0, False), (0, True), (1, False), (1, True),
+                                         (-1, True)])
+def test_associative_scan_max_min_ties_are_the_unrolled_loops_exactly(op, dim, reverse):
+    """maximum's rule splits a tie 0.5/0.5, so the gradient through a tie
+    halves at each tied step, as the scan unrolled into a loop of
+    hop.maximum gives (torch's cummax gives a tie to the later element)."""
+    X = np.array([[1., 1., 2., 2., 0., 2., 3., 3.],
+                  [0., 0., 0., 0., 0., 0., 0., 0.],
+                  [3., 1., 3., 3., 2., 3., 3., 5.],
+                  [-np.inf, -np.inf, 1., np.inf, np.inf, np.nan, 2., 2.]])
+    W = np.arange(32.0).reshape(4, 8) + 1
+    x, w = t(X), t(W)
+    for fn in SCAN_COMBINES[op]:
+        def f(x):
+            return (hop.associative_scan(fn, x, dim=dim, reverse=reverse) * w).sum(dim)
+
+        def u(x):
+            return (unrolled_scan(fn, x, dim, reverse) * w).sum(dim)
+        ct = t(RNG.normal(size=8 if dim == 0 else 4))
+        want = arr(hop.vjp(u, x)[1](ct)[0])
+        np.testing.assert_array_equal(arr(hop.vjp(f, x)[1](ct)[0]), want)
+        np.testing.assert_array_equal(arr(hop.jvp(f, (x,), (w,))[1]),
+                                      arr(hop.jvp(u, (x,), (w,))[1]))
+        gc = hop.compile(lambda x, ct: hop.vjp(f, x)[1](ct)[0])
+        np.testing.assert_array_equal(arr(gc(x, ct)), want)
+    # the halving, by hand: a row of equal values is one long tie
+    g = hop.grad(lambda x: hop.associative_scan(SCAN_COMBINES[op][0], x)[-1])(t([0.0] * 4))
+    assert g.tolist() == [0.125, 0.125, 0.25, 0.5]
+
+
+def test_associative_scan_mul_zeros_and_grad_of_grad_match_torch():
+    torch = pytest.importorskip("torch")
+    for X in ([0.0, 0.0, 2.0, 3.0], [2.0, 0.0, 3.0, 0.0, 4.0], [1.5, -2.0, 0.5, 3.0]):
+        for reverse in (False, True):
+            x = t(X)
+
+            def f(x):
+                return (hop.associative_scan(lambda a, b: a * b, x, reverse=reverse) ** 2).sum()
+            tx = torch.tensor(X, requires_grad=True)
+            ty = torch_scan(torch, "mul", tx, 0, reverse)
+            (gx,) = torch.autograd.grad((ty ** 2).sum(), tx, create_graph=True)
+            (gx * tx).sum().backward()
+            close(hop.grad(f)(x), gx.detach().numpy(), 1e-12)
+            close(hop.grad(lambda x: (hop.grad(f)(x) * x).sum())(x), tx.grad.numpy(), 1e-12)
+
+
+@pytest.mark.parametrize("op", ["mul", "max"])
+def test_associative_scan_mul_max_under_compile_with_new_shapes(op):
+    torch = pytest.importorskip("torch")
+    fn = SCAN_COMBINES[op][0]
+
+    def f(x):
+        return (hop.associative_scan(fn, x, dim=1, reverse=True) * x).sum()
+    cf = hop.compile(hop.grad(f))
+    for n in (3, 5, 8, 2):
+        X = scan_input(op, (3, n)) if n >= 5 else RNG.normal(size=(3, n))
+        tx = torch.tensor(X, requires_grad=True)
+        (torch_scan(torch, op, tx, 1, True) * tx).sum().backward()
+        close(cf(t(X)), tx.grad.numpy(), 1e-12)
+        np.testing.assert_array_equal(arr(cf(t(X))), arr(hop.grad(f)(t(X))))
+    assert cf.recompiles >= 1
+    cj = hop.compile(lambda x, v: hop.jvp(f, (x,), (v,))[1])
+    X, V = RNG.normal(size=(3, 6)), RNG.normal(size=(3, 6))
+    close(cj(t(X), t(V)), np.float64((arr(hop.grad(f)(t(X))) * V).sum()), 1e-12)
+
+
+@pytest.mark.parametrize("op", ["mul", "max", "min"])
+def test_associative_scan_mul_max_nested_two_deep_with_closures(op):
+    """map -> cond -> associative_scan, closing over w at the map's depth
+    and w2 at the cond's."""
+    fn = SCAN_COMBINES[op][0]
+    w2 = t([2.0, -1.0, 0.5, 1.5])
+
+    def f(x, w):
+        def row(r):
+            return hop.cond(r.sum() > 0,
+                            lambda: (hop.associative_scan(fn, r * w, reverse=True) * w2).sin(),
+                            lambda: hop.associative_scan(fn, r + w, dim=-1) * w2)
+        return hop.map(row, x).sum()
+
+    def ref(x, w):  # the branches taken decided from the concrete x
+        rows = []
+        for r, pos in zip(x, signs):
+            if pos:
+                rows.append((unrolled_scan(fn, r * w, 0, True) * w2).sin())
+            else:
+                rows.append(unrolled_scan(fn, r + w, 0, False) * w2)
+        return hop.stack(rows, 0).sum()
+    x = t([[0.5, 0.2, -0.1, 0.7], [-0.5, -0.2, 0.3, 0.1], [1.0, 0.0, 0.5, 0.25]])
+    w = t([0.3, 0.6, -0.9, 1.2])
+    signs = [bool(v > 0) for v in arr(x).sum(1)]
+    assert signs == [True, False, True]
+    for i in (0, 1):
+        g = hop.grad(f, argnums=i)(x, w)
+        close(g, arr(hop.grad(ref, argnums=i)(x, w)), 1e-12)
+        close(g, fd_grad(f, [x, w], i), 1e-6)
+    v = (t(RNG.normal(size=(3, 4))), t(RNG.normal(size=4)))
+    _, tan = hop.jvp(f, (x, w), v)
+    gx, gw = hop.grad(f, argnums=(0, 1))(x, w)
+    close(tan, np.float64((arr(gx) * arr(v[0])).sum() + (arr(gw) * arr(v[1])).sum()), 1e-12)
+    close(hop.compile(hop.grad(f, argnums=1))(x, w), arr(hop.grad(f, argnums=1)(x, w)), 1e-12)
+
+
+SCAN_UNSUPPORTED = (r"autodiff: associative_scan associative_scan has no {} rule for its "
+                    r"combine_fn: only a combine_fn of one add, mul, maximum or minimum of its "
+                    r"two operands over one float xs \(a cumulative sum, product, max or min\) "
+                    r"is differentiated$")
+
+
+@pytest.mark.parametrize("fn,xs", [
+    (lambda a, b: a * b + a, lambda: t([1.0, 2.0])),
+    (lambda a, b: a - b, lambda: t([1.0, 2.0])),
+    (lambda a, b: a * a, lambda: t([1.0, 2.0])),
+    (lambda a, b: (a[0] * b[0], a[1] * b[1]), lambda: (t([1.0, 2.0]), t([3.0, 4.0]))),
+])
+def test_associative_scan_other_combines_are_a_clear_error(fn, xs):
+    def f(x):
+        y = hop.associative_scan(fn, x)
+        return (y[0] if isinstance(y, tuple) else y).sum()
+    with pytest.raises(hop.UnsupportedError, match=SCAN_UNSUPPORTED.format("vjp")):
+        hop.grad(f)(xs())
+    with pytest.raises(hop.UnsupportedError, match=SCAN_UNSUPPORTED.format("jvp")):
+        hop.jvp(f, (xs(),), (xs(),))
 
 
 # ---------------------------------------------------------- compile, shapes
@@ -375,11 +651,15 @@ def test_grad_of_integer_input_is_an_error():
         hop.grad(lambda x: x.sum())(hop.tensor([1, 2]))
 
 
-def test_loop_without_rule_is_a_clear_error():
-    with pytest.raises(hop.UnsupportedError, match=r"autodiff: the HOP while_loop "
-                                                   r"\(while_loop\) has no vjp rule"):
-        hop.grad(lambda x: hop.while_loop(lambda c: c.sum() < 10.0, lambda c: (c * 2.0,),
-                                          (x,))[0].sum())(t([1.0, 2.0]))
+def test_while_loop_with_a_symint_carry_is_a_clear_error():
+    def f(x, m):  # a SymInt carried through (an int carry is an i64 tensor)
+        c, n = hop.while_loop(lambda c, n: c.sum() < 10.0, lambda c, n: (c * 2.0, n),
+                              (x, m.sum().item()))
+        return c.sum()
+    with pytest.raises(hop.UnsupportedError, match=r"autodiff: while_loop while_loop carries a "
+                                                   r"SymInt \(carry 1\); its vjp needs tensor "
+                                                   r"carries"):
+        hop.grad(f)(t([1.0, 2.0]), hop.tensor([0]))
     assert hop.grad(lambda x: (x * 2.0).sum())(t([1.0])).tolist() == [2.0]  # state intact
 
 
