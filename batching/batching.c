@@ -119,15 +119,6 @@ scratch_items(hop_batch_ctx *cx, size_t n)
     return items;
 }
 
-/* A name made from base free among g's subgraphs and nodes. */
-static void
-free_name(const hop_graph *g, const char *base, char *buf, size_t cap)
-{
-    snprintf(buf, cap, "%s", base);
-    for (int k = 1; hop_graph_find_subgraph(g, buf) || hop_graph_find_node(g, buf); k++)
-        snprintf(buf, cap, "%s_%d", base, k);
-}
-
 /* A copy of src (its placeholders, nodes, nested subgraphs and guards)
  * installed in parent under src's name. */
 static hop_graph *
@@ -430,13 +421,12 @@ hop_batch_body(hop_batch_ctx *cx, const hop_graph *body, const bool *batched, ho
             hop__free(outd);
             return HOP_OK;
         }
-    char base[256], name[300];
+    char base[256];
     snprintf(base, sizeof base, "%s_vmap", body->name);
-    free_name(cx->out, base, name, sizeof name);
     hop_graph *g = NULL;
     if (st == HOP_OK)
         st = hop__grow((void **)&cx->memos, &cx->memo_cap, cx->nmemos + 1, sizeof *cx->memos);
-    if (st == HOP_OK && (g = hop_graph_new(cx->out->env, name)) == NULL)
+    if (st == HOP_OK && (g = hop_graph_new_subgraph(cx->out, base)) == NULL)
         st = hop_error_code();
     if (st == HOP_OK)
         st = hop_vmap_graph_loop(body, in, cx->size, outd, cx->loop, g);
@@ -658,10 +648,9 @@ hop_batch_loop(hop_batch_ctx *cx, const hop_node *call)
     li.nbatched = li.n;
     if (st == HOP_OK)
         st = collect(cx, call->args, call->nargs, &li, false);
-    char base[256], name[300];
+    char base[256];
     snprintf(base, sizeof base, "%s_vmap_loop", call->name);
-    free_name(cx->out, base, name, sizeof name);
-    hop_graph *body = st == HOP_OK ? hop_graph_new(cx->out->env, name) : NULL;
+    hop_graph *body = st == HOP_OK ? hop_graph_new_subgraph(cx->out, base) : NULL;
     if (st == HOP_OK && body == NULL)
         st = hop_error_code();
     if (st == HOP_OK)
@@ -876,7 +865,7 @@ hop_vmap_graph_loop(const hop_graph *fwd, const int *in_dims, const hop_expr *si
     ctx_free(&cx);
     if (st != HOP_OK)
         return st;
-    /* no DCE: every node is fwd's or feeds one, and a sym_size nobody
-     * reads may be what binds an unbacked symbol (nonzero's size) */
+    /* no DCE: every node is a copy of fwd's or feeds one (fwd's dead nodes,
+     * such as a sym_size binding nonzero's size, stay as traced) */
     return hop_graph_verify(out);
 }
