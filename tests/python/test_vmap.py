@@ -339,3 +339,13 @@ def test_vmap_of_map_and_switch_with_an_unbatched_index_match_a_loop():
     check(lambda a: hop.map(lambda row: row * 2 + row.sum(), a), (0,), r(2, 3, 4))
     check(lambda a: hop.switch(1, [lambda b: b * 2, lambda b: b - 1], a), (0,), r(4, 3))
     check(lambda a: hop.associative_scan(lambda p, q: p + q, a, 0), (0,), r(4, 5))
+
+
+def test_vmap_traced_with_dynamic_sizes_runs_on_other_sizes():
+    f = lambda t: hop.vmap(lambda a: a.sum() * a + a[0])(t)
+    gm = hop.trace(f, r(4, 3), dynamic=True)
+    assert 'vmap([0], [0], vmap_body_0_vmap, (t,))' in gm.code
+    for shape in [(5, 2), (7, 3)]:
+        x = r(*shape)
+        np.testing.assert_allclose(gm(x).numpy(), loop(lambda a: a.sum() * a + a[0], (0,), (x,)),
+                                   rtol=1e-5)
