@@ -9,6 +9,7 @@
  * plan as a subroutine and CALLed from every call site.  Eval: the PrimHOP
  * base's (run the body).
  */
+#include "hop/batching.h"
 #include "hop/autodiff.h"
 #include "hop/lowering.h"
 #include "hop/prim_hop.h"
@@ -192,6 +193,7 @@ const hop_class hop_invoke_subgraph_class = {
     .lower = invoke_lower,
     .vjp = hop_vjp_bodies,
     .jvp = hop_jvp_bodies,
+    .batch = hop_batch_bodies,
 };
 
 hop_status

@@ -9,6 +9,7 @@
  * lifted) and whose outputs are f's outputs and then one tangent per tensor
  * output.  Every primal must be a float tensor.
  */
+#include "hop/batching.h"
 #include "hop/autodiff.h"
 #include "hop/eval.h"
 #include "hop/lowering.h"
@@ -109,4 +110,5 @@ const hop_class hop_jvp_class = {
      * (grad of grad) */
     .vjp = hop_vjp_bodies,
     .jvp = hop_jvp_bodies,
+    .batch = hop_batch_bodies,
 };

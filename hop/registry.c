@@ -122,11 +122,18 @@ builtins_locked(void)
 {
     if (builtins_done)
         return HOP_OK;
-    const hop_class *builtins[] = {&hop_wrap_class, &hop_cond_class, &hop_map_class,
-                                   &hop_invoke_subgraph_class, &hop_while_loop_class,
-                                   &hop_fori_loop_class, &hop_scan_class, &hop_switch_class,
-                                   &hop_associative_scan_class, &hop_vjp_class,
-                                   &hop_jvp_class};
+    const hop_class *builtins[] = {&hop_wrap_class,
+                                   &hop_cond_class,
+                                   &hop_map_class,
+                                   &hop_invoke_subgraph_class,
+                                   &hop_while_loop_class,
+                                   &hop_fori_loop_class,
+                                   &hop_scan_class,
+                                   &hop_switch_class,
+                                   &hop_associative_scan_class,
+                                   &hop_vjp_class,
+                                   &hop_jvp_class,
+                                   &hop_vmap_class};
     for (size_t i = 0; i < HOP__ARRAY_LEN(builtins); i++) {
         if (find_locked(builtins[i]->name))
             continue;

@@ -19,6 +19,7 @@
  * eager call with a host function has nothing to differentiate: hop.grad
  * traces f first.
  */
+#include "hop/batching.h"
 #include "hop/autodiff.h"
 #include "hop/eval.h"
 #include "hop/lowering.h"
@@ -172,4 +173,5 @@ const hop_class hop_vjp_class = {
      * (grad of grad) */
     .vjp = hop_vjp_bodies,
     .jvp = hop_jvp_bodies,
+    .batch = hop_batch_bodies,
 };

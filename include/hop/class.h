@@ -11,8 +11,8 @@
  *   lowering       lower                          (hop/lowering.h: the toolkit)
  *   evaluation     eval                           (hop/eval.h: the reference
  *                                                  interpreter and eager calls)
- *   autodiff       vjp, jvp                       (reserved for issue #15)
- *   batching       batch                          (reserved for issue #16)
+ *   autodiff       vjp, jvp                       (hop/autodiff.h)
+ *   batching       batch                          (hop/batching.h)
  *
  * An unset (NULL/0) slot or field inherits from `base`; NULL base means the
  * PrimHOP base (hop_prim_hop_base()), whose behaviour each slot documents.
@@ -55,7 +55,7 @@ typedef struct hop_lower_ctx hop_lower_ctx; /* a plan being built: hop/lowering.
 typedef struct hop_eval_ctx hop_eval_ctx;   /* a call being evaluated: hop/eval.h */
 typedef struct hop_vjp_ctx hop_vjp_ctx;     /* reverse mode (issue #15) */
 typedef struct hop_jvp_ctx hop_jvp_ctx;     /* forward mode (issue #15) */
-typedef struct hop_batch_ctx hop_batch_ctx; /* vmap (issue #16) */
+typedef struct hop_batch_ctx hop_batch_ctx; /* vmap: hop/batching.h */
 
 typedef enum hop_param_kind {
     HOP_PARAM_END = 0, /* ends the parameter list */
@@ -174,7 +174,8 @@ struct hop_class {
     hop_status (*lower)(hop_lower_ctx *cx, const hop_node *call);
     hop_status (*eval)(hop_eval_ctx *ex);
 
-    /* ---- transformations (issues #15 and #16 define their contexts). */
+    /* ---- transformations (hop/autodiff.h and hop/batching.h define their
+     * contexts). */
     hop_status (*vjp)(hop_vjp_ctx *cx, const hop_node *call);
     hop_status (*jvp)(hop_jvp_ctx *cx, const hop_node *call);
     hop_status (*batch)(hop_batch_ctx *cx, const hop_node *call);

@@ -21,6 +21,7 @@ from ._hops import (  # noqa: F401
 from ._trace import trace, GraphModule, Graph, Node, TensorMeta, SymMeta  # noqa: F401
 from ._compile import compile, CompiledFunction  # noqa: F401
 from ._autodiff import grad, value_and_grad, vjp, jvp  # noqa: F401
+from ._vmap import vmap  # noqa: F401
 from ._pytree import register_pytree_node  # noqa: F401
 from . import testing  # noqa: F401
 from ._foreign import foreign, ForeignKernel  # noqa: F401

@@ -1029,7 +1029,7 @@ test_registry_registers_finds_lists_and_rejects_bad_classes(void **state)
     (void)state;
     const char *names[16];
     size_t n = hop_list_hops(names, 16);
-    assert_int_equal(n, 11);
+    assert_int_equal(n, 12);
     const char *want[] = {"associative_scan",
                           "cond",
                           "fori_loop",
@@ -1039,6 +1039,7 @@ test_registry_registers_finds_lists_and_rejects_bad_classes(void **state)
                           "scan",
                           "switch",
                           "vjp",
+                          "vmap",
                           "while_loop",
                           "wrap"};
     for (size_t i = 0; i < n; i++)

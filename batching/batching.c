@@ -1,0 +1,871 @@
+/*
+ * batching/batching.c - vmap as a graph transformation (hop/batching.h).
+ *
+ * The forward graph is walked once, in order.  Each forward value maps to a
+ * value of the result and a bit: batched (its dim 0 is the batch, its other
+ * dims the forward value's) or not (the forward value itself, computed once
+ * for every example).  A node none of whose operands is batched is copied as
+ * it is, so what does not depend on the batch costs what it cost before; a
+ * node with a batched operand goes to its op's rule (batching/op_rules.c),
+ * its HOP's batch slot, the bodies rule of a wrap-like HOP, or the loop
+ * fallback (a `map` over the batch).  Inputs have their batch dim moved to
+ * 0 on entry, outputs theirs moved to where out_dims says on exit.
+ */
+#include "batching/batch_impl.h"
+#include "core/hash.h"
+#include "hop/autodiff.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* One forward node: the value of each of its outputs in the result. */
+typedef struct entry {
+    const hop_node *key;
+    hop_node *copy; /* a call copied as is: its getitems are made on use */
+    hop_node **vals;
+    bool *batched;
+    size_t n;
+    UT_hash_handle hh;
+} entry;
+
+/* A subgraph of the source and its copy (mask NULL) or batched version. */
+typedef struct body_memo {
+    const hop_graph *src;
+    hop_graph *dst;
+    char *mask;
+} body_memo;
+
+struct hop_batch_ctx {
+    const hop_graph *src;
+    hop_graph *out;
+    const hop_expr *size;
+    const hop_class *loop;
+    entry *nodes;
+    body_memo *memos;
+    size_t nmemos, memo_cap;
+    hop_arg **scratch;
+    size_t nscratch, scratch_cap;
+};
+
+static entry *
+find(const hop_batch_ctx *cx, const hop_node *n)
+{
+    entry *e = NULL;
+    HASH_FIND_PTR(cx->nodes, &n, e);
+    return e;
+}
+
+static entry *
+add_entry(hop_batch_ctx *cx, const hop_node *n)
+{
+    size_t k = n->kind == HOP_NODE_CALL_HOP || n->kind == HOP_NODE_CALL_FOREIGN ? n->nouts : 1;
+    entry *e = hop__calloc(1, sizeof *e);
+    if (e == NULL)
+        return NULL;
+    e->vals = hop__calloc(k + 1, sizeof *e->vals);
+    e->batched = hop__calloc(k + 1, sizeof *e->batched);
+    if (e->vals == NULL || e->batched == NULL)
+        goto fail;
+    e->key = n;
+    e->n = k;
+    hop_status st;
+    HOP_HASH_ADD(st, hh, cx->nodes, key, sizeof e->key, e);
+    if (st == HOP_OK)
+        return e;
+fail:
+    hop__free(e->vals);
+    hop__free(e->batched);
+    hop__free(e);
+    return NULL;
+}
+
+static void
+ctx_free(hop_batch_ctx *cx)
+{
+    entry *e, *tmp;
+    HASH_ITER(hh, cx->nodes, e, tmp)
+    {
+        HASH_DEL(cx->nodes, e);
+        hop__free(e->vals);
+        hop__free(e->batched);
+        hop__free(e);
+    }
+    for (size_t i = 0; i < cx->nmemos; i++)
+        hop__free(cx->memos[i].mask);
+    hop__free(cx->memos);
+    for (size_t i = 0; i < cx->nscratch; i++)
+        hop__free(cx->scratch[i]);
+    hop__free(cx->scratch);
+}
+
+static void
+scratch_clear(hop_batch_ctx *cx)
+{
+    for (size_t i = 0; i < cx->nscratch; i++)
+        hop__free(cx->scratch[i]);
+    cx->nscratch = 0;
+}
+
+/* Room for n list items, freed with the scratch. */
+static hop_arg *
+scratch_items(hop_batch_ctx *cx, size_t n)
+{
+    if (hop__grow((void **)&cx->scratch, &cx->scratch_cap, cx->nscratch + 1, sizeof *cx->scratch) !=
+        HOP_OK)
+        return NULL;
+    hop_arg *items = hop__calloc(n + 1, sizeof *items);
+    if (items != NULL)
+        cx->scratch[cx->nscratch++] = items;
+    return items;
+}
+
+/* A copy of src (its placeholders, nodes, nested subgraphs and guards)
+ * installed in parent under src's name. */
+static hop_graph *
+copy_subgraph_into(hop_graph *parent, const hop_graph *src)
+{
+    hop_graph *c = hop_graph_new(parent->env, src->name);
+    size_t np = src->nplaceholders, no = src->output ? src->output->nargs : 0;
+    hop_node **ins = hop__calloc(np + 1, sizeof *ins), **outs = hop__calloc(no + 1, sizeof *outs);
+    hop_arg *args = hop__calloc(no + 1, sizeof *args);
+    hop_status st = c && ins && outs && args ? HOP_OK : HOP_NOMEM;
+    for (size_t i = 0; i < src->nguards && st == HOP_OK; i++)
+        st = hop_graph_add_guard(c, src->guards[i]);
+    for (size_t i = 0; i < np && st == HOP_OK; i++) {
+        const hop_node *p = hop_graph_placeholder_at(src, i);
+        if ((ins[i] = hop_graph_placeholder(c, p->name, p->meta)) == NULL)
+            st = hop_error_code();
+    }
+    if (st == HOP_OK)
+        st = hop_graph_inline(c, src, ins, outs);
+    for (size_t j = 0; j < no && st == HOP_OK; j++)
+        args[j] = outs[j] ? hop_arg_node(outs[j]) : src->output->args[j];
+    if (st == HOP_OK && hop_graph_output(c, args, no) == NULL)
+        st = hop_error_code();
+    if (st == HOP_OK)
+        st = hop_graph_add_subgraph(parent, c);
+    hop__free(ins);
+    hop__free(outs);
+    hop__free(args);
+    if (st != HOP_OK) {
+        hop_graph_free(c);
+        return NULL;
+    }
+    return c;
+}
+
+/* The copy of subgraph g in cx->out, made once. */
+static hop_graph *
+subgraph_copy(hop_batch_ctx *cx, const hop_graph *g)
+{
+    for (size_t i = 0; i < cx->nmemos; i++)
+        if (cx->memos[i].src == g && cx->memos[i].mask == NULL)
+            return cx->memos[i].dst;
+    if (hop__grow((void **)&cx->memos, &cx->memo_cap, cx->nmemos + 1, sizeof *cx->memos) != HOP_OK)
+        return NULL;
+    hop_graph *c = copy_subgraph_into(cx->out, g);
+    if (c != NULL)
+        cx->memos[cx->nmemos++] = (body_memo){g, c, NULL};
+    return c;
+}
+
+/* ------------------------------------------------------------ the context */
+
+hop_graph *
+hop_batch_out(hop_batch_ctx *cx)
+{
+    return cx->out;
+}
+
+const hop_expr *
+hop_batch_size(hop_batch_ctx *cx)
+{
+    return cx->size;
+}
+
+/* The value of output i of forward node n (making a getitem of a copied
+ * call on first use). */
+static hop_node *
+entry_value(hop_batch_ctx *cx, entry *e, size_t i, bool *batched)
+{
+    if (i >= e->n)
+        return NULL;
+    if (e->vals[i] == NULL && e->copy != NULL)
+        e->vals[i] = hop_graph_getitem(cx->out, e->copy, i);
+    if (batched)
+        *batched = e->batched[i];
+    return e->vals[i];
+}
+
+hop_node *
+hop_batch_value(hop_batch_ctx *cx, const hop_node *v, bool *batched)
+{
+    entry *e = v ? find(cx, v) : NULL;
+    if (batched)
+        *batched = false;
+    return e ? entry_value(cx, e, 0, batched) : NULL;
+}
+
+hop_status
+hop_batch_set(hop_batch_ctx *cx, const hop_node *n, size_t i, hop_node *v, bool batched)
+{
+    entry *e = n ? find(cx, n) : NULL;
+    if (e == NULL || i >= e->n || v == NULL)
+        return hop_error(HOP_MISUSE, "hop_batch_set: %s",
+                         e == NULL   ? "not a node of the forward graph"
+                         : v == NULL ? "NULL value"
+                                     : "output index out of range");
+    e->vals[i] = v;
+    e->batched[i] = batched;
+    return HOP_OK;
+}
+
+hop_node *
+hop_batch_broadcast(hop_batch_ctx *cx, hop_node *v)
+{
+    if (v == NULL)
+        return NULL;
+    const hop_meta *m = &v->meta->meta;
+    hop_node *u = hop__batch_unsqueeze(cx->out, v, 0);
+    if (u == NULL)
+        return NULL;
+    hop_arg items[HOP_MAX_RANK];
+    items[0] = hop_arg_sym(cx->size);
+    for (int d = 0; d < m->rank; d++)
+        items[d + 1] = hop_arg_int(-1);
+    hop_arg args[] = {hop_arg_node(u), hop_arg_list(items, (size_t)m->rank + 1)};
+    return hop_graph_call_op(cx->out, HOP_OP_expand, args, 2);
+}
+
+/* ------------------------------------------------------------ copying */
+
+/* Maps forward argument a into cx->out as it is: nodes to their values,
+ * subgraphs to their copies, lists item by item. */
+static hop_status
+map_arg(hop_batch_ctx *cx, const hop_arg *a, hop_arg *out)
+{
+    switch (a->kind) {
+    case HOP_ARG_NODE: {
+        hop_node *v = hop_batch_value(cx, a->u.node, NULL);
+        if (v == NULL)
+            return hop_error(HOP_MISUSE, "vmap: %s is used before it is defined in graph %s",
+                             a->u.node->name, cx->src->name);
+        *out = hop_arg_node(v);
+        return HOP_OK;
+    }
+    case HOP_ARG_GRAPH: {
+        hop_graph *c = subgraph_copy(cx, a->u.graph);
+        if (c == NULL)
+            return hop_error_code();
+        *out = hop_arg_graph(c);
+        return HOP_OK;
+    }
+    case HOP_ARG_LIST: {
+        hop_arg *items = scratch_items(cx, a->u.list.n);
+        if (items == NULL)
+            return HOP_NOMEM;
+        for (size_t i = 0; i < a->u.list.n; i++)
+            if (map_arg(cx, &a->u.list.items[i], &items[i]) != HOP_OK)
+                return hop_error_code();
+        *out = hop_arg_list(items, a->u.list.n);
+        return HOP_OK;
+    }
+    default:
+        *out = *a;
+        return HOP_OK;
+    }
+}
+
+hop_status
+hop__batch_map_args(hop_batch_ctx *cx, const hop_node *n, hop_arg *args)
+{
+    for (size_t i = 0; i < n->nargs; i++)
+        if (map_arg(cx, &n->args[i], &args[i]) != HOP_OK)
+            return hop_error_code();
+    return HOP_OK;
+}
+
+void
+hop__batch_scratch_clear(hop_batch_ctx *cx)
+{
+    scratch_clear(cx);
+}
+
+/* Copies n (none of whose operands is batched) into cx->out. */
+static hop_status
+copy_node(hop_batch_ctx *cx, const hop_node *n, entry *e)
+{
+    hop_arg *args = hop__calloc(n->nargs + 1, sizeof *args);
+    if (args == NULL)
+        return HOP_NOMEM;
+    hop_node *c = NULL;
+    hop_status st = hop__batch_map_args(cx, n, args);
+    if (st == HOP_OK) {
+        switch (n->kind) {
+        case HOP_NODE_CALL_OP:
+            c = hop_graph_call_op_meta(cx->out, n->op, args, n->nargs, n->meta);
+            break;
+        case HOP_NODE_CALL_HOP:
+            c = hop_graph_call_hop(cx->out, n->cls, args, n->nargs, n->outs, n->nouts);
+            break;
+        case HOP_NODE_CALL_FOREIGN:
+            c = hop_graph_call_foreign(cx->out, n->target, args, n->nargs, n->outs, n->nouts,
+                                       n->flags);
+            break;
+        default:
+            break;
+        }
+        if (c == NULL)
+            st = hop_error_code();
+    }
+    hop__free(args);
+    scratch_clear(cx);
+    if (st == HOP_OK)
+        st = hop_graph_rename_node(cx->out, c, n->name);
+    if (st != HOP_OK)
+        return st;
+    if (n->kind == HOP_NODE_CALL_OP)
+        e->vals[0] = c;
+    else
+        e->copy = c;
+    return HOP_OK;
+}
+
+/* Whether any node argument of a (lists included) is batched. */
+static bool
+any_batched(const hop_batch_ctx *cx, const hop_arg *a, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (a[i].kind == HOP_ARG_LIST && any_batched(cx, a[i].u.list.items, a[i].u.list.n))
+            return true;
+        if (a[i].kind != HOP_ARG_NODE)
+            continue;
+        const entry *e = find(cx, a[i].u.node);
+        if (e != NULL && e->batched[0])
+            return true;
+    }
+    return false;
+}
+
+/* Whether a class without a batch slot is wrap-like: its lowering and its
+ * evaluation are the base's (run the one body on the passed values). */
+static bool
+wrap_like(const hop_class *cls)
+{
+    return HOP_CLASS_SLOT_OWNER(cls, lower) == NULL && HOP_CLASS_SLOT_OWNER(cls, eval) == NULL;
+}
+
+static hop_status
+batch_node(hop_batch_ctx *cx, const hop_node *n)
+{
+    switch (n->kind) {
+    case HOP_NODE_CALL_OP: {
+        const hop_op_batch_rule *r = hop_op_batch(n->op);
+        if (r && r->batch)
+            return r->batch(cx, n);
+        return hop_error(HOP_UNSUPPORTED, "vmap: the op %s (%s) has no batch rule: %s", n->target,
+                         n->name, r && r->unsupported ? r->unsupported : "not in the op table");
+    }
+    case HOP_NODE_CALL_HOP: {
+        const hop_class *owner = HOP_CLASS_SLOT_OWNER(n->cls, batch);
+        if (owner)
+            return owner->batch(cx, n);
+        return wrap_like(n->cls) ? hop_batch_bodies(cx, n) : hop_batch_loop(cx, n);
+    }
+    case HOP_NODE_CALL_FOREIGN:
+        return hop_batch_loop(cx, n);
+    default:
+        return hop_error(HOP_MISUSE, "vmap: unexpected node %s", n->name);
+    }
+}
+
+/* Names the value a rule set for n after n (the helpers keep theirs). */
+static hop_status
+name_result(hop_batch_ctx *cx, const hop_node *n, entry *e)
+{
+    if (n->kind != HOP_NODE_CALL_OP)
+        return HOP_OK;
+    hop_node *v = e->vals[0];
+    if (v == NULL)
+        return hop_error(HOP_MISUSE, "vmap: the rule of %s set no value", n->name);
+    /* the rule's last node is its result; a value it passed through keeps
+     * its name */
+    if (v != cx->out->last || v->kind == HOP_NODE_PLACEHOLDER || strcmp(v->name, n->name) == 0)
+        return HOP_OK;
+    return hop_graph_rename_node(cx->out, v, n->name);
+}
+
+/* ------------------------------------------------------------ bodies */
+
+/* The batched version of body in cx->out, made once per (body, mask). */
+hop_status
+hop_batch_body(hop_batch_ctx *cx, const hop_graph *body, const bool *batched, hop_graph **vmapped)
+{
+    size_t np = body->nplaceholders, no = body->output->nargs;
+    char *mask = hop__calloc(np + 1, 1);
+    int *in = hop__calloc(np + 1, sizeof *in), *outd = hop__calloc(no + 1, sizeof *outd);
+    hop_status st = mask && in && outd ? HOP_OK : HOP_NOMEM;
+    for (size_t i = 0; i < np && st == HOP_OK; i++) {
+        mask[i] = batched[i] ? '1' : '0';
+        in[i] = batched[i] ? 0 : -1;
+    }
+    for (size_t j = 0; j < no && st == HOP_OK; j++) {
+        const hop_arg *a = &body->output->args[j];
+        outd[j] = a->kind == HOP_ARG_NODE && a->u.node->meta->kind == HOP_VALUE_TENSOR ? 0 : -1;
+    }
+    for (size_t i = 0; i < cx->nmemos && st == HOP_OK; i++)
+        if (cx->memos[i].src == body && cx->memos[i].mask && strcmp(cx->memos[i].mask, mask) == 0) {
+            *vmapped = cx->memos[i].dst;
+            hop__free(mask);
+            hop__free(in);
+            hop__free(outd);
+            return HOP_OK;
+        }
+    char base[256];
+    snprintf(base, sizeof base, "%s_vmap", body->name);
+    hop_graph *g = NULL;
+    if (st == HOP_OK)
+        st = hop__grow((void **)&cx->memos, &cx->memo_cap, cx->nmemos + 1, sizeof *cx->memos);
+    if (st == HOP_OK && (g = hop_graph_new_subgraph(cx->out, base)) == NULL)
+        st = hop_error_code();
+    if (st == HOP_OK)
+        st = hop_vmap_graph_loop(body, in, cx->size, outd, cx->loop, g);
+    if (st == HOP_OK)
+        st = hop_graph_add_subgraph(cx->out, g);
+    hop__free(in);
+    hop__free(outd);
+    if (st != HOP_OK) {
+        hop_graph_free(g);
+        hop__free(mask);
+        return st;
+    }
+    cx->memos[cx->nmemos++] = (body_memo){body, g, mask};
+    *vmapped = g;
+    return HOP_OK;
+}
+
+/* Sets output i of call to getitem i of c: batched when it is a tensor
+ * (a batched body and a loop batch every tensor output; SymInts never are). */
+static hop_status
+set_outputs(hop_batch_ctx *cx, const hop_node *call, hop_node *c)
+{
+    for (size_t i = 0; i < call->nouts; i++) {
+        hop_node *g = hop_graph_getitem(cx->out, c, i);
+        if (g == NULL)
+            return hop_error_code();
+        hop_status st = hop_batch_set(cx, call, i, g, c->outs[i].kind == HOP_VALUE_TENSOR);
+        if (st != HOP_OK)
+            return st;
+    }
+    return HOP_OK;
+}
+
+hop_status
+hop_batch_bodies(hop_batch_ctx *cx, const hop_node *call)
+{
+    size_t nlead = 0, nbodies = 0;
+    while (nlead < call->nargs && call->args[nlead].kind != HOP_ARG_GRAPH)
+        nlead++;
+    while (nlead + nbodies < call->nargs && call->args[nlead + nbodies].kind == HOP_ARG_GRAPH)
+        nbodies++;
+    /* a batched value of the HOP itself, or inputs the HOP makes: a loop */
+    if (nbodies == 0 || any_batched(cx, call->args, nlead) || hop_node_made_inputs(call) > 0)
+        return hop_batch_loop(cx, call);
+    size_t npassed = hop_node_passed(call, NULL, 0);
+    const hop_arg **passed = hop__calloc(npassed + 1, sizeof *passed);
+    bool *mask = hop__calloc(npassed + 1, sizeof *mask);
+    hop_arg *args = hop__calloc(call->nargs + 1, sizeof *args);
+    hop_value_info *outs = NULL;
+    hop_status st = passed && mask && args ? HOP_OK : HOP_NOMEM;
+    if (st == HOP_OK)
+        hop_node_passed(call, passed, npassed);
+    for (size_t j = 0; j < npassed && st == HOP_OK; j++)
+        if (passed[j]->kind == HOP_ARG_NODE)
+            hop_batch_value(cx, passed[j]->u.node, &mask[j]);
+    hop_graph *first = NULL;
+    for (size_t i = 0; i < call->nargs && st == HOP_OK; i++) {
+        if (i >= nlead && i < nlead + nbodies) {
+            hop_graph *b;
+            st = hop_batch_body(cx, call->args[i].u.graph, mask, &b);
+            if (st == HOP_OK)
+                args[i] = hop_arg_graph(b);
+            if (first == NULL)
+                first = b;
+        } else
+            st = map_arg(cx, &call->args[i], &args[i]);
+    }
+    hop_node *c = NULL;
+    if (st == HOP_OK && (outs = hop__calloc(call->nouts + 1, sizeof *outs)) == NULL)
+        st = HOP_NOMEM;
+    for (size_t j = 0; j < call->nouts && st == HOP_OK; j++) {
+        const hop_arg *o = &first->output->args[j];
+        outs[j] = o->kind == HOP_ARG_NODE ? *o->u.node->meta : call->outs[j];
+    }
+    if (st == HOP_OK &&
+        (c = hop_graph_call_hop(cx->out, call->cls, args, call->nargs, outs, call->nouts)) == NULL)
+        st = hop_error_code();
+    scratch_clear(cx);
+    if (st == HOP_OK)
+        st = hop_graph_rename_node(cx->out, c, call->name);
+    if (st == HOP_OK)
+        st = set_outputs(cx, call, c);
+    hop__free(passed);
+    hop__free(mask);
+    hop__free(args);
+    hop__free(outs);
+    return st;
+}
+
+/* ------------------------------------------------------------ the loop */
+
+/* The loop body's inputs: the distinct forward nodes call uses, batched
+ * ones first (the map's xs), then the others (its args). */
+typedef struct loop_inputs {
+    const hop_node **fwd;
+    hop_node **ph;
+    size_t n, cap, nbatched;
+} loop_inputs;
+
+static hop_status
+collect(hop_batch_ctx *cx, const hop_arg *a, size_t n, loop_inputs *li, bool want_batched)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (a[i].kind == HOP_ARG_LIST) {
+            hop_status st = collect(cx, a[i].u.list.items, a[i].u.list.n, li, want_batched);
+            if (st != HOP_OK)
+                return st;
+            continue;
+        }
+        if (a[i].kind != HOP_ARG_NODE)
+            continue;
+        bool b;
+        hop_batch_value(cx, a[i].u.node, &b);
+        bool seen = false;
+        for (size_t k = 0; k < li->n && !seen; k++)
+            seen = li->fwd[k] == a[i].u.node;
+        if (b != want_batched || seen)
+            continue;
+        if (hop__grow((void **)&li->fwd, &li->cap, li->n + 1, sizeof *li->fwd) != HOP_OK)
+            return HOP_NOMEM;
+        li->fwd[li->n++] = a[i].u.node;
+    }
+    return HOP_OK;
+}
+
+/* Maps a of the forward graph into the loop body: nodes to its inputs,
+ * subgraphs to copies in the body. */
+static hop_status
+loop_arg(hop_batch_ctx *cx, hop_graph *body, const loop_inputs *li, const hop_arg *a, hop_arg *out)
+{
+    switch (a->kind) {
+    case HOP_ARG_NODE:
+        for (size_t k = 0; k < li->n; k++)
+            if (li->fwd[k] == a->u.node) {
+                *out = hop_arg_node(li->ph[k]);
+                return HOP_OK;
+            }
+        return hop_error(HOP_MISUSE, "vmap: %s is not an input of the loop", a->u.node->name);
+    case HOP_ARG_GRAPH: {
+        hop_graph *c = hop_graph_find_subgraph(body, a->u.graph->name);
+        if (c == NULL && (c = copy_subgraph_into(body, a->u.graph)) == NULL)
+            return hop_error_code();
+        *out = hop_arg_graph(c);
+        return HOP_OK;
+    }
+    case HOP_ARG_LIST: {
+        hop_arg *items = scratch_items(cx, a->u.list.n);
+        if (items == NULL)
+            return HOP_NOMEM;
+        for (size_t i = 0; i < a->u.list.n; i++)
+            if (loop_arg(cx, body, li, &a->u.list.items[i], &items[i]) != HOP_OK)
+                return hop_error_code();
+        *out = hop_arg_list(items, a->u.list.n);
+        return HOP_OK;
+    }
+    default:
+        *out = *a;
+        return HOP_OK;
+    }
+}
+
+/* The loop body: call made on one example, its outputs returned. */
+static hop_status
+loop_body(hop_batch_ctx *cx, const hop_node *call, loop_inputs *li, hop_graph *body)
+{
+    hop_arg *args = hop__calloc(call->nargs + 1, sizeof *args);
+    hop_arg *res = hop__calloc(call->nouts + 1, sizeof *res);
+    li->ph = hop__calloc(li->n + 1, sizeof *li->ph);
+    hop_status st = args && res && li->ph ? HOP_OK : HOP_NOMEM;
+    for (size_t k = 0; k < li->n && st == HOP_OK; k++) {
+        const hop_node *f = li->fwd[k];
+        if ((li->ph[k] = hop_graph_placeholder(body, f->name, f->meta)) == NULL)
+            st = hop_error_code();
+    }
+    for (size_t i = 0; i < call->nargs && st == HOP_OK; i++)
+        st = loop_arg(cx, body, li, &call->args[i], &args[i]);
+    hop_node *c = NULL;
+    if (st == HOP_OK) {
+        c = call->kind == HOP_NODE_CALL_HOP
+                ? hop_graph_call_hop(body, call->cls, args, call->nargs, call->outs, call->nouts)
+                : hop_graph_call_foreign(body, call->target, args, call->nargs, call->outs,
+                                         call->nouts, call->flags);
+        if (c == NULL)
+            st = hop_error_code();
+    }
+    scratch_clear(cx);
+    if (st == HOP_OK)
+        st = hop_graph_rename_node(body, c, call->name);
+    for (size_t j = 0; j < call->nouts && st == HOP_OK; j++) {
+        hop_node *g = hop_graph_getitem(body, c, j);
+        if (g == NULL)
+            st = hop_error_code();
+        else
+            res[j] = hop_arg_node(g);
+    }
+    if (st == HOP_OK && hop_graph_output(body, res, call->nouts) == NULL)
+        st = hop_error_code();
+    hop__free(args);
+    hop__free(res);
+    return st;
+}
+
+hop_status
+hop_batch_loop(hop_batch_ctx *cx, const hop_node *call)
+{
+    if (cx->loop == NULL)
+        return hop_error(HOP_UNSUPPORTED, "vmap: the %s %s (%s) has no batch rule",
+                         call->kind == HOP_NODE_CALL_HOP ? "HOP" : "foreign kernel", call->target,
+                         call->name);
+    for (size_t j = 0; j < call->nouts; j++)
+        if (call->outs[j].kind != HOP_VALUE_TENSOR)
+            return hop_error(HOP_UNSUPPORTED,
+                             "vmap: the %s %s (%s) has no batch rule, and its output %zu is not "
+                             "a tensor, so it cannot run as a loop over the batch",
+                             call->kind == HOP_NODE_CALL_HOP ? "HOP" : "foreign kernel",
+                             call->target, call->name, j);
+    loop_inputs li = {0};
+    hop_status st = collect(cx, call->args, call->nargs, &li, true);
+    li.nbatched = li.n;
+    if (st == HOP_OK)
+        st = collect(cx, call->args, call->nargs, &li, false);
+    char base[256];
+    snprintf(base, sizeof base, "%s_vmap_loop", call->name);
+    hop_graph *body = st == HOP_OK ? hop_graph_new_subgraph(cx->out, base) : NULL;
+    if (st == HOP_OK && body == NULL)
+        st = hop_error_code();
+    if (st == HOP_OK)
+        st = loop_body(cx, call, &li, body);
+    if (st == HOP_OK)
+        st = hop_graph_add_subgraph(cx->out, body);
+    if (st != HOP_OK) {
+        hop_graph_free(body); /* not installed: still ours */
+        body = NULL;
+    }
+    hop_arg *xs = hop__calloc(li.n + 1, sizeof *xs);
+    hop_value_info *outs = hop__calloc(call->nouts + 1, sizeof *outs);
+    if (st == HOP_OK && (xs == NULL || outs == NULL))
+        st = HOP_NOMEM;
+    for (size_t k = 0; k < li.n && st == HOP_OK; k++)
+        xs[k] = hop_arg_node(hop_batch_value(cx, li.fwd[k], NULL));
+    for (size_t j = 0; j < call->nouts && st == HOP_OK; j++) {
+        outs[j] = call->outs[j];
+        hop_meta *m = &outs[j].meta;
+        if (m->rank >= HOP_MAX_RANK) {
+            st = hop_error(HOP_UNSUPPORTED, "vmap: output %zu of %s has rank %d already", j,
+                           call->name, m->rank);
+            break;
+        }
+        memmove(&m->sizes[1], &m->sizes[0], (size_t)m->rank * sizeof m->sizes[0]);
+        m->sizes[0] = cx->size;
+        m->rank++;
+    }
+    hop_node *c = NULL;
+    if (st == HOP_OK) {
+        hop_arg args[] = {hop_arg_graph(body), hop_arg_list(xs, li.nbatched),
+                          hop_arg_list(xs + li.nbatched, li.n - li.nbatched)};
+        if ((c = hop_graph_call_hop(cx->out, cx->loop, args, 3, outs, call->nouts)) == NULL)
+            st = hop_error_code();
+    }
+    if (st == HOP_OK)
+        st = set_outputs(cx, call, c);
+    hop__free(li.fwd);
+    hop__free(li.ph);
+    hop__free(xs);
+    hop__free(outs);
+    return st;
+}
+
+bool
+hop_batch_is_loop(const hop_node *n)
+{
+    if (n == NULL || n->kind != HOP_NODE_CALL_HOP || strcmp(n->target, "map") != 0 ||
+        n->nargs < 1 || n->args[0].kind != HOP_ARG_GRAPH)
+        return false;
+    const char *name = n->args[0].u.graph->name, *tail = strstr(name, "_vmap_loop");
+    return tail != NULL && (tail[10] == '\0' || tail[10] == '_');
+}
+
+/* ------------------------------------------------------------ the graph */
+
+static hop_status
+check_call(const hop_graph *fwd, const int *in_dims, const hop_expr *size, const int *out_dims,
+           hop_graph *out)
+{
+    if (fwd == NULL || out == NULL || size == NULL || (fwd->nplaceholders && in_dims == NULL) ||
+        (fwd->output && fwd->output->nargs && out_dims == NULL))
+        return hop_error(HOP_MISUSE, "hop_vmap_graph: NULL %s",
+                         fwd == NULL    ? "graph"
+                         : out == NULL  ? "out graph"
+                         : size == NULL ? "size"
+                                        : "dims");
+    if (fwd->output == NULL)
+        return hop_error(HOP_MISUSE, "hop_vmap_graph: graph %s has no output node", fwd->name);
+    if (out->first != NULL || out->nsubgraphs != 0)
+        return hop_error(HOP_MISUSE, "hop_vmap_graph: the out graph %s is not empty", out->name);
+    if (out->env != fwd->env)
+        return hop_error(HOP_MISUSE, "hop_vmap_graph: graphs %s and %s use different ShapeEnvs",
+                         fwd->name, out->name);
+    return HOP_OK;
+}
+
+/* The placeholder of input i: batched ones with the batch at in_dim, moved
+ * to 0. */
+static hop_status
+batch_input(hop_batch_ctx *cx, const hop_node *p, size_t i, int in_dim, entry *e)
+{
+    if (in_dim == -1) {
+        hop_node *c = hop_graph_placeholder(cx->out, p->name, p->meta);
+        e->vals[0] = c;
+        return c ? HOP_OK : hop_error_code();
+    }
+    char what[128];
+    if (p->meta->kind != HOP_VALUE_TENSOR)
+        return hop_error(HOP_INVALID,
+                         "vmap: input %zu (%s) is batched but is a SymInt, not a tensor", i,
+                         p->name);
+    const hop_meta *m = &p->meta->meta;
+    if (m->rank >= HOP_MAX_RANK)
+        return hop_error(HOP_UNSUPPORTED,
+                         "vmap: input %zu (%s) has rank %d already; batched it "
+                         "would exceed rank %d",
+                         i, p->name, m->rank, HOP_MAX_RANK);
+    if (in_dim < 0 || in_dim > m->rank) {
+        hop_meta_print(m, what, sizeof what);
+        return hop_error(HOP_INVALID,
+                         "vmap: in dim %d of input %zu (%s: %s) is out of range for a batched "
+                         "input of rank %d",
+                         in_dim, i, p->name, what, m->rank + 1);
+    }
+    hop_value_info v = *p->meta;
+    memmove(&v.meta.sizes[in_dim + 1], &v.meta.sizes[in_dim],
+            (size_t)(m->rank - in_dim) * sizeof v.meta.sizes[0]);
+    v.meta.sizes[in_dim] = cx->size;
+    v.meta.rank++;
+    hop_node *c = hop_graph_placeholder(cx->out, p->name, &v);
+    if (c != NULL && in_dim != 0)
+        c = hop__batch_movedim(cx->out, c, in_dim, 0);
+    e->vals[0] = c;
+    e->batched[0] = true;
+    return c ? HOP_OK : hop_error_code();
+}
+
+/* Output j: its value with the batch dim at out_dim. */
+static hop_status
+batch_output(hop_batch_ctx *cx, size_t j, int out_dim, hop_arg *res)
+{
+    const hop_arg *a = &cx->src->output->args[j];
+    if (a->kind != HOP_ARG_NODE) {
+        if (out_dim >= 0)
+            return hop_error(HOP_UNSUPPORTED,
+                             "vmap: output %zu is a constant, not a tensor to batch", j);
+        *res = *a;
+        return HOP_OK;
+    }
+    bool b;
+    hop_node *v = hop_batch_value(cx, a->u.node, &b);
+    if (v == NULL)
+        return hop_error_code();
+    if (out_dim == HOP_VMAP_AUTO) {
+        *res = hop_arg_node(v);
+        return HOP_OK;
+    }
+    if (out_dim == -1) {
+        if (b)
+            return hop_error(HOP_INVALID,
+                             "vmap: output %zu (%s) is batched but its out dim is None", j,
+                             a->u.node->name);
+        *res = hop_arg_node(v);
+        return HOP_OK;
+    }
+    if (a->u.node->meta->kind != HOP_VALUE_TENSOR)
+        return hop_error(HOP_INVALID,
+                         "vmap: output %zu (%s) is a SymInt; only tensors take a batch dim", j,
+                         a->u.node->name);
+    int r = a->u.node->meta->meta.rank;
+    if (out_dim < 0 || out_dim > r)
+        return hop_error(HOP_INVALID,
+                         "vmap: out dim %d of output %zu (%s) is out of range for a batched output "
+                         "of rank %d",
+                         out_dim, j, a->u.node->name, r + 1);
+    if (!b && (v = hop_batch_broadcast(cx, v)) == NULL)
+        return hop_error_code();
+    if (out_dim != 0 && (v = hop__batch_movedim(cx->out, v, 0, out_dim)) == NULL)
+        return hop_error_code();
+    *res = hop_arg_node(v);
+    return HOP_OK;
+}
+
+hop_status
+hop_vmap_graph_loop(const hop_graph *fwd, const int *in_dims, const hop_expr *size,
+                    const int *out_dims, const hop_class *loop, hop_graph *out)
+{
+    hop_status st = check_call(fwd, in_dims, size, out_dims, out);
+    if (st != HOP_OK)
+        return st;
+    hop_batch_ctx cx = {.src = fwd, .out = out, .size = size, .loop = loop};
+    for (size_t i = 0; i < fwd->nguards && st == HOP_OK; i++)
+        st = hop_graph_add_guard(out, fwd->guards[i]);
+    size_t k = 0;
+    for (const hop_node *n = fwd->first; n && n != fwd->output && st == HOP_OK; n = n->next) {
+        entry *e = add_entry(&cx, n);
+        if (e == NULL) {
+            st = hop_error_code();
+            break;
+        }
+        if (n->kind == HOP_NODE_PLACEHOLDER) {
+            st = batch_input(&cx, n, k, in_dims[k], e);
+            k++;
+        } else if (n->kind == HOP_NODE_GETITEM) {
+            entry *c = find(&cx, n->args[0].u.node);
+            size_t i = (size_t)n->args[1].u.i;
+            bool b = false;
+            hop_node *v = c ? entry_value(&cx, c, i, &b) : NULL;
+            if (c == NULL)
+                st = hop_error(HOP_MISUSE, "vmap: getitem %s of an unknown node", n->name);
+            else if (v == NULL)
+                st = hop_error_code();
+            else if (c->copy && v->kind == HOP_NODE_GETITEM && !b)
+                st = hop_graph_rename_node(out, v, n->name);
+            e->vals[0] = v;
+            e->batched[0] = b;
+        } else if (!any_batched(&cx, n->args, n->nargs))
+            st = copy_node(&cx, n, e);
+        else if ((st = batch_node(&cx, n)) == HOP_OK)
+            st = name_result(&cx, n, e);
+    }
+    const hop_node *o = fwd->output;
+    hop_arg *args = st == HOP_OK ? hop__calloc(o->nargs + 1, sizeof *args) : NULL;
+    if (st == HOP_OK && args == NULL)
+        st = HOP_NOMEM;
+    for (size_t j = 0; j < o->nargs && st == HOP_OK; j++)
+        st = batch_output(&cx, j, out_dims[j], &args[j]);
+    if (st == HOP_OK && hop_graph_output(out, args, o->nargs) == NULL)
+        st = hop_error_code();
+    hop__free(args);
+    ctx_free(&cx);
+    if (st != HOP_OK)
+        return st;
+    /* no DCE: every node is a copy of fwd's or feeds one (fwd's dead nodes,
+     * such as a sym_size binding nonzero's size, stay as traced) */
+    return hop_graph_verify(out);
+}

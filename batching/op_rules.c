@@ -1,0 +1,595 @@
+/*
+ * batching/op_rules.c - the batch rule of every op: a column of the op table
+ * (hop_op_batch).
+ *
+ * A rule runs when at least one operand of a node is batched.  A batched
+ * value has the batch at dim 0 and the forward value's dims after it (its
+ * logical dims), so a rule mostly shifts dim arguments by one, after
+ * normalising negative ones against the logical rank.  Elementwise ops align
+ * a batched operand of lower logical rank than the result by inserting
+ * size-1 dims after the batch; an unbatched operand broadcasts from the
+ * right by itself.  docs/VMAP.md has the table.
+ */
+#include "batching/batch_impl.h"
+#include "core/core.h"
+
+#include <string.h>
+
+/* ------------------------------------------------------------ emitters */
+
+static hop_node *
+op_nodes(hop_graph *g, hop_op op, hop_node *x, const hop_arg *rest, size_t nrest)
+{
+    if (x == NULL)
+        return NULL;
+    hop_arg args[8];
+    args[0] = hop_arg_node(x);
+    for (size_t i = 0; i < nrest && i < 7; i++)
+        args[i + 1] = rest[i];
+    return hop_graph_call_op(g, op, args, nrest + 1);
+}
+
+hop_node *
+hop__batch_unsqueeze(hop_graph *g, hop_node *x, int64_t dim)
+{
+    hop_arg d = hop_arg_int(dim);
+    return op_nodes(g, HOP_OP_unsqueeze, x, &d, 1);
+}
+
+hop_node *
+hop__batch_squeeze(hop_graph *g, hop_node *x, int64_t dim)
+{
+    hop_arg d = hop_arg_int(dim);
+    return op_nodes(g, HOP_OP_squeeze, x, &d, 1);
+}
+
+hop_node *
+hop__batch_movedim(hop_graph *g, hop_node *x, int from, int to)
+{
+    if (x == NULL || from == to)
+        return x;
+    int r = x->meta->meta.rank, order[HOP_MAX_RANK], k = 0;
+    for (int d = 0; d < r; d++)
+        if (d != from)
+            order[k++] = d;
+    /* order holds the other dims; put `from` at `to` */
+    hop_arg items[HOP_MAX_RANK];
+    for (int d = 0, j = 0; d < r; d++)
+        items[d] = hop_arg_int(d == to ? from : order[j++]);
+    hop_arg list = hop_arg_list(items, (size_t)r);
+    return op_nodes(g, HOP_OP_permute, x, &list, 1);
+}
+
+/* reshape(x, [B, sizes...]) with nsizes items after the batch size. */
+static hop_node *
+reshape_batched(hop_batch_ctx *cx, hop_node *x, const hop_arg *sizes, size_t nsizes)
+{
+    hop_arg items[HOP_MAX_RANK + 1];
+    if (nsizes + 1 > HOP_MAX_RANK) {
+        hop_error(HOP_UNSUPPORTED, "vmap: a batched value would have rank %zu, more than %d",
+                  nsizes + 1, HOP_MAX_RANK);
+        return NULL;
+    }
+    items[0] = hop_arg_sym(hop_batch_size(cx));
+    memcpy(items + 1, sizes, nsizes * sizeof *items);
+    hop_arg list = hop_arg_list(items, nsizes + 1);
+    return op_nodes(hop_batch_out(cx), HOP_OP_reshape, x, &list, 1);
+}
+
+/* x (batched) reshaped to [B, ones..., m's sizes] with `ones` size-1 dims. */
+static hop_node *
+reshape_ones(hop_batch_ctx *cx, hop_node *x, int ones, const hop_meta *m)
+{
+    hop_arg sizes[HOP_MAX_RANK];
+    size_t k = 0;
+    for (int i = 0; i < ones && k < HOP_MAX_RANK; i++)
+        sizes[k++] = hop_arg_int(1);
+    for (int d = 0; d < m->rank && k < HOP_MAX_RANK; d++)
+        sizes[k++] = hop_arg_sym(m->sizes[d]);
+    if ((int)k != ones + m->rank) {
+        hop_error(HOP_UNSUPPORTED, "vmap: a batched value would have rank %d, more than %d",
+                  ones + m->rank + 1, HOP_MAX_RANK);
+        return NULL;
+    }
+    return reshape_batched(cx, x, sizes, k);
+}
+
+/* ------------------------------------------------------------ helpers */
+
+static int
+rank_of(const hop_node *fwd)
+{
+    return fwd->meta->kind == HOP_VALUE_TENSOR ? fwd->meta->meta.rank : 0;
+}
+
+/* d normalised against rank r (Python's negative dims). */
+static int64_t
+norm(int64_t d, int r)
+{
+    return d < 0 ? d + r : d;
+}
+
+/* The value of tensor operand k of n and whether it is batched. */
+static hop_node *
+operand(hop_batch_ctx *cx, const hop_node *n, size_t k, bool *batched)
+{
+    return hop_batch_value(cx, n->args[k].u.node, batched);
+}
+
+/* n's op over args, set as n's value (batched). */
+static hop_status
+emit(hop_batch_ctx *cx, const hop_node *n, hop_op op, const hop_arg *args, size_t nargs,
+     bool batched)
+{
+    hop_node *r = hop_graph_call_op(hop_batch_out(cx), op, args, nargs);
+    if (r == NULL)
+        return hop_error_code();
+    return hop_batch_set(cx, n, 0, r, batched);
+}
+
+static hop_status
+set(hop_batch_ctx *cx, const hop_node *n, hop_node *v)
+{
+    return v ? hop_batch_set(cx, n, 0, v, true) : hop_error_code();
+}
+
+/* n's arguments as they are, with argument k replaced by v. */
+static void
+args_with(hop_batch_ctx *cx, const hop_node *n, hop_arg *args)
+{
+    for (size_t i = 0; i < n->nargs; i++) {
+        args[i] = n->args[i];
+        if (args[i].kind == HOP_ARG_NODE)
+            args[i] = hop_arg_node(hop_batch_value(cx, n->args[i].u.node, NULL));
+    }
+}
+
+/* ------------------------------------------------------------ rules */
+
+/* Unary, binary, comparison, logical, where, to, clone: batched operands of
+ * lower logical rank than the result get size-1 dims after the batch. */
+static hop_status
+batch_elementwise(hop_batch_ctx *cx, const hop_node *n)
+{
+    int R = rank_of(n);
+    hop_arg args[8];
+    for (size_t i = 0; i < n->nargs && i < 8; i++) {
+        const hop_arg *a = &n->args[i];
+        if (a->kind != HOP_ARG_NODE) {
+            args[i] = *a;
+            continue;
+        }
+        bool b;
+        hop_node *v = hop_batch_value(cx, a->u.node, &b);
+        int r = rank_of(a->u.node);
+        if (b && r < R && (v = reshape_ones(cx, v, R - r, &a->u.node->meta->meta)) == NULL)
+            return hop_error_code();
+        args[i] = hop_arg_node(v);
+    }
+    return emit(cx, n, n->op, args, n->nargs, true);
+}
+
+/* The dims argument of a reduction as a list of logical dims (all of them
+ * for NONE or an empty list); false when there are none to name (rank 0). */
+static size_t
+reduce_dims(const hop_arg *a, int r, int64_t *dims)
+{
+    size_t k = 0;
+    if (a->kind == HOP_ARG_INT)
+        dims[k++] = norm(a->u.i, r);
+    else if (a->kind == HOP_ARG_LIST)
+        for (size_t i = 0; i < a->u.list.n && k < HOP_MAX_RANK; i++)
+            dims[k++] = norm(a->u.list.items[i].u.i, r);
+    if (k == 0)
+        for (int d = 0; d < r; d++)
+            dims[k++] = d;
+    return k;
+}
+
+/* sum mean amax amin prod any all (x, dims, keepdim). */
+static hop_status
+batch_reduce(hop_batch_ctx *cx, const hop_node *n)
+{
+    hop_node *x = operand(cx, n, 0, NULL);
+    int r = rank_of(n->args[0].u.node);
+    bool keepdim = n->args[2].kind == HOP_ARG_BOOL && n->args[2].u.b;
+    int64_t dims[HOP_MAX_RANK];
+    size_t k = reduce_dims(&n->args[1], r, dims);
+    hop_arg items[HOP_MAX_RANK];
+    if (r == 0) {
+        /* a logical scalar: reduce over a size-1 dim made for it */
+        if ((x = hop__batch_unsqueeze(hop_batch_out(cx), x, 1)) == NULL)
+            return hop_error_code();
+        items[0] = hop_arg_int(1);
+        k = 1;
+        keepdim = false;
+    } else
+        for (size_t i = 0; i < k; i++)
+            items[i] = hop_arg_int(dims[i] + 1);
+    hop_arg args[] = {hop_arg_node(x), hop_arg_list(items, k), hop_arg_bool(keepdim)};
+    return emit(cx, n, n->op, args, 3, true);
+}
+
+/* argmax argmin (x, dim or NONE = flattened, keepdim). */
+static hop_status
+batch_argmax(hop_batch_ctx *cx, const hop_node *n)
+{
+    hop_node *x = operand(cx, n, 0, NULL);
+    int r = rank_of(n->args[0].u.node);
+    hop_graph *g = hop_batch_out(cx);
+    if (n->args[1].kind == HOP_ARG_INT && r > 0) {
+        hop_arg args[] = {hop_arg_node(x), hop_arg_int(norm(n->args[1].u.i, r) + 1), n->args[2]};
+        return emit(cx, n, n->op, args, 3, true);
+    }
+    /* flattened (or a logical scalar): over [B, numel] */
+    hop_arg minus1 = hop_arg_int(-1);
+    if ((x = reshape_batched(cx, x, &minus1, 1)) == NULL)
+        return hop_error_code();
+    hop_arg args[] = {hop_arg_node(x), hop_arg_int(1), hop_arg_bool(false)};
+    hop_node *res = hop_graph_call_op(g, n->op, args, 3);
+    if (res != NULL && rank_of(n) > 0)
+        res = reshape_ones(cx, res, 0, &n->meta->meta);
+    return set(cx, n, res);
+}
+
+/*
+ * matmul (a, b).  A batched 1-D operand becomes a matrix ([B, 1, k] on the
+ * left, [B, k, 1] on the right) whose extra dim is squeezed from the result;
+ * a batched operand of lower matrix rank than the other gets size-1 dims
+ * after the batch, so the batch never broadcasts against the other's batch
+ * dims.  A batched right vector times an unbatched left operand is
+ * a @ b^T ([.., n, B]) with the batch moved to the front.
+ */
+static hop_status
+batch_matmul(hop_batch_ctx *cx, const hop_node *n)
+{
+    hop_graph *g = hop_batch_out(cx);
+    bool ba, bb;
+    hop_node *a = operand(cx, n, 0, &ba), *b = operand(cx, n, 1, &bb);
+    int ra = rank_of(n->args[0].u.node), rb = rank_of(n->args[1].u.node);
+    if (!ba && rb == 1) {
+        /* a @ b[B, k]^T = [..., B] */
+        hop_arg t[] = {hop_arg_int(0), hop_arg_int(1)};
+        hop_node *bt = op_nodes(g, HOP_OP_transpose, b, t, 2);
+        hop_node *res = bt ? op_nodes(g, HOP_OP_matmul, a, (hop_arg[]){hop_arg_node(bt)}, 1) : NULL;
+        if (res == NULL)
+            return hop_error_code();
+        return set(cx, n, hop__batch_movedim(g, res, res->meta->meta.rank - 1, 0));
+    }
+    bool arow = false, bcol = false;
+    if (ba && ra == 1) {
+        a = hop__batch_unsqueeze(g, a, 1);
+        ra = 2;
+        arow = true;
+    }
+    if (bb && rb == 1) {
+        b = hop__batch_unsqueeze(g, b, 2);
+        rb = 2;
+        bcol = true;
+    }
+    if (a == NULL || b == NULL)
+        return hop_error_code();
+    /* align the batched operands' matrix ranks with the other's */
+    int top = ra > rb ? ra : rb;
+    for (; ba && ra >= 2 && ra < top; ra++)
+        if ((a = hop__batch_unsqueeze(g, a, 1)) == NULL)
+            return hop_error_code();
+    for (; bb && rb >= 2 && rb < top; rb++)
+        if ((b = hop__batch_unsqueeze(g, b, 1)) == NULL)
+            return hop_error_code();
+    hop_node *res = op_nodes(g, HOP_OP_matmul, a, (hop_arg[]){hop_arg_node(b)}, 1);
+    /* b's column dim is last when b is a matrix in the call */
+    bool bmat = bcol || rank_of(n->args[1].u.node) >= 2;
+    if (bcol)
+        res = hop__batch_squeeze(g, res, -1);
+    if (arow)
+        res = hop__batch_squeeze(g, res, bmat && !bcol ? -2 : -1);
+    return set(cx, n, res);
+}
+
+/* reshape view (x, shape): the batch size first (a view of a batched value
+ * may not be viewable: it is a reshape). */
+static hop_status
+batch_reshape(hop_batch_ctx *cx, const hop_node *n)
+{
+    const hop_arg *shape = &n->args[1];
+    hop_node *x = operand(cx, n, 0, NULL);
+    return set(cx, n, reshape_batched(cx, x, shape->u.list.items, shape->u.list.n));
+}
+
+/* squeeze (x, dim or NONE): a reshape to the result's logical sizes, so a
+ * batch of size 1 is never squeezed. */
+static hop_status
+batch_squeeze(hop_batch_ctx *cx, const hop_node *n)
+{
+    return set(cx, n, reshape_ones(cx, operand(cx, n, 0, NULL), 0, &n->meta->meta));
+}
+
+/* expand (x, sizes): x gets size-1 dims for the new leading ones first. */
+static hop_status
+batch_expand(hop_batch_ctx *cx, const hop_node *n)
+{
+    const hop_node *fx = n->args[0].u.node;
+    int r = rank_of(fx), L = (int)n->args[1].u.list.n;
+    hop_node *x = operand(cx, n, 0, NULL);
+    if (L > r && (x = reshape_ones(cx, x, L - r, &fx->meta->meta)) == NULL)
+        return hop_error_code();
+    hop_arg items[HOP_MAX_RANK + 1];
+    if (L + 1 > HOP_MAX_RANK)
+        return hop_error(HOP_UNSUPPORTED, "vmap: expand to rank %d of a batched value", L + 1);
+    items[0] = hop_arg_sym(hop_batch_size(cx));
+    memcpy(items + 1, n->args[1].u.list.items, (size_t)L * sizeof *items);
+    hop_arg args[] = {hop_arg_node(x), hop_arg_list(items, (size_t)L + 1)};
+    return emit(cx, n, HOP_OP_expand, args, 2, true);
+}
+
+/* transpose (x, d0, d1) */
+static hop_status
+batch_transpose(hop_batch_ctx *cx, const hop_node *n)
+{
+    int r = rank_of(n->args[0].u.node);
+    hop_arg args[] = {hop_arg_node(operand(cx, n, 0, NULL)),
+                      hop_arg_int(norm(n->args[1].u.i, r) + 1),
+                      hop_arg_int(norm(n->args[2].u.i, r) + 1)};
+    return emit(cx, n, HOP_OP_transpose, args, 3, true);
+}
+
+/* permute (x, dims) */
+static hop_status
+batch_permute(hop_batch_ctx *cx, const hop_node *n)
+{
+    int r = rank_of(n->args[0].u.node);
+    const hop_arg *dims = &n->args[1];
+    hop_arg items[HOP_MAX_RANK];
+    if (dims->u.list.n + 1 > HOP_MAX_RANK)
+        return hop_error(HOP_UNSUPPORTED, "vmap: permute of a batched value of rank %zu",
+                         dims->u.list.n + 1);
+    items[0] = hop_arg_int(0);
+    for (size_t i = 0; i < dims->u.list.n; i++)
+        items[i + 1] = hop_arg_int(norm(dims->u.list.items[i].u.i, r) + 1);
+    hop_arg args[] = {hop_arg_node(operand(cx, n, 0, NULL)),
+                      hop_arg_list(items, dims->u.list.n + 1)};
+    return emit(cx, n, HOP_OP_permute, args, 2, true);
+}
+
+/* Ops whose argument 1 is a dim of x: select slice cumsum cumprod sort
+ * argsort sym_size; unsqueeze's is a dim of the result (rank + 1). */
+static hop_status
+batch_dim1(hop_batch_ctx *cx, const hop_node *n)
+{
+    int r = rank_of(n->args[0].u.node) + (n->op == HOP_OP_unsqueeze);
+    hop_arg args[8];
+    args_with(cx, n, args);
+    args[1] = hop_arg_int(norm(n->args[1].u.i, r) + 1);
+    /* sym_size is the same for every example: not batched */
+    return emit(cx, n, n->op, args, n->nargs, n->op != HOP_OP_sym_size);
+}
+
+/* cat stack (tensors, dim): unbatched tensors are broadcast to the batch. */
+static hop_status
+batch_concat(hop_batch_ctx *cx, const hop_node *n)
+{
+    const hop_arg *list = &n->args[0];
+    size_t nt = list->u.list.n;
+    hop_arg *items = hop__calloc(nt + 1, sizeof *items);
+    if (items == NULL)
+        return HOP_NOMEM;
+    hop_status st = HOP_OK;
+    int r = 0;
+    for (size_t i = 0; i < nt && st == HOP_OK; i++) {
+        bool b;
+        const hop_node *f = list->u.list.items[i].u.node;
+        hop_node *v = hop_batch_value(cx, f, &b);
+        r = rank_of(f);
+        if (!b && (v = hop_batch_broadcast(cx, v)) == NULL)
+            st = hop_error_code();
+        items[i] = hop_arg_node(v);
+    }
+    r += n->op == HOP_OP_stack;
+    hop_arg args[] = {hop_arg_list(items, nt), hop_arg_int(norm(n->args[1].u.i, r) + 1)};
+    if (st == HOP_OK)
+        st = emit(cx, n, n->op, args, 2, true);
+    hop__free(items);
+    return st;
+}
+
+/*
+ * take (x, dim, index).  A batched x with an unbatched index: the dim
+ * shifts.  An unbatched x with a batched index: the result has the index's
+ * batch at dim, moved to 0.  Both batched: a gather from x flattened over
+ * (batch, dim), each example's index offset by its row: x's dim moved next
+ * to the batch, [B * size, ...] taken at index + b * size (normalised first;
+ * an index out of range is sent past the end, so take reports it), then
+ * the gathered dims moved back after x's leading dims.
+ */
+static hop_status
+batch_take(hop_batch_ctx *cx, const hop_node *n)
+{
+    hop_graph *g = hop_batch_out(cx);
+    bool bx, bi;
+    hop_node *x = operand(cx, n, 0, &bx), *idx = operand(cx, n, 2, &bi);
+    const hop_node *fx = n->args[0].u.node, *fi = n->args[2].u.node;
+    int r = rank_of(fx), ri = rank_of(fi);
+    int64_t d = norm(n->args[1].u.i, r);
+    if (!bi) {
+        hop_arg args[] = {hop_arg_node(x), hop_arg_int(d + 1), hop_arg_node(idx)};
+        return emit(cx, n, HOP_OP_take, args, 3, true);
+    }
+    if (!bx) {
+        hop_arg args[] = {hop_arg_node(x), hop_arg_int(d), hop_arg_node(idx)};
+        hop_node *res = hop_graph_call_op(g, HOP_OP_take, args, 3);
+        return set(cx, n, res ? hop__batch_movedim(g, res, (int)d, 0) : NULL);
+    }
+    const hop_expr *size = fx->meta->meta.sizes[d];
+    /* idx in [0, size) or past B * size */
+    hop_arg s = hop_arg_sym(size);
+    hop_node *neg = op_nodes(g, HOP_OP_lt, idx, (hop_arg[]){hop_arg_int(0)}, 1);
+    hop_node *wrapped = op_nodes(g, HOP_OP_add, idx, &s, 1);
+    hop_node *in =
+        neg && wrapped
+            ? hop_graph_call_op(
+                  g, HOP_OP_where,
+                  (hop_arg[]){hop_arg_node(neg), hop_arg_node(wrapped), hop_arg_node(idx)}, 3)
+            : NULL;
+    hop_node *lo = op_nodes(g, HOP_OP_lt, in, (hop_arg[]){hop_arg_int(0)}, 1);
+    hop_node *hi = op_nodes(g, HOP_OP_ge, in, &s, 1);
+    hop_node *bad =
+        lo && hi ? op_nodes(g, HOP_OP_logical_or, lo, (hop_arg[]){hop_arg_node(hi)}, 1) : NULL;
+    const hop_expr *total = hop_sym_mul(g->env, hop_batch_size(cx), size);
+    if (total == NULL)
+        return hop_error_code();
+    hop_node *safe =
+        bad ? hop_graph_call_op(
+                  g, HOP_OP_where,
+                  (hop_arg[]){hop_arg_node(bad), hop_arg_sym(total), hop_arg_node(in)}, 3)
+            : NULL;
+    /* + b * size, b the example's row */
+    hop_arg ar[] = {hop_arg_int(0), hop_arg_sym(hop_batch_size(cx)), hop_arg_int(1),
+                    hop_arg_dtype(HOP_I64)};
+    hop_node *rows = hop_graph_call_op(g, HOP_OP_arange, ar, 4);
+    hop_node *off = rows ? op_nodes(g, HOP_OP_mul, rows, &s, 1) : NULL;
+    hop_meta one = {.dtype = HOP_I64, .rank = 0};
+    if (off && ri > 0 && (off = reshape_ones(cx, off, ri, &one)) == NULL)
+        return hop_error_code();
+    hop_node *flat_idx =
+        safe && off ? op_nodes(g, HOP_OP_add, safe, (hop_arg[]){hop_arg_node(off)}, 1) : NULL;
+    /* x: [B, pre..., size, post...] -> [B, size, pre..., post...] -> [B * size, ...] */
+    hop_node *xm = hop__batch_movedim(g, x, (int)d + 1, 1);
+    hop_arg items[HOP_MAX_RANK];
+    items[0] = hop_arg_sym(total);
+    for (int k = 0, j = 1; k < r; k++)
+        if (k != d)
+            items[j++] = hop_arg_sym(fx->meta->meta.sizes[k]);
+    hop_node *xf =
+        xm ? op_nodes(g, HOP_OP_reshape, xm, (hop_arg[]){hop_arg_list(items, (size_t)r)}, 1) : NULL;
+    hop_node *res = xf && flat_idx ? hop_graph_call_op(g, HOP_OP_take,
+                                                       (hop_arg[]){hop_arg_node(xf), hop_arg_int(0),
+                                                                   hop_arg_node(flat_idx)},
+                                                       3)
+                                   : NULL;
+    if (res == NULL)
+        return hop_error_code();
+    /* res: [B, I..., pre..., post...] -> [B, pre..., I..., post...] */
+    if (d > 0) {
+        hop_arg perm[HOP_MAX_RANK];
+        int k = 0, rr = res->meta->meta.rank;
+        perm[k++] = hop_arg_int(0);
+        for (int j = 0; j < d; j++)
+            perm[k++] = hop_arg_int(1 + ri + j);
+        for (int j = 0; j < ri; j++)
+            perm[k++] = hop_arg_int(1 + j);
+        for (int j = 1 + ri + (int)d; j < rr; j++)
+            perm[k++] = hop_arg_int(j);
+        res = op_nodes(g, HOP_OP_permute, res, (hop_arg[]){hop_arg_list(perm, (size_t)rr)}, 1);
+    }
+    return set(cx, n, res);
+}
+
+/* ------------------------------------------------------------ the table */
+
+#define ELEM                                                                                       \
+    {                                                                                              \
+        batch_elementwise, NULL                                                                    \
+    }
+#define REDUCE                                                                                     \
+    {                                                                                              \
+        batch_reduce, NULL                                                                         \
+    }
+#define DIM1                                                                                       \
+    {                                                                                              \
+        batch_dim1, NULL                                                                           \
+    }
+#define FACTORY                                                                                    \
+    {                                                                                              \
+        NULL, "it has no tensor operand, so it is never batched"                                   \
+    }
+
+static const hop_op_batch_rule rules[HOP_OP_COUNT] = {
+    [HOP_OP_neg] = ELEM,
+    [HOP_OP_abs] = ELEM,
+    [HOP_OP_exp] = ELEM,
+    [HOP_OP_log] = ELEM,
+    [HOP_OP_sin] = ELEM,
+    [HOP_OP_cos] = ELEM,
+    [HOP_OP_tanh] = ELEM,
+    [HOP_OP_sigmoid] = ELEM,
+    [HOP_OP_relu] = ELEM,
+    [HOP_OP_sqrt] = ELEM,
+    [HOP_OP_add] = ELEM,
+    [HOP_OP_sub] = ELEM,
+    [HOP_OP_mul] = ELEM,
+    [HOP_OP_div] = ELEM,
+    [HOP_OP_pow] = ELEM,
+    [HOP_OP_maximum] = ELEM,
+    [HOP_OP_minimum] = ELEM,
+    [HOP_OP_eq] = ELEM,
+    [HOP_OP_ne] = ELEM,
+    [HOP_OP_lt] = ELEM,
+    [HOP_OP_le] = ELEM,
+    [HOP_OP_gt] = ELEM,
+    [HOP_OP_ge] = ELEM,
+    [HOP_OP_logical_and] = ELEM,
+    [HOP_OP_logical_or] = ELEM,
+    [HOP_OP_logical_not] = ELEM,
+    [HOP_OP_where] = ELEM,
+    [HOP_OP_sum] = REDUCE,
+    [HOP_OP_mean] = REDUCE,
+    [HOP_OP_amax] = REDUCE,
+    [HOP_OP_amin] = REDUCE,
+    [HOP_OP_argmax] = {batch_argmax, NULL},
+    [HOP_OP_matmul] = {batch_matmul, NULL},
+    [HOP_OP_reshape] = {batch_reshape, NULL},
+    [HOP_OP_view] = {batch_reshape, NULL},
+    [HOP_OP_transpose] = {batch_transpose, NULL},
+    [HOP_OP_permute] = {batch_permute, NULL},
+    [HOP_OP_unsqueeze] = DIM1,
+    [HOP_OP_squeeze] = {batch_squeeze, NULL},
+    [HOP_OP_expand] = {batch_expand, NULL},
+    [HOP_OP_select] = DIM1,
+    [HOP_OP_slice] = DIM1,
+    [HOP_OP_cat] = {batch_concat, NULL},
+    [HOP_OP_stack] = {batch_concat, NULL},
+    [HOP_OP_full] = FACTORY,
+    [HOP_OP_zeros] = FACTORY,
+    [HOP_OP_ones] = FACTORY,
+    [HOP_OP_arange] = FACTORY,
+    [HOP_OP_item] = {NULL, "item of a batched value is data-dependent per example"},
+    [HOP_OP_nonzero] = {NULL, "nonzero of a batched value has a data-dependent size per example"},
+    [HOP_OP_sym_size] = DIM1,
+    [HOP_OP_to] = ELEM,
+    [HOP_OP_clone] = ELEM,
+    [HOP_OP_floor_divide] = ELEM,
+    [HOP_OP_remainder] = ELEM,
+    [HOP_OP_bitwise_and] = ELEM,
+    [HOP_OP_bitwise_or] = ELEM,
+    [HOP_OP_bitwise_xor] = ELEM,
+    [HOP_OP_bitwise_not] = ELEM,
+    [HOP_OP_sign] = ELEM,
+    [HOP_OP_floor] = ELEM,
+    [HOP_OP_ceil] = ELEM,
+    [HOP_OP_round] = ELEM,
+    [HOP_OP_expm1] = ELEM,
+    [HOP_OP_log1p] = ELEM,
+    [HOP_OP_log2] = ELEM,
+    [HOP_OP_log10] = ELEM,
+    [HOP_OP_exp2] = ELEM,
+    [HOP_OP_tan] = ELEM,
+    [HOP_OP_arctan] = ELEM,
+    [HOP_OP_prod] = REDUCE,
+    [HOP_OP_any] = REDUCE,
+    [HOP_OP_all] = REDUCE,
+    [HOP_OP_argmin] = {batch_argmax, NULL},
+    [HOP_OP_cumsum] = DIM1,
+    [HOP_OP_cumprod] = DIM1,
+    [HOP_OP_sort] = DIM1,
+    [HOP_OP_argsort] = DIM1,
+    [HOP_OP_take] = {batch_take, NULL},
+};
+
+const hop_op_batch_rule *
+hop_op_batch(hop_op op)
+{
+    if ((unsigned)op >= HOP_OP_COUNT)
+        return NULL;
+    return &rules[op];
+}

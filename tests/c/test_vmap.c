@@ -1,0 +1,285 @@
+/*
+ * tests/c/test_vmap.c - hop_vmap_graph (hop/batching.h) on a graph built
+ * with the graph builders: one exact batched graph (a batched input moved
+ * to dim 0, an unbatched one left alone, a matmul of a batched vector, the
+ * output moved to its out dim), an unbatched output broadcast to the batch,
+ * and the errors.  (Values are checked from Python against a loop,
+ * tests/python/test_vmap.py.)
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <cmocka.h>
+#include "hop.h"
+#include "hop/batching.h"
+#include "hop/prim_hop.h"
+#include <string.h>
+
+typedef struct fixture {
+    hop_shape_env *env;
+    hop_graph *fwd, *out;
+    hop_node *x, *w;
+} fixture;
+
+/* f(x: f32[3], w: f32[3, 2]) = (sum(relu(x * 2) @ w), w * 2) */
+static void
+build(fixture *f)
+{
+    f->env = hop_shape_env_new();
+    f->fwd = hop_graph_new(f->env, "f");
+    f->out = hop_graph_new(f->env, "f_vmap");
+    hop_value_info vx = {.kind = HOP_VALUE_TENSOR}, vw = {.kind = HOP_VALUE_TENSOR};
+    assert_int_equal(hop_meta_init(&vx.meta, f->env, HOP_F32, 1, (int64_t[]){3}), HOP_OK);
+    assert_int_equal(hop_meta_init(&vw.meta, f->env, HOP_F32, 2, (int64_t[]){3, 2}), HOP_OK);
+    f->x = hop_graph_placeholder(f->fwd, "x", &vx);
+    f->w = hop_graph_placeholder(f->fwd, "w", &vw);
+    hop_node *m = hop_graph_call_op(f->fwd, HOP_OP_mul,
+                                    (hop_arg[]){hop_arg_node(f->x), hop_arg_float(2.0)}, 2);
+    hop_node *r = hop_graph_call_op(f->fwd, HOP_OP_relu, (hop_arg[]){hop_arg_node(m)}, 1);
+    hop_node *mm = hop_graph_call_op(f->fwd, HOP_OP_matmul,
+                                     (hop_arg[]){hop_arg_node(r), hop_arg_node(f->w)}, 2);
+    hop_node *s = hop_graph_call_op(
+        f->fwd, HOP_OP_sum, (hop_arg[]){hop_arg_node(mm), hop_arg_none(), hop_arg_bool(false)}, 3);
+    hop_node *w2 = hop_graph_call_op(f->fwd, HOP_OP_mul,
+                                     (hop_arg[]){hop_arg_node(f->w), hop_arg_float(2.0)}, 2);
+    assert_non_null(hop_graph_output(f->fwd, (hop_arg[]){hop_arg_node(s), hop_arg_node(w2)}, 2));
+    assert_int_equal(hop_graph_verify(f->fwd), HOP_OK);
+}
+
+/* A branch g(x: f32[3]) = x op 2. */
+static hop_graph *
+branch(hop_shape_env *env, const char *name, hop_op op)
+{
+    hop_graph *g = hop_graph_new(env, name);
+    hop_value_info vx = {.kind = HOP_VALUE_TENSOR};
+    assert_int_equal(hop_meta_init(&vx.meta, env, HOP_F32, 1, (int64_t[]){3}), HOP_OK);
+    hop_node *x = hop_graph_placeholder(g, "x", &vx);
+    hop_node *y = hop_graph_call_op(g, op, (hop_arg[]){hop_arg_node(x), hop_arg_float(2.0)}, 2);
+    assert_non_null(hop_graph_output(g, (hop_arg[]){hop_arg_node(y)}, 1));
+    return g;
+}
+
+/* f(x: f32[3]) = cond(sum(x) > 0, x * 2, x - 2) */
+static void
+build_cond(fixture *f)
+{
+    f->env = hop_shape_env_new();
+    f->fwd = hop_graph_new(f->env, "f");
+    f->out = hop_graph_new(f->env, "f_vmap");
+    hop_value_info vx = {.kind = HOP_VALUE_TENSOR};
+    assert_int_equal(hop_meta_init(&vx.meta, f->env, HOP_F32, 1, (int64_t[]){3}), HOP_OK);
+    f->x = hop_graph_placeholder(f->fwd, "x", &vx);
+    hop_node *s =
+        hop_graph_call_op(f->fwd, HOP_OP_sum,
+                          (hop_arg[]){hop_arg_node(f->x), hop_arg_none(), hop_arg_bool(false)}, 3);
+    hop_node *p =
+        hop_graph_call_op(f->fwd, HOP_OP_gt, (hop_arg[]){hop_arg_node(s), hop_arg_int(0)}, 2);
+    hop_graph *t = branch(f->env, "cond_true_0", HOP_OP_mul);
+    hop_graph *e = branch(f->env, "cond_false_0", HOP_OP_sub);
+    assert_int_equal(hop_graph_add_subgraph(f->fwd, t), HOP_OK);
+    assert_int_equal(hop_graph_add_subgraph(f->fwd, e), HOP_OK);
+    hop_arg ops[] = {hop_arg_node(f->x)};
+    hop_arg args[] = {hop_arg_node(p), hop_arg_graph(t), hop_arg_graph(e), hop_arg_list(ops, 1)};
+    hop_node *c = hop_graph_call_hop(f->fwd, &hop_cond_class, args, 4, &vx, 1);
+    hop_node *g = hop_graph_getitem(f->fwd, c, 0);
+    assert_non_null(hop_graph_output(f->fwd, (hop_arg[]){hop_arg_node(g)}, 1));
+    assert_int_equal(hop_graph_verify(f->fwd), HOP_OK);
+}
+
+/* f(x: f32[3]) = wrap(x * 2) */
+static void
+build_wrap(fixture *f)
+{
+    f->env = hop_shape_env_new();
+    f->fwd = hop_graph_new(f->env, "f");
+    f->out = hop_graph_new(f->env, "f_vmap");
+    hop_value_info vx = {.kind = HOP_VALUE_TENSOR};
+    assert_int_equal(hop_meta_init(&vx.meta, f->env, HOP_F32, 1, (int64_t[]){3}), HOP_OK);
+    f->x = hop_graph_placeholder(f->fwd, "x", &vx);
+    hop_graph *body = branch(f->env, "wrap_body_0", HOP_OP_mul);
+    assert_int_equal(hop_graph_add_subgraph(f->fwd, body), HOP_OK);
+    hop_arg ops[] = {hop_arg_node(f->x)};
+    hop_arg args[] = {hop_arg_graph(body), hop_arg_list(ops, 1)};
+    hop_node *c = hop_graph_call_hop(f->fwd, &hop_wrap_class, args, 2, &vx, 1);
+    hop_node *g = hop_graph_getitem(f->fwd, c, 0);
+    assert_non_null(hop_graph_output(f->fwd, (hop_arg[]){hop_arg_node(g)}, 1));
+    assert_int_equal(hop_graph_verify(f->fwd), HOP_OK);
+}
+
+static void
+teardown(fixture *f)
+{
+    hop_graph_free(f->fwd);
+    hop_graph_free(f->out);
+    hop_shape_env_free(f->env);
+}
+
+static void
+test_vmap_graph_moves_batch_dims_and_broadcasts_unbatched_outputs(void **state)
+{
+    (void)state;
+    fixture f;
+    build(&f);
+    int in[] = {1, -1}, out[] = {0, 2};
+    assert_int_equal(hop_vmap_graph(f.fwd, in, hop_sym_const(f.env, 4), out, f.out), HOP_OK);
+    char *code = hop_graph_code(f.out);
+    assert_string_equal(code, "def f_vmap(x: \"f32[3, 4]\", w: \"f32[3, 2]\"):\n"
+                              "    permute: \"f32[4, 3]\" = permute(x, [1, 0])\n"
+                              "    mul: \"f32[4, 3]\" = mul(permute, 2.0)\n"
+                              "    relu: \"f32[4, 3]\" = relu(mul)\n"
+                              "    unsqueeze: \"f32[4, 1, 3]\" = unsqueeze(relu, 1)\n"
+                              "    matmul: \"f32[4, 1, 2]\" = matmul(unsqueeze, w)\n"
+                              "    matmul_1: \"f32[4, 2]\" = squeeze(matmul, -2)\n"
+                              "    sum: \"f32[4]\" = sum(matmul_1, [1], False)\n"
+                              "    mul_1: \"f32[3, 2]\" = mul(w, 2.0)\n"
+                              "    unsqueeze_1: \"f32[1, 3, 2]\" = unsqueeze(mul_1, 0)\n"
+                              "    expand: \"f32[4, 3, 2]\" = expand(unsqueeze_1, [4, -1, -1])\n"
+                              "    permute_1: \"f32[3, 2, 4]\" = permute(expand, [1, 2, 0])\n"
+                              "    return (sum, permute_1)\n");
+    hop_free(code);
+    teardown(&f);
+}
+
+static void
+test_vmap_graph_errors_name_the_input_or_output(void **state)
+{
+    (void)state;
+    fixture f;
+    build(&f);
+    const hop_expr *four = hop_sym_const(f.env, 4);
+    int in[] = {0, -1}, none[] = {-1, -1}, bad[] = {2, -1}, out[] = {0, 0};
+    assert_int_equal(hop_vmap_graph(f.fwd, in, four, none, f.out), HOP_INVALID);
+    assert_string_equal(hop_error_message(),
+                        "vmap: output 0 (sum) is batched but its out dim is None");
+    hop_graph_free(f.out);
+    f.out = hop_graph_new(f.env, "f_vmap");
+    assert_int_equal(hop_vmap_graph(f.fwd, bad, four, out, f.out), HOP_INVALID);
+    assert_string_equal(hop_error_message(),
+                        "vmap: in dim 2 of input 0 (x: f32[3]) is out of range for a batched "
+                        "input of rank 2");
+    assert_int_equal(hop_vmap_graph(NULL, in, four, out, f.out), HOP_MISUSE);
+    assert_string_equal(hop_error_message(), "hop_vmap_graph: NULL graph");
+    teardown(&f);
+}
+
+static void
+test_vmap_graph_runs_a_hop_without_a_rule_as_a_map_loop(void **state)
+{
+    (void)state;
+    fixture f;
+    build_cond(&f);
+    int in[] = {0}, out[] = {0};
+    assert_int_equal(hop_vmap_graph(f.fwd, in, hop_sym_const(f.env, 4), out, f.out), HOP_OK);
+    char *code = hop_graph_code(f.out);
+    assert_string_equal(code,
+                        "def f_vmap(x: \"f32[4, 3]\"):\n"
+                        "    def cond_vmap_loop(gt: \"bool[]\", x: \"f32[3]\"):\n"
+                        "        def cond_true_0(x: \"f32[3]\"):\n"
+                        "            mul: \"f32[3]\" = mul(x, 2.0)\n"
+                        "            return (mul,)\n"
+                        "\n"
+                        "        def cond_false_0(x: \"f32[3]\"):\n"
+                        "            sub: \"f32[3]\" = sub(x, 2.0)\n"
+                        "            return (sub,)\n"
+                        "\n"
+                        "        cond: \"f32[3]\" = cond(gt, cond_true_0, cond_false_0, (x,))\n"
+                        "        getitem: \"f32[3]\" = cond[0]\n"
+                        "        return (getitem,)\n"
+                        "\n"
+                        "    sum: \"f32[4]\" = sum(x, [1], False)\n"
+                        "    gt: \"bool[4]\" = gt(sum, 0)\n"
+                        "    map: \"f32[4, 3]\" = map(cond_vmap_loop, (gt, x), ())\n"
+                        "    getitem: \"f32[4, 3]\" = map[0]\n"
+                        "    return (getitem,)\n");
+    hop_free(code);
+    const hop_node *m = hop_graph_find_node(f.out, "map");
+    assert_true(hop_batch_is_loop(m));
+    assert_false(hop_batch_is_loop(hop_graph_find_node(f.out, "sum")));
+    teardown(&f);
+}
+
+/* Every allocation of the transformation failing in turn: HOP_NOMEM, no
+ * crash, and nothing leaked once the partly built graph is freed (the
+ * ShapeEnv keeps the expressions it interned: a first run makes them). */
+static void
+test_vmap_graph_batches_a_wrap_body(void **state)
+{
+    (void)state;
+    fixture f;
+    build_wrap(&f);
+    int in[] = {0}, out[] = {1};
+    assert_int_equal(hop_vmap_graph(f.fwd, in, hop_sym_const(f.env, 4), out, f.out), HOP_OK);
+    char *code = hop_graph_code(f.out);
+    assert_string_equal(code, "def f_vmap(x: \"f32[4, 3]\"):\n"
+                              "    def wrap_body_0_vmap(x: \"f32[4, 3]\"):\n"
+                              "        mul: \"f32[4, 3]\" = mul(x, 2.0)\n"
+                              "        return (mul,)\n"
+                              "\n"
+                              "    wrap: \"f32[4, 3]\" = wrap(wrap_body_0_vmap, (x,))\n"
+                              "    getitem: \"f32[4, 3]\" = wrap[0]\n"
+                              "    permute: \"f32[3, 4]\" = permute(getitem, [1, 0])\n"
+                              "    return (permute,)\n");
+    hop_free(code);
+    teardown(&f);
+}
+
+static void
+test_vmap_graph_survives_every_allocation_failure(void **state)
+{
+    (void)state;
+    void (*builds[])(fixture *) = {build, build_cond, build_wrap};
+    int in[3][2] = {{1, -1}, {0, 0}, {0, 0}}, out[3][2] = {{0, 2}, {0, 0}, {1, 0}};
+    for (int b = 0; b < 3; b++) {
+        fixture f;
+        builds[b](&f);
+        long failures = 0;
+        const hop_expr *four = hop_sym_const(f.env, 4);
+        /* once first, so the env has interned every expression it makes */
+        assert_int_equal(hop_vmap_graph(f.fwd, in[b], four, out[b], f.out), HOP_OK);
+        for (long k = 1;; k++) {
+            hop_graph_free(f.out);
+            long live = hop_alloc_live();
+            f.out = hop_graph_new(f.env, "f_vmap");
+            hop_alloc_fail_at(k);
+            hop_status st = hop_vmap_graph(f.fwd, in[b], four, out[b], f.out);
+            hop_alloc_fail_at(0);
+            if (st == HOP_OK)
+                break;
+            assert_int_equal(st, HOP_NOMEM);
+            failures++;
+            hop_graph_free(f.out);
+            f.out = NULL;
+            assert_int_equal(hop_alloc_live(), live);
+        }
+        assert_true(failures > 10);
+        teardown(&f);
+    }
+}
+
+static void
+test_vmap_graph_op_table_has_a_batch_column(void **state)
+{
+    (void)state;
+    for (int op = 0; op < HOP_OP_COUNT; op++) {
+        const hop_op_batch_rule *r = hop_op_batch((hop_op)op);
+        assert_non_null(r);
+        assert_true(r->batch != NULL || r->unsupported != NULL);
+    }
+    assert_null(hop_op_batch(HOP_OP_COUNT));
+    assert_string_equal(hop_op_batch(HOP_OP_item)->unsupported,
+                        "item of a batched value is data-dependent per example");
+}
+
+int
+main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_vmap_graph_moves_batch_dims_and_broadcasts_unbatched_outputs),
+        cmocka_unit_test(test_vmap_graph_errors_name_the_input_or_output),
+        cmocka_unit_test(test_vmap_graph_runs_a_hop_without_a_rule_as_a_map_loop),
+        cmocka_unit_test(test_vmap_graph_batches_a_wrap_body),
+        cmocka_unit_test(test_vmap_graph_survives_every_allocation_failure),
+        cmocka_unit_test(test_vmap_graph_op_table_has_a_batch_column),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

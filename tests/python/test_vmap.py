@@ -1,0 +1,351 @@
+"""hop.vmap against a Python loop over examples: every op rule, in_axes and
+out_axes (ints, None, negative, pytrees), nesting, grad, closures, the map
+fallback for HOPs without a batch rule, and the error messages."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+import hop
+
+
+def loop(f, in_axes, args, out_axis=0):
+    """f over the examples one at a time, stacked at out_axis."""
+    n = next(a.shape[ax] for a, ax in zip(args, in_axes) if ax is not None)
+    outs = []
+    for b in range(n):
+        ex = [a if ax is None else hop.tensor(np.take(a.numpy(), b, axis=ax))
+              for a, ax in zip(args, in_axes)]
+        outs.append(f(*ex).numpy())
+    return np.stack(outs, axis=out_axis)
+
+
+def check(f, in_axes, *args, out_axes=0, rtol=1e-5):
+    got = hop.vmap(f, in_axes=in_axes, out_axes=out_axes)(*args)
+    want = loop(f, in_axes, args, out_axes)
+    np.testing.assert_allclose(got.numpy(), want, rtol=rtol, atol=1e-6)
+    assert got.dtype.name == hop.tensor(want).dtype.name or want.dtype == np.bool_
+
+
+def r(*shape):
+    return hop.tensor(np.random.default_rng(sum(shape) + len(shape)).standard_normal(shape)
+                      .astype(np.float32))
+
+
+UNARY = ["neg", "abs", "exp", "sin", "cos", "tanh", "sigmoid", "relu", "floor", "ceil",
+         "round", "sign", "expm1", "arctan", "tan"]
+
+
+@pytest.mark.parametrize("name", UNARY)
+def test_vmap_unary_ops_match_a_loop(name):
+    check(lambda x: getattr(x, name)(), (0,), r(4, 3))
+
+
+@pytest.mark.parametrize("name", ["log", "sqrt", "log1p", "log2", "log10", "exp2"])
+def test_vmap_positive_unary_ops_match_a_loop(name):
+    check(lambda x: getattr(x.abs() + 1.0, name)(), (1,), r(3, 4))
+
+
+@pytest.mark.parametrize("op", [lambda a, b: a + b, lambda a, b: a - b, lambda a, b: a * b,
+                                lambda a, b: a / (b.abs() + 1), hop.maximum, hop.minimum,
+                                lambda a, b: (a < b), lambda a, b: (a >= b),
+                                lambda a, b: a.abs() ** b, lambda a, b: hop.where(a > 0, a, b)])
+@pytest.mark.parametrize("axes", [(0, 0), (0, None), (None, 0), (1, 0)])
+def test_vmap_binary_ops_broadcast_like_a_loop(op, axes):
+    a = r(4, 3, 2) if axes[0] != 1 else r(3, 4, 2)
+    b = r(4, 2) if axes[1] == 0 else r(2)
+    check(op, axes, a, b)
+
+
+def test_vmap_integer_and_logical_ops_match_a_loop():
+    a = hop.tensor(np.arange(24).reshape(4, 6) - 7)
+    b = hop.tensor(np.arange(6) + 1)
+    for f in [lambda x, y: x // y, lambda x, y: x % y, hop.bitwise_and, hop.bitwise_or,
+              hop.bitwise_xor, lambda x, y: hop.bitwise_not(x), lambda x, y: (x > 0) & (y > 2),
+              lambda x, y: hop.logical_or(x > 0, y > 3), lambda x, y: hop.logical_not(x > 0)]:
+        check(f, (0, None), a, b)
+
+
+@pytest.mark.parametrize("name", ["sum", "mean", "amax", "amin", "prod"])
+@pytest.mark.parametrize("dim", [None, 0, -1, (0, 1)])
+@pytest.mark.parametrize("keepdim", [False, True])
+def test_vmap_reductions_shift_their_dims(name, dim, keepdim):
+    if dim is None:
+        f = lambda x: getattr(x, name)()
+    else:
+        f = lambda x: getattr(x, name)(dim, keepdim=keepdim)
+    check(f, (2,), r(3, 2, 4))
+
+
+def test_vmap_reductions_of_a_logical_scalar():
+    check(lambda x: x.sum(), (0,), r(5))
+    check(lambda x: (x > 0).any(), (0,), r(5))
+    check(lambda x: (x > 0).all(), (0,), r(5))
+
+
+@pytest.mark.parametrize("name", ["argmax", "argmin"])
+def test_vmap_argmax_with_and_without_dim(name):
+    check(lambda x: getattr(x, name)(), (0,), r(4, 3, 2))
+    check(lambda x: getattr(x, name)(1), (0,), r(4, 3, 2))
+    check(lambda x: getattr(x, name)(-1, keepdim=True), (1,), r(3, 4, 2))
+
+
+@pytest.mark.parametrize("sa,sb", [((3,), (3,)), ((2, 3), (3,)), ((3,), (3, 2)), ((2, 3), (3, 4)),
+                                   ((5, 2, 3), (3, 4)), ((2, 3), (5, 3, 4)), ((3,), (5, 3, 4)),
+                                   ((5, 2, 3), (3,))])
+@pytest.mark.parametrize("axes", [(0, 0), (0, None), (None, 0)])
+def test_vmap_matmul_of_every_rank_pairing(sa, sb, axes):
+    a = r(6, *sa) if axes[0] == 0 else r(*sa)
+    b = r(6, *sb) if axes[1] == 0 else r(*sb)
+    check(lambda x, y: x @ y, axes, a, b, rtol=1e-4)
+
+
+def test_vmap_view_ops_shift_their_dims():
+    x = r(4, 2, 3)
+    for f in [lambda t: t.reshape(6), lambda t: t.reshape(3, -1), lambda t: t.view(6),
+              lambda t: t.transpose(0, 1), lambda t: t.permute(1, 0), lambda t: t.T,
+              lambda t: t.unsqueeze(0), lambda t: t.unsqueeze(-1), lambda t: t[1],
+              lambda t: t[:, 1:], lambda t: t[..., ::2], lambda t: t.expand(5, 2, 3),
+              lambda t: t.unsqueeze(1).squeeze(1), lambda t: t[:, :1].squeeze(),
+              lambda t: t.clone(), lambda t: t.to(hop.float64), lambda t: t.cumsum(1),
+              lambda t: t.cumprod(0), lambda t: hop._C._op("sort", t, 1, False),
+              lambda t: hop._C._op("argsort", t, 0, True)]:
+        check(f, (0,), x)
+
+
+def test_vmap_of_a_batch_of_one_squeezes_no_batch_dim():
+    check(lambda t: t.squeeze(), (0,), r(1, 1, 3))
+
+
+def test_vmap_cat_and_stack_broadcast_unbatched_operands():
+    a, b = r(4, 2, 3), r(2, 3)
+    check(lambda x, y: hop.cat([x, y], 0), (0, None), a, b)
+    check(lambda x, y: hop.cat([x, y], -1), (0, None), a, b)
+    check(lambda x, y: hop.stack([x, y], 1), (0, None), a, b)
+    check(lambda x, y: hop.stack([y, x]), (0, None), a, b)
+
+
+def take(t, dim, index):
+    return hop._C._op("take", t, dim, index)
+
+
+def test_vmap_take_with_batched_and_unbatched_indices():
+    x = r(4, 5, 3)
+    i = hop.tensor(np.array([[0, 4], [1, -1], [2, 2], [3, 0]]))
+    check(lambda t, k: take(t, 1, k), (0, 0), r(4, 3, 5), i)
+    check(lambda t, k: take(t, 0, k), (0, 0), x, i)
+    check(lambda t, k: take(t, 0, k), (0, None), x, hop.tensor(np.array([4, -2, 0])))
+    check(lambda t, k: take(t, 1, k), (None, 0), r(5, 6), i)
+    check(lambda t, k: take(t, 0, k), (0, 0), x, hop.tensor(np.array([1, 0, 4, 2])))
+
+
+def test_vmap_factories_stay_unbatched():
+    check(lambda t: t + hop.zeros(3) + hop.ones(3) + hop.arange(3).to(hop.float32)
+          + hop.full((3,), 2.0), (0,), r(4, 3))
+
+
+def test_vmap_item_of_a_batched_value_is_unsupported():
+    with pytest.raises(hop.UnsupportedError,
+                       match=r"^vmap: the op item \(item\) has no batch rule: item of a batched "
+                             r"value is data-dependent per example$"):
+        hop.vmap(lambda t: t.sum().to(hop.int64).item() + t)(r(4, 3))
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(-3, 2), st.one_of(st.none(), st.integers(-2, 1)), st.integers(-3, 2),
+       st.integers(1, 4))
+def test_vmap_in_axes_and_out_axes_hypothesis(ax, bx, ox, n):
+    shape = [2, 3]
+    a = r(*(shape[:ax % 3] + [n] + shape[ax % 3:]))
+    b = r(3) if bx is None else r(*([n, 3] if bx % 2 == 0 else [3, n]))
+    f = lambda x, y: (x * y).sin() + x.sum(0, keepdim=True)
+    got = hop.vmap(f, in_axes=(ax, bx), out_axes=ox)(a, b)
+    want = loop(f, (ax % 3, None if bx is None else bx % 2), (a, b), ox % 3)
+    np.testing.assert_allclose(got.numpy(), want, rtol=1e-5, atol=1e-6)
+
+
+def test_vmap_pytrees_of_in_axes_and_out_axes():
+    x, w = r(4, 3), r(3)
+    out = hop.vmap(lambda d: {"y": d["x"] * d["w"], "s": d["w"].sum()},
+                   in_axes=({"x": 0, "w": None},), out_axes={"y": 1, "s": None})({"x": x, "w": w})
+    np.testing.assert_allclose(out["y"].numpy(), (x * w).numpy().T, rtol=1e-6)
+    np.testing.assert_allclose(out["s"].numpy(), w.sum().numpy(), rtol=1e-6)
+
+
+def test_vmap_broadcasts_an_unbatched_output_with_an_int_out_axis():
+    out = hop.vmap(lambda x, w: (x, w * 2), in_axes=(0, None), out_axes=(0, 1))(r(4, 3), r(3))
+    np.testing.assert_allclose(out[1].numpy(), np.stack([r(3).numpy() * 2] * 4, 1), rtol=1e-6)
+
+
+def test_vmap_nested_matches_a_double_loop():
+    x, y = r(3, 4, 2), r(4, 2)
+    f = hop.vmap(hop.vmap(lambda a, b: (a * b).sum(), in_axes=(0, 0)), in_axes=(0, None))
+    want = np.array([[(x.numpy()[i, j] * y.numpy()[j]).sum() for j in range(4)] for i in range(3)])
+    np.testing.assert_allclose(f(x, y).numpy(), want, rtol=1e-5)
+
+
+def test_vmap_of_grad_gives_per_example_gradients():
+    def loss(w, x):
+        return ((x @ w).tanh() ** 2).sum()
+    w, xs = r(3, 2), r(5, 4, 3)
+    got = hop.vmap(hop.grad(loss), in_axes=(None, 0))(w, xs)
+    want = np.stack([hop.grad(loss)(w, hop.tensor(xs.numpy()[i])).numpy() for i in range(5)])
+    np.testing.assert_allclose(got.numpy(), want, rtol=1e-5, atol=1e-6)
+
+
+def test_grad_of_vmap_differentiates_through_the_batched_body():
+    xs, w = r(5, 3), r(3)
+    g = hop.grad(lambda w, xs: hop.vmap(lambda x: (x * w).sin().sum())(xs).sum())(w, xs)
+    want = sum(hop.grad(lambda w, x: (x * w).sin().sum())(w, hop.tensor(xs.numpy()[i])).numpy()
+               for i in range(5))
+    np.testing.assert_allclose(g.numpy(), want, rtol=1e-5)
+
+
+def test_vmap_closures_over_batched_and_unbatched_values():
+    xs, c = r(4, 3), r(3)
+
+    def outer(x):
+        return hop.vmap(lambda y: y * x + c, in_axes=0)(xs)   # x: a value of the outer vmap
+    got = hop.vmap(outer)(r(2, 3))
+    want = np.stack([xs.numpy() * r(2, 3).numpy()[i] + c.numpy() for i in range(2)])
+    np.testing.assert_allclose(got.numpy(), want, rtol=1e-6)
+
+
+def test_vmap_under_trace_and_compile_prints_one_vmap_node():
+    f = lambda x, w: hop.vmap(lambda a: (a * w).relu(), in_axes=0)(x)
+    gm = hop.trace(f, r(4, 3), r(3))
+    assert "vmap([0, -1], [0], vmap_body_0_vmap, (x, w))" in gm.code
+    np.testing.assert_allclose(hop.compile(f)(r(4, 3), r(3)).numpy(),
+                               (r(4, 3) * r(3)).relu().numpy())
+
+
+def test_vmap_takes_and_returns_numpy_arrays():
+    out = hop.vmap(lambda x: x * 2)(np.arange(6.0).reshape(2, 3))
+    np.testing.assert_allclose(np.asarray(out), np.arange(6.0).reshape(2, 3) * 2)
+
+
+def test_vmap_wrap_and_invoke_subgraph_batch_their_body():
+    x, w = r(4, 3), r(3)
+    check(lambda t: hop.wrap(lambda a: a * w + 1, t), (0,), x)
+    body = hop.nested_compile_region(lambda a: a.sin() * w)
+    check(lambda t: body(t) + body(t * 2), (0,), x)
+    gm = hop.trace(lambda t: hop.vmap(lambda a: hop.wrap(lambda b: b * w, a))(t), x)
+    assert "wrap_body_0_vmap" in gm.code
+
+
+def test_vmap_cond_falls_back_to_a_map_loop():
+    x = r(5, 3)
+    f = lambda t: hop.cond(t.sum() > 0, lambda: t * 2, lambda: t - 1)
+    check(f, (0,), x)
+    gm = hop.trace(lambda t: hop.vmap(f)(t), x)
+    assert "cond_vmap_loop" in gm.code and "map(cond_vmap_loop" in gm.code
+
+
+def test_vmap_loops_fall_back_to_a_map_loop():
+    x = r(5, 3)
+    check(lambda t: hop.fori_loop(0, 3, lambda i, c: c * 2 + t, t), (0,), x)
+    check(lambda t: hop.while_loop(lambda c: c.sum() < 10, lambda c: c + 1, t), (0,), x)
+    check(lambda t: hop.scan(lambda c, y: (c + y, c * y), t[0], t)[1], (0,), r(5, 4, 3))
+
+
+def test_vmap_errors_name_what_is_wrong():
+    f = lambda x, y: x + y
+    with pytest.raises(ValueError, match=r"^hop\.vmap: batched arguments have different sizes: "
+                                         r"argument 0 \(leaf 0\) has 3 and argument 1 \(leaf 0\) "
+                                         r"has 4 along their in_axes$"):
+        hop.vmap(f)(r(3, 2), r(4, 2))
+    with pytest.raises(ValueError, match=r"^hop\.vmap: in_axes has 1 entries but the function "
+                                         r"got 2 positional arguments$"):
+        hop.vmap(f, in_axes=(0,))(r(3, 2), r(3, 2))
+    with pytest.raises(ValueError, match=r"^hop\.vmap: in_axes 2 is out of range for argument 0 "
+                                         r"\(leaf 0\) of shape \[3, 2\]$"):
+        hop.vmap(f, in_axes=2)(r(3, 2), r(3, 2))
+    with pytest.raises(ValueError, match=r"^hop\.vmap: output leaf 0 depends on a batched "
+                                         r"argument but its out_axes is None$"):
+        hop.vmap(f, out_axes=None)(r(3, 2), r(3, 2))
+    with pytest.raises(ValueError, match=r"^hop\.vmap: no argument is batched \(every in_axes "
+                                         r"is None\)$"):
+        hop.vmap(f, in_axes=None)(r(3, 2), r(3, 2))
+    with pytest.raises(TypeError, match=r"^hop\.vmap: in_axes must be an int, None or a "
+                                        r"tuple/list/dict of them, got str$"):
+        hop.vmap(f, in_axes="0")
+    with pytest.raises(ValueError, match=r"^hop\.vmap: in_axes \(0, 0\) does not match "
+                                         r"argument 0, a Tensor$"):
+        hop.vmap(f, in_axes=((0, 0), 0))(r(3, 2), r(3, 2))
+
+
+OPS = {
+    "sin": lambda t: t.sin(),
+    "add_row": lambda t: t + t[0],
+    "sum_last": lambda t: t.sum(-1),
+    "mean_keep": lambda t: t.mean(0, keepdim=True),
+    "amax": lambda t: t.amax(),
+    "argmax": lambda t: t.argmax(-1),
+    "matmul_t": lambda t: t @ t.T,
+    "reshape": lambda t: t.reshape(-1),
+    "transpose": lambda t: t.transpose(0, -1),
+    "select": lambda t: t[-1],
+    "slice": lambda t: t[:, 1:],
+    "expand": lambda t: t.unsqueeze(0).expand(2, -1, -1),
+    "cat": lambda t: hop.cat([t, t * 2], -1),
+    "stack": lambda t: hop.stack([t, t.cos()], 0),
+    "cumsum": lambda t: t.cumsum(-1),
+    "where": lambda t: hop.where(t > 0, t, 0.0),
+}
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.sampled_from(sorted(OPS)), st.integers(-3, 2), st.integers(-3, 2), st.integers(1, 3))
+def test_vmap_op_rules_hypothesis_over_axes(name, ax, ox, n):
+    f = OPS[name]
+    shape = [2, 3]
+    x = r(*(shape[:ax % 3] + [n] + shape[ax % 3:]))
+    out_rank = f(r(2, 3)).ndim + 1
+    if not -out_rank <= ox < out_rank:
+        ox = 0
+    got = hop.vmap(f, in_axes=ax, out_axes=ox)(x)
+    want = loop(f, (ax % 3,), (x,), ox % out_rank)
+    np.testing.assert_allclose(got.numpy(), want, rtol=1e-5, atol=1e-6)
+
+
+def test_vmap_take_of_a_batched_index_out_of_range_raises():
+    with pytest.raises(hop.OutOfBoundsError):
+        hop.vmap(lambda t, k: take(t, 0, k))(r(4, 5), hop.tensor(np.array([0, 1, 5, 2])))
+
+
+def test_vmap_keeps_the_binding_of_an_unbacked_size_from_an_unbatched_value():
+    w = hop.tensor(np.array([0., 1., 0., 2., 3.], dtype=np.float32))
+    xs = hop.tensor(np.arange(20, dtype=np.float32).reshape(4, 5))
+    f = lambda x: take(x, 0, hop._C._op("nonzero", w)[:, 0]) * 2
+    np.testing.assert_allclose(hop.vmap(f)(xs).numpy(), loop(f, (0,), (xs,)))
+
+
+def test_vmap_nonzero_of_a_batched_value_is_unsupported():
+    with pytest.raises(hop.UnsupportedError,
+                       match=r"^vmap: the op nonzero \(nonzero\) has no batch rule: nonzero of a "
+                             r"batched value has a data-dependent size per example$"):
+        hop.vmap(lambda t: hop._C._op("nonzero", t))(r(4, 3))
+
+
+def test_vmap_of_jvp_and_jvp_of_vmap():
+    x, w = r(4, 3), r(3)
+    out, tan = hop.jvp(lambda w: hop.vmap(lambda a: (a * w).sin())(x), (w,), (hop.ones(3),))
+    np.testing.assert_allclose(tan.numpy(), (x * w).cos().numpy() * x.numpy(), rtol=1e-5)
+    f = hop.vmap(lambda a: hop.jvp(lambda v: (v * w).sin(), (a,), (hop.ones(3),))[1])
+    np.testing.assert_allclose(f(x).numpy(), (x * w).cos().numpy() * w.numpy(), rtol=1e-5)
+
+
+def test_vmap_of_map_and_switch_with_an_unbatched_index_match_a_loop():
+    check(lambda a: hop.map(lambda row: row * 2 + row.sum(), a), (0,), r(2, 3, 4))
+    check(lambda a: hop.switch(1, [lambda b: b * 2, lambda b: b - 1], a), (0,), r(4, 3))
+    check(lambda a: hop.associative_scan(lambda p, q: p + q, a, 0), (0,), r(4, 5))
+
+
+def test_vmap_traced_with_dynamic_sizes_runs_on_other_sizes():
+    f = lambda t: hop.vmap(lambda a: a.sum() * a + a[0])(t)
+    gm = hop.trace(f, r(4, 3), dynamic=True)
+    assert 'vmap([0], [0], vmap_body_0_vmap, (t,))' in gm.code
+    for shape in [(5, 2), (7, 3)]:
+        x = r(*shape)
+        np.testing.assert_allclose(gm(x).numpy(), loop(lambda a: a.sum() * a + a[0], (0,), (x,)),
+                                   rtol=1e-5)
