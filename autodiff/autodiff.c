@@ -1022,3 +1022,26 @@ hop_jvp_bodies(hop_jvp_ctx *cx, const hop_node *call)
     hop__free(l.passed);
     return st;
 }
+
+hop_status
+hop_jvp_inline(hop_graph *dst, const hop_graph *f, const bool *wrt, hop_node *const *primals,
+               hop_node *const *tangents, hop_node **outputs)
+{
+    if (dst == NULL || f == NULL || wrt == NULL || (f->nplaceholders && !primals) ||
+        tangents == NULL || outputs == NULL)
+        return hop_error(HOP_MISUSE, "hop_jvp_inline: NULL argument");
+    size_t n = f->nplaceholders, k = 0;
+    hop_graph *jg = hop_graph_new(dst->env, f->name);
+    hop_node **in = hop__calloc(2 * n + 1, sizeof *in);
+    hop_status st = jg && in ? hop_jvp_graph(f, wrt, jg) : HOP_NOMEM;
+    for (size_t i = 0; i < n; i++)
+        in[k++] = primals[i];
+    for (size_t i = 0; in && i < n; i++)
+        if (wrt[i])
+            in[k++] = tangents[i];
+    if (st == HOP_OK)
+        st = hop_graph_inline(dst, jg, in, outputs);
+    hop__free(in);
+    hop_graph_free(jg);
+    return st;
+}

@@ -546,14 +546,11 @@ static hop_status
 jvp_loop_body(hop_jvp_ctx *cx, hop_graph *t, const hop_graph *f, const hop_graph *cond, size_t off,
               size_t nc, size_t nl, const bool *wrt)
 {
-    size_t nph = f->nplaceholders, nout = f->output->nargs, ndot = 0;
-    for (size_t i = 0; i < nph; i++)
-        ndot += wrt[i];
-    hop_node **v = hop_calloc(3 * (nph + ndot) + nout + 4, sizeof *v);
-    hop_arg *o = hop_calloc(nout + ndot + 1, sizeof *o);
-    hop_graph *jg = hop_graph_new(t->env, "jvp");
-    hop_status st = v && o && jg ? HOP_OK : hop_error_code();
-    hop_node **ph = v, **dot = v + nph, **in = dot + nph, **jo = in + nph + ndot;
+    size_t nph = f->nplaceholders, nout = f->output->nargs;
+    hop_node **v = hop_calloc(2 * nph + 2 * nout + 2, sizeof *v);
+    hop_arg *o = hop_calloc(2 * nout + 1, sizeof *o);
+    hop_status st = v && o ? HOP_OK : HOP_NOMEM;
+    hop_node **ph = v, **dot = v + nph, **jo = dot + nph;
     /* t's inputs: head..., c..., dc..., L..., dL... */
     size_t groups[][2] = {{0, off}, {off, off + nc}, {off + nc, nph}};
     for (int grp = 0; grp < 3 && st == HOP_OK; grp++) {
@@ -573,15 +570,7 @@ jvp_loop_body(hop_jvp_ctx *cx, hop_graph *t, const hop_graph *f, const hop_graph
             st = hop_error_code();
     } else {
         if (st == HOP_OK)
-            st = hop_jvp_graph(f, wrt, jg);
-        size_t k = 0;
-        for (size_t i = 0; i < nph; i++)
-            in[k++] = ph[i];
-        for (size_t i = 0; i < nph; i++)
-            if (wrt[i])
-                in[k++] = dot[i];
-        if (st == HOP_OK)
-            st = hop_graph_inline(t, jg, in, jo);
+            st = hop_jvp_inline(t, f, wrt, ph, dot, jo);
         /* jo: f's outputs, then one tangent per output; keep the carries' */
         size_t m = 0;
         for (size_t j = 0; j < nc; j++)
@@ -594,7 +583,6 @@ jvp_loop_body(hop_jvp_ctx *cx, hop_graph *t, const hop_graph *f, const hop_graph
     }
     (void)nl;
     (void)cx;
-    hop_graph_free(jg);
     hop_free(v);
     hop_free(o);
     return st;

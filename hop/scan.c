@@ -714,7 +714,7 @@ scan_jvp(hop_jvp_ctx *cx, const hop_node *call)
     bool *wrt = hop_calloc(nph + 1, sizeof *wrt);
     hop_node **v = hop_calloc(8 * (nph + nout) + 8, sizeof *v);
     hop_value_info *outs = hop_calloc(2 * nout + 2, sizeof *outs);
-    hop_graph *jg = NULL, *jb = NULL;
+    hop_graph *jb = NULL;
     if (wrt == NULL || v == NULL || outs == NULL)
         st = HOP_NOMEM;
     /* the operands in placeholder order, and their tangents */
@@ -731,11 +731,6 @@ scan_jvp(hop_jvp_ctx *cx, const hop_node *call)
             st = hop_error_code();
     }
     char base[256];
-    snprintf(base, sizeof base, "%s_step_jvp", f->name);
-    if (st == HOP_OK && (jg = hop_graph_new(g->env, base)) == NULL)
-        st = hop_error_code();
-    if (st == HOP_OK)
-        st = hop_jvp_graph(f, wrt, jg);
     /* the body: each group's values, then their tangents */
     snprintf(base, sizeof base, "%s_jvp", f->name);
     if (st == HOP_OK && (jb = hop_graph_new_subgraph(g, base)) == NULL)
@@ -758,15 +753,9 @@ scan_jvp(hop_jvp_ctx *cx, const hop_node *call)
                 st = hop_error_code();
         }
     }
-    hop_node **in = dot + nph, **jo = in + 2 * nph;
-    size_t k = 0;
-    for (size_t i = 0; i < nph; i++)
-        in[k++] = ph[i];
-    for (size_t i = 0; i < nph; i++)
-        if (wrt[i])
-            in[k++] = dot[i];
+    hop_node **jo = dot + nph;
     if (st == HOP_OK)
-        st = hop_graph_inline(jb, jg, in, jo);
+        st = hop_jvp_inline(jb, f, wrt, ph, dot, jo);
     /* jo: f's outputs, then one tangent per output (all tensors) */
     size_t nfc = 0, nfy = 0;
     for (size_t j = 0; j < nout; j++)
@@ -831,7 +820,6 @@ scan_jvp(hop_jvp_ctx *cx, const hop_node *call)
         hop_node *t = hop_graph_getitem(g, r, at_j);
         st = t ? hop_jvp_set_tangent(cx, call, j, t) : hop_error_code();
     }
-    hop_graph_free(jg);
     hop_free(wrt);
     hop_free(v);
     hop_free(outs);

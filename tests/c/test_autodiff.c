@@ -344,6 +344,45 @@ test_graph_inline_binds_placeholders_and_returns_outputs(void **state)
     hop_shape_env_free(env);
 }
 
+/* hop_jvp_inline: f's tangent graph inlined on given primals and tangents. */
+static void
+test_jvp_inline_binds_primals_and_tangents(void **state)
+{
+    (void)state;
+    hop_shape_env *env = hop_shape_env_new();
+    hop_value_info vi = {.kind = HOP_VALUE_TENSOR};
+    assert_int_equal(hop_meta_init(&vi.meta, env, HOP_F64, 1, (int64_t[]){3}), HOP_OK);
+    hop_graph *f = hop_graph_new(env, "f");
+    hop_node *x = hop_graph_placeholder(f, "x", &vi), *w = hop_graph_placeholder(f, "w", &vi);
+    hop_node *m =
+        hop_graph_call_op(f, HOP_OP_mul, (hop_arg[]){hop_arg_node(x), hop_arg_node(w)}, 2);
+    hop_node *s = hop_graph_call_op(f, HOP_OP_sin, (hop_arg[]){hop_arg_node(m)}, 1);
+    assert_non_null(hop_graph_output(f, (hop_arg[]){hop_arg_node(s)}, 1));
+    hop_graph *dst = hop_graph_new(env, "dst");
+    hop_node *a = hop_graph_placeholder(dst, "a", &vi), *b = hop_graph_placeholder(dst, "b", &vi);
+    hop_node *da = hop_graph_placeholder(dst, "da", &vi);
+    hop_node *outs[2];
+    assert_int_equal(hop_jvp_inline(dst, f, (bool[]){true, false}, (hop_node *[]){a, b},
+                                    (hop_node *[]){da, NULL}, outs),
+                     HOP_OK);
+    assert_non_null(
+        hop_graph_output(dst, (hop_arg[]){hop_arg_node(outs[0]), hop_arg_node(outs[1])}, 2));
+    char *code = hop_graph_code(dst);
+    assert_string_equal(code, "def dst(a: \"f64[3]\", b: \"f64[3]\", da: \"f64[3]\"):\n"
+                              "    mul: \"f64[3]\" = mul(a, b)\n"
+                              "    mul_1: \"f64[3]\" = mul(da, b)\n"
+                              "    sin: \"f64[3]\" = sin(mul)\n"
+                              "    cos: \"f64[3]\" = cos(mul)\n"
+                              "    mul_2: \"f64[3]\" = mul(mul_1, cos)\n"
+                              "    return (sin, mul_2)\n");
+    hop_free(code);
+    assert_int_equal(hop_jvp_inline(dst, f, NULL, NULL, NULL, outs), HOP_MISUSE);
+    assert_string_equal(hop_error_message(), "hop_jvp_inline: NULL argument");
+    hop_graph_free(dst);
+    hop_graph_free(f);
+    hop_shape_env_free(env);
+}
+
 int
 main(void)
 {
@@ -353,6 +392,7 @@ main(void)
         cmocka_unit_test(test_a_class_with_its_own_lowering_and_no_rule_is_an_error_naming_it),
         cmocka_unit_test(test_misuse_and_dtype_errors_name_what_was_wrong),
         cmocka_unit_test(test_graph_inline_binds_placeholders_and_returns_outputs),
+        cmocka_unit_test(test_jvp_inline_binds_primals_and_tangents),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
