@@ -7,13 +7,17 @@
  * `map(map_body_N, (xs...), (args..., lifted...))`.  The leading sizes must
  * agree (decided through the ShapeEnv) and not be 0.
  *
- * Lowering: a loop over rows: a view per row of each mapped input, the
- * body inlined with the row of each stacked output as the destination of
- * its result.  The rows are independent, so the loop is a parallel one
- * (the plan may split it over the thread pool).  Eval: the same loop, row
+ * Lowering: a body of small values made of batchable ops runs once over
+ * all the rows (hop_vmap_graph; when the rows' values fit in
+ * MAP_BATCH_BYTES, decided at run time for a symbolic row count).  Else a
+ * loop over rows: a view per row of each mapped input, the body inlined
+ * with the row of each stacked output as the destination of its result.
+ * The rows are independent, so the loop is a parallel one (the plan may
+ * split it over the thread pool).  Eval: the same loop, row
  * by row, checking that every row gives the same kinds of results.
  */
 #include "hop/autodiff.h"
+#include "hop/batching.h"
 #include "hop/eval.h"
 #include "hop/lowering.h"
 
@@ -119,6 +123,79 @@ map_output_meta(hop_call *c)
 
 /* -------------------------------------------------------------- lowering */
 
+/* Batched temporaries a map may take at once, all rows together. */
+#define MAP_BATCH_BYTES (64 << 20)
+/* The largest value per row a batched body may hold (elements). */
+#define MAP_BATCH_ROW_NUMEL (1 << 16)
+
+/*
+ * The bytes one row of body's values takes (every node's value, an upper
+ * bound on what the batched body holds per row), or 0 when body does not
+ * batch well: a node other than an op with a batch rule (a HOP call or a
+ * foreign kernel), a SymInt input, or a value with a size not known or
+ * larger than MAP_BATCH_ROW_NUMEL.
+ */
+static size_t
+row_bytes(const hop_graph *body)
+{
+    size_t bytes = 0;
+    for (const hop_node *n = body->first; n; n = n->next) {
+        if (n->kind == HOP_NODE_OUTPUT)
+            continue;
+        const hop_op_batch_rule *r = n->kind == HOP_NODE_CALL_OP ? hop_op_batch(n->op) : NULL;
+        if ((n->kind != HOP_NODE_PLACEHOLDER && (r == NULL || r->batch == NULL)) ||
+            n->meta->kind != HOP_VALUE_TENSOR)
+            return 0;
+        int64_t numel = 1, k;
+        for (int d = 0; d < n->meta->meta.rank; d++)
+            if (!hop_expr_const_value(n->meta->meta.sizes[d], &k) ||
+                (numel *= k) > MAP_BATCH_ROW_NUMEL)
+                return 0;
+        bytes += (size_t)numel * hop_dtype_size(n->meta->meta.dtype);
+    }
+    return bytes;
+}
+
+/*
+ * The body over all rows at once (hop_vmap_graph: the mapped inputs
+ * batched at dim 0, the others whole), handed to the lowering, or NULL when
+ * the map runs row by row (row_bytes; batching failed or would add symbols
+ * or guards to the program, which are taken back).
+ */
+static hop_graph *
+batched_body(hop_lower_ctx *cx, const hop_node *call, const hop_graph *body, size_t nxs,
+             const hop_expr *rows)
+{
+    size_t n = body->nplaceholders, no = body->output->nargs;
+    hop_shape_env *env = body->env;
+    size_t nsyms = hop_shape_env_nsymbols(env), nguards = hop_shape_env_nguards(env);
+    char name[256];
+    snprintf(name, sizeof name, "%s_rows", body->name);
+    int *dims = hop_calloc(n + no + 1, sizeof *dims);
+    hop_graph *bg = dims ? hop_graph_new(env, name) : NULL;
+    hop_status st = bg ? HOP_OK : HOP_NOMEM;
+    for (size_t i = 0; dims && i < n + no; i++)
+        dims[i] = i < nxs || i >= n ? 0 : -1;
+    if (st == HOP_OK)
+        st = hop_vmap_graph(body, dims, rows, dims + n, bg);
+    for (const hop_node *k = bg && st == HOP_OK ? bg->first : NULL; k; k = k->next)
+        if (k->kind == HOP_NODE_CALL_HOP || k->kind == HOP_NODE_CALL_FOREIGN)
+            st = HOP_UNSUPPORTED; /* a loop: no better than the map */
+    if (st == HOP_OK &&
+        (hop_shape_env_nsymbols(env) != nsyms || hop_shape_env_nguards(env) != nguards))
+        st = HOP_UNSUPPORTED;
+    hop_free(dims);
+    if (st != HOP_OK) {
+        hop_shape_env_truncate_guards(env, nguards);
+        hop_shape_env_truncate_symbols(env, nsyms);
+        hop_graph_free(bg);
+        hop_error_clear();
+        return NULL;
+    }
+    (void)call;
+    return hop_lower_keep_graph(cx, bg) == HOP_OK ? bg : NULL;
+}
+
 static hop_status
 map_lower(hop_lower_ctx *cx, const hop_node *call)
 {
@@ -161,6 +238,30 @@ map_lower(hop_lower_ctx *cx, const hop_node *call)
     hop_pval count = {HOP_PVAL_CONST, -1, 0}, index;
     hop_status st =
         hop_expr_const_value(rows_expr, &count.value) ? HOP_OK : hop_lower_arg(cx, &size, &count);
+    /* A body of small values made of batchable ops runs once over all the
+     * rows (fused kernels over whole arrays, one GEMM) when they fit in
+     * MAP_BATCH_BYTES, decided at run time for a symbolic row count. */
+    size_t rb = row_bytes(body);
+    int64_t fit = rb ? (int64_t)(MAP_BATCH_BYTES / rb) : 0;
+    const hop_graph *bg =
+        fit > 0 && st == HOP_OK && (count.kind != HOP_PVAL_CONST || count.value <= fit)
+            ? batched_body(cx, call, body, nxs, rows_expr)
+            : NULL;
+    bool runtime_choice = bg && count.kind != HOP_PVAL_CONST;
+    if (bg) {
+        hop_pval small;
+        if (runtime_choice &&
+            ((st = hop_lower_int(cx, HOP_INT_LE, count, (hop_pval){HOP_PVAL_CONST, -1, fit},
+                                 &small)) != HOP_OK ||
+             (st = hop_lower_if(cx, small)) != HOP_OK))
+            return st;
+        if ((st = hop_lower_inline(cx, bg, in, n, out, res, no)) != HOP_OK)
+            return st;
+        if (!runtime_choice)
+            return hop_lower_results(cx, out, no);
+        if ((st = hop_lower_else(cx)) != HOP_OK)
+            return st;
+    }
     /* Rows are independent: the plan may split them over the pool. */
     if (st == HOP_OK)
         st = hop_lower_parallel_loop_begin(cx, count, &index);
@@ -173,6 +274,8 @@ map_lower(hop_lower_ctx *cx, const hop_node *call)
         st = hop_lower_inline(cx, body, body_in, n, rows, res, no);
     if (st == HOP_OK)
         st = hop_lower_loop_end(cx);
+    if (st == HOP_OK && runtime_choice)
+        st = hop_lower_end_if(cx);
     return st == HOP_OK ? hop_lower_results(cx, out, no) : st;
 }
 

@@ -865,6 +865,9 @@ ctx_free(hop_lower_ctx *cx)
     hop__free(cx->symdef);
     hop__free(cx->exits);
     hop__free(cx->symentry);
+    for (size_t i = 0; i < cx->nkept; i++)
+        hop_graph_free(cx->kept[i]);
+    hop__free(cx->kept);
     hop__arena_destroy(&cx->tmp);
 }
 

@@ -139,6 +139,11 @@ struct hop_lower_ctx {
     int32_t ncache;
     int64_t nrtargs;
 
+    /* graphs a HOP's lower slot made and inlined (hop_lower_keep_graph):
+     * nodes key the value map, so they live until hop_lower returns */
+    hop_graph **kept;
+    size_t nkept, capkept;
+
     /* the call_hop being lowered */
     const hop_node *call;
     const hop_pval *dests;

@@ -1045,3 +1045,18 @@ hop_lower_symbol_known(hop_lower_ctx *cx, const hop_expr *sym)
     int64_t id = hop_symbol_id(sym);
     return id >= 0 && (size_t)id < cx->nsyms && cx->symdef[id];
 }
+
+hop_status
+hop_lower_keep_graph(hop_lower_ctx *cx, hop_graph *g)
+{
+    if (cx == NULL || g == NULL) {
+        hop_graph_free(g);
+        return hop_error(HOP_MISUSE, "hop_lower_keep_graph: NULL %s", cx ? "graph" : "context");
+    }
+    if (hop__grow((void **)&cx->kept, &cx->capkept, cx->nkept + 1, sizeof *cx->kept) != HOP_OK) {
+        hop_graph_free(g);
+        return HOP_NOMEM;
+    }
+    cx->kept[cx->nkept++] = g;
+    return HOP_OK;
+}

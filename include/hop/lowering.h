@@ -143,6 +143,13 @@ hop_status hop_lower_if(hop_lower_ctx *cx, hop_pval pred);
 hop_status hop_lower_else(hop_lower_ctx *cx);
 hop_status hop_lower_end_if(hop_lower_ctx *cx);
 hop_status hop_lower_results(hop_lower_ctx *cx, const hop_pval *results, size_t n);
+/*
+ * A graph the lower slot made (a transformed body) handed to the lowering,
+ * which frees it when hop_lower returns: inline it with hop_lower_inline
+ * after this call.  The lowering keys values by node, so such a graph must
+ * not be freed before.  Freed at once on error (HOP_NOMEM, HOP_MISUSE).
+ */
+hop_status hop_lower_keep_graph(hop_lower_ctx *cx, hop_graph *g);
 
 /*
  * Conveniences over the above.  Arrays they return live in the lowering's

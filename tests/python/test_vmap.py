@@ -349,3 +349,50 @@ def test_vmap_traced_with_dynamic_sizes_runs_on_other_sizes():
         x = r(*shape)
         np.testing.assert_allclose(gm(x).numpy(), loop(lambda a: a.sum() * a + a[0], (0,), (x,)),
                                    rtol=1e-5)
+
+
+# ------------------------------------------------- map lowered as one batch
+
+def test_map_of_a_batchable_body_runs_once_over_all_rows():
+    """A compiled map whose body is small batchable ops runs as one fused
+    kernel over the whole input (no row loop in the plan); a symbolic row
+    count keeps both codes and picks by size at run time (rows whose values
+    exceed 64 MiB run row by row); a body with a HOP stays a row loop. Every
+    way gives NumPy's values."""
+    rng = np.random.default_rng(3)
+    W = rng.normal(size=16).astype(np.float32)
+    B = rng.normal(size=16).astype(np.float32)
+    w, b = hop.asarray(W), hop.asarray(B)
+    body = lambda r: (r * w + b).relu()  # noqa: E731
+    f = hop.compile(lambda x: hop.map(body, x))
+    X = rng.normal(size=(1000, 16)).astype(np.float32)
+    np.testing.assert_array_equal(np.asarray(f(hop.asarray(X)).tolist(), np.float32),
+                                  np.maximum(X * W + B, 0))
+    dump = f._entries[0].runner.plan.dump()
+    assert "LoopInit" not in dump and "relu(add(mul(x, w), b))" in dump, dump
+    # a new row count makes dim 0 symbolic: both codes, chosen per call
+    for n in (2000, 300000):
+        X = rng.normal(size=(n, 16)).astype(np.float32)
+        np.testing.assert_array_equal(np.asarray(f(hop.asarray(X)).tolist(), np.float32),
+                                      np.maximum(X * W + B, 0))
+    dump = f._entries[-1].runner.plan.dump()
+    assert "LoopInit" in dump and "If" in dump, dump
+    # a body with a HOP in it runs row by row
+    g = hop.compile(lambda x: hop.map(lambda r: hop.cond(r.sum() > 0, lambda: r * w,
+                                                          lambda: r - b), x))
+    X = rng.normal(size=(50, 16)).astype(np.float32)
+    want = np.where(X.sum(1, keepdims=True) > 0, X * W, X - B)
+    np.testing.assert_allclose(np.asarray(g(hop.asarray(X)).tolist(), np.float32), want,
+                               rtol=1e-6)
+    assert "LoopInit" in g._entries[0].runner.plan.dump()
+
+
+def test_map_with_matmul_rows_is_one_gemm_and_matches_numpy():
+    rng = np.random.default_rng(4)
+    Wm = rng.normal(size=(16, 8))
+    X = rng.normal(size=(500, 16))
+    wm = hop.asarray(Wm)
+    f = hop.compile(lambda x: hop.map(lambda r: (r @ wm).tanh().sum(), x))
+    np.testing.assert_allclose(np.asarray(f(hop.asarray(X)).tolist()),
+                               np.tanh(X @ Wm).sum(1), rtol=1e-12, atol=1e-12)
+    assert "LoopInit" not in f._entries[0].runner.plan.dump()
