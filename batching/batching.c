@@ -397,27 +397,103 @@ name_result(hop_batch_ctx *cx, const hop_node *n, entry *e)
 
 /* ------------------------------------------------------------ bodies */
 
-/* The batched version of body in cx->out, made once per (body, mask). */
 hop_status
-hop_batch_body(hop_batch_ctx *cx, const hop_graph *body, const bool *batched, hop_graph **vmapped)
+hop_batch_graph(hop_batch_ctx *cx, const hop_graph *body, const bool *batched, const int *out_dims,
+                hop_graph *g)
+{
+    if (cx == NULL || body == NULL || g == NULL || body->output == NULL ||
+        (body->nplaceholders && batched == NULL) || (body->output->nargs && out_dims == NULL))
+        return hop_error(HOP_MISUSE, "hop_batch_graph: NULL argument");
+    size_t np = body->nplaceholders;
+    int *in = hop__calloc(np + 1, sizeof *in);
+    if (in == NULL)
+        return HOP_NOMEM;
+    for (size_t i = 0; i < np; i++)
+        in[i] = batched[i] ? 0 : -1;
+    hop_status st = hop_vmap_graph_loop(body, in, cx->size, out_dims, cx->loop, g);
+    hop__free(in);
+    return st;
+}
+
+hop_status
+hop_batch_depends(hop_batch_ctx *cx, const hop_graph *body, const bool *batched, bool *out_batched)
+{
+    if (cx == NULL || body == NULL || body->output == NULL || out_batched == NULL)
+        return hop_error(HOP_MISUSE, "hop_batch_depends: NULL argument");
+    size_t no = body->output->nargs;
+    int *outd = hop__calloc(no + 1, sizeof *outd);
+    hop_graph *g = hop_graph_new_subgraph(cx->out, body->name);
+    hop_status st = outd == NULL ? HOP_NOMEM : g == NULL ? hop_error_code() : HOP_OK;
+    for (size_t j = 0; j < no && st == HOP_OK; j++)
+        outd[j] = HOP_VMAP_AUTO;
+    if (st == HOP_OK)
+        st = hop_batch_graph(cx, body, batched, outd, g);
+    /* an output that came out batched has one dim more than body's */
+    for (size_t j = 0; j < no && st == HOP_OK; j++) {
+        const hop_arg *a = &body->output->args[j], *b = &g->output->args[j];
+        out_batched[j] = a->kind == HOP_ARG_NODE && a->u.node->meta->kind == HOP_VALUE_TENSOR &&
+                         b->u.node->meta->meta.rank == a->u.node->meta->meta.rank + 1;
+    }
+    hop_graph_free(g);
+    hop__free(outd);
+    return st;
+}
+
+hop_status
+hop_batch_carries(hop_batch_ctx *cx, const hop_graph *body, bool *batched, size_t at, size_t n)
+{
+    if (body == NULL || body->output == NULL || batched == NULL || at + n > body->nplaceholders ||
+        n > body->output->nargs)
+        return hop_error(HOP_MISUSE, "hop_batch_carries: bad arguments");
+    bool *dep = hop__calloc(body->output->nargs + 1, sizeof *dep);
+    if (dep == NULL)
+        return HOP_NOMEM;
+    hop_status st = HOP_OK;
+    /* each round batches one more carry or stops: at most n + 1 rounds */
+    for (bool changed = true; changed && st == HOP_OK;) {
+        changed = false;
+        if ((st = hop_batch_depends(cx, body, batched, dep)) != HOP_OK)
+            break;
+        for (size_t j = 0; j < n; j++)
+            if (dep[j] && !batched[at + j])
+                batched[at + j] = changed = true;
+    }
+    hop__free(dep);
+    return st;
+}
+
+hop_node *
+hop_batch_movedim(hop_batch_ctx *cx, hop_node *v, int from, int to)
+{
+    return hop__batch_movedim(cx->out, v, from, to);
+}
+
+/* The batched version of body in cx->out, made once per (body, mask, out
+ * mask). */
+hop_status
+hop_batch_body_outs(hop_batch_ctx *cx, const hop_graph *body, const bool *batched,
+                    const bool *out_batched, hop_graph **vmapped)
 {
     size_t np = body->nplaceholders, no = body->output->nargs;
-    char *mask = hop__calloc(np + 1, 1);
-    int *in = hop__calloc(np + 1, sizeof *in), *outd = hop__calloc(no + 1, sizeof *outd);
-    hop_status st = mask && in && outd ? HOP_OK : HOP_NOMEM;
-    for (size_t i = 0; i < np && st == HOP_OK; i++) {
+    char *mask = hop__calloc(np + no + 2, 1);
+    int *outd = hop__calloc(no + 1, sizeof *outd);
+    hop_status st = mask && outd ? HOP_OK : HOP_NOMEM;
+    for (size_t i = 0; i < np && st == HOP_OK; i++)
         mask[i] = batched[i] ? '1' : '0';
-        in[i] = batched[i] ? 0 : -1;
-    }
+    if (st == HOP_OK && out_batched != NULL)
+        mask[np] = '|';
     for (size_t j = 0; j < no && st == HOP_OK; j++) {
         const hop_arg *a = &body->output->args[j];
-        outd[j] = a->kind == HOP_ARG_NODE && a->u.node->meta->kind == HOP_VALUE_TENSOR ? 0 : -1;
+        bool tensor = a->kind == HOP_ARG_NODE && a->u.node->meta->kind == HOP_VALUE_TENSOR;
+        bool b = out_batched ? out_batched[j] : tensor;
+        outd[j] = b ? 0 : -1;
+        if (out_batched != NULL)
+            mask[np + 1 + j] = b ? '1' : '0';
     }
     for (size_t i = 0; i < cx->nmemos && st == HOP_OK; i++)
         if (cx->memos[i].src == body && cx->memos[i].mask && strcmp(cx->memos[i].mask, mask) == 0) {
             *vmapped = cx->memos[i].dst;
             hop__free(mask);
-            hop__free(in);
             hop__free(outd);
             return HOP_OK;
         }
@@ -429,10 +505,9 @@ hop_batch_body(hop_batch_ctx *cx, const hop_graph *body, const bool *batched, ho
     if (st == HOP_OK && (g = hop_graph_new_subgraph(cx->out, base)) == NULL)
         st = hop_error_code();
     if (st == HOP_OK)
-        st = hop_vmap_graph_loop(body, in, cx->size, outd, cx->loop, g);
+        st = hop_batch_graph(cx, body, batched, outd, g);
     if (st == HOP_OK)
         st = hop_graph_add_subgraph(cx->out, g);
-    hop__free(in);
     hop__free(outd);
     if (st != HOP_OK) {
         hop_graph_free(g);
@@ -442,6 +517,12 @@ hop_batch_body(hop_batch_ctx *cx, const hop_graph *body, const bool *batched, ho
     cx->memos[cx->nmemos++] = (body_memo){body, g, mask};
     *vmapped = g;
     return HOP_OK;
+}
+
+hop_status
+hop_batch_body(hop_batch_ctx *cx, const hop_graph *body, const bool *batched, hop_graph **vmapped)
+{
+    return hop_batch_body_outs(cx, body, batched, NULL, vmapped);
 }
 
 /* Sets output i of call to getitem i of c: batched when it is a tensor

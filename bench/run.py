@@ -724,6 +724,48 @@ def r_grad_rnn():
                   NOTE_NO_TORCH)
 
 
+@row("vmap_grad_mlp", "vmap of grad (per-example gradients) of a small MLP, 1,000 examples",
+     ">= 10x the PyTorch Python loop")
+def r_vmap_grad_mlp():
+    one_thread()
+    n, din, dh = 1000, 16, 32
+    W1, b1 = hop.randn(din, dh, seed=1) * 0.3, hop.randn(dh, seed=2) * 0.1
+    W2, b2 = hop.randn(dh, seed=3) * 0.3, hop.randn(1, seed=4) * 0.1
+    xs, ys = hop.randn(n, din, seed=5), hop.randn(n, seed=6)
+
+    def loss(W1, b1, W2, b2, x, y):
+        h = (x @ W1 + b1).tanh()
+        return ((h @ W2 + b2 - y) ** 2).sum()
+    # outside a trace hop.vmap runs through a hop.compile of the traced call
+    g = hop.vmap(hop.grad(loss, argnums=(0, 1, 2, 3)), in_axes=(None, None, None, None, 0, 0))
+    got = g(W1, b1, W2, b2, xs, ys)
+    fns = {"hop": lambda: g(W1, b1, W2, b2, xs, ys)}
+    if torch is not None:
+        P = [torch.from_numpy(t.numpy()) for t in (W1, b1, W2, b2)]
+        xt, yt = torch.from_numpy(xs.numpy()), torch.from_numpy(ys.numpy())
+
+        def torch_loop():
+            out = [[] for _ in P]
+            for i in range(n):
+                p = [t.detach().requires_grad_(True) for t in P]
+                h = torch.tanh(xt[i] @ p[0] + p[1])
+                ((h @ p[2] + p[3] - yt[i]) ** 2).sum().backward()
+                for k in range(4):
+                    out[k].append(p[k].grad)
+            return [torch.stack(o) for o in out]
+        fns["torch"] = torch_loop
+        for a, b in zip(got, torch_loop()):  # the same per-example gradients
+            np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-4, atol=1e-5)
+    h, _, t, _ = three(fns, "hop", None, "torch", repeat=3 if QUICK else 9)
+    met = t is not None and t["median"] >= 10 * h["median"]
+    ms = {k: v / 1e6 if k != "samples" else v for k, v in h.items()}
+    return result("ms", ms, None,
+                  {k: v / 1e6 if k != "samples" else v for k, v in t.items()} if t else None,
+                  met if t else None, join(speedup(t, h, "torch")),
+                  "the gradients of W1, b1, W2, b2 per example (hop.vmap compiles); torch: a Python loop "
+                  "of per-example autograd" if t else NOTE_NO_TORCH)
+
+
 @row("assoc_scan", "associative_scan add over 16M float32, 2 threads",
      ">= 0.8x np.cumsum on 1 thread (faster on 2)")
 def r_assoc_scan():

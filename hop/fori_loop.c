@@ -15,6 +15,7 @@
  * loop on concrete values with the same checks.
  */
 #include "hop/autodiff.h"
+#include "hop/batching.h"
 #include "hop/eval.h"
 #include "hop/lowering.h"
 
@@ -723,6 +724,96 @@ fori_jvp(hop_jvp_ctx *cx, const hop_node *call)
     return hop_jvp_loop_finish(cx, call, &p, loop, nc);
 }
 
+/* ------------------------------------------------------------------ vmap */
+
+/*
+ * A batched carry or lifted value: the same loop (same bounds) over the
+ * body batched.  A carry is batched when its init is or the body makes it
+ * so (hop_batch_carries, a fixed point; such an init is broadcast on
+ * entry).  A batched bound (a trip count per example) is the loop fallback.
+ */
+static hop_status
+fori_batch(hop_batch_ctx *cx, const hop_node *call)
+{
+    hop_graph *g = hop_batch_out(cx);
+    for (size_t k = 0; k < call->nargs; k++) {
+        bool b = false;
+        if (call->args[k].kind == HOP_ARG_NODE)
+            hop_batch_value(cx, call->args[k].u.node, &b);
+        if (b)
+            return hop_batch_loop(cx, call);
+    }
+    size_t nc, nl;
+    const hop_arg *init = hop_node_group(call, "init_val", &nc);
+    const hop_arg *lifted = hop_node_lifted(call, &nl);
+    const hop_graph *f = hop_node_body(call, "body_fun");
+    size_t nph = f->nplaceholders; /* i, the carries, the lifted values */
+    bool *mask = hop_calloc(nph + 1, sizeof *mask);
+    hop_node **ops = hop_calloc(nc + nl + 1, sizeof *ops);
+    hop_arg *args = hop_calloc(call->nargs + 1, sizeof *args);
+    hop_arg *items = hop_calloc(nc + nl + 1, sizeof *items);
+    hop_value_info *outs = hop_calloc(call->nouts + 1, sizeof *outs);
+    hop_status st = mask && ops && args && items && outs ? HOP_OK : HOP_NOMEM;
+    if (st == HOP_OK && nph != 1 + nc + nl)
+        st = hop_error(HOP_MISUSE, "vmap: fori_loop %s: its body has %zu inputs, not %zu",
+                       call->name, nph, 1 + nc + nl);
+    for (size_t i = 0; i < nc + nl && st == HOP_OK; i++) {
+        const hop_node *v = (i < nc ? init[i] : lifted[i - nc]).u.node;
+        if ((ops[i] = hop_batch_value(cx, v, &mask[1 + i])) == NULL)
+            st = hop_error(HOP_MISUSE, "vmap: operand %s of fori_loop %s has no value", v->name,
+                           call->name);
+    }
+    if (st == HOP_OK)
+        st = hop_batch_carries(cx, f, mask, 1, nc);
+    hop_graph *fb = NULL;
+    if (st == HOP_OK)
+        st = hop_batch_body_outs(cx, f, mask, mask + 1, &fb);
+    for (size_t j = 0; j < nc && st == HOP_OK; j++) {
+        bool b;
+        hop_batch_value(cx, init[j].u.node, &b);
+        if (mask[1 + j] && !b && (ops[j] = hop_batch_broadcast(cx, ops[j])) == NULL)
+            st = hop_error_code();
+    }
+    for (size_t i = 0; i < nc + nl && st == HOP_OK; i++)
+        items[i] = hop_arg_node(ops[i]);
+    for (size_t k = 0, nlists = 0; k < call->nargs && st == HOP_OK; k++) {
+        const hop_arg *a = &call->args[k];
+        if (a->kind == HOP_ARG_NODE)
+            args[k] = hop_arg_node(hop_batch_value(cx, a->u.node, NULL));
+        else if (a->kind == HOP_ARG_GRAPH)
+            args[k] = hop_arg_graph(fb);
+        else if (a->kind == HOP_ARG_LIST) /* init_val, then the lifted values */
+            args[k] = nlists++ == 0 ? hop_arg_list(items, nc) : hop_arg_list(items + nc, nl);
+        else
+            args[k] = *a;
+    }
+    for (size_t j = 0; j < call->nouts && st == HOP_OK; j++) {
+        outs[j] = call->outs[j];
+        if (mask[1 + j]) {
+            hop_meta *m = &outs[j].meta;
+            memmove(m->sizes + 1, m->sizes, (size_t)m->rank * sizeof *m->sizes);
+            m->sizes[0] = hop_batch_size(cx);
+            m->rank++;
+        }
+    }
+    hop_node *c = NULL;
+    if (st == HOP_OK && (c = hop_graph_call_hop(g, &hop_fori_loop_class, args, call->nargs, outs,
+                                                call->nouts)) == NULL)
+        st = hop_error_code();
+    if (st == HOP_OK)
+        st = hop_graph_rename_node(g, c, call->name);
+    for (size_t j = 0; j < call->nouts && st == HOP_OK; j++) {
+        hop_node *v = hop_graph_getitem(g, c, j);
+        st = v ? hop_batch_set(cx, call, j, v, mask[1 + j]) : hop_error_code();
+    }
+    hop_free(mask);
+    hop_free(ops);
+    hop_free(args);
+    hop_free(items);
+    hop_free(outs);
+    return st;
+}
+
 const hop_class hop_fori_loop_class = {
     .name = "fori_loop",
     .params = {{"lower", HOP_PARAM_VALUE},
@@ -743,4 +834,5 @@ const hop_class hop_fori_loop_class = {
     .eval = fori_eval,
     .vjp = fori_vjp,
     .jvp = fori_jvp,
+    .batch = fori_batch,
 };

@@ -604,6 +604,77 @@ map_jvp(hop_jvp_ctx *cx, const hop_node *call)
     return st;
 }
 
+/* ------------------------------------------------------------------ vmap */
+
+/*
+ * A batched xs or arg: a map over the inner dim.  The map still iterates
+ * its own dim: a batched xs [B, N, ...] has its batch moved after it
+ * ([N, B, ...]), so each row is batched at 0, and the body is batched
+ * (hop_batch_body); each output comes out [N, B, ...] and has its batch
+ * moved back to the front.
+ */
+static hop_status
+map_batch(hop_batch_ctx *cx, const hop_node *call)
+{
+    hop_graph *g = hop_batch_out(cx);
+    size_t nxs, na;
+    const hop_arg *xs = hop_node_group(call, "xs", &nxs);
+    const hop_arg *rest = hop_node_group(call, "args", &na); /* lifted included */
+    const hop_graph *f = hop_node_body(call, "f");
+    size_t nph = nxs + na;
+    for (size_t j = 0; j < call->nouts; j++)
+        if (call->outs[j].meta.rank + 1 > HOP_MAX_RANK)
+            return hop_batch_loop(cx, call); /* a batched output would not fit */
+    if (f->nplaceholders != nph)
+        return hop_error(HOP_MISUSE, "vmap: map %s: its body has %zu inputs, not %zu", call->name,
+                         f->nplaceholders, nph);
+    bool *mask = hop_calloc(nph + 1, sizeof *mask);
+    hop_arg *items = hop_calloc(nph + 1, sizeof *items);
+    hop_value_info *outs = hop_calloc(call->nouts + 1, sizeof *outs);
+    hop_status st = mask && items && outs ? HOP_OK : HOP_NOMEM;
+    for (size_t i = 0; i < nph && st == HOP_OK; i++) {
+        const hop_node *v = (i < nxs ? xs[i] : rest[i - nxs]).u.node;
+        hop_node *b = hop_batch_value(cx, v, &mask[i]);
+        if (b != NULL && i < nxs && mask[i])
+            b = hop_batch_movedim(cx, b, 0, 1);
+        if (b == NULL)
+            st = hop_error(HOP_MISUSE, "vmap: operand %s of map %s has no value", v->name,
+                           call->name);
+        else
+            items[i] = hop_arg_node(b);
+    }
+    hop_graph *fb = NULL;
+    if (st == HOP_OK)
+        st = hop_batch_body(cx, f, mask, &fb);
+    for (size_t j = 0; j < call->nouts && st == HOP_OK; j++) {
+        /* [N, B, ...]: the body's output (batched) stacked */
+        outs[j] = *fb->output->args[j].u.node->meta;
+        hop_meta *m = &outs[j].meta;
+        memmove(m->sizes + 1, m->sizes, (size_t)m->rank * sizeof *m->sizes);
+        m->sizes[0] = call->outs[j].meta.sizes[0];
+        m->rank++;
+    }
+    hop_node *c = NULL;
+    if (st == HOP_OK) {
+        hop_arg args[] = {hop_arg_graph(fb), hop_arg_list(items, nxs),
+                          hop_arg_list(items + nxs, na)};
+        if ((c = hop_graph_call_hop(g, &hop_map_class, args, 3, outs, call->nouts)) == NULL)
+            st = hop_error_code();
+    }
+    if (st == HOP_OK)
+        st = hop_graph_rename_node(g, c, call->name);
+    for (size_t j = 0; j < call->nouts && st == HOP_OK; j++) {
+        hop_node *v = hop_graph_getitem(g, c, j);
+        if (v != NULL)
+            v = hop_batch_movedim(cx, v, 1, 0);
+        st = v ? hop_batch_set(cx, call, j, v, true) : hop_error_code();
+    }
+    hop_free(mask);
+    hop_free(items);
+    hop_free(outs);
+    return st;
+}
+
 const hop_class hop_map_class = {
     .name = "map",
     .params = {{"f", HOP_PARAM_BODY, "map_body"},
@@ -619,6 +690,7 @@ const hop_class hop_map_class = {
     .eval = map_eval,
     .vjp = map_vjp,
     .jvp = map_jvp,
+    .batch = map_batch,
 };
 
 hop_status

@@ -13,6 +13,7 @@
  * step).  Eval: the same loop on concrete values with the same checks.
  */
 #include "hop/autodiff.h"
+#include "hop/batching.h"
 #include "hop/eval.h"
 #include "hop/lowering.h"
 
@@ -826,6 +827,94 @@ scan_jvp(hop_jvp_ctx *cx, const hop_node *call)
     return st;
 }
 
+/* ------------------------------------------------------------------ vmap */
+
+/* m with size s inserted at dim d. */
+static hop_value_info
+insert_dim(hop_value_info m, const hop_expr *s, int d)
+{
+    memmove(m.meta.sizes + d + 1, m.meta.sizes + d,
+            (size_t)(m.meta.rank - d) * sizeof *m.meta.sizes);
+    m.meta.sizes[d] = s;
+    m.meta.rank++;
+    return m;
+}
+
+/*
+ * A batched operand: the same scan over the body batched.  A carry is
+ * batched when its init is or the body makes it so (hop_batch_carries, a
+ * fixed point; such an init is broadcast on entry); every y is batched.
+ * The batched scan runs over dim 0: each xs has its scan dim moved to the
+ * front (a batched one's batch dim right after it), so each step's slice of
+ * a batched xs is batched at 0; each y comes out [steps, B, ...] and its
+ * steps dim is moved to where the call stacks it, after the batch.
+ */
+static hop_status
+scan_batch(hop_batch_ctx *cx, const hop_node *call)
+{
+    scan_parts p;
+    scan_parts_of(call, &p);
+    hop_graph *g = hop_batch_out(cx);
+    const hop_graph *f = p.f;
+    size_t nph = f->nplaceholders, nout = call->nouts;
+    for (size_t j = p.nc; j < nout; j++)
+        if (call->outs[j].meta.rank + 1 > HOP_MAX_RANK)
+            return hop_batch_loop(cx, call); /* a batched y would not fit */
+    bool *mask = hop_calloc(nph + nout + 1, sizeof *mask), *omask = mask ? mask + nph : NULL;
+    hop_node **ops = hop_calloc(nph + 1, sizeof *ops);
+    hop_value_info *outs = hop_calloc(nout + 1, sizeof *outs);
+    hop_status st = mask && ops && outs ? HOP_OK : HOP_NOMEM;
+    for (size_t i = 0; i < nph && st == HOP_OK; i++) {
+        const hop_arg *a = i < p.nc          ? &p.init[i]
+                           : i < p.nc + p.nx ? &p.xs[i - p.nc]
+                                             : &p.lifted[i - p.nc - p.nx];
+        if ((ops[i] = hop_batch_value(cx, a->u.node, &mask[i])) == NULL)
+            st = hop_error(HOP_MISUSE, "vmap: operand %s of scan %s has no value", a->u.node->name,
+                           call->name);
+    }
+    if (st == HOP_OK)
+        st = hop_batch_carries(cx, f, mask, 0, p.nc);
+    for (size_t j = 0; j < nout && st == HOP_OK; j++)
+        omask[j] = j < p.nc ? mask[j] : true;
+    hop_graph *fb = NULL;
+    if (st == HOP_OK)
+        st = hop_batch_body_outs(cx, f, mask, omask, &fb);
+    for (size_t j = 0; j < p.nc && st == HOP_OK; j++) {
+        bool b;
+        hop_batch_value(cx, p.init[j].u.node, &b);
+        if (mask[j] && !b && (ops[j] = hop_batch_broadcast(cx, ops[j])) == NULL)
+            st = hop_error_code();
+    }
+    for (size_t i = 0; i < p.nx && st == HOP_OK; i++) {
+        int d = norm_dim(p.dim, p.xs[i].u.node->meta->meta.rank) + (mask[p.nc + i] ? 1 : 0);
+        if ((ops[p.nc + i] = hop_batch_movedim(cx, ops[p.nc + i], d, 0)) == NULL)
+            st = hop_error_code();
+    }
+    for (size_t j = 0; j < nout && st == HOP_OK; j++) {
+        if (j < p.nc)
+            outs[j] = mask[j] ? insert_dim(call->outs[j], hop_batch_size(cx), 0) : call->outs[j];
+        else
+            outs[j] = insert_dim(*fb->output->args[j].u.node->meta, p.n, 0);
+    }
+    hop_node *c = NULL;
+    if (st == HOP_OK &&
+        (c = hop_graph_call_scan(g, p.reverse, 0, p.length, fb, ops, p.nc, ops + p.nc, p.nx,
+                                 ops + p.nc + p.nx, p.nl, outs, nout)) == NULL)
+        st = hop_error_code();
+    if (st == HOP_OK)
+        st = hop_graph_rename_node(g, c, call->name);
+    for (size_t j = 0; j < nout && st == HOP_OK; j++) {
+        hop_node *v = hop_graph_getitem(g, c, j);
+        if (v != NULL && j >= p.nc)
+            v = hop_batch_movedim(cx, v, 0, norm_dim(p.dim, call->outs[j].meta.rank) + 1);
+        st = v ? hop_batch_set(cx, call, j, v, j < p.nc ? mask[j] : true) : hop_error_code();
+    }
+    hop_free(mask);
+    hop_free(ops);
+    hop_free(outs);
+    return st;
+}
+
 const hop_class hop_scan_class = {
     .name = "scan",
     .params = {{"reverse", HOP_PARAM_BOOL},
@@ -848,4 +937,5 @@ const hop_class hop_scan_class = {
     .eval = scan_eval,
     .vjp = scan_vjp,
     .jvp = scan_jvp,
+    .batch = scan_batch,
 };

@@ -102,6 +102,47 @@ hop_status hop_batch_body(hop_batch_ctx *cx, const hop_graph *body, const bool *
                           hop_graph **vmapped);
 
 /*
+ * For rules that choose which outputs of a body are batched (the loops:
+ * a carry's batching is a fixed point over the body):
+ *
+ *   hop_batch_depends      out_batched[j] (one per output of body): whether
+ *                          output j depends on an input with batched[i]
+ *                          (a tensor output only; SymInts never are).
+ *                          Batches body into a scratch graph it frees
+ *   hop_batch_body_outs    hop_batch_body with output j batched at 0 where
+ *                          out_batched[j] (broadcast when it does not
+ *                          depend on a batched input) and unbatched
+ *                          elsewhere (HOP_INVALID when it depends on one);
+ *                          out_batched NULL: hop_batch_body.  Memoised per
+ *                          (body, batched, out_batched)
+ *   hop_batch_graph        the batched graph of body into g, an empty graph
+ *                          (a subgraph made with hop_graph_new_subgraph of
+ *                          hop_batch_out, not installed): hop_vmap_graph
+ *                          with in_dims 0 where batched, out_dims as
+ *                          given, the context's size and loop class.  For a
+ *                          rule that builds a new body around a batched one
+ *                          (hop_graph_inline it, then free g)
+ */
+/*
+ * hop_batch_carries: the carries' batching of a loop body whose
+ * placeholders at .. at + n - 1 are the carries and whose outputs 0 .. n - 1
+ * their next values: batched (one per placeholder) is updated in place to
+ * the least fixed point (JAX's batching of scan/while): a carry unbatched
+ * on entry that its next value makes batched is batched, and the body
+ * re-examined.  hop_batch_movedim: v (a value of hop_batch_out) with dim
+ * `from` moved to `to` (a permute; v itself when equal).
+ */
+hop_status hop_batch_carries(hop_batch_ctx *cx, const hop_graph *body, bool *batched, size_t at,
+                             size_t n);
+hop_node *hop_batch_movedim(hop_batch_ctx *cx, hop_node *v, int from, int to);
+hop_status hop_batch_depends(hop_batch_ctx *cx, const hop_graph *body, const bool *batched,
+                             bool *out_batched);
+hop_status hop_batch_body_outs(hop_batch_ctx *cx, const hop_graph *body, const bool *batched,
+                               const bool *out_batched, hop_graph **vmapped);
+hop_status hop_batch_graph(hop_batch_ctx *cx, const hop_graph *body, const bool *batched,
+                           const int *out_dims, hop_graph *g);
+
+/*
  * The rule of a HOP that runs one of its bodies on the values it passes
  * (wrap, invoke_subgraph, vjp, jvp, vmap): the same HOP, with the same
  * leads, over each body's batched version; every tensor output batched.

@@ -241,7 +241,7 @@ def test_vmap_cond_falls_back_to_a_map_loop():
     assert "cond_vmap_loop" in gm.code and "map(cond_vmap_loop" in gm.code
 
 
-def test_vmap_loops_fall_back_to_a_map_loop():
+def test_vmap_loops_match_a_loop():
     x = r(5, 3)
     check(lambda t: hop.fori_loop(0, 3, lambda i, c: c * 2 + t, t), (0,), x)
     check(lambda t: hop.while_loop(lambda c: c.sum() < 10, lambda c: c + 1, t), (0,), x)
@@ -396,3 +396,198 @@ def test_map_with_matmul_rows_is_one_gemm_and_matches_numpy():
     np.testing.assert_allclose(np.asarray(f(hop.asarray(X)).tolist()),
                                np.tanh(X @ Wm).sum(1), rtol=1e-12, atol=1e-12)
     assert "LoopInit" not in f._entries[0].runner.plan.dump()
+
+
+# ---------------------------------------------------------- loop HOP rules
+
+def leaves(o):
+    if isinstance(o, dict):
+        return [x for k in sorted(o) for x in leaves(o[k])]
+    if isinstance(o, (tuple, list)):
+        return [x for v in o for x in leaves(v)]
+    return [o]
+
+
+def loop_tree(f, in_axes, args):
+    """f over the examples one at a time; each output leaf stacked at 0."""
+    n = next(a.shape[ax] for a, ax in zip(args, in_axes) if ax is not None)
+    outs = []
+    for b in range(n):
+        ex = [a if ax is None else hop.tensor(np.take(a.numpy(), b, axis=ax))
+              for a, ax in zip(args, in_axes)]
+        o = f(*ex)
+        outs.append([t.numpy() for t in leaves(o)])
+    return [np.stack([o[k] for o in outs]) for k in range(len(outs[0]))]
+
+
+def check_tree(f, in_axes, *args, rtol=1e-5):
+    got = leaves(hop.vmap(f, in_axes=in_axes)(*args))
+    want = loop_tree(f, in_axes, args)
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g.numpy(), w, rtol=rtol, atol=1e-5)
+
+
+def traced(f, in_axes, *args):
+    return hop.trace(lambda *a: hop.vmap(f, in_axes=in_axes)(*a), *args).code
+
+
+@pytest.mark.parametrize("dim", [0, 1, -1])
+@pytest.mark.parametrize("reverse", [False, True])
+def test_vmap_scan_batches_the_carry_and_the_xs(dim, reverse):
+    xs = r(4, 3, 5)                  # per example [3, 5]: scan dim 0 or 1 (-1)
+    w = r(5) if dim == 0 else r(3)
+
+    def f(t):
+        init = t.sum(dim) * 0.0      # batched on entry (depends on t)
+        return hop.scan(lambda c, x: (c * 0.5 + x, (c * x).sin()), init, t,
+                        dim=dim, reverse=reverse)
+    check_tree(f, (0,), xs)
+    check_tree(f, (1,), r(3, 4, 5))
+    # unbatched init, batched xs: the carry becomes batched (a fixed point)
+    g = lambda t: hop.scan(lambda c, x: (c + x * w, c * 2), w * 0.0, t, dim=dim,
+                           reverse=reverse)
+    check_tree(g, (0,), xs)
+
+
+def test_vmap_scan_carries_batched_unbatched_and_becoming_batched():
+    xs, u = r(6, 4), r(4)
+
+    def f(t, v):   # t: batched [4]; v: unbatched [4]
+        def step(c, x):
+            a, b, k = c
+            return (a + x * t, b * 0.9 + x, k + 1.0 * b.sum()), a * b
+        # a: unbatched init, batched through t; b and k: unbatched throughout
+        return hop.scan(step, (v, v * 2, v.sum() * 0), xs)
+    check_tree(lambda t: f(t, u), (0,), r(5, 4))
+    code = traced(lambda t: f(t, u), (0,), r(5, 4))
+    assert "_vmap_loop" not in code and "scan(False, 0" in code
+    assert 'scan: "(f32[5, 4], f32[4], f32[], f32[6, 5, 4])" = scan(' in code  # b, k unbatched
+
+    def g(t):      # c2 becomes batched only after c1 does (two rounds of the fixed point)
+        def step(c, x):
+            c1, c2 = c
+            return (c1 + t * x, c2 + c1), c2
+        return hop.scan(step, (u * 0, u * 0), xs)
+    check_tree(g, (0,), r(3, 4))
+
+
+def test_vmap_scan_with_only_a_batched_closure_and_no_xs():
+    w = r(3)
+    f = lambda t: hop.scan(lambda c, _: (c * t + w, c.sum()), w, None, length=4)
+    check_tree(f, (0,), r(5, 3))
+    check_tree(lambda t: hop.scan(lambda c, x: (c + x * t, c), t * 0, r(4, 3))[0], (0,), r(2, 3))
+
+
+@pytest.mark.parametrize("axes", [(0, None), (None, 0), (0, 0)])
+def test_vmap_fori_loop_batches_its_carry(axes):
+    a = r(4, 3) if axes[0] == 0 else r(3)
+    b = r(4, 3) if axes[1] == 0 else r(3)
+
+    def f(x, y):
+        return hop.fori_loop(1, 4, lambda i, c: (c[0] * 0.5 + y * i, c[1] + c[0].sum()),
+                             (x, x.sum() * 0))
+    check_tree(f, axes, a, b)
+    code = traced(f, axes, a, b)
+    assert "_vmap_loop" not in code and "fori_loop(1, 4" in code
+
+
+def test_vmap_fori_loop_with_a_batched_tensor_bound_is_the_item_error():
+    # the Python fori_loop reads a tensor bound with item() before the HOP
+    with pytest.raises(hop.UnsupportedError, match="item"):
+        hop.vmap(lambda n, x: hop.fori_loop(0, n, lambda i, c: c + 1, x))(
+            hop.tensor(np.array([1, 2], np.int64)), r(2, 3))
+
+
+def test_vmap_while_loop_with_per_example_trip_counts_masks_finished_lanes():
+    x = hop.tensor(np.array([[5.0, 1.0], [20.0, 0.0], [0.5, 0.5], [11.0, -2.0]], np.float32))
+    # lane 1 (sum 20) runs zero trips; the others run 2, 4 and 0 or more
+    f = lambda t: hop.while_loop(lambda c, k: c.sum() < 10, lambda c, k: (c * 1.5 + 1, k + 1),
+                                 (t, hop.tensor(np.array(0, np.int64))))
+    got = hop.vmap(f)(x)
+    want = loop_tree(f, (0,), (x,))
+    np.testing.assert_allclose(got[0].numpy(), want[0], rtol=1e-6)
+    np.testing.assert_array_equal(got[1].numpy(), want[1])
+    assert want[1][1] == 0 and len(set(want[1].tolist())) > 2
+    code = traced(f, (0,), x)
+    assert "_vmap_loop" not in code and "any(" in code and "where(" in code
+    # compiled, twice (the plan holds no per-call state)
+    cf = hop.compile(lambda t: hop.vmap(f)(t))
+    for _ in range(2):
+        np.testing.assert_array_equal(cf(x)[1].numpy(), want[1])
+
+
+def test_vmap_while_loop_with_an_unbatched_predicate_batches_the_body():
+    w = r(3)
+    f = lambda t: hop.while_loop(lambda i, c: i < 5, lambda i, c: (i + 1, c * 0.5 + t * w),
+                                 (hop.tensor(np.array(0, np.int64)), w))
+    check_tree(f, (0,), r(4, 3))
+    code = traced(f, (0,), r(4, 3))
+    assert "_vmap_loop" not in code and "where(" not in code and "any(" not in code
+
+
+def test_vmap_while_loop_pytrees_and_closures():
+    c0 = r(3)
+
+    def f(t, s):
+        def body(st):
+            return {"x": st["x"] + t, "n": st["n"] + 1, "c": st["c"] * 0.5 + c0}
+        return hop.while_loop(lambda st: (st["x"].sum() < s) & (st["n"] < 50), body,
+                              {"x": t * 0, "n": hop.tensor(np.array(0, np.int64)), "c": c0})
+    t = hop.tensor(np.abs(r(4, 3).numpy()) + 0.1)
+    s = hop.tensor(np.array([1.0, 5.0, -1.0, 3.0], np.float32))
+    got = hop.vmap(f)(t, s)
+    for k in ("x", "n", "c"):
+        want = np.stack([f(hop.tensor(t.numpy()[b]), hop.tensor(s.numpy()[b]))[k].numpy()
+                         for b in range(4)])
+        np.testing.assert_allclose(got[k].numpy(), want, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("axes", [(0, None), (None, 0), (0, 0), (1, 0)])
+def test_vmap_map_maps_over_the_inner_dim(axes):
+    a = {0: r(2, 5, 3), 1: r(5, 2, 3), None: r(5, 3)}[axes[0]]
+    b = r(2, 3) if axes[1] == 0 else r(3)
+    f = lambda x, y: hop.map(lambda row, v: ((row * v).sum(), row + v), x, y)
+    check_tree(f, axes, a, b)
+    code = traced(f, axes, a, b)
+    assert "_vmap_loop" not in code and "map(map_body_0_vmap" in code
+
+
+def test_vmap_of_a_scan_inside_a_cond():
+    xs = r(3, 4, 2)
+
+    def f(t):
+        return hop.cond(t.sum() > 0,
+                        lambda: hop.scan(lambda c, x: (c + x, c * x), t[0], t)[1],
+                        lambda: t * 2)
+    check_tree(f, (0,), xs)
+
+
+def test_grad_of_vmap_of_scan_and_vmap_of_grad_of_scan():
+    xs, w = r(5, 4, 3), r(3)
+
+    def per(w, x):
+        return hop.scan(lambda c, y: ((c * w + y).tanh(), c.sum()), w * 0, x)[1].sum()
+    g = hop.grad(lambda w, xs: hop.vmap(lambda x: per(w, x))(xs).sum())(w, xs)
+    want = sum(hop.grad(per)(w, hop.tensor(xs.numpy()[i])).numpy() for i in range(5))
+    np.testing.assert_allclose(g.numpy(), want, rtol=1e-4, atol=1e-5)
+    pe = hop.vmap(hop.grad(per), in_axes=(None, 0))(w, xs)
+    want = np.stack([hop.grad(per)(w, hop.tensor(xs.numpy()[i])).numpy() for i in range(5)])
+    np.testing.assert_allclose(pe.numpy(), want, rtol=1e-4, atol=1e-5)
+    code = hop.trace(lambda w, xs: hop.vmap(hop.grad(per), in_axes=(None, 0))(w, xs), w, xs).code
+    assert "_vmap_loop" not in code
+
+
+def test_nested_vmap_of_loops_matches_a_double_loop():
+    x = r(2, 3, 4)
+    f = lambda t: hop.scan(lambda c, y: (c + y, c.sum()), t[0] * 0, t)[1]
+    got = hop.vmap(hop.vmap(f))(hop.tensor(np.abs(x.numpy())).reshape(2, 3, 2, 2))
+    xn = np.abs(x.numpy()).reshape(2, 3, 2, 2)
+    want = np.stack([np.stack([f(hop.tensor(xn[i, j])).numpy() for j in range(3)])
+                     for i in range(2)])
+    np.testing.assert_allclose(got.numpy(), want, rtol=1e-5)
+    g = lambda t: hop.while_loop(lambda c: c.sum() < 4, lambda c: c + 1, t)
+    got = hop.vmap(hop.vmap(g))(x)
+    want = np.stack([np.stack([g(hop.tensor(x.numpy()[i, j])).numpy() for j in range(3)])
+                     for i in range(2)])
+    np.testing.assert_allclose(got.numpy(), want, rtol=1e-6)
