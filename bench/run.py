@@ -381,6 +381,26 @@ def r_map_row():
                   f"NumPy whole-array {whole['median']:.1f} ns/row", {"numpy_whole": whole})
 
 
+@row("map_whole", "compiled map(lambda r: (r*w + b).relu(), xs), 100,000 x 16 f32, per row",
+     ">= 1.0x NumPy whole-array")
+def r_map_whole():
+    rows = 100000
+    x = hop.randn(rows, 16, seed=1)
+    w, b = hop.randn(16, seed=2), hop.randn(16, seed=3)
+    cf = map_fn()
+    cf(x, w, b)
+    xn, wn, bn = x.numpy(), w.numpy(), b.numpy()
+    assert np.array_equal(cf(x, w, b).numpy(), np.maximum(xn * wn + bn, 0))
+    h, n, _, _ = three({
+        "hop": lambda: cf(x, w, b),
+        "np": lambda: np.maximum(xn * wn + bn, 0)}, "hop", "np", None, per=rows,
+        repeat=3 if QUICK else 11)
+    ratio = n["median"] / h["median"]
+    return result("ns/row", h, n, None, ratio >= 1.0, speedup(n, h, "NumPy whole-array"),
+                  "the map runs as one fused kernel over all rows (docs/ARCHITECTURE.md, "
+                  "\"Batched map\"); NumPy: the whole-array expression; both on 1 thread")
+
+
 @row("cond_call", "compiled cond called from Python (16 floats)", "<= 1.5 us")
 def r_cond_call():
     x = hop.randn(16, seed=1)
