@@ -154,9 +154,9 @@ branch_vmapped(hop_batch_ctx *cx, const hop_graph *body, const bool *batched, co
     snprintf(name, sizeof name, "%s%s", body->name, suffix);
     hop_graph *g = in && od ? hop_graph_new_subgraph(out, name) : NULL;
     hop_status st = g ? HOP_OK : in && od ? hop_error_code() : HOP_NOMEM;
-    for (size_t i = 0; i < np; i++)
+    for (size_t i = 0; i < np && st == HOP_OK; i++)
         in[i] = batched[i] ? 0 : -1;
-    for (size_t j = 0; j < no; j++)
+    for (size_t j = 0; j < no && st == HOP_OK; j++)
         od[j] = 0; /* tensors only (check_same_shapes) */
     if (st == HOP_OK)
         st = hop_vmap_graph(body, in, size, od, g);
@@ -417,31 +417,36 @@ branches_batch(hop_batch_ctx *cx, const hop_node *call, bool is_cond)
         passed_free(&p);
         return st;
     }
-    /* the lead as [B], then one mask per branch */
+    /* the lead as [B], then one mask per branch (the last one unused by
+     * select; cond's second, the predicate's negation, made for compaction
+     * only) */
     const hop_expr *size = hop_batch_size(cx);
-    hop_node *masks[64];
+    hop_node *masks[64] = {NULL};
     hop_node *flat =
-        emit2(out, HOP_OP_reshape, N(lead), hop_arg_list((hop_arg[]){hop_arg_sym(size)}, 1));
-    if (is_cond) {
-        masks[0] = flat;
-        masks[1] = emit1(out, HOP_OP_logical_not, N(flat));
-    } else {
-        hop_node *c = emit2(out, HOP_OP_maximum, N(flat), hop_arg_int(0));
-        c = emit2(out, HOP_OP_minimum, N(c), hop_arg_int((int64_t)nb - 1));
-        for (size_t k = 0; k < nb; k++)
-            masks[k] = emit2(out, HOP_OP_eq, N(c), hop_arg_int((int64_t)k));
-    }
-    for (size_t k = 0; k < nb; k++)
-        if (masks[k] == NULL)
-            st = hop_error_code();
+        lead->meta->meta.rank == 1
+            ? lead
+            : emit2(out, HOP_OP_reshape, N(lead), hop_arg_list((hop_arg[]){hop_arg_sym(size)}, 1));
     size_t ops = 0;
     bool cheap = true;
     for (size_t k = 0; k < nb && cheap; k++)
         cheap = cheap_and_pure(bodies[k], &ops);
+    cheap = cheap && ops <= HOP_VMAP_SELECT_MAX_OPS;
+    if (is_cond) {
+        masks[0] = flat;
+        masks[1] = cheap ? flat : emit1(out, HOP_OP_logical_not, N(flat));
+    } else {
+        hop_node *c = emit2(out, HOP_OP_maximum, N(flat), hop_arg_int(0));
+        c = emit2(out, HOP_OP_minimum, N(c), hop_arg_int((int64_t)nb - 1));
+        for (size_t k = 0; k < nb; k++)
+            masks[k] =
+                cheap && k + 1 == nb ? c : emit2(out, HOP_OP_eq, N(c), hop_arg_int((int64_t)k));
+    }
+    for (size_t k = 0; k < nb; k++)
+        if (masks[k] == NULL)
+            st = hop_error_code();
     if (st == HOP_OK)
-        st = cheap && ops <= HOP_VMAP_SELECT_MAX_OPS
-                 ? select_batch(cx, call, bodies, nb, masks, &p)
-                 : compact_batch(cx, call, bodies, nb, masks, &p);
+        st = cheap ? select_batch(cx, call, bodies, nb, masks, &p)
+                   : compact_batch(cx, call, bodies, nb, masks, &p);
     passed_free(&p);
     return st;
 }

@@ -59,9 +59,9 @@ branch(hop_shape_env *env, const char *name, hop_op op)
     return g;
 }
 
-/* f(x: f32[3]) = cond(sum(x) > 0, x * 2, x - 2) */
+/* f(x: f32[3]) = cond(sum(x) > 0, x * 2, x - 2), a call of cls */
 static void
-build_cond(fixture *f)
+build_cond_of(fixture *f, const hop_class *cls)
 {
     f->env = hop_shape_env_new();
     f->fwd = hop_graph_new(f->env, "f");
@@ -80,10 +80,27 @@ build_cond(fixture *f)
     assert_int_equal(hop_graph_add_subgraph(f->fwd, e), HOP_OK);
     hop_arg ops[] = {hop_arg_node(f->x)};
     hop_arg args[] = {hop_arg_node(p), hop_arg_graph(t), hop_arg_graph(e), hop_arg_list(ops, 1)};
-    hop_node *c = hop_graph_call_hop(f->fwd, &hop_cond_class, args, 4, &vx, 1);
+    hop_node *c = hop_graph_call_hop(f->fwd, cls, args, 4, &vx, 1);
     hop_node *g = hop_graph_getitem(f->fwd, c, 0);
     assert_non_null(hop_graph_output(f->fwd, (hop_arg[]){hop_arg_node(g)}, 1));
     assert_int_equal(hop_graph_verify(f->fwd), HOP_OK);
+}
+
+static void
+build_cond(fixture *f)
+{
+    build_cond_of(f, &hop_cond_class);
+}
+
+/* cond without its batch slot: a HOP with no rule */
+static hop_class cond_no_batch;
+
+static void
+build_cond_no_batch(fixture *f)
+{
+    cond_no_batch = hop_cond_class;
+    cond_no_batch.batch = NULL;
+    build_cond_of(f, &cond_no_batch);
 }
 
 /* f(x: f32[3]) = wrap(x * 2) */
@@ -167,7 +184,7 @@ test_vmap_graph_runs_a_hop_without_a_rule_as_a_map_loop(void **state)
 {
     (void)state;
     fixture f;
-    build_cond(&f);
+    build_cond_no_batch(&f);
     int in[] = {0}, out[] = {0};
     assert_int_equal(hop_vmap_graph(f.fwd, in, hop_sym_const(f.env, 4), out, f.out), HOP_OK);
     char *code = hop_graph_code(f.out);
@@ -195,6 +212,39 @@ test_vmap_graph_runs_a_hop_without_a_rule_as_a_map_loop(void **state)
     const hop_node *m = hop_graph_find_node(f.out, "map");
     assert_true(hop_batch_is_loop(m));
     assert_false(hop_batch_is_loop(hop_graph_find_node(f.out, "sum")));
+    teardown(&f);
+}
+
+/* cond with a batched predicate and cheap, pure branches: select (both
+ * branches on the whole batch, then where). */
+static void
+test_vmap_graph_selects_a_cheap_cond(void **state)
+{
+    (void)state;
+    fixture f;
+    build_cond(&f);
+    int in[] = {0}, out[] = {0};
+    assert_int_equal(hop_vmap_graph(f.fwd, in, hop_sym_const(f.env, 4), out, f.out), HOP_OK);
+    char *code = hop_graph_code(f.out);
+    assert_string_equal(code, "def f_vmap(x: \"f32[4, 3]\"):\n"
+                              "    def cond_true_0_vmap_select(x: \"f32[4, 3]\"):\n"
+                              "        mul: \"f32[4, 3]\" = mul(x, 2.0)\n"
+                              "        return (mul,)\n"
+                              "\n"
+                              "    def cond_false_0_vmap_select(x: \"f32[4, 3]\"):\n"
+                              "        sub: \"f32[4, 3]\" = sub(x, 2.0)\n"
+                              "        return (sub,)\n"
+                              "\n"
+                              "    sum: \"f32[4]\" = sum(x, [1], False)\n"
+                              "    gt: \"bool[4]\" = gt(sum, 0)\n"
+                              "    wrap: \"f32[4, 3]\" = wrap(cond_true_0_vmap_select, (x,))\n"
+                              "    getitem: \"f32[4, 3]\" = wrap[0]\n"
+                              "    wrap_1: \"f32[4, 3]\" = wrap(cond_false_0_vmap_select, (x,))\n"
+                              "    getitem_1: \"f32[4, 3]\" = wrap_1[0]\n"
+                              "    reshape: \"bool[4, 1]\" = reshape(gt, [4, 1])\n"
+                              "    where: \"f32[4, 3]\" = where(reshape, getitem, getitem_1)\n"
+                              "    return (where,)\n");
+    hop_free(code);
     teardown(&f);
 }
 
@@ -227,9 +277,10 @@ static void
 test_vmap_graph_survives_every_allocation_failure(void **state)
 {
     (void)state;
-    void (*builds[])(fixture *) = {build, build_cond, build_wrap};
-    int in[3][2] = {{1, -1}, {0, 0}, {0, 0}}, out[3][2] = {{0, 2}, {0, 0}, {1, 0}};
-    for (int b = 0; b < 3; b++) {
+    void (*builds[])(fixture *) = {build, build_cond, build_wrap, build_cond_no_batch};
+    int in[4][2] = {{1, -1}, {0, 0}, {0, 0}, {0, 0}};
+    int out[4][2] = {{0, 2}, {0, 0}, {1, 0}, {0, 0}};
+    for (int b = 0; b < 4; b++) {
         fixture f;
         builds[b](&f);
         long failures = 0;
@@ -278,6 +329,7 @@ main(void)
         cmocka_unit_test(test_vmap_graph_errors_name_the_input_or_output),
         cmocka_unit_test(test_vmap_graph_runs_a_hop_without_a_rule_as_a_map_loop),
         cmocka_unit_test(test_vmap_graph_batches_a_wrap_body),
+        cmocka_unit_test(test_vmap_graph_selects_a_cheap_cond),
         cmocka_unit_test(test_vmap_graph_survives_every_allocation_failure),
         cmocka_unit_test(test_vmap_graph_op_table_has_a_batch_column),
     };
