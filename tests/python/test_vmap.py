@@ -525,3 +525,20 @@ def test_vmap_traced_with_dynamic_sizes_runs_on_other_sizes():
         x = r(*shape)
         np.testing.assert_allclose(gm(x).numpy(), loop(lambda a: a.sum() * a + a[0], (0,), (x,)),
                                    rtol=1e-5)
+
+
+def test_compile_explain_names_the_strategy_of_each_batched_cond():
+    w = r(3, 3)
+    f = hop.compile(lambda xs, i: hop.vmap(lambda t, k: cheap(t) + costly(t, w) +
+                                           three_way(k, t))(xs, i))
+    f(r(4, 3), hop.tensor(np.array([0, 2, 1, 5], np.int64)))
+    lines = [line for line in f.explain().splitlines() if line.startswith("vmap: ")]
+    assert lines == [
+        "vmap: cond (cond_true_0, cond_false_0): select: every branch is cheap and pure (at "
+        "most 16 elementwise ops in all, no HOP or foreign call), so all run on the whole batch "
+        "and where picks",
+        "vmap: cond (cond_true_1, cond_false_1): compaction: a branch is not cheap or not pure "
+        "(docs/VMAP.md), so the examples are partitioned and each branch runs once on its own",
+        "vmap: switch (switch_branch_0, switch_branch_1, switch_branch_2): select: every branch "
+        "is cheap and pure (at most 16 elementwise ops in all, no HOP or foreign call), so all "
+        "run on the whole batch and where picks"]
