@@ -256,6 +256,11 @@ batch_matmul(hop_batch_ctx *cx, const hop_node *n)
             return hop_error_code();
         return set(cx, n, hop__batch_movedim(g, res, res->meta->meta.rank - 1, 0));
     }
+    if (ba && ra == 1 && !bb && rb == 2) {
+        /* a[B, k] @ b[k, n] = [B, n]: one GEMM, not B row-vector products */
+        hop_node *res = op_nodes(g, HOP_OP_matmul, a, (hop_arg[]){hop_arg_node(b)}, 1);
+        return res ? set(cx, n, res) : hop_error_code();
+    }
     bool arow = false, bcol = false;
     if (ba && ra == 1) {
         a = hop__batch_unsqueeze(g, a, 1);

@@ -1,7 +1,8 @@
 /*
  * tests/c/test_vmap.c - hop_vmap_graph (hop/batching.h) on a graph built
  * with the graph builders: one exact batched graph (a batched input moved
- * to dim 0, an unbatched one left alone, a matmul of a batched vector, the
+ * to dim 0, an unbatched one left alone, a batched vector times a matrix (one
+ * GEMM), the
  * output moved to its out dim), an unbatched output broadcast to the batch,
  * and the errors.  (Values are checked from Python against a loop,
  * tests/python/test_vmap.py.)
@@ -158,13 +159,11 @@ test_vmap_graph_moves_batch_dims_and_broadcasts_unbatched_outputs(void **state)
                               "    permute: \"f32[4, 3]\" = permute(x, [1, 0])\n"
                               "    mul: \"f32[4, 3]\" = mul(permute, 2.0)\n"
                               "    relu: \"f32[4, 3]\" = relu(mul)\n"
-                              "    unsqueeze: \"f32[4, 1, 3]\" = unsqueeze(relu, 1)\n"
-                              "    matmul: \"f32[4, 1, 2]\" = matmul(unsqueeze, w)\n"
-                              "    matmul_1: \"f32[4, 2]\" = squeeze(matmul, -2)\n"
-                              "    sum: \"f32[4]\" = sum(matmul_1, [1], False)\n"
+                              "    matmul: \"f32[4, 2]\" = matmul(relu, w)\n"
+                              "    sum: \"f32[4]\" = sum(matmul, [1], False)\n"
                               "    mul_1: \"f32[3, 2]\" = mul(w, 2.0)\n"
-                              "    unsqueeze_1: \"f32[1, 3, 2]\" = unsqueeze(mul_1, 0)\n"
-                              "    expand: \"f32[4, 3, 2]\" = expand(unsqueeze_1, [4, -1, -1])\n"
+                              "    unsqueeze: \"f32[1, 3, 2]\" = unsqueeze(mul_1, 0)\n"
+                              "    expand: \"f32[4, 3, 2]\" = expand(unsqueeze, [4, -1, -1])\n"
                               "    permute_1: \"f32[3, 2, 4]\" = permute(expand, [1, 2, 0])\n"
                               "    return (sum, permute_1)\n");
     hop_free(code);
