@@ -575,6 +575,16 @@ hop_batch_bodies(hop_batch_ctx *cx, const hop_node *call)
         } else
             st = map_arg(cx, &call->args[i], &args[i]);
     }
+    if (st == HOP_UNSUPPORTED) {
+        /* a body that cannot be batched (the compaction of a cond, whose
+         * nonzero an outer vmap cannot batch): the loop, which is correct
+         * for any call; nothing was emitted yet */
+        scratch_clear(cx);
+        hop__free(passed);
+        hop__free(mask);
+        hop__free(args);
+        return hop_batch_loop(cx, call);
+    }
     hop_node *c = NULL;
     if (st == HOP_OK && (outs = hop__calloc(call->nouts + 1, sizeof *outs)) == NULL)
         st = HOP_NOMEM;

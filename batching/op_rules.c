@@ -256,6 +256,11 @@ batch_matmul(hop_batch_ctx *cx, const hop_node *n)
             return hop_error_code();
         return set(cx, n, hop__batch_movedim(g, res, res->meta->meta.rank - 1, 0));
     }
+    if (ba && ra == 1 && !bb && rb == 2) {
+        /* a[B, k] @ b[k, n] = [B, n]: one GEMM, not B row-vector products */
+        hop_node *res = op_nodes(g, HOP_OP_matmul, a, (hop_arg[]){hop_arg_node(b)}, 1);
+        return res ? set(cx, n, res) : hop_error_code();
+    }
     bool arow = false, bcol = false;
     if (ba && ra == 1) {
         a = hop__batch_unsqueeze(g, a, 1);
@@ -487,6 +492,36 @@ batch_take(hop_batch_ctx *cx, const hop_node *n)
 
 /* ------------------------------------------------------------ the table */
 
+/* item of a batched value: a SymInt per example, which nothing can hold;
+ * but an index that only switches read (switch reads a tensor index with
+ * item when traced) stays the batched tensor, [B], for switch's batch slot
+ * (hop/branch_batch.c). */
+static hop_status
+batch_item(hop_batch_ctx *cx, const hop_node *n)
+{
+    bool only_switch = n->nuses > 0;
+    for (const hop_use *u = n->uses; u && only_switch; u = u->next) {
+        const hop_node *s = u->user;
+        only_switch = s->kind == HOP_NODE_CALL_HOP && strcmp(s->target, "switch") == 0 &&
+                      s->nargs > 0 && s->args[0].kind == HOP_ARG_NODE && s->args[0].u.node == n;
+        for (size_t i = 1; only_switch && i < s->nargs; i++) /* not passed to a branch */
+            for (size_t k = 0; s->args[i].kind == HOP_ARG_LIST && k < s->args[i].u.list.n; k++)
+                if (s->args[i].u.list.items[k].kind == HOP_ARG_NODE &&
+                    s->args[i].u.list.items[k].u.node == n)
+                    only_switch = false;
+    }
+    if (!only_switch)
+        return hop_error(HOP_UNSUPPORTED,
+                         "vmap: the op item (%s) has no batch rule: item of a batched value is "
+                         "data-dependent per example",
+                         n->name);
+    hop_node *x = hop_batch_value(cx, n->args[0].u.node, NULL);
+    hop_arg items[] = {hop_arg_sym(hop_batch_size(cx))};
+    hop_arg args[] = {hop_arg_node(x), hop_arg_list(items, 1)};
+    hop_node *v = hop_graph_emit(hop_batch_out(cx), HOP_OP_reshape, args, 2);
+    return v ? hop_batch_set(cx, n, 0, v, true) : hop_error_code();
+}
+
 #define ELEM                                                                                       \
     {                                                                                              \
         batch_elementwise, NULL                                                                    \
@@ -553,7 +588,7 @@ static const hop_op_batch_rule rules[HOP_OP_COUNT] = {
     [HOP_OP_zeros] = FACTORY,
     [HOP_OP_ones] = FACTORY,
     [HOP_OP_arange] = FACTORY,
-    [HOP_OP_item] = {NULL, "item of a batched value is data-dependent per example"},
+    [HOP_OP_item] = {batch_item, "item of a batched value is data-dependent per example"},
     [HOP_OP_nonzero] = {NULL, "nonzero of a batched value has a data-dependent size per example"},
     [HOP_OP_sym_size] = DIM1,
     [HOP_OP_to] = ELEM,

@@ -14,6 +14,8 @@
  * call's results.  Eval: the chosen branch runs.
  */
 #include "hop/autodiff.h"
+#include "hop/batching.h"
+#include "hop/hop_impl.h"
 #include "hop/eval.h"
 #include "hop/lowering.h"
 
@@ -268,6 +270,7 @@ const hop_class hop_cond_class = {
     .eval = cond_eval,
     .vjp = hop_vjp_bodies,
     .jvp = hop_jvp_bodies,
+    .batch = hop__cond_batch,
 };
 
 hop_status

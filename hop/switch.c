@@ -18,6 +18,8 @@
  * the call's.  Eval: the chosen branch runs.
  */
 #include "hop/autodiff.h"
+#include "hop/batching.h"
+#include "hop/hop_impl.h"
 #include "hop/eval.h"
 #include "hop/lowering.h"
 
@@ -287,4 +289,5 @@ const hop_class hop_switch_class = {
     .eval = switch_eval,
     .vjp = hop_vjp_bodies,
     .jvp = hop_jvp_bodies,
+    .batch = hop__switch_batch,
 };

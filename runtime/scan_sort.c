@@ -283,10 +283,22 @@ take(const hop__call *c, hop_tensor *out)
     int64_t outer = numel_of(d, x->sizes), inner = numel_of(x->rank - d - 1, x->sizes + d + 1);
     int64_t oidx[HOP_MAX_RANK] = {0}, iidx[HOP_MAX_RANK] = {0};
     char *o = out->data; /* out is a new contiguous tensor */
+    /* the dims after d dense in x: each index copies one block */
+    bool inner_dense = true;
+    int64_t dense_stride = 1;
+    for (int q = x->rank - 1; q > d; dense_stride *= x->sizes[q], q--)
+        inner_dense = inner_dense && (x->sizes[q] == 1 || x->strides[q] == dense_stride);
+    int64_t block = inner * (int64_t)esz;
     for (int64_t a = 0; a < outer; a++) {
         int64_t obase = 0;
         for (int q = 0; q < d; q++)
             obase += oidx[q] * x->strides[q];
+        if (inner_dense) { /* one block per index (rows of a batch) */
+            for (int64_t j = 0; j < nidx; j++, o += block)
+                memcpy(o, (const char *)x->data + (obase + k[j] * x->strides[d]) * (int64_t)esz,
+                       (size_t)block);
+            goto next_outer;
+        }
         for (int64_t j = 0; j < nidx; j++) {
             int64_t base = obase + k[j] * x->strides[d];
             memset(iidx, 0, sizeof iidx);
@@ -303,6 +315,7 @@ take(const hop__call *c, hop_tensor *out)
                 }
             }
         }
+    next_outer:
         for (int q = d - 1; q >= 0; q--) {
             if (++oidx[q] < x->sizes[q])
                 break;

@@ -208,12 +208,40 @@ class CompiledFunction:
                 r.guards.skipped else []
             out.append("environment guards:" + ("".join(f"\n  {g}" for g in env) if env else
                                                 " (none)"))
+            out.extend(_vmap_branch_notes(e.gm.code))
             out.append(e.gm.code.rstrip())
         if isinstance(self._tree, _paths.BranchNode):
             out.append("\ndata-dependent branches (path specialisation; each traced side is a "
                        "branch of a cond in the plan):")
             out.extend(self._tree.describe())
         return "\n".join(out) + "\n"
+
+
+_VMAP_WHY = {
+    "select": "select: every branch is cheap and pure (at most 16 elementwise ops in all, no "
+              "HOP or foreign call), so all run on the whole batch and where picks",
+    "compact": "compaction: a branch is not cheap or not pure (docs/VMAP.md), so the examples "
+               "are partitioned and each branch runs once on its own",
+}
+
+
+def _vmap_branch_notes(code):
+    """One line per cond/switch that vmap batched with a batched predicate:
+    its branches' subgraphs are <branch>_vmap_select or _vmap_compact, defined
+    one after the other (a cond's true branch starts a new one)."""
+    import re
+    groups = []
+    for m in re.finditer(r"^( *)def ((cond_true|cond_false|switch_branch)_\w*?)_vmap_"
+                         r"(select|compact)\(", code, re.M):
+        indent, name, kind, how = m.group(1), m.group(2), m.group(3), m.group(4)
+        g = groups[-1] if groups else None
+        if (g is None or kind == "cond_true" or g["indent"] != indent or g["how"] != how or
+                (kind == "switch_branch") != g["switch"]):
+            g = {"indent": indent, "how": how, "switch": kind == "switch_branch", "names": []}
+            groups.append(g)
+        g["names"].append(name)
+    return [f"vmap: {'switch' if g['switch'] else 'cond'} ({', '.join(g['names'])}): "
+            f"{_VMAP_WHY[g['how']]}" for g in groups]
 
 
 def _eager_args(args):

@@ -2,6 +2,8 @@
 out_axes (ints, None, negative, pytrees), nesting, grad, closures, the map
 fallback for HOPs without a batch rule, and the error messages."""
 
+import ctypes
+
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
@@ -25,6 +27,20 @@ def check(f, in_axes, *args, out_axes=0, rtol=1e-5):
     want = loop(f, in_axes, args, out_axes)
     np.testing.assert_allclose(got.numpy(), want, rtol=rtol, atol=1e-6)
     assert got.dtype.name == hop.tensor(want).dtype.name or want.dtype == np.bool_
+
+
+@pytest.fixture
+def kernels():
+    made = []
+
+    def make(sig, fn, **kw):
+        k = hop.foreign(sig, fn, **kw)
+        made.append(k)
+        return k
+
+    yield make
+    for k in made:
+        k.unregister()
 
 
 def r(*shape):
@@ -233,12 +249,173 @@ def test_vmap_wrap_and_invoke_subgraph_batch_their_body():
     assert "wrap_body_0_vmap" in gm.code
 
 
-def test_vmap_cond_falls_back_to_a_map_loop():
+def code_of(f, *args, in_axes=0):
+    return hop.trace(lambda *a: hop.vmap(f, in_axes=in_axes)(*a), *args).code
+
+
+def cheap(t):
+    """a cheap, pure per-example cond: select"""
+    return hop.cond(t.sum() > 0, lambda: t * 2, lambda: t - 1)
+
+
+def costly(t, w):
+    """a cond whose branches are not elementwise: compaction"""
+    return hop.cond(t.sum() > 0, lambda: (t @ w).tanh() * t.sum(), lambda: t.cumsum(0) - 1)
+
+
+def test_vmap_cond_with_a_batched_pred_selects_when_the_branches_are_cheap_and_pure():
     x = r(5, 3)
-    f = lambda t: hop.cond(t.sum() > 0, lambda: t * 2, lambda: t - 1)
-    check(f, (0,), x)
-    gm = hop.trace(lambda t: hop.vmap(f)(t), x)
-    assert "cond_vmap_loop" in gm.code and "map(cond_vmap_loop" in gm.code
+    check(cheap, (0,), x)
+    code = code_of(cheap, x)
+    assert "def cond_true_0_vmap_select(a_0: \"f32[5, 3]\")" in code
+    assert "def cond_false_0_vmap_select(a_0: \"f32[5, 3]\")" in code
+    assert "where(" in code and "nonzero" not in code and "= map(" not in code
+
+
+def test_vmap_cond_with_a_batched_pred_compacts_costly_branches():
+    x, w = r(6, 3), r(3, 3)
+    check(costly, (0, None), x, w)
+    check(costly, (0, 0), x, hop.tensor(np.stack([w.numpy() * k for k in range(6)])))
+    code = code_of(costly, x, w, in_axes=(0, None))
+    assert "def cond_true_0_vmap_compact(a_0: \"f32[u0, 3]\", a_1_true_branch: " in code
+    assert "def cond_false_0_vmap_compact(a_0: \"f32[u1, 3]\", a_1_true_branch: " in code
+    assert "take(cat, 0, where)" in code and "= map(" not in code
+
+
+def test_vmap_cond_branches_close_over_batched_and_unbatched_values():
+    x, y, c = r(6, 3), r(6, 3), r(3)
+    # one branch returns an unbatched closure: broadcast to the batch
+    check(lambda a, b: hop.cond(a.sum() > 0, lambda: b * 2, lambda: c + 0), (0, 0), x, y)
+    check(lambda a, b: hop.cond(a.sum() > 0, lambda: c @ c * b, lambda: c.sum() + a), (0, 0),
+          x, y)
+    check(lambda a: hop.cond(a.sum() > 0, lambda: c, lambda: c * 2), (0,), x)
+
+
+def test_vmap_cond_with_an_unbatched_pred_is_one_cond_over_the_batched_branches():
+    x, flag = r(4, 3), r(3)
+    f = lambda a, p: hop.cond(p.sum() > 0, lambda: (a @ p).sin() * p, lambda: a.cumsum(0) + p)
+    check(f, (0, None), x, flag)
+    check(f, (0, None), x, hop.tensor(-flag.numpy()))
+    g = lambda a, p: hop.cond(p.sum() > 0, lambda: a * 2, lambda: p + 1)
+    check(g, (0, None), x, flag)
+    check(g, (0, None), x, hop.tensor(-flag.numpy()))
+    code = code_of(f, x, flag, in_axes=(0, None))
+    assert "cond(gt, cond_true_0_vmap, cond_false_0_vmap, (" in code and "where" not in code
+
+
+@pytest.mark.parametrize("f", [cheap, lambda t: costly(t, hop.tensor(np.eye(3, dtype=np.float32)))])
+@pytest.mark.parametrize("signs", ["all_true", "all_false", "mixed", "empty"])
+def test_vmap_cond_all_true_all_false_and_an_empty_batch(f, signs):
+    base = np.abs(r(5, 3).numpy()) + 0.1
+    x = {"all_true": base, "all_false": -base, "mixed": base * np.array([[1], [-1], [1], [1], [-1]]),
+         "empty": base[:0]}[signs]
+    got = hop.vmap(f)(hop.tensor(x.astype(np.float32)))
+    if signs == "empty":
+        assert got.numpy().shape == (0, 3)
+    else:
+        np.testing.assert_allclose(got.numpy(), loop(f, (0,), (hop.tensor(x.astype(np.float32)),)),
+                                   rtol=1e-5, atol=1e-6)
+
+
+def three_way(i, t):
+    return hop.switch(i, [lambda a: a + 1, lambda a: a * 2, lambda a: a.sin()], t)
+
+
+def three_way_costly(i, t):
+    return hop.switch(i, [lambda a: a.cumsum(0), lambda a: a * a.sum(), lambda a: (a @ a) + a],
+                      t)
+
+
+@pytest.mark.parametrize("f,strategy", [(three_way, "select"), (three_way_costly, "compact")])
+def test_vmap_switch_with_a_batched_index_clamps_like_switch(f, strategy):
+    idx = hop.tensor(np.array([-3, 0, 1, 2, 7, 1, 0], np.int64))
+    x = r(7, 3)
+    check(f, (0, 0), idx, x)
+    check(f, (0, None), idx, r(3))
+    check(f, (0, 0), hop.tensor(np.array([5, -1, 2, 0, 1, 1, 9], np.int32)), x)
+    code = code_of(f, idx, x)
+    assert f"switch_branch_0_vmap_{strategy}" in code and "= map(" not in code
+
+
+def test_vmap_switch_with_an_unbatched_index_is_one_switch():
+    x = r(4, 3)
+    for k in (-1, 0, 1, 2, 5):
+        check(three_way_costly, (None, 0), hop.tensor(np.array(k, np.int64)), x)
+    code = code_of(three_way, hop.tensor(np.array(1, np.int64)), x, in_axes=(None, 0))
+    assert "switch_branch_0_vmap, switch_branch_1_vmap, switch_branch_2_vmap" in code
+
+
+def test_vmap_cond_nested_in_map_vmap_and_grad():
+    xs, w = r(4, 5, 3), r(3, 3)
+    # a cond inside a map inside vmap, and vmap of vmap of a cond
+    check(lambda a: hop.map(lambda row: costly(row, w), a), (0,), xs)
+    check(lambda a: hop.vmap(cheap)(a), (0,), xs)
+    check(lambda a: hop.vmap(lambda t: costly(t, w))(a), (0,), xs)
+    # cond inside vmap inside grad: the sum of per-example grads
+    x2 = r(6, 3)
+    for f in (lambda v, t: hop.cond(t.sum() > 0, lambda: (t * v).sin(), lambda: t * v * v),
+              lambda v, t: hop.cond(t.sum() > 0, lambda: (t @ v.reshape(3, 1)).tanh() * v,
+                                    lambda: (t * v).cumsum(0))):
+        v = r(3)
+        g = hop.grad(lambda v, xs: hop.vmap(lambda t: f(v, t))(xs).sum())(v, x2)
+        want = sum(hop.grad(lambda v, t: f(v, t).sum())(v, hop.tensor(x2.numpy()[i])).numpy()
+                   for i in range(6))
+        np.testing.assert_allclose(g.numpy(), want, rtol=1e-5, atol=1e-6)
+
+
+def test_vmap_cond_compaction_runs_each_branch_once(kernels):
+    ticks = {"true": 0, "false": 0}
+
+    def ticker(name):
+        @ctypes.CFUNCTYPE(None, ctypes.c_int64, ctypes.POINTER(ctypes.c_float))
+        def tick(k, x):
+            ticks[name] += k
+        return tick
+
+    cbs = {name: ticker(name) for name in ticks}
+    tick_true = kernels("void vtick_true(int64_t k, const float *x)", cbs["true"],
+                        side_effects=True)
+    tick_false = kernels("void vtick_false(int64_t k, const float *x)", cbs["false"],
+                         side_effects=True)
+    w = r(3)
+
+    def f(t):
+        def yes():
+            tick_true(1, w)
+            return t * 2
+        def no():
+            tick_false(1, w)
+            return t - 1
+        return hop.cond(t.sum() > 0, yes, no)
+
+    x = hop.tensor(np.array([[1, 1, 1], [-1, -1, -1], [2, 0, 0], [0, 0, -3], [1, 0, 0]],
+                            np.float32))
+    g = hop.compile(hop.vmap(f))
+    for calls in (1, 2, 3):
+        got = g(x)
+        np.testing.assert_allclose(got.numpy(), np.where(x.numpy().sum(1, keepdims=True) > 0,
+                                                         x.numpy() * 2, x.numpy() - 1))
+        assert ticks == {"true": calls, "false": calls}  # once per branch, not once per example
+    assert "cond_true_0_vmap_compact" in code_of(f, x)
+
+
+def test_vmap_cond_with_a_batched_pred_and_branch_shapes_that_differ_is_an_error():
+    f = lambda t: hop.cond(t.sum() > 0, lambda: t[:2], lambda: t[:1])
+    with pytest.raises(hop.UnsupportedError, match=r"^vmap: cond \(cond\) with a batched "
+                       r"predicate: output 0 has a different shape in branch 1 \(cond_false_0\) "
+                       r"than in branch 0 \(cond_true_0\)$"):
+        hop.vmap(f)(r(4, 3))
+    # an unbatched predicate keeps cond's merged (unbacked) size
+    g = lambda t, p: hop.cond(p.sum() > 0, lambda: t[:2], lambda: t[:1])
+    for p in (r(2), hop.tensor(-np.abs(r(2).numpy()))):
+        check(g, (0, None), r(4, 3), p)
+
+
+def test_vmap_other_hops_fall_back_to_a_map_loop():
+    x = r(5, 3)
+    f = lambda t: hop.associative_scan(lambda a, b: a + b, t)  # no batch slot
+    code = code_of(f, x)
+    assert "associative_scan_vmap_loop" in code and "map(associative_scan_vmap_loop" in code
 
 
 def test_vmap_loops_match_a_loop():
@@ -591,3 +768,20 @@ def test_nested_vmap_of_loops_matches_a_double_loop():
     want = np.stack([np.stack([g(hop.tensor(x.numpy()[i, j])).numpy() for j in range(3)])
                      for i in range(2)])
     np.testing.assert_allclose(got.numpy(), want, rtol=1e-6)
+
+
+def test_compile_explain_names_the_strategy_of_each_batched_cond():
+    w = r(3, 3)
+    f = hop.compile(lambda xs, i: hop.vmap(lambda t, k: cheap(t) + costly(t, w) +
+                                           three_way(k, t))(xs, i))
+    f(r(4, 3), hop.tensor(np.array([0, 2, 1, 5], np.int64)))
+    lines = [line for line in f.explain().splitlines() if line.startswith("vmap: ")]
+    assert lines == [
+        "vmap: cond (cond_true_0, cond_false_0): select: every branch is cheap and pure (at "
+        "most 16 elementwise ops in all, no HOP or foreign call), so all run on the whole batch "
+        "and where picks",
+        "vmap: cond (cond_true_1, cond_false_1): compaction: a branch is not cheap or not pure "
+        "(docs/VMAP.md), so the examples are partitioned and each branch runs once on its own",
+        "vmap: switch (switch_branch_0, switch_branch_1, switch_branch_2): select: every branch "
+        "is cheap and pure (at most 16 elementwise ops in all, no HOP or foreign call), so all "
+        "run on the whole batch and where picks"]

@@ -1,0 +1,464 @@
+/*
+ * hop/branch_batch.c - the batch slots of cond and switch (hop/batching.h),
+ * written against the public headers only, as an outside HOP author would.
+ *
+ * A predicate (index) that is not batched: the same cond (switch) over the
+ * branches' batched versions (hop_batch_body: batched operands at dim 0,
+ * every tensor output batched, an output that does not depend on the batch
+ * broadcast, so every branch agrees).
+ *
+ * A batched predicate (index): each example picks its own branch.  Two
+ * strategies, chosen by the cost rule of docs/VMAP.md:
+ *
+ *   select      every branch runs on the whole batch, and the results are
+ *               combined with `where` (switch: a chain of where over
+ *               clamp(index) == k).  Only when every branch is cheap and
+ *               pure: at most HOP_VMAP_SELECT_MAX_OPS op nodes over all
+ *               branches, each elementwise (unary, binary, comparison,
+ *               logical, where, to, clone: they have no effects and never
+ *               raise, an integer division by zero is 0), no HOP and no
+ *               foreign call.
+ *   compaction  otherwise: the examples are partitioned by branch (nonzero
+ *               of each branch's mask), each branch runs once, batched over
+ *               its subset (a batch of unbacked size), and the results are
+ *               put back in the examples' order: the branches' results
+ *               concatenated in partition order, then a take with each
+ *               example's position there (the inverse permutation, computed
+ *               with a cumsum per mask: no sort, no scatter).
+ *
+ * The batched branches are subgraphs named `<branch>_vmap_select` or
+ * `<branch>_vmap_compact`, run by `wrap`, so the strategy shows in the
+ * graph's code and in explain().
+ */
+#include "hop/batching.h"
+#include "hop/graph.h"
+#include "hop/ops.h"
+#include "hop/prim_hop.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* The cost rule's constant (docs/VMAP.md). */
+#define HOP_VMAP_SELECT_MAX_OPS 16
+
+hop_status hop__cond_batch(hop_batch_ctx *cx, const hop_node *call);
+hop_status hop__switch_batch(hop_batch_ctx *cx, const hop_node *call);
+
+/* ------------------------------------------------------------ the rule */
+
+/* Adds g's op nodes to *ops; false when g holds anything select may not run
+ * on every example: a HOP, a foreign call, an op that is not elementwise. */
+static bool
+cheap_and_pure(const hop_graph *g, size_t *ops)
+{
+    for (const hop_node *n = g->first; n; n = n->next) {
+        if (n->kind == HOP_NODE_PLACEHOLDER || n->kind == HOP_NODE_OUTPUT)
+            continue;
+        if (n->kind != HOP_NODE_CALL_OP || (n->flags & HOP_NODE_SIDE_EFFECTS))
+            return false;
+        const hop_op_info *info = hop_op_get(n->op);
+        if (info == NULL)
+            return false;
+        switch (info->family) {
+        case HOP_KF_UNARY:
+        case HOP_KF_BINARY:
+        case HOP_KF_WHERE:
+            break;
+        case HOP_KF_COPY: /* to, clone */
+            break;
+        default:
+            return false;
+        }
+        (*ops)++;
+    }
+    return true;
+}
+
+/* ------------------------------------------------------------ helpers */
+
+/* reshape(x, [B, 1 x rank]): a [B] mask lined up with a batched value. */
+static hop_node *
+line_up(hop_graph *g, hop_node *mask, const hop_expr *size, int rank)
+{
+    hop_arg items[HOP_MAX_RANK + 1];
+    items[0] = hop_arg_sym(size);
+    for (int d = 0; d < rank; d++)
+        items[d + 1] = hop_arg_int(1);
+    hop_arg args[] = {hop_arg_node(mask), hop_arg_list(items, (size_t)rank + 1)};
+    return rank == 0 ? mask : hop_graph_emit(g, HOP_OP_reshape, args, 2);
+}
+
+static hop_node *
+emit1(hop_graph *g, hop_op op, hop_arg a)
+{
+    return hop_graph_emit(g, op, &a, 1);
+}
+
+static hop_node *
+emit2(hop_graph *g, hop_op op, hop_arg a, hop_arg b)
+{
+    hop_arg args[] = {a, b};
+    return hop_graph_emit(g, op, args, 2);
+}
+
+static hop_node *
+emit3(hop_graph *g, hop_op op, hop_arg a, hop_arg b, hop_arg c)
+{
+    hop_arg args[] = {a, b, c};
+    return hop_graph_emit(g, op, args, 3);
+}
+
+#define N(x) hop_arg_node(x)
+
+/* Every branch must give each output one shape: an example's result is one
+ * row of a batched output. */
+static hop_status
+check_same_shapes(const hop_node *call, const hop_graph *const *bodies, size_t nb)
+{
+    for (size_t j = 0; j < call->nouts; j++) {
+        const hop_arg *a0 = &bodies[0]->output->args[j];
+        if (call->outs[j].kind != HOP_VALUE_TENSOR)
+            return hop_error(HOP_UNSUPPORTED,
+                             "vmap: %s (%s) with a batched %s returns a SymInt (output %zu), "
+                             "which would differ per example",
+                             call->target, call->name,
+                             strcmp(call->target, "cond") == 0 ? "predicate" : "index", j);
+        for (size_t k = 1; k < nb; k++) {
+            const hop_arg *ak = &bodies[k]->output->args[j];
+            const hop_meta *m0 = &a0->u.node->meta->meta, *mk = &ak->u.node->meta->meta;
+            bool same = a0->kind == HOP_ARG_NODE && ak->kind == HOP_ARG_NODE;
+            for (int d = 0; same && d < m0->rank; d++)
+                same = m0->sizes[d] == mk->sizes[d];
+            if (!same)
+                return hop_error(HOP_UNSUPPORTED,
+                                 "vmap: %s (%s) with a batched %s: output %zu has a different "
+                                 "shape in branch %zu (%s) than in branch 0 (%s)",
+                                 call->target, call->name,
+                                 strcmp(call->target, "cond") == 0 ? "predicate" : "index", j, k,
+                                 bodies[k]->name, bodies[0]->name);
+        }
+    }
+    return HOP_OK;
+}
+
+/* body batched over size (batched[i]: placeholder i is), installed in out
+ * as `<body><suffix>`. */
+static hop_status
+branch_vmapped(hop_batch_ctx *cx, const hop_graph *body, const bool *batched, const hop_expr *size,
+               const char *suffix, hop_graph **res)
+{
+    hop_graph *out = hop_batch_out(cx);
+    size_t np = body->nplaceholders, no = body->output->nargs;
+    int *in = hop_calloc(np + 1, sizeof *in), *od = hop_calloc(no + 1, sizeof *od);
+    char name[256];
+    snprintf(name, sizeof name, "%s%s", body->name, suffix);
+    hop_graph *g = in && od ? hop_graph_new_subgraph(out, name) : NULL;
+    hop_status st = g ? HOP_OK : in && od ? hop_error_code() : HOP_NOMEM;
+    for (size_t i = 0; i < np && st == HOP_OK; i++)
+        in[i] = batched[i] ? 0 : -1;
+    for (size_t j = 0; j < no && st == HOP_OK; j++)
+        od[j] = 0; /* tensors only (check_same_shapes) */
+    if (st == HOP_OK)
+        st = hop_vmap_graph(body, in, size, od, g);
+    if (st == HOP_OK)
+        st = hop_graph_add_subgraph(out, g);
+    hop_free(in);
+    hop_free(od);
+    if (st != HOP_OK) {
+        hop_graph_free(g);
+        return st;
+    }
+    *res = g;
+    return HOP_OK;
+}
+
+/* wrap(g, *vals): the results, one per output of g, into res. */
+static hop_status
+run_wrapped(hop_graph *out, hop_graph *g, hop_arg *vals, size_t nvals, hop_node **res)
+{
+    size_t no = g->output->nargs;
+    hop_value_info *outs = hop_calloc(no + 1, sizeof *outs);
+    if (outs == NULL)
+        return HOP_NOMEM;
+    for (size_t j = 0; j < no; j++)
+        outs[j] = *g->output->args[j].u.node->meta;
+    hop_arg args[] = {hop_arg_graph(g), hop_arg_list(vals, nvals)};
+    hop_node *c = hop_graph_call_hop(out, &hop_wrap_class, args, 2, outs, no);
+    hop_free(outs);
+    if (c == NULL)
+        return hop_error_code();
+    for (size_t j = 0; j < no; j++)
+        if ((res[j] = hop_graph_getitem(out, c, j)) == NULL)
+            return hop_error_code();
+    return HOP_OK;
+}
+
+/* ------------------------------------------------------------ the slot */
+
+/* The values call passes (mapped into cx's result) and which are batched. */
+typedef struct passed {
+    hop_arg *vals;
+    bool *batched;
+    size_t n;
+} passed;
+
+static hop_status
+passed_values(hop_batch_ctx *cx, const hop_node *call, passed *p)
+{
+    p->n = hop_node_passed(call, NULL, 0);
+    const hop_arg **items = hop_calloc(p->n + 1, sizeof *items);
+    p->vals = hop_calloc(p->n + 1, sizeof *p->vals);
+    p->batched = hop_calloc(p->n + 1, sizeof *p->batched);
+    if (items == NULL || p->vals == NULL || p->batched == NULL) {
+        hop_free(items);
+        return HOP_NOMEM;
+    }
+    hop_node_passed(call, items, p->n);
+    hop_status st = HOP_OK;
+    for (size_t j = 0; j < p->n && st == HOP_OK; j++) {
+        p->vals[j] = *items[j];
+        if (items[j]->kind != HOP_ARG_NODE)
+            continue;
+        hop_node *v = hop_batch_value(cx, items[j]->u.node, &p->batched[j]);
+        if (v == NULL)
+            st = hop_error(HOP_MISUSE, "vmap: %s passes %s before it is defined", call->name,
+                           items[j]->u.node->name);
+        else
+            p->vals[j] = hop_arg_node(v);
+    }
+    hop_free(items);
+    return st;
+}
+
+static void
+passed_free(passed *p)
+{
+    hop_free(p->vals);
+    hop_free(p->batched);
+}
+
+/* The lead is not batched: the same HOP over the batched branches. */
+static hop_status
+same_hop(hop_batch_ctx *cx, const hop_node *call, const passed *p)
+{
+    hop_graph *out = hop_batch_out(cx);
+    hop_arg *args = hop_calloc(call->nargs + 1, sizeof *args);
+    hop_value_info *outs = hop_calloc(call->nouts + 1, sizeof *outs);
+    hop_status st = args && outs ? HOP_OK : HOP_NOMEM;
+    size_t used = 0;
+    for (size_t i = 0; i < call->nargs && st == HOP_OK; i++) {
+        const hop_arg *a = &call->args[i];
+        if (a->kind == HOP_ARG_GRAPH) {
+            hop_graph *b;
+            if ((st = hop_batch_body(cx, a->u.graph, p->batched, &b)) == HOP_OK)
+                args[i] = hop_arg_graph(b);
+        } else if (a->kind == HOP_ARG_LIST) { /* the passed values, in order */
+            args[i] = hop_arg_list(p->vals + used, a->u.list.n);
+            used += a->u.list.n;
+        } else if (a->kind == HOP_ARG_NODE) {
+            hop_node *v = hop_batch_value(cx, a->u.node, NULL);
+            st = v ? (args[i] = hop_arg_node(v), HOP_OK) : hop_error_code();
+        } else {
+            args[i] = *a;
+        }
+    }
+    /* the call's outputs (cond's merged sizes) with the batch in front */
+    for (size_t j = 0; j < call->nouts && st == HOP_OK; j++) {
+        outs[j] = call->outs[j];
+        if (outs[j].kind != HOP_VALUE_TENSOR)
+            continue;
+        hop_meta *m = &outs[j].meta;
+        for (int d = m->rank; d > 0; d--)
+            m->sizes[d] = m->sizes[d - 1];
+        m->sizes[0] = hop_batch_size(cx);
+        m->rank++;
+    }
+    hop_node *c = NULL;
+    if (st == HOP_OK &&
+        (c = hop_graph_call_hop(out, call->cls, args, call->nargs, outs, call->nouts)) == NULL)
+        st = hop_error_code();
+    if (st == HOP_OK)
+        st = hop_graph_rename_node(out, c, call->name);
+    for (size_t j = 0; j < call->nouts && st == HOP_OK; j++) {
+        hop_node *g = hop_graph_getitem(out, c, j);
+        st = g ? hop_batch_set(cx, call, j, g, call->outs[j].kind == HOP_VALUE_TENSOR)
+               : hop_error_code();
+    }
+    hop_free(args);
+    hop_free(outs);
+    return st;
+}
+
+/* select: every branch on the whole batch, then a chain of where. */
+static hop_status
+select_batch(hop_batch_ctx *cx, const hop_node *call, const hop_graph *const *bodies, size_t nb,
+             hop_node *const *masks, const passed *p)
+{
+    hop_graph *out = hop_batch_out(cx);
+    size_t no = call->nouts;
+    hop_node **res = hop_calloc(nb * no + 1, sizeof *res);
+    hop_status st = res ? HOP_OK : HOP_NOMEM;
+    for (size_t k = 0; k < nb && st == HOP_OK; k++) {
+        hop_graph *g;
+        st = branch_vmapped(cx, bodies[k], p->batched, hop_batch_size(cx), "_vmap_select", &g);
+        if (st == HOP_OK)
+            st = run_wrapped(out, g, p->vals, p->n, res + k * no);
+    }
+    for (size_t j = 0; j < no && st == HOP_OK; j++) {
+        hop_node *v = res[(nb - 1) * no + j];
+        int rank = v->meta->meta.rank - 1;
+        for (size_t k = nb - 1; k-- > 0;)
+            v = emit3(out, HOP_OP_where, N(line_up(out, masks[k], hop_batch_size(cx), rank)),
+                      N(res[k * no + j]), N(v));
+        if (v == NULL)
+            st = hop_error_code();
+        else
+            st = hop_batch_set(cx, call, j, v, true);
+    }
+    hop_free(res);
+    return st;
+}
+
+/* compaction: each branch once on its examples, then back in order. */
+static hop_status
+compact_batch(hop_batch_ctx *cx, const hop_node *call, const hop_graph *const *bodies, size_t nb,
+              hop_node *const *masks, const passed *p)
+{
+    hop_graph *out = hop_batch_out(cx);
+    size_t no = call->nouts;
+    hop_node **res = hop_calloc(nb * no + 1, sizeof *res);
+    hop_arg *sub = hop_calloc(p->n + 1, sizeof *sub), *parts = hop_calloc(nb + 1, sizeof *parts);
+    hop_status st = res && sub && parts ? HOP_OK : HOP_NOMEM;
+    hop_node *pos = NULL, *offset = NULL;
+    for (size_t k = 0; k < nb && st == HOP_OK; k++) {
+        /* the examples of branch k, in order, and their positions among
+         * the concatenated results: offset + (running count - 1) */
+        hop_node *idx = emit1(out, HOP_OP_nonzero, N(masks[k]));
+        idx = emit2(out, HOP_OP_reshape, N(idx), hop_arg_list((hop_arg[]){hop_arg_int(-1)}, 1));
+        /* binds the subset's size (an unbacked symbol) where the plan runs */
+        if (idx && emit2(out, HOP_OP_sym_size, N(idx), hop_arg_int(0)) == NULL)
+            idx = NULL;
+        if (k + 1 < nb || nb == 1) {
+            hop_node *count = emit2(out, HOP_OP_to, N(masks[k]), hop_arg_dtype(HOP_I64));
+            hop_node *run = emit2(out, HOP_OP_cumsum, N(count), hop_arg_int(0));
+            hop_node *at = emit2(out, HOP_OP_sub, N(run), hop_arg_int(1));
+            if (offset)
+                at = emit2(out, HOP_OP_add, N(at), N(offset));
+            pos = pos ? emit3(out, HOP_OP_where, N(masks[k]), N(at), N(pos)) : at;
+            hop_node *total = emit3(out, HOP_OP_sum, N(count), hop_arg_none(), hop_arg_bool(false));
+            offset = offset ? emit2(out, HOP_OP_add, N(offset), N(total)) : total;
+        } else { /* the last branch's examples are the rest */
+            hop_node *run = emit2(out, HOP_OP_cumsum,
+                                  N(emit2(out, HOP_OP_to, N(masks[k]), hop_arg_dtype(HOP_I64))),
+                                  hop_arg_int(0));
+            hop_node *at = emit2(out, HOP_OP_add, N(emit2(out, HOP_OP_sub, N(run), hop_arg_int(1))),
+                                 N(offset));
+            pos = emit3(out, HOP_OP_where, N(masks[k]), N(at), N(pos));
+        }
+        if (idx == NULL || pos == NULL) {
+            st = hop_error_code();
+            break;
+        }
+        for (size_t i = 0; i < p->n && st == HOP_OK; i++) {
+            sub[i] = p->vals[i];
+            if (p->batched[i]) {
+                hop_node *t = emit3(out, HOP_OP_take, p->vals[i], hop_arg_int(0), N(idx));
+                st = t ? (sub[i] = N(t), HOP_OK) : hop_error_code();
+            }
+        }
+        hop_graph *g;
+        if (st == HOP_OK)
+            st = branch_vmapped(cx, bodies[k], p->batched, idx->meta->meta.sizes[0],
+                                "_vmap_compact", &g);
+        if (st == HOP_OK)
+            st = run_wrapped(out, g, sub, p->n, res + k * no);
+    }
+    for (size_t j = 0; j < no && st == HOP_OK; j++) {
+        for (size_t k = 0; k < nb; k++)
+            parts[k] = N(res[k * no + j]);
+        hop_node *all = emit2(out, HOP_OP_cat, hop_arg_list(parts, nb), hop_arg_int(0));
+        hop_node *v = emit3(out, HOP_OP_take, N(all), hop_arg_int(0), N(pos));
+        st = v ? hop_batch_set(cx, call, j, v, true) : hop_error_code();
+    }
+    hop_free(res);
+    hop_free(sub);
+    hop_free(parts);
+    return st;
+}
+
+/* lead: the predicate (is_cond) or the index, batched; the masks of the
+ * branches, [B] bools, then the strategy. */
+static hop_status
+branches_batch(hop_batch_ctx *cx, const hop_node *call, bool is_cond)
+{
+    hop_graph *out = hop_batch_out(cx);
+    const hop_graph *bodies[64];
+    size_t nb = 0;
+    for (size_t i = 0; i < call->nargs; i++)
+        if (call->args[i].kind == HOP_ARG_GRAPH) {
+            if (nb == 64)
+                return hop_error(HOP_UNSUPPORTED, "vmap: %s (%s) has more than 64 branches",
+                                 call->target, call->name);
+            bodies[nb++] = call->args[i].u.graph;
+        }
+    passed p = {0};
+    hop_status st = passed_values(cx, call, &p);
+    bool lead_batched = false;
+    hop_node *lead = NULL;
+    if (st == HOP_OK && call->args[0].kind == HOP_ARG_NODE)
+        lead = hop_batch_value(cx, call->args[0].u.node, &lead_batched);
+    if (st != HOP_OK || !lead_batched) {
+        if (st == HOP_OK)
+            st = same_hop(cx, call, &p);
+        passed_free(&p);
+        return st;
+    }
+    if ((st = check_same_shapes(call, bodies, nb)) != HOP_OK) {
+        passed_free(&p);
+        return st;
+    }
+    /* the lead as [B], then one mask per branch (the last one unused by
+     * select; cond's second, the predicate's negation, made for compaction
+     * only) */
+    const hop_expr *size = hop_batch_size(cx);
+    hop_node *masks[64] = {NULL};
+    hop_node *flat =
+        lead->meta->meta.rank == 1
+            ? lead
+            : emit2(out, HOP_OP_reshape, N(lead), hop_arg_list((hop_arg[]){hop_arg_sym(size)}, 1));
+    size_t ops = 0;
+    bool cheap = true;
+    for (size_t k = 0; k < nb && cheap; k++)
+        cheap = cheap_and_pure(bodies[k], &ops);
+    cheap = cheap && ops <= HOP_VMAP_SELECT_MAX_OPS;
+    if (is_cond) {
+        masks[0] = flat;
+        masks[1] = cheap ? flat : emit1(out, HOP_OP_logical_not, N(flat));
+    } else {
+        hop_node *c = emit2(out, HOP_OP_maximum, N(flat), hop_arg_int(0));
+        c = emit2(out, HOP_OP_minimum, N(c), hop_arg_int((int64_t)nb - 1));
+        for (size_t k = 0; k < nb; k++)
+            masks[k] =
+                cheap && k + 1 == nb ? c : emit2(out, HOP_OP_eq, N(c), hop_arg_int((int64_t)k));
+    }
+    for (size_t k = 0; k < nb; k++)
+        if (masks[k] == NULL)
+            st = hop_error_code();
+    if (st == HOP_OK)
+        st = cheap ? select_batch(cx, call, bodies, nb, masks, &p)
+                   : compact_batch(cx, call, bodies, nb, masks, &p);
+    passed_free(&p);
+    return st;
+}
+
+hop_status
+hop__cond_batch(hop_batch_ctx *cx, const hop_node *call)
+{
+    return branches_batch(cx, call, true);
+}
+
+hop_status
+hop__switch_batch(hop_batch_ctx *cx, const hop_node *call)
+{
+    return branches_batch(cx, call, false);
+}
