@@ -276,8 +276,8 @@ extern const hop_class hop_fori_loop_class;
 extern const hop_class hop_scan_class;
 extern const hop_class hop_switch_class;
 extern const hop_class hop_associative_scan_class;
-extern const hop_class hop_vjp_class; /* hop/vjp.c: reverse mode (hop/autodiff.h) */
-extern const hop_class hop_jvp_class; /* hop/jvp.c: forward mode */
+extern const hop_class hop_vjp_class;  /* hop/vjp.c: reverse mode (hop/autodiff.h) */
+extern const hop_class hop_jvp_class;  /* hop/jvp.c: forward mode */
 extern const hop_class hop_vmap_class; /* hop/vmap.c: batching (hop/batching.h) */
 
 /* wrap(body, *args): body(*args) with args lifted on first use. */

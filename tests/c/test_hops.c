@@ -1030,18 +1030,9 @@ test_registry_registers_finds_lists_and_rejects_bad_classes(void **state)
     const char *names[16];
     size_t n = hop_list_hops(names, 16);
     assert_int_equal(n, 12);
-    const char *want[] = {"associative_scan",
-                          "cond",
-                          "fori_loop",
-                          "invoke_subgraph",
-                          "jvp",
-                          "map",
-                          "scan",
-                          "switch",
-                          "vjp",
-                          "vmap",
-                          "while_loop",
-                          "wrap"};
+    const char *want[] = {
+        "associative_scan", "cond", "fori_loop", "invoke_subgraph", "jvp", "map", "scan",
+        "switch",           "vjp",  "vmap",      "while_loop",      "wrap"};
     for (size_t i = 0; i < n; i++)
         assert_string_equal(names[i], want[i]);
     assert_ptr_equal(hop_find_hop("cond"), &hop_cond_class);
