@@ -208,7 +208,7 @@ class CompiledFunction:
                 r.guards.skipped else []
             out.append("environment guards:" + ("".join(f"\n  {g}" for g in env) if env else
                                                 " (none)"))
-            out.extend(_vmap_branch_notes(e.gm.code))
+            out.extend(_vmap_notes(e.gm.code))
             out.append(e.gm.code.rstrip())
         if isinstance(self._tree, _paths.BranchNode):
             out.append("\ndata-dependent branches (path specialisation; each traced side is a "
@@ -225,10 +225,11 @@ _VMAP_WHY = {
 }
 
 
-def _vmap_branch_notes(code):
-    """One line per cond/switch that vmap batched with a batched predicate:
-    its branches' subgraphs are <branch>_vmap_select or _vmap_compact, defined
-    one after the other (a cond's true branch starts a new one)."""
+def _vmap_notes(code):
+    """explain()'s vmap lines: one per cond/switch that vmap batched with a
+    batched predicate (its branches' subgraphs are <branch>_vmap_select or
+    _vmap_compact, defined one after the other; a cond's true branch starts a
+    new one), and one per call that runs as a loop over the batch."""
     import re
     groups = []
     for m in re.finditer(r"^( *)def ((cond_true|cond_false|switch_branch)_\w*?)_vmap_"
@@ -240,8 +241,14 @@ def _vmap_branch_notes(code):
             g = {"indent": indent, "how": how, "switch": kind == "switch_branch", "names": []}
             groups.append(g)
         g["names"].append(name)
-    return [f"vmap: {'switch' if g['switch'] else 'cond'} ({', '.join(g['names'])}): "
-            f"{_VMAP_WHY[g['how']]}" for g in groups]
+    notes = [f"vmap: {'switch' if g['switch'] else 'cond'} ({', '.join(g['names'])}): "
+             f"{_VMAP_WHY[g['how']]}" for g in groups]
+    # a call with no batch rule runs as a map over the batch: its body is
+    # <call>_vmap_loop (hop_batch_loop)
+    for m in re.finditer(r"^ *def (\w+?)_vmap_loop\(", code, re.M):
+        notes.append(f"vmap: {m.group(1)} has no batch rule: it runs as a loop over the batch "
+                     f"(a map whose body {m.group(1)}_vmap_loop makes the call on one example)")
+    return notes
 
 
 def _eager_args(args):

@@ -785,3 +785,13 @@ def test_compile_explain_names_the_strategy_of_each_batched_cond():
         "vmap: switch (switch_branch_0, switch_branch_1, switch_branch_2): select: every branch "
         "is cheap and pure (at most 16 elementwise ops in all, no HOP or foreign call), so all "
         "run on the whole batch and where picks"]
+
+
+def test_compile_explain_notes_a_call_that_runs_as_a_loop_over_the_batch():
+    f = hop.compile(hop.vmap(lambda t: hop.associative_scan(lambda a, b: a + b, t) * 2))
+    x = r(4, 3)
+    np.testing.assert_allclose(f(x).numpy(), np.cumsum(x.numpy(), axis=1) * 2, rtol=1e-5)
+    lines = [line for line in f.explain().splitlines() if line.startswith("vmap: ")]
+    assert lines == ["vmap: associative_scan has no batch rule: it runs as a loop over the batch "
+                     "(a map whose body associative_scan_vmap_loop makes the call on one "
+                     "example)"]
