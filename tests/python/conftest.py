@@ -6,6 +6,8 @@ hop/ and hop/_C*.so are assembled); PYTHONPATH works too.
 import os
 import sys
 
+import pytest
+
 _path = os.environ.get("HOP_PYTHONPATH")
 if _path:
     sys.path.insert(0, os.path.abspath(_path))
@@ -17,3 +19,20 @@ def pytest_configure(config):
     # tree) is repeated here.
     config.addinivalue_line("filterwarnings",
                             r"ignore:hop. Program.function.<locals>:RuntimeWarning")
+
+
+@pytest.fixture
+def kernels():
+    """make(sig, fn, **kw) -> a registered hop.foreign kernel, unregistered
+    after the test."""
+    import hop
+    made = []
+
+    def make(sig, fn, **kw):
+        k = hop.foreign(sig, fn, **kw)
+        made.append(k)
+        return k
+
+    yield make
+    for k in made:
+        k.unregister()

@@ -23,20 +23,6 @@ def _saxpy(n, a, x, y):
         y[i] += a * x[i]
 
 
-@pytest.fixture
-def kernels():
-    made = []
-
-    def make(sig, fn, **kw):
-        k = hop.foreign(sig, fn, **kw)
-        made.append(k)
-        return k
-
-    yield make
-    for k in made:
-        k.unregister()
-
-
 def T(*values):
     return hop.tensor(np.array(values, np.float32))
 

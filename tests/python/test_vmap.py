@@ -29,20 +29,6 @@ def check(f, in_axes, *args, out_axes=0, rtol=1e-5):
     assert got.dtype.name == hop.tensor(want).dtype.name or want.dtype == np.bool_
 
 
-@pytest.fixture
-def kernels():
-    made = []
-
-    def make(sig, fn, **kw):
-        k = hop.foreign(sig, fn, **kw)
-        made.append(k)
-        return k
-
-    yield make
-    for k in made:
-        k.unregister()
-
-
 def r(*shape):
     return hop.tensor(np.random.default_rng(sum(shape) + len(shape)).standard_normal(shape)
                       .astype(np.float32))
