@@ -1,16 +1,21 @@
 """Makes `import hop` import the package from the build tree.
 
 Set HOP_PYTHONPATH to the build's python directory (<build>/python, where
-hop/ and hop/_C*.so are assembled); PYTHONPATH works too.
+hop/ and hop/_C*.so are assembled); PYTHONPATH works too.  Hypothesis's
+examples and caches go to <build>/hypothesis.
 """
 import os
 import sys
 
 import pytest
+from hypothesis.configuration import set_hypothesis_home_dir
 
 _path = os.environ.get("HOP_PYTHONPATH")
 if _path:
     sys.path.insert(0, os.path.abspath(_path))
+    # Hypothesis keeps its examples and caches in the build tree, not in the
+    # checkout: a test run writes nowhere else.
+    set_hypothesis_home_dir(os.path.join(os.path.dirname(os.path.abspath(_path)), "hypothesis"))
 
 
 def pytest_configure(config):
