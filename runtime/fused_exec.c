@@ -352,7 +352,9 @@ run_short_rows(const frun *c, int64_t begin, int64_t end)
     _Alignas(64) unsigned char buf[HOP__F_MAXIN][TILE * 8];
     const char *ip[HOP__F_MAXIN];
     int64_t ist[HOP__F_MAXIN];
-    int how[HOP__F_MAXIN]; /* 0: one element, 1: in the output's order, 2: gathered */
+    /* 0: one element, 1: in the output's order, 2: gathered per tile,
+     * 3: gathered once (periodic: a row vector broadcast over the rows) */
+    int how[HOP__F_MAXIN];
     gview views[HOP__F_MAXIN];
     for (int k = 0; k < g->ninputs; k++) {
         bool zero = true, same = true;
@@ -362,8 +364,20 @@ run_short_rows(const frun *c, int64_t begin, int64_t end)
         }
         how[k] = zero ? 0 : same ? 1 : 2;
         ist[k] = how[k] != 0;
-        if (how[k] == 2)
+        if (how[k] == 2) {
             gview_init(&views[k], c, k);
+            /* Dims before the first it steps through repeat its elements:
+             * when their period divides TILE, every tile (TILE apart) holds
+             * the same elements. */
+            int d0 = 0;
+            while (c->ist[k][d0] == 0)
+                d0++;
+            int64_t period = 1;
+            for (int d = d0; d < r; d++)
+                period *= c->sizes[d];
+            if (d0 > 0 && TILE % period == 0)
+                how[k] = 3;
+        }
     }
     for (int64_t pos = begin; pos < end;) {
         int64_t m = end - pos < TILE ? end - pos : TILE;
@@ -373,7 +387,7 @@ run_short_rows(const frun *c, int64_t begin, int64_t end)
                 ip[k] = c->in[k];
             } else if (how[k] == 1) {
                 ip[k] = c->in[k] + pos * (int64_t)isz;
-            } else {
+            } else if (how[k] == 2 || pos == begin) {
                 gather(buf[k], c->in[k], isz, &views[k], pos, m);
                 ip[k] = (const char *)buf[k];
             }

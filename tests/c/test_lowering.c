@@ -297,6 +297,62 @@ test_short_rows_minus_a_column_match_eager(void **state)
     }
 }
 
+/* x[n, k, d] * w[d] + b[1, k, d] (a batched map body: row vectors broadcast
+ * over the rows): w and b repeat every d and k * d elements, so when that
+ * period divides a tile they are gathered once per run, not per tile
+ * (runtime/fused_exec.c).  Periods that divide a tile and ones that do not,
+ * a strided b, element sizes 1, 4 and 8, and 1 and 2 threads (a worker's
+ * range starts mid-period). */
+static void
+test_short_rows_with_row_vectors_gathered_once_match_eager(void **state)
+{
+    (void)state;
+    const int64_t ds[] = {1, 3, 16, 24, 32};
+    const int64_t ks[] = {1, 3, 4};
+    const hop_dtype dts[] = {HOP_F32, HOP_F64, HOP_I64, HOP_BOOL};
+    for (int threads = 1; threads <= 2; threads++) {
+        hop_runtime_set_threads(threads);
+        for (size_t i = 0; i < LEN(ds); i++) {
+            for (size_t kk = 0; kk < LEN(ks); kk++) {
+                for (size_t j = 0; j < LEN(dts); j++) {
+                    int64_t n = 1031, k = ks[kk], d = ds[i];
+                    hop_dtype dt = dts[j];
+                    hop_output_graph *og = hop_output_graph_new();
+                    hop_node *x =
+                        hop_output_graph_add_input(og, "x", dt, 3, (int64_t[]){n, k, d}, false);
+                    hop_node *w = hop_output_graph_add_input(og, "w", dt, 1, (int64_t[]){d}, false);
+                    hop_node *b =
+                        hop_output_graph_add_input(og, "b", dt, 3, (int64_t[]){1, k, d}, false);
+                    hop_tracer *t = root(og);
+                    hop_node *r;
+                    if (dt == HOP_BOOL) {
+                        hop_node *a = OP(t, HOP_OP_logical_and, N(x), N(w));
+                        r = OP(t, HOP_OP_logical_or, N(a), N(b));
+                    } else {
+                        hop_node *a = OP(t, HOP_OP_mul, N(x), N(w));
+                        r = OP(t, HOP_OP_add, N(a), N(b));
+                    }
+                    finish(og, &r, 1);
+                    hop_tensor *in[] = {rand_tensor(dt, 3, (int64_t[]){n, k, d}),
+                                        rand_tensor(dt, 1, (int64_t[]){d}),
+                                        rand_tensor(dt, 3, (int64_t[]){1, k, d})};
+                    check_plan(og, in, 3, 1);
+                    /* b transposed: it steps by k along d */
+                    hop_tensor *base = rand_tensor(dt, 3, (int64_t[]){1, d, k});
+                    hop_tensor *bt =
+                        hop_tensor_view(base, 3, (int64_t[]){1, k, d}, (int64_t[]){d * k, 1, k}, 0);
+                    hop_tensor *in2[] = {in[0], in[1], bt};
+                    check_plan(og, in2, 3, 1);
+                    hop_tensor *all[] = {in[0], in[1], in[2], base, bt};
+                    release_all(all, 5);
+                    hop_output_graph_free(og);
+                }
+            }
+        }
+    }
+    hop_runtime_set_threads(0);
+}
+
 /* Reductions, matmul, views, concatenation and factories in one program. */
 static void
 test_kernels_and_views_match_eager(void **state)
@@ -1303,8 +1359,7 @@ test_one_plan_runs_concurrently_on_four_threads(void **state)
             jobs[t].in[k][0] = t2(HOP_F32, rows, cols);
             jobs[t].in[k][1] = t1(HOP_F32, cols);
             jobs[t].in[k][2] = t1(HOP_F32, cols);
-            assert_int_equal(hop_graph_eval(og, jobs[t].in[k], 3, &jobs[t].want[k], 1),
-                             HOP_OK);
+            assert_int_equal(hop_graph_eval(og, jobs[t].in[k], 3, &jobs[t].want[k], 1), HOP_OK);
         }
     }
     for (int t = 0; t < 4; t++)
@@ -1641,6 +1696,7 @@ main(void)
         cmocka_unit_test(test_broadcasts_scalars_and_dtypes_match_eager),
         cmocka_unit_test(test_short_broadcast_rows_match_eager),
         cmocka_unit_test(test_short_rows_minus_a_column_match_eager),
+        cmocka_unit_test(test_short_rows_with_row_vectors_gathered_once_match_eager),
         cmocka_unit_test(test_strided_inputs_match_eager),
         cmocka_unit_test(test_kernels_and_views_match_eager),
         cmocka_unit_test(test_reshape_of_a_transposed_tensor_copies),
