@@ -128,43 +128,109 @@ map_output_meta(hop_call *c)
 /* The largest value per row a batched body may hold (elements). */
 #define MAP_BATCH_ROW_NUMEL (1 << 16)
 
-/*
- * The bytes one row of body's values takes (every node's value, an upper
- * bound on what the batched body holds per row), or 0 when body does not
- * batch well: a node other than an op with a batch rule (a HOP call or a
- * foreign kernel), a SymInt input, or a value with a size not known or
- * larger than MAP_BATCH_ROW_NUMEL.
- */
-static size_t
-row_bytes(const hop_graph *body)
+/* a op b, folded when both are constants. */
+static hop_status
+int_op(hop_lower_ctx *cx, hop_int_op op, hop_pval a, hop_pval b, hop_pval *out)
 {
-    size_t bytes = 0;
+    if (a.kind != HOP_PVAL_CONST || b.kind != HOP_PVAL_CONST)
+        return hop_lower_int(cx, op, a, b, out);
+    int64_t x = a.value, y = b.value;
+    *out = (hop_pval){HOP_PVAL_CONST, -1,
+                      op == HOP_INT_ADD   ? x + y
+                      : op == HOP_INT_MUL ? x * y
+                      : op == HOP_INT_MAX ? (x > y ? x : y)
+                      : op == HOP_INT_MIN ? (x < y ? x : y)
+                      : op == HOP_INT_LE  ? x <= y
+                                          : 0};
+    return op == HOP_INT_ADD || op == HOP_INT_MUL || op == HOP_INT_MAX || op == HOP_INT_MIN ||
+                   op == HOP_INT_LE
+               ? HOP_OK
+               : hop_lower_int(cx, op, a, b, out);
+}
+
+/*
+ * Whether body batches well: only ops with a batch rule (no HOP call or
+ * foreign kernel).  If not, false with why (for the plan's note).
+ */
+static bool
+batchable(const hop_graph *body, char *why, size_t nwhy)
+{
     for (const hop_node *n = body->first; n; n = n->next) {
         if (n->kind == HOP_NODE_OUTPUT)
             continue;
         const hop_op_batch_rule *r = n->kind == HOP_NODE_CALL_OP ? hop_op_batch(n->op) : NULL;
-        if ((n->kind != HOP_NODE_PLACEHOLDER && (r == NULL || r->batch == NULL)) ||
-            n->meta->kind != HOP_VALUE_TENSOR)
-            return 0;
-        int64_t numel = 1, k;
-        for (int d = 0; d < n->meta->meta.rank; d++)
-            if (!hop_expr_const_value(n->meta->meta.sizes[d], &k) ||
-                (numel *= k) > MAP_BATCH_ROW_NUMEL)
-                return 0;
-        bytes += (size_t)numel * hop_dtype_size(n->meta->meta.dtype);
+        if (n->kind == HOP_NODE_CALL_HOP || n->kind == HOP_NODE_CALL_FOREIGN) {
+            snprintf(why, nwhy, "the body calls %s (%s)", n->target,
+                     n->kind == HOP_NODE_CALL_HOP ? "a HOP" : "a foreign kernel");
+            return false;
+        }
+        if (n->kind != HOP_NODE_PLACEHOLDER && (r == NULL || r->batch == NULL)) {
+            snprintf(why, nwhy, "%s (%s) has no batch rule", n->name, n->target);
+            return false;
+        }
     }
-    return bytes;
+    return true;
+}
+
+/*
+ * Whether the batched body fits, as a plan value (a constant when every
+ * size is one): the values of all rows (every node's value, an upper bound
+ * on what the batched body holds) take at most MAP_BATCH_BYTES and no value
+ * has more than MAP_BATCH_ROW_NUMEL elements per row.
+ */
+static hop_status
+fits(hop_lower_ctx *cx, const hop_graph *body, hop_pval rows, hop_pval *ok, char *why, size_t nwhy)
+{
+    hop_pval bytes = {HOP_PVAL_CONST, -1, 0}, most = {HOP_PVAL_CONST, -1, 0};
+    hop_status st = HOP_OK;
+    for (const hop_node *n = body->first; n && st == HOP_OK; n = n->next) {
+        if (n->kind == HOP_NODE_OUTPUT || n->meta->kind != HOP_VALUE_TENSOR)
+            continue;
+        const hop_meta *m = &n->meta->meta;
+        hop_pval numel = {HOP_PVAL_CONST, -1, 1}, size;
+        for (int d = 0; d < m->rank && st == HOP_OK; d++) {
+            hop_arg a = hop_arg_sym(m->sizes[d]);
+            if (!hop_expr_const_value(m->sizes[d], &size.value))
+                st = hop_lower_arg(cx, &a, &size);
+            else
+                size = (hop_pval){HOP_PVAL_CONST, -1, size.value};
+            if (st == HOP_OK)
+                st = int_op(cx, HOP_INT_MUL, numel, size, &numel);
+        }
+        hop_pval b;
+        if (st == HOP_OK)
+            st = int_op(cx, HOP_INT_MAX, most, numel, &most);
+        if (st == HOP_OK)
+            st = int_op(cx, HOP_INT_MUL, numel,
+                        (hop_pval){HOP_PVAL_CONST, -1, (int64_t)hop_dtype_size(m->dtype)}, &b);
+        if (st == HOP_OK)
+            st = int_op(cx, HOP_INT_ADD, bytes, b, &bytes);
+    }
+    hop_pval total, a, b;
+    if (st == HOP_OK)
+        st = int_op(cx, HOP_INT_MUL, bytes, rows, &total);
+    if (st == HOP_OK)
+        st = int_op(cx, HOP_INT_LE, total, (hop_pval){HOP_PVAL_CONST, -1, MAP_BATCH_BYTES}, &a);
+    if (st == HOP_OK)
+        st = int_op(cx, HOP_INT_LE, most, (hop_pval){HOP_PVAL_CONST, -1, MAP_BATCH_ROW_NUMEL}, &b);
+    if (st == HOP_OK && b.kind == HOP_PVAL_CONST && !b.value)
+        snprintf(why, nwhy, "a value has %" PRId64 " elements per row, more than %d", most.value,
+                 MAP_BATCH_ROW_NUMEL);
+    else if (st == HOP_OK && a.kind == HOP_PVAL_CONST && !a.value)
+        snprintf(why, nwhy, "the values of all rows take %" PRId64 " bytes, more than %d MiB",
+                 total.value, MAP_BATCH_BYTES >> 20);
+    return st == HOP_OK ? int_op(cx, HOP_INT_MIN, a, b, ok) : st;
 }
 
 /*
  * The body over all rows at once (hop_vmap_graph: the mapped inputs
- * batched at dim 0, the others whole), handed to the lowering, or NULL when
- * the map runs row by row (row_bytes; batching failed or would add symbols
+ * batched at dim 0, the others whole), handed to the lowering, or NULL with
+ * why when the map runs row by row (batching failed or would add symbols
  * or guards to the program, which are taken back).
  */
 static hop_graph *
-batched_body(hop_lower_ctx *cx, const hop_node *call, const hop_graph *body, size_t nxs,
-             const hop_expr *rows)
+batched_body(hop_lower_ctx *cx, const hop_graph *body, size_t nxs, const hop_expr *rows, char *why,
+             size_t nwhy)
 {
     size_t n = body->nplaceholders, no = body->output->nargs;
     hop_shape_env *env = body->env;
@@ -176,14 +242,19 @@ batched_body(hop_lower_ctx *cx, const hop_node *call, const hop_graph *body, siz
     hop_status st = bg ? HOP_OK : HOP_NOMEM;
     for (size_t i = 0; dims && i < n + no; i++)
         dims[i] = i < nxs || i >= n ? 0 : -1;
-    if (st == HOP_OK)
-        st = hop_vmap_graph(body, dims, rows, dims + n, bg);
+    if (st == HOP_OK && (st = hop_vmap_graph(body, dims, rows, dims + n, bg)) != HOP_OK)
+        snprintf(why, nwhy, "batching the body failed: %s", hop_error_message());
     for (const hop_node *k = bg && st == HOP_OK ? bg->first : NULL; k; k = k->next)
-        if (k->kind == HOP_NODE_CALL_HOP || k->kind == HOP_NODE_CALL_FOREIGN)
-            st = HOP_UNSUPPORTED; /* a loop: no better than the map */
+        if (k->kind == HOP_NODE_CALL_HOP || k->kind == HOP_NODE_CALL_FOREIGN) {
+            snprintf(why, nwhy, "the batched body would call %s, a loop over the rows", k->target);
+            st = HOP_UNSUPPORTED;
+            break;
+        }
     if (st == HOP_OK &&
-        (hop_shape_env_nsymbols(env) != nsyms || hop_shape_env_nguards(env) != nguards))
+        (hop_shape_env_nsymbols(env) != nsyms || hop_shape_env_nguards(env) != nguards)) {
+        snprintf(why, nwhy, "batching the body would add symbols or guards to the program");
         st = HOP_UNSUPPORTED;
+    }
     hop_free(dims);
     if (st != HOP_OK) {
         hop_shape_env_truncate_guards(env, nguards);
@@ -192,7 +263,6 @@ batched_body(hop_lower_ctx *cx, const hop_node *call, const hop_graph *body, siz
         hop_error_clear();
         return NULL;
     }
-    (void)call;
     return hop_lower_keep_graph(cx, bg) == HOP_OK ? bg : NULL;
 }
 
@@ -238,22 +308,35 @@ map_lower(hop_lower_ctx *cx, const hop_node *call)
     hop_pval count = {HOP_PVAL_CONST, -1, 0}, index;
     hop_status st =
         hop_expr_const_value(rows_expr, &count.value) ? HOP_OK : hop_lower_arg(cx, &size, &count);
-    /* A body of small values made of batchable ops runs once over all the
-     * rows (fused kernels over whole arrays, one GEMM) when they fit in
-     * MAP_BATCH_BYTES, decided at run time for a symbolic row count. */
-    size_t rb = row_bytes(body);
-    int64_t fit = rb ? (int64_t)(MAP_BATCH_BYTES / rb) : 0;
-    const hop_graph *bg =
-        fit > 0 && st == HOP_OK && (count.kind != HOP_PVAL_CONST || count.value <= fit)
-            ? batched_body(cx, call, body, nxs, rows_expr)
-            : NULL;
-    bool runtime_choice = bg && count.kind != HOP_PVAL_CONST;
-    if (bg) {
-        hop_pval small;
-        if (runtime_choice &&
-            ((st = hop_lower_int(cx, HOP_INT_LE, count, (hop_pval){HOP_PVAL_CONST, -1, fit},
-                                 &small)) != HOP_OK ||
-             (st = hop_lower_if(cx, small)) != HOP_OK))
+    /* A body made of batchable ops runs once over all the rows (fused
+     * kernels over whole arrays, one GEMM) when its values fit (fits),
+     * decided at run time when a size is symbolic. */
+    char why[384] = "";
+    hop_pval small = {HOP_PVAL_CONST, -1, 0};
+    if (hop_lower_get_options(cx)->no_batching)
+        snprintf(why, sizeof why, "batching is off (hop_lower_options.no_batching)");
+    else if (st == HOP_OK && batchable(body, why, sizeof why))
+        st = fits(cx, body, count, &small, why, sizeof why);
+    const hop_graph *bg = st == HOP_OK && (small.kind != HOP_PVAL_CONST || small.value)
+                              ? batched_body(cx, body, nxs, rows_expr, why, sizeof why)
+                              : NULL;
+    bool runtime_choice = bg && small.kind != HOP_PVAL_CONST;
+    if (st == HOP_OK) {
+        if (bg == NULL)
+            st = hop_lower_note(cx, "%s (%s): row by row: %s", call->name, body->name, why);
+        else if (runtime_choice)
+            st = hop_lower_note(cx,
+                                "%s (%s): one batched body over all rows (%s) when the values "
+                                "of all rows fit in %d MiB (and none has more than %d elements "
+                                "per row), else row by row; decided each run",
+                                call->name, body->name, bg->name, MAP_BATCH_BYTES >> 20,
+                                MAP_BATCH_ROW_NUMEL);
+        else
+            st = hop_lower_note(cx, "%s (%s): one batched body over all rows (%s)", call->name,
+                                body->name, bg->name);
+    }
+    if (bg && st == HOP_OK) {
+        if (runtime_choice && (st = hop_lower_if(cx, small)) != HOP_OK)
             return st;
         if ((st = hop_lower_inline(cx, bg, in, n, out, res, no)) != HOP_OK)
             return st;

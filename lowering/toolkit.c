@@ -12,7 +12,9 @@
 #include "lowering/lowering_impl.h"
 
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
 /* ------------------------------------------------------------- toolkit */
 
@@ -1044,6 +1046,35 @@ hop_lower_symbol_known(hop_lower_ctx *cx, const hop_expr *sym)
         return false;
     int64_t id = hop_symbol_id(sym);
     return id >= 0 && (size_t)id < cx->nsyms && cx->symdef[id];
+}
+
+const hop_lower_options *
+hop_lower_get_options(const hop_lower_ctx *cx)
+{
+    static const hop_lower_options defaults = {0};
+    return cx ? &cx->opts : &defaults;
+}
+
+hop_status
+hop_lower_note(hop_lower_ctx *cx, const char *fmt, ...)
+{
+    if (cx == NULL || fmt == NULL)
+        return hop_error(HOP_MISUSE, "hop_lower_note: NULL %s", cx ? "format" : "context");
+    char text[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(text, sizeof text, fmt, ap);
+    va_end(ap);
+    hop_plan *p = cx->plan;
+    for (size_t i = 0; i < p->nnotes; i++)
+        if (strcmp(p->notes[i], text) == 0)
+            return HOP_OK;
+    const char *copy = hop__arena_strdup(&p->arena, text);
+    if (copy == NULL ||
+        hop__grow((void **)&p->notes, &p->capnotes, p->nnotes + 1, sizeof *p->notes) != HOP_OK)
+        return hop_error(HOP_NOMEM, "hop_lower_note: out of memory");
+    p->notes[p->nnotes++] = copy;
+    return HOP_OK;
 }
 
 hop_status

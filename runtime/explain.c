@@ -15,7 +15,8 @@
  * one row per instruction, with a `-- <name>` line where a subroutine
  * starts; p4 is the instruction's descriptor (an expression, a fused
  * group, an op call) and the comment says what it does in terms of slots
- * (tN) and registers (rN); then the slots (name, kind, dtype and sizes) and
+ * (tN) and registers (rN); then the lowering's notes (hop_lower_note:
+ * which way a HOP runs and why), the slots (name, kind, dtype and sizes) and
  * registers; then the memory plan: each region's offset and size and the
  * tensors sharing it, with their live ranges.  Static plans print byte
  * counts; symbolic ones the expressions the sizes are computed from.
@@ -244,6 +245,18 @@ insn_text(const hop_plan *p, int32_t pc, hop__buf *b)
     hop__buf_discard(&cm);
 }
 
+size_t
+hop_plan_nnotes(const hop_plan *p)
+{
+    return p ? p->nnotes : 0;
+}
+
+const char *
+hop_plan_note(const hop_plan *p, size_t i)
+{
+    return p && i < p->nnotes ? p->notes[i] : NULL;
+}
+
 char *
 hop_plan_dump(const hop_plan *p)
 {
@@ -266,6 +279,11 @@ hop_plan_dump(const hop_plan *p)
         while (b.len > start && !b.failed && b.data[b.len - 1] == ' ')
             b.data[--b.len] = '\0';
         hop__buf_puts(&b, "\n");
+    }
+    if (p->nnotes) {
+        hop__buf_puts(&b, "\nnotes:\n");
+        for (size_t i = 0; i < p->nnotes; i++)
+            hop__buf_printf(&b, "  %s\n", p->notes[i]);
     }
     hop__buf_puts(&b, "\nslots:\n");
     for (int32_t s = 0; s < p->nslots; s++) {

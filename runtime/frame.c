@@ -208,6 +208,7 @@ hop_plan_free(hop_plan *plan)
         return;
     hop__frame_free(atomic_exchange(&plan->idle, NULL));
     release_externs(plan);
+    hop__free(plan->notes);
     hop__arena_destroy(&plan->arena);
     hop__free(plan);
 }

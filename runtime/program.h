@@ -484,6 +484,9 @@ struct hop_plan {
     int64_t nrtargs;   /* hop_rt_arg entries a frame holds */
     int32_t max_depth; /* nested Calls */
 
+    const char **notes; /* hop_lower_note's lines (strings in the arena) */
+    size_t nnotes, capnotes;
+
     int32_t nparloops;    /* loops that may run on the pool */
     const bool *wregion;  /* per region: in a worker's area (holds private buffers) */
     hop__extern *externs; /* released with the plan */

@@ -45,6 +45,10 @@ typedef struct hop_lower_options {
     /* Every elementwise op its own instruction (differential tests and the
      * per-op cost figure); default false: fuse. */
     bool no_fusion;
+    /* Every HOP runs its bodies as traced, never batched: a map row by row
+     * (tests of the row loops); default false: a map whose body batches
+     * runs it once over all rows. */
+    bool no_batching;
 } hop_lower_options;
 
 /*
@@ -150,6 +154,18 @@ hop_status hop_lower_results(hop_lower_ctx *cx, const hop_pval *results, size_t 
  * not be freed before.  Freed at once on error (HOP_NOMEM, HOP_MISUSE).
  */
 hop_status hop_lower_keep_graph(hop_lower_ctx *cx, hop_graph *g);
+
+/*
+ * A line the plan keeps to say which way the lower slot chose and why
+ * (hop_plan_note; the plan dump's "notes:", explain() in Python), such as
+ * "map (map_body_0): row by row: the body calls cond (a HOP)".  Start with
+ * the call's name; a line equal to one already noted is not repeated.
+ */
+hop_status hop_lower_note(hop_lower_ctx *cx, const char *fmt, ...) HOP_PRINTF(2, 3);
+
+/* The options hop_lower was called with (defaults for NULL), for a lower
+ * slot that honours them (no_batching). */
+const hop_lower_options *hop_lower_get_options(const hop_lower_ctx *cx);
 
 /*
  * Conveniences over the above.  Arrays they return live in the lowering's

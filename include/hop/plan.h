@@ -126,6 +126,15 @@ hop_status hop_plan_run_opts(hop_plan *plan, hop_tensor *const *inputs, size_t n
  */
 char *hop_plan_dump(const hop_plan *plan);
 
+/*
+ * The decisions the lowering noted (hop_lower_note), in the order it made
+ * them: which way a HOP runs and why (map: "map (map_body_0): one batched
+ * body over all rows ...").  The dump prints them under "notes:".  Strings
+ * live as long as the plan; hop_plan_note is NULL out of range.
+ */
+size_t hop_plan_nnotes(const hop_plan *plan);
+const char *hop_plan_note(const hop_plan *plan, size_t i);
+
 /* Traces every executed instruction to f (NULL: off).  Do not call while the
  * plan runs. */
 void hop_plan_set_trace(hop_plan *plan, FILE *f);

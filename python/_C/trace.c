@@ -1470,6 +1470,23 @@ plan_dump(PlanObject *p, PyObject *unused)
 }
 
 static PyObject *
+plan_notes(PlanObject *p, void *closure)
+{
+    (void)closure;
+    size_t n = hop_plan_nnotes(p->plan);
+    PyObject *t = PyTuple_New((Py_ssize_t)n);
+    for (size_t i = 0; t && i < n; i++) {
+        PyObject *s = PyUnicode_FromString(hop_plan_note(p->plan, i));
+        if (s == NULL) {
+            Py_CLEAR(t);
+            break;
+        }
+        PyTuple_SET_ITEM(t, (Py_ssize_t)i, s);
+    }
+    return t;
+}
+
+static PyObject *
 plan_input_names(PlanObject *p, void *closure)
 {
     (void)closure;
@@ -1721,6 +1738,8 @@ plan_noutputs(PlanObject *p, void *closure)
 
 static PyGetSetDef plan_getset[] = {
     {"input_names", (getter)plan_input_names, NULL, "names of the plan's tensor inputs", NULL},
+    {"notes", (getter)plan_notes, NULL,
+     "the lowering's notes: which way each HOP runs and why (hop_plan_note)", NULL},
     {"noutputs", (getter)plan_noutputs, NULL, "how many results a run returns", NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };

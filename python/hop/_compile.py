@@ -209,6 +209,9 @@ class CompiledFunction:
             out.append("environment guards:" + ("".join(f"\n  {g}" for g in env) if env else
                                                 " (none)"))
             out.extend(_vmap_notes(e.gm.code))
+            # The lowering's choices (hop_lower_note): each map batched over
+            # all rows or row by row, and why.
+            out.extend(f"plan: {n}" for n in r.plan.notes)
             out.append(e.gm.code.rstrip())
         if isinstance(self._tree, _paths.BranchNode):
             out.append("\ndata-dependent branches (path specialisation; each traced side is a "

@@ -51,6 +51,16 @@ lower(hop_output_graph *og, bool fuse)
     return p;
 }
 
+/* Every map row by row (the row loop under test, not the batched body). */
+static hop_plan *
+lower_by_rows(hop_output_graph *og)
+{
+    hop_lower_options o = {.no_batching = true};
+    hop_plan *p = hop_lower(og, &o);
+    assert_non_null(p);
+    return p;
+}
+
 /* The plan (fused and unfused) gives exactly what the op-by-op interpreter
  * gives on these inputs. */
 static void
@@ -805,7 +815,7 @@ test_map_allocates_only_its_output_whatever_the_row_count(void **state)
     (void)state;
     prog pr = {0};
     hop_output_graph *og = map_program(&pr, reduce_row);
-    hop_plan *p = lower(og, true);
+    hop_plan *p = lower_by_rows(og);
     hop_tensor *w = t1(HOP_F32, 16), *b = t1(HOP_F32, 16);
     int64_t rows[] = {10, 10, 1000, 100, 100, 3};
     for (size_t k = 0; k < LEN(rows); k++) {
@@ -871,6 +881,167 @@ two_xs(hop_tracer *t, void *ud, hop_node *const *in, size_t n, hop_values *out)
     hop_node *c = b ? OP(t, HOP_OP_add, N(b), N(s->c)) : NULL;
     hop_status st = push(out, c);
     return st == HOP_OK ? push(out, a) : st;
+}
+
+/* ------------------------------------------------ batched map and notes */
+
+/* runtime/parmap.c: how many loops went to the pool so far (internal). */
+long hop__parmap_runs(void);
+
+static hop_status
+doubled(hop_tracer *t, void *ud, hop_node *const *in, size_t n, hop_values *out)
+{
+    (void)ud;
+    (void)n;
+    return push(out, OP(t, HOP_OP_mul, N(in[0]), hop_arg_int(2)));
+}
+
+static hop_status
+negated(hop_tracer *t, void *ud, hop_node *const *in, size_t n, hop_values *out)
+{
+    (void)ud;
+    (void)n;
+    return push(out, OP(t, HOP_OP_neg, N(in[0])));
+}
+
+/* row -> cond(row.sum() > 0, row * 2, -row) */
+static hop_status
+cond_row(hop_tracer *t, void *ud, hop_node *const *in, size_t n, hop_values *out)
+{
+    (void)n;
+    hop_node *s = OP(t, HOP_OP_sum, N(in[0]), hop_arg_none(), hop_arg_bool(false));
+    hop_node *pred = s ? OP(t, HOP_OP_gt, N(s), hop_arg_int(0)) : NULL;
+    if (pred == NULL)
+        return hop_error_code();
+    hop_values r = {0};
+    return pushr(out, &r,
+                 hop_cond(hop_output_graph_of(t), N(pred), (hop_body){doubled, ud},
+                          (hop_body){negated, ud}, (hop_arg[]){N(in[0])}, 1, &r));
+}
+
+/* row -> relu(row @ w * sum(row) + b), w: [cols, 512] */
+static hop_status
+matmul_row(hop_tracer *t, void *ud, hop_node *const *in, size_t n, hop_values *out)
+{
+    prog *p = ud;
+    (void)n;
+    hop_node *m = OP(t, HOP_OP_matmul, N(in[0]), N(p->w));
+    hop_node *s = m ? OP(t, HOP_OP_sum, N(in[0]), hop_arg_none(), hop_arg_bool(false)) : NULL;
+    hop_node *q = s ? OP(t, HOP_OP_mul, N(m), N(s)) : NULL;
+    hop_node *a = q ? OP(t, HOP_OP_add, N(q), N(p->b)) : NULL;
+    return push(out, a ? OP(t, HOP_OP_relu, N(a)) : NULL);
+}
+
+/* map(fn, x[rows, cols]) closing over w and b (sizes wsize, bsize). */
+static hop_output_graph *
+sized_map(prog *p, hop_body_fn fn, int64_t rows, int64_t cols, int wrank, const int64_t *wsize,
+          int64_t bsize, bool dynamic)
+{
+    hop_output_graph *og = hop_output_graph_new();
+    p->x = hop_output_graph_add_input(og, "x", HOP_F32, 2, (int64_t[]){rows, cols}, dynamic);
+    p->w = hop_output_graph_add_input(og, "w", HOP_F32, wrank, wsize, dynamic);
+    p->b = hop_output_graph_add_input(og, "b", HOP_F32, 1, &bsize, dynamic);
+    hop_values r = {0};
+    assert_int_equal(hop_map(og, (hop_body){fn, p}, (hop_arg[]){N(p->x)}, 1, NULL, 0, &r), HOP_OK);
+    finish(og, r.items, 1);
+    hop_values_clear(&r);
+    return og;
+}
+
+/* The one note map's lowering leaves: batched, row by row and why, or
+ * chosen at run time. */
+static void
+assert_note(hop_output_graph *og, const hop_lower_options *o, const char *want)
+{
+    hop_plan *p = hop_lower(og, o);
+    assert_non_null(p);
+    assert_int_equal(hop_plan_nnotes(p), 1);
+    assert_string_equal(hop_plan_note(p, 0), want);
+    assert_null(hop_plan_note(p, 1));
+    char *dump = hop_plan_dump(p);
+    char line[600];
+    snprintf(line, sizeof line, "\nnotes:\n  %s\n", want);
+    assert_non_null(strstr(dump, line));
+    hop_free(dump);
+    hop_plan_free(p);
+    hop_output_graph_free(og);
+}
+
+static void
+test_map_notes_in_the_plan_say_batched_or_row_by_row_and_why(void **state)
+{
+    (void)state;
+    prog pr = {0};
+    const int64_t w16 = 16;
+    assert_note(sized_map(&pr, reduce_row, 10, 16, 1, &w16, 16, false), NULL,
+                "map (map_body_0): one batched body over all rows (map_body_0_rows)");
+    hop_lower_options rows = {.no_batching = true};
+    assert_note(sized_map(&pr, reduce_row, 10, 16, 1, &w16, 16, false), &rows,
+                "map (map_body_0): row by row: batching is off (hop_lower_options.no_batching)");
+    assert_note(sized_map(&pr, reduce_row, 10, 16, 1, &w16, 16, true), NULL,
+                "map (map_body_0): one batched body over all rows (map_body_0_rows) when the "
+                "values of all rows fit in 64 MiB (and none has more than 65536 elements per "
+                "row), else row by row; decided each run");
+    const int64_t wide = 70000;
+    assert_note(sized_map(&pr, reduce_row, 4, wide, 1, &wide, wide, false), NULL,
+                "map (map_body_0): row by row: a value has 70000 elements per row, more than "
+                "65536");
+    /* x, w, b, mul, mul, add, relu: 7 x 4096 bytes, sum 4: 28676 bytes a row */
+    const int64_t w1k = 1024;
+    assert_note(sized_map(&pr, reduce_row, 20000, 1024, 1, &w1k, 1024, false), NULL,
+                "map (map_body_0): row by row: the values of all rows take 573520000 bytes, "
+                "more than 64 MiB");
+    assert_note(sized_map(&pr, cond_row, 10, 16, 1, &w16, 16, false), NULL,
+                "map (map_body_0): row by row: the body calls cond (a HOP)");
+    assert_int_equal(hop_plan_nnotes(NULL), 0);
+    assert_null(hop_plan_note(NULL, 0));
+}
+
+/* A dynamic map with a matmul: one GEMM over all rows while they fit (its
+ * sums run in another order than the row's vector-matrix product, so the
+ * results agree to rounding), the row loop (on the pool) for more rows;
+ * the plan switches both ways, and once each side is warm a run allocates
+ * nothing. */
+static void
+test_a_dynamic_batched_map_switches_to_the_row_loop_for_many_rows(void **state)
+{
+    (void)state;
+    prog pr = {0};
+    hop_output_graph *og = sized_map(&pr, matmul_row, 10, 16, 2, (int64_t[]){16, 512}, 512, true);
+    hop_runtime_set_threads(2);
+    hop_plan *p = hop_lower(og, NULL);
+    assert_non_null(p);
+    hop_tensor *w = t2(HOP_F32, 16, 512), *b = t1(HOP_F32, 512);
+    /* w counts in full for every row: 5,000 rows take more than 64 MiB */
+    const int64_t seq[] = {10, 5000, 37, 5000, 10};
+    for (size_t i = 0; i < LEN(seq); i++) {
+        hop_tensor *x = t2(HOP_F32, seq[i], 16), *want = NULL;
+        hop_tensor *got = hop_tensor_empty(HOP_F32, 2, (int64_t[]){seq[i], 512});
+        hop_tensor *in[] = {x, w, b};
+        long runs = hop__parmap_runs(), allocs = hop_alloc_count();
+        assert_int_equal(hop_plan_run_into(p, in, 3, &got, 1), HOP_OK);
+        /* warm both ways (the block is as large as either needs) */
+        if (i > 2)
+            assert_int_equal(hop_alloc_count() - allocs, 0);
+        assert_int_equal(hop__parmap_runs() - runs, seq[i] == 5000);
+        assert_int_equal(hop_graph_eval(og, in, 3, &want, 1), HOP_OK);
+        assert_geometry_equal(got, want);
+        /* within rounding of the largest value (sums of 16 products) */
+        const float *g = got->data, *e = want->data;
+        float most = 0;
+        for (int64_t k = 0; k < seq[i] * 512; k++)
+            most = fmaxf(most, fabsf(e[k]));
+        for (int64_t k = 0; k < seq[i] * 512; k++)
+            assert_true(fabsf(g[k] - e[k]) <= 1e-5f * (1.0f + most));
+        hop_tensor_release(got);
+        hop_tensor_release(want);
+        hop_tensor_release(x);
+    }
+    hop_tensor *ts[] = {w, b};
+    release_all(ts, 2);
+    hop_plan_free(p);
+    hop_runtime_set_threads(0);
+    hop_output_graph_free(og);
 }
 
 static void
@@ -1608,7 +1779,8 @@ stop_at_call(void *ud)
 }
 
 /*
- * A long map (millions of rows, on one thread and on the pool) stops with
+ * A long map (millions of rows, on one thread and on the pool; row by row,
+ * as a map whose rows' values exceed the batched body's budget runs) stops with
  * HOP_INTERRUPTED well within 100 ms of hop_plan_interrupt from another
  * thread, or when its progress handler asks (called on the caller's thread
  * only); it leaks nothing, an interrupt before a run does not stop it, and
@@ -1638,7 +1810,7 @@ test_hop_plan_interrupt_stops_a_long_run_soon_and_the_plan_runs_again(void **sta
     int threads[] = {1, 2};
     for (size_t ti = 0; ti < LEN(threads); ti++) {
         hop_runtime_set_threads(threads[ti]);
-        hop_plan *p = lower(og, true);
+        hop_plan *p = lower_by_rows(og);
         hop_tensor *got = NULL;
         assert_int_equal(hop_plan_run(p, sin, 2, &got, 1), HOP_OK);
         assert_same(got, want);
@@ -1707,6 +1879,8 @@ main(void)
         cmocka_unit_test(test_cond_outputs_whose_size_differs_per_branch),
         cmocka_unit_test(test_cond_branch_guards_are_checked_only_when_the_branch_runs),
         cmocka_unit_test(test_map_allocates_only_its_output_whatever_the_row_count),
+        cmocka_unit_test(test_map_notes_in_the_plan_say_batched_or_row_by_row_and_why),
+        cmocka_unit_test(test_a_dynamic_batched_map_switches_to_the_row_loop_for_many_rows),
         cmocka_unit_test(test_map_over_two_inputs_with_extra_args_matches_eager),
         cmocka_unit_test(test_invoke_subgraph_is_compiled_once_and_called_three_times),
         cmocka_unit_test(test_unbacked_sizes_from_item_and_nonzero),

@@ -32,10 +32,12 @@ long hop__parmap_runs(void);
 
 /* ------------------------------------------------------------ helpers */
 
+/* by_rows: every map row by row (the parallel row loop under test); else
+ * a batchable body runs once over all rows. */
 static hop_plan *
-lower(hop_output_graph *og, bool fuse)
+lower(hop_output_graph *og, bool fuse, bool by_rows)
 {
-    hop_lower_options o = {.no_fusion = !fuse};
+    hop_lower_options o = {.no_fusion = !fuse, .no_batching = by_rows};
     hop_plan *p = hop_lower(og, &o);
     if (p == NULL)
         fprintf(stderr, "hop_lower: %s: %s\n", hop_status_name(hop_error_code()),
@@ -226,8 +228,10 @@ inputs_for(kind k, int64_t rows, int64_t cols, hop_tensor **in)
     in[2] = rand_tensor(HOP_F32, 1, &cols);
 }
 
-/* The plan, fused and unfused, run twice, gives what hop_graph_eval
- * gives; returns how many loops went to the pool. */
+/* The plan, fused and unfused, row by row and batched, run twice, gives
+ * exactly what hop_graph_eval gives (these bodies have no matmul: a batched
+ * body computes each row as the row loop does); returns how many loops of
+ * the row-by-row plans went to the pool. */
 static long
 check_plan(hop_output_graph *og, hop_tensor **in, size_t nin, size_t nout)
 {
@@ -236,9 +240,11 @@ check_plan(hop_output_graph *og, hop_tensor **in, size_t nin, size_t nout)
     if (st != HOP_OK)
         fprintf(stderr, "eval: %s\n", hop_error_message());
     assert_int_equal(st, HOP_OK);
-    long before = hop__parmap_runs();
-    for (int fuse = 0; fuse < 2; fuse++) {
-        hop_plan *p = lower(og, fuse);
+    long used = 0;
+    for (int k = 0; k < 4; k++) {
+        bool fuse = k & 1, by_rows = k < 2;
+        long before = hop__parmap_runs();
+        hop_plan *p = lower(og, fuse, by_rows);
         for (int rep = 0; rep < 2; rep++) {
             st = hop_plan_run(p, in, nin, got, nout);
             if (st != HOP_OK)
@@ -249,9 +255,11 @@ check_plan(hop_output_graph *og, hop_tensor **in, size_t nin, size_t nout)
             release_all(got, nout);
         }
         hop_plan_free(p);
+        if (by_rows)
+            used += hop__parmap_runs() - before;
     }
     release_all(want, nout);
-    return hop__parmap_runs() - before;
+    return used;
 }
 
 /* ---------------------------------------------------------------- tests */
@@ -308,7 +316,7 @@ test_rows_around_the_parallel_threshold_match_eager(void **state)
         prog pr;
         size_t nout;
         hop_output_graph *og = program(k, &pr, &nout);
-        hop_plan *p = lower(og, true);
+        hop_plan *p = lower(og, true, true);
         int64_t lo = 2, hi = 1 << 14;
         while (lo < hi) {
             int64_t mid = (lo + hi) / 2;
@@ -343,7 +351,7 @@ test_rows_around_the_parallel_threshold_match_eager(void **state)
 static void
 count_allocations(hop_output_graph *og, kind k, int64_t rows, long *first, long *steady)
 {
-    hop_plan *p = lower(og, true);
+    hop_plan *p = lower(og, true, true);
     hop_tensor *in[3];
     inputs_for(k, rows, 16, in);
     hop_tensor *out = hop_tensor_empty(HOP_F32, 2, (int64_t[]){rows, 16});
@@ -389,7 +397,7 @@ test_parallel_map_allocates_nothing_per_row_at_any_row_count(void **state)
         assert_int_equal(steady10, 0);
         assert_int_equal(steady10k, 0);
         /* one plan, row counts changing: nothing but a larger block */
-        hop_plan *p = lower(og, true);
+        hop_plan *p = lower(og, true, true);
         int64_t seq[] = {10, 10000, 10, 10000, 3000};
         long allocs[LEN(seq)];
         for (size_t i = 0; i < LEN(seq); i++) {
@@ -467,7 +475,7 @@ test_an_error_mid_map_is_reported_once_as_the_sequential_run_reports_it(void **s
     ix[5999] = -11;
     char seq[1024], par[1024];
     hop_runtime_set_threads(1);
-    hop_plan *p = lower(og, true);
+    hop_plan *p = lower(og, true, true);
     assert_int_equal(run_lookup(p, idx, table, seq, sizeof seq), HOP_RUNTIME);
     assert_string_equal(seq, "select = select(table, 0, item): index 7 is out of range for dim 0 "
                              "of f32[5, 64]");
@@ -475,7 +483,7 @@ test_an_error_mid_map_is_reported_once_as_the_sequential_run_reports_it(void **s
     static const int threads[] = {2, 4};
     for (size_t ti = 0; ti < LEN(threads); ti++) {
         hop_runtime_set_threads(threads[ti]);
-        p = lower(og, true);
+        p = lower(og, true, true);
         for (int rep = 0; rep < 3; rep++) {
             long before = hop__parmap_runs();
             hop_error_clear();
@@ -518,7 +526,7 @@ static void
 sweep(hop_output_graph *og, hop_tensor **in, size_t nin, size_t nout)
 {
     hop_tensor *out[4] = {0};
-    hop_plan *p = lower(og, true);
+    hop_plan *p = lower(og, true, true);
     long before = hop__parmap_runs();
     assert_int_equal(hop_plan_run(p, in, nin, out, nout), HOP_OK);
     assert_true(hop__parmap_runs() > before);
@@ -527,33 +535,38 @@ sweep(hop_output_graph *og, hop_tensor **in, size_t nin, size_t nout)
     /* The workers' eager state goes when they exit (shutdown joins them). */
     hop_runtime_shutdown();
     long base = hop_alloc_live();
-    long k;
-    for (k = 1; k < 100000; k++) {
-        hop_alloc_fail_at(k);
-        p = hop_lower(og, NULL);
-        hop_status st = p ? HOP_OK : hop_error_code();
-        for (int rep = 0; rep < 2 && st == HOP_OK; rep++) {
-            st = hop_plan_run(p, in, nin, out, nout);
+    /* row by row (the parallel loop), then as lowered by default (a
+     * batchable body once over all rows) */
+    for (int by_rows = 1; by_rows >= 0; by_rows--) {
+        hop_lower_options o = {.no_batching = by_rows};
+        long k;
+        for (k = 1; k < 100000; k++) {
+            hop_alloc_fail_at(k);
+            p = hop_lower(og, &o);
+            hop_status st = p ? HOP_OK : hop_error_code();
+            for (int rep = 0; rep < 2 && st == HOP_OK; rep++) {
+                st = hop_plan_run(p, in, nin, out, nout);
+                if (st == HOP_OK)
+                    release_all(out, nout);
+                else
+                    for (size_t j = 0; j < nout; j++)
+                        assert_null(out[j]);
+            }
+            hop_alloc_fail_at(0);
+            if (st != HOP_OK) {
+                if (st != HOP_NOMEM)
+                    fprintf(stderr, "k = %ld: %s\n", k, hop_error_message());
+                assert_int_equal(st, HOP_NOMEM);
+            }
+            hop_plan_free(p);
+            hop_runtime_shutdown();
+            assert_int_equal(hop_alloc_live(), base);
             if (st == HOP_OK)
-                release_all(out, nout);
-            else
-                for (size_t j = 0; j < nout; j++)
-                    assert_null(out[j]);
+                break;
         }
-        hop_alloc_fail_at(0);
-        if (st != HOP_OK) {
-            if (st != HOP_NOMEM)
-                fprintf(stderr, "k = %ld: %s\n", k, hop_error_message());
-            assert_int_equal(st, HOP_NOMEM);
-        }
-        hop_plan_free(p);
-        hop_runtime_shutdown();
-        assert_int_equal(hop_alloc_live(), base);
-        if (st == HOP_OK)
-            break;
+        assert_true(k > 10);
     }
-    assert_true(k > 10);
-    p = lower(og, true);
+    p = lower(og, true, true);
     assert_int_equal(hop_plan_run(p, in, nin, out, nout), HOP_OK);
     release_all(out, nout);
     hop_plan_free(p);

@@ -533,6 +533,9 @@ def test_map_of_a_batchable_body_runs_once_over_all_rows():
                                   np.maximum(X * W + B, 0))
     dump = f._entries[0].runner.plan.dump()
     assert "LoopInit" not in dump and "relu(add(mul(x, w), b))" in dump, dump
+    batched = "map (map_body_0): one batched body over all rows (map_body_0_rows)"
+    assert f._entries[0].runner.plan.notes == (batched,)
+    assert f"\nplan: {batched}\n" in f.explain()
     # a new row count makes dim 0 symbolic: both codes, chosen per call
     for n in (2000, 300000):
         X = rng.normal(size=(n, 16)).astype(np.float32)
@@ -540,6 +543,10 @@ def test_map_of_a_batchable_body_runs_once_over_all_rows():
                                       np.maximum(X * W + B, 0))
     dump = f._entries[-1].runner.plan.dump()
     assert "LoopInit" in dump and "If" in dump, dump
+    assert f._entries[-1].runner.plan.notes == (
+        "map (map_body_0): one batched body over all rows (map_body_0_rows) when the values "
+        "of all rows fit in 64 MiB (and none has more than 65536 elements per row), else row "
+        "by row; decided each run",)
     # a body with a HOP in it runs row by row
     g = hop.compile(lambda x: hop.map(lambda r: hop.cond(r.sum() > 0, lambda: r * w,
                                                           lambda: r - b), x))
@@ -548,6 +555,12 @@ def test_map_of_a_batchable_body_runs_once_over_all_rows():
     np.testing.assert_allclose(np.asarray(g(hop.asarray(X)).tolist(), np.float32), want,
                                rtol=1e-6)
     assert "LoopInit" in g._entries[0].runner.plan.dump()
+    assert "\nplan: map (map_body_0): row by row: the body calls cond (a HOP)\n" in g.explain()
+    # rows too wide to batch say so
+    h = hop.compile(lambda x: hop.map(lambda r: r.sin(), x))
+    h(hop.zeros(2, 70000))
+    assert h._entries[0].runner.plan.notes == (
+        "map (map_body_0): row by row: a value has 70000 elements per row, more than 65536",)
 
 
 def test_map_with_matmul_rows_is_one_gemm_and_matches_numpy():
