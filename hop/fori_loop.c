@@ -10,6 +10,10 @@
  * (fresh), and must return each carry as it entered.  The node is
  * `fori_loop(lower, upper, fori_loop_body_N, (init...), (lifted...))`.
  *
+ * Under vmap a batched tensor bound (its item deferred: the bounds are
+ * HOP_PARAM_BATCHED_ITEM) is one loop over [min lower, max upper) whose
+ * lanes update their carries only inside their own range (fori_batch).
+ *
  * Lowering: a counted loop (no condition to evaluate per iteration) whose
  * index register is the body's i, carries double-buffered.  Eval: the same
  * loop on concrete values with the same checks.
