@@ -886,7 +886,7 @@ fori_batch(hop_batch_ctx *cx, const hop_node *call)
     }
     if (st == HOP_OK)
         st = hop_batch_carries(cx, f, mask, 1, nc);
-    for (size_t j = 0; j < nc && masked; j++)
+    for (size_t j = 0; j < nc && masked && st == HOP_OK; j++)
         mask[1 + j] = true;
     hop_graph *fb = NULL;
     if (st == HOP_OK)
