@@ -492,25 +492,72 @@ batch_take(hop_batch_ctx *cx, const hop_node *n)
 
 /* ------------------------------------------------------------ the table */
 
+/* Whether argument k of call node s is a lead parameter flagged
+ * HOP_PARAM_BATCHED_ITEM (leads come first in the node, in signature
+ * order; a class with no signature has its base's). */
+static bool
+batched_item_lead(const hop_node *s, size_t k)
+{
+    const hop_class *cls = s->cls;
+    while (cls && cls->params[0].kind == HOP_PARAM_END)
+        cls = cls->base;
+    for (size_t i = 0, lead = 0; cls && i < HOP_MAX_PARAMS; i++) {
+        const hop_param *p = &cls->params[i];
+        if (p->kind == HOP_PARAM_END || !hop_param_is_lead(p->kind))
+            break;
+        if (lead++ == k)
+            return (p->flags & HOP_PARAM_BATCHED_ITEM) != 0;
+    }
+    return false;
+}
+
+/* Whether arg a (a list's items too) is an expression over symbol u. */
+static bool
+arg_mentions(const hop_arg *a, const hop_expr *u)
+{
+    if (a->kind == HOP_ARG_LIST) {
+        for (size_t k = 0; k < a->u.list.n; k++)
+            if (arg_mentions(&a->u.list.items[k], u))
+                return true;
+        return false;
+    }
+    if (a->kind != HOP_ARG_SYM)
+        return false;
+    const hop_expr *fs[16];
+    size_t nf = hop_expr_free_symbols(a->u.sym, fs, 16);
+    for (size_t k = 0; k < nf; k++)
+        if (k >= 16 || fs[k] == u)
+            return true; /* (more than 16: assume it does) */
+    return false;
+}
+
 /* item of a batched value: a SymInt per example, which nothing can hold;
- * but an index that only switches read (switch reads a tensor index with
- * item when traced) stays the batched tensor, [B], for switch's batch slot
- * (hop/branch_batch.c). */
+ * but an item whose only uses are leads a HOP reads with item when traced
+ * (HOP_PARAM_BATCHED_ITEM: switch's index, fori_loop's bounds) stays the
+ * batched tensor, [B], for that HOP's batch slot (hop/branch_batch.c,
+ * hop/fori_loop.c). */
 static hop_status
 batch_item(hop_batch_ctx *cx, const hop_node *n)
 {
-    bool only_switch = n->nuses > 0;
-    for (const hop_use *u = n->uses; u && only_switch; u = u->next) {
+    bool deferred = n->nuses > 0;
+    for (const hop_use *u = n->uses; u && deferred; u = u->next) {
         const hop_node *s = u->user;
-        only_switch = s->kind == HOP_NODE_CALL_HOP && strcmp(s->target, "switch") == 0 &&
-                      s->nargs > 0 && s->args[0].kind == HOP_ARG_NODE && s->args[0].u.node == n;
-        for (size_t i = 1; only_switch && i < s->nargs; i++) /* not passed to a branch */
-            for (size_t k = 0; s->args[i].kind == HOP_ARG_LIST && k < s->args[i].u.list.n; k++)
-                if (s->args[i].u.list.items[k].kind == HOP_ARG_NODE &&
-                    s->args[i].u.list.items[k].u.node == n)
-                    only_switch = false;
+        deferred = s->kind == HOP_NODE_CALL_HOP && s->cls != NULL;
+        for (size_t i = 0; deferred && i < s->nargs; i++) {
+            const hop_arg *a = &s->args[i];
+            if (a->kind == HOP_ARG_NODE && a->u.node == n)
+                deferred = batched_item_lead(s, i);
+            for (size_t k = 0; a->kind == HOP_ARG_LIST && k < a->u.list.n; k++)
+                if (a->u.list.items[k].kind == HOP_ARG_NODE && a->u.list.items[k].u.node == n)
+                    deferred = false; /* passed to a body */
+        }
     }
-    if (!only_switch)
+    /* nor may a later node use its symbol in an expression (autodiff's
+     * arange(0, Max(u0, 0)) of a loop's steps) */
+    for (const hop_node *m = n->next; m && deferred; m = m->next)
+        for (size_t i = 0; i < m->nargs && deferred; i++)
+            deferred = !arg_mentions(&m->args[i], n->meta->sym);
+    if (!deferred)
         return hop_error(HOP_UNSUPPORTED,
                          "vmap: the op item (%s) has no batch rule: item of a batched value is "
                          "data-dependent per example",

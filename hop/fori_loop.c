@@ -10,6 +10,10 @@
  * (fresh), and must return each carry as it entered.  The node is
  * `fori_loop(lower, upper, fori_loop_body_N, (init...), (lifted...))`.
  *
+ * Under vmap a batched tensor bound (its item deferred: the bounds are
+ * HOP_PARAM_BATCHED_ITEM) is one loop over [min lower, max upper) whose
+ * lanes update their carries only inside their own range (fori_batch).
+ *
  * Lowering: a counted loop (no condition to evaluate per iteration) whose
  * index register is the body's i, carries double-buffered.  Eval: the same
  * loop on concrete values with the same checks.
@@ -726,34 +730,151 @@ fori_jvp(hop_jvp_ctx *cx, const hop_node *call)
 
 /* ------------------------------------------------------------------ vmap */
 
+/* A [B] mask m reshaped to [B, 1, ...] against a value of rank r. */
+static hop_node *
+lane_mask(hop_batch_ctx *cx, hop_graph *g, hop_node *m, int r)
+{
+    if (r <= 1)
+        return m;
+    hop_arg sizes[HOP_MAX_RANK];
+    sizes[0] = hop_arg_sym(hop_batch_size(cx));
+    for (int d = 1; d < r; d++)
+        sizes[d] = hop_arg_int(1);
+    return hop_graph_call_op(g, HOP_OP_reshape,
+                             (hop_arg[]){hop_arg_node(m), hop_arg_list(sizes, (size_t)r)}, 2);
+}
+
 /*
- * A batched carry or lifted value: the same loop (same bounds) over the
- * body batched.  A carry is batched when its init is or the body makes it
- * so (hop_batch_carries, a fixed point; such an init is broadcast on
- * entry).  A batched bound (a trip count per example) is the loop fallback.
+ * Batched bounds: the body `<body>_vmap` of one loop over [min lower, max
+ * upper), its index unbatched, that updates lane b's carries only while
+ * lower_b <= i < upper_b: c' = where(active, body(i, c), c), as
+ * while_loop's masked lanes.  Its inputs are body's (every carry batched),
+ * then the batched bounds ([B], named lower and upper) as extra lifted
+ * values; bnd[k] is bound k's batched value or NULL when it is not batched.
+ */
+static hop_status
+masked_body(hop_batch_ctx *cx, const hop_graph *f, const bool *mask, hop_node *const bnd[2],
+            hop_graph **out)
+{
+    static const char *const names[2] = {"lower", "upper"};
+    hop_graph *g = hop_batch_out(cx);
+    size_t nph = f->nplaceholders, nout = f->output->nargs;
+    int *od = hop_calloc(nout + 1, sizeof *od); /* zeros: every output batched at 0 */
+    hop_node **ph = hop_calloc(nph + nout + 3, sizeof *ph), **o = ph ? ph + nph + 2 : NULL;
+    hop_arg *res = hop_calloc(nout + 1, sizeof *res);
+    char base[256];
+    snprintf(base, sizeof base, "%s_vmap_step", f->name);
+    hop_graph *gb = od && ph && res ? hop_graph_new_subgraph(g, base) : NULL;
+    hop_status st = od && ph && res ? (gb ? HOP_OK : hop_error_code()) : HOP_NOMEM;
+    if (st == HOP_OK)
+        st = hop_batch_graph(cx, f, mask, od, gb);
+    snprintf(base, sizeof base, "%s_vmap", f->name);
+    hop_graph *nb = st == HOP_OK ? hop_graph_new_subgraph(g, base) : NULL;
+    if (st == HOP_OK && nb == NULL)
+        st = hop_error_code();
+    for (size_t i = 0; i < nph && st == HOP_OK; i++)
+        if ((ph[i] = hop_graph_placeholder(nb, hop_graph_placeholder_at(f, i)->name,
+                                           hop_graph_placeholder_at(gb, i)->meta)) == NULL)
+            st = hop_error_code();
+    hop_node *lim[2] = {NULL, NULL};
+    for (int k = 0; k < 2 && st == HOP_OK; k++)
+        if (bnd[k] && (lim[k] = hop_graph_placeholder(nb, names[k], bnd[k]->meta)) == NULL)
+            st = hop_error_code();
+    if (st == HOP_OK)
+        st = hop_graph_inline(nb, gb, ph, o);
+    /* active = lower <= i & i < upper, only the batched sides (the loop's own
+     * range is [min lower, max upper)) */
+    hop_node *act[2] = {NULL, NULL}, *active = NULL;
+    for (int k = 0; k < 2 && st == HOP_OK; k++)
+        if (lim[k] && (act[k] = hop_graph_call_op(
+                           nb, k ? HOP_OP_gt : HOP_OP_le,
+                           (hop_arg[]){hop_arg_node(lim[k]), hop_arg_node(ph[0])}, 2)) == NULL)
+            st = hop_error_code();
+    if (st == HOP_OK) {
+        hop_arg both[] = {hop_arg_node(act[0]), hop_arg_node(act[1])};
+        active = act[0] == NULL   ? act[1]
+                 : act[1] == NULL ? act[0]
+                                  : hop_graph_call_op(nb, HOP_OP_logical_and, both, 2);
+        if (active == NULL)
+            st = hop_error_code();
+    }
+    for (size_t j = 0; j < nout && st == HOP_OK; j++) {
+        hop_node *m = lane_mask(cx, nb, active, ph[1 + j]->meta->meta.rank), *w = NULL;
+        if (m != NULL) {
+            hop_arg wa[] = {hop_arg_node(m), hop_arg_node(o[j]), hop_arg_node(ph[1 + j])};
+            w = hop_graph_call_op(nb, HOP_OP_where, wa, 3);
+        }
+        if (w == NULL)
+            st = hop_error_code();
+        else
+            res[j] = hop_arg_node(w);
+    }
+    if (st == HOP_OK && hop_graph_output(nb, res, nout) == NULL)
+        st = hop_error_code();
+    if (nb != NULL && st == HOP_OK && (st = hop_graph_add_subgraph(g, nb)) == HOP_OK)
+        *out = nb;
+    else
+        hop_graph_free(nb);
+    hop_graph_free(gb);
+    hop_free(od);
+    hop_free(ph);
+    hop_free(res);
+    return st;
+}
+
+/* The loop's bound from a batched one, [B]: item(amin) for lower, item(amax)
+ * for upper. */
+static hop_node *
+loop_bound(hop_graph *g, hop_node *b, bool upper)
+{
+    hop_arg dims[] = {hop_arg_int(0)};
+    hop_node *r = hop_graph_call_op(
+        g, upper ? HOP_OP_amax : HOP_OP_amin,
+        (hop_arg[]){hop_arg_node(b), hop_arg_list(dims, 1), hop_arg_bool(false)}, 3);
+    return r ? hop_graph_call_op(g, HOP_OP_item, (hop_arg[]){hop_arg_node(r)}, 1) : NULL;
+}
+
+/*
+ * A batched carry, lifted value or bound: the same loop over the body
+ * batched.  A carry is batched when its init is or the body makes it so
+ * (hop_batch_carries, a fixed point; such an init is broadcast on entry).
+ * A batched bound (an int tensor bound the vmapped function reads per
+ * example: its `item` is deferred to here, HOP_PARAM_BATCHED_ITEM) is one
+ * loop over [min lower, max upper) whose index stays unbatched, every carry
+ * batched and masked per lane (masked_body); a SymInt carry then cannot
+ * differ per example: HOP_UNSUPPORTED.
  */
 static hop_status
 fori_batch(hop_batch_ctx *cx, const hop_node *call)
 {
     hop_graph *g = hop_batch_out(cx);
-    for (size_t k = 0; k < call->nargs; k++) {
-        bool b = false;
-        if (call->args[k].kind == HOP_ARG_NODE)
-            hop_batch_value(cx, call->args[k].u.node, &b);
-        if (b)
-            return hop_batch_loop(cx, call);
-    }
     size_t nc, nl;
     const hop_arg *init = hop_node_group(call, "init_val", &nc);
     const hop_arg *lifted = hop_node_lifted(call, &nl);
     const hop_graph *f = hop_node_body(call, "body_fun");
+    hop_arg bounds[2] = {*hop_node_param(call, "lower"), *hop_node_param(call, "upper")};
+    hop_node *bnd[2] = {NULL, NULL};
+    for (int k = 0; k < 2; k++) {
+        bool b = false;
+        if (bounds[k].kind == HOP_ARG_NODE) {
+            hop_node *v = hop_batch_value(cx, bounds[k].u.node, &b);
+            bounds[k] = hop_arg_node(v);
+            bnd[k] = b ? v : NULL;
+        }
+    }
+    bool masked = bnd[0] || bnd[1];
+    for (size_t j = 0; j < nc && masked; j++)
+        if (call->outs[j].kind != HOP_VALUE_TENSOR)
+            return hop_error(HOP_UNSUPPORTED,
+                             "vmap: fori_loop (%s) with a batched bound carries a SymInt "
+                             "(carry %zu), which cannot differ per example",
+                             call->name, j);
     size_t nph = f->nplaceholders; /* i, the carries, the lifted values */
     bool *mask = hop_calloc(nph + 1, sizeof *mask);
     hop_node **ops = hop_calloc(nc + nl + 1, sizeof *ops);
-    hop_arg *args = hop_calloc(call->nargs + 1, sizeof *args);
-    hop_arg *items = hop_calloc(nc + nl + 1, sizeof *items);
+    hop_arg *items = hop_calloc(nc + nl + 3, sizeof *items);
     hop_value_info *outs = hop_calloc(call->nouts + 1, sizeof *outs);
-    hop_status st = mask && ops && args && items && outs ? HOP_OK : HOP_NOMEM;
+    hop_status st = mask && ops && items && outs ? HOP_OK : HOP_NOMEM;
     if (st == HOP_OK && nph != 1 + nc + nl)
         st = hop_error(HOP_MISUSE, "vmap: fori_loop %s: its body has %zu inputs, not %zu",
                        call->name, nph, 1 + nc + nl);
@@ -765,27 +886,30 @@ fori_batch(hop_batch_ctx *cx, const hop_node *call)
     }
     if (st == HOP_OK)
         st = hop_batch_carries(cx, f, mask, 1, nc);
+    for (size_t j = 0; j < nc && masked && st == HOP_OK; j++)
+        mask[1 + j] = true;
     hop_graph *fb = NULL;
     if (st == HOP_OK)
-        st = hop_batch_body_outs(cx, f, mask, mask + 1, &fb);
+        st = masked ? masked_body(cx, f, mask, bnd, &fb)
+                    : hop_batch_body_outs(cx, f, mask, mask + 1, &fb);
     for (size_t j = 0; j < nc && st == HOP_OK; j++) {
         bool b;
         hop_batch_value(cx, init[j].u.node, &b);
         if (mask[1 + j] && !b && (ops[j] = hop_batch_broadcast(cx, ops[j])) == NULL)
             st = hop_error_code();
     }
+    size_t nitems = nc + nl;
     for (size_t i = 0; i < nc + nl && st == HOP_OK; i++)
         items[i] = hop_arg_node(ops[i]);
-    for (size_t k = 0, nlists = 0; k < call->nargs && st == HOP_OK; k++) {
-        const hop_arg *a = &call->args[k];
-        if (a->kind == HOP_ARG_NODE)
-            args[k] = hop_arg_node(hop_batch_value(cx, a->u.node, NULL));
-        else if (a->kind == HOP_ARG_GRAPH)
-            args[k] = hop_arg_graph(fb);
-        else if (a->kind == HOP_ARG_LIST) /* init_val, then the lifted values */
-            args[k] = nlists++ == 0 ? hop_arg_list(items, nc) : hop_arg_list(items + nc, nl);
+    for (int k = 0; k < 2 && st == HOP_OK; k++) {
+        if (bnd[k] == NULL)
+            continue;
+        items[nitems++] = hop_arg_node(bnd[k]);
+        hop_node *b = loop_bound(g, bnd[k], k == 1);
+        if (b == NULL)
+            st = hop_error_code();
         else
-            args[k] = *a;
+            bounds[k] = hop_arg_node(b);
     }
     for (size_t j = 0; j < call->nouts && st == HOP_OK; j++) {
         outs[j] = call->outs[j];
@@ -797,9 +921,12 @@ fori_batch(hop_batch_ctx *cx, const hop_node *call)
         }
     }
     hop_node *c = NULL;
-    if (st == HOP_OK && (c = hop_graph_call_hop(g, &hop_fori_loop_class, args, call->nargs, outs,
-                                                call->nouts)) == NULL)
-        st = hop_error_code();
+    if (st == HOP_OK) {
+        hop_arg args[] = {bounds[0], bounds[1], hop_arg_graph(fb), hop_arg_list(items, nc),
+                          hop_arg_list(items + nc, nitems - nc)};
+        if ((c = hop_graph_call_hop(g, &hop_fori_loop_class, args, 5, outs, call->nouts)) == NULL)
+            st = hop_error_code();
+    }
     if (st == HOP_OK)
         st = hop_graph_rename_node(g, c, call->name);
     for (size_t j = 0; j < call->nouts && st == HOP_OK; j++) {
@@ -808,7 +935,6 @@ fori_batch(hop_batch_ctx *cx, const hop_node *call)
     }
     hop_free(mask);
     hop_free(ops);
-    hop_free(args);
     hop_free(items);
     hop_free(outs);
     return st;
@@ -816,8 +942,8 @@ fori_batch(hop_batch_ctx *cx, const hop_node *call)
 
 const hop_class hop_fori_loop_class = {
     .name = "fori_loop",
-    .params = {{"lower", HOP_PARAM_VALUE},
-               {"upper", HOP_PARAM_VALUE},
+    .params = {{"lower", HOP_PARAM_VALUE, NULL, HOP_PARAM_BATCHED_ITEM},
+               {"upper", HOP_PARAM_VALUE, NULL, HOP_PARAM_BATCHED_ITEM},
                {"body_fun", HOP_PARAM_BODY, "fori_loop_body"},
                {"init_val", HOP_PARAM_CARRY}},
     .doc = "fori_loop(lower, upper, body_fun, init_val): val = body_fun(i, val) for i in "

@@ -273,7 +273,7 @@ switch_eval(hop_eval_ctx *ex)
 
 const hop_class hop_switch_class = {
     .name = "switch",
-    .params = {{"index", HOP_PARAM_VALUE},
+    .params = {{"index", HOP_PARAM_VALUE, NULL, HOP_PARAM_BATCHED_ITEM},
                {"branches", HOP_PARAM_BODIES, "switch_branch"},
                {"operands", HOP_PARAM_VALUES}},
     .doc = "switch(index, branches, *operands): branches[clamp(index, 0, len(branches) - 1)]"

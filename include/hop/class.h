@@ -95,10 +95,21 @@ hop_param_is_lead(hop_param_kind k)
            !hop_param_is_group(k);
 }
 
+/*
+ * Flags of a parameter.  HOP_PARAM_BATCHED_ITEM (a VALUE lead): the HOP
+ * reads an int scalar tensor given here with `item` when traced (switch's
+ * index, fori_loop's bounds), and under vmap an `item` of a batched tensor
+ * whose only uses are such leads is not an error: its value is the batched
+ * tensor itself, [B], one int per example, which the class's batch slot
+ * must take (docs/VMAP.md).
+ */
+enum { HOP_PARAM_BATCHED_ITEM = 1u << 0 };
+
 typedef struct hop_param {
     const char *name; /* an identifier, unique in the signature */
     hop_param_kind kind;
     const char *prefix; /* BODY: the subgraph name prefix ("cond_true") */
+    unsigned flags;     /* HOP_PARAM_BATCHED_ITEM, or 0 */
 } hop_param;
 
 /* Parameters of one signature, bodies of one call. */

@@ -697,7 +697,9 @@ def fori_loop(lower, upper, body_fun, init_val):
     changes).  i is an int (a SymInt when traced); val is a tensor or a
     pytree of them, which body_fun returns with the same structure, dtypes
     and shapes.  Traced with constant bounds it is a counted loop in the
-    plan.
+    plan.  Under hop.vmap a tensor bound may be batched (a trip count per
+    example): one loop over [min lower, max upper) runs, each example's
+    carries updated only while lower <= i < upper for it (docs/VMAP.md).
 
     >>> xs = hop.arange(6, dtype=hop.float32).reshape(3, 2)
     >>> hop.fori_loop(0, 3, lambda i, acc: acc + xs[i] * i, hop.zeros(2))

@@ -1049,24 +1049,24 @@ test_registry_registers_finds_lists_and_rejects_bad_classes(void **state)
     assert_int_equal(hop_register_hop(&bad), HOP_INVALID);
     assert_string_equal(hop_error_message(), "register HOP: name '2bad' is not an identifier");
     bad.name = "zero";
-    bad.params[0] = (hop_param){"xs", HOP_PARAM_VALUES, NULL};
+    bad.params[0] = (hop_param){"xs", HOP_PARAM_VALUES, NULL, 0};
     assert_int_equal(hop_register_hop(&bad), HOP_INVALID);
     assert_string_equal(hop_error_message(),
                         "register HOP zero: it has 0 bodies; it must have 1..16");
-    bad.params[1] = (hop_param){"t", HOP_PARAM_BODY, "t"};
-    bad.params[2] = (hop_param){"f", HOP_PARAM_BODY, NULL};
+    bad.params[1] = (hop_param){"t", HOP_PARAM_BODY, "t", 0};
+    bad.params[2] = (hop_param){"f", HOP_PARAM_BODY, NULL, 0};
     assert_int_equal(hop_register_hop(&bad), HOP_INVALID);
     assert_string_equal(hop_error_message(), "register HOP zero: the subgraph prefix of body f "
                                              "is missing or not an identifier");
-    bad.params[2] = (hop_param){"xs", HOP_PARAM_BODY, "f"};
+    bad.params[2] = (hop_param){"xs", HOP_PARAM_BODY, "f", 0};
     assert_int_equal(hop_register_hop(&bad), HOP_INVALID);
     assert_string_equal(hop_error_message(), "register HOP zero: two parameters are named xs");
-    bad.params[2] = (hop_param){"rest", HOP_PARAM_VARARGS, NULL};
-    bad.params[3] = (hop_param){"n", HOP_PARAM_INT, NULL};
+    bad.params[2] = (hop_param){"rest", HOP_PARAM_VARARGS, NULL, 0};
+    bad.params[3] = (hop_param){"n", HOP_PARAM_INT, NULL, 0};
     assert_int_equal(hop_register_hop(&bad), HOP_INVALID);
     assert_string_equal(hop_error_message(),
                         "register HOP zero: the variadic parameter rest must be the last");
-    bad.params[3] = (hop_param){NULL, HOP_PARAM_END, NULL};
+    bad.params[3] = (hop_param){NULL, HOP_PARAM_END, NULL, 0};
     bad.input_mode = HOP_INPUTS_LIFTED;
     assert_int_equal(hop_register_hop(&bad), HOP_INVALID);
     assert_string_equal(hop_error_message(),

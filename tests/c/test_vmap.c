@@ -138,6 +138,40 @@ build_wrap(fixture *f)
     assert_int_equal(hop_graph_verify(f->fwd), HOP_OK);
 }
 
+/* f(x: f32[3], n: i64[]) = fori_loop(0, item(n), x * 2 + i, (x,)): n
+ * batched is a bound per example (the item deferred to fori_loop's rule) */
+static void
+build_fori(fixture *f)
+{
+    f->env = hop_shape_env_new();
+    f->fwd = hop_graph_new(f->env, "f");
+    f->out = hop_graph_new(f->env, "f_vmap");
+    hop_value_info vx = {.kind = HOP_VALUE_TENSOR}, vn = {.kind = HOP_VALUE_TENSOR};
+    assert_int_equal(hop_meta_init(&vx.meta, f->env, HOP_F32, 1, (int64_t[]){3}), HOP_OK);
+    assert_int_equal(hop_meta_init(&vn.meta, f->env, HOP_I64, 0, NULL), HOP_OK);
+    f->x = hop_graph_placeholder(f->fwd, "x", &vx);
+    f->w = hop_graph_placeholder(f->fwd, "n", &vn);
+    hop_node *k = hop_graph_call_op(f->fwd, HOP_OP_item, (hop_arg[]){hop_arg_node(f->w)}, 1);
+    hop_graph *body = hop_graph_new(f->env, "fori_loop_body_0");
+    hop_value_info vi = {.kind = HOP_VALUE_SYM,
+                         .sym = hop_shape_env_unbacked(f->env, INT64_MIN, INT64_MAX)};
+    hop_node *i = hop_graph_placeholder(body, "i", &vi);
+    hop_node *c = hop_graph_placeholder(body, "c", &vx);
+    hop_node *m =
+        hop_graph_call_op(body, HOP_OP_mul, (hop_arg[]){hop_arg_node(c), hop_arg_float(2.0)}, 2);
+    hop_node *a =
+        hop_graph_call_op(body, HOP_OP_add, (hop_arg[]){hop_arg_node(m), hop_arg_node(i)}, 2);
+    assert_non_null(hop_graph_output(body, (hop_arg[]){hop_arg_node(a)}, 1));
+    assert_int_equal(hop_graph_add_subgraph(f->fwd, body), HOP_OK);
+    hop_arg ops[] = {hop_arg_node(f->x)};
+    hop_arg args[] = {hop_arg_int(0), hop_arg_node(k), hop_arg_graph(body), hop_arg_list(ops, 1),
+                      hop_arg_list(NULL, 0)};
+    hop_node *call = hop_graph_call_hop(f->fwd, &hop_fori_loop_class, args, 5, &vx, 1);
+    hop_node *g = hop_graph_getitem(f->fwd, call, 0);
+    assert_non_null(hop_graph_output(f->fwd, (hop_arg[]){hop_arg_node(g)}, 1));
+    assert_int_equal(hop_graph_verify(f->fwd), HOP_OK);
+}
+
 static void
 teardown(fixture *f)
 {
@@ -261,6 +295,41 @@ test_vmap_graph_selects_a_cheap_cond(void **state)
     teardown(&f);
 }
 
+/* fori_loop with a batched bound: one loop over [0, max n) whose lanes keep
+ * their carries once i reaches their own n. */
+static void
+test_vmap_graph_masks_the_lanes_of_a_fori_loop_with_a_batched_bound(void **state)
+{
+    (void)state;
+    fixture f;
+    build_fori(&f);
+    int in[] = {-1, 0}, out[] = {0};
+    assert_int_equal(hop_vmap_graph(f.fwd, in, hop_sym_const(f.env, 4), out, f.out), HOP_OK);
+    char *code = hop_graph_code(f.out);
+    assert_string_equal(
+        code,
+        "def f_vmap(x: \"f32[3]\", n: \"i64[4]\"):\n"
+        "    def fori_loop_body_0_vmap(i: \"Sym(u1)\", c: \"f32[4, 3]\", upper: \"i64[4]\"):\n"
+        "        mul: \"f32[4, 3]\" = mul(c, 2.0)\n"
+        "        add: \"f32[4, 3]\" = add(mul, i)\n"
+        "        gt: \"bool[4]\" = gt(upper, i)\n"
+        "        reshape: \"bool[4, 1]\" = reshape(gt, [4, 1])\n"
+        "        where: \"f32[4, 3]\" = where(reshape, add, c)\n"
+        "        return (where,)\n"
+        "\n"
+        "    item: \"i64[4]\" = reshape(n, [4])\n"
+        "    unsqueeze: \"f32[1, 3]\" = unsqueeze(x, 0)\n"
+        "    expand: \"f32[4, 3]\" = expand(unsqueeze, [4, -1])\n"
+        "    amax: \"i64[]\" = amax(item, [0], False)\n"
+        "    item_1: \"Sym(u2)\" = item(amax)\n"
+        "    fori_loop: \"f32[4, 3]\" = fori_loop(0, item_1, fori_loop_body_0_vmap, (expand,), "
+        "(item,))\n"
+        "    getitem: \"f32[4, 3]\" = fori_loop[0]\n"
+        "    return (getitem,)\n");
+    hop_free(code);
+    teardown(&f);
+}
+
 /* Every allocation of the transformation failing in turn: HOP_NOMEM, no
  * crash, and nothing leaked once the partly built graph is freed (the
  * ShapeEnv keeps the expressions it interned: a first run makes them). */
@@ -290,14 +359,15 @@ static void
 test_vmap_graph_survives_every_allocation_failure(void **state)
 {
     (void)state;
-    void (*builds[])(fixture *) = {build, build_cond, build_wrap, build_cond_no_batch,
-                                   build_cond_costly};
-    int in[5][2] = {{1, -1}, {0, 0}, {0, 0}, {0, 0}, {0, 0}};
-    int out[5][2] = {{0, 2}, {0, 0}, {1, 0}, {0, 0}, {0, 0}};
-    for (int b = 0; b < 5; b++) {
-        /* compaction's nonzero makes fresh unbacked symbols, which the env
-         * keeps: no leak check there, only HOP_NOMEM and no crash */
-        bool fresh_symbols = builds[b] == build_cond_costly;
+    void (*builds[])(fixture *) = {
+        build, build_cond, build_wrap, build_cond_no_batch, build_cond_costly, build_fori};
+    int in[6][2] = {{1, -1}, {0, 0}, {0, 0}, {0, 0}, {0, 0}, {-1, 0}};
+    int out[6][2] = {{0, 2}, {0, 0}, {1, 0}, {0, 0}, {0, 0}, {0, 0}};
+    for (int b = 0; b < 6; b++) {
+        /* compaction's nonzero and fori_loop's item(amax) make fresh
+         * unbacked symbols, which the env keeps: no leak check there, only
+         * HOP_NOMEM and no crash */
+        bool fresh_symbols = builds[b] == build_cond_costly || builds[b] == build_fori;
         fixture f;
         builds[b](&f);
         long failures = 0;
@@ -348,6 +418,7 @@ main(void)
         cmocka_unit_test(test_vmap_graph_runs_a_hop_without_a_rule_as_a_map_loop),
         cmocka_unit_test(test_vmap_graph_batches_a_wrap_body),
         cmocka_unit_test(test_vmap_graph_selects_a_cheap_cond),
+        cmocka_unit_test(test_vmap_graph_masks_the_lanes_of_a_fori_loop_with_a_batched_bound),
         cmocka_unit_test(test_vmap_graph_survives_every_allocation_failure),
         cmocka_unit_test(test_vmap_graph_op_table_has_a_batch_column),
     };
