@@ -231,6 +231,20 @@ def _vmap_notes(code):
     _vmap_compact, defined one after the other; a cond's true branch starts a
     new one), and one per call that runs as a loop over the batch."""
     import re
+    # a vmap node's second body is f on one example, kept for an outer vmap
+    # to batch (docs/VMAP.md); it never runs, so its own vmaps are not told
+    kept = set(re.findall(r"= vmap\(\[[^]]*\], \[[^]]*\], \w+, (\w+), \(", code))
+    lines, skip = [], None
+    for line in code.splitlines():
+        indent = len(line) - len(line.lstrip())
+        if skip is not None and line.strip() and indent <= skip:
+            skip = None
+        m = re.match(r"^( *)def (\w+)\(", line)
+        if skip is None and m and m.group(2) in kept:
+            skip = len(m.group(1))
+        if skip is None:
+            lines.append(line)
+    code = "\n".join(lines) + "\n"
     groups = []
     for m in re.finditer(r"^( *)def ((cond_true|cond_false|switch_branch)_\w*?)_vmap_"
                          r"(select|compact)\(", code, re.M):
