@@ -16,8 +16,11 @@
  *
  * Lowering is the base's (run the batched body), and so is evaluation of a
  * traced graph; an eager call with a host function has nothing to batch
- * (hop.vmap traces f first).  The call is differentiated through its body,
- * and batched again (vmap of vmap) through it.
+ * (hop.vmap traces f first).  The traced f stays as the call's second body
+ * (`vmap(in, out, f_vmap, f, args)`, never run): an outer vmap batches f
+ * once over both batches (vmap_batch) instead of batching f_vmap again, whose
+ * rules need not batch twice (a compacted cond's nonzero).  The call is
+ * differentiated through its first body.
  *
  * hop_vmap_graph lives here: its fallback emits this layer's `map`.
  */
