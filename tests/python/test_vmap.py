@@ -216,7 +216,7 @@ def test_vmap_closures_over_batched_and_unbatched_values():
 def test_vmap_under_trace_and_compile_prints_one_vmap_node():
     f = lambda x, w: hop.vmap(lambda a: (a * w).relu(), in_axes=0)(x)
     gm = hop.trace(f, r(4, 3), r(3))
-    assert "vmap([0, -1], [0], vmap_body_0_vmap, (x, w))" in gm.code
+    assert "vmap([0, -1], [0], vmap_body_0_vmap, vmap_body_0, (x, w))" in gm.code
     np.testing.assert_allclose(hop.compile(f)(r(4, 3), r(3)).numpy(),
                                (r(4, 3) * r(3)).relu().numpy())
 
