@@ -507,7 +507,7 @@ def test_vmap_of_map_and_switch_with_an_unbatched_index_match_a_loop():
 def test_vmap_traced_with_dynamic_sizes_runs_on_other_sizes():
     f = lambda t: hop.vmap(lambda a: a.sum() * a + a[0])(t)
     gm = hop.trace(f, r(4, 3), dynamic=True)
-    assert 'vmap([0], [0], vmap_body_0_vmap, (t,))' in gm.code
+    assert 'vmap([0], [0], vmap_body_0_vmap, vmap_body_0, (t,))' in gm.code
     for shape in [(5, 2), (7, 3)]:
         x = r(*shape)
         np.testing.assert_allclose(gm(x).numpy(), loop(lambda a: a.sum() * a + a[0], (0,), (x,)),
