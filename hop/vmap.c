@@ -239,7 +239,8 @@ expand_at(hop_graph *g, hop_node *v, int at, const hop_expr *n)
  * unbatched but the outer batch reaches is row b2 = 0 of each outer
  * example's rows (every row of one outer example computes it from the same
  * values).  A node without f (saved before f was kept, or made by
- * differentiating a vmap) batches its body as any wrap-like HOP does.
+ * differentiating a vmap) batches its body as any wrap-like HOP does.  The
+ * new body is `<f>_vmap_composed`, so the graph and explain() show it.
  */
 static hop_status
 vmap_batch(hop_batch_ctx *cx, const hop_node *call)
@@ -304,7 +305,7 @@ vmap_batch(hop_batch_ctx *cx, const hop_node *call)
     /* f once over the B1 * B2 examples, with f itself kept for a vmap
      * further out */
     char name[256];
-    snprintf(name, sizeof name, "%s_vmap", one->name);
+    snprintf(name, sizeof name, "%s_vmap_composed", one->name);
     hop_graph *body = st == HOP_OK ? hop_graph_new_subgraph(out, name) : NULL;
     if (st == HOP_OK && body == NULL)
         st = hop_error_code();

@@ -257,6 +257,12 @@ def _vmap_notes(code):
         g["names"].append(name)
     notes = [f"vmap: {'switch' if g['switch'] else 'cond'} ({', '.join(g['names'])}): "
              f"{_VMAP_WHY[g['how']]}" for g in groups]
+    # a vmap node an outer vmap composed with its own batch: its f runs once
+    # over both batches, in a body named <f>_vmap_composed (hop/vmap.c)
+    for m in re.finditer(r"= vmap\(\[[^]]*\], \[[^]]*\], (\w+_vmap_composed), (\w+), \(",
+                         code):
+        notes.append(f"vmap: {m.group(2)} is nested in an outer vmap: it runs once over the "
+                     f"examples of both batches flattened into one ({m.group(1)}), not as a loop")
     # a call with no batch rule runs as a map over the batch: its body is
     # <call>_vmap_loop (hop_batch_loop)
     for m in re.finditer(r"^ *def (\w+?)_vmap_loop\(", code, re.M):

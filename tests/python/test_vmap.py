@@ -822,7 +822,7 @@ def test_nested_vmap_of_a_compacted_cond_is_one_compaction_not_a_loop(outer, inn
     assert "_vmap_loop" not in code and "= map(" not in code
     import re
     assert re.search(r'cond_true_0_vmap_compact\(\w+: "f32\[u', code)
-    assert re.search(r'vmap_body_1_vmap\(\w+: "f32\[20, 3\]"', code)  # one batch of 4 x 5
+    assert re.search(r'vmap_body_1_vmap_composed\(\w+: "f32\[20, 3\]"', code)  # one batch of 4 x 5
 
 
 def test_nested_vmap_of_a_compacted_switch_matches_a_double_loop():
@@ -891,6 +891,8 @@ def test_nested_vmap_compaction_runs_each_branch_once_for_the_whole_batch(kernel
     notes = g.explain()
     assert notes.count("vmap: cond (cond_true_0, cond_false_0): compaction") == 1
     assert "as a loop over the batch" not in notes
+    assert ("vmap: vmap_body_1 is nested in an outer vmap: it runs once over the examples of both "
+            "batches flattened into one (vmap_body_1_vmap_composed), not as a loop") in notes
 
 
 def test_nested_vmap_keeps_grad_and_jvp_through_vmap_nodes():
@@ -901,3 +903,15 @@ def test_nested_vmap_keeps_grad_and_jvp_through_vmap_nodes():
     want = sum(hop.grad(lambda w, t: costly(t, w).sum())(w, hop.tensor(xs.numpy()[i, j])).numpy()
                for i in range(3) for j in range(4))
     np.testing.assert_allclose(g.numpy(), want, rtol=1e-4, atol=1e-5)
+
+
+def test_triple_nested_vmap_of_a_compacted_cond_composes_again():
+    w = r(3, 3)
+    x = r(2, 3, 4, 3)
+    g = hop.vmap(hop.vmap(hop.vmap(lambda t: costly(t, w))))
+    want = np.stack([np.stack([np.stack([costly(hop.tensor(x.numpy()[i, j, k]), w).numpy()
+                                         for k in range(4)]) for j in range(3)])
+                     for i in range(2)])
+    np.testing.assert_allclose(g(x).numpy(), want, rtol=1e-5, atol=1e-5)
+    code = hop.trace(g, x).code
+    assert "_vmap_loop" not in code and 'vmap_body_2_vmap_composed(t: "f32[24, 3]"' in code
