@@ -865,6 +865,7 @@ hop_jvp_graph(const hop_graph *fwd, const bool *wrt, hop_graph *out)
  * lists; the values passed and how many inputs the HOP makes. */
 typedef struct call_layout {
     size_t nlead, nbodies;
+    size_t nkeep; /* the bodies the emitted call keeps (the first ones) */
     size_t npassed, made;
     const hop_arg **passed;
 } call_layout;
@@ -879,6 +880,7 @@ layout_of(const hop_node *call, call_layout *l)
     while (l->nlead + l->nbodies < call->nargs &&
            call->args[l->nlead + l->nbodies].kind == HOP_ARG_GRAPH)
         l->nbodies++;
+    l->nkeep = l->nbodies;
     if (l->nlead + l->nbodies >= call->nargs || call->args[call->nargs - 1].kind != HOP_ARG_LIST)
         return hop_error(HOP_UNSUPPORTED,
                          "autodiff: the HOP %s (%s) passes no list of values to its bodies",
@@ -906,22 +908,25 @@ emit_same_hop(xform *x, const hop_node *call, const call_layout *l, hop_graph **
     hop_node *r = NULL;
     if (args == NULL || outs == NULL)
         goto done;
+    size_t nargs = 0;
     for (size_t i = 0; i < call->nargs; i++) {
-        if (i >= l->nlead && i < l->nlead + l->nbodies)
-            args[i] = hop_arg_graph(bodies[i - l->nlead]);
-        else if (map_arg(x, &call->args[i], &args[i]) != HOP_OK)
+        if (i >= l->nlead + l->nkeep && i < l->nlead + l->nbodies)
+            continue;
+        if (i >= l->nlead && i < l->nlead + l->nkeep)
+            args[nargs++] = hop_arg_graph(bodies[i - l->nlead]);
+        else if (map_arg(x, &call->args[i], &args[nargs++]) != HOP_OK)
             goto done;
     }
-    const hop_arg *tail = &args[call->nargs - 1];
+    const hop_arg *tail = &args[nargs - 1];
     if ((last = hop__calloc(tail->u.list.n + nextra + 1, sizeof *last)) == NULL)
         goto done;
     memcpy(last, tail->u.list.items, tail->u.list.n * sizeof *last);
     for (size_t i = 0; i < nextra; i++)
         last[tail->u.list.n + i] = hop_arg_node(extra[i]);
-    args[call->nargs - 1] = hop_arg_list(last, tail->u.list.n + nextra);
+    args[nargs - 1] = hop_arg_list(last, tail->u.list.n + nextra);
     memcpy(outs, call->outs, call->nouts * sizeof *outs);
     memcpy(outs + call->nouts, more, nmore * sizeof *outs);
-    r = hop_graph_call_hop(x->out, call->cls, args, call->nargs, outs, call->nouts + nmore);
+    r = hop_graph_call_hop(x->out, call->cls, args, nargs, outs, call->nouts + nmore);
 done:
     hop__free(args);
     hop__free(outs);
@@ -930,13 +935,15 @@ done:
     return r;
 }
 
-hop_status
-hop_vjp_bodies(hop_vjp_ctx *cx, const hop_node *call)
+static hop_status
+vjp_bodies(hop_vjp_ctx *cx, const hop_node *call, bool first_only)
 {
     call_layout l;
     hop_status st = layout_of(call, &l);
     if (st != HOP_OK)
         return st;
+    if (first_only && l.nbodies > 0)
+        l.nkeep = 1;
     size_t nph = l.made + l.npassed, nct = 0, ng = 0;
     bool *wrt = hop__calloc(nph + 1, sizeof *wrt);
     hop_node **cts = hop__calloc(call->nouts + 1, sizeof *cts);
@@ -952,7 +959,7 @@ hop_vjp_bodies(hop_vjp_ctx *cx, const hop_node *call)
             more[ng++] = *a->u.node->meta;
         }
     }
-    for (size_t b = 0; b < l.nbodies && st == HOP_OK && ng > 0; b++)
+    for (size_t b = 0; b < l.nkeep && st == HOP_OK && ng > 0; b++)
         st = hop_vjp_body(cx, call->args[l.nlead + b].u.graph, wrt, &bodies[b]);
     for (size_t i = 0; i < call->nouts && st == HOP_OK && ng > 0; i++) {
         if (!is_float_tensor(&call->outs[i]))
@@ -979,13 +986,15 @@ hop_vjp_bodies(hop_vjp_ctx *cx, const hop_node *call)
     return st;
 }
 
-hop_status
-hop_jvp_bodies(hop_jvp_ctx *cx, const hop_node *call)
+static hop_status
+jvp_bodies(hop_jvp_ctx *cx, const hop_node *call, bool first_only)
 {
     call_layout l;
     hop_status st = layout_of(call, &l);
     if (st != HOP_OK)
         return st;
+    if (first_only && l.nbodies > 0)
+        l.nkeep = 1;
     size_t nph = l.made + l.npassed, nt = 0, nmore = 0;
     bool *wrt = hop__calloc(nph + 1, sizeof *wrt);
     hop_node **tangents = hop__calloc(l.npassed + 1, sizeof *tangents);
@@ -1004,7 +1013,7 @@ hop_jvp_bodies(hop_jvp_ctx *cx, const hop_node *call)
     for (size_t i = 0; i < call->nouts; i++)
         if (call->outs[i].kind == HOP_VALUE_TENSOR)
             more[nmore++] = call->outs[i];
-    for (size_t b = 0; b < l.nbodies && st == HOP_OK && nt > 0; b++)
+    for (size_t b = 0; b < l.nkeep && st == HOP_OK && nt > 0; b++)
         st = hop_jvp_body(cx, call->args[l.nlead + b].u.graph, wrt, &bodies[b]);
     hop_node *jc = NULL;
     if (st == HOP_OK && nt > 0 &&
@@ -1021,6 +1030,30 @@ hop_jvp_bodies(hop_jvp_ctx *cx, const hop_node *call)
     hop__free(more);
     hop__free(l.passed);
     return st;
+}
+
+hop_status
+hop_vjp_bodies(hop_vjp_ctx *cx, const hop_node *call)
+{
+    return vjp_bodies(cx, call, false);
+}
+
+hop_status
+hop_jvp_bodies(hop_jvp_ctx *cx, const hop_node *call)
+{
+    return jvp_bodies(cx, call, false);
+}
+
+hop_status
+hop_vjp_first_body(hop_vjp_ctx *cx, const hop_node *call)
+{
+    return vjp_bodies(cx, call, true);
+}
+
+hop_status
+hop_jvp_first_body(hop_jvp_ctx *cx, const hop_node *call)
+{
+    return jvp_bodies(cx, call, true);
 }
 
 hop_status

@@ -169,6 +169,12 @@ subgraph_copy(hop_batch_ctx *cx, const hop_graph *g)
     return c;
 }
 
+hop_graph *
+hop__batch_subgraph_copy(hop_batch_ctx *cx, const hop_graph *g)
+{
+    return subgraph_copy(cx, g);
+}
+
 /* ------------------------------------------------------------ the context */
 
 hop_graph *

@@ -80,7 +80,8 @@ hop_call_bind_outputs(hop_call *c)
 {
     for (size_t i = 0; i < c->nouts; i++) {
         hop_node *item = c->outputs->items[c->outputs->n - c->nouts + i];
-        if (c->outs[i].kind == HOP_VALUE_SYM && hop_expr_kind_of(c->outs[i].sym) == HOP_EXPR_SYMBOL &&
+        if (c->outs[i].kind == HOP_VALUE_SYM &&
+            hop_expr_kind_of(c->outs[i].sym) == HOP_EXPR_SYMBOL &&
             hop_symbol_is_unbacked(c->outs[i].sym) &&
             hop_tracer_bound_symbol(c->parent, c->outs[i].sym) == NULL &&
             hop_tracer_bind_value(c->parent, c->outs[i].sym, item) != HOP_OK)
@@ -133,12 +134,15 @@ hop_eval_check_carries(hop_eval_ctx *ex, const hop_rt_values *r, const hop_rt_va
 
 /* ------------------------------------------------- transformed bodies */
 
-hop_status
-hop_call_replace_body(hop_call *c, size_t b, const char *suffix, hop_body_builder build, void *ud)
+static hop_status
+replace_body(hop_call *c, size_t b, const char *suffix, hop_body_builder build, void *ud, bool keep)
 {
     if (b >= c->nbodies || c->graphs[b] == NULL || build == NULL)
         return hop_error(HOP_MISUSE, "%s: hop_call_replace_body: no traced body %zu", c->cls->name,
                          b);
+    if (keep && c->nbodies >= HOP_MAX_BODIES)
+        return hop_error(HOP_MISUSE, "%s: hop_call_replace_body_keep: %zu bodies already",
+                         c->cls->name, c->nbodies);
     char name[256];
     snprintf(name, sizeof name, "%s%s", c->graphs[b]->name, suffix ? suffix : "");
     /* A tracer's graph, so that the OutputGraph owns it; nothing is traced
@@ -155,9 +159,25 @@ hop_call_replace_body(hop_call *c, size_t b, const char *suffix, hop_body_builde
         return st; /* the protocol's restore pops t */
     if ((st = hop_output_graph_pop(c->og, t, &out)) != HOP_OK)
         return st;
-    hop_output_graph_discard(c->og, c->graphs[b]);
+    if (keep)
+        c->graphs[c->nbodies++] = c->graphs[b];
+    else
+        hop_output_graph_discard(c->og, c->graphs[b]);
     c->graphs[b] = out;
     return HOP_OK;
+}
+
+hop_status
+hop_call_replace_body(hop_call *c, size_t b, const char *suffix, hop_body_builder build, void *ud)
+{
+    return replace_body(c, b, suffix, build, ud, false);
+}
+
+hop_status
+hop_call_replace_body_keep(hop_call *c, size_t b, const char *suffix, hop_body_builder build,
+                           void *ud)
+{
+    return replace_body(c, b, suffix, build, ud, true);
 }
 
 hop_status

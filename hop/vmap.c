@@ -16,12 +16,16 @@
  *
  * Lowering is the base's (run the batched body), and so is evaluation of a
  * traced graph; an eager call with a host function has nothing to batch
- * (hop.vmap traces f first).  The call is differentiated through its body,
- * and batched again (vmap of vmap) through it.
+ * (hop.vmap traces f first).  The traced f stays as the call's second body
+ * (`vmap(in, out, f_vmap, f, args)`, never run): an outer vmap batches f
+ * once over both batches (vmap_batch) instead of batching f_vmap again, whose
+ * rules need not batch twice (a compacted cond's nonzero).  The call is
+ * differentiated through its first body.
  *
  * hop_vmap_graph lives here: its fallback emits this layer's `map`.
  */
 #include "hop/batching.h"
+#include "batching/batch_impl.h"
 #include "hop/autodiff.h"
 #include "hop/eval.h"
 #include "hop/lowering.h"
@@ -150,7 +154,7 @@ vmap_signature(hop_call *c)
     for (size_t i = 0; i < vb.nargs && vb.size == NULL; i++)
         if (bit(vb.in, i))
             vb.size = args[i]->meta->meta.sizes[0];
-    st = hop_call_replace_body(c, 0, "_vmap", vmap_build_graph, &vb);
+    st = hop_call_replace_body_keep(c, 0, "_vmap", vmap_build_graph, &vb);
     if (st != HOP_OK)
         return st;
     if (st == HOP_OK) /* out_dims now says which outputs are batched */
@@ -173,7 +177,207 @@ vmap_eval(hop_eval_ctx *ex)
     return hop_eval_default(ex);
 }
 
-/* vmap([0, -1], [0], vmap_body_0_vmap, (x, w)) */
+/* ------------------------------------------------------------ nested vmap */
+
+/* f on one example: the call's second body, or NULL (a call saved before it
+ * was kept, or a vmap node made by differentiating one). */
+static const hop_graph *
+vmap_one(const hop_node *call)
+{
+    size_t k = 0;
+    const hop_graph *g[2] = {NULL, NULL};
+    for (size_t i = 0; i < call->nargs && k < 2; i++)
+        if (call->args[i].kind == HOP_ARG_GRAPH)
+            g[k++] = call->args[i].u.graph;
+    return g[1];
+}
+
+#define N(x) hop_arg_node(x)
+
+/* reshape(v, [lead..., sizes of v from dim `from`]) */
+static hop_node *
+reshape_lead(hop_graph *g, hop_node *v, const hop_expr *const *lead, int nlead, int from)
+{
+    if (v == NULL)
+        return NULL;
+    const hop_meta *m = &v->meta->meta;
+    hop_arg items[HOP_MAX_RANK + 2];
+    int n = 0;
+    for (int d = 0; d < nlead; d++)
+        items[n++] = hop_arg_sym(lead[d]);
+    for (int d = from; d < m->rank; d++)
+        items[n++] = hop_arg_sym(m->sizes[d]);
+    hop_arg args[] = {N(v), hop_arg_list(items, (size_t)n)};
+    return hop_graph_emit(g, HOP_OP_reshape, args, 2);
+}
+
+/* v [B, ...] repeated at a new dim `at` (0 or 1) of size n: [n, B, ...] or
+ * [B, n, ...]. */
+static hop_node *
+expand_at(hop_graph *g, hop_node *v, int at, const hop_expr *n)
+{
+    hop_arg ua[] = {N(v), hop_arg_int(at)};
+    hop_node *u = hop_graph_emit(g, HOP_OP_unsqueeze, ua, 2);
+    if (u == NULL)
+        return NULL;
+    const hop_meta *m = &u->meta->meta;
+    hop_arg items[HOP_MAX_RANK + 1];
+    for (int d = 0; d < m->rank; d++)
+        items[d] = d == at ? hop_arg_sym(n) : hop_arg_int(-1);
+    hop_arg ea[] = {N(u), hop_arg_list(items, (size_t)m->rank)};
+    return hop_graph_emit(g, HOP_OP_expand, ea, 2);
+}
+
+/*
+ * The batch slot: an outer vmap (batch B1) reaching a vmap node (batch B2)
+ * composes the two batches instead of batching the inner batched body,
+ * whose rules need not batch again (the nonzero of a compacted cond has no
+ * batch rule): every value passed becomes [B1 * B2, ...] (batched by both:
+ * a reshape; by one: repeated over the other first; by neither: passed
+ * whole), f on one example is batched once over the B1 * B2 examples, and
+ * each output goes back to [B1, B2, ...].  An output the inner vmap left
+ * unbatched but the outer batch reaches is row b2 = 0 of each outer
+ * example's rows (every row of one outer example computes it from the same
+ * values).  A node without f (saved before f was kept, or made by
+ * differentiating a vmap) batches its body as any wrap-like HOP does.  The
+ * new body is `<f>_vmap_composed`, so the graph and explain() show it.
+ */
+static hop_status
+vmap_batch(hop_batch_ctx *cx, const hop_node *call)
+{
+    const hop_graph *one = vmap_one(call);
+    if (one == NULL)
+        return hop_batch_bodies(cx, call);
+    size_t np = hop_node_passed(call, NULL, 0);
+    for (size_t j = 0; j < call->nouts; j++)
+        if (call->outs[j].kind != HOP_VALUE_TENSOR || np > 62 || np != one->nplaceholders)
+            return hop_batch_loop(cx, call);
+    hop_graph *out = hop_batch_out(cx);
+    const hop_expr *b1 = hop_batch_size(cx), *b2 = NULL;
+    int64_t in = hop_node_param(call, "in_dims")->u.i, od = hop_node_param(call, "out_dims")->u.i;
+    const hop_arg **passed = hop_calloc(np + 1, sizeof *passed);
+    hop_arg *vals = hop_calloc(np + 1, sizeof *vals),
+            *args = hop_calloc(call->nargs + 1, sizeof *args);
+    int *ind = hop_calloc(np + 1, sizeof *ind), *outd = hop_calloc(call->nouts + 1, sizeof *outd);
+    hop_value_info *outs = hop_calloc(call->nouts + 1, sizeof *outs);
+    hop_status st = passed && vals && args && ind && outd && outs ? HOP_OK : HOP_NOMEM;
+    if (st == HOP_OK)
+        hop_node_passed(call, passed, np);
+    for (size_t i = 0; i < np && st == HOP_OK && b2 == NULL; i++)
+        if (bit(in, i) && passed[i]->kind == HOP_ARG_NODE)
+            b2 = passed[i]->u.node->meta->meta.sizes[0];
+    const hop_expr *n = NULL;
+    if (st == HOP_OK && b2 == NULL)
+        st = hop_error(HOP_INVALID, "vmap: %s batches no value it passes", call->name);
+    if (st == HOP_OK && (n = hop_sym_mul(out->env, b1, b2)) == NULL)
+        st = hop_error_code();
+    int64_t in2 = 0;
+    const hop_expr *both[] = {n};
+    for (size_t i = 0; i < np && st == HOP_OK; i++) {
+        vals[i] = *passed[i];
+        ind[i] = -1;
+        if (passed[i]->kind != HOP_ARG_NODE)
+            continue;
+        bool outer;
+        hop_node *v = hop_batch_value(cx, passed[i]->u.node, &outer);
+        if (v == NULL) {
+            st = hop_error(HOP_MISUSE, "vmap: %s passes %s before it is defined", call->name,
+                           passed[i]->u.node->name);
+            break;
+        }
+        if (outer || bit(in, i)) {
+            if (!bit(in, i)) /* [B1, ...] -> [B1, B2, ...] */
+                v = expand_at(out, v, 1, b2);
+            else if (!outer) /* [B2, ...] -> [B1, B2, ...] */
+                v = expand_at(out, v, 0, b1);
+            v = reshape_lead(out, v, both, 1, 2);
+            if (v == NULL) {
+                st = hop_error_code();
+                break;
+            }
+            in2 |= (int64_t)1 << i;
+            ind[i] = 0;
+        }
+        vals[i] = N(v);
+    }
+    for (size_t j = 0; j < call->nouts && st == HOP_OK; j++)
+        outd[j] = bit(od, j) ? 0 : HOP_VMAP_AUTO;
+    /* f once over the B1 * B2 examples, with f itself kept for a vmap
+     * further out */
+    char name[256];
+    snprintf(name, sizeof name, "%s_vmap_composed", one->name);
+    hop_graph *body = st == HOP_OK ? hop_graph_new_subgraph(out, name) : NULL;
+    if (st == HOP_OK && body == NULL)
+        st = hop_error_code();
+    if (st == HOP_OK)
+        st = hop_vmap_graph(one, ind, n, outd, body);
+    if (st == HOP_OK)
+        st = hop_graph_add_subgraph(out, body);
+    else
+        hop_graph_free(body);
+    hop_graph *copy = st == HOP_OK ? hop__batch_subgraph_copy(cx, one) : NULL;
+    if (st == HOP_OK && copy == NULL)
+        st = hop_error_code();
+    int64_t od2 = 0;
+    for (size_t j = 0; j < call->nouts && st == HOP_OK; j++) {
+        const hop_arg *a = &one->output->args[j], *b = &body->output->args[j];
+        outs[j] = *b->u.node->meta;
+        if (b->u.node->meta->meta.rank == a->u.node->meta->meta.rank + 1)
+            od2 |= (int64_t)1 << j;
+    }
+    /* the node: leads, the two bodies, the lists as call has them */
+    size_t k = 0, used = 0;
+    for (size_t i = 0; i < call->nargs && st == HOP_OK; i++) {
+        const hop_arg *a = &call->args[i];
+        if (a->kind == HOP_ARG_GRAPH)
+            continue;
+        if (a->kind == HOP_ARG_LIST) {
+            args[k++] = hop_arg_list(vals + used, a->u.list.n);
+            used += a->u.list.n;
+        } else {
+            args[k++] = *a;
+        }
+        if (k == 2) {
+            args[0] = hop_arg_int(in2);
+            args[1] = hop_arg_int(od2);
+            args[k++] = hop_arg_graph(body);
+            args[k++] = hop_arg_graph(copy);
+        }
+    }
+    hop_node *c = NULL;
+    if (st == HOP_OK &&
+        (c = hop_graph_call_hop(out, &hop_vmap_class, args, k, outs, call->nouts)) == NULL)
+        st = hop_error_code();
+    if (st == HOP_OK)
+        st = hop_graph_rename_node(out, c, call->name);
+    for (size_t j = 0; j < call->nouts && st == HOP_OK; j++) {
+        hop_node *v = hop_graph_getitem(out, c, j);
+        bool outer = true;
+        if (v != NULL && bit(od2, j)) {
+            const hop_expr *lead[] = {b1, b2};
+            v = reshape_lead(out, v, lead, 2, 1);
+            if (v != NULL && !bit(od, j)) { /* the inner vmap left it unbatched */
+                hop_arg sa[] = {N(v), hop_arg_int(1), hop_arg_int(0)};
+                v = hop_graph_emit(out, HOP_OP_select, sa, 3);
+            }
+        } else if (v != NULL && bit(od, j)) { /* broadcast by the inner vmap only */
+            v = expand_at(out, v, 0, b2);
+            outer = false;
+        } else
+            outer = false;
+        st = v ? hop_batch_set(cx, call, j, v, outer) : hop_error_code();
+    }
+    hop_free(passed);
+    hop_free(vals);
+    hop_free(args);
+    hop_free(ind);
+    hop_free(outd);
+    hop_free(outs);
+    return st;
+}
+#undef N
+
+/* vmap([0, -1], [0], vmap_body_0_vmap, vmap_body_0, (x, w)) */
 static size_t
 vmap_print(const hop_node *call, char *buf, size_t cap)
 {
@@ -191,7 +395,11 @@ vmap_print(const hop_node *call, char *buf, size_t cap)
     PUT("], [");
     for (size_t j = 0; j < call->nouts; j++)
         PUT("%s%d", j ? ", " : "", bit(out, j) ? 0 : -1);
-    PUT("], %s, (", hop_node_body(call, "f")->name);
+    PUT("], %s, ", hop_node_body(call, "f")->name);
+    const hop_graph *one = vmap_one(call);
+    if (one)
+        PUT("%s, ", one->name);
+    PUT("(");
     for (size_t i = 0; i < nargs; i++) {
         char a[256];
         hop_arg_print(args[i], HOP_FLOAT_REPR, a, sizeof a);
@@ -220,7 +428,7 @@ const hop_class hop_vmap_class = {
     .print = vmap_print,
     .eval = vmap_eval,
     /* the call runs its (batched) body on what it passes */
-    .vjp = hop_vjp_bodies,
-    .jvp = hop_jvp_bodies,
-    .batch = hop_batch_bodies,
+    .vjp = hop_vjp_first_body,
+    .jvp = hop_jvp_first_body,
+    .batch = vmap_batch,
 };

@@ -159,6 +159,14 @@ hop_status hop_jvp_body(hop_jvp_ctx *cx, const hop_graph *body, const bool *wrt,
  */
 hop_status hop_vjp_bodies(hop_vjp_ctx *cx, const hop_node *call);
 hop_status hop_jvp_bodies(hop_jvp_ctx *cx, const hop_node *call);
+/*
+ * The same over the call's first body only: the emitted call has that one
+ * body (vmap: its second body, the function on one example, describes the
+ * first and means nothing for the transformed one, which is not a vmap of
+ * it).
+ */
+hop_status hop_vjp_first_body(hop_vjp_ctx *cx, const hop_node *call);
+hop_status hop_jvp_first_body(hop_jvp_ctx *cx, const hop_node *call);
 
 /*
  * The op rules, one column of the op table each (autodiff/op_rules.c):

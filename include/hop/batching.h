@@ -144,8 +144,10 @@ hop_status hop_batch_graph(hop_batch_ctx *cx, const hop_graph *body, const bool 
 
 /*
  * The rule of a HOP that runs one of its bodies on the values it passes
- * (wrap, invoke_subgraph, vjp, jvp, vmap): the same HOP, with the same
- * leads, over each body's batched version; every tensor output batched.
+ * (wrap, invoke_subgraph, vjp, jvp, a vmap node without its kept f: vmap's
+ * own slot composes the batches otherwise, hop/vmap.c): the same HOP, with
+ * the same leads, over each body's batched version; every tensor output
+ * batched.
  * A batched lead (a value of the HOP itself), or a body that cannot be
  * batched (HOP_UNSUPPORTED), falls back to hop_batch_loop.
  */

@@ -264,6 +264,14 @@ hop_status hop_call_bind_outputs(hop_call *c);
 typedef hop_status (*hop_body_builder)(void *ud, const hop_graph *traced, hop_graph *out);
 hop_status hop_call_replace_body(hop_call *c, size_t b, const char *suffix, hop_body_builder build,
                                  void *ud);
+/*
+ * The same, and the traced graph stays, appended as one more body after the
+ * call's others (vmap keeps f on one example next to its batched body, so
+ * that an outer vmap can batch f once over both batches).  HOP_MISUSE when
+ * the call has HOP_MAX_BODIES bodies already.
+ */
+hop_status hop_call_replace_body_keep(hop_call *c, size_t b, const char *suffix,
+                                      hop_body_builder build, void *ud);
 hop_status hop_call_body_output_meta(hop_call *c, size_t b);
 
 /* The built-in classes. */

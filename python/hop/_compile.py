@@ -234,6 +234,20 @@ def _vmap_notes(code):
     _vmap_compact, defined one after the other; a cond's true branch starts a
     new one), and one per call that runs as a loop over the batch."""
     import re
+    # a vmap node's second body is f on one example, kept for an outer vmap
+    # to batch (docs/VMAP.md); it never runs, so its own vmaps are not told
+    kept = set(re.findall(r"= vmap\(\[[^]]*\], \[[^]]*\], \w+, (\w+), \(", code))
+    lines, skip = [], None
+    for line in code.splitlines():
+        indent = len(line) - len(line.lstrip())
+        if skip is not None and line.strip() and indent <= skip:
+            skip = None
+        m = re.match(r"^( *)def (\w+)\(", line)
+        if skip is None and m and m.group(2) in kept:
+            skip = len(m.group(1))
+        if skip is None:
+            lines.append(line)
+    code = "\n".join(lines) + "\n"
     groups = []
     for m in re.finditer(r"^( *)def ((cond_true|cond_false|switch_branch)_\w*?)_vmap_"
                          r"(select|compact)\(", code, re.M):
@@ -246,6 +260,12 @@ def _vmap_notes(code):
         g["names"].append(name)
     notes = [f"vmap: {'switch' if g['switch'] else 'cond'} ({', '.join(g['names'])}): "
              f"{_VMAP_WHY[g['how']]}" for g in groups]
+    # a vmap node an outer vmap composed with its own batch: its f runs once
+    # over both batches, in a body named <f>_vmap_composed (hop/vmap.c)
+    for m in re.finditer(r"= vmap\(\[[^]]*\], \[[^]]*\], (\w+_vmap_composed), (\w+), \(",
+                         code):
+        notes.append(f"vmap: {m.group(2)} is nested in an outer vmap: it runs once over the "
+                     f"examples of both batches flattened into one ({m.group(1)}), not as a loop")
     # a call with no batch rule runs as a map over the batch: its body is
     # <call>_vmap_loop (hop_batch_loop)
     for m in re.finditer(r"^ *def (\w+?)_vmap_loop\(", code, re.M):

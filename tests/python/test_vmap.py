@@ -216,7 +216,7 @@ def test_vmap_closures_over_batched_and_unbatched_values():
 def test_vmap_under_trace_and_compile_prints_one_vmap_node():
     f = lambda x, w: hop.vmap(lambda a: (a * w).relu(), in_axes=0)(x)
     gm = hop.trace(f, r(4, 3), r(3))
-    assert "vmap([0, -1], [0], vmap_body_0_vmap, (x, w))" in gm.code
+    assert "vmap([0, -1], [0], vmap_body_0_vmap, vmap_body_0, (x, w))" in gm.code
     np.testing.assert_allclose(hop.compile(f)(r(4, 3), r(3)).numpy(),
                                (r(4, 3) * r(3)).relu().numpy())
 
@@ -507,7 +507,7 @@ def test_vmap_of_map_and_switch_with_an_unbatched_index_match_a_loop():
 def test_vmap_traced_with_dynamic_sizes_runs_on_other_sizes():
     f = lambda t: hop.vmap(lambda a: a.sum() * a + a[0])(t)
     gm = hop.trace(f, r(4, 3), dynamic=True)
-    assert 'vmap([0], [0], vmap_body_0_vmap, (t,))' in gm.code
+    assert 'vmap([0], [0], vmap_body_0_vmap, vmap_body_0, (t,))' in gm.code
     for shape in [(5, 2), (7, 3)]:
         x = r(*shape)
         np.testing.assert_allclose(gm(x).numpy(), loop(lambda a: a.sum() * a + a[0], (0,), (x,)),
@@ -952,3 +952,137 @@ def test_compile_explain_notes_a_call_that_runs_as_a_loop_over_the_batch():
     assert lines == ["vmap: associative_scan has no batch rule: it runs as a loop over the batch "
                      "(a map whose body associative_scan_vmap_loop makes the call on one "
                      "example)"]
+
+
+def double_loop(f, in_axes_outer, in_axes_inner, args):
+    """f over examples [i, j] one at a time: the outer vmap's axes, then the
+    inner's, each 0 or None."""
+    n1 = next(a.shape[0] for a, ax in zip(args, in_axes_outer) if ax is not None)
+    outs = []
+    for i in range(n1):
+        ex = [a if ax is None else hop.tensor(a.numpy()[i]) for a, ax in zip(args, in_axes_outer)]
+        n2 = next(a.shape[0] for a, ax in zip(ex, in_axes_inner) if ax is not None)
+        row = []
+        for j in range(n2):
+            e2 = [a if ax is None else hop.tensor(a.numpy()[j]) for a, ax in zip(ex, in_axes_inner)]
+            row.append(f(*e2).numpy())
+        outs.append(np.stack(row))
+    return np.stack(outs)
+
+
+def costly_switch(i, t, w):
+    return hop.switch(i, [lambda: t.cumsum(0), lambda: (t @ w).tanh(), lambda: t * t.sum()])
+
+
+@pytest.mark.parametrize("outer,inner", [((0, 0), (0, 0)), ((0, None), (0, 0)),
+                                         ((None, 0), (0, 0)), ((0, 0), (0, None)),
+                                         ((0, 0), (None, 0))])
+def test_nested_vmap_of_a_compacted_cond_is_one_compaction_not_a_loop(outer, inner):
+    w = r(3, 3)
+    f = lambda t, u: costly(t + u, w)
+    # an argument batched at both levels is [4, 5, 3]; at one level [4, 3] or [5, 3]
+    def shape(k):
+        dims = [n for n, ax in ((4, outer[k]), (5, inner[k])) if ax is not None]
+        return r(*dims, 3) if k == 0 else hop.tensor(np.random.default_rng(7).standard_normal(
+            dims + [3]).astype(np.float32))
+    t, u = shape(0), shape(1)
+    g = hop.vmap(hop.vmap(f, in_axes=inner), in_axes=outer)
+    want = double_loop(f, outer, inner, (t, u))
+    np.testing.assert_allclose(g(t, u).numpy(), want, rtol=1e-5, atol=1e-5)
+    code = hop.trace(g, t, u).code
+    assert "_vmap_loop" not in code and "= map(" not in code
+    import re
+    assert re.search(r'cond_true_0_vmap_compact\(\w+: "f32\[u', code)
+    assert re.search(r'vmap_body_1_vmap_composed\(\w+: "f32\[20, 3\]"', code)  # one batch of 4 x 5
+
+
+def test_nested_vmap_of_a_compacted_switch_matches_a_double_loop():
+    w = r(3, 3)
+    idx = hop.tensor(np.array([[-1, 0, 1, 2, 7], [2, 2, 0, 1, 1], [0, 0, 0, 0, 0]], np.int64))
+    x = r(3, 5, 3)
+    g = hop.vmap(hop.vmap(lambda i, t: costly_switch(i, t, w)))
+    want = double_loop(lambda i, t: costly_switch(i, t, w), (0, 0), (0, 0), (idx, x))
+    np.testing.assert_allclose(g(idx, x).numpy(), want, rtol=1e-5, atol=1e-5)
+    code = hop.trace(g, idx, x).code
+    assert "switch_branch_0_vmap_compact" in code and "_vmap_loop" not in code
+
+
+def test_nested_vmap_closes_over_outer_batched_values():
+    w = r(3, 3)
+    xs, ys = r(4, 3), r(4, 6, 3)
+    # the inner function closes over a (a row of the outer batch) and an
+    # inner-unbatched output depends on the outer batch only
+    def outer(a, b):
+        return hop.vmap(lambda t: (costly(t * a, w), (a * 2).sin()), out_axes=(0, None))(b)
+    g = hop.vmap(outer)
+    got0, got1 = g(xs, ys)
+    for i in range(4):
+        for j in range(6):
+            np.testing.assert_allclose(
+                got0.numpy()[i, j], costly(hop.tensor(ys.numpy()[i, j] * xs.numpy()[i]), w).numpy(),
+                rtol=1e-5, atol=1e-5)
+        np.testing.assert_array_equal(got1.numpy()[i], (hop.tensor(xs.numpy()[i]) * 2).sin().numpy())
+    assert "_vmap_loop" not in hop.trace(g, xs, ys).code
+
+
+def test_nested_vmap_compaction_runs_each_branch_once_for_the_whole_batch(kernels):
+    ticks = {"true": 0, "false": 0}
+
+    def ticker(name):
+        @ctypes.CFUNCTYPE(None, ctypes.c_int64, ctypes.POINTER(ctypes.c_float))
+        def tick(k, x):
+            ticks[name] += k
+        return tick
+
+    cbs = {name: ticker(name) for name in ticks}
+    tick_true = kernels("void ntick_true(int64_t k, const float *x)", cbs["true"],
+                        side_effects=True)
+    tick_false = kernels("void ntick_false(int64_t k, const float *x)", cbs["false"],
+                         side_effects=True)
+    w = r(3)
+
+    def f(t):
+        def yes():
+            tick_true(1, w)
+            return t * 2
+        def no():
+            tick_false(1, w)
+            return t - 1
+        return hop.cond(t.sum() > 0, yes, no)
+
+    x = r(6, 7, 3)
+    g = hop.compile(hop.vmap(hop.vmap(f)))
+    xn = x.numpy()
+    for calls in (1, 2):
+        got = g(x)
+        np.testing.assert_allclose(got.numpy(), np.where(xn.sum(2, keepdims=True) > 0, xn * 2,
+                                                         xn - 1), rtol=1e-6)
+        # once per branch for all 6 x 7 examples: not once per outer example
+        assert ticks == {"true": calls, "false": calls}
+    notes = g.explain()
+    assert notes.count("vmap: cond (cond_true_0, cond_false_0): compaction") == 1
+    assert "as a loop over the batch" not in notes
+    assert ("vmap: vmap_body_1 is nested in an outer vmap: it runs once over the examples of both "
+            "batches flattened into one (vmap_body_1_vmap_composed), not as a loop") in notes
+
+
+def test_nested_vmap_keeps_grad_and_jvp_through_vmap_nodes():
+    w = r(3, 3)
+    xs = r(3, 4, 3)
+    f = lambda w, xs: hop.vmap(hop.vmap(lambda t: costly(t, w)))(xs).sum()
+    g = hop.grad(f)(w, xs)
+    want = sum(hop.grad(lambda w, t: costly(t, w).sum())(w, hop.tensor(xs.numpy()[i, j])).numpy()
+               for i in range(3) for j in range(4))
+    np.testing.assert_allclose(g.numpy(), want, rtol=1e-4, atol=1e-5)
+
+
+def test_triple_nested_vmap_of_a_compacted_cond_composes_again():
+    w = r(3, 3)
+    x = r(2, 3, 4, 3)
+    g = hop.vmap(hop.vmap(hop.vmap(lambda t: costly(t, w))))
+    want = np.stack([np.stack([np.stack([costly(hop.tensor(x.numpy()[i, j, k]), w).numpy()
+                                         for k in range(4)]) for j in range(3)])
+                     for i in range(2)])
+    np.testing.assert_allclose(g(x).numpy(), want, rtol=1e-5, atol=1e-5)
+    code = hop.trace(g, x).code
+    assert "_vmap_loop" not in code and 'vmap_body_2_vmap_composed(t: "f32[24, 3]"' in code
