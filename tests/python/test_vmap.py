@@ -764,7 +764,19 @@ def forward(x: "f32[3, 2]", lo: "i64[3]", hi: "i64[3]"):
         getitem: "f32[3, 2]" = fori_loop[0]
         return (getitem,)
 
-    vmap: "f32[3, 2]" = vmap([0, 0, 0], [0], vmap_body_0_vmap, (x, lo, hi))
+    def vmap_body_0(x: "f32[2]", lo: "i64[]", hi: "i64[]"):
+        def fori_loop_body_0(i: "Sym(u2)", x: "f32[2]"):
+            mul: "f32[2]" = mul(x, 2)
+            add: "f32[2]" = add(mul, i)
+            return (add,)
+
+        item: "Sym(u0)" = item(lo)
+        item_1: "Sym(u1)" = item(hi)
+        fori_loop: "f32[2]" = fori_loop(item, item_1, fori_loop_body_0, (x,), ())
+        getitem: "f32[2]" = fori_loop[0]
+        return (getitem,)
+
+    vmap: "f32[3, 2]" = vmap([0, 0, 0], [0], vmap_body_0_vmap, vmap_body_0, (x, lo, hi))
     getitem: "f32[3, 2]" = vmap[0]
     return (getitem,)
 """
