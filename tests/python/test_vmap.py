@@ -349,7 +349,10 @@ def test_vmap_cond_nested_in_map_vmap_and_grad():
         np.testing.assert_allclose(g.numpy(), want, rtol=1e-5, atol=1e-6)
 
 
-def test_vmap_cond_compaction_runs_each_branch_once(kernels):
+def ticking_cond(kernels, prefix):
+    """(f, ticks): f(t) = cond(t.sum() > 0, t * 2, t - 1) whose branches
+    each call a side-effecting foreign kernel that counts its calls in
+    ticks["true"] / ticks["false"]."""
     ticks = {"true": 0, "false": 0}
 
     def ticker(name):
@@ -359,9 +362,9 @@ def test_vmap_cond_compaction_runs_each_branch_once(kernels):
         return tick
 
     cbs = {name: ticker(name) for name in ticks}
-    tick_true = kernels("void vtick_true(int64_t k, const float *x)", cbs["true"],
+    tick_true = kernels(f"void {prefix}_true(int64_t k, const float *x)", cbs["true"],
                         side_effects=True)
-    tick_false = kernels("void vtick_false(int64_t k, const float *x)", cbs["false"],
+    tick_false = kernels(f"void {prefix}_false(int64_t k, const float *x)", cbs["false"],
                          side_effects=True)
     w = r(3)
 
@@ -373,7 +376,11 @@ def test_vmap_cond_compaction_runs_each_branch_once(kernels):
             tick_false(1, w)
             return t - 1
         return hop.cond(t.sum() > 0, yes, no)
+    return f, ticks
 
+
+def test_vmap_cond_compaction_runs_each_branch_once(kernels):
+    f, ticks = ticking_cond(kernels, "vtick")
     x = hop.tensor(np.array([[1, 1, 1], [-1, -1, -1], [2, 0, 0], [0, 0, -3], [1, 0, 0]],
                             np.float32))
     g = hop.compile(hop.vmap(f))
@@ -1038,30 +1045,7 @@ def test_nested_vmap_closes_over_outer_batched_values():
 
 
 def test_nested_vmap_compaction_runs_each_branch_once_for_the_whole_batch(kernels):
-    ticks = {"true": 0, "false": 0}
-
-    def ticker(name):
-        @ctypes.CFUNCTYPE(None, ctypes.c_int64, ctypes.POINTER(ctypes.c_float))
-        def tick(k, x):
-            ticks[name] += k
-        return tick
-
-    cbs = {name: ticker(name) for name in ticks}
-    tick_true = kernels("void ntick_true(int64_t k, const float *x)", cbs["true"],
-                        side_effects=True)
-    tick_false = kernels("void ntick_false(int64_t k, const float *x)", cbs["false"],
-                         side_effects=True)
-    w = r(3)
-
-    def f(t):
-        def yes():
-            tick_true(1, w)
-            return t * 2
-        def no():
-            tick_false(1, w)
-            return t - 1
-        return hop.cond(t.sum() > 0, yes, no)
-
+    f, ticks = ticking_cond(kernels, "ntick")
     x = r(6, 7, 3)
     g = hop.compile(hop.vmap(hop.vmap(f)))
     xn = x.numpy()
