@@ -18,8 +18,5 @@ hop_node *hop__batch_movedim(hop_graph *g, hop_node *x, int from, int to);
  * scratch memory freed by hop__batch_scratch_clear. */
 hop_status hop__batch_map_args(hop_batch_ctx *cx, const hop_node *n, hop_arg *args);
 void hop__batch_scratch_clear(hop_batch_ctx *cx);
-/* The copy of subgraph g of the forward graph in hop_batch_out, made once
- * (installed under g's name); NULL with the error context set. */
-hop_graph *hop__batch_subgraph_copy(hop_batch_ctx *cx, const hop_graph *g);
 
 #endif /* HOP_BATCHING_BATCH_IMPL_H */

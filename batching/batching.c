@@ -170,9 +170,13 @@ subgraph_copy(hop_batch_ctx *cx, const hop_graph *g)
 }
 
 hop_graph *
-hop__batch_subgraph_copy(hop_batch_ctx *cx, const hop_graph *g)
+hop_batch_copy_body(hop_batch_ctx *cx, const hop_graph *body)
 {
-    return subgraph_copy(cx, g);
+    if (cx == NULL || body == NULL) {
+        hop_error(HOP_MISUSE, "hop_batch_copy_body: NULL %s", cx ? "body" : "context");
+        return NULL;
+    }
+    return subgraph_copy(cx, body);
 }
 
 /* ------------------------------------------------------------ the context */

@@ -25,7 +25,6 @@
  * hop_vmap_graph lives here: its fallback emits this layer's `map`.
  */
 #include "hop/batching.h"
-#include "batching/batch_impl.h"
 #include "hop/autodiff.h"
 #include "hop/eval.h"
 #include "hop/lowering.h"
@@ -315,7 +314,7 @@ vmap_batch(hop_batch_ctx *cx, const hop_node *call)
         st = hop_graph_add_subgraph(out, body);
     else
         hop_graph_free(body);
-    hop_graph *copy = st == HOP_OK ? hop__batch_subgraph_copy(cx, one) : NULL;
+    hop_graph *copy = st == HOP_OK ? hop_batch_copy_body(cx, one) : NULL;
     if (st == HOP_OK && copy == NULL)
         st = hop_error_code();
     int64_t od2 = 0;

@@ -90,6 +90,9 @@ hop_status hop_vmap_graph_loop(const hop_graph *fwd, const int *in_dims, const h
  *                          tensor output batched at 0; installed in out as
  *                          `<body>_vmap`, one per (body, batched), so a
  *                          shared body has one batched version
+ *   hop_batch_copy_body    body (a subgraph of the call) copied as it is
+ *                          into out, once, under its own name (vmap keeps
+ *                          its unbatched f this way); NULL on error
  *
  * A HOP rule sets every output of the call.
  */
@@ -100,6 +103,7 @@ hop_status hop_batch_set(hop_batch_ctx *cx, const hop_node *n, size_t i, hop_nod
 hop_node *hop_batch_broadcast(hop_batch_ctx *cx, hop_node *v);
 hop_status hop_batch_body(hop_batch_ctx *cx, const hop_graph *body, const bool *batched,
                           hop_graph **vmapped);
+hop_graph *hop_batch_copy_body(hop_batch_ctx *cx, const hop_graph *body);
 
 /*
  * For rules that choose which outputs of a body are batched (the loops:
