@@ -456,6 +456,12 @@ small_plan(const hop_lower_ctx *cx, hop__fgroup *g)
         if (!any)
             return;
     }
+    for (int s = 0; s < g->nsteps; s++) {
+        hop__fstep *st = &g->steps[s];
+        for (int i = 0; i < st->nin; i++)
+            st->small_ai[i] = st->in[i].src == HOP__F_REG ||
+                              (st->in[i].src == HOP__F_INPUT && g->small_inc[st->in[i].idx]);
+    }
     g->small_n = (int)n;
     g->scalar_i64 = n == 1 && g->nsteps == 1 && scalar_op(&g->steps[0]);
 }

@@ -791,6 +791,42 @@ compile_main(hop_lower_ctx *cx)
     return HOP_OK;
 }
 
+/* An instruction run_straight (runtime/vm.c) runs: no jump, no budget of
+ * its own beyond the instruction. */
+static bool
+straight_insn(const hop__insn *in)
+{
+    switch (in->opcode) {
+    case HOP__OP_MoveInt:
+    case HOP__OP_Integer:
+    case HOP__OP_Swap:
+        return true;
+    case HOP__OP_Fused:
+    case HOP__OP_Copy:
+        return ((const hop__fgroup *)in->p4)->small_n > 0;
+    default:
+        return false;
+    }
+}
+
+/* Marks the back edges of loops whose bodies are straight (program.h). */
+static void
+mark_straight(hop_plan *p)
+{
+    for (int32_t pc = 0; pc < p->ncode; pc++) {
+        hop__insn *in = &p->code[pc];
+        bool back = in->opcode == HOP__OP_Next ||
+                    (in->opcode == HOP__OP_If && in->p2 <= pc &&
+                     (in->p4 == NULL || ((const hop__fgroup *)in->p4)->small_n > 0));
+        if (!back || in->p2 < 0 || in->p2 > pc)
+            continue;
+        bool ok = true;
+        for (int32_t k = in->p2; k < pc && ok; k++)
+            ok = straight_insn(&p->code[k]);
+        in->straight = ok;
+    }
+}
+
 /* Copies the routines into one program: main, then the subroutines. */
 static hop_status
 assemble(hop_lower_ctx *cx)
@@ -828,6 +864,7 @@ assemble(hop_lower_ctx *cx)
         }
     }
     p->ncode = (int32_t)total;
+    mark_straight(p);
     p->nroutines = (int32_t)cx->nroutines;
     /* No recursion: a routine is on the call stack at most once. */
     p->max_depth = (int32_t)cx->nroutines;

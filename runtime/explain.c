@@ -180,6 +180,8 @@ comment_text(const hop_plan *p, int32_t pc, hop__buf *b)
         if (in->p4)
             hop__buf_printf(b, "t%d = %s; ", in->p1, slot_name(p, in->p1));
         hop__buf_printf(b, "if %c%d goto %d", in->p3 == 0 ? 't' : 'r', in->p1, in->p2);
+        if (in->straight)
+            hop__buf_printf(b, " (straight)");
         break;
     case HOP__OP_Goto:
         hop__buf_printf(b, "goto %d", in->p2);
@@ -189,6 +191,8 @@ comment_text(const hop_plan *p, int32_t pc, hop__buf *b)
         break;
     case HOP__OP_Next:
         hop__buf_printf(b, "r%d += 1; if r%d < r%d goto %d", in->p1, in->p1, in->p3, in->p2);
+        if (in->straight)
+            hop__buf_printf(b, " (straight)");
         break;
     case HOP__OP_Call: {
         const hop__calldesc *d = in->p4;

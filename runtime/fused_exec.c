@@ -584,44 +584,39 @@ sym_value(const hop__fopnd *o, hop_dtype opdtype, const int64_t *regs, void *out
  * its operands without the tiled machinery: the common case in a loop body
  * or a map row.  Its frame stays under a page (no stack probes).
  */
-__attribute__((noinline)) static hop_status
-run_small(const hop__fgroup *g, hop__frame *f)
+static inline hop_status
+small_steps(const hop__fgroup *g, hop__frame *f, hop__ftile *regs)
 {
-    _Alignas(64) unsigned char regs[HOP__F_MAXREGS][HOP__F_SMALL * 8];
     _Alignas(8) unsigned char sym[3][8];
+    const hop_tensor *slots = f->slots;
     int64_t n = g->small_n;
-    for (int s = 0; s < g->nsteps; s++) {
-        const hop__fstep *st = &g->steps[s];
+    for (const hop__fstep *st = g->steps, *end = st + g->nsteps; st < end; st++) {
         const void *a[3];
-        int ai[3];
         for (int i = 0; i < st->nin; i++) {
             const hop__fopnd *op = &st->in[i];
-            switch (op->src) {
-            case HOP__F_REG:
+            if (op->src == HOP__F_INPUT) {
+                a[i] = slots[g->inputs[op->idx]].data;
+            } else if (op->src == HOP__F_REG) {
                 a[i] = regs[op->idx];
-                ai[i] = 1;
-                break;
-            case HOP__F_INPUT:
-                a[i] = f->slots[g->inputs[op->idx]].data;
-                ai[i] = g->small_inc[op->idx];
-                break;
-            case HOP__F_SCALAR:
+            } else if (op->src == HOP__F_SCALAR) {
                 a[i] = op->val;
-                ai[i] = 0;
-                break;
-            default: {
+            } else {
                 hop_status rc = sym_value(op, st->opdtype, f->regs, sym[i]);
                 if (rc != HOP_OK)
                     return rc;
                 a[i] = sym[i];
-                ai[i] = 0;
-                break;
-            }
             }
         }
-        st->fn(n, st->out >= 0 ? (void *)regs[st->out] : f->slots[g->out].data, a, ai);
+        st->fn(n, st->out >= 0 ? (void *)regs[st->out] : slots[g->out].data, a, st->small_ai);
     }
     return HOP_OK;
+}
+
+__attribute__((noinline)) static hop_status
+run_small(const hop__fgroup *g, hop__frame *f)
+{
+    _Alignas(64) hop__ftile regs[HOP__F_MAXREGS];
+    return small_steps(g, f, regs);
 }
 
 /* An int64 operand of a scalar_i64 step. */
@@ -633,50 +628,23 @@ scalar_in(const hop__fgroup *g, const hop__frame *f, const hop__fopnd *op)
     return v;
 }
 
-/* A scalar_i64 group (program.h): the arithmetic of the vector functions
- * (wrapping add, sub, mul), inline. */
+/* A scalar_i64 group (program.h). */
 static void
 run_scalar(const hop__fgroup *g, hop__frame *f)
 {
     const hop__fstep *st = &g->steps[0];
-    int64_t x = scalar_in(g, f, &st->in[0]), y = scalar_in(g, f, &st->in[1]), r;
-    void *out = f->slots[g->out].data;
-    switch (st->op) {
-    case HOP_OP_add:
-        r = (int64_t)((uint64_t)x + (uint64_t)y);
-        break;
-    case HOP_OP_sub:
-        r = (int64_t)((uint64_t)x - (uint64_t)y);
-        break;
-    case HOP_OP_mul:
-        r = (int64_t)((uint64_t)x * (uint64_t)y);
-        break;
-    case HOP_OP_maximum:
-        r = x > y ? x : y;
-        break;
-    case HOP_OP_minimum:
-        r = x < y ? x : y;
-        break;
-    case HOP_OP_eq:
-        *(hop__bool *)out = x == y;
-        return;
-    case HOP_OP_ne:
-        *(hop__bool *)out = x != y;
-        return;
-    case HOP_OP_lt:
-        *(hop__bool *)out = x < y;
-        return;
-    case HOP_OP_le:
-        *(hop__bool *)out = x <= y;
-        return;
-    case HOP_OP_gt:
-        *(hop__bool *)out = x > y;
-        return;
-    default: /* HOP_OP_ge: the lowering marks no other */
-        *(hop__bool *)out = x >= y;
-        return;
+    hop__scalar_i64(st->op, scalar_in(g, f, &st->in[0]), scalar_in(g, f, &st->in[1]),
+                    f->slots[g->out].data);
+}
+
+hop_status
+hop__fused_small(const hop__fgroup *g, hop__frame *f, hop__ftile *regs)
+{
+    if (g->scalar_i64) {
+        run_scalar(g, f);
+        return HOP_OK;
     }
-    memcpy(out, &r, sizeof r);
+    return small_steps(g, f, regs);
 }
 
 /* A group of any size: the tiled engine (execute). */

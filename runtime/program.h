@@ -186,6 +186,12 @@ extern const char *const hop__opcode_names[HOP__OP_COUNT];
 
 typedef struct hop__insn {
     uint8_t opcode;
+    /* A loop's back edge (Next, or an If jumping back) whose body, from P2
+     * up to it, is straight: only MoveInt, Integer, Swap and small fused
+     * groups (small_n > 0), none of which can jump.  The VM runs such a
+     * loop's iterations in one tight loop (runtime/vm.c: run_straight).  Set
+     * by the lowering when it assembles the program. */
+    uint8_t straight;
     int32_t p1, p2, p3;
     int64_t i64;      /* Integer: the value */
     const void *p4;   /* per opcode: a descriptor in the plan's arena */
@@ -337,6 +343,9 @@ typedef struct hop__fstep {
     hop_dtype fdtype;  /* what fn writes: dtype, or f32 rounded into an f16 result */
     hop_dtype opdtype; /* the dtype the op is in (a comparison's promoted one) */
     hop__fopnd in[3];
+    /* In a small group (small_n > 0): each operand's inc for fn, 1 for a
+     * register or a stepping input, 0 otherwise (set with small_n). */
+    int small_ai[3];
 } hop__fstep;
 
 typedef struct hop__fgroup {

@@ -143,6 +143,54 @@ long hop__parmap_runs(void);
 /* -------------------------------------------------------- fused_exec.c */
 
 hop_status hop__fused_run(const hop__fgroup *g, hop__frame *f);
+/* The step of a scalar_i64 group (program.h) over x and y into out: the
+ * arithmetic of the vector functions (wrapping add, sub, mul), inline. */
+static inline void
+hop__scalar_i64(hop_op op, int64_t x, int64_t y, void *out)
+{
+    int64_t r;
+    switch (op) {
+    case HOP_OP_add:
+        r = (int64_t)((uint64_t)x + (uint64_t)y);
+        break;
+    case HOP_OP_sub:
+        r = (int64_t)((uint64_t)x - (uint64_t)y);
+        break;
+    case HOP_OP_mul:
+        r = (int64_t)((uint64_t)x * (uint64_t)y);
+        break;
+    case HOP_OP_maximum:
+        r = x > y ? x : y;
+        break;
+    case HOP_OP_minimum:
+        r = x < y ? x : y;
+        break;
+    case HOP_OP_eq:
+        *(hop__bool *)out = x == y;
+        return;
+    case HOP_OP_ne:
+        *(hop__bool *)out = x != y;
+        return;
+    case HOP_OP_lt:
+        *(hop__bool *)out = x < y;
+        return;
+    case HOP_OP_le:
+        *(hop__bool *)out = x <= y;
+        return;
+    case HOP_OP_gt:
+        *(hop__bool *)out = x > y;
+        return;
+    default: /* HOP_OP_ge: the lowering marks no other */
+        *(hop__bool *)out = x >= y;
+        return;
+    }
+    memcpy(out, &r, sizeof r);
+}
+
+/* A small group (small_n > 0) with the caller's tile registers: a loop
+ * running small groups every iteration keeps one set (runtime/vm.c). */
+typedef unsigned char hop__ftile[HOP__F_SMALL * 8];
+hop_status hop__fused_small(const hop__fgroup *g, hop__frame *f, hop__ftile *regs);
 /* dst = src elementwise (same sizes, any strides, dtype conversion). */
 hop_status hop__copy_tensor(hop_tensor *dst, const hop_tensor *src);
 

@@ -618,3 +618,110 @@ def test_while_loop_conditions_of_every_shape_in_the_rotated_loop(trips):
     while np.abs(ref).sum() > trips:
         ref = ref * np.float32(0.5)
     check_all(g, (x, n), ref)
+
+
+# ------------------------------------------------- straight loops (issue #14)
+# A loop whose body is only small fused groups, int moves and the carries'
+# Swap runs its iterations in the VM's run_straight (the back edge shows
+# "(straight)" in the plan dump).  It must give eager's bits exactly.
+
+def plan_of(cf):
+    return cf._entries[0].runner.plan.dump()
+
+
+def back_edges(dump):
+    return [line for line in dump.splitlines() if " Next " in line or " If " in line]
+
+
+def exact(a, b):
+    a, b = a.numpy(), b.numpy()
+    assert a.dtype == b.dtype and a.shape == b.shape
+    assert np.array_equal(a, b), (a, b)
+
+
+def test_straight_fori_loop_is_marked_and_gives_eagers_bits():
+    x = hop.randn(16, seed=1)
+    f = lambda x: hop.fori_loop(0, 1000, lambda i, v: v * 0.999 + 0.001, x)
+    cf = hop.compile(f)
+    exact(cf(x), f(x))
+    edges = back_edges(plan_of(cf))
+    assert len(edges) == 1 and edges[0].endswith("(straight)"), edges
+    # the body: MoveInt, Fused, Swap, then Next: 4 instructions per iteration
+    body = [l.split()[1] for l in plan_of(cf).splitlines()[2:] if l.strip()[:1].isdigit()]
+    assert body[body.index("Next") - 3:body.index("Next") + 1] == ["MoveInt", "Fused", "Swap",
+                                                                    "Next"]
+    assert cf(x).numpy().tobytes() == cf(x).numpy().tobytes()  # a second run from the same state
+
+
+def test_straight_loop_with_odd_and_even_trip_counts_and_a_strided_init():
+    # the carry enters with other strides (a transposed view), and the
+    # double buffer ends in either slot (odd and even trips)
+    base = hop.randn(4, 4, seed=2)
+    for n in (1, 2, 3, 10):
+        f = lambda b, n=n: hop.fori_loop(0, n, lambda i, v: v * 1.5 - 0.25, b.T)
+        cf = hop.compile(f)
+        exact(cf(base), f(base))
+        exact(cf(base), f(base))
+        assert back_edges(plan_of(cf))[0].endswith("(straight)")
+
+
+def test_straight_loop_reading_the_index_and_a_loop_invariant():
+    # v * i reads a SymInt (the group is run as itself); w2 is computed
+    # before the loop (plan storage); w, a plan input, is no small operand
+    x, w = hop.randn(8, seed=3), hop.randn(8, seed=4)
+
+    def f(x, w):
+        w2 = w * 2
+        return hop.fori_loop(0, 7, lambda i, v: (v * i + w2) * 0.5, x)
+    cf = hop.compile(f)
+    exact(cf(x, w), f(x, w))
+    assert back_edges(plan_of(cf))[0].endswith("(straight)"), plan_of(cf)
+    g = lambda x, w: hop.fori_loop(0, 7, lambda i, v: (v * i + w) * 0.5, x)
+    cg = hop.compile(g)
+    exact(cg(x, w), g(x, w))
+    assert not back_edges(plan_of(cg))[0].endswith("(straight)")
+
+
+def test_straight_loop_with_several_carries_and_a_long_body():
+    # two carries in one Swap; more steps than run_straight decodes at once
+    x, y = hop.randn(5, seed=5), hop.randn(5, seed=6)
+
+    def body(i, c):
+        a, b = c
+        for k in range(70):
+            a = a * 0.5 + b * 0.25 if k % 2 else (a - b) * 0.75
+        return a, b * 0.9 + 0.01
+
+    f = lambda x, y: hop.fori_loop(0, 9, body, (x, y))
+    cf = hop.compile(f)
+    got, want = cf(x, y), f(x, y)
+    exact(got[0], want[0])
+    exact(got[1], want[1])
+    assert back_edges(plan_of(cf))[0].endswith("(straight)")
+
+
+def test_straight_while_loop_is_marked_and_gives_eagers_bits():
+    x, n = hop.randn(16, seed=1), hop.tensor(777)
+    f = lambda x, n: hop.while_loop(lambda i, v: i < n, lambda i, v: (i + 1, v * 0.999 + 0.001),
+                                    (0, x))
+    cf = hop.compile(f)
+    got, want = cf(x, n), f(x, n)
+    assert int(got[0].numpy()) == 777
+    exact(got[1], want[1])
+    edges = back_edges(plan_of(cf))
+    assert len(edges) == 1 and " If " in edges[0] and edges[0].endswith("(straight)"), edges
+    # a data-dependent stop on the tensor carry itself
+    g = lambda v: hop.while_loop(lambda v: (v * v).sum() > 1.0, lambda v: (v * 0.5,), (v,))[0]
+    cg = hop.compile(g)
+    for s in (7, 8):
+        v = hop.randn(6, seed=s) * 40
+        exact(cg(v), g(v))
+
+
+def test_loop_with_an_op_in_its_body_is_not_straight():
+    x, w = hop.randn(1, 4, seed=7), hop.randn(4, 4, seed=8) * 0.3
+    f = lambda x, w: hop.fori_loop(0, 5, lambda i, v: (v @ w) * 0.5, x)
+    cf = hop.compile(f)
+    exact(cf(x, w), f(x, w))
+    edges = back_edges(plan_of(cf))
+    assert len(edges) == 1 and not edges[0].endswith("(straight)"), edges
