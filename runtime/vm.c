@@ -541,11 +541,14 @@ branch_value(const hop__frame *f, const hop__insn *in, int64_t *v)
  */
 #define STRAIGHT_MAXOPS 48
 
+enum { SOP_STEP, SOP_SCALAR, SOP_MOVE, SOP_SWAP, SOP_INSN };
+
 typedef struct sop {
-    hop__vfn fn; /* NULL: a scalar_i64 step (scalar) or insn run as itself */
-    bool scalar;
-    hop_op op; /* scalar: its op */
-    const hop__insn *insn;
+    uint8_t kind;
+    hop_op op;             /* SCALAR: its op */
+    int32_t p1, p2;        /* MOVE: r[p1] = r[p2]; SWAP: slots p1 and p2 */
+    hop__vfn fn;           /* STEP */
+    const hop__insn *insn; /* INSN: run as itself */
     int64_t n;
     const int *ai;
     void *const *out;
@@ -567,10 +570,23 @@ straight_decode(hop__frame *f, const hop__insn *body, const hop__insn *back, hop
                                    : NULL;
         if (in == back && g == NULL)
             break;
+        if (in->opcode == HOP__OP_MoveInt || in->opcode == HOP__OP_Swap) {
+            /* a Swap's pairs one by one, as the instruction swaps them */
+            const int32_t *more = in->p4;
+            int n = in->opcode == HOP__OP_Swap ? 1 + in->p3 : 1;
+            if (k + n > STRAIGHT_MAXOPS)
+                return false;
+            for (int j = 0; j < n; j++)
+                ops[k++] = (sop){.kind = in->opcode == HOP__OP_Swap ? SOP_SWAP : SOP_MOVE,
+                                 .p1 = j ? more[2 * j - 2] : in->p1,
+                                 .p2 = j ? more[2 * j - 1] : in->p2,
+                                 .insn = in};
+            continue;
+        }
         if (g == NULL || g->has_sym) {
             if (k == STRAIGHT_MAXOPS)
                 return false;
-            ops[k++] = (sop){.insn = in};
+            ops[k++] = (sop){.kind = SOP_INSN, .insn = in};
             continue;
         }
         if (g->scalar_i64) {
@@ -578,7 +594,7 @@ straight_decode(hop__frame *f, const hop__insn *body, const hop__insn *back, hop
             if (k == STRAIGHT_MAXOPS)
                 return false;
             sop *o = &ops[k++];
-            *o = (sop){.scalar = true, .op = g->steps[0].op, .insn = in};
+            *o = (sop){.kind = SOP_SCALAR, .op = g->steps[0].op, .insn = in};
             for (int i = 0; i < 2; i++) {
                 const hop__fopnd *op = &g->steps[0].in[i];
                 o->in[i] = &o->cell[i];
@@ -595,7 +611,8 @@ straight_decode(hop__frame *f, const hop__insn *body, const hop__insn *back, hop
             if (k == STRAIGHT_MAXOPS)
                 return false;
             sop *o = &ops[k++];
-            *o = (sop){.fn = st->fn, .insn = in, .n = g->small_n, .ai = st->small_ai};
+            *o = (sop){
+                .kind = SOP_STEP, .fn = st->fn, .insn = in, .n = g->small_n, .ai = st->small_ai};
             for (int i = 0; i < 3; i++) {
                 const hop__fopnd *op = &st->in[i];
                 o->in[i] = &o->cell[i];
@@ -666,16 +683,29 @@ run_straight(hop__frame *f, const hop__insn *back)
             return st;
         if (decoded) {
             for (const sop *o = ops, *oend = ops + nops; o < oend; o++) {
-                if (o->fn) {
+                switch (o->kind) {
+                case SOP_STEP: {
                     const void *a[3] = {*o->in[0], *o->in[1], *o->in[2]};
                     o->fn(o->n, *o->out, a, o->ai);
-                } else if (o->scalar) {
+                    break;
+                }
+                case SOP_SCALAR: {
                     int64_t x, y;
                     memcpy(&x, *o->in[0], sizeof x);
                     memcpy(&y, *o->in[1], sizeof y);
                     hop__scalar_i64(o->op, x, y, *o->out);
-                } else if ((st = straight_insn(f, o->insn, tiles)) != HOP_OK) {
-                    return st;
+                    break;
+                }
+                case SOP_MOVE:
+                    regs[o->p1] = regs[o->p2];
+                    break;
+                case SOP_SWAP:
+                    swap_slots(f, o->p1, o->p2);
+                    break;
+                default:
+                    if ((st = straight_insn(f, o->insn, tiles)) != HOP_OK)
+                        return st;
+                    break;
                 }
             }
         } else {
