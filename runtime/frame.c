@@ -1,9 +1,9 @@
 /*
  * runtime/frame.c - plans and frames: a plan's lifetime and accessors,
  * frames (everything one run writes: slot headers, registers, the call
- * stack, kernel caches, the block) and the worker frames of parallel loops,
- * the layout of the block at run time, the binding of output tensors, and
- * interrupts.
+ * stack, kernel caches, the block, the storage of late tensors) and the
+ * worker frames of parallel loops, the layout of the block at run time,
+ * the binding of output tensors, late tensors, and interrupts.
  *
  * A plan keeps one idle frame, taken and given back with an atomic
  * exchange, so consecutive runs reuse it and concurrent runs each get their

@@ -5,8 +5,9 @@
  *
  *   vm.c          the interpreter loop (hop_plan_run*), operands, views,
  *                 results, interrupts, int programs (hop__xeval)
- *   frame.c       plans' lifetime, frames, worker frames, the block's layout
- *                 and the binding of output tensors
+ *   frame.c       plans' lifetime, frames, worker frames, the block's layout,
+ *                 the binding of output tensors and the storage of late
+ *                 tensors kept between runs
  *   parmap.c      parallel loops on the pool
  *   fused_exec.c  the tiled executor of fused groups, tensor copies
  *   explain.c     hop_plan_dump and the trace of a run
