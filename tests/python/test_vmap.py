@@ -349,6 +349,24 @@ def test_vmap_cond_nested_in_map_vmap_and_grad():
         np.testing.assert_allclose(g.numpy(), want, rtol=1e-5, atol=1e-6)
 
 
+def test_steady_runs_of_a_compiled_compaction_allocate_nothing():
+    # nonzero, take, cumsum and the branches' tensors have sizes known only
+    # mid-run: the plan's frame keeps their storage between runs
+    x, w = r(1000, 16), r(16, 16)
+    g = hop.compile(hop.vmap(costly, in_axes=(0, None)))
+    want = loop(costly, (0, None), (x, w))
+    for _ in range(2):
+        got = g(x, w)
+    counts = []
+    for _ in range(3):
+        before = hop._C._alloc_count()
+        got = None
+        got = g(x, w)
+        counts.append(hop._C._alloc_count() - before)
+        np.testing.assert_allclose(got.numpy(), want, rtol=1e-5, atol=1e-5)
+    assert counts == [0, 0, 0], counts
+
+
 def test_vmap_cond_compaction_runs_each_branch_once(kernels):
     ticks = {"true": 0, "false": 0}
 
