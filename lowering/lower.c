@@ -164,8 +164,8 @@ compile_view(hop_lower_ctx *cx, const hop_node *n)
     return set_value(cx, n, hop__pv_tensor(out));
 }
 
-/* nonzero: sizes only known once it ran; the op, run as an eager op,
- * allocates its result (OpAlloc). */
+/* The INDEX family (nonzero: sizes only known once it ran): OpAlloc runs
+ * the op into storage the frame keeps for its slot. */
 static hop_status
 compile_op_alloc(hop_lower_ctx *cx, const hop_node *n)
 {
@@ -176,6 +176,7 @@ compile_op_alloc(hop_lower_ctx *cx, const hop_node *n)
         st = hop__new_slot(cx, HOP__S_LATE, &n->meta->meta, n->name, &out);
     if (st != HOP_OK)
         return st;
+    cx->slots[out].what = op_name(n);
     if (hop__emit(cx, HOP__OP_OpAlloc, out, 0, 0, d, d->text) < 0)
         return HOP_NOMEM;
     if ((st = access_args(cx, d->args, d->nargs)) != HOP_OK ||

@@ -1,18 +1,20 @@
 /*
  * runtime/frame.c - plans and frames: a plan's lifetime and accessors,
  * frames (everything one run writes: slot headers, registers, the call
- * stack, kernel caches, the block) and the worker frames of parallel loops,
- * the layout of the block at run time, the binding of output tensors, and
- * interrupts.
+ * stack, kernel caches, the block, the storage of late tensors) and the
+ * worker frames of parallel loops, the layout of the block at run time,
+ * the binding of output tensors, late tensors, and interrupts.
  *
  * A plan keeps one idle frame, taken and given back with an atomic
  * exchange, so consecutive runs reuse it and concurrent runs each get their
- * own.  The memory plan's block is one byte tensor: when every size is
- * constant the code generator computed the offsets; otherwise Layout
- * computes them at the first run and again only when the symbols they
- * depend on change.  Behind the main regions lie the worker areas of the
- * parallel loops (parmap.c): one copy per worker frame of the regions a
- * loop body's own buffers use.
+ * own; with it go the storage of its late tensors and its scratch, so that
+ * a steady run allocates nothing (hop_plan_trim gives all of it back).  The
+ * memory plan's block is one byte tensor: when every size is constant the
+ * code generator computed the offsets; otherwise Layout computes them at
+ * the first run and again only when the symbols they depend on change.
+ * Behind the main regions lie the worker areas of the parallel loops
+ * (parmap.c): one copy per worker frame of the regions a loop body's own
+ * buffers use.
  */
 #include "hop/foreign.h"
 #include "runtime/vm_impl.h"
@@ -109,6 +111,7 @@ al(size_t n)
         al((size_t)(p)->nbuffers * sizeof(int64_t)),                                               \
         al((p)->noutputs * sizeof(hop_tensor *)),                                                  \
         al((size_t)(p)->nregions * sizeof(int64_t)),                                               \
+        al((size_t)(p)->nslots * sizeof(hop_tensor *)),                                            \
     }
 /* clang-format on */
 
@@ -149,6 +152,8 @@ hop__frame_init(hop_plan *p, void *raw)
     f->recycle = (hop_tensor **)c;
     c += sz[10];
     f->woff = (int64_t *)c;
+    c += sz[11];
+    f->kept = (hop_tensor **)c;
     f->plan = p;
     f->stop = -1;
     f->root = f;
@@ -182,11 +187,27 @@ hop__frame_release_owned(hop__frame *f)
 }
 
 void
+hop__frame_release_kept(hop__frame *f)
+{
+    for (int32_t s = 0; s < f->plan->nslots && f->nkept > 0; s++) {
+        if (f->kept[s]) {
+            hop_tensor_release(f->kept[s]);
+            f->kept[s] = NULL;
+            f->nkept--;
+        }
+    }
+    hop__free(f->scratch);
+    f->scratch = NULL;
+    f->nscratch = 0;
+}
+
+void
 hop__frame_free(hop__frame *f)
 {
     if (f == NULL)
         return;
     hop__frame_release_owned(f);
+    hop__frame_release_kept(f);
     workers_free(f);
     for (size_t j = 0; j < f->plan->noutputs; j++)
         hop_tensor_release(f->recycle[j]);
@@ -227,8 +248,10 @@ hop__parmap_workers(const hop_plan *p)
 static void
 workers_free(hop__frame *f)
 {
-    for (int k = 0; k < f->subcap; k++)
+    for (int k = 0; k < f->subcap; k++) {
         hop__frame_release_owned(f->subs[k]);
+        hop__frame_release_kept(f->subs[k]);
+    }
     hop__free(f->subraw);
     f->subraw = NULL;
     f->subs = NULL;
@@ -256,6 +279,84 @@ hop__parmap_reserve(hop__frame *f, int n)
     f->subcap = n;
     f->nsub = nsub < n ? nsub : n;
     return HOP_OK;
+}
+
+/* ---------------------------------------------------------- late tensors */
+
+/*
+ * A late tensor's storage (sized only mid-run: Alloc, OpAlloc) outlives the
+ * run in f->kept, so that the next run reuses it instead of asking the
+ * allocator again: above glibc's mmap threshold every fresh block is a new
+ * mapping the kernel zeroes page by page on first touch, which made a
+ * compacted vmap of a cond 2-4x slower per example from 10,000 examples on.
+ * A kept tensor is reused only when the frame holds the one reference to it
+ * and to its storage (a result, a swapped carry or anything else still
+ * holding it makes the slot take new storage) and the storage is large
+ * enough; new storage gets an eighth more room, so sizes that vary a little
+ * from run to run (the examples a branch takes) settle after a few runs.
+ */
+static bool
+kept_free(const hop_tensor *t)
+{
+    return hop_tensor_refcount(t) == 1 &&
+           __atomic_load_n(&t->storage->refcount, __ATOMIC_ACQUIRE) == 1;
+}
+
+hop_tensor *
+hop__late_tensor(hop__frame *f, int32_t s, hop_dtype dtype, int rank, const int64_t *sizes)
+{
+    int64_t numel = 1;
+    for (int d = 0; d < rank; d++)
+        numel *= sizes[d]; /* checked by hop__check_shape: no overflow */
+    int64_t bytes = numel * (int64_t)hop_dtype_size(dtype);
+    hop_tensor *t = f->kept[s];
+    if (t == NULL || !kept_free(t) || (int64_t)hop_storage_nbytes(t->storage) < bytes) {
+        int64_t room = bytes > INT64_MAX / 2 ? bytes : bytes + bytes / 8;
+        if (room < ALIGN)
+            room = ALIGN;
+        hop_tensor *n = hop_tensor_empty(HOP_U8, 1, &room);
+        if (n == NULL)
+            return NULL;
+        if (t)
+            hop_tensor_release(t);
+        else
+            f->nkept++;
+        f->kept[s] = t = n;
+    }
+    hop__tensor_set_contiguous(t, dtype, rank, sizes);
+    return hop_tensor_retain(t);
+}
+
+void *
+hop__frame_scratch(hop__frame *f, size_t n)
+{
+    if (n <= f->nscratch)
+        return f->scratch;
+    size_t room = n + n / 8;
+    void *p = hop__malloc(room);
+    if (p == NULL)
+        return NULL;
+    hop__free(f->scratch);
+    f->scratch = p;
+    f->nscratch = room;
+    return p;
+}
+
+int32_t
+hop__late_find(const hop__frame *f, const hop_tensor *own)
+{
+    for (int32_t s = 0; s < f->plan->nslots && f->nkept > 0; s++)
+        if (f->kept[s] == own)
+            return s;
+    return -1;
+}
+
+void
+hop__late_forget(hop__frame *f, int32_t s)
+{
+    hop_tensor_release(f->kept[s]);
+    f->kept[s] = NULL;
+    f->nkept--;
 }
 
 /* ---------------------------------------------------------------- layout */

@@ -10,9 +10,10 @@
  * numbered tensor slots and int registers.  A tensor slot is a hop_tensor
  * header in a frame (one frame per concurrent run); its storage is a plan
  * input, the frame's block (the memory plan), a root output tensor or a
- * tensor allocated mid-run.  An int register holds a SymInt's value; every
- * symbol of the ShapeEnv the plan uses has one register, shared by every
- * subgraph (a symbol means the same size everywhere in one program).  Int
+ * tensor sized mid-run (a late slot: storage the frame keeps between
+ * runs).  An int register holds a SymInt's value; every symbol of the
+ * ShapeEnv the plan uses has one register, shared by every subgraph (a
+ * symbol means the same size everywhere in one program).  Int
  * expressions are small postfix programs over the registers (hop__xprog),
  * because a plan keeps no pointer into the ShapeEnv.
  *
@@ -121,8 +122,8 @@ hop__xget(const hop__xprog *x, const int64_t *regs, int64_t *out)
  *   Fused    P1 P2 P3 P4 t[P1] = fused group P4 (P2 inputs, P3 steps)
  *   Op       P1 P2 * P4  t[P1] = op P4 (hop__opdesc) with kernel cache P2
  *   View     P1 P2 * P4  t[P1] = view P4 of t[P2] (a copy for reshape)
- *   OpAlloc  P1 * * P4   t[P1] = op P4 run as an eager op, which allocates it
- *   Alloc    P1          t[P1] = new tensor of its sizes, known only now
+ *   OpAlloc  P1 * * P4   t[P1] = INDEX op P4, sized by itself, in kept storage
+ *   Alloc    P1          t[P1] = tensor of its sizes, known only now (kept storage)
  *   Copy     P1 P2 * P4  t[P1] <- t[P2] (copy group P4)
  *   Move     P1 P2       t[P1] stands for t[P2]
  *   Select   P1 P2 P3    t[P1] = index r[P3] of t[P2] along dim i64 (0: a row)
@@ -204,7 +205,7 @@ typedef enum hop__skind {
     HOP__S_INPUT,  /* a plan input: the caller's tensor */
     HOP__S_BUFFER, /* storage in the block */
     HOP__S_OUTPUT, /* storage: a root output tensor made by Layout (or the caller's) */
-    HOP__S_LATE,   /* storage allocated by Alloc/OpAlloc when made */
+    HOP__S_LATE,   /* storage the frame keeps for it, sized by Alloc/OpAlloc when made */
     HOP__S_VIEW,   /* a view made by View/Select */
     HOP__S_ALIAS,  /* filled by Move or Call: stands for another slot */
 } hop__skind;

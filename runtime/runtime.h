@@ -278,11 +278,33 @@ const hop__rrows *hop__reduce_rows_avx2(void);
 void hop__reduce_set_simd(bool on);
 void hop__cat_compute(const hop__cat *c, int ith, int nth);
 void hop__arange_compute(const hop__arange *a, int ith, int nth);
-/* nonzero of x into a new tensor. */
-hop_tensor *hop__nonzero(const hop_tensor *x);
+/*
+ * Where an op of the INDEX family gets its memory.  result: a contiguous
+ * tensor of dtype and sizes (one reference for the op's caller), NULL with
+ * the error set; scratch: n bytes the op may use until it returns, NULL
+ * with the error set.  NULL (eager) is hop_tensor_empty and hop's allocator
+ * (freed before the op returns); a plan's OpAlloc gives the storage its
+ * frame keeps between runs (runtime/frame.c), so a steady run allocates
+ * nothing.
+ */
+typedef struct hop__imem {
+    hop_tensor *(*result)(void *ud, hop_dtype dtype, int rank, const int64_t *sizes);
+    void *(*scratch)(void *ud, size_t n);
+    void *ud;
+} hop__imem;
+/* nonzero of x into a new tensor (from mem, or hop_tensor_empty). */
+hop_tensor *hop__nonzero(const hop_tensor *x, const hop__imem *mem);
 /* An op of the INDEX family (nonzero, cumsum, cumprod, sort, argsort,
- * take) into a new tensor in *out (scan_sort.c). */
+ * take) into a new tensor in *out (scan_sort.c).  c needs op, info, args,
+ * nargs, res.meta's dtype and rank, and sizes (not for nonzero, whose
+ * sizes come from the data); mem as above (NULL: eager). */
+hop_status hop__index_run(const hop__call *c, const hop__imem *mem, hop_tensor **out);
 hop_status hop__index_eager(const hop__call *c, hop_rt_value *out);
+/* Gives t - its own header, holding the only reference to its storage
+ * (hop_tensor_refcount 1, storage refcount 1) - a contiguous geometry from
+ * the storage's start; the storage must hold it.  The frame's kept late
+ * tensors are reused this way (runtime/frame.c). */
+void hop__tensor_set_contiguous(hop_tensor *t, hop_dtype dtype, int rank, const int64_t *sizes);
 
 /* [begin, end) of piece ith of nth over n items, begins rounded to align. */
 void hop__split(int64_t n, int ith, int nth, int64_t align, int64_t *begin, int64_t *end);

@@ -1,11 +1,12 @@
 /*
  * runtime/scan_sort.c - the ops computed along one dim into a new tensor:
  * cumsum/cumprod, sort/argsort and take (gather by an integer tensor), plus
- * the dispatch of the INDEX family that hop_eager (and so every plan's
- * Eager instruction) runs.
+ * the dispatch of the INDEX family that hop_eager and every plan's OpAlloc
+ * instruction run.
  *
  * Each works one line (the elements along the dim, for one index of the
- * other dims) at a time, through a line buffer from hop's allocator.  Scans
+ * other dims) at a time, through a line buffer: hop's allocator's when
+ * eager, the plan frame's kept scratch in a plan (hop__imem).  Scans
  * accumulate sequentially in the result's dtype, rounding every step as
  * NumPy's accumulate does (f16 in f32 rounded back to f16 each step, f32 in
  * f32); integers wrap in 64 bits.  Sorting is a stable merge sort with nan
@@ -76,6 +77,20 @@ wrap_dim(int64_t d, int rank)
     return (int)(d < 0 ? d + r : d);
 }
 
+/* n bytes of scratch: the plan frame's (mem), else hop's allocator. */
+static void *
+scratch_get(const hop__imem *mem, size_t n)
+{
+    return mem ? mem->scratch(mem->ud, n) : hop_malloc(n);
+}
+
+static void
+scratch_put(const hop__imem *mem, void *p)
+{
+    if (mem == NULL)
+        hop_free(p);
+}
+
 /* ----------------------------------------------------------------- scans */
 
 /* One line of n elements in dtype dt, scanned in place. */
@@ -116,7 +131,7 @@ scan_line(hop_op op, hop_dtype dt, void *p, int64_t n)
 }
 
 static hop_status
-scan(const hop__call *c, hop_tensor *out)
+scan(const hop__call *c, const hop__imem *mem, hop_tensor *out)
 {
     const hop_tensor *x = c->args[0].u.tensor;
     if (hop_tensor_numel(x) == 0)
@@ -128,7 +143,7 @@ scan(const hop__call *c, hop_tensor *out)
     int d = wrap_dim(c->args[1].u.i, x->rank);
     int64_t n = x->sizes[d];
     size_t osz = hop_dtype_size(out->dtype);
-    char *line = hop_malloc((size_t)n * osz);
+    char *line = scratch_get(mem, (size_t)n * osz);
     if (line == NULL)
         return HOP_NOMEM;
     lines w;
@@ -141,7 +156,7 @@ scan(const hop__call *c, hop_tensor *out)
         scan_line(c->op, out->dtype, line, n);
         hop__scatter(n, dst, out->strides[d], line, osz);
     } while (lines_next(&w));
-    hop_free(line);
+    scratch_put(mem, line);
     return HOP_OK;
 }
 
@@ -198,7 +213,7 @@ merge_sort(const key *k, bool desc, int64_t *idx, int64_t *tmp, int64_t n)
 }
 
 static hop_status
-sort(const hop__call *c, hop_tensor *out)
+sort(const hop__call *c, const hop__imem *mem, hop_tensor *out)
 {
     const hop_tensor *x = c->args[0].u.tensor;
     int64_t total = hop_tensor_numel(x);
@@ -213,7 +228,7 @@ sort(const hop__call *c, hop_tensor *out)
                    : hop_dtype_is_unsigned(x->dtype) ? HOP_U64
                                                      : HOP_I64;
     /* keys, indices and scratch: three arrays of n 8-byte items */
-    char *buf = hop_malloc((size_t)n * 24);
+    char *buf = scratch_get(mem, (size_t)n * 24);
     if (buf == NULL)
         return HOP_NOMEM;
     void *keys = buf;
@@ -236,14 +251,14 @@ sort(const hop__call *c, hop_tensor *out)
                 memcpy(o, src + idx[i] * xstride * (int64_t)xsz, xsz);
         }
     } while (d >= 0 && lines_next(&w));
-    hop_free(buf);
+    scratch_put(mem, buf);
     return HOP_OK;
 }
 
 /* ------------------------------------------------------------------ take */
 
 static hop_status
-take(const hop__call *c, hop_tensor *out)
+take(const hop__call *c, const hop__imem *mem, hop_tensor *out)
 {
     const hop_tensor *x = c->args[0].u.tensor, *ix = c->args[2].u.tensor;
     int d = wrap_dim(c->args[1].u.i, x->rank);
@@ -251,7 +266,7 @@ take(const hop__call *c, hop_tensor *out)
     if (hop_tensor_numel(out) == 0 && nidx == 0)
         return HOP_OK;
     /* the indices in C order as i64, checked before anything is written */
-    int64_t *k = hop_malloc((size_t)(nidx > 0 ? nidx : 1) * sizeof *k);
+    int64_t *k = scratch_get(mem, (size_t)(nidx > 0 ? nidx : 1) * sizeof *k);
     if (k == NULL)
         return HOP_NOMEM;
     int64_t kstrides[HOP_MAX_RANK], s = 1;
@@ -270,7 +285,7 @@ take(const hop__call *c, hop_tensor *out)
         if (hop_dtype_is_unsigned(ix->dtype) && v < 0)
             v = INT64_MAX; /* a u64 beyond int64 is out of range anyway */
         if (v < -size || v >= size) {
-            hop_free(k);
+            scratch_put(mem, k);
             return hop_error(HOP_INDEX,
                              "take: index %" PRId64 " is out of bounds for dim %d with "
                              "size %" PRId64,
@@ -322,36 +337,40 @@ take(const hop__call *c, hop_tensor *out)
             oidx[q] = 0;
         }
     }
-    hop_free(k);
+    scratch_put(mem, k);
     return HOP_OK;
 }
 
 /* ------------------------------------------------------------- dispatch */
 
 hop_status
-hop__index_eager(const hop__call *c, hop_rt_value *out)
+hop__index_run(const hop__call *c, const hop__imem *mem, hop_tensor **out)
 {
+    *out = NULL;
+    hop_tensor *t;
     if (c->op == HOP_OP_nonzero) {
-        if ((out->tensor = hop__nonzero(c->args[0].u.tensor)) == NULL)
+        if ((t = hop__nonzero(c->args[0].u.tensor, mem)) == NULL)
             return hop_error_code();
-        out->kind = HOP_VALUE_TENSOR;
+        *out = t;
         return HOP_OK;
     }
-    hop_tensor *t = hop_tensor_empty(c->res.meta.dtype, c->res.meta.rank, c->sizes);
+    hop_dtype dt = c->res.meta.dtype;
+    int rank = c->res.meta.rank;
+    t = mem ? mem->result(mem->ud, dt, rank, c->sizes) : hop_tensor_empty(dt, rank, c->sizes);
     if (t == NULL)
         return hop_error_code();
     hop_status st;
     switch (c->op) {
     case HOP_OP_cumsum:
     case HOP_OP_cumprod:
-        st = scan(c, t);
+        st = scan(c, mem, t);
         break;
     case HOP_OP_sort:
     case HOP_OP_argsort:
-        st = sort(c, t);
+        st = sort(c, mem, t);
         break;
     case HOP_OP_take:
-        st = take(c, t);
+        st = take(c, mem, t);
         break;
     default:
         st = hop_error(HOP_UNSUPPORTED, "%s: not an op of the INDEX family", c->info->name);
@@ -361,7 +380,15 @@ hop__index_eager(const hop__call *c, hop_rt_value *out)
         hop_tensor_release(t);
         return st;
     }
-    out->kind = HOP_VALUE_TENSOR;
-    out->tensor = t;
+    *out = t;
     return HOP_OK;
+}
+
+hop_status
+hop__index_eager(const hop__call *c, hop_rt_value *out)
+{
+    hop_status st = hop__index_run(c, NULL, &out->tensor);
+    if (st == HOP_OK)
+        out->kind = HOP_VALUE_TENSOR;
+    return st;
 }

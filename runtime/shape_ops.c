@@ -186,11 +186,12 @@ walk_nonzero(const hop_tensor *x, int64_t *out, int64_t cap)
 }
 
 hop_tensor *
-hop__nonzero(const hop_tensor *x)
+hop__nonzero(const hop_tensor *x, const hop__imem *mem)
 {
     int64_t n = walk_nonzero(x, NULL, 0);
     int64_t sizes[2] = {n, x->rank};
-    hop_tensor *t = hop_tensor_empty(HOP_I64, 2, sizes);
+    hop_tensor *t =
+        mem ? mem->result(mem->ud, HOP_I64, 2, sizes) : hop_tensor_empty(HOP_I64, 2, sizes);
     if (t == NULL)
         return NULL;
     walk_nonzero(x, t->data, n);

@@ -134,6 +134,14 @@ set_geometry(hop_tensor *t, hop_dtype dtype, int rank, const int64_t *sizes, con
     t->data = (char *)t->storage->data + (at <= t->storage->nbytes ? at : t->storage->nbytes);
 }
 
+void
+hop__tensor_set_contiguous(hop_tensor *t, hop_dtype dtype, int rank, const int64_t *sizes)
+{
+    int64_t strides[HOP_MAX_RANK];
+    contiguous_strides(rank, sizes, strides);
+    set_geometry(t, dtype, rank, sizes, strides, 0);
+}
+
 /* -------------------------------------------------------------- creation */
 
 /* Advice only: a failure (or an allocator whose memory cannot take it)

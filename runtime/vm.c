@@ -252,20 +252,82 @@ run_op(hop__frame *f, const hop__insn *in)
     return HOP_OK;
 }
 
+/* OpAlloc's memory: the slot's kept storage and the frame's scratch. */
+typedef struct late_ud {
+    hop__frame *f;
+    int32_t slot;
+} late_ud;
+
+static hop_tensor *
+late_result(void *ud, hop_dtype dtype, int rank, const int64_t *sizes)
+{
+    late_ud *u = ud;
+    return hop__late_tensor(u->f, u->slot, dtype, rank, sizes);
+}
+
+static void *
+late_scratch(void *ud, size_t n)
+{
+    return hop__frame_scratch(((late_ud *)ud)->f, n);
+}
+
+/* Whether slot s's sizes can be evaluated now (every symbol bound). */
+static bool
+sizes_bound(const hop__slot *sl, const int64_t *regs)
+{
+    for (int d = 0; d < sl->rank; d++)
+        for (int i = 0; i < sl->sizes[d]->len; i++)
+            if (sl->sizes[d]->code[i].op == HOP__X_REG &&
+                regs[sl->sizes[d]->code[i].reg] == HOP_UNBOUND)
+                return false;
+    return true;
+}
+
+/*
+ * OpAlloc: an op of the INDEX family into the storage the frame keeps for
+ * its slot.  Its sizes come from the slot when its symbols are bound (as
+ * an Op's kernel is rebased, without the shape inference that the lowering
+ * did once: inferring interns every new size in the thread's ShapeEnv),
+ * from the data for nonzero, else from hop_eager's inference.
+ */
 static hop_status
 run_op_alloc(hop__frame *f, const hop__insn *in)
 {
+    const hop_plan *p = f->plan;
     const hop__opdesc *d = in->p4;
+    const hop__slot *sl = &p->slots[in->p1];
     hop_rt_arg *rt = f->rtargs + d->rtbase, *next = rt + d->nargs;
     hop_status st = fill_args(f, d->args, d->nargs, rt, &next);
     if (st != HOP_OK)
         return st;
-    hop_rt_value v;
-    if ((st = hop_eager(d->op, rt, (size_t)d->nargs, &v)) != HOP_OK)
+    hop__call c;
+    if (d->op == HOP_OP_nonzero || sizes_bound(sl, f->regs)) {
+        memset(&c, 0, sizeof c);
+        c.op = d->op;
+        c.info = hop_op_get(d->op);
+        c.args = rt;
+        c.nargs = (size_t)d->nargs;
+        c.res.kind = HOP_VALUE_TENSOR;
+        c.res.meta.dtype = sl->dtype;
+        c.res.meta.rank = sl->rank;
+        int64_t numel;
+        if (d->op != HOP_OP_nonzero &&
+            (st = hop__slot_sizes(p, in->p1, f->regs, c.sizes, &numel)) != HOP_OK)
+            return st;
+    } else if ((st = hop__infer_call(&c, d->op, rt, (size_t)d->nargs)) != HOP_OK) {
         return st;
-    if (v.kind != HOP_VALUE_TENSOR)
-        return hop_error(HOP_RUNTIME, "%s: gave no tensor", d->text);
-    take(f, in->p1, v.tensor);
+    }
+    if (c.res.kind != HOP_VALUE_TENSOR)
+        return hop_error(HOP_RUNTIME, "%s: gives no tensor", d->text);
+    /* The slot keeps its last tensor until this one is made: an operand
+     * may still read it (a loop's carry), so in a loop OpAlloc takes new
+     * storage each time; from run to run it reuses the kept one. */
+    late_ud u = {f, in->p1};
+    hop__imem mem = {late_result, late_scratch, &u};
+    hop_tensor *t;
+    if ((st = hop__index_run(&c, &mem, &t)) != HOP_OK)
+        return st;
+    take(f, in->p1, t);
     return HOP_OK;
 }
 
@@ -795,21 +857,23 @@ hop__exec_at(hop__frame *f, int32_t pc)
             if ((st = run_view(f, in)) != HOP_OK)
                 goto fail;
             break;
-        /* OpAlloc P1 * * P4: slot P1 = a new tensor, op P4 run as an eager
-         * op (hop_eager), which allocates its result (nonzero: its size is
-         * only known once it ran). */
+        /* OpAlloc P1 * * P4: slot P1 = op P4 (of the INDEX family) run
+         * into a tensor it sizes itself (nonzero: its size is only known
+         * once it ran), in the storage the frame keeps for P1 as Alloc's. */
         case HOP__OP_OpAlloc:
             if ((st = run_op_alloc(f, in)) != HOP_OK)
                 goto fail;
             break;
-        /* Alloc P1: slot P1 = a new tensor of its sizes, which depend on
-         * values known only now. */
+        /* Alloc P1: slot P1 = a tensor of its sizes, which depend on values
+         * known only now, in the storage the frame keeps for P1 between
+         * runs (new storage when that is too small or still in use). */
         case HOP__OP_Alloc: {
             const hop__slot *sl = &p->slots[in->p1];
             int64_t sizes[HOP_MAX_RANK], numel;
             if ((st = hop__slot_sizes(p, in->p1, regs, sizes, &numel)) != HOP_OK)
                 goto fail;
-            hop_tensor *t = hop_tensor_empty(sl->dtype, sl->rank, sizes);
+            drop(f, in->p1); /* its storage may be what the frame keeps */
+            hop_tensor *t = hop__late_tensor(f, in->p1, sl->dtype, sl->rank, sizes);
             if (t == NULL) {
                 st = hop_error_code();
                 goto fail;
@@ -1028,6 +1092,15 @@ result(hop__frame *f, size_t j, hop_tensor **out)
     }
     const hop_tensor *h = &f->slots[v->id];
     hop_tensor *own = f->owner[v->id];
+    /* A late tensor the frame keeps: the caller gets it (the frame lets go
+     * of it, so no later run writes it), or a copy when its storage, grown
+     * for an earlier run, holds more than twice what the result needs. */
+    int32_t late = own && f->nkept ? hop__late_find(f, own) : -1;
+    if (late >= 0) {
+        int64_t need = hop_tensor_numel(own) * (int64_t)hop_dtype_size(own->dtype);
+        if ((int64_t)hop_storage_nbytes(own->storage) > 2 * need + 4096)
+            own = NULL;
+    }
     if (own && own != f->block) {
         if (same_geometry(h, own) && p->outslots[j] == v->id && f->owned[v->id]) {
             /* A root output tensor: the caller gets it, and the frame keeps
@@ -1040,6 +1113,8 @@ result(hop__frame *f, size_t j, hop_tensor **out)
         } else {
             *out = hop_tensor_view(own, h->rank, h->sizes, h->strides, h->offset);
         }
+        if (*out && late >= 0)
+            hop__late_forget(f, late);
         return *out ? HOP_OK : hop_error_code();
     }
     hop_tensor *t = hop_tensor_empty(h->dtype, h->rank, h->sizes);

@@ -5,8 +5,9 @@
  *
  *   vm.c          the interpreter loop (hop_plan_run*), operands, views,
  *                 results, interrupts, int programs (hop__xeval)
- *   frame.c       plans' lifetime, frames, worker frames, the block's layout
- *                 and the binding of output tensors
+ *   frame.c       plans' lifetime, frames, worker frames, the block's layout,
+ *                 the binding of output tensors and the storage of late
+ *                 tensors kept between runs
  *   parmap.c      parallel loops on the pool
  *   fused_exec.c  the tiled executor of fused groups, tensor copies
  *   explain.c     hop_plan_dump and the trace of a run
@@ -51,6 +52,16 @@ struct hop__frame {
     /* per output: the tensor the last run returned (one reference); reused
      * when the caller has released it and the sizes are the same */
     hop_tensor **recycle;
+    /* Late tensors (Alloc, OpAlloc): per slot, the tensor whose storage the
+     * slot's last one used (one reference), kept between runs and reused
+     * when nothing else holds it and its storage is large enough; nkept
+     * counts them.  scratch: an INDEX op's line buffer (nscratch bytes).
+     * hop__late_tensor hands them out; a result takes its tensor away
+     * (hop__late_forget); hop_plan_trim frees them with the frame. */
+    hop_tensor **kept;
+    int32_t nkept;
+    void *scratch;
+    size_t nscratch;
 
     /* Parallel loops (parmap.c).  stop: hop__exec_at returns OK on reaching
      * the Next at this pc (a worker running one iteration), -1 otherwise.
@@ -100,6 +111,23 @@ size_t hop__frame_bytes(const hop_plan *p);
 hop__frame *hop__frame_init(hop_plan *p, void *raw);
 /* Drops the references the frame's slots hold. */
 void hop__frame_release_owned(hop__frame *f);
+/* A late tensor for slot s (dtype, rank, sizes checked already): a new
+ * reference to a contiguous tensor in the storage the frame keeps for s
+ * when nothing else holds it and it is large enough, else in new storage
+ * (with room to grow), which the frame keeps from then on.  NULL with the
+ * error set (HOP_NOMEM); the kept storage is then as it was. */
+hop_tensor *hop__late_tensor(hop__frame *f, int32_t s, hop_dtype dtype, int rank,
+                             const int64_t *sizes);
+/* n bytes of the frame's scratch (kept, grown when too small).  NULL with
+ * the error set. */
+void *hop__frame_scratch(hop__frame *f, size_t n);
+/* The slot whose kept late tensor is own (a result's owner), or -1. */
+int32_t hop__late_find(const hop__frame *f, const hop_tensor *own);
+/* The frame lets go of slot s's kept tensor: it is handed to the caller as
+ * (part of) a result, so it must never be written again by a later run. */
+void hop__late_forget(hop__frame *f, int32_t s);
+/* Frees the frame's kept late tensors and scratch. */
+void hop__frame_release_kept(hop__frame *f);
 /* Keeps n worker frames for f (Layout).  HOP_NOMEM leaves f as it was. */
 hop_status hop__parmap_reserve(hop__frame *f, int n);
 /* Worker frames a layout makes room for: threads - 1, or 0. */

@@ -37,8 +37,13 @@
  * makes one, so a steady run on one thread allocates nothing but its output
  * tensors.  The cached frame also keeps a reference to the tensors the last
  * run returned, and reuses one for the same output when the caller has
- * released it (so its refcount reads 2 while the caller holds it);
- * hop_plan_trim gives that memory and the block back.
+ * released it (so its refcount reads 2 while the caller holds it), and the
+ * storage of the tensors whose sizes are only known mid-run (unbacked
+ * sizes: nonzero, a compacted branch), reused when the next run's fit (an
+ * eighth of room is kept for growth) and replaced by larger storage when
+ * not; a result that is (a view of) such a tensor is handed to the caller
+ * and never written again.  hop_plan_trim gives that memory and the block
+ * back.
  *
  * HOP_TRACE_PLAN=1 in the environment (read by hop_lower) makes the plan
  * print each instruction it executes to stderr; hop_plan_set_trace chooses
@@ -59,7 +64,8 @@ typedef struct hop_plan hop_plan;
 
 /* NULL is a no-op.  No run of the plan may be in progress. */
 void hop_plan_free(hop_plan *plan);
-/* Frees the cached frame: the block and the outputs kept for reuse. */
+/* Frees the cached frame: the block, the outputs and the storage of late
+ * tensors kept for reuse. */
 void hop_plan_trim(hop_plan *plan);
 
 /* The plan's tensor inputs and outputs. */

@@ -1139,6 +1139,142 @@ test_unbacked_sizes_from_item_and_nonzero(void **state)
     hop_output_graph_free(og);
 }
 
+/*
+ * A compaction: the rows whose sum is positive (nonzero, take: OpAlloc),
+ * a matmul and a tanh on them (late tensors: Alloc), a cumsum of the mask
+ * (OpAlloc of static size).  The frame keeps the storage of every late
+ * tensor and the INDEX ops' scratch between runs: from the second run on a
+ * run allocates nothing, also when the number of rows taken changes
+ * within the room kept, and hop_plan_trim gives all of it back.
+ */
+static hop_output_graph *
+compaction_program(hop_node **late, hop_node **tot, hop_node **last)
+{
+    hop_output_graph *og = hop_output_graph_new();
+    hop_node *x = hop_output_graph_add_input(og, "x", HOP_F32, 2, (int64_t[]){300, 16}, false);
+    hop_node *w = hop_output_graph_add_input(og, "w", HOP_F32, 2, (int64_t[]){16, 16}, false);
+    hop_tracer *t = root(og);
+    hop_node *s =
+        OP(t, HOP_OP_sum, N(x), hop_arg_list((hop_arg[]){hop_arg_int(1)}, 1), hop_arg_bool(false));
+    hop_node *mask = OP(t, HOP_OP_gt, N(s), hop_arg_int(0));
+    hop_node *nz = OP(t, HOP_OP_nonzero, N(mask));
+    hop_node *idx = OP(t, HOP_OP_reshape, N(nz), hop_arg_list((hop_arg[]){hop_arg_int(-1)}, 1));
+    hop_node *sel = OP(t, HOP_OP_take, N(x), hop_arg_int(0), N(idx));
+    hop_node *mm = OP(t, HOP_OP_matmul, N(sel), N(w));
+    hop_node *th = OP(t, HOP_OP_tanh, N(mm));
+    hop_node *cnt = OP(t, HOP_OP_to, N(mask), hop_arg_dtype(HOP_I64));
+    hop_node *cs = OP(t, HOP_OP_cumsum, N(cnt), hop_arg_int(0));
+    *tot = OP(t, HOP_OP_sum, N(th), hop_arg_none(), hop_arg_bool(false));
+    *last = OP(t, HOP_OP_sum, N(cs), hop_arg_none(), hop_arg_bool(false));
+    *late = th;
+    return og;
+}
+
+/* x with its first `pos` rows of positive sum, the others negative. */
+static hop_tensor *
+rows_positive(int64_t pos)
+{
+    hop_tensor *x = t2(HOP_F32, 300, 16);
+    float *v = x->data;
+    for (int64_t i = 0; i < 300 * 16; i++)
+        v[i] = (i / 16 < pos ? 1.0f : -1.0f) * (0.5f + 0.01f * (float)(i % 7));
+    return x;
+}
+
+static void
+test_steady_runs_keep_late_tensors_and_allocate_nothing(void **state)
+{
+    (void)state;
+    hop_node *th, *tot, *last;
+    hop_output_graph *og = compaction_program(&th, &tot, &last);
+    /* the results are the two sums: plan outputs of static size */
+    finish(og, (hop_node *[]){tot, last}, 2);
+    hop_plan *p = lower(og, true);
+    hop_tensor *w = t2(HOP_F32, 16, 16);
+    int64_t counts[] = {150, 150, 140, 160, 150, 0, 150};
+    for (size_t k = 0; k < LEN(counts); k++) {
+        hop_tensor *x = rows_positive(counts[k]), *in[] = {x, w}, *got[2], *want[2];
+        long before = hop_alloc_count();
+        assert_int_equal(hop_plan_run(p, in, 2, got, 2), HOP_OK);
+        long allocs = hop_alloc_count() - before;
+        /* run 0 makes the frame, the block, the outputs and the late
+         * storage (160 rows fit in the room kept for 150 + 150/8) */
+        if (k > 0)
+            assert_int_equal(allocs, 0);
+        assert_int_equal(hop_graph_eval(og, in, 2, want, 2), HOP_OK);
+        assert_same(got[0], want[0]);
+        assert_same(got[1], want[1]);
+        release_all(got, 2);
+        release_all(want, 2);
+        hop_tensor_release(x);
+    }
+    /* More rows than the room kept: new storage for the late tensors of
+     * that size (nonzero, take, matmul, tanh), once. */
+    hop_tensor *x = rows_positive(300), *in[] = {x, w}, *got[2];
+    long before = hop_alloc_count();
+    assert_int_equal(hop_plan_run(p, in, 2, got, 2), HOP_OK);
+    assert_int_equal(hop_alloc_count() - before, 4);
+    release_all(got, 2);
+    before = hop_alloc_count();
+    assert_int_equal(hop_plan_run(p, in, 2, got, 2), HOP_OK);
+    assert_int_equal(hop_alloc_count() - before, 0);
+    release_all(got, 2);
+    /* hop_plan_trim gives the frame back with everything it keeps. */
+    hop_plan_trim(p);
+    hop_runtime_thread_cleanup();
+    long live = hop_alloc_live();
+    assert_int_equal(hop_plan_run(p, in, 2, got, 2), HOP_OK);
+    release_all(got, 2);
+    assert_true(hop_alloc_live() > live);
+    hop_plan_trim(p);
+    hop_runtime_thread_cleanup();
+    assert_int_equal(hop_alloc_live(), live);
+    hop_tensor_release(x);
+    hop_tensor_release(w);
+    hop_plan_free(p);
+    hop_output_graph_free(og);
+}
+
+/*
+ * A late tensor returned as a result (and a view of one) goes to the
+ * caller: the frame lets go of it, so the next run writes other storage
+ * and what the caller holds keeps its values.
+ */
+static void
+test_late_results_never_share_storage_a_later_run_writes(void **state)
+{
+    (void)state;
+    hop_node *th, *tot, *last;
+    hop_output_graph *og = compaction_program(&th, &tot, &last);
+    hop_node *flat =
+        OP(root(og), HOP_OP_reshape, N(th), hop_arg_list((hop_arg[]){hop_arg_int(-1)}, 1));
+    finish(og, (hop_node *[]){th, flat}, 2);
+    hop_plan *p = lower(og, true);
+    hop_tensor *w = t2(HOP_F32, 16, 16);
+    hop_tensor *x1 = rows_positive(150), *x2 = rows_positive(120), *in1[] = {x1, w},
+               *in2[] = {x2, w}, *a[2], *b[2], *want1[2], *want2[2];
+    assert_int_equal(hop_graph_eval(og, in1, 2, want1, 2), HOP_OK);
+    assert_int_equal(hop_graph_eval(og, in2, 2, want2, 2), HOP_OK);
+    for (int rep = 0; rep < 3; rep++) {
+        assert_int_equal(hop_plan_run(p, in1, 2, a, 2), HOP_OK);
+        assert_int_equal(hop_plan_run(p, in2, 2, b, 2), HOP_OK);
+        assert_ptr_not_equal(a[0]->storage, b[0]->storage);
+        assert_ptr_not_equal(a[1]->storage, b[1]->storage);
+        assert_same(a[0], want1[0]);
+        assert_same(a[1], want1[1]);
+        assert_same(b[0], want2[0]);
+        assert_same(b[1], want2[1]);
+        release_all(a, 2);
+        release_all(b, 2);
+    }
+    release_all(want1, 2);
+    release_all(want2, 2);
+    hop_tensor *all[] = {x1, x2, w};
+    release_all(all, 3);
+    hop_plan_free(p);
+    hop_output_graph_free(og);
+}
+
 /* --------------------------------------------------------------- guards */
 
 static hop_status
@@ -1884,6 +2020,8 @@ main(void)
         cmocka_unit_test(test_map_over_two_inputs_with_extra_args_matches_eager),
         cmocka_unit_test(test_invoke_subgraph_is_compiled_once_and_called_three_times),
         cmocka_unit_test(test_unbacked_sizes_from_item_and_nonzero),
+        cmocka_unit_test(test_steady_runs_keep_late_tensors_and_allocate_nothing),
+        cmocka_unit_test(test_late_results_never_share_storage_a_later_run_writes),
         cmocka_unit_test(test_guard_failures_name_the_input_dim_or_guard_and_the_values),
         cmocka_unit_test(test_dump_of_a_small_program),
         cmocka_unit_test(test_trace_plan_env_var_traces_to_stderr),

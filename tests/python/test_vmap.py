@@ -349,6 +349,24 @@ def test_vmap_cond_nested_in_map_vmap_and_grad():
         np.testing.assert_allclose(g.numpy(), want, rtol=1e-5, atol=1e-6)
 
 
+def test_steady_runs_of_a_compiled_compaction_allocate_nothing():
+    # nonzero, take, cumsum and the branches' tensors have sizes known only
+    # mid-run: the plan's frame keeps their storage between runs
+    x, w = r(1000, 16), r(16, 16)
+    g = hop.compile(hop.vmap(costly, in_axes=(0, None)))
+    want = loop(costly, (0, None), (x, w))
+    for _ in range(2):
+        got = g(x, w)
+    counts = []
+    for _ in range(3):
+        before = hop._C._alloc_count()
+        got = None
+        got = g(x, w)
+        counts.append(hop._C._alloc_count() - before)
+        np.testing.assert_allclose(got.numpy(), want, rtol=1e-5, atol=1e-5)
+    assert counts == [0, 0, 0], counts
+
+
 def ticking_cond(kernels, prefix):
     """(f, ticks): f(t) = cond(t.sum() > 0, t * 2, t - 1) whose branches
     each call a side-effecting foreign kernel that counts its calls in
