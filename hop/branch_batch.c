@@ -111,9 +111,12 @@ emit3(hop_graph *g, hop_op op, hop_arg a, hop_arg b, hop_arg c)
 #define N(x) hop_arg_node(x)
 
 /* Every branch must give each output one shape: an example's result is one
- * row of a batched output. */
+ * row of a batched output.  Sizes that differ as expressions may still be
+ * equal: the ShapeEnv decides (s0 == 3 from the hints, with a guard), and
+ * only sizes it finds different, or cannot decide (unbacked), are refused. */
 static hop_status
-check_same_shapes(const hop_node *call, const hop_graph *const *bodies, size_t nb)
+check_same_shapes(hop_shape_env *env, const hop_node *call, const hop_graph *const *bodies,
+                  size_t nb)
 {
     for (size_t j = 0; j < call->nouts; j++) {
         const hop_arg *a0 = &bodies[0]->output->args[j];
@@ -128,7 +131,12 @@ check_same_shapes(const hop_node *call, const hop_graph *const *bodies, size_t n
             const hop_meta *m0 = &a0->u.node->meta->meta, *mk = &ak->u.node->meta->meta;
             bool same = a0->kind == HOP_ARG_NODE && ak->kind == HOP_ARG_NODE;
             for (int d = 0; same && d < m0->rank; d++)
-                same = m0->sizes[d] == mk->sizes[d];
+                if (m0->sizes[d] != mk->sizes[d] &&
+                    hop_shape_env_decide_eq(env, m0->sizes[d], mk->sizes[d], NULL, &same) !=
+                        HOP_OK) {
+                    hop_error_clear(); /* unbacked: refused below */
+                    same = false;
+                }
             if (!same)
                 return hop_error(HOP_UNSUPPORTED,
                                  "vmap: %s (%s) with a batched %s: output %zu has a different "
@@ -413,7 +421,7 @@ branches_batch(hop_batch_ctx *cx, const hop_node *call, bool is_cond)
         passed_free(&p);
         return st;
     }
-    if ((st = check_same_shapes(call, bodies, nb)) != HOP_OK) {
+    if ((st = check_same_shapes(hop_batch_out(cx)->env, call, bodies, nb)) != HOP_OK) {
         passed_free(&p);
         return st;
     }

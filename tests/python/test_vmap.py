@@ -3,6 +3,7 @@ out_axes (ints, None, negative, pytrees), nesting, grad, closures, the map
 fallback for HOPs without a batch rule, and the error messages."""
 
 import ctypes
+import os
 
 import numpy as np
 import pytest
@@ -1100,3 +1101,77 @@ def test_triple_nested_vmap_of_a_compacted_cond_composes_again():
     np.testing.assert_allclose(g(x).numpy(), want, rtol=1e-5, atol=1e-5)
     code = hop.trace(g, x).code
     assert "_vmap_loop" not in code and 'vmap_body_2_vmap_composed(t: "f32[24, 3]"' in code
+
+
+# ------------------------------------------- HOP rules under hypothesis
+
+HW = r(3, 3)
+
+
+def _while(x, y):
+    lim = (x > 0).sum()  # a trip count per example when x is batched
+    return hop.while_loop(lambda c, k: k < lim, lambda c, k: (c * 0.5 + y, k + 1),
+                          (x, hop.tensor(0)))[0]
+
+
+def _scan(x, y):
+    c, ys = hop.scan(lambda c, row: (c * 0.5 + row, (c * row).sum()), y,
+                     x.unsqueeze(1) * y)
+    return c + ys
+
+
+# Each takes one example x: f32[3], y: f32[3] and returns f32[3] or f32[3, 3].
+HOPS = {
+    "cond_select": lambda x, y: hop.cond(x.sum() > 0, lambda: x * y, lambda: x - y),
+    "cond_compact": lambda x, y: hop.cond(x.sum() > 0, lambda: (x @ HW).tanh() * y,
+                                          lambda: x.cumsum(0) - y),
+    "switch": lambda x, y: hop.switch((x.sum() > 0).to(hop.int64) + (y.sum() > 0).to(hop.int64),
+                                      [lambda: x * y, lambda: x.cumsum(0), lambda: (x @ HW).tanh()]),
+    "scan": _scan,
+    "fori": lambda x, y: hop.fori_loop(0, 3, lambda i, c: c * 0.9 + x[i] * y, x),
+    "fori_bound": lambda x, y: hop.fori_loop(0, (x > 0).sum(), lambda i, c: c * 0.5 + y, x),
+    "while": _while,
+    "map": lambda x, y: hop.map(lambda row: (row * y).sin() + x.sum(), x.unsqueeze(0) * y.unsqueeze(1)),
+    "wrap": lambda x, y: hop.wrap(lambda a, b: (a * b).exp(), x, y),
+    "assoc_scan": lambda x, y: hop.associative_scan(lambda a, b: a + b, x * y),
+    "nested": lambda x, y: hop.vmap(lambda a: hop.cond(a > 0, lambda: a * y.sum(),
+                                                       lambda: (a - 1).sin()))(x),
+}
+
+
+@settings(max_examples=int(os.environ.get("HOP_VMAP_EXAMPLES", "80")), deadline=None)
+@given(name=st.sampled_from(sorted(HOPS)), ax=st.integers(-2, 1),
+       by=st.one_of(st.none(), st.integers(-2, 1)), ox=st.integers(-2, 1), n=st.integers(1, 4),
+       mode=st.sampled_from(["eager", "compile", "dynamic"]), seed=st.integers(0, 3))
+def test_vmap_hop_rules_hypothesis_over_axes_and_modes(name, ax, by, ox, n, mode, seed):
+    """Every HOP rule (and the loop fallback, and a nested vmap) against a
+    Python loop over the examples: in_axes on either argument (None for y),
+    out_axes, the batch size; eagerly, compiled, and compiled with dynamic
+    sizes."""
+    f = HOPS[name]
+    rng = np.random.default_rng(seed)
+    xs = rng.standard_normal((n, 3)).astype(np.float32)
+    ys = rng.standard_normal((n, 3)).astype(np.float32)
+    x = hop.tensor(np.moveaxis(xs, 0, ax % 2))
+    y = hop.tensor(ys[0]) if by is None else hop.tensor(np.moveaxis(ys, 0, by % 2))
+    out_rank = f(hop.tensor(xs[0]), hop.tensor(ys[0])).ndim + 1
+    ox = ox if -out_rank <= ox < out_rank else 0
+    v = hop.vmap(f, in_axes=(ax, by), out_axes=ox)
+    run = {"eager": v, "compile": hop.compile(v), "dynamic": hop.compile(v, dynamic=True)}[mode]
+    got = run(x, y)
+    want = loop(f, (ax % 2, None if by is None else by % 2), (x, y), ox % out_rank)
+    np.testing.assert_allclose(got.numpy(), want, rtol=1e-5, atol=1e-5)
+
+
+def test_compiled_dynamic_vmap_of_a_cond_whose_branch_sizes_are_equal_only_by_value():
+    # branch 0 gives f32[3] (x @ W), branch 1 f32[s1] (x.cumsum(0)): with
+    # dynamic sizes they are equal by the hint only, so compaction guards
+    # s1 == 3 (hypothesis found that it refused them before)
+    W = hop.tensor(np.eye(3, dtype=np.float32))
+    f = lambda x, y: hop.cond(x.sum() > 0, lambda: (x @ W).tanh() * y, lambda: x.cumsum(0) - y)
+    v = hop.compile(hop.vmap(f, in_axes=(0, None)), dynamic=True)
+    y = hop.ones(3)
+    for rows in ([[1, 2, 3], [-1, -2, -3]], [[1, 2, 3], [-1, -2, -3], [4, 5, 6]]):
+        x = hop.tensor(np.array(rows, np.float32))
+        np.testing.assert_allclose(v(x, y).numpy(), loop(f, (0, None), (x, y)), rtol=1e-6)
+    assert v.recompiles == 0 and v._entries[0].gm.guards == ["s1 == 3"]
