@@ -558,9 +558,9 @@ execute(const hop__fgroup *g, hop_tensor *out, const hop_tensor *const *in, frun
     return HOP_OK;
 }
 
-/* A SymInt operand's value now, in the dtype its step reads. */
-static hop_status
-sym_value(const hop__fopnd *o, hop_dtype opdtype, const int64_t *regs, void *out)
+/* A SymInt operand's value now, in the dtype its step reads (vm_impl.h). */
+hop_status
+hop__fused_sym_value(const hop__fopnd *o, hop_dtype opdtype, const int64_t *regs, void *out)
 {
     int64_t v;
     hop_status st = hop__xget(o->x, regs, &v);
@@ -601,7 +601,7 @@ small_steps(const hop__fgroup *g, hop__frame *f, hop__ftile *regs)
             } else if (op->src == HOP__F_SCALAR) {
                 a[i] = op->val;
             } else {
-                hop_status rc = sym_value(op, st->opdtype, f->regs, sym[i]);
+                hop_status rc = hop__fused_sym_value(op, st->opdtype, f->regs, sym[i]);
                 if (rc != HOP_OK)
                     return rc;
                 a[i] = sym[i];
@@ -656,7 +656,7 @@ run_general(const hop__fgroup *g, hop__frame *f)
         for (int i = 0; i < g->steps[s].nin; i++) {
             const hop__fopnd *o = &g->steps[s].in[i];
             hop_status st = o->src == HOP__F_SYM
-                                ? sym_value(o, g->steps[s].opdtype, f->regs, c.sym[s][i])
+                                ? hop__fused_sym_value(o, g->steps[s].opdtype, f->regs, c.sym[s][i])
                                 : HOP_OK;
             if (st != HOP_OK)
                 return st;

@@ -37,31 +37,6 @@ take(hop__frame *f, int32_t s, hop_tensor *t)
     hop__header(&f->slots[s], t->storage, t->dtype, t->rank, t->sizes, t->strides, t->data);
 }
 
-/* Slots a and b exchange what they hold (their headers and whose storage
- * they use): a double-buffered carry's next value becomes the current one
- * without a copy.  The two have one geometry (hop_lower_swap checks): only
- * where their elements are changes hands. */
-static inline void
-swap_slots(hop__frame *f, int32_t p1, int32_t p2)
-{
-    hop_tensor *a = &f->slots[p1], *b = &f->slots[p2];
-    void *data = a->data;
-    hop_storage *storage = a->storage;
-    int64_t offset = a->offset;
-    hop_tensor *o = f->owner[p1];
-    unsigned char w = f->owned[p1];
-    a->data = b->data;
-    a->storage = b->storage;
-    a->offset = b->offset;
-    b->data = data;
-    b->storage = storage;
-    b->offset = offset;
-    f->owner[p1] = f->owner[p2];
-    f->owned[p1] = f->owned[p2];
-    f->owner[p2] = o;
-    f->owned[p2] = w;
-}
-
 /* ------------------------------------------------------------------ Input */
 
 static const char *
@@ -576,221 +551,6 @@ run_view(hop__frame *f, const hop__insn *in)
 
 /* ------------------------------------------------------------ interpreter */
 
-/* The value an If or IfNot tests: the one element of slot P1 (P3 = 0) or
- * r[P1] (P3 = 1). */
-static inline hop_status
-branch_value(const hop__frame *f, const hop__insn *in, int64_t *v)
-{
-    if (in->p3 != 0) {
-        *v = f->regs[in->p1];
-        return HOP_OK;
-    }
-    const hop_tensor *t = &f->slots[in->p1];
-    if (t->dtype == HOP_BOOL) {
-        *v = *(const unsigned char *)t->data != 0;
-        return HOP_OK;
-    }
-    return hop_tensor_item_int(t, v);
-}
-
-/*
- * A straight loop's body decoded when the loop starts (run_straight): a step
- * of a small group reads its operands' and output's pointers from cells that
- * stay put while the loop runs (a slot's data field, which a Swap rewrites;
- * a tile; a constant), so an iteration decodes nothing.  Other instructions
- * (MoveInt, Integer, Swap, scalar_i64 groups, groups reading a SymInt) run
- * as themselves.
- */
-#define STRAIGHT_MAXOPS 48
-
-enum { SOP_STEP, SOP_SCALAR, SOP_MOVE, SOP_SWAP, SOP_INSN };
-
-typedef struct sop {
-    uint8_t kind;
-    hop_op op;             /* SCALAR: its op */
-    int32_t p1, p2;        /* MOVE: r[p1] = r[p2]; SWAP: slots p1 and p2 */
-    hop__vfn fn;           /* STEP */
-    const hop__insn *insn; /* INSN: run as itself */
-    int64_t n;
-    const int *ai;
-    void *const *out;
-    const void *const *in[3];
-    const void *cell[4]; /* tiles and constants: in[i] or out point here */
-} sop;
-
-/* Decodes body [body, back) and the group back runs first (an If's P4)
- * into ops; false when they take more than STRAIGHT_MAXOPS. */
-static bool
-straight_decode(hop__frame *f, const hop__insn *body, const hop__insn *back, hop__ftile *tiles,
-                sop *ops, int *nops)
-{
-    int k = 0;
-    for (const hop__insn *in = body; in <= back; in++) {
-        const hop__fgroup *g = in->opcode == HOP__OP_Fused || in->opcode == HOP__OP_Copy ||
-                                       (in == back && in->opcode == HOP__OP_If)
-                                   ? in->p4
-                                   : NULL;
-        if (in == back && g == NULL)
-            break;
-        if (in->opcode == HOP__OP_MoveInt || in->opcode == HOP__OP_Swap) {
-            /* a Swap's pairs one by one, as the instruction swaps them */
-            const int32_t *more = in->p4;
-            int n = in->opcode == HOP__OP_Swap ? 1 + in->p3 : 1;
-            if (k + n > STRAIGHT_MAXOPS)
-                return false;
-            for (int j = 0; j < n; j++)
-                ops[k++] = (sop){.kind = in->opcode == HOP__OP_Swap ? SOP_SWAP : SOP_MOVE,
-                                 .p1 = j ? more[2 * j - 2] : in->p1,
-                                 .p2 = j ? more[2 * j - 1] : in->p2,
-                                 .insn = in};
-            continue;
-        }
-        if (g == NULL || g->has_sym) {
-            if (k == STRAIGHT_MAXOPS)
-                return false;
-            ops[k++] = (sop){.kind = SOP_INSN, .insn = in};
-            continue;
-        }
-        if (g->scalar_i64) {
-            /* its two operands: int64 inputs or constants (fused.c) */
-            if (k == STRAIGHT_MAXOPS)
-                return false;
-            sop *o = &ops[k++];
-            *o = (sop){.kind = SOP_SCALAR, .op = g->steps[0].op, .insn = in};
-            for (int i = 0; i < 2; i++) {
-                const hop__fopnd *op = &g->steps[0].in[i];
-                o->in[i] = &o->cell[i];
-                if (op->src == HOP__F_INPUT)
-                    o->in[i] = (const void *const *)&f->slots[g->inputs[op->idx]].data;
-                else
-                    o->cell[i] = op->val;
-            }
-            o->out = &f->slots[g->out].data;
-            continue;
-        }
-        for (int s = 0; s < g->nsteps; s++) {
-            const hop__fstep *st = &g->steps[s];
-            if (k == STRAIGHT_MAXOPS)
-                return false;
-            sop *o = &ops[k++];
-            *o = (sop){
-                .kind = SOP_STEP, .fn = st->fn, .insn = in, .n = g->small_n, .ai = st->small_ai};
-            for (int i = 0; i < 3; i++) {
-                const hop__fopnd *op = &st->in[i];
-                o->in[i] = &o->cell[i];
-                if (i >= st->nin)
-                    continue;
-                if (op->src == HOP__F_INPUT)
-                    o->in[i] = (const void *const *)&f->slots[g->inputs[op->idx]].data;
-                else if (op->src == HOP__F_REG)
-                    o->cell[i] = tiles[op->idx];
-                else /* HOP__F_SCALAR: has_sym is false */
-                    o->cell[i] = op->val;
-            }
-            if (st->out >= 0) {
-                o->cell[3] = tiles[st->out];
-                o->out = (void *const *)&o->cell[3];
-            } else {
-                o->out = &f->slots[g->out].data;
-            }
-        }
-    }
-    *nops = k;
-    return true;
-}
-
-/* One instruction of a straight body that is not a decoded step. */
-static inline hop_status
-straight_insn(hop__frame *f, const hop__insn *in, hop__ftile *tiles)
-{
-    switch ((hop__opcode)in->opcode) {
-    case HOP__OP_MoveInt:
-        f->regs[in->p1] = f->regs[in->p2];
-        return HOP_OK;
-    case HOP__OP_Integer:
-        f->regs[in->p1] = in->i64;
-        return HOP_OK;
-    case HOP__OP_Swap: {
-        swap_slots(f, in->p1, in->p2);
-        const int32_t *more = in->p4;
-        for (int32_t k = 0; k < in->p3; k++)
-            swap_slots(f, more[2 * k], more[2 * k + 1]);
-        return HOP_OK;
-    }
-    default: /* Fused, Copy: small groups (mark_straight) */
-        return hop__fused_small(in->p4, f, tiles);
-    }
-}
-
-/*
- * A loop whose back edge `back` (Next or If) is straight (program.h) and has
- * just jumped to its body: the rest of its iterations, each the body then
- * the back edge's test, without the interpreter's per-instruction work (the
- * budget is charged once per iteration, as much as the instructions would).
- * Returns when the test falls through; the interpreter goes on after `back`.
- */
-static hop_status
-run_straight(hop__frame *f, const hop__insn *back)
-{
-    const hop__insn *body = &f->plan->code[back->p2];
-    int64_t *regs = f->regs;
-    int64_t cost = (int64_t)(back - body) + 1;
-    _Alignas(64) hop__ftile tiles[HOP__F_MAXREGS]; /* the groups' registers */
-    sop ops[STRAIGHT_MAXOPS];
-    int nops = 0;
-    bool decoded = straight_decode(f, body, back, tiles, ops, &nops);
-    hop_status st;
-    for (;;) {
-        if ((f->budget -= cost) <= 0 && (st = hop__interrupt_check(f)) != HOP_OK)
-            return st;
-        if (decoded) {
-            for (const sop *o = ops, *oend = ops + nops; o < oend; o++) {
-                switch (o->kind) {
-                case SOP_STEP: {
-                    const void *a[3] = {*o->in[0], *o->in[1], *o->in[2]};
-                    o->fn(o->n, *o->out, a, o->ai);
-                    break;
-                }
-                case SOP_SCALAR: {
-                    int64_t x, y;
-                    memcpy(&x, *o->in[0], sizeof x);
-                    memcpy(&y, *o->in[1], sizeof y);
-                    hop__scalar_i64(o->op, x, y, *o->out);
-                    break;
-                }
-                case SOP_MOVE:
-                    regs[o->p1] = regs[o->p2];
-                    break;
-                case SOP_SWAP:
-                    swap_slots(f, o->p1, o->p2);
-                    break;
-                default:
-                    if ((st = straight_insn(f, o->insn, tiles)) != HOP_OK)
-                        return st;
-                    break;
-                }
-            }
-        } else {
-            for (const hop__insn *in = body; in < back; in++)
-                if ((st = straight_insn(f, in, tiles)) != HOP_OK)
-                    return st;
-            if (back->opcode == HOP__OP_If && back->p4 &&
-                (st = hop__fused_small(back->p4, f, tiles)) != HOP_OK)
-                return st;
-        }
-        if (back->opcode == HOP__OP_Next) {
-            if (++regs[back->p1] >= regs[back->p3])
-                return HOP_OK;
-        } else {
-            int64_t v;
-            if ((st = branch_value(f, back, &v)) != HOP_OK)
-                return st;
-            if (v == 0)
-                return HOP_OK;
-        }
-    }
-}
-
 hop_status
 hop__exec_at(hop__frame *f, int32_t pc)
 {
@@ -946,11 +706,11 @@ hop__exec_at(hop__frame *f, int32_t pc)
             int64_t v;
             if (in->p4 && (st = hop__fused_run(in->p4, f)) != HOP_OK)
                 goto fail;
-            if ((st = branch_value(f, in, &v)) != HOP_OK)
+            if ((st = hop__branch_value(f, in, &v)) != HOP_OK)
                 goto fail;
             if ((v != 0) == (in->opcode == HOP__OP_If)) {
                 if (in->straight && trace == NULL) {
-                    if ((st = run_straight(f, in)) != HOP_OK)
+                    if ((st = hop__run_straight(f, in)) != HOP_OK)
                         goto fail;
                     break;
                 }
@@ -963,11 +723,11 @@ hop__exec_at(hop__frame *f, int32_t pc)
          * headers and whose storage they use): a double-buffered carry's
          * next value becomes the current one without a copy. */
         case HOP__OP_Swap: {
-            swap_slots(f, in->p1, in->p2);
+            hop__swap_slots(f, in->p1, in->p2);
             /* P3 more pairs in P4: a loop's carries swap together. */
             const int32_t *more = in->p4;
             for (int32_t k = 0; k < in->p3; k++)
-                swap_slots(f, more[2 * k], more[2 * k + 1]);
+                hop__swap_slots(f, more[2 * k], more[2 * k + 1]);
             break;
         }
         /* Goto P2. */
@@ -1002,7 +762,7 @@ hop__exec_at(hop__frame *f, int32_t pc)
                 return HOP_OK;
             if (++regs[in->p1] < regs[in->p3]) {
                 if (in->straight && trace == NULL) {
-                    if ((st = run_straight(f, in)) != HOP_OK)
+                    if ((st = hop__run_straight(f, in)) != HOP_OK)
                         goto fail;
                     break;
                 }

@@ -160,6 +160,56 @@ hop_status hop__interrupt_check(hop__frame *f);
 /* Runs from pc to Halt, or to the Next at f->stop. */
 hop_status hop__exec_at(hop__frame *f, int32_t pc);
 
+/* Slots a and b exchange what they hold (their headers and whose storage
+ * they use): a double-buffered carry's next value becomes the current one
+ * without a copy.  The two have one geometry (hop_lower_swap checks): only
+ * where their elements are changes hands. */
+static inline void
+hop__swap_slots(hop__frame *f, int32_t p1, int32_t p2)
+{
+    hop_tensor *a = &f->slots[p1], *b = &f->slots[p2];
+    void *data = a->data;
+    hop_storage *storage = a->storage;
+    int64_t offset = a->offset;
+    hop_tensor *o = f->owner[p1];
+    unsigned char w = f->owned[p1];
+    a->data = b->data;
+    a->storage = b->storage;
+    a->offset = b->offset;
+    b->data = data;
+    b->storage = storage;
+    b->offset = offset;
+    f->owner[p1] = f->owner[p2];
+    f->owned[p1] = f->owned[p2];
+    f->owner[p2] = o;
+    f->owned[p2] = w;
+}
+
+/* The value an If or IfNot tests: the one element of slot P1 (P3 = 0) or
+ * r[P1] (P3 = 1). */
+static inline hop_status
+hop__branch_value(const hop__frame *f, const hop__insn *in, int64_t *v)
+{
+    if (in->p3 != 0) {
+        *v = f->regs[in->p1];
+        return HOP_OK;
+    }
+    const hop_tensor *t = &f->slots[in->p1];
+    if (t->dtype == HOP_BOOL) {
+        *v = *(const unsigned char *)t->data != 0;
+        return HOP_OK;
+    }
+    return hop_tensor_item_int(t, v);
+}
+
+/* ---------------------------------------------------------- straight.c */
+
+/* A straight loop (program.h: hop__insn.straight) whose back edge `back`
+ * (Next or If) has just jumped to its body: the rest of its iterations.
+ * Returns when the back edge's test falls through; the interpreter goes
+ * on after `back`. */
+hop_status hop__run_straight(hop__frame *f, const hop__insn *back);
+
 /* ------------------------------------------------------------ parmap.c */
 
 /* LoopInit at pc with a parallel descriptor: runs the whole loop on the
@@ -219,6 +269,10 @@ hop__scalar_i64(hop_op op, int64_t x, int64_t y, void *out)
  * running small groups every iteration keeps one set (runtime/vm.c). */
 typedef unsigned char hop__ftile[HOP__F_SMALL * 8];
 hop_status hop__fused_small(const hop__fgroup *g, hop__frame *f, hop__ftile *regs);
+/* A SymInt operand's value now (from regs), in the dtype its step reads:
+ * into out, o->need's size. */
+hop_status hop__fused_sym_value(const hop__fopnd *o, hop_dtype opdtype, const int64_t *regs,
+                                void *out);
 /* dst = src elementwise (same sizes, any strides, dtype conversion). */
 hop_status hop__copy_tensor(hop_tensor *dst, const hop_tensor *src);
 

@@ -634,9 +634,10 @@ def back_edges(dump):
 
 
 def exact(a, b):
+    """The same bits: NaNs and the sign of zero included."""
     a, b = a.numpy(), b.numpy()
     assert a.dtype == b.dtype and a.shape == b.shape
-    assert np.array_equal(a, b), (a, b)
+    assert np.ascontiguousarray(a).tobytes() == np.ascontiguousarray(b).tobytes(), (a, b)
 
 
 def test_straight_fori_loop_is_marked_and_gives_eagers_bits():
@@ -725,3 +726,127 @@ def test_loop_with_an_op_in_its_body_is_not_straight():
     exact(cf(x, w), f(x, w))
     edges = back_edges(plan_of(cf))
     assert len(edges) == 1 and not edges[0].endswith("(straight)"), edges
+
+
+# The decoded straight loop (runtime/straight.c) runs f32/f64 + - * / inline,
+# a vector at a time with the rest element by element, and follows each
+# carry's storage through the Swaps instead of swapping every iteration.
+# Every op, both operand orders, sizes around the vector widths (4 and 8
+# f32, 2 and 4 f64) and odd and even trip counts must give eager's bits.
+
+def arith_body(i, c):
+    a, b = c
+    t = a * b + a / (b * b + 1.0) - b      # vv: * / + -; vs: +
+    u = 0.5 - t * 0.25                      # sv: -; vs: *
+    u = 2.0 / (u * u + 1.5)                 # sv: /
+    u = (3.0 + u) * 0.5 - 1.0 + 4.0 * u     # sv: + *; vs: * -
+    return u, b / 3.0 - 0.0625 * b          # vs: /; sv: *
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("n", [1, 3, 4, 5, 8, 9, 16, 17, 33, 64])
+def test_straight_arithmetic_gives_eagers_bits_for_every_op_size_and_dtype(dtype, n):
+    a = hop.tensor(np.random.default_rng(n).standard_normal(n).astype(dtype))
+    b = hop.tensor(np.random.default_rng(n + 1).standard_normal(n).astype(dtype) + 2)
+    for trips in (0, 1, 2, 3, 8):
+        f = lambda a, b, trips=trips: hop.fori_loop(0, trips, arith_body, (a, b))
+        cf = hop.compile(f)
+        got, want = cf(a, b), f(a, b)
+        exact(got[0], want[0])
+        exact(got[1], want[1])
+        if trips:
+            assert back_edges(plan_of(cf))[0].endswith("(straight)")
+        exact(cf(a, b)[0], want[0])  # a second run from the same frame
+
+
+def test_straight_loop_keeps_the_sign_of_zero_and_nans_of_a_broadcast_operand():
+    # a lone element is copied into every lane, never computed into it:
+    # v * -0.0 is -0.0 for v > 0, and a NaN scalar carry spreads
+    v = hop.tensor(np.arange(1, 10, dtype=np.float32))
+    f = lambda v: hop.fori_loop(0, 3, lambda i, v: v * -0.0 + v * 0.0, v)
+    exact(hop.compile(f)(v), f(v))
+    assert np.signbit(hop.compile(lambda v: hop.fori_loop(0, 1, lambda i, v: v * -0.0, v))(v)
+                      .numpy()).all()
+    s = hop.tensor(np.float32(np.nan))
+    g = lambda v, s: hop.fori_loop(0, 2, lambda i, c: (c[0] - c[1], c[1]), (v, s))
+    got = hop.compile(g)(v, s)
+    exact(got[0], g(v, s)[0])
+    assert np.isnan(got[0].numpy()).all()
+
+
+def test_straight_loop_with_a_scalar_tensor_carry_as_the_broadcast_operand():
+    # s is a 0-d carry: its storage changes hands every iteration too
+    x, s = hop.randn(13, seed=2), hop.tensor(np.float32(0.75))
+    for trips in (1, 2, 5, 6):
+        f = lambda x, s, t=trips: hop.fori_loop(
+            0, t, lambda i, c: (c[0] * c[1] - c[1], c[1] * 0.5 + 0.125), (x, s))
+        cf = hop.compile(f)
+        got, want = cf(x, s), f(x, s)
+        exact(got[0], want[0])
+        exact(got[1], want[1])
+        assert back_edges(plan_of(cf))[0].endswith("(straight)")
+
+
+def test_straight_while_loop_testing_a_carry_and_stopping_after_odd_and_even_trips():
+    # the If reads the flag carry itself, whose storage alternates
+    x = hop.randn(4, seed=1)
+
+    def by_flag(x, n):
+        return hop.while_loop(lambda go, i, v: go,
+                              lambda go, i, v: (i + 1 < n, i + 1, v * 1.5 - 0.5), (n > 0, 0, x))
+    cf = hop.compile(by_flag)
+    for trips in (0, 1, 2, 3, 4, 9):
+        n = hop.tensor(trips)
+        got, want = cf(x, n), by_flag(x, n)
+        assert bool(got[0].numpy()) is False and int(got[1].numpy()) == trips
+        exact(got[2], want[2])
+    assert back_edges(plan_of(cf))[0].endswith("(straight)")
+
+
+def test_straight_loop_inside_a_loop_settles_its_carries_each_time():
+    # the inner loop runs 3 (odd) times per outer iteration: each exit must
+    # leave its carry slots on the right storage for the outer body
+    x = hop.randn(6, seed=3)
+    inner = lambda v: hop.fori_loop(0, 3, lambda i, w: w * 0.75 + 0.5, v)
+    f = lambda x: hop.fori_loop(0, 4, lambda j, v: inner(v) - v * 0.25, x)
+    cf = hop.compile(f)
+    exact(cf(x), f(x))
+    exact(cf(x), f(x))
+    assert any(e.endswith("(straight)") for e in back_edges(plan_of(cf)))
+
+
+def test_straight_loop_reading_the_index_in_f64_with_odd_trips():
+    # a SymInt operand is computed into its op each iteration
+    x = hop.tensor(np.linspace(-1, 1, 11))
+    for trips in (1, 4, 7):
+        f = lambda x, t=trips: hop.fori_loop(0, t, lambda i, v: v * 0.5 + v * i - (i - 1), x)
+        cf = hop.compile(f)
+        exact(cf(x), f(x))
+        assert back_edges(plan_of(cf))[0].endswith("(straight)")
+
+
+def test_straight_arithmetic_with_the_baseline_vectors_gives_eagers_bits():
+    # HOP_SIMD=baseline: the 16-byte ops, which an AVX machine never picks
+    import inspect
+    import os
+    import subprocess
+    import sys
+    program = inspect.getsource(arith_body) + "\n".join([
+        "import numpy as np, hop",
+        "for dtype in ('float32', 'float64'):",
+        "    for n in (1, 2, 3, 4, 5, 9, 17):",
+        "        a = hop.tensor(np.random.default_rng(n).standard_normal(n).astype(dtype))",
+        "        b = hop.tensor(np.random.default_rng(n).standard_normal(n).astype(dtype) + 2)",
+        "        for trips in (1, 2, 3):",
+        "            f = lambda a, b: hop.fori_loop(0, trips, arith_body, (a, b))",
+        "            got, want = hop.compile(f)(a, b), f(a, b)",
+        "            for g, w in zip(got, want):",
+        "                assert g.numpy().tobytes() == w.numpy().tobytes(), (dtype, n, trips)",
+        "print('same bits')",
+    ])
+    env = dict(os.environ, HOP_SIMD="baseline",
+               PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+    out = subprocess.run([sys.executable, "-c", program], env=env, capture_output=True,
+                         text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout == "same bits\n"

@@ -1,0 +1,520 @@
+/*
+ * runtime/straight.c - straight loops (program.h: hop__insn.straight): a
+ * loop whose body is only MoveInt, Integer, Swap and small fused groups
+ * runs its iterations here, without the interpreter's per-instruction work.
+ *
+ * When the loop starts, its body is decoded twice, into the ops of an even
+ * and of an odd iteration (sop).  A Swap only exchanges which storage two
+ * slots hold, so the decoding follows each slot's data through the Swaps
+ * and every operand becomes a fixed pointer: an iteration decodes nothing
+ * and swaps nothing.  This holds when two iterations' Swaps bring every
+ * slot back to its storage (a double-buffered carry); the frame's slots
+ * keep their headers while the loop runs, and after an odd number of
+ * iterations the body's Swaps run once, whole (straight_settle).  A body
+ * that is longer than STRAIGHT_MAXOPS ops, or whose Swaps do not come back
+ * in two iterations, runs instruction by instruction (straight_slow).
+ *
+ * The ops run one after the other by tail calls (NEXT):
+ *   - f32 and f64 + - * / run inline, 16 or (with AVX) 32 bytes at a time.
+ *     Each element is one IEEE operation in the operands' dtype, as in the
+ *     vector functions, so the loop gives the interpreter's bits;
+ *   - other steps call their vector function;
+ *   - a SymInt operand is computed into its op's cell first (SYM);
+ *   - MoveInt, Integer and scalar_i64 groups run inline.
+ */
+#include "runtime/vm_impl.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define STRAIGHT_MAXOPS 48  /* ops of one iteration, op_end included */
+#define STRAIGHT_MAXMAP 128 /* slots one decoding follows */
+
+typedef struct sop sop;
+/* An op of an iteration: HOP_OK, or the status the loop stops with. */
+typedef hop_status (*sop_fn)(const sop *o, int64_t *regs);
+
+struct sop {
+    sop_fn run;     /* op_end: the iteration's ops end */
+    hop_op op;      /* op_scalar: its op */
+    int32_t p1, p2; /* op_move: r[p1] = r[p2]; op_int: r[p1] = i64 */
+    int64_t i64;
+    int64_t n;    /* op_step, arithmetic: elements */
+    int64_t nv;   /* arithmetic: whole 16-byte vectors in n */
+    int64_t tail; /* arithmetic: the elements after them */
+    hop__vfn fn;
+    const int *ai;
+    void *out;
+    const void *in[3];
+    const hop__fopnd *sym; /* op_sym: the operand, read in dtype symdt */
+    hop_dtype symdt;
+    _Alignas(8) unsigned char val[8]; /* op_sym: the value */
+};
+
+/* The back edge's test after one iteration's ops. */
+typedef struct stest {
+    const void *data; /* If on a slot: its element; NULL: a register */
+    hop_tensor t;     /* If on a non-bool slot: its header over data */
+} stest;
+
+/* Where each slot's data is at a point of the decoding. */
+typedef struct smap {
+    int n;
+    int32_t slot[STRAIGHT_MAXMAP];
+    void *data[STRAIGHT_MAXMAP];
+} smap;
+
+/* The cell holding slot s's data now, added when new; NULL when full. */
+static void **
+map_at(const hop__frame *f, smap *m, int32_t s)
+{
+    for (int j = 0; j < m->n; j++)
+        if (m->slot[j] == s)
+            return &m->data[j];
+    if (m->n == STRAIGHT_MAXMAP)
+        return NULL;
+    m->slot[m->n] = s;
+    m->data[m->n] = f->slots[s].data;
+    return &m->data[m->n++];
+}
+
+/* ------------------------------------------------------------------ ops */
+
+/* Each op ends by running the next (a tail call), so an iteration is one
+ * call of its first op; op_end returns. */
+#define NEXT(o, regs) return (o)[1].run((o) + 1, regs)
+
+static hop_status
+op_end(const sop *o, int64_t *regs)
+{
+    (void)o;
+    (void)regs;
+    return HOP_OK;
+}
+
+static hop_status
+op_step(const sop *o, int64_t *regs)
+{
+    o->fn(o->n, o->out, o->in, o->ai);
+    NEXT(o, regs);
+}
+
+static hop_status
+op_sym(const sop *o, int64_t *regs)
+{
+    hop_status st = hop__fused_sym_value(o->sym, o->symdt, regs, (void *)o->val);
+    if (st != HOP_OK)
+        return st;
+    NEXT(o, regs);
+}
+
+static hop_status
+op_scalar(const sop *o, int64_t *regs)
+{
+    int64_t x, y;
+    memcpy(&x, o->in[0], sizeof x);
+    memcpy(&y, o->in[1], sizeof y);
+    hop__scalar_i64(o->op, x, y, o->out);
+    NEXT(o, regs);
+}
+
+static hop_status
+op_move(const sop *o, int64_t *regs)
+{
+    regs[o->p1] = regs[o->p2];
+    NEXT(o, regs);
+}
+
+static hop_status
+op_int(const sop *o, int64_t *regs)
+{
+    regs[o->p1] = o->i64;
+    NEXT(o, regs);
+}
+
+/* The elements from `from` on of an arithmetic op, by its vector function,
+ * then the next op (out of line: the ops' own loops keep to registers). */
+__attribute__((noinline)) static hop_status
+arith_tail(const sop *o, int64_t *regs, int64_t from, size_t size)
+{
+    const void *in[2] = {(const char *)o->in[0] + (size_t)(o->ai[0] * from) * size,
+                         (const char *)o->in[1] + (size_t)(o->ai[1] * from) * size};
+    o->fn(o->n - from, (char *)o->out + (size_t)from * size, in, o->ai);
+    NEXT(o, regs);
+}
+
+/*
+ * op_<name>: out = a OP b over o->n elements, a stepping when SA is 1 and
+ * one element when it is 0 (b: SB): o->nv vectors V (GNU C vectors: SSE,
+ * NEON, or AVX in the _avx ops), then the o->tail elements left.  A
+ * vector is loaded whole before it is stored, so the output may be an
+ * operand (it never overlaps one otherwise: plan storage).  A lone element
+ * is copied into every lane (no arithmetic: -0.0 stays -0.0).  Each element
+ * is one IEEE operation in T, as in the vector functions (C11 mode: no
+ * contraction).
+ */
+#define ARITH_OP(name, T, V, OP, SA, SB, ATTR)                                                     \
+    ATTR static hop_status op_##name(const sop *o, int64_t *regs)                                  \
+    {                                                                                              \
+        enum { L = sizeof(V) / sizeof(T) };                                                        \
+        T *out = o->out;                                                                           \
+        const T *a = o->in[0], *b = o->in[1];                                                      \
+        V x, y;                                                                                    \
+        for (int k = 0; k < L; k++)                                                                \
+            x[k] = a[0], y[k] = b[0];                                                              \
+        for (int64_t v = 0, nv = o->nv; v < nv; v++) {                                             \
+            if (SA)                                                                                \
+                memcpy(&x, a + v * L, sizeof x);                                                   \
+            if (SB)                                                                                \
+                memcpy(&y, b + v * L, sizeof y);                                                   \
+            V r = x OP y;                                                                          \
+            memcpy(out + v * L, &r, sizeof r);                                                     \
+        }                                                                                          \
+        if (o->tail)                                                                               \
+            return arith_tail(o, regs, o->nv * L, sizeof(T));                                      \
+        NEXT(o, regs);                                                                             \
+    }
+
+#define ARITH_PATTERNS(name, T, V, OP, ATTR)                                                       \
+    ARITH_OP(name##_vv, T, V, OP, 1, 1, ATTR)                                                      \
+    ARITH_OP(name##_vs, T, V, OP, 1, 0, ATTR)                                                      \
+    ARITH_OP(name##_sv, T, V, OP, 0, 1, ATTR)
+
+#define ARITH_DTYPE(sfx, T, V, ATTR)                                                               \
+    ARITH_PATTERNS(add_##sfx, T, V, +, ATTR)                                                       \
+    ARITH_PATTERNS(sub_##sfx, T, V, -, ATTR)                                                       \
+    ARITH_PATTERNS(mul_##sfx, T, V, *, ATTR)                                                       \
+    ARITH_PATTERNS(div_##sfx, T, V, /, ATTR)
+
+#define ARITH_ROW(name)                                                                            \
+    {                                                                                              \
+        op_##name##_vv, op_##name##_vs, op_##name##_sv                                             \
+    }
+#define ARITH_TABLE(sfx)                                                                           \
+    {                                                                                              \
+        {ARITH_ROW(add_f32##sfx), ARITH_ROW(sub_f32##sfx), ARITH_ROW(mul_f32##sfx),                \
+         ARITH_ROW(div_f32##sfx)},                                                                 \
+        {                                                                                          \
+            ARITH_ROW(add_f64##sfx), ARITH_ROW(sub_f64##sfx), ARITH_ROW(mul_f64##sfx),             \
+                ARITH_ROW(div_f64##sfx)                                                            \
+        }                                                                                          \
+    }
+
+typedef float vf32 __attribute__((vector_size(16)));
+typedef double vf64 __attribute__((vector_size(16)));
+ARITH_DTYPE(f32, float, vf32, )
+ARITH_DTYPE(f64, double, vf64, )
+
+/* The arithmetic ops [dtype][op][pattern] and their vectors' size. */
+typedef struct arith_ops {
+    sop_fn fn[2][4][3];
+    int bytes;
+} arith_ops;
+
+static const arith_ops arith_base = {ARITH_TABLE(), 16};
+
+#if defined(__GNUC__) && defined(__x86_64__)
+#define HAVE_AVX_OPS 1
+typedef float vf32x8 __attribute__((vector_size(32)));
+typedef double vf64x4 __attribute__((vector_size(32)));
+ARITH_DTYPE(f32_avx, float, vf32x8, __attribute__((target("avx"))))
+ARITH_DTYPE(f64_avx, double, vf64x4, __attribute__((target("avx"))))
+static const arith_ops arith_avx = {ARITH_TABLE(_avx), 32};
+#endif
+
+/* The arithmetic ops this CPU runs best.  HOP_SIMD=baseline picks the
+ * 16-byte ones everywhere (for tests and measuring). */
+static const arith_ops *
+arith_table(void)
+{
+#ifdef HAVE_AVX_OPS
+    static int avx; /* 0: not asked yet; 1 yes; -1 no (a race asks twice) */
+    int v = __atomic_load_n(&avx, __ATOMIC_RELAXED);
+    if (v == 0) {
+        const char *env = getenv("HOP_SIMD");
+        __builtin_cpu_init();
+        v = __builtin_cpu_supports("avx") && (env == NULL || strcmp(env, "baseline") != 0) ? 1 : -1;
+        __atomic_store_n(&avx, v, __ATOMIC_RELAXED);
+    }
+    if (v > 0)
+        return &arith_avx;
+#endif
+    return &arith_base;
+}
+
+/* The op of a step: inline arithmetic (f32 and f64 + - * / with a stepping
+ * operand) from t, or op_step.  *bytes: the size of its vectors. */
+static sop_fn
+step_op(const hop__fgroup *g, const hop__fstep *st, const arith_ops *t)
+{
+    static const hop_op ops[4] = {HOP_OP_add, HOP_OP_sub, HOP_OP_mul, HOP_OP_div};
+    int dt = st->dtype == HOP_F32 ? 0 : st->dtype == HOP_F64 ? 1 : -1;
+    if (dt < 0 || st->nin != 2 || st->fdtype != st->dtype || st->opdtype != st->dtype ||
+        st->in[0].need != st->dtype || st->in[1].need != st->dtype ||
+        (st->small_ai[0] == 0 && st->small_ai[1] == 0) || g->small_n <= 0)
+        return op_step;
+    int pat = st->small_ai[1] == 0 ? 1 : st->small_ai[0] == 0 ? 2 : 0;
+    for (int op = 0; op < 4; op++)
+        if (st->op == ops[op] && st->fn == hop__vfn_binary(st->op, st->dtype))
+            return t->fn[dt][op][pat];
+    return op_step;
+}
+
+/* ------------------------------------------------------------- decoding */
+
+/* The next op of an iteration (one is kept for the end); NULL when full. */
+static sop *
+next_op(sop *ops, int *k, sop_fn run)
+{
+    if (*k + 1 >= STRAIGHT_MAXOPS)
+        return NULL;
+    sop *o = &ops[(*k)++];
+    *o = (sop){.run = run};
+    return o;
+}
+
+/* Decodes a small group's steps into ops[*k...]; false when they do not fit. */
+static bool
+decode_group(const hop__frame *f, const hop__fgroup *g, hop__ftile *tiles, smap *m, sop *ops,
+             int *k)
+{
+    void **cell;
+    sop *o;
+    if (g->scalar_i64) {
+        /* its two operands: int64 inputs or constants (fused.c) */
+        if ((o = next_op(ops, k, op_scalar)) == NULL)
+            return false;
+        o->op = g->steps[0].op;
+        for (int i = 0; i < 2; i++) {
+            const hop__fopnd *op = &g->steps[0].in[i];
+            if (op->src != HOP__F_INPUT)
+                o->in[i] = op->val;
+            else if ((cell = map_at(f, m, g->inputs[op->idx])) != NULL)
+                o->in[i] = *cell;
+            else
+                return false;
+        }
+        if ((cell = map_at(f, m, g->out)) == NULL)
+            return false;
+        o->out = *cell;
+        return true;
+    }
+    for (int s = 0; s < g->nsteps; s++) {
+        const hop__fstep *st = &g->steps[s];
+        sop *syms[3] = {NULL, NULL, NULL};
+        for (int i = 0; i < st->nin; i++) {
+            if (st->in[i].src != HOP__F_SYM)
+                continue;
+            if ((syms[i] = next_op(ops, k, op_sym)) == NULL)
+                return false;
+            syms[i]->sym = &st->in[i];
+            syms[i]->symdt = st->opdtype;
+        }
+        const arith_ops *t = arith_table();
+        if ((o = next_op(ops, k, step_op(g, st, t))) == NULL)
+            return false;
+        int64_t lanes = (int64_t)((size_t)t->bytes / hop_dtype_size(st->dtype));
+        o->fn = st->fn;
+        o->ai = st->small_ai;
+        o->n = g->small_n;
+        o->nv = g->small_n / lanes;
+        o->tail = g->small_n % lanes;
+        for (int i = 0; i < st->nin; i++) {
+            const hop__fopnd *op = &st->in[i];
+            if (op->src == HOP__F_INPUT) {
+                if ((cell = map_at(f, m, g->inputs[op->idx])) == NULL)
+                    return false;
+                o->in[i] = *cell;
+            } else if (op->src == HOP__F_REG) {
+                o->in[i] = tiles[op->idx];
+            } else if (op->src == HOP__F_SCALAR) {
+                o->in[i] = op->val;
+            } else {
+                o->in[i] = syms[i]->val;
+            }
+        }
+        if (st->out >= 0) {
+            o->out = tiles[st->out];
+        } else {
+            if ((cell = map_at(f, m, g->out)) == NULL)
+                return false;
+            o->out = *cell;
+        }
+    }
+    return true;
+}
+
+/* Decodes one iteration: body [body, back), the group back runs first (an
+ * If's P4) and back's test, following the Swaps in m.  False when the ops
+ * take more than STRAIGHT_MAXOPS or the slots more than STRAIGHT_MAXMAP. */
+static bool
+decode_iteration(const hop__frame *f, const hop__insn *body, const hop__insn *back,
+                 hop__ftile *tiles, smap *m, sop *ops, stest *test)
+{
+    int k = 0;
+    for (const hop__insn *in = body; in <= back; in++) {
+        if (in->opcode == HOP__OP_Swap) {
+            const int32_t *more = in->p4;
+            for (int j = 0; j <= in->p3; j++) {
+                void **a = map_at(f, m, j ? more[2 * j - 2] : in->p1);
+                void **b = map_at(f, m, j ? more[2 * j - 1] : in->p2);
+                if (a == NULL || b == NULL)
+                    return false;
+                void *d = *a;
+                *a = *b;
+                *b = d;
+            }
+        } else if (in->opcode == HOP__OP_MoveInt || in->opcode == HOP__OP_Integer) {
+            sop *o = next_op(ops, &k, in->opcode == HOP__OP_MoveInt ? op_move : op_int);
+            if (o == NULL)
+                return false;
+            o->p1 = in->p1;
+            o->p2 = in->p2;
+            o->i64 = in->i64;
+        } else if (in->opcode == HOP__OP_Fused || in->opcode == HOP__OP_Copy ||
+                   (in == back && in->opcode == HOP__OP_If && in->p4 != NULL)) {
+            if (!decode_group(f, in->p4, tiles, m, ops, &k))
+                return false;
+        }
+    }
+    ops[k] = (sop){.run = op_end};
+    *test = (stest){0};
+    if (back->opcode == HOP__OP_If && back->p3 == 0) {
+        void **cell = map_at(f, m, back->p1);
+        if (cell == NULL)
+            return false;
+        test->data = *cell;
+        test->t = f->slots[back->p1];
+        test->t.data = *cell;
+    }
+    return true;
+}
+
+/* ------------------------------------------------------------- the loop */
+
+/* Whether the loop goes on after an iteration: back's test. */
+static inline hop_status
+straight_test(hop__frame *f, const hop__insn *back, const stest *t, bool *more)
+{
+    int64_t v;
+    hop_status st = HOP_OK;
+    if (back->opcode == HOP__OP_Next)
+        v = ++f->regs[back->p1] < f->regs[back->p3];
+    else if (t->data == NULL)
+        v = f->regs[back->p1];
+    else if (t->t.dtype == HOP_BOOL)
+        v = *(const unsigned char *)t->data;
+    else
+        st = hop_tensor_item_int(&t->t, &v);
+    *more = v != 0;
+    return st;
+}
+
+/* After an odd number of iterations: the body's Swaps, once. */
+static void
+straight_settle(hop__frame *f, const hop__insn *body, const hop__insn *back)
+{
+    for (const hop__insn *in = body; in < back; in++) {
+        if (in->opcode != HOP__OP_Swap)
+            continue;
+        hop__swap_slots(f, in->p1, in->p2);
+        const int32_t *more = in->p4;
+        for (int32_t k = 0; k < in->p3; k++)
+            hop__swap_slots(f, more[2 * k], more[2 * k + 1]);
+    }
+}
+
+/* One instruction of a straight body run as itself. */
+static inline hop_status
+straight_insn(hop__frame *f, const hop__insn *in, hop__ftile *tiles)
+{
+    switch ((hop__opcode)in->opcode) {
+    case HOP__OP_MoveInt:
+        f->regs[in->p1] = f->regs[in->p2];
+        return HOP_OK;
+    case HOP__OP_Integer:
+        f->regs[in->p1] = in->i64;
+        return HOP_OK;
+    case HOP__OP_Swap: {
+        hop__swap_slots(f, in->p1, in->p2);
+        const int32_t *more = in->p4;
+        for (int32_t k = 0; k < in->p3; k++)
+            hop__swap_slots(f, more[2 * k], more[2 * k + 1]);
+        return HOP_OK;
+    }
+    default: /* Fused, Copy: small groups (mark_straight) */
+        return hop__fused_small(in->p4, f, tiles);
+    }
+}
+
+/* The iterations of a body that did not decode, instruction by
+ * instruction. */
+static hop_status
+straight_slow(hop__frame *f, const hop__insn *body, const hop__insn *back, int64_t cost,
+              hop__ftile *tiles)
+{
+    hop_status st;
+    for (;;) {
+        if ((f->budget -= cost) <= 0 && (st = hop__interrupt_check(f)) != HOP_OK)
+            return st;
+        for (const hop__insn *in = body; in < back; in++)
+            if ((st = straight_insn(f, in, tiles)) != HOP_OK)
+                return st;
+        if (back->opcode == HOP__OP_If && back->p4 &&
+            (st = hop__fused_small(back->p4, f, tiles)) != HOP_OK)
+            return st;
+        if (back->opcode == HOP__OP_Next) {
+            if (++f->regs[back->p1] >= f->regs[back->p3])
+                return HOP_OK;
+        } else {
+            int64_t v;
+            if ((st = hop__branch_value(f, back, &v)) != HOP_OK || v == 0)
+                return st;
+        }
+    }
+}
+
+/* The iterations of a decoded body: even ones run ops[0], odd ones ops[1].
+ * The budget is charged once per iteration, as much as the instructions
+ * would. */
+static hop_status
+straight_fast(hop__frame *f, const hop__insn *back, int64_t cost, const sop (*ops)[STRAIGHT_MAXOPS],
+              const stest *test)
+{
+    int64_t *regs = f->regs;
+    hop_status st;
+    for (;;) {
+        for (int p = 0; p < 2; p++) {
+            bool more;
+            if ((f->budget -= cost) <= 0 && (st = hop__interrupt_check(f)) != HOP_OK)
+                return st;
+            if ((st = ops[p][0].run(ops[p], regs)) != HOP_OK ||
+                (st = straight_test(f, back, &test[p], &more)) != HOP_OK)
+                return st;
+            if (!more) {
+                if (p == 0)
+                    straight_settle(f, &f->plan->code[back->p2], back);
+                return HOP_OK;
+            }
+        }
+    }
+}
+
+hop_status
+hop__run_straight(hop__frame *f, const hop__insn *back)
+{
+    const hop__insn *body = &f->plan->code[back->p2];
+    int64_t cost = (int64_t)(back - body) + 1;
+    _Alignas(64) hop__ftile tiles[HOP__F_MAXREGS]; /* the groups' registers */
+    sop ops[2][STRAIGHT_MAXOPS];
+    stest test[2];
+    smap m;
+    m.n = 0;
+    bool decoded = decode_iteration(f, body, back, tiles, &m, ops[0], &test[0]) &&
+                   decode_iteration(f, body, back, tiles, &m, ops[1], &test[1]);
+    for (int j = 0; decoded && j < m.n; j++)
+        decoded = m.data[j] == f->slots[m.slot[j]].data;
+    if (!decoded)
+        return straight_slow(f, body, back, cost, tiles);
+    return straight_fast(f, back, cost, (const sop(*)[STRAIGHT_MAXOPS])ops, test);
+}
