@@ -458,34 +458,151 @@ symint_binary(PyObject *a, PyObject *b, sym_binop f)
     return r ? symint_new(owner, r, NULL) : hop_py_raise();
 }
 
+/*
+ * A SymInt with a float, or a true division: Python's result is a float,
+ * which hop.SymFloat (python/hop/_symfloat.py) stands for while tracing.
+ * op is the operator's text ("*", "/", ...); the Python side computes the
+ * value from the symbol in double at run time, or raises its TypeError.
+ */
+static PyObject *
+symint_float_op(const char *op, PyObject *a, PyObject *b)
+{
+    if (symint_usable(a) < 0 || symint_usable(b) < 0)
+        return NULL;
+    PyObject *mod = PyImport_ImportModule("hop._symfloat");
+    if (mod == NULL)
+        return NULL;
+    PyObject *r = PyObject_CallMethod(mod, "symint_op", "sOO", op, a, b);
+    Py_DECREF(mod);
+    return r;
+}
+
+static PyObject *
+symint_arith(PyObject *a, PyObject *b, sym_binop f, const char *op)
+{
+    if (PyFloat_Check(a) || PyFloat_Check(b))
+        return symint_float_op(op, a, b);
+    return symint_binary(a, b, f);
+}
+
 static PyObject *
 symint_add(PyObject *a, PyObject *b)
 {
-    return symint_binary(a, b, hop_sym_add);
+    return symint_arith(a, b, hop_sym_add, "+");
 }
 
 static PyObject *
 symint_sub(PyObject *a, PyObject *b)
 {
-    return symint_binary(a, b, hop_sym_sub);
+    return symint_arith(a, b, hop_sym_sub, "-");
 }
 
 static PyObject *
 symint_mul(PyObject *a, PyObject *b)
 {
-    return symint_binary(a, b, hop_sym_mul);
+    return symint_arith(a, b, hop_sym_mul, "*");
 }
 
 static PyObject *
 symint_floordiv(PyObject *a, PyObject *b)
 {
-    return symint_binary(a, b, hop_sym_floordiv);
+    return symint_arith(a, b, hop_sym_floordiv, "//");
 }
 
 static PyObject *
 symint_mod(PyObject *a, PyObject *b)
 {
-    return symint_binary(a, b, hop_sym_mod);
+    return symint_arith(a, b, hop_sym_mod, "%");
+}
+
+/* True division of ints and SymInts (and floats) gives a float. */
+static PyObject *
+symint_truediv(PyObject *a, PyObject *b)
+{
+    bool ok_a = PyObject_TypeCheck(a, &hop_py_SymIntType) ||
+                (PyLong_Check(a) && !PyBool_Check(a)) || PyFloat_Check(a);
+    bool ok_b = PyObject_TypeCheck(b, &hop_py_SymIntType) ||
+                (PyLong_Check(b) && !PyBool_Check(b)) || PyFloat_Check(b);
+    if (!ok_a || !ok_b)
+        Py_RETURN_NOTIMPLEMENTED;
+    return symint_float_op("/", a, b);
+}
+
+/* x ** k by squaring, for a SymInt x and a constant k >= 0 (Python's 0**0 is 1). */
+static const hop_expr *
+sym_pow_int(hop_shape_env *env, const hop_expr *x, long long k)
+{
+    const hop_expr *r = hop_sym_const(env, 1);
+    while (r != NULL && k > 0) {
+        if (k & 1)
+            r = hop_sym_mul(env, r, x);
+        k >>= 1;
+        if (k > 0 && r != NULL)
+            x = hop_sym_mul(env, x, x);
+        if (x == NULL)
+            return NULL;
+    }
+    return r;
+}
+
+/*
+ * s ** k for a constant int k >= 0 is a SymInt (a product); pow(s, k, m) is
+ * (s ** k) % m, as Python's for k >= 0.  A negative or float exponent gives
+ * a float (the Python side); a SymInt exponent has no canonical form.
+ */
+static PyObject *
+symint_pow(PyObject *a, PyObject *b, PyObject *m)
+{
+    bool sym_a = PyObject_TypeCheck(a, &hop_py_SymIntType);
+    bool sym_b = PyObject_TypeCheck(b, &hop_py_SymIntType);
+    bool int_b = PyLong_Check(b) && !PyBool_Check(b);
+    if (!sym_a || !int_b || m != Py_None) {
+        bool num_a = sym_a || (PyLong_Check(a) && !PyBool_Check(a)) || PyFloat_Check(a);
+        bool num_b = sym_b || int_b || PyFloat_Check(b);
+        if (!num_a || !num_b)
+            Py_RETURN_NOTIMPLEMENTED;
+        if (m != Py_None && sym_a && int_b) {
+            PyObject *p = symint_pow(a, b, Py_None);
+            if (p == NULL || p == Py_NotImplemented)
+                return p;
+            PyObject *r = PyNumber_Remainder(p, m);
+            Py_DECREF(p);
+            return r;
+        }
+        return symint_float_op(m == Py_None ? "**" : "pow", a, b);
+    }
+    if (symint_usable(a) < 0)
+        return NULL;
+    int overflow = 0;
+    long long k = PyLong_AsLongLongAndOverflow(b, &overflow);
+    if (k == -1 && PyErr_Occurred())
+        return NULL;
+    if (overflow || k < 0)
+        return symint_float_op("**", a, b);
+    SymIntObject *s = (SymIntObject *)a;
+    const hop_expr *r = sym_pow_int(symint_env(s), s->expr, k);
+    return r ? symint_new(s->owner, r, NULL) : hop_py_raise();
+}
+
+/* abs(s): Max(s, -s), a SymInt. */
+static PyObject *
+symint_abs(PyObject *a)
+{
+    SymIntObject *s = (SymIntObject *)a;
+    if (symint_usable(a) < 0)
+        return NULL;
+    hop_shape_env *env = symint_env(s);
+    const hop_expr *n = hop_sym_neg(env, s->expr);
+    const hop_expr *r = n ? hop_sym_max(env, s->expr, n) : NULL;
+    return r ? symint_new(s->owner, r, NULL) : hop_py_raise();
+}
+
+static PyObject *
+symint_pos(PyObject *a)
+{
+    if (symint_usable(a) < 0)
+        return NULL;
+    return Py_NewRef(a);
 }
 
 static PyObject *
@@ -622,7 +739,11 @@ static PyNumberMethods symint_as_number = {
     .nb_multiply = symint_mul,
     .nb_floor_divide = symint_floordiv,
     .nb_remainder = symint_mod,
+    .nb_true_divide = symint_truediv,
+    .nb_power = symint_pow,
     .nb_negative = symint_neg,
+    .nb_positive = symint_pos,
+    .nb_absolute = symint_abs,
     .nb_bool = symint_bool,
     .nb_int = symint_int,
     .nb_index = symint_int,

@@ -26,6 +26,7 @@ from ._pytree import register_pytree_node  # noqa: F401
 from . import testing  # noqa: F401
 from ._foreign import foreign, ForeignKernel  # noqa: F401
 from ._saved import save, load  # noqa: F401
+from ._symfloat import SymFloat  # noqa: F401
 from . import _saved
 
 _saved._install()
