@@ -163,7 +163,7 @@ class SymFloat:
     >>> def body(i, v):
     ...     return v + i * 0.25          # i: SymInt u0; i * 0.25: SymFloat
     >>> hop.compile(lambda x: hop.fori_loop(0, 5, body, x))(hop.zeros(2))
-    hop.tensor([2.5000, 2.5000])
+    hop.tensor([2.5, 2.5])
     """
 
     __slots__ = ("_t", "_text")
