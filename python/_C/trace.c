@@ -767,8 +767,10 @@ PyTypeObject hop_py_SymIntType = {
     .tp_getset = symint_getset,
     .tp_flags = Py_TPFLAGS_DEFAULT,
     .tp_doc = "A symbolic integer of a trace: a size like s0 (x.shape[0] under dynamic=True), "
-              "or an unbacked value like u0 (t.item()).  Arithmetic gives SymInts; comparing "
-              "one decides through the trace's shape environment (a guard) or raises "
+              "or an unbacked value like u0 (t.item()).  Arithmetic with ints gives SymInts "
+              "(+ - * // %, ** with a constant int >= 0, abs()); with a float, or true "
+              "division, a hop.SymFloat (a weak float computed at run time); comparing one "
+              "decides through the trace's shape environment (a guard) or raises "
               "hop.DataDependentError.  Not made by calling hop.SymInt.\n\n"
               ">>> def f(x):\n"
               "...     n = x.shape[0]\n"
