@@ -535,6 +535,90 @@ hop_batch_body(hop_batch_ctx *cx, const hop_graph *body, const bool *batched, ho
     return hop_batch_body_outs(cx, body, batched, NULL, vmapped);
 }
 
+/* A [B] mask m reshaped to [B, 1, ...] against a value of rank r. */
+static hop_node *
+lane_mask(hop_batch_ctx *cx, hop_graph *g, hop_node *m, int r)
+{
+    if (r <= 1)
+        return m;
+    hop_arg sizes[HOP_MAX_RANK];
+    sizes[0] = hop_arg_sym(cx->size);
+    for (int d = 1; d < r; d++)
+        sizes[d] = hop_arg_int(1);
+    return hop_graph_call_op(g, HOP_OP_reshape,
+                             (hop_arg[]){hop_arg_node(m), hop_arg_list(sizes, (size_t)r)}, 2);
+}
+
+/* `<body>_vmap`: the step `<body>_vmap_step` inlined between body's inputs
+ * (then the extra ones) and one where per carry over the caller's mask. */
+hop_status
+hop_batch_masked_body(hop_batch_ctx *cx, const hop_graph *body, const bool *batched, size_t at,
+                      const hop_batch_lanes *lanes, hop_graph **vmapped)
+{
+    if (cx == NULL || body == NULL || body->output == NULL || lanes == NULL ||
+        lanes->build == NULL || vmapped == NULL ||
+        (lanes->nextra && (lanes->extra_names == NULL || lanes->extra == NULL)))
+        return hop_error(HOP_MISUSE, "hop_batch_masked_body: NULL argument");
+    size_t nph = body->nplaceholders, nout = body->output->nargs, nin = nph + lanes->nextra;
+    if (at > nph || nout > nph - at)
+        return hop_error(HOP_MISUSE,
+                         "hop_batch_masked_body: %s has %zu inputs, not %zu carries at %zu",
+                         body->name, nph, nout, at);
+    int *od = hop__calloc(nout + 1, sizeof *od); /* zeros: every output batched at 0 */
+    hop_node **in = hop__calloc(nin + nout + 1, sizeof *in), **o = in ? in + nin : NULL;
+    hop_arg *res = hop__calloc(nout + 1, sizeof *res);
+    char base[256];
+    snprintf(base, sizeof base, "%s_vmap_step", body->name);
+    hop_graph *step = od && in && res ? hop_graph_new_subgraph(cx->out, base) : NULL;
+    hop_status st = od && in && res ? (step ? HOP_OK : hop_error_code()) : HOP_NOMEM;
+    if (st == HOP_OK)
+        st = hop_batch_graph(cx, body, batched, od, step);
+    snprintf(base, sizeof base, "%s_vmap", body->name);
+    hop_graph *g = st == HOP_OK ? hop_graph_new_subgraph(cx->out, base) : NULL;
+    if (st == HOP_OK && g == NULL)
+        st = hop_error_code();
+    for (size_t i = 0; i < nin && st == HOP_OK; i++) {
+        bool own = i < nph;
+        if (!own && lanes->extra[i - nph] == NULL)
+            continue; /* no input: in[i] stays NULL */
+        const char *name =
+            own ? hop_graph_placeholder_at(body, i)->name : lanes->extra_names[i - nph];
+        const hop_value_info *meta =
+            own ? hop_graph_placeholder_at(step, i)->meta : lanes->extra[i - nph]->meta;
+        if ((in[i] = hop_graph_placeholder(g, name, meta)) == NULL)
+            st = hop_error_code();
+    }
+    hop_node *mask = NULL;
+    if (st == HOP_OK && lanes->first)
+        st = lanes->build(lanes->arg, g, in, in + nph, &mask);
+    if (st == HOP_OK)
+        st = hop_graph_inline(g, step, in, o);
+    if (st == HOP_OK && !lanes->first)
+        st = lanes->build(lanes->arg, g, in, in + nph, &mask);
+    for (size_t j = 0; j < nout && st == HOP_OK; j++) {
+        hop_node *c = in[at + j], *m = lane_mask(cx, g, mask, c->meta->meta.rank), *w = NULL;
+        if (m != NULL)
+            w = hop_graph_call_op(g, HOP_OP_where,
+                                  (hop_arg[]){hop_arg_node(m), hop_arg_node(o[j]), hop_arg_node(c)},
+                                  3);
+        if (w == NULL)
+            st = hop_error_code();
+        else
+            res[j] = hop_arg_node(w);
+    }
+    if (st == HOP_OK && hop_graph_output(g, res, nout) == NULL)
+        st = hop_error_code();
+    if (st == HOP_OK && (st = hop_graph_add_subgraph(cx->out, g)) == HOP_OK)
+        *vmapped = g;
+    else
+        hop_graph_free(g);
+    hop_graph_free(step);
+    hop__free(od);
+    hop__free(in);
+    hop__free(res);
+    return st;
+}
+
 /* Sets output i of call to getitem i of c: batched when it is a tensor
  * (a batched body and a loop batch every tensor output; SymInts never are). */
 static hop_status

@@ -730,96 +730,24 @@ fori_jvp(hop_jvp_ctx *cx, const hop_node *call)
 
 /* ------------------------------------------------------------------ vmap */
 
-/* A [B] mask m reshaped to [B, 1, ...] against a value of rank r. */
-static hop_node *
-lane_mask(hop_batch_ctx *cx, hop_graph *g, hop_node *m, int r)
-{
-    if (r <= 1)
-        return m;
-    hop_arg sizes[HOP_MAX_RANK];
-    sizes[0] = hop_arg_sym(hop_batch_size(cx));
-    for (int d = 1; d < r; d++)
-        sizes[d] = hop_arg_int(1);
-    return hop_graph_call_op(g, HOP_OP_reshape,
-                             (hop_arg[]){hop_arg_node(m), hop_arg_list(sizes, (size_t)r)}, 2);
-}
-
-/*
- * Batched bounds: the body `<body>_vmap` of one loop over [min lower, max
- * upper), its index unbatched, that updates lane b's carries only while
- * lower_b <= i < upper_b: c' = where(active, body(i, c), c), as
- * while_loop's masked lanes.  Its inputs are body's (every carry batched),
- * then the batched bounds ([B], named lower and upper) as extra lifted
- * values; bnd[k] is bound k's batched value or NULL when it is not batched.
- */
+/* The lanes of batched bounds (the extra inputs lower, upper; NULL when
+ * not batched): lane b runs while lower_b <= i < upper_b, only the batched
+ * sides compared (the loop's own range is [min lower, max upper)). */
 static hop_status
-masked_body(hop_batch_ctx *cx, const hop_graph *f, const bool *mask, hop_node *const bnd[2],
-            hop_graph **out)
+bound_lanes(void *arg, hop_graph *g, hop_node *const *in, hop_node *const *lim, hop_node **mask)
 {
-    static const char *const names[2] = {"lower", "upper"};
-    hop_graph *g = hop_batch_out(cx);
-    size_t nph = f->nplaceholders, nout = f->output->nargs;
-    int *od = hop_calloc(nout + 1, sizeof *od); /* zeros: every output batched at 0 */
-    hop_node **ph = hop_calloc(nph + nout + 3, sizeof *ph), **o = ph ? ph + nph + 2 : NULL;
-    hop_arg *res = hop_calloc(nout + 1, sizeof *res);
-    char base[256];
-    snprintf(base, sizeof base, "%s_vmap_step", f->name);
-    hop_graph *gb = od && ph && res ? hop_graph_new_subgraph(g, base) : NULL;
-    hop_status st = od && ph && res ? (gb ? HOP_OK : hop_error_code()) : HOP_NOMEM;
-    if (st == HOP_OK)
-        st = hop_batch_graph(cx, f, mask, od, gb);
-    snprintf(base, sizeof base, "%s_vmap", f->name);
-    hop_graph *nb = st == HOP_OK ? hop_graph_new_subgraph(g, base) : NULL;
-    if (st == HOP_OK && nb == NULL)
-        st = hop_error_code();
-    for (size_t i = 0; i < nph && st == HOP_OK; i++)
-        if ((ph[i] = hop_graph_placeholder(nb, hop_graph_placeholder_at(f, i)->name,
-                                           hop_graph_placeholder_at(gb, i)->meta)) == NULL)
-            st = hop_error_code();
-    hop_node *lim[2] = {NULL, NULL};
-    for (int k = 0; k < 2 && st == HOP_OK; k++)
-        if (bnd[k] && (lim[k] = hop_graph_placeholder(nb, names[k], bnd[k]->meta)) == NULL)
-            st = hop_error_code();
-    if (st == HOP_OK)
-        st = hop_graph_inline(nb, gb, ph, o);
-    /* active = lower <= i & i < upper, only the batched sides (the loop's own
-     * range is [min lower, max upper)) */
-    hop_node *act[2] = {NULL, NULL}, *active = NULL;
-    for (int k = 0; k < 2 && st == HOP_OK; k++)
+    (void)arg;
+    hop_node *act[2] = {NULL, NULL};
+    for (int k = 0; k < 2; k++)
         if (lim[k] && (act[k] = hop_graph_call_op(
-                           nb, k ? HOP_OP_gt : HOP_OP_le,
-                           (hop_arg[]){hop_arg_node(lim[k]), hop_arg_node(ph[0])}, 2)) == NULL)
-            st = hop_error_code();
-    if (st == HOP_OK) {
-        hop_arg both[] = {hop_arg_node(act[0]), hop_arg_node(act[1])};
-        active = act[0] == NULL   ? act[1]
-                 : act[1] == NULL ? act[0]
-                                  : hop_graph_call_op(nb, HOP_OP_logical_and, both, 2);
-        if (active == NULL)
-            st = hop_error_code();
-    }
-    for (size_t j = 0; j < nout && st == HOP_OK; j++) {
-        hop_node *m = lane_mask(cx, nb, active, ph[1 + j]->meta->meta.rank), *w = NULL;
-        if (m != NULL) {
-            hop_arg wa[] = {hop_arg_node(m), hop_arg_node(o[j]), hop_arg_node(ph[1 + j])};
-            w = hop_graph_call_op(nb, HOP_OP_where, wa, 3);
-        }
-        if (w == NULL)
-            st = hop_error_code();
-        else
-            res[j] = hop_arg_node(w);
-    }
-    if (st == HOP_OK && hop_graph_output(nb, res, nout) == NULL)
-        st = hop_error_code();
-    if (nb != NULL && st == HOP_OK && (st = hop_graph_add_subgraph(g, nb)) == HOP_OK)
-        *out = nb;
-    else
-        hop_graph_free(nb);
-    hop_graph_free(gb);
-    hop_free(od);
-    hop_free(ph);
-    hop_free(res);
-    return st;
+                           g, k ? HOP_OP_gt : HOP_OP_le,
+                           (hop_arg[]){hop_arg_node(lim[k]), hop_arg_node(in[0])}, 2)) == NULL)
+            return hop_error_code();
+    hop_arg both[] = {hop_arg_node(act[0]), hop_arg_node(act[1])};
+    *mask = act[0] == NULL   ? act[1]
+            : act[1] == NULL ? act[0]
+                             : hop_graph_call_op(g, HOP_OP_logical_and, both, 2);
+    return *mask ? HOP_OK : hop_error_code();
 }
 
 /* The loop's bound from a batched one, [B]: item(amin) for lower, item(amax)
@@ -841,8 +769,8 @@ loop_bound(hop_graph *g, hop_node *b, bool upper)
  * A batched bound (an int tensor bound the vmapped function reads per
  * example: its `item` is deferred to here, HOP_PARAM_BATCHED_ITEM) is one
  * loop over [min lower, max upper) whose index stays unbatched, every carry
- * batched and masked per lane (masked_body); a SymInt carry then cannot
- * differ per example: HOP_UNSUPPORTED.
+ * batched and masked per lane (hop_batch_masked_body); a SymInt carry then
+ * cannot differ per example: HOP_UNSUPPORTED.
  */
 static hop_status
 fori_batch(hop_batch_ctx *cx, const hop_node *call)
@@ -888,9 +816,12 @@ fori_batch(hop_batch_ctx *cx, const hop_node *call)
         st = hop_batch_carries(cx, f, mask, 1, nc);
     for (size_t j = 0; j < nc && masked && st == HOP_OK; j++)
         mask[1 + j] = true;
+    /* a batched bound: `<body>_vmap` masked per lane, the batched bounds
+     * its extra inputs (passed as extra lifted values) */
+    hop_batch_lanes lanes = {bound_lanes, NULL, false, 2, (const char *[]){"lower", "upper"}, bnd};
     hop_graph *fb = NULL;
     if (st == HOP_OK)
-        st = masked ? masked_body(cx, f, mask, bnd, &fb)
+        st = masked ? hop_batch_masked_body(cx, f, mask, 1, &lanes, &fb)
                     : hop_batch_body_outs(cx, f, mask, mask + 1, &fb);
     for (size_t j = 0; j < nc && st == HOP_OK; j++) {
         bool b;

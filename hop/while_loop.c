@@ -273,101 +273,51 @@ while_jvp(hop_jvp_ctx *cx, const hop_node *call)
 
 /* ------------------------------------------------------------------ vmap */
 
-/* Placeholders of ng named as src's, with the metadata of like's. */
-static hop_status
-mirror_placeholders(hop_graph *ng, const hop_graph *src, const hop_graph *like, hop_node **ph)
-{
-    for (size_t i = 0; i < src->nplaceholders; i++)
-        if ((ph[i] = hop_graph_placeholder(ng, hop_graph_placeholder_at(src, i)->name,
-                                           hop_graph_placeholder_at(like, i)->meta)) == NULL)
-            return hop_error_code();
-    return HOP_OK;
-}
-
-/* Installs ng in g, or frees it. */
-static hop_status
-install(hop_graph *g, hop_graph *ng, hop_status st)
-{
-    if (st == HOP_OK && (st = hop_graph_add_subgraph(g, ng)) == HOP_OK)
-        return HOP_OK;
-    hop_graph_free(ng);
-    return st;
-}
-
 /*
  * A batched predicate: every carry batched, and the loop runs until every
- * lane is done.  The new cond is any(pred over the batch); the new body
- * computes pred per lane and keeps a finished lane's carries:
- * c' = where(pred, body(c), c).  gc and gb are cond_fn and body_fn batched
- * (every input per mask, every output batched).
+ * lane is done.  The new cond is any(pred over the batch) (masked_cond); the
+ * new body computes pred per lane and keeps a finished lane's carries,
+ * c' = where(pred, body(c), c) (hop_batch_masked_body, its mask cond_fn
+ * batched, pred_lanes).  gc is cond_fn batched (every input per mask, its
+ * output batched).
  */
 static hop_status
-masked_bodies(hop_batch_ctx *cx, const hop_graph *cond, const hop_graph *body, const hop_graph *gc,
-              const hop_graph *gb, size_t nc, hop_graph **cv, hop_graph **bv)
+pred_lanes(void *gc, hop_graph *g, hop_node *const *in, hop_node *const *extra, hop_node **mask)
+{
+    (void)extra;
+    return hop_graph_inline(g, gc, in, mask);
+}
+
+static hop_status
+masked_cond(hop_batch_ctx *cx, const hop_graph *cond, const hop_graph *gc, hop_graph **cv)
 {
     hop_graph *g = hop_batch_out(cx);
     size_t nph = gc->nplaceholders;
     char base[256];
-    hop_node **ph = hop_calloc(nph + nc + 2, sizeof *ph), **o = ph ? ph + nph : NULL;
+    hop_node **ph = hop_calloc(nph + 2, sizeof *ph), **o = ph ? ph + nph : NULL;
     if (ph == NULL)
         return HOP_NOMEM;
-    /* cond: any(pred) */
     snprintf(base, sizeof base, "%s_vmap", cond->name);
-    hop_graph *nc_g = hop_graph_new_subgraph(g, base);
-    hop_status st = nc_g ? mirror_placeholders(nc_g, cond, gc, ph) : hop_error_code();
+    hop_graph *ng = hop_graph_new_subgraph(g, base);
+    hop_status st = ng ? HOP_OK : hop_error_code();
+    for (size_t i = 0; i < nph && st == HOP_OK; i++)
+        if ((ph[i] = hop_graph_placeholder(ng, hop_graph_placeholder_at(cond, i)->name,
+                                           hop_graph_placeholder_at(gc, i)->meta)) == NULL)
+            st = hop_error_code();
     if (st == HOP_OK)
-        st = hop_graph_inline(nc_g, gc, ph, o);
+        st = hop_graph_inline(ng, gc, ph, o);
     if (st == HOP_OK) {
         hop_arg dims[] = {hop_arg_int(0)};
         hop_arg a[] = {hop_arg_node(o[0]), hop_arg_list(dims, 1), hop_arg_bool(false)};
-        hop_node *any = hop_graph_call_op(nc_g, HOP_OP_any, a, 3);
+        hop_node *any = hop_graph_call_op(ng, HOP_OP_any, a, 3);
         hop_arg r = any ? hop_arg_node(any) : (hop_arg){0};
-        if (any == NULL || hop_graph_output(nc_g, &r, 1) == NULL)
+        if (any == NULL || hop_graph_output(ng, &r, 1) == NULL)
             st = hop_error_code();
     }
-    if (nc_g != NULL)
-        st = install(g, nc_g, st);
-    if (st == HOP_OK)
-        *cv = nc_g;
-    /* body: where(pred, body(c), c) per carry */
-    snprintf(base, sizeof base, "%s_vmap", body->name);
-    hop_graph *nb = st == HOP_OK ? hop_graph_new_subgraph(g, base) : NULL;
-    if (st == HOP_OK)
-        st = nb ? mirror_placeholders(nb, body, gb, ph) : hop_error_code();
-    hop_node *pred = NULL;
-    if (st == HOP_OK && (st = hop_graph_inline(nb, gc, ph, o)) == HOP_OK)
-        pred = o[0];
-    if (st == HOP_OK)
-        st = hop_graph_inline(nb, gb, ph, o);
-    hop_arg *res = st == HOP_OK ? hop_calloc(nc + 1, sizeof *res) : NULL;
-    if (st == HOP_OK && res == NULL)
-        st = HOP_NOMEM;
-    for (size_t j = 0; j < nc && st == HOP_OK; j++) {
-        /* pred [B] as [B, 1, ...] against the carry */
-        int r = ph[j]->meta->meta.rank;
-        hop_arg sizes[HOP_MAX_RANK];
-        sizes[0] = hop_arg_sym(hop_batch_size(cx));
-        for (int d = 1; d < r; d++)
-            sizes[d] = hop_arg_int(1);
-        hop_arg ra[] = {hop_arg_node(pred), hop_arg_list(sizes, (size_t)(r > 0 ? r : 1))};
-        hop_node *p = r > 1 ? hop_graph_call_op(nb, HOP_OP_reshape, ra, 2) : pred;
-        hop_node *w = NULL;
-        if (p != NULL) {
-            hop_arg wa[] = {hop_arg_node(p), hop_arg_node(o[j]), hop_arg_node(ph[j])};
-            w = hop_graph_call_op(nb, HOP_OP_where, wa, 3);
-        }
-        if (w == NULL)
-            st = hop_error_code();
-        else
-            res[j] = hop_arg_node(w);
-    }
-    if (st == HOP_OK && hop_graph_output(nb, res, nc) == NULL)
-        st = hop_error_code();
-    hop_free(res);
-    if (nb != NULL)
-        st = install(g, nb, st);
-    if (st == HOP_OK)
-        *bv = nb;
+    if (st == HOP_OK && (st = hop_graph_add_subgraph(g, ng)) == HOP_OK)
+        *cv = ng;
+    else
+        hop_graph_free(ng);
     hop_free(ph);
     return st;
 }
@@ -376,8 +326,9 @@ masked_bodies(hop_batch_ctx *cx, const hop_graph *cond, const hop_graph *body, c
  * A batched carry or lifted value.  The carries' batching is a fixed point
  * over body_fn (hop_batch_carries).  An unbatched predicate: the same loop
  * over both functions batched (the predicate stays a scalar).  A batched
- * predicate (a trip count per example): masked lanes (masked_bodies); a
- * SymInt carry then cannot differ per lane: the loop fallback.
+ * predicate (a trip count per example): masked lanes (masked_cond and
+ * hop_batch_masked_body); a SymInt carry then cannot differ per lane: the
+ * loop fallback.
  */
 static hop_status
 while_batch(hop_batch_ctx *cx, const hop_node *call)
@@ -395,7 +346,7 @@ while_batch(hop_batch_ctx *cx, const hop_node *call)
     hop_node **ops = hop_calloc(nph + 1, sizeof *ops);
     hop_arg *items = hop_calloc(nph + 1, sizeof *items);
     hop_value_info *outs = hop_calloc(call->nouts + 1, sizeof *outs);
-    hop_graph *gc = NULL, *gb = NULL, *cv = NULL, *bv = NULL;
+    hop_graph *gc = NULL, *cv = NULL, *bv = NULL;
     hop_status st = mask && ops && items && outs ? HOP_OK : HOP_NOMEM;
     for (size_t i = 0; i < nph && st == HOP_OK; i++) {
         const hop_node *v = (i < nc ? carries[i] : lifted[i - nc]).u.node;
@@ -422,7 +373,7 @@ while_batch(hop_batch_ctx *cx, const hop_node *call)
         if (st == HOP_OK)
             st = hop_batch_body_outs(cx, body, mask, mask, &bv);
     } else if (st == HOP_OK) {
-        int *od = hop_calloc(nc + 2, sizeof *od); /* zeros: every output batched at 0 */
+        int *od = hop_calloc(nc + 2, sizeof *od); /* zeros: pred batched at 0 */
         char base[256];
         snprintf(base, sizeof base, "%s_vmap_pred", cond->name);
         if (od == NULL)
@@ -431,13 +382,11 @@ while_batch(hop_batch_ctx *cx, const hop_node *call)
             st = hop_error_code();
         else
             st = hop_batch_graph(cx, cond, mask, od, gc);
-        snprintf(base, sizeof base, "%s_vmap_step", body->name);
-        if (st == HOP_OK && (gb = hop_graph_new_subgraph(g, base)) == NULL)
-            st = hop_error_code();
         if (st == HOP_OK)
-            st = hop_batch_graph(cx, body, mask, od, gb);
+            st = masked_cond(cx, cond, gc, &cv);
+        hop_batch_lanes lanes = {pred_lanes, gc, true, 0, NULL, NULL};
         if (st == HOP_OK)
-            st = masked_bodies(cx, cond, body, gc, gb, nc, &cv, &bv);
+            st = hop_batch_masked_body(cx, body, mask, 0, &lanes, &bv);
         hop_free(od);
     }
     for (size_t j = 0; j < nc && st == HOP_OK; j++) {
@@ -471,7 +420,6 @@ while_batch(hop_batch_ctx *cx, const hop_node *call)
         st = v ? hop_batch_set(cx, call, j, v, mask[j]) : hop_error_code();
     }
     hop_graph_free(gc);
-    hop_graph_free(gb);
     hop_free(mask);
     hop_free(ops);
     hop_free(items);

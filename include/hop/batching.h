@@ -147,6 +147,41 @@ hop_status hop_batch_graph(hop_batch_ctx *cx, const hop_graph *body, const bool 
                            const int *out_dims, hop_graph *g);
 
 /*
+ * hop_batch_masked_body: the body `<body>_vmap` (installed in
+ * hop_batch_out) of a loop whose lanes finish at different times:
+ * while_loop's batched predicate, fori_loop's batched bounds.  body's
+ * outputs are the next values of its carries, placeholders at .. at + nout
+ * - 1; batched (one per placeholder) has every carry batched.  The new body
+ * takes body's inputs (names as body's), then one input per non-NULL
+ * lanes->extra[k] (named lanes->extra_names[k], with its metadata: a value
+ * of hop_batch_out the caller passes as an extra lifted value), and returns
+ *
+ *     where(mask, step(inputs)[j], carry j)       for each carry j
+ *
+ * step being body batched (hop_batch_graph, every output at 0), inlined,
+ * and mask the bool [B] of the lanes still running (reshaped to [B, 1, ..]
+ * against each carry): a finished lane keeps its carries, the step's
+ * results on it discarded.  lanes->build(arg, g, in, extra, &mask) makes
+ * mask in the new body g from its inputs: in (standing for body's) and
+ * extra (extra[k] for lanes->extra[k], NULL for a NULL one); before the
+ * step's nodes when lanes->first, else after them.  Errors: HOP_MISUSE for
+ * bad arguments; what hop_batch_graph, the builders or build return
+ * (nothing installed).
+ */
+typedef struct hop_batch_lanes {
+    hop_status (*build)(void *arg, hop_graph *g, hop_node *const *in, hop_node *const *extra,
+                        hop_node **mask);
+    void *arg;  /* passed to build */
+    bool first; /* build before the step is inlined (else after) */
+    size_t nextra;
+    const char *const *extra_names;
+    hop_node *const *extra;
+} hop_batch_lanes;
+
+hop_status hop_batch_masked_body(hop_batch_ctx *cx, const hop_graph *body, const bool *batched,
+                                 size_t at, const hop_batch_lanes *lanes, hop_graph **vmapped);
+
+/*
  * The rule of a HOP that runs one of its bodies on the values it passes
  * (wrap, invoke_subgraph, vjp, jvp, a vmap node without its kept f: vmap's
  * own slot composes the batches otherwise, hop/vmap.c): the same HOP, with
