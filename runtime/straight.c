@@ -20,7 +20,8 @@
  *     vector functions, so the loop gives the interpreter's bits;
  *   - other steps call their vector function;
  *   - a SymInt operand is computed into its op's cell first (SYM);
- *   - MoveInt, Integer and scalar_i64 groups run inline.
+ *   - MoveInt, Integer and scalar_i64 groups run inline (one op per int
+ *     operation: op_s_add, op_s_lt, ...).
  */
 #include "runtime/vm_impl.h"
 
@@ -36,7 +37,6 @@ typedef hop_status (*sop_fn)(const sop *o, int64_t *regs);
 
 struct sop {
     sop_fn run;     /* op_end: the iteration's ops end */
-    hop_op op;      /* op_scalar: its op */
     int32_t p1, p2; /* op_move: r[p1] = r[p2]; op_int: r[p1] = i64 */
     int64_t i64;
     int64_t n;    /* op_step, arithmetic: elements */
@@ -108,14 +108,59 @@ op_sym(const sop *o, int64_t *regs)
     NEXT(o, regs);
 }
 
-static hop_status
-op_scalar(const sop *o, int64_t *regs)
+/* op_s_<name>: a scalar_i64 group's step, the arithmetic of the vector
+ * functions (wrapping add, sub, mul), as hop__scalar_i64 computes it. */
+#define SCALAR_OP(name, OT, EXPR)                                                                  \
+    static hop_status op_s_##name(const sop *o, int64_t *regs)                                     \
+    {                                                                                              \
+        int64_t x, y;                                                                              \
+        memcpy(&x, o->in[0], sizeof x);                                                            \
+        memcpy(&y, o->in[1], sizeof y);                                                            \
+        OT r = (OT)(EXPR);                                                                         \
+        memcpy(o->out, &r, sizeof r);                                                              \
+        NEXT(o, regs);                                                                             \
+    }
+
+SCALAR_OP(add, int64_t, (uint64_t)x + (uint64_t)y)
+SCALAR_OP(sub, int64_t, (uint64_t)x - (uint64_t)y)
+SCALAR_OP(mul, int64_t, (uint64_t)x *(uint64_t)y)
+SCALAR_OP(max, int64_t, x > y ? x : y)
+SCALAR_OP(min, int64_t, x < y ? x : y)
+SCALAR_OP(eq, hop__bool, x == y)
+SCALAR_OP(ne, hop__bool, x != y)
+SCALAR_OP(lt, hop__bool, x < y)
+SCALAR_OP(le, hop__bool, x <= y)
+SCALAR_OP(gt, hop__bool, x > y)
+SCALAR_OP(ge, hop__bool, x >= y)
+
+/* The op of a scalar_i64 group's step (the lowering marks no other ops). */
+static sop_fn
+scalar_op(hop_op op)
 {
-    int64_t x, y;
-    memcpy(&x, o->in[0], sizeof x);
-    memcpy(&y, o->in[1], sizeof y);
-    hop__scalar_i64(o->op, x, y, o->out);
-    NEXT(o, regs);
+    switch (op) {
+    case HOP_OP_add:
+        return op_s_add;
+    case HOP_OP_sub:
+        return op_s_sub;
+    case HOP_OP_mul:
+        return op_s_mul;
+    case HOP_OP_maximum:
+        return op_s_max;
+    case HOP_OP_minimum:
+        return op_s_min;
+    case HOP_OP_eq:
+        return op_s_eq;
+    case HOP_OP_ne:
+        return op_s_ne;
+    case HOP_OP_lt:
+        return op_s_lt;
+    case HOP_OP_le:
+        return op_s_le;
+    case HOP_OP_gt:
+        return op_s_gt;
+    default: /* HOP_OP_ge, as hop__scalar_i64 */
+        return op_s_ge;
+    }
 }
 
 static hop_status
@@ -282,9 +327,8 @@ decode_group(const hop__frame *f, const hop__fgroup *g, hop__ftile *tiles, smap 
     sop *o;
     if (g->scalar_i64) {
         /* its two operands: int64 inputs or constants (fused.c) */
-        if ((o = next_op(ops, k, op_scalar)) == NULL)
+        if ((o = next_op(ops, k, scalar_op(g->steps[0].op))) == NULL)
             return false;
-        o->op = g->steps[0].op;
         for (int i = 0; i < 2; i++) {
             const hop__fopnd *op = &g->steps[0].in[i];
             if (op->src != HOP__F_INPUT)

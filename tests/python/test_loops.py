@@ -850,3 +850,29 @@ def test_straight_arithmetic_with_the_baseline_vectors_gives_eagers_bits():
                          text=True, timeout=300)
     assert out.returncode == 0, out.stderr
     assert out.stdout == "same bits\n"
+
+
+@pytest.mark.parametrize("cmp", ["lt", "le", "gt", "ge", "ne", "eq"])
+def test_straight_while_loop_int_steps_give_eagers_values(cmp):
+    # each one-element int64 step of a straight body is its own op: the
+    # counters' arithmetic and the test's comparison, against eager
+    tests = {"lt": lambda i, n: i < n, "le": lambda i, n: i <= n, "gt": lambda i, n: n > i,
+             "ge": lambda i, n: n >= i, "ne": lambda i, n: i != n,
+             "eq": lambda i, n: (i >= n) == (n < 0)}
+
+    def body(i, j, k, m, d, v):
+        return (i + 1, j * 3, hop.maximum(k, i), hop.minimum(m, i), d - i, v * 0.5 + 1.0)
+
+    def f(n, x):
+        return hop.while_loop(lambda i, j, k, m, d, v: tests[cmp](i, n), body,
+                              (hop.tensor(0), hop.tensor(1), hop.tensor(2), hop.tensor(3),
+                               hop.tensor(5), x))
+    cf = hop.compile(f)
+    x = hop.randn(3, seed=4)
+    for trips in (0, 1, 4, 7):
+        n = hop.tensor(trips)
+        got, want = cf(n, x), f(n, x)
+        for g, w in zip(got, want):
+            exact(g, w)
+    edges = back_edges(plan_of(cf))
+    assert len(edges) == 1 and edges[0].endswith("(straight)"), plan_of(cf)
