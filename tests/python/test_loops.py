@@ -640,6 +640,13 @@ def exact(a, b):
     assert np.ascontiguousarray(a).tobytes() == np.ascontiguousarray(b).tobytes(), (a, b)
 
 
+def exact_all(got, want):
+    """exact() for each output of a loop returning a tuple."""
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        exact(g, w)
+
+
 def test_straight_fori_loop_is_marked_and_gives_eagers_bits():
     x = hop.randn(16, seed=1)
     f = lambda x: hop.fori_loop(0, 1000, lambda i, v: v * 0.999 + 0.001, x)
@@ -695,9 +702,7 @@ def test_straight_loop_with_several_carries_and_a_long_body():
 
     f = lambda x, y: hop.fori_loop(0, 9, body, (x, y))
     cf = hop.compile(f)
-    got, want = cf(x, y), f(x, y)
-    exact(got[0], want[0])
-    exact(got[1], want[1])
+    exact_all(cf(x, y), f(x, y))
     assert back_edges(plan_of(cf))[0].endswith("(straight)")
 
 
@@ -750,13 +755,11 @@ def test_straight_arithmetic_gives_eagers_bits_for_every_op_size_and_dtype(dtype
     b = hop.tensor(np.random.default_rng(n + 1).standard_normal(n).astype(dtype) + 2)
     for trips in (0, 1, 2, 3, 8):
         f = lambda a, b, trips=trips: hop.fori_loop(0, trips, arith_body, (a, b))
-        cf = hop.compile(f)
-        got, want = cf(a, b), f(a, b)
-        exact(got[0], want[0])
-        exact(got[1], want[1])
+        cf, want = hop.compile(f), f(a, b)
+        exact_all(cf(a, b), want)
         if trips:
             assert back_edges(plan_of(cf))[0].endswith("(straight)")
-        exact(cf(a, b)[0], want[0])  # a second run from the same frame
+        exact_all(cf(a, b), want)  # a second run from the same frame
 
 
 def test_straight_loop_keeps_the_sign_of_zero_and_nans_of_a_broadcast_operand():
@@ -781,9 +784,7 @@ def test_straight_loop_with_a_scalar_tensor_carry_as_the_broadcast_operand():
         f = lambda x, s, t=trips: hop.fori_loop(
             0, t, lambda i, c: (c[0] * c[1] - c[1], c[1] * 0.5 + 0.125), (x, s))
         cf = hop.compile(f)
-        got, want = cf(x, s), f(x, s)
-        exact(got[0], want[0])
-        exact(got[1], want[1])
+        exact_all(cf(x, s), f(x, s))
         assert back_edges(plan_of(cf))[0].endswith("(straight)")
 
 
@@ -871,8 +872,6 @@ def test_straight_while_loop_int_steps_give_eagers_values(cmp):
     x = hop.randn(3, seed=4)
     for trips in (0, 1, 4, 7):
         n = hop.tensor(trips)
-        got, want = cf(n, x), f(n, x)
-        for g, w in zip(got, want):
-            exact(g, w)
+        exact_all(cf(n, x), f(n, x))
     edges = back_edges(plan_of(cf))
     assert len(edges) == 1 and edges[0].endswith("(straight)"), plan_of(cf)
