@@ -40,7 +40,7 @@ struct sop {
     int32_t p1, p2; /* op_move: r[p1] = r[p2]; op_int: r[p1] = i64 */
     int64_t i64;
     int64_t n;    /* op_step, arithmetic: elements */
-    int64_t nv;   /* arithmetic: whole 16-byte vectors in n */
+    int64_t nv;   /* arithmetic: whole vectors (arith_ops.bytes) in n */
     int64_t tail; /* arithmetic: the elements after them */
     hop__vfn fn;
     const int *ai;
@@ -99,6 +99,8 @@ op_step(const sop *o, int64_t *regs)
     NEXT(o, regs);
 }
 
+/* Writes its own cell: the ops array is the caller's (not const), the
+ * const only keeps the other ops from writing. */
 static hop_status
 op_sym(const sop *o, int64_t *regs)
 {
@@ -231,19 +233,14 @@ arith_tail(const sop *o, int64_t *regs, int64_t from, size_t size)
     ARITH_PATTERNS(mul_##sfx, T, V, *, ATTR)                                                       \
     ARITH_PATTERNS(div_##sfx, T, V, /, ATTR)
 
-#define ARITH_ROW(name)                                                                            \
-    {                                                                                              \
-        op_##name##_vv, op_##name##_vs, op_##name##_sv                                             \
-    }
+/* clang-format off */
+#define ARITH_ROW(name) {op_##name##_vv, op_##name##_vs, op_##name##_sv}
 #define ARITH_TABLE(sfx)                                                                           \
-    {                                                                                              \
-        {ARITH_ROW(add_f32##sfx), ARITH_ROW(sub_f32##sfx), ARITH_ROW(mul_f32##sfx),                \
-         ARITH_ROW(div_f32##sfx)},                                                                 \
-        {                                                                                          \
-            ARITH_ROW(add_f64##sfx), ARITH_ROW(sub_f64##sfx), ARITH_ROW(mul_f64##sfx),             \
-                ARITH_ROW(div_f64##sfx)                                                            \
-        }                                                                                          \
-    }
+    {{ARITH_ROW(add_f32##sfx), ARITH_ROW(sub_f32##sfx), ARITH_ROW(mul_f32##sfx),                   \
+      ARITH_ROW(div_f32##sfx)},                                                                    \
+     {ARITH_ROW(add_f64##sfx), ARITH_ROW(sub_f64##sfx), ARITH_ROW(mul_f64##sfx),                   \
+      ARITH_ROW(div_f64##sfx)}}
+/* clang-format on */
 
 typedef float vf32 __attribute__((vector_size(16)));
 typedef double vf64 __attribute__((vector_size(16)));
@@ -288,7 +285,7 @@ arith_table(void)
 }
 
 /* The op of a step: inline arithmetic (f32 and f64 + - * / with a stepping
- * operand) from t, or op_step.  *bytes: the size of its vectors. */
+ * operand) from t, or op_step. */
 static sop_fn
 step_op(const hop__fgroup *g, const hop__fstep *st, const arith_ops *t)
 {
