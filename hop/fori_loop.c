@@ -832,16 +832,22 @@ fori_batch(hop_batch_ctx *cx, const hop_node *call)
     size_t nitems = nc + nl;
     for (size_t i = 0; i < nc + nl && st == HOP_OK; i++)
         items[i] = hop_arg_node(ops[i]);
+    /* no example (a batch of size 0): no lane runs, so no iteration (and
+     * no min or max of nothing) */
+    int64_t size;
+    bool none = hop_expr_const_value(hop_batch_size(cx), &size) && size == 0;
     for (int k = 0; k < 2 && st == HOP_OK; k++) {
         if (bnd[k] == NULL)
             continue;
         items[nitems++] = hop_arg_node(bnd[k]);
-        hop_node *b = loop_bound(g, bnd[k], k == 1);
-        if (b == NULL)
-            st = hop_error_code();
-        else
+        hop_node *b = none ? NULL : loop_bound(g, bnd[k], k == 1);
+        if (b != NULL)
             bounds[k] = hop_arg_node(b);
+        else if (!none)
+            st = hop_error_code();
     }
+    if (masked && none)
+        bounds[0] = bounds[1] = hop_arg_int(0);
     for (size_t j = 0; j < call->nouts && st == HOP_OK; j++) {
         outs[j] = call->outs[j];
         if (mask[1 + j]) {

@@ -731,6 +731,20 @@ def test_vmap_fori_loop_where_every_lane_has_zero_trips_returns_the_inits():
     np.testing.assert_array_equal(got.numpy(), FORI_X)
 
 
+@pytest.mark.parametrize("which", ["upper", "lower", "both"])
+def test_vmap_fori_loop_with_batched_bounds_over_no_examples_returns_empty_carries(which):
+    # a batch of size 0: no lane runs, so the loop runs no iteration (there
+    # is no min or max of the bounds to take)
+    lo = ints(*[]) if which != "upper" else ints(1)
+    hi = ints(*[]) if which != "lower" else ints(4)
+    axes = (0, 0 if which != "upper" else None, 0 if which != "lower" else None)
+    f = lambda x, a, b: hop.fori_loop(a, b, lambda i, c: c * 0.5 + i, x)
+    x = hop.zeros(0, 2)
+    for run in (hop.vmap(f, in_axes=axes), hop.compile(hop.vmap(f, in_axes=axes))):
+        got = run(x, lo, hi)
+        assert got.shape == (0, 2) and got.dtype.name == "float32"
+
+
 def test_vmap_fori_loop_with_batched_bounds_reads_i_and_closures():
     w = np.array([1.5, -0.5], np.float32)      # unbatched closure
     xs = np.arange(15, dtype=np.float32).reshape(5, 3) / 7  # batched closure (a row each)
