@@ -875,3 +875,39 @@ def test_straight_while_loop_int_steps_give_eagers_values(cmp):
         exact_all(cf(n, x), f(n, x))
     edges = back_edges(plan_of(cf))
     assert len(edges) == 1 and edges[0].endswith("(straight)"), plan_of(cf)
+
+
+# A property test of straight loops: random elementwise bodies over two
+# carries (+ - * / between the carries, Python floats including -0.0, and
+# the loop index), random sizes, dtypes and trip counts; the compiled loop
+# must give eager's bits.
+
+OPERANDS = st.one_of(st.sampled_from(["a", "b", "i"]),
+                     st.sampled_from([0.5, -0.0, 0.0, 2.0, -1.25, 3.0, 1e-3]))
+STEPS = st.lists(st.tuples(st.sampled_from("+-*/"), OPERANDS, OPERANDS), min_size=1,
+                 max_size=6)
+
+
+def run_steps(steps, i, a, b):
+    env = {"a": a, "b": b, "i": i}
+    ops = {"+": lambda x, y: x + y, "-": lambda x, y: x - y, "*": lambda x, y: x * y,
+           "/": lambda x, y: x / y}
+    for op, x, y in steps:
+        x, y = env.get(x, x), env.get(y, y)
+        if not any(isinstance(v, hop.Tensor) for v in (x, y)):
+            x = env["a"]                        # keep a tensor in every step
+        env["a"], env["b"] = ops[op](x, y), env["a"]
+    return env["a"], env["b"]
+
+
+@settings(max_examples=60, deadline=None)
+@given(steps=STEPS, n=st.integers(1, 64), trips=st.integers(0, 5),
+       dtype=st.sampled_from(["float32", "float64"]), seed=st.integers(0, 2 ** 16))
+def test_straight_loops_of_random_elementwise_bodies_give_eagers_bits(steps, n, trips, dtype,
+                                                                      seed):
+    rng = np.random.default_rng(seed)
+    a = hop.tensor(rng.standard_normal(n).astype(dtype))
+    b = hop.tensor((rng.standard_normal(n) + 2).astype(dtype))
+    f = lambda a, b: hop.fori_loop(0, trips, lambda i, c: run_steps(steps, i, *c), (a, b))
+    cf = hop.compile(f)
+    exact_all(cf(a, b), f(a, b))
