@@ -476,6 +476,7 @@ hop__emit_copy(hop_lower_ctx *cx, int32_t dst, int32_t src)
     g->out = dst;
     g->inputs[0] = src;
     g->text = "clone";
+    small_plan(cx, g); /* a carry passed through a loop body: straight */
     const char *note =
         hop__note(cx, "copy %s <- %s", cx->slots[dst].name ? cx->slots[dst].name : "",
                   cx->slots[src].name ? cx->slots[src].name : "");

@@ -911,3 +911,17 @@ def test_straight_loops_of_random_elementwise_bodies_give_eagers_bits(steps, n, 
     f = lambda a, b: hop.fori_loop(0, trips, lambda i, c: run_steps(steps, i, *c), (a, b))
     cf = hop.compile(f)
     exact_all(cf(a, b), f(a, b))
+    assert trips == 0 or back_edges(plan_of(cf))[0].endswith("(straight)"), plan_of(cf)
+
+
+def test_loop_passing_carries_through_or_rotating_them_is_straight():
+    # a carry returned unchanged, or moved to another carry, is a small
+    # Copy: the loop stays straight and gives eager's bits
+    x, y = hop.randn(5, seed=1), hop.randn(5, seed=2)
+    for body in (lambda i, c: (c[1], c[0]), lambda i, c: (c[0] + c[1], c[0]),
+                 lambda i, c: (c[0] * 0.5, c[1])):
+        for trips in (1, 2, 7):
+            f = lambda x, y, body=body, trips=trips: hop.fori_loop(0, trips, body, (x, y))
+            cf = hop.compile(f)
+            exact_all(cf(x, y), f(x, y))
+            assert back_edges(plan_of(cf))[0].endswith("(straight)"), plan_of(cf)
