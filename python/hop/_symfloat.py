@@ -118,17 +118,18 @@ def symint_op(op, a, b):
         if op == "/":
             _check_divisor(a, b)
         # The first SymInt becomes a float64 tensor; the other operand is
-        # converted to double by the op as Python converts it.
+        # converted to double by the op as Python converts it (a bool is
+        # the int 0 or 1).
         if isinstance(a, _C.SymInt):
-            t = _apply(op, _f64(a), b)
+            t = _apply(op, _f64(a), _value(b))
         else:
-            t = _apply(op, a, _f64(b))
+            t = _apply(op, _value(a), _f64(b))
         return SymFloat(t, f"{_text(a)} {op} {_text(b)}")
     if op == "**" and (isinstance(b, _C.SymInt) and not isinstance(a, float)):
         why = ("a SymInt exponent has no symbolic form (a SymInt power needs a constant int "
                "exponent >= 0)")
         alt = f"use a constant exponent, or a tensor base: hop.full((), {_text(a)}, " \
-              f"dtype=hop.int64) ** {_text(b)}" if _is_int(a) else \
+              f"dtype=hop.int64) ** {_text(b)}" if isinstance(a, int) else \
               "use a constant exponent"
         raise TypeError(f"{_desc(a)} ** {_desc(b)}: {why}; {alt}")
     if op == "**" and _is_int(b) and b < 0:
