@@ -272,6 +272,9 @@ to_args(TraceObject *tr, const hop_py_opnd *in, size_t n, hop_arg *out, hop_arg 
             out[i] = hop_arg_node(node);
             break;
         }
+        case HOP_PY_SYMFLOAT: /* hop_py_run_op converts these to tensors first */
+            PyErr_Format(PyExc_SystemError, "%s: an unconverted SymFloat operand", what);
+            return -1;
         case HOP_PY_SYM: {
             SymIntObject *s = (SymIntObject *)o->u.sym;
             if (symint_usable(o->u.sym) < 0)
