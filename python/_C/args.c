@@ -281,13 +281,15 @@ hop_py__symfloat_tensor(PyObject *o, PyObject **t)
 {
     static PyObject *cls; /* hop._symfloat.SymFloat, looked up once */
     if (cls == NULL) {
+        /* Without the hop package (_C alone) there are no SymFloats. */
         PyObject *mod = PyImport_ImportModule("hop._symfloat");
-        if (mod == NULL)
-            return -1;
-        cls = PyObject_GetAttrString(mod, "SymFloat");
-        Py_DECREF(mod);
-        if (cls == NULL)
-            return -1;
+        cls = mod != NULL ? PyObject_GetAttrString(mod, "SymFloat") : NULL;
+        Py_XDECREF(mod);
+        if (cls == NULL || !PyType_Check(cls)) {
+            Py_CLEAR(cls);
+            PyErr_Clear();
+            return 0;
+        }
     }
     if (!PyObject_TypeCheck(o, (PyTypeObject *)cls))
         return 0;
