@@ -273,6 +273,39 @@ hop_py__check_tensor_arg(const char *fname, const char *arg, PyObject *o)
 }
 
 /*
+ * 1 with the 0-d float64 tensor of o in *t (a new reference) when o is a
+ * hop.SymFloat, 0 when it is not, -1 with an exception.
+ */
+int
+hop_py__symfloat_tensor(PyObject *o, PyObject **t)
+{
+    static PyObject *cls; /* hop._symfloat.SymFloat, looked up once */
+    if (cls == NULL) {
+        /* Without the hop package (_C alone) there are no SymFloats. */
+        PyObject *mod = PyImport_ImportModule("hop._symfloat");
+        cls = mod != NULL ? PyObject_GetAttrString(mod, "SymFloat") : NULL;
+        Py_XDECREF(mod);
+        if (cls == NULL || !PyType_Check(cls)) {
+            Py_CLEAR(cls);
+            PyErr_Clear();
+            return 0;
+        }
+    }
+    if (!PyObject_TypeCheck(o, (PyTypeObject *)cls))
+        return 0;
+    PyObject *v = PyObject_GetAttrString(o, "_t");
+    if (v == NULL)
+        return -1;
+    if (!HOP_PY_IS_TENSOR(v)) {
+        PyErr_Format(PyExc_TypeError, "SymFloat holds %.100s, not a Tensor", tname(v));
+        Py_DECREF(v);
+        return -1;
+    }
+    *t = v;
+    return 1;
+}
+
+/*
  * A value operand of an elementwise op: a Tensor, a Python scalar, a SymInt,
  * or anything with the buffer protocol (NumPy arrays and scalars, wrapped
  * without a copy into a new Tensor left in *tmp for the caller to drop).
@@ -311,6 +344,14 @@ hop_py__value_opnd(const char *fname, PyObject *o, hop_py_opnd *out, PyObject **
     if (HOP_PY_IS_SYM(o)) {
         out->kind = HOP_PY_SYM;
         out->u.sym = o;
+        return 0;
+    }
+    int sf = hop_py__symfloat_tensor(o, tmp);
+    if (sf != 0) {
+        if (sf < 0)
+            return -1;
+        out->kind = HOP_PY_SYMFLOAT;
+        out->u.t = (TensorObject *)*tmp;
         return 0;
     }
     if (PyObject_CheckBuffer(o) && !PyBytes_Check(o) && !PyByteArray_Check(o)) {

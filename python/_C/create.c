@@ -761,6 +761,40 @@ f_ones(PyObject *mod, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames
     return fill_factory("ones", HOP_OP_ones, args, nargs, kwnames);
 }
 
+/*
+ * full(size, sf, dtype) of a hop.SymFloat sf (its float64 tensor t): eagerly
+ * a Python float, rounded to dtype (float32 for None), so t converted to that
+ * float dtype and expanded to size, in a tensor of its own.  A dtype that is
+ * not a float one converts the float as Python's int() would decide at run
+ * time: a TypeError naming the SymFloat.
+ */
+static PyObject *
+full_symfloat(PyObject *sf, PyObject *t, const hop_py_opnd *size, const hop_py_opnd *dtype)
+{
+    hop_dtype d = dtype->kind == HOP_PY_DTYPE ? dtype->u.d : HOP_F32;
+    if (!hop_dtype_is_float(d)) {
+        PyErr_Format(PyExc_TypeError,
+                     "full(): argument 'fill_value' is SymFloat %S, a float known only at run "
+                     "time, and dtype %s is not a float dtype: hop fills float dtypes with a "
+                     "SymFloat; use a float dtype and .to(hop.%s), or an int fill value",
+                     sf, hop_py__dtype_pyname(d), hop_py__dtype_pyname(d));
+        return NULL;
+    }
+    PyObject *v = hop_py__to(t, d);
+    if (v == NULL)
+        return NULL;
+    hop_py_opnd ops[2];
+    hop_py__set_tensor_opnd(&ops[0], v);
+    ops[1] = *size;
+    PyObject *e = hop_py_run_op(HOP_OP_expand, ops, 2);
+    Py_DECREF(v);
+    if (e == NULL)
+        return NULL;
+    PyObject *r = hop_py__unary(HOP_OP_clone, e);
+    Py_DECREF(e);
+    return r;
+}
+
 static PyObject *
 f_full(PyObject *mod, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
 {
@@ -772,6 +806,11 @@ f_full(PyObject *mod, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames
         hop_py__to_dtype_opnd("full", a[2], &opnds[2]) < 0)
         return NULL;
     int r = hop_py__value_opnd("full", a[1], &opnds[1], &tmp);
+    if (r == 0 && opnds[1].kind == HOP_PY_SYMFLOAT) {
+        PyObject *res = full_symfloat(a[1], tmp, &opnds[0], &opnds[2]);
+        Py_DECREF(tmp);
+        return res;
+    }
     Py_XDECREF(tmp);
     if (r < 0)
         return NULL;

@@ -68,7 +68,9 @@ typedef enum hop_py_opnd_kind {
     HOP_PY_BOOL,
     HOP_PY_DTYPE,
     HOP_PY_LIST,
-    HOP_PY_SYM, /* a SymIntObject (tracing only) */
+    HOP_PY_SYM,      /* a SymIntObject (tracing only) */
+    HOP_PY_SYMFLOAT, /* a hop.SymFloat's 0-d float64 tensor in u.t (tracing only): a weak float,
+                      * converted to the op's float dtype by hop_py_run_op */
 } hop_py_opnd_kind;
 
 typedef struct hop_py_opnd {

@@ -182,7 +182,8 @@ opnds_need_trace(const hop_py_opnd *args, size_t nargs)
 {
     for (size_t i = 0; i < nargs; i++) {
         const hop_py_opnd *a = &args[i];
-        if (a->kind == HOP_PY_SYM || (a->kind == HOP_PY_TENSOR && a->u.t->t == NULL))
+        if (a->kind == HOP_PY_SYM || a->kind == HOP_PY_SYMFLOAT ||
+            (a->kind == HOP_PY_TENSOR && a->u.t->t == NULL))
             return true;
         if (a->kind == HOP_PY_LIST && opnds_need_trace(a->u.list.items, a->u.list.n))
             return true;
@@ -257,6 +258,7 @@ rt_scalar(const hop_py_opnd *a, hop_rt_arg *r)
     case HOP_PY_NONE:
     case HOP_PY_LIST:
     case HOP_PY_SYM:
+    case HOP_PY_SYMFLOAT:
         *r = hop_rt_none();
         break;
     }
@@ -265,9 +267,65 @@ rt_scalar(const hop_py_opnd *a, hop_rt_arg *r)
 #define RUN_MAX_ARGS 8
 #define RUN_STACK_ITEMS 32
 
+/*
+ * op with SymFloat operands: each is a weak Python float beside the tensors,
+ * as eagerly, so its float64 tensor is first converted to the dtype a float
+ * takes there: the tensors' promoted dtype when it is a float one, else
+ * float32.  A 0-d tensor of that dtype then promotes with the tensors as the
+ * float would, and holds the value eager rounds the float to.
+ */
+static PyObject *
+run_with_symfloats(hop_op op, const hop_py_opnd *args, size_t nargs)
+{
+    hop_py_opnd local[RUN_MAX_ARGS];
+    PyObject *conv[RUN_MAX_ARGS] = {NULL};
+    const char *name = hop_op_get(op) != NULL ? hop_op_get(op)->name : "?";
+    if (nargs > RUN_MAX_ARGS) {
+        PyErr_Format(PyExc_SystemError, "hop_py_run_op: %zu operands for %s", nargs, name);
+        return NULL;
+    }
+    bool any = false;
+    hop_dtype p = HOP_BOOL;
+    for (size_t i = 0; i < nargs; i++) {
+        hop_dtype d;
+        if (args[i].kind != HOP_PY_TENSOR)
+            continue;
+        if (hop_py__tensor_dtype(args[i].u.t, &d) < 0)
+            return NULL;
+        p = any ? hop_dtype_promote(p, d) : d;
+        any = true;
+    }
+    if (!any) {
+        hop_error(HOP_INVALID,
+                  "%s: expected at least one tensor operand, got a SymFloat and no tensor (a "
+                  "SymFloat is a Python float eagerly)",
+                  name);
+        return hop_py_raise();
+    }
+    hop_dtype weak = hop_dtype_is_float(p) ? p : HOP_F32;
+    PyObject *res = NULL;
+    for (size_t i = 0; i < nargs; i++) {
+        local[i] = args[i];
+        if (args[i].kind != HOP_PY_SYMFLOAT)
+            continue;
+        if ((conv[i] = hop_py__to((PyObject *)args[i].u.t, weak)) == NULL)
+            goto done;
+        hop_py__set_tensor_opnd(&local[i], conv[i]);
+    }
+    res = hop_py_run_op(op, local, nargs);
+done:
+    for (size_t i = 0; i < nargs; i++)
+        Py_XDECREF(conv[i]);
+    return res;
+}
+
 PyObject *
 hop_py_run_op(hop_op op, const hop_py_opnd *args, size_t nargs)
 {
+    for (size_t i = 0; i < nargs; i++) {
+        if (args[i].kind == HOP_PY_SYMFLOAT)
+            return run_with_symfloats(op, args, nargs);
+    }
     /* While a trace is active every op is recorded: concrete operands are
      * captured as root inputs (a closure or a global reached by the traced
      * function), not computed once at trace time. */
@@ -436,7 +494,7 @@ logical(const char *sym, const char *what, hop_op op, PyObject *a, PyObject *b)
         if (args[i].kind == HOP_PY_TENSOR && hop_py__tensor_dtype(args[i].u.t, &d) < 0)
             goto done;
         if ((args[i].kind == HOP_PY_TENSOR && d != HOP_BOOL) || args[i].kind == HOP_PY_INT ||
-            args[i].kind == HOP_PY_FLOAT) {
+            args[i].kind == HOP_PY_FLOAT || args[i].kind == HOP_PY_SYMFLOAT) {
             PyObject *ta = operand_text(a), *tb = b != NULL ? operand_text(b) : NULL;
             if (ta != NULL && (b == NULL || tb != NULL)) {
                 if (b == NULL)

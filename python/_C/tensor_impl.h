@@ -71,6 +71,10 @@ int hop_py__check_tensor_arg(const char *fname, const char *arg, PyObject *o);
  * caller to drop.  0, 1 when o is none of these, -1 (fname names the op in
  * messages).  hop_py__value_arg raises TypeError instead of returning 1. */
 int hop_py__value_opnd(const char *fname, PyObject *o, hop_py_opnd *out, PyObject **tmp);
+/* 1 with a hop.SymFloat's 0-d float64 tensor in *t (a new reference), 0
+ * when o is no SymFloat, -1 with an exception.  value_opnd gives a SymFloat
+ * as a SYMFLOAT operand (its tensor, in *tmp). */
+int hop_py__symfloat_tensor(PyObject *o, PyObject **t);
 int hop_py__value_arg(const char *fname, const char *arg, PyObject *o, hop_py_opnd *out,
                       PyObject **tmp);
 

@@ -272,6 +272,9 @@ to_args(TraceObject *tr, const hop_py_opnd *in, size_t n, hop_arg *out, hop_arg 
             out[i] = hop_arg_node(node);
             break;
         }
+        case HOP_PY_SYMFLOAT: /* hop_py_run_op converts these to tensors first */
+            PyErr_Format(PyExc_SystemError, "%s: an unconverted SymFloat operand", what);
+            return -1;
         case HOP_PY_SYM: {
             SymIntObject *s = (SymIntObject *)o->u.sym;
             if (symint_usable(o->u.sym) < 0)
@@ -398,7 +401,8 @@ symint_env(SymIntObject *s)
     return hop_output_graph_env(((TraceObject *)s->owner)->og);
 }
 
-/* An int or a SymInt as an expression of env; NULL (no error) otherwise. */
+/* An int (a bool is the int 0 or 1, as in Python) or a SymInt as an
+ * expression of env; NULL (no error) otherwise. */
 static const hop_expr *
 as_expr(hop_shape_env *env, PyObject *o, PyObject **owner)
 {
@@ -407,7 +411,7 @@ as_expr(hop_shape_env *env, PyObject *o, PyObject **owner)
             *owner = ((SymIntObject *)o)->owner;
         return ((SymIntObject *)o)->expr;
     }
-    if (PyLong_Check(o) && !PyBool_Check(o)) {
+    if (PyLong_Check(o)) {
         int overflow = 0;
         long long v = PyLong_AsLongLongAndOverflow(o, &overflow);
         if (overflow || (v == -1 && PyErr_Occurred())) {
@@ -503,26 +507,43 @@ symint_mul(PyObject *a, PyObject *b)
     return symint_arith(a, b, hop_sym_mul, "*");
 }
 
+/* An int divisor of 0 (False too): Python's ZeroDivisionError, with its message. */
+static bool
+zero_divisor(PyObject *b, const char *msg)
+{
+    if (!PyLong_Check(b))
+        return false;
+    int overflow = 0;
+    if (PyLong_AsLongLongAndOverflow(b, &overflow) != 0 || overflow) {
+        PyErr_Clear();
+        return false;
+    }
+    PyErr_SetString(PyExc_ZeroDivisionError, msg);
+    return true;
+}
+
 static PyObject *
 symint_floordiv(PyObject *a, PyObject *b)
 {
+    if (zero_divisor(b, "integer division or modulo by zero"))
+        return NULL;
     return symint_arith(a, b, hop_sym_floordiv, "//");
 }
 
 static PyObject *
 symint_mod(PyObject *a, PyObject *b)
 {
+    if (zero_divisor(b, "integer modulo by zero"))
+        return NULL;
     return symint_arith(a, b, hop_sym_mod, "%");
 }
 
-/* True division of ints and SymInts (and floats) gives a float. */
+/* True division of ints (bools too) and SymInts (and floats) gives a float. */
 static PyObject *
 symint_truediv(PyObject *a, PyObject *b)
 {
-    bool ok_a = PyObject_TypeCheck(a, &hop_py_SymIntType) ||
-                (PyLong_Check(a) && !PyBool_Check(a)) || PyFloat_Check(a);
-    bool ok_b = PyObject_TypeCheck(b, &hop_py_SymIntType) ||
-                (PyLong_Check(b) && !PyBool_Check(b)) || PyFloat_Check(b);
+    bool ok_a = PyObject_TypeCheck(a, &hop_py_SymIntType) || PyLong_Check(a) || PyFloat_Check(a);
+    bool ok_b = PyObject_TypeCheck(b, &hop_py_SymIntType) || PyLong_Check(b) || PyFloat_Check(b);
     if (!ok_a || !ok_b)
         Py_RETURN_NOTIMPLEMENTED;
     return symint_float_op("/", a, b);
@@ -555,9 +576,9 @@ symint_pow(PyObject *a, PyObject *b, PyObject *m)
 {
     bool sym_a = PyObject_TypeCheck(a, &hop_py_SymIntType);
     bool sym_b = PyObject_TypeCheck(b, &hop_py_SymIntType);
-    bool int_b = PyLong_Check(b) && !PyBool_Check(b);
+    bool int_b = PyLong_Check(b); /* a bool is the int 0 or 1 */
     if (!sym_a || !int_b || m != Py_None) {
-        bool num_a = sym_a || (PyLong_Check(a) && !PyBool_Check(a)) || PyFloat_Check(a);
+        bool num_a = sym_a || PyLong_Check(a) || PyFloat_Check(a);
         bool num_b = sym_b || int_b || PyFloat_Check(b);
         if (!num_a || !num_b)
             Py_RETURN_NOTIMPLEMENTED;

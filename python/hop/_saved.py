@@ -126,7 +126,7 @@ def _runner_bytes(tr, runner, kind):
         "traced_out": [t is None for t in runner.template],
         "all_numpy": bool(runner.all_numpy),
         "as_array": [bool(a) for a in runner.as_array],
-        "sym_out": [bool(s) for s in runner.sym_out],
+        "sym_out": [s if s == "float" else bool(s) for s in runner.sym_out],
     }
     sections = {_KIND: kind.encode(), _PYTHON: json.dumps(info).encode()}
     return _C._save(tr, list(runner._state[1]), sections)
@@ -172,7 +172,7 @@ def loads(data):
             raise ValueError("the structures and their leaves disagree")
         statics = [None if t else s for t, s in zip(tensor_args, statics)]
         template = [None if t else v for t, v in zip(traced_out, template)]
-        sym_out = [bool(s) for s in info["sym_out"]]
+        sym_out = [s if s == "float" else bool(s) for s in info["sym_out"]]
         all_numpy = bool(info["all_numpy"])
         as_array = [bool(a) for a in info.get("as_array", [False] * len(statics))]
         if len(as_array) != len(statics):

@@ -16,6 +16,10 @@ comparisons, bool(), float() and int() of a SymFloat raise a TypeError that
 names the operation, since their value or a decision on it is known only at
 run time.  The C side (python/_C/trace.c, symint_float_op) calls symint_op
 for a SymInt operator with a float operand and for SymInt true division.
+Functions that take a tensor or a number (hop.where, hop.maximum, hop.full)
+take a SymFloat as the same weak float: python/_C/args.c and hop_py_run_op
+(python/_C/tensor.c) convert its tensor to the op's float dtype.  A traced
+function returns a SymFloat as a Python float (_trace._Runner).
 """
 
 from . import _C
@@ -118,17 +122,18 @@ def symint_op(op, a, b):
         if op == "/":
             _check_divisor(a, b)
         # The first SymInt becomes a float64 tensor; the other operand is
-        # converted to double by the op as Python converts it.
+        # converted to double by the op as Python converts it (a bool is
+        # the int 0 or 1).
         if isinstance(a, _C.SymInt):
-            t = _apply(op, _f64(a), b)
+            t = _apply(op, _f64(a), _value(b))
         else:
-            t = _apply(op, a, _f64(b))
+            t = _apply(op, _value(a), _f64(b))
         return SymFloat(t, f"{_text(a)} {op} {_text(b)}")
     if op == "**" and (isinstance(b, _C.SymInt) and not isinstance(a, float)):
         why = ("a SymInt exponent has no symbolic form (a SymInt power needs a constant int "
                "exponent >= 0)")
         alt = f"use a constant exponent, or a tensor base: hop.full((), {_text(a)}, " \
-              f"dtype=hop.int64) ** {_text(b)}" if _is_int(a) else \
+              f"dtype=hop.int64) ** {_text(b)}" if isinstance(a, int) else \
               "use a constant exponent"
         raise TypeError(f"{_desc(a)} ** {_desc(b)}: {why}; {alt}")
     if op == "**" and _is_int(b) and b < 0:

@@ -17,6 +17,7 @@ import warnings
 from . import _C
 from . import _guards
 from ._pytree import LEAF, flatten, unflatten
+from ._symfloat import SymFloat
 
 __all__ = ["trace", "GraphModule", "Graph", "Node", "TensorMeta", "SymMeta"]
 
@@ -620,12 +621,17 @@ def _trace(fn, example_args, dynamic, paths=None):
         hnp = sys.modules.get("hop.numpy")
         if hnp is not None:
             out_spec = hnp._numpy_out_spec(out_spec)
-        traced = [x for x in out_leaves if isinstance(x, (_C.Tensor, _C.SymInt))]
-        tr.output(traced)
+        # A SymInt returns as an int, a SymFloat as a float (eager returns a
+        # Python float): its 0-d float64 tensor is the output, and its
+        # value converts to that float exactly.
+        outs = (_C.Tensor, _C.SymInt, SymFloat)
+        traced = [x for x in out_leaves if isinstance(x, outs)]
+        sym_out = ["float" if isinstance(x, SymFloat) else isinstance(x, _C.SymInt)
+                   for x in traced]
+        tr.output([x._t if isinstance(x, SymFloat) else x for x in traced])
     finally:
         tr.stop()
-    template = [None if isinstance(x, (_C.Tensor, _C.SymInt)) else x for x in out_leaves]
-    sym_out = [isinstance(x, _C.SymInt) for x in traced]
+    template = [None if isinstance(x, outs) else x for x in out_leaves]
     plan = tr.lower()
     statics = [None if k is not None else leaves[i] for i, k in enumerate(kinds)]
     all_numpy = bool(numpy_in) and all(numpy_in)
@@ -794,7 +800,8 @@ class _Runner:
         return self.finish(results, as_numpy)
 
     def finish(self, results, as_numpy):
-        results = [int(r.item()) if sym else r for r, sym in zip(results, self.sym_out)]
+        results = [float(r.item()) if sym == "float" else int(r.item()) if sym else r
+                   for r, sym in zip(results, self.sym_out)]
         it = iter(results)
         leaves = [next(it) if t is None else t for t in self.template]
         if as_numpy:

@@ -238,8 +238,6 @@ ERRORS = {
                "int 1 / SymFloat u0 * 0.5: dividing by a SymFloat is not supported while tracing "
                "(hop cannot tell whether it is 0, where Python raises ZeroDivisionError); divide "
                "by a tensor or a SymInt instead"),
-    "where(sf)": (lambda i, v: hop.where(v > 0, i * 0.5, v), TypeError,
-                  "where(): argument 'input' must be a Tensor or a number, not SymFloat"),
 }
 
 
