@@ -405,6 +405,22 @@ intern_meta(hop_graph *g, const hop_value_info *v)
 
 /* ------------------------------------------------------------ node building */
 
+/* Writes "<prefix> <name>" into who like snprintf (truncated to cap - 1
+ * bytes, NUL-terminated): the message prefix of a builder made for every
+ * node, where snprintf would cost more than the rest of the check. */
+static void
+who_text(char *who, size_t cap, const char *prefix, const char *name)
+{
+    size_t n = 0;
+    for (const char *p = prefix; *p && n + 1 < cap; p++)
+        who[n++] = *p;
+    if (n + 1 < cap)
+        who[n++] = ' ';
+    for (const char *p = name; *p && n + 1 < cap; p++)
+        who[n++] = *p;
+    who[n] = '\0';
+}
+
 /* A node built but not yet linked (phase one). */
 typedef struct pending {
     hop_node *node;
@@ -857,7 +873,7 @@ hop_graph_call_op(hop_graph *g, hop_op op, const hop_arg *args, size_t nargs)
         return NULL;
     }
     char who[64];
-    snprintf(who, sizeof who, "call_op %s", info->name);
+    who_text(who, sizeof who, "call_op", info->name);
     if (nargs != (size_t)info->nargs) {
         hop_error(HOP_INVALID, "%s: takes %d arguments, got %zu", who, info->nargs, nargs);
         return NULL;
@@ -951,7 +967,7 @@ hop_graph_call_op_meta(hop_graph *g, hop_op op, const hop_arg *args, size_t narg
         return NULL;
     }
     char who[64];
-    snprintf(who, sizeof who, "call_op %s", info->name);
+    who_text(who, sizeof who, "call_op", info->name);
     if (check_value_info(who, "the result", meta) != HOP_OK)
         return NULL;
     if (nargs != (size_t)info->nargs) {

@@ -34,7 +34,7 @@ is_keyword(const char *s)
     if (n < 2 || n > 8) /* every keyword has 2..8 letters: most names stop here */
         return false;
     for (size_t i = 0; i < HOP__ARRAY_LEN(python_keywords); i++) {
-        if (strcmp(s, python_keywords[i]) == 0)
+        if (s[0] == python_keywords[i][0] && strcmp(s, python_keywords[i]) == 0)
             return true;
     }
     return false;
@@ -194,6 +194,25 @@ reserve_room(graph_impl *impl)
     return HOP_OK;
 }
 
+/* Writes "_<k>" (decimal) and a NUL at out: what snprintf's "_%" PRIu64
+ * writes, without its cost (a name is reserved for every node).  Returns
+ * the length written, NUL excluded. */
+static size_t
+suffix_into(char *out, uint64_t k)
+{
+    char digits[20];
+    size_t nd = 0;
+    do {
+        digits[nd++] = (char)('0' + k % 10);
+        k /= 10;
+    } while (k);
+    out[0] = '_';
+    for (size_t i = 0; i < nd; i++)
+        out[1 + i] = digits[nd - 1 - i];
+    out[1 + nd] = '\0';
+    return 1 + nd;
+}
+
 hop_status
 hop__name_reserve(hop_graph *g, const char *base, hop__name_claim *claim)
 {
@@ -228,7 +247,7 @@ hop__name_reserve(hop_graph *g, const char *base, hop__name_claim *claim)
         }
         uint64_t k = b->next;
         for (;; k++) {
-            len = blen + (size_t)snprintf(buf + blen, cap - blen, "_%" PRIu64, k);
+            len = blen + suffix_into(buf + blen, k);
             claim->hash = name_hash(buf, len);
             if (!is_taken(g, buf, len, claim->hash))
                 break;

@@ -107,6 +107,77 @@ format_float(double v, char *out, size_t cap)
     }
 }
 
+/* Writes v in decimal (what "%lld" writes) and a NUL; out holds at least
+ * 21 bytes.  Graphs and plans print arguments by the thousand. */
+static void
+format_int(long long v, char *out)
+{
+    unsigned long long u = v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v;
+    char digits[20];
+    size_t nd = 0, n = 0;
+    do {
+        digits[nd++] = (char)('0' + u % 10);
+        u /= 10;
+    } while (u);
+    if (v < 0)
+        out[n++] = '-';
+    while (nd)
+        out[n++] = digits[--nd];
+    out[n] = '\0';
+}
+
+/* What "%.17g" writes for v: an integral v of fewer than 17 digits prints
+ * as that integer (no point, no exponent; -0.0 as "-0"); a v of at least
+ * 1e-4 and below 1e15 in magnitude that is exactly m / 10^d (d <= 6, m
+ * integral) as those digits with the point d places in (the digits %.17g
+ * finds: exact, at most 16); the rest through snprintf.  out holds at least
+ * 32 bytes. */
+static void
+format_g17(double v, char *out, size_t cap)
+{
+    if (v > -1e16 && v < 1e16 && v == (double)(long long)v) {
+        if (v == 0 && signbit(v)) {
+            memcpy(out, "-0", 3);
+            return;
+        }
+        format_int((long long)v, out);
+        return;
+    }
+    double a = fabs(v), p = 1;
+    if (a >= 1e-4 && a < 1e15) {
+        for (int d = 1; d <= 6; d++) {
+            p *= 10;
+            double m = a * p;
+            /* m integral and a * p == m exactly (fma's one rounding of the
+             * difference gives 0 only then): a == m / 10^d. */
+            if (m >= 1e16 || m != (double)(long long)m || fma(a, p, -m) != 0)
+                continue;
+            char digits[24];
+            format_int((long long)m, digits);
+            size_t nd = strlen(digits), n = 0;
+            if (v < 0)
+                out[n++] = '-';
+            if (nd <= (size_t)d) {
+                out[n++] = '0';
+                out[n++] = '.';
+                for (size_t z = nd; z < (size_t)d; z++)
+                    out[n++] = '0';
+                memcpy(out + n, digits, nd);
+                n += nd;
+            } else {
+                memcpy(out + n, digits, nd - (size_t)d);
+                n += nd - (size_t)d;
+                out[n++] = '.';
+                memcpy(out + n, digits + nd - d, (size_t)d);
+                n += (size_t)d;
+            }
+            out[n] = '\0';
+            return;
+        }
+    }
+    snprintf(out, cap, "%.17g", v);
+}
+
 static size_t
 print_expr(const void *e, char *buf, size_t cap)
 {
@@ -208,12 +279,12 @@ sink_arg(sink *s, const hop_arg *a, bool as_tuple, hop_float_style style)
         sink_puts(s, a->u.node->name);
         break;
     case HOP_ARG_INT:
-        snprintf(tmp, sizeof tmp, "%lld", (long long)a->u.i);
+        format_int((long long)a->u.i, tmp);
         sink_puts(s, tmp);
         break;
     case HOP_ARG_FLOAT:
         if (style == HOP_FLOAT_G17)
-            snprintf(tmp, sizeof tmp, "%.17g", a->u.f);
+            format_g17(a->u.f, tmp, sizeof tmp);
         else
             format_float(a->u.f, tmp, sizeof tmp);
         sink_puts(s, tmp);

@@ -15,19 +15,40 @@
 
 /* What the verifier knows about one node of the graph it checks. */
 typedef struct vnode {
-    const hop_node *node; /* key of by_node */
-    size_t index;         /* program position */
-    size_t refs;          /* argument slots that name it */
-    UT_hash_handle hh;    /* by node pointer */
-    UT_hash_handle hn;    /* by name */
+    const hop_node *node;
+    size_t index; /* program position */
+    size_t refs;  /* argument slots that name it */
 } vnode;
 
+/* slots[] holds the nodes of the list in order; by_node and by_name are
+ * open-addressed tables of mask + 1 entries (a power of two, at least twice
+ * the nodes), each 1 + a slot's index or 0 for a free entry.  The graph's
+ * tables are what the verifier checks, so it keeps its own: a node is
+ * looked up several times, and a general hash table's hashing would cost
+ * more than the checks. */
 typedef struct verifier {
     const hop_graph *g;
-    vnode *by_node;
-    vnode *by_name;
     vnode *slots;
+    size_t *by_node;
+    size_t *by_name;
+    size_t mask;
 } verifier;
+
+static size_t
+node_hash(const hop_node *n)
+{
+    uint64_t h = (uint64_t)(uintptr_t)n * UINT64_C(0x9E3779B97F4A7C15);
+    return (size_t)(h >> 32);
+}
+
+static size_t
+text_hash(const char *s)
+{
+    uint32_t h = 2166136261u; /* FNV-1a */
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 16777619u;
+    return h;
+}
 
 static hop_status verify_graph(const hop_graph *g);
 
@@ -47,9 +68,36 @@ fail(const hop_graph *g, const char *fmt, ...)
 static vnode *
 lookup(const verifier *v, const hop_node *n)
 {
-    vnode *e = NULL;
-    HASH_FIND(hh, v->by_node, &n, sizeof n, e);
-    return e;
+    for (size_t i = node_hash(n) & v->mask;; i = (i + 1) & v->mask) {
+        size_t k = v->by_node[i];
+        if (k == 0)
+            return NULL;
+        if (v->slots[k - 1].node == n)
+            return &v->slots[k - 1];
+    }
+}
+
+/* Enters slot k into by_node (n is not in it: the list check has seen each
+ * node once). */
+static void
+add_node(verifier *v, const hop_node *n, size_t k)
+{
+    size_t i = node_hash(n) & v->mask;
+    while (v->by_node[i] != 0)
+        i = (i + 1) & v->mask;
+    v->by_node[i] = k + 1;
+}
+
+/* Enters slot k, named name, into by_name; false if a node has that name. */
+static bool
+add_name(verifier *v, const char *name, size_t k)
+{
+    size_t i = text_hash(name) & v->mask;
+    for (; v->by_name[i] != 0; i = (i + 1) & v->mask)
+        if (strcmp(v->slots[v->by_name[i] - 1].node->name, name) == 0)
+            return false;
+    v->by_name[i] = k + 1;
+    return true;
 }
 
 /* The node list: linked both ways, owned by g, as long as nnodes says.  Fills
@@ -73,17 +121,9 @@ check_list(verifier *v)
         vnode *e = &v->slots[count];
         e->node = n;
         e->index = count;
-        hop_status st;
-        HOP_HASH_ADD(st, hh, v->by_node, node, sizeof n, e);
-        if (st != HOP_OK)
-            return st;
-        vnode *dup = NULL;
-        HASH_FIND(hn, v->by_name, n->name, strlen(n->name), dup);
-        if (dup)
+        add_node(v, n, count);
+        if (!add_name(v, n->name, count))
             return fail(g, "two nodes are named %s", n->name);
-        HOP_HASH_ADD_KEYPTR(st, hn, v->by_name, n->name, strlen(n->name), e);
-        if (st != HOP_OK)
-            return st;
         count++;
     }
     if (count != g->nnodes)
@@ -423,9 +463,18 @@ verify_graph(const hop_graph *g)
     hop_status st = check_subgraph_names(g);
     if (st != HOP_OK)
         return st;
+    /* The list check stops at nnodes nodes: the tables never fill. */
+    size_t cap = 2;
+    while (cap < 2 * g->nnodes && cap <= SIZE_MAX / 4)
+        cap *= 2;
+    v.mask = cap - 1;
     v.slots = hop__calloc(g->nnodes ? g->nnodes : 1, sizeof(vnode));
-    if (v.slots == NULL)
+    v.by_node = v.slots ? hop__calloc(2 * cap, sizeof(size_t)) : NULL;
+    if (v.by_node == NULL) {
+        hop__free(v.slots);
         return HOP_NOMEM;
+    }
+    v.by_name = v.by_node + cap;
     st = check_list(&v);
     if (st == HOP_OK)
         st = check_layout(&v);
@@ -441,8 +490,7 @@ verify_graph(const hop_graph *g)
     }
     if (st == HOP_OK)
         st = check_uses(&v);
-    HASH_CLEAR(hh, v.by_node);
-    HASH_CLEAR(hn, v.by_name);
+    hop__free(v.by_node);
     hop__free(v.slots);
     for (size_t i = 0; st == HOP_OK && i < g->nsubgraphs; i++)
         st = verify_graph(g->subgraphs[i]);

@@ -311,6 +311,8 @@ plan_fusion(hop_lower_ctx *cx, const hop_graph *g)
     }
     if (cx->opts.no_fusion)
         return HOP_OK;
+    /* Where the dry builds check the limits (each overwrites it whole). */
+    hop__fgroup *fg = NULL;
     for (const hop_node *n = g->last; n; n = n->prev) {
         hop__vmap *m = vmap_get(cx, n, false);
         if (m->absorbed || n->kind != HOP_NODE_CALL_OP || !hop__fused_ok(n))
@@ -320,8 +322,7 @@ plan_fusion(hop_lower_ctx *cx, const hop_graph *g)
             int nm = 0, no = 0;
             bool full = false;
             collect(cx, n, members, &nm, order, &no, HOP__F_MAXSTEPS + 1, &full);
-            hop__fgroup *fg = hop__arena_zalloc(&cx->tmp, sizeof *fg);
-            if (fg == NULL)
+            if (fg == NULL && (fg = hop__arena_zalloc(&cx->tmp, sizeof *fg)) == NULL)
                 return HOP_NOMEM;
             if (!full && nm <= HOP__F_MAXSTEPS &&
                 hop__fused_build(cx, n, members, nm, -1, &fg) == HOP_OK)
@@ -887,7 +888,7 @@ assemble(hop_lower_ctx *cx)
 static void
 ctx_free(hop_lower_ctx *cx)
 {
-    HASH_CLEAR(hh, cx->values);
+    hop__free(cx->values);
     hop__xcache_free(cx);
     for (size_t r = 0; r < cx->nroutines; r++) {
         hop__free(cx->routines[r].code);

@@ -82,7 +82,6 @@ typedef struct hop__vmap {
     bool absorbed;    /* fused into its user's group */
     bool preassigned; /* v is a destination slot the node must be computed into */
     hop_pval *dests;  /* call_hop: where its results should go (NONE: anywhere) */
-    UT_hash_handle hh;
 } hop__vmap;
 
 typedef struct hop__xcache hop__xcache;
@@ -110,7 +109,10 @@ struct hop_lower_ctx {
     hop_shape_env *env;
     hop_lower_options opts;
     hop__arena tmp;
-    hop__vmap *values;
+    /* The values by node: an open-addressed table of vcap entries (a power
+     * of two, at most half used; NULL: free) into cx->tmp's hop__vmaps. */
+    hop__vmap **values;
+    size_t vcap, vcount;
     hop__xcache *xcache;
 
     int32_t *symreg; /* by symbol id: register or -1 */

@@ -640,7 +640,11 @@ def _trace(fn, example_args, dynamic, paths=None):
     guards = _guards.Guards(env, tr.captures, leaves, views)
     runner = _Runner(tr, plan, spec, statics, out_spec, template, all_numpy, sym_out, guards,
                      as_array)
-    unguarded = guards.describe(runner.capture_names)[len(guards.guards) + len(guards.viewed):]
+    # The lines after the guards' and the viewed arrays' (describing them
+    # needs the placeholder names: a walk of the whole graph, skipped when
+    # there is nothing to say).
+    unguarded = guards.describe(runner.capture_names)[len(guards.guards) + len(guards.viewed):] \
+        if guards.unsourced or guards.skipped else []
     if unguarded:
         # Never silent: what the guards cannot see is said once per trace.
         warnings.warn(f"hop: {getattr(fn, '__qualname__', 'the traced function')} reads values "
@@ -730,8 +734,10 @@ class _Runner:
         """The placeholder names of the captured inputs (the last root
         placeholders), for explain()."""
         n = len(self.captures)
+        if not n:
+            return []
         names = [node[1] for node in self._tr.describe(())["nodes"] if node[0] == "placeholder"]
-        return names[len(names) - n:] if n else []
+        return names[len(names) - n:]
 
     def _captured(self, leaves):
         """The captured tensors to pass: from the state when the fast check
