@@ -575,6 +575,21 @@ def _reject_implicit(gm):
                         "\n".join("\n".join(p) for p in paragraphs))
 
 
+def _out_value(x):
+    """The graph value of a traced result.  A SymInt expression (s0 + 1, not
+    one symbol) is a 0-d int64 tensor of its value and a SymFloat its 0-d
+    float64 tensor: the runner returns them as the int or float eager
+    returns (exact: int64 arithmetic, a float64 converted to a float)."""
+    if isinstance(x, SymFloat):
+        return x._t
+    if isinstance(x, _C.SymInt) and x.node is None and not _SYMBOL.fullmatch(x.expr):
+        return _C.zeros((), dtype=_C.int64) + x
+    return x
+
+
+_SYMBOL = re.compile(r"[A-Za-z_]\w*")
+
+
 def _trace(fn, example_args, dynamic, paths=None):
     """(GraphModule, runner) of fn on example_args.  With paths (a
     _paths.PathTrace: hop.compile), Python control flow on traced values is
@@ -628,7 +643,7 @@ def _trace(fn, example_args, dynamic, paths=None):
         traced = [x for x in out_leaves if isinstance(x, outs)]
         sym_out = ["float" if isinstance(x, SymFloat) else isinstance(x, _C.SymInt)
                    for x in traced]
-        tr.output([x._t if isinstance(x, SymFloat) else x for x in traced])
+        tr.output([_out_value(x) for x in traced])
     finally:
         tr.stop()
     template = [None if isinstance(x, outs) else x for x in out_leaves]

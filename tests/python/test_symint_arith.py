@@ -529,3 +529,31 @@ def test_a_sym_float_in_a_logical_op_or_a_shape():
         hop.compile(g)(x)
     assert str(e.value) == "zeros(): argument 'size' must be a tuple of ints, but item 0 is SymFloat"
     assert hop._C._trace_depth() == 0
+
+
+# ------------------------------------------------- SymInt expressions returned
+
+def test_a_returned_sym_int_expression_is_the_eager_int():
+    # s0 + 1, s0 * s1, 7 - s1: a 0-d int64 value of the plan, returned as
+    # the int eager returns, for every size without a recompile
+    fns = [lambda x: x.shape[0] + 1, lambda x: (x * 2, x.shape[0] * x.shape[1]),
+           lambda x: {"n": 7 - x.shape[1], "m": x.shape[0]}]
+    for f in fns:
+        cf = hop.compile(f, dynamic=True)
+        for shape in ((5, 3), (2, 9), (4, 4)):  # (sizes 0 and 1 specialise)
+            x = hop.randn(*shape, seed=1)
+            want, got, traced = f(x), cf(x), hop.trace(f, x, dynamic=True)(x)
+            for out in (got, traced):
+                w, g = (want[1], out[1]) if isinstance(want, tuple) else (want, out)
+                assert type(g) is type(w) and g == w, (shape, g, w)
+        assert len(cf.graphs) == 1
+    assert hop._C._trace_depth() == 0
+
+
+def test_a_returned_sym_int_expression_survives_pickling():
+    import pickle
+    f = lambda x: x.shape[0] * 3 - 1  # noqa: E731
+    cf = hop.compile(f, dynamic=True)
+    cf(hop.ones(4))
+    back = pickle.loads(pickle.dumps(cf))
+    assert back(hop.ones(6)) == 17 and type(back(hop.ones(6))) is int
