@@ -173,10 +173,42 @@ batchable(const hop_graph *body, char *why, size_t nwhy)
 }
 
 /*
+ * a op b (ADD or MUL of counts >= 0) for the fit test, which only compares
+ * counts with its limits: it must not overflow (a wrapped product would pass
+ * the test, and an overflow error would fail a plan that eager runs), so a
+ * size near 2^62 fails the test and the row loop reports it as eager does.
+ * Constants saturate at INT64_MAX (exact below it, for the plan's note);
+ * a count known only at run time is capped at RUN_CAP, above every limit,
+ * and so are its operands (fits() caps each size read at run time), so
+ * products stay below 2^54.
+ */
+#define RUN_CAP ((int64_t)MAP_BATCH_BYTES + 1)
+_Static_assert(MAP_BATCH_ROW_NUMEL < RUN_CAP, "the element limit must be below the cap");
+
+static hop_status
+capped(hop_lower_ctx *cx, hop_int_op op, hop_pval a, hop_pval b, hop_pval *out)
+{
+    if (a.kind == HOP_PVAL_CONST && b.kind == HOP_PVAL_CONST) {
+        int64_t r;
+        bool over = op == HOP_INT_MUL ? __builtin_mul_overflow(a.value, b.value, &r)
+                                      : __builtin_add_overflow(a.value, b.value, &r);
+        *out = (hop_pval){HOP_PVAL_CONST, -1, over ? INT64_MAX : r};
+        return HOP_OK;
+    }
+    hop_pval cap = {HOP_PVAL_CONST, -1, RUN_CAP};
+    if (a.kind == HOP_PVAL_CONST && a.value > RUN_CAP)
+        a = cap;
+    if (b.kind == HOP_PVAL_CONST && b.value > RUN_CAP)
+        b = cap;
+    hop_status st = int_op(cx, op, a, b, out);
+    return st == HOP_OK ? int_op(cx, HOP_INT_MIN, *out, cap, out) : st;
+}
+
+/*
  * Whether the batched body fits, as a plan value (a constant when every
  * size is one): the values of all rows (every node's value, an upper bound
  * on what the batched body holds) take at most MAP_BATCH_BYTES and no value
- * has more than MAP_BATCH_ROW_NUMEL elements per row.
+ * has more than MAP_BATCH_ROW_NUMEL elements per row (counts by capped()).
  */
 static hop_status
 fits(hop_lower_ctx *cx, const hop_graph *body, hop_pval rows, hop_pval *ok, char *why, size_t nwhy)
@@ -190,35 +222,40 @@ fits(hop_lower_ctx *cx, const hop_graph *body, hop_pval rows, hop_pval *ok, char
         hop_pval numel = {HOP_PVAL_CONST, -1, 1}, size;
         for (int d = 0; d < m->rank && st == HOP_OK; d++) {
             hop_arg a = hop_arg_sym(m->sizes[d]);
-            if (!hop_expr_const_value(m->sizes[d], &size.value))
+            if (!hop_expr_const_value(m->sizes[d], &size.value)) {
                 st = hop_lower_arg(cx, &a, &size);
-            else
+                if (st == HOP_OK)
+                    st = int_op(cx, HOP_INT_MIN, size, (hop_pval){HOP_PVAL_CONST, -1, RUN_CAP},
+                                &size);
+            } else
                 size = (hop_pval){HOP_PVAL_CONST, -1, size.value};
             if (st == HOP_OK)
-                st = int_op(cx, HOP_INT_MUL, numel, size, &numel);
+                st = capped(cx, HOP_INT_MUL, numel, size, &numel);
         }
         hop_pval b;
         if (st == HOP_OK)
             st = int_op(cx, HOP_INT_MAX, most, numel, &most);
         if (st == HOP_OK)
-            st = int_op(cx, HOP_INT_MUL, numel,
+            st = capped(cx, HOP_INT_MUL, numel,
                         (hop_pval){HOP_PVAL_CONST, -1, (int64_t)hop_dtype_size(m->dtype)}, &b);
         if (st == HOP_OK)
-            st = int_op(cx, HOP_INT_ADD, bytes, b, &bytes);
+            st = capped(cx, HOP_INT_ADD, bytes, b, &bytes);
     }
     hop_pval total, a, b;
+    if (st == HOP_OK && rows.kind != HOP_PVAL_CONST)
+        st = int_op(cx, HOP_INT_MIN, rows, (hop_pval){HOP_PVAL_CONST, -1, RUN_CAP}, &rows);
     if (st == HOP_OK)
-        st = int_op(cx, HOP_INT_MUL, bytes, rows, &total);
+        st = capped(cx, HOP_INT_MUL, bytes, rows, &total);
     if (st == HOP_OK)
         st = int_op(cx, HOP_INT_LE, total, (hop_pval){HOP_PVAL_CONST, -1, MAP_BATCH_BYTES}, &a);
     if (st == HOP_OK)
         st = int_op(cx, HOP_INT_LE, most, (hop_pval){HOP_PVAL_CONST, -1, MAP_BATCH_ROW_NUMEL}, &b);
     if (st == HOP_OK && b.kind == HOP_PVAL_CONST && !b.value)
-        snprintf(why, nwhy, "a value has %" PRId64 " elements per row, more than %d", most.value,
-                 MAP_BATCH_ROW_NUMEL);
+        snprintf(why, nwhy, "a value has %s%" PRId64 " elements per row, more than %d",
+                 most.value == INT64_MAX ? "over " : "", most.value, MAP_BATCH_ROW_NUMEL);
     else if (st == HOP_OK && a.kind == HOP_PVAL_CONST && !a.value)
-        snprintf(why, nwhy, "the values of all rows take %" PRId64 " bytes, more than %d MiB",
-                 total.value, MAP_BATCH_BYTES >> 20);
+        snprintf(why, nwhy, "the values of all rows take %s%" PRId64 " bytes, more than %d MiB",
+                 total.value == INT64_MAX ? "over " : "", total.value, MAP_BATCH_BYTES >> 20);
     return st == HOP_OK ? int_op(cx, HOP_INT_MIN, a, b, ok) : st;
 }
 
