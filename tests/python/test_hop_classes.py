@@ -10,6 +10,8 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
+from budget import examples
+
 import hop
 
 
@@ -216,7 +218,7 @@ def test_fold_with_a_pytree_carry_in_every_mode(libs):
         hop.trace(lambda xs: hop.ops.fold(lambda c, x: c[:1], hop.zeros(3), xs), xs)
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=examples(25), deadline=None)
 @given(n=st.integers(0, 4), rows=st.integers(1, 4), cols=st.integers(1, 4),
        seed=st.integers(0, 1000), dynamic=st.booleans())
 def test_repeat_differential_eager_trace_compile_numpy(libs, n, rows, cols, seed, dynamic):

@@ -20,6 +20,8 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
+from budget import examples
+
 import hop
 from hop import _C
 
@@ -736,7 +738,8 @@ def test_public_function_list_covers_the_package():
         assert name in PUBLIC
 
 
-@settings(max_examples=JUNK_EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=examples(JUNK_EXAMPLES), deadline=None,
+          suppress_health_check=list(HealthCheck))
 @given(name=st.sampled_from(PUBLIC), args=st.lists(JUNK, max_size=4),
        kwargs=st.dictionaries(st.sampled_from(["dim", "dtype", "keepdim", "dynamic", "out"]),
                               JUNK, max_size=1))
@@ -765,7 +768,8 @@ METHODS = sorted(n for n in dir(hop.Tensor) if not n.startswith("__") and
                  callable(getattr(hop.ones(1), n)))
 
 
-@settings(max_examples=JUNK_EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=examples(JUNK_EXAMPLES), deadline=None,
+          suppress_health_check=list(HealthCheck))
 @given(name=st.sampled_from(METHODS), base=st.sampled_from(["f32", "i64", "bool", "empty",
                                                             "scalar", "numpy"]),
        args=st.lists(JUNK, max_size=4))
@@ -785,7 +789,7 @@ def test_random_junk_arguments_to_tensor_methods_never_crash(name, base, args):
     assert [_fingerprint(a) for a in args] + [_fingerprint(x)] == before
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=list(HealthCheck))
 @given(hopname=st.sampled_from(["cond", "map", "wrap", "invoke_subgraph"]),
        result=st.sampled_from(["none", "int", "str", "list", "dict", "array", "raise",
                                "tensor", "tuple"]))

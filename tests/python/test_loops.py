@@ -8,6 +8,8 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
+from budget import examples
+
 import hop
 
 
@@ -502,7 +504,7 @@ def test_a_while_loop_in_a_map_in_a_cond_and_a_scan_in_a_cond():
         check_all(f, (xin,), ref(xin), 1e-4)
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=examples(30), deadline=None)
 @given(n=st.integers(0, 6), lo=st.integers(-2, 3), rows=st.integers(1, 4),
        dtype=st.sampled_from(["float32", "float64", "int64"]), seed=st.integers(0, 999),
        dynamic=st.booleans())
@@ -900,7 +902,7 @@ def run_steps(steps, i, a, b):
     return env["a"], env["b"]
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(steps=STEPS, n=st.integers(1, 64), trips=st.integers(0, 5),
        dtype=st.sampled_from(["float32", "float64"]), seed=st.integers(0, 2 ** 16))
 def test_straight_loops_of_random_elementwise_bodies_give_eagers_bits(steps, n, trips, dtype,

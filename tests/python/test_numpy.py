@@ -10,6 +10,8 @@ import pytest
 from hypothesis import given, settings, strategies as st
 from hypothesis.extra import numpy as hnp
 
+from budget import examples
+
 import hop
 
 DTYPES = [np.float32, np.float64, np.int32, np.int64, np.bool_]
@@ -307,7 +309,7 @@ def strided_arrays(draw):
     return base, a
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(strided_arrays())
 def test_asarray_of_any_strided_view_has_its_values_and_shares_when_it_can(arrays):
     base, a = arrays

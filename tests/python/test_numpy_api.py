@@ -15,13 +15,15 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings, strategies as st
 from hypothesis.extra import numpy as hnps
 
+from budget import examples
+
 import hop
 import hop.numpy as hnp
 
 FLOATS = ["float16", "float32", "float64"]
 INTS = ["int8", "uint8", "int16", "int32", "int64"]
 DTYPES = ["bool"] + INTS + FLOATS
-SETTINGS = settings(max_examples=40, deadline=None,
+SETTINGS = settings(max_examples=examples(40), deadline=None,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
 

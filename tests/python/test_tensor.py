@@ -11,6 +11,8 @@ import pytest
 from hypothesis import given, settings, strategies as st
 from hypothesis.extra import numpy as hnp
 
+from budget import examples
+
 import hop
 
 NP = {
@@ -300,7 +302,7 @@ def _values(dtype, shape):
     return hnp.arrays(NP[dtype], shape, elements=elems)
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(
     data=st.data(),
     shapes=hnp.mutually_broadcastable_shapes(num_shapes=2, max_dims=3, max_side=4),
@@ -320,7 +322,7 @@ def test_binary_ops_broadcast_and_match_numpy(data, shapes, dtype, name):
         check(op(a, b), expected, out)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(
     shapes=hnp.mutually_broadcastable_shapes(num_shapes=2, max_dims=3, max_side=4),
     dtype=st.sampled_from(NUMERIC),
@@ -846,7 +848,7 @@ JUNK = st.one_of(
 )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(name=st.sampled_from(
     ["add", "sum", "reshape", "transpose", "unsqueeze", "squeeze", "select", "permute", "expand",
      "argmax", "amax", "where", "cat", "stack", "full", "zeros", "arange", "tensor",

@@ -325,6 +325,7 @@ def interrupted_after(delay, fn, *args):
 import time  # noqa: E402
 
 
+@pytest.mark.serial
 @pytest.mark.parametrize("threads", [1, 2])
 @pytest.mark.parametrize("fn,make_long,make_small",
                          [(nested_rows, long_nested, small_nested),
