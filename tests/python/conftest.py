@@ -19,6 +19,10 @@ if _path:
 
 
 def pytest_configure(config):
+    # scripts/dev.sh runs the suite on both cores (pytest-xdist, -n 2) and then
+    # the tests marked serial alone.
+    config.addinivalue_line("markers", "serial: runs alone, after the parallel part of the "
+                            "suite (it times itself or needs both cores)")
     # pytest resets warning filters per test: fuzz_programs' own filter for
     # its generated functions (which close over their never-changing spec
     # tree) is repeated here.
