@@ -63,6 +63,30 @@ def test_jvp_of_jvp_through_while_and_fori_loops():
         assert d3.tolist() == [24.0, 48.0]
 
 
+# ----------------------------------------------------------------- bug 3
+
+def test_grad_of_a_vmapped_cond_is_not_nan_where_the_branch_not_taken_is_singular():
+    # JAX's testCondGradVmapNan
+    def safe(x):
+        return hop.cond(x < 1e-3, lambda: hop.tensor(1e-3), lambda: x.sqrt(), ())
+    g = hop.grad(lambda x: hop.vmap(safe)(x).sum())(hop.zeros(10))
+    assert g.tolist() == [0.0] * 10
+    # switch, with a closure: at 0 the branch not taken is sqrt(-1), whose
+    # slope is nan; the closure's gradient comes from the taken examples
+    w = t(2.0)
+
+    def two(x):
+        return hop.switch((x > 1.0).to(hop.int64),
+                          [lambda: (w * x + 1.0).sqrt(), lambda: (x - 1.0).sqrt()])
+    xs = t([0.0, 5.0])
+    gx, gw = hop.grad(lambda x, w2: hop.vmap(two)(x).sum(), argnums=(0, 1))(xs, w)
+    per = [hop.grad(two)(xs[b]).item() for b in range(2)]
+    assert gx.tolist() == per == [1.0, 0.25]
+    assert hop.grad(lambda w: hop.vmap(lambda x: hop.switch(
+        (x > 1.0).to(hop.int64), [lambda: (w * x + 1.0).sqrt(), lambda: (x - 1.0).sqrt()]))(
+            xs).sum())(w).item() == 0.0
+
+
 # ----------------------------------------------------------------- bug 4
 
 ZERO_SIZE = {
