@@ -223,19 +223,26 @@ value_node(TraceObject *tr, PyObject *o, const char *what)
             return NULL;
         if (s->node)
             return s->node;
+        hop_tracer *t = current_tracer(tr);
         if (hop_expr_kind_of(s->expr) == HOP_EXPR_SYMBOL) {
-            hop_node *n = hop_tracer_bind_symbol(current_tracer(tr), s->expr);
+            hop_node *n = hop_tracer_bind_symbol(t, s->expr);
             if (n == NULL)
                 hop_py_raise();
             return n;
         }
-        char e[128];
-        hop_expr_print(s->expr, e, sizeof e);
-        PyErr_Format(hop_py_UnsupportedError,
-                     "%s: the SymInt %s is an expression, not a value; return a tensor (e.g. "
-                     "hop.full((), %s)) or a single symbol",
-                     what, e, e);
-        return NULL;
+        /* An expression (u0 + 1, a loop's next SymInt carry; i < 10, a loop
+         * condition) becomes a value: a 0-d tensor of it, and for an int
+         * its item, a SymInt node (an unbacked symbol: a carry leaves its
+         * loop as one anyway). */
+        bool is_bool = hop_expr_is_bool(s->expr);
+        hop_arg full[] = {hop_arg_list(NULL, 0), hop_arg_sym(s->expr),
+                          hop_arg_dtype(is_bool ? HOP_BOOL : HOP_I64)};
+        hop_node *n = hop_tracer_call_op(t, HOP_OP_full, full, 3);
+        if (n != NULL && !is_bool)
+            n = hop_tracer_call_op(t, HOP_OP_item, (hop_arg[]){hop_arg_node(n)}, 1);
+        if (n == NULL)
+            hop_py_raise();
+        return n;
     }
     PyErr_Format(PyExc_TypeError, "%s: expected a hop.Tensor or a SymInt, got %.100s", what,
                  Py_TYPE(o)->tp_name);
