@@ -404,9 +404,9 @@ def _branches(name, leads, operands, fns):
     Branches that return different Python numbers at a leaf (only a traced
     call runs more than one) give that leaf as a value of the graph: a
     SymInt for ints, a SymFloat for floats, which a traced or compiled
-    function returns as the int
-    or float the branch taken returns eagerly (an int in one branch and a
-    float in another is the structure error: one type could not be both)."""
+    function returns as the int or float the branch taken returns eagerly
+    (an int in one branch and a float in another is the structure error:
+    one type could not be both)."""
     splat = lambda structs: (tuple(structs[0]), {})  # noqa: E731
     kinds = {}
     while True:
