@@ -29,6 +29,8 @@
  *                   cumprods from both ends (exact with zeros, O(numel(x)))
  *   cumprod         the matrix of partial products without x_j,
  *                   O(size^2) per row along dim (exact with zeros)
+ * dynamic_slice and dynamic_update_slice scatter into one place, so each is
+ * the other's transpose (below).
  */
 #include "autodiff/ad_impl.h"
 
@@ -1216,6 +1218,118 @@ jvp_cumprod(hop_jvp_ctx *cx, const hop_node *n)
     return st == HOP_OK ? set_tangent(cx, n, r) : st;
 }
 
+/* ---------------------------------------------------- dynamic indexing */
+
+/*
+ * The dynamic indexing ops transpose into each other: a dynamic_slice's
+ * cotangent is written into zeros at the same start, and
+ * dynamic_update_slice's splits into x's (zeros where update went) and
+ * update's (that slice); both clamp the start the same way, so the
+ * gradient goes where the value came from, exact at any start.
+ */
+
+/* A start argument of n as an operand of a new dynamic op: the primal of a
+ * tensor, or (an INT/SYM start) a 0-d i64 tensor of it, which dynamic_slice
+ * needs. */
+static hop_arg
+start_operand(const ad *a, const hop_arg *s, bool tensor)
+{
+    if (s->kind == HOP_ARG_NODE && s->u.node->meta->kind == HOP_VALUE_TENSOR) {
+        hop_node *p = primal(a, s->u.node);
+        return p ? N(p) : hop_arg_none();
+    }
+    hop_arg v = *s; /* a SymInt node: its symbol */
+    if (s->kind == HOP_ARG_NODE)
+        v = S(s->u.node->meta->sym);
+    if (!tensor)
+        return v;
+    hop_node *t = EMIT(a->g, full, hop_arg_list(NULL, 0), v, hop_arg_dtype(HOP_I64));
+    return t ? N(t) : hop_arg_none();
+}
+
+static hop_status
+vjp_dynamic_slice(hop_vjp_ctx *cx, const hop_node *n)
+{
+    if (!wants(cx, &n->args[0]))
+        return HOP_OK;
+    ad a = ad_vjp(cx);
+    const hop_node *x = n->args[0].u.node;
+    hop_node *z = hop__ad_full(a.g, meta_of(x), 0.0), *ct = hop_vjp_ct(cx, n, 0);
+    hop_arg s = start_operand(&a, &n->args[2], true);
+    if (n->args[3].kind == HOP_ARG_NONE) /* x[i]: the dim back, of size 1 */
+        ct = EMIT(a.g, unsqueeze, N(ct), I(wrap_dim(n->args[1].u.i, meta_of(x)->rank)));
+    if (z == NULL || ct == NULL || s.kind == HOP_ARG_NONE)
+        return hop_error_code();
+    return accumulate(cx, x, EMIT(a.g, dynamic_update_slice, N(z), N(ct), n->args[1], s));
+}
+
+static hop_status
+vjp_dynamic_update_slice(hop_vjp_ctx *cx, const hop_node *n)
+{
+    ad a = ad_vjp(cx);
+    hop_node *ct = hop_vjp_ct(cx, n, 0);
+    const hop_node *u = n->args[1].u.node;
+    int d = wrap_dim(n->args[2].u.i, meta_of(n)->rank);
+    hop_status st = HOP_OK;
+    if (wants(cx, &n->args[0])) {
+        hop_node *z = hop__ad_full(a.g, meta_of(u), 0.0);
+        hop_arg s = start_operand(&a, &n->args[3], false);
+        st = z && s.kind != HOP_ARG_NONE
+                 ? accumulate(cx, n->args[0].u.node,
+                              EMIT(a.g, dynamic_update_slice, N(ct), N(z), n->args[2], s))
+                 : hop_error_code();
+    }
+    if (st == HOP_OK && wants(cx, &n->args[1])) {
+        hop_arg s = start_operand(&a, &n->args[3], true);
+        st = s.kind != HOP_ARG_NONE ? accumulate(cx, u,
+                                                 EMIT(a.g, dynamic_slice, N(ct), n->args[2], s,
+                                                      S(meta_of(u)->sizes[d])))
+                                    : hop_error_code();
+    }
+    return st;
+}
+
+static hop_status
+jvp_dynamic_update_slice(hop_jvp_ctx *cx, const hop_node *n)
+{
+    hop_node *tx = tangent(cx, &n->args[0]), *tu = tangent(cx, &n->args[1]);
+    if (tx == NULL && tu == NULL)
+        return HOP_OK;
+    ad a = ad_jvp(cx);
+    if (tx == NULL)
+        tx = hop__ad_full(a.g, meta_of(n->args[0].u.node), 0.0);
+    if (tu == NULL)
+        tu = hop__ad_full(a.g, meta_of(n->args[1].u.node), 0.0);
+    hop_arg s = start_operand(&a, &n->args[3], false);
+    if (tx == NULL || tu == NULL || s.kind == HOP_ARG_NONE)
+        return hop_error_code();
+    return set_tangent(cx, n, EMIT(a.g, dynamic_update_slice, N(tx), N(tu), n->args[2], s));
+}
+
+/* mask_gradient(x, mask): the gradient (tangent) where mask, zero elsewhere;
+ * a where, so a nan or inf the other side computed never gets through. */
+static hop_status
+vjp_mask_gradient(hop_vjp_ctx *cx, const hop_node *n)
+{
+    if (!wants(cx, &n->args[0]))
+        return HOP_OK;
+    ad a = ad_vjp(cx);
+    hop_node *mask = primal(&a, n->args[1].u.node);
+    return accumulate(cx, n->args[0].u.node,
+                      mask ? where_or_zero(a.g, mask, hop_vjp_ct(cx, n, 0)) : NULL);
+}
+
+static hop_status
+jvp_mask_gradient(hop_jvp_ctx *cx, const hop_node *n)
+{
+    hop_node *t = tangent(cx, &n->args[0]);
+    if (t == NULL)
+        return HOP_OK;
+    ad a = ad_jvp(cx);
+    hop_node *mask = primal(&a, n->args[1].u.node);
+    return set_tangent(cx, n, mask ? where_or_zero(a.g, mask, t) : NULL);
+}
+
 /* ----------------------------------------------------------- the table */
 
 #define UNARY                                                                                      \
@@ -1281,6 +1395,10 @@ static const hop_op_ad_rule rules[HOP_OP_COUNT] = {
     [HOP_OP_cumprod] = {.vjp = vjp_cumprod, .jvp = jvp_cumprod},
     [HOP_OP_sort] = {.vjp = vjp_sort, .jvp = jvp_sort},
     [HOP_OP_take] = {.vjp = vjp_take, .jvp = jvp_linear},
+    [HOP_OP_dynamic_slice] = {.vjp = vjp_dynamic_slice, .jvp = jvp_linear},
+    [HOP_OP_dynamic_update_slice] = {.vjp = vjp_dynamic_update_slice,
+                                     .jvp = jvp_dynamic_update_slice},
+    [HOP_OP_mask_gradient] = {.vjp = vjp_mask_gradient, .jvp = jvp_mask_gradient},
     [HOP_OP_eq] = NONDIFF,
     [HOP_OP_ne] = NONDIFF,
     [HOP_OP_lt] = NONDIFF,

@@ -46,7 +46,8 @@ fold_body_inputs(hop_call *c)
     return st;
 }
 
-/* The body returns the next carries, each like the one it replaces. */
+/* The body returns the next carries, each like the one it replaces: sizes
+ * decided equal (a size symbol and a constant may be, with a guard). */
 static hop_status
 fold_output_meta(hop_call *c)
 {
@@ -54,9 +55,14 @@ fold_output_meta(hop_call *c)
     hop_node *const *init = hop_call_group(c, "init", &ninit);
     const hop_values *r = &c->results[0];
     for (size_t i = 0; i < ninit; i++) {
-        if (i < r->n && r->items[i]->meta->kind == init[i]->meta->kind &&
-            (init[i]->meta->kind != HOP_VALUE_TENSOR ||
-             hop_meta_equal(&r->items[i]->meta->meta, &init[i]->meta->meta)))
+        bool same = false;
+        hop_status st = i < r->n
+                            ? hop_value_info_decide_same(hop_output_graph_env(c->og), init[i]->meta,
+                                                         r->items[i]->meta, "fold", &same)
+                            : HOP_OK;
+        if (st != HOP_OK)
+            return st;
+        if (same)
             continue;
         char want[96], got[96] = "nothing";
         hop_value_info_print(init[i]->meta, want, sizeof want);

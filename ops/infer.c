@@ -578,6 +578,15 @@ hop_op_infer(hop_shape_env *env, hop_op op, const hop_operand *args, size_t narg
     case HOP_RULE_TAKE:
         st = hop__infer_take(&c);
         break;
+    case HOP_RULE_DYNAMIC_SLICE:
+        st = hop__infer_dynamic_slice(&c);
+        break;
+    case HOP_RULE_DYNAMIC_UPDATE_SLICE:
+        st = hop__infer_dynamic_update_slice(&c);
+        break;
+    case HOP_RULE_MASK_GRADIENT:
+        st = hop__infer_mask_gradient(&c);
+        break;
     }
     if (st != HOP_OK) {
         hop_shape_env_truncate_guards(env, nguards);

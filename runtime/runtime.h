@@ -235,6 +235,13 @@ bool hop__kernel_rebase(hop__kernel *k, const hop_rt_arg *args, size_t nargs, ho
  * (and HOP_OK returned) when the strides do not allow a view. */
 hop_status hop__view_geometry(const hop__call *c, hop_view *v, bool *needs_copy);
 
+/* The start of a dynamic indexing op as given (an INT, or the value of an
+ * integer tensor of one element), before hop_dynamic_start clamps it. */
+int64_t hop__start_value(const hop_rt_arg *a);
+/* dynamic_update_slice(x, update, dim, start) of c into t, a tensor of x's
+ * shape and dtype that overlaps neither (shape_ops.c).  Cannot fail. */
+void hop__dynamic_update(const hop__call *c, hop_tensor *t);
+
 /* Plans of the other families (inputs checked already). */
 void hop__reduce_init(hop__reduce *r, const hop__call *c, hop_tensor *out);
 void hop__reduce_compute(const hop__reduce *r, int ith, int nth);
@@ -296,7 +303,7 @@ typedef struct hop__imem {
 /* nonzero of x into a new tensor (from mem, or hop_tensor_empty). */
 hop_tensor *hop__nonzero(const hop_tensor *x, const hop__imem *mem);
 /* An op of the INDEX family (nonzero, cumsum, cumprod, sort, argsort,
- * take) into a new tensor in *out (scan_sort.c).  c needs op, info, args,
+ * take, dynamic_update_slice) into a new tensor in *out (scan_sort.c).  c needs op, info, args,
  * nargs, res.meta's dtype and rank, and sizes (not for nonzero, whose
  * sizes come from the data); mem as above (NULL: eager). */
 hop_status hop__index_run(const hop__call *c, const hop__imem *mem, hop_tensor **out);

@@ -372,6 +372,10 @@ hop__index_run(const hop__call *c, const hop__imem *mem, hop_tensor **out)
     case HOP_OP_take:
         st = take(c, mem, t);
         break;
+    case HOP_OP_dynamic_update_slice:
+        hop__dynamic_update(c, t);
+        st = HOP_OK;
+        break;
     default:
         st = hop_error(HOP_UNSUPPORTED, "%s: not an op of the INDEX family", c->info->name);
         break;

@@ -468,12 +468,45 @@ hop__xeval(const hop__xprog *x, const int64_t *regs, int64_t *out)
 
 /* ------------------------------------------------------------------ views */
 
+/* The View of a dynamic_slice whose size fits, or false: its start read
+ * straight from its slot, the geometry hop_dynamic_view's (ops/view.c).  A
+ * loop body reading table[i] runs it once per iteration, so it skips the
+ * argument array; anything out of the ordinary goes the general way. */
+static bool
+dynamic_view(hop__frame *f, const hop__insn *in, const hop__opdesc *d)
+{
+    const hop_tensor *x = &f->slots[in->p2];
+    int64_t dim, size = 1;
+    bool keep = d->args[3].kind != HOP__A_NONE;
+    if (hop__xget(d->args[1].x, f->regs, &dim) != HOP_OK ||
+        (keep && hop__xget(d->args[3].x, f->regs, &size) != HOP_OK)) {
+        hop_error_clear(); /* the general way reports it */
+        return false;
+    }
+    dim = dim < 0 ? dim + x->rank : dim;
+    if (dim < 0 || dim >= x->rank || size < 0 || size > x->sizes[dim])
+        return false;
+    const hop_tensor *ix = &f->slots[d->args[2].slot];
+    int64_t sizes[HOP_MAX_RANK], strides[HOP_MAX_RANK];
+    int rank;
+    int64_t off =
+        hop_dynamic_view(x->rank, x->sizes, x->strides, (int)dim,
+                         hop__load_i64(ix->data, ix->dtype), size, keep, &rank, sizes, strides);
+    drop(f, in->p1);
+    hop__header(&f->slots[in->p1], x->storage, x->dtype, rank, sizes, strides,
+                (char *)x->data + off * (int64_t)hop_dtype_size(x->dtype));
+    f->owner[in->p1] = f->owner[in->p2];
+    return true;
+}
+
 /* View P1 P2 * P4: the geometry is ops/view.c's (hop_view_of), from the
  * operands evaluated now: sizes and indices may be SymInts bound mid-run. */
 static hop_status
 run_view(hop__frame *f, const hop__insn *in)
 {
     const hop__opdesc *d = in->p4;
+    if (d->op == HOP_OP_dynamic_slice && dynamic_view(f, in, d))
+        return HOP_OK;
     hop_rt_arg *rt = f->rtargs + d->rtbase, *next = rt + d->nargs;
     hop_status st = fill_args(f, d->args, d->nargs, rt, &next);
     if (st != HOP_OK)
@@ -502,6 +535,14 @@ run_view(hop__frame *f, const hop__insn *in)
                 none |= 1u << (i - 2);
             p[np++] = given ? rt[i].u.i : i == 4 ? 1 : 0;
         }
+        break;
+    case HOP_OP_dynamic_slice: /* dim, the start as read (clamped by the geometry), size, keep */
+        p[np++] = rt[1].u.i;
+        p[np++] = hop__start_value(&rt[2]);
+        p[np++] = rt[3].kind == HOP_OPND_INT ? rt[3].u.i : 1;
+        p[np++] = rt[3].kind == HOP_OPND_INT;
+        break;
+    case HOP_OP_mask_gradient: /* x itself */
         break;
     default: /* transpose, unsqueeze, select: ints */
         for (int i = 1; i < d->nargs && np <= HOP_MAX_RANK; i++)

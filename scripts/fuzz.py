@@ -10,6 +10,16 @@ Categories (--category, comma-separated; "trust" = the six of issue #12,
            the bodies around them, random shapes, dtypes and dynamic dims;
            eager == hop.trace == hop.compile == NumPy.  The summary counts the
            programs with each node kind and loop feature.
+  transforms
+           tests/python/fuzz_transforms.py (issue #26): small programs over
+           every HOP (the C HOPs of examples/ too, loaded from the build tree
+           next to HOP_PYTHONPATH) with int, bool and float carries in any
+           order, closures, zero sizes and dynamic shapes; jvp, vjp, grad,
+           vmap and their compositions against central finite differences in
+           float64 and against loops over the examples.  --without leaves
+           features out (dynidx, pyconst, c_hops); --checks runs some checks
+           only (a round stops at its first failure, so a frequent bug can
+           hide the others).
   mutate, rebind, argobj, scalars, branch, threads
            tests/python/fuzz_trust.py: sequences of calls between which the
            program's world changes (arrays written in place, names rebound,
@@ -46,7 +56,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 TESTS = os.path.normpath(os.path.join(HERE, "..", "tests", "python"))
 TRUST = ("mutate", "rebind", "argobj", "scalars", "branch", "threads")
-CATEGORIES = ("base",) + TRUST
+CATEGORIES = ("base", "transforms") + TRUST
 
 
 def _setup_path():
@@ -86,7 +96,7 @@ def _eager_stand_in():
     hop.compile = _EagerCompiled
 
 
-def worker(category, seed, examples, dtypes, current, inject, stand_in):
+def worker(category, seed, examples, dtypes, current, inject, stand_in, without=(), checks=None):
     """One Hypothesis run in this process; prints one JSON line: the shrunk
     failing spec and its exception, or none.  Before each example, writes the
     spec into `current`, so the parent knows what was running if we crash."""
@@ -100,6 +110,14 @@ def worker(category, seed, examples, dtypes, current, inject, stand_in):
         _eager_stand_in()
     if category == "base":
         strategy, check = fp.specs(dtypes=dtypes), fp.check_program
+    elif category == "transforms":
+        import warnings
+
+        import fuzz_transforms as ftr
+        warnings.simplefilter("ignore", RuntimeWarning)
+        strategy = ftr.specs(features=ftr.FEATURES - set(without),
+                             checks=tuple(checks) if checks else ftr.CHECKS)
+        check = ftr.check_spec
     else:
         import fuzz_trust as ft
         strategy, check = ft.specs(category, dtypes=dtypes), ft.check_spec
@@ -115,8 +133,8 @@ def worker(category, seed, examples, dtypes, current, inject, stand_in):
         stats["calls"] += 1
         with open(current, "w") as fh:
             json.dump({"examples": stats["calls"], "spec": spec}, fh)
-        if category == "base" and "first_failure" not in stats:
-            for f in fp.features(spec["tree"]):
+        if category in ("base", "transforms") and "first_failure" not in stats:
+            for f in (fp.features(spec["tree"]) if category == "base" else ftr.features(spec)):
                 seen[f] = seen.get(f, 0) + 1
         try:
             check(spec)
@@ -157,6 +175,10 @@ def run_round(category, seed, examples, args, tmp):
         cmd += ["--inject", args.inject]
     if args.eager_stand_in:
         cmd += ["--eager-stand-in"]
+    if args.without:
+        cmd += ["--without", args.without]
+    if args.checks:
+        cmd += ["--checks", args.checks]
     start = time.monotonic()
     try:
         p = subprocess.run(cmd, capture_output=True, text=True, timeout=args.round_timeout)
@@ -228,6 +250,12 @@ def main(argv=None):
     ap.add_argument("--eager-stand-in", action="store_true",
                     help="replace hop.trace and hop.compile by eager calls: checks the "
                     "generator and the NumPy reference (any failure is theirs, not hop's)")
+    ap.add_argument("--without", default=None,
+                    help="transforms: comma-separated features to leave out of the programs "
+                    "(dynidx, pyconst, c_hops)")
+    ap.add_argument("--checks", default=None,
+                    help="transforms: comma-separated checks to run (default: all of "
+                    "jvp,vjp,grad,jvp_jvp,grad_grad,vmap,vmap_grad,grad_vmap,jvp_vmap)")
     ap.add_argument("--stop-on-failure", action="store_true")
     ap.add_argument("--worker", default=None, help=argparse.SUPPRESS)
     ap.add_argument("--current", default=None, help=argparse.SUPPRESS)
@@ -246,12 +274,15 @@ def main(argv=None):
             ap.error(f"--inject: {e}")
     if args.worker:
         worker(args.worker, args.seed, args.examples, dtypes, args.current, args.inject,
-               args.eager_stand_in)
+               args.eager_stand_in, tuple(args.without.split(",")) if args.without else (),
+               args.checks.split(",") if args.checks else None)
         return 0
 
     import fuzz_trust as ft
     if args.list:
+        import fuzz_transforms as ftr
         print(f"base: {fp.__doc__.splitlines()[0]}")
+        print(f"transforms: {' '.join(ftr.__doc__.splitlines()[:2])}")
         for c in TRUST:
             print(f"{c}: {ft.CATEGORIES[c]}")
         return 0
@@ -321,7 +352,8 @@ def main(argv=None):
                 if sig not in seen:
                     seen.add(sig)
                     summary = f"{r['kind']}: {r['message']}"
-                    mod = fp if c == "base" else ft
+                    import fuzz_transforms as ftr
+                    mod = fp if c == "base" else ftr if c == "transforms" else ft
                     path = mod.save_regression(r["spec"], args.out, summary=summary, seed=seed)
                     saved.append(path)
                     print(f"    saved {path}\n    spec: {r['spec']}", flush=True)
@@ -341,12 +373,15 @@ def main(argv=None):
             print(f"  {c}: {s['examples']} examples in {s['seconds']:.0f} s "
                   f"({s['examples'] / max(s['seconds'], 1e-9):.0f}/s), {s['failures']} failed "
                   f"round(s)", flush=True)
-    if features:
+    if features and "base" in cats:
         kinds = ("map", "cond", "wrap", "invoke") + fp.LOOPS
         print("  programs with: " + ", ".join(f"{k} {features.get(k, 0)}" for k in kinds),
               flush=True)
         rest = sorted((f for f in features if " " in f), key=lambda f: -features[f])
         print("  and: " + ", ".join(f"{f} {features[f]}" for f in rest), flush=True)
+    elif features:
+        print("  programs with: " + ", ".join(
+            f"{f} {k}" for f, k in sorted(features.items(), key=lambda fk: -fk[1])), flush=True)
     for p in saved:
         print(f"  {p}")
     return 1 if seen else 0

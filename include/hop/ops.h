@@ -323,34 +323,37 @@ size_t hop_meta_print(const hop_meta *m, char *buf, size_t cap);
 
 /* Shape rules (closed set). */
 typedef enum hop_shape_rule {
-    HOP_RULE_UNARY,     /* (x) -> same shape; float ops promote ints to f32 */
-    HOP_RULE_BINARY,    /* (a, b) broadcast, dtype promotion */
-    HOP_RULE_COMPARE,   /* (a, b) broadcast, result bool */
-    HOP_RULE_LOGICAL,   /* (a, b) or (a) broadcast, result bool */
-    HOP_RULE_WHERE,     /* (cond, a, b) */
-    HOP_RULE_REDUCE,    /* (x, dims, keepdim) */
-    HOP_RULE_ARGMAX,    /* (x, dim, keepdim) */
-    HOP_RULE_MATMUL,    /* (a, b) */
-    HOP_RULE_RESHAPE,   /* (x, shape) */
-    HOP_RULE_TRANSPOSE, /* (x, d0, d1) */
-    HOP_RULE_PERMUTE,   /* (x, dims) */
-    HOP_RULE_UNSQUEEZE, /* (x, dim) */
-    HOP_RULE_SQUEEZE,   /* (x, dim or none) */
-    HOP_RULE_EXPAND,    /* (x, sizes) */
-    HOP_RULE_SELECT,    /* (x, dim, index) */
-    HOP_RULE_SLICE,     /* (x, dim, start, end, step) */
-    HOP_RULE_CAT,       /* (tensors, dim) */
-    HOP_RULE_STACK,     /* (tensors, dim) */
-    HOP_RULE_FULL,      /* (shape, value, dtype) / (shape, dtype) */
-    HOP_RULE_ARANGE,    /* (start, end, step, dtype) */
-    HOP_RULE_ITEM,      /* (x) -> SymInt */
-    HOP_RULE_NONZERO,   /* (x) -> i64[u, rank] */
-    HOP_RULE_SYM_SIZE,  /* (x, dim) -> SymInt */
-    HOP_RULE_TO,        /* (x, dtype) */
-    HOP_RULE_CLONE,     /* (x) */
-    HOP_RULE_SCAN,      /* (x, dim) -> same shape */
-    HOP_RULE_SORT,      /* (x, dim, descending) -> same shape */
-    HOP_RULE_TAKE,      /* (x, dim, index) */
+    HOP_RULE_UNARY,                /* (x) -> same shape; float ops promote ints to f32 */
+    HOP_RULE_BINARY,               /* (a, b) broadcast, dtype promotion */
+    HOP_RULE_COMPARE,              /* (a, b) broadcast, result bool */
+    HOP_RULE_LOGICAL,              /* (a, b) or (a) broadcast, result bool */
+    HOP_RULE_WHERE,                /* (cond, a, b) */
+    HOP_RULE_REDUCE,               /* (x, dims, keepdim) */
+    HOP_RULE_ARGMAX,               /* (x, dim, keepdim) */
+    HOP_RULE_MATMUL,               /* (a, b) */
+    HOP_RULE_RESHAPE,              /* (x, shape) */
+    HOP_RULE_TRANSPOSE,            /* (x, d0, d1) */
+    HOP_RULE_PERMUTE,              /* (x, dims) */
+    HOP_RULE_UNSQUEEZE,            /* (x, dim) */
+    HOP_RULE_SQUEEZE,              /* (x, dim or none) */
+    HOP_RULE_EXPAND,               /* (x, sizes) */
+    HOP_RULE_SELECT,               /* (x, dim, index) */
+    HOP_RULE_SLICE,                /* (x, dim, start, end, step) */
+    HOP_RULE_CAT,                  /* (tensors, dim) */
+    HOP_RULE_STACK,                /* (tensors, dim) */
+    HOP_RULE_FULL,                 /* (shape, value, dtype) / (shape, dtype) */
+    HOP_RULE_ARANGE,               /* (start, end, step, dtype) */
+    HOP_RULE_ITEM,                 /* (x) -> SymInt */
+    HOP_RULE_NONZERO,              /* (x) -> i64[u, rank] */
+    HOP_RULE_SYM_SIZE,             /* (x, dim) -> SymInt */
+    HOP_RULE_TO,                   /* (x, dtype) */
+    HOP_RULE_CLONE,                /* (x) */
+    HOP_RULE_SCAN,                 /* (x, dim) -> same shape */
+    HOP_RULE_SORT,                 /* (x, dim, descending) -> same shape */
+    HOP_RULE_TAKE,                 /* (x, dim, index) */
+    HOP_RULE_DYNAMIC_SLICE,        /* (x, dim, start, size) */
+    HOP_RULE_DYNAMIC_UPDATE_SLICE, /* (x, update, dim, start) */
+    HOP_RULE_MASK_GRADIENT,        /* (x, mask) */
 } hop_shape_rule;
 
 /* Kernel families, for the runtime (closed set). */
@@ -403,6 +406,21 @@ typedef enum hop_kernel_family {
  *   take                 (x, dim: INT, index: integer TENSOR) -> x.shape[:dim] + index.shape +
  *                        x.shape[dim+1:]; negative indices count from the end; an index out of
  *                        range is HOP_INDEX when the op runs
+ *   dynamic_slice        (x, dim: INT, start: integer TENSOR of rank 0, size: INT/SYM or
+ *                        NONE) -> x with `size` elements along dim, from start' =
+ *                        clamp(start < 0 ? start + n : start, 0, n - size) for n = x's size
+ *                        there (JAX's dynamic_slice: a start read at run time never fails, it
+ *                        is clamped so that the slice fits); 0 <= size <= n.  NONE: the one
+ *                        element at start' with the dim dropped (x[i]).  A view.
+ *   dynamic_update_slice (x, update, dim: INT, start: INT/SYM or integer TENSOR of rank 0)
+ *                        -> x with update written along dim from start', clamped as
+ *                        dynamic_slice's for size = update's size along dim (JAX's
+ *                        dynamic_update_slice); update has x's dtype and rank, and x's sizes
+ *                        but along dim, where it has at most n
+ *   mask_gradient        (x, mask: bool TENSOR that broadcasts to x's shape) -> x itself (a
+ *                        view); its gradient and tangent are zero where mask is false: how a
+ *                        batched cond keeps a branch's gradient out of the examples that did
+ *                        not take it (docs/AUTODIFF.md)
  *
  * Negative dims count from the end, as in Python.  floor_divide and remainder
  * round toward -inf (Python's // and %, NumPy's); an integer division by
@@ -490,7 +508,10 @@ typedef enum hop_kernel_family {
     X(cumprod, 2, SCAN, INDEX)                                                                     \
     X(sort, 3, SORT, INDEX)                                                                        \
     X(argsort, 3, SORT, INDEX)                                                                     \
-    X(take, 3, TAKE, INDEX)
+    X(take, 3, TAKE, INDEX)                                                                        \
+    X(dynamic_slice, 4, DYNAMIC_SLICE, VIEW)                                                       \
+    X(dynamic_update_slice, 4, DYNAMIC_UPDATE_SLICE, INDEX)                                        \
+    X(mask_gradient, 2, MASK_GRADIENT, VIEW)
 
 typedef enum hop_op {
 #define HOP__OP_ENUM(name, nargs, rule, family) HOP_OP_##name,
@@ -602,6 +623,10 @@ typedef struct hop_view {
  *   select         the dim and the index (negative: from the end)
  *   slice          the dim, start, end and step; bit 0 of none makes start
  *                  None (0), bit 1 makes end None (the size)
+ *   dynamic_slice  the dim, the start as read from its tensor (clamped here,
+ *                  hop_dynamic_start), the size and whether the dim stays (1) or
+ *                  goes (0: size 1, x[i])
+ *   mask_gradient  nothing: x itself
  * out->offset is x's offset plus the view's.  reshape and view of strides
  * that cannot be viewed so set *copy (HOP_OK returned; out gets the
  * contiguous strides of a copy): reshape then copies, view refuses.
@@ -615,6 +640,26 @@ typedef struct hop_view {
  */
 hop_status hop_view_of(hop_op op, hop_dtype dtype, const hop_view *x, const int64_t *p, int np,
                        unsigned none, const char *what, hop_view *out, bool *copy);
+
+/*
+ * The start dynamic_slice and dynamic_update_slice use for a start read as
+ * `start` in a dim of n elements and a slice of size elements (0 <= size <=
+ * n): a negative start counts from the end (start + n), then it is clamped
+ * into [0, n - size], so the slice always fits (JAX's dynamic_slice).  Never
+ * fails.
+ */
+int64_t hop_dynamic_start(int64_t start, int64_t n, int64_t size);
+/*
+ * dynamic_slice's geometry over (rank, sizes, strides), for hop_view_of and
+ * the VM's View of a dynamic_slice (runtime/vm.c, which reads the start
+ * straight from its tensor): sizes and strides of the view into orank,
+ * osizes, ostrides (dim `dim` of `size` elements, or gone when !keep), and
+ * the offset it adds, in elements, from the start hop_dynamic_start clamps.
+ * The caller checked dim and 0 <= size <= sizes[dim].  Never fails.
+ */
+int64_t hop_dynamic_view(int rank, const int64_t *sizes, const int64_t *strides, int dim,
+                         int64_t start, int64_t size, bool keep, int *orank, int64_t *osizes,
+                         int64_t *ostrides);
 
 #ifdef __cplusplus
 }

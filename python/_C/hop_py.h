@@ -35,6 +35,13 @@ typedef struct TensorObject {
     PyObject *owner;     /* a proxy's TraceObject (strong reference), else NULL */
     PyObject *base;      /* an object whose buffer t wraps (NumPy array), or NULL */
     PyObject *weakreflist;
+    /* A proxy a view op made (x[i], x.reshape(...)): the proxy it views
+     * (strong reference), else NULL; and a proxy's count of live proxies
+     * that view it.  Eagerly a view shares its base's memory, so a traced
+     * in-place update (x[i] = v, python/hop/_setitem.py) is refused while
+     * either is set: replacing one value would not change the other. */
+    PyObject *viewof;
+    Py_ssize_t nviews;
 } TensorObject;
 
 extern PyTypeObject hop_py_TensorType;
@@ -133,6 +140,11 @@ hop_py_tracing_active(void)
 PyObject *hop_py_proxy_shape(TensorObject *p);
 /* Wraps a node of trace `owner` as a proxy Tensor (new reference). */
 PyObject *hop_py_proxy_new(PyObject *owner, hop_node *node);
+/* The size of x[start:stop] for a traced start (trace.c): stop must be
+ * start + k, k + start or start - k for an int or a SymInt k (JAX's
+ * dynamic_slice has a static size).  A new int or SymInt, or NULL with a
+ * TraceError. */
+PyObject *hop_py_traced_slice_size(PyObject *start, PyObject *stop);
 /* A new concrete Tensor owning one reference of t (stolen). NULL: t released. */
 PyObject *hop_py_tensor_new(hop_tensor *t);
 

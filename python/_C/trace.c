@@ -115,6 +115,8 @@ hop_py_proxy_new(PyObject *owner, hop_node *node)
     p->node = node;
     p->base = NULL;
     p->weakreflist = NULL;
+    p->viewof = NULL;
+    p->nviews = 0;
     Py_INCREF(owner);
     p->owner = owner;
     return (PyObject *)p;
@@ -221,19 +223,26 @@ value_node(TraceObject *tr, PyObject *o, const char *what)
             return NULL;
         if (s->node)
             return s->node;
+        hop_tracer *t = current_tracer(tr);
         if (hop_expr_kind_of(s->expr) == HOP_EXPR_SYMBOL) {
-            hop_node *n = hop_tracer_bind_symbol(current_tracer(tr), s->expr);
+            hop_node *n = hop_tracer_bind_symbol(t, s->expr);
             if (n == NULL)
                 hop_py_raise();
             return n;
         }
-        char e[128];
-        hop_expr_print(s->expr, e, sizeof e);
-        PyErr_Format(hop_py_UnsupportedError,
-                     "%s: the SymInt %s is an expression, not a value; return a tensor (e.g. "
-                     "hop.full((), %s)) or a single symbol",
-                     what, e, e);
-        return NULL;
+        /* An expression (u0 + 1, a loop's next SymInt carry; i < 10, a loop
+         * condition) becomes a value: a 0-d tensor of it, and for an int
+         * its item, a SymInt node (an unbacked symbol: a carry leaves its
+         * loop as one anyway). */
+        bool is_bool = hop_expr_is_bool(s->expr);
+        hop_arg full[] = {hop_arg_list(NULL, 0), hop_arg_sym(s->expr),
+                          hop_arg_dtype(is_bool ? HOP_BOOL : HOP_I64)};
+        hop_node *n = hop_tracer_call_op(t, HOP_OP_full, full, 3);
+        if (n != NULL && !is_bool)
+            n = hop_tracer_call_op(t, HOP_OP_item, (hop_arg[]){hop_arg_node(n)}, 1);
+        if (n == NULL)
+            hop_py_raise();
+        return n;
     }
     PyErr_Format(PyExc_TypeError, "%s: expected a hop.Tensor or a SymInt, got %.100s", what,
                  Py_TYPE(o)->tp_name);
@@ -337,6 +346,14 @@ hop_py_trace_op(hop_op op, const hop_py_opnd *args, size_t nargs)
     }
     if (buf != small)
         PyMem_Free(buf);
+    /* A view of a proxy: linked to it while it lives (hop_py.h, viewof). */
+    if (result != NULL && info != NULL && info->family == HOP_KF_VIEW && nargs > 0 &&
+        args[0].kind == HOP_PY_TENSOR && args[0].u.t->t == NULL &&
+        PyObject_TypeCheck(result, &hop_py_TensorType)) {
+        TensorObject *v = (TensorObject *)result;
+        v->viewof = Py_NewRef((PyObject *)args[0].u.t);
+        args[0].u.t->nviews++;
+    }
     return result;
 }
 
@@ -2052,12 +2069,144 @@ py_trace_depth(PyObject *self, PyObject *unused)
     return PyLong_FromSize_t(current != NULL ? hop_output_graph_depth(current->og) : 0);
 }
 
+/* ------------------------------------------------- dynamic indexing */
+
+/* k of `start + k`, `k + start` or `start - k` at node n, with start's node
+ * s (or s2, what stands for it in the current tracer): a new int or SymInt,
+ * or NULL (no match, no exception). */
+static PyObject *
+offset_of(TraceObject *tr, const hop_node *n, const hop_node *s, const hop_node *s2)
+{
+    if (n->kind != HOP_NODE_CALL_OP || n->nargs != 2 ||
+        (n->op != HOP_OP_add && n->op != HOP_OP_sub))
+        return NULL;
+    for (int side = 0; side < 2; side++) {
+        const hop_arg *x = &n->args[side], *k = &n->args[1 - side];
+        if (x->kind != HOP_ARG_NODE || (x->u.node != s && x->u.node != s2) ||
+            (n->op == HOP_OP_sub && side == 1))
+            continue;
+        int64_t v = 0;
+        const hop_expr *e = NULL;
+        if (k->kind == HOP_ARG_INT)
+            v = k->u.i;
+        else if (k->kind == HOP_ARG_SYM && !hop_expr_is_bool(k->u.sym))
+            e = k->u.sym;
+        else if (k->kind == HOP_ARG_NODE && k->u.node->meta->kind == HOP_VALUE_SYM)
+            e = k->u.node->meta->sym;
+        else
+            return NULL;
+        if (e != NULL && n->op == HOP_OP_sub &&
+            (e = hop_sym_neg(hop_output_graph_env(tr->og), e)) == NULL)
+            return hop_py_raise();
+        if (e != NULL)
+            return symint_new((PyObject *)tr, e, NULL);
+        return PyLong_FromLongLong(n->op == HOP_OP_sub ? -v : v);
+    }
+    return NULL;
+}
+
+PyObject *
+hop_py_traced_slice_size(PyObject *start, PyObject *stop)
+{
+    TraceObject *tr = active_trace("__getitem__");
+    if (tr == NULL)
+        return NULL;
+    hop_node *s = value_node(tr, start, "__getitem__: the slice's start");
+    hop_node *s2 = s ? hop_tracer_lift(current_tracer(tr), s) : NULL;
+    if (s2 == NULL)
+        return s ? hop_py_raise() : NULL;
+    if (PyObject_TypeCheck(stop, &hop_py_TensorType) && HOP_PY_IS_PROXY(stop) &&
+        ((TensorObject *)stop)->owner == (PyObject *)tr) {
+        PyObject *k = offset_of(tr, ((TensorObject *)stop)->node, s, s2);
+        if (k != NULL || PyErr_Occurred())
+            return k;
+    }
+    PyErr_SetString(hop_py_TraceError,
+                    "__getitem__: x[i:j] with a tensor start i is a dynamic slice, whose size must "
+                    "be known while tracing: write j as i + k with k an int or a SymInt (JAX's "
+                    "dynamic_slice)");
+    return NULL;
+}
+
+/* Why a traced x cannot be updated in place (its value replaced), or NULL:
+ * eagerly x[i] = v writes x's memory, which its views and whatever shares
+ * it see; a replaced value is seen only through x. */
+static const char *
+not_replaceable(TraceObject *tr, TensorObject *x, const hop_node **hop)
+{
+    const hop_node *n = x->node;
+    *hop = NULL;
+    if (x->owner != (PyObject *)tr)
+        return "it is a value of another trace";
+    if (n->graph != hop_tracer_graph(current_tracer(tr)))
+        return "it is a value of an outer body, and a body may not update what it closes over";
+    if (n->kind == HOP_NODE_PLACEHOLDER)
+        return "it is an input of the traced function or body, whose memory is the caller's";
+    if (n->kind == HOP_NODE_GETITEM) {
+        *hop = n->args[0].u.node;
+        return "it is a result of a HOP, which may share memory with the HOP's operands";
+    }
+    if (x->viewof != NULL ||
+        (n->kind == HOP_NODE_CALL_OP && hop_op_get(n->op)->family == HOP_KF_VIEW))
+        return "it is a view of another tensor";
+    if (x->nviews > 0)
+        return "a view of it is alive";
+    for (const hop_use *u = n->uses; u; u = u->next)
+        if (u->user->kind == HOP_NODE_CALL_HOP || u->user->kind == HOP_NODE_CALL_FOREIGN) {
+            *hop = u->user;
+            return "it was passed to a HOP or a foreign kernel, whose result may share its memory";
+        }
+    return NULL;
+}
+
+/* _rebind(x, new=None): an in-place update of the traced x (hop.Tensor
+ * __setitem__): with new (a proxy of x's metadata), x stands for new's
+ * value from now on; without, only the check.  UnsupportedError when x is
+ * not a value the function made and shares with nothing. */
+static PyObject *
+py_rebind(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)self;
+    if (nargs < 1 || nargs > 2 || !PyObject_TypeCheck(args[0], &hop_py_TensorType) ||
+        !HOP_PY_IS_PROXY(args[0])) {
+        PyErr_SetString(PyExc_TypeError, "_rebind(x, new=None): x must be a traced Tensor");
+        return NULL;
+    }
+    TraceObject *tr = active_trace("__setitem__");
+    if (tr == NULL)
+        return NULL;
+    TensorObject *x = (TensorObject *)args[0];
+    const hop_node *hop;
+    const char *why = not_replaceable(tr, x, &hop);
+    if (why != NULL) {
+        PyErr_Format(hop_py_UnsupportedError,
+                     "__setitem__: cannot update the traced tensor %s in place: %s%s%s%s (hop "
+                     "replaces the value of a traced tensor; write x = x.clone() first)",
+                     x->node->name, why, hop ? " (" : "", hop ? hop->name : "", hop ? ")" : "");
+        return NULL;
+    }
+    if (nargs == 2) {
+        TensorObject *nw = (TensorObject *)args[1];
+        if (!PyObject_TypeCheck(args[1], &hop_py_TensorType) || !HOP_PY_IS_PROXY(args[1]) ||
+            nw->owner != (PyObject *)tr ||
+            !hop_meta_equal(&nw->node->meta->meta, &x->node->meta->meta)) {
+            PyErr_SetString(PyExc_SystemError, "_rebind: new is not a traced value like x");
+            return NULL;
+        }
+        x->node = nw->node;
+    }
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef trace_functions[] = {
     {"tracing", py_tracing, METH_NOARGS, "This thread's active Trace, or None."},
     {"_trace_depth", py_trace_depth, METH_NOARGS,
      "The tracer stack depth of the active trace, 0 when none is active."},
     {"_is_proxy", py_is_proxy, METH_O, "True for a traced value (a proxy Tensor)."},
     {"_sym_truth", py_sym_truth, METH_O, "_sym_truth(s): the SymBool s != 0, undecided."},
+    {"_rebind", (PyCFunction)(void (*)(void))py_rebind, METH_FASTCALL,
+     "_rebind(x, new=None): the traced x stands for new's value (hop.Tensor.__setitem__); "
+     "UnsupportedError when x may not be updated in place."},
     {NULL, NULL, 0, NULL},
 };
 

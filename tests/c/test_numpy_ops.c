@@ -5,7 +5,8 @@
  * inf), bitwise ops, sign/floor/ceil/round, the libm float functions,
  * prod/any/all/argmin, cumsum/cumprod (sequential, f16 rounded each step),
  * sort/argsort (stable, nan last, descending) and take (negative indices,
- * index shapes, strided inputs, HOP_INDEX for an index out of range).
+ * index shapes, strided inputs, HOP_INDEX for an index out of range); and
+ * the dynamic indexing ops (a start read from a tensor, clamped).
  */
 #include "test_runtime_util.h"
 
@@ -202,6 +203,47 @@ test_take_gathers_by_an_index_tensor_and_checks_its_range(void **state)
     RELEASE(x, i, t0, xt, j, t1, bad, last);
 }
 
+/* JAX's clamping: from the end when negative, then into [0, n - size]. */
+static void
+test_dynamic_slice_and_update_clamp_their_start_read_from_a_tensor(void **state)
+{
+    (void)state;
+    hop_tensor *x = make(HOP_F32, 2, SIZES(4, 2), (double[]){0, 1, 2, 3, 4, 5, 6, 7});
+    hop_tensor *u = make(HOP_F32, 2, SIZES(2, 2), (double[]){-1, -2, -3, -4});
+    int64_t starts[] = {1, 3, 9, -1, -4, -9};
+    int first[] = {1, 2, 2, 2, 0, 0}; /* the row the slice starts at */
+    for (size_t k = 0; k < N_(starts); k++) {
+        hop_tensor *i = make(HOP_I32, 0, NULL, (double[]){(double)starts[k]});
+        hop_tensor *s = OP(dynamic_slice, TA(x), IA(0), TA(i), IA(2));
+        double r = 2.0 * first[k];
+        CHECK(s, HOP_F32, (2, 2), r, r + 1, r + 2, r + 3);
+        assert_true(hop_tensor_shares_storage(s, x)); /* a view */
+        /* no size: the element, the dim dropped (x[i]) */
+        hop_tensor *one = OP(dynamic_slice, TA(x), IA(1), TA(i), NA());
+        int c = starts[k] < 0 ? (starts[k] < -2 ? 0 : (int)starts[k] + 2)
+                              : (starts[k] > 1 ? 1 : (int)starts[k]);
+        CHECK(one, HOP_F32, (4), c, 2 + c, 4 + c, 6 + c);
+        hop_tensor_release(one);
+        hop_tensor *w = OP(dynamic_update_slice, TA(x), TA(u), IA(0), TA(i));
+        double want[8] = {0, 1, 2, 3, 4, 5, 6, 7};
+        for (int j = 0; j < 4; j++)
+            want[2 * first[k] + j] = -1 - j;
+        CHECK(w, HOP_F32, (4, 2), want[0], want[1], want[2], want[3], want[4], want[5], want[6],
+              want[7]);
+        RELEASE(i, s, w);
+    }
+    /* an INT start, along dim 1 of a transposed (strided) x */
+    hop_tensor *xt = OP(transpose, TA(x), IA(0), IA(1));
+    hop_tensor *col = make(HOP_F32, 2, SIZES(2, 1), (double[]){9, 8});
+    hop_tensor *w = OP(dynamic_update_slice, TA(xt), TA(col), IA(1), IA(-1));
+    CHECK(w, HOP_F32, (2, 4), 0, 2, 4, 9, 1, 3, 5, 8);
+    /* mask_gradient is x itself */
+    hop_tensor *m = make(HOP_BOOL, 1, SIZES(2), (double[]){1, 0});
+    hop_tensor *g = OP(mask_gradient, TA(x), TA(m));
+    assert_true(hop_tensor_shares_storage(g, x) && g->data == x->data);
+    RELEASE(x, u, xt, col, w, m, g);
+}
+
 int
 main(void)
 {
@@ -213,6 +255,7 @@ main(void)
         cmocka_unit_test(test_cumsum_and_cumprod_accumulate_in_order),
         cmocka_unit_test(test_sort_and_argsort_are_stable_with_nan_last),
         cmocka_unit_test(test_take_gathers_by_an_index_tensor_and_checks_its_range),
+        cmocka_unit_test(test_dynamic_slice_and_update_clamp_their_start_read_from_a_tensor),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     hop_runtime_shutdown();

@@ -620,8 +620,18 @@ def test_indexing_errors():
             t[bad]
     raises(TypeError, "Tensor indices must be ints, slices, None or ..., not str",
            t.__getitem__, "x")
-    with pytest.raises(TypeError):
-        t[0] = 1  # tensors are immutable from Python but through NumPy
+    # assignment writes the tensor's memory (issue #26; test_dynamic_index.py)
+    t[0] = 1
+    assert t.numpy()[0].tolist() == np.ones((4, 5)).tolist()
+    with pytest.raises(TypeError, match="hop.Tensor does not support item deletion"):
+        del t[0]
+    for bad in ["x", 1.0, None, [0]]:
+        with pytest.raises(TypeError, match="indices of an assignment must be ints, slices"):
+            t[bad] = 1
+    raises(IndexError, "index 3 is out of bounds for dim 0 with size 3", t.__setitem__, 3, 1)
+    with pytest.raises(hop.ShapeError, match=r"a value of shape \(2,\) does not broadcast to "
+                                             r"the indexed region of shape \(4, 5\)"):
+        t[0] = hop.tensor([1.0, 2.0])
 
 
 # ------------------------------------------------------ Python protocols
