@@ -586,8 +586,9 @@ hop_foreign_register(const char *signature, void *fn, const hop_foreign_options 
                        "already",
                        f->sig.name);
     else if ((st = hop__grow((void **)&kernels, &kernels_cap, nkernels + 1, sizeof *kernels)) ==
-             HOP_OK)
-        kernels[nkernels++] = f;
+                 HOP_OK &&
+             (st = hop__reglog_note(HOP__REG_KERNEL, f->sig.name)) == HOP_OK)
+        kernels[nkernels++] = f; /* a library's init being loaded logs it first */
     pthread_mutex_unlock(&lock);
     if (st != HOP_OK) {
         f->opts.release = NULL; /* user_data stays the caller's */
