@@ -168,9 +168,17 @@ fori_lower(hop_lower_ctx *cx, const hop_node *call)
         hop_lower_arg(cx, hop_node_param(call, "upper"), &hi) != HOP_OK ||
         hop_lower_carry_begin(cx, call->outs, passed, ncarry, &lc) != HOP_OK)
         return hop_error_code();
-    hop_status st = lo.kind == HOP_PVAL_CONST && hi.kind == HOP_PVAL_CONST
-                        ? (count = (hop_pval){HOP_PVAL_CONST, -1, hi.value - lo.value}, HOP_OK)
-                        : hop_lower_int(cx, HOP_INT_SUB, hi, lo, &count);
+    /* count = max(upper, lower) - lower: no trips when upper <= lower, as
+     * eager's range, even where upper - lower would overflow int64. */
+    hop_pval top;
+    hop_status st = HOP_OK;
+    if (lo.kind == HOP_PVAL_CONST && hi.kind == HOP_PVAL_CONST && hi.value <= lo.value)
+        count = (hop_pval){HOP_PVAL_CONST, -1, 0};
+    else if (lo.kind == HOP_PVAL_CONST && hi.kind == HOP_PVAL_CONST &&
+             !__builtin_sub_overflow(hi.value, lo.value, &count.value))
+        count = (hop_pval){HOP_PVAL_CONST, -1, count.value};
+    else if ((st = hop_lower_int(cx, HOP_INT_MAX, hi, lo, &top)) == HOP_OK)
+        st = hop_lower_int(cx, HOP_INT_SUB, top, lo, &count);
     if (st == HOP_OK)
         st = hop_lower_loop_begin(cx, count, &k);
     /* i = lower + k: the counter itself when lower is 0. */
