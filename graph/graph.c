@@ -1074,15 +1074,9 @@ hop_node_passed(const hop_node *call, const hop_arg **items, size_t cap)
 size_t
 hop_node_made_inputs(const hop_node *call)
 {
-    if (call == NULL || call->kind != HOP_NODE_CALL_HOP)
+    if (call == NULL || call->kind != HOP_NODE_CALL_HOP || call->cls == NULL)
         return 0;
-    /* An unset field inherits from the base; the depth bound is the one
-     * hop_class_slot_owner uses. */
-    int depth = 0;
-    for (const hop_class *k = call->cls; k && depth < 32; k = k->base, depth++)
-        if (k->made_inputs)
-            return k->made_inputs;
-    return 0;
+    return hop_class_made_inputs(call->cls);
 }
 
 const hop_arg *

@@ -121,6 +121,60 @@ map_output_meta(hop_call *c)
     return HOP_OK;
 }
 
+/* ------------------------------------------------------------- verifying */
+
+/* The body takes a row of each xs (dim 0 removed), then the args as they
+ * are, and returns a row of each output. */
+static bool
+map_row_in(void *ud, const hop_node *call, size_t body, size_t j, hop_value_info *want)
+{
+    (void)call, (void)body;
+    if (j < *(const size_t *)ud)
+        *want = hop_value_info_drop_dim(want, 0);
+    return true;
+}
+
+static bool
+map_row_out(void *ud, const hop_node *call, size_t body, size_t j, hop_value_info *want)
+{
+    (void)ud, (void)call, (void)body, (void)j;
+    *want = hop_value_info_drop_dim(want, 0);
+    return true;
+}
+
+/* What tracing checks of the xs (tensors of rank >= 1 with one number of
+ * rows, not 0), the outputs stacked over those rows, and the body over
+ * rows. */
+static hop_status
+map_verify(const hop_node *call)
+{
+    size_t nxs;
+    const hop_arg *xs = hop_node_group(call, "xs", &nxs);
+    if (nxs == 0)
+        return hop_verify_fail(call, "map: needs at least one xs to map over");
+    const hop_expr *rows = NULL;
+    for (size_t i = 0; i < nxs; i++) {
+        const hop_value_info *x = xs[i].kind == HOP_ARG_NODE ? xs[i].u.node->meta : NULL;
+        int64_t n, m;
+        if (x == NULL || x->kind != HOP_VALUE_TENSOR || x->meta.rank < 1 ||
+            (hop_expr_const_value(x->meta.sizes[0], &n) && n == 0))
+            return hop_verify_fail(call, "map: xs %zu is not a tensor with rows to map over", i);
+        if (rows && rows != x->meta.sizes[0] && hop_expr_const_value(rows, &m) &&
+            hop_expr_const_value(x->meta.sizes[0], &n) && m != n)
+            return hop_verify_fail(call, "map: xs %zu has other rows than xs 0", i);
+        rows = rows ? rows : x->meta.sizes[0];
+    }
+    for (size_t j = 0; j < call->nouts; j++) {
+        const hop_value_info *o = &call->outs[j];
+        int64_t n, m;
+        if (o->kind != HOP_VALUE_TENSOR || o->meta.rank < 1 ||
+            (o->meta.sizes[0] != rows && hop_expr_const_value(rows, &m) &&
+             hop_expr_const_value(o->meta.sizes[0], &n) && m != n))
+            return hop_verify_fail(call, "map: output %zu is not stacked over the rows", j);
+    }
+    return hop_verify_bodies(call, map_row_in, map_row_out, &nxs);
+}
+
 /* -------------------------------------------------------------- lowering */
 
 /* Batched temporaries a map may take at once, all rows together. */
@@ -808,6 +862,7 @@ const hop_class hop_map_class = {
     .check_operands = map_check_operands,
     .body_inputs = map_body_inputs,
     .output_meta = map_output_meta,
+    .verify = map_verify,
     .lower = map_lower,
     .eval = map_eval,
     .vjp = map_vjp,

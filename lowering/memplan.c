@@ -71,7 +71,8 @@ cmp_def(const void *a, const void *b)
 static int64_t
 align_up(int64_t n)
 {
-    return (n + ALIGN - 1) / ALIGN * ALIGN;
+    return n > INT64_MAX - (ALIGN - 1) ? INT64_MAX / ALIGN * ALIGN
+                                       : (n + ALIGN - 1) / ALIGN * ALIGN;
 }
 
 hop_status
@@ -224,7 +225,10 @@ hop__memplan(hop_lower_ctx *cx)
             if (bytes > reg->size)
                 reg->size = bytes;
         }
-        *off += align_up(reg->size);
+        /* Saturating: sizes at the hints may be anything a saved file says
+         * (a run allocates what its sizes need, and fails as eager would). */
+        int64_t a = align_up(reg->size);
+        *off = *off > INT64_MAX - a ? INT64_MAX : *off + a;
     }
     p->block_bytes = p->section_bytes[0];
 

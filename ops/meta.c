@@ -1,10 +1,14 @@
 /*
  * ops/meta.c - tensor metadata: dtype, rank and symbolic sizes; contiguous
- * strides, element counts, equality and the `f32[s0, 4]` printer.
+ * strides, element counts, equality and the `f32[s0, 4]` printer; the
+ * checks on value infos that HOPs share (bool and int scalars, compatible
+ * metadata, a dim removed) and their `Sym(s0)` printer.
  */
 #include "ops/sym_impl.h"
 
 #include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
 
 hop_status
 hop_meta_init(hop_meta *m, hop_shape_env *env, hop_dtype dtype, int rank, const int64_t *sizes)
@@ -159,4 +163,86 @@ hop_meta_print(const hop_meta *m, char *buf, size_t cap)
     if (cap > 0)
         buf[len < cap ? len : cap - 1] = '\0';
     return len;
+}
+
+size_t
+hop_value_info_print(const hop_value_info *v, char *buf, size_t cap)
+{
+    int n;
+    if (v && v->kind == HOP_VALUE_TENSOR)
+        return hop_meta_print(&v->meta, buf, cap);
+    if (v && v->kind == HOP_VALUE_SYM && v->sym) {
+        char e[96];
+        hop_expr_print(v->sym, e, sizeof e);
+        n = snprintf(buf, cap, "Sym(%s)", e);
+    } else {
+        n = snprintf(buf, cap, v && v->kind == HOP_VALUE_SYM ? "Sym(int)" : "nothing");
+    }
+    return n < 0 ? 0 : (size_t)n;
+}
+
+/* Whether every size of m is a constant and their product is 1. */
+static bool
+one_element(const hop_meta *m)
+{
+    int64_t numel = 1, k;
+    for (int d = 0; d < m->rank; d++)
+        if (!hop_expr_const_value(m->sizes[d], &k) || (numel *= k) != 1)
+            return false;
+    return true;
+}
+
+bool
+hop_value_info_is_bool_scalar(const hop_value_info *v)
+{
+    if (v == NULL)
+        return false;
+    if (v->kind == HOP_VALUE_SYM)
+        return v->sym && hop_expr_is_bool(v->sym);
+    return v->kind == HOP_VALUE_TENSOR && v->meta.dtype == HOP_BOOL && one_element(&v->meta);
+}
+
+bool
+hop_value_info_is_int_scalar(const hop_value_info *v)
+{
+    if (v == NULL)
+        return false;
+    if (v->kind == HOP_VALUE_SYM)
+        return v->sym == NULL || !hop_expr_is_bool(v->sym);
+    return v->kind == HOP_VALUE_TENSOR && (v->meta.dtype == HOP_I64 || v->meta.dtype == HOP_I32) &&
+           one_element(&v->meta);
+}
+
+bool
+hop_value_info_compatible(const hop_value_info *a, const hop_value_info *b)
+{
+    if (a == NULL || b == NULL || a->kind != b->kind)
+        return false;
+    if (a->kind == HOP_VALUE_SYM)
+        return a->sym == NULL || b->sym == NULL ||
+               hop_expr_is_bool(a->sym) == hop_expr_is_bool(b->sym);
+    if (a->kind != HOP_VALUE_TENSOR)
+        return true;
+    if (a->meta.dtype != b->meta.dtype || a->meta.rank != b->meta.rank)
+        return false;
+    for (int d = 0; d < a->meta.rank; d++) {
+        int64_t x, y;
+        if (a->meta.sizes[d] != b->meta.sizes[d] && hop_expr_const_value(a->meta.sizes[d], &x) &&
+            hop_expr_const_value(b->meta.sizes[d], &y) && x != y)
+            return false;
+    }
+    return true;
+}
+
+hop_value_info
+hop_value_info_drop_dim(const hop_value_info *v, int d)
+{
+    hop_value_info out = *v;
+    if (v->kind != HOP_VALUE_TENSOR || d < 0 || d >= v->meta.rank)
+        return (hop_value_info){.kind = HOP_VALUE_NONE};
+    memmove(out.meta.sizes + d, out.meta.sizes + d + 1,
+            (size_t)(out.meta.rank - d - 1) * sizeof *out.meta.sizes);
+    out.meta.rank--;
+    out.meta.sizes[out.meta.rank] = NULL;
+    return out;
 }

@@ -88,16 +88,34 @@ typedef struct lexer {
     int col;
 } lexer;
 
+/* The column of byte pos: characters, not bytes, before it, plus one (a
+ * UTF-8 continuation byte is no character of its own). */
+static int
+column(const char *src, size_t pos)
+{
+    int col = 1;
+    for (size_t i = 0; i < pos; i++)
+        col += ((unsigned char)src[i] & 0xC0) != 0x80;
+    return col;
+}
+
 static void
 next(lexer *lx)
 {
     while (lx->src[lx->pos] && isspace((unsigned char)lx->src[lx->pos]))
         lx->pos++;
     lx->tok = lx->src + lx->pos;
-    lx->col = (int)lx->pos + 1;
+    lx->col = column(lx->src, lx->pos);
     char c = lx->src[lx->pos];
     if (c == '\0') {
         lx->len = 0;
+    } else if ((unsigned char)c >= 0x80) {
+        /* One UTF-8 character, whole, so that a message quoting it is text
+         * (`façade`: the token after `fa` is `ç`, not its first byte). */
+        size_t n = 1;
+        while (n < 4 && ((unsigned char)lx->tok[n] & 0xC0) == 0x80)
+            n++;
+        lx->len = n;
     } else if (isalpha((unsigned char)c) || c == '_') {
         size_t n = 1;
         while (isalnum((unsigned char)lx->tok[n]) || lx->tok[n] == '_')
@@ -132,6 +150,9 @@ tok_text(const lexer *lx, char *buf, size_t cap)
 {
     if (lx->len == 0)
         snprintf(buf, cap, "the end");
+    else if ((unsigned char)lx->tok[0] >= 0x80)
+        snprintf(buf, cap, "'%.*s' (names and types are ASCII C identifiers)", (int)lx->len,
+                 lx->tok);
     else
         snprintf(buf, cap, "'%.*s'", (int)(lx->len < 40 ? lx->len : 40), lx->tok);
     return buf;
@@ -586,8 +607,9 @@ hop_foreign_register(const char *signature, void *fn, const hop_foreign_options 
                        "already",
                        f->sig.name);
     else if ((st = hop__grow((void **)&kernels, &kernels_cap, nkernels + 1, sizeof *kernels)) ==
-             HOP_OK)
-        kernels[nkernels++] = f;
+                 HOP_OK &&
+             (st = hop__reglog_note(HOP__REG_KERNEL, f->sig.name)) == HOP_OK)
+        kernels[nkernels++] = f; /* a library's init being loaded logs it first */
     pthread_mutex_unlock(&lock);
     if (st != HOP_OK) {
         f->opts.release = NULL; /* user_data stays the caller's */

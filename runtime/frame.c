@@ -103,7 +103,7 @@ al(size_t n)
         al((size_t)(p)->nslots * sizeof(hop_tensor)),                                              \
         al((size_t)(p)->nslots * sizeof(hop_tensor *)),                                            \
         al((size_t)(p)->nslots),                                                                   \
-        al((size_t)(p)->nregs * sizeof(int64_t)),                                                  \
+        al(hop__regs_bytes((p)->nregs)),                                                           \
         al((size_t)(p)->max_depth * sizeof(int32_t)),                                              \
         al((size_t)(p)->ncache * sizeof(hop__kcache)),                                             \
         al((size_t)(p)->nrtargs * sizeof(hop_rt_arg)),                                             \
@@ -140,7 +140,7 @@ hop__frame_init(hop_plan *p, void *raw)
     c += sz[2];
     f->owned = (unsigned char *)c;
     c += sz[3];
-    f->regs = (int64_t *)c;
+    f->regs = hop__regs_init(c, p->nregs);
     c += sz[4];
     f->stack = (int32_t *)c;
     c += sz[5];
@@ -417,10 +417,16 @@ eval_sizes(const hop__slot *sl, const int64_t *regs, int64_t *sizes)
         hop_status st = hop__xget(sl->sizes[d], regs, &sizes[d]);
         if (st != HOP_OK)
             return st;
-        if (sizes[d] < 0)
-            return hop_error(HOP_RUNTIME, "%s: size %d is %lld (%s)",
-                             sl->name ? sl->name : "tensor", d, (long long)sizes[d],
-                             sl->sizes[d]->text);
+    }
+    /* A size from the data (zeros(n.item())): HOP_INVALID with eager's
+     * message (ops/infer_shape.c). */
+    for (int d = 0; d < sl->rank; d++) {
+        if (sizes[d] < 0) {
+            hop__ttext t;
+            return hop_error(HOP_INVALID, "%s: invalid size %lld in shape %s",
+                             sl->name ? sl->name : "tensor", (long long)sizes[d],
+                             hop__sizes_text_i(&t, sizes, sl->rank));
+        }
     }
     return HOP_OK;
 }

@@ -81,7 +81,7 @@ row_work(const hop__frame *f, const hop__parloop *d)
             }
             n = sat_mul(n, v > 0 ? v : 0);
         }
-        if (k->mreg >= 0 && f->regs[k->mreg] != HOP_UNBOUND && f->regs[k->mreg] > 1)
+        if (k->mreg >= 0 && f->regs[k->mreg] > 1)
             n = sat_mul(n, f->regs[k->mreg]);
         w = sat_add(w, n);
     }
@@ -159,7 +159,7 @@ prepare(hop__frame *f, hop__frame *w, int k, const hop__parloop *d)
     memcpy(w->slots, f->slots, (size_t)p->nslots * sizeof *w->slots);
     memcpy(w->owner, f->owner, (size_t)p->nslots * sizeof *w->owner);
     memset(w->owned, 0, (size_t)p->nslots);
-    memcpy(w->regs, f->regs, (size_t)p->nregs * sizeof *w->regs);
+    hop__regs_copy(w->regs, f->regs);
     w->inputs = f->inputs;
     w->into = f->into;
     w->sp = 0;

@@ -90,6 +90,79 @@ typedef struct hop__xprog {
     const char *const *names;
 } hop__xprog;
 
+/*
+ * A register file: nregs int64 registers, each HOP_UNBOUND (INT64_MIN) until
+ * the run binds it (a symbol whose value it has not met yet).  INT64_MIN is
+ * a value too (the item of a tensor holding it, a bound of a loop), so past
+ * the last register the file keeps one mark byte per register, 1 when its
+ * INT64_MIN is a value; its length sits just before register 0, where
+ * whatever holds `regs` finds the marks.  A write of a value that may be
+ * INT64_MIN goes through hop__reg_put, a copy through hop__reg_move; a write
+ * that never is (a size, a loop counter) may store directly: a stale mark
+ * is only read for a register holding INT64_MIN.
+ */
+static inline size_t
+hop__regs_bytes(int32_t nregs)
+{
+    return (size_t)(nregs + 1) * sizeof(int64_t) + (size_t)nregs;
+}
+
+/* Sets up the file at raw (hop__regs_bytes(nregs), int64-aligned) with
+ * every register unbound; returns regs. */
+static inline int64_t *
+hop__regs_init(void *raw, int32_t nregs)
+{
+    int64_t *regs = (int64_t *)raw + 1;
+    regs[-1] = nregs;
+    for (int32_t r = 0; r < nregs; r++)
+        regs[r] = HOP_UNBOUND;
+    __builtin_memset(regs + nregs, 0, (size_t)nregs);
+    return regs;
+}
+
+static inline unsigned char *
+hop__reg_marks(const int64_t *regs)
+{
+    return (unsigned char *)(uintptr_t)(regs + regs[-1]);
+}
+
+static inline bool
+hop__reg_unbound(const int64_t *regs, int32_t r)
+{
+    return regs[r] == HOP_UNBOUND && !hop__reg_marks(regs)[r];
+}
+
+static inline void
+hop__reg_put(int64_t *regs, int32_t r, int64_t v)
+{
+    regs[r] = v;
+    if (__builtin_expect(v == HOP_UNBOUND, 0))
+        hop__reg_marks(regs)[r] = 1;
+}
+
+/* Marks r after a write through a pointer (item, an expression's value). */
+static inline void
+hop__reg_wrote(int64_t *regs, int32_t r)
+{
+    if (__builtin_expect(regs[r] == HOP_UNBOUND, 0))
+        hop__reg_marks(regs)[r] = 1;
+}
+
+static inline void
+hop__reg_move(int64_t *regs, int32_t dst, int32_t src)
+{
+    regs[dst] = regs[src];
+    if (__builtin_expect(regs[src] == HOP_UNBOUND, 0))
+        hop__reg_marks(regs)[dst] = hop__reg_marks(regs)[src];
+}
+
+/* dst (a file of the same length) becomes a copy of src. */
+static inline void
+hop__regs_copy(int64_t *dst, const int64_t *src)
+{
+    __builtin_memcpy(dst, src, (size_t)src[-1] * sizeof(int64_t) + (size_t)src[-1]);
+}
+
 /* Evaluates x over the int registers.  HOP_RUNTIME when a symbol is not
  * bound yet, on division by zero or overflow (message names the text). */
 hop_status hop__xeval(const hop__xprog *x, const int64_t *regs, int64_t *out);
@@ -102,7 +175,7 @@ hop__xget(const hop__xprog *x, const int64_t *regs, int64_t *out)
         *out = x->value;
         return HOP_OK;
     }
-    if (x->len == 1 && x->code[0].op == HOP__X_REG && regs[x->code[0].reg] != HOP_UNBOUND) {
+    if (x->len == 1 && x->code[0].op == HOP__X_REG && !hop__reg_unbound(regs, x->code[0].reg)) {
         *out = regs[x->code[0].reg];
         return HOP_OK;
     }

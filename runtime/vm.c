@@ -253,7 +253,7 @@ sizes_bound(const hop__slot *sl, const int64_t *regs)
     for (int d = 0; d < sl->rank; d++)
         for (int i = 0; i < sl->sizes[d]->len; i++)
             if (sl->sizes[d]->code[i].op == HOP__X_REG &&
-                regs[sl->sizes[d]->code[i].reg] == HOP_UNBOUND)
+                hop__reg_unbound(regs, sl->sizes[d]->code[i].reg))
                 return false;
     return true;
 }
@@ -361,7 +361,7 @@ hop__xeval(const hop__xprog *x, const int64_t *regs, int64_t *out)
             st[sp++] = c->v;
             continue;
         case HOP__X_REG:
-            if (regs[c->reg] == HOP_UNBOUND) {
+            if (hop__reg_unbound(regs, c->reg)) {
                 for (int k = 0; k < x->nsyms; k++) {
                     if (x->regs[k] == c->reg) {
                         char why[96];
@@ -727,6 +727,7 @@ hop__exec_at(hop__frame *f, int32_t pc)
         case HOP__OP_Item:
             if ((st = hop_tensor_item_int(&slots[in->p2], &regs[in->p1])) != HOP_OK)
                 goto fail;
+            hop__reg_wrote(regs, in->p1);
             break;
         /* SymSize P1 P2 P3: r[P1] = size P3 of slot P2. */
         case HOP__OP_SymSize:
@@ -736,14 +737,15 @@ hop__exec_at(hop__frame *f, int32_t pc)
         case HOP__OP_Eval:
             if ((st = hop__xeval(in->p4, regs, &regs[in->p1])) != HOP_OK)
                 goto fail;
+            hop__reg_wrote(regs, in->p1);
             break;
         /* Integer P1: r[P1] = the instruction's constant. */
         case HOP__OP_Integer:
-            regs[in->p1] = in->i64;
+            hop__reg_put(regs, in->p1, in->i64);
             break;
         /* MoveInt P1 P2: r[P1] = r[P2]. */
         case HOP__OP_MoveInt:
-            regs[in->p1] = regs[in->p2];
+            hop__reg_move(regs, in->p1, in->p2);
             break;
         /* IfNot P1 P2 P3 P4: jumps to P2 when P1 is false: the one element
          * of slot P1 (P3 = 0) or r[P1] (P3 = 1).  If: when it is true (the
@@ -829,8 +831,10 @@ hop__exec_at(hop__frame *f, int32_t pc)
                     drop(f, m->dst);
                     slots[m->dst] = slots[m->src];
                     f->owner[m->dst] = f->owner[m->src];
+                } else if (m->src >= 0) {
+                    hop__reg_move(regs, m->dst, m->src);
                 } else {
-                    regs[m->dst] = m->src >= 0 ? regs[m->src] : m->value;
+                    hop__reg_put(regs, m->dst, m->value);
                 }
             }
             f->stack[f->sp++] = pc + 1;
@@ -1014,8 +1018,7 @@ run(hop_plan *plan, hop_tensor *const *inputs, size_t ninputs, hop_tensor **outp
     hop__frame *f = frame_take(plan);
     if (f == NULL)
         return hop_error_code();
-    for (int32_t r = 0; r < plan->nregs; r++)
-        f->regs[r] = HOP_UNBOUND;
+    hop__regs_init(f->regs - 1, plan->nregs);
     f->inputs = inputs;
     f->into = into;
     f->sp = 0;

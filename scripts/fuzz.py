@@ -27,6 +27,16 @@ Categories (--category, comma-separated; "trust" = the six of issue #12,
            other branch, other threads); every call must equal eager on the
            current values.  `--list` describes each.
 
+  saved    tests/python/fuzz_saved.py: hostile saved programs (docs/SAVED_FORMAT.md,
+           issue #25): mutants of programs covering every built-in HOP and the C HOPs
+           of examples/ (truncations, bit flips and field values at their limits with
+           the checksum fixed, splices between files, hostile and deep JSON), each
+           loaded, printed and run in a child with a time and a memory limit; it must
+           give a result or a hop.Error, never a crash, a hang or another exception.
+           Its own campaign (not part of "all"): --chunk mutants per child process, a
+           child that dies is run again mutant by mutant; each failing mutant is saved
+           into --out as a .hop file and a pytest file that replays it.
+
 Each category runs in rounds of --chunk examples, each round with its own
 Hypothesis seed (printed, so a round can be replayed with --seed S --rounds 1)
 in a child process, so that a crash or a hang is caught, not fatal.  A failure
@@ -223,6 +233,64 @@ def run_round(category, seed, examples, args, tmp):
             "message": f"{msg} (not shrunk: the program that was running)\n{tail}"}
 
 
+def saved_campaign(args):
+    """--category saved: fuzz_saved's campaign, in chunks of --chunk mutants
+    until --examples or --minutes (default 20,000 mutants)."""
+    import base64
+    import hashlib
+    import fuzz_saved as fs
+    seed = args.seed if args.seed is not None else int(time.time()) % 2**31
+    seeds = fs.seed_programs()
+    print(f"fuzz: saved-format campaign, seed {seed}, {len(seeds)} seed programs", flush=True)
+    start, total, counts, saved = time.monotonic(), 0, {}, []
+    os.makedirs(args.out, exist_ok=True)
+
+    def keep(failure):
+        kind, seed_name, desc, outcome, data = failure
+        h = hashlib.sha1(data).hexdigest()[:12]
+        hop_path = os.path.join(args.out, f"saved_{kind}_{h}.hop")
+        with open(hop_path, "wb") as f:
+            f.write(data)
+        test_path = os.path.join(args.out, f"test_fuzz_saved_{kind}_{h}.py")
+        with open(test_path, "w") as f:
+            f.write(f'''"""Saved-format fuzzer regression (scripts/fuzz.py --category saved):
+{desc}: {outcome[:200]}"""
+import base64
+
+import fuzz_saved
+
+DATA = base64.b64decode("{base64.b64encode(data).decode()}")
+
+
+def test_fuzz_saved_{kind}_{h}():
+    args = {{name: a for name, _, a in fuzz_saved.seed_programs()}}.get({seed_name!r}, ())
+    outcome = fuzz_saved._run_all([args], [(0, DATA)], fuzz_saved._child_env())[0]
+    assert outcome.split(" ")[0] in ("ok", "error", "memory", "slow"), outcome
+''')
+        saved.append(test_path)
+        print(f"  FAILED: {kind}: {desc}: {outcome[:200]}\n    saved {test_path}", flush=True)
+
+    while True:
+        elapsed = time.monotonic() - start
+        if (args.examples is not None and total >= args.examples) or \
+                (args.minutes is not None and elapsed >= args.minutes * 60) or \
+                (args.examples is None and args.minutes is None and total >= 20000):
+            break
+        n = args.chunk if args.examples is None else min(args.chunk, args.examples - total)
+        r = fs.campaign(n, seed, batch=min(n, 500), seeds=seeds, on_failure=keep)
+        for k, v in r["counts"].items():
+            counts[k] = counts.get(k, 0) + v
+        total += n
+        print(f"  seed {seed}: {n} mutants ({total} total, {time.monotonic() - start:.0f} s): "
+              + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())), flush=True)
+        seed += 1
+        if saved and args.stop_on_failure:
+            break
+    print(f"fuzz: {total} mutants in {time.monotonic() - start:.0f} s; {len(saved)} failing "
+          f"mutant(s) saved", flush=True)
+    return 1 if saved else 0
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--category", default="base",
@@ -262,6 +330,8 @@ def main(argv=None):
     args = ap.parse_args(argv)
 
     _setup_path()
+    if args.category == "saved":
+        return saved_campaign(args)
     import fuzz_programs as fp
     dtypes = tuple(args.dtypes.split(",")) if args.dtypes else fp.DTYPES
     for d in dtypes:

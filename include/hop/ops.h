@@ -585,6 +585,26 @@ typedef struct hop_value_info {
 hop_status hop_value_info_decide_same(hop_shape_env *env, const hop_value_info *a,
                                       const hop_value_info *b, const char *what, bool *same);
 
+/* "f32[s0, 4]", "Sym(s0)" or "nothing" for messages; snprintf contract. */
+size_t hop_value_info_print(const hop_value_info *v, char *buf, size_t cap);
+
+/*
+ * Checks HOPs share, on metadata alone (no env, no guards: a verifier's
+ * questions).  is_bool_scalar: a SymBool, or a bool tensor whose sizes are
+ * constants with product 1 (cond's pred, a loop condition's result).
+ * is_int_scalar: a SymInt (sym may be NULL: an int constant), or an int32 or
+ * int64 tensor of one element so (switch's index, fori_loop's bounds).
+ * compatible: a and b may describe one value: the same kind (SymInts: both
+ * ints or both bools), tensors of one dtype and rank whose sizes agree
+ * wherever both are constants (symbolic sizes are the runtime's to check).
+ * drop_dim: v with dim d removed (a slice's metadata: map's rows, scan's
+ * steps); kind NONE when v is not a tensor with a dim d.
+ */
+bool hop_value_info_is_bool_scalar(const hop_value_info *v);
+bool hop_value_info_is_int_scalar(const hop_value_info *v);
+bool hop_value_info_compatible(const hop_value_info *a, const hop_value_info *b);
+hop_value_info hop_value_info_drop_dim(const hop_value_info *v, int d);
+
 /*
  * Shape inference: checks the operands of op and fills *out.  Symbolic sizes
  * are compared through hop_shape_env_decide (so a decision by a hint becomes a

@@ -196,12 +196,23 @@ py_load(PyObject *self, PyObject *arg)
             hop_py_raise();
     }
     for (size_t i = 0; s && i < s->nsections; i++) {
+        /* The format says str; the file's bytes decide whether it is text. */
+        const char *nm = s->sections[i].name;
+        PyObject *key = PyUnicode_DecodeUTF8(nm, (Py_ssize_t)strlen(nm), "strict");
+        if (key == NULL) {
+            PyErr_Clear();
+            PyErr_Format(hop_py_Error, "load: sections: the name of section %zu is not UTF-8 text",
+                         i);
+            goto done;
+        }
         PyObject *b =
             PyBytes_FromStringAndSize(s->sections[i].data, (Py_ssize_t)s->sections[i].size);
-        if (b == NULL || PyDict_SetItemString(secs, s->sections[i].name, b) < 0) {
+        if (b == NULL || PyDict_SetItem(secs, key, b) < 0) {
+            Py_DECREF(key);
             Py_XDECREF(b);
             goto done;
         }
+        Py_DECREF(key);
         Py_DECREF(b);
     }
     if (s) {

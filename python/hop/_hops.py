@@ -238,6 +238,10 @@ def _apply(name, leads, groups, bodies, *, hop=None, keys=None, constants=True,
     r = result or (_merged(results) if results else cached)
     if r is None:
         return empty(outs) if empty is not None else (outs[0] if len(outs) == 1 else tuple(outs))
+    holes = builtins.sum(t is _HOLE for t in r.template)
+    if len(outs) != holes:  # a class (a library's) whose eval gave other results
+        raise _C.Error(f"hop.{hop}: the HOP gave {len(outs)} result{'s' * (len(outs) != 1)} "
+                       f"where its bodies return {holes} values")
     return _fill(outs, r.template, r.spec)
 
 
@@ -1078,11 +1082,14 @@ ops = _Ops("hop.ops", "Every registered HOP, callable as hop.ops.<name>(...).")
 
 
 def load_library(path):
-    """Loads a shared library of HOPs written in C and runs its
-    hop_library_init, which registers them; returns their names, each then
+    """Loads a shared library of HOPs written in C, checks its descriptor
+    (HOP_LIBRARY(init) in hop/prim_hop.h: built for this hop's ABI version)
+    and runs its init, which registers them; returns their names, each then
     callable as hop.ops.<name>.  Loading the same library again returns the
     same names.  hop.Error subclasses for a missing file, a library without
-    hop_library_init, or an init that fails.  A saved program (hop.save) that
+    a descriptor or built for another ABI version (hop.InvalidError naming
+    both versions), or an init that fails (whatever the init registered is
+    unregistered again before the library is unloaded).  A saved program (hop.save) that
     calls one of its HOPs loads only once the library is loaded.  With the
     example library of the build tree, hop.load_library(
     "build/dev/examples/libhop_repeat.so") returns ['repeat'].
