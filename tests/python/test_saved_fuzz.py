@@ -9,10 +9,11 @@ import os
 import pytest
 
 import fuzz_saved
+from budget import full
 
-# Fewer under the sanitizer pass (LD_PRELOAD libasan): each mutant costs
-# several times as much there.
-MUTANTS = 4000 if "asan" in os.environ.get("LD_PRELOAD", "") else 15000
+# Fewer under the sanitizer pass (budget.py): each mutant costs several times
+# as much there, and some thousands reach its paths.
+MUTANTS = 15000 if full() else 4000
 
 
 @pytest.fixture(scope="module")
