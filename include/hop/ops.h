@@ -323,34 +323,36 @@ size_t hop_meta_print(const hop_meta *m, char *buf, size_t cap);
 
 /* Shape rules (closed set). */
 typedef enum hop_shape_rule {
-    HOP_RULE_UNARY,     /* (x) -> same shape; float ops promote ints to f32 */
-    HOP_RULE_BINARY,    /* (a, b) broadcast, dtype promotion */
-    HOP_RULE_COMPARE,   /* (a, b) broadcast, result bool */
-    HOP_RULE_LOGICAL,   /* (a, b) or (a) broadcast, result bool */
-    HOP_RULE_WHERE,     /* (cond, a, b) */
-    HOP_RULE_REDUCE,    /* (x, dims, keepdim) */
-    HOP_RULE_ARGMAX,    /* (x, dim, keepdim) */
-    HOP_RULE_MATMUL,    /* (a, b) */
-    HOP_RULE_RESHAPE,   /* (x, shape) */
-    HOP_RULE_TRANSPOSE, /* (x, d0, d1) */
-    HOP_RULE_PERMUTE,   /* (x, dims) */
-    HOP_RULE_UNSQUEEZE, /* (x, dim) */
-    HOP_RULE_SQUEEZE,   /* (x, dim or none) */
-    HOP_RULE_EXPAND,    /* (x, sizes) */
-    HOP_RULE_SELECT,    /* (x, dim, index) */
-    HOP_RULE_SLICE,     /* (x, dim, start, end, step) */
-    HOP_RULE_CAT,       /* (tensors, dim) */
-    HOP_RULE_STACK,     /* (tensors, dim) */
-    HOP_RULE_FULL,      /* (shape, value, dtype) / (shape, dtype) */
-    HOP_RULE_ARANGE,    /* (start, end, step, dtype) */
-    HOP_RULE_ITEM,      /* (x) -> SymInt */
-    HOP_RULE_NONZERO,   /* (x) -> i64[u, rank] */
-    HOP_RULE_SYM_SIZE,  /* (x, dim) -> SymInt */
-    HOP_RULE_TO,        /* (x, dtype) */
-    HOP_RULE_CLONE,     /* (x) */
-    HOP_RULE_SCAN,      /* (x, dim) -> same shape */
-    HOP_RULE_SORT,      /* (x, dim, descending) -> same shape */
-    HOP_RULE_TAKE,      /* (x, dim, index) */
+    HOP_RULE_UNARY,        /* (x) -> same shape; float ops promote ints to f32 */
+    HOP_RULE_BINARY,       /* (a, b) broadcast, dtype promotion */
+    HOP_RULE_COMPARE,      /* (a, b) broadcast, result bool */
+    HOP_RULE_LOGICAL,      /* (a, b) or (a) broadcast, result bool */
+    HOP_RULE_WHERE,        /* (cond, a, b) */
+    HOP_RULE_REDUCE,       /* (x, dims, keepdim) */
+    HOP_RULE_ARGMAX,       /* (x, dim, keepdim) */
+    HOP_RULE_MATMUL,       /* (a, b) */
+    HOP_RULE_RESHAPE,      /* (x, shape) */
+    HOP_RULE_TRANSPOSE,    /* (x, d0, d1) */
+    HOP_RULE_PERMUTE,      /* (x, dims) */
+    HOP_RULE_UNSQUEEZE,    /* (x, dim) */
+    HOP_RULE_SQUEEZE,      /* (x, dim or none) */
+    HOP_RULE_EXPAND,       /* (x, sizes) */
+    HOP_RULE_SELECT,       /* (x, dim, index) */
+    HOP_RULE_SLICE,        /* (x, dim, start, end, step) */
+    HOP_RULE_CAT,          /* (tensors, dim) */
+    HOP_RULE_STACK,        /* (tensors, dim) */
+    HOP_RULE_FULL,         /* (shape, value, dtype) / (shape, dtype) */
+    HOP_RULE_ARANGE,       /* (start, end, step, dtype) */
+    HOP_RULE_ITEM,         /* (x) -> SymInt */
+    HOP_RULE_NONZERO,      /* (x) -> i64[u, rank] */
+    HOP_RULE_SYM_SIZE,     /* (x, dim) -> SymInt */
+    HOP_RULE_TO,           /* (x, dtype) */
+    HOP_RULE_CLONE,        /* (x) */
+    HOP_RULE_SCAN,         /* (x, dim) -> same shape */
+    HOP_RULE_SORT,         /* (x, dim, descending) -> same shape */
+    HOP_RULE_TAKE,         /* (x, dim, index) */
+    HOP_RULE_PUT,          /* (x, index, values, accumulate) -> x's shape */
+    HOP_RULE_SEARCHSORTED, /* (sorted, values, right) -> i64, values' shape */
 } hop_shape_rule;
 
 /* Kernel families, for the runtime (closed set). */
@@ -403,13 +405,31 @@ typedef enum hop_kernel_family {
  *   take                 (x, dim: INT, index: integer TENSOR) -> x.shape[:dim] + index.shape +
  *                        x.shape[dim+1:]; negative indices count from the end; an index out of
  *                        range is HOP_INDEX when the op runs
+ *   put                  (x, index: integer TENSOR, values: TENSOR of x's dtype, accumulate:
+ *                        BOOL) -> a copy of x with its element index[i] (x flattened in C
+ *                        order; negative counts from the end) set to values[i], in index order
+ *                        (a repeated index keeps the last value), or with values[i] added
+ *                        (accumulate: NumPy's add.at); values has as many elements as index,
+ *                        or one (used for every index), checked when the op runs (HOP_SHAPE),
+ *                        as every index is (HOP_INDEX)
+ *   searchsorted         (sorted: 1-d TENSOR, values: TENSOR of its dtype, right: BOOL) -> i64
+ *                        of values' shape: for each value the first position i with
+ *                        sorted[i] >= value (right: > value) in NumPy's order (nan last)
  *
  * Negative dims count from the end, as in Python.  floor_divide and remainder
  * round toward -inf (Python's // and %, NumPy's); an integer division by
  * zero gives 0 (NumPy's answer, with no warning).  bitwise_* take integers
  * and bools.  sign, floor, ceil, round (half to even) and bitwise_not keep
- * the dtype; expm1 log1p log2 log10 exp2 tan arctan are float functions
- * like exp.
+ * the dtype; expm1 log1p log2 log10 exp2 tan arctan and sinh cosh arcsin
+ * arccos arcsinh arccosh arctanh cbrt i0 i1 (the modified Bessel functions
+ * of order 0 and 1, Cephes' series: i0's is NumPy's) are float functions like exp; arctan2
+ * hypot copysign nextafter ldexp are float functions of two operands
+ * (ldexp(x, n) is x * 2**n with n read as an integer); fmod is C's
+ * remainder, with the sign of the dividend (an integer divisor of 0 gives
+ * 0); gcd and lcm take integers (lcm is |a / gcd(a, b) * b|, wrapping as
+ * NumPy's does); left_shift and right_shift take integers, and a shift by a
+ * negative count or one of at least the width gives 0 (right_shift of a
+ * negative value -1), as NumPy's.
  */
 #define HOP_OP_LIST(X)                                                                             \
     X(neg, 1, UNARY, UNARY)                                                                        \
@@ -490,7 +510,29 @@ typedef enum hop_kernel_family {
     X(cumprod, 2, SCAN, INDEX)                                                                     \
     X(sort, 3, SORT, INDEX)                                                                        \
     X(argsort, 3, SORT, INDEX)                                                                     \
-    X(take, 3, TAKE, INDEX)
+    X(take, 3, TAKE, INDEX)                                                                        \
+    X(sinh, 1, UNARY, UNARY)                                                                       \
+    X(cosh, 1, UNARY, UNARY)                                                                       \
+    X(arcsin, 1, UNARY, UNARY)                                                                     \
+    X(arccos, 1, UNARY, UNARY)                                                                     \
+    X(arcsinh, 1, UNARY, UNARY)                                                                    \
+    X(arccosh, 1, UNARY, UNARY)                                                                    \
+    X(arctanh, 1, UNARY, UNARY)                                                                    \
+    X(cbrt, 1, UNARY, UNARY)                                                                       \
+    X(i0, 1, UNARY, UNARY)                                                                         \
+    X(i1, 1, UNARY, UNARY)                                                                         \
+    X(arctan2, 2, BINARY, BINARY)                                                                  \
+    X(hypot, 2, BINARY, BINARY)                                                                    \
+    X(copysign, 2, BINARY, BINARY)                                                                 \
+    X(fmod, 2, BINARY, BINARY)                                                                     \
+    X(nextafter, 2, BINARY, BINARY)                                                                \
+    X(ldexp, 2, BINARY, BINARY)                                                                    \
+    X(gcd, 2, BINARY, BINARY)                                                                      \
+    X(lcm, 2, BINARY, BINARY)                                                                      \
+    X(left_shift, 2, BINARY, BINARY)                                                               \
+    X(right_shift, 2, BINARY, BINARY)                                                              \
+    X(put, 4, PUT, INDEX)                                                                          \
+    X(searchsorted, 3, SEARCHSORTED, INDEX)
 
 typedef enum hop_op {
 #define HOP__OP_ENUM(name, nargs, rule, family) HOP_OP_##name,
