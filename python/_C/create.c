@@ -665,6 +665,19 @@ tensor_from_data(PyObject *data, PyObject *dtype_obj, const char *fname)
     hop_dtype d;
     if (hop_py__to_dtype_opnd(fname, dtype_obj, &want) < 0)
         return NULL;
+    if (!HOP_PY_IS_TENSOR(data) && PyObject_HasAttrString((PyObject *)Py_TYPE(data),
+                                                          "__hop_tensor__")) {
+        /* a hop.numpy array: its tensor (concrete or traced) */
+        PyObject *t = PyObject_CallMethod(data, "__hop_tensor__", NULL);
+        if (t == NULL)
+            return NULL;
+        PyObject *res = HOP_PY_IS_TENSOR(t) ? tensor_from_data(t, dtype_obj, fname) : NULL;
+        if (res == NULL && !PyErr_Occurred())
+            PyErr_Format(PyExc_TypeError, "%s(): __hop_tensor__ of %.100s gave %.100s, not a "
+                         "Tensor", fname, tname(data), tname(t));
+        Py_DECREF(t);
+        return res;
+    }
     if (HOP_PY_IS_TENSOR(data) || (!is_seq(data) && PyObject_CheckBuffer(data) &&
                                    !PyBytes_Check(data) && !PyByteArray_Check(data))) {
         /* A copy: of a Tensor, or of the buffer wrapped without one. */
@@ -681,8 +694,8 @@ tensor_from_data(PyObject *data, PyObject *dtype_obj, const char *fname)
     }
     if (!is_seq(data) && !PyBool_Check(data) && !PyLong_Check(data) && !PyFloat_Check(data)) {
         PyErr_Format(PyExc_TypeError,
-                     "%s(): data must be a number, a bool, a list or tuple, a NumPy array or a "
-                     "Tensor, not %.100s",
+                     "%s(): data must be a number, a bool, a list or tuple, a NumPy array, a "
+                     "hop.numpy array or a Tensor, not %.100s",
                      fname, tname(data));
         return NULL;
     }

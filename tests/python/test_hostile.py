@@ -87,10 +87,12 @@ CONSTRUCTOR_ERRORS = [
     ("tensor-ragged", lambda: hop.tensor([[1], [1, 2]]), hop.ShapeError,
      "tensor(): expected a sequence of length 1 at dim 1 (got 2)"),
     ("tensor-object", lambda: hop.tensor(object()), TypeError,
-     "tensor(): data must be a number, a bool, a list or tuple, a NumPy array or a Tensor, "
+     "tensor(): data must be a number, a bool, a list or tuple, a NumPy array, a hop.numpy "
+     "array or a Tensor, "
      "not object"),
     ("tensor-str", lambda: hop.tensor("abc"), TypeError,
-     "tensor(): data must be a number, a bool, a list or tuple, a NumPy array or a Tensor, "
+     "tensor(): data must be a number, a bool, a list or tuple, a NumPy array, a hop.numpy "
+     "array or a Tensor, "
      "not str"),
     ("tensor-big-int", lambda: hop.tensor(2**70), OverflowError,
      "tensor(): 1180591620717411303424 does not fit in int64"),

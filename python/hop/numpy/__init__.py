@@ -131,10 +131,16 @@ def _simple_out(spec):
     return None
 
 
-def _wrap_arg(t):
+def _wrap_arg(t, leaf=None):
     """A traced (or concrete) tensor of an np.ndarray argument, as the
-    function sees it."""
-    return NumpyArg(t, owned=False)
+    function sees it: argument `leaf` of the traced function's run (an
+    operand of a HOP body when leaf is None: never written)."""
+    a = NumpyArg(t, owned=False)
+    if leaf is not None:
+        a._role = leaf
+        if a._run is not None:
+            a._run.args[leaf] = a
+    return a
 
 
 def _array_agnostic_spec(spec):

@@ -17,7 +17,9 @@ import numpy as _np
 
 from .. import _C
 from . import _core
-from ._ndarray import ndarray, NumpyArg, result_kind, wrap
+from ._ndarray import ndarray, NumpyArg, result_kind, view, wrap
+from ._storage import Step
+from . import _storage
 
 __all__ = []
 FUNCS = {}  # NumPy function -> implementation
@@ -308,19 +310,11 @@ def _kind_of(*args):
 
 # ----------------------------------------------------------------- shapes
 
-def _mark_view(a):
-    if isinstance(a, ndarray):
-        a._viewed = True
-
-
-def _view(kind, a, t):
-    """A view of a: marks a so that neither is updated in place while
-    traced (they would share memory in NumPy)."""
-    _mark_view(a)
-    r = wrap(kind, t)
-    if isinstance(r, ndarray):
-        r._owned = False
-    return r
+def _view(kind, a, fn, np_fn=None, readonly=False, step_kind=None, t=None):
+    """NumPy's view of a made by fn (and np_fn on an ndarray): shares a's
+    memory, or under a trace its storage (see _storage); t: fn(a) when made
+    already."""
+    return view(kind, a, Step(fn, np_fn, readonly, step_kind), t=t)
 
 
 def _shape_arg(shape):
@@ -340,7 +334,25 @@ def reshape(a, newshape, order="C", *, _kind=None):
     except _C.ShapeError:
         raise ValueError(f"cannot reshape array of size {_size(t.shape)} into shape "
                          f"{shape}") from None
-    return _view(_kind or _kind_of(a), a, r)
+    kind = _kind or _kind_of(a)
+    out = tuple(r.shape)
+    run = _storage.current()
+    if run is None or not isinstance(a, ndarray) or kind is _C.Tensor:
+        return wrap(kind, r)  # eagerly hop's reshape views the memory exactly when NumPy's does
+    is_view = _storage.reshape_is_view(a, run, out)
+    if is_view:
+        np_out = out if builtins.all(isinstance(n, int) for n in out) else None
+        return _view(kind, a, lambda x: x.reshape(out),
+                     (lambda x: x.reshape(np_out)) if np_out is not None else None,
+                     step_kind="reshape", t=r)
+    # NumPy copies: a new array, which knows what the decision read
+    res = wrap(kind, r)
+    src = _storage.storage_of(a, run)
+    dst = _storage.storage_of(res, run)
+    dst.leaves |= src.leaves
+    if is_view is None:
+        src.ambiguous = dst.ambiguous = True
+    return res
 
 
 @implements(_np.ravel)
@@ -356,14 +368,18 @@ def transpose(a, axes=None, *, _kind=None):
     axes = tuple(_axis(x, t.ndim) for x in axes)
     if sorted(axes) != list(range(t.ndim)):
         raise ValueError("axes don't match array")
-    return _view(_kind or _kind_of(a), a, t.permute(*axes) if t.ndim > 1 else t)
+    if t.ndim <= 1:
+        return _view(_kind or _kind_of(a), a, lambda x: x, lambda x: x)
+    return _view(_kind or _kind_of(a), a, lambda x: x.permute(*axes),
+                 lambda x: x.transpose(axes))
 
 
 @implements(_np.swapaxes)
 def swapaxes(a, axis1, axis2, *, _kind=None):
     t = _t(a, "swapaxes")
-    return _view(_kind or _kind_of(a), a,
-                 t.transpose(_axis(axis1, t.ndim), _axis(axis2, t.ndim)))
+    a1, a2 = _axis(axis1, t.ndim), _axis(axis2, t.ndim)
+    return _view(_kind or _kind_of(a), a, lambda x: x.transpose(a1, a2),
+                 lambda x: x.swapaxes(a1, a2))
 
 
 @implements(_np.moveaxis)
@@ -371,9 +387,12 @@ def moveaxis(a, source, destination, *, _kind=None):
     t = _t(a, "moveaxis")
     src = [_axis(s, t.ndim) for s in _shape_arg(source)]
     dst = [_axis(d, t.ndim) for d in _shape_arg(destination)]
+    if len(src) != len(dst):
+        raise ValueError("`source` and `destination` arguments must have the same number of "
+                         "elements")
     order = [n for n in range(t.ndim) if n not in src]
-    for d, s in sorted(zip(dst, src)):
-        order.insert(d, s)
+    for d, s_ in sorted(zip(dst, src)):
+        order.insert(d, s_)
     return transpose(a, order, _kind=_kind)
 
 
@@ -383,26 +402,35 @@ def expand_dims(a, axis, *, _kind=None):
     axes = _shape_arg(axis)
     nd = t.ndim + len(axes)
     axes = sorted(_axis(x, nd) for x in axes)
-    for x in axes:
-        t = t.unsqueeze(x)
-    return _view(_kind or _kind_of(a), a, t)
+    if len(set(axes)) != len(axes):
+        raise ValueError("repeated axis")
+
+    def fn(x):
+        for k in axes:
+            x = x.unsqueeze(k)
+        return x
+    return _view(_kind or _kind_of(a), a, fn, lambda x: _np.expand_dims(x, tuple(axes)),
+                 step_kind="reshape")
 
 
 @implements(_np.squeeze)
 def squeeze(a, axis=None, *, _kind=None):
     t = _t(a, "squeeze")
     if axis is None:
-        r = t.squeeze()
+        axes = [d for d in range(t.ndim) if isinstance(t.shape[d], int) and t.shape[d] == 1]
     else:
-        axes = sorted((_axis(x, t.ndim) for x in _shape_arg(axis)), reverse=True)
+        axes = sorted({_axis(x, t.ndim) for x in _shape_arg(axis)})
         for x in axes:
             if t.shape[x] != 1:
                 raise ValueError("cannot select an axis to squeeze out which has size not "
                                  "equal to one")
-        r = t
-        for x in axes:
-            r = r.squeeze(x)
-    return _view(_kind or _kind_of(a), a, r)
+
+    def fn(x):
+        for k in reversed(axes):
+            x = x.squeeze(k)
+        return x
+    return _view(_kind or _kind_of(a), a, fn, lambda x: _np.squeeze(x, tuple(axes)),
+                 step_kind="reshape")
 
 
 @implements(_np.broadcast_to)
@@ -411,29 +439,43 @@ def broadcast_to(array, shape, subok=False, *, _kind=None):
     shape = _shape_arg(shape)
     if len(shape) < t.ndim:
         raise ValueError("input operand has more dimensions than allowed by the axis remapping")
+    if builtins.any(isinstance(n, int) and n < 0 for n in shape):
+        raise ValueError("all elements of broadcast shape must be non-negative")
     try:
-        r = t.expand(*shape)
+        t.expand(*shape)
     except (_C.ShapeError, _C.InvalidError):
         raise ValueError(f"operands could not be broadcast together with remapped shapes "
                          f"[original->remapped]: {tuple(t.shape)}  and requested shape "
                          f"{shape}") from None
-    return _view(_kind or _kind_of(array), array, r)
+    np_shape = shape if builtins.all(isinstance(n, int) for n in shape) else None
+    return _view(_kind or _kind_of(array), array, lambda x: x.expand(*shape),
+                 (lambda x: _np.broadcast_to(x, np_shape)) if np_shape else None,
+                 readonly=True)
 
 
 @implements(_np.atleast_1d)
 def atleast_1d(*arys, _kind=None):
     res = [reshape(a, (1,), _kind=_kind) if _t(a).ndim == 0 else
-           wrap(_kind or _kind_of(a), _t(a)) for a in arys]
+           _same(a, _kind) for a in arys]
     return res[0] if len(res) == 1 else res
+
+
+def _same(a, kind):
+    """a as NumPy's asanyarray gives it back: the same array when it is one."""
+    if isinstance(a, ndarray) and (kind is None or kind is type(a)):
+        return a
+    return wrap(kind or _kind_of(a), _t(a))
 
 
 @implements(_np.atleast_2d)
 def atleast_2d(*arys, _kind=None):
     res = []
     for a in arys:
-        t = _t(a)
-        r = t.reshape(1, 1) if t.ndim == 0 else t.unsqueeze(0) if t.ndim == 1 else t
-        res.append(_view(_kind or _kind_of(a), a, r))
+        nd = _t(a).ndim
+        if nd >= 2:
+            res.append(_same(a, _kind))
+        else:
+            res.append(reshape(a, (1, 1) if nd == 0 else (1, -1), _kind=_kind))
     return res[0] if len(res) == 1 else res
 
 
@@ -511,7 +553,10 @@ def array_split(ary, indices_or_sections, axis=0, *, _kind=None):
         bounds = [0] + list(indices_or_sections) + [n]
     out = []
     for lo, hi in zip(bounds[:-1], bounds[1:]):
-        out.append(_view(kind, ary, t.slice(ax, lo, hi, 1)))
+        key = (slice(None),) * ax + (slice(lo, hi),)
+        out.append(_view(kind, ary, lambda x, lo=lo, hi=hi: x.slice(ax, lo, hi, 1),
+                         (lambda x, key=key: x[key]) if builtins.all(
+                             isinstance(v, int) for v in (lo, hi)) else None))
     return out
 
 
@@ -528,10 +573,14 @@ def split(ary, indices_or_sections, axis=0, *, _kind=None):
 @implements(_np.flip)
 def flip(m, axis=None, *, _kind=None):
     t = _t(m, "flip")
-    for ax in _axes(axis, t.ndim):
-        n = t.shape[ax]
-        t = _C._op("take", t, ax, _C.arange(n - 1, -1, -1))
-    return wrap(_kind or _kind_of(m), t)
+    axes = _axes(axis, t.ndim)
+
+    def fn(x):
+        for ax in axes:
+            n = x.shape[ax]
+            x = _C._op("take", x, ax, (n - 1) - _C.arange(n))
+        return x
+    return _view(_kind or _kind_of(m), m, fn, lambda x: _np.flip(x, axes))
 
 
 # ---------------------------------------------------------------- creation
