@@ -151,6 +151,22 @@ wrap_buffer(PyObject *obj, const char *fname, const hop_py_opnd *want)
         snprintf(fmt, sizeof fmt, "%s", view->format != NULL ? view->format : "B");
         PyBuffer_Release(view);
         PyMem_Free(view);
+        if ((fmt[0] == '<' || fmt[0] == '>' || fmt[0] == '!') && fmt[1] != '\0' &&
+            PyObject_HasAttrString(obj, "astype") && PyObject_HasAttrString(obj, "dtype")) {
+            /* the other byte order (a big-endian NumPy array): a copy in the
+             * native order, as NumPy computes on it */
+            PyObject *res = NULL, *native = NULL;
+            PyObject *npd = PyObject_GetAttrString(obj, "dtype");
+            if (npd != NULL)
+                native = PyObject_CallMethod(npd, "newbyteorder", "s", "=");
+            PyObject *conv = native ? PyObject_CallMethod(obj, "astype", "O", native) : NULL;
+            if (conv != NULL)
+                res = wrap_buffer(conv, fname, want);
+            Py_XDECREF(conv);
+            Py_XDECREF(native);
+            Py_XDECREF(npd);
+            return res != NULL || PyErr_Occurred() ? res : unsupported_buffer(obj, fname, fmt);
+        }
         if (want->kind == HOP_PY_DTYPE && PyObject_HasAttrString(obj, "astype")) {
             PyObject *npd = hop_py_dtype_object(want->u.d);
             PyObject *conv = PyObject_CallMethod(obj, "astype", "O", npd);

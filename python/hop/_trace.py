@@ -500,6 +500,8 @@ def _as_tensor(x):
     if isinstance(x, _C.Tensor):
         return x, False
     if _np is not None and isinstance(x, _np.ndarray):
+        if not x.dtype.isnative:  # big-endian: NumPy computes on it in native order too
+            x = x.astype(x.dtype.newbyteorder("="))
         return _C.asarray(x), True
     return None, False
 

@@ -28,8 +28,12 @@ from .._pytree import register_pytree_node as _register
 from ._ndarray import ndarray, NumpyArg
 from . import _funcs
 from ._funcs import *  # noqa: F401,F403 (the functions)
-from ._ufuncs import UFUNCS as _UFUNCS, call_ufunc as _call_ufunc, tensor_array_ufunc
+from ._ufuncs import UFUNCS as _UFUNCS, _TWO_OUT, call_ufunc as _call_ufunc, \
+    tensor_array_ufunc
 from ._funcs import tensor_array_function
+from . import _lib, _stats, _attrs  # noqa: F401 (more functions: _funcs.PUBLIC)
+
+globals().update({_k: _v for _k, _v in _funcs.PUBLIC.items() if _k not in globals()})
 
 __all__ = ["ndarray", "newaxis", "pi", "e", "inf", "nan", "dtype", "errstate"] + \
     list(_funcs.__all__)
@@ -58,7 +62,7 @@ def _make_ufunc(name):
     return ufunc
 
 
-for _name in _UFUNCS:
+for _name in list(_UFUNCS) + list(_TWO_OUT):
     if _name not in globals():
         globals()[_name] = _make_ufunc(_name)
         __all__.append(_name)

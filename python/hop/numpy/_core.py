@@ -29,8 +29,10 @@ SUPPORTED = ", ".join(NAMES)
 
 
 def hop_dtype(npd, what):
-    """The hop dtype of a NumPy dtype; DTypeError naming `what` otherwise."""
-    d = _HOP.get(_np.dtype(npd))
+    """The hop dtype of a NumPy dtype (of either byte order); DTypeError
+    naming `what` otherwise."""
+    npd = _np.dtype(npd)
+    d = _HOP.get(npd if npd.isnative else npd.newbyteorder("="))
     if d is None:
         raise _C.DTypeError(f"hop.numpy: {what}: NumPy dtype {_np.dtype(npd)} is not supported; "
                             f"hop supports {SUPPORTED}")
@@ -95,19 +97,23 @@ def tensor_of(x):
 
 
 def from_numpy(a):
-    """A hop tensor over ndarray a, without a copy when it can be wrapped.
-    While tracing, one tensor per array and trace (so an array used twice
-    is one captured input), kept alive by the trace."""
+    """A hop tensor over ndarray a, without a copy when it can be wrapped
+    (a copy in native byte order of a big-endian one).  While tracing, one
+    tensor per array and trace (so an array used twice is one captured
+    input), kept alive by the trace."""
     hop_dtype(a.dtype, "array")
+    orig = a
+    if not a.dtype.isnative:
+        a = a.astype(a.dtype.newbyteorder("="))
     tr = _C.tracing()
     if tr is None:
         return _C.asarray(a)
-    key = ("hop.numpy array", id(a))
+    key = ("hop.numpy array", id(orig))
     hit = tr.scratch.get(key)
-    if hit is not None and hit[0] is a:
+    if hit is not None and hit[0] is orig:
         return hit[1]
     t = _C.asarray(a)
-    tr.scratch[key] = (a, t)
+    tr.scratch[key] = (orig, t)
     return t
 
 
@@ -211,6 +217,8 @@ def decide(cond, why):
     try:
         return bool(cond)
     except _C.TraceError as e:
+        if not str(e).startswith("bool() of a traced tensor is data-dependent"):
+            raise  # from the rest of the function, which path specialisation traces here
         raise _C.TraceError(f"hop.numpy: {why} depends on the data, which hop.trace cannot "
                             f"decide ({e}); hop.compile specialises on it, or cast explicitly") \
             from None

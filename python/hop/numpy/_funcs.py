@@ -23,13 +23,17 @@ from . import _storage
 
 __all__ = []
 FUNCS = {}  # NumPy function -> implementation
+PUBLIC = {}  # name in hop.numpy -> implementation (of every module that implements)
 
 
 def implements(*np_funcs, name=None):
+    """Registers fn as hop.numpy.<name> and as the implementation of the
+    NumPy functions np_funcs (reached through __array_function__)."""
     def deco(fn):
         for f in np_funcs:
             FUNCS[f] = fn
         __all__.append(name or fn.__name__)
+        PUBLIC[name or fn.__name__] = fn
         return fn
     return deco
 
@@ -119,8 +123,10 @@ def _reduce(op, np_fn, a, axis, dtype, out, keepdims, initial, where, kind, what
         if initial is None and op in ("amax", "amin"):
             raise ValueError(f"reduction operation '{np_fn.__name__}' does not have an identity, "
                              f"so to use a where mask one has to specify 'initial'")
-        fill = initial if initial is not None else (0 if op == "sum" else 1 if op == "prod"
-                                                    else False if op == "any" else True)
+        # a masked-out element is the op's identity; initial counts once
+        # (max/min have none: initial, which takes part anyway)
+        fill = initial if op in ("amax", "amin") else (0 if op == "sum" else 1 if op == "prod"
+                                                       else False if op == "any" else True)
         x = _C.where(w, x, _C.full((), fill, dtype=x.dtype))
     dims = _dims(axes) if t.ndim else None
     if t.ndim == 0:

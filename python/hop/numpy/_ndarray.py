@@ -372,10 +372,30 @@ def _binop(name, reflected=False):
         from ._ufuncs import call_ufunc, takes
         if isinstance(other, _C.Tensor) or not takes(other):
             return NotImplemented
+        if name == "multiply" and self._scalar and isinstance(other, (list, tuple)):
+            return _repeat_sequence(self, other)
         args = (other, self) if reflected else (self, other)
         return call_ufunc(name, args, {}, result_kind(args))
     op.__name__ = name
     return op
+
+
+def _repeat_sequence(scalar, seq):
+    """A NumPy scalar times a list or tuple: an integer one repeats the
+    sequence (it is an index), a float one is Python's TypeError."""
+    if scalar.dtype.kind not in "biu":
+        raise TypeError(f"can't multiply sequence by non-int of type "
+                        f"'numpy.{scalar.dtype.name}'")
+    if not scalar._fixed():
+        raise _C.TraceError("hop.numpy: a NumPy integer times a list or tuple repeats the "
+                            "sequence by the integer's value, which is known only when the "
+                            "program runs; make the count a Python int, or the sequence an array")
+    return seq * operator_index(scalar)
+
+
+def operator_index(a):
+    import operator
+    return operator.index(a)
 
 
 def _iop(name):
@@ -400,7 +420,8 @@ def _unop(name):
 _BINOPS = {
     "add": "add", "sub": "subtract", "mul": "multiply", "truediv": "true_divide",
     "floordiv": "floor_divide", "mod": "remainder", "pow": "power", "matmul": "matmul",
-    "and": "bitwise_and", "or": "bitwise_or", "xor": "bitwise_xor",
+    "and": "bitwise_and", "or": "bitwise_or", "xor": "bitwise_xor", "lshift": "left_shift",
+    "rshift": "right_shift",
 }
 for _dunder, _uf in _BINOPS.items():
     setattr(ndarray, f"__{_dunder}__", _binop(_uf))

@@ -333,14 +333,17 @@ def check_write(a, run, what):
     return st
 
 
-def write(a, run, key, value, what):
+def write(a, run, key, value, what, select=None, accumulate=False):
     """The functional write a[key] = value (key None: the whole array) of
-    tensor value, already in a's dtype, with NumPy's broadcasting."""
+    tensor value, already in a's dtype, with NumPy's broadcasting.  select
+    (instead of a key) maps the positions of a's elements to those written
+    (flat: value is then flat too); accumulate adds (NumPy's add.at)."""
     from ._indexing import index_tensor, whole_key
     st = check_write(a, run, what)
     steps = a._vw if a._st is st else ()
     base = st.value
-    if not steps and (key is None or whole_key(key, base.ndim)):
+    if not steps and select is None and not accumulate and \
+            (key is None or whole_key(key, base.ndim)):
         st.value = broadcast_value(value, tuple(base.shape), base.dtype, what)
     else:
         n = 1
@@ -349,10 +352,14 @@ def write(a, run, key, value, what):
         pos = _C.arange(n).reshape(tuple(base.shape)) if base.ndim else _C.arange(1).reshape(())
         for s in steps:
             pos = s.apply(pos)
-        if key is not None:
-            pos = index_tensor(pos, key)[0]
-        v = setitem_value(value, pos, what)
-        st.value = _C._op("put", base, pos, v, False)
+        if select is not None:
+            pos = select(pos)
+            v = value
+        else:
+            if key is not None:
+                pos = index_tensor(pos, key)[0]
+            v = setitem_value(value, pos, what)
+        st.value = _C._op("put", base, pos, v, accumulate)
     st.version += 1
 
 

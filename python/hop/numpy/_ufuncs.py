@@ -77,6 +77,51 @@ def _matmul(a, b):
     return _C.matmul(a, b)
 
 
+def _signbit(x):
+    if x.dtype is _C.bool:
+        return _C.zeros(tuple(x.shape), dtype=_C.bool)
+    if _core.np_dtype(x).kind != "f":
+        return _C.lt(x, 0)
+    one = _C.full((), 1.0, dtype=x.dtype)
+    return _C.lt(_C.copysign(one, x), 0)  # the sign of nan and -0.0 too
+
+
+def _spacing(x):
+    # NumPy's npy_spacing: nextafter(x, copysign(inf, x)) - x (nan at inf)
+    inf = _C.copysign(_C.full((), math.inf, dtype=x.dtype), x)
+    return _C.nextafter(x, inf) - x
+
+
+def _heaviside(x, h):
+    zero = _C.zeros((), dtype=x.dtype)
+    r = _C.where(_C.eq(x, 0), h, _C.where(_C.lt(x, 0), zero, zero + 1))
+    return _C.where(_C.ne(x, x), x, r)  # nan stays nan
+
+
+def _modf(x):
+    """(fractional part, integral part), both with x's sign (NumPy's modf)."""
+    whole = _trunc(x)
+    frac = _C.where(_isinf(x), _C.zeros((), dtype=x.dtype), x - whole)
+    return _C.copysign(frac, x), whole
+
+
+def _frexp(x):
+    """(mantissa in [0.5, 1), int32 exponent) with x == m * 2**e; (x, 0) for
+    0, inf and nan (NumPy's frexp).  The exponent from log2 in float64, then
+    corrected by one where log2 rounded across a power of two."""
+    d = x.to(_C.float64) if x.dtype is not _C.float64 else x
+    ad = _C.abs(d)
+    normal = _C.logical_and(_C.lt(ad, math.inf), _C.ne(ad, 0))
+    e = _C.where(normal, _C.floor(_C.log2(_C.where(normal, ad, 1.0))) + 1.0, 0.0)
+    m = _C.ldexp(d, -e)
+    am = _C.abs(m)
+    up = _C.ge(am, 1.0)
+    down = _C.logical_and(normal, _C.lt(am, 0.5))
+    e = e + _C.where(up, 1.0, _C.where(down, -1.0, 0.0))
+    m = _C.ldexp(d, -e)
+    return m.to(x.dtype) if m.dtype is not x.dtype else m, e.to(_C.int32)
+
+
 # name -> (number of inputs, implementation on tensors in the compute dtype)
 UFUNCS = {
     "add": (2, _C.add), "subtract": (2, _C.sub), "multiply": (2, _C.mul),
@@ -105,17 +150,28 @@ UFUNCS = {
     "rad2deg": (1, lambda x: x * (180.0 / math.pi)),
     "degrees": (1, lambda x: x * (180.0 / math.pi)),
     "clip": (3, lambda x, lo, hi: _C.minimum(_C.maximum(x, lo), hi)),
+    "sinh": (1, _C.sinh), "cosh": (1, _C.cosh), "arcsin": (1, _C.arcsin),
+    "arccos": (1, _C.arccos), "arcsinh": (1, _C.arcsinh), "arccosh": (1, _C.arccosh),
+    "arctanh": (1, _C.arctanh), "cbrt": (1, _C.cbrt), "signbit": (1, _signbit),
+    "spacing": (1, _spacing), "arctan2": (2, _C.arctan2), "hypot": (2, _C.hypot),
+    "copysign": (2, _C.copysign), "fmod": (2, _C.fmod), "nextafter": (2, _C.nextafter),
+    "ldexp": (2, _C.ldexp), "gcd": (2, _C.gcd), "lcm": (2, _C.lcm),
+    "left_shift": (2, _C.left_shift), "right_shift": (2, _C.right_shift),
+    "heaviside": (2, _heaviside),
 }
+# ufuncs with two outputs: name -> the pair of tensors from the operand(s)
+_TWO_OUT = {"modf": (1, _modf), "frexp": (1, _frexp)}
 # Implementations that are one op of the table, which takes a Python scalar
 # operand as it is (a weak scalar: x * 2 is one mul node).
 _DIRECT = {_C.add, _C.sub, _C.mul, _C.div, _C.floor_divide, _C.remainder, _power, _C.maximum,
            _C.minimum, _C.eq, _C.ne, _C.lt, _C.le, _C.gt, _C.ge, _C.bitwise_and, _C.bitwise_or,
-           _C.bitwise_xor}
+           _C.bitwise_xor, _C.arctan2, _C.hypot, _C.copysign, _C.fmod, _C.nextafter, _C.ldexp,
+           _C.gcd, _C.lcm, _C.left_shift, _C.right_shift}
 # Ufuncs whose loop reads its inputs in the common dtype of the inputs (the
 # result is bool): comparisons; and the logical ones, which read bools.
 _COMPARE = {"equal", "not_equal", "less", "less_equal", "greater", "greater_equal"}
 _LOGICAL = {"logical_and", "logical_or", "logical_xor", "logical_not"}
-_PREDICATES = {"isnan", "isinf", "isfinite"}
+_PREDICATES = {"isnan", "isinf", "isfinite", "signbit"}
 _REDUCE = {"add": "sum", "multiply": "prod", "maximum": "max", "minimum": "min",
            "logical_or": "any", "logical_and": "all"}
 _ACCUMULATE = {"add": "cumsum", "multiply": "cumprod"}
@@ -173,11 +229,22 @@ def fallback(func, name, args, kwargs, kind):
     error that says hop cannot trace it."""
     if _core.tracing() or _traced_any(args) or _traced_any(kwargs.values()):
         raise _C.UnsupportedError(
-            f"hop.numpy: numpy.{name} is not supported by hop, so it cannot be traced (it would "
+            f"hop.numpy: {_qualified(func, name)} is not supported by hop, so it cannot be "
+            f"traced (it would "
             f"have to run on the traced values now); use the functions hop.numpy lists "
             f"(hop.numpy.__all__) or compute it outside the traced function")
     return _from_numpy(func(*_to_numpy(args), **{k: _to_numpy(v) for k, v in kwargs.items()}),
                        kind)
+
+
+def _qualified(func, name):
+    """numpy.linalg.norm for NumPy's norm (its module), numpy.sin for a
+    ufunc, numpy.add.reduce for a ufunc method."""
+    module = getattr(func, "__module__", None) or "numpy"
+    if module.startswith("numpy.core") or module.startswith("numpy.lib") or \
+            module == "numpy" or "." in name:
+        module = "numpy"
+    return f"{module}.{name}"
 
 
 def _out_tuple(out, nout, name):
@@ -318,12 +385,42 @@ def _write_out(o, value, name, casting):
     return o
 
 
+def _call_two(name, args, kwargs, kind):
+    """A ufunc of one input and two outputs (modf, frexp)."""
+    uf = getattr(_np, name)
+    nin, impl = _TWO_OUT[name]
+    if len(args) != nin:
+        raise TypeError(f"{name}() takes from {nin} to {nin + 2} positional arguments but "
+                        f"{len(args)} were given")
+    out = _out_tuple(kwargs.get("out"), 2, name)
+    if kwargs.get("where", True) is not True or kwargs.get("signature") is not None:
+        return fallback(uf, name, args, kwargs, kind)
+    dtype = kwargs.get("dtype")
+    ops = [_core.operand(a, f"numpy.{name}") for a in args]
+    extra = {"dtype": dtype} if dtype is not None else {}
+    dts = _core.result_dtypes(lambda *d: uf(*d, **extra), ops, f"numpy.{name}")
+    x = ops[0]
+    xt = x.t if x.t is not None else _C.full((), _core.scalar_arg(x),
+                                               dtype=_core.hop_dtype(dts[0], name))
+    rs = impl(_core.cast(xt, dts[0]))
+    res = []
+    for k, (r, dt) in enumerate(zip(rs, dts)):
+        r = _core.cast(r, dt)
+        if out is not None and out[k] is not None:
+            res.append(_write_out(out[k], r, name, kwargs.get("casting", "same_kind")))
+        else:
+            res.append(wrap(kind, r, scalar=r.ndim == 0))
+    return tuple(res)
+
+
 def call_ufunc(name, args, kwargs, kind):
     """ufunc `name` called on args: results of type `kind`."""
     uf = getattr(_np.core.umath, name, None) or getattr(_np, name)
     bad = set(kwargs) - _KWARGS
     if bad:
         raise TypeError(f"{name}() got an unexpected keyword argument '{sorted(bad)[0]}'")
+    if name in _TWO_OUT:
+        return _call_two(name, args, kwargs, kind)
     if name not in UFUNCS:
         return fallback(uf, name, args, kwargs, kind)
     nin = UFUNCS[name][0]
@@ -340,6 +437,8 @@ def call_ufunc(name, args, kwargs, kind):
     if name == "clip" and any(o.t is None and o.value is None for o in ops):
         raise ValueError("One of max or min must be given")
     extra = {"dtype": dtype} if dtype is not None else {}
+    if dtype is not None and "casting" in kwargs:
+        extra["casting"] = casting  # the inputs are cast to dtype under this rule
     if name == "matmul":
         for o in ops:
             if o.ndim == 0:
@@ -395,6 +494,16 @@ def array_ufunc(ufunc, method, inputs, kwargs):
         if name == "divmod":
             return _call_divmod(inputs, dict(kwargs), kind)
         return call_ufunc(name, inputs, kwargs, kind)
+    if method == "outer" and name in UFUNCS and UFUNCS[name][0] == 2 and len(inputs) == 2:
+        a, b = (_core.operand(x, f"numpy.{name}.outer") for x in inputs)
+        ta = a.t if a.t is not None else _C.full((), _core.scalar_arg(a), dtype=_core.hop_dtype(
+            _np.asarray(_core.scalar_arg(a)).dtype if a.dtype is None else a.dtype, name))
+        nb = b.t.ndim if b.t is not None else 0
+        ta = ta.reshape(tuple(ta.shape) + (1,) * nb)
+        return call_ufunc(name, (wrap(ndarray, ta), inputs[1]), kwargs, kind)
+    if method == "at" and name in UFUNCS and UFUNCS[name][0] in (1, 2):
+        from ._funcs import ufunc_at
+        return ufunc_at(name, *inputs)
     if method == "reduce" and name in _REDUCE and len(inputs) == 1:
         from . import _funcs
         kw = dict(kwargs)
