@@ -627,6 +627,13 @@ HOP__MATH_UNARY(MATH_UNARY_FN)
             fn(n, o, a, b);                                                                        \
             return;                                                                                \
         }                                                                                          \
+        if (!inc[0] && !inc[1]) { /* two scalars: one value */                                     \
+            T r;                                                                                   \
+            fn(1, &r, a, b);                                                                       \
+            for (int64_t i = 0; i < n; i++)                                                        \
+                o[i] = r;                                                                          \
+            return;                                                                                \
+        }                                                                                          \
         T spread[BLK];                                                                             \
         T v = inc[0] ? b[0] : a[0];                                                                \
         for (int i = 0; i < BLK; i++)                                                              \
@@ -635,10 +642,8 @@ HOP__MATH_UNARY(MATH_UNARY_FN)
             int64_t k = n - j < BLK ? n - j : BLK;                                                 \
             if (inc[0])                                                                            \
                 fn(k, o + j, a + j, spread);                                                       \
-            else if (inc[1])                                                                       \
-                fn(k, o + j, spread, b + j);                                                       \
             else                                                                                   \
-                fn(k, o + j, spread, spread);                                                      \
+                fn(k, o + j, spread, b + j);                                                       \
         }                                                                                          \
     }
 MATH_BINARY_FN(atan2, float, f32)

@@ -53,6 +53,10 @@ def test_binary_float_ops_match_numpy_with_broadcasting(name):
     np.testing.assert_allclose(got_s.numpy(), fn(a, 1.5), rtol=1e-15)
     comp = hop.compile(lambda u, v: getattr(hop, name)(u + 0.0, v))(hop.tensor(a), hop.tensor(b))
     np.testing.assert_allclose(comp.numpy(), fn(a, b), rtol=1e-15)
+    for dt in (np.float64, np.float32):  # two 0-d operands (neither is a vector)
+        x, y = np.array(a[0, 0], dt), np.array(b[1], dt)
+        np.testing.assert_allclose(getattr(hop, name)(hop.tensor(x), hop.tensor(y)).numpy(),
+                                   fn(x, y), rtol=2 * np.finfo(dt).eps, err_msg=dt.__name__)
 
 
 def test_integer_ops_match_numpy_including_edge_counts_and_zero_divisors():

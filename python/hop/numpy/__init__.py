@@ -46,12 +46,22 @@ nan = _math.nan
 dtype = _np.dtype
 errstate = _np.errstate  # hop computes without floating-point warnings
 
-# The dtypes, as NumPy's scalar types (hnp.float32(2.5), dtype=hnp.int8).
-for _name in ("bool_", "int8", "uint8", "int16", "int32", "int64", "uint64", "float16",
-              "float32", "float64", "intp", "half", "single", "double", "byte", "ubyte",
-              "short", "intc", "int_", "longlong", "ulonglong", "float_"):
-    globals()[_name] = getattr(_np, _name)
-    __all__.append(_name)
+# The dtypes, as NumPy's scalar types (hnp.float32(2.5), dtype=hnp.int8), the
+# abstract ones (np.issubdtype(x.dtype, hnp.floating)) and NumPy's dtype
+# helpers, which take hop.numpy arrays' dtypes (NumPy dtypes).  uint16 and
+# uint32 are names only: an array of them is a hop.DTypeError.
+for _name in ("bool_", "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64",
+              "float16", "float32", "float64", "intp", "half", "single", "double", "byte",
+              "ubyte", "short", "intc", "int_", "longlong", "ulonglong", "float_", "generic",
+              "number", "integer", "signedinteger", "unsignedinteger", "inexact", "floating",
+              "complexfloating", "typecodes", "sctypes", "issubdtype", "finfo", "iinfo",
+              "AxisError", "index_exp", "s_", "True_", "False_", "mintypecode",
+              "promote_types", "can_cast", "ndenumerate", "ndindex"):
+    if _name not in globals():
+        globals()[_name] = getattr(_np, _name)
+        __all__.append(_name)
+UFuncTypeError = _np.core._exceptions.UFuncTypeError
+__all__.append("UFuncTypeError")
 
 
 def _make_ufunc(name):

@@ -288,6 +288,8 @@ def _tobytes(self, order="C"):
 
 
 ndarray.tobytes = _tobytes
+ndarray.data = property(lambda self: self._t.numpy().data,
+                        doc="The memory (of a concrete array) as a memoryview.")
 
 
 # ----------------------------------------------------- methods of functions
@@ -297,7 +299,7 @@ def _method(fn):
         return fn(self, *args, _kind=type(self), **kwargs)
     m.__name__ = fn.__name__
     m.__doc__ = fn.__doc__
-    return m
+    return F.scalar_method(m)
 
 
 for _name, _fn in {"repeat": L.repeat, "diagonal": L.diagonal, "trace": L.trace,

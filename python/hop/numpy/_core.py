@@ -313,3 +313,15 @@ def as_compute(o, npd):
         return int(v) if not isinstance(v, float) else v
     # an int stays an int (a weak scalar of the float op: x * 2 is mul(x, 2))
     return v if isinstance(v, int) and not isinstance(v, bool) else float(v)
+
+
+def ufunc_cast_error(name, have, want, casting, output=True, i=0):
+    """NumPy's own exception for a ufunc's casting failure (a UFuncTypeError,
+    a TypeError), with NumPy's message."""
+    from numpy.core import _exceptions
+    uf = getattr(_np, name, None)
+    cls = _exceptions._UFuncOutputCastingError if output else _exceptions._UFuncInputCastingError
+    if isinstance(uf, _np.ufunc):
+        return cls(uf, casting, _np.dtype(have), _np.dtype(want), i)
+    return TypeError(f"Cannot cast ufunc '{name}' {'output' if output else 'input'} from "
+                     f"{_np.dtype(have)!r} to {_np.dtype(want)!r} with casting rule {casting!r}")

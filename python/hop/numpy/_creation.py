@@ -34,7 +34,8 @@ __all__ = ["enter", "leave"]
 # The creation functions of NumPy without an array argument to dispatch on.
 _NAMES = ("zeros", "ones", "empty", "full", "arange", "linspace", "logspace", "geomspace", "eye",
           "identity", "tri", "indices", "array", "asarray", "asanyarray", "ascontiguousarray",
-          "asfarray", "fromiter")
+          "asfarray", "fromiter", "hamming", "hanning", "bartlett", "blackman", "kaiser",
+          "tril_indices", "triu_indices", "diag_indices")
 
 # Those that turn data into an array: of a traced value, a conversion (what
 # NumPy gives for it is hop.compile's business, not a new array's).

@@ -128,10 +128,8 @@ def _reduce(op, np_fn, a, axis, dtype, out, keepdims, initial, where, kind, what
         fill = initial if op in ("amax", "amin") else (0 if op == "sum" else 1 if op == "prod"
                                                        else False if op == "any" else True)
         x = _C.where(w, x, _C.full((), fill, dtype=x.dtype))
-    dims = _dims(axes) if t.ndim else None
-    if t.ndim == 0:
-        dims = None
-    r = getattr(_C, op)(x, dims, keepdims)
+    # axis=() reduces nothing (hop's empty dim list would mean all of them)
+    r = getattr(_C, op)(x, _dims(axes), keepdims) if axes else x.clone()
     if initial is not None:
         comb = {"sum": _C.add, "prod": _C.mul, "amax": _C.maximum, "amin": _C.minimum}[op]
         r = comb(r, initial)
@@ -216,10 +214,10 @@ def _mean_t(t, axes, dtype, keepdims, what):
     if cdt.kind in "iub":
         # an integer dtype asked for: NumPy sums in it, then divides in
         # float64 (the caller's cast to it truncates)
-        s = _C.sum(x, list(axes), keepdims) if t.ndim else x.clone()
-        n = _size([t.shape[i] for i in axes]) if t.ndim else 1
+        s = _C.sum(x, list(axes), keepdims) if axes else x.clone()
+        n = _size([t.shape[i] for i in axes])
         return _C.div(_core.cast(s, _np.dtype(_np.float64)), n), rdt
-    r = _C.mean(x, list(axes), keepdims) if t.ndim else x.clone()
+    r = _C.mean(x, list(axes), keepdims) if axes else x.clone()
     return r, rdt
 
 
@@ -234,7 +232,8 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True, _kin
         x = _C.where(w, _core.cast(t, cdt), _C.zeros((), dtype=_core.hop_dtype(cdt, "mean")))
         cnt = _C.where(w, 1, 0) + _C.zeros(tuple(x.shape), dtype=_C.int64)
         dims = list(_axes(axis, x.ndim))
-        r = _C.div(_C.sum(x, dims, keepdims), _C.sum(cnt, dims, keepdims))
+        r = _C.div(_C.sum(x, dims, keepdims), _C.sum(cnt, dims, keepdims)) if dims else \
+            _C.div(x, cnt)
         return _out(kind, _core.cast(r, rdt), scalar=r.ndim == 0 and out is None, out=out,
                     what="mean")
     r, rdt = _mean_t(t, _axes(axis, t.ndim), dtype, keepdims, "mean")
@@ -248,8 +247,8 @@ def _var_t(t, axis, dtype, ddof, keepdims, what):
     m, _ = _mean_t(t, axes, dtype, True, what)
     x = _core.cast(t, _core.np_dtype(m))
     d = x - m
-    s = _C.sum(d * d, list(axes), keepdims) if t.ndim else d * d
-    n = _size([t.shape[i] for i in axes]) if t.ndim else 1
+    s = _C.sum(d * d, list(axes), keepdims) if axes else d * d
+    n = _size([t.shape[i] for i in axes])
     denom = n - ddof
     if not isinstance(denom, _C.SymInt):
         denom = builtins.max(denom, 0)
@@ -1165,12 +1164,26 @@ round = round_  # noqa: A001 (NumPy's name)
 
 # ----------------------------------------------------------------- methods
 
+def scalar_method(m):
+    """A method of NumPy scalars too: a NumPy scalar's method that makes a
+    0-d array makes a NumPy scalar (np.float64(1).round(), .astype(int),
+    .reshape(()), .T)."""
+    def sm(self, *args, **kwargs):
+        r = m(self, *args, **kwargs)
+        if self._scalar and isinstance(r, ndarray) and r.ndim == 0 and not r._scalar:
+            r._scalar = True
+        return r
+    sm.__name__ = m.__name__
+    sm.__doc__ = m.__doc__
+    return sm
+
+
 def _method(fn, kind_self=True):
     def m(self, *args, **kwargs):
         return fn(self, *args, _kind=type(self), **kwargs)
     m.__name__ = fn.__name__
     m.__doc__ = fn.__doc__
-    return m
+    return scalar_method(m)
 
 
 def _reshape_method(self, *shape, order="C"):
@@ -1212,11 +1225,14 @@ for _n, _f in {"sum": sum, "prod": prod, "mean": mean, "std": std, "var": var, "
                "ravel": ravel, "dot": dot, "round": round_, "nonzero": nonzero,
                "argsort": argsort, "take": take, "ptp": ptp}.items():
     setattr(ndarray, _n, _method(_f))
-ndarray.reshape = _reshape_method
-ndarray.transpose = _transpose_method
+ndarray.reshape = scalar_method(_reshape_method)
+ndarray.transpose = scalar_method(_transpose_method)
 ndarray.flatten = _flatten_method
 ndarray.sort = _sort_method
 ndarray.fill = _fill_method
-ndarray.clip = _clip_method
-ndarray.conj = ndarray.conjugate = lambda self: copy(self, _kind=type(self))
+ndarray.clip = scalar_method(_clip_method)
+ndarray.conj = ndarray.conjugate = scalar_method(lambda self: copy(self, _kind=type(self)))
+ndarray.copy = scalar_method(ndarray.copy)
+ndarray.astype = scalar_method(ndarray.astype)
+ndarray.T = property(scalar_method(ndarray.T.fget), doc=ndarray.T.__doc__)
 del _n, _f

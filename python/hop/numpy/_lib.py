@@ -1017,3 +1017,94 @@ def ufunc_at(name, a, indices, b=None):
 def _indexing_key(k):
     from ._indexing import numpy_key
     return numpy_key(k)
+
+
+# ------------------------------------------------------------- aliases
+
+@implements(_np.alltrue, name="alltrue")
+def alltrue(a, axis=None, out=None, keepdims=False, *, where=True, _kind=None):
+    from ._funcs import all as _all
+    return _all(a, axis, out, keepdims, where=where, _kind=_kind)
+
+
+@implements(_np.sometrue, name="sometrue")
+def sometrue(a, axis=None, out=None, keepdims=False, *, where=True, _kind=None):
+    from ._funcs import any as _any
+    return _any(a, axis, out, keepdims, where=where, _kind=_kind)
+
+
+@implements(_np.product, name="product")
+def product(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=True, *,
+            _kind=None):
+    from ._funcs import prod
+    return prod(a, axis, dtype, out, keepdims, initial, where, _kind=_kind)
+
+
+@implements(_np.cumproduct, name="cumproduct")
+def cumproduct(a, axis=None, dtype=None, out=None, *, _kind=None):
+    from ._funcs import cumprod
+    return cumprod(a, axis, dtype, out, _kind=_kind)
+
+
+@implements(_np.round_, name="round_")
+def round_alias(a, decimals=0, out=None, *, _kind=None):
+    from ._funcs import round_
+    return round_(a, decimals, out, _kind=_kind)
+
+
+# ---------------------------------------------------- spaces and windows
+
+@implements(name="logspace")
+def logspace(start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0):
+    from ._funcs import linspace
+    from ._ufuncs import call_ufunc
+    y = linspace(start, stop, num=num, endpoint=endpoint, axis=axis)
+    r = call_ufunc("power", (base, y), {}, ndarray)
+    return r if dtype is None else r.astype(dtype, copy=False)
+
+
+@implements(name="geomspace")
+def geomspace(start, stop, num=50, endpoint=True, dtype=None, axis=0):
+    from ._funcs import asarray, ones
+    from ._ufuncs import call_ufunc
+    s0 = asarray(start) * 1.0
+    s1 = asarray(stop) * 1.0
+    if _core.decide(_C.logical_or(_C.any(_C.eq(s0._t, 0), None, False),
+                                  _C.any(_C.eq(s1._t, 0), None, False)),
+                    "geomspace: whether a bound is zero"):
+        raise ValueError("Geometric sequence cannot include zero")
+    dt = _np.result_type(s0.dtype, s1.dtype, float(num), _np.zeros((), dtype))
+    dtype = dt if dtype is None else _np.dtype(dtype)
+    s0, s1 = s0.astype(dt), s1.astype(dt)
+    neg = ndarray(_C.logical_and(_C.lt(s0._t, 0), _C.lt(s1._t, 0)))
+    sign = where(neg, -1.0, 1.0, _kind=ndarray).astype(dt)
+    s0, s1 = s0 * sign, s1 * sign
+    lo = call_ufunc("log10", (s0,), {}, ndarray)
+    hi = call_ufunc("log10", (s1,), {}, ndarray)
+    r = logspace(lo, hi, num=num, endpoint=endpoint, base=10.0, dtype=dtype)
+    if num > 0:
+        r[0] = s0
+        if num > 1 and endpoint:
+            r[-1] = s1
+    r = sign * r
+    if axis != 0:
+        from ._funcs import moveaxis
+        r = moveaxis(r, 0, axis)
+    return r.astype(dtype, copy=False)
+
+
+def _window(name):
+    def window(*args):
+        if not builtins.all(isinstance(a, (int, float, _np.integer, _np.floating))
+                            for a in args):
+            raise _C.UnsupportedError(f"hop.numpy: {name} of a traced or symbolic size is not "
+                                      f"supported")
+        return _const(getattr(_np, name)(*args), ndarray)
+    window.__name__ = window.__qualname__ = name
+    window.__doc__ = f"numpy.{name}: the window NumPy computes (a constant of the trace)."
+    return window
+
+
+for _w in ("hamming", "hanning", "bartlett", "blackman", "kaiser"):
+    implements(name=_w)(_window(_w))
+del _w

@@ -445,4 +445,14 @@ def _divmod(self, other):
     return (call_ufunc("floor_divide", args, {}, kind), call_ufunc("remainder", args, {}, kind))
 
 
+def _rdivmod(self, other):
+    from ._ufuncs import call_ufunc, takes
+    if isinstance(other, _C.Tensor) or not takes(other):
+        return NotImplemented
+    args = (other, self)
+    kind = result_kind(args)
+    return (call_ufunc("floor_divide", args, {}, kind), call_ufunc("remainder", args, {}, kind))
+
+
 ndarray.__divmod__ = _divmod
+ndarray.__rdivmod__ = _rdivmod

@@ -57,7 +57,7 @@ def count_nonzero(a, axis=None, *, keepdims=False, _kind=None):
         c = _C.sum(nz.to(_C.int64), None, False)
         return int(c.item()) if not _C._is_proxy(c) else c.item()
     dims = list(_axes(axis, t.ndim))
-    r = _C.sum(nz.to(_C.int64), dims, bool(keepdims)) if t.ndim else nz.to(_C.int64)
+    r = _C.sum(nz.to(_C.int64), dims, bool(keepdims)) if dims else nz.to(_C.int64)
     return wrap(_kind or _kind_of(a), r)
 
 

@@ -358,8 +358,7 @@ def _write_out(o, value, name, casting):
     have, want = _core.np_dtype(value), o.dtype
     if isinstance(o, _np.ndarray):
         if not _np.can_cast(have, want, casting=casting):
-            raise TypeError(f"Cannot cast ufunc '{name}' output from {have!r} to {want!r} with "
-                            f"casting rule {casting!r}")
+            raise _core.ufunc_cast_error(name, have, want, casting)
         if _C._is_proxy(value) or _core.tracing():
             raise _C.UnsupportedError(
                 f"hop.numpy: numpy.{name}(..., out=<np.ndarray>) while tracing: an ndarray made "
@@ -369,8 +368,7 @@ def _write_out(o, value, name, casting):
         o[...] = value.numpy()
         return o
     if not _np.can_cast(have, want, casting=casting):
-        raise TypeError(f"Cannot cast ufunc '{name}' output from {have!r} to {want!r} with "
-                        f"casting rule {casting!r}")
+        raise _core.ufunc_cast_error(name, have, want, casting)
     v = _core.cast(value, want)
     if tuple(v.shape) != o.shape:
         try:
