@@ -373,7 +373,9 @@ map_lower(hop_lower_ctx *cx, const hop_node *call)
                                 body->name, bg->name);
     }
     if (bg && st == HOP_OK) {
-        if (runtime_choice && (st = hop_lower_if(cx, small)) != HOP_OK)
+        /* A lazy branch: a run that takes the row loop, because the rows'
+         * values would not fit, reserves no memory for them. */
+        if (runtime_choice && (st = hop_lower_if_lazy(cx, small)) != HOP_OK)
             return st;
         if ((st = hop_lower_inline(cx, bg, in, n, out, res, no)) != HOP_OK)
             return st;

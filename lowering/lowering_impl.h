@@ -91,6 +91,10 @@ typedef struct hop__xcache hop__xcache;
 typedef struct hop__ctl {
     int kind;
     int32_t a, b;
+    /* an if's then-branch that is a lazy section: the section open
+     * before it and its routine, restored at its else or end (-1: not
+     * lazy) */
+    int32_t outer_section, outer_routine;
 } hop__ctl;
 
 /* A jump out of a loop (a while loop's test, a break), patched at its end. */
@@ -137,6 +141,10 @@ struct hop_lower_ctx {
     size_t nbuffers, capbuffers;
     hop__alias *aliases;
     size_t naliases, capaliases;
+    /* the open lazy section (0: none; hop_lower_if_lazy) and its routine:
+     * buffers that routine makes meanwhile are the section's */
+    int32_t section, section_routine;
+    int32_t nsections;
 
     int32_t ncache;
     int64_t nrtargs;

@@ -16,7 +16,12 @@
  *
  * Regions are assigned greedily in order of first use, best fit by the
  * sizes at the symbols' hints.  A region is as large as its largest tensor;
- * regions lie one after the other, 64-byte aligned, in one block.  When
+ * regions lie one after the other, 64-byte aligned, in one block.  The
+ * buffers of a lazy section (hop_lower_if_lazy: a branch a run takes only
+ * when its values are small enough) have regions of their own, in a block
+ * of the section's own that a run lays out only when it enters the
+ * section: they never share a region with the block's buffers, so a run
+ * that skips the section reserves nothing for them.  When
  * every size is constant the offsets are computed here once; otherwise the
  * VM computes them (runtime/frame.c) at the first run and again only when
  * the symbols they depend on change.  Which regions the parallel loops'
@@ -134,10 +139,11 @@ hop__memplan(hop_lower_ctx *cx)
     /* Regions: greedy in order of first use, best fit at the hints. */
     int32_t *rlast = hop__malloc((cx->nbuffers + 1) * sizeof *rlast);
     int32_t *rrout = hop__malloc((cx->nbuffers + 1) * sizeof *rrout);
+    int32_t *rsec = hop__malloc((cx->nbuffers + 1) * sizeof *rsec);
     int64_t *rhint = hop__malloc((cx->nbuffers + 1) * sizeof *rhint);
     int32_t *rcount = hop__calloc(cx->nbuffers + 1, sizeof *rcount);
     int32_t nreg = 0;
-    if (!rlast || !rrout || !rhint || !rcount) {
+    if (!rlast || !rrout || !rsec || !rhint || !rcount) {
         st = HOP_NOMEM;
         goto regions_done;
     }
@@ -145,7 +151,7 @@ hop__memplan(hop_lower_ctx *cx)
         hop__buffer *b = order[i];
         int32_t best = -1;
         for (int32_t r = 0; r < nreg; r++) {
-            if (rrout[r] != b->routine || rlast[r] >= b->def)
+            if (rrout[r] != b->routine || rsec[r] != b->section || rlast[r] >= b->def)
                 continue;
             if (best < 0) {
                 best = r;
@@ -161,6 +167,7 @@ hop__memplan(hop_lower_ctx *cx)
         if (best < 0) {
             best = nreg++;
             rrout[best] = b->routine;
+            rsec[best] = b->section;
             rhint[best] = 0;
         }
         rlast[best] = b->last;
@@ -175,7 +182,15 @@ hop__memplan(hop_lower_ctx *cx)
         goto regions_done;
     }
     p->nregions = nreg;
+    p->nsections = cx->nsections;
+    p->section_bytes =
+        hop__arena_zalloc(&p->arena, ((size_t)cx->nsections + 1) * sizeof *p->section_bytes);
+    if (p->section_bytes == NULL) {
+        st = HOP_NOMEM;
+        goto regions_done;
+    }
     for (int32_t r = 0; r < nreg; r++) {
+        p->regions[r].section = rsec[r];
         p->regions[r].members =
             hop__arena_alloc(&p->arena, ((size_t)rcount[r] + 1) * sizeof(int32_t));
         if (p->regions[r].members == NULL) {
@@ -198,10 +213,10 @@ hop__memplan(hop_lower_ctx *cx)
         p->static_layout =
             p->static_layout && bx && bx->is_const && bx->value / esize <= (int64_t)(SIZE_MAX / 16);
     }
-    int64_t off = 0;
     for (int32_t r = 0; r < nreg; r++) {
         hop__region *reg = &p->regions[r];
-        reg->offset = off;
+        int64_t *off = &p->section_bytes[reg->section];
+        reg->offset = *off;
         reg->size = 0;
         for (int32_t m = 0; m < reg->nmembers; m++) {
             const hop__buffer *b = &cx->buffers[reg->members[m]];
@@ -209,9 +224,9 @@ hop__memplan(hop_lower_ctx *cx)
             if (bytes > reg->size)
                 reg->size = bytes;
         }
-        off += align_up(reg->size);
+        *off += align_up(reg->size);
     }
-    p->block_bytes = off;
+    p->block_bytes = p->section_bytes[0];
 
     /* The symbols a symbolic layout depends on: its cache key. */
     if (!p->static_layout) {
@@ -250,6 +265,7 @@ hop__memplan(hop_lower_ctx *cx)
 regions_done:
     hop__free(rlast);
     hop__free(rrout);
+    hop__free(rsec);
     hop__free(rhint);
     hop__free(rcount);
 done:

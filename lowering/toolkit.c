@@ -216,7 +216,7 @@ push_ctl(hop_lower_ctx *cx, int kind, int32_t a, int32_t b)
     if (cx->nctl >= HOP__MAX_CTL)
         return hop_error(HOP_UNSUPPORTED, "lowering: if/loop blocks nest deeper than %d",
                          HOP__MAX_CTL);
-    cx->ctl[cx->nctl++] = (hop__ctl){kind, a, b};
+    cx->ctl[cx->nctl++] = (hop__ctl){kind, a, b, -1, 0};
     return HOP_OK;
 }
 
@@ -288,6 +288,45 @@ hop_lower_if(hop_lower_ctx *cx, hop_pval pred)
     if (pc < 0)
         return HOP_NOMEM;
     return push_ctl(cx, 0, pc, -1);
+}
+
+/*
+ * The then-branch's buffers form lazy section k: Layout k at its start
+ * places them in the section's own block when a run gets there, and the
+ * memory plan keeps them out of the block's regions (memplan.c), so a run
+ * that skips the branch reserves nothing for it.
+ */
+hop_status
+hop_lower_if_lazy(hop_lower_ctx *cx, hop_pval pred)
+{
+    if (cx == NULL)
+        return hop_error(HOP_MISUSE, "hop_lower_if_lazy: NULL context");
+    hop_status st = hop_lower_if(cx, pred);
+    if (st != HOP_OK)
+        return st;
+    if (cx->nsections == INT32_MAX - 1)
+        return hop_error(HOP_UNSUPPORTED, "lowering: too many lazy sections");
+    int32_t k = cx->nsections + 1;
+    if (hop__emit(cx, HOP__OP_Layout, k, 0, 0, NULL, NULL) < 0)
+        return HOP_NOMEM;
+    cx->nsections = k;
+    hop__ctl *c = &cx->ctl[cx->nctl - 1];
+    c->outer_section = cx->section;
+    c->outer_routine = cx->section_routine;
+    cx->section = k;
+    cx->section_routine = cx->cur;
+    return HOP_OK;
+}
+
+/* Leaving an if's then-branch: a lazy section it opened ends. */
+static void
+close_section(hop_lower_ctx *cx, hop__ctl *c)
+{
+    if (c->outer_section >= 0) {
+        cx->section = c->outer_section;
+        cx->section_routine = c->outer_routine;
+        c->outer_section = -1;
+    }
 }
 
 /* ---------------------------------------------------------- while loops */
@@ -721,6 +760,7 @@ hop_lower_else(hop_lower_ctx *cx)
     hop__cur(cx)->code[c->a].p2 = pc + 1;
     c->kind = 1;
     c->b = pc;
+    close_section(cx, c);
     return HOP_OK;
 }
 
@@ -731,6 +771,7 @@ hop_lower_end_if(hop_lower_ctx *cx)
         cx->ctl[cx->nctl - 1].kind < 0)
         return hop_error(HOP_MISUSE, "hop_lower_end_if: no if is open");
     hop__ctl c = cx->ctl[--cx->nctl];
+    close_section(cx, &c);
     int32_t here = hop__pos(cx);
     if (c.kind == 0)
         hop__cur(cx)->code[c.a].p2 = here;

@@ -567,12 +567,12 @@ task(const void *ctx, int ith, int nth)
     compute(ctx, ith, nth);
 }
 
-/* Float matmuls call BLAS: its process-wide thread count is 1 while they
- * run.  One whose BLAS calls are all at most BLAS_SERIAL multiply-adds
- * (rows x k x m of one batch matrix) leaves it alone: OpenBLAS runs a gemm
- * that small on the calling thread whatever the count (its
- * SMP_THRESHOLD_MIN), and saving and restoring would cost more (~60 ns)
- * than the product of two 8 x 8 matrices. */
+/* Float matmuls call BLAS, on one thread (hop__blas_enter).  One whose BLAS
+ * calls are all at most BLAS_SERIAL multiply-adds (rows x k x m of one batch
+ * matrix) skips that: OpenBLAS runs a gemm that small on the calling thread
+ * whatever the count (its SMP_THRESHOLD_MIN), and with the shared OpenBLAS
+ * saving and restoring its count would cost more (~60 ns) than the product
+ * of two 8 x 8 matrices. */
 #define BLAS_SERIAL 65536.0
 
 static bool

@@ -164,6 +164,9 @@ prepare(hop__frame *f, hop__frame *w, int k, const hop__parloop *d)
     w->into = f->into;
     w->sp = 0;
     w->stop = -1;
+    /* the caller's headers of lazy sections point into its blocks: the
+     * worker places them in its own when it enters a section */
+    memset(w->sok, 0, (size_t)p->nsections + 1);
     hop__interrupt_share(f, w);
     char *area = (char *)hop_storage_data(f->block->storage) + f->wbase + (int64_t)k * f->warea;
     for (int32_t i = 0; i < d->nprivate; i++) {

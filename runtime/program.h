@@ -118,7 +118,8 @@ hop__xget(const hop__xprog *x, const int64_t *regs, int64_t *out)
  *
  *   Input    P1 P2 * P4  t[P2] = input P1, checked against P4 (hop__input)
  *   Guard    P1 * * P4   HOP_GUARD unless P4 (a hop__guard) holds
- *   Layout               places the block's tensors, binds the outputs
+ *   Layout   P1          P1 0: places the block's tensors, binds the outputs;
+ *                        P1 k > 0: places lazy section k's tensors in its own block
  *   Fused    P1 P2 P3 P4 t[P1] = fused group P4 (P2 inputs, P3 steps)
  *   Op       P1 P2 * P4  t[P1] = op P4 (hop__opdesc) with kernel cache P2
  *   View     P1 P2 * P4  t[P1] = view P4 of t[P2] (a copy for reshape)
@@ -228,17 +229,23 @@ typedef struct hop__buffer {
     int32_t routine;   /* whose code positions def/last count */
     int32_t def, last; /* live range (positions in the routine) */
     int32_t region;
+    /* 0: in the block, laid out by the plan's Layout; k > 0: in lazy section
+     * k's block, laid out only when a run reaches the section (its Layout k:
+     * code a run may skip because its values would be too large) */
+    int32_t section;
     /* its bytes as an expression; NULL when that overflows int64 (then only
      * its sizes, evaluated and checked at run time, say how large it is) */
     const hop__xprog *bytes;
     int64_t hint; /* bytes at the symbols' hints (for best fit) */
 } hop__buffer;
 
-/* A region of the block: buffers whose live ranges are disjoint. */
+/* A region of the block (or of a lazy section's block): buffers of one
+ * routine and section whose live ranges are disjoint. */
 typedef struct hop__region {
     int32_t *members;
     int32_t nmembers;
-    int64_t size, offset; /* static plans */
+    int32_t section;
+    int64_t size, offset; /* static plans; offset in its section's block */
 } hop__region;
 
 /* ------------------------------------------------------------ descriptors */
@@ -489,6 +496,10 @@ struct hop_plan {
     int64_t block_bytes;  /* static plans */
     int32_t *layout_regs; /* registers the layout depends on */
     int32_t nlayout_regs;
+    /* lazy sections (hop_lower_if_lazy), numbered from 1; static plans:
+     * section_bytes[k] is section k's block ([0]: block_bytes) */
+    int32_t nsections;
+    int64_t *section_bytes;
 
     int32_t ncache;    /* kernel caches a frame holds */
     int64_t nrtargs;   /* hop_rt_arg entries a frame holds */

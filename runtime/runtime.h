@@ -265,9 +265,10 @@ void hop__matmul_init(hop__matmul *m, const hop__call *c, hop_tensor *out);
 void hop__matmul_compute(const hop__matmul *m, int ith, int nth);
 /* True when BLAS can read t's last two dims as they are. */
 bool hop__matmul_blas_ok(const hop_tensor *t);
-/* Around every run of matmul pieces: BLAS on one thread meanwhile, then the
- * process-wide thread count as it was (see matmul.c).  Nest and overlap
- * freely over threads; each enter needs one leave. */
+/* Around every run of matmul pieces: BLAS on one thread (hop's own copy of
+ * OpenBLAS set to 1 once; or the shared one's count set to 1 meanwhile and
+ * restored after, see matmul.c).  Nest and overlap freely over threads; each
+ * enter needs one leave. */
 void hop__blas_enter(void);
 void hop__blas_leave(void);
 /* matmul_small.c: c (rows x m, row stride crs, unit column stride) = a

@@ -588,11 +588,18 @@ hop__exec_at(hop__frame *f, int32_t pc)
             if ((st = run_guard(f, in->p4)) != HOP_OK)
                 goto fail;
             break;
-        /* Layout: places the block's tensors for the bound sizes (again only
-         * when they changed) and makes or binds the output tensors. */
+        /* Layout P1: with P1 0, places the block's tensors for the bound
+         * sizes (again only when they changed) and makes or binds the output
+         * tensors; with P1 k > 0, places lazy section k's tensors in the
+         * section's own block, made only now that the run enters it. */
         case HOP__OP_Layout:
-            if ((st = hop__layout(f)) != HOP_OK || (st = hop__bind_outputs(f, f->into)) != HOP_OK)
+            if (in->p1 > 0) {
+                if ((st = hop__layout_section(f, in->p1)) != HOP_OK)
+                    goto fail;
+            } else if ((st = hop__layout(f)) != HOP_OK ||
+                       (st = hop__bind_outputs(f, f->into)) != HOP_OK) {
                 goto fail;
+            }
             break;
         /* Fused P1 P2 P3 P4: runs fused group P4 (P2 inputs, P3 steps) into
          * slot P1. */

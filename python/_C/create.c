@@ -1189,6 +1189,12 @@ f_alloc_count(PyObject *mod, PyObject *unused)
     return PyLong_FromLong(hop_alloc_count());
 }
 
+static PyObject *
+f_alloc_bytes(PyObject *mod, PyObject *unused)
+{
+    return PyLong_FromLongLong(hop_alloc_bytes());
+}
+
 /* Fault injection for the allocation-failure tests: the k-th allocation of
  * the C library from now fails (k >= 1); 0 turns it off. */
 static PyObject *
@@ -1208,7 +1214,10 @@ f_alloc_fail_at(PyObject *mod, PyObject *k)
 static PyObject *
 f_runtime_cleanup(PyObject *mod, PyObject *unused)
 {
-    Py_BEGIN_ALLOW_THREADS hop_runtime_thread_cleanup(); /* may take the pool's lock */
+    /* The pool's threads keep eager state too (a worker that prepared a
+     * kernel has a ShapeEnv): they exit and free it, and restart on demand.
+     * Without the GIL: stopping them waits for the pool's lock. */
+    Py_BEGIN_ALLOW_THREADS hop_runtime_shutdown();
     Py_END_ALLOW_THREADS
     Py_RETURN_NONE;
 }
@@ -1295,11 +1304,14 @@ PyMethodDef hop_py__create_functions[] = {
      "Blocks the C library has allocated and not freed (for leak tests)."},
     {"_alloc_count", (PyCFunction)f_alloc_count, METH_NOARGS,
      "Allocations the C library has made since start (for per-run allocation tests)."},
+    {"_alloc_bytes", (PyCFunction)f_alloc_bytes, METH_NOARGS,
+     "Bytes the C library has asked its allocator for since start (for tests that bound what "
+     "a run allocates)."},
     {"_alloc_fail_at", (PyCFunction)f_alloc_fail_at, METH_O,
      "_alloc_fail_at(k): the k-th allocation of the C library from now fails (0: off)."},
     {"_runtime_cleanup", (PyCFunction)f_runtime_cleanup, METH_NOARGS,
-     "Frees this thread's eager state (its ShapeEnv), so that _alloc_live() counts only "
-     "tensors."},
+     "Frees the eager state (a ShapeEnv) of this thread and of the pool's threads, which "
+     "stop and restart on demand, so that _alloc_live() counts only tensors and plans."},
     {"_set_bool_hook", (PyCFunction)hop_py__set_bool_hook, METH_O,
      HOP_PY_SIG("_set_bool_hook(fn, /)")
      "Sets fn(tensor) (or None) to decide bool() of tensors on this thread (hop.compile's path "
