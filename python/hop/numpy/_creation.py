@@ -37,8 +37,9 @@ _NAMES = ("zeros", "ones", "empty", "full", "arange", "linspace", "logspace", "g
           "asfarray", "fromiter", "hamming", "hanning", "bartlett", "blackman", "kaiser",
           "tril_indices", "triu_indices", "diag_indices")
 
-# Those that turn data into an array: of a traced value, a conversion (what
-# NumPy gives for it is hop.compile's business, not a new array's).
+# Those that turn data into an array: of traced hop.numpy arrays (and
+# SymInts), hop.numpy's array (np.array([a[0], a[1]]) stacks them in the
+# trace); of a hop tensor, a conversion (hop.compile's business).
 _CONVERSIONS = frozenset({"array", "asarray", "asanyarray", "ascontiguousarray", "asfarray",
                           "fromiter"})
 
@@ -113,8 +114,8 @@ def _redirect(name, original):
         if kwargs.get("like") is not None or not _users_call(name):
             return original(*args, **kwargs)
         if _traced_in(args) or _traced_in(kwargs.values()):
-            if name in _CONVERSIONS:
-                # a traced value made an ndarray: a conversion, as NumPy's
+            if name in _CONVERSIONS and (_tensor_in(args) or _tensor_in(kwargs.values())):
+                # a hop tensor made an ndarray: a conversion, hop.compile's
                 return original(*args, **kwargs)
             kwargs.pop("like", None)
             return _as_numpys(impl(*args, **kwargs))
@@ -138,6 +139,17 @@ def _traced_in(values):
         if isinstance(v, (ndarray, _C.Tensor, _C.SymInt)):
             return True
         if isinstance(v, (list, tuple)) and _traced_in(v):
+            return True
+    return False
+
+
+def _tensor_in(values):
+    """Whether a hop tensor (not a hop.numpy array) is among values."""
+    from ._ndarray import ndarray
+    for v in values:
+        if isinstance(v, _C.Tensor) and not isinstance(v, ndarray):
+            return True
+        if isinstance(v, (list, tuple)) and _tensor_in(v):
             return True
     return False
 

@@ -77,7 +77,7 @@ def _axes(axis, ndim, allow_tuple=True):
 
 
 def _axis(a, ndim):
-    a = operator.index(a)
+    a = _int_arg(a, "an integer is required for the axis")
     if not -builtins.max(ndim, 1) <= a < builtins.max(ndim, 1):
         raise _np.AxisError(a, ndim)
     return a + builtins.max(ndim, 1) if a < 0 else a
@@ -324,8 +324,20 @@ def _view(kind, a, fn, np_fn=None, readonly=False, step_kind=None, t=None):
 
 def _shape_arg(shape):
     if isinstance(shape, (tuple, list)):
-        return tuple(shape)
-    return (shape,)
+        return tuple(_int_arg(n) for n in shape)
+    return (_int_arg(shape),)
+
+
+def _int_arg(n, what="an integer is required"):
+    """A size or axis argument as NumPy reads it: an int, a SymInt, or what
+    has __index__ (not a bool, not a float: TypeError)."""
+    if isinstance(n, (int, _C.SymInt)) and not isinstance(n, bool):
+        return n
+    if isinstance(n, (bool, _np.bool_)):
+        raise TypeError(what)
+    if isinstance(n, ndarray) and (n.ndim != 0 or n.dtype.kind not in "iu"):
+        raise TypeError("only integer scalar arrays can be converted to a scalar index")
+    return operator.index(n)
 
 
 @implements(_np.reshape)

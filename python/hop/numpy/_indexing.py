@@ -61,10 +61,18 @@ def _normalize(key, ndim):
     adv = False
     for k in key:
         if isinstance(k, (bool, _np.bool_)):
-            raise _C.UnsupportedError("hop.numpy: indexing with a Python bool is not supported")
+            # a 0-d mask: a new dim of size 1 or 0, an advanced index
+            adv = True
+            items.append(("mask0", bool(k)))
+            continue
         t = _index_tensor(k)
         if t is not None:
-            if _core.np_dtype(t) == _np.dtype(bool):
+            if _core.np_dtype(t) == _np.dtype(bool) and t.ndim == 0:
+                adv = True
+                concrete = not _C._is_proxy(t) and not _core.tracing() and \
+                    not _core._recording()
+                items.append(("mask0", bool(t.item()) if concrete else t))
+            elif _core.np_dtype(t) == _np.dtype(bool):
                 adv = True
                 items.append(("mask", t))
             elif t.ndim == 0 and not _C._is_proxy(t) and not _core.tracing() and \
@@ -82,14 +90,15 @@ def _normalize(key, ndim):
         elif k is Ellipsis:
             items.append(("ellipsis", None))
         elif isinstance(k, slice):
-            items.append(("slice", k))
+            items.append(("slice", k))  # its bounds read below (IndexErrors first)
         elif _is_int(k):
             items.append(("int", k if isinstance(k, _C.SymInt) else int(k)))
         else:
             raise IndexError("only integers, slices (`:`), ellipsis (`...`), numpy.newaxis "
                              "(`None`) and integer or boolean arrays are valid indices")
+    items = [("slice", _slice_key(k)) if kind == "slice" else (kind, k) for kind, k in items]
     consumed = sum(it[1].ndim if it[0] == "mask" else 1 for it in items
-                   if it[0] not in ("none", "ellipsis"))
+                   if it[0] not in ("none", "ellipsis", "mask0"))
     nell = sum(it[0] == "ellipsis" for it in items)
     if nell > 1:
         raise IndexError("an index can only have a single ellipsis ('...')")
@@ -105,6 +114,22 @@ def _normalize(key, ndim):
     if nell == 0:
         out.extend([("slice", slice(None))] * (ndim - consumed))
     return out, adv
+
+
+def _slice_key(s):
+    """slice s with int (or SymInt) bounds, as NumPy reads them (a float is
+    a TypeError)."""
+    parts = []
+    for v in (s.start, s.stop, s.step):
+        if v is None or isinstance(v, (int, _C.SymInt)) and not isinstance(v, bool):
+            parts.append(v)
+            continue
+        if isinstance(v, ndarray) and (v.ndim != 0 or v.dtype.kind not in "iu"):
+            raise TypeError("only integer scalar arrays can be converted to a scalar index")
+        if isinstance(v, (float, _np.floating)) or not hasattr(type(v), "__index__"):
+            raise TypeError("slice indices must be integers or None or have an __index__ method")
+        parts.append(v.__index__())
+    return slice(*parts)
 
 
 def _slice(t, dim, s):
@@ -169,10 +194,29 @@ def _nonzero(mask):
     return nz
 
 
-def _checked(idx, n):
+def _checked(idx, n, dim):
     """Index tensor idx into a dim of size n: wrapped to [0, n), each index
     checked when the program runs (take of arange(n))."""
+    if isinstance(n, int) and n == 0 and all(isinstance(d, int) for d in idx.shape) and \
+            any(d for d in idx.shape) and all(d for d in idx.shape):
+        # no index fits a dim of size 0 (take's shape rule would say so
+        # as a ShapeError)
+        first = int(idx.numpy().flat[0]) if not _C._is_proxy(idx) else 0
+        raise IndexError(f"index {first} is out of bounds for axis {dim} with size 0")
     return _C._op("take", _C.arange(n), 0, idx)
+
+
+def _broadcast_indices(idx):
+    """The index arrays' shapes broadcast together (IndexError as NumPy's
+    when they cannot; sizes known only at run time are left to the ops)."""
+    shapes = [tuple(k.shape) for k in idx]
+    if all(isinstance(d, int) for sh in shapes for d in sh):
+        try:
+            _np.broadcast_shapes(*shapes)
+        except ValueError:
+            raise IndexError("shape mismatch: indexing arrays could not be broadcast together "
+                             "with shapes " + " ".join(str(sh).replace(" ", "")
+                                                       for sh in shapes)) from None
 
 
 def index_tensor(t, key):
@@ -238,14 +282,33 @@ def _static_key(key):
 
 
 def _advanced(t, items):
-    if any(k == "none" for k, _ in items):
-        raise _C.UnsupportedError("hop.numpy: None (numpy.newaxis) together with an array index "
-                                  "is not supported")
+    # None and a 0-d mask add a size-1 dim: None then is a slice of it (it
+    # separates advanced indices, as in NumPy), a 0-d mask an index array
+    # of length 1 (True) or 0 (False) into it
+    dim = 0
+    new_items = []
+    for kind, k in items:
+        if kind in ("none", "mask0"):
+            t = t.unsqueeze(dim)
+            if kind == "none":
+                new_items.append(("slice", slice(None)))
+            elif isinstance(k, bool):
+                new_items.append(("index", _C.zeros((1 if k else 0,), dtype=_C.int64)))
+            else:
+                new_items.append(("mask", k.reshape(1)))
+            dim += 1
+        else:
+            new_items.append((kind, k))
+            dim += k.ndim if kind == "mask" else 1
+    items = new_items
     # Masks become their nonzero() index arrays (one per dim they cover).
     expanded = []
     dim = 0
     for kind, k in items:
-        if kind == "mask":
+        if kind == "index":  # in range already
+            expanded.append(("array", k, True))
+            dim += 1
+        elif kind == "mask":
             for i in range(k.ndim):
                 n, m = t.shape[dim + i], k.shape[i]
                 if isinstance(n, int) and isinstance(m, int) and n != m:
@@ -274,7 +337,8 @@ def _advanced(t, items):
         kind, k, from_mask = expanded[i]
         if kind == "int":
             k = _C.full((), k, dtype=_C.int64)
-        idx.append(k if from_mask else _checked(k, t.shape[i]))
+        idx.append(k if from_mask else _checked(k, t.shape[i], i))
+    _broadcast_indices(idx)
     # The advanced dims to the front, flattened into one, and one linear
     # index into it: sum(idx_i * stride_i), broadcast.
     rest = [i for i in range(t.ndim) if i not in adv_pos]

@@ -386,6 +386,15 @@ def _drop_leading_ones(v, ndim):
     return v
 
 
+def _same_size(d, n):
+    """Whether sizes d and n are known to be equal (no decision about an
+    unbacked size is made)."""
+    if isinstance(d, int) and isinstance(n, int):
+        return d == n
+    return d is n or (isinstance(d, _C.SymInt) and isinstance(n, _C.SymInt) and
+                      d.expr == n.expr)
+
+
 def setitem_value(v, pos, what):
     """The values for put at positions pos (NumPy's broadcasting of an
     assignment's value to the selected shape).  Where a size is known only
@@ -393,15 +402,14 @@ def setitem_value(v, pos, what):
     put checks its element count when it runs, as NumPy checks the count."""
     v = _drop_leading_ones(v, pos.ndim)
     shape = tuple(pos.shape)
-    if tuple(v.shape) == shape:
+    if v.ndim == len(shape) and all(_same_size(d, n) for d, n in zip(v.shape, shape)):
         return v
     lead = len(shape) - v.ndim
     needs_runtime = False
     for d, n in zip(v.shape, shape[lead:]):
         if isinstance(d, int) and d == 1:
             continue
-        if d is n or (isinstance(d, int) and isinstance(n, int) and d == n) or \
-                (isinstance(d, _C.SymInt) and isinstance(n, _C.SymInt) and d.expr == n.expr):
+        if _same_size(d, n):
             continue
         if isinstance(d, int) and isinstance(n, int):
             raise ValueError(f"shape mismatch: value array of shape {tuple(v.shape)} could not "
