@@ -520,9 +520,37 @@ def concatenate(arrays, axis=0, out=None, dtype=None, casting="same_kind", *, _k
                              f"dimension(s) and the array at index {i} has {t.ndim} "
                              f"dimension(s)")
     ax = _axis(axis, ts[0].ndim)
-    dt = _join_dtype(ts, dtype, "concatenate")
+    dt = _join_cast(ts, out, dtype, casting)
     r = _C.cat([_core.cast(t, dt) for t in ts], ax)
-    return _out(kind, r, out=out, what="concatenate")
+    return _join_out(kind, r, out, "concatenate")
+
+
+def _join_cast(ts, out, dtype, casting):
+    """The dtype concatenate and stack make (dtype, out's or the inputs'
+    result type), each input castable to it under casting (NumPy's
+    TypeError)."""
+    if out is not None and dtype is not None:
+        raise TypeError("concatenate() only takes `out` or `dtype` as an argument, but both "
+                        "were provided.")
+    dt = _np.dtype(dtype) if dtype is not None else out.dtype if out is not None else \
+        _join_dtype(ts, None, "concatenate")
+    for t in ts:
+        have = _core.np_dtype(t)
+        if not _np.can_cast(have, dt, casting=casting):
+            raise TypeError(f"Cannot cast array data from {have!r} to {dt!r} according to the "
+                            f"rule {casting!r}")
+    _core.hop_dtype(dt, "concatenate")
+    return dt
+
+
+def _join_out(kind, r, out, what):
+    if out is not None:
+        if not isinstance(out, (ndarray, _np.ndarray)):
+            raise TypeError(f"hop.numpy: {what}: out= must be an array")
+        if len(out.shape) != r.ndim or not builtins.all(
+                _storage._same_size(d, n) for d, n in zip(r.shape, out.shape)):
+            raise ValueError("Output array is the wrong shape")
+    return _out(kind, r, out=out, what=what)
 
 
 @implements(_np.stack)
@@ -535,20 +563,32 @@ def stack(arrays, axis=0, out=None, *, dtype=None, casting="same_kind", _kind=No
     if len(shapes) != 1:
         raise ValueError("all input arrays must have the same shape")
     ax = _axis(axis, ts[0].ndim + 1)
-    dt = _join_dtype(ts, dtype, "stack")
-    return _out(kind, _C.stack([_core.cast(t, dt) for t in ts], ax), out=out, what="stack")
+    dt = _join_cast(ts, out, dtype, casting)
+    return _join_out(kind, _C.stack([_core.cast(t, dt) for t in ts], ax), out, "stack")
+
+
+def _arrays_arg(tup, what):
+    """The sequence of arrays of vstack/hstack (a generator is read once)."""
+    if not isinstance(tup, (list, tuple)):
+        if not hasattr(tup, "__iter__"):
+            raise TypeError(f"arrays to {what} must be passed as a \"sequence\" type such as "
+                            f"list or tuple.")
+        tup = list(tup)
+    return tup
 
 
 @implements(_np.vstack)
 def vstack(tup, *, dtype=None, casting="same_kind", _kind=None):
+    tup = _arrays_arg(tup, "stack")
     return concatenate([atleast_2d(a, _kind=_C.Tensor) for a in tup], 0, dtype=dtype,
-                       _kind=_kind or result_kind(list(tup), ndarray))
+                       casting=casting, _kind=_kind or result_kind(list(tup), ndarray))
 
 
 @implements(_np.hstack)
 def hstack(tup, *, dtype=None, casting="same_kind", _kind=None):
+    tup = _arrays_arg(tup, "stack")
     ts = [atleast_1d(a, _kind=_C.Tensor) for a in tup]
-    return concatenate(ts, 0 if ts and ts[0].ndim == 1 else 1, dtype=dtype,
+    return concatenate(ts, 0 if ts and ts[0].ndim == 1 else 1, dtype=dtype, casting=casting,
                        _kind=_kind or result_kind(list(tup), ndarray))
 
 
@@ -1078,9 +1118,28 @@ def argwhere(a, *, _kind=None):
 
 
 @implements(_np.diff)
-def diff(a, n=1, axis=-1, *, _kind=None):
+def diff(a, n=1, axis=-1, prepend=_np._NoValue, append=_np._NoValue, *, _kind=None):
+    if n == 0:
+        return a
+    if n < 0:
+        raise ValueError("order must be non-negative but got " + repr(n))
     t = _t(a, "diff")
+    if t.ndim == 0:
+        raise ValueError("diff requires input that is at least one dimensional")
     ax = _axis(axis, t.ndim)
+    parts = []
+    for v, at_end in ((prepend, False), (append, True)):
+        if v is _np._NoValue:
+            continue
+        vt = _t(v, "diff")
+        if vt.ndim == 0:
+            shape = list(t.shape)
+            shape[ax] = 1
+            vt = vt.expand(*shape)
+        parts.append((vt, at_end))
+    if parts:
+        seq = [p for p, e in parts if not e] + [t] + [p for p, e in parts if e]
+        t = _t(concatenate(seq, ax, _kind=_C.Tensor))
     for _ in range(n):
         hi = t.slice(ax, 1, None, 1)
         lo = t.slice(ax, 0, -1, 1)

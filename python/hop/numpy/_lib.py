@@ -681,8 +681,11 @@ def piecewise(x, condlist, funclist, *args, _kind=None, **kw):
     kind = _kind or _kind_of(x)
     xa = _arr(x)
     n2 = len(funclist)
-    if _np.isscalar(condlist) or (not isinstance(condlist[0], (list, ndarray, _np.ndarray,
-                                                               _C.Tensor)) and xa.ndim != 0):
+    def is_array(c):  # NumPy's isinstance(c, (list, ndarray)): a NumPy scalar is not one
+        return isinstance(c, (list, _np.ndarray, _C.Tensor)) or \
+            (isinstance(c, ndarray) and not c._scalar)
+    if _np.isscalar(condlist) or (isinstance(condlist, ndarray) and condlist._scalar) or \
+            (not is_array(condlist[0]) and xa.ndim != 0):
         condlist = [condlist]
     conds = [_core.cast(_t(c, "piecewise"), _np.dtype(bool)) for c in condlist]
     n = len(conds)
@@ -1108,3 +1111,323 @@ def _window(name):
 for _w in ("hamming", "hanning", "bartlett", "blackman", "kaiser"):
     implements(name=_w)(_window(_w))
 del _w
+
+
+# ----------------------------------- more of function_base and index_tricks
+
+def _hnp():
+    from . import _funcs as F
+    return F.PUBLIC
+
+
+@implements(_np.unwrap)
+def unwrap(p, discont=None, axis=-1, *, period=6.283185307179586, _kind=None):
+    """NumPy 1.24's unwrap, step for step."""
+    F = _hnp()
+    kind = _kind or _kind_of(p)
+    p = _arr(p, "unwrap")
+    nd = p.ndim
+    dd = F["diff"](p, axis=axis, _kind=ndarray)
+    if discont is None:
+        discont = period / 2
+    slice1 = [slice(None, None)] * nd
+    slice1[axis] = slice(1, None)
+    slice1 = tuple(slice1)
+    dtype = _np.result_type(_np.empty(0, dd.dtype), period)
+    if _np.issubdtype(dtype, _np.integer):
+        interval_high, rem = divmod(period, 2)
+        boundary_ambiguous = rem == 0
+    else:
+        interval_high = period / 2
+        boundary_ambiguous = True
+    interval_low = -interval_high
+    ddmod = _np.mod(dd - interval_low, period) + interval_low
+    if boundary_ambiguous:
+        copyto(ddmod, interval_high, where=(ddmod == interval_low) & (dd > 0))
+    ph_correct = ddmod - dd
+    copyto(ph_correct, 0, where=abs(dd) < discont)
+    up = F["array"](p, copy=True, dtype=dtype)
+    up[slice1] = p[slice1] + F["cumsum"](ph_correct, axis, _kind=ndarray)
+    return _as(kind, up)
+
+
+@implements(_np.msort)
+def msort(a, *, _kind=None):
+    return _hnp()["sort"](a, 0, _kind=_kind or _kind_of(a))
+
+
+def _axis_arg(arr, axis):
+    """delete/insert's axis: the array raveled for None (axis then its
+    last), else a checked axis."""
+    if axis is None:
+        if arr.ndim != 1:
+            arr = _arr(ravel(arr, _kind=ndarray))
+        return arr, arr.ndim - 1
+    if not isinstance(axis, (int, _np.integer)) or isinstance(axis, bool):
+        raise TypeError(f"'{type(axis).__name__}' object cannot be interpreted as an integer")
+    return arr, _axis(axis, arr.ndim)
+
+
+@implements(_np.delete)
+def delete(arr, obj, axis=None, *, _kind=None):
+    """NumPy 1.24's delete: the elements kept are a mask (a traced index
+    array gives a size known when the program runs)."""
+    kind = _kind or _kind_of(arr)
+    F = _hnp()
+    a, axis = _axis_arg(_arr(arr, "delete"), axis)
+    if a.ndim == 0 and axis is not None:
+        raise _np.AxisError(axis, 0)
+    N = a.shape[axis]
+    slobj = [slice(None)] * a.ndim
+    if isinstance(obj, slice):
+        if not isinstance(N, int):
+            raise _C.UnsupportedError("hop.numpy: delete of a slice over a symbolic size is not "
+                                      "supported")
+        keep = _np.ones(N, dtype=bool)
+        keep[obj] = False
+        if keep.all():
+            return _as(kind, F["copy"](a, _kind=ndarray))
+        slobj[axis] = keep
+        return _as(kind, a[tuple(slobj)])
+    if isinstance(obj, (int, _np.integer)) and not isinstance(obj, (bool, _np.bool_)):
+        single = True
+    else:
+        single = False
+        if isinstance(obj, ndarray) and obj._t is not None and _C._is_proxy(obj._t):
+            o = obj
+        else:
+            o = _np.asarray(obj.__array__() if isinstance(obj, ndarray) else obj)
+            if o.size == 0 and not isinstance(obj, (_np.ndarray, ndarray)):
+                o = o.astype(_np.intp)
+            elif o.size == 1 and o.dtype.kind in "ui":
+                obj, single = o.item(), True
+    if single:
+        if isinstance(N, int) and (obj < -N or obj >= N):
+            raise IndexError(f"index {obj} is out of bounds for axis {axis} with size {N}")
+        if obj < 0:
+            obj += N
+        parts = []
+        for sl in (slice(None, obj), slice(obj + 1, None)):
+            slobj[axis] = sl
+            parts.append(a[tuple(slobj)])
+        return _as(kind, concatenate(parts, axis, _kind=ndarray))
+    if o.dtype == _np.dtype(bool):
+        if tuple(o.shape) != (N,):
+            raise ValueError(f"boolean array argument obj to delete must be one dimensional and "
+                             f"match the axis length of {N}")
+        keep = ~(o if isinstance(o, ndarray) else ndarray(_C.asarray(o)))
+    else:
+        keep = F["ones"](N, dtype=bool)
+        keep[(o if isinstance(o, ndarray) else ndarray(_C.asarray(_np.ascontiguousarray(o)))),] \
+            = False
+    slobj[axis] = keep
+    return _as(kind, a[tuple(slobj)])
+
+
+@implements(_np.insert)
+def insert(arr, obj, values, axis=None, *, _kind=None):
+    """NumPy 1.24's insert, step for step (a traced index array must not be
+    a single index: its value would decide the shape)."""
+    kind = _kind or _kind_of(arr)
+    F = _hnp()
+    a, axis = _axis_arg(_arr(arr, "insert"), axis)
+    if a.ndim == 0:
+        raise _np.AxisError(axis, 0)
+    ndim = a.ndim
+    slobj = [slice(None)] * ndim
+    N = a.shape[axis]
+    newshape = list(a.shape)
+    traced = isinstance(obj, ndarray) and _C._is_proxy(obj._t)
+    if isinstance(obj, slice):
+        indices = _np.arange(*obj.indices(N), dtype=_np.intp)
+    elif traced:
+        indices = obj
+        if indices.ndim > 1:
+            raise ValueError("index array argument obj to insert must be one dimensional or "
+                             "scalar")
+        if indices.size == 1:
+            raise _C.UnsupportedError("hop.numpy: insert at a traced single index is not "
+                                      "supported (it decides the layout of the result)")
+    else:
+        indices = _np.array(obj.__array__() if isinstance(obj, ndarray) else obj)
+        if indices.dtype == bool:
+            indices = indices.astype(_np.intp)
+        elif indices.ndim > 1:
+            raise ValueError("index array argument obj to insert must be one dimensional or "
+                             "scalar")
+        if indices.dtype.kind not in "iub" and (indices.size or
+                                                isinstance(obj, (_np.ndarray, ndarray))):
+            raise IndexError("arrays used as indices must be of integer (or boolean) type")
+    if not traced and indices.size == 1:
+        index = indices.item()
+        if index < -N or index > N:
+            raise IndexError(f"index {obj} is out of bounds for axis {axis} with size {N}")
+        if index < 0:
+            index += N
+        vals = F["array"](values, copy=False, ndmin=ndim, dtype=a.dtype)
+        if indices.ndim == 0:
+            vals = F["moveaxis"](vals, 0, axis)
+        numnew = vals.shape[axis]
+        newshape[axis] += numnew
+        new = F["empty"](tuple(newshape), a.dtype)
+        slobj[axis] = slice(None, index)
+        new[tuple(slobj)] = a[tuple(slobj)]
+        slobj[axis] = slice(index, index + numnew)
+        new[tuple(slobj)] = vals
+        slobj[axis] = slice(index + numnew, None)
+        slobj2 = [slice(None)] * ndim
+        slobj2[axis] = slice(index, None)
+        new[tuple(slobj)] = a[tuple(slobj2)]
+        return _as(kind, new)
+    if not traced:
+        if indices.size == 0 and not isinstance(obj, (_np.ndarray, ndarray)):
+            indices = indices.astype(_np.intp)
+        indices = ndarray(_C.asarray(_np.ascontiguousarray(indices.astype(_np.intp))))
+    else:
+        indices = F["array"](indices)
+    indices[indices < 0] += N
+    numnew = len(indices)
+    order = F["argsort"](indices, kind="mergesort")
+    indices[order] += F["arange"](numnew)
+    newshape[axis] += numnew
+    old_mask = F["ones"](newshape[axis], dtype=bool)
+    old_mask[indices] = False
+    new = F["empty"](tuple(newshape), a.dtype)
+    slobj2 = [slice(None)] * ndim
+    slobj[axis] = indices
+    slobj2[axis] = old_mask
+    new[tuple(slobj)] = values
+    new[tuple(slobj2)] = a
+    return _as(kind, new)
+
+
+@implements(_np.ravel_multi_index)
+def ravel_multi_index(multi_index, dims, mode="raise", order="C", *, _kind=None):
+    """The flat index of each coordinate tuple.  Traced coordinates out of
+    range raise when the program runs (an IndexError, where NumPy's is a
+    ValueError)."""
+    dims = tuple(operator.index(d) for d in _np.atleast_1d(dims))
+    if len(multi_index) != len(dims):
+        raise ValueError(f"parameter multi_index must be a sequence of length {len(dims)}")
+    modes = (mode,) * len(dims) if isinstance(mode, str) else tuple(mode)
+    if order not in ("C", "F"):
+        raise ValueError("only 'C' or 'F' order is permitted")
+    ts = [_t(i, "ravel_multi_index") for i in multi_index]
+    if not builtins.any(_C._is_proxy(t) for t in ts):
+        r = _np.ravel_multi_index(tuple(t.numpy() for t in ts), dims, mode=mode, order=order)
+        return wrap(_kind or result_kind(tuple(multi_index), ndarray), _C.asarray(_np.asarray(r)),
+                    scalar=_np.ndim(r) == 0)
+    for t in ts:
+        if _core.np_dtype(t).kind not in "iu":
+            raise TypeError("only int indices permitted")
+    strides = [1] * len(dims)
+    seq = range(len(dims) - 2, -1, -1) if order == "C" else range(1, len(dims))
+    for k in seq:
+        strides[k] = strides[k + 1] * dims[k + 1] if order == "C" else strides[k - 1] * dims[k - 1]
+    lin = None
+    for t, n, st, md in zip(ts, dims, strides, modes):
+        t = _core.cast(t, _np.dtype(_np.int64))
+        if md == "wrap":
+            t = _C.remainder(t, n)
+        elif md == "clip":
+            t = _C.minimum(_C.maximum(t, 0), n - 1)
+        else:
+            t = _C._op("take", _C.arange(n), 0, _C.where(_C.lt(t, 0), n, t))
+        term = t * st
+        lin = term if lin is None else lin + term
+    return wrap(_kind or result_kind(tuple(multi_index), ndarray), lin, scalar=lin.ndim == 0)
+
+
+@implements(_np.unravel_index)
+def unravel_index(indices, shape, order="C", *, _kind=None):
+    """The coordinates of flat indices.  Traced indices out of range raise
+    when the program runs (an IndexError, where NumPy's is a ValueError)."""
+    kind = _kind or _kind_of(indices)
+    dims = tuple(operator.index(d) for d in _np.atleast_1d(shape))
+    t = _t(indices, "unravel_index")
+    if not _C._is_proxy(t):
+        r = _np.unravel_index(t.numpy(), dims, order=order)
+        return tuple(wrap(kind, _C.asarray(_np.asarray(x)), scalar=_np.ndim(x) == 0) for x in r)
+    if _core.np_dtype(t).kind not in "iu":
+        raise TypeError(f"only int indices permitted")
+    size = 1
+    for d in dims:
+        size *= d
+    t = _C._op("take", _C.arange(size), 0, _core.cast(t, _np.dtype(_np.int64)))  # checked
+    out = []
+    rest = t
+    seq = list(reversed(range(len(dims)))) if order == "C" else list(range(len(dims)))
+    coords = {}
+    for k in seq:
+        coords[k] = _C.remainder(rest, dims[k])
+        rest = _C.floor_divide(rest, dims[k])
+    for k in range(len(dims)):
+        out.append(wrap(kind, coords[k], scalar=coords[k].ndim == 0))
+    return tuple(out)
+
+
+@implements(_np.ix_)
+def ix_(*args, _kind=None):
+    out = []
+    nd = len(args)
+    for k, new in enumerate(args):
+        if not isinstance(new, (ndarray, _np.ndarray)):
+            new = _np.asarray(new)
+            if new.size == 0:
+                new = new.astype(_np.intp)
+        t = _t(new, "ix_")
+        if t.ndim != 1:
+            raise ValueError("Cross index must be 1 dimensional")
+        if t.dtype is _C.bool:
+            t = t.nonzero().select(1, 0)
+        out.append(wrap(_kind or _kind_of(new), t.reshape((1,) * k + (-1,) + (1,) * (nd - k - 1))))
+    return tuple(out)
+
+
+@implements(_np.apply_along_axis)
+def apply_along_axis(func1d, axis, arr, *args, _kind=None, **kwargs):
+    """NumPy 1.24's apply_along_axis: func1d called on each 1-d slice (a
+    Python loop over the other dims, whose sizes must be known)."""
+    F = _hnp()
+    kind = _kind or _kind_of(arr)
+    arr = _arr(arr, "apply_along_axis")
+    nd = arr.ndim
+    axis = _axis(axis, nd)
+    in_dims = list(range(nd))
+    inarr_view = transpose(arr, in_dims[:axis] + in_dims[axis + 1:] + [axis], _kind=ndarray)
+    outer = tuple(inarr_view.shape[:-1])
+    if not _static(*outer):
+        raise _C.UnsupportedError("hop.numpy: apply_along_axis over symbolic sizes is not "
+                                  "supported")
+    inds = iter(_np.ndindex(outer))
+    try:
+        ind0 = next(inds)
+    except StopIteration:
+        raise ValueError("Cannot apply_along_axis when any iteration dimensions are 0") from None
+    res = F["asanyarray"](func1d(inarr_view[ind0], *args, **kwargs))
+    buff = F["zeros"](outer + tuple(res.shape), res.dtype)
+    buff_dims = list(range(buff.ndim))
+    buff_permute = (buff_dims[0:axis] + buff_dims[buff.ndim - res.ndim:buff.ndim] +
+                    buff_dims[axis:buff.ndim - res.ndim])
+    buff[ind0] = res
+    for ind in inds:
+        buff[ind] = F["asanyarray"](func1d(inarr_view[ind], *args, **kwargs))
+    return _as(kind, transpose(buff, buff_permute, _kind=ndarray))
+
+
+@implements(_np.apply_over_axes)
+def apply_over_axes(func, a, axes, *, _kind=None):
+    val = _arr(a, "apply_over_axes")
+    N = val.ndim
+    if _np.array(axes).ndim == 0:
+        axes = (axes,)
+    for axis in axes:
+        if axis < 0:
+            axis = N + axis
+        res = func(val, axis)
+        if res.ndim != val.ndim:
+            res = expand_dims(res, axis)
+            if res.ndim != val.ndim:
+                raise ValueError("function is not returning an array of the correct shape")
+        val = res
+    return _as(_kind or _kind_of(a), val)

@@ -170,9 +170,24 @@ def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=N
     w = None
     if fweights is not None:
         fw = _core.cast(_t(fweights, "cov"), _np.dtype(_np.float64))
+        if not _core.decide(_C.all(_C.eq(fw, _C.round(fw)), None, False),
+                            "cov: whether fweights are integers"):
+            raise TypeError("fweights must be integer")
+        if fw.ndim > 1:
+            raise RuntimeError("cannot handle multidimensional fweights")
+        if fw.shape[0] != X.shape[1]:
+            raise RuntimeError("incompatible numbers of samples and fweights")
+        if _core.decide(_C.any(_C.lt(fw, 0), None, False), "cov: whether fweights are negative"):
+            raise ValueError("fweights cannot be negative")
         w = fw
     if aweights is not None:
         aw = _core.cast(_t(aweights, "cov"), _np.dtype(_np.float64))
+        if aw.ndim > 1:
+            raise RuntimeError("cannot handle multidimensional aweights")
+        if aw.shape[0] != X.shape[1]:
+            raise RuntimeError("incompatible numbers of samples and aweights")
+        if _core.decide(_C.any(_C.lt(aw, 0), None, False), "cov: whether aweights are negative"):
+            raise ValueError("aweights cannot be negative")
         w = aw if w is None else w * aw
     Xa = ndarray(X)
     avg, w_sum = average(Xa, axis=1, weights=None if w is None else ndarray(w), returned=True,
@@ -196,7 +211,7 @@ def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=N
         fact = _C.maximum(fact, 0)
         c = c * _C.div(1.0, fact)
     c = c.reshape(()) if c.shape == (1, 1) else c
-    return wrap(kind, c, scalar=c.ndim == 0)
+    return wrap(kind, c)  # a 0-d array for one variable, as NumPy's
 
 
 @implements(_np.corrcoef)
@@ -357,7 +372,7 @@ def median(a, axis=None, out=None, overwrite_input=False, keepdims=False, *, _ki
     t2, ax = _reduce_axes(t, axis)
     s, n = _sorted_along(t2, ax)
     if t.ndim == 0:
-        return wrap(kind, t.clone(), scalar=True)
+        return F.mean(ndarray(t), _kind=kind)
     if not isinstance(n, int):
         raise _C.UnsupportedError("hop.numpy: median over a symbolic size is not supported")
     if n % 2 == 1:
@@ -642,8 +657,9 @@ def digitize(x, bins, right=False, *, _kind=None):
     side = "left" if right else "right"
     if isinstance(n, int) and n <= 1:
         return searchsorted(b, x, side=side, _kind=kind)
-    inc = _C.all(_C.ge(b.slice(0, 1, None, 1), b.slice(0, 0, -1, 1)), None, False)
-    dec = _C.all(_C.le(b.slice(0, 1, None, 1), b.slice(0, 0, -1, 1)), None, False)
+    bd = _core.cast(b, _np.dtype(_np.float64))  # NumPy decides in doubles (gh-11022)
+    inc = _C.all(_C.ge(bd.slice(0, 1, None, 1), bd.slice(0, 0, -1, 1)), None, False)
+    dec = _C.all(_C.le(bd.slice(0, 1, None, 1), bd.slice(0, 0, -1, 1)), None, False)
     if not _core.decide(_C.logical_or(inc, dec), "digitize: whether bins are monotonic"):
         raise ValueError("bins must be monotonically increasing or decreasing")
     up = _t(searchsorted(b, x, side=side, _kind=ndarray))
@@ -1093,7 +1109,13 @@ def interp(x, xp, fp, left=None, right=None, period=None, *, _kind=None):
     n = xpt.shape[0]
     lval = fpt.select(0, 0) if left is None else _C.full((), float(left), dtype=_C.float64)
     rval = fpt.select(0, n - 1) if right is None else _C.full((), float(right), dtype=_C.float64)
-    j = _C._op("searchsorted", xpt, xt, True) - 1
+    if isinstance(n, int) and 1 < n <= 4:
+        # NumPy's linear search for 4 points or fewer: the run of leading
+        # xp[1:] <= x (a nan among xp ends it, as it ends NumPy's)
+        ge = _C.ge(xt.unsqueeze(-1), xpt.slice(0, 1, None, 1)).to(_C.int64)
+        j = _C.sum(_C.cumprod(ge, -1), [-1], False)
+    else:
+        j = _C._op("searchsorted", xpt, xt, True) - 1
     jc = _C.minimum(_C.maximum(j, 0), n - 1)
     jn = _C.minimum(jc + 1, n - 1)
     x0, x1 = _C._op("take", xpt, 0, jc), _C._op("take", xpt, 0, jn)
@@ -1105,7 +1127,7 @@ def interp(x, xp, fp, left=None, right=None, period=None, *, _kind=None):
     r = _C.where(_C.logical_and(_C.ne(r, r), _C.eq(y0, y1)), y0, r)
     r = _C.where(_C.eq(x0, xt), y0, r)
     r = _C.where(_C.eq(j, n - 1), fpt.select(0, n - 1), r)
-    r = _C.where(_C.lt(j, 0), lval, r)
+    r = _C.where(_C.lt(xt, xpt.select(0, 0)), lval, r)
     r = _C.where(_C.gt(xt, xpt.select(0, n - 1)), rval, r)
     r = _C.where(_C.ne(xt, xt), xt, r)
     return wrap(kind, r, scalar=r.ndim == 0)
