@@ -1213,11 +1213,9 @@ def result_type(*arrays_and_dtypes, _kind=None):
 def array_function(func, types, args, kwargs):
     """__array_function__ of hop.numpy arrays and hop.Tensor."""
     impl = FUNCS.get(func)
-    kind = result_kind(args, NumpyArg if builtins.any(type(x) is NumpyArg for x in args)
+    vals = list(args) + list(kwargs.values())  # np.ediff1d(ary=a): arrays as keywords too
+    kind = result_kind(vals, NumpyArg if builtins.any(type(x) is NumpyArg for x in vals)
                        else ndarray)
-    for v in kwargs.values():
-        if isinstance(v, _C.Tensor):
-            kind = _C.Tensor
     if impl is None:
         from ._ufuncs import fallback
         return fallback(func, func.__name__, args, kwargs, kind)

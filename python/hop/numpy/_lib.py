@@ -321,7 +321,8 @@ def tril_indices_from(arr, k=0, *, _kind=None):
     t = _t(arr)
     if t.ndim != 2:
         raise ValueError("input array must be 2-d")
-    return tril_indices(t.shape[-2], k=k, m=t.shape[-1])
+    return tuple(_as(_kind or _kind_of(arr), r)
+                 for r in tril_indices(t.shape[-2], k=k, m=t.shape[-1]))
 
 
 @implements(_np.triu_indices_from)
@@ -329,7 +330,8 @@ def triu_indices_from(arr, k=0, *, _kind=None):
     t = _t(arr)
     if t.ndim != 2:
         raise ValueError("input array must be 2-d")
-    return triu_indices(t.shape[-2], k=k, m=t.shape[-1])
+    return tuple(_as(_kind or _kind_of(arr), r)
+                 for r in triu_indices(t.shape[-2], k=k, m=t.shape[-1]))
 
 
 # ------------------------------------------------------------ diagonals

@@ -737,18 +737,20 @@ def unique(ar, return_index=False, return_inverse=False, return_counts=False, ax
 
 def _unique1d(t, return_index, return_inverse, return_counts, equal_nan):
     n = t.shape[0]
-    perm = _C._op("argsort", t, 0, False) if n != 0 else _C.zeros((0,), dtype=_C.int64)
+    perm = _C._op("argsort", t, 0, False)
     aux = _C._op("take", t, 0, perm)
     if isinstance(n, int) and n == 0:
         mask = _C.zeros((0,), dtype=_C.bool)
-    else:
+    elif isinstance(n, int):
         head = _C.ones((1,), dtype=_C.bool)
         a1, a0 = aux.slice(0, 1, None, 1), aux.slice(0, 0, -1, 1)
-        diff = _C.ne(a1, a0)
-        if equal_nan and _core.np_dtype(t).kind == "f":
-            both = _C.logical_and(_C.ne(a1, a1), _C.ne(a0, a0))  # nans sort last, all together
-            diff = _C.logical_and(diff, _C.logical_not(both))
-        mask = _C.cat([head, diff], 0)
+        mask = _C.cat([head, _first_of_run(a1, a0, equal_nan)], 0)
+    else:
+        # a size known only at run time (the input of a unique already):
+        # each element against the one before it, all of size n
+        pos = _C.arange(n)
+        prev = _C._op("take", aux, 0, _C.maximum(pos - 1, 0))
+        mask = _C.logical_or(_C.eq(pos, 0), _first_of_run(aux, prev, equal_nan))
     keep = mask.nonzero().select(1, 0)
     ret = (_C._op("take", aux, 0, keep),)
     if return_index:
@@ -763,11 +765,24 @@ def _unique1d(t, return_index, return_inverse, return_counts, equal_nan):
     return ret
 
 
+def _first_of_run(a1, a0, equal_nan):
+    """a1 != a0 (each sorted element against the one before), nans equal
+    under equal_nan (they sort last, all together)."""
+    diff = _C.ne(a1, a0)
+    if equal_nan and _core.np_dtype(a1).kind == "f":
+        both = _C.logical_and(_C.ne(a1, a1), _C.ne(a0, a0))
+        diff = _C.logical_and(diff, _C.logical_not(both))
+    return diff
+
+
 def _unique_axis(t, return_index, return_inverse, return_counts, axis, kind):
     ax = _axis(axis, t.ndim)
     m = t.permute(*([ax] + [d for d in range(t.ndim) if d != ax])) if t.ndim > 1 else t
-    rows = m.reshape(m.shape[0], -1)
-    n, k = rows.shape[0], rows.shape[1]
+    k = 1
+    for d in m.shape[1:]:
+        k = k * d
+    rows = m.reshape(m.shape[0], k)
+    n = rows.shape[0]
     if not isinstance(k, int):
         raise _C.UnsupportedError("hop.numpy: unique along an axis with symbolic sizes is not "
                                   "supported")
@@ -804,6 +819,8 @@ def _unique_axis(t, return_index, return_inverse, return_counts, axis, kind):
 
 @implements(_np.in1d)
 def in1d(ar1, ar2, assume_unique=False, invert=False, *, kind=None, _kind=None):
+    if kind not in (None, "sort", "table"):
+        raise ValueError(f"Invalid kind: '{kind}'. Please use None, 'sort' or 'table'.")
     a = _t(ar1, "in1d").reshape(-1)
     b = _t(ar2, "in1d").reshape(-1)
     dt = _np.result_type(_core.np_dtype(a), _core.np_dtype(b))
@@ -819,8 +836,9 @@ def in1d(ar1, ar2, assume_unique=False, invert=False, *, kind=None, _kind=None):
 @implements(_np.isin)
 def isin(element, test_elements, assume_unique=False, invert=False, *, kind=None, _kind=None):
     t = _t(element, "isin")
-    r = _t(in1d(t, test_elements, assume_unique, invert, _kind=ndarray)).reshape(tuple(t.shape))
-    return wrap(_kind or result_kind((element, test_elements), ndarray), r, scalar=t.ndim == 0)
+    r = _t(in1d(t, test_elements, assume_unique, invert, kind=kind, _kind=ndarray)).reshape(
+        tuple(t.shape))
+    return wrap(_kind or result_kind((element, test_elements), ndarray), r)  # 0-d: an array
 
 
 def _set_result(kind, t):
@@ -839,11 +857,34 @@ def union1d(ar1, ar2, *, _kind=None):
 def intersect1d(ar1, ar2, assume_unique=False, return_indices=False, *, _kind=None):
     kind = _kind or result_kind((ar1, ar2), ndarray)
     if return_indices:
-        raise _C.UnsupportedError("hop.numpy: intersect1d with return_indices is not supported")
+        return _intersect1d_indices(ar1, ar2, assume_unique, kind)
     a = _t(unique(_t(ar1).reshape(-1), _kind=ndarray))
     b = _t(unique(_t(ar2).reshape(-1), _kind=ndarray))
     keep = _t(in1d(a, b, _kind=ndarray))
     return wrap(kind, _C._op("take", a, 0, keep.nonzero().select(1, 0)))
+
+
+def _intersect1d_indices(ar1, ar2, assume_unique, kind):
+    """NumPy 1.24's intersect1d with return_indices, step for step."""
+    a, b = _t(ar1).reshape(-1), _t(ar2).reshape(-1)
+    if not assume_unique:
+        a, ind1 = _unique1d(a, True, False, False, True)
+        b, ind2 = _unique1d(b, True, False, False, True)
+    aux = _C.cat([a, b], 0)
+    order = _C._op("argsort", aux, 0, False)  # stable, as NumPy's mergesort
+    aux = _C._op("take", aux, 0, order)
+    n = aux.shape[0]
+    pos = _C.arange(n)
+    nxt = _C._op("take", aux, 0, _C.minimum(pos + 1, n - 1))  # (sizes of size n only)
+    mask = _C.logical_and(_C.eq(aux, nxt), _C.lt(pos, n - 1))
+    sel = mask.nonzero().select(1, 0)
+    int1d = _C._op("take", aux, 0, sel)
+    i1 = _C._op("take", order, 0, sel)
+    i2 = _C._op("take", order, 0, sel + 1) - a.shape[0]
+    if not assume_unique:
+        i1 = _C._op("take", ind1, 0, i1)
+        i2 = _C._op("take", ind2, 0, i2)
+    return wrap(kind, int1d), wrap(kind, i1), wrap(kind, i2)
 
 
 @implements(_np.setdiff1d)
@@ -875,11 +916,18 @@ def ediff1d(ary, to_end=None, to_begin=None, *, _kind=None):
     d = t.slice(0, 1, None, 1) - t.slice(0, 0, -1, 1) if t.dtype is not _C.bool else \
         _C.ne(t.slice(0, 1, None, 1), t.slice(0, 0, -1, 1))
     parts = []
+    dtype_req = _core.np_dtype(t)
+    for v, name in ((to_begin, "to_begin"), (to_end, "to_end")):
+        if v is not None and not _np.can_cast(_core.np_dtype(_t(v)) if isinstance(
+                v, (ndarray, _C.Tensor, _np.ndarray)) else _np.asarray(v), dtype_req,
+                casting="same_kind"):
+            raise TypeError(f"dtype of `{name}` must be compatible with input `ary` under the "
+                            f"`same_kind` rule.")
     if to_begin is not None:
-        parts.append(_core.cast(_t(to_begin).reshape(-1), _core.np_dtype(t)))
+        parts.append(_core.cast(_t(to_begin).reshape(-1), dtype_req))
     parts.append(d)
     if to_end is not None:
-        parts.append(_core.cast(_t(to_end).reshape(-1), _core.np_dtype(t)))
+        parts.append(_core.cast(_t(to_end).reshape(-1), dtype_req))
     return wrap(kind, _C.cat(parts, 0) if len(parts) > 1 else d)
 
 
@@ -1023,13 +1071,13 @@ def histogramdd(sample, bins=10, range=None, normed=None, weights=None, density=
     for i in builtins.range(D):
         col = s.select(1, i)
         e, _ = _bin_edges(col, bins_list[i], ranges[i], None, "histogramdd")
-        e = _core.cast(e, _np.result_type(_core.np_dtype(e), _np.float64))
-        edges.append(e)
+        edges.append(e)  # explicit edges keep their dtype, as NumPy's asarray(bins[i])
         nb = e.shape[0] + 1
         nbin.append(nb)
-        c = _core.cast(col, _core.np_dtype(e))
-        k = _C._op("searchsorted", e, c, True)
-        on_edge = _C.eq(c, e.select(0, nb - 2))
+        cdt = _np.result_type(_core.np_dtype(e), _core.np_dtype(col))
+        ec, c = _core.cast(e, cdt), _core.cast(col, cdt)
+        k = _C._op("searchsorted", ec, c, True)
+        on_edge = _C.eq(c, ec.select(0, nb - 2))
         k = _C.where(on_edge, k - 1, k)
         idxs.append(k)
     flat = idxs[0]
@@ -1053,7 +1101,7 @@ def histogramdd(sample, bins=10, range=None, normed=None, weights=None, density=
             shape = [1] * D
             shape[i] = nbin[i] - 2
             de = edges[i].slice(0, 1, None, 1) - edges[i].slice(0, 0, -1, 1)
-            hist = hist / de.reshape(shape)
+            hist = hist / _core.cast(de, _np.dtype(_np.float64)).reshape(shape)
         hist = hist / s_
     return wrap(kind, hist), [wrap(kind, e) for e in edges]
 

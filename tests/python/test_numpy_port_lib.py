@@ -1,0 +1,378 @@
+"""Ported from PyTorch's test/torch_np/numpy_tests/lib/ (issue #29):
+test_twodim_base.py, test_arraysetops.py, test_histograms.py,
+test_type_check.py, test_index_tricks.py, test_shape_base_.py,
+test_arraypad.py and test_nanfunctions.py, each call run by NumPy and by
+hop.compile (numpy_diff.check).  Complex inputs are another issue's and
+left out."""
+
+import numpy as np
+import pytest
+
+from numpy_diff import check, ported, raises
+
+
+def _src(name):
+    def port(test):
+        return ported(f"numpy_tests/lib/{name}", test)
+    return port
+
+
+# ------------------------------------------------------- test_twodim_base
+
+port = _src("test_twodim_base.py")
+
+
+@port("TestEye.test_basic")
+@port("TestEye.test_diag")
+@port("TestEye.test_2d")
+@port("TestEye.test_diag2d")
+@port("TestEye.test_eye_bounds")
+@port("TestEye.test_bool")
+@port("TestEye.test_order")
+def test_eye():
+    def f(x):
+        r = [np.eye(4), np.eye(4, dtype="f"), np.eye(3) == 1, np.eye(3, dtype=bool), np.eye(4, k=1),
+             np.eye(4, k=-1), np.eye(4, 3), np.eye(3, 4), np.eye(3, 4, k=2), np.eye(4, 3, k=-2),
+             np.eye(4, 3, k=-1, order="F")]
+        r += [np.eye(n, m, k) for n, m, k in [(2, 2, 1), (2, 2, -1), (2, 2, 2), (2, 2, -2),
+                                              (3, 2, 2), (3, 2, 1), (3, 2, -1), (3, 2, -2),
+                                              (3, 2, -3)]]
+        return [e + x for e in r]
+    check(f, np.array(0))
+
+
+@port("TestDiag.test_vector")
+@port("TestDiag.test_matrix")
+@port("TestDiag.test_fortran_order")
+@port("TestDiag.test_diag_bounds")
+def test_diag():
+    def f(vals):
+        b = np.zeros((5, 5))
+        for k in range(5):
+            b[k, k] = vals[k]
+        b2, c2 = np.zeros((7, 7)), np.zeros((7, 7))
+        for k in range(5):
+            b2[k, k + 2] = vals[k]
+            c2[k + 2, k] = vals[k]
+        return np.diag(vals), b, np.diag(vals, k=2), b2, np.diag(vals, k=-2), c2
+    check(f, (100 * np.arange(5)).astype("l"))
+    m = (100 * (np.arange(5)[:, None] + np.arange(5)[None, :]) + 1).astype("l")
+    check(lambda v: (np.diag(v), np.diag(v, 2), np.diag(v, -2), np.diag(v.T.copy().T)), m)
+    check(lambda a: [np.diag(a, k=k) for k in range(-3, 3)], np.array([[1, 2], [3, 4], [5, 6]]))
+
+
+@port("TestDiag.test_failure")
+def test_diag_failure():
+    raises(ValueError, lambda x: np.diag(x), np.array([[[1]]]))
+
+
+@port("TestFliplr.test_basic")
+@port("TestFlipud.test_basic")
+def test_fliplr_flipud():
+    raises(ValueError, lambda x: np.fliplr(x), np.ones(4))
+    a = np.arange(4)[:, None] + np.arange(4)[None, :]
+    check(lambda a: (np.fliplr(a), np.flip(a, 1), np.flipud(a), np.flip(a, 0)), a)
+    check(lambda: (np.fliplr([[0, 1, 2], [3, 4, 5]]), np.flipud([[0, 1, 2], [3, 4, 5]])))
+
+
+@port("TestHistogram2d.test_simple")
+def test_histogram2d_simple():
+    x = np.array([0.41702200, 0.72032449, 1.1437481e-4, 0.302332573, 0.146755891])
+    y = np.array([0.09233859, 0.18626021, 0.34556073, 0.39676747, 0.53881673])
+    check(lambda x, y, e: (np.histogram2d(x, y, (e, e))[0], np.histogram2d(x, y, e)[0]), x, y,
+          np.linspace(0, 1, 10))
+    check(lambda r: np.histogram2d(r, r), np.arange(10))
+
+
+@port("TestHistogram2d.test_asym")
+@port("TestHistogram2d.test_density")
+@port("TestHistogram2d.test_all_outliers")
+@port("TestHistogram2d.test_empty")
+@port("TestHistogram2d.test_binparameter_combination")
+def test_histogram2d_more():
+    check(lambda x, y: np.histogram2d(x, y, (6, 5), range=[[0, 6], [0, 5]], density=True),
+          np.array([1, 1, 2, 3, 4, 4, 4, 5]), np.array([1, 3, 2, 0, 1, 2, 3, 4]))
+    check(lambda x, y: np.histogram2d(x, y, [[1, 2, 3, 5], [1, 2, 3, 5]], density=True),
+          np.array([1, 2, 3, 1, 2, 3, 1, 2, 3]), np.array([1, 1, 1, 2, 2, 2, 3, 3, 3]))
+    check(lambda r: np.histogram2d(r, r, (4, 5), range=([0, 1], [0, 1])),
+          np.random.default_rng(0).random(100) + 1.0 + 1e6)
+    check(lambda e: (np.histogram2d(e, e, bins=([0, 1], [0, 1])), np.histogram2d(e, e, bins=4)),
+          np.array([]))
+    x = np.array([0, 0.09207008, 0.64575234, 0.12875982, 0.47390599, 0.59944483, 1])
+    y = np.array([0, 0.14344267, 0.48988575, 0.30558665, 0.44700682, 0.15886423, 1])
+    edges = (0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1)
+    check(lambda x, y: (np.histogram2d(x, y, (edges, 4)), np.histogram2d(x, y, (4, edges))), x, y)
+
+
+@port("TestHistogram2d.test_bad_length")
+@pytest.mark.parametrize("x_len,y_len", [(10, 11), (20, 19)])
+def test_histogram2d_bad_length(x_len, y_len):
+    raises(ValueError, lambda x, y: np.histogram2d(x, y), np.ones(x_len), np.ones(y_len))
+
+
+@port("TestTri.test_dtype")
+@port("TestTri.test_tril_triu_ndim2")
+@port("TestTri.test_tril_triu_ndim3")
+@port("TestTri.test_tril_triu_with_inf")
+@port("TestTri.test_tril_triu_dtype")
+@pytest.mark.parametrize("dt", list("efdBbhil?"))
+def test_tri_tril_triu(dt):
+    check(lambda x: (np.tri(3) + x, np.tri(3, dtype=bool) | (x > 0)), np.array(0))
+    check(lambda a, a3, z: (np.tril(a), np.triu(a), np.tril(a3), np.triu(a3), np.tril(z), np.triu(z)),
+          np.ones((2, 2), dtype=dt),
+          np.array([[[1, 1], [1, 1]], [[1, 1], [1, 0]], [[1, 1], [0, 0]]], dtype=dt),
+          np.zeros((3, 3), dtype=dt))
+    check(lambda a: (np.triu(a), np.tril(a)), np.array([[1, 1, np.inf], [1, 1, 1], [np.inf, 1, 1]]))
+
+
+@port("TestTri.test_tril_indices")
+@port("TestTriuIndices.test_triu_indices")
+@pytest.mark.parametrize("fn", [np.tril_indices, np.triu_indices])
+def test_tril_triu_indices(fn):
+    def f(a, b):
+        i1, i2, i3, i4 = fn(4), fn(4, k=2), fn(4, m=5), fn(4, k=2, m=5)
+        r = [a[i1], b[i3]]
+        a[i1] = -1
+        b[i3] = -1
+        r += [a.copy(), b.copy()]
+        a[i2] = -10
+        b[i4] = -10
+        return r + [a, b]
+    check(f, np.arange(1, 17).reshape(4, 4), np.arange(1, 21).reshape(4, 5))
+
+
+@port("TestTri.test_mask_indices")
+def test_mask_indices():
+    check(lambda a: (a[np.mask_indices(3, np.triu)], a[np.mask_indices(3, np.triu, 1)]),
+          np.arange(9).reshape(3, 3))
+
+
+@port("TestTrilIndicesFrom.test_exceptions")
+@port("TestTriuIndicesFrom.test_exceptions")
+def test_tril_triu_indices_from_exceptions():
+    for fn in (np.tril_indices_from, np.triu_indices_from):
+        for shape in [(2,), (2, 2, 2)]:
+            raises(ValueError, lambda x, fn=fn: fn(x), np.ones(shape))
+        check(lambda x, fn=fn: fn(x), np.ones((2, 3)))
+
+
+@port("TestVander.test_basic")
+@port("TestVander.test_dtypes")
+def test_vander():
+    check(lambda c: [np.vander(c)] + [np.vander(c, N=n) for n in range(6)], np.array([0, 1, -2, 3]))
+    check(lambda c: np.vander(c), np.array([11, -12, 13], dtype=np.int8))
+
+
+# ------------------------------------------------------ test_arraysetops
+
+port = _src("test_arraysetops.py")
+
+
+@port("TestSetOps.test_intersect1d")
+@port("TestSetOps.test_intersect1d_array_like")
+def test_intersect1d():
+    check(lambda a, b: np.intersect1d(a, b, assume_unique=True), np.array([5, 7, 1, 2]),
+          np.array([2, 4, 3, 1, 5]))
+    check(lambda a, b: (np.intersect1d(a, b), np.intersect1d([], b[:0])),
+          np.array([5, 5, 7, 1, 2]), np.array([2, 1, 4, 3, 3, 1, 5]))
+    check(lambda a: (np.intersect1d(a, a), np.intersect1d([1, 2, 3], a + 1)), np.arange(3))
+
+
+@port("TestSetOps.test_intersect1d_indices")
+def test_intersect1d_indices():
+    def f(a, b, unique):
+        c, i1, i2 = np.intersect1d(a, b, assume_unique=unique, return_indices=True)
+        if a.ndim == 1:
+            return c, i1, i2, a[i1], b[i2]
+        return c, i1, i2, a[np.unravel_index(i1, a.shape)], b[np.unravel_index(i2, b.shape)]
+    check(f, np.array([1, 2, 3, 4]), np.array([2, 1, 4, 6]), True)
+    check(f, np.array([1, 2, 2, 3, 4, 3, 2]), np.array([1, 8, 4, 2, 2, 3, 2, 3]), False)
+    check(f, np.array([[2, 4, 5, 6], [7, 8, 1, 15]]), np.array([[3, 2, 7, 6], [10, 12, 8, 9]]),
+          True)
+    check(f, np.array([[2, 4, 5, 6, 6], [4, 7, 8, 7, 2]]), np.array([[3, 2, 7, 7], [10, 12, 8, 7]]),
+          False)
+
+
+@port("TestSetOps.test_setxor1d")
+@port("TestSetOps.test_manyways")
+def test_setxor1d():
+    for a, b in [([5, 7, 1, 2], [2, 4, 3, 1, 5]), ([1, 2, 3], [6, 5, 4]), ([1, 8, 2, 3], [6, 5, 4, 8]),
+                 ([5, 7, 1, 2, 8], [9, 8, 2, 4, 3, 1, 5])]:
+        check(lambda a, b: (np.setxor1d(a, b),
+                            np.setdiff1d(np.union1d(a, b), np.intersect1d(a, b))),
+              np.array(a), np.array(b))
+    check(lambda e: np.setxor1d(e, e), np.array([]))
+
+
+@port("TestSetOps.test_ediff1d")
+def test_ediff1d():
+    def f(zero, one, two):
+        return (np.ediff1d(zero), np.ediff1d(zero, to_begin=0), np.ediff1d(zero, to_end=0),
+                np.ediff1d(zero, to_begin=-1, to_end=0), np.ediff1d(one), np.ediff1d(two),
+                np.ediff1d(two, to_begin=7, to_end=9), np.ediff1d(two, to_begin=[5, 6], to_end=[7, 8]),
+                np.ediff1d(two, to_end=9), np.ediff1d(two, to_end=[7, 8]), np.ediff1d(two, to_begin=7),
+                np.ediff1d(two, to_begin=[5, 6]))
+    check(f, np.array([]), np.array([1]), np.array([1, 2]))
+
+
+@port("TestSetOps.test_ediff1d_forbidden_type_casts")
+def test_ediff1d_forbidden_type_casts():
+    for ary, pre, app in [(np.array([1, 2, 3], dtype=np.int64), None, np.nan),
+                          (np.array([1, 2, 3], dtype=np.int64), np.array([5, 7, 2], np.float32), None),
+                          (np.array([1.0, 3.0, 9.0], dtype=np.int8), np.nan, np.nan)]:
+        raises(TypeError, lambda a, pre=pre, app=app: np.ediff1d(a, to_end=app, to_begin=pre), ary)
+
+
+@port("TestSetOps.test_ediff1d_scalar_handling")
+@pytest.mark.parametrize("ary,prepend,append", [
+    (np.array([1, 2, 3], dtype=np.int16), 2**16, 2**16 + 4),
+    (np.array([1, 2, 3], dtype=np.float32), np.array([5], dtype=np.float64), None),
+    (np.array([1, 2, 3], dtype=np.int32), 0, 0), (np.array([1, 2, 3], dtype=np.int64), 3, -9)])
+def test_ediff1d_scalar_handling(ary, prepend, append):
+    check(lambda a: np.ediff1d(ary=a, to_end=append, to_begin=prepend), ary)
+
+
+@port("TestSetOps.test_isin")
+@pytest.mark.parametrize("kind", [None, "sort", "table"])
+def test_isin(kind):
+    a = np.arange(24).reshape([2, 3, 4])
+    b = np.array([[10, 20, 30], [0, 1, 3], [11, 22, 33]])
+    check(lambda a, b, f: (np.isin(a, b, kind=kind), np.isin(f, b, kind=kind),
+                           np.isin(a, f, kind=kind), np.isin(f, f, kind=kind),
+                           np.isin(5, b, kind=kind), np.isin(a, 6, kind=kind)), a, b, np.array(3))
+    check(lambda c: np.isin(c, (9, 7), kind=kind), np.array([(9, 8), (7, 6)]))
+    for dt in [bool, np.int64] + ([np.float64] if kind != "table" else []):
+        ar = np.array([True, False, False]) if dt is bool else np.array([10, 20, 30], dtype=dt)
+        e = np.array([], dtype=dt)
+        check(lambda e, ar: (np.isin(e, ar, kind=kind), np.isin(ar, e, kind=kind),
+                             np.isin(e, e, kind=kind)), e, ar)
+
+
+@port("TestSetOps.test_in1d")
+@port("TestSetOps.test_in1d_invert")
+@port("TestSetOps.test_in1d_ravel")
+@port("TestSetOps.test_in1d_hit_alternate_algorithm")
+@port("TestSetOps.test_in1d_boolean")
+@pytest.mark.parametrize("kind", [None, "sort", "table"])
+def test_in1d(kind):
+    for mult in (1, 10):
+        for a, b, uniq in [([5, 7, 1, 2], [2, 4, 3, 1, 5] * mult, True),
+                           ([8, 7, 1, 2], [2, 4, 3, 1, 5] * mult, True),
+                           ([4, 7, 1, 8], [2, 4, 3, 1, 5] * mult, True),
+                           ([5, 4, 5, 3, 4, 4, 3, 4, 3, 5, 2, 1, 5, 5], [2, 3, 4] * mult, False),
+                           ([5, 4, 5, 3, 4, 4, 3, 4, 3, 5, 2, 1, 5, 5], [2, 3, 4, 5, 5, 4] * mult,
+                            False), ([5, 7, 1, 1, 2], [2, 4, 3, 3, 1, 5] * mult, False),
+                           ([5, 5], [2, 2] * mult, False)]:
+            check(lambda a, b: (np.in1d(a, b, assume_unique=uniq, kind=kind),
+                                np.in1d(a, b, invert=True, kind=kind)), np.array(a), np.array(b))
+    check(lambda a, b: np.in1d(a, b, kind=kind), np.array([5]), np.array([2]))
+    check(lambda a, b, lb: [np.in1d(a, x, assume_unique=u, kind=kind) for x in (b, lb)
+                            for u in (True, False)],
+          np.arange(6).reshape(2, 3), np.arange(3, 9).reshape(3, 2), np.arange(3, 63).reshape(30, 2))
+    check(lambda a, b: (np.in1d(a, b, kind=kind), np.in1d(a, b, invert=True, kind=kind)),
+          np.array([True, False]), np.array([False, False, False]))
+    check(lambda a, b: (np.in1d(a, b), np.in1d(a, b, invert=True)),
+          np.array([5, 4, 5, 3, 4, 4, 1e9], dtype=np.int64), np.array([2, 3, 4, 1e9], dtype=np.int64))
+    if kind != "table":
+        check(lambda a, b: np.in1d(a, b, kind=kind),
+              np.array([5, 4, 5, 3, 4, 4, 3, 4, 3, 5, 2, 1, 5, 5], np.float32),
+              np.array([2, 3, 4] * 10, np.float32))
+
+
+@port("TestSetOps.test_in1d_mixed_dtype")
+@port("TestSetOps.test_in1d_mixed_boolean")
+@pytest.mark.parametrize("kind", [None, "sort"])
+def test_in1d_mixed(kind):
+    for d1, d2 in [(np.int8, np.int16), (np.int16, np.int8)]:
+        check(lambda a, b: np.in1d(a, b, kind=kind), np.array([0, 0, 1, 1], dtype=d1),
+              np.array([-128, 0, 127], dtype=d2))
+    for dt in "bhilBq":
+        check(lambda a, b: (np.in1d(a, b, kind=kind), np.in1d(b, a, kind=kind)),
+              np.array([True, False, False]), np.array([0, 0, 0, 0], dtype=dt))
+
+
+@port("TestSetOps.test_in1d_errors")
+def test_in1d_errors():
+    raises(ValueError, lambda a, b: np.in1d(a, b, kind="quicksort"), np.array([1, 2, 3, 4, 5]),
+           np.array([2, 4, 6, 8, 10]))
+    for dt in [np.int32, np.int64]:
+        a, b = np.array([-1, 2, 3, 4, 5], dtype=dt), np.array([-1, np.iinfo(dt).max], dtype=dt)
+        check(lambda a, b: (np.in1d(a, b, kind=None), np.in1d(a, b, kind="sort")), a, b)
+
+
+@port("TestSetOps.test_union1d")
+@port("TestSetOps.test_setdiff1d")
+@port("TestSetOps.test_setdiff1d_unique")
+def test_union1d_setdiff1d():
+    check(lambda a, b: np.union1d(a, b), np.array([5, 4, 7, 1, 2]), np.array([2, 4, 3, 3, 2, 1, 5]))
+    check(lambda x, y: np.union1d(x, y), np.array([[0, 1, 2], [3, 4, 5]]), np.array([0, 1, 2, 3, 4]))
+    check(lambda a, b: np.setdiff1d(a, b), np.array([6, 5, 4, 7, 1, 2, 7, 4]),
+          np.array([2, 4, 3, 3, 2, 1, 5]))
+    check(lambda a, b: np.setdiff1d(a, b), np.arange(21), np.arange(19))
+    check(lambda e: (np.union1d(e, e), np.setdiff1d(e, e)), np.array([]))
+    check(lambda a, b: np.setdiff1d(a, b, assume_unique=True), np.array([3, 2, 1]),
+          np.array([7, 5, 2]))
+
+
+@port("TestUnique.test_unique_1d")
+@pytest.mark.parametrize("dt", list("bhilBefd"))
+def test_unique_1d(dt):
+    a = np.array([5, 7, 1, 2, 1, 5, 7] * 10, dt)
+    check(lambda a: (np.unique(a), np.unique(a, True, False, False), np.unique(a, False, True, False),
+                     np.unique(a, False, False, True), np.unique(a, True, True, False),
+                     np.unique(a, True, False, True), np.unique(a, False, True, True),
+                     np.unique(a, True, True, True)), a)
+
+
+@port("TestUnique.test_unique_1d_2")
+@port("TestUnique.test_unique_nanequals")
+def test_unique_nans():
+    for a in [[2.0, np.nan, 1.0, np.nan], [np.nan] * 4, [1, 1, np.nan, np.nan, np.nan]]:
+        check(lambda a: (np.unique(a), np.unique(a, return_index=True),
+                         np.unique(a, return_inverse=True), np.unique(a, return_counts=True),
+                         np.unique(a, equal_nan=False)), np.array(a))
+    check(lambda a: (np.unique(a), np.unique(a, return_inverse=True)),
+          np.array([(1, 2), (1, 2), (2, 3)]))
+    check(lambda a: np.unique(a, return_inverse=True)[1].dtype, np.array([]))
+
+
+@port("TestUnique.test_unique_axis_errors")
+@port("TestUnique.test_unique_axis_list")
+@port("TestUnique.test_unique_1d_with_axis")
+def test_unique_axis_basic():
+    raises(np.AxisError, lambda a: np.unique(a, axis=2), np.arange(10))
+    raises(np.AxisError, lambda a: np.unique(a, axis=-2), np.arange(10))
+    check(lambda a: (np.unique(a, axis=0), np.unique(a, axis=1),
+                     np.unique([[0, 1, 0], [0, 1, 0]], axis=0)), np.asarray([[0, 1, 0], [0, 1, 0]]))
+    check(lambda x: (np.unique(x, axis=0), np.unique(x, axis=-1)), np.array([4, 3, 2, 3, 2, 1, 2, 2]))
+
+
+@port("TestUnique.test_unique_axis")
+@port("TestUnique.test_unique_sort_order_with_axis")
+@pytest.mark.parametrize("dt", list("bhilBfd"))
+def test_unique_axis(dt):
+    data = np.array([[0, 1, 0, 0], [1, 0, 0, 0], [0, 1, 0, 0], [1, 0, 0, 0]]).astype(dt)
+    data3d = np.array([[[1, 1], [1, 0]], [[0, 1], [0, 0]]]).astype(dt)
+
+    def f(data, data3d):
+        r = [np.unique(data), np.unique(data, axis=0), np.unique(data, axis=1),
+             np.unique(data3d, axis=2)]
+        for ax in (0, 1):
+            u, idx, inv, cnt = np.unique(data, axis=ax, return_index=True, return_inverse=True,
+                                         return_counts=True)
+            r += [u, idx, inv, cnt]
+        return r
+    check(f, data, data3d)
+    if dt in "bhil":
+        check(lambda a: np.unique(a, axis=0), np.array([[-1], [0]], dt))
+    check(lambda d: np.unique(d, axis=0), np.array([[-0.0, 0.0], [0.0, -0.0], [-0.0, 0.0],
+                                                    [0.0, -0.0]]))
+
+
+@port("TestUnique.test_unique_axis_zeros")
+def test_unique_axis_zeros():
+    check(lambda z: [np.unique(z, axis=ax, return_index=True, return_inverse=True,
+                               return_counts=True) for ax in (0, 1)],
+          np.empty(shape=(2, 0), dtype=np.int8))
+    shape = (0, 2, 0, 3, 0, 4, 0)
+    check(lambda z: [np.unique(z, axis=ax) for ax in range(len(shape))], np.empty(shape=shape))
