@@ -376,3 +376,125 @@ def test_unique_axis_zeros():
           np.empty(shape=(2, 0), dtype=np.int8))
     shape = (0, 2, 0, 3, 0, 4, 0)
     check(lambda z: [np.unique(z, axis=ax) for ax in range(len(shape))], np.empty(shape=shape))
+
+
+# ------------------------------------------------------- test_histograms
+
+port = _src("test_histograms.py")
+RNG = np.random.default_rng(20)
+
+
+@port("TestHistogram.test_simple")
+@port("TestHistogram.test_one_bin")
+@port("TestHistogram.test_empty")
+@port("TestHistogram.test_no_side_effects")
+def test_histogram_simple():
+    check(lambda v: (np.histogram(v), np.sum(np.histogram(v)[0], axis=0)), RNG.random(100))
+    check(lambda v: np.histogram(v), np.linspace(0, 10, 100))
+    check(lambda v: (np.histogram(v, [1, 2]), np.histogram(v[:2], bins=1)), np.array([1, 2, 3, 4]))
+    raises(ValueError, lambda v: np.histogram(v, bins=0), np.array([1, 2]))
+    check(lambda e: np.histogram(e, bins=([0, 1])), np.array([]))
+    check(lambda v: (np.histogram(v, range=[-10, 10], bins=100), v), np.array([1.3, 2.5, 2.3]))
+
+
+@port("TestHistogram.test_density")
+@port("TestHistogram.test_outliers")
+@port("TestHistogram.test_type")
+@port("TestHistogram.test_weights")
+def test_histogram_density_outliers_weights():
+    def f(v, a, r, w):
+        return (np.histogram(r, density=True), np.histogram(v, [0, 1, 3, 6, 10], density=True),
+                np.histogram(v, [0, 1, 3, 6, 10], density=False),
+                np.histogram(v, [0, 1, 3, 6, np.inf], density=True),
+                np.histogram(v[1:5], [0.5, 1.5, np.inf], density=True),
+                np.histogram(a, range=[0, 9]), np.histogram(a, range=[1, 10]),
+                np.histogram(a, range=[1, 9], density=True),
+                np.histogram(a, range=[1, 9], weights=w, density=True),
+                np.histogram(a, bins=8, range=[1, 9], weights=w), np.histogram(a),
+                np.histogram(a, weights=np.ones(10, int)), np.histogram(a, weights=np.ones(10, float)))
+    check(f, np.arange(10), np.arange(10) + 0.5, RNG.random(100), np.arange(10) + 0.5, rtol=1e-13)
+
+    def g(v, v2):
+        w = np.ones(100) * 5
+        w2 = np.concatenate((np.zeros(5), np.ones(5)))
+        return (np.histogram(v), np.histogram(v, density=True), np.histogram(v, weights=w),
+                np.histogram(v, weights=w, density=True),
+                np.histogram(v2, bins=np.arange(11), weights=w2),
+                np.histogram([1, 2, 2, 4], bins=4, weights=[4, 3, 2, 1]),
+                np.histogram(v2[:9] * 0 + np.arange(9), [0, 1, 3, 6, 10],
+                             weights=[2, 1, 1, 1, 1, 1, 1, 1, 1], density=True))
+    check(g, RNG.random(100), np.linspace(0, 10, 10), rtol=1e-13)
+
+
+@port("TestHistogram.test_arr_weights_mismatch")
+@port("TestHistogram.test_error_binnum_type")
+@port("TestHistogram.test_finite_range")
+@port("TestHistogram.test_invalid_range")
+@port("TestHistogram.test_bin_array_dims")
+@port("TestHistogram.test_object_array_of_0d")
+def test_histogram_errors():
+    raises(ValueError, lambda a, w: np.histogram(a, range=[1, 9], weights=w, density=True),
+           np.arange(10) + 0.5, np.arange(11) + 0.5)
+    vals = np.linspace(0.0, 1.0, num=100)
+    check(lambda v: (np.histogram(v, 5), np.histogram(v, range=[0.25, 0.75])), vals)
+    raises(TypeError, lambda v: np.histogram(v, 2.4), vals)
+    for rng in [[np.nan, 0.75], [0.25, np.inf], [0.1, 0.01]]:
+        raises(ValueError, lambda v, rng=rng: np.histogram(v, range=rng), vals)
+    raises(ValueError, lambda v, b: np.histogram(v, bins=b), vals, np.array([[0, 0.5], [0.6, 1.0]]))
+    for end in [-np.inf, np.inf]:
+        raises(ValueError, lambda v, end=end: np.histogram(np.concatenate([v, [end]])),
+               np.full(10, 0.4))
+    check(lambda v: (np.histogram(np.concatenate([v, [0.500000000000001]])),
+                     np.histogram(np.concatenate([v, [0.5]]))), np.full(10, 0.5))
+
+
+@port("TestHistogram.test_f32_rounding")
+@port("TestHistogram.test_bool_conversion")
+@port("TestHistogram.test_last_bin_inclusive_range")
+@port("TestHistogram.test_bin_edge_cases")
+def test_histogram_edges():
+    check(lambda x, y: np.histogram2d(x, y, bins=100),
+          np.array([276.318359, -69.593948, 21.329449], dtype=np.float32),
+          np.array([5005.689453, 4481.327637, 6010.369629], dtype=np.float32))
+    check(lambda a, b: (np.histogram(a), np.histogram(b)), np.array([1, 1, 0], dtype=np.uint8),
+          np.array([True, True, False]))
+    check(lambda a: np.histogram(a, bins=30, range=(-0.5, 5)),
+          np.array([0.0, 0.0, 0.0, 1.0, 2.0, 3.0, 3.0, 4.0, 5.0]))
+    check(lambda a: np.histogram(a, bins=8296, range=(2, 2280)),
+          np.array([337, 404, 739, 806, 1007, 1811, 2012]))
+
+
+@port("TestHistogram.test_unsigned_monotonicity_check")
+@port("TestHistogram.test_some_nan_values")
+def test_histogram_monotonic_nans():
+    raises(ValueError, lambda a, b: np.histogram(a, bins=b), np.array([2]),
+           np.array([1, 3, 1], dtype=np.uint8))
+    check(lambda o, a: (np.histogram(o, bins=[0, 1]), np.histogram(a, bins=[0, 1])),
+          np.array([0, 1, np.nan]), np.array([np.nan, np.nan]))
+
+
+@port("TestHistogram.test_signed_overflow_bounds")
+@port("TestHistogram.test_signed_overflow_bounds_2")
+@pytest.mark.parametrize("dt", [np.byte, np.short, np.intc, np.int_])
+def test_histogram_signed_overflow_bounds(dt):
+    e = 8 * np.dtype(dt).itemsize - 1
+    check(lambda a: np.histogram(a, bins=2), np.array([-(2**e) + 4, 2**e - 4], dtype=dt))
+
+
+@port("TestHistogram.test_precision")
+@pytest.mark.parametrize("small,large", [(np.half, np.single), (np.half, np.double),
+                                         (np.single, np.double)])
+def test_histogram_precision(small, large):
+    eps = np.finfo(large).eps
+    for rng in [np.array([1.0 + eps, 2.0], large), np.array([0.0, 1.0 - eps], large)]:
+        # (the range decides the edges: a constant here, as in torch's test)
+        check(lambda a, rng=rng: np.histogram(a, bins=1, range=rng), np.array([1.0], small))
+
+
+@port("TestHistogram.test_histogram_bin_edges")
+def test_histogram_bin_edges():
+    check(lambda a: (np.histogram(a, [1, 2]), np.histogram_bin_edges(a, [1, 2])),
+          np.array([1, 2, 3, 4]))
+    check(lambda a: (np.histogram(a, bins=30, range=(-0.5, 5)),
+                     np.histogram_bin_edges(a, bins=30, range=(-0.5, 5))),
+          np.array([0.0, 0.0, 0.0, 1.0, 2.0, 3.0, 3.0, 4.0, 5.0]))

@@ -952,6 +952,13 @@ def _bin_edges(t, bins, range_, weights, what):
                 raise ValueError(f"supplied range of [{first}, {last}] is not finite")
             if first == last:
                 first, last = first - 0.5, last + 0.5
+            if _core.np_dtype(t).kind == "f":
+                # NumPy's own dtypes: the edges in result_type(first, last, a)
+                # (value-based for the range's scalars), the data compared
+                # with the range as NumPy compares an array with a scalar
+                bin_type = _np.result_type(first, last, _np.empty(0, _core.np_dtype(t)))
+                edges = _t(F.linspace(first, last, n + 1, endpoint=True, dtype=bin_type))
+                return edges, (_np.asarray(first)[()], _np.asarray(last)[()], n)
             lo = _C.full((), float(first), dtype=_C.float64)
             hi = _C.full((), float(last), dtype=_C.float64)
         elif isinstance(t.shape[0], int) and t.shape[0] == 0:
@@ -981,6 +988,44 @@ def _bin_edges(t, bins, range_, weights, what):
     return edges, None
 
 
+def _histogram_uniform_range(t, w, edges, uniform, ntype):
+    """NumPy 1.24's equal-bins histogram of float data over a given range
+    (first, last: NumPy scalars), with its dtypes: the data compared with
+    the range and offset from it as NumPy's value-based casting does."""
+    first, last, n = uniform
+
+    def const(v, dt):  # the scalar v in dtype dt, as NumPy casts it
+        return _C.full((), _np.asarray(v).astype(dt).item(), dtype=_core.hop_dtype(dt, "histogram"))
+    adt = _core.np_dtype(t)
+    cdt = _np.result_type(_np.empty(0, adt), first, last)
+    tc = _core.cast(t, cdt)
+    keep = _C.logical_and(_C.ge(tc, const(first, cdt)),
+                          _C.le(tc, const(last, cdt)))
+    sel = keep.nonzero().select(1, 0)
+    edt = _core.np_dtype(edges)
+    tmp = _core.cast(_C._op("take", t, 0, sel), edt)
+    with _np.errstate(all="ignore"):
+        denom = _np.subtract(last, first, dtype=_np.result_type(last, first))
+        sdt = _np.result_type(_np.empty(0, edt), first)
+        fdt = _np.result_type(_np.empty(0, sdt), denom)
+    diff = _core.cast(tmp, sdt) - const(first, sdt)
+    f = _core.cast(diff, fdt) / const(denom, fdt)
+    f = f * n
+    idx = f.to(_C.int64)
+    idx = _C.where(_C.eq(idx, n), idx - 1, idx)
+    dec = _C.lt(tmp, _C._op("take", edges, 0, _C.remainder(idx, n + 1)))
+    idx = _C.where(dec, idx - 1, idx)
+    inc = _C.logical_and(_C.ge(tmp, _C._op("take", edges, 0, _C.remainder(idx + 1, n + 1))),
+                         _C.ne(idx, n - 1))
+    idx = _C.where(inc, idx + 1, idx)
+    if w is None:
+        return _C._op("put", _C.zeros((n,), dtype=_C.int64), idx, _C.ones((), dtype=_C.int64),
+                      True)
+    wd = _C._op("take", w, 0, sel)
+    wd = _core.cast(wd, _np.dtype(_np.float64)) if ntype.kind in "iub" else wd
+    return _core.cast(_C._op("put", _C.zeros((n,), dtype=wd.dtype), idx, wd, True), ntype)
+
+
 @implements(_np.histogram_bin_edges)
 def histogram_bin_edges(a, bins=10, range=None, weights=None, *, _kind=None):
     t = _t(a, "histogram_bin_edges").reshape(-1)
@@ -1001,7 +1046,9 @@ def histogram(a, bins=10, range=None, normed=None, weights=None, density=None, *
             raise ValueError("weights should have the same shape as a.")
     edges, uniform = _bin_edges(t, bins, range, weights, "histogram")
     ntype = _np.dtype(_np.intp) if w is None else _core.np_dtype(w)
-    if uniform is not None:
+    if uniform is not None and not isinstance(uniform[0], _C.Tensor):
+        hist = _histogram_uniform_range(t, w, edges, uniform, ntype)
+    elif uniform is not None:
         first, last, n = uniform
         x = _core.cast(t, _core.np_dtype(edges))
         keep = _C.logical_and(_C.ge(x, _core.cast(first, _core.np_dtype(edges))),
@@ -1071,6 +1118,8 @@ def histogramdd(sample, bins=10, range=None, normed=None, weights=None, density=
     for i in builtins.range(D):
         col = s.select(1, i)
         e, _ = _bin_edges(col, bins_list[i], ranges[i], None, "histogramdd")
+        if _np.ndim(bins_list[i]) == 0:
+            e = _core.cast(e, _np.dtype(_np.float64))  # NumPy's linspace(smin, smax, n + 1)
         edges.append(e)  # explicit edges keep their dtype, as NumPy's asarray(bins[i])
         nb = e.shape[0] + 1
         nbin.append(nb)
