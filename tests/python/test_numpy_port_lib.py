@@ -498,3 +498,98 @@ def test_histogram_bin_edges():
     check(lambda a: (np.histogram(a, bins=30, range=(-0.5, 5)),
                      np.histogram_bin_edges(a, bins=30, range=(-0.5, 5))),
           np.array([0.0, 0.0, 0.0, 1.0, 2.0, 3.0, 3.0, 4.0, 5.0]))
+
+
+# ------------------------------------------------------- test_type_check
+
+port = _src("test_type_check.py")
+
+
+@port("TestCommonType.test_basic")
+@port("TestMintypecode.test_default_1")
+@port("TestMintypecode.test_default_2")
+@port("TestMintypecode.test_default_3")
+@port("TestIsscalar.test_basic")
+def test_common_type_mintypecode_isscalar():
+    check(lambda a, b, c, d: (np.common_type(a), np.common_type(b), np.common_type(c),
+                              np.common_type(d)),
+          *[np.array([[1, 2], [3, 4]], dtype=dt) for dt in (np.int32, np.float16, np.float32,
+                                                            np.float64)])
+    codes = [t for t in "1bcsuwil"] + [i + x for i in "1bcsuwil" for x in "fdFD"] + \
+        ["ff", "fd", "fF", "fD", "df", "dd", "dF", "dD", "Ff", "Fd", "FF", "FD", "Df", "Dd", "DF",
+         "DD", "fdF", "fdD", "fFD", "dFD", "ifd", "ifF", "ifD", "idF", "idD"]
+    check(lambda x: ([np.mintypecode(c) for c in codes], x), np.array(0))
+    # (np.isscalar of a traced NumPy scalar is an isinstance test: issue #24's)
+    check(lambda x: (np.isscalar(3), np.isscalar([3]), np.isscalar((3,)), np.isscalar(4.0),
+                     np.isscalar(x)), np.array([1.0]))
+
+
+@port("TestReal.test_real")
+@port("TestImag.test_real")
+def test_real_imag():
+    check(lambda y, z: (np.real(y), np.real(z), np.real(1), np.imag(y), np.imag(z), np.imag(1)),
+          RNG.random(10), np.array(1))
+
+
+@port("TestIscomplex.test_fail")
+@port("TestIsreal.test_isreal_real")
+@port("TestIscomplexobj.test_basic")
+@port("TestIscomplexobj.test_scalar")
+@port("TestIscomplexobj.test_list")
+@port("TestIsrealobj.test_basic")
+def test_iscomplex_isreal():
+    check(lambda z: (np.iscomplex(z), np.sometrue(np.iscomplex(z), axis=0), np.isreal(z),
+                     np.isreal(z).all(), np.iscomplexobj(z), np.isrealobj(z),
+                     np.iscomplexobj(1.0), np.iscomplexobj(1 + 0j), np.iscomplexobj([3, 1 + 0j, True]),
+                     np.iscomplexobj([3, 1, True])), np.array([-1, 0, 1]))
+
+
+@port("TestIsnan.test_goodvalues")
+@port("TestIsnan.test_posinf")
+@port("TestIsnan.test_neginf")
+@port("TestIsnan.test_ind")
+@port("TestIsnan.test_integer")
+@port("TestIsfinite.test_goodvalues")
+@port("TestIsfinite.test_posinf")
+@port("TestIsfinite.test_neginf")
+@port("TestIsfinite.test_ind")
+@port("TestIsfinite.test_integer")
+@port("TestIsinf.test_goodvalues")
+@port("TestIsinf.test_posinf")
+@port("TestIsinf.test_posinf_scalar")
+@port("TestIsinf.test_neginf")
+@port("TestIsinf.test_neginf_scalar")
+@port("TestIsinf.test_ind")
+@port("TestIsposinf.test_generic")
+@port("TestIsneginf.test_generic")
+def test_isnan_isfinite_isinf():
+    def f(z, p, n, i, ps, ns):
+        out = []
+        for fn in (np.isnan, np.isfinite, np.isinf):
+            out += [np.all(fn(z) == 0, axis=0), fn(p / 0.0), fn(n / 0.0), fn(i / 0.0), fn(1),
+                    fn(ps / 0.0), fn(ns / 0.0)]
+        v = np.array((-1.0, 0, 1)) * z[2] / 0.0
+        return out + [np.isposinf(v), np.isneginf(v)]
+    check(f, np.array((-1.0, 0.0, 1.0)), np.array((1.0,)), np.array((-1.0,)), np.array((0.0,)),
+          np.array(1.0), np.array(-1.0))
+
+
+@port("TestNanToNum.test_generic")
+@port("TestNanToNum.test_array")
+@port("TestNanToNum.test_integer")
+@port("TestNanToNum.test_float")
+@port("TestNanToNum.test_do_not_rewrite_previous_keyword")
+def test_nan_to_num():
+    def f(x):
+        v = x / 0.0
+        return (np.nan_to_num(v), np.nan_to_num(v, nan=10, posinf=20, neginf=30),
+                np.nan_to_num(v, nan=np.inf, posinf=999), np.nan_to_num([1]),
+                np.nan_to_num([1], nan=10, posinf=20, neginf=30), np.nan_to_num(x[2]),
+                np.nan_to_num(1), np.nan_to_num(1.1, nan=10, posinf=20, neginf=30))
+    check(f, np.array((-1.0, 0, 1)))
+
+
+@port("TestArrayConversion.test_asfarray")
+def test_asfarray():
+    check(lambda a: np.asfarray(a), np.array([1, 2, 3]))
+    raises(TypeError, lambda a: np.asfarray(a, dtype=np.array(1.0)), np.array([1, 2, 3]))

@@ -983,12 +983,14 @@ def block(arrays, *, _kind=None):
     return wrap(_kind or result_kind(items, ndarray), r if d else r.clone())
 
 
-@implements(name="asfarray")
-def asfarray(a, dtype=_np.float64):
+@implements(_np.asfarray, name="asfarray")
+def asfarray(a, dtype=_np.float64, *, _kind=None):
     from ._funcs import asarray
+    if isinstance(dtype, (ndarray, _np.ndarray)):
+        raise TypeError("data type not understood")
     if not _np.issubdtype(dtype, _np.inexact):
         dtype = _np.float64
-    return asarray(a, dtype=dtype)
+    return _as(_kind or _kind_of(a), asarray(a, dtype=dtype))
 
 
 # ------------------------------------------------------------ ufunc.at

@@ -1519,9 +1519,11 @@ def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None, *, _kind=None):
         info = _np.finfo(npd)
         pi = info.max if posinf is None else posinf
         ni = info.min if neginf is None else neginf
-        r = _C.where(_C.ne(t, t), _C.full((), float(nan), dtype=t.dtype), t)
-        r = _C.where(_C.eq(r, math.inf), _C.full((), float(pi), dtype=t.dtype), r)
-        r = _C.where(_C.eq(r, -math.inf), _C.full((), float(ni), dtype=t.dtype), r)
+        # the three masks first, as NumPy's (nan=np.inf is not then rewritten)
+        is_nan, is_pos, is_neg = _C.ne(t, t), _C.eq(t, math.inf), _C.eq(t, -math.inf)
+        r = _C.where(is_nan, _C.full((), float(nan), dtype=t.dtype), t)
+        r = _C.where(is_pos, _C.full((), float(pi), dtype=t.dtype), r)
+        r = _C.where(is_neg, _C.full((), float(ni), dtype=t.dtype), r)
     if not copy and isinstance(x, ndarray):
         x._assign(r, "nan_to_num(copy=False)")
         return x
@@ -1562,17 +1564,23 @@ def isneginf(x, out=None, *, _kind=None):
 
 @implements(_np.real)
 def real(val, *, _kind=None):
+    # NumPy's: val.real, else asanyarray(val).real (a Python number's own)
     if isinstance(val, ndarray):
         return val.real
-    t = _t(val, "real")
-    return wrap(_kind or _kind_of(val), t, scalar=t.ndim == 0 and not isinstance(val, list))
+    if hasattr(val, "real") and not isinstance(val, _C.Tensor):
+        return val.real
+    return ndarray(_t(val, "real")).real if _kind is None else \
+        wrap(_kind, _t(val, "real"))
 
 
 @implements(_np.imag)
 def imag(val, *, _kind=None):
+    if isinstance(val, ndarray):
+        return val.imag
+    if hasattr(val, "imag") and not isinstance(val, _C.Tensor):
+        return val.imag
     t = _t(val, "imag")
-    return wrap(_kind or _kind_of(val), _C.zeros(tuple(t.shape), dtype=t.dtype),
-                scalar=t.ndim == 0 and not isinstance(val, list))
+    return wrap(_kind or _kind_of(val), _C.zeros(tuple(t.shape), dtype=t.dtype))
 
 
 @implements(_np.iscomplex)
