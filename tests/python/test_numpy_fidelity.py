@@ -152,3 +152,32 @@ def test_big_endian_arrays_are_taken_and_written():
     np.testing.assert_array_equal(got, want)
     assert a.dtype == np.dtype(">f8") and a.tolist() == b.tolist()
     assert hnp.asarray(np.arange(3, dtype=">i4")).tolist() == [0, 1, 2]
+
+
+def test_float16_nextafter_and_spacing_are_numpys_half_functions():
+    # hop's float16 ops compute in float32: its next value rounds back to x;
+    # hop.numpy follows npy_half_nextafter / npy_half_spacing (every half)
+    x = np.arange(0, 65536, dtype=np.uint16).view(np.float16)
+    for y in [np.float16(0), np.float16(-0.0), np.float16(np.inf), np.float16(-1.5)]:
+        want = np.nextafter(x, y)
+        got = hop.compile(lambda a, b: np.nextafter(a, b))(x, np.full_like(x, y))
+        nan = np.isnan(want)
+        assert np.array_equal(np.isnan(got), nan)
+        assert np.array_equal(want.view(np.uint16)[~nan], got.view(np.uint16)[~nan])
+    with np.errstate(all="ignore"):
+        want = np.spacing(x)
+    got = hop.compile(lambda a: np.spacing(a))(x)
+    np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("dt", ["int64", "int32", "int16", "int8", "uint8"])
+@pytest.mark.parametrize("src", [np.float64, np.float32, np.float16])
+def test_float_to_integer_out_of_range_is_numpys_conversion(dt, src):
+    # NumPy's loops truncate through int32 (int64) on x86-64: an out-of-range
+    # value is INT_MIN there, then its low bits; hop's own conversion saturates
+    v = np.array([np.inf, -np.inf, np.nan, 1e20, -1e20, 300.7, -129.5, 2147483647.9,
+                  -2147483648.9, -2147483649.0, 3e9]).astype(src)
+    with np.errstate(all="ignore"):
+        want = v.astype(dt)
+    got = hop.compile(lambda a: a.astype(dt))(v)
+    np.testing.assert_array_equal(got, want)

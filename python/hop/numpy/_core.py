@@ -292,9 +292,24 @@ def result_dtypes(fn, ops, what):
 
 
 def cast(t, npd):
-    """t converted to NumPy dtype npd (t itself when it has it)."""
-    if np_dtype(t) == npd:
+    """t converted to NumPy dtype npd (t itself when it has it).  A float
+    converted to a signed or 8-bit integer dtype out of its range is what
+    NumPy's x86-64 loops give (a truncation to int32, or int64, whose
+    out-of-range value is INT_MIN, then the low bits), where hop's own
+    conversion saturates."""
+    src = np_dtype(t)
+    if src == npd:
         return t
+    npd = _np.dtype(npd)
+    if src.kind == "f" and npd.kind in "iu" and npd != _np.dtype(_np.uint64):
+        x = t.to(_C.float64) if src != _np.dtype(_np.float64) else t
+        t64 = t.to(_C.int64)  # exact for |x| < 2**63
+        if npd == _np.dtype(_np.int64):
+            ok = _C.logical_and(_C.ge(x, -2.0 ** 63), _C.lt(x, 2.0 ** 63))  # nan: not ok
+            return _C.where(ok, t64, _C.full((), -2 ** 63, dtype=_C.int64))
+        ok = _C.logical_and(_C.gt(x, -2147483649.0), _C.lt(x, 2147483648.0))
+        v = _C.where(ok, t64, _C.full((), -2 ** 31, dtype=_C.int64))
+        return v.to(hop_dtype(npd, "astype"))  # the low bits (integer narrowing wraps)
     return t.to(hop_dtype(npd, "astype"))
 
 

@@ -129,7 +129,7 @@ def _reduce(op, np_fn, a, axis, dtype, out, keepdims, initial, where, kind, what
                                                        else False if op == "any" else True)
         x = _C.where(w, x, _C.full((), fill, dtype=x.dtype))
     # axis=() reduces nothing (hop's empty dim list would mean all of them)
-    r = getattr(_C, op)(x, _dims(axes), keepdims) if axes else x.clone()
+    r = getattr(_C, op)(x, _dims(axes), keepdims) if axes else _core.cast(x.clone(), rdt)
     if initial is not None:
         comb = {"sum": _C.add, "prod": _C.mul, "amax": _C.maximum, "amin": _C.minimum}[op]
         r = comb(r, initial)

@@ -267,6 +267,9 @@ class ndarray:
         self._write(None, value, what)
 
     def __setitem__(self, key, value):
+        if self._scalar:  # a NumPy scalar is immutable
+            raise TypeError(f"'numpy.{self.dtype.type.__name__}' object does not support item "
+                            f"assignment")
         from ._indexing import setitem
         setitem(self, key, value)
 

@@ -58,7 +58,7 @@ def count_nonzero(a, axis=None, *, keepdims=False, _kind=None):
         return int(c.item()) if not _C._is_proxy(c) else c.item()
     dims = list(_axes(axis, t.ndim))
     r = _C.sum(nz.to(_C.int64), dims, bool(keepdims)) if dims else nz.to(_C.int64)
-    return wrap(_kind or _kind_of(a), r)
+    return wrap(_kind or _kind_of(a), r, scalar=r.ndim == 0)  # (a.sum(): a scalar at 0-d)
 
 
 @implements(_np.bincount)
@@ -371,8 +371,9 @@ def median(a, axis=None, out=None, overwrite_input=False, keepdims=False, *, _ki
     t = _t(a, "median")
     t2, ax = _reduce_axes(t, axis)
     s, n = _sorted_along(t2, ax)
-    if t.ndim == 0:
-        return F.mean(ndarray(t), _kind=kind)
+    if t.ndim == 0:  # the mean of the one value (a float); an array under keepdims
+        rt = _t(F.mean(ndarray(t), _kind=ndarray))
+        return F._out(kind, rt, scalar=not keepdims and out is None, out=out, what="median")
     if not isinstance(n, int):
         raise _C.UnsupportedError("hop.numpy: median over a symbolic size is not supported")
     if n % 2 == 1:

@@ -88,8 +88,50 @@ def _signbit(x):
 
 def _spacing(x):
     # NumPy's npy_spacing: nextafter(x, copysign(inf, x)) - x (nan at inf)
+    if x.dtype is _C.float16:
+        return _spacing16(x)
     inf = _C.copysign(_C.full((), math.inf, dtype=x.dtype), x)
     return _C.nextafter(x, inf) - x
+
+
+def _spacing16(x):
+    """NumPy's npy_half_spacing: the (positive) spacing above |x|, below it
+    for a negative power of two; inf at 65504, nan at inf and nan."""
+    xf = x.to(_C.float32)
+    ax = _C.abs(xf)
+    one = _C.ones((), dtype=_C.float32)
+    e = _C.floor(_C.log2(_C.maximum(ax, 2.0 ** -14)))
+    neg_pow2 = _C.logical_and(_C.lt(_C.copysign(one, xf), 0), _C.eq(ax, _C.ldexp(one, e)))
+    r = _C.maximum(_C.ldexp(one, _C.where(neg_pow2, e - 11, e - 10)), 2.0 ** -24)
+    r = _C.where(_C.eq(xf, 65504.0), _C.full((), math.inf, dtype=_C.float32), r)
+    r = _C.where(_C.logical_or(_C.eq(ax, math.inf), _C.ne(xf, xf)),
+                 _C.full((), math.nan, dtype=_C.float32), r)
+    return r.to(_C.float16)
+
+
+def _nextafter(x, y):
+    """NumPy's nextafter; float16 as NumPy's npy_half_nextafter (hop's f16
+    ops compute in f32, whose next value would round back to x)."""
+    if x.dtype is not _C.float16:
+        return _C.nextafter(x, y)
+    xf, yf = x.to(_C.float32), y.to(_C.float32)
+    ax = _C.abs(xf)
+    one = _C.ones((), dtype=_C.float32)
+    # the f16 exponent of |x| (subnormals and 0: -14) and the spacing above it
+    e = _C.floor(_C.log2(_C.maximum(ax, 2.0 ** -14)))
+    ulp = _C.ldexp(one, e - 10)
+    toward_zero = _C.logical_or(_C.logical_and(_C.gt(xf, 0), _C.lt(yf, xf)),
+                                _C.logical_and(_C.lt(xf, 0), _C.gt(yf, xf)))
+    pow2 = _C.logical_and(_C.eq(ax, _C.ldexp(one, e)), _C.gt(e, -14))
+    step = _C.where(_C.logical_and(toward_zero, pow2), ulp * 0.5, ulp)
+    r = _C.where(_C.gt(yf, xf), xf + step, xf - step)
+    r = _C.copysign(r, xf)  # (from the smallest subnormal toward 0: 0 of x's sign)
+    r = _C.where(_C.eq(xf, 0), _C.copysign(_C.full((), 2.0 ** -24, dtype=_C.float32), yf), r)
+    r = _C.where(_C.eq(ax, math.inf), _C.copysign(_C.full((), 65504.0, dtype=_C.float32), xf), r)
+    r = _C.where(_C.eq(xf, yf), xf, r)
+    r = _C.where(_C.logical_or(_C.ne(xf, xf), _C.ne(yf, yf)),
+                 _C.full((), math.nan, dtype=_C.float32), r)
+    return r.to(_C.float16)
 
 
 def _heaviside(x, h):
@@ -154,7 +196,7 @@ UFUNCS = {
     "arccos": (1, _C.arccos), "arcsinh": (1, _C.arcsinh), "arccosh": (1, _C.arccosh),
     "arctanh": (1, _C.arctanh), "cbrt": (1, _C.cbrt), "signbit": (1, _signbit),
     "spacing": (1, _spacing), "arctan2": (2, _C.arctan2), "hypot": (2, _C.hypot),
-    "copysign": (2, _C.copysign), "fmod": (2, _C.fmod), "nextafter": (2, _C.nextafter),
+    "copysign": (2, _C.copysign), "fmod": (2, _C.fmod), "nextafter": (2, _nextafter),
     "ldexp": (2, _C.ldexp), "gcd": (2, _C.gcd), "lcm": (2, _C.lcm),
     "left_shift": (2, _C.left_shift), "right_shift": (2, _C.right_shift),
     "heaviside": (2, _heaviside),
@@ -447,11 +489,22 @@ def call_ufunc(name, args, kwargs, kind):
             lambda a, b: uf(_np.empty((1, 1), _np.asarray(a).dtype),
                             _np.empty((1, 1), _np.asarray(b).dtype), **extra), ops, name)[0]
     else:
-        out_dt = _core.result_dtypes(lambda *d: uf(*d, **extra), ops, f"numpy.{name}")[0]
+        try:
+            out_dt = _core.result_dtypes(lambda *d: uf(*d, **extra), ops, f"numpy.{name}")[0]
+        except ValueError:
+            if name != "power" or extra:
+                raise
+            # an integer to a negative power: NumPy resolves the types (and
+            # checks out's cast) before it raises for the values
+            out_dt = _core.result_dtypes(lambda *d: _np.empty(0, _np.result_type(*d)), ops,
+                                         name)[0]
     _core.hop_dtype(out_dt, f"numpy.{name}")
     if dtype is not None and name not in _COMPARE and name not in _LOGICAL:
         ops = [_core.Opnd(t=_core.cast(o.t, _np.dtype(dtype)), dtype=_np.dtype(dtype))
                if o.t is not None else o for o in ops]
+    if out is not None and out[0] is not None and \
+            not _np.can_cast(out_dt, out[0].dtype, casting=casting):
+        raise _core.ufunc_cast_error(name, out_dt, out[0].dtype, casting)  # before computing
     r = _compute(name, ops, out_dt)
     if where is not True:
         w = _core.operand(where, f"numpy.{name}: where")
