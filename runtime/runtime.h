@@ -109,8 +109,8 @@ typedef void (*hop__mfn2_f64)(int64_t n, double *out, const double *a, const dou
 /* The backend's further functions, by index: X(name, libm f64 name). */
 #define HOP__MATH_UNARY(X)                                                                         \
     X(sinh, sinh)                                                                                  \
-    X(cosh, cosh) X(asin, asin) X(acos, acos) X(asinh, asinh) X(acosh, acosh) X(atanh, atanh)      \
-        X(cbrt, cbrt)
+    X(cosh, cosh)                                                                                  \
+    X(asin, asin) X(acos, acos) X(asinh, asinh) X(acosh, acosh) X(atanh, atanh) X(cbrt, cbrt)
 #define HOP__MATH_BINARY(X) X(atan2, atan2) X(hypot, hypot)
 typedef enum hop__math_unary {
 #define HOP__MU_ENUM(name, f) HOP__MU_##name,

@@ -681,16 +681,18 @@ tensor_from_data(PyObject *data, PyObject *dtype_obj, const char *fname)
     hop_dtype d;
     if (hop_py__to_dtype_opnd(fname, dtype_obj, &want) < 0)
         return NULL;
-    if (!HOP_PY_IS_TENSOR(data) && PyObject_HasAttrString((PyObject *)Py_TYPE(data),
-                                                          "__hop_tensor__")) {
+    if (!HOP_PY_IS_TENSOR(data) &&
+        PyObject_HasAttrString((PyObject *)Py_TYPE(data), "__hop_tensor__")) {
         /* a hop.numpy array: its tensor (concrete or traced) */
         PyObject *t = PyObject_CallMethod(data, "__hop_tensor__", NULL);
         if (t == NULL)
             return NULL;
         PyObject *res = HOP_PY_IS_TENSOR(t) ? tensor_from_data(t, dtype_obj, fname) : NULL;
         if (res == NULL && !PyErr_Occurred())
-            PyErr_Format(PyExc_TypeError, "%s(): __hop_tensor__ of %.100s gave %.100s, not a "
-                         "Tensor", fname, tname(data), tname(t));
+            PyErr_Format(PyExc_TypeError,
+                         "%s(): __hop_tensor__ of %.100s gave %.100s, not a "
+                         "Tensor",
+                         fname, tname(data), tname(t));
         Py_DECREF(t);
         return res;
     }
