@@ -593,3 +593,264 @@ def test_nan_to_num():
 def test_asfarray():
     check(lambda a: np.asfarray(a), np.array([1, 2, 3]))
     raises(TypeError, lambda a: np.asfarray(a, dtype=np.array(1.0)), np.array([1, 2, 3]))
+
+
+# ------------------------------------------------------ test_shape_base_
+
+port = _src("test_shape_base_.py")
+
+
+def _keepdims(func):
+    def wrapped(a, axis, **kwargs):
+        res = func(a, axis=axis, **kwargs)
+        return np.expand_dims(res, axis=0 if axis is None else axis)
+    return wrapped
+
+
+@port("TestTakeAlongAxis.test_argequivalent")
+@port("TestTakeAlongAxis.test_empty")
+@port("TestTakeAlongAxis.test_broadcast")
+def test_take_along_axis():
+    def f(a):
+        out = []
+        for func, argfunc in [(np.sort, np.argsort), (_keepdims(np.min), _keepdims(np.argmin)),
+                              (_keepdims(np.max), _keepdims(np.argmax))]:
+            for axis in list(range(a.ndim)) + [None]:
+                out += [func(a, axis=axis), np.take_along_axis(a, argfunc(a, axis=axis), axis=axis)]
+        return out
+    check(f, RNG.random((3, 4, 5)))
+    check(lambda a, ai: np.take_along_axis(a, ai, axis=1), np.ones((3, 4, 5)),
+          np.ones((3, 0, 5), dtype=np.intp))
+    check(lambda a, ai: np.take_along_axis(a, ai, axis=1), np.ones((3, 4, 1)),
+          np.ones((1, 2, 5), dtype=np.intp))
+
+
+@port("TestTakeAlongAxis.test_invalid")
+def test_take_along_axis_invalid():
+    a, ai = np.ones((10, 10)), np.ones((10, 2), dtype=np.intp)
+    check(lambda a, ai: np.take_along_axis(a, ai, axis=1), a, ai)
+    raises(ValueError, lambda a: np.take_along_axis(a, np.array(1), axis=1), a)
+    raises(IndexError, lambda a, ai: np.take_along_axis(a, ai.astype(bool), axis=1), a, ai)
+    raises(IndexError, lambda a, ai: np.take_along_axis(a, ai.astype(float), axis=1), a, ai)
+    raises(np.AxisError, lambda a, ai: np.take_along_axis(a, ai, axis=10), a, ai)
+
+
+@port("TestPutAlongAxis.test_replace_max")
+@port("TestPutAlongAxis.test_broadcast")
+def test_put_along_axis():
+    def f(a_base):
+        out = []
+        for axis in list(range(a_base.ndim)) + [None]:
+            a = a_base.copy()
+            i_max = _keepdims(np.argmax)(a, axis=axis)
+            np.put_along_axis(a, i_max, -99, axis=axis)
+            out += [a, i_max, _keepdims(np.argmin)(a, axis=axis)]
+        return out
+    check(f, np.array([[10, 30, 20], [60, 40, 50]]))
+
+    def g(a):
+        ai = np.arange(10, dtype=np.intp).reshape((1, 2, 5)) % 4
+        np.put_along_axis(a, ai, 20, axis=1)
+        return a, np.take_along_axis(a, ai, axis=1)
+    check(g, np.ones((3, 4, 1)))
+
+
+@port("TestApplyAlongAxis.test_simple")
+@port("TestApplyAlongAxis.test_simple101")
+@port("TestApplyAlongAxis.test_3d")
+@port("TestApplyAlongAxis.test_scalar_array")
+@port("TestApplyAlongAxis.test_0d_array")
+@port("TestApplyAlongAxis.test_tuple_func1d")
+def test_apply_along_axis():
+    check(lambda a, b: (np.apply_along_axis(len, 0, a), np.apply_along_axis(len, 0, b)),
+          np.ones((20, 10), "d"), np.ones((10, 101), "d"))
+    check(lambda a: np.apply_along_axis(np.sum, 0, a), np.arange(27).reshape((3, 3, 3)))
+
+    def sum_to_0d(x):
+        return np.squeeze(np.sum(x, keepdims=True))
+    check(lambda a: (np.apply_along_axis(np.sum, 0, a), np.apply_along_axis(sum_to_0d, 0, a),
+                     np.apply_along_axis(sum_to_0d, 1, a)), np.ones((6, 3)))
+    check(lambda a: np.apply_along_axis(lambda x: (x[1], x[0]), 1, a), np.array([[1, 2], [3, 4]]))
+
+
+@port("TestApplyAlongAxis.test_axis_insertion")
+def test_apply_along_axis_insertion():
+    def f1to2(x):
+        return x[::-1] * x[1:, None]
+
+    def f(a2d, a3d):
+        return (np.apply_along_axis(f1to2, 0, a2d),
+                np.stack([f1to2(a2d[:, i]) for i in range(a2d.shape[1])], axis=-1),
+                np.apply_along_axis(f1to2, 1, a2d), np.apply_along_axis(f1to2, 1, a3d))
+    check(f, np.arange(6 * 3).reshape((6, 3)), np.arange(6 * 5 * 3).reshape((6, 5, 3)))
+
+
+@port("TestApplyAlongAxis.test_empty")
+def test_apply_along_axis_empty():
+    raises(ValueError, lambda a: np.apply_along_axis(lambda x: x, 0, a), np.empty((0, 0)))
+    raises(ValueError, lambda a: np.apply_along_axis(lambda x: x, 1, a), np.empty((0, 0)))
+    check(lambda a: np.apply_along_axis(lambda x: 1, 1, a), np.empty((10, 0)))
+    raises(ValueError, lambda a: np.apply_along_axis(lambda x: 1, 0, a), np.empty((10, 0)))
+
+
+@port("TestApplyOverAxes.test_simple")
+def test_apply_over_axes():
+    check(lambda a: np.apply_over_axes(np.sum, a, [0, 2]), np.arange(24).reshape(2, 3, 4))
+
+
+@port("TestExpandDims.test_functionality")
+@port("TestExpandDims.test_axis_tuple")
+@port("TestExpandDims.test_axis_out_of_range")
+@port("TestExpandDims.test_repeated_axis")
+def test_expand_dims():
+    check(lambda a: [(np.expand_dims(a, ax).shape, np.squeeze(np.expand_dims(a, ax)).shape)
+                     for ax in range(-5, 4)], np.empty((2, 3, 4, 5)))
+    check(lambda a: [np.expand_dims(a, axis=ax).shape for ax in [(0, 1, 2), (0, -1, -2),
+                                                                  (0, 3, 5), (0, -3, -5)]],
+          np.empty((3, 3, 3)))
+    for shape, ax in [((2, 3, 4, 5), -6), ((2, 3, 4, 5), 5), ((3, 3, 3), (0, -6)),
+                      ((3, 3, 3), (0, 5))]:
+        raises(np.AxisError, lambda a, ax=ax: np.expand_dims(a, ax), np.empty(shape))
+    raises(ValueError, lambda a: np.expand_dims(a, axis=(1, 1)), np.empty((3, 3, 3)))
+
+
+@port("TestArraySplit.test_integer_0_split")
+@port("TestArraySplit.test_integer_split")
+@port("TestArraySplit.test_integer_split_2D_rows")
+@port("TestArraySplit.test_integer_split_2D_cols")
+@port("TestArraySplit.test_integer_split_2D_default")
+@port("TestArraySplit.test_index_split_simple")
+@port("TestArraySplit.test_index_split_low_bound")
+@port("TestArraySplit.test_index_split_high_bound")
+@port("TestSplit.test_equal_split")
+@port("TestSplit.test_unequal_split")
+def test_array_split():
+    raises(ValueError, lambda a: np.array_split(a, 0), np.arange(10))
+    check(lambda a: [np.array_split(a, n) for n in range(1, 12)], np.arange(10))
+    check(lambda a: (np.array_split(a, 3, axis=0), np.array_split(a, [0, 1], axis=0),
+                     np.array_split(a, 3, axis=-1), np.array_split(a, 3)),
+          np.array([np.arange(10), np.arange(10)]))
+    check(lambda a: (np.array_split(a, [1, 5, 7], axis=-1), np.array_split(a, [0, 5, 7], axis=-1),
+                     np.array_split(a, [0, 5, 7, 10, 12], axis=-1), np.split(a, 2)), np.arange(10))
+    raises(ValueError, lambda a: np.split(a, 3), np.arange(10))
+
+
+@port("TestColumnStack.test_non_iterable")
+@port("TestColumnStack.test_1D_arrays")
+@port("TestColumnStack.test_2D_arrays")
+@port("TestColumnStack.test_generator")
+@port("TestDstack.test_non_iterable")
+@port("TestDstack.test_0D_array")
+@port("TestDstack.test_1D_array")
+@port("TestDstack.test_2D_array")
+@port("TestDstack.test_2D_array2")
+@port("TestDstack.test_generator")
+def test_column_stack_dstack():
+    raises(TypeError, lambda: np.column_stack(1))
+    raises(TypeError, lambda: np.dstack(1))
+    check(lambda a, b: (np.column_stack((a, b)), np.dstack([a, b])), np.array((1, 2, 3)),
+          np.array((2, 3, 4)))
+    check(lambda a, b: (np.column_stack((a, b)), np.dstack([a, b])), np.array([[1], [2], [3]]),
+          np.array([[2], [3], [4]]))
+    for a, b in [(np.array(1), np.array(2)), (np.array([1]), np.array([2])),
+                 (np.array([[1], [2]]), np.array([[1], [2]])), (np.array([1, 2]), np.array([1, 2]))]:
+        check(lambda a, b: np.dstack([a, b]), a, b)
+    check(lambda x: (np.column_stack([x + k for k in range(2)]), np.dstack([x + k for k in range(2)])),
+          np.arange(3))
+
+
+@port("TestHsplit.test_non_iterable")
+@port("TestHsplit.test_0D_array")
+@port("TestHsplit.test_1D_array")
+@port("TestHsplit.test_2D_array")
+@port("TestVsplit.test_non_iterable")
+@port("TestVsplit.test_0D_array")
+@port("TestVsplit.test_1D_array")
+@port("TestVsplit.test_2D_array")
+@port("TestDsplit.test_non_iterable")
+@port("TestDsplit.test_0D_array")
+@port("TestDsplit.test_1D_array")
+@port("TestDsplit.test_2D_array")
+@port("TestDsplit.test_3D_array")
+def test_hsplit_vsplit_dsplit():
+    for fn in (np.hsplit, np.vsplit, np.dsplit):
+        raises(ValueError, lambda fn=fn: fn(1, 1))
+        raises(ValueError, lambda a, fn=fn: fn(a, 2), np.array(1))
+    check(lambda a: np.hsplit(a, 2), np.array([1, 2, 3, 4]))
+    raises(ValueError, lambda a: np.vsplit(a, 2), np.array([1, 2, 3, 4]))
+    raises(ValueError, lambda a: np.dsplit(a, 2), np.array([1, 2, 3, 4]))
+    check(lambda a: (np.hsplit(a, 2), np.vsplit(a, 2)), np.array([[1, 2, 3, 4], [1, 2, 3, 4]]))
+    raises(ValueError, lambda a: np.dsplit(a, 2), np.array([[1, 2, 3, 4], [1, 2, 3, 4]]))
+    check(lambda a: np.dsplit(a, 2), np.array([[[1, 2, 3, 4], [1, 2, 3, 4]],
+                                               [[1, 2, 3, 4], [1, 2, 3, 4]]]))
+
+
+@port("TestSqueeze.test_basic")
+@port("TestSqueeze.test_basic_2")
+@port("TestSqueeze.test_squeeze_axis")
+@port("TestSqueeze.test_squeeze_type")
+@port("TestSqueeze.test_squeeze_axis_handling")
+def test_squeeze():
+    check(lambda a, b, c: (np.squeeze(a), np.squeeze(b), np.squeeze(c), np.squeeze([[[1.5]]])),
+          RNG.random((20, 10, 10, 1, 1)), RNG.random((20, 1, 10, 1, 20)), RNG.random((1, 1, 20, 10)))
+
+    def f(z):
+        A = [[[1, 1, 1], [2, 2, 2], [3, 3, 3]]]
+        return (np.squeeze(A).shape, np.squeeze(A, axis=()), np.squeeze(z).shape,
+                np.squeeze(z, axis=0).shape, np.squeeze(z, axis=-1).shape,
+                np.squeeze(z, axis=2).shape, np.squeeze([z[0]]).shape)
+    check(f, np.zeros((1, 3, 1)))
+
+    def g(aa):
+        v = aa.squeeze()
+        v[0, 0] = 5  # a view
+        return aa
+    check(g, np.ones((3, 1, 4, 1, 1)))
+    check(lambda a, b: (a.squeeze(), b.squeeze()), np.array([3]), np.array(3))
+    raises(ValueError, lambda a: np.squeeze(a, axis=0), np.array([[1], [2], [3]]))
+
+
+@port("TestKron.test_basic")
+@port("TestKron.test_kron_shape")
+def test_kron():
+    for a, b in [(np.array(1), np.array([[1, 2], [3, 4]])), (np.array([3]), np.array([[1, 2], [3, 4]])),
+                 (np.array([[[1]], [[2]]]), np.array([[1, 2], [3, 4]]))]:
+        check(lambda a, b: (np.kron(a, b), np.kron(b, a)), a, b)
+    for sa, sb in [((1, 1), (1, 1)), ((1, 2, 3), (4, 5, 6)), ((2, 2), (2, 2, 2)), ((1, 0), (1, 1)),
+                   ((2, 0, 2), (2, 2)), ((2, 0, 0, 2), (2, 0, 2))]:
+        check(lambda a, b: np.kron(a, b).shape, np.ones(sa), np.ones(sb))
+
+
+@port("TestTile.test_basic")
+@port("TestTile.test_tile_one_repetition_on_array_gh4679")
+@port("TestTile.test_empty")
+@port("TestTile.test_kroncompare")
+def test_tile():
+    check(lambda a: (np.tile(a, 2), np.tile(a, (2, 2)), np.tile(a, (1, 2)),
+                     np.tile([[1, 2], [3, 4]], 2), np.tile([[1, 2], [3, 4]], (2, 1)),
+                     np.tile([[1, 2], [3, 4]], (2, 2))), np.array([0, 1, 2]))
+
+    def f(a):
+        b = np.tile(a, 1)
+        b += 2
+        return a, b
+    check(f, np.arange(5))
+    check(lambda a, b: (np.tile(b, 2).shape, np.tile(a, (3, 2, 5)).shape), np.array([[[]]]),
+          np.array([[], []]))
+    for s in [(3,), (2, 3), (3, 4, 3), (3, 2, 3), (4, 3, 2, 4), (2, 2)]:
+        b = np.random.default_rng(3).integers(0, 10, size=s)
+        check(lambda b: [(np.tile(b, r), np.kron(np.ones(r, b.dtype), b))
+                         for r in [(2,), (1, 2), (2, 1), (2, 2), (2, 3, 2), (3, 2)]], b)
+
+
+@port("TestMayShareMemory.test_basic")
+def test_may_share_memory():
+    def f(d, d2):
+        return (np.may_share_memory(d, d), np.may_share_memory(d, d[::-1]),
+                np.may_share_memory(d, d[::2]), np.may_share_memory(d, d[1:, ::-1]),
+                np.may_share_memory(d[::-1], d2), np.may_share_memory(d[::2], d2),
+                np.may_share_memory(d[1:, ::-1], d2), np.may_share_memory(d2[1:, ::-1], d2),
+                np.may_share_memory(d[:10], d[10:]), np.shares_memory(d[::2], d[1::2]),
+                np.may_share_memory(d[::2], d[1::2]), np.shares_memory(d.T, d[3]),
+                np.may_share_memory(d, d.copy()), np.shares_memory(d2[:, 1:3, 0], d2[:, 2, :]))
+    check(f, np.ones((50, 60)), np.ones((30, 60, 6)))

@@ -341,3 +341,41 @@ ndarray.partition = _partition_method
 ndarray.setflags = _setflags
 ndarray.itemset = _itemset
 del _name, _fn
+
+
+# --------------------------------------------------------- shared memory
+
+def _share(a, b, exact):
+    """NumPy's may_share_memory (exact=False: the memory bounds overlap) and
+    shares_memory (an element in common) of hop.numpy arrays: eagerly
+    NumPy's on their memory; while tracing from their storages (an array and
+    its views share one; arguments are taken as not sharing memory)."""
+    if not (isinstance(a, ndarray) and isinstance(b, ndarray)):
+        return False  # NumPy converts anything else to a new array
+    run = _storage.current()
+    if run is None or (not _C._is_proxy(a._tv) and not _C._is_proxy(b._tv) and
+                       a._st is None and b._st is None):
+        fn = _np.shares_memory if exact else _np.may_share_memory
+        return bool(fn(a._t.numpy(), b._t.numpy()))
+    sa, sb = _storage.storage_of(a, run), _storage.storage_of(b, run)
+    if sa is not sb:
+        return False
+    oa, ob = _storage._offsets(a, sa), _storage._offsets(b, sb)
+    if oa is None or ob is None:
+        raise _C.UnsupportedError("hop.numpy: shares_memory of views whose layout is symbolic is "
+                                  "not supported")
+    if oa.size == 0 or ob.size == 0:
+        return False
+    if exact:
+        return bool(_np.intersect1d(oa, ob).size)
+    return bool(oa.max() >= ob.min() and ob.max() >= oa.min())
+
+
+@F.implements(_np.may_share_memory)
+def may_share_memory(a, b, max_work=None, *, _kind=None):
+    return _share(a, b, False)
+
+
+@F.implements(_np.shares_memory)
+def shares_memory(a, b, max_work=None, *, _kind=None):
+    return _share(a, b, True)

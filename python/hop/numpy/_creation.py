@@ -105,6 +105,48 @@ def _callee_name(code, lasti):
     return None
 
 
+def _dispatching(name, original):
+    """NumPy's function `name` (hop.numpy implements it) as the user's code
+    calls it while a trace runs: with a traced value anywhere in its
+    arguments (inside a list too: np.mean([a.max(), b.max()]), which
+    NumPy's __array_function__ does not look into) hop.numpy's, else
+    NumPy's own."""
+    from . import _funcs
+
+    @functools.wraps(original)
+    def dispatching(*args, **kwargs):
+        # an array among the arguments themselves: NumPy dispatches (the
+        # same frames as eagerly, where path specialisation replays it)
+        if not _top_level(args, kwargs) and \
+                (_traced_in(args) or _traced_in(kwargs.values())) and _users_call(name) and \
+                not (_tensor_in(args) or _tensor_in(kwargs.values())):
+            return _funcs.array_function(original, (), args, kwargs)
+        return original(*args, **kwargs)
+    dispatching.__hop_original__ = original
+    return dispatching
+
+
+_dispatched = None
+
+
+def _top_level(args, kwargs):
+    from ._ndarray import ndarray
+    return any(isinstance(v, (ndarray, _C.Tensor)) for v in args) or \
+        any(isinstance(v, (ndarray, _C.Tensor)) for v in kwargs.values())
+
+
+def _dispatched_names():
+    """The functions of the numpy module that hop.numpy implements (besides
+    the creation functions): name -> NumPy's function."""
+    global _dispatched
+    if _dispatched is None:
+        from . import _funcs
+        _dispatched = {n: f for n, f in vars(_np).items()
+                       if n not in _NAMES and not n.startswith("_") and callable(f) and
+                       not isinstance(f, (type, _np.ufunc)) and _funcs.FUNCS.get(f) is not None}
+    return _dispatched
+
+
 def _redirect(name, original):
     from . import _funcs
     impl = getattr(_funcs, name)
@@ -180,6 +222,9 @@ def enter():
                     continue
                 _saved[name] = original
                 setattr(_np, name, _redirect(name, original))
+            for name, original in _dispatched_names().items():
+                _saved[name] = original
+                setattr(_np, name, _dispatching(name, original))
         _count += 1
 
 

@@ -1408,14 +1408,14 @@ def apply_along_axis(func1d, axis, arr, *args, _kind=None, **kwargs):
         ind0 = next(inds)
     except StopIteration:
         raise ValueError("Cannot apply_along_axis when any iteration dimensions are 0") from None
-    res = F["asanyarray"](func1d(inarr_view[ind0], *args, **kwargs))
+    res = F["asarray"](func1d(inarr_view[ind0], *args, **kwargs))
     buff = F["zeros"](outer + tuple(res.shape), res.dtype)
     buff_dims = list(range(buff.ndim))
     buff_permute = (buff_dims[0:axis] + buff_dims[buff.ndim - res.ndim:buff.ndim] +
                     buff_dims[axis:buff.ndim - res.ndim])
     buff[ind0] = res
     for ind in inds:
-        buff[ind] = F["asanyarray"](func1d(inarr_view[ind], *args, **kwargs))
+        buff[ind] = F["asarray"](func1d(inarr_view[ind], *args, **kwargs))
     return _as(kind, transpose(buff, buff_permute, _kind=ndarray))
 
 
