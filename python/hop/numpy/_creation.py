@@ -215,17 +215,31 @@ def enter():
     _tls.depth = getattr(_tls, "depth", 0) + 1
     with _lock:
         if _count == 0:
-            from . import _funcs
-            for name in _NAMES:
-                original = getattr(_np, name, None)
-                if original is None or not hasattr(_funcs, name):
-                    continue
-                _saved[name] = original
-                setattr(_np, name, _redirect(name, original))
-            for name, original in _dispatched_names().items():
-                _saved[name] = original
-                setattr(_np, name, _dispatching(name, original))
+            originals, wrappers = _wrappers()
+            _saved.update(originals)
+            vars(_np).update(wrappers)  # one dict update (each setattr costs more)
         _count += 1
+
+
+_wrapper_cache = None
+
+
+def _wrappers():
+    """(name -> NumPy's function, name -> its wrapper), made once."""
+    global _wrapper_cache
+    if _wrapper_cache is None:
+        from . import _funcs
+        originals, wrappers = {}, {}
+        for name in _NAMES:
+            original = getattr(_np, name, None)
+            if original is not None and hasattr(_funcs, name):
+                originals[name] = original
+                wrappers[name] = _redirect(name, original)
+        for name, original in _dispatched_names().items():
+            originals[name] = original
+            wrappers[name] = _dispatching(name, original)
+        _wrapper_cache = (originals, wrappers)
+    return _wrapper_cache
 
 
 def leave():
@@ -235,6 +249,5 @@ def leave():
     with _lock:
         _count -= 1
         if _count == 0:
-            for name, original in _saved.items():
-                setattr(_np, name, original)
+            vars(_np).update(_saved)
             _saved.clear()
