@@ -854,3 +854,107 @@ def test_may_share_memory():
                 np.may_share_memory(d[::2], d[1::2]), np.shares_memory(d.T, d[3]),
                 np.may_share_memory(d, d.copy()), np.shares_memory(d2[:, 1:3, 0], d2[:, 2, :]))
     check(f, np.ones((50, 60)), np.ones((30, 60, 6)))
+
+
+# ----------------------------------------------------- test_nanfunctions
+
+port = _src("test_nanfunctions.py")
+NDAT = np.array([[0.6244, np.nan, 0.2692, 0.0116, np.nan, 0.1170],
+                 [0.5351, -0.9403, np.nan, 0.2100, 0.4759, 0.2833],
+                 [np.nan, np.nan, np.nan, 0.1042, np.nan, -0.5954],
+                 [0.1610, np.nan, np.nan, 0.1859, 0.3146, np.nan]])
+
+
+@port("TestNanFunctions_MinMax.test_mutation")
+@port("TestNanFunctions_MinMax.test_keepdims")
+@port("TestNanFunctions_MinMax.test_out")
+@port("TestNanFunctions_MinMax.test_result_values")
+@port("TestNanFunctions_MinMax.test_scalar")
+@port("TestNanFunctions_ArgminArgmax.test_mutation")
+@port("TestNanFunctions_ArgminArgmax.test_result_values")
+@port("TestNanFunctions_ArgminArgmax.test_scalar")
+def test_nan_minmax_argminmax():
+    def f(d, mat):
+        out = [d]
+        for nf, rf in [(np.nanmin, np.min), (np.nanmax, np.max)]:
+            out += [nf(d), nf(d, axis=1), nf(0.0)]
+            for axis in [None, 0, 1]:
+                out += [nf(mat, axis=axis, keepdims=True), rf(mat, axis=axis, keepdims=True)]
+            resout = np.zeros(3)
+            out += [nf(mat, axis=1, out=resout), resout]
+        for nf in (np.nanargmin, np.nanargmax):
+            out += [nf(d), nf(d, axis=1), [nf(row) for row in d], nf(0.0)]
+        return out
+    check(f, NDAT.copy(), np.eye(3))
+
+
+@port("TestNanFunctions_MinMax.test_dtype_from_input")
+@port("TestNanFunctions_MinMax.test_initial")
+@port("TestNanFunctions_MinMax.test_where")
+@pytest.mark.parametrize("dt", list("efd"))
+def test_nan_minmax_dtypes_initial_where(dt):
+    def f(mat, ar, ar2):
+        out = []
+        for nf in (np.nanmin, np.nanmax):
+            out += [nf(mat, axis=1), nf(mat, axis=None), nf(ar, initial=100 if nf is np.nanmax else 0)]
+            where = np.ones_like(ar2, dtype=np.bool_)
+            where[:, 0] = False
+            out += [nf(ar2, where=where, initial=5)]
+        return out
+    ar = np.arange(9).astype(dt)
+    ar[:5] = np.nan
+    ar2 = np.arange(9).reshape(3, 3).astype(dt)
+    ar2[0, :] = np.nan
+    check(f, np.eye(3, dtype=dt), ar, ar2)
+
+
+@port("TestNanFunctions_MinMax.test_allnans")
+@port("TestNanFunctions_ArgminArgmax.test_allnans")
+@port("TestNanFunctions_ArgminArgmax.test_empty")
+@pytest.mark.parametrize("dt", list("efd"))
+def test_nan_allnans_empty(dt):
+    for array in [np.array(np.nan), np.full((3, 3), np.nan)]:
+        for axis in [None, 0, 1] if array.ndim else [None]:
+            check(lambda a, axis=axis: (np.nanmin(a, axis=axis), np.nanmax(a, axis=axis)),
+                  array.astype(dt))
+            for fn in (np.nanargmin, np.nanargmax):
+                raises(ValueError, lambda a, fn=fn, axis=axis: fn(a, axis=axis), array.astype(dt))
+    for fn in (np.nanargmin, np.nanargmax):
+        for axis in [0, None]:
+            raises(ValueError, lambda m, fn=fn, axis=axis: fn(m, axis=axis), np.zeros((0, 3)))
+        check(lambda m, fn=fn: fn(m, axis=1), np.zeros((0, 3)))
+
+
+@port("TestNanFunctions_ArgminArgmax.test_keepdims")
+@port("TestNanFunctions_ArgminArgmax.test_out")
+@pytest.mark.parametrize("dt", list("efd"))
+def test_nan_argminmax_keepdims_out(dt):
+    def f(ar):
+        out = []
+        for fn in (np.nanargmin, np.nanargmax):
+            o = np.zeros((), dtype=np.intp)
+            r = fn(ar, out=o)
+            out += [fn(ar, keepdims=True), r is o, o]
+        return out
+    ar = np.arange(9).astype(dt)
+    ar[:5] = np.nan
+    check(f, ar)
+
+
+@port("TestNanFunctions_NumberTypes.test_nanfunc")
+@port("TestNanFunctions_NumberTypes.test_nanfunc_q")
+@pytest.mark.parametrize("dt", list("bhilBefd"))
+def test_nan_number_types(dt):
+    pairs = [(np.nanmin, np.min), (np.nanmax, np.max), (np.nanargmin, np.argmin),
+             (np.nanargmax, np.argmax), (np.nansum, np.sum), (np.nanprod, np.prod),
+             (np.nancumsum, np.cumsum), (np.nancumprod, np.cumprod), (np.nanmean, np.mean),
+             (np.nanmedian, np.median), (np.nanvar, np.var), (np.nanstd, np.std)]
+    # (nanpercentile of float16/float32 data: NumPy's dtype follows its interpolation path,
+    # float64 here; hop's keeps the data's: compared by value)
+    small = np.dtype(dt).kind == "f" and np.dtype(dt).itemsize < 8
+    for mat in [np.array(5), np.array([127, 39, 93, 87, 46])]:
+        with np.errstate(over="ignore"):
+            check(lambda m: [(nf(m), f(m)) for nf, f in pairs] +
+                  [(np.nanquantile(m, q=1), np.quantile(m, q=1),
+                    np.nanpercentile(m, q=1).astype(np.float64) if small else
+                    np.nanpercentile(m, q=1), np.percentile(m, q=1))], mat.astype(dt), rtol=2e-3)
