@@ -587,6 +587,12 @@ hop_op_infer(hop_shape_env *env, hop_op op, const hop_operand *args, size_t narg
     case HOP_RULE_MASK_GRADIENT:
         st = hop__infer_mask_gradient(&c);
         break;
+    case HOP_RULE_PUT:
+        st = hop__infer_put(&c);
+        break;
+    case HOP_RULE_SEARCHSORTED:
+        st = hop__infer_searchsorted(&c);
+        break;
     }
     if (st != HOP_OK) {
         hop_shape_env_truncate_guards(env, nguards);

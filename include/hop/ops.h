@@ -354,6 +354,8 @@ typedef enum hop_shape_rule {
     HOP_RULE_DYNAMIC_SLICE,        /* (x, dim, start, size) */
     HOP_RULE_DYNAMIC_UPDATE_SLICE, /* (x, update, dim, start) */
     HOP_RULE_MASK_GRADIENT,        /* (x, mask) */
+    HOP_RULE_PUT,                  /* (x, index, values, accumulate) -> x's shape */
+    HOP_RULE_SEARCHSORTED,         /* (sorted, values, right) -> i64, values' shape */
 } hop_shape_rule;
 
 /* Kernel families, for the runtime (closed set). */
@@ -421,13 +423,31 @@ typedef enum hop_kernel_family {
  *                        view); its gradient and tangent are zero where mask is false: how a
  *                        batched cond keeps a branch's gradient out of the examples that did
  *                        not take it (docs/AUTODIFF.md)
+ *   put                  (x, index: integer TENSOR, values: TENSOR of x's dtype, accumulate:
+ *                        BOOL) -> a copy of x with its element index[i] (x flattened in C
+ *                        order; negative counts from the end) set to values[i], in index order
+ *                        (a repeated index keeps the last value), or with values[i] added
+ *                        (accumulate: NumPy's add.at); values has as many elements as index,
+ *                        or one (used for every index), checked when the op runs (HOP_SHAPE),
+ *                        as every index is (HOP_INDEX)
+ *   searchsorted         (sorted: 1-d TENSOR, values: TENSOR of its dtype, right: BOOL) -> i64
+ *                        of values' shape: for each value the first position i with
+ *                        sorted[i] >= value (right: > value) in NumPy's order (nan last)
  *
  * Negative dims count from the end, as in Python.  floor_divide and remainder
  * round toward -inf (Python's // and %, NumPy's); an integer division by
  * zero gives 0 (NumPy's answer, with no warning).  bitwise_* take integers
  * and bools.  sign, floor, ceil, round (half to even) and bitwise_not keep
- * the dtype; expm1 log1p log2 log10 exp2 tan arctan are float functions
- * like exp.
+ * the dtype; expm1 log1p log2 log10 exp2 tan arctan and sinh cosh arcsin
+ * arccos arcsinh arccosh arctanh cbrt i0 i1 (the modified Bessel functions
+ * of order 0 and 1, Cephes' series: i0's is NumPy's) are float functions like exp; arctan2
+ * hypot copysign nextafter ldexp are float functions of two operands
+ * (ldexp(x, n) is x * 2**n with n read as an integer); fmod is C's
+ * remainder, with the sign of the dividend (an integer divisor of 0 gives
+ * 0); gcd and lcm take integers (lcm is |a / gcd(a, b) * b|, wrapping as
+ * NumPy's does); left_shift and right_shift take integers, and a shift by a
+ * negative count or one of at least the width gives 0 (right_shift of a
+ * negative value -1), as NumPy's.
  */
 #define HOP_OP_LIST(X)                                                                             \
     X(neg, 1, UNARY, UNARY)                                                                        \
@@ -511,7 +531,29 @@ typedef enum hop_kernel_family {
     X(take, 3, TAKE, INDEX)                                                                        \
     X(dynamic_slice, 4, DYNAMIC_SLICE, VIEW)                                                       \
     X(dynamic_update_slice, 4, DYNAMIC_UPDATE_SLICE, INDEX)                                        \
-    X(mask_gradient, 2, MASK_GRADIENT, VIEW)
+    X(mask_gradient, 2, MASK_GRADIENT, VIEW)                                                       \
+    X(sinh, 1, UNARY, UNARY)                                                                       \
+    X(cosh, 1, UNARY, UNARY)                                                                       \
+    X(arcsin, 1, UNARY, UNARY)                                                                     \
+    X(arccos, 1, UNARY, UNARY)                                                                     \
+    X(arcsinh, 1, UNARY, UNARY)                                                                    \
+    X(arccosh, 1, UNARY, UNARY)                                                                    \
+    X(arctanh, 1, UNARY, UNARY)                                                                    \
+    X(cbrt, 1, UNARY, UNARY)                                                                       \
+    X(i0, 1, UNARY, UNARY)                                                                         \
+    X(i1, 1, UNARY, UNARY)                                                                         \
+    X(arctan2, 2, BINARY, BINARY)                                                                  \
+    X(hypot, 2, BINARY, BINARY)                                                                    \
+    X(copysign, 2, BINARY, BINARY)                                                                 \
+    X(fmod, 2, BINARY, BINARY)                                                                     \
+    X(nextafter, 2, BINARY, BINARY)                                                                \
+    X(ldexp, 2, BINARY, BINARY)                                                                    \
+    X(gcd, 2, BINARY, BINARY)                                                                      \
+    X(lcm, 2, BINARY, BINARY)                                                                      \
+    X(left_shift, 2, BINARY, BINARY)                                                               \
+    X(right_shift, 2, BINARY, BINARY)                                                              \
+    X(put, 4, PUT, INDEX)                                                                          \
+    X(searchsorted, 3, SEARCHSORTED, INDEX)
 
 typedef enum hop_op {
 #define HOP__OP_ENUM(name, nargs, rule, family) HOP_OP_##name,

@@ -151,6 +151,22 @@ wrap_buffer(PyObject *obj, const char *fname, const hop_py_opnd *want)
         snprintf(fmt, sizeof fmt, "%s", view->format != NULL ? view->format : "B");
         PyBuffer_Release(view);
         PyMem_Free(view);
+        if ((fmt[0] == '<' || fmt[0] == '>' || fmt[0] == '!') && fmt[1] != '\0' &&
+            PyObject_HasAttrString(obj, "astype") && PyObject_HasAttrString(obj, "dtype")) {
+            /* the other byte order (a big-endian NumPy array): a copy in the
+             * native order, as NumPy computes on it */
+            PyObject *res = NULL, *native = NULL;
+            PyObject *npd = PyObject_GetAttrString(obj, "dtype");
+            if (npd != NULL)
+                native = PyObject_CallMethod(npd, "newbyteorder", "s", "=");
+            PyObject *conv = native ? PyObject_CallMethod(obj, "astype", "O", native) : NULL;
+            if (conv != NULL)
+                res = wrap_buffer(conv, fname, want);
+            Py_XDECREF(conv);
+            Py_XDECREF(native);
+            Py_XDECREF(npd);
+            return res != NULL || PyErr_Occurred() ? res : unsupported_buffer(obj, fname, fmt);
+        }
         if (want->kind == HOP_PY_DTYPE && PyObject_HasAttrString(obj, "astype")) {
             PyObject *npd = hop_py_dtype_object(want->u.d);
             PyObject *conv = PyObject_CallMethod(obj, "astype", "O", npd);
@@ -665,6 +681,21 @@ tensor_from_data(PyObject *data, PyObject *dtype_obj, const char *fname)
     hop_dtype d;
     if (hop_py__to_dtype_opnd(fname, dtype_obj, &want) < 0)
         return NULL;
+    if (!HOP_PY_IS_TENSOR(data) &&
+        PyObject_HasAttrString((PyObject *)Py_TYPE(data), "__hop_tensor__")) {
+        /* a hop.numpy array: its tensor (concrete or traced) */
+        PyObject *t = PyObject_CallMethod(data, "__hop_tensor__", NULL);
+        if (t == NULL)
+            return NULL;
+        PyObject *res = HOP_PY_IS_TENSOR(t) ? tensor_from_data(t, dtype_obj, fname) : NULL;
+        if (res == NULL && !PyErr_Occurred())
+            PyErr_Format(PyExc_TypeError,
+                         "%s(): __hop_tensor__ of %.100s gave %.100s, not a "
+                         "Tensor",
+                         fname, tname(data), tname(t));
+        Py_DECREF(t);
+        return res;
+    }
     if (HOP_PY_IS_TENSOR(data) || (!is_seq(data) && PyObject_CheckBuffer(data) &&
                                    !PyBytes_Check(data) && !PyByteArray_Check(data))) {
         /* A copy: of a Tensor, or of the buffer wrapped without one. */
@@ -681,8 +712,8 @@ tensor_from_data(PyObject *data, PyObject *dtype_obj, const char *fname)
     }
     if (!is_seq(data) && !PyBool_Check(data) && !PyLong_Check(data) && !PyFloat_Check(data)) {
         PyErr_Format(PyExc_TypeError,
-                     "%s(): data must be a number, a bool, a list or tuple, a NumPy array or a "
-                     "Tensor, not %.100s",
+                     "%s(): data must be a number, a bool, a list or tuple, a NumPy array, a "
+                     "hop.numpy array or a Tensor, not %.100s",
                      fname, tname(data));
         return NULL;
     }

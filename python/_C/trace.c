@@ -2058,6 +2058,19 @@ py_is_proxy(PyObject *self, PyObject *o)
     return PyBool_FromLong(PyObject_TypeCheck(o, &hop_py_TensorType) && HOP_PY_IS_PROXY(o));
 }
 
+/* Whether o is a proxy whose tracer has not ended (its value can still be
+ * used, lifted into a body if need be): hop.numpy keeps nodes it made for a
+ * value (a mask's nonzero) only while they are. */
+static PyObject *
+py_proxy_live(PyObject *self, PyObject *o)
+{
+    (void)self;
+    if (!PyObject_TypeCheck(o, &hop_py_TensorType) || !HOP_PY_IS_PROXY(o))
+        Py_RETURN_FALSE;
+    hop_tracer *t = hop_tracer_of(((TensorObject *)o)->node);
+    return PyBool_FromLong(t != NULL && hop_tracer_state_of(t) != HOP_TRACER_ENDED);
+}
+
 /* The tracer stack depth of this thread's active trace (1 at its root), 0
  * when none is active: tests check that a failed HOP call leaves it as it
  * was. */
@@ -2203,6 +2216,8 @@ static PyMethodDef trace_functions[] = {
     {"_trace_depth", py_trace_depth, METH_NOARGS,
      "The tracer stack depth of the active trace, 0 when none is active."},
     {"_is_proxy", py_is_proxy, METH_O, "True for a traced value (a proxy Tensor)."},
+    {"_proxy_live", py_proxy_live, METH_O,
+     "True for a traced value whose tracer has not ended (usable, lifted if need be)."},
     {"_sym_truth", py_sym_truth, METH_O, "_sym_truth(s): the SymBool s != 0, undecided."},
     {"_rebind", (PyCFunction)(void (*)(void))py_rebind, METH_FASTCALL,
      "_rebind(x, new=None): the traced x stands for new's value (hop.Tensor.__setitem__); "
