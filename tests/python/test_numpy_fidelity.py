@@ -88,6 +88,26 @@ def test_augmented_assignment_through_a_local_slice():
     same(f, np.arange(5))
 
 
+def test_augmented_assignment_of_a_numpy_scalar_rebinds_it_in_the_results_type():
+    # A NumPy scalar is immutable: `a[k] += 1` on a bool array stores
+    # np.bool_(False) + 1 (an int64 1) back as True, and `s += 1` makes a new
+    # scalar of the operation's type (hypothesis found hop adding in place,
+    # into bool: a casting error).
+    def item(a, k):
+        a[k] += 1
+        return a
+
+    def total(a):
+        s = a.sum()
+        s += 1
+        return s
+
+    same(item, np.array([False, True]), 0)
+    same(item, np.array([1.5, 2.0]), 1)
+    assert type(same(total, np.array([True, True]))) is np.int64
+    same(total, np.arange(3.0))
+
+
 def test_in_place_updates_of_an_argument_reach_the_caller():
     def f(x):
         x += 1

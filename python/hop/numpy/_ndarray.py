@@ -406,6 +406,11 @@ def _iop(name):
         from ._ufuncs import call_ufunc, takes
         if isinstance(other, _C.Tensor) or not takes(other):
             return NotImplemented
+        if self._scalar:
+            # A NumPy scalar is immutable: `s += 1` rebinds s to s + 1, in
+            # the result type of the operation (np.bool_(False) + 1 is an
+            # int64), so `a[k] += 1` stores that value back into a bool a.
+            return call_ufunc(name, (self, other), {}, result_kind((self, other)))
         call_ufunc(name, (self, other), {"out": (self,)}, type(self))
         return self
     op.__name__ = name
