@@ -751,10 +751,9 @@ hop_graph_rename_node(hop_graph *g, hop_node *n, const char *base)
 
 /* ------------------------------------------------------------ calls */
 
-/* Converts copied args to operands of shape inference; list items come from
- * *pool. */
-static hop_status
-to_operands(const char *who, const hop_arg *args, size_t n, hop_operand *out, hop_operand **pool)
+hop_status
+hop_args_operands(const char *who, const hop_arg *args, size_t n, hop_operand *out,
+                  hop_operand **pool)
 {
     for (size_t i = 0; i < n; i++) {
         const hop_arg *a = &args[i];
@@ -766,6 +765,8 @@ to_operands(const char *who, const hop_arg *args, size_t n, hop_operand *out, ho
             break;
         case HOP_ARG_NODE: {
             const hop_node *d = a->u.node;
+            if (d == NULL)
+                return hop_error(HOP_MISUSE, "%s: argument %zu is a NULL node", who, i);
             if (d->meta->kind == HOP_VALUE_TENSOR) {
                 o->kind = HOP_OPND_TENSOR;
                 o->u.tensor = &d->meta->meta;
@@ -799,11 +800,14 @@ to_operands(const char *who, const hop_arg *args, size_t n, hop_operand *out, ho
             o->u.dtype = a->u.dtype;
             break;
         case HOP_ARG_LIST: {
-            hop_operand *items = *pool;
-            *pool += a->u.list.n;
-            hop_status st = to_operands(who, a->u.list.items, a->u.list.n, items, pool);
-            if (st != HOP_OK)
-                return st;
+            hop_operand *items = NULL;
+            if (pool) {
+                items = *pool;
+                *pool += a->u.list.n;
+                hop_status st = hop_args_operands(who, a->u.list.items, a->u.list.n, items, pool);
+                if (st != HOP_OK)
+                    return st;
+            }
             o->kind = HOP_OPND_LIST;
             o->u.list.items = items;
             o->u.list.n = a->u.list.n;
@@ -829,7 +833,7 @@ infer(hop_graph *g, const char *who, hop_op op, const pending *p, hop_value_info
             return HOP_NOMEM;
     }
     hop_operand *pool = buf + p->node->nargs;
-    hop_status st = to_operands(who, p->node->args, p->node->nargs, buf, &pool);
+    hop_status st = hop_args_operands(who, p->node->args, p->node->nargs, buf, &pool);
     if (st == HOP_OK) {
         memset(out, 0, sizeof *out);
         st = hop_op_infer(g->env, op, buf, p->node->nargs, out);

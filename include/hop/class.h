@@ -47,6 +47,12 @@
 #ifndef HOP_CLASS_H
 #define HOP_CLASS_H
 
+/* The build checks the layering: a layer may include this header only if
+ * it links the graph layer (hop_add_layer in CMakeLists.txt). */
+#if defined(HOP_LAYER_BUILD) && !defined(HOP_SEES_GRAPH)
+#error "hop/class.h belongs to the graph layer, which this layer does not link"
+#endif
+
 #include "hop/graph.h"
 
 #ifdef __cplusplus

@@ -9,6 +9,12 @@
 #ifndef HOP_OPS_H
 #define HOP_OPS_H
 
+/* The build checks the layering: a layer may include this header only if
+ * it links the ops layer (hop_add_layer in CMakeLists.txt). */
+#if defined(HOP_LAYER_BUILD) && !defined(HOP_SEES_OPS)
+#error "hop/ops.h belongs to the ops layer, which this layer does not link"
+#endif
+
 #include "hop/core.h"
 
 #ifdef __cplusplus
@@ -560,6 +566,12 @@ typedef struct hop_operand {
         } list;
     } u;
 } hop_operand;
+
+/* What o is, for messages: "a tensor", "an int", "a float", "a bool",
+ * "None", "a dtype", "a list", "a SymInt" or "a SymBool" (a SYM holding
+ * a SymBool); a static string, "an invalid operand" for NULL or an
+ * unknown kind. */
+const char *hop_operand_kind_name(const hop_operand *o);
 
 /* What an op produces: a tensor, a SymInt/SymBool, or nothing. */
 typedef enum hop_value_kind {
