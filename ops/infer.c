@@ -72,14 +72,7 @@ hop__expr_text(hop__text *t, const hop_expr *e)
 const char *
 hop__sizes_text(hop__text *t, const hop_expr *const *sizes, int n)
 {
-    t->s[0] = '\0';
-    text_add(t, "[");
-    for (int i = 0; i < n; i++) {
-        if (i > 0)
-            text_add(t, ", ");
-        text_add_expr(t, sizes[i]);
-    }
-    text_add(t, "]");
+    hop_exprs_print(HOP_DTYPE_COUNT, n, sizes, t->s, sizeof t->s);
     return t->s;
 }
 

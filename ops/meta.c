@@ -122,8 +122,11 @@ hop_value_info_decide_same(hop_shape_env *env, const hop_value_info *a, const ho
     return HOP_OK;
 }
 
+/* ------------------------------------------------------ the meta printer */
+
 size_t
-hop_meta_print(const hop_meta *m, char *buf, size_t cap)
+hop_dims_print(hop_dtype dt, int rank, hop_dim_print_fn dim, const void *ctx, char *buf,
+               size_t cap)
 {
     char small[64];
     size_t len = 0;
@@ -138,31 +141,65 @@ hop_meta_print(const hop_meta *m, char *buf, size_t cap)
         }                                                                                          \
         len += n_;                                                                                 \
     } while (0)
-    if (m == NULL) {
-        META_PUT("NULL", 4);
-    } else {
-        const char *name = hop_dtype_name(m->dtype);
+    if (dt != HOP_DTYPE_COUNT) {
+        const char *name = hop_dtype_name(dt);
         META_PUT(name, strlen(name));
-        META_PUT("[", 1);
-        for (int i = 0; i < m->rank && i < HOP_MAX_RANK; i++) {
-            if (i > 0)
-                META_PUT(", ", 2);
-            size_t n = hop_expr_print(m->sizes[i], small, sizeof small);
-            if (n < sizeof small) {
-                META_PUT(small, n);
-            } else {
-                /* Too long for the scratch buffer: print into place. */
-                if (len + 1 < cap)
-                    hop_expr_print(m->sizes[i], buf + len, cap - len);
-                len += n;
-            }
-        }
-        META_PUT("]", 1);
     }
+    META_PUT("[", 1);
+    for (int i = 0; i < rank; i++) {
+        if (i > 0)
+            META_PUT(", ", 2);
+        size_t n = dim(ctx, i, small, sizeof small);
+        if (n < sizeof small) {
+            META_PUT(small, n);
+        } else {
+            /* Too long for the scratch buffer: print into place. */
+            if (len + 1 < cap)
+                dim(ctx, i, buf + len, cap - len);
+            len += n;
+        }
+    }
+    META_PUT("]", 1);
 #undef META_PUT
     if (cap > 0)
         buf[len < cap ? len : cap - 1] = '\0';
     return len;
+}
+
+static size_t
+expr_dim(const void *sizes, int d, char *buf, size_t cap)
+{
+    return hop_expr_print(((const hop_expr *const *)sizes)[d], buf, cap);
+}
+
+static size_t
+int_dim(const void *sizes, int d, char *buf, size_t cap)
+{
+    int n = snprintf(buf, cap, "%" PRId64, ((const int64_t *)sizes)[d]);
+    return n < 0 ? 0 : (size_t)n;
+}
+
+size_t
+hop_meta_print(const hop_meta *m, char *buf, size_t cap)
+{
+    if (m == NULL) {
+        int n = snprintf(buf, cap, "NULL");
+        return n < 0 ? 0 : (size_t)n;
+    }
+    return hop_exprs_print(m->dtype, m->rank < HOP_MAX_RANK ? m->rank : HOP_MAX_RANK, m->sizes, buf,
+                           cap);
+}
+
+size_t
+hop_exprs_print(hop_dtype dt, int rank, const hop_expr *const *sizes, char *buf, size_t cap)
+{
+    return hop_dims_print(dt, rank, expr_dim, sizes, buf, cap);
+}
+
+size_t
+hop_sizes_print(hop_dtype dt, int rank, const int64_t *sizes, char *buf, size_t cap)
+{
+    return hop_dims_print(dt, rank, int_dim, sizes, buf, cap);
 }
 
 size_t

@@ -44,25 +44,18 @@ ref_dec(long *rc)
 const char *
 hop__sizes_text_i(hop__ttext *t, const int64_t *sizes, int n)
 {
-    size_t len = 0;
-    t->s[0] = '\0';
-    len += (size_t)snprintf(t->s, sizeof t->s, "[");
-    for (int i = 0; i < n && len < sizeof t->s; i++)
-        len +=
-            (size_t)snprintf(t->s + len, sizeof t->s - len, "%s%" PRId64, i ? ", " : "", sizes[i]);
-    if (len < sizeof t->s)
-        snprintf(t->s + len, sizeof t->s - len, "]");
+    hop_sizes_print(HOP_DTYPE_COUNT, n, sizes, t->s, sizeof t->s);
     return t->s;
 }
 
 size_t
 hop_tensor_print_meta(const hop_tensor *t, char *buf, size_t cap)
 {
-    hop__ttext s;
-    if (t == NULL)
-        return (size_t)snprintf(buf, cap, "<NULL tensor>");
-    return (size_t)snprintf(buf, cap, "%s%s", hop_dtype_name(t->dtype),
-                            hop__sizes_text_i(&s, t->sizes, t->rank));
+    if (t == NULL) {
+        int n = snprintf(buf, cap, "<NULL tensor>");
+        return n < 0 ? 0 : (size_t)n;
+    }
+    return hop_sizes_print(t->dtype, t->rank, t->sizes, buf, cap);
 }
 
 const char *

@@ -322,8 +322,28 @@ hop_status hop_meta_strides(const hop_meta *m, hop_shape_env *env, const hop_exp
 /* Product of the sizes. */
 const hop_expr *hop_meta_numel(const hop_meta *m, hop_shape_env *env);
 bool hop_meta_equal(const hop_meta *a, const hop_meta *b);
-/* `f32[s0, 4]`; snprintf contract as hop_expr_print. */
+/*
+ * The meta printer: the one spelling of a tensor's metadata, `f32[s0, 4]`,
+ * which every layer's messages, printers and dumps use, so a tensor reads
+ * the same everywhere.  All keep snprintf's contract (as hop_expr_print):
+ * the length of the whole text is returned, at most cap bytes are written,
+ * NUL included.
+ *
+ * hop_dims_print is the printer itself: dt's name (nothing for
+ * HOP_DTYPE_COUNT: `[3, 4]`, a list of sizes or strides), then rank dims
+ * in brackets separated by ", ", dim d written by dim(ctx, d, buf, cap)
+ * (same contract), for a layer that holds its sizes in its own form (a
+ * plan's compiled size programs).  hop_meta_print: m's symbolic sizes
+ * (`NULL` for m NULL); hop_exprs_print: SymInt sizes; hop_sizes_print:
+ * concrete sizes (a tensor's, a view's).
+ */
+typedef size_t (*hop_dim_print_fn)(const void *ctx, int d, char *buf, size_t cap);
+size_t hop_dims_print(hop_dtype dt, int rank, hop_dim_print_fn dim, const void *ctx, char *buf,
+                      size_t cap);
 size_t hop_meta_print(const hop_meta *m, char *buf, size_t cap);
+size_t hop_exprs_print(hop_dtype dt, int rank, const hop_expr *const *sizes, char *buf,
+                       size_t cap);
+size_t hop_sizes_print(hop_dtype dt, int rank, const int64_t *sizes, char *buf, size_t cap);
 
 /* ------------------------------------------------------------ the op table */
 
