@@ -7,8 +7,10 @@
  *              methods and operators, constructors, indexing, NumPy interop
  *              (buffer protocol both ways), eager dispatch of ops
  *   trace.c    tracing: the OutputGraph wrapper, proxies (Tensors with a
- *              node instead of data), SymInt, HOP calls with Python bodies,
- *              graph introspection, plans
+ *              node instead of data), HOP calls with Python bodies, graph
+ *              introspection; with symint.c (SymInt), plan.c (Plan, Ctrl-C)
+ *              and numpy_call.c (plans called on NumPy arrays), which share
+ *              trace_impl.h
  *   foreign.c  foreign kernels (hop/foreign.h) registered from an address
  *              and called eagerly or recorded
  *
@@ -45,7 +47,7 @@ typedef struct TensorObject {
 } TensorObject;
 
 extern PyTypeObject hop_py_TensorType;
-extern PyTypeObject hop_py_SymIntType; /* trace.c */
+extern PyTypeObject hop_py_SymIntType; /* symint.c */
 extern PyTypeObject hop_py_DTypeType;  /* module.c: hop.float32, ... */
 
 /* Exceptions (module.c). */
