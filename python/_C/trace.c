@@ -807,6 +807,72 @@ arg_to_py(const hop_arg *a)
     Py_RETURN_NONE;
 }
 
+/* args[n] as a Python list of arg_to_py values. */
+static PyObject *
+args_to_py(const hop_arg *args, size_t n)
+{
+    PyObject *list = PyList_New((Py_ssize_t)n);
+    for (size_t i = 0; list && i < n; i++) {
+        PyObject *v = arg_to_py(&args[i]);
+        if (v == NULL)
+            Py_CLEAR(list);
+        else
+            PyList_SET_ITEM(list, (Py_ssize_t)i, v);
+    }
+    return list;
+}
+
+/*
+ * A call_hop node's arguments by parameter name, read through its class's
+ * signature (hop_node_param, hop_node_group, hop_node_lifted), so that the
+ * Python mirror never derives the layout by position: (leads, groups,
+ * lifted) with leads a list of (name, value) per lead parameter, groups a
+ * list of (name, [values]) per group parameter (the final VARARGS group
+ * with the lifted values, as hop_node_group gives it) and lifted the
+ * values lifted into a list of their own.  None for a node without a
+ * class.
+ */
+static PyObject *
+call_layout(const hop_node *n)
+{
+    if (n->kind != HOP_NODE_CALL_HOP || n->cls == NULL)
+        Py_RETURN_NONE;
+    size_t np, nl;
+    const hop_param *params = hop_class_params(n->cls, &np);
+    PyObject *leads = PyList_New(0), *groups = PyList_New(0);
+    for (size_t i = 0; leads && groups && i < np; i++) {
+        PyObject *item = NULL, *into = NULL;
+        if (hop_param_is_lead(params[i].kind)) {
+            const hop_arg *a = hop_node_param(n, params[i].name);
+            PyObject *v = a ? arg_to_py(a) : hop_py_raise();
+            item = v ? Py_BuildValue("(sN)", params[i].name, v) : NULL;
+            into = leads;
+        } else if (hop_param_is_group(params[i].kind)) {
+            size_t k;
+            const hop_arg *g = hop_node_group(n, params[i].name, &k);
+            PyObject *v = g ? args_to_py(g, k) : hop_py_raise();
+            item = v ? Py_BuildValue("(sN)", params[i].name, v) : NULL;
+            into = groups;
+        } else {
+            continue;
+        }
+        if (item == NULL || PyList_Append(into, item) < 0) {
+            Py_CLEAR(leads);
+            Py_CLEAR(groups);
+        }
+        Py_XDECREF(item);
+    }
+    const hop_arg *l = leads && groups ? hop_node_lifted(n, &nl) : NULL;
+    PyObject *lifted = l ? args_to_py(l, nl) : NULL;
+    if (leads && groups && l == NULL)
+        hop_py_raise();
+    PyObject *r = lifted ? Py_BuildValue("(OOO)", leads, groups, lifted) : NULL;
+    Py_XDECREF(leads);
+    Py_XDECREF(groups);
+    Py_XDECREF(lifted);
+    return r;
+}
+
 PyObject *
 hop_py__printed(char *s)
 {
@@ -818,7 +884,9 @@ hop_py__printed(char *s)
 }
 
 /* describe(path) -> dict(name, nodes, subgraphs, guards, code, table, dot);
- * guards are the graph's own (a cond branch's), as text. */
+ * guards are the graph's own (a cond branch's), as text; each node is (op,
+ * name, target, args, meta, outs, layout), layout a call_hop's arguments by
+ * parameter name (call_layout) or None. */
 static PyObject *
 trace_describe(TraceObject *tr, PyObject *path)
 {
@@ -838,14 +906,8 @@ trace_describe(TraceObject *tr, PyObject *path)
         Py_XDECREF(s);
     }
     for (hop_node *n = g->first; nodes && n; n = n->next) {
-        PyObject *args = PyList_New((Py_ssize_t)n->nargs);
-        for (size_t i = 0; args && i < n->nargs; i++) {
-            PyObject *v = arg_to_py(&n->args[i]);
-            if (v == NULL)
-                Py_CLEAR(args);
-            else
-                PyList_SET_ITEM(args, (Py_ssize_t)i, v);
-        }
+        PyObject *args = args_to_py(n->args, n->nargs);
+        PyObject *layout = args ? call_layout(n) : NULL;
         PyObject *outs = PyList_New((Py_ssize_t)n->nouts);
         for (size_t i = 0; outs && i < n->nouts; i++) {
             PyObject *v = meta_to_py(&n->outs[i]);
@@ -855,11 +917,12 @@ trace_describe(TraceObject *tr, PyObject *path)
                 PyList_SET_ITEM(outs, (Py_ssize_t)i, v);
         }
         PyObject *meta = meta_to_py(n->meta);
-        PyObject *item = args && outs && meta
-                             ? Py_BuildValue("(sssOOO)", hop_node_kind_name(n->kind), n->name,
-                                             n->target ? n->target : "", args, meta, outs)
+        PyObject *item = args && layout && outs && meta
+                             ? Py_BuildValue("(sssOOOO)", hop_node_kind_name(n->kind), n->name,
+                                             n->target ? n->target : "", args, meta, outs, layout)
                              : NULL;
         Py_XDECREF(args);
+        Py_XDECREF(layout);
         Py_XDECREF(outs);
         Py_XDECREF(meta);
         if (item == NULL || PyList_Append(nodes, item) < 0)
