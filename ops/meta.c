@@ -101,6 +101,23 @@ hop_meta_equal(const hop_meta *a, const hop_meta *b)
     return true;
 }
 
+bool
+hop_value_info_equal(const hop_value_info *a, const hop_value_info *b)
+{
+    if (a->kind != b->kind)
+        return false;
+    if (a->kind == HOP_VALUE_SYM)
+        return a->sym == b->sym;
+    if (a->kind != HOP_VALUE_TENSOR)
+        return true;
+    if (a->meta.dtype != b->meta.dtype || a->meta.rank != b->meta.rank)
+        return false;
+    for (int d = 0; d < a->meta.rank; d++)
+        if (a->meta.sizes[d] != b->meta.sizes[d]) /* interned: pointer equality is equality */
+            return false;
+    return true;
+}
+
 hop_status
 hop_value_info_decide_same(hop_shape_env *env, const hop_value_info *a, const hop_value_info *b,
                            const char *what, bool *same)

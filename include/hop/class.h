@@ -105,6 +105,12 @@ hop_param_is_lead(hop_param_kind k)
            !hop_param_is_group(k);
 }
 
+/* Whether a may stand for a lead parameter of kind k (in a call being
+ * traced and in a call_hop node alike): INT an int; FLOAT a float or an
+ * int; BOOL a bool; DTYPE a valid dtype; VALUE a node, a SymInt/SymBool
+ * expression, a bool or an int.  False for other kinds (graph/class.c). */
+bool hop_param_fits(hop_param_kind k, const hop_arg *a);
+
 /*
  * Flags of a parameter.  HOP_PARAM_BATCHED_ITEM (a VALUE lead): the HOP
  * reads an int scalar tensor given here with `item` when traced (switch's

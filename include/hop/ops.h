@@ -635,6 +635,9 @@ size_t hop_value_info_print(const hop_value_info *v, char *buf, size_t cap);
 bool hop_value_info_is_bool_scalar(const hop_value_info *v);
 bool hop_value_info_is_int_scalar(const hop_value_info *v);
 bool hop_value_info_compatible(const hop_value_info *a, const hop_value_info *b);
+/* Whether a and b are the same value info: the same kind, and the same
+ * SymInt, or the same dtype and the same (interned) sizes. */
+bool hop_value_info_equal(const hop_value_info *a, const hop_value_info *b);
 hop_value_info hop_value_info_drop_dim(const hop_value_info *v, int d);
 
 /*
