@@ -187,6 +187,21 @@ int hop_py_tensor_init(PyObject *module);
  * has it, then what it does and an example (tests/python/test_api.py). */
 #define HOP_PY_SIG(sig) sig "\n--\n\n"
 
+/* Stores item (a new reference, stolen) at index i of the new list or
+ * tuple *seq being filled; when making item failed (NULL, an exception
+ * set) drops *seq instead, so that the loop filling it stops at
+ * `*seq == NULL`: the one way the extension fills a sequence. */
+static inline void
+hop_py_fill(PyObject **seq, Py_ssize_t i, PyObject *item)
+{
+    if (item == NULL)
+        Py_CLEAR(*seq);
+    else if (PyList_Check(*seq))
+        PyList_SET_ITEM(*seq, i, item);
+    else
+        PyTuple_SET_ITEM(*seq, i, item);
+}
+
 #define HOP_PY_IS_PROXY(o) (((TensorObject *)(o))->t == NULL)
 
 #endif /* HOP_PY_H */

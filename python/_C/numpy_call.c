@@ -94,10 +94,7 @@ run_arrays(PlanObject *p, PyObject *const *arrays, Py_ssize_t na, PyObject *caps
             Py_SETREF(a, empty == NULL ? NULL : PyObject_GetItem(a, empty));
             Py_XDECREF(empty);
         }
-        if (a == NULL)
-            Py_CLEAR(tup);
-        else
-            PyTuple_SET_ITEM(tup, (Py_ssize_t)i, a);
+        hop_py_fill(&tup, (Py_ssize_t)i, a);
     }
     if (tup != NULL && p->noutputs == 1) {
         res = Py_NewRef(PyTuple_GET_ITEM(tup, 0));

@@ -187,14 +187,8 @@ plan_notes(PlanObject *p, void *closure)
     (void)closure;
     size_t n = hop_plan_nnotes(p->plan);
     PyObject *t = PyTuple_New((Py_ssize_t)n);
-    for (size_t i = 0; t && i < n; i++) {
-        PyObject *s = PyUnicode_FromString(hop_plan_note(p->plan, i));
-        if (s == NULL) {
-            Py_CLEAR(t);
-            break;
-        }
-        PyTuple_SET_ITEM(t, (Py_ssize_t)i, s);
-    }
+    for (size_t i = 0; t && i < n; i++)
+        hop_py_fill(&t, (Py_ssize_t)i, PyUnicode_FromString(hop_plan_note(p->plan, i)));
     return t;
 }
 
@@ -204,11 +198,7 @@ plan_input_names(PlanObject *p, void *closure)
     (void)closure;
     PyObject *list = PyList_New((Py_ssize_t)p->ninputs);
     for (size_t i = 0; list && i < p->ninputs; i++) {
-        PyObject *s = PyUnicode_FromString(hop_plan_input_name(p->plan, i));
-        if (s == NULL)
-            Py_CLEAR(list);
-        else
-            PyList_SET_ITEM(list, (Py_ssize_t)i, s);
+        hop_py_fill(&list, (Py_ssize_t)i, PyUnicode_FromString(hop_plan_input_name(p->plan, i)));
     }
     return list;
 }

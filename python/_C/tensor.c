@@ -1013,11 +1013,7 @@ tolist_rec(const hop_tensor *t, const char *p, int dim)
     int64_t step = t->strides[dim] * (int64_t)hop_dtype_size(t->dtype);
     PyObject *list = PyList_New((Py_ssize_t)t->sizes[dim]);
     for (int64_t i = 0; list != NULL && i < t->sizes[dim]; i++) {
-        PyObject *v = tolist_rec(t, p + i * step, dim + 1);
-        if (v == NULL)
-            Py_CLEAR(list);
-        else
-            PyList_SET_ITEM(list, (Py_ssize_t)i, v);
+        hop_py_fill(&list, (Py_ssize_t)i, tolist_rec(t, p + i * step, dim + 1));
     }
     return list;
 }

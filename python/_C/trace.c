@@ -676,11 +676,7 @@ trace_guards(TraceObject *tr, PyObject *unused)
     for (size_t i = 0; list && i < n; i++) {
         char buf[512];
         hop_expr_print(hop_shape_env_guard(env, i), buf, sizeof buf);
-        PyObject *s = PyUnicode_FromString(buf);
-        if (s == NULL)
-            Py_CLEAR(list);
-        else
-            PyList_SET_ITEM(list, (Py_ssize_t)i, s);
+        hop_py_fill(&list, (Py_ssize_t)i, PyUnicode_FromString(buf));
     }
     return list;
 }
@@ -706,10 +702,7 @@ trace_inputs(TraceObject *tr, PyObject *unused)
         else
             item = Py_BuildValue("(ss(nn))", node->name, "size", (Py_ssize_t)src.input,
                                  (Py_ssize_t)src.dim);
-        if (item == NULL)
-            Py_CLEAR(list);
-        else
-            PyList_SET_ITEM(list, (Py_ssize_t)i, item);
+        hop_py_fill(&list, (Py_ssize_t)i, item);
     }
     return list;
 }
@@ -757,15 +750,14 @@ meta_to_py(const hop_value_info *v)
             hop_expr_print(v->meta.sizes[d], buf, sizeof buf);
             s = PyUnicode_FromString(buf);
         }
-        if (s == NULL)
-            Py_CLEAR(shape);
-        else
-            PyTuple_SET_ITEM(shape, d, s);
+        hop_py_fill(&shape, d, s);
     }
     if (shape == NULL)
         return NULL;
     return Py_BuildValue("(sON)", "tensor", hop_py_dtype_object(v->meta.dtype), shape);
 }
+
+static PyObject *args_to_py(const hop_arg *args, size_t n);
 
 static PyObject *
 arg_to_py(const hop_arg *a)
@@ -790,17 +782,8 @@ arg_to_py(const hop_arg *a)
         Py_XINCREF(d);
         return d;
     }
-    case HOP_ARG_LIST: {
-        PyObject *list = PyList_New((Py_ssize_t)a->u.list.n);
-        for (size_t i = 0; list && i < a->u.list.n; i++) {
-            PyObject *v = arg_to_py(&a->u.list.items[i]);
-            if (v == NULL)
-                Py_CLEAR(list);
-            else
-                PyList_SET_ITEM(list, (Py_ssize_t)i, v);
-        }
-        return list;
-    }
+    case HOP_ARG_LIST:
+        return args_to_py(a->u.list.items, a->u.list.n);
     case HOP_ARG_GRAPH:
         return Py_BuildValue("(ss)", "%graph", a->u.graph->name);
     }
@@ -813,11 +796,7 @@ args_to_py(const hop_arg *args, size_t n)
 {
     PyObject *list = PyList_New((Py_ssize_t)n);
     for (size_t i = 0; list && i < n; i++) {
-        PyObject *v = arg_to_py(&args[i]);
-        if (v == NULL)
-            Py_CLEAR(list);
-        else
-            PyList_SET_ITEM(list, (Py_ssize_t)i, v);
+        hop_py_fill(&list, (Py_ssize_t)i, arg_to_py(&args[i]));
     }
     return list;
 }
@@ -910,11 +889,7 @@ trace_describe(TraceObject *tr, PyObject *path)
         PyObject *layout = args ? call_layout(n) : NULL;
         PyObject *outs = PyList_New((Py_ssize_t)n->nouts);
         for (size_t i = 0; outs && i < n->nouts; i++) {
-            PyObject *v = meta_to_py(&n->outs[i]);
-            if (v == NULL)
-                Py_CLEAR(outs);
-            else
-                PyList_SET_ITEM(outs, (Py_ssize_t)i, v);
+            hop_py_fill(&outs, (Py_ssize_t)i, meta_to_py(&n->outs[i]));
         }
         PyObject *meta = meta_to_py(n->meta);
         PyObject *item = args && layout && outs && meta
