@@ -11,17 +11,26 @@
 #include <string.h>
 
 hop_status
-hop_meta_init(hop_meta *m, hop_shape_env *env, hop_dtype dtype, int rank, const int64_t *sizes)
+hop_dims_check(const char *fn, hop_dtype dtype, int rank, const int64_t *sizes)
 {
-    const char *fn = "hop_meta_init";
-    if (m == NULL || env == NULL)
-        return hop_error(HOP_MISUSE, "%s: %s is NULL", fn, m == NULL ? "m" : "the ShapeEnv");
     if ((unsigned)dtype >= HOP_DTYPE_COUNT)
         return hop_error(HOP_INVALID, "%s: invalid dtype %d", fn, (int)dtype);
     if (rank < 0 || rank > HOP_MAX_RANK)
         return hop_error(HOP_INVALID, "%s: rank %d is outside [0, %d]", fn, rank, HOP_MAX_RANK);
     if (rank > 0 && sizes == NULL)
         return hop_error(HOP_MISUSE, "%s: sizes is NULL for rank %d", fn, rank);
+    return HOP_OK;
+}
+
+hop_status
+hop_meta_init(hop_meta *m, hop_shape_env *env, hop_dtype dtype, int rank, const int64_t *sizes)
+{
+    const char *fn = "hop_meta_init";
+    if (m == NULL || env == NULL)
+        return hop_error(HOP_MISUSE, "%s: %s is NULL", fn, m == NULL ? "m" : "the ShapeEnv");
+    hop_status st = hop_dims_check(fn, dtype, rank, sizes);
+    if (st != HOP_OK)
+        return st;
     hop_meta tmp = {.dtype = dtype, .rank = rank};
     for (int i = 0; i < rank; i++) {
         if (sizes[i] < 0)

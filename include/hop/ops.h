@@ -313,6 +313,11 @@ typedef struct hop_meta {
     const hop_expr *sizes[HOP_MAX_RANK];
 } hop_meta;
 
+/* The checks every description of a tensor by dtype, rank and sizes gets
+ * (fn names the caller in messages): HOP_INVALID for an invalid dtype or a
+ * rank outside [0, HOP_MAX_RANK], HOP_MISUSE for NULL sizes of rank > 0.
+ * The sizes' values are the caller's to check. */
+hop_status hop_dims_check(const char *fn, hop_dtype dtype, int rank, const int64_t *sizes);
 /* Fills *m; HOP_INVALID for rank > HOP_MAX_RANK or a negative size. */
 hop_status hop_meta_init(hop_meta *m, hop_shape_env *env, hop_dtype dtype, int rank,
                          const int64_t *sizes);

@@ -140,7 +140,7 @@ hop_py_tracing_active(void)
 }
 /* A proxy's shape as a tuple of ints and SymInts. */
 PyObject *hop_py_proxy_shape(TensorObject *p);
-/* Wraps a node of trace `owner` as a proxy Tensor (new reference). */
+/* Wraps a node of trace `owner` as a proxy Tensor (new reference; tensor.c). */
 PyObject *hop_py_proxy_new(PyObject *owner, hop_node *node);
 /* The size of x[start:stop] for a traced start (trace.c): stop must be
  * start + k, k + start or start - k for an int or a SymInt k (JAX's

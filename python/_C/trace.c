@@ -85,23 +85,6 @@ current_tracer(TraceObject *tr)
     return hop_output_graph_current(tr->og);
 }
 
-PyObject *
-hop_py_proxy_new(PyObject *owner, hop_node *node)
-{
-    TensorObject *p = PyObject_New(TensorObject, &hop_py_TensorType);
-    if (p == NULL)
-        return NULL;
-    p->t = NULL;
-    p->node = node;
-    p->base = NULL;
-    p->weakreflist = NULL;
-    p->viewof = NULL;
-    p->nviews = 0;
-    Py_INCREF(owner);
-    p->owner = owner;
-    return (PyObject *)p;
-}
-
 /* A node's value as a Python object: a proxy or a SymInt. */
 static PyObject *
 wrap_node(PyObject *owner, hop_node *n)
