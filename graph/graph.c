@@ -1049,8 +1049,7 @@ hop_graph_call_hop(hop_graph *g, const hop_class *cls, const hop_arg *args, size
     char who[96];
     snprintf(who, sizeof who, "call_hop %s", cls->name);
     pending p;
-    if (prepare_call(g, who, HOP_NODE_CALL_HOP, cls->name, args, nargs, outs, nouts, &p) !=
-        HOP_OK)
+    if (prepare_call(g, who, HOP_NODE_CALL_HOP, cls->name, args, nargs, outs, nouts, &p) != HOP_OK)
         return NULL;
     p.node->cls = cls;
     return commit(g, &p, body_end(g));
@@ -1108,8 +1107,7 @@ hop_graph_call_foreign(hop_graph *g, const char *target, const hop_arg *args, si
     char who[96];
     snprintf(who, sizeof who, "call_foreign %s", target);
     pending p;
-    if (prepare_call(g, who, HOP_NODE_CALL_FOREIGN, target, args, nargs, outs, nouts, &p) !=
-        HOP_OK)
+    if (prepare_call(g, who, HOP_NODE_CALL_FOREIGN, target, args, nargs, outs, nouts, &p) != HOP_OK)
         return NULL;
     p.node->flags = flags & HOP_NODE_SIDE_EFFECTS;
     return commit(g, &p, body_end(g));

@@ -151,8 +151,7 @@ hop_value_info_decide_same(hop_shape_env *env, const hop_value_info *a, const ho
 /* ------------------------------------------------------ the meta printer */
 
 size_t
-hop_dims_print(hop_dtype dt, int rank, hop_dim_print_fn dim, const void *ctx, char *buf,
-               size_t cap)
+hop_dims_print(hop_dtype dt, int rank, hop_dim_print_fn dim, const void *ctx, char *buf, size_t cap)
 {
     char small[64];
     size_t len = 0;

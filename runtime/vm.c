@@ -43,9 +43,9 @@ static size_t
 input_dim(const void *input, int d, char *buf, size_t cap)
 {
     const hop__dimcheck *c = &((const hop__input *)input)->dims[d];
-    int n = c->kind == HOP__D_CONST ? snprintf(buf, cap, "%" PRId64, c->value)
-                                    : snprintf(buf, cap, "%s",
-                                               c->kind == HOP__D_EXPR ? c->x->text : c->sym);
+    int n = c->kind == HOP__D_CONST
+                ? snprintf(buf, cap, "%" PRId64, c->value)
+                : snprintf(buf, cap, "%s", c->kind == HOP__D_EXPR ? c->x->text : c->sym);
     return n < 0 ? 0 : (size_t)n;
 }
 

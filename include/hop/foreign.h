@@ -182,8 +182,7 @@ hop_status hop_foreign_call_into(const hop_foreign *f, const hop_rt_arg *args, s
  * Tracing a call (hop_tracer_call_foreign, hop/prim_hop.h) and lowering a
  * call_foreign node both check with it, so a graph that traced lowers.
  */
-hop_status hop_foreign_check_operands(const hop_foreign *f, const hop_operand *args,
-                                      size_t nargs);
+hop_status hop_foreign_check_operands(const hop_foreign *f, const hop_operand *args, size_t nargs);
 
 /* ------------------------------------------------------------- exports */
 

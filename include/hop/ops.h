@@ -346,8 +346,7 @@ typedef size_t (*hop_dim_print_fn)(const void *ctx, int d, char *buf, size_t cap
 size_t hop_dims_print(hop_dtype dt, int rank, hop_dim_print_fn dim, const void *ctx, char *buf,
                       size_t cap);
 size_t hop_meta_print(const hop_meta *m, char *buf, size_t cap);
-size_t hop_exprs_print(hop_dtype dt, int rank, const hop_expr *const *sizes, char *buf,
-                       size_t cap);
+size_t hop_exprs_print(hop_dtype dt, int rank, const hop_expr *const *sizes, char *buf, size_t cap);
 size_t hop_sizes_print(hop_dtype dt, int rank, const int64_t *sizes, char *buf, size_t cap);
 
 /* ------------------------------------------------------------ the op table */

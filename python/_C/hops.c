@@ -281,11 +281,10 @@ eager_lead(const hop_param *p, PyObject *o, const char *hop, hop_rt_arg *out)
         *out = hop_rt_tensor(((TensorObject *)o)->t);
         return 0;
     }
-    if (p->kind == HOP_PARAM_VALUE && (PyObject_TypeCheck(o, &hop_py_TensorType) ||
-                                       PyObject_TypeCheck(o, &hop_py_SymIntType))) {
+    if (p->kind == HOP_PARAM_VALUE &&
+        (PyObject_TypeCheck(o, &hop_py_TensorType) || PyObject_TypeCheck(o, &hop_py_SymIntType))) {
         PyErr_Format(hop_py_TraceError,
-                     "%s: no trace is active (a traced value was used after its trace ended)",
-                     hop);
+                     "%s: no trace is active (a traced value was used after its trace ended)", hop);
         return -1;
     }
     return lead_error(p, o, hop, false);
@@ -533,7 +532,8 @@ py_hop_signature(PyObject *self, PyObject *arg)
     const hop_param *params = hop_class_params(cls, &np);
     PyObject *ps = PyTuple_New((Py_ssize_t)np);
     for (size_t i = 0; ps && i < np; i++) {
-        hop_py_fill(&ps, (Py_ssize_t)i, Py_BuildValue("(ss)", params[i].name, kinds[params[i].kind]));
+        hop_py_fill(&ps, (Py_ssize_t)i,
+                    Py_BuildValue("(ss)", params[i].name, kinds[params[i].kind]));
     }
     if (ps == NULL)
         return NULL;

@@ -984,7 +984,6 @@ trace_get_active(TraceObject *tr, void *closure)
     return PyBool_FromLong(tr->active);
 }
 
-
 static PyObject *
 trace_lower(TraceObject *tr, PyObject *unused)
 {

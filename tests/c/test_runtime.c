@@ -917,8 +917,7 @@ test_foreign_kernel_checks_operands_known_only_by_metadata(void **state)
     assert_int_equal(hop_foreign_check_operands(f, (hop_operand[]){x4, x4, x4}, 3), HOP_INVALID);
     assert_string_equal(hop_error_message(),
                         "meta_axpy: parameter 1 (int64_t n) takes an int, got a tensor f32[4]");
-    assert_int_equal(hop_foreign_check_operands(f, (hop_operand[]){four, sym, x4}, 3),
-                     HOP_INVALID);
+    assert_int_equal(hop_foreign_check_operands(f, (hop_operand[]){four, sym, x4}, 3), HOP_INVALID);
     assert_string_equal(hop_error_message(),
                         "meta_axpy: parameter 2 (const float x[n]) takes a tensor, got a SymInt");
     assert_int_equal(hop_foreign_check_operands(f, (hop_operand[]){four, xi, x4}, 3), HOP_DTYPE);
