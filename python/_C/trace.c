@@ -845,7 +845,30 @@ hop_py__printed(char *s)
     return r;
 }
 
-/* describe(path) -> dict(name, nodes, subgraphs, guards, code, table, dot);
+/* text(path, kind) -> the graph at path printed as "code", "table" or "dot"
+ * (its subgraphs included).  Apart from describe: a 1,000-deep nest prints
+ * megabytes of each, and a caller wants one of them. */
+static PyObject *
+trace_text(TraceObject *tr, PyObject *args)
+{
+    PyObject *path;
+    const char *kind;
+    if (!PyArg_ParseTuple(args, "Os:text", &path, &kind) || not_elsewhere(tr, "text") < 0)
+        return NULL;
+    char *(*print)(const hop_graph *) = strcmp(kind, "code") == 0    ? hop_graph_code
+                                        : strcmp(kind, "table") == 0 ? hop_graph_table
+                                        : strcmp(kind, "dot") == 0   ? hop_graph_dot
+                                                                     : NULL;
+    if (print == NULL) {
+        PyErr_Format(PyExc_ValueError, "text: kind must be 'code', 'table' or 'dot', got '%s'",
+                     kind);
+        return NULL;
+    }
+    hop_graph *g = graph_at(tr, path);
+    return g ? hop_py__printed(print(g)) : NULL;
+}
+
+/* describe(path) -> dict(name, nodes, subgraphs, guards);
  * guards are the graph's own (a cond branch's), as text; each node is (op,
  * name, target, args, meta, outs, layout), layout a call_hop's arguments by
  * parameter name (call_layout) or None. */
@@ -893,19 +916,9 @@ trace_describe(TraceObject *tr, PyObject *path)
             Py_CLEAR(subs);
         Py_XDECREF(s);
     }
-    if (nodes && subs && guards) {
-        PyObject *code = hop_py__printed(hop_graph_code(g));
-        PyObject *table = code ? hop_py__printed(hop_graph_table(g)) : NULL;
-        PyObject *dot = table ? hop_py__printed(hop_graph_dot(g)) : NULL;
-        if (dot)
-            result = Py_BuildValue("{s:s,s:O,s:O,s:O,s:N,s:N,s:N}", "name", g->name, "nodes", nodes,
-                                   "subgraphs", subs, "guards", guards, "code", code, "table",
-                                   table, "dot", dot);
-        else {
-            Py_XDECREF(code);
-            Py_XDECREF(table);
-        }
-    }
+    if (nodes && subs && guards)
+        result = Py_BuildValue("{s:s,s:O,s:O,s:O}", "name", g->name, "nodes", nodes, "subgraphs",
+                               subs, "guards", guards);
     Py_XDECREF(nodes);
     Py_XDECREF(subs);
     Py_XDECREF(guards);
@@ -1073,6 +1086,8 @@ static PyMethodDef trace_methods[] = {
     {"guards", (PyCFunction)trace_guards, METH_NOARGS, "The ShapeEnv's guards, as text."},
     {"inputs", (PyCFunction)trace_inputs, METH_NOARGS, "The root inputs and their sources."},
     {"describe", (PyCFunction)trace_describe, METH_O, "describe(path) -> dict for a graph."},
+    {"text", (PyCFunction)trace_text, METH_VARARGS,
+     "text(path, kind) -> the graph printed as 'code', 'table' or 'dot'."},
     {"_memo", (PyCFunction)trace_memo, METH_VARARGS,
      "_memo(what, ...): the op memo of path specialisation (hop.compile)."},
     {"_trap_guard", (PyCFunction)trace_trap_guard, METH_VARARGS,
