@@ -49,6 +49,7 @@ except ImportError:  # NumPy is optional at run time
 __all__ = ["run_pure", "reads", "code_names"]
 
 _MISSING = object()
+_A_METHOD = object()  # what _callee returns for a method of a value
 
 # Per root, what the body may do with it.
 WRITE = 1    # mutate it in place (or something reached from it)
@@ -614,24 +615,52 @@ def _resolve(path, fn):
     return v
 
 
-def _call_summary(call, fn):
-    """[(taint, flags)] that one recorded call means for fn's outer names."""
-    kind, path, npos, kw, arg_taint, head_taint, unknown_kw = call
+def _callee(call, fn):
+    """The object a recorded call calls, or _A_METHOD when it is a method of
+    a value (not of a module or class)."""
+    kind, path = call[0], call[1]
     if kind == "m":
         owner = _resolve(path[:-1], fn)
         if not isinstance(owner, (types.ModuleType, type)):
-            if path[-1] in _READ_METHODS:
-                return []
-            return [(head_taint, WRITE), (arg_taint, ALL)]
-        callee = getattr(owner, path[-1], _MISSING)
-    else:
-        callee = _resolve(path, fn)
+            return _A_METHOD
+        return getattr(owner, path[-1], _MISSING)
+    return _resolve(path, fn)
+
+
+def _call_summary(call, fn, callee):
+    """[(taint, flags)] that one recorded call (calling callee, from
+    _callee) means for fn's outer names."""
+    kind, path, npos, kw, arg_taint, head_taint, unknown_kw = call
+    if callee is _A_METHOD:
+        if path[-1] in _READ_METHODS:
+            return []
+        return [(head_taint, WRITE), (arg_taint, ALL)]
     out = [(arg_taint, _call_flags(callee, npos, kw, unknown_kw))]
     bound = getattr(callee, "__self__", None)
     if kind == "f" and bound is not None and not isinstance(bound, (types.ModuleType, type)) \
             and getattr(callee, "__name__", "") not in _READ_METHODS:
         out.append((head_taint, WRITE))  # push = outer_list.append; push(x)
     return out
+
+
+_EMPTY_SET = frozenset()
+_HOP_ENTRIES = []
+
+
+def _hop_entries():
+    """The HOP functions that trace each function argument they call (a
+    body) under run_pure: hop.cond, hop.wrap, ... (hop._hops, imported
+    after this module)."""
+    if not _HOP_ENTRIES:
+        from . import _hops
+        _HOP_ENTRIES.append(frozenset(id(f) for f in (
+            _hops.cond, _hops.switch, _hops.map, _hops.wrap, _hops.invoke_subgraph,
+            _hops.while_loop, _hops.fori_loop, _hops.scan, _hops.associative_scan)))
+    return _HOP_ENTRIES[0]
+
+
+def _is_hop_entry(callee, hops):
+    return id(callee) in hops
 
 
 def _call_flags(callee, npos, kwnames, unknown_kw):
@@ -681,15 +710,29 @@ class _Check:
         eff = _effects(code)
         g = getattr(fn, "__globals__", None) or {}
         flags = {}
+        bodies = _EMPTY_SET
         if eff.unknown:
             flags = None
         else:
             flags = dict(eff.flags)
+            hops = _hop_entries()
+            bodies, elsewhere = set(), set()
             for call in eff.calls:
-                for taint, f in _call_summary(call, fn):
+                callee = _callee(call, fn)
+                for taint, f in _call_summary(call, fn, callee):
                     if f:
                         for t in taint:
                             flags[t] = flags.get(t, 0) | f
+                if _is_hop_entry(callee, hops):
+                    bodies |= call[4]
+                    elsewhere |= call[5]
+                else:
+                    elsewhere |= call[4] | call[5]
+            # A function the body only hands to HOPs as a body (never calls,
+            # passes elsewhere or writes) runs under its own run_pure when
+            # the HOP traces it; scanning it here too made nested bodies
+            # cost O(depth) each (issue #30).
+            bodies = {t for t in bodies - elsewhere if not eff.flags.get(t, 0) & WRITE}
         closure = getattr(fn, "__closure__", None) or ()
         for name, cell in zip(code.co_freevars, closure):
             try:
@@ -697,18 +740,21 @@ class _Check:
             except ValueError:
                 value = _MISSING
             self.cells.append((name, cell, value))
-            self._root(fn, name, value, ALL if flags is None else flags.get(("c", name), 0))
+            self._root(fn, name, value, ALL if flags is None else flags.get(("c", name), 0),
+                       ("c", name) in bodies)
         for name in sorted(code_names(code, set())):
             value = g.get(name, _MISSING)
             if value is _MISSING:
                 continue
             self.globals.append((name, g, value))
-            self._root(fn, name, value, ALL if flags is None else flags.get(("g", name), 0))
+            self._root(fn, name, value, ALL if flags is None else flags.get(("g", name), 0),
+                       ("g", name) in bodies)
 
-    def _root(self, fn, name, value, flag):
+    def _root(self, fn, name, value, flag, body=False):
         # A function of the body's module (or a closure) that the body may
-        # call mutates the same state: check what it reaches too.
-        if isinstance(value, types.FunctionType) and (
+        # call mutates the same state: check what it reaches too (unless it
+        # is only a HOP's body: see scan).
+        if isinstance(value, types.FunctionType) and not body and (
                 value.__globals__ is fn.__globals__ or name in fn.__code__.co_freevars):
             self.scan(value)
         if flag & WRITE and value is not _MISSING:
