@@ -868,6 +868,23 @@ trace_text(TraceObject *tr, PyObject *args)
     return g ? hop_py__printed(print(g)) : NULL;
 }
 
+/* placeholder_names(path) -> the names of the graph's placeholders, in
+ * order (what describe's nodes give, without converting every node). */
+static PyObject *
+trace_placeholder_names(TraceObject *tr, PyObject *path)
+{
+    if (not_elsewhere(tr, "placeholder_names") < 0)
+        return NULL;
+    hop_graph *g = graph_at(tr, path);
+    if (g == NULL)
+        return NULL;
+    PyObject *list = PyList_New((Py_ssize_t)g->nplaceholders);
+    const hop_node *n = g->first;
+    for (size_t i = 0; list && i < g->nplaceholders; i++, n = n->next)
+        hop_py_fill(&list, (Py_ssize_t)i, PyUnicode_FromString(n->name));
+    return list;
+}
+
 /* describe(path) -> dict(name, nodes, subgraphs, guards);
  * guards are the graph's own (a cond branch's), as text; each node is (op,
  * name, target, args, meta, outs, layout), layout a call_hop's arguments by
@@ -1086,6 +1103,8 @@ static PyMethodDef trace_methods[] = {
     {"guards", (PyCFunction)trace_guards, METH_NOARGS, "The ShapeEnv's guards, as text."},
     {"inputs", (PyCFunction)trace_inputs, METH_NOARGS, "The root inputs and their sources."},
     {"describe", (PyCFunction)trace_describe, METH_O, "describe(path) -> dict for a graph."},
+    {"placeholder_names", (PyCFunction)trace_placeholder_names, METH_O,
+     "placeholder_names(path) -> the graph's placeholder names, in order."},
     {"text", (PyCFunction)trace_text, METH_VARARGS,
      "text(path, kind) -> the graph printed as 'code', 'table' or 'dot'."},
     {"_memo", (PyCFunction)trace_memo, METH_VARARGS,

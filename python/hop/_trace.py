@@ -426,7 +426,7 @@ class GraphModule:
         variable, global, attribute: the guards' sources)."""
         runner = self._call
         out = {}
-        names = [n[1] for n in self._trace.describe(())["nodes"] if n[0] == "placeholder"]
+        names = self._trace.placeholder_names(())
         caps = self._trace.captures
         cap_names = names[len(names) - len(caps):] if caps else []
         for name in cap_names:
@@ -941,7 +941,7 @@ class _Runner:
         n = len(self.captures)
         if not n:
             return []
-        names = [node[1] for node in self._tr.describe(())["nodes"] if node[0] == "placeholder"]
+        names = self._tr.placeholder_names(())
         return names[len(names) - n:]
 
     def _captured(self, leaves):
