@@ -130,9 +130,10 @@ class _Effects:
     reads from outside: ("c", freevar) or ("g", global) -> WRITE/DATA flags,
     plus the calls whose callee is resolved at run time."""
 
-    __slots__ = ("flags", "calls", "unknown", "__weakref__")
+    __slots__ = ("flags", "calls", "unknown", "names", "__weakref__")
 
     def __init__(self):
+        self.names = ()  # code_names of the code object, sorted
         self.flags = {}
         # ("f", callee path, npos, kwnames, arg taint, callee taint, kw unknown)
         # ("m", receiver path + method, npos, kwnames, arg taint, receiver taint,
@@ -154,6 +155,7 @@ def _effects(code):
     except (KeyError, TypeError):
         pass
     eff = _Effects()
+    eff.names = tuple(sorted(code_names(code, set())))
     try:
         _analyze_all(code, eff)
     except _Unknown:
@@ -742,7 +744,7 @@ class _Check:
             self.cells.append((name, cell, value))
             self._root(fn, name, value, ALL if flags is None else flags.get(("c", name), 0),
                        ("c", name) in bodies)
-        for name in sorted(code_names(code, set())):
+        for name in eff.names:
             value = g.get(name, _MISSING)
             if value is _MISSING:
                 continue

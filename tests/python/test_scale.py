@@ -3,9 +3,9 @@
 Each test stands for one scaling fix and fails if its cost turns superlinear
 again.  Where the cost can be counted (functions the purity check scans) the
 test counts; elsewhere it compares the time per unit of work at two sizes
-ten or more times apart, in a serial test, with a bound far above the flat
-figure (about 1.0-1.3x) and below the superlinear one (4x and more before
-the fixes), and the best of a few runs to ride out a busy machine.
+ten or more times apart, in CPU time, in a serial test, with a bound between
+the flat figure and the superlinear one (each bound's comment gives both),
+and the best of a few runs to ride out a busy machine.
 """
 import gc
 import sys
@@ -22,9 +22,9 @@ def best_time(fn, repeat=3):
     best = float("inf")
     for _ in range(repeat):
         gc.collect()
-        t0 = time.perf_counter()
+        t0 = time.thread_time()  # CPU time: a busy machine's waits left out
         fn()
-        best = min(best, time.perf_counter() - t0)
+        best = min(best, time.thread_time() - t0)
     return best
 
 
@@ -65,7 +65,7 @@ def test_tracing_hop_calls_costs_the_same_per_call_at_ten_times_the_calls(make):
     hop.trace(calls(make, small), x)  # warm up
     t_small = best_time(lambda: hop.trace(calls(make, small), x)) / small
     t_large = best_time(lambda: hop.trace(calls(make, large), x), repeat=2) / large
-    assert t_large <= 2.5 * t_small, (t_small, t_large)
+    assert t_large <= 2.0 * t_small, (t_small, t_large)  # 1.1-1.4x; 3.1x (wrap), 6.5x before
 
 
 def test_nested_bodies_are_each_scanned_once_by_the_purity_check(monkeypatch):
@@ -138,7 +138,7 @@ def test_lifting_captured_tensors_costs_the_same_per_capture_at_sixteen_times_as
         t_large = best_time(lambda: hop.trace(f_large, hop.ones(4)), repeat=2) / large
         gm = hop.trace(program(50), hop.ones(4))
     assert gm(hop.ones(4)).tolist() == [1.0 + sum(range(50))] * 4
-    assert t_large <= 2.5 * t_small, (t_small, t_large)
+    assert t_large <= 2.1 * t_small, (t_small, t_large)  # 1.55x; 2.7x before
 
 
 @pytest.mark.serial
@@ -147,8 +147,8 @@ def test_code_of_a_deep_nest_costs_time_in_proportion_to_its_text():
     # for every subgraph): 63 ns per byte of code; it is about 4.
     sys.setrecursionlimit(max(sys.getrecursionlimit(), 20000))
     gm = hop.trace(nested(300), hop.ones(2))
-    t0 = time.perf_counter()
+    t0 = time.thread_time()
     code = gm.code
-    dt = time.perf_counter() - t0
+    dt = time.thread_time() - t0
     assert code.count("def wrap_body_") == 300
-    assert dt <= 25e-9 * len(code), (dt, len(code))
+    assert dt <= 25e-9 * len(code), (dt, len(code))  # 4 ns/byte; 63 before
