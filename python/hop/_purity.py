@@ -135,9 +135,11 @@ class _Effects:
     def __init__(self):
         self.names = ()  # code_names of the code object, sorted
         self.flags = {}
-        # ("f", callee path, npos, kwnames, arg taint, callee taint, kw unknown)
+        # ("f", callee path, npos, kwnames, arg taint, callee taint, kw unknown,
+        #  each positional argument's taint)
         # ("m", receiver path + method, npos, kwnames, arg taint, receiver taint,
-        #  kw unknown): resolved against the function's globals when checked.
+        #  kw unknown, each positional argument's taint): resolved against the
+        #  function's globals when checked.
         self.calls = set()
         self.unknown = False
 
@@ -570,11 +572,13 @@ class _Interp:
         else:
             callee, receiver = b, _NULL
         arg_taint = _union(args).taint
+        # each positional argument's taint: which one is a HOP's body
+        positional = tuple(v.taint for v in args[:npos])
         s.append(_union(vals))
         if callee.method is not None:
             if callee.path is not None:  # resolved when checked: a module's function?
                 self.eff.calls.add(("m", callee.path, npos, kw, arg_taint, receiver.taint,
-                                    unknown_kw))
+                                    unknown_kw, positional))
             elif callee.method not in _READ_METHODS:
                 self.eff.mark(receiver.taint, WRITE)
                 self.eff.mark(arg_taint, ALL)
@@ -587,7 +591,7 @@ class _Interp:
                 self.params[callee.code] = t | arg_taint
         elif callee.path is not None:
             self.eff.calls.add(("f", callee.path, npos, kw, arg_taint, callee.taint,
-                                unknown_kw))
+                                unknown_kw, positional))
         else:
             self.eff.mark(callee.taint, WRITE)  # maybe a bound method taken earlier
             self.eff.mark(arg_taint, ALL)
@@ -632,7 +636,7 @@ def _callee(call, fn):
 def _call_summary(call, fn, callee):
     """[(taint, flags)] that one recorded call (calling callee, from
     _callee) means for fn's outer names."""
-    kind, path, npos, kw, arg_taint, head_taint, unknown_kw = call
+    kind, path, npos, kw, arg_taint, head_taint, unknown_kw, _ = call
     if callee is _A_METHOD:
         if path[-1] in _READ_METHODS:
             return []
@@ -650,19 +654,16 @@ _HOP_ENTRIES = []
 
 
 def _hop_entries():
-    """The HOP functions that trace each function argument they call (a
-    body) under run_pure: hop.cond, hop.wrap, ... (hop._hops, imported
-    after this module)."""
+    """id -> the positions of its bodies, for the HOP functions that trace
+    each body under run_pure: hop.cond, hop.wrap, ... (hop._hops, imported
+    after this module).  switch's position holds its list of branches."""
     if not _HOP_ENTRIES:
-        from . import _hops
-        _HOP_ENTRIES.append(frozenset(id(f) for f in (
-            _hops.cond, _hops.switch, _hops.map, _hops.wrap, _hops.invoke_subgraph,
-            _hops.while_loop, _hops.fori_loop, _hops.scan, _hops.associative_scan)))
+        from . import _hops as h
+        _HOP_ENTRIES.append({id(f): pos for f, pos in (
+            (h.cond, (1, 2)), (h.switch, (1,)), (h.map, (0,)), (h.wrap, (0,)),
+            (h.invoke_subgraph, (0,)), (h.while_loop, (0, 1)), (h.fori_loop, (2,)),
+            (h.scan, (0,)), (h.associative_scan, (0,)))})
     return _HOP_ENTRIES[0]
-
-
-def _is_hop_entry(callee, hops):
-    return id(callee) in hops
 
 
 def _call_flags(callee, npos, kwnames, unknown_kw):
@@ -725,13 +726,22 @@ class _Check:
                     if f:
                         for t in taint:
                             flags[t] = flags.get(t, 0) | f
-                if _is_hop_entry(callee, hops):
-                    bodies |= call[4]
+                positions = hops.get(id(callee))
+                if positions is not None and not call[6]:
+                    positional = call[7]
+                    for i, taint in enumerate(positional):
+                        if i in positions:
+                            bodies |= taint
+                        else:
+                            elsewhere |= taint
+                    if call[3] or len(positional) != call[2]:  # keyword arguments
+                        elsewhere |= call[4]
                     elsewhere |= call[5]
                 else:
                     elsewhere |= call[4] | call[5]
-            # A function the body only hands to HOPs as a body (never calls,
-            # passes elsewhere or writes) runs under its own run_pure when
+            # A function the body only hands to HOPs as a body (in a body's
+            # position: never calls it, passes it elsewhere, as an operand
+            # or by keyword, or writes it) runs under its own run_pure when
             # the HOP traces it; scanning it here too made nested bodies
             # cost O(depth) each (issue #30).
             bodies = {t for t in bodies - elsewhere if not eff.flags.get(t, 0) & WRITE}

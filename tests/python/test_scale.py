@@ -103,6 +103,24 @@ def test_a_function_a_body_also_calls_is_still_scanned_for_side_effects():
     assert log == []
 
 
+def test_a_function_passed_to_a_hop_as_an_operand_is_still_scanned_for_side_effects():
+    # Only a body's position counts: a function among the operands is
+    # called by the branch, whose own check does not see it.
+    log = []
+
+    def helper(v):
+        log.append(1)
+        return v
+
+    def f(x):
+        return hop.wrap(lambda v: hop.cond(True, lambda v, h: h(v), lambda v, h: v,
+                                           (v, helper)), x)
+    with pytest.raises(hop.TraceError, match=r"hop.wrap: the wrap body has a side effect: "
+                                             r"it mutates 'log'"):
+        hop.trace(f, hop.ones(2))
+    assert log == []
+
+
 def test_a_body_passed_to_a_hop_is_checked_by_that_hop():
     state = {"n": 0}
 
