@@ -182,8 +182,9 @@ check_subgraph_names(const hop_graph *g)
          * subgraphs with one name for both. */
         const hop_graph *named = hop_graph_find_subgraph(g, s->name);
         if (named != s)
-            return fail(g, named ? "two subgraphs are named %s"
-                                 : "subgraph %s is not in the graph's subgraph index",
+            return fail(g,
+                        named ? "two subgraphs are named %s"
+                              : "subgraph %s is not in the graph's subgraph index",
                         s->name);
     }
     return HOP_OK;
