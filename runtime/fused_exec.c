@@ -20,6 +20,9 @@
 #include <stdio.h>
 
 #define TILE 512
+#define SPLIT_UNITS 65536 /* work units (~ a float add each) worth a thread */
+#define PIECE_UNITS 32768 /* a piece of a split group: ~10-30 us */
+#define MAX_PIECES 1024
 
 void
 hop__fgroup_copy(hop__fgroup *g, hop_dtype dst, hop_dtype src)
@@ -546,15 +549,17 @@ execute(const hop__fgroup *g, hop_tensor *out, const hop_tensor *const *in, frun
         }
         c->rank = n;
     }
+    /* Split when each thread gets SPLIT_UNITS of work, into pieces of
+     * PIECE_UNITS (pool.c: a descheduled thread then holds back one piece,
+     * not half the group). */
     int threads = hop_runtime_threads();
     int64_t work = numel * (g->cost > 0 ? g->cost : 1);
-    int nth = (int)(work / 65536);
-    if (nth > threads)
-        nth = threads;
-    if (nth > 1)
-        hop__pool_run(task, c, nth);
-    else
+    if (threads > 1 && work >= 2 * SPLIT_UNITS) {
+        int64_t pieces = work / PIECE_UNITS;
+        hop__pool_run_pieces(task, c, pieces > MAX_PIECES ? MAX_PIECES : (int)pieces, NULL, NULL);
+    } else {
         run_range(c, 0, numel);
+    }
     return HOP_OK;
 }
 
