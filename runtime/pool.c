@@ -43,7 +43,7 @@
 
 #define MAX_THREADS 256
 #define MAX_PIECES 0xffff
-#define SPIN_NS 5000     /* an idle worker's, or a waiting caller's, spin */
+#define SPIN_NS 5000    /* an idle worker's, or a waiting caller's, spin */
 #define POLL_NS 2000000 /* a polled caller's wait between polls */
 
 static pthread_mutex_t dispatch = PTHREAD_MUTEX_INITIALIZER; /* one job at a time */
