@@ -141,8 +141,9 @@ run_tiles(const frun *c, int64_t n, char *o, int64_t ost, const char *const *ip,
     _Alignas(64) unsigned char ftmp[TILE * 8]; /* a step's f32 results before rounding */
     size_t osz = hop_dtype_size(g->odtype);
     int64_t tile = whole_run(g, ost, ist) ? n : TILE;
-    /* a run this long comes from memory, not from the cache */
-    bool far = tile == TILE && n >= FAR_ELEMS;
+    /* a group this large comes from memory, not from the cache (whether it
+     * runs whole or in a thread's pieces) */
+    bool far = tile == TILE && c->numel >= FAR_ELEMS;
     for (int64_t j = 0; j < n; j += tile) {
         int64_t m = n - j < tile ? n - j : tile;
         if (far && j + 2 * TILE <= n)

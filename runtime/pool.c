@@ -45,6 +45,7 @@
 #define MAX_PIECES 0xffff
 #define SPIN_NS 5000    /* an idle worker's, or a waiting caller's, spin */
 #define POLL_NS 2000000 /* a polled caller's wait between polls */
+#define BACKOFF_MAX 256 /* jobs the pool did not help in a row: this many inline, and ms */
 
 static pthread_mutex_t dispatch = PTHREAD_MUTEX_INITIALIZER; /* one job at a time */
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;     /* sleeping and waking */
@@ -63,6 +64,13 @@ static int seats;    /* workers that may still join the current job */
 static int sleepers; /* workers asleep on wake (or about to be) */
 static int waiting;  /* the caller asleep on done (or about to be) */
 static int stopping;
+/* After a job the pool did not speed up (see hop__pool_run_pieces), jobs
+ * run on the caller alone: the next skip_jobs of them, and all until
+ * backoff_until (now_ns).  backoff doubles with each such job in a row, up
+ * to BACKOFF_MAX, and is 0 after a job it sped up.  Under dispatch. */
+static int backoff;
+static int skip_jobs;
+static int64_t backoff_until;
 
 #define JOB_GEN(w) ((uint32_t)((w) >> 32))
 #define JOB_PIECES(w) ((int)(((w) >> 16) & 0xffff))
@@ -111,14 +119,15 @@ hop_runtime_threads(void)
     return s > 0 ? s : cores();
 }
 
-/* Claims and runs pieces of generation gen until none is left. */
-static void
+/* Claims and runs pieces of generation gen until none is left; how many it
+ * ran. */
+static int
 work(uint32_t gen)
 {
     uint64_t w = __atomic_load_n(&job, __ATOMIC_ACQUIRE);
-    for (;;) {
+    for (int ran = 0;; ran++) {
         if (JOB_GEN(w) != gen || JOB_NEXT(w) >= JOB_PIECES(w))
-            return;
+            return ran;
         if (!__atomic_compare_exchange_n(&job, &w, w + 1, true, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
             continue;
         /* The job cannot finish before this piece does: fn/ctx are its own. */
@@ -178,7 +187,7 @@ worker_main(void *arg)
         /* A seat of this job (a late worker may take one of the next
          * job's: then that job has one worker fewer, never more). */
         if (__atomic_sub_fetch(&seats, 1, __ATOMIC_ACQ_REL) >= 0)
-            work(gen);
+            (void)work(gen);
     }
 }
 
@@ -285,15 +294,21 @@ hop__pool_run_pieces(hop__task_fn fn, const void *ctx, int pieces, void (*poll)(
     if (pieces > MAX_PIECES)
         pieces = MAX_PIECES;
     if (pieces <= 1 || threads <= 1 || pthread_mutex_trylock(&dispatch) != 0) {
-        for (int i = 0; i < pieces; i++)
-            fn(ctx, i, pieces);
+        fn(ctx, 0, 1);
+        return;
+    }
+    int64_t t_enter = now_ns();
+    if (backoff > 0 && (skip_jobs > 0 || t_enter < backoff_until)) {
+        if (skip_jobs > 0)
+            skip_jobs--;
+        pthread_mutex_unlock(&dispatch);
+        fn(ctx, 0, 1);
         return;
     }
     start_workers(threads);
     if (nworkers == 0) {
         pthread_mutex_unlock(&dispatch);
-        for (int i = 0; i < pieces; i++)
-            fn(ctx, i, pieces);
+        fn(ctx, 0, 1);
         return;
     }
 
@@ -310,7 +325,31 @@ hop__pool_run_pieces(hop__task_fn fn, const void *ctx, int pieces, void (*poll)(
         pthread_mutex_unlock(&lock);
     }
 
-    work(gen);
+    int64_t t_pub = now_ns();
+    int own = work(gen);
+    int64_t t_own = now_ns();
     wait_pieces(poll, pctx);
+    /*
+     * Did the pool help?  On a machine whose cores are all busy a second
+     * thread has no core of its own: waking it can make the OS run it in
+     * the caller's place, on the caller's core (measured: the worker ran
+     * every piece while the caller waited 0.5-20 ms to run again), and a
+     * worker descheduled mid-piece keeps the caller waiting as long.  The
+     * caller ran `own` of the pieces in t_own; alone it would have taken
+     * about t_own * pieces / own.  When the job took longer than 95% of
+     * that, the next jobs run on the caller alone, and the pool is tried
+     * again after them (the pause doubling while the pool does not help):
+     * hop.set_num_threads(2) on a busy machine then costs about what one
+     * thread does.
+     */
+    int64_t t_end = now_ns();
+    double took = (double)(t_end - t_enter), own_ns = (double)(t_own - t_pub);
+    if (own == 0 || took * own > 0.95 * own_ns * pieces) {
+        backoff = backoff == 0 ? 1 : backoff * 2 > BACKOFF_MAX ? BACKOFF_MAX : backoff * 2;
+        skip_jobs = backoff;
+        backoff_until = t_end + (int64_t)backoff * 1000000;
+    } else {
+        backoff = 0;
+    }
     pthread_mutex_unlock(&dispatch);
 }
