@@ -1068,7 +1068,8 @@ def r_assoc_scan():
                    "c_chunked_2_threads": ms(s["c2"]) if lib else None}, c_v=c, hop_c=hc)
 
 
-@row("memory", "memory per graph node; allocations per map iteration", "<= 256 bytes; 0")
+@row("memory", "memory per graph node (100k ops, 1k ops, nested wraps); allocations per map "
+     "iteration", "<= 200 bytes each; 0")
 def r_memory():
     out = c_bench("bench_memory")
     if out is None:
@@ -1076,14 +1077,15 @@ def r_memory():
     def root(ops):
         return float(re.search(r"graph of\s+%d ops, root graph\s+([\d.]+) bytes per node" % ops,
                                out).group(1))
-    # Met only when every graph shape is within the bound: a large graph
-    # (100,000 binary ops), a small one (1,000 ops, which carries up to half an
-    # arena chunk of slack) and nested wraps (a graph's fixed cost per body).
+    # Met only when every graph shape is within the bound (issue #30: 200
+    # bytes): a large graph (100,000 binary ops), a small one (1,000 ops,
+    # which carries up to one arena chunk of slack) and nested wraps (a
+    # graph's fixed cost per body).
     per_node, small = root(100000), root(1000)
     nested = float(re.search(r"nested wraps\s+([\d.]+) bytes per node", out).group(1))
     allocs = [float(v) for v in re.findall(r"([\d.]+) per iteration", out)]
     return result("bytes", {"median": per_node}, None, None,
-                  max(per_node, small, nested) <= 256 and max(allocs) == 0, "",
+                  max(per_node, small, nested) <= 200 and max(allocs) == 0, "",
                   f"C bench_memory: {per_node:.0f} bytes/node in a 100,000-op root graph, "
                   f"{small:.0f} at 1,000 ops, {nested:.0f} in nested wraps (arena slack and "
                   f"malloc overhead included); allocations per map iteration: {max(allocs):g}",

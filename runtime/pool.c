@@ -297,8 +297,11 @@ hop__pool_run_pieces(hop__task_fn fn, const void *ctx, int pieces, void (*poll)(
         fn(ctx, 0, 1);
         return;
     }
+    /* A polled job (a plan's parallel map: its worker frames make their
+     * buffers on first use) always takes the pool, so what a plan keeps
+     * after its first parallel run does not depend on the machine's load. */
     int64_t t_enter = now_ns();
-    if (backoff > 0 && (skip_jobs > 0 || t_enter < backoff_until)) {
+    if (poll == NULL && backoff > 0 && (skip_jobs > 0 || t_enter < backoff_until)) {
         if (skip_jobs > 0)
             skip_jobs--;
         pthread_mutex_unlock(&dispatch);

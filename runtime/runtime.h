@@ -372,8 +372,8 @@ void hop__pool_run_polled(hop__task_fn fn, const void *ctx, int nth, void (*poll
  * split a large job into pieces of some tens of microseconds, so that a
  * thread the OS deschedules holds the others back by one piece at most.
  * poll as in hop__pool_run_polled (NULL: none).  One thread, a busy pool,
- * a call from inside a piece, or a machine so busy that the pool did not
- * speed up the last jobs (pool.c) runs the whole job inline as
+ * a call from inside a piece, or (poll NULL) a machine so busy that the
+ * pool did not speed up the last jobs (pool.c) runs the whole job inline as
  * fn(ctx, 0, 1), which must do all of it (as for hop__pool_run). */
 void hop__pool_run_pieces(hop__task_fn fn, const void *ctx, int pieces, void (*poll)(const void *),
                           const void *pctx);
