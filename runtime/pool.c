@@ -98,6 +98,17 @@ now_ns(void)
     return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
 }
 
+/* The calling thread's CPU time: what its pieces cost, not counting the
+ * time the OS ran something else in its place. */
+static int64_t
+cpu_ns(void)
+{
+    struct timespec t;
+    if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t) != 0)
+        return now_ns();
+    return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+}
+
 static void stop_workers(void);
 
 void
@@ -328,9 +339,9 @@ hop__pool_run_pieces(hop__task_fn fn, const void *ctx, int pieces, void (*poll)(
         pthread_mutex_unlock(&lock);
     }
 
-    int64_t t_pub = now_ns();
+    int64_t c_pub = cpu_ns();
     int own = work(gen);
-    int64_t t_own = now_ns();
+    int64_t c_own = cpu_ns();
     wait_pieces(poll, pctx);
     /*
      * Did the pool help?  On a machine whose cores are all busy a second
@@ -338,15 +349,17 @@ hop__pool_run_pieces(hop__task_fn fn, const void *ctx, int pieces, void (*poll)(
      * the caller's place, on the caller's core (measured: the worker ran
      * every piece while the caller waited 0.5-20 ms to run again), and a
      * worker descheduled mid-piece keeps the caller waiting as long.  The
-     * caller ran `own` of the pieces in t_own; alone it would have taken
-     * about t_own * pieces / own.  When the job took longer than 95% of
-     * that, the next jobs run on the caller alone, and the pool is tried
-     * again after them (the pause doubling while the pool does not help):
-     * hop.set_num_threads(2) on a busy machine then costs about what one
-     * thread does.
+     * caller ran `own` of the pieces in c_own - c_pub of its CPU time;
+     * alone it would have taken about that * pieces / own.  (CPU time, not
+     * wall time: a caller the OS set aside while the worker ran on its core
+     * would otherwise look as if its pieces were slow.)  When the job took
+     * longer than 95% of that, the next jobs run on the caller alone, and
+     * the pool is tried again after them (the pause doubling while the pool
+     * does not help): hop.set_num_threads(2) on a busy machine then costs
+     * about what one thread does.
      */
     int64_t t_end = now_ns();
-    double took = (double)(t_end - t_enter), own_ns = (double)(t_own - t_pub);
+    double took = (double)(t_end - t_enter), own_ns = (double)(c_own - c_pub);
     if (own == 0 || took * own > 0.95 * own_ns * pieces) {
         backoff = backoff == 0 ? 1 : backoff * 2 > BACKOFF_MAX ? BACKOFF_MAX : backoff * 2;
         skip_jobs = backoff;
