@@ -602,8 +602,8 @@ test_thread_pool_splits_large_kernels_with_identical_results(void **state)
  * once whichever way it runs: split over the caller and a worker, or whole
  * on the caller (fn(ctx, 0, 1)) when the pool is busy or did not speed up
  * the last jobs.  A spinning thread beside it keeps a core busy, so both
- * ways happen in 300 jobs on a 2-core machine. */
-enum { PIECES_N = 100003 };
+ * ways happen in 150 jobs on a 2-core machine. */
+enum { PIECES_N = 20011 };
 
 typedef struct pieces_job {
     unsigned char *hits;
@@ -642,7 +642,7 @@ test_pool_pieces_cover_a_job_exactly_once_on_a_busy_machine(void **state)
     unsigned char *hits = calloc(PIECES_N, 1);
     assert_non_null(hits);
     pieces_job j = {hits, PIECES_N};
-    for (int job = 0; job < 300; job++) {
+    for (int job = 0; job < 150; job++) {
         int pieces = 1 + job % 97;
         hop__pool_run_pieces(pieces_task, &j, pieces, NULL, NULL);
         for (int64_t i = 0; i < PIECES_N; i++)
