@@ -307,8 +307,19 @@ hop__ew_compute(const hop__ew *e, int ith, int nth)
 #define WRAP_NEG(T, x) ((T)(0 - (U_##T)(x)))
 
 /* A binary function OT name(T x, T y): vv, vs and sv loops. */
-#define BINARY_FN(name, T, OT, EXPR)                                                               \
-    static void name(int64_t n, void *out, const void *const *in, const int *inc)                  \
+/* The float arithmetic the fused tiles run (fused_exec.c: several passes
+ * over a tile in L1, so the vector width is the cost) at the widest vectors
+ * the CPU has, picked at load time (GCC's target_clones).  Only single IEEE
+ * operations and compares: every clone gives the same bits. */
+#if defined(__GNUC__) && defined(__x86_64__) && defined(__ELF__)
+#define WIDE __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define WIDE
+#endif
+
+#define BINARY_FN(name, T, OT, EXPR) BINARY_FN_AT(name, T, OT, EXPR, )
+#define BINARY_FN_AT(name, T, OT, EXPR, ATTR)                                                      \
+    ATTR static void name(int64_t n, void *out, const void *const *in, const int *inc)             \
     {                                                                                              \
         OT *o = out;                                                                               \
         const T *a = in[0];                                                                        \
@@ -333,8 +344,9 @@ hop__ew_compute(const hop__ew *e, int ith, int nth)
         }                                                                                          \
     }
 
-#define UNARY_FN(name, T, OT, EXPR)                                                                \
-    static void name(int64_t n, void *out, const void *const *in, const int *inc)                  \
+#define UNARY_FN(name, T, OT, EXPR) UNARY_FN_AT(name, T, OT, EXPR, )
+#define UNARY_FN_AT(name, T, OT, EXPR, ATTR)                                                       \
+    ATTR static void name(int64_t n, void *out, const void *const *in, const int *inc)             \
     {                                                                                              \
         (void)inc;                                                                                 \
         OT *o = out;                                                                               \
@@ -363,12 +375,12 @@ BINARY_FN(min_b, hop__bool, hop__bool, (x & y) != 0)
     BINARY_FN(min_##sfx, T, T, IMIN(x, y))
 INT_TYPES(INT_ARITH)
 #define FLOAT_ARITH(T, sfx)                                                                        \
-    BINARY_FN(add_##sfx, T, T, x + y)                                                              \
-    BINARY_FN(sub_##sfx, T, T, x - y)                                                              \
-    BINARY_FN(mul_##sfx, T, T, x *y)                                                               \
-    BINARY_FN(div_##sfx, T, T, x / y)                                                              \
-    BINARY_FN(max_##sfx, T, T, FMAX(x, y))                                                         \
-    BINARY_FN(min_##sfx, T, T, FMIN(x, y))
+    BINARY_FN_AT(add_##sfx, T, T, x + y, WIDE)                                                     \
+    BINARY_FN_AT(sub_##sfx, T, T, x - y, WIDE)                                                     \
+    BINARY_FN_AT(mul_##sfx, T, T, x *y, WIDE)                                                      \
+    BINARY_FN_AT(div_##sfx, T, T, x / y, WIDE)                                                     \
+    BINARY_FN_AT(max_##sfx, T, T, FMAX(x, y), WIDE)                                                \
+    BINARY_FN_AT(min_##sfx, T, T, FMIN(x, y), WIDE)
 FLOAT_TYPES(FLOAT_ARITH)
 
 /* Comparisons read T and write bool. */
@@ -466,15 +478,15 @@ SINT_TYPES(SINT_UNARY)
     UNARY_FN(abs_##sfx, T, T, x)                                                                   \
     UNARY_FN(relu_##sfx, T, T, x)
 UINT_TYPES(UINT_UNARY)
-UNARY_FN(neg_f32, float, float, -x)
-UNARY_FN(neg_f64, double, double, -x)
+UNARY_FN_AT(neg_f32, float, float, -x, WIDE)
+UNARY_FN_AT(neg_f64, double, double, -x, WIDE)
 UNARY_FN(abs_b, hop__bool, hop__bool, x != 0)
-UNARY_FN(abs_f32, float, float, fabsf(x))
-UNARY_FN(abs_f64, double, double, fabs(x))
+UNARY_FN_AT(abs_f32, float, float, fabsf(x), WIDE)
+UNARY_FN_AT(abs_f64, double, double, fabs(x), WIDE)
 UNARY_FN(relu_b, hop__bool, hop__bool, x != 0)
 /* relu keeps nan, as PyTorch's does */
-UNARY_FN(relu_f32, float, float, x > 0 || x != x ? x : 0.0f)
-UNARY_FN(relu_f64, double, double, x > 0 || x != x ? x : 0.0)
+UNARY_FN_AT(relu_f32, float, float, x > 0 || x != x ? x : 0.0f, WIDE)
+UNARY_FN_AT(relu_f64, double, double, x > 0 || x != x ? x : 0.0, WIDE)
 UNARY_FN(lnot_b, hop__bool, hop__bool, x == 0)
 
 /* Float functions through the math backend. */

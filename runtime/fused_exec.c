@@ -20,6 +20,10 @@
 #include <stdio.h>
 
 #define TILE 512
+#define FAR_ELEMS (1 << 18) /* a run worth prefetching (1 MB of f32) */
+#define SPLIT_UNITS 65536   /* work units (~ a float add each) worth a thread */
+#define PIECE_UNITS 32768   /* a piece of a split group: ~10-30 us */
+#define MAX_PIECES 1024
 
 void
 hop__fgroup_copy(hop__fgroup *g, hop_dtype dst, hop_dtype src)
@@ -104,6 +108,27 @@ whole_run(const hop__fgroup *g, int64_t ost, const int64_t *ist)
     return steps;
 }
 
+/* The next tile's contiguous inputs and output towards the cache while this
+ * tile computes: its steps run in L1, so without this a large group waits
+ * for memory and computes by turns (C that streams one loop overlaps them;
+ * measured on 16M exp(relu(2x+1)), 1 thread: 0.59 -> 0.38 ns per
+ * element, C 0.24-0.26). */
+static inline void
+prefetch_tile(const hop__fgroup *g, int64_t j, char *o, int64_t ost, size_t osz,
+              const char *const *ip, const int64_t *ist)
+{
+    for (int k = 0; k < g->ninputs; k++) {
+        if (ist[k] != 1)
+            continue;
+        const char *p = ip[k] + j * (int64_t)hop_dtype_size(g->in_dtype[k]);
+        for (int64_t b = 0; b < TILE * (int64_t)hop_dtype_size(g->in_dtype[k]); b += 64)
+            __builtin_prefetch(p + b, 0, 3);
+    }
+    if (ost == 1)
+        for (int64_t b = 0; b < TILE * (int64_t)osz; b += 64)
+            __builtin_prefetch(o + j * (int64_t)osz + b, 1, 3);
+}
+
 /* n output elements at o (stride ost) from inputs at ip (strides ist). */
 static void
 run_tiles(const frun *c, int64_t n, char *o, int64_t ost, const char *const *ip, const int64_t *ist)
@@ -116,8 +141,13 @@ run_tiles(const frun *c, int64_t n, char *o, int64_t ost, const char *const *ip,
     _Alignas(64) unsigned char ftmp[TILE * 8]; /* a step's f32 results before rounding */
     size_t osz = hop_dtype_size(g->odtype);
     int64_t tile = whole_run(g, ost, ist) ? n : TILE;
+    /* a group this large comes from memory, not from the cache (whether it
+     * runs whole or in a thread's pieces) */
+    bool far = tile == TILE && c->numel >= FAR_ELEMS;
     for (int64_t j = 0; j < n; j += tile) {
         int64_t m = n - j < tile ? n - j : tile;
+        if (far && j + 2 * TILE <= n)
+            prefetch_tile(g, j + TILE, o, ost, osz, ip, ist);
         const void *ptr[HOP__F_MAXIN];
         int inc[HOP__F_MAXIN];
         for (int k = 0; k < g->ninputs; k++) {
@@ -546,15 +576,17 @@ execute(const hop__fgroup *g, hop_tensor *out, const hop_tensor *const *in, frun
         }
         c->rank = n;
     }
+    /* Split when each thread gets SPLIT_UNITS of work, into pieces of
+     * PIECE_UNITS (pool.c: a descheduled thread then holds back one piece,
+     * not half the group). */
     int threads = hop_runtime_threads();
     int64_t work = numel * (g->cost > 0 ? g->cost : 1);
-    int nth = (int)(work / 65536);
-    if (nth > threads)
-        nth = threads;
-    if (nth > 1)
-        hop__pool_run(task, c, nth);
-    else
+    if (threads > 1 && work >= 2 * SPLIT_UNITS) {
+        int64_t pieces = work / PIECE_UNITS;
+        hop__pool_run_pieces(task, c, pieces > MAX_PIECES ? MAX_PIECES : (int)pieces, NULL, NULL);
+    } else {
         run_range(c, 0, numel);
+    }
     return HOP_OK;
 }
 

@@ -139,10 +139,11 @@ typedef struct hop__math {
 
 /* The backend chosen at build time and checked against the CPU once. */
 const hop__math *hop__math_get(void);
-/* The scalar libm backend (always available) and the SLEEF AVX2 one (NULL
- * when not built). */
+/* The scalar libm backend (always available) and the SLEEF AVX2 and
+ * AVX-512 ones (NULL when not built). */
 extern const hop__math hop__math_scalar;
 const hop__math *hop__math_sleef_avx2(void);
+const hop__math *hop__math_sleef_avx512(void);
 
 /* --------------------------------------------------------- other plans */
 
@@ -364,6 +365,17 @@ void hop__pool_run(hop__task_fn fn, const void *ctx, int nth);
 /* The same; while the caller waits for pieces that other threads run, it
  * calls poll(pctx) every few milliseconds (a plan's interrupt check). */
 void hop__pool_run_polled(hop__task_fn fn, const void *ctx, int nth, void (*poll)(const void *),
+                          const void *pctx);
+/* Runs fn(ctx, i, pieces) for every piece i in [0, pieces) and waits: on
+ * up to hop_runtime_threads() threads, the caller included, each claiming
+ * the next free piece.  pieces may exceed the threads (capped at 65535):
+ * split a large job into pieces of some tens of microseconds, so that a
+ * thread the OS deschedules holds the others back by one piece at most.
+ * poll as in hop__pool_run_polled (NULL: none).  One thread, a busy pool,
+ * a call from inside a piece, or (poll NULL) a machine so busy that the
+ * pool did not speed up the last jobs (pool.c) runs the whole job inline as
+ * fn(ctx, 0, 1), which must do all of it (as for hop__pool_run). */
+void hop__pool_run_pieces(hop__task_fn fn, const void *ctx, int pieces, void (*poll)(const void *),
                           const void *pctx);
 /* Stops the workers (they restart on demand). */
 void hop__pool_stop(void);

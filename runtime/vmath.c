@@ -1,17 +1,20 @@
 /*
  * runtime/vmath.c - the math backend of the float unary functions, pow,
  * atan2 and hypot over contiguous arrays: the scalar libm loops (always there) and the
- * choice, once per process, between them and the SLEEF AVX2 backend of
- * vmath_sleef.c.
+ * choice, once per process, between them and the SLEEF backends of
+ * vmath_sleef.c (AVX-512 and AVX2).
  *
  * Why SLEEF: GCC does not vectorise expf/logf/sinf/... loops without
  * -ffast-math (errno, and libmvec is only used under fast-math), so the
  * libm loops run one element at a time.  SLEEF's u10 functions (error
  * <= 1 ulp) on 8 floats per AVX2 vector are several times faster (see
- * bench/bench_kernels.c, which prints both).  The SLEEF file is compiled
- * with -mavx2 -mfma when the compiler and libsleef allow it (a build-time
- * choice, HOP_HAVE_SLEEF_AVX2) and used only when the CPU has AVX2 and FMA
- * (a run-time check), so the library still runs on older x86-64 CPUs.
+ * bench/bench_kernels.c, which prints both), and on 16 floats per AVX-512
+ * vector about twice faster again (exp: bench/run.py's fused_bw).  The
+ * SLEEF file is compiled with -mavx2 -mfma, and a second time with
+ * -mavx512f, when the compiler and libsleef allow it (build-time choices,
+ * HOP_HAVE_SLEEF_AVX2 and HOP_HAVE_SLEEF_AVX512), and the widest the CPU
+ * runs is used (a run-time check), so the library still runs on older
+ * x86-64 CPUs.  HOP_MATH=avx2 or HOP_MATH=scalar forces a narrower one.
  */
 #include "runtime/runtime.h"
 
@@ -110,15 +113,27 @@ hop__math_sleef_avx2(void)
 }
 #endif
 
+#ifndef HOP_HAVE_SLEEF_AVX512
+const hop__math *
+hop__math_sleef_avx512(void)
+{
+    return NULL;
+}
+#endif
+
 static const hop__math *
 choose(void)
 {
-    /* HOP_MATH=scalar forces the libm loops (for measuring and debugging). */
+    /* HOP_MATH=scalar forces the libm loops, HOP_MATH=avx2 the AVX2
+     * vectors (for measuring and debugging). */
     const char *env = getenv("HOP_MATH");
     if (env != NULL && strcmp(env, "scalar") == 0)
         return &hop__math_scalar;
 #if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
     __builtin_cpu_init();
+    if ((env == NULL || strcmp(env, "avx2") != 0) && __builtin_cpu_supports("avx512f") &&
+        hop__math_sleef_avx512() != NULL)
+        return hop__math_sleef_avx512();
     if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
         hop__math_sleef_avx2() != NULL)
         return hop__math_sleef_avx2();

@@ -6,6 +6,7 @@
  */
 #include "test_runtime_util.h"
 #include "hop/foreign.h"
+#include "runtime/runtime.h"
 
 #include <dlfcn.h>
 #include <pthread.h>
@@ -597,6 +598,65 @@ test_thread_pool_splits_large_kernels_with_identical_results(void **state)
         hop_tensor_release(all[i]);
 }
 
+/* A job of many pieces (hop__pool_run_pieces) covers its range exactly
+ * once whichever way it runs: split over the caller and a worker, or whole
+ * on the caller (fn(ctx, 0, 1)) when the pool is busy or did not speed up
+ * the last jobs.  A spinning thread beside it keeps a core busy, so both
+ * ways happen in 150 jobs on a 2-core machine. */
+enum { PIECES_N = 20011 };
+
+typedef struct pieces_job {
+    unsigned char *hits;
+    int64_t n;
+} pieces_job;
+
+static void
+pieces_task(const void *ctx, int ith, int nth)
+{
+    const pieces_job *j = ctx;
+    int64_t b, e;
+    hop__split(j->n, ith, nth, 64, &b, &e);
+    for (int64_t i = b; i < e; i++)
+        j->hits[i]++;
+}
+
+static volatile int spinner_stop;
+
+static void *
+spinner(void *arg)
+{
+    (void)arg;
+    while (!spinner_stop)
+        ;
+    return NULL;
+}
+
+static void
+test_pool_pieces_cover_a_job_exactly_once_on_a_busy_machine(void **state)
+{
+    (void)state;
+    pthread_t spin;
+    spinner_stop = 0;
+    assert_int_equal(pthread_create(&spin, NULL, spinner, NULL), 0);
+    hop_runtime_set_threads(2);
+    unsigned char *hits = calloc(PIECES_N, 1);
+    assert_non_null(hits);
+    pieces_job j = {hits, PIECES_N};
+    for (int job = 0; job < 150; job++) {
+        int pieces = 1 + job % 97;
+        hop__pool_run_pieces(pieces_task, &j, pieces, NULL, NULL);
+        for (int64_t i = 0; i < PIECES_N; i++)
+            if (hits[i] != 1)
+                fail_msg("job %d of %d pieces: element %lld ran %d times", job, pieces,
+                         (long long)i, hits[i]);
+        memset(hits, 0, PIECES_N);
+    }
+    spinner_stop = 1;
+    pthread_join(spin, NULL);
+    hop_runtime_set_threads(0);
+    free(hits);
+}
+
 /* Eager ops on several threads at once: each has its own ShapeEnv, and the
  * one that finds the pool busy runs its kernel inline. */
 static void *
@@ -954,6 +1014,7 @@ main(void)
         cmocka_unit_test(test_prepared_kernel_pieces_cover_the_op_exactly_once),
         cmocka_unit_test(test_prepare_reports_errors_like_eager),
         cmocka_unit_test(test_thread_pool_splits_large_kernels_with_identical_results),
+        cmocka_unit_test(test_pool_pieces_cover_a_job_exactly_once_on_a_busy_machine),
         cmocka_unit_test(test_eager_ops_run_concurrently_on_several_threads),
         cmocka_unit_test(test_many_distinct_sizes_cross_the_shape_env_reset),
         cmocka_unit_test(test_errors_name_the_op_dtypes_and_shapes),

@@ -34,7 +34,8 @@ def test_bench_quick_eager_row_prints_the_table_and_writes_json(tmp_path):
                        capture_output=True, text=True, env=env, timeout=60)
     assert p.returncode == 0, p.stderr
     lines = p.stdout.splitlines()
-    assert lines[0].split() == ["row", "hop", "NumPy", "PyTorch", "ratio(s)", "target", "met?"]
+    assert lines[0].split() == ["row", "hop", "C", "NumPy", "PyTorch", "hop/C", "ratio(s)", "target",
+                                "met?"]
     assert lines[2].startswith("eager hop op from Python (16 floats)")
     data = json.loads(out.read_text())
     assert [r["id"] for r in data["rows"]] == ["eager_op"]

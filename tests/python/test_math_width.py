@@ -1,0 +1,93 @@
+"""The math backend's vector width does not change a result (issue #30): the
+SLEEF functions at AVX-512 width (picked at run time where the CPU has it)
+give the bits of the AVX2 ones (HOP_MATH=avx2), eagerly and in a fused
+compiled group, and the float arithmetic the fused tiles run at the widest
+vectors (add, mul, relu, ...) gives the bits of the plain loops."""
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import hop
+
+UNARY = ["exp", "log", "sin", "cos", "tanh", "sigmoid", "sqrt", "sinh", "cosh", "arcsin",
+         "arccos", "arcsinh", "arccosh", "arctanh", "cbrt"]
+BINARY = ["pow", "arctan2", "hypot"]
+
+CHILD = r"""
+import sys
+import numpy as np
+import hop
+UNARY, BINARY = sys.argv[1].split(","), sys.argv[2].split(",")
+rng = np.random.default_rng(30)
+out = []
+for dt in (np.float32, np.float64):
+    edge = np.array([0.0, -0.0, 1.0, -1.0, 0.5, 88.0, -88.0, 89.0, 700.0, 710.0, 1e-30, 1e19,
+                     1e20, 1e151, np.inf, -np.inf, np.nan], dtype=np.float64).astype(dt)
+    # 1,003 elements: full vectors of 8 and 16 and a tail of either
+    x = np.concatenate([edge, (rng.standard_normal(986) * 4).astype(dt)])
+    y = np.roll(x, 7)
+    hx, hy = hop.asarray(x), hop.asarray(y)
+    for name in UNARY:
+        out.append(getattr(hop, name)(hx).numpy().tobytes())
+    for name in BINARY:
+        out.append(getattr(hop, name)(hx, hy).numpy().tobytes())
+    fused = hop.compile(lambda a, b: ((a * 2 + b).relu() - a / 3).exp().tanh())
+    out.append(fused(hx, hy).numpy().tobytes())
+sys.stdout.buffer.write(b"".join(out))
+"""
+
+
+def run_child(env_math):
+    env = dict(os.environ)
+    env.pop("HOP_MATH", None)
+    if env_math is not None:
+        env["HOP_MATH"] = env_math
+    r = subprocess.run([sys.executable, "-c", CHILD, ",".join(UNARY), ",".join(BINARY)],
+                       env=env, capture_output=True, timeout=120)
+    assert r.returncode == 0, r.stderr.decode()
+    return r.stdout
+
+
+def cpu_flags():
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("flags"):
+                    return set(line.split(":", 1)[1].split())
+    except OSError:
+        pass
+    return set()
+
+
+@pytest.mark.skipif("avx512f" not in cpu_flags() or "avx2" not in cpu_flags(),
+                    reason="needs a CPU with both AVX2 and AVX-512F")
+def test_avx512_math_gives_the_bits_of_avx2():
+    wide, narrow = run_child(None), run_child("avx2")
+    assert len(wide) == len(narrow) > 0
+    assert wide == narrow
+
+
+def test_wide_float_arithmetic_matches_numpy_bits():
+    # add/sub/mul/div/maximum/minimum/neg/abs/relu run as target clones; each
+    # is one IEEE operation, so NumPy's results are the exact reference
+    rng = np.random.default_rng(7)
+    for dt in (np.float32, np.float64):
+        x = np.concatenate([np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1e-40], dtype=dt),
+                            rng.standard_normal(1001).astype(dt)])
+        y = np.roll(x, 3)
+        hx, hy = hop.asarray(x), hop.asarray(y)
+        with np.errstate(all="ignore"):
+            want = {"add": x + y, "sub": x - y, "mul": x * y, "div": x / y,
+                    "maximum": np.maximum(x, y), "minimum": np.minimum(x, y), "neg": -x,
+                    "abs": np.abs(x),
+                    "relu": np.where((x > 0) | np.isnan(x), x, np.zeros_like(x))}
+        got = {"add": hx + hy, "sub": hx - hy, "mul": hx * hy, "div": hx / hy,
+               "maximum": hop.maximum(hx, hy), "minimum": hop.minimum(hx, hy), "neg": -hx,
+               "abs": abs(hx), "relu": hx.relu()}
+        for k in want:
+            g = got[k].numpy()
+            assert g.dtype == dt, k
+            assert g.tobytes() == want[k].astype(dt).tobytes(), (k, dt)
