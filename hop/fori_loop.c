@@ -22,6 +22,7 @@
 #include "hop/batching.h"
 #include "hop/eval.h"
 #include "hop/lowering.h"
+#include "hop/rewrite.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -16,6 +16,7 @@
 #include "hop/batching.h"
 #include "hop/eval.h"
 #include "hop/lowering.h"
+#include "hop/rewrite.h"
 
 #include <inttypes.h>
 #include <stdio.h>
