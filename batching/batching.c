@@ -382,20 +382,43 @@ hop_batch_masked_body(hop_batch_ctx *cx, const hop_graph *body, const bool *batc
     return st;
 }
 
-/* Sets output i of call to getitem i of c: batched when it is a tensor
- * (a batched body and a loop batch every tensor output; SymInts never are). */
-static hop_status
-set_outputs(hop_batch_ctx *cx, const hop_node *call, hop_node *c)
+hop_status
+hop_batch_operands(hop_batch_ctx *cx, const hop_node *call, hop_node **ops, bool *batched)
 {
-    for (size_t i = 0; i < call->nouts; i++) {
-        hop_node *g = hop_graph_getitem(cx->rw.out, c, i);
-        if (g == NULL)
-            return hop_error_code();
-        hop_status st = hop_batch_set(cx, call, i, g, c->outs[i].kind == HOP_VALUE_TENSOR);
-        if (st != HOP_OK)
-            return st;
+    size_t made = hop_node_made_inputs(call), n = made + hop_node_passed(call, NULL, 0);
+    for (size_t j = 0; j < n; j++) {
+        const hop_arg *a = hop_node_passed_to(call, j);
+        ops[j] = NULL;
+        batched[j] = false;
+        if (j < made || a->kind != HOP_ARG_NODE)
+            continue;
+        if ((ops[j] = hop_batch_value(cx, a->u.node, &batched[j])) == NULL)
+            return hop_error(HOP_MISUSE, "vmap: operand %s of %s %s has no value", a->u.node->name,
+                             call->cls->name, call->name);
     }
     return HOP_OK;
+}
+
+hop_value_info
+hop_batch_meta(hop_batch_ctx *cx, const hop_value_info *v)
+{
+    hop_value_info m = *v;
+    memmove(m.meta.sizes + 1, m.meta.sizes, (size_t)m.meta.rank * sizeof *m.meta.sizes);
+    m.meta.sizes[0] = cx->size;
+    m.meta.rank++;
+    return m;
+}
+
+hop_status
+hop_batch_outputs(hop_batch_ctx *cx, const hop_node *call, hop_node *c, const bool *batched)
+{
+    hop_status st = hop_graph_rename_node(cx->rw.out, c, call->name);
+    for (size_t i = 0; i < call->nouts && st == HOP_OK; i++) {
+        hop_node *g = hop_graph_getitem(cx->rw.out, c, i);
+        bool b = batched ? batched[i] : c->outs[i].kind == HOP_VALUE_TENSOR;
+        st = g ? hop_batch_set(cx, call, i, g, b) : hop_error_code();
+    }
+    return st;
 }
 
 hop_status
@@ -441,9 +464,7 @@ hop_batch_bodies(hop_batch_ctx *cx, const hop_node *call)
         (c = hop_rewrite_call(&cx->rw, call, bodies, nbodies, NULL, 0, outs, call->nouts)) == NULL)
         st = hop_error_code();
     if (st == HOP_OK)
-        st = hop_graph_rename_node(cx->rw.out, c, call->name);
-    if (st == HOP_OK)
-        st = set_outputs(cx, call, c);
+        st = hop_batch_outputs(cx, call, c, NULL);
     hop__free(outs);
     return st;
 }
@@ -576,8 +597,11 @@ hop_batch_loop(hop_batch_ctx *cx, const hop_node *call)
         if ((c = hop_graph_call_hop(cx->rw.out, cx->loop, args, 3, outs, call->nouts)) == NULL)
             st = hop_error_code();
     }
-    if (st == HOP_OK)
-        st = set_outputs(cx, call, c);
+    /* the map keeps its own name: it is not the call it loops over */
+    for (size_t i = 0; i < call->nouts && st == HOP_OK; i++) {
+        hop_node *g = hop_graph_getitem(cx->rw.out, c, i);
+        st = g ? hop_batch_set(cx, call, i, g, true) : hop_error_code();
+    }
     hop__free(li.fwd);
     hop__free(xs);
     hop__free(outs);

@@ -24,9 +24,9 @@
  * Autodiff (vjp and jvp): a combine_fn of one add, mul, maximum or minimum
  * over one float xs ("autodiff" below); any other is HOP_UNSUPPORTED.
  */
-#include "hop/autodiff.h"
-#include "hop/eval.h"
+#include "hop/layout.h"
 #include "hop/lowering.h"
+#include "hop/loop_kit.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -963,29 +963,36 @@ coefficients(const rec *r, hop_node *x, hop_node *y, hop_node **cn, hop_node **d
 static hop_node *
 recurrence(const rec *r, bool tangent, hop_node *cn, hop_node *v, hop_node *zero)
 {
-    hop_graph *g = r->g;
     const hop_graph *combine = hop_node_body(r->call, "combine_fn");
-    hop_graph *b = fresh_graph(g, combine->name, tangent ? "_jvp" : "_bwd");
-    if (b == NULL)
-        return NULL;
-    hop_node *carry = hop_graph_placeholder(b, tangent ? "t" : "g", r->elem);
-    hop_node *k = tangent && carry ? hop_graph_placeholder(b, "k", r->elem) : carry;
-    hop_node *c = k ? hop_graph_placeholder(b, "cn", r->elem) : NULL;
-    hop_node *e = c ? hop_graph_placeholder(b, tangent ? "dv" : "ct", r->elem) : NULL;
+    char name[256];
+    snprintf(name, sizeof name, "%s%s", combine->name, tangent ? "_jvp" : "_bwd");
+    hop_build *bd = hop_build_new(r->g, &hop_scan_class);
+    hop_graph *b = bd ? hop_build_body(bd, "f", name) : NULL;
+    /* carries: g (t, k); xs: cn, ct (dv) */
+    hop_node *carry = b ? hop_build_input(bd, "init", zero, tangent ? "t" : "g", r->elem) : NULL;
+    hop_node *k = tangent && carry ? hop_build_input(bd, "init", zero, "k", r->elem) : carry;
+    hop_node *c = k ? hop_build_input(bd, "xs", cn, "cn", r->elem) : NULL;
+    hop_node *e = c ? hop_build_input(bd, "xs", v, tangent ? "dv" : "ct", r->elem) : NULL;
     hop_node *next = e ? EMIT(b, add, N(e), N(scale(b, r->op, tangent ? k : c, carry))) : NULL;
-    hop_arg outs[3] = {N(next), N(tangent ? c : next), N(next)};
-    if (next == NULL || hop_graph_output(b, outs, tangent ? 3 : 2) == NULL ||
-        hop_graph_add_subgraph(g, b) != HOP_OK) {
-        hop_graph_free(b);
-        return NULL;
-    }
-    hop_node *init[2] = {zero, zero}, *xs[2] = {cn, v};
-    hop_value_info metas[3] = {*r->elem, *r->elem, *r->x};
+    hop_node *outs[3] = {next, tangent ? c : next, next};
     size_t nc = tangent ? 2 : 1;
+    hop_status st = next ? HOP_OK : hop_error_code();
+    for (size_t j = 0; j < nc + 1 && st == HOP_OK; j++)
+        st = hop_build_output(bd, "f", outs[j]);
+    st = st == HOP_OK
+             ? hop_build_lead(bd, "reverse", hop_arg_bool(tangent ? r->reverse : !r->reverse))
+             : st;
+    st = st == HOP_OK ? hop_build_lead(bd, "dim", hop_arg_int(r->d)) : st;
+    st = st == HOP_OK ? hop_build_lead(bd, "length", hop_arg_int(-1)) : st;
+    hop_value_info metas[3] = {*r->elem, *r->elem, *r->x};
     metas[nc] = *r->x;
-    hop_node *s = hop_graph_call_scan(g, tangent ? r->reverse : !r->reverse, r->d, -1, b, init, nc,
-                                      xs, 2, NULL, 0, metas, nc + 1);
-    return s ? hop_graph_getitem(g, s, nc) : NULL;
+    hop_node *s = NULL;
+    if (st == HOP_OK) {
+        s = hop_build_emit(bd, metas, nc + 1);
+        bd = NULL;
+    }
+    hop_build_free(bd);
+    return s ? hop_graph_getitem(r->g, s, nc) : NULL;
 }
 
 /* The rule's view of call; *empty when the xs has no elements along dim. */

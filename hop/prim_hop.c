@@ -1014,3 +1014,85 @@ hop_node_lifted(const hop_node *call, size_t *n)
         *n = last->u.list.n;
     return last->u.list.items ? last->u.list.items : last;
 }
+
+/* ------------------------------------------------- bound outputs */
+
+hop_status
+hop_call_bind_outputs(hop_call *c)
+{
+    for (size_t i = 0; i < c->nouts; i++) {
+        hop_node *item = c->outputs->items[c->outputs->n - c->nouts + i];
+        if (c->outs[i].kind == HOP_VALUE_SYM &&
+            hop_expr_kind_of(c->outs[i].sym) == HOP_EXPR_SYMBOL &&
+            hop_symbol_is_unbacked(c->outs[i].sym) &&
+            hop_tracer_bound_symbol(c->parent, c->outs[i].sym) == NULL &&
+            hop_tracer_bind_value(c->parent, c->outs[i].sym, item) != HOP_OK)
+            return hop_error_code();
+    }
+    return HOP_OK;
+}
+
+/* ------------------------------------------------- transformed bodies */
+
+static hop_status
+replace_body(hop_call *c, size_t b, const char *suffix, hop_body_builder build, void *ud, bool keep)
+{
+    if (b >= c->nbodies || c->graphs[b] == NULL || build == NULL)
+        return hop_error(HOP_MISUSE, "%s: hop_call_replace_body: no traced body %zu", c->cls->name,
+                         b);
+    if (keep && c->nbodies >= HOP_MAX_BODIES)
+        return hop_error(HOP_MISUSE, "%s: hop_call_replace_body_keep: %zu bodies already",
+                         c->cls->name, c->nbodies);
+    char name[256];
+    snprintf(name, sizeof name, "%s%s", c->graphs[b]->name, suffix ? suffix : "");
+    /* A tracer's graph, so that the OutputGraph owns it; nothing is traced
+     * in it: build writes it with the graph builders. */
+    hop_tracer *t = hop_output_graph_push(c->og, name);
+    if (t == NULL)
+        return hop_error_code();
+    hop_graph *out = hop_tracer_graph(t);
+    hop_status st = build(ud, c->graphs[b], out);
+    if (st == HOP_OK && out->nplaceholders != c->graphs[b]->nplaceholders)
+        st = hop_error(HOP_MISUSE, "%s: the transformed body %s has %zu inputs, the traced one %zu",
+                       c->cls->name, name, out->nplaceholders, c->graphs[b]->nplaceholders);
+    if (st != HOP_OK)
+        return st; /* the protocol's restore pops t */
+    if ((st = hop_output_graph_pop(c->og, t, &out)) != HOP_OK)
+        return st;
+    if (keep)
+        c->graphs[c->nbodies++] = c->graphs[b];
+    else
+        hop_output_graph_discard(c->og, c->graphs[b]);
+    c->graphs[b] = out;
+    return HOP_OK;
+}
+
+hop_status
+hop_call_replace_body(hop_call *c, size_t b, const char *suffix, hop_body_builder build, void *ud)
+{
+    return replace_body(c, b, suffix, build, ud, false);
+}
+
+hop_status
+hop_call_replace_body_keep(hop_call *c, size_t b, const char *suffix, hop_body_builder build,
+                           void *ud)
+{
+    return replace_body(c, b, suffix, build, ud, true);
+}
+
+hop_status
+hop_call_body_output_meta(hop_call *c, size_t b)
+{
+    const hop_node *o = c->graphs[b]->output;
+    c->outs = hop_calloc(o->nargs + 1, sizeof *c->outs);
+    if (c->outs == NULL)
+        return HOP_NOMEM;
+    for (size_t i = 0; i < o->nargs; i++) {
+        if (o->args[i].kind != HOP_ARG_NODE)
+            return hop_error(HOP_INVALID, "%s: output %zu of %s is not a value of the graph",
+                             c->cls->name, i, c->graphs[b]->name);
+        c->outs[i] = *o->args[i].u.node->meta;
+    }
+    c->nouts = o->nargs;
+    return HOP_OK;
+}

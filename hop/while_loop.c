@@ -20,14 +20,12 @@
  * Swap and one If (which also runs cond_fn's last fused group).  Eval: the same
  * loop on concrete values, with the same checks (for eager calls too).
  *
- * The checks are the carry helpers of hop/prim_hop.h and hop/eval.h, which
+ * The checks are the loop kit's (hop/loop_kit.h), which
  * every loop HOP uses: messages name the HOP the user called.
  */
-#include "hop/autodiff.h"
 #include "hop/batching.h"
-#include "hop/eval.h"
 #include "hop/lowering.h"
-#include "hop/rewrite.h"
+#include "hop/loop_kit.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -258,8 +256,12 @@ while_vjp(hop_vjp_ctx *cx, const hop_node *call)
     hop_free(outs);
     if (st != HOP_OK)
         return st;
-    hop_arg lo = hop_arg_int(0), hi = hop_arg_node(n);
-    return hop_vjp_counted_loop(cx, call, bf, false, &lo, &hi, init, nc, lifted, nl);
+    hop_loop lp = {.call = call,
+                   .body = "body_fn",
+                   .carries = "carried_inputs",
+                   .lower = hop_arg_int(0),
+                   .upper = hop_arg_node(n)};
+    return hop_loop_vjp(cx, &lp);
 }
 
 /* while_loop(cond_jvp, body_jvp, (c..., dc...), (L..., dL...)): cond_fn
@@ -267,29 +269,7 @@ while_vjp(hop_vjp_ctx *cx, const hop_node *call)
 static hop_status
 while_jvp(hop_jvp_ctx *cx, const hop_node *call)
 {
-    size_t nc, nl;
-    const hop_arg *init = hop_node_group(call, "carried_inputs", &nc);
-    const hop_arg *lifted = hop_node_lifted(call, &nl);
-    hop_jvp_loop_parts p;
-    hop_status st = hop_jvp_loop(cx, call, hop_node_body(call, "body_fn"),
-                                 hop_node_body(call, "cond_fn"), 0, init, nc, lifted, nl, &p);
-    if (st != HOP_OK)
-        return st;
-    hop_arg *items = hop_calloc(p.ncarries + p.nlifted + 1, sizeof *items);
-    if (items == NULL) {
-        hop_jvp_loop_parts_clear(&p);
-        return HOP_NOMEM;
-    }
-    for (size_t k = 0; k < p.ncarries; k++)
-        items[k] = hop_arg_node(p.carries[k]);
-    for (size_t k = 0; k < p.nlifted; k++)
-        items[p.ncarries + k] = hop_arg_node(p.lifted[k]);
-    hop_arg args[] = {hop_arg_graph(p.cond), hop_arg_graph(p.body), hop_arg_list(items, p.ncarries),
-                      hop_arg_list(items + p.ncarries, p.nlifted)};
-    hop_node *loop =
-        hop_graph_call_hop(hop_jvp_out(cx), &hop_while_loop_class, args, 4, p.outs, p.ncarries);
-    hop_free(items);
-    return hop_jvp_loop_finish(cx, call, &p, loop, nc);
+    return hop_loop_jvp(cx, call, "body_fn", "carried_inputs");
 }
 
 /* ------------------------------------------------------------------ vmap */
