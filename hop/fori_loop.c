@@ -18,7 +18,7 @@
  * index register is the body's i, carries double-buffered.  Eval: the same
  * loop on concrete values with the same checks.
  */
-#include "hop/batching.h"
+#include "hop/layout.h"
 #include "hop/lowering.h"
 #include "hop/loop_kit.h"
 
@@ -226,41 +226,25 @@ static hop_status
 fori_eval(hop_eval_ctx *ex)
 {
     int64_t lo, hi;
-    size_t n, ncarry;
-    const hop_rt_value *passed = hop_eval_passed(ex, &n);
-    hop_eval_group(ex, "init_val", &ncarry);
+    hop_eval_loop l;
     hop_status st = eval_bound(ex, "lower", &lo);
     if (st == HOP_OK)
         st = eval_bound(ex, "upper", &hi);
-    hop_rt_value *in = st == HOP_OK ? hop_calloc(n + 2, sizeof *in) : NULL;
-    if (in == NULL)
-        return st == HOP_OK ? hop_error_code() : st;
-    memcpy(in + 1, passed, n * sizeof *in);
-    hop_rt_values carry = {NULL, 0, 0};
-    for (size_t j = 0; j < ncarry && st == HOP_OK; j++)
-        st = hop_rt_values_push(
-            &carry,
-            (hop_rt_value){passed[j].kind, hop_tensor_retain(passed[j].tensor), passed[j].i});
+    if (st != HOP_OK)
+        return st;
+    st = hop_eval_loop_begin(ex, 1, "init_val", &l); /* the made input: i */
     for (int64_t i = lo; i < hi && st == HOP_OK; i++) {
         hop_rt_values next = {NULL, 0, 0};
-        in[0] = (hop_rt_value){HOP_VALUE_SYM, NULL, i};
-        for (size_t j = 0; j < ncarry; j++)
-            in[j + 1] = carry.items[j];
-        st = hop_eval_body(ex, "body_fun", in, n + 1, &next);
-        if (st == HOP_OK)
-            st = hop_eval_check_carries(ex, &next, passed, ncarry, "body_fun");
-        if (st == HOP_OK && next.n != ncarry)
+        l.in[0] = (hop_rt_value){HOP_VALUE_SYM, NULL, i};
+        st = hop_eval_loop_step(&l, "body_fun", "body_fun", &next);
+        if (st == HOP_OK && next.n != l.nc)
             st = hop_error(HOP_TRACE, "%s: body_fun returns %zu values for %zu carries",
-                           hop_eval_class(ex)->name, next.n, ncarry);
-        hop_rt_values_clear(st == HOP_OK ? &carry : &next);
+                           hop_eval_class(ex)->name, next.n, l.nc);
         if (st == HOP_OK)
-            carry = next;
+            hop_eval_loop_take(&l, &next);
+        hop_rt_values_clear(&next);
     }
-    hop_free(in);
-    if (st == HOP_OK)
-        st = hop_eval_results(ex, &carry);
-    hop_rt_values_clear(&carry);
-    return st;
+    return hop_eval_loop_end(&l, st);
 }
 
 /* --------------------------------------------------------------- autodiff */
@@ -323,118 +307,107 @@ loop_bound(hop_graph *g, hop_node *b, bool upper)
     return r ? hop_graph_call_op(g, HOP_OP_item, (hop_arg[]){hop_arg_node(r)}, 1) : NULL;
 }
 
+/* The loop of batched bounds bnd (NULL where a bound is not batched): over
+ * [min lower, max upper), every carry batched and masked per lane, the
+ * batched bounds passed as extra lifted values; no example (a batch of
+ * size 0) runs no iteration (and takes no min or max of nothing). */
+static hop_status
+masked_loop(hop_batch_ctx *cx, const hop_node *call, hop_node *const *bnd, hop_node **loop,
+            bool *mask)
+{
+    hop_graph *g = hop_batch_out(cx);
+    const hop_graph *f = hop_node_body(call, "body_fun");
+    hop_layout l;
+    hop_status st = hop_layout_of(call, &l);
+    hop_span c = hop_layout_span(&l, "init_val");
+    bool *was = hop_calloc(l.n + 1, sizeof *was);
+    hop_node **ops = hop_calloc(l.n + 1, sizeof *ops);
+    hop_value_info *outs = hop_calloc(c.n + 1, sizeof *outs);
+    hop_build *b =
+        st == HOP_OK && was && ops && outs ? hop_build_new(g, &hop_fori_loop_class) : NULL;
+    st = b ? hop_batch_operands(cx, call, ops, was) : hop_error_code();
+    if (st == HOP_OK)
+        memcpy(mask, was, l.n * sizeof *mask);
+    if (st == HOP_OK)
+        st = hop_batch_carries(cx, f, mask, c.at, c.n);
+    for (size_t j = c.at; j < c.at + c.n; j++)
+        mask[j] = true;
+    hop_batch_lanes lanes = {bound_lanes, NULL, false, 2, (const char *[]){"lower", "upper"}, bnd};
+    hop_graph *fb = NULL;
+    if (st == HOP_OK)
+        st = hop_batch_masked_body(cx, f, mask, c.at, &lanes, &fb);
+    if (st == HOP_OK)
+        st = hop_build_use_body(b, "body_fun", fb);
+    for (size_t j = c.at; j < c.at + c.n && st == HOP_OK; j++)
+        if (!was[j] && (ops[j] = hop_batch_broadcast(cx, ops[j])) == NULL)
+            st = hop_error_code();
+    if (st == HOP_OK)
+        st = hop_build_operands(b, &l, ops);
+    int64_t size;
+    bool none = hop_expr_const_value(hop_batch_size(cx), &size) && size == 0;
+    const char *names[2] = {"lower", "upper"};
+    for (int k = 0; k < 2 && st == HOP_OK; k++) {
+        hop_arg bound = *hop_node_param(call, names[k]);
+        if (bound.kind == HOP_ARG_NODE)
+            bound = hop_arg_node(hop_batch_value(cx, bound.u.node, NULL));
+        if (bnd[k] != NULL && (st = hop_build_operand(b, HOP_SPAN_LIFTED, bnd[k])) == HOP_OK) {
+            hop_node *v = none ? NULL : loop_bound(g, bnd[k], k == 1);
+            if (v == NULL && !none)
+                st = hop_error_code();
+            bound = v ? hop_arg_node(v) : bound;
+        }
+        if (st == HOP_OK)
+            st = hop_build_lead(b, names[k], none ? hop_arg_int(0) : bound);
+    }
+    for (size_t j = 0; j < c.n && st == HOP_OK; j++)
+        outs[j] = hop_batch_meta(cx, &call->outs[j]);
+    if (st == HOP_OK) {
+        st = (*loop = hop_build_emit(b, outs, c.n)) ? HOP_OK : hop_error_code();
+        b = NULL;
+    }
+    hop_build_free(b);
+    hop_free(was);
+    hop_free(ops);
+    hop_free(outs);
+    return st;
+}
+
 /*
  * A batched carry, lifted value or bound: the same loop over the body
- * batched.  A carry is batched when its init is or the body makes it so
- * (hop_batch_carries, a fixed point; such an init is broadcast on entry).
- * A batched bound (an int tensor bound the vmapped function reads per
- * example: its `item` is deferred to here, HOP_PARAM_BATCHED_ITEM) is one
- * loop over [min lower, max upper) whose index stays unbatched, every carry
- * batched and masked per lane (hop_batch_masked_body); a SymInt carry then
- * cannot differ per example: HOP_UNSUPPORTED.
+ * batched (hop_loop_batch: a carry is batched when its init is or the body
+ * makes it so).  A batched bound (an int tensor bound the vmapped function
+ * reads per example: its `item` is deferred to here,
+ * HOP_PARAM_BATCHED_ITEM) is one loop over [min lower, max upper) whose
+ * index stays unbatched, every carry batched and masked per lane
+ * (hop_batch_masked_body); a SymInt carry then cannot differ per example:
+ * HOP_UNSUPPORTED.
  */
 static hop_status
 fori_batch(hop_batch_ctx *cx, const hop_node *call)
 {
-    hop_graph *g = hop_batch_out(cx);
-    size_t nc, nl;
-    const hop_arg *init = hop_node_group(call, "init_val", &nc);
-    const hop_arg *lifted = hop_node_lifted(call, &nl);
-    const hop_graph *f = hop_node_body(call, "body_fun");
-    hop_arg bounds[2] = {*hop_node_param(call, "lower"), *hop_node_param(call, "upper")};
+    const char *names[2] = {"lower", "upper"};
     hop_node *bnd[2] = {NULL, NULL};
     for (int k = 0; k < 2; k++) {
+        const hop_arg *bound = hop_node_param(call, names[k]);
         bool b = false;
-        if (bounds[k].kind == HOP_ARG_NODE) {
-            hop_node *v = hop_batch_value(cx, bounds[k].u.node, &b);
-            bounds[k] = hop_arg_node(v);
-            bnd[k] = b ? v : NULL;
-        }
+        hop_node *v = bound->kind == HOP_ARG_NODE ? hop_batch_value(cx, bound->u.node, &b) : NULL;
+        bnd[k] = b ? v : NULL;
     }
-    bool masked = bnd[0] || bnd[1];
-    for (size_t j = 0; j < nc && masked; j++)
+    if (bnd[0] == NULL && bnd[1] == NULL)
+        return hop_loop_batch(cx, call, "body_fun", "init_val", NULL, NULL);
+    for (size_t j = 0; j < call->nouts; j++)
         if (call->outs[j].kind != HOP_VALUE_TENSOR)
             return hop_error(HOP_UNSUPPORTED,
                              "vmap: fori_loop (%s) with a batched bound carries a SymInt "
                              "(carry %zu), which cannot differ per example",
                              call->name, j);
-    size_t nph = f->nplaceholders; /* i, the carries, the lifted values */
-    bool *mask = hop_calloc(nph + 1, sizeof *mask);
-    hop_node **ops = hop_calloc(nc + nl + 1, sizeof *ops);
-    hop_arg *items = hop_calloc(nc + nl + 3, sizeof *items);
-    hop_value_info *outs = hop_calloc(call->nouts + 1, sizeof *outs);
-    hop_status st = mask && ops && items && outs ? HOP_OK : HOP_NOMEM;
-    if (st == HOP_OK && nph != 1 + nc + nl)
-        st = hop_error(HOP_MISUSE, "vmap: fori_loop %s: its body has %zu inputs, not %zu",
-                       call->name, nph, 1 + nc + nl);
-    for (size_t i = 0; i < nc + nl && st == HOP_OK; i++) {
-        const hop_node *v = (i < nc ? init[i] : lifted[i - nc]).u.node;
-        if ((ops[i] = hop_batch_value(cx, v, &mask[1 + i])) == NULL)
-            st = hop_error(HOP_MISUSE, "vmap: operand %s of fori_loop %s has no value", v->name,
-                           call->name);
-    }
+    size_t n = hop_node_body(call, "body_fun")->nplaceholders;
+    bool *mask = hop_calloc(n + 1, sizeof *mask);
+    hop_node *loop = NULL;
+    hop_status st = mask ? masked_loop(cx, call, bnd, &loop, mask) : hop_error_code();
     if (st == HOP_OK)
-        st = hop_batch_carries(cx, f, mask, 1, nc);
-    for (size_t j = 0; j < nc && masked && st == HOP_OK; j++)
-        mask[1 + j] = true;
-    /* a batched bound: `<body>_vmap` masked per lane, the batched bounds
-     * its extra inputs (passed as extra lifted values) */
-    hop_batch_lanes lanes = {bound_lanes, NULL, false, 2, (const char *[]){"lower", "upper"}, bnd};
-    hop_graph *fb = NULL;
-    if (st == HOP_OK)
-        st = masked ? hop_batch_masked_body(cx, f, mask, 1, &lanes, &fb)
-                    : hop_batch_body_outs(cx, f, mask, mask + 1, &fb);
-    for (size_t j = 0; j < nc && st == HOP_OK; j++) {
-        bool b;
-        hop_batch_value(cx, init[j].u.node, &b);
-        if (mask[1 + j] && !b && (ops[j] = hop_batch_broadcast(cx, ops[j])) == NULL)
-            st = hop_error_code();
-    }
-    size_t nitems = nc + nl;
-    for (size_t i = 0; i < nc + nl && st == HOP_OK; i++)
-        items[i] = hop_arg_node(ops[i]);
-    /* no example (a batch of size 0): no lane runs, so no iteration (and
-     * no min or max of nothing) */
-    int64_t size;
-    bool none = hop_expr_const_value(hop_batch_size(cx), &size) && size == 0;
-    for (int k = 0; k < 2 && st == HOP_OK; k++) {
-        if (bnd[k] == NULL)
-            continue;
-        items[nitems++] = hop_arg_node(bnd[k]);
-        hop_node *b = none ? NULL : loop_bound(g, bnd[k], k == 1);
-        if (b != NULL)
-            bounds[k] = hop_arg_node(b);
-        else if (!none)
-            st = hop_error_code();
-    }
-    if (masked && none)
-        bounds[0] = bounds[1] = hop_arg_int(0);
-    for (size_t j = 0; j < call->nouts && st == HOP_OK; j++) {
-        outs[j] = call->outs[j];
-        if (mask[1 + j]) {
-            hop_meta *m = &outs[j].meta;
-            memmove(m->sizes + 1, m->sizes, (size_t)m->rank * sizeof *m->sizes);
-            m->sizes[0] = hop_batch_size(cx);
-            m->rank++;
-        }
-    }
-    hop_node *c = NULL;
-    if (st == HOP_OK) {
-        hop_arg args[] = {bounds[0], bounds[1], hop_arg_graph(fb), hop_arg_list(items, nc),
-                          hop_arg_list(items + nc, nitems - nc)};
-        if ((c = hop_graph_call_hop(g, &hop_fori_loop_class, args, 5, outs, call->nouts)) == NULL)
-            st = hop_error_code();
-    }
-    if (st == HOP_OK)
-        st = hop_graph_rename_node(g, c, call->name);
-    for (size_t j = 0; j < call->nouts && st == HOP_OK; j++) {
-        hop_node *v = hop_graph_getitem(g, c, j);
-        st = v ? hop_batch_set(cx, call, j, v, mask[1 + j]) : hop_error_code();
-    }
+        st = hop_batch_outputs(cx, call, loop, NULL);
     hop_free(mask);
-    hop_free(ops);
-    hop_free(items);
-    hop_free(outs);
     return st;
 }
 

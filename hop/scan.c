@@ -330,22 +330,12 @@ scan_lower(hop_lower_ctx *cx, const hop_node *call)
 
 /* ------------------------------------------------------------------- eval */
 
+/* The number of steps: length, or the xs' count along dim (every one's the
+ * same), with tracing's checks on concrete xs. */
 static hop_status
-scan_eval(hop_eval_ctx *ex)
+eval_steps(const hop_rt_value *xs, size_t nxs, int64_t dim, int64_t length, int64_t *steps)
 {
-    size_t n, ninit, nxs;
-    const hop_rt_value *passed = hop_eval_passed(ex, &n);
-    const hop_rt_value *xs = hop_eval_group(ex, "xs", &nxs);
-    hop_eval_group(ex, "init", &ninit);
-    hop_rt_arg reverse, dim_arg, length;
-    hop_status st = hop_eval_param(ex, "reverse", &reverse);
-    if (st == HOP_OK)
-        st = hop_eval_param(ex, "dim", &dim_arg);
-    if (st == HOP_OK)
-        st = hop_eval_param(ex, "length", &length);
-    if (st != HOP_OK)
-        return st;
-    int64_t dim = dim_arg.u.i, steps_n = length.u.i;
+    *steps = length;
     for (size_t i = 0; i < nxs; i++) {
         int d = xs[i].kind == HOP_VALUE_TENSOR ? norm_dim(dim, xs[i].tensor->rank) : -1;
         char what[96];
@@ -354,108 +344,132 @@ scan_eval(hop_eval_ctx *ex)
             return hop_error(HOP_SHAPE, "scan: xs %zu is %s, which has no dim %" PRId64, i, what,
                              dim);
         int64_t len = xs[i].tensor->sizes[d];
-        if (i == 0 && steps_n < 0)
-            steps_n = len;
-        else if (len != steps_n)
+        if (i == 0 && *steps < 0)
+            *steps = len;
+        else if (len != *steps)
             return hop_error(HOP_SHAPE,
                              "scan: xs %zu has %" PRId64 " steps along dim %" PRId64
                              " but %s %" PRId64,
-                             i, len, dim, i ? "xs 0 has" : "length is", steps_n);
+                             i, len, dim, i ? "xs 0 has" : "length is", *steps);
     }
-    if (steps_n < 0)
+    if (*steps < 0)
         return hop_error(HOP_INVALID, "scan: with no xs, length must be given (an int >= 0)");
-    hop_rt_value *in = hop_calloc(n + 1, sizeof *in);
-    hop_rt_values carry = {NULL, 0, 0}, ys = {NULL, 0, 0}; /* ys: step-major */
-    size_t ny = 0;
-    if (in == NULL)
-        return hop_error_code();
-    memcpy(in, passed, n * sizeof *in);
-    for (size_t j = 0; j < ninit && st == HOP_OK; j++)
-        st = hop_rt_values_push(
-            &carry,
-            (hop_rt_value){passed[j].kind, hop_tensor_retain(passed[j].tensor), passed[j].i});
-    for (int64_t s = 0; s < steps_n && st == HOP_OK; s++) {
-        int64_t idx = reverse.u.b ? steps_n - 1 - s : s;
-        hop_rt_values out = {NULL, 0, 0}, rows = {NULL, 0, 0};
-        for (size_t i = 0; i < nxs && st == HOP_OK; i++) {
-            hop_rt_arg a[] = {hop_rt_tensor(xs[i].tensor),
-                              hop_rt_int(norm_dim(dim, xs[i].tensor->rank)), hop_rt_int(idx)};
-            hop_rt_value v;
-            if ((st = hop_eager(HOP_OP_select, a, 3, &v)) == HOP_OK)
-                st = hop_rt_values_push(&rows, v);
-        }
-        for (size_t i = 0; i < n && st == HOP_OK; i++)
-            in[i] = i < ninit         ? carry.items[i]
-                    : i < ninit + nxs ? rows.items[i - ninit]
-                                      : passed[i];
-        if (st == HOP_OK)
-            st = hop_eval_body(ex, "f", in, n, &out);
-        if (st == HOP_OK)
-            st = hop_eval_check_carries(ex, &out, passed, ninit, "f");
-        if (st == HOP_OK && s == 0)
-            ny = out.n - ninit;
-        /* every step gives ys of the same kinds as the first */
-        for (size_t j = 0; j < out.n - ninit && st == HOP_OK; j++) {
-            const hop_rt_value *y = &out.items[ninit + j], *y0 = s ? &ys.items[j] : y;
-            char a[96], b[96];
-            hop_eval_describe(y0, a, sizeof a);
-            hop_eval_describe(y, b, sizeof b);
-            if (out.n - ninit != ny || y->kind != HOP_VALUE_TENSOR || !hop_eval_same_kind(y0, y))
-                st = hop_error(HOP_TRACE,
-                               "scan: y %zu of f is %s at step 0 but %s at step %" PRId64
-                               "; every step must give the same ys",
-                               j, a, b, s);
-        }
-        hop_rt_values_clear(&rows);
-        if (st != HOP_OK) {
-            hop_rt_values_clear(&out);
-            break;
-        }
-        for (size_t j = 0; j < ninit; j++) {
-            hop_tensor_release(carry.items[j].tensor);
-            carry.items[j] = out.items[j];
-        }
-        for (size_t j = ninit; j < out.n && st == HOP_OK; j++) {
-            st = hop_rt_values_push(&ys, out.items[j]);
-            out.items[j].tensor = NULL;
-        }
-        out.n = 0;
-        hop_rt_values_clear(&out);
+    return HOP_OK;
+}
+
+/* Step s's ys (out's values after the carries) against step 0's (ys, ny of
+ * them per step): every step gives ys of the same kinds. */
+static hop_status
+check_ys(const hop_rt_values *out, size_t nc, const hop_rt_values *ys, size_t ny, int64_t s)
+{
+    for (size_t j = 0; j < out->n - nc; j++) {
+        const hop_rt_value *y = &out->items[nc + j], *y0 = s ? &ys->items[j] : y;
+        char a[96], b[96];
+        hop_eval_describe(y0, a, sizeof a);
+        hop_eval_describe(y, b, sizeof b);
+        if (out->n - nc != ny || y->kind != HOP_VALUE_TENSOR || !hop_eval_same_kind(y0, y))
+            return hop_error(HOP_TRACE,
+                             "scan: y %zu of f is %s at step 0 but %s at step %" PRId64
+                             "; every step must give the same ys",
+                             j, a, b, s);
     }
-    hop_free(in);
+    return HOP_OK;
+}
+
+/* Each y stacked along dim (ys: step-major, ny per step, step s's came
+ * from row s or, reversed, steps - 1 - s), appended to *res. */
+static hop_status
+stack_ys(hop_rt_values *ys, size_t ny, int64_t steps, bool reverse, int64_t dim, hop_rt_values *res)
+{
+    hop_rt_arg *items = hop_calloc((size_t)steps + 1, sizeof *items);
+    hop_status st = items ? HOP_OK : hop_error_code();
+    for (size_t j = 0; j < ny && st == HOP_OK; j++) {
+        for (int64_t s = 0; s < steps; s++)
+            items[reverse ? steps - 1 - s : s] =
+                hop_rt_tensor(ys->items[(size_t)s * ny + j].tensor);
+        hop_rt_arg a[] = {hop_rt_list(items, (size_t)steps),
+                          hop_rt_int(norm_dim(dim, ys->items[j].tensor->rank + 1))};
+        hop_rt_value v;
+        if ((st = hop_eager(HOP_OP_stack, a, 2, &v)) == HOP_OK)
+            st = hop_rt_values_push(res, v);
+    }
+    hop_free(items);
+    return st;
+}
+
+/* One step at row idx: the xs' slices into the body's inputs, the body,
+ * its ys moved to *ys (ny per step, set at step 0), its carries taken. */
+static hop_status
+eval_step(hop_eval_loop *l, const hop_rt_value *xs, size_t nxs, int64_t dim, int64_t idx, int64_t s,
+          hop_rt_values *ys, size_t *ny)
+{
+    hop_rt_values out = {NULL, 0, 0}, rows = {NULL, 0, 0};
+    hop_status st = HOP_OK;
+    for (size_t i = 0; i < nxs && st == HOP_OK; i++) {
+        hop_rt_arg a[] = {hop_rt_tensor(xs[i].tensor),
+                          hop_rt_int(norm_dim(dim, xs[i].tensor->rank)), hop_rt_int(idx)};
+        hop_rt_value v;
+        if ((st = hop_eager(HOP_OP_select, a, 3, &v)) == HOP_OK)
+            st = hop_rt_values_push(&rows, v);
+    }
+    for (size_t i = 0; i < nxs && st == HOP_OK; i++)
+        l->in[l->nc + i] = rows.items[i];
+    if (st == HOP_OK)
+        st = hop_eval_loop_step(l, "f", "f", &out);
+    if (st == HOP_OK && s == 0)
+        *ny = out.n - l->nc;
+    if (st == HOP_OK)
+        st = check_ys(&out, l->nc, ys, *ny, s);
+    hop_rt_values_clear(&rows);
+    for (size_t j = l->nc; j < out.n && st == HOP_OK; j++) {
+        st = hop_rt_values_push(ys, out.items[j]);
+        out.items[j].tensor = NULL;
+    }
+    if (st == HOP_OK) {
+        out.n = l->nc;
+        hop_eval_loop_take(l, &out);
+    }
+    hop_rt_values_clear(&out);
+    return st;
+}
+
+static hop_status
+scan_eval(hop_eval_ctx *ex)
+{
+    size_t nxs, ny = 0;
+    const hop_rt_value *xs = hop_eval_group(ex, "xs", &nxs);
+    hop_rt_arg reverse, dim, length;
+    int64_t steps;
+    hop_status st = hop_eval_param(ex, "reverse", &reverse);
+    if (st == HOP_OK)
+        st = hop_eval_param(ex, "dim", &dim);
+    if (st == HOP_OK)
+        st = hop_eval_param(ex, "length", &length);
+    if (st == HOP_OK)
+        st = eval_steps(xs, nxs, dim.u.i, length.u.i, &steps);
+    if (st != HOP_OK)
+        return st;
+    hop_eval_loop l;
+    hop_rt_values ys = {NULL, 0, 0}; /* step-major */
+    st = hop_eval_loop_begin(ex, 0, "init", &l);
+    for (int64_t s = 0; s < steps && st == HOP_OK; s++)
+        st = eval_step(&l, xs, nxs, dim.u.i, reverse.u.b ? steps - 1 - s : s, s, &ys, &ny);
     /* No step ran: the ys are empty, of the shapes the trace found (an eager
      * call has no trace to ask). */
     size_t nouts = hop_eval_nouts(ex);
-    if (st == HOP_OK && steps_n == 0 && nouts == SIZE_MAX)
+    if (st == HOP_OK && steps == 0 && nouts == SIZE_MAX)
         st = hop_error(HOP_UNSUPPORTED,
                        "scan: a scan of 0 steps run eagerly cannot know its ys' shapes (f never "
                        "runs); trace it (hop.trace) to get them");
-    for (size_t j = ninit; st == HOP_OK && steps_n == 0 && j < nouts; j++) {
+    for (size_t j = l.nc; st == HOP_OK && steps == 0 && j < nouts; j++) {
         hop_rt_value v = {HOP_VALUE_TENSOR, NULL, 0};
         if ((st = hop_eval_output_zeros(ex, j, &v.tensor)) == HOP_OK)
-            st = hop_rt_values_push(&carry, v);
+            st = hop_rt_values_push(&l.carry, v);
     }
-    /* stack each y along dim */
-    hop_rt_arg *items = st == HOP_OK ? hop_calloc((size_t)steps_n + 1, sizeof *items) : NULL;
-    if (st == HOP_OK && items == NULL)
-        st = hop_error_code();
-    for (size_t j = 0; j < ny && st == HOP_OK; j++) {
-        for (int64_t s = 0; s < steps_n; s++) {
-            int64_t at = reverse.u.b ? steps_n - 1 - s : s; /* ys[at] came at step s */
-            items[at] = hop_rt_tensor(ys.items[(size_t)s * ny + j].tensor);
-        }
-        hop_rt_arg a[] = {hop_rt_list(items, (size_t)steps_n),
-                          hop_rt_int(norm_dim(dim, ys.items[j].tensor->rank + 1))};
-        hop_rt_value v;
-        if ((st = hop_eager(HOP_OP_stack, a, 2, &v)) == HOP_OK)
-            st = hop_rt_values_push(&carry, v);
-    }
-    hop_free(items);
-    hop_rt_values_clear(&ys);
     if (st == HOP_OK)
-        st = hop_eval_results(ex, &carry);
-    hop_rt_values_clear(&carry);
-    return st;
+        st = stack_ys(&ys, ny, steps, reverse.u.b, dim.u.i, &l.carry);
+    hop_rt_values_clear(&ys);
+    return hop_eval_loop_end(&l, st);
 }
 
 /* --------------------------------------------------------------- autodiff */

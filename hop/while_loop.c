@@ -23,7 +23,7 @@
  * The checks are the loop kit's (hop/loop_kit.h), which
  * every loop HOP uses: messages name the HOP the user called.
  */
-#include "hop/batching.h"
+#include "hop/layout.h"
 #include "hop/lowering.h"
 #include "hop/loop_kit.h"
 
@@ -54,41 +54,21 @@ while_output_meta(hop_call *c)
 static hop_status
 while_eval(hop_eval_ctx *ex)
 {
-    size_t n, ncarry;
-    const hop_rt_value *passed = hop_eval_passed(ex, &n);
-    hop_eval_group(ex, "carried_inputs", &ncarry);
-    hop_rt_value *in = hop_calloc(n + 1, sizeof *in);
-    hop_rt_values carry = {NULL, 0, 0};
-    hop_status st = in ? HOP_OK : hop_error_code();
-    for (size_t i = 0; i < n && st == HOP_OK; i++)
-        in[i] = passed[i];
-    for (size_t i = 0; i < ncarry && st == HOP_OK; i++)
-        st = hop_rt_values_push(
-            &carry,
-            (hop_rt_value){passed[i].kind, hop_tensor_retain(passed[i].tensor), passed[i].i});
+    hop_eval_loop l;
+    hop_status st = hop_eval_loop_begin(ex, 0, "carried_inputs", &l);
     while (st == HOP_OK) {
         hop_rt_values pred = {NULL, 0, 0}, next = {NULL, 0, 0};
         bool go = false;
-        for (size_t i = 0; i < ncarry; i++)
-            in[i] = carry.items[i];
-        st = hop_eval_body(ex, "cond_fn", in, n, &pred);
+        st = hop_eval_body(ex, "cond_fn", l.in, l.nin, &pred);
         if (st == HOP_OK)
             st = hop_eval_pred(ex, &pred, "cond_fn", &go);
         hop_rt_values_clear(&pred);
         if (st != HOP_OK || !go)
             break;
-        st = hop_eval_body(ex, "body_fn", in, n, &next);
-        if (st == HOP_OK)
-            st = hop_eval_check_carries(ex, &next, passed, ncarry, "body_fn");
-        hop_rt_values_clear(st == HOP_OK ? &carry : &next);
-        if (st == HOP_OK)
-            carry = next;
+        if ((st = hop_eval_loop_step(&l, "body_fn", "body_fn", &next)) == HOP_OK)
+            hop_eval_loop_take(&l, &next);
     }
-    hop_free(in);
-    if (st == HOP_OK)
-        st = hop_eval_results(ex, &carry);
-    hop_rt_values_clear(&carry);
-    return st;
+    return hop_eval_loop_end(&l, st);
 }
 
 /* --------------------------------------------------------------- lowering */
@@ -323,108 +303,111 @@ masked_cond(hop_batch_ctx *cx, const hop_graph *cond, const hop_graph *gc, hop_g
     return st;
 }
 
+/* The bodies of a batched predicate: cond_fn batched with its predicate
+ * per lane (`<cond>_vmap_pred`, not installed: gc), any of it as the new
+ * cond (masked_cond), body_fn masked per lane by it. */
+static hop_status
+masked_bodies(hop_batch_ctx *cx, const hop_node *call, const bool *mask, hop_graph **gc,
+              hop_build *b)
+{
+    const hop_graph *cond = hop_node_body(call, "cond_fn"), *body = hop_node_body(call, "body_fn");
+    int *od = hop_calloc(body->output->nargs + 2, sizeof *od); /* zeros: pred batched at 0 */
+    char base[256];
+    snprintf(base, sizeof base, "%s_vmap_pred", cond->name);
+    hop_graph *cv = NULL, *bv = NULL;
+    hop_status st = od ? HOP_OK : hop_error_code();
+    if (st == HOP_OK && (*gc = hop_graph_new_subgraph(hop_batch_out(cx), base)) == NULL)
+        st = hop_error_code();
+    if (st == HOP_OK)
+        st = hop_batch_graph(cx, cond, mask, od, *gc);
+    if (st == HOP_OK)
+        st = masked_cond(cx, cond, *gc, &cv);
+    hop_batch_lanes lanes = {pred_lanes, *gc, true, 0, NULL, NULL};
+    if (st == HOP_OK)
+        st = hop_batch_masked_body(cx, body, mask, 0, &lanes, &bv);
+    if (st == HOP_OK)
+        st = hop_build_use_body(b, "cond_fn", cv);
+    if (st == HOP_OK)
+        st = hop_build_use_body(b, "body_fn", bv);
+    hop_free(od);
+    return st;
+}
+
+/* A batched predicate (a trip count per example): every carry batched, the
+ * loop runs until every lane is done (masked_bodies). */
+static hop_status
+masked_loop(hop_batch_ctx *cx, const hop_node *call, bool *mask)
+{
+    hop_layout l;
+    hop_status st = hop_layout_of(call, &l);
+    hop_span c = hop_layout_span(&l, "carried_inputs");
+    bool *was = hop_calloc(l.n + 1, sizeof *was);
+    hop_node **ops = hop_calloc(l.n + 1, sizeof *ops);
+    hop_value_info *outs = hop_calloc(c.n + 1, sizeof *outs);
+    hop_build *b = st == HOP_OK && was && ops && outs
+                       ? hop_build_new(hop_batch_out(cx), &hop_while_loop_class)
+                       : NULL;
+    hop_graph *gc = NULL;
+    st = b ? hop_batch_operands(cx, call, ops, was) : hop_error_code();
+    for (size_t j = c.at; j < c.at + c.n; j++)
+        mask[j] = true;
+    if (st == HOP_OK)
+        st = masked_bodies(cx, call, mask, &gc, b);
+    for (size_t j = c.at; j < c.at + c.n && st == HOP_OK; j++)
+        if (!was[j] && (ops[j] = hop_batch_broadcast(cx, ops[j])) == NULL)
+            st = hop_error_code();
+    if (st == HOP_OK)
+        st = hop_build_operands(b, &l, ops);
+    for (size_t j = 0; j < c.n && st == HOP_OK; j++)
+        outs[j] = hop_batch_meta(cx, &call->outs[j]);
+    hop_node *r = NULL;
+    if (st == HOP_OK) {
+        r = hop_build_emit(b, outs, c.n);
+        b = NULL;
+        st = r ? hop_batch_outputs(cx, call, r, NULL) : hop_error_code();
+    }
+    hop_build_free(b);
+    hop_graph_free(gc);
+    hop_free(was);
+    hop_free(ops);
+    hop_free(outs);
+    return st;
+}
+
 /*
  * A batched carry or lifted value.  The carries' batching is a fixed point
  * over body_fn (hop_batch_carries).  An unbatched predicate: the same loop
- * over both functions batched (the predicate stays a scalar).  A batched
- * predicate (a trip count per example): masked lanes (masked_cond and
- * hop_batch_masked_body); a SymInt carry then cannot differ per lane: the
- * loop fallback.
+ * over both functions batched (the predicate stays a scalar: the loop kit's
+ * hop_loop_batch).  A batched predicate (a trip count per example): masked
+ * lanes (masked_loop); a SymInt carry then cannot differ per lane: the loop
+ * fallback.
  */
 static hop_status
 while_batch(hop_batch_ctx *cx, const hop_node *call)
 {
-    hop_graph *g = hop_batch_out(cx);
-    size_t nc, nl;
-    const hop_arg *carries = hop_node_group(call, "carried_inputs", &nc);
-    const hop_arg *lifted = hop_node_lifted(call, &nl);
     const hop_graph *cond = hop_node_body(call, "cond_fn"), *body = hop_node_body(call, "body_fn");
-    size_t nph = nc + nl;
-    if (body->nplaceholders != nph || cond->nplaceholders != nph)
+    size_t nc, n = hop_node_passed(call, NULL, 0);
+    hop_node_group(call, "carried_inputs", &nc);
+    if (body->nplaceholders != n || cond->nplaceholders != n)
         return hop_error(HOP_MISUSE, "vmap: while_loop %s: its functions do not take %zu inputs",
-                         call->name, nph);
-    bool *mask = hop_calloc(nph + 1, sizeof *mask), pred_b = false, out_no = false;
-    hop_node **ops = hop_calloc(nph + 1, sizeof *ops);
-    hop_arg *items = hop_calloc(nph + 1, sizeof *items);
-    hop_value_info *outs = hop_calloc(call->nouts + 1, sizeof *outs);
-    hop_graph *gc = NULL, *cv = NULL, *bv = NULL;
-    hop_status st = mask && ops && items && outs ? HOP_OK : HOP_NOMEM;
-    for (size_t i = 0; i < nph && st == HOP_OK; i++) {
-        const hop_node *v = (i < nc ? carries[i] : lifted[i - nc]).u.node;
-        if ((ops[i] = hop_batch_value(cx, v, &mask[i])) == NULL)
-            st = hop_error(HOP_MISUSE, "vmap: operand %s of while_loop %s has no value", v->name,
-                           call->name);
-    }
+                         call->name, n);
+    bool *mask = hop_calloc(n + 1, sizeof *mask), pred_b = false;
+    hop_node **ops = hop_calloc(n + 1, sizeof *ops);
+    hop_status st = mask && ops ? hop_batch_operands(cx, call, ops, mask) : hop_error_code();
     if (st == HOP_OK)
         st = hop_batch_carries(cx, body, mask, 0, nc);
     if (st == HOP_OK)
         st = hop_batch_depends(cx, cond, mask, &pred_b);
-    for (size_t j = 0; j < nc && st == HOP_OK && pred_b; j++) {
-        if (call->outs[j].kind != HOP_VALUE_TENSOR) {
-            hop_free(mask);
-            hop_free(ops);
-            hop_free(items);
-            hop_free(outs);
-            return hop_batch_loop(cx, call);
-        }
-        mask[j] = true;
-    }
-    if (st == HOP_OK && !pred_b) {
-        st = hop_batch_body_outs(cx, cond, mask, &out_no, &cv);
-        if (st == HOP_OK)
-            st = hop_batch_body_outs(cx, body, mask, mask, &bv);
-    } else if (st == HOP_OK) {
-        int *od = hop_calloc(nc + 2, sizeof *od); /* zeros: pred batched at 0 */
-        char base[256];
-        snprintf(base, sizeof base, "%s_vmap_pred", cond->name);
-        if (od == NULL)
-            st = HOP_NOMEM;
-        else if ((gc = hop_graph_new_subgraph(g, base)) == NULL)
-            st = hop_error_code();
-        else
-            st = hop_batch_graph(cx, cond, mask, od, gc);
-        if (st == HOP_OK)
-            st = masked_cond(cx, cond, gc, &cv);
-        hop_batch_lanes lanes = {pred_lanes, gc, true, 0, NULL, NULL};
-        if (st == HOP_OK)
-            st = hop_batch_masked_body(cx, body, mask, 0, &lanes, &bv);
-        hop_free(od);
-    }
-    for (size_t j = 0; j < nc && st == HOP_OK; j++) {
-        bool b;
-        hop_batch_value(cx, carries[j].u.node, &b);
-        if (mask[j] && !b && (ops[j] = hop_batch_broadcast(cx, ops[j])) == NULL)
-            st = hop_error_code();
-    }
-    for (size_t i = 0; i < nph && st == HOP_OK; i++)
-        items[i] = hop_arg_node(ops[i]);
-    for (size_t j = 0; j < call->nouts && st == HOP_OK; j++) {
-        outs[j] = call->outs[j];
-        if (mask[j]) {
-            hop_meta *m = &outs[j].meta;
-            memmove(m->sizes + 1, m->sizes, (size_t)m->rank * sizeof *m->sizes);
-            m->sizes[0] = hop_batch_size(cx);
-            m->rank++;
-        }
-    }
-    hop_node *c = NULL;
-    if (st == HOP_OK) {
-        hop_arg args[] = {hop_arg_graph(cv), hop_arg_graph(bv), hop_arg_list(items, nc),
-                          hop_arg_list(items + nc, nl)};
-        if ((c = hop_graph_call_hop(g, &hop_while_loop_class, args, 4, outs, call->nouts)) == NULL)
-            st = hop_error_code();
-    }
-    if (st == HOP_OK)
-        st = hop_graph_rename_node(g, c, call->name);
-    for (size_t j = 0; j < call->nouts && st == HOP_OK; j++) {
-        hop_node *v = hop_graph_getitem(g, c, j);
-        st = v ? hop_batch_set(cx, call, j, v, mask[j]) : hop_error_code();
-    }
-    hop_graph_free(gc);
+    for (size_t j = 0; j < nc && st == HOP_OK && pred_b; j++)
+        if (call->outs[j].kind != HOP_VALUE_TENSOR)
+            st = HOP_UNSUPPORTED;
+    if (st == HOP_UNSUPPORTED && pred_b)
+        st = hop_batch_loop(cx, call);
+    else if (st == HOP_OK)
+        st = pred_b ? masked_loop(cx, call, mask)
+                    : hop_loop_batch(cx, call, "body_fn", "carried_inputs", NULL, mask);
     hop_free(mask);
     hop_free(ops);
-    hop_free(items);
-    hop_free(outs);
     return st;
 }
 

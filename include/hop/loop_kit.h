@@ -19,9 +19,10 @@
  *              (hop_loop_jvp).
  *
  * The messages name the HOP the user called (`fold: carry 0 enters as
- * f32[3] but f returns f32[1]`).  Batching a loop uses hop/batching.h's
- * hop_batch_carries (which carries a batch reaches: a fixed point over the
- * body) and hop_batch_masked_body (lanes that finish at different times).
+ * f32[3] but f returns f32[1]`).  Batching: hop_loop_batch (the loop again
+ * over its bodies batched), built on hop/batching.h's hop_batch_carries
+ * (which carries a batch reaches: a fixed point over the body); lanes that
+ * finish at different times are hop_batch_masked_body's.
  *
  * Stability: these functions are public API in the same sense as the rest
  * of include/hop/, and a library of HOPs compiled against them keeps
@@ -35,6 +36,7 @@
 #define HOP_LOOP_KIT_H
 
 #include "hop/autodiff.h"
+#include "hop/batching.h"
 #include "hop/eval.h"
 #include "hop/layout.h"
 #include "hop/prim_hop.h"
@@ -200,6 +202,27 @@ hop_status hop_loop_vjp(hop_vjp_ctx *cx, const hop_loop *loop);
  */
 hop_status hop_loop_jvp(hop_jvp_ctx *cx, const hop_node *call, const char *body,
                         const char *carries);
+
+/* --------------------------------------------------------------- batching */
+
+/*
+ * Batching a loop whose leads no batch reaches: the same HOP again, its
+ * leads as they are (a node lead's value), over its bodies batched
+ * (hop_batch_body_outs: the step body `body` returning its carries batched
+ * where they are, the other bodies, a while_loop's cond_fn, returning their
+ * values unbatched), passing the values it passed: a carry of group
+ * `carries` is batched when its init is or the step makes it so (the fixed
+ * point of hop_batch_carries; such an init is broadcast on entry), each
+ * batched value of group `xs` (NULL: none) has its batch moved after its dim
+ * 0 (the loop slices its rows, which come out batched at 0), the others as
+ * they come.  batched: NULL, or what the rule found already (the batching of
+ * every input of the bodies, the fixed point included: while_loop asks it
+ * to decide).  The call's carries are its first outputs; it has no others.
+ * HOP_UNSUPPORTED for a batched lead; HOP_MISUSE for a call with outputs
+ * past its carries; what the builders return.
+ */
+hop_status hop_loop_batch(hop_batch_ctx *cx, const hop_node *call, const char *body,
+                          const char *carries, const char *xs, const bool *batched);
 
 #ifdef __cplusplus
 }
