@@ -18,8 +18,7 @@
  * the call's.  Eval: the chosen branch runs.
  */
 #include "hop/autodiff.h"
-#include "hop/batching.h"
-#include "hop/hop_impl.h"
+#include "hop/branch_kit.h"
 #include "hop/eval.h"
 #include "hop/lowering.h"
 
@@ -231,7 +230,8 @@ switch_lower(hop_lower_ctx *cx, const hop_node *call)
     const hop_arg *branches = hop_node_bodies(call, "branches", &nb);
     const hop_arg *index_arg = hop_node_param(call, "index");
     hop_pval index, *in = hop_lower_passed(cx, call, &n), *dests = in ? hop_lower_dests(cx) : NULL;
-    hop_pval *res = dests ? hop_lower_pvals(cx, no) : NULL, *got = res ? hop_lower_pvals(cx, no) : NULL;
+    hop_pval *res = dests ? hop_lower_pvals(cx, no) : NULL,
+             *got = res ? hop_lower_pvals(cx, no) : NULL;
     if (branches == NULL || index_arg == NULL || got == NULL)
         return hop_error_code();
     hop_status st = hop_lower_arg(cx, index_arg, &index);
@@ -294,6 +294,31 @@ switch_eval(hop_eval_ctx *ex)
     return st;
 }
 
+/* ------------------------------------------------------------------ vmap */
+
+/* A batched index: branch k's examples are where clamp(index, 0, nb - 1)
+ * is k, as eval's clamp picks. */
+static hop_status
+switch_masks(hop_graph *g, hop_node *index, size_t nb, hop_node **masks)
+{
+    hop_node *c =
+        hop_graph_emit(g, HOP_OP_maximum, (hop_arg[]){hop_arg_node(index), hop_arg_int(0)}, 2);
+    c = hop_graph_emit(g, HOP_OP_minimum,
+                       (hop_arg[]){hop_arg_node(c), hop_arg_int((int64_t)nb - 1)}, 2);
+    for (size_t k = 0; k < nb; k++)
+        if ((masks[k] = hop_graph_emit(
+                 g, HOP_OP_eq, (hop_arg[]){hop_arg_node(c), hop_arg_int((int64_t)k)}, 2)) == NULL)
+            return hop_error_code();
+    return HOP_OK;
+}
+
+/* The branch kit's (hop/branch_kit.h), as cond's. */
+static hop_status
+switch_batch(hop_batch_ctx *cx, const hop_node *call)
+{
+    return hop_batch_branches(cx, call, "index", "index", switch_masks);
+}
+
 const hop_class hop_switch_class = {
     .name = "switch",
     .params = {{"index", HOP_PARAM_VALUE, NULL, HOP_PARAM_BATCHED_ITEM},
@@ -313,5 +338,5 @@ const hop_class hop_switch_class = {
     .eval = switch_eval,
     .vjp = hop_vjp_bodies,
     .jvp = hop_jvp_bodies,
-    .batch = hop__switch_batch,
+    .batch = switch_batch,
 };
