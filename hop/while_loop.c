@@ -134,106 +134,123 @@ while_verify(const hop_node *call)
 /* --------------------------------------------------------------- autodiff */
 
 /*
- * The counting twin of body f (cond_fn or body_fn), installed in g: inputs
- * (c..., k, L...) with k an i64 scalar; cond_fn's twin returns f's
- * predicate, body_fn's f's carries and k + 1.
+ * The counting twin t of body f (cond_fn or body_fn): its inputs are f's
+ * with an i64 step counter k after the carries (c..., k, L...); cond_fn's
+ * twin returns f's predicate, body_fn's (step) f's carries and k + 1.
  */
-static hop_graph *
-counting_body(hop_graph *g, const hop_graph *f, size_t nc, bool step)
+static hop_status
+counting_twin(hop_build *b, hop_graph *t, const hop_graph *f, bool step)
 {
-    char base[256];
-    snprintf(base, sizeof base, "%s_count", f->name);
-    hop_graph *t = hop_graph_new_subgraph(g, base);
-    size_t nph = f->nplaceholders, nout = f->output ? f->output->nargs : 0;
-    hop_node **v = hop_calloc(2 * nph + nout + 4, sizeof *v);
-    hop_arg *o = hop_calloc(nout + 2, sizeof *o);
+    hop_span c = hop_build_span(b, "carried_inputs"), l = hop_build_span(b, HOP_SPAN_LIFTED);
+    size_t nout = f->output->nargs;
+    hop_node **in = hop_calloc(c.n + l.n + nout + 1, sizeof *in),
+             **outs = in ? in + c.n - 1 + l.n : NULL;
+    if (in == NULL)
+        return hop_error_code();
+    for (size_t j = 0; j + 1 < c.n; j++)
+        in[j] = hop_graph_placeholder_at(t, c.at + j);
+    hop_node *k = hop_graph_placeholder_at(t, c.at + c.n - 1);
+    for (size_t j = 0; j < l.n; j++)
+        in[c.n - 1 + j] = hop_graph_placeholder_at(t, l.at + j);
+    hop_status st = hop_graph_inline(t, f, in, outs);
+    for (size_t j = 0; j < nout && st == HOP_OK; j++)
+        st = hop_build_output_of(b, t, outs[j]);
+    if (st == HOP_OK && step) {
+        hop_node *k1 =
+            hop_graph_call_op(t, HOP_OP_add, (hop_arg[]){hop_arg_node(k), hop_arg_int(1)}, 2);
+        st = k1 ? hop_build_output_of(b, t, k1) : hop_error_code();
+    }
+    hop_free(in);
+    return st;
+}
+
+/* Inputs of group `group` of the loop b builds, like f's of span sp: the
+ * primals of what call passes there. */
+static hop_status
+inputs_like(hop_vjp_ctx *cx, const hop_node *call, hop_build *b, const hop_graph *f,
+            const char *group, hop_span sp)
+{
+    for (size_t j = sp.at; j < sp.at + sp.n; j++) {
+        const hop_node *p = hop_graph_placeholder_at(f, j);
+        hop_node *v = hop_vjp_primal(cx, hop_node_passed_to(call, j)->u.node);
+        if (v == NULL || hop_build_input(b, group, v, p->name, p->meta) == NULL)
+            return hop_error_code();
+    }
+    return HOP_OK;
+}
+
+/* The counting copy of the loop: while_loop over the counting twins from
+ * (init..., 0), its step count n = item(k) (an unbacked SymInt, n >= 0). */
+static hop_status
+count_steps(hop_vjp_ctx *cx, const hop_node *call, hop_node **n)
+{
+    const hop_graph *cf = hop_node_body(call, "cond_fn"), *bf = hop_node_body(call, "body_fn");
+    hop_graph *g = hop_vjp_out(cx);
+    hop_layout l;
+    hop_status st = hop_layout_of(call, &l);
+    hop_span c = hop_layout_span(&l, "carried_inputs");
     hop_value_info km = {.kind = HOP_VALUE_TENSOR};
-    hop_status st = t && v && o ? hop_meta_init(&km.meta, g->env, HOP_I64, 0, NULL) : HOP_NOMEM;
-    hop_node **in = v, *k = NULL, **outs = v + nph + 1;
-    for (size_t i = 0; i <= nph && st == HOP_OK; i++) {
-        const hop_node *p = i == nc ? NULL : hop_graph_placeholder_at(f, i < nc ? i : i - 1);
-        hop_node *q = hop_graph_placeholder(t, p ? p->name : "k", p ? p->meta : &km);
-        if (q == NULL)
-            st = hop_error_code();
-        else if (p)
-            in[i < nc ? i : i - 1] = q;
-        else
-            k = q;
-    }
-    if (st == HOP_OK)
-        st = hop_graph_inline(t, f, in, outs);
-    for (size_t j = 0; j < nout; j++)
-        o[j] = hop_arg_node(outs[j]);
-    hop_node *k1 = NULL;
-    if (st == HOP_OK && step &&
-        (k1 = hop_graph_call_op(t, HOP_OP_add, (hop_arg[]){hop_arg_node(k), hop_arg_int(1)}, 2)) ==
-            NULL)
-        st = hop_error_code();
-    if (k1)
-        o[nout++] = hop_arg_node(k1);
-    if (st == HOP_OK && hop_graph_output(t, o, nout) == NULL)
+    hop_value_info *outs = hop_calloc(c.n + 2, sizeof *outs);
+    char base[2][256];
+    snprintf(base[0], sizeof base[0], "%s_count", cf->name);
+    snprintf(base[1], sizeof base[1], "%s_count", bf->name);
+    hop_build *b = st == HOP_OK && outs ? hop_build_new(g, &hop_while_loop_class) : NULL;
+    hop_graph *tc = b ? hop_build_body(b, "cond_fn", base[0]) : NULL;
+    hop_graph *tb = tc ? hop_build_body(b, "body_fn", base[1]) : NULL;
+    st = tb ? hop_meta_init(&km.meta, g->env, HOP_I64, 0, NULL) : hop_error_code();
+    hop_node *k0 =
+        st == HOP_OK
+            ? hop_graph_call_op(
+                  g, HOP_OP_full,
+                  (hop_arg[]){hop_arg_list(NULL, 0), hop_arg_int(0), hop_arg_dtype(HOP_I64)}, 3)
+            : NULL;
+    /* carried_inputs: the carries, then k; then the lifted values */
+    if (k0 == NULL || inputs_like(cx, call, b, bf, "carried_inputs", c) != HOP_OK ||
+        hop_build_input(b, "carried_inputs", k0, "k", &km) == NULL ||
+        inputs_like(cx, call, b, bf, HOP_SPAN_LIFTED, hop_layout_span(&l, HOP_SPAN_LIFTED)) !=
+            HOP_OK)
+        k0 = NULL;
+    if (st == HOP_OK && k0 == NULL)
         st = hop_error_code();
     if (st == HOP_OK)
-        st = hop_graph_add_subgraph(g, t);
-    hop_free(v);
-    hop_free(o);
-    if (st != HOP_OK) {
-        hop_graph_free(t);
-        return NULL;
+        st = counting_twin(b, tc, cf, false);
+    if (st == HOP_OK)
+        st = counting_twin(b, tb, bf, true);
+    hop_node *loop = NULL, *k = NULL;
+    if (st == HOP_OK) {
+        memcpy(outs, call->outs, c.n * sizeof *outs);
+        outs[c.n] = *k0->meta;
+        loop = hop_build_emit(b, outs, c.n + 1);
+        b = NULL;
+        k = loop ? hop_graph_getitem(g, loop, c.n) : NULL;
+        *n = k ? hop_graph_call_op(g, HOP_OP_item, (hop_arg[]){hop_arg_node(k)}, 1) : NULL;
+        st = *n ? hop_shape_env_constrain(g->env, (*n)->meta->sym, 0, INT64_MAX) : hop_error_code();
     }
-    return t;
+    hop_build_free(b);
+    hop_free(outs);
+    return st;
 }
 
 /*
  * Reverse mode with stored carries: a counting copy of the loop finds its
  * number of steps n (an unbacked SymInt, n >= 0); then the loop's vjp is a
- * counted loop's (hop_vjp_counted_loop): a forward scan of n steps stacks
- * the carries, a reverse scan runs body_fn's backward.  The forward runs
- * three times (the loop, the count, the augmented scan) and the carries take
- * n times their size; cond_fn gets no gradient (its value is a bool).
+ * counted loop's (the loop kit's hop_loop_vjp): a forward scan of n steps
+ * stacks the carries, a reverse scan runs body_fn's backward.  The forward
+ * runs three times (the loop, the count, the augmented scan) and the
+ * carries take n times their size; cond_fn gets no gradient (its value is a
+ * bool).
  */
 static hop_status
 while_vjp(hop_vjp_ctx *cx, const hop_node *call)
 {
-    size_t nc, nl;
-    const hop_arg *init = hop_node_group(call, "carried_inputs", &nc);
-    const hop_arg *lifted = hop_node_lifted(call, &nl);
-    const hop_graph *cf = hop_node_body(call, "cond_fn"), *bf = hop_node_body(call, "body_fn");
-    for (size_t j = 0; j < nc; j++)
+    for (size_t j = 0; j < call->nouts; j++)
         if (call->outs[j].kind != HOP_VALUE_TENSOR)
             return hop_error(HOP_UNSUPPORTED,
                              "autodiff: while_loop %s carries a SymInt (carry %zu); its vjp needs "
                              "tensor carries",
                              call->name, j);
-    hop_graph *g = hop_vjp_out(cx);
-    hop_graph *tc = counting_body(g, cf, nc, false);
-    hop_graph *tb = tc ? counting_body(g, bf, nc, true) : NULL;
-    hop_arg *items = hop_calloc(nc + nl + 2, sizeof *items);
-    hop_value_info *outs = hop_calloc(nc + 2, sizeof *outs);
-    hop_node *k0 = hop_graph_call_op(
-        g, HOP_OP_full, (hop_arg[]){hop_arg_list(NULL, 0), hop_arg_int(0), hop_arg_dtype(HOP_I64)},
-        3);
-    hop_status st = tb && items && outs && k0 ? HOP_OK : hop_error_code();
-    for (size_t i = 0; i < nc + nl && st == HOP_OK; i++) {
-        hop_node *p = hop_vjp_primal(cx, (i < nc ? init[i] : lifted[i - nc]).u.node);
-        items[i < nc ? i : i + 1] = hop_arg_node(p);
-    }
-    hop_node *loop = NULL, *n = NULL;
-    if (st == HOP_OK) {
-        items[nc] = hop_arg_node(k0);
-        for (size_t j = 0; j < nc; j++)
-            outs[j] = call->outs[j];
-        outs[nc] = *k0->meta;
-        hop_arg args[] = {hop_arg_graph(tc), hop_arg_graph(tb), hop_arg_list(items, nc + 1),
-                          hop_arg_list(items + nc + 1, nl)};
-        hop_node *k = (loop = hop_graph_call_hop(g, &hop_while_loop_class, args, 4, outs, nc + 1))
-                          ? hop_graph_getitem(g, loop, nc)
-                          : NULL;
-        n = k ? hop_graph_call_op(g, HOP_OP_item, (hop_arg[]){hop_arg_node(k)}, 1) : NULL;
-        st = n ? hop_shape_env_constrain(g->env, n->meta->sym, 0, INT64_MAX) : hop_error_code();
-    }
-    hop_free(items);
-    hop_free(outs);
+    hop_node *n = NULL;
+    hop_status st = count_steps(cx, call, &n);
     if (st != HOP_OK)
         return st;
     hop_loop lp = {.call = call,
