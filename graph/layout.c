@@ -399,22 +399,25 @@ hop_build_emit(hop_build *b, const hop_value_info *outs, size_t nouts)
     hop_arg args[HOP_MAX_PARAMS + HOP_MAX_BODIES + 2];
     size_t nargs = 0, installed = 0;
     hop_status st = call_args(b, args, &nargs);
-    for (size_t i = 0; i < b->nbodies && st == HOP_OK; i++, installed = i) {
+    for (size_t i = 0; i < b->nbodies && st == HOP_OK; i++) {
         build_body *s = &b->bodies[i];
         if (!s->built)
             continue;
         if (hop_graph_output(s->g, s->outs, s->nouts) == NULL ||
             hop_graph_add_subgraph(b->g, s->g) != HOP_OK)
             st = hop_error_code();
+        else
+            installed = i + 1;
     }
     hop_node *c = st == HOP_OK ? hop_graph_call_hop(b->g, b->cls, args, nargs, outs, nouts) : NULL;
     if (c != NULL) {
         for (size_t i = 0; i < b->nbodies; i++)
             b->bodies[i].built = false; /* g's now */
     } else {
+        /* what was installed is ours again (the error stays the first one) */
         for (size_t i = 0; i < installed; i++)
             if (b->bodies[i].built)
-                hop_graph_remove_subgraph(b->g, b->bodies[i].g);
+                (void)hop_graph_remove_subgraph(b->g, b->bodies[i].g);
     }
     hop_build_free(b);
     return c;
