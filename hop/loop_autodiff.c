@@ -196,13 +196,11 @@ run_step(const loop_ad *la, hop_graph *s, const hop_graph *body, hop_node *const
         st = i ? hop_shape_env_constrain(s->env, i->meta->sym, lo, hi) : hop_error_code();
         in[k++] = i;
     }
-    memcpy(in + k, c, la->c.n * sizeof *in);
-    k += la->c.n;
-    memcpy(in + k, x, nx * sizeof *in);
-    k += nx;
-    memcpy(in + k, r, la->r.n * sizeof *in);
-    k += la->r.n;
-    memcpy(in + k, extra, nextra * sizeof *in);
+    hop_node *const *parts[4] = {c, x, r, extra};
+    size_t counts[4] = {la->c.n, nx, la->r.n, nextra};
+    for (int p = 0; p < 4; p++)
+        for (size_t j = 0; j < counts[p]; j++)
+            in[k++] = parts[p][j];
     if (st == HOP_OK)
         st = hop_graph_inline(s, body, in, outs);
     hop_free(in);
@@ -269,7 +267,8 @@ augmented_forward(const loop_ad *la)
         st = hop_build_output(b, "f", j < la->nout ? fo[j] : ph[j - la->nout]);
     hop_node *aug = NULL;
     if (st == HOP_OK) {
-        memcpy(outs, la->call->outs, la->nout * sizeof *outs);
+        for (size_t j = 0; j < la->nout; j++)
+            outs[j] = la->call->outs[j];
         for (size_t j = 0; j < la->c.n; j++)
             outs[la->nout + j] = stacked_at(&la->call->outs[j], la->n, la->dim);
         aug = hop_build_emit(b, outs, nouts);

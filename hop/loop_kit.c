@@ -175,7 +175,8 @@ hop_eval_loop_begin(hop_eval_ctx *ex, size_t made, const char *carries, hop_eval
     l->nin = made + n;
     if ((l->in = hop_calloc(l->nin + 1, sizeof *l->in)) == NULL)
         return hop_error_code();
-    memcpy(l->in + made, passed, n * sizeof *l->in);
+    for (size_t j = 0; j < n; j++)
+        l->in[made + j] = passed[j];
     hop_status st = HOP_OK;
     for (size_t j = 0; j < l->nc && st == HOP_OK; j++)
         st = hop_rt_values_push(

@@ -218,7 +218,8 @@ count_steps(hop_vjp_ctx *cx, const hop_node *call, hop_node **n)
         st = counting_twin(b, tb, bf, true);
     hop_node *loop = NULL, *k = NULL;
     if (st == HOP_OK) {
-        memcpy(outs, call->outs, c.n * sizeof *outs);
+        for (size_t j = 0; j < c.n; j++)
+            outs[j] = call->outs[j];
         outs[c.n] = *k0->meta;
         loop = hop_build_emit(b, outs, c.n + 1);
         b = NULL;
