@@ -319,6 +319,36 @@ unary_partial(const ad *a, const hop_node *n, hop_node *v)
         return op2(g, HOP_OP_mul, v, op2c(g, HOP_OP_add, op2(g, HOP_OP_mul, y, y), 1.0));
     case HOP_OP_arctan: /* 1 / (1 + x^2) */
         return op2(g, HOP_OP_div, v, op2c(g, HOP_OP_add, op2(g, HOP_OP_mul, x, x), 1.0));
+    case HOP_OP_sinh:
+        return op2(g, HOP_OP_mul, v, op1(g, HOP_OP_cosh, x));
+    case HOP_OP_cosh:
+        return op2(g, HOP_OP_mul, v, op1(g, HOP_OP_sinh, x));
+    case HOP_OP_arcsin: /* 1 / sqrt(1 - x^2) */
+    case HOP_OP_arccos: /* -1 / sqrt(1 - x^2) */ {
+        hop_node *d = op2(g, HOP_OP_div, v,
+                          op1(g, HOP_OP_sqrt, cop2(g, HOP_OP_sub, 1.0, op2(g, HOP_OP_mul, x, x))));
+        return n->op == HOP_OP_arcsin ? d : op1(g, HOP_OP_neg, d);
+    }
+    case HOP_OP_arcsinh: /* 1 / sqrt(x^2 + 1) */
+        return op2(g, HOP_OP_div, v,
+                   op1(g, HOP_OP_sqrt, op2c(g, HOP_OP_add, op2(g, HOP_OP_mul, x, x), 1.0)));
+    case HOP_OP_arccosh: /* 1 / sqrt((x - 1)(x + 1)), exact near 1 */
+        return op2(
+            g, HOP_OP_div, v,
+            op1(g, HOP_OP_sqrt,
+                op2(g, HOP_OP_mul, op2c(g, HOP_OP_sub, x, 1.0), op2c(g, HOP_OP_add, x, 1.0))));
+    case HOP_OP_arctanh: /* 1 / (1 - x^2) */
+        return op2(g, HOP_OP_div, v, cop2(g, HOP_OP_sub, 1.0, op2(g, HOP_OP_mul, x, x)));
+    case HOP_OP_cbrt: /* 1 / (3 y^2) */
+        return op2(g, HOP_OP_div, v, op2c(g, HOP_OP_mul, op2(g, HOP_OP_mul, y, y), 3.0));
+    case HOP_OP_i0: /* i1(x) */
+        return op2(g, HOP_OP_mul, v, op1(g, HOP_OP_i1, x));
+    case HOP_OP_i1: { /* i0(x) - y / x, 1/2 at 0 */
+        hop_node *zero = op2c(g, HOP_OP_eq, x, 0.0);
+        hop_node *safe = EMIT(g, where, N(zero), F(1.0), N(x));
+        hop_node *d = op2(g, HOP_OP_sub, op1(g, HOP_OP_i0, x), op2(g, HOP_OP_div, y, safe));
+        return op2(g, HOP_OP_mul, v, EMIT(g, where, N(zero), F(0.5), N(d)));
+    }
     default:
         hop_error(HOP_MISUSE, "autodiff: %s is not a unary op with a rule", n->target);
         return NULL;
@@ -394,6 +424,32 @@ binary_partial(const ad *a, const hop_node *n, size_t k, hop_node *v)
         return op1(g, HOP_OP_neg,
                    op2(g, HOP_OP_mul, v,
                        op2(g, HOP_OP_floor_divide, operand(a, n, 0, dt), operand(a, n, 1, dt))));
+    case HOP_OP_fmod: /* a - b trunc(a / b): d/db = -trunc(a / b) = (y - a) / b */
+        if (k == 0)
+            return v;
+        return op2(g, HOP_OP_mul, v,
+                   op2(g, HOP_OP_div, op2(g, HOP_OP_sub, primal(a, n), operand(a, n, 0, dt)),
+                       operand(a, n, 1, dt)));
+    case HOP_OP_arctan2: { /* atan2(a, b): (b, -a) / (a^2 + b^2) */
+        hop_node *y = operand(a, n, 0, dt), *x = operand(a, n, 1, dt);
+        hop_node *r2 = op2(g, HOP_OP_add, op2(g, HOP_OP_mul, y, y), op2(g, HOP_OP_mul, x, x));
+        hop_node *d = op2(g, HOP_OP_div, op2(g, HOP_OP_mul, v, k == 0 ? x : y), r2);
+        return k == 0 ? d : op1(g, HOP_OP_neg, d);
+    }
+    case HOP_OP_hypot: /* operand / hypot */
+        return op2(g, HOP_OP_div, op2(g, HOP_OP_mul, v, operand(a, n, k, dt)), primal(a, n));
+    case HOP_OP_copysign: { /* |a| s(b): sign(a) s(b) for a, 0 for b */
+        if (k == 1)
+            return op2c(g, HOP_OP_mul, v, 0.0);
+        hop_node *one = EMIT(g, full, hop_arg_list(NULL, 0), F(1.0), hop_arg_dtype(dt));
+        hop_node *sa = op2(g, HOP_OP_copysign, one, operand(a, n, 0, dt));
+        hop_node *sb = op2(g, HOP_OP_copysign, one, operand(a, n, 1, dt));
+        return op2(g, HOP_OP_mul, v, op2(g, HOP_OP_mul, sa, sb));
+    }
+    case HOP_OP_nextafter: /* the identity in a, a step function of b */
+        return k == 0 ? v : op2c(g, HOP_OP_mul, v, 0.0);
+    case HOP_OP_ldexp: /* 2^n for a; n is read as an integer: 0 for it */
+        return k == 0 ? op2(g, HOP_OP_ldexp, v, operand(a, n, 1, dt)) : op2c(g, HOP_OP_mul, v, 0.0);
     default:
         hop_error(HOP_MISUSE, "autodiff: %s is not a binary op with a rule", n->target);
         return NULL;
@@ -1124,6 +1180,81 @@ jvp_sort(hop_jvp_ctx *cx, const hop_node *n)
     return set_tangent(cx, n, take_along(a.g, t, wrap_dim(n->args[1].u.i, rank), sort_perm(&a, n)));
 }
 
+/*
+ * put(x, idx, values, accumulate).  x's cotangent is ct, with the written
+ * positions zeroed unless accumulate (where x's elements stay in the sum).
+ * values[j]'s is ct at idx[j]; without accumulate only the value written
+ * last at a position reaches the result, so the others get 0 (a put of
+ * 0..M-1 tells which j won each position).  One value used for every index
+ * gets the sum.
+ */
+static hop_status
+vjp_put(hop_vjp_ctx *cx, const hop_node *n)
+{
+    ad a = ad_vjp(cx);
+    hop_graph *g = a.g;
+    hop_shape_env *env = g->env;
+    bool acc = n->args[3].u.b;
+    hop_node *ct = hop_vjp_ct(cx, n, 0);
+    const hop_node *x = n->args[0].u.node, *vals = n->args[2].u.node;
+    hop_node *idx = primal(&a, n->args[1].u.node);
+    hop_dtype dt = meta_of(n)->dtype;
+    hop_status st = HOP_OK;
+    if (wants(cx, &n->args[0])) {
+        hop_node *gx = ct;
+        if (!acc) {
+            hop_node *zero = EMIT(g, full, hop_arg_list(NULL, 0), F(0.0), hop_arg_dtype(dt));
+            gx = EMIT(g, put, N(ct), N(idx), N(zero), hop_arg_bool(false));
+        }
+        if ((st = accumulate(cx, x, gx)) != HOP_OK)
+            return st;
+    }
+    if (!wants(cx, &n->args[2]))
+        return HOP_OK;
+    const hop_expr *numel = hop_meta_numel(meta_of(n), env);
+    const hop_expr *M = hop_meta_numel(meta_of(n->args[1].u.node), env);
+    const hop_expr *nv = hop_meta_numel(meta_of(vals), env);
+    if (numel == NULL || M == NULL || nv == NULL)
+        return hop_error_code();
+    hop_node *flat_idx = EMIT(g, reshape, N(idx), hop_arg_list((hop_arg[]){S(M)}, 1));
+    hop_node *flat_ct = EMIT(g, reshape, N(ct), hop_arg_list((hop_arg[]){S(numel)}, 1));
+    hop_node *gv = EMIT(g, take, N(flat_ct), I(0), N(flat_idx));
+    if (!acc) {
+        hop_node *order = arange_n(g, M);
+        hop_node *none =
+            EMIT(g, full, hop_arg_list((hop_arg[]){S(numel)}, 1), I(-1), hop_arg_dtype(HOP_I64));
+        hop_node *winner = EMIT(g, put, N(none), N(flat_idx), N(order), hop_arg_bool(false));
+        hop_node *won = EMIT(g, eq, N(EMIT(g, take, N(winner), I(0), N(flat_idx))), N(order));
+        gv = where_or_zero(g, won, gv);
+    }
+    int64_t one;
+    if (hop_expr_const_value(nv, &one) && one == 1)
+        gv = EMIT(g, sum, N(gv), hop_arg_none(), hop_arg_bool(false));
+    return accumulate(cx, vals, gv ? reshape_to(g, gv, meta_of(vals)) : NULL);
+}
+
+/* put is linear in (x, values): the put of their tangents (0 for none). */
+static hop_status
+jvp_put(hop_jvp_ctx *cx, const hop_node *n)
+{
+    hop_node *tx = tangent(cx, &n->args[0]), *tv = tangent(cx, &n->args[2]);
+    if (tx == NULL && tv == NULL)
+        return HOP_OK;
+    ad a = ad_jvp(cx);
+    hop_graph *g = a.g;
+    hop_dtype dt = meta_of(n)->dtype;
+    if (tx == NULL)
+        tx = hop__ad_full(g, meta_of(n), 0.0);
+    if (tv == NULL)
+        tv = EMIT(g, full, hop_arg_list(NULL, 0), F(0.0), hop_arg_dtype(dt));
+    tx = to_dtype(g, tx, dt);
+    tv = to_dtype(g, tv, dt);
+    if (tx == NULL || tv == NULL)
+        return hop_error_code();
+    return set_tangent(cx, n,
+                       EMIT(g, put, N(tx), N(primal(&a, n->args[1].u.node)), N(tv), n->args[3]));
+}
+
 /* cumsum: the transpose of a cumsum is the cumsum from the other end. */
 static hop_status
 vjp_cumsum(hop_vjp_ctx *cx, const hop_node *n)
@@ -1363,6 +1494,22 @@ static const hop_op_ad_rule rules[HOP_OP_COUNT] = {
     [HOP_OP_exp2] = UNARY,
     [HOP_OP_tan] = UNARY,
     [HOP_OP_arctan] = UNARY,
+    [HOP_OP_sinh] = UNARY,
+    [HOP_OP_cosh] = UNARY,
+    [HOP_OP_arcsin] = UNARY,
+    [HOP_OP_arccos] = UNARY,
+    [HOP_OP_arcsinh] = UNARY,
+    [HOP_OP_arccosh] = UNARY,
+    [HOP_OP_arctanh] = UNARY,
+    [HOP_OP_cbrt] = UNARY,
+    [HOP_OP_i0] = UNARY,
+    [HOP_OP_i1] = UNARY,
+    [HOP_OP_arctan2] = BINARY,
+    [HOP_OP_hypot] = BINARY,
+    [HOP_OP_copysign] = BINARY,
+    [HOP_OP_fmod] = BINARY,
+    [HOP_OP_nextafter] = BINARY,
+    [HOP_OP_ldexp] = BINARY,
     [HOP_OP_add] = BINARY,
     [HOP_OP_sub] = BINARY,
     [HOP_OP_mul] = BINARY,
@@ -1429,6 +1576,12 @@ static const hop_op_ad_rule rules[HOP_OP_COUNT] = {
     [HOP_OP_any] = NONDIFF,
     [HOP_OP_all] = NONDIFF,
     [HOP_OP_argsort] = NONDIFF,
+    [HOP_OP_gcd] = NONDIFF,
+    [HOP_OP_lcm] = NONDIFF,
+    [HOP_OP_left_shift] = NONDIFF,
+    [HOP_OP_right_shift] = NONDIFF,
+    [HOP_OP_searchsorted] = NONDIFF,
+    [HOP_OP_put] = {.vjp = vjp_put, .jvp = jvp_put},
 };
 
 const hop_op_ad_rule *

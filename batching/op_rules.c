@@ -732,6 +732,154 @@ batch_item(hop_batch_ctx *cx, const hop_node *n)
     return v ? hop_batch_set(cx, n, 0, v, true) : hop_error_code();
 }
 
+/* a op b with b a constant int (a NULL a stays NULL). */
+static hop_node *
+op_int(hop_graph *g, hop_op op, hop_node *a, int64_t b)
+{
+    return op_nodes(g, op, a, (hop_arg[]){hop_arg_int(b)}, 1);
+}
+
+static hop_node *
+op_node(hop_graph *g, hop_op op, hop_node *a, hop_node *b)
+{
+    return a && b ? op_nodes(g, op, a, (hop_arg[]){hop_arg_node(b)}, 1) : NULL;
+}
+
+static hop_node *
+reshape_list(hop_graph *g, hop_node *x, const hop_expr *const *sizes, size_t n)
+{
+    hop_arg items[HOP_MAX_RANK];
+    for (size_t k = 0; k < n; k++)
+        items[k] = hop_arg_sym(sizes[k]);
+    return op_nodes(g, HOP_OP_reshape, x, (hop_arg[]){hop_arg_list(items, n)}, 1);
+}
+
+/*
+ * put (x, index, values, accumulate): one put over the examples flattened
+ * into one vector, each example's indices offset by its start (normalised
+ * first; an index out of range is sent past the end so that put reports
+ * it), each example's values expanded to its index count.
+ */
+static hop_status
+batch_put(hop_batch_ctx *cx, const hop_node *n)
+{
+    hop_graph *g = hop_batch_out(cx);
+    hop_shape_env *env = g->env;
+    bool bx, bi, bv;
+    hop_node *x = operand(cx, n, 0, &bx), *idx = operand(cx, n, 1, &bi);
+    hop_node *v = operand(cx, n, 2, &bv);
+    const hop_node *fx = n->args[0].u.node, *fi = n->args[1].u.node, *fv = n->args[2].u.node;
+    const hop_expr *B = hop_batch_size(cx);
+    const hop_expr *N = hop_meta_numel(&fx->meta->meta, env);
+    const hop_expr *M = hop_meta_numel(&fi->meta->meta, env);
+    const hop_expr *NV = hop_meta_numel(&fv->meta->meta, env);
+    const hop_expr *BN = N ? hop_sym_mul(env, B, N) : NULL;
+    const hop_expr *BM = M ? hop_sym_mul(env, B, M) : NULL;
+    if (BN == NULL || BM == NULL || NV == NULL)
+        return hop_error_code();
+    if (!bx && (x = hop_batch_broadcast(cx, x)) == NULL)
+        return hop_error_code();
+    if (!bi && (idx = hop_batch_broadcast(cx, idx)) == NULL)
+        return hop_error_code();
+    if (!bv && (v = hop_batch_broadcast(cx, v)) == NULL)
+        return hop_error_code();
+    hop_node *xf = reshape_list(g, x, &BN, 1);
+    hop_node *i2 = reshape_list(g, idx, (const hop_expr *[]){B, M}, 2);
+    i2 = i2 && i2->meta->meta.dtype != HOP_I64
+             ? op_nodes(g, HOP_OP_to, i2, (hop_arg[]){hop_arg_dtype(HOP_I64)}, 1)
+             : i2;
+    hop_arg s = hop_arg_sym(N);
+    hop_node *wrapped = op_nodes(g, HOP_OP_add, i2, &s, 1);
+    hop_node *neg = op_int(g, HOP_OP_lt, i2, 0);
+    hop_node *in =
+        neg && wrapped
+            ? hop_graph_call_op(
+                  g, HOP_OP_where,
+                  (hop_arg[]){hop_arg_node(neg), hop_arg_node(wrapped), hop_arg_node(i2)}, 3)
+            : NULL;
+    hop_node *bad = op_node(g, HOP_OP_logical_or, op_int(g, HOP_OP_lt, in, 0),
+                            op_nodes(g, HOP_OP_ge, in, &s, 1));
+    hop_node *rows = hop_graph_call_op(
+        g, HOP_OP_arange,
+        (hop_arg[]){hop_arg_int(0), hop_arg_sym(B), hop_arg_int(1), hop_arg_dtype(HOP_I64)}, 4);
+    hop_node *off = rows ? op_nodes(g, HOP_OP_mul, rows, &s, 1) : NULL;
+    off = off ? op_int(g, HOP_OP_unsqueeze, off, 1) : NULL;
+    hop_node *flat = op_node(g, HOP_OP_add, in, off);
+    hop_node *safe =
+        bad && flat
+            ? hop_graph_call_op(g, HOP_OP_where,
+                                (hop_arg[]){hop_arg_node(bad), hop_arg_sym(BN), hop_arg_node(flat)},
+                                3)
+            : NULL;
+    hop_node *if_ = reshape_list(g, safe, &BM, 1);
+    hop_node *v2 = reshape_list(g, v, (const hop_expr *[]){B, NV}, 2);
+    v2 = v2 ? op_nodes(g, HOP_OP_expand, v2,
+                       (hop_arg[]){hop_arg_list((hop_arg[]){hop_arg_sym(B), hop_arg_sym(M)}, 2)}, 1)
+            : NULL;
+    hop_node *vf = reshape_list(g, v2, &BM, 1);
+    hop_node *r =
+        xf && if_ && vf
+            ? hop_graph_call_op(
+                  g, HOP_OP_put,
+                  (hop_arg[]){hop_arg_node(xf), hop_arg_node(if_), hop_arg_node(vf), n->args[3]}, 4)
+            : NULL;
+    const hop_meta *m = &fx->meta->meta;
+    hop_arg items[HOP_MAX_RANK];
+    for (int d = 0; d < m->rank; d++)
+        items[d] = hop_arg_sym(m->sizes[d]);
+    return set(cx, n, r ? reshape_batched(cx, r, items, (size_t)m->rank) : NULL);
+}
+
+/*
+ * searchsorted (sorted, values, right).  An unbatched sorted sequence: the
+ * values' batch passes through.  A batched one: per example the count of
+ * its elements ordered before each value (NumPy's order: nan last), by
+ * comparing every pair.
+ */
+static hop_status
+batch_searchsorted(hop_batch_ctx *cx, const hop_node *n)
+{
+    hop_graph *g = hop_batch_out(cx);
+    bool ba, bv;
+    hop_node *a = operand(cx, n, 0, &ba), *v = operand(cx, n, 1, &bv);
+    if (!ba) {
+        hop_arg args[] = {hop_arg_node(a), hop_arg_node(v), n->args[2]};
+        return emit(cx, n, HOP_OP_searchsorted, args, 3, true);
+    }
+    if (!bv && (v = hop_batch_broadcast(cx, v)) == NULL)
+        return hop_error_code();
+    const hop_node *fv = n->args[1].u.node;
+    const hop_meta *vm = &fv->meta->meta;
+    const hop_expr *B = hop_batch_size(cx);
+    const hop_expr *M = hop_meta_numel(vm, g->env);
+    if (M == NULL)
+        return hop_error_code();
+    bool right = n->args[2].u.b;
+    hop_node *vv =
+        op_int(g, HOP_OP_unsqueeze, reshape_list(g, v, (const hop_expr *[]){B, M}, 2), 2);
+    hop_node *aa = op_int(g, HOP_OP_unsqueeze, a, 1); /* [B, 1, n] */
+    /* before: a < v (left) or !(v < a) (right), with nan after numbers */
+    hop_node *lo = right ? vv : aa, *hi = right ? aa : vv;
+    hop_node *lt = op_node(g, HOP_OP_lt, lo, hi);
+    if (hop_dtype_is_float(vm->dtype)) {
+        hop_node *lo_num = op_node(g, HOP_OP_eq, lo, lo), *hi_nan = op_node(g, HOP_OP_ne, hi, hi);
+        lt = op_node(g, HOP_OP_logical_or, lt, op_node(g, HOP_OP_logical_and, hi_nan, lo_num));
+    }
+    hop_node *before =
+        right && lt ? hop_graph_call_op(g, HOP_OP_logical_not, (hop_arg[]){hop_arg_node(lt)}, 1)
+                    : lt;
+    hop_node *cnt = before ? op_nodes(g, HOP_OP_sum, before,
+                                      (hop_arg[]){hop_arg_int(2), hop_arg_bool(false)}, 2)
+                           : NULL;
+    cnt = cnt && cnt->meta->meta.dtype != HOP_I64
+              ? op_nodes(g, HOP_OP_to, cnt, (hop_arg[]){hop_arg_dtype(HOP_I64)}, 1)
+              : cnt;
+    hop_arg items[HOP_MAX_RANK];
+    for (int d = 0; d < vm->rank; d++)
+        items[d] = hop_arg_sym(vm->sizes[d]);
+    return set(cx, n, cnt ? reshape_batched(cx, cnt, items, (size_t)vm->rank) : NULL);
+}
+
 #define ELEM                                                                                       \
     {                                                                                              \
         batch_elementwise, NULL                                                                    \
@@ -832,6 +980,28 @@ static const hop_op_batch_rule rules[HOP_OP_COUNT] = {
     [HOP_OP_dynamic_slice] = {batch_dynamic_slice, NULL},
     [HOP_OP_dynamic_update_slice] = {batch_dynamic_update_slice, NULL},
     [HOP_OP_mask_gradient] = {batch_mask_gradient, NULL},
+    [HOP_OP_sinh] = ELEM,
+    [HOP_OP_cosh] = ELEM,
+    [HOP_OP_arcsin] = ELEM,
+    [HOP_OP_arccos] = ELEM,
+    [HOP_OP_arcsinh] = ELEM,
+    [HOP_OP_arccosh] = ELEM,
+    [HOP_OP_arctanh] = ELEM,
+    [HOP_OP_cbrt] = ELEM,
+    [HOP_OP_i0] = ELEM,
+    [HOP_OP_i1] = ELEM,
+    [HOP_OP_arctan2] = ELEM,
+    [HOP_OP_hypot] = ELEM,
+    [HOP_OP_copysign] = ELEM,
+    [HOP_OP_fmod] = ELEM,
+    [HOP_OP_nextafter] = ELEM,
+    [HOP_OP_ldexp] = ELEM,
+    [HOP_OP_gcd] = ELEM,
+    [HOP_OP_lcm] = ELEM,
+    [HOP_OP_left_shift] = ELEM,
+    [HOP_OP_right_shift] = ELEM,
+    [HOP_OP_put] = {batch_put, NULL},
+    [HOP_OP_searchsorted] = {batch_searchsorted, NULL},
 };
 
 const hop_op_batch_rule *

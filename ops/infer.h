@@ -135,5 +135,7 @@ hop_status hop__infer_take(hop__infer *c);
 hop_status hop__infer_dynamic_slice(hop__infer *c);
 hop_status hop__infer_dynamic_update_slice(hop__infer *c);
 hop_status hop__infer_mask_gradient(hop__infer *c);
+hop_status hop__infer_put(hop__infer *c);
+hop_status hop__infer_searchsorted(hop__infer *c);
 
 #endif /* HOP_OPS_INFER_H */

@@ -1,10 +1,11 @@
 /*
  * ops/infer_index.c - shape rules of the ops that the runtime computes along
  * one dim from the data (the INDEX family, run by hop_eager also in plans):
- * cumsum/cumprod, sort/argsort and take (gather by an integer tensor); and of
- * the dynamic indexing ops, whose start is a tensor read at run time:
- * dynamic_slice (a view), dynamic_update_slice, and mask_gradient (a view
- * whose gradient a mask filters).
+ * cumsum/cumprod, sort/argsort, take (gather by an integer tensor), put
+ * (scatter into a copy) and searchsorted; and of the dynamic indexing ops,
+ * whose start is a tensor read at run time: dynamic_slice (a view),
+ * dynamic_update_slice, and mask_gradient (a view whose gradient a mask
+ * filters).
  *
  * Messages beyond those of infer.c:
  *   HOP_DTYPE  "take: index must be an integer tensor, got f32[3]"
@@ -16,7 +17,9 @@
  *              "dynamic_update_slice: update f32[2, 4] does not fit x f32[3, 3] along
  *               dim 0"
  *              "mask_gradient: mask bool[4] does not broadcast to x f32[3]"
+ *              "searchsorted: the sorted sequence must be 1-d, got f32[2, 3]"
  *   HOP_DTYPE  "dynamic_slice: start must be an integer tensor of rank 0, got f32[]"
+ *              "put: values must have the dtype of x (f32[3]), got f64[2]"
  */
 #include "ops/infer.h"
 
@@ -226,6 +229,33 @@ hop__infer_dynamic_update_slice(hop__infer *c)
     return HOP_OK;
 }
 
+/* put(x, index, values, accumulate): x's shape and dtype.  values must have
+ * x's dtype; how many elements it has is checked when the op runs (with a
+ * boolean mask's index, their counts are known only then). */
+hop_status
+hop__infer_put(hop__infer *c)
+{
+    const hop_meta *x, *idx, *v;
+    bool acc;
+    hop_status st;
+    hop__text tx, ti;
+    if ((st = hop__arg_tensor(c, 0, &x)) != HOP_OK ||
+        (st = hop__arg_tensor(c, 1, &idx)) != HOP_OK ||
+        (st = hop__arg_tensor(c, 2, &v)) != HOP_OK || (st = hop__arg_bool(c, 3, &acc)) != HOP_OK)
+        return st;
+    if (!hop_dtype_is_int(idx->dtype))
+        return hop_error(HOP_DTYPE, "put: index must be an integer tensor, got %s",
+                         hop__meta_text(&ti, idx));
+    if (v->dtype != x->dtype)
+        return hop_error(HOP_DTYPE, "put: values must have the dtype of x (%s), got %s",
+                         hop__meta_text(&tx, x), hop__meta_text(&ti, v));
+    if (acc && x->dtype == HOP_BOOL)
+        return hop_error(HOP_DTYPE, "put: accumulate is not supported for bool tensors, got %s",
+                         hop__meta_text(&tx, x));
+    hop__set_tensor(c, x->dtype, x->rank, x->sizes);
+    return HOP_OK;
+}
+
 /* mask_gradient(x, mask): x's metadata; mask broadcasts to x's shape. */
 hop_status
 hop__infer_mask_gradient(hop__infer *c)
@@ -250,5 +280,27 @@ hop__infer_mask_gradient(hop__infer *c)
         return hop_error(HOP_SHAPE, "mask_gradient: mask %s does not broadcast to x %s",
                          hop__meta_text(&tm, m), hop__meta_text(&tx, x));
     hop__set_tensor(c, x->dtype, x->rank, x->sizes);
+    return HOP_OK;
+}
+
+/* searchsorted(sorted, values, right): i64 of values' shape; sorted is 1-d
+ * and of values' dtype. */
+hop_status
+hop__infer_searchsorted(hop__infer *c)
+{
+    const hop_meta *a, *v;
+    bool right;
+    hop_status st;
+    hop__text ta, tv;
+    if ((st = hop__arg_tensor(c, 0, &a)) != HOP_OK || (st = hop__arg_tensor(c, 1, &v)) != HOP_OK ||
+        (st = hop__arg_bool(c, 2, &right)) != HOP_OK)
+        return st;
+    if (a->rank != 1)
+        return hop_error(HOP_SHAPE, "searchsorted: the sorted sequence must be 1-d, got %s",
+                         hop__meta_text(&ta, a));
+    if (a->dtype != v->dtype)
+        return hop_error(HOP_DTYPE, "searchsorted: dtypes differ, got %s and %s",
+                         hop__meta_text(&ta, a), hop__meta_text(&tv, v));
+    hop__set_tensor(c, HOP_I64, v->rank, v->sizes);
     return HOP_OK;
 }

@@ -106,12 +106,35 @@ typedef void (*hop__mfn_f64)(int64_t n, double *out, const double *in);
 typedef void (*hop__mfn2_f32)(int64_t n, float *out, const float *a, const float *b);
 typedef void (*hop__mfn2_f64)(int64_t n, double *out, const double *a, const double *b);
 
+/* The backend's further functions, by index: X(name, libm f64 name). */
+#define HOP__MATH_UNARY(X)                                                                         \
+    X(sinh, sinh)                                                                                  \
+    X(cosh, cosh)                                                                                  \
+    X(asin, asin) X(acos, acos) X(asinh, asinh) X(acosh, acosh) X(atanh, atanh) X(cbrt, cbrt)
+#define HOP__MATH_BINARY(X) X(atan2, atan2) X(hypot, hypot)
+typedef enum hop__math_unary {
+#define HOP__MU_ENUM(name, f) HOP__MU_##name,
+    HOP__MATH_UNARY(HOP__MU_ENUM)
+#undef HOP__MU_ENUM
+        HOP__MU_COUNT
+} hop__math_unary;
+typedef enum hop__math_binary {
+#define HOP__MB_ENUM(name, f) HOP__MB_##name,
+    HOP__MATH_BINARY(HOP__MB_ENUM)
+#undef HOP__MB_ENUM
+        HOP__MB_COUNT
+} hop__math_binary;
+
 typedef struct hop__math {
     const char *name;
     hop__mfn_f32 exp_f32, log_f32, sin_f32, cos_f32, tanh_f32, sigmoid_f32, sqrt_f32;
     hop__mfn_f64 exp_f64, log_f64, sin_f64, cos_f64, tanh_f64, sigmoid_f64, sqrt_f64;
     hop__mfn2_f32 pow_f32;
     hop__mfn2_f64 pow_f64;
+    hop__mfn_f32 unary_f32[HOP__MU_COUNT];
+    hop__mfn_f64 unary_f64[HOP__MU_COUNT];
+    hop__mfn2_f32 binary_f32[HOP__MB_COUNT];
+    hop__mfn2_f64 binary_f64[HOP__MB_COUNT];
 } hop__math;
 
 /* The backend chosen at build time and checked against the CPU once. */

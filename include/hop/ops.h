@@ -9,6 +9,12 @@
 #ifndef HOP_OPS_H
 #define HOP_OPS_H
 
+/* The build checks the layering: a layer may include this header only if
+ * it links the ops layer (hop_add_layer in CMakeLists.txt). */
+#if defined(HOP_LAYER_BUILD) && !defined(HOP_SEES_OPS)
+#error "hop/ops.h belongs to the ops layer, which this layer does not link"
+#endif
+
 #include "hop/core.h"
 
 #ifdef __cplusplus
@@ -307,6 +313,11 @@ typedef struct hop_meta {
     const hop_expr *sizes[HOP_MAX_RANK];
 } hop_meta;
 
+/* The checks every description of a tensor by dtype, rank and sizes gets
+ * (fn names the caller in messages): HOP_INVALID for an invalid dtype or a
+ * rank outside [0, HOP_MAX_RANK], HOP_MISUSE for NULL sizes of rank > 0.
+ * The sizes' values are the caller's to check. */
+hop_status hop_dims_check(const char *fn, hop_dtype dtype, int rank, const int64_t *sizes);
 /* Fills *m; HOP_INVALID for rank > HOP_MAX_RANK or a negative size. */
 hop_status hop_meta_init(hop_meta *m, hop_shape_env *env, hop_dtype dtype, int rank,
                          const int64_t *sizes);
@@ -316,8 +327,27 @@ hop_status hop_meta_strides(const hop_meta *m, hop_shape_env *env, const hop_exp
 /* Product of the sizes. */
 const hop_expr *hop_meta_numel(const hop_meta *m, hop_shape_env *env);
 bool hop_meta_equal(const hop_meta *a, const hop_meta *b);
-/* `f32[s0, 4]`; snprintf contract as hop_expr_print. */
+/*
+ * The meta printer: the one spelling of a tensor's metadata, `f32[s0, 4]`,
+ * which every layer's messages, printers and dumps use, so a tensor reads
+ * the same everywhere.  All keep snprintf's contract (as hop_expr_print):
+ * the length of the whole text is returned, at most cap bytes are written,
+ * NUL included.
+ *
+ * hop_dims_print is the printer itself: dt's name (nothing for
+ * HOP_DTYPE_COUNT: `[3, 4]`, a list of sizes or strides), then rank dims
+ * in brackets separated by ", ", dim d written by dim(ctx, d, buf, cap)
+ * (same contract), for a layer that holds its sizes in its own form (a
+ * plan's compiled size programs).  hop_meta_print: m's symbolic sizes
+ * (`NULL` for m NULL); hop_exprs_print: SymInt sizes; hop_sizes_print:
+ * concrete sizes (a tensor's, a view's).
+ */
+typedef size_t (*hop_dim_print_fn)(const void *ctx, int d, char *buf, size_t cap);
+size_t hop_dims_print(hop_dtype dt, int rank, hop_dim_print_fn dim, const void *ctx, char *buf,
+                      size_t cap);
 size_t hop_meta_print(const hop_meta *m, char *buf, size_t cap);
+size_t hop_exprs_print(hop_dtype dt, int rank, const hop_expr *const *sizes, char *buf, size_t cap);
+size_t hop_sizes_print(hop_dtype dt, int rank, const int64_t *sizes, char *buf, size_t cap);
 
 /* ------------------------------------------------------------ the op table */
 
@@ -354,6 +384,8 @@ typedef enum hop_shape_rule {
     HOP_RULE_DYNAMIC_SLICE,        /* (x, dim, start, size) */
     HOP_RULE_DYNAMIC_UPDATE_SLICE, /* (x, update, dim, start) */
     HOP_RULE_MASK_GRADIENT,        /* (x, mask) */
+    HOP_RULE_PUT,                  /* (x, index, values, accumulate) -> x's shape */
+    HOP_RULE_SEARCHSORTED,         /* (sorted, values, right) -> i64, values' shape */
 } hop_shape_rule;
 
 /* Kernel families, for the runtime (closed set). */
@@ -421,13 +453,31 @@ typedef enum hop_kernel_family {
  *                        view); its gradient and tangent are zero where mask is false: how a
  *                        batched cond keeps a branch's gradient out of the examples that did
  *                        not take it (docs/AUTODIFF.md)
+ *   put                  (x, index: integer TENSOR, values: TENSOR of x's dtype, accumulate:
+ *                        BOOL) -> a copy of x with its element index[i] (x flattened in C
+ *                        order; negative counts from the end) set to values[i], in index order
+ *                        (a repeated index keeps the last value), or with values[i] added
+ *                        (accumulate: NumPy's add.at); values has as many elements as index,
+ *                        or one (used for every index), checked when the op runs (HOP_SHAPE),
+ *                        as every index is (HOP_INDEX)
+ *   searchsorted         (sorted: 1-d TENSOR, values: TENSOR of its dtype, right: BOOL) -> i64
+ *                        of values' shape: for each value the first position i with
+ *                        sorted[i] >= value (right: > value) in NumPy's order (nan last)
  *
  * Negative dims count from the end, as in Python.  floor_divide and remainder
  * round toward -inf (Python's // and %, NumPy's); an integer division by
  * zero gives 0 (NumPy's answer, with no warning).  bitwise_* take integers
  * and bools.  sign, floor, ceil, round (half to even) and bitwise_not keep
- * the dtype; expm1 log1p log2 log10 exp2 tan arctan are float functions
- * like exp.
+ * the dtype; expm1 log1p log2 log10 exp2 tan arctan and sinh cosh arcsin
+ * arccos arcsinh arccosh arctanh cbrt i0 i1 (the modified Bessel functions
+ * of order 0 and 1, Cephes' series: i0's is NumPy's) are float functions like exp; arctan2
+ * hypot copysign nextafter ldexp are float functions of two operands
+ * (ldexp(x, n) is x * 2**n with n read as an integer); fmod is C's
+ * remainder, with the sign of the dividend (an integer divisor of 0 gives
+ * 0); gcd and lcm take integers (lcm is |a / gcd(a, b) * b|, wrapping as
+ * NumPy's does); left_shift and right_shift take integers, and a shift by a
+ * negative count or one of at least the width gives 0 (right_shift of a
+ * negative value -1), as NumPy's.
  */
 #define HOP_OP_LIST(X)                                                                             \
     X(neg, 1, UNARY, UNARY)                                                                        \
@@ -511,7 +561,29 @@ typedef enum hop_kernel_family {
     X(take, 3, TAKE, INDEX)                                                                        \
     X(dynamic_slice, 4, DYNAMIC_SLICE, VIEW)                                                       \
     X(dynamic_update_slice, 4, DYNAMIC_UPDATE_SLICE, INDEX)                                        \
-    X(mask_gradient, 2, MASK_GRADIENT, VIEW)
+    X(mask_gradient, 2, MASK_GRADIENT, VIEW)                                                       \
+    X(sinh, 1, UNARY, UNARY)                                                                       \
+    X(cosh, 1, UNARY, UNARY)                                                                       \
+    X(arcsin, 1, UNARY, UNARY)                                                                     \
+    X(arccos, 1, UNARY, UNARY)                                                                     \
+    X(arcsinh, 1, UNARY, UNARY)                                                                    \
+    X(arccosh, 1, UNARY, UNARY)                                                                    \
+    X(arctanh, 1, UNARY, UNARY)                                                                    \
+    X(cbrt, 1, UNARY, UNARY)                                                                       \
+    X(i0, 1, UNARY, UNARY)                                                                         \
+    X(i1, 1, UNARY, UNARY)                                                                         \
+    X(arctan2, 2, BINARY, BINARY)                                                                  \
+    X(hypot, 2, BINARY, BINARY)                                                                    \
+    X(copysign, 2, BINARY, BINARY)                                                                 \
+    X(fmod, 2, BINARY, BINARY)                                                                     \
+    X(nextafter, 2, BINARY, BINARY)                                                                \
+    X(ldexp, 2, BINARY, BINARY)                                                                    \
+    X(gcd, 2, BINARY, BINARY)                                                                      \
+    X(lcm, 2, BINARY, BINARY)                                                                      \
+    X(left_shift, 2, BINARY, BINARY)                                                               \
+    X(right_shift, 2, BINARY, BINARY)                                                              \
+    X(put, 4, PUT, INDEX)                                                                          \
+    X(searchsorted, 3, SEARCHSORTED, INDEX)
 
 typedef enum hop_op {
 #define HOP__OP_ENUM(name, nargs, rule, family) HOP_OP_##name,
@@ -561,6 +633,12 @@ typedef struct hop_operand {
     } u;
 } hop_operand;
 
+/* What o is, for messages: "a tensor", "an int", "a float", "a bool",
+ * "None", "a dtype", "a list", "a SymInt" or "a SymBool" (a SYM holding
+ * a SymBool); a static string, "an invalid operand" for NULL or an
+ * unknown kind. */
+const char *hop_operand_kind_name(const hop_operand *o);
+
 /* What an op produces: a tensor, a SymInt/SymBool, or nothing. */
 typedef enum hop_value_kind {
     HOP_VALUE_NONE,
@@ -603,6 +681,9 @@ size_t hop_value_info_print(const hop_value_info *v, char *buf, size_t cap);
 bool hop_value_info_is_bool_scalar(const hop_value_info *v);
 bool hop_value_info_is_int_scalar(const hop_value_info *v);
 bool hop_value_info_compatible(const hop_value_info *a, const hop_value_info *b);
+/* Whether a and b are the same value info: the same kind, and the same
+ * SymInt, or the same dtype and the same (interned) sizes. */
+bool hop_value_info_equal(const hop_value_info *a, const hop_value_info *b);
 hop_value_info hop_value_info_drop_dim(const hop_value_info *v, int d);
 
 /*

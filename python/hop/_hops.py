@@ -14,6 +14,7 @@ HOP (hop.load_library adds more).
 """
 
 import builtins
+import contextlib
 import functools
 import inspect
 import numbers
@@ -199,9 +200,12 @@ def _apply(name, leads, groups, bodies, *, hop=None, keys=None, constants=True,
             if tr is not None:
                 _name_hints(tr, fn)
             structs, pos = [], made
-            for (_, spec), (traced, template) in zip(flat, parts):
-                structs.append(_fill(ins[pos:pos + len(traced)], template, spec))
-                pos += len(traced)
+            hnp = sys.modules.get("hop.numpy")
+            operands = hnp._storage.operands() if hnp is not None else contextlib.nullcontext()
+            with operands:  # a hop.numpy array among them is the caller's: never written
+                for (_, spec), (traced, template) in zip(flat, parts):
+                    structs.append(_fill(ins[pos:pos + len(traced)], template, spec))
+                    pos += len(traced)
             args, kwargs = call(structs)
             if made:
                 args = (*ins[:made], *args)

@@ -87,10 +87,12 @@ CONSTRUCTOR_ERRORS = [
     ("tensor-ragged", lambda: hop.tensor([[1], [1, 2]]), hop.ShapeError,
      "tensor(): expected a sequence of length 1 at dim 1 (got 2)"),
     ("tensor-object", lambda: hop.tensor(object()), TypeError,
-     "tensor(): data must be a number, a bool, a list or tuple, a NumPy array or a Tensor, "
+     "tensor(): data must be a number, a bool, a list or tuple, a NumPy array, a hop.numpy "
+     "array or a Tensor, "
      "not object"),
     ("tensor-str", lambda: hop.tensor("abc"), TypeError,
-     "tensor(): data must be a number, a bool, a list or tuple, a NumPy array or a Tensor, "
+     "tensor(): data must be a number, a bool, a list or tuple, a NumPy array, a hop.numpy "
+     "array or a Tensor, "
      "not str"),
     ("tensor-big-int", lambda: hop.tensor(2**70), OverflowError,
      "tensor(): 1180591620717411303424 does not fit in int64"),
@@ -302,10 +304,6 @@ def test_non_contiguous_numpy_arrays_give_correct_results_everywhere(make):
 
 
 BAD_ARRAYS = [
-    ("big-endian-f4", lambda: np.arange(3, dtype=">f4"),
-     "NumPy dtype >f4 is not supported; hop supports float16, float32, float64, int8, int16, int32, int64, uint8, uint64 and bool"),
-    ("big-endian-i8", lambda: np.arange(3, dtype=">i8"),
-     "NumPy dtype >i8 is not supported; hop supports float16, float32, float64, int8, int16, int32, int64, uint8, uint64 and bool"),
     ("uint16", lambda: np.zeros(3, np.uint16),
      "NumPy dtype uint16 is not supported; hop supports float16, float32, float64, int8, int16, "
      "int32, int64, uint8, uint64 and bool"),
@@ -334,6 +332,17 @@ def test_unsupported_numpy_dtypes_and_byte_orders_are_dtype_errors_everywhere(ma
     compiled = hop.compile(lambda v: v + 1)
     check_raises(hop.DTypeError, "asarray(): " + msg, compiled, a)
     assert compiled.graphs == []
+    assert a.dtype == before.dtype and np.array_equal(a, before)
+
+
+@pytest.mark.parametrize("dtype", [">f4", ">i8", ">f2"])
+def test_big_endian_arrays_are_taken_in_native_order_everywhere(dtype):
+    a = np.arange(3, dtype=dtype)
+    before = a.copy()
+    native = a.astype(a.dtype.newbyteorder("="))
+    assert hop.asarray(a).tolist() == native.tolist()
+    assert hop.trace(lambda v: v + 1, a)(a).tolist() == (native + 1).tolist()
+    assert hop.compile(lambda v: v + 1)(a).tolist() == (native + 1).tolist()
     assert a.dtype == before.dtype and np.array_equal(a, before)
 
 

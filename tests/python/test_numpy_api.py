@@ -271,12 +271,14 @@ def test_operators_and_in_place_operators():
     check(f, a)
 
     def g(x):
-        x += 1  # an argument: a concrete ndarray is written; a traced one cannot be
+        x += 1  # an argument: the caller's array is written, as NumPy writes it
         return x
 
-    with pytest.raises(hop.UnsupportedError, match="updates an argument or a captured array in "
-                       "place while tracing"):
-        hop.compile(g)(a.copy())
+    want, mine = a.copy(), a.copy()
+    got = hop.compile(g)(mine)
+    g(want)
+    np.testing.assert_array_equal(mine, want)
+    assert got is mine  # the argument itself, as NumPy's in-place operator returns
 
 
 # ---------------------------------------------------------------- reductions
@@ -516,26 +518,29 @@ def test_assignment_into_arrays_made_by_the_function():
     check(f, a)
 
     def g(x):
-        v = x.reshape(-1)  # a view: writing it would write x too
+        v = x.reshape(-1)  # a view: writing it writes x too
         v[0] = 100
-        return x
+        return x.sum()
 
-    with pytest.raises(hop.UnsupportedError, match="an argument or a captured array"):
-        hop.compile(g)(a.copy())
+    want, mine = a.copy(), a.copy()
+    same(hop.compile(g)(mine), g(want))
+    np.testing.assert_array_equal(mine, want)
 
 
 # ------------------------------------------------------- protocols, errors
 
 def test_functions_hop_does_not_support_name_themselves_while_tracing():
     a = np.arange(4.0)
-    with pytest.raises(hop.UnsupportedError, match=r"numpy\.arcsinh is not supported by hop"):
-        hop.compile(lambda x: np.arcsinh(x))(a)
-    with pytest.raises(hop.UnsupportedError, match=r"numpy\.median is not supported by hop"):
-        hop.compile(lambda x: np.median(x))(a)
+    with pytest.raises(hop.UnsupportedError, match=r"numpy\.logical_xor\.reduce is not "
+                                                   r"supported by hop"):
+        hop.compile(lambda x: np.logical_xor.reduce(x))(a)
+    with pytest.raises(hop.UnsupportedError, match=r"numpy\.linalg\.norm is not supported by "
+                                                   r"hop"):
+        hop.compile(lambda x: np.linalg.norm(x))(a)
     # eagerly NumPy computes them on the memory
-    np.testing.assert_allclose(_to_np(np.arcsinh(hnp.asarray(a))), np.arcsinh(a))
-    assert float(np.median(hnp.asarray(a))) == 1.5
-    assert isinstance(np.arcsinh(hop.tensor([1.0])), hop.Tensor)
+    assert bool(np.logical_xor.reduce(hnp.asarray(a))) == bool(np.logical_xor.reduce(a))
+    assert float(np.linalg.norm(hnp.asarray(a))) == float(np.linalg.norm(a))
+    assert isinstance(np.linalg.norm(hop.tensor([1.0])), hop.Tensor)
 
 
 def test_numpy_functions_on_hop_tensors_give_tensors_traced_and_eager():

@@ -116,8 +116,8 @@ def test_tensor_rejects_bad_data_with_exact_messages():
     raises(TypeError, "tensor(): elements must be numbers or bools, not str", hop.tensor, ["a"])
     raises(TypeError, "tensor(): elements must be numbers or bools, not NoneType",
            hop.tensor, [1, None])
-    raises(TypeError, "tensor(): data must be a number, a bool, a list or tuple, a NumPy array "
-           "or a Tensor, not str", hop.tensor, "abc")
+    raises(TypeError, "tensor(): data must be a number, a bool, a list or tuple, a NumPy array, "
+           "a hop.numpy array or a Tensor, not str", hop.tensor, "abc")
     raises(OverflowError, "tensor(): 18446744073709551616 does not fit in int64",
            hop.tensor, [2**64])
     raises(OverflowError, "tensor(): 1099511627776 does not fit in int32",
