@@ -54,12 +54,7 @@ fold_body_inputs(hop_call *c)
     hop_call_group(c, "init", &ninit);
     hop_call_group(c, "xs", &nxs);
     hop_status st = hop_prim_hop_base()->body_inputs(c);
-    for (size_t i = ninit; i < ninit + nxs && st == HOP_OK; i++) {
-        hop_meta *m = &c->input_meta[i].meta;
-        memmove(m->sizes, m->sizes + 1, (size_t)(m->rank - 1) * sizeof *m->sizes);
-        m->rank--;
-    }
-    return st;
+    return st == HOP_OK ? hop_call_slice_inputs(c, ninit, nxs, 0) : st;
 }
 
 /* The body returns the next carries, each like the one it replaces: sizes
@@ -70,10 +65,7 @@ fold_output_meta(hop_call *c)
 {
     size_t ninit;
     hop_call_group(c, "init", &ninit);
-    hop_status st = hop_call_check_carries(c, 0, 0, ninit, "f");
-    if (st == HOP_OK && c->results[0].n != ninit)
-        st = hop_error(HOP_TRACE, "fold: f returns %zu values for %zu carries", c->results[0].n,
-                       ninit);
+    hop_status st = hop_call_check_carries(c, 0, 0, ninit, false, "f");
     return st == HOP_OK ? hop_prim_hop_base()->output_meta(c) : st;
 }
 
@@ -166,8 +158,6 @@ fold_eval(hop_eval_ctx *ex)
             l.in[l.nc + k] = sel.items[k]; /* the rows follow the carries */
         if (st == HOP_OK)
             st = hop_eval_loop_step(&l, "f", "f", &next);
-        if (st == HOP_OK && next.n != l.nc)
-            st = hop_error(HOP_TRACE, "fold: f returns %zu values for %zu carries", next.n, l.nc);
         if (st == HOP_OK)
             hop_eval_loop_take(&l, &next);
         hop_rt_values_clear(&next);

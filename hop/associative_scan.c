@@ -107,14 +107,8 @@ static hop_status
 scan_body_inputs(hop_call *c)
 {
     hop_status st = hop_prim_hop_base()->body_inputs(c);
-    int64_t dim = hop_call_param(c, "dim")->u.i;
-    for (size_t i = 0; i < c->ninputs && st == HOP_OK; i++) {
-        hop_meta *m = &c->input_meta[i].meta;
-        int d = norm_dim(dim, m->rank);
-        memmove(m->sizes + d, m->sizes + d + 1, (size_t)(m->rank - d - 1) * sizeof *m->sizes);
-        m->rank--;
-    }
-    return st;
+    return st == HOP_OK ? hop_call_slice_inputs(c, 0, c->ninputs, hop_call_param(c, "dim")->u.i)
+                        : st;
 }
 
 static hop_status
@@ -122,11 +116,7 @@ scan_check_outputs(hop_call *c)
 {
     size_t na;
     hop_call_group(c, "a", &na);
-    hop_status st = hop_call_check_carries(c, 0, 0, na, "combine_fn");
-    if (st == HOP_OK && c->results[0].n != na)
-        st = hop_error(HOP_TRACE, "associative_scan: combine_fn returns %zu values for %zu xs",
-                       c->results[0].n, na);
-    return st;
+    return hop_call_check_carries(c, 0, 0, na, false, "combine_fn");
 }
 
 static hop_status
@@ -776,7 +766,7 @@ scan_eval(hop_eval_ctx *ex)
             }
             st = hop_eval_body(ex, "combine_fn", in, n, &next);
             if (st == HOP_OK)
-                st = hop_eval_check_carries(ex, &next, x.items, nx, "combine_fn");
+                st = hop_eval_check_carries(ex, &next, x.items, nx, false, "combine_fn");
         }
         hop_rt_values_clear(&x);
         for (size_t j = 0; j < nx && st == HOP_OK; j++)

@@ -96,11 +96,7 @@ fori_check_outputs(hop_call *c)
 {
     size_t n;
     hop_call_group(c, "init_val", &n);
-    hop_status st = hop_call_check_carries(c, 0, 1, n, "body_fun");
-    if (st == HOP_OK && c->results[0].n != n)
-        st = hop_error(HOP_TRACE, "%s: body_fun returns %zu values for %zu carries", c->cls->name,
-                       c->results[0].n, n);
-    return st;
+    return hop_call_check_carries(c, 0, 1, n, false, "body_fun");
 }
 
 static hop_status
@@ -237,9 +233,6 @@ fori_eval(hop_eval_ctx *ex)
         hop_rt_values next = {NULL, 0, 0};
         l.in[0] = (hop_rt_value){HOP_VALUE_SYM, NULL, i};
         st = hop_eval_loop_step(&l, "body_fun", "body_fun", &next);
-        if (st == HOP_OK && next.n != l.nc)
-            st = hop_error(HOP_TRACE, "%s: body_fun returns %zu values for %zu carries",
-                           hop_eval_class(ex)->name, next.n, l.nc);
         if (st == HOP_OK)
             hop_eval_loop_take(&l, &next);
         hop_rt_values_clear(&next);

@@ -30,10 +30,11 @@ hop_call_check_pred(hop_call *c, size_t body, const char *fn)
 }
 
 hop_status
-hop_call_check_carries(hop_call *c, size_t body, size_t first, size_t ncarry, const char *fn)
+hop_call_check_carries(hop_call *c, size_t body, size_t first, size_t ncarry, bool more,
+                       const char *fn)
 {
     const hop_values *r = &c->results[body];
-    if (r->n < ncarry)
+    if (r->n < ncarry || (!more && r->n != ncarry))
         return hop_error(HOP_TRACE, "%s: %s returns %zu value%s for %zu carr%s", c->cls->name, fn,
                          r->n, r->n == 1 ? "" : "s", ncarry, ncarry == 1 ? "y" : "ies");
     hop_shape_env *env = hop_output_graph_env(c->og);
@@ -50,6 +51,21 @@ hop_call_check_carries(hop_call *c, size_t body, size_t first, size_t ncarry, co
             return hop_error(HOP_TRACE, "%s: carry %zu enters as %s but %s returns %s",
                              c->cls->name, i, a, fn, b);
         }
+    }
+    return HOP_OK;
+}
+
+hop_status
+hop_call_slice_inputs(hop_call *c, size_t first, size_t n, int64_t dim)
+{
+    for (size_t i = first; i < first + n; i++) {
+        hop_meta *m = &c->input_meta[i].meta;
+        int64_t d = dim < 0 ? dim + m->rank : dim;
+        if (c->input_meta[i].kind != HOP_VALUE_TENSOR || d < 0 || d >= m->rank)
+            return hop_error(HOP_MISUSE, "%s: body input %zu has no dim %lld to slice along",
+                             c->cls->name, i, (long long)dim);
+        memmove(m->sizes + d, m->sizes + d + 1, (size_t)(m->rank - d - 1) * sizeof *m->sizes);
+        m->rank--;
     }
     return HOP_OK;
 }
@@ -142,10 +158,10 @@ hop_eval_pred(hop_eval_ctx *ex, const hop_rt_values *r, const char *fn, bool *ou
 
 hop_status
 hop_eval_check_carries(hop_eval_ctx *ex, const hop_rt_values *r, const hop_rt_value *carry,
-                       size_t ncarry, const char *fn)
+                       size_t ncarry, bool more, const char *fn)
 {
     const char *hop = hop_eval_class(ex)->name;
-    if (r->n < ncarry)
+    if (r->n < ncarry || (!more && r->n != ncarry))
         return hop_error(HOP_TRACE, "%s: %s returns %zu value%s for %zu carr%s", hop, fn, r->n,
                          r->n == 1 ? "" : "s", ncarry, ncarry == 1 ? "y" : "ies");
     for (size_t i = 0; i < ncarry; i++) {
@@ -198,7 +214,7 @@ hop_eval_loop_step(hop_eval_loop *l, const char *body, const char *fn, hop_rt_va
 {
     hop_status st = hop_eval_loop_run(l, body, next);
     if (st == HOP_OK)
-        st = hop_eval_check_carries(l->ex, next, l->init, l->nc, fn);
+        st = hop_eval_check_carries(l->ex, next, l->init, l->nc, l->more, fn);
     if (st != HOP_OK)
         hop_rt_values_clear(next);
     return st;

@@ -101,14 +101,7 @@ scan_body_inputs(hop_call *c)
     size_t ninit, nxs;
     hop_call_group(c, "init", &ninit);
     hop_call_group(c, "xs", &nxs);
-    int64_t dim = hop_call_param(c, "dim")->u.i;
-    for (size_t i = ninit; i < ninit + nxs && st == HOP_OK; i++) {
-        hop_meta *m = &c->input_meta[i].meta;
-        int d = norm_dim(dim, m->rank);
-        memmove(m->sizes + d, m->sizes + d + 1, (size_t)(m->rank - d - 1) * sizeof *m->sizes);
-        m->rank--;
-    }
-    return st;
+    return st == HOP_OK ? hop_call_slice_inputs(c, ninit, nxs, hop_call_param(c, "dim")->u.i) : st;
 }
 
 static hop_status
@@ -116,7 +109,7 @@ scan_check_outputs(hop_call *c)
 {
     size_t ninit;
     hop_call_group(c, "init", &ninit);
-    hop_status st = hop_call_check_carries(c, 0, 0, ninit, "f");
+    hop_status st = hop_call_check_carries(c, 0, 0, ninit, true, "f");
     const hop_values *r = &c->results[0];
     for (size_t j = ninit; j < r->n && st == HOP_OK; j++) {
         const hop_value_info *y = r->items[j]->meta;
@@ -452,6 +445,7 @@ scan_eval(hop_eval_ctx *ex)
     hop_eval_loop l;
     hop_rt_values ys = {NULL, 0, 0}; /* step-major */
     st = hop_eval_loop_begin(ex, 0, "init", &l);
+    l.more = true; /* f returns the carries, then the step's ys */
     for (int64_t s = 0; s < steps && st == HOP_OK; s++)
         st = eval_step(&l, xs, nxs, dim.u.i, reverse.u.b ? steps - 1 - s : s, s, &ys, &ny);
     /* No step ran: the ys are empty, of the shapes the trace found (an eager

@@ -38,7 +38,7 @@ while_check_outputs(hop_call *c)
     size_t n;
     hop_call_group(c, "carried_inputs", &n);
     hop_status st = hop_call_check_pred(c, 0, "cond_fn");
-    return st == HOP_OK ? hop_call_check_carries(c, 1, 0, n, "body_fn") : st;
+    return st == HOP_OK ? hop_call_check_carries(c, 1, 0, n, false, "body_fn") : st;
 }
 
 static hop_status

@@ -57,8 +57,15 @@ extern "C" {
  *                         explicit inputs from c->input_meta[first] went in:
  *                         kind, dtype, rank and sizes decided equal
  *                         (`while_loop: carry 1 enters as f32[s0, 4] but
- *                         body_fn returns f32[s0, 5]`); more results are
- *                         allowed (a scan's ys).
+ *                         body_fn returns f32[s0, 5]`); more results only
+ *                         when `more` (a scan's ys), else `fori_loop:
+ *                         body_fun returns 3 values for 2 carries`.
+ * hop_call_slice_inputs   the body sees inputs first..first+n-1 (a scan's
+ *                         xs) one slice at a time: dim (negative: from the
+ *                         end) removed from their metadata, for a
+ *                         body_inputs slot after the base's.  HOP_MISUSE
+ *                         when one is not a tensor with that dim (the
+ *                         operand check comes first).
  * hop_call_carry_outputs  c->outs: the carries as they entered, a SymInt's
  *                         value a fresh unbacked symbol, with room for extra
  *                         more outputs the caller fills (c->nouts = ncarry).
@@ -66,8 +73,9 @@ extern "C" {
  *                         their symbols in the caller: the installed slot.)
  */
 hop_status hop_call_check_pred(hop_call *c, size_t body, const char *fn);
-hop_status hop_call_check_carries(hop_call *c, size_t body, size_t first, size_t ncarry,
+hop_status hop_call_check_carries(hop_call *c, size_t body, size_t first, size_t ncarry, bool more,
                                   const char *fn);
+hop_status hop_call_slice_inputs(hop_call *c, size_t first, size_t n, int64_t dim);
 hop_status hop_call_carry_outputs(hop_call *c, size_t first, size_t ncarry, size_t extra);
 
 /* -------------------------------------------------------------- verifying */
@@ -92,11 +100,13 @@ hop_status hop_verify_carries(const hop_node *call, const char *group, bool more
  * The tracing checks on concrete values, with the same messages:
  * hop_eval_pred reads a body's one bool scalar result into *out;
  * hop_eval_check_carries checks a body's first ncarry results against the
- * carries they replace (same kind, dtype and shape).
+ * carries they replace (same kind, dtype and shape), and that there are no
+ * more results unless `more`.
  */
 hop_status hop_eval_pred(hop_eval_ctx *ex, const hop_rt_values *r, const char *fn, bool *out);
 hop_status hop_eval_check_carries(hop_eval_ctx *ex, const hop_rt_values *r,
-                                  const hop_rt_value *carry, size_t ncarry, const char *fn);
+                                  const hop_rt_value *carry, size_t ncarry, bool more,
+                                  const char *fn);
 
 /*
  * The carry-evaluation loop of an eval slot.  in holds the body's inputs:
@@ -113,8 +123,9 @@ hop_status hop_eval_check_carries(hop_eval_ctx *ex, const hop_rt_values *r,
  *                      results (new references) to *next, which must be
  *                      empty.
  * hop_eval_loop_step   hop_eval_loop_run, then hop_eval_check_carries on
- *                      the results (fn names the body); on error *next is
- *                      cleared.
+ *                      the results (fn names the body; more results than
+ *                      carries only when the slot set l->more, as scan's
+ *                      ys); on error *next is cleared.
  * hop_eval_loop_take   the step's results become the carries: every value
  *                      of *next (a slot moves what is not a carry, a scan's
  *                      ys, out first), the old ones released; in updated,
@@ -128,6 +139,7 @@ typedef struct hop_eval_loop {
     hop_eval_ctx *ex;
     hop_rt_value *in;
     size_t nin, made, nc;
+    bool more; /* the body returns more than the carries (false after begin) */
     hop_rt_values carry;
     const hop_rt_value *init; /* the carries as the call passed them */
 } hop_eval_loop;
