@@ -256,14 +256,7 @@ cond_eval(hop_eval_ctx *ex)
     int64_t v = pred.kind == HOP_OPND_BOOL ? pred.u.b : pred.u.i;
     if (pred.kind == HOP_OPND_TENSOR && (st = hop_tensor_item_int(pred.u.tensor, &v)) != HOP_OK)
         return st;
-    size_t n;
-    const hop_rt_value *in = hop_eval_passed(ex, &n);
-    hop_rt_values out = {NULL, 0, 0};
-    st = hop_eval_body(ex, v ? "true_fn" : "false_fn", in, n, &out);
-    if (st == HOP_OK)
-        st = hop_eval_results(ex, &out);
-    hop_rt_values_clear(&out);
-    return st;
+    return hop_eval_run_passed(ex, v ? "true_fn" : "false_fn", 0);
 }
 
 /* ------------------------------------------------------------------ vmap */

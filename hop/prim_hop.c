@@ -822,18 +822,6 @@ param_index(const hop_class *cls, const hop_param *params, size_t n, const char 
     return -1;
 }
 
-static bool
-is_group(hop_param_kind k)
-{
-    return hop_param_is_group(k);
-}
-
-static bool
-is_lead(hop_param_kind k)
-{
-    return hop_param_is_lead(k);
-}
-
 hop_arg *
 hop_call_param(hop_call *c, const char *name)
 {
@@ -842,13 +830,13 @@ hop_call_param(hop_call *c, const char *name)
     int i = param_index(c->cls, c->params, c->nparams, name, "hop_call_param");
     if (i < 0)
         return NULL;
-    if (!is_lead(c->params[i].kind))
+    if (!hop_param_is_lead(c->params[i].kind))
         return hop_error(HOP_MISUSE, "hop_call_param: %s of %s is not a leading argument", name,
                          c->cls->name),
                NULL;
     size_t k = 0;
     for (int j = 0; j < i; j++)
-        k += is_lead(c->params[j].kind);
+        k += hop_param_is_lead(c->params[j].kind);
     return &c->lead[k];
 }
 
@@ -863,13 +851,13 @@ hop_call_group(const hop_call *c, const char *name, size_t *n)
     int i = param_index(c->cls, c->params, c->nparams, name, "hop_call_group");
     if (i < 0)
         return NULL;
-    if (!is_group(c->params[i].kind))
+    if (!hop_param_is_group(c->params[i].kind))
         return hop_error(HOP_MISUSE, "hop_call_group: %s of %s is not a group of values", name,
                          c->cls->name),
                NULL;
     size_t g = 0;
     for (int j = 0; j < i; j++)
-        g += is_group(c->params[j].kind);
+        g += hop_param_is_group(c->params[j].kind);
     size_t from = c->group_start[g], to = c->group_start[g + 1];
     if (n)
         *n = to - from;
@@ -891,13 +879,13 @@ node_arg(const hop_node *call, const char *name, const char *what, hop_param_kin
      * groups */
     size_t nlead = 0, nbody = 0, k = 0;
     for (size_t j = 0; j < np; j++)
-        nlead += is_lead(params[j].kind);
+        nlead += hop_param_is_lead(params[j].kind);
     for (size_t j = 0; j < call->nargs; j++)
         nbody += call->args[j].kind == HOP_ARG_GRAPH;
     hop_param_kind want = params[i].kind;
-    if (is_lead(want)) {
+    if (hop_param_is_lead(want)) {
         for (int j = 0; j < i; j++)
-            k += is_lead(params[j].kind);
+            k += hop_param_is_lead(params[j].kind);
     } else if (want == HOP_PARAM_BODY || want == HOP_PARAM_BODIES) {
         k = nlead;
         for (int j = 0; j < i; j++)
@@ -906,7 +894,7 @@ node_arg(const hop_node *call, const char *name, const char *what, hop_param_kin
         k = nlead + nbody;
         if (hop_class_input_mode(call->cls) != HOP_INPUTS_LIFTED)
             for (int j = 0; j < i; j++)
-                k += is_group(params[j].kind);
+                k += hop_param_is_group(params[j].kind);
     }
     *kind = want;
     if (k >= call->nargs)
@@ -919,7 +907,7 @@ hop_node_param(const hop_node *call, const char *name)
 {
     hop_param_kind k;
     const hop_arg *a = node_arg(call, name, "hop_node_param", &k);
-    if (a && !is_lead(k))
+    if (a && !hop_param_is_lead(k))
         return hop_error(HOP_MISUSE, "hop_node_param: %s of %s is not a leading argument", name,
                          call->cls->name),
                NULL;
@@ -965,7 +953,7 @@ hop_node_group(const hop_node *call, const char *name, size_t *n)
         *n = 0;
     hop_param_kind k;
     const hop_arg *a = node_arg(call, name, "hop_node_group", &k);
-    if (a && (!is_group(k) || a->kind != HOP_ARG_LIST))
+    if (a && (!hop_param_is_group(k) || a->kind != HOP_ARG_LIST))
         return hop_error(HOP_MISUSE, "hop_node_group: %s of %s is not a group of values", name,
                          call->cls->name),
                NULL;

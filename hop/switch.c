@@ -283,15 +283,7 @@ switch_eval(hop_eval_ctx *ex)
     } else if (st == HOP_OK) {
         i = index.kind == HOP_OPND_BOOL ? index.u.b : index.u.i;
     }
-    size_t n;
-    const hop_rt_value *in = hop_eval_passed(ex, &n);
-    hop_rt_values out = {NULL, 0, 0};
-    if (st == HOP_OK)
-        st = hop_eval_body_at(ex, "branches", clamp(i, hop_eval_nbodies(ex)), in, n, &out);
-    if (st == HOP_OK)
-        st = hop_eval_results(ex, &out);
-    hop_rt_values_clear(&out);
-    return st;
+    return st == HOP_OK ? hop_eval_run_passed(ex, "branches", clamp(i, hop_eval_nbodies(ex))) : st;
 }
 
 /* ------------------------------------------------------------------ vmap */

@@ -95,8 +95,11 @@ hop_status hop_eval_output_zeros(hop_eval_ctx *ex, size_t j, hop_tensor **out);
 
 /* The carry checks of loops on concrete values: hop/loop_kit.h. */
 
-/* The PrimHOP base's eval: its one body run on every passed value, its
- * results the call's. */
+/* hop_eval_run_passed: body `body` (body k of a BODIES parameter; 0 for a
+ * BODY) run on every passed value (hop_eval_passed), its results the
+ * call's: a cond's or a switch's eval once it has picked the body.
+ * hop_eval_default, the PrimHOP base's eval: the class's first body so. */
+hop_status hop_eval_run_passed(hop_eval_ctx *ex, const char *body, size_t k);
 hop_status hop_eval_default(hop_eval_ctx *ex);
 
 /*
