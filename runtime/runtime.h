@@ -249,6 +249,10 @@ typedef struct hop__kernel {
 
 /* ----------------------------------------------------------- shapes */
 
+/* Whether t has rank `rank` and these sizes (kernel.c; its out checks and the
+ * foreign kernels' in-place outputs). */
+bool hop__same_sizes(const hop_tensor *t, int rank, const int64_t *sizes);
+
 /* One eager/kernel call after operand conversion and shape inference. */
 typedef struct hop__call {
     hop_op op;
