@@ -1238,9 +1238,12 @@ hop_graph_add_subgraph(hop_graph *parent, hop_graph *child)
                          child->name);
     hop_status st = hop__grow((void **)&parent->subgraphs, &parent->subgraph_cap,
                               parent->nsubgraphs + 1, sizeof(hop_graph *));
+    if (st == HOP_OK)
+        st = hop__subgraph_reserve(parent);
     if (st != HOP_OK)
         return st;
     parent->subgraphs[parent->nsubgraphs++] = child;
+    hop__subgraph_link(parent, child);
     child->parent = parent;
     return HOP_OK;
 }
@@ -1250,6 +1253,7 @@ static hop_graph *
 detach_subgraph(hop_graph *g, size_t index)
 {
     hop_graph *child = g->subgraphs[index];
+    hop__subgraph_unlink(g, child);
     memmove(&g->subgraphs[index], &g->subgraphs[index + 1],
             (g->nsubgraphs - index - 1) * sizeof(hop_graph *));
     g->nsubgraphs--;
@@ -1271,7 +1275,8 @@ hop_graph_remove_subgraph(hop_graph *parent, hop_graph *child)
     if (user)
         return hop_error(HOP_MISUSE, "remove_subgraph: %s is still used by node %s", child->name,
                          user->name);
-    for (size_t i = 0; i < parent->nsubgraphs; i++) {
+    /* From the newest: a rolled-back trace removes its last subgraphs. */
+    for (size_t i = parent->nsubgraphs; i-- > 0;) {
         if (parent->subgraphs[i] == child) {
             detach_subgraph(parent, i);
             return HOP_OK;
@@ -1286,11 +1291,7 @@ hop_graph_find_subgraph(const hop_graph *g, const char *name)
 {
     if (g == NULL || name == NULL)
         return NULL;
-    for (size_t i = 0; i < g->nsubgraphs; i++) {
-        if (strcmp(g->subgraphs[i]->name, name) == 0)
-            return g->subgraphs[i];
-    }
-    return NULL;
+    return hop__subgraph_find(g, name, strlen(name));
 }
 
 hop_graph *

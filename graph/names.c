@@ -137,7 +137,7 @@ static bool
 is_taken(const hop_graph *g, const char *name, size_t len, uint32_t hash)
 {
     return find_node(hop__graph_impl(g), name, len, hash) != NULL ||
-           (g->nsubgraphs > 0 && hop_graph_find_subgraph(g, name) != NULL);
+           (g->nsubgraphs > 0 && hop__subgraph_find(g, name, len) != NULL);
 }
 
 /* Copies the n bytes at s (plus a NUL) into the graph's string blocks. */
@@ -338,6 +338,9 @@ void
 hop__names_clear(hop_graph *g)
 {
     graph_impl *impl = hop__graph_impl(g);
+    hop__free(impl->sub_slots);
+    impl->sub_slots = NULL;
+    impl->sub_cap = 0;
     hop__base *head = impl->bases;
     HASH_CLEAR(hh, head);
     impl->bases = NULL;
@@ -345,4 +348,97 @@ hop__names_clear(hop_graph *g)
         hop__free(impl->buckets);
     impl->buckets = NULL;
     impl->nbuckets = impl->nnamed = 0;
+}
+
+/* ------------------------------------------------------ the subgraph index */
+
+static void
+sub_insert(hop__sub_slot *slots, size_t cap, hop_graph *child, uint32_t hash)
+{
+    size_t i = hash & (cap - 1);
+    while (slots[i].graph)
+        i = (i + 1) & (cap - 1);
+    slots[i].graph = child;
+    slots[i].hash = hash;
+}
+
+hop_status
+hop__subgraph_reserve(hop_graph *g)
+{
+    graph_impl *impl = hop__graph_impl(g);
+    size_t n = g->nsubgraphs + 1;
+    if (n <= HOP__SMALL_SUBGRAPHS || 2 * n <= impl->sub_cap)
+        return HOP_OK;
+    size_t cap = impl->sub_cap ? impl->sub_cap : 4 * HOP__SMALL_SUBGRAPHS;
+    while (cap < 2 * n)
+        cap *= 2;
+    hop__sub_slot *slots = hop__calloc(cap, sizeof *slots);
+    if (slots == NULL)
+        return HOP_NOMEM;
+    for (size_t i = 0; i < g->nsubgraphs; i++) {
+        const char *name = g->subgraphs[i]->name;
+        sub_insert(slots, cap, g->subgraphs[i], name_hash(name, strlen(name)));
+    }
+    hop__free(impl->sub_slots);
+    impl->sub_slots = slots;
+    impl->sub_cap = cap;
+    return HOP_OK;
+}
+
+void
+hop__subgraph_link(hop_graph *g, hop_graph *child)
+{
+    graph_impl *impl = hop__graph_impl(g);
+    if (impl->sub_cap)
+        sub_insert(impl->sub_slots, impl->sub_cap, child,
+                   name_hash(child->name, strlen(child->name)));
+}
+
+void
+hop__subgraph_unlink(hop_graph *g, const hop_graph *child)
+{
+    graph_impl *impl = hop__graph_impl(g);
+    if (impl->sub_cap == 0)
+        return;
+    size_t mask = impl->sub_cap - 1;
+    hop__sub_slot *slots = impl->sub_slots;
+    size_t i = name_hash(child->name, strlen(child->name)) & mask;
+    while (slots[i].graph && slots[i].graph != child)
+        i = (i + 1) & mask;
+    if (slots[i].graph == NULL)
+        return;
+    /* Backward-shift deletion: every later slot of the run that may move
+     * into the hole does, so a probe never stops early at it. */
+    for (size_t j = (i + 1) & mask; slots[j].graph; j = (j + 1) & mask) {
+        size_t home = slots[j].hash & mask;
+        /* j's entry may fill the hole i unless its home lies in (i, j]. */
+        bool stays = i <= j ? (home > i && home <= j) : (home > i || home <= j);
+        if (!stays) {
+            slots[i] = slots[j];
+            i = j;
+        }
+    }
+    slots[i].graph = NULL;
+}
+
+hop_graph *
+hop__subgraph_find(const hop_graph *g, const char *name, size_t len)
+{
+    const graph_impl *impl = hop__graph_impl(g);
+    if (impl->sub_cap == 0) {
+        for (size_t i = 0; i < g->nsubgraphs; i++) {
+            const char *s = g->subgraphs[i]->name;
+            if (strncmp(s, name, len) == 0 && s[len] == '\0')
+                return g->subgraphs[i];
+        }
+        return NULL;
+    }
+    uint32_t hash = name_hash(name, len);
+    size_t mask = impl->sub_cap - 1;
+    for (size_t i = hash & mask; impl->sub_slots[i].graph; i = (i + 1) & mask) {
+        const char *s = impl->sub_slots[i].graph->name;
+        if (impl->sub_slots[i].hash == hash && strncmp(s, name, len) == 0 && s[len] == '\0')
+            return impl->sub_slots[i].graph;
+    }
+    return NULL;
 }

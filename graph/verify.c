@@ -178,10 +178,14 @@ check_subgraph_names(const hop_graph *g)
                         s->parent ? s->parent->name : "no graph");
         if (s->env != g->env)
             return fail(g, "subgraph %s uses another shape env", s->name);
-        for (size_t j = 0; j < i; j++) {
-            if (strcmp(g->subgraphs[j]->name, s->name) == 0)
-                return fail(g, "two subgraphs are named %s", s->name);
-        }
+        /* The index (one entry per subgraph) finds the first of two
+         * subgraphs with one name for both. */
+        const hop_graph *named = hop_graph_find_subgraph(g, s->name);
+        if (named != s)
+            return fail(g,
+                        named ? "two subgraphs are named %s"
+                              : "subgraph %s is not in the graph's subgraph index",
+                        s->name);
     }
     return HOP_OK;
 }

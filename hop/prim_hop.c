@@ -226,12 +226,18 @@ hop__signature_merge(hop_call *c)
     size_t n = 0;
     for (size_t b = 0; b < nb; b++) {
         const hop_tracer *t = c->tracers[b];
+        /* A tracer lifts each source once: only earlier bodies' entries can
+         * hold it (the first body's search is skipped, so a wrap with k
+         * lifted values is O(k), not O(k^2)). */
+        size_t earlier = n;
         for (size_t i = 0; i < hop_tracer_nlifted(t); i++) {
             hop_node *ph = hop_tracer_lifted_placeholder(t, i);
-            hop_node *src = hop_tracer_lifted_source(t, ph);
+            hop_node *src = hop_tracer_lifted_source_at(t, i);
             size_t k = 0;
-            while (k < n && entries[k].source != src)
+            while (k < earlier && entries[k].source != src)
                 k++;
+            if (k == earlier)
+                k = n;
             if (k == n) {
                 entries[n].source = src;
                 entries[n].owner = (int)b;

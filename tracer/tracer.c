@@ -57,6 +57,12 @@ hop_tracer_lifted_placeholder(const hop_tracer *t, size_t i)
 }
 
 hop_node *
+hop_tracer_lifted_source_at(const hop_tracer *t, size_t i)
+{
+    return t && i < t->nlifted ? t->lifted_source[i] : NULL;
+}
+
+hop_node *
 hop_tracer_lifted_source(const hop_tracer *t, const hop_node *placeholder)
 {
     if (t == NULL)

@@ -118,6 +118,9 @@ hop_node *hop_tracer_output(hop_tracer *t, const hop_arg *values, size_t n);
  */
 size_t hop_tracer_nlifted(const hop_tracer *t);
 hop_node *hop_tracer_lifted_placeholder(const hop_tracer *t, size_t i);
+/* The parent value of the i-th lifted placeholder (NULL when i is out of
+ * range): O(1), where hop_tracer_lifted_source searches the placeholders. */
+hop_node *hop_tracer_lifted_source_at(const hop_tracer *t, size_t i);
 hop_node *hop_tracer_lifted_source(const hop_tracer *t, const hop_node *placeholder);
 /*
  * Why a lifted symbol was lifted: the value of t's parent (a tensor) whose

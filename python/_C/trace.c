@@ -845,7 +845,47 @@ hop_py__printed(char *s)
     return r;
 }
 
-/* describe(path) -> dict(name, nodes, subgraphs, guards, code, table, dot);
+/* text(path, kind) -> the graph at path printed as "code", "table" or "dot"
+ * (its subgraphs included).  Apart from describe: a 1,000-deep nest prints
+ * megabytes of each, and a caller wants one of them. */
+static PyObject *
+trace_text(TraceObject *tr, PyObject *args)
+{
+    PyObject *path;
+    const char *kind;
+    if (!PyArg_ParseTuple(args, "Os:text", &path, &kind) || not_elsewhere(tr, "text") < 0)
+        return NULL;
+    char *(*print)(const hop_graph *) = strcmp(kind, "code") == 0    ? hop_graph_code
+                                        : strcmp(kind, "table") == 0 ? hop_graph_table
+                                        : strcmp(kind, "dot") == 0   ? hop_graph_dot
+                                                                     : NULL;
+    if (print == NULL) {
+        PyErr_Format(PyExc_ValueError, "text: kind must be 'code', 'table' or 'dot', got '%s'",
+                     kind);
+        return NULL;
+    }
+    hop_graph *g = graph_at(tr, path);
+    return g ? hop_py__printed(print(g)) : NULL;
+}
+
+/* placeholder_names(path) -> the names of the graph's placeholders, in
+ * order (what describe's nodes give, without converting every node). */
+static PyObject *
+trace_placeholder_names(TraceObject *tr, PyObject *path)
+{
+    if (not_elsewhere(tr, "placeholder_names") < 0)
+        return NULL;
+    hop_graph *g = graph_at(tr, path);
+    if (g == NULL)
+        return NULL;
+    PyObject *list = PyList_New((Py_ssize_t)g->nplaceholders);
+    const hop_node *n = g->first;
+    for (size_t i = 0; list && i < g->nplaceholders; i++, n = n->next)
+        hop_py_fill(&list, (Py_ssize_t)i, PyUnicode_FromString(n->name));
+    return list;
+}
+
+/* describe(path) -> dict(name, nodes, subgraphs, guards);
  * guards are the graph's own (a cond branch's), as text; each node is (op,
  * name, target, args, meta, outs, layout), layout a call_hop's arguments by
  * parameter name (call_layout) or None. */
@@ -893,19 +933,9 @@ trace_describe(TraceObject *tr, PyObject *path)
             Py_CLEAR(subs);
         Py_XDECREF(s);
     }
-    if (nodes && subs && guards) {
-        PyObject *code = hop_py__printed(hop_graph_code(g));
-        PyObject *table = code ? hop_py__printed(hop_graph_table(g)) : NULL;
-        PyObject *dot = table ? hop_py__printed(hop_graph_dot(g)) : NULL;
-        if (dot)
-            result = Py_BuildValue("{s:s,s:O,s:O,s:O,s:N,s:N,s:N}", "name", g->name, "nodes", nodes,
-                                   "subgraphs", subs, "guards", guards, "code", code, "table",
-                                   table, "dot", dot);
-        else {
-            Py_XDECREF(code);
-            Py_XDECREF(table);
-        }
-    }
+    if (nodes && subs && guards)
+        result = Py_BuildValue("{s:s,s:O,s:O,s:O}", "name", g->name, "nodes", nodes, "subgraphs",
+                               subs, "guards", guards);
     Py_XDECREF(nodes);
     Py_XDECREF(subs);
     Py_XDECREF(guards);
@@ -1073,6 +1103,10 @@ static PyMethodDef trace_methods[] = {
     {"guards", (PyCFunction)trace_guards, METH_NOARGS, "The ShapeEnv's guards, as text."},
     {"inputs", (PyCFunction)trace_inputs, METH_NOARGS, "The root inputs and their sources."},
     {"describe", (PyCFunction)trace_describe, METH_O, "describe(path) -> dict for a graph."},
+    {"placeholder_names", (PyCFunction)trace_placeholder_names, METH_O,
+     "placeholder_names(path) -> the graph's placeholder names, in order."},
+    {"text", (PyCFunction)trace_text, METH_VARARGS,
+     "text(path, kind) -> the graph printed as 'code', 'table' or 'dot'."},
     {"_memo", (PyCFunction)trace_memo, METH_VARARGS,
      "_memo(what, ...): the op memo of path specialisation (hop.compile)."},
     {"_trap_guard", (PyCFunction)trace_trap_guard, METH_VARARGS,

@@ -49,6 +49,7 @@ except ImportError:  # NumPy is optional at run time
 __all__ = ["run_pure", "reads", "code_names"]
 
 _MISSING = object()
+_A_METHOD = object()  # what _callee returns for a method of a value
 
 # Per root, what the body may do with it.
 WRITE = 1    # mutate it in place (or something reached from it)
@@ -129,13 +130,16 @@ class _Effects:
     reads from outside: ("c", freevar) or ("g", global) -> WRITE/DATA flags,
     plus the calls whose callee is resolved at run time."""
 
-    __slots__ = ("flags", "calls", "unknown", "__weakref__")
+    __slots__ = ("flags", "calls", "unknown", "names", "__weakref__")
 
     def __init__(self):
+        self.names = ()  # code_names of the code object, sorted
         self.flags = {}
-        # ("f", callee path, npos, kwnames, arg taint, callee taint, kw unknown)
+        # ("f", callee path, npos, kwnames, arg taint, callee taint, kw unknown,
+        #  each positional argument's taint)
         # ("m", receiver path + method, npos, kwnames, arg taint, receiver taint,
-        #  kw unknown): resolved against the function's globals when checked.
+        #  kw unknown, each positional argument's taint): resolved against the
+        #  function's globals when checked.
         self.calls = set()
         self.unknown = False
 
@@ -153,6 +157,7 @@ def _effects(code):
     except (KeyError, TypeError):
         pass
     eff = _Effects()
+    eff.names = tuple(sorted(code_names(code, set())))
     try:
         _analyze_all(code, eff)
     except _Unknown:
@@ -567,11 +572,13 @@ class _Interp:
         else:
             callee, receiver = b, _NULL
         arg_taint = _union(args).taint
+        # each positional argument's taint: which one is a HOP's body
+        positional = tuple(v.taint for v in args[:npos])
         s.append(_union(vals))
         if callee.method is not None:
             if callee.path is not None:  # resolved when checked: a module's function?
                 self.eff.calls.add(("m", callee.path, npos, kw, arg_taint, receiver.taint,
-                                    unknown_kw))
+                                    unknown_kw, positional))
             elif callee.method not in _READ_METHODS:
                 self.eff.mark(receiver.taint, WRITE)
                 self.eff.mark(arg_taint, ALL)
@@ -584,7 +591,7 @@ class _Interp:
                 self.params[callee.code] = t | arg_taint
         elif callee.path is not None:
             self.eff.calls.add(("f", callee.path, npos, kw, arg_taint, callee.taint,
-                                unknown_kw))
+                                unknown_kw, positional))
         else:
             self.eff.mark(callee.taint, WRITE)  # maybe a bound method taken earlier
             self.eff.mark(arg_taint, ALL)
@@ -614,24 +621,49 @@ def _resolve(path, fn):
     return v
 
 
-def _call_summary(call, fn):
-    """[(taint, flags)] that one recorded call means for fn's outer names."""
-    kind, path, npos, kw, arg_taint, head_taint, unknown_kw = call
+def _callee(call, fn):
+    """The object a recorded call calls, or _A_METHOD when it is a method of
+    a value (not of a module or class)."""
+    kind, path = call[0], call[1]
     if kind == "m":
         owner = _resolve(path[:-1], fn)
         if not isinstance(owner, (types.ModuleType, type)):
-            if path[-1] in _READ_METHODS:
-                return []
-            return [(head_taint, WRITE), (arg_taint, ALL)]
-        callee = getattr(owner, path[-1], _MISSING)
-    else:
-        callee = _resolve(path, fn)
+            return _A_METHOD
+        return getattr(owner, path[-1], _MISSING)
+    return _resolve(path, fn)
+
+
+def _call_summary(call, fn, callee):
+    """[(taint, flags)] that one recorded call (calling callee, from
+    _callee) means for fn's outer names."""
+    kind, path, npos, kw, arg_taint, head_taint, unknown_kw, _ = call
+    if callee is _A_METHOD:
+        if path[-1] in _READ_METHODS:
+            return []
+        return [(head_taint, WRITE), (arg_taint, ALL)]
     out = [(arg_taint, _call_flags(callee, npos, kw, unknown_kw))]
     bound = getattr(callee, "__self__", None)
     if kind == "f" and bound is not None and not isinstance(bound, (types.ModuleType, type)) \
             and getattr(callee, "__name__", "") not in _READ_METHODS:
         out.append((head_taint, WRITE))  # push = outer_list.append; push(x)
     return out
+
+
+_EMPTY_SET = frozenset()
+_HOP_ENTRIES = []
+
+
+def _hop_entries():
+    """id -> the positions of its bodies, for the HOP functions that trace
+    each body under run_pure: hop.cond, hop.wrap, ... (hop._hops, imported
+    after this module).  switch's position holds its list of branches."""
+    if not _HOP_ENTRIES:
+        from . import _hops as h
+        _HOP_ENTRIES.append({id(f): pos for f, pos in (
+            (h.cond, (1, 2)), (h.switch, (1,)), (h.map, (0,)), (h.wrap, (0,)),
+            (h.invoke_subgraph, (0,)), (h.while_loop, (0, 1)), (h.fori_loop, (2,)),
+            (h.scan, (0,)), (h.associative_scan, (0,)))})
+    return _HOP_ENTRIES[0]
 
 
 def _call_flags(callee, npos, kwnames, unknown_kw):
@@ -681,15 +713,38 @@ class _Check:
         eff = _effects(code)
         g = getattr(fn, "__globals__", None) or {}
         flags = {}
+        bodies = _EMPTY_SET
         if eff.unknown:
             flags = None
         else:
             flags = dict(eff.flags)
+            hops = _hop_entries()
+            bodies, elsewhere = set(), set()
             for call in eff.calls:
-                for taint, f in _call_summary(call, fn):
+                callee = _callee(call, fn)
+                for taint, f in _call_summary(call, fn, callee):
                     if f:
                         for t in taint:
                             flags[t] = flags.get(t, 0) | f
+                positions = hops.get(id(callee))
+                if positions is not None and not call[6]:
+                    positional = call[7]
+                    for i, taint in enumerate(positional):
+                        if i in positions:
+                            bodies |= taint
+                        else:
+                            elsewhere |= taint
+                    if call[3] or len(positional) != call[2]:  # keyword arguments
+                        elsewhere |= call[4]
+                    elsewhere |= call[5]
+                else:
+                    elsewhere |= call[4] | call[5]
+            # A function the body only hands to HOPs as a body (in a body's
+            # position: never calls it, passes it elsewhere, as an operand
+            # or by keyword, or writes it) runs under its own run_pure when
+            # the HOP traces it; scanning it here too made nested bodies
+            # cost O(depth) each (issue #30).
+            bodies = {t for t in bodies - elsewhere if not eff.flags.get(t, 0) & WRITE}
         closure = getattr(fn, "__closure__", None) or ()
         for name, cell in zip(code.co_freevars, closure):
             try:
@@ -697,18 +752,21 @@ class _Check:
             except ValueError:
                 value = _MISSING
             self.cells.append((name, cell, value))
-            self._root(fn, name, value, ALL if flags is None else flags.get(("c", name), 0))
-        for name in sorted(code_names(code, set())):
+            self._root(fn, name, value, ALL if flags is None else flags.get(("c", name), 0),
+                       ("c", name) in bodies)
+        for name in eff.names:
             value = g.get(name, _MISSING)
             if value is _MISSING:
                 continue
             self.globals.append((name, g, value))
-            self._root(fn, name, value, ALL if flags is None else flags.get(("g", name), 0))
+            self._root(fn, name, value, ALL if flags is None else flags.get(("g", name), 0),
+                       ("g", name) in bodies)
 
-    def _root(self, fn, name, value, flag):
+    def _root(self, fn, name, value, flag, body=False):
         # A function of the body's module (or a closure) that the body may
-        # call mutates the same state: check what it reaches too.
-        if isinstance(value, types.FunctionType) and (
+        # call mutates the same state: check what it reaches too (unless it
+        # is only a HOP's body: see scan).
+        if isinstance(value, types.FunctionType) and not body and (
                 value.__globals__ is fn.__globals__ or name in fn.__code__.co_freevars):
             self.scan(value)
         if flag & WRITE and value is not _MISSING:

@@ -266,6 +266,9 @@ class GraphModule:
     def _desc(self):
         return self._lazy("desc", lambda: self._trace.describe(self._path))
 
+    def _text(self, kind):
+        return self._lazy(kind, lambda: self._trace.text(self._path, kind))
+
     @property
     def name(self):
         """The graph's name: "forward" for the root, "cond_true_0", ..."""
@@ -286,7 +289,7 @@ class GraphModule:
     @property
     def code(self):
         """Python-like source of the graph, nested subgraphs included."""
-        return self._desc["code"]
+        return self._text("code")
 
     def print_tabular(self):
         """print_tabular() -> None: prints tabular().
@@ -299,7 +302,7 @@ class GraphModule:
         call_op      sin     sin     (x,)    f32[2]
         output       output  output  (sin,)
         """
-        print(self._desc["table"], end="")
+        print(self._text("table"), end="")
 
     def tabular(self):
         """tabular() -> str: one row per node (opcode, name, target, args,
@@ -308,7 +311,7 @@ class GraphModule:
         >>> hop.trace(lambda x: x.sin(), hop.ones(2)).tabular().splitlines()[3]
         'placeholder  x       x       ()      f32[2]'
         """
-        return self._desc["table"]
+        return self._text("table")
 
     def to_dot(self, lifted=False):
         """to_dot(lifted=False) -> str
@@ -323,7 +326,7 @@ class GraphModule:
         >>> print([l.strip() for l in gm.to_dot(lifted=True).splitlines() if "lifted" in l][0])
         "map_body_0.w" [label="w\\nf32[2]\\nlifted: capture w", style="filled,dashed", fillcolor="#fde8c4", shape=ellipse];
         """
-        text = self._desc["dot"]
+        text = self._text("dot")
         if not lifted:
             return text
         paths = self._subgraph_paths()
@@ -423,7 +426,7 @@ class GraphModule:
         variable, global, attribute: the guards' sources)."""
         runner = self._call
         out = {}
-        names = [n[1] for n in self._trace.describe(())["nodes"] if n[0] == "placeholder"]
+        names = self._trace.placeholder_names(())
         caps = self._trace.captures
         cap_names = names[len(names) - len(caps):] if caps else []
         for name in cap_names:
@@ -938,7 +941,7 @@ class _Runner:
         n = len(self.captures)
         if not n:
             return []
-        names = [node[1] for node in self._tr.describe(())["nodes"] if node[0] == "placeholder"]
+        names = self._tr.placeholder_names(())
         return names[len(names) - n:]
 
     def _captured(self, leaves):

@@ -568,6 +568,63 @@ test_output_is_last_and_later_nodes_go_before_it(void **state)
 
 /* ------------------------------------------------------------ subgraphs */
 
+/* Past HOP__SMALL_SUBGRAPHS a graph finds its subgraphs through a hash index
+ * (issue #30): every one stays findable by name through removals in any
+ * order (the index's deletions shift entries back), a removed name is free
+ * again, and node names still avoid the subgraphs' names. */
+static void
+test_many_subgraphs_stay_findable_through_removals(void **state)
+{
+    (void)state;
+    enum { N = 300 };
+    hop_graph *g = sin_body("forward");
+    hop_graph *subs[N];
+    char name[32];
+    for (int i = 0; i < N; i++) {
+        snprintf(name, sizeof name, "body_%d", i);
+        subs[i] = sin_body(name);
+        assert_int_equal(hop_graph_add_subgraph(g, subs[i]), HOP_OK);
+    }
+    assert_int_equal(hop_graph_verify(g), HOP_OK);
+    snprintf(name, sizeof name, "body_%d", 7);
+    hop_graph *dup = sin_body(name);
+    assert_int_equal(hop_graph_add_subgraph(g, dup), HOP_EXISTS);
+    hop_graph_free(dup);
+    assert_string_equal(ph(g, "body_42", T(HOP_F32, 0, NULL, NULL))->name, "body_42_1");
+    /* Remove every third one, from the middle outwards and from both ends. */
+    bool gone[N] = {false};
+    for (int k = 0; k < N; k += 3) {
+        int i = (k / 3) % 2 ? k : N - 1 - k;
+        assert_int_equal(hop_graph_remove_subgraph(g, subs[i]), HOP_OK);
+        hop_graph_free(subs[i]);
+        gone[i] = true;
+    }
+    for (int i = 0; i < N; i++) {
+        snprintf(name, sizeof name, "body_%d", i);
+        if (gone[i])
+            assert_null(hop_graph_find_subgraph(g, name));
+        else
+            assert_ptr_equal(hop_graph_find_subgraph(g, name), subs[i]);
+    }
+    assert_null(hop_graph_find_subgraph(g, "body_"));
+    assert_null(hop_graph_find_subgraph(g, "body_3000"));
+    assert_int_equal(hop_graph_verify(g), HOP_OK);
+    /* A removed name can be taken again, and is found. */
+    for (int i = 0; i < N; i++) {
+        if (!gone[i])
+            continue;
+        snprintf(name, sizeof name, "body_%d", i);
+        subs[i] = sin_body(name);
+        assert_int_equal(hop_graph_add_subgraph(g, subs[i]), HOP_OK);
+    }
+    for (int i = 0; i < N; i++) {
+        snprintf(name, sizeof name, "body_%d", i);
+        assert_ptr_equal(hop_graph_find_subgraph(g, name), subs[i]);
+    }
+    assert_int_equal(hop_graph_verify(g), HOP_OK);
+    hop_graph_free(g);
+}
+
 static void
 test_subgraph_ownership_is_exclusive_and_names_are_unique(void **state)
 {
@@ -1229,6 +1286,7 @@ main(void)
         T_(test_call_hop_copies_outs_and_getitem_reads_them),
         T_(test_output_is_last_and_later_nodes_go_before_it),
         T_(test_subgraph_ownership_is_exclusive_and_names_are_unique),
+        T_(test_many_subgraphs_stay_findable_through_removals),
         T_(test_removed_subgraph_belongs_to_the_caller_again),
         T_(test_erase_refuses_used_nodes_and_unlinks_uses),
         T_(test_dce_removes_dead_chains_and_unreferenced_subgraphs),

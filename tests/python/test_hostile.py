@@ -488,7 +488,7 @@ def snapshot():
     tr = _C.tracing()
     return {
         "depth": _C._trace_depth(),
-        "graph": tr.describe(())["code"],
+        "graph": tr.text((), "code"),
         "guards": tr.guards(),
         "cache": sorted(repr(k) for k in tr.scratch),
         "captures": list(tr.captures),

@@ -1,0 +1,172 @@
+"""Tracing costs that grow with the work, not faster (issue #30).
+
+Each test stands for one scaling fix and fails if its cost turns superlinear
+again.  Where the cost can be counted (functions the purity check scans) the
+test counts; elsewhere it compares the time per unit of work at two sizes
+ten or more times apart, in CPU time, in a serial test, with a bound between
+the flat figure and the superlinear one (each bound's comment gives both),
+and the best of a few runs to ride out a busy machine.
+"""
+import gc
+import sys
+import time
+import warnings
+
+import pytest
+
+import hop
+from hop import _purity
+
+
+def best_time(fn, repeat=3):
+    best = float("inf")
+    for _ in range(repeat):
+        gc.collect()
+        t0 = time.thread_time()  # CPU time: a busy machine's waits left out
+        fn()
+        best = min(best, time.thread_time() - t0)
+    return best
+
+
+def calls(make, n):
+    def f(x):
+        for _ in range(n):
+            x = make(x)
+        return x
+    return f
+
+
+def wrap_call(x):
+    return hop.wrap(lambda v: v + 1.0, x)
+
+
+def cond_call(x):
+    return hop.cond(x.sum() > 0, lambda v: v + 1.0, lambda v: v - 1.0, (x,))
+
+
+def nested(depth):
+    """depth wraps, each body calling the next level's wrap."""
+    def level(k):
+        if k == 0:
+            return lambda v: v + 1.0
+        inner = level(k - 1)
+        return lambda v: hop.wrap(inner, v)
+    return level(depth)
+
+
+@pytest.mark.serial
+@pytest.mark.parametrize("make", [wrap_call, cond_call], ids=["wrap", "cond"])
+def test_tracing_hop_calls_costs_the_same_per_call_at_ten_times_the_calls(make):
+    # Each call adds subgraphs to the root graph: finding one by name (every
+    # node name reserved, every subgraph installed, verification) scanned
+    # them all, O(n^2) in all.
+    x = hop.randn(16, seed=1)
+    small, large = 300, 3000
+    hop.trace(calls(make, small), x)  # warm up
+    t_small = best_time(lambda: hop.trace(calls(make, small), x)) / small
+    t_large = best_time(lambda: hop.trace(calls(make, large), x), repeat=2) / large
+    assert t_large <= 2.0 * t_small, (t_small, t_large)  # 1.1-1.4x; 3.1x (wrap), 6.5x before
+
+
+def test_nested_bodies_are_each_scanned_once_by_the_purity_check(monkeypatch):
+    # A body that only hands a function to a HOP leaves it to that HOP's own
+    # run_pure: scanning it (and all it reaches) from every enclosing body
+    # cost O(depth) per level.
+    scanned = []
+    real = _purity._Check.scan
+
+    def counting(self, fn):
+        scanned.append(fn)
+        return real(self, fn)
+    monkeypatch.setattr(_purity._Check, "scan", counting)
+    depth = 40
+    gm = hop.trace(nested(depth), hop.ones(3))
+    # one scan per level: the body and the innermost function
+    assert len(scanned) == depth
+    assert gm(hop.ones(3)).tolist() == [2.0, 2.0, 2.0]
+
+
+def test_a_function_a_body_also_calls_is_still_scanned_for_side_effects():
+    # The skip covers functions only passed to HOPs: one the body calls
+    # itself is checked as before.
+    log = []
+
+    def helper(v):
+        log.append(1)
+        return v
+
+    def f(x):
+        return hop.wrap(lambda v: hop.wrap(helper, helper(v)), x)
+    with pytest.raises(hop.TraceError, match=r"hop.wrap: the wrap body has a side effect: "
+                                             r"it mutates 'log'"):
+        hop.trace(f, hop.ones(2))
+    assert log == []
+
+
+def test_a_function_passed_to_a_hop_as_an_operand_is_still_scanned_for_side_effects():
+    # Only a body's position counts: a function among the operands is
+    # called by the branch, whose own check does not see it.
+    log = []
+
+    def helper(v):
+        log.append(1)
+        return v
+
+    def f(x):
+        return hop.wrap(lambda v: hop.cond(True, lambda v, h: h(v), lambda v, h: v,
+                                           (v, helper)), x)
+    with pytest.raises(hop.TraceError, match=r"hop.wrap: the wrap body has a side effect: "
+                                             r"it mutates 'log'"):
+        hop.trace(f, hop.ones(2))
+    assert log == []
+
+
+def test_a_body_passed_to_a_hop_is_checked_by_that_hop():
+    state = {"n": 0}
+
+    def inner(v):
+        state["n"] += 1
+        return v * 2.0
+
+    def f(x):
+        return hop.wrap(lambda v: hop.wrap(inner, v), x)
+    with pytest.raises(hop.TraceError, match=r"it mutates 'state'"):
+        hop.trace(f, hop.ones(2))
+    assert state == {"n": 0}
+
+
+@pytest.mark.serial
+def test_lifting_captured_tensors_costs_the_same_per_capture_at_sixteen_times_as_many():
+    # A wrap body lifting k captured tensors: the signature merge searched
+    # all earlier lifts for each one, O(k^2).
+    def program(k):
+        caps = [hop.full((4,), float(i)) for i in range(k)]
+
+        def body(v):
+            for c in caps:
+                v = v + c
+            return v
+        return lambda x: hop.wrap(body, x)
+    small, large = 1000, 16000
+    f_small, f_large = program(small), program(large)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # "guarded by identity only"
+        hop.trace(f_small, hop.ones(4))
+        t_small = best_time(lambda: hop.trace(f_small, hop.ones(4))) / small
+        t_large = best_time(lambda: hop.trace(f_large, hop.ones(4)), repeat=2) / large
+        gm = hop.trace(program(50), hop.ones(4))
+    assert gm(hop.ones(4)).tolist() == [1.0 + sum(range(50))] * 4
+    assert t_large <= 2.1 * t_small, (t_small, t_large)  # 1.55x; 2.7x before
+
+
+@pytest.mark.serial
+def test_code_of_a_deep_nest_costs_time_in_proportion_to_its_text():
+    # gm.code printed the table and the DOT text too (and describe made them
+    # for every subgraph): 63 ns per byte of code; it is about 4.
+    sys.setrecursionlimit(max(sys.getrecursionlimit(), 20000))
+    gm = hop.trace(nested(300), hop.ones(2))
+    t0 = time.thread_time()
+    code = gm.code
+    dt = time.thread_time() - t0
+    assert code.count("def wrap_body_") == 300
+    assert dt <= 25e-9 * len(code), (dt, len(code))  # 4 ns/byte; 63 before
