@@ -8,6 +8,7 @@
 #define HOP_AUTODIFF_AD_IMPL_H
 
 #include "hop/autodiff.h"
+#include "hop/rewrite.h"
 
 /* op(x), op(a, b), op(a, c) and op(c, b) for a float constant c. */
 hop_node *hop__ad_op1(hop_graph *g, hop_op op, hop_node *x);

@@ -10,383 +10,29 @@
  * rule of each node right after copying it.  A value is active when it
  * depends on a wrt input (reverse), or has a tangent (forward): only those
  * are differentiated, so a closure over a constant costs nothing.  DCE then
- * drops the forward copies nothing needs.
+ * drops the forward copies nothing needs.  The walk is graph's rewriter
+ * (hop/rewrite.h): copies, subgraph copies and the memo of transformed
+ * bodies are its; this file keeps the cotangents and tangents in its
+ * entries and holds the rules.
  */
 #include "autodiff/ad_impl.h"
-#include "core/hash.h"
+#include "core/core.h"
+#include "hop/rewrite.h"
 
 #include <stdio.h>
 #include <string.h>
 
-/* ------------------------------------------------------------ node maps */
-
-/* One forward node: its copy, and its cotangents (reverse) or tangents
- * (forward), one per value it has (a call's outputs). */
-typedef struct entry {
-    const hop_node *key;
-    hop_node *primal;
-    hop_node **slots;
-    size_t nslots;
-    bool active;
-    UT_hash_handle hh;
-} entry;
-
-/* A subgraph of the source and its copy or transformed version in the
- * result; mask is the wrt mask of a transformed body (NULL for a copy). */
-typedef struct body_memo {
-    const hop_graph *src;
-    hop_graph *dst;
-    char *mask;
-} body_memo;
-
-typedef struct xform {
-    const hop_graph *src;
-    hop_graph *out;
-    entry *nodes;
-    body_memo *memos;
-    size_t nmemos, memo_cap;
-    /* list items of arguments being mapped, freed after each node */
-    hop_arg **scratch;
-    size_t nscratch, scratch_cap;
-    /* symbols replaced in every copied argument and meta (hop_graph_inline
-     * binding a SymInt placeholder to a value of another expression) */
-    const hop_expr **from, **to;
-    size_t nsubs;
-} xform;
-
+/* A transformation's state: the rewrite of the forward graph into the
+ * result.  Each forward node's entry keeps its copy (the primal), one
+ * cotangent (reverse) or tangent (forward) per value in aux, and whether it
+ * is active in mark. */
 struct hop_vjp_ctx {
-    xform x;
+    hop_rewrite rw;
 };
 
 struct hop_jvp_ctx {
-    xform x;
+    hop_rewrite rw;
 };
-
-static entry *
-find(const xform *x, const hop_node *n)
-{
-    entry *e = NULL;
-    HASH_FIND_PTR(x->nodes, &n, e);
-    return e;
-}
-
-static entry *
-add_entry(xform *x, const hop_node *n, hop_node *primal)
-{
-    size_t nslots = n->kind == HOP_NODE_CALL_HOP || n->kind == HOP_NODE_CALL_FOREIGN ? n->nouts : 1;
-    entry *e = hop__calloc(1, sizeof *e);
-    if (e == NULL || (e->slots = hop__calloc(nslots + 1, sizeof *e->slots)) == NULL) {
-        hop__free(e);
-        return NULL;
-    }
-    e->key = n;
-    e->primal = primal;
-    e->nslots = nslots;
-    hop_status st;
-    HOP_HASH_ADD(st, hh, x->nodes, key, sizeof e->key, e);
-    if (st != HOP_OK) {
-        hop__free(e->slots);
-        hop__free(e);
-        return NULL;
-    }
-    return e;
-}
-
-static void
-xform_free(xform *x)
-{
-    entry *e, *tmp;
-    HASH_ITER(hh, x->nodes, e, tmp)
-    {
-        HASH_DEL(x->nodes, e);
-        hop__free(e->slots);
-        hop__free(e);
-    }
-    for (size_t i = 0; i < x->nmemos; i++)
-        hop__free(x->memos[i].mask);
-    hop__free(x->memos);
-    for (size_t i = 0; i < x->nscratch; i++)
-        hop__free(x->scratch[i]);
-    hop__free(x->scratch);
-}
-
-/* Frees what hop_graph_inline allocated besides xform_free's. */
-static void
-subs_free(xform *x)
-{
-    hop__free((void *)x->from);
-    hop__free((void *)x->to);
-}
-
-static void
-scratch_clear(xform *x)
-{
-    for (size_t i = 0; i < x->nscratch; i++)
-        hop__free(x->scratch[i]);
-    x->nscratch = 0;
-}
-
-static hop_status copy_graph(const hop_graph *src, hop_graph *dst, const xform *subs);
-
-/* e with x's symbols replaced. */
-static const hop_expr *
-subs_expr(const xform *x, const hop_expr *e)
-{
-    return x->nsubs ? hop_sym_subs(x->out->env, e, x->from, x->to, x->nsubs) : e;
-}
-
-/* *out = *v with x's symbols replaced; HOP_NOMEM on failure. */
-static hop_status
-subs_meta(const xform *x, const hop_value_info *v, hop_value_info *out)
-{
-    *out = *v;
-    if (x->nsubs == 0)
-        return HOP_OK;
-    if (v->kind == HOP_VALUE_SYM && (out->sym = subs_expr(x, v->sym)) == NULL)
-        return hop_error_code();
-    for (int d = 0; v->kind == HOP_VALUE_TENSOR && d < v->meta.rank; d++)
-        if ((out->meta.sizes[d] = subs_expr(x, v->meta.sizes[d])) == NULL)
-            return hop_error_code();
-    return HOP_OK;
-}
-
-/* The copy of subgraph g in x->out (made on first use: a subgraph shared by
- * several calls keeps one copy). */
-static hop_graph *
-subgraph_copy(xform *x, const hop_graph *g)
-{
-    for (size_t i = 0; i < x->nmemos; i++)
-        if (x->memos[i].src == g && x->memos[i].mask == NULL)
-            return x->memos[i].dst;
-    if (hop__grow((void **)&x->memos, &x->memo_cap, x->nmemos + 1, sizeof *x->memos) != HOP_OK)
-        return NULL;
-    /* Named as g where the name is free: a transformed body made before it
-     * may have taken it (jvp of jvp: the inner loop's `<cond>_jvp` is
-     * copied after the outer rule made its own `<cond>_jvp`). */
-    hop_graph *c = hop_graph_new_subgraph(x->out, g->name);
-    if (c == NULL)
-        return NULL;
-    if (copy_graph(g, c, x) != HOP_OK || hop_graph_add_subgraph(x->out, c) != HOP_OK) {
-        hop_graph_free(c);
-        return NULL;
-    }
-    x->memos[x->nmemos++] = (body_memo){g, c, NULL};
-    return c;
-}
-
-/* Maps forward argument a into x->out: nodes to their copies, subgraphs to
- * theirs, lists item by item. */
-static hop_status
-map_arg(xform *x, const hop_arg *a, hop_arg *out)
-{
-    switch (a->kind) {
-    case HOP_ARG_NODE: {
-        entry *e = find(x, a->u.node);
-        if (e == NULL || e->primal == NULL)
-            return hop_error(HOP_MISUSE, "autodiff: %s is used before it is defined in graph %s",
-                             a->u.node->name, x->src->name);
-        *out = hop_arg_node(e->primal);
-        return HOP_OK;
-    }
-    case HOP_ARG_GRAPH: {
-        hop_graph *c = subgraph_copy(x, a->u.graph);
-        if (c == NULL)
-            return hop_error_code();
-        *out = hop_arg_graph(c);
-        return HOP_OK;
-    }
-    case HOP_ARG_LIST: {
-        if (hop__grow((void **)&x->scratch, &x->scratch_cap, x->nscratch + 1, sizeof *x->scratch) !=
-            HOP_OK)
-            return HOP_NOMEM;
-        hop_arg *items = hop__calloc(a->u.list.n + 1, sizeof *items);
-        if (items == NULL)
-            return HOP_NOMEM;
-        x->scratch[x->nscratch++] = items;
-        for (size_t i = 0; i < a->u.list.n; i++)
-            if (map_arg(x, &a->u.list.items[i], &items[i]) != HOP_OK)
-                return hop_error_code();
-        *out = hop_arg_list(items, a->u.list.n);
-        return HOP_OK;
-    }
-    case HOP_ARG_SYM:
-        *out = *a;
-        return (out->u.sym = subs_expr(x, a->u.sym)) ? HOP_OK : hop_error_code();
-    default:
-        *out = *a;
-        return HOP_OK;
-    }
-}
-
-/* Maps every argument of n into args (room for n->nargs). */
-static hop_status
-map_args(xform *x, const hop_node *n, hop_arg *args)
-{
-    for (size_t i = 0; i < n->nargs; i++)
-        if (map_arg(x, &n->args[i], &args[i]) != HOP_OK)
-            return hop_error_code();
-    return HOP_OK;
-}
-
-/* Copies node n of x->src into x->out and records it; the output node too.
- * The copy keeps n's name where it is free. */
-static entry *
-copy_node(xform *x, const hop_node *n)
-{
-    hop_arg *args = hop__calloc(n->nargs + 1, sizeof *args);
-    hop_value_info meta, *outs = NULL;
-    if (args == NULL)
-        return NULL;
-    hop_node *c = NULL;
-    hop_status st = map_args(x, n, args);
-    if (st == HOP_OK && n->meta)
-        st = subs_meta(x, n->meta, &meta);
-    if (st == HOP_OK && n->nouts && x->nsubs) {
-        if ((outs = hop__calloc(n->nouts, sizeof *outs)) == NULL)
-            st = HOP_NOMEM;
-        for (size_t j = 0; j < n->nouts && st == HOP_OK; j++)
-            st = subs_meta(x, &n->outs[j], &outs[j]);
-    }
-    const hop_value_info *nouts = outs ? outs : n->outs;
-    if (st == HOP_OK) {
-        hop_graph *g = x->out;
-        switch (n->kind) {
-        case HOP_NODE_PLACEHOLDER:
-            c = hop_graph_placeholder(g, n->name, &meta);
-            break;
-        case HOP_NODE_CALL_OP:
-            c = hop_graph_call_op_meta(g, n->op, args, n->nargs, &meta);
-            break;
-        case HOP_NODE_CALL_HOP:
-            c = hop_graph_call_hop(g, n->cls, args, n->nargs, nouts, n->nouts);
-            break;
-        case HOP_NODE_GETITEM:
-            c = hop_graph_getitem(g, args[0].u.node, (size_t)args[1].u.i);
-            break;
-        case HOP_NODE_CALL_FOREIGN:
-            c = hop_graph_call_foreign(g, n->target, args, n->nargs, nouts, n->nouts, n->flags);
-            break;
-        case HOP_NODE_OUTPUT:
-            c = hop_graph_output(g, args, n->nargs);
-            break;
-        }
-    }
-    hop__free(args);
-    hop__free(outs);
-    scratch_clear(x);
-    if (c == NULL)
-        return NULL;
-    if (n->kind != HOP_NODE_OUTPUT && n->kind != HOP_NODE_PLACEHOLDER &&
-        hop_graph_rename_node(x->out, c, n->name) != HOP_OK)
-        return NULL;
-    return add_entry(x, n, c);
-}
-
-static hop_status
-copy_guards(const hop_graph *src, hop_graph *dst)
-{
-    for (size_t i = 0; i < src->nguards; i++)
-        if (hop_graph_add_guard(dst, src->guards[i]) != HOP_OK)
-            return hop_error_code();
-    return HOP_OK;
-}
-
-/* dst (empty) becomes a copy of src, subgraphs included, with subs's symbol
- * replacements (NULL for none). */
-static hop_status
-copy_graph(const hop_graph *src, hop_graph *dst, const xform *subs)
-{
-    xform x = {.src = src, .out = dst};
-    if (subs) {
-        x.from = subs->from;
-        x.to = subs->to;
-        x.nsubs = subs->nsubs;
-    }
-    hop_status st = copy_guards(src, dst);
-    for (const hop_node *n = src->first; n && st == HOP_OK; n = n->next)
-        if (copy_node(&x, n) == NULL)
-            st = hop_error_code();
-    xform_free(&x);
-    return st;
-}
-
-/* Adds the replacement of symbol e by v unless e is not an unbacked symbol,
- * is v, or is bound already (the first binding wins). */
-static void
-bind_symbol(xform *x, const hop_expr *e, const hop_expr *v)
-{
-    if (e == v || !hop_symbol_is_unbacked(e))
-        return; /* a backed symbol is an input size: the same everywhere */
-    for (size_t k = 0; k < x->nsubs; k++)
-        if (x->from[k] == e)
-            return;
-    x->from[x->nsubs] = e;
-    x->to[x->nsubs++] = v;
-}
-
-/* The symbols of src's placeholders (a SymInt's, a tensor's sizes) that the
- * inputs bound to them carry as other expressions: replaced in the copy, so
- * a body's index symbol becomes the symbol of the value passed for it. */
-static hop_status
-bind_symbols(xform *x, const hop_graph *src, hop_node *const *inputs)
-{
-    size_t cap = 0;
-    for (size_t i = 0; i < src->nplaceholders; i++) {
-        const hop_value_info *p = hop_graph_placeholder_at(src, i)->meta;
-        cap += p->kind == HOP_VALUE_SYM ? 1 : (size_t)p->meta.rank;
-    }
-    if (cap == 0)
-        return HOP_OK;
-    x->from = hop__calloc(cap, sizeof *x->from);
-    x->to = hop__calloc(cap, sizeof *x->to);
-    if (x->from == NULL || x->to == NULL)
-        return HOP_NOMEM;
-    for (size_t i = 0; i < src->nplaceholders; i++) {
-        const hop_value_info *p = hop_graph_placeholder_at(src, i)->meta;
-        const hop_value_info *v = inputs[i] ? inputs[i]->meta : NULL;
-        if (v == NULL || v->kind != p->kind)
-            continue;
-        if (p->kind == HOP_VALUE_SYM)
-            bind_symbol(x, p->sym, v->sym);
-        for (int d = 0; p->kind == HOP_VALUE_TENSOR && d < p->meta.rank && d < v->meta.rank; d++)
-            bind_symbol(x, p->meta.sizes[d], v->meta.sizes[d]);
-    }
-    return HOP_OK;
-}
-
-hop_status
-hop_graph_inline(hop_graph *dst, const hop_graph *src, hop_node *const *inputs, hop_node **outputs)
-{
-    if (dst == NULL || src == NULL || src->output == NULL || (src->nplaceholders && !inputs) ||
-        outputs == NULL || dst->env != src->env)
-        return hop_error(HOP_MISUSE, "hop_graph_inline: %s",
-                         dst == NULL || src == NULL ? "NULL graph"
-                         : src->output == NULL      ? "the source graph has no output"
-                         : dst->env != src->env     ? "graphs of different ShapeEnvs"
-                                                    : "NULL inputs or outputs");
-    xform x = {.src = src, .out = dst};
-    hop_status st = bind_symbols(&x, src, inputs);
-    size_t i = 0;
-    for (const hop_node *n = src->first; n && st == HOP_OK; n = n->next) {
-        if (n->kind == HOP_NODE_PLACEHOLDER) {
-            if (inputs[i] == NULL || add_entry(&x, n, inputs[i]) == NULL)
-                st = inputs[i] ? hop_error_code()
-                               : hop_error(HOP_MISUSE, "hop_graph_inline: input %zu is NULL", i);
-            i++;
-        } else if (n->kind == HOP_NODE_OUTPUT) {
-            for (size_t j = 0; j < n->nargs && st == HOP_OK; j++) {
-                hop_arg a;
-                st = map_arg(&x, &n->args[j], &a);
-                outputs[j] = st == HOP_OK && a.kind == HOP_ARG_NODE ? a.u.node : NULL;
-            }
-            scratch_clear(&x);
-        } else if (copy_node(&x, n) == NULL)
-            st = hop_error_code();
-    }
-    xform_free(&x);
-    subs_free(&x);
-    return st;
-}
 
 /* ------------------------------------------------------------ helpers */
 
@@ -398,17 +44,17 @@ is_float_tensor(const hop_value_info *v)
 
 /* Whether any node argument of a (lists included) satisfies the entry test. */
 static bool
-any_active(const xform *x, const hop_arg *a, size_t n, bool tangents)
+any_active(const hop_rewrite *x, const hop_arg *a, size_t n, bool tangents)
 {
     for (size_t i = 0; i < n; i++) {
         if (a[i].kind == HOP_ARG_LIST && any_active(x, a[i].u.list.items, a[i].u.list.n, tangents))
             return true;
         if (a[i].kind != HOP_ARG_NODE)
             continue;
-        const entry *e = find(x, a[i].u.node);
+        const hop_rewrite_entry *e = hop_rewrite_find(x, a[i].u.node);
         if (e == NULL)
             continue;
-        if (tangents ? e->slots[0] != NULL : e->active)
+        if (tangents ? e->aux[0] != NULL : e->mark)
             return true;
     }
     return false;
@@ -434,7 +80,7 @@ vjp_body_transform(const hop_graph *fwd, const bool *wrt, hop_graph *out)
 
 /* The transformed version of body in x->out, made once per (body, wrt). */
 static hop_status
-transformed_body(xform *x, const hop_graph *body, const bool *wrt, const char *suffix,
+transformed_body(hop_rewrite *x, const hop_graph *body, const bool *wrt, const char *suffix,
                  transform_fn fn, hop_graph **result)
 {
     size_t n = body->nplaceholders;
@@ -444,30 +90,25 @@ transformed_body(xform *x, const hop_graph *body, const bool *wrt, const char *s
     mask[0] = suffix[1]; /* 'b' or 'j': a vjp and a jvp body differ */
     for (size_t i = 0; i < n; i++)
         mask[i + 1] = wrt[i] ? '1' : '0';
-    for (size_t i = 0; i < x->nmemos; i++)
-        if (x->memos[i].src == body && x->memos[i].mask && strcmp(x->memos[i].mask, mask) == 0) {
-            hop__free(mask);
-            *result = x->memos[i].dst;
-            return HOP_OK;
-        }
+    hop_graph *g = hop_rewrite_memo_find(x, body, mask);
+    if (g != NULL) {
+        hop__free(mask);
+        *result = g;
+        return HOP_OK;
+    }
     char base[256];
     snprintf(base, sizeof base, "%s%s", body->name, suffix);
-    hop_graph *g = NULL;
-    hop_status st = hop__grow((void **)&x->memos, &x->memo_cap, x->nmemos + 1, sizeof *x->memos);
-    if (st == HOP_OK && (g = hop_graph_new_subgraph(x->out, base)) == NULL)
-        st = hop_error_code();
+    hop_status st = (g = hop_graph_new_subgraph(x->out, base)) ? HOP_OK : hop_error_code();
     if (st == HOP_OK)
         st = fn(body, wrt, g);
     if (st == HOP_OK)
         st = hop_graph_add_subgraph(x->out, g);
-    if (st != HOP_OK) {
+    if (st != HOP_OK)
         hop_graph_free(g);
-        hop__free(mask);
-        return st;
-    }
-    x->memos[x->nmemos++] = (body_memo){body, g, mask};
-    *result = g;
-    return HOP_OK;
+    else if ((st = hop_rewrite_memo_add(x, body, mask, g)) == HOP_OK)
+        *result = g;
+    hop__free(mask);
+    return st;
 }
 
 static hop_status
@@ -497,56 +138,48 @@ no_rule(const hop_node *n, const char *mode)
                      mode);
 }
 
-/* Whether a class without a vjp/jvp slot is wrap-like: its lowering and its
- * evaluation are the base's (run the one body on the passed values). */
-static bool
-wrap_like(const hop_class *cls)
-{
-    return HOP_CLASS_SLOT_OWNER(cls, lower) == NULL && HOP_CLASS_SLOT_OWNER(cls, eval) == NULL;
-}
-
 /* ------------------------------------------------------------ reverse */
 
 hop_graph *
 hop_vjp_out(hop_vjp_ctx *cx)
 {
-    return cx->x.out;
+    return cx->rw.out;
 }
 
 hop_node *
 hop_vjp_primal(hop_vjp_ctx *cx, const hop_node *v)
 {
-    entry *e = v ? find(&cx->x, v) : NULL;
-    return e ? e->primal : NULL;
+    hop_rewrite_entry *e = v ? hop_rewrite_find(&cx->rw, v) : NULL;
+    return e ? e->copy : NULL;
 }
 
 bool
 hop_vjp_active(hop_vjp_ctx *cx, const hop_node *v)
 {
-    entry *e = v ? find(&cx->x, v) : NULL;
-    return e && e->active;
+    hop_rewrite_entry *e = v ? hop_rewrite_find(&cx->rw, v) : NULL;
+    return e && e->mark;
 }
 
 hop_node *
 hop_vjp_ct(hop_vjp_ctx *cx, const hop_node *call, size_t i)
 {
-    entry *e = call ? find(&cx->x, call) : NULL;
-    return e && i < e->nslots ? e->slots[i] : NULL;
+    hop_rewrite_entry *e = call ? hop_rewrite_find(&cx->rw, call) : NULL;
+    return e && i < e->n ? e->aux[i] : NULL;
 }
 
 hop_node *
 hop_vjp_zeros(hop_vjp_ctx *cx, const hop_value_info *meta)
 {
-    return hop__ad_full(cx->x.out, &meta->meta, 0.0);
+    return hop__ad_full(cx->rw.out, &meta->meta, 0.0);
 }
 
 /* Adds g to slot i of e (no reshaping). */
 static hop_status
-add_to_slot(xform *x, entry *e, size_t i, hop_node *g)
+add_to_slot(hop_rewrite *x, hop_rewrite_entry *e, size_t i, hop_node *g)
 {
-    if (e->slots[i] != NULL && (g = hop__ad_op2(x->out, HOP_OP_add, e->slots[i], g)) == NULL)
+    if (e->aux[i] != NULL && (g = hop__ad_op2(x->out, HOP_OP_add, e->aux[i], g)) == NULL)
         return hop_error_code();
-    e->slots[i] = g;
+    e->aux[i] = g;
     return HOP_OK;
 }
 
@@ -558,33 +191,33 @@ hop_vjp_accumulate(hop_vjp_ctx *cx, const hop_node *v, hop_node *g)
                          cx == NULL  ? "context"
                          : v == NULL ? "value"
                                      : "gradient");
-    entry *e = find(&cx->x, v);
-    if (e == NULL || !e->active || !is_float_tensor(v->meta))
+    hop_rewrite_entry *e = hop_rewrite_find(&cx->rw, v);
+    if (e == NULL || !e->mark || !is_float_tensor(v->meta))
         return HOP_OK;
-    if ((g = hop__ad_sum_to(cx->x.out, g, &v->meta->meta)) == NULL)
+    if ((g = hop__ad_sum_to(cx->rw.out, g, &v->meta->meta)) == NULL)
         return hop_error_code();
-    return add_to_slot(&cx->x, e, 0, g);
+    return add_to_slot(&cx->rw, e, 0, g);
 }
 
 hop_status
 hop_vjp_body(hop_vjp_ctx *cx, const hop_graph *body, const bool *wrt, hop_graph **bwd)
 {
-    return transformed_body(&cx->x, body, wrt, "_bwd", vjp_body_transform, bwd);
+    return transformed_body(&cx->rw, body, wrt, "_bwd", vjp_body_transform, bwd);
 }
 
 static hop_status
 vjp_node(hop_vjp_ctx *cx, const hop_node *n)
 {
-    entry *e = find(&cx->x, n);
+    hop_rewrite_entry *e = hop_rewrite_find(&cx->rw, n);
     bool any = false;
-    for (size_t i = 0; i < e->nslots; i++)
-        any = any || e->slots[i] != NULL;
-    if (!e->active || !any)
+    for (size_t i = 0; i < e->n; i++)
+        any = any || e->aux[i] != NULL;
+    if (!e->mark || !any)
         return HOP_OK;
     switch (n->kind) {
     case HOP_NODE_GETITEM: {
-        entry *call = find(&cx->x, n->args[0].u.node);
-        return add_to_slot(&cx->x, call, (size_t)n->args[1].u.i, e->slots[0]);
+        hop_rewrite_entry *call = hop_rewrite_find(&cx->rw, n->args[0].u.node);
+        return add_to_slot(&cx->rw, call, (size_t)n->args[1].u.i, e->aux[0]);
     }
     case HOP_NODE_CALL_OP: {
         const hop_op_ad_rule *r = hop_op_ad(n->op);
@@ -596,7 +229,7 @@ vjp_node(hop_vjp_ctx *cx, const hop_node *n)
         const hop_class *owner = HOP_CLASS_SLOT_OWNER(n->cls, vjp);
         if (owner)
             return owner->vjp(cx, n);
-        return wrap_like(n->cls) ? hop_vjp_bodies(cx, n) : no_rule(n, "vjp");
+        return hop_class_is_wrap_like(n->cls) ? hop_vjp_bodies(cx, n) : no_rule(n, "vjp");
     }
     case HOP_NODE_CALL_FOREIGN:
         return no_rule(n, "vjp");
@@ -609,13 +242,13 @@ vjp_node(hop_vjp_ctx *cx, const hop_node *n)
 static hop_status
 seed_output(hop_vjp_ctx *cx, size_t j, hop_ct_kind k)
 {
-    const hop_arg *a = &cx->x.src->output->args[j];
+    const hop_arg *a = &cx->rw.src->output->args[j];
     char what[128];
     if (k == HOP_CT_NONE)
         return HOP_OK;
     if (a->kind != HOP_ARG_NODE || !is_float_tensor(a->u.node->meta))
         return hop_error(HOP_DTYPE, "autodiff: output %zu of graph %s (%s) is not a float tensor",
-                         j, cx->x.src->name,
+                         j, cx->rw.src->name,
                          a->kind == HOP_ARG_NODE ? describe(a->u.node->meta, what, sizeof what)
                                                  : "a constant");
     const hop_node *v = a->u.node;
@@ -623,9 +256,9 @@ seed_output(hop_vjp_ctx *cx, size_t j, hop_ct_kind k)
     if (k == HOP_CT_INPUT) {
         char name[256];
         snprintf(name, sizeof name, "%s_ct", v->name);
-        seed = hop_graph_placeholder(cx->x.out, name, v->meta);
+        seed = hop_graph_placeholder(cx->rw.out, name, v->meta);
     } else
-        seed = hop__ad_full(cx->x.out, &v->meta->meta, 1.0);
+        seed = hop__ad_full(cx->rw.out, &v->meta->meta, 1.0);
     if (seed == NULL)
         return hop_error_code();
     return hop_vjp_accumulate(cx, v, seed);
@@ -633,11 +266,11 @@ seed_output(hop_vjp_ctx *cx, size_t j, hop_ct_kind k)
 
 /* Copies the forward graph, marking what depends on a wrt input. */
 static hop_status
-forward_copy(xform *x, const bool *wrt, const char *mode)
+forward_copy(hop_rewrite *x, const bool *wrt, const char *mode)
 {
     size_t k = 0;
     for (const hop_node *n = x->src->first; n && n != x->src->output; n = n->next) {
-        entry *e = copy_node(x, n);
+        hop_rewrite_entry *e = hop_rewrite_copy(x, n, NULL);
         if (e == NULL)
             return hop_error_code();
         if (n->kind == HOP_NODE_PLACEHOLDER) {
@@ -649,11 +282,11 @@ forward_copy(xform *x, const bool *wrt, const char *mode)
                 return hop_error(HOP_DTYPE,
                                  "%s: input %zu of graph %s (%s: %s) is not a float tensor", mode,
                                  i, x->src->name, n->name, describe(n->meta, what, sizeof what));
-            e->active = true;
+            e->mark = true;
         } else if (n->kind == HOP_NODE_GETITEM)
-            e->active = find(x, n->args[0].u.node)->active && is_float_tensor(n->meta);
+            e->mark = hop_rewrite_find(x, n->args[0].u.node)->mark && is_float_tensor(n->meta);
         else
-            e->active = any_active(x, n->args, n->nargs, false);
+            e->mark = any_active(x, n->args, n->nargs, false);
     }
     return HOP_OK;
 }
@@ -664,10 +297,11 @@ hop_vjp_graph(const hop_graph *fwd, const bool *wrt, const hop_ct_kind *cts, hop
     hop_status st = check_call("hop_vjp_graph", fwd, out);
     if (st != HOP_OK)
         return st;
-    hop_vjp_ctx cx = {{.src = fwd, .out = out}};
-    st = copy_guards(fwd, out);
+    hop_vjp_ctx cx;
+    hop_rewrite_init(&cx.rw, fwd, out, "autodiff");
+    st = hop_graph_copy_guards(fwd, out);
     if (st == HOP_OK)
-        st = forward_copy(&cx.x, wrt, "grad");
+        st = forward_copy(&cx.rw, wrt, "grad");
     const hop_node *o = fwd->output;
     for (size_t j = 0; j < o->nargs && st == HOP_OK; j++) {
         hop_ct_kind k =
@@ -687,13 +321,13 @@ hop_vjp_graph(const hop_graph *fwd, const bool *wrt, const hop_ct_kind *cts, hop
     if (st == HOP_OK && args == NULL)
         st = HOP_NOMEM;
     for (size_t j = 0; j < o->nargs && st == HOP_OK; j++)
-        st = map_arg(&cx.x, &o->args[j], &args[j]);
+        st = hop_rewrite_map_arg(&cx.rw, &o->args[j], &args[j]);
     size_t k = o->nargs, i = 0;
     for (const hop_node *p = fwd->first; p && p->kind == HOP_NODE_PLACEHOLDER && st == HOP_OK;
          p = p->next, i++) {
         if (!wrt || !wrt[i])
             continue;
-        hop_node *g = find(&cx.x, p)->slots[0];
+        hop_node *g = hop_rewrite_find(&cx.rw, p)->aux[0];
         if (g == NULL && (g = hop_vjp_zeros(&cx, p->meta)) == NULL)
             st = hop_error_code();
         args[k++] = hop_arg_node(g);
@@ -701,7 +335,7 @@ hop_vjp_graph(const hop_graph *fwd, const bool *wrt, const hop_ct_kind *cts, hop
     if (st == HOP_OK && hop_graph_output(out, args, k) == NULL)
         st = hop_error_code();
     hop__free(args);
-    xform_free(&cx.x);
+    hop_rewrite_clear(&cx.rw);
     if (st != HOP_OK)
         return st;
     hop_graph_dce(out);
@@ -713,28 +347,28 @@ hop_vjp_graph(const hop_graph *fwd, const bool *wrt, const hop_ct_kind *cts, hop
 hop_graph *
 hop_jvp_out(hop_jvp_ctx *cx)
 {
-    return cx->x.out;
+    return cx->rw.out;
 }
 
 hop_node *
 hop_jvp_primal(hop_jvp_ctx *cx, const hop_node *v)
 {
-    entry *e = v ? find(&cx->x, v) : NULL;
-    return e ? e->primal : NULL;
+    hop_rewrite_entry *e = v ? hop_rewrite_find(&cx->rw, v) : NULL;
+    return e ? e->copy : NULL;
 }
 
 hop_node *
 hop_jvp_tangent(hop_jvp_ctx *cx, const hop_node *v)
 {
-    entry *e = v ? find(&cx->x, v) : NULL;
-    return e ? e->slots[0] : NULL;
+    hop_rewrite_entry *e = v ? hop_rewrite_find(&cx->rw, v) : NULL;
+    return e ? e->aux[0] : NULL;
 }
 
 hop_status
 hop_jvp_set_tangent(hop_jvp_ctx *cx, const hop_node *call, size_t i, hop_node *t)
 {
-    entry *e = call ? find(&cx->x, call) : NULL;
-    if (e == NULL || i >= e->nslots || t == NULL)
+    hop_rewrite_entry *e = call ? hop_rewrite_find(&cx->rw, call) : NULL;
+    if (e == NULL || i >= e->n || t == NULL)
         return hop_error(HOP_MISUSE, "hop_jvp_set_tangent: %s",
                          e == NULL   ? "not a node of the forward graph"
                          : t == NULL ? "NULL tangent"
@@ -744,16 +378,16 @@ hop_jvp_set_tangent(hop_jvp_ctx *cx, const hop_node *call, size_t i, hop_node *t
     const hop_value_info *m = call->kind == HOP_NODE_CALL_HOP || call->kind == HOP_NODE_CALL_FOREIGN
                                   ? &call->outs[i]
                                   : call->meta;
-    if (m->kind == HOP_VALUE_TENSOR && (t = hop__ad_to(cx->x.out, t, m->meta.dtype)) == NULL)
+    if (m->kind == HOP_VALUE_TENSOR && (t = hop__ad_to(cx->rw.out, t, m->meta.dtype)) == NULL)
         return hop_error_code();
-    e->slots[i] = t;
+    e->aux[i] = t;
     return HOP_OK;
 }
 
 hop_node *
 hop_jvp_zeros(hop_jvp_ctx *cx, const hop_value_info *meta)
 {
-    return hop__ad_full(cx->x.out, &meta->meta, 0.0);
+    return hop__ad_full(cx->rw.out, &meta->meta, 0.0);
 }
 
 static hop_status
@@ -765,7 +399,7 @@ jvp_body_transform(const hop_graph *fwd, const bool *wrt, hop_graph *out)
 hop_status
 hop_jvp_body(hop_jvp_ctx *cx, const hop_graph *body, const bool *wrt, hop_graph **jvp)
 {
-    return transformed_body(&cx->x, body, wrt, "_jvp", jvp_body_transform, jvp);
+    return transformed_body(&cx->rw, body, wrt, "_jvp", jvp_body_transform, jvp);
 }
 
 static hop_status
@@ -775,11 +409,11 @@ jvp_node(hop_jvp_ctx *cx, const hop_node *n)
         /* Its own output's tangent: any_active reads a call's first slot
          * only, which is empty when output 0 has none (an int carry before
          * a float one) while this output has one. */
-        entry *call = find(&cx->x, n->args[0].u.node);
-        find(&cx->x, n)->slots[0] = call->slots[(size_t)n->args[1].u.i];
+        hop_rewrite_entry *call = hop_rewrite_find(&cx->rw, n->args[0].u.node);
+        hop_rewrite_find(&cx->rw, n)->aux[0] = call->aux[(size_t)n->args[1].u.i];
         return HOP_OK;
     }
-    if (!any_active(&cx->x, n->args, n->nargs, true))
+    if (!any_active(&cx->rw, n->args, n->nargs, true))
         return HOP_OK;
     switch (n->kind) {
     case HOP_NODE_CALL_OP: {
@@ -792,7 +426,7 @@ jvp_node(hop_jvp_ctx *cx, const hop_node *n)
         const hop_class *owner = HOP_CLASS_SLOT_OWNER(n->cls, jvp);
         if (owner)
             return owner->jvp(cx, n);
-        return wrap_like(n->cls) ? hop_jvp_bodies(cx, n) : no_rule(n, "jvp");
+        return hop_class_is_wrap_like(n->cls) ? hop_jvp_bodies(cx, n) : no_rule(n, "jvp");
     }
     case HOP_NODE_CALL_FOREIGN:
         return no_rule(n, "jvp");
@@ -807,12 +441,13 @@ hop_jvp_graph(const hop_graph *fwd, const bool *wrt, hop_graph *out)
     hop_status st = check_call("hop_jvp_graph", fwd, out);
     if (st != HOP_OK)
         return st;
-    hop_jvp_ctx cx = {{.src = fwd, .out = out}};
-    st = copy_guards(fwd, out);
+    hop_jvp_ctx cx;
+    hop_rewrite_init(&cx.rw, fwd, out, "autodiff");
+    st = hop_graph_copy_guards(fwd, out);
     const hop_node *n = fwd->first;
     /* The placeholders, then one tangent per wrt input. */
     for (; n && n->kind == HOP_NODE_PLACEHOLDER && st == HOP_OK; n = n->next)
-        if (copy_node(&cx.x, n) == NULL)
+        if (hop_rewrite_copy(&cx.rw, n, NULL) == NULL)
             st = hop_error_code();
     size_t i = 0;
     for (const hop_node *p = fwd->first; p && p->kind == HOP_NODE_PLACEHOLDER && st == HOP_OK;
@@ -830,10 +465,10 @@ hop_jvp_graph(const hop_graph *fwd, const bool *wrt, hop_graph *out)
         if (t == NULL)
             st = hop_error_code();
         else
-            find(&cx.x, p)->slots[0] = t;
+            hop_rewrite_find(&cx.rw, p)->aux[0] = t;
     }
     for (; n && n != fwd->output && st == HOP_OK; n = n->next) {
-        if (copy_node(&cx.x, n) == NULL)
+        if (hop_rewrite_copy(&cx.rw, n, NULL) == NULL)
             st = hop_error_code();
         else
             st = jvp_node(&cx, n);
@@ -844,7 +479,7 @@ hop_jvp_graph(const hop_graph *fwd, const bool *wrt, hop_graph *out)
         st = HOP_NOMEM;
     size_t k = o->nargs;
     for (size_t j = 0; j < o->nargs && st == HOP_OK; j++)
-        st = map_arg(&cx.x, &o->args[j], &args[j]);
+        st = hop_rewrite_map_arg(&cx.rw, &o->args[j], &args[j]);
     for (size_t j = 0; j < o->nargs && st == HOP_OK; j++) {
         const hop_arg *a = &o->args[j];
         if (a->kind != HOP_ARG_NODE || a->u.node->meta->kind != HOP_VALUE_TENSOR)
@@ -857,7 +492,7 @@ hop_jvp_graph(const hop_graph *fwd, const bool *wrt, hop_graph *out)
     if (st == HOP_OK && hop_graph_output(out, args, k) == NULL)
         st = hop_error_code();
     hop__free(args);
-    xform_free(&cx.x);
+    hop_rewrite_clear(&cx.rw);
     if (st != HOP_OK)
         return st;
     hop_graph_dce(out);
@@ -866,106 +501,83 @@ hop_jvp_graph(const hop_graph *fwd, const bool *wrt, hop_graph *out)
 
 /* ------------------------------------------------ rules of wrap-like HOPs */
 
-/* The layout of a call: how many leads, then bodies (HOP_ARG_GRAPH), then
- * lists; the values passed and how many inputs the HOP makes. */
-typedef struct call_layout {
-    size_t nlead, nbodies;
-    size_t nkeep; /* the bodies the emitted call keeps (the first ones) */
-    size_t npassed, made;
-    const hop_arg **passed;
-} call_layout;
+/* The values a call passes to its bodies (in body input order, after the
+ * made inputs) and how many bodies it has; first_only keeps one. */
+typedef struct passed_values {
+    const hop_arg **items;
+    size_t n, made, nbodies;
+} passed_values;
 
 static hop_status
-layout_of(const hop_node *call, call_layout *l)
+passed_of(const hop_node *call, bool first_only, passed_values *p)
 {
-    memset(l, 0, sizeof *l);
+    size_t nlead = 0;
     /* the leads are the arguments before the first body */
-    while (l->nlead < call->nargs && call->args[l->nlead].kind != HOP_ARG_GRAPH)
-        l->nlead++;
-    while (l->nlead + l->nbodies < call->nargs &&
-           call->args[l->nlead + l->nbodies].kind == HOP_ARG_GRAPH)
-        l->nbodies++;
-    l->nkeep = l->nbodies;
-    if (l->nlead + l->nbodies >= call->nargs || call->args[call->nargs - 1].kind != HOP_ARG_LIST)
+    while (nlead < call->nargs && call->args[nlead].kind != HOP_ARG_GRAPH)
+        nlead++;
+    p->nbodies = 0;
+    while (nlead + p->nbodies < call->nargs && call->args[nlead + p->nbodies].kind == HOP_ARG_GRAPH)
+        p->nbodies++;
+    if (nlead + p->nbodies >= call->nargs || call->args[call->nargs - 1].kind != HOP_ARG_LIST)
         return hop_error(HOP_UNSUPPORTED,
                          "autodiff: the HOP %s (%s) passes no list of values to its bodies",
                          call->target, call->name);
-    l->npassed = hop_node_passed(call, NULL, 0);
-    l->made = hop_node_made_inputs(call);
-    l->passed = hop__calloc(l->npassed + 1, sizeof *l->passed);
-    if (l->passed == NULL)
+    if (first_only && p->nbodies > 0)
+        p->nbodies = 1;
+    p->n = hop_node_passed(call, NULL, 0);
+    p->made = hop_node_made_inputs(call);
+    if ((p->items = hop__calloc(p->n + 1, sizeof *p->items)) == NULL)
         return HOP_NOMEM;
-    hop_node_passed(call, l->passed, l->npassed);
+    hop_node_passed(call, p->items, p->n);
     return HOP_OK;
 }
 
-/*
- * Emits cls(leads, new bodies, lists + extra appended to the last list) in
- * x->out with outputs call's and then more[nmore]; returns the call.
- */
-static hop_node *
-emit_same_hop(xform *x, const hop_node *call, const call_layout *l, hop_graph **bodies,
-              hop_node **extra, size_t nextra, const hop_value_info *more, size_t nmore)
+/* The i-th body of call. */
+static const hop_graph *
+body_at(const hop_node *call, size_t i)
 {
-    hop_arg *args = hop__calloc(call->nargs + 1, sizeof *args);
+    for (size_t k = 0; k < call->nargs; k++)
+        if (call->args[k].kind == HOP_ARG_GRAPH && i-- == 0)
+            return call->args[k].u.graph;
+    return NULL;
+}
+
+/* call's outputs, then more[nmore], in a new array (NULL: HOP_NOMEM). */
+static hop_value_info *
+outs_and(const hop_node *call, const hop_value_info *more, size_t nmore)
+{
     hop_value_info *outs = hop__calloc(call->nouts + nmore + 1, sizeof *outs);
-    hop_arg *last = NULL;
-    hop_node *r = NULL;
-    if (args == NULL || outs == NULL)
-        goto done;
-    size_t nargs = 0;
-    for (size_t i = 0; i < call->nargs; i++) {
-        if (i >= l->nlead + l->nkeep && i < l->nlead + l->nbodies)
-            continue;
-        if (i >= l->nlead && i < l->nlead + l->nkeep)
-            args[nargs++] = hop_arg_graph(bodies[i - l->nlead]);
-        else if (map_arg(x, &call->args[i], &args[nargs++]) != HOP_OK)
-            goto done;
+    if (outs != NULL) {
+        memcpy(outs, call->outs, call->nouts * sizeof *outs);
+        memcpy(outs + call->nouts, more, nmore * sizeof *outs);
     }
-    const hop_arg *tail = &args[nargs - 1];
-    if ((last = hop__calloc(tail->u.list.n + nextra + 1, sizeof *last)) == NULL)
-        goto done;
-    memcpy(last, tail->u.list.items, tail->u.list.n * sizeof *last);
-    for (size_t i = 0; i < nextra; i++)
-        last[tail->u.list.n + i] = hop_arg_node(extra[i]);
-    args[nargs - 1] = hop_arg_list(last, tail->u.list.n + nextra);
-    memcpy(outs, call->outs, call->nouts * sizeof *outs);
-    memcpy(outs + call->nouts, more, nmore * sizeof *outs);
-    r = hop_graph_call_hop(x->out, call->cls, args, nargs, outs, call->nouts + nmore);
-done:
-    hop__free(args);
-    hop__free(outs);
-    hop__free(last);
-    scratch_clear(x);
-    return r;
+    return outs;
 }
 
 static hop_status
 vjp_bodies(hop_vjp_ctx *cx, const hop_node *call, bool first_only)
 {
-    call_layout l;
-    hop_status st = layout_of(call, &l);
+    passed_values p;
+    hop_status st = passed_of(call, first_only, &p);
     if (st != HOP_OK)
         return st;
-    if (first_only && l.nbodies > 0)
-        l.nkeep = 1;
-    size_t nph = l.made + l.npassed, nct = 0, ng = 0;
+    size_t nph = p.made + p.n, nct = 0, ng = 0;
     bool *wrt = hop__calloc(nph + 1, sizeof *wrt);
     hop_node **cts = hop__calloc(call->nouts + 1, sizeof *cts);
-    hop_value_info *more = hop__calloc(l.npassed + 1, sizeof *more);
+    hop_value_info *more = hop__calloc(p.n + 1, sizeof *more), *outs = NULL;
     hop_graph *bodies[HOP_MAX_BODIES];
     if (wrt == NULL || cts == NULL || more == NULL)
         st = HOP_NOMEM;
-    for (size_t j = 0; j < l.npassed && st == HOP_OK; j++) {
-        const hop_arg *a = l.passed[j];
+    for (size_t j = 0; j < p.n && st == HOP_OK; j++) {
+        const hop_arg *a = p.items[j];
         if (a->kind == HOP_ARG_NODE && hop_vjp_active(cx, a->u.node) &&
             is_float_tensor(a->u.node->meta)) {
-            wrt[l.made + j] = true;
+            wrt[p.made + j] = true;
             more[ng++] = *a->u.node->meta;
         }
     }
-    for (size_t b = 0; b < l.nkeep && st == HOP_OK && ng > 0; b++)
-        st = hop_vjp_body(cx, call->args[l.nlead + b].u.graph, wrt, &bodies[b]);
+    for (size_t b = 0; b < p.nbodies && st == HOP_OK && ng > 0; b++)
+        st = hop_vjp_body(cx, body_at(call, b), wrt, &bodies[b]);
     for (size_t i = 0; i < call->nouts && st == HOP_OK && ng > 0; i++) {
         if (!is_float_tensor(&call->outs[i]))
             continue;
@@ -975,65 +587,71 @@ vjp_bodies(hop_vjp_ctx *cx, const hop_node *call, bool first_only)
         cts[nct++] = ct;
     }
     hop_node *bwd = NULL;
+    if (st == HOP_OK && ng > 0 && (outs = outs_and(call, more, ng)) == NULL)
+        st = HOP_NOMEM;
     if (st == HOP_OK && ng > 0 &&
-        (bwd = emit_same_hop(&cx->x, call, &l, bodies, cts, nct, more, ng)) == NULL)
+        (bwd = hop_rewrite_call(&cx->rw, call, bodies, p.nbodies, cts, nct, outs,
+                                call->nouts + ng)) == NULL)
         st = hop_error_code();
-    for (size_t j = 0, k = 0; j < l.npassed && st == HOP_OK && bwd; j++) {
-        if (!wrt[l.made + j])
+    for (size_t j = 0, k = 0; j < p.n && st == HOP_OK && bwd; j++) {
+        if (!wrt[p.made + j])
             continue;
-        hop_node *g = hop_graph_getitem(cx->x.out, bwd, call->nouts + k++);
-        st = g ? hop_vjp_accumulate(cx, l.passed[j]->u.node, g) : hop_error_code();
+        hop_node *g = hop_graph_getitem(cx->rw.out, bwd, call->nouts + k++);
+        st = g ? hop_vjp_accumulate(cx, p.items[j]->u.node, g) : hop_error_code();
     }
     hop__free(wrt);
     hop__free(cts);
     hop__free(more);
-    hop__free(l.passed);
+    hop__free(outs);
+    hop__free(p.items);
     return st;
 }
 
 static hop_status
 jvp_bodies(hop_jvp_ctx *cx, const hop_node *call, bool first_only)
 {
-    call_layout l;
-    hop_status st = layout_of(call, &l);
+    passed_values p;
+    hop_status st = passed_of(call, first_only, &p);
     if (st != HOP_OK)
         return st;
-    if (first_only && l.nbodies > 0)
-        l.nkeep = 1;
-    size_t nph = l.made + l.npassed, nt = 0, nmore = 0;
+    size_t nph = p.made + p.n, nt = 0, nmore = 0;
     bool *wrt = hop__calloc(nph + 1, sizeof *wrt);
-    hop_node **tangents = hop__calloc(l.npassed + 1, sizeof *tangents);
-    hop_value_info *more = hop__calloc(call->nouts + 1, sizeof *more);
+    hop_node **tangents = hop__calloc(p.n + 1, sizeof *tangents);
+    hop_value_info *more = hop__calloc(call->nouts + 1, sizeof *more), *outs = NULL;
     hop_graph *bodies[HOP_MAX_BODIES];
     if (wrt == NULL || tangents == NULL || more == NULL)
         st = HOP_NOMEM;
-    for (size_t j = 0; j < l.npassed && st == HOP_OK; j++) {
-        const hop_arg *a = l.passed[j];
+    for (size_t j = 0; j < p.n && st == HOP_OK; j++) {
+        const hop_arg *a = p.items[j];
         hop_node *t = a->kind == HOP_ARG_NODE ? hop_jvp_tangent(cx, a->u.node) : NULL;
         if (t != NULL && is_float_tensor(a->u.node->meta)) {
-            wrt[l.made + j] = true;
+            wrt[p.made + j] = true;
             tangents[nt++] = t;
         }
     }
-    for (size_t i = 0; i < call->nouts; i++)
+    for (size_t i = 0; more && i < call->nouts; i++)
         if (call->outs[i].kind == HOP_VALUE_TENSOR)
             more[nmore++] = call->outs[i];
-    for (size_t b = 0; b < l.nkeep && st == HOP_OK && nt > 0; b++)
-        st = hop_jvp_body(cx, call->args[l.nlead + b].u.graph, wrt, &bodies[b]);
+    for (size_t b = 0; b < p.nbodies && st == HOP_OK && nt > 0; b++)
+        st = hop_jvp_body(cx, body_at(call, b), wrt, &bodies[b]);
     hop_node *jc = NULL;
+    if (st == HOP_OK && nt > 0 && (outs = outs_and(call, more, nmore)) == NULL)
+        st = HOP_NOMEM;
     if (st == HOP_OK && nt > 0 &&
-        (jc = emit_same_hop(&cx->x, call, &l, bodies, tangents, nt, more, nmore)) == NULL)
+        (jc = hop_rewrite_call(&cx->rw, call, bodies, p.nbodies, tangents, nt, outs,
+                               call->nouts + nmore)) == NULL)
         st = hop_error_code();
     for (size_t i = 0, k = 0; i < call->nouts && st == HOP_OK && jc; i++) {
         if (call->outs[i].kind != HOP_VALUE_TENSOR)
             continue;
-        hop_node *t = hop_graph_getitem(cx->x.out, jc, call->nouts + k++);
+        hop_node *t = hop_graph_getitem(cx->rw.out, jc, call->nouts + k++);
         st = t ? hop_jvp_set_tangent(cx, call, i, t) : hop_error_code();
     }
     hop__free(wrt);
     hop__free(tangents);
     hop__free(more);
-    hop__free(l.passed);
+    hop__free(outs);
+    hop__free(p.items);
     return st;
 }
 

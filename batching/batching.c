@@ -9,166 +9,25 @@
  * node with a batched operand goes to its op's rule (batching/op_rules.c),
  * its HOP's batch slot, the bodies rule of a wrap-like HOP, or the loop
  * fallback (a `map` over the batch).  Inputs have their batch dim moved to
- * 0 on entry, outputs theirs moved to where out_dims says on exit.
+ * 0 on entry, outputs theirs moved to where out_dims says on exit.  The
+ * walk is graph's rewriter (hop/rewrite.h), as autodiff's is.
  */
 #include "batching/batch_impl.h"
-#include "core/hash.h"
-#include "hop/autodiff.h"
+#include "core/core.h"
+#include "hop/rewrite.h"
 
 #include <stdio.h>
 #include <string.h>
 
-/* One forward node: the value of each of its outputs in the result. */
-typedef struct entry {
-    const hop_node *key;
-    hop_node *copy; /* a call copied as is: its getitems are made on use */
-    hop_node **vals;
-    bool *batched;
-    size_t n;
-    UT_hash_handle hh;
-} entry;
-
-/* A subgraph of the source and its copy (mask NULL) or batched version. */
-typedef struct body_memo {
-    const hop_graph *src;
-    hop_graph *dst;
-    char *mask;
-} body_memo;
-
+/* The rewrite of the forward graph into the result: each forward node's
+ * entry keeps the value standing for each of its outputs (vals; a call
+ * copied as it is gets its getitems made on use) and whether it is batched
+ * (flags). */
 struct hop_batch_ctx {
-    const hop_graph *src;
-    hop_graph *out;
+    hop_rewrite rw;
     const hop_expr *size;
     const hop_class *loop;
-    entry *nodes;
-    body_memo *memos;
-    size_t nmemos, memo_cap;
-    hop_arg **scratch;
-    size_t nscratch, scratch_cap;
 };
-
-static entry *
-find(const hop_batch_ctx *cx, const hop_node *n)
-{
-    entry *e = NULL;
-    HASH_FIND_PTR(cx->nodes, &n, e);
-    return e;
-}
-
-static entry *
-add_entry(hop_batch_ctx *cx, const hop_node *n)
-{
-    size_t k = n->kind == HOP_NODE_CALL_HOP || n->kind == HOP_NODE_CALL_FOREIGN ? n->nouts : 1;
-    entry *e = hop__calloc(1, sizeof *e);
-    if (e == NULL)
-        return NULL;
-    e->vals = hop__calloc(k + 1, sizeof *e->vals);
-    e->batched = hop__calloc(k + 1, sizeof *e->batched);
-    if (e->vals == NULL || e->batched == NULL)
-        goto fail;
-    e->key = n;
-    e->n = k;
-    hop_status st;
-    HOP_HASH_ADD(st, hh, cx->nodes, key, sizeof e->key, e);
-    if (st == HOP_OK)
-        return e;
-fail:
-    hop__free(e->vals);
-    hop__free(e->batched);
-    hop__free(e);
-    return NULL;
-}
-
-static void
-ctx_free(hop_batch_ctx *cx)
-{
-    entry *e, *tmp;
-    HASH_ITER(hh, cx->nodes, e, tmp)
-    {
-        HASH_DEL(cx->nodes, e);
-        hop__free(e->vals);
-        hop__free(e->batched);
-        hop__free(e);
-    }
-    for (size_t i = 0; i < cx->nmemos; i++)
-        hop__free(cx->memos[i].mask);
-    hop__free(cx->memos);
-    for (size_t i = 0; i < cx->nscratch; i++)
-        hop__free(cx->scratch[i]);
-    hop__free(cx->scratch);
-}
-
-static void
-scratch_clear(hop_batch_ctx *cx)
-{
-    for (size_t i = 0; i < cx->nscratch; i++)
-        hop__free(cx->scratch[i]);
-    cx->nscratch = 0;
-}
-
-/* Room for n list items, freed with the scratch. */
-static hop_arg *
-scratch_items(hop_batch_ctx *cx, size_t n)
-{
-    if (hop__grow((void **)&cx->scratch, &cx->scratch_cap, cx->nscratch + 1, sizeof *cx->scratch) !=
-        HOP_OK)
-        return NULL;
-    hop_arg *items = hop__calloc(n + 1, sizeof *items);
-    if (items != NULL)
-        cx->scratch[cx->nscratch++] = items;
-    return items;
-}
-
-/* A copy of src (its placeholders, nodes, nested subgraphs and guards)
- * installed in parent under src's name, or src's name with a suffix where
- * a graph made before it has that name. */
-static hop_graph *
-copy_subgraph_into(hop_graph *parent, const hop_graph *src)
-{
-    hop_graph *c = hop_graph_new_subgraph(parent, src->name);
-    size_t np = src->nplaceholders, no = src->output ? src->output->nargs : 0;
-    hop_node **ins = hop__calloc(np + 1, sizeof *ins), **outs = hop__calloc(no + 1, sizeof *outs);
-    hop_arg *args = hop__calloc(no + 1, sizeof *args);
-    hop_status st = c && ins && outs && args ? HOP_OK : HOP_NOMEM;
-    for (size_t i = 0; i < src->nguards && st == HOP_OK; i++)
-        st = hop_graph_add_guard(c, src->guards[i]);
-    for (size_t i = 0; i < np && st == HOP_OK; i++) {
-        const hop_node *p = hop_graph_placeholder_at(src, i);
-        if ((ins[i] = hop_graph_placeholder(c, p->name, p->meta)) == NULL)
-            st = hop_error_code();
-    }
-    if (st == HOP_OK)
-        st = hop_graph_inline(c, src, ins, outs);
-    for (size_t j = 0; j < no && st == HOP_OK; j++)
-        args[j] = outs[j] ? hop_arg_node(outs[j]) : src->output->args[j];
-    if (st == HOP_OK && hop_graph_output(c, args, no) == NULL)
-        st = hop_error_code();
-    if (st == HOP_OK)
-        st = hop_graph_add_subgraph(parent, c);
-    hop__free(ins);
-    hop__free(outs);
-    hop__free(args);
-    if (st != HOP_OK) {
-        hop_graph_free(c);
-        return NULL;
-    }
-    return c;
-}
-
-/* The copy of subgraph g in cx->out, made once. */
-static hop_graph *
-subgraph_copy(hop_batch_ctx *cx, const hop_graph *g)
-{
-    for (size_t i = 0; i < cx->nmemos; i++)
-        if (cx->memos[i].src == g && cx->memos[i].mask == NULL)
-            return cx->memos[i].dst;
-    if (hop__grow((void **)&cx->memos, &cx->memo_cap, cx->nmemos + 1, sizeof *cx->memos) != HOP_OK)
-        return NULL;
-    hop_graph *c = copy_subgraph_into(cx->out, g);
-    if (c != NULL)
-        cx->memos[cx->nmemos++] = (body_memo){g, c, NULL};
-    return c;
-}
 
 hop_graph *
 hop_batch_copy_body(hop_batch_ctx *cx, const hop_graph *body)
@@ -177,7 +36,7 @@ hop_batch_copy_body(hop_batch_ctx *cx, const hop_graph *body)
         hop_error(HOP_MISUSE, "hop_batch_copy_body: NULL %s", cx ? "body" : "context");
         return NULL;
     }
-    return subgraph_copy(cx, body);
+    return hop_rewrite_subgraph(&cx->rw, body);
 }
 
 /* ------------------------------------------------------------ the context */
@@ -185,7 +44,7 @@ hop_batch_copy_body(hop_batch_ctx *cx, const hop_graph *body)
 hop_graph *
 hop_batch_out(hop_batch_ctx *cx)
 {
-    return cx->out;
+    return cx->rw.out;
 }
 
 const hop_expr *
@@ -197,21 +56,17 @@ hop_batch_size(hop_batch_ctx *cx)
 /* The value of output i of forward node n (making a getitem of a copied
  * call on first use). */
 static hop_node *
-entry_value(hop_batch_ctx *cx, entry *e, size_t i, bool *batched)
+entry_value(hop_batch_ctx *cx, hop_rewrite_entry *e, size_t i, bool *batched)
 {
-    if (i >= e->n)
-        return NULL;
-    if (e->vals[i] == NULL && e->copy != NULL)
-        e->vals[i] = hop_graph_getitem(cx->out, e->copy, i);
     if (batched)
-        *batched = e->batched[i];
-    return e->vals[i];
+        *batched = i < e->n && e->flags[i];
+    return hop_rewrite_value(&cx->rw, e, i);
 }
 
 hop_node *
 hop_batch_value(hop_batch_ctx *cx, const hop_node *v, bool *batched)
 {
-    entry *e = v ? find(cx, v) : NULL;
+    hop_rewrite_entry *e = v ? hop_rewrite_find(&cx->rw, v) : NULL;
     if (batched)
         *batched = false;
     return e ? entry_value(cx, e, 0, batched) : NULL;
@@ -220,14 +75,14 @@ hop_batch_value(hop_batch_ctx *cx, const hop_node *v, bool *batched)
 hop_status
 hop_batch_set(hop_batch_ctx *cx, const hop_node *n, size_t i, hop_node *v, bool batched)
 {
-    entry *e = n ? find(cx, n) : NULL;
+    hop_rewrite_entry *e = n ? hop_rewrite_find(&cx->rw, n) : NULL;
     if (e == NULL || i >= e->n || v == NULL)
         return hop_error(HOP_MISUSE, "hop_batch_set: %s",
                          e == NULL   ? "not a node of the forward graph"
                          : v == NULL ? "NULL value"
                                      : "output index out of range");
     e->vals[i] = v;
-    e->batched[i] = batched;
+    e->flags[i] = batched;
     return HOP_OK;
 }
 
@@ -237,7 +92,7 @@ hop_batch_broadcast(hop_batch_ctx *cx, hop_node *v)
     if (v == NULL)
         return NULL;
     const hop_meta *m = &v->meta->meta;
-    hop_node *u = hop__batch_unsqueeze(cx->out, v, 0);
+    hop_node *u = hop__batch_unsqueeze(cx->rw.out, v, 0);
     if (u == NULL)
         return NULL;
     hop_arg items[HOP_MAX_RANK];
@@ -245,101 +100,21 @@ hop_batch_broadcast(hop_batch_ctx *cx, hop_node *v)
     for (int d = 0; d < m->rank; d++)
         items[d + 1] = hop_arg_int(-1);
     hop_arg args[] = {hop_arg_node(u), hop_arg_list(items, (size_t)m->rank + 1)};
-    return hop_graph_call_op(cx->out, HOP_OP_expand, args, 2);
+    return hop_graph_call_op(cx->rw.out, HOP_OP_expand, args, 2);
 }
 
 /* ------------------------------------------------------------ copying */
 
-/* Maps forward argument a into cx->out as it is: nodes to their values,
- * subgraphs to their copies, lists item by item. */
-static hop_status
-map_arg(hop_batch_ctx *cx, const hop_arg *a, hop_arg *out)
-{
-    switch (a->kind) {
-    case HOP_ARG_NODE: {
-        hop_node *v = hop_batch_value(cx, a->u.node, NULL);
-        if (v == NULL)
-            return hop_error(HOP_MISUSE, "vmap: %s is used before it is defined in graph %s",
-                             a->u.node->name, cx->src->name);
-        *out = hop_arg_node(v);
-        return HOP_OK;
-    }
-    case HOP_ARG_GRAPH: {
-        hop_graph *c = subgraph_copy(cx, a->u.graph);
-        if (c == NULL)
-            return hop_error_code();
-        *out = hop_arg_graph(c);
-        return HOP_OK;
-    }
-    case HOP_ARG_LIST: {
-        hop_arg *items = scratch_items(cx, a->u.list.n);
-        if (items == NULL)
-            return HOP_NOMEM;
-        for (size_t i = 0; i < a->u.list.n; i++)
-            if (map_arg(cx, &a->u.list.items[i], &items[i]) != HOP_OK)
-                return hop_error_code();
-        *out = hop_arg_list(items, a->u.list.n);
-        return HOP_OK;
-    }
-    default:
-        *out = *a;
-        return HOP_OK;
-    }
-}
-
 hop_status
 hop__batch_map_args(hop_batch_ctx *cx, const hop_node *n, hop_arg *args)
 {
-    for (size_t i = 0; i < n->nargs; i++)
-        if (map_arg(cx, &n->args[i], &args[i]) != HOP_OK)
-            return hop_error_code();
-    return HOP_OK;
+    return hop_rewrite_map_args(&cx->rw, n, args);
 }
 
 void
 hop__batch_scratch_clear(hop_batch_ctx *cx)
 {
-    scratch_clear(cx);
-}
-
-/* Copies n (none of whose operands is batched) into cx->out. */
-static hop_status
-copy_node(hop_batch_ctx *cx, const hop_node *n, entry *e)
-{
-    hop_arg *args = hop__calloc(n->nargs + 1, sizeof *args);
-    if (args == NULL)
-        return HOP_NOMEM;
-    hop_node *c = NULL;
-    hop_status st = hop__batch_map_args(cx, n, args);
-    if (st == HOP_OK) {
-        switch (n->kind) {
-        case HOP_NODE_CALL_OP:
-            c = hop_graph_call_op_meta(cx->out, n->op, args, n->nargs, n->meta);
-            break;
-        case HOP_NODE_CALL_HOP:
-            c = hop_graph_call_hop(cx->out, n->cls, args, n->nargs, n->outs, n->nouts);
-            break;
-        case HOP_NODE_CALL_FOREIGN:
-            c = hop_graph_call_foreign(cx->out, n->target, args, n->nargs, n->outs, n->nouts,
-                                       n->flags);
-            break;
-        default:
-            break;
-        }
-        if (c == NULL)
-            st = hop_error_code();
-    }
-    hop__free(args);
-    scratch_clear(cx);
-    if (st == HOP_OK)
-        st = hop_graph_rename_node(cx->out, c, n->name);
-    if (st != HOP_OK)
-        return st;
-    if (n->kind == HOP_NODE_CALL_OP)
-        e->vals[0] = c;
-    else
-        e->copy = c;
-    return HOP_OK;
+    hop_rewrite_scratch_clear(&cx->rw);
 }
 
 /* Whether any node argument of a (lists included) is batched. */
@@ -351,19 +126,11 @@ any_batched(const hop_batch_ctx *cx, const hop_arg *a, size_t n)
             return true;
         if (a[i].kind != HOP_ARG_NODE)
             continue;
-        const entry *e = find(cx, a[i].u.node);
-        if (e != NULL && e->batched[0])
+        const hop_rewrite_entry *e = hop_rewrite_find(&cx->rw, a[i].u.node);
+        if (e != NULL && e->flags[0])
             return true;
     }
     return false;
-}
-
-/* Whether a class without a batch slot is wrap-like: its lowering and its
- * evaluation are the base's (run the one body on the passed values). */
-static bool
-wrap_like(const hop_class *cls)
-{
-    return HOP_CLASS_SLOT_OWNER(cls, lower) == NULL && HOP_CLASS_SLOT_OWNER(cls, eval) == NULL;
 }
 
 static hop_status
@@ -381,7 +148,7 @@ batch_node(hop_batch_ctx *cx, const hop_node *n)
         const hop_class *owner = HOP_CLASS_SLOT_OWNER(n->cls, batch);
         if (owner)
             return owner->batch(cx, n);
-        return wrap_like(n->cls) ? hop_batch_bodies(cx, n) : hop_batch_loop(cx, n);
+        return hop_class_is_wrap_like(n->cls) ? hop_batch_bodies(cx, n) : hop_batch_loop(cx, n);
     }
     case HOP_NODE_CALL_FOREIGN:
         return hop_batch_loop(cx, n);
@@ -392,7 +159,7 @@ batch_node(hop_batch_ctx *cx, const hop_node *n)
 
 /* Names the value a rule set for n after n (the helpers keep theirs). */
 static hop_status
-name_result(hop_batch_ctx *cx, const hop_node *n, entry *e)
+name_result(hop_batch_ctx *cx, const hop_node *n, hop_rewrite_entry *e)
 {
     if (n->kind != HOP_NODE_CALL_OP)
         return HOP_OK;
@@ -401,9 +168,9 @@ name_result(hop_batch_ctx *cx, const hop_node *n, entry *e)
         return hop_error(HOP_MISUSE, "vmap: the rule of %s set no value", n->name);
     /* the rule's last node is its result; a value it passed through keeps
      * its name */
-    if (v != cx->out->last || v->kind == HOP_NODE_PLACEHOLDER || strcmp(v->name, n->name) == 0)
+    if (v != cx->rw.out->last || v->kind == HOP_NODE_PLACEHOLDER || strcmp(v->name, n->name) == 0)
         return HOP_OK;
-    return hop_graph_rename_node(cx->out, v, n->name);
+    return hop_graph_rename_node(cx->rw.out, v, n->name);
 }
 
 /* ------------------------------------------------------------ bodies */
@@ -433,7 +200,7 @@ hop_batch_depends(hop_batch_ctx *cx, const hop_graph *body, const bool *batched,
         return hop_error(HOP_MISUSE, "hop_batch_depends: NULL argument");
     size_t no = body->output->nargs;
     int *outd = hop__calloc(no + 1, sizeof *outd);
-    hop_graph *g = hop_graph_new_subgraph(cx->out, body->name);
+    hop_graph *g = hop_graph_new_subgraph(cx->rw.out, body->name);
     hop_status st = outd == NULL ? HOP_NOMEM : g == NULL ? hop_error_code() : HOP_OK;
     for (size_t j = 0; j < no && st == HOP_OK; j++)
         outd[j] = HOP_VMAP_AUTO;
@@ -476,10 +243,10 @@ hop_batch_carries(hop_batch_ctx *cx, const hop_graph *body, bool *batched, size_
 hop_node *
 hop_batch_movedim(hop_batch_ctx *cx, hop_node *v, int from, int to)
 {
-    return hop__batch_movedim(cx->out, v, from, to);
+    return hop__batch_movedim(cx->rw.out, v, from, to);
 }
 
-/* The batched version of body in cx->out, made once per (body, mask, out
+/* The batched version of body in cx->rw.out, made once per (body, mask, out
  * mask). */
 hop_status
 hop_batch_body_outs(hop_batch_ctx *cx, const hop_graph *body, const bool *batched,
@@ -501,33 +268,28 @@ hop_batch_body_outs(hop_batch_ctx *cx, const hop_graph *body, const bool *batche
         if (out_batched != NULL)
             mask[np + 1 + j] = b ? '1' : '0';
     }
-    for (size_t i = 0; i < cx->nmemos && st == HOP_OK; i++)
-        if (cx->memos[i].src == body && cx->memos[i].mask && strcmp(cx->memos[i].mask, mask) == 0) {
-            *vmapped = cx->memos[i].dst;
-            hop__free(mask);
-            hop__free(outd);
-            return HOP_OK;
-        }
+    hop_graph *g = st == HOP_OK ? hop_rewrite_memo_find(&cx->rw, body, mask) : NULL;
+    if (g != NULL) {
+        *vmapped = g;
+        hop__free(mask);
+        hop__free(outd);
+        return HOP_OK;
+    }
     char base[256];
     snprintf(base, sizeof base, "%s_vmap", body->name);
-    hop_graph *g = NULL;
-    if (st == HOP_OK)
-        st = hop__grow((void **)&cx->memos, &cx->memo_cap, cx->nmemos + 1, sizeof *cx->memos);
-    if (st == HOP_OK && (g = hop_graph_new_subgraph(cx->out, base)) == NULL)
+    if (st == HOP_OK && (g = hop_graph_new_subgraph(cx->rw.out, base)) == NULL)
         st = hop_error_code();
     if (st == HOP_OK)
         st = hop_batch_graph(cx, body, batched, outd, g);
     if (st == HOP_OK)
-        st = hop_graph_add_subgraph(cx->out, g);
+        st = hop_graph_add_subgraph(cx->rw.out, g);
     hop__free(outd);
-    if (st != HOP_OK) {
+    if (st != HOP_OK)
         hop_graph_free(g);
-        hop__free(mask);
-        return st;
-    }
-    cx->memos[cx->nmemos++] = (body_memo){body, g, mask};
-    *vmapped = g;
-    return HOP_OK;
+    else if ((st = hop_rewrite_memo_add(&cx->rw, body, mask, g)) == HOP_OK)
+        *vmapped = g;
+    hop__free(mask);
+    return st;
 }
 
 hop_status
@@ -570,12 +332,12 @@ hop_batch_masked_body(hop_batch_ctx *cx, const hop_graph *body, const bool *batc
     hop_arg *res = hop__calloc(nout + 1, sizeof *res);
     char base[256];
     snprintf(base, sizeof base, "%s_vmap_step", body->name);
-    hop_graph *step = od && in && res ? hop_graph_new_subgraph(cx->out, base) : NULL;
+    hop_graph *step = od && in && res ? hop_graph_new_subgraph(cx->rw.out, base) : NULL;
     hop_status st = od && in && res ? (step ? HOP_OK : hop_error_code()) : HOP_NOMEM;
     if (st == HOP_OK)
         st = hop_batch_graph(cx, body, batched, od, step);
     snprintf(base, sizeof base, "%s_vmap", body->name);
-    hop_graph *g = st == HOP_OK ? hop_graph_new_subgraph(cx->out, base) : NULL;
+    hop_graph *g = st == HOP_OK ? hop_graph_new_subgraph(cx->rw.out, base) : NULL;
     if (st == HOP_OK && g == NULL)
         st = hop_error_code();
     for (size_t i = 0; i < nin && st == HOP_OK; i++) {
@@ -609,7 +371,7 @@ hop_batch_masked_body(hop_batch_ctx *cx, const hop_graph *body, const bool *batc
     }
     if (st == HOP_OK && hop_graph_output(g, res, nout) == NULL)
         st = hop_error_code();
-    if (st == HOP_OK && (st = hop_graph_add_subgraph(cx->out, g)) == HOP_OK)
+    if (st == HOP_OK && (st = hop_graph_add_subgraph(cx->rw.out, g)) == HOP_OK)
         *vmapped = g;
     else
         hop_graph_free(g);
@@ -620,20 +382,43 @@ hop_batch_masked_body(hop_batch_ctx *cx, const hop_graph *body, const bool *batc
     return st;
 }
 
-/* Sets output i of call to getitem i of c: batched when it is a tensor
- * (a batched body and a loop batch every tensor output; SymInts never are). */
-static hop_status
-set_outputs(hop_batch_ctx *cx, const hop_node *call, hop_node *c)
+hop_status
+hop_batch_operands(hop_batch_ctx *cx, const hop_node *call, hop_node **ops, bool *batched)
 {
-    for (size_t i = 0; i < call->nouts; i++) {
-        hop_node *g = hop_graph_getitem(cx->out, c, i);
-        if (g == NULL)
-            return hop_error_code();
-        hop_status st = hop_batch_set(cx, call, i, g, c->outs[i].kind == HOP_VALUE_TENSOR);
-        if (st != HOP_OK)
-            return st;
+    size_t made = hop_node_made_inputs(call), n = made + hop_node_passed(call, NULL, 0);
+    for (size_t j = 0; j < n; j++) {
+        const hop_arg *a = hop_node_passed_to(call, j);
+        ops[j] = NULL;
+        batched[j] = false;
+        if (j < made || a->kind != HOP_ARG_NODE)
+            continue;
+        if ((ops[j] = hop_batch_value(cx, a->u.node, &batched[j])) == NULL)
+            return hop_error(HOP_MISUSE, "vmap: operand %s of %s %s has no value", a->u.node->name,
+                             call->cls->name, call->name);
     }
     return HOP_OK;
+}
+
+hop_value_info
+hop_batch_meta(hop_batch_ctx *cx, const hop_value_info *v)
+{
+    hop_value_info m = *v;
+    memmove(m.meta.sizes + 1, m.meta.sizes, (size_t)m.meta.rank * sizeof *m.meta.sizes);
+    m.meta.sizes[0] = cx->size;
+    m.meta.rank++;
+    return m;
+}
+
+hop_status
+hop_batch_outputs(hop_batch_ctx *cx, const hop_node *call, hop_node *c, const bool *batched)
+{
+    hop_status st = hop_graph_rename_node(cx->rw.out, c, call->name);
+    for (size_t i = 0; i < call->nouts && st == HOP_OK; i++) {
+        hop_node *g = hop_graph_getitem(cx->rw.out, c, i);
+        bool b = batched ? batched[i] : c->outs[i].kind == HOP_VALUE_TENSOR;
+        st = g ? hop_batch_set(cx, call, i, g, b) : hop_error_code();
+    }
+    return st;
 }
 
 hop_status
@@ -650,54 +435,36 @@ hop_batch_bodies(hop_batch_ctx *cx, const hop_node *call)
     size_t npassed = hop_node_passed(call, NULL, 0);
     const hop_arg **passed = hop__calloc(npassed + 1, sizeof *passed);
     bool *mask = hop__calloc(npassed + 1, sizeof *mask);
-    hop_arg *args = hop__calloc(call->nargs + 1, sizeof *args);
+    hop_graph *bodies[HOP_MAX_BODIES];
     hop_value_info *outs = NULL;
-    hop_status st = passed && mask && args ? HOP_OK : HOP_NOMEM;
+    hop_status st = passed && mask ? HOP_OK : HOP_NOMEM;
     if (st == HOP_OK)
         hop_node_passed(call, passed, npassed);
     for (size_t j = 0; j < npassed && st == HOP_OK; j++)
         if (passed[j]->kind == HOP_ARG_NODE)
             hop_batch_value(cx, passed[j]->u.node, &mask[j]);
-    hop_graph *first = NULL;
-    for (size_t i = 0; i < call->nargs && st == HOP_OK; i++) {
-        if (i >= nlead && i < nlead + nbodies) {
-            hop_graph *b;
-            st = hop_batch_body(cx, call->args[i].u.graph, mask, &b);
-            if (st == HOP_OK)
-                args[i] = hop_arg_graph(b);
-            if (first == NULL)
-                first = b;
-        } else
-            st = map_arg(cx, &call->args[i], &args[i]);
-    }
+    for (size_t b = 0; b < nbodies && st == HOP_OK; b++)
+        st = hop_batch_body(cx, call->args[nlead + b].u.graph, mask, &bodies[b]);
+    hop__free(passed);
+    hop__free(mask);
     if (st == HOP_UNSUPPORTED) {
         /* a body that cannot be batched (the compaction of a cond, whose
          * nonzero an outer vmap cannot batch): the loop, which is correct
          * for any call; nothing was emitted yet */
-        scratch_clear(cx);
-        hop__free(passed);
-        hop__free(mask);
-        hop__free(args);
         return hop_batch_loop(cx, call);
     }
     hop_node *c = NULL;
     if (st == HOP_OK && (outs = hop__calloc(call->nouts + 1, sizeof *outs)) == NULL)
         st = HOP_NOMEM;
     for (size_t j = 0; j < call->nouts && st == HOP_OK; j++) {
-        const hop_arg *o = &first->output->args[j];
+        const hop_arg *o = &bodies[0]->output->args[j];
         outs[j] = o->kind == HOP_ARG_NODE ? *o->u.node->meta : call->outs[j];
     }
     if (st == HOP_OK &&
-        (c = hop_graph_call_hop(cx->out, call->cls, args, call->nargs, outs, call->nouts)) == NULL)
+        (c = hop_rewrite_call(&cx->rw, call, bodies, nbodies, NULL, 0, outs, call->nouts)) == NULL)
         st = hop_error_code();
-    scratch_clear(cx);
     if (st == HOP_OK)
-        st = hop_graph_rename_node(cx->out, c, call->name);
-    if (st == HOP_OK)
-        st = set_outputs(cx, call, c);
-    hop__free(passed);
-    hop__free(mask);
-    hop__free(args);
+        st = hop_batch_outputs(cx, call, c, NULL);
     hop__free(outs);
     return st;
 }
@@ -708,7 +475,6 @@ hop_batch_bodies(hop_batch_ctx *cx, const hop_node *call)
  * ones first (the map's xs), then the others (its args). */
 typedef struct loop_inputs {
     const hop_node **fwd;
-    hop_node **ph;
     size_t n, cap, nbatched;
 } loop_inputs;
 
@@ -738,71 +504,30 @@ collect(hop_batch_ctx *cx, const hop_arg *a, size_t n, loop_inputs *li, bool wan
     return HOP_OK;
 }
 
-/* Maps a of the forward graph into the loop body: nodes to its inputs,
- * subgraphs to copies in the body. */
+/* The loop body: call made on one example (copied with the rewrite whose
+ * entries of the forward nodes it uses are the body's inputs), its outputs
+ * returned. */
 static hop_status
-loop_arg(hop_batch_ctx *cx, hop_graph *body, const loop_inputs *li, const hop_arg *a, hop_arg *out)
+loop_body(hop_batch_ctx *cx, const hop_node *call, const loop_inputs *li, hop_graph *body)
 {
-    switch (a->kind) {
-    case HOP_ARG_NODE:
-        for (size_t k = 0; k < li->n; k++)
-            if (li->fwd[k] == a->u.node) {
-                *out = hop_arg_node(li->ph[k]);
-                return HOP_OK;
-            }
-        return hop_error(HOP_MISUSE, "vmap: %s is not an input of the loop", a->u.node->name);
-    case HOP_ARG_GRAPH: {
-        hop_graph *c = hop_graph_find_subgraph(body, a->u.graph->name);
-        if (c == NULL && (c = copy_subgraph_into(body, a->u.graph)) == NULL)
-            return hop_error_code();
-        *out = hop_arg_graph(c);
-        return HOP_OK;
-    }
-    case HOP_ARG_LIST: {
-        hop_arg *items = scratch_items(cx, a->u.list.n);
-        if (items == NULL)
-            return HOP_NOMEM;
-        for (size_t i = 0; i < a->u.list.n; i++)
-            if (loop_arg(cx, body, li, &a->u.list.items[i], &items[i]) != HOP_OK)
-                return hop_error_code();
-        *out = hop_arg_list(items, a->u.list.n);
-        return HOP_OK;
-    }
-    default:
-        *out = *a;
-        return HOP_OK;
-    }
-}
-
-/* The loop body: call made on one example, its outputs returned. */
-static hop_status
-loop_body(hop_batch_ctx *cx, const hop_node *call, loop_inputs *li, hop_graph *body)
-{
-    hop_arg *args = hop__calloc(call->nargs + 1, sizeof *args);
+    hop_rewrite rw;
+    hop_rewrite_init(&rw, cx->rw.src, body, "vmap");
     hop_arg *res = hop__calloc(call->nouts + 1, sizeof *res);
-    li->ph = hop__calloc(li->n + 1, sizeof *li->ph);
-    hop_status st = args && res && li->ph ? HOP_OK : HOP_NOMEM;
+    hop_status st = res ? HOP_OK : HOP_NOMEM;
     for (size_t k = 0; k < li->n && st == HOP_OK; k++) {
         const hop_node *f = li->fwd[k];
-        if ((li->ph[k] = hop_graph_placeholder(body, f->name, f->meta)) == NULL)
+        hop_rewrite_entry *e = hop_rewrite_add(&rw, f);
+        hop_node *ph = e ? hop_graph_placeholder(body, f->name, f->meta) : NULL;
+        if (ph == NULL)
             st = hop_error_code();
+        else
+            e->copy = e->vals[0] = ph;
     }
-    for (size_t i = 0; i < call->nargs && st == HOP_OK; i++)
-        st = loop_arg(cx, body, li, &call->args[i], &args[i]);
-    hop_node *c = NULL;
-    if (st == HOP_OK) {
-        c = call->kind == HOP_NODE_CALL_HOP
-                ? hop_graph_call_hop(body, call->cls, args, call->nargs, call->outs, call->nouts)
-                : hop_graph_call_foreign(body, call->target, args, call->nargs, call->outs,
-                                         call->nouts, call->flags);
-        if (c == NULL)
-            st = hop_error_code();
-    }
-    scratch_clear(cx);
-    if (st == HOP_OK)
-        st = hop_graph_rename_node(body, c, call->name);
+    hop_rewrite_entry *c = st == HOP_OK ? hop_rewrite_copy(&rw, call, NULL) : NULL;
+    if (st == HOP_OK && c == NULL)
+        st = hop_error_code();
     for (size_t j = 0; j < call->nouts && st == HOP_OK; j++) {
-        hop_node *g = hop_graph_getitem(body, c, j);
+        hop_node *g = hop_rewrite_value(&rw, c, j);
         if (g == NULL)
             st = hop_error_code();
         else
@@ -810,7 +535,7 @@ loop_body(hop_batch_ctx *cx, const hop_node *call, loop_inputs *li, hop_graph *b
     }
     if (st == HOP_OK && hop_graph_output(body, res, call->nouts) == NULL)
         st = hop_error_code();
-    hop__free(args);
+    hop_rewrite_clear(&rw);
     hop__free(res);
     return st;
 }
@@ -836,13 +561,13 @@ hop_batch_loop(hop_batch_ctx *cx, const hop_node *call)
         st = collect(cx, call->args, call->nargs, &li, false);
     char base[256];
     snprintf(base, sizeof base, "%s_vmap_loop", call->name);
-    hop_graph *body = st == HOP_OK ? hop_graph_new_subgraph(cx->out, base) : NULL;
+    hop_graph *body = st == HOP_OK ? hop_graph_new_subgraph(cx->rw.out, base) : NULL;
     if (st == HOP_OK && body == NULL)
         st = hop_error_code();
     if (st == HOP_OK)
         st = loop_body(cx, call, &li, body);
     if (st == HOP_OK)
-        st = hop_graph_add_subgraph(cx->out, body);
+        st = hop_graph_add_subgraph(cx->rw.out, body);
     if (st != HOP_OK) {
         hop_graph_free(body); /* not installed: still ours */
         body = NULL;
@@ -869,13 +594,15 @@ hop_batch_loop(hop_batch_ctx *cx, const hop_node *call)
     if (st == HOP_OK) {
         hop_arg args[] = {hop_arg_graph(body), hop_arg_list(xs, li.nbatched),
                           hop_arg_list(xs + li.nbatched, li.n - li.nbatched)};
-        if ((c = hop_graph_call_hop(cx->out, cx->loop, args, 3, outs, call->nouts)) == NULL)
+        if ((c = hop_graph_call_hop(cx->rw.out, cx->loop, args, 3, outs, call->nouts)) == NULL)
             st = hop_error_code();
     }
-    if (st == HOP_OK)
-        st = set_outputs(cx, call, c);
+    /* the map keeps its own name: it is not the call it loops over */
+    for (size_t i = 0; i < call->nouts && st == HOP_OK; i++) {
+        hop_node *g = hop_graph_getitem(cx->rw.out, c, i);
+        st = g ? hop_batch_set(cx, call, i, g, true) : hop_error_code();
+    }
     hop__free(li.fwd);
-    hop__free(li.ph);
     hop__free(xs);
     hop__free(outs);
     return st;
@@ -917,10 +644,10 @@ check_call(const hop_graph *fwd, const int *in_dims, const hop_expr *size, const
 /* The placeholder of input i: batched ones with the batch at in_dim, moved
  * to 0. */
 static hop_status
-batch_input(hop_batch_ctx *cx, const hop_node *p, size_t i, int in_dim, entry *e)
+batch_input(hop_batch_ctx *cx, const hop_node *p, size_t i, int in_dim, hop_rewrite_entry *e)
 {
     if (in_dim == -1) {
-        hop_node *c = hop_graph_placeholder(cx->out, p->name, p->meta);
+        hop_node *c = hop_graph_placeholder(cx->rw.out, p->name, p->meta);
         e->vals[0] = c;
         return c ? HOP_OK : hop_error_code();
     }
@@ -947,11 +674,11 @@ batch_input(hop_batch_ctx *cx, const hop_node *p, size_t i, int in_dim, entry *e
             (size_t)(m->rank - in_dim) * sizeof v.meta.sizes[0]);
     v.meta.sizes[in_dim] = cx->size;
     v.meta.rank++;
-    hop_node *c = hop_graph_placeholder(cx->out, p->name, &v);
+    hop_node *c = hop_graph_placeholder(cx->rw.out, p->name, &v);
     if (c != NULL && in_dim != 0)
-        c = hop__batch_movedim(cx->out, c, in_dim, 0);
+        c = hop__batch_movedim(cx->rw.out, c, in_dim, 0);
     e->vals[0] = c;
-    e->batched[0] = true;
+    e->flags[0] = true;
     return c ? HOP_OK : hop_error_code();
 }
 
@@ -959,7 +686,7 @@ batch_input(hop_batch_ctx *cx, const hop_node *p, size_t i, int in_dim, entry *e
 static hop_status
 batch_output(hop_batch_ctx *cx, size_t j, int out_dim, hop_arg *res)
 {
-    const hop_arg *a = &cx->src->output->args[j];
+    const hop_arg *a = &cx->rw.src->output->args[j];
     if (a->kind != HOP_ARG_NODE) {
         if (out_dim >= 0)
             return hop_error(HOP_UNSUPPORTED,
@@ -995,7 +722,7 @@ batch_output(hop_batch_ctx *cx, size_t j, int out_dim, hop_arg *res)
                          out_dim, j, a->u.node->name, r + 1);
     if (!b && (v = hop_batch_broadcast(cx, v)) == NULL)
         return hop_error_code();
-    if (out_dim != 0 && (v = hop__batch_movedim(cx->out, v, 0, out_dim)) == NULL)
+    if (out_dim != 0 && (v = hop__batch_movedim(cx->rw.out, v, 0, out_dim)) == NULL)
         return hop_error_code();
     *res = hop_arg_node(v);
     return HOP_OK;
@@ -1008,12 +735,12 @@ hop_vmap_graph_loop(const hop_graph *fwd, const int *in_dims, const hop_expr *si
     hop_status st = check_call(fwd, in_dims, size, out_dims, out);
     if (st != HOP_OK)
         return st;
-    hop_batch_ctx cx = {.src = fwd, .out = out, .size = size, .loop = loop};
-    for (size_t i = 0; i < fwd->nguards && st == HOP_OK; i++)
-        st = hop_graph_add_guard(out, fwd->guards[i]);
+    hop_batch_ctx cx = {.size = size, .loop = loop};
+    hop_rewrite_init(&cx.rw, fwd, out, "vmap");
+    st = hop_graph_copy_guards(fwd, out);
     size_t k = 0;
     for (const hop_node *n = fwd->first; n && n != fwd->output && st == HOP_OK; n = n->next) {
-        entry *e = add_entry(&cx, n);
+        hop_rewrite_entry *e = hop_rewrite_add(&cx.rw, n);
         if (e == NULL) {
             st = hop_error_code();
             break;
@@ -1022,7 +749,7 @@ hop_vmap_graph_loop(const hop_graph *fwd, const int *in_dims, const hop_expr *si
             st = batch_input(&cx, n, k, in_dims[k], e);
             k++;
         } else if (n->kind == HOP_NODE_GETITEM) {
-            entry *c = find(&cx, n->args[0].u.node);
+            hop_rewrite_entry *c = hop_rewrite_find(&cx.rw, n->args[0].u.node);
             size_t i = (size_t)n->args[1].u.i;
             bool b = false;
             hop_node *v = c ? entry_value(&cx, c, i, &b) : NULL;
@@ -1033,9 +760,9 @@ hop_vmap_graph_loop(const hop_graph *fwd, const int *in_dims, const hop_expr *si
             else if (c->copy && v->kind == HOP_NODE_GETITEM && !b)
                 st = hop_graph_rename_node(out, v, n->name);
             e->vals[0] = v;
-            e->batched[0] = b;
+            e->flags[0] = b;
         } else if (!any_batched(&cx, n->args, n->nargs))
-            st = copy_node(&cx, n, e);
+            st = hop_rewrite_copy(&cx.rw, n, e) ? HOP_OK : hop_error_code();
         else if ((st = batch_node(&cx, n)) == HOP_OK)
             st = name_result(&cx, n, e);
     }
@@ -1048,7 +775,7 @@ hop_vmap_graph_loop(const hop_graph *fwd, const int *in_dims, const hop_expr *si
     if (st == HOP_OK && hop_graph_output(out, args, o->nargs) == NULL)
         st = hop_error_code();
     hop__free(args);
-    ctx_free(&cx);
+    hop_rewrite_clear(&cx.rw);
     if (st != HOP_OK)
         return st;
     /* no DCE: every node is a copy of fwd's or feeds one (fwd's dead nodes,

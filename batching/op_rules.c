@@ -697,7 +697,7 @@ arg_mentions(const hop_arg *a, const hop_expr *u)
 /* item of a batched value: a SymInt per example, which nothing can hold;
  * but an item whose only uses are leads a HOP reads with item when traced
  * (HOP_PARAM_BATCHED_ITEM: switch's index, fori_loop's bounds) stays the
- * batched tensor, [B], for that HOP's batch slot (hop/branch_batch.c,
+ * batched tensor, [B], for that HOP's batch slot (hop/switch.c with the branch kit,
  * hop/fori_loop.c). */
 static hop_status
 batch_item(hop_batch_ctx *cx, const hop_node *n)

@@ -8,7 +8,9 @@
  * It shows a HOP with two groups of operands (init, xs) whose body gets
  * explicit inputs (the carries, fresh in the body: a carry changes; the rows
  * as slices), its lifted values in a list of their own:
- * `fold(fold_body_0, (c,), (xs,), (w,))`.
+ * `fold(fold_body_0, (c,), (xs,), (w,))`.  Its checks, its eval loop, its
+ * reverse and forward mode and its vmap are the loop kit's
+ * (hop/loop_kit.h).
  */
 #include <hop.h>
 
@@ -52,41 +54,19 @@ fold_body_inputs(hop_call *c)
     hop_call_group(c, "init", &ninit);
     hop_call_group(c, "xs", &nxs);
     hop_status st = hop_prim_hop_base()->body_inputs(c);
-    for (size_t i = ninit; i < ninit + nxs && st == HOP_OK; i++) {
-        hop_meta *m = &c->input_meta[i].meta;
-        memmove(m->sizes, m->sizes + 1, (size_t)(m->rank - 1) * sizeof *m->sizes);
-        m->rank--;
-    }
-    return st;
+    return st == HOP_OK ? hop_call_slice_inputs(c, ninit, nxs, 0) : st;
 }
 
 /* The body returns the next carries, each like the one it replaces: sizes
- * decided equal (a size symbol and a constant may be, with a guard). */
+ * decided equal (a size symbol and a constant may be, with a guard), the
+ * loop kit's check (hop/loop_kit.h). */
 static hop_status
 fold_output_meta(hop_call *c)
 {
     size_t ninit;
-    hop_node *const *init = hop_call_group(c, "init", &ninit);
-    const hop_values *r = &c->results[0];
-    for (size_t i = 0; i < ninit; i++) {
-        bool same = false;
-        hop_status st = i < r->n
-                            ? hop_value_info_decide_same(hop_output_graph_env(c->og), init[i]->meta,
-                                                         r->items[i]->meta, "fold", &same)
-                            : HOP_OK;
-        if (st != HOP_OK)
-            return st;
-        if (same)
-            continue;
-        char want[96], got[96] = "nothing";
-        hop_value_info_print(init[i]->meta, want, sizeof want);
-        if (i < r->n)
-            hop_value_info_print(r->items[i]->meta, got, sizeof got);
-        return hop_error(HOP_TRACE, "fold: carry %zu enters as %s but f returns %s", i, want, got);
-    }
-    if (r->n != ninit)
-        return hop_error(HOP_TRACE, "fold: f returns %zu values for %zu carries", r->n, ninit);
-    return hop_prim_hop_base()->output_meta(c);
+    hop_call_group(c, "init", &ninit);
+    hop_status st = hop_call_check_carries(c, 0, 0, ninit, false, "f");
+    return st == HOP_OK ? hop_prim_hop_base()->output_meta(c) : st;
 }
 
 /* Verifying: the operands as tracing checks them, the carries as the
@@ -156,24 +136,16 @@ fold_lower(hop_lower_ctx *cx, const hop_node *call)
     return st == HOP_OK ? hop_lower_results(cx, carry, no) : st;
 }
 
-/* Eval: the same loop on concrete values (a host f is checked per row). */
+/* Eval: the same loop on concrete values, the loop kit's carry-evaluation
+ * loop (a host f is checked per row with tracing's message). */
 static hop_status
 fold_eval(hop_eval_ctx *ex)
 {
-    size_t n, ninit, nxs;
-    const hop_rt_value *passed = hop_eval_passed(ex, &n);
+    size_t nxs;
     const hop_rt_value *xs = hop_eval_group(ex, "xs", &nxs);
-    hop_eval_group(ex, "init", &ninit);
-    hop_rt_value *in = hop_calloc(n + 1, sizeof *in);
-    hop_rt_values carry = {NULL, 0, 0};
-    hop_status st = in ? HOP_OK : hop_error_code();
-    for (size_t k = 0; k < n && st == HOP_OK; k++)
-        in[k] = passed[k];
-    for (size_t k = 0; k < ninit && st == HOP_OK; k++)
-        st = hop_rt_values_push(
-            &carry,
-            (hop_rt_value){passed[k].kind, hop_tensor_retain(passed[k].tensor), passed[k].i});
     int64_t rows = nxs && xs[0].tensor ? xs[0].tensor->sizes[0] : 0;
+    hop_eval_loop l;
+    hop_status st = hop_eval_loop_begin(ex, 0, "init", &l);
     for (int64_t r = 0; r < rows && st == HOP_OK; r++) {
         hop_rt_values next = {NULL, 0, 0}, sel = {NULL, 0, 0};
         for (size_t k = 0; k < nxs && st == HOP_OK; k++) {
@@ -182,30 +154,41 @@ fold_eval(hop_eval_ctx *ex)
             if ((st = hop_eager(HOP_OP_select, a, 3, &v)) == HOP_OK)
                 st = hop_rt_values_push(&sel, v);
         }
-        for (size_t k = 0; k < n && st == HOP_OK; k++)
-            in[k] = k < ninit ? carry.items[k] : k < ninit + nxs ? sel.items[k - ninit] : passed[k];
+        for (size_t k = 0; k < nxs && st == HOP_OK; k++)
+            l.in[l.nc + k] = sel.items[k]; /* the rows follow the carries */
         if (st == HOP_OK)
-            st = hop_eval_body(ex, "f", in, n, &next);
-        if (st == HOP_OK && next.n != ninit)
-            st = hop_error(HOP_TRACE, "fold: f returns %zu values for %zu carries", next.n, ninit);
-        for (size_t k = 0; k < ninit && st == HOP_OK; k++) {
-            char want[96], got[96];
-            hop_eval_describe(&passed[k], want, sizeof want);
-            hop_eval_describe(&next.items[k], got, sizeof got);
-            if (strcmp(want, got) != 0)
-                st = hop_error(HOP_TRACE, "fold: carry %zu enters as %s but f returns %s", k, want,
-                               got);
-        }
+            st = hop_eval_loop_step(&l, "f", "f", &next);
+        if (st == HOP_OK)
+            hop_eval_loop_take(&l, &next);
+        hop_rt_values_clear(&next);
         hop_rt_values_clear(&sel);
-        hop_rt_values_clear(st == HOP_OK ? &carry : &next);
-        if (st == HOP_OK)
-            carry = next;
     }
-    hop_free(in);
-    if (st == HOP_OK)
-        st = hop_eval_results(ex, &carry);
-    hop_rt_values_clear(&carry);
-    return st;
+    return hop_eval_loop_end(&l, st);
+}
+
+/* Reverse mode: the loop kit's, an augmented forward scan over the rows
+ * that stacks the carries, then a scan the other way running f's vjp. */
+static hop_status
+fold_vjp(hop_vjp_ctx *cx, const hop_node *call)
+{
+    hop_loop loop = {.call = call, .body = "f", .carries = "init", .xs = "xs", .length = -1};
+    return hop_loop_vjp(cx, &loop);
+}
+
+/* Forward mode: fold again, each group followed by its tangents, over f's
+ * tangent twin (fold takes any number of carries and xs). */
+static hop_status
+fold_jvp(hop_jvp_ctx *cx, const hop_node *call)
+{
+    return hop_loop_jvp(cx, call, "f", "init");
+}
+
+/* vmap: fold again over f batched, a carry batched where the batch reaches
+ * it, a batched xs's rows batched. */
+static hop_status
+fold_batch(hop_batch_ctx *cx, const hop_node *call)
+{
+    return hop_loop_batch(cx, call, "f", "init", "xs", NULL);
 }
 
 static const hop_class fold_class = {
@@ -222,6 +205,9 @@ static const hop_class fold_class = {
     .verify = fold_verify,
     .lower = fold_lower,
     .eval = fold_eval,
+    .vjp = fold_vjp,
+    .jvp = fold_jvp,
+    .batch = fold_batch,
 };
 
 static hop_status

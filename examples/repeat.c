@@ -3,13 +3,15 @@
  * repeat(n, body, x, *args) applies body to x n times (x -> body(x, *args)
  * -> ...).  x is a carry: in the body it is the current value.  The class
  * fills the slots where repeat differs from the PrimHOP base (tracing checks,
- * what a well-formed call node is, a counted loop, eval); its library's
+ * what a well-formed call node is, a counted loop, eval, reverse mode and
+ * vmap: the last three with the loop kit, hop/loop_kit.h); its library's
  * descriptor (HOP_LIBRARY) names the init that registers it, so Python loads
- * it with hop.load_library (docs/DEFINING_A_HOP.md walks through it).
+ * it with hop.load_library (docs/DEFINING_A_HOP.md walks through it).  It
+ * has no forward mode: the loop kit's is the HOP again with each group
+ * followed by its tangents, and repeat's x takes one value.
  */
 #include <hop.h>
 
-#include <string.h>
 
 /* n >= 0 and one x: checked when traced and when run. */
 static hop_status
@@ -99,42 +101,58 @@ repeat_lower(hop_lower_ctx *cx, const hop_node *call)
     return st == HOP_OK ? hop_lower_results(cx, lc.out, 1) : st;
 }
 
-/* ---- eval: the same loop on concrete values, with the same checks. */
+/* ---- eval: the same loop on concrete values, with the same checks: the
+ * loop kit's carry-evaluation loop (hop/loop_kit.h) runs the body on the
+ * current x. */
 static hop_status
 repeat_eval(hop_eval_ctx *ex)
 {
     hop_rt_arg n;
-    size_t nin, nx;
-    const hop_rt_value *passed = hop_eval_passed(ex, &nin);
+    size_t nx;
+    hop_eval_loop l;
     hop_status st = hop_eval_param(ex, "n", &n);
     if (st == HOP_OK && hop_eval_group(ex, "x", &nx))
         st = check_args(n.u.i, nx);
-    hop_rt_value *in = st == HOP_OK ? hop_calloc(nin, sizeof *in) : NULL;
-    if (in == NULL)
-        return st == HOP_OK ? hop_error_code() : st;
-    memcpy(in, passed, nin * sizeof *in);
-    hop_rt_values cur = {NULL, 0, 0};
-    hop_tensor_retain(in[0].tensor);
-    st = hop_rt_values_push(&cur, in[0]);
+    if (st != HOP_OK)
+        return st;
+    st = hop_eval_loop_begin(ex, 0, "x", &l);
     for (int64_t k = 0; k < n.u.i && st == HOP_OK; k++) {
         hop_rt_values next = {NULL, 0, 0};
-        in[0] = cur.items[0];
-        st = hop_eval_body(ex, "body", in, nin, &next);
-        if (st == HOP_OK && (next.n != 1 || !hop_eval_same_kind(&next.items[0], &passed[0]))) {
+        st = hop_eval_loop_run(&l, "body", &next);
+        if (st == HOP_OK && (next.n != 1 || !hop_eval_same_kind(&next.items[0], &l.init[0]))) {
             char want[96], got[96] = "nothing";
-            hop_eval_describe(&passed[0], want, sizeof want);
+            hop_eval_describe(&l.init[0], want, sizeof want);
             if (next.n > 0)
                 hop_eval_describe(&next.items[0], got, sizeof got);
             st = wrong_result(want, next.n, got);
         }
-        hop_rt_values_clear(&cur);
-        cur = next;
+        if (st == HOP_OK)
+            hop_eval_loop_take(&l, &next);
+        hop_rt_values_clear(&next);
     }
-    hop_free(in);
-    if (st == HOP_OK)
-        st = hop_eval_results(ex, &cur);
-    hop_rt_values_clear(&cur);
-    return st;
+    return hop_eval_loop_end(&l, st);
+}
+
+/* ---- reverse mode: repeat is a counted loop, so the loop kit emits its vjp
+ * (a forward scan over the n steps that stacks x, then a scan the other way
+ * running the body's vjp graph, docs/AUTODIFF.md). */
+static hop_status
+repeat_vjp(hop_vjp_ctx *cx, const hop_node *call)
+{
+    hop_loop loop = {.call = call,
+                     .body = "body",
+                     .carries = "x",
+                     .lower = hop_arg_int(0),
+                     .upper = *hop_node_param(call, "n")};
+    return hop_loop_vjp(cx, &loop);
+}
+
+/* ---- vmap: repeat again over the body batched; x is batched when it is or
+ * the body makes it so. */
+static hop_status
+repeat_batch(hop_batch_ctx *cx, const hop_node *call)
+{
+    return hop_loop_batch(cx, call, "body", "x", NULL, NULL);
 }
 
 static const hop_class repeat_class = {
@@ -150,6 +168,8 @@ static const hop_class repeat_class = {
     .verify = repeat_verify,
     .lower = repeat_lower,
     .eval = repeat_eval,
+    .vjp = repeat_vjp,
+    .batch = repeat_batch,
 };
 
 /* The library's init and its descriptor: hop.load_library (hop_load_library)

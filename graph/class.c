@@ -5,7 +5,7 @@
  * node (the verifier here, the tracing protocol, the printers, the Python
  * front end) asks these, so the PrimHOP base's defaults live here once: the
  * signature (body: BODY, *args), inputs lifted on first use, the caller's
- * guards, no made inputs.
+ * guards, no made inputs; and which classes are wrap-like.
  */
 #include "graph/graph_impl.h"
 #include "hop/class.h"
@@ -95,6 +95,12 @@ hop_class_body_param(const hop_class *cls, size_t b)
             many = &p[i];
     }
     return many;
+}
+
+bool
+hop_class_is_wrap_like(const hop_class *cls)
+{
+    return HOP_CLASS_SLOT_OWNER(cls, lower) == NULL && HOP_CLASS_SLOT_OWNER(cls, eval) == NULL;
 }
 
 bool

@@ -24,9 +24,9 @@
  * Autodiff (vjp and jvp): a combine_fn of one add, mul, maximum or minimum
  * over one float xs ("autodiff" below); any other is HOP_UNSUPPORTED.
  */
-#include "hop/autodiff.h"
-#include "hop/eval.h"
+#include "hop/layout.h"
 #include "hop/lowering.h"
+#include "hop/loop_kit.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -107,14 +107,8 @@ static hop_status
 scan_body_inputs(hop_call *c)
 {
     hop_status st = hop_prim_hop_base()->body_inputs(c);
-    int64_t dim = hop_call_param(c, "dim")->u.i;
-    for (size_t i = 0; i < c->ninputs && st == HOP_OK; i++) {
-        hop_meta *m = &c->input_meta[i].meta;
-        int d = norm_dim(dim, m->rank);
-        memmove(m->sizes + d, m->sizes + d + 1, (size_t)(m->rank - d - 1) * sizeof *m->sizes);
-        m->rank--;
-    }
-    return st;
+    return st == HOP_OK ? hop_call_slice_inputs(c, 0, c->ninputs, hop_call_param(c, "dim")->u.i)
+                        : st;
 }
 
 static hop_status
@@ -122,11 +116,7 @@ scan_check_outputs(hop_call *c)
 {
     size_t na;
     hop_call_group(c, "a", &na);
-    hop_status st = hop_call_check_carries(c, 0, 0, na, "combine_fn");
-    if (st == HOP_OK && c->results[0].n != na)
-        st = hop_error(HOP_TRACE, "associative_scan: combine_fn returns %zu values for %zu xs",
-                       c->results[0].n, na);
-    return st;
+    return hop_call_check_carries(c, 0, 0, na, false, "combine_fn");
 }
 
 static hop_status
@@ -478,8 +468,11 @@ typedef struct scan_lowering {
     hop_pval *out;    /* the results, one per xs */
     int *dims;        /* per xs */
     bool reverse;
-    hop_pval len;  /* the size along dim */
-    hop_pval last; /* len - 1 */
+    hop_pval len;                 /* the size along dim */
+    hop_pval last;                /* len - 1 */
+    hop_pval nch, L;              /* chunks, and the elements of each */
+    hop_pval *r1, *r2, *r3, *tmp; /* element views, per xs */
+    hop_pval *pre;                /* the totals of the chunks before each */
 } scan_lowering;
 
 static const hop_pval ONE = {HOP_PVAL_CONST, -1, 1}, ZERO = {HOP_PVAL_CONST, -1, 0};
@@ -534,6 +527,148 @@ chunk(scan_lowering *s, hop_pval c, hop_pval L, hop_pval *start, hop_pval *end)
     return st == HOP_OK ? hop_lower_int(s->cx, HOP_INT_MIN, *end, s->len, end) : st;
 }
 
+/* The chunks: nch = min(CHUNKS, len), L = ceil(len / nch) (len 0: nothing
+ * runs); pre, the totals of the chunks before each, [CHUNKS, element...]. */
+static hop_status
+lower_chunks(scan_lowering *s, const hop_node *call)
+{
+    hop_lower_ctx *cx = s->cx;
+    hop_pval cnt;
+    hop_status st = int_op(s, HOP_INT_SUB, s->len, ONE, &s->last);
+    if (st == HOP_OK)
+        st =
+            hop_lower_int(cx, HOP_INT_MIN, s->len, (hop_pval){HOP_PVAL_CONST, -1, CHUNKS}, &s->nch);
+    if (st == HOP_OK)
+        st = hop_lower_int(cx, HOP_INT_MAX, s->nch, ONE, &cnt);
+    if (st == HOP_OK)
+        st = int_op(s, HOP_INT_ADD, s->len, cnt, &s->L);
+    if (st == HOP_OK)
+        st = int_op(s, HOP_INT_SUB, s->L, ONE, &s->L);
+    if (st == HOP_OK)
+        st = hop_lower_int(cx, HOP_INT_FLOORDIV, s->L, cnt, &s->L);
+    for (size_t j = 0; j < s->nx && st == HOP_OK; j++) {
+        hop_value_info p = call->outs[j];
+        p.meta.sizes[s->dims[j]] = hop_sym_const(call->graph->env, CHUNKS);
+        if (p.meta.sizes[s->dims[j]] == NULL)
+            st = hop_error_code();
+        /* rows along dim 0: the chunk index first */
+        const hop_expr *d0 = p.meta.sizes[s->dims[j]];
+        memmove(p.meta.sizes + 1, p.meta.sizes, (size_t)s->dims[j] * sizeof *p.meta.sizes);
+        p.meta.sizes[0] = d0;
+        if (st == HOP_OK)
+            st = hop_lower_tensor(cx, &p, true, &s->pre[j]);
+    }
+    return st;
+}
+
+/* Phase 1, chunk by chunk (independent): out[s] = x[s]; out[i] =
+ * combine(out[i - 1], x[i]) for the chunk's other elements. */
+static hop_status
+lower_phase1(scan_lowering *s)
+{
+    hop_lower_ctx *cx = s->cx;
+    hop_pval c, k, start, end, cnt, i, ok;
+    hop_status st = hop_lower_parallel_loop_begin(cx, s->nch, &c);
+    if (st == HOP_OK)
+        st = chunk(s, c, s->L, &start, &end);
+    if (st == HOP_OK)
+        st = hop_lower_int(cx, HOP_INT_LT, start, s->len, &ok);
+    if (st == HOP_OK)
+        st = hop_lower_if(cx, ok);
+    if (st == HOP_OK && (st = elements(s, s->out, start, s->r1)) == HOP_OK &&
+        (st = elements(s, s->passed + s->nx, start, s->r2)) == HOP_OK)
+        for (size_t j = 0; j < s->nx && st == HOP_OK; j++)
+            st = hop_lower_copy(cx, s->r1[j], s->r2[j]);
+    if (st == HOP_OK && (st = int_op(s, HOP_INT_SUB, end, start, &cnt)) == HOP_OK)
+        st = int_op(s, HOP_INT_SUB, cnt, ONE, &cnt);
+    if (st == HOP_OK)
+        st = hop_lower_loop_begin(cx, cnt, &k);
+    if (st == HOP_OK && (st = int_op(s, HOP_INT_ADD, start, k, &i)) == HOP_OK &&
+        (st = elements(s, s->out, i, s->r1)) == HOP_OK &&
+        (st = int_op(s, HOP_INT_ADD, i, ONE, &i)) == HOP_OK &&
+        (st = elements(s, s->passed + s->nx, i, s->r2)) == HOP_OK &&
+        (st = elements(s, s->out, i, s->r3)) == HOP_OK)
+        st = combine(s, s->r1, s->r2, s->r3);
+    if (st == HOP_OK && (st = hop_lower_loop_end(cx)) == HOP_OK &&
+        (st = hop_lower_end_if(cx)) == HOP_OK)
+        st = hop_lower_loop_end(cx);
+    return st;
+}
+
+/* Phase 2, in order: pre[c] = the total of chunks 0..c-1. */
+static hop_status
+lower_phase2(scan_lowering *s)
+{
+    hop_lower_ctx *cx = s->cx;
+    hop_pval c, start, end, ok, prev, lastprev;
+    hop_status st = hop_lower_loop_begin(cx, s->nch, &c);
+    if (st == HOP_OK)
+        st = chunk(s, c, s->L, &start, &end);
+    if (st == HOP_OK)
+        st = hop_lower_int(cx, HOP_INT_LT, ZERO, c, &ok); /* c >= 1 */
+    if (st == HOP_OK)
+        st = hop_lower_if(cx, ok);
+    if (st == HOP_OK)
+        st = hop_lower_int(cx, HOP_INT_LT, start, s->len, &ok); /* chunk c is not empty */
+    if (st == HOP_OK)
+        st = hop_lower_if(cx, ok);
+    if (st == HOP_OK && (st = int_op(s, HOP_INT_SUB, start, ONE, &lastprev)) == HOP_OK)
+        st = elements(s, s->out, lastprev, s->r1); /* chunk c-1's own total */
+    for (size_t j = 0; j < s->nx && st == HOP_OK; j++)
+        st = hop_lower_select(cx, s->pre[j], c, &s->r3[j]);
+    if (st == HOP_OK)
+        st = hop_lower_int(cx, HOP_INT_LT, ONE, c, &ok); /* c >= 2: combine with pre[c-1] */
+    if (st == HOP_OK)
+        st = hop_lower_if(cx, ok);
+    if (st == HOP_OK)
+        st = int_op(s, HOP_INT_SUB, c, ONE, &prev);
+    for (size_t j = 0; j < s->nx && st == HOP_OK; j++)
+        st = hop_lower_select(cx, s->pre[j], prev, &s->r2[j]);
+    if (st == HOP_OK)
+        st = combine(s, s->r2, s->r1, s->r3);
+    if (st == HOP_OK)
+        st = hop_lower_else(cx);
+    for (size_t j = 0; j < s->nx && st == HOP_OK; j++)
+        st = hop_lower_copy(cx, s->r3[j], s->r1[j]);
+    if (st == HOP_OK && (st = hop_lower_end_if(cx)) == HOP_OK &&
+        (st = hop_lower_end_if(cx)) == HOP_OK && (st = hop_lower_end_if(cx)) == HOP_OK)
+        st = hop_lower_loop_end(cx);
+    return st;
+}
+
+/* Phase 3, chunk by chunk: out[i] = combine(pre[c], out[i]). */
+static hop_status
+lower_phase3(scan_lowering *s, const hop_node *call)
+{
+    hop_lower_ctx *cx = s->cx;
+    hop_pval c, k, start, end, cnt, i, ok;
+    hop_status st = hop_lower_parallel_loop_begin(cx, s->nch, &c);
+    if (st == HOP_OK)
+        st = chunk(s, c, s->L, &start, &end);
+    if (st == HOP_OK && (st = hop_lower_int(cx, HOP_INT_LT, ZERO, c, &ok)) == HOP_OK)
+        st = hop_lower_if(cx, ok);
+    for (size_t j = 0; j < s->nx && st == HOP_OK; j++)
+        st = hop_lower_select(cx, s->pre[j], c, &s->r1[j]);
+    for (size_t j = 0; j < s->nx && st == HOP_OK; j++) {
+        hop_value_info e = call->outs[j];
+        memmove(e.meta.sizes + s->dims[j], e.meta.sizes + s->dims[j] + 1,
+                (size_t)(e.meta.rank - s->dims[j] - 1) * sizeof *e.meta.sizes);
+        e.meta.rank--;
+        st = hop_lower_tensor(cx, &e, true, &s->tmp[j]); /* private to each chunk */
+    }
+    if (st == HOP_OK && (st = int_op(s, HOP_INT_SUB, end, start, &cnt)) == HOP_OK)
+        st = hop_lower_loop_begin(cx, cnt, &k);
+    if (st == HOP_OK && (st = int_op(s, HOP_INT_ADD, start, k, &i)) == HOP_OK &&
+        (st = elements(s, s->out, i, s->r2)) == HOP_OK)
+        st = combine(s, s->r1, s->r2, s->tmp); /* not in place: combine reads all of b first */
+    for (size_t j = 0; j < s->nx && st == HOP_OK; j++)
+        st = hop_lower_copy(cx, s->r2[j], s->tmp[j]);
+    if (st == HOP_OK && (st = hop_lower_loop_end(cx)) == HOP_OK &&
+        (st = hop_lower_end_if(cx)) == HOP_OK)
+        st = hop_lower_loop_end(cx);
+    return st;
+}
+
 static hop_status
 scan_lower(hop_lower_ctx *cx, const hop_node *call)
 {
@@ -551,11 +686,11 @@ scan_lower(hop_lower_ctx *cx, const hop_node *call)
     s.passed = hop_lower_passed(cx, call, &s.n);
     s.out = hop_lower_outputs(cx, true);
     s.dims = hop_calloc(s.nx + 1, sizeof *s.dims);
-    hop_pval *r1 = hop_lower_pvals(cx, s.nx), *r2 = hop_lower_pvals(cx, s.nx),
-             *r3 = hop_lower_pvals(cx, s.nx), *pre = hop_lower_pvals(cx, s.nx),
-             *tmp = hop_lower_pvals(cx, s.nx);
+    s.r1 = hop_lower_pvals(cx, s.nx), s.r2 = hop_lower_pvals(cx, s.nx);
+    s.r3 = hop_lower_pvals(cx, s.nx), s.pre = hop_lower_pvals(cx, s.nx);
+    s.tmp = hop_lower_pvals(cx, s.nx);
     if (s.combine == NULL || xs == NULL || s.passed == NULL || s.out == NULL || s.dims == NULL ||
-        r1 == NULL || r2 == NULL || r3 == NULL || pre == NULL || tmp == NULL) {
+        s.r1 == NULL || s.r2 == NULL || s.r3 == NULL || s.pre == NULL || s.tmp == NULL) {
         hop_free(s.dims);
         return hop_error_code();
     }
@@ -563,125 +698,15 @@ scan_lower(hop_lower_ctx *cx, const hop_node *call)
         s.dims[j] = norm_dim(dim, xs[j].u.node->meta->meta.rank);
     const hop_meta *m0 = &xs[0].u.node->meta->meta;
     hop_arg size = hop_arg_sym(m0->sizes[s.dims[0]]);
-    hop_pval nch, L, c, k, start, end, cnt, i, ok;
     hop_status st = hop_lower_arg(cx, &size, &s.len);
     if (st == HOP_OK)
-        st = int_op(&s, HOP_INT_SUB, s.len, ONE, &s.last);
-    /* nch = min(CHUNKS, len); L = ceil(len / nch) (len 0: nothing runs) */
+        st = lower_chunks(&s, call);
     if (st == HOP_OK)
-        st = hop_lower_int(cx, HOP_INT_MIN, s.len, (hop_pval){HOP_PVAL_CONST, -1, CHUNKS}, &nch);
+        st = lower_phase1(&s);
     if (st == HOP_OK)
-        st = hop_lower_int(cx, HOP_INT_MAX, nch, ONE, &cnt);
+        st = lower_phase2(&s);
     if (st == HOP_OK)
-        st = int_op(&s, HOP_INT_ADD, s.len, cnt, &L);
-    if (st == HOP_OK)
-        st = int_op(&s, HOP_INT_SUB, L, ONE, &L);
-    if (st == HOP_OK)
-        st = hop_lower_int(cx, HOP_INT_FLOORDIV, L, cnt, &L);
-    /* the totals of the chunks before each chunk: [CHUNKS, element...] */
-    for (size_t j = 0; j < s.nx && st == HOP_OK; j++) {
-        hop_value_info p = call->outs[j];
-        p.meta.sizes[s.dims[j]] = hop_sym_const(call->graph->env, CHUNKS);
-        if (p.meta.sizes[s.dims[j]] == NULL)
-            st = hop_error_code();
-        /* rows along dim 0: the chunk index first */
-        const hop_expr *d0 = p.meta.sizes[s.dims[j]];
-        memmove(p.meta.sizes + 1, p.meta.sizes, (size_t)s.dims[j] * sizeof *p.meta.sizes);
-        p.meta.sizes[0] = d0;
-        if (st == HOP_OK)
-            st = hop_lower_tensor(cx, &p, true, &pre[j]);
-    }
-
-    /* phase 1, chunk by chunk (independent): out[s] = x[s]; out[i] =
-     * combine(out[i - 1], x[i]) for the chunk's other elements */
-    if (st == HOP_OK)
-        st = hop_lower_parallel_loop_begin(cx, nch, &c);
-    if (st == HOP_OK)
-        st = chunk(&s, c, L, &start, &end);
-    if (st == HOP_OK)
-        st = hop_lower_int(cx, HOP_INT_LT, start, s.len, &ok);
-    if (st == HOP_OK)
-        st = hop_lower_if(cx, ok);
-    if (st == HOP_OK && (st = elements(&s, s.out, start, r1)) == HOP_OK &&
-        (st = elements(&s, s.passed + s.nx, start, r2)) == HOP_OK)
-        for (size_t j = 0; j < s.nx && st == HOP_OK; j++)
-            st = hop_lower_copy(cx, r1[j], r2[j]);
-    if (st == HOP_OK && (st = int_op(&s, HOP_INT_SUB, end, start, &cnt)) == HOP_OK)
-        st = int_op(&s, HOP_INT_SUB, cnt, ONE, &cnt);
-    if (st == HOP_OK)
-        st = hop_lower_loop_begin(cx, cnt, &k);
-    if (st == HOP_OK && (st = int_op(&s, HOP_INT_ADD, start, k, &i)) == HOP_OK &&
-        (st = elements(&s, s.out, i, r1)) == HOP_OK &&
-        (st = int_op(&s, HOP_INT_ADD, i, ONE, &i)) == HOP_OK &&
-        (st = elements(&s, s.passed + s.nx, i, r2)) == HOP_OK &&
-        (st = elements(&s, s.out, i, r3)) == HOP_OK)
-        st = combine(&s, r1, r2, r3);
-    if (st == HOP_OK && (st = hop_lower_loop_end(cx)) == HOP_OK &&
-        (st = hop_lower_end_if(cx)) == HOP_OK)
-        st = hop_lower_loop_end(cx);
-
-    /* phase 2, in order: pre[c] = the total of chunks 0..c-1 */
-    if (st == HOP_OK)
-        st = hop_lower_loop_begin(cx, nch, &c);
-    if (st == HOP_OK)
-        st = chunk(&s, c, L, &start, &end);
-    if (st == HOP_OK)
-        st = hop_lower_int(cx, HOP_INT_LT, ZERO, c, &ok); /* c >= 1 */
-    if (st == HOP_OK)
-        st = hop_lower_if(cx, ok);
-    if (st == HOP_OK)
-        st = hop_lower_int(cx, HOP_INT_LT, start, s.len, &ok); /* chunk c is not empty */
-    if (st == HOP_OK)
-        st = hop_lower_if(cx, ok);
-    hop_pval prev, lastprev;
-    if (st == HOP_OK && (st = int_op(&s, HOP_INT_SUB, start, ONE, &lastprev)) == HOP_OK)
-        st = elements(&s, s.out, lastprev, r1); /* chunk c-1's own total */
-    for (size_t j = 0; j < s.nx && st == HOP_OK; j++)
-        st = hop_lower_select(cx, pre[j], c, &r3[j]);
-    if (st == HOP_OK)
-        st = hop_lower_int(cx, HOP_INT_LT, ONE, c, &ok); /* c >= 2: combine with pre[c-1] */
-    if (st == HOP_OK)
-        st = hop_lower_if(cx, ok);
-    if (st == HOP_OK)
-        st = int_op(&s, HOP_INT_SUB, c, ONE, &prev);
-    for (size_t j = 0; j < s.nx && st == HOP_OK; j++)
-        st = hop_lower_select(cx, pre[j], prev, &r2[j]);
-    if (st == HOP_OK)
-        st = combine(&s, r2, r1, r3);
-    if (st == HOP_OK)
-        st = hop_lower_else(cx);
-    for (size_t j = 0; j < s.nx && st == HOP_OK; j++)
-        st = hop_lower_copy(cx, r3[j], r1[j]);
-    if (st == HOP_OK && (st = hop_lower_end_if(cx)) == HOP_OK &&
-        (st = hop_lower_end_if(cx)) == HOP_OK && (st = hop_lower_end_if(cx)) == HOP_OK)
-        st = hop_lower_loop_end(cx);
-
-    /* phase 3, chunk by chunk: out[i] = combine(pre[c], out[i]) */
-    if (st == HOP_OK)
-        st = hop_lower_parallel_loop_begin(cx, nch, &c);
-    if (st == HOP_OK)
-        st = chunk(&s, c, L, &start, &end);
-    if (st == HOP_OK && (st = hop_lower_int(cx, HOP_INT_LT, ZERO, c, &ok)) == HOP_OK)
-        st = hop_lower_if(cx, ok);
-    for (size_t j = 0; j < s.nx && st == HOP_OK; j++)
-        st = hop_lower_select(cx, pre[j], c, &r1[j]);
-    for (size_t j = 0; j < s.nx && st == HOP_OK; j++) {
-        hop_value_info e = call->outs[j];
-        memmove(e.meta.sizes + s.dims[j], e.meta.sizes + s.dims[j] + 1,
-                (size_t)(e.meta.rank - s.dims[j] - 1) * sizeof *e.meta.sizes);
-        e.meta.rank--;
-        st = hop_lower_tensor(cx, &e, true, &tmp[j]); /* private to each chunk */
-    }
-    if (st == HOP_OK && (st = int_op(&s, HOP_INT_SUB, end, start, &cnt)) == HOP_OK)
-        st = hop_lower_loop_begin(cx, cnt, &k);
-    if (st == HOP_OK && (st = int_op(&s, HOP_INT_ADD, start, k, &i)) == HOP_OK &&
-        (st = elements(&s, s.out, i, r2)) == HOP_OK)
-        st = combine(&s, r1, r2, tmp); /* not in place: combine reads all of b first */
-    for (size_t j = 0; j < s.nx && st == HOP_OK; j++)
-        st = hop_lower_copy(cx, r2[j], tmp[j]);
-    if (st == HOP_OK && (st = hop_lower_loop_end(cx)) == HOP_OK &&
-        (st = hop_lower_end_if(cx)) == HOP_OK)
-        st = hop_lower_loop_end(cx);
+        st = lower_phase3(&s, call);
     hop_free(s.dims);
     return st == HOP_OK ? hop_lower_results(cx, s.out, s.nx) : st;
 }
@@ -741,7 +766,7 @@ scan_eval(hop_eval_ctx *ex)
             }
             st = hop_eval_body(ex, "combine_fn", in, n, &next);
             if (st == HOP_OK)
-                st = hop_eval_check_carries(ex, &next, x.items, nx, "combine_fn");
+                st = hop_eval_check_carries(ex, &next, x.items, nx, false, "combine_fn");
         }
         hop_rt_values_clear(&x);
         for (size_t j = 0; j < nx && st == HOP_OK; j++)
@@ -963,29 +988,36 @@ coefficients(const rec *r, hop_node *x, hop_node *y, hop_node **cn, hop_node **d
 static hop_node *
 recurrence(const rec *r, bool tangent, hop_node *cn, hop_node *v, hop_node *zero)
 {
-    hop_graph *g = r->g;
     const hop_graph *combine = hop_node_body(r->call, "combine_fn");
-    hop_graph *b = fresh_graph(g, combine->name, tangent ? "_jvp" : "_bwd");
-    if (b == NULL)
-        return NULL;
-    hop_node *carry = hop_graph_placeholder(b, tangent ? "t" : "g", r->elem);
-    hop_node *k = tangent && carry ? hop_graph_placeholder(b, "k", r->elem) : carry;
-    hop_node *c = k ? hop_graph_placeholder(b, "cn", r->elem) : NULL;
-    hop_node *e = c ? hop_graph_placeholder(b, tangent ? "dv" : "ct", r->elem) : NULL;
+    char name[256];
+    snprintf(name, sizeof name, "%s%s", combine->name, tangent ? "_jvp" : "_bwd");
+    hop_build *bd = hop_build_new(r->g, &hop_scan_class);
+    hop_graph *b = bd ? hop_build_body(bd, "f", name) : NULL;
+    /* carries: g (t, k); xs: cn, ct (dv) */
+    hop_node *carry = b ? hop_build_input(bd, "init", zero, tangent ? "t" : "g", r->elem) : NULL;
+    hop_node *k = tangent && carry ? hop_build_input(bd, "init", zero, "k", r->elem) : carry;
+    hop_node *c = k ? hop_build_input(bd, "xs", cn, "cn", r->elem) : NULL;
+    hop_node *e = c ? hop_build_input(bd, "xs", v, tangent ? "dv" : "ct", r->elem) : NULL;
     hop_node *next = e ? EMIT(b, add, N(e), N(scale(b, r->op, tangent ? k : c, carry))) : NULL;
-    hop_arg outs[3] = {N(next), N(tangent ? c : next), N(next)};
-    if (next == NULL || hop_graph_output(b, outs, tangent ? 3 : 2) == NULL ||
-        hop_graph_add_subgraph(g, b) != HOP_OK) {
-        hop_graph_free(b);
-        return NULL;
-    }
-    hop_node *init[2] = {zero, zero}, *xs[2] = {cn, v};
-    hop_value_info metas[3] = {*r->elem, *r->elem, *r->x};
+    hop_node *outs[3] = {next, tangent ? c : next, next};
     size_t nc = tangent ? 2 : 1;
+    hop_status st = next ? HOP_OK : hop_error_code();
+    for (size_t j = 0; j < nc + 1 && st == HOP_OK; j++)
+        st = hop_build_output(bd, "f", outs[j]);
+    st = st == HOP_OK
+             ? hop_build_lead(bd, "reverse", hop_arg_bool(tangent ? r->reverse : !r->reverse))
+             : st;
+    st = st == HOP_OK ? hop_build_lead(bd, "dim", hop_arg_int(r->d)) : st;
+    st = st == HOP_OK ? hop_build_lead(bd, "length", hop_arg_int(-1)) : st;
+    hop_value_info metas[3] = {*r->elem, *r->elem, *r->x};
     metas[nc] = *r->x;
-    hop_node *s = hop_graph_call_scan(g, tangent ? r->reverse : !r->reverse, r->d, -1, b, init, nc,
-                                      xs, 2, NULL, 0, metas, nc + 1);
-    return s ? hop_graph_getitem(g, s, nc) : NULL;
+    hop_node *s = NULL;
+    if (st == HOP_OK) {
+        s = hop_build_emit(bd, metas, nc + 1);
+        bd = NULL;
+    }
+    hop_build_free(bd);
+    return s ? hop_graph_getitem(r->g, s, nc) : NULL;
 }
 
 /* The rule's view of call; *empty when the xs has no elements along dim. */

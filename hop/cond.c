@@ -14,8 +14,7 @@
  * call's results.  Eval: the chosen branch runs.
  */
 #include "hop/autodiff.h"
-#include "hop/batching.h"
-#include "hop/hop_impl.h"
+#include "hop/branch_kit.h"
 #include "hop/eval.h"
 #include "hop/lowering.h"
 
@@ -257,14 +256,30 @@ cond_eval(hop_eval_ctx *ex)
     int64_t v = pred.kind == HOP_OPND_BOOL ? pred.u.b : pred.u.i;
     if (pred.kind == HOP_OPND_TENSOR && (st = hop_tensor_item_int(pred.u.tensor, &v)) != HOP_OK)
         return st;
-    size_t n;
-    const hop_rt_value *in = hop_eval_passed(ex, &n);
-    hop_rt_values out = {NULL, 0, 0};
-    st = hop_eval_body(ex, v ? "true_fn" : "false_fn", in, n, &out);
-    if (st == HOP_OK)
-        st = hop_eval_results(ex, &out);
-    hop_rt_values_clear(&out);
-    return st;
+    return hop_eval_run_passed(ex, v ? "true_fn" : "false_fn", 0);
+}
+
+/* ------------------------------------------------------------------ vmap */
+
+/* A batched predicate: the true branch's examples are where it holds, the
+ * false branch's the others. */
+static hop_status
+cond_masks(hop_graph *g, hop_node *pred, size_t nb, hop_node **masks)
+{
+    (void)nb;
+    hop_arg a = hop_arg_node(pred);
+    masks[0] = pred;
+    masks[1] = hop_graph_emit(g, HOP_OP_logical_not, &a, 1);
+    return masks[1] ? HOP_OK : hop_error_code();
+}
+
+/* The branch kit's (hop/branch_kit.h): the same cond over the branches
+ * batched, or with a batched predicate each example's own branch by select
+ * or compaction (docs/VMAP.md). */
+static hop_status
+cond_batch(hop_batch_ctx *cx, const hop_node *call)
+{
+    return hop_batch_branches(cx, call, "pred", "predicate", cond_masks);
 }
 
 const hop_class hop_cond_class = {
@@ -287,7 +302,7 @@ const hop_class hop_cond_class = {
     .eval = cond_eval,
     .vjp = hop_vjp_bodies,
     .jvp = hop_jvp_bodies,
-    .batch = hop__cond_batch,
+    .batch = cond_batch,
 };
 
 hop_status

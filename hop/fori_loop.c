@@ -18,10 +18,9 @@
  * index register is the body's i, carries double-buffered.  Eval: the same
  * loop on concrete values with the same checks.
  */
-#include "hop/autodiff.h"
-#include "hop/batching.h"
-#include "hop/eval.h"
+#include "hop/layout.h"
 #include "hop/lowering.h"
+#include "hop/loop_kit.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -97,11 +96,7 @@ fori_check_outputs(hop_call *c)
 {
     size_t n;
     hop_call_group(c, "init_val", &n);
-    hop_status st = hop_call_check_carries(c, 0, 1, n, "body_fun");
-    if (st == HOP_OK && c->results[0].n != n)
-        st = hop_error(HOP_TRACE, "%s: body_fun returns %zu values for %zu carries", c->cls->name,
-                       c->results[0].n, n);
-    return st;
+    return hop_call_check_carries(c, 0, 1, n, false, "body_fun");
 }
 
 static hop_status
@@ -227,554 +222,48 @@ static hop_status
 fori_eval(hop_eval_ctx *ex)
 {
     int64_t lo, hi;
-    size_t n, ncarry;
-    const hop_rt_value *passed = hop_eval_passed(ex, &n);
-    hop_eval_group(ex, "init_val", &ncarry);
+    hop_eval_loop l;
     hop_status st = eval_bound(ex, "lower", &lo);
     if (st == HOP_OK)
         st = eval_bound(ex, "upper", &hi);
-    hop_rt_value *in = st == HOP_OK ? hop_calloc(n + 2, sizeof *in) : NULL;
-    if (in == NULL)
-        return st == HOP_OK ? hop_error_code() : st;
-    memcpy(in + 1, passed, n * sizeof *in);
-    hop_rt_values carry = {NULL, 0, 0};
-    for (size_t j = 0; j < ncarry && st == HOP_OK; j++)
-        st = hop_rt_values_push(
-            &carry,
-            (hop_rt_value){passed[j].kind, hop_tensor_retain(passed[j].tensor), passed[j].i});
+    if (st != HOP_OK)
+        return st;
+    st = hop_eval_loop_begin(ex, 1, "init_val", &l); /* the made input: i */
     for (int64_t i = lo; i < hi && st == HOP_OK; i++) {
         hop_rt_values next = {NULL, 0, 0};
-        in[0] = (hop_rt_value){HOP_VALUE_SYM, NULL, i};
-        for (size_t j = 0; j < ncarry; j++)
-            in[j + 1] = carry.items[j];
-        st = hop_eval_body(ex, "body_fun", in, n + 1, &next);
+        l.in[0] = (hop_rt_value){HOP_VALUE_SYM, NULL, i};
+        st = hop_eval_loop_step(&l, "body_fun", "body_fun", &next);
         if (st == HOP_OK)
-            st = hop_eval_check_carries(ex, &next, passed, ncarry, "body_fun");
-        if (st == HOP_OK && next.n != ncarry)
-            st = hop_error(HOP_TRACE, "%s: body_fun returns %zu values for %zu carries",
-                           hop_eval_class(ex)->name, next.n, ncarry);
-        hop_rt_values_clear(st == HOP_OK ? &carry : &next);
-        if (st == HOP_OK)
-            carry = next;
+            hop_eval_loop_take(&l, &next);
+        hop_rt_values_clear(&next);
     }
-    hop_free(in);
-    if (st == HOP_OK)
-        st = hop_eval_results(ex, &carry);
-    hop_rt_values_clear(&carry);
-    return st;
+    return hop_eval_loop_end(&l, st);
 }
 
 /* --------------------------------------------------------------- autodiff */
 
-/*
- * Reverse mode, for a trip count known when traced (int bounds): the
- * loop is a scan over the indices arange(lower, upper).  An augmented
- * forward scan stacks the carries each step starts from; a reverse scan
- * carries the carries' cotangents and the lifted values' gradient sums,
- * each step calling the body's backward graph through a wrap.  Only a body
- * that does not read its index is differentiated yet: a plan binds the
- * index's symbol once per loop, so a body whose index is passed through a
- * wrap would see the wrong step (the fix is substituting the symbol when the
- * body is inlined, as scan's rule inlines its body).
- */
-
-static bool
-float_value(const hop_value_info *v)
-{
-    return v->kind == HOP_VALUE_TENSOR && hop_dtype_is_float(v->meta.dtype);
-}
-
-/* In step body s: the body inlined on (i, rest...) with i = item(ix) when
- * indexed (its index symbol becomes i's, with the index's range: ix is an
- * element of arange(lower, upper)), on rest alone otherwise; its outputs go
- * to outs[body's output count]. */
-static hop_status
-call_step(hop_graph *s, const hop_graph *body, bool indexed, hop_node *ix, hop_node *const *rest,
-          size_t nrest, hop_node **outs)
-{
-    if (!indexed)
-        return hop_graph_inline(s, body, rest, outs);
-    hop_node *i = hop_graph_call_op(s, HOP_OP_item, (hop_arg[]){hop_arg_node(ix)}, 1);
-    hop_node **in = hop_calloc(nrest + 2, sizeof *in);
-    hop_status st = i && in ? HOP_OK : hop_error_code();
-    if (st == HOP_OK) {
-        int64_t lo, hi;
-        hop_shape_env_bounds(s->env, hop_graph_placeholder_at(body, 0)->meta->sym, &lo, &hi);
-        st = hop_shape_env_constrain(s->env, i->meta->sym, lo, hi);
-    }
-    if (st == HOP_OK) {
-        in[0] = i;
-        memcpy(in + 1, rest, nrest * sizeof *rest);
-        st = hop_graph_inline(s, body, in, outs);
-    }
-    hop_free(in);
-    return st;
-}
-
-/* A bound as an expression: an int's constant, a SymInt's symbol. */
-static const hop_expr *
-bound_expr(hop_shape_env *env, const hop_arg *b)
-{
-    return b->kind == HOP_ARG_INT   ? hop_sym_const(env, b->u.i)
-           : b->kind == HOP_ARG_SYM ? b->u.sym
-                                    : b->u.node->meta->sym;
-}
-
-/* The steps' indices in g: arange(lower, upper) when upper >= lower is
- * known (a SymInt node bound stays a node argument, so it stays used), else
- * arange(lower, lower + Max(upper - lower, 0)). */
-static hop_node *
-step_indices(hop_graph *g, const hop_arg *lo, const hop_arg *hi)
-{
-    const hop_expr *lo_e = bound_expr(g->env, lo), *hi_e = bound_expr(g->env, hi);
-    const hop_expr *span = lo_e && hi_e ? hop_sym_sub(g->env, hi_e, lo_e) : NULL;
-    if (span == NULL)
-        return NULL;
-    int64_t smin, smax;
-    hop_shape_env_bounds(g->env, span, &smin, &smax);
-    hop_arg a[2] = {hop_arg_sym(lo_e), hop_arg_sym(hi_e)};
-    if (smin >= 0) {
-        a[0] = *lo;
-        a[1] = *hi;
-    } else {
-        span = hop_sym_max(g->env, span, hop_sym_const(g->env, 0));
-        if (span == NULL || (a[1].u.sym = hop_sym_add(g->env, lo_e, span)) == NULL)
-            return NULL;
-    }
-    return hop_graph_call_op(g, HOP_OP_arange,
-                             (hop_arg[]){a[0], a[1], hop_arg_int(1), hop_arg_dtype(HOP_I64)}, 4);
-}
-
-hop_status
-hop_vjp_counted_loop(hop_vjp_ctx *cx, const hop_node *call, const hop_graph *f, bool indexed,
-                     const hop_arg *lo, const hop_arg *hi, const hop_arg *init, size_t nc,
-                     const hop_arg *lifted, size_t nl)
-{
-    const char *hop = call->cls->name;
-    for (size_t j = 0; j < nc; j++)
-        if (call->outs[j].kind != HOP_VALUE_TENSOR)
-            return hop_error(HOP_UNSUPPORTED,
-                             "autodiff: %s %s carries a SymInt (carry %zu); its vjp needs "
-                             "tensor carries",
-                             hop, call->name, j);
-    hop_graph *g = hop_vjp_out(cx);
-    if (lo->kind == HOP_ARG_INT && hi->kind == HOP_ARG_INT && hi->u.i <= lo->u.i) {
-        /* no step: the carries pass through */
-        hop_status st = HOP_OK;
-        for (size_t j = 0; j < nc && st == HOP_OK; j++) {
-            hop_node *ct = hop_vjp_ct(cx, call, j);
-            if (ct)
-                st = hop_vjp_accumulate(cx, init[j].u.node, ct);
-        }
-        return st;
-    }
-    size_t off = indexed, nph = f->nplaceholders; /* [i], carries, lifted */
-    if (nph != off + nc + nl)
-        return hop_error(HOP_MISUSE, "hop_vjp_counted_loop: %s's body %s takes %zu inputs, not %zu",
-                         call->name, f->name, nph, off + nc + nl);
-    bool *wrt = hop_calloc(nph + 1, sizeof *wrt);
-    hop_node **v = hop_calloc(8 * (nph + nc) + 8, sizeof *v);
-    hop_value_info *outs = hop_calloc(2 * (nc + nl) + 2, sizeof *outs);
-    hop_status st = wrt && v && outs ? HOP_OK : HOP_NOMEM;
-    size_t nfc = 0, nwl = 0;
-    for (size_t k = off; k < nph && st == HOP_OK; k++) {
-        wrt[k] = float_value(hop_graph_placeholder_at(f, k)->meta);
-        nfc += wrt[k] && k - off < nc;
-        nwl += wrt[k] && k - off >= nc;
-    }
-    hop_node **prim = v; /* init..., lifted... (out graph) */
-    for (size_t k = 0; k < nc + nl && st == HOP_OK; k++)
-        prim[k] = hop_vjp_primal(cx, (k < nc ? init[k] : lifted[k - nc]).u.node);
-    hop_node *idx = st == HOP_OK ? step_indices(g, lo, hi) : NULL;
-    if (st == HOP_OK && idx == NULL)
-        st = hop_error_code();
-    hop_value_info ixm = {.kind = HOP_VALUE_TENSOR};
-    if (st == HOP_OK)
-        st = hop_meta_init(&ixm.meta, g->env, HOP_I64, 0, NULL);
-
-    /* 1. the augmented forward: (c..., ix, L...) -> (c'..., c...) */
-    char base[256];
-    snprintf(base, sizeof base, "%s_fwd", f->name);
-    hop_graph *s = st == HOP_OK ? hop_graph_new_subgraph(g, base) : NULL;
-    if (st == HOP_OK && s == NULL)
-        st = hop_error_code();
-    hop_node **sp = prim + nc + nl; /* s's placeholders: c, ix, L */
-    for (size_t k = 0; k < nc + 1 + nl && st == HOP_OK; k++) {
-        const hop_node *p = k < nc    ? hop_graph_placeholder_at(f, off + k)
-                            : k == nc ? NULL
-                                      : hop_graph_placeholder_at(f, off + k - 1);
-        sp[k] = hop_graph_placeholder(s, p ? p->name : "i", p ? p->meta : &ixm);
-        if (sp[k] == NULL)
-            st = hop_error_code();
-    }
-    hop_node **so = sp + nc + 1 + nl, **rest = so + nc + 1;
-    for (size_t k = 0; k < nc; k++)
-        rest[k] = sp[k];
-    for (size_t k = 0; k < nl; k++)
-        rest[nc + k] = sp[nc + 1 + k];
-    if (st == HOP_OK)
-        st = call_step(s, f, indexed, sp[nc], rest, nc + nl, so);
-    if (st == HOP_OK) {
-        hop_arg *o = hop_calloc(2 * nc + 1, sizeof *o);
-        for (size_t j = 0; o && j < nc; j++) {
-            o[j] = hop_arg_node(so[j]);
-            o[nc + j] = hop_arg_node(sp[j]);
-        }
-        if (o == NULL || hop_graph_output(s, o, 2 * nc) == NULL)
-            st = hop_error_code();
-        hop_free(o);
-    }
-    if (s && (st != HOP_OK || hop_graph_add_subgraph(g, s) != HOP_OK)) {
-        hop_graph_free(s);
-        s = NULL;
-        if (st == HOP_OK)
-            st = hop_error_code();
-    }
-    hop_node *aug = NULL;
-    if (st == HOP_OK) {
-        for (size_t j = 0; j < nc; j++) {
-            outs[j] = call->outs[j];
-            hop_value_info st_m = call->outs[j];
-            memmove(st_m.meta.sizes + 1, st_m.meta.sizes,
-                    (size_t)st_m.meta.rank * sizeof *st_m.meta.sizes);
-            st_m.meta.sizes[0] = idx->meta->meta.sizes[0];
-            st_m.meta.rank++;
-            outs[nc + j] = st_m;
-        }
-        if ((aug = hop_graph_call_scan(g, false, 0, -1, s, prim, nc, &idx, 1, prim + nc, nl, outs,
-                                       2 * nc)) == NULL)
-            st = hop_error_code();
-    }
-
-    /* 2. the backward body: (ctc..., acc..., ix, c..., L...) -> (gc..., acc + gL...) */
-    hop_graph *b = NULL;
-    snprintf(base, sizeof base, "%s_step_bwd", f->name);
-    if (st == HOP_OK && ((b = hop_graph_new_subgraph(g, base)) == NULL ||
-                         (st = hop_vjp_graph(f, wrt, NULL, b)) != HOP_OK)) {
-        if (st == HOP_OK)
-            st = hop_error_code();
-        hop_graph_free(b);
-        b = NULL;
-    }
-    snprintf(base, sizeof base, "%s_bwd", f->name);
-    hop_graph *gb = st == HOP_OK ? hop_graph_new_subgraph(g, base) : NULL;
-    if (st == HOP_OK && gb == NULL)
-        st = hop_error_code();
-    hop_node **gp = rest + nc + nl; /* ctc (nfc), acc (nwl), ix, c (nc), L (nl) */
-    size_t k = 0;
-    char name[256];
-    for (size_t q = off; q < nph && st == HOP_OK; q++) {
-        if (!wrt[q] || q - off >= nc)
-            continue;
-        const hop_node *p = hop_graph_placeholder_at(f, q);
-        snprintf(name, sizeof name, "%s_ct", p->name);
-        if ((gp[k++] = hop_graph_placeholder(gb, name, p->meta)) == NULL)
-            st = hop_error_code();
-    }
-    for (size_t q = off + nc; q < nph && st == HOP_OK; q++) {
-        if (!wrt[q])
-            continue;
-        const hop_node *p = hop_graph_placeholder_at(f, q);
-        snprintf(name, sizeof name, "%s_grad", p->name);
-        if ((gp[k++] = hop_graph_placeholder(gb, name, p->meta)) == NULL)
-            st = hop_error_code();
-    }
-    size_t xb = k;
-    if (st == HOP_OK && (gp[k++] = hop_graph_placeholder(gb, "i", &ixm)) == NULL)
-        st = hop_error_code();
-    for (size_t q = off; q < nph && st == HOP_OK; q++) {
-        const hop_node *p = hop_graph_placeholder_at(f, q);
-        if ((gp[k++] = hop_graph_placeholder(gb, p->name, p->meta)) == NULL)
-            st = hop_error_code();
-    }
-    /* b's inputs after [i]: c..., L..., then the float carries' cotangents */
-    hop_node **br = gp + k, **bo = br + nph + nfc;
-    size_t nb = 0;
-    for (size_t q = 0; q < nc + nl; q++)
-        br[nb++] = gp[xb + 1 + q];
-    for (size_t q = 0; q < nfc; q++)
-        br[nb++] = gp[q];
-    if (st == HOP_OK)
-        st = call_step(gb, b, indexed, gp[xb], br, nb, bo);
-    hop_graph_free(b);
-    if (st == HOP_OK) {
-        /* bo: f's outputs (nc), then one gradient per wrt input in order */
-        hop_arg *o = hop_calloc(nfc + nwl + 1, sizeof *o);
-        size_t m = 0, gi = nc;
-        for (size_t q = off; o && q < nph && st == HOP_OK; q++) {
-            if (!wrt[q])
-                continue;
-            hop_node *d = bo[gi++];
-            if (q - off >= nc) {
-                hop_node *acc = gp[m];
-                d = hop_graph_call_op(gb, HOP_OP_add,
-                                      (hop_arg[]){hop_arg_node(acc), hop_arg_node(d)}, 2);
-                if (d == NULL)
-                    st = hop_error_code();
-            }
-            o[m++] = hop_arg_node(d);
-        }
-        if (o == NULL)
-            st = HOP_NOMEM;
-        else if (st == HOP_OK && hop_graph_output(gb, o, m) == NULL)
-            st = hop_error_code();
-        hop_free(o);
-    }
-    if (gb && st == HOP_OK)
-        hop_graph_dce(gb); /* the step's forward values nothing reads */
-    if (gb && (st != HOP_OK || hop_graph_add_subgraph(g, gb) != HOP_OK)) {
-        hop_graph_free(gb);
-        gb = NULL;
-        if (st == HOP_OK)
-            st = hop_error_code();
-    }
-
-    /* 3. the backward scan */
-    hop_node **bin = gp + k + 2 * (nph + nfc), **bxs = bin + nfc + nwl;
-    size_t ni = 0;
-    for (size_t q = off; q < nph && st == HOP_OK; q++) {
-        if (!wrt[q])
-            continue;
-        const hop_value_info *m = hop_graph_placeholder_at(f, q)->meta;
-        hop_node *ct = q - off < nc ? hop_vjp_ct(cx, call, q - off) : NULL;
-        if ((bin[ni++] = ct ? ct : hop_vjp_zeros(cx, m)) == NULL)
-            st = hop_error_code();
-    }
-    bxs[0] = idx;
-    for (size_t j = 0; j < nc && st == HOP_OK; j++)
-        if ((bxs[1 + j] = hop_graph_getitem(g, aug, nc + j)) == NULL)
-            st = hop_error_code();
-    hop_node *back = NULL;
-    if (st == HOP_OK) {
-        for (size_t q = 0; q < ni; q++)
-            outs[q] = *bin[q]->meta;
-        if ((back = hop_graph_call_scan(g, true, 0, -1, gb, bin, ni, bxs, 1 + nc, prim + nc, nl,
-                                        outs, ni)) == NULL)
-            st = hop_error_code();
-    }
-    for (size_t q = off, r = 0; q < nph && st == HOP_OK; q++) {
-        if (!wrt[q])
-            continue;
-        const hop_node *target = (q - off < nc ? init[q - off] : lifted[q - off - nc]).u.node;
-        hop_node *d = hop_graph_getitem(g, back, r++);
-        st = d ? hop_vjp_accumulate(cx, target, d) : hop_error_code();
-    }
-    hop_free(wrt);
-    hop_free(v);
-    hop_free(outs);
-    return st;
-}
-
+/* The loop kit's counted loop over [lower, upper) (a SymInt node bound: its
+ * primal), the body's index i = item of each step's index (docs/AUTODIFF.md). */
 static hop_status
 fori_vjp(hop_vjp_ctx *cx, const hop_node *call)
 {
-    size_t nc, nl;
-    const hop_arg *init = hop_node_group(call, "init_val", &nc);
-    const hop_arg *lifted = hop_node_lifted(call, &nl);
-    hop_arg b[2] = {*hop_node_param(call, "lower"), *hop_node_param(call, "upper")};
-    for (int k = 0; k < 2; k++) /* a SymInt node bound: its copy */
-        if (b[k].kind == HOP_ARG_NODE && (b[k].u.node = hop_vjp_primal(cx, b[k].u.node)) == NULL)
+    hop_loop lp = {.call = call,
+                   .body = "body_fun",
+                   .carries = "init_val",
+                   .lower = *hop_node_param(call, "lower"),
+                   .upper = *hop_node_param(call, "upper")};
+    hop_arg *b[2] = {&lp.lower, &lp.upper};
+    for (int k = 0; k < 2; k++)
+        if (b[k]->kind == HOP_ARG_NODE && (b[k]->u.node = hop_vjp_primal(cx, b[k]->u.node)) == NULL)
             return hop_error_code();
-    return hop_vjp_counted_loop(cx, call, hop_node_body(call, "body_fun"), true, &b[0], &b[1], init,
-                                nc, lifted, nl);
-}
-
-/* A placeholder of g like p (its name with suffix); a SymInt placeholder
- * gets a fresh unbacked symbol of p's range (fresh: the new loop binds its
- * own index, and inlining maps p's symbol to it). */
-static hop_node *
-placeholder_like(hop_graph *g, const hop_node *p, const char *suffix)
-{
-    char name[256];
-    snprintf(name, sizeof name, "%s%s", p->name, suffix);
-    if (p->meta->kind != HOP_VALUE_SYM)
-        return hop_graph_placeholder(g, name, p->meta);
-    int64_t lo, hi;
-    hop_shape_env_bounds(g->env, p->meta->sym, &lo, &hi);
-    hop_value_info m = {.kind = HOP_VALUE_SYM, .sym = hop_shape_env_unbacked(g->env, lo, hi)};
-    return m.sym ? hop_graph_placeholder(g, name, &m) : NULL;
-}
-
-/* Builds a loop body's tangent twin (see hop_jvp_loop) into t. */
-static hop_status
-jvp_loop_body(hop_jvp_ctx *cx, hop_graph *t, const hop_graph *f, const hop_graph *cond, size_t off,
-              size_t nc, size_t nl, const bool *wrt)
-{
-    size_t nph = f->nplaceholders, nout = f->output->nargs;
-    hop_node **v = hop_calloc(2 * nph + 2 * nout + 2, sizeof *v);
-    hop_arg *o = hop_calloc(2 * nout + 1, sizeof *o);
-    hop_status st = v && o ? HOP_OK : HOP_NOMEM;
-    hop_node **ph = v, **dot = v + nph, **jo = dot + nph;
-    /* t's inputs: head..., c..., dc..., L..., dL... */
-    size_t groups[][2] = {{0, off}, {off, off + nc}, {off + nc, nph}};
-    for (int grp = 0; grp < 3 && st == HOP_OK; grp++) {
-        for (size_t i = groups[grp][0]; i < groups[grp][1] && st == HOP_OK; i++)
-            if ((ph[i] = placeholder_like(t, hop_graph_placeholder_at(f, i), "")) == NULL)
-                st = hop_error_code();
-        for (size_t i = groups[grp][0]; grp > 0 && i < groups[grp][1] && st == HOP_OK; i++)
-            if (wrt[i] &&
-                (dot[i] = placeholder_like(t, hop_graph_placeholder_at(f, i), "_dot")) == NULL)
-                st = hop_error_code();
-    }
-    if (cond) { /* cond's inputs are f's without the head */
-        hop_node *pred;
-        if (st == HOP_OK)
-            st = hop_graph_inline(t, cond, ph + off, &pred);
-        if (st == HOP_OK && hop_graph_output(t, (hop_arg[]){hop_arg_node(pred)}, 1) == NULL)
-            st = hop_error_code();
-    } else {
-        if (st == HOP_OK)
-            st = hop_jvp_inline(t, f, wrt, ph, dot, jo);
-        /* jo: f's outputs, then one tangent per output; keep the carries' */
-        size_t m = 0;
-        for (size_t j = 0; j < nc; j++)
-            o[m++] = hop_arg_node(jo[j]);
-        for (size_t j = 0; j < nc; j++)
-            if (wrt[off + j])
-                o[m++] = hop_arg_node(jo[nout + j]);
-        if (st == HOP_OK && hop_graph_output(t, o, m) == NULL)
-            st = hop_error_code();
-    }
-    (void)nl;
-    (void)cx;
-    hop_free(v);
-    hop_free(o);
-    return st;
-}
-
-hop_status
-hop_jvp_loop(hop_jvp_ctx *cx, const hop_node *call, const hop_graph *f, const hop_graph *cond,
-             size_t off, const hop_arg *init, size_t nc, const hop_arg *lifted, size_t nl,
-             hop_jvp_loop_parts *out)
-{
-    memset(out, 0, sizeof *out);
-    for (size_t j = 0; j < nc; j++)
-        if (call->outs[j].kind != HOP_VALUE_TENSOR)
-            return hop_error(HOP_UNSUPPORTED,
-                             "autodiff: %s %s carries a SymInt (carry %zu); its jvp needs "
-                             "tensor carries",
-                             call->cls->name, call->name, j);
-    hop_graph *g = hop_jvp_out(cx);
-    size_t nph = f->nplaceholders;
-    if (nph != off + nc + nl)
-        return hop_error(HOP_MISUSE, "hop_jvp_loop: %s's body %s takes %zu inputs, not %zu",
-                         call->name, f->name, nph, off + nc + nl);
-    bool *wrt = hop_calloc(nph + 1, sizeof *wrt);
-    out->carries = hop_calloc(2 * nc + 1, sizeof *out->carries);
-    out->lifted = hop_calloc(2 * nl + 1, sizeof *out->lifted);
-    out->outs = hop_calloc(2 * nc + 1, sizeof *out->outs);
-    hop_status st = wrt && out->carries && out->lifted && out->outs ? HOP_OK : HOP_NOMEM;
-    size_t ncar = nc, nlif = nl;
-    for (size_t k = 0; k < nc + nl && st == HOP_OK; k++) {
-        const hop_node *v = (k < nc ? init[k] : lifted[k - nc]).u.node;
-        const hop_value_info *m = hop_graph_placeholder_at(f, off + k)->meta;
-        bool fl = m->kind == HOP_VALUE_TENSOR && hop_dtype_is_float(m->meta.dtype);
-        hop_node *p = hop_jvp_primal(cx, v), *d = fl ? hop_jvp_tangent(cx, v) : NULL;
-        if (k < nc && fl && d == NULL)
-            d = hop_jvp_zeros(cx, m); /* every float carry carries a tangent */
-        wrt[off + k] = d != NULL;
-        if (p == NULL || (fl && k < nc && d == NULL)) {
-            st = hop_error_code();
-            break;
-        }
-        if (k < nc) {
-            out->carries[k] = p;
-            if (d) {
-                out->outs[ncar] = call->outs[k];
-                out->carries[ncar++] = d;
-            }
-            out->outs[k] = call->outs[k];
-        } else {
-            out->lifted[k - nc] = p;
-            if (d)
-                out->lifted[nlif++] = d;
-        }
-    }
-    out->ncarries = ncar;
-    out->nlifted = nlif;
-    char base[256];
-    for (int b = 0; b < 2 && st == HOP_OK; b++) {
-        const hop_graph *src = b ? cond : f;
-        if (src == NULL)
-            continue;
-        snprintf(base, sizeof base, "%s_jvp", src->name);
-        hop_graph *t = hop_graph_new_subgraph(g, base);
-        if (t == NULL)
-            st = hop_error_code();
-        else if ((st = jvp_loop_body(cx, t, f, b ? cond : NULL, off, nc, nl, wrt)) != HOP_OK ||
-                 (hop_graph_dce(t), st = hop_graph_add_subgraph(g, t)) != HOP_OK)
-            hop_graph_free(t);
-        else
-            *(b ? &out->cond : &out->body) = t;
-    }
-    hop_free(wrt);
-    if (st != HOP_OK)
-        hop_jvp_loop_parts_clear(out);
-    return st;
-}
-
-void
-hop_jvp_loop_parts_clear(hop_jvp_loop_parts *p)
-{
-    hop_free(p->carries);
-    hop_free(p->lifted);
-    hop_free(p->outs);
-    p->carries = p->lifted = NULL;
-    p->outs = NULL;
-}
-
-hop_status
-hop_jvp_loop_finish(hop_jvp_ctx *cx, const hop_node *call, hop_jvp_loop_parts *p, hop_node *loop,
-                    size_t nc)
-{
-    hop_status st = loop ? HOP_OK : hop_error_code();
-    for (size_t j = 0, k = nc; j < nc && st == HOP_OK; j++) {
-        const hop_value_info *m = &call->outs[j];
-        if (!hop_dtype_is_float(m->meta.dtype))
-            continue;
-        hop_node *t = hop_graph_getitem(hop_jvp_out(cx), loop, k++);
-        st = t ? hop_jvp_set_tangent(cx, call, j, t) : hop_error_code();
-    }
-    hop_jvp_loop_parts_clear(p);
-    return st;
+    return hop_loop_vjp(cx, &lp);
 }
 
 /* fori_loop(lower, upper, body_jvp, (c..., dc...), (L..., dL...)). */
 static hop_status
 fori_jvp(hop_jvp_ctx *cx, const hop_node *call)
 {
-    size_t nc, nl;
-    const hop_arg *init = hop_node_group(call, "init_val", &nc);
-    const hop_arg *lifted = hop_node_lifted(call, &nl);
-    hop_jvp_loop_parts p;
-    hop_status st =
-        hop_jvp_loop(cx, call, hop_node_body(call, "body_fun"), NULL, 1, init, nc, lifted, nl, &p);
-    if (st != HOP_OK)
-        return st;
-    hop_arg b[2] = {*hop_node_param(call, "lower"), *hop_node_param(call, "upper")};
-    for (int k = 0; k < 2 && st == HOP_OK; k++) /* a SymInt node bound: its copy */
-        if (b[k].kind == HOP_ARG_NODE && (b[k].u.node = hop_jvp_primal(cx, b[k].u.node)) == NULL)
-            st = hop_error_code();
-    hop_arg *items = hop_calloc(p.ncarries + p.nlifted + 1, sizeof *items);
-    if (st == HOP_OK && items == NULL)
-        st = HOP_NOMEM;
-    hop_node *loop = NULL;
-    if (st == HOP_OK) {
-        for (size_t k = 0; k < p.ncarries; k++)
-            items[k] = hop_arg_node(p.carries[k]);
-        for (size_t k = 0; k < p.nlifted; k++)
-            items[p.ncarries + k] = hop_arg_node(p.lifted[k]);
-        hop_arg args[] = {b[0], b[1], hop_arg_graph(p.body), hop_arg_list(items, p.ncarries),
-                          hop_arg_list(items + p.ncarries, p.nlifted)};
-        loop =
-            hop_graph_call_hop(hop_jvp_out(cx), &hop_fori_loop_class, args, 5, p.outs, p.ncarries);
-    }
-    hop_free(items);
-    if (st != HOP_OK) {
-        hop_jvp_loop_parts_clear(&p);
-        return st;
-    }
-    return hop_jvp_loop_finish(cx, call, &p, loop, nc);
+    return hop_loop_jvp(cx, call, "body_fun", "init_val");
 }
 
 /* ------------------------------------------------------------------ vmap */
@@ -811,118 +300,107 @@ loop_bound(hop_graph *g, hop_node *b, bool upper)
     return r ? hop_graph_call_op(g, HOP_OP_item, (hop_arg[]){hop_arg_node(r)}, 1) : NULL;
 }
 
+/* The loop of batched bounds bnd (NULL where a bound is not batched): over
+ * [min lower, max upper), every carry batched and masked per lane, the
+ * batched bounds passed as extra lifted values; no example (a batch of
+ * size 0) runs no iteration (and takes no min or max of nothing). */
+static hop_status
+masked_loop(hop_batch_ctx *cx, const hop_node *call, hop_node *const *bnd, hop_node **loop,
+            bool *mask)
+{
+    hop_graph *g = hop_batch_out(cx);
+    const hop_graph *f = hop_node_body(call, "body_fun");
+    hop_layout l;
+    hop_status st = hop_layout_of(call, &l);
+    hop_span c = hop_layout_span(&l, "init_val");
+    bool *was = hop_calloc(l.n + 1, sizeof *was);
+    hop_node **ops = hop_calloc(l.n + 1, sizeof *ops);
+    hop_value_info *outs = hop_calloc(c.n + 1, sizeof *outs);
+    hop_build *b =
+        st == HOP_OK && was && ops && outs ? hop_build_new(g, &hop_fori_loop_class) : NULL;
+    st = b ? hop_batch_operands(cx, call, ops, was) : hop_error_code();
+    if (st == HOP_OK)
+        memcpy(mask, was, l.n * sizeof *mask);
+    if (st == HOP_OK)
+        st = hop_batch_carries(cx, f, mask, c.at, c.n);
+    for (size_t j = c.at; j < c.at + c.n; j++)
+        mask[j] = true;
+    hop_batch_lanes lanes = {bound_lanes, NULL, false, 2, (const char *[]){"lower", "upper"}, bnd};
+    hop_graph *fb = NULL;
+    if (st == HOP_OK)
+        st = hop_batch_masked_body(cx, f, mask, c.at, &lanes, &fb);
+    if (st == HOP_OK)
+        st = hop_build_use_body(b, "body_fun", fb);
+    for (size_t j = c.at; j < c.at + c.n && st == HOP_OK; j++)
+        if (!was[j] && (ops[j] = hop_batch_broadcast(cx, ops[j])) == NULL)
+            st = hop_error_code();
+    if (st == HOP_OK)
+        st = hop_build_operands(b, &l, ops);
+    int64_t size;
+    bool none = hop_expr_const_value(hop_batch_size(cx), &size) && size == 0;
+    const char *names[2] = {"lower", "upper"};
+    for (int k = 0; k < 2 && st == HOP_OK; k++) {
+        hop_arg bound = *hop_node_param(call, names[k]);
+        if (bound.kind == HOP_ARG_NODE)
+            bound = hop_arg_node(hop_batch_value(cx, bound.u.node, NULL));
+        if (bnd[k] != NULL && (st = hop_build_operand(b, HOP_SPAN_LIFTED, bnd[k])) == HOP_OK) {
+            hop_node *v = none ? NULL : loop_bound(g, bnd[k], k == 1);
+            if (v == NULL && !none)
+                st = hop_error_code();
+            bound = v ? hop_arg_node(v) : bound;
+        }
+        if (st == HOP_OK)
+            st = hop_build_lead(b, names[k], none ? hop_arg_int(0) : bound);
+    }
+    for (size_t j = 0; j < c.n && st == HOP_OK; j++)
+        outs[j] = hop_batch_meta(cx, &call->outs[j]);
+    if (st == HOP_OK) {
+        st = (*loop = hop_build_emit(b, outs, c.n)) ? HOP_OK : hop_error_code();
+        b = NULL;
+    }
+    hop_build_free(b);
+    hop_free(was);
+    hop_free(ops);
+    hop_free(outs);
+    return st;
+}
+
 /*
  * A batched carry, lifted value or bound: the same loop over the body
- * batched.  A carry is batched when its init is or the body makes it so
- * (hop_batch_carries, a fixed point; such an init is broadcast on entry).
- * A batched bound (an int tensor bound the vmapped function reads per
- * example: its `item` is deferred to here, HOP_PARAM_BATCHED_ITEM) is one
- * loop over [min lower, max upper) whose index stays unbatched, every carry
- * batched and masked per lane (hop_batch_masked_body); a SymInt carry then
- * cannot differ per example: HOP_UNSUPPORTED.
+ * batched (hop_loop_batch: a carry is batched when its init is or the body
+ * makes it so).  A batched bound (an int tensor bound the vmapped function
+ * reads per example: its `item` is deferred to here,
+ * HOP_PARAM_BATCHED_ITEM) is one loop over [min lower, max upper) whose
+ * index stays unbatched, every carry batched and masked per lane
+ * (hop_batch_masked_body); a SymInt carry then cannot differ per example:
+ * HOP_UNSUPPORTED.
  */
 static hop_status
 fori_batch(hop_batch_ctx *cx, const hop_node *call)
 {
-    hop_graph *g = hop_batch_out(cx);
-    size_t nc, nl;
-    const hop_arg *init = hop_node_group(call, "init_val", &nc);
-    const hop_arg *lifted = hop_node_lifted(call, &nl);
-    const hop_graph *f = hop_node_body(call, "body_fun");
-    hop_arg bounds[2] = {*hop_node_param(call, "lower"), *hop_node_param(call, "upper")};
+    const char *names[2] = {"lower", "upper"};
     hop_node *bnd[2] = {NULL, NULL};
     for (int k = 0; k < 2; k++) {
+        const hop_arg *bound = hop_node_param(call, names[k]);
         bool b = false;
-        if (bounds[k].kind == HOP_ARG_NODE) {
-            hop_node *v = hop_batch_value(cx, bounds[k].u.node, &b);
-            bounds[k] = hop_arg_node(v);
-            bnd[k] = b ? v : NULL;
-        }
+        hop_node *v = bound->kind == HOP_ARG_NODE ? hop_batch_value(cx, bound->u.node, &b) : NULL;
+        bnd[k] = b ? v : NULL;
     }
-    bool masked = bnd[0] || bnd[1];
-    for (size_t j = 0; j < nc && masked; j++)
+    if (bnd[0] == NULL && bnd[1] == NULL)
+        return hop_loop_batch(cx, call, "body_fun", "init_val", NULL, NULL);
+    for (size_t j = 0; j < call->nouts; j++)
         if (call->outs[j].kind != HOP_VALUE_TENSOR)
             return hop_error(HOP_UNSUPPORTED,
                              "vmap: fori_loop (%s) with a batched bound carries a SymInt "
                              "(carry %zu), which cannot differ per example",
                              call->name, j);
-    size_t nph = f->nplaceholders; /* i, the carries, the lifted values */
-    bool *mask = hop_calloc(nph + 1, sizeof *mask);
-    hop_node **ops = hop_calloc(nc + nl + 1, sizeof *ops);
-    hop_arg *items = hop_calloc(nc + nl + 3, sizeof *items);
-    hop_value_info *outs = hop_calloc(call->nouts + 1, sizeof *outs);
-    hop_status st = mask && ops && items && outs ? HOP_OK : HOP_NOMEM;
-    if (st == HOP_OK && nph != 1 + nc + nl)
-        st = hop_error(HOP_MISUSE, "vmap: fori_loop %s: its body has %zu inputs, not %zu",
-                       call->name, nph, 1 + nc + nl);
-    for (size_t i = 0; i < nc + nl && st == HOP_OK; i++) {
-        const hop_node *v = (i < nc ? init[i] : lifted[i - nc]).u.node;
-        if ((ops[i] = hop_batch_value(cx, v, &mask[1 + i])) == NULL)
-            st = hop_error(HOP_MISUSE, "vmap: operand %s of fori_loop %s has no value", v->name,
-                           call->name);
-    }
+    size_t n = hop_node_body(call, "body_fun")->nplaceholders;
+    bool *mask = hop_calloc(n + 1, sizeof *mask);
+    hop_node *loop = NULL;
+    hop_status st = mask ? masked_loop(cx, call, bnd, &loop, mask) : hop_error_code();
     if (st == HOP_OK)
-        st = hop_batch_carries(cx, f, mask, 1, nc);
-    for (size_t j = 0; j < nc && masked && st == HOP_OK; j++)
-        mask[1 + j] = true;
-    /* a batched bound: `<body>_vmap` masked per lane, the batched bounds
-     * its extra inputs (passed as extra lifted values) */
-    hop_batch_lanes lanes = {bound_lanes, NULL, false, 2, (const char *[]){"lower", "upper"}, bnd};
-    hop_graph *fb = NULL;
-    if (st == HOP_OK)
-        st = masked ? hop_batch_masked_body(cx, f, mask, 1, &lanes, &fb)
-                    : hop_batch_body_outs(cx, f, mask, mask + 1, &fb);
-    for (size_t j = 0; j < nc && st == HOP_OK; j++) {
-        bool b;
-        hop_batch_value(cx, init[j].u.node, &b);
-        if (mask[1 + j] && !b && (ops[j] = hop_batch_broadcast(cx, ops[j])) == NULL)
-            st = hop_error_code();
-    }
-    size_t nitems = nc + nl;
-    for (size_t i = 0; i < nc + nl && st == HOP_OK; i++)
-        items[i] = hop_arg_node(ops[i]);
-    /* no example (a batch of size 0): no lane runs, so no iteration (and
-     * no min or max of nothing) */
-    int64_t size;
-    bool none = hop_expr_const_value(hop_batch_size(cx), &size) && size == 0;
-    for (int k = 0; k < 2 && st == HOP_OK; k++) {
-        if (bnd[k] == NULL)
-            continue;
-        items[nitems++] = hop_arg_node(bnd[k]);
-        hop_node *b = none ? NULL : loop_bound(g, bnd[k], k == 1);
-        if (b != NULL)
-            bounds[k] = hop_arg_node(b);
-        else if (!none)
-            st = hop_error_code();
-    }
-    if (masked && none)
-        bounds[0] = bounds[1] = hop_arg_int(0);
-    for (size_t j = 0; j < call->nouts && st == HOP_OK; j++) {
-        outs[j] = call->outs[j];
-        if (mask[1 + j]) {
-            hop_meta *m = &outs[j].meta;
-            memmove(m->sizes + 1, m->sizes, (size_t)m->rank * sizeof *m->sizes);
-            m->sizes[0] = hop_batch_size(cx);
-            m->rank++;
-        }
-    }
-    hop_node *c = NULL;
-    if (st == HOP_OK) {
-        hop_arg args[] = {bounds[0], bounds[1], hop_arg_graph(fb), hop_arg_list(items, nc),
-                          hop_arg_list(items + nc, nitems - nc)};
-        if ((c = hop_graph_call_hop(g, &hop_fori_loop_class, args, 5, outs, call->nouts)) == NULL)
-            st = hop_error_code();
-    }
-    if (st == HOP_OK)
-        st = hop_graph_rename_node(g, c, call->name);
-    for (size_t j = 0; j < call->nouts && st == HOP_OK; j++) {
-        hop_node *v = hop_graph_getitem(g, c, j);
-        st = v ? hop_batch_set(cx, call, j, v, mask[1 + j]) : hop_error_code();
-    }
+        st = hop_batch_outputs(cx, call, loop, NULL);
     hop_free(mask);
-    hop_free(ops);
-    hop_free(items);
-    hop_free(outs);
     return st;
 }
 

@@ -258,18 +258,6 @@ hop_rt_values_clear(hop_rt_values *vs)
 static hop_status run_graph(interp *ex, const hop_graph *g, const hop_rt_value *inputs,
                             size_t ninputs, hop_rt_value *outputs, size_t noutputs);
 
-static bool
-is_group(hop_param_kind k)
-{
-    return hop_param_is_group(k);
-}
-
-static bool
-is_lead(hop_param_kind k)
-{
-    return hop_param_is_lead(k);
-}
-
 static int
 find_param(const hop_eval_ctx *ex, const char *name, const char *what)
 {
@@ -281,9 +269,10 @@ find_param(const hop_eval_ctx *ex, const char *name, const char *what)
     return -1;
 }
 
-/* How many params of kind-class `pred` come before param i. */
+/* How many params of kind-class `pred` (hop/class.h's hop_param_is_*)
+ * come before param i. */
 static size_t
-count_before(const hop_eval_ctx *ex, int i, bool (*pred)(hop_param_kind))
+count_before(const hop_eval_ctx *ex, int i, int (*pred)(hop_param_kind))
 {
     size_t k = 0;
     for (int j = 0; j < i; j++)
@@ -291,7 +280,7 @@ count_before(const hop_eval_ctx *ex, int i, bool (*pred)(hop_param_kind))
     return k;
 }
 
-static bool
+static int
 is_body(hop_param_kind k)
 {
     return k == HOP_PARAM_BODY;
@@ -318,10 +307,10 @@ hop_eval_param(hop_eval_ctx *ex, const char *name, hop_rt_arg *out)
     if (i < 0)
         return hop_error_code();
     hop_param_kind kind = ex->params[i].kind;
-    if (!is_lead(kind))
+    if (!hop_param_is_lead(kind))
         return hop_error(HOP_MISUSE, "hop_eval_param: %s of %s is not a leading argument", name,
                          ex->cls->name);
-    size_t k = count_before(ex, i, is_lead);
+    size_t k = count_before(ex, i, hop_param_is_lead);
     if (ex->hosts) {
         *out = ex->args[k];
         return HOP_OK;
@@ -361,13 +350,13 @@ hop_eval_group(hop_eval_ctx *ex, const char *name, size_t *n)
     int i = find_param(ex, name, "hop_eval_group");
     if (i < 0)
         return NULL;
-    if (!is_group(ex->params[i].kind))
+    if (!hop_param_is_group(ex->params[i].kind))
         return hop_error(HOP_MISUSE, "hop_eval_group: %s of %s is not a group of values", name,
                          ex->cls->name),
                NULL;
     /* A lifted-mode HOP's node has one list, its merged signature: its one
      * group is all of it. */
-    size_t g = count_before(ex, i, is_group);
+    size_t g = count_before(ex, i, hop_param_is_group);
     size_t from = ex->ngroups == 1 ? 0 : ex->group_start[g];
     size_t to = ex->ngroups == 1 ? ex->npassed : ex->group_start[g + 1];
     if (n)
@@ -416,7 +405,7 @@ hop_eval_body_at(hop_eval_ctx *ex, const char *body, size_t k, const hop_rt_valu
         }
         return st;
     }
-    const hop_arg *a = &ex->call->args[count_before(ex, (int)ex->nparams, is_lead) + b];
+    const hop_arg *a = &ex->call->args[count_before(ex, (int)ex->nparams, hop_param_is_lead) + b];
     if (a->kind != HOP_ARG_GRAPH)
         return hop_error(HOP_VERIFY, "eval: %s has no subgraph for %s", ex->call->name, body);
     const hop_graph *g = a->u.graph;
@@ -500,21 +489,28 @@ hop_eval_output_zeros(hop_eval_ctx *ex, size_t j, hop_tensor **out)
 }
 
 hop_status
+hop_eval_run_passed(hop_eval_ctx *ex, const char *body, size_t k)
+{
+    size_t n;
+    const hop_rt_value *in = hop_eval_passed(ex, &n);
+    hop_rt_values out = {NULL, 0, 0};
+    hop_status st = hop_eval_body_at(ex, body, k, in, n, &out);
+    if (st == HOP_OK)
+        st = hop_eval_results(ex, &out);
+    hop_rt_values_clear(&out);
+    return st;
+}
+
+hop_status
 hop_eval_default(hop_eval_ctx *ex)
 {
-    size_t np = 0, n;
+    size_t np = 0;
     const hop_param *p = hop_class_params(ex->cls, &np);
     const char *body = NULL;
     for (size_t i = 0; i < np && body == NULL; i++)
         if (p[i].kind == HOP_PARAM_BODY || p[i].kind == HOP_PARAM_BODIES)
             body = p[i].name;
-    const hop_rt_value *in = hop_eval_passed(ex, &n);
-    hop_rt_values out = {NULL, 0, 0};
-    hop_status st = hop_eval_body(ex, body, in, n, &out);
-    if (st == HOP_OK)
-        st = hop_eval_results(ex, &out);
-    hop_rt_values_clear(&out);
-    return st;
+    return hop_eval_run_passed(ex, body, 0);
 }
 
 /* Runs the class's eval slot on a prepared context; the results stay in
@@ -612,7 +608,7 @@ hop_eval_apply(const hop_class *cls, const hop_rt_arg *args, size_t nargs,
         if (p->kind == HOP_PARAM_BODY || p->kind == HOP_PARAM_BODIES)
             continue;
         const hop_rt_arg *a = &args[k++];
-        if (is_group(p->kind)) {
+        if (hop_param_is_group(p->kind)) {
             bool ok = a->kind == HOP_OPND_LIST && (a->u.list.n == 0 || a->u.list.items);
             for (size_t j = 0; ok && j < a->u.list.n; j++)
                 ok = (a->u.list.items[j].kind == HOP_OPND_TENSOR && a->u.list.items[j].u.tensor) ||
@@ -657,7 +653,7 @@ hop_eval_apply(const hop_class *cls, const hop_rt_arg *args, size_t nargs,
         if (p->kind == HOP_PARAM_BODY || p->kind == HOP_PARAM_BODIES)
             continue;
         const hop_rt_arg *a = &args[k++];
-        if (!is_group(p->kind))
+        if (!hop_param_is_group(p->kind))
             continue;
         ex.group_start[ex.ngroups++] = ex.npassed;
         for (size_t j = 0; j < a->u.list.n; j++) {

@@ -18,8 +18,4 @@ hop_status hop__signature_merge(hop_call *c);
  * another's protocol. */
 hop_status hop__call_run(hop_call *c, hop_values *outputs);
 
-/* The batch slots of cond and switch (hop/branch_batch.c). */
-hop_status hop__cond_batch(hop_batch_ctx *cx, const hop_node *call);
-hop_status hop__switch_batch(hop_batch_ctx *cx, const hop_node *call);
-
 #endif /* HOP_HOP_IMPL_H */

@@ -19,6 +19,7 @@
 #include "hop/autodiff.h"
 #include "hop/batching.h"
 #include "hop/eval.h"
+#include "hop/layout.h"
 #include "hop/lowering.h"
 
 #include <inttypes.h>
@@ -586,80 +587,80 @@ stacked(const hop_value_info *row, const hop_expr *n)
     return v;
 }
 
-/* Moves the last k placeholders of g to position pos, in order. */
-static hop_status
-move_last(hop_graph *g, size_t k, size_t pos)
-{
-    size_t first = g->nplaceholders - k;
-    for (size_t i = 0; i < k; i++) {
-        hop_status st =
-            hop_graph_move_placeholder(g, hop_graph_placeholder_at(g, first + i), pos + i);
-        if (st != HOP_OK)
-            return st;
-    }
-    return HOP_OK;
-}
-
-typedef struct map_parts {
-    const hop_arg *xs, *args;
-    size_t nxs, nargs;
-    const hop_graph *body;
-    const hop_expr *n;
-} map_parts;
-
-static void
-map_parts_of(const hop_node *call, map_parts *p)
-{
-    p->xs = hop_node_group(call, "xs", &p->nxs);
-    p->args = hop_node_group(call, "args", &p->nargs);
-    p->body = hop_node_body(call, "f");
-    p->n = p->xs[0].u.node->meta->meta.sizes[0];
-}
-
-/* The passed value j (xs first, then args) as a node, or NULL. */
-static const hop_node *
-map_passed(const map_parts *p, size_t j)
-{
-    const hop_arg *a = j < p->nxs ? &p->xs[j] : &p->args[j - p->nxs];
-    return a->kind == HOP_ARG_NODE ? a->u.node : NULL;
-}
-
 static bool
 is_float(const hop_node *v)
 {
     return v && v->meta->kind == HOP_VALUE_TENSOR && hop_dtype_is_float(v->meta->meta.dtype);
 }
 
-/* Emits map(body, (xs..., xs_extra...), (args..., args_extra...)) with outputs
- * call's and more[nmore]. */
+/* The map a rule emits: body over the call's xs (their values in the out
+ * graph: prim) followed by xs_extra, and its args followed by args_extra;
+ * outputs call's, then more[nmore]. */
 static hop_node *
-emit_map(hop_graph *g, const hop_node *call, const map_parts *p, hop_graph *body,
-         hop_node *(*primal)(void *cx, const hop_node *v), void *cx, hop_node **xs_extra,
-         size_t nxe, hop_node **args_extra, size_t nae, const hop_value_info *more, size_t nmore)
+emit_map(hop_graph *g, const hop_node *call, const hop_layout *l, hop_node *const *prim,
+         hop_graph *body, hop_node *const *xs_extra, size_t nxe, hop_node *const *args_extra,
+         size_t nae, const hop_value_info *more, size_t nmore)
 {
-    size_t nx = p->nxs + nxe, na = p->nargs + nae;
-    hop_arg *items = hop_calloc(nx + na + 1, sizeof *items);
+    hop_span xs = hop_layout_span(l, "xs"), args = hop_layout_span(l, "args");
     hop_value_info *outs = hop_calloc(call->nouts + nmore + 1, sizeof *outs);
+    hop_build *b = outs ? hop_build_new(g, &hop_map_class) : NULL;
+    hop_status st = b ? hop_build_use_body(b, "f", body) : hop_error_code();
+    for (size_t j = xs.at; j < xs.at + xs.n && st == HOP_OK; j++)
+        st = hop_build_operand(b, "xs", prim[j]);
+    for (size_t i = 0; i < nxe && st == HOP_OK; i++)
+        st = hop_build_operand(b, "xs", xs_extra[i]);
+    for (size_t j = args.at; j < args.at + args.n && st == HOP_OK; j++)
+        st = hop_build_operand(b, "args", prim[j]);
+    for (size_t i = 0; i < nae && st == HOP_OK; i++)
+        st = hop_build_operand(b, "args", args_extra[i]);
     hop_node *r = NULL;
-    if (items && outs) {
-        for (size_t j = 0; j < p->nxs + p->nargs; j++) {
-            const hop_arg *a = j < p->nxs ? &p->xs[j] : &p->args[j - p->nxs];
-            hop_arg m = a->kind == HOP_ARG_NODE ? hop_arg_node(primal(cx, a->u.node)) : *a;
-            items[j < p->nxs ? j : j + nxe] = m;
-        }
-        for (size_t i = 0; i < nxe; i++)
-            items[p->nxs + i] = hop_arg_node(xs_extra[i]);
-        for (size_t i = 0; i < nae; i++)
-            items[nx + p->nargs + i] = hop_arg_node(args_extra[i]);
+    if (st == HOP_OK) {
         memcpy(outs, call->outs, call->nouts * sizeof *outs);
         memcpy(outs + call->nouts, more, nmore * sizeof *outs);
-        hop_arg args[] = {hop_arg_graph(body), hop_arg_list(items, nx),
-                          hop_arg_list(items + nx, na)};
-        r = hop_graph_call_hop(g, &hop_map_class, args, 3, outs, call->nouts + nmore);
+        r = hop_build_emit(b, outs, call->nouts + nmore);
+        b = NULL;
     }
-    hop_free(items);
+    hop_build_free(b);
     hop_free(outs);
     return r;
+}
+
+/* A map rule's view of the call: its layout, the value passed for each
+ * body input (fwd) and its primal in the out graph. */
+typedef struct map_rule {
+    hop_layout l;
+    hop_span xs;
+    const hop_graph *body;
+    const hop_node **fwd;
+    hop_node **prim;
+} map_rule;
+
+static hop_status
+map_rule_of(const hop_node *call, hop_node *(*primal)(void *cx, const hop_node *v), void *cx,
+            map_rule *m)
+{
+    memset(m, 0, sizeof *m);
+    hop_status st = hop_layout_of(call, &m->l);
+    m->xs = hop_layout_span(&m->l, "xs");
+    m->body = hop_node_body(call, "f");
+    m->fwd = hop_calloc(m->l.n + 1, sizeof *m->fwd);
+    m->prim = hop_calloc(m->l.n + 1, sizeof *m->prim);
+    if (st == HOP_OK && (m->fwd == NULL || m->prim == NULL))
+        st = hop_error_code();
+    for (size_t j = 0; j < m->l.n && st == HOP_OK; j++) {
+        const hop_arg *a = hop_node_passed_to(call, j);
+        m->fwd[j] = a->kind == HOP_ARG_NODE ? a->u.node : NULL;
+        if (m->fwd[j] && (m->prim[j] = primal(cx, m->fwd[j])) == NULL)
+            st = hop_error_code();
+    }
+    return st;
+}
+
+static void
+map_rule_free(map_rule *m)
+{
+    hop_free(m->fwd);
+    hop_free(m->prim);
 }
 
 static hop_node *
@@ -674,6 +675,20 @@ jvp_primal(void *cx, const hop_node *v)
     return hop_jvp_primal(cx, v);
 }
 
+/* Moves the last k placeholders of g to position pos, in order. */
+static hop_status
+move_last(hop_graph *g, size_t k, size_t pos)
+{
+    size_t first = g->nplaceholders - k;
+    for (size_t i = 0; i < k; i++) {
+        hop_status st =
+            hop_graph_move_placeholder(g, hop_graph_placeholder_at(g, first + i), pos + i);
+        if (st != HOP_OK)
+            return st;
+    }
+    return HOP_OK;
+}
+
 /*
  * Reverse: a backward map over (rows of xs, rows of the output cotangents)
  * with the args, whose body is the body's backward graph; a row's gradient
@@ -683,24 +698,23 @@ jvp_primal(void *cx, const hop_node *v)
 static hop_status
 map_vjp(hop_vjp_ctx *cx, const hop_node *call)
 {
-    map_parts p;
-    map_parts_of(call, &p);
-    size_t nph = p.nxs + p.nargs, ng = 0, nct = 0;
-    bool *wrt = hop_calloc(nph + 1, sizeof *wrt);
-    hop_value_info *more = hop_calloc(nph + 1, sizeof *more);
+    map_rule m;
+    hop_status st = map_rule_of(call, vjp_primal, cx, &m);
+    size_t n = m.l.n, ng = 0, nct = 0;
+    bool *wrt = hop_calloc(n + 1, sizeof *wrt);
+    hop_value_info *more = hop_calloc(n + 1, sizeof *more);
     hop_node **cts = hop_calloc(call->nouts + 1, sizeof *cts);
-    hop_status st = wrt && more && cts ? HOP_OK : HOP_NOMEM;
-    const hop_graph *body = p.body;
-    for (size_t j = 0; j < nph && st == HOP_OK; j++) {
-        const hop_node *v = map_passed(&p, j);
-        if (is_float(v) && hop_vjp_active(cx, v)) {
+    if (st == HOP_OK && (wrt == NULL || more == NULL || cts == NULL))
+        st = HOP_NOMEM;
+    const hop_expr *rows = m.xs.n ? m.fwd[m.xs.at]->meta->meta.sizes[0] : NULL;
+    for (size_t j = 0; j < n && st == HOP_OK; j++)
+        if (is_float(m.fwd[j]) && hop_vjp_active(cx, m.fwd[j])) {
             wrt[j] = true;
-            more[ng++] = stacked(hop_graph_placeholder_at(body, j)->meta, p.n);
+            more[ng++] = stacked(hop_graph_placeholder_at(m.body, j)->meta, rows);
         }
-    }
     hop_graph *bwd = NULL;
     if (st == HOP_OK && ng > 0)
-        st = hop_vjp_body(cx, body, wrt, &bwd);
+        st = hop_vjp_body(cx, m.body, wrt, &bwd);
     for (size_t i = 0; i < call->nouts && st == HOP_OK && ng > 0; i++) {
         if (!hop_dtype_is_float(call->outs[i].meta.dtype))
             continue;
@@ -710,26 +724,27 @@ map_vjp(hop_vjp_ctx *cx, const hop_node *call)
         cts[nct++] = ct;
     }
     /* the cotangents are mapped: their rows go right after the xs rows */
-    if (st == HOP_OK && ng > 0 && bwd->nplaceholders == nph + nct)
-        st = move_last(bwd, nct, p.nxs);
-    hop_node *m = NULL;
+    if (st == HOP_OK && ng > 0 && bwd->nplaceholders == n + nct)
+        st = move_last(bwd, nct, m.xs.n);
+    hop_node *r = NULL;
     hop_graph *g = hop_vjp_out(cx);
     if (st == HOP_OK && ng > 0 &&
-        (m = emit_map(g, call, &p, bwd, vjp_primal, cx, cts, nct, NULL, 0, more, ng)) == NULL)
+        (r = emit_map(g, call, &m.l, m.prim, bwd, cts, nct, NULL, 0, more, ng)) == NULL)
         st = hop_error_code();
-    for (size_t j = 0, k = 0; j < nph && st == HOP_OK && m; j++) {
+    for (size_t j = 0, k = 0; j < n && st == HOP_OK && r; j++) {
         if (!wrt[j])
             continue;
-        hop_node *gj = hop_graph_getitem(g, m, call->nouts + k++);
-        if (gj && j >= p.nxs) {
+        hop_node *gj = hop_graph_getitem(g, r, call->nouts + k++);
+        if (gj && j >= m.xs.at + m.xs.n) {
             hop_arg a[] = {hop_arg_node(gj), hop_arg_int(0), hop_arg_bool(false)};
             gj = hop_graph_call_op(g, HOP_OP_sum, a, 3);
         }
-        st = gj ? hop_vjp_accumulate(cx, map_passed(&p, j), gj) : hop_error_code();
+        st = gj ? hop_vjp_accumulate(cx, m.fwd[j], gj) : hop_error_code();
     }
     hop_free(wrt);
     hop_free(more);
     hop_free(cts);
+    map_rule_free(&m);
     return st;
 }
 
@@ -738,45 +753,41 @@ map_vjp(hop_vjp_ctx *cx, const hop_node *call)
 static hop_status
 map_jvp(hop_jvp_ctx *cx, const hop_node *call)
 {
-    map_parts p;
-    map_parts_of(call, &p);
-    size_t nph = p.nxs + p.nargs, nxt = 0, nat = 0;
-    bool *wrt = hop_calloc(nph + 1, sizeof *wrt);
-    hop_node **ts = hop_calloc(nph + 1, sizeof *ts);
-    hop_status st = wrt && ts ? HOP_OK : HOP_NOMEM;
-    for (size_t j = 0; j < nph && st == HOP_OK; j++) {
-        const hop_node *v = map_passed(&p, j);
-        hop_node *t = v ? hop_jvp_tangent(cx, v) : NULL;
-        if (t && is_float(v)) {
+    map_rule m;
+    hop_status st = map_rule_of(call, jvp_primal, cx, &m);
+    size_t n = m.l.n, nxt = 0, nat = 0;
+    bool *wrt = hop_calloc(n + 1, sizeof *wrt);
+    hop_node **ts = hop_calloc(n + 1, sizeof *ts);
+    if (st == HOP_OK && (wrt == NULL || ts == NULL))
+        st = HOP_NOMEM;
+    for (size_t j = 0; j < n && st == HOP_OK; j++) {
+        hop_node *t = m.fwd[j] ? hop_jvp_tangent(cx, m.fwd[j]) : NULL;
+        if (t && is_float(m.fwd[j])) {
             wrt[j] = true;
             ts[nxt + nat] = t;
-            if (j < p.nxs)
-                nxt++;
-            else
-                nat++;
+            *(j < m.xs.at + m.xs.n ? &nxt : &nat) += 1;
         }
     }
     hop_graph *jb = NULL;
     if (st == HOP_OK && nxt + nat > 0)
-        st = hop_jvp_body(cx, p.body, wrt, &jb);
-    if (st == HOP_OK && nxt > 0 && jb->nplaceholders == nph + nxt + nat) {
-        /* the xs tangents are mapped: right after the xs rows */
-        size_t first = nph;
+        st = hop_jvp_body(cx, m.body, wrt, &jb);
+    /* the xs tangents are mapped: right after the xs rows */
+    if (st == HOP_OK && nxt > 0 && jb->nplaceholders == n + nxt + nat)
         for (size_t i = 0; i < nxt && st == HOP_OK; i++)
-            st = hop_graph_move_placeholder(jb, hop_graph_placeholder_at(jb, first + i), p.nxs + i);
-    }
-    hop_node *m = NULL;
+            st = hop_graph_move_placeholder(jb, hop_graph_placeholder_at(jb, n + i), m.xs.n + i);
+    hop_node *r = NULL;
     hop_graph *g = hop_jvp_out(cx);
     if (st == HOP_OK && nxt + nat > 0 &&
-        (m = emit_map(g, call, &p, jb, jvp_primal, cx, ts, nxt, ts + nxt, nat, call->outs,
+        (r = emit_map(g, call, &m.l, m.prim, jb, ts, nxt, ts + nxt, nat, call->outs,
                       call->nouts)) == NULL)
         st = hop_error_code();
-    for (size_t i = 0; i < call->nouts && st == HOP_OK && m; i++) {
-        hop_node *t = hop_graph_getitem(g, m, call->nouts + i);
+    for (size_t i = 0; i < call->nouts && st == HOP_OK && r; i++) {
+        hop_node *t = hop_graph_getitem(g, r, call->nouts + i);
         st = t ? hop_jvp_set_tangent(cx, call, i, t) : hop_error_code();
     }
     hop_free(wrt);
     hop_free(ts);
+    map_rule_free(&m);
     return st;
 }
 
@@ -792,61 +803,53 @@ map_jvp(hop_jvp_ctx *cx, const hop_node *call)
 static hop_status
 map_batch(hop_batch_ctx *cx, const hop_node *call)
 {
-    hop_graph *g = hop_batch_out(cx);
-    size_t nxs, na;
-    const hop_arg *xs = hop_node_group(call, "xs", &nxs);
-    const hop_arg *rest = hop_node_group(call, "args", &na); /* lifted included */
     const hop_graph *f = hop_node_body(call, "f");
-    size_t nph = nxs + na;
+    hop_layout l;
+    hop_status st = hop_layout_of(call, &l);
+    hop_span xs = hop_layout_span(&l, "xs");
     for (size_t j = 0; j < call->nouts; j++)
         if (call->outs[j].meta.rank + 1 > HOP_MAX_RANK)
             return hop_batch_loop(cx, call); /* a batched output would not fit */
-    if (f->nplaceholders != nph)
+    if (st == HOP_OK && f->nplaceholders != l.n)
         return hop_error(HOP_MISUSE, "vmap: map %s: its body has %zu inputs, not %zu", call->name,
-                         f->nplaceholders, nph);
-    bool *mask = hop_calloc(nph + 1, sizeof *mask);
-    hop_arg *items = hop_calloc(nph + 1, sizeof *items);
+                         f->nplaceholders, l.n);
+    bool *mask = hop_calloc(l.n + 1, sizeof *mask);
+    hop_node **ops = hop_calloc(l.n + 1, sizeof *ops);
     hop_value_info *outs = hop_calloc(call->nouts + 1, sizeof *outs);
-    hop_status st = mask && items && outs ? HOP_OK : HOP_NOMEM;
-    for (size_t i = 0; i < nph && st == HOP_OK; i++) {
-        const hop_node *v = (i < nxs ? xs[i] : rest[i - nxs]).u.node;
-        hop_node *b = hop_batch_value(cx, v, &mask[i]);
-        if (b != NULL && i < nxs && mask[i])
-            b = hop_batch_movedim(cx, b, 0, 1);
-        if (b == NULL)
-            st = hop_error(HOP_MISUSE, "vmap: operand %s of map %s has no value", v->name,
-                           call->name);
-        else
-            items[i] = hop_arg_node(b);
-    }
+    if (st == HOP_OK && (mask == NULL || ops == NULL || outs == NULL))
+        st = HOP_NOMEM;
+    if (st == HOP_OK)
+        st = hop_batch_operands(cx, call, ops, mask);
+    for (size_t i = xs.at; i < xs.at + xs.n && st == HOP_OK; i++)
+        if (mask[i] && (ops[i] = hop_batch_movedim(cx, ops[i], 0, 1)) == NULL)
+            st = hop_error_code();
     hop_graph *fb = NULL;
     if (st == HOP_OK)
         st = hop_batch_body(cx, f, mask, &fb);
     for (size_t j = 0; j < call->nouts && st == HOP_OK; j++) {
         /* [N, B, ...]: the body's output (batched) stacked */
-        outs[j] = *fb->output->args[j].u.node->meta;
-        hop_meta *m = &outs[j].meta;
-        memmove(m->sizes + 1, m->sizes, (size_t)m->rank * sizeof *m->sizes);
-        m->sizes[0] = call->outs[j].meta.sizes[0];
-        m->rank++;
+        outs[j] = stacked(fb->output->args[j].u.node->meta, call->outs[j].meta.sizes[0]);
     }
+    hop_build *b = st == HOP_OK ? hop_build_new(hop_batch_out(cx), &hop_map_class) : NULL;
+    if (st == HOP_OK)
+        st = b ? hop_build_use_body(b, "f", fb) : hop_error_code();
+    if (st == HOP_OK)
+        st = hop_build_operands(b, &l, ops);
     hop_node *c = NULL;
     if (st == HOP_OK) {
-        hop_arg args[] = {hop_arg_graph(fb), hop_arg_list(items, nxs),
-                          hop_arg_list(items + nxs, na)};
-        if ((c = hop_graph_call_hop(g, &hop_map_class, args, 3, outs, call->nouts)) == NULL)
-            st = hop_error_code();
+        c = hop_build_emit(b, outs, call->nouts);
+        b = NULL;
+        st = c ? hop_graph_rename_node(hop_batch_out(cx), c, call->name) : hop_error_code();
     }
-    if (st == HOP_OK)
-        st = hop_graph_rename_node(g, c, call->name);
     for (size_t j = 0; j < call->nouts && st == HOP_OK; j++) {
-        hop_node *v = hop_graph_getitem(g, c, j);
+        hop_node *v = hop_graph_getitem(hop_batch_out(cx), c, j);
         if (v != NULL)
             v = hop_batch_movedim(cx, v, 1, 0);
         st = v ? hop_batch_set(cx, call, j, v, true) : hop_error_code();
     }
+    hop_build_free(b);
     hop_free(mask);
-    hop_free(items);
+    hop_free(ops);
     hop_free(outs);
     return st;
 }

@@ -828,18 +828,6 @@ param_index(const hop_class *cls, const hop_param *params, size_t n, const char 
     return -1;
 }
 
-static bool
-is_group(hop_param_kind k)
-{
-    return hop_param_is_group(k);
-}
-
-static bool
-is_lead(hop_param_kind k)
-{
-    return hop_param_is_lead(k);
-}
-
 hop_arg *
 hop_call_param(hop_call *c, const char *name)
 {
@@ -848,13 +836,13 @@ hop_call_param(hop_call *c, const char *name)
     int i = param_index(c->cls, c->params, c->nparams, name, "hop_call_param");
     if (i < 0)
         return NULL;
-    if (!is_lead(c->params[i].kind))
+    if (!hop_param_is_lead(c->params[i].kind))
         return hop_error(HOP_MISUSE, "hop_call_param: %s of %s is not a leading argument", name,
                          c->cls->name),
                NULL;
     size_t k = 0;
     for (int j = 0; j < i; j++)
-        k += is_lead(c->params[j].kind);
+        k += hop_param_is_lead(c->params[j].kind);
     return &c->lead[k];
 }
 
@@ -869,13 +857,13 @@ hop_call_group(const hop_call *c, const char *name, size_t *n)
     int i = param_index(c->cls, c->params, c->nparams, name, "hop_call_group");
     if (i < 0)
         return NULL;
-    if (!is_group(c->params[i].kind))
+    if (!hop_param_is_group(c->params[i].kind))
         return hop_error(HOP_MISUSE, "hop_call_group: %s of %s is not a group of values", name,
                          c->cls->name),
                NULL;
     size_t g = 0;
     for (int j = 0; j < i; j++)
-        g += is_group(c->params[j].kind);
+        g += hop_param_is_group(c->params[j].kind);
     size_t from = c->group_start[g], to = c->group_start[g + 1];
     if (n)
         *n = to - from;
@@ -897,13 +885,13 @@ node_arg(const hop_node *call, const char *name, const char *what, hop_param_kin
      * groups */
     size_t nlead = 0, nbody = 0, k = 0;
     for (size_t j = 0; j < np; j++)
-        nlead += is_lead(params[j].kind);
+        nlead += hop_param_is_lead(params[j].kind);
     for (size_t j = 0; j < call->nargs; j++)
         nbody += call->args[j].kind == HOP_ARG_GRAPH;
     hop_param_kind want = params[i].kind;
-    if (is_lead(want)) {
+    if (hop_param_is_lead(want)) {
         for (int j = 0; j < i; j++)
-            k += is_lead(params[j].kind);
+            k += hop_param_is_lead(params[j].kind);
     } else if (want == HOP_PARAM_BODY || want == HOP_PARAM_BODIES) {
         k = nlead;
         for (int j = 0; j < i; j++)
@@ -912,7 +900,7 @@ node_arg(const hop_node *call, const char *name, const char *what, hop_param_kin
         k = nlead + nbody;
         if (hop_class_input_mode(call->cls) != HOP_INPUTS_LIFTED)
             for (int j = 0; j < i; j++)
-                k += is_group(params[j].kind);
+                k += hop_param_is_group(params[j].kind);
     }
     *kind = want;
     if (k >= call->nargs)
@@ -925,7 +913,7 @@ hop_node_param(const hop_node *call, const char *name)
 {
     hop_param_kind k;
     const hop_arg *a = node_arg(call, name, "hop_node_param", &k);
-    if (a && !is_lead(k))
+    if (a && !hop_param_is_lead(k))
         return hop_error(HOP_MISUSE, "hop_node_param: %s of %s is not a leading argument", name,
                          call->cls->name),
                NULL;
@@ -971,7 +959,7 @@ hop_node_group(const hop_node *call, const char *name, size_t *n)
         *n = 0;
     hop_param_kind k;
     const hop_arg *a = node_arg(call, name, "hop_node_group", &k);
-    if (a && (!is_group(k) || a->kind != HOP_ARG_LIST))
+    if (a && (!hop_param_is_group(k) || a->kind != HOP_ARG_LIST))
         return hop_error(HOP_MISUSE, "hop_node_group: %s of %s is not a group of values", name,
                          call->cls->name),
                NULL;
@@ -999,4 +987,86 @@ hop_node_lifted(const hop_node *call, size_t *n)
     if (n)
         *n = last->u.list.n;
     return last->u.list.items ? last->u.list.items : last;
+}
+
+/* ------------------------------------------------- bound outputs */
+
+hop_status
+hop_call_bind_outputs(hop_call *c)
+{
+    for (size_t i = 0; i < c->nouts; i++) {
+        hop_node *item = c->outputs->items[c->outputs->n - c->nouts + i];
+        if (c->outs[i].kind == HOP_VALUE_SYM &&
+            hop_expr_kind_of(c->outs[i].sym) == HOP_EXPR_SYMBOL &&
+            hop_symbol_is_unbacked(c->outs[i].sym) &&
+            hop_tracer_bound_symbol(c->parent, c->outs[i].sym) == NULL &&
+            hop_tracer_bind_value(c->parent, c->outs[i].sym, item) != HOP_OK)
+            return hop_error_code();
+    }
+    return HOP_OK;
+}
+
+/* ------------------------------------------------- transformed bodies */
+
+static hop_status
+replace_body(hop_call *c, size_t b, const char *suffix, hop_body_builder build, void *ud, bool keep)
+{
+    if (b >= c->nbodies || c->graphs[b] == NULL || build == NULL)
+        return hop_error(HOP_MISUSE, "%s: hop_call_replace_body: no traced body %zu", c->cls->name,
+                         b);
+    if (keep && c->nbodies >= HOP_MAX_BODIES)
+        return hop_error(HOP_MISUSE, "%s: hop_call_replace_body_keep: %zu bodies already",
+                         c->cls->name, c->nbodies);
+    char name[256];
+    snprintf(name, sizeof name, "%s%s", c->graphs[b]->name, suffix ? suffix : "");
+    /* A tracer's graph, so that the OutputGraph owns it; nothing is traced
+     * in it: build writes it with the graph builders. */
+    hop_tracer *t = hop_output_graph_push(c->og, name);
+    if (t == NULL)
+        return hop_error_code();
+    hop_graph *out = hop_tracer_graph(t);
+    hop_status st = build(ud, c->graphs[b], out);
+    if (st == HOP_OK && out->nplaceholders != c->graphs[b]->nplaceholders)
+        st = hop_error(HOP_MISUSE, "%s: the transformed body %s has %zu inputs, the traced one %zu",
+                       c->cls->name, name, out->nplaceholders, c->graphs[b]->nplaceholders);
+    if (st != HOP_OK)
+        return st; /* the protocol's restore pops t */
+    if ((st = hop_output_graph_pop(c->og, t, &out)) != HOP_OK)
+        return st;
+    if (keep)
+        c->graphs[c->nbodies++] = c->graphs[b];
+    else
+        hop_output_graph_discard(c->og, c->graphs[b]);
+    c->graphs[b] = out;
+    return HOP_OK;
+}
+
+hop_status
+hop_call_replace_body(hop_call *c, size_t b, const char *suffix, hop_body_builder build, void *ud)
+{
+    return replace_body(c, b, suffix, build, ud, false);
+}
+
+hop_status
+hop_call_replace_body_keep(hop_call *c, size_t b, const char *suffix, hop_body_builder build,
+                           void *ud)
+{
+    return replace_body(c, b, suffix, build, ud, true);
+}
+
+hop_status
+hop_call_body_output_meta(hop_call *c, size_t b)
+{
+    const hop_node *o = c->graphs[b]->output;
+    c->outs = hop_calloc(o->nargs + 1, sizeof *c->outs);
+    if (c->outs == NULL)
+        return HOP_NOMEM;
+    for (size_t i = 0; i < o->nargs; i++) {
+        if (o->args[i].kind != HOP_ARG_NODE)
+            return hop_error(HOP_INVALID, "%s: output %zu of %s is not a value of the graph",
+                             c->cls->name, i, c->graphs[b]->name);
+        c->outs[i] = *o->args[i].u.node->meta;
+    }
+    c->nouts = o->nargs;
+    return HOP_OK;
 }

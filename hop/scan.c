@@ -12,10 +12,10 @@
  * straight into its row of the stacked output (no allocation, no copy per
  * step).  Eval: the same loop on concrete values with the same checks.
  */
-#include "hop/autodiff.h"
 #include "hop/batching.h"
-#include "hop/eval.h"
+#include "hop/layout.h"
 #include "hop/lowering.h"
+#include "hop/loop_kit.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -101,14 +101,7 @@ scan_body_inputs(hop_call *c)
     size_t ninit, nxs;
     hop_call_group(c, "init", &ninit);
     hop_call_group(c, "xs", &nxs);
-    int64_t dim = hop_call_param(c, "dim")->u.i;
-    for (size_t i = ninit; i < ninit + nxs && st == HOP_OK; i++) {
-        hop_meta *m = &c->input_meta[i].meta;
-        int d = norm_dim(dim, m->rank);
-        memmove(m->sizes + d, m->sizes + d + 1, (size_t)(m->rank - d - 1) * sizeof *m->sizes);
-        m->rank--;
-    }
-    return st;
+    return st == HOP_OK ? hop_call_slice_inputs(c, ninit, nxs, hop_call_param(c, "dim")->u.i) : st;
 }
 
 static hop_status
@@ -116,7 +109,7 @@ scan_check_outputs(hop_call *c)
 {
     size_t ninit;
     hop_call_group(c, "init", &ninit);
-    hop_status st = hop_call_check_carries(c, 0, 0, ninit, "f");
+    hop_status st = hop_call_check_carries(c, 0, 0, ninit, true, "f");
     const hop_values *r = &c->results[0];
     for (size_t j = ninit; j < r->n && st == HOP_OK; j++) {
         const hop_value_info *y = r->items[j]->meta;
@@ -330,22 +323,12 @@ scan_lower(hop_lower_ctx *cx, const hop_node *call)
 
 /* ------------------------------------------------------------------- eval */
 
+/* The number of steps: length, or the xs' count along dim (every one's the
+ * same), with tracing's checks on concrete xs. */
 static hop_status
-scan_eval(hop_eval_ctx *ex)
+eval_steps(const hop_rt_value *xs, size_t nxs, int64_t dim, int64_t length, int64_t *steps)
 {
-    size_t n, ninit, nxs;
-    const hop_rt_value *passed = hop_eval_passed(ex, &n);
-    const hop_rt_value *xs = hop_eval_group(ex, "xs", &nxs);
-    hop_eval_group(ex, "init", &ninit);
-    hop_rt_arg reverse, dim_arg, length;
-    hop_status st = hop_eval_param(ex, "reverse", &reverse);
-    if (st == HOP_OK)
-        st = hop_eval_param(ex, "dim", &dim_arg);
-    if (st == HOP_OK)
-        st = hop_eval_param(ex, "length", &length);
-    if (st != HOP_OK)
-        return st;
-    int64_t dim = dim_arg.u.i, steps_n = length.u.i;
+    *steps = length;
     for (size_t i = 0; i < nxs; i++) {
         int d = xs[i].kind == HOP_VALUE_TENSOR ? norm_dim(dim, xs[i].tensor->rank) : -1;
         char what[96];
@@ -354,578 +337,158 @@ scan_eval(hop_eval_ctx *ex)
             return hop_error(HOP_SHAPE, "scan: xs %zu is %s, which has no dim %" PRId64, i, what,
                              dim);
         int64_t len = xs[i].tensor->sizes[d];
-        if (i == 0 && steps_n < 0)
-            steps_n = len;
-        else if (len != steps_n)
+        if (i == 0 && *steps < 0)
+            *steps = len;
+        else if (len != *steps)
             return hop_error(HOP_SHAPE,
                              "scan: xs %zu has %" PRId64 " steps along dim %" PRId64
                              " but %s %" PRId64,
-                             i, len, dim, i ? "xs 0 has" : "length is", steps_n);
+                             i, len, dim, i ? "xs 0 has" : "length is", *steps);
     }
-    if (steps_n < 0)
+    if (*steps < 0)
         return hop_error(HOP_INVALID, "scan: with no xs, length must be given (an int >= 0)");
-    hop_rt_value *in = hop_calloc(n + 1, sizeof *in);
-    hop_rt_values carry = {NULL, 0, 0}, ys = {NULL, 0, 0}; /* ys: step-major */
-    size_t ny = 0;
-    if (in == NULL)
-        return hop_error_code();
-    memcpy(in, passed, n * sizeof *in);
-    for (size_t j = 0; j < ninit && st == HOP_OK; j++)
-        st = hop_rt_values_push(
-            &carry,
-            (hop_rt_value){passed[j].kind, hop_tensor_retain(passed[j].tensor), passed[j].i});
-    for (int64_t s = 0; s < steps_n && st == HOP_OK; s++) {
-        int64_t idx = reverse.u.b ? steps_n - 1 - s : s;
-        hop_rt_values out = {NULL, 0, 0}, rows = {NULL, 0, 0};
-        for (size_t i = 0; i < nxs && st == HOP_OK; i++) {
-            hop_rt_arg a[] = {hop_rt_tensor(xs[i].tensor),
-                              hop_rt_int(norm_dim(dim, xs[i].tensor->rank)), hop_rt_int(idx)};
-            hop_rt_value v;
-            if ((st = hop_eager(HOP_OP_select, a, 3, &v)) == HOP_OK)
-                st = hop_rt_values_push(&rows, v);
-        }
-        for (size_t i = 0; i < n && st == HOP_OK; i++)
-            in[i] = i < ninit         ? carry.items[i]
-                    : i < ninit + nxs ? rows.items[i - ninit]
-                                      : passed[i];
-        if (st == HOP_OK)
-            st = hop_eval_body(ex, "f", in, n, &out);
-        if (st == HOP_OK)
-            st = hop_eval_check_carries(ex, &out, passed, ninit, "f");
-        if (st == HOP_OK && s == 0)
-            ny = out.n - ninit;
-        /* every step gives ys of the same kinds as the first */
-        for (size_t j = 0; j < out.n - ninit && st == HOP_OK; j++) {
-            const hop_rt_value *y = &out.items[ninit + j], *y0 = s ? &ys.items[j] : y;
-            char a[96], b[96];
-            hop_eval_describe(y0, a, sizeof a);
-            hop_eval_describe(y, b, sizeof b);
-            if (out.n - ninit != ny || y->kind != HOP_VALUE_TENSOR || !hop_eval_same_kind(y0, y))
-                st = hop_error(HOP_TRACE,
-                               "scan: y %zu of f is %s at step 0 but %s at step %" PRId64
-                               "; every step must give the same ys",
-                               j, a, b, s);
-        }
-        hop_rt_values_clear(&rows);
-        if (st != HOP_OK) {
-            hop_rt_values_clear(&out);
-            break;
-        }
-        for (size_t j = 0; j < ninit; j++) {
-            hop_tensor_release(carry.items[j].tensor);
-            carry.items[j] = out.items[j];
-        }
-        for (size_t j = ninit; j < out.n && st == HOP_OK; j++) {
-            st = hop_rt_values_push(&ys, out.items[j]);
-            out.items[j].tensor = NULL;
-        }
-        out.n = 0;
-        hop_rt_values_clear(&out);
+    return HOP_OK;
+}
+
+/* Step s's ys (out's values after the carries) against step 0's (ys, ny of
+ * them per step): every step gives ys of the same kinds. */
+static hop_status
+check_ys(const hop_rt_values *out, size_t nc, const hop_rt_values *ys, size_t ny, int64_t s)
+{
+    for (size_t j = 0; j < out->n - nc; j++) {
+        const hop_rt_value *y = &out->items[nc + j], *y0 = s ? &ys->items[j] : y;
+        char a[96], b[96];
+        hop_eval_describe(y0, a, sizeof a);
+        hop_eval_describe(y, b, sizeof b);
+        if (out->n - nc != ny || y->kind != HOP_VALUE_TENSOR || !hop_eval_same_kind(y0, y))
+            return hop_error(HOP_TRACE,
+                             "scan: y %zu of f is %s at step 0 but %s at step %" PRId64
+                             "; every step must give the same ys",
+                             j, a, b, s);
     }
-    hop_free(in);
+    return HOP_OK;
+}
+
+/* Each y stacked along dim (ys: step-major, ny per step, step s's came
+ * from row s or, reversed, steps - 1 - s), appended to *res. */
+static hop_status
+stack_ys(hop_rt_values *ys, size_t ny, int64_t steps, bool reverse, int64_t dim, hop_rt_values *res)
+{
+    hop_rt_arg *items = hop_calloc((size_t)steps + 1, sizeof *items);
+    hop_status st = items ? HOP_OK : hop_error_code();
+    for (size_t j = 0; j < ny && st == HOP_OK; j++) {
+        for (int64_t s = 0; s < steps; s++)
+            items[reverse ? steps - 1 - s : s] =
+                hop_rt_tensor(ys->items[(size_t)s * ny + j].tensor);
+        hop_rt_arg a[] = {hop_rt_list(items, (size_t)steps),
+                          hop_rt_int(norm_dim(dim, ys->items[j].tensor->rank + 1))};
+        hop_rt_value v;
+        if ((st = hop_eager(HOP_OP_stack, a, 2, &v)) == HOP_OK)
+            st = hop_rt_values_push(res, v);
+    }
+    hop_free(items);
+    return st;
+}
+
+/* One step at row idx: the xs' slices into the body's inputs, the body,
+ * its ys moved to *ys (ny per step, set at step 0), its carries taken. */
+static hop_status
+eval_step(hop_eval_loop *l, const hop_rt_value *xs, size_t nxs, int64_t dim, int64_t idx, int64_t s,
+          hop_rt_values *ys, size_t *ny)
+{
+    hop_rt_values out = {NULL, 0, 0}, rows = {NULL, 0, 0};
+    hop_status st = HOP_OK;
+    for (size_t i = 0; i < nxs && st == HOP_OK; i++) {
+        hop_rt_arg a[] = {hop_rt_tensor(xs[i].tensor),
+                          hop_rt_int(norm_dim(dim, xs[i].tensor->rank)), hop_rt_int(idx)};
+        hop_rt_value v;
+        if ((st = hop_eager(HOP_OP_select, a, 3, &v)) == HOP_OK)
+            st = hop_rt_values_push(&rows, v);
+    }
+    for (size_t i = 0; i < nxs && st == HOP_OK; i++)
+        l->in[l->nc + i] = rows.items[i];
+    if (st == HOP_OK)
+        st = hop_eval_loop_step(l, "f", "f", &out);
+    if (st == HOP_OK && s == 0)
+        *ny = out.n - l->nc;
+    if (st == HOP_OK)
+        st = check_ys(&out, l->nc, ys, *ny, s);
+    hop_rt_values_clear(&rows);
+    for (size_t j = l->nc; j < out.n && st == HOP_OK; j++) {
+        st = hop_rt_values_push(ys, out.items[j]);
+        out.items[j].tensor = NULL;
+    }
+    if (st == HOP_OK) {
+        out.n = l->nc;
+        hop_eval_loop_take(l, &out);
+    }
+    hop_rt_values_clear(&out);
+    return st;
+}
+
+static hop_status
+scan_eval(hop_eval_ctx *ex)
+{
+    size_t nxs, ny = 0;
+    const hop_rt_value *xs = hop_eval_group(ex, "xs", &nxs);
+    hop_rt_arg reverse, dim, length;
+    int64_t steps;
+    hop_status st = hop_eval_param(ex, "reverse", &reverse);
+    if (st == HOP_OK)
+        st = hop_eval_param(ex, "dim", &dim);
+    if (st == HOP_OK)
+        st = hop_eval_param(ex, "length", &length);
+    if (st == HOP_OK)
+        st = eval_steps(xs, nxs, dim.u.i, length.u.i, &steps);
+    if (st != HOP_OK)
+        return st;
+    hop_eval_loop l;
+    hop_rt_values ys = {NULL, 0, 0}; /* step-major */
+    st = hop_eval_loop_begin(ex, 0, "init", &l);
+    l.more = true; /* f returns the carries, then the step's ys */
+    for (int64_t s = 0; s < steps && st == HOP_OK; s++)
+        st = eval_step(&l, xs, nxs, dim.u.i, reverse.u.b ? steps - 1 - s : s, s, &ys, &ny);
     /* No step ran: the ys are empty, of the shapes the trace found (an eager
      * call has no trace to ask). */
     size_t nouts = hop_eval_nouts(ex);
-    if (st == HOP_OK && steps_n == 0 && nouts == SIZE_MAX)
+    if (st == HOP_OK && steps == 0 && nouts == SIZE_MAX)
         st = hop_error(HOP_UNSUPPORTED,
                        "scan: a scan of 0 steps run eagerly cannot know its ys' shapes (f never "
                        "runs); trace it (hop.trace) to get them");
-    for (size_t j = ninit; st == HOP_OK && steps_n == 0 && j < nouts; j++) {
+    for (size_t j = l.nc; st == HOP_OK && steps == 0 && j < nouts; j++) {
         hop_rt_value v = {HOP_VALUE_TENSOR, NULL, 0};
         if ((st = hop_eval_output_zeros(ex, j, &v.tensor)) == HOP_OK)
-            st = hop_rt_values_push(&carry, v);
+            st = hop_rt_values_push(&l.carry, v);
     }
-    /* stack each y along dim */
-    hop_rt_arg *items = st == HOP_OK ? hop_calloc((size_t)steps_n + 1, sizeof *items) : NULL;
-    if (st == HOP_OK && items == NULL)
-        st = hop_error_code();
-    for (size_t j = 0; j < ny && st == HOP_OK; j++) {
-        for (int64_t s = 0; s < steps_n; s++) {
-            int64_t at = reverse.u.b ? steps_n - 1 - s : s; /* ys[at] came at step s */
-            items[at] = hop_rt_tensor(ys.items[(size_t)s * ny + j].tensor);
-        }
-        hop_rt_arg a[] = {hop_rt_list(items, (size_t)steps_n),
-                          hop_rt_int(norm_dim(dim, ys.items[j].tensor->rank + 1))};
-        hop_rt_value v;
-        if ((st = hop_eager(HOP_OP_stack, a, 2, &v)) == HOP_OK)
-            st = hop_rt_values_push(&carry, v);
-    }
-    hop_free(items);
-    hop_rt_values_clear(&ys);
     if (st == HOP_OK)
-        st = hop_eval_results(ex, &carry);
-    hop_rt_values_clear(&carry);
-    return st;
+        st = stack_ys(&ys, ny, steps, reverse.u.b, dim.u.i, &l.carry);
+    hop_rt_values_clear(&ys);
+    return hop_eval_loop_end(&l, st);
 }
 
 /* --------------------------------------------------------------- autodiff */
 
-/* row stacked along dim (as scan stacks a y) into n steps. */
-static hop_value_info
-stacked_at(const hop_value_info *row, const hop_expr *n, int64_t dim)
-{
-    hop_value_info v = *row;
-    int d = norm_dim(dim, v.meta.rank + 1);
-    memmove(v.meta.sizes + d + 1, v.meta.sizes + d, (size_t)(v.meta.rank - d) * sizeof(void *));
-    v.meta.sizes[d] = n;
-    v.meta.rank++;
-    return v;
-}
-
-static bool
-float_value(const hop_value_info *v)
-{
-    return v->kind == HOP_VALUE_TENSOR && hop_dtype_is_float(v->meta.dtype);
-}
-
-/* Installs body in g, or frees it; NULL on error. */
-static hop_graph *
-install(hop_graph *g, hop_graph *body, hop_status st)
-{
-    if (st == HOP_OK && hop_graph_add_subgraph(g, body) == HOP_OK)
-        return body;
-    hop_graph_free(body);
-    return NULL;
-}
-
-hop_node *
-hop_graph_call_scan(hop_graph *g, bool reverse, int64_t dim, int64_t length, hop_graph *body,
-                    hop_node *const *init, size_t ni, hop_node *const *xs, size_t nx,
-                    hop_node *const *lifted, size_t nl, const hop_value_info *outs, size_t nouts)
-{
-    hop_arg *items = hop_calloc(ni + nx + nl + 1, sizeof *items);
-    if (items == NULL)
-        return NULL;
-    for (size_t i = 0; i < ni; i++)
-        items[i] = hop_arg_node(init[i]);
-    for (size_t i = 0; i < nx; i++)
-        items[ni + i] = hop_arg_node(xs[i]);
-    for (size_t i = 0; i < nl; i++)
-        items[ni + nx + i] = hop_arg_node(lifted[i]);
-    hop_arg args[] = {hop_arg_bool(reverse),
-                      hop_arg_int(dim),
-                      hop_arg_int(length),
-                      hop_arg_graph(body),
-                      hop_arg_list(items, ni),
-                      hop_arg_list(items + ni, nx),
-                      hop_arg_list(items + ni + nx, nl)};
-    hop_node *r = hop_graph_call_hop(g, &hop_scan_class, args, 7, outs, nouts);
-    hop_free(items);
-    return r;
-}
-
-/* The call's parts. */
-typedef struct scan_parts {
-    bool reverse;
-    int64_t dim, length;
-    const hop_arg *init, *xs, *lifted;
-    size_t nc, nx, nl, ny;
-    const hop_graph *f;
-    const hop_expr *n; /* the number of steps */
-} scan_parts;
-
-static void
-scan_parts_of(const hop_node *call, scan_parts *p)
-{
-    p->reverse = hop_node_param(call, "reverse")->u.b;
-    p->dim = hop_node_param(call, "dim")->u.i;
-    p->length = hop_node_param(call, "length")->u.i;
-    p->init = hop_node_group(call, "init", &p->nc);
-    p->xs = hop_node_group(call, "xs", &p->nx);
-    p->lifted = hop_node_lifted(call, &p->nl);
-    p->f = hop_node_body(call, "f");
-    p->ny = call->nouts - p->nc;
-    if (p->nx) {
-        const hop_meta *m = &p->xs[0].u.node->meta->meta;
-        p->n = m->sizes[norm_dim(p->dim, m->rank)];
-    } else
-        p->n = hop_sym_const(p->f->env, p->length);
-}
-
-/*
- * Reverse: the carries each step starts from are stacked by an augmented
- * forward scan (the body also returns its input carries as ys); then a scan
- * the other way carries the carries' cotangents and the sum of the lifted
- * values' gradients, over (xs, the stacked carries, the ys' cotangents), its
- * body the body's backward graph inlined: one step's vjp.  Its ys are the
- * xs' gradients, its final carries the init's and the lifted values'.
- */
+/* Reverse: the loop kit's (an augmented forward scan stacks the carries
+ * each step starts from, a scan the other way runs the step's vjp); forward:
+ * one scan over (carries, tangents), (xs, tangents), (lifted, tangents)
+ * whose body is the step's tangent graph (docs/AUTODIFF.md). */
 static hop_status
 scan_vjp(hop_vjp_ctx *cx, const hop_node *call)
 {
-    scan_parts p;
-    scan_parts_of(call, &p);
-    hop_graph *g = hop_vjp_out(cx);
-    const hop_graph *f = p.f;
-    size_t nph = f->nplaceholders, nout = p.nc + p.ny;
-    for (size_t j = 0; j < p.nc; j++)
-        if (call->outs[j].kind != HOP_VALUE_TENSOR)
-            return hop_error(HOP_UNSUPPORTED,
-                             "autodiff: scan %s carries a SymInt (carry %zu); its vjp needs "
-                             "tensor carries",
-                             call->name, j);
-    hop_status st = HOP_OK;
-    bool *wrt = hop_calloc(nph + 1, sizeof *wrt);
-    /* nodes: fa's inputs and outputs, the primals, gb's inputs, bwd's inputs
-     * and outputs, the backward scan's operands: 10 (nph + nout) bound them */
-    hop_node **v = hop_calloc(10 * (nph + nout) + 8, sizeof *v);
-    hop_value_info *outs = hop_calloc(2 * (nph + nout) + 2, sizeof *outs);
-    hop_graph *bwd = NULL, *fa = NULL, *gb = NULL;
-    if (wrt == NULL || v == NULL || outs == NULL)
-        st = HOP_NOMEM;
-    size_t nwl = 0, nfc = 0, nfy = 0, nfx = 0;
-    for (size_t i = 0; i < nph && st == HOP_OK; i++) {
-        wrt[i] = float_value(hop_graph_placeholder_at(f, i)->meta);
-        nwl += wrt[i] && i >= p.nc + p.nx;
-        nfc += wrt[i] && i < p.nc;
-        nfx += wrt[i] && i >= p.nc && i < p.nc + p.nx;
-    }
-    for (size_t j = p.nc; j < nout; j++)
-        nfy += float_value(&call->outs[j]);
-
-    /* 1. one step's backward: (c, x, L, cts of float outputs) -> (outs, grads) */
-    char base[256];
-    snprintf(base, sizeof base, "%s_step_bwd", f->name);
-    if (st == HOP_OK && (bwd = hop_graph_new(g->env, base)) == NULL)
-        st = hop_error_code();
-    if (st == HOP_OK)
-        st = hop_vjp_graph(f, wrt, NULL, bwd);
-
-    /* 2. the augmented forward: f's outputs, then its input carries */
-    snprintf(base, sizeof base, "%s_fwd", f->name);
-    if (st == HOP_OK && (fa = hop_graph_new_subgraph(g, base)) == NULL)
-        st = hop_error_code();
-    for (size_t i = 0; i < nph && st == HOP_OK; i++) {
-        const hop_node *ph = hop_graph_placeholder_at(f, i);
-        if ((v[i] = hop_graph_placeholder(fa, ph->name, ph->meta)) == NULL)
-            st = hop_error_code();
-    }
-    hop_node **fo = v + nph;
-    if (st == HOP_OK)
-        st = hop_graph_inline(fa, f, v, fo);
-    if (st == HOP_OK) {
-        hop_arg *o = hop_calloc(nout + p.nc + 1, sizeof *o);
-        if (o == NULL)
-            st = HOP_NOMEM;
-        for (size_t j = 0; o && j < nout + p.nc; j++)
-            o[j] = hop_arg_node(j < nout ? fo[j] : v[j - nout]);
-        if (o && hop_graph_output(fa, o, nout + p.nc) == NULL)
-            st = hop_error_code();
-        hop_free(o);
-    }
-    if (st == HOP_OK || fa)
-        fa = install(g, fa, st);
-    if (st == HOP_OK && fa == NULL)
-        st = hop_error_code();
-    hop_node **pin = v + nph + nout + p.nc; /* primals: init, xs, lifted */
-    for (size_t i = 0; i < p.nc + p.nx + p.nl && st == HOP_OK; i++) {
-        const hop_arg *a = i < p.nc          ? &p.init[i]
-                           : i < p.nc + p.nx ? &p.xs[i - p.nc]
-                                             : &p.lifted[i - p.nc - p.nx];
-        pin[i] = hop_vjp_primal(cx, a->u.node);
-    }
-    hop_node *aug = NULL;
-    if (st == HOP_OK) {
-        memcpy(outs, call->outs, nout * sizeof *outs);
-        for (size_t j = 0; j < p.nc; j++)
-            outs[nout + j] = stacked_at(&call->outs[j], p.n, p.dim);
-        aug = hop_graph_call_scan(g, p.reverse, p.dim, p.length, fa, pin, p.nc, pin + p.nc, p.nx,
-                                  pin + p.nc + p.nx, p.nl, outs, nout + p.nc);
-        if (aug == NULL)
-            st = hop_error_code();
-    }
-
-    /* 3. the backward body: carries (ct of float carries, lifted grad
-     * sums), xs (x, c, ct of float ys), then the lifted values */
-    snprintf(base, sizeof base, "%s_bwd", f->name);
-    if (st == HOP_OK && (gb = hop_graph_new_subgraph(g, base)) == NULL)
-        st = hop_error_code();
-    hop_node **gp = pin + p.nc + p.nx + p.nl; /* gb's placeholders */
-    size_t k = 0;
-    char name[256];
-    for (size_t j = 0; j < p.nc && st == HOP_OK; j++)
-        if (wrt[j]) {
-            const hop_node *ph = hop_graph_placeholder_at(f, j);
-            snprintf(name, sizeof name, "%s_ct", ph->name);
-            if ((gp[k++] = hop_graph_placeholder(gb, name, ph->meta)) == NULL)
-                st = hop_error_code();
-        }
-    for (size_t l = p.nc + p.nx; l < nph && st == HOP_OK; l++)
-        if (wrt[l]) {
-            const hop_node *ph = hop_graph_placeholder_at(f, l);
-            snprintf(name, sizeof name, "%s_grad", ph->name);
-            if ((gp[k++] = hop_graph_placeholder(gb, name, ph->meta)) == NULL)
-                st = hop_error_code();
-        }
-    size_t xbase = k;
-    for (size_t i = 0; i < p.nx + p.nc && st == HOP_OK; i++) {
-        const hop_node *ph = hop_graph_placeholder_at(f, i < p.nx ? p.nc + i : i - p.nx);
-        if ((gp[k++] = hop_graph_placeholder(gb, ph->name, ph->meta)) == NULL)
-            st = hop_error_code();
-    }
-    for (size_t j = p.nc; j < nout && st == HOP_OK; j++)
-        if (float_value(&call->outs[j])) {
-            const hop_arg *o = &f->output->args[j];
-            snprintf(name, sizeof name, "%s_ct", o->kind == HOP_ARG_NODE ? o->u.node->name : "y");
-            if ((gp[k++] = hop_graph_placeholder(gb, name, o->u.node->meta)) == NULL)
-                st = hop_error_code();
-        }
-    size_t lbase = k;
-    for (size_t l = 0; l < p.nl && st == HOP_OK; l++) {
-        const hop_node *ph = hop_graph_placeholder_at(f, p.nc + p.nx + l);
-        if ((gp[k++] = hop_graph_placeholder(gb, ph->name, ph->meta)) == NULL)
-            st = hop_error_code();
-    }
-    /* bwd's inputs: c, x, L, then the cotangents of f's float outputs */
-    hop_node **bi = gp + k, **bo = bi + nph + nout;
-    size_t fc = 0, fy = 0;
-    for (size_t i = 0; i < nph && st == HOP_OK; i++)
-        bi[i] = i < p.nc          ? gp[xbase + p.nx + i]
-                : i < p.nc + p.nx ? gp[xbase + i - p.nc]
-                                  : gp[lbase + i - p.nc - p.nx];
-    size_t nb = nph;
-    for (size_t j = 0; j < nout && st == HOP_OK; j++) {
-        if (!float_value(&call->outs[j]))
-            continue;
-        bi[nb++] = j < p.nc ? gp[fc++] : gp[xbase + p.nx + p.nc + fy++];
-    }
-    if (st == HOP_OK)
-        st = hop_graph_inline(gb, bwd, bi, bo);
-    if (st == HOP_OK) {
-        /* bo: f's outputs, then one gradient per wrt input in order */
-        hop_arg *o = hop_calloc(nfc + nwl + nfx + 1, sizeof *o);
-        size_t m = 0, gi = nout;
-        for (size_t i = 0; o && i < nph && st == HOP_OK; i++) {
-            if (!wrt[i])
-                continue;
-            hop_node *d = bo[gi++];
-            if (i < p.nc)
-                o[m++] = hop_arg_node(d);
-            else if (i >= p.nc + p.nx) {
-                /* the running sum of a lifted value's gradient */
-                size_t slot = nfc;
-                for (size_t l = p.nc + p.nx; l < i; l++)
-                    slot += wrt[l];
-                hop_arg a[] = {hop_arg_node(gp[slot]), hop_arg_node(d)};
-                hop_node *s = hop_graph_call_op(gb, HOP_OP_add, a, 2);
-                if (s == NULL)
-                    st = hop_error_code();
-                else
-                    o[slot] = hop_arg_node(s);
-                m++;
-            }
-        }
-        for (size_t i = p.nc, gj = nout; o && i < p.nc + p.nx && st == HOP_OK; i++) {
-            gj = nout;
-            for (size_t q = 0; q < i; q++)
-                gj += wrt[q];
-            if (wrt[i])
-                o[m++] = hop_arg_node(bo[gj]);
-        }
-        if (o == NULL)
-            st = HOP_NOMEM;
-        else if (st == HOP_OK && hop_graph_output(gb, o, m) == NULL)
-            st = hop_error_code();
-        hop_free(o);
-    }
-    if (st == HOP_OK || gb)
-        gb = install(g, gb, st);
-    if (st == HOP_OK && gb == NULL)
-        st = hop_error_code();
-
-    /* 4. the backward scan, the other way */
-    hop_node **bin = bo + nph + nout, **bxs = bin + nfc + nwl;
-    size_t ni = 0, nbx = 0;
-    for (size_t j = 0; j < p.nc && st == HOP_OK; j++)
-        if (wrt[j]) {
-            hop_node *ct = hop_vjp_ct(cx, call, j);
-            bin[ni++] = ct ? ct : hop_vjp_zeros(cx, &call->outs[j]);
-            if (bin[ni - 1] == NULL)
-                st = hop_error_code();
-        }
-    for (size_t l = p.nc + p.nx; l < nph && st == HOP_OK; l++)
-        if (wrt[l] && (bin[ni++] = hop_vjp_zeros(cx, hop_graph_placeholder_at(f, l)->meta)) == NULL)
-            st = hop_error_code();
-    for (size_t i = 0; i < p.nx && st == HOP_OK; i++)
-        bxs[nbx++] = pin[p.nc + i];
-    for (size_t j = 0; j < p.nc && st == HOP_OK; j++)
-        if ((bxs[nbx++] = hop_graph_getitem(g, aug, nout + j)) == NULL)
-            st = hop_error_code();
-    for (size_t j = p.nc; j < nout && st == HOP_OK; j++)
-        if (float_value(&call->outs[j])) {
-            hop_node *ct = hop_vjp_ct(cx, call, j);
-            bxs[nbx++] = ct ? ct : hop_vjp_zeros(cx, &call->outs[j]);
-            if (bxs[nbx - 1] == NULL)
-                st = hop_error_code();
-        }
-    hop_node *back = NULL;
-    size_t no = 0;
-    if (st == HOP_OK) {
-        for (size_t i = 0; i < ni; i++)
-            outs[no++] = *bin[i]->meta;
-        for (size_t i = 0; i < p.nx; i++)
-            if (wrt[p.nc + i])
-                outs[no++] = *p.xs[i].u.node->meta;
-        back = hop_graph_call_scan(g, !p.reverse, p.dim, p.length, gb, bin, ni, bxs, nbx,
-                                   pin + p.nc + p.nx, p.nl, outs, no);
-        if (back == NULL)
-            st = hop_error_code();
-    }
-    /* 5. the gradients: init's, the lifted values', the xs' */
-    size_t q = 0;
-    for (size_t i = 0; i < nph && st == HOP_OK; i++) {
-        if (!wrt[i] || (i >= p.nc && i < p.nc + p.nx))
-            continue;
-        const hop_arg *a = i < p.nc ? &p.init[i] : &p.lifted[i - p.nc - p.nx];
-        hop_node *d = hop_graph_getitem(g, back, q++);
-        st = d ? hop_vjp_accumulate(cx, a->u.node, d) : hop_error_code();
-    }
-    for (size_t i = 0; i < p.nx && st == HOP_OK; i++) {
-        if (!wrt[p.nc + i])
-            continue;
-        hop_node *d = hop_graph_getitem(g, back, q++);
-        st = d ? hop_vjp_accumulate(cx, p.xs[i].u.node, d) : hop_error_code();
-    }
-    hop_graph_free(bwd);
-    hop_free(wrt);
-    hop_free(v);
-    hop_free(outs);
-    return st;
+    hop_loop lp = {.call = call,
+                   .body = "f",
+                   .carries = "init",
+                   .xs = "xs",
+                   .reverse = hop_node_param(call, "reverse")->u.b,
+                   .dim = hop_node_param(call, "dim")->u.i,
+                   .length = hop_node_param(call, "length")->u.i};
+    return hop_loop_vjp(cx, &lp);
 }
 
-/*
- * Forward: one scan over (carries, their tangents), (xs, theirs), (lifted,
- * theirs) whose body is the body's tangent graph inlined; every float carry
- * carries a tangent (zeros where init has none).
- */
 static hop_status
 scan_jvp(hop_jvp_ctx *cx, const hop_node *call)
 {
-    scan_parts p;
-    scan_parts_of(call, &p);
-    hop_graph *g = hop_jvp_out(cx);
-    const hop_graph *f = p.f;
-    size_t nph = f->nplaceholders, nout = p.nc + p.ny;
-    for (size_t j = 0; j < p.nc; j++)
-        if (call->outs[j].kind != HOP_VALUE_TENSOR)
-            return hop_error(HOP_UNSUPPORTED,
-                             "autodiff: scan %s carries a SymInt (carry %zu); its jvp needs "
-                             "tensor carries",
-                             call->name, j);
-    hop_status st = HOP_OK;
-    bool *wrt = hop_calloc(nph + 1, sizeof *wrt);
-    hop_node **v = hop_calloc(8 * (nph + nout) + 8, sizeof *v);
-    hop_value_info *outs = hop_calloc(2 * nout + 2, sizeof *outs);
-    hop_graph *jb = NULL;
-    if (wrt == NULL || v == NULL || outs == NULL)
-        st = HOP_NOMEM;
-    /* the operands in placeholder order, and their tangents */
-    hop_node **prim = v, **tan = v + nph;
-    for (size_t i = 0; i < nph && st == HOP_OK; i++) {
-        const hop_arg *a = i < p.nc          ? &p.init[i]
-                           : i < p.nc + p.nx ? &p.xs[i - p.nc]
-                                             : &p.lifted[i - p.nc - p.nx];
-        const hop_value_info *m = hop_graph_placeholder_at(f, i)->meta;
-        prim[i] = hop_jvp_primal(cx, a->u.node);
-        tan[i] = float_value(m) ? hop_jvp_tangent(cx, a->u.node) : NULL;
-        wrt[i] = float_value(m) && (i < p.nc || tan[i] != NULL);
-        if (i < p.nc && wrt[i] && tan[i] == NULL && (tan[i] = hop_jvp_zeros(cx, m)) == NULL)
-            st = hop_error_code();
-    }
-    char base[256];
-    /* the body: each group's values, then their tangents */
-    snprintf(base, sizeof base, "%s_jvp", f->name);
-    if (st == HOP_OK && (jb = hop_graph_new_subgraph(g, base)) == NULL)
-        st = hop_error_code();
-    hop_node **ph = tan + nph, **dot = ph + nph; /* jb's placeholders by f's index */
-    size_t bounds[] = {0, p.nc, p.nc + p.nx, nph};
-    char name[256];
-    for (int grp = 0; grp < 3 && st == HOP_OK; grp++) {
-        for (size_t i = bounds[grp]; i < bounds[grp + 1] && st == HOP_OK; i++) {
-            const hop_node *q = hop_graph_placeholder_at(f, i);
-            if ((ph[i] = hop_graph_placeholder(jb, q->name, q->meta)) == NULL)
-                st = hop_error_code();
-        }
-        for (size_t i = bounds[grp]; i < bounds[grp + 1] && st == HOP_OK; i++) {
-            if (!wrt[i])
-                continue;
-            const hop_node *q = hop_graph_placeholder_at(f, i);
-            snprintf(name, sizeof name, "%s_dot", q->name);
-            if ((dot[i] = hop_graph_placeholder(jb, name, q->meta)) == NULL)
-                st = hop_error_code();
-        }
-    }
-    hop_node **jo = dot + nph;
-    if (st == HOP_OK)
-        st = hop_jvp_inline(jb, f, wrt, ph, dot, jo);
-    /* jo: f's outputs, then one tangent per output (all tensors) */
-    size_t nfc = 0, nfy = 0;
-    for (size_t j = 0; j < nout; j++)
-        *(j < p.nc ? &nfc : &nfy) += float_value(&call->outs[j]);
-    if (st == HOP_OK) {
-        hop_arg *o = hop_calloc(2 * nout + 1, sizeof *o);
-        size_t m = 0;
-        for (size_t j = 0; o && j < p.nc; j++)
-            o[m++] = hop_arg_node(jo[j]);
-        for (size_t j = 0; o && j < p.nc; j++)
-            if (float_value(&call->outs[j]))
-                o[m++] = hop_arg_node(jo[nout + j]);
-        for (size_t j = p.nc; o && j < nout; j++)
-            o[m++] = hop_arg_node(jo[j]);
-        for (size_t j = p.nc; o && j < nout; j++)
-            if (float_value(&call->outs[j]))
-                o[m++] = hop_arg_node(jo[nout + j]);
-        if (o == NULL)
-            st = HOP_NOMEM;
-        else if (hop_graph_output(jb, o, m) == NULL)
-            st = hop_error_code();
-        hop_free(o);
-    }
-    if (st == HOP_OK || jb)
-        jb = install(g, jb, st);
-    if (st == HOP_OK && jb == NULL)
-        st = hop_error_code();
-    /* the operands: each group's primals, then its tangents */
-    hop_node **ops = jo + 2 * nout;
-    size_t n[3] = {0, 0, 0}, at = 0;
-    for (int grp = 0; grp < 3; grp++) {
-        size_t start = at;
-        for (size_t i = bounds[grp]; i < bounds[grp + 1]; i++)
-            ops[at++] = prim[i];
-        for (size_t i = bounds[grp]; i < bounds[grp + 1]; i++)
-            if (wrt[i])
-                ops[at++] = tan[i];
-        n[grp] = at - start;
-    }
-    hop_node *r = NULL;
-    if (st == HOP_OK) {
-        size_t m = 0;
-        for (size_t j = 0; j < p.nc; j++)
-            outs[m++] = call->outs[j];
-        for (size_t j = 0; j < p.nc; j++)
-            if (float_value(&call->outs[j]))
-                outs[m++] = call->outs[j];
-        for (size_t j = p.nc; j < nout; j++)
-            outs[m++] = call->outs[j];
-        for (size_t j = p.nc; j < nout; j++)
-            if (float_value(&call->outs[j]))
-                outs[m++] = call->outs[j];
-        r = hop_graph_call_scan(g, p.reverse, p.dim, p.length, jb, ops, n[0], ops + n[0], n[1],
-                                ops + n[0] + n[1], n[2], outs, m);
-        if (r == NULL)
-            st = hop_error_code();
-    }
-    for (size_t j = 0, kc = 0, ky = 0; j < nout && st == HOP_OK; j++) {
-        if (!float_value(&call->outs[j]))
-            continue;
-        size_t at_j = j < p.nc ? p.nc + kc++ : p.nc + nfc + p.ny + ky++;
-        hop_node *t = hop_graph_getitem(g, r, at_j);
-        st = t ? hop_jvp_set_tangent(cx, call, j, t) : hop_error_code();
-    }
-    hop_free(wrt);
-    hop_free(v);
-    hop_free(outs);
-    return st;
+    return hop_loop_jvp(cx, call, "f", "init");
 }
 
 /* ------------------------------------------------------------------ vmap */
@@ -941,6 +504,29 @@ insert_dim(hop_value_info m, const hop_expr *s, int d)
     return m;
 }
 
+/* The scan over fb (the body batched) with operands ops, its leads as
+ * call's but dim 0 (every xs moved there), outputs outs. */
+static hop_node *
+emit_scan(hop_batch_ctx *cx, const hop_node *call, const hop_layout *l, hop_graph *fb,
+          hop_node *const *ops, const hop_value_info *outs)
+{
+    hop_build *b = hop_build_new(hop_batch_out(cx), &hop_scan_class);
+    hop_status st = b ? hop_build_use_body(b, "f", fb) : hop_error_code();
+    if (st == HOP_OK)
+        st = hop_build_lead(b, "reverse", *hop_node_param(call, "reverse"));
+    if (st == HOP_OK)
+        st = hop_build_lead(b, "dim", hop_arg_int(0));
+    if (st == HOP_OK)
+        st = hop_build_lead(b, "length", *hop_node_param(call, "length"));
+    if (st == HOP_OK)
+        st = hop_build_operands(b, l, ops);
+    if (st != HOP_OK) {
+        hop_build_free(b);
+        return NULL;
+    }
+    return hop_build_emit(b, outs, call->nouts);
+}
+
 /*
  * A batched operand: the same scan over the body batched.  A carry is
  * batched when its init is or the body makes it so (hop_batch_carries, a
@@ -953,62 +539,60 @@ insert_dim(hop_value_info m, const hop_expr *s, int d)
 static hop_status
 scan_batch(hop_batch_ctx *cx, const hop_node *call)
 {
-    scan_parts p;
-    scan_parts_of(call, &p);
-    hop_graph *g = hop_batch_out(cx);
-    const hop_graph *f = p.f;
+    const hop_graph *f = hop_node_body(call, "f");
+    int64_t dim = hop_node_param(call, "dim")->u.i;
     size_t nph = f->nplaceholders, nout = call->nouts;
-    for (size_t j = p.nc; j < nout; j++)
+    hop_layout l;
+    hop_status st = hop_layout_of(call, &l);
+    hop_span c = hop_layout_span(&l, "init"), x = hop_layout_span(&l, "xs");
+    for (size_t j = c.n; j < nout; j++)
         if (call->outs[j].meta.rank + 1 > HOP_MAX_RANK)
             return hop_batch_loop(cx, call); /* a batched y would not fit */
-    bool *mask = hop_calloc(nph + nout + 1, sizeof *mask), *omask = mask ? mask + nph : NULL;
+    bool *mask = hop_calloc(2 * nph + nout + 1, sizeof *mask), *was = mask ? mask + nph : NULL;
+    bool *omask = mask ? was + nph : NULL;
     hop_node **ops = hop_calloc(nph + 1, sizeof *ops);
     hop_value_info *outs = hop_calloc(nout + 1, sizeof *outs);
-    hop_status st = mask && ops && outs ? HOP_OK : HOP_NOMEM;
-    for (size_t i = 0; i < nph && st == HOP_OK; i++) {
-        const hop_arg *a = i < p.nc          ? &p.init[i]
-                           : i < p.nc + p.nx ? &p.xs[i - p.nc]
-                                             : &p.lifted[i - p.nc - p.nx];
-        if ((ops[i] = hop_batch_value(cx, a->u.node, &mask[i])) == NULL)
-            st = hop_error(HOP_MISUSE, "vmap: operand %s of scan %s has no value", a->u.node->name,
-                           call->name);
-    }
+    if (st == HOP_OK && (mask == NULL || ops == NULL || outs == NULL))
+        st = HOP_NOMEM;
     if (st == HOP_OK)
-        st = hop_batch_carries(cx, f, mask, 0, p.nc);
+        st = hop_batch_operands(cx, call, ops, mask);
+    if (st == HOP_OK) /* the inits as they come, before the fixed point batches more */
+        memcpy(was, mask, nph * sizeof *was);
+    if (st == HOP_OK)
+        st = hop_batch_carries(cx, f, mask, c.at, c.n);
     for (size_t j = 0; j < nout && st == HOP_OK; j++)
-        omask[j] = j < p.nc ? mask[j] : true;
+        omask[j] = j < c.n ? mask[c.at + j] : true;
     hop_graph *fb = NULL;
     if (st == HOP_OK)
         st = hop_batch_body_outs(cx, f, mask, omask, &fb);
-    for (size_t j = 0; j < p.nc && st == HOP_OK; j++) {
-        bool b;
-        hop_batch_value(cx, p.init[j].u.node, &b);
-        if (mask[j] && !b && (ops[j] = hop_batch_broadcast(cx, ops[j])) == NULL)
+    for (size_t i = c.at; i < c.at + c.n && st == HOP_OK; i++)
+        if (mask[i] && !was[i] && (ops[i] = hop_batch_broadcast(cx, ops[i])) == NULL)
+            st = hop_error_code();
+    for (size_t i = x.at; i < x.at + x.n && st == HOP_OK; i++) {
+        int d = norm_dim(dim, hop_node_passed_to(call, i)->u.node->meta->meta.rank) + mask[i];
+        if ((ops[i] = hop_batch_movedim(cx, ops[i], d, 0)) == NULL)
             st = hop_error_code();
     }
-    for (size_t i = 0; i < p.nx && st == HOP_OK; i++) {
-        int d = norm_dim(p.dim, p.xs[i].u.node->meta->meta.rank) + (mask[p.nc + i] ? 1 : 0);
-        if ((ops[p.nc + i] = hop_batch_movedim(cx, ops[p.nc + i], d, 0)) == NULL)
-            st = hop_error_code();
-    }
+    /* the steps: the xs' count along dim, or length */
+    const hop_meta *m0 = x.n ? &hop_node_passed_to(call, x.at)->u.node->meta->meta : NULL;
+    const hop_expr *n = m0 ? m0->sizes[norm_dim(dim, m0->rank)]
+                           : hop_sym_const(f->env, hop_node_param(call, "length")->u.i);
     for (size_t j = 0; j < nout && st == HOP_OK; j++) {
-        if (j < p.nc)
-            outs[j] = mask[j] ? insert_dim(call->outs[j], hop_batch_size(cx), 0) : call->outs[j];
+        if (j >= c.n)
+            outs[j] = insert_dim(*fb->output->args[j].u.node->meta, n, 0);
         else
-            outs[j] = insert_dim(*fb->output->args[j].u.node->meta, p.n, 0);
+            outs[j] = omask[j] ? hop_batch_meta(cx, &call->outs[j]) : call->outs[j];
     }
-    hop_node *c = NULL;
-    if (st == HOP_OK &&
-        (c = hop_graph_call_scan(g, p.reverse, 0, p.length, fb, ops, p.nc, ops + p.nc, p.nx,
-                                 ops + p.nc + p.nx, p.nl, outs, nout)) == NULL)
+    hop_node *r = st == HOP_OK ? emit_scan(cx, call, &l, fb, ops, outs) : NULL;
+    if (st == HOP_OK && r == NULL)
         st = hop_error_code();
     if (st == HOP_OK)
-        st = hop_graph_rename_node(g, c, call->name);
+        st = hop_graph_rename_node(hop_batch_out(cx), r, call->name);
     for (size_t j = 0; j < nout && st == HOP_OK; j++) {
-        hop_node *v = hop_graph_getitem(g, c, j);
-        if (v != NULL && j >= p.nc)
-            v = hop_batch_movedim(cx, v, 0, norm_dim(p.dim, call->outs[j].meta.rank) + 1);
-        st = v ? hop_batch_set(cx, call, j, v, j < p.nc ? mask[j] : true) : hop_error_code();
+        hop_node *v = hop_graph_getitem(hop_batch_out(cx), r, j);
+        if (v != NULL && j >= c.n)
+            v = hop_batch_movedim(cx, v, 0, norm_dim(dim, call->outs[j].meta.rank) + 1);
+        st = v ? hop_batch_set(cx, call, j, v, omask[j]) : hop_error_code();
     }
     hop_free(mask);
     hop_free(ops);

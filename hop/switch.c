@@ -18,8 +18,7 @@
  * the call's.  Eval: the chosen branch runs.
  */
 #include "hop/autodiff.h"
-#include "hop/batching.h"
-#include "hop/hop_impl.h"
+#include "hop/branch_kit.h"
 #include "hop/eval.h"
 #include "hop/lowering.h"
 
@@ -231,7 +230,8 @@ switch_lower(hop_lower_ctx *cx, const hop_node *call)
     const hop_arg *branches = hop_node_bodies(call, "branches", &nb);
     const hop_arg *index_arg = hop_node_param(call, "index");
     hop_pval index, *in = hop_lower_passed(cx, call, &n), *dests = in ? hop_lower_dests(cx) : NULL;
-    hop_pval *res = dests ? hop_lower_pvals(cx, no) : NULL, *got = res ? hop_lower_pvals(cx, no) : NULL;
+    hop_pval *res = dests ? hop_lower_pvals(cx, no) : NULL,
+             *got = res ? hop_lower_pvals(cx, no) : NULL;
     if (branches == NULL || index_arg == NULL || got == NULL)
         return hop_error_code();
     hop_status st = hop_lower_arg(cx, index_arg, &index);
@@ -283,15 +283,32 @@ switch_eval(hop_eval_ctx *ex)
     } else if (st == HOP_OK) {
         i = index.kind == HOP_OPND_BOOL ? index.u.b : index.u.i;
     }
-    size_t n;
-    const hop_rt_value *in = hop_eval_passed(ex, &n);
-    hop_rt_values out = {NULL, 0, 0};
-    if (st == HOP_OK)
-        st = hop_eval_body_at(ex, "branches", clamp(i, hop_eval_nbodies(ex)), in, n, &out);
-    if (st == HOP_OK)
-        st = hop_eval_results(ex, &out);
-    hop_rt_values_clear(&out);
-    return st;
+    return st == HOP_OK ? hop_eval_run_passed(ex, "branches", clamp(i, hop_eval_nbodies(ex))) : st;
+}
+
+/* ------------------------------------------------------------------ vmap */
+
+/* A batched index: branch k's examples are where clamp(index, 0, nb - 1)
+ * is k, as eval's clamp picks. */
+static hop_status
+switch_masks(hop_graph *g, hop_node *index, size_t nb, hop_node **masks)
+{
+    hop_node *c =
+        hop_graph_emit(g, HOP_OP_maximum, (hop_arg[]){hop_arg_node(index), hop_arg_int(0)}, 2);
+    c = hop_graph_emit(g, HOP_OP_minimum,
+                       (hop_arg[]){hop_arg_node(c), hop_arg_int((int64_t)nb - 1)}, 2);
+    for (size_t k = 0; k < nb; k++)
+        if ((masks[k] = hop_graph_emit(
+                 g, HOP_OP_eq, (hop_arg[]){hop_arg_node(c), hop_arg_int((int64_t)k)}, 2)) == NULL)
+            return hop_error_code();
+    return HOP_OK;
+}
+
+/* The branch kit's (hop/branch_kit.h), as cond's. */
+static hop_status
+switch_batch(hop_batch_ctx *cx, const hop_node *call)
+{
+    return hop_batch_branches(cx, call, "index", "index", switch_masks);
 }
 
 const hop_class hop_switch_class = {
@@ -313,5 +330,5 @@ const hop_class hop_switch_class = {
     .eval = switch_eval,
     .vjp = hop_vjp_bodies,
     .jvp = hop_jvp_bodies,
-    .batch = hop__switch_batch,
+    .batch = switch_batch,
 };

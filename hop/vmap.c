@@ -294,6 +294,145 @@ expand_at(hop_graph *g, hop_node *v, int at, const hop_expr *n)
     return hop_graph_emit(g, HOP_OP_expand, ea, 2);
 }
 
+/* The composition of an outer vmap (batch b1) with a vmap node (batch b2):
+ * every value passed becomes [b1 * b2, ...] where either batch reaches it. */
+typedef struct composed {
+    const hop_graph *one; /* f on one example */
+    const hop_expr *b1, *b2, *n;
+    int64_t in, od;   /* the node's masks */
+    int64_t in2, od2; /* the composed node's */
+    size_t np;
+    hop_arg *vals;   /* the values the composed node passes */
+    int *ind;        /* per value: batched at 0 over b1 * b2, or not (-1) */
+    hop_graph *body; /* `<f>_vmap_composed` */
+} composed;
+
+/* vals and ind: passed value i batched by both batches is reshaped to
+ * [b1 * b2, ...], by one of them repeated over the other first, by neither
+ * passed whole. */
+static hop_status
+composed_values(hop_batch_ctx *cx, const hop_node *call, composed *k)
+{
+    hop_graph *out = hop_batch_out(cx);
+    const hop_expr *both[] = {k->n};
+    for (size_t i = 0; i < k->np; i++) {
+        const hop_arg *a = hop_node_passed_to(call, i);
+        k->vals[i] = *a;
+        k->ind[i] = -1;
+        if (a->kind != HOP_ARG_NODE)
+            continue;
+        bool outer;
+        hop_node *v = hop_batch_value(cx, a->u.node, &outer);
+        if (v == NULL)
+            return hop_error(HOP_MISUSE, "vmap: %s passes %s before it is defined", call->name,
+                             a->u.node->name);
+        if (outer || bit(k->in, i)) {
+            if (!bit(k->in, i)) /* [B1, ...] -> [B1, B2, ...] */
+                v = expand_at(out, v, 1, k->b2);
+            else if (!outer) /* [B2, ...] -> [B1, B2, ...] */
+                v = expand_at(out, v, 0, k->b1);
+            if ((v = reshape_lead(out, v, both, 1, 2)) == NULL)
+                return hop_error_code();
+            k->in2 |= (int64_t)1 << i;
+            k->ind[i] = 0;
+        }
+        k->vals[i] = N(v);
+    }
+    return HOP_OK;
+}
+
+/* f once over the b1 * b2 examples (`<f>_vmap_composed`), and which of its
+ * outputs came out batched (od2); outs gets their metadata. */
+static hop_status
+composed_body(hop_batch_ctx *cx, const hop_node *call, composed *k, hop_value_info *outs)
+{
+    hop_graph *out = hop_batch_out(cx);
+    int *outd = hop_calloc(call->nouts + 1, sizeof *outd);
+    char name[256];
+    snprintf(name, sizeof name, "%s_vmap_composed", k->one->name);
+    hop_status st = outd ? HOP_OK : hop_error_code();
+    for (size_t j = 0; j < call->nouts && st == HOP_OK; j++)
+        outd[j] = bit(k->od, j) ? 0 : HOP_VMAP_AUTO;
+    if (st == HOP_OK && (k->body = hop_graph_new_subgraph(out, name)) == NULL)
+        st = hop_error_code();
+    if (st == HOP_OK)
+        st = hop_vmap_graph(k->one, k->ind, k->n, outd, k->body);
+    if (st == HOP_OK)
+        st = hop_graph_add_subgraph(out, k->body);
+    else
+        hop_graph_free(k->body);
+    for (size_t j = 0; j < call->nouts && st == HOP_OK; j++) {
+        const hop_arg *a = &k->one->output->args[j], *b = &k->body->output->args[j];
+        outs[j] = *b->u.node->meta;
+        if (b->u.node->meta->meta.rank == a->u.node->meta->meta.rank + 1)
+            k->od2 |= (int64_t)1 << j;
+    }
+    hop_free(outd);
+    return st;
+}
+
+/* The composed node: leads (in2, od2), its body and f kept for a vmap
+ * further out, the lists as call has them. */
+static hop_node *
+composed_node(hop_batch_ctx *cx, const hop_node *call, const composed *k, hop_graph *copy,
+              const hop_value_info *outs)
+{
+    hop_arg *args = hop_calloc(call->nargs + 2, sizeof *args);
+    size_t n = 0, used = 0;
+    if (args == NULL)
+        return NULL;
+    for (size_t i = 0; i < call->nargs; i++) {
+        const hop_arg *a = &call->args[i];
+        if (a->kind == HOP_ARG_GRAPH)
+            continue;
+        if (a->kind == HOP_ARG_LIST) {
+            args[n++] = hop_arg_list(k->vals + used, a->u.list.n);
+            used += a->u.list.n;
+        } else {
+            args[n++] = *a;
+        }
+        if (n == 2) {
+            args[0] = hop_arg_int(k->in2);
+            args[1] = hop_arg_int(k->od2);
+            args[n++] = hop_arg_graph(k->body);
+            args[n++] = hop_arg_graph(copy);
+        }
+    }
+    hop_node *c =
+        hop_graph_call_hop(hop_batch_out(cx), &hop_vmap_class, args, n, outs, call->nouts);
+    hop_free(args);
+    return c;
+}
+
+/* Output j of the composed node c back to [B1, B2, ...]: an output the
+ * inner vmap left unbatched but the outer batch reaches is row b2 = 0 of
+ * each outer example's rows; one batched by the inner vmap only is
+ * broadcast over B2. */
+static hop_status
+composed_outputs(hop_batch_ctx *cx, const hop_node *call, const composed *k, hop_node *c)
+{
+    hop_graph *out = hop_batch_out(cx);
+    hop_status st = hop_graph_rename_node(out, c, call->name);
+    for (size_t j = 0; j < call->nouts && st == HOP_OK; j++) {
+        hop_node *v = hop_graph_getitem(out, c, j);
+        bool outer = true;
+        if (v != NULL && bit(k->od2, j)) {
+            const hop_expr *lead[] = {k->b1, k->b2};
+            v = reshape_lead(out, v, lead, 2, 1);
+            if (v != NULL && !bit(k->od, j)) { /* the inner vmap left it unbatched */
+                hop_arg sa[] = {N(v), hop_arg_int(1), hop_arg_int(0)};
+                v = hop_graph_emit(out, HOP_OP_select, sa, 3);
+            }
+        } else if (v != NULL && bit(k->od, j)) { /* broadcast by the inner vmap only */
+            v = expand_at(out, v, 0, k->b2);
+            outer = false;
+        } else
+            outer = false;
+        st = v ? hop_batch_set(cx, call, j, v, outer) : hop_error_code();
+    }
+    return st;
+}
+
 /*
  * The batch slot: an outer vmap (batch B1) reaching a vmap node (batch B2)
  * composes the two batches instead of batching the inner batched body,
@@ -301,143 +440,46 @@ expand_at(hop_graph *g, hop_node *v, int at, const hop_expr *n)
  * batch rule): every value passed becomes [B1 * B2, ...] (batched by both:
  * a reshape; by one: repeated over the other first; by neither: passed
  * whole), f on one example is batched once over the B1 * B2 examples, and
- * each output goes back to [B1, B2, ...].  An output the inner vmap left
- * unbatched but the outer batch reaches is row b2 = 0 of each outer
- * example's rows (every row of one outer example computes it from the same
- * values).  A node without f (saved before f was kept, or made by
- * differentiating a vmap) batches its body as any wrap-like HOP does.  The
- * new body is `<f>_vmap_composed`, so the graph and explain() show it.
+ * each output goes back to [B1, B2, ...].  A node without f (saved before f
+ * was kept, or made by differentiating a vmap) batches its body as any
+ * wrap-like HOP does.  The new body is `<f>_vmap_composed`, so the graph
+ * and explain() show it.
  */
 static hop_status
 vmap_batch(hop_batch_ctx *cx, const hop_node *call)
 {
-    const hop_graph *one = vmap_one(call);
-    if (one == NULL)
+    composed k = {
+        .one = vmap_one(call), .b1 = hop_batch_size(cx), .np = hop_node_passed(call, NULL, 0)};
+    if (k.one == NULL)
         return hop_batch_bodies(cx, call);
-    size_t np = hop_node_passed(call, NULL, 0);
     for (size_t j = 0; j < call->nouts; j++)
-        if (call->outs[j].kind != HOP_VALUE_TENSOR || np > 62 || np != one->nplaceholders)
+        if (call->outs[j].kind != HOP_VALUE_TENSOR || k.np > 62 || k.np != k.one->nplaceholders)
             return hop_batch_loop(cx, call);
-    hop_graph *out = hop_batch_out(cx);
-    const hop_expr *b1 = hop_batch_size(cx), *b2 = NULL;
-    int64_t in = hop_node_param(call, "in_dims")->u.i, od = hop_node_param(call, "out_dims")->u.i;
-    const hop_arg **passed = hop_calloc(np + 1, sizeof *passed);
-    hop_arg *vals = hop_calloc(np + 1, sizeof *vals),
-            *args = hop_calloc(call->nargs + 1, sizeof *args);
-    int *ind = hop_calloc(np + 1, sizeof *ind), *outd = hop_calloc(call->nouts + 1, sizeof *outd);
+    k.in = hop_node_param(call, "in_dims")->u.i;
+    k.od = hop_node_param(call, "out_dims")->u.i;
+    for (size_t i = 0; i < k.np && k.b2 == NULL; i++) {
+        const hop_arg *a = hop_node_passed_to(call, i);
+        if (bit(k.in, i) && a->kind == HOP_ARG_NODE)
+            k.b2 = a->u.node->meta->meta.sizes[0];
+    }
+    if (k.b2 == NULL)
+        return hop_error(HOP_INVALID, "vmap: %s batches no value it passes", call->name);
+    if ((k.n = hop_sym_mul(hop_batch_out(cx)->env, k.b1, k.b2)) == NULL)
+        return hop_error_code();
+    k.vals = hop_calloc(k.np + 1, sizeof *k.vals);
+    k.ind = hop_calloc(k.np + 1, sizeof *k.ind);
     hop_value_info *outs = hop_calloc(call->nouts + 1, sizeof *outs);
-    hop_status st = passed && vals && args && ind && outd && outs ? HOP_OK : HOP_NOMEM;
+    hop_status st = k.vals && k.ind && outs ? HOP_OK : hop_error_code();
     if (st == HOP_OK)
-        hop_node_passed(call, passed, np);
-    for (size_t i = 0; i < np && st == HOP_OK && b2 == NULL; i++)
-        if (bit(in, i) && passed[i]->kind == HOP_ARG_NODE)
-            b2 = passed[i]->u.node->meta->meta.sizes[0];
-    const hop_expr *n = NULL;
-    if (st == HOP_OK && b2 == NULL)
-        st = hop_error(HOP_INVALID, "vmap: %s batches no value it passes", call->name);
-    if (st == HOP_OK && (n = hop_sym_mul(out->env, b1, b2)) == NULL)
-        st = hop_error_code();
-    int64_t in2 = 0;
-    const hop_expr *both[] = {n};
-    for (size_t i = 0; i < np && st == HOP_OK; i++) {
-        vals[i] = *passed[i];
-        ind[i] = -1;
-        if (passed[i]->kind != HOP_ARG_NODE)
-            continue;
-        bool outer;
-        hop_node *v = hop_batch_value(cx, passed[i]->u.node, &outer);
-        if (v == NULL) {
-            st = hop_error(HOP_MISUSE, "vmap: %s passes %s before it is defined", call->name,
-                           passed[i]->u.node->name);
-            break;
-        }
-        if (outer || bit(in, i)) {
-            if (!bit(in, i)) /* [B1, ...] -> [B1, B2, ...] */
-                v = expand_at(out, v, 1, b2);
-            else if (!outer) /* [B2, ...] -> [B1, B2, ...] */
-                v = expand_at(out, v, 0, b1);
-            v = reshape_lead(out, v, both, 1, 2);
-            if (v == NULL) {
-                st = hop_error_code();
-                break;
-            }
-            in2 |= (int64_t)1 << i;
-            ind[i] = 0;
-        }
-        vals[i] = N(v);
-    }
-    for (size_t j = 0; j < call->nouts && st == HOP_OK; j++)
-        outd[j] = bit(od, j) ? 0 : HOP_VMAP_AUTO;
-    /* f once over the B1 * B2 examples, with f itself kept for a vmap
-     * further out */
-    char name[256];
-    snprintf(name, sizeof name, "%s_vmap_composed", one->name);
-    hop_graph *body = st == HOP_OK ? hop_graph_new_subgraph(out, name) : NULL;
-    if (st == HOP_OK && body == NULL)
-        st = hop_error_code();
+        st = composed_values(cx, call, &k);
     if (st == HOP_OK)
-        st = hop_vmap_graph(one, ind, n, outd, body);
+        st = composed_body(cx, call, &k, outs);
+    hop_graph *copy = st == HOP_OK ? hop_batch_copy_body(cx, k.one) : NULL;
+    hop_node *c = copy ? composed_node(cx, call, &k, copy, outs) : NULL;
     if (st == HOP_OK)
-        st = hop_graph_add_subgraph(out, body);
-    else
-        hop_graph_free(body);
-    hop_graph *copy = st == HOP_OK ? hop_batch_copy_body(cx, one) : NULL;
-    if (st == HOP_OK && copy == NULL)
-        st = hop_error_code();
-    int64_t od2 = 0;
-    for (size_t j = 0; j < call->nouts && st == HOP_OK; j++) {
-        const hop_arg *a = &one->output->args[j], *b = &body->output->args[j];
-        outs[j] = *b->u.node->meta;
-        if (b->u.node->meta->meta.rank == a->u.node->meta->meta.rank + 1)
-            od2 |= (int64_t)1 << j;
-    }
-    /* the node: leads, the two bodies, the lists as call has them */
-    size_t k = 0, used = 0;
-    for (size_t i = 0; i < call->nargs && st == HOP_OK; i++) {
-        const hop_arg *a = &call->args[i];
-        if (a->kind == HOP_ARG_GRAPH)
-            continue;
-        if (a->kind == HOP_ARG_LIST) {
-            args[k++] = hop_arg_list(vals + used, a->u.list.n);
-            used += a->u.list.n;
-        } else {
-            args[k++] = *a;
-        }
-        if (k == 2) {
-            args[0] = hop_arg_int(in2);
-            args[1] = hop_arg_int(od2);
-            args[k++] = hop_arg_graph(body);
-            args[k++] = hop_arg_graph(copy);
-        }
-    }
-    hop_node *c = NULL;
-    if (st == HOP_OK &&
-        (c = hop_graph_call_hop(out, &hop_vmap_class, args, k, outs, call->nouts)) == NULL)
-        st = hop_error_code();
-    if (st == HOP_OK)
-        st = hop_graph_rename_node(out, c, call->name);
-    for (size_t j = 0; j < call->nouts && st == HOP_OK; j++) {
-        hop_node *v = hop_graph_getitem(out, c, j);
-        bool outer = true;
-        if (v != NULL && bit(od2, j)) {
-            const hop_expr *lead[] = {b1, b2};
-            v = reshape_lead(out, v, lead, 2, 1);
-            if (v != NULL && !bit(od, j)) { /* the inner vmap left it unbatched */
-                hop_arg sa[] = {N(v), hop_arg_int(1), hop_arg_int(0)};
-                v = hop_graph_emit(out, HOP_OP_select, sa, 3);
-            }
-        } else if (v != NULL && bit(od, j)) { /* broadcast by the inner vmap only */
-            v = expand_at(out, v, 0, b2);
-            outer = false;
-        } else
-            outer = false;
-        st = v ? hop_batch_set(cx, call, j, v, outer) : hop_error_code();
-    }
-    hop_free(passed);
-    hop_free(vals);
-    hop_free(args);
-    hop_free(ind);
-    hop_free(outd);
+        st = c ? composed_outputs(cx, call, &k, c) : hop_error_code();
+    hop_free(k.vals);
+    hop_free(k.ind);
     hop_free(outs);
     return st;
 }

@@ -20,13 +20,12 @@
  * Swap and one If (which also runs cond_fn's last fused group).  Eval: the same
  * loop on concrete values, with the same checks (for eager calls too).
  *
- * The checks are the carry helpers of hop/prim_hop.h and hop/eval.h, which
+ * The checks are the loop kit's (hop/loop_kit.h), which
  * every loop HOP uses: messages name the HOP the user called.
  */
-#include "hop/autodiff.h"
-#include "hop/batching.h"
-#include "hop/eval.h"
+#include "hop/layout.h"
 #include "hop/lowering.h"
+#include "hop/loop_kit.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -39,7 +38,7 @@ while_check_outputs(hop_call *c)
     size_t n;
     hop_call_group(c, "carried_inputs", &n);
     hop_status st = hop_call_check_pred(c, 0, "cond_fn");
-    return st == HOP_OK ? hop_call_check_carries(c, 1, 0, n, "body_fn") : st;
+    return st == HOP_OK ? hop_call_check_carries(c, 1, 0, n, false, "body_fn") : st;
 }
 
 static hop_status
@@ -55,41 +54,21 @@ while_output_meta(hop_call *c)
 static hop_status
 while_eval(hop_eval_ctx *ex)
 {
-    size_t n, ncarry;
-    const hop_rt_value *passed = hop_eval_passed(ex, &n);
-    hop_eval_group(ex, "carried_inputs", &ncarry);
-    hop_rt_value *in = hop_calloc(n + 1, sizeof *in);
-    hop_rt_values carry = {NULL, 0, 0};
-    hop_status st = in ? HOP_OK : hop_error_code();
-    for (size_t i = 0; i < n && st == HOP_OK; i++)
-        in[i] = passed[i];
-    for (size_t i = 0; i < ncarry && st == HOP_OK; i++)
-        st = hop_rt_values_push(
-            &carry,
-            (hop_rt_value){passed[i].kind, hop_tensor_retain(passed[i].tensor), passed[i].i});
+    hop_eval_loop l;
+    hop_status st = hop_eval_loop_begin(ex, 0, "carried_inputs", &l);
     while (st == HOP_OK) {
         hop_rt_values pred = {NULL, 0, 0}, next = {NULL, 0, 0};
         bool go = false;
-        for (size_t i = 0; i < ncarry; i++)
-            in[i] = carry.items[i];
-        st = hop_eval_body(ex, "cond_fn", in, n, &pred);
+        st = hop_eval_body(ex, "cond_fn", l.in, l.nin, &pred);
         if (st == HOP_OK)
             st = hop_eval_pred(ex, &pred, "cond_fn", &go);
         hop_rt_values_clear(&pred);
         if (st != HOP_OK || !go)
             break;
-        st = hop_eval_body(ex, "body_fn", in, n, &next);
-        if (st == HOP_OK)
-            st = hop_eval_check_carries(ex, &next, passed, ncarry, "body_fn");
-        hop_rt_values_clear(st == HOP_OK ? &carry : &next);
-        if (st == HOP_OK)
-            carry = next;
+        if ((st = hop_eval_loop_step(&l, "body_fn", "body_fn", &next)) == HOP_OK)
+            hop_eval_loop_take(&l, &next);
     }
-    hop_free(in);
-    if (st == HOP_OK)
-        st = hop_eval_results(ex, &carry);
-    hop_rt_values_clear(&carry);
-    return st;
+    return hop_eval_loop_end(&l, st);
 }
 
 /* --------------------------------------------------------------- lowering */
@@ -155,110 +134,132 @@ while_verify(const hop_node *call)
 /* --------------------------------------------------------------- autodiff */
 
 /*
- * The counting twin of body f (cond_fn or body_fn), installed in g: inputs
- * (c..., k, L...) with k an i64 scalar; cond_fn's twin returns f's
- * predicate, body_fn's f's carries and k + 1.
+ * The counting twin t of body f (cond_fn or body_fn): its inputs are f's
+ * with an i64 step counter k after the carries (c..., k, L...); cond_fn's
+ * twin returns f's predicate, body_fn's (step) f's carries and k + 1.
  */
-static hop_graph *
-counting_body(hop_graph *g, const hop_graph *f, size_t nc, bool step)
+static hop_status
+counting_twin(hop_build *b, hop_graph *t, const hop_graph *f, bool step)
 {
-    char base[256];
-    snprintf(base, sizeof base, "%s_count", f->name);
-    hop_graph *t = hop_graph_new_subgraph(g, base);
-    size_t nph = f->nplaceholders, nout = f->output ? f->output->nargs : 0;
-    hop_node **v = hop_calloc(2 * nph + nout + 4, sizeof *v);
-    hop_arg *o = hop_calloc(nout + 2, sizeof *o);
+    hop_span c = hop_build_span(b, "carried_inputs"), l = hop_build_span(b, HOP_SPAN_LIFTED);
+    size_t nout = f->output->nargs;
+    hop_node **in = hop_calloc(c.n + l.n + nout + 1, sizeof *in),
+             **outs = in ? in + c.n - 1 + l.n : NULL;
+    if (in == NULL)
+        return hop_error_code();
+    for (size_t j = 0; j + 1 < c.n; j++)
+        in[j] = hop_graph_placeholder_at(t, c.at + j);
+    hop_node *k = hop_graph_placeholder_at(t, c.at + c.n - 1);
+    for (size_t j = 0; j < l.n; j++)
+        in[c.n - 1 + j] = hop_graph_placeholder_at(t, l.at + j);
+    hop_status st = hop_graph_inline(t, f, in, outs);
+    for (size_t j = 0; j < nout && st == HOP_OK; j++)
+        st = hop_build_output_of(b, t, outs[j]);
+    if (st == HOP_OK && step) {
+        hop_node *k1 =
+            hop_graph_call_op(t, HOP_OP_add, (hop_arg[]){hop_arg_node(k), hop_arg_int(1)}, 2);
+        st = k1 ? hop_build_output_of(b, t, k1) : hop_error_code();
+    }
+    hop_free(in);
+    return st;
+}
+
+/* Inputs of group `group` of the loop b builds, like f's of span sp: the
+ * primals of what call passes there. */
+static hop_status
+inputs_like(hop_vjp_ctx *cx, const hop_node *call, hop_build *b, const hop_graph *f,
+            const char *group, hop_span sp)
+{
+    for (size_t j = sp.at; j < sp.at + sp.n; j++) {
+        const hop_node *p = hop_graph_placeholder_at(f, j);
+        hop_node *v = hop_vjp_primal(cx, hop_node_passed_to(call, j)->u.node);
+        if (v == NULL || hop_build_input(b, group, v, p->name, p->meta) == NULL)
+            return hop_error_code();
+    }
+    return HOP_OK;
+}
+
+/* The counting copy of the loop: while_loop over the counting twins from
+ * (init..., 0), its step count n = item(k) (an unbacked SymInt, n >= 0). */
+static hop_status
+count_steps(hop_vjp_ctx *cx, const hop_node *call, hop_node **n)
+{
+    const hop_graph *cf = hop_node_body(call, "cond_fn"), *bf = hop_node_body(call, "body_fn");
+    hop_graph *g = hop_vjp_out(cx);
+    hop_layout l;
+    hop_status st = hop_layout_of(call, &l);
+    hop_span c = hop_layout_span(&l, "carried_inputs");
     hop_value_info km = {.kind = HOP_VALUE_TENSOR};
-    hop_status st = t && v && o ? hop_meta_init(&km.meta, g->env, HOP_I64, 0, NULL) : HOP_NOMEM;
-    hop_node **in = v, *k = NULL, **outs = v + nph + 1;
-    for (size_t i = 0; i <= nph && st == HOP_OK; i++) {
-        const hop_node *p = i == nc ? NULL : hop_graph_placeholder_at(f, i < nc ? i : i - 1);
-        hop_node *q = hop_graph_placeholder(t, p ? p->name : "k", p ? p->meta : &km);
-        if (q == NULL)
-            st = hop_error_code();
-        else if (p)
-            in[i < nc ? i : i - 1] = q;
-        else
-            k = q;
-    }
-    if (st == HOP_OK)
-        st = hop_graph_inline(t, f, in, outs);
-    for (size_t j = 0; j < nout; j++)
-        o[j] = hop_arg_node(outs[j]);
-    hop_node *k1 = NULL;
-    if (st == HOP_OK && step &&
-        (k1 = hop_graph_call_op(t, HOP_OP_add, (hop_arg[]){hop_arg_node(k), hop_arg_int(1)}, 2)) ==
-            NULL)
-        st = hop_error_code();
-    if (k1)
-        o[nout++] = hop_arg_node(k1);
-    if (st == HOP_OK && hop_graph_output(t, o, nout) == NULL)
+    hop_value_info *outs = hop_calloc(c.n + 2, sizeof *outs);
+    char base[2][256];
+    snprintf(base[0], sizeof base[0], "%s_count", cf->name);
+    snprintf(base[1], sizeof base[1], "%s_count", bf->name);
+    hop_build *b = st == HOP_OK && outs ? hop_build_new(g, &hop_while_loop_class) : NULL;
+    hop_graph *tc = b ? hop_build_body(b, "cond_fn", base[0]) : NULL;
+    hop_graph *tb = tc ? hop_build_body(b, "body_fn", base[1]) : NULL;
+    st = tb ? hop_meta_init(&km.meta, g->env, HOP_I64, 0, NULL) : hop_error_code();
+    hop_node *k0 =
+        st == HOP_OK
+            ? hop_graph_call_op(
+                  g, HOP_OP_full,
+                  (hop_arg[]){hop_arg_list(NULL, 0), hop_arg_int(0), hop_arg_dtype(HOP_I64)}, 3)
+            : NULL;
+    /* carried_inputs: the carries, then k; then the lifted values */
+    if (k0 == NULL || inputs_like(cx, call, b, bf, "carried_inputs", c) != HOP_OK ||
+        hop_build_input(b, "carried_inputs", k0, "k", &km) == NULL ||
+        inputs_like(cx, call, b, bf, HOP_SPAN_LIFTED, hop_layout_span(&l, HOP_SPAN_LIFTED)) !=
+            HOP_OK)
+        k0 = NULL;
+    if (st == HOP_OK && k0 == NULL)
         st = hop_error_code();
     if (st == HOP_OK)
-        st = hop_graph_add_subgraph(g, t);
-    hop_free(v);
-    hop_free(o);
-    if (st != HOP_OK) {
-        hop_graph_free(t);
-        return NULL;
+        st = counting_twin(b, tc, cf, false);
+    if (st == HOP_OK)
+        st = counting_twin(b, tb, bf, true);
+    hop_node *loop = NULL, *k = NULL;
+    if (st == HOP_OK) {
+        for (size_t j = 0; j < c.n; j++)
+            outs[j] = call->outs[j];
+        outs[c.n] = *k0->meta;
+        loop = hop_build_emit(b, outs, c.n + 1);
+        b = NULL;
+        k = loop ? hop_graph_getitem(g, loop, c.n) : NULL;
+        *n = k ? hop_graph_call_op(g, HOP_OP_item, (hop_arg[]){hop_arg_node(k)}, 1) : NULL;
+        st = *n ? hop_shape_env_constrain(g->env, (*n)->meta->sym, 0, INT64_MAX) : hop_error_code();
     }
-    return t;
+    hop_build_free(b);
+    hop_free(outs);
+    return st;
 }
 
 /*
  * Reverse mode with stored carries: a counting copy of the loop finds its
  * number of steps n (an unbacked SymInt, n >= 0); then the loop's vjp is a
- * counted loop's (hop_vjp_counted_loop): a forward scan of n steps stacks
- * the carries, a reverse scan runs body_fn's backward.  The forward runs
- * three times (the loop, the count, the augmented scan) and the carries take
- * n times their size; cond_fn gets no gradient (its value is a bool).
+ * counted loop's (the loop kit's hop_loop_vjp): a forward scan of n steps
+ * stacks the carries, a reverse scan runs body_fn's backward.  The forward
+ * runs three times (the loop, the count, the augmented scan) and the
+ * carries take n times their size; cond_fn gets no gradient (its value is a
+ * bool).
  */
 static hop_status
 while_vjp(hop_vjp_ctx *cx, const hop_node *call)
 {
-    size_t nc, nl;
-    const hop_arg *init = hop_node_group(call, "carried_inputs", &nc);
-    const hop_arg *lifted = hop_node_lifted(call, &nl);
-    const hop_graph *cf = hop_node_body(call, "cond_fn"), *bf = hop_node_body(call, "body_fn");
-    for (size_t j = 0; j < nc; j++)
+    for (size_t j = 0; j < call->nouts; j++)
         if (call->outs[j].kind != HOP_VALUE_TENSOR)
             return hop_error(HOP_UNSUPPORTED,
                              "autodiff: while_loop %s carries a SymInt (carry %zu); its vjp needs "
                              "tensor carries",
                              call->name, j);
-    hop_graph *g = hop_vjp_out(cx);
-    hop_graph *tc = counting_body(g, cf, nc, false);
-    hop_graph *tb = tc ? counting_body(g, bf, nc, true) : NULL;
-    hop_arg *items = hop_calloc(nc + nl + 2, sizeof *items);
-    hop_value_info *outs = hop_calloc(nc + 2, sizeof *outs);
-    hop_node *k0 = hop_graph_call_op(
-        g, HOP_OP_full, (hop_arg[]){hop_arg_list(NULL, 0), hop_arg_int(0), hop_arg_dtype(HOP_I64)},
-        3);
-    hop_status st = tb && items && outs && k0 ? HOP_OK : hop_error_code();
-    for (size_t i = 0; i < nc + nl && st == HOP_OK; i++) {
-        hop_node *p = hop_vjp_primal(cx, (i < nc ? init[i] : lifted[i - nc]).u.node);
-        items[i < nc ? i : i + 1] = hop_arg_node(p);
-    }
-    hop_node *loop = NULL, *n = NULL;
-    if (st == HOP_OK) {
-        items[nc] = hop_arg_node(k0);
-        for (size_t j = 0; j < nc; j++)
-            outs[j] = call->outs[j];
-        outs[nc] = *k0->meta;
-        hop_arg args[] = {hop_arg_graph(tc), hop_arg_graph(tb), hop_arg_list(items, nc + 1),
-                          hop_arg_list(items + nc + 1, nl)};
-        hop_node *k = (loop = hop_graph_call_hop(g, &hop_while_loop_class, args, 4, outs, nc + 1))
-                          ? hop_graph_getitem(g, loop, nc)
-                          : NULL;
-        n = k ? hop_graph_call_op(g, HOP_OP_item, (hop_arg[]){hop_arg_node(k)}, 1) : NULL;
-        st = n ? hop_shape_env_constrain(g->env, n->meta->sym, 0, INT64_MAX) : hop_error_code();
-    }
-    hop_free(items);
-    hop_free(outs);
+    hop_node *n = NULL;
+    hop_status st = count_steps(cx, call, &n);
     if (st != HOP_OK)
         return st;
-    hop_arg lo = hop_arg_int(0), hi = hop_arg_node(n);
-    return hop_vjp_counted_loop(cx, call, bf, false, &lo, &hi, init, nc, lifted, nl);
+    hop_loop lp = {.call = call,
+                   .body = "body_fn",
+                   .carries = "carried_inputs",
+                   .lower = hop_arg_int(0),
+                   .upper = hop_arg_node(n)};
+    return hop_loop_vjp(cx, &lp);
 }
 
 /* while_loop(cond_jvp, body_jvp, (c..., dc...), (L..., dL...)): cond_fn
@@ -266,29 +267,7 @@ while_vjp(hop_vjp_ctx *cx, const hop_node *call)
 static hop_status
 while_jvp(hop_jvp_ctx *cx, const hop_node *call)
 {
-    size_t nc, nl;
-    const hop_arg *init = hop_node_group(call, "carried_inputs", &nc);
-    const hop_arg *lifted = hop_node_lifted(call, &nl);
-    hop_jvp_loop_parts p;
-    hop_status st = hop_jvp_loop(cx, call, hop_node_body(call, "body_fn"),
-                                 hop_node_body(call, "cond_fn"), 0, init, nc, lifted, nl, &p);
-    if (st != HOP_OK)
-        return st;
-    hop_arg *items = hop_calloc(p.ncarries + p.nlifted + 1, sizeof *items);
-    if (items == NULL) {
-        hop_jvp_loop_parts_clear(&p);
-        return HOP_NOMEM;
-    }
-    for (size_t k = 0; k < p.ncarries; k++)
-        items[k] = hop_arg_node(p.carries[k]);
-    for (size_t k = 0; k < p.nlifted; k++)
-        items[p.ncarries + k] = hop_arg_node(p.lifted[k]);
-    hop_arg args[] = {hop_arg_graph(p.cond), hop_arg_graph(p.body), hop_arg_list(items, p.ncarries),
-                      hop_arg_list(items + p.ncarries, p.nlifted)};
-    hop_node *loop =
-        hop_graph_call_hop(hop_jvp_out(cx), &hop_while_loop_class, args, 4, p.outs, p.ncarries);
-    hop_free(items);
-    return hop_jvp_loop_finish(cx, call, &p, loop, nc);
+    return hop_loop_jvp(cx, call, "body_fn", "carried_inputs");
 }
 
 /* ------------------------------------------------------------------ vmap */
@@ -342,108 +321,111 @@ masked_cond(hop_batch_ctx *cx, const hop_graph *cond, const hop_graph *gc, hop_g
     return st;
 }
 
+/* The bodies of a batched predicate: cond_fn batched with its predicate
+ * per lane (`<cond>_vmap_pred`, not installed: gc), any of it as the new
+ * cond (masked_cond), body_fn masked per lane by it. */
+static hop_status
+masked_bodies(hop_batch_ctx *cx, const hop_node *call, const bool *mask, hop_graph **gc,
+              hop_build *b)
+{
+    const hop_graph *cond = hop_node_body(call, "cond_fn"), *body = hop_node_body(call, "body_fn");
+    int *od = hop_calloc(body->output->nargs + 2, sizeof *od); /* zeros: pred batched at 0 */
+    char base[256];
+    snprintf(base, sizeof base, "%s_vmap_pred", cond->name);
+    hop_graph *cv = NULL, *bv = NULL;
+    hop_status st = od ? HOP_OK : hop_error_code();
+    if (st == HOP_OK && (*gc = hop_graph_new_subgraph(hop_batch_out(cx), base)) == NULL)
+        st = hop_error_code();
+    if (st == HOP_OK)
+        st = hop_batch_graph(cx, cond, mask, od, *gc);
+    if (st == HOP_OK)
+        st = masked_cond(cx, cond, *gc, &cv);
+    hop_batch_lanes lanes = {pred_lanes, *gc, true, 0, NULL, NULL};
+    if (st == HOP_OK)
+        st = hop_batch_masked_body(cx, body, mask, 0, &lanes, &bv);
+    if (st == HOP_OK)
+        st = hop_build_use_body(b, "cond_fn", cv);
+    if (st == HOP_OK)
+        st = hop_build_use_body(b, "body_fn", bv);
+    hop_free(od);
+    return st;
+}
+
+/* A batched predicate (a trip count per example): every carry batched, the
+ * loop runs until every lane is done (masked_bodies). */
+static hop_status
+masked_loop(hop_batch_ctx *cx, const hop_node *call, bool *mask)
+{
+    hop_layout l;
+    hop_status st = hop_layout_of(call, &l);
+    hop_span c = hop_layout_span(&l, "carried_inputs");
+    bool *was = hop_calloc(l.n + 1, sizeof *was);
+    hop_node **ops = hop_calloc(l.n + 1, sizeof *ops);
+    hop_value_info *outs = hop_calloc(c.n + 1, sizeof *outs);
+    hop_build *b = st == HOP_OK && was && ops && outs
+                       ? hop_build_new(hop_batch_out(cx), &hop_while_loop_class)
+                       : NULL;
+    hop_graph *gc = NULL;
+    st = b ? hop_batch_operands(cx, call, ops, was) : hop_error_code();
+    for (size_t j = c.at; j < c.at + c.n; j++)
+        mask[j] = true;
+    if (st == HOP_OK)
+        st = masked_bodies(cx, call, mask, &gc, b);
+    for (size_t j = c.at; j < c.at + c.n && st == HOP_OK; j++)
+        if (!was[j] && (ops[j] = hop_batch_broadcast(cx, ops[j])) == NULL)
+            st = hop_error_code();
+    if (st == HOP_OK)
+        st = hop_build_operands(b, &l, ops);
+    for (size_t j = 0; j < c.n && st == HOP_OK; j++)
+        outs[j] = hop_batch_meta(cx, &call->outs[j]);
+    hop_node *r = NULL;
+    if (st == HOP_OK) {
+        r = hop_build_emit(b, outs, c.n);
+        b = NULL;
+        st = r ? hop_batch_outputs(cx, call, r, NULL) : hop_error_code();
+    }
+    hop_build_free(b);
+    hop_graph_free(gc);
+    hop_free(was);
+    hop_free(ops);
+    hop_free(outs);
+    return st;
+}
+
 /*
  * A batched carry or lifted value.  The carries' batching is a fixed point
  * over body_fn (hop_batch_carries).  An unbatched predicate: the same loop
- * over both functions batched (the predicate stays a scalar).  A batched
- * predicate (a trip count per example): masked lanes (masked_cond and
- * hop_batch_masked_body); a SymInt carry then cannot differ per lane: the
- * loop fallback.
+ * over both functions batched (the predicate stays a scalar: the loop kit's
+ * hop_loop_batch).  A batched predicate (a trip count per example): masked
+ * lanes (masked_loop); a SymInt carry then cannot differ per lane: the loop
+ * fallback.
  */
 static hop_status
 while_batch(hop_batch_ctx *cx, const hop_node *call)
 {
-    hop_graph *g = hop_batch_out(cx);
-    size_t nc, nl;
-    const hop_arg *carries = hop_node_group(call, "carried_inputs", &nc);
-    const hop_arg *lifted = hop_node_lifted(call, &nl);
     const hop_graph *cond = hop_node_body(call, "cond_fn"), *body = hop_node_body(call, "body_fn");
-    size_t nph = nc + nl;
-    if (body->nplaceholders != nph || cond->nplaceholders != nph)
+    size_t nc, n = hop_node_passed(call, NULL, 0);
+    hop_node_group(call, "carried_inputs", &nc);
+    if (body->nplaceholders != n || cond->nplaceholders != n)
         return hop_error(HOP_MISUSE, "vmap: while_loop %s: its functions do not take %zu inputs",
-                         call->name, nph);
-    bool *mask = hop_calloc(nph + 1, sizeof *mask), pred_b = false, out_no = false;
-    hop_node **ops = hop_calloc(nph + 1, sizeof *ops);
-    hop_arg *items = hop_calloc(nph + 1, sizeof *items);
-    hop_value_info *outs = hop_calloc(call->nouts + 1, sizeof *outs);
-    hop_graph *gc = NULL, *cv = NULL, *bv = NULL;
-    hop_status st = mask && ops && items && outs ? HOP_OK : HOP_NOMEM;
-    for (size_t i = 0; i < nph && st == HOP_OK; i++) {
-        const hop_node *v = (i < nc ? carries[i] : lifted[i - nc]).u.node;
-        if ((ops[i] = hop_batch_value(cx, v, &mask[i])) == NULL)
-            st = hop_error(HOP_MISUSE, "vmap: operand %s of while_loop %s has no value", v->name,
-                           call->name);
-    }
+                         call->name, n);
+    bool *mask = hop_calloc(n + 1, sizeof *mask), pred_b = false;
+    hop_node **ops = hop_calloc(n + 1, sizeof *ops);
+    hop_status st = mask && ops ? hop_batch_operands(cx, call, ops, mask) : hop_error_code();
     if (st == HOP_OK)
         st = hop_batch_carries(cx, body, mask, 0, nc);
     if (st == HOP_OK)
         st = hop_batch_depends(cx, cond, mask, &pred_b);
-    for (size_t j = 0; j < nc && st == HOP_OK && pred_b; j++) {
-        if (call->outs[j].kind != HOP_VALUE_TENSOR) {
-            hop_free(mask);
-            hop_free(ops);
-            hop_free(items);
-            hop_free(outs);
-            return hop_batch_loop(cx, call);
-        }
-        mask[j] = true;
-    }
-    if (st == HOP_OK && !pred_b) {
-        st = hop_batch_body_outs(cx, cond, mask, &out_no, &cv);
-        if (st == HOP_OK)
-            st = hop_batch_body_outs(cx, body, mask, mask, &bv);
-    } else if (st == HOP_OK) {
-        int *od = hop_calloc(nc + 2, sizeof *od); /* zeros: pred batched at 0 */
-        char base[256];
-        snprintf(base, sizeof base, "%s_vmap_pred", cond->name);
-        if (od == NULL)
-            st = HOP_NOMEM;
-        else if ((gc = hop_graph_new_subgraph(g, base)) == NULL)
-            st = hop_error_code();
-        else
-            st = hop_batch_graph(cx, cond, mask, od, gc);
-        if (st == HOP_OK)
-            st = masked_cond(cx, cond, gc, &cv);
-        hop_batch_lanes lanes = {pred_lanes, gc, true, 0, NULL, NULL};
-        if (st == HOP_OK)
-            st = hop_batch_masked_body(cx, body, mask, 0, &lanes, &bv);
-        hop_free(od);
-    }
-    for (size_t j = 0; j < nc && st == HOP_OK; j++) {
-        bool b;
-        hop_batch_value(cx, carries[j].u.node, &b);
-        if (mask[j] && !b && (ops[j] = hop_batch_broadcast(cx, ops[j])) == NULL)
-            st = hop_error_code();
-    }
-    for (size_t i = 0; i < nph && st == HOP_OK; i++)
-        items[i] = hop_arg_node(ops[i]);
-    for (size_t j = 0; j < call->nouts && st == HOP_OK; j++) {
-        outs[j] = call->outs[j];
-        if (mask[j]) {
-            hop_meta *m = &outs[j].meta;
-            memmove(m->sizes + 1, m->sizes, (size_t)m->rank * sizeof *m->sizes);
-            m->sizes[0] = hop_batch_size(cx);
-            m->rank++;
-        }
-    }
-    hop_node *c = NULL;
-    if (st == HOP_OK) {
-        hop_arg args[] = {hop_arg_graph(cv), hop_arg_graph(bv), hop_arg_list(items, nc),
-                          hop_arg_list(items + nc, nl)};
-        if ((c = hop_graph_call_hop(g, &hop_while_loop_class, args, 4, outs, call->nouts)) == NULL)
-            st = hop_error_code();
-    }
-    if (st == HOP_OK)
-        st = hop_graph_rename_node(g, c, call->name);
-    for (size_t j = 0; j < call->nouts && st == HOP_OK; j++) {
-        hop_node *v = hop_graph_getitem(g, c, j);
-        st = v ? hop_batch_set(cx, call, j, v, mask[j]) : hop_error_code();
-    }
-    hop_graph_free(gc);
+    for (size_t j = 0; j < nc && st == HOP_OK && pred_b; j++)
+        if (call->outs[j].kind != HOP_VALUE_TENSOR)
+            st = HOP_UNSUPPORTED;
+    if (st == HOP_UNSUPPORTED && pred_b)
+        st = hop_batch_loop(cx, call);
+    else if (st == HOP_OK)
+        st = pred_b ? masked_loop(cx, call, mask)
+                    : hop_loop_batch(cx, call, "body_fn", "carried_inputs", NULL, mask);
     hop_free(mask);
     hop_free(ops);
-    hop_free(items);
-    hop_free(outs);
     return st;
 }
 

@@ -7,6 +7,8 @@
 #include "hop/core.h"
 #include "hop/ops.h"
 #include "hop/graph.h"
+#include "hop/rewrite.h"
+#include "hop/layout.h"
 #include "hop/tracer.h"
 #include "hop/output_graph.h"
 #include "hop/lifts.h"
@@ -18,6 +20,9 @@
 #include "hop/class.h"
 #include "hop/prim_hop.h"
 #include "hop/eval.h"
+#include "hop/autodiff.h"
+#include "hop/batching.h"
+#include "hop/loop_kit.h"
 
 #define HOP_VERSION_MAJOR 0
 #define HOP_VERSION_MINOR 1

@@ -227,6 +227,41 @@ member_text(hop__buf *b, const hop_node *n, const hop_node *const *members, int 
     hop__buf_puts(b, ")");
 }
 
+/* A SymInt operand (a symbol, or a SymInt node) as the int program that
+ * computes it: a constant, or the node's register read as a one-symbol
+ * program. */
+static hop_status
+sym_operand(hop_lower_ctx *cx, const hop_arg *a, const hop__xprog **out)
+{
+    hop_pval v;
+    hop_status rc;
+    if (a->kind == HOP_ARG_SYM) {
+        *out = hop__xcompile(cx, a->u.sym);
+    } else if ((rc = hop__value_of(cx, a->u.node, &v)) != HOP_OK) {
+        return rc;
+    } else if (v.kind == HOP_PVAL_CONST) {
+        *out = hop__xconst(cx, v.value);
+    } else {
+        hop__xprog *x = hop__arena_zalloc(&cx->plan->arena, sizeof *x);
+        hop__xi *code = hop__arena_zalloc(&cx->plan->arena, sizeof *code);
+        int32_t *regs = hop__arena_zalloc(&cx->plan->arena, sizeof *regs);
+        const char **names = hop__arena_zalloc(&cx->plan->arena, sizeof *names);
+        if (!x || !code || !regs || !names)
+            return HOP_NOMEM;
+        *code = (hop__xi){.op = HOP__X_REG, .reg = v.id};
+        *regs = v.id;
+        *names = a->u.node->name;
+        x->text = a->u.node->name;
+        x->code = code;
+        x->len = 1;
+        x->regs = regs;
+        x->names = names;
+        x->nsyms = 1;
+        *out = x;
+    }
+    return *out ? HOP_OK : HOP_NOMEM;
+}
+
 /*
  * Builds the group of members (graph order, root last) writing slot out.
  * With out < 0 it only checks the limits (fusion planning, before the
@@ -292,39 +327,9 @@ hop__fused_build(hop_lower_ctx *cx, const hop_node *root, const hop_node *const 
                 o->idx = (uint8_t)k;
             } else if (a->kind == HOP_ARG_NODE || a->kind == HOP_ARG_SYM) {
                 o->src = HOP__F_SYM;
-                if (!dry) {
-                    hop_pval v;
-                    hop_status rc;
-                    if (a->kind == HOP_ARG_SYM) {
-                        o->x = hop__xcompile(cx, a->u.sym);
-                    } else if ((rc = hop__value_of(cx, a->u.node, &v)) != HOP_OK) {
-                        return rc;
-                    } else if (v.kind == HOP_PVAL_CONST) {
-                        o->x = hop__xconst(cx, v.value);
-                    } else {
-                        hop_arg sym = hop_arg_sym(a->u.node->meta->sym);
-                        (void)sym;
-                        /* A SymInt node's register, read as a one-symbol program. */
-                        hop__xprog *x = hop__arena_zalloc(&cx->plan->arena, sizeof *x);
-                        hop__xi *code = hop__arena_zalloc(&cx->plan->arena, sizeof *code);
-                        int32_t *regs = hop__arena_zalloc(&cx->plan->arena, sizeof *regs);
-                        const char **names = hop__arena_zalloc(&cx->plan->arena, sizeof *names);
-                        if (!x || !code || !regs || !names)
-                            return HOP_NOMEM;
-                        *code = (hop__xi){.op = HOP__X_REG, .reg = v.id};
-                        *regs = v.id;
-                        *names = a->u.node->name;
-                        x->text = a->u.node->name;
-                        x->code = code;
-                        x->len = 1;
-                        x->regs = regs;
-                        x->names = names;
-                        x->nsyms = 1;
-                        o->x = x;
-                    }
-                    if (o->x == NULL)
-                        return HOP_NOMEM;
-                }
+                hop_status rc = dry ? HOP_OK : sym_operand(cx, a, &o->x);
+                if (rc != HOP_OK)
+                    return rc;
                 o->have = o->need;
             } else {
                 o->src = HOP__F_SCALAR;

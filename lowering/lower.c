@@ -878,6 +878,40 @@ emit_guard(hop_lower_ctx *cx, const hop_expr *e, size_t i, const hop_graph *g)
     return HOP_OK;
 }
 
+/* How the Input instruction checks each size of root input `in` (metadata
+ * m): a constant, a symbol the first input to have it binds (first[id]
+ * names where, `x.size(1)`), a symbol bound already, or an expression
+ * checked once every symbol is bound. */
+static hop_status
+input_dims(hop_lower_ctx *cx, hop__input *in, const hop_meta *m, const char **first)
+{
+    for (int d = 0; d < m->rank; d++) {
+        hop__dimcheck *dc = &in->dims[d];
+        const hop_expr *e = m->sizes[d];
+        if (hop_expr_const_value(e, &dc->value)) {
+            dc->kind = HOP__D_CONST;
+        } else if (hop_expr_kind_of(e) == HOP_EXPR_SYMBOL) {
+            int64_t id = hop_symbol_id(e);
+            if ((dc->reg = hop__sym_reg(cx, e)) < 0)
+                return hop__nomem_or(hop_error_code());
+            dc->sym = cx->regnames[dc->reg];
+            if (first[id] == NULL) {
+                dc->kind = HOP__D_BIND;
+                hop_shape_env_bounds(cx->env, e, &dc->lo, &dc->hi);
+                if ((first[id] = hop__note(cx, "%s.size(%d)", in->name, d)) == NULL)
+                    return HOP_NOMEM;
+                cx->symdef[id] = cx->symentry[id] = true;
+            } else {
+                dc->kind = HOP__D_SAME;
+            }
+            dc->first = first[id];
+        } else {
+            dc->kind = HOP__D_EXPR;
+        }
+    }
+    return HOP_OK;
+}
+
 static hop_status
 compile_main(hop_lower_ctx *cx)
 {
@@ -910,30 +944,8 @@ compile_main(hop_lower_ctx *cx)
         in->slot = slot;
         in->dtype = m->dtype;
         in->rank = m->rank;
-        for (int d = 0; d < m->rank; d++) {
-            hop__dimcheck *dc = &in->dims[d];
-            const hop_expr *e = m->sizes[d];
-            if (hop_expr_const_value(e, &dc->value)) {
-                dc->kind = HOP__D_CONST;
-            } else if (hop_expr_kind_of(e) == HOP_EXPR_SYMBOL) {
-                int64_t id = hop_symbol_id(e);
-                if ((dc->reg = hop__sym_reg(cx, e)) < 0)
-                    return hop__nomem_or(hop_error_code());
-                dc->sym = cx->regnames[dc->reg];
-                if (first[id] == NULL) {
-                    dc->kind = HOP__D_BIND;
-                    hop_shape_env_bounds(cx->env, e, &dc->lo, &dc->hi);
-                    if ((first[id] = hop__note(cx, "%s.size(%d)", in->name, d)) == NULL)
-                        return HOP_NOMEM;
-                    cx->symdef[id] = cx->symentry[id] = true;
-                } else {
-                    dc->kind = HOP__D_SAME;
-                }
-                dc->first = first[id];
-            } else {
-                dc->kind = HOP__D_EXPR;
-            }
-        }
+        if ((st = input_dims(cx, in, m, first)) != HOP_OK)
+            return st;
         inputs[i] = hop__pv_tensor(slot);
         k++;
     }

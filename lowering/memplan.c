@@ -75,19 +75,14 @@ align_up(int64_t n)
                                        : (n + ALIGN - 1) / ALIGN * ALIGN;
 }
 
-hop_status
-hop__memplan(hop_lower_ctx *cx)
+/* Each slot's live range (first and last access, positions of its
+ * routine's code) and the routine that owns it: widened through aliases
+ * (a view lives as long as what it views) and over every loop it is live
+ * in part of, until nothing changes. */
+static void
+live_ranges(const hop_lower_ctx *cx, range *rg, int32_t *owner)
 {
-    hop_plan *p = cx->plan;
     size_t ns = cx->nslots;
-    range *rg = hop__malloc((ns + 1) * sizeof *rg);
-    int32_t *owner = hop__malloc((ns + 1) * sizeof *owner);
-    hop__buffer **order = hop__malloc((cx->nbuffers + 1) * sizeof *order);
-    hop_status st = HOP_OK;
-    if (rg == NULL || owner == NULL || order == NULL) {
-        st = HOP_NOMEM;
-        goto done;
-    }
     for (size_t s = 0; s < ns; s++) {
         rg[s] = (range){INT32_MAX, -1};
         owner[s] = -1;
@@ -124,6 +119,85 @@ hop__memplan(hop_lower_ctx *cx)
             }
         }
     }
+}
+
+/* Whether the layout is static (every buffer of a constant size that can
+ * be made), and each region's size and offset in its section: for a
+ * symbolic layout, at the hints. */
+static void
+region_offsets(hop_lower_ctx *cx)
+{
+    hop_plan *p = cx->plan;
+    p->static_layout = true;
+    for (size_t b = 0; b < cx->nbuffers; b++) {
+        const hop__xprog *bx = cx->buffers[b].bytes;
+        int64_t esize = (int64_t)hop_dtype_size(cx->slots[cx->buffers[b].slot].dtype);
+        p->static_layout =
+            p->static_layout && bx && bx->is_const && bx->value / esize <= (int64_t)(SIZE_MAX / 16);
+    }
+    for (int32_t r = 0; r < p->nregions; r++) {
+        hop__region *reg = &p->regions[r];
+        int64_t *off = &p->section_bytes[reg->section];
+        reg->offset = *off;
+        reg->size = 0;
+        for (int32_t m = 0; m < reg->nmembers; m++) {
+            const hop__buffer *b = &cx->buffers[reg->members[m]];
+            int64_t bytes = b->bytes && b->bytes->is_const ? b->bytes->value : b->hint;
+            if (bytes > reg->size)
+                reg->size = bytes;
+        }
+        /* Saturating: sizes at the hints may be anything a saved file says
+         * (a run allocates what its sizes need, and fails as eager would). */
+        int64_t a = align_up(reg->size);
+        *off = *off > INT64_MAX - a ? INT64_MAX : *off + a;
+    }
+    p->block_bytes = p->section_bytes[0];
+}
+
+/* The registers of the symbols a symbolic layout's buffer sizes read, each
+ * once: the layout's cache key. */
+static hop_status
+layout_key(hop_lower_ctx *cx)
+{
+    hop_plan *p = cx->plan;
+    int32_t *regs = hop__arena_alloc(&p->arena, (cx->nregs + 1) * sizeof *regs);
+    bool *seen = hop__calloc(cx->nregs + 1, sizeof *seen);
+    if (regs == NULL || seen == NULL) {
+        hop__free(seen);
+        return HOP_NOMEM;
+    }
+    int32_t n = 0;
+    for (size_t s = 0; s < cx->nslots; s++) {
+        const hop__slot *sl = &cx->slots[s];
+        if (sl->kind != HOP__S_BUFFER)
+            continue;
+        for (int d = 0; d < sl->rank; d++)
+            for (int k = 0; k < sl->sizes[d]->nsyms; k++)
+                if (!seen[sl->sizes[d]->regs[k]]) {
+                    seen[sl->sizes[d]->regs[k]] = true;
+                    regs[n++] = sl->sizes[d]->regs[k];
+                }
+    }
+    hop__free(seen);
+    p->layout_regs = regs;
+    p->nlayout_regs = n;
+    return HOP_OK;
+}
+
+hop_status
+hop__memplan(hop_lower_ctx *cx)
+{
+    hop_plan *p = cx->plan;
+    size_t ns = cx->nslots;
+    range *rg = hop__malloc((ns + 1) * sizeof *rg);
+    int32_t *owner = hop__malloc((ns + 1) * sizeof *owner);
+    hop__buffer **order = hop__malloc((cx->nbuffers + 1) * sizeof *order);
+    hop_status st = HOP_OK;
+    if (rg == NULL || owner == NULL || order == NULL) {
+        st = HOP_NOMEM;
+        goto done;
+    }
+    live_ranges(cx, rg, owner);
     for (size_t b = 0; b < cx->nbuffers; b++) {
         hop__buffer *buf = &cx->buffers[b];
         range r = rg[buf->slot];
@@ -207,56 +281,11 @@ hop__memplan(hop_lower_ctx *cx)
     /* Static plans get their offsets now. */
     /* A constant tensor too large to make is checked (and named) at run
      * time, by the symbolic layout, like sizes bound at run time. */
-    p->static_layout = true;
-    for (size_t b = 0; b < cx->nbuffers; b++) {
-        const hop__xprog *bx = cx->buffers[b].bytes;
-        int64_t esize = (int64_t)hop_dtype_size(cx->slots[cx->buffers[b].slot].dtype);
-        p->static_layout =
-            p->static_layout && bx && bx->is_const && bx->value / esize <= (int64_t)(SIZE_MAX / 16);
-    }
-    for (int32_t r = 0; r < nreg; r++) {
-        hop__region *reg = &p->regions[r];
-        int64_t *off = &p->section_bytes[reg->section];
-        reg->offset = *off;
-        reg->size = 0;
-        for (int32_t m = 0; m < reg->nmembers; m++) {
-            const hop__buffer *b = &cx->buffers[reg->members[m]];
-            int64_t bytes = b->bytes && b->bytes->is_const ? b->bytes->value : b->hint;
-            if (bytes > reg->size)
-                reg->size = bytes;
-        }
-        /* Saturating: sizes at the hints may be anything a saved file says
-         * (a run allocates what its sizes need, and fails as eager would). */
-        int64_t a = align_up(reg->size);
-        *off = *off > INT64_MAX - a ? INT64_MAX : *off + a;
-    }
-    p->block_bytes = p->section_bytes[0];
+    region_offsets(cx);
 
     /* The symbols a symbolic layout depends on: its cache key. */
-    if (!p->static_layout) {
-        int32_t *regs = hop__arena_alloc(&p->arena, (cx->nregs + 1) * sizeof *regs);
-        bool *seen = hop__calloc(cx->nregs + 1, sizeof *seen);
-        if (regs == NULL || seen == NULL) {
-            hop__free(seen);
-            st = HOP_NOMEM;
-            goto regions_done;
-        }
-        int32_t n = 0;
-        for (size_t s = 0; s < ns; s++) {
-            const hop__slot *sl = &cx->slots[s];
-            if (sl->kind != HOP__S_BUFFER)
-                continue;
-            for (int d = 0; d < sl->rank; d++)
-                for (int k = 0; k < sl->sizes[d]->nsyms; k++)
-                    if (!seen[sl->sizes[d]->regs[k]]) {
-                        seen[sl->sizes[d]->regs[k]] = true;
-                        regs[n++] = sl->sizes[d]->regs[k];
-                    }
-        }
-        hop__free(seen);
-        p->layout_regs = regs;
-        p->nlayout_regs = n;
-    }
+    if (!p->static_layout && (st = layout_key(cx)) != HOP_OK)
+        goto regions_done;
     p->buffers = hop__arena_alloc(&p->arena, (cx->nbuffers + 1) * sizeof *p->buffers);
     if (p->buffers == NULL) {
         st = HOP_NOMEM;

@@ -466,6 +466,46 @@ hop__set_sym(hop__infer *c, const hop_expr *e)
 
 /* -------------------------------------------------------------- dispatch */
 
+/* Each shape rule's function, indexed by rule (the closed set of
+ * hop/ops.h: the table has one entry per rule). */
+static hop_status (*const rules[])(hop__infer *c) = {
+    [HOP_RULE_UNARY] = hop__infer_unary,
+    [HOP_RULE_BINARY] = hop__infer_binary,
+    [HOP_RULE_COMPARE] = hop__infer_compare,
+    [HOP_RULE_LOGICAL] = hop__infer_logical,
+    [HOP_RULE_WHERE] = hop__infer_where,
+    [HOP_RULE_REDUCE] = hop__infer_reduce,
+    [HOP_RULE_ARGMAX] = hop__infer_argmax,
+    [HOP_RULE_MATMUL] = hop__infer_matmul,
+    [HOP_RULE_RESHAPE] = hop__infer_reshape,
+    [HOP_RULE_TRANSPOSE] = hop__infer_transpose,
+    [HOP_RULE_PERMUTE] = hop__infer_permute,
+    [HOP_RULE_UNSQUEEZE] = hop__infer_unsqueeze,
+    [HOP_RULE_SQUEEZE] = hop__infer_squeeze,
+    [HOP_RULE_EXPAND] = hop__infer_expand,
+    [HOP_RULE_SELECT] = hop__infer_select,
+    [HOP_RULE_SLICE] = hop__infer_slice,
+    [HOP_RULE_CAT] = hop__infer_cat,
+    [HOP_RULE_STACK] = hop__infer_stack,
+    [HOP_RULE_FULL] = hop__infer_full,
+    [HOP_RULE_ARANGE] = hop__infer_arange,
+    [HOP_RULE_ITEM] = hop__infer_item,
+    [HOP_RULE_NONZERO] = hop__infer_nonzero,
+    [HOP_RULE_SYM_SIZE] = hop__infer_sym_size,
+    [HOP_RULE_TO] = hop__infer_to,
+    [HOP_RULE_CLONE] = hop__infer_clone,
+    [HOP_RULE_SCAN] = hop__infer_scan,
+    [HOP_RULE_SORT] = hop__infer_sort,
+    [HOP_RULE_TAKE] = hop__infer_take,
+    [HOP_RULE_DYNAMIC_SLICE] = hop__infer_dynamic_slice,
+    [HOP_RULE_DYNAMIC_UPDATE_SLICE] = hop__infer_dynamic_update_slice,
+    [HOP_RULE_MASK_GRADIENT] = hop__infer_mask_gradient,
+    [HOP_RULE_PUT] = hop__infer_put,
+    [HOP_RULE_SEARCHSORTED] = hop__infer_searchsorted,
+};
+_Static_assert(sizeof rules / sizeof *rules == HOP_RULE_SEARCHSORTED + 1,
+               "one shape rule function per hop_shape_rule");
+
 hop_status
 hop_op_infer(hop_shape_env *env, hop_op op, const hop_operand *args, size_t nargs,
              hop_value_info *out)
@@ -488,107 +528,8 @@ hop_op_infer(hop_shape_env *env, hop_op op, const hop_operand *args, size_t narg
     size_t nguards = hop_shape_env_nguards(env);
     hop_status st = HOP_INVALID;
 
-    switch (info->rule) {
-    case HOP_RULE_UNARY:
-        st = hop__infer_unary(&c);
-        break;
-    case HOP_RULE_BINARY:
-        st = hop__infer_binary(&c);
-        break;
-    case HOP_RULE_COMPARE:
-        st = hop__infer_compare(&c);
-        break;
-    case HOP_RULE_LOGICAL:
-        st = hop__infer_logical(&c);
-        break;
-    case HOP_RULE_WHERE:
-        st = hop__infer_where(&c);
-        break;
-    case HOP_RULE_REDUCE:
-        st = hop__infer_reduce(&c);
-        break;
-    case HOP_RULE_ARGMAX:
-        st = hop__infer_argmax(&c);
-        break;
-    case HOP_RULE_MATMUL:
-        st = hop__infer_matmul(&c);
-        break;
-    case HOP_RULE_RESHAPE:
-        st = hop__infer_reshape(&c);
-        break;
-    case HOP_RULE_TRANSPOSE:
-        st = hop__infer_transpose(&c);
-        break;
-    case HOP_RULE_PERMUTE:
-        st = hop__infer_permute(&c);
-        break;
-    case HOP_RULE_UNSQUEEZE:
-        st = hop__infer_unsqueeze(&c);
-        break;
-    case HOP_RULE_SQUEEZE:
-        st = hop__infer_squeeze(&c);
-        break;
-    case HOP_RULE_EXPAND:
-        st = hop__infer_expand(&c);
-        break;
-    case HOP_RULE_SELECT:
-        st = hop__infer_select(&c);
-        break;
-    case HOP_RULE_SLICE:
-        st = hop__infer_slice(&c);
-        break;
-    case HOP_RULE_CAT:
-        st = hop__infer_cat(&c);
-        break;
-    case HOP_RULE_STACK:
-        st = hop__infer_stack(&c);
-        break;
-    case HOP_RULE_FULL:
-        st = hop__infer_full(&c);
-        break;
-    case HOP_RULE_ARANGE:
-        st = hop__infer_arange(&c);
-        break;
-    case HOP_RULE_ITEM:
-        st = hop__infer_item(&c);
-        break;
-    case HOP_RULE_NONZERO:
-        st = hop__infer_nonzero(&c);
-        break;
-    case HOP_RULE_SYM_SIZE:
-        st = hop__infer_sym_size(&c);
-        break;
-    case HOP_RULE_TO:
-        st = hop__infer_to(&c);
-        break;
-    case HOP_RULE_CLONE:
-        st = hop__infer_clone(&c);
-        break;
-    case HOP_RULE_SCAN:
-        st = hop__infer_scan(&c);
-        break;
-    case HOP_RULE_SORT:
-        st = hop__infer_sort(&c);
-        break;
-    case HOP_RULE_TAKE:
-        st = hop__infer_take(&c);
-        break;
-    case HOP_RULE_DYNAMIC_SLICE:
-        st = hop__infer_dynamic_slice(&c);
-        break;
-    case HOP_RULE_DYNAMIC_UPDATE_SLICE:
-        st = hop__infer_dynamic_update_slice(&c);
-        break;
-    case HOP_RULE_MASK_GRADIENT:
-        st = hop__infer_mask_gradient(&c);
-        break;
-    case HOP_RULE_PUT:
-        st = hop__infer_put(&c);
-        break;
-    case HOP_RULE_SEARCHSORTED:
-        st = hop__infer_searchsorted(&c);
-        break;
-    }
+    if ((size_t)info->rule < sizeof rules / sizeof *rules && rules[info->rule])
+        st = rules[info->rule](&c);
     if (st != HOP_OK) {
         hop_shape_env_truncate_guards(env, nguards);
         return st;

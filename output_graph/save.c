@@ -358,6 +358,95 @@ check_request(const hop_output_graph *og, const hop_save_options *opts, void **d
     return hop_graph_verify(root);
 }
 
+/* The program's inputs (each a node and its source), the captured tensors'
+ * data, and the caller's sections. */
+static void
+put_inputs(writer *w, hop__buf *body, const hop_save_options *opts)
+{
+    const hop_output_graph *og = w->og;
+    size_t ninputs = hop_output_graph_ninputs(og), ncaptures = 0;
+    hop__put_u(body, ninputs);
+    for (size_t i = 0; i < ninputs && w->st == HOP_OK; i++) {
+        hop_source src;
+        size_t index = 0;
+        lookup(w->node_map, hop_output_graph_input(og, i, &src), &index);
+        hop__put_u(body, index);
+        hop__put_byte(body, (unsigned)src.kind);
+        if (src.kind == HOP_SOURCE_ARG) {
+            hop__put_u(body, src.position);
+        } else if (src.kind == HOP_SOURCE_SIZE) {
+            hop__put_u(body, src.input);
+            hop__put_u(body, src.dim);
+        } else {
+            ncaptures++;
+        }
+    }
+    hop__put_u(body, ncaptures);
+    for (size_t i = 0; i < ncaptures; i++) {
+        const hop_saved_tensor *t = &opts->captures[i];
+        bool ok;
+        hop__put_byte(body, (unsigned)t->dtype);
+        hop__put_byte(body, (unsigned)t->rank);
+        for (int d = 0; d < t->rank; d++)
+            hop__put_u(body, (uint64_t)t->sizes[d]);
+        hop__put_bytes(body, t->data, tensor_bytes(t, &ok));
+    }
+    size_t nsections = opts ? opts->nsections : 0;
+    hop__put_u(body, nsections);
+    for (size_t i = 0; i < nsections; i++) {
+        hop__put_str(body, opts->sections[i].name);
+        hop__put_bytes(body, opts->sections[i].data, opts->sections[i].size);
+    }
+}
+
+/* The file into out: the header, the symbol ranges, the expression table,
+ * the body, the CRC. */
+static void
+put_file(writer *w, hop__buf *body, hop__buf *out)
+{
+    hop_shape_env *env = hop_output_graph_env(w->og);
+    size_t nsymbols = hop_shape_env_nsymbols(env);
+    hop__buf_append(out, HOP__SAVED_MAGIC, 8);
+    unsigned char word[8];
+    for (int k = 0; k < 4; k++)
+        word[k] = (unsigned char)((HOP_SAVED_VERSION >> (8 * k)) & 0xff);
+    memset(word + 4, 0, 4);
+    hop__buf_append(out, (const char *)word, 8);
+    size_t length_at = out->len;
+    hop__buf_append(out, (const char *)word + 4, 4);
+    hop__buf_append(out, (const char *)word + 4, 4);
+    size_t payload_at = out->len;
+    hop__put_u(out, nsymbols);
+    for (size_t i = 0; i < nsymbols; i++) {
+        const hop_expr *s = hop_shape_env_symbol(env, i);
+        int64_t hint = 0, lo, hi;
+        hop_symbol_hint(s, &hint);
+        hop_shape_env_bounds(env, s, &lo, &hi);
+        hop__put_byte(out, hop_symbol_is_unbacked(s));
+        hop__put_i(out, hint);
+        hop__put_i(out, lo);
+        hop__put_i(out, hi);
+    }
+    hop__put_u(out, w->nexprs);
+    /* A buffer whose first allocation failed has no data (the failure is
+     * reported below): memcpy must not see its NULL, even for 0 bytes. */
+    if (w->exprs.data)
+        hop__buf_append(out, w->exprs.data, w->exprs.len);
+    if (body->data)
+        hop__buf_append(out, body->data, body->len);
+    if (w->st == HOP_OK && (out->failed || w->exprs.failed || body->failed))
+        w->st = hop_error(HOP_NOMEM, "save: out of memory");
+    if (w->st == HOP_OK) {
+        uint64_t payload = out->len - payload_at;
+        for (int k = 0; k < 8; k++)
+            ((unsigned char *)out->data)[length_at + k] = (unsigned char)(payload >> (8 * k));
+        uint32_t crc = hop__crc32(out->data, out->len);
+        for (int k = 0; k < 4; k++)
+            word[k] = (unsigned char)(crc >> (8 * k));
+        hop__buf_append(out, (const char *)word, 4);
+    }
+}
+
 hop_status
 hop_output_graph_save(const hop_output_graph *og, const hop_save_options *opts, void **data,
                       size_t *size)
@@ -396,80 +485,8 @@ hop_output_graph_save(const hop_output_graph *og, const hop_save_options *opts, 
     for (size_t i = 1; i < w.ngraphs && w.st == HOP_OK; i++)
         put_capture_table(&w, &body, w.graphs[i]);
 
-    size_t ninputs = hop_output_graph_ninputs(og), ncaptures = 0;
-    hop__put_u(&body, ninputs);
-    for (size_t i = 0; i < ninputs && w.st == HOP_OK; i++) {
-        hop_source src;
-        size_t index = 0;
-        lookup(w.node_map, hop_output_graph_input(og, i, &src), &index);
-        hop__put_u(&body, index);
-        hop__put_byte(&body, (unsigned)src.kind);
-        if (src.kind == HOP_SOURCE_ARG) {
-            hop__put_u(&body, src.position);
-        } else if (src.kind == HOP_SOURCE_SIZE) {
-            hop__put_u(&body, src.input);
-            hop__put_u(&body, src.dim);
-        } else {
-            ncaptures++;
-        }
-    }
-    hop__put_u(&body, ncaptures);
-    for (size_t i = 0; i < ncaptures; i++) {
-        const hop_saved_tensor *t = &opts->captures[i];
-        bool ok;
-        hop__put_byte(&body, (unsigned)t->dtype);
-        hop__put_byte(&body, (unsigned)t->rank);
-        for (int d = 0; d < t->rank; d++)
-            hop__put_u(&body, (uint64_t)t->sizes[d]);
-        hop__put_bytes(&body, t->data, tensor_bytes(t, &ok));
-    }
-    size_t nsections = opts ? opts->nsections : 0;
-    hop__put_u(&body, nsections);
-    for (size_t i = 0; i < nsections; i++) {
-        hop__put_str(&body, opts->sections[i].name);
-        hop__put_bytes(&body, opts->sections[i].data, opts->sections[i].size);
-    }
-
-    /* Header, the symbol ranges, the expression table, the body, the CRC. */
-    hop__buf_append(&out, HOP__SAVED_MAGIC, 8);
-    unsigned char word[8];
-    for (int k = 0; k < 4; k++)
-        word[k] = (unsigned char)((HOP_SAVED_VERSION >> (8 * k)) & 0xff);
-    memset(word + 4, 0, 4);
-    hop__buf_append(&out, (const char *)word, 8);
-    size_t length_at = out.len;
-    hop__buf_append(&out, (const char *)word + 4, 4);
-    hop__buf_append(&out, (const char *)word + 4, 4);
-    size_t payload_at = out.len;
-    hop__put_u(&out, nsymbols);
-    for (size_t i = 0; i < nsymbols; i++) {
-        const hop_expr *s = hop_shape_env_symbol(env, i);
-        int64_t hint = 0, lo, hi;
-        hop_symbol_hint(s, &hint);
-        hop_shape_env_bounds(env, s, &lo, &hi);
-        hop__put_byte(&out, hop_symbol_is_unbacked(s));
-        hop__put_i(&out, hint);
-        hop__put_i(&out, lo);
-        hop__put_i(&out, hi);
-    }
-    hop__put_u(&out, w.nexprs);
-    /* A buffer whose first allocation failed has no data (the failure is
-     * reported below): memcpy must not see its NULL, even for 0 bytes. */
-    if (w.exprs.data)
-        hop__buf_append(&out, w.exprs.data, w.exprs.len);
-    if (body.data)
-        hop__buf_append(&out, body.data, body.len);
-    if (w.st == HOP_OK && (out.failed || w.exprs.failed || body.failed))
-        w.st = hop_error(HOP_NOMEM, "save: out of memory");
-    if (w.st == HOP_OK) {
-        uint64_t payload = out.len - payload_at;
-        for (int k = 0; k < 8; k++)
-            ((unsigned char *)out.data)[length_at + k] = (unsigned char)(payload >> (8 * k));
-        uint32_t crc = hop__crc32(out.data, out.len);
-        for (int k = 0; k < 4; k++)
-            word[k] = (unsigned char)(crc >> (8 * k));
-        hop__buf_append(&out, (const char *)word, 4);
-    }
+    put_inputs(&w, &body, opts);
+    put_file(&w, &body, &out);
     size_t len = out.len;
     char *bytes = hop__buf_finish(&out);
     if (w.st == HOP_OK && bytes == NULL)

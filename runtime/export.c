@@ -84,6 +84,33 @@ dim_of(dimsrc *d, const hop__xprog *x)
     d->value = x->is_const ? x->value : 0;
 }
 
+/* The plan's next input as const pointer parameter i (text pt): its dtype
+ * checked, each size a constant, a register bound on entry or an
+ * expression over them. */
+static hop_status
+export_input(hop_export *e, const hop_foreign_param *q, size_t i, const char *pt, xtensor *xt)
+{
+    const hop__input *in = &e->plan->inputs[e->nins++];
+    if (in->dtype != q->dtype)
+        return hop_error(HOP_INVALID,
+                         "hop_plan_export: parameter %zu (%s) is %s but input %zu (%s) of the "
+                         "plan is %s",
+                         i + 1, pt, hop_dtype_name(q->dtype), e->nins - 1, in->name,
+                         hop_dtype_name(in->dtype));
+    xt->dtype = in->dtype;
+    xt->rank = in->rank;
+    for (int d = 0; d < in->rank; d++) {
+        const hop__dimcheck *c = &in->dims[d];
+        if (c->kind == HOP__D_CONST)
+            xt->dims[d].value = c->value;
+        else if (c->kind == HOP__D_EXPR)
+            dim_of(&xt->dims[d], c->x);
+        else
+            xt->dims[d] = (dimsrc){-1 - c->reg, NULL}; /* a register */
+    }
+    return HOP_OK;
+}
+
 static hop_status
 export_check(hop_export *e)
 {
@@ -148,24 +175,9 @@ export_check(hop_export *e)
         xtensor *xt = q->kind == HOP_FOREIGN_IN ? &e->ins[e->nins] : &e->outs[e->nouts];
         xt->param = i;
         if (q->kind == HOP_FOREIGN_IN) {
-            const hop__input *in = &p->inputs[e->nins++];
-            if (in->dtype != q->dtype)
-                return hop_error(HOP_INVALID,
-                                 "hop_plan_export: parameter %zu (%s) is %s but input %zu (%s) of "
-                                 "the plan is %s",
-                                 i + 1, pt, hop_dtype_name(q->dtype), e->nins - 1, in->name,
-                                 hop_dtype_name(in->dtype));
-            xt->dtype = in->dtype;
-            xt->rank = in->rank;
-            for (int d = 0; d < in->rank; d++) {
-                const hop__dimcheck *c = &in->dims[d];
-                if (c->kind == HOP__D_CONST)
-                    xt->dims[d].value = c->value;
-                else if (c->kind == HOP__D_EXPR)
-                    dim_of(&xt->dims[d], c->x);
-                else
-                    xt->dims[d] = (dimsrc){-1 - c->reg, NULL}; /* a register */
-            }
+            hop_status st = export_input(e, q, i, pt, xt);
+            if (st != HOP_OK)
+                return st;
             continue;
         }
         size_t j = e->nouts++;

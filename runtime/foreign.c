@@ -888,17 +888,6 @@ check_sizes(const hop_foreign *f, const hop_rt_arg *args)
     return HOP_OK;
 }
 
-static bool
-same_sizes(const hop_tensor *a, const hop_tensor *b)
-{
-    if (a->rank != b->rank)
-        return false;
-    for (int d = 0; d < a->rank; d++)
-        if (a->sizes[d] != b->sizes[d])
-            return false;
-    return true;
-}
-
 static hop_status
 check_outs(const hop_foreign *f, const hop_rt_arg *args, hop_tensor *const *outs)
 {
@@ -911,7 +900,7 @@ check_outs(const hop_foreign *f, const hop_rt_arg *args, hop_tensor *const *outs
         hop__ttext a, b;
         if (o == NULL)
             return hop_error(HOP_MISUSE, "%s: output %zu is NULL", s->name, j);
-        if (o->dtype != in->dtype || !same_sizes(o, in))
+        if (o->dtype != in->dtype || !hop__same_sizes(o, in->rank, in->sizes))
             return hop_error(o->dtype != in->dtype ? HOP_DTYPE : HOP_SHAPE,
                              "%s: output %zu is %s but parameter %zu (%s) is %s", s->name, j,
                              hop__tensor_text(&a, o), i + 1, s->params[i].name,

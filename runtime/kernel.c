@@ -20,8 +20,8 @@ _Static_assert(sizeof(hop__kernel) <= HOP_KERNEL_BYTES, "hop_kernel is too small
 
 /* ---------------------------------------------------------------- checks */
 
-static bool
-same_sizes(const hop_tensor *t, int rank, const int64_t *sizes)
+bool
+hop__same_sizes(const hop_tensor *t, int rank, const int64_t *sizes)
 {
     if (t->rank != rank)
         return false;
@@ -51,7 +51,7 @@ byte_range(const hop_tensor *t, uintptr_t *lo, uintptr_t *hi)
 static bool
 same_geometry(const hop_tensor *a, const hop_tensor *b)
 {
-    if (a->data != b->data || a->dtype != b->dtype || !same_sizes(a, b->rank, b->sizes))
+    if (a->data != b->data || a->dtype != b->dtype || !hop__same_sizes(a, b->rank, b->sizes))
         return false;
     for (int d = 0; d < a->rank; d++) {
         if (a->sizes[d] != 1 && a->strides[d] != b->strides[d])
@@ -92,7 +92,7 @@ check_out(const hop__call *c, const hop_tensor *out)
     if (out == NULL)
         return hop_error(HOP_MISUSE, "%s: out is NULL", name);
     const hop_meta *m = &c->res.meta;
-    if (out->dtype != m->dtype || !same_sizes(out, m->rank, c->sizes)) {
+    if (out->dtype != m->dtype || !hop__same_sizes(out, m->rank, c->sizes)) {
         hop_sizes_print(m->dtype, m->rank, c->sizes, tr.s, sizeof tr.s);
         return hop_error(out->dtype != m->dtype ? HOP_DTYPE : HOP_SHAPE,
                          "%s: out is %s but the result is %s", name, hop__tensor_text(&to, out),

@@ -137,6 +137,27 @@ typedef struct hop__math {
     hop__mfn2_f64 binary_f64[HOP__MB_COUNT];
 } hop__math;
 
+/* A backend's table, from the functions its file defines under the same
+ * names in every backend (exp_f32 ... sqrt_f64, b_pow_f32/_f64, u_<name>_f32/_f64 for
+ * HOP__MATH_UNARY, b_<name>_f32/_f64 for HOP__MATH_BINARY): one list of the
+ * members, so a backend cannot leave one out. */
+#define HOP__MATH_ROW_U32(name, f) [HOP__MU_##name] = u_##name##_f32,
+#define HOP__MATH_ROW_U64(name, f) [HOP__MU_##name] = u_##name##_f64,
+#define HOP__MATH_ROW_B32(name, f) [HOP__MB_##name] = b_##name##_f32,
+#define HOP__MATH_ROW_B64(name, f) [HOP__MB_##name] = b_##name##_f64,
+#define HOP__MATH_TABLE(backend)                                                                   \
+    {                                                                                              \
+        .name = backend, .exp_f32 = exp_f32, .log_f32 = log_f32, .sin_f32 = sin_f32,               \
+        .cos_f32 = cos_f32, .tanh_f32 = tanh_f32, .sigmoid_f32 = sigmoid_f32,                      \
+        .sqrt_f32 = sqrt_f32, .exp_f64 = exp_f64, .log_f64 = log_f64, .sin_f64 = sin_f64,          \
+        .cos_f64 = cos_f64, .tanh_f64 = tanh_f64, .sigmoid_f64 = sigmoid_f64,                      \
+        .sqrt_f64 = sqrt_f64, .pow_f32 = b_pow_f32, .pow_f64 = b_pow_f64,                          \
+        .unary_f32 = {HOP__MATH_UNARY(HOP__MATH_ROW_U32)},                                         \
+        .unary_f64 = {HOP__MATH_UNARY(HOP__MATH_ROW_U64)},                                         \
+        .binary_f32 = {HOP__MATH_BINARY(HOP__MATH_ROW_B32)},                                       \
+        .binary_f64 = {HOP__MATH_BINARY(HOP__MATH_ROW_B64)},                                       \
+    }
+
 /* The backend chosen at build time and checked against the CPU once. */
 const hop__math *hop__math_get(void);
 /* The scalar libm backend (always available) and the SLEEF AVX2 and
@@ -228,6 +249,10 @@ typedef struct hop__kernel {
 #define HOP__K_MAGIC 0x6b726e6cu
 
 /* ----------------------------------------------------------- shapes */
+
+/* Whether t has rank `rank` and these sizes (kernel.c; its out checks and the
+ * foreign kernels' in-place outputs). */
+bool hop__same_sizes(const hop_tensor *t, int rank, const int64_t *sizes);
 
 /* One eager/kernel call after operand conversion and shape inference. */
 typedef struct hop__call {

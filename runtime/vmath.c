@@ -46,14 +46,14 @@ SCALAR_LOOP(sigmoid_f64, double, 1.0 / (1.0 + exp(-x)))
 SCALAR_LOOP(sqrt_f64, double, sqrt(x))
 
 static void
-pow_f32(int64_t n, float *out, const float *a, const float *b)
+b_pow_f32(int64_t n, float *out, const float *a, const float *b)
 {
     for (int64_t i = 0; i < n; i++)
         out[i] = powf(a[i], b[i]);
 }
 
 static void
-pow_f64(int64_t n, double *out, const double *a, const double *b)
+b_pow_f64(int64_t n, double *out, const double *a, const double *b)
 {
     for (int64_t i = 0; i < n; i++)
         out[i] = pow(a[i], b[i]);
@@ -77,33 +77,7 @@ HOP__MATH_UNARY(SCALAR_UNARY)
     }
 HOP__MATH_BINARY(SCALAR_BINARY)
 
-const hop__math hop__math_scalar = {
-    .name = "scalar",
-    .exp_f32 = exp_f32,
-    .log_f32 = log_f32,
-    .sin_f32 = sin_f32,
-    .cos_f32 = cos_f32,
-    .tanh_f32 = tanh_f32,
-    .sigmoid_f32 = sigmoid_f32,
-    .sqrt_f32 = sqrt_f32,
-    .exp_f64 = exp_f64,
-    .log_f64 = log_f64,
-    .sin_f64 = sin_f64,
-    .cos_f64 = cos_f64,
-    .tanh_f64 = tanh_f64,
-    .sigmoid_f64 = sigmoid_f64,
-    .sqrt_f64 = sqrt_f64,
-    .pow_f32 = pow_f32,
-    .pow_f64 = pow_f64,
-#define ROW_U32(name, f) [HOP__MU_##name] = u_##name##_f32,
-#define ROW_U64(name, f) [HOP__MU_##name] = u_##name##_f64,
-#define ROW_B32(name, f) [HOP__MB_##name] = b_##name##_f32,
-#define ROW_B64(name, f) [HOP__MB_##name] = b_##name##_f64,
-    .unary_f32 = {HOP__MATH_UNARY(ROW_U32)},
-    .unary_f64 = {HOP__MATH_UNARY(ROW_U64)},
-    .binary_f32 = {HOP__MATH_BINARY(ROW_B32)},
-    .binary_f64 = {HOP__MATH_BINARY(ROW_B64)},
-};
+const hop__math hop__math_scalar = HOP__MATH_TABLE("scalar");
 
 #ifndef HOP_HAVE_SLEEF_AVX2
 const hop__math *

@@ -230,33 +230,7 @@ BINARY_F32(hypot, SF(hypot, u05))
 BINARY_F64(atan2, SD(atan2, u10))
 BINARY_F64(hypot, SD(hypot, u05))
 
-static const hop__math BACKEND = {
-    .name = BACKEND_NAME,
-    .exp_f32 = exp_f32,
-    .log_f32 = log_f32,
-    .sin_f32 = sin_f32,
-    .cos_f32 = cos_f32,
-    .tanh_f32 = tanh_f32,
-    .sigmoid_f32 = sigmoid_f32,
-    .sqrt_f32 = sqrt_f32,
-    .exp_f64 = exp_f64,
-    .log_f64 = log_f64,
-    .sin_f64 = sin_f64,
-    .cos_f64 = cos_f64,
-    .tanh_f64 = tanh_f64,
-    .sigmoid_f64 = sigmoid_f64,
-    .sqrt_f64 = sqrt_f64,
-    .pow_f32 = b_pow_f32,
-    .pow_f64 = b_pow_f64,
-#define ROW_U32(name, f) [HOP__MU_##name] = u_##name##_f32,
-#define ROW_U64(name, f) [HOP__MU_##name] = u_##name##_f64,
-#define ROW_B32(name, f) [HOP__MB_##name] = b_##name##_f32,
-#define ROW_B64(name, f) [HOP__MB_##name] = b_##name##_f64,
-    .unary_f32 = {HOP__MATH_UNARY(ROW_U32)},
-    .unary_f64 = {HOP__MATH_UNARY(ROW_U64)},
-    .binary_f32 = {HOP__MATH_BINARY(ROW_B32)},
-    .binary_f64 = {HOP__MATH_BINARY(ROW_B64)},
-};
+static const hop__math BACKEND = HOP__MATH_TABLE(BACKEND_NAME);
 
 const hop__math *
 BACKEND_GET(void)

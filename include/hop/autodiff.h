@@ -35,6 +35,7 @@
 #endif
 
 #include "hop/class.h"
+#include "hop/rewrite.h" /* hop_jvp_inline is hop_graph_inline of a tangent graph */
 
 #ifdef __cplusplus
 extern "C" {
@@ -80,29 +81,12 @@ hop_status hop_vjp_graph(const hop_graph *fwd, const bool *wrt, const hop_ct_kin
 hop_status hop_jvp_graph(const hop_graph *fwd, const bool *wrt, hop_graph *out);
 
 /*
- * Copies the nodes of src into dst (a graph of the same ShapeEnv, being
- * built) with src's placeholders bound to inputs[src->nplaceholders] (nodes
- * of dst); the subgraphs src's calls use are copied into dst.  Binding a
- * placeholder binds its unbacked symbols: a SymInt placeholder's symbol, and
- * each size of a tensor placeholder that is a plain unbacked symbol, are
- * replaced in every copied size and argument by the input's expression (the
- * first binding of a symbol wins).  Backed symbols (input sizes) stay.  The caller vouches for the
- * ranges src assumed of them (hop_shape_env_constrain a fresh unbacked symbol first).  outputs
- * (room for src's output count) gets the values standing for src's
- * outputs.  For rules that build a body from another (a loop's backward
- * body around the body's vjp graph).  Errors: what the builders return
- * (dst keeps what was copied so far); HOP_MISUSE for bad arguments.
- */
-hop_status hop_graph_inline(hop_graph *dst, const hop_graph *src, hop_node *const *inputs,
-                            hop_node **outputs);
-
-/*
  * The tangent graph of f (hop_jvp_graph with wrt) inlined into dst:
  * primals[i] bound to f's placeholder i, tangents[i] to its tangent where
  * wrt[i] (other entries are not read).  outputs (room for twice f's output
  * count) gets f's outputs, then one tangent per tensor output.  For rules
  * that build a loop body over values and their tangents.  Errors as
- * hop_jvp_graph and hop_graph_inline.
+ * hop_jvp_graph and hop_graph_inline (hop/rewrite.h).
  */
 hop_status hop_jvp_inline(hop_graph *dst, const hop_graph *f, const bool *wrt,
                           hop_node *const *primals, hop_node *const *tangents, hop_node **outputs);

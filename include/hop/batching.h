@@ -134,6 +134,26 @@ hop_graph *hop_batch_copy_body(hop_batch_ctx *cx, const hop_graph *body);
  *                          (hop_graph_inline it, then free g)
  */
 /*
+ * For rules that read a call's operands and emit the call again (with
+ * hop/layout.h's builder):
+ *
+ *   hop_batch_operands     per input j of call's bodies (its layout), the
+ *                          value standing for what the call passes there in
+ *                          ops[j] and whether it is batched in batched[j];
+ *                          NULL and false for the inputs the HOP makes.
+ *                          HOP_MISUSE naming a value with none
+ *   hop_batch_meta         v with a batch dim of hop_batch_size at 0
+ *   hop_batch_outputs      sets output j of call to getitem j of c, batched
+ *                          where batched[j] (NULL: every tensor output),
+ *                          after c is renamed after call
+ */
+hop_status hop_batch_operands(hop_batch_ctx *cx, const hop_node *call, hop_node **ops,
+                              bool *batched);
+hop_value_info hop_batch_meta(hop_batch_ctx *cx, const hop_value_info *v);
+hop_status hop_batch_outputs(hop_batch_ctx *cx, const hop_node *call, hop_node *c,
+                             const bool *batched);
+
+/*
  * hop_batch_carries: the carries' batching of a loop body whose
  * placeholders at .. at + n - 1 are the carries and whose outputs 0 .. n - 1
  * their next values: batched (one per placeholder) is updated in place to

@@ -250,6 +250,12 @@ struct hop_class {
  *                         parameter takes one or more, up to HOP_MAX_BODIES).
  * hop_class_body_param    the parameter of body b (a BODIES parameter for
  *                         each body past the BODY ones), or NULL.
+ * hop_class_is_wrap_like  whether the class runs one of its bodies on what
+ *                         it passes: its lowering and its evaluation are the
+ *                         PrimHOP base's (no class of its chain sets lower or
+ *                         eval).  The transformations treat a wrap-like class
+ *                         without a rule of its own as wrap (through its
+ *                         bodies).
  */
 const hop_param *hop_class_params(const hop_class *cls, size_t *n);
 hop_input_mode hop_class_input_mode(const hop_class *cls);
@@ -258,6 +264,7 @@ size_t hop_class_made_inputs(const hop_class *cls);
 size_t hop_class_nbodies(const hop_class *cls);
 bool hop_class_takes_bodies(const hop_class *cls, size_t nbodies);
 const hop_param *hop_class_body_param(const hop_class *cls, size_t b);
+bool hop_class_is_wrap_like(const hop_class *cls);
 
 /*
  * The nearest class of cls's chain (cls, its base, ...) that sets the slot

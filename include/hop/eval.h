@@ -93,18 +93,13 @@ bool hop_eval_same_kind(const hop_rt_value *a, const hop_rt_value *b);
 size_t hop_eval_nouts(const hop_eval_ctx *ex);
 hop_status hop_eval_output_zeros(hop_eval_ctx *ex, size_t j, hop_tensor **out);
 
-/*
- * The carry helpers of hop/prim_hop.h on concrete values, with the same
- * messages: hop_eval_pred reads a body's one bool scalar result into *out;
- * hop_eval_check_carries checks a body's first ncarry results against the
- * carries they replace (same kind, dtype and shape).
- */
-hop_status hop_eval_pred(hop_eval_ctx *ex, const hop_rt_values *r, const char *fn, bool *out);
-hop_status hop_eval_check_carries(hop_eval_ctx *ex, const hop_rt_values *r,
-                                  const hop_rt_value *carry, size_t ncarry, const char *fn);
+/* The carry checks of loops on concrete values: hop/loop_kit.h. */
 
-/* The PrimHOP base's eval: its one body run on every passed value, its
- * results the call's. */
+/* hop_eval_run_passed: body `body` (body k of a BODIES parameter; 0 for a
+ * BODY) run on every passed value (hop_eval_passed), its results the
+ * call's: a cond's or a switch's eval once it has picked the body.
+ * hop_eval_default, the PrimHOP base's eval: the class's first body so. */
+hop_status hop_eval_run_passed(hop_eval_ctx *ex, const char *body, size_t k);
 hop_status hop_eval_default(hop_eval_ctx *ex);
 
 /*

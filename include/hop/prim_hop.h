@@ -281,41 +281,11 @@ hop_status hop_tracer_call_foreign(hop_tracer *t, const hop_foreign *f, const ho
                                    size_t nargs, hop_values *outs);
 
 /*
- * Helpers for HOPs that carry values through iterations (loops).  Each
- * returns HOP_OK or an error naming the HOP (c->cls->name), the function
- * (fn: "body_fn") and the carry, leaving the state to the protocol's undo.
- *
- * hop_call_check_pred     body's results are one bool scalar (a bool tensor
- *                         of one element, or a SymBool).
- * hop_call_check_carries  body's first ncarry results come back as the
- *                         explicit inputs from c->input_meta[first] went in:
- *                         kind, dtype, rank and sizes decided equal
- *                         (`while_loop: carry 1 enters as f32[s0, 4] but
- *                         body_fn returns f32[s0, 5]`); more results are
- *                         allowed (a scan's ys).
- * hop_call_carry_outputs  c->outs: the carries as they entered, a SymInt's
- *                         value a fresh unbacked symbol, with room for extra
- *                         more outputs the caller fills (c->nouts = ncarry).
- * hop_call_bind_outputs   an installed slot: binds, in the caller, the
- *                         unbacked symbols of SymInt outputs.
+ * An installed slot (a loop's, switch's): binds, in the caller, the unbacked
+ * symbols of the call's SymInt outputs (a fresh one per SymInt carry).
+ * The other helpers of loop HOPs (carry checks, the carry-evaluation loop,
+ * loop autodiff) are the loop kit: hop/loop_kit.h.
  */
-hop_status hop_call_check_pred(hop_call *c, size_t body, const char *fn);
-/*
- * The same checks on a loop's call node, for its verify slot (hop/class.h):
- * HOP_VERIFY naming the node and the HOP.
- *
- * hop_verify_pred      body `body` (a BODY parameter) returns one bool
- *                      scalar (fn names it in the message: "cond_fn").
- * hop_verify_carries   the call's first outputs are the values of group
- *                      `group` as they entered (compatible metadata; a
- *                      SymInt carry leaves as any SymInt), one per carry,
- *                      and no more outputs unless `more` (a scan's ys).
- */
-hop_status hop_verify_pred(const hop_node *call, const char *body, const char *fn);
-hop_status hop_verify_carries(const hop_node *call, const char *group, bool more);
-hop_status hop_call_check_carries(hop_call *c, size_t body, size_t first, size_t ncarry,
-                                  const char *fn);
-hop_status hop_call_carry_outputs(hop_call *c, size_t first, size_t ncarry, size_t extra);
 hop_status hop_call_bind_outputs(hop_call *c);
 
 /*
@@ -374,62 +344,6 @@ hop_status hop_map(hop_output_graph *og, hop_body f, const hop_arg *xs, size_t n
  */
 hop_status hop_invoke_subgraph(hop_output_graph *og, hop_body f, const hop_arg *args, size_t nargs,
                                hop_values *outputs);
-
-/*
- * Records scan(reverse, dim, length, body, (init...), (xs...), (lifted...))
- * in g with outputs outs[nouts], its node layout (hop/scan.c) built from
- * plain node arrays: for rules that express a loop's backward as a scan
- * (scan's and fori_loop's vjp).  body must be a subgraph of g whose inputs
- * follow the lists.  NULL on error (hop_graph_call_hop's), g unchanged.
- */
-hop_node *hop_graph_call_scan(hop_graph *g, bool reverse, int64_t dim, int64_t length,
-                              hop_graph *body, hop_node *const *init, size_t ni,
-                              hop_node *const *xs, size_t nx, hop_node *const *lifted, size_t nl,
-                              const hop_value_info *outs, size_t nouts);
-
-/*
- * The vjp of a loop that runs a known number of steps, for loop HOPs' vjp
- * rules (hop/fori_loop.c; while_loop counts its steps first): call's first
- * nc outputs are carries started from init[nc] and updated by
- * c = f(i, c..., lifted...) (indexed; i a SymInt placeholder) or
- * f(c..., lifted...) for i in [lower, upper) (INT or SYM arguments, or
- * SymInt nodes of the out graph; an empty range passes the carries through).  Emits an
- * augmented forward scan over the indices that stacks the carries
- * (`<f>_fwd`) and a reverse scan running f's backward graph per step
- * (`<f>_bwd`), and accumulates the gradients of init's and lifted's float
- * values.  HOP_UNSUPPORTED for a SymInt carry; what the builders return.
- */
-hop_status hop_vjp_counted_loop(hop_vjp_ctx *cx, const hop_node *call, const hop_graph *f,
-                                bool indexed, const hop_arg *lower, const hop_arg *upper,
-                                const hop_arg *init, size_t nc, const hop_arg *lifted, size_t nl);
-
-/*
- * Forward mode of a loop HOP (hop/fori_loop.c, hop/while_loop.c): the loop
- * again, over the carries and their tangents.  f is the step body with
- * inputs (head..., c..., L...): `off` leading inputs passed as they are
- * (fori_loop's index), nc carries started from init, nl lifted values.
- * Fills p: body, `<f>_jvp` installed in the out graph, over (head..., c...,
- * dc..., L..., dL...) returning (c'..., dc'...), one tangent per float carry
- * and per float lifted value with a tangent; cond (may be NULL: while_loop's
- * cond_fn) as `<cond>_jvp` over the same inputs returning its predicate; the
- * new call's carry operands carries[ncarries] (c..., dc...), lifted ones
- * lifted[nlifted] and output metas outs[ncarries].  The rule then records
- * the call and hands it to hop_jvp_loop_finish, which sets the tangents of
- * call's float carries from it (outputs nc, nc + 1, ...) and frees p (NULL
- * loop: the builder's error).  HOP_UNSUPPORTED for a SymInt carry.
- */
-typedef struct hop_jvp_loop_parts {
-    hop_graph *body, *cond;
-    hop_node **carries, **lifted;
-    size_t ncarries, nlifted;
-    hop_value_info *outs;
-} hop_jvp_loop_parts;
-hop_status hop_jvp_loop(hop_jvp_ctx *cx, const hop_node *call, const hop_graph *f,
-                        const hop_graph *cond, size_t off, const hop_arg *init, size_t nc,
-                        const hop_arg *lifted, size_t nl, hop_jvp_loop_parts *p);
-hop_status hop_jvp_loop_finish(hop_jvp_ctx *cx, const hop_node *call, hop_jvp_loop_parts *p,
-                               hop_node *loop, size_t nc);
-void hop_jvp_loop_parts_clear(hop_jvp_loop_parts *p);
 
 #ifdef __cplusplus
 }

@@ -250,6 +250,46 @@ test_a_body_that_changes_a_carry_is_refused_and_changes_nothing(void **state)
     hop_output_graph_free(og);
 }
 
+/* cond(i) = i < 3; body(i) = (i + 1, i + 1): one value too many. */
+static hop_status
+below_three(hop_tracer *t, void *ud, hop_node *const *in, size_t n, hop_values *out)
+{
+    (void)ud;
+    (void)n;
+    return push(out, op(t, HOP_OP_lt, hop_arg_node(in[0]), hop_arg_int(3)));
+}
+
+static hop_status
+twice_fn(hop_tracer *t, void *ud, hop_node *const *in, size_t n, hop_values *out)
+{
+    (void)ud;
+    (void)n;
+    hop_status st = push(out, op(t, HOP_OP_add, hop_arg_node(in[0]), hop_arg_int(1)));
+    return st == HOP_OK ? push(out, op(t, HOP_OP_add, hop_arg_node(in[0]), hop_arg_int(1))) : st;
+}
+
+static void
+test_a_while_body_returning_more_values_than_carries_is_refused(void **state)
+{
+    (void)state;
+    hop_output_graph *og = hop_output_graph_new();
+    hop_node *i0 = hop_tracer_call_op(
+        hop_output_graph_root(og), HOP_OP_full,
+        (hop_arg[]){hop_arg_list(NULL, 0), hop_arg_int(0), hop_arg_dtype(HOP_I64)}, 3);
+    assert_non_null(i0);
+    size_t nnodes = hop_output_graph_root_graph(og)->nnodes;
+    hop_arg carry = hop_arg_node(i0);
+    hop_arg args[] = {hop_arg_list(&carry, 1)};
+    hop_body bodies[] = {{below_three, NULL}, {twice_fn, NULL}};
+    hop_values out = {0};
+    assert_int_equal(hop_apply(og, &hop_while_loop_class, args, 1, bodies, 2, &out), HOP_TRACE);
+    assert_string_equal(hop_error_message(), "while_loop: body_fn returns 2 values for 1 carry");
+    assert_int_equal(hop_output_graph_root_graph(og)->nnodes, nnodes);
+    assert_int_equal(hop_output_graph_root_graph(og)->nsubgraphs, 0);
+    hop_values_clear(&out);
+    hop_output_graph_free(og);
+}
+
 int
 main(void)
 {
@@ -257,6 +297,7 @@ main(void)
         cmocka_unit_test(test_while_loop_runs_in_the_plan_and_allocates_nothing_per_iteration),
         cmocka_unit_test(test_scan_writes_each_y_into_its_row_and_reverse_scans_from_the_end),
         cmocka_unit_test(test_a_body_that_changes_a_carry_is_refused_and_changes_nothing),
+        cmocka_unit_test(test_a_while_body_returning_more_values_than_carries_is_refused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

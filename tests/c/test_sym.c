@@ -855,6 +855,141 @@ check_values(const hop_expr *e, const int64_t (*bind)[4], const int64_t *want)
     }
 }
 
+/* Operation op (0..11: + - * // % max min neg < <= == >) on one binding's
+ * values; false where it is not defined (a division by zero) or the
+ * operands are too big to stay clear of overflow. */
+static bool
+value_of(int op, int64_t x, int64_t y, int64_t *r)
+{
+    if (llabs(x) >= 100000 || llabs(y) >= 100000)
+        return false;
+    switch (op) {
+    case 0:
+        *r = x + y;
+        return true;
+    case 1:
+        *r = x - y;
+        return true;
+    case 2:
+        *r = x * y;
+        return true;
+    case 3:
+        return y != 0 && (*r = pyfloordiv(x, y), true);
+    case 4:
+        return y != 0 && (*r = pymod(x, y), true);
+    case 5:
+        *r = x > y ? x : y;
+        return true;
+    case 6:
+        *r = x < y ? x : y;
+        return true;
+    case 7:
+        *r = -x;
+        return true;
+    case 8:
+        *r = x < y;
+        return true;
+    case 9:
+        *r = x <= y;
+        return true;
+    case 10:
+        *r = x == y;
+        return true;
+    default:
+        *r = x > y;
+        return true;
+    }
+}
+
+/* The same operation on the expressions. */
+static const hop_expr *
+expr_of(hop_shape_env *env, int op, const hop_expr *x, const hop_expr *y)
+{
+    switch (op) {
+    case 0:
+        return hop_sym_add(env, x, y);
+    case 1:
+        return hop_sym_sub(env, x, y);
+    case 2:
+        return hop_sym_mul(env, x, y);
+    case 3:
+        return hop_sym_floordiv(env, x, y);
+    case 4:
+        return hop_sym_mod(env, x, y);
+    case 5:
+        return hop_sym_max(env, x, y);
+    case 6:
+        return hop_sym_min(env, x, y);
+    case 7:
+        return hop_sym_neg(env, x);
+    case 8:
+        return hop_sym_lt(env, x, y);
+    case 9:
+        return hop_sym_le(env, x, y);
+    case 10:
+        return hop_sym_eq(env, x, y);
+    default:
+        return hop_sym_gt(env, x, y);
+    }
+}
+
+/* A comparison r of a and b: its negation and the connectives with a != b,
+ * checked against the values the same way. */
+static void
+check_connectives(hop_shape_env *env, const rnode *r, const rnode *a, const rnode *b,
+                  const int64_t (*bind)[4])
+{
+    int64_t nv[NB], av[NB], ov[NB];
+    const hop_expr *other = hop_sym_ne(env, b->e, a->e);
+    for (int k = 0; k < NB; k++) {
+        nv[k] = !r->v[k];
+        av[k] = r->v[k] && a->v[k] != b->v[k];
+        ov[k] = r->v[k] || a->v[k] != b->v[k];
+    }
+    check_values(hop_sym_not(env, r->e), bind, nv);
+    check_values(hop_sym_and(env, r->e, other), bind, av);
+    check_values(hop_sym_or(env, other, r->e), bind, ov);
+    assert_ptr_equal(hop_sym_not(env, hop_sym_not(env, r->e)), r->e);
+}
+
+/* Identities that the canonical form makes pointer equalities. */
+static void
+check_identities(hop_shape_env *env, const hop_expr *x, const hop_expr *y)
+{
+    const hop_expr *sum = hop_sym_add(env, x, y);
+    if (sum) {
+        assert_ptr_equal(sum, hop_sym_add(env, y, x));
+        const hop_expr *back = hop_sym_sub(env, sum, y);
+        if (back)
+            assert_ptr_equal(back, x);
+    }
+    const hop_expr *prod = hop_sym_mul(env, x, hop_sym_add_int(env, y, 1));
+    const hop_expr *xy = hop_sym_mul(env, y, x);
+    if (prod && xy)
+        assert_ptr_equal(prod, hop_sym_add(env, xy, x));
+    hop_error_clear();
+}
+
+/* The leaves (the symbols, twice) and constants the expressions grow from,
+ * with their values under every binding. */
+static void
+seed_pool(const fixture *f, rnode *pool, const int64_t (*bind)[4])
+{
+    const hop_expr *leaves[4] = {f->s0, f->s1, f->s2, f->u0};
+    for (int i = 0; i < POOL; i++) {
+        if (i < 8) {
+            pool[i].e = leaves[i % 4];
+            for (int k = 0; k < NB; k++)
+                pool[i].v[k] = bind[k][i % 4];
+        } else {
+            int64_t c = (int64_t)(rng() % 13) - 6;
+            pool[i].e = hop_sym_const(f->env, c);
+            for (int k = 0; k < NB; k++)
+                pool[i].v[k] = c;
+        }
+    }
+}
+
 static void
 test_random_expressions_keep_their_values_and_identities(void **state)
 {
@@ -872,149 +1007,29 @@ test_random_expressions_keep_their_values_and_identities(void **state)
         bind[k][3] = (int64_t)(rng() % 6);         /* u0 in [0, 5] */
     }
     rnode pool[POOL];
-    const hop_expr *leaves[4] = {f->s0, f->s1, f->s2, f->u0};
-    for (int i = 0; i < POOL; i++) {
-        if (i < 8) {
-            pool[i].e = leaves[i % 4];
-            for (int k = 0; k < NB; k++)
-                pool[i].v[k] = bind[k][i % 4];
-        } else {
-            int64_t c = (int64_t)(rng() % 13) - 6;
-            pool[i].e = C(c);
-            for (int k = 0; k < NB; k++)
-                pool[i].v[k] = c;
-        }
-    }
+    seed_pool(f, pool, (const int64_t(*)[4])bind);
     int built = 0, bools = 0;
     for (int step = 0; step < 4000; step++) {
         rnode *a = &pool[rng() % POOL], *b = &pool[rng() % POOL];
         int op = (int)(rng() % 12);
         rnode r;
-        bool ok = true, is_bool = op >= 8;
-        for (int k = 0; k < NB && ok; k++) {
-            int64_t x = a->v[k], y = b->v[k];
-            /* keep values small so that nothing overflows */
-            ok = llabs(x) < 100000 && llabs(y) < 100000;
-            if (!ok)
-                break;
-            switch (op) {
-            case 0:
-                r.v[k] = x + y;
-                break;
-            case 1:
-                r.v[k] = x - y;
-                break;
-            case 2:
-                r.v[k] = x * y;
-                break;
-            case 3:
-                ok = y != 0;
-                if (ok)
-                    r.v[k] = pyfloordiv(x, y);
-                break;
-            case 4:
-                ok = y != 0;
-                if (ok)
-                    r.v[k] = pymod(x, y);
-                break;
-            case 5:
-                r.v[k] = x > y ? x : y;
-                break;
-            case 6:
-                r.v[k] = x < y ? x : y;
-                break;
-            case 7:
-                r.v[k] = -x;
-                break;
-            case 8:
-                r.v[k] = x < y;
-                break;
-            case 9:
-                r.v[k] = x <= y;
-                break;
-            case 10:
-                r.v[k] = x == y;
-                break;
-            default:
-                r.v[k] = x > y;
-                break;
-            }
-        }
-        const hop_expr *x = a->e, *y = b->e;
+        bool ok = true;
+        for (int k = 0; k < NB && ok; k++)
+            ok = value_of(op, a->v[k], b->v[k], &r.v[k]);
         /* and expressions small: products of big sums grow without bound */
-        if (!ok || hop_expr_print(x, NULL, 0) > 120 || hop_expr_print(y, NULL, 0) > 120)
+        if (!ok || hop_expr_print(a->e, NULL, 0) > 120 || hop_expr_print(b->e, NULL, 0) > 120)
             continue;
-        switch (op) {
-        case 0:
-            r.e = hop_sym_add(env, x, y);
-            break;
-        case 1:
-            r.e = hop_sym_sub(env, x, y);
-            break;
-        case 2:
-            r.e = hop_sym_mul(env, x, y);
-            break;
-        case 3:
-            r.e = hop_sym_floordiv(env, x, y);
-            break;
-        case 4:
-            r.e = hop_sym_mod(env, x, y);
-            break;
-        case 5:
-            r.e = hop_sym_max(env, x, y);
-            break;
-        case 6:
-            r.e = hop_sym_min(env, x, y);
-            break;
-        case 7:
-            r.e = hop_sym_neg(env, x);
-            break;
-        case 8:
-            r.e = hop_sym_lt(env, x, y);
-            break;
-        case 9:
-            r.e = hop_sym_le(env, x, y);
-            break;
-        case 10:
-            r.e = hop_sym_eq(env, x, y);
-            break;
-        default:
-            r.e = hop_sym_gt(env, x, y);
-            break;
-        }
+        r.e = expr_of(env, op, a->e, b->e);
         if (r.e == NULL && hop_error_code() == HOP_INVALID)
             continue; /* a constant division by zero or a coefficient overflow */
         assert_non_null(r.e);
-        check_values(r.e, bind, r.v);
-        if (is_bool) {
-            /* negation and the connectives, checked the same way */
-            int64_t nv[NB], av[NB], ov[NB];
-            const hop_expr *other = hop_sym_ne(env, y, x);
-            for (int k = 0; k < NB; k++) {
-                nv[k] = !r.v[k];
-                av[k] = r.v[k] && a->v[k] != b->v[k];
-                ov[k] = r.v[k] || a->v[k] != b->v[k];
-            }
-            check_values(hop_sym_not(env, r.e), bind, nv);
-            check_values(hop_sym_and(env, r.e, other), bind, av);
-            check_values(hop_sym_or(env, other, r.e), bind, ov);
-            assert_ptr_equal(hop_sym_not(env, hop_sym_not(env, r.e)), r.e);
+        check_values(r.e, (const int64_t(*)[4])bind, r.v);
+        if (op >= 8) {
+            check_connectives(env, &r, a, b, (const int64_t(*)[4])bind);
             bools++;
             continue;
         }
-        /* identities that the canonical form makes pointer equalities */
-        const hop_expr *sum = hop_sym_add(env, x, y);
-        if (sum) {
-            assert_ptr_equal(sum, hop_sym_add(env, y, x));
-            const hop_expr *back = hop_sym_sub(env, sum, y);
-            if (back)
-                assert_ptr_equal(back, x);
-        }
-        const hop_expr *prod = hop_sym_mul(env, x, hop_sym_add_int(env, y, 1));
-        const hop_expr *xy = hop_sym_mul(env, y, x);
-        if (prod && xy)
-            assert_ptr_equal(prod, hop_sym_add(env, xy, x));
-        hop_error_clear();
+        check_identities(env, a->e, b->e);
         pool[rng() % POOL] = r;
         built++;
     }

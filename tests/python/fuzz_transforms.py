@@ -52,8 +52,10 @@ indexes); each layer maps the current value h to the next:
                                  its int carry, "false" a while condition that
                                  is the Python bool False
     ["repeat", n, p] ["fold", T, p]  the C HOPs of examples/ (hop.load_library),
-                                 which have no autodiff rule: every transform
-                                 but vmap must raise UnsupportedError naming them
+                                 whose rules are the loop kit's (vjp and vmap;
+                                 fold's jvp too): checked like the built-ins,
+                                 but a jvp through repeat (no jvp rule) must
+                                 raise UnsupportedError naming it
 
 The checks (CHECKS) compare the transformed program with finite differences
 of the eager program (jvp, vjp, grad: first directional derivatives; jvp_jvp,
@@ -474,9 +476,9 @@ class Checker:
         return fn(*args)
 
     def ad(self, fn):
-        """fn() for a check that differentiates: a C HOP on the path it
-        differentiates must make it raise UnsupportedError naming it
-        (Expected then); where no gradient passes through one (a loop that
+        """fn() for a check that differentiates: a C HOP without the rule on
+        the path it differentiates must make it raise UnsupportedError
+        naming it (Expected then); where no gradient passes through one (a loop that
         never runs it, a zero-size value whose gradient is no rule's), the
         values are checked as any.  (So the batched side of a check may
         refuse a C HOP its per-example reference never reached.)"""

@@ -234,3 +234,108 @@ def test_repeat_differential_eager_trace_compile_numpy(libs, n, rows, cols, seed
     same(f(x), ref, 1e-5)
     same(hop.trace(f, x, dynamic=dynamic)(x), ref, 1e-5)
     same(hop.compile(f)(x), ref, 1e-5)
+
+
+# ------------------------------------------------- the examples' transforms
+
+F64 = hop.float64
+
+
+def _fd_grad(f, x, eps=1e-6):
+    """Central differences of the scalar f at x (a float64 array)."""
+    g = np.zeros_like(x)
+    for i in np.ndindex(x.shape):
+        e = np.zeros_like(x)
+        e[i] = eps
+        g[i] = (f(x + e) - f(x - e)) / (2 * eps)
+    return g
+
+
+def test_repeat_grad_is_the_loop_kits_two_scans_and_matches_finite_differences(libs):
+    w = hop.tensor(np.array([0.5, -1.25, 2.0]), dtype=F64)
+    x = hop.tensor(np.random.default_rng(3).uniform(-1, 1, (4, 3)), dtype=F64)
+
+    def f(x):
+        return hop.ops.repeat(3, lambda v: (v * w).tanh(), x).sum()
+
+    def ref(a):
+        for _ in range(3):
+            a = np.tanh(a * w.numpy())
+        return a.sum()
+    want = _fd_grad(ref, x.numpy())
+    for got in (hop.grad(f)(x), hop.compile(hop.grad(f))(x)):
+        same(got, want, 1e-7)
+    code = hop.trace(hop.grad(f), x).code
+    assert 'scan: "(f64[4, 3], f64[3, 4, 3])" = scan(False, 0, -1, repeat_body_0_fwd, (x,), ' \
+        '(arange,), (w,))' in code
+    assert "scan(True, 0, -1, repeat_body_0_bwd, (expand, full_1), (arange, getitem_1), (w,))" \
+        in code
+    # the gradient of a value passed whole (w) is summed over the steps
+    gw = hop.grad(lambda w: hop.ops.repeat(2, lambda v: (v * w).tanh(), x).sum())(w)
+    same(gw, _fd_grad(lambda b: np.tanh(np.tanh(x.numpy() * b) * b).sum(), w.numpy()), 1e-7)
+    # zero steps: x's gradient passes through
+    same(hop.grad(lambda x: hop.ops.repeat(0, lambda v: v * w, x).sum())(x), np.ones((4, 3)))
+
+
+def test_repeat_has_no_jvp_rule_and_jvp_names_it(libs):
+    x = hop.tensor(np.ones(3), dtype=F64)
+    with pytest.raises(hop.UnsupportedError,
+                       match=r"autodiff: the HOP repeat \(repeat\) has no jvp rule"):
+        hop.jvp(lambda x: hop.ops.repeat(2, lambda v: v * 2.0, x), (x,), (x,))
+
+
+def test_repeat_vmap_batches_the_body_and_equals_a_loop_over_the_examples(libs):
+    rng = np.random.default_rng(5)
+    xs = hop.tensor(rng.uniform(-1, 1, (5, 2, 3)), dtype=F64)
+    ws = hop.tensor(rng.uniform(-1, 1, (5, 3)), dtype=F64)
+
+    def f(x, w):
+        return hop.ops.repeat(2, lambda v: (v * w).sin(), x)
+    want = np.stack([np.sin(np.sin(a * b) * b) for a, b in zip(xs.numpy(), ws.numpy())])
+    for in_axes in ((0, 0), (0, None), (None, 0)):
+        a = xs if in_axes[0] == 0 else xs[0]
+        b = ws if in_axes[1] == 0 else ws[0]
+        got = hop.vmap(f, in_axes=in_axes)(a, b)
+        ref = np.stack([np.sin(np.sin(p * q) * q) for p, q in zip(
+            a.numpy() if in_axes[0] == 0 else [a.numpy()] * 5,
+            b.numpy() if in_axes[1] == 0 else [b.numpy()] * 5)])
+        same(got, ref, 1e-12)
+    same(hop.vmap(f)(xs, ws), want, 1e-12)
+    code = hop.trace(hop.vmap(f), xs, ws).code
+    assert "repeat(2, repeat_body_0_vmap, (x,), (w,))" in code
+    assert "_vmap_loop" not in code and " = map(" not in code  # the rule, not the loop fallback
+
+
+def test_fold_grad_jvp_and_vmap_match_references(libs):
+    rng = np.random.default_rng(7)
+    c0 = hop.tensor(rng.uniform(-1, 1, 3), dtype=F64)
+    xs = hop.tensor(rng.uniform(-1, 1, (4, 3)), dtype=F64)
+    w = hop.tensor(rng.uniform(0.5, 1.5, 3), dtype=F64)
+
+    def f(c, xs):
+        return hop.ops.fold(lambda c, x: (c * x + w).tanh(), c, xs)
+
+    def ref(c, xs):
+        for x in xs:
+            c = np.tanh(c * x + w.numpy())
+        return c
+    ct = rng.uniform(-1, 1, 3)
+    L = lambda c, xs: (f(c, xs) * hop.tensor(ct, dtype=F64)).sum()  # noqa: E731
+    gc, gx = hop.grad(L, argnums=(0, 1))(c0, xs)
+    same(gc, _fd_grad(lambda a: (ref(a, xs.numpy()) * ct).sum(), c0.numpy()), 1e-7)
+    same(gx, _fd_grad(lambda a: (ref(c0.numpy(), a) * ct).sum(), xs.numpy()), 1e-7)
+    tc, tx = rng.uniform(-1, 1, 3), rng.uniform(-1, 1, (4, 3))
+    out, tan = hop.jvp(f, (c0, xs), (hop.tensor(tc, dtype=F64), hop.tensor(tx, dtype=F64)))
+    eps = 1e-6
+    fd = (ref(c0.numpy() + eps * tc, xs.numpy() + eps * tx) -
+          ref(c0.numpy() - eps * tc, xs.numpy() - eps * tx)) / (2 * eps)
+    same(out, ref(c0.numpy(), xs.numpy()))
+    same(tan, fd, 1e-7)
+    cs = hop.tensor(rng.uniform(-1, 1, (2, 3)), dtype=F64)
+    xss = hop.tensor(rng.uniform(-1, 1, (2, 4, 3)), dtype=F64)
+    same(hop.vmap(f)(cs, xss), np.stack([ref(a, b) for a, b in zip(cs.numpy(), xss.numpy())]),
+         1e-12)
+    same(hop.vmap(f, in_axes=(None, 0))(c0, xss),
+         np.stack([ref(c0.numpy(), b) for b in xss.numpy()]), 1e-12)
+    code = hop.trace(hop.vmap(f, in_axes=(None, 0)), c0, xss).code
+    assert "fold(fold_body_0_vmap, (expand,), (permute,), (w,))" in code

@@ -1,5 +1,7 @@
 /*
- * hop/branch_batch.c - the batch slots of cond and switch (hop/batching.h),
+ * hop/branch_kit.c - the branch kit (hop/branch_kit.h): vmap of a HOP that
+ * runs one of its bodies, picked by a lead (cond's pred, switch's index).
+ * cond.c and switch.c give the masks of their branches; the rest is here,
  * written against the public headers only, as an outside HOP author would.
  *
  * A predicate (index) that is not batched: the same cond (switch) over the
@@ -32,9 +34,7 @@
  * `<branch>_vmap_compact`, run by `wrap`, so the strategy shows in the
  * graph's code and in explain().
  */
-#include "hop/batching.h"
-#include "hop/graph.h"
-#include "hop/ops.h"
+#include "hop/branch_kit.h"
 #include "hop/prim_hop.h"
 
 #include <stdio.h>
@@ -42,9 +42,6 @@
 
 /* The cost rule's constant (docs/VMAP.md). */
 #define HOP_VMAP_SELECT_MAX_OPS 16
-
-hop_status hop__cond_batch(hop_batch_ctx *cx, const hop_node *call);
-hop_status hop__switch_batch(hop_batch_ctx *cx, const hop_node *call);
 
 /* ------------------------------------------------------------ the rule */
 
@@ -117,8 +114,8 @@ emit3(hop_graph *g, hop_op op, hop_arg a, hop_arg b, hop_arg c)
  * equal: the ShapeEnv decides (s0 == 3 from the hints, with a guard), and
  * only sizes it finds different, or cannot decide (unbacked), are refused. */
 static hop_status
-check_same_shapes(hop_shape_env *env, const hop_node *call, const hop_graph *const *bodies,
-                  size_t nb)
+check_same_shapes(hop_shape_env *env, const hop_node *call, const char *what,
+                  const hop_graph *const *bodies, size_t nb)
 {
     for (size_t j = 0; j < call->nouts; j++) {
         const hop_arg *a0 = &bodies[0]->output->args[j];
@@ -126,8 +123,7 @@ check_same_shapes(hop_shape_env *env, const hop_node *call, const hop_graph *con
             return hop_error(HOP_UNSUPPORTED,
                              "vmap: %s (%s) with a batched %s returns a SymInt (output %zu), "
                              "which would differ per example",
-                             call->target, call->name,
-                             strcmp(call->target, "cond") == 0 ? "predicate" : "index", j);
+                             call->target, call->name, what, j);
         for (size_t k = 1; k < nb; k++) {
             const hop_arg *ak = &bodies[k]->output->args[j];
             const hop_meta *m0 = &a0->u.node->meta->meta, *mk = &ak->u.node->meta->meta;
@@ -143,9 +139,8 @@ check_same_shapes(hop_shape_env *env, const hop_node *call, const hop_graph *con
                 return hop_error(HOP_UNSUPPORTED,
                                  "vmap: %s (%s) with a batched %s: output %zu has a different "
                                  "shape in branch %zu (%s) than in branch 0 (%s)",
-                                 call->target, call->name,
-                                 strcmp(call->target, "cond") == 0 ? "predicate" : "index", j, k,
-                                 bodies[k]->name, bodies[0]->name);
+                                 call->target, call->name, what, j, k, bodies[k]->name,
+                                 bodies[0]->name);
         }
     }
     return HOP_OK;
@@ -435,10 +430,9 @@ compact_batch(hop_batch_ctx *cx, const hop_node *call, const hop_graph *const *b
     return st;
 }
 
-/* lead: the predicate (is_cond) or the index, batched; the masks of the
- * branches, [B] bools, then the strategy. */
-static hop_status
-branches_batch(hop_batch_ctx *cx, const hop_node *call, bool is_cond)
+hop_status
+hop_batch_branches(hop_batch_ctx *cx, const hop_node *call, const char *lead_name, const char *what,
+                   hop_branch_masks_fn make_masks)
 {
     hop_graph *out = hop_batch_out(cx);
     const hop_graph *bodies[64];
@@ -454,15 +448,18 @@ branches_batch(hop_batch_ctx *cx, const hop_node *call, bool is_cond)
     hop_status st = passed_values(cx, call, &p);
     bool lead_batched = false;
     hop_node *lead = NULL;
-    if (st == HOP_OK && call->args[0].kind == HOP_ARG_NODE)
-        lead = hop_batch_value(cx, call->args[0].u.node, &lead_batched);
+    const hop_arg *la = st == HOP_OK ? hop_node_param(call, lead_name) : NULL;
+    if (st == HOP_OK && la == NULL)
+        st = hop_error_code();
+    if (st == HOP_OK && la->kind == HOP_ARG_NODE)
+        lead = hop_batch_value(cx, la->u.node, &lead_batched);
     if (st != HOP_OK || !lead_batched) {
         if (st == HOP_OK)
             st = same_hop(cx, call, &p);
         passed_free(&p);
         return st;
     }
-    if ((st = check_same_shapes(hop_batch_out(cx)->env, call, bodies, nb)) != HOP_OK) {
+    if ((st = check_same_shapes(hop_batch_out(cx)->env, call, what, bodies, nb)) != HOP_OK) {
         passed_free(&p);
         return st;
     }
@@ -480,16 +477,8 @@ branches_batch(hop_batch_ctx *cx, const hop_node *call, bool is_cond)
     for (size_t k = 0; k < nb && cheap; k++)
         cheap = cheap_and_pure(bodies[k], &ops);
     cheap = cheap && ops <= HOP_VMAP_SELECT_MAX_OPS;
-    if (is_cond) {
-        masks[0] = flat;
-        masks[1] = emit1(out, HOP_OP_logical_not, N(flat));
-    } else {
-        hop_node *c = emit2(out, HOP_OP_maximum, N(flat), hop_arg_int(0));
-        c = emit2(out, HOP_OP_minimum, N(c), hop_arg_int((int64_t)nb - 1));
-        for (size_t k = 0; k < nb; k++)
-            masks[k] = emit2(out, HOP_OP_eq, N(c), hop_arg_int((int64_t)k));
-    }
-    for (size_t k = 0; k < nb; k++)
+    st = flat ? make_masks(out, flat, nb, masks) : hop_error_code();
+    for (size_t k = 0; k < nb && st == HOP_OK; k++)
         if (masks[k] == NULL)
             st = hop_error_code();
     if (st == HOP_OK)
@@ -497,16 +486,4 @@ branches_batch(hop_batch_ctx *cx, const hop_node *call, bool is_cond)
                    : compact_batch(cx, call, bodies, nb, masks, &p);
     passed_free(&p);
     return st;
-}
-
-hop_status
-hop__cond_batch(hop_batch_ctx *cx, const hop_node *call)
-{
-    return branches_batch(cx, call, true);
-}
-
-hop_status
-hop__switch_batch(hop_batch_ctx *cx, const hop_node *call)
-{
-    return branches_batch(cx, call, false);
 }

@@ -1,12 +1,13 @@
 /*
- * hop/carry.c - helpers for HOPs that carry values through iterations
- * (while_loop, fori_loop, scan, and any loop a user defines): the checks that
- * a carry comes back as it went in and that a condition is a bool scalar,
- * on metadata while tracing (hop/prim_hop.h) and on concrete values in eval
- * (hop/eval.h), with one message in both; the outputs of a loop; the
- * binding of their unbacked symbols.
+ * hop/loop_kit.c - the loop kit's checks and its carry-evaluation loop
+ * (hop/loop_kit.h): that a carry comes back as it went in and that a
+ * condition is a bool scalar, on metadata while tracing, on a call node
+ * when verifying and on concrete values in eval, with one message in all;
+ * the outputs of a loop; the body run
+ * step after step on the current carries.  (Its autodiff is
+ * hop/loop_autodiff.c.)
  */
-#include "hop/eval.h"
+#include "hop/loop_kit.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -29,10 +30,11 @@ hop_call_check_pred(hop_call *c, size_t body, const char *fn)
 }
 
 hop_status
-hop_call_check_carries(hop_call *c, size_t body, size_t first, size_t ncarry, const char *fn)
+hop_call_check_carries(hop_call *c, size_t body, size_t first, size_t ncarry, bool more,
+                       const char *fn)
 {
     const hop_values *r = &c->results[body];
-    if (r->n < ncarry)
+    if (r->n < ncarry || (!more && r->n != ncarry))
         return hop_error(HOP_TRACE, "%s: %s returns %zu value%s for %zu carr%s", c->cls->name, fn,
                          r->n, r->n == 1 ? "" : "s", ncarry, ncarry == 1 ? "y" : "ies");
     hop_shape_env *env = hop_output_graph_env(c->og);
@@ -54,6 +56,21 @@ hop_call_check_carries(hop_call *c, size_t body, size_t first, size_t ncarry, co
 }
 
 hop_status
+hop_call_slice_inputs(hop_call *c, size_t first, size_t n, int64_t dim)
+{
+    for (size_t i = first; i < first + n; i++) {
+        hop_meta *m = &c->input_meta[i].meta;
+        int64_t d = dim < 0 ? dim + m->rank : dim;
+        if (c->input_meta[i].kind != HOP_VALUE_TENSOR || d < 0 || d >= m->rank)
+            return hop_error(HOP_MISUSE, "%s: body input %zu has no dim %lld to slice along",
+                             c->cls->name, i, (long long)dim);
+        memmove(m->sizes + d, m->sizes + d + 1, (size_t)(m->rank - d - 1) * sizeof *m->sizes);
+        m->rank--;
+    }
+    return HOP_OK;
+}
+
+hop_status
 hop_call_carry_outputs(hop_call *c, size_t first, size_t ncarry, size_t extra)
 {
     c->outs = hop_calloc(ncarry + extra + 1, sizeof *c->outs);
@@ -67,21 +84,6 @@ hop_call_carry_outputs(hop_call *c, size_t first, size_t ncarry, size_t extra)
             return hop_error_code();
     }
     c->nouts = ncarry;
-    return HOP_OK;
-}
-
-hop_status
-hop_call_bind_outputs(hop_call *c)
-{
-    for (size_t i = 0; i < c->nouts; i++) {
-        hop_node *item = c->outputs->items[c->outputs->n - c->nouts + i];
-        if (c->outs[i].kind == HOP_VALUE_SYM &&
-            hop_expr_kind_of(c->outs[i].sym) == HOP_EXPR_SYMBOL &&
-            hop_symbol_is_unbacked(c->outs[i].sym) &&
-            hop_tracer_bound_symbol(c->parent, c->outs[i].sym) == NULL &&
-            hop_tracer_bind_value(c->parent, c->outs[i].sym, item) != HOP_OK)
-            return hop_error_code();
-    }
     return HOP_OK;
 }
 
@@ -156,10 +158,10 @@ hop_eval_pred(hop_eval_ctx *ex, const hop_rt_values *r, const char *fn, bool *ou
 
 hop_status
 hop_eval_check_carries(hop_eval_ctx *ex, const hop_rt_values *r, const hop_rt_value *carry,
-                       size_t ncarry, const char *fn)
+                       size_t ncarry, bool more, const char *fn)
 {
     const char *hop = hop_eval_class(ex)->name;
-    if (r->n < ncarry)
+    if (r->n < ncarry || (!more && r->n != ncarry))
         return hop_error(HOP_TRACE, "%s: %s returns %zu value%s for %zu carr%s", hop, fn, r->n,
                          r->n == 1 ? "" : "s", ncarry, ncarry == 1 ? "y" : "ies");
     for (size_t i = 0; i < ncarry; i++) {
@@ -174,67 +176,67 @@ hop_eval_check_carries(hop_eval_ctx *ex, const hop_rt_values *r, const hop_rt_va
     return HOP_OK;
 }
 
-/* ------------------------------------------------- transformed bodies */
+/* ------------------------------------------------------------ eval loop */
 
-static hop_status
-replace_body(hop_call *c, size_t b, const char *suffix, hop_body_builder build, void *ud, bool keep)
+hop_status
+hop_eval_loop_begin(hop_eval_ctx *ex, size_t made, const char *carries, hop_eval_loop *l)
 {
-    if (b >= c->nbodies || c->graphs[b] == NULL || build == NULL)
-        return hop_error(HOP_MISUSE, "%s: hop_call_replace_body: no traced body %zu", c->cls->name,
-                         b);
-    if (keep && c->nbodies >= HOP_MAX_BODIES)
-        return hop_error(HOP_MISUSE, "%s: hop_call_replace_body_keep: %zu bodies already",
-                         c->cls->name, c->nbodies);
-    char name[256];
-    snprintf(name, sizeof name, "%s%s", c->graphs[b]->name, suffix ? suffix : "");
-    /* A tracer's graph, so that the OutputGraph owns it; nothing is traced
-     * in it: build writes it with the graph builders. */
-    hop_tracer *t = hop_output_graph_push(c->og, name);
-    if (t == NULL)
+    size_t n;
+    memset(l, 0, sizeof *l);
+    l->ex = ex;
+    l->made = made;
+    const hop_rt_value *passed = hop_eval_passed(ex, &n);
+    hop_eval_group(ex, carries, &l->nc);
+    l->init = passed;
+    l->nin = made + n;
+    if ((l->in = hop_calloc(l->nin + 1, sizeof *l->in)) == NULL)
         return hop_error_code();
-    hop_graph *out = hop_tracer_graph(t);
-    hop_status st = build(ud, c->graphs[b], out);
-    if (st == HOP_OK && out->nplaceholders != c->graphs[b]->nplaceholders)
-        st = hop_error(HOP_MISUSE, "%s: the transformed body %s has %zu inputs, the traced one %zu",
-                       c->cls->name, name, out->nplaceholders, c->graphs[b]->nplaceholders);
+    for (size_t j = 0; j < n; j++)
+        l->in[made + j] = passed[j];
+    hop_status st = HOP_OK;
+    for (size_t j = 0; j < l->nc && st == HOP_OK; j++)
+        st = hop_rt_values_push(
+            &l->carry,
+            (hop_rt_value){passed[j].kind, hop_tensor_retain(passed[j].tensor), passed[j].i});
+    return st;
+}
+
+hop_status
+hop_eval_loop_run(hop_eval_loop *l, const char *body, hop_rt_values *next)
+{
+    for (size_t j = 0; j < l->nc; j++)
+        l->in[l->made + j] = l->carry.items[j];
+    return hop_eval_body(l->ex, body, l->in, l->nin, next);
+}
+
+hop_status
+hop_eval_loop_step(hop_eval_loop *l, const char *body, const char *fn, hop_rt_values *next)
+{
+    hop_status st = hop_eval_loop_run(l, body, next);
+    if (st == HOP_OK)
+        st = hop_eval_check_carries(l->ex, next, l->init, l->nc, l->more, fn);
     if (st != HOP_OK)
-        return st; /* the protocol's restore pops t */
-    if ((st = hop_output_graph_pop(c->og, t, &out)) != HOP_OK)
-        return st;
-    if (keep)
-        c->graphs[c->nbodies++] = c->graphs[b];
-    else
-        hop_output_graph_discard(c->og, c->graphs[b]);
-    c->graphs[b] = out;
-    return HOP_OK;
+        hop_rt_values_clear(next);
+    return st;
+}
+
+void
+hop_eval_loop_take(hop_eval_loop *l, hop_rt_values *next)
+{
+    hop_rt_values_clear(&l->carry);
+    l->carry = *next;
+    *next = (hop_rt_values){NULL, 0, 0};
+    for (size_t j = 0; j < l->nc && j < l->carry.n; j++)
+        l->in[l->made + j] = l->carry.items[j];
 }
 
 hop_status
-hop_call_replace_body(hop_call *c, size_t b, const char *suffix, hop_body_builder build, void *ud)
+hop_eval_loop_end(hop_eval_loop *l, hop_status st)
 {
-    return replace_body(c, b, suffix, build, ud, false);
-}
-
-hop_status
-hop_call_replace_body_keep(hop_call *c, size_t b, const char *suffix, hop_body_builder build,
-                           void *ud)
-{
-    return replace_body(c, b, suffix, build, ud, true);
-}
-
-hop_status
-hop_call_body_output_meta(hop_call *c, size_t b)
-{
-    const hop_node *o = c->graphs[b]->output;
-    c->outs = hop_calloc(o->nargs + 1, sizeof *c->outs);
-    if (c->outs == NULL)
-        return HOP_NOMEM;
-    for (size_t i = 0; i < o->nargs; i++) {
-        if (o->args[i].kind != HOP_ARG_NODE)
-            return hop_error(HOP_INVALID, "%s: output %zu of %s is not a value of the graph",
-                             c->cls->name, i, c->graphs[b]->name);
-        c->outs[i] = *o->args[i].u.node->meta;
-    }
-    c->nouts = o->nargs;
-    return HOP_OK;
+    hop_free(l->in);
+    l->in = NULL;
+    if (st == HOP_OK)
+        st = hop_eval_results(l->ex, &l->carry);
+    hop_rt_values_clear(&l->carry);
+    return st;
 }

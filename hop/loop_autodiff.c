@@ -1,0 +1,786 @@
+/*
+ * hop/loop_autodiff.c - reverse and forward mode of any loop HOP, the loop
+ * kit's autodiff (hop/loop_kit.h): scan, fori_loop, while_loop and the
+ * loops of examples/ differentiate through here.
+ *
+ * Reverse mode is two scans.  The augmented forward (`<f>_fwd`) runs the
+ * step f and also returns the carries each step starts from, which the scan
+ * stacks; the backward (`<f>_bwd`) runs the other way over (the xs, the
+ * stacked carries, the ys' cotangents), carrying the carries' cotangents and
+ * the running sums of the gradients of the values passed whole, its body
+ * f's vjp graph inlined.  A counted loop (fori_loop, while_loop once its
+ * steps are counted, repeat) is a scan over its indices whose step reads
+ * i = item(index).  Forward mode is the HOP again over f's tangent twin.
+ * Both read f's inputs by name (hop/layout.h) and build their bodies with
+ * the builder, so the bodies and the operands passed to them agree by
+ * construction.
+ */
+#include "hop/loop_kit.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static bool
+float_value(const hop_value_info *v)
+{
+    return v->kind == HOP_VALUE_TENSOR && hop_dtype_is_float(v->meta.dtype);
+}
+
+/* HOP_UNSUPPORTED when a carry of call is a SymInt (mode: "vjp", "jvp"). */
+static hop_status
+tensor_carries(const hop_node *call, size_t nc, const char *mode)
+{
+    for (size_t j = 0; j < nc; j++)
+        if (call->outs[j].kind != HOP_VALUE_TENSOR)
+            return hop_error(HOP_UNSUPPORTED,
+                             "autodiff: %s %s carries a SymInt (carry %zu); its %s needs "
+                             "tensor carries",
+                             call->cls->name, call->name, j, mode);
+    return HOP_OK;
+}
+
+/* row stacked along dim (as scan stacks a y) into n steps. */
+static hop_value_info
+stacked_at(const hop_value_info *row, const hop_expr *n, int64_t dim)
+{
+    hop_value_info v = *row;
+    int64_t d = dim < 0 ? dim + v.meta.rank + 1 : dim;
+    memmove(v.meta.sizes + d + 1, v.meta.sizes + d,
+            (size_t)(v.meta.rank - d) * sizeof *v.meta.sizes);
+    v.meta.sizes[d] = n;
+    v.meta.rank++;
+    return v;
+}
+
+/* ------------------------------------------------------------ the loop */
+
+/* A loop as the reverse rule sees it: f's inputs by span, what the call
+ * passes for each (primals), which are differentiated. */
+typedef struct loop_ad {
+    hop_vjp_ctx *cx;
+    const hop_loop *lp;
+    const hop_node *call;
+    const hop_graph *f;
+    hop_graph *g; /* the out graph */
+    bool counted, indexed, reverse;
+    int64_t dim, length;
+    hop_span c, x, r;   /* f's carries, xs (none when counted), rest */
+    size_t nph, nout;   /* f's inputs and outputs */
+    bool *wrt;          /* per input of f: a float value, differentiated */
+    hop_node **prim;    /* per input of f: the primal of what the call passes */
+    hop_node *steps;    /* counted: the indices, an i64 vector of g */
+    hop_value_info ixm; /* counted: one index */
+    const hop_expr *n;  /* the number of steps */
+} loop_ad;
+
+static void
+loop_ad_free(loop_ad *la)
+{
+    hop_free(la->wrt);
+    hop_free(la->prim);
+}
+
+/* la's spans and primals from the call's layout. */
+static hop_status
+loop_ad_of(hop_vjp_ctx *cx, const hop_loop *lp, loop_ad *la)
+{
+    hop_layout l;
+    memset(la, 0, sizeof *la);
+    la->cx = cx;
+    la->lp = lp;
+    la->call = lp->call;
+    la->g = hop_vjp_out(cx);
+    la->counted = lp->xs == NULL;
+    la->f = hop_node_body(lp->call, lp->body);
+    if (la->f == NULL || hop_layout_of(lp->call, &l) != HOP_OK)
+        return hop_error_code();
+    hop_span made = hop_layout_span(&l, HOP_SPAN_MADE);
+    la->c = hop_layout_span(&l, lp->carries);
+    la->x = la->counted ? (hop_span){la->c.at + la->c.n, 0} : hop_layout_span(&l, lp->xs);
+    la->r = (hop_span){la->x.at + la->x.n, l.n - (la->x.at + la->x.n)};
+    la->indexed = made.n == 1;
+    la->nph = la->f->nplaceholders;
+    la->nout = la->f->output->nargs;
+    if (made.n > 1 || la->c.at != made.n || la->x.at != la->c.at + la->c.n || la->nph != l.n)
+        return hop_error(HOP_MISUSE,
+                         "hop_loop_vjp: %s's body %s does not take (made, %s, %s, the rest) "
+                         "in that order",
+                         la->call->name, la->f->name, lp->carries, lp->xs ? lp->xs : "no xs");
+    la->wrt = hop_calloc(la->nph + 1, sizeof *la->wrt);
+    la->prim = hop_calloc(la->nph + 1, sizeof *la->prim);
+    if (la->wrt == NULL || la->prim == NULL)
+        return HOP_NOMEM;
+    for (size_t j = la->c.at; j < la->nph; j++) {
+        la->wrt[j] = float_value(hop_graph_placeholder_at(la->f, j)->meta);
+        la->prim[j] = hop_vjp_primal(cx, hop_node_passed_to(la->call, j)->u.node);
+    }
+    la->reverse = la->counted ? false : lp->reverse;
+    la->dim = la->counted ? 0 : lp->dim;
+    la->length = la->counted ? -1 : lp->length;
+    return HOP_OK;
+}
+
+/* A bound as an expression: an int's constant, a SymInt's symbol. */
+static const hop_expr *
+bound_expr(hop_shape_env *env, const hop_arg *b)
+{
+    return b->kind == HOP_ARG_INT   ? hop_sym_const(env, b->u.i)
+           : b->kind == HOP_ARG_SYM ? b->u.sym
+                                    : b->u.node->meta->sym;
+}
+
+/* The steps' indices in g: arange(lower, upper) when upper >= lower is
+ * known (a SymInt node bound stays a node argument, so it stays used), else
+ * arange(lower, lower + Max(upper - lower, 0)). */
+static hop_node *
+step_indices(hop_graph *g, const hop_arg *lo, const hop_arg *hi)
+{
+    const hop_expr *lo_e = bound_expr(g->env, lo), *hi_e = bound_expr(g->env, hi);
+    const hop_expr *span = lo_e && hi_e ? hop_sym_sub(g->env, hi_e, lo_e) : NULL;
+    if (span == NULL)
+        return NULL;
+    int64_t smin, smax;
+    hop_shape_env_bounds(g->env, span, &smin, &smax);
+    hop_arg a[2] = {hop_arg_sym(lo_e), hop_arg_sym(hi_e)};
+    if (smin >= 0) {
+        a[0] = *lo;
+        a[1] = *hi;
+    } else {
+        span = hop_sym_max(g->env, span, hop_sym_const(g->env, 0));
+        if (span == NULL || (a[1].u.sym = hop_sym_add(g->env, lo_e, span)) == NULL)
+            return NULL;
+    }
+    return hop_graph_call_op(g, HOP_OP_arange,
+                             (hop_arg[]){a[0], a[1], hop_arg_int(1), hop_arg_dtype(HOP_I64)}, 4);
+}
+
+/* The steps: the indices of a counted loop (made in g), else the xs'
+ * count along dim. */
+static hop_status
+loop_steps(loop_ad *la)
+{
+    if (!la->counted) {
+        const hop_meta *m = la->x.n ? &la->prim[la->x.at]->meta->meta : NULL;
+        int64_t d = m ? (la->dim < 0 ? la->dim + m->rank : la->dim) : 0;
+        la->n = m ? m->sizes[d] : hop_sym_const(la->g->env, la->length);
+        return HOP_OK;
+    }
+    if ((la->steps = step_indices(la->g, &la->lp->lower, &la->lp->upper)) == NULL)
+        return hop_error_code();
+    la->n = la->steps->meta->meta.sizes[0];
+    la->ixm = (hop_value_info){.kind = HOP_VALUE_TENSOR};
+    return hop_meta_init(&la->ixm.meta, la->g->env, HOP_I64, 0, NULL);
+}
+
+/*
+ * In step body s: body (f, or f's vjp graph taking extra inputs after f's)
+ * run on c, x, r and extra; its outputs to outs.  A counted loop's x is the
+ * one index ix: the body gets i = item(ix) when indexed (its index symbol
+ * becomes i's, with the index's range: ix is an element of the steps), and
+ * nothing otherwise.
+ */
+static hop_status
+run_step(const loop_ad *la, hop_graph *s, const hop_graph *body, hop_node *const *c,
+         hop_node *const *x, hop_node *const *r, hop_node *const *extra, size_t nextra,
+         hop_node **outs)
+{
+    size_t nx = la->counted ? 0 : la->x.n, k = 0;
+    hop_node **in = hop_calloc(la->c.n + nx + la->r.n + nextra + 2, sizeof *in);
+    if (in == NULL)
+        return hop_error_code();
+    hop_status st = HOP_OK;
+    if (la->counted && la->indexed) {
+        hop_node *i = hop_graph_call_op(s, HOP_OP_item, (hop_arg[]){hop_arg_node(x[0])}, 1);
+        int64_t lo, hi;
+        hop_shape_env_bounds(s->env, hop_graph_placeholder_at(la->f, 0)->meta->sym, &lo, &hi);
+        st = i ? hop_shape_env_constrain(s->env, i->meta->sym, lo, hi) : hop_error_code();
+        in[k++] = i;
+    }
+    hop_node *const *parts[4] = {c, x, r, extra};
+    size_t counts[4] = {la->c.n, nx, la->r.n, nextra};
+    for (int p = 0; p < 4; p++)
+        for (size_t j = 0; j < counts[p]; j++)
+            in[k++] = parts[p][j];
+    if (st == HOP_OK)
+        st = hop_graph_inline(s, body, in, outs);
+    hop_free(in);
+    return st;
+}
+
+/* Adds f's inputs of span sp to group `group` of the scan b builds, each
+ * passed the primal (NULL prims: nothing, for the value of la->steps). */
+static hop_status
+inputs_like_f(const loop_ad *la, hop_build *b, const char *group, hop_span sp, hop_node **ph)
+{
+    for (size_t j = 0; j < sp.n; j++) {
+        const hop_node *p = hop_graph_placeholder_at(la->f, sp.at + j);
+        if ((ph[j] = hop_build_input(b, group, la->prim[sp.at + j], p->name, p->meta)) == NULL)
+            return hop_error_code();
+    }
+    return HOP_OK;
+}
+
+/* The scan's xs of a step: a counted loop's one index, else f's xs. */
+static hop_status
+step_xs(const loop_ad *la, hop_build *b, hop_node **ph)
+{
+    if (!la->counted)
+        return inputs_like_f(la, b, "xs", la->x, ph);
+    return (ph[0] = hop_build_input(b, "xs", la->steps, "i", &la->ixm)) ? HOP_OK : hop_error_code();
+}
+
+/* The scan's leads. */
+static hop_status
+scan_leads(const loop_ad *la, hop_build *b, bool reverse)
+{
+    hop_status st = hop_build_lead(b, "reverse", hop_arg_bool(reverse));
+    if (st == HOP_OK)
+        st = hop_build_lead(b, "dim", hop_arg_int(la->dim));
+    return st == HOP_OK ? hop_build_lead(b, "length", hop_arg_int(la->length)) : st;
+}
+
+/* ------------------------------------------------------------ reverse */
+
+/* 1. The augmented forward: scan(f_fwd) with f_fwd(c, x, r) = (f's
+ * outputs..., c...): the carries each step starts from, stacked. */
+static hop_node *
+augmented_forward(const loop_ad *la)
+{
+    char base[256];
+    snprintf(base, sizeof base, "%s_fwd", la->f->name);
+    size_t nx = la->counted ? 1 : la->x.n, nouts = la->nout + la->c.n;
+    hop_node **ph = hop_calloc(la->c.n + nx + la->r.n + la->nout + 1, sizeof *ph);
+    hop_node **xp = ph + la->c.n, **rp = xp + nx, **fo = rp + la->r.n;
+    hop_value_info *outs = hop_calloc(nouts + 1, sizeof *outs);
+    hop_build *b = ph && outs ? hop_build_new(la->g, &hop_scan_class) : NULL;
+    hop_graph *fa = b ? hop_build_body(b, "f", base) : NULL;
+    hop_status st = fa ? scan_leads(la, b, la->reverse) : hop_error_code();
+    if (st == HOP_OK)
+        st = inputs_like_f(la, b, "init", la->c, ph);
+    if (st == HOP_OK)
+        st = step_xs(la, b, xp);
+    if (st == HOP_OK)
+        st = inputs_like_f(la, b, "lifted", la->r, rp);
+    if (st == HOP_OK)
+        st = run_step(la, fa, la->f, ph, xp, rp, NULL, 0, fo);
+    for (size_t j = 0; j < nouts && st == HOP_OK; j++)
+        st = hop_build_output(b, "f", j < la->nout ? fo[j] : ph[j - la->nout]);
+    hop_node *aug = NULL;
+    if (st == HOP_OK) {
+        for (size_t j = 0; j < la->nout; j++)
+            outs[j] = la->call->outs[j];
+        for (size_t j = 0; j < la->c.n; j++)
+            outs[la->nout + j] = stacked_at(&la->call->outs[j], la->n, la->dim);
+        aug = hop_build_emit(b, outs, nouts);
+        b = NULL;
+    }
+    hop_build_free(b);
+    hop_free(ph);
+    hop_free(outs);
+    return aug;
+}
+
+/* The cotangent of output j of the call, or zeros like meta. */
+static hop_node *
+ct_or_zeros(const loop_ad *la, size_t j, const hop_value_info *meta)
+{
+    hop_node *ct = hop_vjp_ct(la->cx, la->call, j);
+    return ct ? ct : hop_vjp_zeros(la->cx, meta);
+}
+
+/* The backward scan's carries: the float carries' cotangents (`<c>_ct`,
+ * entering as the call's), then the running sums of the float rest values'
+ * gradients (`<r>_grad`, entering as zeros); their metadata into outs. */
+static hop_status
+backward_carries(const loop_ad *la, hop_build *b, hop_node **acc, hop_value_info *outs, size_t *no)
+{
+    char name[256];
+    for (size_t j = la->c.at; j < la->nph; j++) {
+        bool carry = j < la->c.at + la->c.n;
+        if (!la->wrt[j] || (!carry && j < la->r.at))
+            continue;
+        const hop_node *p = hop_graph_placeholder_at(la->f, j);
+        snprintf(name, sizeof name, "%s%s", p->name, carry ? "_ct" : "_grad");
+        const hop_value_info *m = carry && !la->counted ? &la->call->outs[j - la->c.at] : p->meta;
+        hop_node *v = carry ? ct_or_zeros(la, j - la->c.at, m) : hop_vjp_zeros(la->cx, m);
+        if (v == NULL || (acc[j] = hop_build_input(b, "init", v, name, p->meta)) == NULL)
+            return hop_error_code();
+        outs[(*no)++] = *v->meta;
+    }
+    return HOP_OK;
+}
+
+/* The backward scan's xs: f's xs, the stacked carries (c, as f names
+ * them), the float ys' cotangents (`<y>_ct`); their values into x, c, cty. */
+static hop_status
+backward_xs(const loop_ad *la, hop_build *b, hop_node *aug, hop_node **x, hop_node **c,
+            hop_node **cty, size_t *ncty)
+{
+    hop_status st = step_xs(la, b, x);
+    for (size_t j = 0; j < la->c.n && st == HOP_OK; j++) {
+        const hop_node *p = hop_graph_placeholder_at(la->f, la->c.at + j);
+        hop_node *s = hop_graph_getitem(la->g, aug, la->nout + j);
+        if (s == NULL || (c[j] = hop_build_input(b, "xs", s, p->name, p->meta)) == NULL)
+            st = hop_error_code();
+    }
+    char name[256];
+    for (size_t j = la->c.n; j < la->nout && st == HOP_OK; j++) {
+        if (!float_value(&la->call->outs[j]))
+            continue;
+        const hop_arg *o = &la->f->output->args[j];
+        snprintf(name, sizeof name, "%s_ct", o->kind == HOP_ARG_NODE ? o->u.node->name : "y");
+        hop_node *v = ct_or_zeros(la, j, &la->call->outs[j]);
+        if (v == NULL ||
+            (cty[(*ncty)++] = hop_build_input(b, "xs", v, name, o->u.node->meta)) == NULL)
+            st = hop_error_code();
+    }
+    return st;
+}
+
+/* The gradient of f's input j in bo, bwd's outputs: f's outputs, then one
+ * gradient per wrt input in order. */
+static hop_node *
+grad_of(const loop_ad *la, hop_node *const *bo, size_t j)
+{
+    size_t gi = la->nout;
+    for (size_t k = la->c.at; k < j; k++)
+        gi += la->wrt[k];
+    return bo[gi];
+}
+
+/* The backward step's outputs: the float carries' gradients, the running
+ * sums of the float rest values' (acc + g), the float xs' gradients. */
+static hop_status
+backward_outputs(const loop_ad *la, hop_build *b, hop_graph *gb, hop_node *const *acc,
+                 hop_node *const *bo)
+{
+    hop_status st = HOP_OK;
+    for (size_t j = la->c.at; j < la->x.at && st == HOP_OK; j++)
+        if (la->wrt[j])
+            st = hop_build_output(b, "f", grad_of(la, bo, j));
+    for (size_t j = la->r.at; j < la->nph && st == HOP_OK; j++) {
+        if (!la->wrt[j])
+            continue;
+        hop_arg a[] = {hop_arg_node(acc[j]), hop_arg_node(grad_of(la, bo, j))};
+        hop_node *d = hop_graph_call_op(gb, HOP_OP_add, a, 2);
+        st = d ? hop_build_output(b, "f", d) : hop_error_code();
+    }
+    for (size_t j = la->x.at; j < la->r.at && st == HOP_OK; j++)
+        if (la->wrt[j])
+            st = hop_build_output(b, "f", grad_of(la, bo, j));
+    return st;
+}
+
+/* 2. The backward: scan(f_bwd) the other way, f_bwd one step's vjp graph
+ * of f (bwd) inlined; its carries the cotangents and gradient sums, its ys
+ * the float xs' gradients. */
+static hop_node *
+backward_scan(const loop_ad *la, const hop_graph *bwd, hop_node *aug, hop_graph **gbp)
+{
+    char base[256];
+    snprintf(base, sizeof base, "%s_bwd", la->f->name);
+    size_t nx = la->counted ? 1 : la->x.n, nph = la->nph;
+    hop_node **v = hop_calloc(3 * nph + nx + 3 * la->nout + 4, sizeof *v);
+    hop_node **acc = v, **x = acc + nph, **c = x + nx, **cty = c + la->c.n, **rp = cty + la->nout;
+    hop_node **cts = rp + la->r.n, **bo = cts + la->nout;
+    hop_value_info *outs = hop_calloc(nph + 1, sizeof *outs);
+    hop_build *b = v && outs ? hop_build_new(la->g, &hop_scan_class) : NULL;
+    hop_graph *gb = b ? hop_build_body(b, "f", base) : NULL;
+    hop_status st = gb ? scan_leads(la, b, !la->reverse) : hop_error_code();
+    size_t no = 0, ncty = 0, nct = 0;
+    if (st == HOP_OK)
+        st = backward_carries(la, b, acc, outs, &no);
+    if (st == HOP_OK)
+        st = backward_xs(la, b, aug, x, c, cty, &ncty);
+    for (size_t j = 0; j < la->r.n && st == HOP_OK; j++) {
+        const hop_node *p = hop_graph_placeholder_at(la->f, la->r.at + j);
+        if ((rp[j] = hop_build_input(b, "lifted", la->prim[la->r.at + j], p->name, p->meta)) ==
+            NULL)
+            st = hop_error_code();
+    }
+    /* bwd's inputs after f's: the cotangents of f's float outputs */
+    for (size_t j = la->c.at; j < la->c.at + la->c.n; j++)
+        if (la->wrt[j])
+            cts[nct++] = acc[j];
+    memcpy(cts + nct, cty, ncty * sizeof *cts);
+    if (st == HOP_OK)
+        st = run_step(la, gb, bwd, c, x, rp, cts, nct + ncty, bo);
+    if (st == HOP_OK)
+        st = backward_outputs(la, b, gb, acc, bo);
+    for (size_t j = la->x.at; j < la->r.at && st == HOP_OK; j++)
+        if (la->wrt[j])
+            outs[no++] = *hop_node_passed_to(la->call, j)->u.node->meta;
+    hop_node *back = NULL;
+    if (st == HOP_OK) {
+        back = hop_build_emit(b, outs, no);
+        b = NULL;
+        *gbp = gb;
+    }
+    hop_build_free(b);
+    hop_free(v);
+    hop_free(outs);
+    return back;
+}
+
+/* 3. The gradients: the carries' and the rest's (the backward's final
+ * carries), then the xs' (its ys). */
+static hop_status
+accumulate(const loop_ad *la, hop_node *back)
+{
+    hop_status st = HOP_OK;
+    size_t q = 0;
+    for (int xs = 0; xs < 2; xs++)
+        for (size_t j = la->c.at; j < la->nph && st == HOP_OK; j++) {
+            bool is_x = j >= la->x.at && j < la->r.at;
+            if (!la->wrt[j] || is_x != (xs == 1))
+                continue;
+            hop_node *d = hop_graph_getitem(la->g, back, q++);
+            st = d ? hop_vjp_accumulate(la->cx, hop_node_passed_to(la->call, j)->u.node, d)
+                   : hop_error_code();
+        }
+    return st;
+}
+
+/* A counted loop of no step (constant bounds): the carries pass through. */
+static hop_status
+pass_through(hop_vjp_ctx *cx, const hop_node *call, const char *carries)
+{
+    size_t nc;
+    const hop_arg *init = hop_node_group(call, carries, &nc);
+    hop_status st = init ? HOP_OK : hop_error_code();
+    for (size_t j = 0; j < nc && st == HOP_OK; j++) {
+        hop_node *ct = hop_vjp_ct(cx, call, j);
+        if (ct)
+            st = hop_vjp_accumulate(cx, init[j].u.node, ct);
+    }
+    return st;
+}
+
+hop_status
+hop_loop_vjp(hop_vjp_ctx *cx, const hop_loop *lp)
+{
+    size_t nc;
+    if (cx == NULL || lp == NULL || lp->call == NULL || lp->body == NULL || lp->carries == NULL)
+        return hop_error(HOP_MISUSE, "hop_loop_vjp: NULL argument");
+    if (hop_node_group(lp->call, lp->carries, &nc) == NULL)
+        return hop_error_code();
+    hop_status st = tensor_carries(lp->call, nc, "vjp");
+    if (st != HOP_OK)
+        return st;
+    if (lp->xs == NULL && lp->lower.kind == HOP_ARG_INT && lp->upper.kind == HOP_ARG_INT &&
+        lp->upper.u.i <= lp->lower.u.i)
+        return pass_through(cx, lp->call, lp->carries);
+    loop_ad la;
+    hop_graph *bwd = NULL, *gb = NULL;
+    hop_node *aug = NULL, *back = NULL;
+    char base[256];
+    st = loop_ad_of(cx, lp, &la);
+    if (st == HOP_OK)
+        st = loop_steps(&la);
+    snprintf(base, sizeof base, "%s_step_bwd", la.f ? la.f->name : "f");
+    /* one step's backward: (f's inputs, cts of its float outputs) -> (its
+     * outputs, the gradients); made before the forward for a scan, after it
+     * for a counted loop (the order their symbols are made in) */
+    for (int pass = 0; pass < 2 && st == HOP_OK; pass++) {
+        if (pass == (la.counted ? 1 : 0)) {
+            if ((bwd = hop_graph_new(la.g->env, base)) == NULL)
+                st = hop_error_code();
+            else
+                st = hop_vjp_graph(la.f, la.wrt, NULL, bwd);
+        } else if ((aug = augmented_forward(&la)) == NULL)
+            st = hop_error_code();
+    }
+    if (st == HOP_OK && (back = backward_scan(&la, bwd, aug, &gb)) == NULL)
+        st = hop_error_code();
+    if (st == HOP_OK && la.counted)
+        hop_graph_dce(gb); /* the step's forward values nothing reads */
+    if (st == HOP_OK)
+        st = accumulate(&la, back);
+    hop_graph_free(bwd);
+    loop_ad_free(&la);
+    return st;
+}
+
+/* ------------------------------------------------------------ forward */
+
+/* A loop as the forward rule sees it. */
+typedef struct loop_jvp {
+    hop_jvp_ctx *cx;
+    const hop_node *call;
+    const hop_graph *f;
+    hop_graph *g;
+    hop_layout l;
+    size_t nc, nout; /* carries, f's outputs */
+    bool *wrt;       /* per input of f: it has a tangent */
+    hop_node **prim, **tan;
+} loop_jvp;
+
+/* The primal and tangent of each input of f: every float carry has a
+ * tangent (zeros where its init has none), the other float inputs where
+ * theirs is not zero. */
+static hop_status
+jvp_inputs(loop_jvp *lj)
+{
+    hop_span made = hop_layout_span(&lj->l, HOP_SPAN_MADE);
+    size_t n = lj->l.n, carries = made.n + lj->nc;
+    lj->wrt = hop_calloc(n + 1, sizeof *lj->wrt);
+    lj->prim = hop_calloc(2 * n + 1, sizeof *lj->prim);
+    if (lj->wrt == NULL || lj->prim == NULL)
+        return HOP_NOMEM;
+    lj->tan = lj->prim + n;
+    for (size_t j = made.n; j < n; j++) {
+        const hop_node *v = hop_node_passed_to(lj->call, j)->u.node;
+        const hop_value_info *m = hop_graph_placeholder_at(lj->f, j)->meta;
+        bool fl = float_value(m);
+        lj->prim[j] = hop_jvp_primal(lj->cx, v);
+        lj->tan[j] = fl ? hop_jvp_tangent(lj->cx, v) : NULL;
+        if (j < carries && fl && lj->tan[j] == NULL &&
+            (lj->tan[j] = hop_jvp_zeros(lj->cx, m)) == NULL)
+            return hop_error_code();
+        lj->wrt[j] = lj->tan[j] != NULL;
+        if (lj->prim[j] == NULL)
+            return hop_error_code();
+    }
+    return HOP_OK;
+}
+
+/* A placeholder of every twin like made input p: a fresh unbacked symbol of
+ * p's range (the new loop binds its own index; inlining maps p's symbol to
+ * it). */
+static hop_status
+made_like(loop_jvp *lj, hop_build *b, const hop_node *p)
+{
+    hop_value_info m = *p->meta;
+    if (m.kind == HOP_VALUE_SYM) {
+        int64_t lo, hi;
+        hop_shape_env_bounds(lj->g->env, p->meta->sym, &lo, &hi);
+        if ((m.sym = hop_shape_env_unbacked(lj->g->env, lo, hi)) == NULL)
+            return hop_error_code();
+    }
+    return hop_build_made(b, p->name, &m) ? HOP_OK : hop_error_code();
+}
+
+/* The twins' inputs: the made ones, then each group's primals followed by
+ * its tangents (`<x>_dot`). */
+static hop_status
+twin_inputs(loop_jvp *lj, hop_build *b)
+{
+    hop_status st = HOP_OK;
+    char name[256];
+    for (size_t s = 0; s < lj->l.nspans && st == HOP_OK; s++) {
+        hop_span sp = lj->l.spans[s];
+        const char *group = lj->l.names[s];
+        for (size_t j = sp.at; j < sp.at + sp.n && st == HOP_OK; j++) {
+            const hop_node *p = hop_graph_placeholder_at(lj->f, j);
+            if (s == 0)
+                st = made_like(lj, b, p);
+            else if (hop_build_input(b, group, lj->prim[j], p->name, p->meta) == NULL)
+                st = hop_error_code();
+        }
+        for (size_t j = sp.at; s > 0 && j < sp.at + sp.n && st == HOP_OK; j++) {
+            if (!lj->wrt[j])
+                continue;
+            const hop_node *p = hop_graph_placeholder_at(lj->f, j);
+            snprintf(name, sizeof name, "%s_dot", p->name);
+            if (hop_build_input(b, group, lj->tan[j], name, p->meta) == NULL)
+                st = hop_error_code();
+        }
+    }
+    return st;
+}
+
+/* t's placeholders by f's input index: primals into ph, tangents into dot
+ * (the twins' layout: each span's primals, then its tangents). */
+static void
+twin_placeholders(const loop_jvp *lj, const hop_graph *t, hop_node **ph, hop_node **dot)
+{
+    const hop_node *q = t->first;
+    for (size_t s = 0; s < lj->l.nspans; s++) {
+        hop_span sp = lj->l.spans[s];
+        for (size_t j = sp.at; j < sp.at + sp.n; j++, q = q->next)
+            ph[j] = (hop_node *)q;
+        for (size_t j = sp.at; j < sp.at + sp.n; j++)
+            if (lj->wrt[j]) {
+                dot[j] = (hop_node *)q;
+                q = q->next;
+            }
+    }
+}
+
+/* f's twin: its tangent graph inlined; returns the carries, their tangents
+ * (float ones), the ys, theirs. */
+static hop_status
+step_twin(loop_jvp *lj, hop_build *b, hop_graph *t)
+{
+    size_t n = lj->l.n, nout = lj->nout;
+    hop_node **v = hop_calloc(2 * n + 2 * nout + 1, sizeof *v);
+    if (v == NULL)
+        return HOP_NOMEM;
+    hop_node **ph = v, **dot = v + n, **jo = dot + n;
+    twin_placeholders(lj, t, ph, dot);
+    hop_status st = hop_jvp_inline(t, lj->f, lj->wrt, ph, dot, jo);
+    size_t groups[3] = {0, lj->nc, nout};
+    for (int k = 0; k < 2 && st == HOP_OK; k++) {
+        for (size_t j = groups[k]; j < groups[k + 1] && st == HOP_OK; j++)
+            st = hop_build_output_of(b, t, jo[j]);
+        for (size_t j = groups[k]; j < groups[k + 1] && st == HOP_OK; j++)
+            if (float_value(&lj->call->outs[j]))
+                st = hop_build_output_of(b, t, jo[nout + j]);
+    }
+    hop_free(v);
+    return st;
+}
+
+/* The twin of another body g (a while_loop's cond_fn): g on the primals. */
+static hop_status
+other_twin(loop_jvp *lj, hop_build *b, hop_graph *t, const hop_graph *g)
+{
+    size_t n = lj->l.n, no = g->output->nargs;
+    hop_node **v = hop_calloc(2 * n + no + 1, sizeof *v);
+    if (v == NULL)
+        return HOP_NOMEM;
+    twin_placeholders(lj, t, v, v + n);
+    hop_status st = hop_graph_inline(t, g, v, v + 2 * n);
+    for (size_t j = 0; j < no && st == HOP_OK; j++)
+        st = hop_build_output_of(b, t, v[2 * n + j]);
+    hop_free(v);
+    return st;
+}
+
+/* The leads as the call has them, a node lead's primal. */
+static hop_status
+jvp_leads(loop_jvp *lj, hop_build *b)
+{
+    size_t np;
+    const hop_param *p = hop_class_params(lj->call->cls, &np);
+    hop_status st = HOP_OK;
+    for (size_t k = 0; k < np && st == HOP_OK; k++) {
+        if (!hop_param_is_lead(p[k].kind))
+            continue;
+        hop_arg a = *hop_node_param(lj->call, p[k].name);
+        if (a.kind == HOP_ARG_NODE && (a.u.node = hop_jvp_primal(lj->cx, a.u.node)) == NULL)
+            return hop_error_code();
+        st = hop_build_lead(b, p[k].name, a);
+    }
+    return st;
+}
+
+/* The twins, one per body of the call, `<body>_jvp`; the step's first. */
+static hop_status
+jvp_twins(loop_jvp *lj, hop_build *b, const char *body, hop_graph **twins, size_t *nt)
+{
+    size_t np;
+    const hop_param *p = hop_class_params(lj->call->cls, &np);
+    char base[256];
+    *nt = 0;
+    for (int step = 1; step >= 0; step--)
+        for (size_t k = 0; k < np; k++) {
+            if (p[k].kind != HOP_PARAM_BODY || (strcmp(p[k].name, body) == 0) != (step == 1))
+                continue;
+            snprintf(base, sizeof base, "%s_jvp", hop_node_body(lj->call, p[k].name)->name);
+            if ((twins[(*nt)++] = hop_build_body(b, p[k].name, base)) == NULL)
+                return hop_error_code();
+        }
+    return HOP_OK;
+}
+
+/* The twins filled: the step's, then the others' in parameter order. */
+static hop_status
+fill_twins(loop_jvp *lj, hop_build *b, const char *body, hop_graph *const *twins)
+{
+    size_t np, t = 1;
+    const hop_param *p = hop_class_params(lj->call->cls, &np);
+    hop_status st = step_twin(lj, b, twins[0]);
+    for (size_t k = 0; k < np && st == HOP_OK; k++)
+        if (p[k].kind == HOP_PARAM_BODY && strcmp(p[k].name, body) != 0)
+            st = other_twin(lj, b, twins[t++], hop_node_body(lj->call, p[k].name));
+    return st;
+}
+
+/* The call's outputs with the float ones' tangents after each group. */
+static hop_value_info *
+jvp_outs(const loop_jvp *lj, size_t *n)
+{
+    const hop_node *call = lj->call;
+    hop_value_info *outs = hop_calloc(2 * call->nouts + 1, sizeof *outs);
+    size_t groups[3] = {0, lj->nc, call->nouts};
+    *n = 0;
+    for (int k = 0; outs && k < 2; k++) {
+        for (size_t j = groups[k]; j < groups[k + 1]; j++)
+            outs[(*n)++] = call->outs[j];
+        for (size_t j = groups[k]; j < groups[k + 1]; j++)
+            if (float_value(&call->outs[j]))
+                outs[(*n)++] = call->outs[j];
+    }
+    return outs;
+}
+
+/* The tangents of the call's float outputs, from the new call r. */
+static hop_status
+set_tangents(loop_jvp *lj, hop_node *r)
+{
+    const hop_node *call = lj->call;
+    size_t nfc = 0, ny = call->nouts - lj->nc;
+    for (size_t j = 0; j < lj->nc; j++)
+        nfc += float_value(&call->outs[j]);
+    hop_status st = HOP_OK;
+    for (size_t j = 0, kc = 0, ky = 0; j < call->nouts && st == HOP_OK; j++) {
+        if (!float_value(&call->outs[j]))
+            continue;
+        size_t at = j < lj->nc ? lj->nc + kc++ : lj->nc + nfc + ny + ky++;
+        hop_node *t = hop_graph_getitem(lj->g, r, at);
+        st = t ? hop_jvp_set_tangent(lj->cx, call, j, t) : hop_error_code();
+    }
+    return st;
+}
+
+hop_status
+hop_loop_jvp(hop_jvp_ctx *cx, const hop_node *call, const char *body, const char *carries)
+{
+    loop_jvp lj = {.cx = cx, .call = call};
+    if (cx == NULL || call == NULL || body == NULL || carries == NULL)
+        return hop_error(HOP_MISUSE, "hop_loop_jvp: NULL argument");
+    if (hop_node_group(call, carries, &lj.nc) == NULL || (lj.f = hop_node_body(call, body)) == NULL)
+        return hop_error_code();
+    hop_status st = tensor_carries(call, lj.nc, "jvp");
+    if (st == HOP_OK)
+        st = hop_layout_of(call, &lj.l);
+    if (st == HOP_OK && lj.f->nplaceholders != lj.l.n)
+        st = hop_error(HOP_MISUSE, "hop_loop_jvp: %s's body %s takes %zu inputs, not %zu",
+                       call->name, lj.f->name, lj.f->nplaceholders, lj.l.n);
+    lj.g = hop_jvp_out(cx);
+    lj.nout = lj.f->output ? lj.f->output->nargs : 0;
+    if (st == HOP_OK)
+        st = jvp_inputs(&lj);
+    hop_build *b = st == HOP_OK ? hop_build_new(lj.g, call->cls) : NULL;
+    hop_graph *twins[HOP_MAX_BODIES];
+    size_t nt = 0, nouts = 0;
+    if (st == HOP_OK && b == NULL)
+        st = hop_error_code();
+    if (st == HOP_OK)
+        st = jvp_twins(&lj, b, body, twins, &nt);
+    if (st == HOP_OK)
+        st = jvp_leads(&lj, b);
+    if (st == HOP_OK)
+        st = twin_inputs(&lj, b);
+    if (st == HOP_OK)
+        st = fill_twins(&lj, b, body, twins);
+    hop_value_info *outs = st == HOP_OK ? jvp_outs(&lj, &nouts) : NULL;
+    hop_node *r = NULL;
+    if (st == HOP_OK && outs == NULL)
+        st = HOP_NOMEM;
+    if (st == HOP_OK) {
+        r = hop_build_emit(b, outs, nouts);
+        b = NULL;
+        st = r ? HOP_OK : hop_error_code();
+    }
+    for (size_t k = 0; k < nt && st == HOP_OK; k++)
+        hop_graph_dce(twins[k]); /* the forward values no output reads */
+    if (st == HOP_OK)
+        st = set_tangents(&lj, r);
+    hop_build_free(b);
+    hop_free(outs);
+    hop_free(lj.wrt);
+    hop_free(lj.prim);
+    return st;
+}

@@ -1,0 +1,64 @@
+/*
+ * hop/branch_kit.h - the kit for HOPs that run one of their bodies, picked
+ * by a lead of the call (cond's pred, switch's index): their vmap.
+ *
+ * A lead no batch reaches: the same HOP over its branches batched
+ * (hop_batch_body: batched operands at dim 0, every tensor output batched,
+ * an output that does not depend on the batch broadcast, so every branch
+ * agrees).  A batched lead: each example picks its own branch.  The HOP
+ * gives, from the lead as a [B] vector, one [B] bool mask per branch (which
+ * examples take it); the kit then runs the branches by the cost rule of
+ * docs/VMAP.md:
+ *
+ *   select      every branch on the whole batch, the results combined with
+ *               a chain of `where` over the masks, each branch's float
+ *               operands through mask_gradient with its mask (an example's
+ *               gradient comes from its own branch only), when every branch
+ *               is cheap and pure (at most 16 elementwise op nodes in all,
+ *               no HOP, no foreign call);
+ *   compaction  otherwise: each branch once, batched over its examples (a
+ *               batch of unbacked size), the results put back in the
+ *               examples' order.
+ *
+ * The batched branches are subgraphs named `<branch>_vmap_select` or
+ * `<branch>_vmap_compact`, run by `wrap`, so the strategy shows in the
+ * graph's code and in explain().
+ *
+ * Stability: public API as the rest of include/hop/ (HOP_ABI_VERSION); the
+ * graphs it emits (names, the strategy's cost bound) may change between
+ * versions, as any transformed graph may.
+ */
+#ifndef HOP_BRANCH_KIT_H
+#define HOP_BRANCH_KIT_H
+
+#include "hop/batching.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/*
+ * The masks of a batched lead: lead is the lead's value as a [B] vector in
+ * g (the graph being built); writes nb [B] bool masks (nodes of g) into
+ * masks, the examples of branch k in masks[k], each example in exactly one.
+ * Returns HOP_OK, or the builders' error (a NULL mask counts as one).
+ */
+typedef hop_status (*hop_branch_masks_fn)(hop_graph *g, hop_node *lead, size_t nb,
+                                          hop_node **masks);
+
+/*
+ * The batch slot of a HOP that runs one of its bodies: lead names its
+ * VALUE parameter that picks the body, what names it in messages
+ * ("predicate", "index"), masks gives the branches' masks of a batched lead
+ * (see above).  HOP_UNSUPPORTED when a batched lead meets branches whose
+ * outputs differ in shape or are SymInts (they would differ per example),
+ * naming the output and both branches; what the builders and
+ * hop_vmap_graph return.
+ */
+hop_status hop_batch_branches(hop_batch_ctx *cx, const hop_node *call, const char *lead,
+                              const char *what, hop_branch_masks_fn masks);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* HOP_BRANCH_KIT_H */

@@ -1,0 +1,242 @@
+/*
+ * hop/loop_kit.h - the kit for HOPs that carry values through iterations:
+ * while_loop, fori_loop and scan are built on it, and so are the loops of
+ * examples/ (fold, repeat), as any outside author's would be.
+ *
+ * What a loop HOP has in common is in here once, for every stage:
+ *
+ *   tracing    the checks that a body returns each carry as it entered and
+ *              that a condition is a bool scalar, the outputs of a loop
+ *              (the carries, a SymInt's value a fresh unbacked symbol);
+ *   verifying  the same checks on a call node, for the class's verify slot;
+ *   eval       the same checks on concrete values, and the carry-evaluation
+ *              loop: the body run step after step with the current carries
+ *              (hop_eval_loop);
+ *   autodiff   reverse mode of any loop as scans (hop_loop_vjp: an augmented
+ *              forward scan that stacks the carries each step starts from,
+ *              then a scan the other way running the step's backward), and
+ *              forward mode as the same HOP over the step's tangent twin
+ *              (hop_loop_jvp).
+ *
+ * The messages name the HOP the user called (`fold: carry 0 enters as
+ * f32[3] but f returns f32[1]`).  Batching: hop_loop_batch (the loop again
+ * over its bodies batched), built on hop/batching.h's hop_batch_carries
+ * (which carries a batch reaches: a fixed point over the body); lanes that
+ * finish at different times are hop_batch_masked_body's.
+ *
+ * Stability: these functions are public API in the same sense as the rest
+ * of include/hop/, and a library of HOPs compiled against them keeps
+ * working while HOP_ABI_VERSION (hop/prim_hop.h) does not change.  The
+ * graphs hop_loop_vjp and hop_loop_jvp emit (their node and subgraph names,
+ * the placement of the stacked carries) are not: they are documented in
+ * docs/AUTODIFF.md and may change between versions, as any transformed
+ * graph may.
+ */
+#ifndef HOP_LOOP_KIT_H
+#define HOP_LOOP_KIT_H
+
+#include "hop/autodiff.h"
+#include "hop/batching.h"
+#include "hop/eval.h"
+#include "hop/layout.h"
+#include "hop/prim_hop.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---------------------------------------------------------------- tracing */
+
+/*
+ * Each returns HOP_OK or an error naming the HOP (c->cls->name), the function
+ * (fn: "body_fn") and the carry, leaving the state to the protocol's undo.
+ *
+ * hop_call_check_pred     body's results are one bool scalar (a bool tensor
+ *                         of one element, or a SymBool).
+ * hop_call_check_carries  body's first ncarry results come back as the
+ *                         explicit inputs from c->input_meta[first] went in:
+ *                         kind, dtype, rank and sizes decided equal
+ *                         (`while_loop: carry 1 enters as f32[s0, 4] but
+ *                         body_fn returns f32[s0, 5]`); more results only
+ *                         when `more` (a scan's ys), else `fori_loop:
+ *                         body_fun returns 3 values for 2 carries`.
+ * hop_call_slice_inputs   the body sees inputs first..first+n-1 (a scan's
+ *                         xs) one slice at a time: dim (negative: from the
+ *                         end) removed from their metadata, for a
+ *                         body_inputs slot after the base's.  HOP_MISUSE
+ *                         when one is not a tensor with that dim (the
+ *                         operand check comes first).
+ * hop_call_carry_outputs  c->outs: the carries as they entered, a SymInt's
+ *                         value a fresh unbacked symbol, with room for extra
+ *                         more outputs the caller fills (c->nouts = ncarry).
+ *                         (hop_call_bind_outputs, hop/prim_hop.h, binds
+ *                         their symbols in the caller: the installed slot.)
+ */
+hop_status hop_call_check_pred(hop_call *c, size_t body, const char *fn);
+hop_status hop_call_check_carries(hop_call *c, size_t body, size_t first, size_t ncarry, bool more,
+                                  const char *fn);
+hop_status hop_call_slice_inputs(hop_call *c, size_t first, size_t n, int64_t dim);
+hop_status hop_call_carry_outputs(hop_call *c, size_t first, size_t ncarry, size_t extra);
+
+/* -------------------------------------------------------------- verifying */
+
+/*
+ * The same checks on a loop's call node, for its verify slot (hop/class.h):
+ * HOP_VERIFY naming the node and the HOP.
+ *
+ * hop_verify_pred      body `body` (a BODY parameter) returns one bool
+ *                      scalar (fn names it in the message: "cond_fn").
+ * hop_verify_carries   the call's first outputs are the values of group
+ *                      `group` as they entered (compatible metadata; a
+ *                      SymInt carry leaves as any SymInt), one per carry,
+ *                      and no more outputs unless `more` (a scan's ys).
+ */
+hop_status hop_verify_pred(const hop_node *call, const char *body, const char *fn);
+hop_status hop_verify_carries(const hop_node *call, const char *group, bool more);
+
+/* ------------------------------------------------------------------- eval */
+
+/*
+ * The tracing checks on concrete values, with the same messages:
+ * hop_eval_pred reads a body's one bool scalar result into *out;
+ * hop_eval_check_carries checks a body's first ncarry results against the
+ * carries they replace (same kind, dtype and shape), and that there are no
+ * more results unless `more`.
+ */
+hop_status hop_eval_pred(hop_eval_ctx *ex, const hop_rt_values *r, const char *fn, bool *out);
+hop_status hop_eval_check_carries(hop_eval_ctx *ex, const hop_rt_values *r,
+                                  const hop_rt_value *carry, size_t ncarry, bool more,
+                                  const char *fn);
+
+/*
+ * The carry-evaluation loop of an eval slot.  in holds the body's inputs:
+ * `made` inputs the slot sets before each step (fori_loop's index), then
+ * every value the call passes, the carries' replaced by their current
+ * values (carry: the first nc of them, owned).  A slot that slices per step
+ * (scan's xs) writes its slices into in before each step and releases them
+ * after.
+ *
+ * hop_eval_loop_begin  starts the loop of the call in ex whose carries are
+ *                      group `carries`: in and carry as above (the carries'
+ *                      references retained).
+ * hop_eval_loop_run    runs body (a BODY parameter) on in and appends its
+ *                      results (new references) to *next, which must be
+ *                      empty.
+ * hop_eval_loop_step   hop_eval_loop_run, then hop_eval_check_carries on
+ *                      the results (fn names the body; more results than
+ *                      carries only when the slot set l->more, as scan's
+ *                      ys); on error *next is cleared.
+ * hop_eval_loop_take   the step's results become the carries: every value
+ *                      of *next (a slot moves what is not a carry, a scan's
+ *                      ys, out first), the old ones released; in updated,
+ *                      *next left empty.
+ * hop_eval_loop_end    with st HOP_OK, the call's results are the carries
+ *                      (and whatever the slot appended to carry:
+ *                      hop_eval_results); frees what the loop holds either
+ *                      way.  Returns st, or the results' error.
+ */
+typedef struct hop_eval_loop {
+    hop_eval_ctx *ex;
+    hop_rt_value *in;
+    size_t nin, made, nc;
+    bool more; /* the body returns more than the carries (false after begin) */
+    hop_rt_values carry;
+    const hop_rt_value *init; /* the carries as the call passed them */
+} hop_eval_loop;
+
+hop_status hop_eval_loop_begin(hop_eval_ctx *ex, size_t made, const char *carries,
+                               hop_eval_loop *l);
+hop_status hop_eval_loop_run(hop_eval_loop *l, const char *body, hop_rt_values *next);
+hop_status hop_eval_loop_step(hop_eval_loop *l, const char *body, const char *fn,
+                              hop_rt_values *next);
+void hop_eval_loop_take(hop_eval_loop *l, hop_rt_values *next);
+hop_status hop_eval_loop_end(hop_eval_loop *l, hop_status st);
+
+/* --------------------------------------------------------------- autodiff */
+
+/*
+ * A loop of a call node, for the rules: the call's step body f and what
+ * its inputs are,
+ *
+ *     f(made..., carries..., xs..., rest...) -> (carries'..., ys...)
+ *
+ * made   the index i of the step (a SymInt) when the class makes one input
+ *        (fori_loop), else none;
+ * carries  the group `carries` of the call (the call's first outputs);
+ * xs     the group `xs`, each value sliced along dim per step (the last slice
+ *        first when reverse); NULL for a counted loop, whose steps are
+ *        i = lower, ..., upper - 1 (ints, SymInts, or SymInt nodes of the
+ *        out graph: the rule maps a node bound to its primal first);
+ * rest   every input after them, passed whole (the lifted values, a VARARGS
+ *        group).
+ *
+ * The call's outputs are the carries, then (with xs) one y per further
+ * output of f, stacked along dim.  length is scan's lead (-1: the xs' size).
+ */
+typedef struct hop_loop {
+    const hop_node *call;
+    const char *body;
+    const char *carries;
+    const char *xs;
+    bool reverse;
+    int64_t dim, length;
+    hop_arg lower, upper;
+} hop_loop;
+
+/*
+ * Reverse mode of a loop: an augmented forward scan (`<f>_fwd`: f's outputs,
+ * then the carries each step starts from, stacked), then a scan the other
+ * way (`<f>_bwd`) carrying the carries' cotangents and the running sums of
+ * the gradients of rest's float values over (the xs, the stacked carries,
+ * the ys' cotangents), its body f's vjp graph inlined: its ys are the xs'
+ * gradients, its final carries the carries' and rest's.  A counted loop
+ * scans arange(lower, lower + Max(upper - lower, 0)), each step's f getting
+ * i = item(index) with i's range the index's; a constant empty range passes
+ * the carries' cotangents through.  The gradients are accumulated into the
+ * forward values (hop_vjp_accumulate).  HOP_UNSUPPORTED naming the HOP and
+ * the carry for a SymInt carry; HOP_MISUSE for a body whose inputs are not
+ * made, carries, xs, rest in that order; what the builders return.
+ */
+hop_status hop_loop_vjp(hop_vjp_ctx *cx, const hop_loop *loop);
+
+/*
+ * Forward mode of a loop: the same HOP again, its leads as they were (a
+ * node lead mapped to its primal), each group followed by the tangents of
+ * its float values (every float carry has one: zeros where the carry's init
+ * has none), over f's tangent twin (`<f>_jvp`: f's tangent graph inlined,
+ * returning the carries, their tangents, the ys, theirs) and the twins of
+ * the call's other bodies (`<g>_jvp`: g run on the primal inputs, as a
+ * while_loop's cond_fn).  A made input keeps a fresh symbol of its range
+ * (the new loop binds its own index).  The tangents of the call's float
+ * outputs are set.  Only for a HOP that takes the longer groups (fold's
+ * init and xs take any number of values; repeat's x takes one and has no
+ * jvp).  HOP_UNSUPPORTED for a SymInt carry; what the builders return.
+ */
+hop_status hop_loop_jvp(hop_jvp_ctx *cx, const hop_node *call, const char *body,
+                        const char *carries);
+
+/* --------------------------------------------------------------- batching */
+
+/*
+ * Batching a loop whose leads no batch reaches: the same HOP again, its
+ * leads as they are (a node lead's value), over its bodies batched
+ * (hop_batch_body_outs: the step body `body` returning its carries batched
+ * where they are, the other bodies, a while_loop's cond_fn, returning their
+ * values unbatched), passing the values it passed: a carry of group
+ * `carries` is batched when its init is or the step makes it so (the fixed
+ * point of hop_batch_carries; such an init is broadcast on entry), each
+ * batched value of group `xs` (NULL: none) has its batch moved after its dim
+ * 0 (the loop slices its rows, which come out batched at 0), the others as
+ * they come.  batched: NULL, or what the rule found already (the batching of
+ * every input of the bodies, the fixed point included: while_loop asks it
+ * to decide).  The call's carries are its first outputs; it has no others.
+ * HOP_UNSUPPORTED for a batched lead; HOP_MISUSE for a call with outputs
+ * past its carries; what the builders return.
+ */
+hop_status hop_loop_batch(hop_batch_ctx *cx, const hop_node *call, const char *body,
+                          const char *carries, const char *xs, const bool *batched);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* HOP_LOOP_KIT_H */
