@@ -557,8 +557,8 @@ tasks(const hop__kernel *k, int threads)
     int64_t n = k->work / GRAIN;
     if (k->kind == HOP__K_REDUCE && n > k->p.red.nout)
         n = k->p.red.nout; /* pieces split output elements */
-    if (k->kind == HOP__K_MATMUL && n > k->p.mm.batch * k->p.mm.n)
-        n = k->p.mm.batch * k->p.mm.n;
+    if (k->kind == HOP__K_MATMUL && (k->p.mm.mode == HOP__MM_DOT || n > k->p.mm.units))
+        n = k->p.mm.mode == HOP__MM_DOT ? 1 : k->p.mm.units; /* hop__kernel_run shares a dot */
     return n < 1 ? 1 : n > threads ? threads : (int)n;
 }
 
@@ -584,13 +584,48 @@ uses_blas(const hop__kernel *k)
            (double)mm->n * (double)mm->k * (double)mm->m > BLAS_SERIAL;
 }
 
+/* A dot product long enough to share: the pieces sum whole units of k into
+ * part[u], and the caller adds the parts in order (the units depend on k
+ * alone, so every thread count gives the same bits). */
+typedef struct dot_job {
+    const hop__matmul *mm;
+    double part[64]; /* at least matmul.c's DOT_MAX_UNITS */
+} dot_job;
+
+static void
+dot_task(const void *ctx, int ith, int nth)
+{
+    dot_job *j = (dot_job *)ctx; /* each piece writes its own parts only */
+    int64_t begin, end;
+    hop__split(j->mm->units, ith, nth, 1, &begin, &end);
+    for (int64_t u = begin; u < end; u++)
+        j->part[u] = hop__matmul_dot_unit(j->mm, u);
+}
+
 void
 hop__kernel_run(const hop__kernel *k)
 {
     int n = tasks(k, hop_runtime_threads());
     bool blas = uses_blas(k);
-    if (blas)
+    const hop__matmul *mm = &k->p.mm;
+    int nd = k->kind == HOP__K_MATMUL && mm->mode == HOP__MM_DOT && mm->units > 1 && mm->units <= 64
+                 ? (mm->units < hop_runtime_threads() ? (int)mm->units : hop_runtime_threads())
+                 : 1;
+    if (blas || nd > 1)
         hop__blas_enter();
+    if (nd > 1) {
+        dot_job j = {.mm = mm};
+        hop__pool_run(dot_task, &j, nd);
+        double acc = 0;
+        for (int64_t u = 0; u < mm->units; u++)
+            acc += j.part[u];
+        if (k->p.mm.dtype == HOP_F32)
+            *(float *)k->p.mm.c = (float)acc;
+        else
+            *(double *)k->p.mm.c = acc;
+        hop__blas_leave();
+        return;
+    }
     if (n <= 1)
         compute(k, 0, 1);
     else

@@ -158,6 +158,14 @@ typedef struct hop__reduce {
     int64_t nout, nred_total;
 } hop__reduce;
 
+/* How a matmul's work splits (matmul.c: hop__matmul_plan_units). */
+typedef enum hop__mm_mode {
+    HOP__MM_ROWS, /* units are rows of all batch matrices: gemm per piece */
+    HOP__MM_GEMV, /* one column: units are chunks of rows, one gemv each */
+    HOP__MM_COLS, /* one row, no batch: units are chunks of columns, gemv */
+    HOP__MM_DOT,  /* a dot product: units are chunks of k, summed in order */
+} hop__mm_mode;
+
 typedef struct hop__matmul {
     hop_dtype dtype;
     const char *a, *b;
@@ -168,6 +176,9 @@ typedef struct hop__matmul {
     int64_t bsizes[HOP_MAX_RANK];
     int64_t abst[HOP_MAX_RANK], bbst[HOP_MAX_RANK], cbst[HOP_MAX_RANK];
     int64_t batch; /* product of bsizes */
+    hop__mm_mode mode;
+    int64_t chunk; /* rows, columns or elements of k per unit */
+    int64_t units; /* pieces take whole units; the thread count never changes a result */
 } hop__matmul;
 
 typedef struct hop__cat {
@@ -270,6 +281,11 @@ void hop__reduce_init(hop__reduce *r, const hop__call *c, hop_tensor *out);
 void hop__reduce_compute(const hop__reduce *r, int ith, int nth);
 void hop__matmul_init(hop__matmul *m, const hop__call *c, hop_tensor *out);
 void hop__matmul_compute(const hop__matmul *m, int ith, int nth);
+/* Sets m's mode, chunk and units from its sizes (hop__matmul_init does). */
+void hop__matmul_plan_units(hop__matmul *m);
+/* HOP__MM_DOT: unit u's part of the dot product, in double (the caller adds
+ * the units in order). */
+double hop__matmul_dot_unit(const hop__matmul *m, int64_t u);
 /* True when BLAS can read t's last two dims as they are. */
 bool hop__matmul_blas_ok(const hop_tensor *t);
 /* Around every run of matmul pieces: BLAS on one thread (hop's own copy of
