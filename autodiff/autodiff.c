@@ -393,7 +393,7 @@ hop_graph_inline(hop_graph *dst, const hop_graph *src, hop_node *const *inputs, 
 static bool
 is_float_tensor(const hop_value_info *v)
 {
-    return v->kind == HOP_VALUE_TENSOR && hop_dtype_is_float(v->meta.dtype);
+    return v->kind == HOP_VALUE_TENSOR && hop_dtype_is_inexact(v->meta.dtype);
 }
 
 /* Whether any node argument of a (lists included) satisfies the entry test. */

@@ -281,7 +281,7 @@ fori_eval(hop_eval_ctx *ex)
 static bool
 float_value(const hop_value_info *v)
 {
-    return v->kind == HOP_VALUE_TENSOR && hop_dtype_is_float(v->meta.dtype);
+    return v->kind == HOP_VALUE_TENSOR && hop_dtype_is_inexact(v->meta.dtype);
 }
 
 /* In step body s: the body inlined on (i, rest...) with i = item(ix) when
@@ -668,7 +668,7 @@ hop_jvp_loop(hop_jvp_ctx *cx, const hop_node *call, const hop_graph *f, const ho
     for (size_t k = 0; k < nc + nl && st == HOP_OK; k++) {
         const hop_node *v = (k < nc ? init[k] : lifted[k - nc]).u.node;
         const hop_value_info *m = hop_graph_placeholder_at(f, off + k)->meta;
-        bool fl = m->kind == HOP_VALUE_TENSOR && hop_dtype_is_float(m->meta.dtype);
+        bool fl = m->kind == HOP_VALUE_TENSOR && hop_dtype_is_inexact(m->meta.dtype);
         hop_node *p = hop_jvp_primal(cx, v), *d = fl ? hop_jvp_tangent(cx, v) : NULL;
         if (k < nc && fl && d == NULL)
             d = hop_jvp_zeros(cx, m); /* every float carry carries a tangent */
@@ -730,7 +730,7 @@ hop_jvp_loop_finish(hop_jvp_ctx *cx, const hop_node *call, hop_jvp_loop_parts *p
     hop_status st = loop ? HOP_OK : hop_error_code();
     for (size_t j = 0, k = nc; j < nc && st == HOP_OK; j++) {
         const hop_value_info *m = &call->outs[j];
-        if (!hop_dtype_is_float(m->meta.dtype))
+        if (!hop_dtype_is_inexact(m->meta.dtype))
             continue;
         hop_node *t = hop_graph_getitem(hop_jvp_out(cx), loop, k++);
         st = t ? hop_jvp_set_tangent(cx, call, j, t) : hop_error_code();

@@ -475,7 +475,7 @@ stacked_at(const hop_value_info *row, const hop_expr *n, int64_t dim)
 static bool
 float_value(const hop_value_info *v)
 {
-    return v->kind == HOP_VALUE_TENSOR && hop_dtype_is_float(v->meta.dtype);
+    return v->kind == HOP_VALUE_TENSOR && hop_dtype_is_inexact(v->meta.dtype);
 }
 
 /* Installs body in g, or frees it; NULL on error. */

@@ -491,7 +491,10 @@ hop_op_infer(hop_shape_env *env, hop_op op, const hop_operand *args, size_t narg
     memset(&result, 0, sizeof result);
     hop__infer c = {env, op, info->name, args, &result};
     size_t nguards = hop_shape_env_nguards(env);
-    hop_status st = HOP_INVALID;
+    hop_status st = hop__complex_check(&c, nargs);
+    if (st != HOP_OK)
+        return st;
+    st = HOP_INVALID;
 
     switch (info->rule) {
     case HOP_RULE_UNARY:
@@ -592,6 +595,12 @@ hop_op_infer(hop_shape_env *env, hop_op op, const hop_operand *args, size_t narg
         break;
     case HOP_RULE_SEARCHSORTED:
         st = hop__infer_searchsorted(&c);
+        break;
+    case HOP_RULE_LINALG:
+        st = hop__infer_linalg(&c);
+        break;
+    case HOP_RULE_FFT:
+        st = hop__infer_fft(&c);
         break;
     }
     if (st != HOP_OK) {

@@ -467,6 +467,14 @@ prepare_plan(hop__kernel *k, const hop__call *c, hop_tensor *out)
     hop_dtype need[HOP__EW_MAXIN];
     switch (info->family) {
     case HOP_KF_UNARY:
+        if (hop_dtype_is_complex(c->args[0].u.tensor->dtype) && !hop_dtype_is_complex(out->dtype) &&
+            c->op != HOP_OP_logical_not) {
+            /* abs real imag angle: a complex input, a real result */
+            need[0] = c->args[0].u.tensor->dtype;
+            ew_plan(k, out, c->args, 1, need, hop__vfn_complex(c->op, need[0]), out->dtype,
+                    hop__vfn_cost(c->op), out->dtype);
+            return HOP_OK;
+        }
         /* f16 computes in f32 and rounds each result back */
         need[0] = c->op == HOP_OP_logical_not ? HOP_BOOL : hop__compute_dtype(out->dtype);
         ew_plan(k, out, c->args, 1, need, hop__vfn_unary(c->op, need[0]),
@@ -478,6 +486,12 @@ prepare_plan(hop__kernel *k, const hop__call *c, hop_tensor *out)
                                                    : hop__compute_dtype(out->dtype);
         need[1] = need[0];
         hop_dtype fdtype = info->rule == HOP_RULE_BINARY ? need[0] : HOP_BOOL;
+        if (c->op == HOP_OP_complex) { /* two real parts in, one complex out */
+            need[0] = need[1] = hop_dtype_real(out->dtype);
+            ew_plan(k, out, c->args, 2, need, hop__vfn_complex(c->op, out->dtype), out->dtype,
+                    1, out->dtype);
+            return HOP_OK;
+        }
         ew_plan(k, out, c->args, 2, need, hop__vfn_binary(c->op, need[0]), fdtype,
                 hop__vfn_cost(c->op), info->rule == HOP_RULE_COMPARE ? c->promoted : out->dtype);
         return HOP_OK;
@@ -580,7 +594,8 @@ static bool
 uses_blas(const hop__kernel *k)
 {
     const hop__matmul *mm = &k->p.mm;
-    return k->kind == HOP__K_MATMUL && (mm->dtype == HOP_F32 || mm->dtype == HOP_F64) &&
+    return k->kind == HOP__K_MATMUL &&
+           (mm->dtype == HOP_F32 || mm->dtype == HOP_F64 || hop_dtype_is_complex(mm->dtype)) &&
            (double)mm->n * (double)mm->k * (double)mm->m > BLAS_SERIAL;
 }
 

@@ -180,6 +180,59 @@ NAIVE(int64_t, uint64_t)
 NAIVE(uint64_t, uint64_t)
 NAIVE(float, float)
 NAIVE(double, double)
+typedef float _Complex hop__c64;
+typedef double _Complex hop__c128;
+NAIVE(hop__c64, hop__c64)
+NAIVE(hop__c128, hop__c128)
+
+/* c64/c128 through cgemm/zgemm (gemv for one column or row), alpha 1 and
+ * beta 0 passed by address as CBLAS's complex routines take them; false
+ * when BLAS cannot describe the operands. */
+static bool
+complex_block(const hop__matmul *mm, const char *a, const char *b, char *c, int64_t rows, int64_t m)
+{
+    static const double one[2] = {1, 0}, zero[2] = {0, 0};
+    static const float onef[2] = {1, 0}, zerof[2] = {0, 0};
+    bool dbl = mm->dtype == HOP_C128;
+    const void *al = dbl ? (const void *)one : (const void *)onef;
+    const void *be = dbl ? (const void *)zero : (const void *)zerof;
+    bool ta, tb, tc;
+    int lda, ldb, ldc;
+    if (mm->k <= 0 || mm->k > INT_MAX || rows > INT_MAX || m > INT_MAX)
+        return false;
+    if (mm->m == 1 || mm->n == 1) {
+        /* c = A b (one column), or c = B^T a (one row) */
+        bool col = mm->m == 1;
+        int64_t r = col ? rows : m, rs = col ? mm->ars : mm->bcs, cs = col ? mm->acs : mm->brs;
+        int64_t incx = col ? mm->brs : mm->acs, incy = col ? mm->crs : mm->ccs;
+        const char *mat = col ? a : b, *x = col ? b : a;
+        bool trans;
+        int ld;
+        if (incx <= 0 || incx > INT_MAX || incy <= 0 || incy > INT_MAX ||
+            !blas_layout(r, mm->k, rs, cs, true, &trans, &ld))
+            return false;
+        enum CBLAS_TRANSPOSE T = trans ? CblasTrans : CblasNoTrans;
+        int rr = trans ? (int)mm->k : (int)r, cc = trans ? (int)r : (int)mm->k;
+        if (dbl)
+            cblas_zgemv(CblasRowMajor, T, rr, cc, al, mat, ld, x, (int)incx, be, c, (int)incy);
+        else
+            cblas_cgemv(CblasRowMajor, T, rr, cc, al, mat, ld, x, (int)incx, be, c, (int)incy);
+        return true;
+    }
+    if (!blas_layout(mm->n, mm->k, mm->ars, mm->acs, true, &ta, &lda) ||
+        !blas_layout(mm->k, mm->m, mm->brs, mm->bcs, true, &tb, &ldb) ||
+        !blas_layout(mm->n, mm->m, mm->crs, mm->ccs, false, &tc, &ldc))
+        return false;
+    enum CBLAS_TRANSPOSE TA = ta ? CblasTrans : CblasNoTrans;
+    enum CBLAS_TRANSPOSE TB = tb ? CblasTrans : CblasNoTrans;
+    if (dbl)
+        cblas_zgemm(CblasRowMajor, TA, TB, (int)rows, (int)m, (int)mm->k, al, a, lda, b, ldb, be, c,
+                    ldc);
+    else
+        cblas_cgemm(CblasRowMajor, TA, TB, (int)rows, (int)m, (int)mm->k, al, a, lda, b, ldb, be, c,
+                    ldc);
+    return true;
+}
 
 /* binary16: each dot product accumulates in float and is rounded once. */
 static void
@@ -282,6 +335,8 @@ block(const hop__matmul *mm, const char *a, const char *b, char *c, int64_t rows
                         (const double *)a, lda, (const double *)b, ldb, 0.0, (double *)c, ldc);
         return;
     }
+    if ((mm->dtype == HOP_C64 || mm->dtype == HOP_C128) && complex_block(mm, a, b, c, rows, m))
+        return;
     hop__matmul mmp = *mm;
     mmp.m = m;
     switch (mm->dtype) {
@@ -312,6 +367,12 @@ block(const hop__matmul *mm, const char *a, const char *b, char *c, int64_t rows
     case HOP_F64:
         naive_double(&mmp, a, b, c, rows);
         break;
+    case HOP_C64:
+        naive_hop__c64(&mmp, a, b, c, rows);
+        break;
+    case HOP_C128:
+        naive_hop__c128(&mmp, a, b, c, rows);
+        break;
     default:
         break;
     }
@@ -336,8 +397,9 @@ block(const hop__matmul *mm, const char *a, const char *b, char *c, int64_t rows
 void
 hop__matmul_plan_units(hop__matmul *mm)
 {
-    bool is_float = mm->dtype == HOP_F32 || mm->dtype == HOP_F64;
-    if (is_float && mm->batch == 1 && mm->n == 1 && mm->m == 1) {
+    bool real = mm->dtype == HOP_F32 || mm->dtype == HOP_F64;
+    bool is_float = real || mm->dtype == HOP_C64 || mm->dtype == HOP_C128;
+    if (real && mm->batch == 1 && mm->n == 1 && mm->m == 1) {
         int64_t u = mm->k / DOT_UNIT;
         u = u < 1 ? 1 : u > DOT_MAX_UNITS ? DOT_MAX_UNITS : u;
         mm->mode = HOP__MM_DOT;

@@ -48,6 +48,10 @@ typedef uint8_t hop__bool;
 void hop__scatter(int64_t n, void *dst, int64_t stride, const void *src, size_t esize);
 /* Reads one element as double / int64 (with the saturating conversion). */
 double hop__load_f64(const void *p, hop_dtype dt);
+/* complex.c: hop__convert's cases with a complex source or destination
+ * (false, nothing done, when neither is complex). */
+bool hop__convert_complex(int64_t n, void *dst, hop_dtype dt, const void *src, hop_dtype st,
+                          int64_t stride);
 int64_t hop__load_i64(const void *p, hop_dtype dt);
 
 /* --------------------------------------------------------- elementwise */
@@ -72,7 +76,7 @@ typedef struct hop__ew {
     int64_t numel;
     int64_t sizes[HOP_MAX_RANK];
     hop__ew_in in[HOP__EW_MAXIN];
-    unsigned char sval[HOP__EW_MAXIN][8]; /* scalar operands in `need` */
+    _Alignas(16) unsigned char sval[HOP__EW_MAXIN][16]; /* scalar operands in `need` */
     char *out;
     hop_dtype odtype;
     hop_dtype fdtype; /* what fn writes: odtype, or f32 rounded into an f16 out */
@@ -87,7 +91,7 @@ typedef struct hop__ew_src {
     int rank;
     const int64_t *sizes; /* broadcast against the output from the right */
     const int64_t *strides;
-    unsigned char sval[8]; /* scalar value in dtype */
+    _Alignas(16) unsigned char sval[16]; /* scalar value in dtype */
 } hop__ew_src;
 
 /* Sets up e: out has (rank, sizes, strides); each source broadcasts to it
@@ -347,6 +351,10 @@ hop_tensor *hop__nonzero(const hop_tensor *x, const hop__imem *mem);
  * sizes come from the data); mem as above (NULL: eager). */
 hop_status hop__index_run(const hop__call *c, const hop__imem *mem, hop_tensor **out);
 hop_status hop__index_eager(const hop__call *c, hop_rt_value *out);
+/* The linalg ops (linalg.c, LAPACK) and the FFTs (fft.c, FFTW) into out, a
+ * contiguous tensor of the result's dtype and sizes; as hop__index_run. */
+hop_status hop__linalg_run(const hop__call *c, const hop__imem *mem, hop_tensor *out);
+hop_status hop__fft_run(const hop__call *c, const hop__imem *mem, hop_tensor *out);
 /* Gives t - its own header, holding the only reference to its storage
  * (hop_tensor_refcount 1, storage refcount 1) - a contiguous geometry from
  * the storage's start; the storage must hold it.  The frame's kept late
