@@ -44,6 +44,8 @@ def _t(x, what="array"):
     if o.t is not None:
         return o.t
     v = _core.scalar_arg(o)
+    if isinstance(v, complex):
+        return _core.complex_scalar(v, o.dtype if o.dtype is not None else _np.complex128)
     if o.dtype is not None:
         return _C.full((), v, dtype=_core.hop_dtype(o.dtype, what))
     if isinstance(v, _C.SymInt):
