@@ -96,3 +96,23 @@ hop_class_body_param(const hop_class *cls, size_t b)
     }
     return many;
 }
+
+bool
+hop_param_fits(hop_param_kind k, const hop_arg *a)
+{
+    switch (k) {
+    case HOP_PARAM_INT:
+        return a->kind == HOP_ARG_INT;
+    case HOP_PARAM_FLOAT:
+        return a->kind == HOP_ARG_FLOAT || a->kind == HOP_ARG_INT;
+    case HOP_PARAM_BOOL:
+        return a->kind == HOP_ARG_BOOL;
+    case HOP_PARAM_DTYPE:
+        return a->kind == HOP_ARG_DTYPE && (unsigned)a->u.dtype < HOP_DTYPE_COUNT;
+    case HOP_PARAM_VALUE:
+        return (a->kind == HOP_ARG_NODE && a->u.node) || (a->kind == HOP_ARG_SYM && a->u.sym) ||
+               a->kind == HOP_ARG_BOOL || a->kind == HOP_ARG_INT;
+    default:
+        return false;
+    }
+}

@@ -258,18 +258,6 @@ check_foreign_args(const hop_graph *g, const hop_node *n, const hop_arg *args, s
     return HOP_OK;
 }
 
-static bool
-value_info_equal(const hop_value_info *a, const hop_value_info *b)
-{
-    if (a->kind != b->kind)
-        return false;
-    if (a->kind == HOP_VALUE_SYM)
-        return a->sym == b->sym;
-    if (a->kind == HOP_VALUE_TENSOR)
-        return hop_meta_equal(&a->meta, &b->meta);
-    return true;
-}
-
 /* Describes an operand passed to a subgraph: "x" for a node, else its value. */
 static void
 describe_operand(const hop_arg *a, char *buf, size_t cap)
@@ -334,26 +322,6 @@ arg_kind_text(hop_arg_kind k)
     return (unsigned)k < sizeof text / sizeof *text ? text[k] : "an unknown kind";
 }
 
-static bool
-lead_fits(hop_param_kind k, const hop_arg *a)
-{
-    switch (k) {
-    case HOP_PARAM_INT:
-        return a->kind == HOP_ARG_INT;
-    case HOP_PARAM_FLOAT:
-        return a->kind == HOP_ARG_FLOAT || a->kind == HOP_ARG_INT;
-    case HOP_PARAM_BOOL:
-        return a->kind == HOP_ARG_BOOL;
-    case HOP_PARAM_DTYPE:
-        return a->kind == HOP_ARG_DTYPE && (unsigned)a->u.dtype < HOP_DTYPE_COUNT;
-    case HOP_PARAM_VALUE:
-        return a->kind == HOP_ARG_NODE || a->kind == HOP_ARG_SYM || a->kind == HOP_ARG_BOOL ||
-               a->kind == HOP_ARG_INT;
-    default:
-        return false;
-    }
-}
-
 /* The call's arguments against its class's signature (hop/class.h): the
  * leads, then at least one subgraph per BODY parameter (a BODIES parameter:
  * one or more; how many exactly is the class's verify slot's to say, as
@@ -379,7 +347,7 @@ check_call_layout(const hop_graph *g, const hop_node *n)
         if (k >= n->nargs)
             return hop_verify_fail(n, "%s: has %zu arguments; its signature has a %s after them",
                                    cls->name, n->nargs, p->name);
-        if (!lead_fits(p->kind, &n->args[k]))
+        if (!hop_param_fits(p->kind, &n->args[k]))
             return hop_verify_fail(n, "%s: argument %zu (%s) must be %s, not %s", cls->name, k,
                                    p->name, lead_text[p->kind], arg_kind_text(n->args[k].kind));
         k++;
@@ -685,7 +653,7 @@ check_node(const hop_graph *g, const hop_node *n)
         if (index < 0 || (uint64_t)index >= call->nouts)
             return fail(g, "getitem %s reads index %lld of %s, which has %zu output%s", n->name,
                         (long long)index, call->name, call->nouts, call->nouts == 1 ? "" : "s");
-        if (!value_info_equal(n->meta, &call->outs[index]))
+        if (!hop_value_info_equal(n->meta, &call->outs[index]))
             return fail(g, "getitem %s has other metadata than output %lld of %s", n->name,
                         (long long)index, call->name);
         return HOP_OK;

@@ -317,26 +317,6 @@ static const char *const param_kind_text[] = {
     [HOP_PARAM_VARARGS] = "a list of traced values",
 };
 
-static bool
-lead_fits(hop_param_kind k, const hop_arg *a)
-{
-    switch (k) {
-    case HOP_PARAM_INT:
-        return a->kind == HOP_ARG_INT;
-    case HOP_PARAM_FLOAT:
-        return a->kind == HOP_ARG_FLOAT || a->kind == HOP_ARG_INT;
-    case HOP_PARAM_BOOL:
-        return a->kind == HOP_ARG_BOOL;
-    case HOP_PARAM_DTYPE:
-        return a->kind == HOP_ARG_DTYPE;
-    case HOP_PARAM_VALUE:
-        return (a->kind == HOP_ARG_NODE && a->u.node) || (a->kind == HOP_ARG_SYM && a->u.sym) ||
-               a->kind == HOP_ARG_BOOL || a->kind == HOP_ARG_INT;
-    default:
-        return false;
-    }
-}
-
 /*
  * Binds args to the signature: the leads into c->lead, the groups' values
  * into c->operands (allocated; the caller frees it).  HOP_INVALID names the
@@ -373,7 +353,7 @@ bind_args(hop_call *c, const hop_arg *args, size_t nargs)
             total += a->u.list.n;
         } else if (p->kind == HOP_PARAM_VALUE && a->kind == HOP_ARG_NODE && a->u.node == NULL) {
             return hop_error(HOP_MISUSE, "%s: %s is a NULL value", hop, p->name);
-        } else if (!lead_fits(p->kind, a)) {
+        } else if (!hop_param_fits(p->kind, a)) {
             return hop_error(HOP_INVALID, "%s: %s must be %s", hop, p->name,
                              param_kind_text[p->kind]);
         } else {

@@ -11,17 +11,26 @@
 #include <string.h>
 
 hop_status
-hop_meta_init(hop_meta *m, hop_shape_env *env, hop_dtype dtype, int rank, const int64_t *sizes)
+hop_dims_check(const char *fn, hop_dtype dtype, int rank, const int64_t *sizes)
 {
-    const char *fn = "hop_meta_init";
-    if (m == NULL || env == NULL)
-        return hop_error(HOP_MISUSE, "%s: %s is NULL", fn, m == NULL ? "m" : "the ShapeEnv");
     if ((unsigned)dtype >= HOP_DTYPE_COUNT)
         return hop_error(HOP_INVALID, "%s: invalid dtype %d", fn, (int)dtype);
     if (rank < 0 || rank > HOP_MAX_RANK)
         return hop_error(HOP_INVALID, "%s: rank %d is outside [0, %d]", fn, rank, HOP_MAX_RANK);
     if (rank > 0 && sizes == NULL)
         return hop_error(HOP_MISUSE, "%s: sizes is NULL for rank %d", fn, rank);
+    return HOP_OK;
+}
+
+hop_status
+hop_meta_init(hop_meta *m, hop_shape_env *env, hop_dtype dtype, int rank, const int64_t *sizes)
+{
+    const char *fn = "hop_meta_init";
+    if (m == NULL || env == NULL)
+        return hop_error(HOP_MISUSE, "%s: %s is NULL", fn, m == NULL ? "m" : "the ShapeEnv");
+    hop_status st = hop_dims_check(fn, dtype, rank, sizes);
+    if (st != HOP_OK)
+        return st;
     hop_meta tmp = {.dtype = dtype, .rank = rank};
     for (int i = 0; i < rank; i++) {
         if (sizes[i] < 0)
@@ -101,6 +110,23 @@ hop_meta_equal(const hop_meta *a, const hop_meta *b)
     return true;
 }
 
+bool
+hop_value_info_equal(const hop_value_info *a, const hop_value_info *b)
+{
+    if (a->kind != b->kind)
+        return false;
+    if (a->kind == HOP_VALUE_SYM)
+        return a->sym == b->sym;
+    if (a->kind != HOP_VALUE_TENSOR)
+        return true;
+    if (a->meta.dtype != b->meta.dtype || a->meta.rank != b->meta.rank)
+        return false;
+    for (int d = 0; d < a->meta.rank; d++)
+        if (a->meta.sizes[d] != b->meta.sizes[d]) /* interned: pointer equality is equality */
+            return false;
+    return true;
+}
+
 hop_status
 hop_value_info_decide_same(hop_shape_env *env, const hop_value_info *a, const hop_value_info *b,
                            const char *what, bool *same)
@@ -122,8 +148,10 @@ hop_value_info_decide_same(hop_shape_env *env, const hop_value_info *a, const ho
     return HOP_OK;
 }
 
+/* ------------------------------------------------------ the meta printer */
+
 size_t
-hop_meta_print(const hop_meta *m, char *buf, size_t cap)
+hop_dims_print(hop_dtype dt, int rank, hop_dim_print_fn dim, const void *ctx, char *buf, size_t cap)
 {
     char small[64];
     size_t len = 0;
@@ -138,31 +166,65 @@ hop_meta_print(const hop_meta *m, char *buf, size_t cap)
         }                                                                                          \
         len += n_;                                                                                 \
     } while (0)
-    if (m == NULL) {
-        META_PUT("NULL", 4);
-    } else {
-        const char *name = hop_dtype_name(m->dtype);
+    if (dt != HOP_DTYPE_COUNT) {
+        const char *name = hop_dtype_name(dt);
         META_PUT(name, strlen(name));
-        META_PUT("[", 1);
-        for (int i = 0; i < m->rank && i < HOP_MAX_RANK; i++) {
-            if (i > 0)
-                META_PUT(", ", 2);
-            size_t n = hop_expr_print(m->sizes[i], small, sizeof small);
-            if (n < sizeof small) {
-                META_PUT(small, n);
-            } else {
-                /* Too long for the scratch buffer: print into place. */
-                if (len + 1 < cap)
-                    hop_expr_print(m->sizes[i], buf + len, cap - len);
-                len += n;
-            }
-        }
-        META_PUT("]", 1);
     }
+    META_PUT("[", 1);
+    for (int i = 0; i < rank; i++) {
+        if (i > 0)
+            META_PUT(", ", 2);
+        size_t n = dim(ctx, i, small, sizeof small);
+        if (n < sizeof small) {
+            META_PUT(small, n);
+        } else {
+            /* Too long for the scratch buffer: print into place. */
+            if (len + 1 < cap)
+                dim(ctx, i, buf + len, cap - len);
+            len += n;
+        }
+    }
+    META_PUT("]", 1);
 #undef META_PUT
     if (cap > 0)
         buf[len < cap ? len : cap - 1] = '\0';
     return len;
+}
+
+static size_t
+expr_dim(const void *sizes, int d, char *buf, size_t cap)
+{
+    return hop_expr_print(((const hop_expr *const *)sizes)[d], buf, cap);
+}
+
+static size_t
+int_dim(const void *sizes, int d, char *buf, size_t cap)
+{
+    int n = snprintf(buf, cap, "%" PRId64, ((const int64_t *)sizes)[d]);
+    return n < 0 ? 0 : (size_t)n;
+}
+
+size_t
+hop_meta_print(const hop_meta *m, char *buf, size_t cap)
+{
+    if (m == NULL) {
+        int n = snprintf(buf, cap, "NULL");
+        return n < 0 ? 0 : (size_t)n;
+    }
+    return hop_exprs_print(m->dtype, m->rank < HOP_MAX_RANK ? m->rank : HOP_MAX_RANK, m->sizes, buf,
+                           cap);
+}
+
+size_t
+hop_exprs_print(hop_dtype dt, int rank, const hop_expr *const *sizes, char *buf, size_t cap)
+{
+    return hop_dims_print(dt, rank, expr_dim, sizes, buf, cap);
+}
+
+size_t
+hop_sizes_print(hop_dtype dt, int rank, const int64_t *sizes, char *buf, size_t cap)
+{
+    return hop_dims_print(dt, rank, int_dim, sizes, buf, cap);
 }
 
 size_t

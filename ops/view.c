@@ -128,11 +128,7 @@ view_strides(int orank, const int64_t *osizes, const int64_t *ostrides, int nran
 static const char *
 input_text(char *buf, size_t cap, hop_dtype dtype, const hop_view *x)
 {
-    size_t n = (size_t)snprintf(buf, cap, "%s[", hop_dtype_name(dtype));
-    for (int d = 0; d < x->rank && n < cap; d++)
-        n += (size_t)snprintf(buf + n, cap - n, "%s%" PRId64, d ? ", " : "", x->sizes[d]);
-    if (n < cap)
-        snprintf(buf + n, cap - n, "]");
+    hop_sizes_print(dtype, x->rank, x->sizes, buf, cap);
     return buf;
 }
 

@@ -40,13 +40,24 @@ slot_name(const hop_plan *p, int32_t s)
     return s >= 0 && s < p->nslots && p->slots[s].name ? p->slots[s].name : "";
 }
 
+static size_t
+slot_dim(const void *slot, int d, char *buf, size_t cap)
+{
+    int n = snprintf(buf, cap, "%s", ((const hop__slot *)slot)->sizes[d]->text);
+    return n < 0 ? 0 : (size_t)n;
+}
+
+static size_t
+slot_meta(const void *slot, char *buf, size_t cap)
+{
+    const hop__slot *s = slot;
+    return hop_dims_print(s->dtype, s->rank, slot_dim, s, buf, cap);
+}
+
 static void
 meta_text(hop__buf *b, const hop__slot *s)
 {
-    hop__buf_printf(b, "%s[", hop_dtype_name(s->dtype));
-    for (int d = 0; d < s->rank; d++)
-        hop__buf_printf(b, "%s%s", d ? ", " : "", s->sizes[d]->text);
-    hop__buf_puts(b, "]");
+    hop__buf_print(b, slot_meta, s);
 }
 
 static void

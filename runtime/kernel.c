@@ -93,11 +93,7 @@ check_out(const hop__call *c, const hop_tensor *out)
         return hop_error(HOP_MISUSE, "%s: out is NULL", name);
     const hop_meta *m = &c->res.meta;
     if (out->dtype != m->dtype || !same_sizes(out, m->rank, c->sizes)) {
-        snprintf(tr.s, sizeof tr.s, "%s", hop_dtype_name(m->dtype));
-        hop__ttext ts;
-        hop__sizes_text_i(&ts, c->sizes, m->rank);
-        size_t len = strlen(tr.s);
-        snprintf(tr.s + len, sizeof tr.s - len, "%s", ts.s);
+        hop_sizes_print(m->dtype, m->rank, c->sizes, tr.s, sizeof tr.s);
         return hop_error(out->dtype != m->dtype ? HOP_DTYPE : HOP_SHAPE,
                          "%s: out is %s but the result is %s", name, hop__tensor_text(&to, out),
                          tr.s);

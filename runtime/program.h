@@ -24,14 +24,14 @@
  *
  * The code generator calls: hop__plan_new (and hop_plan_free when it
  * fails), the vector-function lookups and hop__convert for the steps and
- * scalars of fused groups, hop__fgroup_copy for copy groups, and
- * hop__extern_check for foreign kernel calls.
+ * scalars of fused groups and hop__fgroup_copy for copy groups.  It knows
+ * no graph: the code generator translates nodes into this format, and the
+ * VM never sees one.
  */
 #ifndef HOP_RUNTIME_PROGRAM_H
 #define HOP_RUNTIME_PROGRAM_H
 
 #include "core/core.h"
-#include "hop/graph.h"
 #include "hop/plan.h"
 #include "hop/runtime.h"
 
@@ -630,13 +630,5 @@ void hop__convert(int64_t n, void *dst, hop_dtype dt, const void *src, hop_dtype
 void hop__fgroup_copy(hop__fgroup *g, hop_dtype dst, hop_dtype src);
 /* Sets the flags a group's runner reads (has_sym, same_dtypes) from its steps. */
 void hop__fgroup_seal(hop__fgroup *g);
-
-/* Checks the arguments of a call of f recorded in a graph (tensors with
- * symbolic metadata, ints, SymInts, floats, bools) against its signature,
- * with the messages hop_foreign_call gives: tracing (hop_tracer_call_foreign)
- * and lowering check the same, so a graph that traced lowers.  Sizes are
- * checked when they and the operand's sizes are constants; HOP_INVALID,
- * HOP_DTYPE or HOP_SHAPE naming the parameter. */
-hop_status hop__extern_check(const hop_foreign *f, const hop_arg *args, size_t nargs);
 
 #endif /* HOP_RUNTIME_PROGRAM_H */

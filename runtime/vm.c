@@ -39,20 +39,21 @@ take(hop__frame *f, int32_t s, hop_tensor *t)
 
 /* ------------------------------------------------------------------ Input */
 
+static size_t
+input_dim(const void *input, int d, char *buf, size_t cap)
+{
+    const hop__dimcheck *c = &((const hop__input *)input)->dims[d];
+    int n = c->kind == HOP__D_CONST
+                ? snprintf(buf, cap, "%" PRId64, c->value)
+                : snprintf(buf, cap, "%s", c->kind == HOP__D_EXPR ? c->x->text : c->sym);
+    return n < 0 ? 0 : (size_t)n;
+}
+
+/* What the plan expects of an input, `f32[s0, 4]`. */
 static const char *
 dims_text(char *buf, size_t cap, const hop__input *in)
 {
-    size_t n = (size_t)snprintf(buf, cap, "%s[", hop_dtype_name(in->dtype));
-    for (int d = 0; d < in->rank && n < cap; d++) {
-        const hop__dimcheck *c = &in->dims[d];
-        if (c->kind == HOP__D_CONST)
-            n += (size_t)snprintf(buf + n, cap - n, "%s%" PRId64, d ? ", " : "", c->value);
-        else
-            n += (size_t)snprintf(buf + n, cap - n, "%s%s", d ? ", " : "",
-                                  c->kind == HOP__D_EXPR ? c->x->text : c->sym);
-    }
-    if (n < cap)
-        snprintf(buf + n, cap - n, "]");
+    hop_dims_print(in->dtype, in->rank, input_dim, in, buf, cap);
     return buf;
 }
 

@@ -47,6 +47,12 @@
 #ifndef HOP_CLASS_H
 #define HOP_CLASS_H
 
+/* The build checks the layering: a layer may include this header only if
+ * it links the graph layer (hop_add_layer in CMakeLists.txt). */
+#if defined(HOP_LAYER_BUILD) && !defined(HOP_SEES_GRAPH)
+#error "hop/class.h belongs to the graph layer, which this layer does not link"
+#endif
+
 #include "hop/graph.h"
 
 #ifdef __cplusplus
@@ -98,6 +104,12 @@ hop_param_is_lead(hop_param_kind k)
     return k != HOP_PARAM_END && k != HOP_PARAM_BODY && k != HOP_PARAM_BODIES &&
            !hop_param_is_group(k);
 }
+
+/* Whether a may stand for a lead parameter of kind k (in a call being
+ * traced and in a call_hop node alike): INT an int; FLOAT a float or an
+ * int; BOOL a bool; DTYPE a valid dtype; VALUE a node, a SymInt/SymBool
+ * expression, a bool or an int.  False for other kinds (graph/class.c). */
+bool hop_param_fits(hop_param_kind k, const hop_arg *a);
 
 /*
  * Flags of a parameter.  HOP_PARAM_BATCHED_ITEM (a VALUE lead): the HOP

@@ -21,6 +21,12 @@
 #ifndef HOP_GRAPH_H
 #define HOP_GRAPH_H
 
+/* The build checks the layering: a layer may include this header only if
+ * it links the graph layer (hop_add_layer in CMakeLists.txt). */
+#if defined(HOP_LAYER_BUILD) && !defined(HOP_SEES_GRAPH)
+#error "hop/graph.h belongs to the graph layer, which this layer does not link"
+#endif
+
 #include "hop/ops.h"
 
 #ifdef __cplusplus
@@ -183,6 +189,21 @@ hop_status hop_graph_move_placeholder(hop_graph *g, hop_node *ph, size_t pos);
 hop_status hop_graph_rename_node(hop_graph *g, hop_node *n, const char *base);
 /* The pos-th placeholder, or NULL (O(1) for the last one). */
 hop_node *hop_graph_placeholder_at(const hop_graph *g, size_t pos);
+
+/*
+ * The operands shape inference reads for args[n] (hop_op_infer), into
+ * out[n]: a node gives its tensor metadata or its SymInt/SymBool, a plain
+ * value itself.  A list's items go to *pool (advanced past them; it needs
+ * room for every item at any depth); with pool NULL a list is a
+ * HOP_OPND_LIST without its items (items NULL, n its length), enough for
+ * a check that refuses lists.  The operands borrow the nodes' metadata.
+ * For whoever checks a call recorded in a graph without running it
+ * (hop_graph_call_op, a foreign kernel's signature).  HOP_INVALID naming
+ * who and the argument for a node with no single value; HOP_MISUSE for a
+ * graph argument.
+ */
+hop_status hop_args_operands(const char *who, const hop_arg *args, size_t n, hop_operand *out,
+                             hop_operand **pool);
 
 /*
  * Records op over args (deep-copied) after running shape inference; the node

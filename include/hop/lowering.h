@@ -32,6 +32,12 @@
 #ifndef HOP_LOWERING_H
 #define HOP_LOWERING_H
 
+/* The build checks the layering: a layer may include this header only if
+ * it links the lowering layer (hop_add_layer in CMakeLists.txt). */
+#if defined(HOP_LAYER_BUILD) && !defined(HOP_SEES_LOWERING)
+#error "hop/lowering.h belongs to the lowering layer, which this layer does not link"
+#endif
+
 #include "hop/class.h"
 #include "hop/output_graph.h"
 #include "hop/plan.h"

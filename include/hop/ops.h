@@ -9,6 +9,12 @@
 #ifndef HOP_OPS_H
 #define HOP_OPS_H
 
+/* The build checks the layering: a layer may include this header only if
+ * it links the ops layer (hop_add_layer in CMakeLists.txt). */
+#if defined(HOP_LAYER_BUILD) && !defined(HOP_SEES_OPS)
+#error "hop/ops.h belongs to the ops layer, which this layer does not link"
+#endif
+
 #include "hop/core.h"
 
 #ifdef __cplusplus
@@ -322,6 +328,11 @@ typedef struct hop_meta {
     const hop_expr *sizes[HOP_MAX_RANK];
 } hop_meta;
 
+/* The checks every description of a tensor by dtype, rank and sizes gets
+ * (fn names the caller in messages): HOP_INVALID for an invalid dtype or a
+ * rank outside [0, HOP_MAX_RANK], HOP_MISUSE for NULL sizes of rank > 0.
+ * The sizes' values are the caller's to check. */
+hop_status hop_dims_check(const char *fn, hop_dtype dtype, int rank, const int64_t *sizes);
 /* Fills *m; HOP_INVALID for rank > HOP_MAX_RANK or a negative size. */
 hop_status hop_meta_init(hop_meta *m, hop_shape_env *env, hop_dtype dtype, int rank,
                          const int64_t *sizes);
@@ -331,8 +342,27 @@ hop_status hop_meta_strides(const hop_meta *m, hop_shape_env *env, const hop_exp
 /* Product of the sizes. */
 const hop_expr *hop_meta_numel(const hop_meta *m, hop_shape_env *env);
 bool hop_meta_equal(const hop_meta *a, const hop_meta *b);
-/* `f32[s0, 4]`; snprintf contract as hop_expr_print. */
+/*
+ * The meta printer: the one spelling of a tensor's metadata, `f32[s0, 4]`,
+ * which every layer's messages, printers and dumps use, so a tensor reads
+ * the same everywhere.  All keep snprintf's contract (as hop_expr_print):
+ * the length of the whole text is returned, at most cap bytes are written,
+ * NUL included.
+ *
+ * hop_dims_print is the printer itself: dt's name (nothing for
+ * HOP_DTYPE_COUNT: `[3, 4]`, a list of sizes or strides), then rank dims
+ * in brackets separated by ", ", dim d written by dim(ctx, d, buf, cap)
+ * (same contract), for a layer that holds its sizes in its own form (a
+ * plan's compiled size programs).  hop_meta_print: m's symbolic sizes
+ * (`NULL` for m NULL); hop_exprs_print: SymInt sizes; hop_sizes_print:
+ * concrete sizes (a tensor's, a view's).
+ */
+typedef size_t (*hop_dim_print_fn)(const void *ctx, int d, char *buf, size_t cap);
+size_t hop_dims_print(hop_dtype dt, int rank, hop_dim_print_fn dim, const void *ctx, char *buf,
+                      size_t cap);
 size_t hop_meta_print(const hop_meta *m, char *buf, size_t cap);
+size_t hop_exprs_print(hop_dtype dt, int rank, const hop_expr *const *sizes, char *buf, size_t cap);
+size_t hop_sizes_print(hop_dtype dt, int rank, const int64_t *sizes, char *buf, size_t cap);
 
 /* ------------------------------------------------------------ the op table */
 
@@ -664,6 +694,12 @@ typedef struct hop_operand {
     } u;
 } hop_operand;
 
+/* What o is, for messages: "a tensor", "an int", "a float", "a bool",
+ * "None", "a dtype", "a list", "a SymInt" or "a SymBool" (a SYM holding
+ * a SymBool); a static string, "an invalid operand" for NULL or an
+ * unknown kind. */
+const char *hop_operand_kind_name(const hop_operand *o);
+
 /* What an op produces: a tensor, a SymInt/SymBool, or nothing. */
 typedef enum hop_value_kind {
     HOP_VALUE_NONE,
@@ -706,6 +742,9 @@ size_t hop_value_info_print(const hop_value_info *v, char *buf, size_t cap);
 bool hop_value_info_is_bool_scalar(const hop_value_info *v);
 bool hop_value_info_is_int_scalar(const hop_value_info *v);
 bool hop_value_info_compatible(const hop_value_info *a, const hop_value_info *b);
+/* Whether a and b are the same value info: the same kind, and the same
+ * SymInt, or the same dtype and the same (interned) sizes. */
+bool hop_value_info_equal(const hop_value_info *a, const hop_value_info *b);
 hop_value_info hop_value_info_drop_dim(const hop_value_info *v, int d);
 
 /*

@@ -31,6 +31,12 @@
 #ifndef HOP_PRIM_HOP_H
 #define HOP_PRIM_HOP_H
 
+/* The build checks the layering: a layer may include this header only if
+ * it links the hop layer (hop_add_layer in CMakeLists.txt). */
+#if defined(HOP_LAYER_BUILD) && !defined(HOP_SEES_HOP)
+#error "hop/prim_hop.h belongs to the hop layer, which this layer does not link"
+#endif
+
 #include "hop/class.h"
 #include "hop/output_graph.h"
 
@@ -257,6 +263,22 @@ hop_status hop_load_library(const char *path, const char **names, size_t cap, si
  */
 hop_status hop_apply(hop_output_graph *og, const hop_class *cls, const hop_arg *args, size_t nargs,
                      const hop_body *bodies, size_t nbodies, hop_values *outputs);
+
+/* A foreign kernel (hop/foreign.h). */
+typedef struct hop_foreign hop_foreign;
+
+/*
+ * Records a call of foreign kernel f in tracer t: checks the operands
+ * against f's signature (hop_foreign_check_operands: the messages of
+ * hop_foreign_call, with the tensors' symbolic metadata), lifts free values
+ * as hop_tracer_call_op does, adds one call_foreign node and one getitem
+ * per in-out parameter, appended to *outs (the caller owns the list, as for
+ * hop_apply).  Tensor operands are nodes; scalars are HOP_ARG_INT/FLOAT/
+ * BOOL, HOP_ARG_SYM, or SymInt/SymBool nodes.  On error every state is as
+ * before the call.
+ */
+hop_status hop_tracer_call_foreign(hop_tracer *t, const hop_foreign *f, const hop_arg *args,
+                                   size_t nargs, hop_values *outs);
 
 /*
  * Helpers for HOPs that carry values through iterations (loops).  Each

@@ -46,6 +46,12 @@
 #ifndef HOP_RUNTIME_H
 #define HOP_RUNTIME_H
 
+/* The build checks the layering: a layer may include this header only if
+ * it links the runtime layer (hop_add_layer in CMakeLists.txt). */
+#if defined(HOP_LAYER_BUILD) && !defined(HOP_SEES_RUNTIME)
+#error "hop/runtime.h belongs to the runtime layer, which this layer does not link"
+#endif
+
 #include "hop/ops.h"
 
 #ifdef __cplusplus

@@ -788,29 +788,42 @@ f_tensor(PyObject *mod, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnam
 
 /* ------------------------------------------------------------ factories */
 
+/* The size of a factory (zeros, rand, ...): its positional arguments
+ * (`zeros(2, 3)`, `zeros((2, 3))`) or its keyword size (`zeros(size=(2,
+ * 3))`), into objs[n]; -1 with a TypeError for both or neither. */
+static int
+factory_size(const char *fname, PyObject *const *args, Py_ssize_t nargs, PyObject *const *size,
+             PyObject *const **objs, Py_ssize_t *n)
+{
+    *objs = args;
+    *n = nargs;
+    if (*size != NULL) {
+        if (nargs > 0) {
+            PyErr_Format(PyExc_TypeError, "%s() got multiple values for argument 'size'", fname);
+            return -1;
+        }
+        *objs = size;
+        *n = 1;
+    }
+    if (*n == 0) {
+        PyErr_Format(PyExc_TypeError, "%s() missing required argument 'size'", fname);
+        return -1;
+    }
+    return 0;
+}
+
 /* zeros(*size, dtype=None) and ones(*size, dtype=None). */
 static PyObject *
 fill_factory(const char *fname, hop_op op, PyObject *const *args, Py_ssize_t nargs,
              PyObject *kwnames)
 {
     static const char *const names[] = {"size", "dtype"};
-    PyObject *kw[2], *const *objs = args;
-    Py_ssize_t n = nargs;
+    PyObject *kw[2], *const *objs;
+    Py_ssize_t n;
     hop_py_opnd opnds[2], items[HOP_MAX_RANK];
-    if (hop_py__parse_kwonly(fname, names, 2, args, nargs, kwnames, kw) < 0)
+    if (hop_py__parse_kwonly(fname, names, 2, args, nargs, kwnames, kw) < 0 ||
+        factory_size(fname, args, nargs, &kw[0], &objs, &n) < 0)
         return NULL;
-    if (kw[0] != NULL) {
-        if (nargs > 0) {
-            PyErr_Format(PyExc_TypeError, "%s() got multiple values for argument 'size'", fname);
-            return NULL;
-        }
-        objs = &kw[0];
-        n = 1;
-    }
-    if (n == 0) {
-        PyErr_Format(PyExc_TypeError, "%s() missing required argument 'size'", fname);
-        return NULL;
-    }
     if (hop_py__to_shape_opnd(fname, "size", objs, n, &opnds[0], items) < 0 ||
         hop_py__to_dtype_opnd(fname, kw[1], &opnds[1]) < 0)
         return NULL;
@@ -1087,24 +1100,13 @@ random_factory(const char *fname, bool normal, PyObject *const *args, Py_ssize_t
                PyObject *kwnames)
 {
     static const char *const names[] = {"size", "seed", "dtype"};
-    PyObject *kw[3], *const *objs = args;
-    Py_ssize_t n = nargs;
+    PyObject *kw[3], *const *objs;
+    Py_ssize_t n;
     hop_py_opnd shape, items[HOP_MAX_RANK], dt;
     int64_t sizes[HOP_MAX_RANK];
-    if (hop_py__parse_kwonly(fname, names, 3, args, nargs, kwnames, kw) < 0)
+    if (hop_py__parse_kwonly(fname, names, 3, args, nargs, kwnames, kw) < 0 ||
+        factory_size(fname, args, nargs, &kw[0], &objs, &n) < 0)
         return NULL;
-    if (kw[0] != NULL) {
-        if (nargs > 0) {
-            PyErr_Format(PyExc_TypeError, "%s() got multiple values for argument 'size'", fname);
-            return NULL;
-        }
-        objs = &kw[0];
-        n = 1;
-    }
-    if (n == 0) {
-        PyErr_Format(PyExc_TypeError, "%s() missing required argument 'size'", fname);
-        return NULL;
-    }
     if (hop_py__to_shape_opnd(fname, "size", objs, n, &shape, items) < 0 ||
         hop_py__to_dtype_opnd(fname, kw[2], &dt) < 0)
         return NULL;

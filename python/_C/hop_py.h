@@ -7,8 +7,10 @@
  *              methods and operators, constructors, indexing, NumPy interop
  *              (buffer protocol both ways), eager dispatch of ops
  *   trace.c    tracing: the OutputGraph wrapper, proxies (Tensors with a
- *              node instead of data), SymInt, HOP calls with Python bodies,
- *              graph introspection, plans
+ *              node instead of data), HOP calls with Python bodies, graph
+ *              introspection; with symint.c (SymInt), plan.c (Plan, Ctrl-C)
+ *              and numpy_call.c (plans called on NumPy arrays), which share
+ *              trace_impl.h
  *   foreign.c  foreign kernels (hop/foreign.h) registered from an address
  *              and called eagerly or recorded
  *
@@ -45,7 +47,7 @@ typedef struct TensorObject {
 } TensorObject;
 
 extern PyTypeObject hop_py_TensorType;
-extern PyTypeObject hop_py_SymIntType; /* trace.c */
+extern PyTypeObject hop_py_SymIntType; /* symint.c */
 extern PyTypeObject hop_py_DTypeType;  /* module.c: hop.float32, ... */
 
 /* Exceptions (module.c). */
@@ -138,7 +140,7 @@ hop_py_tracing_active(void)
 }
 /* A proxy's shape as a tuple of ints and SymInts. */
 PyObject *hop_py_proxy_shape(TensorObject *p);
-/* Wraps a node of trace `owner` as a proxy Tensor (new reference). */
+/* Wraps a node of trace `owner` as a proxy Tensor (new reference; tensor.c). */
 PyObject *hop_py_proxy_new(PyObject *owner, hop_node *node);
 /* The size of x[start:stop] for a traced start (trace.c): stop must be
  * start + k, k + start or start - k for an int or a SymInt k (JAX's
@@ -184,6 +186,21 @@ int hop_py_tensor_init(PyObject *module);
  * HOP_PY_SIG("add(input, other)") "input + other, ...".  Every public one
  * has it, then what it does and an example (tests/python/test_api.py). */
 #define HOP_PY_SIG(sig) sig "\n--\n\n"
+
+/* Stores item (a new reference, stolen) at index i of the new list or
+ * tuple *seq being filled; when making item failed (NULL, an exception
+ * set) drops *seq instead, so that the loop filling it stops at
+ * `*seq == NULL`: the one way the extension fills a sequence. */
+static inline void
+hop_py_fill(PyObject **seq, Py_ssize_t i, PyObject *item)
+{
+    if (item == NULL)
+        Py_CLEAR(*seq);
+    else if (PyList_Check(*seq))
+        PyList_SET_ITEM(*seq, i, item);
+    else
+        PyTuple_SET_ITEM(*seq, i, item);
+}
 
 #define HOP_PY_IS_PROXY(o) (((TensorObject *)(o))->t == NULL)
 

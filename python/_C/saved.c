@@ -250,11 +250,7 @@ py_lifts(PyObject *self, PyObject *trace)
         const hop_lift_info *l = &li[i];
         PyObject *chain = PyTuple_New((Py_ssize_t)l->nlifted_by);
         for (size_t k = 0; chain && k < l->nlifted_by; k++) {
-            PyObject *s = PyUnicode_FromString(l->lifted_by[k]->name);
-            if (s == NULL)
-                Py_CLEAR(chain);
-            else
-                PyTuple_SET_ITEM(chain, (Py_ssize_t)k, s);
+            hop_py_fill(&chain, (Py_ssize_t)k, PyUnicode_FromString(l->lifted_by[k]->name));
         }
         PyObject *d =
             chain
@@ -267,10 +263,7 @@ py_lifts(PyObject *self, PyObject *trace)
                                 "for_other_body", l->for_other_body ? Py_True : Py_False,
                                 "location", l->note, "operand", l->operand ? Py_True : Py_False)
                 : NULL;
-        if (d == NULL)
-            Py_CLEAR(list);
-        else
-            PyList_SET_ITEM(list, (Py_ssize_t)i, d);
+        hop_py_fill(&list, (Py_ssize_t)i, d);
     }
     hop_free(li);
     return list;

@@ -125,8 +125,7 @@ concrete_conversion(TensorObject *self, const char *what)
 /*
  * hop.Tensor is not a GC type: a concrete tensor holds no Python object that
  * can reach it back (base is the exporter of a buffer it wraps), and a
- * proxy's owner, a Trace, is not GC either.  Proxies are made by trace.c with
- * PyObject_New.
+ * proxy's owner, a Trace, is not GC either.
  *
  * Freed Tensors are kept for reuse: `a + b` then costs no allocation of the
  * Python object, a measurable part of an eager op on small tensors.  Only
@@ -136,29 +135,51 @@ concrete_conversion(TensorObject *self, const char *what)
 static TensorObject *freelist[FREELIST_MAX];
 static int nfree;
 
-PyObject *
-hop_py_tensor_new(hop_tensor *t)
+/* A new Tensor object with every field empty, from the free list when it
+ * can: the one place a Tensor, concrete or proxy, is made.  NULL with
+ * MemoryError. */
+static TensorObject *
+tensor_alloc(void)
 {
     TensorObject *o;
-    if (t == NULL)
-        return hop_py_raise();
     if (nfree > 0) {
         o = freelist[--nfree];
         PyObject_Init((PyObject *)o, &hop_py_TensorType);
-    } else {
-        o = PyObject_New(TensorObject, &hop_py_TensorType);
-        if (o == NULL) {
-            hop_tensor_release(t);
-            return NULL;
-        }
+    } else if ((o = PyObject_New(TensorObject, &hop_py_TensorType)) == NULL) {
+        return NULL;
     }
-    o->t = t;
+    o->t = NULL;
     o->node = NULL;
     o->owner = NULL;
     o->base = NULL;
     o->weakreflist = NULL;
     o->viewof = NULL;
     o->nviews = 0;
+    return o;
+}
+
+PyObject *
+hop_py_tensor_new(hop_tensor *t)
+{
+    if (t == NULL)
+        return hop_py_raise();
+    TensorObject *o = tensor_alloc();
+    if (o == NULL) {
+        hop_tensor_release(t);
+        return NULL;
+    }
+    o->t = t;
+    return (PyObject *)o;
+}
+
+PyObject *
+hop_py_proxy_new(PyObject *owner, hop_node *node)
+{
+    TensorObject *o = tensor_alloc();
+    if (o == NULL)
+        return NULL;
+    o->node = node;
+    o->owner = Py_NewRef(owner);
     return (PyObject *)o;
 }
 
@@ -1020,11 +1041,7 @@ tolist_rec(const hop_tensor *t, const char *p, int dim)
     int64_t step = t->strides[dim] * (int64_t)hop_dtype_size(t->dtype);
     PyObject *list = PyList_New((Py_ssize_t)t->sizes[dim]);
     for (int64_t i = 0; list != NULL && i < t->sizes[dim]; i++) {
-        PyObject *v = tolist_rec(t, p + i * step, dim + 1);
-        if (v == NULL)
-            Py_CLEAR(list);
-        else
-            PyList_SET_ITEM(list, (Py_ssize_t)i, v);
+        hop_py_fill(&list, (Py_ssize_t)i, tolist_rec(t, p + i * step, dim + 1));
     }
     return list;
 }

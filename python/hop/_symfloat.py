@@ -14,7 +14,7 @@ So a traced or compiled function gives the eager bits.
 Only +, -, *, / (and unary -, +, abs) make SymFloats: //, %, ** with floats,
 comparisons, bool(), float() and int() of a SymFloat raise a TypeError that
 names the operation, since their value or a decision on it is known only at
-run time.  The C side (python/_C/trace.c, symint_float_op) calls symint_op
+run time.  The C side (python/_C/symint.c, symint_float_op) calls symint_op
 for a SymInt operator with a float operand and for SymInt true division.
 Functions that take a tensor or a number (hop.where, hop.maximum, hop.full)
 take a SymFloat as the same weak float: python/_C/args.c and hop_py_run_op

@@ -83,17 +83,40 @@ class Node:
     """One node of a graph.
 
     op: "placeholder", "call_op", "call_hop", "getitem" or "output"; name;
-    target (the op or HOP name); args (for call_hop: the values passed at run
-    time, e.g. cond: pred then the merged inputs); subgraphs (names, for
-    call_hop); meta (TensorMeta, SymMeta or None).
+    target (the op or HOP name); args; subgraphs (names, for call_hop);
+    meta (TensorMeta, SymMeta or None).
+
+    A call_hop's arguments come by parameter name from its class's
+    signature (hop/class.h; C's hop_node_param, hop_node_group,
+    hop_node_lifted), and args has one shape for every HOP:
+
+      leads   {name: value} of the lead parameters (cond's pred, switch's
+              index), in signature order
+      groups  {name: tuple of values} of the group parameters (cond's
+              operands, map's xs and args, a loop's carries), in signature
+              order; a final *args group (map's args) ends with the values
+              the bodies lifted
+      lifted  the values the bodies lifted when they are a list of their
+              own (after a loop's carries), else ()
+      args    flat: the leads' values, then every value passed to the
+              bodies in body input order: each group's values, then lifted
+
+    Other nodes have empty leads and groups, lifted () and args as recorded.
 
     >>> gm = hop.trace(lambda x, y: (x * y).sum(), hop.ones(3), hop.ones(3))
     >>> n = gm.graph.find("mul")
     >>> n.op, n.target, n.args, n.meta
     ('call_op', 'mul', (<Node placeholder x>, <Node placeholder y>), TensorMeta(dtype=hop.float32, shape=(3,)))
+    >>> w = hop.ones(3)
+    >>> m = hop.trace(lambda x: hop.map(lambda r: r * w, x), hop.ones(2, 3)).graph.find("map")
+    >>> m.groups
+    {'xs': (<Node placeholder x>,), 'args': (<Node placeholder w>,)}
+    >>> m.args
+    (<Node placeholder x>, <Node placeholder w>)
     """
 
-    __slots__ = ("op", "name", "target", "args", "subgraphs", "meta", "outputs")
+    __slots__ = ("op", "name", "target", "args", "leads", "groups", "lifted", "subgraphs",
+                 "meta", "outputs")
 
     def __repr__(self):
         return f"<Node {self.op} {self.name}>"
@@ -165,13 +188,13 @@ class Graph:
 def _build_graph(desc, gm=None):
     by_name = {}
     nodes = []
-    for op, name, target, args, meta, outs in desc["nodes"]:
+    for op, name, target, args, meta, outs, layout in desc["nodes"]:
         n = Node()
         n.op, n.name, n.target = op, name, target
         n.meta = _meta(meta)
         n.outputs = [_meta(o) for o in outs]
         by_name[name] = n
-        nodes.append((n, args))
+        nodes.append((n, args, layout))
 
     def conv(a):
         if isinstance(a, tuple) and len(a) == 2 and isinstance(a[0], str) and \
@@ -185,17 +208,18 @@ def _build_graph(desc, gm=None):
         return a
 
     out = []
-    for n, args in nodes:
+    for n, args, layout in nodes:
         n.subgraphs = tuple(v for k, v in (a for a in args if _is_ref(a, "%graph")))
-        if n.op == "call_hop":
-            values = [a for a in args if not _is_ref(a, "%graph")]
-            flat = []
-            for a in values[:-1]:
-                flat.append(conv(a))
-            if values:
-                flat.extend(conv(values[-1]))
-            n.args = tuple(flat)
+        if layout is not None:
+            # By name, as the C accessors read the node (Node's docstring).
+            leads, groups, lifted = layout
+            n.leads = {k: conv(v) for k, v in leads}
+            n.groups = {k: conv(v) for k, v in groups}
+            n.lifted = conv(lifted)
+            n.args = (tuple(n.leads.values()) + tuple(x for g in n.groups.values() for x in g) +
+                      n.lifted)
         else:
+            n.leads, n.groups, n.lifted = {}, {}, ()
             n.args = tuple(conv(a) for a in args)
         out.append(n)
     return Graph(out, gm)
@@ -209,7 +233,9 @@ class GraphModule:
     """A traced program: its graph and nested subgraphs, and (for the root)
     the compiled plan that runs it.  hop.trace makes it; calling it runs the
     plan (NumPy in, NumPy out), with hop.GuardError for inputs the trace
-    does not fit.  It pickles and saves (hop.save).
+    does not fit.  It pickles and saves (hop.save).  Its graph's nodes are
+    Nodes: a call_hop's args are flat (its leads, then every value passed
+    to its bodies) and its groups named (Node.leads, .groups, .lifted).
 
     >>> gm = hop.trace(lambda x, y: (x * y).sum(), hop.ones(3), hop.ones(3))
     >>> print(gm.code)
