@@ -403,7 +403,7 @@ hop__matmul_plan_units(hop__matmul *mm)
         int64_t u = mm->k / DOT_UNIT;
         u = u < 1 ? 1 : u > DOT_MAX_UNITS ? DOT_MAX_UNITS : u;
         mm->mode = HOP__MM_DOT;
-        mm->chunk = (mm->k + u - 1) / u;
+        mm->chunk = mm->k > 0 ? (mm->k + u - 1) / u : 1; /* k = 0: no units, the sum is 0 */
         mm->units = (mm->k + mm->chunk - 1) / mm->chunk;
     } else if (is_float && mm->batch == 1 && mm->n == 1) {
         mm->mode = HOP__MM_COLS;

@@ -331,7 +331,7 @@ PyTypeObject hop_py_DTypeType = {
     .tp_basicsize = sizeof(DTypeObject),
     .tp_flags = Py_TPFLAGS_DEFAULT,
     .tp_doc = "A tensor element type: hop.float16, hop.float32, hop.float64, hop.int8, hop.int16, "
-              "hop.int32, hop.int64, hop.uint8, hop.uint64, hop.bool.",
+              "hop.int32, hop.int64, hop.uint8, hop.uint64, hop.complex64, hop.complex128, hop.bool.",
     .tp_repr = (reprfunc)dtype_repr,
     .tp_getset = dtype_getset,
     .tp_methods = dtype_methods,
@@ -356,8 +356,8 @@ hop_py__dtype_pyname(hop_dtype d)
 const char *
 hop_py__supported_dtypes(void)
 {
-    return "hop supports float16, float32, float64, int8, int16, int32, int64, uint8, uint64 and "
-           "bool";
+    return "hop supports float16, float32, float64, int8, int16, int32, int64, uint8, uint64, "
+           "complex64, complex128 and bool";
 }
 
 /* A NumPy dtype.str ('<f4', '|b1', '=i8', 'f4') or a name ('float32', 'f32'). */
