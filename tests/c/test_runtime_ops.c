@@ -945,8 +945,8 @@ test_matmul_shapes_dtypes_and_layouts(void **state)
         hop_tensor *d0b = hop_tensor_empty(dt, 3, SIZES(1, 0, 1));
         hop_tensor *d0 = OP(matmul, TA(d0a), TA(d0b));
         CHECK(d0, dt, (1, 1, 1), 0);
-        hop_tensor *all[] = {a,  b,   vec, vec2, a3,   a4,  b3,  at,  bt,  big, s1, s2,
-                             s2t, out, outt, ref, k0a, k0b, k0, n0, d0a, d0b, d0};
+        hop_tensor *all[] = {a,   b,   vec,  vec2, a3,  a4,  b3, at, bt,  big, s1, s2,
+                             s2t, out, outt, ref,  k0a, k0b, k0, n0, d0a, d0b, d0};
         for (size_t i = 0; i < N_(all); i++)
             hop_tensor_release(all[i]);
     }
