@@ -249,7 +249,12 @@ def _var_t(t, axis, dtype, ddof, keepdims, what):
     m, _ = _mean_t(t, axes, dtype, True, what)
     x = _core.cast(t, _core.np_dtype(m))
     d = x - m
-    s = _C.sum(d * d, list(axes), keepdims) if axes else d * d
+    if _core.np_dtype(d).kind == "c":  # |d|**2, a real number as NumPy's
+        re, im = _C._op("real", d), _C._op("imag", d)
+        d2 = re * re + im * im
+    else:
+        d2 = d * d
+    s = _C.sum(d2, list(axes), keepdims) if axes else d2
     n = _size([t.shape[i] for i in axes])
     denom = n - ddof
     if not isinstance(denom, _C.SymInt):
@@ -929,7 +934,10 @@ def dot(a, b, out=None, *, _kind=None):
 
 @implements(_np.vdot)
 def vdot(a, b, *, _kind=None):
-    return dot(ravel(a, _kind=_C.Tensor), ravel(b, _kind=_C.Tensor),
+    ta = ravel(a, _kind=_C.Tensor)
+    if _core.np_dtype(ta).kind == "c":  # NumPy conjugates the first operand
+        ta = _C._op("conj", ta)
+    return dot(ta, ravel(b, _kind=_C.Tensor),
                _kind=_kind or result_kind((a, b), ndarray))
 
 
