@@ -133,3 +133,17 @@ def test_abs_squared_gradient_is_twice_the_conjugate():
 def test_grad_of_a_complex_result_asks_for_a_real_one():
     with pytest.raises(hop.ShapeError, match=r"must return a float scalar .* got c128\[\]"):
         hop.grad(lambda t: (t * t).sum())(hop.asarray(Z))
+
+
+def test_complex_graphs_and_tensors_save_and_load():
+    import hop._saved as saved
+    z = hop.asarray(Z)
+    gm = hop.trace(lambda t: (hnp.fft.fft(hnp.conj(t)) * t).sum() + hnp.linalg.det(
+        hnp.outer(t[:2], t[:2]) + hnp.eye(2)), z)
+    again = saved.loads(saved.dumps(gm))
+    assert again.code == gm.code and "c128" in gm.code
+    np.testing.assert_array_equal(again(z).numpy(), gm(z).numpy())
+    c = hop.asarray(Z32)
+    back = saved.loads(saved.dumps(c))
+    assert back.dtype == hop.complex64
+    np.testing.assert_array_equal(back.numpy(), Z32)
