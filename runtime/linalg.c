@@ -477,7 +477,8 @@ run_svd(const lcall *l, hop_tensor *out)
     bool vals = l->c->op == HOP_OP_linalg_svdvals, full = !vals && l->c->args[1].u.b;
     int64_t m = a->sizes[a->rank - 2], n = a->sizes[a->rank - 1], k = m < n ? m : n;
     int64_t u = full ? m : k, v = full ? n : k, cols = u > n ? u : n, rows = m + 1 + v;
-    if (m > INT_MAX || n > INT_MAX || m * n > INT_MAX || m * m > INT_MAX || n * n > INT_MAX)
+    /* the factors' own sizes: a tall matrix's reduced U is m x k, not m x m */
+    if (m > INT_MAX || n > INT_MAX || m * n > INT_MAX || m * u > INT_MAX || v * n > INT_MAX)
         return hop_error(HOP_UNSUPPORTED, "%s: matrices this large are not supported",
                          l->c->info->name);
     char jobz = vals ? 'N' : full ? 'A' : 'S';

@@ -207,3 +207,11 @@ def test_linalg_calls_trace_to_lapack_ops_not_to_numpy():
     for op in ("linalg_solve", "linalg_det", "linalg_eigvalsh", "linalg_svdvals", "linalg_qr",
                "linalg_cholesky"):
         assert f"= {op}(" in g.code, op
+
+
+def test_tall_matrices_whose_square_overflows_int32_factor():
+    # m * m > INT_MAX, but the reduced factors are m x 2: svd and lstsq refused them
+    rng = np.random.default_rng(4)
+    a, b = rng.standard_normal((50000, 2)), rng.standard_normal(50000)
+    check(lambda x, y: LA.lstsq(x, y, rcond=None)[0], a, b, rtol=1e-9)
+    check(lambda x: LA.svd(x, full_matrices=False)[1], a, rtol=1e-9)
