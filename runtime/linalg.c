@@ -454,8 +454,13 @@ run_qr(const lcall *l, hop_tensor *out)
     for (int64_t bi = 0; bi < l->batch; bi++) {
         char *o = (char *)out->data + bi * orows * cols * (int64_t)l->es;
         memset(o, 0, (size_t)(orows * cols) * l->es);
-        if (m == 0 || n == 0)
+        if (m == 0 || n == 0) {
+            /* no reflectors: Q is the identity (complete mode's m x m of an m x 0 matrix) */
+            for (int64_t i = 0; i < q && i < m; i++)
+                hop__convert(1, o + (size_t)(i * cols + i) * l->es, l->dt, &(double){1.0}, HOP_F64,
+                             1);
             continue;
+        }
         load(l, a, bi, w);
         geqrf(l->dt, (lapack_int)m, (lapack_int)n, w, (lapack_int)m, tau, work, lw);
         /* R: the upper triangle of the first q rows */

@@ -1310,7 +1310,16 @@ ndarray.flatten = _flatten_method
 ndarray.sort = _sort_method
 ndarray.fill = _fill_method
 ndarray.clip = scalar_method(_clip_method)
-ndarray.conj = ndarray.conjugate = scalar_method(lambda self: copy(self, _kind=type(self)))
+
+
+def _conj_method(self):
+    """x.conj(): NumPy's conjugate of a complex array; of a real one a copy."""
+    if _core.np_dtype(self._tv).kind != "c":
+        return copy(self, _kind=type(self))
+    return wrap(type(self), _C._op("conj", self._tv))
+
+
+ndarray.conj = ndarray.conjugate = scalar_method(_conj_method)
 ndarray.copy = scalar_method(ndarray.copy)
 ndarray.astype = scalar_method(ndarray.astype)
 ndarray.T = property(scalar_method(ndarray.T.fget), doc=ndarray.T.__doc__)

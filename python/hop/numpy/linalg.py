@@ -351,8 +351,8 @@ def matrix_power(a, n, *, _kind=None):
 def matrix_rank(A, tol=None, hermitian=False, *, _kind=None):
     kind = _kind or result_kind((A,), ndarray)
     t = _tensor(A, "matrix_rank")
-    if t.ndim < 2:
-        return wrap(kind, _C.logical_not(_C.all(_C.eq(t, 0))).to(_C.int64), scalar=True)
+    if t.ndim < 2:  # NumPy's int(not all(A == 0)): a Python int (traced, a SymInt)
+        return _C.logical_not(_C.all(_C.eq(t, 0))).to(_C.int64).item()
     if hermitian:
         s = _C.abs(eigvalsh(ndarray(t))._t)
     else:
@@ -432,7 +432,10 @@ def norm(x, ord=None, axis=None, keepdims=False, *, _kind=None):
             absx = hnp.abs(x)
             absx = absx ** ord
             r = hnp.sum(absx, axis=axis, keepdims=keepdims)
-            r = r ** (1.0 / ord)
+            # NumPy's `ret **= reciprocal(ord, dtype=ret.dtype)`: in place, so
+            # a float32 norm stays float32 (a Python float would promote a
+            # 0-d result to float64)
+            r = r ** _np.reciprocal(ord, dtype=r.dtype)
         return wrap(kind, r._t, scalar=r.ndim == 0)
     if len(axis) == 2:
         row_axis, col_axis = axis
