@@ -5,9 +5,9 @@
  * complex reductions.
  *
  * c64 and c128 are C's float/double _Complex: NumPy's layout.  Arithmetic
- * is C's (GCC's complex division scales as C99's Annex G asks); powers
- * with a small integer exponent multiply by squaring, as NumPy's npy_cpow
- * does, so z**2 is z*z exactly; the elementary functions are glibc's c*
+ * is NumPy's: the textbook product (no Annex G recovery of infinities) and
+ * Smith's division; powers with a small integer exponent are NumPy's
+ * nc_pow, bit for bit; the elementary functions are glibc's c*
  * functions, which may differ from NumPy's own npy_c* in the last bits.
  * A complex converted to a real dtype keeps its real part (NumPy's
  * astype, which also warns), to bool whether it is nonzero.
@@ -114,9 +114,43 @@ hop__convert_complex(int64_t n, void *dst, hop_dtype dt, const void *src, hop_dt
         }                                                                                          \
     }
 
-/* NumPy's npy_cpow: an exponent that is a small integer multiplies by
- * squaring (exact for z**2); 0**y is 0 for a positive real part of y, nan
- * otherwise; else exp(y log x). */
+/* NumPy's complex division (its loops' and npy_cpow's): Smith's method,
+ * scaling by the larger part of the divisor, and x / 0 as the parts over
+ * +0 (inf or nan).  C's division (Annex G's scaling) differs from it in
+ * the last bits and at overflow (1 / 1.5e-39j in complex64: NumPy's
+ * nan - inf j). */
+#define CDIV(T, R, sfx, CMPLXF_, CREAL, CIMAG, FABS)                                               \
+    static T cdiv_##sfx(T x, T y)                                                                  \
+    {                                                                                              \
+        R ar = CREAL(x), ai = CIMAG(x), br = CREAL(y), bi = CIMAG(y);                              \
+        R abr = FABS(br), abi = FABS(bi);                                                          \
+        if (abr >= abi) {                                                                          \
+            if (abr == 0 && abi == 0)                                                              \
+                return CMPLXF_(ar / abr, ai / abr);                                                \
+            R rat = bi / br, scl = (R)1 / (br + bi * rat);                                         \
+            return CMPLXF_((ar + ai * rat) * scl, (ai - ar * rat) * scl);                          \
+        }                                                                                          \
+        R rat = br / bi, scl = (R)1 / (bi + br * rat);                                             \
+        return CMPLXF_((ar * rat + ai) * scl, (ai * rat - ar) * scl);                              \
+    }
+CDIV(c64, float, c64, CMPLXF, crealf, cimagf, fabsf)
+CDIV(c128, double, c128, CMPLX, creal, cimag, fabs)
+
+/* NumPy's complex product: the textbook formula (C's recovers infinities
+ * from a nan result as Annex G asks; NumPy's gives the nan). */
+#define CMUL(T, R, sfx, CMPLXF_, CREAL, CIMAG)                                                     \
+    static T cmul_##sfx(T x, T y)                                                                  \
+    {                                                                                              \
+        R ar = CREAL(x), ai = CIMAG(x), br = CREAL(y), bi = CIMAG(y);                              \
+        return CMPLXF_(ar * br - ai * bi, ar * bi + ai * br);                                      \
+    }
+CMUL(c64, float, c64, CMPLXF, crealf, cimagf)
+CMUL(c128, double, c128, CMPLX, creal, cimag)
+
+/* NumPy 1.24's nc_pow (umath's power loop): 0**y is 0 for a positive real
+ * y, nan otherwise; an integer exponent below 100 in size is z itself, z*z,
+ * z*(z*z), else a product by squaring (the textbook product), a negative
+ * one then its reciprocal by the division above; else cpow. */
 #define CPOW(T, R, sfx, CPOWF, CMPLXF_, CREAL, CIMAG)                                              \
     static T cpow_##sfx(T x, T y)                                                                  \
     {                                                                                              \
@@ -127,13 +161,21 @@ hop__convert_complex(int64_t n, void *dst, hop_dtype dt, const void *src, hop_dt
             return yr > 0 && yi == 0 ? CMPLXF_(0, 0) : CMPLXF_(NAN, NAN);                          \
         if (yi == 0 && yr > -100 && yr < 100 && yr == (R)(long)yr) {                               \
             long k = (long)yr, m = k < 0 ? -k : k;                                                 \
+            if (k == 1)                                                                            \
+                return x;                                                                          \
+            if (k == 2)                                                                            \
+                return cmul_##sfx(x, x);                                                           \
+            if (k == 3)                                                                            \
+                return cmul_##sfx(x, cmul_##sfx(x, x));                                            \
             T r = CMPLXF_(1, 0), b = x;                                                            \
-            for (; m > 0; m >>= 1) {                                                               \
-                if (m & 1)                                                                         \
-                    r = r * b;                                                                     \
-                b = b * b;                                                                         \
+            for (long mask = 1;; mask <<= 1) {                                                     \
+                if (m & mask)                                                                      \
+                    r = cmul_##sfx(r, b);                                                          \
+                if (m < (mask << 1))                                                               \
+                    break;                                                                         \
+                b = cmul_##sfx(b, b);                                                              \
             }                                                                                      \
-            return k < 0 ? CMPLXF_(1, 0) / r : r;                                                  \
+            return k > 0 ? r : cdiv_##sfx(CMPLXF_(1, 0), r);                                       \
         }                                                                                          \
         return CPOWF(x, y);                                                                        \
     }
@@ -157,8 +199,8 @@ CPOW(c128, double, c128, cpow, CMPLX, creal, cimag)
 #define TYPE_FNS(T, R, sfx, CMPLXF_, F)                                                            \
     BIN(add_##sfx, T, T, x + y)                                                                    \
     BIN(sub_##sfx, T, T, x - y)                                                                    \
-    BIN(mul_##sfx, T, T, x *y)                                                                     \
-    BIN(div_##sfx, T, T, x / y)                                                                    \
+    BIN(mul_##sfx, T, T, cmul_##sfx(x, y))                                                         \
+    BIN(div_##sfx, T, T, cdiv_##sfx(x, y))                                                         \
     BIN(pow_##sfx, T, T, cpow_##sfx(x, y))                                                         \
     BIN(eq_##sfx, T, hop__bool, x == y)                                                            \
     BIN(ne_##sfx, T, hop__bool, x != y)                                                            \

@@ -148,3 +148,43 @@ def test_complex_graphs_and_tensors_save_and_load():
     back = saved.loads(saved.dumps(c))
     assert back.dtype == hop.complex64
     np.testing.assert_array_equal(back.numpy(), Z32)
+
+
+def _special(dt):
+    rng = np.random.default_rng(5)
+    a = (rng.standard_normal(2000) + 1j * rng.standard_normal(2000)).astype(dt)
+    sp = np.array([0, 1e-39j, 1e-39, np.inf, -np.inf * 1j, np.nan, 1e38 + 1e38j, 3e-45j,
+                   complex(np.inf, np.nan), complex(1, np.inf), -0.0 - 0j, 2 + 3j], dt)
+    return np.concatenate([a, sp * 1e-10, sp, sp * 1e10, np.repeat(sp, sp.size)]), \
+        np.concatenate([a[::-1], sp, sp[::-1], sp, np.tile(sp, sp.size)])
+
+
+@pytest.mark.parametrize("dt", [np.complex64, np.complex128])
+def test_complex_arithmetic_is_numpys_bit_for_bit(dt):
+    # NumPy's textbook product, Smith's division, nc_pow's integer powers and
+    # its reciprocal loop (C's Annex G product/quotient differ at infinities
+    # and overflow: 1 / 1.5e-39j in complex64 is NumPy's nan - inf j)
+    a, b = _special(dt)
+    fns = [lambda x, y: x * y, lambda x, y: x / y, lambda x, y: np.reciprocal(x),
+           lambda x, y: x ** -1, lambda x, y: x ** 0.5, lambda x, y: np.power(x, -1)]
+    fns += [lambda x, y, k=k: x ** k for k in (-12, -3, -2, 2, 3, 5, 50, 99)]
+    for f in fns:
+        got, want = hop.compile(f)(a, b), f(a, b)
+        assert got.dtype == want.dtype
+        np.testing.assert_array_equal(got, want)
+
+
+def test_float_power_minus_one_and_half_are_numpys_reciprocal_and_sqrt():
+    # NumPy's fast_scalar_power: x ** 0.5 is sqrt ((-inf) ** 0.5 is nan and
+    # (-0.0) ** 0.5 is -0.0, where pow gives inf and 0.0)
+    x = np.array([-0.0, -np.inf, 4.0, 2.0, -1.0])
+
+    def inplace(a):
+        a **= 0.5
+        return a
+    for f in (lambda a: a ** 0.5, lambda a: a ** -1, lambda a: a ** np.float32(0.5), inplace):
+        got, want = hop.compile(f)(x.copy()), f(x.copy())
+        np.testing.assert_array_equal(got, want)
+        np.testing.assert_array_equal(np.signbit(got), np.signbit(want))
+    # a NumPy scalar's power is scalar math, without the fast path
+    assert hop.compile(lambda a: a[1] ** 0.5)(x) == np.inf

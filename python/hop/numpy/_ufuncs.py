@@ -70,7 +70,19 @@ def _square(x):
 
 
 def _reciprocal(x):
-    return _C.div(1.0, x)
+    if _core.np_dtype(x).kind != "c":
+        return _C.div(1.0, x)
+    # NumPy's complex reciprocal loop, whose rounding is neither 1 / x's
+    # (Smith's division) nor the textbook quotient's: scaled by the larger
+    # part, 1/d and -r/d
+    re, im = _C._op("real", x), _C._op("imag", x)
+    r1 = _C.div(im, re)
+    d1 = re + im * r1
+    r2 = _C.div(re, im)
+    d2 = re * r2 + im
+    by_re = _C.le(_C.abs(im), _C.abs(re))
+    return _C._op("complex", _C.where(by_re, _C.div(1.0, d1), _C.div(r2, d2)),
+                  _C.where(by_re, _C.div(-r1, d1), _C.div(-1.0, d2)))
 
 
 def _matmul(a, b):
