@@ -40,7 +40,11 @@ static inline bool
 hop__ad_is_float_node(const hop_arg *a)
 {
     return a->kind == HOP_ARG_NODE && a->u.node->meta->kind == HOP_VALUE_TENSOR &&
-           hop_dtype_is_float(a->u.node->meta->meta.dtype);
+           hop_dtype_is_inexact(a->u.node->meta->meta.dtype);
 }
+
+/* linalg_rules.c: the rules of the linalg ops (and the fft ops' vjp). */
+hop_status hop__vjp_linalg(hop_vjp_ctx *cx, const hop_node *n);
+hop_status hop__jvp_linalg(hop_jvp_ctx *cx, const hop_node *n);
 
 #endif /* HOP_AUTODIFF_AD_IMPL_H */

@@ -39,7 +39,7 @@ struct hop_jvp_ctx {
 static bool
 is_float_tensor(const hop_value_info *v)
 {
-    return v->kind == HOP_VALUE_TENSOR && hop_dtype_is_float(v->meta.dtype);
+    return v->kind == HOP_VALUE_TENSOR && hop_dtype_is_inexact(v->meta.dtype);
 }
 
 /* Whether any node argument of a (lists included) satisfies the entry test. */

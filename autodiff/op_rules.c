@@ -288,6 +288,13 @@ unary_partial(const ad *a, const hop_node *n, hop_node *v)
     case HOP_OP_neg:
         return op1(g, HOP_OP_neg, v);
     case HOP_OP_abs: /* JAX: slope +1 at 0 */
+        if (hop_dtype_is_complex(meta_of(x)->dtype)) {
+            /* d|z| = re(conj(z) dz) / |z|: v conj(z) / |z| (0 at 0); a tangent's real part is
+             * taken by set_tangent */
+            hop_node *r = op1(g, HOP_OP_abs, x);
+            hop_node *safe = r ? EMIT(g, where, N(op2c(g, HOP_OP_eq, r, 0.0)), F(1.0), N(r)) : NULL;
+            return op2(g, HOP_OP_mul, v, op2(g, HOP_OP_div, op1(g, HOP_OP_conj, x), safe));
+        }
         return where3(g, op2c(g, HOP_OP_ge, x, 0.0), v, op1(g, HOP_OP_neg, v));
     case HOP_OP_exp:
         return op2(g, HOP_OP_mul, v, y);
@@ -826,7 +833,7 @@ vjp_permute(hop_vjp_ctx *cx, const hop_node *n)
 static hop_status
 vjp_identity(hop_vjp_ctx *cx, const hop_node *n)
 {
-    if (!wants(cx, &n->args[0]) || !hop_dtype_is_float(meta_of(n)->dtype))
+    if (!wants(cx, &n->args[0]) || !hop_dtype_is_inexact(meta_of(n)->dtype))
         return HOP_OK;
     return accumulate(cx, n->args[0].u.node, hop_vjp_ct(cx, n, 0));
 }
@@ -835,7 +842,7 @@ static hop_status
 jvp_identity(hop_jvp_ctx *cx, const hop_node *n)
 {
     hop_node *t = tangent(cx, &n->args[0]);
-    if (t == NULL || !hop_dtype_is_float(meta_of(n)->dtype))
+    if (t == NULL || !hop_dtype_is_inexact(meta_of(n)->dtype))
         return HOP_OK;
     return set_tangent(cx, n, t);
 }
@@ -1461,6 +1468,106 @@ jvp_mask_gradient(hop_jvp_ctx *cx, const hop_node *n)
     return set_tangent(cx, n, mask ? where_or_zero(a.g, mask, t) : NULL);
 }
 
+/* ------------------------------------------------------------- complex */
+
+/*
+ * JAX's convention for complex values (docs/AUTODIFF.md): a cotangent c of
+ * a complex value stands for the linear function t -> re(c t), so the rule
+ * of an op whose derivative is the linear map L gives the c_in with
+ * re(c_in t) = re(c L(t)) for every t.  Holomorphic ops keep their real
+ * rules (c_in = c f'(z), no conjugate); the rules below are the
+ * non-holomorphic ones: real (c_in = c + 0i), imag (0 - c i), conj
+ * (conj(c)), angle (c (-i conj(z)) / |z|^2) and complex(re, im) (re(c),
+ * -im(c)).  A real input takes the real part of its c_in (accumulate's
+ * conversion).
+ */
+static hop_status
+vjp_complex_part(hop_vjp_ctx *cx, const hop_node *n)
+{
+    if (!wants(cx, &n->args[0]))
+        return HOP_OK;
+    ad a = ad_vjp(cx);
+    hop_graph *g = a.g;
+    const hop_node *x = n->args[0].u.node;
+    bool cplx = hop_dtype_is_complex(meta_of(x)->dtype);
+    hop_node *ct = hop_vjp_ct(cx, n, 0), *r = NULL;
+    switch (n->op) {
+    case HOP_OP_real:
+        r = cplx ? EMIT(g, complex, N(ct), F(0.0)) : ct;
+        break;
+    case HOP_OP_imag:
+        if (!cplx)
+            return HOP_OK; /* the zeros of a real input pass no gradient */
+        r = EMIT(g, complex, F(0.0), N(op1(g, HOP_OP_neg, ct)));
+        break;
+    case HOP_OP_conj:
+        r = cplx ? op1(g, HOP_OP_conj, ct) : ct;
+        break;
+    case HOP_OP_angle: {
+        if (!cplx)
+            return HOP_OK; /* 0 or pi: piecewise constant */
+        hop_node *z = primal(&a, x);
+        hop_node *re = op1(g, HOP_OP_real, z), *im = op1(g, HOP_OP_imag, z);
+        hop_node *r2 = op2(g, HOP_OP_add, op2(g, HOP_OP_mul, re, re), op2(g, HOP_OP_mul, im, im));
+        hop_node *s = op2(g, HOP_OP_div, ct, r2);
+        r = op2(g, HOP_OP_complex, op1(g, HOP_OP_neg, op2(g, HOP_OP_mul, s, im)),
+                op1(g, HOP_OP_neg, op2(g, HOP_OP_mul, s, re)));
+        break;
+    }
+    default:
+        return hop_error(HOP_MISUSE, "autodiff: %s is not a complex part op", n->target);
+    }
+    return accumulate(cx, x, r);
+}
+
+static hop_status
+jvp_complex_part(hop_jvp_ctx *cx, const hop_node *n)
+{
+    hop_node *t = tangent(cx, &n->args[0]);
+    if (t == NULL)
+        return HOP_OK;
+    ad a = ad_jvp(cx);
+    hop_graph *g = a.g;
+    const hop_node *x = n->args[0].u.node;
+    bool cplx = hop_dtype_is_complex(meta_of(x)->dtype);
+    if (!cplx && (n->op == HOP_OP_imag || n->op == HOP_OP_angle))
+        return HOP_OK;
+    if (n->op != HOP_OP_angle)
+        return set_tangent(cx, n, cplx ? op1(g, n->op, t) : t);
+    /* (re dt_im - im dt_re) / |z|^2 */
+    hop_node *z = primal(&a, x);
+    hop_node *re = op1(g, HOP_OP_real, z), *im = op1(g, HOP_OP_imag, z);
+    hop_node *r2 = op2(g, HOP_OP_add, op2(g, HOP_OP_mul, re, re), op2(g, HOP_OP_mul, im, im));
+    hop_node *num = op2(g, HOP_OP_sub, op2(g, HOP_OP_mul, re, op1(g, HOP_OP_imag, t)),
+                        op2(g, HOP_OP_mul, im, op1(g, HOP_OP_real, t)));
+    return set_tangent(cx, n, op2(g, HOP_OP_div, num, r2));
+}
+
+static hop_status
+vjp_complex(hop_vjp_ctx *cx, const hop_node *n)
+{
+    ad a = ad_vjp(cx);
+    hop_node *ct = hop_vjp_ct(cx, n, 0);
+    hop_status st = HOP_OK;
+    if (wants(cx, &n->args[0]))
+        st = accumulate(cx, n->args[0].u.node, op1(a.g, HOP_OP_real, ct));
+    if (st == HOP_OK && wants(cx, &n->args[1]))
+        st = accumulate(cx, n->args[1].u.node,
+                        op1(a.g, HOP_OP_neg, op1(a.g, HOP_OP_imag, ct)));
+    return st;
+}
+
+static hop_status
+jvp_complex(hop_jvp_ctx *cx, const hop_node *n)
+{
+    hop_node *tr = tangent(cx, &n->args[0]), *ti = tangent(cx, &n->args[1]);
+    if (tr == NULL && ti == NULL)
+        return HOP_OK;
+    ad a = ad_jvp(cx);
+    hop_arg re = tr ? N(tr) : F(0.0), im = ti ? N(ti) : F(0.0);
+    return set_tangent(cx, n, EMIT(a.g, complex, re, im));
+}
+
 /* ----------------------------------------------------------- the table */
 
 #define UNARY                                                                                      \
@@ -1582,6 +1689,24 @@ static const hop_op_ad_rule rules[HOP_OP_COUNT] = {
     [HOP_OP_right_shift] = NONDIFF,
     [HOP_OP_searchsorted] = NONDIFF,
     [HOP_OP_put] = {.vjp = vjp_put, .jvp = jvp_put},
+    [HOP_OP_real] = {.vjp = vjp_complex_part, .jvp = jvp_complex_part},
+    [HOP_OP_imag] = {.vjp = vjp_complex_part, .jvp = jvp_complex_part},
+    [HOP_OP_conj] = {.vjp = vjp_complex_part, .jvp = jvp_complex_part},
+    [HOP_OP_angle] = {.vjp = vjp_complex_part, .jvp = jvp_complex_part},
+    [HOP_OP_complex] = {.vjp = vjp_complex, .jvp = jvp_complex},
+    [HOP_OP_linalg_solve] = {.vjp = hop__vjp_linalg, .jvp = hop__jvp_linalg},
+    [HOP_OP_linalg_inv] = {.vjp = hop__vjp_linalg, .jvp = hop__jvp_linalg},
+    [HOP_OP_linalg_det] = {.vjp = hop__vjp_linalg, .jvp = hop__jvp_linalg},
+    [HOP_OP_linalg_slogdet] = {.vjp = hop__vjp_linalg, .jvp = hop__jvp_linalg},
+    [HOP_OP_linalg_cholesky] = {.vjp = hop__vjp_linalg, .jvp = hop__jvp_linalg},
+    [HOP_OP_linalg_qr] = {.vjp = hop__vjp_linalg, .jvp = hop__jvp_linalg},
+    [HOP_OP_linalg_svd] = {.vjp = hop__vjp_linalg, .jvp = hop__jvp_linalg},
+    [HOP_OP_linalg_svdvals] = {.vjp = hop__vjp_linalg, .jvp = hop__jvp_linalg},
+    [HOP_OP_linalg_eigh] = {.vjp = hop__vjp_linalg, .jvp = hop__jvp_linalg},
+    [HOP_OP_linalg_eigvalsh] = {.vjp = hop__vjp_linalg, .jvp = hop__jvp_linalg},
+    [HOP_OP_fft] = {.vjp = hop__vjp_linalg, .jvp = jvp_linear},
+    [HOP_OP_rfft] = {.vjp = hop__vjp_linalg, .jvp = jvp_linear},
+    [HOP_OP_irfft] = {.vjp = hop__vjp_linalg, .jvp = jvp_linear},
 };
 
 const hop_op_ad_rule *

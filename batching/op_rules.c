@@ -1001,6 +1001,26 @@ static const hop_op_batch_rule rules[HOP_OP_COUNT] = {
     [HOP_OP_left_shift] = ELEM,
     [HOP_OP_right_shift] = ELEM,
     [HOP_OP_put] = {batch_put, NULL},
+    [HOP_OP_real] = ELEM,
+    [HOP_OP_imag] = ELEM,
+    [HOP_OP_conj] = ELEM,
+    [HOP_OP_angle] = ELEM,
+    [HOP_OP_complex] = ELEM,
+    /* the linalg ops work on the last two dims and batch over the others
+     * (solve's broadcast): elementwise's rule lines the batch dims up */
+    [HOP_OP_linalg_solve] = ELEM,
+    [HOP_OP_linalg_inv] = ELEM,
+    [HOP_OP_linalg_det] = ELEM,
+    [HOP_OP_linalg_slogdet] = ELEM,
+    [HOP_OP_linalg_cholesky] = ELEM,
+    [HOP_OP_linalg_qr] = ELEM,
+    [HOP_OP_linalg_svd] = ELEM,
+    [HOP_OP_linalg_svdvals] = ELEM,
+    [HOP_OP_linalg_eigh] = ELEM,
+    [HOP_OP_linalg_eigvalsh] = ELEM,
+    [HOP_OP_fft] = DIM1,
+    [HOP_OP_rfft] = DIM1,
+    [HOP_OP_irfft] = DIM1,
     [HOP_OP_searchsorted] = {batch_searchsorted, NULL},
 };
 

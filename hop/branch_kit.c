@@ -314,7 +314,7 @@ masked_values(hop_batch_ctx *cx, const passed *p, hop_node *mask, hop_arg *vals,
         if (vals[j].kind != HOP_ARG_NODE)
             continue;
         hop_node *v = vals[j].u.node;
-        if (v->meta->kind != HOP_VALUE_TENSOR || !hop_dtype_is_float(v->meta->meta.dtype))
+        if (v->meta->kind != HOP_VALUE_TENSOR || !hop_dtype_is_inexact(v->meta->meta.dtype))
             continue;
         if (!batched[j] && (v = hop_batch_broadcast(cx, v)) == NULL)
             return hop_error_code();

@@ -31,7 +31,7 @@ jvp_check_operands(hop_call *c)
         char a[128], b[128];
         hop_value_info_print(p[i]->meta, a, sizeof a);
         hop_value_info_print(t[i]->meta, b, sizeof b);
-        if (p[i]->meta->kind != HOP_VALUE_TENSOR || !hop_dtype_is_float(p[i]->meta->meta.dtype))
+        if (p[i]->meta->kind != HOP_VALUE_TENSOR || !hop_dtype_is_inexact(p[i]->meta->meta.dtype))
             return hop_error(HOP_DTYPE, "jvp: primal %zu (%s: %s) is not a float tensor", i,
                              p[i]->name, a);
         bool same;

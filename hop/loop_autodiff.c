@@ -23,7 +23,7 @@
 static bool
 float_value(const hop_value_info *v)
 {
-    return v->kind == HOP_VALUE_TENSOR && hop_dtype_is_float(v->meta.dtype);
+    return v->kind == HOP_VALUE_TENSOR && hop_dtype_is_inexact(v->meta.dtype);
 }
 
 /* HOP_UNSUPPORTED when a carry of call is a SymInt (mode: "vjp", "jvp"). */

@@ -590,7 +590,7 @@ stacked(const hop_value_info *row, const hop_expr *n)
 static bool
 is_float(const hop_node *v)
 {
-    return v && v->meta->kind == HOP_VALUE_TENSOR && hop_dtype_is_float(v->meta->meta.dtype);
+    return v && v->meta->kind == HOP_VALUE_TENSOR && hop_dtype_is_inexact(v->meta->meta.dtype);
 }
 
 /* The map a rule emits: body over the call's xs (their values in the out
@@ -716,7 +716,7 @@ map_vjp(hop_vjp_ctx *cx, const hop_node *call)
     if (st == HOP_OK && ng > 0)
         st = hop_vjp_body(cx, m.body, wrt, &bwd);
     for (size_t i = 0; i < call->nouts && st == HOP_OK && ng > 0; i++) {
-        if (!hop_dtype_is_float(call->outs[i].meta.dtype))
+        if (!hop_dtype_is_inexact(call->outs[i].meta.dtype))
             continue;
         hop_node *ct = hop_vjp_ct(cx, call, i);
         if (ct == NULL && (ct = hop_vjp_zeros(cx, &call->outs[i])) == NULL)

@@ -42,7 +42,7 @@ vjp_check_operands(hop_call *c)
         if (!((wrt >> i) & 1))
             continue;
         const hop_value_info *m = args[i]->meta;
-        if (m->kind != HOP_VALUE_TENSOR || !hop_dtype_is_float(m->meta.dtype)) {
+        if (m->kind != HOP_VALUE_TENSOR || !hop_dtype_is_inexact(m->meta.dtype)) {
             char what[128];
             hop_value_info_print(m, what, sizeof what);
             return hop_error(HOP_DTYPE,
@@ -80,7 +80,7 @@ vjp_check_outputs(hop_call *c)
         const hop_value_info *m = r->items[i]->meta, *t = cts[i]->meta;
         hop_value_info_print(m, a, sizeof a);
         hop_value_info_print(t, b, sizeof b);
-        if (m->kind != HOP_VALUE_TENSOR || !hop_dtype_is_float(m->meta.dtype))
+        if (m->kind != HOP_VALUE_TENSOR || !hop_dtype_is_inexact(m->meta.dtype))
             return hop_error(HOP_DTYPE, "vjp: output %zu is %s, not a float tensor", i, a);
         bool same;
         hop_status st = hop_value_info_decide_same(hop_output_graph_env(c->og), m, t, "vjp", &same);
@@ -159,7 +159,7 @@ vjp_verify(const hop_node *call)
     for (size_t i = 0; i < nargs && i < 63; i++) {
         const hop_value_info *m = args[i].kind == HOP_ARG_NODE ? args[i].u.node->meta : NULL;
         if (((wrt >> i) & 1) &&
-            (m == NULL || m->kind != HOP_VALUE_TENSOR || !hop_dtype_is_float(m->meta.dtype)))
+            (m == NULL || m->kind != HOP_VALUE_TENSOR || !hop_dtype_is_inexact(m->meta.dtype)))
             return hop_verify_fail(call,
                                    "vjp: argument %zu is not a float tensor, so it has no "
                                    "gradient",

@@ -153,12 +153,18 @@ hop__fused_ok(const hop_node *n)
         n_operands(n) > 3 || n_operands(n) < 1)
         return false;
     hop_dtype need[3], fdtype;
+    /* Complex values stay out of fused groups (their scalars and tiles are
+     * real-sized), and so do the ops between complex numbers and parts. */
+    if (hop_dtype_is_complex(n->meta->meta.dtype) || n->op == HOP_OP_real ||
+        n->op == HOP_OP_imag || n->op == HOP_OP_conj || n->op == HOP_OP_angle ||
+        n->op == HOP_OP_complex)
+        return false;
     if (step_fn(n, need, &fdtype) == NULL)
         return false;
     for (int i = 0; i < n_operands(n); i++) {
         hop_dtype d;
         bool tensor;
-        if (!operand_dtype(&n->args[i], &d, &tensor))
+        if (!operand_dtype(&n->args[i], &d, &tensor) || hop_dtype_is_complex(d))
             return false;
     }
     return true;

@@ -12,7 +12,7 @@
 typedef struct dtype_info {
     const char *name;
     size_t size;
-    int kind; /* 0 bool, 1 signed integer, 2 float, 3 unsigned integer */
+    int kind; /* 0 bool, 1 signed integer, 2 float, 3 unsigned integer, 4 complex */
 } dtype_info;
 
 static const dtype_info dtype_table[] = {
@@ -31,6 +31,7 @@ static const struct {
     {"float16", HOP_F16}, {"half", HOP_F16},  {"int32", HOP_I32},   {"int", HOP_I32},
     {"int64", HOP_I64},   {"long", HOP_I64},  {"int8", HOP_I8},     {"int16", HOP_I16},
     {"short", HOP_I16},   {"uint8", HOP_U8},  {"uint64", HOP_U64},  {"bool_", HOP_BOOL},
+    {"complex64", HOP_C64}, {"complex128", HOP_C128}, {"cfloat", HOP_C64}, {"cdouble", HOP_C128},
 };
 
 static bool
@@ -69,6 +70,30 @@ hop_dtype_is_unsigned(hop_dtype d)
     return valid(d) && dtype_table[d].kind == 3;
 }
 
+bool
+hop_dtype_is_complex(hop_dtype d)
+{
+    return valid(d) && dtype_table[d].kind == 4;
+}
+
+bool
+hop_dtype_is_inexact(hop_dtype d)
+{
+    return valid(d) && (dtype_table[d].kind == 2 || dtype_table[d].kind == 4);
+}
+
+hop_dtype
+hop_dtype_real(hop_dtype d)
+{
+    return d == HOP_C64 ? HOP_F32 : d == HOP_C128 ? HOP_F64 : d;
+}
+
+hop_dtype
+hop_dtype_complex(hop_dtype d)
+{
+    return d == HOP_F64 || d == HOP_C128 ? HOP_C128 : HOP_C64;
+}
+
 hop_status
 hop_dtype_from_name(const char *name, hop_dtype *out)
 {
@@ -87,8 +112,8 @@ hop_dtype_from_name(const char *name, hop_dtype *out)
         }
     }
     return hop_error(HOP_INVALID,
-                     "unknown dtype '%s' (expected bool, i8, u8, i16, i32, i64, u64, f16, f32 or "
-                     "f64)",
+                     "unknown dtype '%s' (expected bool, i8, u8, i16, i32, i64, u64, f16, f32, "
+                     "f64, c64 or c128)",
                      name);
 }
 
@@ -113,6 +138,13 @@ hop_dtype_promote(hop_dtype a, hop_dtype b)
     if (a == HOP_BOOL)
         return b;
     size_t sa = dtype_table[a].size, sb = dtype_table[b].size;
+    bool ca = hop_dtype_is_complex(a), cb = hop_dtype_is_complex(b);
+    if (ca || cb) {
+        hop_dtype c = ca ? a : b, o = ca ? b : a;
+        if (hop_dtype_is_complex(o))
+            return sa >= sb ? a : b;
+        return o == HOP_F64 ? HOP_C128 : c;
+    }
     bool fa = hop_dtype_is_float(a), fb = hop_dtype_is_float(b);
     if (fa != fb)
         return fa ? a : b;

@@ -502,8 +502,10 @@ static hop_status (*const rules[])(hop__infer *c) = {
     [HOP_RULE_MASK_GRADIENT] = hop__infer_mask_gradient,
     [HOP_RULE_PUT] = hop__infer_put,
     [HOP_RULE_SEARCHSORTED] = hop__infer_searchsorted,
+    [HOP_RULE_LINALG] = hop__infer_linalg,
+    [HOP_RULE_FFT] = hop__infer_fft,
 };
-_Static_assert(sizeof rules / sizeof *rules == HOP_RULE_SEARCHSORTED + 1,
+_Static_assert(sizeof rules / sizeof *rules == HOP_RULE_FFT + 1,
                "one shape rule function per hop_shape_rule");
 
 hop_status
@@ -526,7 +528,10 @@ hop_op_infer(hop_shape_env *env, hop_op op, const hop_operand *args, size_t narg
     memset(&result, 0, sizeof result);
     hop__infer c = {env, op, info->name, args, &result};
     size_t nguards = hop_shape_env_nguards(env);
-    hop_status st = HOP_INVALID;
+    hop_status st = hop__complex_check(&c, nargs);
+    if (st != HOP_OK)
+        return st;
+    st = HOP_INVALID;
 
     if ((size_t)info->rule < sizeof rules / sizeof *rules && rules[info->rule])
         st = rules[info->rule](&c);

@@ -29,11 +29,13 @@
 #include <inttypes.h>
 #include <stdio.h>
 
-/* 0 bool, 1 integer, 2 float: the categories of weak-scalar promotion. */
+/* 0 bool, 1 integer, 2 float, 3 complex: the categories of weak-scalar
+ * promotion (a Python scalar is never complex: a complex constant is a
+ * tensor of its own). */
 static int
 dtype_category(hop_dtype d)
 {
-    return d == HOP_BOOL ? 0 : hop_dtype_is_float(d) ? 2 : 1;
+    return d == HOP_BOOL ? 0 : hop_dtype_is_complex(d) ? 3 : hop_dtype_is_float(d) ? 2 : 1;
 }
 
 typedef struct promo {
@@ -198,6 +200,11 @@ hop__infer_unary(hop__infer *c)
         return st;
     hop_dtype dtype = x->dtype;
     switch (c->op) {
+    case HOP_OP_real:
+    case HOP_OP_imag:
+    case HOP_OP_conj:
+    case HOP_OP_angle:
+        return hop__infer_complex_part(c);
     case HOP_OP_neg:
         if (dtype == HOP_BOOL) {
             hop__text t;
@@ -208,6 +215,8 @@ hop__infer_unary(hop__infer *c)
         }
         break;
     case HOP_OP_abs:
+        dtype = hop_dtype_real(dtype); /* |z| is real */
+        break;
     case HOP_OP_relu:
     case HOP_OP_sign:
     case HOP_OP_floor:
@@ -222,7 +231,7 @@ hop__infer_unary(hop__infer *c)
         }
         break;
     default:
-        if (!hop_dtype_is_float(dtype))
+        if (!hop_dtype_is_float(dtype) && !hop_dtype_is_complex(dtype))
             dtype = HOP_F32;
         break;
     }
@@ -276,8 +285,15 @@ hop__infer_binary(hop__infer *c)
     case HOP_OP_nextafter:
     case HOP_OP_ldexp:
         /* float functions: integer operands give f32, as div's */
-        if (!hop_dtype_is_float(dtype))
+        if (!hop_dtype_is_float(dtype) && !hop_dtype_is_complex(dtype))
             dtype = HOP_F32;
+        break;
+    case HOP_OP_complex:
+        /* re + i im: the complex dtype of the promoted parts (ints: c64) */
+        if (hop_dtype_is_complex(dtype))
+            return hop_error(HOP_DTYPE, "complex: needs real parts, got %s",
+                             operands_text(c, &t, 0, 2, false, " and "));
+        dtype = hop_dtype_complex(dtype);
         break;
     default:
         break;
@@ -438,7 +454,7 @@ hop__infer_reduce(hop__infer *c)
     switch (c->op) {
     case HOP_OP_sum:
     case HOP_OP_prod:
-        if (!hop_dtype_is_float(dtype))
+        if (!hop_dtype_is_float(dtype) && !hop_dtype_is_complex(dtype))
             dtype = hop_dtype_is_unsigned(dtype) ? HOP_U64 : HOP_I64;
         break;
     case HOP_OP_any:
@@ -446,7 +462,7 @@ hop__infer_reduce(hop__infer *c)
         dtype = HOP_BOOL;
         break;
     case HOP_OP_mean:
-        if (!hop_dtype_is_float(dtype))
+        if (!hop_dtype_is_float(dtype) && !hop_dtype_is_complex(dtype))
             return hop_error(HOP_DTYPE, "mean: mean needs a float input, got %s",
                              hop__meta_text(&t, x));
         break;

@@ -35,7 +35,7 @@ one_dim(hop__infer *c, size_t i, const hop_meta *x, int *d)
 }
 
 /* cumsum/cumprod(x, dim): x's shape; the dtype of sum/prod (bool and signed
- * ints give i64, unsigned u64, floats keep theirs). */
+ * ints give i64, unsigned u64, floats and complex numbers keep theirs). */
 hop_status
 hop__infer_scan(hop__infer *c)
 {
@@ -45,7 +45,7 @@ hop__infer_scan(hop__infer *c)
     if ((st = hop__arg_tensor(c, 0, &x)) != HOP_OK || (st = one_dim(c, 1, x, &d)) != HOP_OK)
         return st;
     hop_dtype dtype = x->dtype;
-    if (!hop_dtype_is_float(dtype))
+    if (!hop_dtype_is_float(dtype) && !hop_dtype_is_complex(dtype))
         dtype = hop_dtype_is_unsigned(dtype) ? HOP_U64 : HOP_I64;
     hop__set_tensor(c, dtype, x->rank, x->sizes);
     return HOP_OK;

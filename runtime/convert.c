@@ -185,6 +185,10 @@ gather_same(int64_t n, void *dst, const void *src, int64_t stride, size_t esize)
         return;
     }
     switch (esize) {
+    case 16:
+        for (int64_t i = 0; i < n; i++)
+            memcpy((char *)dst + 16 * i, (const char *)src + 16 * i * stride, 16);
+        break;
     case 1:
         for (int64_t i = 0; i < n; i++)
             ((uint8_t *)dst)[i] = ((const uint8_t *)src)[i * stride];
@@ -211,6 +215,8 @@ hop__convert(int64_t n, void *dst, hop_dtype dt, const void *src, hop_dtype st, 
         gather_same(n, dst, src, stride, hop_dtype_size(dt));
         return;
     }
+    if (hop__convert_complex(n, dst, dt, src, st, stride))
+        return;
     switch (dt) {
     case HOP_BOOL:
         SOURCES(hop__bool, B_BOOL, S_BOOL, U_BOOL, H_BOOL, F_BOOL);
@@ -255,6 +261,10 @@ void
 hop__scatter(int64_t n, void *dst, int64_t stride, const void *src, size_t esize)
 {
     switch (esize) {
+    case 16:
+        for (int64_t i = 0; i < n; i++)
+            memcpy((char *)dst + 16 * i * stride, (const char *)src + 16 * i, 16);
+        break;
     case 1:
         for (int64_t i = 0; i < n; i++)
             ((uint8_t *)dst)[i * stride] = ((const uint8_t *)src)[i];

@@ -274,9 +274,14 @@ hop__infer_call(hop__call *c, hop_op op, const hop_rt_arg *args, size_t nargs)
     if (st == HOP_OK)
         st = hop_op_infer(cv.env, op, opnds, nargs, &c->res);
     if (st == HOP_OK && info->rule == HOP_RULE_COMPARE) {
-        /* maximum has the plain promotion rule: the dtype to compare in */
+        /* maximum has the plain promotion rule: the dtype to compare in;
+         * it refuses complex operands, whose eq/ne compare in add's */
+        bool cplx = false;
+        for (size_t i = 0; i < nargs; i++)
+            cplx |= opnds[i].kind == HOP_OPND_TENSOR && opnds[i].u.tensor != NULL &&
+                    hop_dtype_is_complex(opnds[i].u.tensor->dtype);
         hop_value_info promo;
-        st = hop_op_infer(cv.env, HOP_OP_maximum, opnds, nargs, &promo);
+        st = hop_op_infer(cv.env, cplx ? HOP_OP_add : HOP_OP_maximum, opnds, nargs, &promo);
         c->promoted = promo.meta.dtype;
     }
     hop_shape_env_truncate_symbols(cv.env, nsyms);

@@ -164,9 +164,9 @@ run(const hop__ew *e, int64_t n, char *o, int64_t ost, const char *const *ip, co
         p[i] = ip[i];
         inc[i] = ist[i] != 0;
     }
-    _Alignas(64) unsigned char buf[HOP__EW_MAXIN][BLK * 8];
-    _Alignas(64) unsigned char obuf[BLK * 8];
-    _Alignas(64) unsigned char cbuf[BLK * 8];
+    _Alignas(64) unsigned char buf[HOP__EW_MAXIN][BLK * 16];
+    _Alignas(64) unsigned char obuf[BLK * 16];
+    _Alignas(64) unsigned char cbuf[BLK * 16];
 
     if (all_bcast && n > 1) {
         /* Every input is one element: compute it once and fill. */
@@ -831,6 +831,10 @@ WHERE_FN(uint8_t, 1)
 WHERE_FN(uint16_t, 2)
 WHERE_FN(uint32_t, 4)
 WHERE_FN(uint64_t, 8)
+typedef struct {
+    uint64_t w[2];
+} hop__u128;
+WHERE_FN(hop__u128, 16)
 
 #define COPY_FN(T, sfx)                                                                            \
     static void copy_##sfx(int64_t n, void *out, const void *const *in, const int *inc)            \
@@ -842,6 +846,7 @@ COPY_FN(uint8_t, 1)
 COPY_FN(uint16_t, 2)
 COPY_FN(uint32_t, 4)
 COPY_FN(uint64_t, 8)
+COPY_FN(hop__u128, 16)
 /* Bools are normalised to 0/1 on the way. */
 UNARY_FN(copy_b, hop__bool, hop__bool, x != 0)
 
@@ -856,7 +861,7 @@ UNARY_FN(copy_b, hop__bool, hop__bool, x != 0)
 #define SIZE_ROW(name)                                                                             \
     [HOP_I8] = name##_1, [HOP_U8] = name##_1, [HOP_I16] = name##_2, [HOP_I32] = name##_4,          \
     [HOP_I64] = name##_8, [HOP_U64] = name##_8, [HOP_F16] = name##_2, [HOP_F32] = name##_4,        \
-    [HOP_F64] = name##_8
+    [HOP_F64] = name##_8, [HOP_C64] = name##_8, [HOP_C128] = name##_16
 
 hop__vfn
 hop__vfn_unary(hop_op op, hop_dtype dt)
@@ -896,6 +901,10 @@ hop__vfn_unary(hop_op op, hop_dtype dt)
                           bnot[HOP_DTYPE_COUNT] = {[HOP_BOOL] = lnot_b, INT_ROW(bnot)};
     if ((unsigned)dt >= HOP_DTYPE_COUNT)
         return NULL;
+    if (hop_dtype_is_complex(dt))
+        return hop__vfn_complex(op, dt);
+    if (op == HOP_OP_real || op == HOP_OP_imag || op == HOP_OP_conj || op == HOP_OP_angle)
+        return hop__vfn_complex_part(op, dt);
     switch (op) {
     case HOP_OP_neg:
         return neg[dt];
@@ -1003,6 +1012,8 @@ hop__vfn_binary(hop_op op, hop_dtype dt)
                           rsh[HOP_DTYPE_COUNT] = {INT_ROW(rshift)};
     if ((unsigned)dt >= HOP_DTYPE_COUNT)
         return NULL;
+    if (hop_dtype_is_complex(dt))
+        return hop__vfn_complex(op, dt);
     switch (op) {
     case HOP_OP_add:
         return add[dt];

@@ -463,6 +463,14 @@ prepare_plan(hop__kernel *k, const hop__call *c, hop_tensor *out)
     hop_dtype need[HOP__EW_MAXIN];
     switch (info->family) {
     case HOP_KF_UNARY:
+        if (hop_dtype_is_complex(c->args[0].u.tensor->dtype) && !hop_dtype_is_complex(out->dtype) &&
+            c->op != HOP_OP_logical_not) {
+            /* abs real imag angle: a complex input, a real result */
+            need[0] = c->args[0].u.tensor->dtype;
+            ew_plan(k, out, c->args, 1, need, hop__vfn_complex(c->op, need[0]), out->dtype,
+                    hop__vfn_cost(c->op), out->dtype);
+            return HOP_OK;
+        }
         /* f16 computes in f32 and rounds each result back */
         need[0] = c->op == HOP_OP_logical_not ? HOP_BOOL : hop__compute_dtype(out->dtype);
         ew_plan(k, out, c->args, 1, need, hop__vfn_unary(c->op, need[0]),
@@ -474,6 +482,12 @@ prepare_plan(hop__kernel *k, const hop__call *c, hop_tensor *out)
                                                    : hop__compute_dtype(out->dtype);
         need[1] = need[0];
         hop_dtype fdtype = info->rule == HOP_RULE_BINARY ? need[0] : HOP_BOOL;
+        if (c->op == HOP_OP_complex) { /* two real parts in, one complex out */
+            need[0] = need[1] = hop_dtype_real(out->dtype);
+            ew_plan(k, out, c->args, 2, need, hop__vfn_complex(c->op, out->dtype), out->dtype,
+                    1, out->dtype);
+            return HOP_OK;
+        }
         ew_plan(k, out, c->args, 2, need, hop__vfn_binary(c->op, need[0]), fdtype,
                 hop__vfn_cost(c->op), info->rule == HOP_RULE_COMPARE ? c->promoted : out->dtype);
         return HOP_OK;
@@ -553,8 +567,8 @@ tasks(const hop__kernel *k, int threads)
     int64_t n = k->work / GRAIN;
     if (k->kind == HOP__K_REDUCE && n > k->p.red.nout)
         n = k->p.red.nout; /* pieces split output elements */
-    if (k->kind == HOP__K_MATMUL && n > k->p.mm.batch * k->p.mm.n)
-        n = k->p.mm.batch * k->p.mm.n;
+    if (k->kind == HOP__K_MATMUL && (k->p.mm.mode == HOP__MM_DOT || n > k->p.mm.units))
+        n = k->p.mm.mode == HOP__MM_DOT ? 1 : k->p.mm.units; /* hop__kernel_run shares a dot */
     return n < 1 ? 1 : n > threads ? threads : (int)n;
 }
 
@@ -576,8 +590,27 @@ static bool
 uses_blas(const hop__kernel *k)
 {
     const hop__matmul *mm = &k->p.mm;
-    return k->kind == HOP__K_MATMUL && (mm->dtype == HOP_F32 || mm->dtype == HOP_F64) &&
+    return k->kind == HOP__K_MATMUL &&
+           (mm->dtype == HOP_F32 || mm->dtype == HOP_F64 || hop_dtype_is_complex(mm->dtype)) &&
            (double)mm->n * (double)mm->k * (double)mm->m > BLAS_SERIAL;
+}
+
+/* A dot product long enough to share: the pieces sum whole units of k into
+ * part[u], and the caller adds the parts in order (the units depend on k
+ * alone, so every thread count gives the same bits). */
+typedef struct dot_job {
+    const hop__matmul *mm;
+    double part[64]; /* at least matmul.c's DOT_MAX_UNITS */
+} dot_job;
+
+static void
+dot_task(const void *ctx, int ith, int nth)
+{
+    dot_job *j = (dot_job *)ctx; /* each piece writes its own parts only */
+    int64_t begin, end;
+    hop__split(j->mm->units, ith, nth, 1, &begin, &end);
+    for (int64_t u = begin; u < end; u++)
+        j->part[u] = hop__matmul_dot_unit(j->mm, u);
 }
 
 void
@@ -585,8 +618,25 @@ hop__kernel_run(const hop__kernel *k)
 {
     int n = tasks(k, hop_runtime_threads());
     bool blas = uses_blas(k);
-    if (blas)
+    const hop__matmul *mm = &k->p.mm;
+    int nd = k->kind == HOP__K_MATMUL && mm->mode == HOP__MM_DOT && mm->units > 1 && mm->units <= 64
+                 ? (mm->units < hop_runtime_threads() ? (int)mm->units : hop_runtime_threads())
+                 : 1;
+    if (blas || nd > 1)
         hop__blas_enter();
+    if (nd > 1) {
+        dot_job j = {.mm = mm};
+        hop__pool_run(dot_task, &j, nd);
+        double acc = 0;
+        for (int64_t u = 0; u < mm->units; u++)
+            acc += j.part[u];
+        if (k->p.mm.dtype == HOP_F32)
+            *(float *)k->p.mm.c = (float)acc;
+        else
+            *(double *)k->p.mm.c = acc;
+        hop__blas_leave();
+        return;
+    }
     if (n <= 1)
         compute(k, 0, 1);
     else

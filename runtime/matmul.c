@@ -125,6 +125,7 @@ hop__matmul_init(hop__matmul *m, const hop__call *c, hop_tensor *out)
         m->cbst[j] = out->strides[j];
         m->batch *= out->sizes[j];
     }
+    hop__matmul_plan_units(m);
 }
 
 /* A BLAS description of a rows x cols operand with strides (rs, cs):
@@ -179,6 +180,59 @@ NAIVE(int64_t, uint64_t)
 NAIVE(uint64_t, uint64_t)
 NAIVE(float, float)
 NAIVE(double, double)
+typedef float _Complex hop__c64;
+typedef double _Complex hop__c128;
+NAIVE(hop__c64, hop__c64)
+NAIVE(hop__c128, hop__c128)
+
+/* c64/c128 through cgemm/zgemm (gemv for one column or row), alpha 1 and
+ * beta 0 passed by address as CBLAS's complex routines take them; false
+ * when BLAS cannot describe the operands. */
+static bool
+complex_block(const hop__matmul *mm, const char *a, const char *b, char *c, int64_t rows, int64_t m)
+{
+    static const double one[2] = {1, 0}, zero[2] = {0, 0};
+    static const float onef[2] = {1, 0}, zerof[2] = {0, 0};
+    bool dbl = mm->dtype == HOP_C128;
+    const void *al = dbl ? (const void *)one : (const void *)onef;
+    const void *be = dbl ? (const void *)zero : (const void *)zerof;
+    bool ta, tb, tc;
+    int lda, ldb, ldc;
+    if (mm->k <= 0 || mm->k > INT_MAX || rows > INT_MAX || m > INT_MAX)
+        return false;
+    if (mm->m == 1 || mm->n == 1) {
+        /* c = A b (one column), or c = B^T a (one row) */
+        bool col = mm->m == 1;
+        int64_t r = col ? rows : m, rs = col ? mm->ars : mm->bcs, cs = col ? mm->acs : mm->brs;
+        int64_t incx = col ? mm->brs : mm->acs, incy = col ? mm->crs : mm->ccs;
+        const char *mat = col ? a : b, *x = col ? b : a;
+        bool trans;
+        int ld;
+        if (incx <= 0 || incx > INT_MAX || incy <= 0 || incy > INT_MAX ||
+            !blas_layout(r, mm->k, rs, cs, true, &trans, &ld))
+            return false;
+        enum CBLAS_TRANSPOSE T = trans ? CblasTrans : CblasNoTrans;
+        int rr = trans ? (int)mm->k : (int)r, cc = trans ? (int)r : (int)mm->k;
+        if (dbl)
+            cblas_zgemv(CblasRowMajor, T, rr, cc, al, mat, ld, x, (int)incx, be, c, (int)incy);
+        else
+            cblas_cgemv(CblasRowMajor, T, rr, cc, al, mat, ld, x, (int)incx, be, c, (int)incy);
+        return true;
+    }
+    if (!blas_layout(mm->n, mm->k, mm->ars, mm->acs, true, &ta, &lda) ||
+        !blas_layout(mm->k, mm->m, mm->brs, mm->bcs, true, &tb, &ldb) ||
+        !blas_layout(mm->n, mm->m, mm->crs, mm->ccs, false, &tc, &ldc))
+        return false;
+    enum CBLAS_TRANSPOSE TA = ta ? CblasTrans : CblasNoTrans;
+    enum CBLAS_TRANSPOSE TB = tb ? CblasTrans : CblasNoTrans;
+    if (dbl)
+        cblas_zgemm(CblasRowMajor, TA, TB, (int)rows, (int)m, (int)mm->k, al, a, lda, b, ldb, be, c,
+                    ldc);
+    else
+        cblas_cgemm(CblasRowMajor, TA, TB, (int)rows, (int)m, (int)mm->k, al, a, lda, b, ldb, be, c,
+                    ldc);
+    return true;
+}
 
 /* binary16: each dot product accumulates in float and is rounded once. */
 static void
@@ -197,11 +251,41 @@ naive_f16(const hop__matmul *mm, const char *ap, const char *bp, char *cp, int64
     }
 }
 
-/* Rows [0, rows) of one batch matrix, a/c already at the first row. */
-static void
-block(const hop__matmul *mm, const char *a, const char *b, char *c, int64_t rows)
+/*
+ * A matrix-vector product through BLAS's gemv: y (ny elements, stride incy)
+ * = M x for M the rows x cols operand with strides (rs, cs) and x (cols
+ * elements, stride incx).  gemm with one column packs the whole matrix
+ * first, which cost more than the product (a 1000 x 1000 f64 X @ w took
+ * 4.5x NumPy's gemv).  False when BLAS cannot describe the operands (a
+ * broadcast vector has stride 0, which BLAS does not take).
+ */
+static bool
+blas_gemv(hop_dtype dt, int64_t rows, int64_t cols, const char *m, int64_t rs, int64_t cs,
+          const char *x, int64_t incx, char *y, int64_t incy)
 {
-    if (mm->m == 0 || rows == 0)
+    bool trans;
+    int ld;
+    if (rows > INT_MAX || cols > INT_MAX || incx <= 0 || incx > INT_MAX || incy <= 0 ||
+        incy > INT_MAX || !blas_layout(rows, cols, rs, cs, true, &trans, &ld))
+        return false;
+    /* Row-major M is gemv(NoTrans); a transposed view is M^T row-major. */
+    enum CBLAS_TRANSPOSE T = trans ? CblasTrans : CblasNoTrans;
+    int r = trans ? (int)cols : (int)rows, c = trans ? (int)rows : (int)cols;
+    if (dt == HOP_F32)
+        cblas_sgemv(CblasRowMajor, T, r, c, 1.0f, (const float *)m, ld, (const float *)x, (int)incx,
+                    0.0f, (float *)y, (int)incy);
+    else
+        cblas_dgemv(CblasRowMajor, T, r, c, 1.0, (const double *)m, ld, (const double *)x,
+                    (int)incx, 0.0, (double *)y, (int)incy);
+    return true;
+}
+
+/* Rows [0, rows) and columns [0, m) of one batch matrix, a/b/c already at
+ * the first row and column. */
+static void
+block(const hop__matmul *mm, const char *a, const char *b, char *c, int64_t rows, int64_t m)
+{
+    if (m == 0 || rows == 0)
         return;
     bool is_float = mm->dtype == HOP_F32 || mm->dtype == HOP_F64;
     bool ta, tb, tc;
@@ -212,54 +296,164 @@ block(const hop__matmul *mm, const char *a, const char *b, char *c, int64_t rows
     if (mm->dtype == HOP_F32 && mm->k > 0 && mm->m >= HOP__SMALL_MATMUL_MIN_M && mm->bcs == 1 &&
         mm->ccs == 1 && (double)mm->n * (double)mm->k * (double)mm->m <= HOP__SMALL_MATMUL &&
         (small = hop__sgemm_small()) != NULL) {
-        small(rows, mm->m, mm->k, (const float *)a, mm->ars, mm->acs, (const float *)b, mm->brs,
+        small(rows, m, mm->k, (const float *)a, mm->ars, mm->acs, (const float *)b, mm->brs,
               (float *)c, mm->crs);
         return;
     }
-    if (is_float && mm->k > 0 && rows <= INT_MAX && mm->k <= INT_MAX && mm->m <= INT_MAX &&
+    if (is_float && mm->k > 0 && mm->k <= INT_MAX) {
+        /* One column: c = A b; one row: c = B^T a; both: a dot product.
+         * Decided on the whole matrix too (mm->n, mm->m): a piece of one
+         * row of a matrix product is still gemm's. */
+        if (mm->m == 1 && mm->n == 1 && mm->acs > 0 && mm->brs > 0 && mm->acs <= INT_MAX &&
+            mm->brs <= INT_MAX) {
+            if (mm->dtype == HOP_F32)
+                *(float *)c = cblas_sdot((int)mm->k, (const float *)a, (int)mm->acs,
+                                         (const float *)b, (int)mm->brs);
+            else
+                *(double *)c = cblas_ddot((int)mm->k, (const double *)a, (int)mm->acs,
+                                          (const double *)b, (int)mm->brs);
+            return;
+        }
+        if (mm->m == 1 &&
+            blas_gemv(mm->dtype, rows, mm->k, a, mm->ars, mm->acs, b, mm->brs, c, mm->crs))
+            return;
+        if (mm->n == 1 &&
+            blas_gemv(mm->dtype, m, mm->k, b, mm->bcs, mm->brs, a, mm->acs, c, mm->ccs))
+            return;
+    }
+    if (is_float && mm->k > 0 && rows <= INT_MAX && mm->k <= INT_MAX && m <= INT_MAX &&
         blas_layout(mm->n, mm->k, mm->ars, mm->acs, true, &ta, &lda) &&
         blas_layout(mm->k, mm->m, mm->brs, mm->bcs, true, &tb, &ldb) &&
         blas_layout(mm->n, mm->m, mm->crs, mm->ccs, false, &tc, &ldc)) {
         enum CBLAS_TRANSPOSE TA = ta ? CblasTrans : CblasNoTrans;
         enum CBLAS_TRANSPOSE TB = tb ? CblasTrans : CblasNoTrans;
         if (mm->dtype == HOP_F32)
-            cblas_sgemm(CblasRowMajor, TA, TB, (int)rows, (int)mm->m, (int)mm->k, 1.0f,
+            cblas_sgemm(CblasRowMajor, TA, TB, (int)rows, (int)m, (int)mm->k, 1.0f,
                         (const float *)a, lda, (const float *)b, ldb, 0.0f, (float *)c, ldc);
         else
-            cblas_dgemm(CblasRowMajor, TA, TB, (int)rows, (int)mm->m, (int)mm->k, 1.0,
+            cblas_dgemm(CblasRowMajor, TA, TB, (int)rows, (int)m, (int)mm->k, 1.0,
                         (const double *)a, lda, (const double *)b, ldb, 0.0, (double *)c, ldc);
         return;
     }
+    if ((mm->dtype == HOP_C64 || mm->dtype == HOP_C128) && complex_block(mm, a, b, c, rows, m))
+        return;
+    hop__matmul mmp = *mm;
+    mmp.m = m;
     switch (mm->dtype) {
     case HOP_I8:
-        naive_int8_t(mm, a, b, c, rows);
+        naive_int8_t(&mmp, a, b, c, rows);
         break;
     case HOP_U8:
-        naive_uint8_t(mm, a, b, c, rows);
+        naive_uint8_t(&mmp, a, b, c, rows);
         break;
     case HOP_I16:
-        naive_int16_t(mm, a, b, c, rows);
+        naive_int16_t(&mmp, a, b, c, rows);
         break;
     case HOP_U64:
-        naive_uint64_t(mm, a, b, c, rows);
+        naive_uint64_t(&mmp, a, b, c, rows);
         break;
     case HOP_F16:
-        naive_f16(mm, a, b, c, rows);
+        naive_f16(&mmp, a, b, c, rows);
         break;
     case HOP_I32:
-        naive_int32_t(mm, a, b, c, rows);
+        naive_int32_t(&mmp, a, b, c, rows);
         break;
     case HOP_I64:
-        naive_int64_t(mm, a, b, c, rows);
+        naive_int64_t(&mmp, a, b, c, rows);
         break;
     case HOP_F32:
-        naive_float(mm, a, b, c, rows);
+        naive_float(&mmp, a, b, c, rows);
         break;
     case HOP_F64:
-        naive_double(mm, a, b, c, rows);
+        naive_double(&mmp, a, b, c, rows);
+        break;
+    case HOP_C64:
+        naive_hop__c64(&mmp, a, b, c, rows);
+        break;
+    case HOP_C128:
+        naive_hop__c128(&mmp, a, b, c, rows);
         break;
     default:
         break;
+    }
+}
+
+/*
+ * Units of work (runtime.h: hop__matmul.units).  A matrix product's rows
+ * are independent gemm calls whatever the split.  A gemv's pieces are
+ * blocks of 64 rows (columns for one row times a matrix), one call per
+ * piece and matrix: fixed chunks would give thread-independent bits but
+ * cost up to 1.8x (a 1000 x 1000 gemv in chunks of 128 columns), and
+ * OpenBLAS's gemv gives the same bits for any split at a multiple of 4
+ * except sgemv reading its matrix transposed (w @ X, X.T @ w in f32), whose
+ * bits depend on the rows per call, as NumPy's do on its thread count.  A
+ * dot product's units are fixed chunks of k (cheap there), summed in
+ * order: the same bits on every thread count.
+ */
+#define GEMV_BLOCK 64
+#define DOT_UNIT 32768 /* elements per dot unit, at least */
+#define DOT_MAX_UNITS 64
+
+void
+hop__matmul_plan_units(hop__matmul *mm)
+{
+    bool real = mm->dtype == HOP_F32 || mm->dtype == HOP_F64;
+    bool is_float = real || mm->dtype == HOP_C64 || mm->dtype == HOP_C128;
+    if (real && mm->batch == 1 && mm->n == 1 && mm->m == 1) {
+        int64_t u = mm->k / DOT_UNIT;
+        u = u < 1 ? 1 : u > DOT_MAX_UNITS ? DOT_MAX_UNITS : u;
+        mm->mode = HOP__MM_DOT;
+        mm->chunk = mm->k > 0 ? (mm->k + u - 1) / u : 1; /* k = 0: no units, the sum is 0 */
+        mm->units = (mm->k + mm->chunk - 1) / mm->chunk;
+    } else if (is_float && mm->batch == 1 && mm->n == 1) {
+        mm->mode = HOP__MM_COLS;
+        mm->chunk = GEMV_BLOCK;
+        mm->units = (mm->m + GEMV_BLOCK - 1) / GEMV_BLOCK;
+    } else if (is_float && mm->m == 1 && mm->n > 0) {
+        mm->mode = HOP__MM_GEMV;
+        mm->chunk = GEMV_BLOCK;
+        mm->units = mm->batch * ((mm->n + GEMV_BLOCK - 1) / GEMV_BLOCK);
+    } else {
+        mm->mode = HOP__MM_ROWS;
+        mm->chunk = 1;
+        mm->units = mm->batch * mm->n;
+    }
+}
+
+double
+hop__matmul_dot_unit(const hop__matmul *mm, int64_t u)
+{
+    int64_t esz = (int64_t)hop_dtype_size(mm->dtype), begin = u * mm->chunk;
+    int64_t n = mm->k - begin < mm->chunk ? mm->k - begin : mm->chunk;
+    const char *a = mm->a + begin * mm->acs * esz, *b = mm->b + begin * mm->brs * esz;
+    if (n <= 0)
+        return 0;
+    if (mm->acs > 0 && mm->brs > 0 && mm->acs <= INT_MAX && mm->brs <= INT_MAX && n <= INT_MAX) {
+        if (mm->dtype == HOP_F32)
+            return cblas_sdot((int)n, (const float *)a, (int)mm->acs, (const float *)b,
+                              (int)mm->brs);
+        return cblas_ddot((int)n, (const double *)a, (int)mm->acs, (const double *)b, (int)mm->brs);
+    }
+    double acc = 0; /* a broadcast operand (stride 0), which BLAS does not take */
+    for (int64_t p = 0; p < n; p++)
+        acc += mm->dtype == HOP_F32
+                   ? (double)((const float *)a)[p * mm->acs] * ((const float *)b)[p * mm->brs]
+                   : ((const double *)a)[p * mm->acs] * ((const double *)b)[p * mm->brs];
+    return acc;
+}
+
+/* The batch matrix bi's offsets of a, b and c, in elements. */
+static void
+batch_offsets(const hop__matmul *mm, int64_t bi, int64_t *ao, int64_t *bo, int64_t *co)
+{
+    int64_t rest = bi;
+    *ao = *bo = *co = 0;
+    for (int j = mm->nbatch - 1; j >= 0; j--) {
+        int64_t i = rest % mm->bsizes[j];
+        rest /= mm->bsizes[j];
+        *ao += i * mm->abst[j];
+        *bo += i * mm->bbst[j];
+        *co += i * mm->cbst[j];
     }
 }
 
@@ -267,22 +461,52 @@ void
 hop__matmul_compute(const hop__matmul *mm, int ith, int nth)
 {
     int64_t begin, end;
-    hop__split(mm->batch * mm->n, ith, nth, 1, &begin, &end);
     int64_t esz = (int64_t)hop_dtype_size(mm->dtype);
+    hop__split(mm->units, ith, nth, 1, &begin, &end);
+    switch (mm->mode) {
+    case HOP__MM_DOT: { /* one piece (hop__kernel_run shares the units itself) */
+        double acc = 0;
+        for (int64_t u = 0; u < mm->units; u++)
+            acc += hop__matmul_dot_unit(mm, u);
+        if (ith == 0 && mm->dtype == HOP_F32)
+            *(float *)mm->c = (float)acc;
+        else if (ith == 0)
+            *(double *)mm->c = acc;
+        return;
+    }
+    case HOP__MM_COLS: { /* one gemv over the piece's columns */
+        int64_t j0 = begin * mm->chunk, j1 = end * mm->chunk < mm->m ? end * mm->chunk : mm->m;
+        if (j1 > j0)
+            block(mm, mm->a, mm->b + j0 * mm->bcs * esz, mm->c + j0 * mm->ccs * esz, 1, j1 - j0);
+        return;
+    }
+    case HOP__MM_GEMV: { /* one gemv per matrix over the piece's rows of it */
+        int64_t per = (mm->n + mm->chunk - 1) / mm->chunk;
+        for (int64_t u = begin; u < end;) {
+            int64_t bi = u / per, first = u % per;
+            int64_t last = end - bi * per < per ? end - bi * per : per;
+            int64_t r0 = first * mm->chunk,
+                    r1 = last * mm->chunk < mm->n ? last * mm->chunk : mm->n;
+            int64_t ao, bo, co;
+            batch_offsets(mm, bi, &ao, &bo, &co);
+            ao += r0 * mm->ars;
+            co += r0 * mm->crs;
+            block(mm, mm->a + ao * esz, mm->b + bo * esz, mm->c + co * esz, r1 - r0, 1);
+            u = bi * per + last;
+        }
+        return;
+    }
+    case HOP__MM_ROWS:
+        break;
+    }
     for (int64_t g = begin; g < end;) {
         int64_t bi = g / mm->n, r0 = g % mm->n;
         int64_t rows = mm->n - r0 < end - g ? mm->n - r0 : end - g;
-        int64_t ao = 0, bo = 0, co = 0, rest = bi;
-        for (int j = mm->nbatch - 1; j >= 0; j--) {
-            int64_t i = rest % mm->bsizes[j];
-            rest /= mm->bsizes[j];
-            ao += i * mm->abst[j];
-            bo += i * mm->bbst[j];
-            co += i * mm->cbst[j];
-        }
+        int64_t ao, bo, co;
+        batch_offsets(mm, bi, &ao, &bo, &co);
         ao += r0 * mm->ars;
         co += r0 * mm->crs;
-        block(mm, mm->a + ao * esz, mm->b + bo * esz, mm->c + co * esz, rows);
+        block(mm, mm->a + ao * esz, mm->b + bo * esz, mm->c + co * esz, rows, mm->m);
         g += rows;
     }
 }

@@ -614,6 +614,12 @@ hop__vfn hop__vfn_unary(hop_op op, hop_dtype dt);
 hop__vfn hop__vfn_binary(hop_op op, hop_dtype dt); /* arith, compare, logical */
 hop__vfn hop__vfn_where(hop_dtype dt);
 hop__vfn hop__vfn_copy(hop_dtype dt);
+/* complex.c: the vector function of op on complex operands of dtype dt
+ * (for abs real imag angle: a complex input, its parts' dtype out; for
+ * complex: dt is the result and the inputs its parts), NULL when op does
+ * not take complex; and real imag conj angle of a real dtype dt. */
+hop__vfn hop__vfn_complex(hop_op op, hop_dtype dt);
+hop__vfn hop__vfn_complex_part(hop_op op, hop_dtype dt);
 int hop__vfn_cost(hop_op op);
 /* Converts n elements from src (stride in elements) to contiguous dst, with
  * the conversions documented in hop/runtime.h (scalar operands of fused

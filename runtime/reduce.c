@@ -214,9 +214,41 @@ EXTREME_INT(uint8_t, u8, uint64_t, ubest, LOAD_PLAIN)
 EXTREME_INT(uint64_t, u64, uint64_t, ubest, LOAD_PLAIN)
 
 /* One run of the reduced space into a. */
+/* Complex sums (and means) add the parts in double (a->f, a->f1), products
+ * multiply in double complex, any/all count the nonzero elements (a->u). */
+static void
+fold_complex(const hop__reduce *r, acc *a, const char *p, int64_t n, int64_t s)
+{
+    bool dbl = r->dtype == HOP_C128;
+    for (int64_t i = 0; i < n; i++) {
+        double re, im;
+        if (dbl) {
+            re = ((const double *)p)[2 * i * s];
+            im = ((const double *)p)[2 * i * s + 1];
+        } else {
+            re = ((const float *)p)[2 * i * s];
+            im = ((const float *)p)[2 * i * s + 1];
+        }
+        if (r->op == HOP_OP_prod) {
+            double pr = a->f * re - a->f1 * im, pi = a->f * im + a->f1 * re;
+            a->f = pr;
+            a->f1 = pi;
+        } else if (r->op == HOP_OP_any || r->op == HOP_OP_all) {
+            a->u += re != 0 || im != 0;
+        } else {
+            a->f += re;
+            a->f1 += im;
+        }
+    }
+}
+
 static void
 reduce_run(const hop__reduce *r, acc *a, const char *p, int64_t n, int64_t s, int64_t base)
 {
+    if (hop_dtype_is_complex(r->dtype)) {
+        fold_complex(r, a, p, n, s);
+        return;
+    }
     bool sum = r->op == HOP_OP_sum || r->op == HOP_OP_mean;
     bool count = r->op == HOP_OP_any || r->op == HOP_OP_all;
     int sign = r->op == HOP_OP_amin || r->op == HOP_OP_argmin ? -1 : 1;
@@ -251,6 +283,21 @@ reduce_run(const hop__reduce *r, acc *a, const char *p, int64_t n, int64_t s, in
 static void
 store(const hop__reduce *r, const acc *a, char *o)
 {
+    if (hop_dtype_is_complex(r->dtype) && r->op != HOP_OP_any && r->op != HOP_OP_all) {
+        double re = a->f, im = a->f1;
+        if (r->op == HOP_OP_mean) {
+            re = r->nred_total == 0 ? NAN : re / (double)r->nred_total;
+            im = r->nred_total == 0 ? NAN : im / (double)r->nred_total;
+        }
+        if (r->odtype == HOP_C64) {
+            float v[2] = {(float)re, (float)im};
+            memcpy(o, v, sizeof v);
+        } else {
+            double v[2] = {re, im};
+            memcpy(o, v, sizeof v);
+        }
+        return;
+    }
     bool is_float = hop_dtype_is_float(r->dtype);
     double total = (a->f + a->f1) + (a->f2 + a->f3);
     double fv;

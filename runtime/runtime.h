@@ -48,6 +48,10 @@ typedef uint8_t hop__bool;
 void hop__scatter(int64_t n, void *dst, int64_t stride, const void *src, size_t esize);
 /* Reads one element as double / int64 (with the saturating conversion). */
 double hop__load_f64(const void *p, hop_dtype dt);
+/* complex.c: hop__convert's cases with a complex source or destination
+ * (false, nothing done, when neither is complex). */
+bool hop__convert_complex(int64_t n, void *dst, hop_dtype dt, const void *src, hop_dtype st,
+                          int64_t stride);
 int64_t hop__load_i64(const void *p, hop_dtype dt);
 
 /* --------------------------------------------------------- elementwise */
@@ -72,7 +76,7 @@ typedef struct hop__ew {
     int64_t numel;
     int64_t sizes[HOP_MAX_RANK];
     hop__ew_in in[HOP__EW_MAXIN];
-    unsigned char sval[HOP__EW_MAXIN][8]; /* scalar operands in `need` */
+    _Alignas(16) unsigned char sval[HOP__EW_MAXIN][16]; /* scalar operands in `need` */
     char *out;
     hop_dtype odtype;
     hop_dtype fdtype; /* what fn writes: odtype, or f32 rounded into an f16 out */
@@ -87,7 +91,7 @@ typedef struct hop__ew_src {
     int rank;
     const int64_t *sizes; /* broadcast against the output from the right */
     const int64_t *strides;
-    unsigned char sval[8]; /* scalar value in dtype */
+    _Alignas(16) unsigned char sval[16]; /* scalar value in dtype */
 } hop__ew_src;
 
 /* Sets up e: out has (rank, sizes, strides); each source broadcasts to it
@@ -180,6 +184,14 @@ typedef struct hop__reduce {
     int64_t nout, nred_total;
 } hop__reduce;
 
+/* How a matmul's work splits (matmul.c: hop__matmul_plan_units). */
+typedef enum hop__mm_mode {
+    HOP__MM_ROWS, /* units are rows of all batch matrices: gemm per piece */
+    HOP__MM_GEMV, /* one column: units are chunks of rows, one gemv each */
+    HOP__MM_COLS, /* one row, no batch: units are chunks of columns, gemv */
+    HOP__MM_DOT,  /* a dot product: units are chunks of k, summed in order */
+} hop__mm_mode;
+
 typedef struct hop__matmul {
     hop_dtype dtype;
     const char *a, *b;
@@ -190,6 +202,9 @@ typedef struct hop__matmul {
     int64_t bsizes[HOP_MAX_RANK];
     int64_t abst[HOP_MAX_RANK], bbst[HOP_MAX_RANK], cbst[HOP_MAX_RANK];
     int64_t batch; /* product of bsizes */
+    hop__mm_mode mode;
+    int64_t chunk; /* rows, columns or elements of k per unit */
+    int64_t units; /* pieces take whole units; the thread count never changes a result */
 } hop__matmul;
 
 typedef struct hop__cat {
@@ -296,6 +311,11 @@ void hop__reduce_init(hop__reduce *r, const hop__call *c, hop_tensor *out);
 void hop__reduce_compute(const hop__reduce *r, int ith, int nth);
 void hop__matmul_init(hop__matmul *m, const hop__call *c, hop_tensor *out);
 void hop__matmul_compute(const hop__matmul *m, int ith, int nth);
+/* Sets m's mode, chunk and units from its sizes (hop__matmul_init does). */
+void hop__matmul_plan_units(hop__matmul *m);
+/* HOP__MM_DOT: unit u's part of the dot product, in double (the caller adds
+ * the units in order). */
+double hop__matmul_dot_unit(const hop__matmul *m, int64_t u);
 /* True when BLAS can read t's last two dims as they are. */
 bool hop__matmul_blas_ok(const hop_tensor *t);
 /* Around every run of matmul pieces: BLAS on one thread (hop's own copy of
@@ -357,6 +377,10 @@ hop_tensor *hop__nonzero(const hop_tensor *x, const hop__imem *mem);
  * sizes come from the data); mem as above (NULL: eager). */
 hop_status hop__index_run(const hop__call *c, const hop__imem *mem, hop_tensor **out);
 hop_status hop__index_eager(const hop__call *c, hop_rt_value *out);
+/* The linalg ops (linalg.c, LAPACK) and the FFTs (fft.c, FFTW) into out, a
+ * contiguous tensor of the result's dtype and sizes; as hop__index_run. */
+hop_status hop__linalg_run(const hop__call *c, const hop__imem *mem, hop_tensor *out);
+hop_status hop__fft_run(const hop__call *c, const hop__imem *mem, hop_tensor *out);
 /* Gives t - its own header, holding the only reference to its storage
  * (hop_tensor_refcount 1, storage refcount 1) - a contiguous geometry from
  * the storage's start; the storage must hold it.  The frame's kept late

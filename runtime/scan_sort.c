@@ -124,6 +124,18 @@ scan_line(hop_op op, hop_dtype dt, void *p, int64_t n)
         }
         break;
     }
+    case HOP_C64: {
+        float _Complex *v = p, acc = sum ? 0.0f : 1.0f;
+        for (int64_t i = 0; i < n; i++)
+            v[i] = acc = sum ? acc + v[i] : acc * v[i];
+        break;
+    }
+    case HOP_C128: {
+        double _Complex *v = p, acc = sum ? 0.0 : 1.0;
+        for (int64_t i = 0; i < n; i++)
+            v[i] = acc = sum ? acc + v[i] : acc * v[i];
+        break;
+    }
     default: { /* i64 and u64: the same wrapping bits */
         uint64_t *v = p, acc = sum ? 0 : 1;
         for (int64_t i = 0; i < n; i++)
@@ -400,6 +412,12 @@ accumulate_one(hop_dtype dt, void *o, int64_t k, const void *v, int64_t j)
     case HOP_F64:
         ((double *)o)[k] += ((const double *)v)[j];
         break;
+    case HOP_C64:
+        ((float _Complex *)o)[k] += ((const float _Complex *)v)[j];
+        break;
+    case HOP_C128:
+        ((double _Complex *)o)[k] += ((const double _Complex *)v)[j];
+        break;
     default: /* bool: refused by the shape rule */
         break;
     }
@@ -586,7 +604,10 @@ hop__index_run(const hop__call *c, const hop__imem *mem, hop_tensor **out)
         st = searchsorted(c, mem, t);
         break;
     default:
-        st = hop_error(HOP_UNSUPPORTED, "%s: not an op of the INDEX family", c->info->name);
+        st = c->info->rule == HOP_RULE_LINALG ? hop__linalg_run(c, mem, t)
+             : c->info->rule == HOP_RULE_FFT
+                 ? hop__fft_run(c, mem, t)
+                 : hop_error(HOP_UNSUPPORTED, "%s: not an op of the INDEX family", c->info->name);
         break;
     }
     if (st != HOP_OK) {

@@ -21,7 +21,7 @@ cd "$(dirname "$0")/.."
 PACKAGES="gcc make cmake pkg-config uthash-dev libffi-dev libcmocka-dev python3-dev python3-pytest
 python3-numpy python3-hypothesis libopenblas-dev libopenblas-pthread-dev libsleef-dev
 python3-venv python3-pip python3-setuptools python3-wheel python3-build python3-distributed graphviz
-python3-pytest-xdist python3-torch python3-threadpoolctl ccache"
+python3-pytest-xdist python3-torch python3-threadpoolctl ccache liblapacke-dev libfftw3-dev"
 PYTHON=/usr/bin/python3
 JOBS=$(nproc 2>/dev/null || echo 2)
 

@@ -44,7 +44,8 @@ extern "C" {
     X(RUNTIME, "runtime error")                                                                    \
     X(INTERRUPTED, "interrupted")                                                                  \
     X(FORMAT, "not a valid saved hop program")                                                     \
-    X(INDEX, "index out of range")
+    X(INDEX, "index out of range")                                                                 \
+    X(LINALG, "linear algebra error")
 
 typedef enum hop_status {
 #define HOP__STATUS_ENUM(name, msg) HOP_##name,

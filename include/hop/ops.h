@@ -24,9 +24,12 @@ extern "C" {
 /* ------------------------------------------------------------------ dtypes */
 
 /* X(ENUM, name, C type, byte size, kind) with kind 0 bool, 1 signed integer,
- * 2 float, 3 unsigned integer.  f16 is IEEE binary16, stored as its bits
- * (uint16_t); kernels compute on it in f32 and round each result back, as
- * NumPy does.  The order is the enum's, not a promotion order. */
+ * 2 float, 3 unsigned integer, 4 complex.  f16 is IEEE binary16, stored as
+ * its bits (uint16_t); kernels compute on it in f32 and round each result
+ * back, as NumPy does.  c64 and c128 are C's float/double _Complex (NumPy's
+ * complex64/complex128: the real part, then the imaginary one).  The order is
+ * the enum's, not a promotion order; new dtypes go last, since saved graphs
+ * store the enum's values. */
 #define HOP_DTYPE_LIST(X)                                                                          \
     X(BOOL, "bool", bool, 1, 0)                                                                    \
     X(I8, "i8", int8_t, 1, 1)                                                                      \
@@ -37,7 +40,9 @@ extern "C" {
     X(U64, "u64", uint64_t, 8, 3)                                                                  \
     X(F16, "f16", uint16_t, 2, 2)                                                                  \
     X(F32, "f32", float, 4, 2)                                                                     \
-    X(F64, "f64", double, 8, 2)
+    X(F64, "f64", double, 8, 2)                                                                    \
+    X(C64, "c64", float _Complex, 8, 4)                                                            \
+    X(C128, "c128", double _Complex, 16, 4)
 
 typedef enum hop_dtype {
 #define HOP__DTYPE_ENUM(e, name, ctype, size, kind) HOP_##e,
@@ -53,6 +58,14 @@ size_t hop_dtype_size(hop_dtype d);
 bool hop_dtype_is_float(hop_dtype d);    /* f16, f32, f64 */
 bool hop_dtype_is_int(hop_dtype d);      /* signed and unsigned integers (not bool) */
 bool hop_dtype_is_unsigned(hop_dtype d); /* u8, u64 */
+bool hop_dtype_is_complex(hop_dtype d);  /* c64, c128 */
+bool hop_dtype_is_inexact(hop_dtype d);  /* float or complex: what autodiff differentiates */
+/* The dtype of a complex dtype's parts (c64: f32, c128: f64); d itself for
+ * any other dtype. */
+hop_dtype hop_dtype_real(hop_dtype d);
+/* The complex dtype whose parts have dtype d (f64: c128; c64 and c128 stay;
+ * every other dtype: c64). */
+hop_dtype hop_dtype_complex(hop_dtype d);
 /* Parses "f32", "float32", "i64", "int64", "u8", "uint8", "bool", ...;
  * HOP_INVALID if unknown. */
 hop_status hop_dtype_from_name(const char *name, hop_dtype *out);
@@ -62,8 +75,10 @@ hop_status hop_dtype_from_name(const char *name, hop_dtype *out);
  * f16 is f16), and of two of one kind the wider wins.  A signed and an
  * unsigned integer give the narrowest signed type that holds both (u8 with
  * i8 is i16, u8 with i32 is i32), and u64 with a signed type gives f64, as
- * NumPy does (PyTorch has no answer there).  An invalid operand is returned
- * as is.
+ * NumPy does (PyTorch has no answer there).  A complex dtype beats every
+ * other one; with a float its parts are the wider of the two (c64 with f64
+ * is c128, as NumPy and PyTorch give), with an integer or bool it stays.  An
+ * invalid operand is returned as is.
  */
 hop_dtype hop_dtype_promote(hop_dtype a, hop_dtype b);
 
@@ -386,6 +401,8 @@ typedef enum hop_shape_rule {
     HOP_RULE_MASK_GRADIENT,        /* (x, mask) */
     HOP_RULE_PUT,                  /* (x, index, values, accumulate) -> x's shape */
     HOP_RULE_SEARCHSORTED,         /* (sorted, values, right) -> i64, values' shape */
+    HOP_RULE_LINALG,               /* the linalg ops: see their rows */
+    HOP_RULE_FFT,                  /* (x, n, axis, kind flags) */
 } hop_shape_rule;
 
 /* Kernel families, for the runtime (closed set). */
@@ -463,6 +480,32 @@ typedef enum hop_kernel_family {
  *   searchsorted         (sorted: 1-d TENSOR, values: TENSOR of its dtype, right: BOOL) -> i64
  *                        of values' shape: for each value the first position i with
  *                        sorted[i] >= value (right: > value) in NumPy's order (nan last)
+ *
+ *   real imag angle      (x) -> the parts (angle in radians) of a complex x in its parts'
+ *                        dtype; of a real x: x, zeros, 0 or pi
+ *   conj                 (x) -> the complex conjugate (a real x itself)
+ *   complex              (re, im) -> re + i im, both real: the complex dtype of their
+ *                        promotion (c128 for f64, else c64)
+ *   linalg_solve         (a: [..., n, n], b: [..., n, k]) -> x with a x = b (LAPACK gesv;
+ *                        batch dims broadcast); a singular a is HOP_LINALG when it runs
+ *   linalg_inv, linalg_det, linalg_slogdet, linalg_cholesky (a: [..., n, n]): getrf/getri,
+ *                        the LU's diagonal, potrf (the lower factor; HOP_LINALG when a is
+ *                        not positive definite)
+ *   linalg_qr            (a, complete: BOOL) -> Q and R packed (ops/infer_linalg.c)
+ *   linalg_svd           (a, full: BOOL) -> U, S, Vh packed (gesdd); linalg_svdvals (a) -> S
+ *   linalg_eigh          (a, upper: BOOL) -> w, V packed (syevd/heevd; upper: read the upper
+ *                        triangle, else the lower); linalg_eigvalsh (a, upper) -> w
+ *   fft                  (x: complex, dim: INT, inverse: BOOL, norm: INT) along dim (FFTW);
+ *                        norm 0, 1, 2 scale by 1, 1/sqrt(n), 1/n
+ *   rfft                 (x: f32/f64, dim, norm) -> complex, dim's size n // 2 + 1
+ *   irfft                (x: complex, dim, n: INT/SYM, norm) -> real, dim's size n
+ *
+ * Complex operands (c64, c128) are taken by arithmetic, pow, eq/ne, the
+ * float functions NumPy defines on them, sign (NumPy's: the sign of the real
+ * part, or of the imaginary one when that is 0), abs (real result), the
+ * logical ops, where, sum/mean/prod/any/all, matmul, cumsum/cumprod, data
+ * movement and the linalg and fft ops; any other op refuses them
+ * (HOP_DTYPE, ops/infer_complex.c).
  *
  * Negative dims count from the end, as in Python.  floor_divide and remainder
  * round toward -inf (Python's // and %, NumPy's); an integer division by
@@ -583,7 +626,25 @@ typedef enum hop_kernel_family {
     X(left_shift, 2, BINARY, BINARY)                                                               \
     X(right_shift, 2, BINARY, BINARY)                                                              \
     X(put, 4, PUT, INDEX)                                                                          \
-    X(searchsorted, 3, SEARCHSORTED, INDEX)
+    X(searchsorted, 3, SEARCHSORTED, INDEX)                                                        \
+    X(real, 1, UNARY, UNARY)                                                                       \
+    X(imag, 1, UNARY, UNARY)                                                                       \
+    X(conj, 1, UNARY, UNARY)                                                                       \
+    X(angle, 1, UNARY, UNARY)                                                                      \
+    X(complex, 2, BINARY, BINARY)                                                                  \
+    X(linalg_solve, 2, LINALG, INDEX)                                                              \
+    X(linalg_inv, 1, LINALG, INDEX)                                                                \
+    X(linalg_det, 1, LINALG, INDEX)                                                                \
+    X(linalg_slogdet, 1, LINALG, INDEX)                                                            \
+    X(linalg_cholesky, 1, LINALG, INDEX)                                                           \
+    X(linalg_qr, 2, LINALG, INDEX)                                                                 \
+    X(linalg_svd, 2, LINALG, INDEX)                                                                \
+    X(linalg_svdvals, 1, LINALG, INDEX)                                                            \
+    X(linalg_eigh, 2, LINALG, INDEX)                                                               \
+    X(linalg_eigvalsh, 2, LINALG, INDEX)                                                           \
+    X(fft, 4, FFT, INDEX)                                                                          \
+    X(rfft, 3, FFT, INDEX)                                                                         \
+    X(irfft, 4, FFT, INDEX)
 
 typedef enum hop_op {
 #define HOP__OP_ENUM(name, nargs, rule, family) HOP_OP_##name,

@@ -36,6 +36,8 @@ format_char(const char *fmt)
     if (*fmt == '@' || *fmt == '=' || (*fmt == '<' && little) || (*fmt == '>' && !little) ||
         (*fmt == '!' && !little))
         fmt++;
+    if (fmt[0] == 'Z' && (fmt[1] == 'f' || fmt[1] == 'd') && fmt[2] == '\0')
+        return fmt[1] == 'f' ? 'F' : 'D'; /* complex: our own codes */
     return fmt[0] != '\0' && fmt[1] == '\0' ? fmt[0] : 0;
 }
 
@@ -77,6 +79,12 @@ format_dtype(const char *fmt, Py_ssize_t itemsize, hop_dtype *out)
     case 'd':
         *out = HOP_F64;
         return itemsize == 8 ? 0 : -1;
+    case 'F':
+        *out = HOP_C64;
+        return itemsize == 8 ? 0 : -1;
+    case 'D':
+        *out = HOP_C128;
+        return itemsize == 16 ? 0 : -1;
     default:
         return -1;
     }
@@ -298,9 +306,10 @@ f_asarray(PyObject *mod, PyObject *const *args, Py_ssize_t nargs, PyObject *kwna
 
 /* A scalar element of nested data. */
 typedef struct leaf {
-    int kind;      /* 0 bool, 1 int, 2 float */
+    int kind;      /* 0 bool, 1 int, 2 float, 3 complex */
     int64_t i;     /* kinds 0, 1 (unless overflow) */
-    double f;      /* every kind */
+    double f;      /* every kind (a complex: its real part) */
+    double im;     /* kind 3: the imaginary part (0 for the others) */
     bool overflow; /* an int beyond int64: f holds it, and u when u_ok */
     bool u_ok;     /* an int in (INT64_MAX, UINT64_MAX] exactly in u */
     uint64_t u;
@@ -310,8 +319,9 @@ typedef struct leaf {
 static void
 leaf_from_element(leaf *l, const void *p, hop_dtype d)
 {
-    l->kind = d == HOP_BOOL ? 0 : hop_dtype_is_float(d) ? 2 : 1;
+    l->kind = d == HOP_BOOL ? 0 : hop_dtype_is_complex(d) ? 3 : hop_dtype_is_float(d) ? 2 : 1;
     l->f = hop_py__element_double(p, d);
+    l->im = d == HOP_C64 ? ((const float *)p)[1] : d == HOP_C128 ? ((const double *)p)[1] : 0;
     l->i = (int64_t)l->f;
     switch (d) {
     case HOP_I8:
@@ -382,6 +392,16 @@ leaf_from_buffer(leaf *l, const Py_buffer *v)
         l->kind = 2;
         l->f = *(const double *)p;
         return 0;
+    case 'F':
+        l->kind = 3;
+        l->f = ((const float *)p)[0];
+        l->im = ((const float *)p)[1];
+        return 0;
+    case 'D':
+        l->kind = 3;
+        l->f = ((const double *)p)[0];
+        l->im = ((const double *)p)[1];
+        return 0;
     default:
         return 1;
     }
@@ -394,6 +414,13 @@ read_leaf(const char *fname, PyObject *o, leaf *l)
 {
     l->obj = o;
     l->overflow = l->u_ok = false;
+    l->im = 0;
+    if (PyComplex_Check(o)) {
+        l->kind = 3;
+        l->f = PyComplex_RealAsDouble(o);
+        l->im = PyComplex_ImagAsDouble(o);
+        return 0;
+    }
     if (PyBool_Check(o)) {
         l->kind = 0;
         l->i = o == Py_True;
@@ -541,7 +568,7 @@ saturate(double f, int64_t lo, int64_t hi)
 static int
 int_leaf(const char *fname, const leaf *l, hop_dtype d, int64_t lo, int64_t hi, int64_t *out)
 {
-    if (l->kind == 2) {
+    if (l->kind >= 2) { /* a complex's real part, as the runtime's `to` */
         *out = saturate(l->f, lo, hi);
         return 0;
     }
@@ -560,7 +587,7 @@ store_leaf(const char *fname, const leaf *l, hop_dtype d, char *p)
     int64_t v;
     switch (d) {
     case HOP_BOOL:
-        *(uint8_t *)p = l->kind == 2 || l->overflow ? l->f != 0 : l->i != 0;
+        *(uint8_t *)p = l->kind >= 2 || l->overflow ? l->f != 0 || l->im != 0 : l->i != 0;
         return 0;
     case HOP_I8:
         if (int_leaf(fname, l, d, INT8_MIN, INT8_MAX, &v) < 0)
@@ -592,7 +619,7 @@ store_leaf(const char *fname, const leaf *l, hop_dtype d, char *p)
             *(uint64_t *)p = l->u;
             return 0;
         }
-        if (l->kind == 2) {
+        if (l->kind >= 2) {
             /* saturate to [0, 2^64 - 1] */
             double f = l->f;
             *(uint64_t *)p = isnan(f) || f <= 0            ? 0
@@ -609,6 +636,14 @@ store_leaf(const char *fname, const leaf *l, hop_dtype d, char *p)
         return 0;
     case HOP_F32:
         *(float *)p = (float)l->f;
+        return 0;
+    case HOP_C64:
+        ((float *)p)[0] = (float)l->f;
+        ((float *)p)[1] = (float)l->im;
+        return 0;
+    case HOP_C128:
+        ((double *)p)[0] = l->f;
+        ((double *)p)[1] = l->im;
         return 0;
     default:
         break;
@@ -710,7 +745,8 @@ tensor_from_data(PyObject *data, PyObject *dtype_obj, const char *fname)
         Py_DECREF(src);
         return res;
     }
-    if (!is_seq(data) && !PyBool_Check(data) && !PyLong_Check(data) && !PyFloat_Check(data)) {
+    if (!is_seq(data) && !PyBool_Check(data) && !PyLong_Check(data) && !PyFloat_Check(data) &&
+        !PyComplex_Check(data)) {
         PyErr_Format(PyExc_TypeError,
                      "%s(): data must be a number, a bool, a list or tuple, a NumPy array, a "
                      "hop.numpy array or a Tensor, not %.100s",
@@ -727,6 +763,7 @@ tensor_from_data(PyObject *data, PyObject *dtype_obj, const char *fname)
     d = want.kind == HOP_PY_DTYPE ? want.u.d
         : n.kind == 0             ? HOP_BOOL
         : n.kind == 1             ? HOP_I64
+        : n.kind == 3             ? HOP_C64
                                   : HOP_F32;
     hop_tensor *t = hop_tensor_empty(d, n.rank, n.sizes);
     if (t == NULL)

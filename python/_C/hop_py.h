@@ -63,7 +63,7 @@ int hop_py_raise_int(void); /* the same, returning -1 */
  * parsing of a dtype-like object (hop dtype, NumPy dtype, or a name). */
 PyObject *hop_py_dtype_object(hop_dtype d);
 int hop_py_dtype_from_object(PyObject *o, hop_dtype *out); /* 0 / -1 with TypeError */
-/* "hop supports float16, ..., uint64 and bool", for DTypeError messages. */
+/* "hop supports float16, ..., complex128 and bool", for DTypeError messages. */
 const char *hop_py__supported_dtypes(void);
 /* The Python name of d: "float32", "uint8". */
 const char *hop_py__dtype_pyname(hop_dtype d);

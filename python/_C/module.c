@@ -10,6 +10,8 @@
  *   InvalidError(Error, ValueError)       UnsupportedError(Error, NotImplementedError)
  *   GuardError(Error, RuntimeError)       NotFoundError(Error, LookupError)
  *   OutOfBoundsError(Error, IndexError)
+ *   LinAlgError(Error, numpy.linalg.LinAlgError): a singular matrix, one
+ *   not positive definite, no convergence (ValueError without NumPy)
  * HOP_NOMEM becomes MemoryError, HOP_INTERRUPTED KeyboardInterrupt.
  *
  * A dtype is an immutable singleton: compared and hashed by identity, printed
@@ -26,7 +28,8 @@
 
 PyObject *hop_py_Error, *hop_py_TraceError, *hop_py_ShapeError, *hop_py_DTypeError,
     *hop_py_UnsupportedError, *hop_py_GuardError, *hop_py_DataDependentError;
-static PyObject *hop_py_InvalidError, *hop_py_NotFoundError, *hop_py_OutOfBoundsError;
+static PyObject *hop_py_InvalidError, *hop_py_NotFoundError, *hop_py_OutOfBoundsError,
+    *hop_py_LinAlgError;
 
 /* -------------------------------------------------------------- errors */
 
@@ -66,6 +69,9 @@ hop_py_raise(void)
         break;
     case HOP_INDEX:
         cls = hop_py_OutOfBoundsError;
+        break;
+    case HOP_LINALG:
+        cls = hop_py_LinAlgError;
         break;
     case HOP_INTERRUPTED: /* hop_plan_interrupt: as Ctrl-C stops Python code */
         cls = PyExc_KeyboardInterrupt;
@@ -191,6 +197,25 @@ init_errors(PyObject *m)
                "take: index 7 is out of bounds for dim 0 with size 5")
     /* clang-format on */
 #undef HOP_PY_ERR
+    /* NumPy's own LinAlgError as a base, so that code catching it catches
+     * hop's too (hop imports NumPy anyway); ValueError without NumPy. */
+    PyObject *npl = PyImport_ImportModule("numpy.linalg");
+    PyObject *base = npl ? PyObject_GetAttrString(npl, "LinAlgError") : NULL;
+    Py_XDECREF(npl);
+    if (base == NULL) {
+        PyErr_Clear();
+        base = Py_NewRef(PyExc_ValueError);
+    }
+    hop_py_LinAlgError = new_error(
+        m, "LinAlgError", PyTuple_Pack(2, hop_py_Error, base),
+        HOP_PY_SIG("LinAlgError(*args)") "A linear-algebra routine failed on the data: a "
+                                         "singular matrix, one not positive definite, no "
+                                         "convergence." HOP_PY_RAISES(
+                                             "hop.numpy.linalg.inv(hop.numpy.zeros((2, 2)))",
+                                             "LinAlgError", "Singular matrix"));
+    Py_DECREF(base);
+    if (hop_py_LinAlgError == NULL)
+        return -1;
     hop_py_DataDependentError = new_error(
         m, "DataDependentError", PyTuple_Pack(1, hop_py_TraceError),
         HOP_PY_SIG("DataDependentError(*args)") "A decision depends on data only known at run "
@@ -226,7 +251,9 @@ typedef struct DTypeObject {
     X(U64, "uint64", "u8")                                                                         \
     X(F16, "float16", "f2")                                                                        \
     X(F32, "float32", "f4")                                                                        \
-    X(F64, "float64", "f8")
+    X(F64, "float64", "f8")                                                                        \
+    X(C64, "complex64", "c8")                                                                      \
+    X(C128, "complex128", "c16")
 
 static DTypeObject dtype_objects[HOP_DTYPE_COUNT];
 static char dtype_npstr[HOP_DTYPE_COUNT][8];
@@ -304,7 +331,7 @@ PyTypeObject hop_py_DTypeType = {
     .tp_basicsize = sizeof(DTypeObject),
     .tp_flags = Py_TPFLAGS_DEFAULT,
     .tp_doc = "A tensor element type: hop.float16, hop.float32, hop.float64, hop.int8, hop.int16, "
-              "hop.int32, hop.int64, hop.uint8, hop.uint64, hop.bool.",
+              "hop.int32, hop.int64, hop.uint8, hop.uint64, hop.complex64, hop.complex128, hop.bool.",
     .tp_repr = (reprfunc)dtype_repr,
     .tp_getset = dtype_getset,
     .tp_methods = dtype_methods,
@@ -329,8 +356,8 @@ hop_py__dtype_pyname(hop_dtype d)
 const char *
 hop_py__supported_dtypes(void)
 {
-    return "hop supports float16, float32, float64, int8, int16, int32, int64, uint8, uint64 and "
-           "bool";
+    return "hop supports float16, float32, float64, int8, int16, int32, int64, uint8, uint64, "
+           "complex64, complex128 and bool";
 }
 
 /* A NumPy dtype.str ('<f4', '|b1', '=i8', 'f4') or a name ('float32', 'f32'). */

@@ -77,6 +77,12 @@ from_type_num(int num, hop_dtype *out)
     case NPY_FLOAT64:
         *out = HOP_F64;
         return true;
+    case NPY_COMPLEX64:
+        *out = HOP_C64;
+        return true;
+    case NPY_COMPLEX128:
+        *out = HOP_C128;
+        return true;
     default:
         return false;
     }
@@ -104,6 +110,10 @@ to_type_num(hop_dtype d)
         return NPY_FLOAT16;
     case HOP_F32:
         return NPY_FLOAT32;
+    case HOP_C64:
+        return NPY_COMPLEX64;
+    case HOP_C128:
+        return NPY_COMPLEX128;
     case HOP_F64:
     case HOP_DTYPE_COUNT:
         break;

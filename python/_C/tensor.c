@@ -621,6 +621,10 @@ element_object(const void *p, hop_dtype d)
         return PyFloat_FromDouble(*(const float *)p);
     case HOP_F64:
         return PyFloat_FromDouble(*(const double *)p);
+    case HOP_C64:
+        return PyComplex_FromDoubles(((const float *)p)[0], ((const float *)p)[1]);
+    case HOP_C128:
+        return PyComplex_FromDoubles(((const double *)p)[0], ((const double *)p)[1]);
     case HOP_DTYPE_COUNT:
         break;
     }
@@ -650,7 +654,10 @@ hop_py__element_double(const void *p, hop_dtype d)
         return hop_f16_to_float(*(const uint16_t *)p);
     case HOP_F32:
         return *(const float *)p;
+    case HOP_C64:
+        return *(const float *)p; /* the real part */
     case HOP_F64:
+    case HOP_C128:
     case HOP_DTYPE_COUNT:
         break;
     }
@@ -1167,6 +1174,10 @@ buffer_format(hop_dtype d)
         return "e";
     case HOP_F32:
         return "f";
+    case HOP_C64:
+        return "Zf";
+    case HOP_C128:
+        return "Zd";
     case HOP_F64:
     case HOP_DTYPE_COUNT:
         break;

@@ -40,6 +40,8 @@ int16: dtype
 uint8: dtype
 uint64: dtype
 float16: dtype
+complex64: dtype
+complex128: dtype
 bool: dtype
 
 # What a dtype argument accepts: a hop dtype, its name ("float32"), or the
@@ -61,6 +63,8 @@ class OutOfBoundsError(Error, IndexError): ...
 class UnsupportedError(Error, NotImplementedError): ...
 class GuardError(Error, RuntimeError): ...
 class DataDependentError(TraceError): ...
+# numpy.linalg.LinAlgError as the second base (ValueError without NumPy)
+class LinAlgError(Error, ValueError): ...
 
 class SymInt:
     """A symbolic integer of a trace (s0, u0, 2*s0 + 1)."""

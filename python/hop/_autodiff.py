@@ -11,8 +11,9 @@ transformed function: trace, differentiate, run, with the plan cached.
 
 Tensor leaves of the arguments are the HOP's operands (fresh inputs of f: a
 tensor f also closes over stays a constant, as in JAX); other leaves are
-constants of the trace.  Differentiated arguments must hold float tensors
-(a Python float becomes a 0-d f32 tensor, as JAX's weak float does).
+constants of the trace.  Differentiated arguments must hold float or
+complex tensors (a Python float becomes a 0-d f32 tensor, as JAX's weak
+float does); a complex argument's gradient is JAX's (docs/AUTODIFF.md).
 """
 
 import functools
@@ -63,10 +64,11 @@ def _leaves_of(fn, args, nums):
             if i in nums:
                 if isinstance(v, float):
                     v = _C.full((), v)
-                if not _is_tensor(v) or not v.dtype.is_floating_point:
+                if not _is_tensor(v) or not (v.dtype.is_floating_point or
+                                             v.dtype.name.startswith("complex")):
                     raise TypeError(
                         f"hop.{fn}: argument {i} (leaf {j}) is {_describe(v)}; gradients are "
-                        f"taken with respect to float tensors only")
+                        f"taken with respect to float and complex tensors only")
             if _is_tensor(v):
                 wrt.append(i in nums)
                 slots.append(len(operands))
@@ -198,7 +200,7 @@ def grad(f, argnums=0, has_aux=False):
     >>> hop.grad(lambda x: x.sum())(hop.tensor([1, 2]))
     Traceback (most recent call last):
         ...
-    TypeError: hop.grad: argument 0 (leaf 0) is int64[2]; gradients are taken with respect to float tensors only
+    TypeError: hop.grad: argument 0 (leaf 0) is int64[2]; gradients are taken with respect to float and complex tensors only
     """
     return _Transformed(f, "grad", _grad, (f, argnums, has_aux))
 

@@ -736,6 +736,15 @@ def _trace_once(fn, example_args, dynamic, paths, slots, slot_arrays):
     writeback = _WriteBack(slots, slot_arrays, tr, leaves, runs, traced, writes) if slots \
         else None
     template = [None if isinstance(x, outs) else x for x in out_leaves]
+    # An ndarray result the trace made (np.fft.fftfreq(8) with no traced
+    # operand runs NumPy's) is a new array on every eager call: the runner
+    # returns a copy of it each call, so writing into one result does not
+    # change the next.  One the function read (an argument, a global) is
+    # that object, as eagerly.
+    read = {id(x) for x in leaves} | env.seen
+    fresh = [i for i, x in enumerate(template)
+             if type(x).__module__ == "numpy" and type(x).__name__ == "ndarray" and
+             id(x) not in read]
     plan = tr.lower()
     statics = [None if k is not None else leaves[i] for i, k in enumerate(kinds)]
     all_numpy = bool(numpy_in) and all(numpy_in)
@@ -743,7 +752,7 @@ def _trace_once(fn, example_args, dynamic, paths, slots, slot_arrays):
              if isinstance(k, tuple) and k[0] == "hop.numpy array"}
     guards = _guards.Guards(env, tr.captures, leaves, views)
     runner = _Runner(tr, plan, spec, statics, out_spec, template, all_numpy, sym_out, guards,
-                     as_array, writeback)
+                     as_array, writeback, fresh)
     # The lines after the guards' and the viewed arrays' (describing them
     # needs the placeholder names: a walk of the whole graph, skipped when
     # there is nothing to say).
@@ -888,7 +897,7 @@ class _Runner:
     of the trace)."""
 
     def __init__(self, tr, plan, spec, statics, out_spec, template, all_numpy, sym_out, guards,
-                 as_array, writeback=None):
+                 as_array, writeback=None, fresh=()):
         self.plan = plan
         self.writeback = writeback
         # Which arguments were ndarrays (NumPy's semantics in the function):
@@ -901,6 +910,7 @@ class _Runner:
         self._tr = tr
         self.out_spec = out_spec
         self.template = template
+        self._fresh = fresh  # template leaves to copy on each call (see _trace)
         self.all_numpy = all_numpy
         # Which results a NumPy call (all_numpy) returns as ndarrays: not
         # the tensor of a hop.numpy array the function returned (eagerly
@@ -917,7 +927,8 @@ class _Runner:
         flat = spec.kind == "tuple" and all(c == LEAF for c in spec.children)
         self._nflat = len(statics) if flat and all(s is None for s in statics) and \
             not any(as_array) else -1
-        self._one_out = out_spec == LEAF and template == [None] and sym_out == [False]
+        self._one_out = out_spec == LEAF and len(template) == 1 and template[0] is None and \
+            sym_out == [False]
         # The common NumPy call, fn(a1, ..., an) on ndarrays returning
         # arrays: (whether a tuple, the 0-d results to return as NumPy
         # scalars), or None.
@@ -1021,6 +1032,8 @@ class _Runner:
                    for r, sym in zip(results, self.sym_out)]
         it = iter(results)
         leaves = [next(it) if t is None else t for t in self.template]
+        for i in self._fresh:
+            leaves[i] = leaves[i].copy()
         if as_numpy:
             leaves = [x.numpy() if c and isinstance(x, _C.Tensor) else x
                       for x, c in zip(leaves, self._to_numpy)]

@@ -517,10 +517,18 @@ test_dtype_table_names_sizes_and_kinds(void **state)
     assert_int_equal(d, HOP_F64);
     assert_int_equal(hop_dtype_from_name("bool", &d), HOP_OK);
     assert_int_equal(d, HOP_BOOL);
-    assert_int_equal(hop_dtype_from_name("complex64", &d), HOP_INVALID);
-    assert_string_equal(hop_error_message(), "unknown dtype 'complex64' (expected bool, i8, u8, "
-                                             "i16, i32, i64, u64, f16, f32 or f64)");
+    assert_int_equal(hop_dtype_from_name("complex32", &d), HOP_INVALID);
+    assert_string_equal(hop_error_message(), "unknown dtype 'complex32' (expected bool, i8, u8, "
+                                             "i16, i32, i64, u64, f16, f32, f64, c64 or c128)");
     assert_int_equal(d, HOP_BOOL);
+    assert_int_equal(hop_dtype_from_name("complex64", &d), HOP_OK);
+    assert_int_equal(d, HOP_C64);
+    assert_int_equal(hop_dtype_size(HOP_C128), 16);
+    assert_true(hop_dtype_is_complex(HOP_C128));
+    assert_false(hop_dtype_is_float(HOP_C64));
+    assert_int_equal(hop_dtype_real(HOP_C64), HOP_F32);
+    assert_int_equal(hop_dtype_complex(HOP_F64), HOP_C128);
+    d = HOP_BOOL;
     /* the small types and what NumPy promotes them to */
     static const struct {
         const char *name, *alias;

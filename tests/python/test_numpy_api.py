@@ -534,12 +534,14 @@ def test_functions_hop_does_not_support_name_themselves_while_tracing():
     with pytest.raises(hop.UnsupportedError, match=r"numpy\.logical_xor\.reduce is not "
                                                    r"supported by hop"):
         hop.compile(lambda x: np.logical_xor.reduce(x))(a)
-    with pytest.raises(hop.UnsupportedError, match=r"numpy\.linalg\.norm is not supported by "
+    m = np.array([[2.0, 1.0], [1.0, 3.0]])
+    with pytest.raises(hop.UnsupportedError, match=r"numpy\.linalg\.eig is not supported by "
                                                    r"hop"):
-        hop.compile(lambda x: np.linalg.norm(x))(a)
+        hop.compile(lambda x: np.linalg.eig(x))(m)
     # eagerly NumPy computes them on the memory
     assert bool(np.logical_xor.reduce(hnp.asarray(a))) == bool(np.logical_xor.reduce(a))
     assert float(np.linalg.norm(hnp.asarray(a))) == float(np.linalg.norm(a))
+    np.testing.assert_array_equal(np.linalg.eig(hnp.asarray(m))[0], np.linalg.eig(m)[0])
     assert isinstance(np.linalg.norm(hop.tensor([1.0])), hop.Tensor)
 
 

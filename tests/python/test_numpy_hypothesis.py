@@ -224,3 +224,82 @@ def test_indexing_and_setitem(data):
             v[...] = value  # basic indexing: a view, and the caller's array changes
             return a
     _run(f, x, *extra)
+
+
+C_UNARY = ["negative", "absolute", "square", "sqrt", "exp", "log", "sin", "cos", "tanh", "sinh",
+           "conjugate", "reciprocal", "isnan", "isfinite", "real", "imag", "angle", "positive"]
+C_BINARY = ["add", "subtract", "multiply", "true_divide", "equal", "not_equal", "power"]
+C_REDUCTIONS = ["sum", "prod", "mean", "cumsum", "cumprod", "var", "std", "any", "all"]
+
+
+def _complex_elements(dt):
+    part = st.floats(-4, 4, width=32 if dt == np.complex64 else 64)
+    return st.builds(complex, part, part)
+
+
+@st.composite
+def complex_arrays(draw, shape=None):
+    dt = draw(st.sampled_from([np.complex64, np.complex128]))
+    if shape is None:
+        shape = draw(hnp.array_shapes(min_dims=0, max_dims=3, min_side=1, max_side=4))
+    return draw(hnp.arrays(dt, shape, elements=_complex_elements(dt)))
+
+
+@settings(max_examples=examples(150), deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(st.data())
+def test_complex_expressions(data):
+    """complex64/complex128 through ufuncs (with complex, real, Python and
+    NumPy complex operands), reductions with axis/keepdims, and setitem of
+    complex values through int, slice and mask keys."""
+    x = data.draw(complex_arrays())
+    kind = data.draw(st.sampled_from(["unary", "binary", "reduce", "setitem"]))
+    if kind == "unary":
+        name = data.draw(st.sampled_from(C_UNARY))
+        _run(lambda a: getattr(np, name)(a), x, reduction=True,  # glibc's c* vs npy_c*
+             small=x.dtype == np.complex64)
+    elif kind == "binary":
+        name = data.draw(st.sampled_from(C_BINARY))
+        how = data.draw(st.sampled_from(["complex", "real", "python", "numpy"]))
+        if how == "complex":
+            y = data.draw(complex_arrays(shape=x.shape))
+        elif how == "real":
+            y = data.draw(arrays(shape=x.shape[-1:] if x.ndim else (),
+                                 dtype=data.draw(st.sampled_from([np.float32, np.float64,
+                                                                  np.int32]))))
+        elif how == "python":
+            y = data.draw(st.one_of(st.integers(-3, 3), st.floats(-3, 3), st.complex_numbers(
+                max_magnitude=3, allow_nan=False, allow_infinity=False)))
+        else:
+            y = np.complex64(data.draw(_complex_elements(np.complex64)))
+        if name == "power":  # small integer exponents: z**k by squaring, as NumPy's
+            y = data.draw(st.integers(-2, 3))
+        small = x.dtype == np.complex64
+        if isinstance(y, np.ndarray):
+            _run(lambda a, b: getattr(np, name)(a, b), x, y, reduction=True, small=small)
+        else:
+            _run(lambda a: getattr(np, name)(a, y), x, reduction=True, small=small)
+    elif kind == "reduce":
+        name = data.draw(st.sampled_from(C_REDUCTIONS))
+        kw = {}
+        if x.ndim and data.draw(st.booleans()):
+            kw["axis"] = data.draw(st.sampled_from(range(-x.ndim, x.ndim)))
+        if name not in ("cumsum", "cumprod") and data.draw(st.booleans()):
+            kw["keepdims"] = True
+        _run(lambda a: getattr(np, name)(a, **kw), x, reduction=True,
+             small=x.dtype == np.complex64)
+    else:
+        v = data.draw(_complex_elements(np.complex128))
+        key = data.draw(st.sampled_from(["int", "slice", "mask"])) if x.ndim else "ellipsis"
+
+        def f(a):
+            if key == "int":
+                a[0] = v
+            elif key == "slice":
+                a[::2] = v
+            elif key == "mask":
+                a[a.real > 0] = v
+            else:
+                a[...] = v
+            return a
+        _run(f, x)

@@ -32,10 +32,11 @@ from ._ufuncs import UFUNCS as _UFUNCS, _TWO_OUT, call_ufunc as _call_ufunc, \
     tensor_array_ufunc
 from ._funcs import tensor_array_function
 from . import _lib, _stats, _attrs  # noqa: F401 (more functions: _funcs.PUBLIC)
+from . import linalg, fft  # noqa: F401 (numpy.linalg and numpy.fft)
 
 globals().update({_k: _v for _k, _v in _funcs.PUBLIC.items() if _k not in globals()})
 
-__all__ = ["ndarray", "newaxis", "pi", "e", "inf", "nan", "dtype", "errstate"] + \
+__all__ = ["linalg", "fft", "ndarray", "newaxis", "pi", "e", "inf", "nan", "dtype", "errstate"] + \
     list(_funcs.__all__)
 
 newaxis = None
@@ -48,10 +49,12 @@ errstate = _np.errstate  # hop computes without floating-point warnings
 
 # The dtypes, as NumPy's scalar types (hnp.float32(2.5), dtype=hnp.int8), the
 # abstract ones (np.issubdtype(x.dtype, hnp.floating)) and NumPy's dtype
-# helpers, which take hop.numpy arrays' dtypes (NumPy dtypes).  uint16 and
+# helpers, which take hop.numpy arrays' dtypes (NumPy dtypes); complex64 and
+# complex128 are hop's c64 and c128.  uint16 and
 # uint32 are names only: an array of them is a hop.DTypeError.
 for _name in ("bool_", "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64",
-              "float16", "float32", "float64", "intp", "half", "single", "double", "byte",
+              "float16", "float32", "float64", "complex64", "complex128", "complex_", "csingle",
+              "cdouble", "intp", "half", "single", "double", "byte",
               "ubyte", "short", "intc", "int_", "longlong", "ulonglong", "float_", "generic",
               "number", "integer", "signedinteger", "unsignedinteger", "inexact", "floating",
               "complexfloating", "typecodes", "sctypes", "issubdtype", "finfo", "iinfo",

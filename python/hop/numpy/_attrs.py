@@ -79,29 +79,53 @@ ndarray.flat = property(_flat, _set_flat, doc="The elements in C order (numpy.fl
 
 # ------------------------------------------------------------ real, imag
 
+def _complex_part(self, op):
+    r = wrap(type(self), _C._op(op, self._t), scalar=self._scalar)
+    r._ro = True  # a copy here, where NumPy's is a view: writes to it would be lost
+    return r
+
+
 def _real(self):
+    if _core.np_dtype(self._t).kind == "c":
+        return _complex_part(self, "real")
     # a real array is its own real part: a view, writable as NumPy's
     return view(type(self), self, Step(lambda x: x, lambda x: x), scalar=self._scalar,
                 t=self._t)
 
 
 def _set_real(self, value):
+    if _core.np_dtype(self._t).kind == "c":
+        _set_parts(self, value, "real")
+        return
     self[...] = value
 
 
 def _imag(self):
+    if _core.np_dtype(self._t).kind == "c":
+        return _complex_part(self, "imag")
     r = wrap(type(self), _C.zeros(tuple(self._t.shape), dtype=self._t.dtype),
              scalar=self._scalar)
     r._ro = True  # NumPy's imaginary part of a real array is a read-only array
     return r
 
 
+def _set_parts(self, value, which):
+    # z.real = v / z.imag = v: the other part kept, NumPy's write through a view
+    re, im = _C._op("real", self._t), _C._op("imag", self._t)
+    v = _core.cast(F.asarray(value)._t, _core.np_dtype(re))
+    self[...] = ndarray(_C._op("complex", v, im) if which == "real" else _C._op("complex", re, v))
+
+
 def _set_imag(self, value):
+    if _core.np_dtype(self._t).kind == "c":
+        _set_parts(self, value, "imag")
+        return
     raise TypeError("array does not have imaginary part to set")
 
 
-ndarray.real = property(_real, _set_real, doc="The real part: the array itself, as a view.")
-ndarray.imag = property(_imag, _set_imag, doc="The imaginary part of a real array: zeros.")
+ndarray.real = property(_real, _set_real, doc="The real part: a real array itself, as a view; "
+                        "of a complex array a read-only copy (NumPy's is a view).")
+ndarray.imag = property(_imag, _set_imag, doc="The imaginary part: zeros for a real array.")
 
 
 # ---------------------------------------------------------------- views

@@ -23,7 +23,7 @@ from .. import _C
 __all__ = []
 
 NAMES = ("bool", "int8", "uint8", "int16", "int32", "int64", "uint64", "float16", "float32",
-         "float64")
+         "float64", "complex64", "complex128")
 _HOP = {_np.dtype(n): getattr(_C, n) for n in NAMES}
 SUPPORTED = ", ".join(NAMES)
 
@@ -124,6 +124,8 @@ def operand(x, what):
         return Opnd(value=x)
     if isinstance(x, _C.SymInt):
         return Opnd(value=x)
+    if isinstance(x, complex):
+        return Opnd(value=x)
     if isinstance(x, _np.generic):
         hop_dtype(x.dtype, what)
         return Opnd(value=x, dtype=x.dtype)
@@ -134,8 +136,6 @@ def operand(x, what):
         from ._funcs import array  # lists of arrays and traced scalars are stacked
         t = array(x)._t
         return Opnd(t=t, dtype=np_dtype(t))
-    if isinstance(x, complex):
-        raise _C.DTypeError(f"hop.numpy: {what}: complex numbers are not supported")
     raise TypeError(f"hop.numpy: {what}: unsupported operand type {type(x).__name__}")
 
 
@@ -172,6 +172,11 @@ def _value_classes(o):
     test(v) gives the condition (a bool, a SymInt comparison or a traced
     bool tensor) that the value is in the class."""
     dt = o.dtype if o.dtype is not None else _np.dtype(_np.int64)
+    if dt.kind == "c":
+        # one class: a traced complex scalar is taken to fit complex64 (a
+        # complex64 array with a complex128 0-d value beyond float32's range
+        # would be complex128 in NumPy)
+        return [(_np.zeros((), dt), None)]
     if dt.kind == "b":
         return [(_np.zeros((), dt), None)]
     if dt.kind == "f":
@@ -322,12 +327,26 @@ def as_compute(o, npd):
     if isinstance(v, _C.SymInt):
         return v
     kind = _np.dtype(npd).kind
+    if kind == "c" or isinstance(v, complex):
+        return complex_scalar(complex(v), npd)
     if kind == "b":
         return bool(v)
     if kind in "iu":
         return int(v) if not isinstance(v, float) else v
     # an int stays an int (a weak scalar of the float op: x * 2 is mul(x, 2))
     return v if isinstance(v, int) and not isinstance(v, bool) else float(v)
+
+
+def complex_scalar(v, npd):
+    """A complex number as a 0-d tensor of complex dtype npd (hop's scalar
+    operands are real: the parts are two constants of the graph)."""
+    npd = _np.dtype(npd)
+    if npd.kind != "c":
+        npd = _np.dtype(_np.complex128)
+    part = _C.float32 if npd == _np.dtype(_np.complex64) else _C.float64
+    re = _C.full((), v.real, dtype=part)
+    im = _C.full((), v.imag, dtype=part)
+    return _C._op("complex", re, im)
 
 
 def ufunc_cast_error(name, have, want, casting, output=True, i=0):

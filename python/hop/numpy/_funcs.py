@@ -44,6 +44,8 @@ def _t(x, what="array"):
     if o.t is not None:
         return o.t
     v = _core.scalar_arg(o)
+    if isinstance(v, complex):
+        return _core.complex_scalar(v, o.dtype if o.dtype is not None else _np.complex128)
     if o.dtype is not None:
         return _C.full((), v, dtype=_core.hop_dtype(o.dtype, what))
     if isinstance(v, _C.SymInt):
@@ -247,7 +249,12 @@ def _var_t(t, axis, dtype, ddof, keepdims, what):
     m, _ = _mean_t(t, axes, dtype, True, what)
     x = _core.cast(t, _core.np_dtype(m))
     d = x - m
-    s = _C.sum(d * d, list(axes), keepdims) if axes else d * d
+    if _core.np_dtype(d).kind == "c":  # |d|**2, a real number as NumPy's
+        re, im = _C._op("real", d), _C._op("imag", d)
+        d2 = re * re + im * im
+    else:
+        d2 = d * d
+    s = _C.sum(d2, list(axes), keepdims) if axes else d2
     n = _size([t.shape[i] for i in axes])
     denom = n - ddof
     if not isinstance(denom, _C.SymInt):
@@ -927,7 +934,10 @@ def dot(a, b, out=None, *, _kind=None):
 
 @implements(_np.vdot)
 def vdot(a, b, *, _kind=None):
-    return dot(ravel(a, _kind=_C.Tensor), ravel(b, _kind=_C.Tensor),
+    ta = ravel(a, _kind=_C.Tensor)
+    if _core.np_dtype(ta).kind == "c":  # NumPy conjugates the first operand
+        ta = _C._op("conj", ta)
+    return dot(ta, ravel(b, _kind=_C.Tensor),
                _kind=_kind or result_kind((a, b), ndarray))
 
 
@@ -1300,7 +1310,16 @@ ndarray.flatten = _flatten_method
 ndarray.sort = _sort_method
 ndarray.fill = _fill_method
 ndarray.clip = scalar_method(_clip_method)
-ndarray.conj = ndarray.conjugate = scalar_method(lambda self: copy(self, _kind=type(self)))
+
+
+def _conj_method(self):
+    """x.conj(): NumPy's conjugate of a complex array; of a real one a copy."""
+    if _core.np_dtype(self._tv).kind != "c":
+        return copy(self, _kind=type(self))
+    return wrap(type(self), _C._op("conj", self._tv))
+
+
+ndarray.conj = ndarray.conjugate = scalar_method(_conj_method)
 ndarray.copy = scalar_method(ndarray.copy)
 ndarray.astype = scalar_method(ndarray.astype)
 ndarray.T = property(scalar_method(ndarray.T.fget), doc=ndarray.T.__doc__)

@@ -398,8 +398,11 @@ def setitem(a, key, value):
     """a[key] = value with NumPy's casting (unsafe: 2.7 into an int array is
     2) and broadcasting, for any key NumPy takes."""
     what = "x[...] = value"
-    if isinstance(value, (bool, int, float)) or isinstance(value, _np.generic):
-        npd = a.dtype
+    npd = a.dtype
+    if npd.kind == "c" and (isinstance(value, (bool, int, float, complex)) or
+                            isinstance(value, _np.number)):
+        v = _core.complex_scalar(complex(value), npd)  # any number fits a complex array
+    elif isinstance(value, (bool, int, float)) or isinstance(value, _np.generic):
         if isinstance(value, complex) or (isinstance(value, _np.generic) and
                                           _np.dtype(value.dtype).kind == "c"):
             raise TypeError("can't convert complex to float")

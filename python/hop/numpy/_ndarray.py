@@ -435,6 +435,38 @@ for _dunder, _uf in _BINOPS.items():
     setattr(ndarray, f"__{_dunder}__", _binop(_uf))
     setattr(ndarray, f"__r{_dunder}__", _binop(_uf, reflected=True))
     setattr(ndarray, f"__i{_dunder}__", _iop(_uf))
+
+
+def _fast_power(self, other):
+    """NumPy 1.24's fast_scalar_power: a float or complex array (not a NumPy
+    scalar) ** -1 is reciprocal and ** 0.5 is sqrt, which differ from power
+    ((-inf) ** 0.5 is nan, (-0.0) ** 0.5 is -0.0, a complex reciprocal rounds
+    otherwise); ** 0, 1 and 2 give power's bits anyway."""
+    if self._scalar or self.dtype.kind not in "fc" or \
+            not isinstance(other, (int, float, _np.integer, _np.floating)):
+        return None
+    return {-1.0: "reciprocal", 0.5: "sqrt"}.get(float(other))
+
+
+def _pow(self, other):
+    from ._ufuncs import call_ufunc, takes
+    fast = _fast_power(self, other) if takes(other) else None
+    if fast is None:
+        return _plain_pow(self, other)
+    return call_ufunc(fast, (self,), {}, type(self))
+
+
+def _ipow(self, other):
+    from ._ufuncs import call_ufunc, takes
+    fast = _fast_power(self, other) if takes(other) else None
+    if fast is None:
+        return _plain_ipow(self, other)
+    call_ufunc(fast, (self,), {"out": (self,)}, type(self))
+    return self
+
+
+_plain_pow, _plain_ipow = ndarray.__pow__, ndarray.__ipow__
+ndarray.__pow__, ndarray.__ipow__ = _pow, _ipow
 for _dunder, _uf in {"lt": "less", "le": "less_equal", "gt": "greater", "ge": "greater_equal",
                      "eq": "equal", "ne": "not_equal"}.items():
     setattr(ndarray, f"__{_dunder}__", _binop(_uf))

@@ -1435,8 +1435,53 @@ def polyval(p, x, *, _kind=None):
 
 @implements(_np.polyfit)
 def polyfit(x, y, deg, rcond=None, full=False, w=None, cov=False, *, _kind=None):
-    raise _C.UnsupportedError("hop.numpy: polyfit needs a least-squares solve (numpy.linalg."
-                              "lstsq), which hop.numpy does not have yet")
+    """NumPy 1.24's polyfit step for step: a least-squares fit of the scaled
+    Vandermonde matrix (hop.numpy.linalg.lstsq); the rank check that warns
+    is a data-dependent decision (hop.compile specialises on it)."""
+    import warnings
+    from . import linalg
+    kind = _kind or _kind_of(x, y)
+    order = int(deg) + 1
+    x = ndarray(_t(x, "polyfit")) + 0.0
+    y = ndarray(_t(y, "polyfit")) + 0.0
+    if deg < 0:
+        raise ValueError("expected deg >= 0")
+    if x.ndim != 1:
+        raise TypeError("expected 1D vector for x")
+    if x.size == 0:
+        raise TypeError("expected non-empty vector for x")
+    if y.ndim < 1 or y.ndim > 2:
+        raise TypeError("expected 1D or 2D array for y")
+    if x.shape[0] != y.shape[0]:
+        raise TypeError("expected x and y to have same length")
+    if rcond is None:
+        rcond = len(x) * float(_np.finfo(x.dtype).eps)
+    from ._lib import vander
+    lhs = ndarray(vander(x, order)._t)
+    rhs = y
+    if w is not None:
+        w = ndarray(_t(w, "polyfit")) + 0.0
+        if w.ndim != 1:
+            raise TypeError("expected a 1-d array for weights")
+        if w.shape[0] != y.shape[0]:
+            raise TypeError("expected w and y to have the same length")
+        lhs = lhs * w[:, None]
+        rhs = rhs * w if rhs.ndim == 1 else rhs * w[:, None]
+    scale = ndarray(_C.sqrt(_C.sum((lhs * lhs)._t, 0)))
+    lhs = lhs / scale
+    c, resids, rank, s = linalg.lstsq(lhs, rhs, rcond)
+    c = ndarray(_C.transpose(c._t, 0, -1) if c.ndim > 1 else c._t)
+    c = c / scale
+    c = ndarray(_C.transpose(c._t, 0, -1)) if c.ndim > 1 else c
+    rank_ok = rank == order if isinstance(rank, (int, _np.integer)) else \
+        _core.decide(_C.eq(rank._t, order), "polyfit: whether the fit is well conditioned")
+    if not rank_ok and not full:
+        warnings.warn("Polyfit may be poorly conditioned", _np.RankWarning, stacklevel=4)
+    if full:
+        return wrap(kind, c._t), resids, rank, s, rcond
+    if cov:
+        raise _C.UnsupportedError("hop.numpy: polyfit(cov=True) is not supported")
+    return wrap(kind, c._t)
 
 
 @implements(_np.cross)
@@ -1570,8 +1615,10 @@ def real(val, *, _kind=None):
         return val.real
     if hasattr(val, "real") and not isinstance(val, _C.Tensor):
         return val.real
-    return ndarray(_t(val, "real")).real if _kind is None else \
-        wrap(_kind, _t(val, "real"))
+    t = _t(val, "real")
+    if _kind is None:
+        return ndarray(t).real
+    return wrap(_kind, _C._op("real", t) if _core.np_dtype(t).kind == "c" else t)
 
 
 @implements(_np.imag)
@@ -1581,46 +1628,60 @@ def imag(val, *, _kind=None):
     if hasattr(val, "imag") and not isinstance(val, _C.Tensor):
         return val.imag
     t = _t(val, "imag")
+    if _core.np_dtype(t).kind == "c":
+        return wrap(_kind or _kind_of(val), _C._op("imag", t), scalar=t.ndim == 0)
     return wrap(_kind or _kind_of(val), _C.zeros(tuple(t.shape), dtype=t.dtype))
 
 
 @implements(_np.iscomplex)
 def iscomplex(x, *, _kind=None):
     t = _t(x, "iscomplex")
+    if _core.np_dtype(t).kind == "c":
+        return wrap(_kind or _kind_of(x), _C.ne(_C._op("imag", t), 0), scalar=t.ndim == 0)
     return wrap(_kind or _kind_of(x), _C.zeros(tuple(t.shape), dtype=_C.bool), scalar=t.ndim == 0)
 
 
 @implements(_np.isreal)
 def isreal(x, *, _kind=None):
     t = _t(x, "isreal")
+    if _core.np_dtype(t).kind == "c":
+        return wrap(_kind or _kind_of(x), _C.eq(_C._op("imag", t), 0), scalar=t.ndim == 0)
     return wrap(_kind or _kind_of(x), _C.ones(tuple(t.shape), dtype=_C.bool), scalar=t.ndim == 0)
+
+
+def _is_complex_obj(x):
+    t = _core.tensor_of(x)
+    if t is not None:
+        return _core.np_dtype(t).kind == "c"
+    return _np.iscomplexobj(x)
 
 
 @implements(_np.iscomplexobj)
 def iscomplexobj(x, *, _kind=None):
-    return False
+    return _is_complex_obj(x)
 
 
 @implements(_np.isrealobj)
 def isrealobj(x, *, _kind=None):
-    return True
+    return not _is_complex_obj(x)
+
+
+@implements(_np.angle)
+def angle(z, deg=False, *, _kind=None):
+    t = _t(z, "angle")
+    npd = _core.np_dtype(t)
+    if npd.kind != "c":  # NumPy: arctan2(0, z) in z's float type (ints: float64)
+        t = _core.cast(t, _np.result_type(npd, _np.float16) if npd.kind == "f"
+                       else _np.dtype(_np.float64))
+    r = _C._op("angle", t)
+    if deg:
+        r = r * (180.0 / math.pi)
+    return wrap(_kind or _kind_of(z), r, scalar=t.ndim == 0)
 
 
 @implements(_np.real_if_close)
 def real_if_close(a, tol=100, *, _kind=None):
     return _as(_kind or _kind_of(a), _arr(a))
-
-
-@implements(_np.angle)
-def angle(z, deg=False, *, _kind=None):
-    kind = _kind or _kind_of(z)
-    t = _t(z, "angle")
-    if _core.np_dtype(t).kind != "f":
-        t = t.to(_C.float64)
-    r = _C.arctan2(_C.zeros((), dtype=t.dtype), t)
-    if deg:
-        r = r * (180 / math.pi)
-    return wrap(kind, r, scalar=t.ndim == 0)
 
 
 @implements(name="isscalar")

@@ -70,7 +70,19 @@ def _square(x):
 
 
 def _reciprocal(x):
-    return _C.div(1.0, x)
+    if _core.np_dtype(x).kind != "c":
+        return _C.div(1.0, x)
+    # NumPy's complex reciprocal loop, whose rounding is neither 1 / x's
+    # (Smith's division) nor the textbook quotient's: scaled by the larger
+    # part, 1/d and -r/d
+    re, im = _C._op("real", x), _C._op("imag", x)
+    r1 = _C.div(im, re)
+    d1 = re + im * r1
+    r2 = _C.div(re, im)
+    d2 = re * r2 + im
+    by_re = _C.le(_C.abs(im), _C.abs(re))
+    return _C._op("complex", _C.where(by_re, _C.div(1.0, d1), _C.div(r2, d2)),
+                  _C.where(by_re, _C.div(-r1, d1), _C.div(-1.0, d2)))
 
 
 def _matmul(a, b):
@@ -187,7 +199,7 @@ UFUNCS = {
     "logical_not": (1, _C.logical_not), "invert": (1, _C.bitwise_not),
     "isnan": (1, _isnan), "isinf": (1, _isinf),
     "isfinite": (1, lambda x: _C.lt(_C.abs(x), math.inf)),
-    "conjugate": (1, _positive), "deg2rad": (1, lambda x: x * (math.pi / 180.0)),
+    "conjugate": (1, lambda x: _C._op("conj", x)), "deg2rad": (1, lambda x: x * (math.pi / 180.0)),
     "radians": (1, lambda x: x * (math.pi / 180.0)),
     "rad2deg": (1, lambda x: x * (180.0 / math.pi)),
     "degrees": (1, lambda x: x * (180.0 / math.pi)),
@@ -222,7 +234,7 @@ _KWARGS = {"out", "where", "dtype", "casting", "order", "subok", "signature"}
 
 def takes(x):
     """Whether x is an operand a ufunc on hop.numpy arrays takes."""
-    if isinstance(x, (bool, int, float, _np.generic, _np.ndarray, ndarray, _C.Tensor,
+    if isinstance(x, (bool, int, float, complex, _np.generic, _np.ndarray, ndarray, _C.Tensor,
                       _C.SymInt, list, tuple)):
         return True
     return getattr(type(x), "__hop_tensor__", None) is not None
@@ -373,6 +385,8 @@ def _compute(name, ops, out_dt):
         cdt = _WIDER.get(cdt, cdt)
     elif name in _PREDICATES:
         cdt = ops[0].dtype if ops[0].dtype is not None else _np.dtype(float)
+    elif name in ("absolute", "fabs") and ops[0].dtype is not None and ops[0].dtype.kind == "c":
+        cdt = ops[0].dtype  # |z|: read complex, give its parts' dtype
     elif name == "matmul":
         cdt = out_dt
         if out_dt == _np.dtype(bool):

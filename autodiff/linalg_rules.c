@@ -1,0 +1,497 @@
+/*
+ * autodiff/linalg_rules.c - the autodiff rules of the linalg ops and the
+ * reverse-mode rules of the FFTs (their forward mode is the op applied to
+ * the tangent: they are linear).
+ *
+ * Matrices are the last two dims, the others batch.  The rules (A^T: the
+ * last two dims swapped; JAX's convention for complex values, so the
+ * holomorphic ops' rules need no conjugate):
+ *   solve     X = A^-1 B:  B' = solve(A^T, X'), A' = -B' X^T;  dX = solve(A, dB - dA X)
+ *   inv       Y = A^-1:    A' = -Y^T Y' Y^T;                    dY = -Y dA Y
+ *   det       d:           A' = d' d inv(A)^T;                  dd = d tr(solve(A, dA))
+ *   slogdet   (s, l):      A' = l' inv(A)^T (s passes none);    dl = re tr(solve(A, dA))
+ *   cholesky  L:           A' = L^-T Phi(L^T L') L^-1 (Phi: the lower triangle, its diagonal
+ *                          halved), the transpose of JAX's dL = L Phi(L^-1 dA L^-T)
+ *   eigh      (w, V):      A' = V (diag(w') + F o (V^T V')) V^T, F_ij = 1 / (w_j - w_i) off the
+ *                          diagonal and where eigenvalues are distinct, else 0 (eigvalsh: the
+ *                          first term, V from an eigh of A)
+ *   svd       (U, S, Vh):  the reduced SVD's rule (Townsend): A' = U (sym part ...) V^T plus
+ *                          the projections off U's and V's spans; svdvals: U diag(S') V^T
+ *   qr        (Q, R):      m >= n, reduced: A' = (Q' + Q copyltu(M)) R^-T, M = R R'^T - Q'^T Q
+ *   fft       the DFT matrix is symmetric: x' = fft(y') with the same direction and norm
+ *   rfft      x' = re(fft(pad(y', n)))
+ *   irfft     x' = conj(m o rfft(y')), m = [1, 2, ..., 2, 1 (n even)], padded to x's size
+ * Refused with HOP_UNSUPPORTED (a clear error, never a zero gradient): the
+ * jvp of cholesky, eigh, svd and qr; complex inputs of cholesky, eigh, svd
+ * and qr; svd with full matrices of a non-square input; qr of a wide
+ * matrix or in complete mode with m != n.
+ */
+#include "autodiff/ad_impl.h"
+
+#include <string.h>
+
+#define LEN(a) (sizeof(a) / sizeof *(a))
+#define N(x) hop_arg_node(x)
+#define I(v) hop_arg_int(v)
+#define F(v) hop_arg_float(v)
+#define S(e) hop_arg_sym(e)
+#define EMIT(g, op, ...)                                                                           \
+    hop_graph_emit((g), HOP_OP_##op, (hop_arg[]){__VA_ARGS__}, LEN(((hop_arg[]){__VA_ARGS__})))
+
+static const hop_meta *
+meta(const hop_node *n)
+{
+    return &n->meta->meta;
+}
+
+static hop_node *
+mT(hop_graph *g, hop_node *x)
+{
+    return x ? EMIT(g, transpose, N(x), I(-2), I(-1)) : NULL;
+}
+
+static hop_node *
+op2(hop_graph *g, hop_op op, hop_node *a, hop_node *b)
+{
+    return a && b ? hop__ad_op2(g, op, a, b) : NULL;
+}
+
+static hop_node *
+mm(hop_graph *g, hop_node *a, hop_node *b)
+{
+    return op2(g, HOP_OP_matmul, a, b);
+}
+
+static hop_node *
+neg(hop_graph *g, hop_node *x)
+{
+    return x ? hop__ad_op1(g, HOP_OP_neg, x) : NULL;
+}
+
+static hop_node *
+solve(hop_graph *g, hop_node *a, hop_node *b)
+{
+    return op2(g, HOP_OP_linalg_solve, a, b);
+}
+
+/* x[..., lo:hi] along dim d (negative d from the end). */
+static hop_node *
+slice(hop_graph *g, hop_node *x, int d, const hop_expr *lo, const hop_expr *hi)
+{
+    return x ? EMIT(g, slice, N(x), I(d), S(lo), S(hi), I(1)) : NULL;
+}
+
+static hop_node *
+select_(hop_graph *g, hop_node *x, int d, int64_t i)
+{
+    return x ? EMIT(g, select, N(x), I(d), I(i)) : NULL;
+}
+
+static hop_node *
+unsq(hop_graph *g, hop_node *x, int d)
+{
+    return x ? EMIT(g, unsqueeze, N(x), I(d)) : NULL;
+}
+
+static const hop_expr *
+cnst(hop_graph *g, int64_t v)
+{
+    return hop_sym_const(g->env, v);
+}
+
+/* [n, n] bool masks over the last two dims: i == j, i > j (strictly lower). */
+static hop_node *
+index_mask(hop_graph *g, const hop_expr *n, hop_op rel)
+{
+    hop_node *r = EMIT(g, arange, I(0), S(n), I(1), hop_arg_none());
+    hop_node *i = unsq(g, r, 1), *j = unsq(g, r, 0);
+    return op2(g, rel, i, j);
+}
+
+/* diag(v) for v [..., n]: [..., n, n]. */
+static hop_node *
+diag_embed(hop_graph *g, hop_node *v, const hop_expr *n)
+{
+    hop_node *eye = index_mask(g, n, HOP_OP_eq);
+    hop_node *vv = unsq(g, v, -2); /* [..., 1, n] */
+    return eye && vv ? EMIT(g, where, N(eye), N(vv), F(0.0)) : NULL;
+}
+
+/* Phi(X): the lower triangle with the diagonal halved. */
+static hop_node *
+phi(hop_graph *g, hop_node *x, const hop_expr *n)
+{
+    hop_node *lower = index_mask(g, n, HOP_OP_gt), *eye = index_mask(g, n, HOP_OP_eq);
+    hop_node *half = x ? hop__ad_op2c(g, HOP_OP_mul, x, 0.5) : NULL;
+    hop_node *d = eye && half ? EMIT(g, where, N(eye), N(half), F(0.0)) : NULL;
+    return lower && d ? EMIT(g, where, N(lower), N(x), N(d)) : NULL;
+}
+
+/* copyltu(M) = tril(M) + tril(M, -1)^T: the lower triangle mirrored. */
+static hop_node *
+copyltu(hop_graph *g, hop_node *x, const hop_expr *n)
+{
+    hop_node *lower = index_mask(g, n, HOP_OP_ge);
+    hop_node *t = mT(g, x);
+    return lower && t ? EMIT(g, where, N(lower), N(x), N(t)) : NULL;
+}
+
+static hop_status
+refuse(const hop_node *n, const char *what)
+{
+    return hop_error(HOP_UNSUPPORTED, "%s: %s is not supported", n->target, what);
+}
+
+static bool
+wants(hop_vjp_ctx *cx, const hop_node *n, size_t k)
+{
+    const hop_arg *a = &n->args[k];
+    return hop__ad_is_float_node(a) && hop_vjp_active(cx, a->u.node);
+}
+
+static hop_status
+acc(hop_vjp_ctx *cx, const hop_node *n, size_t k, hop_node *g)
+{
+    return g ? hop_vjp_accumulate(cx, n->args[k].u.node, g) : hop_error_code();
+}
+
+/* --------------------------------------------------------- the FFTs */
+
+static hop_status
+vjp_fft(hop_vjp_ctx *cx, const hop_node *n)
+{
+    if (!wants(cx, n, 0))
+        return HOP_OK;
+    hop_graph *g = hop_vjp_out(cx);
+    hop_node *ct = hop_vjp_ct(cx, n, 0);
+    const hop_node *x = n->args[0].u.node;
+    int rank = meta(x)->rank;
+    int dim = (int)(n->args[1].u.i < 0 ? n->args[1].u.i + rank : n->args[1].u.i);
+    switch (n->op) {
+    case HOP_OP_fft:
+        return acc(cx, n, 0, EMIT(g, fft, N(ct), n->args[1], n->args[2], n->args[3]));
+    case HOP_OP_rfft: {
+        /* pad the half spectrum's cotangent with zeros to n, transform, real part */
+        hop_meta zm = *meta(ct);
+        const hop_expr *nn = meta(x)->sizes[dim];
+        zm.sizes[dim] = hop_sym_sub(g->env, nn, meta(ct)->sizes[dim]);
+        hop_node *z = zm.sizes[dim] ? hop__ad_full(g, &zm, 0.0) : NULL;
+        hop_arg items[2] = {N(ct), N(z)};
+        hop_node *full = z ? EMIT(g, cat, hop_arg_list(items, 2), I(dim)) : NULL;
+        hop_node *f = full ? EMIT(g, fft, N(full), I(dim), hop_arg_bool(false), n->args[2]) : NULL;
+        return acc(cx, n, 0, f ? hop__ad_op1(g, HOP_OP_real, f) : NULL);
+    }
+    case HOP_OP_irfft: {
+        /* conj(mask * rfft(ct)), mask 1, 2, ..., 2 and a last 1 for even n */
+        hop_node *r = EMIT(g, rfft, N(ct), I(dim), n->args[3]);
+        const hop_expr *h = r ? meta(r)->sizes[dim] : NULL;
+        const hop_expr *nout = meta(n)->sizes[dim];
+        hop_node *k = h ? EMIT(g, arange, I(0), S(h), I(1), hop_arg_none()) : NULL;
+        /* k == 0, or n even and k == n / 2: 1; else 2 */
+        hop_node *first = k ? hop__ad_op2c(g, HOP_OP_eq, k, 0.0) : NULL;
+        hop_node *twice_k = k ? hop__ad_op2c(g, HOP_OP_mul, k, 2.0) : NULL;
+        hop_node *last = twice_k ? EMIT(g, eq, N(twice_k), S(nout)) : NULL;
+        hop_node *one = first && last ? EMIT(g, logical_or, N(first), N(last)) : NULL;
+        hop_node *m = one ? EMIT(g, where, N(one), F(1.0), F(2.0)) : NULL;
+        for (int d = dim + 1; m && d < rank; d++)
+            m = unsq(g, m, -1);
+        hop_node *y = m ? hop__ad_op1(g, HOP_OP_conj, op2(g, HOP_OP_mul, r, m)) : NULL;
+        if (y == NULL)
+            return hop_error_code();
+        /* x may have more than n // 2 + 1 elements along dim: zeros there */
+        const hop_expr *xs = meta(x)->sizes[dim];
+        hop_meta zm = *meta(y);
+        zm.sizes[dim] = hop_sym_sub(g->env, xs, h);
+        int64_t extra;
+        if (zm.sizes[dim] && hop_expr_const_value(zm.sizes[dim], &extra) && extra == 0)
+            return acc(cx, n, 0, y);
+        hop_node *z = zm.sizes[dim] ? hop__ad_full(g, &zm, 0.0) : NULL;
+        hop_arg items[2] = {N(y), N(z)};
+        return acc(cx, n, 0, z ? EMIT(g, cat, hop_arg_list(items, 2), I(dim)) : NULL);
+    }
+    default:
+        return refuse(n, "this gradient");
+    }
+}
+
+/* ------------------------------------------------------------ linalg */
+
+static hop_status
+vjp_solve(hop_vjp_ctx *cx, const hop_node *n)
+{
+    hop_graph *g = hop_vjp_out(cx);
+    hop_node *a = hop_vjp_primal(cx, n->args[0].u.node), *x = hop_vjp_primal(cx, n);
+    hop_node *ct = hop_vjp_ct(cx, n, 0);
+    hop_node *bbar = solve(g, mT(g, a), ct);
+    hop_status st = HOP_OK;
+    if (wants(cx, n, 1))
+        st = acc(cx, n, 1, bbar);
+    if (st == HOP_OK && wants(cx, n, 0))
+        st = acc(cx, n, 0, neg(g, mm(g, bbar, mT(g, x))));
+    return st;
+}
+
+static hop_status
+vjp_inv(hop_vjp_ctx *cx, const hop_node *n)
+{
+    if (!wants(cx, n, 0))
+        return HOP_OK;
+    hop_graph *g = hop_vjp_out(cx);
+    hop_node *y = hop_vjp_primal(cx, n), *yt = mT(g, y);
+    return acc(cx, n, 0, neg(g, mm(g, mm(g, yt, hop_vjp_ct(cx, n, 0)), yt)));
+}
+
+/* det: d' d inv(A)^T; slogdet: l' inv(A)^T. */
+static hop_status
+vjp_det(hop_vjp_ctx *cx, const hop_node *n)
+{
+    if (!wants(cx, n, 0))
+        return HOP_OK;
+    hop_graph *g = hop_vjp_out(cx);
+    hop_node *a = hop_vjp_primal(cx, n->args[0].u.node), *ct = hop_vjp_ct(cx, n, 0);
+    hop_node *w;
+    if (n->op == HOP_OP_linalg_det)
+        w = op2(g, HOP_OP_mul, ct, hop_vjp_primal(cx, n));
+    else
+        w = select_(g, ct, -1, 1);
+    hop_node *it = mT(g, a ? hop__ad_op1(g, HOP_OP_linalg_inv, a) : NULL);
+    return acc(cx, n, 0, op2(g, HOP_OP_mul, it, unsq(g, unsq(g, w, -1), -1)));
+}
+
+static hop_status
+vjp_cholesky(hop_vjp_ctx *cx, const hop_node *n)
+{
+    if (!wants(cx, n, 0))
+        return HOP_OK;
+    hop_graph *g = hop_vjp_out(cx);
+    hop_node *l = hop_vjp_primal(cx, n), *lt = mT(g, l);
+    const hop_expr *nn = meta(n)->sizes[meta(n)->rank - 1];
+    hop_node *p = phi(g, mm(g, lt, hop_vjp_ct(cx, n, 0)), nn);
+    /* L^-T P L^-1 = solve(L^T, (solve(L^T, P^T))^T) */
+    hop_node *left = solve(g, lt, p);
+    return acc(cx, n, 0, mT(g, solve(g, lt, mT(g, left))));
+}
+
+/* V (diag(w') + F o (V^T V')) V^T, V' NULL for eigvalsh. */
+static hop_node *
+eigh_grad(hop_graph *g, hop_node *w, hop_node *v, hop_node *wbar, hop_node *vbar,
+          const hop_expr *nn)
+{
+    hop_node *inner = diag_embed(g, wbar, nn);
+    if (vbar != NULL) {
+        hop_node *d = op2(g, HOP_OP_sub, unsq(g, w, -2), unsq(g, w, -1)); /* w_j - w_i */
+        hop_node *zero = d ? hop__ad_op2c(g, HOP_OP_eq, d, 0.0) : NULL;
+        hop_node *safe = zero ? EMIT(g, where, N(zero), F(1.0), N(d)) : NULL;
+        hop_node *f = zero && safe ? EMIT(g, where, N(zero), F(0.0),
+                                          N(hop__ad_cop2(g, HOP_OP_div, 1.0, safe)))
+                                   : NULL;
+        inner = op2(g, HOP_OP_add, inner, op2(g, HOP_OP_mul, f, mm(g, mT(g, v), vbar)));
+    }
+    return mm(g, mm(g, v, inner), mT(g, v));
+}
+
+static hop_status
+vjp_eigh(hop_vjp_ctx *cx, const hop_node *n)
+{
+    if (!wants(cx, n, 0))
+        return HOP_OK;
+    hop_graph *g = hop_vjp_out(cx);
+    const hop_node *x = n->args[0].u.node;
+    const hop_expr *nn = meta(x)->sizes[meta(x)->rank - 1], *one = cnst(g, 1);
+    hop_node *ct = hop_vjp_ct(cx, n, 0), *p;
+    if (n->op == HOP_OP_linalg_eigh)
+        p = hop_vjp_primal(cx, n);
+    else
+        p = EMIT(g, linalg_eigh, N(hop_vjp_primal(cx, x)), n->args[1]);
+    hop_node *w = select_(g, p, -2, 0), *v = slice(g, p, -2, one, hop_sym_add_int(g->env, nn, 1));
+    hop_node *wbar = n->op == HOP_OP_linalg_eigh ? select_(g, ct, -2, 0) : ct;
+    hop_node *vbar =
+        n->op == HOP_OP_linalg_eigh ? slice(g, ct, -2, one, hop_sym_add_int(g->env, nn, 1)) : NULL;
+    return acc(cx, n, 0, eigh_grad(g, w, v, wbar, vbar, nn));
+}
+
+/* The reduced SVD's vjp (Townsend 2016, as PyTorch's svd_backward):
+ *   A' = U [J + J^T... ] written as
+ *   A' = U (F o (U^T U' - U'^T U) S + diag(S') + S (F o (V^T V' - V'^T V))) V^T
+ *        + (I - U U^T) U' S^-1 V^T + U S^-1 V'^T (I - V V^T),
+ * F_ij = 1 / (s_j^2 - s_i^2) off the diagonal where distinct, else 0. */
+static hop_node *
+svd_grad(hop_graph *g, hop_node *u, hop_node *s, hop_node *v, hop_node *ubar, hop_node *sbar,
+         hop_node *vbar, const hop_expr *k)
+{
+    hop_node *res = mm(g, mm(g, u, diag_embed(g, sbar, k)), mT(g, v));
+    if (ubar == NULL)
+        return res;
+    hop_node *s2 = op2(g, HOP_OP_mul, s, s);
+    hop_node *d = op2(g, HOP_OP_sub, unsq(g, s2, -2), unsq(g, s2, -1));
+    hop_node *zero = d ? hop__ad_op2c(g, HOP_OP_eq, d, 0.0) : NULL;
+    hop_node *safe = zero ? EMIT(g, where, N(zero), F(1.0), N(d)) : NULL;
+    hop_node *f = zero && safe
+                      ? EMIT(g, where, N(zero), F(0.0), N(hop__ad_cop2(g, HOP_OP_div, 1.0, safe)))
+                      : NULL;
+    hop_node *ut = mT(g, u), *vt = mT(g, v);
+    hop_node *utub = mm(g, ut, ubar), *vtvb = mm(g, vt, vbar);
+    hop_node *ju = op2(g, HOP_OP_mul, f, op2(g, HOP_OP_sub, utub, mT(g, utub)));
+    hop_node *jv = op2(g, HOP_OP_mul, f, op2(g, HOP_OP_sub, vtvb, mT(g, vtvb)));
+    hop_node *srow = unsq(g, s, -2), *scol = unsq(g, s, -1);
+    hop_node *core = op2(g, HOP_OP_add, op2(g, HOP_OP_mul, ju, srow), op2(g, HOP_OP_mul, scol, jv));
+    res = op2(g, HOP_OP_add, res, mm(g, mm(g, u, core), vt));
+    /* the parts off the spans: (I - U U^T) U' S^-1 V^T and U S^-1 V'^T (I - V V^T) */
+    hop_node *sz = s ? hop__ad_op2c(g, HOP_OP_eq, s, 0.0) : NULL;
+    hop_node *sinv =
+        sz ? EMIT(g, where, N(sz), F(0.0),
+                  N(hop__ad_cop2(g, HOP_OP_div, 1.0, EMIT(g, where, N(sz), F(1.0), N(s)))))
+           : NULL;
+    hop_node *ubs = op2(g, HOP_OP_mul, op2(g, HOP_OP_sub, ubar, mm(g, u, utub)), unsq(g, sinv, -2));
+    res = op2(g, HOP_OP_add, res, mm(g, ubs, vt));
+    hop_node *vbs = op2(g, HOP_OP_mul, op2(g, HOP_OP_sub, vbar, mm(g, v, vtvb)), unsq(g, sinv, -2));
+    return op2(g, HOP_OP_add, res, mm(g, u, mT(g, vbs)));
+}
+
+static hop_status
+vjp_svd(hop_vjp_ctx *cx, const hop_node *n)
+{
+    if (!wants(cx, n, 0))
+        return HOP_OK;
+    hop_graph *g = hop_vjp_out(cx);
+    const hop_node *x = n->args[0].u.node;
+    int r = meta(x)->rank;
+    const hop_expr *m = meta(x)->sizes[r - 2], *nn = meta(x)->sizes[r - 1];
+    hop_node *ct = hop_vjp_ct(cx, n, 0), *p;
+    bool vals = n->op == HOP_OP_linalg_svdvals;
+    if (!vals && n->args[1].u.b && m != nn)
+        return refuse(n, "the gradient of full_matrices=True for a non-square input");
+    if (vals)
+        p = EMIT(g, linalg_svd, N(hop_vjp_primal(cx, x)), hop_arg_bool(false));
+    else
+        p = hop_vjp_primal(cx, n);
+    const hop_expr *k = hop_sym_min(g->env, m, nn), *zero = cnst(g, 0);
+    const hop_expr *m1 = hop_sym_add_int(g->env, m, 1), *mk1 = hop_sym_add(g->env, m1, k);
+    hop_node *u = slice(g, slice(g, p, -2, zero, m), -1, zero, k);
+    hop_node *s = slice(g, p ? EMIT(g, select, N(p), I(-2), S(m)) : NULL, -1, zero, k);
+    hop_node *v = mT(g, slice(g, slice(g, p, -2, m1, mk1), -1, zero, nn));
+    if (vals)
+        return acc(cx, n, 0, svd_grad(g, u, s, v, NULL, ct, NULL, k));
+    hop_node *ubar = slice(g, slice(g, ct, -2, zero, m), -1, zero, k);
+    hop_node *sbar = slice(g, EMIT(g, select, N(ct), I(-2), S(m)), -1, zero, k);
+    hop_node *vbar = mT(g, slice(g, slice(g, ct, -2, m1, mk1), -1, zero, nn));
+    return acc(cx, n, 0, svd_grad(g, u, s, v, ubar, sbar, vbar, k));
+}
+
+static hop_status
+vjp_qr(hop_vjp_ctx *cx, const hop_node *n)
+{
+    if (!wants(cx, n, 0))
+        return HOP_OK;
+    hop_graph *g = hop_vjp_out(cx);
+    const hop_node *x = n->args[0].u.node;
+    int r = meta(x)->rank;
+    const hop_expr *m = meta(x)->sizes[r - 2], *nn = meta(x)->sizes[r - 1], *zero = cnst(g, 0);
+    bool wide = false,
+         known = hop_shape_env_decide_static(g->env, hop_sym_lt(g->env, m, nn), &wide);
+    if (!known || wide)
+        return refuse(n, "the gradient of a QR of a matrix with fewer rows than columns");
+    if (n->args[1].u.b && m != nn)
+        return refuse(n, "the gradient of mode='complete' for a non-square input");
+    hop_node *p = hop_vjp_primal(cx, n), *ct = hop_vjp_ct(cx, n, 0);
+    const hop_expr *mn = hop_sym_add(g->env, m, nn);
+    hop_node *q = slice(g, slice(g, p, -2, zero, m), -1, zero, nn);
+    hop_node *rr = slice(g, p, -2, m, mn);
+    hop_node *qbar = slice(g, slice(g, ct, -2, zero, m), -1, zero, nn);
+    hop_node *rbar = slice(g, ct, -2, m, mn);
+    hop_node *mmat = op2(g, HOP_OP_sub, mm(g, rr, mT(g, rbar)), mm(g, mT(g, qbar), q));
+    hop_node *b = op2(g, HOP_OP_add, qbar, mm(g, q, copyltu(g, mmat, nn)));
+    /* B R^-T = (R^-1 B^T)^T */
+    return acc(cx, n, 0, mT(g, solve(g, rr, mT(g, b))));
+}
+
+hop_status
+hop__vjp_linalg(hop_vjp_ctx *cx, const hop_node *n)
+{
+    const hop_arg *a = &n->args[0];
+    bool cplx = a->kind == HOP_ARG_NODE && hop_dtype_is_complex(meta(a->u.node)->dtype);
+    switch (n->op) {
+    case HOP_OP_fft:
+    case HOP_OP_rfft:
+    case HOP_OP_irfft:
+        return vjp_fft(cx, n);
+    case HOP_OP_linalg_solve:
+        return vjp_solve(cx, n);
+    case HOP_OP_linalg_inv:
+        return vjp_inv(cx, n);
+    case HOP_OP_linalg_det:
+    case HOP_OP_linalg_slogdet:
+        return vjp_det(cx, n);
+    default:
+        break;
+    }
+    if (cplx)
+        return refuse(n, "the gradient for complex inputs");
+    switch (n->op) {
+    case HOP_OP_linalg_cholesky:
+        return vjp_cholesky(cx, n);
+    case HOP_OP_linalg_eigh:
+    case HOP_OP_linalg_eigvalsh:
+        return vjp_eigh(cx, n);
+    case HOP_OP_linalg_svd:
+    case HOP_OP_linalg_svdvals:
+        return vjp_svd(cx, n);
+    case HOP_OP_linalg_qr:
+        return vjp_qr(cx, n);
+    default:
+        return refuse(n, "this gradient");
+    }
+}
+
+/* Forward mode of solve, inv, det, slogdet; the decompositions refuse. */
+hop_status
+hop__jvp_linalg(hop_jvp_ctx *cx, const hop_node *n)
+{
+    hop_graph *g = hop_jvp_out(cx);
+    const hop_arg *a0 = &n->args[0];
+    hop_node *ta = hop__ad_is_float_node(a0) ? hop_jvp_tangent(cx, a0->u.node) : NULL;
+    hop_node *a = hop_jvp_primal(cx, a0->u.node), *y = hop_jvp_primal(cx, n), *t = NULL;
+    switch (n->op) {
+    case HOP_OP_linalg_solve: {
+        const hop_arg *a1 = &n->args[1];
+        hop_node *tb = hop__ad_is_float_node(a1) ? hop_jvp_tangent(cx, a1->u.node) : NULL;
+        if (ta == NULL && tb == NULL)
+            return HOP_OK;
+        hop_node *rhs = tb;
+        if (ta != NULL)
+            rhs = rhs ? op2(g, HOP_OP_sub, rhs, mm(g, ta, y)) : neg(g, mm(g, ta, y));
+        t = solve(g, a, rhs);
+        break;
+    }
+    case HOP_OP_linalg_inv:
+        if (ta == NULL)
+            return HOP_OK;
+        t = neg(g, mm(g, mm(g, y, ta), y));
+        break;
+    case HOP_OP_linalg_det:
+    case HOP_OP_linalg_slogdet: {
+        if (ta == NULL)
+            return HOP_OK;
+        /* tr(solve(A, dA)): the diagonal's sum */
+        hop_node *sx = solve(g, a, ta);
+        const hop_expr *nn = meta(n->args[0].u.node)->sizes[meta(n->args[0].u.node)->rank - 1];
+        hop_node *eye = index_mask(g, nn, HOP_OP_eq);
+        hop_node *dg = eye && sx ? EMIT(g, where, N(eye), N(sx), F(0.0)) : NULL;
+        hop_arg dims[2] = {I(-2), I(-1)};
+        hop_node *tr = dg ? EMIT(g, sum, N(dg), hop_arg_list(dims, 2), hop_arg_bool(false)) : NULL;
+        if (n->op == HOP_OP_linalg_det) {
+            t = op2(g, HOP_OP_mul, y, tr);
+        } else {
+            hop_node *re = tr ? hop__ad_op1(g, HOP_OP_real, tr) : NULL;
+            re = re ? hop__ad_to(g, re, meta(n)->dtype) : NULL;
+            hop_node *z = re ? hop__ad_op2c(g, HOP_OP_mul, re, 0.0) : NULL;
+            hop_arg items[2] = {N(z), N(re)};
+            t = z ? EMIT(g, stack, hop_arg_list(items, 2), I(-1)) : NULL;
+        }
+        break;
+    }
+    default:
+        return refuse(n, "forward-mode differentiation (jvp)");
+    }
+    return t ? hop_jvp_set_tangent(cx, n, 0, hop__ad_to(g, t, meta(n)->dtype)) : hop_error_code();
+}

@@ -1,0 +1,479 @@
+"""hop.numpy.linalg: numpy.linalg over hop's LAPACK ops (runtime/linalg.c).
+
+Each function has NumPy 1.24's signature, result dtypes (float32 and
+complex64 stay single precision, integers compute in float64, float16 is
+NumPy's TypeError) and errors (LinAlgError, a numpy.linalg.LinAlgError, for
+singular matrices and the like, raised when the data is known: eagerly at
+once, in a compiled function when its plan runs).  The decompositions are
+ops with several results packed in one tensor (ops/infer_linalg.c) viewed
+apart here; norm, lstsq, pinv, matrix_power and matrix_rank follow NumPy's
+own algorithms over them.  Everything batches over leading dims and is
+differentiable where docs/AUTODIFF.md says (hop.grad of a compiled NumPy
+function).
+"""
+
+import builtins
+import operator
+import warnings
+
+import numpy as _np
+
+from .. import _C
+from . import _core
+from . import _funcs as F
+from ._funcs import FUNCS
+from ._ndarray import ndarray, result_kind, wrap
+
+LinAlgError = _C.LinAlgError
+
+__all__ = ["LinAlgError", "norm", "solve", "inv", "det", "slogdet", "cholesky", "qr", "svd",
+           "eigh", "eigvalsh", "lstsq", "pinv", "matrix_power", "matrix_rank", "multi_dot"]
+
+
+def _implements(np_fn):
+    def deco(fn):
+        FUNCS[np_fn] = fn
+        return fn
+    return deco
+
+
+def _kind(*args, _kind=None):
+    return _kind or result_kind(args, ndarray)
+
+
+def _tensor(a, what):
+    return F._t(a, what)
+
+
+def _common(*ts, what):
+    """NumPy's _commonType: the dtype LAPACK runs in (float32, float64,
+    complex64, complex128) and the result dtype."""
+    dts = [_core.np_dtype(t) for t in ts]
+    for d in dts:
+        if d == _np.dtype(_np.float16):
+            raise TypeError("array type float16 is unsupported in linalg")
+        if d.kind not in "biufc":
+            raise TypeError(f"array type {d} is unsupported in linalg")
+    single = builtins.all(d in (_np.dtype(_np.float32), _np.dtype(_np.complex64)) for d in dts
+                          if d.kind in "fc") and builtins.any(d.kind in "fc" for d in dts)
+    cplx = builtins.any(d.kind == "c" for d in dts)
+    if single:
+        return _np.dtype(_np.complex64 if cplx else _np.float32)
+    return _np.dtype(_np.complex128 if cplx else _np.float64)
+
+
+def _stacked_2d(t):
+    if t.ndim < 2:
+        raise LinAlgError(f"{t.ndim}-dimensional array given. Array must be at least "
+                          f"two-dimensional")
+
+
+def _stacked_square(t):
+    if t.shape[-1] != t.shape[-2]:
+        raise LinAlgError("Last 2 dimensions of the array must be square")
+
+
+def _mT(t):
+    return _C.transpose(t, -2, -1)
+
+
+@_implements(_np.linalg.solve)
+def solve(a, b, *, _kind=None):
+    kind = _kind or result_kind((a, b), ndarray)
+    ta, tb = _tensor(a, "solve"), _tensor(b, "solve")
+    _stacked_2d(ta)
+    _stacked_square(ta)
+    dt = _common(ta, tb, what="solve")
+    ta, tb = _core.cast(ta, dt), _core.cast(tb, dt)
+    if tb.ndim == ta.ndim - 1:  # NumPy 1.24: a stack of vectors
+        r = _C._op("linalg_solve", ta, tb.unsqueeze(-1)).squeeze(-1)
+    else:
+        r = _C._op("linalg_solve", ta, tb)
+    return wrap(kind, r)
+
+
+def _square_op(op, a, what, kind):
+    t = _tensor(a, what)
+    _stacked_2d(t)
+    _stacked_square(t)
+    return _C._op(op, _core.cast(t, _common(t, what=what))), kind
+
+
+@_implements(_np.linalg.inv)
+def inv(a, *, _kind=None):
+    r, kind = _square_op("linalg_inv", a, "inv", _kind or result_kind((a,), ndarray))
+    return wrap(kind, r)
+
+
+@_implements(_np.linalg.det)
+def det(a, *, _kind=None):
+    r, kind = _square_op("linalg_det", a, "det", _kind or result_kind((a,), ndarray))
+    return wrap(kind, r, scalar=r.ndim == 0)
+
+
+@_implements(_np.linalg.slogdet)
+def slogdet(a, *, _kind=None):
+    p, kind = _square_op("linalg_slogdet", a, "slogdet", _kind or result_kind((a,), ndarray))
+    sign, logdet = p.select(-1, 0), p.select(-1, 1)
+    if _core.np_dtype(p).kind == "c":
+        logdet = _C._op("real", logdet)
+    return wrap(kind, sign, scalar=sign.ndim == 0), wrap(kind, logdet, scalar=logdet.ndim == 0)
+
+
+@_implements(_np.linalg.cholesky)
+def cholesky(a, *, _kind=None):
+    r, kind = _square_op("linalg_cholesky", a, "cholesky", _kind or result_kind((a,), ndarray))
+    return wrap(kind, r)
+
+
+@_implements(_np.linalg.qr)
+def qr(a, mode="reduced", *, _kind=None):
+    kind = _kind or result_kind((a,), ndarray)
+    if mode not in ("reduced", "complete", "r", "raw"):
+        if mode in ("f", "full", "e", "economic"):
+            raise _C.UnsupportedError(f"hop.numpy: numpy.linalg.qr mode {mode!r} (deprecated "
+                                      f"in NumPy) is not supported")
+        raise ValueError(f"Unrecognized mode '{mode}'")
+    if mode == "raw":
+        raise _C.UnsupportedError("hop.numpy: numpy.linalg.qr(mode='raw') is not supported")
+    t = _tensor(a, "qr")
+    _stacked_2d(t)
+    t = _core.cast(t, _common(t, what="qr"))
+    m, n = t.shape[-2], t.shape[-1]
+    k = builtins.min(m, n)
+    q = m if mode == "complete" else k
+    p = _C._op("linalg_qr", t, mode == "complete")
+    r = p.slice(-2, m, m + q).slice(-1, 0, n)
+    if mode == "r":
+        return wrap(kind, r)
+    return wrap(kind, p.slice(-2, 0, m).slice(-1, 0, q)), wrap(kind, r)
+
+
+@_implements(_np.linalg.svd)
+def svd(a, full_matrices=True, compute_uv=True, hermitian=False, *, _kind=None):
+    kind = _kind or result_kind((a,), ndarray)
+    if hermitian:
+        raise _C.UnsupportedError("hop.numpy: numpy.linalg.svd(hermitian=True) is not "
+                                  "supported")
+    t = _tensor(a, "svd")
+    _stacked_2d(t)
+    t = _core.cast(t, _common(t, what="svd"))
+    if not compute_uv:
+        return wrap(kind, _C._op("linalg_svdvals", t))
+    m, n = t.shape[-2], t.shape[-1]
+    k = builtins.min(m, n)
+    u = m if full_matrices else k
+    v = n if full_matrices else k
+    p = _C._op("linalg_svd", t, bool(full_matrices))
+    s = p.select(-2, m).slice(-1, 0, k)
+    if _core.np_dtype(p).kind == "c":
+        s = _C._op("real", s)
+    return (wrap(kind, p.slice(-2, 0, m).slice(-1, 0, u)), wrap(kind, s),
+            wrap(kind, p.slice(-2, m + 1, m + 1 + v).slice(-1, 0, n)))
+
+
+def _uplo(UPLO):
+    u = str(UPLO).upper()
+    if u not in ("L", "U"):
+        raise ValueError("UPLO argument must be 'L' or 'U'")
+    return u == "U"
+
+
+@_implements(_np.linalg.eigh)
+def eigh(a, UPLO="L", *, _kind=None):
+    kind = _kind or result_kind((a,), ndarray)
+    upper = _uplo(UPLO)
+    t = _tensor(a, "eigh")
+    _stacked_2d(t)
+    _stacked_square(t)
+    t = _core.cast(t, _common(t, what="eigh"))
+    n = t.shape[-1]
+    p = _C._op("linalg_eigh", t, upper)
+    w = p.select(-2, 0)
+    if _core.np_dtype(p).kind == "c":
+        w = _C._op("real", w)
+    return wrap(kind, w), wrap(kind, p.slice(-2, 1, n + 1))
+
+
+@_implements(_np.linalg.eigvalsh)
+def eigvalsh(a, UPLO="L", *, _kind=None):
+    kind = _kind or result_kind((a,), ndarray)
+    upper = _uplo(UPLO)
+    t = _tensor(a, "eigvalsh")
+    _stacked_2d(t)
+    _stacked_square(t)
+    return wrap(kind, _C._op("linalg_eigvalsh", _core.cast(t, _common(t, what="eigvalsh")),
+                             upper))
+
+
+def _real_dt(dt):
+    return _np.dtype(_np.float32) if dt in (_np.dtype(_np.float32), _np.dtype(_np.complex64)) \
+        else _np.dtype(_np.float64)
+
+
+def _h(t):
+    """The conjugate transpose of the last two dims."""
+    t = _mT(t)
+    return _C._op("conj", t) if _core.np_dtype(t).kind == "c" else t
+
+
+@_implements(_np.linalg.lstsq)
+def lstsq(a, b, rcond="warn", *, _kind=None):
+    """NumPy's lstsq (LAPACK's gelsd there) through the SVD: the same
+    minimum-norm solution, rank and singular values."""
+    kind = _kind or result_kind((a, b), ndarray)
+    ta, tb = _tensor(a, "lstsq"), _tensor(b, "lstsq")
+    is_1d = tb.ndim == 1
+    if is_1d:
+        tb = tb.unsqueeze(-1)
+    if ta.ndim != 2 or tb.ndim != 2:
+        raise LinAlgError(f"{builtins.max(ta.ndim, tb.ndim) if ta.ndim != 2 else tb.ndim}"
+                          f"-dimensional array given. Array must be two-dimensional")
+    m, n = ta.shape
+    m2, n_rhs = tb.shape
+    if m != m2:
+        raise LinAlgError("Incompatible dimensions")
+    dt = _common(ta, tb, what="lstsq")
+    rdt = _real_dt(dt)
+    if isinstance(rcond, str) and rcond == "warn":
+        warnings.warn("`rcond` parameter will change to the default of machine precision times "
+                      "``max(M, N)`` where M and N are the input matrix dimensions.\nTo use the "
+                      "future default and silence this warning we advise to pass `rcond=None`, "
+                      "to keep using the old, explicitly pass `rcond=-1`.", FutureWarning,
+                      stacklevel=3)
+        rcond = -1
+    if rcond is None:
+        rcond = float(_np.finfo(dt).eps) * builtins.max(n, m)
+    if rcond < 0:  # gelsd: machine precision
+        rcond = float(_np.finfo(dt).eps)
+    ta, tb = _core.cast(ta, dt), _core.cast(tb, dt)
+    k = builtins.min(m, n)
+    if k == 0:
+        x = _C.zeros((n, n_rhs), dtype=_core.hop_dtype(dt, "lstsq"))
+        s = _C.zeros((0,), dtype=_core.hop_dtype(rdt, "lstsq"))
+        rank = _np.int32(0)
+    else:
+        p = _C._op("linalg_svd", ta, False)
+        u = p.slice(0, 0, m).slice(1, 0, k)
+        s = p.select(0, m).slice(0, 0, k)
+        vh = p.slice(0, m + 1, m + 1 + k).slice(1, 0, n)
+        if _core.np_dtype(p).kind == "c":
+            s = _C._op("real", s)
+        large = _C.gt(s, _C.amax(s) * rcond)
+        sinv = _C.where(large, _C.div(1.0, _C.where(large, s, 1.0)), 0.0)
+        sinv = _core.cast(sinv, dt)
+        x = _C.matmul(_h(vh), _C.matmul(_h(u), tb) * sinv.unsqueeze(-1))
+        rank = _C.sum(large.to(_C.int32)).to(_C.int32)
+    # NumPy's residuals: only for a full-rank tall system (a data-dependent
+    # decision: hop.compile specialises on it)
+    if k == 0:
+        full_rank = n == 0 and m > n
+    elif m > n:
+        full_rank = _core.decide(_C.eq(rank, n), "lstsq: whether the residuals are computed")
+    else:
+        full_rank = False
+    if full_rank:
+        r = _C.matmul(ta, x) - tb
+        r2 = _C._op("real", r) * _C._op("real", r) + _C._op("imag", r) * _C._op("imag", r) \
+            if _core.np_dtype(r).kind == "c" else r * r
+        resids = _core.cast(_C.sum(r2, 0), rdt)
+        if is_1d:
+            resids = resids.reshape((1,)) if resids.ndim == 0 else resids
+    else:
+        resids = _C.zeros((0,), dtype=_core.hop_dtype(rdt, "lstsq"))
+    if is_1d:
+        x = x.squeeze(-1)
+    rank_out = rank if isinstance(rank, _np.integer) else wrap(kind, rank, scalar=True)
+    return wrap(kind, x), wrap(kind, resids), rank_out, wrap(kind, _core.cast(s, rdt))
+
+
+@_implements(_np.linalg.pinv)
+def pinv(a, rcond=1e-15, hermitian=False, *, _kind=None):
+    kind = _kind or result_kind((a,), ndarray)
+    if hermitian:
+        raise _C.UnsupportedError("hop.numpy: numpy.linalg.pinv(hermitian=True) is not "
+                                  "supported")
+    t = _tensor(a, "pinv")
+    _stacked_2d(t)
+    dt = _common(t, what="pinv")
+    t = _core.cast(t, dt)
+    m, n = t.shape[-2], t.shape[-1]
+    k = builtins.min(m, n)
+    if k == 0:
+        return wrap(kind, _C.zeros(tuple(t.shape[:-2]) + (n, m), dtype=t.dtype))
+    t = _C._op("conj", t) if dt.kind == "c" else t
+    p = _C._op("linalg_svd", t, False)
+    u = p.slice(-2, 0, m).slice(-1, 0, k)
+    s = p.select(-2, m).slice(-1, 0, k)
+    vt = p.slice(-2, m + 1, m + 1 + k).slice(-1, 0, n)
+    if dt.kind == "c":
+        s = _C._op("real", s)
+    rc = _tensor(rcond, "pinv")
+    cutoff = _C.amax(s, -1, True) * _core.cast(rc, _core.np_dtype(s)).unsqueeze(-1)
+    large = _C.gt(s, cutoff)
+    sinv = _C.where(large, _C.div(1.0, _C.where(large, s, 1.0)), 0.0)
+    sinv = _core.cast(sinv, dt)
+    return wrap(kind, _C.matmul(_mT(vt), sinv.unsqueeze(-1) * _mT(u)))
+
+
+@_implements(_np.linalg.matrix_power)
+def matrix_power(a, n, *, _kind=None):
+    kind = _kind or result_kind((a,), ndarray)
+    t = _tensor(a, "matrix_power")
+    _stacked_2d(t)
+    _stacked_square(t)
+    try:
+        n = operator.index(n)
+    except TypeError as e:
+        raise TypeError("exponent must be an integer") from e
+    if n == 0:
+        eye = F.identity(t.shape[-1], dtype=_core.np_dtype(t))._t
+        return wrap(kind, _C.zeros(tuple(t.shape), dtype=t.dtype) + eye)
+    if n < 0:
+        t = inv(ndarray(t))._t
+        n = abs(n)
+    if n == 1:
+        return wrap(kind, t.clone())
+    if n == 2:
+        return wrap(kind, _C.matmul(t, t))
+    if n == 3:
+        return wrap(kind, _C.matmul(_C.matmul(t, t), t))
+    z = result = None
+    while n > 0:
+        z = t if z is None else _C.matmul(z, z)
+        n, bit = divmod(n, 2)
+        if bit:
+            result = z if result is None else _C.matmul(result, z)
+    return wrap(kind, result)
+
+
+@_implements(_np.linalg.matrix_rank)
+def matrix_rank(A, tol=None, hermitian=False, *, _kind=None):
+    kind = _kind or result_kind((A,), ndarray)
+    t = _tensor(A, "matrix_rank")
+    if t.ndim < 2:  # NumPy's int(not all(A == 0)): a Python int (traced, a SymInt)
+        return _C.logical_not(_C.all(_C.eq(t, 0))).to(_C.int64).item()
+    if hermitian:
+        s = _C.abs(eigvalsh(ndarray(t))._t)
+    else:
+        s = svd(ndarray(t), compute_uv=False)._t
+    if tol is None:
+        eps = float(_np.finfo(_core.np_dtype(s)).eps)
+        tol = _C.amax(s, -1, True) * (builtins.max(t.shape[-2:]) * eps)
+    else:
+        tol = _core.cast(_tensor(tol, "matrix_rank"), _core.np_dtype(s)).unsqueeze(-1)
+    r = _C.sum(_C.gt(s, tol), -1)
+    return wrap(kind, r, scalar=r.ndim == 0)
+
+
+@_implements(_np.linalg.multi_dot)
+def multi_dot(arrays, *, out=None, _kind=None):
+    kind = _kind or result_kind(arrays, ndarray)
+    if len(arrays) < 2:
+        raise ValueError("Expecting at least two arrays.")
+    ts = [_tensor(x, "multi_dot") for x in arrays]
+    r = ts[0]
+    for x in ts[1:]:
+        r = F.dot(ndarray(r), ndarray(x))._t
+    return F._out(kind, r, scalar=r.ndim == 0 and out is None, out=out, what="multi_dot")
+
+
+def _multi_svd_norm(x, row_axis, col_axis, op):
+    from .. import numpy as hnp
+    y = hnp.moveaxis(x, (row_axis, col_axis), (-2, -1))
+    return op(svd(y, compute_uv=False), axis=-1)
+
+
+@_implements(_np.linalg.norm)
+def norm(x, ord=None, axis=None, keepdims=False, *, _kind=None):
+    """NumPy 1.24's norm, step for step."""
+    from .. import numpy as hnp
+    kind = _kind or result_kind((x,), ndarray)
+    x = ndarray(_tensor(x, "norm"))
+    if x.dtype.kind not in "fc":
+        x = x.astype(float)
+    if axis is None:
+        ndim = x.ndim
+        if (ord is None or (ord in ("f", "fro") and ndim == 2) or (ord == 2 and ndim == 1)):
+            x = hnp.ravel(x)
+            if x.dtype.kind == "c":
+                xr, xi = x.real, x.imag
+                sq = hnp.dot(xr, xr) + hnp.dot(xi, xi)
+            else:
+                sq = hnp.dot(x, x)
+            ret = hnp.sqrt(sq)
+            if keepdims:
+                ret = hnp.reshape(ret, ndim * [1])
+            return wrap(kind, ret._t, scalar=ret.ndim == 0)
+    nd = x.ndim
+    if axis is None:
+        axis = tuple(range(nd))
+    elif not isinstance(axis, tuple):
+        try:
+            axis = int(axis)
+        except Exception as e:
+            raise TypeError("'axis' must be None, an integer or a tuple of integers") from e
+        axis = (axis,)
+    if len(axis) == 1:
+        if ord == _np.inf:
+            r = hnp.max(hnp.abs(x), axis=axis, keepdims=keepdims)
+        elif ord == -_np.inf:
+            r = hnp.min(hnp.abs(x), axis=axis, keepdims=keepdims)
+        elif ord == 0:
+            r = hnp.sum((x != 0).astype(x.real.dtype), axis=axis, keepdims=keepdims)
+        elif ord == 1:
+            r = hnp.sum(hnp.abs(x), axis=axis, keepdims=keepdims)
+        elif ord is None or ord == 2:
+            s = (hnp.conj(x) * x).real
+            r = hnp.sqrt(hnp.sum(s, axis=axis, keepdims=keepdims))
+        else:
+            if isinstance(ord, str):
+                raise ValueError(f"Invalid norm order '{ord}' for vectors")
+            absx = hnp.abs(x)
+            absx = absx ** ord
+            r = hnp.sum(absx, axis=axis, keepdims=keepdims)
+            # NumPy's `ret **= reciprocal(ord, dtype=ret.dtype)`: in place, so
+            # a float32 norm stays float32 (a Python float would promote a
+            # 0-d result to float64)
+            r = r ** _np.reciprocal(ord, dtype=r.dtype)
+        return wrap(kind, r._t, scalar=r.ndim == 0)
+    if len(axis) == 2:
+        row_axis, col_axis = axis
+        row_axis = _np.core.multiarray.normalize_axis_index(row_axis, nd)
+        col_axis = _np.core.multiarray.normalize_axis_index(col_axis, nd)
+        if row_axis == col_axis:
+            raise ValueError("Duplicate axes given.")
+        if ord == 2:
+            r = _multi_svd_norm(x, row_axis, col_axis, hnp.amax)
+        elif ord == -2:
+            r = _multi_svd_norm(x, row_axis, col_axis, hnp.amin)
+        elif ord == 1:
+            if col_axis > row_axis:
+                col_axis -= 1
+            r = hnp.max(hnp.sum(hnp.abs(x), axis=row_axis), axis=col_axis)
+        elif ord == _np.inf:
+            if row_axis > col_axis:
+                row_axis -= 1
+            r = hnp.max(hnp.sum(hnp.abs(x), axis=col_axis), axis=row_axis)
+        elif ord == -1:
+            if col_axis > row_axis:
+                col_axis -= 1
+            r = hnp.min(hnp.sum(hnp.abs(x), axis=row_axis), axis=col_axis)
+        elif ord == -_np.inf:
+            if row_axis > col_axis:
+                row_axis -= 1
+            r = hnp.min(hnp.sum(hnp.abs(x), axis=col_axis), axis=row_axis)
+        elif ord in (None, "fro", "f"):
+            r = hnp.sqrt(hnp.sum((hnp.conj(x) * x).real, axis=axis))
+        elif ord == "nuc":
+            r = _multi_svd_norm(x, row_axis, col_axis, hnp.sum)
+        else:
+            raise ValueError("Invalid norm order for matrices.")
+        if keepdims:
+            shape = list(x.shape)
+            shape[axis[0]] = 1
+            shape[axis[1]] = 1
+            r = hnp.reshape(r, shape)
+        return wrap(kind, r._t, scalar=r.ndim == 0)
+    raise ValueError("Improper number of dimensions to norm.")
+

@@ -1,0 +1,217 @@
+"""hop.numpy.linalg against numpy.linalg (issue #29): each call run by NumPy
+and by hop.compile (numpy_diff.check: values, dtype, shape, ndarray or
+NumPy scalar, the exception's type), batched over leading dims, float32,
+float64, int and complex inputs, LinAlgError where NumPy raises it; the
+gradients of the differentiable ones against central differences, vmap
+against a loop; a hypothesis campaign over shapes and dtypes."""
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+import hop
+import hop.numpy as hnp
+from budget import examples
+from numpy_diff import check
+
+LA = np.linalg
+RNG = np.random.default_rng(0)
+A = RNG.standard_normal((4, 4))
+B = RNG.standard_normal((4, 2))
+V = RNG.standard_normal(4)
+SPD = A @ A.T + 4 * np.eye(4)
+A3 = RNG.standard_normal((2, 3, 3))
+R = RNG.standard_normal((5, 3))
+C = RNG.standard_normal((3, 3)) + 1j * RNG.standard_normal((3, 3))
+HC = C @ C.conj().T + 3 * np.eye(3)
+I2 = np.array([[2, 1], [1, 3]])
+
+CASES = {  # name -> (function, arguments); rtol 1e-9 in float64
+    "solve_matrix": (lambda a, b: LA.solve(a, b), A, B),
+    "solve_vector": (lambda a, b: LA.solve(a, b), A, V),
+    "solve_batched": (lambda a, b: LA.solve(a, b), A3, RNG.standard_normal((2, 3, 1))),
+    "solve_complex": (lambda a, b: LA.solve(a, b), C, C[:, :1]),
+    "inv": (lambda a: LA.inv(a), A),
+    "inv_batched": (lambda a: LA.inv(a), A3),
+    "inv_int_is_float64": (lambda a: LA.inv(a), I2),
+    "inv_complex": (lambda a: LA.inv(a), C),
+    "det": (lambda a: LA.det(a), A),
+    "det_batched": (lambda a: LA.det(a), A3),
+    "det_complex": (lambda a: LA.det(a), C),
+    "det_int": (lambda a: LA.det(a), I2),
+    "slogdet": (lambda a: LA.slogdet(a), A),
+    "slogdet_complex": (lambda a: LA.slogdet(a), C),
+    "slogdet_singular": (lambda a: LA.slogdet(a), np.zeros((2, 2))),
+    "cholesky": (lambda a: LA.cholesky(a), SPD),
+    "cholesky_complex": (lambda a: LA.cholesky(a), HC),
+    "qr_reduced": (lambda a: LA.qr(a), R),
+    "qr_complete": (lambda a: LA.qr(a, mode="complete"), R),
+    "qr_r": (lambda a: LA.qr(a, mode="r"), R),
+    "svd_values": (lambda a: LA.svd(a, compute_uv=False), R),
+    "svd_values_batched": (lambda a: LA.svd(a, compute_uv=False), A3),
+    "svd_reconstructs": (lambda a: (lambda u, s, vh: (u * s) @ vh)(*LA.svd(a, full_matrices=False)),
+                         R),
+    "eigvalsh": (lambda a: LA.eigvalsh(a), SPD),
+    "eigvalsh_upper": (lambda a: LA.eigvalsh(a, UPLO="U"), SPD),
+    "eigvalsh_complex": (lambda a: LA.eigvalsh(a), HC),
+    "eigh_values": (lambda a: LA.eigh(a)[0], SPD),
+    "eigh_reconstructs": (lambda a: (lambda w, v: (v * w) @ v.T)(*LA.eigh(a)), SPD),
+    "lstsq": (lambda a, b: LA.lstsq(a, b, rcond=None), R, RNG.standard_normal(5)),
+    "lstsq_matrix_rhs": (lambda a, b: LA.lstsq(a, b, rcond=None)[0], R, RNG.standard_normal((5, 2))),
+    "pinv": (lambda a: LA.pinv(a), R),
+    "matrix_power_3": (lambda a: LA.matrix_power(a, 3), A),
+    "matrix_power_0": (lambda a: LA.matrix_power(a, 0), A),
+    "matrix_power_negative": (lambda a: LA.matrix_power(a, -2), A),
+    "matrix_power_int": (lambda a: LA.matrix_power(a, 3), np.array([[1, 2], [3, 4]])),
+    "matrix_rank": (lambda a: LA.matrix_rank(a), R),
+    "matrix_rank_zero": (lambda a: LA.matrix_rank(a), np.zeros((3, 3))),
+    "multi_dot": (lambda a, b, c: LA.multi_dot([a, b, c]), A, B, B.T),
+    "norm": (lambda a: LA.norm(a), A),
+    "norm_fro": (lambda a: LA.norm(a, "fro"), A),
+    "norm_nuc": (lambda a: LA.norm(a, "nuc"), A),
+    "norm_2": (lambda a: LA.norm(a, 2), A),
+    "norm_inf": (lambda a: LA.norm(a, np.inf), A),
+    "norm_minus_1": (lambda a: LA.norm(a, -1), A),
+    "norm_vector_3": (lambda a: LA.norm(a, 3), V),
+    "norm_vector_0": (lambda a: LA.norm(a, 0), V),
+    "norm_axis_keepdims": (lambda a: LA.norm(a, axis=1, keepdims=True), A),
+    "norm_int": (lambda a: LA.norm(a), np.arange(5)),
+    "norm_complex": (lambda a: LA.norm(a), C),
+    "polyfit": (lambda x, y: np.polyfit(x, y, 2), np.arange(6.0), RNG.standard_normal(6)),
+    "least_squares_fit": (lambda x, y: LA.lstsq(np.stack([x, np.ones_like(x)], 1), y,
+                                                rcond=None)[0], np.arange(8.0),
+                          2 * np.arange(8.0) + 1 + RNG.standard_normal(8) * 0.1),
+}
+
+ERRORS = {  # NumPy raises; hop.compile raises the same type
+    "inv_singular": (lambda a: LA.inv(a), np.zeros((2, 2))),
+    "inv_not_square": (lambda a: LA.inv(a), R),
+    "inv_vector": (lambda a: LA.inv(a), V),
+    "solve_singular": (lambda a, b: LA.solve(a, b), np.ones((2, 2)), np.ones(2)),
+    "cholesky_not_positive_definite": (lambda a: LA.cholesky(a), -SPD),
+    "det_not_square": (lambda a: LA.det(a), R),
+    "norm_fro_of_vector": (lambda a: LA.norm(a, "fro"), V),
+    "norm_bad_ord": (lambda a: LA.norm(a, "x"), A),
+    "matrix_power_not_square": (lambda a: LA.matrix_power(a, 2), R),
+    "qr_bad_mode": (lambda a: LA.qr(a, mode="x"), R),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_linalg_matches_numpy(name):
+    fn, *args = CASES[name]
+    check(fn, *args, rtol=1e-9)
+
+
+@pytest.mark.parametrize("name", ["inv", "det", "solve_matrix", "cholesky", "eigvalsh",
+                                  "svd_values", "norm_2"])
+def test_linalg_in_float32_keeps_float32(name):
+    fn, *args = CASES[name]
+    check(fn, *[a.astype(np.float32) for a in args], rtol=2e-5)
+
+
+@pytest.mark.parametrize("name", sorted(ERRORS))
+def test_linalg_errors_are_numpys(name):
+    fn, *args = ERRORS[name]
+    check(fn, *args)
+
+
+def test_singular_matrix_is_a_numpy_linalg_error_with_numpys_message():
+    with pytest.raises(np.linalg.LinAlgError, match="Singular matrix"):
+        hop.compile(lambda a: LA.inv(a))(np.zeros((2, 2)))
+    with pytest.raises(hop.LinAlgError):
+        hnp.linalg.inv(hnp.zeros((2, 2)))
+    assert issubclass(hnp.linalg.LinAlgError, np.linalg.LinAlgError)
+
+
+def test_one_singular_matrix_of_a_batch_fails_the_call():
+    a = np.stack([np.eye(2), np.zeros((2, 2))])
+    check(lambda x: LA.inv(x), a)
+
+
+def _fd(f, x, eps=1e-6):
+    g = np.zeros_like(x)
+    for i in np.ndindex(x.shape):
+        d = np.zeros_like(x)
+        d[i] = eps
+        g[i] = (float(f(hop.tensor(x + d))) - float(f(hop.tensor(x - d)))) / (2 * eps)
+    return g
+
+
+GRADS = {  # scalar functions of a 3x3 float64 matrix
+    "det": lambda t: hnp.linalg.det(t),
+    "inv": lambda t: (hnp.linalg.inv(t) * hnp.arange(9.0).reshape(3, 3)).sum(),
+    "slogdet": lambda t: hnp.linalg.slogdet(t)[1],
+    "solve": lambda t: hnp.linalg.solve(t, hnp.ones(3)).sum(),
+    "cholesky": lambda t: (hnp.linalg.cholesky(t @ t.T + hnp.eye(3)) ** 2).sum(),
+    "qr": lambda t: (hnp.linalg.qr(t)[1] * hnp.arange(9.0).reshape(3, 3)).sum(),
+    "svd_values": lambda t: (hnp.linalg.svd(t, compute_uv=False) * hnp.arange(1.0, 4.0)).sum(),
+    "eigvalsh": lambda t: (hnp.linalg.eigvalsh(t + t.T) * hnp.arange(1.0, 4.0)).sum(),
+    "eigh_vectors": lambda t: (hnp.abs(hnp.linalg.eigh(t + t.T)[1][:, 0])).sum(),
+    "pinv": lambda t: (hnp.linalg.pinv(t) ** 2).sum(),
+    "lstsq": lambda t: hnp.linalg.lstsq(t, hnp.arange(3.0), rcond=None)[0].sum(),
+    "norm_fro": lambda t: hnp.linalg.norm(t),
+    "norm_nuc": lambda t: hnp.linalg.norm(t, "nuc"),
+    "matrix_power": lambda t: hnp.linalg.matrix_power(t, 3).sum(),
+}
+
+
+@pytest.mark.parametrize("name", sorted(GRADS))
+def test_linalg_gradients_match_central_differences(name):
+    x = np.random.default_rng(1).standard_normal((3, 3)) + 2 * np.eye(3)
+    f = GRADS[name]
+    g = hop.grad(f)(hop.tensor(x))
+    np.testing.assert_allclose(np.asarray(g.numpy()), _fd(f, x), rtol=1e-5, atol=1e-6)
+
+
+def test_vmap_of_linalg_ops_is_the_loop():
+    xs = np.random.default_rng(2).standard_normal((4, 3, 3)) + 3 * np.eye(3)
+    for f in (lambda t: hnp.linalg.det(t), lambda t: hnp.linalg.inv(t),
+              lambda t: hnp.linalg.solve(t, hnp.ones(3)),
+              lambda t: hnp.linalg.svd(t, compute_uv=False)):
+        got = np.asarray(hop.vmap(f)(hop.tensor(xs)).numpy())
+        want = np.stack([np.asarray(f(hop.tensor(x)).numpy()) for x in xs])
+        np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+
+
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=list(HealthCheck))
+@given(n=st.integers(1, 5), batch=st.sampled_from([(), (2,), (1, 3)]),
+       dtype=st.sampled_from([np.float64, np.float32, np.complex128]),
+       op=st.sampled_from(["solve", "inv", "det", "slogdet", "eigvalsh", "svdvals", "norm",
+                           "pinv", "cholesky"]),
+       seed=st.integers(0, 2**16))
+def test_random_well_conditioned_problems_match_numpy(n, batch, dtype, op, seed):
+    rng = np.random.default_rng(seed)
+    a = rng.standard_normal(batch + (n, n))
+    if dtype == np.complex128:
+        a = a + 1j * rng.standard_normal(batch + (n, n))
+    a = a + 2 * n * np.eye(n)  # diagonally dominant: far from singular
+    if op in ("eigvalsh", "cholesky"):
+        a = a @ np.swapaxes(a, -1, -2).conj()
+    a = a.astype(dtype)
+    b = rng.standard_normal(batch + (n, 2)).astype(dtype)
+    fns = {"solve": lambda x, y: LA.solve(x, y), "inv": lambda x, y: LA.inv(x),
+           "det": lambda x, y: LA.det(x), "slogdet": lambda x, y: LA.slogdet(x),
+           "eigvalsh": lambda x, y: LA.eigvalsh(x),
+           "svdvals": lambda x, y: LA.svd(x, compute_uv=False),
+           "norm": lambda x, y: LA.norm(x, axis=(-2, -1)), "pinv": lambda x, y: LA.pinv(x),
+           "cholesky": lambda x, y: LA.cholesky(x)}
+    check(fns[op], a, b, rtol=1e-4 if dtype == np.float32 else 1e-9)
+
+
+def test_linalg_calls_trace_to_lapack_ops_not_to_numpy():
+    f = hop.compile(lambda a, b: (LA.solve(a, b), LA.det(a), LA.eigvalsh(a @ a.T),
+                                  LA.svd(a, compute_uv=False), LA.qr(a)[1], LA.cholesky(a @ a.T)))
+    f(A, B)
+    (g,) = f.graphs
+    for op in ("linalg_solve", "linalg_det", "linalg_eigvalsh", "linalg_svdvals", "linalg_qr",
+               "linalg_cholesky"):
+        assert f"= {op}(" in g.code, op
+
+
+def test_tall_matrices_whose_square_overflows_int32_factor():
+    # m * m > INT_MAX, but the reduced factors are m x 2: svd and lstsq refused them
+    rng = np.random.default_rng(4)
+    a, b = rng.standard_normal((50000, 2)), rng.standard_normal(50000)
+    check(lambda x, y: LA.lstsq(x, y, rcond=None)[0], a, b, rtol=1e-9)
+    check(lambda x: LA.svd(x, full_matrices=False)[1], a, rtol=1e-9)
