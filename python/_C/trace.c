@@ -21,6 +21,7 @@
 #include <pthread.h>
 #include <stdint.h>
 #include <string.h>
+#include <structmember.h>
 #include <time.h>
 
 typedef struct TraceObject {
@@ -713,12 +714,27 @@ symint_int(PyObject *a)
     return PyLong_FromLongLong(v);
 }
 
+/* The expression's text, for hop (and the .expr attribute). */
 static PyObject *
-symint_str(PyObject *a)
+symint_expr_text(PyObject *a)
 {
     char e[256];
     hop_expr_print(((SymIntObject *)a)->expr, e, sizeof e);
     return PyUnicode_FromString(e);
+}
+
+/* str() and repr() give the expression to hop's code and in hop.trace; in
+ * hop.compile the user's code gets the int's text (hop/_breaks.py: the size
+ * specialised with a guard, as int() does), as eagerly. */
+static PyObject *
+symint_str(PyObject *a)
+{
+    PyObject *text = symint_expr_text(a);
+    if (text == NULL)
+        return NULL;
+    PyObject *r = hop_py__user_text("symint_str", a, text);
+    Py_DECREF(text);
+    return r;
 }
 
 static PyObject *
@@ -726,7 +742,24 @@ symint_repr(PyObject *a)
 {
     char e[256];
     hop_expr_print(((SymIntObject *)a)->expr, e, sizeof e);
-    return PyUnicode_FromFormat("SymInt(%s)", e);
+    PyObject *text = PyUnicode_FromFormat("SymInt(%s)", e);
+    if (text == NULL)
+        return NULL;
+    PyObject *r = hop_py__user_text("symint_repr", a, text);
+    Py_DECREF(text);
+    return r;
+}
+
+/* format(s, spec): the int's format in the user's code (as str()). */
+static PyObject *
+symint_format(PyObject *a, PyObject *spec)
+{
+    PyObject *mod = PyImport_ImportModule("hop._breaks");
+    if (mod == NULL)
+        return NULL;
+    PyObject *r = PyObject_CallMethod(mod, "symint_format", "OO", a, spec);
+    Py_DECREF(mod);
+    return r;
 }
 
 static Py_hash_t
@@ -741,7 +774,7 @@ static PyObject *
 symint_get_expr(PyObject *a, void *closure)
 {
     (void)closure;
-    return symint_str(a);
+    return symint_expr_text(a);
 }
 
 static PyObject *
@@ -770,6 +803,13 @@ static PyNumberMethods symint_as_number = {
     .nb_index = symint_int,
 };
 
+static PyMethodDef symint_methods[] = {
+    {"__format__", (PyCFunction)symint_format, METH_O,
+     HOP_PY_SIG("__format__($self, spec, /)") "format(s, spec): the int's format in the user's "
+                                                "code of a hop.compile trace (as str())."},
+    {NULL, NULL, 0, NULL},
+};
+
 static PyGetSetDef symint_getset[] = {
     {"expr", symint_get_expr, NULL, "the expression, e.g. '2*s0 + 1'", NULL},
     {"node", symint_get_node, NULL, "the name of the graph value that yields it, or None", NULL},
@@ -786,6 +826,7 @@ PyTypeObject hop_py_SymIntType = {
     .tp_as_number = &symint_as_number,
     .tp_richcompare = symint_richcompare,
     .tp_getset = symint_getset,
+    .tp_methods = symint_methods,
     .tp_flags = Py_TPFLAGS_DEFAULT,
     .tp_doc = "A symbolic integer of a trace: a size like s0 (x.shape[0] under dynamic=True), "
               "or an unbacked value like u0 (t.item()).  Arithmetic with ints gives SymInts "
@@ -1559,21 +1600,21 @@ plan_input(PlanObject *p, Py_ssize_t i, PyObject *o)
 
 /* run(tensors) -> list of tensors: runs the plan with the GIL released
  * (interruptible on the main thread, see above). */
+enum { RUN_LIST, RUN_TUPLE, RUN_SINGLE }; /* how run_tensors returns the results */
+
+/* The plan run on n tensors items (and then the tuple caps, when not NULL):
+ * its results as a list, or with single the one result, or as a tuple (the
+ * bound call of hop tensors).  NULL with an exception on error. */
 static PyObject *
-plan_run(PlanObject *p, PyObject *arg)
+run_tensors(PlanObject *p, PyObject *const *items, Py_ssize_t n, PyObject *caps, int shape)
 {
-    PyObject *fast = PySequence_Fast(arg, "Plan.run takes a sequence of tensors");
-    if (fast == NULL)
-        return NULL;
-    Py_ssize_t n = PySequence_Fast_GET_SIZE(fast);
-    if ((size_t)n != p->ninputs) {
-        Py_DECREF(fast);
+    Py_ssize_t nc = caps != NULL ? PyTuple_GET_SIZE(caps) : 0;
+    if ((size_t)(n + nc) != p->ninputs)
         return PyErr_Format(PyExc_TypeError, "the plan takes %zu tensors, got %zd", p->ninputs,
-                            n);
-    }
+                            n + nc);
     hop_tensor *small_in[16], **in = small_in, *small_out[16], **out = small_out;
-    if (n > 16)
-        in = PyMem_Calloc((size_t)n, sizeof *in);
+    if (n + nc > 16)
+        in = PyMem_Calloc((size_t)(n + nc), sizeof *in);
     if (p->noutputs > 16)
         out = PyMem_Calloc(p->noutputs, sizeof *out);
     PyObject *result = NULL;
@@ -1581,18 +1622,23 @@ plan_run(PlanObject *p, PyObject *arg)
         PyErr_NoMemory();
         goto done;
     }
-    for (Py_ssize_t i = 0; i < n; i++)
-        if ((in[i] = plan_input(p, i, PySequence_Fast_GET_ITEM(fast, i))) == NULL)
+    for (Py_ssize_t i = 0; i < n + nc; i++)
+        if ((in[i] = plan_input(p, i, i < n ? items[i] : PyTuple_GET_ITEM(caps, i - n))) == NULL)
             goto done;
-    if (plan_exec(p, in, (size_t)n, out) < 0)
+    if (plan_exec(p, in, (size_t)(n + nc), out) < 0)
         goto done;
-    result = PyList_New((Py_ssize_t)p->noutputs);
+    if (shape == RUN_SINGLE && p->noutputs == 1)
+        return hop_py_tensor_new(out[0]);
+    result = shape == RUN_TUPLE ? PyTuple_New((Py_ssize_t)p->noutputs)
+                                : PyList_New((Py_ssize_t)p->noutputs);
     for (size_t i = 0; i < p->noutputs; i++) {
         PyObject *t = result ? hop_py_tensor_new(out[i]) : NULL;
         if (result == NULL) {
             hop_tensor_release(out[i]);
         } else if (t == NULL) {
             Py_CLEAR(result);
+        } else if (shape == RUN_TUPLE) {
+            PyTuple_SET_ITEM(result, (Py_ssize_t)i, t);
         } else {
             PyList_SET_ITEM(result, (Py_ssize_t)i, t);
         }
@@ -1602,6 +1648,17 @@ done:
         PyMem_Free(in);
     if (out != small_out)
         PyMem_Free(out);
+    return result;
+}
+
+static PyObject *
+plan_run(PlanObject *p, PyObject *arg)
+{
+    PyObject *fast = PySequence_Fast(arg, "Plan.run takes a sequence of tensors");
+    if (fast == NULL)
+        return NULL;
+    PyObject *result = run_tensors(p, PySequence_Fast_ITEMS(fast), PySequence_Fast_GET_SIZE(fast),
+                                   NULL, RUN_LIST);
     Py_DECREF(fast);
     return result;
 }
@@ -1775,11 +1832,15 @@ plan_run_arrays(PlanObject *p, PyObject *const *args, Py_ssize_t nargs)
  * caller takes its general path.  hop.compile's call of NumPy code whose
  * environment has no guards to check (python/hop/_compile.py): the type
  * checks in C, no Python frame between the call and the plan.
+ * Plan.bind_tensors(nargs, captures, single) is the same for a tuple of
+ * exactly nargs hop.Tensors: the one result with single, else the tuple of
+ * results (a proxy among them is the plan's TypeError, as Plan.run's).
  */
 typedef struct ArrayCallObject {
     PyObject_HEAD PlanObject *plan;
     Py_ssize_t nargs;
-    PyObject *caps, *scalars; /* tuples */
+    PyObject *caps, *scalars; /* tuples; scalars NULL: bound to hop.Tensors */
+    int single;               /* bind_tensors: return the one result itself */
     vectorcallfunc vectorcall;
 } ArrayCallObject;
 
@@ -1798,14 +1859,18 @@ static PyObject *
 array_call_vectorcall(ArrayCallObject *c, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     if (PyVectorcall_NARGS(nargsf) != 1 || kwnames != NULL || !PyTuple_Check(args[0]))
-        return PyErr_Format(PyExc_TypeError, "the bound call takes one tuple of arrays");
+        return PyErr_Format(PyExc_TypeError, "the bound call takes one tuple of arguments");
     PyObject *tup = args[0];
     Py_ssize_t n = PyTuple_GET_SIZE(tup);
     if (n != c->nargs)
         Py_RETURN_NOTIMPLEMENTED;
+    PyObject *type = c->scalars != NULL ? numpy_ndarray_type : (PyObject *)&hop_py_TensorType;
     for (Py_ssize_t i = 0; i < n; i++)
-        if ((PyObject *)Py_TYPE(PyTuple_GET_ITEM(tup, i)) != numpy_ndarray_type)
+        if ((PyObject *)Py_TYPE(PyTuple_GET_ITEM(tup, i)) != type)
             Py_RETURN_NOTIMPLEMENTED;
+    if (c->scalars == NULL)
+        return run_tensors(c->plan, &PyTuple_GET_ITEM(tup, 0), n, c->caps,
+                           c->single ? RUN_SINGLE : RUN_TUPLE);
     return run_arrays(c->plan, &PyTuple_GET_ITEM(tup, 0), n, c->caps, c->scalars);
 }
 
@@ -1858,14 +1923,141 @@ plan_bind_arrays(PlanObject *p, PyObject *const *args, Py_ssize_t nargs)
     c->nargs = n;
     c->caps = Py_NewRef(args[1]);
     c->scalars = Py_NewRef(args[2]);
+    c->single = 0;
     c->vectorcall = (vectorcallfunc)array_call_vectorcall;
     return (PyObject *)c;
 }
+
+static PyObject *
+plan_bind_tensors(PlanObject *p, PyObject *const *args, Py_ssize_t nargs)
+{
+    Py_ssize_t n;
+    int single;
+    if (nargs != 3 || (n = PyLong_AsSsize_t(args[0])) < 0 || !PyTuple_Check(args[1]) ||
+        (single = PyObject_IsTrue(args[2])) < 0) {
+        if (!PyErr_Occurred() || PyErr_ExceptionMatches(PyExc_TypeError) ||
+            PyErr_ExceptionMatches(PyExc_OverflowError) ||
+            PyErr_ExceptionMatches(PyExc_ValueError)) {
+            PyErr_Clear();
+            PyErr_SetString(PyExc_TypeError, "bind_tensors(nargs, captures, single) takes an int "
+                                             ">= 0, a tuple and a bool");
+        }
+        return NULL;
+    }
+    if ((size_t)(n + PyTuple_GET_SIZE(args[1])) != p->ninputs || (single && p->noutputs != 1))
+        return PyErr_Format(PyExc_TypeError,
+                            "bind_tensors: the plan takes %zu tensors and gives %zu results, "
+                            "not %zd + %zd%s",
+                            p->ninputs, p->noutputs, n, PyTuple_GET_SIZE(args[1]),
+                            single ? " and one" : "");
+    ArrayCallObject *c = PyObject_New(ArrayCallObject, &ArrayCallType);
+    if (c == NULL)
+        return NULL;
+    c->plan = (PlanObject *)Py_NewRef(p);
+    c->nargs = n;
+    c->caps = Py_NewRef(args[1]);
+    c->scalars = NULL;
+    c->single = single;
+    c->vectorcall = (vectorcallfunc)array_call_vectorcall;
+    return (PyObject *)c;
+}
+
+/* ----------------------------------------- hop.compile's call, in C */
+
+/*
+ * _C._CompiledCall: the base of hop.compile's CompiledFunction
+ * (python/hop/_compile.py).  Its call: without keyword arguments, the
+ * newest plan's bound call (_fast, Plan.bind_arrays/bind_tensors) when it
+ * takes the arguments, else self._call_args(args); with keyword arguments
+ * self._call_kw(args, kwargs).  So the common call has no Python frame
+ * between it and the plan, and keyword arguments cost nothing when absent.
+ * A bound call whose guard fails goes to _call_args (which tries the other
+ * plans or retraces), as does one that fails while this thread traces
+ * (traced values: the function is called inside another trace; it runs as
+ * part of that trace).
+ */
+typedef struct {
+    PyObject_HEAD PyObject *fast; /* the bound call, or NULL */
+} CompiledCallObject;
+
+static PyObject *str_call_args, *str_call_kw; /* interned method names */
+
+static PyObject *
+compiled_call(CompiledCallObject *self, PyObject *args, PyObject *kwargs)
+{
+    if (kwargs != NULL && PyDict_GET_SIZE(kwargs) != 0)
+        return PyObject_CallMethodObjArgs((PyObject *)self, str_call_kw, args, kwargs, NULL);
+    PyObject *fast = self->fast;
+    if (fast != NULL && fast != Py_None) {
+        Py_INCREF(fast); /* the call may replace it */
+        PyObject *r = PyObject_CallOneArg(fast, args);
+        Py_DECREF(fast);
+        if (r != Py_NotImplemented) {
+            /* a guard that fails (a miss: _call_args retraces) and traced
+             * values (inside another trace) take the general path */
+            if (r != NULL ||
+                !(PyErr_ExceptionMatches(hop_py_GuardError) || hop_py__thread_tracing()))
+                return r;
+            PyErr_Clear();
+        } else {
+            Py_DECREF(r);
+        }
+    }
+    return PyObject_CallMethodOneArg((PyObject *)self, str_call_args, args);
+}
+
+/* The Python subclass brings its __dict__ and __weakref__ (and its type's
+ * reference, which subtype_dealloc drops): only fast is ours. */
+static int
+compiled_traverse(CompiledCallObject *self, visitproc visit, void *arg)
+{
+    Py_VISIT(self->fast);
+    return 0;
+}
+
+static int
+compiled_clear(CompiledCallObject *self)
+{
+    Py_CLEAR(self->fast);
+    return 0;
+}
+
+static void
+compiled_dealloc(CompiledCallObject *self)
+{
+    PyObject_GC_UnTrack(self);
+    compiled_clear(self);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static PyMemberDef compiled_members[] = {
+    {"_fast", T_OBJECT, offsetof(CompiledCallObject, fast), 0,
+     "the newest plan's bound call (None: none)"},
+    {NULL},
+};
+
+static PyTypeObject CompiledCallType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "hop._C._CompiledCall",
+    .tp_basicsize = sizeof(CompiledCallObject),
+    .tp_dealloc = (destructor)compiled_dealloc,
+    .tp_call = (ternaryfunc)compiled_call,
+    .tp_traverse = (traverseproc)compiled_traverse,
+    .tp_clear = (inquiry)compiled_clear,
+    .tp_members = compiled_members,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC,
+    .tp_new = PyType_GenericNew,
+    .tp_doc = "The call of hop.compile's CompiledFunction: the bound plan (_fast), else "
+              "_call_args(args), or _call_kw(args, kwargs) with keyword arguments.",
+};
 
 static PyMethodDef plan_methods[] = {
     {"run", (PyCFunction)plan_run, METH_O, "run(tensors) -> list of result tensors"},
     {"run_arrays", (PyCFunction)(void (*)(void))plan_run_arrays, METH_FASTCALL,
      "run_arrays(arrays, captures, scalars) -> ndarray results (the compiled NumPy call)"},
+    {"bind_tensors", (PyCFunction)(void (*)(void))plan_bind_tensors, METH_FASTCALL,
+     "bind_tensors(nargs, captures, single) -> f: f(args) runs the plan on a tuple of nargs "
+     "hop.Tensors and the captures (the one result with single, else a tuple), and is "
+     "NotImplemented for any other tuple"},
     {"bind_arrays", (PyCFunction)(void (*)(void))plan_bind_arrays, METH_FASTCALL,
      "bind_arrays(nargs, captures, scalars) -> f: f(args) is run_arrays(args, captures, "
      "scalars) for a tuple of nargs ndarrays, else NotImplemented"},
@@ -2065,10 +2257,15 @@ int
 hop_py_trace_init(PyObject *module)
 {
     if (PyType_Ready(&TraceType) < 0 || PyType_Ready(&hop_py_SymIntType) < 0 ||
-        PyType_Ready(&PlanType) < 0 || PyType_Ready(&ArrayCallType) < 0)
+        PyType_Ready(&PlanType) < 0 || PyType_Ready(&ArrayCallType) < 0 ||
+        PyType_Ready(&CompiledCallType) < 0)
+        return -1;
+    if ((str_call_args = PyUnicode_InternFromString("_call_args")) == NULL ||
+        (str_call_kw = PyUnicode_InternFromString("_call_kw")) == NULL)
         return -1;
     if (PyModule_AddObjectRef(module, "Trace", (PyObject *)&TraceType) < 0 ||
-        PyModule_AddObjectRef(module, "SymInt", (PyObject *)&hop_py_SymIntType) < 0)
+        PyModule_AddObjectRef(module, "SymInt", (PyObject *)&hop_py_SymIntType) < 0 ||
+        PyModule_AddObjectRef(module, "_CompiledCall", (PyObject *)&CompiledCallType) < 0)
         return -1;
     return PyModule_AddFunctions(module, trace_functions);
 }
