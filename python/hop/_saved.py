@@ -127,6 +127,7 @@ def _runner_bytes(tr, runner, kind):
         "all_numpy": bool(runner.all_numpy),
         "as_array": [bool(a) for a in runner.as_array],
         "sym_out": [s if s == "float" else bool(s) for s in runner.sym_out],
+        "kwargs": bool(runner.kw),
     }
     sections = {_KIND: kind.encode(), _PYTHON: json.dumps(info).encode()}
     return _C._save(tr, list(runner._state[1]), sections)
@@ -185,7 +186,7 @@ def loads(data):
             len(captures) != len(tr.captures):
         raise _C.Error("hop.load: the section hop.python does not match the program's outputs")
     runner = _Runner(tr, plan, spec, statics, out_spec, template, all_numpy, sym_out,
-                     _NoGuards(), as_array)
+                     _NoGuards(), as_array, kw=bool(info.get("kwargs", False)))
     if kind == "tensor":
         if spec.num_leaves() != 0 or len(captures) != 1:
             raise _C.Error("hop.load: a saved tensor holds one captured value and no argument")

@@ -6,17 +6,21 @@ a C plan.  The GraphModule it returns prints (code, table, DOT), exposes its
 nodes and nested subgraphs, and runs the plan when called.
 """
 
+import functools
 import inspect
 import os
 import re
 import shutil
 import subprocess
 import sys
+import types
 import warnings
 
 from . import _C
+from . import _breaks
 from . import _guards
-from ._pytree import LEAF, flatten, unflatten
+from . import _paths
+from ._pytree import LEAF, flatten, subtree, unflatten, unflatten_with
 from ._symfloat import SymFloat
 
 __all__ = ["trace", "GraphModule", "Graph", "Node", "TensorMeta", "SymMeta"]
@@ -427,13 +431,14 @@ class GraphModule:
             return list(self._desc["guards"])
         return self._trace.guards()
 
-    def __call__(self, *args):
-        """Runs the plan on args, shaped like the example arguments (tensors
-        and NumPy arrays where the trace had them, the same constants)."""
+    def __call__(self, *args, **kwargs):
+        """Runs the plan on args (and the keyword arguments of the traced
+        call), shaped like the example arguments (tensors and NumPy arrays
+        where the trace had them, the same constants)."""
         if self._call is None:
             raise TypeError(f"the subgraph {self.name} is not callable on its own; call the "
                             f"root GraphModule")
-        return self._call(*args)
+        return self._call(*args, **kwargs)
 
     def __repr__(self):
         return f"GraphModule({self.name})\n{self.code}"
@@ -504,14 +509,17 @@ def _as_tensor(x):
     return None, False
 
 
-def trace(fn, *example_args, dynamic=False, captures="allow"):
-    """trace(fn, *example_args, dynamic=False, captures="allow") -> GraphModule
+def trace(fn, *example_args, dynamic=False, captures="allow", kwargs=None):
+    """trace(fn, *example_args, dynamic=False, captures="allow", kwargs=None) -> GraphModule
 
     Traces fn on example arguments into a GraphModule.  Tensor (and NumPy
     array) arguments become graph inputs named after fn's parameters; with
     dynamic=True each dim gets a symbol (duck sizing, sizes 0 and 1
     specialised), with a sequence of bools per argument only those dims.
-    Other arguments are constants of the trace.
+    Other arguments are constants of the trace.  kwargs (a dict) are fn's
+    keyword arguments: tensors among them are inputs named after the
+    keyword (after the positional ones), the others constants; the
+    GraphModule is then called with the same keywords.
 
     captures="error" rejects implicit captures: a concrete tensor the
     function reaches without an argument (a closure, a global) and an outer
@@ -543,7 +551,11 @@ def trace(fn, *example_args, dynamic=False, captures="allow"):
                         f"argument, got {type(dynamic).__name__}")
     if captures not in ("allow", "error"):
         raise ValueError(f"hop.trace: captures must be 'allow' or 'error', got {captures!r}")
-    gm = _trace(fn, example_args, dynamic)[0]
+    if kwargs is not None and not (isinstance(kwargs, dict) and
+                                   all(isinstance(k, str) for k in kwargs)):
+        raise TypeError(f"hop.trace: kwargs must be a dict of keyword arguments, got "
+                        f"{type(kwargs).__name__}")
+    gm = _trace(fn, example_args, dynamic, kwargs=kwargs)[0]
     if captures == "error":
         _reject_implicit(gm)
     return gm
@@ -590,19 +602,31 @@ def _out_value(x):
 _SYMBOL = re.compile(r"[A-Za-z_]\w*")
 
 
-def _trace(fn, example_args, dynamic, paths=None):
-    """(GraphModule, runner) of fn on example_args.  With paths (a
-    _paths.PathTrace: hop.compile), Python control flow on traced values is
-    specialised instead of being an error."""
+def _call_tree(args, kwargs):
+    """The structure of a call's arguments: the positional ones as a tuple,
+    and with keyword arguments (args, {keyword: value}) in keyword order (the
+    runner's kw flag tells it from a positional (tuple, dict) call)."""
+    if not kwargs:
+        return tuple(args)
+    return (tuple(args), {k: kwargs[k] for k in sorted(kwargs)})
+
+
+def _trace(fn, example_args, dynamic, paths=None, kwargs=None, compiling=False):
+    """(GraphModule, runner) of fn on example_args (and keyword arguments
+    kwargs).  With paths (a _paths.PathTrace: hop.compile), Python control
+    flow on traced values is specialised instead of being an error; with
+    compiling (hop.compile), Python that needs a traced value's value raises
+    _breaks.GraphBreak instead of its error."""
     if _C.tracing() is not None:
         raise _C.TraceError("hop.trace: a trace is already active (hop.trace and hop.compile "
                             "cannot be nested)")
-    leaves, spec = flatten(tuple(example_args))
+    kw = bool(kwargs)
+    leaves, spec = flatten(_call_tree(example_args, kwargs))
     if isinstance(dynamic, (list, tuple)) and len(dynamic) != len(leaves):
         raise ValueError(f"hop.trace: dynamic has {len(dynamic)} entries but there are "
                          f"{len(leaves)} arguments (one bool, or one bool per dim, each)")
     tr = _C.Trace()
-    arg_names = _leaf_names(fn, example_args)
+    arg_names = _leaf_names(fn, example_args, kwargs)
     proxies, kinds, numpy_in, as_array = [], [], [], []
     for i, leaf in enumerate(leaves):
         t, was_np = _as_tensor(leaf)
@@ -615,13 +639,17 @@ def _trace(fn, example_args, dynamic, paths=None):
         proxies.append(tr.add_input(arg_names[i], t, dyn))
         kinds.append(t)
         numpy_in.append(was_np)
+    given = [None]  # the last run's arguments as the function saw them
 
     def call():
         # An ndarray argument behaves as an ndarray in the function (NumPy's
         # semantics, through hop.numpy), and returns as one; fresh wrappers
         # for each run of the function (path specialisation runs it again).
-        return fn(*unflatten([_numpy_arg(p) if a else p for p, a in zip(proxies, as_array)],
-                             spec))
+        built = unflatten([_numpy_arg(p) if a else p for p, a in zip(proxies, as_array)], spec)
+        given[0] = built
+        if kw:
+            return fn(*built[0], **built[1])
+        return fn(*built)
 
     # What fn can read besides its tensor arguments: the values the plan
     # will bake in (see _guards); and names for the tensors among them (a
@@ -631,7 +659,18 @@ def _trace(fn, example_args, dynamic, paths=None):
         tr.name_hint(t, sources[0].hint())
     tr.start()
     try:
-        out = call() if paths is None else paths.run(tr, call)
+        if compiling:
+            _breaks.mark_compile(tr)
+        try:
+            out = call() if paths is None else paths.run(tr, call)
+        except BaseException:
+            brk = _breaks.raised(tr)
+            if brk is not None:
+                raise brk from None  # the break, whatever the function made of it
+            raise
+        brk = _breaks.raised(tr)
+        if brk is not None:
+            raise brk  # raised and caught inside the function: the trace ends there
         out_leaves, out_spec = flatten(out)
         hnp = sys.modules.get("hop.numpy")
         if hnp is not None:
@@ -643,6 +682,7 @@ def _trace(fn, example_args, dynamic, paths=None):
         traced = [x for x in out_leaves if isinstance(x, outs)]
         sym_out = ["float" if isinstance(x, SymFloat) else isinstance(x, _C.SymInt)
                    for x in traced]
+        results = _Results(fn, out, out_leaves, outs, given[0], spec, env.seen)
         tr.output([_out_value(x) for x in traced])
     finally:
         tr.stop()
@@ -652,30 +692,183 @@ def _trace(fn, example_args, dynamic, paths=None):
     all_numpy = bool(numpy_in) and all(numpy_in)
     views = {id(v[1]): v[0] for k, v in tr.scratch.items()
              if isinstance(k, tuple) and k[0] == "hop.numpy array"}
-    guards = _guards.Guards(env, tr.captures, leaves, views)
+    captures = tr.captures
+    made = _made_captures(captures, views)
+    guards = _guards.Guards(env, captures, leaves, views, made=lambda t: id(t) in made)
     runner = _Runner(tr, plan, spec, statics, out_spec, template, all_numpy, sym_out, guards,
-                     as_array)
+                     as_array, kw=kw, results=results)
     # The lines after the guards' and the viewed arrays' (describing them
     # needs the placeholder names: a walk of the whole graph, skipped when
     # there is nothing to say).
     unguarded = guards.describe(runner.capture_names)[len(guards.guards) + len(guards.viewed):] \
         if guards.unsourced or guards.skipped else []
+    unguarded = [u for u in unguarded if not u.endswith(_guards.MADE)]
     if unguarded:
         # Never silent: what the guards cannot see is said once per trace.
         warnings.warn(f"hop: {getattr(fn, '__qualname__', 'the traced function')} reads values "
                       f"that hop can guard by identity only, so a change inside them is not "
                       f"seen by this trace: " + "; ".join(unguarded), RuntimeWarning,
-                      stacklevel=3)
+                      stacklevel=_paths.user_stacklevel())
     gm = GraphModule(tr, (), runner)
     gm.plan = plan
     return gm, runner
 
 
-def _leaf_names(fn, args):
-    """A placeholder name per argument leaf: the parameter's name, with the
-    field (namedtuple, dataclass) or position (tuple, list, dict) of a leaf
-    inside a structure."""
+def _made_captures(captures, views):
+    """The ids of the captured tensors the traced function made itself
+    (hop.tensor(0), np.arange(5), a NumPy scalar or a list used as an
+    operand): nothing but the trace refers to it (nor to the ndarray whose
+    memory it is, which owns that memory), so nothing can change it between
+    calls and it needs no guard.  A value the user holds has one reference
+    more at least (a module, an object, a list, a cell): counted with
+    sys.getrefcount against the references hop holds here (tests check both
+    sides: test_compile_effects.py)."""
+    out = set()
+    for t in captures:
+        viewed = id(t) in views
+        owner = views[id(t)] if viewed else _C._base(t)
+        # t: the trace's kept dict, captures, the loop's t, getrefcount's
+        # argument; and hop.numpy's (array, tensor) entry of the trace
+        if sys.getrefcount(t) > 4 + viewed:
+            continue
+        # the owner: t's base and buffer, the local, getrefcount's argument;
+        # and that entry and the views dict
+        if owner is not None and not (_np is not None and isinstance(owner, _np.ndarray) and
+                                      sys.getrefcount(owner) <= 4 + 2 * viewed):
+            continue
+        # a view (np.linspace's result is one): its bases, each held by the
+        # view before it only (and the local, getrefcount's argument)
+        while owner is not None and owner.base is not None:
+            owner = owner.base
+            if not isinstance(owner, _np.ndarray) or sys.getrefcount(owner) > 3:
+                break
+        else:
+            out.add(id(t))
+        del owner
+    return out
+
+
+class _Results:
+    """What a trace learned about the function's result besides its traced
+    values: which of its nodes are objects that existed before the call (an
+    argument's container or leaf, an object the function's environment
+    holds), returned as themselves (eager: f(d) is d), and which constants
+    the call made, made anew on every call (a NumPy array, a set).  A result
+    that holds a traced value where a plan cannot rebuild it (a closure, an
+    object's attribute, a set) ends the compiled part (_breaks).
+
+    Pre-existing means reached by the arguments' structure or by the
+    guards' walk of the environment (_guards.scan: its depth and size
+    limits); an object the function returns from deeper is taken as made by
+    the call (documented)."""
+
+    __slots__ = ("same", "fresh")
+
+    def __init__(self, fn, out, out_leaves, outs, given, arg_spec, env_ids):
+        self.same = {}   # path in the result -> ("arg", path in the arguments) or ("obj", it)
+        self.fresh = {}  # index of a constant leaf -> a function making it anew
+        given_nodes = _pytree_nodes(given, arg_spec) if given is not None else {}
+        for node_id, (path, node) in _pytree_nodes(out).items():
+            if _is_atom(node) or isinstance(node, outs):
+                hit = given_nodes.get(node_id)
+                if hit is not None and hit[1] is node and isinstance(node, _C.Tensor):
+                    self.same[path] = ("arg", hit[0])  # a tensor argument, returned
+                continue
+            hit = given_nodes.get(node_id)
+            if hit is not None and hit[1] is node:
+                self.same[path] = ("arg", hit[0])
+            elif node_id in env_ids:
+                self.same[path] = ("obj", node)
+        # a node inside one already taken whole is not looked at
+        self.same = {p: a for p, a in self.same.items()
+                     if not any(p[:k] in self.same for k in range(len(p)))}
+        mine = None
+        for i in range(len(out_leaves)):
+            x = out_leaves[i]
+            if isinstance(x, outs) or _is_atom(x) or id(x) in env_ids:
+                continue
+            if _holds_traced(x):
+                _breaks.conversion(_C.TraceError, f"the function returns a "
+                                                  f"{type(x).__name__} that holds a traced "
+                                                  f"value; only tensors, numbers and pytrees "
+                                                  f"of them come back from a plan")
+            if mine is None:
+                mine = _nested_codes(fn)
+            if isinstance(x, types.FunctionType):
+                if x.__code__ in mine:
+                    _breaks.conversion(_C.TraceError, f"the function returns the function "
+                                                      f"{x.__qualname__} it makes, a new one "
+                                                      f"on each call eagerly")
+                continue
+            if _np is not None and isinstance(x, _np.ndarray):
+                self.fresh[i] = x.copy
+            elif _mutable(x) and not any(x is g[1] for g in given_nodes.values()):
+                import copy
+                try:
+                    copy.deepcopy(x)
+                except Exception:
+                    _breaks.conversion(_C.TraceError, f"the function returns a "
+                                                      f"{type(x).__name__} it makes, which hop "
+                                                      f"cannot make anew for every call")
+                self.fresh[i] = functools.partial(copy.deepcopy, x)
+
+    def __bool__(self):
+        return bool(self.same or self.fresh)
+
+
+def _itself(obj):
+    return obj
+
+
+def _pytree_nodes(obj, spec=None):
+    from ._pytree import nodes
+    return nodes(obj, spec=spec)
+
+
+_ATOMS = (int, float, complex, str, bytes, bool, type(None), range, slice, type(Ellipsis),
+          type, types.ModuleType, types.BuiltinFunctionType, frozenset)
+
+
+def _is_atom(x):
+    """An immutable value: the same object on every call is what eager gives
+    (or cannot be told from it)."""
+    if isinstance(x, _ATOMS):
+        return not isinstance(x, frozenset) or all(_is_atom(v) for v in x)
+    if _np is not None and isinstance(x, (_np.generic, _np.dtype)):
+        return True
+    return isinstance(x, type(_C.float32))
+
+
+def _mutable(x):
+    return not isinstance(x, (types.FunctionType, types.MethodType, _C.Tensor))
+
+
+def _holds_traced(x):
+    from ._hops import _holds_traced as holds
+    return holds(x)
+
+
+def _nested_codes(fn):
+    """The code objects of the functions fn makes when called."""
+    out = set()
+    code = getattr(getattr(fn, "__func__", fn), "__code__", None)
+    todo = list(code.co_consts) if code is not None else []
+    while todo:
+        c = todo.pop()
+        if isinstance(c, types.CodeType):
+            out.add(c)
+            todo.extend(c.co_consts)
+    return out
+
+
+def _leaf_names(fn, args, kwargs=None):
+    """A placeholder name per argument leaf: the parameter's name (the
+    keyword for a keyword argument), with the field (namedtuple, dataclass)
+    or position (tuple, list, dict) of a leaf inside a structure."""
     names = _param_names(fn, len(args))
+    if kwargs:
+        names = names + sorted(kwargs)
+        args = tuple(args) + tuple(kwargs[k] for k in sorted(kwargs))
     out = []
     for i, a in enumerate(args):
         sub, spec = flatten(a)
@@ -701,8 +894,14 @@ class _Runner:
     of the trace)."""
 
     def __init__(self, tr, plan, spec, statics, out_spec, template, all_numpy, sym_out, guards,
-                 as_array):
+                 as_array, kw=False, results=None):
         self.plan = plan
+        # Whether the trace's call had keyword arguments: spec is then that
+        # of (args, {keyword: value}), and only such calls fit.
+        self.kw = kw
+        # Result nodes that are the caller's own objects, constants made
+        # anew per call (_Results); None when there are none.
+        self._results = results if results else None
         # Which arguments were ndarrays (NumPy's semantics in the function):
         # hop.compile retraces when an argument changes kind.
         self.as_array = as_array
@@ -726,10 +925,12 @@ class _Runner:
         self._state = guards.state(self.captures)
         # The common call, fn(t1, ..., tn) on hop.Tensors returning tensors,
         # skips flattening and rebuilding (most of a small plan's call cost).
-        flat = spec.kind == "tuple" and all(c == LEAF for c in spec.children)
+        flat = spec.kind == "tuple" and all(c == LEAF for c in spec.children) and not kw and \
+            self._results is None
         self._nflat = len(statics) if flat and all(s is None for s in statics) and \
             not any(as_array) else -1
-        self._one_out = out_spec == LEAF and template == [None] and sym_out == [False]
+        self._one_out = out_spec == LEAF and len(template) == 1 and template[0] is None and \
+            sym_out == [False] and self._results is None
         # The common NumPy call, fn(a1, ..., an) on ndarrays returning
         # arrays: (whether a tuple, the 0-d results to return as NumPy
         # scalars), or None.
@@ -743,6 +944,13 @@ class _Runner:
         # and is NotImplemented for anything else (hop.compile's __call__).
         self.fast = plan.bind_arrays(self._ndflat, self._state[1], self._ndout) \
             if self._ndflat >= 0 and self._ndout is not None and self._check is None else None
+        # The same for hop.Tensors in and a tensor or a flat tuple of them
+        # out: bound in C, no Python frame between the call and the plan.
+        flat_out = out_spec.kind == "tuple" and all(c == LEAF for c in out_spec.children) and \
+            all(t is None for t in template) and not any(sym_out)
+        if self.fast is None and self._nflat >= 0 and self._check is None and \
+                (self._one_out or flat_out):
+            self.fast = plan.bind_tensors(self._nflat, self._state[1], self._one_out)
 
     @property
     def capture_names(self):
@@ -764,9 +972,12 @@ class _Runner:
         st = self._state = self.guards.revalidate(st, leaves)
         return st[1]
 
-    def tensors(self, args, mismatch=TypeError):
-        leaves, spec = flatten(tuple(args))
-        if spec != self.spec:
+    def tensors(self, args, mismatch=TypeError, kwargs=None):
+        leaves, spec = flatten(_call_tree(args, kwargs))
+        if spec != self.spec or bool(kwargs) != self.kw:
+            if bool(kwargs) != self.kw:
+                raise mismatch(f"expected {'keyword' if self.kw else 'no keyword'} arguments "
+                               f"(the traced call's), got {sorted(kwargs) if kwargs else 'none'}")
             raise mismatch(f"expected arguments shaped like {self.spec!r}, got {spec!r}")
         tensors = []
         numpy_in = []
@@ -789,7 +1000,9 @@ class _Runner:
                                     f"({type(leaf).__name__}) was given")
         return tensors, bool(numpy_in) and all(numpy_in), leaves
 
-    def __call__(self, *args):
+    def __call__(self, *args, **kwargs):
+        if kwargs:
+            return self.call_kw(args, TypeError, kwargs)
         return self.call(args, TypeError)
 
     def call(self, args, mismatch):
@@ -818,9 +1031,17 @@ class _Runner:
                 return self.plan.run_arrays(args, st[1], self._ndout)
         tensors, as_numpy, leaves = self.tensors(args, mismatch)
         results = self.plan.run(tensors + list(self._captured(leaves)))
-        return self.finish(results, as_numpy)
+        return self.finish(results, as_numpy, args)
 
-    def finish(self, results, as_numpy):
+    def call_kw(self, args, mismatch, kwargs):
+        """call() with keyword arguments (none: call())."""
+        if not kwargs:
+            return self.call(args, mismatch)
+        tensors, as_numpy, leaves = self.tensors(args, mismatch, kwargs)
+        results = self.plan.run(tensors + list(self._captured(leaves)))
+        return self.finish(results, as_numpy, args, kwargs)
+
+    def finish(self, results, as_numpy, args=None, kwargs=None):
         results = [float(r.item()) if sym == "float" else int(r.item()) if sym else r
                    for r, sym in zip(results, self.sym_out)]
         it = iter(results)
@@ -828,4 +1049,15 @@ class _Runner:
         if as_numpy:
             leaves = [x.numpy() if c and isinstance(x, _C.Tensor) else x
                       for x, c in zip(leaves, self._to_numpy)]
-        return unflatten(leaves, self.out_spec)
+        r = self._results
+        if r is None:
+            return unflatten(leaves, self.out_spec)
+        for i, make in r.fresh.items():
+            leaves[i] = make()  # a constant made anew, as eager makes it
+        if not r.same:
+            return unflatten(leaves, self.out_spec)
+        # the caller's own objects, returned as themselves (eager: f(d) is d)
+        tree = _call_tree(args, kwargs)
+        return unflatten_with(leaves, self.out_spec, {
+            p: functools.partial(subtree, tree, self.spec, a[1]) if a[0] == "arg" else
+            functools.partial(_itself, a[1]) for p, a in r.same.items()})
