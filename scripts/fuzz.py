@@ -16,6 +16,11 @@ Categories (--category, comma-separated; "trust" = the six of issue #12,
            argument objects, Python scalar types, row counts that take the
            other branch, other threads); every call must equal eager on the
            current values.  `--list` describes each.
+  effects  tests/python/fuzz_effects.py (issue 24): functions mixing tensor
+           code with Python effects, conversions of traced values, a keyword
+           argument and rebinding, over calls with a changing world; eager ==
+           hop.compile == fullgraph=True in results, printed text and
+           effects (or fullgraph refuses before any effect).
 
 Each category runs in rounds of --chunk examples, each round with its own
 Hypothesis seed (printed, so a round can be replayed with --seed S --rounds 1)
@@ -46,7 +51,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 TESTS = os.path.normpath(os.path.join(HERE, "..", "tests", "python"))
 TRUST = ("mutate", "rebind", "argobj", "scalars", "branch", "threads")
-CATEGORIES = ("base",) + TRUST
+CATEGORIES = ("base",) + TRUST + ("effects",)
 
 
 def _setup_path():
@@ -100,6 +105,9 @@ def worker(category, seed, examples, dtypes, current, inject, stand_in):
         _eager_stand_in()
     if category == "base":
         strategy, check = fp.specs(dtypes=dtypes), fp.check_program
+    elif category == "effects":
+        import fuzz_effects as fe
+        strategy, check = fe.specs(), fe.check_spec
     else:
         import fuzz_trust as ft
         strategy, check = ft.specs(category, dtypes=dtypes), ft.check_spec
@@ -249,11 +257,13 @@ def main(argv=None):
                args.eager_stand_in)
         return 0
 
+    import fuzz_effects as fe
     import fuzz_trust as ft
     if args.list:
         print(f"base: {fp.__doc__.splitlines()[0]}")
         for c in TRUST:
             print(f"{c}: {ft.CATEGORIES[c]}")
+        print(f"effects: {fe.CATEGORY}")
         return 0
     cats = []
     for c in args.category.split(","):
@@ -321,7 +331,7 @@ def main(argv=None):
                 if sig not in seen:
                     seen.add(sig)
                     summary = f"{r['kind']}: {r['message']}"
-                    mod = fp if c == "base" else ft
+                    mod = fp if c == "base" else fe if c == "effects" else ft
                     path = mod.save_regression(r["spec"], args.out, summary=summary, seed=seed)
                     saved.append(path)
                     print(f"    saved {path}\n    spec: {r['spec']}", flush=True)

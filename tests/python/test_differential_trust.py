@@ -335,7 +335,7 @@ def test_the_campaign_lists_its_categories():
                        env=_env(), timeout=120)
     assert r.returncode == 0, r.stderr
     assert [line.split(":")[0] for line in r.stdout.splitlines()] == [
-        "base", "mutate", "rebind", "argobj", "scalars", "branch", "threads"]
+        "base", "mutate", "rebind", "argobj", "scalars", "branch", "threads", "effects"]
 
 
 def test_the_campaign_refuses_an_unknown_category():
