@@ -514,12 +514,23 @@ def test_assignment_into_arrays_made_by_the_function():
     check(f, a)
 
     def g(x):
-        v = x.reshape(-1)  # a view: writing it would write x too
+        v = x.reshape(-1)  # a view: writing it writes x too
         v[0] = 100
         return x
 
+    # a write into the caller's array: hop.compile runs g eagerly (issue
+    # 24; it raised UnsupportedError), so the call writes it as NumPy does
+    mine, theirs = a.copy(), a.copy()
+    with pytest.warns(RuntimeWarning, match=r"g runs eagerly: writes an item of the result of "
+                                            r"reshape\(\) at line \d+ \(which may be, or share "
+                                            r"memory with, the argument 'x'\)"):
+        got = hop.compile(g)(mine)
+    want = g(theirs)
+    assert got is mine and mine[0, 0] == 100
+    np.testing.assert_array_equal(mine, theirs)
+    np.testing.assert_array_equal(got, want)
     with pytest.raises(hop.UnsupportedError, match="an argument or a captured array"):
-        hop.compile(g)(a.copy())
+        hop.trace(g, a.copy())
 
 
 # ------------------------------------------------------- protocols, errors
