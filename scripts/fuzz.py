@@ -26,6 +26,11 @@ Categories (--category, comma-separated; "trust" = the six of issue #12,
            argument objects, Python scalar types, row counts that take the
            other branch, other threads); every call must equal eager on the
            current values.  `--list` describes each.
+  effects  tests/python/fuzz_effects.py (issue 24): functions mixing tensor
+           code with Python effects, conversions of traced values, a keyword
+           argument and rebinding, over calls with a changing world; eager ==
+           hop.compile == fullgraph=True in results, printed text and
+           effects (or fullgraph refuses before any effect).
 
   saved    tests/python/fuzz_saved.py: hostile saved programs (docs/SAVED_FORMAT.md,
            issue #25): mutants of programs covering every built-in HOP and the C HOPs
@@ -66,7 +71,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 TESTS = os.path.normpath(os.path.join(HERE, "..", "tests", "python"))
 TRUST = ("mutate", "rebind", "argobj", "scalars", "branch", "threads")
-CATEGORIES = ("base", "transforms") + TRUST
+CATEGORIES = ("base", "transforms") + TRUST + ("effects",)
 
 
 def _setup_path():
@@ -120,6 +125,9 @@ def worker(category, seed, examples, dtypes, current, inject, stand_in, without=
         _eager_stand_in()
     if category == "base":
         strategy, check = fp.specs(dtypes=dtypes), fp.check_program
+    elif category == "effects":
+        import fuzz_effects as fe
+        strategy, check = fe.specs(), fe.check_spec
     elif category == "transforms":
         import warnings
 
@@ -348,6 +356,7 @@ def main(argv=None):
                args.checks.split(",") if args.checks else None)
         return 0
 
+    import fuzz_effects as fe
     import fuzz_trust as ft
     if args.list:
         import fuzz_transforms as ftr
@@ -355,6 +364,7 @@ def main(argv=None):
         print(f"transforms: {' '.join(ftr.__doc__.splitlines()[:2])}")
         for c in TRUST:
             print(f"{c}: {ft.CATEGORIES[c]}")
+        print(f"effects: {fe.CATEGORY}")
         return 0
     cats = []
     for c in args.category.split(","):
@@ -423,7 +433,8 @@ def main(argv=None):
                     seen.add(sig)
                     summary = f"{r['kind']}: {r['message']}"
                     import fuzz_transforms as ftr
-                    mod = fp if c == "base" else ftr if c == "transforms" else ft
+                    mod = fp if c == "base" else ftr if c == "transforms" else \
+                        fe if c == "effects" else ft
                     path = mod.save_regression(r["spec"], args.out, summary=summary, seed=seed)
                     saved.append(path)
                     print(f"    saved {path}\n    spec: {r['spec']}", flush=True)

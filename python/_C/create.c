@@ -854,11 +854,16 @@ full_symfloat(PyObject *sf, PyObject *t, const hop_py_opnd *size, const hop_py_o
 {
     hop_dtype d = dtype->kind == HOP_PY_DTYPE ? dtype->u.d : HOP_F32;
     if (!hop_dtype_is_float(d)) {
+        /* its _text, not str(sf): that asks the user's frame (hop/_breaks.py) */
+        PyObject *text = PyObject_GetAttrString(sf, "_text");
+        if (text == NULL)
+            return NULL;
         PyErr_Format(PyExc_TypeError,
                      "full(): argument 'fill_value' is SymFloat %S, a float known only at run "
                      "time, and dtype %s is not a float dtype: hop fills float dtypes with a "
                      "SymFloat; use a float dtype and .to(hop.%s), or an int fill value",
-                     sf, hop_py__dtype_pyname(d), hop_py__dtype_pyname(d));
+                     text, hop_py__dtype_pyname(d), hop_py__dtype_pyname(d));
+        Py_DECREF(text);
         return NULL;
     }
     PyObject *v = hop_py__to(t, d);
@@ -1359,6 +1364,9 @@ PyMethodDef hop_py__create_functions[] = {
      "specialisation); returns the previous hook."},
     {"_truth", (PyCFunction)hop_py__truth, METH_O, HOP_PY_SIG("_truth(t, /)")
      "bool(t) without the hook."},
+    {"_base", (PyCFunction)hop_py__base, METH_O, HOP_PY_SIG("_base(t, /)")
+     "The object whose memory concrete tensor t wraps (an ndarray, ...), or None when t owns "
+     "its memory (hop.compile: a constant the traced function made)."},
     {NULL},
 };
 /* clang-format on */

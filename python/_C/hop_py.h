@@ -138,6 +138,15 @@ hop_py_tracing_active(void)
 {
     return hop_py__ntracing != 0 && hop_py__thread_tracing();
 }
+/* tensor.c: raises the error of Python needing a traced value (a conversion,
+ * its text): where hop.compile's compiled part ends, hop/_breaks.py's break;
+ * elsewhere type(message), message formatted as PyUnicode_FromFormat.
+ * Always NULL. */
+PyObject *hop_py__conversion(PyObject *type, const char *fmt, ...);
+/* trace.c/tensor.c: the text of a traced value (a proxy's repr, a SymInt's
+ * str) for the Python frame that asked: text itself for hop and NumPy, the
+ * user's in hop.trace; see hop/_breaks.py (new reference, or NULL). */
+PyObject *hop_py__user_text(const char *helper, PyObject *obj, PyObject *text);
 /* A proxy's shape as a tuple of ints and SymInts. */
 PyObject *hop_py_proxy_shape(TensorObject *p);
 /* Wraps a node of trace `owner` as a proxy Tensor (new reference; tensor.c). */

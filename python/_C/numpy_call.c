@@ -1,7 +1,8 @@
 /*
  * python/_C/numpy_call.c - the compiled call of NumPy code: a plan run on
  * NumPy arrays, giving arrays (Plan.run_arrays), and Plan.bind_arrays's
- * callable, which does that with the type checks in C.  The arrays are
+ * callable, which does that with the type checks in C (and
+ * Plan.bind_tensors's, the same callable on hop.Tensors).  The arrays are
  * wrapped as hop.asarray wraps them, zero-copy where it can (through
  * NumPy's C API, ndarray.c, when it is there).
  */
@@ -137,11 +138,15 @@ hop_py__plan_run_arrays(PlanObject *p, PyObject *const *args, Py_ssize_t nargs)
  * caller takes its general path.  hop.compile's call of NumPy code whose
  * environment has no guards to check (python/hop/_compile.py): the type
  * checks in C, no Python frame between the call and the plan.
+ * Plan.bind_tensors(nargs, captures, single) is the same for a tuple of
+ * exactly nargs hop.Tensors: the one result with single, else the tuple of
+ * results (a proxy among them is the plan's TypeError, as Plan.run's).
  */
 typedef struct ArrayCallObject {
     PyObject_HEAD PlanObject *plan;
     Py_ssize_t nargs;
-    PyObject *caps, *scalars; /* tuples */
+    PyObject *caps, *scalars; /* tuples; scalars NULL: bound to hop.Tensors */
+    int single;               /* bind_tensors: return the one result itself */
     vectorcallfunc vectorcall;
 } ArrayCallObject;
 
@@ -160,14 +165,18 @@ static PyObject *
 array_call_vectorcall(ArrayCallObject *c, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     if (PyVectorcall_NARGS(nargsf) != 1 || kwnames != NULL || !PyTuple_Check(args[0]))
-        return PyErr_Format(PyExc_TypeError, "the bound call takes one tuple of arrays");
+        return PyErr_Format(PyExc_TypeError, "the bound call takes one tuple of arguments");
     PyObject *tup = args[0];
     Py_ssize_t n = PyTuple_GET_SIZE(tup);
     if (n != c->nargs)
         Py_RETURN_NOTIMPLEMENTED;
+    PyObject *type = c->scalars != NULL ? numpy_ndarray_type : (PyObject *)&hop_py_TensorType;
     for (Py_ssize_t i = 0; i < n; i++)
-        if ((PyObject *)Py_TYPE(PyTuple_GET_ITEM(tup, i)) != numpy_ndarray_type)
+        if ((PyObject *)Py_TYPE(PyTuple_GET_ITEM(tup, i)) != type)
             Py_RETURN_NOTIMPLEMENTED;
+    if (c->scalars == NULL)
+        return hop_py__plan_run_tensors(c->plan, &PyTuple_GET_ITEM(tup, 0), n, c->caps,
+                                        c->single ? HOP_PY_RUN_SINGLE : HOP_PY_RUN_TUPLE);
     return run_arrays(c->plan, &PyTuple_GET_ITEM(tup, 0), n, c->caps, c->scalars);
 }
 
@@ -178,8 +187,8 @@ static PyTypeObject ArrayCallType = {
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL,
     .tp_vectorcall_offset = offsetof(ArrayCallObject, vectorcall),
     .tp_call = PyVectorcall_Call,
-    .tp_doc = "Plan.bind_arrays's callable: f(args) runs the plan on a tuple of ndarrays, "
-              "else is NotImplemented.",
+    .tp_doc = "Plan.bind_arrays's (and bind_tensors's) callable: f(args) runs the plan on a "
+              "tuple of ndarrays (hop.Tensors), else is NotImplemented.",
 };
 
 PyObject *
@@ -220,6 +229,41 @@ hop_py__plan_bind_arrays(PlanObject *p, PyObject *const *args, Py_ssize_t nargs)
     c->nargs = n;
     c->caps = Py_NewRef(args[1]);
     c->scalars = Py_NewRef(args[2]);
+    c->single = 0;
+    c->vectorcall = (vectorcallfunc)array_call_vectorcall;
+    return (PyObject *)c;
+}
+
+PyObject *
+hop_py__plan_bind_tensors(PlanObject *p, PyObject *const *args, Py_ssize_t nargs)
+{
+    Py_ssize_t n;
+    int single;
+    if (nargs != 3 || (n = PyLong_AsSsize_t(args[0])) < 0 || !PyTuple_Check(args[1]) ||
+        (single = PyObject_IsTrue(args[2])) < 0) {
+        if (!PyErr_Occurred() || PyErr_ExceptionMatches(PyExc_TypeError) ||
+            PyErr_ExceptionMatches(PyExc_OverflowError) ||
+            PyErr_ExceptionMatches(PyExc_ValueError)) {
+            PyErr_Clear();
+            PyErr_SetString(PyExc_TypeError, "bind_tensors(nargs, captures, single) takes an int "
+                                             ">= 0, a tuple and a bool");
+        }
+        return NULL;
+    }
+    if ((size_t)(n + PyTuple_GET_SIZE(args[1])) != p->ninputs || (single && p->noutputs != 1))
+        return PyErr_Format(PyExc_TypeError,
+                            "bind_tensors: the plan takes %zu tensors and gives %zu results, "
+                            "not %zd + %zd%s",
+                            p->ninputs, p->noutputs, n, PyTuple_GET_SIZE(args[1]),
+                            single ? " and one" : "");
+    ArrayCallObject *c = PyObject_New(ArrayCallObject, &ArrayCallType);
+    if (c == NULL)
+        return NULL;
+    c->plan = (PlanObject *)Py_NewRef(p);
+    c->nargs = n;
+    c->caps = Py_NewRef(args[1]);
+    c->scalars = NULL;
+    c->single = single;
     c->vectorcall = (vectorcallfunc)array_call_vectorcall;
     return (PyObject *)c;
 }

@@ -126,22 +126,17 @@ hop_py__plan_input(PlanObject *p, Py_ssize_t i, PyObject *o)
     return ((TensorObject *)o)->t;
 }
 
-/* run(tensors) -> list of tensors: runs the plan with the GIL released
- * (interruptible on the main thread, see above). */
-static PyObject *
-plan_run(PlanObject *p, PyObject *arg)
+PyObject *
+hop_py__plan_run_tensors(PlanObject *p, PyObject *const *items, Py_ssize_t n, PyObject *caps,
+                         int shape)
 {
-    PyObject *fast = PySequence_Fast(arg, "Plan.run takes a sequence of tensors");
-    if (fast == NULL)
-        return NULL;
-    Py_ssize_t n = PySequence_Fast_GET_SIZE(fast);
-    if ((size_t)n != p->ninputs) {
-        Py_DECREF(fast);
-        return PyErr_Format(PyExc_TypeError, "the plan takes %zu tensors, got %zd", p->ninputs, n);
-    }
+    Py_ssize_t nc = caps != NULL ? PyTuple_GET_SIZE(caps) : 0;
+    if ((size_t)(n + nc) != p->ninputs)
+        return PyErr_Format(PyExc_TypeError, "the plan takes %zu tensors, got %zd", p->ninputs,
+                            n + nc);
     hop_tensor *small_in[16], **in = small_in, *small_out[16], **out = small_out;
-    if (n > 16)
-        in = PyMem_Calloc((size_t)n, sizeof *in);
+    if (n + nc > 16)
+        in = PyMem_Calloc((size_t)(n + nc), sizeof *in);
     if (p->noutputs > 16)
         out = PyMem_Calloc(p->noutputs, sizeof *out);
     PyObject *result = NULL;
@@ -149,18 +144,26 @@ plan_run(PlanObject *p, PyObject *arg)
         PyErr_NoMemory();
         goto done;
     }
-    for (Py_ssize_t i = 0; i < n; i++)
-        if ((in[i] = hop_py__plan_input(p, i, PySequence_Fast_GET_ITEM(fast, i))) == NULL)
+    for (Py_ssize_t i = 0; i < n + nc; i++)
+        if ((in[i] = hop_py__plan_input(p, i, i < n ? items[i] : PyTuple_GET_ITEM(caps, i - n))) ==
+            NULL)
             goto done;
-    if (hop_py__plan_exec(p, in, (size_t)n, out) < 0)
+    if (hop_py__plan_exec(p, in, (size_t)(n + nc), out) < 0)
         goto done;
-    result = PyList_New((Py_ssize_t)p->noutputs);
+    if (shape == HOP_PY_RUN_SINGLE && p->noutputs == 1) {
+        result = hop_py_tensor_new(out[0]);
+        goto done;
+    }
+    result = shape == HOP_PY_RUN_TUPLE ? PyTuple_New((Py_ssize_t)p->noutputs)
+                                       : PyList_New((Py_ssize_t)p->noutputs);
     for (size_t i = 0; i < p->noutputs; i++) {
         PyObject *t = result ? hop_py_tensor_new(out[i]) : NULL;
         if (result == NULL) {
             hop_tensor_release(out[i]);
         } else if (t == NULL) {
             Py_CLEAR(result);
+        } else if (shape == HOP_PY_RUN_TUPLE) {
+            PyTuple_SET_ITEM(result, (Py_ssize_t)i, t);
         } else {
             PyList_SET_ITEM(result, (Py_ssize_t)i, t);
         }
@@ -170,6 +173,19 @@ done:
         PyMem_Free(in);
     if (out != small_out)
         PyMem_Free(out);
+    return result;
+}
+
+/* run(tensors) -> list of tensors: runs the plan with the GIL released
+ * (interruptible on the main thread, see above). */
+static PyObject *
+plan_run(PlanObject *p, PyObject *arg)
+{
+    PyObject *fast = PySequence_Fast(arg, "Plan.run takes a sequence of tensors");
+    if (fast == NULL)
+        return NULL;
+    PyObject *result = hop_py__plan_run_tensors(
+        p, PySequence_Fast_ITEMS(fast), PySequence_Fast_GET_SIZE(fast), NULL, HOP_PY_RUN_LIST);
     Py_DECREF(fast);
     return result;
 }
@@ -210,6 +226,10 @@ static PyMethodDef plan_methods[] = {
     {"bind_arrays", (PyCFunction)(void (*)(void))hop_py__plan_bind_arrays, METH_FASTCALL,
      "bind_arrays(nargs, captures, scalars) -> f: f(args) is run_arrays(args, captures, "
      "scalars) for a tuple of nargs ndarrays, else NotImplemented"},
+    {"bind_tensors", (PyCFunction)(void (*)(void))hop_py__plan_bind_tensors, METH_FASTCALL,
+     "bind_tensors(nargs, captures, single) -> f: f(args) runs the plan on a tuple of nargs "
+     "hop.Tensors and the captures (the one result with single, else a tuple), and is "
+     "NotImplemented for any other tuple"},
     {"dump", (PyCFunction)plan_dump, METH_NOARGS, "The program, like SQLite's EXPLAIN."},
     {NULL, NULL, 0, NULL},
 };

@@ -350,12 +350,27 @@ symint_int(PyObject *a)
     return PyLong_FromLongLong(v);
 }
 
+/* The expression's text, for hop (and the .expr attribute). */
 static PyObject *
-symint_str(PyObject *a)
+symint_expr_text(PyObject *a)
 {
     char e[256];
     hop_expr_print(((SymIntObject *)a)->expr, e, sizeof e);
     return PyUnicode_FromString(e);
+}
+
+/* str() and repr() give the expression to hop's code and in hop.trace; in
+ * hop.compile the user's code gets the int's text (hop/_breaks.py: the size
+ * specialised with a guard, as int() does), as eagerly. */
+static PyObject *
+symint_str(PyObject *a)
+{
+    PyObject *text = symint_expr_text(a);
+    if (text == NULL)
+        return NULL;
+    PyObject *r = hop_py__user_text("symint_str", a, text);
+    Py_DECREF(text);
+    return r;
 }
 
 static PyObject *
@@ -363,7 +378,24 @@ symint_repr(PyObject *a)
 {
     char e[256];
     hop_expr_print(((SymIntObject *)a)->expr, e, sizeof e);
-    return PyUnicode_FromFormat("SymInt(%s)", e);
+    PyObject *text = PyUnicode_FromFormat("SymInt(%s)", e);
+    if (text == NULL)
+        return NULL;
+    PyObject *r = hop_py__user_text("symint_repr", a, text);
+    Py_DECREF(text);
+    return r;
+}
+
+/* format(s, spec): the int's format in the user's code (as str()). */
+static PyObject *
+symint_format(PyObject *a, PyObject *spec)
+{
+    PyObject *mod = PyImport_ImportModule("hop._breaks");
+    if (mod == NULL)
+        return NULL;
+    PyObject *r = PyObject_CallMethod(mod, "symint_format", "OO", a, spec);
+    Py_DECREF(mod);
+    return r;
 }
 
 static Py_hash_t
@@ -378,7 +410,7 @@ static PyObject *
 symint_get_expr(PyObject *a, void *closure)
 {
     (void)closure;
-    return symint_str(a);
+    return symint_expr_text(a);
 }
 
 static PyObject *
@@ -407,6 +439,13 @@ static PyNumberMethods symint_as_number = {
     .nb_index = symint_int,
 };
 
+static PyMethodDef symint_methods[] = {
+    {"__format__", (PyCFunction)symint_format, METH_O,
+     HOP_PY_SIG("__format__($self, spec, /)") "format(s, spec): the int's format in the user's "
+                                              "code of a hop.compile trace (as str())."},
+    {NULL, NULL, 0, NULL},
+};
+
 static PyGetSetDef symint_getset[] = {
     {"expr", symint_get_expr, NULL, "the expression, e.g. '2*s0 + 1'", NULL},
     {"node", symint_get_node, NULL, "the name of the graph value that yields it, or None", NULL},
@@ -423,6 +462,7 @@ PyTypeObject hop_py_SymIntType = {
     .tp_as_number = &symint_as_number,
     .tp_richcompare = symint_richcompare,
     .tp_getset = symint_getset,
+    .tp_methods = symint_methods,
     .tp_flags = Py_TPFLAGS_DEFAULT,
     .tp_doc = "A symbolic integer of a trace: a size like s0 (x.shape[0] under dynamic=True), "
               "or an unbacked value like u0 (t.item()).  Arithmetic with ints gives SymInts "

@@ -95,28 +95,73 @@ tensor_rank(TensorObject *o)
     return m == NULL ? -1 : m->rank;
 }
 
-/* Raises TraceError "cannot convert a traced value to <what> during tracing". */
+/* Raises the error of Python needing a traced value (a conversion, its
+ * text): hop._breaks.conversion decides (where hop.compile's compiled part
+ * ends, a break; elsewhere type(message)); without the hop package (the
+ * extension alone), type(message).  Returns NULL. */
+PyObject *
+hop_py__conversion(PyObject *type, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    PyObject *msg = PyUnicode_FromFormatV(fmt, ap);
+    va_end(ap);
+    if (msg == NULL)
+        return NULL;
+    PyObject *mod = PyImport_ImportModule("hop._breaks");
+    if (mod == NULL) {
+        PyErr_Clear();
+        PyErr_SetObject(type, msg);
+        Py_DECREF(msg);
+        return NULL;
+    }
+    PyObject *r = PyObject_CallMethod(mod, "conversion", "OO", type, msg);
+    Py_DECREF(mod);
+    if (r != NULL) { /* it always raises; never let a value through */
+        Py_DECREF(r);
+        PyErr_SetObject(type, msg);
+    }
+    Py_DECREF(msg);
+    return NULL;
+}
+
+PyObject *
+hop_py__user_text(const char *helper, PyObject *obj, PyObject *text)
+{
+    PyObject *mod = PyImport_ImportModule("hop._breaks");
+    if (mod == NULL) {
+        PyErr_Clear();
+        return Py_NewRef(text);
+    }
+    PyObject *r = PyObject_CallMethod(mod, helper, "OO", obj, text);
+    Py_DECREF(mod);
+    return r;
+}
+
+/* Raises TraceError "cannot convert a traced value to <what> during tracing"
+ * (a break in hop.compile). */
 static PyObject *
 traced_conversion(const char *what)
 {
-    PyErr_Format(hop_py_TraceError, "cannot convert a traced value to %s during tracing", what);
-    return NULL;
+    return hop_py__conversion(hop_py_TraceError,
+                              "cannot convert a traced value to %s during tracing", what);
 }
 
 /* A concrete tensor's value read into a Python value while this thread traces
  * would be a constant of the graph, stale once the tensor's memory changes:
- * TraceError naming the conversion.  0 when the conversion may go on. */
+ * TraceError naming the conversion (a break in hop.compile).  0 when the
+ * conversion may go on. */
 static int
 concrete_conversion(TensorObject *self, const char *what)
 {
     if (!hop_py_tracing_active())
         return 0;
     char buf[160];
-    PyErr_Format(hop_py_TraceError,
-                 "cannot convert the concrete tensor %s to %s during tracing: the graph would "
-                 "keep its value at trace time; compute with it as a tensor (its ops are "
-                 "recorded) or pass the number as an argument",
-                 tensor_text(self, buf, sizeof buf), what);
+    hop_py__conversion(hop_py_TraceError,
+                       "cannot convert the concrete tensor %s to %s during tracing: the graph "
+                       "would keep its value at trace time; compute with it as a tensor (its ops "
+                       "are recorded) or pass the number as an argument",
+                       tensor_text(self, buf, sizeof buf), what);
     return -1;
 }
 
@@ -483,13 +528,23 @@ nb_positive(PyObject *x)
     return Py_NewRef(x);
 }
 
-/* Text of an operand for messages: `i64[3]` for a tensor, repr otherwise. */
+/* Text of an operand for messages: `i64[3]` for a tensor, `SymInt(s0)` for a
+ * SymInt (its expression: asking its repr in the user's frame would
+ * specialise it), repr otherwise. */
 static PyObject *
 operand_text(PyObject *o)
 {
     char buf[160];
     if (HOP_PY_IS_TENSOR(o))
         return PyUnicode_FromString(tensor_text(HOP_PY_TENSOR(o), buf, sizeof buf));
+    if (HOP_PY_IS_SYM(o)) {
+        PyObject *e = PyObject_GetAttrString(o, "expr");
+        if (e == NULL)
+            return NULL;
+        PyObject *r = PyUnicode_FromFormat("SymInt(%U)", e);
+        Py_DECREF(e);
+        return r;
+    }
     return PyObject_Repr(o);
 }
 
@@ -706,15 +761,27 @@ hop_py__truth(PyObject *mod, PyObject *o)
     return v < 0 ? NULL : PyBool_FromLong(v);
 }
 
+/* _C._base(t): the exporter whose memory t wraps, or None. */
+PyObject *
+hop_py__base(PyObject *mod, PyObject *o)
+{
+    if (!HOP_PY_IS_TENSOR(o)) {
+        PyErr_Format(PyExc_TypeError, "_base(): expected a Tensor, got %.100s", tname(o));
+        return NULL;
+    }
+    PyObject *b = HOP_PY_TENSOR(o)->base;
+    return Py_NewRef(b != NULL ? b : Py_None);
+}
+
 static int
 truth(PyObject *o)
 {
     TensorObject *self = HOP_PY_TENSOR(o);
     const void *p;
     if (self->t == NULL) {
-        PyErr_SetString(hop_py_TraceError,
-                        "bool() of a traced tensor is data-dependent Python control flow; use "
-                        "hop.cond(pred, true_fn, false_fn, operands) instead");
+        hop_py__conversion(hop_py_TraceError,
+                           "bool() of a traced tensor is data-dependent Python control flow; use "
+                           "hop.cond(pred, true_fn, false_fn, operands) instead");
         return -1;
     }
     if (concrete_conversion(self, "a Python bool") < 0)
@@ -1023,10 +1090,25 @@ m_item(TensorObject *self, PyObject *unused)
 {
     const void *p;
     if (self->t == NULL || hop_py_tracing_active()) {
-        /* Traced, a concrete tensor's item is a SymInt as a proxy's is. */
+        /* Traced, a concrete tensor's item is a SymInt as a proxy's is.  A
+         * float's is a Python float known only at run time: the op refuses
+         * it, which in hop.compile is where the compiled part ends. */
         hop_py_opnd a;
         hop_py__set_tensor_opnd(&a, (PyObject *)self);
-        return hop_py_run_op(HOP_OP_item, &a, 1);
+        PyObject *r = hop_py_run_op(HOP_OP_item, &a, 1);
+        if (r == NULL && PyErr_ExceptionMatches(hop_py_UnsupportedError)) {
+            PyObject *type, *value, *tb;
+            PyErr_Fetch(&type, &value, &tb);
+            PyObject *msg = value != NULL ? PyObject_Str(value) : NULL;
+            Py_XDECREF(type);
+            Py_XDECREF(value);
+            Py_XDECREF(tb);
+            if (msg == NULL)
+                return NULL;
+            hop_py__conversion(hop_py_UnsupportedError, "%U", msg);
+            Py_DECREF(msg);
+        }
+        return r;
     }
     if (single_element(self, "item()", "a Python number", &p) < 0)
         return NULL;
@@ -1628,11 +1710,19 @@ tensor_repr(PyObject *self)
 {
     TensorObject *o = HOP_PY_TENSOR(self);
     if (o->t == NULL) {
+        /* hop's own messages and hop.trace show the node; in hop.compile the
+         * user's code asking for the text is where the compiled part ends
+         * (hop/_breaks.py) */
         char buf[256];
-        if (o->node == NULL)
-            return PyUnicode_FromString("Tensor(proxy <no value>)");
-        return PyUnicode_FromFormat("Tensor(proxy %s: %s)", o->node->name,
-                                    tensor_text(o, buf, sizeof buf));
+        PyObject *text = o->node == NULL
+                             ? PyUnicode_FromString("Tensor(proxy <no value>)")
+                             : PyUnicode_FromFormat("Tensor(proxy %s: %s)", o->node->name,
+                                                    tensor_text(o, buf, sizeof buf));
+        if (text == NULL)
+            return NULL;
+        PyObject *r = hop_py__user_text("proxy_text", self, text);
+        Py_DECREF(text);
+        return r;
     }
     /* The NumPy-like text is made in Python (hop/_tensor_api.py). */
     PyObject *api = PyImport_ImportModule("hop._tensor_api");
@@ -1720,6 +1810,87 @@ PyTypeObject hop_py_TensorType = {
     .tp_getset = tensor_getset,
 };
 
+/* ------------------------------------------------- _C._UserClass */
+
+/*
+ * _C._UserClass(fn): a __class__ descriptor for hop.numpy.ndarray.  The real
+ * class, except while this thread traces or records a path (a bool hook is
+ * set: hop/_paths.py) and the code asking (the current frame) is the
+ * user's, not hop's or NumPy's: then fn(obj), NumPy's class, so that
+ * isinstance(x, np.ndarray) answers as eagerly.  In C: every isinstance
+ * that fails its type check on an array asks for __class__, and eager
+ * hop.numpy makes many.
+ */
+typedef struct {
+    PyObject_HEAD PyObject *fn;
+} UserClassObject;
+
+static void
+user_class_dealloc(UserClassObject *self)
+{
+    Py_XDECREF(self->fn);
+    PyObject_Free(self);
+}
+
+/* Whether the current Python frame runs hop's or NumPy's code. */
+static int
+internal_frame(void)
+{
+    PyFrameObject *f = PyEval_GetFrame(); /* borrowed */
+    if (f == NULL)
+        return 1;
+    PyObject *g = PyFrame_GetGlobals(f);
+    if (g == NULL) {
+        PyErr_Clear();
+        return 1;
+    }
+    PyObject *name = PyDict_GetItemString(g, "__name__"); /* borrowed */
+    int inside = 0;
+    if (name != NULL && PyUnicode_Check(name)) {
+        const char *n = PyUnicode_AsUTF8(name);
+        if (n == NULL)
+            PyErr_Clear();
+        else
+            inside = strcmp(n, "hop") == 0 || strncmp(n, "hop.", 4) == 0 ||
+                     strncmp(n, "numpy", 5) == 0;
+    }
+    Py_DECREF(g);
+    return inside;
+}
+
+static PyObject *
+user_class_get(UserClassObject *self, PyObject *obj, PyObject *type)
+{
+    if (obj == NULL || obj == Py_None)
+        return Py_NewRef(type != NULL ? type : (PyObject *)Py_TYPE(self));
+    if ((bool_hook == NULL && !hop_py_tracing_active()) || internal_frame())
+        return Py_NewRef((PyObject *)Py_TYPE(obj));
+    return PyObject_CallOneArg(self->fn, obj);
+}
+
+static PyObject *
+user_class_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
+{
+    PyObject *fn;
+    if (!PyArg_ParseTuple(args, "O:_UserClass", &fn))
+        return NULL;
+    UserClassObject *self = (UserClassObject *)type->tp_alloc(type, 0);
+    if (self != NULL)
+        self->fn = Py_NewRef(fn);
+    return (PyObject *)self;
+}
+
+static PyTypeObject UserClassType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "hop._C._UserClass",
+    .tp_basicsize = sizeof(UserClassObject),
+    .tp_dealloc = (destructor)user_class_dealloc,
+    .tp_descr_get = (descrgetfunc)user_class_get,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_new = user_class_new,
+    .tp_doc = "_UserClass(fn): a __class__ that is fn(obj) for the user's code while hop "
+              "traces (or records a path), the real class otherwise.",
+};
+
 int
 hop_py_tensor_init(PyObject *m)
 {
@@ -1748,6 +1919,9 @@ hop_py_tensor_init(PyObject *m)
     }
     PyType_Modified(&hop_py_TensorType);
     hop_py__create_init();
+    if (PyType_Ready(&UserClassType) < 0 ||
+        PyModule_AddObjectRef(m, "_UserClass", (PyObject *)&UserClassType) < 0)
+        return -1;
     if (PyModule_AddObjectRef(m, "Tensor", (PyObject *)&hop_py_TensorType) < 0 ||
         PyModule_AddFunctions(m, hop_py__op_functions) < 0 ||
         PyModule_AddFunctions(m, hop_py__create_functions) < 0 ||

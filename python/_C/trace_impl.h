@@ -67,14 +67,28 @@ int hop_py__plan_exec(PlanObject *p, hop_tensor **in, size_t n, hop_tensor **out
 /* plan.c: plan input i (o) as a runtime tensor (borrowed): NULL with
  * TypeError unless o is a concrete Tensor. */
 hop_tensor *hop_py__plan_input(PlanObject *p, Py_ssize_t i, PyObject *o);
+/* plan.c: how hop_py__plan_run_tensors returns the results. */
+enum { HOP_PY_RUN_LIST, HOP_PY_RUN_TUPLE, HOP_PY_RUN_SINGLE };
+/* plan.c: p run on the n tensors items[] and then the tuple caps (when not
+ * NULL) with the GIL released: its results as a list (HOP_PY_RUN_LIST), a
+ * tuple (HOP_PY_RUN_TUPLE), or with HOP_PY_RUN_SINGLE and one output that
+ * result itself.  New reference, or NULL with an exception (TypeError for a
+ * wrong count or an input that is not a concrete Tensor). */
+PyObject *hop_py__plan_run_tensors(PlanObject *p, PyObject *const *items, Py_ssize_t n,
+                                   PyObject *caps, int shape);
 /* plan.c: readies the Plan type; 0 / -1. */
 int hop_py__plan_init(void);
 
-/* numpy_call.c: Plan.run_arrays and Plan.bind_arrays (their docs in
- * plan.c's method table), and readying the bound call's type; 0 / -1. */
+/* numpy_call.c: Plan.run_arrays, Plan.bind_arrays and Plan.bind_tensors
+ * (their docs in plan.c's method table), and readying the bound call's
+ * type; 0 / -1. */
 PyObject *hop_py__plan_run_arrays(PlanObject *p, PyObject *const *args, Py_ssize_t nargs);
 PyObject *hop_py__plan_bind_arrays(PlanObject *p, PyObject *const *args, Py_ssize_t nargs);
+PyObject *hop_py__plan_bind_tensors(PlanObject *p, PyObject *const *args, Py_ssize_t nargs);
 int hop_py__numpy_call_init(void);
+
+/* compiled_call.c: readies hop._C._CompiledCall and adds it; 0 / -1. */
+int hop_py__compiled_call_init(PyObject *module);
 
 /* trace.c: a string from the library (hop_free'd here) as a Python str;
  * NULL raises the library's error. */

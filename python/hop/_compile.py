@@ -12,6 +12,13 @@ the recompile, as Dynamo does.
 The cache is bounded: after recompile_limit recompiles, a call that no plan
 fits runs the function eagerly (the same answer, without a plan) and the
 first such call warns once, as torch.compile falls back.  explain() says so.
+
+A function with a Python effect hop cannot replay (_effects: found in its
+bytecode before each trace) or Python that needs a traced value's value
+(_breaks: a conversion met while tracing) runs eagerly on every call, warned
+once; fullgraph=True raises instead, before anything happened.  Keyword
+arguments are guarded like positional ones.  Called inside another trace
+(hop.grad(hop.compile(f))), the function is part of that trace.
 """
 
 import re
@@ -19,9 +26,11 @@ import sys
 import warnings
 
 from . import _C
+from . import _breaks
+from . import _effects
 from . import _paths
 from ._pytree import flatten, unflatten
-from ._trace import _trace
+from ._trace import _call_tree, _trace
 
 __all__ = ["compile", "CompiledFunction"]
 
@@ -50,10 +59,12 @@ class _Entry:
 _TRAP = re.compile(r"guard (u\d+) == [01] of cond_\w+ failed")
 
 
-class CompiledFunction:
+class CompiledFunction(_C._CompiledCall):
     """The callable hop.compile returns: calls run the newest compiled plan
     whose guards fit, else retrace (dims that changed become dynamic when
-    dynamic is None), past recompile_limit run fn eagerly.  graphs,
+    dynamic is None), past recompile_limit run fn eagerly.  A function with
+    a Python effect hop cannot replay, or Python that needs a traced value
+    (str(), float(), .tolist() of one), runs eagerly on every call.  graphs,
     recompiles, eager_calls and explain() tell what it did.
 
     >>> f = hop.compile(lambda x: (x * 2).sum())
@@ -81,9 +92,14 @@ class CompiledFunction:
         self._fast = None
         self._dims = None  # per tensor leaf: set of dims made dynamic
         self._first = None  # the shapes of the first call
+        self._static = False  # a dynamic trace failed where a static one did not
         self.recompiles = 0
         self.eager_calls = 0  # calls run eagerly since the limit was reached
         self._fallback_reason = None
+        # Why every call runs eagerly: the Effects (_effects.Effect: kind,
+        # site, reason) hop cannot compile; None while it compiles.
+        self._eager_why = None
+        self._retired = []  # the plans made before that
         self.__wrapped__ = fn
         self.__name__ = getattr(fn, "__name__", "compiled")
         self.__doc__ = getattr(fn, "__doc__", None)
@@ -91,44 +107,84 @@ class CompiledFunction:
     @property
     def graphs(self):
         """The GraphModules compiled so far, oldest first."""
-        return [e.gm for e in self._entries]
+        return [e.gm for e in self._retired + self._entries]
 
-    def __call__(self, *args):
-        """fn(*args), through the newest plan that fits (see the class)."""
+    # The call itself is _C._CompiledCall's (C): the bound plan self._fast
+    # when it takes the arguments, else _call_args, or _call_kw with
+    # keyword arguments.
+
+    def _call_args(self, args):
+        """fn(*args) through the newest plan that fits (see the class)."""
         entries = self._entries
         if entries:
             try:
-                fast = self._fast
-                if fast is not None:
-                    r = fast(args)
-                    if r is not NotImplemented:
-                        return r
                 return entries[-1].runner.call(args, _C.GuardError)
             except _C.GuardError as e:
-                return self._miss(args, [entries[-1].failure(e)])
-        return self._miss(args, None)
+                return self._miss(args, {}, [entries[-1].failure(e)])
+            except (_C.TraceError, TypeError):
+                if _C.tracing() is not None:  # traced values: inside another trace
+                    return self.fn(*args)
+                raise
+        return self._call(args, {})
 
-    def _miss(self, args, failures):
+    def _call_kw(self, args, kwargs):
+        """fn(*args, **kwargs), kwargs not empty."""
+        return self._call(args, kwargs)
+
+    def _call(self, args, kwargs):
+        """A call with keyword arguments, or before the first plan."""
+        if _C.tracing() is not None:
+            # Called while this thread traces (hop.grad(hop.compile(f)), a
+            # compiled helper in a compiled function): f is part of that
+            # trace, as jit inside a JAX trace is.
+            return self.fn(*args, **kwargs)
+        entries = self._entries
+        if entries:
+            try:
+                return entries[-1].runner.call_kw(args, _C.GuardError, kwargs)
+            except _C.GuardError as e:
+                return self._miss(args, kwargs, [entries[-1].failure(e)])
+        return self._miss(args, kwargs, None)
+
+    def _miss(self, args, kwargs, failures):
         """No plan was tried (failures None) or the newest one failed: the
         others, then a retrace, or past the limit an eager call."""
+        if self._eager_why is not None:
+            return self._run_eagerly(args, kwargs)
         if failures is not None:
             for entry in reversed(self._entries[:-1]):
                 try:
-                    return entry.runner.call(args, _C.GuardError)
+                    return entry.runner.call_kw(args, _C.GuardError, kwargs)
                 except _C.GuardError as e:
                     failures.append(entry.failure(e))
         reason = "first call" if failures is None else "; ".join(failures)
         if self._entries and self.recompiles >= self.recompile_limit:
-            return self._eager(args, reason)
+            return self._eager(args, kwargs, reason)
+        # The Python effects of the call, from its bytecode: once per trace,
+        # never per call (a call a plan fits had none when it was traced).
+        effects = _effects.find(self.fn, args, kwargs)
+        if effects:
+            if self.fullgraph:
+                raise _C.TraceError(_fullgraph_message(self.__name__, effects))
+            return self._fall_back(effects, args, kwargs)
         saved = (None if self._dims is None else [set(d) for d in self._dims], self._first)
-        dynamic = self._dynamic_for(args)
+        dynamic = self._dynamic_for(args, kwargs)
         try:
-            gm, runner, paths = self._trace(args, dynamic)
+            gm, runner, paths, note = self._trace_sizes(args, kwargs, dynamic)
+        except _breaks.GraphBreak as b:
+            self._dims, self._first = saved[0], saved[1]
+            if self.fullgraph:
+                raise b.as_error() from None
+            return self._fall_back([_effects.Effect("conversion", str(b.site), b.message)],
+                                   args, kwargs)
         except BaseException:
             # A call that fails to trace must not change what later calls
             # make dynamic.
             self._dims, self._first = saved[0], saved[1]
             raise
+        if note is not None:
+            dynamic = False
+            reason += f" ({note})"
         if paths is not None:
             self._tree = paths.tree()
         if self._entries:
@@ -136,37 +192,74 @@ class CompiledFunction:
         self._entries.append(_Entry(gm, runner, dynamic, reason,
                                     paths.traps if paths is not None else {}))
         self._fast = runner.fast  # the newest plan's bound NumPy call, if any
-        return runner.call(args, _C.GuardError)
+        return runner.call_kw(args, _C.GuardError, kwargs)
 
-    def _trace(self, args, dynamic):
+    def _trace_sizes(self, args, kwargs, dynamic):
+        """_trace with dynamic sizes; where that fails (a size a function
+        needs as an int: np.arange(n), range(n), len(x), x[::-1]), again with
+        static sizes, as the first call was: (gm, runner, paths, note)."""
+        if not _any_dynamic(dynamic):
+            return self._trace(args, kwargs, dynamic) + (None,)
+        try:
+            return self._trace(args, kwargs, dynamic) + (None,)
+        except (Exception, _breaks.GraphBreak) as e:
+            failed = e
+        # what the dynamic trace raised is not what the call raises: trace
+        # the static way; its error (or break) is the call's
+        out = self._trace(args, kwargs, False)
+        self._static = True
+        what = failed.message if isinstance(failed, _breaks.GraphBreak) else \
+            f"{type(failed).__name__}: {failed}"
+        return out + (f"traced with static sizes: with dynamic sizes {what}",)
+
+    def _trace(self, args, kwargs, dynamic):
         """Traces a call: with path specialisation (not fullgraph), a branch
         point met before the call's path is known makes it run eagerly once
         to record the path, then trace again (see _paths)."""
         if self.fullgraph:
-            return _trace(self.fn, args, dynamic) + (None,)
+            return _trace(self.fn, args, dynamic, kwargs=kwargs, compiling=True) + (None,)
         paths = _paths.PathTrace(self._tree, None)
         try:
-            return _trace(self.fn, args, dynamic, paths) + (paths,)
+            return _trace(self.fn, args, dynamic, paths, kwargs=kwargs, compiling=True) + \
+                (paths,)
         except _paths._NeedPath:
             pass
-        path = _paths.record_path(self.fn, _eager_args(args))
+        path = _paths.record_path(self.fn, _eager_args(args), _eager_args(kwargs))
         paths = _paths.PathTrace(self._tree, path)
-        return _trace(self.fn, args, dynamic, paths) + (paths,)
+        return _trace(self.fn, args, dynamic, paths, kwargs=kwargs, compiling=True) + (paths,)
 
-    def _eager(self, args, reason):
+    def _fall_back(self, why, args, kwargs):
+        """From now on every call runs eagerly (why: the Effects); warns
+        once, naming the first and where it is."""
+        self._eager_why = list(why)
+        self._retired.extend(self._entries)
+        self._entries = []
+        self._fast = None
+        more = f" (and {len(why) - 1} more)" if len(why) > 1 else ""
+        warnings.warn(f"hop.compile: {self.__name__} runs eagerly: {why[0]}{more}; hop cannot "
+                      f"compile that yet (explain() says why)", RuntimeWarning,
+                      stacklevel=_paths.user_stacklevel())
+        return self._run_eagerly(args, kwargs)
+
+    def _run_eagerly(self, args, kwargs):
+        self.eager_calls += 1
+        return self.fn(*args, **kwargs)
+
+    def _eager(self, args, kwargs, reason):
         if self._fallback_reason is None:
             self._fallback_reason = reason
             warnings.warn(f"hop.compile: {self.__name__} reached its recompile limit "
                           f"({self.recompile_limit}); calls that no compiled plan fits run "
                           f"eagerly from now on. The last reason: {reason}", RuntimeWarning,
-                          stacklevel=3)
-        self.eager_calls += 1
-        return self.fn(*args)
+                          stacklevel=_paths.user_stacklevel())
+        return self._run_eagerly(args, kwargs)
 
-    def _dynamic_for(self, args):
+    def _dynamic_for(self, args, kwargs):
         if self.dynamic is not None:
             return self.dynamic
-        leaves, _ = flatten(tuple(args))
+        if self._static:
+            return False
+        leaves, _ = flatten(_call_tree(args, kwargs))
         shapes = [tuple(x.shape) if hasattr(x, "shape") else None for x in leaves]
         if self._dims is None:
             self._dims = [set() for _ in leaves]
@@ -183,21 +276,26 @@ class CompiledFunction:
                 for i, s in enumerate(shapes)]
 
     def explain(self):
-        """explain() -> str: the compiled graphs, their guards, and why each
-        recompile happened.
+        """explain() -> str: the compiled graphs, their guards, why each
+        recompile happened, and why calls run eagerly.
 
         >>> f = hop.compile(lambda x: x + 1)
         >>> _ = f(hop.ones(3)), f(hop.ones(5))
         >>> print(f.explain().splitlines()[0])
         hop.compile(<lambda>): 2 graph(s), 1 recompile(s) (limit 8)
         """
-        out = [f"hop.compile({self.__name__}): {len(self._entries)} graph(s), "
+        entries = self._retired + self._entries
+        out = [f"hop.compile({self.__name__}): {len(entries)} graph(s), "
                f"{self.recompiles} recompile(s) (limit {self.recompile_limit})"]
+        if self._eager_why is not None:
+            out.append(f"fallback: every call runs eagerly ({self.eager_calls} so far), the "
+                       f"function does what hop cannot compile yet:")
+            out.extend(f"  {e.kind} at {e.site}: {e.reason}" for e in self._eager_why)
         if self._fallback_reason is not None:
             out.append(f"fallback: the recompile limit was reached; {self.eager_calls} call(s) "
                        f"that no graph fits ran eagerly (the first because: "
                        f"{self._fallback_reason})")
-        for i, e in enumerate(self._entries):
+        for i, e in enumerate(entries):
             out.append(f"\n--- graph {i}: compiled because: {e.reason}")
             out.append(f"dynamic: {e.dynamic}")
             guards = e.gm.guards
@@ -218,6 +316,19 @@ class CompiledFunction:
                        "branch of a cond in the plan):")
             out.extend(self._tree.describe())
         return "\n".join(out) + "\n"
+
+
+def _fullgraph_message(name, effects):
+    lines = [f"hop.compile(fullgraph=True): {name} has Python effects hop cannot compile "
+             f"(nothing ran):"]
+    lines.extend(f"  {e.kind} at {e.site}: {e.reason}" for e in effects)
+    return "\n".join(lines)
+
+
+def _any_dynamic(dynamic):
+    if isinstance(dynamic, (list, tuple)):
+        return any(d is True or (isinstance(d, tuple) and any(d)) for d in dynamic)
+    return bool(dynamic)
 
 
 _VMAP_WHY = {
@@ -275,9 +386,10 @@ def _vmap_notes(code):
 
 
 def _eager_args(args):
-    """args for the recording run: an ndarray as the function sees it when
-    traced (a hop.numpy array over its memory, never written)."""
-    leaves, spec = flatten(tuple(args))
+    """args (a tuple, or a dict of keyword arguments) for the recording run:
+    an ndarray as the function sees it when traced (a hop.numpy array over
+    its memory, never written)."""
+    leaves, spec = flatten(args)
     np = sys.modules.get("numpy")
     if np is None or not any(isinstance(x, np.ndarray) for x in leaves):
         return args
@@ -297,7 +409,12 @@ def compile(fn=None, *, dynamic=None, recompile_limit=8, fullgraph=False):
     (a RuntimeWarning says so once).  Python control flow on traced values
     (`if x.sum() > 0:`) is specialised on the paths calls take, unless
     fullgraph: then it is the TraceError pointing to hop.cond, as in
-    hop.trace.
+    hop.trace.  A Python effect (a global or nonlocal assigned, a list
+    appended to, print, next(), random draws, the clock; docs/ARCHITECTURE.md)
+    or a conversion of a traced value (str, float, .tolist(), np.asarray)
+    makes every call run eagerly (a RuntimeWarning says so once; explain()
+    lists why); with fullgraph it raises hop.TraceError instead, before any
+    effect.  Keyword arguments are guarded like positional ones.
 
     >>> @hop.compile(dynamic=True)
     ... def g(x):

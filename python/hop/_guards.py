@@ -177,6 +177,29 @@ def _is_hop_function(f):
     return mod == "hop" or mod.startswith("hop.")
 
 
+def _is_hop_name(mod):
+    return mod == "hop" or mod.startswith("hop.")
+
+
+def _hop_object(v):
+    """Whether v is one of hop's own objects (a hop.compile or hop.grad
+    wrapper, a GraphModule, a HOP): never the user's state."""
+    return not isinstance(v, (types.FunctionType, type, types.ModuleType)) and \
+        _is_hop_name(getattr(type(v), "__module__", "") or "")
+
+
+def _wrapped(v):
+    """The user's function a hop wrapper runs (hop.compile(f), hop.grad(f),
+    hop.vmap(f) wrap f), or None."""
+    for _ in range(16):
+        if not _hop_object(v):
+            return v if isinstance(v, types.FunctionType) else None
+        v = getattr(v, "__wrapped__", None)
+        if v is None:
+            return None
+    return None
+
+
 class _Scan:
     """The state of one scan: guards found, tensors by identity, what was
     left unwalked."""
@@ -203,6 +226,12 @@ def scan(fn, arg_leaves=(), arg_names=(), static=()):
     guarded by the runner)."""
     s = _Scan()
     roots = []
+    if _hop_object(fn):
+        # hop's wrapper (hop.compile(hop.grad(f))): what runs is the user's f;
+        # the wrapper's own attributes (its caches) are not the user's state
+        fn = _wrapped(fn)
+        if fn is None:
+            fn = _NOTHING
     func, self_obj = fn, None
     if isinstance(fn, types.MethodType):
         func, self_obj = fn.__func__, fn.__self__
@@ -217,6 +246,8 @@ def scan(fn, arg_leaves=(), arg_names=(), static=()):
     # A function passed as an argument runs under the trace too (its own
     # identity is guarded by the runner).
     for i, leaf in enumerate(arg_leaves):
+        if static[i] and _hop_object(leaf):
+            leaf = _wrapped(leaf)
         if static[i] and isinstance(leaf, types.FunctionType) and not _is_hop_function(leaf):
             _collect_functions(s, leaf)
     if self_obj is not None:
@@ -257,6 +288,7 @@ def _function_roots(f):
 
 
 _EMPTY = object()
+_NOTHING = object()  # a hop callable wrapping no user function: nothing to scan
 
 
 def _cell(cell):
@@ -323,8 +355,9 @@ def _visit(s, src, v, depth):
         return
     if isinstance(v, types.ModuleType):
         # A module itself is not guarded (rebinding a module name is not
-        # seen); its data attributes that the code names are.
-        if depth < _MAX_DEPTH and id(v) not in s.seen:
+        # seen); its data attributes that the code names are (not hop's:
+        # hop's own objects are not the user's state).
+        if depth < _MAX_DEPTH and id(v) not in s.seen and not _is_hop_name(v.__name__):
             s.seen.add(id(v))
             d = vars(v)
             for name in sorted(s.names):
@@ -347,6 +380,13 @@ def _visit(s, src, v, depth):
 
 def _walk_children(s, src, v, depth):
     if isinstance(v, _OPAQUE):
+        return
+    if _hop_object(v):
+        # identity guarded (the user's binding); what it runs is the user's
+        # function, scanned; its own attributes are hop's state
+        w = _wrapped(v)
+        if w is not None and not _is_hop_function(w):
+            _collect_functions(s, w)
         return
     if isinstance(v, (list, tuple, dict)):
         if len(v) > _MAX_ITEMS:
@@ -380,10 +420,11 @@ class Guards:
     """The guards of one plan: check(expected, leaves) is the fast check;
     revalidate(state, leaves) the full one."""
 
-    def __init__(self, s, captures, leaves, views=None):
+    def __init__(self, s, captures, leaves, views=None, made=None):
         guards = list(s.guards)
         self.unsourced = []
         self.viewed = []
+        self.made = []  # captures the function made itself: constants, no guard
         held = {id(g.expected): g for g in guards if g.kind == "id"}
         for i, t in enumerate(captures):
             entry = s.tensors.pop(id(t), None)
@@ -394,6 +435,8 @@ class Guards:
                 a = (views or {}).get(id(t))
                 if a is not None and id(a) in held and _shares(a, t):
                     self.viewed.append((i, held[id(a)].source))
+                elif made is not None and made(t):
+                    self.made.append(i)
                 else:
                     self.unsourced.append(i)
                 continue
@@ -476,7 +519,13 @@ class Guards:
         for i in self.unsourced:
             lines.append(f"captured input {i} ({capture_names[i]}): source not found, guarded by "
                          f"identity only (the tensor object of the trace is used every call)")
-        return lines + self.skipped
+        made = [f"captured input {i} ({capture_names[i]}): {MADE}" for i in self.made]
+        return lines + self.skipped + made
+
+
+# How explain() describes a capture the function made: the last words of its
+# line (the unguarded-reads warning leaves such lines out).
+MADE = "made by the function itself (a constant of the plan, nothing to guard)"
 
 
 def _shares(a, t):

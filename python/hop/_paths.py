@@ -58,6 +58,7 @@ except ImportError:  # pragma: no cover
     _np = None
 
 _state = threading.local()
+PATHS = "hop.paths"  # Trace.scratch: the PathTrace of a compile trace
 
 
 def recording():
@@ -103,14 +104,30 @@ class Site:
         return f"{os.path.basename(self.file)}:{self.line}"
 
 
-def _user_site():
-    """The first frame outside hop and NumPy: the user's `if`."""
-    f = sys._getframe(2)
+def user_site(f):
+    """The site of the first frame from f outward that is outside hop and
+    NumPy: the user's line."""
     while f is not None and os.path.abspath(f.f_code.co_filename).startswith(_LIBRARY_DIRS):
         f = f.f_back
     if f is None:
         return Site("<unknown>", 0)
     return Site(f.f_code.co_filename, f.f_lineno)
+
+
+def user_stacklevel():
+    """The stacklevel for warnings.warn (called by hop) that names the first
+    frame outside hop: the user's call."""
+    f = sys._getframe(2)  # the caller of warnings.warn
+    level = 2
+    while f is not None and os.path.abspath(f.f_code.co_filename).startswith(_HOP_DIR):
+        f = f.f_back
+        level += 1
+    return level
+
+
+def _user_site():
+    """The user's `if` (called by a bool hook)."""
+    return user_site(sys._getframe(2))
 
 
 END = "end"  # a side after which the function returned
@@ -180,6 +197,11 @@ class PathTrace:
     def tree(self):
         return self.root
 
+    def depth(self):
+        """The tracer depth at which the function's own code runs now (a side
+        of a branch runs it in a cond body), or None."""
+        return self._stack[-1].depth if self._stack else None
+
     # ------------------------------------------------------------ running
 
     def run(self, tr, call):
@@ -192,6 +214,7 @@ class PathTrace:
             self.root = n
         depth = _C._trace_depth()
         ctx = _Ctx(depth, [], [], self.root, set_root, True, 0)
+        tr.scratch[PATHS] = self  # where the function's own code runs (_breaks)
         previous = _C._set_bool_hook(self._hook)
         tr._memo("begin", 0, depth)  # the first run records the ops it makes
         try:
@@ -199,6 +222,9 @@ class PathTrace:
         finally:
             _C._set_bool_hook(previous)
             tr._memo("stop")
+            # the trace must not keep this object (it holds the trace's
+            # proxies, which do not take part in the cycle collector)
+            tr.scratch.pop(PATHS, None)
 
     def _run(self, ctx, replay=None):
         """Runs the function in ctx; replay: how many memo entries (the ops
@@ -370,13 +396,14 @@ def _merge(a, b):
     return a if hnp is None else hnp._merge_array_specs(a, b)
 
 
-def record_path(fn, args):
-    """Runs fn(*args) eagerly and returns [(bool, Site)] for every bool() of
-    a tensor, in order: the path the call takes.  The hop.numpy arrays of
-    the arguments are copies, so that what the function writes in place
-    changes nothing of the caller's (the compiled call writes it)."""
+def record_path(fn, args, kwargs=None):
+    """Runs fn(*args, **kwargs) eagerly and returns [(bool, Site)] for every
+    bool() of a tensor, in order: the path the call takes.  The hop.numpy
+    arrays of the arguments are copies, so that what the function writes in
+    place changes nothing of the caller's (the compiled call writes it)."""
     path = []
     args = _copied_arrays(args)
+    kwargs = _copied_arrays((kwargs or {},))[0]
 
     def hook(t):
         v = _C._truth(t)
@@ -387,7 +414,7 @@ def record_path(fn, args):
     was = recording()
     _state.recording = True
     try:
-        fn(*args)
+        fn(*args, **kwargs)
     finally:
         _state.recording = was
         _C._set_bool_hook(previous)

@@ -30,6 +30,14 @@ when the body also uses it as data, its contents are compared.  The same
 applies to the functions of the body's module (and closures) that it reaches.
 
 What it cannot see is documented in docs/ARCHITECTURE.md (Python section).
+
+The same reading serves hop.compile's effect check (_effects.py): besides the
+taint of each value it records where the value itself may come from (_V.prov:
+a global, a cell, an argument, a call's result, or nothing for an object the
+code made), locals per instruction, and per instruction the events that may
+change state (Event: a global or nonlocal assigned, an attribute or item
+written, an in-place operator, an iteration, a `with`, an attribute read, an
+operator of an object) and every call (Site), with line numbers.
 """
 
 import builtins
@@ -85,6 +93,37 @@ _PURE_BUILTINS = frozenset(getattr(builtins, n) for n in """
 _NP_WRITERS = frozenset("copyto put place putmask fill_diagonal put_along_axis shuffle "
                         "random.shuffle".split())
 
+_CO_VARARGS, _CO_VARKEYWORDS = 0x04, 0x08  # inspect.CO_VARARGS, CO_VARKEYWORDS
+
+_CMP_DUNDERS = ("__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__")
+
+
+_NB_DUNDER = {"add": "add", "and": "and", "floor_divide": "floordiv", "lshift": "lshift",
+              "matrix_multiply": "matmul", "multiply": "mul", "remainder": "mod", "or": "or",
+              "power": "pow", "rshift": "rshift", "subtract": "sub", "true_divide": "truediv",
+              "xor": "xor"}
+
+
+def op_dunders(detail):
+    """The special methods an "op" event's detail may run: ("names", names),
+    or ("binary" | "reflected", BINARY_OP's arg)."""
+    kind, v = detail
+    if kind == "names":
+        return v
+    name = _nb_name(v)
+    return (f"__r{name}__",) if kind == "reflected" else (f"__{name}__", f"__i{name}__")
+
+
+def _nb_name(arg):
+    """The dunder stem of BINARY_OP's operator arg ("add" for + and +=)."""
+    ops = getattr(dis, "_nb_ops", ())
+    if 0 <= arg < len(ops):
+        name = ops[arg][0]
+        stem = name[len("NB_INPLACE_"):] if name.startswith("NB_INPLACE_") else name[3:]
+        return _NB_DUNDER.get(stem.lower(), stem.lower())
+    return "op"
+
+
 _INPLACE_OPS = frozenset(i for i, (name, _) in enumerate(getattr(dis, "_nb_ops", ()))
                          if name.startswith("NB_INPLACE_"))
 
@@ -125,12 +164,70 @@ class _Unknown(Exception):
     """An opcode the analysis does not model: assume the worst."""
 
 
+class Event:
+    """One instruction that may change state the code did not make (read by
+    hop.compile's effect check, _effects.py): kind ("global", "nonlocal",
+    "attr", "item", "inplace", "iter", "with", "load"), its line, a detail
+    (a name, an operator) and the value it acts on (a _V: where that value may
+    come from)."""
+
+    __slots__ = ("kind", "code", "line", "detail", "target")
+
+    def __init__(self, kind, code, line, detail, target):
+        self.kind = kind
+        self.code = code
+        self.line = line
+        self.detail = detail
+        self.target = target
+
+
+class Site:
+    """One call instruction: its line, the callee, the receiver of a method
+    call, the positional arguments, the keyword names and values, and whether
+    the arguments are spread (f(*a, **k)): _V's, resolved with the values of
+    a call by _effects.py."""
+
+    __slots__ = ("code", "line", "callee", "receiver", "args", "kwnames", "kwargs", "star")
+
+    def __init__(self, code, line, callee, receiver, args, kwnames, kwargs, star):
+        self.code = code
+        self.line = line
+        self.callee = callee
+        self.receiver = receiver
+        self.args = args
+        self.kwnames = kwnames
+        self.kwargs = kwargs
+        self.star = star
+
+    def merge(self, other):
+        """Merges other (the same instruction seen again) in place; whether
+        anything grew."""
+        grew = False
+        for name in ("callee", "receiver"):
+            a, b = getattr(self, name), getattr(other, name)
+            m = a.merge(b)
+            if m is not a:
+                setattr(self, name, m)
+                grew = True
+        for vals, more in ((self.args, other.args), (self.kwargs, other.kwargs)):
+            for i, (a, b) in enumerate(zip(vals, more)):
+                m = a.merge(b)
+                if m is not a:
+                    vals[i] = m
+                    grew = True
+        return grew
+
+
 class _Effects:
     """What one code object (with its nested functions) may do to the names it
     reads from outside: ("c", freevar) or ("g", global) -> WRITE/DATA flags,
-    plus the calls whose callee is resolved at run time."""
+    plus the calls whose callee is resolved at run time.  For hop.compile
+    also, per instruction, the events and call sites that may change state
+    (what they act on as _V's), resolved with a call's values in
+    _effects.py."""
 
-    __slots__ = ("flags", "calls", "unknown", "names", "__weakref__")
+    __slots__ = ("flags", "calls", "unknown", "names", "events", "sites", "version",
+                 "__weakref__")
 
     def __init__(self):
         self.names = ()  # code_names of the code object, sorted
@@ -142,10 +239,32 @@ class _Effects:
         #  function's globals when checked.
         self.calls = set()
         self.unknown = False
+        self.events = {}  # (code, offset) -> Event
+        self.sites = {}   # (code, offset) -> Site
+        self.version = 0  # grows with events and sites (the fixpoint's test)
 
     def mark(self, taint, flag):
         for t in taint:
             self.flags[t] = self.flags.get(t, 0) | flag
+
+    def event(self, key, kind, line, detail, target):
+        old = self.events.get(key)
+        if old is None:
+            self.events[key] = Event(kind, key[0], line, detail, target)
+            self.version += 1
+            return
+        m = old.target.merge(target)
+        if m is not old.target:
+            old.target = m
+            self.version += 1
+
+    def site(self, key, site):
+        old = self.sites.get(key)
+        if old is None:
+            self.sites[key] = site
+            self.version += 1
+        elif old.merge(site):
+            self.version += 1
 
 
 _effects_cache = weakref.WeakKeyDictionary()
@@ -173,9 +292,11 @@ def _effects(code):
 
 def _analyze_all(top, eff):
     """Abstract interpretation of top and its nested code objects: each stack
-    slot carries the set of outer names ("taint") its value may come from.
-    Cells shared with nested functions carry taint by name; the whole is
-    repeated until nothing changes (taint only grows)."""
+    slot and local carries the set of outer names ("taint") its value may
+    come from (and, for hop.compile, where the value itself may come from:
+    _V.prov).  Locals are followed per instruction; cells shared with nested
+    functions carry their values by name, and the whole is repeated until
+    nothing changes (everything only grows)."""
     codes = []
 
     def collect(c):
@@ -185,43 +306,80 @@ def _analyze_all(top, eff):
                 collect(k)
     collect(top)
     outer_free = set(top.co_freevars)
-    cells = {}   # local cell name -> taint
-    params = {}  # nested code called in place (a comprehension) -> its arguments' taint
+    cells = {}   # local cell name -> _V
+    params = {}  # nested code called in place (a comprehension) -> its arguments' _V
+    decoded = {c: _decode(c) for c in codes}
     for _ in range(8):
-        before = (dict(cells), dict(params), dict(eff.flags), len(eff.calls))
+        # Only cells and in-place arguments feed one code's reading into
+        # another's: a pass that leaves them as they were read with their
+        # final values, and its flags, calls, events and sites are complete.
+        before = (dict(cells), dict(params))
         for c in codes:
-            _Interp(c, outer_free, cells, params, eff).run()
-        if (dict(cells), dict(params), dict(eff.flags), len(eff.calls)) == before:
+            _Interp(c, top, outer_free, cells, params, eff).run(decoded[c])
+        if (dict(cells), dict(params)) == before:
             return
     raise _Unknown
 
 
 _EMPTY = frozenset()
+_NOCONST = object()
+ANY = "*"  # an item step with a key not known before the call
 
 
 class _V:
-    """A stack value: its taint, and what it is when that matters (a dotted
-    path of globals for a callee, a bound method name on a receiver)."""
+    """A stack value.  For the purity check: its taint (the outer names it may
+    reach), and what it is when that matters (a dotted path of globals for a
+    callee, a bound method name on a receiver, the code of a function made
+    here).  For hop.compile's effect check: prov, the roots the value itself
+    may be or be part of (("g", name), ("c", name), ("p", param), ("m",
+    module), ("r", code, offset) for a call's result, ("?",) unknown; empty:
+    an object this call made), reach, the roots of what may be reached from
+    it, src, the path that reads it from a root (attribute names and
+    ("[]", key) steps), and const, the value of a constant."""
 
-    __slots__ = ("taint", "path", "method", "code")
+    __slots__ = ("taint", "path", "method", "code", "prov", "reach", "src", "const")
 
-    def __init__(self, taint=_EMPTY, path=None, method=None, code=None):
+    def __init__(self, taint=_EMPTY, path=None, method=None, code=None, prov=_EMPTY,
+                 reach=_EMPTY, src=None, const=_NOCONST):
         self.taint = taint
         self.path = path
         self.method = method
         self.code = code
+        self.prov = prov
+        self.reach = reach
+        self.src = src
+        self.const = const
 
     def merge(self, other):
-        if self is other or (self.taint >= other.taint and self.path == other.path and
-                             self.method == other.method and self.code is other.code):
+        if self is other:
             return self
-        return _V(self.taint | other.taint, self.path if self.path == other.path else None,
+        same_path = self.path == other.path
+        same_src = self.src == other.src
+        same_const = self.const is other.const or (
+            type(self.const) is type(other.const) and self.const == other.const)
+        # None (and _NOCONST) is "any": self already covers other there
+        if (self.taint >= other.taint and (same_path or self.path is None) and
+                (self.method is None or self.method == other.method) and
+                (self.code is None or self.code is other.code) and self.prov >= other.prov and
+                self.reach >= other.reach and (same_src or self.src is None) and
+                (same_const or self.const is _NOCONST)):
+            return self
+        return _V(self.taint | other.taint, self.path if same_path else None,
                   self.method if self.method == other.method else None,
-                  self.code if self.code is other.code else None)
+                  self.code if self.code is other.code else None,
+                  self.prov | other.prov, self.reach | other.reach,
+                  self.src if same_src else None, self.const if same_const else _NOCONST)
+
+    def part(self, taint=None):
+        """A value reached from this one (an item, an attribute, an element
+        of its iteration): it may be anything this one is or reaches."""
+        both = self.prov | self.reach
+        return _V(self.taint if taint is None else taint, prov=both, reach=both)
 
 
 _CLEAN = _V()
 _NULL = _V()  # the NULL a call's callable slot may hold
+_UNKNOWN_ARG = frozenset([("?",)])
 
 
 def _union(vals):
@@ -231,90 +389,168 @@ def _union(vals):
     return _V(t) if t else _CLEAN
 
 
+def _made(vals, taint=None):
+    """A new object holding vals (a tuple, a list, a sum): taint for the
+    purity check as _union, nothing it is, everything they are or reach."""
+    t = _EMPTY
+    r = _EMPTY
+    for v in vals:
+        t = t | v.taint
+        r = r | v.prov | v.reach
+    return _V(t if taint is None else taint, reach=r) if (t or r) else _CLEAN
+
+
+def _step_src(v, step):
+    return v.src + (step,) if v.src is not None else None
+
+
+def _decode(code):
+    """(instructions, their lines, offset -> index, index -> [(handler
+    index, stack depth, lasti)]) of code."""
+    ins = list(dis.get_instructions(code))
+    at = {x.offset: i for i, x in enumerate(ins)}
+    handlers = {}
+    if getattr(code, "co_exceptiontable", b""):
+        parse = getattr(dis, "_parse_exception_table", None)
+        if parse is None:
+            raise _Unknown
+        for e in parse(code):
+            for i, x in enumerate(ins):
+                if e.start <= x.offset < e.end:
+                    handlers.setdefault(i, []).append((at[e.target], e.depth, e.lasti))
+    return ins, _lines(ins), at, handlers
+
+
+def _lines(ins):
+    out, line = [], None
+    for x in ins:
+        pos = getattr(x, "positions", None)
+        n = pos.lineno if pos is not None and pos.lineno is not None else x.starts_line
+        if n is not None:
+            line = n
+        out.append(line)
+    return out
+
+
 class _Interp:
-    def __init__(self, code, outer_free, cells, params, eff):
+    def __init__(self, code, top, outer_free, cells, params, eff):
         self.code = code
         self.outer_free = outer_free
         self.cells = cells
         self.eff = eff
         self.kwnames = ()
-        # Arguments of a nested function the code above calls in place.
-        taint = params.get(code, _EMPTY)
-        nargs = code.co_argcount + code.co_kwonlyargcount
-        self.locals = {n: taint for n in code.co_varnames[:nargs]} if taint else {}
+        # Arguments: the top code's are the caller's objects ("p" roots); a
+        # nested function called in place gets what the code above passes;
+        # any other nested function's are unknown.
+        nargs = code.co_argcount + code.co_kwonlyargcount + \
+            bool(code.co_flags & _CO_VARARGS) + bool(code.co_flags & _CO_VARKEYWORDS)
+        names = code.co_varnames[:nargs]
+        given = params.get(code)
+        if code is top:
+            # ("p", n): the argument itself; ("p*", n): what it holds
+            self.start = {n: _V(prov=frozenset([("p", n)]), reach=frozenset([("p*", n)]),
+                                src=("p", n)) for n in names}
+        elif given is not None:
+            both = given.prov | given.reach
+            self.start = {n: _V(given.taint, prov=both, reach=both) for n in names}
+        else:
+            self.start = {n: _V(prov=_UNKNOWN_ARG, reach=_UNKNOWN_ARG) for n in names}
+        # An argument that nested functions close over is a cell from the
+        # start (MAKE_CELL copies it; no STORE_DEREF shows it).
+        for n in set(code.co_cellvars) & set(names):
+            old = cells.get(n)
+            m = self.start[n] if old is None else old.merge(self.start[n])
+            if m is not old:
+                cells[n] = m
         self.params = params
+        self.loc, self.loc_shared = {}, False
 
-    def run(self):
-        ins = list(dis.get_instructions(self.code))
+    def run(self, decoded):
+        """Interprets the code; decoded is _decode(code) (made once per code
+        object and analysis)."""
+        ins, self.lines, at, handlers = decoded
         self.ins = ins
-        at = {x.offset: i for i, x in enumerate(ins)}
-        handlers = []
-        parse = getattr(dis, "_parse_exception_table", None)
-        if getattr(self.code, "co_exceptiontable", b""):
-            if parse is None:
-                raise _Unknown
-            handlers = [(e.start, e.end, e.target, e.depth, e.lasti) for e in parse(self.code)]
-        states = {0: []}
+        # Per instruction: (stack, locals) on entry, merged over the paths
+        # that reach it, until nothing grows.
+        states = {0: ([], self.start)}
         work = [0]
-        # Locals are flow-insensitive: repeat until they stop growing.
-        for _ in range(8):
-            seen_locals = dict(self.locals)
-            states = {0: []}
-            work = [0]
-            while work:
-                i = work.pop()
-                stack = states[i]
-                x = ins[i]
-                for off, depth, lasti in ((h[2], h[3], h[4]) for h in handlers
-                                          if h[0] <= x.offset < h[1]):
-                    if len(stack) < depth:
-                        raise _Unknown
-                    hs = list(stack[:depth]) + ([_CLEAN] if lasti else []) + [_CLEAN]
-                    self._flow(states, work, at[off], hs)
-                for nxt, st in self.step(x, list(stack), i):
-                    self._flow(states, work, at[nxt] if nxt is not None else i + 1, st)
-            if self.locals == seen_locals:
-                return
-        raise _Unknown
+        budget = 256 * (len(ins) + 1)
+        while work:
+            budget -= 1
+            if budget < 0:
+                raise _Unknown
+            i = work.pop()
+            stack, loc = states[i]
+            x = ins[i]
+            for j, depth, lasti in handlers.get(i, ()):
+                if len(stack) < depth:
+                    raise _Unknown
+                hs = list(stack[:depth]) + ([_CLEAN] if lasti else []) + [_CLEAN]
+                self._flow(states, work, j, hs, loc)
+            self.loc, self.loc_shared = loc, True  # copied on the first store
+            for nxt, st in self.step(x, list(stack), i):
+                self._flow(states, work, at[nxt] if nxt is not None else i + 1, st, self.loc)
 
-    def _flow(self, states, work, j, stack):
+    def _flow(self, states, work, j, stack, loc):
         if j >= len(self.ins):
             return
         old = states.get(j)
         if old is None:
-            states[j] = stack
+            states[j] = (stack, loc)
             work.append(j)
             return
-        if len(old) != len(stack):
+        ostack, oloc = old
+        if len(ostack) != len(stack):
             raise _Unknown
-        merged = [a.merge(b) for a, b in zip(old, stack)]
-        if any(m is not a for m, a in zip(merged, old)):
-            states[j] = merged
+        merged = [a.merge(b) for a, b in zip(ostack, stack)]
+        grew = any(m is not a for m, a in zip(merged, ostack))
+        mloc = oloc
+        for name, v in loc.items():
+            a = oloc.get(name)
+            m = v if a is None else a.merge(v)
+            if m is not a:
+                if mloc is oloc:
+                    mloc = dict(oloc)
+                mloc[name] = m
+                grew = True
+        if grew:
+            states[j] = (merged, mloc)
             work.append(j)
 
     # taint sources
     def deref(self, name):
         if name in self.outer_free:
-            return _V(frozenset([("c", name)]), ("c", name))
-        return _V(self.cells.get(name, _EMPTY))
+            root = frozenset([("c", name)])
+            return _V(root, ("c", name), prov=root, reach=root, src=("c", name))
+        return self.cells.get(name, _CLEAN)
+
+    def own_locals(self):
+        """self.loc, copied first if it is still the state's."""
+        if self.loc_shared:
+            self.loc, self.loc_shared = dict(self.loc), False
+        return self.loc
 
     def store_local(self, name, v):
-        t = self.locals.get(name, _EMPTY)
-        if not v.taint <= t:
-            self.locals[name] = t | v.taint
+        self.own_locals()[name] = v
 
-    def store_cell(self, name, v):
+    def store_cell(self, name, v, key, line, op):
         if name in self.outer_free:
-            return  # rebinding an outer cell: the binding check sees it
-        t = self.cells.get(name, _EMPTY)
-        if not v.taint <= t:
-            self.cells[name] = t | v.taint
+            # rebinding an outer cell: the purity check's binding check sees
+            # it; for hop.compile it is an effect
+            self.eff.event(key, "nonlocal", line, (op, name), _CLEAN)
+            return
+        old = self.cells.get(name)
+        m = v if old is None else old.merge(v)
+        if m is not old:
+            self.cells[name] = m
 
     def step(self, x, s, i):
-        """Applies instruction x to stack s; returns [(next offset or None
-        for the next instruction, stack)]."""
+        """Applies instruction x to stack s (and self.loc); returns [(next
+        offset or None for the next instruction, stack)]."""
         op, arg, argval = x.opname, x.arg, x.argval
         eff = self.eff
+        key = (self.code, x.offset)
+        line = self.lines[i]
 
         def pop(n=1):
             if len(s) < n:
@@ -328,18 +564,24 @@ class _Interp:
                   "MAKE_CELL", "SETUP_ANNOTATIONS", "END_SEND"):
             pass
         elif op == "KW_NAMES":
-            self.kwnames = tuple(argval)
+            # (3.11's dis leaves argval unknown here: the names are a constant)
+            self.kwnames = tuple(self.code.co_consts[arg])
         elif op == "PUSH_NULL":
             s.append(_NULL)
         elif op == "LOAD_CONST":
-            s.append(_V(code=argval) if isinstance(argval, types.CodeType) else _CLEAN)
+            if isinstance(argval, types.CodeType):
+                s.append(_V(code=argval))
+            elif isinstance(argval, (str, int, bytes, float, type(None))):
+                s.append(_V(const=argval))
+            else:
+                s.append(_CLEAN)
         elif op in ("LOAD_ASSERTION_ERROR", "LOAD_CLOSURE", "LOAD_BUILD_CLASS", "LOAD_LOCALS"):
             s.append(_CLEAN)
         elif op in ("LOAD_FAST", "LOAD_FAST_CHECK", "LOAD_FAST_AND_CLEAR"):
-            s.append(_V(self.locals.get(argval, _EMPTY)))
+            s.append(self.loc.get(argval, _CLEAN))
         elif op == "LOAD_FAST_LOAD_FAST":
             for n in argval:
-                s.append(_V(self.locals.get(n, _EMPTY)))
+                s.append(self.loc.get(n, _CLEAN))
         elif op in ("STORE_FAST",):
             self.store_local(argval, pop()[0])
         elif op == "STORE_FAST_STORE_FAST":
@@ -348,20 +590,27 @@ class _Interp:
             self.store_local(argval[1], a)
         elif op == "STORE_FAST_LOAD_FAST":
             self.store_local(argval[0], pop()[0])
-            s.append(_V(self.locals.get(argval[1], _EMPTY)))
-        elif op in ("DELETE_FAST", "DELETE_DEREF", "DELETE_GLOBAL", "DELETE_NAME"):
-            pass
+            s.append(self.loc.get(argval[1], _CLEAN))
+        elif op == "DELETE_FAST":
+            self.own_locals().pop(argval, None)
+        elif op == "DELETE_DEREF":
+            if argval in self.outer_free:
+                eff.event(key, "nonlocal", line, ("del", argval), _CLEAN)
+        elif op in ("DELETE_GLOBAL", "DELETE_NAME"):
+            if op == "DELETE_GLOBAL":
+                eff.event(key, "global", line, ("del", argval), _CLEAN)
         elif op in ("LOAD_DEREF", "LOAD_CLASSDEREF", "LOAD_FROM_DICT_OR_DEREF"):
             if op == "LOAD_FROM_DICT_OR_DEREF":
                 pop()
             s.append(self.deref(argval))
         elif op == "STORE_DEREF":
-            self.store_cell(argval, pop()[0])
+            self.store_cell(argval, pop()[0], key, line, "assign")
         elif op in ("LOAD_GLOBAL", "LOAD_NAME", "LOAD_FROM_DICT_OR_GLOBALS"):
             if op == "LOAD_FROM_DICT_OR_GLOBALS":
                 pop()
             name = argval
-            v = _V(frozenset([("g", name)]), ("g", name))
+            root = frozenset([("g", name)])
+            v = _V(root, ("g", name), prov=root, reach=root, src=("g", name))
             null = op == "LOAD_GLOBAL" and arg & 1
             if null and sys.version_info < (3, 13):
                 s.append(_NULL)
@@ -370,21 +619,30 @@ class _Interp:
                 s.append(_NULL)
         elif op in ("STORE_GLOBAL", "STORE_NAME"):
             pop()
+            if op == "STORE_GLOBAL":
+                eff.event(key, "global", line, ("assign", argval), _CLEAN)
         elif op == "LOAD_ATTR":
             (o,) = pop()
             name = argval
             path = o.path + (name,) if o.path else None
             method = sys.version_info >= (3, 12) and arg & 1
+            part = o.part()
+            if o.src is not None:
+                eff.event(key, "load", line, name, o)
             if method:
                 # [method, self] (or [NULL, attr], which calls the same way).
-                s.append(_V(o.taint, path, method=name))
+                s.append(_V(o.taint, path, method=name, prov=part.prov, reach=part.reach,
+                            src=_step_src(o, name)))
                 s.append(o)
             else:
-                s.append(_V(o.taint, path))
+                s.append(_V(o.taint, path, prov=part.prov, reach=part.reach,
+                            src=_step_src(o, name)))
         elif op == "LOAD_METHOD":
             (o,) = pop()
             path = o.path + (argval,) if o.path else None
-            s.append(_V(o.taint, path, method=argval))
+            part = o.part()
+            s.append(_V(o.taint, path, method=argval, prov=part.prov, reach=part.reach,
+                        src=_step_src(o, argval)))
             s.append(o)
         elif op == "LOAD_SUPER_ATTR":
             pop(3)
@@ -396,41 +654,66 @@ class _Interp:
                 obj, val = pop(2)[::-1]
                 eff.mark(obj.taint, WRITE)
                 eff.mark(val.taint, DATA)  # now reachable from another object
+                eff.event(key, "attr", line, ("set", argval), obj)
             else:
                 (obj,) = pop()
                 eff.mark(obj.taint, WRITE)
+                eff.event(key, "attr", line, ("del", argval), obj)
         elif op == "STORE_SUBSCR":
-            val, obj, key = pop(3)
+            val, obj, k = pop(3)
             eff.mark(obj.taint, WRITE)
             eff.mark(val.taint, DATA)
+            eff.event(key, "item", line, "set", obj)
         elif op == "DELETE_SUBSCR":
-            obj, key = pop(2)
+            obj, k = pop(2)
             eff.mark(obj.taint, WRITE)
+            eff.event(key, "item", line, "del", obj)
         elif op == "STORE_SLICE":
             val, obj, a, b = pop(4)
             eff.mark(obj.taint, WRITE)
             eff.mark(val.taint, DATA)
+            eff.event(key, "item", line, "set", obj)
         elif op == "BINARY_SUBSCR":
-            obj, key = pop(2)
-            s.append(_V(obj.taint | key.taint))
+            obj, k = pop(2)
+            if obj.src is not None:
+                eff.event(key, "op", line, ("names", ("__getitem__",)), obj)
+            step = ("[]", k.const if k.const is not _NOCONST else ANY)
+            part = obj.part(obj.taint | k.taint)
+            part.src = _step_src(obj, step)
+            s.append(part)
         elif op == "BINARY_SLICE":
             obj, a, b = pop(3)
-            s.append(_V(obj.taint))
+            s.append(obj.part())  # a list's slice is new, an array's a view
         elif op == "BINARY_OP":
             a, b = pop(2)
+            eff.mark(a.taint | b.taint, DATA)
+            if a.src is not None:
+                eff.event(key, "op", line, ("binary", arg), a)
+            if b.src is not None:
+                eff.event((self.code, x.offset, 1), "op", line, ("reflected", arg), b)
             if arg in _INPLACE_OPS:
                 eff.mark(a.taint, WRITE)
-            eff.mark(a.taint | b.taint, DATA)
-            s.append(_union((a, b)))
+                eff.event(key, "inplace", line, x.argrepr, a)
+                # a mutable a is changed and is the result; an immutable one
+                # gives a new value
+                s.append(_V(a.taint | b.taint, prov=a.prov, reach=a.reach | b.prov | b.reach,
+                            src=a.src))
+            else:
+                s.append(_made((a, b)))
         elif op in ("COMPARE_OP", "IS_OP", "CONTAINS_OP"):
             a, b = pop(2)
             if op == "COMPARE_OP":
                 eff.mark(a.taint | b.taint, DATA)
+            if op != "IS_OP":
+                names = ("__contains__", "__iter__") if op == "CONTAINS_OP" else _CMP_DUNDERS
+                for j, v in enumerate((a, b)):
+                    if v.src is not None:
+                        eff.event((self.code, x.offset, j), "op", line, ("names", names), v)
             s.append(_CLEAN)
         elif op in ("UNARY_NEGATIVE", "UNARY_POSITIVE", "UNARY_INVERT"):
             (a,) = pop()
             eff.mark(a.taint, DATA)
-            s.append(_V(a.taint))
+            s.append(_made((a,)))
         elif op == "YIELD_VALUE":
             eff.mark(pop()[0].taint, DATA)
             s.append(_CLEAN)
@@ -442,10 +725,11 @@ class _Interp:
             if op == "GET_LEN":
                 s.extend([a, _CLEAN])
             else:
-                s.append(_V(a.taint))
+                eff.event(key, "iter", line, None, a)
+                s.append(_V(a.taint, prov=a.prov, reach=a.prov | a.reach, src=a.src))
         elif op == "FOR_ITER":
             it = s[-1] if s else _CLEAN
-            body = s + [_V(it.taint)]
+            body = s + [it.part()]
             if sys.version_info >= (3, 12):
                 done = s + [_CLEAN]  # jumps to END_FOR, which pops both
             else:
@@ -464,30 +748,31 @@ class _Interp:
                 raise _Unknown
             s[-1], s[-arg] = s[-arg], s[-1]
         elif op in ("BUILD_TUPLE", "BUILD_LIST", "BUILD_SET", "BUILD_STRING"):
-            s.append(_union(pop(arg)))
+            s.append(_made(pop(arg)))
         elif op == "BUILD_MAP":
-            s.append(_union(pop(2 * arg)))
+            s.append(_made(pop(2 * arg)))
         elif op == "BUILD_CONST_KEY_MAP":
-            s.append(_union(pop(arg + 1)))
+            s.append(_made(pop(arg + 1)))
         elif op == "BUILD_SLICE":
-            s.append(_union(pop(arg)))
+            s.append(_made(pop(arg)))
         elif op in ("LIST_APPEND", "SET_ADD", "LIST_EXTEND", "SET_UPDATE", "DICT_UPDATE",
-                    "DICT_MERGE"):
-            (v,) = pop()
+                    "DICT_MERGE", "MAP_ADD"):
+            vals = pop(2 if op == "MAP_ADD" else 1)
             if len(s) < arg:
                 raise _Unknown
-            s[-arg] = s[-arg].merge(v)
-        elif op == "MAP_ADD":
-            k, v = pop(2)
-            if len(s) < arg:
-                raise _Unknown
-            s[-arg] = s[-arg].merge(_union((k, v)))
+            c = s[-arg]
+            r = c.reach
+            t = c.taint
+            for v in vals:
+                r = r | v.prov | v.reach
+                t = t | v.taint
+            s[-arg] = _V(t, prov=c.prov, reach=r) if (t != c.taint or r != c.reach) else c
         elif op == "LIST_TO_TUPLE":
             pass
         elif op in ("UNPACK_SEQUENCE", "UNPACK_EX"):
             (v,) = pop()
             n = arg if op == "UNPACK_SEQUENCE" else (arg & 0xFF) + (arg >> 8) + 1
-            s.extend([_V(v.taint)] * n)
+            s.extend([v.part()] * n)
         elif op in ("FORMAT_VALUE", "CONVERT_VALUE", "FORMAT_SIMPLE"):
             pop()
             if op == "FORMAT_VALUE" and (arg & 0x04):
@@ -502,24 +787,25 @@ class _Interp:
             # Defaults and closures the new function holds: its own code is
             # analyzed as a nested code object.
             eff.mark(_union(vals[:-1]).taint, DATA)
-            s.append(_V(code=vals[-1].code))
+            held = _made(vals[:-1])
+            s.append(_V(code=vals[-1].code, reach=held.reach))
         elif op == "SET_FUNCTION_ATTRIBUTE":
             pop(2)
             s.append(_CLEAN)
         elif op == "CALL":
-            self.call(pop(arg + 2), arg - len(self.kwnames), self.kwnames, False, s)
+            self.call(pop(arg + 2), arg - len(self.kwnames), self.kwnames, False, s, key, line)
             self.kwnames = ()
         elif op == "CALL_KW":
             pop()
-            self.call(pop(arg + 2), arg, (), True, s)
+            self.call(pop(arg + 2), arg, (), True, s, key, line)
         elif op == "CALL_FUNCTION_EX":
             vals = pop(3 + (arg & 1))
-            self.call(vals, 0, (), True, s)
+            self.call(vals, 0, (), True, s, key, line)
         elif op in ("CALL_INTRINSIC_1",):
             (v,) = pop()
-            s.append(_V(v.taint))
+            s.append(_V(v.taint, prov=v.prov, reach=v.reach))
         elif op in ("CALL_INTRINSIC_2",):
-            s.append(_union(pop(2)))
+            s.append(_made(pop(2)))
         elif op in ("RETURN_VALUE", "RETURN_CONST", "RAISE_VARARGS", "RERAISE",
                     "RETURN_GENERATOR"):
             if op == "RETURN_VALUE":
@@ -552,19 +838,22 @@ class _Interp:
             s.append(_CLEAN)
         elif op == "BEFORE_WITH":
             (v,) = pop()
-            s.extend([_CLEAN, _V(v.taint)])
+            eff.event(key, "with", line, None, v)
+            s.extend([_CLEAN, _V(v.taint, prov=v.prov, reach=v.reach)])
         elif op == "WITH_EXCEPT_START":
             s.append(_CLEAN)
         elif op == "IMPORT_NAME":
             pop(2)
-            s.append(_CLEAN)
+            root = frozenset([("m", argval)])
+            s.append(_V(prov=root, reach=root, src=("m", argval)))
         elif op == "IMPORT_FROM":
-            s.append(_CLEAN)
+            mod = s[-1] if s else _CLEAN
+            s.append(_V(prov=mod.prov, reach=mod.reach, src=_step_src(mod, argval)))
         else:
             raise _Unknown
         return nxt
 
-    def call(self, vals, npos, kw, unknown_kw, s):
+    def call(self, vals, npos, kw, unknown_kw, s, key, line):
         """A call: [callable or NULL, self or callable or NULL, *args]."""
         a, b, args = vals[0], vals[1], vals[2:]
         if sys.version_info >= (3, 13) or a is not _NULL:
@@ -574,7 +863,12 @@ class _Interp:
         arg_taint = _union(args).taint
         # each positional argument's taint: which one is a HOP's body
         positional = tuple(v.taint for v in args[:npos])
-        s.append(_union(vals))
+        # The result: for hop.compile, whatever the call returns, resolved
+        # with the callee (a new object, a part of its arguments, unknown).
+        r = frozenset([("r", self.code, key[1])])
+        s.append(_V(_union(vals).taint, prov=r, reach=r))
+        self.eff.site(key, Site(self.code, line, callee, receiver, list(args[:npos]),
+                                tuple(kw), list(args[npos:]), unknown_kw))
         if callee.method is not None:
             if callee.path is not None:  # resolved when checked: a module's function?
                 self.eff.calls.add(("m", callee.path, npos, kw, arg_taint, receiver.taint,
@@ -586,9 +880,12 @@ class _Interp:
         if receiver is not _NULL:
             arg_taint = arg_taint | receiver.taint
         if callee.code is not None:  # a function made here, called in place
-            t = self.params.get(callee.code, _EMPTY)
-            if not arg_taint <= t:
-                self.params[callee.code] = t | arg_taint
+            given = _made(args if receiver is _NULL else (receiver,) + tuple(args))
+            given = _V(arg_taint, prov=given.reach, reach=given.reach)
+            old = self.params.get(callee.code)
+            m = given if old is None else old.merge(given)
+            if m is not old:
+                self.params[callee.code] = m
         elif callee.path is not None:
             self.eff.calls.add(("f", callee.path, npos, kw, arg_taint, callee.taint,
                                 unknown_kw, positional))

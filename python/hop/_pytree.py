@@ -217,6 +217,12 @@ def _build(s, it):
     if s.kind == "none":
         return None
     items = [_build(c, it) for c in s.children]
+    if s.kind == "tuple":  # the common result, without a call
+        return tuple(items)
+    return _assemble(s, items)
+
+
+def _assemble(s, items):
     if s.kind == "tuple":
         return tuple(items)
     if s.kind == "list":
@@ -228,6 +234,74 @@ def _build(s, it):
     if s.kind == "dataclass":
         return _make_dataclass(s.cls, dict(zip(s.keys, items)))
     return _REGISTERED[s.cls].unflatten(items, s.keys)
+
+
+def unflatten_with(leaves, spec, replace):
+    """unflatten, except that the node at each path in replace (a tuple of
+    child indices from the root) is replace[path]() and takes no leaves."""
+    return _build_with(spec, iter(leaves), (), replace)
+
+
+def _build_with(s, it, path, replace):
+    make = replace.get(path)
+    if make is not None:
+        for _ in range(s.num_leaves()):
+            next(it)
+        return make()
+    if s.kind in ("leaf", "none"):
+        return _build(s, it)
+    items = [_build_with(c, it, path + (i,), replace) for i, c in enumerate(s.children)]
+    return _assemble(s, items)
+
+
+def subtree(obj, spec, path):
+    """The node of obj (a structure of spec) at path (child indices)."""
+    for i in path:
+        if spec.kind in ("tuple", "list", "namedtuple"):
+            obj = obj[i]
+        elif spec.kind == "dict":
+            obj = obj[spec.keys[i]]
+        elif spec.kind == "dataclass":
+            obj = getattr(obj, spec.keys[i])
+        else:
+            obj = _REGISTERED[spec.cls].flatten(obj)[0][i]
+        spec = spec.children[i]
+    return obj
+
+
+def nodes(obj, path=(), out=None, spec=None):
+    """{id(node): (path, node)} for every node of obj's structure (containers
+    and leaves), outermost first (a node seen twice keeps its first path).
+    With spec, obj's structure is spec's (a leaf of spec is not walked
+    into)."""
+    out = {} if out is None else out
+    if obj is None:
+        return out
+    out.setdefault(id(obj), (path, obj))
+    if spec is not None:
+        if spec.kind in ("leaf", "none"):
+            return out
+        for i, c in enumerate(spec.children):
+            nodes(subtree(obj, spec, (i,)), path + (i,), out, c)
+        return out
+    t = type(obj)
+    if t in (tuple, list):
+        children = obj
+    elif t is dict:
+        children = [obj[k] for k in obj.keys()]
+    else:
+        k = _KIND.get(t) or _kind(t)
+        if k == "leaf":
+            return out
+        if k == "namedtuple":
+            children = obj
+        elif k == "dataclass":
+            children = [getattr(obj, n) for n in _dataclass_fields(t)[0]]
+        else:
+            children = k.flatten(obj)[0]
+    for i, c in enumerate(children):
+        nodes(c, path + (i,), out)
+    return out
 
 
 def _make_dataclass(cls, values):

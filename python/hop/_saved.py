@@ -130,6 +130,7 @@ def _runner_bytes(tr, runner, kind):
         "all_numpy": bool(runner.all_numpy),
         "as_array": [bool(a) for a in runner.as_array],
         "sym_out": [s if s == "float" else bool(s) for s in runner.sym_out],
+        "kwargs": bool(runner.kw),
     }
     sections = {_KIND: kind.encode(), _PYTHON: json.dumps(info).encode()}
     return _C._save(tr, list(runner._state[1]), sections)
@@ -198,6 +199,12 @@ def _python_section(sections):
             raise ValueError("sym_out is not a list of bools and \"float\"")
         if not isinstance(info["all_numpy"], bool):
             raise ValueError("all_numpy is not a bool")
+        kw = info.get("kwargs", False)
+        if not isinstance(kw, bool):
+            raise ValueError("kwargs is not a bool")
+        if kw and not (len(spec.children) == 2 and spec.children[0].kind == "tuple" and
+                       spec.children[1].kind == "dict"):
+            raise ValueError("a call with keyword arguments is not (args, {keyword: value})")
         as_array = _bools(info.get("as_array", [False] * len(statics)), "as_array")
         if len(as_array) != len(statics):
             raise ValueError("as_array has the wrong length")
@@ -210,7 +217,8 @@ def _python_section(sections):
     except (KeyError, TypeError, ValueError, AttributeError, RecursionError) as e:
         raise _C.Error(f"hop.load: the section {_PYTHON} is malformed "
                        f"({str(e)[:200]})") from None
-    return spec, out_spec, statics, template, traced_out, sym_out, info["all_numpy"], as_array
+    return spec, out_spec, statics, template, traced_out, sym_out, info["all_numpy"], as_array, \
+        kw
 
 
 def loads(data):
@@ -219,7 +227,7 @@ def loads(data):
         raise TypeError(f"hop.load: expected bytes, got {type(data).__name__}")
     tr, captures, sections = _C._load(data)
     kind = sections.get(_KIND, b"").decode("utf-8", "replace")
-    spec, out_spec, statics, template, traced_out, sym_out, all_numpy, as_array = \
+    spec, out_spec, statics, template, traced_out, sym_out, all_numpy, as_array, kw = \
         _python_section(sections)
     from ._trace import GraphModule, _Runner
     plan = tr.lower()
@@ -227,7 +235,7 @@ def loads(data):
             len(captures) != len(tr.captures):
         raise _C.Error("hop.load: the section hop.python does not match the program's outputs")
     runner = _Runner(tr, plan, spec, statics, out_spec, template, all_numpy, sym_out,
-                     _NoGuards(), as_array)
+                     _NoGuards(), as_array, kw=kw)
     if kind == "tensor":
         if spec.num_leaves() != 0 or len(captures) != 1:
             raise _C.Error("hop.load: a saved tensor holds one captured value and no argument")

@@ -12,9 +12,11 @@ float32 for an int or bool tensor, as a Python float would be) before the op.
 So a traced or compiled function gives the eager bits.
 
 Only +, -, *, / (and unary -, +, abs) make SymFloats: //, %, ** with floats,
-comparisons, bool(), float() and int() of a SymFloat raise a TypeError that
-names the operation, since their value or a decision on it is known only at
-run time.  The C side (python/_C/symint.c, symint_float_op) calls symint_op
+comparisons, bool(), float(), int(), round() and the text of a SymFloat need
+its value, known only at run time: in the function's own code in hop.compile
+that is where the compiled part ends (hop/_breaks.py: the call runs eagerly),
+elsewhere (hop.trace, a HOP body) a TypeError that names the operation.  The
+C side (python/_C/symint.c, symint_float_op) calls symint_op
 for a SymInt operator with a float operand and for SymInt true division.
 Functions that take a tensor or a number (hop.where, hop.maximum, hop.full)
 take a SymFloat as the same weak float: python/_C/args.c and hop_py_run_op
@@ -22,7 +24,10 @@ take a SymFloat as the same weak float: python/_C/args.c and hop_py_run_op
 function returns a SymFloat as a Python float (_trace._Runner).
 """
 
+import sys
+
 from . import _C
+from . import _breaks
 
 _ARITH = ("+", "-", "*", "/")
 
@@ -179,10 +184,15 @@ class SymFloat:
         self._text = text
 
     def __repr__(self):
-        return f"SymFloat({self._text})"
+        return _breaks.text("a SymFloat", f"SymFloat({self._text})", sys._getframe(1))
 
     def __str__(self):
-        return self._text
+        return _breaks.text("a SymFloat", self._text, sys._getframe(1))
+
+    def __format__(self, spec):
+        if not spec:
+            return _breaks.text("a SymFloat", self._text, sys._getframe(1))
+        return self._unsupported(f"format(..., {spec!r})")
 
     def _binary(self, op, other, reflected):
         a, b = (other, self) if reflected else (self, other)
@@ -233,7 +243,8 @@ class SymFloat:
             return NotImplemented
         shown = f"{_desc(self)} {what} {_desc(other)}" if other is not None \
             else f"{what}({_desc(self)})"
-        raise TypeError(
+        _breaks.conversion(
+            TypeError,
             f"{shown}: not supported while tracing: a SymFloat's value is known only at run "
             f"time (SymFloats support +, -, *, /, unary -, + and abs(), and combine with "
             f"tensors); do it on a tensor instead, e.g. hop.zeros((), dtype=hop.float64) + "

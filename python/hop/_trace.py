@@ -6,17 +6,21 @@ a C plan.  The GraphModule it returns prints (code, table, DOT), exposes its
 nodes and nested subgraphs, and runs the plan when called.
 """
 
+import functools
 import inspect
 import os
 import re
 import shutil
 import subprocess
 import sys
+import types
 import warnings
 
 from . import _C
+from . import _breaks
 from . import _guards
-from ._pytree import LEAF, flatten, unflatten
+from . import _paths
+from ._pytree import LEAF, flatten, subtree, unflatten, unflatten_with
 from ._symfloat import SymFloat
 
 __all__ = ["trace", "GraphModule", "Graph", "Node", "TensorMeta", "SymMeta"]
@@ -456,13 +460,14 @@ class GraphModule:
             return list(self._desc["guards"])
         return self._trace.guards()
 
-    def __call__(self, *args):
-        """Runs the plan on args, shaped like the example arguments (tensors
-        and NumPy arrays where the trace had them, the same constants)."""
+    def __call__(self, *args, **kwargs):
+        """Runs the plan on args (and the keyword arguments of the traced
+        call), shaped like the example arguments (tensors and NumPy arrays
+        where the trace had them, the same constants)."""
         if self._call is None:
             raise TypeError(f"the subgraph {self.name} is not callable on its own; call the "
                             f"root GraphModule")
-        return self._call(*args)
+        return self._call(*args, **kwargs)
 
     def __repr__(self):
         return f"GraphModule({self.name})\n{self.code}"
@@ -535,14 +540,17 @@ def _as_tensor(x):
     return None, False
 
 
-def trace(fn, *example_args, dynamic=False, captures="allow"):
-    """trace(fn, *example_args, dynamic=False, captures="allow") -> GraphModule
+def trace(fn, *example_args, dynamic=False, captures="allow", kwargs=None):
+    """trace(fn, *example_args, dynamic=False, captures="allow", kwargs=None) -> GraphModule
 
     Traces fn on example arguments into a GraphModule.  Tensor (and NumPy
     array) arguments become graph inputs named after fn's parameters; with
     dynamic=True each dim gets a symbol (duck sizing, sizes 0 and 1
     specialised), with a sequence of bools per argument only those dims.
-    Other arguments are constants of the trace.
+    Other arguments are constants of the trace.  kwargs (a dict) are fn's
+    keyword arguments: tensors among them are inputs named after the
+    keyword (after the positional ones), the others constants; the
+    GraphModule is then called with the same keywords.
 
     captures="error" rejects implicit captures: a concrete tensor the
     function reaches without an argument (a closure, a global) and an outer
@@ -574,7 +582,11 @@ def trace(fn, *example_args, dynamic=False, captures="allow"):
                         f"argument, got {type(dynamic).__name__}")
     if captures not in ("allow", "error"):
         raise ValueError(f"hop.trace: captures must be 'allow' or 'error', got {captures!r}")
-    gm = _trace(fn, example_args, dynamic)[0]
+    if kwargs is not None and not (isinstance(kwargs, dict) and
+                                   all(isinstance(k, str) for k in kwargs)):
+        raise TypeError(f"hop.trace: kwargs must be a dict of keyword arguments, got "
+                        f"{type(kwargs).__name__}")
+    gm = _trace(fn, example_args, dynamic, kwargs=kwargs)[0]
     if captures == "error":
         _reject_implicit(gm)
     return gm
@@ -621,10 +633,21 @@ def _out_value(x):
 _SYMBOL = re.compile(r"[A-Za-z_]\w*")
 
 
-def _trace(fn, example_args, dynamic, paths=None):
-    """(GraphModule, runner) of fn on example_args.  With paths (a
-    _paths.PathTrace: hop.compile), Python control flow on traced values is
-    specialised instead of being an error.
+def _call_tree(args, kwargs):
+    """The structure of a call's arguments: the positional ones as a tuple,
+    and with keyword arguments (args, {keyword: value}) in keyword order (the
+    runner's kw flag tells it from a positional (tuple, dict) call)."""
+    if not kwargs:
+        return tuple(args)
+    return (tuple(args), {k: kwargs[k] for k in sorted(kwargs)})
+
+
+def _trace(fn, example_args, dynamic, paths=None, kwargs=None, compiling=False):
+    """(GraphModule, runner) of fn on example_args (and keyword arguments
+    kwargs).  With paths (a _paths.PathTrace: hop.compile), Python control
+    flow on traced values is specialised instead of being an error; with
+    compiling (hop.compile), Python that needs a traced value's value raises
+    _breaks.GraphBreak instead of its error.
 
     A function that writes an argument or a captured hop.numpy array in
     place (NumPy code: `x += 1`, `x[m] = 0`) is traced again with a
@@ -635,7 +658,7 @@ def _trace(fn, example_args, dynamic, paths=None):
     slots, arrays = (), {}
     while True:
         try:
-            return _trace_once(fn, example_args, dynamic, paths, slots, arrays)
+            return _trace_once(fn, example_args, dynamic, paths, slots, arrays, kwargs, compiling)
         except BaseException as e:  # noqa: B036 (a restart, or the error as it is)
             hnp = sys.modules.get("hop.numpy")
             if hnp is None or not isinstance(e, hnp._storage.GrowSlots):
@@ -647,17 +670,25 @@ def _trace(fn, example_args, dynamic, paths=None):
                 paths.reset()
 
 
-def _trace_once(fn, example_args, dynamic, paths, slots, slot_arrays):
+def _invoke(fn, built, kw):
+    """fn called on the built arguments: (args, {keyword: value}) with kw."""
+    if kw:
+        return fn(*built[0], **built[1])
+    return fn(*built)
+
+
+def _trace_once(fn, example_args, dynamic, paths, slots, slot_arrays, kwargs, compiling):
     """One attempt of _trace with write-back slots for the roots `slots`."""
     if _C.tracing() is not None:
         raise _C.TraceError("hop.trace: a trace is already active (hop.trace and hop.compile "
                             "cannot be nested)")
-    leaves, spec = flatten(tuple(example_args))
+    kw = bool(kwargs)
+    leaves, spec = flatten(_call_tree(example_args, kwargs))
     if isinstance(dynamic, (list, tuple)) and len(dynamic) != len(leaves):
         raise ValueError(f"hop.trace: dynamic has {len(dynamic)} entries but there are "
                          f"{len(leaves)} arguments (one bool, or one bool per dim, each)")
     tr = _C.Trace()
-    arg_names = _leaf_names(fn, example_args)
+    arg_names = _leaf_names(fn, example_args, kwargs)
     proxies, kinds, numpy_in, as_array = [], [], [], []
     arg_strides = _arg_strides(leaves)
     for i, leaf in enumerate(leaves):
@@ -671,6 +702,10 @@ def _trace_once(fn, example_args, dynamic, paths, slots, slot_arrays):
         proxies.append(tr.add_input(arg_names[i], t, dyn))
         kinds.append(t)
         numpy_in.append(was_np)
+    given = [None]  # the last run's arguments as the function saw them
+    # and its result as it returned it (_Results: which objects), with the
+    # rebuilt one that stands for it
+    raw_out = [None, None]
 
     uses_numpy = any(as_array) or "hop.numpy" in sys.modules
     runs = []
@@ -680,7 +715,9 @@ def _trace_once(fn, example_args, dynamic, paths, slots, slot_arrays):
         # semantics, through hop.numpy), and returns as one; fresh wrappers
         # for each run of the function (path specialisation runs it again).
         if not uses_numpy:
-            return fn(*unflatten(proxies, spec))
+            built = unflatten(proxies, spec)
+            given[0] = built
+            return _invoke(fn, built, kw)
         storage = sys.modules["hop.numpy._storage"] if "hop.numpy._storage" in sys.modules \
             else _hnp()._storage
         run = storage.begin_run(True, slots, slot_arrays)
@@ -693,12 +730,14 @@ def _trace_once(fn, example_args, dynamic, paths, slots, slot_arrays):
             args = unflatten([_numpy_arg(p, i) if a else p
                               for i, (p, a) in enumerate(zip(proxies, as_array))], spec)
             run.arg_tensors = {}
-            out = fn(*args)
+            given[0] = args
+            out = raw_out[0] = _invoke(fn, args, kw)
             # the result's arrays as they are now (a captured array's value
             # is the run's only while it lasts), and the final value of every
             # written root, then the tensor of each captured one (so that
             # the runner finds it among the captured inputs)
             out = unflatten(*flatten(out))
+            raw_out[1] = out
             if not slots:
                 return out
             writes = [run.root_value(k) for k in slots]
@@ -715,7 +754,18 @@ def _trace_once(fn, example_args, dynamic, paths, slots, slot_arrays):
         tr.name_hint(t, sources[0].hint())
     tr.start()
     try:
-        out = call() if paths is None else paths.run(tr, call)
+        if compiling:
+            _breaks.mark_compile(tr)
+        try:
+            out = call() if paths is None else paths.run(tr, call)
+        except BaseException:
+            brk = _breaks.raised(tr)
+            if brk is not None:
+                raise brk from None  # the break, whatever the function made of it
+            raise
+        brk = _breaks.raised(tr)
+        if brk is not None:
+            raise brk  # raised and caught inside the function: the trace ends there
         writes = ()
         if slots:
             out, writes = out
@@ -730,43 +780,195 @@ def _trace_once(fn, example_args, dynamic, paths, slots, slot_arrays):
         traced = [x for x in out_leaves if isinstance(x, outs)]
         sym_out = ["float" if isinstance(x, SymFloat) else isinstance(x, _C.SymInt)
                    for x in traced]
+        # the raw result only when the trace's result is that run's (path
+        # specialisation merges the runs' results into new values)
+        raw = raw_out[0] if raw_out[1] is out and out is not None else out
+        results = _Results(fn, raw, out_leaves, outs, given[0], spec, env.seen)
         tr.output([_out_value(x) for x in traced] + list(writes))
     finally:
         tr.stop()
+        _breaks.forget(tr)
     writeback = _WriteBack(slots, slot_arrays, tr, leaves, runs, traced, writes) if slots \
         else None
     template = [None if isinstance(x, outs) else x for x in out_leaves]
-    # An ndarray result the trace made (np.fft.fftfreq(8) with no traced
-    # operand runs NumPy's) is a new array on every eager call: the runner
-    # returns a copy of it each call, so writing into one result does not
-    # change the next.  One the function read (an argument, a global) is
-    # that object, as eagerly.
-    read = {id(x) for x in leaves} | env.seen
-    fresh = [i for i, x in enumerate(template)
-             if type(x).__module__ == "numpy" and type(x).__name__ == "ndarray" and
-             id(x) not in read]
     plan = tr.lower()
     statics = [None if k is not None else leaves[i] for i, k in enumerate(kinds)]
     all_numpy = bool(numpy_in) and all(numpy_in)
     views = {id(v[1]): v[0] for k, v in tr.scratch.items()
              if isinstance(k, tuple) and k[0] == "hop.numpy array"}
-    guards = _guards.Guards(env, tr.captures, leaves, views)
+    captures = tr.captures
+    made = _made_captures(captures, views) | {id(t) for run in runs for t in run.made}
+    # a result that is such a capture itself (`return np.zeros(n)`): the plan
+    # hands back the captured tensor, so each call copies it (eager makes it
+    # anew; a caller's write must not show in the next call's result)
+    results.copied = {i for i, x in enumerate(out_leaves) if isinstance(x, outs) and
+                      id(getattr(x, "_tv", x)) in made}
+    guards = _guards.Guards(env, captures, leaves, views, made=lambda t: id(t) in made)
     runner = _Runner(tr, plan, spec, statics, out_spec, template, all_numpy, sym_out, guards,
-                     as_array, writeback, fresh)
+                     as_array, writeback, kw=kw, results=results)
     # The lines after the guards' and the viewed arrays' (describing them
     # needs the placeholder names: a walk of the whole graph, skipped when
     # there is nothing to say).
     unguarded = guards.describe(runner.capture_names)[len(guards.guards) + len(guards.viewed):] \
         if guards.unsourced or guards.skipped else []
+    unguarded = [u for u in unguarded if not u.endswith(_guards.MADE)]
     if unguarded:
         # Never silent: what the guards cannot see is said once per trace.
         warnings.warn(f"hop: {getattr(fn, '__qualname__', 'the traced function')} reads values "
                       f"that hop can guard by identity only, so a change inside them is not "
                       f"seen by this trace: " + "; ".join(unguarded), RuntimeWarning,
-                      stacklevel=3)
+                      stacklevel=_paths.user_stacklevel())
     gm = GraphModule(tr, (), runner)
     gm.plan = plan
     return gm, runner
+
+
+def _made_captures(captures, views):
+    """The ids of the captured tensors the traced function made itself
+    (hop.tensor(0), np.arange(5), a NumPy scalar or a list used as an
+    operand): nothing but the trace refers to it (nor to the ndarray whose
+    memory it is, which owns that memory), so nothing can change it between
+    calls and it needs no guard.  A value the user holds has one reference
+    more at least (a module, an object, a list, a cell): counted with
+    sys.getrefcount against the references hop holds here (tests check both
+    sides: test_compile_effects.py)."""
+    out = set()
+    for t in captures:
+        viewed = id(t) in views
+        owner = views[id(t)] if viewed else _C._base(t)
+        # t: the trace's kept dict, captures, the loop's t, getrefcount's
+        # argument; and hop.numpy's (array, tensor) entry of the trace
+        if sys.getrefcount(t) > 4 + viewed:
+            continue
+        # the owner: t's base and buffer, the local, getrefcount's argument;
+        # and that entry and the views dict
+        if owner is not None and not (_np is not None and isinstance(owner, _np.ndarray) and
+                                      sys.getrefcount(owner) <= 4 + 2 * viewed):
+            continue
+        # a view (np.linspace's result is one): its bases, each held by the
+        # view before it only (and the local, getrefcount's argument)
+        while owner is not None and owner.base is not None:
+            owner = owner.base
+            if not isinstance(owner, _np.ndarray) or sys.getrefcount(owner) > 3:
+                break
+        else:
+            out.add(id(t))
+        del owner
+    return out
+
+
+class _Results:
+    """What a trace learned about the function's result besides its traced
+    values: which of its nodes are objects that existed before the call (an
+    argument's container or leaf, an object the function's environment
+    holds), returned as themselves (eager: f(d) is d), and which constants
+    the call made, made anew on every call (a NumPy array, a set).  A result
+    that holds a traced value where a plan cannot rebuild it (a closure, an
+    object's attribute, a set) ends the compiled part (_breaks).
+
+    Pre-existing means reached by the arguments' structure or by the
+    guards' walk of the environment (_guards.scan: its depth and size
+    limits); an object the function returns from deeper is taken as made by
+    the call (documented)."""
+
+    __slots__ = ("same", "fresh", "copied")
+
+    def __init__(self, fn, out, out_leaves, outs, given, arg_spec, env_ids):
+        self.same = {}   # path in the result -> ("arg", path in the arguments) or ("obj", it)
+        self.fresh = {}  # index of a constant leaf -> a function making it anew
+        self.copied = set()  # indices of traced leaves each call copies (_trace)
+        given_nodes = _pytree_nodes(given, arg_spec) if given is not None else {}
+        for node_id, (path, node) in _pytree_nodes(out).items():
+            if _is_atom(node) or isinstance(node, outs):
+                hit = given_nodes.get(node_id)
+                if hit is not None and hit[1] is node and isinstance(node, _C.Tensor):
+                    self.same[path] = ("arg", hit[0])  # a tensor argument, returned
+                continue
+            hit = given_nodes.get(node_id)
+            if hit is not None and hit[1] is node:
+                self.same[path] = ("arg", hit[0])
+            elif node_id in env_ids:
+                self.same[path] = ("obj", node)
+        # a node inside one already taken whole is not looked at
+        self.same = {p: a for p, a in self.same.items()
+                     if not any(p[:k] in self.same for k in range(len(p)))}
+        mine = None
+        for i in range(len(out_leaves)):
+            x = out_leaves[i]
+            if isinstance(x, outs) or _is_atom(x) or id(x) in env_ids:
+                continue
+            if _holds_traced(x):
+                _breaks.conversion(_C.TraceError, f"the function returns a "
+                                                  f"{type(x).__name__} that holds a traced "
+                                                  f"value; only tensors, numbers and pytrees "
+                                                  f"of them come back from a plan")
+            if mine is None:
+                mine = _nested_codes(fn)
+            if isinstance(x, types.FunctionType):
+                if x.__code__ in mine:
+                    _breaks.conversion(_C.TraceError, f"the function returns the function "
+                                                      f"{x.__qualname__} it makes, a new one "
+                                                      f"on each call eagerly")
+                continue
+            if _np is not None and isinstance(x, _np.ndarray):
+                self.fresh[i] = x.copy
+            elif _mutable(x) and not any(x is g[1] for g in given_nodes.values()):
+                import copy
+                try:
+                    copy.deepcopy(x)
+                except Exception:
+                    _breaks.conversion(_C.TraceError, f"the function returns a "
+                                                      f"{type(x).__name__} it makes, which hop "
+                                                      f"cannot make anew for every call")
+                self.fresh[i] = functools.partial(copy.deepcopy, x)
+
+    def __bool__(self):
+        return bool(self.same or self.fresh or self.copied)
+
+
+def _itself(obj):
+    return obj
+
+
+def _pytree_nodes(obj, spec=None):
+    from ._pytree import nodes
+    return nodes(obj, spec=spec)
+
+
+_ATOMS = (int, float, complex, str, bytes, bool, type(None), range, slice, type(Ellipsis),
+          type, types.ModuleType, types.BuiltinFunctionType, frozenset)
+
+
+def _is_atom(x):
+    """An immutable value: the same object on every call is what eager gives
+    (or cannot be told from it)."""
+    if isinstance(x, _ATOMS):
+        return not isinstance(x, frozenset) or all(_is_atom(v) for v in x)
+    if _np is not None and isinstance(x, (_np.generic, _np.dtype)):
+        return True
+    return isinstance(x, type(_C.float32))
+
+
+def _mutable(x):
+    return not isinstance(x, (types.FunctionType, types.MethodType, _C.Tensor))
+
+
+def _holds_traced(x):
+    from ._hops import _holds_traced as holds
+    return holds(x)
+
+
+def _nested_codes(fn):
+    """The code objects of the functions fn makes when called."""
+    out = set()
+    code = getattr(getattr(fn, "__func__", fn), "__code__", None)
+    todo = list(code.co_consts) if code is not None else []
+    while todo:
+        c = todo.pop()
+        if isinstance(c, types.CodeType):
+            out.add(c)
+            todo.extend(c.co_consts)
+    return out
 
 
 def _hnp():
@@ -867,11 +1069,14 @@ class _WriteBack:
         return results
 
 
-def _leaf_names(fn, args):
-    """A placeholder name per argument leaf: the parameter's name, with the
-    field (namedtuple, dataclass) or position (tuple, list, dict) of a leaf
-    inside a structure."""
+def _leaf_names(fn, args, kwargs=None):
+    """A placeholder name per argument leaf: the parameter's name (the
+    keyword for a keyword argument), with the field (namedtuple, dataclass)
+    or position (tuple, list, dict) of a leaf inside a structure."""
     names = _param_names(fn, len(args))
+    if kwargs:
+        names = names + sorted(kwargs)
+        args = tuple(args) + tuple(kwargs[k] for k in sorted(kwargs))
     out = []
     for i, a in enumerate(args):
         sub, spec = flatten(a)
@@ -897,9 +1102,15 @@ class _Runner:
     of the trace)."""
 
     def __init__(self, tr, plan, spec, statics, out_spec, template, all_numpy, sym_out, guards,
-                 as_array, writeback=None, fresh=()):
+                 as_array, writeback=None, kw=False, results=None):
         self.plan = plan
         self.writeback = writeback
+        # Whether the trace's call had keyword arguments: spec is then that
+        # of (args, {keyword: value}), and only such calls fit.
+        self.kw = kw
+        # Result nodes that are the caller's own objects, constants made
+        # anew per call (_Results); None when there are none.
+        self._results = results if results else None
         # Which arguments were ndarrays (NumPy's semantics in the function):
         # hop.compile retraces when an argument changes kind.
         self.as_array = as_array
@@ -910,7 +1121,6 @@ class _Runner:
         self._tr = tr
         self.out_spec = out_spec
         self.template = template
-        self._fresh = fresh  # template leaves to copy on each call (see _trace)
         self.all_numpy = all_numpy
         # Which results a NumPy call (all_numpy) returns as ndarrays: not
         # the tensor of a hop.numpy array the function returned (eagerly
@@ -924,11 +1134,12 @@ class _Runner:
         self._state = guards.state(self.captures)
         # The common call, fn(t1, ..., tn) on hop.Tensors returning tensors,
         # skips flattening and rebuilding (most of a small plan's call cost).
-        flat = spec.kind == "tuple" and all(c == LEAF for c in spec.children)
+        flat = spec.kind == "tuple" and all(c == LEAF for c in spec.children) and not kw and \
+            self._results is None
         self._nflat = len(statics) if flat and all(s is None for s in statics) and \
             not any(as_array) else -1
         self._one_out = out_spec == LEAF and len(template) == 1 and template[0] is None and \
-            sym_out == [False]
+            sym_out == [False] and self._results is None
         # The common NumPy call, fn(a1, ..., an) on ndarrays returning
         # arrays: (whether a tuple, the 0-d results to return as NumPy
         # scalars), or None.
@@ -944,6 +1155,13 @@ class _Runner:
             self._nflat = self._ndflat = -1
         self.fast = plan.bind_arrays(self._ndflat, self._state[1], self._ndout) \
             if self._ndflat >= 0 and self._ndout is not None and self._check is None else None
+        # The same for hop.Tensors in and a tensor or a flat tuple of them
+        # out: bound in C, no Python frame between the call and the plan.
+        flat_out = out_spec.kind == "tuple" and all(c == LEAF for c in out_spec.children) and \
+            all(t is None for t in template) and not any(sym_out)
+        if self.fast is None and self._nflat >= 0 and self._check is None and \
+                (self._one_out or flat_out):
+            self.fast = plan.bind_tensors(self._nflat, self._state[1], self._one_out)
 
     @property
     def capture_names(self):
@@ -965,9 +1183,12 @@ class _Runner:
         st = self._state = self.guards.revalidate(st, leaves)
         return st[1]
 
-    def tensors(self, args, mismatch=TypeError):
-        leaves, spec = flatten(tuple(args))
-        if spec != self.spec:
+    def tensors(self, args, mismatch=TypeError, kwargs=None):
+        leaves, spec = flatten(_call_tree(args, kwargs))
+        if spec != self.spec or bool(kwargs) != self.kw:
+            if bool(kwargs) != self.kw:
+                raise mismatch(f"expected {'keyword' if self.kw else 'no keyword'} arguments "
+                               f"(the traced call's), got {sorted(kwargs) if kwargs else 'none'}")
             raise mismatch(f"expected arguments shaped like {self.spec!r}, got {spec!r}")
         tensors = []
         numpy_in = []
@@ -990,7 +1211,9 @@ class _Runner:
                                     f"({type(leaf).__name__}) was given")
         return tensors, bool(numpy_in) and all(numpy_in), leaves
 
-    def __call__(self, *args):
+    def __call__(self, *args, **kwargs):
+        if kwargs:
+            return self.call_kw(args, TypeError, kwargs)
         return self.call(args, TypeError)
 
     def call(self, args, mismatch):
@@ -1018,6 +1241,18 @@ class _Runner:
                     st = self._state = self.guards.revalidate(st, args)
                 return self.plan.run_arrays(args, st[1], self._ndout)
         tensors, as_numpy, leaves = self.tensors(args, mismatch)
+        return self._run(tensors, as_numpy, leaves, args)
+
+    def call_kw(self, args, mismatch, kwargs):
+        """call() with keyword arguments (none: call())."""
+        if not kwargs:
+            return self.call(args, mismatch)
+        tensors, as_numpy, leaves = self.tensors(args, mismatch, kwargs)
+        return self._run(tensors, as_numpy, leaves, args, kwargs)
+
+    def _run(self, tensors, as_numpy, leaves, args, kwargs=None):
+        """The plan run on the call's tensors and the captures, the written
+        arrays copied back (_WriteBack), and the results built."""
         captured = self._captured(leaves)
         wb = self.writeback
         if wb is not None:
@@ -1025,16 +1260,28 @@ class _Runner:
         results = self.plan.run(tensors + list(captured))
         if wb is not None:
             results = wb.apply(results, leaves, captured)
-        return self.finish(results, as_numpy)
+        return self.finish(results, as_numpy, args, kwargs)
 
-    def finish(self, results, as_numpy):
+    def finish(self, results, as_numpy, args=None, kwargs=None):
         results = [float(r.item()) if sym == "float" else int(r.item()) if sym else r
                    for r, sym in zip(results, self.sym_out)]
         it = iter(results)
         leaves = [next(it) if t is None else t for t in self.template]
-        for i in self._fresh:
-            leaves[i] = leaves[i].copy()
         if as_numpy:
             leaves = [x.numpy() if c and isinstance(x, _C.Tensor) else x
                       for x, c in zip(leaves, self._to_numpy)]
-        return unflatten(leaves, self.out_spec)
+        r = self._results
+        if r is None:
+            return unflatten(leaves, self.out_spec)
+        for i, make in r.fresh.items():
+            leaves[i] = make()  # a constant made anew, as eager makes it
+        for i in r.copied:
+            x = leaves[i]
+            leaves[i] = x.clone() if isinstance(x, _C.Tensor) else x.copy()
+        if not r.same:
+            return unflatten(leaves, self.out_spec)
+        # the caller's own objects, returned as themselves (eager: f(d) is d)
+        tree = _call_tree(args, kwargs)
+        return unflatten_with(leaves, self.out_spec, {
+            p: functools.partial(subtree, tree, self.spec, a[1]) if a[0] == "arg" else
+            functools.partial(_itself, a[1]) for p, a in r.same.items()})

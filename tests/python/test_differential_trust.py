@@ -347,7 +347,8 @@ def test_the_campaign_lists_its_categories():
                        env=_env(), timeout=120)
     assert r.returncode == 0, r.stderr
     assert [line.split(":")[0] for line in r.stdout.splitlines()] == [
-        "base", "transforms", "mutate", "rebind", "argobj", "scalars", "branch", "threads"]
+        "base", "transforms", "mutate", "rebind", "argobj", "scalars", "branch", "threads",
+        "effects"]
 
 
 @pytest.mark.fuzztool

@@ -292,4 +292,19 @@ def test_a_body_operand_is_not_written():
             return c
         return hop.map(body, x)
     with pytest.raises(hop.UnsupportedError, match="writes an operand of a HOP body"):
-        hop.compile(f)(np.ones((2, 3)))
+        hop.trace(f, np.ones((2, 3)))
+    # eagerly the body writes the caller's array through its slice: a Python
+    # effect hop.compile cannot replay, so the call runs eagerly (issue 24)
+    # and does write it; fullgraph=True refuses before anything ran
+    mine, theirs = np.ones((2, 3)) * 5, np.ones((2, 3)) * 5
+    with pytest.warns(RuntimeWarning, match="f runs eagerly: writes an item of an argument of "
+                                            "a nested function"):
+        got = hop.compile(f)(mine)
+    want = f(theirs)
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(mine, theirs)
+    assert mine[:, 0].tolist() == [1.0, 1.0]
+    untouched = np.ones((2, 3)) * 5
+    with pytest.raises(hop.TraceError, match="writes an item of an argument of a nested"):
+        hop.compile(f, fullgraph=True)(untouched)
+    assert (untouched == 5).all()

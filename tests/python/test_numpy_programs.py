@@ -5,6 +5,7 @@ out; HOPs inside NumPy code; data-dependent Python branches specialised by
 path (each path traced once, a data guard for an unseen one, both sides
 merged into one plan with a cond, no retrace after)."""
 import inspect
+import sys
 
 import numpy as np
 import pytest
@@ -241,18 +242,39 @@ def test_a_data_dependent_if_inside_a_hop_body_points_to_hop_cond_when_compiled(
 
 # ------------------------------------------------------- path specialisation
 
-CALLS = []
+class _Runs:
+    """Counts the Python runs of a function's code while active (a profile
+    hook: counting inside the function would be a Python effect, which
+    hop.compile runs eagerly)."""
+
+    def __init__(self, fn):
+        self.code = fn.__code__
+        self.n = 0
+
+    def __len__(self):
+        return self.n
+
+    def __enter__(self):
+        self.previous = sys.getprofile()
+        sys.setprofile(self._hook)
+        return self
+
+    def _hook(self, frame, event, arg):
+        if event == "call" and frame.f_code is self.code:
+            self.n += 1
+
+    def __exit__(self, *exc):
+        sys.setprofile(self.previous)
 
 
 def branchy(x):
-    CALLS.append(1)
     if np.sum(x) > 0:
         return np.sin(x) * 2
     else:
         return np.cos(x) - 1
 
 
-IF_LINE = inspect.getsourcelines(branchy)[1] + 2
+IF_LINE = inspect.getsourcelines(branchy)[1] + 1
 
 
 def _expected(x):
@@ -261,25 +283,30 @@ def _expected(x):
 
 @pytest.mark.parametrize("first_positive", [True, False])
 def test_either_path_first_then_merged_then_no_retrace(first_positive):
+    with _Runs(branchy) as calls:
+        _either_path_first_then_merged(first_positive, calls)
+
+
+def _either_path_first_then_merged(first_positive, calls):
     pos, neg = np.linspace(0.1, 1, 6), -np.linspace(0.1, 1, 6)
     first, second = (pos, neg) if first_positive else (neg, pos)
     cf = hop.compile(branchy)
     np.testing.assert_allclose(cf(first), _expected(first))
     assert cf.recompiles == 0 and len(cf.graphs) == 1
     # the one plan computes the predicate and checks it: same path, no retrace
-    n = len(CALLS)
+    n = len(calls)
     np.testing.assert_allclose(cf(first * 3), _expected(first * 3))
-    assert len(CALLS) == n and cf.recompiles == 0
+    assert len(calls) == n and cf.recompiles == 0
     # the unseen side fails the data guard and is traced; both sides merge
     np.testing.assert_allclose(cf(second), _expected(second))
     assert cf.recompiles == 1 and len(cf.graphs) == 2
     merged = cf.graphs[-1]
     assert "cond(" in merged.code and "sin(" in merged.code and "cos(" in merged.code
     assert "guards: u" not in merged.code  # no trap side left
-    n = len(CALLS)
+    n = len(calls)
     for v in (first, second, first * 2, second * 2, pos - 0.5):
         np.testing.assert_allclose(cf(v), _expected(v))
-    assert len(CALLS) == n and cf.recompiles == 1 and cf.eager_calls == 0
+    assert len(calls) == n and cf.recompiles == 1 and cf.eager_calls == 0
     text = cf.explain()
     site = f"test_numpy_programs.py:{IF_LINE}"
     assert f"{site} (`if np.sum(x) > 0:`) took its " \
@@ -328,13 +355,26 @@ def test_sequential_and_nested_branches_and_loops():
     assert cl.recompiles == 2
 
 
-def test_a_branch_on_a_number_rather_than_a_comparison_says_so():
+def test_a_branch_on_a_number_ends_the_compiled_part_and_says_so():
+    # float() of a traced value needs its data: hop.compile runs the function
+    # eagerly (warned once, explain() says why); fullgraph and hop.trace
+    # raise the error that explains it
     def f(x):
         return x * 2 if float(x.sum()) > 1 else x
 
-    with pytest.raises(hop.TraceError, match=r"float\(\) of a traced array value .* not on a "
-                                             r"number's value"):
-        hop.compile(f)(np.arange(3.0))
+    line = inspect.getsourcelines(f)[1] + 1
+    why = r"float\(\) of a traced array value .* not on a number's value"
+    cf = hop.compile(f)
+    with pytest.warns(RuntimeWarning, match=why + rf".*test_numpy_programs.py:{line}"):
+        np.testing.assert_array_equal(cf(np.arange(3.0)), [0.0, 2.0, 4.0])
+    np.testing.assert_array_equal(cf(np.arange(3.0) / 4), np.arange(3.0) / 4)
+    assert cf.eager_calls == 2 and cf.graphs == []
+    assert f"conversion at test_numpy_programs.py:{line}: float() of a traced array" in \
+        cf.explain()
+    for run in (lambda: hop.compile(f, fullgraph=True)(np.arange(3.0)),
+                lambda: hop.trace(f, np.arange(3.0))):
+        with pytest.raises(hop.TraceError, match=why):
+            run()
 
 
 # ------------------------------------------- hop.numpy arrays at the edges

@@ -254,18 +254,31 @@ def test_creation_ops_while_tracing_are_nodes_or_constants_that_cannot_change():
 
 
 @pytest.mark.parametrize("name", ["rand", "randn"])
-def test_drawing_from_the_global_generator_while_tracing_is_a_trace_error(name):
+def test_drawing_from_the_global_generator_is_a_trace_error_and_runs_eagerly_compiled(name):
     draw = getattr(hop, name)
     check_raises(hop.TraceError,
                  f"{name}(): drawing from the global generator cannot be traced (the graph would "
                  f"keep the numbers drawn at trace time); pass seed=, or make the tensor outside "
                  f"the traced function and pass it in",
                  hop.trace, lambda x: x + draw(2), hop.zeros(2))
+    # hop.compile draws new numbers each call as eagerly: the call runs
+    # eagerly (issue 24; it raised the error above)
+    cf = hop.compile(lambda x: hop.wrap(lambda y: y + draw(2), x))
+    with pytest.warns(RuntimeWarning, match=rf"runs eagerly: calls hop\.{name}\(\) without a "
+                                            rf"seed"):
+        first = cf(hop.zeros(2)).numpy()
+    second = cf(hop.zeros(2)).numpy()
+    assert first.shape == second.shape == (2,) and (first != second).all()
+    assert cf.graphs == [] and cf.eager_calls == 2
     check_raises(hop.TraceError,
-                 f"{name}(): drawing from the global generator cannot be traced (the graph would "
-                 f"keep the numbers drawn at trace time); pass seed=, or make the tensor outside "
-                 f"the traced function and pass it in",
-                 hop.compile(lambda x: hop.wrap(lambda y: y + draw(2), x)), hop.zeros(2))
+                 f"hop.compile(fullgraph=True): <lambda> has Python effects hop cannot compile "
+                 f"(nothing ran):\n  random at test_trust_cext.py:{_line_of(cf.fn)}: calls "
+                 f"hop.{name}() without a seed (new numbers each call)",
+                 hop.compile(cf.fn, fullgraph=True), hop.zeros(2))
+
+
+def _line_of(fn):
+    return fn.__code__.co_firstlineno
 
 
 def test_a_capture_taken_back_by_a_failed_hop_call_is_not_a_plan_input():

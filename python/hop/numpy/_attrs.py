@@ -301,7 +301,9 @@ def _round(self, ndigits=None):
         if self.size != 1:
             raise TypeError("only length-1 arrays can be converted to Python scalars")
         return round(float(self))
-    return F.round_(self, ndigits, _kind=type(self))
+    # a NumPy scalar rounded to digits is a NumPy scalar (np.float64)
+    r = F.round_(self, ndigits, _kind=type(self))
+    return type(self)(r._t, scalar=True) if self._scalar else r
 
 
 ndarray.__round__ = _round

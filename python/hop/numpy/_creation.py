@@ -166,8 +166,15 @@ def _redirect(name, original):
         # of traced values into it are traced
         r = original(*args, **kwargs)
         if isinstance(r, _np.ndarray) and _np.dtype(r.dtype) in _core._HOP:
+            from . import _storage
             from ._ndarray import NumpyArg
-            return NumpyArg(_C.asarray(r))  # concrete: over its memory, which it keeps
+            t = _C.asarray(r)  # concrete: over its memory, which it keeps
+            run = _storage.current()
+            if run is not None and not any(isinstance(a, _np.ndarray) and
+                                           _np.may_share_memory(r, a)
+                                           for a in list(args) + list(kwargs.values())):
+                run.made.append(t)  # new memory: nothing outside the call holds it
+            return NumpyArg(t)
         return r
     creation.__hop_original__ = original
     return creation

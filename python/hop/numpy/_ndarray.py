@@ -16,9 +16,12 @@ memory sees them, and an argument's or captured array's final value is
 written back to the caller's memory after each call.
 """
 
+import sys
+
 import numpy as _np
 
 from .. import _C
+from .. import _breaks
 from . import _core, _storage
 
 __all__ = ["ndarray", "NumpyArg"]
@@ -85,6 +88,17 @@ class ndarray:
 
     def __hop_tensor__(self):
         return self._t
+
+    def _user_class(self):
+        """NumPy's class of this array: np.ndarray, or the NumPy scalar type
+        of a 0-d result NumPy gives as a scalar."""
+        return self.dtype.type if self._scalar else _np.ndarray
+
+    # __class__ is NumPy's class to the user's code while hop traces it or
+    # records its path, so that isinstance(x, np.ndarray) and isinstance(s,
+    # float) answer as eagerly; the real class to hop and NumPy, and outside
+    # a trace (a C descriptor: every failing isinstance asks for it).
+    __class__ = _C._UserClass(_user_class)
 
     # ------------------------------------------------------------ attributes
 
@@ -187,8 +201,10 @@ class ndarray:
         if self.size != 1:
             raise TypeError(f"only length-1 arrays can be converted to Python scalars")
         t = self._t.reshape(()) if self.ndim else self._t
-        if what in ("int", "float") and _C._is_proxy(t):
-            raise _C.TraceError(
+        if what in ("int", "float", "complex", "round", "hash") and _C._is_proxy(t):
+            # hop.compile runs such a function eagerly (_breaks)
+            _breaks.conversion(
+                _C.TraceError,
                 f"{what}() of a traced array value needs its data while tracing; hop.compile "
                 f"specialises Python branches on comparisons (`if x.sum() > 1:`), not on a "
                 f"number's value: keep it an array (compare it, or use it in arithmetic), or "
@@ -197,33 +213,49 @@ class ndarray:
 
     def item(self, *args):
         """The element as a Python scalar; while tracing, an integer or bool
-        element is an unbacked SymInt read at run time (as hop.Tensor.item)."""
+        element is an unbacked SymInt read at run time (as hop.Tensor.item),
+        and a float one ends hop.compile's compiled part (_breaks)."""
         if args:
             return self[args if len(args) > 1 else args[0]].item()
         t = self._scalar_tensor("item")
         if _C._is_proxy(t) or _core.tracing():
+            if self.dtype.kind not in "biu":
+                _breaks.conversion(_C.TraceError, f"item() of a traced {self.dtype} value: a "
+                                                  f"Python float is known only when the plan "
+                                                  f"runs")
             return t.item()
         return t.numpy()[()].item()
 
     def tolist(self):
         return self._t.numpy().tolist()
 
+    def _traced_text(self, frame):
+        """The text of a traced array for hop's messages (and hop.trace); a
+        break for the user's code in a compile trace (_breaks)."""
+        return _breaks.text("a traced array", f"hop.numpy.ndarray(traced {self._t!r})", frame)
+
     def __repr__(self):
         if _C._is_proxy(self._t):
-            return f"hop.numpy.ndarray(traced {self._t!r})"
+            return self._traced_text(sys._getframe(1))
         return repr(self._t.numpy()[()] if self._scalar else self._t.numpy())
 
     def __str__(self):
         if _C._is_proxy(self._t):
-            return repr(self)
+            return self._traced_text(sys._getframe(1))
         return str(self._t.numpy()[()] if self._scalar else self._t.numpy())
 
     def __format__(self, spec):
-        if _C._is_proxy(self._t) or not spec:
+        if _C._is_proxy(self._t):
+            return self._traced_text(sys._getframe(1))
+        if not spec:
             return str(self)
         return format(self._t.numpy()[()], spec)
 
-    __hash__ = None
+    def __hash__(self):
+        # NumPy scalars hash as their value (s in {6.0}); arrays do not hash
+        if not self._scalar:
+            raise TypeError("unhashable type: 'numpy.ndarray'")
+        return hash(self._scalar_tensor("hash").numpy()[()])
 
     def __reduce__(self):
         return (asarray_of, (self._t.numpy(),))

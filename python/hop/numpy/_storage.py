@@ -63,10 +63,13 @@ class Run:
     arg_tensors: id of an argument's proxy -> its leaf index (a hop.numpy
     array rebuilt from an argument's pytree is that argument); marked:
     captured arrays given a storage in this run, forgotten when it ends;
-    layout: argument leaves whose strides a view-or-copy decision read."""
+    layout: argument leaves whose strides a view-or-copy decision read;
+    made: the concrete tensors of arrays the function made with NumPy's
+    creation functions over new memory (_creation), which hop.compile
+    captures without a guard (nothing outside the call can change them)."""
 
     __slots__ = ("depth", "writeback", "slots", "slot_arrays", "args", "arg_tensors", "marked",
-                 "active", "layout", "captured", "arg_strides", "__weakref__")
+                 "active", "layout", "captured", "arg_strides", "made", "__weakref__")
 
     def __init__(self, depth, writeback, slots, slot_arrays=None):
         self.depth = depth
@@ -80,6 +83,7 @@ class Run:
         self.layout = set()
         self.captured = {}  # id(array) -> array, the captured roots this run saw
         self.arg_strides = {}  # leaf -> the example's strides in elements
+        self.made = []
 
     def root_value(self, key):
         """The current value of root key (its storage's, or its own tensor

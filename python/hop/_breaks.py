@@ -1,0 +1,170 @@
+"""Where hop.compile's compiled part ends: Python that needs a traced value.
+
+While a function is traced its tensors have no values, so Python that needs
+one cannot be part of a graph: float(), int(), complex(), .tolist(), .item()
+of a float, np.asarray() of a traced value, its text (str, repr, format,
+f-strings, print), hash(), round() to an int, a SymFloat's comparisons and
+conversions, bool() inside a HOP body.  Every such place calls
+`conversion(error, message)`, the one owner of that decision:
+
+  - in a hop.compile trace, outside HOP bodies, it raises GraphBreak: the
+    compiled part ends here.  hop.compile then runs the call (and later calls)
+    eagerly and explain() says why; fullgraph=True raises the break's error
+    instead.  (The graph-breaks issue will resume compiled code after it.)
+  - anywhere else (hop.trace, inside a HOP body, which must be one graph) it
+    raises `error(message)`: the error it always was.
+
+GraphBreak derives from BaseException, so a function's own `except
+Exception:` cannot turn it into a silently different value; each one is also
+recorded on the trace (`raised`), so a trace whose function swallowed one
+anyway (`except BaseException:`) still ends there.
+
+Text is special: hop's own code formats traced values in its messages and
+introspection (`repr(proxy)` names its node), so `text(...)` gives the text
+to hop, NumPy and hop.trace, and is a break only for the user's code in a
+compile trace.
+"""
+
+import os
+import sys
+
+from . import _C
+from . import _paths
+
+__all__ = ["GraphBreak", "conversion", "raised", "internal", "text"]
+
+_KEY = "hop.graph breaks"    # Trace.scratch: the breaks raised in this trace
+_COMPILE = "hop.compile"     # Trace.scratch: set for a trace hop.compile makes
+
+
+class GraphBreak(BaseException):
+    """The compiled part of a function ends here (internal to hop.compile:
+    never seen by a caller).  error(message) is what hop.trace raises for
+    the same place; site is the user's file:line."""
+
+    def __init__(self, error, message, site):
+        super().__init__(message)
+        self.error = error
+        self.message = message
+        self.site = site
+
+    def as_error(self):
+        return self.error(self.message)
+
+    def describe(self):
+        return f"{self.message} (at {self.site})"
+
+
+def mark_compile(tr):
+    """Marks tr (started) as a trace of hop.compile: conversions in it are
+    breaks.  Its root's depth is where the function's own code runs."""
+    tr.scratch[_COMPILE] = _C._trace_depth()
+
+
+def _compiling():
+    """The active trace when it is hop.compile's and the function's own
+    code runs (no HOP body is being traced), else None."""
+    tr = _C.tracing()
+    if tr is None:
+        return None
+    root = tr.scratch.get(_COMPILE)
+    if root is None or getattr(_paths._in_body, "n", 0):
+        return None
+    # path specialisation runs the code after a branch point in a side of a
+    # cond: still the function's own code
+    paths = tr.scratch.get(_paths.PATHS)
+    here = paths.depth() if paths is not None else None
+    if _C._trace_depth() != (root if here is None else here):
+        return None
+    return tr
+
+
+def conversion(error, message):
+    """Raises the break for a conversion of a traced value in a compile trace
+    (see the module), else error(message)."""
+    tr = _compiling()
+    if tr is None:
+        raise error(message)
+    brk = GraphBreak(error, message, _paths.user_site(sys._getframe(1)))
+    tr.scratch.setdefault(_KEY, []).append(brk)
+    raise brk
+
+
+def forget(tr):
+    """Drops the breaks recorded on trace tr once it has stopped (a break's
+    traceback holds the trace's proxies: kept there, a cycle the collector
+    cannot see through)."""
+    tr.scratch.pop(_KEY, None)
+
+
+def raised(tr):
+    """The first break raised in trace tr, or None."""
+    breaks = tr.scratch.get(_KEY)
+    return breaks[0] if breaks else None
+
+
+_HOP_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
+
+
+def internal(frame):
+    """Whether frame runs hop's or NumPy's code (not the user's)."""
+    name = frame.f_globals.get("__name__") or ""
+    return name == "hop" or name.startswith(("hop.", "numpy")) or \
+        frame.f_code.co_filename.startswith(_HOP_DIR)
+
+
+def _for_user(frame):
+    """Whether frame (the one that asked for a traced value's text) is the
+    user's code in a compile trace, where that text is a break."""
+    return _compiling() is not None and not internal(frame)
+
+
+def text(what, value_text, frame):
+    """The text of a traced value (what names it) for frame, the code that
+    asked for it: value_text for hop, NumPy and hop.trace; in a compile trace
+    the user's code gets a break."""
+    if not _for_user(frame):
+        return value_text
+    conversion(_C.TraceError, f"str() of {what}: its text is known only when the plan runs, "
+                              f"not while tracing")
+
+
+def proxy_text(t, value_text):
+    """repr()/str() of a proxy (called from C: the caller is the frame that
+    asked)."""
+    return text("a traced value", value_text, sys._getframe(1))
+
+
+def _symint_value(s, how):
+    """s specialised to its value (a guard, as int() does), or a break for a
+    value known only at run time (an unbacked symbol)."""
+    try:
+        return int(s)
+    except _C.DataDependentError:
+        conversion(_C.TraceError, f"{how} of the SymInt {s.expr}: its value is known only when "
+                                  f"the plan runs, not while tracing")
+
+
+def symint_str(s, value_text):
+    """str() of a SymInt: its expression for hop and in hop.trace, the int's
+    text for the user's code in a compile trace (as eagerly)."""
+    if not _for_user(sys._getframe(1)):
+        return value_text
+    return str(_symint_value(s, "str()"))
+
+
+def symint_repr(s, value_text):
+    if not _for_user(sys._getframe(1)):
+        return value_text
+    return repr(_symint_value(s, "repr()"))
+
+
+def symint_format(s, spec):
+    """format(s, spec): the int's format for the user's code in a compile
+    trace, else the expression's (an empty spec; another is a TypeError)."""
+    if not _for_user(sys._getframe(1)):
+        if spec:
+            raise TypeError(f"unsupported format string passed to hop.SymInt.__format__ "
+                            f"(the SymInt {s.expr} has no value while tracing)")
+        return s.expr
+    return format(_symint_value(s, "format()"), spec)

@@ -1,0 +1,1280 @@
+"""What a compiled function does to Python state it did not make: the effect
+check of hop.compile.
+
+A trace runs the function once and its plan runs on every call, so any
+Python effect of the function (assigning a global or a nonlocal, writing an
+attribute or item of an object the caller or the module holds, appending to
+a list it did not make, print(), next() of an iterator, drawing from
+`random`/`np.random`, reading the clock) would happen once, at trace time,
+and never again.  hop.compile cannot replay effects yet, so before each
+trace it asks `find(fn, args, kwargs)` whether the call may have one; if so
+the call runs eagerly (docs/ARCHITECTURE.md, "Python effects in compiled
+code").
+
+The check costs nothing per call and no copy of the user's data: it reads
+bytecode.  _purity's abstract interpreter reads each code object once (cached
+per code object) and records, per instruction, what may change state (an
+Event) and every call (a Site), with where each value involved may come from
+(_V.prov: a global, a closure cell, an argument, a module, the result of a
+call; nothing for an object the function made).  `find` resolves those with
+the values of this call: the arguments, the globals and closure cells, the
+attributes they lead to.  It follows the calls into the user's functions
+(methods, properties, operators of the user's classes, functions passed as
+arguments), classifies the calls into builtins, the standard library, hop
+and NumPy by tables, and reports every Effect: (kind, "file.py:line",
+reason), in the order met.
+
+It is conservative: a write through a value that may be pre-existing, a call
+it cannot resolve, bytecode it cannot read are effects; an effect in a
+branch the call does not take counts too.  What it cannot see is documented
+in docs/ARCHITECTURE.md: state changed by C code it does not know, an
+iterator reached only through a computation (not a name, attribute or item),
+in-place operators on values it cannot resolve.
+"""
+
+import builtins
+import collections.abc
+import functools
+import inspect
+import os
+import random as _random
+import sys
+import types
+from collections import namedtuple
+
+from . import _C
+from ._purity import ANY, _effects as _code_effects, _READ_METHODS, _NP_WRITERS, op_dunders
+
+try:
+    import numpy as _np
+except ImportError:  # NumPy is optional at run time
+    _np = None
+
+__all__ = ["Effect", "find", "KINDS"]
+
+
+class Effect(namedtuple("Effect", "kind site reason")):
+    """One Python effect hop.compile cannot replay yet: kind (a key of
+    KINDS), site ("file.py:12") and reason (what the code does)."""
+
+    __slots__ = ()
+
+    def __str__(self):
+        return f"{self.reason} ({self.site})"
+
+
+KINDS = {
+    "global": "assigns or deletes a global variable",
+    "nonlocal": "assigns or deletes a variable of an enclosing function",
+    "attribute": "sets or deletes an attribute of an object it did not make",
+    "item": "writes an item or slice of a container or array it did not make",
+    "mutation": "calls a method or function that changes an object it did not make",
+    "print": "prints",
+    "iterator": "advances an iterator it did not make",
+    "random": "draws from or reseeds a random generator",
+    "time": "reads the clock",
+    "io": "reads or writes files, streams or the environment",
+    "call": "calls code hop cannot analyse",
+    "bytecode": "has bytecode hop's analysis does not read",
+    # not from the bytecode: met while tracing (hop/_breaks.py)
+    "conversion": "needs the value of a traced value (its text, a number, a NumPy array)",
+}
+
+_MISSING = object()
+# The class slot of a call's result that a library function (hop's, NumPy's)
+# made: calling it runs no code of the user's but the functions it was given.
+_LIBRARY = object()
+_MAX_FRAMES = 64   # functions analysed per call; beyond, an effect ("call")
+_MAX_ITEMS = 64    # candidates of an item step whose key is not a constant
+
+# Methods that change their receiver.
+_MUTATORS = frozenset("""
+    append extend insert pop remove clear update setdefault popitem add discard
+    difference_update intersection_update symmetric_difference_update sort reverse
+    appendleft extendleft popleft rotate fill put itemset resize setfield setflags partition
+    byteswap write writelines flush truncate seek __setitem__ __delitem__ __setattr__
+    __delattr__ __iadd__ __isub__ __imul__ __itruediv__ __ifloordiv__ __imod__ __ipow__
+    __imatmul__ __iand__ __ior__ __ixor__ __ilshift__ __irshift__ acquire release set
+    put_nowait get_nowait
+""".split())
+_ITERATOR_METHODS = frozenset(["__next__", "send", "throw", "close"])
+# Of an array (NumPy's, hop.numpy's), only these change it; a hop.Tensor has
+# none (its add, sort, ... make new tensors).
+_ARRAY_MUTATORS = frozenset("""
+    fill sort put itemset resize setfield setflags partition byteswap __setitem__ __delitem__
+    __iadd__ __isub__ __imul__ __itruediv__ __ifloordiv__ __imod__ __ipow__ __imatmul__
+    __iand__ __ior__ __ixor__ __ilshift__ __irshift__ tofile dump
+""".split())
+# C methods whose result may be (a view of, a part of) their receiver; any
+# other's result is a new object.
+_PART_METHODS = frozenset("""
+    reshape view ravel transpose swapaxes squeeze diagonal __getitem__ get pop popitem
+    setdefault __next__ __iter__ __enter__ expand permute unsqueeze select narrow T mT real
+    imag conj contiguous detach __self__ values keys items to numpy astype
+""".split())
+
+# Builtins: effects, results that are new objects, and the iterables they
+# consume (an iterator argument is advanced).
+_BUILTIN_EFFECTS = {
+    "print": ("print", "calls print()"),
+    "input": ("io", "calls input()"),
+    "open": ("io", "opens a file"),
+    "breakpoint": ("io", "calls breakpoint()"),
+    "exec": ("call", "calls exec()"),
+    "eval": ("call", "calls eval()"),
+    "__import__": ("call", "calls __import__()"),
+    "exit": ("io", "calls exit()"),
+    "quit": ("io", "calls quit()"),
+    "help": ("io", "calls help()"),
+}
+_BUILTIN_ARGS = frozenset("min max getattr iter reversed enumerate zip map filter vars type "
+                          "super next".split())
+_BUILTIN_UNKNOWN = frozenset("globals locals vars type".split())
+_CONSUMERS = frozenset("list tuple dict set frozenset sorted sum min max any all enumerate zip "
+                       "map filter reversed iter next bytes bytearray".split())
+
+# Modules by what their functions do.  A module not listed, of the standard
+# library, is "call": hop does not know it.
+_PURE_MODULES = frozenset("""
+    math cmath operator _operator itertools functools _functools numbers fractions decimal
+    statistics string re copy collections _collections dataclasses enum typing abc types
+    bisect _bisect heapq _heapq struct keyword textwrap unicodedata array contextlib
+    builtins json _json
+""".split())
+# Functions of pure modules that do I/O.
+_IO_FUNCTIONS = frozenset(["json.dump", "json.load"])
+_EFFECT_MODULES = {
+    "time": "time", "random": "random", "_random": "random", "secrets": "random",
+    "uuid": "random", "sys": "io", "io": "io", "_io": "io", "os": "io", "posix": "io",
+    "logging": "io", "warnings": "io", "_warnings": "io", "subprocess": "io", "socket": "io",
+    "shutil": "io", "pathlib": "io", "tempfile": "io", "pickle": "io", "_pickle": "io",
+    "shelve": "io", "sqlite3": "io", "threading": "call", "gc": "call", "atexit": "call",
+    "signal": "io", "datetime": "time",
+}
+_DATETIME_NOW = frozenset(["now", "utcnow", "today", "fromtimestamp"])
+# Functions of pure modules that change their first argument.
+_ARG0_WRITERS = frozenset("""
+    insort insort_left insort_right heappush heappop heapify heapreplace heappushpop
+    setitem delitem iadd iconcat isub imul imatmul itruediv ifloordiv imod ipow iand ior
+    ixor ilshift irshift __setitem__ __delitem__ __iadd__
+""".split())
+
+# hop's and NumPy's own functions are pure but for these.
+_HOP_EFFECTS = {"save": "io", "load": "io", "set_num_threads": "call",
+                "load_library": "call", "register_pytree_node": "call"}
+_NP_EFFECTS = {"seterr": "call", "seterrcall": "call", "set_printoptions": "call",
+               "setbufsize": "call", "save": "io", "savez": "io", "savez_compressed": "io",
+               "savetxt": "io", "load": "io", "loadtxt": "io", "genfromtxt": "io",
+               "fromfile": "io", "tofile": "io", "dump": "io", "printoptions": "call"}
+# NumPy functions whose result is always a new array.
+_NP_NEW = frozenset("""
+    zeros ones empty full zeros_like ones_like empty_like full_like arange linspace logspace
+    geomspace eye identity array copy concatenate stack vstack hstack dstack column_stack
+    tile repeat sort argsort cumsum cumprod sum prod mean std var max min amax amin argmax
+    argmin dot matmul outer inner einsum tensordot where clip round around isclose allclose
+    array_equal nonzero argwhere diff unique meshgrid tri tril triu diag
+""".split())
+_RANDOM_MAKERS = frozenset(["default_rng", "RandomState", "Generator", "SeedSequence",
+                            "PCG64", "PCG64DXSM", "MT19937", "Philox", "SFC64", "Random"])
+
+
+def _module_name(v):
+    if isinstance(v, types.FunctionType):
+        return v.__globals__.get("__name__") or ""
+    m = getattr(v, "__module__", None)
+    if isinstance(m, str):
+        return m
+    s = getattr(v, "__self__", None)
+    if isinstance(s, types.ModuleType):
+        return s.__name__
+    return ""
+
+
+def _top(name):
+    return name.partition(".")[0]
+
+
+def _is_hop(name):
+    return name == "hop" or name.startswith("hop.")
+
+
+def _is_numpy(name):
+    return name == "numpy" or name.startswith("numpy.")
+
+
+def _is_stdlib(name):
+    top = _top(name)
+    return top in sys.stdlib_module_names or top == "builtins"
+
+
+# Test frameworks' helpers (pytest's rewritten asserts): not analysed.
+_TEST_PACKAGES = frozenset(["hypothesis", "pytest", "_pytest"])
+
+
+def _is_user(name):
+    return not (_is_hop(name) or _is_numpy(name) or _is_stdlib(name) or
+                _top(name) in _TEST_PACKAGES or _top(name) == "torch")
+
+
+def _is_hop_object(v):
+    return _is_hop(getattr(type(v), "__module__", "") or "")
+
+
+def _unwrap(v):
+    """The user's function a hop wrapper (hop.compile, hop.grad, hop.vmap)
+    runs, or v."""
+    for _ in range(16):
+        if not _is_hop_object(v) or isinstance(v, types.FunctionType):
+            break
+        w = getattr(v, "__wrapped__", None)
+        if w is None:
+            break
+        v = w
+    return v
+
+
+_SAFE = None
+
+
+def _safe_methods():
+    """Method names that never change their receiver: the read-only methods
+    of the builtin containers, strings, NumPy arrays, hop tensors and
+    hop.numpy arrays."""
+    global _SAFE
+    if _SAFE is None:
+        names = set(_READ_METHODS)
+        kinds = [str, bytes, tuple, frozenset, int, float, complex, dict, list, set, _C.Tensor]
+        if _np is not None:
+            kinds += [_np.ndarray, _np.generic, _np.dtype]
+        hnp = sys.modules.get("hop.numpy")
+        if hnp is not None:
+            kinds.append(hnp.ndarray)
+        for k in kinds:
+            names.update(n for n in dir(k) if not n.startswith("_") or n in (
+                "__len__", "__getitem__", "__contains__", "__iter__", "__repr__", "__str__",
+                "__format__", "__array__", "__hop_tensor__", "__eq__", "__ne__", "__lt__",
+                "__le__", "__gt__", "__ge__", "__hash__", "__bool__", "__float__", "__int__",
+                "__index__", "__neg__", "__abs__", "__pos__", "__invert__"))
+        _SAFE = frozenset(names - _MUTATORS - _ITERATOR_METHODS)
+    return _SAFE
+
+
+def _site(code, line):
+    return f"{os.path.basename(code.co_filename)}:{line if line is not None else '?'}"
+
+
+def _class_attr(t, name):
+    """The attribute name of class t as its MRO's dicts hold it (no
+    descriptor run), or _MISSING."""
+    for k in getattr(t, "__mro__", (t,)):
+        d = k.__dict__
+        if name in d:
+            return d[name]
+    return _MISSING
+
+
+_DATA_DESCRIPTORS = (property, types.GetSetDescriptorType, types.MemberDescriptorType)
+
+
+def _static_attr(v, name):
+    """v.name without running the user's code (no property, no
+    __getattr__): a module's attribute, a class attribute, an instance's
+    own attribute, or a method bound to v."""
+    if isinstance(v, types.ModuleType):
+        return getattr(v, name, _MISSING)
+    if isinstance(v, type):
+        a = _class_attr(v, name)
+        if isinstance(a, staticmethod):
+            return a.__func__
+        if isinstance(a, classmethod):
+            return types.MethodType(a.__func__, v)
+        if isinstance(a, types.FunctionType) or a is _MISSING:
+            return a
+        if isinstance(a, _DATA_DESCRIPTORS):
+            return _MISSING
+        return a if not hasattr(a, "__get__") or callable(a) else _MISSING
+    a = _class_attr(type(v), name)
+    if not isinstance(a, _DATA_DESCRIPTORS):
+        try:
+            own = object.__getattribute__(v, "__dict__")
+        except (AttributeError, TypeError):
+            own = None
+        if isinstance(own, dict) and name in own:
+            return own[name]
+    if a is _MISSING:
+        return _MISSING
+    if isinstance(a, staticmethod):
+        return a.__func__
+    if isinstance(a, classmethod):
+        return types.MethodType(a.__func__, type(v))
+    if isinstance(a, types.FunctionType):
+        return types.MethodType(a, v)
+    if isinstance(a, (types.MemberDescriptorType, types.MethodDescriptorType,
+                      types.WrapperDescriptorType, types.ClassMethodDescriptorType)):
+        try:  # a slot's value, a C method bound to v: no Python code runs
+            return getattr(v, name)
+        except AttributeError:
+            return _MISSING
+    if isinstance(a, (property, types.GetSetDescriptorType)) or hasattr(a, "__get__"):
+        return _MISSING
+    return a
+
+
+class _Frame:
+    """One function under analysis: its Python function, the values of its
+    parameters when known, which parameters hold (or reach) objects that
+    existed before the call, and how it was reached (for the reasons)."""
+
+    def __init__(self, func, values, pre, reach, via, self_new=False):
+        self.func = func
+        self.code = func.__code__
+        self.values = values
+        self.pre = pre
+        self.reach = reach
+        self.via = via
+        self.results = {}  # ("r", code, offset) -> (kind, class or None)
+        self.cands = {}    # src -> candidates(src)
+        self.self_new = self_new
+
+
+class _Finder:
+    def __init__(self):
+        self.effects = []
+        self._seen_effects = set()
+        self._frames = set()
+        self.todo = []
+        self.nframes = 0
+        # ids of the NumPy arrays among the call's arguments: traced as
+        # hop.numpy arrays, whose writes hop.numpy writes back (written_back)
+        self.array_args = set()
+        self.np_random = None
+        if _np is not None:
+            self.np_random = (_np.random.RandomState, _np.random.Generator,
+                              _np.random.BitGenerator)
+
+    # ------------------------------------------------------------ effects
+
+    def add(self, kind, frame, line, reason, code=None):
+        e = Effect(kind, _site(code or frame.code, line), reason + frame.via)
+        if e not in self._seen_effects:
+            self._seen_effects.add(e)
+            self.effects.append(e)
+
+    # ------------------------------------------------------------- frames
+
+    def schedule(self, func, values, pre, reach, via, self_new=False):
+        if not isinstance(func, types.FunctionType):
+            return
+        key = (func.__code__, id(func.__closure__),
+               tuple(sorted(pre.items())), tuple(sorted(reach.items())),
+               tuple(sorted((k, id(v)) for k, v in values.items())))
+        if key in self._frames:
+            return
+        self._frames.add(key)
+        self.nframes += 1
+        if self.nframes > _MAX_FRAMES:
+            if self.nframes == _MAX_FRAMES + 1:
+                self.effects.append(Effect("call", _site(func.__code__,
+                                                         func.__code__.co_firstlineno),
+                                           f"calls more than {_MAX_FRAMES} functions, more "
+                                           f"than hop analyses"))
+            return
+        self.todo.append(_Frame(func, values, pre, reach, via, self_new))
+
+    def call_user(self, func, frame, site, bound=_MISSING, bound_pre=True, self_new=False,
+                  unknown_args=False):
+        """Schedules func as called from site of frame (its arguments' values
+        and origins mapped to its parameters), with bound as self."""
+        code = func.__code__
+        names = code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]
+        values, pre, reach = {}, {}, {}
+        pos = list(code.co_varnames[:code.co_argcount])
+        if bound is not _MISSING and pos:
+            first = pos.pop(0)
+            values[first] = bound
+            pre[first] = bound_pre and not self_new
+            reach[first] = bound_pre
+        if site is not None and not site.star and not unknown_args:
+            for p, v in zip(pos, site.args):
+                self.bind(frame, p, v, values, pre, reach)
+            for k, v in zip(site.kwnames, site.kwargs):
+                if k in names:
+                    self.bind(frame, k, v, values, pre, reach)
+        via = f" (in {func.__qualname__}, called at {_site(frame.code, site.line)})" \
+            if site is not None else f" (in {func.__qualname__}){frame.via}"
+        self.schedule(func, values, pre, reach, via, self_new)
+
+    def bind(self, frame, name, v, values, pre, reach):
+        c = self.candidates(frame, v.src)
+        if len(c) == 1:
+            values[name] = c[0]
+        pre[name] = self.is_pre(frame, v.prov)
+        reach[name] = self.is_pre(frame, v.reach | v.prov)
+
+    # --------------------------------------------------------- resolution
+
+    def root(self, frame, kind, name):
+        if kind == "g":
+            g = frame.func.__globals__
+            if name in g:
+                return g[name]
+            return getattr(builtins, name, _MISSING)
+        if kind == "c":
+            for n, cell in zip(frame.code.co_freevars, frame.func.__closure__ or ()):
+                if n == name:
+                    try:
+                        return cell.cell_contents
+                    except ValueError:
+                        return _MISSING
+            return _MISSING
+        if kind == "p":
+            return frame.values.get(name, _MISSING)
+        if kind == "m":
+            return sys.modules.get(name, _MISSING)
+        return _MISSING
+
+    def candidates(self, frame, src):
+        """The values src (a root and steps) may name now, or [] (memoised
+        per frame: the call's values do not change while it is analysed)."""
+        if src is None:
+            return []
+        try:
+            return frame.cands[src]
+        except KeyError:
+            pass
+        except TypeError:  # an unhashable constant key
+            return self._candidates(frame, src)
+        out = frame.cands[src] = self._candidates(frame, src)
+        return out
+
+    def _candidates(self, frame, src):
+        v = self.root(frame, src[0], src[1])
+        if v is _MISSING:
+            return []
+        vals = [v]
+        for step in src[2:]:
+            nxt = []
+            for v in vals:
+                if isinstance(step, str):
+                    a = _static_attr(v, step)
+                    if a is not _MISSING:
+                        nxt.append(a)
+                elif type(v) in (dict, list, tuple):
+                    key = step[1]
+                    if key is ANY:
+                        items = list(v.values()) if type(v) is dict else list(v)
+                        if len(items) > _MAX_ITEMS:
+                            return []
+                        nxt.extend(items)
+                    else:
+                        try:
+                            nxt.append(v[key])
+                        except (KeyError, IndexError, TypeError):
+                            pass
+            vals = nxt
+            if not vals:
+                return []
+        return vals
+
+    def is_pre(self, frame, roots, seen=None):
+        """Whether a value from these roots may be an object that existed
+        before the call (or part of one)."""
+        for r in roots:
+            k = r[0]
+            if k in ("g", "c", "m", "?"):
+                return True
+            if k == "p":
+                if frame.pre.get(r[1], True):
+                    return True
+            elif k == "p*":
+                if frame.reach.get(r[1], True):
+                    return True
+            elif k == "r":
+                kind, _ = self.result(frame, r)
+                if kind == "unknown":
+                    return True
+                if kind == "args":
+                    # what its arguments are (a loop may pass a call's result
+                    # back to the same call: each site once)
+                    seen = set() if seen is None else seen
+                    if r in seen:
+                        continue
+                    seen.add(r)
+                    site = _code_effects(frame.code).sites.get((r[1], r[2]))
+                    if site is None:
+                        return True
+                    vals = list(site.args) + list(site.kwargs) + [site.receiver]
+                    for v in vals:
+                        if self.is_pre(frame, v.prov | v.reach, seen):
+                            return True
+        return False
+
+    def result(self, frame, r):
+        """What call site r returns: ("new" | "args" | "unknown", class)."""
+        got = frame.results.get(r)
+        if got is None:
+            frame.results[r] = ("unknown", None)  # a cycle: assume the worst
+            site = _code_effects(frame.code).sites.get((r[1], r[2]))
+            got = ("unknown", None) if site is None else self.site(frame, site, effects=False)
+            frame.results[r] = got
+        return got
+
+    def describe(self, frame, v):
+        """Words for the value v (a _V) a write goes to."""
+        src = v.src
+        if src is None:
+            if any(r[0] == "?" for r in v.prov):
+                return "an argument of a nested function (hop cannot tell whether the caller " \
+                       "made it)"
+            for r in v.prov:
+                if r[0] == "r":
+                    site = _code_effects(frame.code).sites.get((r[1], r[2]))
+                    if site is None:
+                        continue
+                    c = site.callee
+                    name = c.method or (c.src[-1] if c.src and isinstance(c.src[-1], str)
+                                        else "a call")
+                    roots = sorted({self.describe(frame, a) for a in
+                                    list(site.args) + list(site.kwargs) + [site.receiver]
+                                    if a.src is not None and self.is_pre(frame, a.prov)})
+                    of = f" (which may be, or share memory with, {' or '.join(roots)})" \
+                        if roots else ""
+                    return f"the result of {name}() at line {site.line}{of}"
+            return "an object hop cannot tell the function made"
+        kind, name = src[0], src[1]
+        text = {"g": f"the global {name!r}", "c": f"the closure variable {name!r}",
+                "p": f"the argument {name!r}", "m": f"the module {name}"}[kind]
+        steps = "".join(f".{s}" if isinstance(s, str) else
+                        ("[...]" if s[1] is ANY else f"[{s[1]!r}]") for s in src[2:])
+        return text + (f" (through {name}{steps})" if steps else "")
+
+    def written_back(self, frame, v):
+        """Whether every object the write target v may be is an array whose
+        writes the compiled call replays: a NumPy array argument (traced as
+        a hop.numpy array) or a concrete hop.numpy array the function reaches
+        from outside, through itself or a view of it.  hop.numpy traces such
+        writes into the plan and copies the final values into the caller's
+        memory after each call (hop/numpy/_storage.py), or refuses them with
+        its own error (a HOP body's operand, shared memory, read-only)."""
+        vals = self.target_values(frame, v, set())
+        if not vals:
+            return False
+        hnp = sys.modules.get("hop.numpy")
+        for x in vals:
+            if hnp is not None and isinstance(x, hnp.ndarray) and not _C._is_proxy(x._t):
+                continue
+            if _np is not None and type(x) is _np.ndarray and id(x) in self.array_args:
+                continue
+            return False
+        return True
+
+    def target_values(self, frame, v, seen):
+        """The objects that existed before the call which v may be or be a
+        part or view of; None when hop cannot tell."""
+        if v.src is not None:
+            return self.candidates(frame, v.src) or None
+        out = []
+        for r in v.prov:
+            if r[0] != "r" or r in seen:
+                return None if r[0] != "r" else out
+            seen.add(r)
+            # a library call whose result is (part of) its arguments: what
+            # those are (reshape, a slice, np.asarray)
+            site = _code_effects(frame.code).sites.get((r[1], r[2]))
+            if site is None or site.star or self.result(frame, r)[0] != "args":
+                return None
+            for a in list(site.args) + list(site.kwargs) + [site.receiver]:
+                if not self.is_pre(frame, a.prov):
+                    continue
+                got = self.target_values(frame, a, seen)
+                if got is None:
+                    return None
+                out.extend(got)
+        return out
+
+    # -------------------------------------------------------------- events
+
+    def run(self, frame):
+        eff = _code_effects(frame.code)
+        if eff.unknown:
+            self.add("bytecode", frame, frame.code.co_firstlineno,
+                     f"{frame.func.__qualname__} has bytecode hop's effect analysis does not "
+                     f"read")
+            return
+        for ev in list(eff.events.values()):
+            self.event(frame, ev)
+        for site in list(eff.sites.values()):
+            self.site(frame, site, effects=True)
+
+    def event(self, frame, ev):
+        k, line, code = ev.kind, ev.line, ev.code
+        if k == "global":
+            verb, name = ev.detail
+            self.add("global", frame, line, f"{'assigns' if verb == 'assign' else 'deletes'} the "
+                                            f"global variable {name!r}", code)
+        elif k == "nonlocal":
+            verb, name = ev.detail
+            self.add("nonlocal", frame, line, f"{'assigns' if verb == 'assign' else 'deletes'} "
+                                              f"the variable {name!r} of an enclosing function "
+                                              f"(nonlocal)", code)
+        elif k in ("attr", "item"):
+            t = ev.target
+            if self.is_pre(frame, t.prov) and not self.immutable(frame, t) and \
+                    not (k == "item" and self.written_back(frame, t)):
+                what = self.describe(frame, t)
+                if k == "attr":
+                    verb, name = ev.detail
+                    self.add("attribute", frame, line,
+                             f"{'sets' if verb == 'set' else 'deletes'} the attribute {name!r} "
+                             f"of {what}", code)
+                else:
+                    self.add("item", frame, line, f"{'writes' if ev.detail == 'set' else 'deletes'}"
+                                                  f" an item of {what}", code)
+        elif k == "inplace":
+            t = ev.target
+            if not self.is_pre(frame, t.prov) or self.written_back(frame, t):
+                return
+            vals = self.candidates(frame, t.src)
+            if vals:
+                if any(_mutable_inplace(v) for v in vals):
+                    self.add("item", frame, line, f"updates {self.describe(frame, t)} in place "
+                                                  f"({ev.detail})", code)
+                for v in vals:
+                    self.dunders(frame, v, (f"__i{ev.detail}__",), line, code)
+            elif any(r[0] in ("g", "c", "m", "p") for r in t.prov):
+                self.add("item", frame, line, f"may update {self.describe(frame, t)} in place "
+                                              f"({ev.detail})", code)
+        elif k == "iter":
+            t = ev.target
+            if not self.is_pre(frame, t.prov):
+                return
+            for v in self.candidates(frame, t.src):
+                if isinstance(v, collections.abc.Iterator):
+                    self.add("iterator", frame, line, f"iterates over the iterator "
+                                                      f"{self.describe(frame, t)}, advancing it",
+                             code)
+                    break
+                self.dunders(frame, v, ("__iter__",), line, code)
+        elif k == "with":
+            for v in self.candidates(frame, ev.target.src):
+                self.dunders(frame, v, ("__enter__", "__exit__"), line, code)
+        elif k == "load":
+            name = ev.detail
+            for v in self.candidates(frame, ev.target.src):
+                if isinstance(v, (types.ModuleType, type)):
+                    continue
+                try:
+                    a = inspect.getattr_static(type(v), name)
+                except AttributeError:
+                    a = _MISSING
+                if isinstance(a, property) and isinstance(a.fget, types.FunctionType) and \
+                        _is_user(_module_name(a.fget)):
+                    self.schedule(a.fget, {a.fget.__code__.co_varnames[0]: v}
+                                  if a.fget.__code__.co_argcount else {}, {}, {},
+                                  f" (in the property {a.fget.__qualname__}, read at "
+                                  f"{_site(code, line)})")
+                elif a is _MISSING:
+                    self.dunders(frame, v, ("__getattr__",), line, code)
+        elif k == "op":
+            for v in self.candidates(frame, ev.target.src):
+                self.dunders(frame, v, op_dunders(ev.detail), line, code)
+
+    def immutable(self, frame, t):
+        """A write target that cannot be written (a tensor, a number): the
+        write raises as it would eagerly."""
+        vals = self.candidates(frame, t.src)
+        return bool(vals) and all(isinstance(v, (int, float, complex, str, bytes, tuple,
+                                                 frozenset, type(None))) for v in vals)
+
+    def dunders(self, frame, v, names, line, code):
+        """The user's special methods of v's class that an operation runs."""
+        if isinstance(v, (types.ModuleType, type)):
+            return
+        cls = type(v)
+        if not _is_user(getattr(cls, "__module__", "") or ""):
+            return
+        for name in names:
+            try:
+                a = inspect.getattr_static(cls, name)
+            except AttributeError:
+                continue
+            if isinstance(a, types.FunctionType) and _is_user(_module_name(a)):
+                self.schedule(a, {a.__code__.co_varnames[0]: v} if a.__code__.co_argcount
+                              else {}, {}, {}, f" (in {a.__qualname__}, run at "
+                                               f"{_site(code, line)})")
+
+    # --------------------------------------------------------------- calls
+
+    def site(self, frame, site, effects):
+        """Classifies a call: records its effects (when effects) and returns
+        what it returns: ("new" | "args" | "unknown", class or None)."""
+        out = _Calls(self, frame, site, effects)
+        return out.run()
+
+
+class _Calls:
+    """The classification of one call site in one frame."""
+
+    def __init__(self, finder, frame, site, effects):
+        self.f = finder
+        self.frame = frame
+        self.site = site
+        self.effects = effects
+
+    def add(self, kind, reason):
+        if self.effects:
+            self.f.add(kind, self.frame, self.site.line, reason, self.site.code)
+
+    def pre(self, v):
+        return self.f.is_pre(self.frame, v.prov)
+
+    def run(self):
+        f, frame, site = self.f, self.frame, self.site
+        callee = site.callee
+        if self.effects:
+            self.callbacks()
+        if callee.code is not None:
+            # a function made here, called in place: analysed with this code
+            name = callee.code.co_name
+            return ("new", None) if name in ("<listcomp>", "<setcomp>", "<dictcomp>",
+                                             "<genexpr>") else ("unknown", None)
+        if callee.method is not None:
+            return self.method_call(callee.method)
+        vals = f.candidates(frame, callee.src)
+        if not vals:
+            return self.unresolved_callee()
+        return self.merge([self.classify(v) for v in vals])
+
+    def merge(self, results):
+        kinds = [r[0] for r in results]
+        if "unknown" in kinds:
+            return ("unknown", None)
+        if "args" in kinds:
+            lib = all(r[1] is _LIBRARY for r in results if r[0] == "args")
+            return ("args", _LIBRARY if lib else None)
+        classes = {r[1] for r in results}
+        return ("new", classes.pop() if len(classes) == 1 else None)
+
+    def callbacks(self):
+        """Functions passed as arguments may be called by the callee."""
+        f, frame, site = self.f, self.frame, self.site
+        for v in list(site.args) + list(site.kwargs):
+            if v.code is not None:
+                continue  # nested: analysed with this code
+            for c in f.candidates(frame, v.src):
+                c = _unwrap(c)
+                if isinstance(c, types.MethodType) and isinstance(c.__func__, types.FunctionType):
+                    if _is_user(_module_name(c.__func__)):
+                        f.call_user(c.__func__, frame, None, bound=c.__self__, unknown_args=True)
+                elif isinstance(c, types.FunctionType) and _is_user(_module_name(c)):
+                    f.call_user(c, frame, None, unknown_args=True)
+                elif isinstance(c, functools.partial):
+                    fn = _unwrap(c.func)
+                    if isinstance(fn, types.FunctionType) and _is_user(_module_name(fn)):
+                        f.call_user(fn, frame, None, unknown_args=True)
+
+    def consumed_iterators(self, what):
+        """An iterator argument of a library call is advanced by it."""
+        f, frame, site = self.f, self.frame, self.site
+        for v in list(site.args) + list(site.kwargs):
+            if not self.pre(v):
+                continue
+            for c in f.candidates(frame, v.src):
+                if isinstance(c, collections.abc.Iterator):
+                    self.add("iterator", f"passes the iterator {f.describe(frame, v)} to "
+                                         f"{what}, which may advance it")
+                    break
+
+    def unresolved_callee(self):
+        f, frame, site = self.f, self.frame, self.site
+        callee = site.callee
+        if not callee.prov:
+            # made by this code (a lambda, one of a dict of them): its code
+            # is one of the nested ones, analysed with this one
+            return ("unknown", None)
+        got = self.resolved_getattr(callee)
+        if got is not None:
+            return got
+        if self.dynamic_getattr(callee):
+            return ("unknown", None)
+        results = [f.result(frame, r) for r in callee.prov if r[0] == "r"]
+        if results and len(results) == len(callee.prov) and \
+                all(k == "new" or c is _LIBRARY for k, c in results):
+            # a callable a library call made (hop.vmap(f), functools.partial,
+            # np.vectorize): the functions it was given are analysed as
+            # callbacks; an object of a user class runs its __call__
+            classes = {c for _, c in results}
+            for cls in classes:
+                if isinstance(cls, type) and _is_user(getattr(cls, "__module__", "") or ""):
+                    call = inspect.getattr_static(cls, "__call__", None)
+                    if isinstance(call, types.FunctionType):
+                        f.call_user(call, frame, site, bound=None, bound_pre=False)
+            return ("unknown", None)
+        self.add("call", "calls a function hop cannot resolve before the call")
+        return ("unknown", None)
+
+    def resolved_getattr(self, callee):
+        """A call of getattr(module, name)'s result with the module and the
+        name known now (`getattr(np, name)(x)`, name a closure variable):
+        the call of that function.  None when the callee is not that."""
+        f, frame = self.f, self.frame
+        results = []
+        for r in callee.prov:
+            site = _code_effects(frame.code).sites.get((r[1], r[2])) if r[0] == "r" else None
+            if site is None or len(site.args) != 2 or site.kwargs or site.star:
+                return None
+            getters = f.candidates(frame, site.callee.src)
+            objs = f.candidates(frame, site.args[0].src)
+            names = f.candidates(frame, site.args[1].src)
+            if not getters or any(g is not getattr for g in getters) or not objs or \
+                    not names or not all(isinstance(n, str) for n in names):
+                return None
+            for obj in objs:
+                if not isinstance(obj, types.ModuleType):
+                    return None
+                for n in names:
+                    v = _static_attr(obj, n)
+                    if v is _MISSING:
+                        return None
+                    results.append(self.classify(v))
+        return self.merge(results) if results else None
+
+    def dynamic_getattr(self, callee):
+        """A call of getattr(obj, name)'s result, name not a constant: every
+        method obj's class may give (the user's are analysed; a library
+        object's change only it).  False when the callee is not that."""
+        f, frame = self.f, self.frame
+        sites = []
+        for r in callee.prov:
+            site = _code_effects(frame.code).sites.get((r[1], r[2])) if r[0] == "r" else None
+            vals = f.candidates(frame, site.callee.src) if site is not None else []
+            if not (site is not None and site.args and vals and
+                    all(v is getattr for v in vals)):
+                return False
+            sites.append(site)
+        for site in sites:
+            objs = f.candidates(frame, site.args[0].src)
+            if not objs:
+                return False
+            for obj in objs:
+                if isinstance(obj, (types.ModuleType, type)) or \
+                        _is_user(getattr(type(obj), "__module__", "") or ""):
+                    owner = obj if isinstance(obj, (types.ModuleType, type)) else type(obj)
+                    # (not the special methods: a name made at run time is
+                    # not __init__)
+                    for klass in getattr(owner, "__mro__", (owner,)):
+                        for n, a in list(vars(klass).items()):
+                            if n.startswith("__") and n.endswith("__"):
+                                continue
+                            a = a.__func__ if isinstance(a, (staticmethod, classmethod)) else a
+                            if isinstance(a, types.FunctionType) and _is_user(_module_name(a)):
+                                f.call_user(a, frame, None, bound=obj, unknown_args=True)
+                    if isinstance(obj, types.ModuleType):
+                        return False  # a module's functions: any function at all
+                elif isinstance(obj, (list, dict, set, bytearray, collections.deque)) or \
+                        (_np is not None and isinstance(obj, _np.ndarray)):
+                    if self.pre(site.args[0]):
+                        self.add("mutation", f"calls a method of {f.describe(frame, site.args[0])}"
+                                             f" named at run time, which may change it")
+        return True
+
+    # -- methods
+
+    def method_call(self, m):
+        f, frame, site = self.f, self.frame, self.site
+        recv = site.receiver
+        objs = f.candidates(frame, recv.src)
+        if objs:
+            results = []
+            for obj in objs:
+                meth = _static_attr(obj, m)
+                if meth is _MISSING:
+                    results.append(self.unresolved_method(m))
+                    continue
+                if isinstance(obj, (types.ModuleType, type)):
+                    results.append(self.classify(meth))
+                else:
+                    results.append(self.classify(meth, receiver=obj))
+            return self.merge(results)
+        # the receiver is not a name: a new object of a known class?
+        rs = [f.result(frame, r) for r in recv.prov if r[0] == "r"]
+        if rs and len(rs) == len(recv.prov) and all(k == "new" and c is not None
+                                                    for k, c in rs):
+            cls = rs[0][1]
+            meth = _static_attr(cls, m)
+            if isinstance(meth, types.FunctionType) and _is_user(_module_name(meth)):
+                f.call_user(meth, frame, site, bound=None, bound_pre=False, self_new=True)
+                return ("unknown", None)
+            if not _is_user(getattr(cls, "__module__", "") or ""):
+                # a method of a new library object (a deque, a Generator
+                # seeded here): it changes only that object
+                return ("args", None)
+        if m in ("__init__", "__new__"):
+            return ("args", None)  # super().__init__(): not followed (documented)
+        return self.unresolved_method(m)
+
+    def unresolved_method(self, m):
+        """A method of a value whose class hop cannot tell."""
+        recv = self.site.receiver
+        pre = self.pre(recv)
+        what = self.f.describe(self.frame, recv)
+        if m in _ITERATOR_METHODS:
+            if pre:
+                self.add("iterator", f"calls .{m}() on {what}")
+            return ("args", None)
+        if m in _MUTATORS:
+            if pre:
+                self.add("mutation", f"calls .{m}() on {what}, which changes it")
+            return ("args", None)
+        if m in _safe_methods():
+            return ("args", None)
+        if not pre and all(r[0] == "r" and self.f.result(self.frame, r)[0] == "new"
+                           for r in recv.prov):
+            return ("args", None)  # a method of an object a library call made
+        self.add("call", f"calls .{m}() on {what}, a method hop cannot resolve before the call")
+        return ("unknown", None)
+
+    # -- callees
+
+    def classify(self, v, receiver=_MISSING):
+        """A call of the value v (receiver: the object a method is bound to,
+        for a method call)."""
+        f, frame, site = self.f, self.frame, self.site
+        v = _unwrap(v)
+        recv_pre = self.pre(site.receiver) if receiver is not _MISSING else True
+        if isinstance(v, types.MethodType):
+            receiver, v = v.__self__, v.__func__
+            if site.callee.method is None:
+                recv_pre = True  # a bound method found through a name
+        if isinstance(v, functools.partial):
+            self.callbacks_of([v.func])
+            return ("args", None)
+        if isinstance(v, type):
+            return self.class_call(v)
+        if isinstance(v, types.FunctionType):
+            name = _module_name(v)
+            if _is_hop(name):
+                return self.hop_call(v.__name__)
+            if _is_numpy(name):
+                return self.numpy_call(v, name)
+            if _is_stdlib(name):
+                return self.stdlib_call(v, name, receiver, recv_pre)
+            if _top(name) in _TEST_PACKAGES:
+                return ("args", None)  # pytest's assertion rewriting, hypothesis
+            if receiver is not _MISSING and receiver is not None and \
+                    isinstance(receiver, (_random.Random,) + (f.np_random or ())):
+                self.add("random", f"calls {v.__qualname__}() of a random generator")
+            f.call_user(v, frame, site, bound=receiver, bound_pre=recv_pre)
+            return ("unknown", None)
+        if _np is not None and isinstance(v, _np.ufunc):
+            if "out" in site.kwnames or len(site.args) > v.nin or site.star:
+                outs = [w for k, w in zip(site.kwnames, site.kwargs) if k == "out"] + \
+                    list(site.args[v.nin:])
+                if site.star or any(self.pre(w) and not f.written_back(frame, w) for w in outs):
+                    self.add("mutation", f"calls numpy.{v.__name__} with out= an array it did "
+                                         f"not make")
+            return ("new", None)
+        if isinstance(v, (types.BuiltinFunctionType, types.BuiltinMethodType,
+                          types.MethodWrapperType, types.MethodDescriptorType,
+                          types.WrapperDescriptorType, types.ClassMethodDescriptorType)):
+            return self.builtin_call(v, receiver, recv_pre)
+        if _is_hop_object(v):
+            return ("args", _LIBRARY)  # GraphModule, HopFunction: no Python effect
+        if callable(v):
+            cls = type(v)
+            name = getattr(cls, "__module__", "") or ""
+            call = inspect.getattr_static(cls, "__call__", None)
+            if isinstance(call, types.FunctionType) and _is_user(_module_name(call)):
+                f.call_user(call, frame, site, bound=v, bound_pre=True)
+                return ("unknown", None)
+            if _is_numpy(name) or _is_hop(name) or name.partition(".")[0] in _PURE_MODULES:
+                return ("args", None)
+            self.add("call", f"calls a {cls.__qualname__} object, which hop cannot analyse")
+            return ("unknown", None)
+        return ("unknown", None)  # not callable: raises as it would eagerly
+
+    def callbacks_of(self, fns):
+        for fn in fns:
+            fn = _unwrap(fn)
+            if isinstance(fn, types.FunctionType) and _is_user(_module_name(fn)):
+                self.f.call_user(fn, self.frame, None, unknown_args=True)
+
+    def class_call(self, cls):
+        f, frame, site = self.f, self.frame, self.site
+        mod = getattr(cls, "__module__", "") or ""
+        if _is_user(mod):
+            for name in ("__new__", "__init__", "__post_init__"):
+                try:
+                    a = inspect.getattr_static(cls, name)
+                except AttributeError:
+                    continue
+                if isinstance(a, staticmethod):
+                    a = a.__func__
+                if isinstance(a, types.FunctionType) and _is_user(_module_name(a)):
+                    f.call_user(a, frame, site if name != "__post_init__" else None,
+                                bound=None, bound_pre=False, self_new=True,
+                                unknown_args=name == "__post_init__")
+            return ("new", cls)
+        if cls is super:
+            return ("unknown", None)
+        nargs = len(site.args) + len(site.kwargs)
+        if cls.__name__ in _RANDOM_MAKERS and (_is_numpy(mod) or _top(mod) in ("random",)) \
+                and nargs == 0 and not site.star:
+            self.add("random", f"makes a {cls.__name__} seeded from the operating system")
+        if _is_stdlib(mod) or _is_numpy(mod) or _is_hop(mod):
+            self.consumed_iterators(f"{cls.__name__}()")
+        return ("new", cls)
+
+    def hop_call(self, name):
+        site = self.site
+        kind = _HOP_EFFECTS.get(name)
+        if kind is not None:
+            self.add(kind, f"calls hop.{name}()")
+        if name in ("rand", "randn") and "seed" not in site.kwnames and not site.star:
+            self.add("random", f"calls hop.{name}() without a seed (new numbers each call)")
+        return ("args", _LIBRARY)
+
+    def numpy_call(self, v, module):
+        site = self.site
+        name = getattr(v, "__name__", "")
+        if module.startswith("numpy.random"):
+            if name in _RANDOM_MAKERS and (site.args or site.kwargs or site.star):
+                return ("new", None)
+            self.add("random", f"calls numpy.random.{name}()")
+            return ("new", None)
+        kind = _NP_EFFECTS.get(name)
+        if kind is not None:
+            self.add(kind, f"calls numpy.{name}()")
+        if name in _NP_WRITERS or "out" in site.kwnames or site.star:
+            written = [w for k, w in zip(site.kwnames, site.kwargs) if k == "out"]
+            if name in _NP_WRITERS and site.args:
+                written.append(site.args[0])
+            if site.star or any(self.pre(w) and not self.f.written_back(self.frame, w)
+                                for w in written):
+                self.add("mutation", f"calls numpy.{name}(), which writes into an array it did "
+                                     f"not make")
+        self.consumed_iterators(f"numpy.{name}()")
+        return ("new", None) if name in _NP_NEW else ("args", _LIBRARY)
+
+    def stdlib_call(self, v, module, receiver, recv_pre):
+        """A function of the standard library written in Python."""
+        top = _top(module)
+        name = getattr(v, "__name__", "")
+        if receiver is not _MISSING and receiver is not None:
+            if isinstance(receiver, _random.Random):
+                if recv_pre:
+                    self.add("random", f"calls {name}() of a random generator it did not make")
+                return ("args", None)
+        kind = _EFFECT_MODULES.get(top)
+        if kind is not None:
+            if top == "datetime" and name not in _DATETIME_NOW:
+                return ("args", None)
+            self.add(kind, f"calls {module}.{name}()")
+            return ("unknown", None)
+        if f"{top}.{name}" in _IO_FUNCTIONS:
+            self.add("io", f"calls {module}.{name}()")
+            return ("unknown", None)
+        if top in _PURE_MODULES:
+            if name in _ARG0_WRITERS and self.site.args and self.pre(self.site.args[0]):
+                self.add("mutation", f"calls {module}.{name}(), which changes its first "
+                                     f"argument")
+            self.consumed_iterators(f"{module}.{name}()")
+            return ("args", None)
+        self.add("call", f"calls {module}.{name}() of the standard library, which hop does not "
+                         f"analyse")
+        return ("unknown", None)
+
+    def builtin_call(self, v, receiver, recv_pre):
+        """A function or method written in C."""
+        site = self.site
+        name = getattr(v, "__name__", "")
+        owner = getattr(v, "__self__", None)
+        if receiver is _MISSING and owner is not None and \
+                not isinstance(owner, types.ModuleType):
+            receiver = owner
+            recv_pre = True  # found through a name: an object that exists
+        if isinstance(v, (types.MethodDescriptorType, types.WrapperDescriptorType)) and \
+                receiver is _MISSING:
+            # an unbound C method called with its object first: list.append(xs, 1)
+            if name in _MUTATORS and site.args and self.pre(site.args[0]):
+                self.add("mutation", f"calls {v.__qualname__}() on an object it did not make")
+            return ("args", None)
+        if receiver is not _MISSING and receiver is not None and \
+                not isinstance(receiver, types.ModuleType):
+            return self.bound_builtin(name, receiver, recv_pre)
+        module = owner.__name__ if isinstance(owner, types.ModuleType) else \
+            (getattr(v, "__module__", None) or "")
+        if module == "builtins":
+            return self.builtin(name)
+        if _is_hop(module):
+            return self.hop_call(name)
+        if _is_numpy(module):
+            return self.numpy_call(v, module)
+        top = _top(module)
+        kind = _EFFECT_MODULES.get(top)
+        if kind is not None:
+            self.add(kind, f"calls {module}.{name}()")
+            return ("unknown", None)
+        if top in _PURE_MODULES:
+            if name in _ARG0_WRITERS and site.args and self.pre(site.args[0]):
+                self.add("mutation", f"calls {module}.{name}(), which changes its first "
+                                     f"argument")
+            self.consumed_iterators(f"{module}.{name}()")
+            return ("args", None)
+        self.add("call", f"calls {module + '.' if module else ''}{name}(), a C function hop "
+                         f"does not know")
+        return ("unknown", None)
+
+    def bound_builtin(self, name, obj, pre):
+        def what():
+            if self.site.callee.method is not None:
+                return self.f.describe(self.frame, self.site.receiver)
+            return f"a {type(obj).__name__} it did not make"
+        if isinstance(obj, type):
+            mod = getattr(obj, "__module__", "") or ""
+            if _top(mod) == "datetime" and name in _DATETIME_NOW:
+                self.add("time", f"calls {obj.__name__}.{name}()")
+            return ("new", None)
+        if isinstance(obj, (_random.Random,) + (self.f.np_random or ())):
+            if pre:
+                self.add("random", f"calls .{name}() of {what()}, a random generator")
+            return ("new", None)
+        if name in _ITERATOR_METHODS and isinstance(obj, collections.abc.Iterator):
+            if pre:
+                self.add("iterator", f"calls .{name}() on {what()}")
+            return ("args", None)
+        if name in ("tofile", "dump") and _np is not None and isinstance(obj, _np.ndarray):
+            self.add("io", f"calls .{name}() on {what()}")
+        elif _mutates(obj, name):
+            if pre:
+                self.add("mutation", f"calls .{name}() on {what()}, which changes it")
+            return ("args", None)
+        return ("args", None) if name in _PART_METHODS else ("new", None)
+
+    def builtin(self, name):
+        f, frame, site = self.f, self.frame, self.site
+        hit = _BUILTIN_EFFECTS.get(name)
+        if hit is not None:
+            self.add(hit[0], hit[1])
+            return ("unknown", None)
+        if name == "next":
+            if site.args and self.pre(site.args[0]):
+                self.add("iterator", f"calls next() on {f.describe(frame, site.args[0])}")
+            return ("args", None)
+        if name in ("setattr", "delattr"):
+            if site.star or (site.args and self.pre(site.args[0])):
+                what = f.describe(frame, site.args[0]) if site.args else "an object"
+                self.add("attribute", f"calls {name}() on {what}")
+            return ("new", None)
+        if name in _CONSUMERS:
+            self.consumed_iterators(f"{name}()")
+        if name in ("len", "str", "repr", "format", "hash", "bool", "int", "float", "abs",
+                    "round", "iter", "reversed", "sorted", "divmod", "complex", "bytes"):
+            dunder = {"len": "__len__", "str": "__str__", "repr": "__repr__",
+                      "format": "__format__", "hash": "__hash__", "bool": "__bool__",
+                      "int": "__int__", "float": "__float__", "abs": "__abs__",
+                      "round": "__round__", "iter": "__iter__", "reversed": "__reversed__",
+                      "sorted": "__iter__", "divmod": "__divmod__", "complex": "__complex__",
+                      "bytes": "__bytes__"}[name]
+            for a in site.args[:1]:
+                for c in f.candidates(frame, a.src):
+                    f.dunders(frame, c, (dunder,), site.line, site.code)
+        if name in _BUILTIN_UNKNOWN:
+            return ("unknown", None)
+        if name in _BUILTIN_ARGS:
+            return ("args", None)
+        return ("new", None)
+
+
+def _mutates(obj, name):
+    """Whether obj's method name may change obj."""
+    if isinstance(obj, _C.Tensor):
+        return False
+    hnp = sys.modules.get("hop.numpy")
+    if (_np is not None and isinstance(obj, _np.ndarray)) or \
+            (hnp is not None and isinstance(obj, hnp.ndarray)):
+        return name in _ARRAY_MUTATORS
+    return name in _MUTATORS
+
+
+def _mutable_inplace(v):
+    if isinstance(v, (list, dict, set, bytearray, collections.deque)):
+        return True
+    if _np is not None and isinstance(v, _np.ndarray):
+        return True
+    hnp = sys.modules.get("hop.numpy")
+    if hnp is not None and isinstance(v, hnp.ndarray):
+        return True
+    return False
+
+
+def _bind(fn, args, kwargs):
+    """Parameter name -> value of a call fn(*args, **kwargs) (defaults
+    included; *args and **kwargs as a tuple and a dict); what does not bind
+    is left out (the call raises as it would eagerly)."""
+    code = fn.__code__
+    n, k = code.co_argcount, code.co_kwonlyargcount
+    names = code.co_varnames
+    values = dict(zip(names[:n], args))
+    defaults = fn.__defaults__ or ()
+    for name, d in zip(names[n - len(defaults):n], defaults):
+        values.setdefault(name, d)
+    values.update((name, d) for name, d in (fn.__kwdefaults__ or {}).items())
+    at = n + k
+    if code.co_flags & inspect.CO_VARARGS:
+        values[names[at]] = tuple(args[n:])
+        at += 1
+    rest = {}
+    for name, v in kwargs.items():
+        if name in names[:n + k]:
+            values[name] = v
+        else:
+            rest[name] = v
+    if code.co_flags & inspect.CO_VARKEYWORDS:
+        values[names[at]] = rest
+    return values
+
+
+def find(fn, args=(), kwargs=None):
+    """The Effects a call fn(*args, **kwargs) may have, in the order met
+    (empty: none)."""
+    kwargs = kwargs or {}
+    finder = _Finder()
+    fn = _unwrap(fn)
+    bound = _MISSING
+    if isinstance(fn, functools.partial):
+        args = tuple(fn.args) + tuple(args)
+        kwargs = {**fn.keywords, **kwargs}
+        fn = _unwrap(fn.func)
+    if isinstance(fn, types.MethodType):
+        bound, fn = fn.__self__, fn.__func__
+    elif not isinstance(fn, types.FunctionType) and callable(fn):
+        call = inspect.getattr_static(type(fn), "__call__", None)
+        if isinstance(call, types.FunctionType):
+            bound, fn = fn, call
+    if not isinstance(fn, types.FunctionType):
+        name = _module_name(fn)
+        if _is_hop(name) or _is_numpy(name) or _top(name) in _PURE_MODULES or \
+                (_np is not None and isinstance(fn, _np.ufunc)) or \
+                name == "builtins" and getattr(fn, "__name__", "") not in _BUILTIN_EFFECTS:
+            return []
+        return [Effect("call", "?", f"{getattr(fn, '__qualname__', type(fn).__name__)} is not "
+                                    f"a Python function hop can analyse")]
+    if _is_hop(_module_name(fn)):
+        return []  # hop's own code (a transformation's call): its bodies are bodies
+    values = _bind(fn, ((bound,) if bound is not _MISSING else ()) + tuple(args), kwargs)
+    if _np is not None:
+        from ._pytree import flatten
+        finder.array_args = {id(x) for x in flatten((tuple(args), kwargs))[0]
+                             if type(x) is _np.ndarray}
+    pre = {n: True for n in fn.__code__.co_varnames}
+    finder.schedule(fn, values, pre, dict(pre), "")
+    try:
+        while finder.todo:
+            finder.run(finder.todo.pop(0))
+    except Exception as e:  # a case the resolution misreads: never the call's failure
+        return finder.effects + [Effect("bytecode", _site(fn.__code__,
+                                                          fn.__code__.co_firstlineno),
+                                        f"hop's effect analysis failed ({type(e).__name__}: "
+                                        f"{e}); the call runs eagerly")]
+    return finder.effects
