@@ -81,10 +81,15 @@ KINDS = {
 }
 
 _MISSING = object()
+_DATA = (list, tuple, dict, set, frozenset, str, bytes, int, float, complex, type(None))
 # The class slot of a call's result that a library function (hop's, NumPy's)
 # made: calling it runs no code of the user's but the functions it was given.
 _LIBRARY = object()
 _MAX_FRAMES = 64   # functions analysed per call; beyond, an effect ("call")
+# Contexts (known argument values) analysed per function; beyond, one frame
+# that knows only its callable and object arguments (widening: a recursive
+# walk over a concrete tree would otherwise be a frame per subtree).
+_MAX_CONTEXTS = 4
 _MAX_ITEMS = 64    # candidates of an item step whose key is not a constant
 
 # Methods that change their receiver.
@@ -342,6 +347,7 @@ class _Finder:
         self.effects = []
         self._seen_effects = set()
         self._frames = set()
+        self._contexts = {}  # (code, closure) -> frames scheduled for it
         self.todo = []
         self.nframes = 0
         # ids of the NumPy arrays among the call's arguments: traced as
@@ -365,13 +371,23 @@ class _Finder:
     def schedule(self, func, values, pre, reach, via, self_new=False):
         if not isinstance(func, types.FunctionType):
             return
+        fn_key = (func.__code__, id(func.__closure__))
+        if self._contexts.get(fn_key, 0) >= _MAX_CONTEXTS:
+            # widened: data arguments (containers, numbers, strings) unknown
+            # and taken as pre-existing, which only adds effects
+            values = {k: v for k, v in values.items() if not isinstance(v, _DATA)}
+            pre = {k: b for k, b in pre.items() if k in values}
+            reach = {k: b for k, b in reach.items() if k in values}
         key = (func.__code__, id(func.__closure__),
                tuple(sorted(pre.items())), tuple(sorted(reach.items())),
                tuple(sorted((k, id(v)) for k, v in values.items())))
         if key in self._frames:
             return
         self._frames.add(key)
-        self.nframes += 1
+        self._contexts[fn_key] = self._contexts.get(fn_key, 0) + 1
+        # the limit counts functions: each has at most _MAX_CONTEXTS + 1
+        # frames (its contexts and the widened one)
+        self.nframes += self._contexts[fn_key] == 1
         if self.nframes > _MAX_FRAMES:
             if self.nframes == _MAX_FRAMES + 1:
                 self.effects.append(Effect("call", _site(func.__code__,

@@ -558,7 +558,10 @@ class Program:
                 return self.run(t[1], inner).expand(r.shape)
             return hop.map(body, xs, env["y"]) if t[3] else hop.map(body, xs)
         if op in LOOPS:
-            return getattr(self, "_" + op)(t, env, _shape(env), _depth(env))
+            # a table, not getattr(self, "_" + op): hop.compile's effect check
+            # then follows the loops only (a name made at run time would mean
+            # every method, the constructor's writes to self.bodies too)
+            return _LOOP_METHODS[op](self, t, env, _shape(env), _depth(env))
         raise AssertionError(f"unknown node {op!r}")
 
     def bound(self, b, env, clamp):
@@ -619,6 +622,9 @@ class Program:
         if p[0] == "psize":
             return env[p[1]] > p[2]
         return self.run(p[1], env).to(hop.int64).sum() > p[2]
+
+
+_LOOP_METHODS = {op: getattr(Program, "_" + op) for op in LOOPS}
 
 
 # ------------------------------------------------------------- NumPy
@@ -983,6 +989,8 @@ def check_program(spec):
 
     compiled = hop.compile(f)
     assert_close(compiled(x, y).numpy(), want, bound, dt, "hop.compile vs NumPy")
+    # compiled, not run eagerly: a fallback would make this check eager's
+    assert compiled.eager_calls == 0, compiled.explain()
     v3 = inputs(spec, n2)
     want3, bound3 = reference(spec, v3)
     assert_close(compiled(hop.asarray(v3["x"]), hop.asarray(v3["y"])).numpy(), want3, bound3,

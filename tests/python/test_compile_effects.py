@@ -696,3 +696,70 @@ def test_a_compiled_function_frees_its_traces_with_it_breaks_included():
             cf(x)
             del cf
         assert _live_blocks() == base
+
+
+# ------------------------------------------- the analysis of a recursive walk
+# A function that walks a nested spec recursively is analysed once per
+# function after a few contexts (its data arguments then unknown), so a
+# deep tree neither exhausts the analysis's function limit nor hides an
+# effect at a leaf.
+
+_WALK_OPS = {"neg": lambda v: -v, "sq": lambda v: v * v, "half": lambda v: v * 0.5}
+WALK_SEEN = []
+
+
+class Walker:
+    def __init__(self, tree):
+        self.tree = tree
+
+    def leaf(self, x):
+        return x
+
+    def run(self, t, x):
+        if t == "x":
+            return self.leaf(x)
+        if t[0] == "add":
+            return self.run(t[1], x) + self.run(t[2], x)
+        return _WALK_OPS[t[0]](self.run(t[1], x))
+
+
+class NoisyWalker(Walker):
+    def leaf(self, x):
+        WALK_SEEN.append(1)  # an effect met only at a leaf
+        return x
+
+
+def _deep_tree(depth):
+    t = "x"
+    for i in range(depth):
+        t = ["add", t, [("neg", "sq", "half")[i % 3], "x"]] if i % 2 else [("sq", "half")[i % 2], t]
+    return t
+
+
+def test_a_recursive_walk_over_a_deep_tree_compiles_with_no_eager_call():
+    w = Walker(_deep_tree(40))
+    f = lambda x: w.run(w.tree, x)  # noqa: E731
+    cf = hop.compile(f)
+    x = hop.tensor([0.5, -0.25, 0.125])
+    with warnings.catch_warnings(record=True) as rec:
+        warnings.simplefilter("always")
+        got = cf(x)
+    # (the tree deeper than the guards' walk is said once; no eager run)
+    assert not [w for w in rec if "runs eagerly" in str(w.message)]
+    same(got.numpy(), f(x).numpy())
+    assert cf.eager_calls == 0 and cf.explain().startswith("hop.compile(<lambda>): 1 graph"), \
+        cf.explain()
+
+
+def test_an_effect_at_the_leaves_of_a_deep_recursive_walk_is_still_found():
+    w = NoisyWalker(_deep_tree(40))
+    f = lambda x: w.run(w.tree, x)  # noqa: E731
+    cf = hop.compile(f)
+    x = hop.tensor([0.5, -0.25, 0.125])
+    WALK_SEEN.clear()
+    want = f(x).numpy()
+    eager_effects = len(WALK_SEEN)
+    WALK_SEEN.clear()
+    got = fallback(cf, x, match=r"calls \.append\(\) on the global 'WALK_SEEN'")
+    same(got.numpy(), want)
+    assert len(WALK_SEEN) == eager_effects > 0
