@@ -23,11 +23,13 @@ arguments are guarded like positional ones.  Called inside another trace
 
 import re
 import sys
+import types
 import warnings
 
 from . import _C
 from . import _breaks
 from . import _effects
+from . import _frame
 from . import _paths
 from ._pytree import flatten, unflatten
 from ._trace import _call_tree, _trace
@@ -36,14 +38,31 @@ __all__ = ["compile", "CompiledFunction"]
 
 
 class _Entry:
-    __slots__ = ("gm", "runner", "dynamic", "reason", "traps")
+    __slots__ = ("gm", "runner", "dynamic", "reason", "traps", "frame")
 
-    def __init__(self, gm, runner, dynamic, reason, traps):
+    def __init__(self, gm, runner, dynamic, reason, traps, frame=None):
         self.gm = gm
         self.runner = runner
         self.dynamic = dynamic
         self.reason = reason
         self.traps = traps  # predicate symbol -> (site, side) of a branch side not traced
+        # The translation (_frame.Translator) of a function with Python
+        # effects: its side-effect table, replayed after each call of the
+        # plan, and the lifted ints passed as its last argument.
+        self.frame = frame
+
+    def run(self, args, kwargs):
+        """The plan's call (GuardError when it does not fit)."""
+        fr = self.frame
+        if fr is None:
+            return self.runner.call_kw(args, _C.GuardError, kwargs)
+        state = _frame.lifted_now(fr.lifted)
+        if state is None:
+            raise _C.GuardError("guard failed: a lifted int of the function's state (a "
+                                "nonlocal or global it assigns) no longer holds an int")
+        out, values = self.runner.call_kw(tuple(args) + (state,), _C.GuardError, kwargs)
+        _frame.replay(fr.effects, values)
+        return out
 
     def failure(self, e):
         """The reason a call did not fit this plan: a guard's message, or
@@ -118,6 +137,8 @@ class CompiledFunction(_C._CompiledCall):
         entries = self._entries
         if entries:
             try:
+                if entries[-1].frame is not None:
+                    return entries[-1].run(args, None)
                 return entries[-1].runner.call(args, _C.GuardError)
             except _C.GuardError as e:
                 return self._miss(args, {}, [entries[-1].failure(e)])
@@ -141,7 +162,7 @@ class CompiledFunction(_C._CompiledCall):
         entries = self._entries
         if entries:
             try:
-                return entries[-1].runner.call_kw(args, _C.GuardError, kwargs)
+                return entries[-1].run(args, kwargs)
             except _C.GuardError as e:
                 return self._miss(args, kwargs, [entries[-1].failure(e)])
         return self._miss(args, kwargs, None)
@@ -154,7 +175,7 @@ class CompiledFunction(_C._CompiledCall):
         if failures is not None:
             for entry in reversed(self._entries[:-1]):
                 try:
-                    return entry.runner.call_kw(args, _C.GuardError, kwargs)
+                    return entry.run(args, kwargs)
                 except _C.GuardError as e:
                     failures.append(entry.failure(e))
         reason = "first call" if failures is None else "; ".join(failures)
@@ -163,6 +184,13 @@ class CompiledFunction(_C._CompiledCall):
         # The Python effects of the call, from its bytecode: once per trace,
         # never per call (a call a plan fits had none when it was traced).
         effects = _effects.find(self.fn, args, kwargs)
+        if effects and all(e.kind in _frame.REPLAYED for e in effects) and \
+                isinstance(self.fn, types.FunctionType):
+            # effects the frame translator replays: translated, compiled
+            try:
+                return self._translate(args, kwargs, effects, reason)
+            except _frame.Unsupported as u:
+                effects = [_effects.Effect("translation", u.site, u.message)] + effects
         if effects:
             if self.fullgraph:
                 raise _C.TraceError(_fullgraph_message(self.__name__, effects))
@@ -193,6 +221,41 @@ class CompiledFunction(_C._CompiledCall):
                                     paths.traps if paths is not None else {}))
         self._fast = runner.fast  # the newest plan's bound NumPy call, if any
         return runner.call_kw(args, _C.GuardError, kwargs)
+
+    def _translate(self, args, kwargs, effects, reason):
+        """Traces fn through the frame translator (_frame): its effects are
+        recorded and replayed by every call.  Unsupported: it cannot."""
+        lifted = _frame.lifted_sources(self.fn)
+        lines = {(s.rsplit(":", 1)[0], int(s.rsplit(":", 1)[1])) for s in
+                 (e.site for e in effects) if s.rsplit(":", 1)[-1].isdigit()}
+        tr = _frame.Translator(self.fn, lifted, set(), lines)
+        state = _frame.lifted_now(lifted)
+        args2 = tuple(args) + (state,)
+        saved = (None if self._dims is None else [set(d) for d in self._dims], self._first)
+        dynamic = self._dynamic_for(args2, kwargs)
+        try:
+            gm, runner = _trace(self.fn, args2, dynamic, kwargs=kwargs, compiling=True,
+                                frame=tr)
+        except (_frame.Unsupported, _breaks.GraphBreak) as u:
+            self._dims, self._first = saved[0], saved[1]
+            if isinstance(u, _breaks.GraphBreak):
+                raise _frame.Unsupported(u.message, str(u.site)) from None
+            raise
+        except Exception as e:
+            # What the translation raised: the call's own error (eager raises
+            # it too) or a case the translator misreads (eager answers):
+            # either way eager decides, never the translator.
+            self._dims, self._first = saved[0], saved[1]
+            out = self.fn(*args, **kwargs)
+            self._fall_back([_effects.Effect("translation", "?", f"the translation failed "
+                                                                 f"({type(e).__name__}: {e})")],
+                            args, kwargs, run=False)
+            return out
+        if self._entries:
+            self.recompiles += 1
+        self._entries.append(_Entry(gm, runner, dynamic, reason, {}, frame=tr))
+        self._fast = None
+        return self._entries[-1].run(args, kwargs)
 
     def _trace_sizes(self, args, kwargs, dynamic):
         """_trace with dynamic sizes; where that fails (a size a function
@@ -228,9 +291,9 @@ class CompiledFunction(_C._CompiledCall):
         paths = _paths.PathTrace(self._tree, path)
         return _trace(self.fn, args, dynamic, paths, kwargs=kwargs, compiling=True) + (paths,)
 
-    def _fall_back(self, why, args, kwargs):
+    def _fall_back(self, why, args, kwargs, run=True):
         """From now on every call runs eagerly (why: the Effects); warns
-        once, naming the first and where it is."""
+        once, naming the first and where it is.  run: this call too."""
         self._eager_why = list(why)
         self._retired.extend(self._entries)
         self._entries = []
@@ -239,6 +302,8 @@ class CompiledFunction(_C._CompiledCall):
         warnings.warn(f"hop.compile: {self.__name__} runs eagerly: {why[0]}{more}; hop cannot "
                       f"compile that yet (explain() says why)", RuntimeWarning,
                       stacklevel=_paths.user_stacklevel())
+        if not run:
+            return None
         return self._run_eagerly(args, kwargs)
 
     def _run_eagerly(self, args, kwargs):

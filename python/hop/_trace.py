@@ -18,6 +18,7 @@ import warnings
 
 from . import _C
 from . import _breaks
+from . import _frame
 from . import _guards
 from . import _paths
 from ._pytree import LEAF, flatten, subtree, unflatten, unflatten_with
@@ -611,12 +612,15 @@ def _call_tree(args, kwargs):
     return (tuple(args), {k: kwargs[k] for k in sorted(kwargs)})
 
 
-def _trace(fn, example_args, dynamic, paths=None, kwargs=None, compiling=False):
+def _trace(fn, example_args, dynamic, paths=None, kwargs=None, compiling=False, frame=None):
     """(GraphModule, runner) of fn on example_args (and keyword arguments
     kwargs).  With paths (a _paths.PathTrace: hop.compile), Python control
     flow on traced values is specialised instead of being an error; with
     compiling (hop.compile), Python that needs a traced value's value raises
-    _breaks.GraphBreak instead of its error."""
+    _breaks.GraphBreak instead of its error.  With frame (a _frame.Translator:
+    hop.compile of a function with Python effects), the last positional
+    argument is the tuple of the lifted ints' tensors, fn runs through the
+    translator and returns (result, the side-effect table's values)."""
     if _C.tracing() is not None:
         raise _C.TraceError("hop.trace: a trace is already active (hop.trace and hop.compile "
                             "cannot be nested)")
@@ -647,6 +651,9 @@ def _trace(fn, example_args, dynamic, paths=None, kwargs=None, compiling=False):
         # for each run of the function (path specialisation runs it again).
         built = unflatten([_numpy_arg(p) if a else p for p, a in zip(proxies, as_array)], spec)
         given[0] = built
+        if frame is not None:
+            pos = built[0] if kw else built
+            return frame.run(pos[:-1], built[1] if kw else None, pos[-1])
         if kw:
             return fn(*built[0], **built[1])
         return fn(*built)
@@ -655,6 +662,8 @@ def _trace(fn, example_args, dynamic, paths=None, kwargs=None, compiling=False):
     # will bake in (see _guards); and names for the tensors among them (a
     # capture is named when it is made).
     env = _guards.scan(fn, leaves, arg_names, [k is None for k in kinds])
+    if frame is not None:
+        frame.env_ids = env.seen | {id(t) for t, _ in env.tensors.values()}
     for t, sources in env.tensors.values():
         tr.name_hint(t, sources[0].hint())
     tr.start()
@@ -693,6 +702,8 @@ def _trace(fn, example_args, dynamic, paths=None, kwargs=None, compiling=False):
     views = {id(v[1]): v[0] for k, v in tr.scratch.items()
              if isinstance(k, tuple) and k[0] == "hop.numpy array"}
     captures = tr.captures
+    if frame is not None:
+        _frame.unguard(env, frame)
     made = _made_captures(captures, views)
     guards = _guards.Guards(env, captures, leaves, views, made=lambda t: id(t) in made)
     runner = _Runner(tr, plan, spec, statics, out_spec, template, all_numpy, sym_out, guards,

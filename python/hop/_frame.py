@@ -1,0 +1,1012 @@
+"""hop.compile's frame translator: CPython 3.11 bytecode evaluated over the
+tracer's values, with the function's Python effects recorded and replayed.
+
+The tracer (hop/_trace.py) runs a function with proxies: every tensor
+operation becomes a node, and the plan runs on later calls.  Python effects
+of the function (a global or a nonlocal assigned, a list appended to, an
+attribute written, print) would then happen once, at trace time.  The
+translator runs the function's bytecode itself, instruction by instruction,
+over the same values (real Python objects, and proxies for the traced
+tensors), so it sees every write to state the function did not make:
+
+  - a write to a closure cell, a global, an attribute or an item of an
+    object that existed before the call, a mutating method of such a list,
+    dict or set, and print() are not done while translating; each is an
+    entry of the side-effect table (Effect: kind, target, values) in program
+    order.  Later reads in the same translation see the new value (an
+    overlay for cells, globals and attributes; a shadow copy of a mutated
+    container, pushed in its place wherever it is loaded).
+  - the values an effect needs are outputs of the traced function next to
+    its result, so each compiled call runs the plan, then `replay`s the
+    table with this call's values: the effects happen on every call, in the
+    order the function makes them, with the values the plan computed.
+  - an int held by a cell or global that the function assigns (`nonlocal
+    n; n += 1`) is an input of the plan (a 0-d int64 tensor, read back as a
+    SymInt), and its new value an output: no recompile per call.
+
+Calls of the user's Python functions are inlined (their frames are
+translated too); library code (hop, NumPy, builtins) is called.  Anything
+the translator does not model raises Unsupported, and hop.compile runs the
+call (and later calls) eagerly as for any effect it cannot compile: never a
+different answer.  That covers: exception handlers and `with` blocks,
+generators, Python control flow on a traced value, user code that CPython
+would run for us (an operator or property of the user's class, a callback of
+a library function: a trace hook stops it before its first line), a write
+to an object that is neither the function's own nor reachable from its
+arguments and environment, and any call of code that may have an effect the
+translator cannot see, on a line where _effects found one.
+"""
+
+import builtins
+import dis
+import inspect
+import operator
+import os
+import sys
+import sysconfig
+import types
+
+from . import _C
+from . import _breaks
+from . import _paths
+
+__all__ = ["Unsupported", "Translator", "replay", "written_names", "REPLAYED"]
+
+# The effect kinds the translator replays (_effects.KINDS keys).
+REPLAYED = frozenset(["global", "nonlocal", "attribute", "item", "mutation", "print"])
+
+
+class Unsupported(BaseException):
+    """The translator cannot run this compiled: the call runs eagerly.
+    BaseException (as GraphBreak), so a function's `except Exception:`
+    cannot hide it; the translator also keeps the first one raised."""
+
+    def __init__(self, message, site):
+        super().__init__(message)
+        self.message = message
+        self.site = site
+
+
+class Effect:
+    """One entry of the side-effect table: kind ("cell", "del_cell",
+    "global", "del_global", "attr", "del_attr", "item", "del_item", "call",
+    "print"), the target (a cell, a globals dict and name, an object), the
+    values (a tuple that may hold traced values: an output of the plan),
+    and where (file:line) and what, for explain()."""
+
+    __slots__ = ("kind", "target", "key", "values", "site", "what")
+
+    def __init__(self, kind, target, key, values, site, what):
+        self.kind = kind
+        self.target = target
+        self.key = key
+        self.values = values
+        self.site = site
+        self.what = what
+
+    def __repr__(self):
+        return f"{self.what} at {self.site}"
+
+
+def replay(effects, values):
+    """Applies the side-effect table with one call's values (the plan's
+    outputs: values[i] for effects[i]), in program order."""
+    for e, v in zip(effects, values):
+        k = e.kind
+        if k == "cell":
+            e.target.cell_contents = v[0]
+        elif k == "del_cell":
+            del e.target.cell_contents
+        elif k == "global":
+            e.target[e.key] = v[0]
+        elif k == "del_global":
+            del e.target[e.key]
+        elif k == "attr":
+            setattr(e.target, e.key, v[0])
+        elif k == "del_attr":
+            delattr(e.target, e.key)
+        elif k == "item":
+            e.target[v[0]] = v[1]
+        elif k == "del_item":
+            del e.target[v[0]]
+        elif k == "call":
+            getattr(e.target, e.key)(*v[0], **v[1])
+        elif k == "print":
+            print(*v[0], **v[1])
+
+
+_UNBOUND = object()
+_NULL = object()   # the NULL of CPython's stack (a call without self)
+_DELETED = object()
+_CODE = {}        # code -> (instructions, offset -> index, has handlers)
+_USER_DIRS = None
+
+
+def _instructions(code):
+    got = _CODE.get(code)
+    if got is None:
+        ins = [i for i in dis.get_instructions(code) if i.opname != "CACHE"]
+        at = {i.offset: n for n, i in enumerate(ins)}
+        got = _CODE[code] = (ins, at, bool(code.co_exceptiontable))
+    return got
+
+
+def _library_dirs():
+    global _USER_DIRS
+    if _USER_DIRS is None:
+        dirs = {sysconfig.get_paths()["stdlib"], sysconfig.get_paths()["platstdlib"]}
+        _USER_DIRS = tuple(os.path.abspath(d) + os.sep for d in dirs if d)
+    return _USER_DIRS
+
+
+def is_user_code(code):
+    """Whether code is the user's (not hop's, NumPy's, the standard
+    library's or frozen/built-in)."""
+    got = _USER.get(code)
+    if got is None:
+        got = _USER[code] = _is_user_file(code.co_filename)
+    return got
+
+
+_USER = {}
+
+
+def _is_user_file(f):
+    if f.startswith("<frozen") or f.startswith("<__array_function__"):
+        return False
+    f = os.path.abspath(f)
+    return not f.startswith(_paths._LIBRARY_DIRS) and not f.startswith(_library_dirs())
+
+
+def _user_function(f):
+    return isinstance(f, types.FunctionType) and is_user_code(f.__code__)
+
+
+def written_names(fn):
+    """(free variables, globals) fn's own code assigns: the state whose int
+    values become inputs of the plan."""
+    code = fn.__code__
+    cells, globs = set(), set()
+    for ins in _instructions(code)[0]:
+        if ins.opname == "STORE_DEREF" and ins.argval in code.co_freevars:
+            cells.add(ins.argval)
+        elif ins.opname == "STORE_GLOBAL":
+            globs.add(ins.argval)
+    return cells, globs
+
+
+_MUTATORS = {
+    list: frozenset("append extend insert pop remove clear sort reverse".split()),
+    dict: frozenset("update setdefault pop popitem clear".split()),
+    set: frozenset("add discard remove update clear pop difference_update "
+                   "intersection_update symmetric_difference_update".split()),
+}
+# Mutators that do not read the container: a container only written through
+# these needs no guard on its length or items.
+_WRITE_ONLY = frozenset("append extend insert update add clear".split())
+
+_BINARY = [operator.add, operator.and_, operator.floordiv, operator.lshift, operator.matmul,
+           operator.mul, operator.mod, operator.or_, operator.pow, operator.rshift,
+           operator.sub, operator.truediv, operator.xor,
+           operator.iadd, operator.iand, operator.ifloordiv, operator.ilshift, operator.imatmul,
+           operator.imul, operator.imod, operator.ior, operator.ipow, operator.irshift,
+           operator.isub, operator.itruediv, operator.ixor]
+_INPLACE = [None] * 13 + ["__i" + n[len("NB_INPLACE_"):].lower().replace("remainder", "mod")
+                         .replace("floor_divide", "floordiv").replace("true_divide", "truediv")
+                         .replace("multiply", "mul").replace("subtract", "sub")
+                         .replace("matrix_mul", "matmul").replace("power", "pow") + "__"
+                         for n, _ in dis._nb_ops[13:]]
+_COMPARE = {"<": operator.lt, "<=": operator.le, "==": operator.eq, "!=": operator.ne,
+            ">": operator.gt, ">=": operator.ge}
+_SAFE_BUILTINS = frozenset(n for n in dir(builtins) if n not in (
+    "print", "input", "open", "breakpoint", "exec", "eval", "__import__", "exit", "quit", "help",
+    "next", "setattr", "delattr", "globals", "locals", "vars", "iter", "compile", "__build_class__"))
+
+
+def _traced(v):
+    if isinstance(v, _C.Tensor):
+        return _C._is_proxy(v)
+    if isinstance(v, _C.SymInt):
+        return True
+    hnp = sys.modules.get("hop.numpy")
+    if hnp is not None and isinstance(v, hnp.ndarray):
+        return True
+    return type(v).__name__ == "SymFloat"
+
+
+class _Recorded:
+    """A mutating method of a container that existed before the call: the
+    call is applied to its shadow and recorded."""
+
+    __slots__ = ("real", "shadow", "name")
+
+    def __init__(self, real, shadow, name):
+        self.real = real
+        self.shadow = shadow
+        self.name = name
+
+
+class _Frame:
+    __slots__ = ("func", "code", "fast", "cells", "stack", "kwnames", "line")
+
+
+class Translator:
+    """One translation of fn for one trace: run(args, kwargs, state) returns
+    (result, values of the side-effect table); effects is that table."""
+
+    def __init__(self, fn, lifted, env_ids, effect_lines):
+        self.fn = fn
+        self.lifted = list(lifted)      # (kind, cell or globals, name): inputs (lifted_sources)
+        self.env_ids = env_ids  # ids of objects that existed before the call (+ the arguments')
+        self.pre = set()
+        self.effect_lines = effect_lines  # {(basename, line)} _effects found effects on
+        self.effects = []
+        self.cells = {}      # id(cell) -> value assigned (overlay)
+        self.globs = {}      # (id(globals), name) -> value assigned
+        self.attrs = {}      # (id(obj), name) -> value assigned
+        self.shadows = {}    # id(real container) -> its shadow copy
+        self.real = {}       # id(shadow) -> real container
+        self.made = {}       # id -> object the function made (kept alive)
+        self.read = set()    # ("cell", id) / ("global", id, name) read before written
+        self.written = set()
+        self.loads = {}      # id(container) -> loads not as a write-only method's receiver
+        self.error = None
+        self.depth = 0
+
+    # ---------------------------------------------------------------- run
+
+    def run(self, args, kwargs, state):
+        values = [t.item() for t in state]
+        from ._pytree import nodes
+        self.pre = set(self.env_ids)
+        self._argtree = (tuple(args), dict(kwargs or {}))  # kept: its ids stay taken
+        self.pre.update(nodes(self._argtree))
+        self.read, self.written, self.loads = set(), set(), {}
+        self.error = None
+        self._cur = None
+        self.effects = []
+        self.cells.clear()
+        self.globs.clear()
+        self.attrs.clear()
+        self.shadows.clear()
+        self.real.clear()
+        self.made.clear()
+        for (kind, base, name), v in zip(self.lifted, values):
+            if kind == "cell":
+                self.cells[id(base)] = v
+            else:
+                self.globs[(id(base), name)] = v
+        old = sys.gettrace()
+        sys.settrace(self._hook)
+        try:
+            out = self._call_function(self.fn, tuple(args), dict(kwargs or {}))
+        finally:
+            sys.settrace(old)
+        if self.error is not None:
+            raise self.error
+        out = self._unshadow(out)
+        values = tuple(self._unshadow(e.values) for e in self.effects)
+        return out, values
+
+    def _hook(self, frame, event, arg):
+        """sys.settrace: user code CPython runs for the translator (an
+        operator of the user's class, a callback) must not run: its effects
+        would not be seen.  HOP bodies are traced as today (pure)."""
+        if event == "call" and is_user_code(frame.f_code) and \
+                not getattr(_paths._in_body, "n", 0) and self.error is None:
+            self.error = Unsupported(f"{frame.f_code.co_qualname} is called by library code "
+                                     f"hop runs directly (an operator, property or callback "
+                                     f"of the user's), which the translator cannot follow",
+                                     _site(frame.f_code, frame.f_lineno))
+            raise self.error
+        return None
+
+    def _fail(self, message, fr=None):
+        fr = fr or self._cur
+        err = Unsupported(message, _site(fr.code, fr.line))
+        if self.error is None:
+            self.error = err
+        raise err
+
+    def _unshadow(self, v, depth=0):
+        """v with every shadow container replaced by the real one (the
+        caller's object, as eager returns it)."""
+        if not self.real or depth > 8:
+            return v
+        r = self.real.get(id(v))
+        if r is not None:
+            return r
+        if type(v) is tuple:
+            return tuple(self._unshadow(x, depth + 1) for x in v)
+        if type(v) is list and id(v) in self.made:
+            v[:] = [self._unshadow(x, depth + 1) for x in v]
+        elif type(v) is dict and id(v) in self.made:
+            for k in list(v):
+                v[k] = self._unshadow(v[k], depth + 1)
+        return v
+
+    # ------------------------------------------------------------ objects
+
+    def _make(self, obj):
+        self.made[id(obj)] = obj
+        return obj
+
+    def _sub(self, v):
+        """A loaded value: a mutated container's shadow in its place (each
+        load of a container is counted: a read unless it is the receiver
+        of a write-only method)."""
+        t = type(v)
+        if t is list or t is dict or t is set:
+            i = id(v)
+            s = self.shadows.get(i)
+            if s is not None:
+                v = s
+            else:
+                r = self.real.get(i)
+                if r is not None:
+                    i = id(r)
+            self.loads[i] = self.loads.get(i, 0) + 1
+        return v
+
+    def _kind(self, obj):
+        """'made' (the function's own: changed for real), 'pre' (existed
+        before the call: changes are effects) or None (unknown)."""
+        i = id(obj)
+        if i in self.real:
+            return "pre"
+        if i in self.made:
+            return "made"
+        if i in self.pre:
+            return "pre"
+        return None
+
+    def _shadow(self, obj):
+        s = self.shadows.get(id(obj))
+        if s is None:
+            s = type(obj)(obj)
+            self.shadows[id(obj)] = s
+            self.real[id(s)] = obj
+        return s
+
+    def _record(self, kind, target, key, values, what):
+        fr = self._cur
+        self.effects.append(Effect(kind, target, key, values, _site(fr.code, fr.line), what))
+
+    # --------------------------------------------------------------- calls
+
+    def _call_function(self, f, args, kwargs):
+        if isinstance(f, types.MethodType) and _user_function(f.__func__):
+            return self._inline(f.__func__, (f.__self__,) + args, kwargs)
+        if _user_function(f):
+            return self._inline(f, args, kwargs)
+        if isinstance(f, _Recorded):
+            real, shadow, name = f.real, f.shadow, f.name
+            out = getattr(shadow, name)(*args, **kwargs)
+            self._record("call", real, name, (args, kwargs), f"{type(real).__name__}.{name}()")
+            return self._sub(out)
+        if f is builtins.print:
+            for a in list(args) + list(kwargs.values()):
+                if not _printable(a):
+                    self._fail(f"print() of a {type(a).__name__}: hop replays print() of "
+                               f"numbers, strings and traced values")
+            if set(kwargs) - {"sep", "end"}:
+                self._fail("print() with file= or flush=")
+            self._record("print", None, None, (args, kwargs), "print()")
+            return None
+        if isinstance(f, type) and f.__new__ is object.__new__ and \
+                _user_function(getattr(f, "__init__", None)):
+            obj = self._make(object.__new__(f))
+            self._inline(f.__init__, (obj,) + args, kwargs)
+            return obj
+        if f is getattr and len(args) >= 2 and isinstance(args[1], str):
+            return self._getattr(args[0], args[1], *args[2:])
+        fr = self._cur
+        if self.effect_lines and (os.path.basename(fr.code.co_filename), fr.line) in \
+                self.effect_lines and not self._safe(f):
+            self._fail(f"{getattr(f, '__qualname__', type(f).__name__)}() on a line with a "
+                       f"Python effect: hop cannot tell what it changes")
+        out = f(*args, **kwargs)
+        if isinstance(f, type) and not _traced(out):
+            self._make(out)
+        return self._sub(out)
+
+    def _safe(self, f):
+        """A call that changes nothing the translator does not see."""
+        if isinstance(f, types.BuiltinFunctionType):
+            owner = getattr(f, "__self__", None)
+            if owner is builtins or owner is None:
+                return f.__name__ in _SAFE_BUILTINS
+            if isinstance(owner, types.ModuleType):
+                return owner.__name__ in ("math", "operator", "_operator") or \
+                    owner.__name__.startswith("hop")
+            if _traced(owner) or isinstance(owner, _C.Tensor):
+                return True
+            return id(owner) in self.made or isinstance(owner, (str, bytes, int, float, tuple))
+        if isinstance(f, type):
+            return f in (list, tuple, dict, set, frozenset, int, float, bool, str, complex,
+                         range, slice, zip, enumerate, reversed, map, filter)
+        mod = getattr(f, "__module__", None) or ""
+        return mod.startswith("hop") and not mod.startswith("hop.numpy")
+
+    def _inline(self, func, args, kwargs):
+        code = func.__code__
+        if code.co_flags & (inspect.CO_GENERATOR | inspect.CO_COROUTINE |
+                            inspect.CO_ASYNC_GENERATOR | inspect.CO_ITERABLE_COROUTINE):
+            self._fail(f"{func.__qualname__} is a generator or coroutine")
+        if self.depth > 32:
+            self._fail("calls nested deeper than 32 functions")
+        try:
+            bound = inspect.signature(func).bind(*args, **kwargs)
+        except TypeError as e:
+            raise TypeError(f"{func.__qualname__}() {e}") from None
+        bound.apply_defaults()
+        fr = _Frame()
+        fr.func = func
+        fr.code = code
+        fr.fast = dict(bound.arguments)
+        fr.cells = {}
+        fr.stack = []
+        fr.kwnames = ()
+        fr.line = code.co_firstlineno
+        saved = getattr(self, "_cur", None)
+        self.depth += 1
+        try:
+            return self._execute(fr)
+        finally:
+            self.depth -= 1
+            self._cur = saved
+
+    def _getattr(self, obj, name, *default):
+        if self.attrs:
+            v = self.attrs.get((id(obj), name), _UNBOUND)
+            if v is _DELETED:
+                if default:
+                    return default[0]
+                raise AttributeError(f"{type(obj).__name__!r} object has no attribute {name!r}")
+            if v is not _UNBOUND:
+                return v
+        if default:
+            return self._sub(getattr(obj, name, default[0]))
+        return self._sub(getattr(obj, name))
+
+    # --------------------------------------------------------- the loop
+
+    def _execute(self, fr):
+        ins, at, handlers = _instructions(fr.code)
+        if handlers:
+            self._cur = fr
+            fr.line = fr.code.co_firstlineno
+            self._fail(f"{fr.code.co_qualname} has exception handlers or a with block, which "
+                       f"the translator does not run yet")
+        stack = fr.stack
+        push = stack.append
+        pop = stack.pop
+        pc = 0
+        n = len(ins)
+        self._cur = fr
+        while pc < n:
+            i = ins[pc]
+            pc += 1
+            if i.starts_line is not None:
+                fr.line = i.starts_line
+            op = i.opname
+            if op in ("RESUME", "NOP", "PRECALL", "EXTENDED_ARG"):
+                continue
+            if op == "LOAD_FAST":
+                v = fr.fast.get(i.argval, _UNBOUND)
+                if v is _UNBOUND:
+                    raise UnboundLocalError(f"local variable {i.argval!r} referenced before "
+                                            f"assignment")
+                push(self._sub(v))
+            elif op == "STORE_FAST":
+                fr.fast[i.argval] = pop()
+            elif op == "DELETE_FAST":
+                del fr.fast[i.argval]
+            elif op == "LOAD_CONST":
+                push(i.argval)
+            elif op == "LOAD_GLOBAL":
+                if i.arg & 1:
+                    push(_NULL)
+                push(self._load_global(fr, i.argval))
+            elif op == "STORE_GLOBAL":
+                self._store_global(fr, i.argval, pop())
+            elif op == "DELETE_GLOBAL":
+                self._store_global(fr, i.argval, _DELETED)
+            elif op == "MAKE_CELL":
+                name = i.argval
+                v = fr.fast.pop(name, _UNBOUND)
+                c = types.CellType() if v is _UNBOUND else types.CellType(v)
+                fr.cells[name] = self._make(c)
+            elif op == "COPY_FREE_VARS":
+                for name, c in zip(fr.code.co_freevars, fr.func.__closure__ or ()):
+                    fr.cells[name] = c
+            elif op == "LOAD_CLOSURE":
+                push(fr.cells[i.argval])
+            elif op in ("LOAD_DEREF", "LOAD_CLASSDEREF"):
+                push(self._load_cell(fr, i.argval))
+            elif op == "STORE_DEREF":
+                self._store_cell(fr, i.argval, pop())
+            elif op == "DELETE_DEREF":
+                self._store_cell(fr, i.argval, _DELETED)
+            elif op == "LOAD_ATTR":
+                push(self._getattr(pop(), i.argval))
+            elif op == "LOAD_METHOD":
+                obj = pop()
+                push(_NULL)
+                push(self._load_method(obj, i.argval))
+            elif op == "STORE_ATTR":
+                obj = pop()
+                self._store_attr(obj, i.argval, pop())
+            elif op == "DELETE_ATTR":
+                self._store_attr(pop(), i.argval, _DELETED)
+            elif op == "PUSH_NULL":
+                push(_NULL)
+            elif op == "KW_NAMES":
+                fr.kwnames = i.argval
+            elif op == "CALL":
+                argc = i.arg
+                args = stack[len(stack) - argc:] if argc else []
+                del stack[len(stack) - argc:]
+                f = pop()
+                below = pop()
+                if below is not _NULL:  # a method: below is the function, f its self
+                    args = [f] + args
+                    f = below
+                kw = {}
+                if fr.kwnames:
+                    nk = len(fr.kwnames)
+                    kw = dict(zip(fr.kwnames, args[len(args) - nk:]))
+                    args = args[:len(args) - nk]
+                    fr.kwnames = ()
+                push(self._call_function(f, tuple(args), kw))
+                self._cur = fr
+            elif op == "CALL_FUNCTION_EX":
+                kw = pop() if i.arg & 1 else {}
+                args = pop()
+                f = pop()
+                if stack and stack[-1] is _NULL:
+                    pop()
+                push(self._call_function(f, tuple(args), dict(kw)))
+                self._cur = fr
+            elif op == "MAKE_FUNCTION":
+                code = pop()
+                flags = i.arg
+                closure = pop() if flags & 8 else None
+                ann = pop() if flags & 4 else None
+                kwdefaults = pop() if flags & 2 else None
+                defaults = pop() if flags & 1 else None
+                f = types.FunctionType(code, fr.func.__globals__, code.co_name, defaults,
+                                       closure)
+                f.__qualname__ = code.co_qualname
+                if kwdefaults:
+                    f.__kwdefaults__ = kwdefaults
+                if ann:
+                    f.__annotations__ = dict(zip(ann[::2], ann[1::2])) \
+                        if isinstance(ann, tuple) else ann
+                push(self._make(f))
+            elif op == "RETURN_VALUE":
+                return pop()
+            elif op == "POP_TOP":
+                pop()
+            elif op == "COPY":
+                push(stack[-i.arg])
+            elif op == "SWAP":
+                k = i.arg
+                stack[-1], stack[-k] = stack[-k], stack[-1]
+            elif op == "BINARY_OP":
+                b = pop()
+                a = pop()
+                push(self._binary(i.arg, a, b))
+            elif op == "BINARY_SUBSCR":
+                k = pop()
+                push(self._sub(pop()[k]))
+            elif op == "STORE_SUBSCR":
+                k = pop()
+                obj = pop()
+                self._store_item(obj, k, pop())
+            elif op == "DELETE_SUBSCR":
+                k = pop()
+                self._store_item(pop(), k, _DELETED)
+            elif op == "BUILD_SLICE":
+                args = [pop() for _ in range(i.arg)][::-1]
+                push(slice(*args))
+            elif op == "COMPARE_OP":
+                b = pop()
+                push(_COMPARE[i.argval](pop(), b))
+            elif op == "IS_OP":
+                b = pop()
+                r = pop() is b
+                push(r != bool(i.arg))
+            elif op == "CONTAINS_OP":
+                b = pop()
+                r = pop() in b
+                push(r != bool(i.arg))
+            elif op == "UNARY_NEGATIVE":
+                push(-pop())
+            elif op == "UNARY_POSITIVE":
+                push(+pop())
+            elif op == "UNARY_INVERT":
+                push(~pop())
+            elif op == "UNARY_NOT":
+                push(not self._truth(pop()))
+            elif op == "BUILD_TUPLE":
+                items = tuple(stack[len(stack) - i.arg:]) if i.arg else ()
+                del stack[len(stack) - i.arg:]
+                push(items)
+            elif op == "BUILD_LIST":
+                items = stack[len(stack) - i.arg:] if i.arg else []
+                del stack[len(stack) - i.arg:]
+                push(self._make(list(items)))
+            elif op == "BUILD_SET":
+                items = stack[len(stack) - i.arg:] if i.arg else []
+                del stack[len(stack) - i.arg:]
+                push(self._make(set(items)))
+            elif op == "BUILD_MAP":
+                items = stack[len(stack) - 2 * i.arg:] if i.arg else []
+                del stack[len(stack) - 2 * i.arg:]
+                push(self._make(dict(zip(items[::2], items[1::2]))))
+            elif op == "BUILD_CONST_KEY_MAP":
+                keys = pop()
+                vals = stack[len(stack) - i.arg:]
+                del stack[len(stack) - i.arg:]
+                push(self._make(dict(zip(keys, vals))))
+            elif op == "BUILD_STRING":
+                parts = stack[len(stack) - i.arg:]
+                del stack[len(stack) - i.arg:]
+                push("".join(parts))
+            elif op == "FORMAT_VALUE":
+                spec = pop() if (i.arg & 4) else ""
+                v = pop()
+                conv = i.arg & 3
+                if _traced(v):
+                    _breaks.conversion(_C.TraceError, "format of a traced value: its text is "
+                                                      "known only when the plan runs")
+                if conv == 1:
+                    v = str(v)
+                elif conv == 2:
+                    v = repr(v)
+                elif conv == 3:
+                    v = ascii(v)
+                push(format(v, spec))
+            elif op == "LIST_APPEND":
+                v = pop()
+                stack[-i.arg].append(v)
+            elif op == "SET_ADD":
+                v = pop()
+                stack[-i.arg].add(v)
+            elif op == "MAP_ADD":
+                v = pop()
+                k = pop()
+                stack[-i.arg][k] = v
+            elif op == "LIST_EXTEND":
+                v = pop()
+                stack[-i.arg].extend(v)
+            elif op == "SET_UPDATE":
+                v = pop()
+                stack[-i.arg].update(v)
+            elif op in ("DICT_UPDATE", "DICT_MERGE"):
+                v = pop()
+                d = stack[-i.arg]
+                if op == "DICT_MERGE":
+                    dup = set(d) & set(v)
+                    if dup:
+                        raise TypeError(f"got multiple values for keyword argument "
+                                        f"{sorted(dup)[0]!r}")
+                d.update(v)
+            elif op == "LIST_TO_TUPLE":
+                push(tuple(pop()))
+            elif op == "UNPACK_SEQUENCE":
+                seq = list(pop())
+                if len(seq) != i.arg:
+                    raise ValueError(f"expected {i.arg} values to unpack, got {len(seq)}")
+                stack.extend(self._sub(x) for x in reversed(seq))
+            elif op == "UNPACK_EX":
+                before, after = i.arg & 0xFF, i.arg >> 8
+                seq = list(pop())
+                if len(seq) < before + after:
+                    raise ValueError(f"not enough values to unpack (expected at least "
+                                     f"{before + after}, got {len(seq)})")
+                mid = self._make(seq[before:len(seq) - after])
+                items = seq[:before] + [mid] + seq[len(seq) - after:]
+                stack.extend(reversed(items))
+            elif op == "GET_ITER":
+                v = pop()
+                if _traced(v):
+                    self._fail("a loop over a traced value")
+                push(iter(v))
+            elif op == "FOR_ITER":
+                it = stack[-1]
+                try:
+                    push(self._sub(next(it)))
+                except StopIteration:
+                    pop()
+                    pc = at[i.argval]
+            elif op in ("JUMP_FORWARD", "JUMP_BACKWARD", "JUMP_BACKWARD_NO_INTERRUPT"):
+                pc = at[i.argval]
+            elif op in ("POP_JUMP_FORWARD_IF_FALSE", "POP_JUMP_BACKWARD_IF_FALSE"):
+                if not self._truth(pop()):
+                    pc = at[i.argval]
+            elif op in ("POP_JUMP_FORWARD_IF_TRUE", "POP_JUMP_BACKWARD_IF_TRUE"):
+                if self._truth(pop()):
+                    pc = at[i.argval]
+            elif op in ("POP_JUMP_FORWARD_IF_NONE", "POP_JUMP_BACKWARD_IF_NONE"):
+                if pop() is None:
+                    pc = at[i.argval]
+            elif op in ("POP_JUMP_FORWARD_IF_NOT_NONE", "POP_JUMP_BACKWARD_IF_NOT_NONE"):
+                if pop() is not None:
+                    pc = at[i.argval]
+            elif op == "JUMP_IF_FALSE_OR_POP":
+                if not self._truth(stack[-1]):
+                    pc = at[i.argval]
+                else:
+                    pop()
+            elif op == "JUMP_IF_TRUE_OR_POP":
+                if self._truth(stack[-1]):
+                    pc = at[i.argval]
+                else:
+                    pop()
+            elif op == "LOAD_ASSERTION_ERROR":
+                push(AssertionError)
+            elif op == "RAISE_VARARGS":
+                if i.arg == 0:
+                    self._fail("a bare raise")
+                cause = pop() if i.arg == 2 else None
+                exc = pop()
+                if isinstance(exc, type):
+                    exc = exc()
+                if i.arg == 2:
+                    raise exc from cause
+                raise exc
+            else:
+                self._fail(f"the instruction {op} is not translated yet")
+        self._fail("fell off the end of the code")
+
+    def _truth(self, v):
+        if type(v) is bool:
+            return v
+        if _traced(v):
+            self._fail("Python control flow on a traced value (if/while/and/or/not on it); "
+                       "use hop.cond, or let hop.compile run it eagerly")
+        return bool(v)
+
+    def _binary(self, op, a, b):
+        f = _BINARY[op]
+        if op >= 13 and hasattr(type(a), _INPLACE[op]) and type(a) not in (list, dict, set) \
+                and self._kind(a) == "pre":
+            self._fail(f"an in-place {dis._nb_ops[op][1]} on a {type(a).__name__} the function "
+                       f"did not make")
+        if op >= 13 and type(a) in (list, dict, set) and self._kind(a) != "made":
+            # an in-place operator on a container: a mutation
+            if self._kind(a) is None:
+                self._fail(f"an in-place operator on a {type(a).__name__} hop cannot trace "
+                           f"to its owner")
+            real = self.real.get(id(a), a)
+            s = self._shadow(real)
+            f(s, b)
+            self._record("call", real, _INPLACE[op],
+                         ((b,), {}), f"{type(real).__name__} {dis._nb_ops[op][1]}")
+            return s
+        return f(a, b)
+
+    # ----------------------------------------------------- state: reads
+
+    def _load_global(self, fr, name):
+        g = fr.func.__globals__
+        if self.globs:
+            v = self.globs.get((id(g), name), _UNBOUND)
+            if v is _DELETED:
+                raise NameError(f"name {name!r} is not defined")
+            if v is not _UNBOUND:
+                return v
+        key = ("global", id(g), name)
+        if key not in self.written:
+            self.read.add(key)
+        try:
+            return self._sub(g[name])
+        except KeyError:
+            b = g.get("__builtins__", builtins)
+            b = b if isinstance(b, dict) else vars(b)
+            if name in b:
+                return b[name]
+            raise NameError(f"name {name!r} is not defined") from None
+
+    def _load_cell(self, fr, name):
+        c = fr.cells[name]
+        if self.cells:
+            v = self.cells.get(id(c), _UNBOUND)
+            if v is _DELETED:
+                raise NameError(f"free variable {name!r} referenced before assignment")
+            if v is not _UNBOUND:
+                return v
+        if id(c) not in self.made:
+            key = ("cell", id(c))
+            if key not in self.written:
+                self.read.add(key)
+        try:
+            return self._sub(c.cell_contents)
+        except ValueError:
+            raise NameError(f"free variable {name!r} referenced before assignment in "
+                            f"enclosing scope") from None
+
+    def _load_method(self, obj, name):
+        t = type(obj)
+        muts = _MUTATORS.get(t)
+        if muts is not None and name in muts:
+            kind = self._kind(obj)
+            if kind == "pre":
+                real = self.real.get(id(obj), obj)
+                if name in _WRITE_ONLY:
+                    i = id(real)
+                    self.loads[i] = self.loads.get(i, 1) - 1
+                return _Recorded(real, self._shadow(real), name)
+            if kind is None:
+                self._fail(f"{t.__name__}.{name}() on a {t.__name__} hop cannot trace to its "
+                           f"owner (not the function's own, not reached from its arguments "
+                           f"or environment)")
+        return self._getattr(obj, name)
+
+    # ---------------------------------------------------- state: writes
+
+    def _store_global(self, fr, name, v):
+        g = fr.func.__globals__
+        self.written.add(("global", id(g), name))
+        self.globs[(id(g), name)] = v
+        if v is _DELETED:
+            self._record("del_global", g, name, (), f"del global {name}")
+        else:
+            self._record("global", g, name, (v,), f"global {name} =")
+
+    def _store_cell(self, fr, name, v):
+        c = fr.cells[name]
+        if id(c) in self.made:
+            if v is _DELETED:
+                del c.cell_contents
+            else:
+                c.cell_contents = v
+            return
+        self.written.add(("cell", id(c)))
+        self.cells[id(c)] = v
+        if v is _DELETED:
+            self._record("del_cell", c, name, (), f"del nonlocal {name}")
+        else:
+            self._record("cell", c, name, (v,), f"nonlocal {name} =")
+
+    def _store_attr(self, obj, name, v):
+        kind = self._kind(obj)
+        if kind == "made":
+            if v is _DELETED:
+                delattr(obj, name)
+            else:
+                setattr(obj, name, v)
+            return
+        if kind is None or isinstance(obj, (types.ModuleType, type)) or \
+                isinstance(obj, _C.Tensor):
+            self._fail(f"an attribute write to a {type(obj).__name__} hop cannot trace to its "
+                       f"owner" if kind is None else
+                       f"an attribute write to the {type(obj).__name__} {obj!r}")
+        if not hasattr(obj, "__dict__") or isinstance(inspect.getattr_static(type(obj), name,
+                                                                             None), property):
+            self._fail(f"an attribute write to a {type(obj).__name__} that runs code (a "
+                       f"property or __slots__)")
+        self.attrs[(id(obj), name)] = v
+        if v is _DELETED:
+            self._record("del_attr", obj, name, (), f"del .{name}")
+        else:
+            self._record("attr", obj, name, (v,), f"{type(obj).__name__}.{name} =")
+
+    def _store_item(self, obj, k, v):
+        kind = self._kind(obj)
+        if kind == "made" or kind is None and (_traced(obj) or isinstance(obj, _C.Tensor)):
+            if v is _DELETED:
+                del obj[k]
+            else:
+                obj[k] = v
+            return
+        if kind is None or type(obj) not in (list, dict):
+            self._fail(f"an item write to a {type(obj).__name__} hop cannot replay" if
+                       kind is not None else
+                       f"an item write to a {type(obj).__name__} hop cannot trace to its owner")
+        real = self.real.get(id(obj), obj)
+        self.loads[id(real)] = self.loads.get(id(real), 1) - 1
+        s = self._shadow(real)
+        if v is _DELETED:
+            del s[k]
+            self._record("del_item", real, None, (k,), f"del {type(real).__name__}[...]")
+        else:
+            s[k] = v
+            self._record("item", real, None, (k, v), f"{type(real).__name__}[...] =")
+
+    # ------------------------------------------------------- afterwards
+
+    def write_only(self):
+        """The ids of pre-existing containers the function only wrote
+        through write-only methods: their length and items need no guard."""
+        return {id(r) for r in self.real.values() if self.loads.get(id(r), 0) <= 0}
+
+    def unread_writes(self):
+        """("cell", id) / ("global", id(globals), name) the function wrote
+        and never read before: no guard on their value."""
+        return self.written - self.read
+
+
+def _printable(a, depth=0):
+    if a is None or type(a) in (str, int, float, bool, complex) or _traced(a) or \
+            isinstance(a, _C.Tensor):
+        return True
+    return type(a) is tuple and depth < 4 and all(_printable(x, depth + 1) for x in a)
+
+
+def _site(code, line):
+    return f"{os.path.basename(code.co_filename)}:{line}"
+
+
+def unguard(env, tr):
+    """Drops from env (a _guards._Scan) the guards the translation made
+    needless: the lifted ints (inputs of the plan now), state the function
+    assigned before reading it, and the length and items of a container it
+    only wrote to (append, update, ...): their changes are the function's
+    own, replayed on every call, never a reason to retrace."""
+    roots = set()
+    for kind, base, name in tr.lifted:
+        roots.add((kind, id(base), name))
+    for w in tr.unread_writes():
+        roots.add((w[0], w[1], w[2] if w[0] == "global" else None))
+    written = tr.write_only()
+    under = []
+    for g in env.guards:
+        if g.kind == "id" and id(g.expected) in written:
+            s = g.source
+            under.append((s.kind, id(s.base), s.key, s.path))
+
+    def keep(g):
+        s = g.source
+        key = s.key if s.kind == "global" else None
+        if (s.kind, id(s.base), key) in roots:
+            return False
+        for kind, base, k, path in under:
+            if s.kind == kind and id(s.base) == base and s.key == k and \
+                    s.path[:len(path)] == path and (len(s.path) > len(path) or g.kind == "len"):
+                return False
+        return True
+
+    env.guards = [g for g in env.guards if keep(g)]
+
+
+def lifted_now(lifted):
+    """The current values of the lifted sources as 0-d int64 tensors, or
+    None when one no longer holds an int (the plan does not fit)."""
+    out = []
+    for kind, base, name in lifted:
+        try:
+            v = base.cell_contents if kind == "cell" else base[name]
+        except (ValueError, KeyError):
+            return None
+        if type(v) is not int or not -_INT_BOUND < v < _INT_BOUND:
+            return None
+        out.append(_C.tensor(v, dtype=_C.int64))
+    return tuple(out)
+
+
+_INT_BOUND = 1 << 62
+
+
+def lifted_sources(fn):
+    """(kind, cell or globals dict, name) of each int fn assigns to a cell or
+    global: inputs of the plan, their new values outputs."""
+    cells, globs = written_names(fn)
+    out = []
+    code = fn.__code__
+    for name in sorted(cells):
+        c = fn.__closure__[code.co_freevars.index(name)]
+        try:
+            v = c.cell_contents
+        except ValueError:
+            continue
+        if type(v) is int and -_INT_BOUND < v < _INT_BOUND:
+            out.append(("cell", c, name))
+    g = fn.__globals__
+    for name in sorted(globs):
+        v = g.get(name)
+        if type(v) is int and -_INT_BOUND < v < _INT_BOUND:
+            out.append(("global", g, name))
+    return out
