@@ -61,7 +61,7 @@ class _Entry:
             raise _C.GuardError("guard failed: a lifted int of the function's state (a "
                                 "nonlocal or global it assigns) no longer holds an int")
         out, values = self.runner.call_kw(tuple(args) + (state,), _C.GuardError, kwargs)
-        _frame.replay(fr.effects, values)
+        _frame.replay(fr.effects, values, (tuple(args), dict(kwargs or {})))
         return out
 
     def failure(self, e):
@@ -118,6 +118,9 @@ class CompiledFunction(_C._CompiledCall):
         # Why every call runs eagerly: the Effects (_effects.Effect: kind,
         # site, reason) hop cannot compile; None while it compiles.
         self._eager_why = None
+        # Why the frame translator could not compile the function (an
+        # Effect), for explain(); None when it did or was not tried.
+        self._untranslated = None
         self._retired = []  # the plans made before that
         self.__wrapped__ = fn
         self.__name__ = getattr(fn, "__name__", "compiled")
@@ -190,7 +193,7 @@ class CompiledFunction(_C._CompiledCall):
             try:
                 return self._translate(args, kwargs, effects, reason)
             except _frame.Unsupported as u:
-                effects = [_effects.Effect("translation", u.site, u.message)] + effects
+                self._untranslated = _effects.Effect("translation", u.site, u.message)
         if effects:
             if self.fullgraph:
                 raise _C.TraceError(_fullgraph_message(self.__name__, effects))
@@ -356,6 +359,10 @@ class CompiledFunction(_C._CompiledCall):
             out.append(f"fallback: every call runs eagerly ({self.eager_calls} so far), the "
                        f"function does what hop cannot compile yet:")
             out.extend(f"  {e.kind} at {e.site}: {e.reason}" for e in self._eager_why)
+            if self._untranslated is not None:
+                u = self._untranslated
+                out.append(f"  (the frame translator, which replays effects, stopped at "
+                           f"{u.site}: {u.reason})")
         if self._fallback_reason is not None:
             out.append(f"fallback: the recompile limit was reached; {self.eager_calls} call(s) "
                        f"that no graph fits ran eagerly (the first because: "
@@ -371,6 +378,8 @@ class CompiledFunction(_C._CompiledCall):
                 r.guards.skipped else []
             out.append("environment guards:" + ("".join(f"\n  {g}" for g in env) if env else
                                                 " (none)"))
+            if e.frame is not None:
+                out.extend(_frame_notes(e.frame))
             out.extend(_vmap_notes(e.gm.code))
             # The lowering's choices (hop_lower_note): each map batched over
             # all rows or row by row, and why.
@@ -381,6 +390,19 @@ class CompiledFunction(_C._CompiledCall):
                        "branch of a cond in the plan):")
             out.extend(self._tree.describe())
         return "\n".join(out) + "\n"
+
+
+def _frame_notes(tr):
+    """explain()'s lines for a translated graph: the ints lifted to inputs
+    and the side-effect table replayed after every call, in order."""
+    out = []
+    if tr.lifted:
+        out.append("lifted to plan inputs (their new values are outputs): " +
+                   ", ".join(f"{'nonlocal' if k == 'cell' else 'global'} {n}"
+                             for k, _, n in tr.lifted))
+    out.append(f"side effects replayed after each call ({len(tr.effects)}):" +
+               "".join(f"\n  {e.what} at {e.site}" for e in tr.effects))
+    return out
 
 
 def _fullgraph_message(name, effects):

@@ -88,11 +88,30 @@ class Effect:
         return f"{self.what} at {self.site}"
 
 
-def replay(effects, values):
+class _ArgPath:
+    """The target of an effect that is (inside) an argument: the trace saw
+    the argument's containers rebuilt, so each call finds its own by path."""
+
+    __slots__ = ("path",)
+
+    def __init__(self, path):
+        self.path = path
+
+    def resolve(self, tree):
+        v = tree
+        for i in self.path:
+            v = list(v.values())[i] if type(v) is dict else v[i]
+        return v
+
+
+def replay(effects, values, tree):
     """Applies the side-effect table with one call's values (the plan's
-    outputs: values[i] for effects[i]), in program order."""
+    outputs: values[i] for effects[i]), in program order; tree is the call's
+    (args, kwargs), where targets inside the arguments are found."""
     for e, v in zip(effects, values):
         k = e.kind
+        if type(e.target) is _ArgPath:
+            e = Effect(k, e.target.resolve(tree), e.key, e.values, e.site, e.what)
         if k == "cell":
             e.target.cell_contents = v[0]
         elif k == "del_cell":
@@ -176,14 +195,17 @@ def written_names(fn):
 
 
 _MUTATORS = {
-    list: frozenset("append extend insert pop remove clear sort reverse".split()),
-    dict: frozenset("update setdefault pop popitem clear".split()),
+    list: frozenset("append extend insert pop remove clear sort reverse __setitem__ "
+                    "__delitem__ __iadd__ __imul__".split()),
+    dict: frozenset("update setdefault pop popitem clear __setitem__ __delitem__ "
+                    "__ior__".split()),
     set: frozenset("add discard remove update clear pop difference_update "
-                   "intersection_update symmetric_difference_update".split()),
+                   "intersection_update symmetric_difference_update __ior__ __iand__ "
+                   "__isub__ __ixor__".split()),
 }
 # Mutators that do not read the container: a container only written through
 # these needs no guard on its length or items.
-_WRITE_ONLY = frozenset("append extend insert update add clear".split())
+_WRITE_ONLY = frozenset("append extend insert update add clear __setitem__".split())
 
 _BINARY = [operator.add, operator.and_, operator.floordiv, operator.lshift, operator.matmul,
            operator.mul, operator.mod, operator.or_, operator.pow, operator.rshift,
@@ -260,7 +282,8 @@ class Translator:
         from ._pytree import nodes
         self.pre = set(self.env_ids)
         self._argtree = (tuple(args), dict(kwargs or {}))  # kept: its ids stay taken
-        self.pre.update(nodes(self._argtree))
+        self.argpaths = nodes(self._argtree)
+        self.pre.update(self.argpaths)
         self.read, self.written, self.loads = set(), set(), {}
         self.error = None
         self._cur = None
@@ -293,7 +316,8 @@ class Translator:
         operator of the user's class, a callback) must not run: its effects
         would not be seen.  HOP bodies are traced as today (pure)."""
         if event == "call" and is_user_code(frame.f_code) and \
-                not getattr(_paths._in_body, "n", 0) and self.error is None:
+                not getattr(_paths._in_body, "n", 0) and self.error is None and \
+                not _generated_library(frame):
             self.error = Unsupported(f"{frame.f_code.co_qualname} is called by library code "
                                      f"hop runs directly (an operator, property or callback "
                                      f"of the user's), which the translator cannot follow",
@@ -370,6 +394,17 @@ class Translator:
 
     def _record(self, kind, target, key, values, what):
         fr = self._cur
+        hit = self.argpaths.get(id(target)) if target is not None else None
+        if hit is not None and hit[1] is target and id(target) not in self.env_ids:
+            path = hit[0]
+            v = self._argtree
+            for i in path:  # only through tuples, lists and dicts (pytree's own)
+                if type(v) not in (tuple, list, dict):
+                    self._fail(f"a write to an object inside a {type(v).__name__} argument")
+                v = list(v.values())[i] if type(v) is dict else v[i]
+            if len(path) < 2 and path != (1,) or path == (1,):
+                self._fail("a write to the arguments themselves")
+            target = _ArgPath(path)
         self.effects.append(Effect(kind, target, key, values, _site(fr.code, fr.line), what))
 
     # --------------------------------------------------------------- calls
@@ -398,8 +433,12 @@ class Translator:
             obj = self._make(object.__new__(f))
             self._inline(f.__init__, (obj,) + args, kwargs)
             return obj
-        if f is getattr and len(args) >= 2 and isinstance(args[1], str):
+        if f is getattr and len(args) >= 2 and isinstance(args[1], str) and not kwargs:
             return self._getattr(args[0], args[1], *args[2:])
+        if f is setattr and len(args) == 3 and isinstance(args[1], str) and not kwargs:
+            return self._store_attr(args[0], args[1], args[2])
+        if f is delattr and len(args) == 2 and isinstance(args[1], str) and not kwargs:
+            return self._store_attr(args[0], args[1], _DELETED)
         fr = self._cur
         if self.effect_lines and (os.path.basename(fr.code.co_filename), fr.line) in \
                 self.effect_lines and not self._safe(f):
@@ -421,6 +460,9 @@ class Translator:
                     owner.__name__.startswith("hop")
             if _traced(owner) or isinstance(owner, _C.Tensor):
                 return True
+            if type(owner) in _MUTATORS:
+                from ._effects import _MUTATORS as every
+                return f.__name__ not in every or id(owner) in self.made
             return id(owner) in self.made or isinstance(owner, (str, bytes, int, float, tuple))
         if isinstance(f, type):
             return f in (list, tuple, dict, set, frozenset, int, float, bool, str, complex,
@@ -927,6 +969,16 @@ class Translator:
         """("cell", id) / ("global", id(globals), name) the function wrote
         and never read before: no guard on their value."""
         return self.written - self.read
+
+
+def _generated_library(frame):
+    """Code the standard library generates with exec (namedtuple's
+    __new__): file "<string>", the globals of a library module."""
+    if not frame.f_code.co_filename.startswith("<"):
+        return False
+    name = frame.f_globals.get("__name__") or ""
+    return name.startswith("namedtuple_") or name.split(".")[0] in sys.stdlib_module_names or \
+        name.startswith("hop")
 
 
 def _printable(a, depth=0):
