@@ -62,6 +62,9 @@ class _Entry:
                                 "nonlocal or global it assigns) no longer holds an int")
         out, values = self.runner.call_kw(tuple(args) + (state,), _C.GuardError, kwargs)
         _frame.replay(fr.effects, values, (tuple(args), dict(kwargs or {})))
+        if fr.stop is not None:
+            # a graph break: the instruction in Python, then the resume
+            return fr.stop.resume(out, _compile_resume)
         return out
 
     def failure(self, e):
@@ -184,11 +187,22 @@ class CompiledFunction(_C._CompiledCall):
         reason = "first call" if failures is None else "; ".join(failures)
         if self._entries and self.recompiles >= self.recompile_limit:
             return self._eager(args, kwargs, reason)
+        if isinstance(self.fn, _frame.Resume):
+            # the rest of a function after a graph break (its effects are
+            # the function's, found before its first trace)
+            try:
+                return self._translate(args, kwargs, [], reason)
+            except _frame.Unsupported as u:
+                self._untranslated = _effects.Effect("translation", u.site, u.message)
+                return self._fall_back([self._untranslated], args, kwargs)
         # The Python effects of the call, from its bytecode: once per trace,
         # never per call (a call a plan fits had none when it was traced).
         effects = _effects.find(self.fn, args, kwargs)
-        if effects and all(e.kind in _frame.REPLAYED for e in effects) and \
-                isinstance(self.fn, types.FunctionType):
+        # (an effect the translator does not replay -- next(), random draws,
+        # the clock, I/O -- is a new value on every call: a break there would
+        # recompile its resume on every call, so such a function runs eagerly)
+        if effects and isinstance(self.fn, types.FunctionType) and \
+                all(e.kind in _frame.REPLAYED for e in effects):
             # effects the frame translator replays: translated, compiled
             try:
                 return self._translate(args, kwargs, effects, reason)
@@ -206,6 +220,13 @@ class CompiledFunction(_C._CompiledCall):
             self._dims, self._first = saved[0], saved[1]
             if self.fullgraph:
                 raise b.as_error() from None
+            if isinstance(self.fn, types.FunctionType):
+                # a graph break: the translator compiles what comes before
+                # it and resumes after it
+                try:
+                    return self._translate(args, kwargs, [], reason)
+                except _frame.Unsupported as u:
+                    self._untranslated = _effects.Effect("translation", u.site, u.message)
             return self._fall_back([_effects.Effect("conversion", str(b.site), b.message)],
                                    args, kwargs)
         except BaseException:
@@ -228,10 +249,12 @@ class CompiledFunction(_C._CompiledCall):
     def _translate(self, args, kwargs, effects, reason):
         """Traces fn through the frame translator (_frame): its effects are
         recorded and replayed by every call.  Unsupported: it cannot."""
-        lifted = _frame.lifted_sources(self.fn)
-        lines = {(s.rsplit(":", 1)[0], int(s.rsplit(":", 1)[1])) for s in
-                 (e.site for e in effects) if s.rsplit(":", 1)[-1].isdigit()}
-        tr = _frame.Translator(self.fn, lifted, set(), lines)
+        resume = isinstance(self.fn, _frame.Resume)
+        lifted = _frame.lifted_sources(self.fn.func if resume else self.fn)
+        lines = self.fn.effect_lines if resume else \
+            {(s.rsplit(":", 1)[0], int(s.rsplit(":", 1)[1])) for s in
+             (e.site for e in effects) if s.rsplit(":", 1)[-1].isdigit()}
+        tr = _frame.Translator(self.fn, lifted, set(), lines, can_break=not self.fullgraph)
         state = _frame.lifted_now(lifted)
         args2 = tuple(args) + (state,)
         saved = (None if self._dims is None else [set(d) for d in self._dims], self._first)
@@ -250,9 +273,9 @@ class CompiledFunction(_C._CompiledCall):
             # either way eager decides, never the translator.
             self._dims, self._first = saved[0], saved[1]
             out = self.fn(*args, **kwargs)
-            self._fall_back([_effects.Effect("translation", "?", f"the translation failed "
-                                                                 f"({type(e).__name__}: {e})")],
-                            args, kwargs, run=False)
+            self._untranslated = _effects.Effect("translation", "?", f"the translation failed "
+                                                                     f"({type(e).__name__}: {e})")
+            self._fall_back(effects or [self._untranslated], args, kwargs, run=False)
             return out
         if self._entries:
             self.recompiles += 1
@@ -392,6 +415,12 @@ class CompiledFunction(_C._CompiledCall):
         return "\n".join(out) + "\n"
 
 
+def _compile_resume(resume):
+    """The CompiledFunction of a graph break's resume function (compiled on
+    its first call, cached by the Break)."""
+    return CompiledFunction(resume)
+
+
 def _frame_notes(tr):
     """explain()'s lines for a translated graph: the ints lifted to inputs
     and the side-effect table replayed after every call, in order."""
@@ -402,6 +431,11 @@ def _frame_notes(tr):
                              for k, _, n in tr.lifted))
     out.append(f"side effects replayed after each call ({len(tr.effects)}):" +
                "".join(f"\n  {e.what} at {e.site}" for e in tr.effects))
+    if tr.stop is not None:
+        out.append(tr.stop.describe())
+        for key, cf in tr.stop.resumes.items():
+            out.append(f"resume at instruction {key[0]}:")
+            out.extend("    " + line for line in cf.explain().rstrip().splitlines())
     return out
 
 

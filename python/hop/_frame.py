@@ -67,6 +67,34 @@ class Unsupported(BaseException):
         self.site = site
 
 
+class _BreakHere(Exception):
+    """The instruction being translated needs real values (a conversion of
+    a traced value, a call hop cannot see into, control flow on a traced
+    value): a graph break if it is an instruction of the root frame (depth
+    1), else Unsupported."""
+
+    def __init__(self, message, depth):
+        super().__init__(message)
+        self.message = message
+        self.depth = depth
+
+
+class _Stop(BaseException):
+    """The translation of the root frame ends at a graph break."""
+
+    def __init__(self, snap, message):
+        super().__init__(message)
+        self.snap = snap
+        self.message = message
+
+
+_BREAKABLE = frozenset("""CALL CALL_FUNCTION_EX FORMAT_VALUE POP_JUMP_FORWARD_IF_FALSE
+    POP_JUMP_BACKWARD_IF_FALSE POP_JUMP_FORWARD_IF_TRUE POP_JUMP_BACKWARD_IF_TRUE
+    JUMP_IF_FALSE_OR_POP JUMP_IF_TRUE_OR_POP UNARY_NOT STORE_SUBSCR STORE_ATTR""".split())
+_PAUSED = object()
+_METHOD = "\x00hop.method"  # a stack slot holding a bound method of a traced value
+
+
 class Effect:
     """One entry of the side-effect table: kind ("cell", "del_cell",
     "global", "del_global", "attr", "del_attr", "item", "del_item", "call",
@@ -142,11 +170,18 @@ _USER_DIRS = None
 
 
 def _instructions(code):
+    """(instructions, offset -> index, whether it has exception handlers,
+    the line of each instruction) of code, cached."""
     got = _CODE.get(code)
     if got is None:
         ins = [i for i in dis.get_instructions(code) if i.opname != "CACHE"]
         at = {i.offset: n for n, i in enumerate(ins)}
-        got = _CODE[code] = (ins, at, bool(code.co_exceptiontable))
+        lines, line = [], code.co_firstlineno
+        for i in ins:
+            if i.starts_line is not None:
+                line = i.starts_line
+            lines.append(line)
+        got = _CODE[code] = (ins, at, bool(code.co_exceptiontable), lines)
     return got
 
 
@@ -249,14 +284,14 @@ class _Recorded:
 
 
 class _Frame:
-    __slots__ = ("func", "code", "fast", "cells", "stack", "kwnames", "line")
+    __slots__ = ("func", "code", "fast", "cells", "stack", "kwnames", "line", "pc")
 
 
 class Translator:
     """One translation of fn for one trace: run(args, kwargs, state) returns
     (result, values of the side-effect table); effects is that table."""
 
-    def __init__(self, fn, lifted, env_ids, effect_lines):
+    def __init__(self, fn, lifted, env_ids, effect_lines, can_break=False, concrete=False):
         self.fn = fn
         self.lifted = list(lifted)      # (kind, cell or globals, name): inputs (lifted_sources)
         self.env_ids = env_ids  # ids of objects that existed before the call (+ the arguments')
@@ -274,6 +309,17 @@ class Translator:
         self.loads = {}      # id(container) -> loads not as a write-only method's receiver
         self.error = None
         self.depth = 0
+        self.root = None
+        # Whether an instruction of the root frame that needs real values
+        # ends the graph (a break, resumed after it) or the translation
+        # (fullgraph, or not yet supported there).
+        self.can_break = can_break
+        # Concrete: the eager interpreter of a resume (real values, real
+        # effects): runs the instruction at a break, and a resume hop cannot
+        # compile.
+        self.concrete = concrete
+        self.stop = None     # the Break where this translation ended, or None
+        self._cur = None
 
     # ---------------------------------------------------------------- run
 
@@ -294,15 +340,24 @@ class Translator:
         self.shadows.clear()
         self.real.clear()
         self.made.clear()
+        self._cell_objs, self._glob_objs, self._attr_objs = [], {}, {}
         for (kind, base, name), v in zip(self.lifted, values):
             if kind == "cell":
                 self.cells[id(base)] = v
+                self._cell_objs.append(base)
             else:
                 self.globs[(id(base), name)] = v
+                self._glob_objs[id(base)] = base
+        self.stop = None
         old = sys.gettrace()
         sys.settrace(self._hook)
         try:
-            out = self._call_function(self.fn, tuple(args), dict(kwargs or {}))
+            if isinstance(self.fn, Resume):
+                out = self.fn.run(self, tuple(args))
+            else:
+                out = self._call_function(self.fn, tuple(args), dict(kwargs or {}))
+        except _Stop as st:
+            out = self._stopped(st)
         finally:
             sys.settrace(old)
         if self.error is not None:
@@ -310,6 +365,60 @@ class Translator:
         out = self._unshadow(out)
         values = tuple(self._unshadow(e.values) for e in self.effects)
         return out, values
+
+    def _stopped(self, st):
+        """The graph ends at a break: what the plan returns is the root
+        frame's stack and locals before the breaking instruction (traced
+        values become outputs), and the effects recorded before it."""
+        pc, stack, fast, kwnames, neffects = st.snap
+        fr = self.root
+        del self.effects[neffects:]
+        if fr.code.co_cellvars:
+            self._fail("a graph break in a function with closures over its own variables", fr)
+        seen = set()
+        out_stack = []
+        for v in stack:
+            if v is _NULL:
+                out_stack.append(None)
+            elif type(v) in (types.BuiltinMethodType, types.MethodType) and \
+                    _traced(getattr(v, "__self__", None)):
+                out_stack.append((_METHOD, v.__self__, v.__name__))
+            elif self._live(v, seen):
+                out_stack.append(v)
+            else:
+                self._fail(f"a graph break with a {type(v).__name__} on the stack, which the plan "
+                           f"cannot hand to the resume", fr)
+        for k, v in fast.items():
+            if not self._live(v, seen):
+                self._fail(f"a graph break with the local {k!r} holding a {type(v).__name__}, "
+                           f"which the plan cannot hand to the resume", fr)
+        tr = _C.tracing()
+        if tr is not None:
+            tr.scratch.pop(_breaks._KEY, None)  # the conversion is now the break's
+        self.stop = Break(fr.func, pc, tuple(i for i, v in enumerate(stack) if v is _NULL),
+                          len(stack), tuple(fast), kwnames, st.message,
+                          _site(fr.code, fr.line), _instructions(fr.code)[0][pc].opname,
+                          self.effect_lines)
+        return (tuple(out_stack), tuple(fast.values()))
+
+    def _live(self, v, seen, depth=0):
+        """Whether v can go through the plan to the resume as itself: a
+        value, a traced value, a pre-existing object, or a container the
+        function made of those (once: the plan rebuilds it)."""
+        if v is None or type(v) in (int, float, bool, str, complex, bytes) or _traced(v) or \
+                isinstance(v, (_C.Tensor, types.BuiltinFunctionType, types.ModuleType, type)):
+            return True
+        if depth > 8:
+            return False
+        if type(v) is tuple:
+            return all(self._live(x, seen, depth + 1) for x in v)
+        if id(v) in self.made and type(v) in (list, dict):
+            if id(v) in seen:
+                return False
+            seen.add(id(v))
+            return all(self._live(x, seen, depth + 1) for x in
+                       (v.values() if type(v) is dict else v))
+        return id(v) not in self.made and self._kind(v) == "pre"
 
     def _hook(self, frame, event, arg):
         """sys.settrace: user code CPython runs for the translator (an
@@ -402,7 +511,7 @@ class Translator:
                 if type(v) not in (tuple, list, dict):
                     self._fail(f"a write to an object inside a {type(v).__name__} argument")
                 v = list(v.values())[i] if type(v) is dict else v[i]
-            if len(path) < 2 and path != (1,) or path == (1,):
+            if len(path) < 2:  # the (args, kwargs) tree, args or kwargs itself
                 self._fail("a write to the arguments themselves")
             target = _ArgPath(path)
         self.effects.append(Effect(kind, target, key, values, _site(fr.code, fr.line), what))
@@ -410,6 +519,8 @@ class Translator:
     # --------------------------------------------------------------- calls
 
     def _call_function(self, f, args, kwargs):
+        if self.concrete:
+            return f(*args, **kwargs)
         if isinstance(f, types.MethodType) and _user_function(f.__func__):
             return self._inline(f.__func__, (f.__self__,) + args, kwargs)
         if _user_function(f):
@@ -422,10 +533,10 @@ class Translator:
         if f is builtins.print:
             for a in list(args) + list(kwargs.values()):
                 if not _printable(a):
-                    self._fail(f"print() of a {type(a).__name__}: hop replays print() of "
-                               f"numbers, strings and traced values")
+                    raise _BreakHere(f"print() of a {type(a).__name__}: hop replays print() "
+                                     f"of numbers, strings and traced values", self.depth)
             if set(kwargs) - {"sep", "end"}:
-                self._fail("print() with file= or flush=")
+                raise _BreakHere("print() with file= or flush=", self.depth)
             self._record("print", None, None, (args, kwargs), "print()")
             return None
         if isinstance(f, type) and f.__new__ is object.__new__ and \
@@ -442,12 +553,87 @@ class Translator:
         fr = self._cur
         if self.effect_lines and (os.path.basename(fr.code.co_filename), fr.line) in \
                 self.effect_lines and not self._safe(f):
-            self._fail(f"{getattr(f, '__qualname__', type(f).__name__)}() on a line with a "
-                       f"Python effect: hop cannot tell what it changes")
-        out = f(*args, **kwargs)
+            raise _BreakHere(f"{getattr(f, '__qualname__', type(f).__name__)}() may change "
+                             f"state hop cannot see (a Python effect on this line)", self.depth)
+        if f is isinstance and len(args) == 2 and not kwargs:
+            return self._isinstance(*args)
+        try:
+            if (self.cells or self.globs or self.attrs) and \
+                    not isinstance(f, (types.BuiltinFunctionType, types.BuiltinMethodType, type)):
+                out = self._materialized(f, args, kwargs)
+            else:
+                out = f(*args, **kwargs)
+        except _breaks.GraphBreak as b:
+            raise _BreakHere(b.message, self.depth) from None
         if isinstance(f, type) and not _traced(out):
             self._make(out)
         return self._sub(out)
+
+    def _isinstance(self, obj, cls):
+        """isinstance as the user's code sees it while hop traces: a
+        hop.numpy array is also its NumPy class (hop.numpy's _UserClass
+        answers by the asking frame, which here is hop's)."""
+        if isinstance(obj, cls):
+            return True
+        user = getattr(type(obj), "_user_class", None)
+        hnp = sys.modules.get("hop.numpy")
+        if user is None or hnp is None or not isinstance(obj, hnp.ndarray):
+            return False
+        return issubclass(user(obj), cls)
+
+    def _materialized(self, f, args, kwargs):
+        """f(*args, **kwargs) (hop's: a HOP traces the user's bodies, which
+        read cells, globals and attributes themselves) with the values this
+        translation assigned put in place for the call, then taken back."""
+        if self.shadows:
+            self._fail(f"{getattr(f, '__qualname__', f)}() after a change to a list, dict or "
+                       f"set the function did not make (its bodies would not see it)")
+        undo = []
+        try:
+            for c in [c for c in self._cell_objs if id(c) in self.cells]:
+                try:
+                    undo.append(("cell", c, None, c.cell_contents))
+                except ValueError:
+                    undo.append(("cell", c, None, _DELETED))
+                v = self.cells[id(c)]
+                if v is _DELETED:
+                    del c.cell_contents
+                else:
+                    c.cell_contents = v
+            for (gid, name), v in self.globs.items():
+                g = self._glob_objs[gid]
+                undo.append(("global", g, name, g.get(name, _DELETED)))
+                if v is _DELETED:
+                    g.pop(name, None)
+                else:
+                    g[name] = v
+            for (oid, name), v in self.attrs.items():
+                o = self._attr_objs[oid]
+                undo.append(("attr", o, name, o.__dict__.get(name, _DELETED)))
+                if v is _DELETED:
+                    o.__dict__.pop(name, None)
+                else:
+                    o.__dict__[name] = v
+            return f(*args, **kwargs)
+        finally:
+            for kind, t, name, old in reversed(undo):
+                if kind == "cell":
+                    if old is _DELETED:
+                        try:
+                            del t.cell_contents
+                        except ValueError:
+                            pass
+                    else:
+                        t.cell_contents = old
+                elif kind == "global":
+                    if old is _DELETED:
+                        t.pop(name, None)
+                    else:
+                        t[name] = old
+                elif old is _DELETED:
+                    t.__dict__.pop(name, None)
+                else:
+                    t.__dict__[name] = old
 
     def _safe(self, f):
         """A call that changes nothing the translator does not see."""
@@ -490,7 +676,9 @@ class Translator:
         fr.stack = []
         fr.kwnames = ()
         fr.line = code.co_firstlineno
-        saved = getattr(self, "_cur", None)
+        saved = self._cur
+        if self.depth == 0:
+            self.root = fr
         self.depth += 1
         try:
             return self._execute(fr)
@@ -499,6 +687,9 @@ class Translator:
             self._cur = saved
 
     def _getattr(self, obj, name, *default):
+        if name == "__class__" and not self.concrete and hasattr(type(obj), "_user_class") \
+                and _C.tracing() is not None:
+            return type(obj)._user_class(obj)
         if self.attrs:
             v = self.attrs.get((id(obj), name), _UNBOUND)
             if v is _DELETED:
@@ -513,8 +704,10 @@ class Translator:
 
     # --------------------------------------------------------- the loop
 
-    def _execute(self, fr):
-        ins, at, handlers = _instructions(fr.code)
+    def _execute(self, fr, pc=0, steps=-1):
+        """Runs fr's code from instruction pc: its return value, or _PAUSED
+        (fr.pc the next instruction) after `steps` instructions."""
+        ins, at, handlers, lines = _instructions(fr.code)
         if handlers:
             self._cur = fr
             fr.line = fr.code.co_firstlineno
@@ -523,296 +716,323 @@ class Translator:
         stack = fr.stack
         push = stack.append
         pop = stack.pop
-        pc = 0
         n = len(ins)
         self._cur = fr
+        root = fr is self.root and self.can_break
         while pc < n:
+            if steps == 0:
+                fr.pc = pc
+                return _PAUSED
+            steps -= 1
             i = ins[pc]
+            snap = (pc, list(stack), dict(fr.fast), fr.kwnames, len(self.effects)) \
+                if root and i.opname in _BREAKABLE else None
+            fr.line = lines[pc]
             pc += 1
-            if i.starts_line is not None:
-                fr.line = i.starts_line
             op = i.opname
             if op in ("RESUME", "NOP", "PRECALL", "EXTENDED_ARG"):
                 continue
-            if op == "LOAD_FAST":
-                v = fr.fast.get(i.argval, _UNBOUND)
-                if v is _UNBOUND:
-                    raise UnboundLocalError(f"local variable {i.argval!r} referenced before "
-                                            f"assignment")
-                push(self._sub(v))
-            elif op == "STORE_FAST":
-                fr.fast[i.argval] = pop()
-            elif op == "DELETE_FAST":
-                del fr.fast[i.argval]
-            elif op == "LOAD_CONST":
-                push(i.argval)
-            elif op == "LOAD_GLOBAL":
-                if i.arg & 1:
-                    push(_NULL)
-                push(self._load_global(fr, i.argval))
-            elif op == "STORE_GLOBAL":
-                self._store_global(fr, i.argval, pop())
-            elif op == "DELETE_GLOBAL":
-                self._store_global(fr, i.argval, _DELETED)
-            elif op == "MAKE_CELL":
-                name = i.argval
-                v = fr.fast.pop(name, _UNBOUND)
-                c = types.CellType() if v is _UNBOUND else types.CellType(v)
-                fr.cells[name] = self._make(c)
-            elif op == "COPY_FREE_VARS":
-                for name, c in zip(fr.code.co_freevars, fr.func.__closure__ or ()):
-                    fr.cells[name] = c
-            elif op == "LOAD_CLOSURE":
-                push(fr.cells[i.argval])
-            elif op in ("LOAD_DEREF", "LOAD_CLASSDEREF"):
-                push(self._load_cell(fr, i.argval))
-            elif op == "STORE_DEREF":
-                self._store_cell(fr, i.argval, pop())
-            elif op == "DELETE_DEREF":
-                self._store_cell(fr, i.argval, _DELETED)
-            elif op == "LOAD_ATTR":
-                push(self._getattr(pop(), i.argval))
-            elif op == "LOAD_METHOD":
-                obj = pop()
-                push(_NULL)
-                push(self._load_method(obj, i.argval))
-            elif op == "STORE_ATTR":
-                obj = pop()
-                self._store_attr(obj, i.argval, pop())
-            elif op == "DELETE_ATTR":
-                self._store_attr(pop(), i.argval, _DELETED)
-            elif op == "PUSH_NULL":
-                push(_NULL)
-            elif op == "KW_NAMES":
-                fr.kwnames = i.argval
-            elif op == "CALL":
-                argc = i.arg
-                args = stack[len(stack) - argc:] if argc else []
-                del stack[len(stack) - argc:]
-                f = pop()
-                below = pop()
-                if below is not _NULL:  # a method: below is the function, f its self
-                    args = [f] + args
-                    f = below
-                kw = {}
-                if fr.kwnames:
-                    nk = len(fr.kwnames)
-                    kw = dict(zip(fr.kwnames, args[len(args) - nk:]))
-                    args = args[:len(args) - nk]
-                    fr.kwnames = ()
-                push(self._call_function(f, tuple(args), kw))
-                self._cur = fr
-            elif op == "CALL_FUNCTION_EX":
-                kw = pop() if i.arg & 1 else {}
-                args = pop()
-                f = pop()
-                if stack and stack[-1] is _NULL:
-                    pop()
-                push(self._call_function(f, tuple(args), dict(kw)))
-                self._cur = fr
-            elif op == "MAKE_FUNCTION":
-                code = pop()
-                flags = i.arg
-                closure = pop() if flags & 8 else None
-                ann = pop() if flags & 4 else None
-                kwdefaults = pop() if flags & 2 else None
-                defaults = pop() if flags & 1 else None
-                f = types.FunctionType(code, fr.func.__globals__, code.co_name, defaults,
-                                       closure)
-                f.__qualname__ = code.co_qualname
-                if kwdefaults:
-                    f.__kwdefaults__ = kwdefaults
-                if ann:
-                    f.__annotations__ = dict(zip(ann[::2], ann[1::2])) \
-                        if isinstance(ann, tuple) else ann
-                push(self._make(f))
-            elif op == "RETURN_VALUE":
-                return pop()
-            elif op == "POP_TOP":
-                pop()
-            elif op == "COPY":
-                push(stack[-i.arg])
-            elif op == "SWAP":
-                k = i.arg
-                stack[-1], stack[-k] = stack[-k], stack[-1]
-            elif op == "BINARY_OP":
-                b = pop()
-                a = pop()
-                push(self._binary(i.arg, a, b))
-            elif op == "BINARY_SUBSCR":
-                k = pop()
-                push(self._sub(pop()[k]))
-            elif op == "STORE_SUBSCR":
-                k = pop()
-                obj = pop()
-                self._store_item(obj, k, pop())
-            elif op == "DELETE_SUBSCR":
-                k = pop()
-                self._store_item(pop(), k, _DELETED)
-            elif op == "BUILD_SLICE":
-                args = [pop() for _ in range(i.arg)][::-1]
-                push(slice(*args))
-            elif op == "COMPARE_OP":
-                b = pop()
-                push(_COMPARE[i.argval](pop(), b))
-            elif op == "IS_OP":
-                b = pop()
-                r = pop() is b
-                push(r != bool(i.arg))
-            elif op == "CONTAINS_OP":
-                b = pop()
-                r = pop() in b
-                push(r != bool(i.arg))
-            elif op == "UNARY_NEGATIVE":
-                push(-pop())
-            elif op == "UNARY_POSITIVE":
-                push(+pop())
-            elif op == "UNARY_INVERT":
-                push(~pop())
-            elif op == "UNARY_NOT":
-                push(not self._truth(pop()))
-            elif op == "BUILD_TUPLE":
-                items = tuple(stack[len(stack) - i.arg:]) if i.arg else ()
-                del stack[len(stack) - i.arg:]
-                push(items)
-            elif op == "BUILD_LIST":
-                items = stack[len(stack) - i.arg:] if i.arg else []
-                del stack[len(stack) - i.arg:]
-                push(self._make(list(items)))
-            elif op == "BUILD_SET":
-                items = stack[len(stack) - i.arg:] if i.arg else []
-                del stack[len(stack) - i.arg:]
-                push(self._make(set(items)))
-            elif op == "BUILD_MAP":
-                items = stack[len(stack) - 2 * i.arg:] if i.arg else []
-                del stack[len(stack) - 2 * i.arg:]
-                push(self._make(dict(zip(items[::2], items[1::2]))))
-            elif op == "BUILD_CONST_KEY_MAP":
-                keys = pop()
-                vals = stack[len(stack) - i.arg:]
-                del stack[len(stack) - i.arg:]
-                push(self._make(dict(zip(keys, vals))))
-            elif op == "BUILD_STRING":
-                parts = stack[len(stack) - i.arg:]
-                del stack[len(stack) - i.arg:]
-                push("".join(parts))
-            elif op == "FORMAT_VALUE":
-                spec = pop() if (i.arg & 4) else ""
-                v = pop()
-                conv = i.arg & 3
-                if _traced(v):
-                    _breaks.conversion(_C.TraceError, "format of a traced value: its text is "
-                                                      "known only when the plan runs")
-                if conv == 1:
-                    v = str(v)
-                elif conv == 2:
-                    v = repr(v)
-                elif conv == 3:
-                    v = ascii(v)
-                push(format(v, spec))
-            elif op == "LIST_APPEND":
-                v = pop()
-                stack[-i.arg].append(v)
-            elif op == "SET_ADD":
-                v = pop()
-                stack[-i.arg].add(v)
-            elif op == "MAP_ADD":
-                v = pop()
-                k = pop()
-                stack[-i.arg][k] = v
-            elif op == "LIST_EXTEND":
-                v = pop()
-                stack[-i.arg].extend(v)
-            elif op == "SET_UPDATE":
-                v = pop()
-                stack[-i.arg].update(v)
-            elif op in ("DICT_UPDATE", "DICT_MERGE"):
-                v = pop()
-                d = stack[-i.arg]
-                if op == "DICT_MERGE":
-                    dup = set(d) & set(v)
-                    if dup:
-                        raise TypeError(f"got multiple values for keyword argument "
-                                        f"{sorted(dup)[0]!r}")
-                d.update(v)
-            elif op == "LIST_TO_TUPLE":
-                push(tuple(pop()))
-            elif op == "UNPACK_SEQUENCE":
-                seq = list(pop())
-                if len(seq) != i.arg:
-                    raise ValueError(f"expected {i.arg} values to unpack, got {len(seq)}")
-                stack.extend(self._sub(x) for x in reversed(seq))
-            elif op == "UNPACK_EX":
-                before, after = i.arg & 0xFF, i.arg >> 8
-                seq = list(pop())
-                if len(seq) < before + after:
-                    raise ValueError(f"not enough values to unpack (expected at least "
-                                     f"{before + after}, got {len(seq)})")
-                mid = self._make(seq[before:len(seq) - after])
-                items = seq[:before] + [mid] + seq[len(seq) - after:]
-                stack.extend(reversed(items))
-            elif op == "GET_ITER":
-                v = pop()
-                if _traced(v):
-                    self._fail("a loop over a traced value")
-                push(iter(v))
-            elif op == "FOR_ITER":
-                it = stack[-1]
-                try:
-                    push(self._sub(next(it)))
-                except StopIteration:
-                    pop()
-                    pc = at[i.argval]
-            elif op in ("JUMP_FORWARD", "JUMP_BACKWARD", "JUMP_BACKWARD_NO_INTERRUPT"):
-                pc = at[i.argval]
-            elif op in ("POP_JUMP_FORWARD_IF_FALSE", "POP_JUMP_BACKWARD_IF_FALSE"):
-                if not self._truth(pop()):
-                    pc = at[i.argval]
-            elif op in ("POP_JUMP_FORWARD_IF_TRUE", "POP_JUMP_BACKWARD_IF_TRUE"):
-                if self._truth(pop()):
-                    pc = at[i.argval]
-            elif op in ("POP_JUMP_FORWARD_IF_NONE", "POP_JUMP_BACKWARD_IF_NONE"):
-                if pop() is None:
-                    pc = at[i.argval]
-            elif op in ("POP_JUMP_FORWARD_IF_NOT_NONE", "POP_JUMP_BACKWARD_IF_NOT_NONE"):
-                if pop() is not None:
-                    pc = at[i.argval]
-            elif op == "JUMP_IF_FALSE_OR_POP":
-                if not self._truth(stack[-1]):
-                    pc = at[i.argval]
-                else:
-                    pop()
-            elif op == "JUMP_IF_TRUE_OR_POP":
-                if self._truth(stack[-1]):
-                    pc = at[i.argval]
-                else:
-                    pop()
-            elif op == "LOAD_ASSERTION_ERROR":
-                push(AssertionError)
-            elif op == "RAISE_VARARGS":
-                if i.arg == 0:
-                    self._fail("a bare raise")
-                cause = pop() if i.arg == 2 else None
-                exc = pop()
-                if isinstance(exc, type):
-                    exc = exc()
-                if i.arg == 2:
-                    raise exc from cause
-                raise exc
-            else:
-                self._fail(f"the instruction {op} is not translated yet")
+            try:
+                pc = self._step(fr, i, op, pc, at, stack, push, pop)
+            except _BreakHere as b:
+                if snap is None or b.depth != self.depth:
+                    self._fail(b.message, fr)
+                raise _Stop(snap, b.message) from None
+            if pc < 0:
+                return stack.pop()
         self._fail("fell off the end of the code")
+
+    def _step(self, fr, i, op, pc, at, stack, push, pop):
+        """Runs one instruction: the next pc (-1: returned, the value on
+        top of the stack)."""
+        if op == "LOAD_FAST":
+            v = fr.fast.get(i.argval, _UNBOUND)
+            if v is _UNBOUND:
+                raise UnboundLocalError(f"local variable {i.argval!r} referenced before "
+                                        f"assignment")
+            push(self._sub(v))
+        elif op == "STORE_FAST":
+            fr.fast[i.argval] = pop()
+        elif op == "DELETE_FAST":
+            del fr.fast[i.argval]
+        elif op == "LOAD_CONST":
+            push(i.argval)
+        elif op == "LOAD_GLOBAL":
+            if i.arg & 1:
+                push(_NULL)
+            push(self._load_global(fr, i.argval))
+        elif op == "STORE_GLOBAL":
+            self._store_global(fr, i.argval, pop())
+        elif op == "DELETE_GLOBAL":
+            self._store_global(fr, i.argval, _DELETED)
+        elif op == "MAKE_CELL":
+            name = i.argval
+            v = fr.fast.pop(name, _UNBOUND)
+            c = types.CellType() if v is _UNBOUND else types.CellType(v)
+            fr.cells[name] = self._make(c)
+        elif op == "COPY_FREE_VARS":
+            for name, c in zip(fr.code.co_freevars, fr.func.__closure__ or ()):
+                fr.cells[name] = c
+        elif op == "LOAD_CLOSURE":
+            push(fr.cells[i.argval])
+        elif op in ("LOAD_DEREF", "LOAD_CLASSDEREF"):
+            push(self._load_cell(fr, i.argval))
+        elif op == "STORE_DEREF":
+            self._store_cell(fr, i.argval, pop())
+        elif op == "DELETE_DEREF":
+            self._store_cell(fr, i.argval, _DELETED)
+        elif op == "LOAD_ATTR":
+            push(self._getattr(pop(), i.argval))
+        elif op == "LOAD_METHOD":
+            obj = pop()
+            push(_NULL)
+            push(self._load_method(obj, i.argval))
+        elif op == "STORE_ATTR":
+            obj = pop()
+            self._store_attr(obj, i.argval, pop())
+        elif op == "DELETE_ATTR":
+            self._store_attr(pop(), i.argval, _DELETED)
+        elif op == "PUSH_NULL":
+            push(_NULL)
+        elif op == "KW_NAMES":
+            fr.kwnames = fr.code.co_consts[i.arg]
+        elif op == "CALL":
+            argc = i.arg
+            args = stack[len(stack) - argc:] if argc else []
+            del stack[len(stack) - argc:]
+            f = pop()
+            below = pop()
+            if below is not _NULL:  # a method: below is the function, f its self
+                args = [f] + args
+                f = below
+            kw = {}
+            if fr.kwnames:
+                nk = len(fr.kwnames)
+                kw = dict(zip(fr.kwnames, args[len(args) - nk:]))
+                args = args[:len(args) - nk]
+                fr.kwnames = ()
+            push(self._call_function(f, tuple(args), kw))
+            self._cur = fr
+        elif op == "CALL_FUNCTION_EX":
+            kw = pop() if i.arg & 1 else {}
+            args = pop()
+            f = pop()
+            if stack and stack[-1] is _NULL:
+                pop()
+            push(self._call_function(f, tuple(args), dict(kw)))
+            self._cur = fr
+        elif op == "MAKE_FUNCTION":
+            code = pop()
+            flags = i.arg
+            closure = pop() if flags & 8 else None
+            ann = pop() if flags & 4 else None
+            kwdefaults = pop() if flags & 2 else None
+            defaults = pop() if flags & 1 else None
+            f = types.FunctionType(code, fr.func.__globals__, code.co_name, defaults,
+                                   closure)
+            f.__qualname__ = code.co_qualname
+            if kwdefaults:
+                f.__kwdefaults__ = kwdefaults
+            if ann:
+                f.__annotations__ = dict(zip(ann[::2], ann[1::2])) \
+                    if isinstance(ann, tuple) else ann
+            push(self._make(f))
+        elif op == "RETURN_VALUE":
+            return -1
+        elif op == "POP_TOP":
+            pop()
+        elif op == "COPY":
+            push(stack[-i.arg])
+        elif op == "SWAP":
+            k = i.arg
+            stack[-1], stack[-k] = stack[-k], stack[-1]
+        elif op == "BINARY_OP":
+            b = pop()
+            a = pop()
+            push(self._binary(i.arg, a, b))
+        elif op == "BINARY_SUBSCR":
+            k = pop()
+            push(self._sub(pop()[k]))
+        elif op == "STORE_SUBSCR":
+            k = pop()
+            obj = pop()
+            self._store_item(obj, k, pop())
+        elif op == "DELETE_SUBSCR":
+            k = pop()
+            self._store_item(pop(), k, _DELETED)
+        elif op == "BUILD_SLICE":
+            args = [pop() for _ in range(i.arg)][::-1]
+            push(slice(*args))
+        elif op == "COMPARE_OP":
+            b = pop()
+            push(_COMPARE[i.argval](pop(), b))
+        elif op == "IS_OP":
+            b = pop()
+            r = pop() is b
+            push(r != bool(i.arg))
+        elif op == "CONTAINS_OP":
+            b = pop()
+            r = pop() in b
+            push(r != bool(i.arg))
+        elif op == "UNARY_NEGATIVE":
+            push(-pop())
+        elif op == "UNARY_POSITIVE":
+            push(+pop())
+        elif op == "UNARY_INVERT":
+            push(~pop())
+        elif op == "UNARY_NOT":
+            push(not self._truth(pop()))
+        elif op == "BUILD_TUPLE":
+            items = tuple(stack[len(stack) - i.arg:]) if i.arg else ()
+            del stack[len(stack) - i.arg:]
+            push(items)
+        elif op == "BUILD_LIST":
+            items = stack[len(stack) - i.arg:] if i.arg else []
+            del stack[len(stack) - i.arg:]
+            push(self._make(list(items)))
+        elif op == "BUILD_SET":
+            items = stack[len(stack) - i.arg:] if i.arg else []
+            del stack[len(stack) - i.arg:]
+            push(self._make(set(items)))
+        elif op == "BUILD_MAP":
+            items = stack[len(stack) - 2 * i.arg:] if i.arg else []
+            del stack[len(stack) - 2 * i.arg:]
+            push(self._make(dict(zip(items[::2], items[1::2]))))
+        elif op == "BUILD_CONST_KEY_MAP":
+            keys = pop()
+            vals = stack[len(stack) - i.arg:]
+            del stack[len(stack) - i.arg:]
+            push(self._make(dict(zip(keys, vals))))
+        elif op == "BUILD_STRING":
+            parts = stack[len(stack) - i.arg:]
+            del stack[len(stack) - i.arg:]
+            push("".join(parts))
+        elif op == "FORMAT_VALUE":
+            spec = pop() if (i.arg & 4) else ""
+            v = pop()
+            conv = i.arg & 3
+            if _traced(v) and not self.concrete:
+                raise _BreakHere("the text of a traced value (an f-string or format()) is "
+                                 "known only when the plan runs", self.depth)
+            if conv == 1:
+                v = str(v)
+            elif conv == 2:
+                v = repr(v)
+            elif conv == 3:
+                v = ascii(v)
+            push(format(v, spec))
+        elif op == "LIST_APPEND":
+            v = pop()
+            stack[-i.arg].append(v)
+        elif op == "SET_ADD":
+            v = pop()
+            stack[-i.arg].add(v)
+        elif op == "MAP_ADD":
+            v = pop()
+            k = pop()
+            stack[-i.arg][k] = v
+        elif op == "LIST_EXTEND":
+            v = pop()
+            stack[-i.arg].extend(v)
+        elif op == "SET_UPDATE":
+            v = pop()
+            stack[-i.arg].update(v)
+        elif op in ("DICT_UPDATE", "DICT_MERGE"):
+            v = pop()
+            d = stack[-i.arg]
+            if op == "DICT_MERGE":
+                dup = set(d) & set(v)
+                if dup:
+                    raise TypeError(f"got multiple values for keyword argument "
+                                    f"{sorted(dup)[0]!r}")
+            d.update(v)
+        elif op == "LIST_TO_TUPLE":
+            push(tuple(pop()))
+        elif op == "UNPACK_SEQUENCE":
+            seq = list(pop())
+            if len(seq) != i.arg:
+                raise ValueError(f"expected {i.arg} values to unpack, got {len(seq)}")
+            stack.extend(self._sub(x) for x in reversed(seq))
+        elif op == "UNPACK_EX":
+            before, after = i.arg & 0xFF, i.arg >> 8
+            seq = list(pop())
+            if len(seq) < before + after:
+                raise ValueError(f"not enough values to unpack (expected at least "
+                                 f"{before + after}, got {len(seq)})")
+            mid = self._make(seq[before:len(seq) - after])
+            items = seq[:before] + [mid] + seq[len(seq) - after:]
+            stack.extend(reversed(items))
+        elif op == "GET_ITER":
+            v = pop()
+            if self.concrete:
+                push(iter(v))
+                return pc
+            if _traced(v):
+                self._fail("a loop over a traced value")
+            r = iter(v)
+            if r is v and id(v) not in self.made:
+                self._fail(f"a loop over a {type(v).__name__} iterator the function did not "
+                           f"make (each step advances it)")
+            push(r)
+        elif op == "FOR_ITER":
+            it = stack[-1]
+            try:
+                push(self._sub(next(it)))
+            except StopIteration:
+                pop()
+                pc = at[i.argval]
+        elif op in ("JUMP_FORWARD", "JUMP_BACKWARD", "JUMP_BACKWARD_NO_INTERRUPT"):
+            pc = at[i.argval]
+        elif op in ("POP_JUMP_FORWARD_IF_FALSE", "POP_JUMP_BACKWARD_IF_FALSE"):
+            if not self._truth(pop()):
+                pc = at[i.argval]
+        elif op in ("POP_JUMP_FORWARD_IF_TRUE", "POP_JUMP_BACKWARD_IF_TRUE"):
+            if self._truth(pop()):
+                pc = at[i.argval]
+        elif op in ("POP_JUMP_FORWARD_IF_NONE", "POP_JUMP_BACKWARD_IF_NONE"):
+            if pop() is None:
+                pc = at[i.argval]
+        elif op in ("POP_JUMP_FORWARD_IF_NOT_NONE", "POP_JUMP_BACKWARD_IF_NOT_NONE"):
+            if pop() is not None:
+                pc = at[i.argval]
+        elif op == "JUMP_IF_FALSE_OR_POP":
+            if not self._truth(stack[-1]):
+                pc = at[i.argval]
+            else:
+                pop()
+        elif op == "JUMP_IF_TRUE_OR_POP":
+            if self._truth(stack[-1]):
+                pc = at[i.argval]
+            else:
+                pop()
+        elif op == "LOAD_ASSERTION_ERROR":
+            push(AssertionError)
+        elif op == "RAISE_VARARGS":
+            if i.arg == 0:
+                self._fail("a bare raise", fr)
+            cause = pop() if i.arg == 2 else None
+            exc = pop()
+            if isinstance(exc, type):
+                exc = exc()
+            if i.arg == 2:
+                raise exc from cause
+            raise exc
+        else:
+            self._fail(f"the instruction {op} is not translated yet")
+        return pc
 
     def _truth(self, v):
         if type(v) is bool:
             return v
-        if _traced(v):
-            self._fail("Python control flow on a traced value (if/while/and/or/not on it); "
-                       "use hop.cond, or let hop.compile run it eagerly")
+        if _traced(v) and not self.concrete:
+            raise _BreakHere("Python control flow on a traced value (if/while/and/or/not on "
+                             "it) needs its value; hop.cond keeps it in the graph", self.depth)
         return bool(v)
 
     def _binary(self, op, a, b):
         f = _BINARY[op]
+        if self.concrete:
+            return f(a, b)
         if op >= 13 and hasattr(type(a), _INPLACE[op]) and type(a) not in (list, dict, set) \
                 and self._kind(a) == "pre":
             self._fail(f"an in-place {dis._nb_ops[op][1]} on a {type(a).__name__} the function "
@@ -871,6 +1091,8 @@ class Translator:
                             f"enclosing scope") from None
 
     def _load_method(self, obj, name):
+        if self.concrete:
+            return getattr(obj, name)
         t = type(obj)
         muts = _MUTATORS.get(t)
         if muts is not None and name in muts:
@@ -891,8 +1113,15 @@ class Translator:
 
     def _store_global(self, fr, name, v):
         g = fr.func.__globals__
+        if self.concrete:
+            if v is _DELETED:
+                del g[name]
+            else:
+                g[name] = v
+            return
         self.written.add(("global", id(g), name))
         self.globs[(id(g), name)] = v
+        self._glob_objs[id(g)] = g
         if v is _DELETED:
             self._record("del_global", g, name, (), f"del global {name}")
         else:
@@ -900,7 +1129,7 @@ class Translator:
 
     def _store_cell(self, fr, name, v):
         c = fr.cells[name]
-        if id(c) in self.made:
+        if id(c) in self.made or self.concrete:
             if v is _DELETED:
                 del c.cell_contents
             else:
@@ -908,13 +1137,14 @@ class Translator:
             return
         self.written.add(("cell", id(c)))
         self.cells[id(c)] = v
+        self._cell_objs.append(c)
         if v is _DELETED:
             self._record("del_cell", c, name, (), f"del nonlocal {name}")
         else:
             self._record("cell", c, name, (v,), f"nonlocal {name} =")
 
     def _store_attr(self, obj, name, v):
-        kind = self._kind(obj)
+        kind = "made" if self.concrete else self._kind(obj)
         if kind == "made":
             if v is _DELETED:
                 delattr(obj, name)
@@ -931,13 +1161,14 @@ class Translator:
             self._fail(f"an attribute write to a {type(obj).__name__} that runs code (a "
                        f"property or __slots__)")
         self.attrs[(id(obj), name)] = v
+        self._attr_objs[id(obj)] = obj
         if v is _DELETED:
             self._record("del_attr", obj, name, (), f"del .{name}")
         else:
             self._record("attr", obj, name, (v,), f"{type(obj).__name__}.{name} =")
 
     def _store_item(self, obj, k, v):
-        kind = self._kind(obj)
+        kind = "made" if self.concrete else self._kind(obj)
         if kind == "made" or kind is None and (_traced(obj) or isinstance(obj, _C.Tensor)):
             if v is _DELETED:
                 del obj[k]
@@ -988,8 +1219,124 @@ def _printable(a, depth=0):
     return type(a) is tuple and depth < 4 and all(_printable(x, depth + 1) for x in a)
 
 
+# str(), format() and the like the translator calls for the user's code are
+# the user's: a traced value's text there is a break, never its proxy text
+_breaks.ACTS_FOR_USER.update([Translator._call_function.__code__, Translator._step.__code__,
+                              Translator._binary.__code__, Translator._materialized.__code__])
+
+
 def _site(code, line):
     return f"{os.path.basename(code.co_filename)}:{line}"
+
+
+class Break:
+    """Where a translation ended: the instruction at pc of func (opname,
+    site, why) needs real values.  After the plan, `resume(out, compile)`
+    rebuilds the stack (NULLs at nulls) and locals (names) from the plan's
+    outputs, runs that instruction in Python, and calls the resume function
+    for the instruction after it: compiled (hop.compile of a Resume) on its
+    first call and cached per (pc, stack layout, locals)."""
+
+    def __init__(self, func, pc, nulls, nstack, names, kwnames, why, site, opname, lines):
+        self.func = func
+        self.pc = pc
+        self.nulls = nulls
+        self.nstack = nstack
+        self.names = names
+        self.kwnames = kwnames
+        self.why = why
+        self.site = site
+        self.opname = opname
+        self.lines = lines
+        self.resumes = {}  # (pc, stack size, NULL slots, local names) -> CompiledFunction
+
+    def describe(self):
+        return f"graph break at {self.site} ({self.opname}): {self.why}"
+
+    def resume(self, out, compile):
+        stack_vals, fast_vals = out
+        stack = []
+        for v in stack_vals:
+            if type(v) is tuple and len(v) == 3 and v[0] is _METHOD or \
+                    type(v) is tuple and len(v) == 3 and v[0] == _METHOD:
+                v = getattr(v[1], v[2])
+            stack.append(v)
+        for i in self.nulls:
+            stack[i] = _NULL
+        fr = _frame_for(self.func, dict(zip(self.names, fast_vals)), stack)
+        fr.kwnames = self.kwnames
+        t = Translator(self.func, [], set(), set(), concrete=True)
+        t.root = fr
+        t.depth = 1
+        got = t._execute(fr, self.pc, 1)  # the instruction itself, in Python
+        if got is not _PAUSED:
+            return got
+        nulls = tuple(i for i, v in enumerate(fr.stack) if v is _NULL)
+        key = (fr.pc, len(fr.stack), nulls, tuple(fr.fast))
+        cf = self.resumes.get(key)
+        if cf is None:
+            cf = self.resumes[key] = compile(Resume(self.func, fr.pc, len(fr.stack), nulls,
+                                                    tuple(fr.fast), self.lines))
+        args = [None if v is _NULL else v for v in fr.stack] + list(fr.fast.values())
+        return cf(*args)
+
+
+def _frame_for(func, fast, stack):
+    fr = _Frame()
+    fr.func = func
+    fr.code = func.__code__
+    fr.fast = fast
+    fr.cells = dict(zip(func.__code__.co_freevars, func.__closure__ or ()))
+    fr.stack = stack
+    fr.kwnames = ()
+    fr.line = func.__code__.co_firstlineno
+    return fr
+
+
+class Resume:
+    """The rest of func from instruction pc, as a function of the stack
+    (nstack values, None at the NULL slots) and the locals (names): what a
+    graph break resumes.  hop.compile compiles it through the translator;
+    called itself, it runs the rest eagerly (the concrete interpreter)."""
+
+    def __init__(self, func, pc, nstack, nulls, names, lines):
+        self.func = func
+        self.pc = pc
+        self.nstack = nstack
+        self.nulls = nulls
+        self.names = names
+        self.effect_lines = lines
+        self.__wrapped__ = func  # what its trace reads: func's globals and cells
+        self.__code__ = func.__code__
+        self.__name__ = f"{func.__name__}_resume_at_{pc}"
+        self.__qualname__ = f"{func.__qualname__}_resume_at_{pc}"
+        self.__signature__ = inspect.Signature(
+            [inspect.Parameter(f"stack{i}", inspect.Parameter.POSITIONAL_ONLY)
+             for i in range(nstack)] +
+            [inspect.Parameter(n, inspect.Parameter.POSITIONAL_ONLY) for n in names])
+
+    def _frame(self, args):
+        stack = list(args[:self.nstack])
+        for i in self.nulls:
+            stack[i] = _NULL
+        return _frame_for(self.func, dict(zip(self.names, args[self.nstack:])), stack)
+
+    def run(self, tr, args):
+        """Translates the rest (tr: the Translator)."""
+        fr = self._frame(args)
+        tr.root = fr
+        tr.depth = 1
+        try:
+            return tr._execute(fr, self.pc)
+        finally:
+            tr.depth = 0
+
+    def __call__(self, *args):
+        t = Translator(self.func, [], set(), set(), concrete=True)
+        fr = self._frame(args)
+        t.root = fr
+        t.depth = 1
+        return t._execute(fr, self.pc)
 
 
 def unguard(env, tr):
