@@ -319,6 +319,7 @@ class Translator:
         # compile.
         self.concrete = concrete
         self.stop = None     # the Break where this translation ended, or None
+        self.numpy_mode = False  # an argument is an ndarray (NumPy's semantics)
         self._cur = None
 
     # ---------------------------------------------------------------- run
@@ -330,6 +331,15 @@ class Translator:
         self._argtree = (tuple(args), dict(kwargs or {}))  # kept: its ids stay taken
         self.argpaths = nodes(self._argtree)
         self.pre.update(self.argpaths)
+        hnp = sys.modules.get("hop.numpy")
+        if self.can_break and hnp is not None and \
+                any(isinstance(v, hnp.ndarray) for _, v in self.argpaths.values()):
+            # NumPy semantics: hop's float reductions may differ from NumPy's
+            # in the last bit, which a conversion (text, an exact comparison)
+            # would show; such a call runs eagerly at a conversion, as before
+            self.can_break = False
+        self.numpy_mode = hnp is not None and \
+            any(isinstance(v, hnp.ndarray) for _, v in self.argpaths.values())
         self.read, self.written, self.loads = set(), set(), {}
         self.error = None
         self._cur = None
@@ -503,6 +513,11 @@ class Translator:
 
     def _record(self, kind, target, key, values, what):
         fr = self._cur
+        if self.numpy_mode and _inexact(values):
+            # the plan's float arithmetic may differ from NumPy's in the last
+            # bit: a value stored or printed would show it
+            self._fail(f"{what} with a float value computed from a NumPy array (hop's value "
+                       f"may differ from NumPy's in the last bit)")
         hit = self.argpaths.get(id(target)) if target is not None else None
         if hit is not None and hit[1] is target and id(target) not in self.env_ids:
             path = hit[0]
@@ -1272,6 +1287,13 @@ class Break:
         if got is not _PAUSED:
             return got
         nulls = tuple(i for i, v in enumerate(fr.stack) if v is _NULL)
+        if _has_numpy(fr.stack):
+            # what the instruction made is NumPy's (np.asarray, a NumPy
+            # function): compiled, the rest would compute with hop.numpy,
+            # whose reductions may differ from NumPy's in the last bit, so
+            # the rest runs eagerly in Python
+            t.depth = 1
+            return t._execute(fr, fr.pc)
         key = (fr.pc, len(fr.stack), nulls, tuple(fr.fast))
         cf = self.resumes.get(key)
         if cf is None:
@@ -1279,6 +1301,34 @@ class Break:
                                                     tuple(fr.fast), self.lines))
         args = [None if v is _NULL else v for v in fr.stack] + list(fr.fast.values())
         return cf(*args)
+
+
+def _inexact(v, depth=0):
+    """Whether v holds a traced value that is not an integer or bool."""
+    if depth > 8:
+        return True
+    if type(v) in (tuple, list):
+        return any(_inexact(x, depth + 1) for x in v)
+    if type(v) is dict:
+        return any(_inexact(x, depth + 1) for x in v.values())
+    if isinstance(v, _C.SymInt):
+        return False
+    if _traced(v) or isinstance(v, _C.Tensor):
+        name = str(getattr(v, "dtype", "float"))
+        return not ("int" in name or "bool" in name)
+    return False
+
+
+def _has_numpy(values, depth=0):
+    np = sys.modules.get("numpy")
+    if np is None or depth > 2:
+        return False
+    for v in values:
+        if isinstance(v, (np.ndarray, np.generic)) or \
+                type(v) in (list, tuple) and _has_numpy(v, depth + 1) or \
+                type(v) is dict and _has_numpy(list(v.values()), depth + 1):
+            return True
+    return False
 
 
 def _frame_for(func, fast, stack):
