@@ -208,6 +208,10 @@ class CompiledFunction(_C._CompiledCall):
                 return self._translate(args, kwargs, effects, reason)
             except _frame.Unsupported as u:
                 self._untranslated = _effects.Effect("translation", u.site, u.message)
+                if self.fullgraph and u.brk is not None:
+                    raise _C.TraceError(f"hop.compile(fullgraph=True): {self.__name__} has a "
+                                        f"graph break (nothing ran): graph break at {u.site} "
+                                        f"({u.brk}): {u.message}") from None
         if effects:
             if self.fullgraph:
                 raise _C.TraceError(_fullgraph_message(self.__name__, effects))

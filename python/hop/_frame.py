@@ -65,6 +65,7 @@ class Unsupported(BaseException):
         super().__init__(message)
         self.message = message
         self.site = site
+        self.brk = None
 
 
 class _BreakHere(Exception):
@@ -444,9 +445,10 @@ class Translator:
             raise self.error
         return None
 
-    def _fail(self, message, fr=None):
+    def _fail(self, message, fr=None, brk=None):
         fr = fr or self._cur
         err = Unsupported(message, _site(fr.code, fr.line))
+        err.brk = brk  # the instruction, when this is a graph break not taken
         if self.error is None:
             self.error = err
         raise err
@@ -579,6 +581,9 @@ class Translator:
             else:
                 out = f(*args, **kwargs)
         except _breaks.GraphBreak as b:
+            tr = _C.tracing()
+            if tr is not None:  # the translator's to handle: a break or Unsupported
+                tr.scratch.pop(_breaks._KEY, None)
             raise _BreakHere(b.message, self.depth) from None
         if isinstance(f, type) and not _traced(out):
             self._make(out)
@@ -751,7 +756,7 @@ class Translator:
                 pc = self._step(fr, i, op, pc, at, stack, push, pop)
             except _BreakHere as b:
                 if snap is None or b.depth != self.depth:
-                    self._fail(b.message, fr)
+                    self._fail(b.message, fr, brk=op if b.depth == self.depth else None)
                 raise _Stop(snap, b.message) from None
             if pc < 0:
                 return stack.pop()

@@ -240,3 +240,101 @@ def test_user_code_run_by_a_library_call_is_not_translated_but_falls_back():
         same(cf(X), X.numpy() * 2)
     same(cf(X), X.numpy() * 2)
     assert hits == [0, 1, 0, 1]
+
+
+# ------------------------------------------------------------ graph breaks
+
+def test_a_conversion_breaks_the_graph_and_the_rest_resumes_compiled():
+    def h(x):
+        s = x.sum()
+        vals = x.tolist()  # needs the values: a break
+        return x * len(vals) + s
+
+    ch = hop.compile(h)
+    for k in (1, 2, 3):
+        same(quiet(ch, X * k), h(X * k))
+    text = ch.explain()
+    site = f"test_compile_frames.py:{line_of(h, 'x.tolist()')}"
+    assert f"graph break at {site} (CALL): cannot convert a traced value to a Python list" in text
+    assert "resume at instruction" in text and "hop.compile(h_resume_at_" in text
+    assert ch.eager_calls == 0 and len(ch.graphs) == 1
+
+
+def test_effects_before_a_break_are_replayed_before_the_instruction_runs():
+    events = []
+    n = 0
+
+    def f(x):
+        nonlocal n
+        n += 1
+        events.append(n)
+        y = x * n
+        text = str(y.sum())  # a break: the effects above happen first
+        events.append(text)
+        return y + len(text)
+
+    def run(fn, calls):
+        nonlocal n
+        n = 0
+        events.clear()
+        out = [fn(X * k) for k in calls]
+        return out, list(events), n
+
+    want = run(f, (1, 2, 3))
+    cf = hop.compile(f)
+    got = run(cf, (1, 2, 3))
+    for g, w in zip(got[0], want[0]):
+        same(g, w)
+    assert got[1:] == want[1:]
+    assert got[1] == [1, "hop.tensor(6.)", 2, "hop.tensor(24.)", 3, "hop.tensor(54.)"]
+    assert cf.eager_calls == 0
+
+
+def test_a_data_dependent_if_after_an_effect_resumes_on_the_side_it_took():
+    log = []
+
+    def f(x):
+        log.append(1)
+        s = x.sum()
+        if s > 0:
+            return x * 2
+        return x - 1
+
+    cf = hop.compile(f)
+    for v in (X, -X, X * 3, -X * 2):
+        same(quiet(cf, v), f(v))
+    assert len(log) == 8
+    assert "graph break at test_compile_frames.py:" in cf.explain()
+
+
+def test_fullgraph_raises_at_the_first_break_naming_it_before_any_effect():
+    hits = []
+
+    def f(x):
+        hits.append(1)
+        return x * len(str(x.sum()))
+
+    with pytest.raises(hop.TraceError) as e:
+        hop.compile(f, fullgraph=True)(X)
+    site = f"test_compile_frames.py:{line_of(f, 'str(x.sum())')}"
+    assert str(e.value).startswith(f"hop.compile(fullgraph=True): f has a graph break (nothing "
+                                   f"ran): graph break at {site} (CALL): str() of a traced value")
+    assert hits == []
+
+
+def test_a_break_inside_a_loop_falls_back_to_eager_whole():
+    out = []
+
+    def f(x):
+        for i in range(2):
+            out.append(i)
+            x = x + len(str(x.sum()))
+        return x
+
+    cf = hop.compile(f)
+    want = f(X)
+    out.clear()
+    with pytest.warns(RuntimeWarning, match="runs eagerly"):
+        got = cf(X)
+    same(got, want)
+    assert out == [0, 1]
