@@ -991,6 +991,104 @@ def r_np_if():
                   {"cond": c})
 
 
+def _chain_with(nops, mid):
+    """chain_fn's ops on x (one argument), with mid(x) called after half."""
+    def f(x):
+        for i in range(nops // 4):
+            if i == nops // 8:
+                mid(x)
+            x = x * 1.5
+            x = x + 1.0
+            x = x - 0.5
+            x = x * 0.5
+        return x
+    return f
+
+
+@row("print_mid", "200 elementwise ops on f32[16], one print(x.sum()) in the middle: compiled "
+     "vs eager hop", ">= 10x eager; <= 1.5x without the print")
+def r_print_mid():
+    one_thread()
+    nops = 200
+
+    def show(x):
+        print(x.sum())
+
+    f, g = _chain_with(nops, show), _chain_with(nops, lambda x: None)
+    cf, cg = hop.compile(f), hop.compile(g)
+    x = hop.randn(16, seed=1)
+    saved = sys.stdout
+    sys.stdout = open(os.devnull, "w")
+    try:
+        cf(x), cg(x)
+        s = measure_all({"c": lambda: cf(x), "e": lambda: f(x), "n": lambda: cg(x)})
+    finally:
+        sys.stdout.close()
+        sys.stdout = saved
+    assert cf.recompiles == 0 and cf.eager_calls == 0
+    h, e, n = s["c"].as_dict(), s["e"].as_dict(), s["n"].as_dict()
+    vs_eager, vs_plain = e["median"] / h["median"], h["median"] / n["median"]
+    return result("ns", h, None, None, vs_eager >= 10 and vs_plain <= 1.5,
+                  f"eager/compiled {vs_eager:.1f}x, compiled/compiled-without-print "
+                  f"{vs_plain:.2f}x",
+                  f"print replayed from the side-effect table after the plan (no graph break); "
+                  f"eager hop {e['median']:.0f} ns, compiled without the print "
+                  f"{n['median']:.0f} ns; stdout to /dev/null", {"eager": e, "plain": n})
+
+
+@row("train_step", "a training step appending its loss to a list and bumping a nonlocal step, "
+     "compiled vs eager", ">= 5x eager; 1 plan, 0 recompiles over 100 calls")
+def r_train_step():
+    one_thread()
+    w = hop.randn(64, seed=3)
+    losses, step = [], 0
+
+    def train(x):
+        nonlocal step
+        h = (x * w + 0.1).relu()
+        loss = ((h - 1.0) * (h - 1.0)).sum()
+        losses.append(loss)
+        step += 1
+        return loss * 0.5
+
+    cf = hop.compile(train)
+    x = hop.randn(64, seed=4)
+    for _ in range(100):
+        cf(x)
+    calls_ok = cf.recompiles == 0 and len(cf.graphs) == 1 and step == 100
+    s = measure_all({"c": lambda: cf(x), "e": lambda: train(x)})
+    h, e = s["c"].as_dict(), s["e"].as_dict()
+    ratio = e["median"] / h["median"]
+    return result("ns", h, None, None, ratio >= 5 and calls_ok,
+                  f"eager/compiled {ratio:.1f}x",
+                  f"f32[64], 6 ops and a sum; step is a plan input (a lifted int) and its new "
+                  f"value an output, losses.append replayed; {len(cf.graphs)} plan, "
+                  f"{cf.recompiles} recompiles over 100 calls; eager {e['median']:.0f} ns",
+                  {"eager": e})
+
+
+@row("translate_op", "hop.compile first call through the frame translator, 1,000-op function, "
+     "per op", "<= 3 us/op")
+def r_translate_op():
+    one_thread()
+    nops = 1000
+    log = []
+    f = _chain_with(nops, log.append)
+    g = _chain_with(nops, lambda x: None)
+    x = hop.randn(16, seed=1)
+
+    def first(fn):
+        return lambda: hop.compile(fn)(x)
+    s = measure_all({"t": first(f), "p": first(g)}, per=nops, repeat=5)
+    h, p = s["t"].as_dict(), s["p"].as_dict()
+    notes = (f"a chain of {nops} elementwise ops with one list.append (translated: bytecode "
+             f"evaluated by hop/_frame.py over the tracer) vs the same chain traced directly "
+             f"({p['median']:.0f} ns/op, includes lowering both); PyTorch's Dynamo is not in "
+             f"this python3-torch (no torch._dynamo)")
+    return result("ns/op", h, None, None, h["median"] <= 3000,
+                  f"translated/traced {h['median'] / p['median']:.2f}x", notes, {"traced": p})
+
+
 # ------------------------------------------------------------- reporting
 
 def fmt(v, unit):

@@ -13,10 +13,13 @@ The cache is bounded: after recompile_limit recompiles, a call that no plan
 fits runs the function eagerly (the same answer, without a plan) and the
 first such call warns once, as torch.compile falls back.  explain() says so.
 
-A function with a Python effect hop cannot replay (_effects: found in its
-bytecode before each trace) or Python that needs a traced value's value
-(_breaks: a conversion met while tracing) runs eagerly on every call, warned
-once; fullgraph=True raises instead, before anything happened.  Keyword
+A function with Python effects (_effects: found in its bytecode before each
+trace) is traced through the frame translator (_frame), which records writes
+to globals, nonlocals, attributes, items and containers and print() and
+replays them after every call of the plan; a conversion of a traced value
+(_breaks) is a graph break whose rest is a compiled resume function.  What
+neither covers runs eagerly on every call, warned once; fullgraph=True
+raises instead (at an effect or the first break), before anything happened.  Keyword
 arguments are guarded like positional ones.  Called inside another trace
 (hop.grad(hop.compile(f))), the function is part of that trace.
 """
@@ -84,9 +87,11 @@ _TRAP = re.compile(r"guard (u\d+) == [01] of cond_\w+ failed")
 class CompiledFunction(_C._CompiledCall):
     """The callable hop.compile returns: calls run the newest compiled plan
     whose guards fit, else retrace (dims that changed become dynamic when
-    dynamic is None), past recompile_limit run fn eagerly.  A function with
-    a Python effect hop cannot replay, or Python that needs a traced value
-    (str(), float(), .tolist() of one), runs eagerly on every call.  graphs,
+    dynamic is None), past recompile_limit run fn eagerly.  Python effects
+    (globals, nonlocals, attributes, items, list/dict/set mutations, print)
+    are replayed after each call of the plan; a conversion of a traced value
+    (str(), float(), .tolist()) breaks the graph and the rest resumes
+    compiled; what hop cannot do either way runs eagerly on every call.  graphs,
     recompiles, eager_calls and explain() tell what it did.
 
     >>> f = hop.compile(lambda x: (x * 2).sum())
@@ -534,11 +539,16 @@ def compile(fn=None, *, dynamic=None, recompile_limit=8, fullgraph=False):
     (a RuntimeWarning says so once).  Python control flow on traced values
     (`if x.sum() > 0:`) is specialised on the paths calls take, unless
     fullgraph: then it is the TraceError pointing to hop.cond, as in
-    hop.trace.  A Python effect (a global or nonlocal assigned, a list
-    appended to, print, next(), random draws, the clock; docs/ARCHITECTURE.md)
-    or a conversion of a traced value (str, float, .tolist(), np.asarray)
-    makes every call run eagerly (a RuntimeWarning says so once; explain()
-    lists why); with fullgraph it raises hop.TraceError instead, before any
+    hop.trace.  Python effects -- a global or nonlocal assigned (an int one
+    becomes a plan input: no recompile per call), an attribute or item
+    written, a list appended to, print -- are replayed after every call of
+    the plan, in order, with its values; a conversion of a traced value
+    (str, float, .tolist()) is a graph break: the part before runs compiled,
+    the instruction in Python, the rest in a compiled resume function
+    (docs/ARCHITECTURE.md, "The frame translator").  What hop cannot compile
+    that way (next(), random draws, the clock, a break in a loop) makes
+    every call run eagerly (a RuntimeWarning says so once; explain() lists
+    why); with fullgraph it raises hop.TraceError instead, before any
     effect.  Keyword arguments are guarded like positional ones.
 
     >>> @hop.compile(dynamic=True)

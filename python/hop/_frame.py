@@ -158,9 +158,9 @@ def replay(effects, values, tree):
         elif k == "del_item":
             del e.target[v[0]]
         elif k == "call":
-            getattr(e.target, e.key)(*v[0], **v[1])
+            getattr(e.target, e.key)(*v[0], **dict(v[1]))
         elif k == "print":
-            print(*v[0], **v[1])
+            print(*v[0], **dict(v[1]))
 
 
 _UNBOUND = object()
@@ -545,8 +545,23 @@ class Translator:
         if isinstance(f, _Recorded):
             real, shadow, name = f.real, f.shadow, f.name
             out = getattr(shadow, name)(*args, **kwargs)
-            self._record("call", real, name, (args, kwargs), f"{type(real).__name__}.{name}()")
+            self._record("call", real, name, (args, tuple(kwargs.items())),
+                         f"{type(real).__name__}.{name}()")
             return self._sub(out)
+        if isinstance(f, types.BuiltinMethodType) and type(f.__self__) in _MUTATORS and \
+                f.__name__ in _MUTATORS[type(f.__self__)]:
+            # a container's mutating method, bound elsewhere (mid = log.append)
+            owner = f.__self__
+            kind = self._kind(owner)
+            if kind is None and id(f) in self.pre:
+                kind = "pre"  # the bound method is the environment's (guarded by identity)
+            if kind == "pre":
+                real = self.real.get(id(owner), owner)
+                return self._call_function(_Recorded(real, self._shadow(real), f.__name__),
+                                           args, kwargs)
+            if kind is None:
+                self._fail(f"{type(owner).__name__}.{f.__name__}() on a {type(owner).__name__} "
+                           f"hop cannot trace to its owner")
         if f is builtins.print:
             for a in list(args) + list(kwargs.values()):
                 if not _printable(a):
@@ -554,7 +569,7 @@ class Translator:
                                      f"of numbers, strings and traced values", self.depth)
             if set(kwargs) - {"sep", "end"}:
                 raise _BreakHere("print() with file= or flush=", self.depth)
-            self._record("print", None, None, (args, kwargs), "print()")
+            self._record("print", None, None, (args, tuple(kwargs.items())), "print()")
             return None
         if isinstance(f, type) and f.__new__ is object.__new__ and \
                 _user_function(getattr(f, "__init__", None)):
@@ -1066,7 +1081,7 @@ class Translator:
             s = self._shadow(real)
             f(s, b)
             self._record("call", real, _INPLACE[op],
-                         ((b,), {}), f"{type(real).__name__} {dis._nb_ops[op][1]}")
+                         ((b,), ()), f"{type(real).__name__} {dis._nb_ops[op][1]}")
             return s
         return f(a, b)
 

@@ -338,3 +338,19 @@ def test_a_break_inside_a_loop_falls_back_to_eager_whole():
         got = cf(X)
     same(got, want)
     assert out == [0, 1]
+
+
+def test_a_containers_method_bound_elsewhere_is_recorded_not_run_while_translating():
+    log = []
+    add = log.append
+
+    def f(x):
+        y = x * 2
+        add(y.sum())
+        return y
+
+    cf = hop.compile(f)
+    for k in (1, 2, 3):
+        same(quiet(cf, X * k), X.numpy() * 2 * k)
+    assert [float(v) for v in log] == [12.0, 24.0, 36.0]
+    assert cf.recompiles == 0 and cf.eager_calls == 0
