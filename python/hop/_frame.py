@@ -163,6 +163,7 @@ def replay(effects, values, tree):
             print(*v[0], **dict(v[1]))
 
 
+_ALLOWED = {}      # code objects the call guard lets run (not the user's)
 _UNBOUND = object()
 _NULL = object()   # the NULL of CPython's stack (a call without self)
 _DELETED = object()
@@ -182,8 +183,117 @@ def _instructions(code):
             if i.starts_line is not None:
                 line = i.starts_line
             lines.append(line)
-        got = _CODE[code] = (ins, at, bool(code.co_exceptiontable), lines)
+        got = _CODE[code] = (ins, at, bool(code.co_exceptiontable), lines,
+                             [_operands(i) for i in ins])
     return got
+
+
+# How many values on top of the stack an instruction hands to code that may
+# be the user's (an operator, a property, a call): those run under the call
+# guard when one of them is the user's (_userish).  0: it runs no code.
+_ONE = frozenset("""LOAD_ATTR LOAD_METHOD UNARY_NEGATIVE UNARY_POSITIVE UNARY_INVERT UNARY_NOT
+    GET_ITER FOR_ITER UNPACK_SEQUENCE UNPACK_EX POP_JUMP_FORWARD_IF_FALSE
+    POP_JUMP_BACKWARD_IF_FALSE POP_JUMP_FORWARD_IF_TRUE POP_JUMP_BACKWARD_IF_TRUE
+    JUMP_IF_FALSE_OR_POP JUMP_IF_TRUE_OR_POP SET_ADD LIST_EXTEND SET_UPDATE DELETE_ATTR
+    DICT_UPDATE DICT_MERGE""".split())
+_TWO = frozenset("BINARY_OP COMPARE_OP CONTAINS_OP BINARY_SUBSCR DELETE_SUBSCR STORE_ATTR "
+                 "MAP_ADD FORMAT_VALUE".split())
+
+
+def _operands(i):
+    op = i.opname
+    if op == "CALL":
+        return i.arg + 2
+    if op == "CALL_FUNCTION_EX":
+        return 4
+    if op in _ONE:
+        return 1
+    if op in _TWO:
+        return 2
+    if op == "STORE_SUBSCR":
+        return 3
+    if op in ("BUILD_SET", "BUILD_SLICE"):
+        return i.arg
+    if op == "BUILD_MAP":
+        return 2 * i.arg
+    return 0
+
+
+_USERISH = {}  # type -> whether its instances may run the user's code
+
+
+def _user_type(t):
+    """Whether instances of t may run the user's code: a class with Python
+    methods of the user's, or a callable wrapper of hop's (hop.compile(f),
+    a GraphModule, a HOP object: it runs the user's function)."""
+    got = _USERISH.get(t)
+    if got is None:
+        got = (getattr(t, "__module__", "") or "").startswith("hop") and t not in _hop_data()
+        for k in t.__mro__:
+            if k is object:
+                continue
+            for v in vars(k).values():
+                if isinstance(v, property):
+                    v = v.fget
+                elif isinstance(v, (staticmethod, classmethod)):
+                    v = v.__func__
+                if isinstance(v, types.FunctionType) and is_user_code(v.__code__):
+                    got = True
+                    break
+            if got:
+                break
+        _USERISH[t] = got
+    return got
+
+
+def _hop_data():
+    """hop's value types (never run the user's code), as opposed to its
+    wrappers (hop.compile(f), GraphModules, transformations: they do)."""
+    from ._symfloat import SymFloat
+    out = {_C.Tensor, _C.SymInt, type(_C.float32), SymFloat}
+    hnp = sys.modules.get("hop.numpy")
+    if hnp is not None:
+        out.add(hnp.ndarray)
+    return out
+
+
+def _userish(values, depth=0):
+    """Whether CPython, handed these values, may run the user's code: a
+    user function or method, an instance of a class with Python methods of
+    the user's, hop's wrappers (hop.grad(f) runs f), containers of those."""
+    for v in values:
+        t = type(v)
+        if t is types.FunctionType:
+            if is_user_code(v.__code__) or _wraps_user(v):
+                return True
+        elif t is types.MethodType:
+            return True
+        elif t in (list, tuple, dict, set):
+            if depth == 0 and _userish(v.values() if t is dict else v, 1):
+                return True
+        elif isinstance(v, type):
+            if _user_type(v):
+                return True
+        elif _user_type(t):
+            return True
+    return False
+
+
+def _wraps_user(f):
+    """A function of a library (hop.grad's, functools.partial-like) that
+    runs a user function it holds (its __wrapped__ or a closure cell)."""
+    w = getattr(f, "__wrapped__", None)
+    if w is not None:
+        return True
+    for c in f.__closure__ or ():
+        try:
+            v = c.cell_contents
+        except ValueError:
+            continue
+        if type(v) is types.FunctionType and is_user_code(v.__code__) or \
+                _user_type(type(v)):
+            return True
+    return False
 
 
 def _library_dirs():
@@ -360,8 +470,7 @@ class Translator:
                 self.globs[(id(base), name)] = v
                 self._glob_objs[id(base)] = base
         self.stop = None
-        old = sys.gettrace()
-        sys.settrace(self._hook)
+        old = sys.getprofile()
         try:
             if isinstance(self.fn, Resume):
                 out = self.fn.run(self, tuple(args))
@@ -370,7 +479,9 @@ class Translator:
         except _Stop as st:
             out = self._stopped(st)
         finally:
-            sys.settrace(old)
+            _C._call_guard(None)
+            if old is not None:
+                sys.setprofile(old)
         if self.error is not None:
             raise self.error
         out = self._unshadow(out)
@@ -431,19 +542,22 @@ class Translator:
                        (v.values() if type(v) is dict else v))
         return id(v) not in self.made and self._kind(v) == "pre"
 
-    def _hook(self, frame, event, arg):
-        """sys.settrace: user code CPython runs for the translator (an
-        operator of the user's class, a callback) must not run: its effects
-        would not be seen.  HOP bodies are traced as today (pure)."""
-        if event == "call" and is_user_code(frame.f_code) and \
-                not getattr(_paths._in_body, "n", 0) and self.error is None and \
-                not _generated_library(frame):
-            self.error = Unsupported(f"{frame.f_code.co_qualname} is called by library code "
-                                     f"hop runs directly (an operator, property or callback "
-                                     f"of the user's), which the translator cannot follow",
-                                     _site(frame.f_code, frame.f_lineno))
-            raise self.error
-        return None
+    def _check(self, frame):
+        """The C call guard's question (_C._call_guard) for a frame whose
+        code it has not allowed yet: user code CPython runs for the
+        translator (an operator, property or callback of the user's) must
+        not run, its effects would not be seen; HOP bodies are traced as
+        today (pure).  Library code is allowed once and for all."""
+        code = frame.f_code
+        if not is_user_code(code) or _generated_library(frame):
+            _ALLOWED[code] = True
+            return
+        if getattr(_paths._in_body, "n", 0) or self.error is not None:
+            return
+        self.error = Unsupported(f"{code.co_qualname} is called by library code hop runs "
+                                 f"directly (an operator, property or callback of the user's), "
+                                 f"which the translator cannot follow", _site(code, frame.f_lineno))
+        raise self.error
 
     def _fail(self, message, fr=None, brk=None):
         fr = fr or self._cur
@@ -571,6 +685,9 @@ class Translator:
                 raise _BreakHere("print() with file= or flush=", self.depth)
             self._record("print", None, None, (args, tuple(kwargs.items())), "print()")
             return None
+        call = getattr(type(f), "__call__", None)
+        if not isinstance(f, type) and _user_function(call):
+            return self._inline(call, (f,) + args, kwargs)  # a callable object of the user's
         if isinstance(f, type) and f.__new__ is object.__new__ and \
                 _user_function(getattr(f, "__init__", None)):
             obj = self._make(object.__new__(f))
@@ -742,7 +859,7 @@ class Translator:
     def _execute(self, fr, pc=0, steps=-1):
         """Runs fr's code from instruction pc: its return value, or _PAUSED
         (fr.pc the next instruction) after `steps` instructions."""
-        ins, at, handlers, lines = _instructions(fr.code)
+        ins, at, handlers, lines, uses = _instructions(fr.code)
         if handlers:
             self._cur = fr
             fr.line = fr.code.co_firstlineno
@@ -767,8 +884,17 @@ class Translator:
             op = i.opname
             if op in ("RESUME", "NOP", "PRECALL", "EXTENDED_ARG"):
                 continue
+            k = uses[pc - 1]
             try:
-                pc = self._step(fr, i, op, pc, at, stack, push, pop)
+                if k and not self.concrete and _userish(stack[len(stack) - k:]):
+                    # CPython may run the user's code here: under the call guard
+                    _C._call_guard(self._check, _ALLOWED)
+                    try:
+                        pc = self._step(fr, i, op, pc, at, stack, push, pop)
+                    finally:
+                        _C._call_guard(None)
+                else:
+                    pc = self._step(fr, i, op, pc, at, stack, push, pop)
             except _BreakHere as b:
                 if snap is None or b.depth != self.depth:
                     self._fail(b.message, fr, brk=op if b.depth == self.depth else None)
@@ -786,12 +912,45 @@ class Translator:
                 raise UnboundLocalError(f"local variable {i.argval!r} referenced before "
                                         f"assignment")
             push(self._sub(v))
+        elif op == "BINARY_OP":
+            b = pop()
+            a = pop()
+            push(self._binary(i.arg, a, b))
         elif op == "STORE_FAST":
             fr.fast[i.argval] = pop()
-        elif op == "DELETE_FAST":
-            del fr.fast[i.argval]
         elif op == "LOAD_CONST":
             push(i.argval)
+        elif op in ("JUMP_FORWARD", "JUMP_BACKWARD", "JUMP_BACKWARD_NO_INTERRUPT"):
+            pc = at[i.argval]
+        elif op in ("POP_JUMP_FORWARD_IF_FALSE", "POP_JUMP_BACKWARD_IF_FALSE"):
+            if not self._truth(pop()):
+                pc = at[i.argval]
+        elif op == "FOR_ITER":
+            it = stack[-1]
+            try:
+                push(self._sub(next(it)))
+            except StopIteration:
+                pop()
+                pc = at[i.argval]
+        elif op == "CALL":
+            argc = i.arg
+            args = stack[len(stack) - argc:] if argc else []
+            del stack[len(stack) - argc:]
+            f = pop()
+            below = pop()
+            if below is not _NULL:  # a method: below is the function, f its self
+                args = [f] + args
+                f = below
+            kw = {}
+            if fr.kwnames:
+                nk = len(fr.kwnames)
+                kw = dict(zip(fr.kwnames, args[len(args) - nk:]))
+                args = args[:len(args) - nk]
+                fr.kwnames = ()
+            push(self._call_function(f, tuple(args), kw))
+            self._cur = fr
+        elif op == "DELETE_FAST":
+            del fr.fast[i.argval]
         elif op == "LOAD_GLOBAL":
             if i.arg & 1:
                 push(_NULL)
@@ -831,23 +990,6 @@ class Translator:
             push(_NULL)
         elif op == "KW_NAMES":
             fr.kwnames = fr.code.co_consts[i.arg]
-        elif op == "CALL":
-            argc = i.arg
-            args = stack[len(stack) - argc:] if argc else []
-            del stack[len(stack) - argc:]
-            f = pop()
-            below = pop()
-            if below is not _NULL:  # a method: below is the function, f its self
-                args = [f] + args
-                f = below
-            kw = {}
-            if fr.kwnames:
-                nk = len(fr.kwnames)
-                kw = dict(zip(fr.kwnames, args[len(args) - nk:]))
-                args = args[:len(args) - nk]
-                fr.kwnames = ()
-            push(self._call_function(f, tuple(args), kw))
-            self._cur = fr
         elif op == "CALL_FUNCTION_EX":
             kw = pop() if i.arg & 1 else {}
             args = pop()
@@ -881,10 +1023,6 @@ class Translator:
         elif op == "SWAP":
             k = i.arg
             stack[-1], stack[-k] = stack[-k], stack[-1]
-        elif op == "BINARY_OP":
-            b = pop()
-            a = pop()
-            push(self._binary(i.arg, a, b))
         elif op == "BINARY_SUBSCR":
             k = pop()
             push(self._sub(pop()[k]))
@@ -1009,18 +1147,6 @@ class Translator:
                 self._fail(f"a loop over a {type(v).__name__} iterator the function did not "
                            f"make (each step advances it)")
             push(r)
-        elif op == "FOR_ITER":
-            it = stack[-1]
-            try:
-                push(self._sub(next(it)))
-            except StopIteration:
-                pop()
-                pc = at[i.argval]
-        elif op in ("JUMP_FORWARD", "JUMP_BACKWARD", "JUMP_BACKWARD_NO_INTERRUPT"):
-            pc = at[i.argval]
-        elif op in ("POP_JUMP_FORWARD_IF_FALSE", "POP_JUMP_BACKWARD_IF_FALSE"):
-            if not self._truth(pop()):
-                pc = at[i.argval]
         elif op in ("POP_JUMP_FORWARD_IF_TRUE", "POP_JUMP_BACKWARD_IF_TRUE"):
             if self._truth(pop()):
                 pc = at[i.argval]

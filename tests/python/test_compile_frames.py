@@ -354,3 +354,45 @@ def test_a_containers_method_bound_elsewhere_is_recorded_not_run_while_translati
         same(quiet(cf, X * k), X.numpy() * 2 * k)
     assert [float(v) for v in log] == [12.0, 24.0, 36.0]
     assert cf.recompiles == 0 and cf.eager_calls == 0
+
+
+def test_a_compiled_function_called_inside_a_translated_one_never_runs_unseen():
+    log = []
+
+    def inner(x):
+        log.append(1)
+        return x * 2
+
+    ci = hop.compile(inner)
+
+    def outer(x):
+        log.append(0)
+        return ci(x) + 1
+
+    co = hop.compile(outer)
+    with pytest.warns(RuntimeWarning, match="runs eagerly"):
+        same(co(X), X.numpy() * 2 + 1)
+    same(co(X), X.numpy() * 2 + 1)
+    assert log == [0, 1, 0, 1]
+
+
+def test_a_callable_object_and_a_class_of_the_users_are_inlined_and_their_writes_replayed():
+    class Scale:
+        def __init__(self, k):
+            self.k = k
+            self.calls = 0
+
+        def __call__(self, x):
+            self.calls += 1  # an attribute write on an object made before the call
+            return x * self.k
+
+    s = Scale(3.0)
+
+    def f(x):
+        t = Scale(2.0)  # made here: its writes happen while translating, on its own object
+        return s(x) + t(x)
+
+    cf = hop.compile(f)
+    for k in (1, 2, 3):
+        same(quiet(cf, X * k), X.numpy() * k * 5)
+    assert s.calls == 3 and cf.eager_calls == 0
