@@ -63,7 +63,7 @@ class _Entry:
         if state is None:
             raise _C.GuardError("guard failed: a lifted int of the function's state (a "
                                 "nonlocal or global it assigns) no longer holds an int")
-        out, values = self.runner.call_kw(tuple(args) + (state,), _C.GuardError, kwargs)
+        out, values = self.runner.call_kw(tuple(args) + state, _C.GuardError, kwargs)
         _frame.replay(fr.effects, values, (tuple(args), dict(kwargs or {})))
         if fr.stop is not None:
             # a graph break: the instruction in Python, then the resume
@@ -265,7 +265,7 @@ class CompiledFunction(_C._CompiledCall):
              (e.site for e in effects) if s.rsplit(":", 1)[-1].isdigit()}
         tr = _frame.Translator(self.fn, lifted, set(), lines, can_break=not self.fullgraph)
         state = _frame.lifted_now(lifted)
-        args2 = tuple(args) + (state,)
+        args2 = tuple(args) + state
         saved = (None if self._dims is None else [set(d) for d in self._dims], self._first)
         dynamic = self._dynamic_for(args2, kwargs)
         try:

@@ -257,12 +257,19 @@ def _hop_data():
     return out
 
 
+_CONTAINERS = frozenset([list, dict, set])  # a load of one goes through _sub
+_PLAIN = frozenset([int, float, bool, str, bytes, complex, type(None), _C.Tensor, _C.SymInt,
+                    slice, range, type(Ellipsis)])
+
+
 def _userish(values, depth=0):
     """Whether CPython, handed these values, may run the user's code: a
     user function or method, an instance of a class with Python methods of
     the user's, hop's wrappers (hop.grad(f) runs f), containers of those."""
     for v in values:
         t = type(v)
+        if t in _PLAIN:
+            continue
         if t is types.FunctionType:
             if is_user_code(v.__code__) or _wraps_user(v):
                 return True
@@ -470,6 +477,7 @@ class Translator:
                 self.globs[(id(base), name)] = v
                 self._glob_objs[id(base)] = base
         self.stop = None
+        self.trace_depth = _C._trace_depth()
         old = sys.getprofile()
         try:
             if isinstance(self.fn, Resume):
@@ -552,7 +560,10 @@ class Translator:
         if not is_user_code(code) or _generated_library(frame):
             _ALLOWED[code] = True
             return
-        if getattr(_paths._in_body, "n", 0) or self.error is not None:
+        if getattr(_paths._in_body, "n", 0) or self.error is not None or \
+                _C._trace_depth() > self.trace_depth:
+            # a HOP body or a transformation's function (hop.grad(f)) that hop
+            # traces in a nested tracer: one graph, checked pure as today
             return
         self.error = Unsupported(f"{code.co_qualname} is called by library code hop runs "
                                  f"directly (an operator, property or callback of the user's), "
@@ -882,7 +893,18 @@ class Translator:
             fr.line = lines[pc]
             pc += 1
             op = i.opname
-            if op in ("RESUME", "NOP", "PRECALL", "EXTENDED_ARG"):
+            if op == "LOAD_FAST":  # the commonest instructions, without a call
+                v = fr.fast.get(i.argval, _UNBOUND)
+                if v is not _UNBOUND and type(v) not in _CONTAINERS:
+                    push(v)
+                    continue
+            elif op == "STORE_FAST":
+                fr.fast[i.argval] = pop()
+                continue
+            elif op == "LOAD_CONST":
+                push(i.argval)
+                continue
+            elif op in ("RESUME", "NOP", "PRECALL", "EXTENDED_ARG"):
                 continue
             k = uses[pc - 1]
             try:

@@ -653,7 +653,8 @@ def _trace(fn, example_args, dynamic, paths=None, kwargs=None, compiling=False, 
         given[0] = built
         if frame is not None:
             pos = built[0] if kw else built
-            return frame.run(pos[:-1], built[1] if kw else None, pos[-1])
+            n = len(pos) - len(frame.lifted)
+            return frame.run(pos[:n], built[1] if kw else None, pos[n:])
         if kw:
             return fn(*built[0], **built[1])
         return fn(*built)
