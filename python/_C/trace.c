@@ -2276,13 +2276,13 @@ py_call_guard(PyObject *self, PyObject *args)
 {
     (void)self;
     PyObject *check, *allowed = NULL;
-    if (!PyArg_ParseTuple(args, "O|O!:_call_guard", &check, &PyDict_Type, &allowed))
+    if (!PyArg_ParseTuple(args, "O|O:_call_guard", &check, &allowed))
         return NULL;
     if (check == Py_None) {
         PyEval_SetProfile(NULL, NULL);
         Py_RETURN_NONE;
     }
-    if (allowed == NULL || !PyCallable_Check(check)) {
+    if (allowed == NULL || !PyDict_Check(allowed) || !PyCallable_Check(check)) {
         PyErr_SetString(PyExc_TypeError, "_call_guard(check, allowed): a callable and a dict");
         return NULL;
     }
@@ -2296,6 +2296,7 @@ py_call_guard(PyObject *self, PyObject *args)
 
 static PyMethodDef trace_functions[] = {
     {"_call_guard", py_call_guard, METH_VARARGS,
+     HOP_PY_SIG("_call_guard(check, allowed=None, /)")
      "_call_guard(check, allowed) / _call_guard(None): the frame translator's C profile "
      "function (see hop/_frame.py)."},
     {"tracing", py_tracing, METH_NOARGS, "This thread's active Trace, or None."},

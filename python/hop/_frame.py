@@ -488,8 +488,8 @@ class Translator:
             out = self._stopped(st)
         finally:
             _C._call_guard(None)
-            if old is not None:
-                sys.setprofile(old)
+            if old is not None and callable(old):
+                sys.setprofile(old)  # a Python-level profiler the guard displaced
         if self.error is not None:
             raise self.error
         out = self._unshadow(out)
