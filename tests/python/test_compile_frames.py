@@ -396,3 +396,92 @@ def test_a_callable_object_and_a_class_of_the_users_are_inlined_and_their_writes
     for k in (1, 2, 3):
         same(quiet(cf, X * k), X.numpy() * k * 5)
     assert s.calls == 3 and cf.eager_calls == 0
+
+
+# ---------------------------------------------------- explain(), one per kind
+
+K_GLOBAL = 0
+K_GONE = 1
+
+
+class _Obj:
+    pass
+
+
+def test_explain_names_every_replayed_effect_kind_in_program_order():
+    obj, items, things, seen = _Obj(), {"a": 1}, [0], set()
+    obj.gone = 1
+    n = 0
+
+    def f(x):
+        nonlocal n
+        global K_GLOBAL, K_GONE
+        n = 5                     # nonlocal
+        K_GLOBAL = 7              # global
+        del K_GONE                # del global
+        obj.v = x.sum()           # attribute
+        del obj.gone              # del attribute
+        items["b"] = x * 2        # item
+        del items["a"]            # del item
+        things.append(1)          # list method
+        seen.add(3)               # set method
+        setattr(obj, "w", 4)      # setattr
+        print("p", n)             # print
+        return x
+
+    cf = hop.compile(f)
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        same(quiet(cf, X), X.numpy())
+    assert out.getvalue() == "p 5\n"
+    assert n == 5 and K_GLOBAL == 7 and "K_GONE" not in globals()
+    assert float(obj.v) == 6.0 and not hasattr(obj, "gone") and obj.w == 4
+    assert list(items) == ["b"] and things == [0, 1] and seen == {3}
+    at = {k: f"test_compile_frames.py:{line_of(f, k)}" for k in (
+        "n = 5", "K_GLOBAL = 7", "del K_GONE", "obj.v =", "del obj.gone", 'items["b"]',
+        'del items["a"]', "things.append", "seen.add", "setattr(", "print(")}
+    want = [f"nonlocal n = at {at['n = 5']}", f"global K_GLOBAL = at {at['K_GLOBAL = 7']}",
+            f"del global K_GONE at {at['del K_GONE']}", f"_Obj.v = at {at['obj.v =']}",
+            f"del .gone at {at['del obj.gone']}", "dict[...] = at " + at['items["b"]'],
+            "del dict[...] at " + at['del items["a"]'],
+            f"list.append() at {at['things.append']}",
+            f"set.add() at {at['seen.add']}", f"_Obj.w = at {at['setattr(']}",
+            f"print() at {at['print(']}"]
+    text = cf.explain()
+    assert "side effects replayed after each call (11):\n" + \
+        "".join(f"  {w}\n" for w in want) in text
+
+
+@pytest.mark.parametrize("kind", ["float", "tolist", "fstring", "if", "print-object"])
+def test_explain_names_each_break_reason_with_its_instruction(kind):
+    class Opaque:
+        pass
+
+    def f(x):
+        s = x.sum()
+        if kind == "float":
+            v = float(s)
+        elif kind == "tolist":
+            v = len(x.tolist())
+        elif kind == "fstring":
+            v = len(f"{s}")
+        elif kind == "if":
+            v = 1 if s > 0 else 2
+        else:
+            print(Opaque)
+            v = 0
+        return x + v
+
+    cf = hop.compile(f)
+    with contextlib.redirect_stdout(io.StringIO()):
+        same(quiet(cf, X), f(X))
+    want = {"float": "(CALL): cannot convert a traced value to a Python float",
+            "tolist": "(CALL): cannot convert a traced value to a Python list",
+            "fstring": "(FORMAT_VALUE): the text of a traced value (an f-string or format()) is "
+                       "known only when the plan runs",
+            "if": "(POP_JUMP_FORWARD_IF_FALSE): Python control flow on a traced value",
+            "print-object": "(CALL): print() of a type: hop replays print() of numbers, "
+                            "strings and traced values"}[kind]
+    text = cf.explain()
+    assert "graph break at test_compile_frames.py:" in text
+    assert want in text, text
