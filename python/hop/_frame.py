@@ -24,17 +24,22 @@ tensors), so it sees every write to state the function did not make:
     n; n += 1`) is an input of the plan (a 0-d int64 tensor, read back as a
     SymInt), and its new value an output: no recompile per call.
 
-Calls of the user's Python functions are inlined (their frames are
-translated too); library code (hop, NumPy, builtins) is called.  Anything
-the translator does not model raises Unsupported, and hop.compile runs the
-call (and later calls) eagerly as for any effect it cannot compile: never a
-different answer.  That covers: exception handlers and `with` blocks,
-generators, Python control flow on a traced value, user code that CPython
-would run for us (an operator or property of the user's class, a callback of
-a library function: a trace hook stops it before its first line), a write
-to an object that is neither the function's own nor reachable from its
-arguments and environment, and any call of code that may have an effect the
-translator cannot see, on a line where _effects found one.
+Calls of the user's Python functions, methods, callable objects and classes
+are inlined (their frames are translated too); library code (hop, NumPy,
+builtins) is called.  User code that CPython would run for the translator (an
+operator or property of the user's class, a callback of a library function)
+is stopped before its first line by a C profile hook (_C._call_guard), on only
+while an instruction's operands may lead there (_userish).
+
+An instruction of the function's own frame that needs real values (a
+conversion, control flow on a traced value, a call hop cannot see into) is a
+graph break (Break): the plan returns the stack and locals, the instruction
+runs in Python, and the rest is a Resume function compiled on its first call.
+
+Anything else the translator does not model raises Unsupported, and
+hop.compile runs the call (and later calls) eagerly as for any effect it
+cannot compile: never a different answer.  docs/ARCHITECTURE.md, "The frame
+translator", lists what that covers.
 """
 
 import builtins
@@ -1440,8 +1445,7 @@ class Break:
         stack_vals, fast_vals = out
         stack = []
         for v in stack_vals:
-            if type(v) is tuple and len(v) == 3 and v[0] is _METHOD or \
-                    type(v) is tuple and len(v) == 3 and v[0] == _METHOD:
+            if type(v) is tuple and len(v) == 3 and v[0] == _METHOD:
                 v = getattr(v[1], v[2])
             stack.append(v)
         for i in self.nulls:
