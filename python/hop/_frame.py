@@ -810,8 +810,8 @@ class Translator:
             if owner is builtins or owner is None:
                 return f.__name__ in _SAFE_BUILTINS
             if isinstance(owner, types.ModuleType):
-                return owner.__name__ in ("math", "operator", "_operator") or \
-                    owner.__name__.startswith("hop")
+                # (not operator's: operator.setitem and the in-place ones write)
+                return owner.__name__ in ("math", "cmath") or owner.__name__.startswith("hop")
             if _traced(owner) or isinstance(owner, _C.Tensor):
                 return True
             if type(owner) in _MUTATORS:

@@ -573,3 +573,22 @@ def test_dynamo_graph_break_in_a_called_helper_falls_back_with_eagers_answer():
         same(cf(X), X.numpy() * 2 + 1)
     same(cf(X * 2), X.numpy() * 4 + 1)
     assert log == [6.0, 12.0]
+
+
+OP_TABLE = {}
+
+
+def test_a_library_function_that_writes_its_argument_is_never_run_while_translating():
+    import operator
+
+    def f(x):
+        operator.setitem(OP_TABLE, "k", x * 2)
+        return x
+
+    OP_TABLE.clear()
+    cf = hop.compile(f)
+    same(cf(X), X.numpy())
+    assert type(OP_TABLE["k"]) is hop.Tensor and not hop._C._is_proxy(OP_TABLE["k"])
+    same(OP_TABLE["k"], X.numpy() * 2)
+    same(cf(X * 3), X.numpy() * 3)
+    same(OP_TABLE["k"], X.numpy() * 6)
