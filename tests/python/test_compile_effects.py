@@ -171,7 +171,8 @@ def test_container_and_attribute_writes_happen_on_every_call_with_this_calls_val
     for (g, gs), (w, ws) in zip(got, want):
         same(g, w)
         assert gs == ws
-    assert want[0][1] != want[2][1]
+    # compiled and replayed (issue 28), not run eagerly
+    assert want[0][1] != want[2][1] and cf.eager_calls == 0 and cf.graphs
 
 
 def test_statements_that_write_items_and_attributes_are_seen_through_the_bytecode():
@@ -192,6 +193,7 @@ def test_statements_that_write_items_and_attributes_are_seen_through_the_bytecod
     # the attribute holds this call's real value, not a proxy
     assert d == {"n": 2} and type(o.seen) is hop.Tensor
     same(o.seen, X.numpy() * 2)
+    assert cf.eager_calls == 0 and cf.graphs  # compiled and replayed (issue 28)
 
 
 def test_print_prints_every_call_with_this_calls_values_and_no_proxy_text():
