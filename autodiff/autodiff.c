@@ -160,7 +160,10 @@ subgraph_copy(xform *x, const hop_graph *g)
             return x->memos[i].dst;
     if (hop__grow((void **)&x->memos, &x->memo_cap, x->nmemos + 1, sizeof *x->memos) != HOP_OK)
         return NULL;
-    hop_graph *c = hop_graph_new(x->out->env, g->name);
+    /* Named as g where the name is free: a transformed body made before it
+     * may have taken it (jvp of jvp: the inner loop's `<cond>_jvp` is
+     * copied after the outer rule made its own `<cond>_jvp`). */
+    hop_graph *c = hop_graph_new_subgraph(x->out, g->name);
     if (c == NULL)
         return NULL;
     if (copy_graph(g, c, x) != HOP_OK || hop_graph_add_subgraph(x->out, c) != HOP_OK) {
@@ -768,15 +771,17 @@ hop_jvp_body(hop_jvp_ctx *cx, const hop_graph *body, const bool *wrt, hop_graph 
 static hop_status
 jvp_node(hop_jvp_ctx *cx, const hop_node *n)
 {
+    if (n->kind == HOP_NODE_GETITEM) {
+        /* Its own output's tangent: any_active reads a call's first slot
+         * only, which is empty when output 0 has none (an int carry before
+         * a float one) while this output has one. */
+        entry *call = find(&cx->x, n->args[0].u.node);
+        find(&cx->x, n)->slots[0] = call->slots[(size_t)n->args[1].u.i];
+        return HOP_OK;
+    }
     if (!any_active(&cx->x, n->args, n->nargs, true))
         return HOP_OK;
     switch (n->kind) {
-    case HOP_NODE_GETITEM: {
-        entry *call = find(&cx->x, n->args[0].u.node);
-        hop_node *t = call->slots[(size_t)n->args[1].u.i];
-        find(&cx->x, n)->slots[0] = t;
-        return HOP_OK;
-    }
     case HOP_NODE_CALL_OP: {
         const hop_op_ad_rule *r = hop_op_ad(n->op);
         if (r && r->nondiff)

@@ -29,6 +29,8 @@
  *                   cumprods from both ends (exact with zeros, O(numel(x)))
  *   cumprod         the matrix of partial products without x_j,
  *                   O(size^2) per row along dim (exact with zeros)
+ * dynamic_slice and dynamic_update_slice scatter into one place, so each is
+ * the other's transpose (below).
  */
 #include "autodiff/ad_impl.h"
 
@@ -317,6 +319,36 @@ unary_partial(const ad *a, const hop_node *n, hop_node *v)
         return op2(g, HOP_OP_mul, v, op2c(g, HOP_OP_add, op2(g, HOP_OP_mul, y, y), 1.0));
     case HOP_OP_arctan: /* 1 / (1 + x^2) */
         return op2(g, HOP_OP_div, v, op2c(g, HOP_OP_add, op2(g, HOP_OP_mul, x, x), 1.0));
+    case HOP_OP_sinh:
+        return op2(g, HOP_OP_mul, v, op1(g, HOP_OP_cosh, x));
+    case HOP_OP_cosh:
+        return op2(g, HOP_OP_mul, v, op1(g, HOP_OP_sinh, x));
+    case HOP_OP_arcsin: /* 1 / sqrt(1 - x^2) */
+    case HOP_OP_arccos: /* -1 / sqrt(1 - x^2) */ {
+        hop_node *d = op2(g, HOP_OP_div, v,
+                          op1(g, HOP_OP_sqrt, cop2(g, HOP_OP_sub, 1.0, op2(g, HOP_OP_mul, x, x))));
+        return n->op == HOP_OP_arcsin ? d : op1(g, HOP_OP_neg, d);
+    }
+    case HOP_OP_arcsinh: /* 1 / sqrt(x^2 + 1) */
+        return op2(g, HOP_OP_div, v,
+                   op1(g, HOP_OP_sqrt, op2c(g, HOP_OP_add, op2(g, HOP_OP_mul, x, x), 1.0)));
+    case HOP_OP_arccosh: /* 1 / sqrt((x - 1)(x + 1)), exact near 1 */
+        return op2(
+            g, HOP_OP_div, v,
+            op1(g, HOP_OP_sqrt,
+                op2(g, HOP_OP_mul, op2c(g, HOP_OP_sub, x, 1.0), op2c(g, HOP_OP_add, x, 1.0))));
+    case HOP_OP_arctanh: /* 1 / (1 - x^2) */
+        return op2(g, HOP_OP_div, v, cop2(g, HOP_OP_sub, 1.0, op2(g, HOP_OP_mul, x, x)));
+    case HOP_OP_cbrt: /* 1 / (3 y^2) */
+        return op2(g, HOP_OP_div, v, op2c(g, HOP_OP_mul, op2(g, HOP_OP_mul, y, y), 3.0));
+    case HOP_OP_i0: /* i1(x) */
+        return op2(g, HOP_OP_mul, v, op1(g, HOP_OP_i1, x));
+    case HOP_OP_i1: { /* i0(x) - y / x, 1/2 at 0 */
+        hop_node *zero = op2c(g, HOP_OP_eq, x, 0.0);
+        hop_node *safe = EMIT(g, where, N(zero), F(1.0), N(x));
+        hop_node *d = op2(g, HOP_OP_sub, op1(g, HOP_OP_i0, x), op2(g, HOP_OP_div, y, safe));
+        return op2(g, HOP_OP_mul, v, EMIT(g, where, N(zero), F(0.5), N(d)));
+    }
     default:
         hop_error(HOP_MISUSE, "autodiff: %s is not a unary op with a rule", n->target);
         return NULL;
@@ -392,6 +424,32 @@ binary_partial(const ad *a, const hop_node *n, size_t k, hop_node *v)
         return op1(g, HOP_OP_neg,
                    op2(g, HOP_OP_mul, v,
                        op2(g, HOP_OP_floor_divide, operand(a, n, 0, dt), operand(a, n, 1, dt))));
+    case HOP_OP_fmod: /* a - b trunc(a / b): d/db = -trunc(a / b) = (y - a) / b */
+        if (k == 0)
+            return v;
+        return op2(g, HOP_OP_mul, v,
+                   op2(g, HOP_OP_div, op2(g, HOP_OP_sub, primal(a, n), operand(a, n, 0, dt)),
+                       operand(a, n, 1, dt)));
+    case HOP_OP_arctan2: { /* atan2(a, b): (b, -a) / (a^2 + b^2) */
+        hop_node *y = operand(a, n, 0, dt), *x = operand(a, n, 1, dt);
+        hop_node *r2 = op2(g, HOP_OP_add, op2(g, HOP_OP_mul, y, y), op2(g, HOP_OP_mul, x, x));
+        hop_node *d = op2(g, HOP_OP_div, op2(g, HOP_OP_mul, v, k == 0 ? x : y), r2);
+        return k == 0 ? d : op1(g, HOP_OP_neg, d);
+    }
+    case HOP_OP_hypot: /* operand / hypot */
+        return op2(g, HOP_OP_div, op2(g, HOP_OP_mul, v, operand(a, n, k, dt)), primal(a, n));
+    case HOP_OP_copysign: { /* |a| s(b): sign(a) s(b) for a, 0 for b */
+        if (k == 1)
+            return op2c(g, HOP_OP_mul, v, 0.0);
+        hop_node *one = EMIT(g, full, hop_arg_list(NULL, 0), F(1.0), hop_arg_dtype(dt));
+        hop_node *sa = op2(g, HOP_OP_copysign, one, operand(a, n, 0, dt));
+        hop_node *sb = op2(g, HOP_OP_copysign, one, operand(a, n, 1, dt));
+        return op2(g, HOP_OP_mul, v, op2(g, HOP_OP_mul, sa, sb));
+    }
+    case HOP_OP_nextafter: /* the identity in a, a step function of b */
+        return k == 0 ? v : op2c(g, HOP_OP_mul, v, 0.0);
+    case HOP_OP_ldexp: /* 2^n for a; n is read as an integer: 0 for it */
+        return k == 0 ? op2(g, HOP_OP_ldexp, v, operand(a, n, 1, dt)) : op2c(g, HOP_OP_mul, v, 0.0);
     default:
         hop_error(HOP_MISUSE, "autodiff: %s is not a binary op with a rule", n->target);
         return NULL;
@@ -1122,6 +1180,81 @@ jvp_sort(hop_jvp_ctx *cx, const hop_node *n)
     return set_tangent(cx, n, take_along(a.g, t, wrap_dim(n->args[1].u.i, rank), sort_perm(&a, n)));
 }
 
+/*
+ * put(x, idx, values, accumulate).  x's cotangent is ct, with the written
+ * positions zeroed unless accumulate (where x's elements stay in the sum).
+ * values[j]'s is ct at idx[j]; without accumulate only the value written
+ * last at a position reaches the result, so the others get 0 (a put of
+ * 0..M-1 tells which j won each position).  One value used for every index
+ * gets the sum.
+ */
+static hop_status
+vjp_put(hop_vjp_ctx *cx, const hop_node *n)
+{
+    ad a = ad_vjp(cx);
+    hop_graph *g = a.g;
+    hop_shape_env *env = g->env;
+    bool acc = n->args[3].u.b;
+    hop_node *ct = hop_vjp_ct(cx, n, 0);
+    const hop_node *x = n->args[0].u.node, *vals = n->args[2].u.node;
+    hop_node *idx = primal(&a, n->args[1].u.node);
+    hop_dtype dt = meta_of(n)->dtype;
+    hop_status st = HOP_OK;
+    if (wants(cx, &n->args[0])) {
+        hop_node *gx = ct;
+        if (!acc) {
+            hop_node *zero = EMIT(g, full, hop_arg_list(NULL, 0), F(0.0), hop_arg_dtype(dt));
+            gx = EMIT(g, put, N(ct), N(idx), N(zero), hop_arg_bool(false));
+        }
+        if ((st = accumulate(cx, x, gx)) != HOP_OK)
+            return st;
+    }
+    if (!wants(cx, &n->args[2]))
+        return HOP_OK;
+    const hop_expr *numel = hop_meta_numel(meta_of(n), env);
+    const hop_expr *M = hop_meta_numel(meta_of(n->args[1].u.node), env);
+    const hop_expr *nv = hop_meta_numel(meta_of(vals), env);
+    if (numel == NULL || M == NULL || nv == NULL)
+        return hop_error_code();
+    hop_node *flat_idx = EMIT(g, reshape, N(idx), hop_arg_list((hop_arg[]){S(M)}, 1));
+    hop_node *flat_ct = EMIT(g, reshape, N(ct), hop_arg_list((hop_arg[]){S(numel)}, 1));
+    hop_node *gv = EMIT(g, take, N(flat_ct), I(0), N(flat_idx));
+    if (!acc) {
+        hop_node *order = arange_n(g, M);
+        hop_node *none =
+            EMIT(g, full, hop_arg_list((hop_arg[]){S(numel)}, 1), I(-1), hop_arg_dtype(HOP_I64));
+        hop_node *winner = EMIT(g, put, N(none), N(flat_idx), N(order), hop_arg_bool(false));
+        hop_node *won = EMIT(g, eq, N(EMIT(g, take, N(winner), I(0), N(flat_idx))), N(order));
+        gv = where_or_zero(g, won, gv);
+    }
+    int64_t one;
+    if (hop_expr_const_value(nv, &one) && one == 1)
+        gv = EMIT(g, sum, N(gv), hop_arg_none(), hop_arg_bool(false));
+    return accumulate(cx, vals, gv ? reshape_to(g, gv, meta_of(vals)) : NULL);
+}
+
+/* put is linear in (x, values): the put of their tangents (0 for none). */
+static hop_status
+jvp_put(hop_jvp_ctx *cx, const hop_node *n)
+{
+    hop_node *tx = tangent(cx, &n->args[0]), *tv = tangent(cx, &n->args[2]);
+    if (tx == NULL && tv == NULL)
+        return HOP_OK;
+    ad a = ad_jvp(cx);
+    hop_graph *g = a.g;
+    hop_dtype dt = meta_of(n)->dtype;
+    if (tx == NULL)
+        tx = hop__ad_full(g, meta_of(n), 0.0);
+    if (tv == NULL)
+        tv = EMIT(g, full, hop_arg_list(NULL, 0), F(0.0), hop_arg_dtype(dt));
+    tx = to_dtype(g, tx, dt);
+    tv = to_dtype(g, tv, dt);
+    if (tx == NULL || tv == NULL)
+        return hop_error_code();
+    return set_tangent(cx, n,
+                       EMIT(g, put, N(tx), N(primal(&a, n->args[1].u.node)), N(tv), n->args[3]));
+}
+
 /* cumsum: the transpose of a cumsum is the cumsum from the other end. */
 static hop_status
 vjp_cumsum(hop_vjp_ctx *cx, const hop_node *n)
@@ -1216,6 +1349,118 @@ jvp_cumprod(hop_jvp_ctx *cx, const hop_node *n)
     return st == HOP_OK ? set_tangent(cx, n, r) : st;
 }
 
+/* ---------------------------------------------------- dynamic indexing */
+
+/*
+ * The dynamic indexing ops transpose into each other: a dynamic_slice's
+ * cotangent is written into zeros at the same start, and
+ * dynamic_update_slice's splits into x's (zeros where update went) and
+ * update's (that slice); both clamp the start the same way, so the
+ * gradient goes where the value came from, exact at any start.
+ */
+
+/* A start argument of n as an operand of a new dynamic op: the primal of a
+ * tensor, or (an INT/SYM start) a 0-d i64 tensor of it, which dynamic_slice
+ * needs. */
+static hop_arg
+start_operand(const ad *a, const hop_arg *s, bool tensor)
+{
+    if (s->kind == HOP_ARG_NODE && s->u.node->meta->kind == HOP_VALUE_TENSOR) {
+        hop_node *p = primal(a, s->u.node);
+        return p ? N(p) : hop_arg_none();
+    }
+    hop_arg v = *s; /* a SymInt node: its symbol */
+    if (s->kind == HOP_ARG_NODE)
+        v = S(s->u.node->meta->sym);
+    if (!tensor)
+        return v;
+    hop_node *t = EMIT(a->g, full, hop_arg_list(NULL, 0), v, hop_arg_dtype(HOP_I64));
+    return t ? N(t) : hop_arg_none();
+}
+
+static hop_status
+vjp_dynamic_slice(hop_vjp_ctx *cx, const hop_node *n)
+{
+    if (!wants(cx, &n->args[0]))
+        return HOP_OK;
+    ad a = ad_vjp(cx);
+    const hop_node *x = n->args[0].u.node;
+    hop_node *z = hop__ad_full(a.g, meta_of(x), 0.0), *ct = hop_vjp_ct(cx, n, 0);
+    hop_arg s = start_operand(&a, &n->args[2], true);
+    if (n->args[3].kind == HOP_ARG_NONE) /* x[i]: the dim back, of size 1 */
+        ct = EMIT(a.g, unsqueeze, N(ct), I(wrap_dim(n->args[1].u.i, meta_of(x)->rank)));
+    if (z == NULL || ct == NULL || s.kind == HOP_ARG_NONE)
+        return hop_error_code();
+    return accumulate(cx, x, EMIT(a.g, dynamic_update_slice, N(z), N(ct), n->args[1], s));
+}
+
+static hop_status
+vjp_dynamic_update_slice(hop_vjp_ctx *cx, const hop_node *n)
+{
+    ad a = ad_vjp(cx);
+    hop_node *ct = hop_vjp_ct(cx, n, 0);
+    const hop_node *u = n->args[1].u.node;
+    int d = wrap_dim(n->args[2].u.i, meta_of(n)->rank);
+    hop_status st = HOP_OK;
+    if (wants(cx, &n->args[0])) {
+        hop_node *z = hop__ad_full(a.g, meta_of(u), 0.0);
+        hop_arg s = start_operand(&a, &n->args[3], false);
+        st = z && s.kind != HOP_ARG_NONE
+                 ? accumulate(cx, n->args[0].u.node,
+                              EMIT(a.g, dynamic_update_slice, N(ct), N(z), n->args[2], s))
+                 : hop_error_code();
+    }
+    if (st == HOP_OK && wants(cx, &n->args[1])) {
+        hop_arg s = start_operand(&a, &n->args[3], true);
+        st = s.kind != HOP_ARG_NONE ? accumulate(cx, u,
+                                                 EMIT(a.g, dynamic_slice, N(ct), n->args[2], s,
+                                                      S(meta_of(u)->sizes[d])))
+                                    : hop_error_code();
+    }
+    return st;
+}
+
+static hop_status
+jvp_dynamic_update_slice(hop_jvp_ctx *cx, const hop_node *n)
+{
+    hop_node *tx = tangent(cx, &n->args[0]), *tu = tangent(cx, &n->args[1]);
+    if (tx == NULL && tu == NULL)
+        return HOP_OK;
+    ad a = ad_jvp(cx);
+    if (tx == NULL)
+        tx = hop__ad_full(a.g, meta_of(n->args[0].u.node), 0.0);
+    if (tu == NULL)
+        tu = hop__ad_full(a.g, meta_of(n->args[1].u.node), 0.0);
+    hop_arg s = start_operand(&a, &n->args[3], false);
+    if (tx == NULL || tu == NULL || s.kind == HOP_ARG_NONE)
+        return hop_error_code();
+    return set_tangent(cx, n, EMIT(a.g, dynamic_update_slice, N(tx), N(tu), n->args[2], s));
+}
+
+/* mask_gradient(x, mask): the gradient (tangent) where mask, zero elsewhere;
+ * a where, so a nan or inf the other side computed never gets through. */
+static hop_status
+vjp_mask_gradient(hop_vjp_ctx *cx, const hop_node *n)
+{
+    if (!wants(cx, &n->args[0]))
+        return HOP_OK;
+    ad a = ad_vjp(cx);
+    hop_node *mask = primal(&a, n->args[1].u.node);
+    return accumulate(cx, n->args[0].u.node,
+                      mask ? where_or_zero(a.g, mask, hop_vjp_ct(cx, n, 0)) : NULL);
+}
+
+static hop_status
+jvp_mask_gradient(hop_jvp_ctx *cx, const hop_node *n)
+{
+    hop_node *t = tangent(cx, &n->args[0]);
+    if (t == NULL)
+        return HOP_OK;
+    ad a = ad_jvp(cx);
+    hop_node *mask = primal(&a, n->args[1].u.node);
+    return set_tangent(cx, n, mask ? where_or_zero(a.g, mask, t) : NULL);
+}
+
 /* ----------------------------------------------------------- the table */
 
 #define UNARY                                                                                      \
@@ -1249,6 +1494,22 @@ static const hop_op_ad_rule rules[HOP_OP_COUNT] = {
     [HOP_OP_exp2] = UNARY,
     [HOP_OP_tan] = UNARY,
     [HOP_OP_arctan] = UNARY,
+    [HOP_OP_sinh] = UNARY,
+    [HOP_OP_cosh] = UNARY,
+    [HOP_OP_arcsin] = UNARY,
+    [HOP_OP_arccos] = UNARY,
+    [HOP_OP_arcsinh] = UNARY,
+    [HOP_OP_arccosh] = UNARY,
+    [HOP_OP_arctanh] = UNARY,
+    [HOP_OP_cbrt] = UNARY,
+    [HOP_OP_i0] = UNARY,
+    [HOP_OP_i1] = UNARY,
+    [HOP_OP_arctan2] = BINARY,
+    [HOP_OP_hypot] = BINARY,
+    [HOP_OP_copysign] = BINARY,
+    [HOP_OP_fmod] = BINARY,
+    [HOP_OP_nextafter] = BINARY,
+    [HOP_OP_ldexp] = BINARY,
     [HOP_OP_add] = BINARY,
     [HOP_OP_sub] = BINARY,
     [HOP_OP_mul] = BINARY,
@@ -1281,6 +1542,10 @@ static const hop_op_ad_rule rules[HOP_OP_COUNT] = {
     [HOP_OP_cumprod] = {.vjp = vjp_cumprod, .jvp = jvp_cumprod},
     [HOP_OP_sort] = {.vjp = vjp_sort, .jvp = jvp_sort},
     [HOP_OP_take] = {.vjp = vjp_take, .jvp = jvp_linear},
+    [HOP_OP_dynamic_slice] = {.vjp = vjp_dynamic_slice, .jvp = jvp_linear},
+    [HOP_OP_dynamic_update_slice] = {.vjp = vjp_dynamic_update_slice,
+                                     .jvp = jvp_dynamic_update_slice},
+    [HOP_OP_mask_gradient] = {.vjp = vjp_mask_gradient, .jvp = jvp_mask_gradient},
     [HOP_OP_eq] = NONDIFF,
     [HOP_OP_ne] = NONDIFF,
     [HOP_OP_lt] = NONDIFF,
@@ -1311,6 +1576,12 @@ static const hop_op_ad_rule rules[HOP_OP_COUNT] = {
     [HOP_OP_any] = NONDIFF,
     [HOP_OP_all] = NONDIFF,
     [HOP_OP_argsort] = NONDIFF,
+    [HOP_OP_gcd] = NONDIFF,
+    [HOP_OP_lcm] = NONDIFF,
+    [HOP_OP_left_shift] = NONDIFF,
+    [HOP_OP_right_shift] = NONDIFF,
+    [HOP_OP_searchsorted] = NONDIFF,
+    [HOP_OP_put] = {.vjp = vjp_put, .jvp = jvp_put},
 };
 
 const hop_op_ad_rule *

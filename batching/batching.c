@@ -120,11 +120,12 @@ scratch_items(hop_batch_ctx *cx, size_t n)
 }
 
 /* A copy of src (its placeholders, nodes, nested subgraphs and guards)
- * installed in parent under src's name. */
+ * installed in parent under src's name, or src's name with a suffix where
+ * a graph made before it has that name. */
 static hop_graph *
 copy_subgraph_into(hop_graph *parent, const hop_graph *src)
 {
-    hop_graph *c = hop_graph_new(parent->env, src->name);
+    hop_graph *c = hop_graph_new_subgraph(parent, src->name);
     size_t np = src->nplaceholders, no = src->output ? src->output->nargs : 0;
     hop_node **ins = hop__calloc(np + 1, sizeof *ins), **outs = hop__calloc(no + 1, sizeof *outs);
     hop_arg *args = hop__calloc(no + 1, sizeof *args);

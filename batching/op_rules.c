@@ -399,13 +399,68 @@ batch_concat(hop_batch_ctx *cx, const hop_node *n)
 }
 
 /*
+ * A gather from a batched x by a batched index (in range along dim d, or
+ * past B * size to make take report it): x flattened over (batch, dim), each
+ * example's index offset by its row: x's dim moved next to the batch,
+ * [B * size, ...] taken at index + b * size, then the gathered dims (ri of
+ * them, after the batch) moved back after x's leading dims.  fx is the
+ * forward x (its logical sizes).
+ */
+static hop_node *
+gather_batched(hop_batch_ctx *cx, hop_node *x, const hop_node *fx, int64_t d, hop_node *idx, int ri)
+{
+    hop_graph *g = hop_batch_out(cx);
+    int r = rank_of(fx);
+    const hop_expr *size = fx->meta->meta.sizes[d];
+    const hop_expr *total = hop_sym_mul(g->env, hop_batch_size(cx), size);
+    if (total == NULL || idx == NULL)
+        return NULL;
+    hop_arg s = hop_arg_sym(size);
+    /* + b * size, b the example's row */
+    hop_arg ar[] = {hop_arg_int(0), hop_arg_sym(hop_batch_size(cx)), hop_arg_int(1),
+                    hop_arg_dtype(HOP_I64)};
+    hop_node *rows = hop_graph_call_op(g, HOP_OP_arange, ar, 4);
+    hop_node *off = rows ? op_nodes(g, HOP_OP_mul, rows, &s, 1) : NULL;
+    hop_meta one = {.dtype = HOP_I64, .rank = 0};
+    if (off && ri > 0 && (off = reshape_ones(cx, off, ri, &one)) == NULL)
+        return NULL;
+    hop_node *flat_idx =
+        off ? op_nodes(g, HOP_OP_add, idx, (hop_arg[]){hop_arg_node(off)}, 1) : NULL;
+    /* x: [B, pre..., size, post...] -> [B, size, pre..., post...] -> [B * size, ...] */
+    hop_node *xm = hop__batch_movedim(g, x, (int)d + 1, 1);
+    hop_arg items[HOP_MAX_RANK];
+    items[0] = hop_arg_sym(total);
+    for (int k = 0, j = 1; k < r; k++)
+        if (k != d)
+            items[j++] = hop_arg_sym(fx->meta->meta.sizes[k]);
+    hop_node *xf =
+        xm ? op_nodes(g, HOP_OP_reshape, xm, (hop_arg[]){hop_arg_list(items, (size_t)r)}, 1) : NULL;
+    hop_node *res = xf && flat_idx ? hop_graph_call_op(g, HOP_OP_take,
+                                                       (hop_arg[]){hop_arg_node(xf), hop_arg_int(0),
+                                                                   hop_arg_node(flat_idx)},
+                                                       3)
+                                   : NULL;
+    if (res == NULL || d == 0)
+        return res;
+    /* res: [B, I..., pre..., post...] -> [B, pre..., I..., post...] */
+    hop_arg perm[HOP_MAX_RANK];
+    int k = 0, rr = res->meta->meta.rank;
+    perm[k++] = hop_arg_int(0);
+    for (int j = 0; j < d; j++)
+        perm[k++] = hop_arg_int(1 + ri + j);
+    for (int j = 0; j < ri; j++)
+        perm[k++] = hop_arg_int(1 + j);
+    for (int j = 1 + ri + (int)d; j < rr; j++)
+        perm[k++] = hop_arg_int(j);
+    return op_nodes(g, HOP_OP_permute, res, (hop_arg[]){hop_arg_list(perm, (size_t)rr)}, 1);
+}
+
+/*
  * take (x, dim, index).  A batched x with an unbatched index: the dim
  * shifts.  An unbatched x with a batched index: the result has the index's
- * batch at dim, moved to 0.  Both batched: a gather from x flattened over
- * (batch, dim), each example's index offset by its row: x's dim moved next
- * to the batch, [B * size, ...] taken at index + b * size (normalised first;
- * an index out of range is sent past the end, so take reports it), then
- * the gathered dims moved back after x's leading dims.
+ * batch at dim, moved to 0.  Both batched: gather_batched, the index
+ * normalised first (an index out of range is sent past the end, so take
+ * reports it).
  */
 static hop_status
 batch_take(hop_batch_ctx *cx, const hop_node *n)
@@ -448,46 +503,154 @@ batch_take(hop_batch_ctx *cx, const hop_node *n)
                   g, HOP_OP_where,
                   (hop_arg[]){hop_arg_node(bad), hop_arg_sym(total), hop_arg_node(in)}, 3)
             : NULL;
-    /* + b * size, b the example's row */
-    hop_arg ar[] = {hop_arg_int(0), hop_arg_sym(hop_batch_size(cx)), hop_arg_int(1),
-                    hop_arg_dtype(HOP_I64)};
-    hop_node *rows = hop_graph_call_op(g, HOP_OP_arange, ar, 4);
-    hop_node *off = rows ? op_nodes(g, HOP_OP_mul, rows, &s, 1) : NULL;
-    hop_meta one = {.dtype = HOP_I64, .rank = 0};
-    if (off && ri > 0 && (off = reshape_ones(cx, off, ri, &one)) == NULL)
-        return hop_error_code();
-    hop_node *flat_idx =
-        safe && off ? op_nodes(g, HOP_OP_add, safe, (hop_arg[]){hop_arg_node(off)}, 1) : NULL;
-    /* x: [B, pre..., size, post...] -> [B, size, pre..., post...] -> [B * size, ...] */
-    hop_node *xm = hop__batch_movedim(g, x, (int)d + 1, 1);
-    hop_arg items[HOP_MAX_RANK];
-    items[0] = hop_arg_sym(total);
-    for (int k = 0, j = 1; k < r; k++)
-        if (k != d)
-            items[j++] = hop_arg_sym(fx->meta->meta.sizes[k]);
-    hop_node *xf =
-        xm ? op_nodes(g, HOP_OP_reshape, xm, (hop_arg[]){hop_arg_list(items, (size_t)r)}, 1) : NULL;
-    hop_node *res = xf && flat_idx ? hop_graph_call_op(g, HOP_OP_take,
-                                                       (hop_arg[]){hop_arg_node(xf), hop_arg_int(0),
-                                                                   hop_arg_node(flat_idx)},
-                                                       3)
-                                   : NULL;
-    if (res == NULL)
-        return hop_error_code();
-    /* res: [B, I..., pre..., post...] -> [B, pre..., I..., post...] */
-    if (d > 0) {
-        hop_arg perm[HOP_MAX_RANK];
-        int k = 0, rr = res->meta->meta.rank;
-        perm[k++] = hop_arg_int(0);
-        for (int j = 0; j < d; j++)
-            perm[k++] = hop_arg_int(1 + ri + j);
-        for (int j = 0; j < ri; j++)
-            perm[k++] = hop_arg_int(1 + j);
-        for (int j = 1 + ri + (int)d; j < rr; j++)
-            perm[k++] = hop_arg_int(j);
-        res = op_nodes(g, HOP_OP_permute, res, (hop_arg[]){hop_arg_list(perm, (size_t)rr)}, 1);
+    return set(cx, n, gather_batched(cx, x, fx, d, safe, ri));
+}
+
+/*
+ * The dynamic indexing ops with a start per example ([B]): the starts
+ * clamped as hop_dynamic_start clamps them (from the end when negative,
+ * then into [0, n - size]), as i64, over a dim of n elements.
+ */
+static hop_node *
+clamped_starts(hop_graph *g, hop_node *s, const hop_expr *n, const hop_expr *size)
+{
+    const hop_expr *hi = hop_sym_sub(g->env, n, size);
+    hop_arg sn = hop_arg_sym(n);
+    s = s && s->meta->meta.dtype != HOP_I64
+            ? op_nodes(g, HOP_OP_to, s, (hop_arg[]){hop_arg_dtype(HOP_I64)}, 1)
+            : s;
+    hop_node *neg = op_nodes(g, HOP_OP_lt, s, (hop_arg[]){hop_arg_int(0)}, 1);
+    hop_node *wrapped = op_nodes(g, HOP_OP_add, s, &sn, 1);
+    hop_node *w =
+        neg && wrapped && hi
+            ? hop_graph_call_op(
+                  g, HOP_OP_where,
+                  (hop_arg[]){hop_arg_node(neg), hop_arg_node(wrapped), hop_arg_node(s)}, 3)
+            : NULL;
+    hop_node *lo = op_nodes(g, HOP_OP_maximum, w, (hop_arg[]){hop_arg_int(0)}, 1);
+    return op_nodes(g, HOP_OP_minimum, lo, (hop_arg[]){hop_arg_sym(hi)}, 1);
+}
+
+/*
+ * dynamic_slice (x, dim, start, size).  An unbatched start: the dim shifts
+ * (a view, as before).  A start per example: each example's `size`
+ * elements gathered, at start_b + arange(size) (in range: clamped).
+ */
+static hop_status
+batch_dynamic_slice(hop_batch_ctx *cx, const hop_node *n)
+{
+    hop_graph *g = hop_batch_out(cx);
+    bool bx, bs;
+    hop_node *x = operand(cx, n, 0, &bx), *s = operand(cx, n, 2, &bs);
+    const hop_node *fx = n->args[0].u.node;
+    int r = rank_of(fx);
+    int64_t d = norm(n->args[1].u.i, r);
+    bool keep = n->args[3].kind != HOP_ARG_NONE; /* else x[i]: one element, the dim goes */
+    const hop_expr *size = keep ? n->meta->meta.sizes[d] : hop_sym_const(g->env, 1);
+    if (!bs) {
+        hop_arg args[] = {hop_arg_node(x), hop_arg_int(d + 1), hop_arg_node(s),
+                          keep ? hop_arg_sym(size) : hop_arg_none()};
+        return emit(cx, n, HOP_OP_dynamic_slice, args, 4, true);
     }
+    hop_node *idx = clamped_starts(g, s, fx->meta->meta.sizes[d], size);
+    if (keep) { /* [B, size] */
+        hop_node *col = op_nodes(g, HOP_OP_unsqueeze, idx, (hop_arg[]){hop_arg_int(1)}, 1);
+        hop_arg ar[] = {hop_arg_int(0), hop_arg_sym(size), hop_arg_int(1), hop_arg_dtype(HOP_I64)};
+        hop_node *k = hop_graph_call_op(g, HOP_OP_arange, ar, 4);
+        idx = col && k ? op_nodes(g, HOP_OP_add, col, (hop_arg[]){hop_arg_node(k)}, 1) : NULL;
+    }
+    if (idx == NULL)
+        return hop_error_code();
+    if (!bx) { /* [pre..., B, size, post...] -> the batch in front */
+        hop_arg args[] = {hop_arg_node(x), hop_arg_int(d), hop_arg_node(idx)};
+        hop_node *res = hop_graph_call_op(g, HOP_OP_take, args, 3);
+        return set(cx, n, res ? hop__batch_movedim(g, res, (int)d, 0) : NULL);
+    }
+    return set(cx, n, gather_batched(cx, x, fx, d, idx, keep));
+}
+
+/*
+ * dynamic_update_slice (x, update, dim, start).  x and update are batched
+ * (broadcast when not).  An unbatched start: the dim shifts.  A start per
+ * example: position j of example b's dim takes update element j - start_b
+ * where 0 <= j - start_b < size, x's elsewhere (a gather and a where: the
+ * update's elements per example, then the mask).
+ */
+static hop_status
+batch_dynamic_update_slice(hop_batch_ctx *cx, const hop_node *n)
+{
+    hop_graph *g = hop_batch_out(cx);
+    bool bx, bu, bs = false;
+    hop_node *x = operand(cx, n, 0, &bx), *u = operand(cx, n, 1, &bu), *s = NULL;
+    const hop_node *fx = n->args[0].u.node, *fu = n->args[1].u.node;
+    int r = rank_of(fx);
+    int64_t d = norm(n->args[2].u.i, r);
+    if (n->args[3].kind == HOP_ARG_NODE && n->args[3].u.node->meta->kind == HOP_VALUE_TENSOR)
+        s = operand(cx, n, 3, &bs);
+    if ((!bx && (x = hop_batch_broadcast(cx, x)) == NULL) ||
+        (!bu && (u = hop_batch_broadcast(cx, u)) == NULL))
+        return hop_error_code();
+    if (!bs) {
+        hop_arg start = n->args[3];
+        if (s != NULL)
+            start = hop_arg_node(s);
+        else if (start.kind == HOP_ARG_NODE) /* a SymInt node: its symbol */
+            start = hop_arg_sym(start.u.node->meta->sym);
+        hop_arg args[] = {hop_arg_node(x), hop_arg_node(u), hop_arg_int(d + 1), start};
+        return emit(cx, n, HOP_OP_dynamic_update_slice, args, 4, true);
+    }
+    const hop_expr *len = fx->meta->meta.sizes[d], *size = fu->meta->meta.sizes[d];
+    int64_t k;
+    if (hop_expr_const_value(size, &k) && k == 0)
+        return set(cx, n, x); /* nothing is written */
+    hop_node *c = clamped_starts(g, s, len, size);
+    hop_node *col = op_nodes(g, HOP_OP_unsqueeze, c, (hop_arg[]){hop_arg_int(1)}, 1);
+    hop_arg ar[] = {hop_arg_int(0), hop_arg_sym(len), hop_arg_int(1), hop_arg_dtype(HOP_I64)};
+    hop_node *pos = hop_graph_call_op(g, HOP_OP_arange, ar, 4);
+    /* rel[b, j] = j - start_b, [B, n] */
+    hop_node *rel =
+        pos && col ? op_nodes(g, HOP_OP_sub, pos, (hop_arg[]){hop_arg_node(col)}, 1) : NULL;
+    hop_node *ge = op_nodes(g, HOP_OP_ge, rel, (hop_arg[]){hop_arg_int(0)}, 1);
+    hop_node *lt = op_nodes(g, HOP_OP_lt, rel, (hop_arg[]){hop_arg_sym(size)}, 1);
+    hop_node *inside =
+        ge && lt ? op_nodes(g, HOP_OP_logical_and, ge, (hop_arg[]){hop_arg_node(lt)}, 1) : NULL;
+    const hop_expr *last = hop_sym_add_int(g->env, size, -1);
+    hop_node *lo = op_nodes(g, HOP_OP_maximum, rel, (hop_arg[]){hop_arg_int(0)}, 1);
+    hop_node *at = last ? op_nodes(g, HOP_OP_minimum, lo, (hop_arg[]){hop_arg_sym(last)}, 1) : NULL;
+    hop_node *got = gather_batched(cx, u, fu, d, at, 1); /* [B, pre..., n, post...] */
+    /* inside as [B, 1 (pre)..., n, 1 (post)...] */
+    hop_arg shape[HOP_MAX_RANK + 1];
+    shape[0] = hop_arg_sym(hop_batch_size(cx));
+    for (int q = 0; q < r; q++)
+        shape[q + 1] = q == d ? hop_arg_sym(len) : hop_arg_int(1);
+    hop_node *mask = inside ? op_nodes(g, HOP_OP_reshape, inside,
+                                       (hop_arg[]){hop_arg_list(shape, (size_t)r + 1)}, 1)
+                            : NULL;
+    hop_node *res =
+        mask && got
+            ? hop_graph_call_op(g, HOP_OP_where,
+                                (hop_arg[]){hop_arg_node(mask), hop_arg_node(got), hop_arg_node(x)},
+                                3)
+            : NULL;
     return set(cx, n, res);
+}
+
+/* mask_gradient (x, mask): both batched (x broadcast when not; a batched
+ * mask of lower logical rank gets size-1 dims after the batch): the mask
+ * is per example. */
+static hop_status
+batch_mask_gradient(hop_batch_ctx *cx, const hop_node *n)
+{
+    bool bx, bm;
+    hop_node *x = operand(cx, n, 0, &bx), *m = operand(cx, n, 1, &bm);
+    const hop_node *fx = n->args[0].u.node, *fm = n->args[1].u.node;
+    int rx = rank_of(fx), rm = rank_of(fm);
+    if (!bx && (x = hop_batch_broadcast(cx, x)) == NULL)
+        return hop_error_code();
+    if (bm && rm < rx && (m = reshape_ones(cx, m, rx - rm, &fm->meta->meta)) == NULL)
+        return hop_error_code();
+    hop_arg args[] = {hop_arg_node(x), hop_arg_node(m)};
+    return emit(cx, n, HOP_OP_mask_gradient, args, 2, true);
 }
 
 /* ------------------------------------------------------------ the table */
@@ -567,6 +730,154 @@ batch_item(hop_batch_ctx *cx, const hop_node *n)
     hop_arg args[] = {hop_arg_node(x), hop_arg_list(items, 1)};
     hop_node *v = hop_graph_emit(hop_batch_out(cx), HOP_OP_reshape, args, 2);
     return v ? hop_batch_set(cx, n, 0, v, true) : hop_error_code();
+}
+
+/* a op b with b a constant int (a NULL a stays NULL). */
+static hop_node *
+op_int(hop_graph *g, hop_op op, hop_node *a, int64_t b)
+{
+    return op_nodes(g, op, a, (hop_arg[]){hop_arg_int(b)}, 1);
+}
+
+static hop_node *
+op_node(hop_graph *g, hop_op op, hop_node *a, hop_node *b)
+{
+    return a && b ? op_nodes(g, op, a, (hop_arg[]){hop_arg_node(b)}, 1) : NULL;
+}
+
+static hop_node *
+reshape_list(hop_graph *g, hop_node *x, const hop_expr *const *sizes, size_t n)
+{
+    hop_arg items[HOP_MAX_RANK];
+    for (size_t k = 0; k < n; k++)
+        items[k] = hop_arg_sym(sizes[k]);
+    return op_nodes(g, HOP_OP_reshape, x, (hop_arg[]){hop_arg_list(items, n)}, 1);
+}
+
+/*
+ * put (x, index, values, accumulate): one put over the examples flattened
+ * into one vector, each example's indices offset by its start (normalised
+ * first; an index out of range is sent past the end so that put reports
+ * it), each example's values expanded to its index count.
+ */
+static hop_status
+batch_put(hop_batch_ctx *cx, const hop_node *n)
+{
+    hop_graph *g = hop_batch_out(cx);
+    hop_shape_env *env = g->env;
+    bool bx, bi, bv;
+    hop_node *x = operand(cx, n, 0, &bx), *idx = operand(cx, n, 1, &bi);
+    hop_node *v = operand(cx, n, 2, &bv);
+    const hop_node *fx = n->args[0].u.node, *fi = n->args[1].u.node, *fv = n->args[2].u.node;
+    const hop_expr *B = hop_batch_size(cx);
+    const hop_expr *N = hop_meta_numel(&fx->meta->meta, env);
+    const hop_expr *M = hop_meta_numel(&fi->meta->meta, env);
+    const hop_expr *NV = hop_meta_numel(&fv->meta->meta, env);
+    const hop_expr *BN = N ? hop_sym_mul(env, B, N) : NULL;
+    const hop_expr *BM = M ? hop_sym_mul(env, B, M) : NULL;
+    if (BN == NULL || BM == NULL || NV == NULL)
+        return hop_error_code();
+    if (!bx && (x = hop_batch_broadcast(cx, x)) == NULL)
+        return hop_error_code();
+    if (!bi && (idx = hop_batch_broadcast(cx, idx)) == NULL)
+        return hop_error_code();
+    if (!bv && (v = hop_batch_broadcast(cx, v)) == NULL)
+        return hop_error_code();
+    hop_node *xf = reshape_list(g, x, &BN, 1);
+    hop_node *i2 = reshape_list(g, idx, (const hop_expr *[]){B, M}, 2);
+    i2 = i2 && i2->meta->meta.dtype != HOP_I64
+             ? op_nodes(g, HOP_OP_to, i2, (hop_arg[]){hop_arg_dtype(HOP_I64)}, 1)
+             : i2;
+    hop_arg s = hop_arg_sym(N);
+    hop_node *wrapped = op_nodes(g, HOP_OP_add, i2, &s, 1);
+    hop_node *neg = op_int(g, HOP_OP_lt, i2, 0);
+    hop_node *in =
+        neg && wrapped
+            ? hop_graph_call_op(
+                  g, HOP_OP_where,
+                  (hop_arg[]){hop_arg_node(neg), hop_arg_node(wrapped), hop_arg_node(i2)}, 3)
+            : NULL;
+    hop_node *bad = op_node(g, HOP_OP_logical_or, op_int(g, HOP_OP_lt, in, 0),
+                            op_nodes(g, HOP_OP_ge, in, &s, 1));
+    hop_node *rows = hop_graph_call_op(
+        g, HOP_OP_arange,
+        (hop_arg[]){hop_arg_int(0), hop_arg_sym(B), hop_arg_int(1), hop_arg_dtype(HOP_I64)}, 4);
+    hop_node *off = rows ? op_nodes(g, HOP_OP_mul, rows, &s, 1) : NULL;
+    off = off ? op_int(g, HOP_OP_unsqueeze, off, 1) : NULL;
+    hop_node *flat = op_node(g, HOP_OP_add, in, off);
+    hop_node *safe =
+        bad && flat
+            ? hop_graph_call_op(g, HOP_OP_where,
+                                (hop_arg[]){hop_arg_node(bad), hop_arg_sym(BN), hop_arg_node(flat)},
+                                3)
+            : NULL;
+    hop_node *if_ = reshape_list(g, safe, &BM, 1);
+    hop_node *v2 = reshape_list(g, v, (const hop_expr *[]){B, NV}, 2);
+    v2 = v2 ? op_nodes(g, HOP_OP_expand, v2,
+                       (hop_arg[]){hop_arg_list((hop_arg[]){hop_arg_sym(B), hop_arg_sym(M)}, 2)}, 1)
+            : NULL;
+    hop_node *vf = reshape_list(g, v2, &BM, 1);
+    hop_node *r =
+        xf && if_ && vf
+            ? hop_graph_call_op(
+                  g, HOP_OP_put,
+                  (hop_arg[]){hop_arg_node(xf), hop_arg_node(if_), hop_arg_node(vf), n->args[3]}, 4)
+            : NULL;
+    const hop_meta *m = &fx->meta->meta;
+    hop_arg items[HOP_MAX_RANK];
+    for (int d = 0; d < m->rank; d++)
+        items[d] = hop_arg_sym(m->sizes[d]);
+    return set(cx, n, r ? reshape_batched(cx, r, items, (size_t)m->rank) : NULL);
+}
+
+/*
+ * searchsorted (sorted, values, right).  An unbatched sorted sequence: the
+ * values' batch passes through.  A batched one: per example the count of
+ * its elements ordered before each value (NumPy's order: nan last), by
+ * comparing every pair.
+ */
+static hop_status
+batch_searchsorted(hop_batch_ctx *cx, const hop_node *n)
+{
+    hop_graph *g = hop_batch_out(cx);
+    bool ba, bv;
+    hop_node *a = operand(cx, n, 0, &ba), *v = operand(cx, n, 1, &bv);
+    if (!ba) {
+        hop_arg args[] = {hop_arg_node(a), hop_arg_node(v), n->args[2]};
+        return emit(cx, n, HOP_OP_searchsorted, args, 3, true);
+    }
+    if (!bv && (v = hop_batch_broadcast(cx, v)) == NULL)
+        return hop_error_code();
+    const hop_node *fv = n->args[1].u.node;
+    const hop_meta *vm = &fv->meta->meta;
+    const hop_expr *B = hop_batch_size(cx);
+    const hop_expr *M = hop_meta_numel(vm, g->env);
+    if (M == NULL)
+        return hop_error_code();
+    bool right = n->args[2].u.b;
+    hop_node *vv =
+        op_int(g, HOP_OP_unsqueeze, reshape_list(g, v, (const hop_expr *[]){B, M}, 2), 2);
+    hop_node *aa = op_int(g, HOP_OP_unsqueeze, a, 1); /* [B, 1, n] */
+    /* before: a < v (left) or !(v < a) (right), with nan after numbers */
+    hop_node *lo = right ? vv : aa, *hi = right ? aa : vv;
+    hop_node *lt = op_node(g, HOP_OP_lt, lo, hi);
+    if (hop_dtype_is_float(vm->dtype)) {
+        hop_node *lo_num = op_node(g, HOP_OP_eq, lo, lo), *hi_nan = op_node(g, HOP_OP_ne, hi, hi);
+        lt = op_node(g, HOP_OP_logical_or, lt, op_node(g, HOP_OP_logical_and, hi_nan, lo_num));
+    }
+    hop_node *before =
+        right && lt ? hop_graph_call_op(g, HOP_OP_logical_not, (hop_arg[]){hop_arg_node(lt)}, 1)
+                    : lt;
+    hop_node *cnt = before ? op_nodes(g, HOP_OP_sum, before,
+                                      (hop_arg[]){hop_arg_int(2), hop_arg_bool(false)}, 2)
+                           : NULL;
+    cnt = cnt && cnt->meta->meta.dtype != HOP_I64
+              ? op_nodes(g, HOP_OP_to, cnt, (hop_arg[]){hop_arg_dtype(HOP_I64)}, 1)
+              : cnt;
+    hop_arg items[HOP_MAX_RANK];
+    for (int d = 0; d < vm->rank; d++)
+        items[d] = hop_arg_sym(vm->sizes[d]);
+    return set(cx, n, cnt ? reshape_batched(cx, cnt, items, (size_t)vm->rank) : NULL);
 }
 
 #define ELEM                                                                                       \
@@ -666,6 +977,31 @@ static const hop_op_batch_rule rules[HOP_OP_COUNT] = {
     [HOP_OP_sort] = DIM1,
     [HOP_OP_argsort] = DIM1,
     [HOP_OP_take] = {batch_take, NULL},
+    [HOP_OP_dynamic_slice] = {batch_dynamic_slice, NULL},
+    [HOP_OP_dynamic_update_slice] = {batch_dynamic_update_slice, NULL},
+    [HOP_OP_mask_gradient] = {batch_mask_gradient, NULL},
+    [HOP_OP_sinh] = ELEM,
+    [HOP_OP_cosh] = ELEM,
+    [HOP_OP_arcsin] = ELEM,
+    [HOP_OP_arccos] = ELEM,
+    [HOP_OP_arcsinh] = ELEM,
+    [HOP_OP_arccosh] = ELEM,
+    [HOP_OP_arctanh] = ELEM,
+    [HOP_OP_cbrt] = ELEM,
+    [HOP_OP_i0] = ELEM,
+    [HOP_OP_i1] = ELEM,
+    [HOP_OP_arctan2] = ELEM,
+    [HOP_OP_hypot] = ELEM,
+    [HOP_OP_copysign] = ELEM,
+    [HOP_OP_fmod] = ELEM,
+    [HOP_OP_nextafter] = ELEM,
+    [HOP_OP_ldexp] = ELEM,
+    [HOP_OP_gcd] = ELEM,
+    [HOP_OP_lcm] = ELEM,
+    [HOP_OP_left_shift] = ELEM,
+    [HOP_OP_right_shift] = ELEM,
+    [HOP_OP_put] = {batch_put, NULL},
+    [HOP_OP_searchsorted] = {batch_searchsorted, NULL},
 };
 
 const hop_op_batch_rule *

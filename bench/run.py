@@ -599,6 +599,34 @@ def r_while_iter():
                   f"(computed in the plan); fori_loop {f['median']:.1f} ns/iter", {"fori": f})
 
 
+@row("fori_dyn_index", "compiled fori_loop reading table[i] (i a traced 0-d int tensor, a "
+     "[1000, 16] table), per iteration", "<= 2x the same loop without the index")
+def r_fori_dyn_index():
+    one_thread()
+    n = 1000
+    table = hop.randn(n, 16, seed=5)
+    first = table[0].clone()
+    acc0 = hop.zeros(16)
+    # The same loop twice: the int carry i counts in both; one adds the row
+    # table[i] (dynamic_slice: a view at a start read from i), the other a
+    # fixed row.
+    dyn = hop.compile(lambda tb, acc: hop.fori_loop(
+        0, n, lambda k, c: (c[0] + tb[c[1]], c[1] + 1), (acc, 0))[0])
+    fixed = hop.compile(lambda row, acc: hop.fori_loop(
+        0, n, lambda k, c: (c[0] + row, c[1] + 1), (acc, 0))[0])
+    np.testing.assert_allclose(dyn(table, acc0).numpy(), table.numpy().sum(0), rtol=1e-4,
+                               atol=1e-3)
+    fixed(first, acc0)
+    s = measure_all({"dyn": lambda: dyn(table, acc0), "fixed": lambda: fixed(first, acc0)},
+                    per=n, repeat=3 if QUICK else 9)
+    d, f = s["dyn"].as_dict(), s["fixed"].as_dict()
+    return result("ns/iter", d, None, None, d["median"] <= 2 * f["median"],
+                  f"indexed/fixed {d['median'] / f['median']:.2f}x",
+                  f"acc = acc + table[i], i = i + 1 (i an int carry: a 0-d int64 tensor) against "
+                  f"acc = acc + row with the same counter; {n} iterations per call; the fixed "
+                  f"row: {f['median']:.1f} ns/iter", {"fixed": f})
+
+
 @row("scan_rnn", "compiled scan of an RNN cell h = tanh(h @ W + x_t @ U), h: [1, 32], 1,000 "
      "steps", ">= 5x NumPy loop, >= 10x torch loop")
 def r_scan_rnn():

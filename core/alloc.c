@@ -28,6 +28,7 @@ static void *alloc_ud;
 static atomic_long fail_countdown; /* 0: off; 1: the next allocation fails */
 static atomic_long alloc_count;
 static atomic_long live_blocks;
+static atomic_llong alloc_bytes;
 
 void
 hop_set_allocator(hop_alloc_fn fn, void *ud)
@@ -54,6 +55,12 @@ hop_alloc_live(void)
     return atomic_load(&live_blocks);
 }
 
+long long
+hop_alloc_bytes(void)
+{
+    return atomic_load(&alloc_bytes);
+}
+
 /* True when the fault injector says this allocation must fail. */
 static bool
 injected_failure(void)
@@ -74,6 +81,7 @@ hop__realloc(void *p, size_t n)
         return NULL;
     }
     atomic_fetch_add(&alloc_count, 1);
+    atomic_fetch_add_explicit(&alloc_bytes, (long long)n, memory_order_relaxed);
     void *q = injected_failure() ? NULL : alloc_fn(alloc_ud, p, n);
     if (q == NULL) {
         hop_error(HOP_NOMEM, "out of memory (allocating %zu bytes)", n);

@@ -67,4 +67,32 @@ void hop__buf_discard(hop__buf *b);
 
 #define HOP__ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 
+/*
+ * The registration log (core/reglog.c): while a library's init runs
+ * (hop_load_library), every registry records what it registers on that
+ * thread, so that a failed init can be undone to the last name.  A log is
+ * begun and ended on one thread; logs nest (an init that loads another
+ * library): a registration goes to the innermost.  hop__reglog_note is
+ * called by a registry before it commits a registration (it can fail, with
+ * HOP_NOMEM; with no log begun on the thread it does nothing and succeeds).
+ * Entries are the kind and a copy of the name, in registration order.
+ */
+typedef enum hop__reg_kind { HOP__REG_HOP, HOP__REG_KERNEL } hop__reg_kind;
+typedef struct hop__reglog_entry {
+    hop__reg_kind kind;
+    char *name;
+} hop__reglog_entry;
+typedef struct hop__reglog {
+    hop__reglog_entry *items;
+    size_t n, cap;
+    struct hop__reglog *outer;
+} hop__reglog;
+
+void hop__reglog_begin(hop__reglog *log);
+/* Ends the innermost log (which must be log); the entries stay until
+ * hop__reglog_free. */
+void hop__reglog_end(hop__reglog *log);
+void hop__reglog_free(hop__reglog *log);
+hop_status hop__reglog_note(hop__reg_kind kind, const char *name);
+
 #endif /* HOP_CORE_INTERNAL_H */

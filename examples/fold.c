@@ -14,6 +14,24 @@
 
 #include <string.h>
 
+/* The operands, checked when traced and when a call node is verified. */
+static hop_status
+check_counts(size_t ninit, size_t nxs)
+{
+    if (ninit < 1 || nxs < 1)
+        return hop_error(HOP_INVALID, "fold: needs at least one init value and one xs");
+    return HOP_OK;
+}
+
+static hop_status
+check_rows(size_t i, const hop_value_info *x, const hop_value_info *x0)
+{
+    if (x->kind != HOP_VALUE_TENSOR || x->meta.rank < 1 || x0->kind != HOP_VALUE_TENSOR ||
+        x0->meta.rank < 1 || x->meta.sizes[0] != x0->meta.sizes[0])
+        return hop_error(HOP_SHAPE, "fold: xs %zu must be a tensor with as many rows as xs 0", i);
+    return HOP_OK;
+}
+
 /* Tracing: the rows are slices of the xs, the carries enter as they are. */
 static hop_status
 fold_check_operands(hop_call *c)
@@ -21,14 +39,10 @@ fold_check_operands(hop_call *c)
     size_t ninit, nxs;
     hop_node *const *xs = hop_call_group(c, "xs", &nxs);
     hop_call_group(c, "init", &ninit);
-    if (ninit < 1 || nxs < 1)
-        return hop_error(HOP_INVALID, "fold: needs at least one init value and one xs");
-    for (size_t i = 0; i < nxs; i++)
-        if (xs[i]->meta->kind != HOP_VALUE_TENSOR || xs[i]->meta->meta.rank < 1 ||
-            xs[i]->meta->meta.sizes[0] != xs[0]->meta->meta.sizes[0])
-            return hop_error(HOP_SHAPE, "fold: xs %zu must be a tensor with as many rows as xs 0",
-                             i);
-    return hop_prim_hop_base()->check_operands(c);
+    hop_status st = check_counts(ninit, nxs);
+    for (size_t i = 0; i < nxs && st == HOP_OK; i++)
+        st = check_rows(i, xs[i]->meta, xs[0]->meta);
+    return st == HOP_OK ? hop_prim_hop_base()->check_operands(c) : st;
 }
 
 static hop_status
@@ -46,7 +60,8 @@ fold_body_inputs(hop_call *c)
     return st;
 }
 
-/* The body returns the next carries, each like the one it replaces. */
+/* The body returns the next carries, each like the one it replaces: sizes
+ * decided equal (a size symbol and a constant may be, with a guard). */
 static hop_status
 fold_output_meta(hop_call *c)
 {
@@ -54,9 +69,14 @@ fold_output_meta(hop_call *c)
     hop_node *const *init = hop_call_group(c, "init", &ninit);
     const hop_values *r = &c->results[0];
     for (size_t i = 0; i < ninit; i++) {
-        if (i < r->n && r->items[i]->meta->kind == init[i]->meta->kind &&
-            (init[i]->meta->kind != HOP_VALUE_TENSOR ||
-             hop_meta_equal(&r->items[i]->meta->meta, &init[i]->meta->meta)))
+        bool same = false;
+        hop_status st = i < r->n
+                            ? hop_value_info_decide_same(hop_output_graph_env(c->og), init[i]->meta,
+                                                         r->items[i]->meta, "fold", &same)
+                            : HOP_OK;
+        if (st != HOP_OK)
+            return st;
+        if (same)
             continue;
         char want[96], got[96] = "nothing";
         hop_value_info_print(init[i]->meta, want, sizeof want);
@@ -67,6 +87,37 @@ fold_output_meta(hop_call *c)
     if (r->n != ninit)
         return hop_error(HOP_TRACE, "fold: f returns %zu values for %zu carries", r->n, ninit);
     return hop_prim_hop_base()->output_meta(c);
+}
+
+/* Verifying: the operands as tracing checks them, the carries as the
+ * outputs, and f over rows (the base checks the rest of its inputs and its
+ * outputs against the carries). */
+static bool
+row_of_xs(void *ud, const hop_node *call, size_t body, size_t j, hop_value_info *want)
+{
+    const size_t *range = ud; /* the xs: passed values [range[0], range[1]) */
+    (void)call, (void)body;
+    if (j >= range[0] && j < range[1])
+        *want = hop_value_info_drop_dim(want, 0);
+    return true;
+}
+
+static hop_status
+fold_verify(const hop_node *call)
+{
+    size_t ninit, nxs;
+    const hop_arg *xs = hop_node_group(call, "xs", &nxs);
+    hop_node_group(call, "init", &ninit);
+    hop_status st = check_counts(ninit, nxs);
+    for (size_t i = 0; i < nxs && st == HOP_OK; i++)
+        st = xs[i].kind == HOP_ARG_NODE && xs[0].kind == HOP_ARG_NODE
+                 ? check_rows(i, xs[i].u.node->meta, xs[0].u.node->meta)
+                 : hop_error(HOP_SHAPE, "fold: xs %zu must be a tensor", i);
+    if (st != HOP_OK)
+        return hop_verify_error(call, st);
+    size_t range[2] = {ninit, ninit + nxs};
+    st = hop_verify_carries(call, "init", false);
+    return st == HOP_OK ? hop_verify_bodies(call, row_of_xs, NULL, range) : st;
 }
 
 /* Lowering: the carries live in the call's outputs; per row, f writes the
@@ -168,14 +219,15 @@ static const hop_class fold_class = {
     .check_operands = fold_check_operands,
     .body_inputs = fold_body_inputs,
     .output_meta = fold_output_meta,
+    .verify = fold_verify,
     .lower = fold_lower,
     .eval = fold_eval,
 };
 
-hop_status hop_library_init(void);
-
-hop_status
-hop_library_init(void)
+static hop_status
+fold_init(void)
 {
     return hop_register_hop(&fold_class);
 }
+
+HOP_LIBRARY(fold_init);

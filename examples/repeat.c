@@ -3,8 +3,9 @@
  * repeat(n, body, x, *args) applies body to x n times (x -> body(x, *args)
  * -> ...).  x is a carry: in the body it is the current value.  The class
  * fills the slots where repeat differs from the PrimHOP base (tracing checks,
- * a counted loop, eval); hop_library_init registers it, so Python loads it
- * with hop.load_library (docs/DEFINING_A_HOP.md walks through it).
+ * what a well-formed call node is, a counted loop, eval); its library's
+ * descriptor (HOP_LIBRARY) names the init that registers it, so Python loads
+ * it with hop.load_library (docs/DEFINING_A_HOP.md walks through it).
  */
 #include <hop.h>
 
@@ -58,6 +59,17 @@ repeat_output_meta(hop_call *c)
     if (r->n > 0)
         hop_value_info_print(r->items[0]->meta, got, sizeof got);
     return wrong_result(want, r->n, got);
+}
+
+/* ---- verifying: a call node, traced or loaded from a file, passes the
+ * checks tracing made; the base checks the body against what is passed. */
+static hop_status
+repeat_verify(const hop_node *call)
+{
+    size_t nx;
+    hop_node_group(call, "x", &nx);
+    hop_status st = check_args(hop_node_param(call, "n")->u.i, nx);
+    return st == HOP_OK ? hop_verify_default(call) : hop_verify_error(call, st);
 }
 
 /* ---- lowering: n times carry = body(carry, *args), the carry
@@ -135,15 +147,17 @@ static const hop_class repeat_class = {
     .input_mode = HOP_INPUTS_EXPLICIT,
     .check_operands = repeat_check_operands,
     .output_meta = repeat_output_meta,
+    .verify = repeat_verify,
     .lower = repeat_lower,
     .eval = repeat_eval,
 };
 
-/* The library's entry point: hop.load_library (hop_load_library) calls it. */
-hop_status hop_library_init(void);
-
-hop_status
-hop_library_init(void)
+/* The library's init and its descriptor: hop.load_library (hop_load_library)
+ * checks the descriptor, then runs the init. */
+static hop_status
+repeat_init(void)
 {
     return hop_register_hop(&repeat_class);
 }
+
+HOP_LIBRARY(repeat_init);

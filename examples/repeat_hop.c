@@ -10,7 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
-hop_status hop_library_init(void); /* examples/repeat.c */
+extern const hop_library_descriptor hop_library; /* examples/repeat.c */
 
 /* The friendly entry point, like hop_map for map. */
 static hop_status
@@ -54,7 +54,7 @@ fail(const char *what)
 int
 main(void)
 {
-    if (hop_library_init() != HOP_OK)
+    if (hop_library.init() != HOP_OK)
         return fail("register");
     hop_output_graph *og = hop_output_graph_new();
     if (og == NULL)

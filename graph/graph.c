@@ -292,23 +292,6 @@ static const hop_value_info no_value = {.kind = HOP_VALUE_NONE};
 
 /* True when a and b describe the same value (expressions are interned, so
  * pointer equality is structural equality). */
-static bool
-value_info_same(const hop_value_info *a, const hop_value_info *b)
-{
-    if (a->kind != b->kind)
-        return false;
-    if (a->kind == HOP_VALUE_SYM)
-        return a->sym == b->sym;
-    if (a->kind != HOP_VALUE_TENSOR)
-        return true;
-    if (a->meta.dtype != b->meta.dtype || a->meta.rank != b->meta.rank)
-        return false;
-    for (int d = 0; d < a->meta.rank; d++)
-        if (a->meta.sizes[d] != b->meta.sizes[d])
-            return false;
-    return true;
-}
-
 /* The canonical form of v as hash key: fields that do not belong to its
  * kind are left out, so they cannot make equal values differ.  Returns the
  * key's length in bytes. */
@@ -368,13 +351,13 @@ intern_meta(hop_graph *g, const hop_value_info *v)
     graph_impl *impl = hop__graph_impl(g);
     if (v->kind == HOP_VALUE_NONE)
         return &no_value;
-    if (impl->last_meta && value_info_same(impl->last_meta, v))
+    if (impl->last_meta && hop_value_info_equal(impl->last_meta, v))
         return impl->last_meta;
     uint64_t key[2 + HOP_MAX_RANK];
     size_t len = meta_key(v, key);
     hop__meta_entry *e = NULL;
     if (impl->nmetas <= HOP__SMALL_METAS) {
-        for (e = impl->meta_list; e && !value_info_same(&e->info, v); e = e->next)
+        for (e = impl->meta_list; e && !hop_value_info_equal(&e->info, v); e = e->next)
             ;
     } else {
         HASH_FIND(hh, impl->metas, key, len, e);
@@ -751,10 +734,9 @@ hop_graph_rename_node(hop_graph *g, hop_node *n, const char *base)
 
 /* ------------------------------------------------------------ calls */
 
-/* Converts copied args to operands of shape inference; list items come from
- * *pool. */
-static hop_status
-to_operands(const char *who, const hop_arg *args, size_t n, hop_operand *out, hop_operand **pool)
+hop_status
+hop_args_operands(const char *who, const hop_arg *args, size_t n, hop_operand *out,
+                  hop_operand **pool)
 {
     for (size_t i = 0; i < n; i++) {
         const hop_arg *a = &args[i];
@@ -766,6 +748,8 @@ to_operands(const char *who, const hop_arg *args, size_t n, hop_operand *out, ho
             break;
         case HOP_ARG_NODE: {
             const hop_node *d = a->u.node;
+            if (d == NULL)
+                return hop_error(HOP_MISUSE, "%s: argument %zu is a NULL node", who, i);
             if (d->meta->kind == HOP_VALUE_TENSOR) {
                 o->kind = HOP_OPND_TENSOR;
                 o->u.tensor = &d->meta->meta;
@@ -799,11 +783,14 @@ to_operands(const char *who, const hop_arg *args, size_t n, hop_operand *out, ho
             o->u.dtype = a->u.dtype;
             break;
         case HOP_ARG_LIST: {
-            hop_operand *items = *pool;
-            *pool += a->u.list.n;
-            hop_status st = to_operands(who, a->u.list.items, a->u.list.n, items, pool);
-            if (st != HOP_OK)
-                return st;
+            hop_operand *items = NULL;
+            if (pool) {
+                items = *pool;
+                *pool += a->u.list.n;
+                hop_status st = hop_args_operands(who, a->u.list.items, a->u.list.n, items, pool);
+                if (st != HOP_OK)
+                    return st;
+            }
             o->kind = HOP_OPND_LIST;
             o->u.list.items = items;
             o->u.list.n = a->u.list.n;
@@ -829,7 +816,7 @@ infer(hop_graph *g, const char *who, hop_op op, const pending *p, hop_value_info
             return HOP_NOMEM;
     }
     hop_operand *pool = buf + p->node->nargs;
-    hop_status st = to_operands(who, p->node->args, p->node->nargs, buf, &pool);
+    hop_status st = hop_args_operands(who, p->node->args, p->node->nargs, buf, &pool);
     if (st == HOP_OK) {
         memset(out, 0, sizeof *out);
         st = hop_op_infer(g->env, op, buf, p->node->nargs, out);
@@ -891,7 +878,7 @@ hop_graph_call_op(hop_graph *g, hop_op op, const hop_arg *args, size_t nargs)
     const hop_value_info *meta = NULL;
     for (size_t i = 0; i < nargs && meta == NULL; i++) {
         const hop_arg *a = &p.node->args[i];
-        if (a->kind == HOP_ARG_NODE && value_info_same(a->u.node->meta, &out))
+        if (a->kind == HOP_ARG_NODE && hop_value_info_equal(a->u.node->meta, &out))
             meta = a->u.node->meta;
     }
     if (meta == NULL && (meta = intern_meta(g, &out)) == NULL) {
@@ -936,7 +923,7 @@ meta_agrees(hop_shape_env *env, size_t nguards, const hop_value_info *inferred,
         return true;
     }
     if (!fresh_symbols)
-        return value_info_same(inferred, given);
+        return hop_value_info_equal(inferred, given);
     if (inferred->kind != given->kind)
         return false;
     return inferred->kind != HOP_VALUE_TENSOR ||
@@ -999,6 +986,55 @@ hop_graph_call_op_meta(hop_graph *g, hop_op op, const hop_arg *args, size_t narg
     return commit(g, &p, body_end(g));
 }
 
+/*
+ * What a call_hop and a call_foreign share: the target (it prints as a
+ * function name) and the outputs' metadata checked (tensors only for a
+ * foreign kernel, which writes buffers), the node prepared with copies of
+ * both, its meta its one output's.  The caller sets its kind's fields and
+ * commits; on error g is unchanged.
+ */
+static hop_status
+prepare_call(hop_graph *g, const char *who, hop_node_kind kind, const char *target,
+             const hop_arg *args, size_t nargs, const hop_value_info *outs, size_t nouts,
+             pending *p)
+{
+    if (!hop_name_is_identifier(target))
+        return hop_error(HOP_INVALID, "%s: the target is not an identifier", who);
+    if (nouts > 0 && outs == NULL)
+        return hop_error(HOP_MISUSE, "%s: %zu outputs at NULL", who, nouts);
+    for (size_t i = 0; i < nouts; i++) {
+        char what[32];
+        snprintf(what, sizeof what, "output %zu", i);
+        hop_status st = check_value_info(who, what, &outs[i]);
+        if (st != HOP_OK)
+            return st;
+        if (kind == HOP_NODE_CALL_FOREIGN && outs[i].kind != HOP_VALUE_TENSOR)
+            return hop_error(HOP_INVALID, "%s: output %zu must be a tensor", who, i);
+    }
+    hop_status st = prepare(g, who, kind, target, args, nargs, kind == HOP_NODE_CALL_HOP, p);
+    if (st != HOP_OK)
+        return st;
+    hop__arena *a = hop__graph_arena(g);
+    char *tcopy = hop__arena_strdup(a, target);
+    if (tcopy == NULL)
+        return HOP_NOMEM;
+    hop_value_info *ocopy = NULL;
+    if (nouts > 0) {
+        if (nouts > SIZE_MAX / sizeof *ocopy)
+            return hop_error(HOP_NOMEM, "%s: out of memory (%zu outputs)", who, nouts);
+        if ((ocopy = hop__arena_alloc(a, nouts * sizeof *ocopy)) == NULL)
+            return HOP_NOMEM;
+        memcpy(ocopy, outs, nouts * sizeof *ocopy);
+    }
+    hop_node *n = p->node;
+    n->target = tcopy;
+    n->outs = ocopy;
+    n->nouts = nouts;
+    if (nouts == 1)
+        n->meta = &ocopy[0];
+    return HOP_OK;
+}
+
 hop_node *
 hop_graph_call_hop(hop_graph *g, const hop_class *cls, const hop_arg *args, size_t nargs,
                    const hop_value_info *outs, size_t nouts)
@@ -1010,49 +1046,12 @@ hop_graph_call_hop(hop_graph *g, const hop_class *cls, const hop_arg *args, size
                                 : "class's name");
         return NULL;
     }
-    const char *target = cls->name;
     char who[96];
-    snprintf(who, sizeof who, "call_hop %s", target);
-    /* The target prints as a function name in code. */
-    if (!hop_name_is_identifier(target)) {
-        hop_error(HOP_INVALID, "%s: the target is not an identifier", who);
-        return NULL;
-    }
-    if (nouts > 0 && outs == NULL) {
-        hop_error(HOP_MISUSE, "%s: %zu outputs at NULL", who, nouts);
-        return NULL;
-    }
-    for (size_t i = 0; i < nouts; i++) {
-        char what[32];
-        snprintf(what, sizeof what, "output %zu", i);
-        if (check_value_info(who, what, &outs[i]) != HOP_OK)
-            return NULL;
-    }
+    snprintf(who, sizeof who, "call_hop %s", cls->name);
     pending p;
-    if (prepare(g, who, HOP_NODE_CALL_HOP, target, args, nargs, true, &p) != HOP_OK)
+    if (prepare_call(g, who, HOP_NODE_CALL_HOP, cls->name, args, nargs, outs, nouts, &p) != HOP_OK)
         return NULL;
-    hop__arena *a = hop__graph_arena(g);
-    char *tcopy = hop__arena_strdup(a, target);
-    if (tcopy == NULL)
-        return NULL;
-    hop_value_info *ocopy = NULL;
-    if (nouts > 0) {
-        if (nouts > SIZE_MAX / sizeof *ocopy) {
-            hop_error(HOP_NOMEM, "%s: out of memory (%zu outputs)", who, nouts);
-            return NULL;
-        }
-        ocopy = hop__arena_alloc(a, nouts * sizeof *ocopy);
-        if (ocopy == NULL)
-            return NULL;
-        memcpy(ocopy, outs, nouts * sizeof *ocopy);
-    }
-    hop_node *n = p.node;
-    n->target = tcopy;
-    n->cls = cls;
-    n->outs = ocopy;
-    n->nouts = nouts;
-    if (nouts == 1)
-        n->meta = &ocopy[0];
+    p.node->cls = cls;
     return commit(g, &p, body_end(g));
 }
 
@@ -1074,15 +1073,9 @@ hop_node_passed(const hop_node *call, const hop_arg **items, size_t cap)
 size_t
 hop_node_made_inputs(const hop_node *call)
 {
-    if (call == NULL || call->kind != HOP_NODE_CALL_HOP)
+    if (call == NULL || call->kind != HOP_NODE_CALL_HOP || call->cls == NULL)
         return 0;
-    /* An unset field inherits from the base; the depth bound is the one
-     * hop_class_slot_owner uses. */
-    int depth = 0;
-    for (const hop_class *k = call->cls; k && depth < 32; k = k->base, depth++)
-        if (k->made_inputs)
-            return k->made_inputs;
-    return 0;
+    return hop_class_made_inputs(call->cls);
 }
 
 const hop_arg *
@@ -1113,43 +1106,10 @@ hop_graph_call_foreign(hop_graph *g, const char *target, const hop_arg *args, si
     }
     char who[96];
     snprintf(who, sizeof who, "call_foreign %s", target);
-    if (!hop_name_is_identifier(target)) {
-        hop_error(HOP_INVALID, "%s: the target is not an identifier", who);
-        return NULL;
-    }
-    if (nouts > 0 && outs == NULL) {
-        hop_error(HOP_MISUSE, "%s: %zu outputs at NULL", who, nouts);
-        return NULL;
-    }
-    for (size_t i = 0; i < nouts; i++) {
-        char what[32];
-        snprintf(what, sizeof what, "output %zu", i);
-        if (check_value_info(who, what, &outs[i]) != HOP_OK)
-            return NULL;
-        /* A foreign kernel writes buffers: its results are tensors. */
-        if (outs[i].kind != HOP_VALUE_TENSOR) {
-            hop_error(HOP_INVALID, "%s: output %zu must be a tensor", who, i);
-            return NULL;
-        }
-    }
     pending p;
-    if (prepare(g, who, HOP_NODE_CALL_FOREIGN, target, args, nargs, false, &p) != HOP_OK)
+    if (prepare_call(g, who, HOP_NODE_CALL_FOREIGN, target, args, nargs, outs, nouts, &p) != HOP_OK)
         return NULL;
-    hop__arena *a = hop__graph_arena(g);
-    char *tcopy = hop__arena_strdup(a, target);
-    hop_value_info *ocopy = NULL;
-    if (tcopy == NULL ||
-        (nouts > 0 && (ocopy = hop__arena_alloc(a, nouts * sizeof *ocopy)) == NULL))
-        return NULL;
-    if (nouts > 0)
-        memcpy(ocopy, outs, nouts * sizeof *ocopy);
-    hop_node *n = p.node;
-    n->target = tcopy;
-    n->outs = ocopy;
-    n->nouts = nouts;
-    n->flags = flags & HOP_NODE_SIDE_EFFECTS;
-    if (nouts == 1)
-        n->meta = &ocopy[0];
+    p.node->flags = flags & HOP_NODE_SIDE_EFFECTS;
     return commit(g, &p, body_end(g));
 }
 

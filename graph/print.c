@@ -670,22 +670,32 @@ dot_edges(hop__buf *b, const char *path, const hop_node *user, const hop_arg *ar
 
 static void dot_graph(hop__buf *b, const hop_graph *g, const char *path, int depth);
 
+/* The path of subgraph s of the graph at path (`cond_true_0`,
+ * `map_body_0.wrap_body_1`), which names its cluster and its nodes; NULL
+ * with b failed on out-of-memory.  The caller frees it. */
+static char *
+dot_subpath(hop__buf *b, const char *path, const hop_graph *s)
+{
+    hop__buf sub;
+    hop__buf_init(&sub);
+    if (path[0])
+        hop__buf_printf(&sub, "%s.", path);
+    hop__buf_puts(&sub, s->name);
+    char *subpath = hop__buf_finish(&sub);
+    if (subpath == NULL)
+        b->failed = true;
+    return subpath;
+}
+
 /* Prints the subgraphs of g as clusters; they need their own path. */
 static void
 dot_subgraphs(hop__buf *b, const hop_graph *g, const char *path, int depth)
 {
     for (size_t i = 0; i < g->nsubgraphs; i++) {
         const hop_graph *s = g->subgraphs[i];
-        hop__buf sub;
-        hop__buf_init(&sub);
-        if (path[0])
-            hop__buf_printf(&sub, "%s.", path);
-        hop__buf_puts(&sub, s->name);
-        char *subpath = hop__buf_finish(&sub);
-        if (subpath == NULL) {
-            b->failed = true;
+        char *subpath = dot_subpath(b, path, s);
+        if (subpath == NULL)
             return;
-        }
         hop__buf_indent(b, depth * INDENT);
         hop__buf_puts(b, "subgraph \"cluster_");
         dot_escape(b, subpath, strlen(subpath));
@@ -749,16 +759,9 @@ dot_graph(hop__buf *b, const hop_graph *g, const char *path, int depth)
             const hop_node *from = s ? (s->output ? s->output : s->last) : NULL;
             if (from == NULL)
                 continue;
-            hop__buf sub;
-            hop__buf_init(&sub);
-            if (path[0])
-                hop__buf_printf(&sub, "%s.", path);
-            hop__buf_puts(&sub, s->name);
-            char *subpath = hop__buf_finish(&sub);
-            if (subpath == NULL) {
-                b->failed = true;
+            char *subpath = dot_subpath(b, path, s);
+            if (subpath == NULL)
                 return;
-            }
             hop__buf_indent(b, depth * INDENT);
             dot_node_id(b, subpath, from);
             hop__buf_puts(b, " -> ");

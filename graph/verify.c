@@ -258,18 +258,6 @@ check_foreign_args(const hop_graph *g, const hop_node *n, const hop_arg *args, s
     return HOP_OK;
 }
 
-static bool
-value_info_equal(const hop_value_info *a, const hop_value_info *b)
-{
-    if (a->kind != b->kind)
-        return false;
-    if (a->kind == HOP_VALUE_SYM)
-        return a->sym == b->sym;
-    if (a->kind == HOP_VALUE_TENSOR)
-        return hop_meta_equal(&a->meta, &b->meta);
-    return true;
-}
-
 /* Describes an operand passed to a subgraph: "x" for a node, else its value. */
 static void
 describe_operand(const hop_arg *a, char *buf, size_t cap)
@@ -313,18 +301,100 @@ value_kind_text(hop_value_kind k)
     return k == HOP_VALUE_TENSOR ? "a tensor" : k == HOP_VALUE_SYM ? "a SymInt" : "no value";
 }
 
+/* ---------------------------------------------------------- call_hop nodes */
+
+static const char *const lead_text[] = {
+    [HOP_PARAM_INT] = "an int",
+    [HOP_PARAM_FLOAT] = "a float",
+    [HOP_PARAM_BOOL] = "a bool",
+    [HOP_PARAM_DTYPE] = "a dtype",
+    [HOP_PARAM_VALUE] = "a value (a node, a SymInt or SymBool, a bool or an int)",
+};
+
+static const char *
+arg_kind_text(hop_arg_kind k)
+{
+    static const char *const text[] = {
+        [HOP_ARG_NONE] = "nothing",  [HOP_ARG_NODE] = "a node", [HOP_ARG_INT] = "an int",
+        [HOP_ARG_FLOAT] = "a float", [HOP_ARG_BOOL] = "a bool", [HOP_ARG_SYM] = "a SymInt",
+        [HOP_ARG_DTYPE] = "a dtype", [HOP_ARG_LIST] = "a list", [HOP_ARG_GRAPH] = "a graph",
+    };
+    return (unsigned)k < sizeof text / sizeof *text ? text[k] : "an unknown kind";
+}
+
+/* The call's arguments against its class's signature (hop/class.h): the
+ * leads, then at least one subgraph per BODY parameter (a BODIES parameter:
+ * one or more; how many exactly is the class's verify slot's to say, as
+ * vmap keeps one more), then one list of values per group (lifted mode:
+ * one, the merged signature; else one per group and, unless the last
+ * parameter is VARARGS, one for the lifted values). */
+static hop_status
+check_call_layout(const hop_graph *g, const hop_node *n)
+{
+    const hop_class *cls = n->cls;
+    if (cls == NULL || cls->name == NULL)
+        return fail(g, "call_hop %s has no class", n->name);
+    size_t np, k = 0, ngroups = 0, nbody = 0;
+    bool bodies = false;
+    const hop_param *params = hop_class_params(cls, &np);
+    for (size_t i = 0; i < np; i++) {
+        const hop_param *p = &params[i];
+        ngroups += hop_param_is_group(p->kind);
+        nbody += p->kind == HOP_PARAM_BODY;
+        bodies |= p->kind == HOP_PARAM_BODIES;
+        if (!hop_param_is_lead(p->kind))
+            continue;
+        if (k >= n->nargs)
+            return hop_verify_fail(n, "%s: has %zu arguments; its signature has a %s after them",
+                                   cls->name, n->nargs, p->name);
+        if (!hop_param_fits(p->kind, &n->args[k]))
+            return hop_verify_fail(n, "%s: argument %zu (%s) must be %s, not %s", cls->name, k,
+                                   p->name, lead_text[p->kind], arg_kind_text(n->args[k].kind));
+        k++;
+    }
+    size_t first = k;
+    while (k < n->nargs && n->args[k].kind == HOP_ARG_GRAPH)
+        k++;
+    size_t ngraphs = k - first, want = nbody + bodies;
+    if (ngraphs < want || ngraphs > HOP_MAX_BODIES)
+        return hop_verify_fail(n,
+                               "%s: has %zu bodies after its %zu leading arguments; it takes %s%zu",
+                               cls->name, ngraphs, first, bodies ? "at least " : "", want);
+    bool lifted = hop_class_input_mode(cls) == HOP_INPUTS_LIFTED;
+    bool varargs = np > 0 && params[np - 1].kind == HOP_PARAM_VARARGS;
+    size_t nlists = lifted ? 1 : ngroups + !varargs;
+    for (size_t l = 0; l < nlists; l++, k++) {
+        if (k >= n->nargs || n->args[k].kind != HOP_ARG_LIST)
+            return hop_verify_fail(n,
+                                   "%s: argument %zu must be list %zu of the values it passes, "
+                                   "not %s",
+                                   cls->name, k, l,
+                                   k < n->nargs ? arg_kind_text(n->args[k].kind) : "missing");
+        const hop_arg *list = &n->args[k];
+        for (size_t j = 0; j < list->u.list.n; j++) {
+            hop_arg_kind kind = list->u.list.items[j].kind;
+            if (kind != HOP_ARG_NODE && kind != HOP_ARG_SYM && kind != HOP_ARG_INT)
+                return hop_verify_fail(n, "%s: item %zu of argument %zu is %s, not a value",
+                                       cls->name, j, k, arg_kind_text(kind));
+        }
+    }
+    if (k != n->nargs)
+        return hop_verify_fail(n, "%s: has %zu arguments; its signature takes %zu", cls->name,
+                               n->nargs, k);
+    return HOP_OK;
+}
+
 /* A call_hop against the subgraphs it calls: one operand per placeholder
  * (the call's lists, concatenated: hop_node_passed), matching kinds and
  * dtypes (ranks may differ: map passes slices), and as many subgraph
- * outputs as the call has. */
+ * outputs as the class says (body_nouts).  The layout first, the class's
+ * own verify last. */
 static hop_status
 check_call_hop(const hop_graph *g, const hop_node *n)
 {
-    bool has_graph = false;
-    for (size_t i = 0; i < n->nargs; i++)
-        has_graph |= n->args[i].kind == HOP_ARG_GRAPH;
-    if (!has_graph)
-        return HOP_OK;
+    hop_status st = check_call_layout(g, n);
+    if (st != HOP_OK)
+        return st;
     size_t nops = hop_node_passed(n, NULL, 0);
     const hop_arg *small[16], **ops = nops <= 16 ? small : hop__malloc(nops * sizeof *ops);
     if (ops == NULL)
@@ -332,7 +402,6 @@ check_call_hop(const hop_graph *g, const hop_node *n)
     hop_node_passed(n, ops, nops);
     /* The HOP makes its bodies' first inputs itself (a loop's index). */
     size_t made = hop_node_made_inputs(n);
-    hop_status st = HOP_OK;
     size_t body = 0;
     for (size_t i = 0; i < n->nargs && st == HOP_OK; i++) {
         if (n->args[i].kind != HOP_ARG_GRAPH)
@@ -369,7 +438,9 @@ check_call_hop(const hop_graph *g, const hop_node *n)
         /* A subgraph without an output is reported when it is checked. */
         const hop_class *owner = HOP_CLASS_SLOT_OWNER(n->cls, body_nouts);
         size_t want = owner ? owner->body_nouts(n, body) : n->nouts;
-        if (st == HOP_OK && s->output && s->output->nargs != want)
+        if (st == HOP_OK && s->output == NULL)
+            st = fail(g, "node %s calls %s, which has no output node", n->name, s->name);
+        if (st == HOP_OK && s->output->nargs != want)
             st = owner ? fail(g, "node %s: %s returns %zu value%s, not %zu", n->name, s->name,
                               s->output->nargs, s->output->nargs == 1 ? "" : "s", want)
                        : fail(g, "node %s has %zu output%s but %s returns %zu", n->name, n->nouts,
@@ -378,7 +449,172 @@ check_call_hop(const hop_graph *g, const hop_node *n)
     }
     if (ops != small)
         hop__free(ops);
+    if (st != HOP_OK)
+        return st;
+    const hop_class *owner = HOP_CLASS_SLOT_OWNER(n->cls, verify);
+    st = owner ? owner->verify(n) : hop_verify_default(n);
+    if (st != HOP_OK && hop_error_code() != HOP_VERIFY && hop_error_code() != HOP_NOMEM)
+        st = hop_verify_error(n, st);
     return st;
+}
+
+hop_status
+hop_graph_verify_call(const hop_node *call)
+{
+    if (call == NULL || call->kind != HOP_NODE_CALL_HOP || call->graph == NULL)
+        return hop_error(HOP_MISUSE, "hop_graph_verify_call: not a call_hop node of a graph");
+    return check_call_hop(call->graph, call);
+}
+
+/* ------------------------------------------------------ the verify kit */
+
+hop_status
+hop_verify_fail(const hop_node *call, const char *fmt, ...)
+{
+    char msg[768];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    return hop_error(HOP_VERIFY, "verify: %s: node %s: %s",
+                     call && call->graph ? call->graph->name : "?", call ? call->name : "?", msg);
+}
+
+hop_status
+hop_verify_error(const hop_node *call, hop_status st)
+{
+    if (st == HOP_OK || st == HOP_NOMEM)
+        return st;
+    char msg[1024];
+    snprintf(msg, sizeof msg, "%s", hop_error_message());
+    return hop_verify_fail(call, "%s", msg[0] ? msg : hop_status_message(st));
+}
+
+/* The metadata of a value a call passes or a graph returns: a node's, or a
+ * SymInt for an int (sym NULL) or a SymInt argument. */
+static hop_value_info
+arg_meta(const hop_arg *a)
+{
+    if (a->kind == HOP_ARG_NODE)
+        return *a->u.node->meta;
+    if (a->kind == HOP_ARG_SYM)
+        return (hop_value_info){.kind = HOP_VALUE_SYM, .sym = a->u.sym};
+    if (a->kind == HOP_ARG_INT)
+        return (hop_value_info){.kind = HOP_VALUE_SYM};
+    return (hop_value_info){.kind = HOP_VALUE_NONE};
+}
+
+/* Whether passed value j of call belongs to a CARRY group. */
+static bool
+passed_carried(const hop_node *call, size_t j)
+{
+    if (hop_class_input_mode(call->cls) == HOP_INPUTS_LIFTED)
+        return false;
+    size_t np;
+    const hop_param *params = hop_class_params(call->cls, &np);
+    size_t at = 0, p = 0;
+    for (size_t i = 0; i < call->nargs; i++) {
+        const hop_arg *a = &call->args[i];
+        if (a->kind != HOP_ARG_LIST)
+            continue;
+        while (p < np && !hop_param_is_group(params[p].kind))
+            p++;
+        if (j < at + a->u.list.n)
+            return p < np && params[p].kind == HOP_PARAM_CARRY;
+        at += a->u.list.n;
+        p++;
+    }
+    return false;
+}
+
+static hop_status
+meta_mismatch(const hop_node *call, const char *what, const hop_graph *body,
+              const hop_value_info *got, const hop_value_info *want)
+{
+    char a[128], b[128];
+    hop_value_info_print(got, a, sizeof a);
+    hop_value_info_print(want, b, sizeof b);
+    return hop_verify_fail(call, "%s: %s of %s is %s, but the call needs %s there", call->cls->name,
+                           what, body->name, a, b);
+}
+
+hop_status
+hop_verify_inputs(const hop_node *call, hop_verify_meta_fn fn, void *ud)
+{
+    size_t made = hop_node_made_inputs(call), b = 0;
+    for (size_t i = 0; i < call->nargs; i++) {
+        if (call->args[i].kind != HOP_ARG_GRAPH)
+            continue;
+        const hop_graph *body = call->args[i].u.graph;
+        const hop_node *ph = body->first;
+        for (size_t j = 0; j < made && ph; j++)
+            ph = ph->next;
+        for (size_t j = 0; ph && ph->kind == HOP_NODE_PLACEHOLDER; j++, ph = ph->next) {
+            const hop_arg *passed = hop_node_passed_to(call, made + j);
+            if (passed == NULL)
+                break;
+            hop_value_info want = arg_meta(passed);
+            if (want.kind == HOP_VALUE_SYM && passed_carried(call, j))
+                want.sym = NULL; /* the body's is a fresh symbol */
+            if (fn && !fn(ud, call, b, j, &want))
+                continue;
+            if (!hop_value_info_compatible(ph->meta, &want)) {
+                char what[300];
+                snprintf(what, sizeof what, "input %s", ph->name);
+                return meta_mismatch(call, what, body, ph->meta, &want);
+            }
+        }
+        b++;
+    }
+    return HOP_OK;
+}
+
+hop_status
+hop_verify_outputs(const hop_node *call, hop_verify_meta_fn fn, void *ud)
+{
+    size_t b = 0;
+    for (size_t i = 0; i < call->nargs; i++) {
+        if (call->args[i].kind != HOP_ARG_GRAPH)
+            continue;
+        const hop_graph *body = call->args[i].u.graph;
+        const hop_node *out = body->output;
+        for (size_t k = 0; out && k < out->nargs && k < call->nouts; k++) {
+            hop_value_info want = call->outs[k], got = arg_meta(&out->args[k]);
+            if (fn && !fn(ud, call, b, k, &want))
+                continue;
+            if (!hop_value_info_compatible(&got, &want)) {
+                char what[64];
+                snprintf(what, sizeof what, "output %zu", k);
+                return meta_mismatch(call, what, body, &got, &want);
+            }
+        }
+        b++;
+    }
+    return HOP_OK;
+}
+
+hop_status
+hop_verify_bodies(const hop_node *call, hop_verify_meta_fn in, hop_verify_meta_fn out, void *ud)
+{
+    size_t nbodies = 0, nb = hop_class_nbodies(call->cls);
+    for (size_t i = 0; i < call->nargs; i++)
+        nbodies += call->args[i].kind == HOP_ARG_GRAPH;
+    if (!hop_class_takes_bodies(call->cls, nbodies))
+        return hop_class_takes_bodies(call->cls, nb + 1)
+                   ? hop_verify_fail(call, "%s: has %zu bodies; it takes %zu to %d",
+                                     call->cls->name, nbodies, nb + 1, HOP_MAX_BODIES)
+                   : hop_verify_fail(call, "%s: has %zu bodies; it takes %zu", call->cls->name,
+                                     nbodies, nb);
+    hop_status st = hop_verify_inputs(call, in, ud);
+    if (st == HOP_OK && (out || HOP_CLASS_SLOT_OWNER(call->cls, body_nouts) == NULL))
+        st = hop_verify_outputs(call, out, ud);
+    return st;
+}
+
+hop_status
+hop_verify_default(const hop_node *call)
+{
+    return hop_verify_bodies(call, NULL, NULL, NULL);
 }
 
 static hop_status
@@ -417,7 +653,7 @@ check_node(const hop_graph *g, const hop_node *n)
         if (index < 0 || (uint64_t)index >= call->nouts)
             return fail(g, "getitem %s reads index %lld of %s, which has %zu output%s", n->name,
                         (long long)index, call->name, call->nouts, call->nouts == 1 ? "" : "s");
-        if (!value_info_equal(n->meta, &call->outs[index]))
+        if (!hop_value_info_equal(n->meta, &call->outs[index]))
             return fail(g, "getitem %s has other metadata than output %lld of %s", n->name,
                         (long long)index, call->name);
         return HOP_OK;
@@ -461,6 +697,10 @@ verify_graph(const hop_graph *g)
 {
     verifier v = {.g = g};
     hop_status st = check_subgraph_names(g);
+    /* Bottom-up: a call's class may read its bodies (their placeholders and
+     * outputs) once they are known to be well formed. */
+    for (size_t i = 0; st == HOP_OK && i < g->nsubgraphs; i++)
+        st = verify_graph(g->subgraphs[i]);
     if (st != HOP_OK)
         return st;
     /* The list check stops at nnodes nodes: the tables never fill. */
@@ -492,8 +732,6 @@ verify_graph(const hop_graph *g)
         st = check_uses(&v);
     hop__free(v.by_node);
     hop__free(v.slots);
-    for (size_t i = 0; st == HOP_OK && i < g->nsubgraphs; i++)
-        st = verify_graph(g->subgraphs[i]);
     return st;
 }
 

@@ -44,29 +44,51 @@ norm_dim(int64_t dim, int rank)
 /* ---------------------------------------------------------------- tracing */
 
 static hop_status
+no_xs(void)
+{
+    return hop_error(HOP_INVALID, "associative_scan: needs at least one xs");
+}
+
+static hop_status
+not_both_xs(void)
+{
+    return hop_error(HOP_INVALID,
+                     "associative_scan: the groups a and b must both be the xs (combine_fn's "
+                     "left and right operands are slices of them)");
+}
+
+/* xs i's dim, or HOP_SHAPE: what tracing and verifying both refuse. */
+static hop_status
+xs_dim(size_t i, const char *name, const hop_value_info *x, int64_t dim, int *d)
+{
+    *d = x->kind == HOP_VALUE_TENSOR ? norm_dim(dim, x->meta.rank) : -1;
+    if (*d >= 0)
+        return HOP_OK;
+    char what[128];
+    hop_value_info_print(x, what, sizeof what);
+    return hop_error(HOP_SHAPE, "associative_scan: xs %zu (%s) is %s, which has no dim %" PRId64, i,
+                     name, what, dim);
+}
+
+static hop_status
 scan_check_operands(hop_call *c)
 {
     size_t na, nb;
     hop_node *const *a = hop_call_group(c, "a", &na), *const *b = hop_call_group(c, "b", &nb);
     int64_t dim = hop_call_param(c, "dim")->u.i;
     if (na == 0)
-        return hop_error(HOP_INVALID, "associative_scan: needs at least one xs");
+        return no_xs();
     if (na != nb || memcmp(a, b, na * sizeof *a) != 0)
-        return hop_error(HOP_INVALID,
-                         "associative_scan: the groups a and b must both be the xs (combine_fn's "
-                         "left and right operands are slices of them)");
+        return not_both_xs();
     hop_status st = hop_prim_hop_base()->check_operands(c);
     hop_shape_env *env = hop_output_graph_env(c->og);
     for (size_t i = 0; i < na && st == HOP_OK; i++) {
         const hop_value_info *x = a[i]->meta;
         char what[128];
         hop_value_info_print(x, what, sizeof what);
-        int d = x->kind == HOP_VALUE_TENSOR ? norm_dim(dim, x->meta.rank) : -1;
-        if (d < 0)
-            return hop_error(HOP_SHAPE,
-                             "associative_scan: xs %zu (%s) is %s, which has no dim "
-                             "%" PRId64,
-                             i, a[i]->name, what, dim);
+        int d;
+        if (xs_dim(i, a[i]->name, x, dim, &d) != HOP_OK)
+            return HOP_SHAPE;
         int d0 = norm_dim(dim, a[0]->meta->meta.rank);
         bool eq;
         st = hop_shape_env_decide_eq(env, x->meta.sizes[d], a[0]->meta->meta.sizes[d0],
@@ -119,6 +141,63 @@ scan_output_meta(hop_call *c)
         c->outs[i] = *a[i]->meta;
     c->nouts = na;
     return HOP_OK;
+}
+
+/* ------------------------------------------------------------- verifying */
+
+/* combine_fn takes element slices of both groups (dim removed) and returns
+ * one per xs (the outputs are the xs' shapes: dim removed too). */
+static bool
+element_slice(void *ud, const hop_node *call, size_t body, size_t j, hop_value_info *want)
+{
+    const size_t *nslices = ud;
+    (void)body;
+    if (j < *nslices)
+        *want = hop_value_info_drop_dim(
+            want, norm_dim(hop_node_param(call, "dim")->u.i, want->meta.rank));
+    return true;
+}
+
+/* What tracing checks of the operands (the xs as both groups, each with
+ * dim and xs 0's size along it), one output per xs with its metadata, and
+ * combine_fn over element slices. */
+static hop_status
+scan_verify(const hop_node *call)
+{
+    size_t na, nb;
+    const hop_arg *a = hop_node_group(call, "a", &na), *b = hop_node_group(call, "b", &nb);
+    int64_t dim = hop_node_param(call, "dim")->u.i;
+    if (na == 0)
+        return hop_verify_error(call, no_xs());
+    bool same = na == nb;
+    for (size_t i = 0; i < na && same; i++)
+        same = a[i].kind == HOP_ARG_NODE && b[i].kind == HOP_ARG_NODE && a[i].u.node == b[i].u.node;
+    if (!same)
+        return hop_verify_error(call, not_both_xs());
+    const hop_expr *len0 = NULL;
+    for (size_t i = 0; i < na; i++) {
+        const hop_value_info *x = a[i].u.node->meta;
+        int d;
+        int64_t p, q;
+        if (xs_dim(i, a[i].u.node->name, x, dim, &d) != HOP_OK)
+            return hop_verify_error(call, HOP_SHAPE);
+        const hop_expr *len = x->meta.sizes[d];
+        if (len0 && len != len0 && hop_expr_const_value(len, &p) &&
+            hop_expr_const_value(len0, &q) && p != q)
+            return hop_verify_fail(
+                call, "associative_scan: xs %zu's size along dim %" PRId64 " is not xs 0's", i,
+                dim);
+        len0 = len0 ? len0 : len;
+    }
+    if (call->nouts != na)
+        return hop_verify_fail(call, "associative_scan: has %zu outputs for %zu xs", call->nouts,
+                               na);
+    for (size_t i = 0; i < na; i++)
+        if (!hop_value_info_compatible(a[i].u.node->meta, &call->outs[i]))
+            return hop_verify_fail(call, "associative_scan: output %zu is not xs %zu's shape", i,
+                                   i);
+    size_t slices = 2 * na;
+    return hop_verify_bodies(call, element_slice, element_slice, &slices);
 }
 
 /* --------------------------------------------------------------- lowering */
@@ -764,9 +843,10 @@ sum_scan(hop_graph *g, const hop_node *call, hop_node *v, bool reverse)
         return NULL;
     }
     hop_arg item = hop_arg_node(v);
-    hop_arg args[] = {*hop_node_param(call, "dim"), hop_arg_bool(reverse), hop_arg_graph(b),
-                      hop_arg_list(&item, 1), hop_arg_list(&item, 1)};
-    hop_node *c = hop_graph_call_hop(g, &hop_associative_scan_class, args, 5, v->meta, 1);
+    /* the layout of hop/class.h: a, b and the lifted values (none) */
+    hop_arg args[] = {*hop_node_param(call, "dim"), hop_arg_bool(reverse),  hop_arg_graph(b),
+                      hop_arg_list(&item, 1),       hop_arg_list(&item, 1), hop_arg_list(NULL, 0)};
+    hop_node *c = hop_graph_call_hop(g, &hop_associative_scan_class, args, 6, v->meta, 1);
     return c ? hop_graph_getitem(g, c, 0) : NULL;
 }
 
@@ -1011,6 +1091,7 @@ const hop_class hop_associative_scan_class = {
     .body_inputs = scan_body_inputs,
     .check_outputs = scan_check_outputs,
     .output_meta = scan_output_meta,
+    .verify = scan_verify,
     .lower = scan_lower,
     .eval = scan_eval,
     .vjp = assoc_vjp,

@@ -12,7 +12,9 @@
  *
  *   select      every branch runs on the whole batch, and the results are
  *               combined with `where` (switch: a chain of where over
- *               clamp(index) == k).  Only when every branch is cheap and
+ *               clamp(index) == k); each branch's float operands pass
+ *               through mask_gradient with its mask, so an example's
+ *               gradient comes from its own branch only.  Only when every branch is cheap and
  *               pure: at most HOP_VMAP_SELECT_MAX_OPS op nodes over all
  *               branches, each elementwise (unary, binary, comparison,
  *               logical, where, to, clone: they have no effects and never
@@ -297,6 +299,39 @@ same_hop(hop_batch_ctx *cx, const hop_node *call, const passed *p)
     return st;
 }
 
+/*
+ * The values branch k runs on under select: each float tensor through
+ * mask_gradient with the branch's mask (batched: an unbatched one is
+ * broadcast first), so that the examples that did not take the branch get
+ * no gradient from it.  Without it, where's gradient gives such an example
+ * a zero cotangent, which the branch's own rules turn into nan where its
+ * derivative is infinite there (0 * inf: sqrt at 0, the value the other
+ * branch exists to avoid); JAX's batched cond does the same with a select
+ * and stop_gradient.  Only views are added: the forward costs nothing.
+ */
+static hop_status
+masked_values(hop_batch_ctx *cx, const passed *p, hop_node *mask, hop_arg *vals, bool *batched)
+{
+    hop_graph *out = hop_batch_out(cx);
+    for (size_t j = 0; j < p->n; j++) {
+        vals[j] = p->vals[j];
+        batched[j] = p->batched[j];
+        if (vals[j].kind != HOP_ARG_NODE)
+            continue;
+        hop_node *v = vals[j].u.node;
+        if (v->meta->kind != HOP_VALUE_TENSOR || !hop_dtype_is_float(v->meta->meta.dtype))
+            continue;
+        if (!batched[j] && (v = hop_batch_broadcast(cx, v)) == NULL)
+            return hop_error_code();
+        hop_node *m = line_up(out, mask, hop_batch_size(cx), v->meta->meta.rank - 1);
+        if (m == NULL || (v = emit2(out, HOP_OP_mask_gradient, N(v), N(m))) == NULL)
+            return hop_error_code();
+        vals[j] = N(v);
+        batched[j] = true;
+    }
+    return HOP_OK;
+}
+
 /* select: every branch on the whole batch, then a chain of where. */
 static hop_status
 select_batch(hop_batch_ctx *cx, const hop_node *call, const hop_graph *const *bodies, size_t nb,
@@ -305,13 +340,19 @@ select_batch(hop_batch_ctx *cx, const hop_node *call, const hop_graph *const *bo
     hop_graph *out = hop_batch_out(cx);
     size_t no = call->nouts;
     hop_node **res = hop_calloc(nb * no + 1, sizeof *res);
-    hop_status st = res ? HOP_OK : HOP_NOMEM;
+    hop_arg *vals = hop_calloc(p->n + 1, sizeof *vals);
+    bool *batched = hop_calloc(p->n + 1, sizeof *batched);
+    hop_status st = res && vals && batched ? HOP_OK : HOP_NOMEM;
     for (size_t k = 0; k < nb && st == HOP_OK; k++) {
         hop_graph *g;
-        st = branch_vmapped(cx, bodies[k], p->batched, hop_batch_size(cx), "_vmap_select", &g);
+        st = masked_values(cx, p, masks[k], vals, batched);
         if (st == HOP_OK)
-            st = run_wrapped(out, g, p->vals, p->n, res + k * no);
+            st = branch_vmapped(cx, bodies[k], batched, hop_batch_size(cx), "_vmap_select", &g);
+        if (st == HOP_OK)
+            st = run_wrapped(out, g, vals, p->n, res + k * no);
     }
+    hop_free(vals);
+    hop_free(batched);
     for (size_t j = 0; j < no && st == HOP_OK; j++) {
         hop_node *v = res[(nb - 1) * no + j];
         int rank = v->meta->meta.rank - 1;
@@ -425,9 +466,9 @@ branches_batch(hop_batch_ctx *cx, const hop_node *call, bool is_cond)
         passed_free(&p);
         return st;
     }
-    /* the lead as [B], then one mask per branch (the last one unused by
-     * select; cond's second, the predicate's negation, made for compaction
-     * only) */
+    /* the lead as [B], then one mask per branch (select's chain of where
+     * reads all but the last; every branch's masks its operands'
+     * gradients) */
     const hop_expr *size = hop_batch_size(cx);
     hop_node *masks[64] = {NULL};
     hop_node *flat =
@@ -441,13 +482,12 @@ branches_batch(hop_batch_ctx *cx, const hop_node *call, bool is_cond)
     cheap = cheap && ops <= HOP_VMAP_SELECT_MAX_OPS;
     if (is_cond) {
         masks[0] = flat;
-        masks[1] = cheap ? flat : emit1(out, HOP_OP_logical_not, N(flat));
+        masks[1] = emit1(out, HOP_OP_logical_not, N(flat));
     } else {
         hop_node *c = emit2(out, HOP_OP_maximum, N(flat), hop_arg_int(0));
         c = emit2(out, HOP_OP_minimum, N(c), hop_arg_int((int64_t)nb - 1));
         for (size_t k = 0; k < nb; k++)
-            masks[k] =
-                cheap && k + 1 == nb ? c : emit2(out, HOP_OP_eq, N(c), hop_arg_int((int64_t)k));
+            masks[k] = emit2(out, HOP_OP_eq, N(c), hop_arg_int((int64_t)k));
     }
     for (size_t k = 0; k < nb; k++)
         if (masks[k] == NULL)

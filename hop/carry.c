@@ -22,12 +22,7 @@ hop_call_check_pred(hop_call *c, size_t body, const char *fn)
         return hop_error(HOP_TRACE, "%s: %s must return one bool scalar, got %zu values",
                          c->cls->name, fn, r->n);
     const hop_value_info *v = r->items[0]->meta;
-    bool ok = v->kind == HOP_VALUE_SYM ? hop_expr_is_bool(v->sym)
-                                       : v->kind == HOP_VALUE_TENSOR && v->meta.dtype == HOP_BOOL;
-    int64_t numel = 1, k;
-    for (int d = 0; ok && v->kind == HOP_VALUE_TENSOR && d < v->meta.rank; d++)
-        ok = hop_expr_const_value(v->meta.sizes[d], &k) && (numel *= k) == 1;
-    if (ok)
+    if (hop_value_info_is_bool_scalar(v))
         return HOP_OK;
     hop_value_info_print(v, got, sizeof got);
     return hop_error(HOP_TRACE, "%s: %s must return a bool scalar, got %s", c->cls->name, fn, got);
@@ -86,6 +81,53 @@ hop_call_bind_outputs(hop_call *c)
             hop_tracer_bound_symbol(c->parent, c->outs[i].sym) == NULL &&
             hop_tracer_bind_value(c->parent, c->outs[i].sym, item) != HOP_OK)
             return hop_error_code();
+    }
+    return HOP_OK;
+}
+
+/* -------------------------------------------------------------- verifying */
+
+hop_status
+hop_verify_pred(const hop_node *call, const char *body, const char *fn)
+{
+    const hop_graph *g = hop_node_body(call, body);
+    if (g == NULL)
+        return hop_verify_error(call, hop_error_code());
+    const hop_arg *a = g->output && g->output->nargs == 1 ? &g->output->args[0] : NULL;
+    hop_value_info v = {.kind = HOP_VALUE_NONE};
+    if (a && a->kind == HOP_ARG_NODE)
+        v = *a->u.node->meta;
+    else if (a && a->kind == HOP_ARG_SYM)
+        v = (hop_value_info){.kind = HOP_VALUE_SYM, .sym = a->u.sym};
+    if (hop_value_info_is_bool_scalar(&v))
+        return HOP_OK;
+    char got[128];
+    hop_value_info_print(&v, got, sizeof got);
+    return hop_verify_fail(call, "%s: %s (%s) must return a bool scalar, got %s", call->cls->name,
+                           fn, g->name, got);
+}
+
+hop_status
+hop_verify_carries(const hop_node *call, const char *group, bool more)
+{
+    size_t n;
+    const hop_arg *init = hop_node_group(call, group, &n);
+    if (init == NULL)
+        return hop_verify_error(call, hop_error_code());
+    if (call->nouts < n || (!more && call->nouts != n))
+        return hop_verify_fail(call, "%s: has %zu output%s for %zu carr%s", call->cls->name,
+                               call->nouts, call->nouts == 1 ? "" : "s", n, n == 1 ? "y" : "ies");
+    for (size_t i = 0; i < n; i++) {
+        hop_value_info in = {.kind = HOP_VALUE_SYM}; /* an int or a SymInt: any SymInt */
+        if (init[i].kind == HOP_ARG_NODE && init[i].u.node->meta->kind == HOP_VALUE_TENSOR)
+            in = *init[i].u.node->meta;
+        if (hop_value_info_compatible(&in, &call->outs[i]))
+            continue;
+        char a[128], b[128];
+        hop_value_info_print(&in, a, sizeof a);
+        hop_value_info_print(&call->outs[i], b, sizeof b);
+        return hop_verify_fail(call, "%s: carry %zu enters as %s but leaves as %s", call->cls->name,
+                               i, a, b);
     }
     return HOP_OK;
 }

@@ -24,6 +24,18 @@
 
 /* --------------------------------------------------------------- tracing */
 
+/* What a pred that is a value must be, when traced and when verified. */
+static hop_status
+check_pred_value(const char *name, const hop_value_info *m)
+{
+    if (hop_value_info_is_bool_scalar(m))
+        return HOP_OK;
+    char what[128];
+    hop_value_info_print(m, what, sizeof what);
+    return hop_error(HOP_DTYPE, "cond: pred must be a bool scalar tensor or a SymBool; got %s (%s)",
+                     name, what);
+}
+
 static hop_status
 cond_check_operands(hop_call *c)
 {
@@ -50,23 +62,8 @@ cond_check_operands(hop_call *c)
         break;
     default: { /* a node */
         const hop_node *p = pred->u.node;
-        bool ok = false;
-        if (p->meta->kind == HOP_VALUE_TENSOR && p->meta->meta.dtype == HOP_BOOL) {
-            int64_t numel = 1, v;
-            ok = true;
-            for (int d = 0; d < p->meta->meta.rank; d++)
-                if (!hop_expr_const_value(p->meta->meta.sizes[d], &v) || (numel *= v) != 1)
-                    ok = false;
-        } else if (p->meta->kind == HOP_VALUE_SYM) {
-            ok = hop_expr_is_bool(p->meta->sym);
-        }
-        if (!ok) {
-            hop_value_info_print(p->meta, what, sizeof what);
-            return hop_error(HOP_DTYPE,
-                             "cond: pred must be a bool scalar tensor or a SymBool; "
-                             "got %s (%s)",
-                             p->name, what);
-        }
+        if (check_pred_value(p->name, p->meta) != HOP_OK)
+            return hop_error_code();
         hop_node *local = hop_tracer_lift(c->parent, pred->u.node);
         if (local == NULL)
             return hop_error(hop_error_code(), "cond: pred: %s", hop_error_message());
@@ -195,6 +192,25 @@ cond_installed(hop_call *c)
     return HOP_OK;
 }
 
+/* ------------------------------------------------------------- verifying */
+
+/* pred is what check_operands leaves (a bool scalar or a SymBool; a bool or
+ * an int, which tracing runs inline, lowers too); the rest is the base's:
+ * the branches take what the call passes and return its outputs (sizes that
+ * differ between branches are the outputs' unbacked symbols). */
+static hop_status
+cond_verify(const hop_node *call)
+{
+    const hop_arg *pred = hop_node_param(call, "pred");
+    hop_status st = HOP_OK;
+    if (pred->kind == HOP_ARG_NODE)
+        st = check_pred_value(pred->u.node->name, pred->u.node->meta);
+    else if (pred->kind == HOP_ARG_SYM && !hop_expr_is_bool(pred->u.sym))
+        st = hop_error(HOP_DTYPE, "cond: pred must be a bool scalar tensor or a SymBool; got a "
+                                  "SymInt");
+    return st == HOP_OK ? hop_verify_default(call) : hop_verify_error(call, st);
+}
+
 /* -------------------------------------------------------------- running */
 
 static hop_status
@@ -266,6 +282,7 @@ const hop_class hop_cond_class = {
     .check_outputs = cond_check_outputs,
     .output_meta = cond_output_meta,
     .installed = cond_installed,
+    .verify = cond_verify,
     .lower = cond_lower,
     .eval = cond_eval,
     .vjp = hop_vjp_bodies,

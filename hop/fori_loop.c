@@ -112,6 +112,47 @@ fori_output_meta(hop_call *c)
     return hop_call_carry_outputs(c, 1, n, 0);
 }
 
+/* ------------------------------------------------------------- verifying */
+
+/* A bound as tracing leaves it: an int, a SymInt, or a SymInt node (a
+ * tensor bound was read with item). */
+static hop_status
+verify_bound(const hop_node *call, const char *name)
+{
+    const hop_arg *b = hop_node_param(call, name);
+    const hop_value_info *m = b->kind == HOP_ARG_NODE ? b->u.node->meta : NULL;
+    if (b->kind == HOP_ARG_INT || (b->kind == HOP_ARG_SYM && !hop_expr_is_bool(b->u.sym)) ||
+        (m && m->kind == HOP_VALUE_SYM && !hop_expr_is_bool(m->sym)))
+        return HOP_OK;
+    char what[128] = "a bool";
+    if (m)
+        hop_value_info_print(m, what, sizeof what);
+    else if (b->kind == HOP_ARG_SYM)
+        snprintf(what, sizeof what, "a SymBool");
+    return hop_verify_fail(call, "%s: %s must be an int or a SymInt, got %s", call->cls->name, name,
+                           what);
+}
+
+/* The bounds, the index the HOP makes (body_fun's first input, a SymInt),
+ * the carries (the outputs), and the base's checks of the body's inputs and
+ * outputs. */
+static hop_status
+fori_verify(const hop_node *call)
+{
+    hop_status st = verify_bound(call, "lower");
+    if (st == HOP_OK)
+        st = verify_bound(call, "upper");
+    const hop_graph *body = st == HOP_OK ? hop_node_body(call, "body_fun") : NULL;
+    const hop_node *i = body ? body->first : NULL;
+    if (st == HOP_OK && (i == NULL || i->kind != HOP_NODE_PLACEHOLDER ||
+                         i->meta->kind != HOP_VALUE_SYM || hop_expr_is_bool(i->meta->sym)))
+        st = hop_verify_fail(call, "%s: the first input of %s must be the index, a SymInt",
+                             call->cls->name, body ? body->name : "body_fun");
+    if (st == HOP_OK)
+        st = hop_verify_carries(call, "init_val", false);
+    return st == HOP_OK ? hop_verify_default(call) : st;
+}
+
 /* --------------------------------------------------------------- lowering */
 
 static hop_status
@@ -127,9 +168,17 @@ fori_lower(hop_lower_ctx *cx, const hop_node *call)
         hop_lower_arg(cx, hop_node_param(call, "upper"), &hi) != HOP_OK ||
         hop_lower_carry_begin(cx, call->outs, passed, ncarry, &lc) != HOP_OK)
         return hop_error_code();
-    hop_status st = lo.kind == HOP_PVAL_CONST && hi.kind == HOP_PVAL_CONST
-                        ? (count = (hop_pval){HOP_PVAL_CONST, -1, hi.value - lo.value}, HOP_OK)
-                        : hop_lower_int(cx, HOP_INT_SUB, hi, lo, &count);
+    /* count = max(upper, lower) - lower: no trips when upper <= lower, as
+     * eager's range, even where upper - lower would overflow int64. */
+    hop_pval top;
+    hop_status st = HOP_OK;
+    if (lo.kind == HOP_PVAL_CONST && hi.kind == HOP_PVAL_CONST && hi.value <= lo.value)
+        count = (hop_pval){HOP_PVAL_CONST, -1, 0};
+    else if (lo.kind == HOP_PVAL_CONST && hi.kind == HOP_PVAL_CONST &&
+             !__builtin_sub_overflow(hi.value, lo.value, &count.value))
+        count = (hop_pval){HOP_PVAL_CONST, -1, count.value};
+    else if ((st = hop_lower_int(cx, HOP_INT_MAX, hi, lo, &top)) == HOP_OK)
+        st = hop_lower_int(cx, HOP_INT_SUB, top, lo, &count);
     if (st == HOP_OK)
         st = hop_lower_loop_begin(cx, count, &k);
     /* i = lower + k: the counter itself when lower is 0. */
@@ -893,6 +942,7 @@ const hop_class hop_fori_loop_class = {
     .check_outputs = fori_check_outputs,
     .output_meta = fori_output_meta,
     .installed = hop_call_bind_outputs,
+    .verify = fori_verify,
     .lower = fori_lower,
     .eval = fori_eval,
     .vjp = fori_vjp,

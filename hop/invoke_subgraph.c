@@ -61,16 +61,6 @@ cache_free(void *p)
 }
 
 static bool
-value_info_equal(const hop_value_info *a, const hop_value_info *b)
-{
-    if (a->kind != b->kind)
-        return false;
-    if (a->kind == HOP_VALUE_SYM)
-        return a->sym == b->sym;
-    return hop_meta_equal(&a->meta, &b->meta);
-}
-
-static bool
 installed_in(const hop_graph *sub, const hop_graph *parent)
 {
     for (size_t i = 0; parent && i < parent->nsubgraphs; i++)
@@ -94,7 +84,7 @@ invoke_lookup(hop_call *c)
             continue;
         bool same = true;
         for (size_t k = 0; k < e->ninputs && same; k++)
-            same = value_info_equal(&e->inputs[k], &c->input_meta[k]);
+            same = hop_value_info_equal(&e->inputs[k], &c->input_meta[k]);
         if (!same)
             continue;
         if (!installed_in(e->graph, pg)) {

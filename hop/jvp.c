@@ -84,6 +84,20 @@ jvp_output_meta(hop_call *c)
     return hop_call_body_output_meta(c, 0);
 }
 
+/* One tangent per primal, as tracing checked (under vmap a primal and its
+ * tangent may be batched apart, so their shapes are the body's to agree
+ * on); the rest is the base's. */
+static hop_status
+jvp_verify(const hop_node *call)
+{
+    size_t np, nt;
+    hop_node_group(call, "primals", &np);
+    hop_node_group(call, "tangents", &nt);
+    if (np != nt)
+        return hop_verify_fail(call, "jvp: %zu tangents given for %zu primals", nt, np);
+    return hop_verify_default(call);
+}
+
 static hop_status
 jvp_eval(hop_eval_ctx *ex)
 {
@@ -105,6 +119,7 @@ const hop_class hop_jvp_class = {
     .check_operands = jvp_check_operands,
     .signature = jvp_signature,
     .output_meta = jvp_output_meta,
+    .verify = jvp_verify,
     .eval = jvp_eval,
     /* the call runs its body on what it passes: differentiated through it
      * (grad of grad) */

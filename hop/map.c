@@ -121,6 +121,60 @@ map_output_meta(hop_call *c)
     return HOP_OK;
 }
 
+/* ------------------------------------------------------------- verifying */
+
+/* The body takes a row of each xs (dim 0 removed), then the args as they
+ * are, and returns a row of each output. */
+static bool
+map_row_in(void *ud, const hop_node *call, size_t body, size_t j, hop_value_info *want)
+{
+    (void)call, (void)body;
+    if (j < *(const size_t *)ud)
+        *want = hop_value_info_drop_dim(want, 0);
+    return true;
+}
+
+static bool
+map_row_out(void *ud, const hop_node *call, size_t body, size_t j, hop_value_info *want)
+{
+    (void)ud, (void)call, (void)body, (void)j;
+    *want = hop_value_info_drop_dim(want, 0);
+    return true;
+}
+
+/* What tracing checks of the xs (tensors of rank >= 1 with one number of
+ * rows, not 0), the outputs stacked over those rows, and the body over
+ * rows. */
+static hop_status
+map_verify(const hop_node *call)
+{
+    size_t nxs;
+    const hop_arg *xs = hop_node_group(call, "xs", &nxs);
+    if (nxs == 0)
+        return hop_verify_fail(call, "map: needs at least one xs to map over");
+    const hop_expr *rows = NULL;
+    for (size_t i = 0; i < nxs; i++) {
+        const hop_value_info *x = xs[i].kind == HOP_ARG_NODE ? xs[i].u.node->meta : NULL;
+        int64_t n, m;
+        if (x == NULL || x->kind != HOP_VALUE_TENSOR || x->meta.rank < 1 ||
+            (hop_expr_const_value(x->meta.sizes[0], &n) && n == 0))
+            return hop_verify_fail(call, "map: xs %zu is not a tensor with rows to map over", i);
+        if (rows && rows != x->meta.sizes[0] && hop_expr_const_value(rows, &m) &&
+            hop_expr_const_value(x->meta.sizes[0], &n) && m != n)
+            return hop_verify_fail(call, "map: xs %zu has other rows than xs 0", i);
+        rows = rows ? rows : x->meta.sizes[0];
+    }
+    for (size_t j = 0; j < call->nouts; j++) {
+        const hop_value_info *o = &call->outs[j];
+        int64_t n, m;
+        if (o->kind != HOP_VALUE_TENSOR || o->meta.rank < 1 ||
+            (o->meta.sizes[0] != rows && hop_expr_const_value(rows, &m) &&
+             hop_expr_const_value(o->meta.sizes[0], &n) && m != n))
+            return hop_verify_fail(call, "map: output %zu is not stacked over the rows", j);
+    }
+    return hop_verify_bodies(call, map_row_in, map_row_out, &nxs);
+}
+
 /* -------------------------------------------------------------- lowering */
 
 /* Batched temporaries a map may take at once, all rows together. */
@@ -173,10 +227,42 @@ batchable(const hop_graph *body, char *why, size_t nwhy)
 }
 
 /*
+ * a op b (ADD or MUL of counts >= 0) for the fit test, which only compares
+ * counts with its limits: it must not overflow (a wrapped product would pass
+ * the test, and an overflow error would fail a plan that eager runs), so a
+ * size near 2^62 fails the test and the row loop reports it as eager does.
+ * Constants saturate at INT64_MAX (exact below it, for the plan's note);
+ * a count known only at run time is capped at RUN_CAP, above every limit,
+ * and so are its operands (fits() caps each size read at run time), so
+ * products stay below 2^54.
+ */
+#define RUN_CAP ((int64_t)MAP_BATCH_BYTES + 1)
+_Static_assert(MAP_BATCH_ROW_NUMEL < RUN_CAP, "the element limit must be below the cap");
+
+static hop_status
+capped(hop_lower_ctx *cx, hop_int_op op, hop_pval a, hop_pval b, hop_pval *out)
+{
+    if (a.kind == HOP_PVAL_CONST && b.kind == HOP_PVAL_CONST) {
+        int64_t r;
+        bool over = op == HOP_INT_MUL ? __builtin_mul_overflow(a.value, b.value, &r)
+                                      : __builtin_add_overflow(a.value, b.value, &r);
+        *out = (hop_pval){HOP_PVAL_CONST, -1, over ? INT64_MAX : r};
+        return HOP_OK;
+    }
+    hop_pval cap = {HOP_PVAL_CONST, -1, RUN_CAP};
+    if (a.kind == HOP_PVAL_CONST && a.value > RUN_CAP)
+        a = cap;
+    if (b.kind == HOP_PVAL_CONST && b.value > RUN_CAP)
+        b = cap;
+    hop_status st = int_op(cx, op, a, b, out);
+    return st == HOP_OK ? int_op(cx, HOP_INT_MIN, *out, cap, out) : st;
+}
+
+/*
  * Whether the batched body fits, as a plan value (a constant when every
  * size is one): the values of all rows (every node's value, an upper bound
  * on what the batched body holds) take at most MAP_BATCH_BYTES and no value
- * has more than MAP_BATCH_ROW_NUMEL elements per row.
+ * has more than MAP_BATCH_ROW_NUMEL elements per row (counts by capped()).
  */
 static hop_status
 fits(hop_lower_ctx *cx, const hop_graph *body, hop_pval rows, hop_pval *ok, char *why, size_t nwhy)
@@ -190,35 +276,40 @@ fits(hop_lower_ctx *cx, const hop_graph *body, hop_pval rows, hop_pval *ok, char
         hop_pval numel = {HOP_PVAL_CONST, -1, 1}, size;
         for (int d = 0; d < m->rank && st == HOP_OK; d++) {
             hop_arg a = hop_arg_sym(m->sizes[d]);
-            if (!hop_expr_const_value(m->sizes[d], &size.value))
+            if (!hop_expr_const_value(m->sizes[d], &size.value)) {
                 st = hop_lower_arg(cx, &a, &size);
-            else
+                if (st == HOP_OK)
+                    st = int_op(cx, HOP_INT_MIN, size, (hop_pval){HOP_PVAL_CONST, -1, RUN_CAP},
+                                &size);
+            } else
                 size = (hop_pval){HOP_PVAL_CONST, -1, size.value};
             if (st == HOP_OK)
-                st = int_op(cx, HOP_INT_MUL, numel, size, &numel);
+                st = capped(cx, HOP_INT_MUL, numel, size, &numel);
         }
         hop_pval b;
         if (st == HOP_OK)
             st = int_op(cx, HOP_INT_MAX, most, numel, &most);
         if (st == HOP_OK)
-            st = int_op(cx, HOP_INT_MUL, numel,
+            st = capped(cx, HOP_INT_MUL, numel,
                         (hop_pval){HOP_PVAL_CONST, -1, (int64_t)hop_dtype_size(m->dtype)}, &b);
         if (st == HOP_OK)
-            st = int_op(cx, HOP_INT_ADD, bytes, b, &bytes);
+            st = capped(cx, HOP_INT_ADD, bytes, b, &bytes);
     }
     hop_pval total, a, b;
+    if (st == HOP_OK && rows.kind != HOP_PVAL_CONST)
+        st = int_op(cx, HOP_INT_MIN, rows, (hop_pval){HOP_PVAL_CONST, -1, RUN_CAP}, &rows);
     if (st == HOP_OK)
-        st = int_op(cx, HOP_INT_MUL, bytes, rows, &total);
+        st = capped(cx, HOP_INT_MUL, bytes, rows, &total);
     if (st == HOP_OK)
         st = int_op(cx, HOP_INT_LE, total, (hop_pval){HOP_PVAL_CONST, -1, MAP_BATCH_BYTES}, &a);
     if (st == HOP_OK)
         st = int_op(cx, HOP_INT_LE, most, (hop_pval){HOP_PVAL_CONST, -1, MAP_BATCH_ROW_NUMEL}, &b);
     if (st == HOP_OK && b.kind == HOP_PVAL_CONST && !b.value)
-        snprintf(why, nwhy, "a value has %" PRId64 " elements per row, more than %d", most.value,
-                 MAP_BATCH_ROW_NUMEL);
+        snprintf(why, nwhy, "a value has %s%" PRId64 " elements per row, more than %d",
+                 most.value == INT64_MAX ? "over " : "", most.value, MAP_BATCH_ROW_NUMEL);
     else if (st == HOP_OK && a.kind == HOP_PVAL_CONST && !a.value)
-        snprintf(why, nwhy, "the values of all rows take %" PRId64 " bytes, more than %d MiB",
-                 total.value, MAP_BATCH_BYTES >> 20);
+        snprintf(why, nwhy, "the values of all rows take %s%" PRId64 " bytes, more than %d MiB",
+                 total.value == INT64_MAX ? "over " : "", total.value, MAP_BATCH_BYTES >> 20);
     return st == HOP_OK ? int_op(cx, HOP_INT_MIN, a, b, ok) : st;
 }
 
@@ -336,7 +427,9 @@ map_lower(hop_lower_ctx *cx, const hop_node *call)
                                 body->name, bg->name);
     }
     if (bg && st == HOP_OK) {
-        if (runtime_choice && (st = hop_lower_if(cx, small)) != HOP_OK)
+        /* A lazy branch: a run that takes the row loop, because the rows'
+         * values would not fit, reserves no memory for them. */
+        if (runtime_choice && (st = hop_lower_if_lazy(cx, small)) != HOP_OK)
             return st;
         if ((st = hop_lower_inline(cx, bg, in, n, out, res, no)) != HOP_OK)
             return st;
@@ -769,6 +862,7 @@ const hop_class hop_map_class = {
     .check_operands = map_check_operands,
     .body_inputs = map_body_inputs,
     .output_meta = map_output_meta,
+    .verify = map_verify,
     .lower = map_lower,
     .eval = map_eval,
     .vjp = map_vjp,

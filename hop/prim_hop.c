@@ -10,22 +10,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-size_t
-hop_value_info_print(const hop_value_info *v, char *buf, size_t cap)
-{
-    int n;
-    if (v && v->kind == HOP_VALUE_TENSOR)
-        return hop_meta_print(&v->meta, buf, cap);
-    if (v && v->kind == HOP_VALUE_SYM) {
-        char e[96];
-        hop_expr_print(v->sym, e, sizeof e);
-        n = snprintf(buf, cap, "Sym(%s)", e);
-    } else {
-        n = snprintf(buf, cap, "nothing");
-    }
-    return n < 0 ? 0 : (size_t)n;
-}
-
 /* ------------------------------------------------------- slot resolution */
 
 typedef hop_status (*slot_fn)(hop_call *c);
@@ -51,90 +35,6 @@ resolve(const hop_class *cls, size_t offset)
 }
 
 #define RESOLVE(cls, slot) resolve((cls), offsetof(hop_class, slot))
-
-hop_input_mode
-hop_class_input_mode(const hop_class *cls)
-{
-    const hop_class *k = cls;
-    for (int i = 0; i < HOP__MAX_BASE_DEPTH && k; i++, k = next_base(k))
-        if (k->input_mode != HOP_INPUTS_INHERIT)
-            return k->input_mode;
-    return HOP_INPUTS_LIFTED;
-}
-
-hop_guard_mode
-hop_class_guard_mode(const hop_class *cls)
-{
-    const hop_class *k = cls;
-    for (int i = 0; i < HOP__MAX_BASE_DEPTH && k; i++, k = next_base(k))
-        if (k->guard_mode != HOP_GUARDS_INHERIT)
-            return k->guard_mode;
-    return HOP_GUARDS_CALLER;
-}
-
-const hop_param *
-hop_class_params(const hop_class *cls, size_t *n)
-{
-    const hop_class *k = cls;
-    for (int i = 0; i < HOP__MAX_BASE_DEPTH && k; i++, k = next_base(k)) {
-        if (k->params[0].kind == HOP_PARAM_END)
-            continue;
-        size_t m = 0;
-        while (m < HOP_MAX_PARAMS && k->params[m].kind != HOP_PARAM_END)
-            m++;
-        if (n)
-            *n = m;
-        return k->params;
-    }
-    if (n)
-        *n = 0;
-    return NULL; /* unreachable: the base has a signature */
-}
-
-size_t
-hop_class_made_inputs(const hop_class *cls)
-{
-    const hop_class *k = cls;
-    for (int i = 0; i < HOP__MAX_BASE_DEPTH && k; i++, k = next_base(k))
-        if (k->made_inputs)
-            return k->made_inputs;
-    return 0;
-}
-
-size_t
-hop_class_nbodies(const hop_class *cls)
-{
-    size_t n, nb = 0;
-    const hop_param *p = hop_class_params(cls, &n);
-    for (size_t i = 0; i < n; i++)
-        nb += p[i].kind == HOP_PARAM_BODY;
-    return nb;
-}
-
-bool
-hop_class_takes_bodies(const hop_class *cls, size_t nbodies)
-{
-    size_t n, nb = hop_class_nbodies(cls);
-    const hop_param *p = hop_class_params(cls, &n);
-    bool variadic = false;
-    for (size_t i = 0; i < n; i++)
-        variadic |= p[i].kind == HOP_PARAM_BODIES;
-    return variadic ? nbodies > nb && nbodies <= HOP_MAX_BODIES : nbodies == nb;
-}
-
-const hop_param *
-hop_class_body_param(const hop_class *cls, size_t b)
-{
-    size_t n;
-    const hop_param *p = hop_class_params(cls, &n), *many = NULL;
-    for (size_t i = 0; i < n; i++) {
-        if (p[i].kind == HOP_PARAM_BODY && b-- == 0)
-            return &p[i];
-        if (p[i].kind == HOP_PARAM_BODIES)
-            many = &p[i];
-    }
-    return many;
-}
 
 /* ------------------------------------------------------------ base slots */
 
@@ -236,11 +136,10 @@ base_output_meta(hop_call *c)
     return HOP_OK;
 }
 
+/* Its signature (body, *args) and modes (lifted inputs, the caller's guards)
+ * are the defaults of the resolvers (graph/class.c), which every layer asks. */
 static const hop_class prim_hop_base = {
     .name = "prim_hop",
-    .params = {{"body", HOP_PARAM_BODY, "body"}, {"args", HOP_PARAM_VARARGS}},
-    .input_mode = HOP_INPUTS_LIFTED,
-    .guard_mode = HOP_GUARDS_CALLER,
     .check_operands = base_check_operands,
     .body_inputs = base_body_inputs,
     .check_outputs = base_nothing,
@@ -248,6 +147,7 @@ static const hop_class prim_hop_base = {
     .output_meta = base_output_meta,
     .lookup = base_nothing,
     .installed = base_nothing,
+    .verify = hop_verify_default,
     .lower = hop_lower_default,
     .eval = hop_eval_default,
 };
@@ -417,26 +317,6 @@ static const char *const param_kind_text[] = {
     [HOP_PARAM_VARARGS] = "a list of traced values",
 };
 
-static bool
-lead_fits(hop_param_kind k, const hop_arg *a)
-{
-    switch (k) {
-    case HOP_PARAM_INT:
-        return a->kind == HOP_ARG_INT;
-    case HOP_PARAM_FLOAT:
-        return a->kind == HOP_ARG_FLOAT || a->kind == HOP_ARG_INT;
-    case HOP_PARAM_BOOL:
-        return a->kind == HOP_ARG_BOOL;
-    case HOP_PARAM_DTYPE:
-        return a->kind == HOP_ARG_DTYPE;
-    case HOP_PARAM_VALUE:
-        return (a->kind == HOP_ARG_NODE && a->u.node) || (a->kind == HOP_ARG_SYM && a->u.sym) ||
-               a->kind == HOP_ARG_BOOL || a->kind == HOP_ARG_INT;
-    default:
-        return false;
-    }
-}
-
 /*
  * Binds args to the signature: the leads into c->lead, the groups' values
  * into c->operands (allocated; the caller frees it).  HOP_INVALID names the
@@ -473,7 +353,7 @@ bind_args(hop_call *c, const hop_arg *args, size_t nargs)
             total += a->u.list.n;
         } else if (p->kind == HOP_PARAM_VALUE && a->kind == HOP_ARG_NODE && a->u.node == NULL) {
             return hop_error(HOP_MISUSE, "%s: %s is a NULL value", hop, p->name);
-        } else if (!lead_fits(p->kind, a)) {
+        } else if (!hop_param_fits(p->kind, a)) {
             return hop_error(HOP_INVALID, "%s: %s must be %s", hop, p->name,
                              param_kind_text[p->kind]);
         } else {
@@ -706,11 +586,50 @@ emit_call(hop_call *c, hop_values *outputs)
     hop__free(args);
     if (call == NULL)
         return hop_error_code();
+    /* The node must be one the HOP's verify slot accepts, as a loaded one
+     * must: a class whose tracing slots disagree with it fails here, not
+     * when the program is saved and loaded again. */
+    if (hop_graph_verify_call(call) != HOP_OK && hop_error_code() != HOP_NOMEM) {
+        char why[1024];
+        snprintf(why, sizeof why, "%s", hop_error_message());
+        return hop_error(HOP_VERIFY, "%s: the call its slots traced does not verify: %s",
+                         c->cls->name, why);
+    }
     for (size_t i = 0; i < c->nouts; i++) {
         hop_node *item = hop_graph_getitem(pg, call, i);
         if (item == NULL || hop_values_push(outputs, item) != HOP_OK)
             return hop_error_code();
     }
+    return HOP_OK;
+}
+
+/*
+ * The end of a call's tracing: the slot that gave the outputs (output_meta,
+ * or lookup when it answered from a cache) gave metadata for each, and, for
+ * a class that does not count its bodies' outputs itself (body_nouts), as
+ * many as its first body returns: a class that returned HOP_OK without
+ * outputs would otherwise make a call node with none, and its caller would
+ * look for results that are not there.
+ */
+static hop_status
+check_outputs_made(const hop_call *c, const char *slot)
+{
+    const char *hop = c->cls->name;
+    if (c->nouts > 0 && c->outs == NULL)
+        return hop_error(HOP_MISUSE, "%s: the %s slot gave %zu outputs but no metadata for them",
+                         hop, slot, c->nouts);
+    for (size_t i = 0; i < c->nouts; i++)
+        if (c->outs[i].kind != HOP_VALUE_TENSOR && c->outs[i].kind != HOP_VALUE_SYM)
+            return hop_error(HOP_MISUSE,
+                             "%s: the %s slot left output %zu without metadata (a tensor or a "
+                             "SymInt)",
+                             hop, slot, i);
+    const hop_graph *g0 = c->reuse[0] ? c->reuse[0] : c->graphs[0];
+    if (HOP_CLASS_SLOT_OWNER(c->cls, body_nouts) == NULL && g0 && g0->output &&
+        g0->output->nargs != c->nouts)
+        return hop_error(HOP_MISUSE,
+                         "%s: the %s slot gave %zu output%s but the body %s returns %zu", hop, slot,
+                         c->nouts, c->nouts == 1 ? "" : "s", g0->name, g0->output->nargs);
     return HOP_OK;
 }
 
@@ -846,6 +765,8 @@ hop__call_run(hop_call *c, hop_values *outputs)
         if (st == HOP_OK)
             st = RESOLVE(cls, output_meta)(c);
     }
+    if (st == HOP_OK)
+        st = check_outputs_made(c, c->reuse[0] ? "lookup" : "output_meta");
     if (st == HOP_OK)
         st = emit_call(c, outputs);
     if (st == HOP_OK)

@@ -4,11 +4,15 @@
  * (hop_load_library).  The built-ins are registered on first use.  Mutexes
  * make it safe to register and load from several threads.
  */
-#define _GNU_SOURCE /* dladdr */
+#define _GNU_SOURCE /* dladdr1, dlinfo */
+#include "hop/foreign.h"
 #include "hop/hop_impl.h"
 
-#include <pthread.h>
 #include <dlfcn.h>
+#include <elf.h>
+#include <link.h>
+#include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -101,8 +105,10 @@ find_locked(const char *name)
     return NULL;
 }
 
+/* Adds cls; a class a library's init registers (logged) goes into the
+ * thread's registration log first, so that a failed init can undo it. */
 static hop_status
-add_locked(const hop_class *cls)
+add_locked(const hop_class *cls, bool logged)
 {
     hop_status st = validate(cls);
     if (st != HOP_OK)
@@ -110,7 +116,8 @@ add_locked(const hop_class *cls)
     if (find_locked(cls->name))
         return hop_error(HOP_EXISTS, "register HOP: a HOP named %s is registered already",
                          cls->name);
-    if (hop__grow((void **)&classes, &classes_cap, nclasses + 1, sizeof *classes) != HOP_OK)
+    if (hop__grow((void **)&classes, &classes_cap, nclasses + 1, sizeof *classes) != HOP_OK ||
+        (logged && hop__reglog_note(HOP__REG_HOP, cls->name) != HOP_OK))
         return HOP_NOMEM;
     classes[nclasses++] = cls;
     return HOP_OK;
@@ -137,7 +144,7 @@ builtins_locked(void)
     for (size_t i = 0; i < HOP__ARRAY_LEN(builtins); i++) {
         if (find_locked(builtins[i]->name))
             continue;
-        hop_status st = add_locked(builtins[i]);
+        hop_status st = add_locked(builtins[i], false);
         if (st != HOP_OK)
             return st;
     }
@@ -151,7 +158,7 @@ hop_register_hop(const hop_class *cls)
     pthread_mutex_lock(&lock);
     hop_status st = builtins_locked();
     if (st == HOP_OK)
-        st = add_locked(cls);
+        st = add_locked(cls, true);
     pthread_mutex_unlock(&lock);
     return st;
 }
@@ -230,9 +237,25 @@ typedef struct library {
     size_t n;
 } library;
 
-static pthread_mutex_t lib_lock = PTHREAD_MUTEX_INITIALIZER;
+/* Recursive: an init may load the libraries it depends on. */
+static pthread_mutex_t lib_lock;
+static pthread_once_t lib_lock_once = PTHREAD_ONCE_INIT;
 static library *libraries;
 static size_t nlibraries, libraries_cap;
+/* The handles whose init is running (an init that loads its own library
+ * would run again and again). */
+static void *loading[64];
+static size_t nloading;
+
+static void
+lib_lock_init(void)
+{
+    pthread_mutexattr_t attr;
+    pthread_mutexattr_init(&attr);
+    pthread_mutexattr_settype(&attr, PTHREAD_MUTEX_RECURSIVE);
+    pthread_mutex_init(&lib_lock, &attr);
+    pthread_mutexattr_destroy(&attr);
+}
 
 /* Makes this copy of hop's symbols visible to the libraries it loads: a
  * copy linked into a Python extension is loaded with RTLD_LOCAL. */
@@ -257,19 +280,129 @@ report(const library *l, const char **names, size_t cap, size_t *n)
     return HOP_OK;
 }
 
-/* The names registered now that were not in before (both sorted). */
-static const char **
-new_names(const char **before, size_t nb, const char **after, size_t na, size_t *n)
+/*
+ * The library's descriptor, checked before anything of it runs: an object
+ * (not a function: `int hop_library_init = 42` is no entry point) of the
+ * library itself (not of one of its dependencies), of a descriptor's size,
+ * with the magic number, this ABI version and an init inside the library.
+ */
+static hop_status
+find_descriptor(void *h, const char *path, const hop_library_descriptor **out)
 {
-    const char **out = hop__calloc(na + 1, sizeof *out);
-    *n = 0;
-    for (size_t i = 0, j = 0; out && i < na; i++) {
-        while (j < nb && strcmp(before[j], after[i]) < 0)
-            j++;
-        if (j == nb || strcmp(before[j], after[i]) != 0)
-            out[(*n)++] = after[i];
+    struct link_map *self = NULL;
+    if (dlinfo(h, RTLD_DI_LINKMAP, &self) != 0 || self == NULL)
+        return hop_error(HOP_INVALID, "load_library: %s: cannot inspect the library", path);
+    void *sym = dlsym(h, HOP_LIBRARY_SYMBOL);
+    const char *old = dlsym(h, "hop_library_init") ? " (it exports hop_library_init, the entry "
+                                                     "point of hop before ABI version 2)"
+                                                   : "";
+    if (sym == NULL)
+        return hop_error(HOP_INVALID,
+                         "load_library: %s has no descriptor %s%s; a library of HOPs declares "
+                         "itself with HOP_LIBRARY(init) (hop/prim_hop.h) and is built against "
+                         "this hop's headers (ABI version %d)",
+                         path, HOP_LIBRARY_SYMBOL, old, HOP_ABI_VERSION);
+    Dl_info info;
+    const ElfW(Sym) *entry = NULL;
+    struct link_map *owner = NULL;
+    if (!dladdr1(sym, &info, (void **)&entry, RTLD_DL_SYMENT) || entry == NULL ||
+        !dladdr1(sym, &info, (void **)&owner, RTLD_DL_LINKMAP) || owner != self ||
+        ELF64_ST_TYPE(entry->st_info) != STT_OBJECT ||
+        entry->st_size < sizeof(hop_library_descriptor))
+        return hop_error(HOP_INVALID,
+                         "load_library: %s's symbol %s is not a descriptor (an object of %zu "
+                         "bytes defined by HOP_LIBRARY(init) in the library itself)",
+                         path, HOP_LIBRARY_SYMBOL, sizeof(hop_library_descriptor));
+    const hop_library_descriptor *d = sym;
+    if (d->magic != HOP_LIBRARY_MAGIC)
+        return hop_error(HOP_INVALID,
+                         "load_library: %s's symbol %s is not a descriptor (magic number "
+                         "0x%08x, not 0x%08x)",
+                         path, HOP_LIBRARY_SYMBOL, (unsigned)d->magic, HOP_LIBRARY_MAGIC);
+    if (d->abi_version != HOP_ABI_VERSION)
+        return hop_error(HOP_INVALID,
+                         "load_library: %s was built for hop ABI version %u, but this hop is "
+                         "ABI version %d; rebuild it against this hop's headers",
+                         path, (unsigned)d->abi_version, HOP_ABI_VERSION);
+    void *init;
+    memcpy(&init, &d->init, sizeof init);
+    if (init == NULL || !dladdr1(init, &info, (void **)&owner, RTLD_DL_LINKMAP) || owner != self)
+        return hop_error(HOP_INVALID,
+                         "load_library: %s's descriptor has no init function of the library", path);
+    *out = d;
+    return HOP_OK;
+}
+
+/* Unregisters, last first, what a failed init registered; its error stays. */
+static void
+undo(const hop__reglog *log)
+{
+    char msg[1024];
+    snprintf(msg, sizeof msg, "%s", hop_error_message());
+    hop_status code = hop_error_code();
+    for (size_t i = log->n; i-- > 0;) {
+        if (log->items[i].kind == HOP__REG_HOP)
+            hop_unregister_hop(log->items[i].name);
+        else
+            hop_foreign_unregister(log->items[i].name);
     }
-    return out;
+    hop_error(code, "%s", msg);
+}
+
+/* Runs the init of the library h (not loaded before): on success records
+ * it with the names of the HOPs it registered, sorted; on failure undoes
+ * every registration. */
+static hop_status
+run_init(void *h, const char *path, const hop_library_descriptor *d)
+{
+    for (size_t i = 0; i < nloading; i++)
+        if (loading[i] == h)
+            return hop_error(HOP_INVALID,
+                             "load_library: %s's init loads %s itself (directly or through "
+                             "another library)",
+                             path, path);
+    if (nloading == HOP__ARRAY_LEN(loading))
+        return hop_error(HOP_INVALID,
+                         "load_library: %s: libraries loading libraries nest deeper "
+                         "than %zu",
+                         path, HOP__ARRAY_LEN(loading));
+    hop__reglog log;
+    hop__reglog_begin(&log);
+    loading[nloading++] = h;
+    hop_error_clear();
+    hop_status st = d->init();
+    nloading--;
+    hop__reglog_end(&log);
+    if (st != HOP_OK && hop_error_code() == HOP_OK)
+        st = hop_error(st, "load_library: %s's init failed with %s", path, hop_status_name(st));
+    library lib = {h, NULL, 0};
+    for (size_t i = 0; i < log.n; i++)
+        lib.n += log.items[i].kind == HOP__REG_HOP;
+    /* Room for the record only now: the init may have loaded libraries. */
+    if (st == HOP_OK && ((lib.names = hop__calloc(lib.n + 1, sizeof *lib.names)) == NULL ||
+                         hop__grow((void **)&libraries, &libraries_cap, nlibraries + 1,
+                                   sizeof *libraries) != HOP_OK))
+        st = HOP_NOMEM;
+    for (size_t i = 0, k = 0; st == HOP_OK && i < log.n; i++) {
+        if (log.items[i].kind != HOP__REG_HOP)
+            continue;
+        pthread_mutex_lock(&lock);
+        const hop_class *cls = find_locked(log.items[i].name);
+        pthread_mutex_unlock(&lock);
+        if (cls)
+            lib.names[k++] = cls->name; /* borrowed from the class */
+        else
+            lib.n--; /* registered and unregistered again by the init */
+    }
+    if (st == HOP_OK) {
+        qsort(lib.names, lib.n, sizeof *lib.names, compare_names);
+        libraries[nlibraries++] = lib;
+    } else {
+        hop__free(lib.names);
+        undo(&log);
+    }
+    hop__reglog_free(&log);
+    return st;
 }
 
 hop_status
@@ -279,9 +412,11 @@ hop_load_library(const char *path, const char **names, size_t cap, size_t *n)
         *n = 0;
     if (path == NULL || (cap && names == NULL))
         return hop_error(HOP_MISUSE, "hop_load_library: NULL %s", path ? "names" : "path");
+    pthread_once(&lib_lock_once, lib_lock_init);
     pthread_mutex_lock(&lib_lock);
     export_self();
     hop_status st = HOP_OK;
+    const hop_library_descriptor *d = NULL;
     void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     if (h == NULL) {
         const char *why = dlerror();
@@ -295,53 +430,19 @@ hop_load_library(const char *path, const char **names, size_t cap, size_t *n)
             st = report(&libraries[i], names, cap, n);
             goto done;
         }
-    hop_library_init_fn init;
-    void *sym = dlsym(h, HOP_LIBRARY_INIT);
-    memcpy(&init, &sym, sizeof init);
-    if (init == NULL) {
-        dlclose(h);
-        st = hop_error(HOP_INVALID, "load_library: %s has no function %s", path, HOP_LIBRARY_INIT);
-        goto done;
-    }
-    size_t nb = hop_list_hops(NULL, 0), na;
-    const char **before = hop__calloc(nb + 1, sizeof *before), **added = NULL;
-    if (before == NULL || hop__grow((void **)&libraries, &libraries_cap, nlibraries + 1,
-                                    sizeof *libraries) != HOP_OK) {
-        hop__free(before);
-        dlclose(h);
-        st = HOP_NOMEM;
-        goto done;
-    }
-    nb = hop_list_hops(before, nb);
-    st = init();
-    if (st != HOP_OK && hop_error_code() == HOP_OK)
-        st = hop_error(st, "load_library: %s's %s failed with %s", path, HOP_LIBRARY_INIT,
-                       hop_status_name(st));
-    na = hop_list_hops(NULL, 0);
-    const char **after = hop__calloc(na + 1, sizeof *after);
-    if (after)
-        na = hop_list_hops(after, na);
-    size_t nnew = 0;
-    added = after ? new_names(before, nb, after, na, &nnew) : NULL;
-    if (st == HOP_OK && added == NULL)
-        st = HOP_NOMEM;
+    st = find_descriptor(h, path, &d);
+    if (st == HOP_OK)
+        st = run_init(h, path, d);
     if (st != HOP_OK) {
-        /* Undo what the init registered (keeping its error), then unload. */
+        /* Nothing of the library is registered any more: unload it. */
         char msg[1024];
         snprintf(msg, sizeof msg, "%s", hop_error_message());
-        hop_status code = hop_error_code();
-        for (size_t i = 0; added && i < nnew; i++)
-            hop_unregister_hop(added[i]);
-        hop__free(added);
-        added = NULL;
+        hop_status code = hop_error_code() != HOP_OK ? hop_error_code() : st;
         dlclose(h);
-        hop_error(code, "%s", msg);
+        st = hop_error(code, "%s", msg);
     } else {
-        libraries[nlibraries] = (library){h, added, nnew};
-        report(&libraries[nlibraries++], names, cap, n);
+        report(&libraries[nlibraries - 1], names, cap, n);
     }
-    hop__free(before);
-    hop__free(after);
 done:
     pthread_mutex_unlock(&lib_lock);
     return st;

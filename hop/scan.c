@@ -31,6 +31,25 @@ norm_dim(int64_t dim, int rank)
 
 /* ---------------------------------------------------------------- tracing */
 
+/* xs i's dim, or HOP_SHAPE: what tracing and verifying both refuse. */
+static hop_status
+xs_dim(size_t i, const char *name, const hop_value_info *x, int64_t dim, int *d)
+{
+    *d = x->kind == HOP_VALUE_TENSOR ? norm_dim(dim, x->meta.rank) : -1;
+    if (*d >= 0)
+        return HOP_OK;
+    char what[128];
+    hop_value_info_print(x, what, sizeof what);
+    return hop_error(HOP_SHAPE, "scan: xs %zu (%s) is %s, which has no dim %" PRId64, i, name, what,
+                     dim);
+}
+
+static hop_status
+no_length(void)
+{
+    return hop_error(HOP_INVALID, "scan: with no xs, length must be given (an int >= 0)");
+}
+
 static hop_status
 scan_check_operands(hop_call *c)
 {
@@ -41,17 +60,14 @@ scan_check_operands(hop_call *c)
     if (st != HOP_OK)
         return st;
     if (nxs == 0 && length < 0)
-        return hop_error(HOP_INVALID, "scan: with no xs, length must be given (an int >= 0)");
+        return no_length();
     hop_shape_env *env = hop_output_graph_env(c->og);
     const hop_expr *first = NULL;
     for (size_t i = 0; i < nxs; i++) {
         const hop_value_info *x = xs[i]->meta;
-        char what[128];
-        hop_value_info_print(x, what, sizeof what);
-        int d = x->kind == HOP_VALUE_TENSOR ? norm_dim(dim, x->meta.rank) : -1;
-        if (d < 0)
-            return hop_error(HOP_SHAPE, "scan: xs %zu (%s) is %s, which has no dim %" PRId64, i,
-                             xs[i]->name, what, dim);
+        int d;
+        if (xs_dim(i, xs[i]->name, x, dim, &d) != HOP_OK)
+            return HOP_SHAPE;
         const hop_expr *n = x->meta.sizes[d];
         bool eq = true;
         if (first == NULL && length >= 0)
@@ -155,6 +171,91 @@ scan_output_meta(hop_call *c)
         c->outs[c->nouts++] = y;
     }
     return st;
+}
+
+/* ------------------------------------------------------------- verifying */
+
+typedef struct scan_shape {
+    int64_t dim;
+    size_t ninit, nxs;
+} scan_shape;
+
+/* The body gets the carries, then one slice of each xs (dim removed). */
+static bool
+scan_input(void *ud, const hop_node *call, size_t body, size_t j, hop_value_info *want)
+{
+    const scan_shape *s = ud;
+    (void)call, (void)body;
+    if (j >= s->ninit && j < s->ninit + s->nxs)
+        *want = hop_value_info_drop_dim(want, norm_dim(s->dim, want->meta.rank));
+    return true;
+}
+
+/* It returns the carries, then one y per stacked output (dim removed). */
+static bool
+scan_output(void *ud, const hop_node *call, size_t body, size_t j, hop_value_info *want)
+{
+    const scan_shape *s = ud;
+    (void)call, (void)body;
+    if (j >= s->ninit)
+        *want = hop_value_info_drop_dim(want, norm_dim(s->dim, want->meta.rank));
+    return true;
+}
+
+/* Whether two step counts may be equal: the same, or not two different
+ * constants. */
+static bool
+same_steps(const hop_expr *a, const hop_expr *b)
+{
+    int64_t x, y;
+    return a == b || !hop_expr_const_value(a, &x) || !hop_expr_const_value(b, &y) || x == y;
+}
+
+/* What tracing checks of the operands (every xs has dim, the same number of
+ * steps along it, length when there are none), the carries leaving as they
+ * entered, the ys stacked along dim over those steps, and the body taking
+ * slices and returning the carries and one y per stacked output. */
+static hop_status
+scan_verify(const hop_node *call)
+{
+    scan_shape s = {.dim = hop_node_param(call, "dim")->u.i};
+    int64_t length = hop_node_param(call, "length")->u.i;
+    const hop_arg *xs = hop_node_group(call, "xs", &s.nxs);
+    hop_node_group(call, "init", &s.ninit);
+    if (s.nxs == 0 && length < 0)
+        return hop_verify_error(call, no_length());
+    const hop_expr *steps = NULL;
+    for (size_t i = 0; i < s.nxs; i++) {
+        int d;
+        if (xs[i].kind != HOP_ARG_NODE)
+            return hop_verify_fail(call, "scan: xs %zu is an int, not a tensor", i);
+        const hop_value_info *x = xs[i].u.node->meta;
+        if (xs_dim(i, xs[i].u.node->name, x, s.dim, &d) != HOP_OK)
+            return hop_verify_error(call, HOP_SHAPE);
+        int64_t n;
+        if ((steps && !same_steps(steps, x->meta.sizes[d])) ||
+            (length >= 0 && hop_expr_const_value(x->meta.sizes[d], &n) && n != length))
+            return hop_verify_fail(call,
+                                   "scan: xs %zu has another number of steps along dim "
+                                   "%" PRId64 " than %s",
+                                   i, s.dim, steps ? "xs 0" : "length says");
+        steps = steps ? steps : x->meta.sizes[d];
+    }
+    hop_status st = hop_verify_carries(call, "init", true);
+    for (size_t j = s.ninit; j < call->nouts && st == HOP_OK; j++) {
+        const hop_value_info *y = &call->outs[j];
+        int d = y->kind == HOP_VALUE_TENSOR ? norm_dim(s.dim, y->meta.rank) : -1;
+        int64_t n;
+        if (d < 0 || (steps && !same_steps(steps, y->meta.sizes[d])) ||
+            (!steps && hop_expr_const_value(y->meta.sizes[d], &n) && n != length)) {
+            char what[128];
+            hop_value_info_print(y, what, sizeof what);
+            st = hop_verify_fail(
+                call, "scan: output %zu is %s, not ys stacked along dim %" PRId64 " over the steps",
+                j, what, s.dim);
+        }
+    }
+    return st == HOP_OK ? hop_verify_bodies(call, scan_input, scan_output, &s) : st;
 }
 
 /* --------------------------------------------------------------- lowering */
@@ -933,6 +1034,7 @@ const hop_class hop_scan_class = {
     .check_outputs = scan_check_outputs,
     .output_meta = scan_output_meta,
     .installed = hop_call_bind_outputs,
+    .verify = scan_verify,
     .lower = scan_lower,
     .eval = scan_eval,
     .vjp = scan_vjp,

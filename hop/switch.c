@@ -199,6 +199,29 @@ switch_installed(hop_call *c)
     return st;
 }
 
+/* ------------------------------------------------------------- verifying */
+
+/* The index is what check_operands leaves: an int, a SymInt, or a SymInt
+ * node (a tensor index was read with item); the rest is the base's, the
+ * branches taking what the call passes and returning its outputs. */
+static hop_status
+switch_verify(const hop_node *call)
+{
+    const hop_arg *index = hop_node_param(call, "index");
+    const hop_value_info *m = index->kind == HOP_ARG_NODE ? index->u.node->meta : NULL;
+    bool ok = index->kind == HOP_ARG_INT ||
+              (index->kind == HOP_ARG_SYM && !hop_expr_is_bool(index->u.sym)) ||
+              (m && m->kind == HOP_VALUE_SYM && !hop_expr_is_bool(m->sym));
+    if (ok)
+        return hop_verify_default(call);
+    char what[128] = "a bool";
+    if (m)
+        hop_value_info_print(m, what, sizeof what);
+    else if (index->kind == HOP_ARG_SYM)
+        snprintf(what, sizeof what, "a SymBool");
+    return hop_verify_fail(call, "switch: index must be an int or a SymInt, got %s", what);
+}
+
 /* --------------------------------------------------------------- running */
 
 static hop_status
@@ -285,6 +308,7 @@ const hop_class hop_switch_class = {
     .check_outputs = switch_check_outputs,
     .output_meta = switch_output_meta,
     .installed = switch_installed,
+    .verify = switch_verify,
     .lower = switch_lower,
     .eval = switch_eval,
     .vjp = hop_vjp_bodies,

@@ -144,6 +144,30 @@ vjp_output_meta(hop_call *c)
     return hop_call_body_output_meta(c, 0);
 }
 
+/* The mask wrt names float tensors among the args, as tracing checked;
+ * the rest is the base's (the backward body takes what the call passes and
+ * returns its outputs). */
+static hop_status
+vjp_verify(const hop_node *call)
+{
+    size_t nargs;
+    const hop_arg *args = hop_node_group(call, "args", &nargs);
+    int64_t wrt = hop_node_param(call, "wrt")->u.i;
+    if (wrt < 0 || (nargs < 63 && (wrt >> nargs) != 0))
+        return hop_verify_fail(call, "vjp: wrt mask %lld names an argument past the %zu given",
+                               (long long)wrt, nargs);
+    for (size_t i = 0; i < nargs && i < 63; i++) {
+        const hop_value_info *m = args[i].kind == HOP_ARG_NODE ? args[i].u.node->meta : NULL;
+        if (((wrt >> i) & 1) &&
+            (m == NULL || m->kind != HOP_VALUE_TENSOR || !hop_dtype_is_float(m->meta.dtype)))
+            return hop_verify_fail(call,
+                                   "vjp: argument %zu is not a float tensor, so it has no "
+                                   "gradient",
+                                   i);
+    }
+    return hop_verify_default(call);
+}
+
 static hop_status
 vjp_eval(hop_eval_ctx *ex)
 {
@@ -168,6 +192,7 @@ const hop_class hop_vjp_class = {
     .check_outputs = vjp_check_outputs,
     .signature = vjp_signature,
     .output_meta = vjp_output_meta,
+    .verify = vjp_verify,
     .eval = vjp_eval,
     /* the call runs its body on what it passes: differentiated through it
      * (grad of grad) */

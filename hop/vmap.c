@@ -176,6 +176,73 @@ vmap_eval(hop_eval_ctx *ex)
     return hop_eval_default(ex);
 }
 
+/* ------------------------------------------------------------- verifying */
+
+typedef struct vmap_masks {
+    int64_t in, out;
+} vmap_masks;
+
+/* The batched body (body 0) takes what the call passes and returns its
+ * outputs; f on one example (body 1) takes one example of each batched
+ * argument (dim 0 removed). */
+static bool
+vmap_example_in(void *ud, const hop_node *call, size_t body, size_t j, hop_value_info *want)
+{
+    const vmap_masks *m = ud;
+    (void)call;
+    if (body == 1 && bit(m->in, j))
+        *want = hop_value_info_drop_dim(want, 0);
+    return true;
+}
+
+/* f's outputs are not the call's with a dim removed where a SymInt output
+ * was batched into a tensor: only the batched body's are checked (f is
+ * only ever batched again, by vmap_batch, whose result is verified). */
+static bool
+vmap_example_out(void *ud, const hop_node *call, size_t body, size_t j, hop_value_info *want)
+{
+    (void)ud, (void)call, (void)j, (void)want;
+    return body == 0;
+}
+
+/* in_dims names only values the call passes (an outer vmap's rule batches
+ * lifted ones too), each batched one has a dim 0 (all of one size), and
+ * the bodies are the batched one and, when kept, f on one example. */
+static hop_status
+vmap_verify(const hop_node *call)
+{
+    size_t np = hop_node_passed(call, NULL, 0), nbodies = 0;
+    vmap_masks m = {hop_node_param(call, "in_dims")->u.i, hop_node_param(call, "out_dims")->u.i};
+    if (m.in < 0 || (np < 63 && (m.in >> np) != 0) || m.out < 0)
+        return hop_verify_fail(call,
+                               "vmap: the mask in_dims %lld names values past the %zu it "
+                               "passes, or out_dims %lld is negative",
+                               (long long)m.in, np, (long long)m.out);
+    const hop_expr *batch = NULL;
+    for (size_t i = 0; i < np && i < 63; i++) {
+        if (!bit(m.in, i))
+            continue;
+        const hop_arg *a = hop_node_passed_to(call, i);
+        const hop_value_info *v = a->kind == HOP_ARG_NODE ? a->u.node->meta : NULL;
+        int64_t p, q;
+        if (v == NULL || v->kind != HOP_VALUE_TENSOR || v->meta.rank == 0 ||
+            (batch && batch != v->meta.sizes[0] && hop_expr_const_value(batch, &p) &&
+             hop_expr_const_value(v->meta.sizes[0], &q) && p != q))
+            return hop_verify_fail(call,
+                                   "vmap: value %zu is batched but has no dim 0 of the "
+                                   "batch's size",
+                                   i);
+        batch = batch ? batch : v->meta.sizes[0];
+    }
+    for (size_t i = 0; i < call->nargs; i++)
+        nbodies += call->args[i].kind == HOP_ARG_GRAPH;
+    if (nbodies > 2)
+        return hop_verify_fail(call, "vmap: has %zu bodies; it takes its batched body and f",
+                               nbodies);
+    hop_status st = hop_verify_inputs(call, vmap_example_in, &m);
+    return st == HOP_OK ? hop_verify_outputs(call, vmap_example_out, &m) : st;
+}
+
 /* ------------------------------------------------------------ nested vmap */
 
 /* f on one example: the call's second body, or NULL (a call saved before it
@@ -424,6 +491,7 @@ const hop_class hop_vmap_class = {
     .body_inputs = vmap_body_inputs,
     .signature = vmap_signature,
     .output_meta = vmap_output_meta,
+    .verify = vmap_verify,
     .print = vmap_print,
     .eval = vmap_eval,
     /* the call runs its (batched) body on what it passes */

@@ -132,6 +132,26 @@ while_body_nouts(const hop_node *call, size_t body)
     return body == 0 ? 1 : call->nouts;
 }
 
+/* body_fn returns the call's outputs, the carries; cond_fn a bool scalar. */
+static bool
+body_fn_output(void *ud, const hop_node *call, size_t body, size_t i, hop_value_info *want)
+{
+    (void)ud, (void)call, (void)i, (void)want;
+    return body == 1;
+}
+
+/* The carries leave as they entered (the outputs are the carries), both
+ * functions take them and what the call passes, cond_fn returns a bool
+ * scalar and body_fn the carries. */
+static hop_status
+while_verify(const hop_node *call)
+{
+    hop_status st = hop_verify_carries(call, "carried_inputs", false);
+    if (st == HOP_OK)
+        st = hop_verify_pred(call, "cond_fn", "cond_fn");
+    return st == HOP_OK ? hop_verify_bodies(call, NULL, body_fn_output, NULL) : st;
+}
+
 /* --------------------------------------------------------------- autodiff */
 
 /*
@@ -440,6 +460,7 @@ const hop_class hop_while_loop_class = {
     .check_outputs = while_check_outputs,
     .output_meta = while_output_meta,
     .installed = hop_call_bind_outputs,
+    .verify = while_verify,
     .body_nouts = while_body_nouts,
     .lower = while_lower,
     .eval = while_eval,

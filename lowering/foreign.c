@@ -1,10 +1,10 @@
 /*
- * lowering/foreign.c - foreign kernels in graphs: recording a call in a
- * tracer (hop_tracer_call_foreign) and lowering a call_foreign node to an
- * Extern instruction.  Both check the call against the kernel's signature
- * with hop__extern_check (runtime/program.h), so a graph that traced
- * lowers; the tracer itself only knows call_foreign nodes by name, and the
- * runtime makes every libffi call (runtime/foreign.c, runtime/export.c).
+ * lowering/foreign.c - a call_foreign node lowered to an Extern
+ * instruction.  The node's arguments are checked against the kernel's
+ * signature as tracing checked them (hop/foreign_call.c): the graph gives
+ * their metadata (hop_args_operands) and the runtime checks that
+ * (hop_foreign_check_operands), so a graph that traced lowers; the runtime
+ * makes every libffi call (runtime/foreign.c, runtime/export.c).
  */
 #include "hop/foreign.h"
 #include "lowering/lowering_impl.h"
@@ -14,39 +14,6 @@
 
 _Static_assert(HOP__EXTERN_MAXOUT >= HOP_FOREIGN_MAX_PARAMS,
                "an Extern holds one output per parameter");
-
-/* ------------------------------------------------------------- tracing */
-
-hop_status
-hop_tracer_call_foreign(hop_tracer *t, const hop_foreign *f, const hop_arg *args, size_t nargs,
-                        hop_values *outs)
-{
-    if (t == NULL || f == NULL || outs == NULL)
-        return hop_error(HOP_MISUSE, "hop_tracer_call_foreign: NULL %s",
-                         t == NULL   ? "tracer"
-                         : f == NULL ? "kernel"
-                                     : "output list");
-    hop_status st = hop__extern_check(f, args, nargs);
-    if (st != HOP_OK)
-        return st;
-    hop_value_info metas[HOP_FOREIGN_MAX_PARAMS];
-    hop_node *results[HOP_FOREIGN_MAX_PARAMS];
-    size_t nouts = 0;
-    for (size_t i = 0; i < nargs; i++)
-        if (hop_foreign_param_at(f, i)->kind == HOP_FOREIGN_INOUT)
-            metas[nouts++] = *args[i].u.node->meta;
-    /* Room for the results first: once recorded, nothing may fail. */
-    if (hop__grow((void **)&outs->items, &outs->cap, outs->n + nouts, sizeof *outs->items) !=
-        HOP_OK)
-        return HOP_NOMEM;
-    if (hop_tracer_record_foreign(t, hop_foreign_name(f), args, nargs, metas, nouts,
-                                  hop_foreign_side_effects(f) ? HOP_NODE_SIDE_EFFECTS : 0,
-                                  results) == NULL)
-        return hop_error_code();
-    for (size_t j = 0; j < nouts; j++)
-        outs->items[outs->n++] = results[j];
-    return HOP_OK;
-}
 
 /* ------------------------------------------------------------ lowering */
 
@@ -69,7 +36,12 @@ hop__lower_foreign(hop_lower_ctx *cx, const hop_node *n, hop_pval **results)
     e->chain = p->externs;
     p->externs = e;
     e->name = hop_foreign_name(f);
-    hop_status st = hop__extern_check(f, n->args, n->nargs);
+    hop_operand ops[HOP_FOREIGN_MAX_PARAMS]; /* read only when the count is right */
+    hop_status st = n->nargs == hop_foreign_nparams(f)
+                        ? hop_args_operands(n->name, n->args, n->nargs, ops, NULL)
+                        : HOP_OK;
+    if (st == HOP_OK)
+        st = hop_foreign_check_operands(f, ops, n->nargs);
     if (st == HOP_OK && n->nouts != hop_foreign_noutputs(f))
         st = hop_error(HOP_VERIFY, "lowering: %s has %zu outputs but %s gives %zu", n->name,
                        n->nouts, hop_foreign_signature(f), hop_foreign_noutputs(f));

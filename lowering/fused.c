@@ -387,7 +387,7 @@ dense_numel(const hop_lower_ctx *cx, int32_t id)
     const hop__slot *s = &cx->slots[id];
     int64_t n = 1;
     for (int d = 0; d < s->rank; d++) {
-        if (!s->sizes[d]->is_const || s->sizes[d]->value > HOP__F_SMALL)
+        if (!s->sizes[d]->is_const || s->sizes[d]->value < 0 || s->sizes[d]->value > HOP__F_SMALL)
             return -1;
         n *= s->sizes[d]->value;
     }

@@ -1,7 +1,9 @@
 /*
  * lowering/lower.c - graph -> program: the compilation of each node kind,
  * fusion planning, graphs, guards, the main routine, the assembly of the
- * routines into one program, and hop_lower itself.
+ * routines into one program, and hop_lower itself; and the toolkit's
+ * entries that compile a graph (hop_lower_inline, hop_lower_call and its
+ * subroutines, hop_lower_default), which recurse into the compiler.
  *
  * Compilation walks a graph in its order (which is topological) and emits
  * instructions into the current routine: routine 0 is the main program,
@@ -621,6 +623,227 @@ hop__compile_graph(hop_lower_ctx *cx, const hop_graph *g, const hop_pval *inputs
         outputs[j] = v;
     }
     return HOP_OK;
+}
+
+/* ------------------------------------------- subgraphs inlined or called */
+
+/* The toolkit's entries that compile a graph (hop/lowering.h) live here,
+ * with the compiler they recurse into (a HOP's lower slot compiles its
+ * bodies, which may call HOPs): toolkit.c only builds code.  A subroutine
+ * is a subgraph compiled once per plan as its own routine, with tensor
+ * parameters filled and results bound by Call. */
+
+hop_status
+hop_lower_inline(hop_lower_ctx *cx, const hop_graph *g, const hop_pval *inputs, size_t ninputs,
+                 const hop_pval *dests, hop_pval *outputs, size_t noutputs)
+{
+    if (cx == NULL || g == NULL || (ninputs && inputs == NULL) || (noutputs && outputs == NULL))
+        return hop_error(HOP_MISUSE, "hop_lower_inline: NULL argument");
+    return hop__compile_graph(cx, g, inputs, ninputs, dests, outputs, noutputs);
+}
+
+/* Compiles g as routine r: parameters, bound outputs, body, Return. */
+static hop_status
+compile_routine(hop_lower_ctx *cx, const hop_graph *g, int32_t ri)
+{
+    hop_status st;
+    size_t np = g->nplaceholders, no = g->output ? g->output->nargs : 0;
+    if (g->output == NULL)
+        return hop_error(HOP_MISUSE, "lowering: graph %s has no output node", g->name);
+    hop_pval *params = hop__arena_zalloc(&cx->tmp, (np + 1) * sizeof *params);
+    hop_pval *dests = hop__arena_zalloc(&cx->tmp, (no + 1) * sizeof *dests);
+    hop_pval *outs = hop__arena_zalloc(&cx->tmp, (no + 1) * sizeof *outs);
+    bool *out_param = hop__arena_zalloc(&cx->tmp, (no + 1) * sizeof *out_param);
+    if (!params || !dests || !outs || !out_param)
+        return HOP_NOMEM;
+    int32_t saved = cx->cur;
+    cx->cur = ri;
+    size_t i = 0;
+    for (const hop_node *n = g->first; n && n->kind == HOP_NODE_PLACEHOLDER; n = n->next, i++) {
+        if (n->meta->kind == HOP_VALUE_TENSOR) {
+            int32_t slot;
+            if ((st = hop__new_slot(cx, HOP__S_ALIAS, &n->meta->meta, n->name, &slot)) != HOP_OK)
+                goto done;
+            params[i] = hop__pv_tensor(slot);
+        } else if (hop_expr_kind_of(n->meta->sym) == HOP_EXPR_SYMBOL) {
+            int32_t reg = hop__sym_reg(cx, n->meta->sym);
+            if (reg < 0) {
+                st = hop__nomem_or(hop_error_code());
+                goto done;
+            }
+            params[i] = hop__pv_int(reg);
+            hop__mark_defined(cx, n->meta->sym);
+        } else {
+            int32_t reg;
+            if ((st = hop__new_reg(cx, n->name, &reg)) != HOP_OK)
+                goto done;
+            params[i] = hop__pv_int(reg);
+        }
+    }
+    for (size_t j = 0; j < no; j++) {
+        const hop_arg *a = &g->output->args[j];
+        dests[j].kind = HOP_PVAL_NONE;
+        if (a->kind != HOP_ARG_NODE || a->u.node->meta->kind != HOP_VALUE_TENSOR ||
+            a->u.node->kind == HOP_NODE_PLACEHOLDER)
+            continue;
+        int32_t slot;
+        if ((st = hop__new_slot(cx, HOP__S_ALIAS, &a->u.node->meta->meta, a->u.node->name,
+                                &slot)) != HOP_OK)
+            goto done;
+        dests[j] = hop__pv_tensor(slot);
+    }
+    int nctl = cx->nctl;
+    st = hop__compile_graph(cx, g, params, np, dests, outs, no);
+    if (st == HOP_OK && cx->nctl != nctl)
+        st = hop_error(HOP_MISUSE, "lowering %s: unbalanced if/loop blocks", g->name);
+    if (st == HOP_OK && hop__emit(cx, HOP__OP_Return, 0, 0, 0, NULL, NULL) < 0)
+        st = HOP_NOMEM;
+    if (st != HOP_OK)
+        goto done;
+    for (size_t j = 0; j < no; j++) {
+        const hop_arg *a = &g->output->args[j];
+        if (a->kind == HOP_ARG_NODE && a->u.node->kind == HOP_NODE_PLACEHOLDER &&
+            a->u.node->meta->kind == HOP_VALUE_TENSOR) {
+            size_t k = 0;
+            for (const hop_node *n = g->first; n != a->u.node; n = n->next)
+                k++;
+            outs[j] = (hop_pval){HOP_PVAL_NONE, -1, (int64_t)k};
+            out_param[j] = true;
+        }
+    }
+    hop__rcode *r = &cx->routines[ri];
+    r->params = params;
+    r->nparams = np;
+    r->outs = outs;
+    r->out_param = out_param;
+    r->nouts = no;
+done:
+    cx->cur = saved;
+    return st;
+}
+
+hop_status
+hop_lower_call(hop_lower_ctx *cx, const hop_graph *g, const hop_pval *inputs, size_t ninputs,
+               const hop_pval *dests, hop_pval *outputs, size_t noutputs)
+{
+    if (cx == NULL || g == NULL || (ninputs && inputs == NULL) || (noutputs && outputs == NULL))
+        return hop_error(HOP_MISUSE, "hop_lower_call: NULL argument");
+    if (g->output == NULL || g->nplaceholders != ninputs || g->output->nargs != noutputs)
+        return hop_error(HOP_VERIFY, "lowering: %s called with %zu inputs and %zu outputs", g->name,
+                         ninputs, noutputs);
+    hop_status st;
+    /* Results whose sizes the callee computes cannot be allocated by the
+     * caller before the call. */
+    for (size_t j = 0; j < noutputs; j++) {
+        const hop_node *n =
+            g->output->args[j].kind == HOP_ARG_NODE ? g->output->args[j].u.node : NULL;
+        if (n && n->meta->kind == HOP_VALUE_TENSOR && n->kind != HOP_NODE_PLACEHOLDER &&
+            hop__meta_late(cx, &n->meta->meta)) {
+            for (int d = 0; d < n->meta->meta.rank; d++) {
+                const hop_expr *syms[16];
+                size_t ns = hop_expr_free_symbols(n->meta->meta.sizes[d], syms, 16);
+                for (size_t k = 0; k < ns && k < 16; k++) {
+                    int64_t id = hop_symbol_id(syms[k]);
+                    if (!cx->symdef[id]) {
+                        char m[128];
+                        hop_meta_print(&n->meta->meta, m, sizeof m);
+                        return hop_error(HOP_UNSUPPORTED,
+                                         "lowering: %s: output %zu is %s, whose size %s is only "
+                                         "known inside the subgraph",
+                                         g->name, j, m, hop_symbol_name(syms[k]));
+                    }
+                }
+            }
+        }
+    }
+    int32_t ri = -1;
+    for (size_t k = 1; k < cx->nroutines; k++)
+        if (cx->routines[k].graph == g)
+            ri = (int32_t)k;
+    if (ri < 0) {
+        if ((st = hop__new_routine(cx, g, &ri)) != HOP_OK ||
+            (st = compile_routine(cx, g, ri)) != HOP_OK)
+            return st;
+    }
+    hop__rcode *r = &cx->routines[ri];
+    /* Results the caller provides storage for. */
+    for (size_t j = 0; j < noutputs; j++) {
+        if (r->out_param[j]) {
+            outputs[j] = inputs[r->outs[j].value];
+        } else if (r->outs[j].kind == HOP_PVAL_TENSOR) {
+            const hop_node *n = g->output->args[j].u.node;
+            if (dests && dests[j].kind == HOP_PVAL_TENSOR) {
+                outputs[j] = dests[j];
+            } else if ((st = hop_lower_tensor(cx, n->meta, true, &outputs[j])) != HOP_OK) {
+                return st;
+            }
+            r = &cx->routines[ri];
+        }
+    }
+    hop__callmove *moves =
+        hop__arena_zalloc(&cx->plan->arena, (ninputs + noutputs + 1) * sizeof *moves);
+    hop__calldesc *d = hop__arena_zalloc(&cx->plan->arena, sizeof *d);
+    if (moves == NULL || d == NULL)
+        return HOP_NOMEM;
+    int32_t nm = 0;
+    for (size_t i = 0; i < ninputs; i++) {
+        hop_pval p = r->params[i], a = inputs[i];
+        if (p.kind == HOP_PVAL_TENSOR) {
+            if (a.kind != HOP_PVAL_TENSOR)
+                return hop_error(HOP_VERIFY, "lowering: input %zu of %s is a tensor", i, g->name);
+            moves[nm++] = (hop__callmove){true, p.id, a.id, 0};
+        } else if (!(a.kind == HOP_PVAL_INT && a.id == p.id)) {
+            if (a.kind == HOP_PVAL_TENSOR)
+                return hop_error(HOP_VERIFY, "lowering: input %zu of %s is a SymInt", i, g->name);
+            moves[nm++] = (hop__callmove){false, p.id, a.kind == HOP_PVAL_INT ? a.id : -1, a.value};
+        }
+    }
+    for (size_t j = 0; j < noutputs; j++)
+        if (!r->out_param[j] && r->outs[j].kind == HOP_PVAL_TENSOR)
+            moves[nm++] = (hop__callmove){true, r->outs[j].id, outputs[j].id, 0};
+    d->routine = ri;
+    d->nmoves = nm;
+    d->moves = moves;
+    const char *note = hop__note(cx, "%s", g->name);
+    if (note == NULL || hop__emit(cx, HOP__OP_Call, ri, nm, 0, d, note) < 0)
+        return HOP_NOMEM;
+    for (int32_t k = 0; k < nm; k++)
+        if (moves[k].tensor && (st = hop__access(cx, moves[k].src)) != HOP_OK)
+            return st;
+    for (size_t j = 0; j < noutputs; j++) {
+        hop_pval v = r->outs[j];
+        if (r->out_param[j] || v.kind == HOP_PVAL_TENSOR)
+            continue;
+        if (v.kind == HOP_PVAL_CONST) {
+            outputs[j] = v;
+            continue;
+        }
+        int32_t reg;
+        if ((st = hop__new_reg(cx, NULL, &reg)) != HOP_OK ||
+            (st = hop_lower_copy(cx, hop__pv_int(reg), v)) != HOP_OK)
+            return st;
+        outputs[j] = hop__pv_int(reg);
+    }
+    return HOP_OK;
+}
+
+hop_status
+hop_lower_default(hop_lower_ctx *cx, const hop_node *call)
+{
+    const hop_graph *body = NULL;
+    for (size_t i = 0; call && i < call->nargs && body == NULL; i++)
+        if (call->args[i].kind == HOP_ARG_GRAPH)
+            body = call->args[i].u.graph;
+    if (body == NULL)
+        return hop_error(HOP_VERIFY, "lowering: %s has no body", call ? call->name : "(null)");
+    size_t n;
+    hop_pval *in = hop_lower_passed(cx, call, &n);
+    hop_pval *dests = in ? hop_lower_dests(cx) : NULL;
+    hop_pval *out = dests ? hop_lower_pvals(cx, call->nouts) : NULL;
+    if (out == NULL)
+        return hop_error_code();
+    hop_status st = hop_lower_inline(cx, body, in, n, dests, out, call->nouts);
+    return st == HOP_OK ? hop_lower_results(cx, out, call->nouts) : st;
 }
 
 /* ---------------------------------------------------------------- main */

@@ -10,18 +10,22 @@
  *   values.c   the value of each node, slots, instruction operands, the
  *              text of nodes in plans
  *   fused.c    fused elementwise groups: which nodes fuse, building a group
- *   lower.c    graph -> program: each node kind, fusion planning, guards,
- *              the main routine, assembly, hop_lower
  *   toolkit.c  what a HOP's lower callback builds code with
- *              (hop/lowering.h), subroutines
+ *              (hop/lowering.h), except the entries that compile a graph
+ *   lower.c    graph -> program: each node kind, fusion planning, guards,
+ *              the main routine, assembly, hop_lower; and the toolkit's
+ *              entries that compile a graph (inline, call, subroutines,
+ *              the default lowering of a call_hop)
  *   memplan.c  lifetimes, regions and static offsets of the block
  *   parplan.c  which parallel loops may run on the pool
- *   foreign.c  foreign kernel calls: tracing them, lowering to Extern
+ *   foreign.c  a call_foreign node lowered to an Extern
  *
  * The files call each other one way: emit.c <- xprog.c <- values.c <-
- * fused.c, foreign.c <- lower.c <- toolkit.c (a subgraph inlined or called
- * by a HOP compiles through lower.c's hop__compile_graph), and lower.c ->
- * memplan.c -> parplan.c.
+ * fused.c <- toolkit.c <- lower.c, values.c <- foreign.c <- lower.c, and
+ * lower.c -> memplan.c -> parplan.c.
+ * The recursion of compiling (a graph's call_hop runs its class's lower
+ * slot, which compiles the HOP's bodies) goes through that slot, a
+ * function pointer, back into lower.c's hop_lower_inline/hop_lower_call.
  */
 #ifndef HOP_LOWERING_IMPL_H
 #define HOP_LOWERING_IMPL_H
@@ -91,6 +95,10 @@ typedef struct hop__xcache hop__xcache;
 typedef struct hop__ctl {
     int kind;
     int32_t a, b;
+    /* an if's then-branch that is a lazy section: the section open
+     * before it and its routine, restored at its else or end (-1: not
+     * lazy) */
+    int32_t outer_section, outer_routine;
 } hop__ctl;
 
 /* A jump out of a loop (a while loop's test, a break), patched at its end. */
@@ -137,6 +145,10 @@ struct hop_lower_ctx {
     size_t nbuffers, capbuffers;
     hop__alias *aliases;
     size_t naliases, capaliases;
+    /* the open lazy section (0: none; hop_lower_if_lazy) and its routine:
+     * buffers that routine makes meanwhile are the section's */
+    int32_t section, section_routine;
+    int32_t nsections;
 
     int32_t ncache;
     int64_t nrtargs;

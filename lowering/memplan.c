@@ -16,7 +16,12 @@
  *
  * Regions are assigned greedily in order of first use, best fit by the
  * sizes at the symbols' hints.  A region is as large as its largest tensor;
- * regions lie one after the other, 64-byte aligned, in one block.  When
+ * regions lie one after the other, 64-byte aligned, in one block.  The
+ * buffers of a lazy section (hop_lower_if_lazy: a branch a run takes only
+ * when its values are small enough) have regions of their own, in a block
+ * of the section's own that a run lays out only when it enters the
+ * section: they never share a region with the block's buffers, so a run
+ * that skips the section reserves nothing for them.  When
  * every size is constant the offsets are computed here once; otherwise the
  * VM computes them (runtime/frame.c) at the first run and again only when
  * the symbols they depend on change.  Which regions the parallel loops'
@@ -66,7 +71,8 @@ cmp_def(const void *a, const void *b)
 static int64_t
 align_up(int64_t n)
 {
-    return (n + ALIGN - 1) / ALIGN * ALIGN;
+    return n > INT64_MAX - (ALIGN - 1) ? INT64_MAX / ALIGN * ALIGN
+                                       : (n + ALIGN - 1) / ALIGN * ALIGN;
 }
 
 hop_status
@@ -134,10 +140,11 @@ hop__memplan(hop_lower_ctx *cx)
     /* Regions: greedy in order of first use, best fit at the hints. */
     int32_t *rlast = hop__malloc((cx->nbuffers + 1) * sizeof *rlast);
     int32_t *rrout = hop__malloc((cx->nbuffers + 1) * sizeof *rrout);
+    int32_t *rsec = hop__malloc((cx->nbuffers + 1) * sizeof *rsec);
     int64_t *rhint = hop__malloc((cx->nbuffers + 1) * sizeof *rhint);
     int32_t *rcount = hop__calloc(cx->nbuffers + 1, sizeof *rcount);
     int32_t nreg = 0;
-    if (!rlast || !rrout || !rhint || !rcount) {
+    if (!rlast || !rrout || !rsec || !rhint || !rcount) {
         st = HOP_NOMEM;
         goto regions_done;
     }
@@ -145,7 +152,7 @@ hop__memplan(hop_lower_ctx *cx)
         hop__buffer *b = order[i];
         int32_t best = -1;
         for (int32_t r = 0; r < nreg; r++) {
-            if (rrout[r] != b->routine || rlast[r] >= b->def)
+            if (rrout[r] != b->routine || rsec[r] != b->section || rlast[r] >= b->def)
                 continue;
             if (best < 0) {
                 best = r;
@@ -161,6 +168,7 @@ hop__memplan(hop_lower_ctx *cx)
         if (best < 0) {
             best = nreg++;
             rrout[best] = b->routine;
+            rsec[best] = b->section;
             rhint[best] = 0;
         }
         rlast[best] = b->last;
@@ -175,7 +183,15 @@ hop__memplan(hop_lower_ctx *cx)
         goto regions_done;
     }
     p->nregions = nreg;
+    p->nsections = cx->nsections;
+    p->section_bytes =
+        hop__arena_zalloc(&p->arena, ((size_t)cx->nsections + 1) * sizeof *p->section_bytes);
+    if (p->section_bytes == NULL) {
+        st = HOP_NOMEM;
+        goto regions_done;
+    }
     for (int32_t r = 0; r < nreg; r++) {
+        p->regions[r].section = rsec[r];
         p->regions[r].members =
             hop__arena_alloc(&p->arena, ((size_t)rcount[r] + 1) * sizeof(int32_t));
         if (p->regions[r].members == NULL) {
@@ -198,10 +214,10 @@ hop__memplan(hop_lower_ctx *cx)
         p->static_layout =
             p->static_layout && bx && bx->is_const && bx->value / esize <= (int64_t)(SIZE_MAX / 16);
     }
-    int64_t off = 0;
     for (int32_t r = 0; r < nreg; r++) {
         hop__region *reg = &p->regions[r];
-        reg->offset = off;
+        int64_t *off = &p->section_bytes[reg->section];
+        reg->offset = *off;
         reg->size = 0;
         for (int32_t m = 0; m < reg->nmembers; m++) {
             const hop__buffer *b = &cx->buffers[reg->members[m]];
@@ -209,9 +225,12 @@ hop__memplan(hop_lower_ctx *cx)
             if (bytes > reg->size)
                 reg->size = bytes;
         }
-        off += align_up(reg->size);
+        /* Saturating: sizes at the hints may be anything a saved file says
+         * (a run allocates what its sizes need, and fails as eager would). */
+        int64_t a = align_up(reg->size);
+        *off = *off > INT64_MAX - a ? INT64_MAX : *off + a;
     }
-    p->block_bytes = off;
+    p->block_bytes = p->section_bytes[0];
 
     /* The symbols a symbolic layout depends on: its cache key. */
     if (!p->static_layout) {
@@ -250,6 +269,7 @@ hop__memplan(hop_lower_ctx *cx)
 regions_done:
     hop__free(rlast);
     hop__free(rrout);
+    hop__free(rsec);
     hop__free(rhint);
     hop__free(rcount);
 done:

@@ -10,7 +10,9 @@
  * buffers the body makes (live ranges inside the loop, and every buffer of
  * a subroutine it calls) are its private buffers: each worker gets its own
  * copy in its area of the block, so the frame's one block stays the only
- * allocation for intermediates.  The work of one iteration is estimated
+ * allocation for intermediates.  A lazy section's buffers are not: every
+ * frame, a worker's too, lays out the section's block of its own when it
+ * enters the section.  The work of one iteration is estimated
  * from the instructions it runs and the tensors it touches, so that the
  * run decides whether a dispatch pays.
  */
@@ -69,10 +71,15 @@ scan_code(scan *s, int32_t ri, int32_t from, int32_t to, int64_t mult, int32_t m
         case HOP__OP_Extern:
         case HOP__OP_Kernel:
         case HOP__OP_Input:
-        case HOP__OP_Layout:
         case HOP__OP_Halt:
         case HOP__OP_COUNT:
             s->ok = false;
+            break;
+        case HOP__OP_Layout:
+            /* A lazy section's (P1 > 0) lays out its block in the running
+             * frame, a worker's its own: no allocation once a frame has it
+             * at these sizes.  The plan's own Layout is never in a loop. */
+            s->ok = in->p1 > 0;
             break;
         case HOP__OP_Fused:
             add_work(s, in->p1, ((const hop__fgroup *)in->p4)->cost, mult, mreg);
@@ -166,7 +173,7 @@ hop__parmap_plan(hop_lower_ctx *cx)
                 const hop__buffer *buf = &p->buffers[b];
                 bool inside =
                     buf->routine == (int32_t)ri && buf->def > lp->start && buf->last <= lp->end;
-                if (inside || s.called[buf->routine]) {
+                if ((inside || s.called[buf->routine]) && buf->section == 0) {
                     priv[np++] = b;
                     wregion[buf->region] = true;
                 }

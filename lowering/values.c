@@ -209,13 +209,15 @@ hop__new_slot(hop_lower_ctx *cx, hop__skind kind, const hop_meta *meta, const ch
         } else if ((bx = hop__xcompile(cx, bytes)) == NULL) {
             return hop__nomem_or(hop_error_code());
         }
-        cx->buffers[cx->nbuffers] = (hop__buffer){.slot = (int32_t)cx->nslots,
-                                                  .routine = cx->cur,
-                                                  .def = INT32_MAX,
-                                                  .last = -1,
-                                                  .region = -1,
-                                                  .bytes = bx,
-                                                  .hint = hint_bytes(cx, meta)};
+        cx->buffers[cx->nbuffers] =
+            (hop__buffer){.slot = (int32_t)cx->nslots,
+                          .routine = cx->cur,
+                          .def = INT32_MAX,
+                          .last = -1,
+                          .region = -1,
+                          .section = cx->section_routine == cx->cur ? cx->section : 0,
+                          .bytes = bx,
+                          .hint = hint_bytes(cx, meta)};
         s.buffer = (int32_t)cx->nbuffers++;
     }
     cx->slots[cx->nslots] = s;

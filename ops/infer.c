@@ -72,14 +72,7 @@ hop__expr_text(hop__text *t, const hop_expr *e)
 const char *
 hop__sizes_text(hop__text *t, const hop_expr *const *sizes, int n)
 {
-    t->s[0] = '\0';
-    text_add(t, "[");
-    for (int i = 0; i < n; i++) {
-        if (i > 0)
-            text_add(t, ", ");
-        text_add_expr(t, sizes[i]);
-    }
-    text_add(t, "]");
+    hop_exprs_print(HOP_DTYPE_COUNT, n, sizes, t->s, sizeof t->s);
     return t->s;
 }
 
@@ -177,9 +170,11 @@ hop__kind_text(hop_operand_kind k)
 }
 
 /* A SYM operand holding a SymBool is named as such. */
-static const char *
-operand_kind_text(const hop_operand *o)
+const char *
+hop_operand_kind_name(const hop_operand *o)
 {
+    if (o == NULL)
+        return "an invalid operand";
     if (o->kind == HOP_OPND_SYM && o->u.sym != NULL && hop_expr_is_bool(o->u.sym))
         return "a SymBool";
     return hop__kind_text(o->kind);
@@ -191,7 +186,7 @@ hop_status
 hop__kind_error(hop__infer *c, size_t i, const char *what)
 {
     return hop_error(HOP_INVALID, "%s: argument %zu must be %s, got %s", c->name, i, what,
-                     operand_kind_text(&c->args[i]));
+                     hop_operand_kind_name(&c->args[i]));
 }
 
 hop_status
@@ -273,7 +268,7 @@ hop__operand_symint(hop__infer *c, const hop_operand *o, const char *where, cons
         return HOP_OK;
     }
     return hop_error(HOP_INVALID, "%s: %s must be an int or a SymInt, got %s", c->name, where,
-                     operand_kind_text(o));
+                     hop_operand_kind_name(o));
 }
 
 /* ------------------------------------------------------------------ dims */
@@ -577,6 +572,21 @@ hop_op_infer(hop_shape_env *env, hop_op op, const hop_operand *args, size_t narg
         break;
     case HOP_RULE_TAKE:
         st = hop__infer_take(&c);
+        break;
+    case HOP_RULE_DYNAMIC_SLICE:
+        st = hop__infer_dynamic_slice(&c);
+        break;
+    case HOP_RULE_DYNAMIC_UPDATE_SLICE:
+        st = hop__infer_dynamic_update_slice(&c);
+        break;
+    case HOP_RULE_MASK_GRADIENT:
+        st = hop__infer_mask_gradient(&c);
+        break;
+    case HOP_RULE_PUT:
+        st = hop__infer_put(&c);
+        break;
+    case HOP_RULE_SEARCHSORTED:
+        st = hop__infer_searchsorted(&c);
         break;
     }
     if (st != HOP_OK) {

@@ -132,5 +132,10 @@ hop_status hop__infer_clone(hop__infer *c);
 hop_status hop__infer_scan(hop__infer *c);
 hop_status hop__infer_sort(hop__infer *c);
 hop_status hop__infer_take(hop__infer *c);
+hop_status hop__infer_dynamic_slice(hop__infer *c);
+hop_status hop__infer_dynamic_update_slice(hop__infer *c);
+hop_status hop__infer_mask_gradient(hop__infer *c);
+hop_status hop__infer_put(hop__infer *c);
+hop_status hop__infer_searchsorted(hop__infer *c);
 
 #endif /* HOP_OPS_INFER_H */

@@ -230,7 +230,9 @@ hop__infer_unary(hop__infer *c)
     return HOP_OK;
 }
 
-/* div is true division (ints give f32); sub refuses bools like PyTorch. */
+/* div is true division (ints give f32), as are the float functions of two
+ * operands (arctan2 hypot copysign nextafter ldexp); sub refuses bools like
+ * PyTorch; gcd lcm and the shifts take integers only. */
 hop_status
 hop__infer_binary(hop__infer *c)
 {
@@ -244,16 +246,42 @@ hop__infer_binary(hop__infer *c)
     if (c->op == HOP_OP_sub && dtype == HOP_BOOL)
         return hop_error(HOP_DTYPE, "sub: subtraction is not supported for bool operands, got %s",
                          operands_text(c, &t, 0, 2, false, " and "));
-    if ((c->op == HOP_OP_floor_divide || c->op == HOP_OP_remainder) && dtype == HOP_BOOL)
-        return hop_error(HOP_DTYPE, "%s: not supported for bool operands, got %s", c->name,
-                         operands_text(c, &t, 0, 2, false, " and "));
-    if ((c->op == HOP_OP_bitwise_and || c->op == HOP_OP_bitwise_or ||
-         c->op == HOP_OP_bitwise_xor) &&
-        hop_dtype_is_float(dtype))
-        return hop_error(HOP_DTYPE, "%s: needs integer or bool operands, got %s", c->name,
-                         operands_text(c, &t, 0, 2, false, " and "));
-    if (c->op == HOP_OP_div && !hop_dtype_is_float(dtype))
-        dtype = HOP_F32;
+    switch (c->op) {
+    case HOP_OP_floor_divide:
+    case HOP_OP_remainder:
+    case HOP_OP_fmod:
+        if (dtype == HOP_BOOL)
+            return hop_error(HOP_DTYPE, "%s: not supported for bool operands, got %s", c->name,
+                             operands_text(c, &t, 0, 2, false, " and "));
+        break;
+    case HOP_OP_bitwise_and:
+    case HOP_OP_bitwise_or:
+    case HOP_OP_bitwise_xor:
+        if (hop_dtype_is_float(dtype))
+            return hop_error(HOP_DTYPE, "%s: needs integer or bool operands, got %s", c->name,
+                             operands_text(c, &t, 0, 2, false, " and "));
+        break;
+    case HOP_OP_gcd:
+    case HOP_OP_lcm:
+    case HOP_OP_left_shift:
+    case HOP_OP_right_shift:
+        if (!hop_dtype_is_int(dtype))
+            return hop_error(HOP_DTYPE, "%s: needs integer operands, got %s", c->name,
+                             operands_text(c, &t, 0, 2, false, " and "));
+        break;
+    case HOP_OP_div:
+    case HOP_OP_arctan2:
+    case HOP_OP_hypot:
+    case HOP_OP_copysign:
+    case HOP_OP_nextafter:
+    case HOP_OP_ldexp:
+        /* float functions: integer operands give f32, as div's */
+        if (!hop_dtype_is_float(dtype))
+            dtype = HOP_F32;
+        break;
+    default:
+        break;
+    }
     hop__set_tensor(c, dtype, rank, sizes);
     return HOP_OK;
 }

@@ -1,7 +1,11 @@
 /*
  * ops/infer_index.c - shape rules of the ops that the runtime computes along
  * one dim from the data (the INDEX family, run by hop_eager also in plans):
- * cumsum/cumprod, sort/argsort and take (gather by an integer tensor).
+ * cumsum/cumprod, sort/argsort, take (gather by an integer tensor), put
+ * (scatter into a copy) and searchsorted; and of the dynamic indexing ops,
+ * whose start is a tensor read at run time: dynamic_slice (a view),
+ * dynamic_update_slice, and mask_gradient (a view whose gradient a mask
+ * filters).
  *
  * Messages beyond those of infer.c:
  *   HOP_DTYPE  "take: index must be an integer tensor, got f32[3]"
@@ -9,6 +13,13 @@
  *              "take: the result would have 9 dims (f32[2, 3, 4] with an index of
  *               i64[1, 1, 1, 1, 1, 1, 1]); hop tensors have at most 8"
  *              "take: cannot take 1 element(s) from dim 0 of size 0 in f32[0, 3]"
+ *              "dynamic_slice: a slice of 4 elements does not fit in dim 0 of f32[3]"
+ *              "dynamic_update_slice: update f32[2, 4] does not fit x f32[3, 3] along
+ *               dim 0"
+ *              "mask_gradient: mask bool[4] does not broadcast to x f32[3]"
+ *              "searchsorted: the sorted sequence must be 1-d, got f32[2, 3]"
+ *   HOP_DTYPE  "dynamic_slice: start must be an integer tensor of rank 0, got f32[]"
+ *              "put: values must have the dtype of x (f32[3]), got f64[2]"
  */
 #include "ops/infer.h"
 
@@ -99,5 +110,197 @@ hop__infer_take(hop__infer *c)
     for (int i = d + 1; i < x->rank; i++)
         sizes[k++] = x->sizes[i];
     hop__set_tensor(c, x->dtype, rank, sizes);
+    return HOP_OK;
+}
+
+/* ------------------------------------------------------- dynamic indexing */
+
+/* Argument i is a start read at run time: an integer tensor of rank 0 (or,
+ * with scalars, an INT or a SymInt). */
+static hop_status
+start_arg(hop__infer *c, size_t i, bool scalars)
+{
+    const hop_operand *o = &c->args[i];
+    hop__text t;
+    if (scalars && (o->kind == HOP_OPND_INT ||
+                    (o->kind == HOP_OPND_SYM && o->u.sym && !hop_expr_is_bool(o->u.sym))))
+        return HOP_OK;
+    if (o->kind != HOP_OPND_TENSOR)
+        return hop__kind_error(c, i,
+                               scalars ? "an int, a SymInt or an integer tensor of rank 0"
+                                       : "an integer tensor of rank 0");
+    const hop_meta *m = o->u.tensor;
+    if (!hop_dtype_is_int(m->dtype) || m->rank != 0)
+        return hop_error(HOP_DTYPE, "%s: start must be an integer tensor of rank 0, got %s",
+                         c->name, hop__meta_text(&t, m));
+    return HOP_OK;
+}
+
+/* size <= n along dim d of x, decided (a guard for backed sizes); what
+ * names the slice in the message. */
+static hop_status
+fits(hop__infer *c, const hop_expr *size, const hop_meta *x, int d, const char *what)
+{
+    bool ok;
+    hop__text ts, tx;
+    hop_status st = hop__decide(c, hop_sym_le(c->env, size, x->sizes[d]), &ok);
+    if (st != HOP_OK)
+        return st;
+    if (!ok)
+        return hop_error(HOP_SHAPE, "%s: %s of %s elements does not fit in dim %d of %s", c->name,
+                         what, hop__expr_text(&ts, size), d, hop__meta_text(&tx, x));
+    return HOP_OK;
+}
+
+/* dynamic_slice(x, dim, start, size): x with `size` along dim; size None:
+ * one element, the dim dropped. */
+hop_status
+hop__infer_dynamic_slice(hop__infer *c)
+{
+    const hop_meta *x;
+    const hop_expr *size;
+    int d;
+    bool neg;
+    hop_status st;
+    hop__text tx;
+    if ((st = hop__arg_tensor(c, 0, &x)) != HOP_OK)
+        return st;
+    if (x->rank == 0)
+        return hop_error(HOP_SHAPE, "dynamic_slice: cannot slice a 0-d tensor, got %s",
+                         hop__meta_text(&tx, x));
+    bool keep = c->args[3].kind != HOP_OPND_NONE;
+    if ((st = one_dim(c, 1, x, &d)) != HOP_OK || (st = start_arg(c, 2, false)) != HOP_OK)
+        return st;
+    if (!keep)
+        size = hop__const(c, 1);
+    else if ((st = hop__operand_symint(c, &c->args[3], "size", &size)) != HOP_OK)
+        return st;
+    if (size == NULL)
+        return hop__sym_failed(c);
+    if ((st = hop__decide(c, hop_sym_lt(c->env, size, hop__const(c, 0)), &neg)) != HOP_OK)
+        return st;
+    if (neg)
+        return hop_error(HOP_INVALID, "dynamic_slice: size must be >= 0, got %s",
+                         hop__expr_text(&tx, size));
+    if ((st = fits(c, size, x, d, "a slice")) != HOP_OK)
+        return st;
+    const hop_expr *sizes[HOP_MAX_RANK];
+    memcpy(sizes, x->sizes, sizeof sizes);
+    sizes[d] = size;
+    if (!keep) /* x[i]: the dim goes */
+        memmove(sizes + d, sizes + d + 1, (size_t)(x->rank - d - 1) * sizeof *sizes);
+    hop__set_tensor(c, x->dtype, keep ? x->rank : x->rank - 1, sizes);
+    return HOP_OK;
+}
+
+/* dynamic_update_slice(x, update, dim, start): x's metadata. */
+hop_status
+hop__infer_dynamic_update_slice(hop__infer *c)
+{
+    const hop_meta *x, *u;
+    int d;
+    hop_status st;
+    hop__text tx, tu;
+    if ((st = hop__arg_tensor(c, 0, &x)) != HOP_OK || (st = hop__arg_tensor(c, 1, &u)) != HOP_OK)
+        return st;
+    if (x->rank == 0)
+        return hop_error(HOP_SHAPE,
+                         "dynamic_update_slice: cannot update a slice of a 0-d tensor, "
+                         "got %s",
+                         hop__meta_text(&tx, x));
+    if ((st = one_dim(c, 2, x, &d)) != HOP_OK || (st = start_arg(c, 3, true)) != HOP_OK)
+        return st;
+    if (u->dtype != x->dtype)
+        return hop_error(HOP_DTYPE, "dynamic_update_slice: update %s must have x's dtype (x %s)",
+                         hop__meta_text(&tu, u), hop__meta_text(&tx, x));
+    bool same = u->rank == x->rank;
+    for (int k = 0; same && k < x->rank; k++)
+        if (k != d && (st = hop__decide_eq(c, u->sizes[k], x->sizes[k], &same)) != HOP_OK)
+            return st;
+    if (same &&
+        (st = hop__decide(c, hop_sym_le(c->env, u->sizes[d], x->sizes[d]), &same)) != HOP_OK)
+        return st;
+    if (!same)
+        return hop_error(HOP_SHAPE,
+                         "dynamic_update_slice: update %s does not fit x %s along "
+                         "dim %d",
+                         hop__meta_text(&tu, u), hop__meta_text(&tx, x), d);
+    hop__set_tensor(c, x->dtype, x->rank, x->sizes);
+    return HOP_OK;
+}
+
+/* put(x, index, values, accumulate): x's shape and dtype.  values must have
+ * x's dtype; how many elements it has is checked when the op runs (with a
+ * boolean mask's index, their counts are known only then). */
+hop_status
+hop__infer_put(hop__infer *c)
+{
+    const hop_meta *x, *idx, *v;
+    bool acc;
+    hop_status st;
+    hop__text tx, ti;
+    if ((st = hop__arg_tensor(c, 0, &x)) != HOP_OK ||
+        (st = hop__arg_tensor(c, 1, &idx)) != HOP_OK ||
+        (st = hop__arg_tensor(c, 2, &v)) != HOP_OK || (st = hop__arg_bool(c, 3, &acc)) != HOP_OK)
+        return st;
+    if (!hop_dtype_is_int(idx->dtype))
+        return hop_error(HOP_DTYPE, "put: index must be an integer tensor, got %s",
+                         hop__meta_text(&ti, idx));
+    if (v->dtype != x->dtype)
+        return hop_error(HOP_DTYPE, "put: values must have the dtype of x (%s), got %s",
+                         hop__meta_text(&tx, x), hop__meta_text(&ti, v));
+    if (acc && x->dtype == HOP_BOOL)
+        return hop_error(HOP_DTYPE, "put: accumulate is not supported for bool tensors, got %s",
+                         hop__meta_text(&tx, x));
+    hop__set_tensor(c, x->dtype, x->rank, x->sizes);
+    return HOP_OK;
+}
+
+/* mask_gradient(x, mask): x's metadata; mask broadcasts to x's shape. */
+hop_status
+hop__infer_mask_gradient(hop__infer *c)
+{
+    const hop_meta *x, *m;
+    hop_status st;
+    hop__text tx, tm;
+    if ((st = hop__arg_tensor(c, 0, &x)) != HOP_OK || (st = hop__arg_tensor(c, 1, &m)) != HOP_OK)
+        return st;
+    if (m->dtype != HOP_BOOL)
+        return hop_error(HOP_DTYPE, "mask_gradient: mask must be a bool tensor, got %s",
+                         hop__meta_text(&tm, m));
+    bool ok = m->rank <= x->rank;
+    for (int k = 0; ok && k < m->rank; k++) {
+        const hop_expr *ms = m->sizes[m->rank - 1 - k], *xs = x->sizes[x->rank - 1 - k];
+        if (hop__is_const(ms, 1))
+            continue;
+        if ((st = hop__decide_eq(c, ms, xs, &ok)) != HOP_OK)
+            return st;
+    }
+    if (!ok)
+        return hop_error(HOP_SHAPE, "mask_gradient: mask %s does not broadcast to x %s",
+                         hop__meta_text(&tm, m), hop__meta_text(&tx, x));
+    hop__set_tensor(c, x->dtype, x->rank, x->sizes);
+    return HOP_OK;
+}
+
+/* searchsorted(sorted, values, right): i64 of values' shape; sorted is 1-d
+ * and of values' dtype. */
+hop_status
+hop__infer_searchsorted(hop__infer *c)
+{
+    const hop_meta *a, *v;
+    bool right;
+    hop_status st;
+    hop__text ta, tv;
+    if ((st = hop__arg_tensor(c, 0, &a)) != HOP_OK || (st = hop__arg_tensor(c, 1, &v)) != HOP_OK ||
+        (st = hop__arg_bool(c, 2, &right)) != HOP_OK)
+        return st;
+    if (a->rank != 1)
+        return hop_error(HOP_SHAPE, "searchsorted: the sorted sequence must be 1-d, got %s",
+                         hop__meta_text(&ta, a));
+    if (a->dtype != v->dtype)
+        return hop_error(HOP_DTYPE, "searchsorted: dtypes differ, got %s and %s",
+                         hop__meta_text(&ta, a), hop__meta_text(&tv, v));
+    hop__set_tensor(c, HOP_I64, v->rank, v->sizes);
     return HOP_OK;
 }

@@ -1,10 +1,26 @@
 /*
  * ops/meta.c - tensor metadata: dtype, rank and symbolic sizes; contiguous
- * strides, element counts, equality and the `f32[s0, 4]` printer.
+ * strides, element counts, equality and the `f32[s0, 4]` printer; the
+ * checks on value infos that HOPs share (bool and int scalars, compatible
+ * metadata, a dim removed) and their `Sym(s0)` printer.
  */
 #include "ops/sym_impl.h"
 
 #include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+hop_status
+hop_dims_check(const char *fn, hop_dtype dtype, int rank, const int64_t *sizes)
+{
+    if ((unsigned)dtype >= HOP_DTYPE_COUNT)
+        return hop_error(HOP_INVALID, "%s: invalid dtype %d", fn, (int)dtype);
+    if (rank < 0 || rank > HOP_MAX_RANK)
+        return hop_error(HOP_INVALID, "%s: rank %d is outside [0, %d]", fn, rank, HOP_MAX_RANK);
+    if (rank > 0 && sizes == NULL)
+        return hop_error(HOP_MISUSE, "%s: sizes is NULL for rank %d", fn, rank);
+    return HOP_OK;
+}
 
 hop_status
 hop_meta_init(hop_meta *m, hop_shape_env *env, hop_dtype dtype, int rank, const int64_t *sizes)
@@ -12,12 +28,9 @@ hop_meta_init(hop_meta *m, hop_shape_env *env, hop_dtype dtype, int rank, const 
     const char *fn = "hop_meta_init";
     if (m == NULL || env == NULL)
         return hop_error(HOP_MISUSE, "%s: %s is NULL", fn, m == NULL ? "m" : "the ShapeEnv");
-    if ((unsigned)dtype >= HOP_DTYPE_COUNT)
-        return hop_error(HOP_INVALID, "%s: invalid dtype %d", fn, (int)dtype);
-    if (rank < 0 || rank > HOP_MAX_RANK)
-        return hop_error(HOP_INVALID, "%s: rank %d is outside [0, %d]", fn, rank, HOP_MAX_RANK);
-    if (rank > 0 && sizes == NULL)
-        return hop_error(HOP_MISUSE, "%s: sizes is NULL for rank %d", fn, rank);
+    hop_status st = hop_dims_check(fn, dtype, rank, sizes);
+    if (st != HOP_OK)
+        return st;
     hop_meta tmp = {.dtype = dtype, .rank = rank};
     for (int i = 0; i < rank; i++) {
         if (sizes[i] < 0)
@@ -97,6 +110,23 @@ hop_meta_equal(const hop_meta *a, const hop_meta *b)
     return true;
 }
 
+bool
+hop_value_info_equal(const hop_value_info *a, const hop_value_info *b)
+{
+    if (a->kind != b->kind)
+        return false;
+    if (a->kind == HOP_VALUE_SYM)
+        return a->sym == b->sym;
+    if (a->kind != HOP_VALUE_TENSOR)
+        return true;
+    if (a->meta.dtype != b->meta.dtype || a->meta.rank != b->meta.rank)
+        return false;
+    for (int d = 0; d < a->meta.rank; d++)
+        if (a->meta.sizes[d] != b->meta.sizes[d]) /* interned: pointer equality is equality */
+            return false;
+    return true;
+}
+
 hop_status
 hop_value_info_decide_same(hop_shape_env *env, const hop_value_info *a, const hop_value_info *b,
                            const char *what, bool *same)
@@ -118,8 +148,10 @@ hop_value_info_decide_same(hop_shape_env *env, const hop_value_info *a, const ho
     return HOP_OK;
 }
 
+/* ------------------------------------------------------ the meta printer */
+
 size_t
-hop_meta_print(const hop_meta *m, char *buf, size_t cap)
+hop_dims_print(hop_dtype dt, int rank, hop_dim_print_fn dim, const void *ctx, char *buf, size_t cap)
 {
     char small[64];
     size_t len = 0;
@@ -134,29 +166,145 @@ hop_meta_print(const hop_meta *m, char *buf, size_t cap)
         }                                                                                          \
         len += n_;                                                                                 \
     } while (0)
-    if (m == NULL) {
-        META_PUT("NULL", 4);
-    } else {
-        const char *name = hop_dtype_name(m->dtype);
+    if (dt != HOP_DTYPE_COUNT) {
+        const char *name = hop_dtype_name(dt);
         META_PUT(name, strlen(name));
-        META_PUT("[", 1);
-        for (int i = 0; i < m->rank && i < HOP_MAX_RANK; i++) {
-            if (i > 0)
-                META_PUT(", ", 2);
-            size_t n = hop_expr_print(m->sizes[i], small, sizeof small);
-            if (n < sizeof small) {
-                META_PUT(small, n);
-            } else {
-                /* Too long for the scratch buffer: print into place. */
-                if (len + 1 < cap)
-                    hop_expr_print(m->sizes[i], buf + len, cap - len);
-                len += n;
-            }
-        }
-        META_PUT("]", 1);
     }
+    META_PUT("[", 1);
+    for (int i = 0; i < rank; i++) {
+        if (i > 0)
+            META_PUT(", ", 2);
+        size_t n = dim(ctx, i, small, sizeof small);
+        if (n < sizeof small) {
+            META_PUT(small, n);
+        } else {
+            /* Too long for the scratch buffer: print into place. */
+            if (len + 1 < cap)
+                dim(ctx, i, buf + len, cap - len);
+            len += n;
+        }
+    }
+    META_PUT("]", 1);
 #undef META_PUT
     if (cap > 0)
         buf[len < cap ? len : cap - 1] = '\0';
     return len;
+}
+
+static size_t
+expr_dim(const void *sizes, int d, char *buf, size_t cap)
+{
+    return hop_expr_print(((const hop_expr *const *)sizes)[d], buf, cap);
+}
+
+static size_t
+int_dim(const void *sizes, int d, char *buf, size_t cap)
+{
+    int n = snprintf(buf, cap, "%" PRId64, ((const int64_t *)sizes)[d]);
+    return n < 0 ? 0 : (size_t)n;
+}
+
+size_t
+hop_meta_print(const hop_meta *m, char *buf, size_t cap)
+{
+    if (m == NULL) {
+        int n = snprintf(buf, cap, "NULL");
+        return n < 0 ? 0 : (size_t)n;
+    }
+    return hop_exprs_print(m->dtype, m->rank < HOP_MAX_RANK ? m->rank : HOP_MAX_RANK, m->sizes, buf,
+                           cap);
+}
+
+size_t
+hop_exprs_print(hop_dtype dt, int rank, const hop_expr *const *sizes, char *buf, size_t cap)
+{
+    return hop_dims_print(dt, rank, expr_dim, sizes, buf, cap);
+}
+
+size_t
+hop_sizes_print(hop_dtype dt, int rank, const int64_t *sizes, char *buf, size_t cap)
+{
+    return hop_dims_print(dt, rank, int_dim, sizes, buf, cap);
+}
+
+size_t
+hop_value_info_print(const hop_value_info *v, char *buf, size_t cap)
+{
+    int n;
+    if (v && v->kind == HOP_VALUE_TENSOR)
+        return hop_meta_print(&v->meta, buf, cap);
+    if (v && v->kind == HOP_VALUE_SYM && v->sym) {
+        char e[96];
+        hop_expr_print(v->sym, e, sizeof e);
+        n = snprintf(buf, cap, "Sym(%s)", e);
+    } else {
+        n = snprintf(buf, cap, v && v->kind == HOP_VALUE_SYM ? "Sym(int)" : "nothing");
+    }
+    return n < 0 ? 0 : (size_t)n;
+}
+
+/* Whether every size of m is a constant and their product is 1. */
+static bool
+one_element(const hop_meta *m)
+{
+    int64_t numel = 1, k;
+    for (int d = 0; d < m->rank; d++)
+        if (!hop_expr_const_value(m->sizes[d], &k) || (numel *= k) != 1)
+            return false;
+    return true;
+}
+
+bool
+hop_value_info_is_bool_scalar(const hop_value_info *v)
+{
+    if (v == NULL)
+        return false;
+    if (v->kind == HOP_VALUE_SYM)
+        return v->sym && hop_expr_is_bool(v->sym);
+    return v->kind == HOP_VALUE_TENSOR && v->meta.dtype == HOP_BOOL && one_element(&v->meta);
+}
+
+bool
+hop_value_info_is_int_scalar(const hop_value_info *v)
+{
+    if (v == NULL)
+        return false;
+    if (v->kind == HOP_VALUE_SYM)
+        return v->sym == NULL || !hop_expr_is_bool(v->sym);
+    return v->kind == HOP_VALUE_TENSOR && (v->meta.dtype == HOP_I64 || v->meta.dtype == HOP_I32) &&
+           one_element(&v->meta);
+}
+
+bool
+hop_value_info_compatible(const hop_value_info *a, const hop_value_info *b)
+{
+    if (a == NULL || b == NULL || a->kind != b->kind)
+        return false;
+    if (a->kind == HOP_VALUE_SYM)
+        return a->sym == NULL || b->sym == NULL ||
+               hop_expr_is_bool(a->sym) == hop_expr_is_bool(b->sym);
+    if (a->kind != HOP_VALUE_TENSOR)
+        return true;
+    if (a->meta.dtype != b->meta.dtype || a->meta.rank != b->meta.rank)
+        return false;
+    for (int d = 0; d < a->meta.rank; d++) {
+        int64_t x, y;
+        if (a->meta.sizes[d] != b->meta.sizes[d] && hop_expr_const_value(a->meta.sizes[d], &x) &&
+            hop_expr_const_value(b->meta.sizes[d], &y) && x != y)
+            return false;
+    }
+    return true;
+}
+
+hop_value_info
+hop_value_info_drop_dim(const hop_value_info *v, int d)
+{
+    hop_value_info out = *v;
+    if (v->kind != HOP_VALUE_TENSOR || d < 0 || d >= v->meta.rank)
+        return (hop_value_info){.kind = HOP_VALUE_NONE};
+    memmove(out.meta.sizes + d, out.meta.sizes + d + 1,
+            (size_t)(out.meta.rank - d - 1) * sizeof *out.meta.sizes);
+    out.meta.rank--;
+    out.meta.sizes[out.meta.rank] = NULL;
+    return out;
 }

@@ -1,6 +1,8 @@
 /*
  * ops/view.c - view geometry over concrete sizes: how each view op moves the
- * dims of a strided input, and its result's sizes, strides and offset.
+ * dims of a strided input, and its result's sizes, strides and offset; and
+ * the clamped start of the dynamic indexing ops (hop_dynamic_start), which
+ * dynamic_slice's view and dynamic_update_slice's kernel share.
  *
  * The one copy.  Eager views and view kernels (runtime/shape_ops.c) and the
  * View instructions of plans call hop_view_of; the shape rules
@@ -126,11 +128,7 @@ view_strides(int orank, const int64_t *osizes, const int64_t *ostrides, int nran
 static const char *
 input_text(char *buf, size_t cap, hop_dtype dtype, const hop_view *x)
 {
-    size_t n = (size_t)snprintf(buf, cap, "%s[", hop_dtype_name(dtype));
-    for (int d = 0; d < x->rank && n < cap; d++)
-        n += (size_t)snprintf(buf + n, cap - n, "%s%" PRId64, d ? ", " : "", x->sizes[d]);
-    if (n < cap)
-        snprintf(buf + n, cap - n, "]");
+    hop_sizes_print(dtype, x->rank, x->sizes, buf, cap);
     return buf;
 }
 
@@ -186,6 +184,32 @@ reshape(hop_op op, hop_dtype dtype, const hop_view *x, const int64_t *p, int np,
         }
     }
     return HOP_OK;
+}
+
+int64_t
+hop_dynamic_start(int64_t start, int64_t n, int64_t size)
+{
+    /* A start more negative than -n, or past n - size, is clamped, never an
+     * error: the value is data, read when the op runs. */
+    if (start < 0)
+        start = start < -n ? 0 : start + n;
+    int64_t hi = n - size < 0 ? 0 : n - size;
+    return start < 0 ? 0 : start > hi ? hi : start;
+}
+
+int64_t
+hop_dynamic_view(int rank, const int64_t *sizes, const int64_t *strides, int dim, int64_t start,
+                 int64_t size, bool keep, int *orank, int64_t *osizes, int64_t *ostrides)
+{
+    int k = 0;
+    for (int d = 0; d < rank; d++) {
+        if (d == dim && !keep)
+            continue;
+        osizes[k] = d == dim ? size : sizes[d];
+        ostrides[k++] = strides[d];
+    }
+    *orank = k;
+    return hop_dynamic_start(start, sizes[dim], size) * strides[dim];
 }
 
 hop_status
@@ -284,6 +308,20 @@ hop_view_of(hop_op op, hop_dtype dtype, const hop_view *x, const int64_t *p, int
         v.offset += s * x->strides[a];
         break;
     }
+    case HOP_OP_dynamic_slice: { /* dim, the start as read, the size, keep */
+        int a = np == 4 ? wrap(p[0], r) : -1;
+        if (a < 0)
+            return bad(what, dtype, x, "dim out of range");
+        if (p[2] < 0 || p[2] > x->sizes[a] || (!p[3] && p[2] != 1))
+            return bad(what, dtype, x, "the slice does not fit in its dim");
+        v.offset += hop_dynamic_view(x->rank, x->sizes, x->strides, a, p[1], p[2], p[3] != 0,
+                                     &v.rank, v.sizes, v.strides);
+        break;
+    }
+    case HOP_OP_mask_gradient: /* x itself */
+        memcpy(v.sizes, x->sizes, sizeof v.sizes);
+        memcpy(v.strides, x->strides, sizeof v.strides);
+        break;
     default:
         return hop_error(HOP_UNSUPPORTED, "%s: not a view op", what);
     }

@@ -204,6 +204,13 @@ read_env(loader *L)
         int64_t hint = hop__get_i(r), lo = hop__get_i(r), hi = hop__get_i(r), glo, ghi, ghint;
         if (r->failed)
             break;
+        /* A backed symbol is a size its trace met: its hint within its range,
+         * both sizes (a negative one would make a constant negative size). */
+        if (!unbacked && !(0 <= lo && lo <= hint && hint <= hi))
+            return hop__reader_fail(r,
+                                    "symbol %zu: a size's hint %lld and range [%lld, %lld] "
+                                    "are not 0 <= lo <= hint <= hi",
+                                    i, (long long)hint, (long long)lo, (long long)hi);
         const hop_expr *s = unbacked ? hop_shape_env_unbacked(L->env, lo, hi)
                                      : hop_shape_env_size_symbol(L->env, hint, false, false);
         if (s && !unbacked && hop_shape_env_constrain(L->env, s, lo, hi) != HOP_OK)
@@ -281,9 +288,13 @@ get_meta(loader *L, hop_value_info *v, const char *what)
         v->meta.dtype = (hop_dtype)dtype;
         v->meta.rank = (int)rank;
         for (unsigned d = 0; d < rank && !r->failed; d++) {
+            int64_t k;
             v->meta.sizes[d] = get_expr(L, what);
             if (v->meta.sizes[d] && hop_expr_is_bool(v->meta.sizes[d]))
                 return hop__reader_fail(r, "%s: size %u is a SymBool", what, d);
+            /* The lowering plans with constant sizes: a negative one is no size. */
+            if (v->meta.sizes[d] && hop_expr_const_value(v->meta.sizes[d], &k) && k < 0)
+                return hop__reader_fail(r, "%s: size %u is %lld", what, d, (long long)k);
         }
     } else if (kind != HOP_VALUE_NONE && !r->failed) {
         return hop__reader_fail(r, "%s: value kind %u is out of range", what, kind);

@@ -1,6 +1,8 @@
 /*
  * runtime/elementwise.c - the elementwise engine and its vector functions:
- * unary ops, binary arithmetic, comparisons, logical ops, where and copy.
+ * unary ops, binary arithmetic, comparisons, logical ops, where and copy,
+ * and the float functions of NumPy's ufuncs (through the math backend or
+ * libm; i0 and i1 from Cephes' series).
  *
  * The engine (hop__ew_init/hop__ew_compute) broadcasts every operand to the
  * output's shape with stride 0, drops size-1 dims and merges dims that are
@@ -600,6 +602,203 @@ UINT_TYPES(UINT_DIVMOD)
 FLOAT_DIVMOD(float, f32, fmodf, floorf)
 FLOAT_DIVMOD(double, f64, fmod, floor)
 
+/* The backend's further functions (sinh ... cbrt; atan2, hypot). */
+#define MATH_UNARY_FN(name, f)                                                                     \
+    static void name##_f32(int64_t n, void *out, const void *const *in, const int *inc)            \
+    {                                                                                              \
+        (void)inc;                                                                                 \
+        hop__math_get()->unary_f32[HOP__MU_##name](n, out, in[0]);                                 \
+    }                                                                                              \
+    static void name##_f64(int64_t n, void *out, const void *const *in, const int *inc)            \
+    {                                                                                              \
+        (void)inc;                                                                                 \
+        hop__math_get()->unary_f64[HOP__MU_##name](n, out, in[0]);                                 \
+    }
+HOP__MATH_UNARY(MATH_UNARY_FN)
+
+/* A broadcast operand is spread into a block first, as for pow. */
+#define MATH_BINARY_FN(name, T, sfx)                                                               \
+    static void name##_##sfx(int64_t n, void *out, const void *const *in, const int *inc)          \
+    {                                                                                              \
+        hop__mfn2_##sfx fn = hop__math_get()->binary_##sfx[HOP__MB_##name];                        \
+        T *o = out;                                                                                \
+        const T *a = in[0], *b = in[1];                                                            \
+        if (inc[0] && inc[1]) {                                                                    \
+            fn(n, o, a, b);                                                                        \
+            return;                                                                                \
+        }                                                                                          \
+        if (!inc[0] && !inc[1]) { /* two scalars: one value */                                     \
+            T r;                                                                                   \
+            fn(1, &r, a, b);                                                                       \
+            for (int64_t i = 0; i < n; i++)                                                        \
+                o[i] = r;                                                                          \
+            return;                                                                                \
+        }                                                                                          \
+        T spread[BLK];                                                                             \
+        T v = inc[0] ? b[0] : a[0];                                                                \
+        for (int i = 0; i < BLK; i++)                                                              \
+            spread[i] = v;                                                                         \
+        for (int64_t j = 0; j < n; j += BLK) {                                                     \
+            int64_t k = n - j < BLK ? n - j : BLK;                                                 \
+            if (inc[0])                                                                            \
+                fn(k, o + j, a + j, spread);                                                       \
+            else                                                                                   \
+                fn(k, o + j, spread, b + j);                                                       \
+        }                                                                                          \
+    }
+MATH_BINARY_FN(atan2, float, f32)
+MATH_BINARY_FN(atan2, double, f64)
+MATH_BINARY_FN(hypot, float, f32)
+MATH_BINARY_FN(hypot, double, f64)
+
+/* copysign, nextafter and C's fmod from libm; ldexp reads its exponent as
+ * an integer (any count beyond +-2200 under- or overflows every double
+ * already, so it is clamped there before the conversion). */
+#define LDEXP_N(y) ((int)((y) > 2200 ? 2200 : (y) < -2200 ? -2200 : (y)))
+BINARY_FN(copysign_f32, float, float, copysignf(x, y))
+BINARY_FN(copysign_f64, double, double, copysign(x, y))
+BINARY_FN(nextafter_f32, float, float, nextafterf(x, y))
+BINARY_FN(nextafter_f64, double, double, nextafter(x, y))
+BINARY_FN(cfmod_f32, float, float, fmodf(x, y))
+BINARY_FN(cfmod_f64, double, double, fmod(x, y))
+BINARY_FN(ldexp_f32, float, float, y != y ? y : ldexpf(x, LDEXP_N(y)))
+BINARY_FN(ldexp_f64, double, double, y != y ? y : ldexp(x, LDEXP_N(y)))
+
+/*
+ * Integer fmod (the sign of the dividend, C's %): a zero divisor gives 0,
+ * and so does -1 (MIN % -1 would trap).  gcd and lcm on magnitudes
+ * (NumPy's npy_gcd/npy_lcm: lcm is |a / gcd * b|, wrapping, so gcd(MIN, 0)
+ * stays MIN as NumPy's does).  Shifts by a count outside [0, width) give 0,
+ * and a right shift of a negative value then -1, as NumPy's npy_lshift and
+ * npy_rshift; a left shift goes through the unsigned type (it wraps).
+ */
+#define SINT_MORE(T, sfx)                                                                          \
+    static T igcd_##sfx(T x, T y)                                                                  \
+    {                                                                                              \
+        U_##T a = x < 0 ? (U_##T)(0 - (U_##T)x) : (U_##T)x;                                        \
+        U_##T b = y < 0 ? (U_##T)(0 - (U_##T)y) : (U_##T)y;                                        \
+        while (b != 0) {                                                                           \
+            U_##T t = a % b;                                                                       \
+            a = b;                                                                                 \
+            b = t;                                                                                 \
+        }                                                                                          \
+        return (T)a;                                                                               \
+    }                                                                                              \
+    static T ilcm_##sfx(T x, T y)                                                                  \
+    {                                                                                              \
+        T g = igcd_##sfx(x, y);                                                                    \
+        if (g == 0)                                                                                \
+            return 0;                                                                              \
+        T q = g == -1 ? WRAP_NEG(T, x) : (T)(x / g);                                               \
+        T r = WRAP_MUL(T, q, y);                                                                   \
+        return r < 0 ? WRAP_NEG(T, r) : r;                                                         \
+    }                                                                                              \
+    BINARY_FN(ifmod_##sfx, T, T, y == 0 || y == -1 ? 0 : (T)(x % y))                               \
+    BINARY_FN(gcd_##sfx, T, T, igcd_##sfx(x, y))                                                   \
+    BINARY_FN(lcm_##sfx, T, T, ilcm_##sfx(x, y))                                                   \
+    BINARY_FN(lshift_##sfx, T, T, (uint64_t)y < 8 * sizeof(T) ? (T)((U_##T)x << y) : 0)            \
+    BINARY_FN(rshift_##sfx, T, T, (uint64_t)y < 8 * sizeof(T) ? (T)(x >> y) : (T)(x < 0 ? -1 : 0))
+SINT_TYPES(SINT_MORE)
+#define UINT_MORE(T, sfx)                                                                          \
+    static T igcd_##sfx(T a, T b)                                                                  \
+    {                                                                                              \
+        while (b != 0) {                                                                           \
+            T t = (T)(a % b);                                                                      \
+            a = b;                                                                                 \
+            b = t;                                                                                 \
+        }                                                                                          \
+        return a;                                                                                  \
+    }                                                                                              \
+    BINARY_FN(ifmod_##sfx, T, T, y == 0 ? 0 : (T)(x % y))                                          \
+    BINARY_FN(gcd_##sfx, T, T, igcd_##sfx(x, y))                                                   \
+    BINARY_FN(lcm_##sfx, T, T, igcd_##sfx(x, y) == 0 ? 0 : (T)(x / igcd_##sfx(x, y) * y))          \
+    BINARY_FN(lshift_##sfx, T, T, (uint64_t)y < 8 * sizeof(T) ? (T)(x << y) : 0)                   \
+    BINARY_FN(rshift_##sfx, T, T, (uint64_t)y < 8 * sizeof(T) ? (T)(x >> y) : 0)
+UINT_TYPES(UINT_MORE)
+
+/*
+ * The modified Bessel functions i0 and i1 from Cephes' Chebyshev series on
+ * [0, 8] and (8, inf): exp(x) * chbevl(x/2 - 2, A) and exp(x) * chbevl(32/x
+ * - 2, B) / sqrt(x) (i1 times x on [0, 8], odd).  i0 is NumPy's own
+ * (numpy.i0 evaluates these series in the array's dtype, in this order).
+ */
+static const double i0_a[] = {
+    -4.41534164647933937950E-18, 3.33079451882223809783E-17,  -2.43127984654795469359E-16,
+    1.71539128555513303061E-15,  -1.16853328779934516808E-14, 7.67618549860493561688E-14,
+    -4.85644678311192946090E-13, 2.95505266312963983461E-12,  -1.72682629144155570723E-11,
+    9.67580903537323691224E-11,  -5.18979560163526290666E-10, 2.65982372468238665035E-9,
+    -1.30002500998624804212E-8,  6.04699502254191894932E-8,   -2.67079385394061173391E-7,
+    1.11738753912010371815E-6,   -4.41673835845875056359E-6,  1.64484480707288970893E-5,
+    -5.75419501008210370398E-5,  1.88502885095841655729E-4,   -5.76375574538582365885E-4,
+    1.63947561694133579842E-3,   -4.32430999505057594430E-3,  1.05464603945949983183E-2,
+    -2.37374148058994688156E-2,  4.93052842396707084878E-2,   -9.49010970480476444210E-2,
+    1.71620901522208775349E-1,   -3.04682672343198398683E-1,  6.76795274409476084995E-1};
+static const double i0_b[] = {
+    -7.23318048787475395456E-18, -4.83050448594418207126E-18, 4.46562142029675999901E-17,
+    3.46122286769746109310E-17,  -2.82762398051658348494E-16, -3.42548561967721913462E-16,
+    1.77256013305652638360E-15,  3.81168066935262242075E-15,  -9.55484669882830764870E-15,
+    -4.15056934728722208663E-14, 1.54008621752140982691E-14,  3.85277838274214270114E-13,
+    7.18012445138366623367E-13,  -1.79417853150680611778E-12, -1.32158118404477131188E-11,
+    -3.14991652796324136454E-11, 1.18891471078464383424E-11,  4.94060238822496958910E-10,
+    3.39623202570838634515E-9,   2.26666899049817806459E-8,   2.04891858946906374183E-7,
+    2.89137052083475648297E-6,   6.88975834691682398426E-5,   3.36911647825569408990E-3,
+    8.04490411014108831608E-1};
+static const double i1_a[] = {
+    2.77791411276104639959E-18,  -2.11142121435816608115E-17, 1.55363195773620046921E-16,
+    -1.10559694773538630805E-15, 7.60068429473540693410E-15,  -5.04218550472791168711E-14,
+    3.22379336594557470981E-13,  -1.98397439776494371520E-12, 1.17361862988909016308E-11,
+    -6.66348972350202774223E-11, 3.62559028155211703701E-10,  -1.88724975172282928790E-9,
+    9.38153738649577178388E-9,   -4.44505912879632808065E-8,  2.00329475355213526229E-7,
+    -8.56872026469545474066E-7,  3.47025130813767847674E-6,   -1.32731636560394358279E-5,
+    4.78156510755005422638E-5,   -1.61760815825896745588E-4,  5.12285956168575772895E-4,
+    -1.51357245063125314899E-3,  4.15642294431288815669E-3,   -1.05640848946261981558E-2,
+    2.47264490306265168283E-2,   -5.29459812080949914269E-2,  1.02643658689847095384E-1,
+    -1.76416518357834055153E-1,  2.52587186443633654823E-1};
+static const double i1_b[] = {
+    7.51729631084210481353E-18,  4.41434832307170791151E-18,  -4.65030536848935832153E-17,
+    -3.20952592199342395980E-17, 2.96262899764595013876E-16,  3.30820231092092828324E-16,
+    -1.88035477551078244854E-15, -3.81440307243700780478E-15, 1.04202769841288027642E-14,
+    4.27244001671195135429E-14,  -2.10154184277266431302E-14, -4.08355111109219731823E-13,
+    -7.19855177624590851209E-13, 2.03562854414708950722E-12,  1.41258074366137813316E-11,
+    3.25260358301548823856E-11,  -1.89749581235054123450E-11, -5.58974346219658380687E-10,
+    -3.83538038596423702205E-9,  -2.63146884688951950684E-8,  -2.51223623787020892529E-7,
+    -3.88256480887769039346E-6,  -1.10588938762623716291E-4,  -9.76109749136146840777E-3,
+    7.78576235018280120474E-1};
+
+/* Cephes' chbevl in type T: every step rounds to T, as NumPy's i0 on a
+ * float32 array does. */
+#define BESSEL(T, sfx, EXP, SQRT)                                                                  \
+    static T chbevl_##sfx(T x, const double *c, int n)                                             \
+    {                                                                                              \
+        T b0 = (T)c[0], b1 = 0, b2 = 0;                                                            \
+        for (int i = 1; i < n; i++) {                                                              \
+            b2 = b1;                                                                               \
+            b1 = b0;                                                                               \
+            b0 = x * b1 - b2 + (T)c[i];                                                            \
+        }                                                                                          \
+        return (T)0.5 * (b0 - b2);                                                                 \
+    }                                                                                              \
+    static T bessel_i0_##sfx(T x)                                                                  \
+    {                                                                                              \
+        T z = x < 0 ? -x : x;                                                                      \
+        if (z <= 8)                                                                                \
+            return EXP(z) * chbevl_##sfx(z / (T)2.0 - (T)2, i0_a, 30);                             \
+        return EXP(z) * chbevl_##sfx((T)32.0 / z - (T)2.0, i0_b, 25) / SQRT(z);                    \
+    }                                                                                              \
+    static T bessel_i1_##sfx(T x)                                                                  \
+    {                                                                                              \
+        T z = x < 0 ? -x : x, r;                                                                   \
+        if (z <= 8)                                                                                \
+            r = chbevl_##sfx(z / (T)2.0 - (T)2, i1_a, 29) * z * EXP(z);                            \
+        else                                                                                       \
+            r = EXP(z) * chbevl_##sfx((T)32.0 / z - (T)2.0, i1_b, 25) / SQRT(z);                   \
+        return x < 0 ? -r : r;                                                                     \
+    }                                                                                              \
+    UNARY_FN(i0_##sfx, T, T, bessel_i0_##sfx(x))                                                   \
+    UNARY_FN(i1_##sfx, T, T, bessel_i1_##sfx(x))
+BESSEL(float, f32, expf, sqrtf)
+BESSEL(double, f64, exp, sqrt)
+
 /* where(c, a, b) and copy move elements by their size: c is bool. */
 #define WHERE_FN(T, sfx)                                                                           \
     static void where_##sfx(int64_t n, void *out, const void *const *in, const int *inc)           \
@@ -667,7 +866,17 @@ hop__vfn_unary(hop_op op, hop_dtype dt)
                           log10_[HOP_DTYPE_COUNT] = {FLOAT_ROW(log10)},
                           exp2_[HOP_DTYPE_COUNT] = {FLOAT_ROW(exp2)},
                           tan_[HOP_DTYPE_COUNT] = {FLOAT_ROW(tan)},
-                          atan_[HOP_DTYPE_COUNT] = {FLOAT_ROW(arctan)};
+                          atan_[HOP_DTYPE_COUNT] = {FLOAT_ROW(arctan)},
+                          sinh_[HOP_DTYPE_COUNT] = {FLOAT_ROW(sinh)},
+                          cosh_[HOP_DTYPE_COUNT] = {FLOAT_ROW(cosh)},
+                          asin_[HOP_DTYPE_COUNT] = {FLOAT_ROW(asin)},
+                          acos_[HOP_DTYPE_COUNT] = {FLOAT_ROW(acos)},
+                          asinh_[HOP_DTYPE_COUNT] = {FLOAT_ROW(asinh)},
+                          acosh_[HOP_DTYPE_COUNT] = {FLOAT_ROW(acosh)},
+                          atanh_[HOP_DTYPE_COUNT] = {FLOAT_ROW(atanh)},
+                          cbrt_[HOP_DTYPE_COUNT] = {FLOAT_ROW(cbrt)},
+                          i0_[HOP_DTYPE_COUNT] = {FLOAT_ROW(i0)},
+                          i1_[HOP_DTYPE_COUNT] = {FLOAT_ROW(i1)};
     static const hop__vfn sign[HOP_DTYPE_COUNT] = {[HOP_BOOL] = sign_b, NUM_ROW(sign)},
                           floor_[HOP_DTYPE_COUNT] = {[HOP_BOOL] = floor_b, NUM_ROW(floor)},
                           ceil_[HOP_DTYPE_COUNT] = {[HOP_BOOL] = ceil_b, NUM_ROW(ceil)},
@@ -712,6 +921,26 @@ hop__vfn_unary(hop_op op, hop_dtype dt)
         return tan_[dt];
     case HOP_OP_arctan:
         return atan_[dt];
+    case HOP_OP_sinh:
+        return sinh_[dt];
+    case HOP_OP_cosh:
+        return cosh_[dt];
+    case HOP_OP_arcsin:
+        return asin_[dt];
+    case HOP_OP_arccos:
+        return acos_[dt];
+    case HOP_OP_arcsinh:
+        return asinh_[dt];
+    case HOP_OP_arccosh:
+        return acosh_[dt];
+    case HOP_OP_arctanh:
+        return atanh_[dt];
+    case HOP_OP_cbrt:
+        return cbrt_[dt];
+    case HOP_OP_i0:
+        return i0_[dt];
+    case HOP_OP_i1:
+        return i1_[dt];
     case HOP_OP_sign:
         return sign[dt];
     case HOP_OP_floor:
@@ -750,6 +979,16 @@ hop__vfn_binary(hop_op op, hop_dtype dt)
     static const hop__vfn band[HOP_DTYPE_COUNT] = {[HOP_BOOL] = band_b, INT_ROW(band)};
     static const hop__vfn bor[HOP_DTYPE_COUNT] = {[HOP_BOOL] = bor_b, INT_ROW(bor)};
     static const hop__vfn bxor[HOP_DTYPE_COUNT] = {[HOP_BOOL] = bxor_b, INT_ROW(bxor)};
+    static const hop__vfn atan2_[HOP_DTYPE_COUNT] = {FLOAT_ROW(atan2)},
+                          hypot_[HOP_DTYPE_COUNT] = {FLOAT_ROW(hypot)},
+                          csign[HOP_DTYPE_COUNT] = {FLOAT_ROW(copysign)},
+                          nexta[HOP_DTYPE_COUNT] = {FLOAT_ROW(nextafter)},
+                          ldexp_[HOP_DTYPE_COUNT] = {FLOAT_ROW(ldexp)},
+                          fmod_[HOP_DTYPE_COUNT] = {INT_ROW(ifmod), FLOAT_ROW(cfmod)},
+                          gcd[HOP_DTYPE_COUNT] = {INT_ROW(gcd)},
+                          lcm[HOP_DTYPE_COUNT] = {INT_ROW(lcm)},
+                          lsh[HOP_DTYPE_COUNT] = {INT_ROW(lshift)},
+                          rsh[HOP_DTYPE_COUNT] = {INT_ROW(rshift)};
     if ((unsigned)dt >= HOP_DTYPE_COUNT)
         return NULL;
     switch (op) {
@@ -793,6 +1032,26 @@ hop__vfn_binary(hop_op op, hop_dtype dt)
         return bor[dt];
     case HOP_OP_bitwise_xor:
         return bxor[dt];
+    case HOP_OP_arctan2:
+        return atan2_[dt];
+    case HOP_OP_hypot:
+        return hypot_[dt];
+    case HOP_OP_copysign:
+        return csign[dt];
+    case HOP_OP_nextafter:
+        return nexta[dt];
+    case HOP_OP_ldexp:
+        return ldexp_[dt];
+    case HOP_OP_fmod:
+        return fmod_[dt];
+    case HOP_OP_gcd:
+        return gcd[dt];
+    case HOP_OP_lcm:
+        return lcm[dt];
+    case HOP_OP_left_shift:
+        return lsh[dt];
+    case HOP_OP_right_shift:
+        return rsh[dt];
     default:
         return NULL;
     }
@@ -829,7 +1088,24 @@ hop__vfn_cost(hop_op op)
     case HOP_OP_exp2:
     case HOP_OP_tan:
     case HOP_OP_arctan:
+    case HOP_OP_sinh:
+    case HOP_OP_cosh:
+    case HOP_OP_arcsin:
+    case HOP_OP_arccos:
+    case HOP_OP_arcsinh:
+    case HOP_OP_arccosh:
+    case HOP_OP_arctanh:
+    case HOP_OP_cbrt:
+    case HOP_OP_arctan2:
+    case HOP_OP_hypot:
         return 8;
+    case HOP_OP_i0:
+    case HOP_OP_i1:
+        return 32;
+    case HOP_OP_fmod:
+    case HOP_OP_gcd:
+    case HOP_OP_lcm:
+        return 4;
     case HOP_OP_floor_divide:
     case HOP_OP_remainder:
         return 4;

@@ -40,13 +40,24 @@ slot_name(const hop_plan *p, int32_t s)
     return s >= 0 && s < p->nslots && p->slots[s].name ? p->slots[s].name : "";
 }
 
+static size_t
+slot_dim(const void *slot, int d, char *buf, size_t cap)
+{
+    int n = snprintf(buf, cap, "%s", ((const hop__slot *)slot)->sizes[d]->text);
+    return n < 0 ? 0 : (size_t)n;
+}
+
+static size_t
+slot_meta(const void *slot, char *buf, size_t cap)
+{
+    const hop__slot *s = slot;
+    return hop_dims_print(s->dtype, s->rank, slot_dim, s, buf, cap);
+}
+
 static void
 meta_text(hop__buf *b, const hop__slot *s)
 {
-    hop__buf_printf(b, "%s[", hop_dtype_name(s->dtype));
-    for (int d = 0; d < s->rank; d++)
-        hop__buf_printf(b, "%s%s", d ? ", " : "", s->sizes[d]->text);
-    hop__buf_puts(b, "]");
+    hop__buf_print(b, slot_meta, s);
 }
 
 static void
@@ -116,15 +127,24 @@ comment_text(const hop_plan *p, int32_t pc, hop__buf *b)
             hop__buf_printf(b, "guard %d", in->p1);
         break;
     }
-    case HOP__OP_Layout:
+    case HOP__OP_Layout: {
+        int32_t nb = 0, nr = 0;
+        for (int32_t i = 0; i < p->nbuffers; i++)
+            nb += p->buffers[i].section == in->p1;
+        for (int32_t i = 0; i < p->nregions; i++)
+            nr += p->regions[i].section == in->p1;
+        hop__buf_printf(b, "%s", in->p1 ? "lazy section" : "block");
+        if (in->p1)
+            hop__buf_printf(b, " %d", in->p1);
         if (p->static_layout)
-            hop__buf_printf(b, "block: %" PRId64 " bytes, %d tensor%s in %d region%s",
-                            p->block_bytes, p->nbuffers, p->nbuffers == 1 ? "" : "s", p->nregions,
-                            p->nregions == 1 ? "" : "s");
+            hop__buf_printf(b, ": %" PRId64 " bytes, %d tensor%s in %d region%s",
+                            p->section_bytes[in->p1], nb, nb == 1 ? "" : "s", nr,
+                            nr == 1 ? "" : "s");
         else
-            hop__buf_printf(b, "block: %d tensor%s in %d region%s, sized at run time", p->nbuffers,
-                            p->nbuffers == 1 ? "" : "s", p->nregions, p->nregions == 1 ? "" : "s");
+            hop__buf_printf(b, ": %d tensor%s in %d region%s, sized at run time", nb,
+                            nb == 1 ? "" : "s", nr, nr == 1 ? "" : "s");
         break;
+    }
     case HOP__OP_Fused:
         hop__buf_printf(b, "t%d = %s", in->p1, slot_name(p, in->p1));
         break;
@@ -314,11 +334,13 @@ hop_plan_dump(const hop_plan *p)
                         p->nbuffers == 1 ? "" : "s", p->nregions, p->nregions == 1 ? "" : "s");
     for (int32_t g = 0; g < p->nregions; g++) {
         const hop__region *reg = &p->regions[g];
+        hop__buf_printf(&b, "  region %d", g);
+        if (reg->section)
+            hop__buf_printf(&b, " (lazy section %d)", reg->section);
         if (p->static_layout)
-            hop__buf_printf(&b, "  region %d: offset %" PRId64 ", %" PRId64 " bytes:", g,
-                            reg->offset, reg->size);
+            hop__buf_printf(&b, ": offset %" PRId64 ", %" PRId64 " bytes:", reg->offset, reg->size);
         else
-            hop__buf_printf(&b, "  region %d:", g);
+            hop__buf_puts(&b, ":");
         for (int32_t m = 0; m < reg->nmembers; m++) {
             const hop__buffer *buf = &p->buffers[reg->members[m]];
             int32_t base = p->routines[buf->routine].entry;

@@ -255,13 +255,12 @@ static hop_status
 export_run(hop_export *e, void **args)
 {
     const hop_plan *p = e->plan;
-    int64_t small[64], *regs = small;
-    if (p->nregs > 64 && (regs = hop__malloc((size_t)p->nregs * sizeof *regs)) == NULL)
+    int64_t small[1 + 64 + 8], *raw = small; /* a register file of 64 (program.h) */
+    if (p->nregs > 64 && (raw = hop__malloc(hop__regs_bytes(p->nregs))) == NULL)
         return HOP_NOMEM;
-    for (int32_t r = 0; r < p->nregs; r++)
-        regs[r] = HOP_UNBOUND;
+    int64_t *regs = hop__regs_init(raw, p->nregs);
     for (size_t k = 0; k < e->nsizes; k++)
-        regs[e->size_reg[k]] = *(const int64_t *)args[e->size_param[k]];
+        hop__reg_put(regs, e->size_reg[k], *(const int64_t *)args[e->size_param[k]]);
     hop_tensor *ins[HOP_FOREIGN_MAX_PARAMS] = {NULL}, *outs[HOP_FOREIGN_MAX_PARAMS] = {NULL};
     hop_status st = HOP_OK;
     for (size_t i = 0; i < e->nins && st == HOP_OK; i++)
@@ -276,8 +275,8 @@ export_run(hop_export *e, void **args)
         hop_tensor_release(ins[i]);
     for (size_t j = 0; j < e->nouts; j++)
         hop_tensor_release(outs[j]);
-    if (regs != small)
-        hop__free(regs);
+    if (raw != small)
+        hop__free(raw);
     return st;
 }
 

@@ -88,16 +88,34 @@ typedef struct lexer {
     int col;
 } lexer;
 
+/* The column of byte pos: characters, not bytes, before it, plus one (a
+ * UTF-8 continuation byte is no character of its own). */
+static int
+column(const char *src, size_t pos)
+{
+    int col = 1;
+    for (size_t i = 0; i < pos; i++)
+        col += ((unsigned char)src[i] & 0xC0) != 0x80;
+    return col;
+}
+
 static void
 next(lexer *lx)
 {
     while (lx->src[lx->pos] && isspace((unsigned char)lx->src[lx->pos]))
         lx->pos++;
     lx->tok = lx->src + lx->pos;
-    lx->col = (int)lx->pos + 1;
+    lx->col = column(lx->src, lx->pos);
     char c = lx->src[lx->pos];
     if (c == '\0') {
         lx->len = 0;
+    } else if ((unsigned char)c >= 0x80) {
+        /* One UTF-8 character, whole, so that a message quoting it is text
+         * (`façade`: the token after `fa` is `ç`, not its first byte). */
+        size_t n = 1;
+        while (n < 4 && ((unsigned char)lx->tok[n] & 0xC0) == 0x80)
+            n++;
+        lx->len = n;
     } else if (isalpha((unsigned char)c) || c == '_') {
         size_t n = 1;
         while (isalnum((unsigned char)lx->tok[n]) || lx->tok[n] == '_')
@@ -132,6 +150,9 @@ tok_text(const lexer *lx, char *buf, size_t cap)
 {
     if (lx->len == 0)
         snprintf(buf, cap, "the end");
+    else if ((unsigned char)lx->tok[0] >= 0x80)
+        snprintf(buf, cap, "'%.*s' (names and types are ASCII C identifiers)", (int)lx->len,
+                 lx->tok);
     else
         snprintf(buf, cap, "'%.*s'", (int)(lx->len < 40 ? lx->len : 40), lx->tok);
     return buf;
@@ -586,8 +607,9 @@ hop_foreign_register(const char *signature, void *fn, const hop_foreign_options 
                        "already",
                        f->sig.name);
     else if ((st = hop__grow((void **)&kernels, &kernels_cap, nkernels + 1, sizeof *kernels)) ==
-             HOP_OK)
-        kernels[nkernels++] = f;
+                 HOP_OK &&
+             (st = hop__reglog_note(HOP__REG_KERNEL, f->sig.name)) == HOP_OK)
+        kernels[nkernels++] = f; /* a library's init being loaded logs it first */
     pthread_mutex_unlock(&lock);
     if (st != HOP_OK) {
         f->opts.release = NULL; /* user_data stays the caller's */
@@ -700,28 +722,12 @@ hop_foreign_side_effects(const hop_foreign *f)
 
 /* --------------------------------------------------------------- calls */
 
+/* What a concrete operand is, for messages, in the words of tracing's. */
 static const char *
-kind_text(hop_operand_kind k)
+rt_kind_text(const hop_rt_arg *a)
 {
-    switch (k) {
-    case HOP_OPND_TENSOR:
-        return "a tensor";
-    case HOP_OPND_INT:
-        return "an int";
-    case HOP_OPND_FLOAT:
-        return "a float";
-    case HOP_OPND_BOOL:
-        return "a bool";
-    case HOP_OPND_NONE:
-        return "None";
-    case HOP_OPND_SYM:
-        return "a SymInt";
-    case HOP_OPND_DTYPE:
-        return "a dtype";
-    case HOP_OPND_LIST:
-        return "a list";
-    }
-    return "?";
+    hop_operand o = {.kind = a->kind};
+    return hop_operand_kind_name(&o);
 }
 
 /* What a scalar parameter of dtype d takes, for messages. */
@@ -760,7 +766,7 @@ check_args(const hop_foreign *f, const hop_rt_arg *args, size_t nargs, size_t no
                         i + 1, PT, scalar_want(p->dtype), hop__tensor_text(&tt, a->u.tensor));
                 }
                 return hop_error(HOP_INVALID, "%s: parameter %zu (%s) takes %s, got %s", s->name,
-                                 i + 1, PT, scalar_want(p->dtype), kind_text(a->kind));
+                                 i + 1, PT, scalar_want(p->dtype), rt_kind_text(a));
             }
             if (p->dtype == HOP_I32 && (a->u.i < INT32_MIN || a->u.i > INT32_MAX))
                 return hop_error(HOP_INVALID,
@@ -770,7 +776,7 @@ check_args(const hop_foreign *f, const hop_rt_arg *args, size_t nargs, size_t no
         }
         if (a->kind != HOP_OPND_TENSOR || a->u.tensor == NULL)
             return hop_error(HOP_INVALID, "%s: parameter %zu (%s) takes a tensor, got %s", s->name,
-                             i + 1, PT, a->kind == HOP_OPND_TENSOR ? "NULL" : kind_text(a->kind));
+                             i + 1, PT, a->kind == HOP_OPND_TENSOR ? "NULL" : rt_kind_text(a));
         if (a->u.tensor->dtype != p->dtype) {
             hop__ttext tt;
             return hop_error(HOP_DTYPE, "%s: parameter %zu (%s) takes %s, got %s", s->name, i + 1,
@@ -1029,107 +1035,68 @@ hop_foreign_call(const hop_foreign *f, const hop_rt_arg *args, size_t nargs, hop
     return st;
 }
 
-/* ---------------------------------------------- calls recorded in graphs */
+/* -------------------------------------------- operands known by metadata */
 
+/* What an operand is, for messages: "a tensor f32[s0]", "an int", ... */
 static const char *
-meta_text(const hop_meta *m, char *buf, size_t cap)
+operand_text(const hop_operand *o, char *buf, size_t cap)
 {
-    hop_meta_print(m, buf, cap);
+    if (o->kind != HOP_OPND_TENSOR || o->u.tensor == NULL)
+        return hop_operand_kind_name(o);
+    char m[128];
+    hop_meta_print(o->u.tensor, m, sizeof m);
+    snprintf(buf, cap, "a tensor %s", m);
     return buf;
 }
 
-/* What an argument is, for messages: "a tensor f32[s0]", "an int", ... */
-static const char *
-arg_text(const hop_arg *a, char *buf, size_t cap)
-{
-    switch (a->kind) {
-    case HOP_ARG_NODE:
-        if (a->u.node && a->u.node->meta->kind == HOP_VALUE_TENSOR) {
-            char m[128];
-            snprintf(buf, cap, "a tensor %s", meta_text(&a->u.node->meta->meta, m, sizeof m));
-        } else if (a->u.node && a->u.node->meta->kind == HOP_VALUE_SYM) {
-            snprintf(buf, cap, "a %s",
-                     hop_expr_is_bool(a->u.node->meta->sym) ? "SymBool" : "SymInt");
-        } else {
-            snprintf(buf, cap, "a value with no single result");
-        }
-        return buf;
-    case HOP_ARG_INT:
-        return "an int";
-    case HOP_ARG_FLOAT:
-        return "a float";
-    case HOP_ARG_BOOL:
-        return "a bool";
-    case HOP_ARG_SYM:
-        return hop_expr_is_bool(a->u.sym) ? "a SymBool" : "a SymInt";
-    case HOP_ARG_NONE:
-        return "None";
-    case HOP_ARG_DTYPE:
-        return "a dtype";
-    case HOP_ARG_LIST:
-        return "a list";
-    case HOP_ARG_GRAPH:
-        return "a graph";
-    }
-    return "?";
-}
-
-/* int: 0, bool: 1, tensor: 2, other: -1 (symbolic values by their kind). */
+/* int: 0, bool: 1, tensor: 2, float: 3, other: -1 (symbolic values by
+ * their kind). */
 static int
-arg_class(const hop_arg *a)
+operand_class(const hop_operand *o)
 {
-    switch (a->kind) {
-    case HOP_ARG_INT:
+    switch (o->kind) {
+    case HOP_OPND_INT:
         return 0;
-    case HOP_ARG_BOOL:
+    case HOP_OPND_BOOL:
         return 1;
-    case HOP_ARG_SYM:
-        return a->u.sym ? (hop_expr_is_bool(a->u.sym) ? 1 : 0) : -1;
-    case HOP_ARG_NODE:
-        if (a->u.node == NULL)
-            return -1;
-        if (a->u.node->meta->kind == HOP_VALUE_TENSOR)
-            return 2;
-        if (a->u.node->meta->kind == HOP_VALUE_SYM)
-            return hop_expr_is_bool(a->u.node->meta->sym) ? 1 : 0;
-        return -1;
-    case HOP_ARG_FLOAT:
+    case HOP_OPND_SYM:
+        return o->u.sym ? (hop_expr_is_bool(o->u.sym) ? 1 : 0) : -1;
+    case HOP_OPND_TENSOR:
+        return o->u.tensor ? 2 : -1;
+    case HOP_OPND_FLOAT:
         return 3;
     default:
         return -1;
     }
 }
 
-/* Checks one graph argument against parameter i of sig (tracing and
- * lowering share it, so a graph that lowers is one that traced). */
+/* Checks one operand against parameter i of sig (tracing and lowering
+ * share it, so a graph that lowers is one that traced). */
 static hop_status
-check_graph_arg(const hop__sig *s, size_t i, const hop_arg *a)
+check_operand(const hop__sig *s, size_t i, const hop_operand *o)
 {
     const hop_foreign_param *p = &s->params[i];
     char pt[128], at[160]; /* made only for a message */
 #define PT hop__param_text(s, i, pt, sizeof pt)
-    int c = arg_class(a);
+    int c = operand_class(o);
     if (p->kind == HOP_FOREIGN_SCALAR) {
         bool ok = p->dtype == HOP_BOOL           ? c == 1
                   : hop_dtype_is_float(p->dtype) ? c == 0 || c == 3
                                                  : c == 0;
         if (!ok)
             return hop_error(HOP_INVALID, "%s: parameter %zu (%s) takes %s, got %s", s->name, i + 1,
-                             PT,
-                             p->dtype == HOP_BOOL           ? "a bool"
-                             : hop_dtype_is_float(p->dtype) ? "a float or an int"
-                                                            : "an int",
-                             arg_text(a, at, sizeof at));
+                             PT, scalar_want(p->dtype), operand_text(o, at, sizeof at));
         return HOP_OK;
     }
     if (c != 2)
         return hop_error(HOP_INVALID, "%s: parameter %zu (%s) takes a tensor, got %s", s->name,
-                         i + 1, PT, arg_text(a, at, sizeof at));
-    const hop_meta *m = &a->u.node->meta->meta;
+                         i + 1, PT, operand_text(o, at, sizeof at));
+    const hop_meta *m = o->u.tensor;
     if (m->dtype != p->dtype) {
         char mt[128];
+        hop_meta_print(m, mt, sizeof mt);
         return hop_error(HOP_DTYPE, "%s: parameter %zu (%s) takes %s, got %s", s->name, i + 1, PT,
-                         hop_dtype_name(p->dtype), meta_text(m, mt, sizeof mt));
+                         hop_dtype_name(p->dtype), mt);
     }
     return HOP_OK;
 }
@@ -1138,19 +1105,15 @@ check_graph_arg(const hop__sig *s, size_t i, const hop_arg *a)
 
 _Static_assert(HOP_FOREIGN_MAX_PARAMS <= 32, "hop__sig_size_uses gives one bit per parameter");
 
-/* An int argument's value when it is a constant. */
+/* An int operand's value when it is a constant. */
 static bool
-const_int(const hop_arg *a, int64_t *out)
+const_int(const hop_operand *o, int64_t *out)
 {
-    if (a->kind == HOP_ARG_INT) {
-        *out = a->u.i;
+    if (o->kind == HOP_OPND_INT) {
+        *out = o->u.i;
         return true;
     }
-    if (a->kind == HOP_ARG_SYM)
-        return hop_expr_const_value(a->u.sym, out);
-    if (a->kind == HOP_ARG_NODE && a->u.node && a->u.node->meta->kind == HOP_VALUE_SYM)
-        return hop_expr_const_value(a->u.node->meta->sym, out);
-    return false;
+    return o->kind == HOP_OPND_SYM && o->u.sym && hop_expr_const_value(o->u.sym, out);
 }
 
 /* A pointer's size (hop/foreign.h) checked as a call would check it, when
@@ -1158,14 +1121,14 @@ const_int(const hop_arg *a, int64_t *out)
  * refused on every run is refused while tracing, with the same message.
  * Symbolic ones are checked by each call. */
 static hop_status
-check_graph_size(const hop__sig *s, size_t i, const hop_arg *args)
+check_operand_size(const hop__sig *s, size_t i, const hop_operand *args)
 {
     int64_t ints[HOP_FOREIGN_MAX_PARAMS] = {0};
     uint32_t uses = hop__sig_size_uses(s, i);
     for (size_t k = 0; k < s->nparams; k++)
         if ((uses & (UINT32_C(1) << k)) && !const_int(&args[k], &ints[k]))
             return HOP_OK;
-    const hop_meta *m = &args[i].u.node->meta->meta;
+    const hop_meta *m = args[i].u.tensor;
     int64_t numel = 1;
     for (int d = 0; d < m->rank; d++) {
         int64_t n;
@@ -1173,23 +1136,26 @@ check_graph_size(const hop__sig *s, size_t i, const hop_arg *args)
             return HOP_OK;
     }
     char mt[128];
-    return hop__sig_check_size(s, i, ints, numel, meta_text(m, mt, sizeof mt));
+    hop_meta_print(m, mt, sizeof mt);
+    return hop__sig_check_size(s, i, ints, numel, mt);
 }
 
 hop_status
-hop__extern_check(const hop_foreign *f, const hop_arg *args, size_t nargs)
+hop_foreign_check_operands(const hop_foreign *f, const hop_operand *args, size_t nargs)
 {
+    if (f == NULL)
+        return hop_error(HOP_MISUSE, "hop_foreign_check_operands: NULL kernel");
     const hop__sig *s = &f->sig;
     if (nargs != s->nparams || (nargs && args == NULL))
         return hop_error(HOP_INVALID, "%s: takes %zu operand%s (%s), got %zu", s->name, s->nparams,
                          s->nparams == 1 ? "" : "s", s->text, nargs);
     for (size_t i = 0; i < nargs; i++) {
-        hop_status st = check_graph_arg(s, i, &args[i]);
+        hop_status st = check_operand(s, i, &args[i]);
         if (st != HOP_OK)
             return st;
     }
     for (size_t i = 0; s->sized && i < nargs; i++) {
-        hop_status st = s->sizes[i] ? check_graph_size(s, i, args) : HOP_OK;
+        hop_status st = s->sizes[i] ? check_operand_size(s, i, args) : HOP_OK;
         if (st != HOP_OK)
             return st;
     }

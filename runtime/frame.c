@@ -103,7 +103,7 @@ al(size_t n)
         al((size_t)(p)->nslots * sizeof(hop_tensor)),                                              \
         al((size_t)(p)->nslots * sizeof(hop_tensor *)),                                            \
         al((size_t)(p)->nslots),                                                                   \
-        al((size_t)(p)->nregs * sizeof(int64_t)),                                                  \
+        al(hop__regs_bytes((p)->nregs)),                                                           \
         al((size_t)(p)->max_depth * sizeof(int32_t)),                                              \
         al((size_t)(p)->ncache * sizeof(hop__kcache)),                                             \
         al((size_t)(p)->nrtargs * sizeof(hop_rt_arg)),                                             \
@@ -112,6 +112,9 @@ al(size_t n)
         al((p)->noutputs * sizeof(hop_tensor *)),                                                  \
         al((size_t)(p)->nregions * sizeof(int64_t)),                                               \
         al((size_t)(p)->nslots * sizeof(hop_tensor *)),                                            \
+        al(((size_t)(p)->nsections + 1) * sizeof(hop_tensor *)),                                   \
+        al(((size_t)(p)->nsections + 1) * (size_t)(p)->nlayout_regs * sizeof(int64_t)),            \
+        al((size_t)(p)->nsections + 1),                                                            \
     }
 /* clang-format on */
 
@@ -137,7 +140,7 @@ hop__frame_init(hop_plan *p, void *raw)
     c += sz[2];
     f->owned = (unsigned char *)c;
     c += sz[3];
-    f->regs = (int64_t *)c;
+    f->regs = hop__regs_init(c, p->nregs);
     c += sz[4];
     f->stack = (int32_t *)c;
     c += sz[5];
@@ -154,6 +157,12 @@ hop__frame_init(hop_plan *p, void *raw)
     f->woff = (int64_t *)c;
     c += sz[11];
     f->kept = (hop_tensor **)c;
+    c += sz[12];
+    f->sblock = (hop_tensor **)c;
+    c += sz[13];
+    f->skey = (int64_t *)c;
+    c += sz[14];
+    f->sok = (unsigned char *)c;
     f->plan = p;
     f->stop = -1;
     f->root = f;
@@ -199,6 +208,11 @@ hop__frame_release_kept(hop__frame *f)
     hop__free(f->scratch);
     f->scratch = NULL;
     f->nscratch = 0;
+    for (int32_t k = 1; k <= f->plan->nsections; k++) {
+        hop_tensor_release(f->sblock[k]);
+        f->sblock[k] = NULL;
+        f->sok[k] = 0;
+    }
 }
 
 void
@@ -403,10 +417,16 @@ eval_sizes(const hop__slot *sl, const int64_t *regs, int64_t *sizes)
         hop_status st = hop__xget(sl->sizes[d], regs, &sizes[d]);
         if (st != HOP_OK)
             return st;
-        if (sizes[d] < 0)
-            return hop_error(HOP_RUNTIME, "%s: size %d is %lld (%s)",
-                             sl->name ? sl->name : "tensor", d, (long long)sizes[d],
-                             sl->sizes[d]->text);
+    }
+    /* A size from the data (zeros(n.item())): HOP_INVALID with eager's
+     * message (ops/infer_shape.c). */
+    for (int d = 0; d < sl->rank; d++) {
+        if (sizes[d] < 0) {
+            hop__ttext t;
+            return hop_error(HOP_INVALID, "%s: invalid size %lld in shape %s",
+                             sl->name ? sl->name : "tensor", (long long)sizes[d],
+                             hop__sizes_text_i(&t, sizes, sl->rank));
+        }
     }
     return HOP_OK;
 }
@@ -433,40 +453,111 @@ release_slot(hop__frame *f, int32_t s)
     f->owner[s] = NULL;
 }
 
-/* The block: one byte tensor, grown (replaced) when too small. */
+/* A block (the frame's, or a lazy section's): one byte tensor, grown
+ * (replaced) when too small.  Its tensors are placed after it. */
 static hop_status
-ensure_block(hop__frame *f, int64_t bytes)
+ensure_block(hop_tensor **block, int64_t bytes)
 {
-    if (f->block && (int64_t)hop_storage_nbytes(f->block->storage) >= bytes)
+    if (*block && (int64_t)hop_storage_nbytes((*block)->storage) >= bytes)
         return HOP_OK;
     int64_t n = bytes < ALIGN ? ALIGN : bytes;
     hop_tensor *b = hop_tensor_empty(HOP_BOOL, 1, &n);
     if (b == NULL)
         return hop_error_code();
-    hop_tensor_release(f->block);
-    f->block = b;
-    f->layout_ok = false;
+    hop_tensor_release(*block);
+    *block = b;
     return HOP_OK;
 }
 
+/* The headers of section k's buffers (0: the block's), at the offsets
+ * computed into f->offsets, in block. */
 static hop_status
-place(hop__frame *f, const int64_t *offsets)
+place(hop__frame *f, int32_t k, const hop_tensor *block)
 {
     const hop_plan *p = f->plan;
     int64_t sizes[HOP_MAX_RANK], strides[HOP_MAX_RANK];
-    char *base = f->block->data;
+    char *base = block->data;
     for (int32_t b = 0; b < p->nbuffers; b++) {
         const hop__buffer *buf = &p->buffers[b];
+        if (buf->section != k)
+            continue;
         const hop__slot *sl = &p->slots[buf->slot];
         hop_status st = eval_sizes(sl, f->regs, sizes);
         if (st != HOP_OK)
             return st;
         contig_strides(sl->rank, sizes, strides);
-        hop__header(&f->slots[buf->slot], f->block->storage, sl->dtype, sl->rank, sizes, strides,
-                    base + offsets[b]);
+        hop__header(&f->slots[buf->slot], block->storage, sl->dtype, sl->rank, sizes, strides,
+                    base + f->offsets[b]);
         f->owner[buf->slot] = NULL; /* the block: results are copied out */
     }
     return HOP_OK;
+}
+
+/*
+ * The offsets of section k's buffers (0: the block's main regions) at the
+ * bound sizes, their regions one after the other: *bytes is the total.
+ * For the block, also each worker region's offset in a worker area and the
+ * area's size (*warea).  A static plan's sizes are its regions'; otherwise
+ * each is computed from the sizes, checked and named as eager checks an
+ * op's result.
+ */
+static hop_status
+lay_regions(hop__frame *f, int32_t k, int64_t *bytes, int64_t *warea)
+{
+    const hop_plan *p = f->plan;
+    int64_t off = 0, wa = 0;
+    for (int32_t r = 0; r < p->nregions; r++) {
+        const hop__region *reg = &p->regions[r];
+        if (reg->section != k)
+            continue;
+        int64_t size = p->static_layout ? reg->size : 0;
+        for (int32_t m = 0; m < reg->nmembers && !p->static_layout; m++) {
+            const hop__buffer *buf = &p->buffers[reg->members[m]];
+            int64_t sizes[HOP_MAX_RANK], numel;
+            hop_status st = hop__slot_sizes(p, buf->slot, f->regs, sizes, &numel);
+            if (st != HOP_OK)
+                return st;
+            /* at most SIZE_MAX / 16 elements of at most 8 bytes */
+            int64_t b = numel * (int64_t)hop_dtype_size(p->slots[buf->slot].dtype);
+            size = b > size ? b : size;
+        }
+        for (int32_t m = 0; m < reg->nmembers; m++)
+            f->offsets[reg->members[m]] = off;
+        if (__builtin_add_overflow(off, align_up(size), &off))
+            return hop_error(HOP_NOMEM, "the plan's block would exceed the address space");
+        if (k == 0) {
+            f->woff[r] = -1;
+            if (p->wregion && p->wregion[r]) {
+                f->woff[r] = wa;
+                if (__builtin_add_overflow(wa, align_up(size), &wa))
+                    return hop_error(HOP_NOMEM, "the plan's block would exceed the address space");
+            }
+        }
+    }
+    *bytes = off;
+    if (warea)
+        *warea = wa;
+    return HOP_OK;
+}
+
+/* The layout of section k (0: the block) still holds: the symbols its sizes
+ * depend on have the values it was made for. */
+static bool
+layout_holds(const hop__frame *f, const int64_t *key)
+{
+    const hop_plan *p = f->plan;
+    for (int32_t i = 0; i < p->nlayout_regs; i++)
+        if (key[i] != f->regs[p->layout_regs[i]])
+            return false;
+    return true;
+}
+
+static void
+layout_remember(hop__frame *f, int64_t *key)
+{
+    const hop_plan *p = f->plan;
+    for (int32_t i = 0; i < p->nlayout_regs; i++)
+        key[i] = f->regs[p->layout_regs[i]];
 }
 
 /*
@@ -474,88 +565,52 @@ place(hop__frame *f, const int64_t *offsets)
  * parallel loops (parmap.c): a copy of each region that holds a loop body's
  * own buffers, so that workers never share an intermediate.  Their number
  * follows the thread setting, so a run on more threads lays out again.
+ * Lazy sections' buffers are not in the block: hop__layout_section.
  */
-static hop_status
-finish_layout(hop__frame *f, int64_t main_bytes, int64_t warea, int nsub)
-{
-    int64_t total;
-    if (__builtin_mul_overflow(warea, (int64_t)nsub, &total) ||
-        __builtin_add_overflow(total, main_bytes, &total))
-        return hop_error(HOP_NOMEM, "the plan's block would exceed the address space");
-    hop_status st;
-    if ((st = hop__parmap_reserve(f, nsub)) != HOP_OK || (st = ensure_block(f, total)) != HOP_OK ||
-        (st = place(f, f->offsets)) != HOP_OK)
-        return st;
-    f->wbase = main_bytes;
-    f->warea = warea;
-    f->nsub = nsub;
-    return HOP_OK;
-}
-
 hop_status
 hop__layout(hop__frame *f)
 {
     const hop_plan *p = f->plan;
-    hop_status st;
     int nsub = hop__parmap_workers(p);
-    if (p->static_layout) {
-        if (!f->layout_ok || f->nsub != nsub) {
-            f->layout_ok = false;
-            int64_t warea = 0;
-            for (int32_t r = 0; r < p->nregions; r++) {
-                f->woff[r] = -1;
-                if (p->wregion && p->wregion[r]) {
-                    f->woff[r] = warea;
-                    warea += align_up(p->regions[r].size);
-                }
-            }
-            for (int32_t b = 0; b < p->nbuffers; b++)
-                f->offsets[b] = p->regions[p->buffers[b].region].offset;
-            if ((st = finish_layout(f, p->block_bytes, warea, nsub)) != HOP_OK)
-                return st;
-            f->layout_ok = true;
-        }
-    } else {
-        bool same = f->layout_ok && f->nsub == nsub;
-        for (int32_t i = 0; i < p->nlayout_regs && same; i++)
-            same = f->layout_key[i] == f->regs[p->layout_regs[i]];
-        if (!same) {
-            f->layout_ok = false;
-            /* Region sizes at these symbols, offsets one after the other. */
-            int64_t off = 0, warea = 0;
-            for (int32_t r = 0; r < p->nregions; r++) {
-                const hop__region *reg = &p->regions[r];
-                int64_t size = 0;
-                for (int32_t m = 0; m < reg->nmembers; m++) {
-                    /* From the sizes rather than the bytes' expression: the
-                     * product is checked, and named, as eager checks it. */
-                    const hop__buffer *buf = &p->buffers[reg->members[m]];
-                    int64_t sizes[HOP_MAX_RANK], numel;
-                    if ((st = hop__slot_sizes(p, buf->slot, f->regs, sizes, &numel)) != HOP_OK)
-                        return st;
-                    /* at most SIZE_MAX / 16 elements of at most 8 bytes */
-                    int64_t bytes = numel * (int64_t)hop_dtype_size(p->slots[buf->slot].dtype);
-                    size = bytes > size ? bytes : size;
-                }
-                for (int32_t m = 0; m < reg->nmembers; m++)
-                    f->offsets[reg->members[m]] = off;
-                if (__builtin_add_overflow(off, align_up(size), &off))
-                    return hop_error(HOP_NOMEM, "the plan's block would exceed the address space");
-                f->woff[r] = -1;
-                if (p->wregion && p->wregion[r]) {
-                    f->woff[r] = warea;
-                    if (__builtin_add_overflow(warea, align_up(size), &warea))
-                        return hop_error(HOP_NOMEM,
-                                         "the plan's block would exceed the address space");
-                }
-            }
-            if ((st = finish_layout(f, off, warea, nsub)) != HOP_OK)
-                return st;
-            for (int32_t i = 0; i < p->nlayout_regs; i++)
-                f->layout_key[i] = f->regs[p->layout_regs[i]];
-            f->layout_ok = true;
-        }
-    }
+    if (f->layout_ok && f->nsub == nsub && (p->static_layout || layout_holds(f, f->layout_key)))
+        return HOP_OK;
+    f->layout_ok = false;
+    int64_t main_bytes, warea, total;
+    hop_status st = lay_regions(f, 0, &main_bytes, &warea);
+    if (st != HOP_OK)
+        return st;
+    if (__builtin_mul_overflow(warea, (int64_t)nsub, &total) ||
+        __builtin_add_overflow(total, main_bytes, &total))
+        return hop_error(HOP_NOMEM, "the plan's block would exceed the address space");
+    if ((st = hop__parmap_reserve(f, nsub)) != HOP_OK ||
+        (st = ensure_block(&f->block, total)) != HOP_OK || (st = place(f, 0, f->block)) != HOP_OK)
+        return st;
+    f->wbase = main_bytes;
+    f->warea = warea;
+    f->nsub = nsub;
+    layout_remember(f, f->layout_key);
+    f->layout_ok = true;
+    return HOP_OK;
+}
+
+hop_status
+hop__layout_section(hop__frame *f, int32_t k)
+{
+    const hop_plan *p = f->plan;
+    int64_t *key = f->skey + (size_t)k * (size_t)p->nlayout_regs;
+    if (f->sok[k] && (p->static_layout || layout_holds(f, key)))
+        return HOP_OK;
+    f->sok[k] = 0;
+    int64_t bytes;
+    hop_status st = lay_regions(f, k, &bytes, NULL);
+    if (st == HOP_OK)
+        st = ensure_block(&f->sblock[k], bytes);
+    if (st == HOP_OK)
+        st = place(f, k, f->sblock[k]);
+    if (st != HOP_OK)
+        return st;
+    layout_remember(f, key);
+    f->sok[k] = 1;
     return HOP_OK;
 }
 

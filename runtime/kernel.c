@@ -93,16 +93,13 @@ check_out(const hop__call *c, const hop_tensor *out)
         return hop_error(HOP_MISUSE, "%s: out is NULL", name);
     const hop_meta *m = &c->res.meta;
     if (out->dtype != m->dtype || !same_sizes(out, m->rank, c->sizes)) {
-        snprintf(tr.s, sizeof tr.s, "%s", hop_dtype_name(m->dtype));
-        hop__ttext ts;
-        hop__sizes_text_i(&ts, c->sizes, m->rank);
-        size_t len = strlen(tr.s);
-        snprintf(tr.s + len, sizeof tr.s - len, "%s", ts.s);
+        hop_sizes_print(m->dtype, m->rank, c->sizes, tr.s, sizeof tr.s);
         return hop_error(out->dtype != m->dtype ? HOP_DTYPE : HOP_SHAPE,
                          "%s: out is %s but the result is %s", name, hop__tensor_text(&to, out),
                          tr.s);
     }
-    for (int d = 0; d < out->rank; d++) {
+    /* An empty out writes nothing (zeros(3, 0) has stride 0 in dim 0). */
+    for (int d = 0; d < out->rank && hop_tensor_numel(out) > 0; d++) {
         if (out->strides[d] == 0 && out->sizes[d] > 1)
             return hop_error(HOP_INVALID,
                              "%s: out %s has stride 0 in dim %d, so its elements would be "
@@ -567,12 +564,12 @@ task(const void *ctx, int ith, int nth)
     compute(ctx, ith, nth);
 }
 
-/* Float matmuls call BLAS: its process-wide thread count is 1 while they
- * run.  One whose BLAS calls are all at most BLAS_SERIAL multiply-adds
- * (rows x k x m of one batch matrix) leaves it alone: OpenBLAS runs a gemm
- * that small on the calling thread whatever the count (its
- * SMP_THRESHOLD_MIN), and saving and restoring would cost more (~60 ns)
- * than the product of two 8 x 8 matrices. */
+/* Float matmuls call BLAS, on one thread (hop__blas_enter).  One whose BLAS
+ * calls are all at most BLAS_SERIAL multiply-adds (rows x k x m of one batch
+ * matrix) skips that: OpenBLAS runs a gemm that small on the calling thread
+ * whatever the count (its SMP_THRESHOLD_MIN), and with the shared OpenBLAS
+ * saving and restoring its count would cost more (~60 ns) than the product
+ * of two 8 x 8 matrices. */
 #define BLAS_SERIAL 65536.0
 
 static bool

@@ -8,10 +8,16 @@
  * one large matrix and many small ones both spread over the threads; BLAS
  * itself stays single-threaded so that hop's pool is the only source of
  * parallelism.  OpenBLAS has no per-call thread count (0.3.21), only a
- * process-wide one that NumPy shares, so hop__blas_enter/leave set it to 1
- * for the duration of hop's matmuls and give back what they found: a count
- * of hop calls inside BLAS, under a lock, makes the first entrant save it
- * and the last one restore it, whichever threads they run on.  A matrix whose
+ * process-wide one, which NumPy's OpenBLAS shares when hop calls the same
+ * shared library: setting it around hop's calls was seen by NumPy on other
+ * threads (its matmuls ran on one thread meanwhile; a threadpoolctl limit
+ * entered then restored 1 for good).  So hop links a copy of OpenBLAS of its
+ * own (runtime/CMakeLists.txt: HOP_PRIVATE_OPENBLAS), sets it to one thread
+ * once and stops its thread server, and never touches NumPy's.  Without that
+ * copy, hop__blas_enter/leave set the shared count to 1 for the duration of
+ * hop's matmuls and give back what they found: a count of hop calls inside
+ * BLAS, under a lock, makes the first entrant save it and the last one
+ * restore it, whichever threads they run on.  A matrix whose
  * strides BLAS cannot describe (neither dim unit-stride, or a leading
  * dimension too small, e.g. an expanded operand) takes the plain loop: no
  * copy, no allocation.  hop_eager copies such operands to contiguous first.
@@ -22,7 +28,21 @@
 #include <limits.h>
 #include <pthread.h>
 
-#ifdef HOP_HAVE_OPENBLAS
+#if defined(HOP_PRIVATE_OPENBLAS)
+/* OpenBLAS's own (driver/others/blas_server.c; its fork handler calls it):
+ * joins the thread server its constructor started.  A later call on one
+ * thread never starts it again. */
+int blas_thread_shutdown_(void);
+
+static pthread_once_t blas_once = PTHREAD_ONCE_INIT;
+
+static void
+blas_single(void)
+{
+    openblas_set_num_threads(1);
+    blas_thread_shutdown_();
+}
+#elif defined(HOP_HAVE_OPENBLAS)
 static pthread_mutex_t blas_lock = PTHREAD_MUTEX_INITIALIZER;
 static int blas_users;  /* hop matmuls between enter and leave */
 static int blas_saved;  /* the thread count the first of them found */
@@ -32,7 +52,9 @@ static bool blas_reset; /* ... and changed to 1 */
 void
 hop__blas_enter(void)
 {
-#ifdef HOP_HAVE_OPENBLAS
+#if defined(HOP_PRIVATE_OPENBLAS)
+    pthread_once(&blas_once, blas_single);
+#elif defined(HOP_HAVE_OPENBLAS)
     pthread_mutex_lock(&blas_lock);
     if (blas_users++ == 0) {
         blas_saved = openblas_get_num_threads();
@@ -47,7 +69,7 @@ hop__blas_enter(void)
 void
 hop__blas_leave(void)
 {
-#ifdef HOP_HAVE_OPENBLAS
+#if !defined(HOP_PRIVATE_OPENBLAS) && defined(HOP_HAVE_OPENBLAS)
     pthread_mutex_lock(&blas_lock);
     /* A count someone else set meanwhile (still not 1) is theirs to keep. */
     if (--blas_users == 0 && blas_reset && openblas_get_num_threads() == 1)

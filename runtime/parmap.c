@@ -81,7 +81,7 @@ row_work(const hop__frame *f, const hop__parloop *d)
             }
             n = sat_mul(n, v > 0 ? v : 0);
         }
-        if (k->mreg >= 0 && f->regs[k->mreg] != HOP_UNBOUND && f->regs[k->mreg] > 1)
+        if (k->mreg >= 0 && f->regs[k->mreg] > 1)
             n = sat_mul(n, f->regs[k->mreg]);
         w = sat_add(w, n);
     }
@@ -159,11 +159,14 @@ prepare(hop__frame *f, hop__frame *w, int k, const hop__parloop *d)
     memcpy(w->slots, f->slots, (size_t)p->nslots * sizeof *w->slots);
     memcpy(w->owner, f->owner, (size_t)p->nslots * sizeof *w->owner);
     memset(w->owned, 0, (size_t)p->nslots);
-    memcpy(w->regs, f->regs, (size_t)p->nregs * sizeof *w->regs);
+    hop__regs_copy(w->regs, f->regs);
     w->inputs = f->inputs;
     w->into = f->into;
     w->sp = 0;
     w->stop = -1;
+    /* the caller's headers of lazy sections point into its blocks: the
+     * worker places them in its own when it enters a section */
+    memset(w->sok, 0, (size_t)p->nsections + 1);
     hop__interrupt_share(f, w);
     char *area = (char *)hop_storage_data(f->block->storage) + f->wbase + (int64_t)k * f->warea;
     for (int32_t i = 0; i < d->nprivate; i++) {

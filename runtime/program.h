@@ -24,14 +24,14 @@
  *
  * The code generator calls: hop__plan_new (and hop_plan_free when it
  * fails), the vector-function lookups and hop__convert for the steps and
- * scalars of fused groups, hop__fgroup_copy for copy groups, and
- * hop__extern_check for foreign kernel calls.
+ * scalars of fused groups and hop__fgroup_copy for copy groups.  It knows
+ * no graph: the code generator translates nodes into this format, and the
+ * VM never sees one.
  */
 #ifndef HOP_RUNTIME_PROGRAM_H
 #define HOP_RUNTIME_PROGRAM_H
 
 #include "core/core.h"
-#include "hop/graph.h"
 #include "hop/plan.h"
 #include "hop/runtime.h"
 
@@ -90,6 +90,79 @@ typedef struct hop__xprog {
     const char *const *names;
 } hop__xprog;
 
+/*
+ * A register file: nregs int64 registers, each HOP_UNBOUND (INT64_MIN) until
+ * the run binds it (a symbol whose value it has not met yet).  INT64_MIN is
+ * a value too (the item of a tensor holding it, a bound of a loop), so past
+ * the last register the file keeps one mark byte per register, 1 when its
+ * INT64_MIN is a value; its length sits just before register 0, where
+ * whatever holds `regs` finds the marks.  A write of a value that may be
+ * INT64_MIN goes through hop__reg_put, a copy through hop__reg_move; a write
+ * that never is (a size, a loop counter) may store directly: a stale mark
+ * is only read for a register holding INT64_MIN.
+ */
+static inline size_t
+hop__regs_bytes(int32_t nregs)
+{
+    return (size_t)(nregs + 1) * sizeof(int64_t) + (size_t)nregs;
+}
+
+/* Sets up the file at raw (hop__regs_bytes(nregs), int64-aligned) with
+ * every register unbound; returns regs. */
+static inline int64_t *
+hop__regs_init(void *raw, int32_t nregs)
+{
+    int64_t *regs = (int64_t *)raw + 1;
+    regs[-1] = nregs;
+    for (int32_t r = 0; r < nregs; r++)
+        regs[r] = HOP_UNBOUND;
+    __builtin_memset(regs + nregs, 0, (size_t)nregs);
+    return regs;
+}
+
+static inline unsigned char *
+hop__reg_marks(const int64_t *regs)
+{
+    return (unsigned char *)(uintptr_t)(regs + regs[-1]);
+}
+
+static inline bool
+hop__reg_unbound(const int64_t *regs, int32_t r)
+{
+    return regs[r] == HOP_UNBOUND && !hop__reg_marks(regs)[r];
+}
+
+static inline void
+hop__reg_put(int64_t *regs, int32_t r, int64_t v)
+{
+    regs[r] = v;
+    if (__builtin_expect(v == HOP_UNBOUND, 0))
+        hop__reg_marks(regs)[r] = 1;
+}
+
+/* Marks r after a write through a pointer (item, an expression's value). */
+static inline void
+hop__reg_wrote(int64_t *regs, int32_t r)
+{
+    if (__builtin_expect(regs[r] == HOP_UNBOUND, 0))
+        hop__reg_marks(regs)[r] = 1;
+}
+
+static inline void
+hop__reg_move(int64_t *regs, int32_t dst, int32_t src)
+{
+    regs[dst] = regs[src];
+    if (__builtin_expect(regs[src] == HOP_UNBOUND, 0))
+        hop__reg_marks(regs)[dst] = hop__reg_marks(regs)[src];
+}
+
+/* dst (a file of the same length) becomes a copy of src. */
+static inline void
+hop__regs_copy(int64_t *dst, const int64_t *src)
+{
+    __builtin_memcpy(dst, src, (size_t)src[-1] * sizeof(int64_t) + (size_t)src[-1]);
+}
+
 /* Evaluates x over the int registers.  HOP_RUNTIME when a symbol is not
  * bound yet, on division by zero or overflow (message names the text). */
 hop_status hop__xeval(const hop__xprog *x, const int64_t *regs, int64_t *out);
@@ -102,7 +175,7 @@ hop__xget(const hop__xprog *x, const int64_t *regs, int64_t *out)
         *out = x->value;
         return HOP_OK;
     }
-    if (x->len == 1 && x->code[0].op == HOP__X_REG && regs[x->code[0].reg] != HOP_UNBOUND) {
+    if (x->len == 1 && x->code[0].op == HOP__X_REG && !hop__reg_unbound(regs, x->code[0].reg)) {
         *out = regs[x->code[0].reg];
         return HOP_OK;
     }
@@ -118,7 +191,8 @@ hop__xget(const hop__xprog *x, const int64_t *regs, int64_t *out)
  *
  *   Input    P1 P2 * P4  t[P2] = input P1, checked against P4 (hop__input)
  *   Guard    P1 * * P4   HOP_GUARD unless P4 (a hop__guard) holds
- *   Layout               places the block's tensors, binds the outputs
+ *   Layout   P1          P1 0: places the block's tensors, binds the outputs;
+ *                        P1 k > 0: places lazy section k's tensors in its own block
  *   Fused    P1 P2 P3 P4 t[P1] = fused group P4 (P2 inputs, P3 steps)
  *   Op       P1 P2 * P4  t[P1] = op P4 (hop__opdesc) with kernel cache P2
  *   View     P1 P2 * P4  t[P1] = view P4 of t[P2] (a copy for reshape)
@@ -228,17 +302,23 @@ typedef struct hop__buffer {
     int32_t routine;   /* whose code positions def/last count */
     int32_t def, last; /* live range (positions in the routine) */
     int32_t region;
+    /* 0: in the block, laid out by the plan's Layout; k > 0: in lazy section
+     * k's block, laid out only when a run reaches the section (its Layout k:
+     * code a run may skip because its values would be too large) */
+    int32_t section;
     /* its bytes as an expression; NULL when that overflows int64 (then only
      * its sizes, evaluated and checked at run time, say how large it is) */
     const hop__xprog *bytes;
     int64_t hint; /* bytes at the symbols' hints (for best fit) */
 } hop__buffer;
 
-/* A region of the block: buffers whose live ranges are disjoint. */
+/* A region of the block (or of a lazy section's block): buffers of one
+ * routine and section whose live ranges are disjoint. */
 typedef struct hop__region {
     int32_t *members;
     int32_t nmembers;
-    int64_t size, offset; /* static plans */
+    int32_t section;
+    int64_t size, offset; /* static plans; offset in its section's block */
 } hop__region;
 
 /* ------------------------------------------------------------ descriptors */
@@ -489,6 +569,10 @@ struct hop_plan {
     int64_t block_bytes;  /* static plans */
     int32_t *layout_regs; /* registers the layout depends on */
     int32_t nlayout_regs;
+    /* lazy sections (hop_lower_if_lazy), numbered from 1; static plans:
+     * section_bytes[k] is section k's block ([0]: block_bytes) */
+    int32_t nsections;
+    int64_t *section_bytes;
 
     int32_t ncache;    /* kernel caches a frame holds */
     int64_t nrtargs;   /* hop_rt_arg entries a frame holds */
@@ -540,13 +624,5 @@ void hop__convert(int64_t n, void *dst, hop_dtype dt, const void *src, hop_dtype
 void hop__fgroup_copy(hop__fgroup *g, hop_dtype dst, hop_dtype src);
 /* Sets the flags a group's runner reads (has_sym, same_dtypes) from its steps. */
 void hop__fgroup_seal(hop__fgroup *g);
-
-/* Checks the arguments of a call of f recorded in a graph (tensors with
- * symbolic metadata, ints, SymInts, floats, bools) against its signature,
- * with the messages hop_foreign_call gives: tracing (hop_tracer_call_foreign)
- * and lowering check the same, so a graph that traced lowers.  Sizes are
- * checked when they and the operand's sizes are constants; HOP_INVALID,
- * HOP_DTYPE or HOP_SHAPE naming the parameter. */
-hop_status hop__extern_check(const hop_foreign *f, const hop_arg *args, size_t nargs);
 
 #endif /* HOP_RUNTIME_PROGRAM_H */

@@ -106,12 +106,35 @@ typedef void (*hop__mfn_f64)(int64_t n, double *out, const double *in);
 typedef void (*hop__mfn2_f32)(int64_t n, float *out, const float *a, const float *b);
 typedef void (*hop__mfn2_f64)(int64_t n, double *out, const double *a, const double *b);
 
+/* The backend's further functions, by index: X(name, libm f64 name). */
+#define HOP__MATH_UNARY(X)                                                                         \
+    X(sinh, sinh)                                                                                  \
+    X(cosh, cosh)                                                                                  \
+    X(asin, asin) X(acos, acos) X(asinh, asinh) X(acosh, acosh) X(atanh, atanh) X(cbrt, cbrt)
+#define HOP__MATH_BINARY(X) X(atan2, atan2) X(hypot, hypot)
+typedef enum hop__math_unary {
+#define HOP__MU_ENUM(name, f) HOP__MU_##name,
+    HOP__MATH_UNARY(HOP__MU_ENUM)
+#undef HOP__MU_ENUM
+        HOP__MU_COUNT
+} hop__math_unary;
+typedef enum hop__math_binary {
+#define HOP__MB_ENUM(name, f) HOP__MB_##name,
+    HOP__MATH_BINARY(HOP__MB_ENUM)
+#undef HOP__MB_ENUM
+        HOP__MB_COUNT
+} hop__math_binary;
+
 typedef struct hop__math {
     const char *name;
     hop__mfn_f32 exp_f32, log_f32, sin_f32, cos_f32, tanh_f32, sigmoid_f32, sqrt_f32;
     hop__mfn_f64 exp_f64, log_f64, sin_f64, cos_f64, tanh_f64, sigmoid_f64, sqrt_f64;
     hop__mfn2_f32 pow_f32;
     hop__mfn2_f64 pow_f64;
+    hop__mfn_f32 unary_f32[HOP__MU_COUNT];
+    hop__mfn_f64 unary_f64[HOP__MU_COUNT];
+    hop__mfn2_f32 binary_f32[HOP__MB_COUNT];
+    hop__mfn2_f64 binary_f64[HOP__MB_COUNT];
 } hop__math;
 
 /* The backend chosen at build time and checked against the CPU once. */
@@ -235,6 +258,13 @@ bool hop__kernel_rebase(hop__kernel *k, const hop_rt_arg *args, size_t nargs, ho
  * (and HOP_OK returned) when the strides do not allow a view. */
 hop_status hop__view_geometry(const hop__call *c, hop_view *v, bool *needs_copy);
 
+/* The start of a dynamic indexing op as given (an INT, or the value of an
+ * integer tensor of one element), before hop_dynamic_start clamps it. */
+int64_t hop__start_value(const hop_rt_arg *a);
+/* dynamic_update_slice(x, update, dim, start) of c into t, a tensor of x's
+ * shape and dtype that overlaps neither (shape_ops.c).  Cannot fail. */
+void hop__dynamic_update(const hop__call *c, hop_tensor *t);
+
 /* Plans of the other families (inputs checked already). */
 void hop__reduce_init(hop__reduce *r, const hop__call *c, hop_tensor *out);
 void hop__reduce_compute(const hop__reduce *r, int ith, int nth);
@@ -242,9 +272,10 @@ void hop__matmul_init(hop__matmul *m, const hop__call *c, hop_tensor *out);
 void hop__matmul_compute(const hop__matmul *m, int ith, int nth);
 /* True when BLAS can read t's last two dims as they are. */
 bool hop__matmul_blas_ok(const hop_tensor *t);
-/* Around every run of matmul pieces: BLAS on one thread meanwhile, then the
- * process-wide thread count as it was (see matmul.c).  Nest and overlap
- * freely over threads; each enter needs one leave. */
+/* Around every run of matmul pieces: BLAS on one thread (hop's own copy of
+ * OpenBLAS set to 1 once; or the shared one's count set to 1 meanwhile and
+ * restored after, see matmul.c).  Nest and overlap freely over threads; each
+ * enter needs one leave. */
 void hop__blas_enter(void);
 void hop__blas_leave(void);
 /* matmul_small.c: c (rows x m, row stride crs, unit column stride) = a
@@ -295,7 +326,7 @@ typedef struct hop__imem {
 /* nonzero of x into a new tensor (from mem, or hop_tensor_empty). */
 hop_tensor *hop__nonzero(const hop_tensor *x, const hop__imem *mem);
 /* An op of the INDEX family (nonzero, cumsum, cumprod, sort, argsort,
- * take) into a new tensor in *out (scan_sort.c).  c needs op, info, args,
+ * take, dynamic_update_slice) into a new tensor in *out (scan_sort.c).  c needs op, info, args,
  * nargs, res.meta's dtype and rank, and sizes (not for nonzero, whose
  * sizes come from the data); mem as above (NULL: eager). */
 hop_status hop__index_run(const hop__call *c, const hop__imem *mem, hop_tensor **out);

@@ -1,7 +1,8 @@
 /*
  * runtime/scan_sort.c - the ops computed along one dim into a new tensor:
- * cumsum/cumprod, sort/argsort and take (gather by an integer tensor), plus
- * the dispatch of the INDEX family that hop_eager and every plan's OpAlloc
+ * cumsum/cumprod, sort/argsort and take (gather by an integer tensor), put
+ * (scatter into a copy, NumPy's assignment and add.at) and searchsorted,
+ * plus the dispatch of the INDEX family that hop_eager and every plan's OpAlloc
  * instruction run.
  *
  * Each works one line (the elements along the dim, for one index of the
@@ -12,7 +13,9 @@
  * f32); integers wrap in 64 bits.  Sorting is a stable merge sort with nan
  * as the largest value (NumPy puts nans last), so argsort equals NumPy's
  * kind="stable".  take checks every index against the dim's size:
- * HOP_INDEX "take: index 7 is out of bounds for dim 0 with size 5".
+ * HOP_INDEX "take: index 7 is out of bounds for dim 0 with size 5"; put
+ * every index and the number of values (HOP_SHAPE "put: cannot put 3
+ * value(s) at 5 index(es)") before it writes anything.
  */
 #include "runtime/runtime.h"
 
@@ -341,6 +344,206 @@ take(const hop__call *c, const hop__imem *mem, hop_tensor *out)
     return HOP_OK;
 }
 
+/* --------------------------------------------------- put, searchsorted */
+
+/* x's elements in C order, converted to dt, into buf. */
+static void
+to_contiguous(const hop_tensor *x, hop_dtype dt, void *buf)
+{
+    if (hop_tensor_numel(x) == 0)
+        return;
+    int64_t strides[HOP_MAX_RANK], s = 1;
+    for (int i = x->rank - 1; i >= 0; i--) {
+        strides[i] = s;
+        s *= x->sizes[i];
+    }
+    hop__ew_src src = {x->data, x->dtype, x->rank, x->sizes, x->strides, {0}};
+    hop__ew e;
+    hop__ew_init(&e, buf, dt, x->rank, x->sizes, strides, &src, &dt, 1, hop__vfn_copy(dt), dt);
+    hop__ew_compute(&e, 0, 1);
+}
+
+/* Bytes for n elements of dt, rounded up to 8 so that a second buffer
+ * carved after it stays aligned (one scratch block per op: a plan's frame
+ * has one). */
+static size_t
+span(int64_t n, hop_dtype dt)
+{
+    return ((size_t)(n > 0 ? n : 1) * hop_dtype_size(dt) + 7) / 8 * 8;
+}
+
+/* o[k] += v in dtype dt: f16 in f32 rounded back, integers wrapping. */
+static void
+accumulate_one(hop_dtype dt, void *o, int64_t k, const void *v, int64_t j)
+{
+    switch (dt) {
+#define ACC(D, T)                                                                                  \
+    case D:                                                                                        \
+        ((T *)o)[k] = (T)((T)((uint64_t)((T *)o)[k] + (uint64_t)((const T *)v)[j]));               \
+        break;
+        ACC(HOP_I8, int8_t)
+        ACC(HOP_U8, uint8_t)
+        ACC(HOP_I16, int16_t)
+        ACC(HOP_I32, int32_t)
+        ACC(HOP_I64, int64_t)
+        ACC(HOP_U64, uint64_t)
+#undef ACC
+    case HOP_F16: {
+        uint16_t *p = o;
+        p[k] =
+            hop_f16_from_float(hop_f16_to_float(p[k]) + hop_f16_to_float(((const uint16_t *)v)[j]));
+        break;
+    }
+    case HOP_F32:
+        ((float *)o)[k] += ((const float *)v)[j];
+        break;
+    case HOP_F64:
+        ((double *)o)[k] += ((const double *)v)[j];
+        break;
+    default: /* bool: refused by the shape rule */
+        break;
+    }
+}
+
+/*
+ * put(x, index, values, accumulate): out (new, C-contiguous) is x with
+ * out.flat[index[j]] = values[j] in index order, or += for accumulate.
+ * Every index and the count of values are checked before anything is
+ * written.
+ */
+static hop_status
+put(const hop__call *c, const hop__imem *mem, hop_tensor *out)
+{
+    const hop_tensor *x = c->args[0].u.tensor, *ix = c->args[1].u.tensor;
+    const hop_tensor *vt = c->args[2].u.tensor;
+    bool acc = c->args[3].u.b;
+    int64_t nidx = hop_tensor_numel(ix), nv = hop_tensor_numel(vt), size = hop_tensor_numel(x);
+    if (nv != nidx && nv != 1)
+        return hop_error(HOP_SHAPE, "put: cannot put %" PRId64 " value(s) at %" PRId64 " index(es)",
+                         nv, nidx);
+    char *block = scratch_get(mem, span(nidx, HOP_I64) + span(nv, x->dtype));
+    if (block == NULL)
+        return HOP_NOMEM;
+    int64_t *k = (int64_t *)block;
+    char *vals = block + span(nidx, HOP_I64);
+    to_contiguous(ix, HOP_I64, k);
+    for (int64_t j = 0; j < nidx; j++) {
+        int64_t v = k[j];
+        if (hop_dtype_is_unsigned(ix->dtype) && v < 0)
+            v = INT64_MAX;
+        if (v < -size || v >= size) {
+            scratch_put(mem, block);
+            return hop_error(HOP_INDEX, "put: index %" PRId64 " is out of bounds for size %" PRId64,
+                             v, size);
+        }
+        k[j] = v < 0 ? v + size : v;
+    }
+    to_contiguous(vt, x->dtype, vals);
+    int64_t ostrides[HOP_MAX_RANK], s = 1;
+    for (int i = x->rank - 1; i >= 0; i--) {
+        ostrides[i] = s;
+        s *= x->sizes[i];
+    }
+    if (size > 0) {
+        hop__ew_src src = {x->data, x->dtype, x->rank, x->sizes, x->strides, {0}};
+        hop_dtype dt = x->dtype;
+        hop__ew e;
+        hop__ew_init(&e, out->data, dt, x->rank, x->sizes, ostrides, &src, &dt, 1,
+                     hop__vfn_copy(dt), dt);
+        hop__ew_compute(&e, 0, 1);
+    }
+    size_t esz = hop_dtype_size(x->dtype);
+    char *o = out->data;
+    for (int64_t j = 0; j < nidx; j++) {
+        int64_t from = nv == 1 ? 0 : j;
+        if (acc)
+            accumulate_one(x->dtype, o, k[j], vals, from);
+        else
+            memcpy(o + k[j] * (int64_t)esz, vals + from * (int64_t)esz, esz);
+    }
+    scratch_put(mem, block);
+    return HOP_OK;
+}
+
+/* NumPy's order for searching: nan after every number. */
+#define NAN_LT(a, b) ((a) < (b) || ((b) != (b) && (a) == (a)))
+#define SEARCH(T, LT, CONV)                                                                        \
+    {                                                                                              \
+        const T *sa = a;                                                                           \
+        const T *sv = v;                                                                           \
+        for (int64_t j = 0; j < m; j++) {                                                          \
+            int64_t lo = 0, hi = n;                                                                \
+            T want = sv[j];                                                                        \
+            while (lo < hi) {                                                                      \
+                int64_t mid = lo + (hi - lo) / 2;                                                  \
+                bool before =                                                                      \
+                    right ? !LT(CONV(want), CONV(sa[mid])) : LT(CONV(sa[mid]), CONV(want));        \
+                if (before)                                                                        \
+                    lo = mid + 1;                                                                  \
+                else                                                                               \
+                    hi = mid;                                                                      \
+            }                                                                                      \
+            o[j] = lo;                                                                             \
+        }                                                                                          \
+    }
+#define PLAIN_LT(a, b) ((a) < (b))
+#define SAME(x) (x)
+
+/* searchsorted(a, values, right): per value the number of elements of the
+ * sorted a before it (strictly less, or not greater with right). */
+static hop_status
+searchsorted(const hop__call *c, const hop__imem *mem, hop_tensor *out)
+{
+    const hop_tensor *at = c->args[0].u.tensor, *vt = c->args[1].u.tensor;
+    bool right = c->args[2].u.b;
+    int64_t n = hop_tensor_numel(at), m = hop_tensor_numel(vt);
+    int64_t *o = out->data;
+    if (m == 0)
+        return HOP_OK;
+    char *block = scratch_get(mem, span(n, at->dtype) + span(m, at->dtype));
+    if (block == NULL)
+        return HOP_NOMEM;
+    void *a = block, *v = block + span(n, at->dtype);
+    to_contiguous(at, at->dtype, a);
+    to_contiguous(vt, at->dtype, v);
+    switch (at->dtype) {
+    case HOP_BOOL:
+        SEARCH(hop__bool, PLAIN_LT, SAME)
+        break;
+    case HOP_I8:
+        SEARCH(int8_t, PLAIN_LT, SAME)
+        break;
+    case HOP_U8:
+        SEARCH(uint8_t, PLAIN_LT, SAME)
+        break;
+    case HOP_I16:
+        SEARCH(int16_t, PLAIN_LT, SAME)
+        break;
+    case HOP_I32:
+        SEARCH(int32_t, PLAIN_LT, SAME)
+        break;
+    case HOP_I64:
+        SEARCH(int64_t, PLAIN_LT, SAME)
+        break;
+    case HOP_U64:
+        SEARCH(uint64_t, PLAIN_LT, SAME)
+        break;
+    case HOP_F16:
+        SEARCH(uint16_t, NAN_LT, hop_f16_to_float)
+        break;
+    case HOP_F32:
+        SEARCH(float, NAN_LT, SAME)
+        break;
+    case HOP_F64:
+        SEARCH(double, NAN_LT, SAME)
+        break;
+    default:
+        break;
+    }
+    scratch_put(mem, block);
+    return HOP_OK;
+}
+
 /* ------------------------------------------------------------- dispatch */
 
 hop_status
@@ -371,6 +574,16 @@ hop__index_run(const hop__call *c, const hop__imem *mem, hop_tensor **out)
         break;
     case HOP_OP_take:
         st = take(c, mem, t);
+        break;
+    case HOP_OP_dynamic_update_slice:
+        hop__dynamic_update(c, t);
+        st = HOP_OK;
+        break;
+    case HOP_OP_put:
+        st = put(c, mem, t);
+        break;
+    case HOP_OP_searchsorted:
+        st = searchsorted(c, mem, t);
         break;
     default:
         st = hop_error(HOP_UNSUPPORTED, "%s: not an op of the INDEX family", c->info->name);

@@ -1,7 +1,7 @@
 /*
  * runtime/shape_ops.c - view ops of eager calls and kernels (their geometry
- * is ops/view.c's hop_view_of), and the kernels of cat/stack, arange and
- * nonzero.
+ * is ops/view.c's hop_view_of), and the kernels of cat/stack, arange,
+ * nonzero and dynamic_update_slice.
  *
  * Shape inference has checked every operand and computed the result's
  * sizes (c->sizes) before anything here runs.
@@ -56,12 +56,57 @@ view_params(const hop__call *c, int64_t *p, unsigned *none)
         }
         p[n++] = args[4].u.i;
         break;
+    case HOP_OP_dynamic_slice: /* dim, the start as read, the size, keep */
+        p[n++] = args[1].u.i;
+        p[n++] = hop__start_value(&args[2]);
+        p[n++] = args[3].kind == HOP_OPND_NONE ? 1 : c->sizes[wrap_dim(args[1].u.i, x->rank)];
+        p[n++] = args[3].kind != HOP_OPND_NONE;
+        break;
+    case HOP_OP_mask_gradient:
+        break;
     default: /* transpose, unsqueeze, select: ints */
         for (size_t k = 1; k < c->nargs && k <= 2; k++)
             p[n++] = args[k].u.i;
         break;
     }
     return n;
+}
+
+int64_t
+hop__start_value(const hop_rt_arg *a)
+{
+    if (a->kind == HOP_OPND_TENSOR)
+        return hop__load_i64(a->u.tensor->data, a->u.tensor->dtype);
+    return a->u.i;
+}
+
+/* ------------------------------------------------- dynamic_update_slice */
+
+/* Copies src (broadcast) into the strided array (data, sizes, strides) of
+ * dtype, on this thread. */
+static void
+copy_into(char *data, hop_dtype dtype, int rank, const int64_t *sizes, const int64_t *strides,
+          const hop_tensor *src)
+{
+    hop__ew_src s = {src->data, src->dtype, src->rank, src->sizes, src->strides, {0}};
+    hop_dtype need = dtype;
+    hop__ew e;
+    hop__ew_init(&e, data, dtype, rank, sizes, strides, &s, &need, 1, hop__vfn_copy(dtype), dtype);
+    hop__ew_compute(&e, 0, 1);
+}
+
+void
+hop__dynamic_update(const hop__call *c, hop_tensor *t)
+{
+    const hop_tensor *x = c->args[0].u.tensor, *u = c->args[1].u.tensor;
+    int d = wrap_dim(c->args[2].u.i, x->rank);
+    int64_t s = hop_dynamic_start(hop__start_value(&c->args[3]), x->sizes[d], u->sizes[d]);
+    copy_into(t->data, t->dtype, t->rank, t->sizes, t->strides, x);
+    int64_t sizes[HOP_MAX_RANK];
+    memcpy(sizes, t->sizes, sizeof sizes);
+    sizes[d] = u->sizes[d];
+    copy_into((char *)t->data + s * t->strides[d] * (int64_t)hop_dtype_size(t->dtype), t->dtype,
+              t->rank, sizes, t->strides, u);
 }
 
 hop_status

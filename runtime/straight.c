@@ -168,14 +168,14 @@ scalar_op(hop_op op)
 static hop_status
 op_move(const sop *o, int64_t *regs)
 {
-    regs[o->p1] = regs[o->p2];
+    hop__reg_move(regs, o->p1, o->p2);
     NEXT(o, regs);
 }
 
 static hop_status
 op_int(const sop *o, int64_t *regs)
 {
-    regs[o->p1] = o->i64;
+    hop__reg_put(regs, o->p1, o->i64);
     NEXT(o, regs);
 }
 
@@ -471,10 +471,10 @@ straight_insn(hop__frame *f, const hop__insn *in, hop__ftile *tiles)
 {
     switch ((hop__opcode)in->opcode) {
     case HOP__OP_MoveInt:
-        f->regs[in->p1] = f->regs[in->p2];
+        hop__reg_move(f->regs, in->p1, in->p2);
         return HOP_OK;
     case HOP__OP_Integer:
-        f->regs[in->p1] = in->i64;
+        hop__reg_put(f->regs, in->p1, in->i64);
         return HOP_OK;
     case HOP__OP_Swap: {
         hop__swap_slots(f, in->p1, in->p2);

@@ -44,25 +44,18 @@ ref_dec(long *rc)
 const char *
 hop__sizes_text_i(hop__ttext *t, const int64_t *sizes, int n)
 {
-    size_t len = 0;
-    t->s[0] = '\0';
-    len += (size_t)snprintf(t->s, sizeof t->s, "[");
-    for (int i = 0; i < n && len < sizeof t->s; i++)
-        len +=
-            (size_t)snprintf(t->s + len, sizeof t->s - len, "%s%" PRId64, i ? ", " : "", sizes[i]);
-    if (len < sizeof t->s)
-        snprintf(t->s + len, sizeof t->s - len, "]");
+    hop_sizes_print(HOP_DTYPE_COUNT, n, sizes, t->s, sizeof t->s);
     return t->s;
 }
 
 size_t
 hop_tensor_print_meta(const hop_tensor *t, char *buf, size_t cap)
 {
-    hop__ttext s;
-    if (t == NULL)
-        return (size_t)snprintf(buf, cap, "<NULL tensor>");
-    return (size_t)snprintf(buf, cap, "%s%s", hop_dtype_name(t->dtype),
-                            hop__sizes_text_i(&s, t->sizes, t->rank));
+    if (t == NULL) {
+        int n = snprintf(buf, cap, "<NULL tensor>");
+        return n < 0 ? 0 : (size_t)n;
+    }
+    return hop_sizes_print(t->dtype, t->rank, t->sizes, buf, cap);
 }
 
 const char *
@@ -75,12 +68,9 @@ hop__tensor_text(hop__ttext *t, const hop_tensor *x)
 hop_status
 hop__check_shape(const char *fn, hop_dtype dtype, int rank, const int64_t *sizes, int64_t *numel)
 {
-    if ((unsigned)dtype >= HOP_DTYPE_COUNT)
-        return hop_error(HOP_INVALID, "%s: invalid dtype %d", fn, (int)dtype);
-    if (rank < 0 || rank > HOP_MAX_RANK)
-        return hop_error(HOP_INVALID, "%s: rank %d is outside [0, %d]", fn, rank, HOP_MAX_RANK);
-    if (rank > 0 && sizes == NULL)
-        return hop_error(HOP_MISUSE, "%s: sizes is NULL for rank %d", fn, rank);
+    hop_status st = hop_dims_check(fn, dtype, rank, sizes);
+    if (st != HOP_OK)
+        return st;
     int64_t n = 1;
     bool overflow = false;
     for (int i = 0; i < rank; i++) {
@@ -162,6 +152,28 @@ advise_huge(void *data, size_t nbytes)
 #endif
 }
 
+/* A tensor and its storage in one block (a storage header, then the
+ * tensor; HOP__T_EMBEDDED): one allocation, one free, for a new tensor
+ * over data (in the block or the caller's). */
+static hop_tensor *
+embedded(char *block, void *data, size_t nbytes, hop_release_fn release, void *user_data,
+         hop_dtype dtype, int rank, const int64_t *sizes, const int64_t *strides)
+{
+    hop_storage *s = (hop_storage *)block;
+    hop_tensor *t = (hop_tensor *)(block + sizeof(hop_storage));
+    s->refcount = 1;
+    s->data = data;
+    s->nbytes = nbytes;
+    s->block = block;
+    s->release = release;
+    s->user_data = user_data;
+    t->storage = s;
+    t->refcount_ = 1;
+    t->flags_ = HOP__T_EMBEDDED;
+    set_geometry(t, dtype, rank, sizes, strides, 0);
+    return t;
+}
+
 hop_tensor *
 hop_tensor_empty(hop_dtype dtype, int rank, const int64_t *sizes)
 {
@@ -173,24 +185,12 @@ hop_tensor_empty(hop_dtype dtype, int rank, const int64_t *sizes)
     char *block = hop__malloc(head + ALIGN - 1 + nbytes);
     if (block == NULL)
         return NULL;
-    hop_storage *s = (hop_storage *)block;
-    hop_tensor *t = (hop_tensor *)(block + sizeof(hop_storage));
     uintptr_t p = (uintptr_t)(block + head);
     p = (p + ALIGN - 1) & ~(uintptr_t)(ALIGN - 1);
-    s->refcount = 1;
-    s->data = (void *)p;
-    s->nbytes = nbytes;
-    advise_huge(s->data, nbytes);
-    s->block = block;
-    s->release = NULL;
-    s->user_data = NULL;
-    t->storage = s;
-    t->refcount_ = 1;
-    t->flags_ = HOP__T_EMBEDDED;
+    advise_huge((void *)p, nbytes);
     int64_t strides[HOP_MAX_RANK];
     contiguous_strides(rank, sizes, strides);
-    set_geometry(t, dtype, rank, sizes, strides, 0);
-    return t;
+    return embedded(block, (void *)p, nbytes, NULL, NULL, dtype, rank, sizes, strides);
 }
 
 hop_tensor *
@@ -284,19 +284,7 @@ hop_tensor_wrap(hop_dtype dtype, int rank, const int64_t *sizes, const int64_t *
     char *block = hop__malloc(sizeof(hop_storage) + sizeof(hop_tensor));
     if (block == NULL)
         return NULL;
-    hop_storage *s = (hop_storage *)block;
-    hop_tensor *t = (hop_tensor *)(block + sizeof(hop_storage));
-    s->refcount = 1;
-    s->data = data;
-    s->nbytes = nbytes;
-    s->block = block;
-    s->release = release;
-    s->user_data = user_data;
-    t->storage = s;
-    t->refcount_ = 1;
-    t->flags_ = HOP__T_EMBEDDED;
-    set_geometry(t, dtype, rank, sizes, strides, 0);
-    return t;
+    return embedded(block, data, nbytes, release, user_data, dtype, rank, sizes, strides);
 }
 
 hop_tensor *

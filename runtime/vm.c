@@ -39,20 +39,21 @@ take(hop__frame *f, int32_t s, hop_tensor *t)
 
 /* ------------------------------------------------------------------ Input */
 
+static size_t
+input_dim(const void *input, int d, char *buf, size_t cap)
+{
+    const hop__dimcheck *c = &((const hop__input *)input)->dims[d];
+    int n = c->kind == HOP__D_CONST
+                ? snprintf(buf, cap, "%" PRId64, c->value)
+                : snprintf(buf, cap, "%s", c->kind == HOP__D_EXPR ? c->x->text : c->sym);
+    return n < 0 ? 0 : (size_t)n;
+}
+
+/* What the plan expects of an input, `f32[s0, 4]`. */
 static const char *
 dims_text(char *buf, size_t cap, const hop__input *in)
 {
-    size_t n = (size_t)snprintf(buf, cap, "%s[", hop_dtype_name(in->dtype));
-    for (int d = 0; d < in->rank && n < cap; d++) {
-        const hop__dimcheck *c = &in->dims[d];
-        if (c->kind == HOP__D_CONST)
-            n += (size_t)snprintf(buf + n, cap - n, "%s%" PRId64, d ? ", " : "", c->value);
-        else
-            n += (size_t)snprintf(buf + n, cap - n, "%s%s", d ? ", " : "",
-                                  c->kind == HOP__D_EXPR ? c->x->text : c->sym);
-    }
-    if (n < cap)
-        snprintf(buf + n, cap - n, "]");
+    hop_dims_print(in->dtype, in->rank, input_dim, in, buf, cap);
     return buf;
 }
 
@@ -253,7 +254,7 @@ sizes_bound(const hop__slot *sl, const int64_t *regs)
     for (int d = 0; d < sl->rank; d++)
         for (int i = 0; i < sl->sizes[d]->len; i++)
             if (sl->sizes[d]->code[i].op == HOP__X_REG &&
-                regs[sl->sizes[d]->code[i].reg] == HOP_UNBOUND)
+                hop__reg_unbound(regs, sl->sizes[d]->code[i].reg))
                 return false;
     return true;
 }
@@ -361,7 +362,7 @@ hop__xeval(const hop__xprog *x, const int64_t *regs, int64_t *out)
             st[sp++] = c->v;
             continue;
         case HOP__X_REG:
-            if (regs[c->reg] == HOP_UNBOUND) {
+            if (hop__reg_unbound(regs, c->reg)) {
                 for (int k = 0; k < x->nsyms; k++) {
                     if (x->regs[k] == c->reg) {
                         char why[96];
@@ -468,12 +469,45 @@ hop__xeval(const hop__xprog *x, const int64_t *regs, int64_t *out)
 
 /* ------------------------------------------------------------------ views */
 
+/* The View of a dynamic_slice whose size fits, or false: its start read
+ * straight from its slot, the geometry hop_dynamic_view's (ops/view.c).  A
+ * loop body reading table[i] runs it once per iteration, so it skips the
+ * argument array; anything out of the ordinary goes the general way. */
+static bool
+dynamic_view(hop__frame *f, const hop__insn *in, const hop__opdesc *d)
+{
+    const hop_tensor *x = &f->slots[in->p2];
+    int64_t dim, size = 1;
+    bool keep = d->args[3].kind != HOP__A_NONE;
+    if (hop__xget(d->args[1].x, f->regs, &dim) != HOP_OK ||
+        (keep && hop__xget(d->args[3].x, f->regs, &size) != HOP_OK)) {
+        hop_error_clear(); /* the general way reports it */
+        return false;
+    }
+    dim = dim < 0 ? dim + x->rank : dim;
+    if (dim < 0 || dim >= x->rank || size < 0 || size > x->sizes[dim])
+        return false;
+    const hop_tensor *ix = &f->slots[d->args[2].slot];
+    int64_t sizes[HOP_MAX_RANK], strides[HOP_MAX_RANK];
+    int rank;
+    int64_t off =
+        hop_dynamic_view(x->rank, x->sizes, x->strides, (int)dim,
+                         hop__load_i64(ix->data, ix->dtype), size, keep, &rank, sizes, strides);
+    drop(f, in->p1);
+    hop__header(&f->slots[in->p1], x->storage, x->dtype, rank, sizes, strides,
+                (char *)x->data + off * (int64_t)hop_dtype_size(x->dtype));
+    f->owner[in->p1] = f->owner[in->p2];
+    return true;
+}
+
 /* View P1 P2 * P4: the geometry is ops/view.c's (hop_view_of), from the
  * operands evaluated now: sizes and indices may be SymInts bound mid-run. */
 static hop_status
 run_view(hop__frame *f, const hop__insn *in)
 {
     const hop__opdesc *d = in->p4;
+    if (d->op == HOP_OP_dynamic_slice && dynamic_view(f, in, d))
+        return HOP_OK;
     hop_rt_arg *rt = f->rtargs + d->rtbase, *next = rt + d->nargs;
     hop_status st = fill_args(f, d->args, d->nargs, rt, &next);
     if (st != HOP_OK)
@@ -502,6 +536,14 @@ run_view(hop__frame *f, const hop__insn *in)
                 none |= 1u << (i - 2);
             p[np++] = given ? rt[i].u.i : i == 4 ? 1 : 0;
         }
+        break;
+    case HOP_OP_dynamic_slice: /* dim, the start as read (clamped by the geometry), size, keep */
+        p[np++] = rt[1].u.i;
+        p[np++] = hop__start_value(&rt[2]);
+        p[np++] = rt[3].kind == HOP_OPND_INT ? rt[3].u.i : 1;
+        p[np++] = rt[3].kind == HOP_OPND_INT;
+        break;
+    case HOP_OP_mask_gradient: /* x itself */
         break;
     default: /* transpose, unsqueeze, select: ints */
         for (int i = 1; i < d->nargs && np <= HOP_MAX_RANK; i++)
@@ -588,11 +630,18 @@ hop__exec_at(hop__frame *f, int32_t pc)
             if ((st = run_guard(f, in->p4)) != HOP_OK)
                 goto fail;
             break;
-        /* Layout: places the block's tensors for the bound sizes (again only
-         * when they changed) and makes or binds the output tensors. */
+        /* Layout P1: with P1 0, places the block's tensors for the bound
+         * sizes (again only when they changed) and makes or binds the output
+         * tensors; with P1 k > 0, places lazy section k's tensors in the
+         * section's own block, made only now that the run enters it. */
         case HOP__OP_Layout:
-            if ((st = hop__layout(f)) != HOP_OK || (st = hop__bind_outputs(f, f->into)) != HOP_OK)
+            if (in->p1 > 0) {
+                if ((st = hop__layout_section(f, in->p1)) != HOP_OK)
+                    goto fail;
+            } else if ((st = hop__layout(f)) != HOP_OK ||
+                       (st = hop__bind_outputs(f, f->into)) != HOP_OK) {
                 goto fail;
+            }
             break;
         /* Fused P1 P2 P3 P4: runs fused group P4 (P2 inputs, P3 steps) into
          * slot P1. */
@@ -679,6 +728,7 @@ hop__exec_at(hop__frame *f, int32_t pc)
         case HOP__OP_Item:
             if ((st = hop_tensor_item_int(&slots[in->p2], &regs[in->p1])) != HOP_OK)
                 goto fail;
+            hop__reg_wrote(regs, in->p1);
             break;
         /* SymSize P1 P2 P3: r[P1] = size P3 of slot P2. */
         case HOP__OP_SymSize:
@@ -688,14 +738,15 @@ hop__exec_at(hop__frame *f, int32_t pc)
         case HOP__OP_Eval:
             if ((st = hop__xeval(in->p4, regs, &regs[in->p1])) != HOP_OK)
                 goto fail;
+            hop__reg_wrote(regs, in->p1);
             break;
         /* Integer P1: r[P1] = the instruction's constant. */
         case HOP__OP_Integer:
-            regs[in->p1] = in->i64;
+            hop__reg_put(regs, in->p1, in->i64);
             break;
         /* MoveInt P1 P2: r[P1] = r[P2]. */
         case HOP__OP_MoveInt:
-            regs[in->p1] = regs[in->p2];
+            hop__reg_move(regs, in->p1, in->p2);
             break;
         /* IfNot P1 P2 P3 P4: jumps to P2 when P1 is false: the one element
          * of slot P1 (P3 = 0) or r[P1] (P3 = 1).  If: when it is true (the
@@ -781,8 +832,10 @@ hop__exec_at(hop__frame *f, int32_t pc)
                     drop(f, m->dst);
                     slots[m->dst] = slots[m->src];
                     f->owner[m->dst] = f->owner[m->src];
+                } else if (m->src >= 0) {
+                    hop__reg_move(regs, m->dst, m->src);
                 } else {
-                    regs[m->dst] = m->src >= 0 ? regs[m->src] : m->value;
+                    hop__reg_put(regs, m->dst, m->value);
                 }
             }
             f->stack[f->sp++] = pc + 1;
@@ -966,8 +1019,7 @@ run(hop_plan *plan, hop_tensor *const *inputs, size_t ninputs, hop_tensor **outp
     hop__frame *f = frame_take(plan);
     if (f == NULL)
         return hop_error_code();
-    for (int32_t r = 0; r < plan->nregs; r++)
-        f->regs[r] = HOP_UNBOUND;
+    hop__regs_init(f->regs - 1, plan->nregs);
     f->inputs = inputs;
     f->into = into;
     f->sp = 0;

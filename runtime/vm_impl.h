@@ -48,6 +48,12 @@ struct hop__frame {
     hop_tensor *block; /* the memory plan's block (a byte tensor) */
     int64_t *layout_key;
     bool layout_ok;
+    /* Lazy sections (1..nsections): each one's block (NULL until a run
+     * enters it; kept like the block), the symbol values it was laid out
+     * for (nlayout_regs per section) and whether its headers are placed. */
+    hop_tensor **sblock;
+    int64_t *skey;
+    unsigned char *sok;
     int64_t *offsets; /* per buffer */
     /* per output: the tensor the last run returned (one reference); reused
      * when the caller has released it and the sizes are the same */
@@ -144,6 +150,11 @@ hop_status hop__slot_sizes(const hop_plan *p, int32_t s, const int64_t *regs, in
  * they changed), then binds the root's output slots to new tensors or the
  * caller's (into, for hop_plan_run_into). */
 hop_status hop__layout(hop__frame *f);
+/* Layout k > 0: places lazy section k's tensors in the frame's block for
+ * the section, made or grown when the bound sizes need more (again only
+ * when they changed), so that only a run that enters the section reserves
+ * its memory.  HOP_NOMEM "<op>: ... is too large" as hop__layout. */
+hop_status hop__layout_section(hop__frame *f, int32_t k);
 hop_status hop__bind_outputs(hop__frame *f, hop_tensor *const *into);
 
 /* A worker frame w of f's run starts checking interrupts as its root does. */

@@ -1,6 +1,6 @@
 /*
- * runtime/vmath.c - the math backend of the float unary functions and pow
- * over contiguous arrays: the scalar libm loops (always there) and the
+ * runtime/vmath.c - the math backend of the float unary functions, pow,
+ * atan2 and hypot over contiguous arrays: the scalar libm loops (always there) and the
  * choice, once per process, between them and the SLEEF AVX2 backend of
  * vmath_sleef.c.
  *
@@ -56,9 +56,50 @@ pow_f64(int64_t n, double *out, const double *a, const double *b)
         out[i] = pow(a[i], b[i]);
 }
 
+/* The further functions: name##f and name from libm. */
+#define SCALAR_UNARY(name, libm)                                                                   \
+    SCALAR_LOOP(u_##name##_f32, float, libm##f(x))                                                 \
+    SCALAR_LOOP(u_##name##_f64, double, libm(x))
+HOP__MATH_UNARY(SCALAR_UNARY)
+#define SCALAR_BINARY(name, libm)                                                                  \
+    static void b_##name##_f32(int64_t n, float *out, const float *a, const float *b)              \
+    {                                                                                              \
+        for (int64_t i = 0; i < n; i++)                                                            \
+            out[i] = libm##f(a[i], b[i]);                                                          \
+    }                                                                                              \
+    static void b_##name##_f64(int64_t n, double *out, const double *a, const double *b)           \
+    {                                                                                              \
+        for (int64_t i = 0; i < n; i++)                                                            \
+            out[i] = libm(a[i], b[i]);                                                             \
+    }
+HOP__MATH_BINARY(SCALAR_BINARY)
+
 const hop__math hop__math_scalar = {
-    "scalar", exp_f32, log_f32, sin_f32,  cos_f32,     tanh_f32, sigmoid_f32, sqrt_f32, exp_f64,
-    log_f64,  sin_f64, cos_f64, tanh_f64, sigmoid_f64, sqrt_f64, pow_f32,     pow_f64,
+    .name = "scalar",
+    .exp_f32 = exp_f32,
+    .log_f32 = log_f32,
+    .sin_f32 = sin_f32,
+    .cos_f32 = cos_f32,
+    .tanh_f32 = tanh_f32,
+    .sigmoid_f32 = sigmoid_f32,
+    .sqrt_f32 = sqrt_f32,
+    .exp_f64 = exp_f64,
+    .log_f64 = log_f64,
+    .sin_f64 = sin_f64,
+    .cos_f64 = cos_f64,
+    .tanh_f64 = tanh_f64,
+    .sigmoid_f64 = sigmoid_f64,
+    .sqrt_f64 = sqrt_f64,
+    .pow_f32 = pow_f32,
+    .pow_f64 = pow_f64,
+#define ROW_U32(name, f) [HOP__MU_##name] = u_##name##_f32,
+#define ROW_U64(name, f) [HOP__MU_##name] = u_##name##_f64,
+#define ROW_B32(name, f) [HOP__MB_##name] = b_##name##_f32,
+#define ROW_B64(name, f) [HOP__MB_##name] = b_##name##_f64,
+    .unary_f32 = {HOP__MATH_UNARY(ROW_U32)},
+    .unary_f64 = {HOP__MATH_UNARY(ROW_U64)},
+    .binary_f32 = {HOP__MATH_BINARY(ROW_B32)},
+    .binary_f64 = {HOP__MATH_BINARY(ROW_B64)},
 };
 
 #ifndef HOP_HAVE_SLEEF_AVX2

@@ -5,19 +5,23 @@
 #   sh scripts/dev.sh test       build from scratch, install the Python package (as showcase)
 #                                and run every test (C via ctest, Python via pytest)
 #   sh scripts/dev.sh bench      Release build in build/bench, the C microbenchmarks, then
-#                                bench/run.py: hop next to NumPy and PyTorch (installs
-#                                python3-torch; no other command does)
+#                                bench/run.py: hop next to NumPy and PyTorch
 #   sh scripts/dev.sh sanitize   ASan + UBSan build in build/asan: ctest, then pytest with
-#                                libasan preloaded; leaks checked (.ci/lsan.supp)
-#   sh scripts/dev.sh valgrind   valgrind memcheck over every C test and example (a normal
-#                                -O2 -g build in build/valgrind)
+#                                libasan preloaded and fewer hypothesis examples; leaks
+#                                checked (.ci/lsan.supp)
+#   sh scripts/dev.sh valgrind   valgrind memcheck over every C test and example of the
+#                                -O2 -g build in build/test (built first if missing), two
+#                                binaries at a time
+# pytest runs on every core (pytest-xdist), then the tests marked `serial` alone
+# (tests/python/conftest.py); each step prints its wall time.
 # Works on a fresh Debian bookworm machine as root (or with sudo available).
 set -eu
 cd "$(dirname "$0")/.."
 
 PACKAGES="gcc make cmake pkg-config uthash-dev libffi-dev libcmocka-dev python3-dev python3-pytest
-python3-numpy python3-hypothesis libopenblas-dev libsleef-dev python3-venv python3-pip
-python3-setuptools python3-wheel python3-build python3-distributed graphviz"
+python3-numpy python3-hypothesis libopenblas-dev libopenblas-pthread-dev libsleef-dev
+python3-venv python3-pip python3-setuptools python3-wheel python3-build python3-distributed graphviz
+python3-pytest-xdist python3-torch python3-threadpoolctl ccache"
 PYTHON=/usr/bin/python3
 JOBS=$(nproc 2>/dev/null || echo 2)
 
@@ -36,12 +40,46 @@ install_missing() {
     DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq $missing >/dev/null
 }
 
+# timed LABEL COMMAND...: runs the command and prints how long it took.
+timed() {
+    label=$1
+    shift
+    started=$(date +%s)
+    "$@"
+    echo "dev.sh: $label took $(($(date +%s) - started)) s" >&2
+}
+
+# Compiles go through ccache, its cache inside the build tree (build/ccache):
+# a tree rebuilt from scratch, and the pip test's build of the same sources
+# with the same flags (tests/c/CMakeLists.txt), reuse the objects.  The cache
+# is keyed by the compile command, not the directory it runs in.
+export CCACHE_DIR="$PWD/build/ccache" CCACHE_NOHASHDIR=1
+
 configure_and_build() { # dir, extra cmake args...
     dir=$1
     shift
+    launcher=""
+    command -v ccache >/dev/null && launcher=-DCMAKE_C_COMPILER_LAUNCHER=ccache
     cmake -S . -B "$dir" -DPython3_EXECUTABLE=$PYTHON -DHOP_BUILD_PYTHON=ON -DHOP_WERROR=ON \
-        "$@" >/dev/null
-    cmake --build "$dir" -j "$JOBS" >/dev/null
+        $launcher "$@" >/dev/null
+    timed "build of $dir" cmake --build "$dir" -j "$JOBS" >/dev/null
+}
+
+# pytest_suite DIR [MARKERS]: the Python suite against DIR's build, on every
+# core, then the tests marked serial on their own.  MARKERS (e.g. "and not
+# fuzztool") narrows both runs.  The interpreter is $PYRUN (a command or a
+# function; default $PYTHON).
+pytest_suite() {
+    export HOP_PYTHONPATH="$PWD/$1/python"
+    timed "pytest on $JOBS cores" ${PYRUN:-$PYTHON} -m pytest -q -p no:cacheprovider -n "$JOBS" \
+        -m "not serial ${2:-}" tests/python
+    timed "pytest of the serial tests" pytest_allow_none -m "serial ${2:-}" tests/python
+}
+
+# pytest_allow_none ARGS...: pytest -q, where "no test was selected" (exit 5)
+# is not a failure.
+pytest_allow_none() {
+    ${PYRUN:-$PYTHON} -m pytest -q -p no:cacheprovider "$@" || [ $? -eq 5 ]
 }
 
 # Installs the Python package under the prefix /usr/local, whose
@@ -63,6 +101,15 @@ install_python() { # dir
     fi
 }
 
+# sanitized_python ARGS...: Debian's python3 with ASan's runtime preloaded,
+# for the sanitizer pass's pytest (see sanitize).
+sanitized_python() {
+    LD_PRELOAD="$(gcc -print-file-name=libasan.so)" PYTHONMALLOC=malloc \
+        ASAN_OPTIONS=detect_leaks=1:malloc_context_size=2 \
+        LSAN_OPTIONS="suppressions=$PWD/.ci/lsan.supp:print_suppressions=0" \
+        HOP_TEST_BUDGET=sanitize $PYTHON "$@"
+}
+
 case "${1:-}" in
 showcase)
     install_missing
@@ -79,11 +126,10 @@ test)
     rm -rf build/test
     configure_and_build build/test
     install_python build/test
-    (cd build/test && ctest --output-on-failure -j "$JOBS")
-    HOP_PYTHONPATH="$PWD/build/test/python" $PYTHON -m pytest -q -p no:cacheprovider tests/python
+    (cd build/test && timed ctest ctest --output-on-failure -j "$JOBS")
+    pytest_suite build/test
     ;;
 bench)
-    PACKAGES="$PACKAGES python3-torch"
     install_missing
     configure_and_build build/bench -DCMAKE_BUILD_TYPE=Release -DHOP_BUILD_TESTS=OFF
     install_python build/bench
@@ -104,35 +150,51 @@ sanitize)
     rm -rf "$dir"
     configure_and_build "$dir" -DHOP_SANITIZE=ON
     export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
-    (cd "$dir" && ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure -j "$JOBS")
+    (cd "$dir" && export ASAN_OPTIONS=detect_leaks=1 && timed ctest ctest --output-on-failure \
+        -j "$JOBS")
     # The extension is sanitized, the interpreter is not: preload the runtime.
     # malloc_context_size=2 keeps only the allocation site, so .ci/lsan.supp
     # (CPython, NumPy, OpenBLAS by module) cannot hide a leak hop allocated.
-    LD_PRELOAD="$(gcc -print-file-name=libasan.so)" PYTHONMALLOC=malloc \
-        ASAN_OPTIONS=detect_leaks=1:malloc_context_size=2 \
-        LSAN_OPTIONS="suppressions=$PWD/.ci/lsan.supp:print_suppressions=0" \
-        HOP_PYTHONPATH="$PWD/$dir/python" $PYTHON -m pytest -q -p no:cacheprovider tests/python
+    # HOP_TEST_BUDGET=sanitize: each hypothesis test runs a share of its
+    # examples (tests/python/budget.py); the tests of the fuzz tool itself ran
+    # in the plain pass.
+    PYRUN=sanitized_python pytest_suite "$dir" "and not fuzztool"
     ;;
 valgrind)
+    # Memcheck over the C tests and examples of build/test (the README's test
+    # build, -O2 -g; built here if it is missing), $JOBS binaries at a time,
+    # the slowest first.
     PACKAGES="$PACKAGES valgrind"
     install_missing
-    dir=${HOP_VALGRIND_DIR:-build/valgrind}
-    rm -rf "$dir"
-    configure_and_build "$dir" -DHOP_BUILD_PYTHON=OFF
-    failed=""
+    dir=${HOP_VALGRIND_DIR:-build/test}
+    [ -f "$dir/CMakeCache.txt" ] || configure_and_build "$dir"
+    started=$(date +%s)
+    rm -f "$dir"/tests/c/*.valgrind.failed "$dir"/examples/*.valgrind.failed
+    # test_scale, test_rebase, test_lowering and test_parallel_map take most
+    # of the time under valgrind: started first, they do not end the run alone.
+    for t in test_scale test_rebase test_lowering test_parallel_map; do
+        echo "$dir/tests/c/$t"
+    done >"$dir/valgrind.list"
     for t in "$dir"/tests/c/test_* "$dir"/examples/*; do
         [ -f "$t" ] && [ -x "$t" ] || continue
-        case "$t" in *.so) continue ;; esac # libraries of HOPs: the tests load them
+        case "$t" in *.so | *.log | *.failed) continue ;; esac # HOP libraries: the tests load them
+        grep -qx "$t" "$dir/valgrind.list" || echo "$t"
+    done >>"$dir/valgrind.list"
+    # shellcheck disable=SC2016 # $1 is the inner shell's
+    xargs -P "$JOBS" -n 1 sh -c '
+        s=$(date +%s)
         if HOP_TEST_SCALE=10 valgrind -q --fair-sched=yes --error-exitcode=1 --leak-check=full \
-            --errors-for-leak-kinds=definite,indirect "$t" >"$t.valgrind.log" 2>&1; then
-            echo "valgrind: $t clean"
+            --errors-for-leak-kinds=definite,indirect "$1" >"$1.valgrind.log" 2>&1; then
+            echo "valgrind: $1 clean ($(($(date +%s) - s)) s)"
         else
-            tail -n 60 "$t.valgrind.log"
-            failed="$failed $t"
-        fi
-    done
+            tail -n 60 "$1.valgrind.log"
+            touch "$1.valgrind.failed"
+        fi' valgrind-one <"$dir/valgrind.list"
+    failed=$(cd "$dir" && ls tests/c/*.valgrind.failed examples/*.valgrind.failed 2>/dev/null |
+        sed 's/.valgrind.failed$//' | tr '\n' ' ')
+    echo "dev.sh: valgrind took $(($(date +%s) - started)) s" >&2
     if [ -n "$failed" ]; then
-        echo "valgrind: reports in$failed" >&2
+        echo "valgrind: reports in $failed(logs: <binary>.valgrind.log under $dir)" >&2
         exit 1
     fi
     ;;

@@ -10,6 +10,16 @@ Categories (--category, comma-separated; "trust" = the six of issue #12,
            the bodies around them, random shapes, dtypes and dynamic dims;
            eager == hop.trace == hop.compile == NumPy.  The summary counts the
            programs with each node kind and loop feature.
+  transforms
+           tests/python/fuzz_transforms.py (issue #26): small programs over
+           every HOP (the C HOPs of examples/ too, loaded from the build tree
+           next to HOP_PYTHONPATH) with int, bool and float carries in any
+           order, closures, zero sizes and dynamic shapes; jvp, vjp, grad,
+           vmap and their compositions against central finite differences in
+           float64 and against loops over the examples.  --without leaves
+           features out (dynidx, pyconst, c_hops); --checks runs some checks
+           only (a round stops at its first failure, so a frequent bug can
+           hide the others).
   mutate, rebind, argobj, scalars, branch, threads
            tests/python/fuzz_trust.py: sequences of calls between which the
            program's world changes (arrays written in place, names rebound,
@@ -21,6 +31,16 @@ Categories (--category, comma-separated; "trust" = the six of issue #12,
            argument and rebinding, over calls with a changing world; eager ==
            hop.compile == fullgraph=True in results, printed text and
            effects (or fullgraph refuses before any effect).
+
+  saved    tests/python/fuzz_saved.py: hostile saved programs (docs/SAVED_FORMAT.md,
+           issue #25): mutants of programs covering every built-in HOP and the C HOPs
+           of examples/ (truncations, bit flips and field values at their limits with
+           the checksum fixed, splices between files, hostile and deep JSON), each
+           loaded, printed and run in a child with a time and a memory limit; it must
+           give a result or a hop.Error, never a crash, a hang or another exception.
+           Its own campaign (not part of "all"): --chunk mutants per child process, a
+           child that dies is run again mutant by mutant; each failing mutant is saved
+           into --out as a .hop file and a pytest file that replays it.
 
 Each category runs in rounds of --chunk examples, each round with its own
 Hypothesis seed (printed, so a round can be replayed with --seed S --rounds 1)
@@ -51,7 +71,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 TESTS = os.path.normpath(os.path.join(HERE, "..", "tests", "python"))
 TRUST = ("mutate", "rebind", "argobj", "scalars", "branch", "threads")
-CATEGORIES = ("base",) + TRUST + ("effects",)
+CATEGORIES = ("base", "transforms") + TRUST + ("effects",)
 
 
 def _setup_path():
@@ -91,7 +111,7 @@ def _eager_stand_in():
     hop.compile = _EagerCompiled
 
 
-def worker(category, seed, examples, dtypes, current, inject, stand_in):
+def worker(category, seed, examples, dtypes, current, inject, stand_in, without=(), checks=None):
     """One Hypothesis run in this process; prints one JSON line: the shrunk
     failing spec and its exception, or none.  Before each example, writes the
     spec into `current`, so the parent knows what was running if we crash."""
@@ -108,6 +128,14 @@ def worker(category, seed, examples, dtypes, current, inject, stand_in):
     elif category == "effects":
         import fuzz_effects as fe
         strategy, check = fe.specs(), fe.check_spec
+    elif category == "transforms":
+        import warnings
+
+        import fuzz_transforms as ftr
+        warnings.simplefilter("ignore", RuntimeWarning)
+        strategy = ftr.specs(features=ftr.FEATURES - set(without),
+                             checks=tuple(checks) if checks else ftr.CHECKS)
+        check = ftr.check_spec
     else:
         import fuzz_trust as ft
         strategy, check = ft.specs(category, dtypes=dtypes), ft.check_spec
@@ -123,8 +151,8 @@ def worker(category, seed, examples, dtypes, current, inject, stand_in):
         stats["calls"] += 1
         with open(current, "w") as fh:
             json.dump({"examples": stats["calls"], "spec": spec}, fh)
-        if category == "base" and "first_failure" not in stats:
-            for f in fp.features(spec["tree"]):
+        if category in ("base", "transforms") and "first_failure" not in stats:
+            for f in (fp.features(spec["tree"]) if category == "base" else ftr.features(spec)):
                 seen[f] = seen.get(f, 0) + 1
         try:
             check(spec)
@@ -165,6 +193,10 @@ def run_round(category, seed, examples, args, tmp):
         cmd += ["--inject", args.inject]
     if args.eager_stand_in:
         cmd += ["--eager-stand-in"]
+    if args.without:
+        cmd += ["--without", args.without]
+    if args.checks:
+        cmd += ["--checks", args.checks]
     start = time.monotonic()
     try:
         p = subprocess.run(cmd, capture_output=True, text=True, timeout=args.round_timeout)
@@ -209,6 +241,64 @@ def run_round(category, seed, examples, args, tmp):
             "message": f"{msg} (not shrunk: the program that was running)\n{tail}"}
 
 
+def saved_campaign(args):
+    """--category saved: fuzz_saved's campaign, in chunks of --chunk mutants
+    until --examples or --minutes (default 20,000 mutants)."""
+    import base64
+    import hashlib
+    import fuzz_saved as fs
+    seed = args.seed if args.seed is not None else int(time.time()) % 2**31
+    seeds = fs.seed_programs()
+    print(f"fuzz: saved-format campaign, seed {seed}, {len(seeds)} seed programs", flush=True)
+    start, total, counts, saved = time.monotonic(), 0, {}, []
+    os.makedirs(args.out, exist_ok=True)
+
+    def keep(failure):
+        kind, seed_name, desc, outcome, data = failure
+        h = hashlib.sha1(data).hexdigest()[:12]
+        hop_path = os.path.join(args.out, f"saved_{kind}_{h}.hop")
+        with open(hop_path, "wb") as f:
+            f.write(data)
+        test_path = os.path.join(args.out, f"test_fuzz_saved_{kind}_{h}.py")
+        with open(test_path, "w") as f:
+            f.write(f'''"""Saved-format fuzzer regression (scripts/fuzz.py --category saved):
+{desc}: {outcome[:200]}"""
+import base64
+
+import fuzz_saved
+
+DATA = base64.b64decode("{base64.b64encode(data).decode()}")
+
+
+def test_fuzz_saved_{kind}_{h}():
+    args = {{name: a for name, _, a in fuzz_saved.seed_programs()}}.get({seed_name!r}, ())
+    outcome = fuzz_saved._run_all([args], [(0, DATA)], fuzz_saved._child_env())[0]
+    assert outcome.split(" ")[0] in ("ok", "error", "memory", "slow"), outcome
+''')
+        saved.append(test_path)
+        print(f"  FAILED: {kind}: {desc}: {outcome[:200]}\n    saved {test_path}", flush=True)
+
+    while True:
+        elapsed = time.monotonic() - start
+        if (args.examples is not None and total >= args.examples) or \
+                (args.minutes is not None and elapsed >= args.minutes * 60) or \
+                (args.examples is None and args.minutes is None and total >= 20000):
+            break
+        n = args.chunk if args.examples is None else min(args.chunk, args.examples - total)
+        r = fs.campaign(n, seed, batch=min(n, 500), seeds=seeds, on_failure=keep)
+        for k, v in r["counts"].items():
+            counts[k] = counts.get(k, 0) + v
+        total += n
+        print(f"  seed {seed}: {n} mutants ({total} total, {time.monotonic() - start:.0f} s): "
+              + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())), flush=True)
+        seed += 1
+        if saved and args.stop_on_failure:
+            break
+    print(f"fuzz: {total} mutants in {time.monotonic() - start:.0f} s; {len(saved)} failing "
+          f"mutant(s) saved", flush=True)
+    return 1 if saved else 0
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--category", default="base",
@@ -236,12 +326,20 @@ def main(argv=None):
     ap.add_argument("--eager-stand-in", action="store_true",
                     help="replace hop.trace and hop.compile by eager calls: checks the "
                     "generator and the NumPy reference (any failure is theirs, not hop's)")
+    ap.add_argument("--without", default=None,
+                    help="transforms: comma-separated features to leave out of the programs "
+                    "(dynidx, pyconst, c_hops)")
+    ap.add_argument("--checks", default=None,
+                    help="transforms: comma-separated checks to run (default: all of "
+                    "jvp,vjp,grad,jvp_jvp,grad_grad,vmap,vmap_grad,grad_vmap,jvp_vmap)")
     ap.add_argument("--stop-on-failure", action="store_true")
     ap.add_argument("--worker", default=None, help=argparse.SUPPRESS)
     ap.add_argument("--current", default=None, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
 
     _setup_path()
+    if args.category == "saved":
+        return saved_campaign(args)
     import fuzz_programs as fp
     dtypes = tuple(args.dtypes.split(",")) if args.dtypes else fp.DTYPES
     for d in dtypes:
@@ -254,13 +352,16 @@ def main(argv=None):
             ap.error(f"--inject: {e}")
     if args.worker:
         worker(args.worker, args.seed, args.examples, dtypes, args.current, args.inject,
-               args.eager_stand_in)
+               args.eager_stand_in, tuple(args.without.split(",")) if args.without else (),
+               args.checks.split(",") if args.checks else None)
         return 0
 
     import fuzz_effects as fe
     import fuzz_trust as ft
     if args.list:
+        import fuzz_transforms as ftr
         print(f"base: {fp.__doc__.splitlines()[0]}")
+        print(f"transforms: {' '.join(ftr.__doc__.splitlines()[:2])}")
         for c in TRUST:
             print(f"{c}: {ft.CATEGORIES[c]}")
         print(f"effects: {fe.CATEGORY}")
@@ -331,7 +432,9 @@ def main(argv=None):
                 if sig not in seen:
                     seen.add(sig)
                     summary = f"{r['kind']}: {r['message']}"
-                    mod = fp if c == "base" else fe if c == "effects" else ft
+                    import fuzz_transforms as ftr
+                    mod = fp if c == "base" else ftr if c == "transforms" else \
+                        fe if c == "effects" else ft
                     path = mod.save_regression(r["spec"], args.out, summary=summary, seed=seed)
                     saved.append(path)
                     print(f"    saved {path}\n    spec: {r['spec']}", flush=True)
@@ -351,12 +454,15 @@ def main(argv=None):
             print(f"  {c}: {s['examples']} examples in {s['seconds']:.0f} s "
                   f"({s['examples'] / max(s['seconds'], 1e-9):.0f}/s), {s['failures']} failed "
                   f"round(s)", flush=True)
-    if features:
+    if features and "base" in cats:
         kinds = ("map", "cond", "wrap", "invoke") + fp.LOOPS
         print("  programs with: " + ", ".join(f"{k} {features.get(k, 0)}" for k in kinds),
               flush=True)
         rest = sorted((f for f in features if " " in f), key=lambda f: -features[f])
         print("  and: " + ", ".join(f"{f} {features[f]}" for f in rest), flush=True)
+    elif features:
+        print("  programs with: " + ", ".join(
+            f"{f} {k}" for f, k in sorted(features.items(), key=lambda fk: -fk[1])), flush=True)
     for p in saved:
         print(f"  {p}")
     return 1 if seen else 0

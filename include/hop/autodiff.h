@@ -28,6 +28,12 @@
 #ifndef HOP_AUTODIFF_H
 #define HOP_AUTODIFF_H
 
+/* The build checks the layering: a layer may include this header only if
+ * it links the autodiff layer (hop_add_layer in CMakeLists.txt). */
+#if defined(HOP_LAYER_BUILD) && !defined(HOP_SEES_AUTODIFF)
+#error "hop/autodiff.h belongs to the autodiff layer, which this layer does not link"
+#endif
+
 #include "hop/class.h"
 
 #ifdef __cplusplus

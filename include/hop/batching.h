@@ -22,6 +22,12 @@
 #ifndef HOP_BATCHING_H
 #define HOP_BATCHING_H
 
+/* The build checks the layering: a layer may include this header only if
+ * it links the batching layer (hop_add_layer in CMakeLists.txt). */
+#if defined(HOP_LAYER_BUILD) && !defined(HOP_SEES_BATCHING)
+#error "hop/batching.h belongs to the batching layer, which this layer does not link"
+#endif
+
 #include "hop/class.h"
 
 #ifdef __cplusplus

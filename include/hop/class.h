@@ -7,6 +7,8 @@
  * per stage of a HOP's life:
  *
  *   tracing        check_operands .. installed   (hop/prim_hop.h: the protocol)
+ *   verifying      verify, body_nouts             (graph/verify.c: every call
+ *                                                  node, traced or loaded)
  *   printing       print                          (graph/print.c)
  *   lowering       lower                          (hop/lowering.h: the toolkit)
  *   evaluation     eval                           (hop/eval.h: the reference
@@ -18,7 +20,9 @@
  * PrimHOP base (hop_prim_hop_base()), whose behaviour each slot documents.
  * Every stage calls its slot through the class a call_hop node records
  * (hop_node.cls), so the stages never look a HOP up by name and never need
- * the HOP layer to link: this header has types only.
+ * the HOP layer to link: this header has types, and the resolvers of a
+ * class's inherited fields (hop_class_params and friends, below), which the
+ * graph layer implements.
  *
  * The call node's layout follows the signature (params, in order):
  *
@@ -42,6 +46,12 @@
  */
 #ifndef HOP_CLASS_H
 #define HOP_CLASS_H
+
+/* The build checks the layering: a layer may include this header only if
+ * it links the graph layer (hop_add_layer in CMakeLists.txt). */
+#if defined(HOP_LAYER_BUILD) && !defined(HOP_SEES_GRAPH)
+#error "hop/class.h belongs to the graph layer, which this layer does not link"
+#endif
 
 #include "hop/graph.h"
 
@@ -94,6 +104,12 @@ hop_param_is_lead(hop_param_kind k)
     return k != HOP_PARAM_END && k != HOP_PARAM_BODY && k != HOP_PARAM_BODIES &&
            !hop_param_is_group(k);
 }
+
+/* Whether a may stand for a lead parameter of kind k (in a call being
+ * traced and in a call_hop node alike): INT an int; FLOAT a float or an
+ * int; BOOL a bool; DTYPE a valid dtype; VALUE a node, a SymInt/SymBool
+ * expression, a bool or an int.  False for other kinds (graph/class.c). */
+bool hop_param_fits(hop_param_kind k, const hop_arg *a);
 
 /*
  * Flags of a parameter.  HOP_PARAM_BATCHED_ITEM (a VALUE lead): the HOP
@@ -165,9 +181,31 @@ struct hop_class {
     hop_status (*lookup)(hop_call *c);
     hop_status (*installed)(hop_call *c);
 
-    /* ---- verifying.  How many values body b (0-based, in signature order)
-     * of a call node returns, which the verifier checks.  PrimHOP: as many
-     * as the call has outputs.  (A loop's condition returns one.) */
+    /* ---- verifying.  verify checks one call node against what the HOP
+     * accepts: the values of its leads (a dim in range, a mask naming only
+     * the operands there are), its groups (how many values, of what kinds
+     * and ranks), its bodies' inputs against the values it passes and their
+     * outputs against its own.  It is the one description of a well-formed
+     * call: hop_graph_verify runs it on every call node, so a loaded program
+     * (hop_output_graph_load) and every graph lowered or transformed passes
+     * it, and hop_apply runs it on the node it emits, so a traced node does.
+     * lower, eval, print and the transformations may rely on what it
+     * checked.  Before it runs, the verifier has checked the layout the
+     * signature gives (each lead of its parameter's kind, the bodies'
+     * subgraphs, one list of values per group), each body's placeholders
+     * (made_inputs + one per passed value, of their kinds and dtypes) and
+     * outputs (body_nouts of them).  Returns HOP_OK or HOP_VERIFY through
+     * hop_verify_fail / hop_verify_error (hop/graph.h), never anything else
+     * (HOP_NOMEM aside).  PrimHOP: hop_verify_default (the bodies the
+     * signature takes, each body's inputs compatible with what the call
+     * passes, its outputs with the call's outputs).  A HOP that slices or
+     * stacks, or reads its leads, checks them and calls the kit (map: rows
+     * are slices, outputs stacked; hop/scan.c: dim in range).
+     *
+     * body_nouts: how many values body b (0-based, in signature order) of
+     * a call node returns, which the verifier checks.  PrimHOP: as many as
+     * the call has outputs.  (A loop's condition returns one.) */
+    hop_status (*verify)(const hop_node *call);
     size_t (*body_nouts)(const hop_node *call, size_t body);
 
     /* ---- printing.  Writes the right-hand side of the call's line
@@ -194,6 +232,33 @@ struct hop_class {
     void *user_data; /* free for the class */
 };
 
+/* How long a chain of bases the resolvers follow (the registry refuses a
+ * deeper or cyclic one). */
+#define HOP_CLASS_MAX_DEPTH 32
+
+/*
+ * What cls says, resolved through its chain of bases; a field no class of
+ * the chain sets is the PrimHOP base's (graph/class.c).
+ *
+ * hop_class_params        the signature; *n gets its length.  PrimHOP:
+ *                         (body: BODY "body", *args: VARARGS).
+ * hop_class_input_mode    PrimHOP: HOP_INPUTS_LIFTED.
+ * hop_class_guard_mode    PrimHOP: HOP_GUARDS_CALLER.
+ * hop_class_made_inputs   PrimHOP: 0.
+ * hop_class_nbodies       how many BODY parameters the signature has.
+ * hop_class_takes_bodies  whether a call may have nbodies bodies (a BODIES
+ *                         parameter takes one or more, up to HOP_MAX_BODIES).
+ * hop_class_body_param    the parameter of body b (a BODIES parameter for
+ *                         each body past the BODY ones), or NULL.
+ */
+const hop_param *hop_class_params(const hop_class *cls, size_t *n);
+hop_input_mode hop_class_input_mode(const hop_class *cls);
+hop_guard_mode hop_class_guard_mode(const hop_class *cls);
+size_t hop_class_made_inputs(const hop_class *cls);
+size_t hop_class_nbodies(const hop_class *cls);
+bool hop_class_takes_bodies(const hop_class *cls, size_t nbodies);
+const hop_param *hop_class_body_param(const hop_class *cls, size_t b);
+
 /*
  * The nearest class of cls's chain (cls, its base, ...) that sets the slot
  * at byte offset `offset`, or NULL when none does (the PrimHOP base's
@@ -202,7 +267,7 @@ struct hop_class {
 static inline const hop_class *
 hop_class_slot_owner(const hop_class *cls, size_t offset)
 {
-    for (int depth = 0; cls && depth < 32; cls = cls->base, depth++) {
+    for (int depth = 0; cls && depth < HOP_CLASS_MAX_DEPTH; cls = cls->base, depth++) {
         void (*slot)(void);
         __builtin_memcpy(&slot, (const char *)cls + offset, sizeof slot);
         if (slot != 0)

@@ -96,11 +96,14 @@ void hop_free(void *ptr);
  * Fault injection for tests: after hop_alloc_fail_at(k) with k >= 1, the k-th
  * allocation from now fails (and only that one); k == 0 disables it.
  * hop_alloc_count() counts allocations (not frees) since start; hop_alloc_live()
- * counts blocks currently allocated, so a sweep can check that nothing leaked.
+ * counts blocks currently allocated, so a sweep can check that nothing leaked;
+ * hop_alloc_bytes() sums the sizes asked for since start (a realloc counts its
+ * new size), so a test can bound what an operation allocates.
  */
 void hop_alloc_fail_at(long k);
 long hop_alloc_count(void);
 long hop_alloc_live(void);
+long long hop_alloc_bytes(void);
 
 #ifdef __cplusplus
 }

@@ -21,6 +21,12 @@
 #ifndef HOP_EVAL_H
 #define HOP_EVAL_H
 
+/* The build checks the layering: a layer may include this header only if
+ * it links the hop layer (hop_add_layer in CMakeLists.txt). */
+#if defined(HOP_LAYER_BUILD) && !defined(HOP_SEES_HOP)
+#error "hop/eval.h belongs to the hop layer, which this layer does not link"
+#endif
+
 #include "hop/prim_hop.h"
 #include "hop/runtime.h"
 

@@ -40,7 +40,8 @@
  * elements are fine.  `T x[]` is `T *x`.
  *
  * In a graph a call is one call_foreign node (target: the kernel's name)
- * with one getitem per in-out parameter.  A kernel registered with
+ * with one getitem per in-out parameter; hop_tracer_call_foreign
+ * (hop/prim_hop.h) records one.  A kernel registered with
  * side_effects (it writes a global, a file, ...) is never removed by DCE,
  * nor is any HOP whose bodies call it, and calls keep their program order
  * (the lowering never reorders or merges nodes).
@@ -58,16 +59,18 @@
 #ifndef HOP_FOREIGN_H
 #define HOP_FOREIGN_H
 
+/* The build checks the layering: a layer may include this header only if
+ * it links the runtime layer (hop_add_layer in CMakeLists.txt). */
+#if defined(HOP_LAYER_BUILD) && !defined(HOP_SEES_RUNTIME)
+#error "hop/foreign.h belongs to the runtime layer, which this layer does not link"
+#endif
+
 #include "hop/plan.h"
 #include "hop/runtime.h"
-#include "hop/tracer.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-/* The list hop_tracer_call_foreign appends to (hop/prim_hop.h). */
-typedef struct hop_values hop_values;
 
 /* At most this many parameters per kernel or exported function. */
 #define HOP_FOREIGN_MAX_PARAMS 16
@@ -168,16 +171,18 @@ hop_status hop_foreign_call_into(const hop_foreign *f, const hop_rt_arg *args, s
                                  hop_tensor *const *outs, size_t nouts);
 
 /*
- * Records a call of f in tracer t: checks the operands against f's signature
- * (same messages as hop_foreign_call, with tensors' symbolic metadata),
- * lifts free values as hop_tracer_call_op does, adds one call_foreign node
- * and one getitem per in-out parameter, appended to *outs (the caller owns
- * the list, as for hop_hop_call).  Tensor operands are nodes; scalars are
- * HOP_ARG_INT/FLOAT/BOOL, HOP_ARG_SYM, or SymInt/SymBool nodes.  On error
- * every state is as before the call.
+ * Checks operands known only by their metadata (hop_op_infer's: tensors as
+ * hop_meta, SymInt/SymBool expressions, ints, floats, bools) against f's
+ * signature, with the messages of hop_foreign_call ("saxpy: parameter 3
+ * (const float *x) takes a tensor, got a SymInt").  A pointer's size is
+ * checked when it and the operand's sizes are constants (a call refused on
+ * every run is refused now); symbolic ones are each call's to check.
+ * HOP_INVALID for a wrong count or kind (the count first: args may be NULL
+ * when nargs is wrong), HOP_DTYPE, HOP_SHAPE naming the parameter.
+ * Tracing a call (hop_tracer_call_foreign, hop/prim_hop.h) and lowering a
+ * call_foreign node both check with it, so a graph that traced lowers.
  */
-hop_status hop_tracer_call_foreign(hop_tracer *t, const hop_foreign *f, const hop_arg *args,
-                                   size_t nargs, hop_values *outs);
+hop_status hop_foreign_check_operands(const hop_foreign *f, const hop_operand *args, size_t nargs);
 
 /* ------------------------------------------------------------- exports */
 

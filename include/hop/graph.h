@@ -21,6 +21,12 @@
 #ifndef HOP_GRAPH_H
 #define HOP_GRAPH_H
 
+/* The build checks the layering: a layer may include this header only if
+ * it links the graph layer (hop_add_layer in CMakeLists.txt). */
+#if defined(HOP_LAYER_BUILD) && !defined(HOP_SEES_GRAPH)
+#error "hop/graph.h belongs to the graph layer, which this layer does not link"
+#endif
+
 #include "hop/ops.h"
 
 #ifdef __cplusplus
@@ -185,6 +191,21 @@ hop_status hop_graph_rename_node(hop_graph *g, hop_node *n, const char *base);
 hop_node *hop_graph_placeholder_at(const hop_graph *g, size_t pos);
 
 /*
+ * The operands shape inference reads for args[n] (hop_op_infer), into
+ * out[n]: a node gives its tensor metadata or its SymInt/SymBool, a plain
+ * value itself.  A list's items go to *pool (advanced past them; it needs
+ * room for every item at any depth); with pool NULL a list is a
+ * HOP_OPND_LIST without its items (items NULL, n its length), enough for
+ * a check that refuses lists.  The operands borrow the nodes' metadata.
+ * For whoever checks a call recorded in a graph without running it
+ * (hop_graph_call_op, a foreign kernel's signature).  HOP_INVALID naming
+ * who and the argument for a node with no single value; HOP_MISUSE for a
+ * graph argument.
+ */
+hop_status hop_args_operands(const char *who, const hop_arg *args, size_t n, hop_operand *out,
+                             hop_operand **pool);
+
+/*
  * Records op over args (deep-copied) after running shape inference; the node
  * is named after the op (`add`, `add_1`, ...).  Every HOP_ARG_NODE must belong
  * to g (HOP_MISUSE otherwise, naming both graphs; also for an erased node, the
@@ -326,12 +347,64 @@ size_t hop_graph_dce(hop_graph *g);
 /*
  * The verifier.  HOP_VERIFY with a message naming the graph and the node for:
  * a node using a value defined later or in another graph; a subgraph argument
- * not owned by the graph; a call_hop whose subgraph signature does not match
- * (placeholder count and value kinds/dtypes against the final list argument;
- * output count against nouts); a missing or misplaced output node; duplicate
- * names.  Checks subgraphs recursively.
+ * not owned by the graph; a call_hop that is not a well-formed call of its
+ * class (hop_graph_verify_call); a missing or misplaced output node;
+ * duplicate names.  Checks subgraphs recursively.
  */
 hop_status hop_graph_verify(const hop_graph *g);
+
+/*
+ * One call_hop node against its class, as hop_graph_verify checks each: its
+ * arguments follow the signature (hop/class.h: each lead of its parameter's
+ * kind, the bodies' subgraphs of call's graph, one list of values per
+ * group); each body has made_inputs + one placeholder per passed value, of
+ * its kind (and dtype); each returns body_nouts values; then the class's
+ * verify slot (hop_verify_default when none of its chain sets one).  Not
+ * recursive: the bodies' own nodes are not checked.  hop_apply runs it on
+ * the node it emits.  HOP_VERIFY naming the graph, the node and the HOP.
+ */
+hop_status hop_graph_verify_call(const hop_node *call);
+
+/*
+ * The kit of a class's verify slot (hop/class.h).
+ *
+ * hop_verify_fail   HOP_VERIFY with `verify: <graph>: node <call> (<HOP>):
+ *                   <message>`; returns HOP_VERIFY.
+ * hop_verify_error  turns the error st the calling thread's context holds
+ *                   (a check the class shares with its tracing, HOP_SHAPE
+ *                   "scan: xs 0 ... has no dim 3") into that HOP_VERIFY,
+ *                   keeping its message; HOP_OK for HOP_OK, and HOP_NOMEM
+ *                   stays.
+ * hop_verify_inputs   checks each body's inputs against the values call
+ *                   passes: the placeholder of passed value j (after the
+ *                   made inputs) must be hop_value_info_compatible with
+ *                   *want, which starts as the passed value's metadata (an
+ *                   int or SymInt argument: a SymInt, sym NULL for an int)
+ *                   and which fn (NULL: none) may change, or return false to
+ *                   skip the check (a slice: map's xs lose dim 0).  A value
+ *                   of a CARRY group that is a SymInt needs a SymInt only
+ *                   (the body's is fresh).
+ * hop_verify_outputs  the same for each body's outputs: output i of body
+ *                   b against the call's output i (for i below both
+ *                   counts; the counts are checked already), which fn may
+ *                   change or skip (map's outputs are stacked).
+ * hop_verify_bodies   the bodies the signature takes (as many as
+ *                   hop_class_takes_bodies allows), hop_verify_inputs with
+ *                   in, and hop_verify_outputs with out (when out is NULL:
+ *                   only for a class that does not set body_nouts, whose
+ *                   bodies return the call's outputs).
+ * hop_verify_default  the PrimHOP base's verify: hop_verify_bodies with no
+ *                   fn.
+ */
+typedef bool (*hop_verify_meta_fn)(void *ud, const hop_node *call, size_t body, size_t index,
+                                   hop_value_info *want);
+hop_status hop_verify_fail(const hop_node *call, const char *fmt, ...) HOP_PRINTF(2, 3);
+hop_status hop_verify_error(const hop_node *call, hop_status st);
+hop_status hop_verify_inputs(const hop_node *call, hop_verify_meta_fn fn, void *ud);
+hop_status hop_verify_outputs(const hop_node *call, hop_verify_meta_fn fn, void *ud);
+hop_status hop_verify_bodies(const hop_node *call, hop_verify_meta_fn in, hop_verify_meta_fn out,
+                             void *ud);
+hop_status hop_verify_default(const hop_node *call);
 
 /* How hop_arg_print writes a float: as Python's repr, the shortest text
  * that reads back to the same double (`2.0`, `0.1`: the graph printers), or

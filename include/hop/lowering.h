@@ -32,6 +32,12 @@
 #ifndef HOP_LOWERING_H
 #define HOP_LOWERING_H
 
+/* The build checks the layering: a layer may include this header only if
+ * it links the lowering layer (hop_add_layer in CMakeLists.txt). */
+#if defined(HOP_LAYER_BUILD) && !defined(HOP_SEES_LOWERING)
+#error "hop/lowering.h belongs to the lowering layer, which this layer does not link"
+#endif
+
 #include "hop/class.h"
 #include "hop/output_graph.h"
 #include "hop/plan.h"
@@ -123,6 +129,14 @@ typedef struct hop_pval {
  * hop_lower_if / hop_lower_else / hop_lower_end_if
  *                     code run when pred (a bool scalar tensor or an int)
  *                     is true, else the code after hop_lower_else.
+ * hop_lower_if_lazy   hop_lower_if whose then-branch is a lazy section: the
+ *                     tensors its code makes get their storage only when a
+ *                     run takes the branch (a block of the section's own,
+ *                     kept by the run's frame), not in the plan's block
+ *                     that every run lays out.  For a branch a run takes
+ *                     only when its values are small enough (map's batched
+ *                     body behind its fit test), so that a run taking the
+ *                     other one reserves nothing for it.  Ends as an if.
  * hop_lower_results   the call's results, one per getitem index.
  */
 hop_status hop_lower_arg(hop_lower_ctx *cx, const hop_arg *arg, hop_pval *out);
@@ -144,6 +158,7 @@ hop_status hop_lower_loop_begin(hop_lower_ctx *cx, hop_pval count, hop_pval *ind
 hop_status hop_lower_loop_end(hop_lower_ctx *cx);
 hop_status hop_lower_parallel_loop_begin(hop_lower_ctx *cx, hop_pval count, hop_pval *index);
 hop_status hop_lower_if(hop_lower_ctx *cx, hop_pval pred);
+hop_status hop_lower_if_lazy(hop_lower_ctx *cx, hop_pval pred);
 hop_status hop_lower_else(hop_lower_ctx *cx);
 hop_status hop_lower_end_if(hop_lower_ctx *cx);
 hop_status hop_lower_results(hop_lower_ctx *cx, const hop_pval *results, size_t n);

@@ -9,6 +9,12 @@
 #ifndef HOP_OPS_H
 #define HOP_OPS_H
 
+/* The build checks the layering: a layer may include this header only if
+ * it links the ops layer (hop_add_layer in CMakeLists.txt). */
+#if defined(HOP_LAYER_BUILD) && !defined(HOP_SEES_OPS)
+#error "hop/ops.h belongs to the ops layer, which this layer does not link"
+#endif
+
 #include "hop/core.h"
 
 #ifdef __cplusplus
@@ -307,6 +313,11 @@ typedef struct hop_meta {
     const hop_expr *sizes[HOP_MAX_RANK];
 } hop_meta;
 
+/* The checks every description of a tensor by dtype, rank and sizes gets
+ * (fn names the caller in messages): HOP_INVALID for an invalid dtype or a
+ * rank outside [0, HOP_MAX_RANK], HOP_MISUSE for NULL sizes of rank > 0.
+ * The sizes' values are the caller's to check. */
+hop_status hop_dims_check(const char *fn, hop_dtype dtype, int rank, const int64_t *sizes);
 /* Fills *m; HOP_INVALID for rank > HOP_MAX_RANK or a negative size. */
 hop_status hop_meta_init(hop_meta *m, hop_shape_env *env, hop_dtype dtype, int rank,
                          const int64_t *sizes);
@@ -316,41 +327,65 @@ hop_status hop_meta_strides(const hop_meta *m, hop_shape_env *env, const hop_exp
 /* Product of the sizes. */
 const hop_expr *hop_meta_numel(const hop_meta *m, hop_shape_env *env);
 bool hop_meta_equal(const hop_meta *a, const hop_meta *b);
-/* `f32[s0, 4]`; snprintf contract as hop_expr_print. */
+/*
+ * The meta printer: the one spelling of a tensor's metadata, `f32[s0, 4]`,
+ * which every layer's messages, printers and dumps use, so a tensor reads
+ * the same everywhere.  All keep snprintf's contract (as hop_expr_print):
+ * the length of the whole text is returned, at most cap bytes are written,
+ * NUL included.
+ *
+ * hop_dims_print is the printer itself: dt's name (nothing for
+ * HOP_DTYPE_COUNT: `[3, 4]`, a list of sizes or strides), then rank dims
+ * in brackets separated by ", ", dim d written by dim(ctx, d, buf, cap)
+ * (same contract), for a layer that holds its sizes in its own form (a
+ * plan's compiled size programs).  hop_meta_print: m's symbolic sizes
+ * (`NULL` for m NULL); hop_exprs_print: SymInt sizes; hop_sizes_print:
+ * concrete sizes (a tensor's, a view's).
+ */
+typedef size_t (*hop_dim_print_fn)(const void *ctx, int d, char *buf, size_t cap);
+size_t hop_dims_print(hop_dtype dt, int rank, hop_dim_print_fn dim, const void *ctx, char *buf,
+                      size_t cap);
 size_t hop_meta_print(const hop_meta *m, char *buf, size_t cap);
+size_t hop_exprs_print(hop_dtype dt, int rank, const hop_expr *const *sizes, char *buf, size_t cap);
+size_t hop_sizes_print(hop_dtype dt, int rank, const int64_t *sizes, char *buf, size_t cap);
 
 /* ------------------------------------------------------------ the op table */
 
 /* Shape rules (closed set). */
 typedef enum hop_shape_rule {
-    HOP_RULE_UNARY,     /* (x) -> same shape; float ops promote ints to f32 */
-    HOP_RULE_BINARY,    /* (a, b) broadcast, dtype promotion */
-    HOP_RULE_COMPARE,   /* (a, b) broadcast, result bool */
-    HOP_RULE_LOGICAL,   /* (a, b) or (a) broadcast, result bool */
-    HOP_RULE_WHERE,     /* (cond, a, b) */
-    HOP_RULE_REDUCE,    /* (x, dims, keepdim) */
-    HOP_RULE_ARGMAX,    /* (x, dim, keepdim) */
-    HOP_RULE_MATMUL,    /* (a, b) */
-    HOP_RULE_RESHAPE,   /* (x, shape) */
-    HOP_RULE_TRANSPOSE, /* (x, d0, d1) */
-    HOP_RULE_PERMUTE,   /* (x, dims) */
-    HOP_RULE_UNSQUEEZE, /* (x, dim) */
-    HOP_RULE_SQUEEZE,   /* (x, dim or none) */
-    HOP_RULE_EXPAND,    /* (x, sizes) */
-    HOP_RULE_SELECT,    /* (x, dim, index) */
-    HOP_RULE_SLICE,     /* (x, dim, start, end, step) */
-    HOP_RULE_CAT,       /* (tensors, dim) */
-    HOP_RULE_STACK,     /* (tensors, dim) */
-    HOP_RULE_FULL,      /* (shape, value, dtype) / (shape, dtype) */
-    HOP_RULE_ARANGE,    /* (start, end, step, dtype) */
-    HOP_RULE_ITEM,      /* (x) -> SymInt */
-    HOP_RULE_NONZERO,   /* (x) -> i64[u, rank] */
-    HOP_RULE_SYM_SIZE,  /* (x, dim) -> SymInt */
-    HOP_RULE_TO,        /* (x, dtype) */
-    HOP_RULE_CLONE,     /* (x) */
-    HOP_RULE_SCAN,      /* (x, dim) -> same shape */
-    HOP_RULE_SORT,      /* (x, dim, descending) -> same shape */
-    HOP_RULE_TAKE,      /* (x, dim, index) */
+    HOP_RULE_UNARY,                /* (x) -> same shape; float ops promote ints to f32 */
+    HOP_RULE_BINARY,               /* (a, b) broadcast, dtype promotion */
+    HOP_RULE_COMPARE,              /* (a, b) broadcast, result bool */
+    HOP_RULE_LOGICAL,              /* (a, b) or (a) broadcast, result bool */
+    HOP_RULE_WHERE,                /* (cond, a, b) */
+    HOP_RULE_REDUCE,               /* (x, dims, keepdim) */
+    HOP_RULE_ARGMAX,               /* (x, dim, keepdim) */
+    HOP_RULE_MATMUL,               /* (a, b) */
+    HOP_RULE_RESHAPE,              /* (x, shape) */
+    HOP_RULE_TRANSPOSE,            /* (x, d0, d1) */
+    HOP_RULE_PERMUTE,              /* (x, dims) */
+    HOP_RULE_UNSQUEEZE,            /* (x, dim) */
+    HOP_RULE_SQUEEZE,              /* (x, dim or none) */
+    HOP_RULE_EXPAND,               /* (x, sizes) */
+    HOP_RULE_SELECT,               /* (x, dim, index) */
+    HOP_RULE_SLICE,                /* (x, dim, start, end, step) */
+    HOP_RULE_CAT,                  /* (tensors, dim) */
+    HOP_RULE_STACK,                /* (tensors, dim) */
+    HOP_RULE_FULL,                 /* (shape, value, dtype) / (shape, dtype) */
+    HOP_RULE_ARANGE,               /* (start, end, step, dtype) */
+    HOP_RULE_ITEM,                 /* (x) -> SymInt */
+    HOP_RULE_NONZERO,              /* (x) -> i64[u, rank] */
+    HOP_RULE_SYM_SIZE,             /* (x, dim) -> SymInt */
+    HOP_RULE_TO,                   /* (x, dtype) */
+    HOP_RULE_CLONE,                /* (x) */
+    HOP_RULE_SCAN,                 /* (x, dim) -> same shape */
+    HOP_RULE_SORT,                 /* (x, dim, descending) -> same shape */
+    HOP_RULE_TAKE,                 /* (x, dim, index) */
+    HOP_RULE_DYNAMIC_SLICE,        /* (x, dim, start, size) */
+    HOP_RULE_DYNAMIC_UPDATE_SLICE, /* (x, update, dim, start) */
+    HOP_RULE_MASK_GRADIENT,        /* (x, mask) */
+    HOP_RULE_PUT,                  /* (x, index, values, accumulate) -> x's shape */
+    HOP_RULE_SEARCHSORTED,         /* (sorted, values, right) -> i64, values' shape */
 } hop_shape_rule;
 
 /* Kernel families, for the runtime (closed set). */
@@ -403,13 +438,46 @@ typedef enum hop_kernel_family {
  *   take                 (x, dim: INT, index: integer TENSOR) -> x.shape[:dim] + index.shape +
  *                        x.shape[dim+1:]; negative indices count from the end; an index out of
  *                        range is HOP_INDEX when the op runs
+ *   dynamic_slice        (x, dim: INT, start: integer TENSOR of rank 0, size: INT/SYM or
+ *                        NONE) -> x with `size` elements along dim, from start' =
+ *                        clamp(start < 0 ? start + n : start, 0, n - size) for n = x's size
+ *                        there (JAX's dynamic_slice: a start read at run time never fails, it
+ *                        is clamped so that the slice fits); 0 <= size <= n.  NONE: the one
+ *                        element at start' with the dim dropped (x[i]).  A view.
+ *   dynamic_update_slice (x, update, dim: INT, start: INT/SYM or integer TENSOR of rank 0)
+ *                        -> x with update written along dim from start', clamped as
+ *                        dynamic_slice's for size = update's size along dim (JAX's
+ *                        dynamic_update_slice); update has x's dtype and rank, and x's sizes
+ *                        but along dim, where it has at most n
+ *   mask_gradient        (x, mask: bool TENSOR that broadcasts to x's shape) -> x itself (a
+ *                        view); its gradient and tangent are zero where mask is false: how a
+ *                        batched cond keeps a branch's gradient out of the examples that did
+ *                        not take it (docs/AUTODIFF.md)
+ *   put                  (x, index: integer TENSOR, values: TENSOR of x's dtype, accumulate:
+ *                        BOOL) -> a copy of x with its element index[i] (x flattened in C
+ *                        order; negative counts from the end) set to values[i], in index order
+ *                        (a repeated index keeps the last value), or with values[i] added
+ *                        (accumulate: NumPy's add.at); values has as many elements as index,
+ *                        or one (used for every index), checked when the op runs (HOP_SHAPE),
+ *                        as every index is (HOP_INDEX)
+ *   searchsorted         (sorted: 1-d TENSOR, values: TENSOR of its dtype, right: BOOL) -> i64
+ *                        of values' shape: for each value the first position i with
+ *                        sorted[i] >= value (right: > value) in NumPy's order (nan last)
  *
  * Negative dims count from the end, as in Python.  floor_divide and remainder
  * round toward -inf (Python's // and %, NumPy's); an integer division by
  * zero gives 0 (NumPy's answer, with no warning).  bitwise_* take integers
  * and bools.  sign, floor, ceil, round (half to even) and bitwise_not keep
- * the dtype; expm1 log1p log2 log10 exp2 tan arctan are float functions
- * like exp.
+ * the dtype; expm1 log1p log2 log10 exp2 tan arctan and sinh cosh arcsin
+ * arccos arcsinh arccosh arctanh cbrt i0 i1 (the modified Bessel functions
+ * of order 0 and 1, Cephes' series: i0's is NumPy's) are float functions like exp; arctan2
+ * hypot copysign nextafter ldexp are float functions of two operands
+ * (ldexp(x, n) is x * 2**n with n read as an integer); fmod is C's
+ * remainder, with the sign of the dividend (an integer divisor of 0 gives
+ * 0); gcd and lcm take integers (lcm is |a / gcd(a, b) * b|, wrapping as
+ * NumPy's does); left_shift and right_shift take integers, and a shift by a
+ * negative count or one of at least the width gives 0 (right_shift of a
+ * negative value -1), as NumPy's.
  */
 #define HOP_OP_LIST(X)                                                                             \
     X(neg, 1, UNARY, UNARY)                                                                        \
@@ -490,7 +558,32 @@ typedef enum hop_kernel_family {
     X(cumprod, 2, SCAN, INDEX)                                                                     \
     X(sort, 3, SORT, INDEX)                                                                        \
     X(argsort, 3, SORT, INDEX)                                                                     \
-    X(take, 3, TAKE, INDEX)
+    X(take, 3, TAKE, INDEX)                                                                        \
+    X(dynamic_slice, 4, DYNAMIC_SLICE, VIEW)                                                       \
+    X(dynamic_update_slice, 4, DYNAMIC_UPDATE_SLICE, INDEX)                                        \
+    X(mask_gradient, 2, MASK_GRADIENT, VIEW)                                                       \
+    X(sinh, 1, UNARY, UNARY)                                                                       \
+    X(cosh, 1, UNARY, UNARY)                                                                       \
+    X(arcsin, 1, UNARY, UNARY)                                                                     \
+    X(arccos, 1, UNARY, UNARY)                                                                     \
+    X(arcsinh, 1, UNARY, UNARY)                                                                    \
+    X(arccosh, 1, UNARY, UNARY)                                                                    \
+    X(arctanh, 1, UNARY, UNARY)                                                                    \
+    X(cbrt, 1, UNARY, UNARY)                                                                       \
+    X(i0, 1, UNARY, UNARY)                                                                         \
+    X(i1, 1, UNARY, UNARY)                                                                         \
+    X(arctan2, 2, BINARY, BINARY)                                                                  \
+    X(hypot, 2, BINARY, BINARY)                                                                    \
+    X(copysign, 2, BINARY, BINARY)                                                                 \
+    X(fmod, 2, BINARY, BINARY)                                                                     \
+    X(nextafter, 2, BINARY, BINARY)                                                                \
+    X(ldexp, 2, BINARY, BINARY)                                                                    \
+    X(gcd, 2, BINARY, BINARY)                                                                      \
+    X(lcm, 2, BINARY, BINARY)                                                                      \
+    X(left_shift, 2, BINARY, BINARY)                                                               \
+    X(right_shift, 2, BINARY, BINARY)                                                              \
+    X(put, 4, PUT, INDEX)                                                                          \
+    X(searchsorted, 3, SEARCHSORTED, INDEX)
 
 typedef enum hop_op {
 #define HOP__OP_ENUM(name, nargs, rule, family) HOP_OP_##name,
@@ -540,6 +633,12 @@ typedef struct hop_operand {
     } u;
 } hop_operand;
 
+/* What o is, for messages: "a tensor", "an int", "a float", "a bool",
+ * "None", "a dtype", "a list", "a SymInt" or "a SymBool" (a SYM holding
+ * a SymBool); a static string, "an invalid operand" for NULL or an
+ * unknown kind. */
+const char *hop_operand_kind_name(const hop_operand *o);
+
 /* What an op produces: a tensor, a SymInt/SymBool, or nothing. */
 typedef enum hop_value_kind {
     HOP_VALUE_NONE,
@@ -563,6 +662,29 @@ typedef struct hop_value_info {
  */
 hop_status hop_value_info_decide_same(hop_shape_env *env, const hop_value_info *a,
                                       const hop_value_info *b, const char *what, bool *same);
+
+/* "f32[s0, 4]", "Sym(s0)" or "nothing" for messages; snprintf contract. */
+size_t hop_value_info_print(const hop_value_info *v, char *buf, size_t cap);
+
+/*
+ * Checks HOPs share, on metadata alone (no env, no guards: a verifier's
+ * questions).  is_bool_scalar: a SymBool, or a bool tensor whose sizes are
+ * constants with product 1 (cond's pred, a loop condition's result).
+ * is_int_scalar: a SymInt (sym may be NULL: an int constant), or an int32 or
+ * int64 tensor of one element so (switch's index, fori_loop's bounds).
+ * compatible: a and b may describe one value: the same kind (SymInts: both
+ * ints or both bools), tensors of one dtype and rank whose sizes agree
+ * wherever both are constants (symbolic sizes are the runtime's to check).
+ * drop_dim: v with dim d removed (a slice's metadata: map's rows, scan's
+ * steps); kind NONE when v is not a tensor with a dim d.
+ */
+bool hop_value_info_is_bool_scalar(const hop_value_info *v);
+bool hop_value_info_is_int_scalar(const hop_value_info *v);
+bool hop_value_info_compatible(const hop_value_info *a, const hop_value_info *b);
+/* Whether a and b are the same value info: the same kind, and the same
+ * SymInt, or the same dtype and the same (interned) sizes. */
+bool hop_value_info_equal(const hop_value_info *a, const hop_value_info *b);
+hop_value_info hop_value_info_drop_dim(const hop_value_info *v, int d);
 
 /*
  * Shape inference: checks the operands of op and fills *out.  Symbolic sizes
@@ -602,6 +724,10 @@ typedef struct hop_view {
  *   select         the dim and the index (negative: from the end)
  *   slice          the dim, start, end and step; bit 0 of none makes start
  *                  None (0), bit 1 makes end None (the size)
+ *   dynamic_slice  the dim, the start as read from its tensor (clamped here,
+ *                  hop_dynamic_start), the size and whether the dim stays (1) or
+ *                  goes (0: size 1, x[i])
+ *   mask_gradient  nothing: x itself
  * out->offset is x's offset plus the view's.  reshape and view of strides
  * that cannot be viewed so set *copy (HOP_OK returned; out gets the
  * contiguous strides of a copy): reshape then copies, view refuses.
@@ -615,6 +741,26 @@ typedef struct hop_view {
  */
 hop_status hop_view_of(hop_op op, hop_dtype dtype, const hop_view *x, const int64_t *p, int np,
                        unsigned none, const char *what, hop_view *out, bool *copy);
+
+/*
+ * The start dynamic_slice and dynamic_update_slice use for a start read as
+ * `start` in a dim of n elements and a slice of size elements (0 <= size <=
+ * n): a negative start counts from the end (start + n), then it is clamped
+ * into [0, n - size], so the slice always fits (JAX's dynamic_slice).  Never
+ * fails.
+ */
+int64_t hop_dynamic_start(int64_t start, int64_t n, int64_t size);
+/*
+ * dynamic_slice's geometry over (rank, sizes, strides), for hop_view_of and
+ * the VM's View of a dynamic_slice (runtime/vm.c, which reads the start
+ * straight from its tensor): sizes and strides of the view into orank,
+ * osizes, ostrides (dim `dim` of `size` elements, or gone when !keep), and
+ * the offset it adds, in elements, from the start hop_dynamic_start clamps.
+ * The caller checked dim and 0 <= size <= sizes[dim].  Never fails.
+ */
+int64_t hop_dynamic_view(int rank, const int64_t *sizes, const int64_t *strides, int dim,
+                         int64_t start, int64_t size, bool keep, int *orank, int64_t *osizes,
+                         int64_t *ostrides);
 
 #ifdef __cplusplus
 }

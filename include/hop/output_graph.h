@@ -6,6 +6,12 @@
 #ifndef HOP_OUTPUT_GRAPH_H
 #define HOP_OUTPUT_GRAPH_H
 
+/* The build checks the layering: a layer may include this header only if
+ * it links the output_graph layer (hop_add_layer in CMakeLists.txt). */
+#if defined(HOP_LAYER_BUILD) && !defined(HOP_SEES_OUTPUT_GRAPH)
+#error "hop/output_graph.h belongs to the output_graph layer, which this layer does not link"
+#endif
+
 #include "hop/tracer.h"
 
 #ifdef __cplusplus

@@ -52,6 +52,12 @@
 #ifndef HOP_PLAN_H
 #define HOP_PLAN_H
 
+/* The build checks the layering: a layer may include this header only if
+ * it links the runtime layer (hop_add_layer in CMakeLists.txt). */
+#if defined(HOP_LAYER_BUILD) && !defined(HOP_SEES_RUNTIME)
+#error "hop/plan.h belongs to the runtime layer, which this layer does not link"
+#endif
+
 #include "hop/runtime.h"
 
 #include <stdio.h>

@@ -31,6 +31,12 @@
 #ifndef HOP_PRIM_HOP_H
 #define HOP_PRIM_HOP_H
 
+/* The build checks the layering: a layer may include this header only if
+ * it links the hop layer (hop_add_layer in CMakeLists.txt). */
+#if defined(HOP_LAYER_BUILD) && !defined(HOP_SEES_HOP)
+#error "hop/prim_hop.h belongs to the hop layer, which this layer does not link"
+#endif
+
 #include "hop/class.h"
 #include "hop/output_graph.h"
 
@@ -123,21 +129,6 @@ struct hop_call {
  */
 const hop_class *hop_prim_hop_base(void);
 
-/* ---------------------------------------------------------- signatures */
-
-/* cls's signature, resolved through its bases; *n gets its length. */
-const hop_param *hop_class_params(const hop_class *cls, size_t *n);
-/* The input and guard modes cls resolves to through its bases. */
-hop_input_mode hop_class_input_mode(const hop_class *cls);
-hop_guard_mode hop_class_guard_mode(const hop_class *cls);
-/* How many BODY parameters cls has; whether a call may pass nbodies bodies
- * (a BODIES parameter takes one or more); the parameter of body b; its
- * made_inputs, through its bases. */
-size_t hop_class_nbodies(const hop_class *cls);
-bool hop_class_takes_bodies(const hop_class *cls, size_t nbodies);
-const hop_param *hop_class_body_param(const hop_class *cls, size_t b);
-size_t hop_class_made_inputs(const hop_class *cls);
-
 /*
  * Arguments by parameter name (HOP_MISUSE naming the HOP and the name when
  * the signature has no such parameter of that kind; NULL returned then).
@@ -190,23 +181,69 @@ const hop_class *hop_find_hop(const char *name);
 size_t hop_list_hops(const char **names, size_t cap);
 
 /*
- * The entry point of a library of HOPs loaded at run time (a shared object
- * that Python's hop.load_library opens): registers its HOPs and returns
- * HOP_OK, like a SQLite extension's sqlite3_extension_init.
+ * A library of HOPs loaded at run time (a shared object that Python's
+ * hop.load_library opens) declares itself with a descriptor, the one symbol
+ * the loader reads:
+ *
+ *     static hop_status
+ *     my_init(void)
+ *     {
+ *         return hop_register_hop(&my_class);
+ *     }
+ *
+ *     HOP_LIBRARY(my_init);
+ *
+ * HOP_LIBRARY defines the exported constant `hop_library`: a magic number,
+ * the hop ABI version the library was compiled against (HOP_ABI_VERSION of
+ * the headers it included) and its init function, which registers the
+ * library's HOPs (and foreign kernels) and returns HOP_OK, like a SQLite
+ * extension's sqlite3_extension_init.  The version changes whenever a change
+ * of the public headers (a slot of hop_class, a field of hop_call, an enum)
+ * makes a library compiled against the old ones misread the new ones.
+ * Version 2 added the verify slot; version 1 was every hop before
+ * descriptors, whose libraries exported a bare function hop_library_init.
  */
+#define HOP_ABI_VERSION 2
+#define HOP_LIBRARY_MAGIC 0x4c504f48u /* "HOPL" in little-endian bytes */
+#define HOP_LIBRARY_SYMBOL "hop_library"
+
 typedef hop_status (*hop_library_init_fn)(void);
-#define HOP_LIBRARY_INIT "hop_library_init"
+
+typedef struct hop_library_descriptor {
+    uint32_t magic;       /* HOP_LIBRARY_MAGIC */
+    uint32_t abi_version; /* HOP_ABI_VERSION the library was compiled against */
+    hop_library_init_fn init;
+} hop_library_descriptor;
+
+#ifdef __cplusplus
+#define HOP__LIBRARY_LINKAGE extern "C"
+#else
+#define HOP__LIBRARY_LINKAGE
+#endif
+#define HOP_LIBRARY(init_fn)                                                                       \
+    HOP__LIBRARY_LINKAGE __attribute__((visibility("default"), used))                              \
+    const hop_library_descriptor hop_library = {HOP_LIBRARY_MAGIC, HOP_ABI_VERSION, (init_fn)}
 
 /*
- * Loads the shared library at path (dlopen) and runs its hop_library_init,
- * which registers its HOPs; the library's hop_* symbols resolve against the
- * hop that calls this (a copy linked into a program or a Python extension
- * is made visible to it first).  Stores up to cap of the names it
- * registered in names (borrowed from the classes) and their count in *n.
- * Loading a library a second time runs nothing and reports its names
- * again.  A library is never unloaded.  Errors: HOP_NOT_FOUND (no such
- * file, or the loader's message), HOP_INVALID (no hop_library_init), or
- * what the init returned; on error the HOPs it registered are unregistered.
+ * Loads the shared library at path (dlopen), checks its descriptor and runs
+ * its init, which registers its HOPs; the library's hop_* symbols resolve
+ * against the hop that calls this (a copy linked into a program or a Python
+ * extension is made visible to it first).  Stores up to cap of the names of
+ * the HOPs it registered in names (borrowed from the classes) and their
+ * count in *n.  Loading a library a second time runs nothing and reports its
+ * names again.  An init may load other libraries (its dependencies: each is
+ * loaded once, and stays loaded if the init then fails); one that loads its
+ * own library is HOP_INVALID.  A library is never unloaded once its init
+ * succeeded.
+ *
+ * Errors: HOP_NOT_FOUND (no such file, or the loader's message);
+ * HOP_INVALID naming the library when it has no descriptor (a library built
+ * for ABI version 1, or no library of HOPs), one that is not a descriptor
+ * (not an object of that size, another magic number, no init) or one for
+ * another ABI version (naming both versions); or what the init returned.  A
+ * failed init leaves no trace: every HOP and foreign kernel it registered
+ * is unregistered (their names may be registered again) before the library
+ * is unloaded.
  */
 hop_status hop_load_library(const char *path, const char **names, size_t cap, size_t *n);
 
@@ -226,6 +263,22 @@ hop_status hop_load_library(const char *path, const char **names, size_t cap, si
  */
 hop_status hop_apply(hop_output_graph *og, const hop_class *cls, const hop_arg *args, size_t nargs,
                      const hop_body *bodies, size_t nbodies, hop_values *outputs);
+
+/* A foreign kernel (hop/foreign.h). */
+typedef struct hop_foreign hop_foreign;
+
+/*
+ * Records a call of foreign kernel f in tracer t: checks the operands
+ * against f's signature (hop_foreign_check_operands: the messages of
+ * hop_foreign_call, with the tensors' symbolic metadata), lifts free values
+ * as hop_tracer_call_op does, adds one call_foreign node and one getitem
+ * per in-out parameter, appended to *outs (the caller owns the list, as for
+ * hop_apply).  Tensor operands are nodes; scalars are HOP_ARG_INT/FLOAT/
+ * BOOL, HOP_ARG_SYM, or SymInt/SymBool nodes.  On error every state is as
+ * before the call.
+ */
+hop_status hop_tracer_call_foreign(hop_tracer *t, const hop_foreign *f, const hop_arg *args,
+                                   size_t nargs, hop_values *outs);
 
 /*
  * Helpers for HOPs that carry values through iterations (loops).  Each
@@ -247,6 +300,19 @@ hop_status hop_apply(hop_output_graph *og, const hop_class *cls, const hop_arg *
  *                         unbacked symbols of SymInt outputs.
  */
 hop_status hop_call_check_pred(hop_call *c, size_t body, const char *fn);
+/*
+ * The same checks on a loop's call node, for its verify slot (hop/class.h):
+ * HOP_VERIFY naming the node and the HOP.
+ *
+ * hop_verify_pred      body `body` (a BODY parameter) returns one bool
+ *                      scalar (fn names it in the message: "cond_fn").
+ * hop_verify_carries   the call's first outputs are the values of group
+ *                      `group` as they entered (compatible metadata; a
+ *                      SymInt carry leaves as any SymInt), one per carry,
+ *                      and no more outputs unless `more` (a scan's ys).
+ */
+hop_status hop_verify_pred(const hop_node *call, const char *body, const char *fn);
+hop_status hop_verify_carries(const hop_node *call, const char *group, bool more);
 hop_status hop_call_check_carries(hop_call *c, size_t body, size_t first, size_t ncarry,
                                   const char *fn);
 hop_status hop_call_carry_outputs(hop_call *c, size_t first, size_t ncarry, size_t extra);
@@ -364,9 +430,6 @@ hop_status hop_jvp_loop(hop_jvp_ctx *cx, const hop_node *call, const hop_graph *
 hop_status hop_jvp_loop_finish(hop_jvp_ctx *cx, const hop_node *call, hop_jvp_loop_parts *p,
                                hop_node *loop, size_t nc);
 void hop_jvp_loop_parts_clear(hop_jvp_loop_parts *p);
-
-/* "f32[s0, 4]", "Sym(s0)" or "nothing" for messages; snprintf contract. */
-size_t hop_value_info_print(const hop_value_info *v, char *buf, size_t cap);
 
 #ifdef __cplusplus
 }

@@ -46,6 +46,12 @@
 #ifndef HOP_RUNTIME_H
 #define HOP_RUNTIME_H
 
+/* The build checks the layering: a layer may include this header only if
+ * it links the runtime layer (hop_add_layer in CMakeLists.txt). */
+#if defined(HOP_LAYER_BUILD) && !defined(HOP_SEES_RUNTIME)
+#error "hop/runtime.h belongs to the runtime layer, which this layer does not link"
+#endif
+
 #include "hop/ops.h"
 
 #ifdef __cplusplus
@@ -345,9 +351,11 @@ hop_status hop_kernel_rebase(hop_kernel *k, const hop_rt_arg *args, size_t nargs
 /*
  * Any thread may run eager ops and kernels at the same time as others: each
  * thread infers shapes in its own ShapeEnv, and a large kernel that finds
- * the pool busy with another thread's kernel runs inline.  BLAS is set to
- * one thread on the first matmul (openblas_set_num_threads(1)): the pool is
- * the only source of parallelism.
+ * the pool busy with another thread's kernel runs inline.  hop's BLAS runs
+ * on one thread (the pool is the only source of parallelism) and is a copy
+ * of OpenBLAS of hop's own, so a shared OpenBLAS in the process (NumPy's)
+ * keeps its thread count; built without that copy, the shared count is set
+ * to 1 only while hop's matmuls run.
  */
 
 /*

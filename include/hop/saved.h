@@ -25,6 +25,12 @@
 #ifndef HOP_SAVED_H
 #define HOP_SAVED_H
 
+/* The build checks the layering: a layer may include this header only if
+ * it links the output_graph layer (hop_add_layer in CMakeLists.txt). */
+#if defined(HOP_LAYER_BUILD) && !defined(HOP_SEES_OUTPUT_GRAPH)
+#error "hop/saved.h belongs to the output_graph layer, which this layer does not link"
+#endif
+
 #include "hop/output_graph.h"
 
 #ifdef __cplusplus

@@ -20,6 +20,12 @@
 #ifndef HOP_TRACER_H
 #define HOP_TRACER_H
 
+/* The build checks the layering: a layer may include this header only if
+ * it links the tracer layer (hop_add_layer in CMakeLists.txt). */
+#if defined(HOP_LAYER_BUILD) && !defined(HOP_SEES_TRACER)
+#error "hop/tracer.h belongs to the tracer layer, which this layer does not link"
+#endif
+
 #include "hop/graph.h"
 
 #ifdef __cplusplus
@@ -93,7 +99,7 @@ hop_node *hop_tracer_call_op(hop_tracer *t, hop_op op, const hop_arg *args, size
  * Records a call_foreign node (hop_graph_call_foreign) in t and one getitem
  * per output, stored in results[nouts]: lifts and binds the arguments as
  * hop_tracer_call_op does.  The typed entry point that checks the operands
- * against a kernel's C signature is hop_tracer_call_foreign (hop/foreign.h).
+ * against a kernel's C signature is hop_tracer_call_foreign (hop/prim_hop.h).
  * Returns the call node; NULL on error, every state as before the call.
  */
 hop_node *hop_tracer_record_foreign(hop_tracer *t, const char *target, const hop_arg *args,

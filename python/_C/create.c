@@ -151,6 +151,22 @@ wrap_buffer(PyObject *obj, const char *fname, const hop_py_opnd *want)
         snprintf(fmt, sizeof fmt, "%s", view->format != NULL ? view->format : "B");
         PyBuffer_Release(view);
         PyMem_Free(view);
+        if ((fmt[0] == '<' || fmt[0] == '>' || fmt[0] == '!') && fmt[1] != '\0' &&
+            PyObject_HasAttrString(obj, "astype") && PyObject_HasAttrString(obj, "dtype")) {
+            /* the other byte order (a big-endian NumPy array): a copy in the
+             * native order, as NumPy computes on it */
+            PyObject *res = NULL, *native = NULL;
+            PyObject *npd = PyObject_GetAttrString(obj, "dtype");
+            if (npd != NULL)
+                native = PyObject_CallMethod(npd, "newbyteorder", "s", "=");
+            PyObject *conv = native ? PyObject_CallMethod(obj, "astype", "O", native) : NULL;
+            if (conv != NULL)
+                res = wrap_buffer(conv, fname, want);
+            Py_XDECREF(conv);
+            Py_XDECREF(native);
+            Py_XDECREF(npd);
+            return res != NULL || PyErr_Occurred() ? res : unsupported_buffer(obj, fname, fmt);
+        }
         if (want->kind == HOP_PY_DTYPE && PyObject_HasAttrString(obj, "astype")) {
             PyObject *npd = hop_py_dtype_object(want->u.d);
             PyObject *conv = PyObject_CallMethod(obj, "astype", "O", npd);
@@ -665,6 +681,21 @@ tensor_from_data(PyObject *data, PyObject *dtype_obj, const char *fname)
     hop_dtype d;
     if (hop_py__to_dtype_opnd(fname, dtype_obj, &want) < 0)
         return NULL;
+    if (!HOP_PY_IS_TENSOR(data) &&
+        PyObject_HasAttrString((PyObject *)Py_TYPE(data), "__hop_tensor__")) {
+        /* a hop.numpy array: its tensor (concrete or traced) */
+        PyObject *t = PyObject_CallMethod(data, "__hop_tensor__", NULL);
+        if (t == NULL)
+            return NULL;
+        PyObject *res = HOP_PY_IS_TENSOR(t) ? tensor_from_data(t, dtype_obj, fname) : NULL;
+        if (res == NULL && !PyErr_Occurred())
+            PyErr_Format(PyExc_TypeError,
+                         "%s(): __hop_tensor__ of %.100s gave %.100s, not a "
+                         "Tensor",
+                         fname, tname(data), tname(t));
+        Py_DECREF(t);
+        return res;
+    }
     if (HOP_PY_IS_TENSOR(data) || (!is_seq(data) && PyObject_CheckBuffer(data) &&
                                    !PyBytes_Check(data) && !PyByteArray_Check(data))) {
         /* A copy: of a Tensor, or of the buffer wrapped without one. */
@@ -681,8 +712,8 @@ tensor_from_data(PyObject *data, PyObject *dtype_obj, const char *fname)
     }
     if (!is_seq(data) && !PyBool_Check(data) && !PyLong_Check(data) && !PyFloat_Check(data)) {
         PyErr_Format(PyExc_TypeError,
-                     "%s(): data must be a number, a bool, a list or tuple, a NumPy array or a "
-                     "Tensor, not %.100s",
+                     "%s(): data must be a number, a bool, a list or tuple, a NumPy array, a "
+                     "hop.numpy array or a Tensor, not %.100s",
                      fname, tname(data));
         return NULL;
     }
@@ -720,29 +751,42 @@ f_tensor(PyObject *mod, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnam
 
 /* ------------------------------------------------------------ factories */
 
+/* The size of a factory (zeros, rand, ...): its positional arguments
+ * (`zeros(2, 3)`, `zeros((2, 3))`) or its keyword size (`zeros(size=(2,
+ * 3))`), into objs[n]; -1 with a TypeError for both or neither. */
+static int
+factory_size(const char *fname, PyObject *const *args, Py_ssize_t nargs, PyObject *const *size,
+             PyObject *const **objs, Py_ssize_t *n)
+{
+    *objs = args;
+    *n = nargs;
+    if (*size != NULL) {
+        if (nargs > 0) {
+            PyErr_Format(PyExc_TypeError, "%s() got multiple values for argument 'size'", fname);
+            return -1;
+        }
+        *objs = size;
+        *n = 1;
+    }
+    if (*n == 0) {
+        PyErr_Format(PyExc_TypeError, "%s() missing required argument 'size'", fname);
+        return -1;
+    }
+    return 0;
+}
+
 /* zeros(*size, dtype=None) and ones(*size, dtype=None). */
 static PyObject *
 fill_factory(const char *fname, hop_op op, PyObject *const *args, Py_ssize_t nargs,
              PyObject *kwnames)
 {
     static const char *const names[] = {"size", "dtype"};
-    PyObject *kw[2], *const *objs = args;
-    Py_ssize_t n = nargs;
+    PyObject *kw[2], *const *objs;
+    Py_ssize_t n;
     hop_py_opnd opnds[2], items[HOP_MAX_RANK];
-    if (hop_py__parse_kwonly(fname, names, 2, args, nargs, kwnames, kw) < 0)
+    if (hop_py__parse_kwonly(fname, names, 2, args, nargs, kwnames, kw) < 0 ||
+        factory_size(fname, args, nargs, &kw[0], &objs, &n) < 0)
         return NULL;
-    if (kw[0] != NULL) {
-        if (nargs > 0) {
-            PyErr_Format(PyExc_TypeError, "%s() got multiple values for argument 'size'", fname);
-            return NULL;
-        }
-        objs = &kw[0];
-        n = 1;
-    }
-    if (n == 0) {
-        PyErr_Format(PyExc_TypeError, "%s() missing required argument 'size'", fname);
-        return NULL;
-    }
     if (hop_py__to_shape_opnd(fname, "size", objs, n, &opnds[0], items) < 0 ||
         hop_py__to_dtype_opnd(fname, kw[1], &opnds[1]) < 0)
         return NULL;
@@ -1024,24 +1068,13 @@ random_factory(const char *fname, bool normal, PyObject *const *args, Py_ssize_t
                PyObject *kwnames)
 {
     static const char *const names[] = {"size", "seed", "dtype"};
-    PyObject *kw[3], *const *objs = args;
-    Py_ssize_t n = nargs;
+    PyObject *kw[3], *const *objs;
+    Py_ssize_t n;
     hop_py_opnd shape, items[HOP_MAX_RANK], dt;
     int64_t sizes[HOP_MAX_RANK];
-    if (hop_py__parse_kwonly(fname, names, 3, args, nargs, kwnames, kw) < 0)
+    if (hop_py__parse_kwonly(fname, names, 3, args, nargs, kwnames, kw) < 0 ||
+        factory_size(fname, args, nargs, &kw[0], &objs, &n) < 0)
         return NULL;
-    if (kw[0] != NULL) {
-        if (nargs > 0) {
-            PyErr_Format(PyExc_TypeError, "%s() got multiple values for argument 'size'", fname);
-            return NULL;
-        }
-        objs = &kw[0];
-        n = 1;
-    }
-    if (n == 0) {
-        PyErr_Format(PyExc_TypeError, "%s() missing required argument 'size'", fname);
-        return NULL;
-    }
     if (hop_py__to_shape_opnd(fname, "size", objs, n, &shape, items) < 0 ||
         hop_py__to_dtype_opnd(fname, kw[2], &dt) < 0)
         return NULL;
@@ -1165,6 +1198,12 @@ f_alloc_count(PyObject *mod, PyObject *unused)
     return PyLong_FromLong(hop_alloc_count());
 }
 
+static PyObject *
+f_alloc_bytes(PyObject *mod, PyObject *unused)
+{
+    return PyLong_FromLongLong(hop_alloc_bytes());
+}
+
 /* Fault injection for the allocation-failure tests: the k-th allocation of
  * the C library from now fails (k >= 1); 0 turns it off. */
 static PyObject *
@@ -1184,7 +1223,10 @@ f_alloc_fail_at(PyObject *mod, PyObject *k)
 static PyObject *
 f_runtime_cleanup(PyObject *mod, PyObject *unused)
 {
-    Py_BEGIN_ALLOW_THREADS hop_runtime_thread_cleanup(); /* may take the pool's lock */
+    /* The pool's threads keep eager state too (a worker that prepared a
+     * kernel has a ShapeEnv): they exit and free it, and restart on demand.
+     * Without the GIL: stopping them waits for the pool's lock. */
+    Py_BEGIN_ALLOW_THREADS hop_runtime_shutdown();
     Py_END_ALLOW_THREADS
     Py_RETURN_NONE;
 }
@@ -1271,11 +1313,14 @@ PyMethodDef hop_py__create_functions[] = {
      "Blocks the C library has allocated and not freed (for leak tests)."},
     {"_alloc_count", (PyCFunction)f_alloc_count, METH_NOARGS,
      "Allocations the C library has made since start (for per-run allocation tests)."},
+    {"_alloc_bytes", (PyCFunction)f_alloc_bytes, METH_NOARGS,
+     "Bytes the C library has asked its allocator for since start (for tests that bound what "
+     "a run allocates)."},
     {"_alloc_fail_at", (PyCFunction)f_alloc_fail_at, METH_O,
      "_alloc_fail_at(k): the k-th allocation of the C library from now fails (0: off)."},
     {"_runtime_cleanup", (PyCFunction)f_runtime_cleanup, METH_NOARGS,
-     "Frees this thread's eager state (its ShapeEnv), so that _alloc_live() counts only "
-     "tensors."},
+     "Frees the eager state (a ShapeEnv) of this thread and of the pool's threads, which "
+     "stop and restart on demand, so that _alloc_live() counts only tensors and plans."},
     {"_set_bool_hook", (PyCFunction)hop_py__set_bool_hook, METH_O,
      HOP_PY_SIG("_set_bool_hook(fn, /)")
      "Sets fn(tensor) (or None) to decide bool() of tensors on this thread (hop.compile's path "

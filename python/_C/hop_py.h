@@ -7,8 +7,10 @@
  *              methods and operators, constructors, indexing, NumPy interop
  *              (buffer protocol both ways), eager dispatch of ops
  *   trace.c    tracing: the OutputGraph wrapper, proxies (Tensors with a
- *              node instead of data), SymInt, HOP calls with Python bodies,
- *              graph introspection, plans
+ *              node instead of data), HOP calls with Python bodies, graph
+ *              introspection; with symint.c (SymInt), plan.c (Plan, Ctrl-C)
+ *              and numpy_call.c (plans called on NumPy arrays), which share
+ *              trace_impl.h
  *   foreign.c  foreign kernels (hop/foreign.h) registered from an address
  *              and called eagerly or recorded
  *
@@ -35,10 +37,17 @@ typedef struct TensorObject {
     PyObject *owner;     /* a proxy's TraceObject (strong reference), else NULL */
     PyObject *base;      /* an object whose buffer t wraps (NumPy array), or NULL */
     PyObject *weakreflist;
+    /* A proxy a view op made (x[i], x.reshape(...)): the proxy it views
+     * (strong reference), else NULL; and a proxy's count of live proxies
+     * that view it.  Eagerly a view shares its base's memory, so a traced
+     * in-place update (x[i] = v, python/hop/_setitem.py) is refused while
+     * either is set: replacing one value would not change the other. */
+    PyObject *viewof;
+    Py_ssize_t nviews;
 } TensorObject;
 
 extern PyTypeObject hop_py_TensorType;
-extern PyTypeObject hop_py_SymIntType; /* trace.c */
+extern PyTypeObject hop_py_SymIntType; /* symint.c */
 extern PyTypeObject hop_py_DTypeType;  /* module.c: hop.float32, ... */
 
 /* Exceptions (module.c). */
@@ -140,8 +149,13 @@ PyObject *hop_py__conversion(PyObject *type, const char *fmt, ...);
 PyObject *hop_py__user_text(const char *helper, PyObject *obj, PyObject *text);
 /* A proxy's shape as a tuple of ints and SymInts. */
 PyObject *hop_py_proxy_shape(TensorObject *p);
-/* Wraps a node of trace `owner` as a proxy Tensor (new reference). */
+/* Wraps a node of trace `owner` as a proxy Tensor (new reference; tensor.c). */
 PyObject *hop_py_proxy_new(PyObject *owner, hop_node *node);
+/* The size of x[start:stop] for a traced start (trace.c): stop must be
+ * start + k, k + start or start - k for an int or a SymInt k (JAX's
+ * dynamic_slice has a static size).  A new int or SymInt, or NULL with a
+ * TraceError. */
+PyObject *hop_py_traced_slice_size(PyObject *start, PyObject *stop);
 /* A new concrete Tensor owning one reference of t (stolen). NULL: t released. */
 PyObject *hop_py_tensor_new(hop_tensor *t);
 
@@ -181,6 +195,21 @@ int hop_py_tensor_init(PyObject *module);
  * HOP_PY_SIG("add(input, other)") "input + other, ...".  Every public one
  * has it, then what it does and an example (tests/python/test_api.py). */
 #define HOP_PY_SIG(sig) sig "\n--\n\n"
+
+/* Stores item (a new reference, stolen) at index i of the new list or
+ * tuple *seq being filled; when making item failed (NULL, an exception
+ * set) drops *seq instead, so that the loop filling it stops at
+ * `*seq == NULL`: the one way the extension fills a sequence. */
+static inline void
+hop_py_fill(PyObject **seq, Py_ssize_t i, PyObject *item)
+{
+    if (item == NULL)
+        Py_CLEAR(*seq);
+    else if (PyList_Check(*seq))
+        PyList_SET_ITEM(*seq, i, item);
+    else
+        PyTuple_SET_ITEM(*seq, i, item);
+}
 
 #define HOP_PY_IS_PROXY(o) (((TensorObject *)(o))->t == NULL)
 

@@ -82,7 +82,13 @@ hop_py_raise(void)
     }
     if (msg == NULL || msg[0] == '\0')
         msg = code == HOP_OK ? "unknown error (no hop error was set)" : hop_status_message(code);
-    PyErr_SetString(cls, msg);
+    /* A message quotes what it was given (a name, a file's bytes): bytes
+     * that are not UTF-8 are replaced, never the message lost. */
+    PyObject *text = PyUnicode_DecodeUTF8(msg, (Py_ssize_t)strlen(msg), "replace");
+    if (text == NULL)
+        return NULL;
+    PyErr_SetObject(cls, text);
+    Py_DECREF(text);
     return NULL;
 }
 

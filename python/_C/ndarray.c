@@ -1,6 +1,6 @@
 /*
  * python/_C/ndarray.c - ndarrays to and from runtime tensors through
- * NumPy's C API, for the compiled call of NumPy code (trace.c,
+ * NumPy's C API, for the compiled call of NumPy code (numpy_call.c,
  * Plan.run_arrays): the buffer protocol costs a Py_buffer, a format
  * string and, on the way out, a memoryview per array, which is most of a
  * small plan's call.

@@ -78,7 +78,28 @@ binary_named(const char *fname, hop_op op, PyObject *a, PyObject *b)
     X(arctan, "The arctangent in radians, elementwise (an int tensor gives float32).",             \
       "hop.tensor([0.0, 1.0])", "hop.tensor([0.       , 0.7853982])")                              \
     X(bitwise_not, "~x, elementwise: the bits flipped (an int or bool tensor; bool: not).",        \
-      "hop.tensor([0, 5])", "hop.tensor([-1, -6])")
+      "hop.tensor([0, 5])", "hop.tensor([-1, -6])")                                               \
+    X(sinh, "The hyperbolic sine, elementwise (an int tensor gives float32).",                     \
+      "hop.tensor([0.0, 1.0])", "hop.tensor([0.       , 1.1752012])")                                                            \
+    X(cosh, "The hyperbolic cosine, elementwise (an int tensor gives float32).",                   \
+      "hop.tensor([0.0, 1.0])", "hop.tensor([1.       , 1.5430807])")                                                            \
+    X(arcsin, "The arcsine in radians, elementwise (an int tensor gives float32).",                \
+      "hop.tensor([0.0, 1.0])", "hop.tensor([0.       , 1.5707964])")                                                          \
+    X(arccos, "The arccosine in radians, elementwise (an int tensor gives float32).",              \
+      "hop.tensor([0.0, 1.0])", "hop.tensor([1.5707964, 0.       ])")                                                          \
+    X(arcsinh, "The inverse hyperbolic sine, elementwise (an int tensor gives float32).",          \
+      "hop.tensor([0.0, 1.0])", "hop.tensor([0.       , 0.8813736])")                                                         \
+    X(arccosh, "The inverse hyperbolic cosine, elementwise (an int tensor gives float32).",        \
+      "hop.tensor([1.0, 2.0])", "hop.tensor([0.      , 1.316958])")                                                         \
+    X(arctanh, "The inverse hyperbolic tangent, elementwise (an int tensor gives float32).",       \
+      "hop.tensor([0.0, 0.5])", "hop.tensor([0.        , 0.54930615])")                                                         \
+    X(cbrt, "The cube root, elementwise (an int tensor gives float32).",                           \
+      "hop.tensor([8.0, -27.0])", "hop.tensor([ 2., -3.])")                                                          \
+    X(i0, "The modified Bessel function of the first kind of order 0, elementwise (an int "      \
+      "tensor gives float32).", "hop.tensor([0.0, 1.0], dtype=hop.float64)",                       \
+      "hop.tensor([1.        , 1.26606588], dtype=hop.float64)")                                   \
+    X(i1, "The modified Bessel function of the first kind of order 1, elementwise (an int "      \
+      "tensor gives float32).", "hop.tensor([0.0, 1.0])", "hop.tensor([0.       , 0.5651591])")
 /* clang-format on */
 
 #define HOP_PY_DEF_UNARY(name, ...)                                                                \
@@ -144,7 +165,31 @@ HOP_PY_UNARY_OPS(HOP_PY_DEF_UNARY)
     X(bitwise_or, "input | other, elementwise (int or bool tensors).", "hop.tensor([12, 10])",     \
       "6", "hop.tensor([14, 14])")                                                                 \
     X(bitwise_xor, "input ^ other, elementwise (int or bool tensors).", "hop.tensor([12, 10])",    \
-      "6", "hop.tensor([10, 12])")
+      "6", "hop.tensor([10, 12])")                                                                 \
+    X(arctan2, "The angle of the point (other, input) in radians, elementwise (int operands "     \
+      "give float32)." HOP_PY_BROADCAST, "hop.tensor([1.0, -1.0])", "-1.0", "hop.tensor([ 2.3561945, -2.3561945])")            \
+    X(hypot, "sqrt(input ** 2 + other ** 2) without overflow, elementwise (int operands give "    \
+      "float32)." HOP_PY_BROADCAST, "hop.tensor([3.0, 5.0])", "4.0", "hop.tensor([5.       , 6.4031243])")                     \
+    X(copysign, "|input| with the sign of other, elementwise (int operands give float32)."        \
+      HOP_PY_BROADCAST, "hop.tensor([1.0, -2.0])", "-0.0", "hop.tensor([-1., -2.])")                           \
+    X(fmod, "C's remainder: input - other * trunc(input / other), with the sign of input "        \
+      "(an integer divisor of 0 gives 0)." HOP_PY_BROADCAST, "hop.tensor([7, -7])", "3",          \
+      "hop.tensor([ 1, -1])")                                                                                     \
+    X(nextafter, "The next float after input toward other, elementwise (int operands give "       \
+      "float32)." HOP_PY_BROADCAST, "hop.tensor([1.0, 1.0])", "hop.tensor([2.0, 0.0])",           \
+      "hop.tensor([1.0000001 , 0.99999994])")                                                                                \
+    X(ldexp, "input * 2 ** other with other read as an integer, elementwise (int operands "       \
+      "give float32)." HOP_PY_BROADCAST, "hop.tensor([1.0, 3.0])", "hop.tensor([3, -1])",         \
+      "hop.tensor([8. , 1.5])")                                                                                    \
+    X(gcd, "The greatest common divisor of |input| and |other|, elementwise (int tensors)."       \
+      HOP_PY_BROADCAST, "hop.tensor([12, -18])", "8", "hop.tensor([4, 2])")                                     \
+    X(lcm, "The least common multiple of |input| and |other|, elementwise (int tensors)."         \
+      HOP_PY_BROADCAST, "hop.tensor([4, -6])", "10", "hop.tensor([20, 30])")                                      \
+    X(left_shift, "input << other, elementwise (int tensors; a count outside [0, width) "         \
+      "gives 0)." HOP_PY_BROADCAST, "hop.tensor([1, 3])", "2", "hop.tensor([ 4, 12])")                     \
+    X(right_shift, "input >> other, elementwise, arithmetic for signed ints (int tensors; a "     \
+      "count outside [0, width) gives 0, or -1 for a negative input)." HOP_PY_BROADCAST,        \
+      "hop.tensor([8, -8])", "2", "hop.tensor([ 2, -2])")
 /* clang-format on */
 
 static const char *const binary_names[] = {"input", "other"};

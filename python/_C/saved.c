@@ -196,12 +196,23 @@ py_load(PyObject *self, PyObject *arg)
             hop_py_raise();
     }
     for (size_t i = 0; s && i < s->nsections; i++) {
+        /* The format says str; the file's bytes decide whether it is text. */
+        const char *nm = s->sections[i].name;
+        PyObject *key = PyUnicode_DecodeUTF8(nm, (Py_ssize_t)strlen(nm), "strict");
+        if (key == NULL) {
+            PyErr_Clear();
+            PyErr_Format(hop_py_Error, "load: sections: the name of section %zu is not UTF-8 text",
+                         i);
+            goto done;
+        }
         PyObject *b =
             PyBytes_FromStringAndSize(s->sections[i].data, (Py_ssize_t)s->sections[i].size);
-        if (b == NULL || PyDict_SetItemString(secs, s->sections[i].name, b) < 0) {
+        if (b == NULL || PyDict_SetItem(secs, key, b) < 0) {
+            Py_DECREF(key);
             Py_XDECREF(b);
             goto done;
         }
+        Py_DECREF(key);
         Py_DECREF(b);
     }
     if (s) {
@@ -239,11 +250,7 @@ py_lifts(PyObject *self, PyObject *trace)
         const hop_lift_info *l = &li[i];
         PyObject *chain = PyTuple_New((Py_ssize_t)l->nlifted_by);
         for (size_t k = 0; chain && k < l->nlifted_by; k++) {
-            PyObject *s = PyUnicode_FromString(l->lifted_by[k]->name);
-            if (s == NULL)
-                Py_CLEAR(chain);
-            else
-                PyTuple_SET_ITEM(chain, (Py_ssize_t)k, s);
+            hop_py_fill(&chain, (Py_ssize_t)k, PyUnicode_FromString(l->lifted_by[k]->name));
         }
         PyObject *d =
             chain
@@ -256,10 +263,7 @@ py_lifts(PyObject *self, PyObject *trace)
                                 "for_other_body", l->for_other_body ? Py_True : Py_False,
                                 "location", l->note, "operand", l->operand ? Py_True : Py_False)
                 : NULL;
-        if (d == NULL)
-            Py_CLEAR(list);
-        else
-            PyList_SET_ITEM(list, (Py_ssize_t)i, d);
+        hop_py_fill(&list, (Py_ssize_t)i, d);
     }
     hop_free(li);
     return list;

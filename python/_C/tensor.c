@@ -170,8 +170,7 @@ concrete_conversion(TensorObject *self, const char *what)
 /*
  * hop.Tensor is not a GC type: a concrete tensor holds no Python object that
  * can reach it back (base is the exporter of a buffer it wraps), and a
- * proxy's owner, a Trace, is not GC either.  Proxies are made by trace.c with
- * PyObject_New.
+ * proxy's owner, a Trace, is not GC either.
  *
  * Freed Tensors are kept for reuse: `a + b` then costs no allocation of the
  * Python object, a measurable part of an eager op on small tensors.  Only
@@ -181,27 +180,51 @@ concrete_conversion(TensorObject *self, const char *what)
 static TensorObject *freelist[FREELIST_MAX];
 static int nfree;
 
-PyObject *
-hop_py_tensor_new(hop_tensor *t)
+/* A new Tensor object with every field empty, from the free list when it
+ * can: the one place a Tensor, concrete or proxy, is made.  NULL with
+ * MemoryError. */
+static TensorObject *
+tensor_alloc(void)
 {
     TensorObject *o;
-    if (t == NULL)
-        return hop_py_raise();
     if (nfree > 0) {
         o = freelist[--nfree];
         PyObject_Init((PyObject *)o, &hop_py_TensorType);
-    } else {
-        o = PyObject_New(TensorObject, &hop_py_TensorType);
-        if (o == NULL) {
-            hop_tensor_release(t);
-            return NULL;
-        }
+    } else if ((o = PyObject_New(TensorObject, &hop_py_TensorType)) == NULL) {
+        return NULL;
     }
-    o->t = t;
+    o->t = NULL;
     o->node = NULL;
     o->owner = NULL;
     o->base = NULL;
     o->weakreflist = NULL;
+    o->viewof = NULL;
+    o->nviews = 0;
+    return o;
+}
+
+PyObject *
+hop_py_tensor_new(hop_tensor *t)
+{
+    if (t == NULL)
+        return hop_py_raise();
+    TensorObject *o = tensor_alloc();
+    if (o == NULL) {
+        hop_tensor_release(t);
+        return NULL;
+    }
+    o->t = t;
+    return (PyObject *)o;
+}
+
+PyObject *
+hop_py_proxy_new(PyObject *owner, hop_node *node)
+{
+    TensorObject *o = tensor_alloc();
+    if (o == NULL)
+        return NULL;
+    o->node = node;
+    o->owner = Py_NewRef(owner);
     return (PyObject *)o;
 }
 
@@ -214,6 +237,9 @@ tensor_dealloc(TensorObject *self)
     self->t = NULL;
     Py_CLEAR(self->owner);
     Py_CLEAR(self->base);
+    if (self->viewof != NULL)
+        HOP_PY_TENSOR(self->viewof)->nviews--;
+    Py_CLEAR(self->viewof);
     if (nfree < FREELIST_MAX)
         freelist[nfree++] = self;
     else
@@ -1090,11 +1116,7 @@ tolist_rec(const hop_tensor *t, const char *p, int dim)
     int64_t step = t->strides[dim] * (int64_t)hop_dtype_size(t->dtype);
     PyObject *list = PyList_New((Py_ssize_t)t->sizes[dim]);
     for (int64_t i = 0; list != NULL && i < t->sizes[dim]; i++) {
-        PyObject *v = tolist_rec(t, p + i * step, dim + 1);
-        if (v == NULL)
-            Py_CLEAR(list);
-        else
-            PyList_SET_ITEM(list, (Py_ssize_t)i, v);
+        hop_py_fill(&list, (Py_ssize_t)i, tolist_rec(t, p + i * step, dim + 1));
     }
     return list;
 }
@@ -1364,6 +1386,93 @@ index_slice(PyObject *x, int dim, PyObject *sl)
     return hop_py_run_op(HOP_OP_slice, args, 5);
 }
 
+/* Whether o is an integer tensor of rank 0 (concrete or traced): a dynamic
+ * index, read when the op runs and clamped (JAX's dynamic_slice). */
+static bool
+dynamic_index(PyObject *o)
+{
+    if (o == NULL || !HOP_PY_IS_TENSOR(o))
+        return false;
+    TensorObject *t = HOP_PY_TENSOR(o);
+    if (t->t != NULL)
+        return t->t->rank == 0 && hop_dtype_is_int(t->t->dtype);
+    const hop_value_info *m = t->node->meta;
+    return m->kind == HOP_VALUE_TENSOR && m->meta.rank == 0 && hop_dtype_is_int(m->meta.dtype);
+}
+
+/* dynamic_slice(x, dim, start, size) */
+static PyObject *
+dynamic_slice(PyObject *x, int dim, PyObject *start, const hop_py_opnd *size)
+{
+    hop_py_opnd args[4];
+    hop_py__set_tensor_opnd(&args[0], x);
+    args[1].kind = HOP_PY_INT;
+    args[1].u.i = dim;
+    hop_py__set_tensor_opnd(&args[2], start);
+    args[3] = *size;
+    return hop_py_run_op(HOP_OP_dynamic_slice, args, 4);
+}
+
+/* x[..., i, ...] for a 0-d integer tensor i: dynamic_slice with no size,
+ * the element at i (a negative i counts from the end, then it is clamped
+ * into the dim) with the dim dropped; a view, traced or not. */
+static PyObject *
+index_dynamic(PyObject *x, int dim, PyObject *i)
+{
+    hop_py_opnd none = {.kind = HOP_PY_NONE};
+    return dynamic_slice(x, dim, i, &none);
+}
+
+/*
+ * x[i:j] for a 0-d integer tensor i: a dynamic slice of j - i elements from
+ * i (clamped so that it fits, as x[i] is).  Eagerly j - i comes from the
+ * values (j an int, a 0-d integer tensor, or None: the dim's size); traced,
+ * j must be i + k for an int or SymInt k (hop_py_traced_slice_size).
+ */
+static PyObject *
+index_dynamic_slice(PyObject *x, int dim, PyObject *sl)
+{
+    PySliceObject *s = (PySliceObject *)sl;
+    int64_t step = 1, size;
+    if (s->step != Py_None && hop_py__to_int64("__getitem__", "step", s->step, &step) < 0)
+        return NULL;
+    if (step != 1) {
+        PyErr_SetString(PyExc_IndexError,
+                        "__getitem__: a slice with a tensor start takes step 1 (x[i:i + k])");
+        return NULL;
+    }
+    PyObject *k = NULL;
+    hop_py_opnd opnd;
+    if (hop_py_tracing_active()) {
+        if ((k = hop_py_traced_slice_size(s->start, s->stop)) == NULL)
+            return NULL;
+    } else {
+        int64_t i = 0, j;
+        if (hop_tensor_item_int(HOP_PY_TENSOR(s->start)->t, &i) != HOP_OK)
+            return hop_py_raise();
+        if (s->stop == Py_None) {
+            j = HOP_PY_TENSOR(x)->t->sizes[dim];
+        } else if (dynamic_index(s->stop)) {
+            if (hop_tensor_item_int(HOP_PY_TENSOR(s->stop)->t, &j) != HOP_OK)
+                return hop_py_raise();
+        } else if (hop_py__to_int64("__getitem__", "stop", s->stop, &j) < 0) {
+            return NULL;
+        }
+        if (__builtin_sub_overflow(j, i, &size)) {
+            PyErr_SetString(PyExc_OverflowError, "__getitem__: the slice's size overflows int64");
+            return NULL;
+        }
+        k = PyLong_FromLongLong(size);
+    }
+    if (k == NULL || hop_py__to_size_opnd("__getitem__", "size", k, &opnd) < 0) {
+        Py_XDECREF(k);
+        return NULL;
+    }
+    PyObject *r = dynamic_slice(x, dim, s->start, &opnd);
+    Py_DECREF(k);
+    return r;
+}
+
 static PyObject *
 index_unsqueeze(PyObject *x, int dim)
 {
@@ -1376,8 +1485,10 @@ index_unsqueeze(PyObject *x, int dim)
 
 /*
  * t[key]: ints select (the dim goes), slices slice (step > 0), None inserts
- * a dim of size 1, one Ellipsis stands for the dims not indexed.  Every
- * result is a view made of select/slice/unsqueeze ops, so it traces too.
+ * a dim of size 1, one Ellipsis stands for the dims not indexed; a 0-d
+ * integer tensor i (t[i], t[i:i + k]) is a dynamic index, clamped into the
+ * dim (JAX's dynamic_slice, docs/AUTODIFF.md).  Every result is a view made
+ * of select/slice/unsqueeze/dynamic_slice ops, so it traces too.
  */
 static PyObject *
 tensor_getitem(PyObject *self, PyObject *key)
@@ -1398,7 +1509,7 @@ tensor_getitem(PyObject *self, PyObject *key)
             nell++;
         } else if (k == Py_None) {
             continue;
-        } else if (PySlice_Check(k) || HOP_PY_IS_SYM(k) ||
+        } else if (PySlice_Check(k) || HOP_PY_IS_SYM(k) || dynamic_index(k) ||
                    (!PyBool_Check(k) && !PyFloat_Check(k) && PyIndex_Check(k))) {
             consumed++;
         } else {
@@ -1428,8 +1539,14 @@ tensor_getitem(PyObject *self, PyObject *key)
         }
         if (k == Py_None) {
             next = index_unsqueeze(cur, dim++);
+        } else if (PySlice_Check(k) && dynamic_index(((PySliceObject *)k)->start)) {
+            next = index_dynamic_slice(cur, dim++, k);
+            odim++;
         } else if (PySlice_Check(k)) {
             next = index_slice(cur, dim++, k);
+            odim++;
+        } else if (dynamic_index(k)) {
+            next = index_dynamic(cur, dim, k);
             odim++;
         } else {
             hop_py_opnd idx;
@@ -1495,9 +1612,79 @@ tensor_iter(PyObject *self)
     return PySeqIter_New(self);
 }
 
+/* hop.Tensor.__setitem__ is written in Python (hop/_setitem.py), which
+ * registers it once when the package is imported. */
+static PyObject *setitem_impl;
+
+static int
+tensor_setitem(PyObject *self, PyObject *key, PyObject *value)
+{
+    if (value == NULL) {
+        PyErr_SetString(PyExc_TypeError, "hop.Tensor does not support item deletion");
+        return -1;
+    }
+    if (setitem_impl == NULL) {
+        PyErr_SetString(PyExc_TypeError, "hop.Tensor.__setitem__: import hop first");
+        return -1;
+    }
+    PyObject *r = PyObject_CallFunctionObjArgs(setitem_impl, self, key, value, NULL);
+    Py_XDECREF(r);
+    return r == NULL ? -1 : 0;
+}
+
+/* _set_setitem(fn): fn(x, key, value) implements x[key] = value. */
+static PyObject *
+py_set_setitem(PyObject *mod, PyObject *fn)
+{
+    (void)mod;
+    if (!PyCallable_Check(fn)) {
+        PyErr_SetString(PyExc_TypeError, "_set_setitem: fn must be callable");
+        return NULL;
+    }
+    Py_XSETREF(setitem_impl, Py_NewRef(fn));
+    Py_RETURN_NONE;
+}
+
+/* _write(dst, src): src (concrete, dst's shape) copied into dst's memory,
+ * converted to dst's dtype; an eager x[key] = value writes its region so.
+ * A src sharing dst's storage is copied first (x[1:] = x[:-1]). */
+static PyObject *
+py_write(PyObject *mod, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)mod;
+    if (nargs != 2 || !HOP_PY_IS_TENSOR(args[0]) || !HOP_PY_IS_TENSOR(args[1]) ||
+        HOP_PY_TENSOR(args[0])->t == NULL || HOP_PY_TENSOR(args[1])->t == NULL) {
+        PyErr_SetString(PyExc_TypeError, "_write(dst, src): two concrete tensors");
+        return NULL;
+    }
+    hop_tensor *dst = HOP_PY_TENSOR(args[0])->t, *src = HOP_PY_TENSOR(args[1])->t;
+    hop_tensor *own = NULL;
+    if (src->storage == dst->storage) {
+        hop_rt_arg a = hop_rt_tensor(src);
+        if ((own = hop_eager_tensor(HOP_OP_clone, &a, 1)) == NULL)
+            return hop_py_raise();
+        src = own;
+    }
+    hop_rt_arg a[2] = {hop_rt_tensor(src), hop_rt_dtype(dst->dtype)};
+    hop_status st = hop_eager_out(HOP_OP_to, a, 2, dst);
+    hop_tensor_release(own);
+    if (st != HOP_OK)
+        return hop_py_raise();
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef setitem_functions[] = {
+    {"_set_setitem", py_set_setitem, METH_O,
+     "_set_setitem(fn): fn(x, key, value) implements hop.Tensor's x[key] = value."},
+    {"_write", (PyCFunction)(void (*)(void))py_write, METH_FASTCALL,
+     "_write(dst, src): src copied into dst's memory (an eager x[key] = value)."},
+    {NULL},
+};
+
 static PyMappingMethods tensor_as_mapping = {
     .mp_length = sq_length,
     .mp_subscript = tensor_getitem,
+    .mp_ass_subscript = tensor_setitem,
 };
 
 static PySequenceMethods tensor_as_sequence = {
@@ -1726,7 +1913,8 @@ hop_py_tensor_init(PyObject *m)
         return -1;
     if (PyModule_AddObjectRef(m, "Tensor", (PyObject *)&hop_py_TensorType) < 0 ||
         PyModule_AddFunctions(m, hop_py__op_functions) < 0 ||
-        PyModule_AddFunctions(m, hop_py__create_functions) < 0)
+        PyModule_AddFunctions(m, hop_py__create_functions) < 0 ||
+        PyModule_AddFunctions(m, setitem_functions) < 0)
         return -1;
     return 0;
 }

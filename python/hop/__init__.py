@@ -28,6 +28,7 @@ from ._foreign import foreign, ForeignKernel  # noqa: F401
 from ._saved import save, load  # noqa: F401
 from ._symfloat import SymFloat  # noqa: F401
 from . import _saved
+from . import _setitem  # noqa: F401  (hop.Tensor's x[key] = value)
 
 _saved._install()
 

@@ -344,6 +344,9 @@ class _Finder:
         self._frames = set()
         self.todo = []
         self.nframes = 0
+        # ids of the NumPy arrays among the call's arguments: traced as
+        # hop.numpy arrays, whose writes hop.numpy writes back (written_back)
+        self.array_args = set()
         self.np_random = None
         if _np is not None:
             self.np_random = (_np.random.RandomState, _np.random.Generator,
@@ -545,6 +548,50 @@ class _Finder:
                         ("[...]" if s[1] is ANY else f"[{s[1]!r}]") for s in src[2:])
         return text + (f" (through {name}{steps})" if steps else "")
 
+    def written_back(self, frame, v):
+        """Whether every object the write target v may be is an array whose
+        writes the compiled call replays: a NumPy array argument (traced as
+        a hop.numpy array) or a concrete hop.numpy array the function reaches
+        from outside, through itself or a view of it.  hop.numpy traces such
+        writes into the plan and copies the final values into the caller's
+        memory after each call (hop/numpy/_storage.py), or refuses them with
+        its own error (a HOP body's operand, shared memory, read-only)."""
+        vals = self.target_values(frame, v, set())
+        if not vals:
+            return False
+        hnp = sys.modules.get("hop.numpy")
+        for x in vals:
+            if hnp is not None and isinstance(x, hnp.ndarray) and not _C._is_proxy(x._t):
+                continue
+            if _np is not None and type(x) is _np.ndarray and id(x) in self.array_args:
+                continue
+            return False
+        return True
+
+    def target_values(self, frame, v, seen):
+        """The objects that existed before the call which v may be or be a
+        part or view of; None when hop cannot tell."""
+        if v.src is not None:
+            return self.candidates(frame, v.src) or None
+        out = []
+        for r in v.prov:
+            if r[0] != "r" or r in seen:
+                return None if r[0] != "r" else out
+            seen.add(r)
+            # a library call whose result is (part of) its arguments: what
+            # those are (reshape, a slice, np.asarray)
+            site = _code_effects(frame.code).sites.get((r[1], r[2]))
+            if site is None or site.star or self.result(frame, r)[0] != "args":
+                return None
+            for a in list(site.args) + list(site.kwargs) + [site.receiver]:
+                if not self.is_pre(frame, a.prov):
+                    continue
+                got = self.target_values(frame, a, seen)
+                if got is None:
+                    return None
+                out.extend(got)
+        return out
+
     # -------------------------------------------------------------- events
 
     def run(self, frame):
@@ -572,7 +619,8 @@ class _Finder:
                                               f"(nonlocal)", code)
         elif k in ("attr", "item"):
             t = ev.target
-            if self.is_pre(frame, t.prov) and not self.immutable(frame, t):
+            if self.is_pre(frame, t.prov) and not self.immutable(frame, t) and \
+                    not (k == "item" and self.written_back(frame, t)):
                 what = self.describe(frame, t)
                 if k == "attr":
                     verb, name = ev.detail
@@ -584,7 +632,7 @@ class _Finder:
                                                   f" an item of {what}", code)
         elif k == "inplace":
             t = ev.target
-            if not self.is_pre(frame, t.prov):
+            if not self.is_pre(frame, t.prov) or self.written_back(frame, t):
                 return
             vals = self.candidates(frame, t.src)
             if vals:
@@ -744,6 +792,9 @@ class _Calls:
             # made by this code (a lambda, one of a dict of them): its code
             # is one of the nested ones, analysed with this one
             return ("unknown", None)
+        got = self.resolved_getattr(callee)
+        if got is not None:
+            return got
         if self.dynamic_getattr(callee):
             return ("unknown", None)
         results = [f.result(frame, r) for r in callee.prov if r[0] == "r"]
@@ -761,6 +812,32 @@ class _Calls:
             return ("unknown", None)
         self.add("call", "calls a function hop cannot resolve before the call")
         return ("unknown", None)
+
+    def resolved_getattr(self, callee):
+        """A call of getattr(module, name)'s result with the module and the
+        name known now (`getattr(np, name)(x)`, name a closure variable):
+        the call of that function.  None when the callee is not that."""
+        f, frame = self.f, self.frame
+        results = []
+        for r in callee.prov:
+            site = _code_effects(frame.code).sites.get((r[1], r[2])) if r[0] == "r" else None
+            if site is None or len(site.args) != 2 or site.kwargs or site.star:
+                return None
+            getters = f.candidates(frame, site.callee.src)
+            objs = f.candidates(frame, site.args[0].src)
+            names = f.candidates(frame, site.args[1].src)
+            if not getters or any(g is not getattr for g in getters) or not objs or \
+                    not names or not all(isinstance(n, str) for n in names):
+                return None
+            for obj in objs:
+                if not isinstance(obj, types.ModuleType):
+                    return None
+                for n in names:
+                    v = _static_attr(obj, n)
+                    if v is _MISSING:
+                        return None
+                    results.append(self.classify(v))
+        return self.merge(results) if results else None
 
     def dynamic_getattr(self, callee):
         """A call of getattr(obj, name)'s result, name not a constant: every
@@ -893,7 +970,7 @@ class _Calls:
             if "out" in site.kwnames or len(site.args) > v.nin or site.star:
                 outs = [w for k, w in zip(site.kwnames, site.kwargs) if k == "out"] + \
                     list(site.args[v.nin:])
-                if site.star or any(self.pre(w) for w in outs):
+                if site.star or any(self.pre(w) and not f.written_back(frame, w) for w in outs):
                     self.add("mutation", f"calls numpy.{v.__name__} with out= an array it did "
                                          f"not make")
             return ("new", None)
@@ -972,7 +1049,8 @@ class _Calls:
             written = [w for k, w in zip(site.kwnames, site.kwargs) if k == "out"]
             if name in _NP_WRITERS and site.args:
                 written.append(site.args[0])
-            if site.star or any(self.pre(w) for w in written):
+            if site.star or any(self.pre(w) and not self.f.written_back(self.frame, w)
+                                for w in written):
                 self.add("mutation", f"calls numpy.{name}(), which writes into an array it did "
                                      f"not make")
         self.consumed_iterators(f"numpy.{name}()")
@@ -1185,6 +1263,10 @@ def find(fn, args=(), kwargs=None):
     if _is_hop(_module_name(fn)):
         return []  # hop's own code (a transformation's call): its bodies are bodies
     values = _bind(fn, ((bound,) if bound is not _MISSING else ()) + tuple(args), kwargs)
+    if _np is not None:
+        from ._pytree import flatten
+        finder.array_args = {id(x) for x in flatten((tuple(args), kwargs))[0]
+                             if type(x) is _np.ndarray}
     pre = {n: True for n in fn.__code__.co_varnames}
     finder.schedule(fn, values, pre, dict(pre), "")
     try:

@@ -14,6 +14,7 @@ HOP (hop.load_library adds more).
 """
 
 import builtins
+import contextlib
 import functools
 import inspect
 import numbers
@@ -199,9 +200,12 @@ def _apply(name, leads, groups, bodies, *, hop=None, keys=None, constants=True,
             if tr is not None:
                 _name_hints(tr, fn)
             structs, pos = [], made
-            for (_, spec), (traced, template) in zip(flat, parts):
-                structs.append(_fill(ins[pos:pos + len(traced)], template, spec))
-                pos += len(traced)
+            hnp = sys.modules.get("hop.numpy")
+            operands = hnp._storage.operands() if hnp is not None else contextlib.nullcontext()
+            with operands:  # a hop.numpy array among them is the caller's: never written
+                for (_, spec), (traced, template) in zip(flat, parts):
+                    structs.append(_fill(ins[pos:pos + len(traced)], template, spec))
+                    pos += len(traced)
             args, kwargs = call(structs)
             if made:
                 args = (*ins[:made], *args)
@@ -238,6 +242,10 @@ def _apply(name, leads, groups, bodies, *, hop=None, keys=None, constants=True,
     r = result or (_merged(results) if results else cached)
     if r is None:
         return empty(outs) if empty is not None else (outs[0] if len(outs) == 1 else tuple(outs))
+    holes = builtins.sum(t is _HOLE for t in r.template)
+    if len(outs) != holes:  # a class (a library's) whose eval gave other results
+        raise _C.Error(f"hop.{hop}: the HOP gave {len(outs)} result{'s' * (len(outs) != 1)} "
+                       f"where its bodies return {holes} values")
     return _fill(outs, r.template, r.spec)
 
 
@@ -310,7 +318,10 @@ def cond(pred, true_fn, false_fn, operands=()):
     become subgraphs cond_true_N and cond_false_N with one merged signature; a
     Python pred picks its branch while tracing.  The branches take the
     operands (a tuple or a pytree) and may close over any tensor; they return
-    the same structure, dtypes and ranks.
+    the same structure, dtypes and ranks.  Python numbers they return are
+    passed through; where the branches return different ones
+    (cond(p, lambda: 1, lambda: 2)) a traced cond gives a SymInt (floats: a
+    SymFloat), returned as the number eager returns.
 
     >>> x = hop.tensor([1.0, -2.0, 3.0])
     >>> hop.cond(x.sum() > 0, lambda: x * 2, lambda: -x)
@@ -324,9 +335,104 @@ def cond(pred, true_fn, false_fn, operands=()):
         raise TypeError(f"hop.cond: operands must be a tuple or list, got "
                         f"{type(operands).__name__}")
     pred = _pred(pred, _C.tracing() is not None)
+    return _branches("cond", [pred], tuple(operands),
+                     [(true_fn, "true branch"), (false_fn, "false branch")])
+
+
+class _ConstantsDiffer(Exception):
+    """Raised by _branch_structure: the branches agree but for Python
+    numbers at some leaves ({leaf index: "int" or "float"})."""
+
+    def __init__(self, kinds):
+        super().__init__(kinds)
+        self.kinds = kinds
+
+
+def _number_kind(v):
+    """"int" or "float" for a Python (or NumPy) number that may become one
+    value of a cond's output; None for anything else (bools included: a
+    traced bool is returned as an int)."""
+    if isinstance(v, (bool, _C.Tensor)) or (_np is not None and isinstance(v, _np.bool_)):
+        return None
+    if isinstance(v, numbers.Integral):
+        return "int"
+    if isinstance(v, numbers.Real):
+        return "float"
+    return None
+
+
+def _branch_structure(promoted):
+    """The structure check of cond and switch: as _same_structure, but
+    branches whose results differ only in Python numbers at some leaves
+    (cond(p, lambda: 1, lambda: 2)) raise _ConstantsDiffer, so the call is
+    traced again with those leaves as values of the graph.  promoted: the
+    leaves made values already (their kinds)."""
+    def check(hop, first, result, ncall):
+        if first.template == result.template and first.spec == result.spec:
+            return
+        same_spec = first.spec == result.spec or \
+            _array_agnostic(first.spec) == _array_agnostic(result.spec)
+        kinds = dict(promoted)
+        if same_spec and len(first.template) == len(result.template):
+            ok = True
+            for i, (a, b) in enumerate(zip(first.template, result.template)):
+                if a is _HOLE or b is _HOLE:
+                    ok = ok and a is b
+                elif type(a) is not type(b) or a != b:
+                    # one kind in every branch: eager returns the taken
+                    # branch's, which a traced number must have too
+                    ka, kb = _number_kind(a), _number_kind(b)
+                    ok = ok and ka is not None and ka == kb and kinds.get(i, ka) == ka
+                    if ok:
+                        kinds[i] = ka
+            if ok and kinds != promoted:
+                raise _ConstantsDiffer(kinds)
+        _same_structure(hop, first, result, ncall)
+    return check
+
+
+def _promoting(fn, kinds):
+    """fn with the leaves of its result named in kinds as 0-d tensors
+    (int64 or float64)."""
+    if not kinds:
+        return fn
+
+    def body(*args, **kwargs):
+        leaves, spec = flatten(fn(*args, **kwargs))
+        for i, kind in kinds.items():
+            if i < len(leaves) and _number_kind(leaves[i]) is not None:
+                leaves[i] = _C.full((), leaves[i], dtype=_C.int64 if kind == "int" else
+                                    _C.float64)
+        return unflatten(leaves, spec)
+    return body
+
+
+def _branches(name, leads, operands, fns):
+    """cond and switch: _apply over the branches fns ((fn, which) pairs).
+    Branches that return different Python numbers at a leaf (only a traced
+    call runs more than one) give that leaf as a value of the graph: a
+    SymInt for ints, a SymFloat for floats, which a traced or compiled
+    function returns as the int or float the branch taken returns eagerly
+    (an int in one branch and a float in another is the structure error:
+    one type could not be both)."""
     splat = lambda structs: (tuple(structs[0]), {})  # noqa: E731
-    return _apply("cond", [pred], [tuple(operands)],
-                  [_Body(true_fn, "true branch", splat), _Body(false_fn, "false branch", splat)])
+    kinds = {}
+    while True:
+        try:
+            out = _apply(name, leads, [operands],
+                         [_Body(_promoting(fn, kinds), which, splat) for fn, which in fns],
+                         same_structure=_branch_structure(kinds))
+            break
+        except _ConstantsDiffer as e:
+            kinds = e.kinds  # the failed call left everything as it was
+    if not kinds:
+        return out
+    from ._symfloat import SymFloat
+    leaves, spec = flatten(out)
+    for i, kind in kinds.items():
+        t = leaves[i]
+        leaves[i] = t.item() if kind == "int" else SymFloat(t, f"{name} output")
+    return unflatten(leaves, spec)
 
 
 def _hnp():
@@ -642,6 +748,47 @@ def _carry(hop, carry):
     return unflatten(out, spec), arrays
 
 
+def _carry_value(v, like):
+    """A body's result leaf v for the carry leaf `like`: a Python number
+    where the carry is a tensor (or a SymInt) becomes one of its dtype, as
+    the loop's init does (a body may return 0 for an int counter); anything
+    else is v (the class checks it)."""
+    if isinstance(v, (_C.Tensor, _C.SymInt)) or not isinstance(v, numbers.Number) or \
+            isinstance(v, complex):
+        return v
+    if isinstance(like, _C.SymInt):
+        ok = isinstance(v, numbers.Integral) and not isinstance(v, bool)
+        return _C.full((), int(v), dtype=_C.int64).item() if ok else v
+    if not isinstance(like, _C.Tensor):
+        return v
+    dt = like.dtype
+    if isinstance(v, bool) or (_np is not None and isinstance(v, _np.bool_)):
+        ok = dt == _C.bool
+    elif isinstance(v, numbers.Integral):
+        ok = dt != _C.bool
+    else:
+        ok = dt.is_floating_point
+    return _C.full((), v, dtype=dt) if ok else v
+
+
+def _carry_like(out, carry):
+    """out (a body's next carry) with its Python numbers as _carry_value
+    makes them, leaf by leaf against carry (the body's current one)."""
+    leaves, spec = flatten(out)
+    ref, rspec = flatten(carry)
+    if spec != rspec:
+        return out  # the class names the difference
+    return unflatten([_carry_value(v, r) for v, r in zip(leaves, ref)], spec)
+
+
+def _as_pred_value(v):
+    """A loop condition's result: a Python bool (or NumPy bool) as a bool
+    scalar tensor, so `lambda *c: False` is a loop that never runs."""
+    if isinstance(v, bool) or (_np is not None and isinstance(v, _np.bool_)):
+        return _C.full((), bool(v), dtype=_C.bool)
+    return v
+
+
 def _as_result(value, which):
     leaves, spec = flatten(value)
     return _Result(spec, _holes(leaves)[1], which)
@@ -656,11 +803,13 @@ def while_loop(cond_fn, body_fn, carried_inputs):
     """Runs body_fn while cond_fn is true and returns the final carry.
 
     carried_inputs is a tuple (or a pytree) of tensors; cond_fn(*carry)
-    returns a bool scalar tensor and body_fn(*carry) returns the next carry,
-    with the same structure, dtypes and shapes (checked in every mode, with
-    an error naming the carry).  A Python number in the carry is carried as
-    a 0-d tensor.  Traced, the loop runs in the plan: its condition is
-    computed there and the carries are double-buffered.
+    returns a bool scalar tensor (or a Python bool: a constant condition)
+    and body_fn(*carry) returns the next carry, with the same structure,
+    dtypes and shapes (checked in every mode, with an error naming the
+    carry).  A Python number in the carry is carried as a 0-d tensor, and a
+    body may return a Python number for it (converted to the carry's dtype).
+    Traced, the loop runs in the plan: its condition is computed there and
+    the carries are double-buffered.
 
     >>> x = hop.tensor([1.0, -2.0, 3.0])
     >>> hop.while_loop(lambda i, v: i < 3, lambda i, v: (i + 1, v * 2), (0, x))
@@ -672,8 +821,14 @@ def while_loop(cond_fn, body_fn, carried_inputs):
     splat = isinstance(carry, (tuple, list))
     call = (lambda s: (tuple(s[0]), {})) if splat else (lambda s: ((s[0],), {}))
     shape = _as_result(carry, "carry")
+
+    def cond(*c):
+        return _as_pred_value(cond_fn(*c))
+
+    def body(*c):
+        return _carry_like(body_fn(*c), c if splat else c[0])
     out = _apply("while_loop", [], [carry],
-                 [_Body(cond_fn, "cond_fn", call, _PRED), _Body(body_fn, "body_fn", call, shape)],
+                 [_Body(cond, "cond_fn", call, _PRED), _Body(body, "body_fn", call, shape)],
                  result=shape)
     return _numpy_result(out) if arrays else out
 
@@ -709,8 +864,11 @@ def fori_loop(lower, upper, body_fun, init_val):
     lower, upper = _bound("fori_loop", "lower", lower), _bound("fori_loop", "upper", upper)
     carry, arrays = _carry("fori_loop", init_val)
     shape = _as_result(carry, "carry")
+
+    def body(i, c):
+        return _carry_like(body_fun(i, c), c)
     out = _apply("fori_loop", [lower, upper], [carry],
-                 [_Body(body_fun, "body_fun", lambda s: ((s[0],), {}), shape)],
+                 [_Body(body, "body_fun", lambda s: ((s[0],), {}), shape)],
                  made=1, result=shape)
     return _numpy_result(out) if arrays else out
 
@@ -769,7 +927,7 @@ def scan(f, init, xs, *, length=None, reverse=False, dim=0):
         got = flatten(out[0])[1]
         if got != cspec:
             raise _C.TraceError(f"hop.scan: f returns a carry {got!r} but init is {cspec!r}")
-        return out
+        return (_carry_like(out[0], c), out[1])
 
     call = (lambda s: ((s[0], s[1]), {})) if xs is not None else (lambda s: ((s[0], None), {}))
     out = _apply("scan", [bool(reverse), int(dim), -1 if length is None else int(length)],
@@ -805,9 +963,8 @@ def switch(index, branches, *operands):
     if not isinstance(index, (int, _C.Tensor, _C.SymInt)):
         raise TypeError(f"hop.switch: index must be an int or an int scalar tensor, got "
                         f"{type(index).__name__}")
-    splat = lambda s: (tuple(s[0]), {})  # noqa: E731
-    return _apply("switch", [index], [tuple(operands)],
-                  [_Body(b, f"branch {k}", splat) for k, b in enumerate(branches)])
+    return _branches("switch", [index], tuple(operands),
+                     [(b, f"branch {k}") for k, b in enumerate(branches)])
 
 
 def associative_scan(combine_fn, xs, dim=0, reverse=False):
@@ -929,11 +1086,14 @@ ops = _Ops("hop.ops", "Every registered HOP, callable as hop.ops.<name>(...).")
 
 
 def load_library(path):
-    """Loads a shared library of HOPs written in C and runs its
-    hop_library_init, which registers them; returns their names, each then
+    """Loads a shared library of HOPs written in C, checks its descriptor
+    (HOP_LIBRARY(init) in hop/prim_hop.h: built for this hop's ABI version)
+    and runs its init, which registers them; returns their names, each then
     callable as hop.ops.<name>.  Loading the same library again returns the
     same names.  hop.Error subclasses for a missing file, a library without
-    hop_library_init, or an init that fails.  A saved program (hop.save) that
+    a descriptor or built for another ABI version (hop.InvalidError naming
+    both versions), or an init that fails (whatever the init registered is
+    unregistered again before the library is unloaded).  A saved program (hop.save) that
     calls one of its HOPs loads only once the library is loaded.  With the
     example library of the build tree, hop.load_library(
     "build/dev/examples/libhop_repeat.so") returns ['repeat'].

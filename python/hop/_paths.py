@@ -183,10 +183,16 @@ class PathTrace:
     traced (None until it is needed)."""
 
     def __init__(self, tree, path):
+        self._tree = tree
         self.root = tree.copy() if isinstance(tree, BranchNode) else tree
         self.path = path
         self.traps = {}  # predicate symbol ("u3") -> (site, side) of a trap branch
         self._stack = []
+
+    def reset(self):
+        """As new, for a trace that starts again (hop.numpy's write-back
+        slots, _trace)."""
+        self.__init__(self._tree, self.path)
 
     def tree(self):
         return self.root
@@ -389,8 +395,12 @@ def _merge(a, b):
 
 def record_path(fn, args, kwargs=None):
     """Runs fn(*args, **kwargs) eagerly and returns [(bool, Site)] for every
-    bool() of a tensor, in order: the path the call takes."""
+    bool() of a tensor, in order: the path the call takes.  The hop.numpy
+    arrays of the arguments are copies, so that what the function writes in
+    place changes nothing of the caller's (the compiled call writes it)."""
     path = []
+    args = _copied_arrays(args)
+    kwargs = _copied_arrays((kwargs or {},))[0]
 
     def hook(t):
         v = _C._truth(t)
@@ -401,8 +411,26 @@ def record_path(fn, args, kwargs=None):
     was = recording()
     _state.recording = True
     try:
-        fn(*args, **(kwargs or {}))
+        fn(*args, **kwargs)
     finally:
         _state.recording = was
         _C._set_bool_hook(previous)
     return path
+
+
+def _copied_arrays(args):
+    """args with each hop.numpy array in them (in tuples, lists and dicts) a
+    copy of the same class."""
+    hnp = sys.modules.get("hop.numpy")
+    if hnp is None:
+        return args
+
+    def copy(a):
+        if isinstance(a, hnp.ndarray):
+            return type(a)(a._t.clone(), scalar=a._scalar)
+        if isinstance(a, (list, tuple)) and type(a) in (list, tuple):
+            return type(a)(copy(x) for x in a)
+        if type(a) is dict:
+            return {k: copy(v) for k, v in a.items()}
+        return a
+    return tuple(copy(a) for a in args)

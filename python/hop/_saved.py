@@ -98,11 +98,14 @@ def _spec_from_json(j, depth=0):
         if k in ("t", "l") and isinstance(v, list):
             return Spec("tuple" if k == "t" else "list",
                         children=[_spec_from_json(c, depth + 1) for c in v])
-        if k == "d" and isinstance(v, list) and all(isinstance(p, list) and len(p) == 2
-                                                      for p in v):
+        if k == "d" and isinstance(v, list) and all(
+                isinstance(p, list) and len(p) == 2 and
+                (p[0] is None or isinstance(p[0], (str, int, float, bool))) for p in v):
             return Spec("dict", keys=tuple(p[0] for p in v),
                         children=[_spec_from_json(p[1], depth + 1) for p in v])
-        if k in ("n", "a") and isinstance(v, list) and len(v) == 2 and isinstance(v[0], bool):
+        # An array node holds its tensor, a leaf (what _spec_to_json writes).
+        if k in ("n", "a") and isinstance(v, list) and len(v) == 2 and isinstance(v[0], bool) \
+                and v[1] == "*":
             from .numpy import _NumpyOut, ndarray
             return Spec("custom", keys=v[0], children=[_spec_from_json(v[1], depth + 1)],
                         cls=_NumpyOut if k == "n" else ndarray)
@@ -156,37 +159,83 @@ def dumps(obj):
                     f"{type(obj).__name__} (pickle a hop.compile function instead)")
 
 
+def _bools(v, what):
+    if not isinstance(v, list) or not all(isinstance(b, bool) for b in v):
+        raise ValueError(f"{what} is not a list of bools")
+    return v
+
+
+def _constants(v, what):
+    if not isinstance(v, list) or not all(c is None or isinstance(c, (bool, int, float, str))
+                                          for c in v):
+        raise ValueError(f"{what} is not a list of constants")
+    return v
+
+
+def _python_section(sections):
+    """The hop.python section, checked field by field: anything a file can
+    say that this reader does not is a hop.Error, whatever its JSON holds
+    (any type, any depth)."""
+    try:
+        info = json.loads(sections[_PYTHON])
+        if not isinstance(info, dict):
+            raise ValueError("it is not a JSON object")
+        spec = _spec_from_json(info["spec"])
+        if spec.kind != "tuple":
+            raise ValueError("the argument structure is not a tuple")
+        out_spec = _spec_from_json(info["out_spec"])
+        tensor_args = _bools(info["tensor_args"], "tensor_args")
+        statics = _constants(info["statics"], "statics")
+        traced_out = _bools(info["traced_out"], "traced_out")
+        template = _constants(info["template"], "template")
+        if not (len(tensor_args) == len(statics) == spec.num_leaves() and
+                len(traced_out) == len(template) == out_spec.num_leaves()):
+            raise ValueError("the structures and their leaves disagree")
+        statics = [None if t else s for t, s in zip(tensor_args, statics)]
+        template = [None if t else v for t, v in zip(traced_out, template)]
+        sym_out = info["sym_out"]
+        if not isinstance(sym_out, list) or not all(s == "float" or isinstance(s, bool)
+                                                     for s in sym_out):
+            raise ValueError("sym_out is not a list of bools and \"float\"")
+        if not isinstance(info["all_numpy"], bool):
+            raise ValueError("all_numpy is not a bool")
+        kw = info.get("kwargs", False)
+        if not isinstance(kw, bool):
+            raise ValueError("kwargs is not a bool")
+        if kw and not (len(spec.children) == 2 and spec.children[0].kind == "tuple" and
+                       spec.children[1].kind == "dict"):
+            raise ValueError("a call with keyword arguments is not (args, {keyword: value})")
+        as_array = _bools(info.get("as_array", [False] * len(statics)), "as_array")
+        if len(as_array) != len(statics):
+            raise ValueError("as_array has the wrong length")
+        from ._trace import _array_leaves
+        k = 0
+        for array, traced in zip(_array_leaves(out_spec), traced_out):
+            if array and (not traced or k >= len(sym_out) or sym_out[k] is not False):
+                raise ValueError("an array result is not a traced tensor")
+            k += traced
+    except (KeyError, TypeError, ValueError, AttributeError, RecursionError) as e:
+        raise _C.Error(f"hop.load: the section {_PYTHON} is malformed "
+                       f"({str(e)[:200]})") from None
+    return spec, out_spec, statics, template, traced_out, sym_out, info["all_numpy"], as_array, \
+        kw
+
+
 def loads(data):
     """The object saved in data (see load)."""
     if not isinstance(data, (bytes, bytearray, memoryview)):
         raise TypeError(f"hop.load: expected bytes, got {type(data).__name__}")
     tr, captures, sections = _C._load(data)
     kind = sections.get(_KIND, b"").decode("utf-8", "replace")
-    try:
-        info = json.loads(sections[_PYTHON])
-        spec = _spec_from_json(info["spec"])
-        out_spec = _spec_from_json(info["out_spec"])
-        tensor_args, statics = info["tensor_args"], info["statics"]
-        traced_out, template = info["traced_out"], info["template"]
-        if not (len(tensor_args) == len(statics) == spec.num_leaves() and
-                len(traced_out) == len(template) == out_spec.num_leaves()):
-            raise ValueError("the structures and their leaves disagree")
-        statics = [None if t else s for t, s in zip(tensor_args, statics)]
-        template = [None if t else v for t, v in zip(traced_out, template)]
-        sym_out = [s if s == "float" else bool(s) for s in info["sym_out"]]
-        all_numpy = bool(info["all_numpy"])
-        as_array = [bool(a) for a in info.get("as_array", [False] * len(statics))]
-        if len(as_array) != len(statics):
-            raise ValueError("as_array has the wrong length")
-    except (KeyError, TypeError, ValueError, AttributeError) as e:
-        raise _C.Error(f"hop.load: the section {_PYTHON} is malformed ({e})") from None
+    spec, out_spec, statics, template, traced_out, sym_out, all_numpy, as_array, kw = \
+        _python_section(sections)
     from ._trace import GraphModule, _Runner
     plan = tr.lower()
     if len(sym_out) != plan.noutputs or sum(traced_out) != plan.noutputs or \
             len(captures) != len(tr.captures):
         raise _C.Error("hop.load: the section hop.python does not match the program's outputs")
     runner = _Runner(tr, plan, spec, statics, out_spec, template, all_numpy, sym_out,
-                     _NoGuards(), as_array, kw=bool(info.get("kwargs", False)))
+                     _NoGuards(), as_array, kw=kw)
     if kind == "tensor":
         if spec.num_leaves() != 0 or len(captures) != 1:
             raise _C.Error("hop.load: a saved tensor holds one captured value and no argument")

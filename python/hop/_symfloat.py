@@ -15,7 +15,8 @@ Only +, -, *, / (and unary -, +, abs) make SymFloats: //, %, ** with floats,
 comparisons, bool(), float(), int(), round() and the text of a SymFloat need
 its value, known only at run time: in the function's own code in hop.compile
 that is where the compiled part ends (hop/_breaks.py: the call runs eagerly),
-elsewhere (hop.trace, a HOP body) a TypeError that names the operation.  The C side (python/_C/trace.c, symint_float_op) calls symint_op
+elsewhere (hop.trace, a HOP body) a TypeError that names the operation.  The
+C side (python/_C/symint.c, symint_float_op) calls symint_op
 for a SymInt operator with a float operand and for SymInt true division.
 Functions that take a tensor or a number (hop.where, hop.maximum, hop.full)
 take a SymFloat as the same weak float: python/_C/args.c and hop_py_run_op

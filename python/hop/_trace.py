@@ -88,17 +88,40 @@ class Node:
     """One node of a graph.
 
     op: "placeholder", "call_op", "call_hop", "getitem" or "output"; name;
-    target (the op or HOP name); args (for call_hop: the values passed at run
-    time, e.g. cond: pred then the merged inputs); subgraphs (names, for
-    call_hop); meta (TensorMeta, SymMeta or None).
+    target (the op or HOP name); args; subgraphs (names, for call_hop);
+    meta (TensorMeta, SymMeta or None).
+
+    A call_hop's arguments come by parameter name from its class's
+    signature (hop/class.h; C's hop_node_param, hop_node_group,
+    hop_node_lifted), and args has one shape for every HOP:
+
+      leads   {name: value} of the lead parameters (cond's pred, switch's
+              index), in signature order
+      groups  {name: tuple of values} of the group parameters (cond's
+              operands, map's xs and args, a loop's carries), in signature
+              order; a final *args group (map's args) ends with the values
+              the bodies lifted
+      lifted  the values the bodies lifted when they are a list of their
+              own (after a loop's carries), else ()
+      args    flat: the leads' values, then every value passed to the
+              bodies in body input order: each group's values, then lifted
+
+    Other nodes have empty leads and groups, lifted () and args as recorded.
 
     >>> gm = hop.trace(lambda x, y: (x * y).sum(), hop.ones(3), hop.ones(3))
     >>> n = gm.graph.find("mul")
     >>> n.op, n.target, n.args, n.meta
     ('call_op', 'mul', (<Node placeholder x>, <Node placeholder y>), TensorMeta(dtype=hop.float32, shape=(3,)))
+    >>> w = hop.ones(3)
+    >>> m = hop.trace(lambda x: hop.map(lambda r: r * w, x), hop.ones(2, 3)).graph.find("map")
+    >>> m.groups
+    {'xs': (<Node placeholder x>,), 'args': (<Node placeholder w>,)}
+    >>> m.args
+    (<Node placeholder x>, <Node placeholder w>)
     """
 
-    __slots__ = ("op", "name", "target", "args", "subgraphs", "meta", "outputs")
+    __slots__ = ("op", "name", "target", "args", "leads", "groups", "lifted", "subgraphs",
+                 "meta", "outputs")
 
     def __repr__(self):
         return f"<Node {self.op} {self.name}>"
@@ -170,13 +193,13 @@ class Graph:
 def _build_graph(desc, gm=None):
     by_name = {}
     nodes = []
-    for op, name, target, args, meta, outs in desc["nodes"]:
+    for op, name, target, args, meta, outs, layout in desc["nodes"]:
         n = Node()
         n.op, n.name, n.target = op, name, target
         n.meta = _meta(meta)
         n.outputs = [_meta(o) for o in outs]
         by_name[name] = n
-        nodes.append((n, args))
+        nodes.append((n, args, layout))
 
     def conv(a):
         if isinstance(a, tuple) and len(a) == 2 and isinstance(a[0], str) and \
@@ -190,17 +213,18 @@ def _build_graph(desc, gm=None):
         return a
 
     out = []
-    for n, args in nodes:
+    for n, args, layout in nodes:
         n.subgraphs = tuple(v for k, v in (a for a in args if _is_ref(a, "%graph")))
-        if n.op == "call_hop":
-            values = [a for a in args if not _is_ref(a, "%graph")]
-            flat = []
-            for a in values[:-1]:
-                flat.append(conv(a))
-            if values:
-                flat.extend(conv(values[-1]))
-            n.args = tuple(flat)
+        if layout is not None:
+            # By name, as the C accessors read the node (Node's docstring).
+            leads, groups, lifted = layout
+            n.leads = {k: conv(v) for k, v in leads}
+            n.groups = {k: conv(v) for k, v in groups}
+            n.lifted = conv(lifted)
+            n.args = (tuple(n.leads.values()) + tuple(x for g in n.groups.values() for x in g) +
+                      n.lifted)
         else:
+            n.leads, n.groups, n.lifted = {}, {}, ()
             n.args = tuple(conv(a) for a in args)
         out.append(n)
     return Graph(out, gm)
@@ -214,7 +238,9 @@ class GraphModule:
     """A traced program: its graph and nested subgraphs, and (for the root)
     the compiled plan that runs it.  hop.trace makes it; calling it runs the
     plan (NumPy in, NumPy out), with hop.GuardError for inputs the trace
-    does not fit.  It pickles and saves (hop.save).
+    does not fit.  It pickles and saves (hop.save).  Its graph's nodes are
+    Nodes: a call_hop's args are flat (its leads, then every value passed
+    to its bodies) and its groups named (Node.leads, .groups, .lifted).
 
     >>> gm = hop.trace(lambda x, y: (x * y).sum(), hop.ones(3), hop.ones(3))
     >>> print(gm.code)
@@ -497,15 +523,17 @@ def _array_leaves(spec, inside=False, out=None):
     return out
 
 
-def _numpy_arg(p):
+def _numpy_arg(p, leaf=None):
     from .numpy import _wrap_arg
-    return _wrap_arg(p)
+    return _wrap_arg(p, leaf)
 
 
 def _as_tensor(x):
     if isinstance(x, _C.Tensor):
         return x, False
     if _np is not None and isinstance(x, _np.ndarray):
+        if not x.dtype.isnative:  # big-endian: NumPy computes on it in native order too
+            x = x.astype(x.dtype.newbyteorder("="))
         return _C.asarray(x), True
     return None, False
 
@@ -620,7 +648,46 @@ def _trace(fn, example_args, dynamic, paths=None, kwargs=None, compiling=False, 
     _breaks.GraphBreak instead of its error.  With frame (a _frame.Translator:
     hop.compile of a function with Python effects), the last positional
     argument is the tuple of the lifted ints' tensors, fn runs through the
-    translator and returns (result, the side-effect table's values)."""
+    translator and returns (result, the side-effect table's values).
+
+    A function that writes an argument or a captured hop.numpy array in
+    place (NumPy code: `x += 1`, `x[m] = 0`) is traced again with a
+    write-back slot for each such array (hop.numpy._storage): the slots are
+    known only once the function has written them, and every run of the
+    function (path specialisation runs it again) must return the same
+    structure."""
+    slots, arrays = (), {}
+    while True:
+        try:
+            return _trace_once(fn, example_args, dynamic, paths, slots, arrays, kwargs, compiling,
+                               frame)
+        except BaseException as e:  # noqa: B036 (a restart, or the error as it is)
+            hnp = sys.modules.get("hop.numpy")
+            if hnp is None or not isinstance(e, hnp._storage.GrowSlots):
+                raise
+            slots = slots + (e.key,)
+            if e.key[0] == "capture":
+                arrays[e.key] = e.array
+            if paths is not None:
+                paths.reset()
+
+
+def _invoke(fn, built, kw, frame=None):
+    """fn called on the built arguments: (args, {keyword: value}) with kw;
+    with frame (a _frame.Translator), through the translator on the
+    arguments but the lifted ints (the last positional ones)."""
+    if frame is not None:
+        pos = built[0] if kw else built
+        n = len(pos) - len(frame.lifted)
+        return frame.run(pos[:n], built[1] if kw else None, pos[n:])
+    if kw:
+        return fn(*built[0], **built[1])
+    return fn(*built)
+
+
+def _trace_once(fn, example_args, dynamic, paths, slots, slot_arrays, kwargs, compiling,
+                frame):
+    """One attempt of _trace with write-back slots for the roots `slots`."""
     if _C.tracing() is not None:
         raise _C.TraceError("hop.trace: a trace is already active (hop.trace and hop.compile "
                             "cannot be nested)")
@@ -632,6 +699,7 @@ def _trace(fn, example_args, dynamic, paths=None, kwargs=None, compiling=False, 
     tr = _C.Trace()
     arg_names = _leaf_names(fn, example_args, kwargs)
     proxies, kinds, numpy_in, as_array = [], [], [], []
+    arg_strides = _arg_strides(leaves)
     for i, leaf in enumerate(leaves):
         t, was_np = _as_tensor(leaf)
         as_array.append(was_np)
@@ -644,20 +712,48 @@ def _trace(fn, example_args, dynamic, paths=None, kwargs=None, compiling=False, 
         kinds.append(t)
         numpy_in.append(was_np)
     given = [None]  # the last run's arguments as the function saw them
+    # and its result as it returned it (_Results: which objects), with the
+    # rebuilt one that stands for it
+    raw_out = [None, None]
+
+    uses_numpy = any(as_array) or "hop.numpy" in sys.modules
+    runs = []
 
     def call():
         # An ndarray argument behaves as an ndarray in the function (NumPy's
         # semantics, through hop.numpy), and returns as one; fresh wrappers
         # for each run of the function (path specialisation runs it again).
-        built = unflatten([_numpy_arg(p) if a else p for p, a in zip(proxies, as_array)], spec)
-        given[0] = built
-        if frame is not None:
-            pos = built[0] if kw else built
-            n = len(pos) - len(frame.lifted)
-            return frame.run(pos[:n], built[1] if kw else None, pos[n:])
-        if kw:
-            return fn(*built[0], **built[1])
-        return fn(*built)
+        if not uses_numpy:
+            built = unflatten(proxies, spec)
+            given[0] = built
+            return _invoke(fn, built, kw, frame)
+        storage = sys.modules["hop.numpy._storage"] if "hop.numpy._storage" in sys.modules \
+            else _hnp()._storage
+        run = storage.begin_run(True, slots, slot_arrays)
+        runs.append(run)
+        try:
+            run.arg_strides = arg_strides
+            # a hop.numpy array argument is rebuilt from its tensor: that one
+            run.arg_tensors = {id(p): i for i, (p, k) in enumerate(zip(proxies, kinds))
+                               if k is not None}
+            args = unflatten([_numpy_arg(p, i) if a else p
+                              for i, (p, a) in enumerate(zip(proxies, as_array))], spec)
+            run.arg_tensors = {}
+            given[0] = args
+            out = raw_out[0] = _invoke(fn, args, kw, frame)
+            # the result's arrays as they are now (a captured array's value
+            # is the run's only while it lasts), and the final value of every
+            # written root, then the tensor of each captured one (so that
+            # the runner finds it among the captured inputs)
+            out = unflatten(*flatten(out))
+            raw_out[1] = out
+            if not slots:
+                return out
+            writes = [run.root_value(k) for k in slots]
+            writes += [slot_arrays[k]._tv for k in slots if k[0] == "capture"]
+            return out, tuple(writes)
+        finally:
+            storage.end_run(run)
 
     # What fn can read besides its tensor arguments: the values the plan
     # will bake in (see _guards); and names for the tensors among them (a
@@ -681,6 +777,9 @@ def _trace(fn, example_args, dynamic, paths=None, kwargs=None, compiling=False, 
         brk = _breaks.raised(tr)
         if brk is not None:
             raise brk  # raised and caught inside the function: the trace ends there
+        writes = ()
+        if slots:
+            out, writes = out
         out_leaves, out_spec = flatten(out)
         hnp = sys.modules.get("hop.numpy")
         if hnp is not None:
@@ -692,10 +791,15 @@ def _trace(fn, example_args, dynamic, paths=None, kwargs=None, compiling=False, 
         traced = [x for x in out_leaves if isinstance(x, outs)]
         sym_out = ["float" if isinstance(x, SymFloat) else isinstance(x, _C.SymInt)
                    for x in traced]
-        results = _Results(fn, out, out_leaves, outs, given[0], spec, env.seen)
-        tr.output([_out_value(x) for x in traced])
+        # the raw result only when the trace's result is that run's (path
+        # specialisation merges the runs' results into new values)
+        raw = raw_out[0] if raw_out[1] is out and out is not None else out
+        results = _Results(fn, raw, out_leaves, outs, given[0], spec, env.seen)
+        tr.output([_out_value(x) for x in traced] + list(writes))
     finally:
         tr.stop()
+    writeback = _WriteBack(slots, slot_arrays, tr, leaves, runs, traced, writes) if slots \
+        else None
     template = [None if isinstance(x, outs) else x for x in out_leaves]
     plan = tr.lower()
     statics = [None if k is not None else leaves[i] for i, k in enumerate(kinds)]
@@ -705,10 +809,15 @@ def _trace(fn, example_args, dynamic, paths=None, kwargs=None, compiling=False, 
     captures = tr.captures
     if frame is not None:
         _frame.unguard(env, frame)
-    made = _made_captures(captures, views)
+    made = _made_captures(captures, views) | {id(t) for run in runs for t in run.made}
+    # a result that is such a capture itself (`return np.zeros(n)`): the plan
+    # hands back the captured tensor, so each call copies it (eager makes it
+    # anew; a caller's write must not show in the next call's result)
+    results.copied = {i for i, x in enumerate(out_leaves) if isinstance(x, outs) and
+                      id(getattr(x, "_tv", x)) in made}
     guards = _guards.Guards(env, captures, leaves, views, made=lambda t: id(t) in made)
     runner = _Runner(tr, plan, spec, statics, out_spec, template, all_numpy, sym_out, guards,
-                     as_array, kw=kw, results=results)
+                     as_array, writeback, kw=kw, results=results)
     # The lines after the guards' and the viewed arrays' (describing them
     # needs the placeholder names: a walk of the whole graph, skipped when
     # there is nothing to say).
@@ -774,11 +883,12 @@ class _Results:
     limits); an object the function returns from deeper is taken as made by
     the call (documented)."""
 
-    __slots__ = ("same", "fresh")
+    __slots__ = ("same", "fresh", "copied")
 
     def __init__(self, fn, out, out_leaves, outs, given, arg_spec, env_ids):
         self.same = {}   # path in the result -> ("arg", path in the arguments) or ("obj", it)
         self.fresh = {}  # index of a constant leaf -> a function making it anew
+        self.copied = set()  # indices of traced leaves each call copies (_trace)
         given_nodes = _pytree_nodes(given, arg_spec) if given is not None else {}
         for node_id, (path, node) in _pytree_nodes(out).items():
             if _is_atom(node) or isinstance(node, outs):
@@ -825,7 +935,7 @@ class _Results:
                 self.fresh[i] = functools.partial(copy.deepcopy, x)
 
     def __bool__(self):
-        return bool(self.same or self.fresh)
+        return bool(self.same or self.fresh or self.copied)
 
 
 def _itself(obj):
@@ -873,6 +983,104 @@ def _nested_codes(fn):
     return out
 
 
+def _hnp():
+    from . import numpy
+    return numpy
+
+
+def _arg_strides(leaves):
+    """Per ndarray argument leaf that is not C-contiguous, its strides in
+    elements (hop.numpy decides NumPy's views with them)."""
+    out = {}
+    for i, x in enumerate(leaves):
+        if _np is not None and isinstance(x, _np.ndarray) and not x.flags.c_contiguous and \
+                x.itemsize:
+            out[i] = tuple(s // x.itemsize for s in x.strides)
+    return out
+
+
+def _layout(x):
+    """An array's layout as _WriteBack compares it between calls."""
+    if isinstance(x, _C.Tensor):
+        x = x.numpy()
+    return True if x.flags.c_contiguous else tuple(s // x.itemsize for s in x.strides)
+
+
+class _WriteBack:
+    """The arguments and captured hop.numpy arrays a traced function writes
+    in place (hop.numpy._storage): the plan's last outputs are their final
+    values (then the captured ones' own tensors, which only locate them
+    among the captured inputs), which each call copies into the caller's
+    memory after the plan has run.  NumPy's aliasing between arguments is
+    not traced, so an argument written that shares memory with another
+    array argument is refused, when traced and on every call; so is a call
+    whose argument layout differs from the one a view-or-copy decision read
+    (NumPy's reshape views memory or copies it by its layout)."""
+
+    def __init__(self, slots, slot_arrays, tr, leaves, runs, traced, writes):
+        self.slots = slots
+        # results that are a written argument itself (`x += 1; return x`):
+        # the caller's array is returned, as NumPy's in-place code returns it
+        self.returns = {j: k[1] for j, x in enumerate(traced) for k, w in zip(slots, writes)
+                        if k[0] == "arg" and x is w and _np is not None and
+                        isinstance(leaves[k[1]], _np.ndarray)}
+        caps = list(tr.captures)
+        self.targets = []
+        ncap = sum(1 for k in slots if k[0] == "capture")
+        for k in slots:
+            if k[0] == "arg":
+                self.targets.append(("arg", k[1]))
+            else:
+                t = slot_arrays[k]._tv
+                self.targets.append(("capture", next(j for j, c in enumerate(caps) if c is t)))
+        self.nextra = len(slots) + ncap
+        self.layout = {}
+        for run in runs:
+            for i in run.layout:
+                self.layout[i] = _layout(leaves[i])
+        self.args = [i for kind, i in self.targets if kind == "arg"]
+        self.check(leaves, _C.UnsupportedError)
+
+    def check(self, leaves, error):
+        """Raises error when a written argument shares memory with another
+        array argument, or a layout a decision read has changed."""
+        arrays = [(i, x) for i, x in enumerate(leaves) if _np is not None and
+                  isinstance(x, _np.ndarray)]
+        for i in self.args:
+            x = leaves[i]
+            if not isinstance(x, _np.ndarray):
+                continue
+            for j, y in arrays:
+                if j != i and _np.may_share_memory(x, y) and _np.shares_memory(x, y):
+                    raise error(f"hop.numpy: the traced function writes argument {i} in place, "
+                                f"which shares memory with argument {j}; hop traces arguments "
+                                f"as separate arrays, so it cannot reproduce NumPy's aliasing "
+                                f"between them (pass copies, or write a copy)")
+        for i, want in self.layout.items():
+            if _layout(leaves[i]) != want:
+                raise error(f"guard failed: argument {i} has another memory layout than when "
+                            f"traced, which decides whether NumPy's reshape of it is a view "
+                            f"(the function writes through it)")
+
+    def apply(self, results, leaves, captured):
+        """Copies the written values into the caller's memory; the results
+        without them."""
+        n = len(results) - self.nextra
+        for j, (kind, ref) in enumerate(self.targets):
+            val = results[n + j]
+            dst = leaves[ref] if kind == "arg" else captured[ref]
+            if isinstance(dst, _C.Tensor):
+                dst = dst.numpy()
+            src = val.numpy()
+            if src.ctypes.data == dst.ctypes.data and src.strides == dst.strides:
+                continue  # the plan handed the input back: nothing to write
+            dst[...] = src
+        results = results[:n]
+        for j, i in self.returns.items():
+            results[j] = leaves[i]
+        return results
+
+
 def _leaf_names(fn, args, kwargs=None):
     """A placeholder name per argument leaf: the parameter's name (the
     keyword for a keyword argument), with the field (namedtuple, dataclass)
@@ -906,8 +1114,9 @@ class _Runner:
     of the trace)."""
 
     def __init__(self, tr, plan, spec, statics, out_spec, template, all_numpy, sym_out, guards,
-                 as_array, kw=False, results=None):
+                 as_array, writeback=None, kw=False, results=None):
         self.plan = plan
+        self.writeback = writeback
         # Whether the trace's call had keyword arguments: spec is then that
         # of (args, {keyword: value}), and only such calls fit.
         self.kw = kw
@@ -954,6 +1163,8 @@ class _Runner:
         # That call with no environment guards to check (the captures never
         # change): bound in C, fast(args) runs it for a tuple of ndarrays
         # and is NotImplemented for anything else (hop.compile's __call__).
+        if writeback is not None:  # every call writes back: the general path
+            self._nflat = self._ndflat = -1
         self.fast = plan.bind_arrays(self._ndflat, self._state[1], self._ndout) \
             if self._ndflat >= 0 and self._ndout is not None and self._check is None else None
         # The same for hop.Tensors in and a tensor or a flat tuple of them
@@ -1042,15 +1253,25 @@ class _Runner:
                     st = self._state = self.guards.revalidate(st, args)
                 return self.plan.run_arrays(args, st[1], self._ndout)
         tensors, as_numpy, leaves = self.tensors(args, mismatch)
-        results = self.plan.run(tensors + list(self._captured(leaves)))
-        return self.finish(results, as_numpy, args)
+        return self._run(tensors, as_numpy, leaves, args)
 
     def call_kw(self, args, mismatch, kwargs):
         """call() with keyword arguments (none: call())."""
         if not kwargs:
             return self.call(args, mismatch)
         tensors, as_numpy, leaves = self.tensors(args, mismatch, kwargs)
-        results = self.plan.run(tensors + list(self._captured(leaves)))
+        return self._run(tensors, as_numpy, leaves, args, kwargs)
+
+    def _run(self, tensors, as_numpy, leaves, args, kwargs=None):
+        """The plan run on the call's tensors and the captures, the written
+        arrays copied back (_WriteBack), and the results built."""
+        captured = self._captured(leaves)
+        wb = self.writeback
+        if wb is not None:
+            wb.check(leaves, _C.GuardError)
+        results = self.plan.run(tensors + list(captured))
+        if wb is not None:
+            results = wb.apply(results, leaves, captured)
         return self.finish(results, as_numpy, args, kwargs)
 
     def finish(self, results, as_numpy, args=None, kwargs=None):
@@ -1066,6 +1287,9 @@ class _Runner:
             return unflatten(leaves, self.out_spec)
         for i, make in r.fresh.items():
             leaves[i] = make()  # a constant made anew, as eager makes it
+        for i in r.copied:
+            x = leaves[i]
+            leaves[i] = x.clone() if isinstance(x, _C.Tensor) else x.copy()
         if not r.same:
             return unflatten(leaves, self.out_spec)
         # the caller's own objects, returned as themselves (eager: f(d) is d)

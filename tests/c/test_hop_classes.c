@@ -85,6 +85,25 @@ fold_body_inputs(hop_call *c)
     return st;
 }
 
+/* Its verify says what body_inputs does: the xs' inputs are rows. */
+static bool
+fold_row(void *ud, const hop_node *call, size_t body, size_t j, hop_value_info *want)
+{
+    size_t ninit, nxs;
+    (void)ud, (void)body;
+    hop_node_group(call, "init", &ninit);
+    hop_node_group(call, "xs", &nxs);
+    if (j >= ninit && j < ninit + nxs)
+        *want = hop_value_info_drop_dim(want, 0);
+    return true;
+}
+
+static hop_status
+fold_verify(const hop_node *call)
+{
+    return hop_verify_bodies(call, fold_row, NULL, NULL);
+}
+
 static const hop_class fold_class = {
     .name = "tfold",
     .params = {{"f", HOP_PARAM_BODY, "tfold_body"},
@@ -92,7 +111,19 @@ static const hop_class fold_class = {
                {"xs", HOP_PARAM_VALUES, NULL}},
     .input_mode = HOP_INPUTS_EXPLICIT,
     .body_inputs = fold_body_inputs,
+    .verify = fold_verify,
     .print = fold_print,
+};
+
+/* The same without a verify slot: the base's refuses the rows its
+ * body_inputs made, so tracing refuses the call, naming the HOP. */
+static const hop_class unverified_fold_class = {
+    .name = "ufold",
+    .params = {{"f", HOP_PARAM_BODY, "ufold_body"},
+               {"init", HOP_PARAM_VALUES, NULL},
+               {"xs", HOP_PARAM_VALUES, NULL}},
+    .input_mode = HOP_INPUTS_EXPLICIT,
+    .body_inputs = fold_body_inputs,
 };
 
 /* A class with every kind of lead, to read them back by name. */
@@ -132,6 +163,13 @@ test_a_call_node_holds_leads_bodies_and_one_list_per_group_with_lifted_last(void
     hop_arg args[] = {hop_arg_list(&init, 1), hop_arg_list(&rows, 1)};
     hop_body b = {axpy_body, w};
     hop_values out = {0};
+    size_t before = hop_output_graph_root_graph(og)->nnodes;
+    assert_int_equal(hop_apply(og, &unverified_fold_class, args, 2, &b, 1, &out), HOP_VERIFY);
+    assert_string_equal(hop_error_message(),
+                        "ufold: the call its slots traced does not verify: verify: forward: node "
+                        "ufold: ufold: input x of ufold_body_0 is f32[s1], but the call needs "
+                        "f32[s0, s1] there");
+    assert_int_equal(hop_output_graph_root_graph(og)->nnodes, before);
     assert_int_equal(hop_apply(og, &fold_class, args, 2, &b, 1, &out), HOP_OK);
     hop_node *call = out.items[0]->args[0].u.node;
     /* the accessors read the node by parameter name */
@@ -331,8 +369,118 @@ test_libraries_of_hops_load_once_and_bad_ones_fail_clearly(void **state)
     /* a shared object that is no library of HOPs */
     assert_int_equal(hop_load_library("libm.so.6", names, 4, &n), HOP_INVALID);
     assert_string_equal(hop_error_message(),
-                        "load_library: libm.so.6 has no function hop_library_init");
+                        "load_library: libm.so.6 has no descriptor hop_library; a library of "
+                        "HOPs declares itself with HOP_LIBRARY(init) (hop/prim_hop.h) and is "
+                        "built against this hop's headers (ABI version 2)");
     assert_int_equal(hop_load_library(NULL, names, 4, &n), HOP_MISUSE);
+}
+
+#define HOSTILE(kind) HOP_HOSTILE_DIR "/libhop_hostile_" kind ".so"
+
+/* Nothing of a library runs before its descriptor is checked: a data symbol
+ * named like the old entry point, a symbol that is no descriptor, a
+ * descriptor for another ABI version. */
+static void
+test_a_library_without_a_descriptor_of_this_abi_is_refused_before_it_runs(void **state)
+{
+    (void)state;
+    size_t n = 9;
+    assert_int_equal(hop_load_library(HOSTILE("data_init"), NULL, 0, &n), HOP_INVALID);
+    assert_string_equal(
+        hop_error_message(),
+        "load_library: " HOSTILE(
+            "data_init") " has no descriptor hop_library "
+                         "(it exports hop_library_init, the entry point of hop before ABI "
+                         "version 2); a library of HOPs declares itself with HOP_LIBRARY(init) "
+                         "(hop/prim_hop.h) and is built against this hop's headers (ABI version "
+                         "2)");
+    assert_int_equal(n, 0);
+    assert_int_equal(hop_load_library(HOSTILE("data_desc"), NULL, 0, &n), HOP_INVALID);
+    char want[512];
+    snprintf(want, sizeof want,
+             "load_library: %s's symbol hop_library is not a descriptor (an object of %zu bytes "
+             "defined by HOP_LIBRARY(init) in the library itself)",
+             HOSTILE("data_desc"), sizeof(hop_library_descriptor));
+    assert_string_equal(hop_error_message(), want);
+    assert_int_equal(hop_load_library(HOSTILE("old_abi"), NULL, 0, &n), HOP_INVALID);
+    assert_string_equal(
+        hop_error_message(),
+        "load_library: " HOSTILE(
+            "old_abi") " was built for hop ABI version 9, "
+                       "but this hop is ABI version 2; rebuild it against this hop's headers");
+}
+
+/* A failed init leaves no trace: its HOP and its kernel are unregistered
+ * (their names free again) before the library is unloaded. */
+static void
+test_a_failed_init_unregisters_every_hop_and_kernel_it_registered(void **state)
+{
+    (void)state;
+    size_t n = 9;
+    assert_int_equal(hop_load_library(HOSTILE("fails"), NULL, 0, &n), HOP_INVALID);
+    assert_string_equal(hop_error_message(), "hostile: this init fails after registering");
+    assert_int_equal(n, 0);
+    assert_null(hop_find_hop("hostile_leaky_hop"));
+    assert_null(hop_foreign_find("hostile_leaky_kernel"));
+    /* the names are free: a kernel of our own under the same name */
+    const hop_foreign *k = NULL;
+    assert_int_equal(hop_foreign_register("void hostile_leaky_kernel(int64_t n)",
+                                          (void *)(uintptr_t)&hop_error_clear, NULL, &k),
+                     HOP_OK);
+    assert_int_equal(hop_foreign_unregister("hostile_leaky_kernel"), HOP_OK);
+    static const hop_class again = {.name = "hostile_leaky_hop"};
+    assert_int_equal(hop_register_hop(&again), HOP_OK);
+    assert_int_equal(hop_unregister_hop("hostile_leaky_hop"), HOP_OK);
+    /* and loading it again fails the same way, with nothing left behind */
+    assert_int_equal(hop_load_library(HOSTILE("fails"), NULL, 0, &n), HOP_INVALID);
+    assert_null(hop_foreign_find("hostile_leaky_kernel"));
+}
+
+/* An init may load the library it depends on (the lock is recursive); one
+ * that loads its own library is an error, not an endless recursion. */
+static void
+test_an_init_may_load_its_dependency_but_not_its_own_library(void **state)
+{
+    (void)state;
+    const char *names[4];
+    size_t n = 9;
+    assert_int_equal(hop_load_library(HOSTILE("loads_dep"), names, 4, &n), HOP_OK);
+    assert_int_equal(n, 1);
+    assert_string_equal(names[0], "hostile_dep_user");
+    assert_non_null(hop_find_hop("repeat"));
+    assert_int_equal(hop_load_library(HOSTILE("loads_self"), NULL, 0, &n), HOP_INVALID);
+    assert_string_equal(
+        hop_error_message(),
+        "load_library: " HOSTILE("loads_self") "'s init "
+                                               "loads " HOSTILE(
+                                                   "loads_self") " itself (directly "
+                                                                 "or through another library)");
+}
+
+/* A class whose output_meta returns HOP_OK without outputs: the protocol
+ * names the HOP and the slot (and the graphs are as before). */
+static void
+test_an_output_meta_slot_that_gives_no_outputs_is_an_error_naming_it(void **state)
+{
+    (void)state;
+    assert_int_equal(hop_load_library(HOSTILE("no_outputs"), NULL, 0, NULL), HOP_OK);
+    const hop_class *cls = hop_find_hop("hostile_no_outputs");
+    assert_non_null(cls);
+    hop_output_graph *og = hop_output_graph_new();
+    int64_t xs[] = {4};
+    hop_node *x = hop_output_graph_add_input(og, "x", HOP_F32, 1, xs, true);
+    hop_arg xa = hop_arg_node(x);
+    hop_arg args[] = {hop_arg_list(&xa, 1)};
+    hop_body b = {identity_body, NULL};
+    hop_values out = {0};
+    size_t before = hop_output_graph_root_graph(og)->nnodes;
+    assert_int_equal(hop_apply(og, cls, args, 1, &b, 1, &out), HOP_MISUSE);
+    assert_string_equal(hop_error_message(), "hostile_no_outputs: the output_meta slot gave 0 "
+                                             "outputs but the body hostile_body_0 returns 1");
+    assert_int_equal(hop_output_graph_root_graph(og)->nnodes, before);
+    assert_int_equal(out.n, 0);
+    hop_values_clear(&out);
+    hop_output_graph_free(og);
 }
 
 /* A HOP lowered to a kernel of its own (hop_lower_kernel): twice(body, xs)
@@ -494,6 +642,10 @@ main(void)
         cmocka_unit_test(test_a_constant_pred_runs_its_branch_inline_with_no_call_node),
         cmocka_unit_test(test_eval_apply_runs_a_class_eagerly_with_host_bodies),
         cmocka_unit_test(test_libraries_of_hops_load_once_and_bad_ones_fail_clearly),
+        cmocka_unit_test(test_a_library_without_a_descriptor_of_this_abi_is_refused_before_it_runs),
+        cmocka_unit_test(test_a_failed_init_unregisters_every_hop_and_kernel_it_registered),
+        cmocka_unit_test(test_an_init_may_load_its_dependency_but_not_its_own_library),
+        cmocka_unit_test(test_an_output_meta_slot_that_gives_no_outputs_is_an_error_naming_it),
         cmocka_unit_test(test_a_loaded_hop_traces_lowers_and_evaluates_like_a_built_in),
         cmocka_unit_test(test_a_hop_lowers_to_a_kernel_of_its_own_that_can_fail_the_run),
     };

@@ -194,7 +194,7 @@ test_op_table_rows_come_from_the_x_macro(void **state)
     assert_int_equal(hop_op_get(HOP_OP_logical_not)->nargs, 1);
     assert_int_equal(hop_op_get(HOP_OP_logical_not)->family, HOP_KF_UNARY);
     assert_int_equal(hop_op_get(HOP_OP_clone)->rule, HOP_RULE_CLONE);
-    assert_int_equal(HOP_OP_COUNT, 79);
+    assert_int_equal(HOP_OP_COUNT, 104);
     assert_null(hop_op_get(HOP_OP_COUNT));
     assert_null(hop_op_get((hop_op)-1));
 }
@@ -238,7 +238,7 @@ test_wrong_operand_count_or_kind_names_the_op_and_argument(void **state)
     assert_int_equal(hop_op_infer(NULL, HOP_OP_neg, args, 1, &out), HOP_MISUSE);
     assert_int_equal(hop_op_infer(env, HOP_OP_neg, NULL, 1, &out), HOP_MISUSE);
     assert_int_equal(hop_op_infer(env, HOP_OP_COUNT, args, 1, &out), HOP_INVALID);
-    assert_string_equal(hop_error_message(), "hop_op_infer: unknown op 79");
+    assert_string_equal(hop_error_message(), "hop_op_infer: unknown op 104");
     hop_meta bad = x;
     bad.rank = 9;
     assert_string_equal(RUN(neg, T(&bad)), "HOP_INVALID: neg: argument 0 has invalid rank 9");
@@ -1125,6 +1125,52 @@ test_take_puts_the_index_shape_in_place_of_the_dim(void **state)
 }
 
 static void
+test_dynamic_indexing_ops_keep_sizes_static_and_check_the_slice_fits(void **state)
+{
+    (void)state;
+    const hop_expr *s0 = sym(7);
+    hop_meta x = M("f32[5, s0]"), i = M("i64[]"), u8 = M("u8[]"), fi = M("f32[]");
+    hop_meta i1 = M("i64[1]"), z = M("f32[]"), u = M("f32[2, s0]"), ud = M("f64[2, s0]");
+    hop_meta m = M("bool[s0]"), m2 = M("bool[5, 1]"), mbad = M("bool[3]"), mf = M("f32[s0]");
+    assert_string_equal(RUN(dynamic_slice, T(&x), I(0), T(&i), I(2)), "f32[2, s0]");
+    assert_string_equal(RUN(dynamic_slice, T(&x), I(-1), T(&u8), S(s0)), "f32[5, s0]");
+    assert_string_equal(RUN(dynamic_slice, T(&x), I(0), T(&i), I(0)), "f32[0, s0]");
+    assert_string_equal(RUN(dynamic_slice, T(&x), I(1), T(&i), NONE), "f32[5]");
+    assert_string_equal(RUN(dynamic_slice, T(&x), I(0), T(&i), I(6)),
+                        "HOP_SHAPE: dynamic_slice: a slice of 6 elements does not fit in dim 0 "
+                        "of f32[5, s0]");
+    assert_string_equal(RUN(dynamic_slice, T(&x), I(0), T(&i), I(-1)),
+                        "HOP_INVALID: dynamic_slice: size must be >= 0, got -1");
+    assert_string_equal(RUN(dynamic_slice, T(&x), I(0), T(&fi), I(1)),
+                        "HOP_DTYPE: dynamic_slice: start must be an integer tensor of rank 0, "
+                        "got f32[]");
+    assert_string_equal(RUN(dynamic_slice, T(&x), I(0), T(&i1), I(1)),
+                        "HOP_DTYPE: dynamic_slice: start must be an integer tensor of rank 0, "
+                        "got i64[1]");
+    assert_string_equal(RUN(dynamic_slice, T(&x), I(0), I(1), I(1)),
+                        "HOP_INVALID: dynamic_slice: argument 2 must be an integer tensor of "
+                        "rank 0, got an int");
+    assert_string_equal(RUN(dynamic_slice, T(&z), I(0), T(&i), I(1)),
+                        "HOP_SHAPE: dynamic_slice: cannot slice a 0-d tensor, got f32[]");
+    assert_string_equal(RUN(dynamic_update_slice, T(&x), T(&u), I(0), T(&i)), "f32[5, s0]");
+    assert_string_equal(RUN(dynamic_update_slice, T(&x), T(&u), I(0), I(3)), "f32[5, s0]");
+    assert_string_equal(RUN(dynamic_update_slice, T(&x), T(&u), I(0), S(s0)), "f32[5, s0]");
+    assert_string_equal(RUN(dynamic_update_slice, T(&x), T(&ud), I(0), T(&i)),
+                        "HOP_DTYPE: dynamic_update_slice: update f64[2, s0] must have x's dtype "
+                        "(x f32[5, s0])");
+    assert_string_equal(RUN(dynamic_update_slice, T(&x), T(&u), I(1), T(&i)),
+                        "HOP_SHAPE: dynamic_update_slice: update f32[2, s0] does not fit x "
+                        "f32[5, s0] along dim 1");
+    assert_string_equal(RUN(mask_gradient, T(&x), T(&m)), "f32[5, s0]");
+    assert_string_equal(RUN(mask_gradient, T(&x), T(&m2)), "f32[5, s0]");
+    assert_string_equal(RUN(mask_gradient, T(&x), T(&mbad)),
+                        "HOP_SHAPE: mask_gradient: mask bool[3] does not broadcast to x "
+                        "f32[5, s0]");
+    assert_string_equal(RUN(mask_gradient, T(&x), T(&mf)),
+                        "HOP_DTYPE: mask_gradient: mask must be a bool tensor, got f32[s0]");
+}
+
+static void
 test_results_of_item_and_nonzero_flow_into_later_ops(void **state)
 {
     (void)state;
@@ -1466,6 +1512,7 @@ main(void)
         TEST(test_sym_size_to_and_clone),
         TEST(test_numpy_ops_keep_or_promote_dtypes_and_refuse_what_they_cannot_do),
         TEST(test_take_puts_the_index_shape_in_place_of_the_dim),
+        TEST(test_dynamic_indexing_ops_keep_sizes_static_and_check_the_slice_fits),
         TEST(test_results_of_item_and_nonzero_flow_into_later_ops),
         TEST(test_view_geometry_moves_dims_strides_and_offsets),
         TEST(test_view_geometry_refuses_what_shape_inference_refuses_naming_the_call),

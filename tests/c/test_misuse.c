@@ -151,7 +151,7 @@ test_null_arguments_to_tracer_functions_are_misuse(void **state)
     MISUSE(hop_tracer_call_op(r, HOP_OP_neg, NULL, 1), "hop_tracer_call_op: NULL arguments");
     MISUSE(hop_tracer_call_op(r, HOP_OP_neg, (hop_arg[]){N(NULL)}, 1),
            "argument 0 is a NULL value (recording in graph forward)");
-    FAILS(hop_tracer_call_op(r, HOP_OP_COUNT, &xa, 1), HOP_INVALID, "call_op: unknown op 79");
+    FAILS(hop_tracer_call_op(r, HOP_OP_COUNT, &xa, 1), HOP_INVALID, "call_op: unknown op 104");
     MISUSE(hop_tracer_output(NULL, &xa, 1), "hop_tracer_output: NULL tracer");
     MISUSE(hop_tracer_output(r, NULL, 1), "hop_tracer_output: NULL arguments");
     assert_state(og, &before);
@@ -281,7 +281,8 @@ test_null_arguments_to_graphs_plans_and_tensors_are_misuse(void **state)
     MISUSE(hop_graph_call_op(NULL, HOP_OP_neg, &xa, 1), "call_op: the graph is NULL");
     MISUSE(hop_graph_call_op(g, HOP_OP_neg, NULL, 1), "call_op neg: 1 arguments at NULL");
     MISUSE(hop_graph_call_hop(g, NULL, NULL, 0, NULL, 0), "call_hop: the class is NULL");
-    MISUSE(hop_graph_call_hop(g, class_named("w"), NULL, 0, NULL, 1), "call_hop w: 1 outputs at NULL");
+    MISUSE(hop_graph_call_hop(g, class_named("w"), NULL, 0, NULL, 1),
+           "call_hop w: 1 outputs at NULL");
     MISUSE(hop_graph_getitem(g, NULL, 0), "getitem: the call is NULL");
     MISUSE(hop_graph_output(g, NULL, 1), "output: 1 arguments at NULL");
     MISUSE(hop_graph_add_subgraph(g, NULL), "add_subgraph: the child is NULL");

@@ -4,8 +4,12 @@
  * remainder (Python's rounding toward -inf, zero divisors, signed zeros,
  * inf), bitwise ops, sign/floor/ceil/round, the libm float functions,
  * prod/any/all/argmin, cumsum/cumprod (sequential, f16 rounded each step),
- * sort/argsort (stable, nan last, descending) and take (negative indices,
- * index shapes, strided inputs, HOP_INDEX for an index out of range).
+ * sort/argsort (stable, nan last, descending), take (negative indices,
+ * index shapes, strided inputs, HOP_INDEX for an index out of range), the
+ * dynamic indexing ops (a start read from a tensor, clamped), and the
+ * ufuncs of #29: hyperbolic and inverse trig functions, cbrt, i0/i1,
+ * arctan2 hypot copysign nextafter fmod ldexp, gcd lcm and shifts, put and
+ * searchsorted.
  */
 #include "test_runtime_util.h"
 
@@ -202,6 +206,207 @@ test_take_gathers_by_an_index_tensor_and_checks_its_range(void **state)
     RELEASE(x, i, t0, xt, j, t1, bad, last);
 }
 
+/* JAX's clamping: from the end when negative, then into [0, n - size]. */
+static void
+test_dynamic_slice_and_update_clamp_their_start_read_from_a_tensor(void **state)
+{
+    (void)state;
+    hop_tensor *x = make(HOP_F32, 2, SIZES(4, 2), (double[]){0, 1, 2, 3, 4, 5, 6, 7});
+    hop_tensor *u = make(HOP_F32, 2, SIZES(2, 2), (double[]){-1, -2, -3, -4});
+    int64_t starts[] = {1, 3, 9, -1, -4, -9};
+    int first[] = {1, 2, 2, 2, 0, 0}; /* the row the slice starts at */
+    for (size_t k = 0; k < N_(starts); k++) {
+        hop_tensor *i = make(HOP_I32, 0, NULL, (double[]){(double)starts[k]});
+        hop_tensor *s = OP(dynamic_slice, TA(x), IA(0), TA(i), IA(2));
+        double r = 2.0 * first[k];
+        CHECK(s, HOP_F32, (2, 2), r, r + 1, r + 2, r + 3);
+        assert_true(hop_tensor_shares_storage(s, x)); /* a view */
+        /* no size: the element, the dim dropped (x[i]) */
+        hop_tensor *one = OP(dynamic_slice, TA(x), IA(1), TA(i), NA());
+        int c = starts[k] < 0 ? (starts[k] < -2 ? 0 : (int)starts[k] + 2)
+                              : (starts[k] > 1 ? 1 : (int)starts[k]);
+        CHECK(one, HOP_F32, (4), c, 2 + c, 4 + c, 6 + c);
+        hop_tensor_release(one);
+        hop_tensor *w = OP(dynamic_update_slice, TA(x), TA(u), IA(0), TA(i));
+        double want[8] = {0, 1, 2, 3, 4, 5, 6, 7};
+        for (int j = 0; j < 4; j++)
+            want[2 * first[k] + j] = -1 - j;
+        CHECK(w, HOP_F32, (4, 2), want[0], want[1], want[2], want[3], want[4], want[5], want[6],
+              want[7]);
+        RELEASE(i, s, w);
+    }
+    /* an INT start, along dim 1 of a transposed (strided) x */
+    hop_tensor *xt = OP(transpose, TA(x), IA(0), IA(1));
+    hop_tensor *col = make(HOP_F32, 2, SIZES(2, 1), (double[]){9, 8});
+    hop_tensor *w = OP(dynamic_update_slice, TA(xt), TA(col), IA(1), IA(-1));
+    CHECK(w, HOP_F32, (2, 4), 0, 2, 4, 9, 1, 3, 5, 8);
+    /* mask_gradient is x itself */
+    hop_tensor *m = make(HOP_BOOL, 1, SIZES(2), (double[]){1, 0});
+    hop_tensor *g = OP(mask_gradient, TA(x), TA(m));
+    assert_true(hop_tensor_shares_storage(g, x) && g->data == x->data);
+    RELEASE(x, u, xt, col, w, m, g);
+}
+
+/* The further float functions against libm (SLEEF's are within 1 ulp; the
+ * domain edges, where SLEEF hands over to libm, exactly), over both
+ * backends, and integer inputs become f32. */
+static void
+test_hyperbolic_and_inverse_trig_functions_match_libm(void **state)
+{
+    (void)state;
+    const double v[] = {-0.75, 0.0, 0.5, 0.999, 3.0, 20.0, 709.5, -710.0, 1e200, NAN};
+    static const hop_op ops[] = {HOP_OP_sinh,    HOP_OP_cosh,    HOP_OP_arcsin,  HOP_OP_arccos,
+                                 HOP_OP_arcsinh, HOP_OP_arccosh, HOP_OP_arctanh, HOP_OP_cbrt};
+    double (*const ref[])(double) = {sinh, cosh, asin, acos, asinh, acosh, atanh, cbrt};
+    hop_tensor *d = make(HOP_F64, 1, SIZES(10), v);
+    hop_tensor *f = OP(to, TA(d), DA(HOP_F32));
+    float (*const reff[])(float) = {sinhf, coshf, asinf, acosf, asinhf, acoshf, atanhf, cbrtf};
+    for (size_t k = 0; k < N_(ops); k++) {
+        hop_tensor *y = run_op(ops[k], (const hop_rt_arg[]){TA(d)}, 1);
+        double want[10], wantf[10];
+        for (int i = 0; i < 10; i++) {
+            want[i] = ref[k](v[i]);
+            wantf[i] = reff[k]((float)v[i]);
+        }
+        check_close(y, want, 10, 4e-16);
+        hop_tensor *yf = run_op(ops[k], (const hop_rt_arg[]){TA(f)}, 1);
+        assert_int_equal(yf->dtype, HOP_F32);
+        check_close(yf, wantf, 10, 2.5e-7);
+        RELEASE(y, yf);
+    }
+    hop_tensor *i = make(HOP_I32, 1, SIZES(2), (double[]){1, 8});
+    hop_tensor *ci = OP(cbrt, TA(i));
+    CHECK(ci, HOP_F32, (2), 1, 2);
+    RELEASE(d, f, i, ci);
+}
+
+/* i0 is NumPy's Cephes series (numpy.i0's values); i1 Cephes' (scipy's). */
+static void
+test_bessel_i0_and_i1_follow_the_cephes_series(void **state)
+{
+    (void)state;
+    hop_tensor *x = make(HOP_F64, 1, SIZES(6), (double[]){0, 1, -2.5, 8, 10, NAN});
+    hop_tensor *i0 = OP(i0, TA(x));
+    const double want0[] = {
+        1.0, 1.2660658777520082, 3.2898391440501231, 427.56411572180474, 2815.716628466254, NAN};
+    check_close(i0, want0, 6, 1e-15);
+    hop_tensor *i1 = OP(i1, TA(x));
+    const double want1[] = {
+        0.0, 0.56515910399248515, -2.5167162452886984, 399.87313678255992, 2670.9883037012551, NAN};
+    check_close(i1, want1, 6, 1e-15);
+    RELEASE(x, i0, i1);
+}
+
+static void
+test_two_operand_float_functions(void **state)
+{
+    (void)state;
+    hop_tensor *a = make(HOP_F64, 1, SIZES(5), (double[]){1, -1, 0, -0.0, 3});
+    hop_tensor *b = make(HOP_F64, 1, SIZES(5), (double[]){-1, -1, -0.0, 2, 4});
+    hop_tensor *at = OP(arctan2, TA(a), TA(b));
+    const double want[] = {atan2(1, -1), atan2(-1, -1), atan2(0, -0.0), atan2(-0.0, 2),
+                           atan2(3, 4)};
+    check_close(at, want, 5, 4e-16);
+    hop_tensor *hy = OP(hypot, TA(a), FA(4));
+    const double wh[] = {hypot(1, 4), hypot(1, 4), 4, 4, 5};
+    check_close(hy, wh, 5, 2e-16);
+    hop_tensor *cs = OP(copysign, TA(b), TA(a));
+    CHECK(cs, HOP_F64, (5), 1, -1, 0, -2, 4);
+    assert_true(!signbit(elem(cs, 2)) && signbit(elem(cs, 3)));
+    hop_tensor *na = OP(nextafter, TA(a), FA(10));
+    CHECK(na, HOP_F64, (5), nextafter(1, 10), nextafter(-1, 10), nextafter(0, 10),
+          nextafter(-0.0, 10), nextafter(3, 10));
+    hop_tensor *fm = OP(fmod, TA(b), FA(-0.75));
+    CHECK(fm, HOP_F64, (5), -0.25, -0.25, -0.0, 0.5, 0.25); /* the dividend's sign */
+    hop_tensor *n = make(HOP_I64, 1, SIZES(5), (double[]){3, -1, 5000, -5000, 0});
+    hop_tensor *ld = OP(ldexp, TA(a), TA(n));
+    CHECK(ld, HOP_F64, (5), 8, -0.5, 0, -0.0, 3);
+    hop_tensor *big = make(HOP_F64, 1, SIZES(2), (double[]){1e-300, 1e300});
+    hop_tensor *e = make(HOP_I64, 1, SIZES(2), (double[]){1100, -1100});
+    hop_tensor *lb = OP(ldexp, TA(big), TA(e)); /* one rounding, as C's ldexp */
+    CHECK(lb, HOP_F64, (2), ldexp(1e-300, 1100), ldexp(1e300, -1100));
+    hop_tensor *i = make(HOP_I32, 1, SIZES(2), (double[]){1, 2});
+    hop_tensor *ai = OP(arctan2, TA(i), IA(1));
+    assert_int_equal(ai->dtype, HOP_F32);
+    RELEASE(a, b, at, hy, cs, na, fm, n, ld, big, e, lb, i, ai);
+}
+
+/* NumPy's integer semantics: fmod and gcd/lcm on magnitudes, zero divisors
+ * give 0, shifts by counts outside [0, width) give 0 or -1. */
+static void
+test_integer_fmod_gcd_lcm_and_shifts(void **state)
+{
+    (void)state;
+    hop_tensor *a = make(HOP_I8, 1, SIZES(6), (double[]){7, -7, 7, -128, 12, 0});
+    hop_tensor *b = make(HOP_I8, 1, SIZES(6), (double[]){3, 3, 0, -1, -18, 0});
+    hop_tensor *fm = OP(fmod, TA(a), TA(b));
+    CHECK(fm, HOP_I8, (6), 1, -1, 0, 0, 12, 0);
+    hop_tensor *g = OP(gcd, TA(a), TA(b));
+    CHECK(g, HOP_I8, (6), 1, 1, 7, 1, 6, 0);
+    hop_tensor *l = OP(lcm, TA(a), TA(b));
+    CHECK(l, HOP_I8, (6), 21, 21, 0, -128, 36, 0);
+    hop_tensor *x = make(HOP_I16, 1, SIZES(5), (double[]){1, -8, 3, -1, 5});
+    hop_tensor *c = make(HOP_I16, 1, SIZES(5), (double[]){15, 1, 16, 20, -1});
+    hop_tensor *ls = OP(left_shift, TA(x), TA(c));
+    CHECK(ls, HOP_I16, (5), -32768, -16, 0, 0, 0);
+    hop_tensor *rs = OP(right_shift, TA(x), TA(c));
+    CHECK(rs, HOP_I16, (5), 0, -4, 0, -1, 0);
+    hop_tensor *u = make(HOP_U8, 1, SIZES(3), (double[]){200, 9, 0});
+    hop_tensor *ug = OP(gcd, TA(u), IA(6));
+    CHECK(ug, HOP_U8, (3), 2, 3, 6);
+    hop_tensor *ul = OP(lcm, TA(u), IA(6));
+    CHECK(ul, HOP_U8, (3), 88, 18, 0); /* 600 wraps to 88, as NumPy's */
+    RELEASE(a, b, fm, g, l, x, c, ls, rs, u, ug, ul);
+}
+
+/* put sets (last write wins) or adds (NumPy's add.at) at flat indices;
+ * every index and the value count are checked before anything is written. */
+static void
+test_put_sets_or_accumulates_at_flat_indices(void **state)
+{
+    (void)state;
+    hop_tensor *x = make(HOP_F32, 2, SIZES(2, 3), (double[]){0, 1, 2, 3, 4, 5});
+    hop_tensor *xt = OP(transpose, TA(x), IA(0), IA(1)); /* strided [3, 2] */
+    hop_tensor *idx = make(HOP_I32, 2, SIZES(2, 2), (double[]){0, -1, 0, 2});
+    hop_tensor *v = make(HOP_F32, 2, SIZES(2, 2), (double[]){10, 20, 30, 40});
+    hop_tensor *p = OP(put, TA(xt), TA(idx), TA(v), BA(false));
+    CHECK(p, HOP_F32, (3, 2), 30, 3, 40, 4, 2, 20);
+    hop_tensor *pa = OP(put, TA(xt), TA(idx), TA(v), BA(true));
+    CHECK(pa, HOP_F32, (3, 2), 40, 3, 41, 4, 2, 25);
+    hop_tensor *one = make(HOP_F32, 0, SIZES(0), (double[]){7});
+    hop_tensor *p1 = OP(put, TA(x), TA(idx), TA(one), BA(false));
+    CHECK(p1, HOP_F32, (2, 3), 7, 1, 7, 3, 4, 7);
+    hop_tensor *h = make(HOP_F16, 1, SIZES(1), (double[]){2048});
+    hop_tensor *hi = make(HOP_I64, 1, SIZES(2), (double[]){0, 0});
+    hop_tensor *hv = make(HOP_F16, 1, SIZES(2), (double[]){1, 1});
+    hop_tensor *ha = OP(put, TA(h), TA(hi), TA(hv), BA(true));
+    CHECK(ha, HOP_F16, (1), 2048); /* each addition rounds to f16 */
+    hop_tensor *six = make(HOP_I64, 1, SIZES(1), (double[]){6});
+    EXPECT_FAIL(HOP_INDEX, "put: index 6 is out of bounds for size 6", put, TA(x), TA(six), TA(one),
+                BA(false));
+    hop_tensor *three = make(HOP_F32, 1, SIZES(3), (double[]){1, 2, 3});
+    EXPECT_FAIL(HOP_SHAPE, "put: cannot put 3 value(s) at 2 index(es)", put, TA(x), TA(hi),
+                TA(three), BA(false));
+    RELEASE(x, xt, idx, v, p, pa, one, p1, h, hi, hv, ha, six, three);
+}
+
+static void
+test_searchsorted_finds_positions_with_nan_last(void **state)
+{
+    (void)state;
+    hop_tensor *a = make(HOP_F64, 1, SIZES(5), (double[]){1, 2, 2, 3, NAN});
+    hop_tensor *v = make(HOP_F64, 2, SIZES(2, 3), (double[]){0, 2, 2.5, 3, NAN, 9});
+    hop_tensor *l = OP(searchsorted, TA(a), TA(v), BA(false));
+    CHECK(l, HOP_I64, (2, 3), 0, 1, 3, 3, 4, 4);
+    hop_tensor *r = OP(searchsorted, TA(a), TA(v), BA(true));
+    CHECK(r, HOP_I64, (2, 3), 0, 3, 3, 4, 5, 4);
+    hop_tensor *ia = make(HOP_U8, 1, SIZES(3), (double[]){1, 5, 200});
+    hop_tensor *iv = make(HOP_U8, 1, SIZES(3), (double[]){0, 5, 255});
+    hop_tensor *il = OP(searchsorted, TA(ia), TA(iv), BA(false));
+    CHECK(il, HOP_I64, (3), 0, 1, 3);
+    RELEASE(a, v, l, r, ia, iv, il);
+}
+
 int
 main(void)
 {
@@ -213,6 +418,13 @@ main(void)
         cmocka_unit_test(test_cumsum_and_cumprod_accumulate_in_order),
         cmocka_unit_test(test_sort_and_argsort_are_stable_with_nan_last),
         cmocka_unit_test(test_take_gathers_by_an_index_tensor_and_checks_its_range),
+        cmocka_unit_test(test_dynamic_slice_and_update_clamp_their_start_read_from_a_tensor),
+        cmocka_unit_test(test_hyperbolic_and_inverse_trig_functions_match_libm),
+        cmocka_unit_test(test_bessel_i0_and_i1_follow_the_cephes_series),
+        cmocka_unit_test(test_two_operand_float_functions),
+        cmocka_unit_test(test_integer_fmod_gcd_lcm_and_shifts),
+        cmocka_unit_test(test_put_sets_or_accumulates_at_flat_indices),
+        cmocka_unit_test(test_searchsorted_finds_positions_with_nan_last),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     hop_runtime_shutdown();

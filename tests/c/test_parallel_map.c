@@ -6,9 +6,10 @@
  * a subroutine) at row counts around the parallel threshold; a steady run
  * allocates nothing, whatever the row count; an error in the middle of a
  * parallel map is reported once, as the sequential run reports it, and the
- * plan stays usable; an allocation-failure sweep over lower + run on 2
- * threads.  Also: the runtime frees a thread's eager state when the thread
- * exits.
+ * plan stays usable; a map run row by row because its rows would not fit
+ * batched reserves nothing for the batched body, and one that fits takes it
+ * and is exact; an allocation-failure sweep over lower + run on 2 threads.  Also: the runtime frees
+ * a thread's eager state when the thread exits.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <stdarg.h>
@@ -419,6 +420,162 @@ test_parallel_map_allocates_nothing_per_row_at_any_row_count(void **state)
     hop_runtime_set_threads(0);
 }
 
+/* ------------------------------------------- the batched body's memory */
+
+/* sum(exp(row * w)): a row of cols floats in, one float out.  Batched, its
+ * values take 2 * cols * 4 + 4 bytes a row. */
+static hop_status
+sum_exp(hop_tracer *t, void *ud, hop_node *const *in, size_t n, hop_values *out)
+{
+    prog *p = ud;
+    (void)n;
+    hop_node *m = OP(t, HOP_OP_mul, N(in[0]), N(p->w));
+    hop_node *e = m ? OP(t, HOP_OP_exp, N(m)) : NULL;
+    return push(out, e ? OP(t, HOP_OP_sum, N(e), hop_arg_none(), hop_arg_bool(false)) : NULL);
+}
+
+#define FIT_COLS 256
+/* 40,000 rows take 82 MB batched, more than map's 64 MiB: row by row. */
+#define FIT_TOO_MANY 40000
+
+/* map(sum_exp, x) with x: f32[s0, s1], w: f32[s1]: the plan batches the
+ * body or runs the rows, decided each run by the fit test. */
+static hop_output_graph *
+fit_program(prog *p)
+{
+    hop_output_graph *og = hop_output_graph_new();
+    assert_non_null(og);
+    p->x = hop_output_graph_add_input(og, "x", HOP_F32, 2, (int64_t[]){8, FIT_COLS}, true);
+    p->w = hop_output_graph_add_input(og, "w", HOP_F32, 1, (int64_t[]){FIT_COLS}, true);
+    hop_values r = {0};
+    assert_int_equal(hop_map(og, (hop_body){sum_exp, p}, (hop_arg[]){N(p->x)}, 1, NULL, 0, &r),
+                     HOP_OK);
+    finish(og, r.items, 1);
+    hop_values_clear(&r);
+    return og;
+}
+
+/* x of rows rows, every one the same (stride 0: no memory), and w. */
+static void
+fit_inputs(int64_t rows, hop_tensor **in)
+{
+    hop_tensor *row = rand_tensor(HOP_F32, 2, (int64_t[]){1, FIT_COLS});
+    in[0] = hop_tensor_view(row, 2, (int64_t[]){rows, FIT_COLS}, (int64_t[]){0, 1}, 0);
+    hop_tensor_release(row);
+    int64_t cols = FIT_COLS;
+    in[1] = rand_tensor(HOP_F32, 1, &cols);
+    assert_non_null(in[0]);
+}
+
+/* Runs p on in into out (f32[rows]): the bytes the run asked the allocator
+ * for. */
+static long long
+run_bytes(hop_plan *p, hop_tensor **in, hop_tensor *out)
+{
+    long long before = hop_alloc_bytes();
+    hop_status st = hop_plan_run_into(p, in, 2, &out, 1);
+    if (st != HOP_OK)
+        fprintf(stderr, "run: %s\n", hop_error_message());
+    assert_int_equal(st, HOP_OK);
+    return hop_alloc_bytes() - before;
+}
+
+/* A run that takes the row loop, because the rows' values would not fit,
+ * reserves nothing for the batched body: the batched body's tensors have a
+ * block of their own, laid out only by a run that takes it (a lazy
+ * section).  The plan's block used to hold them too, sized by the real row
+ * count: 82 MB here (13 GB, and a MemoryError on 2 threads, for a
+ * 400,000-row map of 64 x 64 matmuls). */
+static void
+test_a_map_run_row_by_row_reserves_nothing_for_its_batched_body(void **state)
+{
+    (void)state;
+    prog pr;
+    hop_output_graph *og = fit_program(&pr);
+    for (int threads = 1; threads <= 2; threads++) {
+        hop_runtime_set_threads(threads);
+        hop_plan *p = lower(og, true, false);
+        char *dump = hop_plan_dump(p);
+        assert_non_null(strstr(dump, "Layout      1   0   0"));
+        assert_non_null(strstr(dump, "(lazy section 1): t"));
+        hop_free(dump);
+        hop_tensor *in[2], *out = hop_tensor_empty(HOP_F32, 1, (int64_t[]){FIT_TOO_MANY});
+        fit_inputs(FIT_TOO_MANY, in);
+        long parallel = hop__parmap_runs();
+        long long first = run_bytes(p, in, out);
+        /* the frame, a block of a few rows' values (and the workers'
+         * areas), the worker frames: some KiB, not 40,000 rows' */
+        if (first > 256 << 10)
+            fprintf(stderr, "%d threads: the run allocated %lld bytes\n", threads, first);
+        assert_true(first <= 256 << 10);
+        assert_int_equal(hop__parmap_runs() - parallel, threads == 2);
+        assert_int_equal(run_bytes(p, in, out), 0);
+        /* the rows are right: each is the one row's sum (the rows are all
+         * the same: hop_graph_eval of one) */
+        hop_tensor *one[2] = {hop_tensor_view(in[0], 2, (int64_t[]){1, FIT_COLS}, (int64_t[]){0, 1},
+                                              0),
+                              in[1]},
+                   *want[1];
+        assert_int_equal(hop_graph_eval(og, one, 2, want, 1), HOP_OK);
+        const float *o = out->data, w = *(const float *)want[0]->data;
+        for (int64_t i = 0; i < FIT_TOO_MANY; i++)
+            if (o[i] != w)
+                fail_msg("row %lld: %.9g, not %.9g", (long long)i, (double)o[i], (double)w);
+        hop_tensor_release(one[0]);
+        release_all(want, 1);
+        release_all(in, 2);
+        hop_tensor_release(out);
+        hop_plan_free(p);
+    }
+    hop_runtime_set_threads(0);
+    hop_output_graph_free(og);
+}
+
+/* A run whose rows fit takes the batched body (its block is then made,
+ * once) and gives exactly what the row loop and hop_graph_eval give; a run
+ * of too many rows in between reserves nothing more, and the plan keeps the
+ * batched body's block for the next run that fits. */
+static void
+test_a_map_run_that_fits_takes_the_batched_body_and_is_exact(void **state)
+{
+    (void)state;
+    prog pr;
+    hop_output_graph *og = fit_program(&pr);
+    int64_t rows = 1000;
+    for (int threads = 1; threads <= 2; threads++) {
+        hop_runtime_set_threads(threads);
+        hop_plan *p = lower(og, true, false), *by_rows = lower(og, true, true);
+        hop_tensor *in[2], *big[2], *want[1], *got[1];
+        in[0] = rand_tensor(HOP_F32, 2, (int64_t[]){rows, FIT_COLS});
+        int64_t cols = FIT_COLS;
+        in[1] = rand_tensor(HOP_F32, 1, &cols);
+        fit_inputs(FIT_TOO_MANY, big);
+        hop_tensor *out = hop_tensor_empty(HOP_F32, 1, &rows);
+        hop_tensor *bigout = hop_tensor_empty(HOP_F32, 1, (int64_t[]){FIT_TOO_MANY});
+        /* the batched body's block: all rows' values of the fused group */
+        long long batched = rows * FIT_COLS * 4;
+        assert_true(run_bytes(p, in, out) >= batched);
+        assert_int_equal(hop_graph_eval(og, in, 2, want, 1), HOP_OK);
+        assert_int_equal(hop_plan_run(by_rows, in, 2, got, 1), HOP_OK);
+        assert_identical(out, want[0]);
+        assert_identical(out, got[0]);
+        assert_int_equal(run_bytes(p, in, out), 0);
+        assert_true(run_bytes(p, big, bigout) <= 256 << 10);
+        assert_int_equal(run_bytes(p, in, out), 0);
+        assert_identical(out, want[0]);
+        release_all(want, 1);
+        release_all(got, 1);
+        release_all(in, 2);
+        release_all(big, 2);
+        hop_tensor_release(out);
+        hop_tensor_release(bigout);
+        hop_plan_free(p);
+        hop_plan_free(by_rows);
+    }
+    hop_runtime_set_threads(0);
+    hop_output_graph_free(og);
+}
+
 /* ------------------------------------------------------------- errors */
 
 /* table[idx_row.item()] * 2: out of range for a bad index */
@@ -652,6 +809,8 @@ main(void)
         cmocka_unit_test(test_parallel_map_matches_sequential_and_eager_on_every_body),
         cmocka_unit_test(test_rows_around_the_parallel_threshold_match_eager),
         cmocka_unit_test(test_parallel_map_allocates_nothing_per_row_at_any_row_count),
+        cmocka_unit_test(test_a_map_run_row_by_row_reserves_nothing_for_its_batched_body),
+        cmocka_unit_test(test_a_map_run_that_fits_takes_the_batched_body_and_is_exact),
         cmocka_unit_test(test_an_error_mid_map_is_reported_once_as_the_sequential_run_reports_it),
         cmocka_unit_test(
             test_allocation_failures_in_lower_and_parallel_run_are_nomem_and_leak_nothing),

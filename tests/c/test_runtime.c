@@ -5,6 +5,7 @@
  * allocation failures.  The ops' values are in test_runtime_ops.c.
  */
 #include "test_runtime_util.h"
+#include "hop/foreign.h"
 
 #include <dlfcn.h>
 #include <pthread.h>
@@ -827,15 +828,20 @@ matmuls(void *arg)
     return NULL;
 }
 
-/* hop's matmul runs BLAS on one thread but leaves the process-wide count,
- * which NumPy shares, as it found it: alone, in prepared kernels and with
- * threads calling it at once (it used to set 1 for good). */
+/* hop's matmul runs BLAS on one thread but leaves the thread count of the
+ * shared OpenBLAS, which NumPy uses, as it found it: alone, in prepared
+ * kernels and with threads calling it at once (it used to set 1 for good).
+ * hop links a copy of OpenBLAS of its own when it can, which the shared
+ * library loaded here never sees; else this is the library hop calls. */
 static void
 test_matmul_leaves_the_blas_thread_count_as_it_found_it(void **state)
 {
     (void)state;
-    *(void **)&blas_get = dlsym(RTLD_DEFAULT, "openblas_get_num_threads");
-    *(void **)&blas_set = dlsym(RTLD_DEFAULT, "openblas_set_num_threads");
+    void *lib = dlopen("libopenblas.so.0", RTLD_NOW | RTLD_LOCAL);
+    if (lib == NULL)
+        skip();
+    *(void **)&blas_get = dlsym(lib, "openblas_get_num_threads");
+    *(void **)&blas_set = dlsym(lib, "openblas_set_num_threads");
     if (blas_get == NULL || blas_set == NULL)
         skip();
     int before = blas_get();
@@ -862,6 +868,66 @@ test_matmul_leaves_the_blas_thread_count_as_it_found_it(void **state)
     hop_tensor_release(c);
     hop_tensor_release(a);
     blas_set(before);
+    dlclose(lib);
+}
+
+static void
+kernel_noop(int64_t n, const float *x, float *y)
+{
+    (void)n;
+    (void)x;
+    (void)y;
+}
+
+/* The runtime checks a traced call's operands from their metadata alone
+ * (hop_operand, shape inference's type): no graph, no tracer, and this test
+ * links only core, ops and runtime.  Messages as hop_foreign_call's. */
+static void
+test_foreign_kernel_checks_operands_known_only_by_metadata(void **state)
+{
+    (void)state;
+    const hop_foreign *f;
+    assert_int_equal(hop_foreign_register("void meta_axpy(int64_t n, const float x[n], float y[n])",
+                                          (void *)kernel_noop, NULL, &f),
+                     HOP_OK);
+    hop_shape_env *env = hop_shape_env_new();
+    assert_non_null(env);
+    hop_meta f4, f3, i4, fs;
+    assert_int_equal(hop_meta_init(&f4, env, HOP_F32, 1, SIZES(4)), HOP_OK);
+    assert_int_equal(hop_meta_init(&f3, env, HOP_F32, 1, SIZES(3)), HOP_OK);
+    assert_int_equal(hop_meta_init(&i4, env, HOP_I64, 1, SIZES(4)), HOP_OK);
+    const hop_expr *s0 = hop_shape_env_size_symbol(env, 5, false, false);
+    assert_non_null(s0);
+    fs = f4;
+    fs.sizes[0] = s0;
+    hop_operand four = {.kind = HOP_OPND_INT, .u.i = 4};
+    hop_operand sym = {.kind = HOP_OPND_SYM, .u.sym = s0};
+    hop_operand x4 = {.kind = HOP_OPND_TENSOR, .u.tensor = &f4};
+    hop_operand x3 = {.kind = HOP_OPND_TENSOR, .u.tensor = &f3};
+    hop_operand xi = {.kind = HOP_OPND_TENSOR, .u.tensor = &i4};
+    hop_operand xs = {.kind = HOP_OPND_TENSOR, .u.tensor = &fs};
+
+    assert_int_equal(hop_foreign_check_operands(f, (hop_operand[]){four, x4, x4}, 3), HOP_OK);
+    /* symbolic sizes are each call's to check */
+    assert_int_equal(hop_foreign_check_operands(f, (hop_operand[]){sym, xs, xs}, 3), HOP_OK);
+    assert_int_equal(hop_foreign_check_operands(f, (hop_operand[]){four, x4}, 2), HOP_INVALID);
+    assert_string_equal(hop_error_message(),
+                        "meta_axpy: takes 3 operands (void meta_axpy(int64_t n, const float x[n], "
+                        "float y[n])), got 2");
+    assert_int_equal(hop_foreign_check_operands(f, (hop_operand[]){x4, x4, x4}, 3), HOP_INVALID);
+    assert_string_equal(hop_error_message(),
+                        "meta_axpy: parameter 1 (int64_t n) takes an int, got a tensor f32[4]");
+    assert_int_equal(hop_foreign_check_operands(f, (hop_operand[]){four, sym, x4}, 3), HOP_INVALID);
+    assert_string_equal(hop_error_message(),
+                        "meta_axpy: parameter 2 (const float x[n]) takes a tensor, got a SymInt");
+    assert_int_equal(hop_foreign_check_operands(f, (hop_operand[]){four, xi, x4}, 3), HOP_DTYPE);
+    assert_string_equal(hop_error_message(),
+                        "meta_axpy: parameter 2 (const float x[n]) takes f32, got i64[4]");
+    assert_int_equal(hop_foreign_check_operands(f, (hop_operand[]){four, x4, x3}, 3), HOP_SHAPE);
+    assert_string_equal(hop_error_message(),
+                        "meta_axpy: parameter 3 (float y[n]) needs n = 4 elements, got f32[3]");
+    hop_shape_env_free(env);
+    assert_int_equal(hop_foreign_unregister("meta_axpy"), HOP_OK);
 }
 
 int
@@ -891,6 +957,7 @@ main(void)
         cmocka_unit_test(test_eager_ops_run_concurrently_on_several_threads),
         cmocka_unit_test(test_many_distinct_sizes_cross_the_shape_env_reset),
         cmocka_unit_test(test_errors_name_the_op_dtypes_and_shapes),
+        cmocka_unit_test(test_foreign_kernel_checks_operands_known_only_by_metadata),
         cmocka_unit_test(test_allocation_failure_sweep_over_eager_ops),
         cmocka_unit_test(test_nothing_leaks_after_shutdown),
     };

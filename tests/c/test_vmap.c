@@ -284,12 +284,21 @@ test_vmap_graph_selects_a_cheap_cond(void **state)
                               "\n"
                               "    sum: \"f32[4]\" = sum(x, [1], False)\n"
                               "    gt: \"bool[4]\" = gt(sum, 0)\n"
-                              "    wrap: \"f32[4, 3]\" = wrap(cond_true_0_vmap_select, (x,))\n"
-                              "    getitem: \"f32[4, 3]\" = wrap[0]\n"
-                              "    wrap_1: \"f32[4, 3]\" = wrap(cond_false_0_vmap_select, (x,))\n"
-                              "    getitem_1: \"f32[4, 3]\" = wrap_1[0]\n"
+                              "    logical_not: \"bool[4]\" = logical_not(gt)\n"
+                              /* each branch's operand keeps the gradient of
+                               * the examples that took it (the select rule) */
                               "    reshape: \"bool[4, 1]\" = reshape(gt, [4, 1])\n"
-                              "    where: \"f32[4, 3]\" = where(reshape, getitem, getitem_1)\n"
+                              "    mask_gradient: \"f32[4, 3]\" = mask_gradient(x, reshape)\n"
+                              "    wrap: \"f32[4, 3]\" = wrap(cond_true_0_vmap_select, "
+                              "(mask_gradient,))\n"
+                              "    getitem: \"f32[4, 3]\" = wrap[0]\n"
+                              "    reshape_1: \"bool[4, 1]\" = reshape(logical_not, [4, 1])\n"
+                              "    mask_gradient_1: \"f32[4, 3]\" = mask_gradient(x, reshape_1)\n"
+                              "    wrap_1: \"f32[4, 3]\" = wrap(cond_false_0_vmap_select, "
+                              "(mask_gradient_1,))\n"
+                              "    getitem_1: \"f32[4, 3]\" = wrap_1[0]\n"
+                              "    reshape_2: \"bool[4, 1]\" = reshape(gt, [4, 1])\n"
+                              "    where: \"f32[4, 3]\" = where(reshape_2, getitem, getitem_1)\n"
                               "    return (where,)\n");
     hop_free(code);
     teardown(&f);

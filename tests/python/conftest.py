@@ -2,7 +2,9 @@
 
 Set HOP_PYTHONPATH to the build's python directory (<build>/python, where
 hop/ and hop/_C*.so are assembled); PYTHONPATH works too.  Hypothesis's
-examples and caches go to <build>/hypothesis.
+examples and caches go to <build>/hypothesis.  budget.py says how many
+examples each pass runs; the markers below say which tests run alone and which
+only in the plain pass.
 """
 import os
 import sys
@@ -18,7 +20,21 @@ if _path:
     set_hypothesis_home_dir(os.path.join(os.path.dirname(os.path.abspath(_path)), "hypothesis"))
 
 
+if os.environ.get("HOP_TEST_BUDGET") == "sanitize":
+    # Under the sanitizer pass the tests that check hop against PyTorch skip
+    # (they ran in the plain pass): with torch loaded, GCC 12's LeakSanitizer
+    # crashes in its own stop-the-world at exit on a bogus dynamic-TLS entry
+    # ("Tracer caught signal 11"), so the pass would fail whatever hop did.
+    sys.modules["torch"] = None
+
+
 def pytest_configure(config):
+    # scripts/dev.sh runs the suite on both cores (pytest-xdist, -n 2) and then
+    # the tests marked serial alone; the sanitizer pass leaves out fuzztool.
+    config.addinivalue_line("markers", "serial: runs alone, after the parallel part of the "
+                            "suite (it times itself or needs both cores)")
+    config.addinivalue_line("markers", "fuzztool: a test of scripts/fuzz.py and its checkers "
+                            "themselves, run once per CI, in the plain pass")
     # pytest resets warning filters per test: fuzz_programs' own filter for
     # its generated functions (which close over their never-changing spec
     # tree) is repeated here.

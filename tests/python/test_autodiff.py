@@ -9,6 +9,8 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
+from budget import examples
+
 import hop
 
 F64 = hop.float64
@@ -686,7 +688,7 @@ PROGRAMS = {
 }
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=examples(25), deadline=None)
 @given(shapes, st.sampled_from(sorted(PROGRAMS)), st.integers(0, 2 ** 31 - 1))
 def test_op_rules_against_finite_differences(shp, name, seed):
     rng = np.random.default_rng(seed)

@@ -646,3 +646,50 @@ def test_grad_of_compile_is_compile_of_grad():
     cf = hop.compile(f)
     cf(a)  # a plan exists: a traced call still traces f
     same(hop.grad(cf)(a), np.float32([3.0, 12.0]))
+
+
+# ------------------------------------- writes hop.numpy replays (main's write-back)
+
+GLOBAL_ARRAY = np.zeros(3)
+
+
+def test_writes_into_numpy_array_arguments_compile_with_write_back():
+    # hop.numpy traces writes into an argument (and a view of it) and copies
+    # the final value into the caller's array after each call: not an effect
+    def f(x, y):
+        x[x < 0] = 0
+        v = y.reshape(-1)
+        v[0] += 1
+        np.add(x, 1, out=x)
+        return x.sum() + y.sum()
+
+    cf = hop.compile(f)
+    for k in range(3):
+        a, b = np.array([-1.0, 2.0, -3.0]) * k, np.ones((2, 2)) * k
+        a2, b2 = a.copy(), b.copy()
+        got, want = quiet(cf, a, b), f(a2, b2)
+        assert got == want
+        np.testing.assert_array_equal(a, a2)
+        np.testing.assert_array_equal(b, b2)
+    assert cf.eager_calls == 0 and len(cf.graphs) == 1
+
+
+def test_a_write_into_a_global_numpy_array_still_runs_eagerly():
+    # NumPy would write the global at trace time only: an effect
+    def g(x):
+        GLOBAL_ARRAY[0] += 1
+        return x * 2
+
+    GLOBAL_ARRAY[:] = 0
+    cg = hop.compile(g)
+    fallback(cg, np.ones(3), match=r"writes an item of the global 'GLOBAL_ARRAY'")
+    cg(np.ones(3))
+    assert GLOBAL_ARRAY.tolist() == [2.0, 0.0, 0.0] and cg.eager_calls == 2
+
+
+def test_a_module_function_named_by_a_closure_variable_is_resolved():
+    # getattr(np, name)(...) with both known now: NumPy's add, no effect
+    name = "add"
+    cf = hop.compile(lambda x: getattr(np, name)(x, 2))
+    np.testing.assert_array_equal(quiet(cf, np.ones(3)), np.full(3, 3.0))
+    assert cf.eager_calls == 0

@@ -9,9 +9,10 @@ scripts/fuzz.py --category effects."""
 from hypothesis import HealthCheck, given, settings
 
 import fuzz_effects as fe
+from budget import examples
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(spec=fe.specs())
 def test_compiled_calls_have_eagers_results_output_and_effects(spec):
     fe.check_spec(spec)

@@ -21,13 +21,15 @@ import sys
 import pytest
 from hypothesis import HealthCheck, given, settings
 
+from budget import examples
+
 import fuzz_programs as fp
 import fuzz_trust as ft
 import hop
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 FUZZ = os.path.join(HERE, "..", "..", "scripts", "fuzz.py")
-SOME = settings(max_examples=30, deadline=None, suppress_health_check=list(HealthCheck))
+SOME = settings(max_examples=examples(30), deadline=None, suppress_health_check=list(HealthCheck))
 
 
 def _env():
@@ -211,18 +213,21 @@ MUTATE_X_PLUS_C0 = _spec("mutate", ["binary", "add", "float32", ["var", "x"], ["
                          [{"c0": ["mutate", 9]}])
 
 
+@pytest.mark.fuzztool
 def test_the_checker_catches_a_graph_module_that_answers_stale(monkeypatch):
     monkeypatch.setattr(ft.hop, "trace", _StaleTrace())
     with pytest.raises(AssertionError, match=r"call 1 after .*: the GraphModule: differs at"):
         ft.check_spec(MUTATE_X_PLUS_C0)
 
 
+@pytest.mark.fuzztool
 def test_the_checker_refuses_a_guard_error_where_nothing_a_guard_sees_changed(monkeypatch):
     monkeypatch.setattr(ft.hop, "trace", _StaleTrace(raise_guard=True))
     with pytest.raises(AssertionError, match=r"the GraphModule: raised GuardError"):
         ft.check_spec(MUTATE_X_PLUS_C0)
 
 
+@pytest.mark.fuzztool
 def test_the_checker_accepts_a_guard_error_after_a_name_was_rebound(monkeypatch):
     monkeypatch.setattr(ft.hop, "trace", _StaleTrace(raise_guard=True))
     spec = dict(MUTATE_X_PLUS_C0, category="rebind", steps=[{"c0": ["rebind", 9]}],
@@ -233,6 +238,7 @@ def test_the_checker_accepts_a_guard_error_after_a_name_was_rebound(monkeypatch)
         assert "hop.compile" in str(e), e
 
 
+@pytest.mark.fuzztool
 def test_the_checker_catches_a_compiled_function_that_answers_stale(monkeypatch):
     class Stale:
         recompiles = 0
@@ -250,6 +256,7 @@ def test_the_checker_catches_a_compiled_function_that_answers_stale(monkeypatch)
         ft.check_spec(MUTATE_X_PLUS_C0)
 
 
+@pytest.mark.fuzztool
 def test_the_checker_catches_a_dtype_that_ignores_the_scalar_type(monkeypatch):
     monkeypatch.setattr(ft.hop, "trace", lambda f, *a, dynamic=False: f)
     monkeypatch.setattr(ft.hop, "compile", lambda f: _Eager(f))
@@ -271,6 +278,7 @@ class _Eager:
         return self.f(*a)
 
 
+@pytest.mark.fuzztool
 def test_the_planted_fold_bug_is_caught_by_the_mutate_campaign(monkeypatch):
     for name, right in list(fp.HOP_UNARY.items()):
         monkeypatch.setitem(fp.HOP_UNARY, name, fp._folding(right))
@@ -280,6 +288,7 @@ def test_the_planted_fold_bug_is_caught_by_the_mutate_campaign(monkeypatch):
         ft.check_spec(spec)
 
 
+@pytest.mark.fuzztool
 def test_the_generated_source_uses_real_closures_globals_and_compile_regions():
     spec = _spec("scalars", ["sop", "add", "g", ["invoke", ["binary", "add", "float32",
                                                             ["var", "c0"], ["var", "G0"]]]],
@@ -306,6 +315,7 @@ def test_the_generated_source_uses_real_closures_globals_and_compile_regions():
         "    return f, _set\n")
 
 
+@pytest.mark.fuzztool
 def test_the_reference_promotes_python_scalars_as_hop_does():
     x = {"float32": 0, "int32": 0, "int64": 0, "bool": 0}
     got = {(dt, repr(v), op): ft.promote(dt, v, op) for dt in x for v in (2, 2.0, True)
@@ -317,6 +327,7 @@ def test_the_reference_promotes_python_scalars_as_hop_does():
         assert res.dtype == getattr(hop, want), (dt, v, op)
 
 
+@pytest.mark.fuzztool
 def test_save_regression_writes_a_pytest_file_that_replays_a_trust_spec(tmp_path):
     spec = _spec("mutate", ["var", "c0"], [{"c0": ["mutate", 1]}])
     path = ft.save_regression(spec, str(tmp_path), summary="AssertionError: x", seed=4)
@@ -330,20 +341,24 @@ def test_save_regression_writes_a_pytest_file_that_replays_a_trust_spec(tmp_path
     ns[f"test_{ft.spec_name(spec)}"]()  # c0 itself needs no computing: passes
 
 
+@pytest.mark.fuzztool
 def test_the_campaign_lists_its_categories():
     r = subprocess.run([sys.executable, FUZZ, "--list"], capture_output=True, text=True,
                        env=_env(), timeout=120)
     assert r.returncode == 0, r.stderr
     assert [line.split(":")[0] for line in r.stdout.splitlines()] == [
-        "base", "mutate", "rebind", "argobj", "scalars", "branch", "threads", "effects"]
+        "base", "transforms", "mutate", "rebind", "argobj", "scalars", "branch", "threads",
+        "effects"]
 
 
+@pytest.mark.fuzztool
 def test_the_campaign_refuses_an_unknown_category():
     r = subprocess.run([sys.executable, FUZZ, "--category", "mutate,bogus"],
                        capture_output=True, text=True, env=_env(), timeout=120)
     assert r.returncode == 2 and "unknown category 'bogus'" in r.stderr, r.stderr
 
 
+@pytest.mark.fuzztool
 def test_the_campaign_saves_the_running_program_when_the_process_crashes(tmp_path):
     r = subprocess.run([sys.executable, FUZZ, "--examples", "20", "--seed", "1", "--inject",
                         "segv", "--out", str(tmp_path)], capture_output=True, text=True,
@@ -358,6 +373,7 @@ def test_the_campaign_saves_the_running_program_when_the_process_crashes(tmp_pat
     assert "not shrunk: the program that was running" in text and "'unary'" in text
 
 
+@pytest.mark.fuzztool
 @pytest.mark.parametrize("category", ["mutate", "rebind", "argobj", "scalars", "branch"])
 def test_with_eager_standing_in_for_trace_and_compile_the_checker_finds_nothing(category,
                                                                              monkeypatch):
@@ -366,7 +382,7 @@ def test_with_eager_standing_in_for_trace_and_compile_the_checker_finds_nothing(
     monkeypatch.setattr(ft.hop, "trace", lambda f, *a, dynamic=False: f)
     monkeypatch.setattr(ft.hop, "compile", _Eager)
 
-    @settings(max_examples=20, deadline=None, suppress_health_check=list(HealthCheck),
+    @settings(max_examples=examples(20), deadline=None, suppress_health_check=list(HealthCheck),
               database=None)
     @given(spec=ft.specs(category))
     def check(spec):
@@ -374,6 +390,7 @@ def test_with_eager_standing_in_for_trace_and_compile_the_checker_finds_nothing(
     check()
 
 
+@pytest.mark.fuzztool
 def test_the_campaign_with_eager_standing_in_finds_nothing(tmp_path):
     # The in-process test above covers the other categories; threads only
     # runs in a child process.

@@ -7,6 +7,8 @@ import pytest
 from hypothesis import given, settings, strategies as st
 from hypothesis.extra import numpy as hnp
 
+from budget import examples
+
 import hop
 
 NEW = ["int8", "uint8", "int16", "uint64", "float16"]
@@ -91,7 +93,7 @@ def conversions(draw):
     return a, dst
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(conversions())
 def test_to_converts_like_numpy_astype(case):
     a, dst = case
@@ -125,7 +127,7 @@ def same_dtype_pairs(draw):
     return a, b
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(same_dtype_pairs(), st.sampled_from(sorted(OPS)))
 def test_integer_kernels_wrap_like_numpy_eager_and_fused(pair, op):
     a, b = pair

@@ -10,6 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
+from budget import examples
+
 import hop
 
 F = ctypes.POINTER(ctypes.c_float)
@@ -160,7 +162,7 @@ def _negate(n, y):
         y[i] = -y[i]
 
 
-@settings(max_examples=50, deadline=None)
+@settings(max_examples=examples(50), deadline=None)
 @given(hnp.arrays(np.float32, st.integers(1, 40),
                   elements=st.floats(-1024, 1024, width=32, allow_nan=False)))
 def test_a_kernel_sees_exactly_the_data_hypothesis(arr):

@@ -8,6 +8,8 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
+from budget import examples
+
 import hop
 
 
@@ -502,7 +504,7 @@ def test_a_while_loop_in_a_map_in_a_cond_and_a_scan_in_a_cond():
         check_all(f, (xin,), ref(xin), 1e-4)
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=examples(30), deadline=None)
 @given(n=st.integers(0, 6), lo=st.integers(-2, 3), rows=st.integers(1, 4),
        dtype=st.sampled_from(["float32", "float64", "int64"]), seed=st.integers(0, 999),
        dynamic=st.booleans())
@@ -900,7 +902,7 @@ def run_steps(steps, i, a, b):
     return env["a"], env["b"]
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(steps=STEPS, n=st.integers(1, 64), trips=st.integers(0, 5),
        dtype=st.sampled_from(["float32", "float64"]), seed=st.integers(0, 2 ** 16))
 def test_straight_loops_of_random_elementwise_bodies_give_eagers_bits(steps, n, trips, dtype,
@@ -925,3 +927,77 @@ def test_loop_passing_carries_through_or_rotating_them_is_straight():
             cf = hop.compile(f)
             exact_all(cf(x, y), f(x, y))
             assert back_edges(plan_of(cf))[0].endswith("(straight)"), plan_of(cf)
+
+
+# ----------------------------------- Python values where tensors were needed
+
+def test_a_while_loop_whose_condition_is_a_python_bool_in_every_mode():
+    x = hop.randn(3, seed=2)
+    f = lambda x: hop.while_loop(lambda i, v: False, lambda i, v: (i + 1, v * 2), (0, x))
+    check_all(f, (x,), (np.int64(0), x.numpy()))
+    g = lambda x: hop.while_loop(lambda v: np.bool_(False), lambda v: (v * 2,), (x,))[0]
+    check_all(g, (x,), x.numpy())
+
+
+def test_a_loop_body_may_return_a_python_number_for_a_carry_in_every_mode():
+    x = hop.randn(3, seed=3)
+    f = lambda x: hop.fori_loop(0, 3, lambda i, c: (7, c[1] * 2.0, 0.5, True), (0, x, 1.0, False))
+    got, _ = modes(f, x)
+    for out in got.values():
+        assert [v.dtype for v in out] == [hop.int64, hop.float32, hop.float64, hop.bool]
+        assert (out[0].item(), out[2].item(), out[3].item()) == (7, 0.5, True)
+        same(out[1], x.numpy() * 8)
+    w = lambda x: hop.while_loop(lambda i, v: i < 3, lambda i, v: (3, v + 1.0), (0, x))
+    check_all(w, (x,), (np.int64(3), x.numpy() + 1))
+    s = lambda x: hop.scan(lambda c, r: ((c[0] + r.sum(), 2), r * 2), (x.sum(), 0),
+                           x.reshape(3, 1))
+    (total, k), ys = s(x)
+    check_all(lambda x: s(x)[0][0], (x,), np.float32(x.numpy().sum() * 2))
+    assert k.dtype == hop.int64 and k.item() == 2 and ys.shape == (3, 1)
+    # a number that does not fit the carry's dtype is the carry check's error
+    bad = lambda x: hop.fori_loop(0, 2, lambda i, c: (0.5, c[1]), (0, x))
+    for run in (bad, hop.compile(bad)):
+        with pytest.raises(hop.TraceError, match=r"body_fun returns .*\(constants \[0\.5\]\)"):
+            run(x)
+
+
+def test_a_symint_carry_updated_by_arithmetic_in_every_mode():
+    def f(x, n):
+        k = n.sum().item()  # a SymInt while traced (unbacked), an int eagerly
+        lim = n.sum() + 3   # (comparing two unbacked SymInts would need a guard)
+        i, y = hop.while_loop(lambda i, y: i < lim, lambda i, y: (i + 1, y * 2.0), (k, x))
+        return y * i
+    x = hop.randn(3, seed=4)
+    for n in (0, 2):
+        got, gm = modes(f, x, hop.tensor([n]))
+        for out in got.values():
+            same(out, x.numpy() * 8 * (n + 3))
+    assert "item" in gm.code and "add" in gm.code
+
+
+def test_cond_branches_returning_different_python_numbers_in_every_mode():
+    x = hop.randn(3, seed=5)
+    for f, want in [(lambda p, x: hop.cond(p, lambda: 1, lambda: 2), (1, 2)),
+                    (lambda p, x: hop.cond(p, lambda: 1.5, lambda: 0.5), (1.5, 0.5)),
+                    (lambda p, x: hop.cond(p, lambda: (x, 1, "a"), lambda: (x * 2, 5, "a"))[1],
+                     (1, 5)),
+                    (lambda p, x: hop.switch(p.to(hop.int64), [lambda: 4, lambda: 9]), (9, 4))]:
+        for p, w in zip((hop.tensor(True), hop.tensor(False)), want):
+            eager = f(p, x)
+            traced = hop.trace(f, p, x)(p, x)
+            compiled = hop.compile(f)(p, x)
+            for got in (eager, traced, compiled):
+                assert got == w and type(got) is type(w), (got, w)
+    # a traced cond's number is a SymInt (SymFloat) of the graph
+    def g(p, x):
+        c = hop.cond(p, lambda: 2, lambda: 3)
+        return x * c, c + 1
+    for p, c in ((hop.tensor(True), 2), (hop.tensor(False), 3)):
+        y, d = hop.compile(g)(p, x)
+        same(y, x.numpy() * c)
+        assert d == c + 1
+    # an int in one branch and a float in the other would change the type
+    # eager returns; bools have no traced number: both are errors
+    for a, b in ((3, 0.25), (True, False)):
+        with pytest.raises(hop.TraceError, match="the branches return different structures"):
+            hop.trace(lambda p: hop.cond(p, lambda: a, lambda: b), hop.tensor(True))

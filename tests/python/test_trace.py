@@ -221,6 +221,51 @@ def test_numpy_arguments_give_numpy_results():
     assert out.tolist() == [0.0, 2.0, 4.0]
 
 
+def test_call_hop_nodes_give_their_arguments_by_name_and_args_flat_for_every_hop():
+    # node.args of a call_hop is its leads, then every value passed to its
+    # bodies (each group's, then the lifted ones); .leads, .groups and
+    # .lifted name them as the class's signature does.  map's args were
+    # ((x,), w) and a loop's ((carries...), lifted...) before.
+    w = X(3, seed=1)
+
+    def f(x):
+        a = hop.map(lambda r: r * w, x)
+        b = hop.while_loop(lambda i, v: i < 2, lambda i, v: (i + 1, v + w), (0, a[0]))[1]
+        c = hop.scan(lambda h, xi: (h + xi * w, h), b, x)[0]
+        d = hop.fori_loop(0, 3, lambda i, v: v * w, c)
+        return hop.cond(d.sum() > 0, lambda v: v * w, lambda v: v, (d,))
+
+    gm = hop.trace(f, X(4, 3, seed=2))
+    calls = {n.target: n for n in gm.graph if n.op == "call_hop"}
+
+    def names(values):
+        return tuple(v if isinstance(v, (int, bool)) else v.name for v in values)
+
+    m = calls["map"]
+    assert m.leads == {} and m.lifted == ()
+    assert {k: names(v) for k, v in m.groups.items()} == {"xs": ("x",), "args": ("w",)}
+    assert names(m.args) == ("x", "w")
+    wl = calls["while_loop"]
+    assert wl.leads == {}
+    assert {k: names(v) for k, v in wl.groups.items()} == {"carried_inputs": ("full", "select")}
+    assert names(wl.lifted) == ("w",)
+    assert names(wl.args) == ("full", "select", "w")
+    sc = calls["scan"]
+    assert sc.leads == {"reverse": False, "dim": 0, "length": -1}
+    assert {k: names(v) for k, v in sc.groups.items()} == {"init": ("getitem_2",), "xs": ("x",)}
+    assert names(sc.args) == (False, 0, -1, "getitem_2", "x", "w")
+    fl = calls["fori_loop"]
+    assert fl.leads == {"lower": 0, "upper": 3}
+    assert names(fl.args) == (0, 3, "getitem_3", "w")
+    cd = calls["cond"]
+    assert names(cd.leads.values()) == ("gt",)
+    assert {k: names(v) for k, v in cd.groups.items()} == {"operands": ("getitem_5", "w")}
+    assert cd.lifted == () and names(cd.args) == ("gt", "getitem_5", "w")
+    # Not a call_hop: args as recorded, no groups.
+    mul = gm.subgraphs["map_body_0"].graph.find("mul")
+    assert names(mul.args) == ("x", "w") and mul.groups == {} and mul.lifted == ()
+
+
 # ---------------------------------------------------------------- errors
 
 def test_bool_of_a_traced_tensor_says_to_use_cond():

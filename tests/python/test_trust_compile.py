@@ -20,6 +20,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from budget import examples
+
 import hop
 from hop import _C
 from hop._pytree import LEAF, Spec, _unregister_pytree_node, flatten, unflatten
@@ -246,7 +248,7 @@ def _same_tree(a, b):
     return a == b
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=examples(300), deadline=None, suppress_health_check=list(HealthCheck))
 @given(tree=TREES)
 def test_pytree_flatten_unflatten_round_trips_nested_node_types(tree):
     leaves, spec = flatten(tree)
@@ -260,7 +262,7 @@ def test_pytree_flatten_unflatten_round_trips_nested_node_types(tree):
     assert all(flatten(x)[1] == LEAF for x in leaves)
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=examples(40), deadline=None, suppress_health_check=list(HealthCheck))
 @given(tree=TREES)
 def test_any_tree_of_tensors_passes_through_a_compiled_identity_like_function(tree):
     def f(tr):
@@ -553,6 +555,7 @@ def test_a_list_argument_of_another_length_recompiles_or_raises_as_eager():
     assert cf.recompiles == 1
 
 
+@pytest.mark.serial
 def test_a_thousand_distinct_scalar_constants_keep_the_cache_bounded():
     f = lambda x, c: x * c  # noqa: E731
     cf = hop.compile(f)

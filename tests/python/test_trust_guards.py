@@ -11,6 +11,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from budget import examples
+
 import hop
 
 
@@ -304,7 +306,7 @@ def test_nested_cond_inside_map_inside_cond_checks_the_innermost_branch_per_row(
 bound = st.one_of(st.none(), st.integers(-12, 12))
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(start=bound, stop=bound, step=st.one_of(st.none(), st.integers(1, 4)),
        trace_n=st.integers(2, 12), sizes=st.lists(st.integers(2, 12), min_size=1, max_size=4),
        preds=st.lists(st.booleans(), min_size=1, max_size=4))

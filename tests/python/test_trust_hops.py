@@ -394,6 +394,7 @@ BIG = list(range(10_000_000))
 BIG_DICT = {i: i for i in range(1_000_000)}
 
 
+@pytest.mark.serial
 def test_the_purity_check_costs_nothing_per_element_of_data_the_body_reads():
     def f(x):
         return hop.cond(x.sum() > 0, lambda: x + len(BIG) + BIG[-1], lambda: x - len(BIG_DICT))

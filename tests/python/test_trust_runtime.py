@@ -4,11 +4,14 @@
   raises the same exception with the same message, naming the op, eagerly,
   under hop.trace (static and dynamic) and under hop.compile; a plan never
   wraps around and answers (expand to 2**62 rows then sum gave 0.0).
-- Process-wide settings: hop's matmul leaves the BLAS thread count that
-  NumPy shares as it found it, eagerly, in plans, after an error and with
-  threads calling it at once.
+- Process-wide settings: NumPy's OpenBLAS thread count is as NumPy set it,
+  eagerly, in plans, after an error, with threads calling hop's matmul at
+  once (exactly, each giving what hop gives alone) and while they run: hop's
+  BLAS is a copy of its own.  These tests need threadpoolctl.
 - Ctrl-C: a long plan run stops with KeyboardInterrupt soon after SIGINT,
   leaks nothing and runs correctly again.
+- A map's batched body: a run the fit test sends row by row reserves no
+  memory for it; a run that fits takes it and gives the row loop's bits.
 """
 
 import gc
@@ -133,11 +136,11 @@ def test_a_refused_plan_runs_correctly_again_with_sizes_that_fit():
 
 # ------------------------------------------------ process-wide settings
 
-threadpoolctl = pytest.importorskip("threadpoolctl")
-
-
 def blas_threads():
-    """The OpenBLAS thread counts of the process (NumPy's and hop's library)."""
+    """The thread counts of the OpenBLAS libraries of the process (NumPy's:
+    hop's own copy, linked into hop._C, is not one of them)."""
+    import threadpoolctl
+
     return [i["num_threads"] for i in threadpoolctl.threadpool_info()
             if i.get("internal_api") == "openblas"]
 
@@ -145,6 +148,8 @@ def blas_threads():
 @pytest.fixture
 def blas3():
     """NumPy's BLAS on 3 threads (a count hop would not choose) for a test."""
+    # Only these tests need threadpoolctl (python3-threadpoolctl).
+    threadpoolctl = pytest.importorskip("threadpoolctl")
     if not blas_threads():
         pytest.skip("NumPy does not use OpenBLAS here")
     with threadpoolctl.threadpool_limits(limits=3, user_api="blas"):
@@ -231,12 +236,26 @@ def test_a_plan_failing_after_a_matmul_leaves_the_blas_thread_count(blas3):
     assert set(blas_threads()) == {3}
 
 
-def test_threads_calling_matmul_at_once_beside_numpy_leave_the_count(blas3):
+def test_threads_calling_matmul_at_once_beside_numpy_are_exact_and_leave_the_count(blas3):
     import threading
 
     a = hop.randn(96, 96, seed=4)
     an = a.numpy()
-    want = (an @ an).astype(np.float64)
+    # hop sums in its own order (its tiles, its split of the rows over the
+    # pool), so its float32 product is not NumPy's bit for bit: both are
+    # within float32 rounding of the float64 product.  On 2 threads a call
+    # splits the rows in two, or runs them in one piece when another
+    # thread's kernel holds the pool: under any concurrency each result is
+    # exactly one of those two.
+    old = hop.get_num_threads()
+    alone = []
+    for threads in (1, 2):
+        hop.set_num_threads(threads)
+        alone.append(hop.matmul(a, a).numpy())
+    exact = an.astype(np.float64) @ an.astype(np.float64)
+    bound = 96 * np.finfo(np.float32).eps * (np.abs(an).astype(np.float64) @ np.abs(an))
+    for r in alone:
+        assert (np.abs(r - exact) <= bound).all()
     stop = threading.Event()
     errors = []
 
@@ -244,8 +263,8 @@ def test_threads_calling_matmul_at_once_beside_numpy_leave_the_count(blas3):
         try:
             g = hop.compile(lambda x: x @ x)
             for _ in range(300):
-                np.testing.assert_allclose(hop.matmul(a, a).numpy(), want, rtol=1e-4)
-                np.testing.assert_allclose(g(a).numpy(), want, rtol=1e-4)
+                for r in (hop.matmul(a, a).numpy(), g(a).numpy()):
+                    assert any(np.array_equal(r, x) for x in alone)
         except BaseException as e:  # reported by the main thread
             errors.append(e)
 
@@ -256,14 +275,47 @@ def test_threads_calling_matmul_at_once_beside_numpy_leave_the_count(blas3):
     np_thread = threading.Thread(target=numpy_worker)
     np_thread.start()
     workers = [threading.Thread(target=hop_worker) for _ in range(3)]
-    for w in workers:
-        w.start()
-    for w in workers:
-        w.join()
-    stop.set()
-    np_thread.join()
+    try:
+        for w in workers:
+            w.start()
+        for w in workers:
+            w.join()
+    finally:
+        stop.set()
+        np_thread.join()
+        hop.set_num_threads(old)
     assert errors == []
     assert set(blas_threads()) == {3}
+
+
+def test_numpy_never_sees_its_blas_thread_count_change_while_hop_multiplies(blas3):
+    # hop used to set OpenBLAS, which NumPy shares, to one thread for the
+    # duration of each of its matmuls: meanwhile another thread's NumPy
+    # matmul ran on one thread, and a threadpoolctl limit entered then
+    # restored 1 for good.  hop's BLAS is its own now.
+    import threading
+
+    a = hop.randn(128, 128, seed=5)
+    stop = threading.Event()
+
+    def hop_worker():
+        g = hop.compile(lambda x: x @ x)
+        while not stop.is_set():
+            hop.matmul(a, a)
+            g(a)
+
+    workers = [threading.Thread(target=hop_worker) for _ in range(2)]
+    for w in workers:
+        w.start()
+    try:
+        seen = set()
+        for _ in range(300):
+            seen.update(blas_threads())
+    finally:
+        stop.set()
+        for w in workers:
+            w.join()
+    assert seen == {3}
 
 
 # ---------------------------------------------------------------- Ctrl-C
@@ -325,6 +377,7 @@ def interrupted_after(delay, fn, *args):
 import time  # noqa: E402
 
 
+@pytest.mark.serial  # the latency bound needs the machine to itself
 @pytest.mark.parametrize("threads", [1, 2])
 @pytest.mark.parametrize("fn,make_long,make_small",
                          [(nested_rows, long_nested, small_nested),
@@ -334,22 +387,97 @@ def test_ctrl_c_stops_a_long_plan_soon_and_it_runs_again(fn, make_long, make_sma
     old = hop.get_num_threads()
     hop.set_num_threads(threads)  # 2: the rows run on the pool
     try:
-        compiled = hop.compile(fn, dynamic=True)
-        small = make_small()
+        small, big = make_small(), make_long()
         want = fn(*small).numpy()
+        base = live_blocks()
+        compiled = hop.compile(fn, dynamic=True)
         np.testing.assert_allclose(compiled(*small).numpy(), want, rtol=1e-5)
-        big = make_long()
-        gc.collect()
-        _C._runtime_cleanup()
-        live = _C._alloc_live()
+        kept = []
         for _ in range(2):
             latency = interrupted_after(0.3, compiled, *big)
             assert latency < 0.1, latency
             # the plan, its frames and the pool are as before
             np.testing.assert_allclose(compiled(*small).numpy(), want, rtol=1e-5)
-        gc.collect()
-        _C._runtime_cleanup()
-        assert _C._alloc_live() == live
+            kept.append(live_blocks())
+        # What the plan keeps for the next run (its frames' blocks, the
+        # worker frames) is made by the first run of these sizes; a second
+        # interrupted run keeps nothing more, and dropping the plan frees
+        # everything.
+        assert kept[1] == kept[0]
+        del compiled
+        assert live_blocks() == base
+    finally:
+        hop.set_num_threads(old)
+
+
+def live_blocks():
+    gc.collect()
+    _C._runtime_cleanup()
+    return _C._alloc_live()
+
+
+# ------------------------------------------------ a map's batched body
+
+
+def sin_rows(xs):
+    return hop.map(lambda r: (r.sin() * 2 + r).sum(), xs)
+
+
+def allocated_by(fn, *args):
+    """fn(*args) and the bytes hop's allocator was asked for meanwhile."""
+    before = _C._alloc_bytes()
+    out = fn(*args)
+    return out, _C._alloc_bytes() - before
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_a_map_run_row_by_row_reserves_nothing_for_its_batched_body(threads):
+    # 2,000 rows of 64 x 64 take 96 MiB batched, more than map's 64 MiB: the
+    # fit test sends the run row by row.  Its plan used to lay out the
+    # batched body's tensors anyway, sized by the real row count (13 GB for
+    # 400,000 rows, a MemoryError at once on 2 threads).
+    old = hop.get_num_threads()
+    hop.set_num_threads(threads)
+    try:
+        compiled = hop.compile(matmul_chain, dynamic=True)
+        small = small_chain()
+        np.testing.assert_allclose(compiled(*small).numpy(), matmul_chain(*small).numpy(),
+                                   rtol=1e-5)
+        xs = hop.randn(1, 64, 64, seed=2).expand(2000, 64, 64)  # no memory
+        w = small[1]
+        got, nbytes = allocated_by(compiled, xs, w)
+        # the result (8 KB), a block of one row's values per thread, frames
+        assert nbytes < 512 << 10, nbytes
+        want = matmul_chain(xs[:1], w).numpy()[0]
+        np.testing.assert_allclose(got.numpy(), np.full(2000, want), rtol=1e-5)
+        assert allocated_by(compiled, xs, w)[1] < 64 << 10  # the result, again
+    finally:
+        hop.set_num_threads(old)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_a_map_run_that_fits_takes_the_batched_body_and_is_exact(threads):
+    old = hop.get_num_threads()
+    hop.set_num_threads(threads)
+    try:
+        compiled = hop.compile(sin_rows, dynamic=True)
+        xs = hop.randn(300, 40, 256, seed=7)
+        assert compiled(hop.randn(2, 3, 4)).shape == (2,)
+        got, nbytes = allocated_by(compiled, xs)
+        # the batched body's block, made by the first run that takes it:
+        # all rows' values of its fused group
+        assert nbytes >= 300 * 40 * 256 * 4, nbytes
+        # elementwise ops and sums batched give the row loop's bits
+        assert np.array_equal(got.numpy(), sin_rows(xs).numpy())
+        assert any("one batched body over all rows" in line
+                   for line in compiled.explain().splitlines())
+        # a run of too many rows reserves nothing for it, and the block is
+        # kept for the next run that fits
+        big = hop.randn(1, 40, 256, seed=8).expand(4000, 40, 256)
+        assert allocated_by(compiled, big)[1] < 512 << 10
+        got, nbytes = allocated_by(compiled, xs)
+        assert nbytes < 64 << 10, nbytes
+        assert np.array_equal(got.numpy(), sin_rows(xs).numpy())
     finally:
         hop.set_num_threads(old)
 

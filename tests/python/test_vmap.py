@@ -9,6 +9,8 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
+from budget import examples
+
 import hop
 
 
@@ -154,7 +156,7 @@ def test_vmap_item_of_a_batched_value_is_unsupported():
         hop.vmap(lambda t: t.sum().to(hop.int64).item() + t)(r(4, 3))
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(st.integers(-3, 2), st.one_of(st.none(), st.integers(-2, 1)), st.integers(-3, 2),
        st.integers(1, 4))
 def test_vmap_in_axes_and_out_axes_hypothesis(ax, bx, ox, n):
@@ -483,7 +485,7 @@ OPS = {
 }
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(st.sampled_from(sorted(OPS)), st.integers(-3, 2), st.integers(-3, 2), st.integers(1, 3))
 def test_vmap_op_rules_hypothesis_over_axes(name, ax, ox, n):
     f = OPS[name]
@@ -1153,7 +1155,7 @@ HOPS = {
 }
 
 
-@settings(max_examples=int(os.environ.get("HOP_VMAP_EXAMPLES", "80")), deadline=None)
+@settings(max_examples=examples(int(os.environ.get("HOP_VMAP_EXAMPLES", "80"))), deadline=None)
 @given(name=st.sampled_from(sorted(HOPS)), ax=st.integers(-2, 1),
        by=st.one_of(st.none(), st.integers(-2, 1)), ox=st.integers(-2, 1), n=st.integers(1, 4),
        mode=st.sampled_from(["eager", "compile", "dynamic"]), seed=st.integers(0, 3))

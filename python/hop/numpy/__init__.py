@@ -28,8 +28,12 @@ from .._pytree import register_pytree_node as _register
 from ._ndarray import ndarray, NumpyArg
 from . import _funcs
 from ._funcs import *  # noqa: F401,F403 (the functions)
-from ._ufuncs import UFUNCS as _UFUNCS, call_ufunc as _call_ufunc, tensor_array_ufunc
+from ._ufuncs import UFUNCS as _UFUNCS, _TWO_OUT, call_ufunc as _call_ufunc, \
+    tensor_array_ufunc
 from ._funcs import tensor_array_function
+from . import _lib, _stats, _attrs  # noqa: F401 (more functions: _funcs.PUBLIC)
+
+globals().update({_k: _v for _k, _v in _funcs.PUBLIC.items() if _k not in globals()})
 
 __all__ = ["ndarray", "newaxis", "pi", "e", "inf", "nan", "dtype", "errstate"] + \
     list(_funcs.__all__)
@@ -42,12 +46,22 @@ nan = _math.nan
 dtype = _np.dtype
 errstate = _np.errstate  # hop computes without floating-point warnings
 
-# The dtypes, as NumPy's scalar types (hnp.float32(2.5), dtype=hnp.int8).
-for _name in ("bool_", "int8", "uint8", "int16", "int32", "int64", "uint64", "float16",
-              "float32", "float64", "intp", "half", "single", "double", "byte", "ubyte",
-              "short", "intc", "int_", "longlong", "ulonglong", "float_"):
-    globals()[_name] = getattr(_np, _name)
-    __all__.append(_name)
+# The dtypes, as NumPy's scalar types (hnp.float32(2.5), dtype=hnp.int8), the
+# abstract ones (np.issubdtype(x.dtype, hnp.floating)) and NumPy's dtype
+# helpers, which take hop.numpy arrays' dtypes (NumPy dtypes).  uint16 and
+# uint32 are names only: an array of them is a hop.DTypeError.
+for _name in ("bool_", "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64",
+              "float16", "float32", "float64", "intp", "half", "single", "double", "byte",
+              "ubyte", "short", "intc", "int_", "longlong", "ulonglong", "float_", "generic",
+              "number", "integer", "signedinteger", "unsignedinteger", "inexact", "floating",
+              "complexfloating", "typecodes", "sctypes", "issubdtype", "finfo", "iinfo",
+              "AxisError", "index_exp", "s_", "True_", "False_", "mintypecode",
+              "promote_types", "can_cast", "ndenumerate", "ndindex"):
+    if _name not in globals():
+        globals()[_name] = getattr(_np, _name)
+        __all__.append(_name)
+UFuncTypeError = _np.core._exceptions.UFuncTypeError
+__all__.append("UFuncTypeError")
 
 
 def _make_ufunc(name):
@@ -58,7 +72,7 @@ def _make_ufunc(name):
     return ufunc
 
 
-for _name in _UFUNCS:
+for _name in list(_UFUNCS) + list(_TWO_OUT):
     if _name not in globals():
         globals()[_name] = _make_ufunc(_name)
         __all__.append(_name)
@@ -131,10 +145,16 @@ def _simple_out(spec):
     return None
 
 
-def _wrap_arg(t):
+def _wrap_arg(t, leaf=None):
     """A traced (or concrete) tensor of an np.ndarray argument, as the
-    function sees it."""
-    return NumpyArg(t, owned=False)
+    function sees it: argument `leaf` of the traced function's run (an
+    operand of a HOP body when leaf is None: never written)."""
+    a = NumpyArg(t, owned=False)
+    if leaf is not None:
+        a._role = leaf
+        if a._run is not None:
+            a._run.args[leaf] = a
+    return a
 
 
 def _array_agnostic_spec(spec):

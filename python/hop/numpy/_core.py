@@ -29,8 +29,10 @@ SUPPORTED = ", ".join(NAMES)
 
 
 def hop_dtype(npd, what):
-    """The hop dtype of a NumPy dtype; DTypeError naming `what` otherwise."""
-    d = _HOP.get(_np.dtype(npd))
+    """The hop dtype of a NumPy dtype (of either byte order); DTypeError
+    naming `what` otherwise."""
+    npd = _np.dtype(npd)
+    d = _HOP.get(npd if npd.isnative else npd.newbyteorder("="))
     if d is None:
         raise _C.DTypeError(f"hop.numpy: {what}: NumPy dtype {_np.dtype(npd)} is not supported; "
                             f"hop supports {SUPPORTED}")
@@ -95,19 +97,23 @@ def tensor_of(x):
 
 
 def from_numpy(a):
-    """A hop tensor over ndarray a, without a copy when it can be wrapped.
-    While tracing, one tensor per array and trace (so an array used twice
-    is one captured input), kept alive by the trace."""
+    """A hop tensor over ndarray a, without a copy when it can be wrapped
+    (a copy in native byte order of a big-endian one).  While tracing, one
+    tensor per array and trace (so an array used twice is one captured
+    input), kept alive by the trace."""
     hop_dtype(a.dtype, "array")
+    orig = a
+    if not a.dtype.isnative:
+        a = a.astype(a.dtype.newbyteorder("="))
     tr = _C.tracing()
     if tr is None:
         return _C.asarray(a)
-    key = ("hop.numpy array", id(a))
+    key = ("hop.numpy array", id(orig))
     hit = tr.scratch.get(key)
-    if hit is not None and hit[0] is a:
+    if hit is not None and hit[0] is orig:
         return hit[1]
     t = _C.asarray(a)
-    tr.scratch[key] = (a, t)
+    tr.scratch[key] = (orig, t)
     return t
 
 
@@ -211,6 +217,8 @@ def decide(cond, why):
     try:
         return bool(cond)
     except _C.TraceError as e:
+        if not str(e).startswith("bool() of a traced tensor is data-dependent"):
+            raise  # from the rest of the function, which path specialisation traces here
         raise _C.TraceError(f"hop.numpy: {why} depends on the data, which hop.trace cannot "
                             f"decide ({e}); hop.compile specialises on it, or cast explicitly") \
             from None
@@ -284,9 +292,24 @@ def result_dtypes(fn, ops, what):
 
 
 def cast(t, npd):
-    """t converted to NumPy dtype npd (t itself when it has it)."""
-    if np_dtype(t) == npd:
+    """t converted to NumPy dtype npd (t itself when it has it).  A float
+    converted to a signed or 8-bit integer dtype out of its range is what
+    NumPy's x86-64 loops give (a truncation to int32, or int64, whose
+    out-of-range value is INT_MIN, then the low bits), where hop's own
+    conversion saturates."""
+    src = np_dtype(t)
+    if src == npd:
         return t
+    npd = _np.dtype(npd)
+    if src.kind == "f" and npd.kind in "iu" and npd != _np.dtype(_np.uint64):
+        x = t.to(_C.float64) if src != _np.dtype(_np.float64) else t
+        t64 = t.to(_C.int64)  # exact for |x| < 2**63
+        if npd == _np.dtype(_np.int64):
+            ok = _C.logical_and(_C.ge(x, -2.0 ** 63), _C.lt(x, 2.0 ** 63))  # nan: not ok
+            return _C.where(ok, t64, _C.full((), -2 ** 63, dtype=_C.int64))
+        ok = _C.logical_and(_C.gt(x, -2147483649.0), _C.lt(x, 2147483648.0))
+        v = _C.where(ok, t64, _C.full((), -2 ** 31, dtype=_C.int64))
+        return v.to(hop_dtype(npd, "astype"))  # the low bits (integer narrowing wraps)
     return t.to(hop_dtype(npd, "astype"))
 
 
@@ -305,3 +328,15 @@ def as_compute(o, npd):
         return int(v) if not isinstance(v, float) else v
     # an int stays an int (a weak scalar of the float op: x * 2 is mul(x, 2))
     return v if isinstance(v, int) and not isinstance(v, bool) else float(v)
+
+
+def ufunc_cast_error(name, have, want, casting, output=True, i=0):
+    """NumPy's own exception for a ufunc's casting failure (a UFuncTypeError,
+    a TypeError), with NumPy's message."""
+    from numpy.core import _exceptions
+    uf = getattr(_np, name, None)
+    cls = _exceptions._UFuncOutputCastingError if output else _exceptions._UFuncInputCastingError
+    if isinstance(uf, _np.ufunc):
+        return cls(uf, casting, _np.dtype(have), _np.dtype(want), i)
+    return TypeError(f"Cannot cast ufunc '{name}' {'output' if output else 'input'} from "
+                     f"{_np.dtype(have)!r} to {_np.dtype(want)!r} with casting rule {casting!r}")

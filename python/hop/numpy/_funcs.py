@@ -17,17 +17,23 @@ import numpy as _np
 
 from .. import _C
 from . import _core
-from ._ndarray import ndarray, NumpyArg, result_kind, wrap
+from ._ndarray import ndarray, NumpyArg, result_kind, view, wrap
+from ._storage import Step
+from . import _storage
 
 __all__ = []
 FUNCS = {}  # NumPy function -> implementation
+PUBLIC = {}  # name in hop.numpy -> implementation (of every module that implements)
 
 
 def implements(*np_funcs, name=None):
+    """Registers fn as hop.numpy.<name> and as the implementation of the
+    NumPy functions np_funcs (reached through __array_function__)."""
     def deco(fn):
         for f in np_funcs:
             FUNCS[f] = fn
         __all__.append(name or fn.__name__)
+        PUBLIC[name or fn.__name__] = fn
         return fn
     return deco
 
@@ -71,7 +77,7 @@ def _axes(axis, ndim, allow_tuple=True):
 
 
 def _axis(a, ndim):
-    a = operator.index(a)
+    a = _int_arg(a, "an integer is required for the axis")
     if not -builtins.max(ndim, 1) <= a < builtins.max(ndim, 1):
         raise _np.AxisError(a, ndim)
     return a + builtins.max(ndim, 1) if a < 0 else a
@@ -117,13 +123,13 @@ def _reduce(op, np_fn, a, axis, dtype, out, keepdims, initial, where, kind, what
         if initial is None and op in ("amax", "amin"):
             raise ValueError(f"reduction operation '{np_fn.__name__}' does not have an identity, "
                              f"so to use a where mask one has to specify 'initial'")
-        fill = initial if initial is not None else (0 if op == "sum" else 1 if op == "prod"
-                                                    else False if op == "any" else True)
+        # a masked-out element is the op's identity; initial counts once
+        # (max/min have none: initial, which takes part anyway)
+        fill = initial if op in ("amax", "amin") else (0 if op == "sum" else 1 if op == "prod"
+                                                       else False if op == "any" else True)
         x = _C.where(w, x, _C.full((), fill, dtype=x.dtype))
-    dims = _dims(axes) if t.ndim else None
-    if t.ndim == 0:
-        dims = None
-    r = getattr(_C, op)(x, dims, keepdims)
+    # axis=() reduces nothing (hop's empty dim list would mean all of them)
+    r = getattr(_C, op)(x, _dims(axes), keepdims) if axes else _core.cast(x.clone(), rdt)
     if initial is not None:
         comb = {"sum": _C.add, "prod": _C.mul, "amax": _C.maximum, "amin": _C.minimum}[op]
         r = comb(r, initial)
@@ -208,10 +214,10 @@ def _mean_t(t, axes, dtype, keepdims, what):
     if cdt.kind in "iub":
         # an integer dtype asked for: NumPy sums in it, then divides in
         # float64 (the caller's cast to it truncates)
-        s = _C.sum(x, list(axes), keepdims) if t.ndim else x.clone()
-        n = _size([t.shape[i] for i in axes]) if t.ndim else 1
+        s = _C.sum(x, list(axes), keepdims) if axes else x.clone()
+        n = _size([t.shape[i] for i in axes])
         return _C.div(_core.cast(s, _np.dtype(_np.float64)), n), rdt
-    r = _C.mean(x, list(axes), keepdims) if t.ndim else x.clone()
+    r = _C.mean(x, list(axes), keepdims) if axes else x.clone()
     return r, rdt
 
 
@@ -226,7 +232,8 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True, _kin
         x = _C.where(w, _core.cast(t, cdt), _C.zeros((), dtype=_core.hop_dtype(cdt, "mean")))
         cnt = _C.where(w, 1, 0) + _C.zeros(tuple(x.shape), dtype=_C.int64)
         dims = list(_axes(axis, x.ndim))
-        r = _C.div(_C.sum(x, dims, keepdims), _C.sum(cnt, dims, keepdims))
+        r = _C.div(_C.sum(x, dims, keepdims), _C.sum(cnt, dims, keepdims)) if dims else \
+            _C.div(x, cnt)
         return _out(kind, _core.cast(r, rdt), scalar=r.ndim == 0 and out is None, out=out,
                     what="mean")
     r, rdt = _mean_t(t, _axes(axis, t.ndim), dtype, keepdims, "mean")
@@ -240,8 +247,8 @@ def _var_t(t, axis, dtype, ddof, keepdims, what):
     m, _ = _mean_t(t, axes, dtype, True, what)
     x = _core.cast(t, _core.np_dtype(m))
     d = x - m
-    s = _C.sum(d * d, list(axes), keepdims) if t.ndim else d * d
-    n = _size([t.shape[i] for i in axes]) if t.ndim else 1
+    s = _C.sum(d * d, list(axes), keepdims) if axes else d * d
+    n = _size([t.shape[i] for i in axes])
     denom = n - ddof
     if not isinstance(denom, _C.SymInt):
         denom = builtins.max(denom, 0)
@@ -308,25 +315,29 @@ def _kind_of(*args):
 
 # ----------------------------------------------------------------- shapes
 
-def _mark_view(a):
-    if isinstance(a, ndarray):
-        a._viewed = True
-
-
-def _view(kind, a, t):
-    """A view of a: marks a so that neither is updated in place while
-    traced (they would share memory in NumPy)."""
-    _mark_view(a)
-    r = wrap(kind, t)
-    if isinstance(r, ndarray):
-        r._owned = False
-    return r
+def _view(kind, a, fn, np_fn=None, readonly=False, step_kind=None, t=None):
+    """NumPy's view of a made by fn (and np_fn on an ndarray): shares a's
+    memory, or under a trace its storage (see _storage); t: fn(a) when made
+    already."""
+    return view(kind, a, Step(fn, np_fn, readonly, step_kind), t=t)
 
 
 def _shape_arg(shape):
     if isinstance(shape, (tuple, list)):
-        return tuple(shape)
-    return (shape,)
+        return tuple(_int_arg(n) for n in shape)
+    return (_int_arg(shape),)
+
+
+def _int_arg(n, what="an integer is required"):
+    """A size or axis argument as NumPy reads it: an int, a SymInt, or what
+    has __index__ (not a bool, not a float: TypeError)."""
+    if isinstance(n, (int, _C.SymInt)) and not isinstance(n, bool):
+        return n
+    if isinstance(n, (bool, _np.bool_)):
+        raise TypeError(what)
+    if isinstance(n, ndarray) and (n.ndim != 0 or n.dtype.kind not in "iu"):
+        raise TypeError("only integer scalar arrays can be converted to a scalar index")
+    return operator.index(n)
 
 
 @implements(_np.reshape)
@@ -340,7 +351,25 @@ def reshape(a, newshape, order="C", *, _kind=None):
     except _C.ShapeError:
         raise ValueError(f"cannot reshape array of size {_size(t.shape)} into shape "
                          f"{shape}") from None
-    return _view(_kind or _kind_of(a), a, r)
+    kind = _kind or _kind_of(a)
+    out = tuple(r.shape)
+    run = _storage.current()
+    if run is None or not isinstance(a, ndarray) or kind is _C.Tensor:
+        return wrap(kind, r)  # eagerly hop's reshape views the memory exactly when NumPy's does
+    is_view = _storage.reshape_is_view(a, run, out)
+    if is_view:
+        np_out = out if builtins.all(isinstance(n, int) for n in out) else None
+        return _view(kind, a, lambda x: x.reshape(out),
+                     (lambda x: x.reshape(np_out)) if np_out is not None else None,
+                     step_kind="reshape", t=r)
+    # NumPy copies: a new array, which knows what the decision read
+    res = wrap(kind, r)
+    src = _storage.storage_of(a, run)
+    dst = _storage.storage_of(res, run)
+    dst.leaves |= src.leaves
+    if is_view is None:
+        src.ambiguous = dst.ambiguous = True
+    return res
 
 
 @implements(_np.ravel)
@@ -356,14 +385,18 @@ def transpose(a, axes=None, *, _kind=None):
     axes = tuple(_axis(x, t.ndim) for x in axes)
     if sorted(axes) != list(range(t.ndim)):
         raise ValueError("axes don't match array")
-    return _view(_kind or _kind_of(a), a, t.permute(*axes) if t.ndim > 1 else t)
+    if t.ndim <= 1:
+        return _view(_kind or _kind_of(a), a, lambda x: x, lambda x: x)
+    return _view(_kind or _kind_of(a), a, lambda x: x.permute(*axes),
+                 lambda x: x.transpose(axes))
 
 
 @implements(_np.swapaxes)
 def swapaxes(a, axis1, axis2, *, _kind=None):
     t = _t(a, "swapaxes")
-    return _view(_kind or _kind_of(a), a,
-                 t.transpose(_axis(axis1, t.ndim), _axis(axis2, t.ndim)))
+    a1, a2 = _axis(axis1, t.ndim), _axis(axis2, t.ndim)
+    return _view(_kind or _kind_of(a), a, lambda x: x.transpose(a1, a2),
+                 lambda x: x.swapaxes(a1, a2))
 
 
 @implements(_np.moveaxis)
@@ -371,9 +404,12 @@ def moveaxis(a, source, destination, *, _kind=None):
     t = _t(a, "moveaxis")
     src = [_axis(s, t.ndim) for s in _shape_arg(source)]
     dst = [_axis(d, t.ndim) for d in _shape_arg(destination)]
+    if len(src) != len(dst):
+        raise ValueError("`source` and `destination` arguments must have the same number of "
+                         "elements")
     order = [n for n in range(t.ndim) if n not in src]
-    for d, s in sorted(zip(dst, src)):
-        order.insert(d, s)
+    for d, s_ in sorted(zip(dst, src)):
+        order.insert(d, s_)
     return transpose(a, order, _kind=_kind)
 
 
@@ -383,26 +419,35 @@ def expand_dims(a, axis, *, _kind=None):
     axes = _shape_arg(axis)
     nd = t.ndim + len(axes)
     axes = sorted(_axis(x, nd) for x in axes)
-    for x in axes:
-        t = t.unsqueeze(x)
-    return _view(_kind or _kind_of(a), a, t)
+    if len(set(axes)) != len(axes):
+        raise ValueError("repeated axis")
+
+    def fn(x):
+        for k in axes:
+            x = x.unsqueeze(k)
+        return x
+    return _view(_kind or _kind_of(a), a, fn, lambda x: _np.expand_dims(x, tuple(axes)),
+                 step_kind="reshape")
 
 
 @implements(_np.squeeze)
 def squeeze(a, axis=None, *, _kind=None):
     t = _t(a, "squeeze")
     if axis is None:
-        r = t.squeeze()
+        axes = [d for d in range(t.ndim) if isinstance(t.shape[d], int) and t.shape[d] == 1]
     else:
-        axes = sorted((_axis(x, t.ndim) for x in _shape_arg(axis)), reverse=True)
+        axes = sorted({_axis(x, t.ndim) for x in _shape_arg(axis)})
         for x in axes:
             if t.shape[x] != 1:
                 raise ValueError("cannot select an axis to squeeze out which has size not "
                                  "equal to one")
-        r = t
-        for x in axes:
-            r = r.squeeze(x)
-    return _view(_kind or _kind_of(a), a, r)
+
+    def fn(x):
+        for k in reversed(axes):
+            x = x.squeeze(k)
+        return x
+    return _view(_kind or _kind_of(a), a, fn, lambda x: _np.squeeze(x, tuple(axes)),
+                 step_kind="reshape")
 
 
 @implements(_np.broadcast_to)
@@ -411,29 +456,43 @@ def broadcast_to(array, shape, subok=False, *, _kind=None):
     shape = _shape_arg(shape)
     if len(shape) < t.ndim:
         raise ValueError("input operand has more dimensions than allowed by the axis remapping")
+    if builtins.any(isinstance(n, int) and n < 0 for n in shape):
+        raise ValueError("all elements of broadcast shape must be non-negative")
     try:
-        r = t.expand(*shape)
+        t.expand(*shape)
     except (_C.ShapeError, _C.InvalidError):
         raise ValueError(f"operands could not be broadcast together with remapped shapes "
                          f"[original->remapped]: {tuple(t.shape)}  and requested shape "
                          f"{shape}") from None
-    return _view(_kind or _kind_of(array), array, r)
+    np_shape = shape if builtins.all(isinstance(n, int) for n in shape) else None
+    return _view(_kind or _kind_of(array), array, lambda x: x.expand(*shape),
+                 (lambda x: _np.broadcast_to(x, np_shape)) if np_shape else None,
+                 readonly=True)
 
 
 @implements(_np.atleast_1d)
 def atleast_1d(*arys, _kind=None):
     res = [reshape(a, (1,), _kind=_kind) if _t(a).ndim == 0 else
-           wrap(_kind or _kind_of(a), _t(a)) for a in arys]
+           _same(a, _kind) for a in arys]
     return res[0] if len(res) == 1 else res
+
+
+def _same(a, kind):
+    """a as NumPy's asanyarray gives it back: the same array when it is one."""
+    if isinstance(a, ndarray) and (kind is None or kind is type(a)):
+        return a
+    return wrap(kind or _kind_of(a), _t(a))
 
 
 @implements(_np.atleast_2d)
 def atleast_2d(*arys, _kind=None):
     res = []
     for a in arys:
-        t = _t(a)
-        r = t.reshape(1, 1) if t.ndim == 0 else t.unsqueeze(0) if t.ndim == 1 else t
-        res.append(_view(_kind or _kind_of(a), a, r))
+        nd = _t(a).ndim
+        if nd >= 2:
+            res.append(_same(a, _kind))
+        else:
+            res.append(reshape(a, (1, 1) if nd == 0 else (1, -1), _kind=_kind))
     return res[0] if len(res) == 1 else res
 
 
@@ -461,9 +520,37 @@ def concatenate(arrays, axis=0, out=None, dtype=None, casting="same_kind", *, _k
                              f"dimension(s) and the array at index {i} has {t.ndim} "
                              f"dimension(s)")
     ax = _axis(axis, ts[0].ndim)
-    dt = _join_dtype(ts, dtype, "concatenate")
+    dt = _join_cast(ts, out, dtype, casting)
     r = _C.cat([_core.cast(t, dt) for t in ts], ax)
-    return _out(kind, r, out=out, what="concatenate")
+    return _join_out(kind, r, out, "concatenate")
+
+
+def _join_cast(ts, out, dtype, casting):
+    """The dtype concatenate and stack make (dtype, out's or the inputs'
+    result type), each input castable to it under casting (NumPy's
+    TypeError)."""
+    if out is not None and dtype is not None:
+        raise TypeError("concatenate() only takes `out` or `dtype` as an argument, but both "
+                        "were provided.")
+    dt = _np.dtype(dtype) if dtype is not None else out.dtype if out is not None else \
+        _join_dtype(ts, None, "concatenate")
+    for t in ts:
+        have = _core.np_dtype(t)
+        if not _np.can_cast(have, dt, casting=casting):
+            raise TypeError(f"Cannot cast array data from {have!r} to {dt!r} according to the "
+                            f"rule {casting!r}")
+    _core.hop_dtype(dt, "concatenate")
+    return dt
+
+
+def _join_out(kind, r, out, what):
+    if out is not None:
+        if not isinstance(out, (ndarray, _np.ndarray)):
+            raise TypeError(f"hop.numpy: {what}: out= must be an array")
+        if len(out.shape) != r.ndim or not builtins.all(
+                _storage._same_size(d, n) for d, n in zip(r.shape, out.shape)):
+            raise ValueError("Output array is the wrong shape")
+    return _out(kind, r, out=out, what=what)
 
 
 @implements(_np.stack)
@@ -476,20 +563,32 @@ def stack(arrays, axis=0, out=None, *, dtype=None, casting="same_kind", _kind=No
     if len(shapes) != 1:
         raise ValueError("all input arrays must have the same shape")
     ax = _axis(axis, ts[0].ndim + 1)
-    dt = _join_dtype(ts, dtype, "stack")
-    return _out(kind, _C.stack([_core.cast(t, dt) for t in ts], ax), out=out, what="stack")
+    dt = _join_cast(ts, out, dtype, casting)
+    return _join_out(kind, _C.stack([_core.cast(t, dt) for t in ts], ax), out, "stack")
+
+
+def _arrays_arg(tup, what):
+    """The sequence of arrays of vstack/hstack (a generator is read once)."""
+    if not isinstance(tup, (list, tuple)):
+        if not hasattr(tup, "__iter__"):
+            raise TypeError(f"arrays to {what} must be passed as a \"sequence\" type such as "
+                            f"list or tuple.")
+        tup = list(tup)
+    return tup
 
 
 @implements(_np.vstack)
 def vstack(tup, *, dtype=None, casting="same_kind", _kind=None):
+    tup = _arrays_arg(tup, "stack")
     return concatenate([atleast_2d(a, _kind=_C.Tensor) for a in tup], 0, dtype=dtype,
-                       _kind=_kind or result_kind(list(tup), ndarray))
+                       casting=casting, _kind=_kind or result_kind(list(tup), ndarray))
 
 
 @implements(_np.hstack)
 def hstack(tup, *, dtype=None, casting="same_kind", _kind=None):
+    tup = _arrays_arg(tup, "stack")
     ts = [atleast_1d(a, _kind=_C.Tensor) for a in tup]
-    return concatenate(ts, 0 if ts and ts[0].ndim == 1 else 1, dtype=dtype,
+    return concatenate(ts, 0 if ts and ts[0].ndim == 1 else 1, dtype=dtype, casting=casting,
                        _kind=_kind or result_kind(list(tup), ndarray))
 
 
@@ -511,7 +610,10 @@ def array_split(ary, indices_or_sections, axis=0, *, _kind=None):
         bounds = [0] + list(indices_or_sections) + [n]
     out = []
     for lo, hi in zip(bounds[:-1], bounds[1:]):
-        out.append(_view(kind, ary, t.slice(ax, lo, hi, 1)))
+        key = (slice(None),) * ax + (slice(lo, hi),)
+        out.append(_view(kind, ary, lambda x, lo=lo, hi=hi: x.slice(ax, lo, hi, 1),
+                         (lambda x, key=key: x[key]) if builtins.all(
+                             isinstance(v, int) for v in (lo, hi)) else None))
     return out
 
 
@@ -528,10 +630,14 @@ def split(ary, indices_or_sections, axis=0, *, _kind=None):
 @implements(_np.flip)
 def flip(m, axis=None, *, _kind=None):
     t = _t(m, "flip")
-    for ax in _axes(axis, t.ndim):
-        n = t.shape[ax]
-        t = _C._op("take", t, ax, _C.arange(n - 1, -1, -1))
-    return wrap(_kind or _kind_of(m), t)
+    axes = _axes(axis, t.ndim)
+
+    def fn(x):
+        for ax in axes:
+            n = x.shape[ax]
+            x = _C._op("take", x, ax, (n - 1) - _C.arange(n))
+        return x
+    return _view(_kind or _kind_of(m), m, fn, lambda x: _np.flip(x, axes))
 
 
 # ---------------------------------------------------------------- creation
@@ -1012,9 +1118,28 @@ def argwhere(a, *, _kind=None):
 
 
 @implements(_np.diff)
-def diff(a, n=1, axis=-1, *, _kind=None):
+def diff(a, n=1, axis=-1, prepend=_np._NoValue, append=_np._NoValue, *, _kind=None):
+    if n == 0:
+        return a
+    if n < 0:
+        raise ValueError("order must be non-negative but got " + repr(n))
     t = _t(a, "diff")
+    if t.ndim == 0:
+        raise ValueError("diff requires input that is at least one dimensional")
     ax = _axis(axis, t.ndim)
+    parts = []
+    for v, at_end in ((prepend, False), (append, True)):
+        if v is _np._NoValue:
+            continue
+        vt = _t(v, "diff")
+        if vt.ndim == 0:
+            shape = list(t.shape)
+            shape[ax] = 1
+            vt = vt.expand(*shape)
+        parts.append((vt, at_end))
+    if parts:
+        seq = [p for p, e in parts if not e] + [t] + [p for p, e in parts if e]
+        t = _t(concatenate(seq, ax, _kind=_C.Tensor))
     for _ in range(n):
         hi = t.slice(ax, 1, None, 1)
         lo = t.slice(ax, 0, -1, 1)
@@ -1088,11 +1213,9 @@ def result_type(*arrays_and_dtypes, _kind=None):
 def array_function(func, types, args, kwargs):
     """__array_function__ of hop.numpy arrays and hop.Tensor."""
     impl = FUNCS.get(func)
-    kind = result_kind(args, NumpyArg if builtins.any(type(x) is NumpyArg for x in args)
+    vals = list(args) + list(kwargs.values())  # np.ediff1d(ary=a): arrays as keywords too
+    kind = result_kind(vals, NumpyArg if builtins.any(type(x) is NumpyArg for x in vals)
                        else ndarray)
-    for v in kwargs.values():
-        if isinstance(v, _C.Tensor):
-            kind = _C.Tensor
     if impl is None:
         from ._ufuncs import fallback
         return fallback(func, func.__name__, args, kwargs, kind)
@@ -1110,12 +1233,26 @@ round = round_  # noqa: A001 (NumPy's name)
 
 # ----------------------------------------------------------------- methods
 
+def scalar_method(m):
+    """A method of NumPy scalars too: a NumPy scalar's method that makes a
+    0-d array makes a NumPy scalar (np.float64(1).round(), .astype(int),
+    .reshape(()), .T)."""
+    def sm(self, *args, **kwargs):
+        r = m(self, *args, **kwargs)
+        if self._scalar and isinstance(r, ndarray) and r.ndim == 0 and not r._scalar:
+            r._scalar = True
+        return r
+    sm.__name__ = m.__name__
+    sm.__doc__ = m.__doc__
+    return sm
+
+
 def _method(fn, kind_self=True):
     def m(self, *args, **kwargs):
         return fn(self, *args, _kind=type(self), **kwargs)
     m.__name__ = fn.__name__
     m.__doc__ = fn.__doc__
-    return m
+    return scalar_method(m)
 
 
 def _reshape_method(self, *shape, order="C"):
@@ -1157,11 +1294,14 @@ for _n, _f in {"sum": sum, "prod": prod, "mean": mean, "std": std, "var": var, "
                "ravel": ravel, "dot": dot, "round": round_, "nonzero": nonzero,
                "argsort": argsort, "take": take, "ptp": ptp}.items():
     setattr(ndarray, _n, _method(_f))
-ndarray.reshape = _reshape_method
-ndarray.transpose = _transpose_method
+ndarray.reshape = scalar_method(_reshape_method)
+ndarray.transpose = scalar_method(_transpose_method)
 ndarray.flatten = _flatten_method
 ndarray.sort = _sort_method
 ndarray.fill = _fill_method
-ndarray.clip = _clip_method
-ndarray.conj = ndarray.conjugate = lambda self: copy(self, _kind=type(self))
+ndarray.clip = scalar_method(_clip_method)
+ndarray.conj = ndarray.conjugate = scalar_method(lambda self: copy(self, _kind=type(self)))
+ndarray.copy = scalar_method(ndarray.copy)
+ndarray.astype = scalar_method(ndarray.astype)
+ndarray.T = property(scalar_method(ndarray.T.fget), doc=ndarray.T.__doc__)
 del _n, _f

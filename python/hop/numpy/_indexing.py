@@ -10,10 +10,9 @@ lifted into HOP bodies like any size.  Several advanced indices broadcast
 together and, as in NumPy, their dims go where the first one was when they
 are adjacent, else first.
 
-Assignment (x[key] = v) writes a concrete array's memory with NumPy itself.
-A traced array (one the function made, see _ndarray) gets a new value: a
-`where` over the selected elements for ints, step-1 slices and boolean
-masks; other keys are a hop.UnsupportedError.
+Assignment (x[key] = v) writes a concrete array's memory with NumPy itself,
+and a traced array's storage through the same indexing applied to the
+positions of its elements (_storage.write): any key NumPy takes.
 """
 
 import numbers
@@ -22,9 +21,10 @@ import numpy as _np
 
 from .. import _C
 from . import _core
-from ._ndarray import ndarray, wrap
+from ._ndarray import ndarray, view, wrap
+from ._storage import Step
 
-__all__ = ["getitem", "setitem"]
+__all__ = ["getitem", "setitem", "index_tensor", "whole_key", "numpy_key"]
 
 
 def _is_int(k):
@@ -61,15 +61,27 @@ def _normalize(key, ndim):
     adv = False
     for k in key:
         if isinstance(k, (bool, _np.bool_)):
-            raise _C.UnsupportedError("hop.numpy: indexing with a Python bool is not supported")
+            # a 0-d mask: a new dim of size 1 or 0, an advanced index
+            adv = True
+            items.append(("mask0", bool(k)))
+            continue
         t = _index_tensor(k)
         if t is not None:
-            if _core.np_dtype(t) == _np.dtype(bool):
+            if _core.np_dtype(t) == _np.dtype(bool) and t.ndim == 0:
+                adv = True
+                concrete = not _C._is_proxy(t) and not _core.tracing() and \
+                    not _core._recording()
+                items.append(("mask0", bool(t.item()) if concrete else t))
+            elif _core.np_dtype(t) == _np.dtype(bool):
                 adv = True
                 items.append(("mask", t))
             elif t.ndim == 0 and not _C._is_proxy(t) and not _core.tracing() and \
                     not _core._recording():
                 items.append(("int", int(t.item())))
+            elif t.ndim == 0:
+                # a 0-d integer array is an integer index (basic: a view or
+                # a scalar), its value read when the program runs
+                items.append(("int", t))
             else:
                 adv = True
                 items.append(("array", t))
@@ -78,14 +90,15 @@ def _normalize(key, ndim):
         elif k is Ellipsis:
             items.append(("ellipsis", None))
         elif isinstance(k, slice):
-            items.append(("slice", k))
+            items.append(("slice", k))  # its bounds read below (IndexErrors first)
         elif _is_int(k):
             items.append(("int", k if isinstance(k, _C.SymInt) else int(k)))
         else:
             raise IndexError("only integers, slices (`:`), ellipsis (`...`), numpy.newaxis "
                              "(`None`) and integer or boolean arrays are valid indices")
+    items = [("slice", _slice_key(k)) if kind == "slice" else (kind, k) for kind, k in items]
     consumed = sum(it[1].ndim if it[0] == "mask" else 1 for it in items
-                   if it[0] not in ("none", "ellipsis"))
+                   if it[0] not in ("none", "ellipsis", "mask0"))
     nell = sum(it[0] == "ellipsis" for it in items)
     if nell > 1:
         raise IndexError("an index can only have a single ellipsis ('...')")
@@ -103,6 +116,22 @@ def _normalize(key, ndim):
     return out, adv
 
 
+def _slice_key(s):
+    """slice s with int (or SymInt) bounds, as NumPy reads them (a float is
+    a TypeError)."""
+    parts = []
+    for v in (s.start, s.stop, s.step):
+        if v is None or isinstance(v, (int, _C.SymInt)) and not isinstance(v, bool):
+            parts.append(v)
+            continue
+        if isinstance(v, ndarray) and (v.ndim != 0 or v.dtype.kind not in "iu"):
+            raise TypeError("only integer scalar arrays can be converted to a scalar index")
+        if isinstance(v, (float, _np.floating)) or not hasattr(type(v), "__index__"):
+            raise TypeError("slice indices must be integers or None or have an __index__ method")
+        parts.append(v.__index__())
+    return slice(*parts)
+
+
 def _slice(t, dim, s):
     """t[..., s, ...] at dim: a view for steps > 0; reversed elements
     (take) for negative ones."""
@@ -115,11 +144,18 @@ def _slice(t, dim, s):
         return t.slice(dim, start, stop, step)
     n = t.shape[dim]
     if not isinstance(n, int):
-        raise _C.UnsupportedError("hop.numpy: a negative slice step over a symbolic size is not "
-                                  "supported")
-    idx = list(range(n))[slice(start, stop, step)]
-    return _C._op("take", t, dim, _C.tensor(idx, dtype=_C.int64) if idx else
-                  _C.zeros(0, dtype=_C.int64))
+        if start is None and stop is None:
+            # x[::-k] over a symbolic size: n-1, n-1-k, ... (ceil(n / k) of them)
+            k = -step
+            count = (n + (k - 1)) // k if k > 1 else n
+            idx = (n - 1) - _C.arange(count) * k if k > 1 else (n - 1) - _C.arange(count)
+            return _C._op("take", t, dim, idx)
+        raise _C.UnsupportedError("hop.numpy: a negative slice step with bounds over a "
+                                  "symbolic size is not supported")
+    first, _, _ = slice(start, stop, step).indices(n)
+    count = len(range(*slice(start, stop, step).indices(n)))
+    idx = _C.arange(count) * step + first  # nodes, not a captured constant
+    return _C._op("take", t, dim, idx)
 
 
 def _basic(t, items):
@@ -132,6 +168,8 @@ def _basic(t, items):
         elif kind == "slice":
             t = _slice(t, dim, k)
             dim += 1
+        elif isinstance(k, _C.Tensor):  # a 0-d integer array: checked when it runs
+            t = _C._op("take", t, dim, k)
         else:  # int
             n = t.shape[dim]
             if isinstance(k, int) and isinstance(n, int) and not -n <= k < n:
@@ -140,35 +178,137 @@ def _basic(t, items):
     return t
 
 
-def _checked(idx, n):
+def _nonzero(mask):
+    """mask.nonzero(), one node per mask and trace: x[m] and x[m] = v with
+    the same mask then have the same unbacked size (y[m] = f(y[m]) needs no
+    decision of u0 == u1)."""
+    tr = _C.tracing()
+    if tr is None or not _C._is_proxy(mask):
+        return mask.nonzero()
+    key = ("hop.numpy nonzero", id(mask))
+    hit = tr.scratch.get(key)
+    if hit is not None and hit[0] is mask and _C._proxy_live(hit[1]):
+        return hit[1]
+    nz = mask.nonzero()
+    tr.scratch[key] = (mask, nz)
+    return nz
+
+
+def _checked(idx, n, dim):
     """Index tensor idx into a dim of size n: wrapped to [0, n), each index
     checked when the program runs (take of arange(n))."""
+    if isinstance(n, int) and n == 0 and all(isinstance(d, int) for d in idx.shape) and \
+            any(d for d in idx.shape) and all(d for d in idx.shape):
+        # no index fits a dim of size 0 (take's shape rule would say so
+        # as a ShapeError)
+        first = int(idx.numpy().flat[0]) if not _C._is_proxy(idx) else 0
+        raise IndexError(f"index {first} is out of bounds for axis {dim} with size 0")
     return _C._op("take", _C.arange(n), 0, idx)
 
 
-def getitem(a, key):
-    t = a._t
+def _broadcast_indices(idx):
+    """The index arrays' shapes broadcast together (IndexError as NumPy's
+    when they cannot; sizes known only at run time are left to the ops)."""
+    shapes = [tuple(k.shape) for k in idx]
+    if all(isinstance(d, int) for sh in shapes for d in sh):
+        try:
+            _np.broadcast_shapes(*shapes)
+        except ValueError:
+            raise IndexError("shape mismatch: indexing arrays could not be broadcast together "
+                             "with shapes " + " ".join(str(sh).replace(" ", "")
+                                                       for sh in shapes)) from None
+
+
+def index_tensor(t, key):
+    """t[key] for a tensor t: (result, view, scalar).  view is the function
+    that makes the result from t when NumPy's result is a view (basic
+    indexing), else None (advanced indexing copies); scalar: NumPy gives a
+    scalar (ints took every dim)."""
     items, adv = _normalize(key, t.ndim)
     if not adv:
-        r = _basic(t, items)
+        fn = lambda x: _basic(x, items)  # noqa: E731
+        r = fn(t)
         # a scalar only when ints took every dim (with `...` NumPy gives a view)
         has_ellipsis = key is Ellipsis or (isinstance(key, tuple) and
                                            any(k is Ellipsis for k in key))
         scalar = not has_ellipsis and r.ndim == 0 and \
             all(k != "slice" and k != "none" for k, _ in items)
-        out = wrap(type(a), r, scalar=scalar)
-        # NumPy gives a view: neither may be updated in place while traced
-        a._viewed = True
-        out._owned = False
-        return out
-    if any(k == "none" for k, _ in items):
-        raise _C.UnsupportedError("hop.numpy: None (numpy.newaxis) together with an array index "
-                                  "is not supported")
+        return r, fn, scalar
+    return _advanced(t, items), None, False
+
+
+def getitem(a, key):
+    t = a._t
+    if not _C._is_proxy(t) and _core.tracing() and a._run is not None and a._role is None:
+        r = _fold(a, t, key)
+        if r is not None:
+            return r
+    r, fn, scalar = index_tensor(t, key)
+    if fn is None:
+        return wrap(type(a), r)
+    if scalar:
+        return wrap(type(a), r, scalar=True)  # a NumPy scalar: a value, not a view
+    nk = _static_key(key)
+    step = Step(fn, (lambda x: x[nk]) if nk is not None else None)
+    return view(type(a), a, step, t=r)
+
+
+def _fold(a, t, key):
+    """a[key] of an array the traced function made from constants
+    (np.linspace(0, 1, 5) and not written since): computed now by NumPy, so
+    that it stays a value (float(a[2]), a loop over a.tolist()); None for
+    a key with a traced part.  A view is still a view of a's storage."""
+    nk = _static_key(key)
+    if nk is None or any(isinstance(k, (list, _np.ndarray)) for k in
+                         (nk if isinstance(nk, tuple) else (nk,))):
+        return None
+    v = t.numpy()[nk]
+    if isinstance(v, _np.generic):
+        return wrap(type(a), _C.asarray(_np.asarray(v)), scalar=True)
+    return view(type(a), a, Step(lambda x: _basic(x, _normalize(key, x.ndim)[0]),
+                                 lambda x: x[nk]), t=_C.asarray(v))
+
+
+def _static_key(key):
+    """key as NumPy indexes an ndarray with it, when it holds no traced
+    value or SymInt (for deciding NumPy's views on offsets); else None."""
+    keys = key if isinstance(key, tuple) else (key,)
+    for k in keys:
+        if isinstance(k, _C.SymInt) or isinstance(k, (ndarray, _C.Tensor)) or \
+                (isinstance(k, slice) and any(isinstance(v, _C.SymInt)
+                                              for v in (k.start, k.stop, k.step))):
+            return None
+    return key
+
+
+def _advanced(t, items):
+    # None and a 0-d mask add a size-1 dim: None then is a slice of it (it
+    # separates advanced indices, as in NumPy), a 0-d mask an index array
+    # of length 1 (True) or 0 (False) into it
+    dim = 0
+    new_items = []
+    for kind, k in items:
+        if kind in ("none", "mask0"):
+            t = t.unsqueeze(dim)
+            if kind == "none":
+                new_items.append(("slice", slice(None)))
+            elif isinstance(k, bool):
+                new_items.append(("index", _C.zeros((1 if k else 0,), dtype=_C.int64)))
+            else:
+                new_items.append(("mask", k.reshape(1)))
+            dim += 1
+        else:
+            new_items.append((kind, k))
+            dim += k.ndim if kind == "mask" else 1
+    items = new_items
     # Masks become their nonzero() index arrays (one per dim they cover).
     expanded = []
     dim = 0
     for kind, k in items:
-        if kind == "mask":
+        if kind == "index":  # in range already
+            expanded.append(("array", k, True))
+            dim += 1
+        elif kind == "mask":
             for i in range(k.ndim):
                 n, m = t.shape[dim + i], k.shape[i]
                 if isinstance(n, int) and isinstance(m, int) and n != m:
@@ -177,7 +317,7 @@ def getitem(a, key):
                                      f"dimension is {m}")
             if k.ndim == 0:
                 raise _C.UnsupportedError("hop.numpy: a 0-d boolean index is not supported")
-            nz = k.nonzero()
+            nz = _nonzero(k)
             for i in range(k.ndim):
                 expanded.append(("array", nz.select(1, i), True))
             dim += k.ndim
@@ -197,7 +337,8 @@ def getitem(a, key):
         kind, k, from_mask = expanded[i]
         if kind == "int":
             k = _C.full((), k, dtype=_C.int64)
-        idx.append(k if from_mask else _checked(k, t.shape[i]))
+        idx.append(k if from_mask else _checked(k, t.shape[i], i))
+    _broadcast_indices(idx)
     # The advanced dims to the front, flattened into one, and one linear
     # index into it: sum(idx_i * stride_i), broadcast.
     rest = [i for i in range(t.ndim) if i not in adv_pos]
@@ -220,91 +361,60 @@ def getitem(a, key):
         order = list(range(nb, nb + adv_pos[0])) + list(range(nb)) + \
             list(range(nb + adv_pos[0], r.ndim))
         r = r.permute(*order)
-    return wrap(type(a), r)
+    return r
+
 
 
 # ------------------------------------------------------------- assignment
 
-def _to_numpy_key(key):
+def numpy_key(key):
+    """key with its hop arrays as ndarrays (for NumPy's own indexing of a
+    concrete array's memory)."""
     if isinstance(key, tuple):
-        return tuple(_to_numpy_key(k) for k in key)
+        return tuple(numpy_key(k) for k in key)
+    if isinstance(key, list):
+        return [numpy_key(k) for k in key]
     t = None
     if isinstance(key, (ndarray, _C.Tensor)) or getattr(type(key), "__hop_tensor__", None):
         t = _core.tensor_of(key)
     return t.numpy() if t is not None else key
 
 
+def whole_key(key, ndim):
+    """Whether key selects every element as they are (x[...] = v, x[:] = v)."""
+    keys = key if isinstance(key, tuple) else (key,)
+    if len(keys) > ndim + 1:
+        return False
+    seen_ellipsis = False
+    for k in keys:
+        if k is Ellipsis and not seen_ellipsis:
+            seen_ellipsis = True
+        elif not (isinstance(k, slice) and k == slice(None)):
+            return False
+    return len(keys) - seen_ellipsis <= ndim
+
+
 def setitem(a, key, value):
-    t = a._t
-    if not _C._is_proxy(t) and not _core.tracing():
-        v = value
-        vt = _core.tensor_of(v) if not isinstance(v, (bool, int, float, complex)) else None
-        t.numpy()[_to_numpy_key(key)] = vt.numpy() if vt is not None else v
-        return
+    """a[key] = value with NumPy's casting (unsafe: 2.7 into an int array is
+    2) and broadcasting, for any key NumPy takes."""
     what = "x[...] = value"
-    items, adv = _normalize(key, t.ndim)
-    vo = _core.operand(value, what)
-    v = _core.cast(vo.t, a.dtype) if vo.t is not None else _C.full(
-        (), _core.as_compute(vo, a.dtype), dtype=t.dtype)
-    if adv:
-        masks = [k for kind, k in items if kind == "mask"]
-        if len(masks) != 1 or any(kind != "slice" or k != slice(None)
-                                  for kind, k in items if kind != "mask") or \
-                items[0][0] != "mask":
-            raise _C.UnsupportedError("hop.numpy: while tracing, x[key] = value takes ints, "
-                                      "slices and one leading boolean mask, not integer arrays")
-        m = masks[0]
-        for _ in range(t.ndim - m.ndim):
-            m = m.unsqueeze(-1)
-        new = _C.where(m, v, t)
+    if isinstance(value, (bool, int, float)) or isinstance(value, _np.generic):
+        npd = a.dtype
+        if isinstance(value, complex) or (isinstance(value, _np.generic) and
+                                          _np.dtype(value.dtype).kind == "c"):
+            raise TypeError("can't convert complex to float")
+        with _np.errstate(all="ignore"):
+            cv = _np.asarray(value).astype(npd) if not isinstance(value, float) or \
+                npd.kind == "f" else _np.asarray(_np.float64(value)).astype(npd)
+        if npd.kind in "iu" and isinstance(value, float) and not _np.isfinite(value):
+            raise ValueError(f"cannot convert float {value!r} to integer".replace("nan", "NaN"))
+        v = _C.full((), cv.item(), dtype=a._tv.dtype)
+    elif isinstance(value, complex):
+        raise TypeError("can't convert complex to float")
     else:
-        if any(kind == "none" for kind, _ in items):
-            raise _C.UnsupportedError("hop.numpy: None in an assignment's index is not supported "
-                                      "while tracing")
-        region = None
-        ints, partial = [], []
-        for d, (kind, k) in enumerate(items):
-            n = t.shape[d]
-            ar = _C.arange(n)
-            if kind == "int":
-                if isinstance(k, int) and isinstance(n, int) and not -n <= k < n:
-                    raise IndexError(f"index {k} is out of bounds for axis {d} with size {n}")
-                sel = _C.eq(ar, k + n if isinstance(k, int) and k < 0 else k)
-                ints.append(d)
-            else:
-                if k == slice(None):
-                    continue
-                if not isinstance(n, int):
-                    raise _C.UnsupportedError("hop.numpy: a sliced assignment over a symbolic "
-                                              "size is not supported while tracing")
-                start, stop, step = k.indices(n)
-                if step != 1:
-                    raise _C.UnsupportedError("hop.numpy: a slice with a step in an assignment "
-                                              "is not supported while tracing")
-                sel = _C.logical_and(_C.ge(ar, start), _C.lt(ar, stop))
-                partial.append(d)
-            shape = [1] * t.ndim
-            shape[d] = n
-            sel = sel.reshape(shape)
-            region = sel if region is None else _C.logical_and(region, sel)
-        # The value is given over the region, whose dims are t's without the
-        # int-indexed ones: put size-1 dims there, so it broadcasts to t.
-        full = v
-        keep = t.ndim - len(ints)
-        if full.ndim > keep:
-            raise ValueError(f"could not broadcast input array from shape {tuple(v.shape)} into "
-                             f"the indexed region")
-        full = full.reshape([1] * (keep - full.ndim) + list(full.shape))
-        for d in ints:
-            full = full.unsqueeze(d)
-        for d in partial:
-            if full.shape[d] != 1:
-                raise _C.UnsupportedError(
-                    "hop.numpy: while tracing, a sliced assignment takes a value that is the same "
-                    "along the sliced dims (a scalar, or a row for x[1:3] = row), not "
-                    f"one of shape {tuple(v.shape)}")
-        if region is None:
-            new = (full + _C.zeros(tuple(t.shape), dtype=t.dtype)).to(t.dtype)
+        vo = _core.operand(value, what)
+        if vo.t is not None:
+            v = _core.cast(vo.t, a.dtype)
         else:
-            new = _C.where(region, full, t)
-    a._assign(new, what)
+            v = _C.full((), _core.as_compute(vo, a.dtype), dtype=a._tv.dtype)
+    a._write(key, v, what)

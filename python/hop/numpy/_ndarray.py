@@ -10,12 +10,10 @@ subclass NumpyArg: the same NumPy semantics, and what the function returns
 as one is an np.ndarray again (a NumPy scalar where NumPy gives one).
 
 In-place updates (`x += 1`, `x[mask] = 0`, ufuncs with out=) write the
-memory of a concrete array, as NumPy does.  A traced array has no memory to
-write: its value is replaced instead, which is the same thing only when no
-other array shares the memory.  So a traced array accepts an in-place update
-only when it was made by the function itself (not an argument or a captured
-array) and no view of it (a slice, a reshape, a transpose) was taken, and
-anything else is a hop.UnsupportedError saying so.
+memory of a concrete array, as NumPy does.  A traced array's updates are
+NumPy's too, through its storage (_storage): every array that shares the
+memory sees them, and an argument's or captured array's final value is
+written back to the caller's memory after each call.
 """
 
 import sys
@@ -24,15 +22,23 @@ import numpy as _np
 
 from .. import _C
 from .. import _breaks
-from . import _core
+from . import _core, _storage
 
 __all__ = ["ndarray", "NumpyArg"]
 
 
 class ndarray:
-    """A NumPy array whose data is a hop tensor (concrete or traced)."""
+    """A NumPy array whose data is a hop tensor (concrete or traced).
 
-    __slots__ = ("_t", "_scalar", "_owned", "_viewed", "__weakref__")
+    _tv is the tensor; under a run (_storage) _st is the storage the array
+    is a view of (through the steps _vw; _ver the storage version _tv or
+    _cv reflects), _run the run that made it, _dp the tracer depth it was
+    made at, _role None (made by the function), "input" (a HOP body's
+    operand) or the leaf index of the argument it is; _ro NumPy's read-only
+    flag (a broadcast or a diagonal)."""
+
+    __slots__ = ("_tv", "_scalar", "_st", "_vw", "_ver", "_cv", "_run", "_dp", "_role", "_ro",
+                 "__weakref__")
     __array_priority__ = 200
     _pytree_repr_as_leaf = True  # in a structure's text it is the tensor it holds
 
@@ -40,10 +46,45 @@ class ndarray:
         if not isinstance(t, _C.Tensor):
             raise TypeError(f"hop.numpy.ndarray wraps a hop.Tensor, got {type(t).__name__}; "
                             f"use hop.numpy.asarray")
-        self._t = t
+        self._tv = t
         self._scalar = bool(scalar) and t.ndim == 0
-        self._owned = owned  # made by the traced function: may be updated in place
-        self._viewed = False  # a view of it exists: may not
+        self._st = None
+        self._vw = ()
+        self._ver = 0
+        self._cv = None
+        self._ro = False
+        run = _storage.current()
+        self._run = run
+        if run is None:
+            self._dp = 0
+            self._role = None
+        else:
+            self._dp = _C._trace_depth()
+            self._role = None if owned and not _storage.making_operands() else "input"
+            if run.arg_tensors:
+                leaf = run.arg_tensors.get(id(t))
+                if leaf is not None:
+                    self._role = leaf
+                    run.args[leaf] = self
+
+    @property
+    def _t(self):
+        """The array's value now: its tensor, or its storage's value seen
+        through its view steps (recomputed after a write)."""
+        st = self._st
+        if st is None:
+            return self._tv
+        if st.foreign:
+            if st.run is not _storage.current():
+                return self._tv
+            if self._ver != st.version or self._cv is None:
+                self._cv = st.view(self._vw)
+                self._ver = st.version
+            return self._cv
+        if self._ver != st.version:
+            self._tv = st.view(self._vw)
+            self._ver = st.version
+        return self._tv
 
     def __hop_tensor__(self):
         return self._t
@@ -122,20 +163,39 @@ class ndarray:
                              "ambiguous. Use a.any() or a.all()")
         return bool(self._t.reshape(()) if self.ndim else self._t)
 
+    def _fixed(self):
+        """Whether the value is the same on every call, so that Python may
+        read it now: eagerly always; while tracing, an array the function
+        made from constants (np.arange(3)) and has not written."""
+        t = self._t
+        if _C._is_proxy(t):
+            return False
+        if not _core.tracing():
+            return True
+        run = _storage.current()
+        return run is not None and self._run is run and self._role is None
+
     def __int__(self):
+        if self._fixed():
+            return int(self._scalar_value("int"))
         return int(self._scalar_tensor("int"))
 
     def __float__(self):
+        if self._fixed():
+            return float(self._scalar_value("float"))
         return float(self._scalar_tensor("float"))
 
     def __index__(self):
         if self.dtype.kind not in "biu":
             raise TypeError("only integer scalar arrays can be converted to a scalar index")
+        if self._fixed():
+            return int(self._scalar_value("index"))
         return int(self._scalar_tensor("index"))
 
-    def __complex__(self):
-        t = self._scalar_tensor("complex")
-        return complex(t.numpy()[()])
+    def _scalar_value(self, what):
+        if self.size != 1:
+            raise TypeError("only length-1 arrays can be converted to Python scalars")
+        return self._t.numpy().reshape(())[()]
 
     def _scalar_tensor(self, what):
         if self.size != 1:
@@ -197,16 +257,6 @@ class ndarray:
             raise TypeError("unhashable type: 'numpy.ndarray'")
         return hash(self._scalar_tensor("hash").numpy()[()])
 
-    def __round__(self, ndigits=None):
-        """round(): NumPy's (np.round, a NumPy scalar for a scalar); a scalar
-        rounded without ndigits is the Python int eager gives (its value:
-        the end of hop.compile's compiled part while traced)."""
-        if ndigits is None and self._scalar:
-            return round(self._scalar_tensor("round").numpy()[()])
-        from ._funcs import round_
-        r = round_(self, 0 if ndigits is None else ndigits)
-        return type(self)(r._t, scalar=True) if self._scalar else r
-
     def __reduce__(self):
         return (asarray_of, (self._t.numpy(),))
 
@@ -222,26 +272,36 @@ class ndarray:
 
     # --------------------------------------------------------- in place
 
-    def _assign(self, value, what):
-        """Replaces the value of self by tensor value (its dtype and shape):
-        a write into a concrete array's memory, a rebinding of a traced one
-        that nothing else shares."""
-        t = self._t
-        from .._paths import recording
-        if not _C._is_proxy(t) and not _core.tracing() and (self._owned or not recording()):
-            self._t.numpy()[...] = value.numpy()
+    def _write(self, key, value, what):
+        """self[key] = value (key None: all of it) for a tensor value in
+        self's dtype: into the memory of a concrete array, as NumPy writes;
+        into the storage of a traced one (see _storage)."""
+        run = _storage.current()
+        if run is None and not _C._is_proxy(self._tv):
+            if self._ro:
+                raise ValueError("assignment destination is read-only")
+            from ._indexing import numpy_key
+            dst = self._tv.numpy()
+            src = value.numpy() if isinstance(value, _C.Tensor) else value
+            if key is None:
+                dst[...] = src
+            else:
+                dst[numpy_key(key)] = src
             return
-        if not self._owned or self._viewed:
-            who = "an argument or a captured array" if not self._owned else \
-                "an array a view was taken of"
-            raise _C.UnsupportedError(
-                f"hop.numpy: {what} updates {who} in place while tracing; hop can only replace "
-                f"the value of an array the function made and shares with nothing (write "
-                f"`x = x + ...` instead of `x += ...`)")
-        self._t = value
-        self._scalar = False
+        if run is None:
+            raise _C.TraceError(f"hop.numpy: {what}: the array is a value of a trace that has "
+                                f"ended")
+        _storage.write(self, run, key, value, what)
+
+    def _assign(self, value, what):
+        """Replaces the whole value of self by tensor value (broadcast to
+        self's shape, in self's dtype)."""
+        self._write(None, value, what)
 
     def __setitem__(self, key, value):
+        if self._scalar:  # a NumPy scalar is immutable
+            raise TypeError(f"'numpy.{self.dtype.type.__name__}' object does not support item "
+                            f"assignment")
         from ._indexing import setitem
         setitem(self, key, value)
 
@@ -256,6 +316,9 @@ class ndarray:
 
     def astype(self, dtype, order="K", casting="unsafe", subok=True, copy=True):
         npd = _np.dtype(dtype)
+        if not _np.can_cast(self.dtype, npd, casting=casting):
+            raise TypeError(f"Cannot cast array data from {self.dtype!r} to {npd!r} according "
+                            f"to the rule {casting!r}")
         t = _core.cast(self._t, npd)
         if t is self._t and copy:
             t = t.clone()
@@ -286,6 +349,31 @@ def wrap(kind, t, scalar=False):
     if kind is _C.Tensor:
         return t
     return kind(t, scalar=scalar)
+
+
+def view(kind, a, step, scalar=False, t=None):
+    """The view of array-like a that step (a _storage.Step: view ops, or a
+    take for a reversed order) makes, as NumPy's view shares a's memory: a
+    tensor view over a concrete array's memory, and under a run a view of
+    a's storage, so writes through either reach the other."""
+    if not isinstance(a, ndarray):
+        from ._funcs import _t
+        return wrap(kind, step.apply(_t(a)), scalar)
+    if t is None:  # (t: the view, when the caller has made it already)
+        t = step.apply(a._t)
+    if kind is _C.Tensor:
+        return t
+    r = kind(t, scalar=scalar)
+    run = _storage.current()
+    if run is not None:
+        st = _storage.storage_of(a, run)
+        r._st = st
+        r._vw = a._vw + (step,)
+        r._ver = st.version
+        if st.foreign:
+            r._cv = t
+    r._ro = a._ro or step.readonly
+    return r
 
 
 def result_kind(values, default=ndarray):
@@ -319,10 +407,30 @@ def _binop(name, reflected=False):
         from ._ufuncs import call_ufunc, takes
         if isinstance(other, _C.Tensor) or not takes(other):
             return NotImplemented
+        if name == "multiply" and self._scalar and isinstance(other, (list, tuple)):
+            return _repeat_sequence(self, other)
         args = (other, self) if reflected else (self, other)
         return call_ufunc(name, args, {}, result_kind(args))
     op.__name__ = name
     return op
+
+
+def _repeat_sequence(scalar, seq):
+    """A NumPy scalar times a list or tuple: an integer one repeats the
+    sequence (it is an index), a float one is Python's TypeError."""
+    if scalar.dtype.kind not in "biu":
+        raise TypeError(f"can't multiply sequence by non-int of type "
+                        f"'numpy.{scalar.dtype.name}'")
+    if not scalar._fixed():
+        raise _C.TraceError("hop.numpy: a NumPy integer times a list or tuple repeats the "
+                            "sequence by the integer's value, which is known only when the "
+                            "program runs; make the count a Python int, or the sequence an array")
+    return seq * operator_index(scalar)
+
+
+def operator_index(a):
+    import operator
+    return operator.index(a)
 
 
 def _iop(name):
@@ -330,6 +438,11 @@ def _iop(name):
         from ._ufuncs import call_ufunc, takes
         if isinstance(other, _C.Tensor) or not takes(other):
             return NotImplemented
+        if self._scalar:
+            # A NumPy scalar is immutable: `s += 1` rebinds s to s + 1, in
+            # the result type of the operation (np.bool_(False) + 1 is an
+            # int64), so `a[k] += 1` stores that value back into a bool a.
+            return call_ufunc(name, (self, other), {}, result_kind((self, other)))
         call_ufunc(name, (self, other), {"out": (self,)}, type(self))
         return self
     op.__name__ = name
@@ -347,7 +460,8 @@ def _unop(name):
 _BINOPS = {
     "add": "add", "sub": "subtract", "mul": "multiply", "truediv": "true_divide",
     "floordiv": "floor_divide", "mod": "remainder", "pow": "power", "matmul": "matmul",
-    "and": "bitwise_and", "or": "bitwise_or", "xor": "bitwise_xor",
+    "and": "bitwise_and", "or": "bitwise_or", "xor": "bitwise_xor", "lshift": "left_shift",
+    "rshift": "right_shift",
 }
 for _dunder, _uf in _BINOPS.items():
     setattr(ndarray, f"__{_dunder}__", _binop(_uf))
@@ -371,4 +485,14 @@ def _divmod(self, other):
     return (call_ufunc("floor_divide", args, {}, kind), call_ufunc("remainder", args, {}, kind))
 
 
+def _rdivmod(self, other):
+    from ._ufuncs import call_ufunc, takes
+    if isinstance(other, _C.Tensor) or not takes(other):
+        return NotImplemented
+    args = (other, self)
+    kind = result_kind(args)
+    return (call_ufunc("floor_divide", args, {}, kind), call_ufunc("remainder", args, {}, kind))
+
+
 ndarray.__divmod__ = _divmod
+ndarray.__rdivmod__ = _rdivmod

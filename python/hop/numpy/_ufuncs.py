@@ -77,6 +77,93 @@ def _matmul(a, b):
     return _C.matmul(a, b)
 
 
+def _signbit(x):
+    if x.dtype is _C.bool:
+        return _C.zeros(tuple(x.shape), dtype=_C.bool)
+    if _core.np_dtype(x).kind != "f":
+        return _C.lt(x, 0)
+    one = _C.full((), 1.0, dtype=x.dtype)
+    return _C.lt(_C.copysign(one, x), 0)  # the sign of nan and -0.0 too
+
+
+def _spacing(x):
+    # NumPy's npy_spacing: nextafter(x, copysign(inf, x)) - x (nan at inf)
+    if x.dtype is _C.float16:
+        return _spacing16(x)
+    inf = _C.copysign(_C.full((), math.inf, dtype=x.dtype), x)
+    return _C.nextafter(x, inf) - x
+
+
+def _spacing16(x):
+    """NumPy's npy_half_spacing: the (positive) spacing above |x|, below it
+    for a negative power of two; inf at 65504, nan at inf and nan."""
+    xf = x.to(_C.float32)
+    ax = _C.abs(xf)
+    one = _C.ones((), dtype=_C.float32)
+    e = _C.floor(_C.log2(_C.maximum(ax, 2.0 ** -14)))
+    neg_pow2 = _C.logical_and(_C.lt(_C.copysign(one, xf), 0), _C.eq(ax, _C.ldexp(one, e)))
+    r = _C.maximum(_C.ldexp(one, _C.where(neg_pow2, e - 11, e - 10)), 2.0 ** -24)
+    r = _C.where(_C.eq(xf, 65504.0), _C.full((), math.inf, dtype=_C.float32), r)
+    r = _C.where(_C.logical_or(_C.eq(ax, math.inf), _C.ne(xf, xf)),
+                 _C.full((), math.nan, dtype=_C.float32), r)
+    return r.to(_C.float16)
+
+
+def _nextafter(x, y):
+    """NumPy's nextafter; float16 as NumPy's npy_half_nextafter (hop's f16
+    ops compute in f32, whose next value would round back to x)."""
+    if x.dtype is not _C.float16:
+        return _C.nextafter(x, y)
+    xf, yf = x.to(_C.float32), y.to(_C.float32)
+    ax = _C.abs(xf)
+    one = _C.ones((), dtype=_C.float32)
+    # the f16 exponent of |x| (subnormals and 0: -14) and the spacing above it
+    e = _C.floor(_C.log2(_C.maximum(ax, 2.0 ** -14)))
+    ulp = _C.ldexp(one, e - 10)
+    toward_zero = _C.logical_or(_C.logical_and(_C.gt(xf, 0), _C.lt(yf, xf)),
+                                _C.logical_and(_C.lt(xf, 0), _C.gt(yf, xf)))
+    pow2 = _C.logical_and(_C.eq(ax, _C.ldexp(one, e)), _C.gt(e, -14))
+    step = _C.where(_C.logical_and(toward_zero, pow2), ulp * 0.5, ulp)
+    r = _C.where(_C.gt(yf, xf), xf + step, xf - step)
+    r = _C.copysign(r, xf)  # (from the smallest subnormal toward 0: 0 of x's sign)
+    r = _C.where(_C.eq(xf, 0), _C.copysign(_C.full((), 2.0 ** -24, dtype=_C.float32), yf), r)
+    r = _C.where(_C.eq(ax, math.inf), _C.copysign(_C.full((), 65504.0, dtype=_C.float32), xf), r)
+    r = _C.where(_C.eq(xf, yf), xf, r)
+    r = _C.where(_C.logical_or(_C.ne(xf, xf), _C.ne(yf, yf)),
+                 _C.full((), math.nan, dtype=_C.float32), r)
+    return r.to(_C.float16)
+
+
+def _heaviside(x, h):
+    zero = _C.zeros((), dtype=x.dtype)
+    r = _C.where(_C.eq(x, 0), h, _C.where(_C.lt(x, 0), zero, zero + 1))
+    return _C.where(_C.ne(x, x), x, r)  # nan stays nan
+
+
+def _modf(x):
+    """(fractional part, integral part), both with x's sign (NumPy's modf)."""
+    whole = _trunc(x)
+    frac = _C.where(_isinf(x), _C.zeros((), dtype=x.dtype), x - whole)
+    return _C.copysign(frac, x), whole
+
+
+def _frexp(x):
+    """(mantissa in [0.5, 1), int32 exponent) with x == m * 2**e; (x, 0) for
+    0, inf and nan (NumPy's frexp).  The exponent from log2 in float64, then
+    corrected by one where log2 rounded across a power of two."""
+    d = x.to(_C.float64) if x.dtype is not _C.float64 else x
+    ad = _C.abs(d)
+    normal = _C.logical_and(_C.lt(ad, math.inf), _C.ne(ad, 0))
+    e = _C.where(normal, _C.floor(_C.log2(_C.where(normal, ad, 1.0))) + 1.0, 0.0)
+    m = _C.ldexp(d, -e)
+    am = _C.abs(m)
+    up = _C.ge(am, 1.0)
+    down = _C.logical_and(normal, _C.lt(am, 0.5))
+    e = e + _C.where(up, 1.0, _C.where(down, -1.0, 0.0))
+    m = _C.ldexp(d, -e)
+    return m.to(x.dtype) if m.dtype is not x.dtype else m, e.to(_C.int32)
+
+
 # name -> (number of inputs, implementation on tensors in the compute dtype)
 UFUNCS = {
     "add": (2, _C.add), "subtract": (2, _C.sub), "multiply": (2, _C.mul),
@@ -105,17 +192,28 @@ UFUNCS = {
     "rad2deg": (1, lambda x: x * (180.0 / math.pi)),
     "degrees": (1, lambda x: x * (180.0 / math.pi)),
     "clip": (3, lambda x, lo, hi: _C.minimum(_C.maximum(x, lo), hi)),
+    "sinh": (1, _C.sinh), "cosh": (1, _C.cosh), "arcsin": (1, _C.arcsin),
+    "arccos": (1, _C.arccos), "arcsinh": (1, _C.arcsinh), "arccosh": (1, _C.arccosh),
+    "arctanh": (1, _C.arctanh), "cbrt": (1, _C.cbrt), "signbit": (1, _signbit),
+    "spacing": (1, _spacing), "arctan2": (2, _C.arctan2), "hypot": (2, _C.hypot),
+    "copysign": (2, _C.copysign), "fmod": (2, _C.fmod), "nextafter": (2, _nextafter),
+    "ldexp": (2, _C.ldexp), "gcd": (2, _C.gcd), "lcm": (2, _C.lcm),
+    "left_shift": (2, _C.left_shift), "right_shift": (2, _C.right_shift),
+    "heaviside": (2, _heaviside),
 }
+# ufuncs with two outputs: name -> the pair of tensors from the operand(s)
+_TWO_OUT = {"modf": (1, _modf), "frexp": (1, _frexp)}
 # Implementations that are one op of the table, which takes a Python scalar
 # operand as it is (a weak scalar: x * 2 is one mul node).
 _DIRECT = {_C.add, _C.sub, _C.mul, _C.div, _C.floor_divide, _C.remainder, _power, _C.maximum,
            _C.minimum, _C.eq, _C.ne, _C.lt, _C.le, _C.gt, _C.ge, _C.bitwise_and, _C.bitwise_or,
-           _C.bitwise_xor}
+           _C.bitwise_xor, _C.arctan2, _C.hypot, _C.copysign, _C.fmod, _C.nextafter, _C.ldexp,
+           _C.gcd, _C.lcm, _C.left_shift, _C.right_shift}
 # Ufuncs whose loop reads its inputs in the common dtype of the inputs (the
 # result is bool): comparisons; and the logical ones, which read bools.
 _COMPARE = {"equal", "not_equal", "less", "less_equal", "greater", "greater_equal"}
 _LOGICAL = {"logical_and", "logical_or", "logical_xor", "logical_not"}
-_PREDICATES = {"isnan", "isinf", "isfinite"}
+_PREDICATES = {"isnan", "isinf", "isfinite", "signbit"}
 _REDUCE = {"add": "sum", "multiply": "prod", "maximum": "max", "minimum": "min",
            "logical_or": "any", "logical_and": "all"}
 _ACCUMULATE = {"add": "cumsum", "multiply": "cumprod"}
@@ -173,11 +271,22 @@ def fallback(func, name, args, kwargs, kind):
     error that says hop cannot trace it."""
     if _core.tracing() or _traced_any(args) or _traced_any(kwargs.values()):
         raise _C.UnsupportedError(
-            f"hop.numpy: numpy.{name} is not supported by hop, so it cannot be traced (it would "
+            f"hop.numpy: {_qualified(func, name)} is not supported by hop, so it cannot be "
+            f"traced (it would "
             f"have to run on the traced values now); use the functions hop.numpy lists "
             f"(hop.numpy.__all__) or compute it outside the traced function")
     return _from_numpy(func(*_to_numpy(args), **{k: _to_numpy(v) for k, v in kwargs.items()}),
                        kind)
+
+
+def _qualified(func, name):
+    """numpy.linalg.norm for NumPy's norm (its module), numpy.sin for a
+    ufunc, numpy.add.reduce for a ufunc method."""
+    module = getattr(func, "__module__", None) or "numpy"
+    if module.startswith("numpy.core") or module.startswith("numpy.lib") or \
+            module == "numpy" or "." in name:
+        module = "numpy"
+    return f"{module}.{name}"
 
 
 def _out_tuple(out, nout, name):
@@ -291,8 +400,7 @@ def _write_out(o, value, name, casting):
     have, want = _core.np_dtype(value), o.dtype
     if isinstance(o, _np.ndarray):
         if not _np.can_cast(have, want, casting=casting):
-            raise TypeError(f"Cannot cast ufunc '{name}' output from {have!r} to {want!r} with "
-                            f"casting rule {casting!r}")
+            raise _core.ufunc_cast_error(name, have, want, casting)
         if _C._is_proxy(value) or _core.tracing():
             raise _C.UnsupportedError(
                 f"hop.numpy: numpy.{name}(..., out=<np.ndarray>) while tracing: an ndarray made "
@@ -302,8 +410,7 @@ def _write_out(o, value, name, casting):
         o[...] = value.numpy()
         return o
     if not _np.can_cast(have, want, casting=casting):
-        raise TypeError(f"Cannot cast ufunc '{name}' output from {have!r} to {want!r} with "
-                        f"casting rule {casting!r}")
+        raise _core.ufunc_cast_error(name, have, want, casting)
     v = _core.cast(value, want)
     if tuple(v.shape) != o.shape:
         try:
@@ -318,12 +425,42 @@ def _write_out(o, value, name, casting):
     return o
 
 
+def _call_two(name, args, kwargs, kind):
+    """A ufunc of one input and two outputs (modf, frexp)."""
+    uf = getattr(_np, name)
+    nin, impl = _TWO_OUT[name]
+    if len(args) != nin:
+        raise TypeError(f"{name}() takes from {nin} to {nin + 2} positional arguments but "
+                        f"{len(args)} were given")
+    out = _out_tuple(kwargs.get("out"), 2, name)
+    if kwargs.get("where", True) is not True or kwargs.get("signature") is not None:
+        return fallback(uf, name, args, kwargs, kind)
+    dtype = kwargs.get("dtype")
+    ops = [_core.operand(a, f"numpy.{name}") for a in args]
+    extra = {"dtype": dtype} if dtype is not None else {}
+    dts = _core.result_dtypes(lambda *d: uf(*d, **extra), ops, f"numpy.{name}")
+    x = ops[0]
+    xt = x.t if x.t is not None else _C.full((), _core.scalar_arg(x),
+                                               dtype=_core.hop_dtype(dts[0], name))
+    rs = impl(_core.cast(xt, dts[0]))
+    res = []
+    for k, (r, dt) in enumerate(zip(rs, dts)):
+        r = _core.cast(r, dt)
+        if out is not None and out[k] is not None:
+            res.append(_write_out(out[k], r, name, kwargs.get("casting", "same_kind")))
+        else:
+            res.append(wrap(kind, r, scalar=r.ndim == 0))
+    return tuple(res)
+
+
 def call_ufunc(name, args, kwargs, kind):
     """ufunc `name` called on args: results of type `kind`."""
     uf = getattr(_np.core.umath, name, None) or getattr(_np, name)
     bad = set(kwargs) - _KWARGS
     if bad:
         raise TypeError(f"{name}() got an unexpected keyword argument '{sorted(bad)[0]}'")
+    if name in _TWO_OUT:
+        return _call_two(name, args, kwargs, kind)
     if name not in UFUNCS:
         return fallback(uf, name, args, kwargs, kind)
     nin = UFUNCS[name][0]
@@ -340,6 +477,8 @@ def call_ufunc(name, args, kwargs, kind):
     if name == "clip" and any(o.t is None and o.value is None for o in ops):
         raise ValueError("One of max or min must be given")
     extra = {"dtype": dtype} if dtype is not None else {}
+    if dtype is not None and "casting" in kwargs:
+        extra["casting"] = casting  # the inputs are cast to dtype under this rule
     if name == "matmul":
         for o in ops:
             if o.ndim == 0:
@@ -350,11 +489,22 @@ def call_ufunc(name, args, kwargs, kind):
             lambda a, b: uf(_np.empty((1, 1), _np.asarray(a).dtype),
                             _np.empty((1, 1), _np.asarray(b).dtype), **extra), ops, name)[0]
     else:
-        out_dt = _core.result_dtypes(lambda *d: uf(*d, **extra), ops, f"numpy.{name}")[0]
+        try:
+            out_dt = _core.result_dtypes(lambda *d: uf(*d, **extra), ops, f"numpy.{name}")[0]
+        except ValueError:
+            if name != "power" or extra:
+                raise
+            # an integer to a negative power: NumPy resolves the types (and
+            # checks out's cast) before it raises for the values
+            out_dt = _core.result_dtypes(lambda *d: _np.empty(0, _np.result_type(*d)), ops,
+                                         name)[0]
     _core.hop_dtype(out_dt, f"numpy.{name}")
     if dtype is not None and name not in _COMPARE and name not in _LOGICAL:
         ops = [_core.Opnd(t=_core.cast(o.t, _np.dtype(dtype)), dtype=_np.dtype(dtype))
                if o.t is not None else o for o in ops]
+    if out is not None and out[0] is not None and \
+            not _np.can_cast(out_dt, out[0].dtype, casting=casting):
+        raise _core.ufunc_cast_error(name, out_dt, out[0].dtype, casting)  # before computing
     r = _compute(name, ops, out_dt)
     if where is not True:
         w = _core.operand(where, f"numpy.{name}: where")
@@ -395,6 +545,16 @@ def array_ufunc(ufunc, method, inputs, kwargs):
         if name == "divmod":
             return _call_divmod(inputs, dict(kwargs), kind)
         return call_ufunc(name, inputs, kwargs, kind)
+    if method == "outer" and name in UFUNCS and UFUNCS[name][0] == 2 and len(inputs) == 2:
+        a, b = (_core.operand(x, f"numpy.{name}.outer") for x in inputs)
+        ta = a.t if a.t is not None else _C.full((), _core.scalar_arg(a), dtype=_core.hop_dtype(
+            _np.asarray(_core.scalar_arg(a)).dtype if a.dtype is None else a.dtype, name))
+        nb = b.t.ndim if b.t is not None else 0
+        ta = ta.reshape(tuple(ta.shape) + (1,) * nb)
+        return call_ufunc(name, (wrap(ndarray, ta), inputs[1]), kwargs, kind)
+    if method == "at" and name in UFUNCS and UFUNCS[name][0] in (1, 2):
+        from ._funcs import ufunc_at
+        return ufunc_at(name, *inputs)
     if method == "reduce" and name in _REDUCE and len(inputs) == 1:
         from . import _funcs
         kw = dict(kwargs)

@@ -1,0 +1,275 @@
+/*
+ * python/_C/numpy_call.c - the compiled call of NumPy code: a plan run on
+ * NumPy arrays, giving arrays (Plan.run_arrays), and Plan.bind_arrays's
+ * callable, which does that with the type checks in C (and
+ * Plan.bind_tensors's, the same callable on hop.Tensors).  The arrays are
+ * wrapped as hop.asarray wraps them, zero-copy where it can (through
+ * NumPy's C API, ndarray.c, when it is there).
+ */
+#include "tensor_impl.h"
+#include "trace_impl.h"
+
+#include <stddef.h>
+
+static PyObject *numpy_asarray_fn; /* numpy.asarray, imported on first use */
+
+/* run_arrays(arrays, captures, scalars): the compiled call of NumPy code
+ * (python/hop/_trace.py, _Runner.call) in one step: each array wrapped as
+ * hop.asarray does (zero-copy where it can), the captured tensors after
+ * them, each result an ndarray over its memory, or its 0-d value as a NumPy
+ * scalar where scalars[i] is true.  A tuple of results, or the one.  With
+ * NumPy's C API (ndarray.c) the arrays it would share are borrowed and the
+ * results made without the buffer protocol; the same arrays either way. */
+static PyObject *
+run_arrays(PlanObject *p, PyObject *const *arrays, Py_ssize_t na, PyObject *caps, PyObject *scalars)
+{
+    Py_ssize_t nc = PyTuple_GET_SIZE(caps);
+    if ((size_t)(na + nc) != p->ninputs)
+        return PyErr_Format(PyExc_TypeError, "the plan takes %zu tensors, got %zd", p->ninputs,
+                            na + nc);
+    if ((size_t)PyTuple_GET_SIZE(scalars) != p->noutputs)
+        return PyErr_Format(PyExc_TypeError, "run_arrays: %zu results, %zd scalar flags",
+                            p->noutputs, PyTuple_GET_SIZE(scalars));
+    bool np = hop_py__np_ready();
+    if (!np && numpy_asarray_fn == NULL) {
+        PyObject *mod = PyImport_ImportModule("numpy");
+        if (mod == NULL)
+            return NULL;
+        numpy_asarray_fn = PyObject_GetAttrString(mod, "asarray");
+        Py_DECREF(mod);
+        if (numpy_asarray_fn == NULL)
+            return NULL;
+    }
+    /* in[i] is borrowed from wrapped[i] (a Tensor hop.asarray made) or,
+     * where that is NULL and i < na, a reference of ours. */
+    enum { SMALL = 16 };
+    hop_tensor *small_in[SMALL], **in = small_in, *small_out[SMALL], **out = small_out;
+    PyObject *small_wrapped[SMALL], **wrapped = small_wrapped;
+    PyObject *res = NULL;
+    Py_ssize_t nin = 0; /* in[0..nin) are set */
+    if (p->ninputs > SMALL) {
+        in = PyMem_Calloc(p->ninputs, sizeof *in);
+        wrapped = PyMem_Calloc(p->ninputs, sizeof *wrapped);
+    }
+    if (p->noutputs > SMALL)
+        out = PyMem_Calloc(p->noutputs, sizeof *out);
+    if (in == NULL || wrapped == NULL || out == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (; nin < na + nc; nin++) {
+        PyObject *o = nin < na ? arrays[nin] : PyTuple_GET_ITEM(caps, nin - na);
+        wrapped[nin] = NULL;
+        in[nin] = NULL;
+        if (nin < na) {
+            if (np && (in[nin] = hop_py__np_borrow(o)) != NULL)
+                continue;
+            if ((o = wrapped[nin] = hop_py__asarray(o, NULL, "asarray")) == NULL)
+                goto done;
+        }
+        if ((in[nin] = hop_py__plan_input(p, nin, o)) == NULL) {
+            nin++; /* wrapped[nin] is dropped below */
+            goto done;
+        }
+    }
+    if (hop_py__plan_exec(p, in, (size_t)nin, out) < 0)
+        goto done;
+    PyObject *tup = PyTuple_New((Py_ssize_t)p->noutputs);
+    for (size_t i = 0; i < p->noutputs; i++) {
+        if (tup == NULL) {
+            hop_tensor_release(out[i]);
+            continue;
+        }
+        PyObject *t = hop_py_tensor_new(out[i]), *a = NULL;
+        if (t != NULL) {
+            a = np ? hop_py__np_from_tensor(t) : PyObject_CallOneArg(numpy_asarray_fn, t);
+            Py_DECREF(t);
+        }
+        int scalar = a != NULL ? PyObject_IsTrue(PyTuple_GET_ITEM(scalars, i)) : 0;
+        if (scalar < 0) {
+            Py_CLEAR(a);
+        } else if (scalar && np) {
+            a = hop_py__np_scalar(a);
+        } else if (scalar) {
+            PyObject *empty = PyTuple_New(0);
+            Py_SETREF(a, empty == NULL ? NULL : PyObject_GetItem(a, empty));
+            Py_XDECREF(empty);
+        }
+        hop_py_fill(&tup, (Py_ssize_t)i, a);
+    }
+    if (tup != NULL && p->noutputs == 1) {
+        res = Py_NewRef(PyTuple_GET_ITEM(tup, 0));
+        Py_DECREF(tup);
+    } else {
+        res = tup;
+    }
+done:
+    for (Py_ssize_t i = 0; i < nin && i < na; i++) {
+        if (wrapped[i] != NULL)
+            Py_DECREF(wrapped[i]);
+        else if (in[i] != NULL)
+            hop_tensor_release(in[i]);
+    }
+    if (in != small_in)
+        PyMem_Free(in);
+    if (wrapped != small_wrapped)
+        PyMem_Free(wrapped);
+    if (out != small_out)
+        PyMem_Free(out);
+    return res;
+}
+
+PyObject *
+hop_py__plan_run_arrays(PlanObject *p, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 3 || !PyTuple_Check(args[0]) || !PyTuple_Check(args[1]) || !PyTuple_Check(args[2]))
+        return PyErr_Format(PyExc_TypeError, "run_arrays(arrays, captures, scalars) takes "
+                                             "three tuples");
+    return run_arrays(p, &PyTuple_GET_ITEM(args[0], 0), PyTuple_GET_SIZE(args[0]), args[1],
+                      args[2]);
+}
+
+/* ------------------------------------------------ the bound call */
+
+/*
+ * Plan.bind_arrays(nargs, captures, scalars) -> a callable f: f(args), for
+ * a tuple of exactly nargs ndarrays (exact type), is run_arrays(args,
+ * captures, scalars); for any other tuple it is NotImplemented, and the
+ * caller takes its general path.  hop.compile's call of NumPy code whose
+ * environment has no guards to check (python/hop/_compile.py): the type
+ * checks in C, no Python frame between the call and the plan.
+ * Plan.bind_tensors(nargs, captures, single) is the same for a tuple of
+ * exactly nargs hop.Tensors: the one result with single, else the tuple of
+ * results (a proxy among them is the plan's TypeError, as Plan.run's).
+ */
+typedef struct ArrayCallObject {
+    PyObject_HEAD PlanObject *plan;
+    Py_ssize_t nargs;
+    PyObject *caps, *scalars; /* tuples; scalars NULL: bound to hop.Tensors */
+    int single;               /* bind_tensors: return the one result itself */
+    vectorcallfunc vectorcall;
+} ArrayCallObject;
+
+static PyObject *numpy_ndarray_type; /* numpy.ndarray, imported on first use */
+
+static void
+array_call_dealloc(ArrayCallObject *c)
+{
+    Py_XDECREF(c->plan);
+    Py_XDECREF(c->caps);
+    Py_XDECREF(c->scalars);
+    PyObject_Free(c);
+}
+
+static PyObject *
+array_call_vectorcall(ArrayCallObject *c, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    if (PyVectorcall_NARGS(nargsf) != 1 || kwnames != NULL || !PyTuple_Check(args[0]))
+        return PyErr_Format(PyExc_TypeError, "the bound call takes one tuple of arguments");
+    PyObject *tup = args[0];
+    Py_ssize_t n = PyTuple_GET_SIZE(tup);
+    if (n != c->nargs)
+        Py_RETURN_NOTIMPLEMENTED;
+    PyObject *type = c->scalars != NULL ? numpy_ndarray_type : (PyObject *)&hop_py_TensorType;
+    for (Py_ssize_t i = 0; i < n; i++)
+        if ((PyObject *)Py_TYPE(PyTuple_GET_ITEM(tup, i)) != type)
+            Py_RETURN_NOTIMPLEMENTED;
+    if (c->scalars == NULL)
+        return hop_py__plan_run_tensors(c->plan, &PyTuple_GET_ITEM(tup, 0), n, c->caps,
+                                        c->single ? HOP_PY_RUN_SINGLE : HOP_PY_RUN_TUPLE);
+    return run_arrays(c->plan, &PyTuple_GET_ITEM(tup, 0), n, c->caps, c->scalars);
+}
+
+static PyTypeObject ArrayCallType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "hop._C._ArrayCall",
+    .tp_basicsize = sizeof(ArrayCallObject),
+    .tp_dealloc = (destructor)array_call_dealloc,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL,
+    .tp_vectorcall_offset = offsetof(ArrayCallObject, vectorcall),
+    .tp_call = PyVectorcall_Call,
+    .tp_doc = "Plan.bind_arrays's (and bind_tensors's) callable: f(args) runs the plan on a "
+              "tuple of ndarrays (hop.Tensors), else is NotImplemented.",
+};
+
+PyObject *
+hop_py__plan_bind_arrays(PlanObject *p, PyObject *const *args, Py_ssize_t nargs)
+{
+    Py_ssize_t n;
+    if (nargs != 3 || (n = PyLong_AsSsize_t(args[0])) < 0 || !PyTuple_Check(args[1]) ||
+        !PyTuple_Check(args[2])) {
+        if (!PyErr_Occurred() || PyErr_ExceptionMatches(PyExc_TypeError) ||
+            PyErr_ExceptionMatches(PyExc_OverflowError) ||
+            PyErr_ExceptionMatches(PyExc_ValueError)) {
+            PyErr_Clear();
+            PyErr_SetString(PyExc_TypeError, "bind_arrays(nargs, captures, scalars) takes an int "
+                                             ">= 0 and two tuples");
+        }
+        return NULL;
+    }
+    if ((size_t)(n + PyTuple_GET_SIZE(args[1])) != p->ninputs ||
+        (size_t)PyTuple_GET_SIZE(args[2]) != p->noutputs)
+        return PyErr_Format(PyExc_TypeError,
+                            "bind_arrays: the plan takes %zu tensors and gives %zu results, "
+                            "not %zd + %zd and %zd",
+                            p->ninputs, p->noutputs, n, PyTuple_GET_SIZE(args[1]),
+                            PyTuple_GET_SIZE(args[2]));
+    if (numpy_ndarray_type == NULL) {
+        PyObject *mod = PyImport_ImportModule("numpy");
+        if (mod == NULL)
+            return NULL;
+        numpy_ndarray_type = PyObject_GetAttrString(mod, "ndarray");
+        Py_DECREF(mod);
+        if (numpy_ndarray_type == NULL)
+            return NULL;
+    }
+    ArrayCallObject *c = PyObject_New(ArrayCallObject, &ArrayCallType);
+    if (c == NULL)
+        return NULL;
+    c->plan = (PlanObject *)Py_NewRef(p);
+    c->nargs = n;
+    c->caps = Py_NewRef(args[1]);
+    c->scalars = Py_NewRef(args[2]);
+    c->single = 0;
+    c->vectorcall = (vectorcallfunc)array_call_vectorcall;
+    return (PyObject *)c;
+}
+
+PyObject *
+hop_py__plan_bind_tensors(PlanObject *p, PyObject *const *args, Py_ssize_t nargs)
+{
+    Py_ssize_t n;
+    int single;
+    if (nargs != 3 || (n = PyLong_AsSsize_t(args[0])) < 0 || !PyTuple_Check(args[1]) ||
+        (single = PyObject_IsTrue(args[2])) < 0) {
+        if (!PyErr_Occurred() || PyErr_ExceptionMatches(PyExc_TypeError) ||
+            PyErr_ExceptionMatches(PyExc_OverflowError) ||
+            PyErr_ExceptionMatches(PyExc_ValueError)) {
+            PyErr_Clear();
+            PyErr_SetString(PyExc_TypeError, "bind_tensors(nargs, captures, single) takes an int "
+                                             ">= 0, a tuple and a bool");
+        }
+        return NULL;
+    }
+    if ((size_t)(n + PyTuple_GET_SIZE(args[1])) != p->ninputs || (single && p->noutputs != 1))
+        return PyErr_Format(PyExc_TypeError,
+                            "bind_tensors: the plan takes %zu tensors and gives %zu results, "
+                            "not %zd + %zd%s",
+                            p->ninputs, p->noutputs, n, PyTuple_GET_SIZE(args[1]),
+                            single ? " and one" : "");
+    ArrayCallObject *c = PyObject_New(ArrayCallObject, &ArrayCallType);
+    if (c == NULL)
+        return NULL;
+    c->plan = (PlanObject *)Py_NewRef(p);
+    c->nargs = n;
+    c->caps = Py_NewRef(args[1]);
+    c->scalars = NULL;
+    c->single = single;
+    c->vectorcall = (vectorcallfunc)array_call_vectorcall;
+    return (PyObject *)c;
+}
+
+int
+hop_py__numpy_call_init(void)
+{
+    return PyType_Ready(&ArrayCallType);
+}

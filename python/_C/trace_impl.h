@@ -1,0 +1,97 @@
+/*
+ * python/_C/trace_impl.h - what the files of tracing from Python share, one
+ * type each:
+ *
+ *   trace.c      the Trace object (one OutputGraph), proxies, recording
+ *                ops, graph introspection, what hops.c needs to call HOPs
+ *   symint.c     hop.SymInt: symbolic ints of a trace and their arithmetic
+ *   plan.c       hop._C.Plan: a lowered trace, run with the GIL released
+ *                and interruptible by Ctrl-C
+ *   numpy_call.c the compiled call of NumPy code: Plan.run_arrays and
+ *                Plan.bind_arrays's callable (arrays in, arrays out)
+ *
+ * Nothing outside these files includes it; the rest of the extension sees
+ * tracing through hop_py.h.
+ */
+#ifndef HOP_PY_TRACE_IMPL_H
+#define HOP_PY_TRACE_IMPL_H
+
+#include "hop_py.h"
+
+typedef struct TraceObject {
+    PyObject_HEAD
+    hop_output_graph *og;
+    PyObject *kept;     /* dict id(obj) -> obj: every tensor ever captured, kept alive */
+    PyObject *names;    /* dict id(obj) -> name hint for captured tensors */
+    PyObject *scratch;  /* dict for the Python layer's per-trace state */
+    int active; /* tracing: then it is `current` of the thread that started it */
+    int loaded; /* made by hop.load: a finished program, never traced into */
+    long nconstants;
+    hop_py_memo *memo; /* ops to replay (path specialisation), or NULL */
+} TraceObject;
+
+typedef struct SymIntObject {
+    PyObject_HEAD
+    const hop_expr *expr;
+    hop_node *node;  /* the value that yields it, or NULL for an expression */
+    PyObject *owner; /* TraceObject */
+} SymIntObject;
+
+typedef struct PlanObject {
+    PyObject_HEAD
+    hop_plan *plan;
+    size_t ninputs, noutputs;
+} PlanObject;
+
+/* trace.c: this thread's active trace (borrowed: an active trace holds a
+ * reference to itself), NULL when the thread is not tracing. */
+extern _Thread_local TraceObject *hop_py__current;
+
+/* symint.c: a node's or an expression's value as a Python object: a SymInt
+ * of owner, or a Python int when expr is an int constant.  New reference or
+ * NULL with an exception. */
+PyObject *hop_py__symint_new(PyObject *owner, const hop_expr *expr, hop_node *node);
+/* symint.c: -1 with TraceError when o is a SymInt that the calling thread
+ * may not use (its trace ended, or another thread traces it); else 0. */
+int hop_py__symint_usable(PyObject *o);
+/* symint.c: readies hop.SymInt and adds it and _sym_truth; 0 / -1. */
+int hop_py__symint_init(PyObject *module);
+
+/* plan.c: a Plan object owning plan (freed on failure), or NULL with an
+ * exception. */
+PyObject *hop_py__plan_new(hop_plan *plan);
+/* plan.c: runs p on in[0..n) into out[0..noutputs) with the GIL released,
+ * interruptible on the main thread: 0, or -1 with an exception set and no
+ * outputs. */
+int hop_py__plan_exec(PlanObject *p, hop_tensor **in, size_t n, hop_tensor **out);
+/* plan.c: plan input i (o) as a runtime tensor (borrowed): NULL with
+ * TypeError unless o is a concrete Tensor. */
+hop_tensor *hop_py__plan_input(PlanObject *p, Py_ssize_t i, PyObject *o);
+/* plan.c: how hop_py__plan_run_tensors returns the results. */
+enum { HOP_PY_RUN_LIST, HOP_PY_RUN_TUPLE, HOP_PY_RUN_SINGLE };
+/* plan.c: p run on the n tensors items[] and then the tuple caps (when not
+ * NULL) with the GIL released: its results as a list (HOP_PY_RUN_LIST), a
+ * tuple (HOP_PY_RUN_TUPLE), or with HOP_PY_RUN_SINGLE and one output that
+ * result itself.  New reference, or NULL with an exception (TypeError for a
+ * wrong count or an input that is not a concrete Tensor). */
+PyObject *hop_py__plan_run_tensors(PlanObject *p, PyObject *const *items, Py_ssize_t n,
+                                   PyObject *caps, int shape);
+/* plan.c: readies the Plan type; 0 / -1. */
+int hop_py__plan_init(void);
+
+/* numpy_call.c: Plan.run_arrays, Plan.bind_arrays and Plan.bind_tensors
+ * (their docs in plan.c's method table), and readying the bound call's
+ * type; 0 / -1. */
+PyObject *hop_py__plan_run_arrays(PlanObject *p, PyObject *const *args, Py_ssize_t nargs);
+PyObject *hop_py__plan_bind_arrays(PlanObject *p, PyObject *const *args, Py_ssize_t nargs);
+PyObject *hop_py__plan_bind_tensors(PlanObject *p, PyObject *const *args, Py_ssize_t nargs);
+int hop_py__numpy_call_init(void);
+
+/* compiled_call.c: readies hop._C._CompiledCall and adds it; 0 / -1. */
+int hop_py__compiled_call_init(PyObject *module);
+
+/* trace.c: a string from the library (hop_free'd here) as a Python str;
+ * NULL raises the library's error. */
+PyObject *hop_py__printed(char *s);
+
+#endif /* HOP_PY_TRACE_IMPL_H */

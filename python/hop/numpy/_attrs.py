@@ -1,0 +1,383 @@
+"""The rest of numpy.ndarray's attributes and methods on hop.numpy arrays:
+flat, real and imag (with setters), view, resize and the shape setter (in
+place), strides, flags and base, and the methods that are NumPy functions
+of _lib and _stats (repeat, diagonal, trace, searchsorted, put, choose,
+compress, partition, argpartition, ...).
+
+Layout (strides, contiguity flags) is known of a concrete array; of a
+traced one only what NumPy's rules fix (a read-only view is not writeable),
+so asking a traced array for its strides is a hop.UnsupportedError, never a
+guessed answer.
+"""
+
+import builtins
+
+import numpy as _np
+
+from .. import _C
+from . import _core, _storage
+from . import _funcs as F
+from . import _lib as L
+from . import _stats as S
+from ._ndarray import ndarray, view, wrap
+from ._storage import Step
+
+__all__ = []
+
+
+# ------------------------------------------------------------------ flat
+
+class flatiter:
+    """a.flat: the elements of a in C order (NumPy's flatiter): indexing
+    gives copies or scalars, assignment writes a (values repeated as often
+    as the positions need), iteration gives the elements."""
+
+    __slots__ = ("base", "_n")
+
+    def __init__(self, base):
+        self.base = base
+        self._n = F._size(base._t.shape)
+
+    def __len__(self):
+        return self._n
+
+    def __iter__(self):
+        r = F.ravel(self.base, _kind=type(self.base))
+        return (r[i] for i in range(self._n))
+
+    def _positions(self, key):
+        from ._indexing import index_tensor
+        return index_tensor(_C.arange(self._n), key)
+
+    def __getitem__(self, key):
+        flat = self.base._t.reshape(-1)
+        from ._indexing import index_tensor
+        r, _, scalar = index_tensor(flat, key)
+        return wrap(type(self.base), r.clone() if not scalar else r, scalar=scalar)
+
+    def __setitem__(self, key, value):
+        pos = self._positions(key)[0].reshape(-1)
+        L._flat_write(self.base, pos, value, "ndarray.flat[...] = value")
+
+    def copy(self):
+        return F.copy(F.ravel(self.base, _kind=ndarray), _kind=type(self.base))
+
+    def __array__(self, dtype=None):
+        return _np.asarray(self.copy(), dtype=dtype)
+
+
+def _flat(self):
+    return flatiter(self)
+
+
+def _set_flat(self, value):
+    L._flat_write(self, _C.arange(F._size(self._t.shape)), value, "ndarray.flat = value")
+
+
+ndarray.flat = property(_flat, _set_flat, doc="The elements in C order (numpy.flatiter).")
+
+
+# ------------------------------------------------------------ real, imag
+
+def _real(self):
+    # a real array is its own real part: a view, writable as NumPy's
+    return view(type(self), self, Step(lambda x: x, lambda x: x), scalar=self._scalar,
+                t=self._t)
+
+
+def _set_real(self, value):
+    self[...] = value
+
+
+def _imag(self):
+    r = wrap(type(self), _C.zeros(tuple(self._t.shape), dtype=self._t.dtype),
+             scalar=self._scalar)
+    r._ro = True  # NumPy's imaginary part of a real array is a read-only array
+    return r
+
+
+def _set_imag(self, value):
+    raise TypeError("array does not have imaginary part to set")
+
+
+ndarray.real = property(_real, _set_real, doc="The real part: the array itself, as a view.")
+ndarray.imag = property(_imag, _set_imag, doc="The imaginary part of a real array: zeros.")
+
+
+# ---------------------------------------------------------------- views
+
+def _view_method(self, dtype=None, type=None):
+    """ndarray.view(): a view of the same memory; with another dtype (a
+    reinterpretation of the bytes) only of a concrete array."""
+    if isinstance(dtype, builtins.type) and issubclass(dtype, (ndarray, _np.ndarray)):
+        dtype, type = None, dtype
+    kind = builtins.type(self)
+    if dtype is None or _np.dtype(dtype) == self.dtype:
+        return view(kind, self, Step(lambda x: x, lambda x: x), t=self._t)
+    npd = _np.dtype(dtype)
+    t = self._t
+    if _C._is_proxy(t) or _core.tracing():
+        raise _C.UnsupportedError(
+            f"hop.numpy: ndarray.view({npd}) of a traced array reinterprets its bytes, which hop "
+            f"does not trace; use astype for a conversion of the values")
+    _core.hop_dtype(npd, "ndarray.view")
+    return kind(_C.asarray(t.numpy().view(npd)))
+
+
+ndarray.view = _view_method
+
+
+def _shape_get(self):
+    return tuple(self._t.shape)
+
+
+def _shape_set(self, value):
+    """a.shape = s: a becomes its own reshape, when NumPy's is a view."""
+    shape = tuple(value) if isinstance(value, (tuple, list)) else (value,)
+    t = self._t
+    try:
+        r = t.reshape(shape)
+    except (_C.ShapeError, _C.InvalidError):
+        raise ValueError(f"cannot reshape array of size {F._size(t.shape)} into shape "
+                         f"{shape}") from None
+    out = tuple(r.shape)
+    run = _storage.current()
+    incompatible = AttributeError("Incompatible shape for in-place modification. Use "
+                                  "`.reshape()` to make a copy with the desired shape.")
+    if run is None and not _C._is_proxy(self._tv):
+        try:
+            self._tv = self._tv.view(out)
+        except _C.Error:
+            raise incompatible from None
+        return
+    if not _storage.reshape_is_view(self, run, out):
+        raise incompatible
+    st = _storage.storage_of(self, run)
+    np_out = out if all(isinstance(n, int) for n in out) else None
+    step = Step(lambda x: x.reshape(out), (lambda x: x.reshape(np_out)) if np_out else None,
+                kind="reshape")
+    self._vw = self._vw + (step,)
+    if st.foreign:
+        self._cv = r
+    else:
+        self._tv = r
+    self._ver = st.version
+
+
+ndarray.shape = property(_shape_get, _shape_set, doc="The dims; settable when NumPy's reshape "
+                                                     "of the array is a view.")
+
+
+def _resize_method(self, *new_shape, refcheck=True):
+    """ndarray.resize: the array's own memory grown (zeros) or cut, in C
+    order.  Refused, as NumPy refuses it, for a view or an array whose
+    memory is the caller's."""
+    if len(new_shape) == 1 and isinstance(new_shape[0], (tuple, list)):
+        new_shape = tuple(new_shape[0])
+    if new_shape in ((), (None,)):
+        return None
+    shape = tuple(int(n) for n in new_shape)
+    if any(n < 0 for n in shape):
+        raise ValueError("negative dimensions not allowed")
+    run = _storage.current()
+    st = self._st
+    if self._vw or (st is not None and st.vw_root is not self) or self._ro:
+        raise ValueError("cannot resize this array: it does not own its data")
+    if self._role is not None or (run is not None and self._run is not run):
+        raise ValueError("cannot resize an array that references or is referenced\nby another "
+                         "array in this way.  Use the np.resize function or refcheck=False")
+    t = self._t
+    n = F._size(shape)
+    flat = t.reshape(-1)
+    m = flat.shape[0]
+    if n <= m:
+        new = flat.slice(0, 0, n, 1).clone()
+    else:
+        new = _C.cat([flat, _C.zeros((n - m,), dtype=t.dtype)], 0)
+    new = new.reshape(shape)
+    if st is not None:
+        st.value = new
+        st.version += 1
+    self._tv = new
+    return None
+
+
+ndarray.resize = _resize_method
+
+
+def _strides(self):
+    t = self._t
+    if _C._is_proxy(t) or (_core.tracing() and not self._fixed()):
+        raise _C.UnsupportedError("hop.numpy: the strides of a traced array are not known while "
+                                  "tracing (its memory is laid out when the program runs)")
+    return t.numpy().strides
+
+
+ndarray.strides = property(_strides, doc="The strides in bytes (of a concrete array).")
+
+
+class _Flags:
+    """NumPy's flags of a hop.numpy array: writeable always; the layout
+    flags of a concrete array."""
+
+    def __init__(self, a):
+        self._a = a
+
+    @property
+    def writeable(self):
+        return not self._a._ro
+
+    def _np_flags(self):
+        t = self._a._t
+        if _C._is_proxy(t) or (_core.tracing() and not self._a._fixed()):
+            raise _C.UnsupportedError("hop.numpy: the layout flags of a traced array are not "
+                                      "known while tracing")
+        return t.numpy().flags
+
+    def __getattr__(self, name):
+        return getattr(self._np_flags(), name)
+
+    def __getitem__(self, key):
+        if key in ("W", "WRITEABLE"):
+            return self.writeable
+        return self._np_flags()[key]
+
+
+ndarray.flags = property(lambda self: _Flags(self), doc="NumPy's flags (see _Flags).")
+
+
+def _base(self):
+    st = self._st
+    if st is not None and st.vw_root is not self:
+        return st.vw_root
+    return None
+
+
+ndarray.base = property(_base, doc="The array whose memory this one views, or None.")
+
+
+def _contains(self, x):
+    return bool(F.any(self == x, _kind=ndarray))
+
+
+ndarray.__contains__ = _contains
+ndarray.__copy__ = lambda self: self.copy()
+ndarray.__deepcopy__ = lambda self, memo: self.copy()
+
+
+def _complex(self):
+    return complex(float(self))
+
+
+ndarray.__complex__ = _complex
+
+
+def _round(self, ndigits=None):
+    if ndigits is None:
+        if self.size != 1:
+            raise TypeError("only length-1 arrays can be converted to Python scalars")
+        return round(float(self))
+    # a NumPy scalar rounded to digits is a NumPy scalar (np.float64)
+    r = F.round_(self, ndigits, _kind=type(self))
+    return type(self)(r._t, scalar=True) if self._scalar else r
+
+
+ndarray.__round__ = _round
+
+
+def _tobytes(self, order="C"):
+    return self._t.numpy().tobytes(order)
+
+
+ndarray.tobytes = _tobytes
+ndarray.data = property(lambda self: self._t.numpy().data,
+                        doc="The memory (of a concrete array) as a memoryview.")
+
+
+# ----------------------------------------------------- methods of functions
+
+def _method(fn):
+    def m(self, *args, **kwargs):
+        return fn(self, *args, _kind=type(self), **kwargs)
+    m.__name__ = fn.__name__
+    m.__doc__ = fn.__doc__
+    return F.scalar_method(m)
+
+
+for _name, _fn in {"repeat": L.repeat, "diagonal": L.diagonal, "trace": L.trace,
+                   "searchsorted": S.searchsorted, "choose": L.choose,
+                   "compress": lambda a, condition, axis=None, out=None, _kind=None:
+                   L.compress(condition, a, axis, out, _kind=_kind),
+                   "argpartition": S.argpartition}.items():
+    setattr(ndarray, _name, _method(_fn))
+
+
+def _put_method(self, indices, values, mode="raise"):
+    L.put(self, indices, values, mode)
+
+
+def _partition_method(self, kth, axis=-1, kind="introselect", order=None):
+    S._check_kth(self._t, kth, axis)
+    self._assign(F.sort(self, axis, _kind=_C.Tensor), "ndarray.partition (in place)")
+
+
+def _setflags(self, write=None, align=None, uic=None):
+    if write is not None:
+        if write and self._ro:
+            raise ValueError("cannot set WRITEABLE flag to True of this array")
+        self._ro = not write
+
+
+def _itemset(self, *args):
+    if not args:
+        raise ValueError("itemset must have at least one argument")
+    *key, value = args
+    if len(key) == 1:
+        self.flat[key[0]] = value
+    else:
+        self[tuple(key)] = value
+
+
+ndarray.put = _put_method
+ndarray.partition = _partition_method
+ndarray.setflags = _setflags
+ndarray.itemset = _itemset
+del _name, _fn
+
+
+# --------------------------------------------------------- shared memory
+
+def _share(a, b, exact):
+    """NumPy's may_share_memory (exact=False: the memory bounds overlap) and
+    shares_memory (an element in common) of hop.numpy arrays: eagerly
+    NumPy's on their memory; while tracing from their storages (an array and
+    its views share one; arguments are taken as not sharing memory)."""
+    if not (isinstance(a, ndarray) and isinstance(b, ndarray)):
+        return False  # NumPy converts anything else to a new array
+    run = _storage.current()
+    if run is None or (not _C._is_proxy(a._tv) and not _C._is_proxy(b._tv) and
+                       a._st is None and b._st is None):
+        fn = _np.shares_memory if exact else _np.may_share_memory
+        return bool(fn(a._t.numpy(), b._t.numpy()))
+    sa, sb = _storage.storage_of(a, run), _storage.storage_of(b, run)
+    if sa is not sb:
+        return False
+    oa, ob = _storage._offsets(a, sa), _storage._offsets(b, sb)
+    if oa is None or ob is None:
+        raise _C.UnsupportedError("hop.numpy: shares_memory of views whose layout is symbolic is "
+                                  "not supported")
+    if oa.size == 0 or ob.size == 0:
+        return False
+    if exact:
+        return bool(_np.intersect1d(oa, ob).size)
+    return bool(oa.max() >= ob.min() and ob.max() >= oa.min())
+
+
+@F.implements(_np.may_share_memory)
+def may_share_memory(a, b, max_work=None, *, _kind=None):
+    return _share(a, b, False)
+
+
+@F.implements(_np.shares_memory)
+def shares_memory(a, b, max_work=None, *, _kind=None):
+    return _share(a, b, True)

@@ -1,0 +1,260 @@
+"""NumPy's array-creation functions called by traced code.
+
+`b = np.empty(n); np.add(x, 1, out=b)` and `b = np.zeros(n); b[x > 0] = 1`
+fill an array the function made with NumPy's own functions.  Those take no
+array argument, so NumPy never dispatches them to hop.numpy, and the array
+would be a real ndarray made at trace time: a constant whose memory cannot
+hold a traced value, and whose later uses by NumPy alone hop never sees.  So
+while hop.trace or hop.compile runs a function (a run with write-back,
+_storage), the module attributes numpy.zeros, numpy.empty, ... are hop.numpy's
+for calls from the user's code, as Dynamo maps np.* to torch._numpy: the
+array is hop's, in the trace, and updates of it are traced.  Calls from
+another thread, from NumPy itself or from hop go to NumPy's own function,
+and so does any call that is not visibly `np.zeros(...)` in the calling
+Python code (the bytecode of the call is read, once per call site: a
+Cython function that looks numpy.empty up itself must get an ndarray);
+`from numpy import zeros` binds NumPy's before any trace and is not seen.
+The swap is made while any trace runs (counted across threads) and undone
+when the last one ends.
+"""
+
+import dis
+import functools
+import os
+import sys
+import threading
+
+import numpy as _np
+
+from .. import _C
+from . import _core
+
+__all__ = ["enter", "leave"]
+
+# The creation functions of NumPy without an array argument to dispatch on.
+_NAMES = ("zeros", "ones", "empty", "full", "arange", "linspace", "logspace", "geomspace", "eye",
+          "identity", "tri", "indices", "array", "asarray", "asanyarray", "ascontiguousarray",
+          "asfarray", "fromiter", "hamming", "hanning", "bartlett", "blackman", "kaiser",
+          "tril_indices", "triu_indices", "diag_indices")
+
+# Those that turn data into an array: of traced hop.numpy arrays (and
+# SymInts), hop.numpy's array (np.array([a[0], a[1]]) stacks them in the
+# trace); of a hop tensor, a conversion (hop.compile's business).
+_CONVERSIONS = frozenset({"array", "asarray", "asanyarray", "ascontiguousarray", "asfarray",
+                          "fromiter"})
+
+_lock = threading.Lock()
+_count = 0
+_saved = {}
+_tls = threading.local()
+_LIBRARY_DIRS = (os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                 os.path.dirname(os.path.abspath(_np.__file__)))
+
+
+def _users_call(name):
+    """Whether the creation function `name` was called by the user's code
+    as `np.name(...)` while this thread traces a function: the calling
+    Python frame is outside NumPy and hop, and the call it is making is that
+    of an attribute `name` (a C or Cython caller that looks numpy.empty up
+    itself, inside a Python call of something else, gets NumPy's own)."""
+    if not getattr(_tls, "depth", 0) or _C.tracing() is None:
+        return False
+    f = sys._getframe(2)
+    code = f.f_code
+    if os.path.abspath(code.co_filename).startswith(_LIBRARY_DIRS):
+        return False
+    key = (code, f.f_lasti)
+    callee = _callees.get(key, False)
+    if callee is False:
+        if len(_callees) > 4096:
+            _callees.clear()
+        callee = _callees[key] = _callee_name(code, f.f_lasti)
+    return callee == name
+
+
+_callees = {}
+
+
+def _callee_name(code, lasti):
+    """The attribute name of the callable that the call instruction at lasti
+    of code calls (`np.empty(...)`: "empty"), or None when it is not such a
+    call or the bytecode cannot tell (then NumPy's own function runs)."""
+    try:
+        ins = list(dis.get_instructions(code))
+    except Exception:  # pragma: no cover (another bytecode format)
+        return None
+    at = max((k for k, x in enumerate(ins) if x.offset <= lasti), default=None)
+    if at is None or ins[at].opname != "CALL" or ins[at].arg is None:
+        return None
+    need = ins[at].arg  # the arguments on the stack above the callable
+    j = at - 1
+    while j >= 0 and ins[j].opname in ("PRECALL", "KW_NAMES"):
+        j -= 1
+    while j >= 0:
+        x = ins[j]
+        if need == 0:
+            return x.argval if x.opname in ("LOAD_METHOD", "LOAD_ATTR") else None
+        try:
+            need -= dis.stack_effect(x.opcode, x.arg if x.opcode >= dis.HAVE_ARGUMENT else None,
+                                     jump=False)
+        except ValueError:
+            return None
+        if need < 0:
+            return None
+        j -= 1
+    return None
+
+
+def _dispatching(name, original):
+    """NumPy's function `name` (hop.numpy implements it) as the user's code
+    calls it while a trace runs: with a traced value anywhere in its
+    arguments (inside a list too: np.mean([a.max(), b.max()]), which
+    NumPy's __array_function__ does not look into) hop.numpy's, else
+    NumPy's own."""
+    from . import _funcs
+
+    @functools.wraps(original)
+    def dispatching(*args, **kwargs):
+        # an array among the arguments themselves: NumPy dispatches (the
+        # same frames as eagerly, where path specialisation replays it)
+        if not _top_level(args, kwargs) and \
+                (_traced_in(args) or _traced_in(kwargs.values())) and _users_call(name) and \
+                not (_tensor_in(args) or _tensor_in(kwargs.values())):
+            return _funcs.array_function(original, (), args, kwargs)
+        return original(*args, **kwargs)
+    dispatching.__hop_original__ = original
+    return dispatching
+
+
+_dispatched = None
+
+
+def _top_level(args, kwargs):
+    from ._ndarray import ndarray
+    return any(isinstance(v, (ndarray, _C.Tensor)) for v in args) or \
+        any(isinstance(v, (ndarray, _C.Tensor)) for v in kwargs.values())
+
+
+def _dispatched_names():
+    """The functions of the numpy module that hop.numpy implements (besides
+    the creation functions): name -> NumPy's function."""
+    global _dispatched
+    if _dispatched is None:
+        from . import _funcs
+        _dispatched = {n: f for n, f in vars(_np).items()
+                       if n not in _NAMES and not n.startswith("_") and callable(f) and
+                       not isinstance(f, (type, _np.ufunc)) and _funcs.FUNCS.get(f) is not None}
+    return _dispatched
+
+
+def _redirect(name, original):
+    from . import _funcs
+    impl = getattr(_funcs, name)
+
+    @functools.wraps(original)
+    def creation(*args, **kwargs):
+        if kwargs.get("like") is not None or not _users_call(name):
+            return original(*args, **kwargs)
+        if _traced_in(args) or _traced_in(kwargs.values()):
+            if name in _CONVERSIONS and (_tensor_in(args) or _tensor_in(kwargs.values())):
+                # a hop tensor made an ndarray: a conversion, hop.compile's
+                return original(*args, **kwargs)
+            kwargs.pop("like", None)
+            return _as_numpys(impl(*args, **kwargs))
+        # concrete arguments: NumPy's own array (values known now, usable as
+        # Python data: .tolist(), float(a[0])), held by hop so that writes
+        # of traced values into it are traced
+        r = original(*args, **kwargs)
+        if isinstance(r, _np.ndarray) and _np.dtype(r.dtype) in _core._HOP:
+            from . import _storage
+            from ._ndarray import NumpyArg
+            t = _C.asarray(r)  # concrete: over its memory, which it keeps
+            run = _storage.current()
+            if run is not None and not any(isinstance(a, _np.ndarray) and
+                                           _np.may_share_memory(r, a)
+                                           for a in list(args) + list(kwargs.values())):
+                run.made.append(t)  # new memory: nothing outside the call holds it
+            return NumpyArg(t)
+        return r
+    creation.__hop_original__ = original
+    return creation
+
+
+def _traced_in(values):
+    """Whether a hop array, a hop tensor or a SymInt is among values (in
+    lists and tuples too): then hop.numpy makes the array, in the trace."""
+    from ._ndarray import ndarray
+    for v in values:
+        if isinstance(v, (ndarray, _C.Tensor, _C.SymInt)):
+            return True
+        if isinstance(v, (list, tuple)) and _traced_in(v):
+            return True
+    return False
+
+
+def _tensor_in(values):
+    """Whether a hop tensor (not a hop.numpy array) is among values."""
+    from ._ndarray import ndarray
+    for v in values:
+        if isinstance(v, _C.Tensor) and not isinstance(v, ndarray):
+            return True
+        if isinstance(v, (list, tuple)) and _tensor_in(v):
+            return True
+    return False
+
+
+def _as_numpys(r):
+    """A hop.numpy array made for NumPy's function as the kind that stands
+    for an np.ndarray (NumpyArg: returned as an ndarray, as NumPy's is)."""
+    from ._ndarray import NumpyArg, ndarray
+    if type(r) is ndarray:
+        return NumpyArg(r._tv, scalar=r._scalar)
+    if isinstance(r, tuple):
+        return tuple(_as_numpys(x) for x in r)
+    if isinstance(r, list):
+        return [_as_numpys(x) for x in r]
+    return r
+
+
+def enter():
+    """A run of a traced function starts on this thread."""
+    global _count
+    _tls.depth = getattr(_tls, "depth", 0) + 1
+    with _lock:
+        if _count == 0:
+            originals, wrappers = _wrappers()
+            _saved.update(originals)
+            vars(_np).update(wrappers)  # one dict update (each setattr costs more)
+        _count += 1
+
+
+_wrapper_cache = None
+
+
+def _wrappers():
+    """(name -> NumPy's function, name -> its wrapper), made once."""
+    global _wrapper_cache
+    if _wrapper_cache is None:
+        from . import _funcs
+        originals, wrappers = {}, {}
+        for name in _NAMES:
+            original = getattr(_np, name, None)
+            if original is not None and hasattr(_funcs, name):
+                originals[name] = original
+                wrappers[name] = _redirect(name, original)
+        for name, original in _dispatched_names().items():
+            originals[name] = original
+            wrappers[name] = _dispatching(name, original)
+        _wrapper_cache = (originals, wrappers)
+    return _wrapper_cache
+
+
+def leave():
+    """The run ends (its enter's pair)."""
+    global _count
+    _tls.depth -= 1
+    with _lock:
+        _count -= 1
+        if _count == 0:
+            vars(_np).update(_saved)
+            _saved.clear()

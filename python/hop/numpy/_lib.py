@@ -1,0 +1,1437 @@
+"""NumPy's shape, stacking, indexing and two-dimensional helpers on hop
+arrays (numpy.lib's shape_base, twodim_base, index_tricks, arraypad and the
+function_base helpers of that kind), with NumPy 1.24's semantics.
+
+Each follows NumPy's own algorithm, written with hop.numpy's operations, so
+that dtypes (value-based casting included) and views come out as NumPy's:
+rot90, flipud, fliplr, diagonal (read-only), broadcast_arrays and
+atleast_3d are views (see _storage), the others new arrays.  Functions that
+write in place (fill_diagonal, put, put_along_axis, place, putmask,
+copyto) write as NumPy's do, also through a traced argument.  Index arrays
+NumPy computes from sizes alone (tril_indices with int sizes) are constants
+made by NumPy; with symbolic sizes they are traced (data-dependent sizes
+are unbacked symbols).
+"""
+
+import builtins
+import operator
+
+import numpy as _np
+
+from .. import _C
+from . import _core, _storage
+from ._funcs import (_axis, _axes, _kind_of, _shape_arg, _size, _t, _view, implements,
+                     atleast_1d, atleast_2d, concatenate, reshape, transpose, flip, swapaxes,
+                     broadcast_to, expand_dims, array_split, take, where, copy, ravel,
+                     nonzero)
+from ._ndarray import NumpyArg, ndarray, result_kind, view, wrap
+from ._storage import Step
+
+__all__ = []
+
+
+def _arr(x, what="array"):
+    """x as a hop.numpy array (the same object when it is one)."""
+    if isinstance(x, ndarray):
+        return x
+    return ndarray(_t(x, what))
+
+
+def _as(kind, r):
+    """Array r as a result of kind (a view of r when the kind differs, so
+    that it still shares r's storage)."""
+    if kind is None or not isinstance(r, ndarray) or type(r) is kind:
+        return r
+    if kind is _C.Tensor:
+        return r._t
+    return view(kind, r, Step(lambda x: x, lambda x: x), scalar=r._scalar, t=r._t)
+
+
+def _const(a, kind):
+    """An ndarray NumPy computed from sizes alone, as a concrete array."""
+    t = _C.asarray(_np.array(a, order="C"))
+    return wrap(kind or ndarray, t)
+
+
+def _static(*vals):
+    return builtins.all(isinstance(v, int) and not isinstance(v, bool) or
+                        isinstance(v, _np.integer) for v in vals)
+
+
+# ------------------------------------------------------------- stacking
+
+@implements(_np.atleast_3d)
+def atleast_3d(*arys, _kind=None):
+    res = []
+    for a in arys:
+        t = _t(a)
+        if t.ndim == 0:
+            r = reshape(a, (1, 1, 1), _kind=_kind)
+        elif t.ndim == 1:
+            r = expand_dims(expand_dims(a, 0, _kind=_kind), 2, _kind=_kind)
+        elif t.ndim == 2:
+            r = expand_dims(a, 2, _kind=_kind)
+        else:
+            r = a if isinstance(a, ndarray) and _kind in (None, type(a)) else \
+                wrap(_kind or _kind_of(a), t)
+        res.append(r)
+    return res[0] if len(res) == 1 else res
+
+
+@implements(_np.dstack)
+def dstack(tup, *, _kind=None):
+    arrs = atleast_3d(*tup)
+    if not isinstance(arrs, list):
+        arrs = [arrs]
+    return concatenate(arrs, 2, _kind=_kind or result_kind(list(tup), ndarray))
+
+
+@implements(_np.column_stack)
+def column_stack(tup, *, _kind=None):
+    arrays = []
+    for v in tup:
+        t = _t(v, "column_stack")
+        if t.ndim < 2:
+            t = t.reshape(1, -1).T if t.ndim == 1 else t.reshape(1, 1)
+        arrays.append(t)
+    return concatenate(arrays, 1, _kind=_kind or result_kind(list(tup), ndarray))
+
+
+@implements(_np.row_stack)
+def row_stack(tup, *, dtype=None, casting="same_kind", _kind=None):
+    from ._funcs import vstack
+    return vstack(tup, dtype=dtype, casting=casting, _kind=_kind)
+
+
+@implements(_np.broadcast_shapes)
+def broadcast_shapes(*args, _kind=None):
+    shapes = [_shape_arg(s) for s in args]
+    nd = builtins.max([len(s) for s in shapes], default=0)
+    out = []
+    for k in range(nd):
+        n = 1
+        for s in shapes:
+            d = s[k - nd + len(s)] if k - nd + len(s) >= 0 else 1
+            if d == 1:
+                continue
+            if n != 1 and d != n:
+                raise ValueError(f"shape mismatch: objects cannot be broadcast to a single shape.  "
+                                 f"Mismatch is between arg 0 with shape {shapes[0]} and arg "
+                                 f"{shapes.index(s)} with shape {s}.")
+            n = d
+        out.append(n)
+    return tuple(out)
+
+
+@implements(_np.broadcast_arrays)
+def broadcast_arrays(*args, subok=False, _kind=None):
+    shapes = [tuple(_t(a).shape) for a in args]
+    shape = broadcast_shapes(*shapes)
+    if builtins.all(s == shape for s in shapes):
+        return [a if isinstance(a, ndarray) else wrap(_kind or ndarray, _t(a)) for a in args]
+    out = []
+    for a in args:
+        kind = _kind or _kind_of(a)
+        if tuple(_t(a).shape) == shape:
+            out.append(_arr(a))
+            continue
+        # writable (NumPy 1.24 warns on a write; the elements repeat)
+        out.append(_view(kind, a, lambda x: x.expand(*shape),
+                         (lambda x: _np.broadcast_to(x, shape)) if _static(*shape) else None))
+    return out
+
+
+@implements(_np.meshgrid)
+def meshgrid(*xi, copy=True, sparse=False, indexing="xy", _kind=None):
+    ndim = len(xi)
+    if indexing not in ("xy", "ij"):
+        raise ValueError("Valid values for `indexing` are 'xy' and 'ij'.")
+    s0 = (1,) * ndim
+    out = [reshape(x, s0[:i] + (-1,) + s0[i + 1:], _kind=_kind) for i, x in enumerate(xi)]
+    if indexing == "xy" and ndim > 1:
+        out[0] = reshape(out[0], (1, -1) + s0[2:], _kind=_kind)
+        out[1] = reshape(out[1], (-1, 1) + s0[2:], _kind=_kind)
+    if not sparse:
+        out = broadcast_arrays(*out, _kind=_kind)
+    if copy:
+        out = [x.copy() for x in out]
+    return list(out)
+
+
+@implements(name="indices")
+def indices(dimensions, dtype=int, sparse=False):
+    dimensions = tuple(dimensions)
+    n = len(dimensions)
+    shape = (1,) * n
+    npd = _np.dtype(dtype)
+    parts = []
+    for i, dim in enumerate(dimensions):
+        idx = _C.arange(dim).reshape(shape[:i] + (dim,) + shape[i + 1:])
+        parts.append(_core.cast(idx, npd))
+    if sparse:
+        return tuple(ndarray(p) for p in parts)
+    if not parts:
+        return ndarray(_C.zeros((0,), dtype=_core.hop_dtype(npd, "indices")))
+    return ndarray(_C.stack([p.expand(*dimensions) for p in parts], 0))
+
+
+# ------------------------------------------------------ repeat and tile
+
+@implements(_np.repeat)
+def repeat(a, repeats, axis=None, *, _kind=None):
+    kind = _kind or _kind_of(a)
+    t = _t(a, "repeat")
+    if axis is None:
+        t, axis = t.reshape(-1), 0
+    ax = _axis(axis, t.ndim)
+    n = t.shape[ax]
+    r = _core.operand(repeats, "repeat")
+    if r.t is None or r.t.ndim == 0 and not _C._is_proxy(r.t) and not _core.tracing():
+        k = operator.index(_core.scalar_arg(r) if r.t is None else r.t.item())
+        if k < 0:
+            raise ValueError("negative dimensions are not allowed")
+        idx = _C.arange(n * k) // k if k else _C.zeros(0, dtype=_C.int64)
+        return wrap(kind, _C._op("take", t, ax, idx))
+    rt = r.t.reshape(-1) if r.t.ndim == 0 else r.t
+    if _core.np_dtype(rt).kind not in "biu":
+        raise TypeError("Cannot cast array data from dtype('float64') to dtype('int64') according "
+                        "to the rule 'safe'")
+    rt = rt.to(_C.int64) if rt.dtype is not _C.int64 else rt
+    if rt.shape[0] != 1 and rt.shape[0] != n:
+        raise ValueError(f"operands could not be broadcast together with shape ({n},) "
+                         f"({rt.shape[0]},)")
+    if _core.decide(_C.any(_C.lt(rt, 0), None, False), "repeat: whether a count is negative"):
+        raise ValueError("repeats may not contain negative values.")
+    rt = rt.expand(n)
+    ends = _C.cumsum(rt, 0)
+    # a u64 count: its unbacked size is known not to be negative (arange's)
+    total = _C.sum(rt, None, False).to(_C.uint64).item()
+    # element j of the result comes from the first i with ends[i] > j
+    idx = _C._op("searchsorted", ends, _C.arange(total), True)
+    return wrap(kind, _C._op("take", t, ax, idx))
+
+
+@implements(_np.tile)
+def tile(A, reps, *, _kind=None):
+    kind = _kind or _kind_of(A)
+    tup = tuple(reps) if isinstance(reps, (tuple, list)) else (reps,)
+    t = _t(A, "tile")
+    d = len(tup)
+    while t.ndim < d:
+        t = t.unsqueeze(0)
+    tup = (1,) * (t.ndim - d) + tup
+    if builtins.all(x == 1 for x in tup):
+        return wrap(kind, t.clone())
+    inter, big, out = [], [], []
+    for n, k in zip(t.shape, tup):
+        inter += [1, n]
+        big += [k, n]
+        out.append(n * k)
+    r = t.reshape(inter).expand(*big).reshape(out)
+    return wrap(kind, r.clone() if r.ndim == 0 else r)
+
+
+@implements(_np.append)
+def append(arr, values, axis=None, *, _kind=None):
+    kind = _kind or result_kind((arr, values), ndarray)
+    t = _t(arr, "append")
+    if axis is None:
+        if t.ndim != 1:
+            t = t.reshape(-1)
+        v = _t(values, "append").reshape(-1)
+        axis = t.ndim - 1
+        return concatenate((t, v), axis=axis, _kind=kind)
+    return concatenate((t, _t(values, "append")), axis=axis, _kind=kind)
+
+
+@implements(_np.resize)
+def resize(a, new_shape, *, _kind=None):
+    kind = _kind or _kind_of(a)
+    shape = _shape_arg(new_shape)
+    t = _t(a, "resize").reshape(-1)
+    new_size = 1
+    for n in shape:
+        if n < 0:
+            raise ValueError("all elements of `new_shape` must be non-negative")
+        new_size *= n
+    if t.shape[0] == 0 or new_size == 0:
+        return wrap(kind, _C.zeros(shape, dtype=t.dtype))
+    idx = _C.arange(new_size) % t.shape[0]
+    return wrap(kind, _C._op("take", t, 0, idx).reshape(shape))
+
+
+# ---------------------------------------------------------- triangles
+
+def _tri_mask(n, m, k):
+    """arange(n)[:, None] + k >= arange(m): the lower triangle below
+    diagonal k (NumPy's tri with dtype bool)."""
+    return _C.ge(_C.arange(n).reshape(n, 1) + k, _C.arange(m).reshape(1, m))
+
+
+@implements(name="tri")
+def tri(N, M=None, k=0, dtype=float, *, like=None):
+    M = N if M is None else M
+    return ndarray(_core.cast(_tri_mask(N, M, k), _np.dtype(dtype)))
+
+
+def _tri_where(m, k, lower, kind, what):
+    t = _t(m, what)
+    if t.ndim == 0:
+        raise ValueError("tril/triu of a 0-d array") from None
+    n, c = (t.shape[-2], t.shape[-1]) if t.ndim >= 2 else (t.shape[-1], t.shape[-1])
+    mask = _tri_mask(n, c, k if lower else k - 1)
+    zero = _C.zeros((), dtype=t.dtype)
+    r = _C.where(mask, t, zero) if lower else _C.where(mask, zero, t)
+    return wrap(kind, r)
+
+
+@implements(_np.tril)
+def tril(m, k=0, *, _kind=None):
+    return _tri_where(m, k, True, _kind or _kind_of(m), "tril")
+
+
+@implements(_np.triu)
+def triu(m, k=0, *, _kind=None):
+    return _tri_where(m, k, False, _kind or _kind_of(m), "triu")
+
+
+def _tri_indices(n, k, m, upper):
+    m = n if m is None else m
+    if _static(n, m, k):
+        fn = _np.triu_indices if upper else _np.tril_indices
+        return tuple(_const(x, ndarray) for x in fn(n, k, m))
+    mask = _tri_mask(n, m, k - 1)
+    if upper:
+        mask = _C.logical_not(mask)
+    return nonzero(ndarray(mask))
+
+
+@implements(name="tril_indices")
+def tril_indices(n, k=0, m=None):
+    return _tri_indices(n, k, m, False)
+
+
+@implements(name="triu_indices")
+def triu_indices(n, k=0, m=None):
+    return _tri_indices(n, k, m, True)
+
+
+@implements(_np.tril_indices_from)
+def tril_indices_from(arr, k=0, *, _kind=None):
+    t = _t(arr)
+    if t.ndim != 2:
+        raise ValueError("input array must be 2-d")
+    return tuple(_as(_kind or _kind_of(arr), r)
+                 for r in tril_indices(t.shape[-2], k=k, m=t.shape[-1]))
+
+
+@implements(_np.triu_indices_from)
+def triu_indices_from(arr, k=0, *, _kind=None):
+    t = _t(arr)
+    if t.ndim != 2:
+        raise ValueError("input array must be 2-d")
+    return tuple(_as(_kind or _kind_of(arr), r)
+                 for r in triu_indices(t.shape[-2], k=k, m=t.shape[-1]))
+
+
+# ------------------------------------------------------------ diagonals
+
+def _diagonal_fn(nd, offset, a1, a2):
+    """The view step of diagonal(offset, a1, a2) on an nd-dim tensor: the
+    two axes go last, flattened, and the diagonal taken from them."""
+    def fn(x):
+        n1, n2 = x.shape[a1], x.shape[a2]
+        rest = [d for d in range(nd) if d not in (a1, a2)]
+        y = x.permute(*(rest + [a1, a2])) if nd > 2 or (a1, a2) != (0, 1) else x
+        y = y.reshape(tuple(x.shape[d] for d in rest) + (n1 * n2,))
+        if offset >= 0:
+            count = builtins.max(0, builtins.min(n1, n2 - offset))
+            start = offset
+        else:
+            count = builtins.max(0, builtins.min(n1 + offset, n2))
+            start = -offset * n2
+        idx = _C.arange(count) * (n2 + 1) + start
+        return _C._op("take", y, y.ndim - 1, idx)
+    return fn
+
+
+@implements(_np.diagonal)
+def diagonal(a, offset=0, axis1=0, axis2=1, *, _kind=None):
+    t = _t(a, "diagonal")
+    if t.ndim < 2:
+        raise ValueError("diag requires an array of at least two dimensions")
+    a1, a2 = _axis(axis1, t.ndim), _axis(axis2, t.ndim)
+    if a1 == a2:
+        raise ValueError("axis1 and axis2 cannot be the same")
+    return _view(_kind or _kind_of(a), a, _diagonal_fn(t.ndim, offset, a1, a2),
+                 lambda x: _np.diagonal(x, offset, a1, a2), readonly=True)
+
+
+@implements(_np.trace)
+def trace(a, offset=0, axis1=0, axis2=1, dtype=None, out=None, *, _kind=None):
+    from ._funcs import sum as _sum
+    d = diagonal(a, offset, axis1, axis2, _kind=ndarray)
+    return _sum(d, axis=-1, dtype=dtype, out=out, _kind=_kind or _kind_of(a))
+
+
+@implements(_np.diag)
+def diag(v, k=0, *, _kind=None):
+    kind = _kind or _kind_of(v)
+    t = _t(v, "diag")
+    if t.ndim == 1:
+        n = t.shape[0]
+        size = n + builtins.abs(k)
+        rows = _C.arange(n) + builtins.max(-k, 0)
+        cols = _C.arange(n) + builtins.max(k, 0)
+        pos = rows * size + cols
+        flat = _C.zeros((size * size,), dtype=t.dtype)
+        return wrap(kind, _C._op("put", flat, pos, t, False).reshape(size, size))
+    if t.ndim == 2:
+        return diagonal(v, k, _kind=kind)
+    raise ValueError("Input must be 1- or 2-d.")
+
+
+@implements(_np.diagflat)
+def diagflat(v, k=0, *, _kind=None):
+    return diag(_t(v, "diagflat").reshape(-1), k, _kind=_kind or _kind_of(v))
+
+
+@implements(name="diag_indices")
+def diag_indices(n, ndim=2):
+    idx = ndarray(_C.arange(n))
+    return (idx,) * ndim
+
+
+@implements(_np.diag_indices_from)
+def diag_indices_from(arr, *, _kind=None):
+    t = _t(arr)
+    if not t.ndim >= 2:
+        raise ValueError("input array must be at least 2-d")
+    if builtins.any(n != t.shape[0] for n in t.shape):
+        raise ValueError("All dimensions of input must be of equal length")
+    return diag_indices(t.shape[0], t.ndim)
+
+
+def _flat_write(a, pos, values, what):
+    """a.flat[pos] = values with NumPy's flat assignment: values cast to a's
+    dtype and repeated (cyclically) as often as pos needs."""
+    a = _require_array(a, what)
+    v = _core.cast(_t(values, what), a.dtype).reshape(-1)
+    count = pos.shape[0]
+    nv = v.shape[0]
+    if isinstance(nv, int) and nv == 0:
+        return
+    if not (isinstance(count, int) and isinstance(nv, int) and nv >= count):
+        v = _C._op("take", v, 0, _C.arange(count) % nv)
+    elif nv > count:
+        v = v.slice(0, 0, count, 1)
+    _write_flat(a, pos, v, what)
+
+
+def _write_flat(a, pos, v, what):
+    """Writes v at the flat (C order) positions pos of a."""
+    def select(p):
+        return _C._op("take", p.reshape(-1), 0, pos)
+    _storage_write_select(a, select, v, what)
+
+
+def _storage_write_select(a, select, v, what):
+    run = _storage.current()
+    if run is None and not _C._is_proxy(a._tv):
+        if a._ro:
+            raise ValueError("assignment destination is read-only")
+        flat_pos = select(_C.arange(_size(a._tv.shape)).reshape(tuple(a._tv.shape)))
+        a._tv.numpy().flat[flat_pos.numpy()] = v.numpy()
+        return
+    _storage.write(a, run, None, v, what, select=select)
+
+
+def _require_array(a, what):
+    if isinstance(a, ndarray):
+        return a
+    if isinstance(a, _np.ndarray):
+        if _core.tracing():
+            raise _C.UnsupportedError(
+                f"hop.numpy: {what} writes an np.ndarray made outside the traced function (or by "
+                f"NumPy itself); hop can write only hop.numpy arrays and the function's "
+                f"arguments while tracing")
+        return ndarray(_C.asarray(a))
+    raise TypeError(f"{what}: the array to write must be an ndarray, got {type(a).__name__}")
+
+
+@implements(_np.fill_diagonal)
+def fill_diagonal(a, val, wrap=False, *, _kind=None):
+    t = _t(a, "fill_diagonal")
+    if t.ndim < 2:
+        raise ValueError("array must be at least 2-d")
+    end = None
+    if t.ndim == 2:
+        step = t.shape[1] + 1
+        if not wrap:
+            end = t.shape[1] * t.shape[1]
+    else:
+        if builtins.any(n != t.shape[0] for n in t.shape):
+            raise ValueError("All dimensions of input must be of equal length")
+        step, p = 1, 1
+        for n in t.shape[:-1]:
+            p *= n
+            step += p
+    total = _size(t.shape)
+    stop = total if end is None else builtins.min(end, total)
+    count = builtins.max(0, (stop + step - 1) // step)
+    _flat_write(a, _C.arange(count) * step, val, "fill_diagonal")
+
+
+@implements(_np.put)
+def put(a, ind, v, mode="raise", *, _kind=None):
+    if mode != "raise":
+        raise _C.UnsupportedError(f"hop.numpy: put with mode={mode!r} is not supported")
+    if not isinstance(a, (ndarray, _np.ndarray)):
+        raise TypeError(f"argument 1 must be numpy.ndarray, not {type(a).__name__}")
+    i = _t(ind, "put")
+    if _core.np_dtype(i).kind not in "iu":
+        i = _core.cast(i, _np.dtype(_np.int64))
+    i = i.reshape(-1)
+    size = _size(_t(a).shape)
+    pos = _C._op("take", _C.arange(size), 0, i)  # checks every index, wraps negative ones
+    _flat_write(a, pos, v, "put")
+
+
+@implements(_np.place)
+def place(arr, mask, vals, *, _kind=None):
+    m = _t(mask, "place").reshape(-1)
+    if _core.np_dtype(m) != _np.dtype(bool):
+        m = _C.ne(m, 0)
+    pos = m.nonzero().select(1, 0)
+    v = _t(vals, "place").reshape(-1)
+    if isinstance(v.shape[0], int) and v.shape[0] == 0:
+        if _core.decide(_C.any(m, None, False), "place: whether the mask selects anything"):
+            raise ValueError("Cannot insert from an empty array!")
+        return
+    _flat_write(arr, pos, v, "place")
+
+
+@implements(_np.putmask)
+def putmask(a, mask, values, *, _kind=None):
+    t = _t(a, "putmask")
+    m = _core.cast(_t(mask, "putmask"), _np.dtype(bool)).expand(*t.shape).reshape(-1)
+    pos = m.nonzero().select(1, 0)
+    v = _core.cast(_t(values, "putmask"), _core.np_dtype(t)).reshape(-1)
+    # the value for position p is values[p % len(values)]: by position, not count
+    vals = _C._op("take", v, 0, pos % v.shape[0])
+    _write_flat(_require_array(a, "putmask"), pos, vals, "putmask")
+
+
+@implements(_np.copyto)
+def copyto(dst, src, casting="same_kind", where=True, *, _kind=None):
+    d = _require_array(dst, "copyto")
+    s = _core.operand(src, "copyto")
+    if s.t is not None:
+        if not _np.can_cast(_core.np_dtype(s.t), d.dtype, casting=casting):
+            raise TypeError(f"Cannot cast array data from {_core.np_dtype(s.t)!r} to "
+                            f"{d.dtype!r} according to the rule {casting!r}")
+        v = _core.cast(s.t, d.dtype)
+    else:
+        if not _np.can_cast(_np.asarray(s.value), d.dtype, casting=casting):
+            raise TypeError(f"Cannot cast scalar from {_np.asarray(s.value).dtype!r} to "
+                            f"{d.dtype!r} according to the rule {casting!r}")
+        v = _C.full((), _core.as_compute(s, d.dtype), dtype=d._t.dtype)
+    if where is not True:
+        w = _core.cast(_t(where, "copyto"), _np.dtype(bool))
+        v = _C.where(w, v, d._t)
+    d._assign(v, "numpy.copyto")
+
+
+@implements(_np.take_along_axis)
+def take_along_axis(arr, indices, axis, *, _kind=None):
+    kind = _kind or result_kind((arr, indices), ndarray)
+    return wrap(kind, _take_along(_t(arr, "take_along_axis"), _t(indices, "take_along_axis"),
+                                  axis))
+
+
+def _take_along(a, idx, axis):
+    if axis is None:
+        a, axis = a.reshape(-1), 0
+        if idx.ndim != 1:
+            raise ValueError("when axis=None, `indices` must have a single dimension.")
+    if idx.ndim != a.ndim:
+        raise ValueError("`indices` and `arr` must have the same number of dimensions")
+    if _core.np_dtype(idx).kind not in "iu":
+        raise IndexError("`indices` must be an integer array")
+    ax = _axis(axis, a.ndim)
+    pos = _along_positions(a, idx, ax)
+    return _C._op("take", a.reshape(-1), 0, pos)
+
+
+def _along_positions(a, idx, ax):
+    """The flat positions in a of take_along_axis(a, idx, ax) (each index
+    checked against the axis, negative ones from its end)."""
+    nd = a.ndim
+    shape = []
+    for d in range(nd):
+        if d == ax:
+            shape.append(idx.shape[d])
+            continue
+        n, m = a.shape[d], idx.shape[d]
+        shape.append(m if isinstance(n, int) and n == 1 else n)
+    idx = idx.expand(*shape)
+    i = _C._op("take", _C.arange(a.shape[ax]), 0, idx)  # checked and wrapped
+    strides = []
+    s = 1
+    for d in reversed(range(nd)):
+        strides.append(s)
+        s = s * a.shape[d]
+    strides = strides[::-1]
+    pos = i * strides[ax]
+    for d in range(nd):
+        if d == ax:
+            continue
+        r = _C.arange(shape[d]) if not (isinstance(a.shape[d], int) and a.shape[d] == 1) else \
+            _C.zeros((shape[d],), dtype=_C.int64)
+        pos = pos + (r * strides[d]).reshape([shape[d] if k == d else 1 for k in range(nd)])
+    return pos
+
+
+@implements(_np.put_along_axis)
+def put_along_axis(arr, indices, values, axis, *, _kind=None):
+    a = _require_array(arr, "put_along_axis")
+    t = a._t
+    idx = _t(indices, "put_along_axis")
+    if axis is None:
+        if idx.ndim != 1:
+            raise ValueError("when axis=None, `indices` must have a single dimension.")
+        src = t.reshape(-1)
+        ax = 0
+    else:
+        if idx.ndim != t.ndim:
+            raise ValueError("`indices` and `arr` must have the same number of dimensions")
+        src, ax = t, _axis(axis, t.ndim)
+    pos = _along_positions(src, idx, ax)
+    v = _core.cast(_t(values, "put_along_axis"), a.dtype).expand(*pos.shape)
+    _write_flat(a, pos.reshape(-1), v.reshape(-1), "put_along_axis")
+
+
+@implements(_np.choose)
+def choose(a, choices, out=None, mode="raise", *, _kind=None):
+    if mode != "raise":
+        raise _C.UnsupportedError(f"hop.numpy: choose with mode={mode!r} is not supported")
+    kind = _kind or result_kind((a, choices), ndarray)
+    idx = _t(a, "choose")
+    cs = [_t(c, "choose") for c in choices]
+    dt = _np.result_type(*[_np.empty(0, _core.np_dtype(c)) for c in cs])
+    shape = broadcast_shapes(tuple(idx.shape), *[tuple(c.shape) for c in cs])
+    stacked = _C.stack([_core.cast(c, dt).expand(*shape) for c in cs], 0)
+    i = _C._op("take", _C.arange(len(cs)), 0, idx.expand(*shape).to(_C.int64))
+    r = _take_along(stacked, i.unsqueeze(0), 0).reshape(shape)
+    from ._funcs import _out
+    return _out(kind, r, out=out, what="choose")
+
+
+@implements(_np.compress)
+def compress(condition, a, axis=None, out=None, *, _kind=None):
+    kind = _kind or _kind_of(a)
+    t = _t(a, "compress")
+    c = _core.cast(_t(condition, "compress"), _np.dtype(bool)).reshape(-1)
+    if axis is None:
+        t, axis = t.reshape(-1), 0
+    ax = _axis(axis, t.ndim)
+    n, m = t.shape[ax], c.shape[0]
+    if isinstance(n, int) and isinstance(m, int) and m > n:
+        raise IndexError(f"index {n} is out of bounds for axis {ax} with size {n}")
+    if isinstance(n, int) and isinstance(m, int) and m < n:
+        c = _C.cat([c, _C.zeros((n - m,), dtype=_C.bool)], 0)
+    idx = c.nonzero().select(1, 0)
+    from ._funcs import _out
+    return _out(kind, _C._op("take", t, ax, idx), out=out, what="compress")
+
+
+@implements(_np.extract)
+def extract(condition, arr, *, _kind=None):
+    return compress(ravel(condition, _kind=_C.Tensor), ravel(arr, _kind=_C.Tensor),
+                    _kind=_kind or _kind_of(arr))
+
+
+@implements(_np.select)
+def select(condlist, choicelist, default=0, *, _kind=None):
+    if len(condlist) != len(choicelist):
+        raise ValueError("list of cases must be same length as list of conditions")
+    if len(condlist) == 0:
+        raise ValueError("select with an empty condition list is not possible")
+    kind = _kind or result_kind(list(condlist) + list(choicelist), ndarray)
+    ops = [_core.operand(c, "select") for c in choicelist] + [_core.operand(default, "select")]
+    dt = _core.result_dtypes(lambda *d: _np.empty(0, _np.result_type(
+        *[_np.asarray(x) for x in d])), ops, "select")[0]
+    conds = []
+    for i, c in enumerate(condlist):
+        ct = _t(c, "select")
+        if _core.np_dtype(ct) != _np.dtype(bool):
+            raise TypeError(f"invalid entry {i} in condlist: should be boolean ndarray")
+        conds.append(ct)
+    vals = [_C.full((), _core.as_compute(o, dt), dtype=_core.hop_dtype(dt, "select"))
+            if o.t is None else _core.cast(o.t, dt) for o in ops]
+    shape = broadcast_shapes(*[tuple(x.shape) for x in conds + vals])
+    r = vals[-1].expand(*shape)
+    for c, v in zip(reversed(conds), reversed(vals[:-1])):
+        r = _C.where(c, v, r)
+    r = _core.cast(r, dt)
+    return wrap(kind, r.clone() if r.ndim == 0 or tuple(vals[-1].shape) == shape and
+                len(conds) == 0 else r)
+
+
+@implements(_np.piecewise)
+def piecewise(x, condlist, funclist, *args, _kind=None, **kw):
+    kind = _kind or _kind_of(x)
+    xa = _arr(x)
+    n2 = len(funclist)
+    def is_array(c):  # NumPy's isinstance(c, (list, ndarray)): a NumPy scalar is not one
+        return isinstance(c, (list, _np.ndarray, _C.Tensor)) or \
+            (isinstance(c, ndarray) and not c._scalar)
+    if _np.isscalar(condlist) or (isinstance(condlist, ndarray) and condlist._scalar) or \
+            (not is_array(condlist[0]) and xa.ndim != 0):
+        condlist = [condlist]
+    conds = [_core.cast(_t(c, "piecewise"), _np.dtype(bool)) for c in condlist]
+    n = len(conds)
+    if n == n2 - 1:  # the "otherwise" condition
+        anyc = conds[0]
+        for c in conds[1:]:
+            anyc = _C.logical_or(anyc, c)
+        conds.append(_C.logical_not(anyc))
+        n += 1
+    elif n != n2:
+        raise ValueError(f"with {n} condition(s), either {n} or {n + 1} functions are expected")
+    from ._funcs import zeros_like
+    y = zeros_like(xa, _kind=kind)
+    for cond, func in zip(conds, funclist):
+        c = ndarray(cond.expand(*xa._t.shape) if cond.ndim < xa.ndim else cond)
+        if not callable(func):
+            y[c] = func
+        else:
+            # NumPy skips a function whose condition selects nothing; hop
+            # calls it on the empty selection (its size is known only when
+            # the program runs)
+            y[c] = func(xa[c], *args, **kw)
+    return y
+
+
+# ------------------------------------------------------------- padding
+
+def _as_pairs(x, ndim, as_index=False):
+    if x is None:
+        return ((None, None),) * ndim
+    arr = _np.array(x)
+    if as_index:
+        arr = _np.round(arr).astype(_np.intp, copy=False)
+        if arr.size and arr.min() < 0:
+            raise ValueError("index can't contain negative values")
+    if arr.ndim < 3:
+        if arr.size == 1:
+            v = arr.ravel()[0]
+            return ((v, v),) * ndim
+        if arr.size == 2 and arr.shape != (2, 1):
+            v = arr.ravel()
+            return ((v[0], v[1]),) * ndim
+    return _np.broadcast_to(arr, (ndim, 2)).tolist()
+
+
+def _pad_index(n, before, after, mode):
+    """For an index mode (edge, wrap, reflect, symmetric), the source index
+    along an axis of size n of each position of the padded axis: NumPy's own
+    pad of arange(n), whose iterative filling (wrap and reflect wider than
+    the axis) is then exactly NumPy's."""
+    if isinstance(n, int):
+        return _C.asarray(_np.pad(_np.arange(n, dtype=_np.int64), (before, after), mode=mode))
+    i = _C.arange(-before, n + after)
+    if mode == "edge":
+        return _C.minimum(_C.maximum(i, 0), n - 1)
+    raise _C.UnsupportedError(f"hop.numpy: pad mode {mode!r} over a symbolic size is not "
+                              f"supported")
+
+
+@implements(_np.pad)
+def pad(array, pad_width, mode="constant", *, _kind=None, **kwargs):
+    kind = _kind or _kind_of(array)
+    t = _t(array, "pad")
+    widths = _as_pairs(pad_width, t.ndim, as_index=True)
+    if callable(mode):
+        raise _C.UnsupportedError("hop.numpy: pad with a function as mode is not supported")
+    allowed = {"constant": {"constant_values"}, "edge": set(), "wrap": set(),
+               "reflect": {"reflect_type"}, "symmetric": {"reflect_type"}, "empty": set(),
+               "maximum": {"stat_length"}, "minimum": {"stat_length"}, "mean": {"stat_length"},
+               "linear_ramp": {"end_values"}, "median": {"stat_length"}}
+    if mode not in allowed:
+        raise ValueError(f"mode '{mode}' is not supported")
+    unsupported = set(kwargs) - allowed[mode]
+    if unsupported:
+        raise ValueError(f"unsupported keyword arguments for mode '{mode}': {unsupported}")
+    if kwargs.get("reflect_type", "even") != "even" or mode in ("maximum", "minimum", "mean",
+                                                                  "linear_ramp", "median"):
+        raise _C.UnsupportedError(f"hop.numpy: pad mode {mode!r} with these options is not "
+                                  f"supported")
+    npd = _core.np_dtype(t)
+    if mode in ("constant", "empty"):
+        values = _as_pairs(kwargs.get("constant_values", 0), t.ndim)
+        for ax, ((lo, hi), (vlo, vhi)) in enumerate(zip(widths, values)):
+            parts = []
+            for w, v in ((lo, vlo), (None, None), (hi, vhi)):
+                if w is None:
+                    parts.append(t)
+                elif w > 0:
+                    shape = list(t.shape)
+                    shape[ax] = int(w)
+                    with _np.errstate(all="ignore"):
+                        cv = _np.asarray(v).astype(npd).item() if mode == "constant" else 0
+                    parts.append(_C.full(tuple(shape), cv, dtype=t.dtype))
+            t = _C.cat(parts, ax) if len(parts) > 1 else t
+        return wrap(kind, t.clone() if builtins.all(w == (0, 0) for w in widths) else t)
+    for ax, (lo, hi) in enumerate(widths):
+        lo, hi = int(lo), int(hi)
+        if lo == 0 and hi == 0:
+            continue
+        n = t.shape[ax]
+        if isinstance(n, int) and n == 0:
+            raise ValueError(f"can't extend empty axis {ax} using modes other than 'constant' or "
+                             f"'empty'")
+        t = _C._op("take", t, ax, _pad_index(n, lo, hi, mode))
+    return wrap(kind, t.clone() if builtins.all(w == (0, 0) for w in widths) else t)
+
+
+# ------------------------------------------------------- roll, rotations
+
+@implements(_np.roll)
+def roll(a, shift, axis=None, *, _kind=None):
+    kind = _kind or _kind_of(a)
+    t = _t(a, "roll")
+    if axis is None:
+        return wrap(kind, _t(roll(t.reshape(-1), shift, 0, _kind=_C.Tensor)).reshape(
+            tuple(t.shape)))
+    axes = _shape_arg(axis)
+    shifts = _shape_arg(shift)
+    if len(shifts) == 1 and len(axes) > 1:
+        shifts = shifts * len(axes)
+    if len(axes) == 1 and len(shifts) > 1:
+        axes = axes * len(shifts)
+    if len(axes) != len(shifts):
+        raise ValueError("'shift' and 'axis' should be scalars or 1D sequences")
+    total = {}
+    for ax, sh in zip(axes, shifts):
+        ax = _axis(ax, t.ndim)
+        total[ax] = total.get(ax, 0) + operator.index(sh)
+    for ax, sh in total.items():
+        n = t.shape[ax]
+        if isinstance(n, int) and n == 0:
+            continue
+        t = _C._op("take", t, ax, (_C.arange(n) - sh) % n)
+    return wrap(kind, t if total else t.clone())
+
+
+@implements(_np.rot90)
+def rot90(m, k=1, axes=(0, 1), *, _kind=None):
+    kind = _kind or _kind_of(m)
+    t = _t(m, "rot90")
+    axes = tuple(axes)
+    if len(axes) != 2:
+        raise ValueError("len(axes) must be 2.")
+    if axes[0] == axes[1] or builtins.abs(axes[0] - axes[1]) == t.ndim:
+        raise ValueError("Axes must be different.")
+    if (axes[0] >= t.ndim or axes[0] < -t.ndim or axes[1] >= t.ndim or axes[1] < -t.ndim):
+        raise ValueError(f"Axes={axes} out of range for array of ndim={t.ndim}.")
+    k %= 4
+    m = m if isinstance(m, ndarray) else wrap(kind, t)
+    if k == 0:
+        return _as(kind, m[...])
+    if k == 2:
+        return _as(kind, flip(flip(m, axes[0], _kind=kind), axes[1], _kind=kind))
+    axes_list = list(range(t.ndim))
+    axes_list[axes[0]], axes_list[axes[1]] = axes_list[axes[1]], axes_list[axes[0]]
+    if k == 1:
+        return transpose(flip(m, axes[1], _kind=kind), axes_list, _kind=kind)
+    return flip(transpose(m, axes_list, _kind=kind), axes[1], _kind=kind)
+
+
+@implements(_np.flipud)
+def flipud(m, *, _kind=None):
+    if _t(m).ndim < 1:
+        raise ValueError("Input must be >= 1-d.")
+    return flip(m, 0, _kind=_kind)
+
+
+@implements(_np.fliplr)
+def fliplr(m, *, _kind=None):
+    if _t(m).ndim < 2:
+        raise ValueError("Input must be >= 2-d.")
+    return flip(m, 1, _kind=_kind)
+
+
+@implements(_np.rollaxis)
+def rollaxis(a, axis, start=0, *, _kind=None):
+    n = _t(a).ndim
+    axis = _axis(axis, n)
+    if start < 0:
+        start += n
+    if not (0 <= start < n + 1):
+        raise _np.AxisError(f"'start' arg requires {-n} <= start < {n + 1}, but {start} was "
+                            f"passed in")
+    if axis < start:
+        start -= 1
+    if axis == start:
+        return _as(_kind or _kind_of(a), _arr(a)[...])
+    axes = list(range(n))
+    axes.remove(axis)
+    axes.insert(start, axis)
+    return transpose(a, axes, _kind=_kind)
+
+
+def _split_along(ary, sections, axis, what, nd):
+    from ._funcs import split
+    if _t(ary).ndim < nd:
+        raise ValueError(f"{what} only works on arrays of {nd} or more dimensions")
+    return split(ary, sections, axis)
+
+
+@implements(_np.hsplit)
+def hsplit(ary, indices_or_sections, *, _kind=None):
+    if _t(ary).ndim == 0:
+        raise ValueError("hsplit only works on arrays of 1 or more dimensions")
+    return _split_along(ary, indices_or_sections, 1 if _t(ary).ndim > 1 else 0, "hsplit", 1)
+
+
+@implements(_np.vsplit)
+def vsplit(ary, indices_or_sections, *, _kind=None):
+    return _split_along(ary, indices_or_sections, 0, "vsplit", 2)
+
+
+@implements(_np.dsplit)
+def dsplit(ary, indices_or_sections, *, _kind=None):
+    return _split_along(ary, indices_or_sections, 2, "dsplit", 3)
+
+
+@implements(_np.kron)
+def kron(a, b, *, _kind=None):
+    kind = _kind or result_kind((a, b), ndarray)
+    ta, tb = _t(a, "kron"), _t(b, "kron")
+    while ta.ndim < tb.ndim:
+        ta = ta.unsqueeze(0)
+    nda, ndb = ta.ndim, tb.ndim
+    if nda == 0 or ndb == 0:
+        from ._ufuncs import call_ufunc
+        return call_ufunc("multiply", (wrap(kind, ta), wrap(kind, tb)), {}, kind)
+    nd = builtins.max(nda, ndb)
+    while tb.ndim < nd:
+        tb = tb.unsqueeze(0)
+    as_, bs = tuple(ta.shape), tuple(tb.shape)
+    for k in range(nd):
+        ta = ta.unsqueeze(2 * k + 1)
+        tb = tb.unsqueeze(2 * k)
+    from ._ufuncs import call_ufunc
+    r = call_ufunc("multiply", (wrap(ndarray, ta), wrap(ndarray, tb)), {}, ndarray)
+    return wrap(kind, r._t.reshape(tuple(x * y for x, y in zip(as_, bs))))
+
+
+@implements(_np.vander)
+def vander(x, N=None, increasing=False, *, _kind=None):
+    kind = _kind or _kind_of(x)
+    t = _t(x, "vander")
+    if t.ndim != 1:
+        raise ValueError("x must be a one-dimensional array or sequence.")
+    n = t.shape[0] if N is None else N
+    dt = _np.promote_types(_core.np_dtype(t), int)
+    cols = [_C.ones((t.shape[0],), dtype=_core.hop_dtype(dt, "vander"))] if n > 0 else []
+    if n > 1:
+        xt = _core.cast(t, dt)
+        acc = xt
+        cols.append(acc)
+        for _ in range(2, n):
+            acc = acc * xt
+            cols.append(acc)
+    if not increasing:
+        cols = cols[::-1]
+    if not cols:
+        return wrap(kind, _C.zeros((t.shape[0], 0), dtype=_core.hop_dtype(dt, "vander")))
+    return wrap(kind, _C.stack(cols, 1))
+
+
+@implements(_np.block)
+def block(arrays, *, _kind=None):
+    def depth(x):
+        if isinstance(x, list):
+            if not x:
+                raise ValueError("List at arrays cannot be empty")
+            ds = {depth(v) for v in x}
+            if len(ds) != 1:
+                raise ValueError("List depths are mismatched.")
+            return ds.pop() + 1
+        if isinstance(x, tuple):
+            raise TypeError("arrays is a tuple. Only lists can be used to arrange blocks, and "
+                            "np.block does not allow implicit conversion from tuple to ndarray.")
+        return 0
+    d = depth(arrays)
+
+    def leaves(x):
+        return [y for v in x for y in leaves(v)] if isinstance(x, list) else [x]
+    items = leaves(arrays)
+    nd = builtins.max([d] + [_t(v).ndim for v in items])
+
+    def rec(x, level):
+        if not isinstance(x, list):
+            t = _t(x, "block")
+            while t.ndim < nd:
+                t = t.unsqueeze(0)
+            return t
+        parts = [rec(v, level + 1) for v in x]
+        return _t(concatenate(parts, axis=-(d - level), _kind=_C.Tensor))
+    r = rec(arrays, 0)
+    return wrap(_kind or result_kind(items, ndarray), r if d else r.clone())
+
+
+@implements(_np.asfarray, name="asfarray")
+def asfarray(a, dtype=_np.float64, *, _kind=None):
+    from ._funcs import asarray
+    if isinstance(dtype, (ndarray, _np.ndarray)):
+        raise TypeError("data type not understood")
+    if not _np.issubdtype(dtype, _np.inexact):
+        dtype = _np.float64
+    return _as(_kind or _kind_of(a), asarray(a, dtype=dtype))
+
+
+# ------------------------------------------------------------ ufunc.at
+
+def ufunc_at(name, a, indices, b=None):
+    """np.<ufunc>.at(a, indices, b): a[indices] op= b unbuffered (a repeated
+    index applies the op each time): add through put's accumulation, the
+    others one write per distinct position is not possible, so refused."""
+    arr = _require_array(a, f"numpy.{name}.at")
+    if name not in ("add", "subtract"):
+        raise _C.UnsupportedError(f"hop.numpy: numpy.{name}.at is not supported (add.at and "
+                                  f"subtract.at are)")
+    t = arr._t
+    from ._indexing import index_tensor
+    pos = index_tensor(_C.arange(_size(t.shape)).reshape(tuple(t.shape)), indices)[0]
+    v = _t(b, f"numpy.{name}.at")
+    from ._ufuncs import call_ufunc
+    v = _core.cast(call_ufunc("negative" if name == "subtract" else "positive", (wrap(ndarray, v),),
+                              {}, ndarray)._t, arr.dtype).expand(*pos.shape)
+
+    def select(p):
+        return _C._op("take", p.reshape(-1), 0, pos.reshape(-1))
+    run = _storage.current()
+    if run is None and not _C._is_proxy(arr._tv):
+        getattr(_np, name).at(arr._tv.numpy(), _indexing_key(indices), _t(b).numpy())
+        return
+    _storage.write(arr, run, None, v.reshape(-1), f"numpy.{name}.at", select=select,
+                   accumulate=True)
+
+
+def _indexing_key(k):
+    from ._indexing import numpy_key
+    return numpy_key(k)
+
+
+# ------------------------------------------------------------- aliases
+
+@implements(_np.alltrue, name="alltrue")
+def alltrue(a, axis=None, out=None, keepdims=False, *, where=True, _kind=None):
+    from ._funcs import all as _all
+    return _all(a, axis, out, keepdims, where=where, _kind=_kind)
+
+
+@implements(_np.sometrue, name="sometrue")
+def sometrue(a, axis=None, out=None, keepdims=False, *, where=True, _kind=None):
+    from ._funcs import any as _any
+    return _any(a, axis, out, keepdims, where=where, _kind=_kind)
+
+
+@implements(_np.product, name="product")
+def product(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=True, *,
+            _kind=None):
+    from ._funcs import prod
+    return prod(a, axis, dtype, out, keepdims, initial, where, _kind=_kind)
+
+
+@implements(_np.cumproduct, name="cumproduct")
+def cumproduct(a, axis=None, dtype=None, out=None, *, _kind=None):
+    from ._funcs import cumprod
+    return cumprod(a, axis, dtype, out, _kind=_kind)
+
+
+@implements(_np.round_, name="round_")
+def round_alias(a, decimals=0, out=None, *, _kind=None):
+    from ._funcs import round_
+    return round_(a, decimals, out, _kind=_kind)
+
+
+# ---------------------------------------------------- spaces and windows
+
+@implements(name="logspace")
+def logspace(start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0):
+    from ._funcs import linspace
+    from ._ufuncs import call_ufunc
+    y = linspace(start, stop, num=num, endpoint=endpoint, axis=axis)
+    r = call_ufunc("power", (base, y), {}, ndarray)
+    return r if dtype is None else r.astype(dtype, copy=False)
+
+
+@implements(name="geomspace")
+def geomspace(start, stop, num=50, endpoint=True, dtype=None, axis=0):
+    from ._funcs import asarray, ones
+    from ._ufuncs import call_ufunc
+    s0 = asarray(start) * 1.0
+    s1 = asarray(stop) * 1.0
+    if _core.decide(_C.logical_or(_C.any(_C.eq(s0._t, 0), None, False),
+                                  _C.any(_C.eq(s1._t, 0), None, False)),
+                    "geomspace: whether a bound is zero"):
+        raise ValueError("Geometric sequence cannot include zero")
+    dt = _np.result_type(s0.dtype, s1.dtype, float(num), _np.zeros((), dtype))
+    dtype = dt if dtype is None else _np.dtype(dtype)
+    s0, s1 = s0.astype(dt), s1.astype(dt)
+    neg = ndarray(_C.logical_and(_C.lt(s0._t, 0), _C.lt(s1._t, 0)))
+    sign = where(neg, -1.0, 1.0, _kind=ndarray).astype(dt)
+    s0, s1 = s0 * sign, s1 * sign
+    lo = call_ufunc("log10", (s0,), {}, ndarray)
+    hi = call_ufunc("log10", (s1,), {}, ndarray)
+    r = logspace(lo, hi, num=num, endpoint=endpoint, base=10.0, dtype=dtype)
+    if num > 0:
+        r[0] = s0
+        if num > 1 and endpoint:
+            r[-1] = s1
+    r = sign * r
+    if axis != 0:
+        from ._funcs import moveaxis
+        r = moveaxis(r, 0, axis)
+    return r.astype(dtype, copy=False)
+
+
+def _window(name):
+    def window(*args):
+        if not builtins.all(isinstance(a, (int, float, _np.integer, _np.floating))
+                            for a in args):
+            raise _C.UnsupportedError(f"hop.numpy: {name} of a traced or symbolic size is not "
+                                      f"supported")
+        return _const(getattr(_np, name)(*args), ndarray)
+    window.__name__ = window.__qualname__ = name
+    window.__doc__ = f"numpy.{name}: the window NumPy computes (a constant of the trace)."
+    return window
+
+
+for _w in ("hamming", "hanning", "bartlett", "blackman", "kaiser"):
+    implements(name=_w)(_window(_w))
+del _w
+
+
+# ----------------------------------- more of function_base and index_tricks
+
+def _hnp():
+    from . import _funcs as F
+    return F.PUBLIC
+
+
+@implements(_np.unwrap)
+def unwrap(p, discont=None, axis=-1, *, period=6.283185307179586, _kind=None):
+    """NumPy 1.24's unwrap, step for step."""
+    F = _hnp()
+    kind = _kind or _kind_of(p)
+    p = _arr(p, "unwrap")
+    nd = p.ndim
+    dd = F["diff"](p, axis=axis, _kind=ndarray)
+    if discont is None:
+        discont = period / 2
+    slice1 = [slice(None, None)] * nd
+    slice1[axis] = slice(1, None)
+    slice1 = tuple(slice1)
+    dtype = _np.result_type(_np.empty(0, dd.dtype), period)
+    if _np.issubdtype(dtype, _np.integer):
+        interval_high, rem = divmod(period, 2)
+        boundary_ambiguous = rem == 0
+    else:
+        interval_high = period / 2
+        boundary_ambiguous = True
+    interval_low = -interval_high
+    ddmod = _np.mod(dd - interval_low, period) + interval_low
+    if boundary_ambiguous:
+        copyto(ddmod, interval_high, where=(ddmod == interval_low) & (dd > 0))
+    ph_correct = ddmod - dd
+    copyto(ph_correct, 0, where=abs(dd) < discont)
+    up = F["array"](p, copy=True, dtype=dtype)
+    up[slice1] = p[slice1] + F["cumsum"](ph_correct, axis, _kind=ndarray)
+    return _as(kind, up)
+
+
+@implements(_np.msort)
+def msort(a, *, _kind=None):
+    return _hnp()["sort"](a, 0, _kind=_kind or _kind_of(a))
+
+
+def _axis_arg(arr, axis):
+    """delete/insert's axis: the array raveled for None (axis then its
+    last), else a checked axis."""
+    if axis is None:
+        if arr.ndim != 1:
+            arr = _arr(ravel(arr, _kind=ndarray))
+        return arr, arr.ndim - 1
+    if not isinstance(axis, (int, _np.integer)) or isinstance(axis, bool):
+        raise TypeError(f"'{type(axis).__name__}' object cannot be interpreted as an integer")
+    return arr, _axis(axis, arr.ndim)
+
+
+@implements(_np.delete)
+def delete(arr, obj, axis=None, *, _kind=None):
+    """NumPy 1.24's delete: the elements kept are a mask (a traced index
+    array gives a size known when the program runs)."""
+    kind = _kind or _kind_of(arr)
+    F = _hnp()
+    a, axis = _axis_arg(_arr(arr, "delete"), axis)
+    if a.ndim == 0 and axis is not None:
+        raise _np.AxisError(axis, 0)
+    N = a.shape[axis]
+    slobj = [slice(None)] * a.ndim
+    if isinstance(obj, slice):
+        if not isinstance(N, int):
+            raise _C.UnsupportedError("hop.numpy: delete of a slice over a symbolic size is not "
+                                      "supported")
+        keep = _np.ones(N, dtype=bool)
+        keep[obj] = False
+        if keep.all():
+            return _as(kind, F["copy"](a, _kind=ndarray))
+        slobj[axis] = keep
+        return _as(kind, a[tuple(slobj)])
+    if isinstance(obj, (int, _np.integer)) and not isinstance(obj, (bool, _np.bool_)):
+        single = True
+    else:
+        single = False
+        if isinstance(obj, ndarray) and obj._t is not None and _C._is_proxy(obj._t):
+            o = obj
+        else:
+            o = _np.asarray(obj.__array__() if isinstance(obj, ndarray) else obj)
+            if o.size == 0 and not isinstance(obj, (_np.ndarray, ndarray)):
+                o = o.astype(_np.intp)
+            elif o.size == 1 and o.dtype.kind in "ui":
+                obj, single = o.item(), True
+    if single:
+        if isinstance(N, int) and (obj < -N or obj >= N):
+            raise IndexError(f"index {obj} is out of bounds for axis {axis} with size {N}")
+        if obj < 0:
+            obj += N
+        parts = []
+        for sl in (slice(None, obj), slice(obj + 1, None)):
+            slobj[axis] = sl
+            parts.append(a[tuple(slobj)])
+        return _as(kind, concatenate(parts, axis, _kind=ndarray))
+    if o.dtype == _np.dtype(bool):
+        if tuple(o.shape) != (N,):
+            raise ValueError(f"boolean array argument obj to delete must be one dimensional and "
+                             f"match the axis length of {N}")
+        keep = ~(o if isinstance(o, ndarray) else ndarray(_C.asarray(o)))
+    else:
+        keep = F["ones"](N, dtype=bool)
+        keep[(o if isinstance(o, ndarray) else ndarray(_C.asarray(_np.ascontiguousarray(o)))),] \
+            = False
+    slobj[axis] = keep
+    return _as(kind, a[tuple(slobj)])
+
+
+@implements(_np.insert)
+def insert(arr, obj, values, axis=None, *, _kind=None):
+    """NumPy 1.24's insert, step for step (a traced index array must not be
+    a single index: its value would decide the shape)."""
+    kind = _kind or _kind_of(arr)
+    F = _hnp()
+    a, axis = _axis_arg(_arr(arr, "insert"), axis)
+    if a.ndim == 0:
+        raise _np.AxisError(axis, 0)
+    ndim = a.ndim
+    slobj = [slice(None)] * ndim
+    N = a.shape[axis]
+    newshape = list(a.shape)
+    traced = isinstance(obj, ndarray) and _C._is_proxy(obj._t)
+    if isinstance(obj, slice):
+        indices = _np.arange(*obj.indices(N), dtype=_np.intp)
+    elif traced:
+        indices = obj
+        if indices.ndim > 1:
+            raise ValueError("index array argument obj to insert must be one dimensional or "
+                             "scalar")
+        if indices.size == 1:
+            raise _C.UnsupportedError("hop.numpy: insert at a traced single index is not "
+                                      "supported (it decides the layout of the result)")
+    else:
+        indices = _np.array(obj.__array__() if isinstance(obj, ndarray) else obj)
+        if indices.dtype == bool:
+            indices = indices.astype(_np.intp)
+        elif indices.ndim > 1:
+            raise ValueError("index array argument obj to insert must be one dimensional or "
+                             "scalar")
+        if indices.dtype.kind not in "iub" and (indices.size or
+                                                isinstance(obj, (_np.ndarray, ndarray))):
+            raise IndexError("arrays used as indices must be of integer (or boolean) type")
+    if not traced and indices.size == 1:
+        index = indices.item()
+        if index < -N or index > N:
+            raise IndexError(f"index {obj} is out of bounds for axis {axis} with size {N}")
+        if index < 0:
+            index += N
+        vals = F["array"](values, copy=False, ndmin=ndim, dtype=a.dtype)
+        if indices.ndim == 0:
+            vals = F["moveaxis"](vals, 0, axis)
+        numnew = vals.shape[axis]
+        newshape[axis] += numnew
+        new = F["empty"](tuple(newshape), a.dtype)
+        slobj[axis] = slice(None, index)
+        new[tuple(slobj)] = a[tuple(slobj)]
+        slobj[axis] = slice(index, index + numnew)
+        new[tuple(slobj)] = vals
+        slobj[axis] = slice(index + numnew, None)
+        slobj2 = [slice(None)] * ndim
+        slobj2[axis] = slice(index, None)
+        new[tuple(slobj)] = a[tuple(slobj2)]
+        return _as(kind, new)
+    if not traced:
+        if indices.size == 0 and not isinstance(obj, (_np.ndarray, ndarray)):
+            indices = indices.astype(_np.intp)
+        indices = ndarray(_C.asarray(_np.ascontiguousarray(indices.astype(_np.intp))))
+    else:
+        indices = F["array"](indices)
+    indices[indices < 0] += N
+    numnew = len(indices)
+    order = F["argsort"](indices, kind="mergesort")
+    indices[order] += F["arange"](numnew)
+    newshape[axis] += numnew
+    old_mask = F["ones"](newshape[axis], dtype=bool)
+    old_mask[indices] = False
+    new = F["empty"](tuple(newshape), a.dtype)
+    slobj2 = [slice(None)] * ndim
+    slobj[axis] = indices
+    slobj2[axis] = old_mask
+    new[tuple(slobj)] = values
+    new[tuple(slobj2)] = a
+    return _as(kind, new)
+
+
+@implements(_np.ravel_multi_index)
+def ravel_multi_index(multi_index, dims, mode="raise", order="C", *, _kind=None):
+    """The flat index of each coordinate tuple.  Traced coordinates out of
+    range raise when the program runs (an IndexError, where NumPy's is a
+    ValueError)."""
+    dims = tuple(operator.index(d) for d in _np.atleast_1d(dims))
+    if len(multi_index) != len(dims):
+        raise ValueError(f"parameter multi_index must be a sequence of length {len(dims)}")
+    modes = (mode,) * len(dims) if isinstance(mode, str) else tuple(mode)
+    if order not in ("C", "F"):
+        raise ValueError("only 'C' or 'F' order is permitted")
+    ts = [_t(i, "ravel_multi_index") for i in multi_index]
+    if not builtins.any(_C._is_proxy(t) for t in ts):
+        r = _np.ravel_multi_index(tuple(t.numpy() for t in ts), dims, mode=mode, order=order)
+        return wrap(_kind or result_kind(tuple(multi_index), ndarray), _C.asarray(_np.asarray(r)),
+                    scalar=_np.ndim(r) == 0)
+    for t in ts:
+        if _core.np_dtype(t).kind not in "iu":
+            raise TypeError("only int indices permitted")
+    strides = [1] * len(dims)
+    seq = range(len(dims) - 2, -1, -1) if order == "C" else range(1, len(dims))
+    for k in seq:
+        strides[k] = strides[k + 1] * dims[k + 1] if order == "C" else strides[k - 1] * dims[k - 1]
+    lin = None
+    for t, n, st, md in zip(ts, dims, strides, modes):
+        t = _core.cast(t, _np.dtype(_np.int64))
+        if md == "wrap":
+            t = _C.remainder(t, n)
+        elif md == "clip":
+            t = _C.minimum(_C.maximum(t, 0), n - 1)
+        else:
+            t = _C._op("take", _C.arange(n), 0, _C.where(_C.lt(t, 0), n, t))
+        term = t * st
+        lin = term if lin is None else lin + term
+    return wrap(_kind or result_kind(tuple(multi_index), ndarray), lin, scalar=lin.ndim == 0)
+
+
+@implements(_np.unravel_index)
+def unravel_index(indices, shape, order="C", *, _kind=None):
+    """The coordinates of flat indices.  Traced indices out of range raise
+    when the program runs (an IndexError, where NumPy's is a ValueError)."""
+    kind = _kind or _kind_of(indices)
+    dims = tuple(operator.index(d) for d in _np.atleast_1d(shape))
+    t = _t(indices, "unravel_index")
+    if not _C._is_proxy(t):
+        r = _np.unravel_index(t.numpy(), dims, order=order)
+        return tuple(wrap(kind, _C.asarray(_np.asarray(x)), scalar=_np.ndim(x) == 0) for x in r)
+    if _core.np_dtype(t).kind not in "iu":
+        raise TypeError(f"only int indices permitted")
+    size = 1
+    for d in dims:
+        size *= d
+    t = _C._op("take", _C.arange(size), 0, _core.cast(t, _np.dtype(_np.int64)))  # checked
+    out = []
+    rest = t
+    seq = list(reversed(range(len(dims)))) if order == "C" else list(range(len(dims)))
+    coords = {}
+    for k in seq:
+        coords[k] = _C.remainder(rest, dims[k])
+        rest = _C.floor_divide(rest, dims[k])
+    for k in range(len(dims)):
+        out.append(wrap(kind, coords[k], scalar=coords[k].ndim == 0))
+    return tuple(out)
+
+
+@implements(_np.ix_)
+def ix_(*args, _kind=None):
+    out = []
+    nd = len(args)
+    for k, new in enumerate(args):
+        if not isinstance(new, (ndarray, _np.ndarray)):
+            new = _np.asarray(new)
+            if new.size == 0:
+                new = new.astype(_np.intp)
+        t = _t(new, "ix_")
+        if t.ndim != 1:
+            raise ValueError("Cross index must be 1 dimensional")
+        if t.dtype is _C.bool:
+            t = t.nonzero().select(1, 0)
+        out.append(wrap(_kind or _kind_of(new), t.reshape((1,) * k + (-1,) + (1,) * (nd - k - 1))))
+    return tuple(out)
+
+
+@implements(_np.apply_along_axis)
+def apply_along_axis(func1d, axis, arr, *args, _kind=None, **kwargs):
+    """NumPy 1.24's apply_along_axis: func1d called on each 1-d slice (a
+    Python loop over the other dims, whose sizes must be known)."""
+    F = _hnp()
+    kind = _kind or _kind_of(arr)
+    arr = _arr(arr, "apply_along_axis")
+    nd = arr.ndim
+    axis = _axis(axis, nd)
+    in_dims = list(range(nd))
+    inarr_view = transpose(arr, in_dims[:axis] + in_dims[axis + 1:] + [axis], _kind=ndarray)
+    outer = tuple(inarr_view.shape[:-1])
+    if not _static(*outer):
+        raise _C.UnsupportedError("hop.numpy: apply_along_axis over symbolic sizes is not "
+                                  "supported")
+    inds = iter(_np.ndindex(outer))
+    try:
+        ind0 = next(inds)
+    except StopIteration:
+        raise ValueError("Cannot apply_along_axis when any iteration dimensions are 0") from None
+    res = F["asarray"](func1d(inarr_view[ind0], *args, **kwargs))
+    buff = F["zeros"](outer + tuple(res.shape), res.dtype)
+    buff_dims = list(range(buff.ndim))
+    buff_permute = (buff_dims[0:axis] + buff_dims[buff.ndim - res.ndim:buff.ndim] +
+                    buff_dims[axis:buff.ndim - res.ndim])
+    buff[ind0] = res
+    for ind in inds:
+        buff[ind] = F["asarray"](func1d(inarr_view[ind], *args, **kwargs))
+    return _as(kind, transpose(buff, buff_permute, _kind=ndarray))
+
+
+@implements(_np.apply_over_axes)
+def apply_over_axes(func, a, axes, *, _kind=None):
+    val = _arr(a, "apply_over_axes")
+    N = val.ndim
+    if _np.array(axes).ndim == 0:
+        axes = (axes,)
+    for axis in axes:
+        if axis < 0:
+            axis = N + axis
+        res = func(val, axis)
+        if res.ndim != val.ndim:
+            res = expand_dims(res, axis)
+            if res.ndim != val.ndim:
+                raise ValueError("function is not returning an array of the correct shape")
+        val = res
+    return _as(_kind or _kind_of(a), val)

@@ -1,0 +1,430 @@
+"""NumPy's aliasing for traced hop.numpy arrays: storages, views, writes.
+
+Eagerly a hop.numpy array is a tensor over memory, its views are tensors
+over the same memory, and an in-place update (`x[k] = v`, `x += 1`, `out=`)
+writes that memory, exactly as NumPy does.  A traced array has no memory:
+its value is a graph node.  So, while a function is traced, every array
+belongs to a *storage*: the value of the array that owns the memory (a node,
+replaced by each write) and a version.  A view (basic indexing, reshape
+when NumPy's would not copy, transpose, ...) is its storage's value seen
+through its *view steps*, recomputed when the version has changed.  A write
+through any array computes the storage's new value: the flat positions the
+array and the key select (the view steps and the key applied to
+arange(size)), and one `put` of the values there (a write of the whole
+storage is just its new value).  So a write through a view, a slice, an
+integer array or a mask changes exactly what NumPy's changes, and every
+array that shares the storage sees it.
+
+A *run* is one execution of the traced function (hop.compile's path
+specialisation runs it again inside the branches of a cond).  Arrays the
+run makes are its own.  An argument, and a concrete hop.numpy array the
+function reaches from outside (a global: *captured*), are roots whose
+memory belongs to the caller: the final value of each one written is an
+extra output of the trace, and the runner writes it back into the caller's
+memory after the plan has run (`_trace._Runner`).  Which roots need a slot
+is known only once the function writes them: a write to a root without a
+slot restarts the trace with one more (GrowSlots; bounded by the number of
+roots), so a trace whose function writes nothing has no extra output.
+
+Writes that cannot be reproduced are errors, never silent: a write inside a
+HOP body to an array made outside it (a body has no effects) is a
+TraceError; a write to an operand of a HOP body, or to a root while hop
+traces without write-back (hop.grad, hop.vmap), is an UnsupportedError.
+"""
+
+import threading
+
+from .. import _C
+
+__all__ = ["Run", "Storage", "GrowSlots", "current", "begin_run", "end_run"]
+
+_tls = threading.local()
+_IMPLICIT = "hop.numpy implicit run"
+
+
+class GrowSlots(BaseException):
+    """A run wrote a root (an argument or a captured array) without a
+    write-back slot: the trace starts again with one for it.  A
+    BaseException, so that user code's `except Exception` lets it through."""
+
+    def __init__(self, key, array):
+        super().__init__(key)
+        self.key = key
+        self.array = array  # the captured array of a ("capture", id) key
+
+
+class Run:
+    """One execution of the traced function.
+
+    depth: the tracer depth of the function's own code (a HOP body is
+    deeper); writeback: whether roots may be written (the trace returns
+    their values); slots: the root keys with a write-back slot, in order;
+    args: leaf index -> the argument array as the function sees it;
+    arg_tensors: id of an argument's proxy -> its leaf index (a hop.numpy
+    array rebuilt from an argument's pytree is that argument); marked:
+    captured arrays given a storage in this run, forgotten when it ends;
+    layout: argument leaves whose strides a view-or-copy decision read;
+    made: the concrete tensors of arrays the function made with NumPy's
+    creation functions over new memory (_creation), which hop.compile
+    captures without a guard (nothing outside the call can change them)."""
+
+    __slots__ = ("depth", "writeback", "slots", "slot_arrays", "args", "arg_tensors", "marked",
+                 "active", "layout", "captured", "arg_strides", "made", "__weakref__")
+
+    def __init__(self, depth, writeback, slots, slot_arrays=None):
+        self.depth = depth
+        self.writeback = writeback
+        self.slots = tuple(slots)
+        self.slot_arrays = slot_arrays or {}  # a captured root's key -> the array
+        self.args = {}
+        self.arg_tensors = {}
+        self.marked = []
+        self.active = True
+        self.layout = set()
+        self.captured = {}  # id(array) -> array, the captured roots this run saw
+        self.arg_strides = {}  # leaf -> the example's strides in elements
+        self.made = []
+
+    def root_value(self, key):
+        """The current value of root key (its storage's, or its own tensor
+        when never written)."""
+        kind, ref = key
+        a = self.args.get(ref) if kind == "arg" else \
+            self.captured.get(ref, self.slot_arrays.get(key))
+        if a is None:
+            return None
+        st = a._st
+        if st is not None and st.run is self and st.vw_root is a:
+            return st.value
+        return a._tv
+
+
+def current():
+    """The run of this thread's active trace (the innermost), or None when
+    nothing is traced.  A trace made without _trace's runs (hop.grad and
+    hop.vmap trace their function directly) gets an implicit run: local
+    arrays work, roots are not written."""
+    stack = getattr(_tls, "stack", None)
+    if stack:
+        return stack[-1]
+    tr = _C.tracing()
+    if tr is None:
+        return None
+    r = tr.scratch.get(_IMPLICIT)
+    if r is None:
+        r = tr.scratch[_IMPLICIT] = Run(1, False, ())
+    return r
+
+
+class operands:
+    """While a HOP body's operands are built (hop._hops), a hop.numpy array
+    made among them is an operand: the caller's value, never written."""
+
+    def __enter__(self):
+        _tls.operands = getattr(_tls, "operands", 0) + 1
+
+    def __exit__(self, *exc):
+        _tls.operands -= 1
+
+
+def making_operands():
+    return getattr(_tls, "operands", 0) > 0
+
+
+def begin_run(writeback, slots, slot_arrays=None):
+    """Starts a run of the traced function at the current tracer depth."""
+    from . import _creation
+    run = Run(_C._trace_depth(), writeback, slots, slot_arrays)
+    stack = getattr(_tls, "stack", None)
+    if stack is None:
+        stack = _tls.stack = []
+    stack.append(run)
+    _creation.enter()
+    return run
+
+
+def end_run(run):
+    """Ends run: it is popped and the captured arrays it marked forget their
+    storage (their own tensor is what everyone else sees)."""
+    from . import _creation
+    run.active = False
+    stack = _tls.stack
+    if stack and stack[-1] is run:
+        stack.pop()
+    _creation.leave()
+    for a in run.marked:
+        if a._st is not None and a._st.run is run:
+            a._st = None
+            a._vw = ()
+    run.marked = []
+
+
+class Storage:
+    """The memory of one array (vw_root: the array that owns it) while a run
+    traces: value (its tensor, replaced by each write), version (bumped by
+    each write), depth (the tracer depth the array was made at), root (None
+    for an array the run made; ("arg", leaf) or ("capture", id) for the
+    caller's memory; "input" for a HOP body's operand); foreign: a captured
+    array's storage, valid only in its run; strides: the memory layout in
+    elements (None: C order), for NumPy's view-or-copy decisions; leaves:
+    the argument leaves whose layout a decision about this storage read;
+    ambiguous: a reshape of it could not be told a view or a copy."""
+
+    __slots__ = ("value", "version", "run", "depth", "root", "foreign", "vw_root", "strides",
+                 "leaves", "ambiguous")
+
+    def __init__(self, value, run, depth, root, foreign, vw_root, strides=None):
+        self.value = value
+        self.version = 0
+        self.run = run
+        self.depth = depth
+        self.root = root
+        self.foreign = foreign
+        self.vw_root = vw_root
+        self.strides = strides
+        self.leaves = set()
+        self.ambiguous = False
+
+    def view(self, steps):
+        t = self.value
+        for s in steps:
+            t = s.apply(t)
+        return t
+
+
+class Step:
+    """One view step: apply (tensor -> tensor) makes the view from the
+    storage's value, or from its arange of positions for a write; apply_np
+    does the same to an ndarray when it can (to decide NumPy's views);
+    readonly: NumPy's view is read-only (broadcast_to, diagonal); kind
+    "reshape" for a reshape (a C-contiguous array stays so)."""
+
+    __slots__ = ("apply", "apply_np", "readonly", "kind")
+
+    def __init__(self, apply, apply_np=None, readonly=False, kind=None):
+        self.apply = apply
+        self.apply_np = apply_np
+        self.readonly = readonly
+        self.kind = kind
+
+
+def _c_strides(shape):
+    out, s = [], 1
+    for n in reversed(shape):
+        out.append(s)
+        s *= n
+    return tuple(reversed(out))
+
+
+def storage_of(a, run):
+    """a's storage in run, made on first use: an array the run made owns a
+    new one; a captured array gets one for this run (marked, forgotten when
+    the run ends)."""
+    st = a._st
+    if st is not None and (not st.foreign or st.run is run):
+        return st
+    if a._run is run:
+        root = a._role if a._role is not None else None
+        strides = None
+        if isinstance(root, int):
+            strides = run.arg_strides.get(root)
+            root = ("arg", root)
+        st = Storage(a._tv, run, a._dp, root, False, a, strides)
+    else:
+        # made outside this run: a captured array (or one of an ended run)
+        strides = None
+        if not _C._is_proxy(a._tv):
+            arr = a._tv.numpy()
+            strides = tuple(x // arr.itemsize for x in arr.strides) if arr.itemsize else None
+        st = Storage(a._tv, run, run.depth, ("capture", id(a)), True, a, strides)
+        run.marked.append(a)
+        run.captured[id(a)] = a
+    a._st = st
+    a._vw = ()
+    a._ver = 0
+    return st
+
+
+def _offsets(a, st):
+    """The memory offsets (in elements) of a's elements as an ndarray of
+    a's shape, or None when sizes are symbolic or a step cannot say."""
+    shape = tuple(st.value.shape)
+    if not all(isinstance(n, int) for n in shape):
+        return None
+    import numpy as np
+    strides = st.strides if st.strides is not None else _c_strides(shape)
+    off = np.zeros(shape, dtype=np.int64)
+    for d, (n, k) in enumerate(zip(shape, strides)):
+        idx = np.arange(n, dtype=np.int64) * k
+        off = off + idx.reshape((1,) * d + (n,) + (1,) * (len(shape) - d - 1))
+    for s in a._vw:
+        if s.apply_np is None:
+            return None
+        off = s.apply_np(off)
+    return off
+
+
+def _affine(off):
+    """Whether offsets off (an ndarray) are base + sum(i_d * stride_d): the
+    elements can be viewed in this shape without a copy."""
+    import numpy as np
+    if off.size <= 1:
+        return True
+    base = off.reshape(-1)[0]
+    want = np.full(off.shape, base, dtype=np.int64)
+    for d, n in enumerate(off.shape):
+        if n == 1:
+            continue
+        step = off[(0,) * d + (1,) + (0,) * (off.ndim - d - 1)] - base
+        idx = np.arange(n, dtype=np.int64) * step
+        want = want + idx.reshape((1,) * d + (n,) + (1,) * (off.ndim - d - 1))
+    return bool((want == off).all())
+
+
+def reshape_is_view(a, run, shape):
+    """Whether NumPy's reshape of a (an array of run) to shape is a view of
+    a's memory (True) or a copy (False); None when hop cannot tell (sizes
+    known only at run time and a non-contiguous array).  A decision that
+    read an argument's layout is recorded: the runner checks the layout of
+    every call when the storage is written."""
+    st = storage_of(a, run)
+    leaf = st.root[1] if isinstance(st.root, tuple) and st.root[0] == "arg" else None
+    c_root = st.strides is None or st.strides == _c_strides(tuple(st.value.shape))
+    if c_root and all(s.kind == "reshape" for s in a._vw):
+        if leaf is not None and st.strides is not None:
+            st.leaves.add(leaf)
+        return True
+    off = _offsets(a, st)
+    if off is None:
+        return None
+    if leaf is not None:
+        st.leaves.add(leaf)
+    n = 1
+    for d in shape:
+        n *= d
+    return _affine(off.reshape(shape)) if n == off.size else True
+
+
+def check_write(a, run, what):
+    """Raises what NumPy raises (a read-only view), or the error saying why
+    hop cannot reproduce this write; returns a's storage."""
+    if a._ro:
+        raise ValueError("assignment destination is read-only")
+    st = storage_of(a, run)
+    if st.root == "input":
+        raise _C.UnsupportedError(
+            f"hop.numpy: {what} writes an operand of a HOP body in place; the body's operands "
+            f"are the caller's values, which a body cannot change (write `x = x + ...` or copy "
+            f"it first: `x = x.copy()`)")
+    if st.ambiguous:
+        raise _C.UnsupportedError(
+            f"hop.numpy: {what} writes an array that NumPy's reshape made a view of, or copied, "
+            f"depending on a layout hop knows only at run time (a non-contiguous array of "
+            f"symbolic size); make the copy explicit (`.copy()`) or write before reshaping")
+    run.layout |= st.leaves
+    if _C._trace_depth() != st.depth:
+        raise _C.TraceError(
+            f"hop.numpy: {what} writes, inside a HOP body, an array made outside it; a body has "
+            f"no effects: return the new value from the body instead")
+    if st.root is not None:
+        if not run.writeback:
+            raise _C.UnsupportedError(
+                f"hop.numpy: {what} writes the caller's array in place, which hop cannot do in "
+                f"this trace (hop.grad and hop.vmap trace a function without its effects); copy "
+                f"it first (`x = x.copy()`)")
+        if st.root not in run.slots:
+            raise GrowSlots(st.root, st.vw_root)
+    return st
+
+
+def write(a, run, key, value, what, select=None, accumulate=False):
+    """The functional write a[key] = value (key None: the whole array) of
+    tensor value, already in a's dtype, with NumPy's broadcasting.  select
+    (instead of a key) maps the positions of a's elements to those written
+    (flat: value is then flat too); accumulate adds (NumPy's add.at)."""
+    from ._indexing import index_tensor, whole_key
+    st = check_write(a, run, what)
+    steps = a._vw if a._st is st else ()
+    base = st.value
+    if not steps and select is None and not accumulate and \
+            (key is None or whole_key(key, base.ndim)):
+        st.value = broadcast_value(value, tuple(base.shape), base.dtype, what)
+    else:
+        n = 1
+        for d in base.shape:
+            n = n * d
+        pos = _C.arange(n).reshape(tuple(base.shape)) if base.ndim else _C.arange(1).reshape(())
+        for s in steps:
+            pos = s.apply(pos)
+        if select is not None:
+            pos = select(pos)
+            v = value
+        else:
+            if key is not None:
+                pos = index_tensor(pos, key)[0]
+            v = setitem_value(value, pos, what)
+        st.value = _C._op("put", base, pos, v, accumulate)
+    st.version += 1
+
+
+def broadcast_value(v, shape, dtype, what):
+    """v broadcast to shape (NumPy's rule for assignment: leading size-1 dims
+    of v may be dropped), as a new tensor of dtype."""
+    v = _drop_leading_ones(v, len(shape))
+    if tuple(v.shape) != shape:
+        try:
+            v = v.expand(*shape)
+        except (_C.ShapeError, _C.InvalidError):
+            raise ValueError(f"could not broadcast input array from shape {tuple(v.shape)} into "
+                             f"shape {shape}") from None
+        return v.clone() if v.dtype is dtype else v.to(dtype)
+    return v.clone() if v.dtype is dtype else v.to(dtype)
+
+
+def _drop_leading_ones(v, ndim):
+    while v.ndim > ndim and v.shape[0] == 1:
+        v = v.squeeze(0)
+    if v.ndim > ndim:
+        raise ValueError(f"could not broadcast input array from shape {tuple(v.shape)} into "
+                         f"shape of rank {ndim}")
+    return v
+
+
+def _same_size(d, n):
+    """Whether sizes d and n are known to be equal (no decision about an
+    unbacked size is made)."""
+    if isinstance(d, int) and isinstance(n, int):
+        return d == n
+    return d is n or (isinstance(d, _C.SymInt) and isinstance(n, _C.SymInt) and
+                      d.expr == n.expr)
+
+
+def setitem_value(v, pos, what):
+    """The values for put at positions pos (NumPy's broadcasting of an
+    assignment's value to the selected shape).  Where a size is known only
+    at run time (a mask's count) and v has as many dims, v goes as it is:
+    put checks its element count when it runs, as NumPy checks the count."""
+    v = _drop_leading_ones(v, pos.ndim)
+    shape = tuple(pos.shape)
+    if v.ndim == len(shape) and all(_same_size(d, n) for d, n in zip(v.shape, shape)):
+        return v
+    lead = len(shape) - v.ndim
+    needs_runtime = False
+    for d, n in zip(v.shape, shape[lead:]):
+        if isinstance(d, int) and d == 1:
+            continue
+        if _same_size(d, n):
+            continue
+        if isinstance(d, int) and isinstance(n, int):
+            raise ValueError(f"shape mismatch: value array of shape {tuple(v.shape)} could not "
+                             f"be broadcast to indexing result of shape {shape}")
+        needs_runtime = True
+    if needs_runtime:
+        if lead == 0 and all(isinstance(d, int) for d in v.shape[1:]) and \
+                tuple(v.shape[1:]) == tuple(shape[1:]):
+            return v  # one unknown leading size: put compares the counts when it runs
+        raise _C.UnsupportedError(
+            f"hop.numpy: {what}: the value's shape {tuple(v.shape)} and the selected shape "
+            f"{shape} can only be matched when the program runs, in a way hop does not "
+            f"support; give the value the selected shape")
+    return v.expand(*shape)

@@ -1,0 +1,114 @@
+/*
+ * tests/c/libs/hostile.c - libraries of HOPs that misbehave, one per
+ * HOSTILE_* define (tests/c/CMakeLists.txt builds each), for the tests of
+ * hop_load_library and of the tracing protocol's own checks:
+ *
+ *   HOSTILE_FAILS      registers a HOP and a foreign kernel, then fails
+ *   HOSTILE_LOADS_DEP  loads the repeat example library from its init
+ *   HOSTILE_LOADS_SELF loads itself from its init
+ *   HOSTILE_DATA_INIT  exports `int hop_library_init = 42` (no descriptor)
+ *   HOSTILE_DATA_DESC  exports `int hop_library = 42` (not a descriptor)
+ *   HOSTILE_OLD_ABI    a descriptor for another ABI version
+ *   HOSTILE_NO_OUTPUTS a HOP whose output_meta returns HOP_OK with no outputs
+ *
+ * Every name is unique to its library, so one process may load them all.
+ */
+#include <hop.h>
+
+#include <stdint.h>
+
+#if defined(HOSTILE_FAILS)
+
+static int
+leaky_kernel_fn(int64_t n)
+{
+    return n < 0;
+}
+
+static const hop_class leaky_class = {.name = "hostile_leaky_hop"};
+
+static hop_status
+fails_init(void)
+{
+    void *fn;
+    int (*f)(int64_t) = leaky_kernel_fn;
+    __builtin_memcpy(&fn, &f, sizeof fn);
+    hop_status st = hop_register_hop(&leaky_class);
+    if (st == HOP_OK)
+        st = hop_foreign_register("int hostile_leaky_kernel(int64_t n)", fn, NULL, NULL);
+    if (st != HOP_OK)
+        return st;
+    return hop_error(HOP_INVALID, "hostile: this init fails after registering");
+}
+
+HOP_LIBRARY(fails_init);
+
+#elif defined(HOSTILE_LOADS_DEP)
+
+static const hop_class dep_user_class = {.name = "hostile_dep_user"};
+
+static hop_status
+loads_dep_init(void)
+{
+    hop_status st = hop_load_library(HOSTILE_DEP_PATH, NULL, 0, NULL);
+    return st == HOP_OK ? hop_register_hop(&dep_user_class) : st;
+}
+
+HOP_LIBRARY(loads_dep_init);
+
+#elif defined(HOSTILE_LOADS_SELF)
+
+static hop_status
+loads_self_init(void)
+{
+    return hop_load_library(HOSTILE_SELF_PATH, NULL, 0, NULL);
+}
+
+HOP_LIBRARY(loads_self_init);
+
+#elif defined(HOSTILE_DATA_INIT)
+
+__attribute__((visibility("default"))) int hop_library_init = 42;
+
+#elif defined(HOSTILE_DATA_DESC)
+
+__attribute__((visibility("default"))) int hop_library = 42;
+
+#elif defined(HOSTILE_OLD_ABI)
+
+static hop_status
+old_init(void)
+{
+    return HOP_OK;
+}
+
+__attribute__((visibility("default")))
+const hop_library_descriptor hop_library = {HOP_LIBRARY_MAGIC, HOP_ABI_VERSION + 7, old_init};
+
+#elif defined(HOSTILE_NO_OUTPUTS)
+
+static hop_status
+no_outputs(hop_call *c)
+{
+    (void)c;
+    return HOP_OK;
+}
+
+static const hop_class no_outputs_class = {
+    .name = "hostile_no_outputs",
+    .params = {{"body", HOP_PARAM_BODY, "hostile_body"}, {"args", HOP_PARAM_VARARGS}},
+    .input_mode = HOP_INPUTS_EXPLICIT,
+    .output_meta = no_outputs,
+};
+
+static hop_status
+no_outputs_init(void)
+{
+    return hop_register_hop(&no_outputs_class);
+}
+
+HOP_LIBRARY(no_outputs_init);
+
+#else
+#error "define one HOSTILE_* (tests/c/CMakeLists.txt)"
+#endif

@@ -1,0 +1,36 @@
+"""How much of each randomized test a pass runs.
+
+CI runs the Python suite twice (docs/RELIABILITY.md): plainly, where the
+hypothesis tests run their full counts to find wrong answers, and under
+ASan + UBSan, which looks for memory errors along code paths.  A few examples
+reach the paths a test can reach; the full counts there only triple the
+sanitizer pass's time.  So `scripts/dev.sh sanitize` sets
+HOP_TEST_BUDGET=sanitize and each hypothesis test asks for its count through
+examples():
+
+    @settings(max_examples=examples(300), deadline=None)
+
+The plain pass (no HOP_TEST_BUDGET, or "full") gets n itself.
+"""
+
+import math
+import os
+
+# The share of each full count that the sanitizer pass runs.
+_SHARE = {"full": 1.0, "sanitize": 0.2}
+
+_budget = os.environ.get("HOP_TEST_BUDGET", "full")
+if _budget not in _SHARE:
+    raise RuntimeError(f"HOP_TEST_BUDGET must be one of {sorted(_SHARE)}, got {_budget!r}")
+
+
+def full():
+    """True in the plain pass: tests that assert what their examples covered
+    (each kind of program drawn at least k times) assert it there only."""
+    return _budget == "full"
+
+
+def examples(n):
+    """The number of examples a test whose full count is n runs in this pass:
+    n in the plain pass, a share of it (at least 1) under the sanitizers."""
+    return max(1, math.ceil(n * _SHARE[_budget]))

@@ -1,0 +1,134 @@
+"""The differential harness of the tests ported from PyTorch's
+test/torch_np (issue #29): a NumPy program runs by NumPy and compiled by
+hop.compile, on copies of the same arguments, and the two must agree on
+the result (values, dtype, shape, ndarray or NumPy scalar or Python value,
+structure), on the arguments after the call (in-place updates) and on the
+type of an exception.
+
+`ported(source, test)` records which torch test a case ports;
+`ported_counts()` reports them per source file (docs/ARCHITECTURE.md gives
+the totals)."""
+
+import warnings
+
+import numpy as np
+
+import hop
+import hop.numpy  # noqa: F401 (NumPy's creation functions in traced code make hop arrays)
+
+_PORTED = set()
+
+
+def ported(source, test):
+    """Marks a pytest function as the port of torch's `source`::`test`."""
+    def deco(fn):
+        _PORTED.add((source, test))
+        fn.ported_from = (source, test)
+        return fn
+    return deco
+
+
+def ported_counts():
+    out = {}
+    for source, _ in _PORTED:
+        out[source] = out.get(source, 0) + 1
+    return out
+
+
+def _copy(a):
+    if isinstance(a, np.ndarray):
+        return a.copy()
+    if isinstance(a, list):
+        return [_copy(x) for x in a]
+    if isinstance(a, tuple):
+        return tuple(_copy(x) for x in a)
+    return a
+
+
+def same(got, want, rtol=None, path="result"):
+    """got is what want is: the same structure, types, dtypes, shapes and
+    values (floats within rtol, default a few ulps; nan equals nan)."""
+    if isinstance(want, (list, tuple)):
+        assert type(got) is type(want), f"{path}: {type(got).__name__} vs {type(want).__name__}"
+        assert len(got) == len(want), f"{path}: length {len(got)} vs {len(want)}"
+        for i, (g, w) in enumerate(zip(got, want)):
+            same(g, w, rtol, f"{path}[{i}]")
+        return
+    if isinstance(want, dict):
+        assert type(got) is dict and got.keys() == want.keys(), path
+        for k in want:
+            same(got[k], want[k], rtol, f"{path}[{k!r}]")
+        return
+    if isinstance(want, (np.ndarray, np.generic)):
+        assert type(got) is type(want), f"{path}: {type(got).__name__} vs {type(want).__name__}"
+        assert got.dtype == want.dtype, f"{path}: dtype {got.dtype} vs {want.dtype}"
+        assert np.shape(got) == np.shape(want), f"{path}: shape {np.shape(got)} vs {np.shape(want)}"
+        if want.dtype.kind in "fc":
+            tol = rtol if rtol is not None else 8 * np.finfo(want.dtype).eps
+            np.testing.assert_allclose(got, want, rtol=tol, atol=tol * 1e-3, equal_nan=True,
+                                       err_msg=path)
+        else:
+            np.testing.assert_array_equal(got, want, err_msg=path)
+        return
+    if isinstance(want, np.dtype):
+        assert got == want, f"{path}: {got} vs {want}"
+        return
+    assert type(got) is type(want), f"{path}: {type(got).__name__} vs {type(want).__name__}"
+    if isinstance(want, float) and rtol is not None:
+        assert abs(got - want) <= rtol * max(abs(want), 1e-300) or (got != got and want != want)
+        return
+    assert got == want or (got != got and want != want), f"{path}: {got!r} vs {want!r}"
+
+
+def check(fn, *args, rtol=None, calls=None, dynamic=None, post=None):
+    """fn(*args) by NumPy and by hop.compile(fn): same(); the same exception
+    type when NumPy raises; the arguments after each call agree.  calls:
+    several argument tuples, run one after the other through one compiled
+    function.  post: applied to both results after the call (a conversion
+    to Python data such as float(), which traced code cannot make of a
+    traced value).  Returns NumPy's result of the last call."""
+    cf = hop.compile(fn) if dynamic is None else hop.compile(fn, dynamic=dynamic)
+    want = None
+    for call in calls if calls is not None else [args]:
+        wargs, gargs = _copy(call), _copy(call)
+        with warnings.catch_warnings(), np.errstate(all="ignore"):
+            warnings.simplefilter("ignore")
+            try:
+                want = fn(*wargs)
+                werr = None
+            except Exception as e:  # noqa: BLE001 (compared below)
+                werr = e
+            try:
+                got = cf(*gargs)
+                gerr = None
+            except Exception as e:  # noqa: BLE001
+                gerr = e
+        if werr is not None:
+            assert gerr is not None, f"NumPy raised {type(werr).__name__}: {werr}; hop did not"
+            assert isinstance(gerr, type(werr)), \
+                f"NumPy raised {type(werr).__name__} ({werr}), hop {type(gerr).__name__} ({gerr})"
+            continue
+        if gerr is not None:
+            raise gerr
+        if post is not None:
+            got, want = post(got), post(want)
+        same(got, want, rtol)
+        same(list(gargs), list(wargs), rtol, "arguments after the call")
+    return want
+
+
+def raises(exc, fn, *args):
+    """NumPy raises exc, and so does the compiled fn."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            fn(*_copy(args))
+        except exc:
+            pass
+        else:
+            raise AssertionError(f"NumPy did not raise {exc.__name__}")
+        try:
+            hop.compile(fn)(*_copy(args))
+        except exc:
+            return
+        raise AssertionError(f"hop did not raise {exc.__name__}")
