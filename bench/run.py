@@ -437,6 +437,61 @@ def r_cond_call():
                   join(speedup(n, h, "NumPy if"), speedup(t, h, "torch if")), notes, extra)
 
 
+_calls = 0
+
+
+def _counted(x):
+    """An effect-free function's effectful twin: a global counter (issue #24:
+    hop.compile runs it eagerly, every call)."""
+    global _calls
+    _calls += 1
+    return x + 1
+
+
+@row("compile_call", "steady-state hop.compile'd call of an effect-free function (x + 1, "
+     "f32[16]), from Python", "<= 1 us; no slower than before issue #24")
+def r_compile_call():
+    one_thread()
+    x = hop.randn(16, seed=1)
+    xn = x.numpy()
+    w = hop.randn(16, seed=2)
+    scale = [2.0]
+    plain = hop.compile(lambda x: x + 1)
+    arrays = hop.compile(lambda x: x + 1)
+    # reads a global tensor and a Python number through a list: guards to check
+    guarded = hop.compile(lambda x: x * w + scale[0])
+    kw = hop.compile(lambda x, s=1.0: x * s)
+    effect = hop.compile(_counted)
+    fns = {"hop": lambda: plain(x), "np": lambda: xn + 1, "ndarray": lambda: arrays(xn),
+           "guarded": lambda: guarded(x)}
+    try:
+        kw(x, s=2.0)
+        fns["kw"] = lambda: kw(x, s=2.0)
+    except TypeError:  # before issue #24: no keyword arguments
+        pass
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        effect(x)
+    fns["effect"] = lambda: effect(x)
+    fns["eager"] = lambda: _counted(x)
+    for f in fns.values():
+        f()
+    s = measure_all(fns, repeat=5 if QUICK else 15)
+    h, n = s["hop"].as_dict(), s["np"].as_dict()
+    parts = [f"ndarray in and out {s['ndarray'].median:.0f} ns",
+             f"with environment guards (a global tensor, a list item) "
+             f"{s['guarded'].median:.0f} ns"]
+    if "kw" in s:
+        parts.append(f"a keyword argument {s['kw'].median:.0f} ns")
+    parts.append(f"a function with a global counter (runs eagerly) {s['effect'].median:.0f} ns "
+                 f"against {s['eager'].median:.0f} ns called plainly")
+    extra = {k: v.as_dict() for k, v in s.items() if k not in ("hop", "np")}
+    return result("ns", h, n, None, h["median"] <= 1000, speedup(n, h, "NumPy"),
+                  "hop: lambda x: x + 1 compiled, on a hop.Tensor; NumPy: xn + 1 eager; "
+                  + "; ".join(parts), extra)
+
+
 BIG = 16 << 20
 
 

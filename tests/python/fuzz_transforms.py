@@ -215,6 +215,11 @@ def _i64(a):
     return hop.tensor(np.asarray(a, dtype=np.int64), dtype=hop.int64)
 
 
+def _ignore(value):
+    """Program.note outside a logging eager run."""
+    return None
+
+
 class Program:
     """F(x, flag, k) of a spec's program; its closed-over tensors are made
     once from the spec's seed (so every call sees the same ones)."""
@@ -228,6 +233,7 @@ class Program:
         self.fns = {}     # invoke_subgraph's function, per layer (one subgraph)
         self.c_hops = set()
         self.log = None  # the data-dependent decisions of an eager run
+        self.note = _ignore  # log.append while an eager run logs them
         self._walk(spec["prog"], list(spec["shape"]), rng)
 
     def _walk(self, prog, shape, rng):
@@ -249,7 +255,10 @@ class Program:
 
     def run(self, prog, h, env):
         for layer in prog:
-            h = getattr(self, "_" + layer[0])(layer, h, env)
+            # a table, not getattr(self, "_" + kind): hop.compile's effect
+            # check then follows the layers only (issue 24: a name made at
+            # run time would mean every method, the constructor's helpers too)
+            h = _LAYERS[layer[0]](self, layer, h, env)
         return h
 
     def body(self, prog, env, **more):
@@ -280,7 +289,7 @@ class Program:
         """pred, its value logged when an eager run logs its decisions (a
         finite difference across a branch change means nothing)."""
         if self.log is not None and not hop._C._is_proxy(pred):
-            self.log.append(bool(pred.item()))
+            self.note(bool(pred.item()))
         return pred
 
     def _guard(self, layer, h, env):
@@ -342,12 +351,12 @@ class Program:
         order, trips, prog, dyn = layer[1:5]
 
         def body(i, c):
-            d = self._step(order, prog, env, c, i)
+            d = dict(self._step(order, prog, env, c, i))
             if dyn:
                 ic = c[order.index("i")]
                 h2 = d["h"] + self.table[ic] * 0.1 + self.table[ic:ic + 2].sum() * 0.01
                 if h2.ndim and self.spec_shape_ok(h2):
-                    h2 = h2.clone()
+                    h2 = h2 * 1.0  # a copy (exact), which the function visibly made
                     h2[ic] = h2[ic] * 0.5 + 0.1
                 d["h"] = h2
             return tuple(d[k] for k in order)
@@ -364,7 +373,7 @@ class Program:
         xs = self.consts[id(layer)]
 
         def f(c, x):
-            d = self._step(order, prog, env, c)
+            d = dict(self._step(order, prog, env, c))
             d["h"] = d["h"] + x * 0.1
             return tuple(d[k] for k in order), d["h"] * 0.5
         c, ys = hop.scan(f, self._carries(order, h), xs, reverse=reverse)
@@ -380,7 +389,7 @@ class Program:
         if self.log is not None and not hop._C._is_proxy(h) and h.shape[0] > 1:
             # which element wins each step: a tie is a kink of the max (its
             # rule splits the slope), where a finite difference means nothing
-            self.log.append(tuple(((h[1:] > out[:-1]) * 2 + (h[1:] == out[:-1]))
+            self.note(tuple(((h[1:] > out[:-1]) * 2 + (h[1:] == out[:-1]))
                                   .to(hop.int64).reshape(-1).tolist()))
         return out
 
@@ -390,7 +399,7 @@ class Program:
             return h + self.table[k] * 0.1
         if what == "slice":
             return h + self.table[k:k + 2].sum() * 0.1
-        h = h.clone()
+        h = h * 1.0  # a copy (exact), which the function visibly made
         h[k] = h[k] * 0.5 + self.table[k]
         return h
 
@@ -455,6 +464,11 @@ def close(what, got, want, rtol, atol):
                              f"of {bad.size} differ)\n  got  {got.tolist()}\n  want {want.tolist()}")
 
 
+_LAYERS = {k: getattr(Program, "_" + k) for k in (
+    "op", "guard", "cond", "switch", "map", "wrap", "invoke", "while", "fori", "scan", "ascan",
+    "dyn", "pyconst", "repeat", "fold")}
+
+
 class Checker:
     """Runs a spec's checks."""
 
@@ -496,10 +510,12 @@ class Checker:
     def at(self, eps):
         """F at x + eps t, and its data-dependent decisions there."""
         self.P.log = []
+        self.P.note = self.P.log.append
         try:
             return self.eager(self.inp.x + eps * self.inp.t), self.P.log
         finally:
             self.P.log = None
+            self.P.note = _ignore
 
     def fd(self, eps, order):
         """The order-th directional derivative by central differences, or
