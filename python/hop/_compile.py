@@ -280,10 +280,17 @@ class CompiledFunction(_C._CompiledCall):
             # What the translation raised: the call's own error (eager raises
             # it too) or a case the translator misreads (eager answers):
             # either way eager decides, never the translator.
+            # fullgraph=True refuses before anything ran, as for any effect
+            # the translator cannot compile.
             self._dims, self._first = saved[0], saved[1]
+            failed = _effects.Effect("translation", "?", f"the translation failed "
+                                                         f"({type(e).__name__}: {e})")
+            if self.fullgraph:
+                raise _C.TraceError(_fullgraph_message(self.__name__, effects or [failed])) \
+                    from None
+            self.eager_calls += 1
             out = self.fn(*args, **kwargs)
-            self._untranslated = _effects.Effect("translation", "?", f"the translation failed "
-                                                                     f"({type(e).__name__}: {e})")
+            self._untranslated = failed
             self._fall_back(effects or [self._untranslated], args, kwargs, run=False)
             return out
         if self._entries:

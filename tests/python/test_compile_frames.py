@@ -592,3 +592,29 @@ def test_a_library_function_that_writes_its_argument_is_never_run_while_translat
     same(OP_TABLE["k"], X.numpy() * 2)
     same(cf(X * 3), X.numpy() * 3)
     same(OP_TABLE["k"], X.numpy() * 6)
+
+
+def test_a_translation_that_fails_runs_the_call_eagerly_counted_and_fullgraph_refuses_first():
+    # the body's write into its operand is an effect the translator takes on,
+    # and its translation raises (hop.numpy refuses writing a body's operand):
+    # eager answers and writes the caller's array, counted as an eager call;
+    # fullgraph=True raises before anything ran
+    def f(x):
+        def body(c):
+            c[0] = 1
+            return c
+        return hop.map(body, x)
+    mine, theirs = np.ones((2, 3)) * 5, np.ones((2, 3)) * 5
+    cf = hop.compile(f)
+    with pytest.warns(RuntimeWarning, match="f runs eagerly"):
+        got = cf(mine)
+    want = f(theirs)
+    same(got, want)
+    same(mine, theirs)
+    assert cf.eager_calls == 1 and "runs eagerly (1 so far)" in cf.explain()
+    untouched = np.ones((2, 3)) * 5
+    strict = hop.compile(f, fullgraph=True)
+    with pytest.raises(hop.TraceError, match=r"(?s)nothing ran.*writes an item of an argument"):
+        strict(untouched)
+    same(untouched, np.ones((2, 3)) * 5)
+    assert strict.eager_calls == 0
