@@ -90,6 +90,13 @@ def conversion(error, message):
     raise brk
 
 
+def forget(tr):
+    """Drops the breaks recorded on trace tr once it has stopped (a break's
+    traceback holds the trace's proxies: kept there, a cycle the collector
+    cannot see through)."""
+    tr.scratch.pop(_KEY, None)
+
+
 def raised(tr):
     """The first break raised in trace tr, or None."""
     breaks = tr.scratch.get(_KEY)

@@ -222,6 +222,9 @@ class PathTrace:
         finally:
             _C._set_bool_hook(previous)
             tr._memo("stop")
+            # the trace must not keep this object (it holds the trace's
+            # proxies, which do not take part in the cycle collector)
+            tr.scratch.pop(PATHS, None)
 
     def _run(self, ctx, replay=None):
         """Runs the function in ctx; replay: how many memo entries (the ops

@@ -798,6 +798,7 @@ def _trace_once(fn, example_args, dynamic, paths, slots, slot_arrays, kwargs, co
         tr.output([_out_value(x) for x in traced] + list(writes))
     finally:
         tr.stop()
+        _breaks.forget(tr)
     writeback = _WriteBack(slots, slot_arrays, tr, leaves, runs, traced, writes) if slots \
         else None
     template = [None if isinstance(x, outs) else x for x in out_leaves]

@@ -693,3 +693,32 @@ def test_a_module_function_named_by_a_closure_variable_is_resolved():
     cf = hop.compile(lambda x: getattr(np, name)(x, 2))
     np.testing.assert_array_equal(quiet(cf, np.ones(3)), np.full(3, 3.0))
     assert cf.eager_calls == 0
+
+
+def _live_blocks():
+    import gc
+    gc.collect()
+    hop._C._runtime_cleanup()
+    return hop._C._alloc_live()
+
+
+def test_a_compiled_function_frees_its_traces_with_it_breaks_included():
+    # the trace's scratch held the PathTrace (and a break's traceback), which
+    # holds the trace's proxies: a cycle the collector could not see through
+    x = hop.ones(3)
+
+    def breaks(x):
+        return x * 2 if float(x.sum()) > 1 else x
+
+    for fn in (lambda x: x + 1, breaks):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            cf = hop.compile(fn)
+            cf(x)  # warm: what a first call makes once
+            del cf
+            base = _live_blocks()
+            cf = hop.compile(fn)
+            cf(x)
+            cf(x)
+            del cf
+        assert _live_blocks() == base
