@@ -394,6 +394,33 @@ def _traced(v):
     return type(v).__name__ == "SymFloat"
 
 
+def _finding_a_module(frame):
+    """Whether frame runs for the import system's search of a module: under
+    importlib's _find_spec, a finder of sys.meta_path (setuptools'
+    _distutils_hack, pytest's assertion rewriter: "user code" by where they
+    live) and what it calls.  An import while translating (hop and NumPy
+    import modules lazily) only locates the module there; the module's own
+    code is checked as any other.  (Walks the stack: only for a frame the
+    guard would otherwise refuse.)"""
+    f = frame.f_back
+    while f is not None:
+        c = f.f_code
+        if c.co_name == "_find_spec" and c.co_filename == "<frozen importlib._bootstrap>":
+            return True
+        f = f.f_back
+    return False
+
+
+def _numpy_written_back(v):
+    """Whether a write to v is hop.numpy's to trace: v is a hop.numpy array
+    of the trace (an ndarray argument as the function sees it, or its view),
+    whose writes hop.numpy puts into the plan and copies into the caller's
+    memory after each call (write-back slots, _trace), or refuses with its
+    own error; never an effect of the table."""
+    hnp = sys.modules.get("hop.numpy")
+    return hnp is not None and isinstance(v, hnp.ndarray) and _C._is_proxy(v._t)
+
+
 class _Recorded:
     """A mutating method of a container that existed before the call: the
     call is applied to its shadow and recorded."""
@@ -570,6 +597,8 @@ class Translator:
             # a HOP body or a transformation's function (hop.grad(f)) that hop
             # traces in a nested tracer: one graph, checked pure as today
             return
+        if _finding_a_module(frame):
+            return  # an import while translating (hop and NumPy import lazily)
         self.error = Unsupported(f"{code.co_qualname} is called by library code hop runs "
                                  f"directly (an operator, property or callback of the user's), "
                                  f"which the translator cannot follow", _site(code, frame.f_lineno))
@@ -1222,7 +1251,7 @@ class Translator:
         if self.concrete:
             return f(a, b)
         if op >= 13 and hasattr(type(a), _INPLACE[op]) and type(a) not in (list, dict, set) \
-                and self._kind(a) == "pre":
+                and self._kind(a) == "pre" and not _numpy_written_back(a):
             self._fail(f"an in-place {dis._nb_ops[op][1]} on a {type(a).__name__} the function "
                        f"did not make")
         if op >= 13 and type(a) in (list, dict, set) and self._kind(a) != "made":
@@ -1357,7 +1386,8 @@ class Translator:
 
     def _store_item(self, obj, k, v):
         kind = "made" if self.concrete else self._kind(obj)
-        if kind == "made" or kind is None and (_traced(obj) or isinstance(obj, _C.Tensor)):
+        if kind == "made" or kind is None and (_traced(obj) or isinstance(obj, _C.Tensor)) or \
+                _numpy_written_back(obj):
             if v is _DELETED:
                 del obj[k]
             else:

@@ -9,6 +9,9 @@ eager against compiled: results, effects and their order."""
 import contextlib
 import inspect
 import io
+import os
+import subprocess
+import sys
 import types
 import warnings
 
@@ -618,3 +621,67 @@ def test_a_translation_that_fails_runs_the_call_eagerly_counted_and_fullgraph_re
         strict(untouched)
     same(untouched, np.ones((2, 3)) * 5)
     assert strict.eager_calls == 0
+
+
+def test_an_ndarray_argument_written_in_place_beside_replayed_effects_compiles():
+    # hop.numpy writes the argument back (its write-back slots); the nonlocal
+    # counter is lifted and the list append replayed: eager's results,
+    # arrays and effects, no eager call, one plan
+    def make():
+        n, log = 0, []
+
+        def f(x):
+            nonlocal n
+            n += 1
+            x += 1
+            x[0] = n
+            log.append(n)
+            return x * 2
+        return f, log, lambda: n
+    f, log, count = make()
+    cf = hop.compile(f)
+    g, glog, gcount = make()
+    for k in range(3):
+        theirs, mine = np.arange(3.0), np.arange(3.0)
+        want = g(theirs)
+        got = quiet(cf, mine)
+        same(got, want)
+        same(mine, theirs)
+        assert count() == gcount() == k + 1 and log == glog == list(range(1, k + 2))
+    assert cf.eager_calls == 0 and len(cf.graphs) == 1 and cf.recompiles == 0
+
+
+_LAZY_IMPORT = """
+import sys, warnings
+import numpy as np
+import hop
+class Finder:
+    def find_spec(self, name, path=None, target=None):
+        return None
+sys.meta_path.insert(0, Finder())
+N = 0
+def f(x):
+    global N
+    N += 1
+    x += 1
+    return x * 2
+lazy = [m for m in ("hop.numpy._creation", "hop.numpy") if m in sys.modules]
+warnings.simplefilter("error")
+a = np.arange(3.0)
+cf = hop.compile(f)
+print(cf(a).tolist(), a.tolist(), N, cf.eager_calls, lazy)
+"""
+
+
+def test_a_finder_of_sys_meta_path_is_not_user_code_while_translating(tmp_path):
+    # hop.numpy imports lazily while the first translation runs; every
+    # finder of sys.meta_path is asked (setuptools' _distutils_hack lives in
+    # dist-packages, i.e. "user code" to the call guard): the translation
+    # went on only once it was seen as the import system
+    script = tmp_path / "lazy_import.py"
+    script.write_text(_LAZY_IMPORT)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+    out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                         timeout=120, env=env)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split("\n")[0] == "[2.0, 4.0, 6.0] [1.0, 2.0, 3.0] 1 0 []"
