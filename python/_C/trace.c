@@ -1305,7 +1305,61 @@ py_rebind(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     Py_RETURN_NONE;
 }
 
+/* The frame translator's guard against user code CPython runs for it (hop/_frame.py): a C
+ * profile function (call events only: a trace function would also run the line machinery
+ * on every instruction of every frame), so that the frames of hop's own code cost a dict
+ * lookup, not a Python call.  obj is (check, allowed): a frame whose code is a key of
+ * allowed runs; for any other the call check(frame) decides (it may add the code to allowed,
+ * or raise: the frame then raises that error before its first line). */
+static int
+call_guard_profile(PyObject *obj, PyFrameObject *frame, int what, PyObject *arg)
+{
+    (void)arg;
+    if (what != PyTrace_CALL)
+        return 0;
+    PyCodeObject *code = PyFrame_GetCode(frame);
+    int hit = PyDict_Contains(PyTuple_GET_ITEM(obj, 1), (PyObject *)code);
+    Py_DECREF(code);
+    if (hit != 0)
+        return hit < 0 ? -1 : 0;
+    PyObject *r = PyObject_CallOneArg(PyTuple_GET_ITEM(obj, 0), (PyObject *)frame);
+    if (r == NULL)
+        return -1;
+    Py_DECREF(r);
+    return 0;
+}
+
+/* _call_guard(check, allowed) installs the guard on this thread (replacing any profile
+ * function: the caller restores sys.getprofile()'s with sys.setprofile); _call_guard(None)
+ * removes it. */
+static PyObject *
+py_call_guard(PyObject *self, PyObject *args)
+{
+    (void)self;
+    PyObject *check, *allowed = NULL;
+    if (!PyArg_ParseTuple(args, "O|O:_call_guard", &check, &allowed))
+        return NULL;
+    if (check == Py_None) {
+        PyEval_SetProfile(NULL, NULL);
+        Py_RETURN_NONE;
+    }
+    if (allowed == NULL || !PyDict_Check(allowed) || !PyCallable_Check(check)) {
+        PyErr_SetString(PyExc_TypeError, "_call_guard(check, allowed): a callable and a dict");
+        return NULL;
+    }
+    PyObject *obj = PyTuple_Pack(2, check, allowed);
+    if (obj == NULL)
+        return NULL;
+    PyEval_SetProfile(call_guard_profile, obj); /* holds its own reference */
+    Py_DECREF(obj);
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef trace_functions[] = {
+    {"_call_guard", py_call_guard, METH_VARARGS,
+     HOP_PY_SIG("_call_guard(check, allowed=None, /)")
+     "_call_guard(check, allowed) / _call_guard(None): the frame translator's C profile "
+     "function (see hop/_frame.py)."},
     {"tracing", py_tracing, METH_NOARGS, "This thread's active Trace, or None."},
     {"_trace_depth", py_trace_depth, METH_NOARGS,
      "The tracer stack depth of the active trace, 0 when none is active."},

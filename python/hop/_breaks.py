@@ -106,8 +106,15 @@ def raised(tr):
 _HOP_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
 
 
+# Code of hop that acts for the user's code: the frame translator's calls
+# and instructions (hop/_frame.py) are the user's function running.
+ACTS_FOR_USER = set()
+
+
 def internal(frame):
     """Whether frame runs hop's or NumPy's code (not the user's)."""
+    if frame.f_code in ACTS_FOR_USER:
+        return False
     name = frame.f_globals.get("__name__") or ""
     return name == "hop" or name.startswith(("hop.", "numpy")) or \
         frame.f_code.co_filename.startswith(_HOP_DIR)

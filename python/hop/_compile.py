@@ -13,21 +13,26 @@ The cache is bounded: after recompile_limit recompiles, a call that no plan
 fits runs the function eagerly (the same answer, without a plan) and the
 first such call warns once, as torch.compile falls back.  explain() says so.
 
-A function with a Python effect hop cannot replay (_effects: found in its
-bytecode before each trace) or Python that needs a traced value's value
-(_breaks: a conversion met while tracing) runs eagerly on every call, warned
-once; fullgraph=True raises instead, before anything happened.  Keyword
+A function with Python effects (_effects: found in its bytecode before each
+trace) is traced through the frame translator (_frame), which records writes
+to globals, nonlocals, attributes, items and containers and print() and
+replays them after every call of the plan; a conversion of a traced value
+(_breaks) is a graph break whose rest is a compiled resume function.  What
+neither covers runs eagerly on every call, warned once; fullgraph=True
+raises instead (at an effect or the first break), before anything happened.  Keyword
 arguments are guarded like positional ones.  Called inside another trace
 (hop.grad(hop.compile(f))), the function is part of that trace.
 """
 
 import re
 import sys
+import types
 import warnings
 
 from . import _C
 from . import _breaks
 from . import _effects
+from . import _frame
 from . import _paths
 from ._pytree import flatten, unflatten
 from ._trace import _call_tree, _trace
@@ -36,14 +41,34 @@ __all__ = ["compile", "CompiledFunction"]
 
 
 class _Entry:
-    __slots__ = ("gm", "runner", "dynamic", "reason", "traps")
+    __slots__ = ("gm", "runner", "dynamic", "reason", "traps", "frame")
 
-    def __init__(self, gm, runner, dynamic, reason, traps):
+    def __init__(self, gm, runner, dynamic, reason, traps, frame=None):
         self.gm = gm
         self.runner = runner
         self.dynamic = dynamic
         self.reason = reason
         self.traps = traps  # predicate symbol -> (site, side) of a branch side not traced
+        # The translation (_frame.Translator) of a function with Python
+        # effects: its side-effect table, replayed after each call of the
+        # plan, and the lifted ints passed as its last argument.
+        self.frame = frame
+
+    def run(self, args, kwargs):
+        """The plan's call (GuardError when it does not fit)."""
+        fr = self.frame
+        if fr is None:
+            return self.runner.call_kw(args, _C.GuardError, kwargs)
+        state = _frame.lifted_now(fr.lifted)
+        if state is None:
+            raise _C.GuardError("guard failed: a lifted int of the function's state (a "
+                                "nonlocal or global it assigns) no longer holds an int")
+        out, values = self.runner.call_kw(tuple(args) + state, _C.GuardError, kwargs)
+        _frame.replay(fr.effects, values, (tuple(args), dict(kwargs or {})))
+        if fr.stop is not None:
+            # a graph break: the instruction in Python, then the resume
+            return fr.stop.resume(out, _compile_resume)
+        return out
 
     def failure(self, e):
         """The reason a call did not fit this plan: a guard's message, or
@@ -62,9 +87,11 @@ _TRAP = re.compile(r"guard (u\d+) == [01] of cond_\w+ failed")
 class CompiledFunction(_C._CompiledCall):
     """The callable hop.compile returns: calls run the newest compiled plan
     whose guards fit, else retrace (dims that changed become dynamic when
-    dynamic is None), past recompile_limit run fn eagerly.  A function with
-    a Python effect hop cannot replay, or Python that needs a traced value
-    (str(), float(), .tolist() of one), runs eagerly on every call.  graphs,
+    dynamic is None), past recompile_limit run fn eagerly.  Python effects
+    (globals, nonlocals, attributes, items, list/dict/set mutations, print)
+    are replayed after each call of the plan; a conversion of a traced value
+    (str(), float(), .tolist()) breaks the graph and the rest resumes
+    compiled; what hop cannot do either way runs eagerly on every call.  graphs,
     recompiles, eager_calls and explain() tell what it did.
 
     >>> f = hop.compile(lambda x: (x * 2).sum())
@@ -99,6 +126,9 @@ class CompiledFunction(_C._CompiledCall):
         # Why every call runs eagerly: the Effects (_effects.Effect: kind,
         # site, reason) hop cannot compile; None while it compiles.
         self._eager_why = None
+        # Why the frame translator could not compile the function (an
+        # Effect), for explain(); None when it did or was not tried.
+        self._untranslated = None
         self._retired = []  # the plans made before that
         self.__wrapped__ = fn
         self.__name__ = getattr(fn, "__name__", "compiled")
@@ -118,6 +148,8 @@ class CompiledFunction(_C._CompiledCall):
         entries = self._entries
         if entries:
             try:
+                if entries[-1].frame is not None:
+                    return entries[-1].run(args, None)
                 return entries[-1].runner.call(args, _C.GuardError)
             except _C.GuardError as e:
                 return self._miss(args, {}, [entries[-1].failure(e)])
@@ -141,7 +173,7 @@ class CompiledFunction(_C._CompiledCall):
         entries = self._entries
         if entries:
             try:
-                return entries[-1].runner.call_kw(args, _C.GuardError, kwargs)
+                return entries[-1].run(args, kwargs)
             except _C.GuardError as e:
                 return self._miss(args, kwargs, [entries[-1].failure(e)])
         return self._miss(args, kwargs, None)
@@ -154,15 +186,37 @@ class CompiledFunction(_C._CompiledCall):
         if failures is not None:
             for entry in reversed(self._entries[:-1]):
                 try:
-                    return entry.runner.call_kw(args, _C.GuardError, kwargs)
+                    return entry.run(args, kwargs)
                 except _C.GuardError as e:
                     failures.append(entry.failure(e))
         reason = "first call" if failures is None else "; ".join(failures)
         if self._entries and self.recompiles >= self.recompile_limit:
             return self._eager(args, kwargs, reason)
+        if isinstance(self.fn, _frame.Resume):
+            # the rest of a function after a graph break (its effects are
+            # the function's, found before its first trace)
+            try:
+                return self._translate(args, kwargs, [], reason)
+            except _frame.Unsupported as u:
+                self._untranslated = _effects.Effect("translation", u.site, u.message)
+                return self._fall_back([self._untranslated], args, kwargs)
         # The Python effects of the call, from its bytecode: once per trace,
         # never per call (a call a plan fits had none when it was traced).
         effects = _effects.find(self.fn, args, kwargs)
+        # (an effect the translator does not replay -- next(), random draws,
+        # the clock, I/O -- is a new value on every call: a break there would
+        # recompile its resume on every call, so such a function runs eagerly)
+        if effects and isinstance(self.fn, types.FunctionType) and \
+                all(e.kind in _frame.REPLAYED for e in effects):
+            # effects the frame translator replays: translated, compiled
+            try:
+                return self._translate(args, kwargs, effects, reason)
+            except _frame.Unsupported as u:
+                self._untranslated = _effects.Effect("translation", u.site, u.message)
+                if self.fullgraph and u.brk is not None:
+                    raise _C.TraceError(f"hop.compile(fullgraph=True): {self.__name__} has a "
+                                        f"graph break (nothing ran): graph break at {u.site} "
+                                        f"({u.brk}): {u.message}") from None
         if effects:
             if self.fullgraph:
                 raise _C.TraceError(_fullgraph_message(self.__name__, effects))
@@ -175,6 +229,13 @@ class CompiledFunction(_C._CompiledCall):
             self._dims, self._first = saved[0], saved[1]
             if self.fullgraph:
                 raise b.as_error() from None
+            if isinstance(self.fn, types.FunctionType):
+                # a graph break: the translator compiles what comes before
+                # it and resumes after it
+                try:
+                    return self._translate(args, kwargs, [], reason)
+                except _frame.Unsupported as u:
+                    self._untranslated = _effects.Effect("translation", u.site, u.message)
             return self._fall_back([_effects.Effect("conversion", str(b.site), b.message)],
                                    args, kwargs)
         except BaseException:
@@ -193,6 +254,50 @@ class CompiledFunction(_C._CompiledCall):
                                     paths.traps if paths is not None else {}))
         self._fast = runner.fast  # the newest plan's bound NumPy call, if any
         return runner.call_kw(args, _C.GuardError, kwargs)
+
+    def _translate(self, args, kwargs, effects, reason):
+        """Traces fn through the frame translator (_frame): its effects are
+        recorded and replayed by every call.  Unsupported: it cannot."""
+        resume = isinstance(self.fn, _frame.Resume)
+        lifted = _frame.lifted_sources(self.fn.func if resume else self.fn)
+        lines = self.fn.effect_lines if resume else \
+            {(s.rsplit(":", 1)[0], int(s.rsplit(":", 1)[1])) for s in
+             (e.site for e in effects) if s.rsplit(":", 1)[-1].isdigit()}
+        tr = _frame.Translator(self.fn, lifted, set(), lines, can_break=not self.fullgraph)
+        state = _frame.lifted_now(lifted)
+        args2 = tuple(args) + state
+        saved = (None if self._dims is None else [set(d) for d in self._dims], self._first)
+        dynamic = self._dynamic_for(args2, kwargs)
+        try:
+            gm, runner = _trace(self.fn, args2, dynamic, kwargs=kwargs, compiling=True,
+                                frame=tr)
+        except (_frame.Unsupported, _breaks.GraphBreak) as u:
+            self._dims, self._first = saved[0], saved[1]
+            if isinstance(u, _breaks.GraphBreak):
+                raise _frame.Unsupported(u.message, str(u.site)) from None
+            raise
+        except Exception as e:
+            # What the translation raised: the call's own error (eager raises
+            # it too) or a case the translator misreads (eager answers):
+            # either way eager decides, never the translator.
+            # fullgraph=True refuses before anything ran, as for any effect
+            # the translator cannot compile.
+            self._dims, self._first = saved[0], saved[1]
+            failed = _effects.Effect("translation", "?", f"the translation failed "
+                                                         f"({type(e).__name__}: {e})")
+            if self.fullgraph:
+                raise _C.TraceError(_fullgraph_message(self.__name__, effects or [failed])) \
+                    from None
+            self.eager_calls += 1
+            out = self.fn(*args, **kwargs)
+            self._untranslated = failed
+            self._fall_back(effects or [self._untranslated], args, kwargs, run=False)
+            return out
+        if self._entries:
+            self.recompiles += 1
+        self._entries.append(_Entry(gm, runner, dynamic, reason, {}, frame=tr))
+        self._fast = None
+        return self._entries[-1].run(args, kwargs)
 
     def _trace_sizes(self, args, kwargs, dynamic):
         """_trace with dynamic sizes; where that fails (a size a function
@@ -228,9 +333,9 @@ class CompiledFunction(_C._CompiledCall):
         paths = _paths.PathTrace(self._tree, path)
         return _trace(self.fn, args, dynamic, paths, kwargs=kwargs, compiling=True) + (paths,)
 
-    def _fall_back(self, why, args, kwargs):
+    def _fall_back(self, why, args, kwargs, run=True):
         """From now on every call runs eagerly (why: the Effects); warns
-        once, naming the first and where it is."""
+        once, naming the first and where it is.  run: this call too."""
         self._eager_why = list(why)
         self._retired.extend(self._entries)
         self._entries = []
@@ -239,6 +344,8 @@ class CompiledFunction(_C._CompiledCall):
         warnings.warn(f"hop.compile: {self.__name__} runs eagerly: {why[0]}{more}; hop cannot "
                       f"compile that yet (explain() says why)", RuntimeWarning,
                       stacklevel=_paths.user_stacklevel())
+        if not run:
+            return None
         return self._run_eagerly(args, kwargs)
 
     def _run_eagerly(self, args, kwargs):
@@ -291,6 +398,10 @@ class CompiledFunction(_C._CompiledCall):
             out.append(f"fallback: every call runs eagerly ({self.eager_calls} so far), the "
                        f"function does what hop cannot compile yet:")
             out.extend(f"  {e.kind} at {e.site}: {e.reason}" for e in self._eager_why)
+            if self._untranslated is not None:
+                u = self._untranslated
+                out.append(f"  (the frame translator, which replays effects, stopped at "
+                           f"{u.site}: {u.reason})")
         if self._fallback_reason is not None:
             out.append(f"fallback: the recompile limit was reached; {self.eager_calls} call(s) "
                        f"that no graph fits ran eagerly (the first because: "
@@ -306,6 +417,8 @@ class CompiledFunction(_C._CompiledCall):
                 r.guards.skipped else []
             out.append("environment guards:" + ("".join(f"\n  {g}" for g in env) if env else
                                                 " (none)"))
+            if e.frame is not None:
+                out.extend(_frame_notes(e.frame))
             out.extend(_vmap_notes(e.gm.code))
             # The lowering's choices (hop_lower_note): each map batched over
             # all rows or row by row, and why.
@@ -316,6 +429,30 @@ class CompiledFunction(_C._CompiledCall):
                        "branch of a cond in the plan):")
             out.extend(self._tree.describe())
         return "\n".join(out) + "\n"
+
+
+def _compile_resume(resume):
+    """The CompiledFunction of a graph break's resume function (compiled on
+    its first call, cached by the Break)."""
+    return CompiledFunction(resume)
+
+
+def _frame_notes(tr):
+    """explain()'s lines for a translated graph: the ints lifted to inputs
+    and the side-effect table replayed after every call, in order."""
+    out = []
+    if tr.lifted:
+        out.append("lifted to plan inputs (their new values are outputs): " +
+                   ", ".join(f"{'nonlocal' if k == 'cell' else 'global'} {n}"
+                             for k, _, n in tr.lifted))
+    out.append(f"side effects replayed after each call ({len(tr.effects)}):" +
+               "".join(f"\n  {e.what} at {e.site}" for e in tr.effects))
+    if tr.stop is not None:
+        out.append(tr.stop.describe())
+        for key, cf in tr.stop.resumes.items():
+            out.append(f"resume at instruction {key[0]}:")
+            out.extend("    " + line for line in cf.explain().rstrip().splitlines())
+    return out
 
 
 def _fullgraph_message(name, effects):
@@ -409,11 +546,16 @@ def compile(fn=None, *, dynamic=None, recompile_limit=8, fullgraph=False):
     (a RuntimeWarning says so once).  Python control flow on traced values
     (`if x.sum() > 0:`) is specialised on the paths calls take, unless
     fullgraph: then it is the TraceError pointing to hop.cond, as in
-    hop.trace.  A Python effect (a global or nonlocal assigned, a list
-    appended to, print, next(), random draws, the clock; docs/ARCHITECTURE.md)
-    or a conversion of a traced value (str, float, .tolist(), np.asarray)
-    makes every call run eagerly (a RuntimeWarning says so once; explain()
-    lists why); with fullgraph it raises hop.TraceError instead, before any
+    hop.trace.  Python effects -- a global or nonlocal assigned (an int one
+    becomes a plan input: no recompile per call), an attribute or item
+    written, a list appended to, print -- are replayed after every call of
+    the plan, in order, with its values; a conversion of a traced value
+    (str, float, .tolist()) is a graph break: the part before runs compiled,
+    the instruction in Python, the rest in a compiled resume function
+    (docs/ARCHITECTURE.md, "The frame translator").  What hop cannot compile
+    that way (next(), random draws, the clock, a break in a loop) makes
+    every call run eagerly (a RuntimeWarning says so once; explain() lists
+    why); with fullgraph it raises hop.TraceError instead, before any
     effect.  Keyword arguments are guarded like positional ones.
 
     >>> @hop.compile(dynamic=True)

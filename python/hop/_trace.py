@@ -18,6 +18,7 @@ import warnings
 
 from . import _C
 from . import _breaks
+from . import _frame
 from . import _guards
 from . import _paths
 from ._pytree import LEAF, flatten, subtree, unflatten, unflatten_with
@@ -642,12 +643,15 @@ def _call_tree(args, kwargs):
     return (tuple(args), {k: kwargs[k] for k in sorted(kwargs)})
 
 
-def _trace(fn, example_args, dynamic, paths=None, kwargs=None, compiling=False):
+def _trace(fn, example_args, dynamic, paths=None, kwargs=None, compiling=False, frame=None):
     """(GraphModule, runner) of fn on example_args (and keyword arguments
     kwargs).  With paths (a _paths.PathTrace: hop.compile), Python control
     flow on traced values is specialised instead of being an error; with
     compiling (hop.compile), Python that needs a traced value's value raises
-    _breaks.GraphBreak instead of its error.
+    _breaks.GraphBreak instead of its error.  With frame (a _frame.Translator:
+    hop.compile of a function with Python effects), the last positional
+    argument is the tuple of the lifted ints' tensors, fn runs through the
+    translator and returns (result, the side-effect table's values).
 
     A function that writes an argument or a captured hop.numpy array in
     place (NumPy code: `x += 1`, `x[m] = 0`) is traced again with a
@@ -658,7 +662,8 @@ def _trace(fn, example_args, dynamic, paths=None, kwargs=None, compiling=False):
     slots, arrays = (), {}
     while True:
         try:
-            return _trace_once(fn, example_args, dynamic, paths, slots, arrays, kwargs, compiling)
+            return _trace_once(fn, example_args, dynamic, paths, slots, arrays, kwargs, compiling,
+                               frame)
         except BaseException as e:  # noqa: B036 (a restart, or the error as it is)
             hnp = sys.modules.get("hop.numpy")
             if hnp is None or not isinstance(e, hnp._storage.GrowSlots):
@@ -670,14 +675,21 @@ def _trace(fn, example_args, dynamic, paths=None, kwargs=None, compiling=False):
                 paths.reset()
 
 
-def _invoke(fn, built, kw):
-    """fn called on the built arguments: (args, {keyword: value}) with kw."""
+def _invoke(fn, built, kw, frame=None):
+    """fn called on the built arguments: (args, {keyword: value}) with kw;
+    with frame (a _frame.Translator), through the translator on the
+    arguments but the lifted ints (the last positional ones)."""
+    if frame is not None:
+        pos = built[0] if kw else built
+        n = len(pos) - len(frame.lifted)
+        return frame.run(pos[:n], built[1] if kw else None, pos[n:])
     if kw:
         return fn(*built[0], **built[1])
     return fn(*built)
 
 
-def _trace_once(fn, example_args, dynamic, paths, slots, slot_arrays, kwargs, compiling):
+def _trace_once(fn, example_args, dynamic, paths, slots, slot_arrays, kwargs, compiling,
+                frame):
     """One attempt of _trace with write-back slots for the roots `slots`."""
     if _C.tracing() is not None:
         raise _C.TraceError("hop.trace: a trace is already active (hop.trace and hop.compile "
@@ -717,7 +729,7 @@ def _trace_once(fn, example_args, dynamic, paths, slots, slot_arrays, kwargs, co
         if not uses_numpy:
             built = unflatten(proxies, spec)
             given[0] = built
-            return _invoke(fn, built, kw)
+            return _invoke(fn, built, kw, frame)
         storage = sys.modules["hop.numpy._storage"] if "hop.numpy._storage" in sys.modules \
             else _hnp()._storage
         run = storage.begin_run(True, slots, slot_arrays)
@@ -731,7 +743,7 @@ def _trace_once(fn, example_args, dynamic, paths, slots, slot_arrays, kwargs, co
                               for i, (p, a) in enumerate(zip(proxies, as_array))], spec)
             run.arg_tensors = {}
             given[0] = args
-            out = raw_out[0] = _invoke(fn, args, kw)
+            out = raw_out[0] = _invoke(fn, args, kw, frame)
             # the result's arrays as they are now (a captured array's value
             # is the run's only while it lasts), and the final value of every
             # written root, then the tensor of each captured one (so that
@@ -750,6 +762,8 @@ def _trace_once(fn, example_args, dynamic, paths, slots, slot_arrays, kwargs, co
     # will bake in (see _guards); and names for the tensors among them (a
     # capture is named when it is made).
     env = _guards.scan(fn, leaves, arg_names, [k is None for k in kinds])
+    if frame is not None:
+        frame.env_ids = env.seen | {id(t) for t, _ in env.tensors.values()}
     for t, sources in env.tensors.values():
         tr.name_hint(t, sources[0].hint())
     tr.start()
@@ -797,6 +811,8 @@ def _trace_once(fn, example_args, dynamic, paths, slots, slot_arrays, kwargs, co
     views = {id(v[1]): v[0] for k, v in tr.scratch.items()
              if isinstance(k, tuple) and k[0] == "hop.numpy array"}
     captures = tr.captures
+    if frame is not None:
+        _frame.unguard(env, frame)
     made = _made_captures(captures, views) | {id(t) for run in runs for t in run.made}
     # a result that is such a capture itself (`return np.zeros(n)`): the plan
     # hands back the captured tensor, so each call copies it (eager makes it

@@ -64,6 +64,9 @@ STATEMENTS = {
     "tolist": ("conversion", ["acc = acc + len(acc.tolist())"]),
     "item": ("conversion", ["acc = acc + acc.sum().item()"]),
     "asarray": ("conversion", ["acc = acc + np.asarray(acc).sum()"]),
+    # a data-dependent branch on a conversion: a graph break whose resume
+    # depends on the side taken (issue 28)
+    "branch": ("conversion", ["if float(acc.sum()) > 1.0:", "    acc = acc * 2"]),
     "isinstance": ("pure", ["acc = acc + (1.0 if isinstance(acc, np.ndarray) else 2.0)"]),
     "scale": ("pure", ["acc = acc * 2 + 1"]),
     "normalise": ("pure", ["acc = acc / (1.0 + (acc * acc).sum())"]),

@@ -743,6 +743,62 @@ def test_repr_round_trips_through_eval():
         assert u.dtype is t.dtype and u.tolist() == t.tolist()
 
 
+def _scalar_values():
+    rng = np.random.default_rng(0)
+    special = [0.0, -0.0, math.nan, -math.nan, math.inf, -math.inf, 1e8, 99999999.0, 1e-4,
+               9.9999e-5, 1.00001e-4, 1 / 3, -2 / 3, 1.5, 100.0, 123456789.0, -67600176.0, 1e16,
+               1e300, 5e-324, 1e-45, 65504.0, 6e-8, 0.1, 1e-5, 12345.678, 3.0]
+    scaled = rng.standard_normal(200) * 10.0 ** rng.integers(-12, 12, 200)
+    return special + list(scaled) + list(rng.integers(-1000, 1000, 40).astype(float))
+
+
+def test_repr_of_a_0d_tensor_is_array2strings_text_for_every_dtype_and_value():
+    # 0-d tensors have their own text path (a compiled print(x.sum()) replays
+    # it every call); it must spell exactly what NumPy's array2string does
+    from hop import _tensor_api
+
+    def both(t):
+        want = _tensor_api._array2string_repr(t, np)
+        assert repr(t) == want and str(t) == want, (t.dtype, repr(t), want)
+
+    with np.errstate(over="ignore"):
+        for dt in (np.float16, np.float32, np.float64):
+            for v in np.array(_scalar_values(), dtype=dt):
+                t = hop.tensor(np.asarray(v))
+                assert t.dtype.name == np.dtype(dt).name
+                both(t)
+    for dt in (np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint64):
+        info = np.iinfo(dt)
+        for v in (info.min, info.max, 0, 1, 7):
+            both(hop.tensor(np.asarray(v, dtype=dt)))
+    for v in (True, False):
+        both(hop.tensor(v))
+    # NumPy's own texts, spelled out
+    golden = {(np.float32, 1e-4): "hop.tensor(1.e-04)", (np.float16, 1e-4): "hop.tensor(0.0001, "
+              "dtype=hop.float16)", (np.float32, -0.0): "hop.tensor(-0.)",
+              (np.float32, math.nan): "hop.tensor(nan)", (np.float64, -math.inf):
+              "hop.tensor(-inf, dtype=hop.float64)", (np.float32, -67600176.0):
+              "hop.tensor(-67600176.)", (np.float64, 123456789.0):
+              "hop.tensor(1.23456789e+08, dtype=hop.float64)", (np.float32, 1 / 3):
+              "hop.tensor(0.33333334)", (np.float64, 1e-45): "hop.tensor(1.e-45, dtype=hop.float64)"}
+    for (dt, v), text in golden.items():
+        assert repr(hop.tensor(np.asarray(v, dtype=dt))) == text
+    assert repr(hop.tensor(np.asarray(-3, dtype=np.int8))) == "hop.tensor(-3, dtype=hop.int8)"
+
+
+def test_repr_of_a_0d_tensor_follows_numpys_print_options():
+    t = hop.tensor(np.asarray(1 / 3, dtype=np.float64))
+    with np.printoptions(precision=3):
+        assert repr(t) == "hop.tensor(0.333, dtype=hop.float64)"
+    with np.printoptions(sign="+"):
+        assert repr(hop.tensor(2.5)) == "hop.tensor(+2.5)"
+    with np.printoptions(nanstr="NaN"):
+        assert repr(hop.tensor(math.nan)) == "hop.tensor(NaN)"
+    with np.printoptions(formatter={"float": lambda v: "F"}):
+        assert repr(hop.tensor(2.5)) == "hop.tensor(F)"
+    assert repr(t) == "hop.tensor(0.33333333, dtype=hop.float64)"
+
+
 def test_repr_of_a_big_tensor_is_summarised():
     text = repr(hop.zeros(100, 100))
     assert text.startswith("hop.tensor([[0., 0., 0., ..., 0., 0., 0.],")

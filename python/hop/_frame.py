@@ -1,0 +1,1663 @@
+"""hop.compile's frame translator: CPython 3.11 bytecode evaluated over the
+tracer's values, with the function's Python effects recorded and replayed.
+
+The tracer (hop/_trace.py) runs a function with proxies: every tensor
+operation becomes a node, and the plan runs on later calls.  Python effects
+of the function (a global or a nonlocal assigned, a list appended to, an
+attribute written, print) would then happen once, at trace time.  The
+translator runs the function's bytecode itself, instruction by instruction,
+over the same values (real Python objects, and proxies for the traced
+tensors), so it sees every write to state the function did not make:
+
+  - a write to a closure cell, a global, an attribute or an item of an
+    object that existed before the call, a mutating method of such a list,
+    dict or set, and print() are not done while translating; each is an
+    entry of the side-effect table (Effect: kind, target, values) in program
+    order.  Later reads in the same translation see the new value (an
+    overlay for cells, globals and attributes; a shadow copy of a mutated
+    container, pushed in its place wherever it is loaded).
+  - the values an effect needs are outputs of the traced function next to
+    its result, so each compiled call runs the plan, then `replay`s the
+    table with this call's values: the effects happen on every call, in the
+    order the function makes them, with the values the plan computed.
+  - an int held by a cell or global that the function assigns (`nonlocal
+    n; n += 1`) is an input of the plan (a 0-d int64 tensor, read back as a
+    SymInt), and its new value an output: no recompile per call.
+
+Calls of the user's Python functions, methods, callable objects and classes
+are inlined (their frames are translated too); library code (hop, NumPy,
+builtins) is called.  User code that CPython would run for the translator (an
+operator or property of the user's class, a callback of a library function)
+is stopped before its first line by a C profile hook (_C._call_guard), on only
+while an instruction's operands may lead there (_userish).
+
+An instruction of the function's own frame that needs real values (a
+conversion, control flow on a traced value, a call hop cannot see into) is a
+graph break (Break): the plan returns the stack and locals, the instruction
+runs in Python, and the rest is a Resume function compiled on its first call.
+
+Anything else the translator does not model raises Unsupported, and
+hop.compile runs the call (and later calls) eagerly as for any effect it
+cannot compile: never a different answer.  docs/ARCHITECTURE.md, "The frame
+translator", lists what that covers.
+"""
+
+import builtins
+import dis
+import inspect
+import operator
+import os
+import sys
+import sysconfig
+import types
+
+from . import _C
+from . import _breaks
+from . import _paths
+
+__all__ = ["Unsupported", "Translator", "replay", "written_names", "REPLAYED"]
+
+# The effect kinds the translator replays (_effects.KINDS keys).
+REPLAYED = frozenset(["global", "nonlocal", "attribute", "item", "mutation", "print"])
+
+
+class Unsupported(BaseException):
+    """The translator cannot run this compiled: the call runs eagerly.
+    BaseException (as GraphBreak), so a function's `except Exception:`
+    cannot hide it; the translator also keeps the first one raised."""
+
+    def __init__(self, message, site):
+        super().__init__(message)
+        self.message = message
+        self.site = site
+        self.brk = None
+
+
+class _BreakHere(Exception):
+    """The instruction being translated needs real values (a conversion of
+    a traced value, a call hop cannot see into, control flow on a traced
+    value): a graph break if it is an instruction of the root frame (depth
+    1), else Unsupported."""
+
+    def __init__(self, message, depth):
+        super().__init__(message)
+        self.message = message
+        self.depth = depth
+
+
+class _Stop(BaseException):
+    """The translation of the root frame ends at a graph break."""
+
+    def __init__(self, snap, message):
+        super().__init__(message)
+        self.snap = snap
+        self.message = message
+
+
+_BREAKABLE = frozenset("""CALL CALL_FUNCTION_EX FORMAT_VALUE POP_JUMP_FORWARD_IF_FALSE
+    POP_JUMP_BACKWARD_IF_FALSE POP_JUMP_FORWARD_IF_TRUE POP_JUMP_BACKWARD_IF_TRUE
+    JUMP_IF_FALSE_OR_POP JUMP_IF_TRUE_OR_POP UNARY_NOT STORE_SUBSCR STORE_ATTR""".split())
+_PAUSED = object()
+_METHOD = "\x00hop.method"  # a stack slot holding a bound method of a traced value
+
+
+class Effect:
+    """One entry of the side-effect table: kind ("cell", "del_cell",
+    "global", "del_global", "attr", "del_attr", "item", "del_item", "call",
+    "print"), the target (a cell, a globals dict and name, an object), the
+    values (a tuple that may hold traced values: an output of the plan),
+    and where (file:line) and what, for explain()."""
+
+    __slots__ = ("kind", "target", "key", "values", "site", "what")
+
+    def __init__(self, kind, target, key, values, site, what):
+        self.kind = kind
+        self.target = target
+        self.key = key
+        self.values = values
+        self.site = site
+        self.what = what
+
+    def __repr__(self):
+        return f"{self.what} at {self.site}"
+
+
+class _ArgPath:
+    """The target of an effect that is (inside) an argument: the trace saw
+    the argument's containers rebuilt, so each call finds its own by path."""
+
+    __slots__ = ("path",)
+
+    def __init__(self, path):
+        self.path = path
+
+    def resolve(self, tree):
+        v = tree
+        for i in self.path:
+            v = list(v.values())[i] if type(v) is dict else v[i]
+        return v
+
+
+def replay(effects, values, tree):
+    """Applies the side-effect table with one call's values (the plan's
+    outputs: values[i] for effects[i]), in program order; tree is the call's
+    (args, kwargs), where targets inside the arguments are found."""
+    for e, v in zip(effects, values):
+        k = e.kind
+        if type(e.target) is _ArgPath:
+            e = Effect(k, e.target.resolve(tree), e.key, e.values, e.site, e.what)
+        if k == "cell":
+            e.target.cell_contents = v[0]
+        elif k == "del_cell":
+            del e.target.cell_contents
+        elif k == "global":
+            e.target[e.key] = v[0]
+        elif k == "del_global":
+            del e.target[e.key]
+        elif k == "attr":
+            setattr(e.target, e.key, v[0])
+        elif k == "del_attr":
+            delattr(e.target, e.key)
+        elif k == "item":
+            e.target[v[0]] = v[1]
+        elif k == "del_item":
+            del e.target[v[0]]
+        elif k == "call":
+            getattr(e.target, e.key)(*v[0], **dict(v[1]))
+        elif k == "print":
+            print(*v[0], **dict(v[1]))
+
+
+_ALLOWED = {}      # code objects the call guard lets run (not the user's)
+_UNBOUND = object()
+_NULL = object()   # the NULL of CPython's stack (a call without self)
+_DELETED = object()
+_CODE = {}        # code -> (instructions, offset -> index, has handlers)
+_USER_DIRS = None
+
+
+def _instructions(code):
+    """(instructions, offset -> index, whether it has exception handlers,
+    the line of each instruction) of code, cached."""
+    got = _CODE.get(code)
+    if got is None:
+        ins = [i for i in dis.get_instructions(code) if i.opname != "CACHE"]
+        at = {i.offset: n for n, i in enumerate(ins)}
+        lines, line = [], code.co_firstlineno
+        for i in ins:
+            if i.starts_line is not None:
+                line = i.starts_line
+            lines.append(line)
+        got = _CODE[code] = (ins, at, bool(code.co_exceptiontable), lines,
+                             [_operands(i) for i in ins])
+    return got
+
+
+# How many values on top of the stack an instruction hands to code that may
+# be the user's (an operator, a property, a call): those run under the call
+# guard when one of them is the user's (_userish).  0: it runs no code.
+_ONE = frozenset("""LOAD_ATTR LOAD_METHOD UNARY_NEGATIVE UNARY_POSITIVE UNARY_INVERT UNARY_NOT
+    GET_ITER FOR_ITER UNPACK_SEQUENCE UNPACK_EX POP_JUMP_FORWARD_IF_FALSE
+    POP_JUMP_BACKWARD_IF_FALSE POP_JUMP_FORWARD_IF_TRUE POP_JUMP_BACKWARD_IF_TRUE
+    JUMP_IF_FALSE_OR_POP JUMP_IF_TRUE_OR_POP SET_ADD LIST_EXTEND SET_UPDATE DELETE_ATTR
+    DICT_UPDATE DICT_MERGE""".split())
+_TWO = frozenset("BINARY_OP COMPARE_OP CONTAINS_OP BINARY_SUBSCR DELETE_SUBSCR STORE_ATTR "
+                 "MAP_ADD FORMAT_VALUE".split())
+
+
+def _operands(i):
+    op = i.opname
+    if op == "CALL":
+        return i.arg + 2
+    if op == "CALL_FUNCTION_EX":
+        return 4
+    if op in _ONE:
+        return 1
+    if op in _TWO:
+        return 2
+    if op == "STORE_SUBSCR":
+        return 3
+    if op in ("BUILD_SET", "BUILD_SLICE"):
+        return i.arg
+    if op == "BUILD_MAP":
+        return 2 * i.arg
+    return 0
+
+
+_USERISH = {}  # type -> whether its instances may run the user's code
+
+
+def _user_type(t):
+    """Whether instances of t may run the user's code: a class with Python
+    methods of the user's, or a callable wrapper of hop's (hop.compile(f),
+    a GraphModule, a HOP object: it runs the user's function)."""
+    got = _USERISH.get(t)
+    if got is None:
+        got = (getattr(t, "__module__", "") or "").startswith("hop") and t not in _hop_data()
+        for k in t.__mro__:
+            if k is object:
+                continue
+            for v in vars(k).values():
+                if isinstance(v, property):
+                    v = v.fget
+                elif isinstance(v, (staticmethod, classmethod)):
+                    v = v.__func__
+                if isinstance(v, types.FunctionType) and is_user_code(v.__code__):
+                    got = True
+                    break
+            if got:
+                break
+        _USERISH[t] = got
+    return got
+
+
+def _hop_data():
+    """hop's value types (never run the user's code), as opposed to its
+    wrappers (hop.compile(f), GraphModules, transformations: they do)."""
+    from ._symfloat import SymFloat
+    out = {_C.Tensor, _C.SymInt, type(_C.float32), SymFloat}
+    hnp = sys.modules.get("hop.numpy")
+    if hnp is not None:
+        out.add(hnp.ndarray)
+    return out
+
+
+_CONTAINERS = frozenset([list, dict, set])  # a load of one goes through _sub
+_PLAIN = frozenset([int, float, bool, str, bytes, complex, type(None), _C.Tensor, _C.SymInt,
+                    slice, range, type(Ellipsis)])
+
+
+def _userish(values, depth=0):
+    """Whether CPython, handed these values, may run the user's code: a
+    user function or method, an instance of a class with Python methods of
+    the user's, hop's wrappers (hop.grad(f) runs f), containers of those."""
+    for v in values:
+        t = type(v)
+        if t in _PLAIN:
+            continue
+        if t is types.FunctionType:
+            if is_user_code(v.__code__) or _wraps_user(v):
+                return True
+        elif t is types.MethodType:
+            return True
+        elif t in (list, tuple, dict, set):
+            if depth == 0 and _userish(v.values() if t is dict else v, 1):
+                return True
+        elif isinstance(v, type):
+            if _user_type(v):
+                return True
+        elif _user_type(t):
+            return True
+    return False
+
+
+def _wraps_user(f):
+    """A function of a library (hop.grad's, functools.partial-like) that
+    runs a user function it holds (its __wrapped__ or a closure cell)."""
+    w = getattr(f, "__wrapped__", None)
+    if w is not None:
+        return True
+    for c in f.__closure__ or ():
+        try:
+            v = c.cell_contents
+        except ValueError:
+            continue
+        if type(v) is types.FunctionType and is_user_code(v.__code__) or \
+                _user_type(type(v)):
+            return True
+    return False
+
+
+def _library_dirs():
+    global _USER_DIRS
+    if _USER_DIRS is None:
+        dirs = {sysconfig.get_paths()["stdlib"], sysconfig.get_paths()["platstdlib"]}
+        _USER_DIRS = tuple(os.path.abspath(d) + os.sep for d in dirs if d)
+    return _USER_DIRS
+
+
+def is_user_code(code):
+    """Whether code is the user's (not hop's, NumPy's, the standard
+    library's or frozen/built-in)."""
+    got = _USER.get(code)
+    if got is None:
+        got = _USER[code] = _is_user_file(code.co_filename)
+    return got
+
+
+_USER = {}
+
+
+def _is_user_file(f):
+    if f.startswith("<frozen") or f.startswith("<__array_function__"):
+        return False
+    f = os.path.abspath(f)
+    return not f.startswith(_paths._LIBRARY_DIRS) and not f.startswith(_library_dirs())
+
+
+def _user_function(f):
+    return isinstance(f, types.FunctionType) and is_user_code(f.__code__)
+
+
+def written_names(fn):
+    """(free variables, globals) fn's own code assigns: the state whose int
+    values become inputs of the plan."""
+    code = fn.__code__
+    cells, globs = set(), set()
+    for ins in _instructions(code)[0]:
+        if ins.opname == "STORE_DEREF" and ins.argval in code.co_freevars:
+            cells.add(ins.argval)
+        elif ins.opname == "STORE_GLOBAL":
+            globs.add(ins.argval)
+    return cells, globs
+
+
+_MUTATORS = {
+    list: frozenset("append extend insert pop remove clear sort reverse __setitem__ "
+                    "__delitem__ __iadd__ __imul__".split()),
+    dict: frozenset("update setdefault pop popitem clear __setitem__ __delitem__ "
+                    "__ior__".split()),
+    set: frozenset("add discard remove update clear pop difference_update "
+                   "intersection_update symmetric_difference_update __ior__ __iand__ "
+                   "__isub__ __ixor__".split()),
+}
+# Mutators that do not read the container: a container only written through
+# these needs no guard on its length or items.
+_WRITE_ONLY = frozenset("append extend insert update add clear __setitem__".split())
+
+_BINARY = [operator.add, operator.and_, operator.floordiv, operator.lshift, operator.matmul,
+           operator.mul, operator.mod, operator.or_, operator.pow, operator.rshift,
+           operator.sub, operator.truediv, operator.xor,
+           operator.iadd, operator.iand, operator.ifloordiv, operator.ilshift, operator.imatmul,
+           operator.imul, operator.imod, operator.ior, operator.ipow, operator.irshift,
+           operator.isub, operator.itruediv, operator.ixor]
+_INPLACE = [None] * 13 + ["__i" + n[len("NB_INPLACE_"):].lower().replace("remainder", "mod")
+                         .replace("floor_divide", "floordiv").replace("true_divide", "truediv")
+                         .replace("multiply", "mul").replace("subtract", "sub")
+                         .replace("matrix_mul", "matmul").replace("power", "pow") + "__"
+                         for n, _ in dis._nb_ops[13:]]
+_COMPARE = {"<": operator.lt, "<=": operator.le, "==": operator.eq, "!=": operator.ne,
+            ">": operator.gt, ">=": operator.ge}
+_SAFE_BUILTINS = frozenset(n for n in dir(builtins) if n not in (
+    "print", "input", "open", "breakpoint", "exec", "eval", "__import__", "exit", "quit", "help",
+    "next", "setattr", "delattr", "globals", "locals", "vars", "iter", "compile", "__build_class__"))
+
+
+def _traced(v):
+    if isinstance(v, _C.Tensor):
+        return _C._is_proxy(v)
+    if isinstance(v, _C.SymInt):
+        return True
+    hnp = sys.modules.get("hop.numpy")
+    if hnp is not None and isinstance(v, hnp.ndarray):
+        return True
+    return type(v).__name__ == "SymFloat"
+
+
+def _finding_a_module(frame):
+    """Whether frame runs for the import system's search of a module: under
+    importlib's _find_spec, a finder of sys.meta_path (setuptools'
+    _distutils_hack, pytest's assertion rewriter: "user code" by where they
+    live) and what it calls.  An import while translating (hop and NumPy
+    import modules lazily) only locates the module there; the module's own
+    code is checked as any other.  (Walks the stack: only for a frame the
+    guard would otherwise refuse.)"""
+    f = frame.f_back
+    while f is not None:
+        c = f.f_code
+        if c.co_name == "_find_spec" and c.co_filename == "<frozen importlib._bootstrap>":
+            return True
+        f = f.f_back
+    return False
+
+
+def _numpy_written_back(v):
+    """Whether a write to v is hop.numpy's to trace: v is a hop.numpy array
+    of the trace (an ndarray argument as the function sees it, or its view),
+    whose writes hop.numpy puts into the plan and copies into the caller's
+    memory after each call (write-back slots, _trace), or refuses with its
+    own error; never an effect of the table."""
+    hnp = sys.modules.get("hop.numpy")
+    return hnp is not None and isinstance(v, hnp.ndarray) and _C._is_proxy(v._t)
+
+
+class _Recorded:
+    """A mutating method of a container that existed before the call: the
+    call is applied to its shadow and recorded."""
+
+    __slots__ = ("real", "shadow", "name")
+
+    def __init__(self, real, shadow, name):
+        self.real = real
+        self.shadow = shadow
+        self.name = name
+
+
+class _Frame:
+    __slots__ = ("func", "code", "fast", "cells", "stack", "kwnames", "line", "pc")
+
+
+class Translator:
+    """One translation of fn for one trace: run(args, kwargs, state) returns
+    (result, values of the side-effect table); effects is that table."""
+
+    def __init__(self, fn, lifted, env_ids, effect_lines, can_break=False, concrete=False):
+        self.fn = fn
+        self.lifted = list(lifted)      # (kind, cell or globals, name): inputs (lifted_sources)
+        self.env_ids = env_ids  # ids of objects that existed before the call (+ the arguments')
+        self.pre = set()
+        self.effect_lines = effect_lines  # {(basename, line)} _effects found effects on
+        self.effects = []
+        self.cells = {}      # id(cell) -> value assigned (overlay)
+        self.globs = {}      # (id(globals), name) -> value assigned
+        self.attrs = {}      # (id(obj), name) -> value assigned
+        self.shadows = {}    # id(real container) -> its shadow copy
+        self.real = {}       # id(shadow) -> real container
+        self.made = {}       # id -> object the function made (kept alive)
+        self.read = set()    # ("cell", id) / ("global", id, name) read before written
+        self.written = set()
+        self.loads = {}      # id(container) -> loads not as a write-only method's receiver
+        self.error = None
+        self.depth = 0
+        self.root = None
+        # Whether an instruction of the root frame that needs real values
+        # ends the graph (a break, resumed after it) or the translation
+        # (fullgraph, or not yet supported there).
+        self.can_break = can_break
+        # Concrete: the eager interpreter of a resume (real values, real
+        # effects): runs the instruction at a break, and a resume hop cannot
+        # compile.
+        self.concrete = concrete
+        self.stop = None     # the Break where this translation ended, or None
+        self.numpy_mode = False  # an argument is an ndarray (NumPy's semantics)
+        self._cur = None
+
+    # ---------------------------------------------------------------- run
+
+    def run(self, args, kwargs, state):
+        values = [t.item() for t in state]
+        from ._pytree import nodes
+        self.pre = set(self.env_ids)
+        self._argtree = (tuple(args), dict(kwargs or {}))  # kept: its ids stay taken
+        self.argpaths = nodes(self._argtree)
+        self.pre.update(self.argpaths)
+        hnp = sys.modules.get("hop.numpy")
+        if self.can_break and hnp is not None and \
+                any(isinstance(v, hnp.ndarray) for _, v in self.argpaths.values()):
+            # NumPy semantics: hop's float reductions may differ from NumPy's
+            # in the last bit, which a conversion (text, an exact comparison)
+            # would show; such a call runs eagerly at a conversion, as before
+            self.can_break = False
+        self.numpy_mode = hnp is not None and \
+            any(isinstance(v, hnp.ndarray) for _, v in self.argpaths.values())
+        self.read, self.written, self.loads = set(), set(), {}
+        self.error = None
+        self._cur = None
+        self.effects = []
+        self.cells.clear()
+        self.globs.clear()
+        self.attrs.clear()
+        self.shadows.clear()
+        self.real.clear()
+        self.made.clear()
+        self._cell_objs, self._glob_objs, self._attr_objs = [], {}, {}
+        for (kind, base, name), v in zip(self.lifted, values):
+            if kind == "cell":
+                self.cells[id(base)] = v
+                self._cell_objs.append(base)
+            else:
+                self.globs[(id(base), name)] = v
+                self._glob_objs[id(base)] = base
+        self.stop = None
+        self.trace_depth = _C._trace_depth()
+        old = sys.getprofile()
+        try:
+            if isinstance(self.fn, Resume):
+                out = self.fn.run(self, tuple(args))
+            else:
+                out = self._call_function(self.fn, tuple(args), dict(kwargs or {}))
+        except _Stop as st:
+            out = self._stopped(st)
+        finally:
+            _C._call_guard(None)
+            if old is not None and callable(old):
+                sys.setprofile(old)  # a Python-level profiler the guard displaced
+        if self.error is not None:
+            raise self.error
+        out = self._unshadow(out)
+        values = tuple(self._unshadow(e.values) for e in self.effects)
+        return out, values
+
+    def _stopped(self, st):
+        """The graph ends at a break: what the plan returns is the root
+        frame's stack and locals before the breaking instruction (traced
+        values become outputs), and the effects recorded before it."""
+        pc, stack, fast, kwnames, neffects = st.snap
+        fr = self.root
+        del self.effects[neffects:]
+        if fr.code.co_cellvars:
+            self._fail("a graph break in a function with closures over its own variables", fr)
+        seen = set()
+        out_stack = []
+        for v in stack:
+            if v is _NULL:
+                out_stack.append(None)
+            elif type(v) in (types.BuiltinMethodType, types.MethodType) and \
+                    _traced(getattr(v, "__self__", None)):
+                out_stack.append((_METHOD, v.__self__, v.__name__))
+            elif self._live(v, seen):
+                out_stack.append(v)
+            else:
+                self._fail(f"a graph break with a {type(v).__name__} on the stack, which the plan "
+                           f"cannot hand to the resume", fr)
+        for k, v in fast.items():
+            if not self._live(v, seen):
+                self._fail(f"a graph break with the local {k!r} holding a {type(v).__name__}, "
+                           f"which the plan cannot hand to the resume", fr)
+        tr = _C.tracing()
+        if tr is not None:
+            tr.scratch.pop(_breaks._KEY, None)  # the conversion is now the break's
+        self.stop = Break(fr.func, pc, tuple(i for i, v in enumerate(stack) if v is _NULL),
+                          len(stack), tuple(fast), kwnames, st.message,
+                          _site(fr.code, fr.line), _instructions(fr.code)[0][pc].opname,
+                          self.effect_lines)
+        return (tuple(out_stack), tuple(fast.values()))
+
+    def _live(self, v, seen, depth=0):
+        """Whether v can go through the plan to the resume as itself: a
+        value, a traced value, a pre-existing object, or a container the
+        function made of those (once: the plan rebuilds it)."""
+        if v is None or type(v) in (int, float, bool, str, complex, bytes) or _traced(v) or \
+                isinstance(v, (_C.Tensor, types.BuiltinFunctionType, types.ModuleType, type)):
+            return True
+        if depth > 8:
+            return False
+        if type(v) is tuple:
+            return all(self._live(x, seen, depth + 1) for x in v)
+        if id(v) in self.made and type(v) in (list, dict):
+            if id(v) in seen:
+                return False
+            seen.add(id(v))
+            return all(self._live(x, seen, depth + 1) for x in
+                       (v.values() if type(v) is dict else v))
+        return id(v) not in self.made and self._kind(v) == "pre"
+
+    def _check(self, frame):
+        """The C call guard's question (_C._call_guard) for a frame whose
+        code it has not allowed yet: user code CPython runs for the
+        translator (an operator, property or callback of the user's) must
+        not run, its effects would not be seen; HOP bodies are traced as
+        today (pure).  Library code is allowed once and for all."""
+        code = frame.f_code
+        if not is_user_code(code) or _generated_library(frame):
+            _ALLOWED[code] = True
+            return
+        if getattr(_paths._in_body, "n", 0) or self.error is not None or \
+                _C._trace_depth() > self.trace_depth:
+            # a HOP body or a transformation's function (hop.grad(f)) that hop
+            # traces in a nested tracer: one graph, checked pure as today
+            return
+        if _finding_a_module(frame):
+            return  # an import while translating (hop and NumPy import lazily)
+        self.error = Unsupported(f"{code.co_qualname} is called by library code hop runs "
+                                 f"directly (an operator, property or callback of the user's), "
+                                 f"which the translator cannot follow", _site(code, frame.f_lineno))
+        raise self.error
+
+    def _fail(self, message, fr=None, brk=None):
+        fr = fr or self._cur
+        err = Unsupported(message, _site(fr.code, fr.line))
+        err.brk = brk  # the instruction, when this is a graph break not taken
+        if self.error is None:
+            self.error = err
+        raise err
+
+    def _unshadow(self, v, depth=0):
+        """v with every shadow container replaced by the real one (the
+        caller's object, as eager returns it)."""
+        if not self.real or depth > 8:
+            return v
+        r = self.real.get(id(v))
+        if r is not None:
+            return r
+        if type(v) is tuple:
+            return tuple(self._unshadow(x, depth + 1) for x in v)
+        if type(v) is list and id(v) in self.made:
+            v[:] = [self._unshadow(x, depth + 1) for x in v]
+        elif type(v) is dict and id(v) in self.made:
+            for k in list(v):
+                v[k] = self._unshadow(v[k], depth + 1)
+        return v
+
+    # ------------------------------------------------------------ objects
+
+    def _make(self, obj):
+        self.made[id(obj)] = obj
+        return obj
+
+    def _sub(self, v):
+        """A loaded value: a mutated container's shadow in its place (each
+        load of a container is counted: a read unless it is the receiver
+        of a write-only method)."""
+        t = type(v)
+        if t is list or t is dict or t is set:
+            i = id(v)
+            s = self.shadows.get(i)
+            if s is not None:
+                v = s
+            else:
+                r = self.real.get(i)
+                if r is not None:
+                    i = id(r)
+            self.loads[i] = self.loads.get(i, 0) + 1
+        return v
+
+    def _kind(self, obj):
+        """'made' (the function's own: changed for real), 'pre' (existed
+        before the call: changes are effects) or None (unknown)."""
+        i = id(obj)
+        if i in self.real:
+            return "pre"
+        if i in self.made:
+            return "made"
+        if i in self.pre:
+            return "pre"
+        return None
+
+    def _shadow(self, obj):
+        s = self.shadows.get(id(obj))
+        if s is None:
+            s = type(obj)(obj)
+            self.shadows[id(obj)] = s
+            self.real[id(s)] = obj
+        return s
+
+    def _record(self, kind, target, key, values, what):
+        fr = self._cur
+        if self.numpy_mode and _inexact(values):
+            # the plan's float arithmetic may differ from NumPy's in the last
+            # bit: a value stored or printed would show it
+            self._fail(f"{what} with a float value computed from a NumPy array (hop's value "
+                       f"may differ from NumPy's in the last bit)")
+        hit = self.argpaths.get(id(target)) if target is not None else None
+        if hit is not None and hit[1] is target and id(target) not in self.env_ids:
+            path = hit[0]
+            v = self._argtree
+            for i in path:  # only through tuples, lists and dicts (pytree's own)
+                if type(v) not in (tuple, list, dict):
+                    self._fail(f"a write to an object inside a {type(v).__name__} argument")
+                v = list(v.values())[i] if type(v) is dict else v[i]
+            if len(path) < 2:  # the (args, kwargs) tree, args or kwargs itself
+                self._fail("a write to the arguments themselves")
+            target = _ArgPath(path)
+        self.effects.append(Effect(kind, target, key, values, _site(fr.code, fr.line), what))
+
+    # --------------------------------------------------------------- calls
+
+    def _call_function(self, f, args, kwargs):
+        if self.concrete:
+            return f(*args, **kwargs)
+        if isinstance(f, types.MethodType) and _user_function(f.__func__):
+            return self._inline(f.__func__, (f.__self__,) + args, kwargs)
+        if _user_function(f):
+            return self._inline(f, args, kwargs)
+        if isinstance(f, _Recorded):
+            real, shadow, name = f.real, f.shadow, f.name
+            out = getattr(shadow, name)(*args, **kwargs)
+            self._record("call", real, name, (args, tuple(kwargs.items())),
+                         f"{type(real).__name__}.{name}()")
+            return self._sub(out)
+        if isinstance(f, types.BuiltinMethodType) and type(f.__self__) in _MUTATORS and \
+                f.__name__ in _MUTATORS[type(f.__self__)]:
+            # a container's mutating method, bound elsewhere (mid = log.append)
+            owner = f.__self__
+            kind = self._kind(owner)
+            if kind is None and id(f) in self.pre:
+                kind = "pre"  # the bound method is the environment's (guarded by identity)
+            if kind == "pre":
+                real = self.real.get(id(owner), owner)
+                return self._call_function(_Recorded(real, self._shadow(real), f.__name__),
+                                           args, kwargs)
+            if kind is None:
+                self._fail(f"{type(owner).__name__}.{f.__name__}() on a {type(owner).__name__} "
+                           f"hop cannot trace to its owner")
+        if f is builtins.print:
+            for a in list(args) + list(kwargs.values()):
+                if not _printable(a):
+                    raise _BreakHere(f"print() of a {type(a).__name__}: hop replays print() "
+                                     f"of numbers, strings and traced values", self.depth)
+            if set(kwargs) - {"sep", "end"}:
+                raise _BreakHere("print() with file= or flush=", self.depth)
+            self._record("print", None, None, (args, tuple(kwargs.items())), "print()")
+            return None
+        call = getattr(type(f), "__call__", None)
+        if not isinstance(f, type) and _user_function(call):
+            return self._inline(call, (f,) + args, kwargs)  # a callable object of the user's
+        if isinstance(f, type) and f.__new__ is object.__new__ and \
+                _user_function(getattr(f, "__init__", None)):
+            obj = self._make(object.__new__(f))
+            self._inline(f.__init__, (obj,) + args, kwargs)
+            return obj
+        if f is getattr and len(args) >= 2 and isinstance(args[1], str) and not kwargs:
+            return self._getattr(args[0], args[1], *args[2:])
+        if f is setattr and len(args) == 3 and isinstance(args[1], str) and not kwargs:
+            return self._store_attr(args[0], args[1], args[2])
+        if f is delattr and len(args) == 2 and isinstance(args[1], str) and not kwargs:
+            return self._store_attr(args[0], args[1], _DELETED)
+        fr = self._cur
+        if self.effect_lines and (os.path.basename(fr.code.co_filename), fr.line) in \
+                self.effect_lines and not self._safe(f):
+            raise _BreakHere(f"{getattr(f, '__qualname__', type(f).__name__)}() may change "
+                             f"state hop cannot see (a Python effect on this line)", self.depth)
+        if f is isinstance and len(args) == 2 and not kwargs:
+            return self._isinstance(*args)
+        try:
+            if (self.cells or self.globs or self.attrs) and \
+                    not isinstance(f, (types.BuiltinFunctionType, types.BuiltinMethodType, type)):
+                out = self._materialized(f, args, kwargs)
+            else:
+                out = f(*args, **kwargs)
+        except _breaks.GraphBreak as b:
+            tr = _C.tracing()
+            if tr is not None:  # the translator's to handle: a break or Unsupported
+                tr.scratch.pop(_breaks._KEY, None)
+            raise _BreakHere(b.message, self.depth) from None
+        if isinstance(f, type) and not _traced(out):
+            self._make(out)
+        return self._sub(out)
+
+    def _isinstance(self, obj, cls):
+        """isinstance as the user's code sees it while hop traces: a
+        hop.numpy array is also its NumPy class (hop.numpy's _UserClass
+        answers by the asking frame, which here is hop's)."""
+        if isinstance(obj, cls):
+            return True
+        user = getattr(type(obj), "_user_class", None)
+        hnp = sys.modules.get("hop.numpy")
+        if user is None or hnp is None or not isinstance(obj, hnp.ndarray):
+            return False
+        return issubclass(user(obj), cls)
+
+    def _materialized(self, f, args, kwargs):
+        """f(*args, **kwargs) (hop's: a HOP traces the user's bodies, which
+        read cells, globals and attributes themselves) with the values this
+        translation assigned put in place for the call, then taken back."""
+        if self.shadows:
+            self._fail(f"{getattr(f, '__qualname__', f)}() after a change to a list, dict or "
+                       f"set the function did not make (its bodies would not see it)")
+        undo = []
+        try:
+            for c in [c for c in self._cell_objs if id(c) in self.cells]:
+                try:
+                    undo.append(("cell", c, None, c.cell_contents))
+                except ValueError:
+                    undo.append(("cell", c, None, _DELETED))
+                v = self.cells[id(c)]
+                if v is _DELETED:
+                    del c.cell_contents
+                else:
+                    c.cell_contents = v
+            for (gid, name), v in self.globs.items():
+                g = self._glob_objs[gid]
+                undo.append(("global", g, name, g.get(name, _DELETED)))
+                if v is _DELETED:
+                    g.pop(name, None)
+                else:
+                    g[name] = v
+            for (oid, name), v in self.attrs.items():
+                o = self._attr_objs[oid]
+                undo.append(("attr", o, name, o.__dict__.get(name, _DELETED)))
+                if v is _DELETED:
+                    o.__dict__.pop(name, None)
+                else:
+                    o.__dict__[name] = v
+            return f(*args, **kwargs)
+        finally:
+            for kind, t, name, old in reversed(undo):
+                if kind == "cell":
+                    if old is _DELETED:
+                        try:
+                            del t.cell_contents
+                        except ValueError:
+                            pass
+                    else:
+                        t.cell_contents = old
+                elif kind == "global":
+                    if old is _DELETED:
+                        t.pop(name, None)
+                    else:
+                        t[name] = old
+                elif old is _DELETED:
+                    t.__dict__.pop(name, None)
+                else:
+                    t.__dict__[name] = old
+
+    def _safe(self, f):
+        """A call that changes nothing the translator does not see."""
+        if isinstance(f, types.BuiltinFunctionType):
+            owner = getattr(f, "__self__", None)
+            if owner is builtins or owner is None:
+                return f.__name__ in _SAFE_BUILTINS
+            if isinstance(owner, types.ModuleType):
+                # (not operator's: operator.setitem and the in-place ones write)
+                return owner.__name__ in ("math", "cmath") or owner.__name__.startswith("hop")
+            if _traced(owner) or isinstance(owner, _C.Tensor):
+                return True
+            if type(owner) in _MUTATORS:
+                from ._effects import _MUTATORS as every
+                return f.__name__ not in every or id(owner) in self.made
+            return id(owner) in self.made or isinstance(owner, (str, bytes, int, float, tuple))
+        if isinstance(f, type):
+            return f in (list, tuple, dict, set, frozenset, int, float, bool, str, complex,
+                         range, slice, zip, enumerate, reversed, map, filter)
+        mod = getattr(f, "__module__", None) or ""
+        return mod.startswith("hop") and not mod.startswith("hop.numpy")
+
+    def _inline(self, func, args, kwargs):
+        code = func.__code__
+        if code.co_flags & (inspect.CO_GENERATOR | inspect.CO_COROUTINE |
+                            inspect.CO_ASYNC_GENERATOR | inspect.CO_ITERABLE_COROUTINE):
+            self._fail(f"{func.__qualname__} is a generator or coroutine")
+        if self.depth > 32:
+            self._fail("calls nested deeper than 32 functions")
+        try:
+            bound = inspect.signature(func).bind(*args, **kwargs)
+        except TypeError as e:
+            raise TypeError(f"{func.__qualname__}() {e}") from None
+        bound.apply_defaults()
+        fr = _Frame()
+        fr.func = func
+        fr.code = code
+        fr.fast = dict(bound.arguments)
+        fr.cells = {}
+        fr.stack = []
+        fr.kwnames = ()
+        fr.line = code.co_firstlineno
+        saved = self._cur
+        if self.depth == 0:
+            self.root = fr
+        self.depth += 1
+        try:
+            return self._execute(fr)
+        finally:
+            self.depth -= 1
+            self._cur = saved
+
+    def _getattr(self, obj, name, *default):
+        if name == "__class__" and not self.concrete and hasattr(type(obj), "_user_class") \
+                and _C.tracing() is not None:
+            return type(obj)._user_class(obj)
+        if self.attrs:
+            v = self.attrs.get((id(obj), name), _UNBOUND)
+            if v is _DELETED:
+                if default:
+                    return default[0]
+                raise AttributeError(f"{type(obj).__name__!r} object has no attribute {name!r}")
+            if v is not _UNBOUND:
+                return v
+        if default:
+            return self._sub(getattr(obj, name, default[0]))
+        return self._sub(getattr(obj, name))
+
+    # --------------------------------------------------------- the loop
+
+    def _execute(self, fr, pc=0, steps=-1):
+        """Runs fr's code from instruction pc: its return value, or _PAUSED
+        (fr.pc the next instruction) after `steps` instructions."""
+        ins, at, handlers, lines, uses = _instructions(fr.code)
+        if handlers:
+            self._cur = fr
+            fr.line = fr.code.co_firstlineno
+            self._fail(f"{fr.code.co_qualname} has exception handlers or a with block, which "
+                       f"the translator does not run yet")
+        stack = fr.stack
+        push = stack.append
+        pop = stack.pop
+        n = len(ins)
+        self._cur = fr
+        root = fr is self.root and self.can_break
+        while pc < n:
+            if steps == 0:
+                fr.pc = pc
+                return _PAUSED
+            steps -= 1
+            i = ins[pc]
+            snap = (pc, list(stack), dict(fr.fast), fr.kwnames, len(self.effects)) \
+                if root and i.opname in _BREAKABLE else None
+            fr.line = lines[pc]
+            pc += 1
+            op = i.opname
+            if op == "LOAD_FAST":  # the commonest instructions, without a call
+                v = fr.fast.get(i.argval, _UNBOUND)
+                if v is not _UNBOUND and type(v) not in _CONTAINERS:
+                    push(v)
+                    continue
+            elif op == "STORE_FAST":
+                fr.fast[i.argval] = pop()
+                continue
+            elif op == "LOAD_CONST":
+                push(i.argval)
+                continue
+            elif op in ("RESUME", "NOP", "PRECALL", "EXTENDED_ARG"):
+                continue
+            k = uses[pc - 1]
+            try:
+                if k and not self.concrete and _userish(stack[len(stack) - k:]):
+                    # CPython may run the user's code here: under the call guard
+                    _C._call_guard(self._check, _ALLOWED)
+                    try:
+                        pc = self._step(fr, i, op, pc, at, stack, push, pop)
+                    finally:
+                        _C._call_guard(None)
+                else:
+                    pc = self._step(fr, i, op, pc, at, stack, push, pop)
+            except _BreakHere as b:
+                if snap is None or b.depth != self.depth:
+                    self._fail(b.message, fr, brk=op if b.depth == self.depth else None)
+                raise _Stop(snap, b.message) from None
+            if pc < 0:
+                return stack.pop()
+        self._fail("fell off the end of the code")
+
+    def _step(self, fr, i, op, pc, at, stack, push, pop):
+        """Runs one instruction: the next pc (-1: returned, the value on
+        top of the stack)."""
+        if op == "LOAD_FAST":
+            v = fr.fast.get(i.argval, _UNBOUND)
+            if v is _UNBOUND:
+                raise UnboundLocalError(f"local variable {i.argval!r} referenced before "
+                                        f"assignment")
+            push(self._sub(v))
+        elif op == "BINARY_OP":
+            b = pop()
+            a = pop()
+            push(self._binary(i.arg, a, b))
+        elif op == "STORE_FAST":
+            fr.fast[i.argval] = pop()
+        elif op == "LOAD_CONST":
+            push(i.argval)
+        elif op in ("JUMP_FORWARD", "JUMP_BACKWARD", "JUMP_BACKWARD_NO_INTERRUPT"):
+            pc = at[i.argval]
+        elif op in ("POP_JUMP_FORWARD_IF_FALSE", "POP_JUMP_BACKWARD_IF_FALSE"):
+            if not self._truth(pop()):
+                pc = at[i.argval]
+        elif op == "FOR_ITER":
+            it = stack[-1]
+            try:
+                push(self._sub(next(it)))
+            except StopIteration:
+                pop()
+                pc = at[i.argval]
+        elif op == "CALL":
+            argc = i.arg
+            args = stack[len(stack) - argc:] if argc else []
+            del stack[len(stack) - argc:]
+            f = pop()
+            below = pop()
+            if below is not _NULL:  # a method: below is the function, f its self
+                args = [f] + args
+                f = below
+            kw = {}
+            if fr.kwnames:
+                nk = len(fr.kwnames)
+                kw = dict(zip(fr.kwnames, args[len(args) - nk:]))
+                args = args[:len(args) - nk]
+                fr.kwnames = ()
+            push(self._call_function(f, tuple(args), kw))
+            self._cur = fr
+        elif op == "DELETE_FAST":
+            del fr.fast[i.argval]
+        elif op == "LOAD_GLOBAL":
+            if i.arg & 1:
+                push(_NULL)
+            push(self._load_global(fr, i.argval))
+        elif op == "STORE_GLOBAL":
+            self._store_global(fr, i.argval, pop())
+        elif op == "DELETE_GLOBAL":
+            self._store_global(fr, i.argval, _DELETED)
+        elif op == "MAKE_CELL":
+            name = i.argval
+            v = fr.fast.pop(name, _UNBOUND)
+            c = types.CellType() if v is _UNBOUND else types.CellType(v)
+            fr.cells[name] = self._make(c)
+        elif op == "COPY_FREE_VARS":
+            for name, c in zip(fr.code.co_freevars, fr.func.__closure__ or ()):
+                fr.cells[name] = c
+        elif op == "LOAD_CLOSURE":
+            push(fr.cells[i.argval])
+        elif op in ("LOAD_DEREF", "LOAD_CLASSDEREF"):
+            push(self._load_cell(fr, i.argval))
+        elif op == "STORE_DEREF":
+            self._store_cell(fr, i.argval, pop())
+        elif op == "DELETE_DEREF":
+            self._store_cell(fr, i.argval, _DELETED)
+        elif op == "LOAD_ATTR":
+            push(self._getattr(pop(), i.argval))
+        elif op == "LOAD_METHOD":
+            obj = pop()
+            push(_NULL)
+            push(self._load_method(obj, i.argval))
+        elif op == "STORE_ATTR":
+            obj = pop()
+            self._store_attr(obj, i.argval, pop())
+        elif op == "DELETE_ATTR":
+            self._store_attr(pop(), i.argval, _DELETED)
+        elif op == "PUSH_NULL":
+            push(_NULL)
+        elif op == "KW_NAMES":
+            fr.kwnames = fr.code.co_consts[i.arg]
+        elif op == "CALL_FUNCTION_EX":
+            kw = pop() if i.arg & 1 else {}
+            args = pop()
+            f = pop()
+            if stack and stack[-1] is _NULL:
+                pop()
+            push(self._call_function(f, tuple(args), dict(kw)))
+            self._cur = fr
+        elif op == "MAKE_FUNCTION":
+            code = pop()
+            flags = i.arg
+            closure = pop() if flags & 8 else None
+            ann = pop() if flags & 4 else None
+            kwdefaults = pop() if flags & 2 else None
+            defaults = pop() if flags & 1 else None
+            f = types.FunctionType(code, fr.func.__globals__, code.co_name, defaults,
+                                   closure)
+            f.__qualname__ = code.co_qualname
+            if kwdefaults:
+                f.__kwdefaults__ = kwdefaults
+            if ann:
+                f.__annotations__ = dict(zip(ann[::2], ann[1::2])) \
+                    if isinstance(ann, tuple) else ann
+            push(self._make(f))
+        elif op == "RETURN_VALUE":
+            return -1
+        elif op == "POP_TOP":
+            pop()
+        elif op == "COPY":
+            push(stack[-i.arg])
+        elif op == "SWAP":
+            k = i.arg
+            stack[-1], stack[-k] = stack[-k], stack[-1]
+        elif op == "BINARY_SUBSCR":
+            k = pop()
+            push(self._sub(pop()[k]))
+        elif op == "STORE_SUBSCR":
+            k = pop()
+            obj = pop()
+            self._store_item(obj, k, pop())
+        elif op == "DELETE_SUBSCR":
+            k = pop()
+            self._store_item(pop(), k, _DELETED)
+        elif op == "BUILD_SLICE":
+            args = [pop() for _ in range(i.arg)][::-1]
+            push(slice(*args))
+        elif op == "COMPARE_OP":
+            b = pop()
+            push(_COMPARE[i.argval](pop(), b))
+        elif op == "IS_OP":
+            b = pop()
+            r = pop() is b
+            push(r != bool(i.arg))
+        elif op == "CONTAINS_OP":
+            b = pop()
+            r = pop() in b
+            push(r != bool(i.arg))
+        elif op == "UNARY_NEGATIVE":
+            push(-pop())
+        elif op == "UNARY_POSITIVE":
+            push(+pop())
+        elif op == "UNARY_INVERT":
+            push(~pop())
+        elif op == "UNARY_NOT":
+            push(not self._truth(pop()))
+        elif op == "BUILD_TUPLE":
+            items = tuple(stack[len(stack) - i.arg:]) if i.arg else ()
+            del stack[len(stack) - i.arg:]
+            push(items)
+        elif op == "BUILD_LIST":
+            items = stack[len(stack) - i.arg:] if i.arg else []
+            del stack[len(stack) - i.arg:]
+            push(self._make(list(items)))
+        elif op == "BUILD_SET":
+            items = stack[len(stack) - i.arg:] if i.arg else []
+            del stack[len(stack) - i.arg:]
+            push(self._make(set(items)))
+        elif op == "BUILD_MAP":
+            items = stack[len(stack) - 2 * i.arg:] if i.arg else []
+            del stack[len(stack) - 2 * i.arg:]
+            push(self._make(dict(zip(items[::2], items[1::2]))))
+        elif op == "BUILD_CONST_KEY_MAP":
+            keys = pop()
+            vals = stack[len(stack) - i.arg:]
+            del stack[len(stack) - i.arg:]
+            push(self._make(dict(zip(keys, vals))))
+        elif op == "BUILD_STRING":
+            parts = stack[len(stack) - i.arg:]
+            del stack[len(stack) - i.arg:]
+            push("".join(parts))
+        elif op == "FORMAT_VALUE":
+            spec = pop() if (i.arg & 4) else ""
+            v = pop()
+            conv = i.arg & 3
+            if _traced(v) and not self.concrete:
+                raise _BreakHere("the text of a traced value (an f-string or format()) is "
+                                 "known only when the plan runs", self.depth)
+            if conv == 1:
+                v = str(v)
+            elif conv == 2:
+                v = repr(v)
+            elif conv == 3:
+                v = ascii(v)
+            push(format(v, spec))
+        elif op == "LIST_APPEND":
+            v = pop()
+            stack[-i.arg].append(v)
+        elif op == "SET_ADD":
+            v = pop()
+            stack[-i.arg].add(v)
+        elif op == "MAP_ADD":
+            v = pop()
+            k = pop()
+            stack[-i.arg][k] = v
+        elif op == "LIST_EXTEND":
+            v = pop()
+            stack[-i.arg].extend(v)
+        elif op == "SET_UPDATE":
+            v = pop()
+            stack[-i.arg].update(v)
+        elif op in ("DICT_UPDATE", "DICT_MERGE"):
+            v = pop()
+            d = stack[-i.arg]
+            if op == "DICT_MERGE":
+                dup = set(d) & set(v)
+                if dup:
+                    raise TypeError(f"got multiple values for keyword argument "
+                                    f"{sorted(dup)[0]!r}")
+            d.update(v)
+        elif op == "LIST_TO_TUPLE":
+            push(tuple(pop()))
+        elif op == "UNPACK_SEQUENCE":
+            seq = list(pop())
+            if len(seq) != i.arg:
+                raise ValueError(f"expected {i.arg} values to unpack, got {len(seq)}")
+            stack.extend(self._sub(x) for x in reversed(seq))
+        elif op == "UNPACK_EX":
+            before, after = i.arg & 0xFF, i.arg >> 8
+            seq = list(pop())
+            if len(seq) < before + after:
+                raise ValueError(f"not enough values to unpack (expected at least "
+                                 f"{before + after}, got {len(seq)})")
+            mid = self._make(seq[before:len(seq) - after])
+            items = seq[:before] + [mid] + seq[len(seq) - after:]
+            stack.extend(reversed(items))
+        elif op == "GET_ITER":
+            v = pop()
+            if self.concrete:
+                push(iter(v))
+                return pc
+            if _traced(v):
+                self._fail("a loop over a traced value")
+            r = iter(v)
+            if r is v and id(v) not in self.made:
+                self._fail(f"a loop over a {type(v).__name__} iterator the function did not "
+                           f"make (each step advances it)")
+            push(r)
+        elif op in ("POP_JUMP_FORWARD_IF_TRUE", "POP_JUMP_BACKWARD_IF_TRUE"):
+            if self._truth(pop()):
+                pc = at[i.argval]
+        elif op in ("POP_JUMP_FORWARD_IF_NONE", "POP_JUMP_BACKWARD_IF_NONE"):
+            if pop() is None:
+                pc = at[i.argval]
+        elif op in ("POP_JUMP_FORWARD_IF_NOT_NONE", "POP_JUMP_BACKWARD_IF_NOT_NONE"):
+            if pop() is not None:
+                pc = at[i.argval]
+        elif op == "JUMP_IF_FALSE_OR_POP":
+            if not self._truth(stack[-1]):
+                pc = at[i.argval]
+            else:
+                pop()
+        elif op == "JUMP_IF_TRUE_OR_POP":
+            if self._truth(stack[-1]):
+                pc = at[i.argval]
+            else:
+                pop()
+        elif op == "LOAD_ASSERTION_ERROR":
+            push(AssertionError)
+        elif op == "RAISE_VARARGS":
+            if i.arg == 0:
+                self._fail("a bare raise", fr)
+            cause = pop() if i.arg == 2 else None
+            exc = pop()
+            if isinstance(exc, type):
+                exc = exc()
+            if i.arg == 2:
+                raise exc from cause
+            raise exc
+        else:
+            self._fail(f"the instruction {op} is not translated yet")
+        return pc
+
+    def _truth(self, v):
+        if type(v) is bool:
+            return v
+        if _traced(v) and not self.concrete:
+            raise _BreakHere("Python control flow on a traced value (if/while/and/or/not on "
+                             "it) needs its value; hop.cond keeps it in the graph", self.depth)
+        return bool(v)
+
+    def _binary(self, op, a, b):
+        f = _BINARY[op]
+        if self.concrete:
+            return f(a, b)
+        if op >= 13 and hasattr(type(a), _INPLACE[op]) and type(a) not in (list, dict, set) \
+                and self._kind(a) == "pre" and not _numpy_written_back(a):
+            self._fail(f"an in-place {dis._nb_ops[op][1]} on a {type(a).__name__} the function "
+                       f"did not make")
+        if op >= 13 and type(a) in (list, dict, set) and self._kind(a) != "made":
+            # an in-place operator on a container: a mutation
+            if self._kind(a) is None:
+                self._fail(f"an in-place operator on a {type(a).__name__} hop cannot trace "
+                           f"to its owner")
+            real = self.real.get(id(a), a)
+            s = self._shadow(real)
+            f(s, b)
+            self._record("call", real, _INPLACE[op],
+                         ((b,), ()), f"{type(real).__name__} {dis._nb_ops[op][1]}")
+            return s
+        return f(a, b)
+
+    # ----------------------------------------------------- state: reads
+
+    def _load_global(self, fr, name):
+        g = fr.func.__globals__
+        if self.globs:
+            v = self.globs.get((id(g), name), _UNBOUND)
+            if v is _DELETED:
+                raise NameError(f"name {name!r} is not defined")
+            if v is not _UNBOUND:
+                return v
+        key = ("global", id(g), name)
+        if key not in self.written:
+            self.read.add(key)
+        try:
+            return self._sub(g[name])
+        except KeyError:
+            b = g.get("__builtins__", builtins)
+            b = b if isinstance(b, dict) else vars(b)
+            if name in b:
+                return b[name]
+            raise NameError(f"name {name!r} is not defined") from None
+
+    def _load_cell(self, fr, name):
+        c = fr.cells[name]
+        if self.cells:
+            v = self.cells.get(id(c), _UNBOUND)
+            if v is _DELETED:
+                raise NameError(f"free variable {name!r} referenced before assignment")
+            if v is not _UNBOUND:
+                return v
+        if id(c) not in self.made:
+            key = ("cell", id(c))
+            if key not in self.written:
+                self.read.add(key)
+        try:
+            return self._sub(c.cell_contents)
+        except ValueError:
+            raise NameError(f"free variable {name!r} referenced before assignment in "
+                            f"enclosing scope") from None
+
+    def _load_method(self, obj, name):
+        if self.concrete:
+            return getattr(obj, name)
+        t = type(obj)
+        muts = _MUTATORS.get(t)
+        if muts is not None and name in muts:
+            kind = self._kind(obj)
+            if kind == "pre":
+                real = self.real.get(id(obj), obj)
+                if name in _WRITE_ONLY:
+                    i = id(real)
+                    self.loads[i] = self.loads.get(i, 1) - 1
+                return _Recorded(real, self._shadow(real), name)
+            if kind is None:
+                self._fail(f"{t.__name__}.{name}() on a {t.__name__} hop cannot trace to its "
+                           f"owner (not the function's own, not reached from its arguments "
+                           f"or environment)")
+        return self._getattr(obj, name)
+
+    # ---------------------------------------------------- state: writes
+
+    def _store_global(self, fr, name, v):
+        g = fr.func.__globals__
+        if self.concrete:
+            if v is _DELETED:
+                del g[name]
+            else:
+                g[name] = v
+            return
+        self.written.add(("global", id(g), name))
+        self.globs[(id(g), name)] = v
+        self._glob_objs[id(g)] = g
+        if v is _DELETED:
+            self._record("del_global", g, name, (), f"del global {name}")
+        else:
+            self._record("global", g, name, (v,), f"global {name} =")
+
+    def _store_cell(self, fr, name, v):
+        c = fr.cells[name]
+        if id(c) in self.made or self.concrete:
+            if v is _DELETED:
+                del c.cell_contents
+            else:
+                c.cell_contents = v
+            return
+        self.written.add(("cell", id(c)))
+        self.cells[id(c)] = v
+        self._cell_objs.append(c)
+        if v is _DELETED:
+            self._record("del_cell", c, name, (), f"del nonlocal {name}")
+        else:
+            self._record("cell", c, name, (v,), f"nonlocal {name} =")
+
+    def _store_attr(self, obj, name, v):
+        kind = "made" if self.concrete else self._kind(obj)
+        if kind == "made":
+            if v is _DELETED:
+                delattr(obj, name)
+            else:
+                setattr(obj, name, v)
+            return
+        if kind is None or isinstance(obj, (types.ModuleType, type)) or \
+                isinstance(obj, _C.Tensor):
+            self._fail(f"an attribute write to a {type(obj).__name__} hop cannot trace to its "
+                       f"owner" if kind is None else
+                       f"an attribute write to the {type(obj).__name__} {obj!r}")
+        if not hasattr(obj, "__dict__") or isinstance(inspect.getattr_static(type(obj), name,
+                                                                             None), property):
+            self._fail(f"an attribute write to a {type(obj).__name__} that runs code (a "
+                       f"property or __slots__)")
+        self.attrs[(id(obj), name)] = v
+        self._attr_objs[id(obj)] = obj
+        if v is _DELETED:
+            self._record("del_attr", obj, name, (), f"del .{name}")
+        else:
+            self._record("attr", obj, name, (v,), f"{type(obj).__name__}.{name} =")
+
+    def _store_item(self, obj, k, v):
+        kind = "made" if self.concrete else self._kind(obj)
+        if kind == "made" or kind is None and (_traced(obj) or isinstance(obj, _C.Tensor)) or \
+                _numpy_written_back(obj):
+            if v is _DELETED:
+                del obj[k]
+            else:
+                obj[k] = v
+            return
+        if kind is None or type(obj) not in (list, dict):
+            self._fail(f"an item write to a {type(obj).__name__} hop cannot replay" if
+                       kind is not None else
+                       f"an item write to a {type(obj).__name__} hop cannot trace to its owner")
+        real = self.real.get(id(obj), obj)
+        self.loads[id(real)] = self.loads.get(id(real), 1) - 1
+        s = self._shadow(real)
+        if v is _DELETED:
+            del s[k]
+            self._record("del_item", real, None, (k,), f"del {type(real).__name__}[...]")
+        else:
+            s[k] = v
+            self._record("item", real, None, (k, v), f"{type(real).__name__}[...] =")
+
+    # ------------------------------------------------------- afterwards
+
+    def write_only(self):
+        """The ids of pre-existing containers the function only wrote
+        through write-only methods: their length and items need no guard."""
+        return {id(r) for r in self.real.values() if self.loads.get(id(r), 0) <= 0}
+
+    def unread_writes(self):
+        """("cell", id) / ("global", id(globals), name) the function wrote
+        and never read before: no guard on their value."""
+        return self.written - self.read
+
+
+def _generated_library(frame):
+    """Code the standard library generates with exec (namedtuple's
+    __new__): file "<string>", the globals of a library module."""
+    if not frame.f_code.co_filename.startswith("<"):
+        return False
+    name = frame.f_globals.get("__name__") or ""
+    return name.startswith("namedtuple_") or name.split(".")[0] in sys.stdlib_module_names or \
+        name.startswith("hop")
+
+
+def _printable(a, depth=0):
+    if a is None or type(a) in (str, int, float, bool, complex) or _traced(a) or \
+            isinstance(a, _C.Tensor):
+        return True
+    return type(a) is tuple and depth < 4 and all(_printable(x, depth + 1) for x in a)
+
+
+# str(), format() and the like the translator calls for the user's code are
+# the user's: a traced value's text there is a break, never its proxy text
+_breaks.ACTS_FOR_USER.update([Translator._call_function.__code__, Translator._step.__code__,
+                              Translator._binary.__code__, Translator._materialized.__code__])
+
+
+def _site(code, line):
+    return f"{os.path.basename(code.co_filename)}:{line}"
+
+
+class Break:
+    """Where a translation ended: the instruction at pc of func (opname,
+    site, why) needs real values.  After the plan, `resume(out, compile)`
+    rebuilds the stack (NULLs at nulls) and locals (names) from the plan's
+    outputs, runs that instruction in Python, and calls the resume function
+    for the instruction after it: compiled (hop.compile of a Resume) on its
+    first call and cached per (pc, stack layout, locals)."""
+
+    def __init__(self, func, pc, nulls, nstack, names, kwnames, why, site, opname, lines):
+        self.func = func
+        self.pc = pc
+        self.nulls = nulls
+        self.nstack = nstack
+        self.names = names
+        self.kwnames = kwnames
+        self.why = why
+        self.site = site
+        self.opname = opname
+        self.lines = lines
+        self.resumes = {}  # (pc, stack size, NULL slots, local names) -> CompiledFunction
+
+    def describe(self):
+        return f"graph break at {self.site} ({self.opname}): {self.why}"
+
+    def resume(self, out, compile):
+        stack_vals, fast_vals = out
+        stack = []
+        for v in stack_vals:
+            if type(v) is tuple and len(v) == 3 and v[0] == _METHOD:
+                v = getattr(v[1], v[2])
+            stack.append(v)
+        for i in self.nulls:
+            stack[i] = _NULL
+        fr = _frame_for(self.func, dict(zip(self.names, fast_vals)), stack)
+        fr.kwnames = self.kwnames
+        t = Translator(self.func, [], set(), set(), concrete=True)
+        t.root = fr
+        t.depth = 1
+        got = t._execute(fr, self.pc, 1)  # the instruction itself, in Python
+        if got is not _PAUSED:
+            return got
+        nulls = tuple(i for i, v in enumerate(fr.stack) if v is _NULL)
+        if _has_numpy(fr.stack):
+            # what the instruction made is NumPy's (np.asarray, a NumPy
+            # function): compiled, the rest would compute with hop.numpy,
+            # whose reductions may differ from NumPy's in the last bit, so
+            # the rest runs eagerly in Python
+            t.depth = 1
+            return t._execute(fr, fr.pc)
+        key = (fr.pc, len(fr.stack), nulls, tuple(fr.fast))
+        cf = self.resumes.get(key)
+        if cf is None:
+            cf = self.resumes[key] = compile(Resume(self.func, fr.pc, len(fr.stack), nulls,
+                                                    tuple(fr.fast), self.lines))
+        args = [None if v is _NULL else v for v in fr.stack] + list(fr.fast.values())
+        return cf(*args)
+
+
+def _inexact(v, depth=0):
+    """Whether v holds a traced value that is not an integer or bool."""
+    if depth > 8:
+        return True
+    if type(v) in (tuple, list):
+        return any(_inexact(x, depth + 1) for x in v)
+    if type(v) is dict:
+        return any(_inexact(x, depth + 1) for x in v.values())
+    if isinstance(v, _C.SymInt):
+        return False
+    if _traced(v) or isinstance(v, _C.Tensor):
+        name = str(getattr(v, "dtype", "float"))
+        return not ("int" in name or "bool" in name)
+    return False
+
+
+def _has_numpy(values, depth=0):
+    np = sys.modules.get("numpy")
+    if np is None or depth > 2:
+        return False
+    for v in values:
+        if isinstance(v, (np.ndarray, np.generic)) or \
+                type(v) in (list, tuple) and _has_numpy(v, depth + 1) or \
+                type(v) is dict and _has_numpy(list(v.values()), depth + 1):
+            return True
+    return False
+
+
+def _frame_for(func, fast, stack):
+    fr = _Frame()
+    fr.func = func
+    fr.code = func.__code__
+    fr.fast = fast
+    fr.cells = dict(zip(func.__code__.co_freevars, func.__closure__ or ()))
+    fr.stack = stack
+    fr.kwnames = ()
+    fr.line = func.__code__.co_firstlineno
+    return fr
+
+
+class Resume:
+    """The rest of func from instruction pc, as a function of the stack
+    (nstack values, None at the NULL slots) and the locals (names): what a
+    graph break resumes.  hop.compile compiles it through the translator;
+    called itself, it runs the rest eagerly (the concrete interpreter)."""
+
+    def __init__(self, func, pc, nstack, nulls, names, lines):
+        self.func = func
+        self.pc = pc
+        self.nstack = nstack
+        self.nulls = nulls
+        self.names = names
+        self.effect_lines = lines
+        self.__wrapped__ = func  # what its trace reads: func's globals and cells
+        self.__code__ = func.__code__
+        self.__name__ = f"{func.__name__}_resume_at_{pc}"
+        self.__qualname__ = f"{func.__qualname__}_resume_at_{pc}"
+        self.__signature__ = inspect.Signature(
+            [inspect.Parameter(f"stack{i}", inspect.Parameter.POSITIONAL_ONLY)
+             for i in range(nstack)] +
+            [inspect.Parameter(n, inspect.Parameter.POSITIONAL_ONLY) for n in names])
+
+    def _frame(self, args):
+        stack = list(args[:self.nstack])
+        for i in self.nulls:
+            stack[i] = _NULL
+        return _frame_for(self.func, dict(zip(self.names, args[self.nstack:])), stack)
+
+    def run(self, tr, args):
+        """Translates the rest (tr: the Translator)."""
+        fr = self._frame(args)
+        tr.root = fr
+        tr.depth = 1
+        try:
+            return tr._execute(fr, self.pc)
+        finally:
+            tr.depth = 0
+
+    def __call__(self, *args):
+        t = Translator(self.func, [], set(), set(), concrete=True)
+        fr = self._frame(args)
+        t.root = fr
+        t.depth = 1
+        return t._execute(fr, self.pc)
+
+
+def unguard(env, tr):
+    """Drops from env (a _guards._Scan) the guards the translation made
+    needless: the lifted ints (inputs of the plan now), state the function
+    assigned before reading it, and the length and items of a container it
+    only wrote to (append, update, ...): their changes are the function's
+    own, replayed on every call, never a reason to retrace."""
+    roots = set()
+    for kind, base, name in tr.lifted:
+        roots.add((kind, id(base), name))
+    for w in tr.unread_writes():
+        roots.add((w[0], w[1], w[2] if w[0] == "global" else None))
+    written = tr.write_only()
+    under = []
+    for g in env.guards:
+        if g.kind == "id" and id(g.expected) in written:
+            s = g.source
+            under.append((s.kind, id(s.base), s.key, s.path))
+
+    def keep(g):
+        s = g.source
+        key = s.key if s.kind == "global" else None
+        if (s.kind, id(s.base), key) in roots:
+            return False
+        for kind, base, k, path in under:
+            if s.kind == kind and id(s.base) == base and s.key == k and \
+                    s.path[:len(path)] == path and (len(s.path) > len(path) or g.kind == "len"):
+                return False
+        return True
+
+    env.guards = [g for g in env.guards if keep(g)]
+
+
+def lifted_now(lifted):
+    """The current values of the lifted sources as 0-d int64 tensors, or
+    None when one no longer holds an int (the plan does not fit)."""
+    out = []
+    for kind, base, name in lifted:
+        try:
+            v = base.cell_contents if kind == "cell" else base[name]
+        except (ValueError, KeyError):
+            return None
+        if type(v) is not int or not -_INT_BOUND < v < _INT_BOUND:
+            return None
+        out.append(_C.tensor(v, dtype=_C.int64))
+    return tuple(out)
+
+
+_INT_BOUND = 1 << 62
+
+
+def lifted_sources(fn):
+    """(kind, cell or globals dict, name) of each int fn assigns to a cell or
+    global: inputs of the plan, their new values outputs."""
+    cells, globs = written_names(fn)
+    out = []
+    code = fn.__code__
+    for name in sorted(cells):
+        c = fn.__closure__[code.co_freevars.index(name)]
+        try:
+            v = c.cell_contents
+        except ValueError:
+            continue
+        if type(v) is int and -_INT_BOUND < v < _INT_BOUND:
+            out.append(("cell", c, name))
+    g = fn.__globals__
+    for name in sorted(globs):
+        v = g.get(name)
+        if type(v) is int and -_INT_BOUND < v < _INT_BOUND:
+            out.append(("global", g, name))
+    return out
