@@ -126,15 +126,40 @@ sigmoidd(vd x)
     return DIVD(one, ADDD(one, SD(exp, u10)(SUBD(SET1D(0.0), x))));
 }
 
+/* log of x < 0 is the x86 default NaN (negative, quiet, no payload), what
+ * NumPy and libm return: SLEEF's AVX2 log returns a positive NaN there and
+ * its AVX-512 one a NaN with a payload. */
+static inline vf
+logf_v(vf x)
+{
+    vf r = SF(log, u10)(x), nan = SET1F(-NAN);
+#ifdef HOP_SLEEF_AVX512
+    return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(x, SET1F(0.0f), _CMP_LT_OQ), r, nan);
+#else
+    return _mm256_blendv_ps(r, nan, _mm256_cmp_ps(x, SET1F(0.0f), _CMP_LT_OQ));
+#endif
+}
+
+static inline vd
+logd_v(vd x)
+{
+    vd r = SD(log, u10)(x), nan = SET1D(-NAN);
+#ifdef HOP_SLEEF_AVX512
+    return _mm512_mask_blend_pd(_mm512_cmp_pd_mask(x, SET1D(0.0), _CMP_LT_OQ), r, nan);
+#else
+    return _mm256_blendv_pd(r, nan, _mm256_cmp_pd(x, SET1D(0.0), _CMP_LT_OQ));
+#endif
+}
+
 UNARY_F32(exp, SF(exp, u10)(x))
-UNARY_F32(log, SF(log, u10)(x))
+UNARY_F32(log, logf_v(x))
 UNARY_F32(sin, SF(sin, u10)(x))
 UNARY_F32(cos, SF(cos, u10)(x))
 UNARY_F32(tanh, SF(tanh, u10)(x))
 UNARY_F32(sigmoid, sigmoidf(x))
 UNARY_F32(sqrt, SQRTF(x))
 UNARY_F64(exp, SD(exp, u10)(x))
-UNARY_F64(log, SD(log, u10)(x))
+UNARY_F64(log, logd_v(x))
 UNARY_F64(sin, SD(sin, u10)(x))
 UNARY_F64(cos, SD(cos, u10)(x))
 UNARY_F64(tanh, SD(tanh, u10)(x))
@@ -179,6 +204,10 @@ BINARY_F64(pow, SD(pow, u10))
  * or libm's error bound.  LIM is +inf for the others; a nan lane compares
  * false and stays SLEEF's (nan).
  */
+/* Lanes whose |x| is above LIM (SLEEF's range, nan compares false) take
+ * libm's function, each lane alone: a lane's result never depends on its
+ * neighbours (a whole vector to libm made an element's bits depend on the
+ * vector width and on the values beside it). */
 #define FURTHER_F32(name, LIBM, LIM)                                                               \
     static inline vf v_##name##_f32(vf x)                                                          \
     {                                                                                              \
@@ -186,8 +215,10 @@ BINARY_F64(pow, SD(pow, u10))
         if (ANY_ABOVE_F(x, LIM)) {                                                                 \
             float in[NF], out[NF];                                                                 \
             STF(in, x);                                                                            \
+            STF(out, r);                                                                           \
             for (int k = 0; k < NF; k++)                                                           \
-                out[k] = LIBM(in[k]);                                                              \
+                if (fabsf(in[k]) > LIM)                                                            \
+                    out[k] = LIBM(in[k]);                                                          \
             r = LDF(out);                                                                          \
         }                                                                                          \
         return r;                                                                                  \
@@ -200,8 +231,10 @@ BINARY_F64(pow, SD(pow, u10))
         if (ANY_ABOVE_D(x, LIM)) {                                                                 \
             double in[ND], out[ND];                                                                \
             STD(in, x);                                                                            \
+            STD(out, r);                                                                           \
             for (int k = 0; k < ND; k++)                                                           \
-                out[k] = LIBM(in[k]);                                                              \
+                if (fabs(in[k]) > LIM)                                                             \
+                    out[k] = LIBM(in[k]);                                                          \
             r = LDD(out);                                                                          \
         }                                                                                          \
         return r;                                                                                  \
