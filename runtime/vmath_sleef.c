@@ -76,6 +76,65 @@ typedef __m256d vd;
 #define BACKEND_GET hop__math_sleef_avx2
 #endif
 
+/* NaN results as x86 and NumPy make them: a NaN operand comes back quiet,
+ * itself (the first one of two); a NaN made from numbers (log(-1),
+ * sin(inf), pow(-1, 0.5)) is the default NaN (negative, no payload).
+ * SLEEF's functions return all-ones, positive or payload NaNs instead,
+ * which also differ between its widths.  A vector with no NaN result
+ * costs one compare.  exp, sigmoid and sqrt need none: their only NaN is
+ * a NaN operand, which they return as x86 does. */
+#ifdef HOP_SLEEF_AVX512
+#define NANF(v) _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q)
+#define NAND(v) _mm512_cmp_pd_mask(v, v, _CMP_UNORD_Q)
+#define PICKF(m, a, b) _mm512_mask_blend_ps(m, a, b)
+#define PICKD(m, a, b) _mm512_mask_blend_pd(m, a, b)
+#define ANY_NANF(v) (NANF(v) != 0)
+#define ANY_NAND(v) (NAND(v) != 0)
+#else
+#define NANF(v) _mm256_cmp_ps(v, v, _CMP_UNORD_Q)
+#define NAND(v) _mm256_cmp_pd(v, v, _CMP_UNORD_Q)
+#define PICKF(m, a, b) _mm256_blendv_ps(a, b, m)
+#define PICKD(m, a, b) _mm256_blendv_pd(a, b, m)
+#define ANY_NANF(v) (_mm256_movemask_ps(NANF(v)) != 0)
+#define ANY_NAND(v) (_mm256_movemask_pd(NAND(v)) != 0)
+#endif
+
+static inline vf
+canon1f(vf x, vf r)
+{
+    if (!ANY_NANF(r))
+        return r; /* the common case: one compare */
+    vf nan = PICKF(NANF(x), SET1F(-NAN), ADDF(x, x));
+    return PICKF(NANF(r), r, nan);
+}
+
+static inline vd
+canon1d(vd x, vd r)
+{
+    if (!ANY_NAND(r))
+        return r; /* the common case: one compare */
+    vd nan = PICKD(NAND(x), SET1D(-NAN), ADDD(x, x));
+    return PICKD(NAND(r), r, nan);
+}
+
+static inline vf
+canon2f(vf x, vf y, vf r)
+{
+    if (!ANY_NANF(r))
+        return r; /* the common case: one compare */
+    vf nan = PICKF(NANF(x), PICKF(NANF(y), SET1F(-NAN), ADDF(y, y)), ADDF(x, x));
+    return PICKF(NANF(r), r, nan);
+}
+
+static inline vd
+canon2d(vd x, vd y, vd r)
+{
+    if (!ANY_NAND(r))
+        return r; /* the common case: one compare */
+    vd nan = PICKD(NAND(x), PICKD(NAND(y), SET1D(-NAN), ADDD(y, y)), ADDD(x, x));
+    return PICKD(NAND(r), r, nan);
+}
+
 #define UNARY_F32(name, VEXPR)                                                                     \
     static inline vf v_##name##_f32(vf x)                                                          \
     {                                                                                              \
@@ -126,43 +185,18 @@ sigmoidd(vd x)
     return DIVD(one, ADDD(one, SD(exp, u10)(SUBD(SET1D(0.0), x))));
 }
 
-/* log of x < 0 is the x86 default NaN (negative, quiet, no payload), what
- * NumPy and libm return: SLEEF's AVX2 log returns a positive NaN there and
- * its AVX-512 one a NaN with a payload. */
-static inline vf
-logf_v(vf x)
-{
-    vf r = SF(log, u10)(x), nan = SET1F(-NAN);
-#ifdef HOP_SLEEF_AVX512
-    return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(x, SET1F(0.0f), _CMP_LT_OQ), r, nan);
-#else
-    return _mm256_blendv_ps(r, nan, _mm256_cmp_ps(x, SET1F(0.0f), _CMP_LT_OQ));
-#endif
-}
-
-static inline vd
-logd_v(vd x)
-{
-    vd r = SD(log, u10)(x), nan = SET1D(-NAN);
-#ifdef HOP_SLEEF_AVX512
-    return _mm512_mask_blend_pd(_mm512_cmp_pd_mask(x, SET1D(0.0), _CMP_LT_OQ), r, nan);
-#else
-    return _mm256_blendv_pd(r, nan, _mm256_cmp_pd(x, SET1D(0.0), _CMP_LT_OQ));
-#endif
-}
-
 UNARY_F32(exp, SF(exp, u10)(x))
-UNARY_F32(log, logf_v(x))
-UNARY_F32(sin, SF(sin, u10)(x))
-UNARY_F32(cos, SF(cos, u10)(x))
-UNARY_F32(tanh, SF(tanh, u10)(x))
+UNARY_F32(log, canon1f(x, SF(log, u10)(x)))
+UNARY_F32(sin, canon1f(x, SF(sin, u10)(x)))
+UNARY_F32(cos, canon1f(x, SF(cos, u10)(x)))
+UNARY_F32(tanh, canon1f(x, SF(tanh, u10)(x)))
 UNARY_F32(sigmoid, sigmoidf(x))
 UNARY_F32(sqrt, SQRTF(x))
 UNARY_F64(exp, SD(exp, u10)(x))
-UNARY_F64(log, logd_v(x))
-UNARY_F64(sin, SD(sin, u10)(x))
-UNARY_F64(cos, SD(cos, u10)(x))
-UNARY_F64(tanh, SD(tanh, u10)(x))
+UNARY_F64(log, canon1d(x, SD(log, u10)(x)))
+UNARY_F64(sin, canon1d(x, SD(sin, u10)(x)))
+UNARY_F64(cos, canon1d(x, SD(cos, u10)(x)))
+UNARY_F64(tanh, canon1d(x, SD(tanh, u10)(x)))
 UNARY_F64(sigmoid, sigmoidd(x))
 UNARY_F64(sqrt, SQRTD(x))
 
@@ -171,12 +205,12 @@ UNARY_F64(sqrt, SQRTD(x))
     {                                                                                              \
         int64_t i = 0;                                                                             \
         for (; i + NF <= n; i += NF)                                                               \
-            STF(out + i, VFN(LDF(a + i), LDF(b + i)));                                             \
+            STF(out + i, canon2f(LDF(a + i), LDF(b + i), VFN(LDF(a + i), LDF(b + i))));            \
         if (i < n) {                                                                               \
             float x[NF] = {0}, y[NF] = {0};                                                        \
             memcpy(x, a + i, (size_t)(n - i) * sizeof(float));                                     \
             memcpy(y, b + i, (size_t)(n - i) * sizeof(float));                                     \
-            STF(x, VFN(LDF(x), LDF(y)));                                                           \
+            STF(x, canon2f(LDF(x), LDF(y), VFN(LDF(x), LDF(y))));                                  \
             memcpy(out + i, x, (size_t)(n - i) * sizeof(float));                                   \
         }                                                                                          \
     }
@@ -185,12 +219,12 @@ UNARY_F64(sqrt, SQRTD(x))
     {                                                                                              \
         int64_t i = 0;                                                                             \
         for (; i + ND <= n; i += ND)                                                               \
-            STD(out + i, VFN(LDD(a + i), LDD(b + i)));                                             \
+            STD(out + i, canon2d(LDD(a + i), LDD(b + i), VFN(LDD(a + i), LDD(b + i))));            \
         if (i < n) {                                                                               \
             double x[ND] = {0}, y[ND] = {0};                                                       \
             memcpy(x, a + i, (size_t)(n - i) * sizeof(double));                                    \
             memcpy(y, b + i, (size_t)(n - i) * sizeof(double));                                    \
-            STD(x, VFN(LDD(x), LDD(y)));                                                           \
+            STD(x, canon2d(LDD(x), LDD(y), VFN(LDD(x), LDD(y))));                                  \
             memcpy(out + i, x, (size_t)(n - i) * sizeof(double));                                  \
         }                                                                                          \
     }
@@ -223,7 +257,7 @@ BINARY_F64(pow, SD(pow, u10))
         }                                                                                          \
         return r;                                                                                  \
     }                                                                                              \
-    UNARY_F32(u_##name, v_##name##_f32(x))
+    UNARY_F32(u_##name, canon1f(x, v_##name##_f32(x)))
 #define FURTHER_F64(name, LIBM, LIM)                                                               \
     static inline vd v_##name##_f64(vd x)                                                          \
     {                                                                                              \
@@ -239,7 +273,7 @@ BINARY_F64(pow, SD(pow, u10))
         }                                                                                          \
         return r;                                                                                  \
     }                                                                                              \
-    UNARY_F64(u_##name, v_##name##_f64(x))
+    UNARY_F64(u_##name, canon1d(x, v_##name##_f64(x)))
 
 FURTHER_F32(sinh, sinhf, 88.0f)
 FURTHER_F32(cosh, coshf, 88.0f)
