@@ -789,3 +789,24 @@ def test_an_effect_at_the_leaves_of_a_deep_recursive_walk_is_still_found():
     got = fallback(cf, x, match=r"calls \.append\(\) on the global 'WALK_SEEN'")
     same(got.numpy(), want)
     assert len(WALK_SEEN) == eager_effects > 0
+
+
+# ------------------------------------- a tensor the function makes, returned
+
+def test_a_tensor_the_function_makes_and_returns_is_a_new_one_every_call():
+    # eager makes hop.tensor([1, 2]) anew each call: a caller's write into
+    # one result must not show in the next (nor in the plan's constant)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        f = hop.compile(lambda: hop.tensor([1, 2]))
+        g = hop.compile(lambda x: (x + 1, hop.tensor([1.0, 2.0])))
+        a = f()
+        a[0] = 99
+        same(f().numpy(), np.array([1, 2]))
+        x = hop.tensor([0.0, 0.0])
+        r = g(x)
+        r[1][0] = 5.0
+        again = g(x)
+    same(again[1].numpy(), np.array([1.0, 2.0], np.float32))
+    same(again[0].numpy(), np.array([1.0, 1.0], np.float32))
+    assert f.eager_calls == 0 and g.eager_calls == 0
