@@ -85,11 +85,13 @@ _DATA = (list, tuple, dict, set, frozenset, str, bytes, int, float, complex, typ
 # The class slot of a call's result that a library function (hop's, NumPy's)
 # made: calling it runs no code of the user's but the functions it was given.
 _LIBRARY = object()
-_MAX_FRAMES = 64   # functions analysed per call; beyond, an effect ("call")
-# Contexts (known argument values) analysed per function; beyond, one frame
-# that knows only its callable and object arguments (widening: a recursive
-# walk over a concrete tree would otherwise be a frame per subtree).
+_MAX_FUNCTIONS = 64  # functions analysed per call; beyond, an effect ("call")
+# Contexts (known argument values) analysed per function; beyond, its frames
+# know only their callable and object arguments (widening: a recursive walk
+# over a concrete tree would otherwise be a frame per subtree).
 _MAX_CONTEXTS = 4
+# Frames per call: a widened frame still tells its object arguments apart.
+_MAX_FRAMES = _MAX_FUNCTIONS * (_MAX_CONTEXTS + 1)
 _MAX_ITEMS = 64    # candidates of an item step whose key is not a constant
 
 # Methods that change their receiver.
@@ -348,8 +350,8 @@ class _Finder:
         self._seen_effects = set()
         self._frames = set()
         self._contexts = {}  # (code, closure) -> frames scheduled for it
+        self._over = False  # past the limits: said once, nothing more analysed
         self.todo = []
-        self.nframes = 0
         # ids of the NumPy arrays among the call's arguments: traced as
         # hop.numpy arrays, whose writes hop.numpy writes back (written_back)
         self.array_args = set()
@@ -378,22 +380,19 @@ class _Finder:
             values = {k: v for k, v in values.items() if not isinstance(v, _DATA)}
             pre = {k: b for k, b in pre.items() if k in values}
             reach = {k: b for k, b in reach.items() if k in values}
-        key = (func.__code__, id(func.__closure__),
-               tuple(sorted(pre.items())), tuple(sorted(reach.items())),
+        key = fn_key + (tuple(sorted(pre.items())), tuple(sorted(reach.items())),
                tuple(sorted((k, id(v)) for k, v in values.items())))
         if key in self._frames:
             return
         self._frames.add(key)
         self._contexts[fn_key] = self._contexts.get(fn_key, 0) + 1
-        # the limit counts functions: each has at most _MAX_CONTEXTS + 1
-        # frames (its contexts and the widened one)
-        self.nframes += self._contexts[fn_key] == 1
-        if self.nframes > _MAX_FRAMES:
-            if self.nframes == _MAX_FRAMES + 1:
+        if len(self._contexts) > _MAX_FUNCTIONS or len(self._frames) > _MAX_FRAMES:
+            if not self._over:
+                self._over = True
                 self.effects.append(Effect("call", _site(func.__code__,
                                                          func.__code__.co_firstlineno),
-                                           f"calls more than {_MAX_FRAMES} functions, more "
-                                           f"than hop analyses"))
+                                           f"calls more functions than hop analyses "
+                                           f"({_MAX_FUNCTIONS} functions, {_MAX_FRAMES} frames)"))
             return
         self.todo.append(_Frame(func, values, pre, reach, via, self_new))
 
