@@ -100,24 +100,6 @@ typedef __m256d vd;
 #endif
 
 static inline vf
-canon1f(vf x, vf r)
-{
-    if (!ANY_NANF(r))
-        return r; /* the common case: one compare */
-    vf nan = PICKF(NANF(x), SET1F(-NAN), ADDF(x, x));
-    return PICKF(NANF(r), r, nan);
-}
-
-static inline vd
-canon1d(vd x, vd r)
-{
-    if (!ANY_NAND(r))
-        return r; /* the common case: one compare */
-    vd nan = PICKD(NAND(x), SET1D(-NAN), ADDD(x, x));
-    return PICKD(NAND(r), r, nan);
-}
-
-static inline vf
 canon2f(vf x, vf y, vf r)
 {
     if (!ANY_NANF(r))
@@ -134,6 +116,10 @@ canon2d(vd x, vd y, vd r)
     vd nan = PICKD(NAND(x), PICKD(NAND(y), SET1D(-NAN), ADDD(y, y)), ADDD(x, x));
     return PICKD(NAND(r), r, nan);
 }
+
+/* one operand: its NaN, or the default one */
+#define canon1f(x, r) canon2f(x, x, r)
+#define canon1d(x, r) canon2d(x, x, r)
 
 #define UNARY_F32(name, VEXPR)                                                                     \
     static inline vf v_##name##_f32(vf x)                                                          \
@@ -201,30 +187,38 @@ UNARY_F64(sigmoid, sigmoidd(x))
 UNARY_F64(sqrt, SQRTD(x))
 
 #define BINARY_F32(name, VFN)                                                                      \
+    static inline vf v2_##name##_f32(vf x, vf y)                                                   \
+    {                                                                                              \
+        return canon2f(x, y, VFN(x, y));                                                           \
+    }                                                                                              \
     static void b_##name##_f32(int64_t n, float *out, const float *a, const float *b)              \
     {                                                                                              \
         int64_t i = 0;                                                                             \
         for (; i + NF <= n; i += NF)                                                               \
-            STF(out + i, canon2f(LDF(a + i), LDF(b + i), VFN(LDF(a + i), LDF(b + i))));            \
+            STF(out + i, v2_##name##_f32(LDF(a + i), LDF(b + i)));                                 \
         if (i < n) {                                                                               \
             float x[NF] = {0}, y[NF] = {0};                                                        \
             memcpy(x, a + i, (size_t)(n - i) * sizeof(float));                                     \
             memcpy(y, b + i, (size_t)(n - i) * sizeof(float));                                     \
-            STF(x, canon2f(LDF(x), LDF(y), VFN(LDF(x), LDF(y))));                                  \
+            STF(x, v2_##name##_f32(LDF(x), LDF(y)));                                               \
             memcpy(out + i, x, (size_t)(n - i) * sizeof(float));                                   \
         }                                                                                          \
     }
 #define BINARY_F64(name, VFN)                                                                      \
+    static inline vd v2_##name##_f64(vd x, vd y)                                                   \
+    {                                                                                              \
+        return canon2d(x, y, VFN(x, y));                                                           \
+    }                                                                                              \
     static void b_##name##_f64(int64_t n, double *out, const double *a, const double *b)           \
     {                                                                                              \
         int64_t i = 0;                                                                             \
         for (; i + ND <= n; i += ND)                                                               \
-            STD(out + i, canon2d(LDD(a + i), LDD(b + i), VFN(LDD(a + i), LDD(b + i))));            \
+            STD(out + i, v2_##name##_f64(LDD(a + i), LDD(b + i)));                                 \
         if (i < n) {                                                                               \
             double x[ND] = {0}, y[ND] = {0};                                                       \
             memcpy(x, a + i, (size_t)(n - i) * sizeof(double));                                    \
             memcpy(y, b + i, (size_t)(n - i) * sizeof(double));                                    \
-            STD(x, canon2d(LDD(x), LDD(y), VFN(LDD(x), LDD(y))));                                  \
+            STD(x, v2_##name##_f64(LDD(x), LDD(y)));                                               \
             memcpy(out + i, x, (size_t)(n - i) * sizeof(double));                                  \
         }                                                                                          \
     }
@@ -233,15 +227,13 @@ BINARY_F64(pow, SD(pow, u10))
 
 /*
  * The further functions.  SLEEF documents a domain for some (sinh and cosh
- * near overflow, asinh and acosh beyond 1e154 / 1e19): a vector with a lane
- * beyond LIM is computed by libm instead, so every result is within SLEEF's
- * or libm's error bound.  LIM is +inf for the others; a nan lane compares
- * false and stays SLEEF's (nan).
+ * near overflow, asinh and acosh beyond 1e154 / 1e19): a lane beyond LIM
+ * is computed by libm instead, so every result is within SLEEF's or libm's
+ * error bound.  LIM is +inf for the others; a nan lane compares false and
+ * stays SLEEF's (nan).  Each such lane takes libm alone, so a result never
+ * depends on its neighbours (a whole vector to libm made an element's bits
+ * depend on the vector width and the values beside it).
  */
-/* Lanes whose |x| is above LIM (SLEEF's range, nan compares false) take
- * libm's function, each lane alone: a lane's result never depends on its
- * neighbours (a whole vector to libm made an element's bits depend on the
- * vector width and on the values beside it). */
 #define FURTHER_F32(name, LIBM, LIM)                                                               \
     static inline vf v_##name##_f32(vf x)                                                          \
     {                                                                                              \
