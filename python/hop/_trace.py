@@ -814,21 +814,17 @@ def _trace_once(fn, example_args, dynamic, paths, slots, slot_arrays, kwargs, co
     if frame is not None:
         _frame.unguard(env, frame)
     made = _made_captures(captures, views) | {id(t) for run in runs for t in run.made}
-    # a result that is such a capture itself (`return np.zeros(n)`): the plan
-    # hands back the captured tensor, so each call copies it (eager makes it
-    # anew; a caller's write must not show in the next call's result)
-    results.copied = {i for i, x in enumerate(out_leaves) if isinstance(x, outs) and
-                      id(getattr(x, "_tv", x)) in made}
     guards = _guards.Guards(env, captures, leaves, views, made=lambda t: id(t) in made)
-    # A returned capture whose source the guards did not find is a value the
-    # function made (`return hop.tensor([1, 2])`: the result itself holds the
-    # references _made_captures counts) or one it cannot see (warned): each
-    # call copies it, so a caller's write into one result never reaches the
-    # plan's constant or the next call's result.
-    if guards.unsourced:
-        unsourced = {id(captures[i]) for i in guards.unsourced}
-        results.copied |= {i for i, x in enumerate(out_leaves) if isinstance(x, outs) and
-                           id(getattr(x, "_tv", x)) in unsourced}
+    # A result that is such a capture itself (`return np.zeros(n)`): the plan
+    # hands back the captured tensor, so each call copies it (eager makes it
+    # anew; a caller's write must not show in the next call's result or in
+    # the plan's constant).  So is a returned capture whose source the guards
+    # did not find: one the function made that _made_captures misses (`return
+    # hop.tensor([1, 2])`: the result holds the references it counts), or one
+    # it cannot see (warned).
+    anew = made | {id(captures[i]) for i in guards.unsourced}
+    results.copied = {i for i, x in enumerate(out_leaves) if isinstance(x, outs) and
+                      id(getattr(x, "_tv", x)) in anew}
     runner = _Runner(tr, plan, spec, statics, out_spec, template, all_numpy, sym_out, guards,
                      as_array, writeback, kw=kw, results=results)
     # The lines after the guards' and the viewed arrays' (describing them
