@@ -446,7 +446,10 @@ class Guards:
                 # A tensor hop.numpy made over an ndarray the code reads
                 # (guarded by identity) shares its memory: a change inside
                 # the array is seen, rebinding it fails the guard.
+                # So does hop.tensor(w) of such an array: its base is w.
                 a = (views or {}).get(id(t))
+                if a is None:
+                    a = _C._base(t)
                 if a is not None and id(a) in held and _shares(a, t):
                     self.viewed.append((i, held[id(a)].source))
                 elif made is not None and made(t):

@@ -456,6 +456,41 @@ def test_a_global_hop_numpy_array_is_a_sourced_capture_re_read_every_call():
         HW = None
 
 
+NW = None
+
+
+def uses_tensor_of_global_array(x):
+    return x * hop.tensor(NW)
+
+
+def test_hop_tensor_of_a_global_numpy_array_is_its_memory_guarded_by_the_array():
+    # hop.tensor(NW) shares NW's memory: the capture is the array's memory,
+    # read every call, and NW's identity is guarded.  It was warned as
+    # "source not found" on every compile, vmap or grad of such a function
+    # (also inside HOP bodies), though the answers were right.
+    global NW
+    NW = np.array([1.5, -0.5], np.float32)
+    try:
+        x = hop.tensor(np.ones(2, np.float32))
+        body = lambda x, k: hop.fori_loop(0, k, lambda i, c: c * hop.tensor(NW), x)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            cf = hop.compile(uses_tensor_of_global_array)
+            same(cf(x), arr(1.5, -0.5))
+            same(hop.compile(body)(x, hop.tensor(2)), arr(2.25, 0.25))
+            same(hop.vmap(uses_tensor_of_global_array)(hop.tensor(np.ones((3, 2), np.float32))),
+                 np.array([[1.5, -0.5]] * 3, np.float32))
+        assert "captured input 0 (_tensor_constant0) is the memory of the array global 'NW' " \
+               "(read every call)" in cf.explain()
+        NW[0] = 10.0
+        same(cf(x), arr(10.0, -0.5))
+        NW = np.array([3.0, 3.0], np.float32)
+        same(cf(x), arr(3.0, 3.0))
+        assert cf.recompiles == 1
+    finally:
+        NW = None
+
+
 def test_a_rebound_closure_tensor_and_scalar_are_seen(restore_globals):
     w = t(1, 2)
     k = 1
