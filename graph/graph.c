@@ -120,6 +120,31 @@ hop_arg_graph(hop_graph *g)
     return a;
 }
 
+size_t
+hop_args_count(const hop_arg *args, size_t n)
+{
+    size_t total = n;
+    for (size_t i = 0; i < n; i++)
+        if (args[i].kind == HOP_ARG_LIST)
+            total += hop_args_count(args[i].u.list.items, args[i].u.list.n);
+    return total;
+}
+
+hop_arg *
+hop_args_copy(hop_arg *out, const hop_arg *args, size_t n, hop_arg **pool)
+{
+    for (size_t i = 0; i < n; i++) {
+        out[i] = args[i];
+        if (args[i].kind == HOP_ARG_LIST) {
+            hop_arg *items = *pool;
+            *pool += args[i].u.list.n;
+            hop_args_copy(items, args[i].u.list.items, args[i].u.list.n, pool);
+            out[i].u.list.items = items;
+        }
+    }
+    return out;
+}
+
 /* What a set of arguments needs: list items (for the copy and the operand
  * buffer) and node references (one use record each). */
 typedef struct arg_census {

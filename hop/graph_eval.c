@@ -197,20 +197,10 @@ rt_args(interp *ex, const hop_arg *args, size_t n, hop_rt_arg *rt, hop_rt_arg **
     return HOP_OK;
 }
 
-static size_t
-count_args(const hop_arg *args, size_t n)
-{
-    size_t c = n;
-    for (size_t i = 0; i < n; i++)
-        if (args[i].kind == HOP_ARG_LIST)
-            c += count_args(args[i].u.list.items, args[i].u.list.n);
-    return c;
-}
-
 static hop_status
 run_op(interp *ex, const hop_node *n)
 {
-    size_t total = count_args(n->args, n->nargs);
+    size_t total = hop_args_count(n->args, n->nargs);
     hop_rt_arg small[32], *rt = total <= 32 ? small : hop_malloc(total * sizeof *rt);
     if (rt == NULL)
         return hop_error_code();
@@ -684,7 +674,7 @@ run_foreign(interp *ex, const hop_node *n)
         return hop_error(HOP_NOT_FOUND,
                          "eval: %s calls the foreign kernel %s, which is not registered", n->name,
                          n->target);
-    size_t total = count_args(n->args, n->nargs);
+    size_t total = hop_args_count(n->args, n->nargs);
     hop_rt_arg small[32], *rt = total <= 32 ? small : hop_malloc(total * sizeof *rt);
     hop_rt_value *results = hop_calloc(n->nouts + 1, sizeof *results);
     hop_tensor *outs[FOREIGN_MAXOUT] = {NULL};
