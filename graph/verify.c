@@ -54,15 +54,26 @@ static hop_status verify_graph(const hop_graph *g);
 
 static hop_status fail(const hop_graph *g, const char *fmt, ...) HOP_PRINTF(2, 3);
 
+/* The one composer of the verifier's messages: "verify: <graph>: " then,
+ * for a failure at a call, "node <name>: ", then the text. */
+static hop_status
+vreport(const char *graph, const char *node, const char *fmt, va_list ap)
+{
+    char msg[768];
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    if (node == NULL)
+        return hop_error(HOP_VERIFY, "verify: %s: %s", graph, msg);
+    return hop_error(HOP_VERIFY, "verify: %s: node %s: %s", graph, node, msg);
+}
+
 static hop_status
 fail(const hop_graph *g, const char *fmt, ...)
 {
-    char msg[768];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    hop_status st = vreport(g->name, NULL, fmt, ap);
     va_end(ap);
-    return hop_error(HOP_VERIFY, "verify: %s: %s", g->name, msg);
+    return st;
 }
 
 static vnode *
@@ -475,13 +486,12 @@ hop_graph_verify_call(const hop_node *call)
 hop_status
 hop_verify_fail(const hop_node *call, const char *fmt, ...)
 {
-    char msg[768];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    hop_status st =
+        vreport(call && call->graph ? call->graph->name : "?", call ? call->name : "?", fmt, ap);
     va_end(ap);
-    return hop_error(HOP_VERIFY, "verify: %s: node %s: %s",
-                     call && call->graph ? call->graph->name : "?", call ? call->name : "?", msg);
+    return st;
 }
 
 hop_status
