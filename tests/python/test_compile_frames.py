@@ -263,6 +263,52 @@ def test_a_conversion_breaks_the_graph_and_the_rest_resumes_compiled():
     assert ch.eager_calls == 0 and len(ch.graphs) == 1
 
 
+def test_a_decision_on_an_int_item_breaks_the_graph_as_bool_of_a_tensor_does():
+    # `.item()` of an int or bool tensor is an unbacked SymInt; Python's
+    # truth of it (if, while, bool(), int(), a comparison) needs its value.
+    # It raised DataDependentError under hop.compile where eager runs; it is
+    # a conversion now: a break, the rest resumed compiled.
+    def f(x):
+        if (x.sum() > 1).item():
+            return x
+        return -x
+
+    def g(x):
+        n = 0
+        while (x.sum() > 1).item():
+            x = x / 2
+            n += 1
+        return x, n
+
+    def h(x):
+        k = (x > 1).sum().item()
+        return x * int(k) + (k >= 2)
+
+    for fn in (f, g, h):
+        cf = hop.compile(fn)
+        for k in (1.0, -1.0, 4.0):
+            got, want = quiet(cf, X * k), fn(X * k)
+            if fn is g:
+                same(got[0], want[0])
+                assert got[1] == want[1] and type(got[1]) is int
+            else:
+                same(got, want)
+        assert "resume at instruction" in cf.explain(), fn.__name__
+    cf = hop.compile(f)
+    quiet(cf, X)
+    site = f"test_compile_frames.py:{line_of(f, '.item():')}"
+    assert f"graph break at {site} (POP_JUMP_FORWARD_IF_FALSE)" in cf.explain()
+    assert cf.eager_calls == 0
+    # One graph, so the errors they always were: fullgraph and hop.trace.
+    msg = r"bool\(SymInt\): data-dependent: cannot decide u0 != 0"
+    with pytest.raises(hop.DataDependentError, match=msg):
+        hop.compile(f, fullgraph=True)(X)
+    with pytest.raises(hop.DataDependentError, match=msg):
+        hop.trace(f, X)
+    with pytest.raises(hop.DataDependentError, match=r"int\(u0\): the value depends on data"):
+        hop.trace(h, X)
+
+
 def test_effects_before_a_break_are_replayed_before_the_instruction_runs():
     events = []
     n = 0
