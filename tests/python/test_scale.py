@@ -56,9 +56,29 @@ def test_nested_bodies_are_each_scanned_once_by_the_purity_check(monkeypatch):
     monkeypatch.setattr(_purity._Check, "scan", counting)
     depth = 40
     gm = hop.trace(nested(depth), hop.ones(3))
-    # one scan per level: the body and the innermost function
-    assert len(scanned) == depth
+    # one scan per level's body; the innermost function (v + 1.0) reads no
+    # cell and no global, so it has nothing to scan
+    assert len(scanned) == depth - 1
     assert gm(hop.ones(3)).tolist() == [2.0, 2.0, 2.0]
+
+
+def test_a_body_that_reads_no_cell_and_no_global_runs_without_a_snapshot(monkeypatch):
+    # Such a body can change nothing outside itself that the check would
+    # see, so run_pure calls it directly (a builtin it calls is no global
+    # of its module); one that reads a global is scanned as before, with the
+    # module's function it reaches.
+    scanned = []
+    real = _purity._Check.scan
+
+    def counting(self, fn):
+        scanned.append(fn)
+        return real(self, fn)
+    monkeypatch.setattr(_purity._Check, "scan", counting)
+    gm = hop.trace(lambda x: hop.wrap(lambda v: abs(v) * 2.0, x), hop.ones(2))
+    assert scanned == []
+    assert gm(-hop.ones(2)).tolist() == [2.0, 2.0]
+    hop.trace(lambda x: hop.wrap(lambda v: wrap_call(v), x), hop.ones(2))
+    assert [f.__name__ for f in scanned] == ["<lambda>", "wrap_call"]
 
 
 def test_a_function_a_body_also_calls_is_still_scanned_for_side_effects():
