@@ -332,10 +332,12 @@ def _collect_functions(s, f):
 
 def _method_names(s, cls):
     """The names used by the methods and properties of cls that the code
-    names (self.forward(x) reads what forward reads)."""
+    names (self.forward(x) reads what forward reads) and its special
+    methods, which Python runs without a name in the code (CM() runs
+    __init__, `with` __enter__ and __exit__, `+` __add__)."""
     for klass in getattr(cls, "__mro__", ())[:-1]:
         for name, attr in list(vars(klass).items()):
-            if name not in s.names and name != "__call__":
+            if name not in s.names and not (name.startswith("__") and name.endswith("__")):
                 continue
             fget = attr.fget if isinstance(attr, property) else attr
             if isinstance(fget, types.FunctionType) and id(fget) not in s.seen:
@@ -379,6 +381,9 @@ def _visit(s, src, v, depth):
 
 
 def _walk_children(s, src, v, depth):
+    if isinstance(v, type) and _is_user_module(getattr(v, "__module__", "") or ""):
+        _method_names(s, v)  # a class the code may instantiate or call methods of
+        return
     if isinstance(v, _OPAQUE):
         return
     if _hop_object(v):
