@@ -1092,7 +1092,8 @@ class Translator:
                                          ins[lo - 1].opname.startswith("POP_JUMP")) else lo
             what = f"inside the loop at {_site(code, lines[head])}, which runs in Python"
         elif not direct:
-            what = f"in {b.func}() called at {_site(code, fr.line)}, which runs in Python"
+            what = f"in {b.func}() (from the call at {_site(code, fr.line)}, which runs in " \
+                   f"Python)"
         else:
             blocker = next((v for v in (snap[1] if snap else ()) if
                             self._portable([v], set()) is None), None)

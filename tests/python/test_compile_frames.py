@@ -343,22 +343,28 @@ def test_fullgraph_raises_at_the_first_break_naming_it_before_any_effect():
     assert hits == []
 
 
-def test_a_break_inside_a_loop_falls_back_to_eager_whole():
+def test_a_break_inside_a_loop_runs_the_loop_in_python_and_the_rest_compiled():
     out = []
 
     def f(x):
+        y = x * 2
         for i in range(2):
             out.append(i)
-            x = x + len(str(x.sum()))
-        return x
+            y = y + len(str(y.sum()))
+        return y * 3
 
     cf = hop.compile(f)
-    want = f(X)
-    out.clear()
-    with pytest.warns(RuntimeWarning, match="runs eagerly"):
-        got = cf(X)
-    same(got, want)
-    assert out == [0, 1]
+    for k in (1, 2, 3):
+        out.clear()
+        want = f(X * k)
+        want_out = list(out)
+        out.clear()
+        same(quiet(cf, X * k), want)
+        assert out == want_out == [0, 1]
+    assert cf.eager_calls == 0 and cf.recompiles == 0 and len(cf.graphs) == 1
+    assert f"inside the loop at test_compile_frames.py:{line_of(f, 'for i in')}, which runs " \
+           f"in Python" in cf.explain()
+
 
 
 def test_a_containers_method_bound_elsewhere_is_recorded_not_run_while_translating():
@@ -577,9 +583,10 @@ def test_dynamo_closure_counter_read_after_its_update_in_the_same_call():
     assert count == 7 and cf.recompiles == 0
 
 
-def test_dynamo_graph_break_in_a_called_helper_falls_back_with_eagers_answer():
-    # test_repros: a break inside an inlined function (Dynamo breaks there
-    # and resumes in the caller; hop runs the whole call eagerly for now)
+def test_dynamo_graph_break_in_a_called_helper_breaks_the_caller_at_the_call():
+    # test_repros: a break inside an inlined function: the caller's graph
+    # ends before the call's statement, the call runs in Python, the rest
+    # of the caller resumes compiled
     log = []
 
     def helper(x):
@@ -587,14 +594,20 @@ def test_dynamo_graph_break_in_a_called_helper_falls_back_with_eagers_answer():
         return x * 2
 
     def f(x):
-        return helper(x) + 1
+        y = x - 1
+        z = helper(y) + 1
+        return z * y
 
     cf = hop.compile(f)
-    with pytest.warns(RuntimeWarning, match="runs eagerly"):
-        same(cf(X), X.numpy() * 2 + 1)
-    same(cf(X * 2), X.numpy() * 4 + 1)
-    assert log == [6.0, 12.0]
-
+    for k in (1, 2, 3):
+        same(quiet(cf, X * k), f(X * k))
+    assert log == [3.0, 3.0, 9.0, 9.0, 15.0, 15.0]
+    assert cf.eager_calls == 0 and cf.recompiles == 0
+    text = cf.explain()
+    assert f"graph break at test_compile_frames.py:{line_of(helper, 'float(')} (CALL): cannot " \
+           f"convert a traced value to a Python float" in text
+    assert f"in {helper.__qualname__}() (from the call at test_compile_frames.py:" \
+           f"{line_of(f, 'helper(y)')}, which runs in Python)" in text
 
 OP_TABLE = {}
 
