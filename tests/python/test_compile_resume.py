@@ -280,6 +280,32 @@ def test_a_with_block_without_a_break_compiles_and_replays_enter_and_exit_every_
     assert [e.kind for e in _effects.find(f, (X,), {})] == ["mutation", "mutation"]
 
 
+ENTERED = []
+
+
+class Counted:
+    def __enter__(self):
+        ENTERED.append(1)
+
+    def __exit__(self, *exc):
+        ENTERED.append(-1)
+
+
+def test_a_with_block_over_a_new_object_whose_methods_write_a_global_replays_them_every_call():
+    # the function names neither ENTERED nor __enter__: before, nothing saw
+    # the writes, the plan was traced once and later calls wrote nothing
+    def f(x):
+        with Counted():
+            y = x * 2
+        return y
+
+    ENTERED.clear()
+    cf = hop.compile(f)
+    for k in (1, 2, 3):
+        same(quiet(cf, X * k), X.numpy() * 2 * k)
+    assert ENTERED == [1, -1] * 3 and cf.eager_calls == 0
+
+
 def test_an_error_raised_inside_a_with_block_reaches_exit_and_propagates_as_eagerly():
     log = []
 
