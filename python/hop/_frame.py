@@ -134,6 +134,7 @@ _BREAKABLE = frozenset("""CALL CALL_FUNCTION_EX FORMAT_VALUE POP_JUMP_FORWARD_IF
     JUMP_IF_FALSE_OR_POP JUMP_IF_TRUE_OR_POP UNARY_NOT STORE_SUBSCR STORE_ATTR""".split())
 _PAUSED = object()
 _HANDLED = object()  # an exception handler ran to its POP_EXCEPT (_execute)
+_YIELDED = object()  # a translated generator's frame yielded (_TransGen)
 _METHOD = "\x00hop.method"  # a stack slot holding a bound method of a traced value
 
 
@@ -522,6 +523,8 @@ class Translator:
         # start of the statement around a break hop cannot end the graph at)
         self.stop_at = stop_at
         self.empties = set()  # root instructions reached with an empty stack
+        self.guarded = False  # the call guard is on (_execute)
+        self.gen_break = None  # a _BreakHere a _TransGen raised into library code
 
     # ---------------------------------------------------------------- run
 
@@ -822,6 +825,9 @@ class Translator:
                 out = self._materialized(f, args, kwargs)
             else:
                 out = f(*args, **kwargs)
+            if self.gen_break is not None:
+                self._fail(f"{getattr(f, '__qualname__', type(f).__name__)}() caught a graph "
+                           f"break of a generator it consumed ({self.gen_break.message})")
         except _breaks.GraphBreak as b:
             tr = _C.tracing()
             if tr is not None:  # the translator's to handle: a break or Unsupported
@@ -920,25 +926,36 @@ class Translator:
 
     def _inline(self, func, args, kwargs):
         code = func.__code__
-        if code.co_flags & (inspect.CO_GENERATOR | inspect.CO_COROUTINE |
-                            inspect.CO_ASYNC_GENERATOR | inspect.CO_ITERABLE_COROUTINE):
-            self._fail(f"{func.__qualname__} is a generator or coroutine")
+        gen = code.co_flags & inspect.CO_GENERATOR
+        if code.co_flags & (inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR |
+                            inspect.CO_ITERABLE_COROUTINE) or gen and self.depth == 0:
+            self._fail(f"{func.__qualname__} is a coroutine" if not gen else
+                       f"{func.__qualname__} is a generator function (hop.compile of it "
+                       f"would return a generator)")
         if self.depth > 32:
             self._fail("calls nested deeper than 32 functions")
-        try:
-            bound = inspect.signature(func).bind(*args, **kwargs)
-        except TypeError as e:
-            raise TypeError(f"{func.__qualname__}() {e}") from None
-        bound.apply_defaults()
+        if code.co_argcount == 1 and code.co_varnames[0] == ".0" and len(args) == 1 and \
+                not kwargs:
+            fast = {".0": args[0]}  # a comprehension's iterator (inspect renames it)
+        else:
+            try:
+                bound = inspect.signature(func).bind(*args, **kwargs)
+            except TypeError as e:
+                raise TypeError(f"{func.__qualname__}() {e}") from None
+            bound.apply_defaults()
+            fast = dict(bound.arguments)
         fr = _Frame()
         fr.func = func
         fr.code = code
-        fr.fast = dict(bound.arguments)
+        fr.fast = fast
         fr.cells = {}
         fr.stack = []
         fr.kwnames = ()
         fr.line = code.co_firstlineno
         fr.handling = None
+        if gen:
+            # runs on each next(), as CPython runs a generator's frame
+            return self._make(_TransGen(self, fr))
         saved = self._cur
         if self.depth == 0:
             self.root = fr
@@ -1022,18 +1039,31 @@ class Translator:
                     fr.pc = pc
                     return _HANDLED
                 continue
+            elif op == "YIELD_VALUE" and not self.concrete:
+                fr.pc = pc  # the value on top: _TransGen's
+                return _YIELDED
+            elif op == "RETURN_GENERATOR" and not self.concrete:
+                push(None)  # (popped by the POP_TOP after it)
+                continue
             k = uses[pc - 1]
             try:
-                if k and not self.concrete and _userish(stack[len(stack) - k:]):
+                if k and not self.concrete and not self.guarded and \
+                        _userish(stack[len(stack) - k:]):
                     # CPython may run the user's code here: under the call guard
+                    # (on until this instruction is done: a generator of the
+                    # user's that library code consumes runs its own
+                    # instructions meanwhile, _TransGen)
                     _C._call_guard(self._check, _ALLOWED)
+                    self.guarded = True
                     try:
                         pc = self._step(fr, i, op, pc, at, stack, push, pop)
                     finally:
                         _C._call_guard(None)
+                        self.guarded = False
                 else:
                     pc = self._step(fr, i, op, pc, at, stack, push, pop)
             except _BreakHere as b:
+                self.gen_break = None
                 if not root:
                     if self.can_break and fr is not self.root and not self.concrete:
                         # in an inlined call: the root frame breaks at its call
@@ -1610,6 +1640,51 @@ class Translator:
         """("cell", id) / ("global", id(globals), name) the function wrote
         and never read before: no guard on their value."""
         return self.written - self.read
+
+
+class _TransGen:
+    """A generator of the user's (a generator function called, a generator
+    expression) while translating: each next() translates its frame to the
+    next YIELD_VALUE, so its effects are recorded where its consumer (a
+    loop of the translated code, sum(), tuple(), any()) asks for them, in
+    eager's order.  A break inside it is the consumer's call's (the root
+    frame breaks at that statement: _Hoist); a library consumer that
+    catches it makes the translation Unsupported (gen_break)."""
+
+    def __init__(self, tr, fr):
+        self.tr = tr
+        self.fr = fr
+        self.pc = 0
+        self.done = False
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        if self.done:
+            raise StopIteration
+        tr = self.tr
+        saved = tr._cur
+        tr.depth += 1
+        try:
+            got = tr._execute(self.fr, self.pc)
+        except _BreakHere as b:
+            self.done = True
+            tr.gen_break = b
+            raise
+        except BaseException:
+            self.done = True
+            raise
+        finally:
+            tr.depth -= 1
+            tr._cur = saved
+        if got is _YIELDED:
+            self.pc = self.fr.pc
+            v = self.fr.stack.pop()
+            self.fr.stack.append(None)  # what next() sends (popped after RESUME)
+            return v
+        self.done = True
+        raise StopIteration(got) if got is not None else StopIteration
 
 
 def _generated_library(frame):

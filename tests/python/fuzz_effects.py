@@ -75,6 +75,11 @@ STATEMENTS = {
     "local-list": ("pure", ["parts = [acc, acc * 2]", "parts.append(acc - 1)",
                             "acc = parts[0] + parts[2]"]),
     "loop": ("pure", ["for _ in range(2):", "    acc = np.maximum(acc, 0.25) * 0.5"]),
+    # generator expressions consumed by sum(): pure, with an effect per
+    # item, with a conversion per item (issue 28)
+    "genexpr": ("pure", ["acc = sum(v * 0.5 for v in (acc, acc + 1))"]),
+    "genexpr-effect": ("effect", ["acc = acc + sum(LOG.append(i) or i for i in range(2))"]),
+    "genexpr-str": ("conversion", ["acc = acc + sum(len(str(v)) for v in (acc.sum(), k))"]),
 }
 
 # what the outside world does before a call

@@ -432,6 +432,78 @@ def test_a_bare_raise_in_a_handler_the_concrete_interpreter_runs_reraises_the_sa
     assert cf.eager_calls == 0
 
 
+# ------------------------------------------------------------- generators
+
+def test_a_generator_of_the_users_interleaves_its_effects_with_the_loops_as_eagerly():
+    log = []
+
+    def gen(x, n):
+        for i in range(n):
+            log.append(("gen", i))
+            yield x * i
+        log.append("gen done")
+
+    def f(x):
+        acc = x
+        for y in gen(x, 3):
+            log.append("body")
+            acc = acc + y
+        return acc
+
+    cf = against_eager(f, [(X,), (X * 2,)], log)
+    assert cf.eager_calls == 0 and cf.recompiles == 0 and len(cf.graphs) == 1
+
+
+def test_a_generator_expression_consumed_by_a_library_function_compiles_its_effects():
+    log = []
+
+    def f(x):
+        total = sum(log.append(i) or x * i for i in range(3))
+        first = any(log.append(("any", i)) or i > 0 for i in range(5))  # stops at i == 1
+        return total + first
+
+    cf = against_eager(f, [(X,), (X * 2,)], log)
+    assert cf.eager_calls == 0 and len(cf.graphs) == 1
+
+
+def test_a_break_inside_a_generator_expression_breaks_its_consumers_statement():
+    log = []
+
+    def f(x):
+        y = x + 1
+        s = sum(float(v.sum()) for v in (y, y * 2))
+        log.append(s)
+        return y * s
+
+    cf = against_eager(f, [(X,), (X * 2,)], log)
+    assert cf.eager_calls == 0
+    assert f"(from the call at test_compile_resume.py:{line_of(f, 'sum(float')}, which runs in " \
+           f"Python)" in cf.explain()
+
+
+def test_a_suppress_block_around_a_generators_break_falls_back_whole_with_eagers_answer():
+    import contextlib
+    log = []
+
+    def consume(it):
+        with contextlib.suppress(Exception):
+            for v in it:
+                log.append(v)
+
+    def f(x):
+        consume(len(str(v.sum())) for v in (x, x * 2))
+        return x
+
+    cf = hop.compile(f)
+    eager = (f(X), list(log))
+    log.clear()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        got = cf(X)
+    same(got, eager[0])
+    assert log == eager[1]
+
+
 # ---------------------------------------------------------------- guards
 
 SCALE = 2.0
