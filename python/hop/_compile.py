@@ -456,8 +456,8 @@ def _frame_notes(tr):
     out = []
     if tr.lifted:
         out.append("lifted to plan inputs (their new values are outputs): " +
-                   ", ".join(f"{'nonlocal' if k == 'cell' else 'global'} {n}"
-                             for k, _, n in tr.lifted))
+                   ", ".join(f"{'nonlocal' if k == 'cell' else 'global'} {n}" if k != "item"
+                             else f"dict item [{n!r}]" for k, _, n in tr.lifted))
     out.append(f"side effects replayed after each call ({len(tr.effects)}):" +
                "".join(f"\n  {e.what} at {e.site}" for e in tr.effects))
     if tr.stop is not None:

@@ -399,6 +399,27 @@ def written_names(fn):
     return cells, globs
 
 
+def _written_items(code):
+    """(kind, name, key) of each `NAME[key] = value` of code with a constant
+    key and NAME a global or a free variable: an int item there may be a
+    lifted input, as a nonlocal int is."""
+    ins = _instructions(code)[0]
+    out = set()
+    for n, i in enumerate(ins):
+        # NAME[key] = v, or NAME[key] += v (LOAD NAME, LOAD_CONST key, COPY 2,
+        # COPY 2, BINARY_SUBSCR, ..., STORE_SUBSCR)
+        if n >= 2 and ins[n - 1].opname == "LOAD_CONST" and \
+                type(ins[n - 1].argval) in (str, int) and \
+                (i.opname == "STORE_SUBSCR" or [x.opname for x in ins[n:n + 3]] ==
+                 ["COPY", "COPY", "BINARY_SUBSCR"]):
+            c = ins[n - 2]
+            if c.opname == "LOAD_GLOBAL" and not c.arg & 1:
+                out.add(("global", c.argval, ins[n - 1].argval))
+            elif c.opname == "LOAD_DEREF" and c.argval in code.co_freevars:
+                out.add(("cell", c.argval, ins[n - 1].argval))
+    return out
+
+
 _MUTATORS = {
     list: frozenset("append extend insert pop remove clear sort reverse __setitem__ "
                     "__delitem__ __iadd__ __imul__".split()),
@@ -522,6 +543,7 @@ class Translator:
         # A _Hoist of an earlier translation: this one ends at its pc (the
         # start of the statement around a break hop cannot end the graph at)
         self.stop_at = stop_at
+        self.items = {}  # id(dict) -> {key: lifted int} (lifted ("item", dict, key))
         self.empties = set()  # root instructions reached with an empty stack
         self.guarded = False  # the call guard is on (_execute)
         self.gen_break = None  # a _BreakHere a _TransGen raised into library code
@@ -555,8 +577,12 @@ class Translator:
         self.real.clear()
         self.made.clear()
         self._cell_objs, self._glob_objs, self._attr_objs = [], {}, {}
+        self.items = {}
         for (kind, base, name), v in zip(self.lifted, values):
-            if kind == "cell":
+            if kind == "item":
+                # its dict's shadow, made at the dict's first load, holds v
+                self.items.setdefault(id(base), {})[name] = v
+            elif kind == "cell":
                 self.cells[id(base)] = v
                 self._cell_objs.append(base)
             else:
@@ -711,6 +737,11 @@ class Translator:
         if t is list or t is dict or t is set:
             i = id(v)
             s = self.shadows.get(i)
+            if s is None and self.items and i in self.items:
+                # a dict with lifted int items: a shadow holding their
+                # values (inputs of the plan), from its first load on
+                s = self._shadow(v)
+                s.update(self.items[i])
             if s is not None:
                 v = s
             else:
@@ -820,7 +851,7 @@ class Translator:
         if f is isinstance and len(args) == 2 and not kwargs:
             return self._isinstance(*args)
         try:
-            if (self.cells or self.globs or self.attrs) and \
+            if (self.cells or self.globs or self.attrs or self.items) and \
                     not isinstance(f, (types.BuiltinFunctionType, types.BuiltinMethodType, type)):
                 out = self._materialized(f, args, kwargs)
             else:
@@ -875,6 +906,10 @@ class Translator:
                     g.pop(name, None)
                 else:
                     g[name] = v
+            for kind, d, key in self.lifted:
+                if kind == "item":  # (no shadow yet: its dict not loaded)
+                    undo.append(("item", d, key, d[key]))
+                    d[key] = self.items[id(d)][key]
             for (oid, name), v in self.attrs.items():
                 o = self._attr_objs[oid]
                 undo.append(("attr", o, name, o.__dict__.get(name, _DELETED)))
@@ -898,6 +933,8 @@ class Translator:
                         t.pop(name, None)
                     else:
                         t[name] = old
+                elif kind == "item":
+                    t[name] = old
                 elif old is _DELETED:
                     t.__dict__.pop(name, None)
                 else:
@@ -1888,10 +1925,19 @@ def unguard(env, tr):
         roots.add((w[0], w[1], w[2] if w[0] == "global" else None))
     written = tr.write_only()
     under = []
+    items = {}  # id(dict) -> its lifted keys: their values are inputs, not guards
+    for kind, base, name in tr.lifted:
+        if kind == "item":
+            items.setdefault(id(base), set()).add(name)
+    lifted_items = []
     for g in env.guards:
         if g.kind == "id" and id(g.expected) in written:
             s = g.source
             under.append((s.kind, id(s.base), s.key, s.path))
+        if g.kind == "id" and id(g.expected) in items:
+            s = g.source
+            lifted_items.extend((s.kind, id(s.base), s.key, s.path + (("item", k),))
+                                for k in items[id(g.expected)])
 
     def keep(g):
         s = g.source
@@ -1901,6 +1947,9 @@ def unguard(env, tr):
         for kind, base, k, path in under:
             if s.kind == kind and id(s.base) == base and s.key == k and \
                     s.path[:len(path)] == path and (len(s.path) > len(path) or g.kind == "len"):
+                return False
+        for kind, base, k, path in lifted_items:
+            if s.kind == kind and id(s.base) == base and s.key == k and s.path == path:
                 return False
         return True
 
@@ -2005,6 +2054,18 @@ def lifted_sources(fn):
     cells, globs = written_names(fn)
     out = []
     code = fn.__code__
+    for kind, name, key in sorted(_written_items(code), key=repr):
+        # d[key] = ... on a dict of a global or a cell (D["n"] = D["n"] + 1)
+        try:
+            d = fn.__closure__[code.co_freevars.index(name)].cell_contents \
+                if kind == "cell" else fn.__globals__.get(name)
+        except ValueError:
+            continue
+        if type(d) is dict:
+            v = d.get(key)
+            if type(v) is int and -_INT_BOUND < v < _INT_BOUND and \
+                    all(x[1] is not d or x[2] != key for x in out):
+                out.append(("item", d, key))
     for name in sorted(cells):
         c = fn.__closure__[code.co_freevars.index(name)]
         try:

@@ -528,3 +528,44 @@ def test_a_global_read_by_a_classs_init_is_guarded():
     SCALE = 3.0
     same(cf(X), X.numpy() * 3)
     SCALE = 2.0
+
+
+# ------------------------------------------------------- lifted dict items
+
+STATE = {"step": 0, "scale": 3}
+
+
+def test_an_int_dict_item_the_function_updates_is_a_plan_input_no_recompile_per_value():
+    # d["k"] = n + 1 style state: before, a guard on its value (a recompile
+    # per call, eager past the limit); now an input and an output of one plan
+    def f(x):
+        STATE["step"] = STATE["step"] + 1
+        return x * STATE["step"] + STATE["scale"]
+
+    STATE.update(step=0, scale=3)
+    cf = hop.compile(f)
+    for k in range(1, 13):
+        same(quiet(cf, X), X.numpy() * k + 3)
+        assert STATE["step"] == k and type(STATE["step"]) is int
+    assert cf.recompiles == 0 and cf.eager_calls == 0 and len(cf.graphs) == 1
+    assert "lifted to plan inputs (their new values are outputs): dict item ['step']" \
+        in cf.explain()
+    STATE["scale"] = 4  # not lifted (never written): still guarded
+    same(quiet(cf, X), X.numpy() * 13 + 4)
+    assert cf.recompiles == 1
+    STATE["step"] = 2.5  # no longer an int: the plan does not fit, eager's answer
+    same(quiet(cf, X), X.numpy() * 3.5 + 4)
+    assert STATE["step"] == 3.5
+
+
+def test_a_lifted_dict_item_read_through_other_methods_sees_the_new_value():
+    counts = {"n": 1, "m": 10}
+
+    def f(x):
+        counts["n"] += 1
+        return x * sum(counts.values()) + len(counts)
+
+    cf = hop.compile(f)
+    for k in range(2, 6):
+        same(quiet(cf, X), X.numpy() * (k + 10) + 2)
+    assert counts == {"n": 5, "m": 10} and cf.recompiles == 0
