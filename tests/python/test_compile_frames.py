@@ -716,3 +716,54 @@ def test_a_finder_of_sys_meta_path_is_not_user_code_while_translating(tmp_path):
                          timeout=120, env=env)
     assert out.returncode == 0, out.stderr
     assert out.stdout.split("\n")[0] == "[2.0, 4.0, 6.0] [1.0, 2.0, 3.0] 1 0 []"
+
+
+@pytest.mark.parametrize("kind", ["for", "while", "with", "call", "genexpr"])
+def test_explain_names_each_break_kind_issue_28_resumes_around(kind):
+    # issue 28: a break the root frame cannot end its graph at runs the
+    # statement around it in Python; explain() says which and where
+    log = []
+
+    class Block:
+        def __enter__(self):
+            log.append("enter")
+
+        def __exit__(self, *exc):
+            log.append("exit")
+
+    def helper(v):
+        return v * len(str(v.sum()))
+
+    def f(x):
+        y = x * 2
+        if kind == "for":
+            for i in range(2):
+                y = y + len(str(y.sum()))
+        elif kind == "while":
+            while y.sum() < 50:
+                y = y * 2
+        elif kind == "with":
+            with Block():
+                y = y + len(str(y.sum()))
+        elif kind == "call":
+            y = helper(y)
+        else:
+            y = y + sum(len(str(v.sum())) for v in (y, x))
+        return y - 1
+
+    cf = hop.compile(f)
+    for k in (1, 2):
+        same(quiet(cf, X * k), f(X * k))
+    assert cf.eager_calls == 0
+    text = cf.explain()
+    site = {"for": "for i in", "while": "while y.sum()", "with": "with Block()",
+            "call": "helper(y)", "genexpr": "sum(len("}[kind]
+    where = f"test_compile_frames.py:{line_of(f, site)}"
+    want = {"for": f"; inside the loop at {where}, which runs in Python",
+            "while": f"; inside the loop at {where}, which runs in Python",
+            "with": "; inside the with block, which runs in Python",
+            "call": f"; in {helper.__qualname__}() (from the call at {where}, which runs in "
+                    f"Python)",
+            "genexpr": f"<genexpr>() (from the call at {where}, which runs in Python)"}[kind]
+    assert want in text, text
+    assert "graph break at test_compile_frames.py:" in text
