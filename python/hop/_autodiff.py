@@ -136,6 +136,10 @@ def _compiled(traced, spec, kwargs):
 
     def run(*args):  # f is a cell of run: the guards walk what it reads
         return traced((f,) + rest, args, kwargs)
+    # What the trace warns about is named by the user's function, not this
+    # wrapper's (hop.vmap(f) warned "_compiled.<locals>.run reads ...").
+    run.__name__ = getattr(f, "__name__", run.__name__)
+    run.__qualname__ = getattr(f, "__qualname__", run.__qualname__)
     return _compile(run, recompile_limit=1 << 30)
 
 
