@@ -35,6 +35,10 @@ An instruction of the function's own frame that needs real values (a
 conversion, control flow on a traced value, a call hop cannot see into) is a
 graph break (Break): the plan returns the stack and locals, the instruction
 runs in Python, and the rest is a Resume function compiled on its first call.
+A break inside a loop, a with block, an inlined call or a generator is
+hoisted (_Hoist): translated again, the plan ends before the root frame's
+statement around it, which runs in Python (the concrete interpreter, with
+the code's exception table), and the rest resumes compiled.
 
 Anything else the translator does not model raises Unsupported, and
 hop.compile runs the call (and later calls) eagerly as for any effect it
