@@ -2008,14 +2008,26 @@ def _unreached(tr):
             if key in out:
                 continue
             out.add(key)
-            if isinstance(v, types.FunctionType):
-                c = v.__code__
-                more = code_names(c, set()) | set(c.co_freevars)
-                inner = dict(zip(c.co_freevars, v.__closure__ or ()))
-                todo.extend((n, v.__globals__, inner) for n in more)
-            elif not (v is None or type(v) in _PLAIN or isinstance(
-                    v, (types.ModuleType, types.BuiltinFunctionType, list, tuple, dict, set))):
-                return False
+            vals = [v]
+            for _ in range(3):  # functions held by containers (three levels)
+                flat = []
+                for x in vals:
+                    if type(x) in (list, tuple, dict, set):
+                        flat.extend(x.values() if type(x) is dict else x)
+                    else:
+                        flat.append(x)
+                if len(flat) > 64:
+                    return False
+                vals = flat
+            for v in vals:
+                if isinstance(v, types.FunctionType):
+                    c = v.__code__
+                    more = code_names(c, set()) | set(c.co_freevars)
+                    inner = dict(zip(c.co_freevars, v.__closure__ or ()))
+                    todo.extend((n, v.__globals__, inner) for n in more)
+                elif not (v is None or type(v) in _PLAIN or _traced(v) or _numpy_value(v) or
+                          isinstance(v, (types.ModuleType, types.BuiltinFunctionType))):
+                    return False  # an object whose methods may run (or a container deeper)
         return True
 
     early, late = set(), set()

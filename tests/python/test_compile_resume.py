@@ -569,3 +569,35 @@ def test_a_lifted_dict_item_read_through_other_methods_sees_the_new_value():
     for k in range(2, 6):
         same(quiet(cf, X), X.numpy() * (k + 10) + 2)
     assert counts == {"n": 5, "m": 10} and cf.recompiles == 0
+
+
+OFFSET = 1.0
+
+
+def _body(r):
+    return r + OFFSET
+
+
+BODIES = [_body]
+
+
+def test_a_global_read_by_a_hop_body_the_plan_runs_stays_guarded_when_only_later_code_names_it():
+    # the plan before the loop traces BODIES[0] (it reads OFFSET); the loop
+    # after the break names _body itself: the plan keeps OFFSET's guard
+    global OFFSET
+    log = []
+
+    def f(x):
+        y = hop.map(BODIES[0], x.reshape(3, 1))
+        for i in range(2):
+            log.append(float(y.sum()))
+            y = _body(y)
+        return y
+
+    cf = hop.compile(f)
+    OFFSET = 1.0
+    same(quiet(cf, X), f(X))
+    OFFSET = 5.0
+    same(quiet(cf, X), f(X))
+    OFFSET = 1.0
+    assert cf.eager_calls == 0
