@@ -338,12 +338,14 @@ def _collect_functions(s, f):
                 todo.append(v)
 
 
-def _method_names(s, cls):
+def _method_names(s, cls, implicit=frozenset(["__call__", "__enter__", "__exit__"])):
     """The names used by the methods and properties of cls that the code
-    names (self.forward(x) reads what forward reads)."""
+    names (self.forward(x) reads what forward reads) and those of the
+    special methods Python runs without a name in the code (implicit: a
+    call, a with block; a class also CM() runs __init__ and __new__)."""
     for klass in getattr(cls, "__mro__", ())[:-1]:
         for name, attr in list(vars(klass).items()):
-            if name not in s.names and name != "__call__":
+            if name not in s.names and name not in implicit:
                 continue
             fget = attr.fget if isinstance(attr, property) else attr
             if isinstance(fget, types.FunctionType) and id(fget) not in s.seen:
@@ -386,7 +388,13 @@ def _visit(s, src, v, depth):
     _walk_children(s, src, v, depth)
 
 
+_CLASS_IMPLICIT = frozenset(["__call__", "__enter__", "__exit__", "__init__", "__new__"])
+
+
 def _walk_children(s, src, v, depth):
+    if isinstance(v, type) and _is_user_module(getattr(v, "__module__", "") or ""):
+        _method_names(s, v, _CLASS_IMPLICIT)  # a class the code may instantiate
+        return
     if isinstance(v, _OPAQUE):
         return
     if type(v) is _hnp_ndarray():
