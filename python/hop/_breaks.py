@@ -91,6 +91,20 @@ def conversion(error, message):
     raise brk
 
 
+def body_effect(message, site):
+    """A Python effect of a HOP body that a plan cannot repeat (print()): in
+    a hop.compile trace, at a HOP call of the function's own code, a break
+    there (the call then runs in Python, with its effects, on every call);
+    elsewhere nothing (hop.trace runs a body's print once, while tracing, as
+    jax.jit does)."""
+    tr = _compiling()
+    if tr is None:
+        return
+    brk = GraphBreak(_C.TraceError, message, site)
+    tr.scratch.setdefault(_KEY, []).append(brk)
+    raise brk
+
+
 def forget(tr):
     """Drops the breaks recorded on trace tr once it has stopped (a break's
     traceback holds the trace's proxies: kept there, a cycle the collector

@@ -22,7 +22,7 @@ import types
 
 from . import _C
 from ._paths import _in_body
-from ._purity import code_names, reads, run_pure
+from ._purity import body_prints, code_names, reads, run_pure
 from ._pytree import flatten, unflatten
 from ._trace import _name_hints
 
@@ -247,6 +247,8 @@ def _apply(name, leads, groups, bodies, *, hop=None, keys=None, constants=True,
             return traced
         return body
 
+    if tr is not None:
+        body_prints(hop, [(b.fn, b.which) for b in bodies])
     outs = _C.call_hop(name, tuple(leads), tuple(tuple(t) for t, _ in parts),
                        tuple(make(b) for b in bodies), keys)
     if record is not None and results:

@@ -327,6 +327,54 @@ def test_a_decision_on_an_int_item_breaks_the_graph_as_bool_of_a_tensor_does():
         hop.trace(h, X)
 
 
+def _prints_in_helper(v):
+    print("helper", v.shape)
+    return v * 2
+
+
+_BODY_PRINTS = {
+    "wrap": lambda x: hop.wrap(lambda v: (print("w"), v + 1)[1], x) * 2,
+    "helper": lambda x: hop.wrap(lambda v: _prints_in_helper(v), x),
+    "map": lambda x: hop.map(lambda r: (print("row"), r * 2)[1], x.reshape(3, 1)),
+    "cond": lambda x: hop.cond(x.sum() > 0, lambda v: (print("T"), v)[1], lambda v: -v, (x,)),
+    "fori": lambda x: hop.fori_loop(0, 3, lambda i, c: (print("it", i), c + 1)[1], x),
+    "nested": lambda x: hop.wrap(lambda v: hop.wrap(lambda u: (print("in"), u)[1], v), x),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_BODY_PRINTS))
+def test_a_hop_body_that_prints_prints_on_every_compiled_call_as_eagerly(name):
+    # The plan of a HOP call whose body prints printed once, at trace time,
+    # and never again (eager prints on every call, on every turn of a loop):
+    # the HOP call is a break now, run in Python on every call.
+    f = _BODY_PRINTS[name]
+    x = hop.ones(3)
+
+    def run(fn):
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            results = [fn(x) for _ in range(3)]
+        return out.getvalue(), results
+
+    want, got = run(f), run(hop.compile(f))
+    assert got[0] == want[0] and want[0]
+    for g, w in zip(got[1], want[1]):
+        same(g, w)
+    with pytest.raises(hop.TraceError, match=r"graph break at test_compile_frames.py:\d+ "
+                                             r"\(CALL\): the .* of hop\.\w+ may call print\(\) "
+                                             r"\(test_compile_frames.py:\d+\), which a plan "
+                                             r"cannot repeat on every call"):
+        hop.compile(f, fullgraph=True)(x)
+    # hop.trace is one graph: the print runs once, while tracing (a loop's
+    # index prints as its symbol)
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        gm = hop.trace(f, x)
+        gm(x)
+        gm(x)
+    assert len(out.getvalue().splitlines()) == 1
+
+
 def test_effects_before_a_break_are_replayed_before_the_instruction_runs():
     events = []
     n = 0
