@@ -15,7 +15,7 @@ import math
 import numpy as _np
 
 from .. import _C
-from . import _core
+from . import _core, _corder
 from ._ndarray import ndarray, NumpyArg, result_kind, wrap
 
 __all__ = ["array_ufunc", "call_ufunc", "takes", "UFUNCS"]
@@ -400,6 +400,8 @@ def _compute(name, ops, out_dt):
             raise _C.UnsupportedError("hop.numpy: numpy.reciprocal of an integer array is "
                                       "not supported (NumPy's is C integer division)")
     vals = _all_tensor(ops, cdt)
+    if cdt.kind == "c" and name in _corder.UFUNCS:
+        impl = _corder.UFUNCS[name]  # NumPy's lexicographic order, on the parts
     if impl not in _DIRECT:  # composed of several ops: every operand a tensor
         vals = [v if isinstance(v, _C.Tensor) else
                 _C.full((), v, dtype=_core.hop_dtype(cdt, name)) for v in vals]
