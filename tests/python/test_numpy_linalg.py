@@ -77,6 +77,20 @@ CASES = {  # name -> (function, arguments); rtol 1e-9 in float64
     "norm_axis_keepdims": (lambda a: LA.norm(a, axis=1, keepdims=True), A),
     "norm_int": (lambda a: LA.norm(a), np.arange(5)),
     "norm_complex": (lambda a: LA.norm(a), C),
+    "cond": (lambda a: LA.cond(a), A),
+    "cond_minus_2": (lambda a: LA.cond(a, -2), A),
+    "cond_1": (lambda a: LA.cond(a, 1), A),
+    "cond_inf_batched": (lambda a: LA.cond(a, np.inf), A3),
+    "cond_fro_complex_is_complex": (lambda a: LA.cond(a, "fro"), C),
+    "cond_singular_is_inf": (lambda a: LA.cond(a), np.array([[1.0, 2.0], [2.0, 4.0]]) * 0),
+    "tensorinv": (lambda a: LA.tensorinv(a, ind=2), RNG.standard_normal((4, 6, 8, 3))),
+    "tensorinv_ind_1": (lambda a: LA.tensorinv(a, ind=1), A),
+    "tensorsolve": (lambda a, b: LA.tensorsolve(a, b), RNG.standard_normal((6, 2, 3)),
+                    RNG.standard_normal(6)),
+    "tensorsolve_axes": (lambda a, b: LA.tensorsolve(a, b, axes=(0,)),
+                         RNG.standard_normal((6, 2, 3)), RNG.standard_normal((2, 3))),
+    "tensorsolve_identity": (lambda a, b: LA.tensorsolve(a, b),
+                             np.eye(24).reshape(6, 4, 2, 3, 4), RNG.standard_normal((6, 4))),
     "polyfit": (lambda x, y: np.polyfit(x, y, 2), np.arange(6.0), RNG.standard_normal(6)),
     "least_squares_fit": (lambda x, y: LA.lstsq(np.stack([x, np.ones_like(x)], 1), y,
                                                 rcond=None)[0], np.arange(8.0),
@@ -94,7 +108,26 @@ ERRORS = {  # NumPy raises; hop.compile raises the same type
     "norm_bad_ord": (lambda a: LA.norm(a, "x"), A),
     "matrix_power_not_square": (lambda a: LA.matrix_power(a, 2), R),
     "qr_bad_mode": (lambda a: LA.qr(a, mode="x"), R),
+    "cond_empty": (lambda a: LA.cond(a), np.zeros((0, 0))),
+    "cond_of_a_nan_matrix_svd_does_not_converge": (lambda a: LA.cond(a),
+                                                   np.array([[1.0, np.nan], [0.0, 1.0]])),
+    "cond_1_not_square": (lambda a: LA.cond(a, 1), R),
+    "tensorinv_bad_ind": (lambda a: LA.tensorinv(a, ind=0), A),
+    "tensorinv_not_square": (lambda a: LA.tensorinv(a, ind=1), R),
+    "tensorsolve_bad_shapes": (lambda a, b: LA.tensorsolve(a, b), RNG.standard_normal((6, 2, 4)),
+                               RNG.standard_normal(6)),
 }
+
+
+@pytest.mark.parametrize("name", sorted(n for n in CASES if n.startswith(("cond", "tensor"))))
+def test_cond_tensorinv_tensorsolve_eagerly_match_numpy(name):
+    fn, *args = CASES[name]
+    with np.errstate(all="ignore"):
+        want = fn(*args)
+    got = fn(*[hnp.asarray(a) for a in args])
+    assert getattr(got, "_scalar", False) == isinstance(want, np.generic)
+    assert got.dtype == want.dtype and got.shape == want.shape
+    np.testing.assert_allclose(np.asarray(got), want, rtol=1e-9)
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
@@ -104,7 +137,7 @@ def test_linalg_matches_numpy(name):
 
 
 @pytest.mark.parametrize("name", ["inv", "det", "solve_matrix", "cholesky", "eigvalsh",
-                                  "svd_values", "norm_2"])
+                                  "svd_values", "norm_2", "cond_1", "tensorinv_ind_1"])
 def test_linalg_in_float32_keeps_float32(name):
     fn, *args = CASES[name]
     check(fn, *[a.astype(np.float32) for a in args], rtol=2e-5)
