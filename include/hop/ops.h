@@ -42,7 +42,9 @@ extern "C" {
     X(F32, "f32", float, 4, 2)                                                                     \
     X(F64, "f64", double, 8, 2)                                                                    \
     X(C64, "c64", float _Complex, 8, 4)                                                            \
-    X(C128, "c128", double _Complex, 16, 4)
+    X(C128, "c128", double _Complex, 16, 4)                                                        \
+    X(U16, "u16", uint16_t, 2, 3)                                                                  \
+    X(U32, "u32", uint32_t, 4, 3)
 
 typedef enum hop_dtype {
 #define HOP__DTYPE_ENUM(e, name, ctype, size, kind) HOP_##e,
@@ -57,7 +59,7 @@ const char *hop_dtype_name(hop_dtype d);
 size_t hop_dtype_size(hop_dtype d);
 bool hop_dtype_is_float(hop_dtype d);    /* f16, f32, f64 */
 bool hop_dtype_is_int(hop_dtype d);      /* signed and unsigned integers (not bool) */
-bool hop_dtype_is_unsigned(hop_dtype d); /* u8, u64 */
+bool hop_dtype_is_unsigned(hop_dtype d); /* u8, u16, u32, u64 */
 bool hop_dtype_is_complex(hop_dtype d);  /* c64, c128 */
 bool hop_dtype_is_inexact(hop_dtype d);  /* float or complex: what autodiff differentiates */
 /* The dtype of a complex dtype's parts (c64: f32, c128: f64); d itself for

@@ -174,7 +174,7 @@ test_null_arguments_to_output_graph_functions_are_misuse(void **state)
     MISUSE(hop_output_graph_add_input_dims(og, "a", HOP_F32, 1, sz, NULL),
            "root input: NULL dynamic flags");
     FAILS(hop_output_graph_add_input(og, "a", HOP_DTYPE_COUNT, 1, sz, false), HOP_INVALID,
-          "root input a: invalid dtype 12");
+          "root input a: invalid dtype 14");
     FAILS(hop_output_graph_add_input(og, "a", HOP_F32, -1, sz, false), HOP_INVALID,
           "root input a: rank -1 is outside 0..8");
     FAILS(hop_output_graph_add_input(og, "a", HOP_F32, 1, (int64_t[]){-2}, false), HOP_INVALID,

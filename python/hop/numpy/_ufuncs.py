@@ -340,10 +340,6 @@ def _check_negative_powers(name, ops, dt):
         raise ValueError("Integers to negative integer powers are not allowed.")
 
 
-# The signed dtype comparisons of NumPy's unsigned dtypes hop lacks use.
-_WIDER = {_np.dtype(_np.uint16): _np.dtype(_np.int32), _np.dtype(_np.uint32): _np.dtype(_np.int64)}
-
-
 def _truth(o, cdt):
     """Operand o's truth in a logical ufunc that reads its operands in
     dtype cdt: a bool tensor or a Python bool.  A scalar (or 0-d array)
@@ -380,9 +376,6 @@ def _compute(name, ops, out_dt):
     if name in _COMPARE:
         cdt = _core.result_dtypes(
             lambda *d: _np.empty(0, _np.result_type(*d)), ops, name)[0]
-        # uint8 array < 300 compares in uint16, which hop does not have: the
-        # next signed dtype holds every value of it, and compares the same
-        cdt = _WIDER.get(cdt, cdt)
     elif name in _PREDICATES:
         cdt = ops[0].dtype if ops[0].dtype is not None else _np.dtype(float)
     elif name in ("absolute", "fabs") and ops[0].dtype is not None and ops[0].dtype.kind == "c":
