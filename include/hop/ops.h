@@ -497,6 +497,11 @@ typedef enum hop_kernel_family {
  *   linalg_svd           (a, full: BOOL) -> U, S, Vh packed (gesdd); linalg_svdvals (a) -> S
  *   linalg_eigh          (a, upper: BOOL) -> w, V packed (syevd/heevd; upper: read the upper
  *                        triangle, else the lower); linalg_eigvalsh (a, upper) -> w
+ *   linalg_eig           (a: [..., n, n], vectors: BOOL) -> the eigenvalues and right
+ *                        eigenvectors of a general matrix (geev), complex (f32 -> c64,
+ *                        f64 -> c128): w, V packed as eigh's, or w alone ([..., n]) without
+ *                        vectors; the vectors are LAPACK's (unit 2-norm, the largest
+ *                        component real); HOP_LINALG when geev does not converge
  *   fft                  (x: complex, dim: INT, inverse: BOOL, norm: INT) along dim (FFTW);
  *                        norm 0, 1, 2 scale by 1, 1/sqrt(n), 1/n
  *   rfft                 (x: f32/f64, dim, norm) -> complex, dim's size n // 2 + 1
@@ -644,6 +649,7 @@ typedef enum hop_kernel_family {
     X(linalg_svdvals, 1, LINALG, INDEX)                                                            \
     X(linalg_eigh, 2, LINALG, INDEX)                                                               \
     X(linalg_eigvalsh, 2, LINALG, INDEX)                                                           \
+    X(linalg_eig, 2, LINALG, INDEX)                                                                \
     X(fft, 4, FFT, INDEX)                                                                          \
     X(rfft, 3, FFT, INDEX)                                                                         \
     X(irfft, 4, FFT, INDEX)

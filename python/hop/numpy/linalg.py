@@ -28,7 +28,7 @@ LinAlgError = _C.LinAlgError
 
 __all__ = ["LinAlgError", "norm", "solve", "inv", "det", "slogdet", "cholesky", "qr", "svd",
            "eigh", "eigvalsh", "lstsq", "pinv", "matrix_power", "matrix_rank", "multi_dot",
-           "cond", "tensorinv", "tensorsolve"]
+           "cond", "tensorinv", "tensorsolve", "eig", "eigvals"]
 
 
 def _implements(np_fn):
@@ -554,3 +554,44 @@ def tensorsolve(a, b, axes=None, *, _kind=None):
                           "prod(a.shape[b.ndim:]) == prod(a.shape[:b.ndim])")
     res = solve(a.reshape(prod, prod), b.ravel())
     return wrap(kind, res.reshape(oldshape)._t)
+
+
+def _eig(a, vectors, what, kind):
+    """NumPy 1.24's eig/eigvals: LAPACK's geev in double precision (NumPy's
+    _commonType computes in float64/complex128 and casts to the result
+    dtype after), and for a real input real results when every eigenvalue
+    is real, complex ones otherwise: a decision on the data, which
+    hop.compile makes as it makes a data-dependent `if` (a guard on the
+    path; hop.trace raises saying so)."""
+    t = _tensor(a, what)
+    _stacked_2d(t)
+    _stacked_square(t)
+    result_t = _common(t, what=what)
+    cplx = result_t.kind == "c"
+    t = _core.cast(t, _np.dtype(_np.complex128 if cplx else _np.float64))
+    finite = _C.all(_C.lt(_C.abs(t), _np.inf), None, False)  # NaN is not below inf
+    if not bool(finite):
+        raise LinAlgError("Array must not contain infs or NaNs")
+    n = t.shape[-1]
+    p = _C._op("linalg_eig", t, vectors)
+    w = p.select(-2, 0) if vectors else p
+    v = p.slice(-2, 1, n + 1) if vectors else None
+    if not cplx:
+        if bool(_C.all(_C.eq(_C._op("imag", w), 0), None, False)):
+            w = _C._op("real", w)
+            v = _C._op("real", v) if vectors else None
+        else:
+            result_t = _np.dtype(_np.complex64 if result_t == _np.dtype(_np.float32)
+                                 else _np.complex128)
+    w = wrap(kind, _core.cast(w, result_t))
+    return (w, wrap(kind, _core.cast(v, result_t))) if vectors else w
+
+
+@_implements(_np.linalg.eig)
+def eig(a, *, _kind=None):
+    return _eig(a, True, "eig", _kind or result_kind((a,), ndarray))
+
+
+@_implements(_np.linalg.eigvals)
+def eigvals(a, *, _kind=None):
+    return _eig(a, False, "eigvals", _kind or result_kind((a,), ndarray))
