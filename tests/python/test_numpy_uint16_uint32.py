@@ -142,3 +142,15 @@ def test_a_saved_graph_holds_uint16_and_uint32(dt, tmp_path):
     got = back(hop.asarray(a))
     got = got[0] if isinstance(got, tuple) else got
     assert got.numpy().dtype == want.dtype and got.numpy() == want
+
+
+def test_numpys_aliases_of_uint16_uint32_and_plain_helpers_are_there():
+    assert hnp.ushort is np.ushort and hnp.uintc is np.uintc and hnp.uint is np.uint
+    assert hnp.array([1, 2], dtype=hnp.ushort).dtype == np.uint16
+    assert hnp.zeros(2, dtype=hnp.uintc).dtype == np.uint32
+    assert hnp.iterable(hnp.asarray(np.arange(3))) and not hnp.iterable(3)
+    assert hnp.binary_repr(5) == "101" and hnp.base_repr(255, 16) == "FF"
+    a = np.array([1 / 3, 2.0])
+    with hnp.printoptions(precision=3):
+        assert repr(hnp.asarray(a)) == repr(a) == "array([0.333, 2.   ])"
+    assert hnp.get_printoptions()["precision"] == 8

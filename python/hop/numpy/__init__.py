@@ -58,7 +58,10 @@ for _name in ("bool_", "int8", "uint8", "int16", "uint16", "int32", "uint32", "i
               "number", "integer", "signedinteger", "unsignedinteger", "inexact", "floating",
               "complexfloating", "typecodes", "sctypes", "issubdtype", "finfo", "iinfo",
               "AxisError", "index_exp", "s_", "True_", "False_", "mintypecode",
-              "promote_types", "can_cast", "ndenumerate", "ndindex"):
+              "promote_types", "can_cast", "ndenumerate", "ndindex", "ushort", "uintc", "uint",
+              "iterable", "base_repr", "binary_repr",
+              # hop.numpy's repr/str read NumPy's print options (_attrs)
+              "set_printoptions", "get_printoptions", "printoptions"):
     if _name not in globals():
         globals()[_name] = getattr(_np, _name)
         __all__.append(_name)
