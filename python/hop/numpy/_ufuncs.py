@@ -295,8 +295,11 @@ def _qualified(func, name):
     """numpy.linalg.norm for NumPy's norm (its module), numpy.sin for a
     ufunc, numpy.add.reduce for a ufunc method."""
     module = getattr(func, "__module__", None) or "numpy"
-    if module.startswith("numpy.core") or module.startswith("numpy.lib") or \
-            module == "numpy" or "." in name:
+    # numpy.core's and numpy.lib's functions are NumPy's top-level ones,
+    # except those it does not export (numpy.lib.stride_tricks's
+    # sliding_window_view)
+    if ((module.startswith("numpy.core") or module.startswith("numpy.lib")) and
+            getattr(_np, name, None) is not None) or module == "numpy" or "." in name:
         module = "numpy"
     return f"{module}.{name}"
 
