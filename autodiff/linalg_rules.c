@@ -23,7 +23,7 @@
  *   irfft     x' = conj(m o rfft(y')), m = [1, 2, ..., 2, 1 (n even)], padded to x's size
  * Refused with HOP_UNSUPPORTED (a clear error, never a zero gradient): the
  * jvp of cholesky, eigh, svd and qr; complex inputs of cholesky, eigh, svd
- * and qr; svd with full matrices of a non-square input; qr of a wide
+ * and qr; both modes of eig (its rule needs the left eigenvectors); svd with full matrices of a non-square input; qr of a wide
  * matrix or in complete mode with m != n.
  */
 #include "autodiff/ad_impl.h"

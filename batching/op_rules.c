@@ -1018,6 +1018,7 @@ static const hop_op_batch_rule rules[HOP_OP_COUNT] = {
     [HOP_OP_linalg_svdvals] = ELEM,
     [HOP_OP_linalg_eigh] = ELEM,
     [HOP_OP_linalg_eigvalsh] = ELEM,
+    [HOP_OP_linalg_eig] = ELEM,
     [HOP_OP_fft] = DIM1,
     [HOP_OP_rfft] = DIM1,
     [HOP_OP_irfft] = DIM1,

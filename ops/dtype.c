@@ -31,6 +31,7 @@ static const struct {
     {"float16", HOP_F16}, {"half", HOP_F16},  {"int32", HOP_I32},   {"int", HOP_I32},
     {"int64", HOP_I64},   {"long", HOP_I64},  {"int8", HOP_I8},     {"int16", HOP_I16},
     {"short", HOP_I16},   {"uint8", HOP_U8},  {"uint64", HOP_U64},  {"bool_", HOP_BOOL},
+    {"uint16", HOP_U16},  {"uint32", HOP_U32},
     {"complex64", HOP_C64}, {"complex128", HOP_C128}, {"cfloat", HOP_C64}, {"cdouble", HOP_C128},
 };
 
@@ -112,8 +113,8 @@ hop_dtype_from_name(const char *name, hop_dtype *out)
         }
     }
     return hop_error(HOP_INVALID,
-                     "unknown dtype '%s' (expected bool, i8, u8, i16, i32, i64, u64, f16, f32, "
-                     "f64, c64 or c128)",
+                     "unknown dtype '%s' (expected bool, i8, u8, i16, u16, i32, u32, i64, u64, "
+                     "f16, f32, f64, c64 or c128)",
                      name);
 }
 

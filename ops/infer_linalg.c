@@ -13,6 +13,7 @@
  *            Vh = [m + 1:, :n], k = min(m, n), u = v = k, or u = m and v = n
  *            when full; S is real (its imag 0 for complex inputs)
  *   eigh     [..., n + 1, n]: w = [0, :], V = [1:, :]; w real (imag 0)
+ *   eig      the same (or [..., n]: w alone), always complex (f32 gives c64)
  * Messages:
  *   HOP_SHAPE "linalg_inv: needs square matrices in the last two dims, got f32[3, 4]"
  *             "linalg_solve: cannot solve with f32[3, 3] for f32[4, 2]"
@@ -151,7 +152,7 @@ hop__infer_linalg(hop__infer *c)
         return st;
     bool flag = false;
     if (c->op == HOP_OP_linalg_qr || c->op == HOP_OP_linalg_svd || c->op == HOP_OP_linalg_eigh ||
-        c->op == HOP_OP_linalg_eigvalsh) {
+        c->op == HOP_OP_linalg_eigvalsh || c->op == HOP_OP_linalg_eig) {
         if ((st = hop__arg_bool(c, 1, &flag)) != HOP_OK)
             return st;
     }
@@ -189,6 +190,13 @@ hop__infer_linalg(hop__infer *c)
     }
     case HOP_OP_linalg_eigvalsh:
         return set_batched(c, x, real, keep, &n, 1);
+    case HOP_OP_linalg_eig: {
+        hop_dtype cdt = hop_dtype_complex(dt);
+        if (!flag)
+            return set_batched(c, x, cdt, keep, &n, 1);
+        const hop_expr *rows = sym_add(c, n, 1, NULL);
+        return set_batched(c, x, cdt, keep, (const hop_expr *[]){rows, n}, 2);
+    }
     default:
         return hop_error(HOP_INVALID, "%s: not a linalg op", c->name);
     }

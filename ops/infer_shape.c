@@ -778,6 +778,12 @@ hop__infer_item(hop__infer *c)
     case HOP_U8:
         lo = 0, hi = UINT8_MAX;
         break;
+    case HOP_U16:
+        lo = 0, hi = UINT16_MAX;
+        break;
+    case HOP_U32:
+        lo = 0, hi = UINT32_MAX;
+        break;
     case HOP_I16:
         lo = INT16_MIN, hi = INT16_MAX;
         break;

@@ -97,6 +97,12 @@ wrap_s(uint64_t u, int bits)
     case HOP_U64:                                                                                  \
         CONVERT_LOOP(DT, uint64_t, U(x));                                                          \
         break;                                                                                     \
+    case HOP_U16:                                                                                  \
+        CONVERT_LOOP(DT, uint16_t, U(x));                                                          \
+        break;                                                                                     \
+    case HOP_U32:                                                                                  \
+        CONVERT_LOOP(DT, uint32_t, U(x));                                                          \
+        break;                                                                                     \
     case HOP_F16:                                                                                  \
         CONVERT_LOOP(DT, uint16_t, H(x));                                                          \
         break;                                                                                     \
@@ -141,7 +147,15 @@ wrap_s(uint64_t u, int bits)
 /* To an unsigned integer: integers wrap (a conversion to an unsigned type
  * is modulo 2^bits in C), floats saturate to [0, max]. */
 #define UINT_FROM_S_8(x, ST) (uint8_t)(x)
+#define UINT_FROM_S_16(x, ST) (uint16_t)(x)
+#define UINT_FROM_S_32(x, ST) (uint32_t)(x)
 #define UINT_FROM_S_64(x, ST) (uint64_t)(x)
+#define UINT_FROM_U_16(x) (uint16_t)(x)
+#define UINT_FROM_U_32(x) (uint32_t)(x)
+#define UINT_FROM_H_16(x) (uint16_t) sat_u(hop_f16_to_float(x), UINT16_MAX)
+#define UINT_FROM_H_32(x) (uint32_t) sat_u(hop_f16_to_float(x), UINT32_MAX)
+#define UINT_FROM_F_16(x) (uint16_t) sat_u((double)(x), UINT16_MAX)
+#define UINT_FROM_F_32(x) (uint32_t) sat_u((double)(x), UINT32_MAX)
 #define UINT_FROM_U_8(x) (uint8_t)(x)
 #define UINT_FROM_U_64(x) (uint64_t)(x)
 #define UINT_FROM_H_8(x) (uint8_t) sat_u(hop_f16_to_float(x), UINT8_MAX)
@@ -174,6 +188,8 @@ wrap_s(uint64_t u, int bits)
 #define SINT_FROM_B_32(b) (int32_t)(b)
 #define SINT_FROM_B_64(b) (int64_t)(b)
 #define UINT_FROM_B_8(b) (uint8_t)(b)
+#define UINT_FROM_B_16(b) (uint16_t)(b)
+#define UINT_FROM_B_32(b) (uint32_t)(b)
 #define UINT_FROM_B_64(b) (uint64_t)(b)
 
 /* Copies n elements of esize bytes with a source stride (same dtype). */
@@ -242,6 +258,14 @@ hop__convert(int64_t n, void *dst, hop_dtype dt, const void *src, hop_dtype st, 
     case HOP_U64:
         SOURCES(uint64_t, UINT_FROM_B_64, UINT_FROM_S_64, UINT_FROM_U_64, UINT_FROM_H_64,
                 UINT_FROM_F_64);
+        break;
+    case HOP_U16:
+        SOURCES(uint16_t, UINT_FROM_B_16, UINT_FROM_S_16, UINT_FROM_U_16, UINT_FROM_H_16,
+                UINT_FROM_F_16);
+        break;
+    case HOP_U32:
+        SOURCES(uint32_t, UINT_FROM_B_32, UINT_FROM_S_32, UINT_FROM_U_32, UINT_FROM_H_32,
+                UINT_FROM_F_32);
         break;
     case HOP_F16:
         SOURCES(uint16_t, HALF_FROM_B, HALF_FROM_S, HALF_FROM_U, HALF_FROM_H, HALF_FROM_F);

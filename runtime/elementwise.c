@@ -287,17 +287,20 @@ hop__ew_compute(const hop__ew *e, int ith, int nth)
 
 /* The integer dtypes, as (C type, suffix); the float ones. */
 #define SINT_TYPES(X) X(int8_t, i8) X(int16_t, i16) X(int32_t, i32) X(int64_t, i64)
-#define UINT_TYPES(X) X(uint8_t, u8) X(uint64_t, u64)
+#define UINT_TYPES(X) X(uint8_t, u8) X(uint16_t, u16) X(uint32_t, u32) X(uint64_t, u64)
 #define INT_TYPES(X) SINT_TYPES(X) UINT_TYPES(X)
 #define FLOAT_TYPES(X) X(float, f32) X(double, f64)
 #define NUM_TYPES(X) INT_TYPES(X) FLOAT_TYPES(X)
 
-/* Unsigned twins for wrapping arithmetic. */
+/* Unsigned twins for wrapping arithmetic.  The 16-bit ones are unsigned
+ * int: a uint16_t operand promotes to int, where 65535 * 65535 overflows. */
 #define U_int8_t uint8_t
-#define U_int16_t uint16_t
+#define U_int16_t unsigned
 #define U_int32_t uint32_t
 #define U_int64_t uint64_t
 #define U_uint8_t uint8_t
+#define U_uint16_t unsigned
+#define U_uint32_t uint32_t
 #define U_uint64_t uint64_t
 #define U_hop__bool unsigned
 
@@ -855,13 +858,14 @@ UNARY_FN(copy_b, hop__bool, hop__bool, x != 0)
 /* Designated rows of a table indexed by dtype; a missing entry is NULL. */
 #define INT_ROW(name)                                                                              \
     [HOP_I8] = name##_i8, [HOP_U8] = name##_u8, [HOP_I16] = name##_i16, [HOP_I32] = name##_i32,    \
-    [HOP_I64] = name##_i64, [HOP_U64] = name##_u64
+    [HOP_I64] = name##_i64, [HOP_U64] = name##_u64, [HOP_U16] = name##_u16, [HOP_U32] = name##_u32
 #define FLOAT_ROW(name) [HOP_F32] = name##_f32, [HOP_F64] = name##_f64
 #define NUM_ROW(name) INT_ROW(name), FLOAT_ROW(name)
 #define SIZE_ROW(name)                                                                             \
     [HOP_I8] = name##_1, [HOP_U8] = name##_1, [HOP_I16] = name##_2, [HOP_I32] = name##_4,          \
     [HOP_I64] = name##_8, [HOP_U64] = name##_8, [HOP_F16] = name##_2, [HOP_F32] = name##_4,        \
-    [HOP_F64] = name##_8, [HOP_C64] = name##_8, [HOP_C128] = name##_16
+    [HOP_F64] = name##_8, [HOP_C64] = name##_8, [HOP_C128] = name##_16, [HOP_U16] = name##_2,      \
+    [HOP_U32] = name##_4
 
 hop__vfn
 hop__vfn_unary(hop_op op, hop_dtype dt)

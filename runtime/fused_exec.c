@@ -353,6 +353,11 @@ GATHER(uint8_t, 1)
 GATHER(uint16_t, 2)
 GATHER(uint32_t, 4)
 GATHER(uint64_t, 8)
+/* c128's elements: 16 bytes moved as one value */
+typedef struct gather16 {
+    uint64_t lo, hi;
+} gather16;
+GATHER(gather16, 16)
 
 static void
 gather(void *dst, const char *src, size_t isz, const gview *v, int64_t pos, int64_t m)
@@ -367,8 +372,11 @@ gather(void *dst, const char *src, size_t isz, const gview *v, int64_t pos, int6
     case 4:
         gather_4(dst, (const uint32_t *)src, v, pos, m);
         break;
-    default:
+    case 8:
         gather_8(dst, (const uint64_t *)src, v, pos, m);
+        break;
+    default:
+        gather_16(dst, (const gather16 *)src, v, pos, m);
         break;
     }
 }

@@ -12,9 +12,9 @@
  * umath_linalg calls: gesv (solve, inv: a solve against the identity),
  * getrf (det, slogdet), potrf (cholesky, the lower triangle), geqrf with
  * orgqr/ungqr (qr), gesdd (svd), syevd/heevd (eigh; the lower triangle
- * unless `upper`).  Errors are NumPy's LinAlgError messages as HOP_LINALG:
- * "Singular matrix", "Matrix is not positive definite", "SVD did not
- * converge", "Eigenvalues did not converge".
+ * unless `upper`), geev (eig: right eigenvectors only).  Errors are NumPy's LinAlgError messages as
+ * HOP_LINALG: "Singular matrix", "Matrix is not positive definite", "SVD did not converge",
+ * "Eigenvalues did not converge".
  */
 #include "runtime/runtime.h"
 
@@ -241,6 +241,36 @@ syevd(hop_dtype dt, char jobz, char uplo, lapack_int n, void *a, void *w, void *
     default:
         LAPACK_zheevd(&jobz, &uplo, &n, a, &lda, w, work, &lwork, rwork, &lrwork, iwork, &liwork,
                       &info);
+        break;
+    }
+    return info;
+}
+
+/* geev with right eigenvectors (jobvr 'V') or none: a real dt gives the
+ * eigenvalues as wr, wi and a pair of conjugate vectors as two real columns;
+ * a complex one gives w and the vectors (rwork: 2n reals). */
+static lapack_int
+geev(hop_dtype dt, char jobvr, lapack_int n, void *a, void *w, void *wi, void *vr, void *work,
+     lapack_int lwork, void *rwork)
+{
+    lapack_int info = 0, lda = n > 1 ? n : 1, one = 1, ldvr = jobvr == 'V' ? lda : 1;
+    char jobvl = 'N';
+    switch (dt) {
+    case HOP_F32:
+        LAPACK_sgeev(&jobvl, &jobvr, &n, a, &lda, w, wi, NULL, &one, vr, &ldvr, work, &lwork,
+                     &info);
+        break;
+    case HOP_F64:
+        LAPACK_dgeev(&jobvl, &jobvr, &n, a, &lda, w, wi, NULL, &one, vr, &ldvr, work, &lwork,
+                     &info);
+        break;
+    case HOP_C64:
+        LAPACK_cgeev(&jobvl, &jobvr, &n, a, &lda, w, NULL, &one, vr, &ldvr, work, &lwork, rwork,
+                     &info);
+        break;
+    default:
+        LAPACK_zgeev(&jobvl, &jobvr, &n, a, &lda, w, NULL, &one, vr, &ldvr, work, &lwork, rwork,
+                     &info);
         break;
     }
     return info;
@@ -594,6 +624,93 @@ run_eigh(const lcall *l, hop_tensor *out)
     return st;
 }
 
+/* Real geev's results as complex: w = wr + i wi, and for a conjugate pair
+ * (wi[j] != 0) the vectors vr[:, j] + i vr[:, j + 1] and its conjugate, as
+ * NumPy's umath_linalg makes them.  Output row-major at o as (re, im) pairs
+ * (row stride n): w first, then the vectors unless vr is NULL. */
+#define EIG_REAL_TO_COMPLEX(RT)                                                                    \
+    static void eig_complex_##RT(const RT *wr, const RT *wi, const RT *vr, int64_t n, RT *o)       \
+    {                                                                                              \
+        for (int64_t j = 0; j < n; j++) {                                                          \
+            o[2 * j] = wr[j];                                                                      \
+            o[2 * j + 1] = wi[j];                                                                  \
+        }                                                                                          \
+        if (vr == NULL)                                                                            \
+            return;                                                                                \
+        RT *v = o + 2 * n;                                                                         \
+        for (int64_t j = 0; j < n; j++) {                                                          \
+            bool pair = wi[j] != 0 && j + 1 < n;                                                   \
+            for (int64_t i = 0; i < n; i++) {                                                      \
+                RT re = vr[i + j * n], im = pair ? vr[i + (j + 1) * n] : 0;                        \
+                v[2 * (i * n + j)] = re;                                                           \
+                v[2 * (i * n + j) + 1] = im;                                                       \
+                if (pair) {                                                                        \
+                    v[2 * (i * n + j + 1)] = re;                                                   \
+                    v[2 * (i * n + j + 1) + 1] = -im;                                              \
+                }                                                                                  \
+            }                                                                                      \
+            j += pair;                                                                             \
+        }                                                                                          \
+    }
+EIG_REAL_TO_COMPLEX(float)
+EIG_REAL_TO_COMPLEX(double)
+
+static hop_status
+run_eig(const lcall *l, hop_tensor *out)
+{
+    const hop_tensor *a = l->c->args[0].u.tensor;
+    bool vecs = l->c->args[1].u.b, cplx = hop_dtype_is_complex(l->dt);
+    char jobvr = vecs ? 'V' : 'N';
+    int64_t n = a->sizes[a->rank - 1];
+    if (n > INT_MAX || n * n > INT_MAX)
+        return hop_error(HOP_UNSUPPORTED, "linalg_eig: matrices this large are not supported");
+    hop_dtype ct = hop_dtype_complex(l->dt), rt = hop_dtype_real(l->dt);
+    size_t cs = hop_dtype_size(ct), rs = hop_dtype_size(rt);
+    _Alignas(16) double q[4] = {0};
+    lapack_int lw = 1;
+    if (n > 0 && !cplx) {
+        geev(l->dt, jobvr, (lapack_int)n, NULL, NULL, NULL, NULL, q, -1, NULL);
+        lw = work_size(l->dt, q);
+    } else if (n > 0) {
+        /* zgeev's query reads its arrays (ztrevc3's does): a bound instead,
+         * above its optimum n + 2 n nb for block sizes nb up to 64 */
+        lw = (lapack_int)(1 + 130 * n);
+    }
+    /* a, w (complex, or wr and wi), vr, work, rwork (complex: 2n reals) */
+    size_t sa = align16((size_t)(n * n) * l->es), sw_ = align16((size_t)(2 * n) * rs);
+    size_t sv = vecs ? align16((size_t)(n * n) * l->es) : 16, swk = align16((size_t)lw * l->es);
+    char *w = scratch(l, sa + sw_ + sv + swk + (size_t)(2 * n) * rs);
+    if (w == NULL)
+        return hop_error_code();
+    char *ev = w + sa, *vr = ev + sw_, *work = vr + sv, *rwork = work + swk;
+    int64_t orows = vecs ? n + 1 : 1;
+    hop_status st = HOP_OK;
+    for (int64_t bi = 0; bi < l->batch && st == HOP_OK; bi++) {
+        if (n == 0)
+            continue;
+        load(l, a, bi, w);
+        char *o = (char *)out->data + bi * orows * n * (int64_t)cs;
+        if (geev(l->dt, jobvr, (lapack_int)n, w, ev, ev + (size_t)n * rs, vr, work, lw, rwork) !=
+            0) {
+            st = linalg_error("Eigenvalues did not converge");
+            break;
+        }
+        if (cplx) {
+            memcpy(o, ev, (size_t)n * cs);
+            if (vecs)
+                store_rm(vr, n, l->dt, n, n, o + (size_t)n * cs, n);
+        } else if (l->dt == HOP_F32) {
+            eig_complex_float((const float *)ev, (const float *)ev + n,
+                              vecs ? (const float *)vr : NULL, n, (float *)o);
+        } else {
+            eig_complex_double((const double *)ev, (const double *)ev + n,
+                               vecs ? (const double *)vr : NULL, n, (double *)o);
+        }
+    }
+    scratch_done(l, w);
+    return st;
+}
+
 hop_status
 hop__linalg_run(const hop__call *c, const hop__imem *mem, hop_tensor *out)
 {
@@ -602,7 +719,8 @@ hop__linalg_run(const hop__call *c, const hop__imem *mem, hop_tensor *out)
     /* The batch: the output's dims before its matrix (or vector) dims. */
     int tail = c->op == HOP_OP_linalg_det ? 0
                : c->op == HOP_OP_linalg_slogdet || c->op == HOP_OP_linalg_svdvals ||
-                       c->op == HOP_OP_linalg_eigvalsh
+                       c->op == HOP_OP_linalg_eigvalsh ||
+                       (c->op == HOP_OP_linalg_eig && !c->args[1].u.b)
                    ? 1
                    : 2;
     l.nb = out->rank - tail;
@@ -635,6 +753,9 @@ hop__linalg_run(const hop__call *c, const hop__imem *mem, hop_tensor *out)
     case HOP_OP_linalg_eigh:
     case HOP_OP_linalg_eigvalsh:
         st = run_eigh(&l, out);
+        break;
+    case HOP_OP_linalg_eig:
+        st = run_eig(&l, out);
         break;
     default:
         st = hop_error(HOP_UNSUPPORTED, "%s: not a linalg op", c->info->name);

@@ -178,6 +178,8 @@ NAIVE(int16_t, uint32_t)
 NAIVE(int32_t, uint32_t)
 NAIVE(int64_t, uint64_t)
 NAIVE(uint64_t, uint64_t)
+NAIVE(uint16_t, uint32_t)
+NAIVE(uint32_t, uint32_t)
 NAIVE(float, float)
 NAIVE(double, double)
 typedef float _Complex hop__c64;
@@ -351,6 +353,12 @@ block(const hop__matmul *mm, const char *a, const char *b, char *c, int64_t rows
         break;
     case HOP_U64:
         naive_uint64_t(&mmp, a, b, c, rows);
+        break;
+    case HOP_U16:
+        naive_uint16_t(&mmp, a, b, c, rows);
+        break;
+    case HOP_U32:
+        naive_uint32_t(&mmp, a, b, c, rows);
         break;
     case HOP_F16:
         naive_f16(&mmp, a, b, c, rows);

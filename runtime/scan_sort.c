@@ -399,6 +399,8 @@ accumulate_one(hop_dtype dt, void *o, int64_t k, const void *v, int64_t j)
         ACC(HOP_I32, int32_t)
         ACC(HOP_I64, int64_t)
         ACC(HOP_U64, uint64_t)
+        ACC(HOP_U16, uint16_t)
+        ACC(HOP_U32, uint32_t)
 #undef ACC
     case HOP_F16: {
         uint16_t *p = o;
@@ -545,6 +547,12 @@ searchsorted(const hop__call *c, const hop__imem *mem, hop_tensor *out)
         break;
     case HOP_U64:
         SEARCH(uint64_t, PLAIN_LT, SAME)
+        break;
+    case HOP_U16:
+        SEARCH(uint16_t, PLAIN_LT, SAME)
+        break;
+    case HOP_U32:
+        SEARCH(uint32_t, PLAIN_LT, SAME)
         break;
     case HOP_F16:
         SEARCH(uint16_t, NAN_LT, hop_f16_to_float)

@@ -42,7 +42,9 @@ extern "C" {
     X(F32, "f32", float, 4, 2)                                                                     \
     X(F64, "f64", double, 8, 2)                                                                    \
     X(C64, "c64", float _Complex, 8, 4)                                                            \
-    X(C128, "c128", double _Complex, 16, 4)
+    X(C128, "c128", double _Complex, 16, 4)                                                        \
+    X(U16, "u16", uint16_t, 2, 3)                                                                  \
+    X(U32, "u32", uint32_t, 4, 3)
 
 typedef enum hop_dtype {
 #define HOP__DTYPE_ENUM(e, name, ctype, size, kind) HOP_##e,
@@ -57,7 +59,7 @@ const char *hop_dtype_name(hop_dtype d);
 size_t hop_dtype_size(hop_dtype d);
 bool hop_dtype_is_float(hop_dtype d);    /* f16, f32, f64 */
 bool hop_dtype_is_int(hop_dtype d);      /* signed and unsigned integers (not bool) */
-bool hop_dtype_is_unsigned(hop_dtype d); /* u8, u64 */
+bool hop_dtype_is_unsigned(hop_dtype d); /* u8, u16, u32, u64 */
 bool hop_dtype_is_complex(hop_dtype d);  /* c64, c128 */
 bool hop_dtype_is_inexact(hop_dtype d);  /* float or complex: what autodiff differentiates */
 /* The dtype of a complex dtype's parts (c64: f32, c128: f64); d itself for
@@ -495,6 +497,11 @@ typedef enum hop_kernel_family {
  *   linalg_svd           (a, full: BOOL) -> U, S, Vh packed (gesdd); linalg_svdvals (a) -> S
  *   linalg_eigh          (a, upper: BOOL) -> w, V packed (syevd/heevd; upper: read the upper
  *                        triangle, else the lower); linalg_eigvalsh (a, upper) -> w
+ *   linalg_eig           (a: [..., n, n], vectors: BOOL) -> the eigenvalues and right
+ *                        eigenvectors of a general matrix (geev), complex (f32 -> c64,
+ *                        f64 -> c128): w, V packed as eigh's, or w alone ([..., n]) without
+ *                        vectors; the vectors are LAPACK's (unit 2-norm, the largest
+ *                        component real); HOP_LINALG when geev does not converge
  *   fft                  (x: complex, dim: INT, inverse: BOOL, norm: INT) along dim (FFTW);
  *                        norm 0, 1, 2 scale by 1, 1/sqrt(n), 1/n
  *   rfft                 (x: f32/f64, dim, norm) -> complex, dim's size n // 2 + 1
@@ -642,6 +649,7 @@ typedef enum hop_kernel_family {
     X(linalg_svdvals, 1, LINALG, INDEX)                                                            \
     X(linalg_eigh, 2, LINALG, INDEX)                                                               \
     X(linalg_eigvalsh, 2, LINALG, INDEX)                                                           \
+    X(linalg_eig, 2, LINALG, INDEX)                                                                \
     X(fft, 4, FFT, INDEX)                                                                          \
     X(rfft, 3, FFT, INDEX)                                                                         \
     X(irfft, 4, FFT, INDEX)

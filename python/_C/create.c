@@ -66,9 +66,9 @@ format_dtype(const char *fmt, Py_ssize_t itemsize, hop_dtype *out)
     case 'L':
     case 'Q':
     case 'N':
-        if (itemsize != 1 && itemsize != 8)
+        if (itemsize != 1 && itemsize != 2 && itemsize != 4 && itemsize != 8)
             return -1;
-        *out = itemsize == 1 ? HOP_U8 : HOP_U64;
+        *out = itemsize == 1 ? HOP_U8 : itemsize == 2 ? HOP_U16 : itemsize == 4 ? HOP_U32 : HOP_U64;
         return 0;
     case 'e':
         *out = HOP_F16;
@@ -329,6 +329,12 @@ leaf_from_element(leaf *l, const void *p, hop_dtype d)
         break;
     case HOP_U8:
         l->i = *(const uint8_t *)p;
+        break;
+    case HOP_U16:
+        l->i = *(const uint16_t *)p;
+        break;
+    case HOP_U32:
+        l->i = *(const uint32_t *)p;
         break;
     case HOP_I16:
         l->i = *(const int16_t *)p;
@@ -598,6 +604,16 @@ store_leaf(const char *fname, const leaf *l, hop_dtype d, char *p)
         if (int_leaf(fname, l, d, 0, UINT8_MAX, &v) < 0)
             return -1;
         *(uint8_t *)p = (uint8_t)v;
+        return 0;
+    case HOP_U16:
+        if (int_leaf(fname, l, d, 0, UINT16_MAX, &v) < 0)
+            return -1;
+        *(uint16_t *)p = (uint16_t)v;
+        return 0;
+    case HOP_U32:
+        if (int_leaf(fname, l, d, 0, UINT32_MAX, &v) < 0)
+            return -1;
+        *(uint32_t *)p = (uint32_t)v;
         return 0;
     case HOP_I16:
         if (int_leaf(fname, l, d, INT16_MIN, INT16_MAX, &v) < 0)

@@ -253,7 +253,9 @@ typedef struct DTypeObject {
     X(F32, "float32", "f4")                                                                        \
     X(F64, "float64", "f8")                                                                        \
     X(C64, "complex64", "c8")                                                                      \
-    X(C128, "complex128", "c16")
+    X(C128, "complex128", "c16")                                                                   \
+    X(U16, "uint16", "u2")                                                                         \
+    X(U32, "uint32", "u4")
 
 static DTypeObject dtype_objects[HOP_DTYPE_COUNT];
 static char dtype_npstr[HOP_DTYPE_COUNT][8];
@@ -356,8 +358,8 @@ hop_py__dtype_pyname(hop_dtype d)
 const char *
 hop_py__supported_dtypes(void)
 {
-    return "hop supports float16, float32, float64, int8, int16, int32, int64, uint8, uint64, "
-           "complex64, complex128 and bool";
+    return "hop supports float16, float32, float64, int8, int16, int32, int64, uint8, uint16, "
+           "uint32, uint64, complex64, complex128 and bool";
 }
 
 /* A NumPy dtype.str ('<f4', '|b1', '=i8', 'f4') or a name ('float32', 'f32'). */

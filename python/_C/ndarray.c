@@ -53,6 +53,12 @@ from_type_num(int num, hop_dtype *out)
     case NPY_INT16:
         *out = HOP_I16;
         return true;
+    case NPY_UINT16:
+        *out = HOP_U16;
+        return true;
+    case NPY_UINT32:
+        *out = HOP_U32;
+        return true;
     case NPY_INT32:
         *out = HOP_I32;
         return true;
@@ -100,6 +106,10 @@ to_type_num(hop_dtype d)
         return NPY_UINT8;
     case HOP_I16:
         return NPY_INT16;
+    case HOP_U16:
+        return NPY_UINT16;
+    case HOP_U32:
+        return NPY_UINT32;
     case HOP_I32:
         return NPY_INT32;
     case HOP_I64:

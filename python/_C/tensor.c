@@ -662,6 +662,10 @@ element_object(const void *p, hop_dtype d)
         return PyLong_FromLong(*(const int8_t *)p);
     case HOP_U8:
         return PyLong_FromLong(*(const uint8_t *)p);
+    case HOP_U16:
+        return PyLong_FromLong(*(const uint16_t *)p);
+    case HOP_U32:
+        return PyLong_FromUnsignedLong(*(const uint32_t *)p);
     case HOP_I16:
         return PyLong_FromLong(*(const int16_t *)p);
     case HOP_I32:
@@ -697,6 +701,10 @@ hop_py__element_double(const void *p, hop_dtype d)
         return *(const int8_t *)p;
     case HOP_U8:
         return *(const uint8_t *)p;
+    case HOP_U16:
+        return *(const uint16_t *)p;
+    case HOP_U32:
+        return *(const uint32_t *)p;
     case HOP_I16:
         return *(const int16_t *)p;
     case HOP_I32:
@@ -1244,6 +1252,10 @@ buffer_format(hop_dtype d)
         return "b";
     case HOP_U8:
         return "B";
+    case HOP_U16:
+        return "H";
+    case HOP_U32:
+        return "I";
     case HOP_I16:
         return "h";
     case HOP_I32:

@@ -38,6 +38,8 @@ int64: dtype
 int8: dtype
 int16: dtype
 uint8: dtype
+uint16: dtype
+uint32: dtype
 uint64: dtype
 float16: dtype
 complex64: dtype

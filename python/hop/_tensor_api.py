@@ -42,7 +42,7 @@ _DEFAULT_OPTIONS = {"edgeitems": 3, "threshold": 1000, "floatmode": "maxprec", "
                     "suppress": False, "linewidth": 75, "nanstr": "nan", "infstr": "inf",
                     "sign": "-", "formatter": None, "legacy": False}
 _FLOATS = ("float16", "float32", "float64")
-_INTS = ("int8", "int16", "int32", "int64", "uint8", "uint64")
+_INTS = ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64")
 _INF = float("inf")
 
 

@@ -11,7 +11,7 @@
 
 #include <stdlib.h>
 
-static const hop_dtype SMALL[] = {HOP_I8, HOP_U8, HOP_I16, HOP_U64, HOP_F16};
+static const hop_dtype SMALL[] = {HOP_I8, HOP_U8, HOP_I16, HOP_U16, HOP_U32, HOP_U64, HOP_F16};
 
 static uint64_t
 u64_at(const hop_tensor *t, int64_t i)
@@ -143,7 +143,20 @@ test_signed_with_unsigned_promotes_to_a_type_holding_both(void **state)
     hop_tensor *i64 = make(HOP_I64, 1, SIZES(1), (double[]){-1});
     hop_tensor *mixed = OP(add, TA(u64), TA(i64));
     CHECK(mixed, HOP_F64, (1), 9223372036854775808.0 - 1);
-    hop_tensor *all[] = {u, s, sum, lt, u64, i64, mixed};
+    /* u16 and u32 (NumPy's rule: the narrowest signed type holding both) */
+    hop_tensor *u16 = make(HOP_U16, 1, SIZES(2), (double[]){65535, 3});
+    hop_tensor *i16 = make(HOP_I16, 1, SIZES(2), (double[]){-1, -4});
+    hop_tensor *u32 = make(HOP_U32, 1, SIZES(2), (double[]){4294967295.0, 1});
+    hop_tensor *i32 = make(HOP_I32, 1, SIZES(2), (double[]){-1, -2});
+    hop_tensor *s16 = OP(add, TA(u16), TA(i16));
+    CHECK(s16, HOP_I32, (2), 65534, -1);
+    hop_tensor *s32 = OP(add, TA(u32), TA(i32));
+    CHECK(s32, HOP_I64, (2), 4294967294.0, -1);
+    hop_tensor *uu = OP(add, TA(u16), TA(u32));
+    CHECK(uu, HOP_U32, (2), 65534, 4); /* wraps in u32 */
+    hop_tensor *w16 = OP(mul, TA(u16), TA(u16));
+    CHECK(w16, HOP_U16, (2), 1, 9); /* 65535 * 65535 wraps to 1 */
+    hop_tensor *all[] = {u, s, sum, lt, u64, i64, mixed, u16, i16, u32, i32, s16, s32, uu, w16};
     for (size_t k = 0; k < N_(all); k++)
         hop_tensor_release(all[k]);
 }

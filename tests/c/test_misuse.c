@@ -151,7 +151,7 @@ test_null_arguments_to_tracer_functions_are_misuse(void **state)
     MISUSE(hop_tracer_call_op(r, HOP_OP_neg, NULL, 1), "hop_tracer_call_op: NULL arguments");
     MISUSE(hop_tracer_call_op(r, HOP_OP_neg, (hop_arg[]){N(NULL)}, 1),
            "argument 0 is a NULL value (recording in graph forward)");
-    FAILS(hop_tracer_call_op(r, HOP_OP_COUNT, &xa, 1), HOP_INVALID, "call_op: unknown op 122");
+    FAILS(hop_tracer_call_op(r, HOP_OP_COUNT, &xa, 1), HOP_INVALID, "call_op: unknown op 123");
     MISUSE(hop_tracer_output(NULL, &xa, 1), "hop_tracer_output: NULL tracer");
     MISUSE(hop_tracer_output(r, NULL, 1), "hop_tracer_output: NULL arguments");
     assert_state(og, &before);
@@ -174,7 +174,7 @@ test_null_arguments_to_output_graph_functions_are_misuse(void **state)
     MISUSE(hop_output_graph_add_input_dims(og, "a", HOP_F32, 1, sz, NULL),
            "root input: NULL dynamic flags");
     FAILS(hop_output_graph_add_input(og, "a", HOP_DTYPE_COUNT, 1, sz, false), HOP_INVALID,
-          "root input a: invalid dtype 12");
+          "root input a: invalid dtype 14");
     FAILS(hop_output_graph_add_input(og, "a", HOP_F32, -1, sz, false), HOP_INVALID,
           "root input a: rank -1 is outside 0..8");
     FAILS(hop_output_graph_add_input(og, "a", HOP_F32, 1, (int64_t[]){-2}, false), HOP_INVALID,

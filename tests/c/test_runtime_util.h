@@ -45,6 +45,12 @@ make(hop_dtype dt, int rank, const int64_t *sizes, const double *vals)
         case HOP_U64:
             ((uint64_t *)t->data)[i] = (uint64_t)v;
             break;
+        case HOP_U16:
+            ((uint16_t *)t->data)[i] = (uint16_t)v;
+            break;
+        case HOP_U32:
+            ((uint32_t *)t->data)[i] = (uint32_t)v;
+            break;
         case HOP_F16:
             ((uint16_t *)t->data)[i] = hop_f16_from_double(v);
             break;
@@ -86,6 +92,10 @@ elem(const hop_tensor *t, int64_t lin)
         return *(const int16_t *)p;
     case HOP_U64:
         return (double)*(const uint64_t *)p;
+    case HOP_U16:
+        return *(const uint16_t *)p;
+    case HOP_U32:
+        return *(const uint32_t *)p;
     case HOP_F16:
         return hop_f16_to_float(*(const uint16_t *)p);
     case HOP_I32:

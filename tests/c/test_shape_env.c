@@ -519,7 +519,8 @@ test_dtype_table_names_sizes_and_kinds(void **state)
     assert_int_equal(d, HOP_BOOL);
     assert_int_equal(hop_dtype_from_name("complex32", &d), HOP_INVALID);
     assert_string_equal(hop_error_message(), "unknown dtype 'complex32' (expected bool, i8, u8, "
-                                             "i16, i32, i64, u64, f16, f32, f64, c64 or c128)");
+                                             "i16, u16, i32, u32, i64, u64, f16, f32, f64, c64 "
+                                             "or c128)");
     assert_int_equal(d, HOP_BOOL);
     assert_int_equal(hop_dtype_from_name("complex64", &d), HOP_OK);
     assert_int_equal(d, HOP_C64);

@@ -1,4 +1,4 @@
-"""The small dtypes (int8, uint8, int16, uint64, float16) end to end:
+"""The small dtypes (int8, uint8, int16, uint16, uint32, uint64, float16) end to end:
 constructors, NumPy zero-copy both ways, conversions, elementwise kernels
 (eager and fused in a compiled plan), reductions and matmul, compared with
 NumPy 1.24 where the op is the same (same-dtype arithmetic, astype, sums)."""
@@ -11,9 +11,9 @@ from budget import examples
 
 import hop
 
-NEW = ["int8", "uint8", "int16", "uint64", "float16"]
+NEW = ["int8", "uint8", "int16", "uint16", "uint32", "uint64", "float16"]
 ALL = NEW + ["bool", "int32", "int64", "float32", "float64"]
-INTS = ["int8", "uint8", "int16", "int32", "int64", "uint64"]
+INTS = ["int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64"]
 
 
 def hdt(name):
@@ -199,7 +199,8 @@ def test_sums_widen_like_numpy(name):
         np.testing.assert_array_equal(t.argmax(dim=2).numpy(), a.argmax(axis=2))
 
 
-@pytest.mark.parametrize("name", ["int8", "uint8", "int16", "uint64", "float16"])
+@pytest.mark.parametrize("name", ["int8", "uint8", "int16", "uint16", "uint32", "uint64",
+                                  "float16"])
 def test_matmul_of_small_dtypes(name):
     a = (np.arange(12) % 5).astype(name).reshape(3, 4)
     b = (np.arange(8) % 3).astype(name).reshape(4, 2)

@@ -222,10 +222,10 @@ def test_asarray_errors():
     import array
 
     with pytest.raises(hop.DTypeError) as e:
-        hop.asarray(np.zeros(2, np.uint16))
-    assert str(e.value) == ("asarray(): NumPy dtype uint16 is not supported; hop supports "
-                            "float16, float32, float64, int8, int16, int32, int64, uint8, uint64, "
-                            "complex64, complex128 and bool")
+        hop.asarray(np.zeros(2, np.longdouble))
+    assert str(e.value) == ("asarray(): NumPy dtype float128 is not supported; hop supports "
+                            "float16, float32, float64, int8, int16, int32, int64, uint8, uint16, "
+                            "uint32, uint64, complex64, complex128 and bool")
     with pytest.raises(hop.DTypeError) as e:
         hop.asarray(np.zeros(2, np.clongdouble))
     assert "NumPy dtype complex256 is not supported" in str(e.value)
@@ -233,11 +233,12 @@ def test_asarray_errors():
     # a big-endian array: a copy in the native byte order (issue #29)
     assert hop.asarray(np.arange(3, dtype=">f4")).tolist() == [0.0, 1.0, 2.0]
     assert hop.asarray(np.arange(3, dtype=">f4"), dtype=hop.float32).tolist() == [0.0, 1.0, 2.0]
+    assert hop.asarray(array.array("H", [1, 65535])).dtype is hop.uint16
     with pytest.raises(hop.DTypeError) as e:
-        hop.asarray(array.array("H", [1, 2]))
-    assert str(e.value) == ("asarray(): buffer format 'H' is not supported; hop supports "
-                            "float16, float32, float64, int8, int16, int32, int64, uint8, uint64, "
-                            "complex64, complex128 and bool")
+        hop.asarray(array.array("u", "ab"))
+    assert str(e.value) == ("asarray(): buffer format 'w' is not supported; hop supports "
+                            "float16, float32, float64, int8, int16, int32, int64, uint8, uint16, "
+                            "uint32, uint64, complex64, complex128 and bool")
     # bytes are uint8 (a read-only buffer: copied)
     assert hop.asarray(b"ab").dtype is hop.uint8 and hop.asarray(b"ab").tolist() == [97, 98]
     with pytest.raises(hop.ShapeError) as e:

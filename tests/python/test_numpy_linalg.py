@@ -77,6 +77,31 @@ CASES = {  # name -> (function, arguments); rtol 1e-9 in float64
     "norm_axis_keepdims": (lambda a: LA.norm(a, axis=1, keepdims=True), A),
     "norm_int": (lambda a: LA.norm(a), np.arange(5)),
     "norm_complex": (lambda a: LA.norm(a), C),
+    "cond": (lambda a: LA.cond(a), A),
+    "cond_minus_2": (lambda a: LA.cond(a, -2), A),
+    "cond_1": (lambda a: LA.cond(a, 1), A),
+    "cond_inf_batched": (lambda a: LA.cond(a, np.inf), A3),
+    "cond_fro_complex_is_complex": (lambda a: LA.cond(a, "fro"), C),
+    "cond_singular_is_inf": (lambda a: LA.cond(a), np.array([[1.0, 2.0], [2.0, 4.0]]) * 0),
+    "tensorinv": (lambda a: LA.tensorinv(a, ind=2), RNG.standard_normal((4, 6, 8, 3))),
+    "tensorinv_ind_1": (lambda a: LA.tensorinv(a, ind=1), A),
+    "tensorsolve": (lambda a, b: LA.tensorsolve(a, b), RNG.standard_normal((6, 2, 3)),
+                    RNG.standard_normal(6)),
+    "tensorsolve_axes": (lambda a, b: LA.tensorsolve(a, b, axes=(0,)),
+                         RNG.standard_normal((6, 2, 3)), RNG.standard_normal((2, 3))),
+    "tensorsolve_identity": (lambda a, b: LA.tensorsolve(a, b),
+                             np.eye(24).reshape(6, 4, 2, 3, 4), RNG.standard_normal((6, 4))),
+    "eig_complex_eigenvalues_of_a_real_matrix": (lambda a: LA.eig(a), A),
+    "eig_real_eigenvalues_are_real": (lambda a: LA.eig(a), SPD),
+    "eig_rotation_is_complex": (lambda a: LA.eig(a), np.array([[0.0, -1.0], [1.0, 0.0]])),
+    "eig_complex": (lambda a: LA.eig(a), C),
+    "eig_batched": (lambda a: LA.eig(a), A3),
+    "eig_int_is_float64": (lambda a: LA.eig(a), I2),
+    "eig_reconstructs": (lambda a: (lambda w, v: v @ np.diag(w) @ LA.inv(v))(*LA.eig(a)), A),
+    "eigvals": (lambda a: LA.eigvals(a), A),
+    "eigvals_real": (lambda a: LA.eigvals(a), SPD),
+    "eigvals_complex": (lambda a: LA.eigvals(a), C),
+    "eigvals_batched": (lambda a: LA.eigvals(a), A3),
     "polyfit": (lambda x, y: np.polyfit(x, y, 2), np.arange(6.0), RNG.standard_normal(6)),
     "least_squares_fit": (lambda x, y: LA.lstsq(np.stack([x, np.ones_like(x)], 1), y,
                                                 rcond=None)[0], np.arange(8.0),
@@ -94,7 +119,41 @@ ERRORS = {  # NumPy raises; hop.compile raises the same type
     "norm_bad_ord": (lambda a: LA.norm(a, "x"), A),
     "matrix_power_not_square": (lambda a: LA.matrix_power(a, 2), R),
     "qr_bad_mode": (lambda a: LA.qr(a, mode="x"), R),
+    "cond_empty": (lambda a: LA.cond(a), np.zeros((0, 0))),
+    "eig_of_nan_is_numpys_error": (lambda a: LA.eig(a), np.array([[1.0, np.nan], [0.0, 1.0]])),
+    "eigvals_of_inf_is_numpys_error": (lambda a: LA.eigvals(a), np.array([[np.inf]])),
+    "eig_not_square": (lambda a: LA.eig(a), R),
+    "eigvals_vector": (lambda a: LA.eigvals(a), V),
+    "cond_of_a_nan_matrix_svd_does_not_converge": (lambda a: LA.cond(a),
+                                                   np.array([[1.0, np.nan], [0.0, 1.0]])),
+    "cond_1_not_square": (lambda a: LA.cond(a, 1), R),
+    "tensorinv_bad_ind": (lambda a: LA.tensorinv(a, ind=0), A),
+    "tensorinv_not_square": (lambda a: LA.tensorinv(a, ind=1), R),
+    "tensorsolve_bad_shapes": (lambda a, b: LA.tensorsolve(a, b), RNG.standard_normal((6, 2, 4)),
+                               RNG.standard_normal(6)),
 }
+
+
+@pytest.mark.parametrize("name", sorted(n for n in CASES if n.startswith(("cond", "tensor", "eig"))
+                                         and not n.startswith("eigh")))
+def test_cond_tensorinv_tensorsolve_eig_eigvals_eagerly_match_numpy(name):
+    fn, *args = CASES[name]
+    with np.errstate(all="ignore"):
+        want = fn(*args)
+    got = fn(*[hnp.asarray(a) for a in args])
+    for g, w in zip(got, want) if isinstance(want, tuple) else [(got, want)]:
+        assert getattr(g, "_scalar", False) == isinstance(w, np.generic)
+        assert g.dtype == w.dtype and g.shape == w.shape
+        np.testing.assert_allclose(np.asarray(g), w, rtol=1e-9, atol=1e-12)
+
+
+def test_eig_of_a_real_matrix_recompiles_when_its_eigenvalues_turn_complex():
+    # NumPy's result dtype depends on the data: hop.compile guards the path
+    f = hop.compile(lambda a: LA.eigvals(a))
+    assert f(SPD).dtype == np.float64
+    assert f(np.array([[0.0, -1.0], [1.0, 0.0]])).dtype == np.complex128
+    assert f(2 * SPD).dtype == np.float64
+    np.testing.assert_allclose(np.sort(f(A)), np.sort(LA.eigvals(A)), rtol=1e-9)
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
@@ -104,7 +163,8 @@ def test_linalg_matches_numpy(name):
 
 
 @pytest.mark.parametrize("name", ["inv", "det", "solve_matrix", "cholesky", "eigvalsh",
-                                  "svd_values", "norm_2"])
+                                  "svd_values", "norm_2", "cond_1", "tensorinv_ind_1", "eigvals",
+                                  "eig_real_eigenvalues_are_real"])
 def test_linalg_in_float32_keeps_float32(name):
     fn, *args = CASES[name]
     check(fn, *[a.astype(np.float32) for a in args], rtol=2e-5)
@@ -215,3 +275,15 @@ def test_tall_matrices_whose_square_overflows_int32_factor():
     a, b = rng.standard_normal((50000, 2)), rng.standard_normal(50000)
     check(lambda x, y: LA.lstsq(x, y, rcond=None)[0], a, b, rtol=1e-9)
     check(lambda x: LA.svd(x, full_matrices=False)[1], a, rtol=1e-9)
+
+
+def test_gradient_of_eig_is_refused_never_zero():
+    def f(a):
+        return hop._C._op("real", hop._C._op("linalg_eig", a, False)).sum()
+
+    with pytest.raises(hop.UnsupportedError, match="linalg_eig: this gradient is not supported"):
+        hop.grad(f)(hop.asarray(A))
+    # NumPy's eig decides its result dtype (and its finiteness error) on the
+    # data: under hop.grad, which traces one graph, that is a clear TraceError
+    with pytest.raises(hop.TraceError, match="data-dependent"):
+        hop.grad(hop.compile(lambda a: LA.eigvals(a).real.sum()))(A)

@@ -143,6 +143,11 @@ ROUTINES = {
     "TestLstsq": (lambda a, b: LA.lstsq(a, b, rcond=-1), SQ[:2] + NSQ[:2], True, None),
     "TestEigh": (_eigh, HERM, False,
                  lambda a, b, r: (np.matmul(r[1] * r[0][..., None, :], _h(r[1])), a)),
+    "TestEig": (lambda a: LA.eig(a), SQ, False,
+                lambda a, b, r: (np.matmul(a, r[1]), r[1] * r[0][..., None, :])),
+    "TestEigvals": (lambda a: LA.eigvals(a), SQ, False, None),
+    "TestCond": (lambda a: (LA.cond(a), LA.cond(a, -2), LA.cond(a, 1), LA.cond(a, -np.inf),
+                            LA.cond(a, "fro")), SQ, False, None),
 }
 PARAMS = [(cls, m) for cls, (_, sets, _, _) in ROUTINES.items() for m in sets]
 for _cls, _m in PARAMS:
@@ -161,7 +166,12 @@ def test_case_classes(cls, method):
         args = (a, b) if takes_b else (a,)
         tol = rtol(a, b)
         try:
-            if cls in ("TestSVD", "TestEigh"):  # the values against NumPy's, vectors below
+            if cls in ("TestEig", "TestEigvals"):
+                # the eigenvalues as a set (geev's order is LAPACK's) with
+                # NumPy's dtype; the vectors through A v = v w below
+                check(lambda x: np.sort_complex(np.ravel(LA.eigvals(x))), *args, rtol=tol)
+                check(lambda x: [r.dtype for r in LA.eig(x)], *args)
+            elif cls in ("TestSVD", "TestEigh"):  # the values against NumPy's, vectors below
                 check(lambda *x: [r for i, r in enumerate(fn(*x)) if i not in (1, 2) or
                                   cls == "TestEigh" and i == 2], *args, rtol=tol)
             else:

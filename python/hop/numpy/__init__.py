@@ -50,8 +50,7 @@ errstate = _np.errstate  # hop computes without floating-point warnings
 # The dtypes, as NumPy's scalar types (hnp.float32(2.5), dtype=hnp.int8), the
 # abstract ones (np.issubdtype(x.dtype, hnp.floating)) and NumPy's dtype
 # helpers, which take hop.numpy arrays' dtypes (NumPy dtypes); complex64 and
-# complex128 are hop's c64 and c128.  uint16 and
-# uint32 are names only: an array of them is a hop.DTypeError.
+# complex128 are hop's c64 and c128.
 for _name in ("bool_", "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64",
               "float16", "float32", "float64", "complex64", "complex128", "complex_", "csingle",
               "cdouble", "intp", "half", "single", "double", "byte",
@@ -59,7 +58,10 @@ for _name in ("bool_", "int8", "uint8", "int16", "uint16", "int32", "uint32", "i
               "number", "integer", "signedinteger", "unsignedinteger", "inexact", "floating",
               "complexfloating", "typecodes", "sctypes", "issubdtype", "finfo", "iinfo",
               "AxisError", "index_exp", "s_", "True_", "False_", "mintypecode",
-              "promote_types", "can_cast", "ndenumerate", "ndindex"):
+              "promote_types", "can_cast", "ndenumerate", "ndindex", "ushort", "uintc", "uint",
+              "iterable", "base_repr", "binary_repr",
+              # hop.numpy's repr/str read NumPy's print options (_attrs)
+              "set_printoptions", "get_printoptions", "printoptions"):
     if _name not in globals():
         globals()[_name] = getattr(_np, _name)
         __all__.append(_name)

@@ -290,17 +290,24 @@ ndarray.__deepcopy__ = lambda self, memo: self.copy()
 
 
 def _complex(self):
-    return complex(float(self))
+    if self.dtype.kind != "c":
+        return complex(float(self))
+    if self._fixed():
+        return complex(self._scalar_value("complex"))
+    return complex(self._scalar_tensor("complex"))
 
 
 ndarray.__complex__ = _complex
 
 
 def _round(self, ndigits=None):
-    if ndigits is None:
-        if self.size != 1:
-            raise TypeError("only length-1 arrays can be converted to Python scalars")
+    if not self._scalar:
+        raise TypeError("type numpy.ndarray doesn't define __round__ method")
+    if ndigits is None and self.dtype.kind != "c":
         return round(float(self))
+    # a NumPy scalar rounded to digits, or a complex one, is a NumPy scalar
+    # (np.complex128(2.5+1.6j).__round__() is np.complex128(2+2j))
+    ndigits = 0 if ndigits is None else ndigits
     # a NumPy scalar rounded to digits is a NumPy scalar (np.float64)
     r = F.round_(self, ndigits, _kind=type(self))
     return type(self)(r._t, scalar=True) if self._scalar else r

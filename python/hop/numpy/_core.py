@@ -22,8 +22,8 @@ from .. import _C
 
 __all__ = []
 
-NAMES = ("bool", "int8", "uint8", "int16", "int32", "int64", "uint64", "float16", "float32",
-         "float64", "complex64", "complex128")
+NAMES = ("bool", "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64",
+         "float16", "float32", "float64", "complex64", "complex128")
 _HOP = {_np.dtype(n): getattr(_C, n) for n in NAMES}
 SUPPORTED = ", ".join(NAMES)
 
@@ -301,7 +301,10 @@ def cast(t, npd):
     converted to a signed or 8-bit integer dtype out of its range is what
     NumPy's x86-64 loops give (a truncation to int32, or int64, whose
     out-of-range value is INT_MIN, then the low bits), where hop's own
-    conversion saturates."""
+    conversion saturates.  To uint32 NumPy's answer for a value out of
+    (-2**31 - 1, 2**32) depends on the array's length (its SIMD loop and its
+    scalar tail differ); hop gives the scalar tail's (int64, then the low
+    bits) everywhere, which both agree with inside that range."""
     src = np_dtype(t)
     if src == npd:
         return t
@@ -309,9 +312,10 @@ def cast(t, npd):
     if src.kind == "f" and npd.kind in "iu" and npd != _np.dtype(_np.uint64):
         x = t.to(_C.float64) if src != _np.dtype(_np.float64) else t
         t64 = t.to(_C.int64)  # exact for |x| < 2**63
-        if npd == _np.dtype(_np.int64):
+        if npd in (_np.dtype(_np.int64), _np.dtype(_np.uint32)):
             ok = _C.logical_and(_C.ge(x, -2.0 ** 63), _C.lt(x, 2.0 ** 63))  # nan: not ok
-            return _C.where(ok, t64, _C.full((), -2 ** 63, dtype=_C.int64))
+            v = _C.where(ok, t64, _C.full((), -2 ** 63, dtype=_C.int64))
+            return v if npd == _np.dtype(_np.int64) else v.to(_C.uint32)
         ok = _C.logical_and(_C.gt(x, -2147483649.0), _C.lt(x, 2147483648.0))
         v = _C.where(ok, t64, _C.full((), -2 ** 31, dtype=_C.int64))
         return v.to(hop_dtype(npd, "astype"))  # the low bits (integer narrowing wraps)

@@ -16,7 +16,7 @@ import operator
 import numpy as _np
 
 from .. import _C
-from . import _core
+from . import _core, _corder
 from ._ndarray import ndarray, NumpyArg, result_kind, view, wrap
 from ._storage import Step
 from . import _storage
@@ -129,12 +129,24 @@ def _reduce(op, np_fn, a, axis, dtype, out, keepdims, initial, where, kind, what
         # (max/min have none: initial, which takes part anyway)
         fill = initial if op in ("amax", "amin") else (0 if op == "sum" else 1 if op == "prod"
                                                        else False if op == "any" else True)
-        x = _C.where(w, x, _C.full((), fill, dtype=x.dtype))
+        fill = _core.complex_scalar(complex(fill), _core.np_dtype(x)) if \
+            _core.np_dtype(x).kind == "c" else _C.full((), fill, dtype=x.dtype)
+        x = _C.where(w, x, fill)
+    cplx_order = op in ("amax", "amin") and _core.np_dtype(x).kind == "c"
     # axis=() reduces nothing (hop's empty dim list would mean all of them)
-    r = getattr(_C, op)(x, _dims(axes), keepdims) if axes else _core.cast(x.clone(), rdt)
+    if not axes:
+        r = _core.cast(x.clone(), rdt)
+    elif cplx_order:
+        r = _corder.extreme(op, x, axes, keepdims)  # NumPy's lexicographic order
+    else:
+        r = getattr(_C, op)(x, _dims(axes), keepdims)
     if initial is not None:
-        comb = {"sum": _C.add, "prod": _C.mul, "amax": _C.maximum, "amin": _C.minimum}[op]
-        r = comb(r, initial)
+        if cplx_order:
+            comb = _corder.maximum if op == "amax" else _corder.minimum
+            r = comb(r, _core.complex_scalar(complex(initial), _core.np_dtype(r)))
+        else:
+            comb = {"sum": _C.add, "prod": _C.mul, "amax": _C.maximum, "amin": _C.minimum}[op]
+            r = comb(r, initial)
     r = _core.cast(r, rdt)
     return _out(kind, r, scalar=r.ndim == 0 and out is None, out=out, what=what)
 
@@ -190,6 +202,12 @@ def _arg(op, a, axis, out, keepdims, kind):
         _axis(axis, t.ndim)
     if t.ndim == 0:
         r = _C.zeros((), dtype=_C.int64)
+    elif _core.np_dtype(t).kind == "c":
+        flat = t.reshape(-1) if axis is None else t
+        ax = 0 if axis is None else _axis(axis, t.ndim)
+        if flat.shape[ax] == 0:
+            raise ValueError(f"attempt to get {op} of an empty sequence")
+        r = _corder.argextreme(op, flat, ax, bool(keepdims) and axis is not None)
     else:
         r = getattr(_C, op)(t, axis, bool(keepdims))
     if keepdims and axis is None:
@@ -885,15 +903,21 @@ def round_(a, decimals=0, out=None, *, _kind=None):
             return _out(kind, t.clone(), out=out, what="round")
         raise _C.UnsupportedError("hop.numpy: round of integers to negative decimals is not "
                                   "supported")
-    if decimals == 0:
-        r = _C.round(t)
+    if _core.np_dtype(t).kind == "c":  # NumPy rounds each part
+        r = _C._op("complex", _round_t(_C._op("real", t), decimals),
+                   _round_t(_C._op("imag", t), decimals))
     else:
-        f = 10.0 ** decimals
-        if decimals > 0:
-            r = _C.round(t * f) / f
-        else:
-            r = _C.round(t / (1.0 / f)) * (1.0 / f)
+        r = _round_t(t, decimals)
     return _out(kind, _core.cast(r, _core.np_dtype(t)), out=out, what="round")
+
+
+def _round_t(t, decimals):
+    if decimals == 0:
+        return _C.round(t)
+    f = 10.0 ** decimals
+    if decimals > 0:
+        return _C.round(t * f) / f
+    return _C.round(t / (1.0 / f)) * (1.0 / f)
 
 
 around = round_
@@ -1080,7 +1104,7 @@ def sort(a, axis=-1, kind=None, order=None, *, _kind=None):
     if axis is None:
         t, axis = t.reshape(-1), 0
     ax = _axis(axis, t.ndim) if t.ndim else 0
-    r = _C._op("sort", t, ax, False) if t.ndim else t.clone()
+    r = _corder.sort_any(t, ax) if t.ndim else t.clone()
     return wrap(_kind or _kind_of(a), r)
 
 
@@ -1090,7 +1114,7 @@ def argsort(a, axis=-1, kind=None, order=None, *, _kind=None):
     if axis is None:
         t, axis = t.reshape(-1), 0
     ax = _axis(axis, t.ndim) if t.ndim else 0
-    r = _C._op("argsort", t, ax, False) if t.ndim else _C.zeros((), dtype=_C.int64)
+    r = _corder.argsort_any(t, ax) if t.ndim else _C.zeros((), dtype=_C.int64)
     return wrap(_kind or _kind_of(a), r)
 
 

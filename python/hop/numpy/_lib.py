@@ -1155,6 +1155,15 @@ def unwrap(p, discont=None, axis=-1, *, period=6.283185307179586, _kind=None):
     return _as(kind, up)
 
 
+@implements(_np.sort_complex)
+def sort_complex(a, *, _kind=None):
+    b = _hnp()["sort"](a, -1, _kind=_kind or _kind_of(a))
+    dt = b.dtype
+    if dt.kind != "c":
+        b = b.astype("F" if dt.char in "bhBH" else "D")
+    return b
+
+
 @implements(_np.msort)
 def msort(a, *, _kind=None):
     return _hnp()["sort"](a, 0, _kind=_kind or _kind_of(a))

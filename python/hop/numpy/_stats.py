@@ -23,7 +23,7 @@ import operator
 import numpy as _np
 
 from .. import _C
-from . import _core
+from . import _core, _corder
 from . import _funcs as F
 from ._funcs import (_axes, _axis, _kind_of, _size, _t, implements, sum as _sum)
 from ._lib import _arr, _as, _const, _take_along, broadcast_shapes
@@ -235,7 +235,7 @@ def _sorted_along(t, axis):
     if axis is None:
         t, axis = t.reshape(-1), 0
     ax = _axis(axis, t.ndim)
-    s = _C._op("sort", t, ax, False)
+    s = _corder.sort_any(t, ax)
     if ax != 0:
         s = s.permute(*([ax] + [d for d in range(t.ndim) if d != ax]))
     return s, s.shape[0]
@@ -641,15 +641,18 @@ def searchsorted(a, v, side="left", sorter=None, *, _kind=None):
                              [_core.Opnd(t=at, dtype=_core.np_dtype(at)), vo], "searchsorted")[0]
     if sorter is not None:
         at = _C._op("take", at, 0, _t(sorter, "searchsorted"))
-    vt = vo.t if vo.t is not None else _C.full((), _core.as_compute(vo, dt),
-                                                 dtype=_core.hop_dtype(dt, "searchsorted"))
-    r = _C._op("searchsorted", _core.cast(at, dt), _core.cast(vt, dt), side == "right")
+    vt = vo.t if vo.t is not None else _core.as_compute(vo, dt)
+    if not isinstance(vt, _C.Tensor):
+        vt = _C.full((), vt, dtype=_core.hop_dtype(dt, "searchsorted"))
+    r = _corder.searchsorted_any(_core.cast(at, dt), _core.cast(vt, dt), side == "right")
     return wrap(kind, r, scalar=r.ndim == 0)
 
 
 @implements(_np.digitize)
 def digitize(x, bins, right=False, *, _kind=None):
     kind = _kind or _kind_of(x)
+    if _core.np_dtype(_t(x, "digitize")).kind == "c":
+        raise TypeError("x may not be complex")
     b = _t(bins, "digitize")
     if b.ndim != 1:
         raise ValueError("object too deep for desired array" if b.ndim > 1 else
@@ -713,10 +716,10 @@ def lexsort(keys, axis=-1, *, _kind=None):
     if not shape:
         return wrap(_kind or ndarray, _C.zeros((), dtype=_C.int64))
     ax = _axis(axis, len(shape))
-    idx = _C._op("argsort", ks[0], ax, False)
+    idx = _corder.argsort_any(ks[0], ax)
     for k in ks[1:]:
         kk = _take_along(k, idx, ax)
-        order = _C._op("argsort", kk, ax, False)
+        order = _corder.argsort_any(kk, ax)
         idx = _take_along(idx, order, ax)
     return wrap(_kind or result_kind(list(keys) if isinstance(keys, (list, tuple)) else [keys],
                                      ndarray), idx)
@@ -738,7 +741,7 @@ def unique(ar, return_index=False, return_inverse=False, return_counts=False, ax
 
 def _unique1d(t, return_index, return_inverse, return_counts, equal_nan):
     n = t.shape[0]
-    perm = _C._op("argsort", t, 0, False)
+    perm = _corder.argsort_any(t, 0)
     aux = _C._op("take", t, 0, perm)
     if isinstance(n, int) and n == 0:
         mask = _C.zeros((0,), dtype=_C.bool)
@@ -770,8 +773,12 @@ def _first_of_run(a1, a0, equal_nan):
     """a1 != a0 (each sorted element against the one before), nans equal
     under equal_nan (they sort last, all together)."""
     diff = _C.ne(a1, a0)
-    if equal_nan and _core.np_dtype(a1).kind == "f":
-        both = _C.logical_and(_C.ne(a1, a1), _C.ne(a0, a0))
+    kind = _core.np_dtype(a1).kind
+    if equal_nan and kind in "fc":
+        # a complex value with a NaN in either part is a NaN (np.isnan)
+        nan1, nan0 = (_C.ne(a1, a1), _C.ne(a0, a0)) if kind == "f" else \
+            (_corder.either_nan(a1), _corder.either_nan(a0))
+        both = _C.logical_and(nan1, nan0)
         diff = _C.logical_and(diff, _C.logical_not(both))
     return diff
 
@@ -826,9 +833,9 @@ def in1d(ar1, ar2, assume_unique=False, invert=False, *, kind=None, _kind=None):
     b = _t(ar2, "in1d").reshape(-1)
     dt = _np.result_type(_core.np_dtype(a), _core.np_dtype(b))
     a, b = _core.cast(a, dt), _core.cast(b, dt)
-    bs = _C._op("sort", b, 0, False)
-    lo = _C._op("searchsorted", bs, a, False)
-    hi = _C._op("searchsorted", bs, a, True)
+    bs = _corder.sort_any(b, 0)
+    lo = _corder.searchsorted_any(bs, a, False)
+    hi = _corder.searchsorted_any(bs, a, True)
     found = _C.gt(hi, lo)
     return wrap(_kind or result_kind((ar1, ar2), ndarray),
                 _C.logical_not(found) if invert else found)
@@ -872,7 +879,7 @@ def _intersect1d_indices(ar1, ar2, assume_unique, kind):
         a, ind1 = _unique1d(a, True, False, False, True)
         b, ind2 = _unique1d(b, True, False, False, True)
     aux = _C.cat([a, b], 0)
-    order = _C._op("argsort", aux, 0, False)  # stable, as NumPy's mergesort
+    order = _corder.argsort_any(aux, 0)  # stable, as NumPy's mergesort
     aux = _C._op("take", aux, 0, order)
     n = aux.shape[0]
     pos = _C.arange(n)
@@ -907,7 +914,7 @@ def setxor1d(ar1, ar2, assume_unique=False, *, _kind=None):
     inb = _t(in1d(b, a, invert=True, _kind=ndarray))
     both = _C.cat([_C._op("take", a, 0, ina.nonzero().select(1, 0)),
                    _C._op("take", b, 0, inb.nonzero().select(1, 0))], 0)
-    return wrap(kind, _C._op("sort", both, 0, False))
+    return wrap(kind, _corder.sort_any(both, 0))
 
 
 @implements(_np.ediff1d)
@@ -1074,7 +1081,7 @@ def histogram(a, bins=10, range=None, normed=None, weights=None, density=None, *
             hist = _C._op("put", _C.zeros((n,), dtype=wd.dtype), idx, wd, True)
             hist = _core.cast(hist, ntype)
     else:
-        order = _C._op("argsort", t, 0, False)
+        order = _corder.argsort_any(t, 0)
         sa = _C._op("take", t, 0, order)
         dt = _np.result_type(_core.np_dtype(sa), _core.np_dtype(edges))
         sa_c, ed_c = _core.cast(sa, dt), _core.cast(edges, dt)
@@ -1198,7 +1205,7 @@ def interp(x, xp, fp, left=None, right=None, period=None, *, _kind=None):
         left = right = None
         xt = _C.remainder(xt, period)
         xpt = _C.remainder(xpt, period)
-        order = _C._op("argsort", xpt, 0, False)
+        order = _corder.argsort_any(xpt, 0)
         xpt = _C._op("take", xpt, 0, order)
         fpt = _C._op("take", fpt, 0, order)
         n = xpt.shape[0]

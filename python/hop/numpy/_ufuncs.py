@@ -15,7 +15,7 @@ import math
 import numpy as _np
 
 from .. import _C
-from . import _core
+from . import _core, _corder
 from ._ndarray import ndarray, NumpyArg, result_kind, wrap
 
 __all__ = ["array_ufunc", "call_ufunc", "takes", "UFUNCS"]
@@ -295,8 +295,11 @@ def _qualified(func, name):
     """numpy.linalg.norm for NumPy's norm (its module), numpy.sin for a
     ufunc, numpy.add.reduce for a ufunc method."""
     module = getattr(func, "__module__", None) or "numpy"
-    if module.startswith("numpy.core") or module.startswith("numpy.lib") or \
-            module == "numpy" or "." in name:
+    # numpy.core's and numpy.lib's functions are NumPy's top-level ones,
+    # except those it does not export (numpy.lib.stride_tricks's
+    # sliding_window_view)
+    if ((module.startswith("numpy.core") or module.startswith("numpy.lib")) and
+            getattr(_np, name, None) is not None) or module == "numpy" or "." in name:
         module = "numpy"
     return f"{module}.{name}"
 
@@ -342,10 +345,6 @@ def _check_negative_powers(name, ops, dt):
         raise ValueError("Integers to negative integer powers are not allowed.")
 
 
-# The signed dtype comparisons of NumPy's unsigned dtypes hop lacks use.
-_WIDER = {_np.dtype(_np.uint16): _np.dtype(_np.int32), _np.dtype(_np.uint32): _np.dtype(_np.int64)}
-
-
 def _truth(o, cdt):
     """Operand o's truth in a logical ufunc that reads its operands in
     dtype cdt: a bool tensor or a Python bool.  A scalar (or 0-d array)
@@ -382,9 +381,6 @@ def _compute(name, ops, out_dt):
     if name in _COMPARE:
         cdt = _core.result_dtypes(
             lambda *d: _np.empty(0, _np.result_type(*d)), ops, name)[0]
-        # uint8 array < 300 compares in uint16, which hop does not have: the
-        # next signed dtype holds every value of it, and compares the same
-        cdt = _WIDER.get(cdt, cdt)
     elif name in _PREDICATES:
         cdt = ops[0].dtype if ops[0].dtype is not None else _np.dtype(float)
     elif name in ("absolute", "fabs") and ops[0].dtype is not None and ops[0].dtype.kind == "c":
@@ -402,6 +398,8 @@ def _compute(name, ops, out_dt):
             raise _C.UnsupportedError("hop.numpy: numpy.reciprocal of an integer array is "
                                       "not supported (NumPy's is C integer division)")
     vals = _all_tensor(ops, cdt)
+    if cdt.kind == "c" and name in _corder.UFUNCS:
+        impl = _corder.UFUNCS[name]  # NumPy's lexicographic order, on the parts
     if impl not in _DIRECT:  # composed of several ops: every operand a tensor
         vals = [v if isinstance(v, _C.Tensor) else
                 _C.full((), v, dtype=_core.hop_dtype(cdt, name)) for v in vals]

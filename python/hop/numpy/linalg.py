@@ -27,7 +27,8 @@ from ._ndarray import ndarray, result_kind, wrap
 LinAlgError = _C.LinAlgError
 
 __all__ = ["LinAlgError", "norm", "solve", "inv", "det", "slogdet", "cholesky", "qr", "svd",
-           "eigh", "eigvalsh", "lstsq", "pinv", "matrix_power", "matrix_rank", "multi_dot"]
+           "eigh", "eigvalsh", "lstsq", "pinv", "matrix_power", "matrix_rank", "multi_dot",
+           "cond", "tensorinv", "tensorsolve", "eig", "eigvals"]
 
 
 def _implements(np_fn):
@@ -477,3 +478,120 @@ def norm(x, ord=None, axis=None, keepdims=False, *, _kind=None):
         return wrap(kind, r._t, scalar=r.ndim == 0)
     raise ValueError("Improper number of dimensions to norm.")
 
+
+
+@_implements(_np.linalg.cond)
+def cond(x, p=None, *, _kind=None):
+    """NumPy 1.24's cond, step for step.  One difference: for p other than
+    None, 2 and -2 NumPy inverts with errors ignored (a singular matrix
+    gives inf); hop's inv raises LinAlgError for an exactly singular one
+    (when the plan runs, in a compiled function)."""
+    kind = _kind or result_kind((x,), ndarray)
+    x = ndarray(_tensor(x, "cond"))
+    if x.size == 0 and x.ndim >= 2 and x.shape[-2] * x.shape[-1] == 0:
+        raise LinAlgError("cond is not defined on empty arrays")
+    if p is None or p == 2 or p == -2:
+        s = svd(x, compute_uv=False)
+        r = s[..., -1] / s[..., 0] if p == -2 else s[..., 0] / s[..., -1]
+    else:
+        _stacked_2d(x._t)
+        _stacked_square(x._t)
+        result_t = _common(x._t, what="cond")
+        r = norm(x, p, axis=(-2, -1)) * norm(inv(x), p, axis=(-2, -1))
+        r = r.astype(result_t, copy=False)
+    # a NaN is inf unless the matrix had a NaN (a where, not NumPy's masked
+    # write, so that it traces)
+    rt = r._t
+    nan_mask = _C.ne(rt, rt)
+    xt = x._t
+    x_nan = _C.ne(xt, xt)
+    if _core.np_dtype(xt).kind == "c":
+        x_nan = _C.logical_or(_C.ne(_C._op("real", xt), _C._op("real", xt)),
+                              _C.ne(_C._op("imag", xt), _C._op("imag", xt)))
+    nan_mask = _C.logical_and(nan_mask, _C.logical_not(_C.any(x_nan, [-2, -1], False)))
+    inf = _core.complex_scalar(complex(_np.inf), _core.np_dtype(rt)) \
+        if _core.np_dtype(rt).kind == "c" else _C.full((), _np.inf, dtype=rt.dtype)
+    rt = _C.where(nan_mask, inf, rt)
+    return wrap(kind, rt, scalar=rt.ndim == 0)
+
+
+@_implements(_np.linalg.tensorinv)
+def tensorinv(a, ind=2, *, _kind=None):
+    """NumPy 1.24's tensorinv, step for step."""
+    kind = _kind or result_kind((a,), ndarray)
+    a = ndarray(_tensor(a, "tensorinv"))
+    oldshape = a.shape
+    prod = 1
+    if ind > 0:
+        invshape = oldshape[ind:] + oldshape[:ind]
+        for k in oldshape[ind:]:
+            prod *= k
+    else:
+        raise ValueError("Invalid ind argument.")
+    ia = inv(a.reshape(prod, -1))
+    return wrap(kind, ia.reshape(*invshape)._t)
+
+
+@_implements(_np.linalg.tensorsolve)
+def tensorsolve(a, b, axes=None, *, _kind=None):
+    """NumPy 1.24's tensorsolve, step for step."""
+    kind = _kind or result_kind((a, b), ndarray)
+    a = ndarray(_tensor(a, "tensorsolve"))
+    b = ndarray(_tensor(b, "tensorsolve"))
+    an = a.ndim
+    if axes is not None:
+        allaxes = list(range(0, an))
+        for k in axes:
+            allaxes.remove(k)
+            allaxes.insert(an, k)
+        a = a.transpose(allaxes)
+    oldshape = a.shape[-(an - b.ndim):]
+    prod = 1
+    for k in oldshape:
+        prod *= k
+    if a.size != prod ** 2:
+        raise LinAlgError("Input arrays must satisfy the requirement "
+                          "prod(a.shape[b.ndim:]) == prod(a.shape[:b.ndim])")
+    res = solve(a.reshape(prod, prod), b.ravel())
+    return wrap(kind, res.reshape(oldshape)._t)
+
+
+def _eig(a, vectors, what, kind):
+    """NumPy 1.24's eig/eigvals: LAPACK's geev in double precision (NumPy's
+    _commonType computes in float64/complex128 and casts to the result
+    dtype after), and for a real input real results when every eigenvalue
+    is real, complex ones otherwise: a decision on the data, which
+    hop.compile makes as it makes a data-dependent `if` (a guard on the
+    path; hop.trace raises saying so)."""
+    t = _tensor(a, what)
+    _stacked_2d(t)
+    _stacked_square(t)
+    result_t = _common(t, what=what)
+    cplx = result_t.kind == "c"
+    t = _core.cast(t, _np.dtype(_np.complex128 if cplx else _np.float64))
+    finite = _C.all(_C.lt(_C.abs(t), _np.inf), None, False)  # NaN is not below inf
+    if not bool(finite):
+        raise LinAlgError("Array must not contain infs or NaNs")
+    n = t.shape[-1]
+    p = _C._op("linalg_eig", t, vectors)
+    w = p.select(-2, 0) if vectors else p
+    v = p.slice(-2, 1, n + 1) if vectors else None
+    if not cplx:
+        if bool(_C.all(_C.eq(_C._op("imag", w), 0), None, False)):
+            w = _C._op("real", w)
+            v = _C._op("real", v) if vectors else None
+        else:
+            result_t = _np.dtype(_np.complex64 if result_t == _np.dtype(_np.float32)
+                                 else _np.complex128)
+    w = wrap(kind, _core.cast(w, result_t))
+    return (w, wrap(kind, _core.cast(v, result_t))) if vectors else w
+
+
+@_implements(_np.linalg.eig)
+def eig(a, *, _kind=None):
+    return _eig(a, True, "eig", _kind or result_kind((a,), ndarray))
+
+
+@_implements(_np.linalg.eigvals)
+def eigvals(a, *, _kind=None):
+    return _eig(a, False, "eigvals", _kind or result_kind((a,), ndarray))

@@ -1,0 +1,171 @@
+"""NumPy's order of complex numbers, composed of hop ops on their parts.
+
+NumPy orders complex values lexicographically, the real part first, with
+its own rules for a NaN in either part: the comparison macros CLT/CLE/CGT/
+CGE of its ufunc loops (a real-part win counts only when neither imaginary
+part is NaN), maximum/minimum keeping a NaN-holding first operand, fmax/fmin
+a NaN-holding second one's other operand, argmax/argmin giving the first
+element with a NaN, and sort placing R+Rj, R+nanj, nan+Rj, nan+nanj in that
+order (npysort's CDOUBLE_LT).  hop's kernels order real numbers only, so
+each of these is written here over the real, imag and complex ops and the
+real kernels: it works eagerly, traced and compiled alike.  The callers
+(_ufuncs, _funcs) send only complex operands here.
+"""
+
+from .. import _C
+
+__all__ = ["UFUNCS", "argsort", "argextreme", "extreme", "sort_any", "argsort_any",
+           "searchsorted_any", "either_nan"]
+
+
+def _parts(z):
+    return _C._op("real", z), _C._op("imag", z)
+
+
+def _nan(x):
+    return _C.ne(x, x)
+
+
+def either_nan(z):
+    re, im = _parts(z)
+    return _C.logical_or(_nan(re), _nan(im))
+
+
+def _order(real_op, tie_op):
+    """NumPy's complex comparison: a strict real_op win when neither
+    imaginary part is NaN, or equal real parts and tie_op of the imaginary
+    ones."""
+    def cmp(a, b):
+        ar, ai = _parts(a)
+        br, bi = _parts(b)
+        both = _C.logical_not(_C.logical_or(_nan(ai), _nan(bi)))
+        return _C.logical_or(_C.logical_and(real_op(ar, br), both),
+                             _C.logical_and(_C.eq(ar, br), tie_op(ai, bi)))
+    return cmp
+
+
+less = _order(_C.lt, _C.lt)
+less_equal = _order(_C.lt, _C.le)
+greater = _order(_C.gt, _C.gt)
+greater_equal = _order(_C.gt, _C.ge)
+
+
+def maximum(a, b):
+    keep = _C.logical_or(either_nan(a), greater_equal(a, b))
+    return _C.where(keep, a, b)
+
+
+def minimum(a, b):
+    keep = _C.logical_or(either_nan(a), less_equal(a, b))
+    return _C.where(keep, a, b)
+
+
+def fmax(a, b):
+    keep = _C.logical_or(either_nan(b), greater_equal(a, b))
+    return _C.where(keep, a, b)
+
+
+def fmin(a, b):
+    keep = _C.logical_or(either_nan(b), less_equal(a, b))
+    return _C.where(keep, a, b)
+
+
+def clip(x, lo, hi):
+    return minimum(maximum(x, lo), hi)
+
+
+# ufunc name -> its implementation on complex tensors (the loops' dtype)
+UFUNCS = {"less": less, "less_equal": less_equal, "greater": greater,
+          "greater_equal": greater_equal, "maximum": maximum, "minimum": minimum,
+          "fmax": fmax, "fmin": fmin, "clip": clip}
+
+
+def _take(t, idx, axis):
+    from ._lib import _take_along
+    return _take_along(t, idx, axis)
+
+
+def argsort(t, axis):
+    """NumPy's argsort of complex t along axis (an int in range): stable
+    sorts by the imaginary part, then the real part, then the NaN class
+    (0 R+Rj, 1 R+nanj, 2 nan+Rj, 3 nan+nanj), so the result orders by
+    (class, real, imag) with ties in index order."""
+    re, im = _parts(t)
+    cls = _C.add(_C.mul(_nan(re).to(_C.int8), 2), _nan(im).to(_C.int8))
+    p = _C._op("argsort", im, axis, False)
+    for key in (re, cls):
+        p = _take(p, _C._op("argsort", _take(key, p, axis), axis, False), axis)
+    return p
+
+
+def argextreme(op, t, axis, keepdims):
+    """NumPy's argmax (op "argmax") or argmin of complex t along axis (an
+    int in range, t.ndim >= 1): the first element holding a NaN if there
+    is one, else the first lexicographic extreme."""
+    big = op == "argmax"
+    re, im = _parts(t)
+    nan = _C.logical_or(_nan(re), _nan(im))
+    r_best = (_C.amax if big else _C.amin)(re, [axis], True)
+    cand = _C.eq(re, r_best)
+    fill = _C.full((), float("-inf") if big else float("inf"), dtype=im.dtype)
+    i_best = (_C.amax if big else _C.amin)(_C.where(cand, im, fill), [axis], True)
+    hit = _C.logical_and(cand, _C.eq(im, i_best))
+    first_hit = _C.argmax(hit.to(_C.uint8), axis, keepdims)
+    first_nan = _C.argmax(nan.to(_C.uint8), axis, keepdims)
+    return _C.where(_C.any(nan, [axis], keepdims), first_nan, first_hit)
+
+
+def extreme(op, t, axes, keepdims):
+    """NumPy's max (op "amax") or min of complex t over axes (a tuple of
+    ints in range, not empty): the element argmax/argmin picks, so a NaN
+    propagates as maximum.reduce propagates it."""
+    nd = t.ndim
+    rest = [d for d in range(nd) if d not in axes]
+    x = t.permute(rest + list(axes)) if list(axes) != list(range(nd - len(axes), nd)) else t
+    kept = [t.shape[d] for d in rest]
+    x = x.reshape(tuple(kept) + (-1,))
+    idx = argextreme("argmax" if op == "amax" else "argmin", x, len(kept), True)
+    r = _take(x, idx, len(kept)).reshape(tuple(kept))
+    if keepdims:
+        r = r.reshape(tuple(1 if d in axes else t.shape[d] for d in range(nd)))
+    return r
+
+
+def sort_any(t, axis):
+    """hop's sort op along axis (an int in range, t.ndim >= 1), or NumPy's
+    complex order for a complex t: what every sort in hop.numpy calls."""
+    if t.dtype not in (_C.complex64, _C.complex128):
+        return _C._op("sort", t, axis, False)
+    return _take(t, argsort(t, axis), axis)
+
+
+def argsort_any(t, axis):
+    """hop's (stable) argsort op, or NumPy's complex order (sort_any)."""
+    if t.dtype not in (_C.complex64, _C.complex128):
+        return _C._op("argsort", t, axis, False)
+    return argsort(t, axis)
+
+
+def _sort_less(a, b):
+    """npysort's CDOUBLE_LT: (NaN class, real, imag) compared in turn, a
+    NaN part equal to a NaN part (the class already tells them apart)."""
+    ar, ai = _parts(a)
+    br, bi = _parts(b)
+    ca = _C.add(_C.mul(_nan(ar).to(_C.int8), 2), _nan(ai).to(_C.int8))
+    cb = _C.add(_C.mul(_nan(br).to(_C.int8), 2), _nan(bi).to(_C.int8))
+    re_eq = _C.logical_or(_C.eq(ar, br), _C.logical_and(_nan(ar), _nan(br)))
+    within = _C.logical_or(_C.lt(ar, br), _C.logical_and(re_eq, _C.lt(ai, bi)))
+    return _C.logical_or(_C.lt(ca, cb), _C.logical_and(_C.eq(ca, cb), within))
+
+
+def searchsorted_any(s, v, right):
+    """hop's searchsorted op on a sorted 1-d s, or for complex ones NumPy's
+    binary search in its sort order: the number of elements of s before
+    each value of v (below it; right: not above it), counted over a
+    broadcast of s against v (memory len(s) * v.size)."""
+    if s.dtype not in (_C.complex64, _C.complex128):
+        return _C._op("searchsorted", s, v, right)
+    vv = v.unsqueeze(-1) if v.ndim else v.reshape((1,))
+    before = _C.logical_not(_sort_less(vv, s)) if right else _sort_less(s, vv)
+    n = _C.sum(before.to(_C.int64), [-1], False)
+    return n if v.ndim else n.reshape(())
