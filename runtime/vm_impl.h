@@ -280,6 +280,16 @@ hop__scalar_i64(hop_op op, int64_t x, int64_t y, void *out)
  * running small groups every iteration keeps one set (runtime/vm.c). */
 typedef unsigned char hop__ftile[HOP__F_SMALL * 8];
 hop_status hop__fused_small(const hop__fgroup *g, hop__frame *f, hop__ftile *regs);
+
+/* The register kernel (fused_reg.c).  hop__freg_plan sets g->reg and
+ * g->reg_code (from hop__fgroup_seal).  hop__freg_run runs a group with
+ * g->reg over n contiguous output elements at out from inputs in[k], each
+ * contiguous (inc[k] 1) or one element (inc[k] 0); false, having written
+ * nothing, when its first step has no operand that steps (the caller runs
+ * the group otherwise). */
+void hop__freg_plan(hop__fgroup *g);
+bool hop__freg_run(const hop__fgroup *g, int64_t n, void *out, const void *const *in,
+                   const int64_t *inc);
 /* A SymInt operand's value now (from regs), in the dtype its step reads:
  * into out, o->need's size. */
 hop_status hop__fused_sym_value(const hop__fopnd *o, hop_dtype opdtype, const int64_t *regs,
