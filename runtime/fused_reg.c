@@ -189,6 +189,7 @@ typedef struct rk_ctx {
     int64_t start_mask;
     const float *p[HOP__F_MAXSTEPS];
     int64_t mask[HOP__F_MAXSTEPS];
+    _Alignas(64) float spl[HOP__F_MAXIN][MAXL]; /* lone input elements spread */
 } rk_ctx;
 
 /* x & m | y & ~m on the bits */
@@ -326,6 +327,35 @@ typedef struct rk_ctx {
                 memcpy(dst + i, t, (size_t)r * sizeof(float));                                     \
             }                                                                                      \
         }                                                                                          \
+    }                                                                                              \
+    /* iters iterations of all steps (inline ones) over m elements: the                            \
+     * chain starts from src, then from its own result; into dst.  Up to 4                         \
+     * vectors run side by side (their chains overlap); operands come from                         \
+     * padded copies, so the lanes past m compute on zeros. */                                     \
+    ATTR static void loop_##sfx(const rk_ctx *c, int e, int64_t iters, int64_t m,                  \
+                                const float *src, float *dst)                                      \
+    {                                                                                              \
+        enum { L = (int)(sizeof(V) / sizeof(float)), B = 4 * L };                                  \
+        _Alignas(64) float ob[HOP__F_MAXSTEPS][B];                                                 \
+        for (int64_t j = 0; j < m; j += B) {                                                       \
+            int64_t r = m - j < B ? m - j : B;                                                     \
+            for (int k = 0; k < e; k++)                                                            \
+                for (int q = 0; q < B; q++)                                                        \
+                    ob[k][q] = c->mask[k] ? (q < r ? c->p[k][j + q] : 0.0f) : c->p[k][0];          \
+            float t[B];                                                                            \
+            for (int q = 0; q < B; q++)                                                            \
+                t[q] = q < r ? src[j + q] : 0.0f;                                                  \
+            V x[4];                                                                                \
+            EACH(4, memcpy(&x[u], t + u * L, sizeof x[u]););                                       \
+            for (int64_t it = 0; it < iters; it++)                                                 \
+                for (int k = 0; k < e; k++) {                                                      \
+                    V o[4];                                                                        \
+                    EACH(4, memcpy(&o[u], ob[k] + u * L, sizeof o[u]););                           \
+                    RK_APPLY(V, VI, 4, c->code[k], x, o)                                           \
+                }                                                                                  \
+            EACH(4, memcpy(t + u * L, &x[u], sizeof x[u]););                                       \
+            memcpy(dst + j, t, (size_t)r * sizeof(float));                                         \
+        }                                                                                          \
     }
 
 typedef void (*seg_fn)(const rk_ctx *c, int s, int e, int64_t j, int64_t m, const float *src,
@@ -348,12 +378,13 @@ KERNEL(avx512, v16f, v16i, 8, __attribute__((target("avx512f"))))
 typedef struct rk_width {
     seg_fn seg;
     void (*spread)(float *dst, float v);
+    void (*loop)(const rk_ctx *c, int e, int64_t iters, int64_t m, const float *src, float *dst);
 } rk_width;
 
-static const rk_width width_sse = {seg_sse, spread_sse};
+static const rk_width width_sse = {seg_sse, spread_sse, loop_sse};
 #ifdef HAVE_WIDE_RK
-static const rk_width width_avx2 = {seg_avx2, spread_avx2};
-static const rk_width width_avx512 = {seg_avx512, spread_avx512};
+static const rk_width width_avx2 = {seg_avx2, spread_avx2, loop_avx2};
+static const rk_width width_avx512 = {seg_avx512, spread_avx512, loop_avx512};
 #endif
 
 /* The widest kernel the CPU runs (HOP_SIMD=baseline: SSE2, as straight.c). */
@@ -379,6 +410,54 @@ width_pick(void)
     return w;
 }
 
+/* c for group g over inputs in (inc as hop__freg_run); c->spl holds the
+ * lone elements spread, so c stays where it was bound. */
+static void
+bind(rk_ctx *c, const rk_width *w, const hop__fgroup *g, const void *const *in, const int64_t *inc)
+{
+    const float *ip[HOP__F_MAXIN];
+    int64_t im[HOP__F_MAXIN];
+    for (int k = 0; k < g->ninputs; k++) {
+        ip[k] = in[k];
+        im[k] = -1;
+        if (!inc[k]) {
+            w->spread(c->spl[k], ip[k][0]);
+            ip[k] = c->spl[k];
+            im[k] = 0;
+        }
+    }
+    c->code = g->reg_code;
+    int arg = g->reg_arg[HOP__F_MAXSTEPS];
+    c->start = arg >= 0 ? ip[arg] : g->reg_splat[HOP__F_MAXSTEPS];
+    c->start_mask = arg >= 0 ? im[arg] : 0;
+    for (int s = 0; s < g->nsteps; s++) {
+        arg = g->reg_arg[s];
+        c->p[s] = arg >= 0 ? ip[arg] : g->reg_splat[s]; /* -2: never read */
+        c->mask[s] = arg >= 0 ? im[arg] : 0;
+    }
+}
+
+bool
+hop__freg_inline(const hop__fgroup *g)
+{
+    if (!g->reg)
+        return false;
+    for (int s = 0; s < g->nsteps; s++)
+        if (g->reg_code[s] == RK_CALL)
+            return false;
+    return true;
+}
+
+void
+hop__freg_loop(const hop__fgroup *g, int64_t n, int64_t iters, const void *const *in,
+               const int64_t *inc, const float *src, float *dst)
+{
+    const rk_width *w = width_pick();
+    rk_ctx c;
+    bind(&c, w, g, in, inc);
+    w->loop(&c, g->nsteps, iters, n, src, dst);
+}
+
 bool
 hop__freg_run(const hop__fgroup *g, int64_t n, void *out, const void *const *in, const int64_t *inc)
 {
@@ -392,29 +471,8 @@ hop__freg_run(const hop__fgroup *g, int64_t n, void *out, const void *const *in,
             return false;
     }
     const rk_width *w = width_pick();
-    /* each input as the kernel reads it: a lone element spread */
-    _Alignas(64) float spl[HOP__F_MAXIN][MAXL];
-    const float *ip[HOP__F_MAXIN];
-    int64_t im[HOP__F_MAXIN];
-    for (int k = 0; k < g->ninputs; k++) {
-        ip[k] = in[k];
-        im[k] = -1;
-        if (!inc[k]) {
-            w->spread(spl[k], ip[k][0]);
-            ip[k] = spl[k];
-            im[k] = 0;
-        }
-    }
     rk_ctx c;
-    c.code = g->reg_code;
-    int arg = g->reg_arg[HOP__F_MAXSTEPS];
-    c.start = arg >= 0 ? ip[arg] : g->reg_splat[HOP__F_MAXSTEPS];
-    c.start_mask = arg >= 0 ? im[arg] : 0;
-    for (int s = 0; s < g->nsteps; s++) {
-        arg = g->reg_arg[s];
-        c.p[s] = arg >= 0 ? ip[arg] : g->reg_splat[s]; /* -2: never read */
-        c.mask[s] = arg >= 0 ? im[arg] : 0;
-    }
+    bind(&c, w, g, in, inc);
     seg_fn seg = w->seg;
     _Alignas(64) float buf[2][CHUNK];
     float *o = out;

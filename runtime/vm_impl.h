@@ -290,6 +290,14 @@ hop_status hop__fused_small(const hop__fgroup *g, hop__frame *f, hop__ftile *reg
 void hop__freg_plan(hop__fgroup *g);
 bool hop__freg_run(const hop__fgroup *g, int64_t n, void *out, const void *const *in,
                    const int64_t *inc);
+/* Whether every step of g (g->reg) runs inline: what hop__freg_loop runs. */
+bool hop__freg_inline(const hop__fgroup *g);
+/* iters >= 1 applications of such a group to n elements, each after the
+ * first starting from the last one's result instead of the group's first
+ * operand (src the first time); the result into dst (may be src).  The other
+ * operands from in/inc as hop__freg_run, none of them src or dst. */
+void hop__freg_loop(const hop__fgroup *g, int64_t n, int64_t iters, const void *const *in,
+                    const int64_t *inc, const float *src, float *dst);
 /* A SymInt operand's value now (from regs), in the dtype its step reads:
  * into out, o->need's size. */
 hop_status hop__fused_sym_value(const hop__fopnd *o, hop_dtype opdtype, const int64_t *regs,

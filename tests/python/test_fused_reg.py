@@ -57,7 +57,14 @@ emit(hop.compile(lambda x, w: (x * w - 1).abs() * 2)(hx, hw))
 emit(hop.compile(lambda x, w: (x.T * 2 + 1).relu())(hx, hw))
 # straight loops: a 16-float body, and one whose body reads a second tensor
 v = hop.asarray((rng.standard_normal(16)).astype(np.float32))
-emit(hop.compile(lambda v: hop.fori_loop(0, 1001, lambda i, v: v * 0.999 + 0.001, v))(v))
+for trips in (1, 2, 1001, 100001):  # odd and even; blocks ended by the interrupt budget
+    emit(hop.compile(lambda v: hop.fori_loop(0, trips, lambda i, v: v * 0.999 + 0.001, v))(v))
+# the counter read as a float operand; a carry of 5 and of 50 floats (tails, several vectors)
+emit(hop.compile(lambda v: hop.fori_loop(0, 300, lambda i, v: v * 0.5 + i, v))(v))
+for n in (5, 50):
+    u = hop.asarray(rng.standard_normal(n).astype(np.float32))
+    emit(hop.compile(lambda u: hop.fori_loop(0, 999, lambda i, u: hop.maximum(u * -1.01 + 0.5, -2.0)
+                                              - 0.001, u))(u))
 emit(hop.compile(lambda v, w: hop.fori_loop(0, 37, lambda i, v: (v * w - 0.5).relu() + 0.25,
                                              v))(v, hop.asarray(w)))
 emit(hop.compile(lambda v: hop.fori_loop(0, 10, lambda i, v: (v * 1.5).tanh() - 0.1, v))(v))
