@@ -269,6 +269,21 @@ typedef struct rk_ctx {
         }                                                                                          \
     } while (0)
 
+/* iters iterations of steps [0, e) on U vectors at t (in place), their
+ * operands at ob */
+#define RK_ITERS(V, VI, U, L, c, e, iters, ob, t)                                                  \
+    do {                                                                                           \
+        V x[U];                                                                                    \
+        EACH(U, memcpy(&x[u], (t) + u * (L), sizeof x[u]););                                       \
+        for (int64_t it = 0; it < (iters); it++)                                                   \
+            for (int k = 0; k < (e); k++) {                                                        \
+                V o[U];                                                                            \
+                EACH(U, memcpy(&o[u], (ob)[k] + u * (L), sizeof o[u]););                           \
+                RK_APPLY(V, VI, U, (c)->code[k], x, o)                                             \
+            }                                                                                      \
+        EACH(U, memcpy((t) + u * (L), &x[u], sizeof x[u]););                                       \
+    } while (0)
+
 /*
  * KERNEL(sfx, V, VI, U, ATTR): seg_<sfx>, the inline steps [s, e) over
  * elements [j, j + m) of the group, U vectors V at a time (VI: the same
@@ -345,15 +360,13 @@ typedef struct rk_ctx {
             float t[B];                                                                            \
             for (int q = 0; q < B; q++)                                                            \
                 t[q] = q < r ? src[j + q] : 0.0f;                                                  \
-            V x[4];                                                                                \
-            EACH(4, memcpy(&x[u], t + u * L, sizeof x[u]););                                       \
-            for (int64_t it = 0; it < iters; it++)                                                 \
-                for (int k = 0; k < e; k++) {                                                      \
-                    V o[4];                                                                        \
-                    EACH(4, memcpy(&o[u], ob[k] + u * L, sizeof o[u]););                           \
-                    RK_APPLY(V, VI, 4, c->code[k], x, o)                                           \
-                }                                                                                  \
-            EACH(4, memcpy(t + u * L, &x[u], sizeof x[u]););                                       \
+            /* as few vectors as hold the elements: each costs throughput */                   \
+            if (r <= L)                                                                            \
+                RK_ITERS(V, VI, 1, L, c, e, iters, ob, t);                                         \
+            else if (r <= 2 * L)                                                                   \
+                RK_ITERS(V, VI, 2, L, c, e, iters, ob, t);                                         \
+            else                                                                                   \
+                RK_ITERS(V, VI, 4, L, c, e, iters, ob, t);                                         \
             memcpy(dst + j, t, (size_t)r * sizeof(float));                                         \
         }                                                                                          \
     }

@@ -647,8 +647,9 @@ rloop_block(hop__frame *f, const hop__insn *back, int64_t cost, const rloop *rl,
 
 /* The iterations of a decoded body: even ones run ops[0], odd ones ops[1].
  * The budget is charged once per iteration, as much as the instructions
- * would. */
-static hop_status
+ * would.  Inlined into its two callers, so the loop without a register
+ * loop (rl NULL) stays as it was. */
+static inline __attribute__((always_inline)) hop_status
 straight_fast(hop__frame *f, const hop__insn *back, int64_t cost, const sop (*ops)[STRAIGHT_MAXOPS],
               const stest *test, const rloop *rl, const sgroup *sg)
 {
@@ -678,6 +679,13 @@ straight_fast(hop__frame *f, const hop__insn *back, int64_t cost, const sop (*op
     }
 }
 
+static hop_status
+straight_reg(hop__frame *f, const hop__insn *back, int64_t cost, const sop (*ops)[STRAIGHT_MAXOPS],
+             const stest *test, const rloop *rl, const sgroup *sg)
+{
+    return straight_fast(f, back, cost, ops, test, rl, sg);
+}
+
 hop_status
 hop__run_straight(hop__frame *f, const hop__insn *back)
 {
@@ -696,7 +704,7 @@ hop__run_straight(hop__frame *f, const hop__insn *back)
     if (!decoded)
         return straight_slow(f, body, back, cost, tiles);
     rloop rl;
-    bool reg = rloop_plan(&rl, back, (const sop(*)[STRAIGHT_MAXOPS])ops, sg);
-    return straight_fast(f, back, cost, (const sop(*)[STRAIGHT_MAXOPS])ops, test, reg ? &rl : NULL,
-                         sg);
+    if (rloop_plan(&rl, back, (const sop(*)[STRAIGHT_MAXOPS])ops, sg))
+        return straight_reg(f, back, cost, (const sop(*)[STRAIGHT_MAXOPS])ops, test, &rl, sg);
+    return straight_fast(f, back, cost, (const sop(*)[STRAIGHT_MAXOPS])ops, test, NULL, NULL);
 }
