@@ -138,6 +138,50 @@ no_rule(const hop_node *n, const char *mode)
                      mode);
 }
 
+/* The rule of a call node in one mode (slot: vjp or jvp): an op's row of
+ * the op table (nothing to do for a nondiff op), a HOP's slot (inherited
+ * through its base) or the rule of wrap-like HOPs, else no_rule.  A macro
+ * because the two modes' contexts are distinct types; the order of the
+ * lookups is written once.  Nodes that are no call have no rule. */
+#define AD_CALL_RULE(slot, ctx)                                                                    \
+    static hop_status slot##_call(ctx *cx, const hop_node *n)                                      \
+    {                                                                                              \
+        if (n->kind == HOP_NODE_CALL_OP) {                                                         \
+            const hop_op_ad_rule *r = hop_op_ad(n->op);                                            \
+            if (r && r->nondiff)                                                                   \
+                return HOP_OK;                                                                     \
+            return r && r->slot ? r->slot(cx, n) : no_rule(n, #slot);                              \
+        }                                                                                          \
+        if (n->kind == HOP_NODE_CALL_HOP) {                                                        \
+            const hop_class *owner = HOP_CLASS_SLOT_OWNER(n->cls, slot);                           \
+            if (owner)                                                                             \
+                return owner->slot(cx, n);                                                         \
+            if (hop_class_is_wrap_like(n->cls))                                                    \
+                return hop_##slot##_bodies(cx, n);                                                 \
+        }                                                                                          \
+        return n->kind == HOP_NODE_CALL_HOP || n->kind == HOP_NODE_CALL_FOREIGN                    \
+                   ? no_rule(n, #slot)                                                             \
+                   : HOP_OK;                                                                       \
+    }
+
+AD_CALL_RULE(vjp, hop_vjp_ctx)
+AD_CALL_RULE(jvp, hop_jvp_ctx)
+
+/* The end of both modes' graphs: out's output node over args[k] (freed),
+ * the rewriter cleared, then dead code removed and the graph verified. */
+static hop_status
+finish_graph(hop_rewrite *rw, hop_graph *out, hop_arg *args, size_t k, hop_status st)
+{
+    if (st == HOP_OK && hop_graph_output(out, args, k) == NULL)
+        st = hop_error_code();
+    hop__free(args);
+    hop_rewrite_clear(rw);
+    if (st != HOP_OK)
+        return st;
+    hop_graph_dce(out);
+    return hop_graph_verify(out);
+}
+
 /* ------------------------------------------------------------ reverse */
 
 hop_graph *
@@ -214,28 +258,11 @@ vjp_node(hop_vjp_ctx *cx, const hop_node *n)
         any = any || e->aux[i] != NULL;
     if (!e->mark || !any)
         return HOP_OK;
-    switch (n->kind) {
-    case HOP_NODE_GETITEM: {
+    if (n->kind == HOP_NODE_GETITEM) {
         hop_rewrite_entry *call = hop_rewrite_find(&cx->rw, n->args[0].u.node);
         return add_to_slot(&cx->rw, call, (size_t)n->args[1].u.i, e->aux[0]);
     }
-    case HOP_NODE_CALL_OP: {
-        const hop_op_ad_rule *r = hop_op_ad(n->op);
-        if (r && r->nondiff)
-            return HOP_OK;
-        return r && r->vjp ? r->vjp(cx, n) : no_rule(n, "vjp");
-    }
-    case HOP_NODE_CALL_HOP: {
-        const hop_class *owner = HOP_CLASS_SLOT_OWNER(n->cls, vjp);
-        if (owner)
-            return owner->vjp(cx, n);
-        return hop_class_is_wrap_like(n->cls) ? hop_vjp_bodies(cx, n) : no_rule(n, "vjp");
-    }
-    case HOP_NODE_CALL_FOREIGN:
-        return no_rule(n, "vjp");
-    default:
-        return HOP_OK;
-    }
+    return vjp_call(cx, n);
 }
 
 /* The seed of output j (kind k) accumulated into its value. */
@@ -332,14 +359,7 @@ hop_vjp_graph(const hop_graph *fwd, const bool *wrt, const hop_ct_kind *cts, hop
             st = hop_error_code();
         args[k++] = hop_arg_node(g);
     }
-    if (st == HOP_OK && hop_graph_output(out, args, k) == NULL)
-        st = hop_error_code();
-    hop__free(args);
-    hop_rewrite_clear(&cx.rw);
-    if (st != HOP_OK)
-        return st;
-    hop_graph_dce(out);
-    return hop_graph_verify(out);
+    return finish_graph(&cx.rw, out, args, k, st);
 }
 
 /* ------------------------------------------------------------ forward */
@@ -415,24 +435,7 @@ jvp_node(hop_jvp_ctx *cx, const hop_node *n)
     }
     if (!any_active(&cx->rw, n->args, n->nargs, true))
         return HOP_OK;
-    switch (n->kind) {
-    case HOP_NODE_CALL_OP: {
-        const hop_op_ad_rule *r = hop_op_ad(n->op);
-        if (r && r->nondiff)
-            return HOP_OK;
-        return r && r->jvp ? r->jvp(cx, n) : no_rule(n, "jvp");
-    }
-    case HOP_NODE_CALL_HOP: {
-        const hop_class *owner = HOP_CLASS_SLOT_OWNER(n->cls, jvp);
-        if (owner)
-            return owner->jvp(cx, n);
-        return hop_class_is_wrap_like(n->cls) ? hop_jvp_bodies(cx, n) : no_rule(n, "jvp");
-    }
-    case HOP_NODE_CALL_FOREIGN:
-        return no_rule(n, "jvp");
-    default:
-        return HOP_OK;
-    }
+    return jvp_call(cx, n);
 }
 
 hop_status
@@ -489,14 +492,7 @@ hop_jvp_graph(const hop_graph *fwd, const bool *wrt, hop_graph *out)
             st = hop_error_code();
         args[k++] = hop_arg_node(t);
     }
-    if (st == HOP_OK && hop_graph_output(out, args, k) == NULL)
-        st = hop_error_code();
-    hop__free(args);
-    hop_rewrite_clear(&cx.rw);
-    if (st != HOP_OK)
-        return st;
-    hop_graph_dce(out);
-    return hop_graph_verify(out);
+    return finish_graph(&cx.rw, out, args, k, st);
 }
 
 /* ------------------------------------------------ rules of wrap-like HOPs */

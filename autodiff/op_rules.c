@@ -113,6 +113,16 @@ meta_of(const hop_node *n)
     return &n->meta->meta;
 }
 
+/* The dim that argument 1 of an op along one dim of x (sort, cumsum,
+ * cumprod) names, wrapped; -1 for a 0-d x, on which the op is the
+ * identity. */
+static int
+along_dim(const hop_node *n)
+{
+    int rank = meta_of(n->args[0].u.node)->rank;
+    return rank == 0 ? -1 : wrap_dim(n->args[1].u.i, rank);
+}
+
 /* The sizes of m as shape arguments (constants fold to INT). */
 static void
 shape_args(const hop_meta *m, hop_arg *items)
@@ -248,6 +258,50 @@ set_tangent(hop_jvp_ctx *cx, const hop_node *n, hop_node *t)
     return t ? hop_jvp_set_tangent(cx, n, 0, t) : hop_error_code();
 }
 
+/* Rules through operand 0 alone.  The prologue is written once here (C has
+ * no closures, so a macro names the body): VJP_ARG0(name) defines vjp slot
+ * name, which does nothing unless reverse mode wants a gradient for operand
+ * 0 and else runs the body that follows on (cx, n, a: the ad view);
+ * JVP_ARG0(name) defines jvp slot name, which does nothing unless operand 0
+ * has a tangent and else runs the body on (cx, n, a, t: that tangent). */
+typedef hop_status (*vjp_arg0_body)(hop_vjp_ctx *cx, const hop_node *n, const ad *a);
+typedef hop_status (*jvp_arg0_body)(hop_jvp_ctx *cx, const hop_node *n, const ad *a, hop_node *t);
+
+static hop_status
+vjp_arg0(hop_vjp_ctx *cx, const hop_node *n, vjp_arg0_body body)
+{
+    if (!wants(cx, &n->args[0]))
+        return HOP_OK;
+    ad a = ad_vjp(cx);
+    return body(cx, n, &a);
+}
+
+static hop_status
+jvp_arg0(hop_jvp_ctx *cx, const hop_node *n, jvp_arg0_body body)
+{
+    hop_node *t = tangent(cx, &n->args[0]);
+    if (t == NULL)
+        return HOP_OK;
+    ad a = ad_jvp(cx);
+    return body(cx, n, &a, t);
+}
+
+#define VJP_ARG0(name)                                                                             \
+    static hop_status name##_body(hop_vjp_ctx *cx, const hop_node *n, const ad *a);                \
+    static hop_status name(hop_vjp_ctx *cx, const hop_node *n)                                     \
+    {                                                                                              \
+        return vjp_arg0(cx, n, name##_body);                                                       \
+    }                                                                                              \
+    static hop_status name##_body(hop_vjp_ctx *cx, const hop_node *n, const ad *a)
+
+#define JVP_ARG0(name)                                                                             \
+    static hop_status name##_body(hop_jvp_ctx *cx, const hop_node *n, const ad *a, hop_node *t);   \
+    static hop_status name(hop_jvp_ctx *cx, const hop_node *n)                                     \
+    {                                                                                              \
+        return jvp_arg0(cx, n, name##_body);                                                       \
+    }                                                                                              \
+    static hop_status name##_body(hop_jvp_ctx *cx, const hop_node *n, const ad *a, hop_node *t)
+
 /* The op of n applied again with x (argument 0) replaced by t and every
  * other node argument by its primal: the tangent of an op linear in x. */
 static hop_node *
@@ -264,14 +318,9 @@ relinear(const ad *a, const hop_node *n, hop_node *t)
     return hop_graph_emit(a->g, n->op, args, n->nargs);
 }
 
-static hop_status
-jvp_linear(hop_jvp_ctx *cx, const hop_node *n)
+JVP_ARG0(jvp_linear)
 {
-    hop_node *t = tangent(cx, &n->args[0]);
-    if (t == NULL)
-        return HOP_OK;
-    ad a = ad_jvp(cx);
-    return set_tangent(cx, n, relinear(&a, n, t));
+    return set_tangent(cx, n, relinear(a, n, t));
 }
 
 /* --------------------------------------------------------------- unary */
@@ -362,23 +411,14 @@ unary_partial(const ad *a, const hop_node *n, hop_node *v)
     }
 }
 
-static hop_status
-vjp_unary(hop_vjp_ctx *cx, const hop_node *n)
+VJP_ARG0(vjp_unary)
 {
-    if (!wants(cx, &n->args[0]))
-        return HOP_OK;
-    ad a = ad_vjp(cx);
-    return accumulate(cx, n->args[0].u.node, unary_partial(&a, n, hop_vjp_ct(cx, n, 0)));
+    return accumulate(cx, n->args[0].u.node, unary_partial(a, n, hop_vjp_ct(cx, n, 0)));
 }
 
-static hop_status
-jvp_unary(hop_jvp_ctx *cx, const hop_node *n)
+JVP_ARG0(jvp_unary)
 {
-    hop_node *t = tangent(cx, &n->args[0]);
-    if (t == NULL)
-        return HOP_OK;
-    ad a = ad_jvp(cx);
-    return set_tangent(cx, n, unary_partial(&a, n, t));
+    return set_tangent(cx, n, unary_partial(a, n, t));
 }
 
 /* -------------------------------------------------------------- binary */
@@ -588,12 +628,9 @@ reduce_count(hop_shape_env *env, const hop_node *n)
     return c;
 }
 
-static hop_status
-vjp_sum(hop_vjp_ctx *cx, const hop_node *n)
+VJP_ARG0(vjp_sum)
 {
-    if (!wants(cx, &n->args[0]))
-        return HOP_OK;
-    hop_graph *g = hop_vjp_out(cx);
+    hop_graph *g = a->g;
     const hop_node *x = n->args[0].u.node;
     hop_node *v = unreduce(g, n, hop_vjp_ct(cx, n, 0));
     if (v && n->op == HOP_OP_mean) {
@@ -613,33 +650,24 @@ extreme_mask(const ad *a, const hop_node *n, hop_node **mask, hop_node **count, 
     return *count ? HOP_OK : hop_error_code();
 }
 
-static hop_status
-vjp_extreme(hop_vjp_ctx *cx, const hop_node *n)
+VJP_ARG0(vjp_extreme)
 {
-    if (!wants(cx, &n->args[0]))
-        return HOP_OK;
-    ad a = ad_vjp(cx);
     hop_node *mask, *count;
-    hop_status st = extreme_mask(&a, n, &mask, &count, true);
+    hop_status st = extreme_mask(a, n, &mask, &count, true);
     if (st != HOP_OK)
         return st;
-    hop_node *share = op2(a.g, HOP_OP_div, unreduce(a.g, n, hop_vjp_ct(cx, n, 0)), count);
-    return accumulate(cx, n->args[0].u.node, where_or_zero(a.g, mask, share));
+    hop_node *share = op2(a->g, HOP_OP_div, unreduce(a->g, n, hop_vjp_ct(cx, n, 0)), count);
+    return accumulate(cx, n->args[0].u.node, where_or_zero(a->g, mask, share));
 }
 
-static hop_status
-jvp_extreme(hop_jvp_ctx *cx, const hop_node *n)
+JVP_ARG0(jvp_extreme)
 {
-    hop_node *t = tangent(cx, &n->args[0]);
-    if (t == NULL)
-        return HOP_OK;
-    ad a = ad_jvp(cx);
     hop_node *mask, *count;
-    hop_status st = extreme_mask(&a, n, &mask, &count, keepdim_of(n));
+    hop_status st = extreme_mask(a, n, &mask, &count, keepdim_of(n));
     if (st != HOP_OK)
         return st;
-    hop_node *num = reduce_like(a.g, n, HOP_OP_sum, where_or_zero(a.g, mask, t), keepdim_of(n));
-    return set_tangent(cx, n, op2(a.g, HOP_OP_div, num, count));
+    hop_node *num = reduce_like(a->g, n, HOP_OP_sum, where_or_zero(a->g, mask, t), keepdim_of(n));
+    return set_tangent(cx, n, op2(a->g, HOP_OP_div, num, count));
 }
 
 /* The exclusive cumprod along dim 1 of x2 [K, R]: 1, x0, x0 x1, ... */
@@ -711,32 +739,23 @@ prod_trivial(const hop_node *n, bool *empty)
     return *empty || reduce_mask(n, xm->rank, mask) == 0;
 }
 
-static hop_status
-vjp_prod(hop_vjp_ctx *cx, const hop_node *n)
+VJP_ARG0(vjp_prod)
 {
-    if (!wants(cx, &n->args[0]))
-        return HOP_OK;
-    ad a = ad_vjp(cx);
     const hop_node *x = n->args[0].u.node;
-    hop_node *ct = unreduce(a.g, n, hop_vjp_ct(cx, n, 0));
+    hop_node *ct = unreduce(a->g, n, hop_vjp_ct(cx, n, 0));
     bool empty;
     if (prod_trivial(n, &empty))
         return empty ? HOP_OK : accumulate(cx, x, ct);
-    return accumulate(cx, x, op2(a.g, HOP_OP_mul, ct, prod_others(&a, n)));
+    return accumulate(cx, x, op2(a->g, HOP_OP_mul, ct, prod_others(a, n)));
 }
 
-static hop_status
-jvp_prod(hop_jvp_ctx *cx, const hop_node *n)
+JVP_ARG0(jvp_prod)
 {
-    hop_node *t = tangent(cx, &n->args[0]);
-    if (t == NULL)
-        return HOP_OK;
-    ad a = ad_jvp(cx);
     bool empty;
     if (prod_trivial(n, &empty))
         return empty ? HOP_OK : set_tangent(cx, n, t);
-    hop_node *tp = op2(a.g, HOP_OP_mul, t, prod_others(&a, n));
-    return set_tangent(cx, n, reduce_like(a.g, n, HOP_OP_sum, tp, keepdim_of(n)));
+    hop_node *tp = op2(a->g, HOP_OP_mul, t, prod_others(a, n));
+    return set_tangent(cx, n, reduce_like(a->g, n, HOP_OP_sum, tp, keepdim_of(n)));
 }
 
 /* -------------------------------------------------------------- matmul */
@@ -804,22 +823,16 @@ vjp_reshape(hop_vjp_ctx *cx, const hop_node *n)
     return accumulate(cx, x, reshape_to(hop_vjp_out(cx), hop_vjp_ct(cx, n, 0), meta_of(x)));
 }
 
-static hop_status
-vjp_transpose(hop_vjp_ctx *cx, const hop_node *n)
+VJP_ARG0(vjp_transpose)
 {
-    if (!wants(cx, &n->args[0]))
-        return HOP_OK;
-    hop_graph *g = hop_vjp_out(cx);
+    hop_graph *g = a->g;
     hop_node *ct = hop_vjp_ct(cx, n, 0);
     return accumulate(cx, n->args[0].u.node, EMIT(g, transpose, N(ct), n->args[1], n->args[2]));
 }
 
-static hop_status
-vjp_permute(hop_vjp_ctx *cx, const hop_node *n)
+VJP_ARG0(vjp_permute)
 {
-    if (!wants(cx, &n->args[0]))
-        return HOP_OK;
-    hop_graph *g = hop_vjp_out(cx);
+    hop_graph *g = a->g;
     int rank = meta_of(n)->rank;
     hop_arg inv[HOP_MAX_RANK];
     for (int k = 0; k < rank; k++)
@@ -872,12 +885,9 @@ wrapped_index(hop_shape_env *env, const hop_arg *a, const hop_expr *size)
 }
 
 /* select(x, dim, i): the cotangent where arange(size) == i, zeros elsewhere. */
-static hop_status
-vjp_select(hop_vjp_ctx *cx, const hop_node *n)
+VJP_ARG0(vjp_select)
 {
-    if (!wants(cx, &n->args[0]))
-        return HOP_OK;
-    hop_graph *g = hop_vjp_out(cx);
+    hop_graph *g = a->g;
     const hop_meta *xm = meta_of(n->args[0].u.node);
     int d = wrap_dim(n->args[1].u.i, xm->rank);
     const hop_expr *size = xm->sizes[d];
@@ -936,12 +946,9 @@ slice_start(hop_shape_env *env, const hop_node *n, const hop_expr *size)
  * step gathers, for each position j of x, element (j - start') / step of
  * the cotangent padded with one zero, or that zero where j is not taken.
  */
-static hop_status
-vjp_slice(hop_vjp_ctx *cx, const hop_node *n)
+VJP_ARG0(vjp_slice)
 {
-    if (!wants(cx, &n->args[0]))
-        return HOP_OK;
-    hop_graph *g = hop_vjp_out(cx);
+    hop_graph *g = a->g;
     hop_shape_env *env = g->env;
     const hop_meta *xm = meta_of(n->args[0].u.node);
     int d = wrap_dim(n->args[1].u.i, xm->rank);
@@ -1081,13 +1088,9 @@ is_reversal(hop_shape_env *env, const hop_node *idx, const hop_expr *size)
  * [P, M, Q] (M the index's elements); onehot[j, m] = (index[m] == j), so
  * the gradient is onehot @ ct [P, size, Q].
  */
-static hop_status
-vjp_take(hop_vjp_ctx *cx, const hop_node *n)
+VJP_ARG0(vjp_take)
 {
-    if (!wants(cx, &n->args[0]))
-        return HOP_OK;
-    ad a = ad_vjp(cx);
-    hop_graph *g = a.g;
+    hop_graph *g = a->g;
     hop_shape_env *env = g->env;
     const hop_node *x = n->args[0].u.node;
     const hop_meta *xm = meta_of(x), *im = meta_of(n->args[2].u.node);
@@ -1100,11 +1103,11 @@ vjp_take(hop_vjp_ctx *cx, const hop_node *n)
         return hop_error_code();
     if (is_reversal(env, n->args[2].u.node, size)) {
         hop_node *back =
-            EMIT(g, take, N(hop_vjp_ct(cx, n, 0)), I(d), N(primal(&a, n->args[2].u.node)));
+            EMIT(g, take, N(hop_vjp_ct(cx, n, 0)), I(d), N(primal(a, n->args[2].u.node)));
         return accumulate(cx, x, back);
     }
     hop_node *idx =
-        EMIT(g, reshape, N(primal(&a, n->args[2].u.node)), hop_arg_list((hop_arg[]){S(M)}, 1));
+        EMIT(g, reshape, N(primal(a, n->args[2].u.node)), hop_arg_list((hop_arg[]){S(M)}, 1));
     idx = EMIT(g, remainder, N(idx), S(size)); /* negative indices count from the end */
     hop_node *pos = EMIT(g, unsqueeze, N(arange_n(g, size)), I(1));
     hop_node *onehot = EMIT(g, eq, N(pos), N(EMIT(g, unsqueeze, N(idx), I(0)))); /* [size, M] */
@@ -1158,33 +1161,21 @@ sort_perm(const ad *a, const hop_node *n)
 
 /* sort: y = take_along(x, perm), so the cotangent goes back through the
  * inverse permutation, argsort(perm), also a gather. */
-static hop_status
-vjp_sort(hop_vjp_ctx *cx, const hop_node *n)
+VJP_ARG0(vjp_sort)
 {
-    if (!wants(cx, &n->args[0]))
-        return HOP_OK;
-    ad a = ad_vjp(cx);
     const hop_node *x = n->args[0].u.node;
-    int rank = meta_of(x)->rank;
     hop_node *ct = hop_vjp_ct(cx, n, 0);
-    if (rank == 0)
+    int d = along_dim(n);
+    if (d < 0)
         return accumulate(cx, x, ct);
-    int d = wrap_dim(n->args[1].u.i, rank);
-    hop_node *inv = EMIT(a.g, argsort, N(sort_perm(&a, n)), I(d), hop_arg_bool(false));
-    return accumulate(cx, x, take_along(a.g, ct, d, inv));
+    hop_node *inv = EMIT(a->g, argsort, N(sort_perm(a, n)), I(d), hop_arg_bool(false));
+    return accumulate(cx, x, take_along(a->g, ct, d, inv));
 }
 
-static hop_status
-jvp_sort(hop_jvp_ctx *cx, const hop_node *n)
+JVP_ARG0(jvp_sort)
 {
-    hop_node *t = tangent(cx, &n->args[0]);
-    if (t == NULL)
-        return HOP_OK;
-    ad a = ad_jvp(cx);
-    int rank = meta_of(n)->rank;
-    if (rank == 0)
-        return set_tangent(cx, n, t);
-    return set_tangent(cx, n, take_along(a.g, t, wrap_dim(n->args[1].u.i, rank), sort_perm(&a, n)));
+    int d = along_dim(n);
+    return set_tangent(cx, n, d < 0 ? t : take_along(a->g, t, d, sort_perm(a, n)));
 }
 
 /*
@@ -1263,18 +1254,14 @@ jvp_put(hop_jvp_ctx *cx, const hop_node *n)
 }
 
 /* cumsum: the transpose of a cumsum is the cumsum from the other end. */
-static hop_status
-vjp_cumsum(hop_vjp_ctx *cx, const hop_node *n)
+VJP_ARG0(vjp_cumsum)
 {
-    if (!wants(cx, &n->args[0]))
-        return HOP_OK;
-    hop_graph *g = hop_vjp_out(cx);
+    hop_graph *g = a->g;
     const hop_node *x = n->args[0].u.node;
-    int rank = meta_of(x)->rank;
     hop_node *ct = hop_vjp_ct(cx, n, 0);
-    if (rank == 0)
+    int d = along_dim(n);
+    if (d < 0)
         return accumulate(cx, x, ct);
-    int d = wrap_dim(n->args[1].u.i, rank);
     return accumulate(cx, x, flip(g, EMIT(g, cumsum, N(flip(g, ct, d)), I(d)), d));
 }
 
@@ -1290,13 +1277,11 @@ cumprod_rule(const ad *a, const hop_node *n, hop_node *v, hop_node **out)
 {
     hop_graph *g = a->g;
     hop_shape_env *env = g->env;
-    const hop_meta *xm = meta_of(n->args[0].u.node);
-    int rank = xm->rank;
-    if (rank == 0) {
+    int rank = meta_of(n->args[0].u.node)->rank, d = along_dim(n);
+    if (d < 0) {
         *out = v;
         return HOP_OK;
     }
-    int d = wrap_dim(n->args[1].u.i, rank);
     hop_node *x = primal(a, n->args[0].u.node);
     if (d != rank - 1) {
         x = EMIT(g, transpose, N(x), I(d), I(-1));
@@ -1333,26 +1318,17 @@ cumprod_rule(const ad *a, const hop_node *n, hop_node *v, hop_node **out)
     return r ? HOP_OK : hop_error_code();
 }
 
-static hop_status
-vjp_cumprod(hop_vjp_ctx *cx, const hop_node *n)
+VJP_ARG0(vjp_cumprod)
 {
-    if (!wants(cx, &n->args[0]))
-        return HOP_OK;
-    ad a = ad_vjp(cx);
     hop_node *r;
-    hop_status st = cumprod_rule(&a, n, hop_vjp_ct(cx, n, 0), &r);
+    hop_status st = cumprod_rule(a, n, hop_vjp_ct(cx, n, 0), &r);
     return st == HOP_OK ? accumulate(cx, n->args[0].u.node, r) : st;
 }
 
-static hop_status
-jvp_cumprod(hop_jvp_ctx *cx, const hop_node *n)
+JVP_ARG0(jvp_cumprod)
 {
-    hop_node *t = tangent(cx, &n->args[0]);
-    if (t == NULL)
-        return HOP_OK;
-    ad a = ad_jvp(cx);
     hop_node *r;
-    hop_status st = cumprod_rule(&a, n, t, &r);
+    hop_status st = cumprod_rule(a, n, t, &r);
     return st == HOP_OK ? set_tangent(cx, n, r) : st;
 }
 
@@ -1385,20 +1361,16 @@ start_operand(const ad *a, const hop_arg *s, bool tensor)
     return t ? N(t) : hop_arg_none();
 }
 
-static hop_status
-vjp_dynamic_slice(hop_vjp_ctx *cx, const hop_node *n)
+VJP_ARG0(vjp_dynamic_slice)
 {
-    if (!wants(cx, &n->args[0]))
-        return HOP_OK;
-    ad a = ad_vjp(cx);
     const hop_node *x = n->args[0].u.node;
-    hop_node *z = hop__ad_full(a.g, meta_of(x), 0.0), *ct = hop_vjp_ct(cx, n, 0);
-    hop_arg s = start_operand(&a, &n->args[2], true);
+    hop_node *z = hop__ad_full(a->g, meta_of(x), 0.0), *ct = hop_vjp_ct(cx, n, 0);
+    hop_arg s = start_operand(a, &n->args[2], true);
     if (n->args[3].kind == HOP_ARG_NONE) /* x[i]: the dim back, of size 1 */
-        ct = EMIT(a.g, unsqueeze, N(ct), I(wrap_dim(n->args[1].u.i, meta_of(x)->rank)));
+        ct = EMIT(a->g, unsqueeze, N(ct), I(wrap_dim(n->args[1].u.i, meta_of(x)->rank)));
     if (z == NULL || ct == NULL || s.kind == HOP_ARG_NONE)
         return hop_error_code();
-    return accumulate(cx, x, EMIT(a.g, dynamic_update_slice, N(z), N(ct), n->args[1], s));
+    return accumulate(cx, x, EMIT(a->g, dynamic_update_slice, N(z), N(ct), n->args[1], s));
 }
 
 static hop_status
@@ -1446,26 +1418,17 @@ jvp_dynamic_update_slice(hop_jvp_ctx *cx, const hop_node *n)
 
 /* mask_gradient(x, mask): the gradient (tangent) where mask, zero elsewhere;
  * a where, so a nan or inf the other side computed never gets through. */
-static hop_status
-vjp_mask_gradient(hop_vjp_ctx *cx, const hop_node *n)
+VJP_ARG0(vjp_mask_gradient)
 {
-    if (!wants(cx, &n->args[0]))
-        return HOP_OK;
-    ad a = ad_vjp(cx);
-    hop_node *mask = primal(&a, n->args[1].u.node);
+    hop_node *mask = primal(a, n->args[1].u.node);
     return accumulate(cx, n->args[0].u.node,
-                      mask ? where_or_zero(a.g, mask, hop_vjp_ct(cx, n, 0)) : NULL);
+                      mask ? where_or_zero(a->g, mask, hop_vjp_ct(cx, n, 0)) : NULL);
 }
 
-static hop_status
-jvp_mask_gradient(hop_jvp_ctx *cx, const hop_node *n)
+JVP_ARG0(jvp_mask_gradient)
 {
-    hop_node *t = tangent(cx, &n->args[0]);
-    if (t == NULL)
-        return HOP_OK;
-    ad a = ad_jvp(cx);
-    hop_node *mask = primal(&a, n->args[1].u.node);
-    return set_tangent(cx, n, mask ? where_or_zero(a.g, mask, t) : NULL);
+    hop_node *mask = primal(a, n->args[1].u.node);
+    return set_tangent(cx, n, mask ? where_or_zero(a->g, mask, t) : NULL);
 }
 
 /* ------------------------------------------------------------- complex */
@@ -1481,13 +1444,9 @@ jvp_mask_gradient(hop_jvp_ctx *cx, const hop_node *n)
  * -im(c)).  A real input takes the real part of its c_in (accumulate's
  * conversion).
  */
-static hop_status
-vjp_complex_part(hop_vjp_ctx *cx, const hop_node *n)
+VJP_ARG0(vjp_complex_part)
 {
-    if (!wants(cx, &n->args[0]))
-        return HOP_OK;
-    ad a = ad_vjp(cx);
-    hop_graph *g = a.g;
+    hop_graph *g = a->g;
     const hop_node *x = n->args[0].u.node;
     bool cplx = hop_dtype_is_complex(meta_of(x)->dtype);
     hop_node *ct = hop_vjp_ct(cx, n, 0), *r = NULL;
@@ -1506,7 +1465,7 @@ vjp_complex_part(hop_vjp_ctx *cx, const hop_node *n)
     case HOP_OP_angle: {
         if (!cplx)
             return HOP_OK; /* 0 or pi: piecewise constant */
-        hop_node *z = primal(&a, x);
+        hop_node *z = primal(a, x);
         hop_node *re = op1(g, HOP_OP_real, z), *im = op1(g, HOP_OP_imag, z);
         hop_node *r2 = op2(g, HOP_OP_add, op2(g, HOP_OP_mul, re, re), op2(g, HOP_OP_mul, im, im));
         hop_node *s = op2(g, HOP_OP_div, ct, r2);
@@ -1520,14 +1479,9 @@ vjp_complex_part(hop_vjp_ctx *cx, const hop_node *n)
     return accumulate(cx, x, r);
 }
 
-static hop_status
-jvp_complex_part(hop_jvp_ctx *cx, const hop_node *n)
+JVP_ARG0(jvp_complex_part)
 {
-    hop_node *t = tangent(cx, &n->args[0]);
-    if (t == NULL)
-        return HOP_OK;
-    ad a = ad_jvp(cx);
-    hop_graph *g = a.g;
+    hop_graph *g = a->g;
     const hop_node *x = n->args[0].u.node;
     bool cplx = hop_dtype_is_complex(meta_of(x)->dtype);
     if (!cplx && (n->op == HOP_OP_imag || n->op == HOP_OP_angle))
@@ -1535,7 +1489,7 @@ jvp_complex_part(hop_jvp_ctx *cx, const hop_node *n)
     if (n->op != HOP_OP_angle)
         return set_tangent(cx, n, cplx ? op1(g, n->op, t) : t);
     /* (re dt_im - im dt_re) / |z|^2 */
-    hop_node *z = primal(&a, x);
+    hop_node *z = primal(a, x);
     hop_node *re = op1(g, HOP_OP_real, z), *im = op1(g, HOP_OP_imag, z);
     hop_node *r2 = op2(g, HOP_OP_add, op2(g, HOP_OP_mul, re, re), op2(g, HOP_OP_mul, im, im));
     hop_node *num = op2(g, HOP_OP_sub, op2(g, HOP_OP_mul, re, op1(g, HOP_OP_imag, t)),
@@ -1552,8 +1506,7 @@ vjp_complex(hop_vjp_ctx *cx, const hop_node *n)
     if (wants(cx, &n->args[0]))
         st = accumulate(cx, n->args[0].u.node, op1(a.g, HOP_OP_real, ct));
     if (st == HOP_OK && wants(cx, &n->args[1]))
-        st = accumulate(cx, n->args[1].u.node,
-                        op1(a.g, HOP_OP_neg, op1(a.g, HOP_OP_imag, ct)));
+        st = accumulate(cx, n->args[1].u.node, op1(a.g, HOP_OP_neg, op1(a.g, HOP_OP_imag, ct)));
     return st;
 }
 

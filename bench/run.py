@@ -47,6 +47,7 @@ if _build and os.path.isdir(os.path.join(_build, "python", "hop")):
 import numpy as np  # noqa: E402
 
 import hop  # noqa: E402
+from workloads import best_cpu_ns, chain_fn, nested, repeated  # noqa: E402
 
 try:
     import torch
@@ -247,19 +248,6 @@ def faster(mine, other, name):
 
 def join(*parts):
     return ", ".join(p for p in parts if p)
-
-
-def chain_fn(nops):
-    """A straight-line function of nops elementwise ops on x and y (written
-    once, traced or run by hop, NumPy, PyTorch and torch.fx alike)."""
-    def f(x, y):
-        for _ in range(nops // 4):
-            x = x * y
-            x = x + 1.0
-            x = x - y
-            x = x * 0.5
-        return x
-    return f
 
 
 @row("trace_node", "tracing from Python, per node (1,000-op function)", "fx/hop >= 150x")
@@ -1387,43 +1375,16 @@ def r_np_if():
 # ------------------------------------------------- scale (issue #30)
 
 def _trace_once_ns(fn, *args, repeat=3):
-    """The best of repeat hop.trace(fn, *args) times, in ns of this
-    thread's CPU time (a trace lasts up to seconds, long enough for a busy
-    machine to take the core away: wall time then measures the neighbours),
-    gc off, warnings silenced (a body reading thousands of tensors warns
-    about them)."""
+    """The best of repeat hop.trace(fn, *args) times (best_cpu_ns: this
+    thread's CPU time, gc off), warnings silenced (a body reading thousands
+    of tensors warns about them)."""
     import warnings
-    best = None
-    for _ in range(repeat):
-        gc.collect()
-        gc.disable()
-        try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                t0 = time.thread_time_ns()
-                hop.trace(fn, *args)
-                dt = time.thread_time_ns() - t0
-        finally:
-            gc.enable()
-        best = dt if best is None else min(best, dt)
-    return best
 
-
-def _hop_calls(make, n):
-    def f(x):
-        for _ in range(n):
-            x = make(x)
-        return x
-    return f
-
-
-def _nested(depth):
-    def level(k):
-        if k == 0:
-            return lambda v: v + 1.0
-        inner = level(k - 1)
-        return lambda v: hop.wrap(inner, v)
-    return level(depth)
+    def trace():
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            hop.trace(fn, *args)
+    return best_cpu_ns(trace, repeat, gc_off=True)
 
 
 def _flat(figures, limit, ratio=None):
@@ -1442,7 +1403,7 @@ def r_scale_hop_calls():
     sizes = (100, 1000) if QUICK else (100, 1000, 10000)
     makes = {"wrap": lambda v: hop.wrap(lambda u: u + 1.0, v),
              "cond": lambda v: hop.cond(v.sum() > 0, lambda u: u + 1.0, lambda u: u - 1.0, (v,))}
-    per = {k: {n: _trace_once_ns(_hop_calls(m, n), x, repeat=3 if n < 10000 else 1) / n
+    per = {k: {n: _trace_once_ns(repeated(m, n), x, repeat=3 if n < 10000 else 1) / n
                for n in sizes} for k, m in makes.items()}
     worst = max(max(v.values()) for v in per.values())
     notes = "; ".join(f"{k}: " + " / ".join(f"{v[n] / 1e3:.1f}" for n in sizes) + " us"
@@ -1460,7 +1421,7 @@ def r_scale_nested():
     limit = sys.getrecursionlimit()
     sys.setrecursionlimit(max(limit, 50000))
     try:
-        per = {d: _trace_once_ns(_nested(d), x, repeat=3 if d < 1000 else 1) / d for d in depths}
+        per = {d: _trace_once_ns(nested(d), x, repeat=3 if d < 1000 else 1) / d for d in depths}
     finally:
         sys.setrecursionlimit(limit)
     return result("ns", {"median": max(per.values())}, None, None, _flat(list(per.values()), 10000),
@@ -1509,10 +1470,10 @@ def r_scale_code():
     limit = sys.getrecursionlimit()
     sys.setrecursionlimit(max(limit, 50000))
     try:
-        gm = hop.trace(_nested(depth), hop.randn(16, seed=1))
+        gm = hop.trace(nested(depth), hop.randn(16, seed=1))
         best, size = None, 0
         for _ in range(3):
-            g = hop.trace(_nested(depth), hop.randn(16, seed=1)) if best is not None else gm
+            g = hop.trace(nested(depth), hop.randn(16, seed=1)) if best is not None else gm
             t0 = time.thread_time_ns()
             size = len(g.code)
             dt = time.thread_time_ns() - t0

@@ -120,6 +120,31 @@ hop_arg_graph(hop_graph *g)
     return a;
 }
 
+size_t
+hop_args_count(const hop_arg *args, size_t n)
+{
+    size_t total = n;
+    for (size_t i = 0; i < n; i++)
+        if (args[i].kind == HOP_ARG_LIST)
+            total += hop_args_count(args[i].u.list.items, args[i].u.list.n);
+    return total;
+}
+
+hop_arg *
+hop_args_copy(hop_arg *out, const hop_arg *args, size_t n, hop_arg **pool)
+{
+    for (size_t i = 0; i < n; i++) {
+        out[i] = args[i];
+        if (args[i].kind == HOP_ARG_LIST) {
+            hop_arg *items = *pool;
+            *pool += args[i].u.list.n;
+            hop_args_copy(items, args[i].u.list.items, args[i].u.list.n, pool);
+            out[i].u.list.items = items;
+        }
+    }
+    return out;
+}
+
 /* What a set of arguments needs: list items (for the copy and the operand
  * buffer) and node references (one use record each). */
 typedef struct arg_census {
@@ -460,14 +485,25 @@ prepare(hop_graph *g, const char *who, hop_node_kind kind, const char *base, con
     return HOP_OK;
 }
 
-/* Phase two: links the node in front of next (NULL: at the end), names it and
- * records its uses.  Cannot fail. */
-static hop_node *
-commit(hop_graph *g, pending *p, hop_node *next)
+/* Takes n out of the node list without touching uses or names. */
+static void
+unlink_node(hop_graph *g, hop_node *n)
 {
-    hop_node *n = p->node;
-    n->graph = g;
-    hop__name_commit(g, &p->claim, n);
+    if (n->prev)
+        n->prev->next = n->next;
+    else
+        g->first = n->next;
+    if (n->next)
+        n->next->prev = n->prev;
+    else
+        g->last = n->prev;
+    n->prev = n->next = NULL;
+}
+
+/* Puts n in front of next (NULL: at the end). */
+static void
+link_before(hop_graph *g, hop_node *n, hop_node *next)
+{
     n->next = next;
     n->prev = next ? next->prev : g->last;
     if (n->prev)
@@ -478,6 +514,17 @@ commit(hop_graph *g, pending *p, hop_node *next)
         next->prev = n;
     else
         g->last = n;
+}
+
+/* Phase two: links the node in front of next (NULL: at the end), names it and
+ * records its uses.  Cannot fail. */
+static hop_node *
+commit(hop_graph *g, pending *p, hop_node *next)
+{
+    hop_node *n = p->node;
+    n->graph = g;
+    hop__name_commit(g, &p->claim, n);
+    link_before(g, n, next);
     g->nnodes++;
     hop_use *pool = p->uses;
     link_uses(n, n->args, n->nargs, &pool);
@@ -648,37 +695,6 @@ hop_graph_placeholder(hop_graph *g, const char *name, const hop_value_info *meta
     return hop_graph_insert_placeholder(g, g ? g->nplaceholders : 0, name, meta);
 }
 
-/* Takes n out of the node list without touching uses or names. */
-static void
-unlink_node(hop_graph *g, hop_node *n)
-{
-    if (n->prev)
-        n->prev->next = n->next;
-    else
-        g->first = n->next;
-    if (n->next)
-        n->next->prev = n->prev;
-    else
-        g->last = n->prev;
-    n->prev = n->next = NULL;
-}
-
-/* Puts n in front of next (NULL: at the end). */
-static void
-link_before(hop_graph *g, hop_node *n, hop_node *next)
-{
-    n->next = next;
-    n->prev = next ? next->prev : g->last;
-    if (n->prev)
-        n->prev->next = n;
-    else
-        g->first = n;
-    if (next)
-        next->prev = n;
-    else
-        g->last = n;
-}
-
 hop_status
 hop_graph_move_placeholder(hop_graph *g, hop_node *ph, size_t pos)
 {
@@ -847,6 +863,26 @@ hop_graph_emit(hop_graph *g, hop_op op, const hop_arg *args, size_t nargs)
     return hop_graph_call_op(g, op, args, nargs);
 }
 
+/* An op call's arity checked (naming who), then the node prepared. */
+static hop_status
+prepare_op(hop_graph *g, const char *who, const hop_op_info *info, const hop_arg *args,
+           size_t nargs, pending *p)
+{
+    if (nargs != (size_t)info->nargs)
+        return hop_error(HOP_INVALID, "%s: takes %d arguments, got %zu", who, info->nargs, nargs);
+    return prepare(g, who, HOP_NODE_CALL_OP, info->name, args, nargs, false, p);
+}
+
+/* A prepared op call with its metadata, committed at the end of the body. */
+static hop_node *
+commit_op(hop_graph *g, pending *p, hop_op op, const hop_op_info *info, const hop_value_info *meta)
+{
+    p->node->op = op;
+    p->node->target = info->name;
+    p->node->meta = meta;
+    return commit(g, p, body_end(g));
+}
+
 hop_node *
 hop_graph_call_op(hop_graph *g, hop_op op, const hop_arg *args, size_t nargs)
 {
@@ -861,12 +897,8 @@ hop_graph_call_op(hop_graph *g, hop_op op, const hop_arg *args, size_t nargs)
     }
     char who[64];
     who_text(who, sizeof who, "call_op", info->name);
-    if (nargs != (size_t)info->nargs) {
-        hop_error(HOP_INVALID, "%s: takes %d arguments, got %zu", who, info->nargs, nargs);
-        return NULL;
-    }
     pending p;
-    if (prepare(g, who, HOP_NODE_CALL_OP, info->name, args, nargs, false, &p) != HOP_OK)
+    if (prepare_op(g, who, info, args, nargs, &p) != HOP_OK)
         return NULL;
     /* Inference goes last but for the metadata: it may create unbacked
      * symbols and guards in the env. */
@@ -888,10 +920,7 @@ hop_graph_call_op(hop_graph *g, hop_op op, const hop_arg *args, size_t nargs)
         hop_shape_env_truncate_symbols(g->env, nsymbols);
         return NULL;
     }
-    p.node->op = op;
-    p.node->target = info->name;
-    p.node->meta = meta;
-    return commit(g, &p, body_end(g));
+    return commit_op(g, &p, op, info, meta);
 }
 
 /* Sizes a and b are equal by one of the first nguards guards the ShapeEnv
@@ -957,12 +986,8 @@ hop_graph_call_op_meta(hop_graph *g, hop_op op, const hop_arg *args, size_t narg
     who_text(who, sizeof who, "call_op", info->name);
     if (check_value_info(who, "the result", meta) != HOP_OK)
         return NULL;
-    if (nargs != (size_t)info->nargs) {
-        hop_error(HOP_INVALID, "%s: takes %d arguments, got %zu", who, info->nargs, nargs);
-        return NULL;
-    }
     pending p;
-    if (prepare(g, who, HOP_NODE_CALL_OP, info->name, args, nargs, false, &p) != HOP_OK)
+    if (prepare_op(g, who, info, args, nargs, &p) != HOP_OK)
         return NULL;
     size_t nsymbols = hop_shape_env_nsymbols(g->env), nguards = hop_shape_env_nguards(g->env);
     hop_value_info out;
@@ -980,10 +1005,7 @@ hop_graph_call_op_meta(hop_graph *g, hop_op op, const hop_arg *args, size_t narg
     hop_shape_env_truncate_symbols(g->env, nsymbols);
     if (m == NULL)
         return NULL;
-    p.node->op = op;
-    p.node->target = info->name;
-    p.node->meta = m;
-    return commit(g, &p, body_end(g));
+    return commit_op(g, &p, op, info, m);
 }
 
 /*
@@ -1321,26 +1343,19 @@ static void
 remove_node(hop_graph *g, hop_node *n)
 {
     unlink_uses(n, n->args, n->nargs);
-    if (n->prev)
-        n->prev->next = n->next;
-    else
-        g->first = n->next;
-    if (n->next)
-        n->next->prev = n->prev;
-    else
-        g->last = n->prev;
+    hop_node *prev = n->prev;
+    unlink_node(g, n);
     g->nnodes--;
     if (n->kind == HOP_NODE_PLACEHOLDER) {
         g->nplaceholders--;
         if (g->last_placeholder == n)
-            g->last_placeholder = g->nplaceholders ? n->prev : NULL;
+            g->last_placeholder = g->nplaceholders ? prev : NULL;
     }
     if (g->output == n)
         g->output = NULL;
     hop__name_release(g, n);
     /* The node stays readable (arena memory) but belongs to no graph now. */
     n->graph = NULL;
-    n->prev = n->next = NULL;
 }
 
 hop_status

@@ -779,27 +779,12 @@ scan_eval(hop_eval_ctx *ex)
     hop_rt_values_clear(&acc);
     hop_free(in);
     hop_rt_values res = {NULL, 0, 0};
-    hop_rt_arg *items =
-        st == HOP_OK ? hop_calloc((size_t)(len > 0 ? len : 0) + 1, sizeof *items) : NULL;
-    if (st == HOP_OK && items == NULL)
-        st = hop_error_code();
-    for (size_t j = 0; j < nx && st == HOP_OK; j++) {
-        int d = norm_dim(dim_arg.u.i, xs[j].tensor->rank);
-        hop_rt_value v = {HOP_VALUE_TENSOR, NULL, 0};
-        if (len == 0) {
-            v.tensor = hop_tensor_retain(xs[j].tensor); /* empty along dim: as it is */
-        } else {
-            for (int64_t s = 0; s < len; s++) {
-                int64_t at = reverse.u.b ? len - 1 - s : s;
-                items[at] = hop_rt_tensor(rows.items[(size_t)s * nx + j].tensor);
-            }
-            hop_rt_arg a[] = {hop_rt_list(items, (size_t)len), hop_rt_int(d)};
-            st = hop_eager(HOP_OP_stack, a, 2, &v);
-        }
-        if (st == HOP_OK)
-            st = hop_rt_values_push(&res, v);
-    }
-    hop_free(items);
+    if (st == HOP_OK && len > 0)
+        st = hop_eval_stack_rows(&rows, nx, len, reverse.u.b, dim_arg.u.i, &res);
+    /* Empty along dim: each xs as it is. */
+    for (size_t j = 0; j < nx && st == HOP_OK && len == 0; j++)
+        st = hop_rt_values_push(
+            &res, (hop_rt_value){HOP_VALUE_TENSOR, hop_tensor_retain(xs[j].tensor), 0});
     hop_rt_values_clear(&rows);
     if (st == HOP_OK)
         st = hop_eval_results(ex, &res);
@@ -875,12 +860,14 @@ sum_scan(hop_graph *g, const hop_node *call, hop_node *v, bool reverse)
     return c ? hop_graph_getitem(g, c, 0) : NULL;
 }
 
-/* The combine_fn's op, or HOP_UNSUPPORTED naming the call. */
+/* The combine_fn's op and the xs node *x (the one the rules differentiate),
+ * or HOP_UNSUPPORTED naming the call. */
 static hop_status
-check_combine(const hop_node *call, const char *mode, one_op *k)
+check_combine(const hop_node *call, const char *mode, one_op *k, hop_node **x)
 {
     size_t na;
-    hop_node_group(call, "a", &na);
+    const hop_arg *a = hop_node_group(call, "a", &na);
+    *x = a[0].u.node;
     if (one_op_combine(hop_node_body(call, "combine_fn"), na, k) && hop_dtype_is_float(k->dtype))
         return HOP_OK;
     return hop_error(HOP_UNSUPPORTED,
@@ -1042,19 +1029,18 @@ static hop_status
 assoc_vjp(hop_vjp_ctx *cx, const hop_node *call)
 {
     one_op k;
-    hop_status st = check_combine(call, "vjp", &k);
+    hop_node *x;
+    hop_status st = check_combine(call, "vjp", &k, &x);
     if (st != HOP_OK)
         return st;
-    size_t na;
-    const hop_arg *a = hop_node_group(call, "a", &na);
     hop_node *ct = hop_vjp_ct(cx, call, 0);
-    if (ct == NULL || !hop_vjp_active(cx, a[0].u.node))
+    if (ct == NULL || !hop_vjp_active(cx, x))
         return HOP_OK;
     bool reverse = hop_node_param(call, "reverse")->u.b;
     hop_graph *g = hop_vjp_out(cx);
     if (k.op == HOP_OP_add) {
         hop_node *s = sum_scan(g, call, ct, !reverse);
-        return s ? hop_vjp_accumulate(cx, a[0].u.node, s) : hop_error_code();
+        return s ? hop_vjp_accumulate(cx, x, s) : hop_error_code();
     }
     rec r;
     bool empty;
@@ -1064,23 +1050,22 @@ assoc_vjp(hop_vjp_ctx *cx, const hop_node *call)
     hop_node *cn, *dd, *y = hop_graph_getitem(g, hop_vjp_primal(cx, call), 0);
     if (y == NULL)
         return hop_error_code();
-    st = coefficients(&r, hop_vjp_primal(cx, a[0].u.node), y, &cn, &dd);
+    st = coefficients(&r, hop_vjp_primal(cx, x), y, &cn, &dd);
     hop_node *zero = st == HOP_OK ? hop_vjp_zeros(cx, r.elem) : NULL;
     hop_node *G = zero ? recurrence(&r, false, cn, ct, zero) : NULL;
     hop_node *gx = G ? scale(g, k.op, dd, G) : NULL;
-    return gx ? hop_vjp_accumulate(cx, a[0].u.node, gx) : hop_error_code();
+    return gx ? hop_vjp_accumulate(cx, x, gx) : hop_error_code();
 }
 
 static hop_status
 assoc_jvp(hop_jvp_ctx *cx, const hop_node *call)
 {
     one_op k;
-    hop_status st = check_combine(call, "jvp", &k);
+    hop_node *x;
+    hop_status st = check_combine(call, "jvp", &k, &x);
     if (st != HOP_OK)
         return st;
-    size_t na;
-    const hop_arg *a = hop_node_group(call, "a", &na);
-    hop_node *t = hop_jvp_tangent(cx, a[0].u.node);
+    hop_node *t = hop_jvp_tangent(cx, x);
     if (t == NULL)
         return HOP_OK;
     bool reverse = hop_node_param(call, "reverse")->u.b;
@@ -1097,7 +1082,7 @@ assoc_jvp(hop_jvp_ctx *cx, const hop_node *call)
     hop_node *cn, *dd, *y = hop_graph_getitem(g, hop_jvp_primal(cx, call), 0);
     if (y == NULL)
         return hop_error_code();
-    st = coefficients(&r, hop_jvp_primal(cx, a[0].u.node), y, &cn, &dd);
+    st = coefficients(&r, hop_jvp_primal(cx, x), y, &cn, &dd);
     hop_node *zero = st == HOP_OK ? hop_jvp_zeros(cx, r.elem) : NULL;
     hop_node *dv = zero ? scale(g, k.op, dd, t) : NULL;
     hop_node *T = dv ? recurrence(&r, true, cn, dv, zero) : NULL;

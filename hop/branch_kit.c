@@ -1,8 +1,13 @@
 /*
- * hop/branch_kit.c - the branch kit (hop/branch_kit.h): vmap of a HOP that
- * runs one of its bodies, picked by a lead (cond's pred, switch's index).
- * cond.c and switch.c give the masks of their branches; the rest is here,
- * written against the public headers only, as an outside HOP author would.
+ * hop/branch_kit.c - the branch kit (hop/branch_kit.h): tracing and vmap of
+ * a HOP that runs one of its bodies, picked by a lead (cond's pred,
+ * switch's index).  cond.c and switch.c read their lead and give the masks
+ * of their branches; the rest is here, written against the public headers
+ * only, as an outside HOP author would.
+ *
+ * Tracing: the outputs are checked against branch 0's and their sizes
+ * merged (one expression whichever branch runs, else a fresh unbacked
+ * symbol the installed slot binds in the caller).
  *
  * A predicate (index) that is not batched: the same cond (switch) over the
  * branches' batched versions (hop_batch_body: batched operands at dim 0,
@@ -39,6 +44,138 @@
 
 #include <stdio.h>
 #include <string.h>
+
+/* ---------------------------------------------------------------- tracing */
+
+static void
+branch_name(const char *const *names, size_t b, char *buf, size_t cap)
+{
+    if (names)
+        snprintf(buf, cap, "%s", names[b]);
+    else
+        snprintf(buf, cap, "branch %zu", b);
+}
+
+hop_status
+hop_call_check_branches(hop_call *c, const char *const *names)
+{
+    const hop_values *a = &c->results[0];
+    char first[64], other[64];
+    branch_name(names, 0, first, sizeof first);
+    for (size_t b = 1; b < c->nbodies; b++) {
+        const hop_values *r = &c->results[b];
+        branch_name(names, b, other, sizeof other);
+        if (r->n != a->n)
+            return hop_error(HOP_TRACE, "%s: %s returns %zu value%s but %s returns %zu",
+                             c->cls->name, first, a->n, a->n == 1 ? "" : "s", other, r->n);
+        for (size_t i = 0; i < a->n; i++) {
+            const hop_value_info *x = a->items[i]->meta, *y = r->items[i]->meta;
+            bool same = x->kind == y->kind &&
+                        (x->kind != HOP_VALUE_TENSOR ||
+                         (x->meta.dtype == y->meta.dtype && x->meta.rank == y->meta.rank));
+            if (!same) {
+                char p[128], q[128];
+                hop_value_info_print(x, p, sizeof p);
+                hop_value_info_print(y, q, sizeof q);
+                return hop_error(HOP_TRACE, "%s: output %zu of %s is %s but %s gives %s",
+                                 c->cls->name, i, first, p, other, q);
+            }
+        }
+    }
+    return HOP_OK;
+}
+
+static const hop_expr *
+branch_size(const hop_call *c, size_t b, size_t i, int d)
+{
+    const hop_value_info *m = c->results[b].items[i]->meta;
+    return m->kind == HOP_VALUE_SYM ? m->sym : m->meta.sizes[d];
+}
+
+/* Whether branch b's size of output i, dim d, is x whenever b runs: the same
+ * expression, or equated with x by a guard of the caller (which holds for
+ * every branch) or by one of b's own guards (checked each time b runs). */
+static hop_status
+branch_size_is(hop_call *c, size_t b, size_t i, int d, const hop_expr *x, bool *is)
+{
+    hop_shape_env *env = hop_output_graph_env(c->og);
+    const hop_expr *e = branch_size(c, b, i, d);
+    *is = e == x;
+    if (*is)
+        return HOP_OK;
+    const hop_expr *eq = hop_sym_eq(env, x, e);
+    if (eq == NULL)
+        return hop_error_code();
+    for (size_t g = 0, n = hop_shape_env_nguards(env); g < n && !*is; g++)
+        *is = hop_shape_env_guard(env, g) == eq;
+    for (size_t g = 0; g < c->graphs[b]->nguards && !*is; g++)
+        *is = c->graphs[b]->guards[g] == eq;
+    return HOP_OK;
+}
+
+/* One size whichever branch runs: some branch's size that every branch's is
+ * (a dim a branch broadcast against a static tensor guards s1 == 4 there,
+ * and 4 and s1 are then one size), else a fresh unbacked symbol spanning
+ * theirs. */
+static const hop_expr *
+merge_size(hop_call *c, size_t i, int d)
+{
+    hop_shape_env *env = hop_output_graph_env(c->og);
+    for (size_t k = 0; k < c->nbodies; k++) {
+        const hop_expr *x = branch_size(c, k, i, d);
+        bool all = true;
+        for (size_t b = 0; b < c->nbodies && all; b++)
+            if (branch_size_is(c, b, i, d, x, &all) != HOP_OK)
+                return NULL;
+        if (all)
+            return x;
+    }
+    int64_t lo = INT64_MAX, hi = INT64_MIN;
+    for (size_t b = 0; b < c->nbodies; b++) {
+        int64_t l, h;
+        hop_shape_env_bounds(env, branch_size(c, b, i, d), &l, &h);
+        lo = l < lo ? l : lo;
+        hi = h > hi ? h : hi;
+    }
+    return hop_shape_env_unbacked(env, lo, hi);
+}
+
+hop_status
+hop_call_merge_branch_outputs(hop_call *c)
+{
+    hop_status st = hop_prim_hop_base()->output_meta(c); /* branch 0's */
+    for (size_t i = 0; i < c->nouts && st == HOP_OK; i++) {
+        hop_value_info *o = &c->outs[i];
+        if (o->kind == HOP_VALUE_SYM) {
+            if ((o->sym = merge_size(c, i, 0)) == NULL)
+                st = hop_error_code();
+            continue;
+        }
+        for (int d = 0; d < o->meta.rank && st == HOP_OK; d++)
+            if ((o->meta.sizes[d] = merge_size(c, i, d)) == NULL)
+                st = hop_error_code();
+    }
+    return st;
+}
+
+hop_status
+hop_call_bind_output_sizes(hop_call *c)
+{
+    for (size_t i = 0; i < c->nouts; i++) {
+        const hop_value_info *o = &c->outs[i];
+        hop_node *item = c->outputs->items[c->outputs->n - c->nouts + i];
+        for (int d = 0; o->kind == HOP_VALUE_TENSOR && d < o->meta.rank; d++) {
+            const hop_expr *s = o->meta.sizes[d];
+            if (hop_expr_kind_of(s) != HOP_EXPR_SYMBOL || !hop_symbol_is_unbacked(s) ||
+                hop_tracer_bound_symbol(c->parent, s))
+                continue;
+            hop_arg args[] = {hop_arg_node(item), hop_arg_int(d)};
+            if (hop_tracer_call_op(c->parent, HOP_OP_sym_size, args, 2) == NULL)
+                return hop_error_code();
+        }
+    }
+    return HOP_OK;
+}
 
 /* The cost rule's constant (docs/VMAP.md). */
 #define HOP_VMAP_SELECT_MAX_OPS 16

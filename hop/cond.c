@@ -72,95 +72,12 @@ cond_check_operands(hop_call *c)
     return hop_prim_hop_base()->check_operands(c);
 }
 
+/* Outputs checked and merged by the branch kit (hop/branch_kit.h). */
 static hop_status
 cond_check_outputs(hop_call *c)
 {
-    const hop_values *t = &c->results[0], *f = &c->results[1];
-    if (t->n != f->n)
-        return hop_error(HOP_TRACE,
-                         "cond: the true branch returns %zu value%s but the false "
-                         "branch returns %zu",
-                         t->n, t->n == 1 ? "" : "s", f->n);
-    for (size_t i = 0; i < t->n; i++) {
-        const hop_value_info *a = t->items[i]->meta, *b = f->items[i]->meta;
-        bool same = a->kind == b->kind;
-        if (same && a->kind == HOP_VALUE_TENSOR)
-            same = a->meta.dtype == b->meta.dtype && a->meta.rank == b->meta.rank;
-        if (!same) {
-            char x[128], y[128];
-            hop_value_info_print(a, x, sizeof x);
-            hop_value_info_print(b, y, sizeof y);
-            return hop_error(HOP_TRACE,
-                             "cond: output %zu of the true branch is %s but the false "
-                             "branch gives %s",
-                             i, x, y);
-        }
-    }
-    return HOP_OK;
-}
-
-static bool
-graph_has_guard(const hop_graph *g, const hop_expr *cond)
-{
-    for (size_t i = 0; i < g->nguards; i++)
-        if (g->guards[i] == cond)
-            return true;
-    return false;
-}
-
-/* A size both branches agree on, else a fresh unbacked symbol. */
-static const hop_expr *
-merge_size(hop_call *c, const hop_expr *a, const hop_expr *b)
-{
-    if (a == b)
-        return a;
-    hop_shape_env *env = hop_output_graph_env(c->og);
-    /* A guard may already equate them (s1 == 4 once a branch broadcast a
-     * dynamic dim against a static tensor): then they are one size, and an
-     * unbacked symbol would make later uses undecidable.  A guard of the
-     * caller holds whichever branch runs.  One of a branch's own guards
-     * holds only when that branch runs, and then the other branch's size is
-     * right too, so that one is the merged size. */
-    const hop_expr *eq = hop_sym_eq(env, a, b);
-    if (eq == NULL)
-        return NULL;
-    for (size_t i = 0, n = hop_shape_env_nguards(env); i < n; i++) {
-        if (hop_shape_env_guard(env, i) == eq)
-            return a;
-    }
-    if (graph_has_guard(c->graphs[0], eq))
-        return b;
-    if (graph_has_guard(c->graphs[1], eq))
-        return a;
-    int64_t alo, ahi, blo, bhi;
-    hop_shape_env_bounds(env, a, &alo, &ahi);
-    hop_shape_env_bounds(env, b, &blo, &bhi);
-    return hop_shape_env_unbacked(env, alo < blo ? alo : blo, ahi > bhi ? ahi : bhi);
-}
-
-static hop_status
-cond_output_meta(hop_call *c)
-{
-    const hop_values *t = &c->results[0], *f = &c->results[1];
-    hop_status st = hop_prim_hop_base()->output_meta(c); /* copies the true branch's */
-    if (st != HOP_OK)
-        return st;
-    for (size_t i = 0; i < t->n; i++) {
-        hop_value_info *o = &c->outs[i];
-        const hop_value_info *b = f->items[i]->meta;
-        if (o->kind == HOP_VALUE_SYM) {
-            o->sym = merge_size(c, o->sym, b->sym);
-            if (o->sym == NULL)
-                return hop_error_code();
-            continue;
-        }
-        for (int d = 0; d < o->meta.rank; d++) {
-            o->meta.sizes[d] = merge_size(c, o->meta.sizes[d], b->meta.sizes[d]);
-            if (o->meta.sizes[d] == NULL)
-                return hop_error_code();
-        }
-    }
-    return HOP_OK;
+    static const char *const names[] = {"the true branch", "the false branch"};
+    return hop_call_check_branches(c, names);
 }
 
 /* Binds, in the parent, the unbacked symbols the merged outputs introduced. */
@@ -171,24 +88,12 @@ cond_installed(hop_call *c)
     for (size_t i = 0; i < c->nouts; i++) {
         hop_node *item = c->outputs->items[c->outputs->n - c->nouts + i];
         const hop_value_info *o = &c->outs[i];
-        if (o->kind == HOP_VALUE_SYM) {
-            if (o->sym != t->items[i]->meta->sym &&
-                hop_tracer_bound_symbol(c->parent, o->sym) == NULL &&
-                hop_tracer_bind_value(c->parent, o->sym, item) != HOP_OK)
-                return hop_error_code();
-            continue;
-        }
-        for (int d = 0; d < o->meta.rank; d++) {
-            const hop_expr *s = o->meta.sizes[d];
-            if (hop_expr_kind_of(s) != HOP_EXPR_SYMBOL || !hop_symbol_is_unbacked(s) ||
-                hop_tracer_bound_symbol(c->parent, s))
-                continue;
-            hop_arg args[] = {hop_arg_node(item), hop_arg_int(d)};
-            if (hop_tracer_call_op(c->parent, HOP_OP_sym_size, args, 2) == NULL)
-                return hop_error_code();
-        }
+        if (o->kind == HOP_VALUE_SYM && o->sym != t->items[i]->meta->sym &&
+            hop_tracer_bound_symbol(c->parent, o->sym) == NULL &&
+            hop_tracer_bind_value(c->parent, o->sym, item) != HOP_OK)
+            return hop_error_code();
     }
-    return HOP_OK;
+    return hop_call_bind_output_sizes(c);
 }
 
 /* ------------------------------------------------------------- verifying */
@@ -295,7 +200,7 @@ const hop_class hop_cond_class = {
     .guard_mode = HOP_GUARDS_BRANCH,
     .check_operands = cond_check_operands,
     .check_outputs = cond_check_outputs,
-    .output_meta = cond_output_meta,
+    .output_meta = hop_call_merge_branch_outputs,
     .installed = cond_installed,
     .verify = cond_verify,
     .lower = cond_lower,

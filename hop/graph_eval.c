@@ -197,20 +197,10 @@ rt_args(interp *ex, const hop_arg *args, size_t n, hop_rt_arg *rt, hop_rt_arg **
     return HOP_OK;
 }
 
-static size_t
-count_args(const hop_arg *args, size_t n)
-{
-    size_t c = n;
-    for (size_t i = 0; i < n; i++)
-        if (args[i].kind == HOP_ARG_LIST)
-            c += count_args(args[i].u.list.items, args[i].u.list.n);
-    return c;
-}
-
 static hop_status
 run_op(interp *ex, const hop_node *n)
 {
-    size_t total = count_args(n->args, n->nargs);
+    size_t total = hop_args_count(n->args, n->nargs);
     hop_rt_arg small[32], *rt = total <= 32 ? small : hop_malloc(total * sizeof *rt);
     if (rt == NULL)
         return hop_error_code();
@@ -489,6 +479,27 @@ hop_eval_output_zeros(hop_eval_ctx *ex, size_t j, hop_tensor **out)
 }
 
 hop_status
+hop_eval_stack_rows(const hop_rt_values *rows, size_t n, int64_t steps, bool reverse, int64_t dim,
+                    hop_rt_values *out)
+{
+    hop_rt_arg *items = hop_calloc((size_t)steps + 1, sizeof *items);
+    hop_status st = items ? HOP_OK : hop_error_code();
+    for (size_t j = 0; j < n && st == HOP_OK; j++) {
+        for (int64_t s = 0; s < steps; s++)
+            items[reverse ? steps - 1 - s : s] =
+                hop_rt_tensor(rows->items[(size_t)s * n + j].tensor);
+        int rank = rows->items[j].tensor->rank + 1;
+        hop_rt_arg a[] = {hop_rt_list(items, (size_t)steps),
+                          hop_rt_int(dim < 0 ? dim + rank : dim)};
+        hop_rt_value v;
+        if ((st = hop_eager(HOP_OP_stack, a, 2, &v)) == HOP_OK)
+            st = hop_rt_values_push(out, v);
+    }
+    hop_free(items);
+    return st;
+}
+
+hop_status
 hop_eval_run_passed(hop_eval_ctx *ex, const char *body, size_t k)
 {
     size_t n;
@@ -684,7 +695,7 @@ run_foreign(interp *ex, const hop_node *n)
         return hop_error(HOP_NOT_FOUND,
                          "eval: %s calls the foreign kernel %s, which is not registered", n->name,
                          n->target);
-    size_t total = count_args(n->args, n->nargs);
+    size_t total = hop_args_count(n->args, n->nargs);
     hop_rt_arg small[32], *rt = total <= 32 ? small : hop_malloc(total * sizeof *rt);
     hop_rt_value *results = hop_calloc(n->nouts + 1, sizeof *results);
     hop_tensor *outs[FOREIGN_MAXOUT] = {NULL};

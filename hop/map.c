@@ -554,18 +554,8 @@ map_eval(hop_eval_ctx *ex)
     }
     hop_free(row_in);
     hop_rt_values res = {NULL, 0, 0};
-    hop_rt_arg *items = st == HOP_OK ? hop_calloc((size_t)nrows + 1, sizeof *items) : NULL;
-    if (st == HOP_OK && items == NULL)
-        st = hop_error_code();
-    for (size_t j = 0; j < no && st == HOP_OK; j++) {
-        for (int64_t i = 0; i < nrows; i++)
-            items[i] = hop_rt_tensor(rows.items[(size_t)i * no + j].tensor);
-        hop_rt_arg a[] = {hop_rt_list(items, (size_t)nrows), hop_rt_int(0)};
-        hop_rt_value v;
-        if ((st = hop_eager(HOP_OP_stack, a, 2, &v)) == HOP_OK)
-            st = hop_rt_values_push(&res, v);
-    }
-    hop_free(items);
+    if (st == HOP_OK)
+        st = hop_eval_stack_rows(&rows, no, nrows, false, 0, &res);
     hop_rt_values_clear(&rows);
     if (st == HOP_OK)
         st = hop_eval_results(ex, &res);

@@ -369,27 +369,6 @@ check_ys(const hop_rt_values *out, size_t nc, const hop_rt_values *ys, size_t ny
     return HOP_OK;
 }
 
-/* Each y stacked along dim (ys: step-major, ny per step, step s's came
- * from row s or, reversed, steps - 1 - s), appended to *res. */
-static hop_status
-stack_ys(hop_rt_values *ys, size_t ny, int64_t steps, bool reverse, int64_t dim, hop_rt_values *res)
-{
-    hop_rt_arg *items = hop_calloc((size_t)steps + 1, sizeof *items);
-    hop_status st = items ? HOP_OK : hop_error_code();
-    for (size_t j = 0; j < ny && st == HOP_OK; j++) {
-        for (int64_t s = 0; s < steps; s++)
-            items[reverse ? steps - 1 - s : s] =
-                hop_rt_tensor(ys->items[(size_t)s * ny + j].tensor);
-        hop_rt_arg a[] = {hop_rt_list(items, (size_t)steps),
-                          hop_rt_int(norm_dim(dim, ys->items[j].tensor->rank + 1))};
-        hop_rt_value v;
-        if ((st = hop_eager(HOP_OP_stack, a, 2, &v)) == HOP_OK)
-            st = hop_rt_values_push(res, v);
-    }
-    hop_free(items);
-    return st;
-}
-
 /* One step at row idx: the xs' slices into the body's inputs, the body,
  * its ys moved to *ys (ny per step, set at step 0), its carries taken. */
 static hop_status
@@ -461,7 +440,7 @@ scan_eval(hop_eval_ctx *ex)
             st = hop_rt_values_push(&l.carry, v);
     }
     if (st == HOP_OK)
-        st = stack_ys(&ys, ny, steps, reverse.u.b, dim.u.i, &l.carry);
+        st = hop_eval_stack_rows(&ys, ny, steps, reverse.u.b, dim.u.i, &l.carry);
     hop_rt_values_clear(&ys);
     return hop_eval_loop_end(&l, st);
 }

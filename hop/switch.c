@@ -76,126 +76,19 @@ switch_check_operands(hop_call *c)
     return hop_prim_hop_base()->check_operands(c);
 }
 
+/* Outputs checked and merged by the branch kit (hop/branch_kit.h); the
+ * installed slot binds the fresh symbols of SymInt outputs and sizes. */
 static hop_status
 switch_check_outputs(hop_call *c)
 {
-    const hop_values *a = &c->results[0];
-    for (size_t b = 1; b < c->nbodies; b++) {
-        const hop_values *r = &c->results[b];
-        if (r->n != a->n)
-            return hop_error(HOP_TRACE,
-                             "switch: branch 0 returns %zu value%s but branch %zu returns %zu",
-                             a->n, a->n == 1 ? "" : "s", b, r->n);
-        for (size_t i = 0; i < a->n; i++) {
-            const hop_value_info *x = a->items[i]->meta, *y = r->items[i]->meta;
-            bool same = x->kind == y->kind &&
-                        (x->kind != HOP_VALUE_TENSOR ||
-                         (x->meta.dtype == y->meta.dtype && x->meta.rank == y->meta.rank));
-            if (!same) {
-                char p[128], q[128];
-                hop_value_info_print(x, p, sizeof p);
-                hop_value_info_print(y, q, sizeof q);
-                return hop_error(HOP_TRACE,
-                                 "switch: output %zu of branch 0 is %s but branch %zu gives %s", i,
-                                 p, b, q);
-            }
-        }
-    }
-    return HOP_OK;
+    return hop_call_check_branches(c, NULL);
 }
 
-static const hop_expr *
-branch_size(const hop_call *c, size_t b, size_t i, int d)
-{
-    const hop_value_info *m = c->results[b].items[i]->meta;
-    return m->kind == HOP_VALUE_SYM ? m->sym : m->meta.sizes[d];
-}
-
-/* Whether branch b's size of output i, dim d, is x whenever b runs: the same
- * expression, or equated with x by a guard of the caller (which holds for
- * every branch) or by one of b's own guards (checked each time b runs). */
-static hop_status
-branch_size_is(hop_call *c, size_t b, size_t i, int d, const hop_expr *x, bool *is)
-{
-    hop_shape_env *env = hop_output_graph_env(c->og);
-    const hop_expr *e = branch_size(c, b, i, d);
-    *is = e == x;
-    if (*is)
-        return HOP_OK;
-    const hop_expr *eq = hop_sym_eq(env, x, e);
-    if (eq == NULL)
-        return hop_error_code();
-    for (size_t g = 0, n = hop_shape_env_nguards(env); g < n && !*is; g++)
-        *is = hop_shape_env_guard(env, g) == eq;
-    for (size_t g = 0; g < c->graphs[b]->nguards && !*is; g++)
-        *is = c->graphs[b]->guards[g] == eq;
-    return HOP_OK;
-}
-
-/* One size whichever branch runs: some branch's size that every branch's is
- * (as cond merges two: a dim a branch broadcast against a static tensor
- * guards s1 == 4 there, and 4 and s1 are then one size), else a fresh
- * unbacked symbol spanning theirs. */
-static const hop_expr *
-merge_size(hop_call *c, size_t i, int d)
-{
-    hop_shape_env *env = hop_output_graph_env(c->og);
-    for (size_t k = 0; k < c->nbodies; k++) {
-        const hop_expr *x = branch_size(c, k, i, d);
-        bool all = true;
-        for (size_t b = 0; b < c->nbodies && all; b++)
-            if (branch_size_is(c, b, i, d, x, &all) != HOP_OK)
-                return NULL;
-        if (all)
-            return x;
-    }
-    int64_t lo = INT64_MAX, hi = INT64_MIN;
-    for (size_t b = 0; b < c->nbodies; b++) {
-        int64_t l, h;
-        hop_shape_env_bounds(env, branch_size(c, b, i, d), &l, &h);
-        lo = l < lo ? l : lo;
-        hi = h > hi ? h : hi;
-    }
-    return hop_shape_env_unbacked(env, lo, hi);
-}
-
-static hop_status
-switch_output_meta(hop_call *c)
-{
-    hop_status st = hop_prim_hop_base()->output_meta(c); /* branch 0's */
-    for (size_t i = 0; i < c->nouts && st == HOP_OK; i++) {
-        hop_value_info *o = &c->outs[i];
-        if (o->kind == HOP_VALUE_SYM) {
-            if ((o->sym = merge_size(c, i, 0)) == NULL)
-                st = hop_error_code();
-            continue;
-        }
-        for (int d = 0; d < o->meta.rank && st == HOP_OK; d++)
-            if ((o->meta.sizes[d] = merge_size(c, i, d)) == NULL)
-                st = hop_error_code();
-    }
-    return st;
-}
-
-/* Binds, in the caller, the unbacked symbols the merged outputs introduced. */
 static hop_status
 switch_installed(hop_call *c)
 {
     hop_status st = hop_call_bind_outputs(c);
-    for (size_t i = 0; i < c->nouts && st == HOP_OK; i++) {
-        const hop_value_info *o = &c->outs[i];
-        hop_node *item = c->outputs->items[c->outputs->n - c->nouts + i];
-        for (int d = 0; o->kind == HOP_VALUE_TENSOR && d < o->meta.rank; d++) {
-            const hop_expr *s = o->meta.sizes[d];
-            if (hop_expr_kind_of(s) != HOP_EXPR_SYMBOL || !hop_symbol_is_unbacked(s) ||
-                hop_tracer_bound_symbol(c->parent, s))
-                continue;
-            hop_arg args[] = {hop_arg_node(item), hop_arg_int(d)};
-            if (hop_tracer_call_op(c->parent, HOP_OP_sym_size, args, 2) == NULL)
-                st = hop_error_code();
-        }
-    }
-    return st;
+    return st == HOP_OK ? hop_call_bind_output_sizes(c) : st;
 }
 
 /* ------------------------------------------------------------- verifying */
@@ -323,7 +216,7 @@ const hop_class hop_switch_class = {
     .guard_mode = HOP_GUARDS_BRANCH,
     .check_operands = switch_check_operands,
     .check_outputs = switch_check_outputs,
-    .output_meta = switch_output_meta,
+    .output_meta = hop_call_merge_branch_outputs,
     .installed = switch_installed,
     .verify = switch_verify,
     .lower = switch_lower,

@@ -191,15 +191,20 @@ pred_operand(hop_lower_ctx *cx, hop_pval *pred, const char *who)
     return HOP_OK;
 }
 
-/* IfNot pred, target: target -1 is patched later. */
-static int32_t
-emit_ifnot(hop_lower_ctx *cx, hop_pval pred, int32_t target)
+/* The test of an if, a while loop's test or a break: pred checked as
+ * IfNot's operand (pred_operand), then IfNot pred at *pc, its target
+ * patched later. */
+static hop_status
+emit_test(hop_lower_ctx *cx, hop_pval pred, const char *who, int32_t *pc)
 {
-    int32_t pc = hop__emit(cx, HOP__OP_IfNot, pred.id, target, pred.kind == HOP_PVAL_TENSOR ? 0 : 1,
-                           NULL, NULL);
-    if (pc >= 0 && pred.kind == HOP_PVAL_TENSOR && hop__access(cx, pred.id) != HOP_OK)
-        return -1;
-    return pc;
+    hop_status st = pred_operand(cx, &pred, who);
+    if (st != HOP_OK)
+        return st;
+    *pc =
+        hop__emit(cx, HOP__OP_IfNot, pred.id, -1, pred.kind == HOP_PVAL_TENSOR ? 0 : 1, NULL, NULL);
+    if (*pc < 0 || (pred.kind == HOP_PVAL_TENSOR && hop__access(cx, pred.id) != HOP_OK))
+        return HOP_NOMEM;
+    return HOP_OK;
 }
 
 static hop_status
@@ -272,14 +277,10 @@ hop_lower_if(hop_lower_ctx *cx, hop_pval pred)
 {
     if (cx == NULL)
         return hop_error(HOP_MISUSE, "hop_lower_if: NULL context");
-    hop_status st = pred_operand(cx, &pred, "hop_lower_if");
-    if (st != HOP_OK)
-        return st;
     /* IfNot pred, else, kind (0 tensor, 1 int): patched by else/end_if. */
-    int32_t pc = emit_ifnot(cx, pred, -1);
-    if (pc < 0)
-        return HOP_NOMEM;
-    return push_ctl(cx, 0, pc, -1);
+    int32_t pc;
+    hop_status st = emit_test(cx, pred, "hop_lower_if", &pc);
+    return st == HOP_OK ? push_ctl(cx, 0, pc, -1) : st;
 }
 
 /*
@@ -338,12 +339,10 @@ hop_lower_while_test(hop_lower_ctx *cx, hop_pval pred)
     if (cx == NULL || cx->nctl == 0 || cx->ctl[cx->nctl - 1].kind != 4 ||
         cx->ctl[cx->nctl - 1].b != 0)
         return hop_error(HOP_MISUSE, "hop_lower_while_test: no while loop waits for its test");
-    hop_status st = pred_operand(cx, &pred, "hop_lower_while_test");
+    int32_t pc;
+    hop_status st = emit_test(cx, pred, "hop_lower_while_test", &pc);
     if (st != HOP_OK)
         return st;
-    int32_t pc = emit_ifnot(cx, pred, -1);
-    if (pc < 0)
-        return HOP_NOMEM;
     cx->ctl[cx->nctl - 1].b = 1;
     return add_exit(cx, cx->nctl - 1, pc);
 }
@@ -469,12 +468,12 @@ hop_lower_break_if(hop_lower_ctx *cx, hop_pval pred)
         return hop_error(HOP_MISUSE, "hop_lower_break_if: %s",
                          depth < 0 ? "no loop is open"
                                    : "the iterations of a parallel loop cannot stop it");
-    hop_status st = pred_operand(cx, &pred, "hop_lower_break_if");
+    /* IfNot pred, past the Goto; Goto the loop's end (patched). */
+    int32_t skip;
+    hop_status st = emit_test(cx, pred, "hop_lower_break_if", &skip);
     if (st != HOP_OK)
         return st;
-    /* IfNot pred, past the Goto; Goto the loop's end (patched). */
-    int32_t skip = emit_ifnot(cx, pred, -1);
-    int32_t jump = skip < 0 ? -1 : hop__emit(cx, HOP__OP_Goto, 0, -1, 0, NULL, "break");
+    int32_t jump = hop__emit(cx, HOP__OP_Goto, 0, -1, 0, NULL, "break");
     if (jump < 0)
         return HOP_NOMEM;
     hop__cur(cx)->code[skip].p2 = jump + 1;

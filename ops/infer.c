@@ -62,14 +62,6 @@ hop__meta_text(hop__text *t, const hop_meta *m)
 }
 
 const char *
-hop__expr_text(hop__text *t, const hop_expr *e)
-{
-    t->s[0] = '\0';
-    text_add_expr(t, e);
-    return t->s;
-}
-
-const char *
 hop__sizes_text(hop__text *t, const hop_expr *const *sizes, int n)
 {
     hop_exprs_print(HOP_DTYPE_COUNT, n, sizes, t->s, sizeof t->s);
@@ -143,6 +135,12 @@ hop__operand_text(hop__text *t, const hop_operand *o)
     t->s[0] = '\0';
     text_add_operand(t, o);
     return t->s;
+}
+
+const char *
+hop__expr_text(hop__text *t, const hop_expr *e)
+{
+    return hop__operand_text(t, &(hop_operand){.kind = HOP_OPND_SYM, .u.sym = e});
 }
 
 const char *

@@ -138,9 +138,10 @@ hop_status hop__infer_mask_gradient(hop__infer *c);
 hop_status hop__infer_put(hop__infer *c);
 hop_status hop__infer_searchsorted(hop__infer *c);
 /* infer_complex.c: HOP_DTYPE when op refuses the complex operand among
- * args[0..nargs); the rule of real imag conj angle. */
+ * args[0..nargs); the rule of real imag conj angle on x, the operand
+ * hop__infer_unary has checked is a tensor. */
 hop_status hop__complex_check(hop__infer *c, size_t nargs);
-hop_status hop__infer_complex_part(hop__infer *c);
+hop_status hop__infer_complex_part(hop__infer *c, const hop_meta *x);
 /* infer_linalg.c: the linalg and fft ops. */
 hop_status hop__infer_linalg(hop__infer *c);
 hop_status hop__infer_fft(hop__infer *c);

@@ -133,12 +133,8 @@ hop__complex_check(hop__infer *c, size_t nargs)
  * ints give f32).  conj(x) keeps the dtype (the identity on real x).
  */
 hop_status
-hop__infer_complex_part(hop__infer *c)
+hop__infer_complex_part(hop__infer *c, const hop_meta *x)
 {
-    const hop_meta *x;
-    hop_status st = hop__arg_tensor(c, 0, &x);
-    if (st != HOP_OK)
-        return st;
     hop_dtype dtype = x->dtype;
     if (c->op == HOP_OP_angle && !hop_dtype_is_float(dtype) && !hop_dtype_is_complex(dtype))
         dtype = HOP_F32;

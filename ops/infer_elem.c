@@ -204,7 +204,7 @@ hop__infer_unary(hop__infer *c)
     case HOP_OP_imag:
     case HOP_OP_conj:
     case HOP_OP_angle:
-        return hop__infer_complex_part(c);
+        return hop__infer_complex_part(c, x);
     case HOP_OP_neg:
         if (dtype == HOP_BOOL) {
             hop__text t;

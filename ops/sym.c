@@ -621,25 +621,44 @@ split_divisible(const hop_expr *a, int64_t c, poly *q, poly *r, const char *fn)
     return ok;
 }
 
+/* What a // b and a % b (kind FLOORDIV or MOD) settle alike: the operands
+ * checked; a divisor that is no constant leaves the node (0 when a is 0);
+ * a zero divisor is HOP_INVALID naming fn and a.  True with *out set (NULL
+ * on error) when settled; false when the constant divisor b is not 0. */
+static bool
+division_settled(hop_shape_env *env, const hop_expr *a, const hop_expr *b, const char *fn,
+                 hop_expr_kind kind, const hop_expr **out)
+{
+    *out = NULL;
+    if (hop__sym_check(env, a, fn, 1, false) != HOP_OK ||
+        hop__sym_check(env, b, fn, 2, false) != HOP_OK)
+        return true;
+    if (b->kind != HOP_EXPR_CONST) {
+        const hop_expr *ops[2] = {a, b};
+        *out = a->kind == HOP_EXPR_CONST && a->value == 0
+                   ? a
+                   : hop__sym_intern(env, kind, 0, 2, ops, NULL);
+        return true;
+    }
+    if (b->value != 0)
+        return false;
+    char text[160];
+    hop_expr_print(a, text, sizeof text);
+    if (kind == HOP_EXPR_MOD)
+        hop_error(HOP_INVALID, "%s: modulo by zero in (%s) %% 0", fn, text);
+    else
+        hop_error(HOP_INVALID, "%s: division by zero in (%s)//0", fn, text);
+    return true;
+}
+
 static const hop_expr *
 floordiv_impl(hop_shape_env *env, const hop_expr *a, const hop_expr *b, const char *fn)
 {
-    if (hop__sym_check(env, a, fn, 1, false) != HOP_OK ||
-        hop__sym_check(env, b, fn, 2, false) != HOP_OK)
-        return NULL;
+    const hop_expr *settled;
+    if (division_settled(env, a, b, fn, HOP_EXPR_FLOORDIV, &settled))
+        return settled;
     const hop_expr *ops[2] = {a, b};
-    if (b->kind != HOP_EXPR_CONST) {
-        if (a->kind == HOP_EXPR_CONST && a->value == 0)
-            return a;
-        return hop__sym_intern(env, HOP_EXPR_FLOORDIV, 0, 2, ops, NULL);
-    }
     int64_t c = b->value, v;
-    if (c == 0) {
-        char text[160];
-        hop_expr_print(a, text, sizeof text);
-        hop_error(HOP_INVALID, "%s: division by zero in (%s)//0", fn, text);
-        return NULL;
-    }
     if (a->kind == HOP_EXPR_CONST) {
         if (hop__floordiv_overflows(a->value, c, &v)) {
             overflow(fn, a->value, "//", c);
@@ -717,22 +736,11 @@ hop_sym_floordiv(hop_shape_env *env, const hop_expr *a, const hop_expr *b)
 static const hop_expr *
 mod_impl(hop_shape_env *env, const hop_expr *a, const hop_expr *b, const char *fn)
 {
-    if (hop__sym_check(env, a, fn, 1, false) != HOP_OK ||
-        hop__sym_check(env, b, fn, 2, false) != HOP_OK)
-        return NULL;
+    const hop_expr *settled;
+    if (division_settled(env, a, b, fn, HOP_EXPR_MOD, &settled))
+        return settled;
     const hop_expr *ops[2] = {a, b};
-    if (b->kind != HOP_EXPR_CONST) {
-        if (a->kind == HOP_EXPR_CONST && a->value == 0)
-            return a;
-        return hop__sym_intern(env, HOP_EXPR_MOD, 0, 2, ops, NULL);
-    }
     int64_t c = b->value;
-    if (c == 0) {
-        char text[160];
-        hop_expr_print(a, text, sizeof text);
-        hop_error(HOP_INVALID, "%s: modulo by zero in (%s) %% 0", fn, text);
-        return NULL;
-    }
     if (a->kind == HOP_EXPR_CONST)
         return hop_sym_const(env, hop__pymod(a->value, c));
     if (c == 1 || c == -1)

@@ -633,40 +633,15 @@ localize_args(hop_tracer *t, hop_arg *args, size_t n)
 }
 
 /* A deep copy of args in one block (lists point inside it), or NULL. */
-static size_t
-count_args(const hop_arg *args, size_t n)
-{
-    size_t total = n;
-    for (size_t i = 0; i < n; i++)
-        if (args[i].kind == HOP_ARG_LIST)
-            total += count_args(args[i].u.list.items, args[i].u.list.n);
-    return total;
-}
-
-static hop_arg *
-copy_args_into(hop_arg *dst, hop_arg **spare, const hop_arg *src, size_t n)
-{
-    for (size_t i = 0; i < n; i++) {
-        dst[i] = src[i];
-        if (src[i].kind == HOP_ARG_LIST) {
-            hop_arg *items = *spare;
-            *spare += src[i].u.list.n;
-            copy_args_into(items, spare, src[i].u.list.items, src[i].u.list.n);
-            dst[i].u.list.items = items;
-        }
-    }
-    return dst;
-}
-
 static hop_arg *
 copy_args(const hop_arg *args, size_t n)
 {
-    size_t total = count_args(args, n);
+    size_t total = hop_args_count(args, n);
     hop_arg *block = hop__malloc((total ? total : 1) * sizeof *block);
     if (block == NULL)
         return NULL;
     hop_arg *spare = block + n;
-    return copy_args_into(block, &spare, args, n);
+    return hop_args_copy(block, args, n, &spare);
 }
 
 /* After recording an op: bind the unbacked symbol it created, if any. */

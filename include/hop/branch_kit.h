@@ -1,7 +1,15 @@
 /*
  * hop/branch_kit.h - the kit for HOPs that run one of their bodies, picked
- * by a lead of the call (cond's pred, switch's index): their vmap.
+ * by a lead of the call (cond's pred, switch's index): their tracing (the
+ * branches' outputs checked against each other and merged into the call's)
+ * and their vmap.
  *
+ * Tracing: every branch is traced, and the call's outputs are what any
+ * branch may return: the branches must agree in count, kind, dtype and
+ * rank; a size they do not all share becomes a fresh unbacked symbol, bound
+ * in the caller by the installed slot.
+ *
+ * Vmap:
  * A lead no batch reaches: the same HOP over its branches batched
  * (hop_batch_body: batched operands at dim 0, every tensor output batched,
  * an output that does not depend on the batch broadcast, so every branch
@@ -32,10 +40,41 @@
 #define HOP_BRANCH_KIT_H
 
 #include "hop/batching.h"
+#include "hop/prim_hop.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/*
+ * For the slots of a HOP that runs one of its bodies (c->nbodies branches,
+ * traced into c->results):
+ *
+ * hop_call_check_branches      check_outputs: every branch returns as many
+ *                              values as branch 0, each of its kind, dtype
+ *                              and rank; HOP_TRACE naming the HOP, the output
+ *                              and both branches (names[b], or "branch b"
+ *                              when names is NULL: `cond: output 1 of the
+ *                              true branch is f32[3] but the false branch
+ *                              gives i64[3]`).
+ * hop_call_merge_branch_outputs output_meta: the base's (branch 0's), each
+ *                              size (and SymInt) replaced by one that holds
+ *                              whichever branch runs: a branch's size that
+ *                              every other branch's equals there (the same
+ *                              expression, or equated by a guard of the
+ *                              caller or of that branch), else a fresh
+ *                              unbacked symbol spanning their bounds.
+ * hop_call_bind_output_sizes   for the installed slot: binds, in the caller,
+ *                              each unbacked symbol among the sizes of the
+ *                              call's tensor outputs (a sym_size of the
+ *                              output), as hop_call_bind_outputs does for
+ *                              SymInt outputs.
+ * Each returns HOP_OK or the error, as check_outputs, output_meta and
+ * installed slots do (the protocol undoes the call).
+ */
+hop_status hop_call_check_branches(hop_call *c, const char *const *names);
+hop_status hop_call_merge_branch_outputs(hop_call *c);
+hop_status hop_call_bind_output_sizes(hop_call *c);
 
 /*
  * The masks of a batched lead: lead is the lead's value as a [B] vector in

@@ -77,6 +77,14 @@ void hop_rt_values_clear(hop_rt_values *vs);
  *                   metadata, its sizes evaluated: for results no body gave
  *                   (a loop of zero steps).  HOP_UNSUPPORTED for an eager
  *                   call, whose outputs have no metadata.
+ * hop_eval_stack_rows
+ *                   the per-step values of a map or a scan stacked: rows
+ *                   holds steps rows of n tensors each, row-major (row s's
+ *                   value j at s * n + j); value j of every row stacked
+ *                   along dim of the result (negative: from its end), the
+ *                   rows in reverse order when `reverse`, appended to *out
+ *                   (new references; rows stays the caller's).  Needs
+ *                   steps >= 1 when n > 0: a stack of no rows has no shape.
  */
 const hop_class *hop_eval_class(const hop_eval_ctx *ex);
 hop_status hop_eval_param(hop_eval_ctx *ex, const char *name, hop_rt_arg *out);
@@ -92,6 +100,8 @@ size_t hop_eval_describe(const hop_rt_value *v, char *buf, size_t cap);
 bool hop_eval_same_kind(const hop_rt_value *a, const hop_rt_value *b);
 size_t hop_eval_nouts(const hop_eval_ctx *ex);
 hop_status hop_eval_output_zeros(hop_eval_ctx *ex, size_t j, hop_tensor **out);
+hop_status hop_eval_stack_rows(const hop_rt_values *rows, size_t n, int64_t steps, bool reverse,
+                               int64_t dim, hop_rt_values *out);
 
 /* The carry checks of loops on concrete values: hop/loop_kit.h. */
 

@@ -89,6 +89,16 @@ hop_arg hop_arg_none(void);
 hop_arg hop_arg_list(hop_arg *items, size_t n); /* items are copied when used */
 hop_arg hop_arg_graph(hop_graph *g);
 
+/* How many hop_arg a deep copy of args[n] takes: n plus the items of every
+ * list at any depth. */
+size_t hop_args_count(const hop_arg *args, size_t n);
+
+/* Copies args[n] to out[n], the items of each list (at any depth) to *pool,
+ * which it advances past them; *pool needs room for hop_args_count(args, n)
+ * - n items.  Plain values and pointers are copied as they are (nodes,
+ * expressions and graphs stay borrowed).  Returns out. */
+hop_arg *hop_args_copy(hop_arg *out, const hop_arg *args, size_t n, hop_arg **pool);
+
 /* A use of a node by another node (one record per argument slot). */
 typedef struct hop_use {
     hop_node *user;

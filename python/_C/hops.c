@@ -23,9 +23,9 @@ typedef struct frame {
     PyObject *bodies[HOP_MAX_BODIES]; /* borrowed from the call's tuple */
     PyObject *keys[HOP_MAX_BODIES];   /* what invoke_subgraph's cache sees */
     size_t nbodies;
-    bool lifted;                             /* the class's bodies get the operands themselves */
-    PyObject *operands;                      /* tuple: every group's items as given */
-    const hop_arg *operand_nodes;            /* traced: their nodes, noperand_nodes of them */
+    bool lifted;                  /* the class's bodies get the operands themselves */
+    PyObject *operands;           /* tuple: every group's items as given */
+    const hop_arg *operand_nodes; /* traced: their nodes, noperand_nodes of them */
     size_t noperand_nodes;
     PyObject *trace;                         /* the Trace, or NULL for an eager call */
     PyObject *exc_type, *exc_value, *exc_tb; /* what a body raised, if anything */
@@ -67,10 +67,36 @@ body_failed(frame *f)
     return hop_error(HOP_TRACE, "a Python exception was raised in the body");
 }
 
-/* Calls body b with args (a new reference, consumed); the sequence of
- * leaves it returns, or NULL with an exception. */
+/* Python's view of input i of in (hop_node *const * traced, hop_rt_value *
+ * eager): a new reference, or NULL with an exception. */
+typedef PyObject *(*wrap_fn)(frame *f, const void *in, size_t i);
+
+/* Hands leaf i a body returned to out (hop_values * traced, hop_rt_values *
+ * eager): 0, or -1 with an exception. */
+typedef int (*take_fn)(frame *f, PyObject *leaf, Py_ssize_t i, void *out);
+
+/* The inputs of a body as a tuple (wrap makes each), or NULL with an
+ * exception. */
 static PyObject *
-call_body(frame *f, size_t b, PyObject *args)
+body_args(frame *f, const void *in, size_t n, wrap_fn wrap)
+{
+    PyObject *args = PyTuple_New((Py_ssize_t)n);
+    for (size_t i = 0; args && i < n; i++) {
+        PyObject *v = wrap(f, in, i);
+        if (v == NULL) {
+            Py_CLEAR(args);
+            break;
+        }
+        PyTuple_SET_ITEM(args, (Py_ssize_t)i, v);
+    }
+    return args;
+}
+
+/* Calls body b with args (a new reference, consumed; NULL with an
+ * exception) and hands each leaf it returns to take; a Python exception is
+ * kept for the call to raise (body_failed). */
+static hop_status
+run_body(frame *f, size_t b, PyObject *args, take_fn take, void *out)
 {
     PyObject *result = NULL, *seq = NULL;
     /* The body's Python frames count against the recursion limit; this C
@@ -83,10 +109,36 @@ call_body(frame *f, size_t b, PyObject *args)
     if (result)
         seq = PySequence_Fast(result, "a HOP body wrapper must return a list of leaves");
     Py_XDECREF(result);
-    return seq;
+    for (Py_ssize_t i = 0; seq && i < PySequence_Fast_GET_SIZE(seq); i++)
+        if (take(f, PySequence_Fast_GET_ITEM(seq, i), i, out) < 0)
+            Py_CLEAR(seq);
+    if (seq == NULL)
+        return body_failed(f);
+    Py_DECREF(seq);
+    return HOP_OK;
 }
 
 /* ------------------------------------------------------------ traced */
+
+static PyObject *
+wrap_node(frame *f, const void *in, size_t i)
+{
+    return hop_py_wrap_node(f->trace, ((hop_node *const *)in)[i]);
+}
+
+static int
+take_node(frame *f, PyObject *leaf, Py_ssize_t i, void *out)
+{
+    (void)i;
+    hop_node *node = hop_py_value_node(f->trace, leaf, "HOP body output");
+    if (node == NULL)
+        return -1;
+    if (hop_values_push(out, node) != HOP_OK) {
+        hop_py_raise();
+        return -1;
+    }
+    return 0;
+}
 
 static hop_status
 traced_body(hop_tracer *t, void *ud, hop_node *const *in, size_t n, hop_values *out)
@@ -96,34 +148,8 @@ traced_body(hop_tracer *t, void *ud, hop_node *const *in, size_t n, hop_values *
     size_t b = 0;
     while (b + 1 < f->nbodies && f->keys[b] != ud)
         b++;
-    PyObject *args;
-    if (f->lifted) {
-        args = Py_NewRef(f->operands);
-    } else {
-        args = PyTuple_New((Py_ssize_t)n);
-        for (size_t i = 0; args && i < n; i++) {
-            PyObject *v = hop_py_wrap_node(f->trace, in[i]);
-            if (v == NULL) {
-                Py_CLEAR(args);
-                break;
-            }
-            PyTuple_SET_ITEM(args, (Py_ssize_t)i, v);
-        }
-    }
-    PyObject *seq = call_body(f, b, args);
-    for (Py_ssize_t i = 0; seq && i < PySequence_Fast_GET_SIZE(seq); i++) {
-        hop_node *node =
-            hop_py_value_node(f->trace, PySequence_Fast_GET_ITEM(seq, i), "HOP body output");
-        if (node == NULL || hop_values_push(out, node) != HOP_OK) {
-            if (node)
-                hop_py_raise();
-            Py_CLEAR(seq);
-        }
-    }
-    if (seq == NULL)
-        return body_failed(f);
-    Py_DECREF(seq);
-    return HOP_OK;
+    PyObject *args = f->lifted ? Py_NewRef(f->operands) : body_args(f, in, n, wrap_node);
+    return run_body(f, b, args, take_node, out);
 }
 
 /*
@@ -231,43 +257,40 @@ eager_value(frame *f, const hop_rt_value *v)
     return hop_py_tensor_new(hop_tensor_retain(v->tensor));
 }
 
+static PyObject *
+wrap_value(frame *f, const void *in, size_t i)
+{
+    return eager_value(f, &((const hop_rt_value *)in)[i]);
+}
+
+static int
+take_value(frame *f, PyObject *o, Py_ssize_t i, void *out)
+{
+    (void)f;
+    hop_rt_value v = {HOP_VALUE_SYM, NULL, 0};
+    if (PyObject_TypeCheck(o, &hop_py_TensorType) && !HOP_PY_IS_PROXY(o)) {
+        v.kind = HOP_VALUE_TENSOR;
+        v.tensor = hop_tensor_retain(((TensorObject *)o)->t);
+    } else if (PyLong_Check(o)) {
+        v.i = PyLong_AsLongLong(o);
+    } else {
+        PyErr_Format(PyExc_TypeError, "HOP body output %zd: expected a hop.Tensor, got %.100s", i,
+                     Py_TYPE(o)->tp_name);
+    }
+    if (PyErr_Occurred())
+        return -1;
+    if (hop_rt_values_push(out, v) != HOP_OK) {
+        hop_py_raise();
+        return -1;
+    }
+    return 0;
+}
+
 static hop_status
 host_body(void *ud, const hop_rt_value *in, size_t n, hop_rt_values *out)
 {
     frame *f = innermost;
-    size_t b = (size_t)(uintptr_t)ud;
-    PyObject *args = PyTuple_New((Py_ssize_t)n);
-    for (size_t i = 0; args && i < n; i++) {
-        PyObject *v = eager_value(f, &in[i]);
-        if (v == NULL) {
-            Py_CLEAR(args);
-            break;
-        }
-        PyTuple_SET_ITEM(args, (Py_ssize_t)i, v);
-    }
-    PyObject *seq = call_body(f, b, args);
-    for (Py_ssize_t i = 0; seq && i < PySequence_Fast_GET_SIZE(seq); i++) {
-        PyObject *o = PySequence_Fast_GET_ITEM(seq, i);
-        hop_rt_value v = {HOP_VALUE_SYM, NULL, 0};
-        if (PyObject_TypeCheck(o, &hop_py_TensorType) && !HOP_PY_IS_PROXY(o)) {
-            v.kind = HOP_VALUE_TENSOR;
-            v.tensor = hop_tensor_retain(((TensorObject *)o)->t);
-        } else if (PyLong_Check(o)) {
-            v.i = PyLong_AsLongLong(o);
-        } else {
-            PyErr_Format(PyExc_TypeError, "HOP body output %zd: expected a hop.Tensor, got %.100s",
-                         i, Py_TYPE(o)->tp_name);
-        }
-        if (PyErr_Occurred() || hop_rt_values_push(out, v) != HOP_OK) {
-            if (!PyErr_Occurred())
-                hop_py_raise();
-            Py_CLEAR(seq);
-        }
-    }
-    if (seq == NULL)
-        return body_failed(f);
-    Py_DECREF(seq);
-    return HOP_OK;
+    return run_body(f, (size_t)(uintptr_t)ud, body_args(f, in, n, wrap_value), take_value, out);
 }
 
 static int

@@ -62,31 +62,6 @@ hop_py_memo_free(hop_py_memo *m)
     PyMem_Free(m);
 }
 
-static size_t
-count_args(const hop_arg *a, size_t n)
-{
-    size_t total = n;
-    for (size_t i = 0; i < n; i++)
-        if (a[i].kind == HOP_ARG_LIST)
-            total += count_args(a[i].u.list.items, a[i].u.list.n);
-    return total;
-}
-
-/* Copies n arguments to out, their list items from *pool on. */
-static void
-copy_args(const hop_arg *a, size_t n, hop_arg *out, hop_arg **pool)
-{
-    for (size_t i = 0; i < n; i++) {
-        out[i] = a[i];
-        if (a[i].kind == HOP_ARG_LIST) {
-            hop_arg *items = *pool;
-            *pool += a[i].u.list.n;
-            copy_args(a[i].u.list.items, a[i].u.list.n, items, pool);
-            out[i].u.list.items = items;
-        }
-    }
-}
-
 static bool
 same_args(const hop_arg *a, const hop_arg *b, size_t n)
 {
@@ -169,14 +144,14 @@ hop_py_memo_record(hop_py_memo *m, int depth, hop_op op, const hop_arg *args, si
         m->items = grown;
         m->cap = cap;
     }
-    size_t total = count_args(args, nargs);
+    size_t total = hop_args_count(args, nargs);
     hop_arg *copy = PyMem_Malloc((total ? total : 1) * sizeof *copy);
     if (copy == NULL) {
         PyErr_NoMemory();
         return -1;
     }
     hop_arg *pool = copy + nargs;
-    copy_args(args, nargs, copy, &pool);
+    hop_args_copy(copy, args, nargs, &pool);
     m->items[m->n++] = (memo_entry){op, nargs, copy, node};
     m->cursor = m->limit = m->n;
     return 0;

@@ -273,13 +273,25 @@ symint_neg(PyObject *a)
     return r ? hop_py__symint_new(s->owner, r, NULL) : hop_py_raise();
 }
 
+/* Raises the current hop error; a data-dependent one is a conversion of a
+ * value known only when the plan runs (hop._breaks: where hop.compile's
+ * compiled part ends, a graph break, since eager Python has the value;
+ * elsewhere DataDependentError, as always).  Returns NULL. */
+static PyObject *
+raise_undecided(void)
+{
+    if (hop_error_code() == HOP_DATA_DEPENDENT)
+        return hop_py__conversion(hop_py_DataDependentError, "%s", hop_error_message());
+    return hop_py_raise();
+}
+
 /* Decides a SymBool through the ShapeEnv: a hint decision adds a guard. */
 static int
 decide(SymIntObject *s, const hop_expr *cond, const char *what)
 {
     bool v;
     if (hop_shape_env_decide(symint_env(s), cond, what, &v) != HOP_OK) {
-        hop_py_raise();
+        raise_undecided();
         return -1;
     }
     return v;
@@ -339,10 +351,10 @@ symint_int(PyObject *a)
     if (st != HOP_OK) {
         char e[128];
         hop_expr_print(s->expr, e, sizeof e);
-        return PyErr_Format(hop_py_DataDependentError,
-                            "int(%s): the value depends on data (an unbacked symbol); it is only "
-                            "known at run time",
-                            e);
+        return hop_py__conversion(hop_py_DataDependentError,
+                                  "int(%s): the value depends on data (an unbacked symbol); it "
+                                  "is only known at run time",
+                                  e);
     }
     const hop_expr *cond = hop_sym_eq(env, s->expr, hop_sym_const(env, v));
     if (cond == NULL || decide(s, cond, "int(SymInt)") < 0)

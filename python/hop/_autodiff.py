@@ -136,6 +136,10 @@ def _compiled(traced, spec, kwargs):
 
     def run(*args):  # f is a cell of run: the guards walk what it reads
         return traced((f,) + rest, args, kwargs)
+    # What the trace warns about is named by the user's function, not this
+    # wrapper's (hop.vmap(f) warned "_compiled.<locals>.run reads ...").
+    run.__name__ = getattr(f, "__name__", run.__name__)
+    run.__qualname__ = getattr(f, "__qualname__", run.__qualname__)
     return _compile(run, recompile_limit=1 << 30)
 
 
@@ -179,12 +183,18 @@ def value_and_grad(f, argnums=0, has_aux=False):
     return _Transformed(f, "value_and_grad", _value_and_grad, (f, argnums, has_aux))
 
 
-def _value_and_grad(spec, args, kwargs):
+def _gradient(who, spec, args, kwargs):
+    """(value, aux, gradient) of grad and value_and_grad: the gradient one
+    pytree for an int argnums, a tuple of them for a tuple."""
     f, argnums, has_aux = spec
-    single, nums = _argnums("value_and_grad", argnums, len(args))
-    value, aux, per_arg = _vjp_node("value_and_grad", f, args, kwargs, nums, has_aux)
-    g = per_arg[0] if single else tuple(per_arg)
-    return ((value, aux) if has_aux else value), g
+    single, nums = _argnums(who, argnums, len(args))
+    value, aux, per_arg = _vjp_node(who, f, args, kwargs, nums, has_aux)
+    return value, aux, per_arg[0] if single else tuple(per_arg)
+
+
+def _value_and_grad(spec, args, kwargs):
+    value, aux, g = _gradient("value_and_grad", spec, args, kwargs)
+    return ((value, aux) if spec[2] else value), g
 
 
 def grad(f, argnums=0, has_aux=False):
@@ -206,11 +216,8 @@ def grad(f, argnums=0, has_aux=False):
 
 
 def _grad(spec, args, kwargs):
-    f, argnums, has_aux = spec
-    single, nums = _argnums("grad", argnums, len(args))
-    _, aux, per_arg = _vjp_node("grad", f, args, kwargs, nums, has_aux)
-    g = per_arg[0] if single else tuple(per_arg)
-    return (g, aux) if has_aux else g
+    _, aux, g = _gradient("grad", spec, args, kwargs)
+    return (g, aux) if spec[2] else g
 
 
 def vjp(f, *primals):

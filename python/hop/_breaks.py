@@ -4,7 +4,8 @@ While a function is traced its tensors have no values, so Python that needs
 one cannot be part of a graph: float(), int(), complex(), .tolist(), .item()
 of a float, np.asarray() of a traced value, its text (str, repr, format,
 f-strings, print), hash(), round() to an int, a SymFloat's comparisons and
-conversions, bool() inside a HOP body.  Every such place calls
+conversions, a decision on an unbacked SymInt (bool, int, a comparison of
+.item() of an int tensor; from C), bool() inside a HOP body.  Every such place calls
 `conversion(error, message)`, the one owner of that decision:
 
   - in a hop.compile trace, outside HOP bodies, it raises GraphBreak: the
@@ -86,6 +87,20 @@ def conversion(error, message):
     if tr is None:
         raise error(message)
     brk = GraphBreak(error, message, _paths.user_site(sys._getframe(1)))
+    tr.scratch.setdefault(_KEY, []).append(brk)
+    raise brk
+
+
+def body_effect(message, site):
+    """A Python effect of a HOP body that a plan cannot repeat (print()): in
+    a hop.compile trace, at a HOP call of the function's own code, a break
+    there (the call then runs in Python, with its effects, on every call);
+    elsewhere nothing (hop.trace runs a body's print once, while tracing, as
+    jax.jit does)."""
+    tr = _compiling()
+    if tr is None:
+        return
+    brk = GraphBreak(_C.TraceError, message, site)
     tr.scratch.setdefault(_KEY, []).append(brk)
     raise brk
 

@@ -263,14 +263,27 @@ class CompiledFunction(_C._CompiledCall):
         lines = self.fn.effect_lines if resume else \
             {(s.rsplit(":", 1)[0], int(s.rsplit(":", 1)[1])) for s in
              (e.site for e in effects) if s.rsplit(":", 1)[-1].isdigit()}
-        tr = _frame.Translator(self.fn, lifted, set(), lines, can_break=not self.fullgraph)
         state = _frame.lifted_now(lifted)
         args2 = tuple(args) + state
         saved = (None if self._dims is None else [set(d) for d in self._dims], self._first)
-        dynamic = self._dynamic_for(args2, kwargs)
+        stop_at = None
         try:
-            gm, runner = _trace(self.fn, args2, dynamic, kwargs=kwargs, compiling=True,
-                                frame=tr)
+            while True:
+                tr = _frame.Translator(self.fn, lifted, set(), lines,
+                                       can_break=not self.fullgraph, stop_at=stop_at)
+                dynamic = self._dynamic_for(args2, kwargs)
+                try:
+                    gm, runner = _trace(self.fn, args2, dynamic, kwargs=kwargs,
+                                        compiling=True, frame=tr)
+                    break
+                except _frame._Hoist as h:
+                    # a break inside a loop, a with block or an inlined call:
+                    # translated again to end at the statement around it
+                    self._dims, self._first = saved[0], saved[1]
+                    if stop_at is not None:
+                        raise _frame.Unsupported(f"{h.message} ({h.what}; the translation "
+                                                 f"did not end there again)", h.site) from None
+                    stop_at = h
         except (_frame.Unsupported, _breaks.GraphBreak) as u:
             self._dims, self._first = saved[0], saved[1]
             if isinstance(u, _breaks.GraphBreak):
@@ -443,8 +456,8 @@ def _frame_notes(tr):
     out = []
     if tr.lifted:
         out.append("lifted to plan inputs (their new values are outputs): " +
-                   ", ".join(f"{'nonlocal' if k == 'cell' else 'global'} {n}"
-                             for k, _, n in tr.lifted))
+                   ", ".join(f"{'nonlocal' if k == 'cell' else 'global'} {n}" if k != "item"
+                             else f"dict item [{n!r}]" for k, _, n in tr.lifted))
     out.append(f"side effects replayed after each call ({len(tr.effects)}):" +
                "".join(f"\n  {e.what} at {e.site}" for e in tr.effects))
     if tr.stop is not None:

@@ -671,8 +671,24 @@ class _Finder:
                     break
                 self.dunders(frame, v, ("__iter__",), line, code)
         elif k == "with":
-            for v in self.candidates(frame, ev.target.src):
+            vals = self.candidates(frame, ev.target.src)
+            for v in vals:
                 self.dunders(frame, v, ("__enter__", "__exit__"), line, code)
+            if not vals:
+                # `with CM():` -- a new object: its class's __enter__ and
+                # __exit__ (self made by the call); a manager hop cannot
+                # tell may run any code
+                rs = [self.result(frame, r) for r in ev.target.prov if r[0] == "r"]
+                if not rs or len(rs) != len(ev.target.prov) or \
+                        any(kind != "new" for kind, _ in rs):
+                    self.add("call", frame, line, "enters a context manager hop cannot tell "
+                                                  "the class of", code)
+                for _, cls in rs:
+                    for name in ("__enter__", "__exit__") if cls is not None else ():
+                        a = _static_attr(cls, name)
+                        if isinstance(a, types.FunctionType) and _is_user(_module_name(a)):
+                            self.schedule(a, {}, {}, {}, f" (in {a.__qualname__}, run at "
+                                                          f"{_site(code, line)})", self_new=True)
         elif k == "load":
             name = ev.detail
             for v in self.candidates(frame, ev.target.src):

@@ -98,17 +98,12 @@ def foreign(signature, address, *, side_effects=False):
     """Registers the C function at `address` (an int, or a ctypes function) with the C
     prototype `signature` and returns a callable ForeignKernel.  side_effects=True keeps
     its calls in graphs even when their results are unused.  Errors in the prototype
-    name the column and the parameter (hop.InvalidError).
+    name the column and the parameter (hop.InvalidError); ForeignKernel's
+    docstring shows a kernel written with ctypes registered and called.
 
-    >>> import ctypes
-    >>> F = ctypes.POINTER(ctypes.c_float)
-    >>> @ctypes.CFUNCTYPE(None, ctypes.c_int64, ctypes.c_float, F, F)
-    ... def axpy(n, a, x, y):
-    ...     for i in range(n):
-    ...         y[i] += a * x[i]
-    >>> k = hop.foreign("void axpy(int64_t n, float a, const float *x, float *y)", axpy)
-    >>> k(2, 3.0, hop.tensor([1.0, 2.0]), hop.tensor([10.0, 20.0]))
-    hop.tensor([13., 26.])
-    >>> k.unregister()
+    >>> hop.foreign("void f(int64_t n, quux *y)", 1)
+    Traceback (most recent call last):
+        ...
+    hop.InvalidError: foreign signature: column 19 (parameter 2): unknown type 'quux' (types: void, bool, int, int32_t, int64_t, float, double)
     """
     return ForeignKernel(signature, address, side_effects=side_effects)

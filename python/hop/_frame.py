@@ -35,6 +35,10 @@ An instruction of the function's own frame that needs real values (a
 conversion, control flow on a traced value, a call hop cannot see into) is a
 graph break (Break): the plan returns the stack and locals, the instruction
 runs in Python, and the rest is a Resume function compiled on its first call.
+A break inside a loop, a with block, an inlined call or a generator is
+hoisted (_Hoist): translated again, the plan ends before the root frame's
+statement around it, which runs in Python (the concrete interpreter, with
+the code's exception table), and the rest resumes compiled.
 
 Anything else the translator does not model raises Unsupported, and
 hop.compile runs the call (and later calls) eagerly as for any effect it
@@ -43,6 +47,7 @@ translator", lists what that covers.
 """
 
 import builtins
+import contextlib
 import dis
 import inspect
 import operator
@@ -83,21 +88,57 @@ class _BreakHere(Exception):
         super().__init__(message)
         self.message = message
         self.depth = depth
+        self.site = None    # where, when in an inlined call (its frame's)
+        self.opname = None
+        self.func = None
 
 
 class _Stop(BaseException):
-    """The translation of the root frame ends at a graph break."""
+    """The translation of the root frame ends at a graph break (hoist: the
+    _Hoist it ends at, whose region then runs in Python, else None: the
+    instruction at snap's pc runs alone)."""
 
-    def __init__(self, snap, message):
+    def __init__(self, snap, message, hoist=None):
         super().__init__(message)
         self.snap = snap
         self.message = message
+        self.hoist = hoist
 
+
+class _Hoist(BaseException):
+    """A graph break the root frame cannot end at its own instruction: one
+    inside a loop (the loop's state is Python's: an iterator, a counter the
+    next iteration reads), inside a with block (its __exit__ is on the
+    stack), or inside an inlined call (the callee's frame is half run).
+    The translation is done again and ends at `pc`, the start of the root
+    frame's statement around it (an empty stack, before the outermost loop
+    around the break); from there the code runs in Python until it has
+    passed `until` with an empty stack (the loop, the with block or the
+    statement done), and the rest resumes compiled.  Raised out of the
+    first translation (whose state is past pc: a list it made may already
+    hold the loop's appends) to hop.compile, which translates again with
+    stop_at (Translator).  what: explain()'s words for where it was."""
+
+    def __init__(self, pc, until, message, site, opname, what):
+        super().__init__(message)
+        self.pc = pc
+        self.until = until
+        self.message = message
+        self.site = site
+        self.opname = opname
+        self.what = what
+
+
+# The translator's own exceptions: never handled by the function's
+# exception table (the concrete interpreter's _execute).
+_INTERNAL = (Unsupported, _Stop, _Hoist, _BreakHere, _breaks.GraphBreak)
 
 _BREAKABLE = frozenset("""CALL CALL_FUNCTION_EX FORMAT_VALUE POP_JUMP_FORWARD_IF_FALSE
     POP_JUMP_BACKWARD_IF_FALSE POP_JUMP_FORWARD_IF_TRUE POP_JUMP_BACKWARD_IF_TRUE
     JUMP_IF_FALSE_OR_POP JUMP_IF_TRUE_OR_POP UNARY_NOT STORE_SUBSCR STORE_ATTR""".split())
 _PAUSED = object()
+_HANDLED = object()  # an exception handler ran to its POP_EXCEPT (_execute)
+_YIELDED = object()  # a translated generator's frame yielded (_TransGen)
 _METHOD = "\x00hop.method"  # a stack slot holding a bound method of a traced value
 
 
@@ -172,13 +213,15 @@ _ALLOWED = {}      # code objects the call guard lets run (not the user's)
 _UNBOUND = object()
 _NULL = object()   # the NULL of CPython's stack (a call without self)
 _DELETED = object()
-_CODE = {}        # code -> (instructions, offset -> index, has handlers)
+_CODE = {}        # code -> _instructions(code)
 _USER_DIRS = None
 
 
 def _instructions(code):
-    """(instructions, offset -> index, whether it has exception handlers,
-    the line of each instruction) of code, cached."""
+    """(instructions, offset -> index, exception handlers (index -> (handler
+    index, stack depth, push lasti); empty without), the line of each
+    instruction, the operands each hands to code that may be the user's,
+    the loops (back edge target index, back edge index)), cached."""
     got = _CODE.get(code)
     if got is None:
         ins = [i for i in dis.get_instructions(code) if i.opname != "CACHE"]
@@ -188,8 +231,15 @@ def _instructions(code):
             if i.starts_line is not None:
                 line = i.starts_line
             lines.append(line)
-        got = _CODE[code] = (ins, at, bool(code.co_exceptiontable), lines,
-                             [_operands(i) for i in ins])
+        handlers = {}
+        if code.co_exceptiontable:
+            for e in dis._parse_exception_table(code):
+                for n, i in enumerate(ins):
+                    if e.start <= i.offset < e.end and n not in handlers:
+                        handlers[n] = (at[e.target], e.depth, e.lasti)
+        loops = [(at[i.argval], n) for n, i in enumerate(ins)
+                 if "BACKWARD" in i.opname and i.argval in at]
+        got = _CODE[code] = (ins, at, handlers, lines, [_operands(i) for i in ins], loops)
     return got
 
 
@@ -262,6 +312,7 @@ def _hop_data():
     return out
 
 
+_PURE_MANAGERS = frozenset([contextlib.nullcontext])
 _CONTAINERS = frozenset([list, dict, set])  # a load of one goes through _sub
 _PLAIN = frozenset([int, float, bool, str, bytes, complex, type(None), _C.Tensor, _C.SymInt,
                     slice, range, type(Ellipsis)])
@@ -352,6 +403,27 @@ def written_names(fn):
     return cells, globs
 
 
+def _written_items(code):
+    """(kind, name, key) of each `NAME[key] = value` of code with a constant
+    key and NAME a global or a free variable: an int item there may be a
+    lifted input, as a nonlocal int is."""
+    ins = _instructions(code)[0]
+    out = set()
+    for n, i in enumerate(ins):
+        # NAME[key] = v, or NAME[key] += v (LOAD NAME, LOAD_CONST key, COPY 2,
+        # COPY 2, BINARY_SUBSCR, ..., STORE_SUBSCR)
+        if n >= 2 and ins[n - 1].opname == "LOAD_CONST" and \
+                type(ins[n - 1].argval) in (str, int) and \
+                (i.opname == "STORE_SUBSCR" or [x.opname for x in ins[n:n + 3]] ==
+                 ["COPY", "COPY", "BINARY_SUBSCR"]):
+            c = ins[n - 2]
+            if c.opname == "LOAD_GLOBAL" and not c.arg & 1:
+                out.add(("global", c.argval, ins[n - 1].argval))
+            elif c.opname == "LOAD_DEREF" and c.argval in code.co_freevars:
+                out.add(("cell", c.argval, ins[n - 1].argval))
+    return out
+
+
 _MUTATORS = {
     list: frozenset("append extend insert pop remove clear sort reverse __setitem__ "
                     "__delitem__ __iadd__ __imul__".split()),
@@ -434,14 +506,15 @@ class _Recorded:
 
 
 class _Frame:
-    __slots__ = ("func", "code", "fast", "cells", "stack", "kwnames", "line", "pc")
+    __slots__ = ("func", "code", "fast", "cells", "stack", "kwnames", "line", "pc", "handling")
 
 
 class Translator:
     """One translation of fn for one trace: run(args, kwargs, state) returns
     (result, values of the side-effect table); effects is that table."""
 
-    def __init__(self, fn, lifted, env_ids, effect_lines, can_break=False, concrete=False):
+    def __init__(self, fn, lifted, env_ids, effect_lines, can_break=False, concrete=False,
+                 stop_at=None):
         self.fn = fn
         self.lifted = list(lifted)      # (kind, cell or globals, name): inputs (lifted_sources)
         self.env_ids = env_ids  # ids of objects that existed before the call (+ the arguments')
@@ -471,6 +544,13 @@ class Translator:
         self.stop = None     # the Break where this translation ended, or None
         self.numpy_mode = False  # an argument is an ndarray (NumPy's semantics)
         self._cur = None
+        # A _Hoist of an earlier translation: this one ends at its pc (the
+        # start of the statement around a break hop cannot end the graph at)
+        self.stop_at = stop_at
+        self.items = {}  # id(dict) -> {key: lifted int} (lifted ("item", dict, key))
+        self.empties = set()  # root instructions reached with an empty stack
+        self.guarded = False  # the call guard is on (_execute)
+        self.gen_break = None  # a _BreakHere a _TransGen raised into library code
 
     # ---------------------------------------------------------------- run
 
@@ -501,14 +581,19 @@ class Translator:
         self.real.clear()
         self.made.clear()
         self._cell_objs, self._glob_objs, self._attr_objs = [], {}, {}
+        self.items = {}
         for (kind, base, name), v in zip(self.lifted, values):
-            if kind == "cell":
+            if kind == "item":
+                # its dict's shadow, made at the dict's first load, holds v
+                self.items.setdefault(id(base), {})[name] = v
+            elif kind == "cell":
                 self.cells[id(base)] = v
                 self._cell_objs.append(base)
             else:
                 self.globs[(id(base), name)] = v
                 self._glob_objs[id(base)] = base
         self.stop = None
+        self.empties = set()
         self.trace_depth = _C._trace_depth()
         old = sys.getprofile()
         try:
@@ -537,19 +622,12 @@ class Translator:
         del self.effects[neffects:]
         if fr.code.co_cellvars:
             self._fail("a graph break in a function with closures over its own variables", fr)
-        seen = set()
-        out_stack = []
-        for v in stack:
-            if v is _NULL:
-                out_stack.append(None)
-            elif type(v) in (types.BuiltinMethodType, types.MethodType) and \
-                    _traced(getattr(v, "__self__", None)):
-                out_stack.append((_METHOD, v.__self__, v.__name__))
-            elif self._live(v, seen):
-                out_stack.append(v)
-            else:
-                self._fail(f"a graph break with a {type(v).__name__} on the stack, which the plan "
-                           f"cannot hand to the resume", fr)
+        seen = set()  # (one for the stack and locals: a list in both is one list)
+        out_stack = self._portable(stack, seen)
+        if out_stack is None:
+            v = next(v for v in stack if self._portable([v], set()) is None)
+            self._fail(f"a graph break with a {type(v).__name__} on the stack, which the plan "
+                       f"cannot hand to the resume", fr)
         for k, v in fast.items():
             if not self._live(v, seen):
                 self._fail(f"a graph break with the local {k!r} holding a {type(v).__name__}, "
@@ -557,11 +635,31 @@ class Translator:
         tr = _C.tracing()
         if tr is not None:
             tr.scratch.pop(_breaks._KEY, None)  # the conversion is now the break's
+        h = st.hoist
         self.stop = Break(fr.func, pc, tuple(i for i, v in enumerate(stack) if v is _NULL),
                           len(stack), tuple(fast), kwnames, st.message,
-                          _site(fr.code, fr.line), _instructions(fr.code)[0][pc].opname,
-                          self.effect_lines)
+                          h.site if h else _site(fr.code, fr.line),
+                          h.opname if h else _instructions(fr.code)[0][pc].opname,
+                          self.effect_lines, until=h.until if h else None,
+                          where=h.what if h else None)
         return (tuple(out_stack), tuple(fast.values()))
+
+    def _portable(self, stack, seen):
+        """The stack as the plan returns it to a resume (None at a NULL, a
+        bound method of a traced value as (_METHOD, value, name)), or None
+        when a value cannot go through the plan (_live)."""
+        out = []
+        for v in stack:
+            if v is _NULL:
+                out.append(None)
+            elif type(v) in (types.BuiltinMethodType, types.MethodType) and \
+                    _traced(getattr(v, "__self__", None)):
+                out.append((_METHOD, v.__self__, v.__name__))
+            elif self._live(v, seen):
+                out.append(v)
+            else:
+                return None
+        return out
 
     def _live(self, v, seen, depth=0):
         """Whether v can go through the plan to the resume as itself: a
@@ -643,6 +741,11 @@ class Translator:
         if t is list or t is dict or t is set:
             i = id(v)
             s = self.shadows.get(i)
+            if s is None and self.items and i in self.items:
+                # a dict with lifted int items: a shadow holding their
+                # values (inputs of the plan), from its first load on
+                s = self._shadow(v)
+                s.update(self.items[i])
             if s is not None:
                 v = s
             else:
@@ -752,11 +855,14 @@ class Translator:
         if f is isinstance and len(args) == 2 and not kwargs:
             return self._isinstance(*args)
         try:
-            if (self.cells or self.globs or self.attrs) and \
+            if (self.cells or self.globs or self.attrs or self.items) and \
                     not isinstance(f, (types.BuiltinFunctionType, types.BuiltinMethodType, type)):
                 out = self._materialized(f, args, kwargs)
             else:
                 out = f(*args, **kwargs)
+            if self.gen_break is not None:
+                self._fail(f"{getattr(f, '__qualname__', type(f).__name__)}() caught a graph "
+                           f"break of a generator it consumed ({self.gen_break.message})")
         except _breaks.GraphBreak as b:
             tr = _C.tracing()
             if tr is not None:  # the translator's to handle: a break or Unsupported
@@ -804,6 +910,10 @@ class Translator:
                     g.pop(name, None)
                 else:
                     g[name] = v
+            for kind, d, key in self.lifted:
+                if kind == "item":  # (no shadow yet: its dict not loaded)
+                    undo.append(("item", d, key, d[key]))
+                    d[key] = self.items[id(d)][key]
             for (oid, name), v in self.attrs.items():
                 o = self._attr_objs[oid]
                 undo.append(("attr", o, name, o.__dict__.get(name, _DELETED)))
@@ -827,6 +937,8 @@ class Translator:
                         t.pop(name, None)
                     else:
                         t[name] = old
+                elif kind == "item":
+                    t[name] = old
                 elif old is _DELETED:
                     t.__dict__.pop(name, None)
                 else:
@@ -855,24 +967,36 @@ class Translator:
 
     def _inline(self, func, args, kwargs):
         code = func.__code__
-        if code.co_flags & (inspect.CO_GENERATOR | inspect.CO_COROUTINE |
-                            inspect.CO_ASYNC_GENERATOR | inspect.CO_ITERABLE_COROUTINE):
-            self._fail(f"{func.__qualname__} is a generator or coroutine")
+        gen = code.co_flags & inspect.CO_GENERATOR
+        if code.co_flags & (inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR |
+                            inspect.CO_ITERABLE_COROUTINE) or gen and self.depth == 0:
+            self._fail(f"{func.__qualname__} is a coroutine" if not gen else
+                       f"{func.__qualname__} is a generator function (hop.compile of it "
+                       f"would return a generator)")
         if self.depth > 32:
             self._fail("calls nested deeper than 32 functions")
-        try:
-            bound = inspect.signature(func).bind(*args, **kwargs)
-        except TypeError as e:
-            raise TypeError(f"{func.__qualname__}() {e}") from None
-        bound.apply_defaults()
+        if code.co_argcount == 1 and code.co_varnames[0] == ".0" and len(args) == 1 and \
+                not kwargs:
+            fast = {".0": args[0]}  # a comprehension's iterator (inspect renames it)
+        else:
+            try:
+                bound = inspect.signature(func).bind(*args, **kwargs)
+            except TypeError as e:
+                raise TypeError(f"{func.__qualname__}() {e}") from None
+            bound.apply_defaults()
+            fast = dict(bound.arguments)
         fr = _Frame()
         fr.func = func
         fr.code = code
-        fr.fast = dict(bound.arguments)
+        fr.fast = fast
         fr.cells = {}
         fr.stack = []
         fr.kwnames = ()
         fr.line = code.co_firstlineno
+        fr.handling = None
+        if gen:
+            # runs on each next(), as CPython runs a generator's frame
+            return self._make(_TransGen(self, fr))
         saved = self._cur
         if self.depth == 0:
             self.root = fr
@@ -901,29 +1025,39 @@ class Translator:
 
     # --------------------------------------------------------- the loop
 
-    def _execute(self, fr, pc=0, steps=-1):
+    def _execute(self, fr, pc=0, steps=-1, until=None, handling=False):
         """Runs fr's code from instruction pc: its return value, or _PAUSED
-        (fr.pc the next instruction) after `steps` instructions."""
-        ins, at, handlers, lines, uses = _instructions(fr.code)
-        if handlers:
-            self._cur = fr
-            fr.line = fr.code.co_firstlineno
-            self._fail(f"{fr.code.co_qualname} has exception handlers or a with block, which "
-                       f"the translator does not run yet")
+        (fr.pc the next instruction) after `steps` instructions or, with
+        until, at the first instruction past until with an empty stack (a
+        loop, a with block, a statement done).  Concrete, an exception in
+        the code's exception table runs its handler (in a nested call, so
+        that the handler runs inside a real `except` and sys.exc_info() is
+        what eager's is; handling: that call, which returns _HANDLED at the
+        handler's POP_EXCEPT)."""
+        ins, at, handlers, lines, uses, _ = _instructions(fr.code)
         stack = fr.stack
         push = stack.append
         pop = stack.pop
         n = len(ins)
         self._cur = fr
         root = fr is self.root and self.can_break
+        stop_at = self.stop_at.pc if root and self.stop_at is not None else -1
+        snap = None
         while pc < n:
-            if steps == 0:
+            if steps == 0 or until is not None and pc > until and not stack:
                 fr.pc = pc
                 return _PAUSED
             steps -= 1
             i = ins[pc]
-            snap = (pc, list(stack), dict(fr.fast), fr.kwnames, len(self.effects)) \
-                if root and i.opname in _BREAKABLE else None
+            if root:
+                if not stack:
+                    self.empties.add(pc)
+                if pc == stop_at:
+                    # the retranslation of a break hop.compile hoisted here
+                    raise _Stop((pc, list(stack), dict(fr.fast), fr.kwnames, len(self.effects)),
+                                self.stop_at.message, self.stop_at)
+                snap = (pc, list(stack), dict(fr.fast), fr.kwnames, len(self.effects)) \
+                    if i.opname in _BREAKABLE else None
             fr.line = lines[pc]
             pc += 1
             op = i.opname
@@ -940,24 +1074,109 @@ class Translator:
                 continue
             elif op in ("RESUME", "NOP", "PRECALL", "EXTENDED_ARG"):
                 continue
+            elif op == "POP_EXCEPT":
+                fr.handling = pop()
+                if handling:
+                    fr.pc = pc
+                    return _HANDLED
+                continue
+            elif op == "YIELD_VALUE" and not self.concrete:
+                fr.pc = pc  # the value on top: _TransGen's
+                return _YIELDED
+            elif op == "RETURN_GENERATOR" and not self.concrete:
+                push(None)  # (popped by the POP_TOP after it)
+                continue
             k = uses[pc - 1]
             try:
-                if k and not self.concrete and _userish(stack[len(stack) - k:]):
+                if k and not self.concrete and not self.guarded and \
+                        _userish(stack[len(stack) - k:]):
                     # CPython may run the user's code here: under the call guard
+                    # (on until this instruction is done: a generator of the
+                    # user's that library code consumes runs its own
+                    # instructions meanwhile, _TransGen)
                     _C._call_guard(self._check, _ALLOWED)
+                    self.guarded = True
                     try:
                         pc = self._step(fr, i, op, pc, at, stack, push, pop)
                     finally:
                         _C._call_guard(None)
+                        self.guarded = False
                 else:
                     pc = self._step(fr, i, op, pc, at, stack, push, pop)
             except _BreakHere as b:
-                if snap is None or b.depth != self.depth:
+                self.gen_break = None
+                if not root:
+                    if self.can_break and fr is not self.root and not self.concrete:
+                        # in an inlined call: the root frame breaks at its call
+                        if b.site is None:
+                            b.site, b.opname = _site(fr.code, fr.line), op
+                            b.func = fr.code.co_qualname
+                        raise
                     self._fail(b.message, fr, brk=op if b.depth == self.depth else None)
-                raise _Stop(snap, b.message) from None
+                self._break(fr, b, pc - 1, op, snap)
+            except _INTERNAL:
+                raise
+            except BaseException as e:  # noqa: B036 (the function's own exception table)
+                h = handlers.get(pc - 1) if self.concrete else None
+                if h is None:
+                    raise
+                target, depth, lasti = h
+                del stack[depth:]
+                if lasti:
+                    push(ins[pc - 1].offset)
+                push(e)
+                got = self._execute(fr, target, -1, None, True)
+                if got is not _HANDLED:
+                    return got
+                pc = fr.pc
+                self._cur = fr
+                if steps >= 0:
+                    # the one instruction of a break raised: on until the
+                    # statement after the handler is done
+                    steps, until = -1, pc
+                continue
             if pc < 0:
                 return stack.pop()
         self._fail("fell off the end of the code")
+
+    def _break(self, fr, b, k, op, snap):
+        """A _BreakHere reached the root frame at its instruction k: the
+        graph ends before it (_Stop), or, inside a loop, a with block or an
+        inlined call, hop.compile translates again to end it at the
+        statement around it (_Hoist)."""
+        code = fr.code
+        ins, _, _, lines, _, loops = _instructions(code)
+        lo, hi = k, k
+        grown = True
+        while grown:  # the outermost loop around k
+            grown = False
+            for t, j in loops:
+                if t <= hi and j >= lo and (t < lo or j > hi):
+                    lo, hi = min(lo, t), max(hi, j)
+                    grown = True
+        direct = b.depth == self.depth
+        out = self._portable(snap[1], set()) if snap is not None else None
+        if direct and lo == k and out is not None:
+            raise _Stop(snap, b.message)
+        if lo != k:
+            head = lo - 1 if lo > 0 and (ins[lo - 1].opname == "GET_ITER" or
+                                         ins[lo - 1].opname.startswith("POP_JUMP")) else lo
+            what = f"inside the loop at {_site(code, lines[head])}, which runs in Python"
+        elif not direct:
+            what = f"in {b.func}() (from the call at {_site(code, fr.line)}, which runs in " \
+                   f"Python)"
+        else:
+            blocker = next((v for v in (snap[1] if snap else ()) if
+                            self._portable([v], set()) is None), None)
+            what = "inside the with block, which runs in Python" if \
+                getattr(blocker, "__name__", "") == "__exit__" else \
+                f"with a {type(blocker).__name__} on the stack: the statement runs in Python"
+        starts = [e for e in self.empties if e <= lo]
+        if not starts:
+            self._fail(f"{b.message} ({what}; but no statement start before it to resume from)",
+                       fr, brk=op)
+        raise _Hoist(max(starts), hi, b.message, b.site or _site(code, fr.line),
+                     b.opname or op, what)
 
     def _step(self, fr, i, op, pc, at, stack, push, pop):
         """Runs one instruction: the next pc (-1: returned, the value on
@@ -1224,9 +1443,29 @@ class Translator:
                 pop()
         elif op == "LOAD_ASSERTION_ERROR":
             push(AssertionError)
+        elif op == "BEFORE_WITH":
+            push(self._before_with(pop()))
+            self._cur = fr
+        elif op == "PUSH_EXC_INFO" and self.concrete:
+            exc = pop()
+            push(fr.handling)
+            fr.handling = exc
+            push(exc)
+        elif op == "CHECK_EXC_MATCH" and self.concrete:
+            cls = pop()
+            push(isinstance(stack[-1], cls))
+        elif op == "WITH_EXCEPT_START" and self.concrete:
+            exc = stack[-1]
+            push(stack[-4](type(exc), exc, exc.__traceback__))
+        elif op == "RERAISE" and self.concrete:
+            raise pop()
         elif op == "RAISE_VARARGS":
             if i.arg == 0:
-                self._fail("a bare raise", fr)
+                if not self.concrete:
+                    self._fail("a bare raise", fr)
+                if fr.handling is None:
+                    raise RuntimeError("No active exception to reraise")
+                raise fr.handling
             cause = pop() if i.arg == 2 else None
             exc = pop()
             if isinstance(exc, type):
@@ -1237,6 +1476,30 @@ class Translator:
         else:
             self._fail(f"the instruction {op} is not translated yet")
         return pc
+
+    def _before_with(self, mgr):
+        """BEFORE_WITH: pushes mgr's bound __exit__ and returns what its
+        __enter__ returns.  Translated, a context manager of the user's
+        class is inlined (its effects recorded as any); a library one is
+        called only when known to change nothing (contextlib.nullcontext),
+        any other is Unsupported: its __enter__ would run once, at trace
+        time."""
+        t = type(mgr)
+        enter = getattr(t, "__enter__", None)
+        exit_ = getattr(t, "__exit__", None)
+        if enter is None or exit_ is None:
+            raise TypeError(f"{t.__name__!r} object does not support the context manager "
+                            f"protocol")
+        bound_exit = exit_.__get__(mgr, t) if hasattr(exit_, "__get__") else exit_
+        self._cur.stack.append(bound_exit)
+        if self.concrete:
+            return enter.__get__(mgr, t)()
+        if _user_function(enter) and _user_function(exit_):
+            return self._call_function(types.MethodType(enter, mgr), (), {})
+        if t in _PURE_MANAGERS:
+            return enter.__get__(mgr, t)()
+        self._fail(f"a with block over a {t.__name__}, whose __enter__ and __exit__ hop "
+                   f"cannot follow (they would run once, while translating)")
 
     def _truth(self, v):
         if type(v) is bool:
@@ -1420,6 +1683,51 @@ class Translator:
         return self.written - self.read
 
 
+class _TransGen:
+    """A generator of the user's (a generator function called, a generator
+    expression) while translating: each next() translates its frame to the
+    next YIELD_VALUE, so its effects are recorded where its consumer (a
+    loop of the translated code, sum(), tuple(), any()) asks for them, in
+    eager's order.  A break inside it is the consumer's call's (the root
+    frame breaks at that statement: _Hoist); a library consumer that
+    catches it makes the translation Unsupported (gen_break)."""
+
+    def __init__(self, tr, fr):
+        self.tr = tr
+        self.fr = fr
+        self.pc = 0
+        self.done = False
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        if self.done:
+            raise StopIteration
+        tr = self.tr
+        saved = tr._cur
+        tr.depth += 1
+        try:
+            got = tr._execute(self.fr, self.pc)
+        except _BreakHere as b:
+            self.done = True
+            tr.gen_break = b
+            raise
+        except BaseException:
+            self.done = True
+            raise
+        finally:
+            tr.depth -= 1
+            tr._cur = saved
+        if got is _YIELDED:
+            self.pc = self.fr.pc
+            v = self.fr.stack.pop()
+            self.fr.stack.append(None)  # what next() sends (popped after RESUME)
+            return v
+        self.done = True
+        raise StopIteration(got) if got is not None else StopIteration
+
+
 def _generated_library(frame):
     """Code the standard library generates with exec (namedtuple's
     __new__): file "<string>", the globals of a library module."""
@@ -1451,11 +1759,15 @@ class Break:
     """Where a translation ended: the instruction at pc of func (opname,
     site, why) needs real values.  After the plan, `resume(out, compile)`
     rebuilds the stack (NULLs at nulls) and locals (names) from the plan's
-    outputs, runs that instruction in Python, and calls the resume function
-    for the instruction after it: compiled (hop.compile of a Resume) on its
-    first call and cached per (pc, stack layout, locals)."""
+    outputs, runs that instruction in Python (with until: the code from pc
+    until it has passed until with an empty stack: a loop, a with block or
+    the statement of an inlined call that broke, _Hoist; where says which,
+    for explain()), and calls the resume function for the instruction after
+    it: compiled (hop.compile of a Resume) on its first call and cached per
+    (pc, stack layout, locals)."""
 
-    def __init__(self, func, pc, nulls, nstack, names, kwnames, why, site, opname, lines):
+    def __init__(self, func, pc, nulls, nstack, names, kwnames, why, site, opname, lines,
+                 until=None, where=None):
         self.func = func
         self.pc = pc
         self.nulls = nulls
@@ -1466,10 +1778,13 @@ class Break:
         self.site = site
         self.opname = opname
         self.lines = lines
+        self.until = until
+        self.where = where
         self.resumes = {}  # (pc, stack size, NULL slots, local names) -> CompiledFunction
 
     def describe(self):
-        return f"graph break at {self.site} ({self.opname}): {self.why}"
+        where = f"; {self.where}" if self.where else ""
+        return f"graph break at {self.site} ({self.opname}): {self.why}{where}"
 
     def resume(self, out, compile):
         stack_vals, fast_vals = out
@@ -1485,11 +1800,14 @@ class Break:
         t = Translator(self.func, [], set(), set(), concrete=True)
         t.root = fr
         t.depth = 1
-        got = t._execute(fr, self.pc, 1)  # the instruction itself, in Python
+        if self.until is None:
+            got = t._execute(fr, self.pc, 1)  # the instruction itself, in Python
+        else:
+            got = t._execute(fr, self.pc, until=self.until)  # the loop, block, statement
         if got is not _PAUSED:
             return got
         nulls = tuple(i for i, v in enumerate(fr.stack) if v is _NULL)
-        if _has_numpy(fr.stack):
+        if _has_numpy(fr.stack) or self.until is not None and _has_numpy(fr.fast.values()):
             # what the instruction made is NumPy's (np.asarray, a NumPy
             # function): compiled, the rest would compute with hop.numpy,
             # whose reductions may differ from NumPy's in the last bit, so
@@ -1521,6 +1839,11 @@ def _inexact(v, depth=0):
     return False
 
 
+def _numpy_value(v):
+    np = sys.modules.get("numpy")
+    return np is not None and isinstance(v, (np.ndarray, np.generic))
+
+
 def _has_numpy(values, depth=0):
     np = sys.modules.get("numpy")
     if np is None or depth > 2:
@@ -1542,6 +1865,7 @@ def _frame_for(func, fast, stack):
     fr.stack = stack
     fr.kwnames = ()
     fr.line = func.__code__.co_firstlineno
+    fr.handling = None
     return fr
 
 
@@ -1600,14 +1924,24 @@ def unguard(env, tr):
     roots = set()
     for kind, base, name in tr.lifted:
         roots.add((kind, id(base), name))
+    roots |= _unreached(tr)
     for w in tr.unread_writes():
         roots.add((w[0], w[1], w[2] if w[0] == "global" else None))
     written = tr.write_only()
     under = []
+    items = {}  # id(dict) -> its lifted keys: their values are inputs, not guards
+    for kind, base, name in tr.lifted:
+        if kind == "item":
+            items.setdefault(id(base), set()).add(name)
+    lifted_items = []
     for g in env.guards:
         if g.kind == "id" and id(g.expected) in written:
             s = g.source
             under.append((s.kind, id(s.base), s.key, s.path))
+        if g.kind == "id" and id(g.expected) in items:
+            s = g.source
+            lifted_items.extend((s.kind, id(s.base), s.key, s.path + (("item", k),))
+                                for k in items[id(g.expected)])
 
     def keep(g):
         s = g.source
@@ -1618,9 +1952,98 @@ def unguard(env, tr):
             if s.kind == kind and id(s.base) == base and s.key == k and \
                     s.path[:len(path)] == path and (len(s.path) > len(path) or g.kind == "len"):
                 return False
+        for kind, base, k, path in lifted_items:
+            if s.kind == kind and id(s.base) == base and s.key == k and s.path == path:
+                return False
         return True
 
     env.guards = [g for g in env.guards if keep(g)]
+
+
+_STATE_OPS = frozenset("""LOAD_GLOBAL LOAD_DEREF LOAD_CLASSDEREF LOAD_NAME STORE_GLOBAL
+    STORE_DEREF DELETE_GLOBAL DELETE_DEREF LOAD_CLOSURE""".split())
+
+
+def _unreached(tr):
+    """("global", id(globals), name) / ("cell", id(cell), None) of the state
+    only code outside this plan names: the root frame's code before a
+    resume's start or after the break (the loop or statement run in Python,
+    the next resume: each reads it itself, with guards of its own).  Its
+    value, length and items are no reason to retrace (a list a loop after
+    the break appends to).  Kept when the translation read it, when the
+    plan's part of the code, code nested in the function (a HOP body defined
+    inside) or a function it names (a body traced by a library call) names
+    it, and when the plan's part names an object whose methods may run."""
+    fr = tr.root
+    code = fr.code
+    ins, _, _, _, _, loops = _instructions(code)
+    start = tr.fn.pc if isinstance(tr.fn, Resume) else 0
+    stop = tr.stop.pc if tr.stop is not None else len(ins)
+    if start == 0 and stop == len(ins) or any(t < start <= j for t, j in loops):
+        return set()
+    for _, v in tr.argpaths.values():
+        if not (v is None or type(v) in _PLAIN or type(v) in (list, tuple, dict) or _traced(v)
+                or _numpy_value(v)):
+            return set()  # a function or object argument: what it runs names is unknown
+    from ._purity import code_names
+    g = fr.func.__globals__
+    cells = dict(zip(code.co_freevars, fr.func.__closure__ or ()))
+
+    def source(name, g, cells):
+        c = cells.get(name)
+        if c is not None:
+            try:
+                return ("cell", id(c), None), c.cell_contents
+            except ValueError:
+                return ("cell", id(c), None), None
+        return ("global", id(g), name), g.get(name)
+
+    def closure(names, g, cells, out):
+        """The sources names reach, through the functions they hold; False
+        when one holds an object whose methods may run."""
+        todo = [(n, g, cells) for n in names]
+        while todo:
+            name, g, cells = todo.pop()
+            key, v = source(name, g, cells)
+            if key in out:
+                continue
+            out.add(key)
+            vals = [v]
+            for _ in range(3):  # functions held by containers (three levels)
+                flat = []
+                for x in vals:
+                    if type(x) in (list, tuple, dict, set):
+                        flat.extend(x.values() if type(x) is dict else x)
+                    else:
+                        flat.append(x)
+                if len(flat) > 64:
+                    return False
+                vals = flat
+            for v in vals:
+                if isinstance(v, types.FunctionType):
+                    c = v.__code__
+                    more = code_names(c, set()) | set(c.co_freevars)
+                    inner = dict(zip(c.co_freevars, v.__closure__ or ()))
+                    todo.extend((n, v.__globals__, inner) for n in more)
+                elif not (v is None or type(v) in _PLAIN or _traced(v) or _numpy_value(v) or
+                          isinstance(v, (types.ModuleType, types.BuiltinFunctionType))):
+                    return False  # an object whose methods may run (or a container deeper)
+        return True
+
+    early, late = set(), set()
+    for n, i in enumerate(ins):
+        if i.opname in _STATE_OPS:
+            (early if start <= n < stop else late).add(i.argval)
+    for c in code.co_consts:
+        if isinstance(c, types.CodeType):
+            early |= code_names(c, set()) | set(c.co_freevars)
+    reached = set()
+    if not closure(early, g, cells, reached):
+        return set()  # an object whose methods the plan may run: all kept
+    after = set()
+    closure(late, g, cells, after)
+    seen = {k if len(k) == 3 else (k[0], k[1], None) for k in tr.read | tr.written}
+    return {k for k in after - reached if k not in seen}
 
 
 def lifted_now(lifted):
@@ -1647,6 +2070,18 @@ def lifted_sources(fn):
     cells, globs = written_names(fn)
     out = []
     code = fn.__code__
+    for kind, name, key in sorted(_written_items(code), key=repr):
+        # d[key] = ... on a dict of a global or a cell (D["n"] = D["n"] + 1)
+        try:
+            d = fn.__closure__[code.co_freevars.index(name)].cell_contents \
+                if kind == "cell" else fn.__globals__.get(name)
+        except ValueError:
+            continue
+        if type(d) is dict:
+            v = d.get(key)
+            if type(v) is int and -_INT_BOUND < v < _INT_BOUND and \
+                    all(x[1] is not d or x[2] != key for x in out):
+                out.append(("item", d, key))
     for name in sorted(cells):
         c = fn.__closure__[code.co_freevars.index(name)]
         try:

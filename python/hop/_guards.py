@@ -118,8 +118,8 @@ class Source:
         parts = [self.key if self.kind in ("global", "cell") else
                  self.text if self.kind == "arg" else ""]
         for s, k in self.path:
-            if k in ("__self__", "__defaults__", "__kwdefaults__"):
-                continue
+            if k in ("__self__", "__defaults__", "__kwdefaults__", "_t"):
+                continue  # _t: a hop.numpy array's tensor is named as the array
             parts.append(str(k) if s == "attr" else str(k).strip("'\""))
         name = "_".join(p for p in parts if p)
         name = "".join(c if c.isalnum() or c == "_" else "_" for c in name)
@@ -186,6 +186,14 @@ def _hop_object(v):
     wrapper, a GraphModule, a HOP): never the user's state."""
     return not isinstance(v, (types.FunctionType, type, types.ModuleType)) and \
         _is_hop_name(getattr(type(v), "__module__", "") or "")
+
+
+def _hnp_ndarray():
+    """hop.numpy's ndarray class, or None before hop.numpy is imported (no
+    such array exists then).  Never imports it: a guard scan in one thread
+    while another imports hop.numpy would see the module half made."""
+    m = sys.modules.get("hop.numpy._ndarray")
+    return getattr(m, "ndarray", None)
 
 
 def _wrapped(v):
@@ -330,12 +338,14 @@ def _collect_functions(s, f):
                 todo.append(v)
 
 
-def _method_names(s, cls):
+def _method_names(s, cls, implicit=frozenset(["__call__", "__enter__", "__exit__"])):
     """The names used by the methods and properties of cls that the code
-    names (self.forward(x) reads what forward reads)."""
+    names (self.forward(x) reads what forward reads) and those of the
+    special methods Python runs without a name in the code (implicit: a
+    call, a with block; a class also CM() runs __init__ and __new__)."""
     for klass in getattr(cls, "__mro__", ())[:-1]:
         for name, attr in list(vars(klass).items()):
-            if name not in s.names and name != "__call__":
+            if name not in s.names and name not in implicit:
                 continue
             fget = attr.fget if isinstance(attr, property) else attr
             if isinstance(fget, types.FunctionType) and id(fget) not in s.seen:
@@ -378,8 +388,20 @@ def _visit(s, src, v, depth):
     _walk_children(s, src, v, depth)
 
 
+_CLASS_IMPLICIT = frozenset(["__call__", "__enter__", "__exit__", "__init__", "__new__"])
+
+
 def _walk_children(s, src, v, depth):
+    if isinstance(v, type) and _is_user_module(getattr(v, "__module__", "") or ""):
+        _method_names(s, v, _CLASS_IMPLICIT)  # a class the code may instantiate
+        return
     if isinstance(v, _OPAQUE):
+        return
+    if type(v) is _hnp_ndarray():
+        # A hop.numpy array is the user's data: the tensor it holds now is
+        # the capture, re-read every call (`W.shape = ...`, an in-place op
+        # that makes a new tensor: the next call sees what eager sees).
+        _visit(s, src.child("attr", "_t"), v._t, depth + 1)
         return
     if _hop_object(v):
         # identity guarded (the user's binding); what it runs is the user's
@@ -432,7 +454,10 @@ class Guards:
                 # A tensor hop.numpy made over an ndarray the code reads
                 # (guarded by identity) shares its memory: a change inside
                 # the array is seen, rebinding it fails the guard.
+                # So does hop.tensor(w) of such an array: its base is w.
                 a = (views or {}).get(id(t))
+                if a is None:
+                    a = _C._base(t)
                 if a is not None and id(a) in held and _shares(a, t):
                     self.viewed.append((i, held[id(a)].source))
                 elif made is not None and made(t):

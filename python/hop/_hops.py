@@ -14,7 +14,6 @@ HOP (hop.load_library adds more).
 """
 
 import builtins
-import contextlib
 import functools
 import inspect
 import numbers
@@ -23,7 +22,7 @@ import types
 
 from . import _C
 from ._paths import _in_body
-from ._purity import code_names, reads, run_pure
+from ._purity import body_prints, code_names, reads, run_pure
 from ._pytree import flatten, unflatten
 from ._trace import _name_hints
 
@@ -41,6 +40,8 @@ def _is_traced(x):
 
 
 def _fill(traced, template, spec):
+    if len(template) == len(traced):  # every leaf is traced (no constants)
+        return unflatten(traced, spec)
     it = iter(traced)
     leaves = []
     for t in template:
@@ -75,6 +76,16 @@ def _tracing(hop, leaves):
             f"hop.{hop}: a traced value was used after its trace ended (it escaped the traced "
             f"function or body)")
     return tr
+
+
+def _structs(ins, pos, flat, parts):
+    """Each group's structure rebuilt from a body's inputs ins (from
+    position pos: the inputs a HOP makes itself come first)."""
+    structs = []
+    for (_, spec), (traced, template) in zip(flat, parts):
+        structs.append(_fill(ins[pos:pos + len(traced)], template, spec))
+        pos += len(traced)
+    return structs
 
 
 class _Result:
@@ -188,7 +199,9 @@ def _apply(name, leads, groups, bodies, *, hop=None, keys=None, constants=True,
     outputs when it is not its bodies' (a loop's carry), a _Result."""
     hop = hop or name
     flat = [flatten(g) for g in groups]
-    tr = _tracing(hop, [x for leaves, _ in flat for x in leaves] + list(leads))
+    tr = _C.tracing()
+    if tr is None:
+        _tracing(hop, [x for leaves, _ in flat for x in leaves] + list(leads))
     parts = [_holes(leaves) for leaves, _ in flat]
     results = []
     ncall = [0]
@@ -199,13 +212,12 @@ def _apply(name, leads, groups, bodies, *, hop=None, keys=None, constants=True,
         def body(*ins):
             if tr is not None:
                 _name_hints(tr, fn)
-            structs, pos = [], made
             hnp = sys.modules.get("hop.numpy")
-            operands = hnp._storage.operands() if hnp is not None else contextlib.nullcontext()
-            with operands:  # a hop.numpy array among them is the caller's: never written
-                for (_, spec), (traced, template) in zip(flat, parts):
-                    structs.append(_fill(ins[pos:pos + len(traced)], template, spec))
-                    pos += len(traced)
+            if hnp is None:
+                structs = _structs(ins, made, flat, parts)
+            else:
+                with hnp._storage.operands():  # a hop.numpy array among them is the caller's
+                    structs = _structs(ins, made, flat, parts)
             args, kwargs = call(structs)
             if made:
                 args = (*ins[:made], *args)
@@ -235,6 +247,8 @@ def _apply(name, leads, groups, bodies, *, hop=None, keys=None, constants=True,
             return traced
         return body
 
+    if tr is not None:
+        body_prints(hop, [(b.fn, b.which) for b in bodies])
     outs = _C.call_hop(name, tuple(leads), tuple(tuple(t) for t, _ in parts),
                        tuple(make(b) for b in bodies), keys)
     if record is not None and results:
@@ -554,6 +568,10 @@ def _call_with(structs):
     return args, kwargs
 
 
+def _call_positional(structs):
+    return structs[0], {}
+
+
 def wrap(fn, /, *args, **kwargs):
     """fn(*args, **kwargs); under tracing fn becomes a subgraph wrap_body_N
     with no free variables (what it closes over is lifted to inputs).
@@ -564,6 +582,8 @@ def wrap(fn, /, *args, **kwargs):
                 [15., 22.]])
     """
     _check_callable("wrap", "fn", fn)
+    if not kwargs:  # the arguments alone: a flat group when they are tensors
+        return _apply("wrap", [], [args], [_Body(fn, "wrap body", _call_positional)])
     return _apply("wrap", [], [_flatten_call(args, kwargs)], [_Body(fn, "wrap body", _call_with)])
 
 

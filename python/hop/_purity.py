@@ -54,7 +54,7 @@ try:
 except ImportError:  # NumPy is optional at run time
     _np = None
 
-__all__ = ["run_pure", "reads", "code_names"]
+__all__ = ["run_pure", "reads", "code_names", "body_prints"]
 
 _MISSING = object()
 _A_METHOD = object()  # what _callee returns for a method of a value
@@ -1225,9 +1225,95 @@ def _read_only_write(exc, check):
     return check.locked and isinstance(exc, ValueError) and "read-only" in str(exc)
 
 
+def _reads_no_global(fn, code):
+    """Whether fn's code (nested functions included) reads none of its
+    module's globals (a builtin it calls is not one)."""
+    names = _effects(code).names
+    if not names:
+        return True
+    g = getattr(fn, "__globals__", None) or {}
+    return not any(name in g for name in names)
+
+
+def body_prints(hop_name, bodies):
+    """A HOP call of a hop.compile'd function's own code whose body may
+    print (itself or a user function it names) is a break at that call
+    (_breaks.body_effect): its plan would print once, at trace time, where
+    eager prints on every call (on every turn of a loop).  bodies: (fn,
+    which) pairs.  Conservative, as the effect check is: a print in a branch
+    not taken counts too (the HOP call then runs in Python).  HOP calls in
+    hop.trace, in another HOP's body or in a transformation's function are
+    traced as before (their print runs while tracing, as jax.jit's does)."""
+    from . import _breaks
+    if _breaks._compiling() is None:
+        return
+    for fn, which in bodies:
+        where = _print_site(fn, set(), 0)
+        if where is not None:
+            _breaks.body_effect(f"the {which} of hop.{hop_name} may call print() ({where}), "
+                                f"which a plan cannot repeat on every call", where)
+
+
+def _print_site(fn, seen, depth):
+    """Where fn's code (nested code included) or a user function it names
+    (through its globals or cells, 6 calls deep) names the builtin print
+    ("file.py:line" of that function), or None."""
+    code = getattr(fn, "__code__", None)
+    if code is None or id(code) in seen or depth > 6:
+        return None
+    seen.add(id(code))
+    g = getattr(fn, "__globals__", {})
+    cells = [c.cell_contents for c in (fn.__closure__ or ()) if _filled(c)]
+    todo = [code]
+    while todo:
+        c = todo.pop()
+        for name in c.co_names:
+            v = g.get(name, _MISSING_NAME)
+            if v is _MISSING_NAME and name == "print":
+                return _line_of_name(c, name)
+            if isinstance(v, types.FunctionType):
+                where = _print_site(v, seen, depth + 1)
+                if where is not None:
+                    return where
+        todo.extend(k for k in c.co_consts if isinstance(k, types.CodeType))
+    for v in cells:
+        if isinstance(v, types.FunctionType):
+            where = _print_site(v, seen, depth + 1)
+            if where is not None:
+                return where
+    return None
+
+
+def _line_of_name(code, name):
+    import os
+    line = code.co_firstlineno
+    for ins in dis.get_instructions(code):
+        if ins.argval == name and ins.opname in ("LOAD_GLOBAL", "LOAD_NAME"):
+            line = ins.positions.lineno or line
+            break
+    return f"{os.path.basename(code.co_filename)}:{line}"
+
+
+_MISSING_NAME = object()
+
+
+def _filled(cell):
+    try:
+        cell.cell_contents
+    except ValueError:
+        return False
+    return True
+
+
 def run_pure(hop_name, which, fn, args, kwargs=None):
     """fn(*args, **kwargs), raising hop.TraceError (with outer state restored)
     if the body changes state outside itself."""
+    code = getattr(fn, "__code__", None)
+    if code is None or not code.co_freevars and _reads_no_global(fn, code):
+        # Nothing outside the body that it could change is reachable from it
+        # (no cell, no global of its module: the scan would record nothing),
+        # so the check is empty: call it (issue #30: a HOP call's body).
+        return fn(*args, **kwargs) if kwargs else fn(*args)
     check = _Check()
     try:
         check.scan(fn)

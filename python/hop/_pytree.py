@@ -178,6 +178,21 @@ def flatten(obj):
     return leaves, spec
 
 
+# A tuple of n leaves (a HOP's operands, a body's arguments) is the common
+# structure: its spec is made once per n and shared (specs are never
+# changed), so flattening one allocates nothing and rebuilding one is a
+# tuple() (issue #30: a HOP call flattened and rebuilt its groups through the
+# general walk, ~2 us each).
+_FLAT = []
+
+
+def flat_spec(n):
+    """The spec of a tuple of n leaves (one shared object per n)."""
+    while len(_FLAT) <= n:
+        _FLAT.append(Spec("tuple", None, [LEAF] * len(_FLAT)))
+    return _FLAT[n]
+
+
 # Module-level recursion: a nested recursive function refers to itself
 # through its closure, a reference cycle that would keep the leaves (the
 # arguments, a plan's results) alive until the cyclic GC runs, so a plan
@@ -187,7 +202,11 @@ def _walk(o, leaves):
         return NONE
     t = type(o)
     if t is tuple:
-        return Spec("tuple", None, [_walk(x, leaves) for x in o])
+        children = [_walk(x, leaves) for x in o]
+        for c in children:
+            if c is not LEAF:
+                return Spec("tuple", None, children)
+        return _FLAT[len(children)] if len(children) < len(_FLAT) else flat_spec(len(children))
     if t is list:
         return Spec("list", None, [_walk(x, leaves) for x in o])
     if t is dict:
@@ -208,6 +227,10 @@ def _walk(o, leaves):
 
 def unflatten(leaves, spec):
     """Rebuilds the structure of spec from leaves (an iterable)."""
+    n = len(spec.children)
+    if n < len(_FLAT) and spec is _FLAT[n] and type(leaves) in (list, tuple) and \
+            len(leaves) >= n:
+        return tuple(leaves) if len(leaves) == n else tuple(leaves[:n])
     return _build(spec, iter(leaves))
 
 

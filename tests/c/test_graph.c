@@ -1002,6 +1002,49 @@ test_verify_rejects_duplicate_names_and_misplaced_placeholders(void **state)
     hop_graph_free(c.g);
 }
 
+/* The verifier checks use lists during its walk over the nodes but reports
+ * them as before: in program order together with the argument counts, and
+ * after every node's own checks. */
+static void
+test_verify_reports_use_list_problems_in_program_order_after_node_checks(void **state)
+{
+    (void)state;
+    cond_graph c = build_cond_graph();
+    /* x's records disagree with its argument slots; cond's list is longer
+     * than nuses says: x comes first. */
+    hop_use *xu = c.x->uses;
+    c.x->uses = NULL;
+    c.x->nuses = 0;
+    c.cond->nuses = 0;
+    assert_int_equal(hop_graph_verify(c.g), HOP_VERIFY);
+    assert_error(HOP_VERIFY, "verify: forward: x is used by 1 argument slot but has 0 use records");
+    /* The other way round: x's list is wrong, cond's records disagree with
+     * its argument slots. */
+    c.x->uses = xu;
+    c.x->nuses = 2;
+    hop_use *cu = c.cond->uses;
+    c.cond->uses = NULL;
+    assert_int_equal(hop_graph_verify(c.g), HOP_VERIFY);
+    assert_error(HOP_VERIFY, "verify: forward: the use list of x has 1 records but nuses is 2");
+    /* A later list that is longer than it says. */
+    c.x->nuses = 1;
+    c.cond->uses = cu;
+    assert_int_equal(hop_graph_verify(c.g), HOP_VERIFY);
+    assert_error(HOP_VERIFY,
+                 "verify: forward: the use list of cond has more than 0 records but nuses is 0");
+    /* A node's own check before any use list. */
+    c.x->nuses = 2;
+    c.item->args[1].u.i = 1;
+    assert_int_equal(hop_graph_verify(c.g), HOP_VERIFY);
+    assert_error(HOP_VERIFY, "verify: forward: getitem getitem reads index 1 of cond, which has "
+                             "1 output");
+    c.item->args[1].u.i = 0;
+    c.x->nuses = 1;
+    c.cond->nuses = 1;
+    assert_int_equal(hop_graph_verify(c.g), HOP_OK);
+    hop_graph_free(c.g);
+}
+
 static void
 test_verify_rejects_inconsistent_use_lists_and_bad_getitems(void **state)
 {
@@ -1298,6 +1341,7 @@ main(void)
         T_(test_verify_rejects_missing_misplaced_and_duplicate_outputs),
         T_(test_verify_rejects_duplicate_names_and_misplaced_placeholders),
         T_(test_verify_rejects_inconsistent_use_lists_and_bad_getitems),
+        T_(test_verify_reports_use_list_problems_in_program_order_after_node_checks),
         T_(test_nodes_with_equal_metadata_share_one_graph_owned_copy),
         T_(test_names_survive_table_growth_erase_and_a_failed_rename),
         T_(test_out_of_memory_after_inference_takes_back_new_symbols),

@@ -7,7 +7,8 @@ list append, dict and attribute writes, print of numbers and of traced
 values, next() of an iterator, a write into a captured array, a random
 generator, storing traced values into a cell, an attribute or a global),
 conversions of traced values (str, f-strings, float, round, hash, .tolist(),
-.item(), np.asarray, isinstance) and pure code, with a keyword argument, and
+.item(), np.asarray, isinstance) and pure code, with a keyword argument, run
+in f's body, in a loop, in a with block or in a helper f calls, and
 a sequence of calls between which the outside world changes (the counter
 reset, the list cleared, the array written, the generator reseeded, the
 argument's size changed, the keyword changed).
@@ -74,6 +75,11 @@ STATEMENTS = {
     "local-list": ("pure", ["parts = [acc, acc * 2]", "parts.append(acc - 1)",
                             "acc = parts[0] + parts[2]"]),
     "loop": ("pure", ["for _ in range(2):", "    acc = np.maximum(acc, 0.25) * 0.5"]),
+    # generator expressions consumed by sum(): pure, with an effect per
+    # item, with a conversion per item (issue 28)
+    "genexpr": ("pure", ["acc = sum(v * 0.5 for v in (acc, acc + 1))"]),
+    "genexpr-effect": ("effect", ["acc = acc + sum(LOG.append(i) or i for i in range(2))"]),
+    "genexpr-str": ("conversion", ["acc = acc + sum(len(str(v)) for v in (acc.sum(), k))"]),
 }
 
 # what the outside world does before a call
@@ -102,7 +108,15 @@ def specs(draw, dtypes=None):
     }), min_size=2, max_size=4))
     return {"category": "effects", "mode": draw(st.sampled_from(["numpy", "hop"])),
             "statements": names, "calls": calls,
-            "returns": draw(st.sampled_from(["acc", "pair"]))}
+            "returns": draw(st.sampled_from(["acc", "pair"])),
+            "wrap": draw(st.sampled_from(WRAPS))}
+
+
+# Where the statements run (issue 28: a break inside a loop, a with block or
+# a called function resumes compiled around it): f's own body, a for or a
+# while loop of two turns, a with block over a context manager of the
+# program's (its __enter__ and __exit__ log to ENTERED), or a helper f calls.
+WRAPS = ["none", "none", "loop", "while", "with", "helper"]
 
 
 def source(spec):
@@ -115,7 +129,22 @@ def source(spec):
                 continue
             body.append(line)
     ret = "acc" if spec["returns"] == "acc" else "acc, len(LOG) + N"
-    lines = ["def make():", "    c = 1", "    w = None", "", "    def f(x, *, k=1.0):"]
+    wrap = spec.get("wrap", "none")
+    lines = ["class CM:", "    def __enter__(self):", "        ENTERED.append(1)",
+             "        return self", "", "    def __exit__(self, *exc):",
+             "        ENTERED.append(-1)", "        return False", "", "",
+             "def make():", "    c = 1", "    w = None", ""]
+    if wrap == "helper":
+        lines += ["    def helper(acc, x, k):"] + [f"        {d}" for d in sorted(declared)]
+        lines += [f"        {b}" for b in body] + ["        return acc", ""]
+        declared, body = set(), ["acc = helper(acc, x, k)"]
+    elif wrap == "loop":
+        body = ["for _i in range(2):"] + [f"    {b}" for b in body]
+    elif wrap == "while":
+        body = ["_i = 0", "while _i < 2:"] + [f"    {b}" for b in body] + ["    _i += 1"]
+    elif wrap == "with":
+        body = ["with CM():"] + [f"    {b}" for b in body]
+    lines += ["    def f(x, *, k=1.0):"]
     lines += [f"        {d}" for d in sorted(declared)]
     lines += ["        acc = x * k"] + [f"        {b}" for b in body]
     lines += [f"        return {ret}", "",
@@ -133,7 +162,7 @@ class World:
         self.ns = {"__name__": "fuzz_effects_world", "np": np, "hop": hop,
                    "N": 0, "LOG": [], "D": {}, "OBJ": types.SimpleNamespace(v=0),
                    "ARR": np.arange(3.0), "IT": itertools.count(1),
-                   "R": random.Random(1), "G": None}
+                   "R": random.Random(1), "G": None, "ENTERED": []}
         exec(compile(source(spec), "<fuzz_effects>", "exec"), self.ns)
 
     def __getattr__(self, name):
@@ -149,7 +178,8 @@ class World:
         return {"N": ns["N"], "LOG": list(ns["LOG"]), "D": dict(ns["D"]),
                 "OBJ": {k: _plain(v) for k, v in vars(ns["OBJ"]).items()},
                 "ARR": ns["ARR"].tolist(), "IT": repr(ns["IT"]), "R": ns["R"].getstate(),
-                "cells": [_plain(v) for v in ns["cells"]()], "G": _plain(ns["G"])}
+                "cells": [_plain(v) for v in ns["cells"]()], "G": _plain(ns["G"]),
+                "ENTERED": list(ns["ENTERED"])}
 
 
 class _Setter:
@@ -218,6 +248,8 @@ def check_spec(spec):
     cf = hop.compile(comp.f)
     cg = hop.compile(full.f, fullgraph=True)
     kinds = {STATEMENTS[s][0] for s in spec["statements"]}
+    if spec.get("wrap") == "with":
+        kinds.add("effect")  # CM's __enter__ and __exit__ log to ENTERED
     refused = False
     for i, call in enumerate(spec["calls"]):
         for w in (eager, comp, full):

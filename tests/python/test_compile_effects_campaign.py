@@ -28,3 +28,15 @@ def test_each_statement_kind_alone_with_every_change():
                                      for s, (k, c) in enumerate(zip(
                                          [None, 2.0, None, 2], ["none", "counter", "array",
                                                                 "reseed"]))]})
+
+
+def test_each_statement_kind_in_a_loop_a_with_block_and_a_helper():
+    # issue 28: a break or an effect inside a loop, a with block or a called
+    # function, eager == compiled in results, output and effects
+    for wrap in ("loop", "while", "with", "helper"):
+        for name in sorted(fe.STATEMENTS):
+            fe.check_spec({"category": "effects", "mode": "hop", "statements": [name],
+                           "returns": "pair", "wrap": wrap,
+                           "calls": [{"n": 3, "seed": s, "k": k, "change": c}
+                                     for s, (k, c) in enumerate(zip(
+                                         [None, 2.0, None], ["none", "counter", "clear"]))]})

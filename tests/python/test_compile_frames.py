@@ -182,6 +182,28 @@ def test_a_nonlocal_list_mutated_then_read_is_guarded_and_stays_eager_equal():
 
 
 def test_what_the_translator_cannot_run_falls_back_to_eager_whole_and_explain_says_where():
+    import threading
+    count = 0
+    lock = threading.Lock()
+
+    def f(x):
+        nonlocal count
+        with lock:  # a library context manager: its __enter__ would run once
+            count += 1
+        return x + count
+
+    cf = hop.compile(f)
+    with pytest.warns(RuntimeWarning, match="runs eagerly"):
+        same(cf(X), X.numpy() + 1)
+    same(cf(X), X.numpy() + 2)
+    assert count == 2 and cf.eager_calls == 2 and not lock.locked()
+    assert "the frame translator, which replays effects, stopped at test_compile_frames.py:" \
+        in cf.explain()
+    assert "a with block over a lock, whose __enter__ and __exit__ hop cannot follow" \
+        in cf.explain()
+
+
+def test_a_try_block_whose_handler_is_not_taken_compiles_with_its_effects():
     count = 0
 
     def f(x):
@@ -189,17 +211,13 @@ def test_what_the_translator_cannot_run_falls_back_to_eager_whole_and_explain_sa
         try:
             count += 1
         except ValueError:
-            pass
+            count = -100
         return x + count
 
     cf = hop.compile(f)
-    with pytest.warns(RuntimeWarning, match="runs eagerly"):
-        same(cf(X), X.numpy() + 1)
-    same(cf(X), X.numpy() + 2)
-    assert count == 2 and cf.eager_calls == 2
-    assert "the frame translator, which replays effects, stopped at test_compile_frames.py:" \
-        in cf.explain()
-    assert "exception handlers" in cf.explain()
+    for k in (1, 2, 3):
+        same(quiet(cf, X), X.numpy() + k)
+    assert count == 3 and cf.eager_calls == 0 and cf.recompiles == 0
 
 
 def test_fullgraph_compiles_replayable_effects_and_raises_before_any_effect_otherwise():
@@ -261,6 +279,100 @@ def test_a_conversion_breaks_the_graph_and_the_rest_resumes_compiled():
     assert f"graph break at {site} (CALL): cannot convert a traced value to a Python list" in text
     assert "resume at instruction" in text and "hop.compile(h_resume_at_" in text
     assert ch.eager_calls == 0 and len(ch.graphs) == 1
+
+
+def test_a_decision_on_an_int_item_breaks_the_graph_as_bool_of_a_tensor_does():
+    # `.item()` of an int or bool tensor is an unbacked SymInt; Python's
+    # truth of it (if, while, bool(), int(), a comparison) needs its value.
+    # It raised DataDependentError under hop.compile where eager runs; it is
+    # a conversion now: a break, the rest resumed compiled.
+    def f(x):
+        if (x.sum() > 1).item():
+            return x
+        return -x
+
+    def g(x):
+        n = 0
+        while (x.sum() > 1).item():
+            x = x / 2
+            n += 1
+        return x, n
+
+    def h(x):
+        k = (x > 1).sum().item()
+        return x * int(k) + (k >= 2)
+
+    for fn in (f, g, h):
+        cf = hop.compile(fn)
+        for k in (1.0, -1.0, 4.0):
+            got, want = quiet(cf, X * k), fn(X * k)
+            if fn is g:
+                same(got[0], want[0])
+                assert got[1] == want[1] and type(got[1]) is int
+            else:
+                same(got, want)
+        assert "resume at instruction" in cf.explain(), fn.__name__
+    cf = hop.compile(f)
+    quiet(cf, X)
+    site = f"test_compile_frames.py:{line_of(f, '.item():')}"
+    assert f"graph break at {site} (POP_JUMP_FORWARD_IF_FALSE)" in cf.explain()
+    assert cf.eager_calls == 0
+    # One graph, so the errors they always were: fullgraph and hop.trace.
+    msg = r"bool\(SymInt\): data-dependent: cannot decide u0 != 0"
+    with pytest.raises(hop.DataDependentError, match=msg):
+        hop.compile(f, fullgraph=True)(X)
+    with pytest.raises(hop.DataDependentError, match=msg):
+        hop.trace(f, X)
+    with pytest.raises(hop.DataDependentError, match=r"int\(u0\): the value depends on data"):
+        hop.trace(h, X)
+
+
+def _prints_in_helper(v):
+    print("helper", v.shape)
+    return v * 2
+
+
+_BODY_PRINTS = {
+    "wrap": lambda x: hop.wrap(lambda v: (print("w"), v + 1)[1], x) * 2,
+    "helper": lambda x: hop.wrap(lambda v: _prints_in_helper(v), x),
+    "map": lambda x: hop.map(lambda r: (print("row"), r * 2)[1], x.reshape(3, 1)),
+    "cond": lambda x: hop.cond(x.sum() > 0, lambda v: (print("T"), v)[1], lambda v: -v, (x,)),
+    "fori": lambda x: hop.fori_loop(0, 3, lambda i, c: (print("it", i), c + 1)[1], x),
+    "nested": lambda x: hop.wrap(lambda v: hop.wrap(lambda u: (print("in"), u)[1], v), x),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_BODY_PRINTS))
+def test_a_hop_body_that_prints_prints_on_every_compiled_call_as_eagerly(name):
+    # The plan of a HOP call whose body prints printed once, at trace time,
+    # and never again (eager prints on every call, on every turn of a loop):
+    # the HOP call is a break now, run in Python on every call.
+    f = _BODY_PRINTS[name]
+    x = hop.ones(3)
+
+    def run(fn):
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            results = [fn(x) for _ in range(3)]
+        return out.getvalue(), results
+
+    want, got = run(f), run(hop.compile(f))
+    assert got[0] == want[0] and want[0]
+    for g, w in zip(got[1], want[1]):
+        same(g, w)
+    with pytest.raises(hop.TraceError, match=r"graph break at test_compile_frames.py:\d+ "
+                                             r"\(CALL\): the .* of hop\.\w+ may call print\(\) "
+                                             r"\(test_compile_frames.py:\d+\), which a plan "
+                                             r"cannot repeat on every call"):
+        hop.compile(f, fullgraph=True)(x)
+    # hop.trace is one graph: the print runs once, while tracing (a loop's
+    # index prints as its symbol)
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        gm = hop.trace(f, x)
+        gm(x)
+        gm(x)
+    assert len(out.getvalue().splitlines()) == 1
 
 
 def test_effects_before_a_break_are_replayed_before_the_instruction_runs():
@@ -325,22 +437,28 @@ def test_fullgraph_raises_at_the_first_break_naming_it_before_any_effect():
     assert hits == []
 
 
-def test_a_break_inside_a_loop_falls_back_to_eager_whole():
+def test_a_break_inside_a_loop_runs_the_loop_in_python_and_the_rest_compiled():
     out = []
 
     def f(x):
+        y = x * 2
         for i in range(2):
             out.append(i)
-            x = x + len(str(x.sum()))
-        return x
+            y = y + len(str(y.sum()))
+        return y * 3
 
     cf = hop.compile(f)
-    want = f(X)
-    out.clear()
-    with pytest.warns(RuntimeWarning, match="runs eagerly"):
-        got = cf(X)
-    same(got, want)
-    assert out == [0, 1]
+    for k in (1, 2, 3):
+        out.clear()
+        want = f(X * k)
+        want_out = list(out)
+        out.clear()
+        same(quiet(cf, X * k), want)
+        assert out == want_out == [0, 1]
+    assert cf.eager_calls == 0 and cf.recompiles == 0 and len(cf.graphs) == 1
+    assert f"inside the loop at test_compile_frames.py:{line_of(f, 'for i in')}, which runs " \
+           f"in Python" in cf.explain()
+
 
 
 def test_a_containers_method_bound_elsewhere_is_recorded_not_run_while_translating():
@@ -559,9 +677,10 @@ def test_dynamo_closure_counter_read_after_its_update_in_the_same_call():
     assert count == 7 and cf.recompiles == 0
 
 
-def test_dynamo_graph_break_in_a_called_helper_falls_back_with_eagers_answer():
-    # test_repros: a break inside an inlined function (Dynamo breaks there
-    # and resumes in the caller; hop runs the whole call eagerly for now)
+def test_dynamo_graph_break_in_a_called_helper_breaks_the_caller_at_the_call():
+    # test_repros: a break inside an inlined function: the caller's graph
+    # ends before the call's statement, the call runs in Python, the rest
+    # of the caller resumes compiled
     log = []
 
     def helper(x):
@@ -569,14 +688,20 @@ def test_dynamo_graph_break_in_a_called_helper_falls_back_with_eagers_answer():
         return x * 2
 
     def f(x):
-        return helper(x) + 1
+        y = x - 1
+        z = helper(y) + 1
+        return z * y
 
     cf = hop.compile(f)
-    with pytest.warns(RuntimeWarning, match="runs eagerly"):
-        same(cf(X), X.numpy() * 2 + 1)
-    same(cf(X * 2), X.numpy() * 4 + 1)
-    assert log == [6.0, 12.0]
-
+    for k in (1, 2, 3):
+        same(quiet(cf, X * k), f(X * k))
+    assert log == [3.0, 3.0, 9.0, 9.0, 15.0, 15.0]
+    assert cf.eager_calls == 0 and cf.recompiles == 0
+    text = cf.explain()
+    assert f"graph break at test_compile_frames.py:{line_of(helper, 'float(')} (CALL): cannot " \
+           f"convert a traced value to a Python float" in text
+    assert f"in {helper.__qualname__}() (from the call at test_compile_frames.py:" \
+           f"{line_of(f, 'helper(y)')}, which runs in Python)" in text
 
 OP_TABLE = {}
 
@@ -685,3 +810,54 @@ def test_a_finder_of_sys_meta_path_is_not_user_code_while_translating(tmp_path):
                          timeout=120, env=env)
     assert out.returncode == 0, out.stderr
     assert out.stdout.split("\n")[0] == "[2.0, 4.0, 6.0] [1.0, 2.0, 3.0] 1 0 []"
+
+
+@pytest.mark.parametrize("kind", ["for", "while", "with", "call", "genexpr"])
+def test_explain_names_each_break_kind_issue_28_resumes_around(kind):
+    # issue 28: a break the root frame cannot end its graph at runs the
+    # statement around it in Python; explain() says which and where
+    log = []
+
+    class Block:
+        def __enter__(self):
+            log.append("enter")
+
+        def __exit__(self, *exc):
+            log.append("exit")
+
+    def helper(v):
+        return v * len(str(v.sum()))
+
+    def f(x):
+        y = x * 2
+        if kind == "for":
+            for i in range(2):
+                y = y + len(str(y.sum()))
+        elif kind == "while":
+            while y.sum() < 50:
+                y = y * 2
+        elif kind == "with":
+            with Block():
+                y = y + len(str(y.sum()))
+        elif kind == "call":
+            y = helper(y)
+        else:
+            y = y + sum(len(str(v.sum())) for v in (y, x))
+        return y - 1
+
+    cf = hop.compile(f)
+    for k in (1, 2):
+        same(quiet(cf, X * k), f(X * k))
+    assert cf.eager_calls == 0
+    text = cf.explain()
+    site = {"for": "for i in", "while": "while y.sum()", "with": "with Block()",
+            "call": "helper(y)", "genexpr": "sum(len("}[kind]
+    where = f"test_compile_frames.py:{line_of(f, site)}"
+    want = {"for": f"; inside the loop at {where}, which runs in Python",
+            "while": f"; inside the loop at {where}, which runs in Python",
+            "with": "; inside the with block, which runs in Python",
+            "call": f"; in {helper.__qualname__}() (from the call at {where}, which runs in "
+                    f"Python)",
+            "genexpr": f"<genexpr>() (from the call at {where}, which runs in Python)"}[kind]
+    assert want in text, text
+    assert "graph break at test_compile_frames.py:" in text

@@ -4,6 +4,7 @@ call on plain tensors skips flattening, the pytree helpers make no reference
 cycles (so a plan can reuse its output buffer), GraphModules describe
 themselves lazily."""
 import gc
+import os
 import sys
 
 import numpy as np
@@ -11,16 +12,8 @@ import pytest
 
 import hop
 
-
-def chain(nops):
-    def f(x, y):
-        for _ in range(nops // 4):
-            x = x * y
-            x = x + 1.0
-            x = x - y
-            x = x * 0.5
-        return x
-    return f
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "bench"))
+from workloads import chain_fn  # noqa: E402
 
 
 def fused_steps(dump):
@@ -31,17 +24,17 @@ def fused_steps(dump):
 
 def test_a_40_op_chain_lowers_into_groups_of_at_most_16_filled_from_the_output():
     x, y = hop.randn(16, seed=1), hop.randn(16, seed=2)
-    gm = hop.trace(chain(40), x, y)
+    gm = hop.trace(chain_fn(40), x, y)
     assert fused_steps(gm.plan.dump()) == [8, 16, 16]
-    np.testing.assert_array_equal(gm(x, y).numpy(), chain(40)(x, y).numpy())
+    np.testing.assert_array_equal(gm(x, y).numpy(), chain_fn(40)(x, y).numpy())
 
 
 def test_a_1000_op_chain_lowers_into_63_groups_and_matches_eager_exactly():
     x, y = hop.randn(16, seed=3), hop.randn(16, seed=4)
-    gm = hop.trace(chain(1000), x, y)
+    gm = hop.trace(chain_fn(1000), x, y)
     steps = fused_steps(gm.plan.dump())
     assert steps == [1000 - 62 * 16] + [16] * 62
-    np.testing.assert_array_equal(gm(x, y).numpy(), chain(1000)(x, y).numpy())
+    np.testing.assert_array_equal(gm(x, y).numpy(), chain_fn(1000)(x, y).numpy())
 
 
 def test_compiled_call_on_tensors_and_on_numpy_arrays_give_the_same_values():

@@ -7,7 +7,7 @@ ten or more times apart, in CPU time, in a serial test, with a bound between
 the flat figure and the superlinear one (each bound's comment gives both),
 and the best of a few runs to ride out a busy machine.
 """
-import gc
+import os
 import sys
 import time
 import warnings
@@ -17,23 +17,8 @@ import pytest
 import hop
 from hop import _purity
 
-
-def best_time(fn, repeat=3):
-    best = float("inf")
-    for _ in range(repeat):
-        gc.collect()
-        t0 = time.thread_time()  # CPU time: a busy machine's waits left out
-        fn()
-        best = min(best, time.thread_time() - t0)
-    return best
-
-
-def calls(make, n):
-    def f(x):
-        for _ in range(n):
-            x = make(x)
-        return x
-    return f
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "bench"))
+from workloads import best_cpu_ns, nested, repeated  # noqa: E402
 
 
 def wrap_call(x):
@@ -44,16 +29,6 @@ def cond_call(x):
     return hop.cond(x.sum() > 0, lambda v: v + 1.0, lambda v: v - 1.0, (x,))
 
 
-def nested(depth):
-    """depth wraps, each body calling the next level's wrap."""
-    def level(k):
-        if k == 0:
-            return lambda v: v + 1.0
-        inner = level(k - 1)
-        return lambda v: hop.wrap(inner, v)
-    return level(depth)
-
-
 @pytest.mark.serial
 @pytest.mark.parametrize("make", [wrap_call, cond_call], ids=["wrap", "cond"])
 def test_tracing_hop_calls_costs_the_same_per_call_at_ten_times_the_calls(make):
@@ -62,9 +37,9 @@ def test_tracing_hop_calls_costs_the_same_per_call_at_ten_times_the_calls(make):
     # them all, O(n^2) in all.
     x = hop.randn(16, seed=1)
     small, large = 300, 3000
-    hop.trace(calls(make, small), x)  # warm up
-    t_small = best_time(lambda: hop.trace(calls(make, small), x)) / small
-    t_large = best_time(lambda: hop.trace(calls(make, large), x), repeat=2) / large
+    hop.trace(repeated(make, small), x)  # warm up
+    t_small = best_cpu_ns(lambda: hop.trace(repeated(make, small), x)) / small
+    t_large = best_cpu_ns(lambda: hop.trace(repeated(make, large), x), repeat=2) / large
     assert t_large <= 2.0 * t_small, (t_small, t_large)  # 1.1-1.4x; 3.1x (wrap), 6.5x before
 
 
@@ -81,9 +56,29 @@ def test_nested_bodies_are_each_scanned_once_by_the_purity_check(monkeypatch):
     monkeypatch.setattr(_purity._Check, "scan", counting)
     depth = 40
     gm = hop.trace(nested(depth), hop.ones(3))
-    # one scan per level: the body and the innermost function
-    assert len(scanned) == depth
+    # one scan per level's body; the innermost function (v + 1.0) reads no
+    # cell and no global, so it has nothing to scan
+    assert len(scanned) == depth - 1
     assert gm(hop.ones(3)).tolist() == [2.0, 2.0, 2.0]
+
+
+def test_a_body_that_reads_no_cell_and_no_global_runs_without_a_snapshot(monkeypatch):
+    # Such a body can change nothing outside itself that the check would
+    # see, so run_pure calls it directly (a builtin it calls is no global
+    # of its module); one that reads a global is scanned as before, with the
+    # module's function it reaches.
+    scanned = []
+    real = _purity._Check.scan
+
+    def counting(self, fn):
+        scanned.append(fn)
+        return real(self, fn)
+    monkeypatch.setattr(_purity._Check, "scan", counting)
+    gm = hop.trace(lambda x: hop.wrap(lambda v: abs(v) * 2.0, x), hop.ones(2))
+    assert scanned == []
+    assert gm(-hop.ones(2)).tolist() == [2.0, 2.0]
+    hop.trace(lambda x: hop.wrap(lambda v: wrap_call(v), x), hop.ones(2))
+    assert [f.__name__ for f in scanned] == ["<lambda>", "wrap_call"]
 
 
 def test_a_function_a_body_also_calls_is_still_scanned_for_side_effects():
@@ -152,8 +147,8 @@ def test_lifting_captured_tensors_costs_the_same_per_capture_at_sixteen_times_as
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # "guarded by identity only"
         hop.trace(f_small, hop.ones(4))
-        t_small = best_time(lambda: hop.trace(f_small, hop.ones(4))) / small
-        t_large = best_time(lambda: hop.trace(f_large, hop.ones(4)), repeat=2) / large
+        t_small = best_cpu_ns(lambda: hop.trace(f_small, hop.ones(4))) / small
+        t_large = best_cpu_ns(lambda: hop.trace(f_large, hop.ones(4)), repeat=2) / large
         gm = hop.trace(program(50), hop.ones(4))
     assert gm(hop.ones(4)).tolist() == [1.0 + sum(range(50))] * 4
     assert t_large <= 2.1 * t_small, (t_small, t_large)  # 1.55x; 2.7x before

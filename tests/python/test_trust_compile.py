@@ -23,6 +23,7 @@ from hypothesis import strategies as st
 from budget import examples
 
 import hop
+import hop.numpy as hnp
 from hop import _C
 from hop._pytree import LEAF, Spec, _unregister_pytree_node, flatten, unflatten
 
@@ -414,6 +415,80 @@ def test_a_rebound_global_tensor_is_used_by_compile_and_graph_module(restore_glo
     same(cf(t(1, 1, 1)), arr(3, 4, 5))
     with pytest.raises(hop.GuardError, match=r"W.size\(0\) == 2 expected, got 3"):
         gm(x)
+
+
+HW = None
+
+
+def uses_hnp_global(x):
+    return (hnp.asarray(x) * HW).sum()
+
+
+def test_a_global_hop_numpy_array_is_a_sourced_capture_re_read_every_call():
+    # The array's tensor was captured with no source (guarded by the
+    # array's identity only): a warning on every compile and every hop.grad
+    # of a function reading it, and `HW.shape = (2, 4)` left the plan
+    # computing with the old tensor (193.0) where eager raises.
+    global HW
+    HW = hnp.arange(1.0, 9.0)
+    try:
+        x = np.arange(8.0)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            cf = hop.compile(uses_hnp_global)
+            assert cf(x) == uses_hnp_global(x) == 168.0
+            g = hop.grad(lambda t: (t * HW).sum())(hop.tensor(np.ones(8)))
+            np.testing.assert_array_equal(g.numpy(), np.arange(1.0, 9.0))
+        text = cf.explain()
+        assert "global 'HW' is the same ndarray object" in text
+        assert "global 'HW'._t is captured input 0 (re-read every call)" in text
+        assert "mul(x, HW)" in text
+        HW[1] = 100.0
+        assert cf(x) == uses_hnp_global(x) == 266.0
+        HW = hnp.arange(2.0, 10.0)
+        assert cf(x) == uses_hnp_global(x) == 196.0
+        HW.shape = (2, 4)
+        with pytest.raises(hop.ShapeError, match=r"cannot broadcast f64\[8\] with f64\[2, 4\]"):
+            uses_hnp_global(x)
+        with pytest.raises(hop.ShapeError, match=r"cannot broadcast f64\[8\] with f64\[2, 4\]"):
+            cf(x)
+    finally:
+        HW = None
+
+
+NW = None
+
+
+def uses_tensor_of_global_array(x):
+    return x * hop.tensor(NW)
+
+
+def test_hop_tensor_of_a_global_numpy_array_is_its_memory_guarded_by_the_array():
+    # hop.tensor(NW) shares NW's memory: the capture is the array's memory,
+    # read every call, and NW's identity is guarded.  It was warned as
+    # "source not found" on every compile, vmap or grad of such a function
+    # (also inside HOP bodies), though the answers were right.
+    global NW
+    NW = np.array([1.5, -0.5], np.float32)
+    try:
+        x = hop.tensor(np.ones(2, np.float32))
+        body = lambda x, k: hop.fori_loop(0, k, lambda i, c: c * hop.tensor(NW), x)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            cf = hop.compile(uses_tensor_of_global_array)
+            same(cf(x), arr(1.5, -0.5))
+            same(hop.compile(body)(x, hop.tensor(2)), arr(2.25, 0.25))
+            same(hop.vmap(uses_tensor_of_global_array)(hop.tensor(np.ones((3, 2), np.float32))),
+                 np.array([[1.5, -0.5]] * 3, np.float32))
+        assert "captured input 0 (_tensor_constant0) is the memory of the array global 'NW' " \
+               "(read every call)" in cf.explain()
+        NW[0] = 10.0
+        same(cf(x), arr(10.0, -0.5))
+        NW = np.array([3.0, 3.0], np.float32)
+        same(cf(x), arr(3.0, 3.0))
+        assert cf.recompiles == 1
+    finally:
+        NW = None
 
 
 def test_a_rebound_closure_tensor_and_scalar_are_seen(restore_globals):

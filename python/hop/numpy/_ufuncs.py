@@ -329,6 +329,8 @@ def _check_negative_powers(name, ops, dt):
     hop, deciding on the data when the exponent is an array."""
     if dt.kind not in "iu" or len(ops) < 2:
         return
+    if any(any(d == 0 for d in o.t.shape) for o in ops if o.t is not None):
+        return  # NumPy's check is in its loop: an empty result raises nothing
     e = ops[1]
     bad = None
     if e.t is None:

@@ -1,0 +1,63 @@
+"""bench/workloads.py - the programs and the CPU-time measure that bench/run.py and
+the timing tests (tests/python/test_scale.py, test_perf_paths.py) share: one
+copy of each, so a row of the table and the test that guards it time the same
+program the same way.
+"""
+import gc
+import time
+
+import hop
+
+
+def best_cpu_ns(fn, repeat=3, gc_off=False):
+    """The least of repeat runs of fn(), in ns of this thread's CPU time (a
+    trace lasts up to seconds, long enough for a busy machine to take the
+    core away: wall time then measures the neighbours).  Garbage is
+    collected before each run; the collector's passes during fn count (a
+    test bounds everything a call costs) unless gc_off keeps it off (a bench
+    figure of hop alone)."""
+    best = None
+    for _ in range(repeat):
+        gc.collect()
+        if gc_off:
+            gc.disable()
+        try:
+            t0 = time.thread_time_ns()
+            fn()
+            dt = time.thread_time_ns() - t0
+        finally:
+            gc.enable()
+        best = dt if best is None else min(best, dt)
+    return best
+
+
+def chain_fn(nops):
+    """A straight-line function of nops elementwise ops on x and y (written
+    once, traced or run by hop, NumPy, PyTorch and torch.fx alike)."""
+    def f(x, y):
+        for _ in range(nops // 4):
+            x = x * y
+            x = x + 1.0
+            x = x - y
+            x = x * 0.5
+        return x
+    return f
+
+
+def repeated(make, n):
+    """x = make(x) n times: n HOP calls in one function."""
+    def f(x):
+        for _ in range(n):
+            x = make(x)
+        return x
+    return f
+
+
+def nested(depth):
+    """depth wraps, each body calling the next level's wrap."""
+    def level(k):
+        if k == 0:
+            return lambda v: v + 1.0
+        inner = level(k - 1)
+        return lambda v: hop.wrap(inner, v)
+    return level(depth)
