@@ -57,6 +57,7 @@ hop__fgroup_seal(hop__fgroup *g)
             g->same_dtypes &= g->steps[s].in[i].have == g->steps[s].in[i].need;
         }
     }
+    hop__freg_plan(g);
 }
 
 /* ------------------------------------------------------------ execution */
@@ -129,6 +130,16 @@ prefetch_tile(const hop__fgroup *g, int64_t j, char *o, int64_t ost, size_t osz,
             __builtin_prefetch(o + j * (int64_t)osz + b, 1, 3);
 }
 
+/* Every input contiguous or one element (the register kernel's operands). */
+static inline bool
+flat_operands(const hop__fgroup *g, const int64_t *ist)
+{
+    for (int k = 0; k < g->ninputs; k++)
+        if (ist[k] != 0 && ist[k] != 1)
+            return false;
+    return true;
+}
+
 /* n output elements at o (stride ost) from inputs at ip (strides ist). */
 static void
 run_tiles(const frun *c, int64_t n, char *o, int64_t ost, const char *const *ip, const int64_t *ist)
@@ -140,6 +151,9 @@ run_tiles(const frun *c, int64_t n, char *o, int64_t ost, const char *const *ip,
     _Alignas(64) unsigned char otmp[TILE * 8];
     _Alignas(64) unsigned char ftmp[TILE * 8]; /* a step's f32 results before rounding */
     size_t osz = hop_dtype_size(g->odtype);
+    if (g->reg && ost == 1 && flat_operands(g, ist) &&
+        hop__freg_run(g, n, o, (const void *const *)ip, ist))
+        return;
     int64_t tile = whole_run(g, ost, ist) ? n : TILE;
     /* a group this large comes from memory, not from the cache (whether it
      * runs whole or in a thread's pieces) */
@@ -630,6 +644,16 @@ small_steps(const hop__fgroup *g, hop__frame *f, hop__ftile *regs)
     _Alignas(8) unsigned char sym[3][8];
     const hop_tensor *slots = f->slots;
     int64_t n = g->small_n;
+    if (g->reg) {
+        const void *in[HOP__F_MAXIN];
+        int64_t inc[HOP__F_MAXIN];
+        for (int k = 0; k < g->ninputs; k++) {
+            in[k] = slots[g->inputs[k]].data;
+            inc[k] = g->small_inc[k];
+        }
+        if (hop__freg_run(g, n, slots[g->out].data, in, inc))
+            return HOP_OK;
+    }
     for (const hop__fstep *st = g->steps, *end = st + g->nsteps; st < end; st++) {
         const void *a[3];
         for (int i = 0; i < st->nin; i++) {
@@ -687,6 +711,29 @@ hop__fused_small(const hop__fgroup *g, hop__frame *f, hop__ftile *regs)
     return small_steps(g, f, regs);
 }
 
+/* A register-kernel group over contiguous operands, each the output's size
+ * or one element, too small to split between threads: straight to the
+ * kernel, without execute's broadcasting and merging of dims (a chain of
+ * small ops on plan inputs).  False when it does not apply. */
+static bool
+reg_direct(const hop__fgroup *g, hop_tensor *out, const hop_tensor *const *in)
+{
+    int64_t numel, n;
+    if (!contiguous(out, &numel) || numel == 0 ||
+        (numel * (g->cost > 0 ? g->cost : 1) >= 2 * SPLIT_UNITS && hop_runtime_threads() > 1))
+        return false;
+    const void *ip[HOP__F_MAXIN];
+    int64_t inc[HOP__F_MAXIN];
+    for (int k = 0; k < g->ninputs; k++) {
+        /* execute's test for one flat run */
+        if (!contiguous(in[k], &n) || (n != numel && n != 1) || in[k]->rank > out->rank)
+            return false;
+        ip[k] = in[k]->data;
+        inc[k] = n != 1 || numel == 1;
+    }
+    return hop__freg_run(g, numel, out->data, ip, inc);
+}
+
 /* A group of any size: the tiled engine (execute). */
 __attribute__((noinline)) static hop_status
 run_general(const hop__fgroup *g, hop__frame *f)
@@ -705,6 +752,8 @@ run_general(const hop__fgroup *g, hop__frame *f)
     const hop_tensor *in[HOP__F_MAXIN];
     for (int k = 0; k < g->ninputs; k++)
         in[k] = &f->slots[g->inputs[k]];
+    if (g->reg && reg_direct(g, &f->slots[g->out], in))
+        return HOP_OK;
     return execute(g, &f->slots[g->out], in, &c);
 }
 

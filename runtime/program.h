@@ -452,6 +452,16 @@ typedef struct hop__fgroup {
      * per operand (a loop counter, a trip test): hop__fused_run computes it
      * inline.  Set by the lowering. */
     bool scalar_i64;
+    /* The steps are one chain of f32 arithmetic the register kernel runs
+     * (runtime/fused_reg.c), each step's code in reg_code.  Set by
+     * hop__fgroup_seal. */
+    bool reg;
+    uint8_t reg_code[HOP__F_MAXSTEPS];
+    /* Step s's operand other than the chain's value (index HOP__F_MAXSTEPS:
+     * step 0's first, where the chain starts): an input k >= 0, -1 the
+     * constant spread in reg_splat[s], -2 none (a unary step). */
+    int8_t reg_arg[HOP__F_MAXSTEPS + 1];
+    _Alignas(64) float reg_splat[HOP__F_MAXSTEPS + 1][16];
     const char *text;
 } hop__fgroup;
 

@@ -57,6 +57,16 @@ typedef struct stest {
     hop_tensor t;     /* If on a non-bool slot: its header over data */
 } stest;
 
+/* An iteration that is one register-kernel group (fused_reg.c) besides
+ * MoveInt and Integer: the group and where its inputs and output are in
+ * this iteration, and its ops' range in the iteration's ops. */
+typedef struct sgroup {
+    const hop__fgroup *g; /* NULL: none, or more than one group */
+    int ngroups;
+    const void *in[HOP__F_MAXIN];
+    void *out;
+} sgroup;
+
 /* Where each slot's data is at a point of the decoding. */
 typedef struct smap {
     int n;
@@ -390,9 +400,11 @@ decode_group(const hop__frame *f, const hop__fgroup *g, hop__ftile *tiles, smap 
  * take more than STRAIGHT_MAXOPS or the slots more than STRAIGHT_MAXMAP. */
 static bool
 decode_iteration(const hop__frame *f, const hop__insn *body, const hop__insn *back,
-                 hop__ftile *tiles, smap *m, sop *ops, stest *test)
+                 hop__ftile *tiles, smap *m, sop *ops, stest *test, sgroup *sg)
 {
     int k = 0;
+    sg->g = NULL;
+    sg->ngroups = 0;
     for (const hop__insn *in = body; in <= back; in++) {
         if (in->opcode == HOP__OP_Swap) {
             const int32_t *more = in->p4;
@@ -414,10 +426,26 @@ decode_iteration(const hop__frame *f, const hop__insn *body, const hop__insn *ba
             o->i64 = in->i64;
         } else if (in->opcode == HOP__OP_Fused || in->opcode == HOP__OP_Copy ||
                    (in == back && in->opcode == HOP__OP_If && in->p4 != NULL)) {
-            if (!decode_group(f, in->p4, tiles, m, ops, &k))
+            const hop__fgroup *g = in->p4;
+            if (sg->ngroups++ == 0 && g->small_n > 0 && hop__freg_inline(g)) {
+                /* where its operands are before the ops below move nothing */
+                void **cell;
+                for (int j = 0; j < g->ninputs; j++) {
+                    if ((cell = map_at(f, m, g->inputs[j])) == NULL)
+                        return false;
+                    sg->in[j] = *cell;
+                }
+                if ((cell = map_at(f, m, g->out)) == NULL)
+                    return false;
+                sg->out = *cell;
+                sg->g = g;
+            }
+            if (!decode_group(f, g, tiles, m, ops, &k))
                 return false;
         }
     }
+    if (sg->ngroups != 1)
+        sg->g = NULL;
     ops[k] = (sop){.run = op_end};
     *test = (stest){0};
     if (back->opcode == HOP__OP_If && back->p3 == 0) {
@@ -515,16 +543,126 @@ straight_slow(hop__frame *f, const hop__insn *body, const hop__insn *back, int64
     }
 }
 
+/*
+ * The register loop: a body that is one group of inline f32 steps (fused_reg.c)
+ * carrying one tensor from iteration to iteration (it reads the storage the
+ * last iteration wrote, first in its chain, and nothing else of it), a
+ * fori_loop counter (Next) and MoveInt/Integer: its iterations run inside
+ * the kernel with the carry in vector registers (an iteration costs the
+ * latency of its arithmetic, as a hand-written C loop), a block at a time.
+ * The registers end as the instructions leave them: a MoveInt/Integer that
+ * reads no register another one writes gives after the last iteration what
+ * it gives run once with the counter's last value.
+ */
+typedef struct rloop {
+    const hop__fgroup *g;
+    int64_t inc[HOP__F_MAXIN];
+    const sop *ints[STRAIGHT_MAXOPS]; /* the MoveInt and Integer ops, in order */
+    int nints;
+} rloop;
+
+static bool
+rloop_plan(rloop *rl, const hop__insn *back, const sop (*ops)[STRAIGHT_MAXOPS], const sgroup *sg)
+{
+    const hop__fgroup *g = sg[0].g;
+    if (back->opcode != HOP__OP_Next || g == NULL || sg[1].g != g)
+        return false;
+    int a = g->reg_arg[HOP__F_MAXSTEPS];
+    if (a < 0 || !g->small_inc[a])
+        return false;
+    /* the carry: each parity reads what the other wrote */
+    if (sg[0].in[a] != sg[1].out || sg[1].in[a] != sg[0].out)
+        return false;
+    for (int s = 0; s < g->nsteps; s++)
+        if (g->reg_arg[s] == a)
+            return false;
+    for (int k = 0; k < g->ninputs; k++) {
+        if (k == a)
+            continue;
+        if (sg[0].in[k] != sg[1].in[k] || sg[0].in[k] == sg[0].out || sg[0].in[k] == sg[1].out)
+            return false;
+        rl->inc[k] = g->small_inc[k];
+    }
+    rl->inc[a] = 1;
+    rl->g = g;
+    /* the other ops: MoveInt and Integer (the group's own are not these),
+     * not writing the counter or the bound, not reading what one writes */
+    rl->nints = 0;
+    for (const sop *o = ops[0]; o->run != op_end; o++) {
+        if (o->run != op_move && o->run != op_int)
+            continue;
+        if (o->p1 == back->p1 || o->p1 == back->p3)
+            return false;
+        rl->ints[rl->nints++] = o;
+    }
+    for (int i = 0; i < rl->nints; i++)
+        for (int j = 0; j < rl->nints; j++)
+            if (rl->ints[i]->run == op_move && rl->ints[i]->p2 == rl->ints[j]->p1)
+                return false;
+    return true;
+}
+
+/* Runs iterations from the top of an even one while the budget lasts
+ * without a check (the instructions would not have made one) and, short of
+ * the last, an even number of them.  *done: the loop ended. */
+static hop_status
+rloop_block(hop__frame *f, const hop__insn *back, int64_t cost, const rloop *rl, const sgroup *sg,
+            bool *ran, bool *done)
+{
+    int64_t *regs = f->regs;
+    int64_t left = regs[back->p3] - regs[back->p1];
+    int64_t k = (f->budget - 1) / cost;
+    *ran = *done = false;
+    if (left < 1 || k < 1)
+        return HOP_OK;
+    if (k >= left)
+        k = left;
+    else
+        k &= ~(int64_t)1;
+    if (k < 1)
+        return HOP_OK;
+    const hop__fgroup *g = rl->g;
+    int a = g->reg_arg[HOP__F_MAXSTEPS];
+    /* after an odd number the result is where the even iteration writes */
+    hop__freg_loop(g, g->small_n, k, sg[0].in, rl->inc, sg[0].in[a],
+                   (float *)(k & 1 ? sg[0].out : (void *)(uintptr_t)sg[0].in[a]));
+    f->budget -= k * cost;
+    regs[back->p1] += k - 1;
+    for (int i = 0; i < rl->nints; i++) {
+        const sop *o = rl->ints[i];
+        if (o->run == op_move)
+            hop__reg_move(regs, o->p1, o->p2);
+        else
+            hop__reg_put(regs, o->p1, o->i64);
+    }
+    regs[back->p1]++;
+    *ran = true;
+    if (k == left) {
+        if (k & 1)
+            straight_settle(f, &f->plan->code[back->p2], back);
+        *done = true;
+    }
+    return HOP_OK;
+}
+
 /* The iterations of a decoded body: even ones run ops[0], odd ones ops[1].
  * The budget is charged once per iteration, as much as the instructions
- * would. */
-static hop_status
+ * would.  Inlined into its two callers, so the loop without a register
+ * loop (rl NULL) stays as it was. */
+static inline __attribute__((always_inline)) hop_status
 straight_fast(hop__frame *f, const hop__insn *back, int64_t cost, const sop (*ops)[STRAIGHT_MAXOPS],
-              const stest *test)
+              const stest *test, const rloop *rl, const sgroup *sg)
 {
     int64_t *regs = f->regs;
     hop_status st;
     for (;;) {
+        if (rl != NULL) {
+            bool ran, done;
+            if ((st = rloop_block(f, back, cost, rl, sg, &ran, &done)) != HOP_OK || done)
+                return st;
+            if (ran)
+                continue;
+        }
         for (int p = 0; p < 2; p++) {
             bool more;
             if ((f->budget -= cost) <= 0 && (st = hop__interrupt_check(f)) != HOP_OK)
@@ -541,6 +679,13 @@ straight_fast(hop__frame *f, const hop__insn *back, int64_t cost, const sop (*op
     }
 }
 
+static hop_status
+straight_reg(hop__frame *f, const hop__insn *back, int64_t cost, const sop (*ops)[STRAIGHT_MAXOPS],
+             const stest *test, const rloop *rl, const sgroup *sg)
+{
+    return straight_fast(f, back, cost, ops, test, rl, sg);
+}
+
 hop_status
 hop__run_straight(hop__frame *f, const hop__insn *back)
 {
@@ -549,13 +694,17 @@ hop__run_straight(hop__frame *f, const hop__insn *back)
     _Alignas(64) hop__ftile tiles[HOP__F_MAXREGS]; /* the groups' registers */
     sop ops[2][STRAIGHT_MAXOPS];
     stest test[2];
+    sgroup sg[2];
     smap m;
     m.n = 0;
-    bool decoded = decode_iteration(f, body, back, tiles, &m, ops[0], &test[0]) &&
-                   decode_iteration(f, body, back, tiles, &m, ops[1], &test[1]);
+    bool decoded = decode_iteration(f, body, back, tiles, &m, ops[0], &test[0], &sg[0]) &&
+                   decode_iteration(f, body, back, tiles, &m, ops[1], &test[1], &sg[1]);
     for (int j = 0; decoded && j < m.n; j++)
         decoded = m.data[j] == f->slots[m.slot[j]].data;
     if (!decoded)
         return straight_slow(f, body, back, cost, tiles);
-    return straight_fast(f, back, cost, (const sop(*)[STRAIGHT_MAXOPS])ops, test);
+    rloop rl;
+    if (rloop_plan(&rl, back, (const sop(*)[STRAIGHT_MAXOPS])ops, sg))
+        return straight_reg(f, back, cost, (const sop(*)[STRAIGHT_MAXOPS])ops, test, &rl, sg);
+    return straight_fast(f, back, cost, (const sop(*)[STRAIGHT_MAXOPS])ops, test, NULL, NULL);
 }

@@ -280,6 +280,24 @@ hop__scalar_i64(hop_op op, int64_t x, int64_t y, void *out)
  * running small groups every iteration keeps one set (runtime/vm.c). */
 typedef unsigned char hop__ftile[HOP__F_SMALL * 8];
 hop_status hop__fused_small(const hop__fgroup *g, hop__frame *f, hop__ftile *regs);
+
+/* The register kernel (fused_reg.c).  hop__freg_plan sets g->reg and
+ * g->reg_code (from hop__fgroup_seal).  hop__freg_run runs a group with
+ * g->reg over n contiguous output elements at out from inputs in[k], each
+ * contiguous (inc[k] 1) or one element (inc[k] 0); false, having written
+ * nothing, when its first step has no operand that steps (the caller runs
+ * the group otherwise). */
+void hop__freg_plan(hop__fgroup *g);
+bool hop__freg_run(const hop__fgroup *g, int64_t n, void *out, const void *const *in,
+                   const int64_t *inc);
+/* Whether every step of g (g->reg) runs inline: what hop__freg_loop runs. */
+bool hop__freg_inline(const hop__fgroup *g);
+/* iters >= 1 applications of such a group to n elements, each after the
+ * first starting from the last one's result instead of the group's first
+ * operand (src the first time); the result into dst (may be src).  The other
+ * operands from in/inc as hop__freg_run, none of them src or dst. */
+void hop__freg_loop(const hop__fgroup *g, int64_t n, int64_t iters, const void *const *in,
+                    const int64_t *inc, const float *src, float *dst);
 /* A SymInt operand's value now (from regs), in the dtype its step reads:
  * into out, o->need's size. */
 hop_status hop__fused_sym_value(const hop__fopnd *o, hop_dtype opdtype, const int64_t *regs,

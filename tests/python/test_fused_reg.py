@@ -1,0 +1,126 @@
+"""The register kernel of fused groups (runtime/fused_reg.c, issue #30) gives
+the bits of the tiled engine it replaces: chains of f32 arithmetic with NaN,
+signed zeros, infinities (a NaN for a NaN) and tails shorter than a vector, with a math step
+between inline ones, broadcast operands, batched maps and straight loops;
+at every vector width (HOP_SIMD=baseline runs its SSE2 build).  Each
+configuration runs in a child process, HOP_FUSED_REG=0 turning it off."""
+import os
+import subprocess
+import sys
+
+import numpy as np
+
+import hop
+
+CHILD = r"""
+import sys
+import numpy as np
+import hop
+rng = np.random.default_rng(30)
+edge = np.array([0.0, -0.0, 1.0, -1.0, 0.5, 88.0, -88.0, 1e-40, -1e-40, 3e38, -3e38,
+                 np.inf, -np.inf, np.nan, -np.nan], dtype=np.float32)
+out = []
+def emit(t):
+    out.append(t.numpy().tobytes())
+# sizes: one element, under a vector, a vector of 16, tails, several chunks
+for n in (1, 5, 16, 17, 64, 200, 1003, 5000):
+    x = np.resize(np.concatenate([edge, (rng.standard_normal(n) * 3).astype(np.float32)]), n)
+    y = np.roll(x, 3)
+    y[::7] = np.nan
+    hx, hy = hop.asarray(x), hop.asarray(y)
+    one = hop.asarray(np.array([-0.0], dtype=np.float32))
+    fns = [
+        lambda a, b: (a * 2 + 1).relu().exp(),
+        lambda a, b: hop.maximum(a * b, b - a) + hop.minimum(1.5 - a, a),
+        lambda a, b: hop.maximum(b, a - 1) * 3,
+        lambda a, b: hop.minimum(b, a / 3) / 2,
+        lambda a, b: (2 / (a + b) - a).abs().neg() * b,
+        lambda a, b: ((a - b).tanh() * 2 + 1).relu() / 3,
+        lambda a, b: (a * b + 1 - b) * 0.5,
+        lambda a, b: -(a * 2) + b,
+        lambda a, b: (a / b - 1).relu() * -0.0,
+        # the chain's value as the second operand: o + x, o * x, o / x, o - x
+        lambda a, b: 1 - (2 / (0.5 + 3 * (a * b))),
+        lambda a, b: hop.minimum(hop.maximum(a * 2, b) - 1, b),
+    ]
+    for f in fns:
+        emit(hop.compile(f)(hx, hy))
+        emit(hop.compile(f)(hx, one))
+        emit(hop.compile(f)(one, hy))
+# a batched map over rows against broadcast rows, and a plain chain on 2-D
+x = (rng.standard_normal((300, 16)) * 2).astype(np.float32)
+x[5, 3], x[7, 0], x[9, 9] = np.nan, -0.0, np.inf
+w, b = rng.standard_normal(16).astype(np.float32), rng.standard_normal(16).astype(np.float32)
+hx, hw, hb = hop.asarray(x), hop.asarray(w), hop.asarray(b)
+emit(hop.compile(lambda x, w, b: hop.map(lambda r, w, b: (r * w + b).relu(), x, w, b))(hx, hw, hb))
+emit(hop.compile(lambda x, w: (x * w - 1).abs() * 2)(hx, hw))
+emit(hop.compile(lambda x, w: (x.T * 2 + 1).relu())(hx, hw))
+# straight loops: a 16-float body, and one whose body reads a second tensor
+v = hop.asarray((rng.standard_normal(16)).astype(np.float32))
+for trips in (1, 2, 1001, 100001):  # odd and even; blocks ended by the interrupt budget
+    emit(hop.compile(lambda v: hop.fori_loop(0, trips, lambda i, v: v * 0.999 + 0.001, v))(v))
+# the counter read as a float operand; a carry of 5 and of 50 floats (tails, several vectors)
+emit(hop.compile(lambda v: hop.fori_loop(0, 300, lambda i, v: v * 0.5 + i, v))(v))
+for n in (5, 50):
+    u = hop.asarray(rng.standard_normal(n).astype(np.float32))
+    emit(hop.compile(lambda u: hop.fori_loop(0, 999, lambda i, u: hop.maximum(u * -1.01 + 0.5, -2.0)
+                                              - 0.001, u))(u))
+emit(hop.compile(lambda v, w: hop.fori_loop(0, 37, lambda i, v: (v * w - 0.5).relu() + 0.25,
+                                             v))(v, hop.asarray(w)))
+emit(hop.compile(lambda v: hop.fori_loop(0, 10, lambda i, v: (v * 1.5).tanh() - 0.1, v))(v))
+sys.stdout.buffer.write(b"".join(out))
+"""
+
+
+def run_child(**env_set):
+    env = dict(os.environ)
+    for k in ("HOP_FUSED_REG", "HOP_SIMD"):
+        env.pop(k, None)
+    env.update(env_set)
+    # the child imports the hop under test (conftest's path), not an installed one
+    env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
+    r = subprocess.run([sys.executable, "-c", CHILD], env=env, capture_output=True, timeout=120)
+    assert r.returncode == 0, r.stderr.decode()
+    return r.stdout
+
+
+def same_bits(got, want):
+    """Equal bits, a NaN for a NaN: which of two NaN operands a product or
+    sum returns (its sign and payload) is the operand order the compiler
+    gave each build of the loop, as between today's vector functions."""
+    assert len(got) == len(want) > 0
+    g, w = np.frombuffer(got, np.float32), np.frombuffer(want, np.float32)
+    assert np.array_equal(np.isnan(g), np.isnan(w))
+    ok = ~np.isnan(w)
+    assert g[ok].tobytes() == w[ok].tobytes()
+
+
+def test_register_kernel_gives_the_tiled_engines_bits():
+    same_bits(run_child(), run_child(HOP_FUSED_REG="0"))
+
+
+def test_register_kernel_at_sse2_width_gives_the_same_bits():
+    same_bits(run_child(HOP_SIMD="baseline"), run_child(HOP_FUSED_REG="0"))
+
+
+def test_register_kernel_chain_matches_numpy():
+    # + - * / of a chain in registers are single IEEE operations: NumPy's
+    # float32 results are the exact reference
+    rng = np.random.default_rng(3)
+    x = (rng.standard_normal(1003) * 5).astype(np.float32)
+    y = (rng.standard_normal(1003) * 5).astype(np.float32)
+    x[:4] = [np.nan, -0.0, np.inf, -np.inf]
+    f = hop.compile(lambda a, b: ((a * b + 1) - b) * 0.5 / (b - 3))
+    want = ((x * y + np.float32(1)) - y) * np.float32(0.5) / (y - np.float32(3))
+    got = f(hop.asarray(x), hop.asarray(y)).numpy()
+    assert got.dtype == np.float32
+    assert got.tobytes() == want.tobytes()
+
+
+def test_register_kernel_relu_keeps_nan_and_clears_negative_zero():
+    x = np.array([np.nan, -0.0, -1.0, 2.0, -np.inf, np.inf] * 3, dtype=np.float32)
+    got = hop.compile(lambda a: (a * 1 + 0).relu())(hop.asarray(x)).numpy()
+    assert np.isnan(got[0]) and np.isnan(got[6])
+    assert got[1] == 0 and not np.signbit(got[1])
+    assert got[2] == 0 and not np.signbit(got[2])
+    assert got[3] == 2 and got[4] == 0 and got[5] == np.inf
