@@ -10,7 +10,6 @@ after Dynamo's test_misc / test_functions / test_repros, each eager against
 compiled: results, raised errors, effects and their order."""
 
 import contextlib
-import inspect
 import io
 import warnings
 
@@ -19,25 +18,7 @@ import pytest
 
 import hop
 from hop import _effects
-
-X = hop.tensor([1.0, 2.0, 3.0])
-
-
-def same(got, want):
-    got, want = np.asarray(got), np.asarray(want)
-    assert got.dtype == want.dtype and got.shape == want.shape, (got, want)
-    np.testing.assert_array_equal(got, want)
-
-
-def line_of(fn, text):
-    lines, first = inspect.getsourcelines(fn)
-    return first + next(i for i, line in enumerate(lines) if text in line)
-
-
-def quiet(fn, *args):
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        return fn(*args)
+from test_compile_frames import X, line_of, quiet, same  # one copy of the helpers
 
 
 def outcome(fn, *args):

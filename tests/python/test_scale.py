@@ -43,10 +43,8 @@ def test_tracing_hop_calls_costs_the_same_per_call_at_ten_times_the_calls(make):
     assert t_large <= 2.0 * t_small, (t_small, t_large)  # 1.1-1.4x; 3.1x (wrap), 6.5x before
 
 
-def test_nested_bodies_are_each_scanned_once_by_the_purity_check(monkeypatch):
-    # A body that only hands a function to a HOP leaves it to that HOP's own
-    # run_pure: scanning it (and all it reaches) from every enclosing body
-    # cost O(depth) per level.
+def _count_scans(monkeypatch):
+    """The list each purity scan appends its function to."""
     scanned = []
     real = _purity._Check.scan
 
@@ -54,6 +52,14 @@ def test_nested_bodies_are_each_scanned_once_by_the_purity_check(monkeypatch):
         scanned.append(fn)
         return real(self, fn)
     monkeypatch.setattr(_purity._Check, "scan", counting)
+    return scanned
+
+
+def test_nested_bodies_are_each_scanned_once_by_the_purity_check(monkeypatch):
+    # A body that only hands a function to a HOP leaves it to that HOP's own
+    # run_pure: scanning it (and all it reaches) from every enclosing body
+    # cost O(depth) per level.
+    scanned = _count_scans(monkeypatch)
     depth = 40
     gm = hop.trace(nested(depth), hop.ones(3))
     # one scan per level's body; the innermost function (v + 1.0) reads no
@@ -67,13 +73,7 @@ def test_a_body_that_reads_no_cell_and_no_global_runs_without_a_snapshot(monkeyp
     # see, so run_pure calls it directly (a builtin it calls is no global
     # of its module); one that reads a global is scanned as before, with the
     # module's function it reaches.
-    scanned = []
-    real = _purity._Check.scan
-
-    def counting(self, fn):
-        scanned.append(fn)
-        return real(self, fn)
-    monkeypatch.setattr(_purity._Check, "scan", counting)
+    scanned = _count_scans(monkeypatch)
     gm = hop.trace(lambda x: hop.wrap(lambda v: abs(v) * 2.0, x), hop.ones(2))
     assert scanned == []
     assert gm(-hop.ones(2)).tolist() == [2.0, 2.0]
