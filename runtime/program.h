@@ -461,7 +461,7 @@ typedef struct hop__fgroup {
      * step 0's first, where the chain starts): an input k >= 0, -1 the
      * constant spread in reg_splat[s], -2 none (a unary step). */
     int8_t reg_arg[HOP__F_MAXSTEPS + 1];
-    _Alignas(64) float reg_splat[HOP__F_MAXSTEPS + 1][16];
+    float reg_splat[HOP__F_MAXSTEPS + 1][16]; /* read with unaligned loads */
     const char *text;
 } hop__fgroup;
 
