@@ -1714,8 +1714,9 @@ static PySequenceMethods tensor_as_sequence = {
  * text).  NULL with no exception: not this case, or NumPy keeps its options
  * elsewhere (_tensor_api._repr_parts is None); the Python path decides.
  */
-static PyObject *repr_parts; /* (numpy.core.arrayprint, defaults, dragon4_positional,
-                              * float16, float32, float64), Py_None: unavailable */
+static PyObject *repr_parts; /* (numpy.core.arrayprint, its defaults, dragon4_positional),
+                              * Py_None: unavailable */
+static PyObject *repr_prefix, *repr_close, *repr_close_f16, *repr_close_f64;
 static PyObject *repr_kw1, *repr_kw2, *str_format_options, *repr_eight, *repr_zero, *repr_point;
 
 /* The tuple of the n names, each interned. */
@@ -1772,9 +1773,9 @@ repr_parts_load(void)
     Py_XDECREF(api);
     if (parts == NULL)
         return -1;
-    if (parts != Py_None && !(PyTuple_Check(parts) && PyTuple_GET_SIZE(parts) == 6)) {
+    if (parts != Py_None && !(PyTuple_Check(parts) && PyTuple_GET_SIZE(parts) == 3)) {
         Py_DECREF(parts);
-        PyErr_SetString(PyExc_SystemError, "hop._tensor_api._repr_parts: not 6 parts");
+        PyErr_SetString(PyExc_SystemError, "hop._tensor_api._repr_parts: not 3 parts");
         return -1;
     }
     /* interned, as NumPy's parser first matches keyword names by identity */
@@ -1787,6 +1788,10 @@ repr_parts_load(void)
     repr_eight = PyLong_FromLong(8);
     repr_zero = PyLong_FromLong(0);
     repr_point = PyUnicode_InternFromString(".");
+    repr_prefix = PyUnicode_FromString("hop.tensor(");
+    repr_close = PyUnicode_FromString(")");
+    repr_close_f16 = PyUnicode_FromString(", dtype=hop.float16)");
+    repr_close_f64 = PyUnicode_FromString(", dtype=hop.float64)");
     if (repr_kw1 == NULL || repr_kw2 == NULL || str_format_options == NULL || repr_eight == NULL ||
         repr_zero == NULL || repr_point == NULL) {
         Py_DECREF(parts);
@@ -1817,13 +1822,14 @@ scalar_repr(TensorObject *o)
     int dflt = opts != NULL ? options_default(opts, PyTuple_GET_ITEM(repr_parts, 1)) : -1;
     Py_XDECREF(opts);
     if (dflt <= 0)
-        return NULL; /* (an error too: the Python path raises it again or copes) */
+        return NULL; /* not the defaults: the Python path (or the error) */
     PyObject *d4 = PyTuple_GET_ITEM(repr_parts, 2);
-    PyObject *type = PyTuple_GET_ITEM(repr_parts, d == HOP_F16 ? 3 : d == HOP_F32 ? 4 : 5);
-    PyObject *pv = PyFloat_FromDouble(v), *x = NULL, *first = NULL, *second = NULL;
+    PyObject *x = NULL, *first = NULL, *second = NULL;
     PyObject *res = NULL, *whole = NULL, *digits = NULL;
-    if (pv == NULL || (x = PyObject_CallOneArg(type, pv)) == NULL)
-        goto done;
+    /* the value as NumPy's scalar of its dtype (dragon4 spells that type's
+     * shortest digits) */
+    if ((x = hop_py__np_element(o->t)) == NULL)
+        return NULL; /* (NumPy's C API unusable, no exception: the Python path) */
     /* the first pass: the widths of the whole and fractional digits */
     PyObject *a1[5] = {x, repr_eight, Py_True, Py_True, repr_point};
     first = PyObject_Vectorcall(d4, a1, 1, repr_kw1);
@@ -1845,16 +1851,20 @@ scalar_repr(TensorObject *o)
     second = PyObject_Vectorcall(d4, a2, 1, repr_kw2);
     if (second == NULL)
         goto done;
-    res = d == HOP_F32 ? PyUnicode_FromFormat("hop.tensor(%U)", second)
-                       : PyUnicode_FromFormat("hop.tensor(%U, dtype=hop.%s)", second,
-                                              d == HOP_F16 ? "float16" : "float64");
+    /* (two concatenations: cheaper than parsing a format on every call) */
+    PyObject *head = PyUnicode_Concat(repr_prefix, second);
+    if (head != NULL) {
+        res = PyUnicode_Concat(head, d == HOP_F32   ? repr_close
+                                     : d == HOP_F16 ? repr_close_f16
+                                                    : repr_close_f64);
+        Py_DECREF(head);
+    }
 done:
     Py_XDECREF(whole);
     Py_XDECREF(digits);
     Py_XDECREF(first);
     Py_XDECREF(second);
     Py_XDECREF(x);
-    Py_XDECREF(pv);
     return res;
 }
 

@@ -117,12 +117,12 @@ def _dragon4_positional(np):
 def _repr_parts():
     """What the C text of a 0-d float tensor needs (tensor.c's scalar_repr):
     (numpy.core.arrayprint, its default options as it keeps them,
-    dragon4_positional, float16, float32, float64), or None where this
-    NumPy keeps its options elsewhere."""
-    np = _np()
+    dragon4_positional), or None where this NumPy keeps its options
+    elsewhere."""
+    _np()
     if _numpy[1] is None:
         return None
-    return (_numpy[1], _RAW_DEFAULTS, _numpy[2], np.float16, np.float32, np.float64)
+    return (_numpy[1], _RAW_DEFAULTS, _numpy[2])
 
 
 def _default_options(np):
