@@ -274,7 +274,9 @@ class CompiledFunction(_C._CompiledCall):
             self.recompiles += 1
         self._entries.append(_Entry(gm, runner, dynamic, reason,
                                     paths.traps if paths is not None else {}))
-        self._fast = runner.fast  # the newest plan's bound NumPy call, if any
+        # the newest plan's bound call: NumPy's or hop.Tensors' without guards
+        # (Plan.bind_*), or with guards to check (_EffectsCall), if any
+        self._fast = runner.fast or _effects_call(self._entries[-1])
         return runner.call_kw(args, _C.GuardError, kwargs)
 
     def _translate(self, args, kwargs, effects, reason):
@@ -466,17 +468,22 @@ class _NoFast(Exception):
 
 
 def _effects_call(entry):
-    """The C bound call (_C._EffectsCall) of a translated plan: the guards'
-    fast check, the plan, the result and the side-effect table rebuilt from
-    its outputs, the table replayed; no Python frame.  None where the call
-    needs the general path (Entry.run): lifted ints (read per call), a graph
-    break, arguments that are not all tensors, keyword arguments, a
-    write-back, results made or copied per call, a SymInt result, a
-    structure other than tuples, an effect inside an argument."""
+    """The C bound call (_C._EffectsCall) of a plan: the guards' fast check,
+    the plan, the result (and for a translated plan the side-effect table's
+    values) rebuilt from its outputs, the table replayed; no Python frame.
+    None where the call needs the general path (Entry.run, Runner.call):
+    lifted ints (read per call), a graph break, arguments that are not all
+    tensors, keyword arguments, a write-back, results made or copied per
+    call, a SymInt result, a structure other than tuples, an effect inside
+    an argument; and a plan with no guards to check, which
+    Plan.bind_tensors binds."""
     fr, r = entry.frame, entry.runner
-    if fr.lifted or fr.stop is not None or r._nflat < 0 or r.kw or \
-            r.writeback is not None or r._results is not None or any(r.sym_out) or \
-            any(r.as_array):
+    if r._nflat < 0 or r.kw or r.writeback is not None or r._results is not None or \
+            any(r.sym_out) or any(r.as_array):
+        return None
+    if fr is None and (r.fast is not None or r._check is None):
+        return None
+    if fr is not None and (fr.lifted or fr.stop is not None):
         return None
     consts = list(r.template)
     traced = [t is None for t in consts]
@@ -495,6 +502,10 @@ def _effects_call(entry):
 
     spec = r.out_spec
     try:
+        if fr is None:
+            # (the result, no effects): the shape the C call takes
+            return _C._EffectsCall(r.plan, r, len(r.statics), r._check, tuple(consts),
+                                   bytes(traced), (tree(spec), ()), ())
         if spec.kind != "tuple" or len(spec.children) != 2:
             return None
         whole = tree(spec)
