@@ -244,3 +244,24 @@ def test_the_bound_call_rejects_inconsistent_tables():
         hop._C._EffectsCall(r.plan, r, 1, None, (None,), b"\x01", (0, ((),)), ((9, None, None),))
     with pytest.raises(TypeError, match="outputs"):
         hop._C._EffectsCall(r.plan, r, 1, None, (None, None), b"\x01\x01", (0, ()), ())
+
+
+W = hop.ones(2)
+SCALE = [2.0]
+
+
+def test_a_plan_with_environment_guards_takes_the_c_call_and_sees_every_change():
+    global W
+    cf = hop.compile(lambda x: x * W + SCALE[0])
+    same(cf(hop.ones(2)), [3.0, 3.0])
+    assert c_path(cf)  # no effect: the C call of the guards, the plan, the result
+    same(cf(hop.ones(2)), [3.0, 3.0])
+    W = hop.full([2], 4.0)  # a global rebound: the new tensor is read
+    same(cf(hop.ones(2)), [6.0, 6.0])
+    SCALE[0] = 10.0  # a list item changed: retraced (a value guard)
+    same(cf(hop.ones(2)), [14.0, 14.0])
+    assert cf.recompiles == 1
+    same(cf(hop.ones(2), ), [14.0, 14.0])
+    assert c_path(cf)
+    W = hop.ones(2)
+    SCALE[0] = 2.0
