@@ -801,8 +801,9 @@ def test_repr_of_a_0d_tensor_follows_numpys_print_options():
 
 def test_repr_of_a_0d_float_from_c_is_the_python_paths_and_numpys_text():
     # tensor.c makes a positional 0-d float's text itself (scalar_repr: the
-    # replayed print of a compiled function); _tensor_api's path and NumPy's
-    # array2string are the references, over random bit patterns
+    # replayed print of a compiled function), with one dragon4 pass where
+    # NumPy makes two; _tensor_api's path (NumPy's two passes) and NumPy's
+    # array2string are the references
     from hop import _tensor_api
     rng = np.random.default_rng(30)
     bits = rng.integers(0, 2 ** 32, 3000, dtype=np.uint64).astype(np.uint32)
@@ -811,6 +812,17 @@ def test_repr_of_a_0d_float_from_c_is_the_python_paths_and_numpys_text():
                .view(np.float16)]
     values += [(v, hop.float64) for v in rng.standard_normal(600) * 10.0 **
                rng.integers(-5, 9, 600)]
+    # where one dragon4 pass could differ from NumPy's two: powers of two
+    # (unequal margins), around powers of ten (carries), big integers
+    # (digits past the unique ones)
+    edges = [(s << 31) | (e << 23) | m for e in range(100, 155) for m in (0, 1, 0x7FFFFF)
+             for s in (0, 1)]
+    values += [(v, hop.float32) for v in np.array(edges, np.uint32).view(np.float32)]
+    for k in range(-4, 9):
+        c = np.array([10.0 ** k], np.float32).view(np.uint32)[0]
+        values += [(v, hop.float32) for v in np.arange(c - 40, c + 40, dtype=np.uint32)
+                   .view(np.float32)]
+    values += [(v, hop.float32) for v in np.float32(rng.integers(2 ** 24, 10 ** 8, 300))]
     for v, dt in values:
         t = hop.tensor(v, dtype=dt)
         want = _tensor_api._array2string_repr(t, np)
