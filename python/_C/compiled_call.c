@@ -9,6 +9,15 @@
  * guard fails goes to _call_args (which tries the other plans or retraces),
  * as does one that fails while this thread traces (traced values: the
  * function is called inside another trace; it runs as part of that trace).
+ *
+ * _C._EffectsCall is the bound call of a translated function's plan
+ * (hop/_frame.py: a function with Python effects and no graph break): it
+ * checks the environment guards, runs the plan, rebuilds the result and the
+ * side-effect table's values from the outputs, and replays the table in C,
+ * in program order, as _frame.replay does.  Anything it does not take (other
+ * arguments, a guard that fails) is NotImplemented before anything ran; a
+ * replayed effect that raises is the call's error (the plan ran, earlier
+ * effects happened: never a second run).
  */
 #include "trace_impl.h"
 
@@ -20,6 +29,321 @@ typedef struct {
 } CompiledCallObject;
 
 static PyObject *str_call_args, *str_call_kw; /* interned method names */
+static PyObject *str_state, *str_print;       /* "_state", "print" */
+static PyObject *builtins_dict;               /* builtins.__dict__ (print is read per call) */
+
+/* ------------------------------------------------------- _EffectsCall */
+
+/* The effect kinds replayed here (hop/_compile.py's _EFFECT_CODES): the
+ * values of each are (v0, ...) as _frame.replay reads them. */
+enum { FX_PRINT, FX_CALL, FX_CELL, FX_GLOBAL, FX_ATTR, FX_ITEM, FX_NKINDS };
+
+typedef struct {
+    PyObject_HEAD PlanObject *plan;
+    PyObject *runner;  /* its _state: (the objects the check expects, the captures) */
+    PyObject *check;   /* the runner's fast guard check, or NULL */
+    PyObject *consts;  /* tuple: per leaf of the result, its constant (traced: None) */
+    PyObject *traced;  /* bytes: per leaf, 1 where the next plan output goes */
+    PyObject *tree;    /* (result tree, per effect its values' tree): nested tuples of
+                        * leaf indices (Python ints) */
+    PyObject *effects; /* tuple of (kind code, target, key) */
+    Py_ssize_t nargs;
+} EffectsCallObject;
+
+static PyTypeObject EffectsCallType;
+
+/* The value of tree (a leaf index or a tuple of trees) from leaves: a new
+ * reference, a fresh tuple for every tuple node (as _pytree.unflatten). */
+static PyObject *
+build(PyObject *tree, PyObject *const *leaves)
+{
+    if (!PyTuple_Check(tree)) {
+        PyObject *v = leaves[PyLong_AsSsize_t(tree)];
+        Py_INCREF(v);
+        return v;
+    }
+    Py_ssize_t n = PyTuple_GET_SIZE(tree);
+    PyObject *t = PyTuple_New(n);
+    for (Py_ssize_t i = 0; t != NULL && i < n; i++) {
+        PyObject *v = build(PyTuple_GET_ITEM(tree, i), leaves);
+        if (v == NULL)
+            Py_CLEAR(t);
+        else
+            PyTuple_SET_ITEM(t, i, v);
+    }
+    return t;
+}
+
+/* Whether tree is a leaf index below nleaves or a tuple of such trees. */
+static int
+tree_ok(PyObject *tree, Py_ssize_t nleaves, int depth)
+{
+    if (PyLong_CheckExact(tree)) {
+        Py_ssize_t i = PyLong_AsSsize_t(tree);
+        return i >= 0 && i < nleaves;
+    }
+    if (!PyTuple_CheckExact(tree) || depth > 64)
+        return 0;
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(tree); i++)
+        if (!tree_ok(PyTuple_GET_ITEM(tree, i), nleaves, depth + 1))
+            return 0;
+    return 1;
+}
+
+/* dict(items) of a tuple of (key, value) pairs, or NULL (no exception) for
+ * none. */
+static int
+kwargs_of(PyObject *items, PyObject **out)
+{
+    *out = NULL;
+    if (PyTuple_GET_SIZE(items) == 0)
+        return 0;
+    PyObject *d = PyDict_New();
+    if (d == NULL)
+        return -1;
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(items); i++) {
+        PyObject *kv = PyTuple_GET_ITEM(items, i);
+        if (PyDict_SetItem(d, PyTuple_GET_ITEM(kv, 0), PyTuple_GET_ITEM(kv, 1)) < 0) {
+            Py_DECREF(d);
+            return -1;
+        }
+    }
+    *out = d;
+    return 0;
+}
+
+/* One effect of the table with this call's values v: 0, or -1 with the
+ * exception the effect raised. */
+static int
+replay_one(PyObject *fx, PyObject *v)
+{
+    long kind = PyLong_AsLong(PyTuple_GET_ITEM(fx, 0));
+    PyObject *target = PyTuple_GET_ITEM(fx, 1), *key = PyTuple_GET_ITEM(fx, 2);
+    PyObject *fn = NULL, *kw = NULL, *r = NULL;
+    int rc = -1;
+    switch (kind) {
+    case FX_PRINT: /* print(*v[0], **dict(v[1])), print as it is now */
+    case FX_CALL:  /* getattr(target, key)(*v[0], **dict(v[1])) */
+        if (kind == FX_PRINT) {
+            fn = PyDict_GetItemWithError(builtins_dict, str_print);
+            if (fn == NULL) {
+                if (!PyErr_Occurred())
+                    PyErr_SetString(PyExc_NameError, "name 'print' is not defined");
+                return -1;
+            }
+            Py_INCREF(fn);
+        } else if ((fn = PyObject_GetAttr(target, key)) == NULL) {
+            return -1;
+        }
+        if (kwargs_of(PyTuple_GET_ITEM(v, 1), &kw) == 0)
+            r = PyObject_Call(fn, PyTuple_GET_ITEM(v, 0), kw);
+        rc = r != NULL ? 0 : -1;
+        Py_XDECREF(r);
+        Py_XDECREF(kw);
+        Py_DECREF(fn);
+        return rc;
+    case FX_CELL:
+        return PyCell_Set(target, PyTuple_GET_ITEM(v, 0));
+    case FX_GLOBAL:
+        return PyObject_SetItem(target, key, PyTuple_GET_ITEM(v, 0));
+    case FX_ATTR:
+        return PyObject_SetAttr(target, key, PyTuple_GET_ITEM(v, 0));
+    case FX_ITEM:
+        return PyObject_SetItem(target, PyTuple_GET_ITEM(v, 0), PyTuple_GET_ITEM(v, 1));
+    }
+    PyErr_Format(PyExc_SystemError, "_EffectsCall: unknown effect kind %ld", kind);
+    return -1;
+}
+
+/* The call on the tuple args: NotImplemented (nothing ran) unless it takes
+ * them; *ran is set once the plan ran (an error after that is the call's). */
+static PyObject *
+effects_run(EffectsCallObject *self, PyObject *args, int *ran)
+{
+    *ran = 0;
+    Py_ssize_t n = PyTuple_GET_SIZE(args);
+    if (n != self->nargs)
+        Py_RETURN_NOTIMPLEMENTED;
+    for (Py_ssize_t i = 0; i < n; i++)
+        if (!Py_IS_TYPE(PyTuple_GET_ITEM(args, i), &hop_py_TensorType))
+            Py_RETURN_NOTIMPLEMENTED;
+    PyObject *state = PyObject_GetAttr(self->runner, str_state);
+    if (state == NULL)
+        return NULL;
+    if (!PyTuple_Check(state) || PyTuple_GET_SIZE(state) != 2 ||
+        !PyTuple_Check(PyTuple_GET_ITEM(state, 1))) {
+        Py_DECREF(state);
+        PyErr_SetString(PyExc_SystemError, "_EffectsCall: the runner's state is not a pair");
+        return NULL;
+    }
+    if (self->check != NULL) {
+        /* the guards' fast check; False: the general path revalidates */
+        PyObject *argv[2] = {PyTuple_GET_ITEM(state, 0), Py_None};
+        PyObject *ok = PyObject_Vectorcall(self->check, argv, 2, NULL);
+        int holds = ok != NULL ? PyObject_IsTrue(ok) : -1;
+        Py_XDECREF(ok);
+        if (holds <= 0) {
+            Py_DECREF(state);
+            if (holds < 0)
+                return NULL;
+            Py_RETURN_NOTIMPLEMENTED;
+        }
+    }
+    PyObject *outs = hop_py__plan_run_tensors(self->plan, &PyTuple_GET_ITEM(args, 0), n,
+                                              PyTuple_GET_ITEM(state, 1), HOP_PY_RUN_TUPLE);
+    Py_DECREF(state);
+    if (outs == NULL)
+        return NULL;
+    *ran = 1;
+    Py_ssize_t nleaves = PyTuple_GET_SIZE(self->consts), k = 0;
+    const char *traced = PyBytes_AS_STRING(self->traced);
+    PyObject *small[32], **leaves = small, *built = NULL, *result = NULL;
+    if (nleaves > 32 && (leaves = PyMem_Malloc((size_t)nleaves * sizeof *leaves)) == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (Py_ssize_t i = 0; i < nleaves; i++)
+        leaves[i] = traced[i] ? PyTuple_GET_ITEM(outs, k++) : PyTuple_GET_ITEM(self->consts, i);
+    if ((built = build(self->tree, leaves)) == NULL)
+        goto done;
+    PyObject *values = PyTuple_GET_ITEM(built, 1);
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(self->effects); i++)
+        if (replay_one(PyTuple_GET_ITEM(self->effects, i), PyTuple_GET_ITEM(values, i)) < 0)
+            goto done;
+    result = PyTuple_GET_ITEM(built, 0);
+    Py_INCREF(result);
+done:
+    if (leaves != small)
+        PyMem_Free(leaves);
+    Py_XDECREF(built);
+    Py_DECREF(outs);
+    return result;
+}
+
+static PyObject *
+effects_call(EffectsCallObject *self, PyObject *args, PyObject *kwargs)
+{
+    int ran;
+    if (kwargs != NULL && PyDict_GET_SIZE(kwargs) != 0)
+        Py_RETURN_NOTIMPLEMENTED;
+    if (!PyTuple_Check(args) || PyTuple_GET_SIZE(args) != 1 ||
+        !PyTuple_Check(PyTuple_GET_ITEM(args, 0))) {
+        PyErr_SetString(PyExc_TypeError, "_EffectsCall takes one tuple of arguments");
+        return NULL;
+    }
+    return effects_run(self, PyTuple_GET_ITEM(args, 0), &ran);
+}
+
+/* _EffectsCall(plan, runner, nargs, check, consts, traced, tree, effects):
+ * checked here once (the call trusts the shapes: hop/_compile.py makes them
+ * from the runner's templates). */
+static PyObject *
+effects_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
+{
+    PyObject *plan, *runner, *check, *consts, *traced, *tree, *effects;
+    Py_ssize_t nargs;
+    if (kwargs != NULL && PyDict_GET_SIZE(kwargs) != 0) {
+        PyErr_SetString(PyExc_TypeError, "_EffectsCall takes no keyword arguments");
+        return NULL;
+    }
+    if (!PyArg_ParseTuple(args, "OOnOO!O!O!O!:_EffectsCall", &plan, &runner, &nargs, &check,
+                          &PyTuple_Type, &consts, &PyBytes_Type, &traced, &PyTuple_Type, &tree,
+                          &PyTuple_Type, &effects))
+        return NULL;
+    if (!hop_py__is_plan(plan) || nargs < 0 ||
+        PyBytes_GET_SIZE(traced) != PyTuple_GET_SIZE(consts) || PyTuple_GET_SIZE(tree) != 2 ||
+        !PyTuple_Check(PyTuple_GET_ITEM(tree, 1)) ||
+        PyTuple_GET_SIZE(PyTuple_GET_ITEM(tree, 1)) != PyTuple_GET_SIZE(effects) ||
+        !tree_ok(tree, PyTuple_GET_SIZE(consts), 0)) {
+        PyErr_SetString(PyExc_TypeError, "_EffectsCall: inconsistent arguments");
+        return NULL;
+    }
+    Py_ssize_t ntraced = 0;
+    for (Py_ssize_t i = 0; i < PyBytes_GET_SIZE(traced); i++)
+        ntraced += PyBytes_AS_STRING(traced)[i] != 0;
+    if ((size_t)ntraced != ((PlanObject *)plan)->noutputs) {
+        PyErr_SetString(PyExc_TypeError, "_EffectsCall: the traced leaves are not the plan's "
+                                         "outputs");
+        return NULL;
+    }
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(effects); i++) {
+        PyObject *fx = PyTuple_GET_ITEM(effects, i);
+        long kind = PyTuple_Check(fx) && PyTuple_GET_SIZE(fx) == 3
+                        ? PyLong_AsLong(PyTuple_GET_ITEM(fx, 0))
+                        : -1;
+        if (kind < 0 || kind >= FX_NKINDS) {
+            if (!PyErr_Occurred())
+                PyErr_Format(PyExc_TypeError,
+                             "_EffectsCall: effect %zd is not "
+                             "(kind, target, key)",
+                             i);
+            return NULL;
+        }
+    }
+    EffectsCallObject *self = (EffectsCallObject *)type->tp_alloc(type, 0);
+    if (self == NULL)
+        return NULL;
+    Py_INCREF(plan);
+    self->plan = (PlanObject *)plan;
+    self->runner = Py_NewRef(runner);
+    self->check = check == Py_None ? NULL : Py_NewRef(check);
+    self->consts = Py_NewRef(consts);
+    self->traced = Py_NewRef(traced);
+    self->tree = Py_NewRef(tree);
+    self->effects = Py_NewRef(effects);
+    self->nargs = nargs;
+    return (PyObject *)self;
+}
+
+static int
+effects_traverse(EffectsCallObject *self, visitproc visit, void *arg)
+{
+    Py_VISIT(self->plan);
+    Py_VISIT(self->runner);
+    Py_VISIT(self->check);
+    Py_VISIT(self->consts);
+    Py_VISIT(self->tree);
+    Py_VISIT(self->effects);
+    return 0;
+}
+
+static int
+effects_clear(EffectsCallObject *self)
+{
+    Py_CLEAR(self->plan);
+    Py_CLEAR(self->runner);
+    Py_CLEAR(self->check);
+    Py_CLEAR(self->consts);
+    Py_CLEAR(self->traced);
+    Py_CLEAR(self->tree);
+    Py_CLEAR(self->effects);
+    return 0;
+}
+
+static void
+effects_dealloc(EffectsCallObject *self)
+{
+    PyObject_GC_UnTrack(self);
+    effects_clear(self);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static PyTypeObject EffectsCallType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "hop._C._EffectsCall",
+    .tp_basicsize = sizeof(EffectsCallObject),
+    .tp_dealloc = (destructor)effects_dealloc,
+    .tp_call = (ternaryfunc)effects_call,
+    .tp_traverse = (traverseproc)effects_traverse,
+    .tp_clear = (inquiry)effects_clear,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
+    .tp_new = effects_new,
+    .tp_doc = "_EffectsCall(plan, runner, nargs, check, consts, traced, tree, effects): the "
+              "bound call of a translated function's plan with its side-effect table "
+              "(hop/_compile.py); f(args) is the result, or NotImplemented before anything "
+              "ran for arguments or guards it does not take.",
+};
+
+/* ------------------------------------------------------- _CompiledCall */
 
 static PyObject *
 compiled_call(CompiledCallObject *self, PyObject *args, PyObject *kwargs)
@@ -29,8 +353,13 @@ compiled_call(CompiledCallObject *self, PyObject *args, PyObject *kwargs)
     PyObject *fast = self->fast;
     if (fast != NULL && fast != Py_None) {
         Py_INCREF(fast); /* the call may replace it */
-        PyObject *r = PyObject_CallOneArg(fast, args);
+        int ran = 0;
+        PyObject *r = Py_IS_TYPE(fast, &EffectsCallType)
+                          ? effects_run((EffectsCallObject *)fast, args, &ran)
+                          : PyObject_CallOneArg(fast, args);
         Py_DECREF(fast);
+        if (r == NULL && ran)
+            return NULL; /* a replayed effect raised: the plan ran, never again */
         if (r != Py_NotImplemented) {
             /* a guard that fails (a miss: _call_args retraces) and traced
              * values (inside another trace) take the general path */
@@ -94,8 +423,19 @@ hop_py__compiled_call_init(PyObject *module)
 {
     if (PyType_Ready(&CompiledCallType) < 0)
         return -1;
+    if (PyType_Ready(&EffectsCallType) < 0)
+        return -1;
     if ((str_call_args = PyUnicode_InternFromString("_call_args")) == NULL ||
-        (str_call_kw = PyUnicode_InternFromString("_call_kw")) == NULL)
+        (str_call_kw = PyUnicode_InternFromString("_call_kw")) == NULL ||
+        (str_state = PyUnicode_InternFromString("_state")) == NULL ||
+        (str_print = PyUnicode_InternFromString("print")) == NULL)
+        return -1;
+    PyObject *b = PyImport_ImportModule("builtins");
+    if (b == NULL)
+        return -1;
+    builtins_dict = Py_NewRef(PyModule_GetDict(b));
+    Py_DECREF(b);
+    if (PyModule_AddObjectRef(module, "_EffectsCall", (PyObject *)&EffectsCallType) < 0)
         return -1;
     return PyModule_AddObjectRef(module, "_CompiledCall", (PyObject *)&CompiledCallType);
 }

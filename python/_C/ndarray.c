@@ -220,6 +220,19 @@ hop_py__np_scalar(PyObject *arr)
     return PyArray_Return((PyArrayObject *)arr);
 }
 
+PyObject *
+hop_py__np_element(const hop_tensor *t)
+{
+    if (!hop_py__np_ready())
+        return NULL;
+    PyArray_Descr *descr = PyArray_DescrFromType(to_type_num(t->dtype));
+    if (descr == NULL)
+        return NULL;
+    PyObject *r = PyArray_Scalar(t->data, descr, NULL);
+    Py_DECREF(descr);
+    return r;
+}
+
 #else /* no NumPy headers: the buffer protocol always */
 
 int
@@ -247,6 +260,13 @@ PyObject *
 hop_py__np_scalar(PyObject *arr)
 {
     return arr;
+}
+
+PyObject *
+hop_py__np_element(const hop_tensor *t)
+{
+    (void)t;
+    return NULL;
 }
 
 #endif

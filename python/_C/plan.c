@@ -274,6 +274,12 @@ hop_py__plan_new(hop_plan *plan)
 }
 
 int
+hop_py__is_plan(PyObject *o)
+{
+    return Py_IS_TYPE(o, &PlanType);
+}
+
+int
 hop_py__plan_init(void)
 {
     return PyType_Ready(&PlanType);

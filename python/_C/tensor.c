@@ -1717,6 +1717,155 @@ static PySequenceMethods tensor_as_sequence = {
 
 /* ----------------------------------------------------------------- repr */
 
+/*
+ * The text of a 0-d float tensor whose value prints positionally (finite,
+ * 0 or 1e-4 <= |v| < 1e8) under NumPy's default print options: the case of
+ * hop/_tensor_api.py's _scalar_text that a compiled function's replayed
+ * print(x.sum()) meets on every call, made here with the same two dragon4
+ * passes and no Python frame (test_tensor.py checks that both give the same
+ * text).  NULL with no exception: not this case, or NumPy keeps its options
+ * elsewhere (_tensor_api._repr_parts is None); the Python path decides.
+ */
+static PyObject *repr_parts; /* (numpy.core.arrayprint, its defaults, dragon4_positional),
+                              * Py_None: unavailable */
+static PyObject *repr_prefix, *repr_close, *repr_close_f16, *repr_close_f64;
+static PyObject *repr_kw2, *str_format_options, *repr_eight, *repr_zero, *repr_point;
+
+/* The tuple of the n names, each interned. */
+static PyObject *
+interned_names(const char *const *names, Py_ssize_t n)
+{
+    PyObject *t = PyTuple_New(n);
+    for (Py_ssize_t i = 0; t != NULL && i < n; i++)
+        hop_py_fill(&t, i, PyUnicode_InternFromString(names[i]));
+    return t;
+}
+
+/* Whether NumPy's print options (its dict opts) are its defaults.  The
+ * items of opts when it last equalled them are kept: the same keys holding
+ * the same (immutable) objects in the same order are equal without
+ * comparing strings; anything else is compared in full. */
+static PyObject *repr_default_items; /* list of (key, value) of opts, or NULL */
+
+static int
+options_as_kept(PyObject *opts)
+{
+    if (repr_default_items == NULL || !PyDict_CheckExact(opts) ||
+        PyDict_GET_SIZE(opts) != PyList_GET_SIZE(repr_default_items))
+        return 0;
+    Py_ssize_t pos = 0, i = 0;
+    PyObject *k, *v;
+    while (PyDict_Next(opts, &pos, &k, &v)) {
+        PyObject *kv = PyList_GET_ITEM(repr_default_items, i++);
+        if (PyTuple_GET_ITEM(kv, 0) != k || PyTuple_GET_ITEM(kv, 1) != v)
+            return 0;
+    }
+    return 1;
+}
+
+static int
+options_default(PyObject *opts, PyObject *defaults)
+{
+    if (options_as_kept(opts))
+        return 1;
+    int eq = PyObject_RichCompareBool(opts, defaults, Py_EQ);
+    if (eq == 1 && PyDict_CheckExact(opts)) {
+        Py_XSETREF(repr_default_items, PyDict_Items(opts));
+        if (repr_default_items == NULL)
+            return -1;
+    }
+    return eq;
+}
+
+static int
+repr_parts_load(void)
+{
+    PyObject *api = PyImport_ImportModule("hop._tensor_api");
+    PyObject *parts = api != NULL ? PyObject_CallMethod(api, "_repr_parts", NULL) : NULL;
+    Py_XDECREF(api);
+    if (parts == NULL)
+        return -1;
+    if (parts != Py_None && !(PyTuple_Check(parts) && PyTuple_GET_SIZE(parts) == 3)) {
+        Py_DECREF(parts);
+        PyErr_SetString(PyExc_SystemError, "hop._tensor_api._repr_parts: not 3 parts");
+        return -1;
+    }
+    /* interned, as NumPy's parser first matches keyword names by identity */
+    static const char *const kw2[] = {"precision",  "min_digits", "unique",
+                                      "fractional", "trim",       "sign"};
+    repr_kw2 = interned_names(kw2, 6);
+    str_format_options = PyUnicode_InternFromString("_format_options");
+    repr_eight = PyLong_FromLong(8);
+    repr_zero = PyLong_FromLong(0);
+    repr_point = PyUnicode_InternFromString(".");
+    repr_prefix = PyUnicode_FromString("hop.tensor(");
+    repr_close = PyUnicode_FromString(")");
+    repr_close_f16 = PyUnicode_FromString(", dtype=hop.float16)");
+    repr_close_f64 = PyUnicode_FromString(", dtype=hop.float64)");
+    if (repr_kw2 == NULL || str_format_options == NULL || repr_eight == NULL || repr_zero == NULL ||
+        repr_point == NULL) {
+        Py_DECREF(parts);
+        return -1;
+    }
+    repr_parts = parts;
+    return 0;
+}
+
+static PyObject *
+scalar_repr(TensorObject *o)
+{
+    hop_dtype d = o->t->dtype;
+    if (d != HOP_F16 && d != HOP_F32 && d != HOP_F64)
+        return NULL;
+    if (repr_parts == NULL && repr_parts_load() < 0)
+        return NULL;
+    if (repr_parts == Py_None)
+        return NULL;
+    const void *p = o->t->data;
+    double v = d == HOP_F16   ? hop_f16_to_float(*(const uint16_t *)p)
+               : d == HOP_F32 ? *(const float *)p
+                              : *(const double *)p;
+    double a = fabs(v);
+    if (!isfinite(v) || (v != 0 && (a >= 1.e8 || a < 0.0001)))
+        return NULL; /* nan, inf, the exponent form: the Python path */
+    PyObject *opts = PyObject_GetAttr(PyTuple_GET_ITEM(repr_parts, 0), str_format_options);
+    int dflt = opts != NULL ? options_default(opts, PyTuple_GET_ITEM(repr_parts, 1)) : -1;
+    Py_XDECREF(opts);
+    if (dflt <= 0)
+        return NULL; /* not the defaults: the Python path (or the error) */
+    PyObject *d4 = PyTuple_GET_ITEM(repr_parts, 2);
+    PyObject *x = NULL, *second = NULL, *res = NULL;
+    /* the value as NumPy's scalar of its dtype (dragon4 spells that type's
+     * shortest digits) */
+    if ((x = hop_py__np_element(o->t)) == NULL)
+        return NULL; /* (NumPy's C API unusable, no exception: the Python path) */
+    /* NumPy's FloatingFormat makes two passes: the first (min_digits=-1)
+     * only for the widths it pads the second (min_digits=0) to.  For one
+     * value in this range the padding adds nothing: min_digits=0 changes
+     * only the integer digits past the unique ones (-67600176 instead of
+     * -67600180, the same count), never the fraction's, and the unique
+     * rounding cannot carry into one more integer digit (10**k <= 1e8 is a
+     * float of its own, outside the value's rounding interval).  So the
+     * second pass alone is the text (test_tensor.py compares it with the
+     * two passes over every float16 and random float32/float64 values). */
+    PyObject *a2[7] = {x, repr_eight, repr_zero, Py_True, Py_True, repr_point, Py_False};
+    second = PyObject_Vectorcall(d4, a2, 1, repr_kw2);
+    if (second == NULL)
+        goto done;
+    /* (two concatenations: cheaper than parsing a format on every call) */
+    PyObject *head = PyUnicode_Concat(repr_prefix, second);
+    if (head != NULL) {
+        res = PyUnicode_Concat(head, d == HOP_F32   ? repr_close
+                                     : d == HOP_F16 ? repr_close_f16
+                                                    : repr_close_f64);
+        Py_DECREF(head);
+    }
+done:
+    Py_XDECREF(second);
+    Py_XDECREF(x);
+    return res;
+}
+
 static PyObject *
 tensor_repr(PyObject *self)
 {
@@ -1735,6 +1884,11 @@ tensor_repr(PyObject *self)
         PyObject *r = hop_py__user_text("proxy_text", self, text);
         Py_DECREF(text);
         return r;
+    }
+    if (o->t->rank == 0 && !hop_py_tracing_active()) {
+        PyObject *r = scalar_repr(o);
+        if (r != NULL || PyErr_Occurred())
+            return r;
     }
     /* The NumPy-like text is made in Python (hop/_tensor_api.py). */
     PyObject *api = PyImport_ImportModule("hop._tensor_api");
@@ -1863,8 +2017,8 @@ internal_frame(void)
         if (n == NULL)
             PyErr_Clear();
         else
-            inside = strcmp(n, "hop") == 0 || strncmp(n, "hop.", 4) == 0 ||
-                     strncmp(n, "numpy", 5) == 0;
+            inside =
+                strcmp(n, "hop") == 0 || strncmp(n, "hop.", 4) == 0 || strncmp(n, "numpy", 5) == 0;
     }
     Py_DECREF(g);
     return inside;

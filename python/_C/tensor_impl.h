@@ -128,5 +128,9 @@ hop_tensor *hop_py__np_borrow(PyObject *obj);
 PyObject *hop_py__np_from_tensor(PyObject *tensor);
 /* arr[()] for a 0-d array (a NumPy scalar), arr otherwise; steals arr. */
 PyObject *hop_py__np_scalar(PyObject *arr);
+/* The NumPy scalar of t's first element (a copy: np.float32(v) for a f32
+ * tensor): a new reference; NULL, with no exception, when NumPy's C API is
+ * not usable, or with one when NumPy fails. */
+PyObject *hop_py__np_element(const hop_tensor *t);
 
 #endif /* HOP_PY_TENSOR_IMPL_H */

@@ -76,6 +76,8 @@ enum { HOP_PY_RUN_LIST, HOP_PY_RUN_TUPLE, HOP_PY_RUN_SINGLE };
  * wrong count or an input that is not a concrete Tensor). */
 PyObject *hop_py__plan_run_tensors(PlanObject *p, PyObject *const *items, Py_ssize_t n,
                                    PyObject *caps, int shape);
+/* plan.c: whether o is a Plan. */
+int hop_py__is_plan(PyObject *o);
 /* plan.c: readies the Plan type; 0 / -1. */
 int hop_py__plan_init(void);
 

@@ -302,6 +302,16 @@ class _CompiledCall:
     _fast: Callable[[tuple[Any, ...]], Any] | None
     def __call__(self, *args: Any, **kwargs: Any) -> Any: ...
 
+class _EffectsCall:
+    """The bound call of a translated plan with its side-effect table
+    (hop/_compile.py's _effects_call): f(args) is the result, or
+    NotImplemented before anything ran."""
+
+    def __init__(self, plan: Plan, runner: Any, nargs: int, check: Callable[..., Any] | None,
+                 consts: tuple[Any, ...], traced: bytes, tree: tuple[Any, Any],
+                 effects: tuple[tuple[int, Any, Any], ...], /) -> None: ...
+    def __call__(self, args: tuple[Any, ...], /) -> Any: ...
+
 class Plan:
     """A compiled program (Trace.lower())."""
 

@@ -64,10 +64,13 @@ class _Entry:
             raise _C.GuardError("guard failed: a lifted int of the function's state (a "
                                 "nonlocal or global it assigns) no longer holds an int")
         out, values = self.runner.call_kw(tuple(args) + state, _C.GuardError, kwargs)
-        _frame.replay(fr.effects, values, (tuple(args), dict(kwargs or {})))
-        if fr.stop is not None:
-            # a graph break: the instruction in Python, then the resume
-            return fr.stop.resume(out, _compile_resume)
+        try:
+            _frame.replay(fr.effects, values, (tuple(args), dict(kwargs or {})))
+            if fr.stop is not None:
+                # a graph break: the instruction in Python, then the resume
+                return fr.stop.resume(out, _compile_resume)
+        except _C.GuardError as e:
+            raise _Ran(e) from None
         return out
 
     def failure(self, e):
@@ -79,6 +82,17 @@ class _Entry:
             return f"the data-dependent branch at {site} (`{site.text}`) took its {side} side, " \
                    f"not traced yet"
         return str(e)
+
+
+class _Ran(BaseException):
+    """A GuardError that the user's code raised after the plan ran (a
+    replayed effect, the code after a graph break): the call's own error,
+    never a guard's miss, which would run the plan and the effects again.
+    CompiledFunction raises the error itself."""
+
+    def __init__(self, error):
+        super().__init__(error)
+        self.error = error
 
 
 _TRAP = re.compile(r"guard (u\d+) == [01] of cond_\w+ failed")
@@ -146,7 +160,9 @@ class CompiledFunction(_C._CompiledCall):
     def _call_args(self, args):
         """fn(*args) through the newest plan that fits (see the class)."""
         entries = self._entries
-        if entries:
+        if not entries:
+            return self._call(args, {})
+        try:
             try:
                 if entries[-1].frame is not None:
                     return entries[-1].run(args, None)
@@ -157,7 +173,9 @@ class CompiledFunction(_C._CompiledCall):
                 if _C.tracing() is not None:  # traced values: inside another trace
                     return self.fn(*args)
                 raise
-        return self._call(args, {})
+        except _Ran as r:
+            error = r.error
+        raise error  # (outside the handler: the user's error as it was raised)
 
     def _call_kw(self, args, kwargs):
         """fn(*args, **kwargs), kwargs not empty."""
@@ -171,12 +189,16 @@ class CompiledFunction(_C._CompiledCall):
             # trace, as jit inside a JAX trace is.
             return self.fn(*args, **kwargs)
         entries = self._entries
-        if entries:
-            try:
-                return entries[-1].run(args, kwargs)
-            except _C.GuardError as e:
-                return self._miss(args, kwargs, [entries[-1].failure(e)])
-        return self._miss(args, kwargs, None)
+        try:
+            if entries:
+                try:
+                    return entries[-1].run(args, kwargs)
+                except _C.GuardError as e:
+                    return self._miss(args, kwargs, [entries[-1].failure(e)])
+            return self._miss(args, kwargs, None)
+        except _Ran as r:
+            error = r.error
+        raise error  # (outside the handler: the user's error as it was raised)
 
     def _miss(self, args, kwargs, failures):
         """No plan was tried (failures None) or the newest one failed: the
@@ -252,7 +274,9 @@ class CompiledFunction(_C._CompiledCall):
             self.recompiles += 1
         self._entries.append(_Entry(gm, runner, dynamic, reason,
                                     paths.traps if paths is not None else {}))
-        self._fast = runner.fast  # the newest plan's bound NumPy call, if any
+        # the newest plan's bound call: NumPy's or hop.Tensors' without guards
+        # (Plan.bind_*), or with guards to check (_EffectsCall), if any
+        self._fast = runner.fast or _effects_call(self._entries[-1])
         return runner.call_kw(args, _C.GuardError, kwargs)
 
     def _translate(self, args, kwargs, effects, reason):
@@ -309,7 +333,7 @@ class CompiledFunction(_C._CompiledCall):
         if self._entries:
             self.recompiles += 1
         self._entries.append(_Entry(gm, runner, dynamic, reason, {}, frame=tr))
-        self._fast = None
+        self._fast = _effects_call(self._entries[-1])
         return self._entries[-1].run(args, kwargs)
 
     def _trace_sizes(self, args, kwargs, dynamic):
@@ -442,6 +466,80 @@ class CompiledFunction(_C._CompiledCall):
                        "branch of a cond in the plan):")
             out.extend(self._tree.describe())
         return "\n".join(out) + "\n"
+
+
+# The effect kinds _C._EffectsCall replays (its FX_* codes), with what the
+# kind's target must be and how many values it reads; _frame.replay does the
+# same for every kind.
+_EFFECT_CODES = {"print": (0, type(None), 2), "call": (1, object, 2),
+                 "cell": (2, types.CellType, 1), "global": (3, dict, 1),
+                 "attr": (4, object, 1), "item": (5, object, 2)}
+
+
+class _NoFast(Exception):
+    pass
+
+
+def _effects_call(entry):
+    """The C bound call (_C._EffectsCall) of a plan: the guards' fast check,
+    the plan, the result (and for a translated plan the side-effect table's
+    values) rebuilt from its outputs, the table replayed; no Python frame.
+    None where the call needs the general path (Entry.run, Runner.call):
+    lifted ints (read per call), a graph break, arguments that are not all
+    tensors, keyword arguments, a write-back, results made or copied per
+    call, a SymInt result, a structure other than tuples, an effect inside
+    an argument; and a plan with no guards to check, which
+    Plan.bind_tensors binds."""
+    fr, r = entry.frame, entry.runner
+    if r._nflat < 0 or r.kw or r.writeback is not None or r._results is not None or \
+            any(r.sym_out) or any(r.as_array):
+        return None
+    if fr is None and (r.fast is not None or r._check is None):
+        return None
+    if fr is not None and (fr.lifted or fr.stop is not None):
+        return None
+    consts = list(r.template)
+    traced = [t is None for t in consts]
+    leaf = iter(range(len(consts)))
+
+    def tree(s):
+        if s.kind == "leaf":
+            return next(leaf)
+        if s.kind == "none":  # None: a constant leaf of its own
+            consts.append(None)
+            traced.append(False)
+            return len(consts) - 1
+        if s.kind != "tuple":
+            raise _NoFast
+        return tuple(tree(c) for c in s.children)
+
+    spec = r.out_spec
+    try:
+        if fr is None:
+            # (the result, no effects): the shape the C call takes
+            return _C._EffectsCall(r.plan, r, len(r.statics), r._check, tuple(consts),
+                                   bytes(traced), (tree(spec), ()), ())
+        if spec.kind != "tuple" or len(spec.children) != 2:
+            return None
+        whole = tree(spec)
+    except _NoFast:
+        return None
+    values = whole[1]
+    if not isinstance(values, tuple) or len(values) != len(fr.effects):
+        return None
+    table = []
+    for e, v in zip(fr.effects, values):
+        code = _EFFECT_CODES.get(e.kind)
+        if code is None or not isinstance(e.target, code[1]) or \
+                isinstance(e.target, _frame._ArgPath) or not isinstance(v, tuple) or \
+                len(v) < code[2]:
+            return None
+        if code[0] <= 1 and not (isinstance(v[0], tuple) and isinstance(v[1], tuple) and
+                                 all(isinstance(kv, tuple) and len(kv) == 2 for kv in v[1])):
+            return None  # print and calls: (positional, keyword items)
+        table.append((code[0], e.target, e.key))
+    return _C._EffectsCall(r.plan, r, len(r.statics), r._check, tuple(consts),
+                           bytes(traced), whole, tuple(table))
 
 
 def _compile_resume(resume):

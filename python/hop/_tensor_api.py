@@ -11,10 +11,14 @@ The data is formatted by NumPy's array2string (so precision, summarisation
 of big tensors with '...', line width and np.set_printoptions behave as in
 NumPy); a 0-d tensor under NumPy's default print options takes a shorter
 path to the same text (_scalar_text: 2.5 us where array2string takes ~25 us,
-which a compiled function's replayed print(x.sum()) pays on every call).  The dtype is shown exactly when hop.tensor() of the printed data
+which a compiled function's replayed print(x.sum()) pays on every call), and
+a positional float's text is made in C before this module is asked
+(tensor.c's scalar_repr, with _repr_parts: ~0.3 us).  The dtype is shown exactly when hop.tensor() of the printed data
 would not give it back: float32 (any data), int64 and bool (non-empty data)
 are implied.
 """
+
+import sys
 
 __all__ = ["tensor_repr"]
 
@@ -41,6 +45,9 @@ def _plain_repr(t):
 _DEFAULT_OPTIONS = {"edgeitems": 3, "threshold": 1000, "floatmode": "maxprec", "precision": 8,
                     "suppress": False, "linewidth": 75, "nanstr": "nan", "infstr": "inf",
                     "sign": "-", "formatter": None, "legacy": False}
+# The same, as numpy.core.arrayprint keeps them (legacy False is stored as
+# sys.maxsize): compared with that module's dict itself, not a copy of it.
+_RAW_DEFAULTS = dict(_DEFAULT_OPTIONS, legacy=sys.maxsize)
 _FLOATS = ("float16", "float32", "float64")
 _INTS = ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64")
 _INF = float("inf")
@@ -78,20 +85,63 @@ def _scalar_text(t, np):
                                           unique=True, trim="k", pad_left=len(whole),
                                           exp_digits=len(exp) - 1)
     # both passes, as NumPy (the second's min_digits=0 spells a float32
-    # -67600176 in full where the first pass gives -67600180.)
-    first = np.format_float_positional(x, precision=8, unique=True, fractional=True, trim=".")
-    whole, digits = first.split(".")
-    return np.format_float_positional(x, precision=8, min_digits=0, unique=True,
-                                      fractional=True, trim=".", pad_left=len(whole),
-                                      pad_right=len(digits))
+    # -67600176 in full where the first pass gives -67600180.); dragon4 is
+    # what format_float_positional calls after checking its arguments (these
+    # are valid), called directly: this is most of a replayed print's cost
+    d4 = _dragon4_positional(np)
+    first = d4(x, precision=8, unique=True, fractional=True, trim=".")
+    whole, _, digits = first.partition(".")
+    return d4(x, precision=8, min_digits=0, unique=True, fractional=True, trim=".",
+              pad_left=len(whole), pad_right=len(digits))
+
+
+_numpy = []  # [numpy, numpy.core.arrayprint or None, dragon4_positional] once imported
+
+
+def _np():
+    if not _numpy:
+        import numpy as np
+        try:
+            from numpy.core import arrayprint
+            from numpy.core.multiarray import dragon4_positional
+            if not isinstance(getattr(arrayprint, "_format_options", None), dict):
+                arrayprint = None
+        except ImportError:  # another NumPy's layout: its public functions
+            arrayprint, dragon4_positional = None, np.format_float_positional
+        _numpy.extend((np, arrayprint, dragon4_positional))
+    return _numpy[0]
+
+
+def _dragon4_positional(np):
+    return _numpy[2]
+
+
+def _repr_parts():
+    """What the C text of a 0-d float tensor needs (tensor.c's scalar_repr):
+    (numpy.core.arrayprint, its default options as it keeps them,
+    dragon4_positional), or None where this NumPy keeps its options
+    elsewhere."""
+    _np()
+    if _numpy[1] is None:
+        return None
+    return (_numpy[1], _RAW_DEFAULTS, _numpy[2])
+
+
+def _default_options(np):
+    """Whether NumPy's print options are its defaults (np.get_printoptions()
+    without the copy, where NumPy keeps them in a dict)."""
+    ap = _numpy[1]
+    if ap is not None:
+        return ap._format_options == _RAW_DEFAULTS
+    return np.get_printoptions() == _DEFAULT_OPTIONS
 
 
 def tensor_repr(t):
     try:
-        import numpy as np
+        np = _numpy[0] if _numpy else _np()
     except ImportError:  # pragma: no cover - NumPy is a dependency of the tests
         return _plain_repr(t)
-    if t.ndim == 0 and np.get_printoptions() == _DEFAULT_OPTIONS:
+    if t.ndim == 0 and _default_options(np):
         body = _scalar_text(t, np)
         if body is not None:
             if _dtype_implied(t):

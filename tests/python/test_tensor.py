@@ -800,6 +800,52 @@ def test_repr_of_a_0d_tensor_follows_numpys_print_options():
     assert repr(t) == "hop.tensor(0.33333333, dtype=hop.float64)"
 
 
+def test_repr_of_a_0d_float_from_c_is_the_python_paths_and_numpys_text():
+    # tensor.c makes a positional 0-d float's text itself (scalar_repr: the
+    # replayed print of a compiled function), with one dragon4 pass where
+    # NumPy makes two; _tensor_api's path (NumPy's two passes) and NumPy's
+    # array2string are the references
+    from hop import _tensor_api
+    rng = np.random.default_rng(30)
+    bits = rng.integers(0, 2 ** 32, 3000, dtype=np.uint64).astype(np.uint32)
+    values = [(v, hop.float32) for v in bits.view(np.float32)]
+    values += [(v, hop.float16) for v in np.arange(0, 65536, 37, dtype=np.uint16)
+               .view(np.float16)]
+    values += [(v, hop.float64) for v in rng.standard_normal(600) * 10.0 **
+               rng.integers(-5, 9, 600)]
+    # where one dragon4 pass could differ from NumPy's two: powers of two
+    # (unequal margins), around powers of ten (carries), big integers
+    # (digits past the unique ones)
+    edges = [(s << 31) | (e << 23) | m for e in range(100, 155) for m in (0, 1, 0x7FFFFF)
+             for s in (0, 1)]
+    values += [(v, hop.float32) for v in np.array(edges, np.uint32).view(np.float32)]
+    for k in range(-4, 9):
+        c = np.array([10.0 ** k], np.float32).view(np.uint32)[0]
+        values += [(v, hop.float32) for v in np.arange(c - 40, c + 40, dtype=np.uint32)
+                   .view(np.float32)]
+    values += [(v, hop.float32) for v in np.float32(rng.integers(2 ** 24, 10 ** 8, 300))]
+    for v, dt in values:
+        t = hop.tensor(v, dtype=dt)
+        want = _tensor_api._array2string_repr(t, np)
+        assert repr(t) == _tensor_api.tensor_repr(t) == want, (dt, v, repr(t), want)
+
+
+def test_repr_of_a_0d_tensor_follows_print_options_set_and_reset_by_value():
+    t = hop.tensor(0.1)
+    old = np.get_printoptions()
+    try:
+        assert repr(t) == "hop.tensor(0.1)"
+        np.set_printoptions(precision=2, floatmode="fixed")
+        assert repr(t) == "hop.tensor(0.10)"
+        np.set_printoptions(precision=int("8"), floatmode="".join(["max", "prec"]))
+        assert repr(t) == "hop.tensor(0.1)"  # equal defaults, other objects
+        np.set_printoptions(suppress=True)
+        assert repr(hop.tensor(1.5)) == "hop.tensor(1.5)"
+    finally:
+        np.set_printoptions(**old)
+    assert repr(hop.tensor(2.5)) == "hop.tensor(2.5)"
+
+
 def test_repr_of_a_big_tensor_is_summarised():
     text = repr(hop.zeros(100, 100))
     assert text.startswith("hop.tensor([[0., 0., 0., ..., 0., 0., 0.],")

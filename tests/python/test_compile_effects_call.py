@@ -1,0 +1,267 @@
+"""The C call of a translated plan (_C._EffectsCall, issue 30's print_mid):
+a compiled function with Python effects and no graph break runs its guards,
+its plan, its result and its side-effect table's replay in C.  Each test
+checks that the call took that path and that it did what eager does: the
+same results, the same effects in the same order with each call's values,
+the same errors, and guards that still see every change."""
+
+import builtins
+import contextlib
+import io
+import warnings
+
+import numpy as np
+import pytest
+
+import hop
+
+
+def same(got, want):
+    got = np.asarray(got)
+    want = np.asarray(want, np.float32) if isinstance(want, list) else np.asarray(want)
+    assert got.dtype == want.dtype and got.shape == want.shape, (got, want)
+    np.testing.assert_array_equal(got, want)
+
+
+def c_path(cf):
+    """Whether cf's calls take the C call of its translated plan."""
+    return type(cf._fast) is hop._C._EffectsCall
+
+
+def quiet(fn, *args):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        return fn(*args)
+
+
+class Box:
+    pass
+
+
+def make(log, box, table):
+    def f(x):
+        y = x * 2.0
+        print("sum", y.sum(), sep="=")
+        log.append(y.sum())
+        box.last = y[0]
+        table["k"] = y + 1.0
+        log.append((y.mean(), "tag"))
+        return y - 1.0, None, "text"
+    return f
+
+
+def test_every_effect_kind_replays_in_order_with_each_calls_values_on_the_c_path():
+    logs, boxes, tables, outs = [[], []], [Box(), Box()], [{}, {}], [io.StringIO(), io.StringIO()]
+    eager = make(logs[0], boxes[0], tables[0])
+    cf = hop.compile(make(logs[1], boxes[1], tables[1]))
+    for i, v in enumerate([1.0, -3.0, 0.5, 7.0]):
+        x = hop.tensor([v, v + 1.0, v - 2.0])
+        with contextlib.redirect_stdout(outs[0]):
+            want = eager(x)
+        with contextlib.redirect_stdout(outs[1]):
+            got = quiet(cf, x)
+        if i == 0:
+            assert c_path(cf), cf.explain()
+        same(got[0], want[0])
+        assert got[1:] == (None, "text")
+    assert cf.eager_calls == 0 and cf.recompiles == 0
+    assert outs[1].getvalue() == outs[0].getvalue()
+    assert outs[0].getvalue().count("sum=hop.tensor(") == 4
+    assert len(logs[1]) == len(logs[0]) == 8
+    for a, b in zip(logs[1], logs[0]):
+        if isinstance(b, tuple):
+            assert type(a) is tuple and a[1] == b[1] == "tag"
+            a, b = a[0], b[0]
+        same(a, b)
+    same(boxes[1].last, boxes[0].last)
+    same(tables[1]["k"], tables[0]["k"])
+
+
+def test_each_call_returns_fresh_result_tuples():
+    log = []
+
+    def f(x):
+        log.append(x.sum())
+        return (x + 1.0, x * 2.0)
+    cf = hop.compile(f)
+    x = hop.ones(3)
+    a, b = cf(x), cf(x)
+    assert c_path(cf)
+    assert type(a) is tuple and a is not b and a[0] is not b[0]
+    assert len(log) == 2
+
+
+def test_a_nonlocal_tensor_and_a_global_dict_item_are_written_every_call():
+    state = {}
+    last = hop.zeros(2)
+
+    def f(x):
+        nonlocal last
+        last = x * 3.0
+        state["n"] = x.sum()
+        return x * 1.0
+    cf = hop.compile(f)
+    for v in (1.0, 2.0, 5.0):
+        cf(hop.full([2], v))
+        same(last, [3 * v, 3 * v])
+        same(state["n"], np.float32(2 * v))
+    assert c_path(cf) and cf.eager_calls == 0
+
+
+def test_an_error_after_the_plan_ran_is_raised_once_and_never_taken_for_a_guard_miss():
+    log = []
+
+    class Refusing:
+        def __init__(self):
+            self.calls = 0
+
+        def write(self, text):
+            self.calls += 1
+            raise hop.GuardError("the file refuses")  # even hop's own error type
+
+    out = Refusing()
+    n = 0
+
+    def f(x):
+        log.append(x.sum())
+        print(x.sum(), file=out)
+        return x + 1.0
+
+    def g(x):  # the same with a lifted int
+        nonlocal n
+        n += 1
+        log.append(x.sum())
+        print(x.sum(), file=out)
+        return x + 1.0
+    # print to the user's file is a graph break: the rest runs in Python and
+    # a resume function, after the plan (Entry.run, not the C path)
+    for fn in (f, g):
+        cf = hop.compile(fn)
+        log.clear()
+        out.calls = 0
+        for calls in (1, 2, 3):
+            with pytest.raises(hop.GuardError, match="the file refuses"):
+                cf(hop.ones(2))
+            # one run of the plan, one replay: never retried as a guard's
+            # miss, never traced again
+            assert (len(log), out.calls) == (calls, calls)
+        assert not c_path(cf) and cf.recompiles == 0 and cf.eager_calls == 0
+
+
+def test_a_replayed_effect_that_raises_on_the_c_path_raises_once(monkeypatch):
+    log, printed = [], []
+
+    def refusing(*args, **kwargs):
+        printed.append(args)
+        raise hop.GuardError("print refuses")  # even hop's own error type
+
+    def f(x):
+        log.append(x.sum())
+        print(x.sum())
+        log.append(x.mean())
+        return x + 1.0
+    cf = hop.compile(f)
+    with contextlib.redirect_stdout(io.StringIO()):
+        cf(hop.ones(2))
+    assert c_path(cf)
+    monkeypatch.setattr(builtins, "print", refusing)
+    for calls in (1, 2):
+        with pytest.raises(hop.GuardError, match="print refuses"):
+            cf(hop.ones(2))
+        # the effects before it happened, the ones after it did not, and the
+        # plan ran once: never retried as a guard's miss
+        assert (len(log), len(printed)) == (2 + calls, calls)
+    assert cf.recompiles == 0
+
+
+def test_print_is_looked_up_at_every_call_as_eager_does(monkeypatch):
+    seen = []
+
+    def f(x):
+        print(x.sum())
+        return x * 1.0
+    cf = hop.compile(f)
+    with contextlib.redirect_stdout(io.StringIO()):
+        cf(hop.ones(2))
+    assert c_path(cf)
+    monkeypatch.setattr(builtins, "print", lambda *a, **k: seen.append((a, k)))
+    cf(hop.ones(2))
+    assert len(seen) == 1 and seen[0][1] == {}
+    same(seen[0][0][0], np.float32(2.0))
+
+
+def test_a_changed_closure_value_still_fails_the_guard_and_retraces():
+    log = []
+    scale = 2.0
+
+    def f(x):
+        log.append(x.sum())
+        return x * scale
+    cf = hop.compile(f)
+    same(cf(hop.ones(2)), [2.0, 2.0])
+    assert c_path(cf)
+    scale = 5.0
+    same(cf(hop.ones(2)), [5.0, 5.0])
+    assert cf.recompiles == 1 and len(log) == 2
+
+
+def test_a_global_tensor_rebound_is_read_anew():
+    log = []
+    g = {"w": hop.ones(2)}
+
+    def f(x):
+        log.append(1)
+        return x * w
+    f = type(f)(f.__code__, dict(f.__globals__, w=g["w"]), "f", None, f.__closure__)
+    cf = hop.compile(f)
+    same(cf(hop.ones(2)), [1.0, 1.0])
+    f.__globals__["w"] = hop.full([2], 3.0)
+    same(cf(hop.ones(2)), [3.0, 3.0])
+    assert len(log) == 2
+
+
+def test_other_arguments_take_the_general_path_with_the_same_answer():
+    log = []
+
+    def f(x):
+        log.append(x.sum())
+        return x + 1.0
+    cf = hop.compile(f)
+    cf(hop.ones(3))
+    assert c_path(cf)
+    same(cf(np.ones(3, np.float32)), np.full(3, 2.0, np.float32))  # an ndarray: retraced
+    same(cf(hop.ones(4)), [2.0] * 4)  # other sizes
+    assert len(log) == 3
+
+
+def test_the_bound_call_rejects_inconsistent_tables():
+    cf = hop.compile(lambda x: x + 1)
+    cf(hop.ones(2))
+    r = cf._entries[-1].runner
+    with pytest.raises(TypeError, match="inconsistent"):
+        hop._C._EffectsCall(r.plan, r, 1, None, (None,), b"\x01", ((5,), ()), ())
+    with pytest.raises(TypeError, match="effect 0"):
+        hop._C._EffectsCall(r.plan, r, 1, None, (None,), b"\x01", (0, ((),)), ((9, None, None),))
+    with pytest.raises(TypeError, match="outputs"):
+        hop._C._EffectsCall(r.plan, r, 1, None, (None, None), b"\x01\x01", (0, ()), ())
+
+
+W = hop.ones(2)
+SCALE = [2.0]
+
+
+def test_a_plan_with_environment_guards_takes_the_c_call_and_sees_every_change():
+    global W
+    cf = hop.compile(lambda x: x * W + SCALE[0])
+    same(cf(hop.ones(2)), [3.0, 3.0])
+    assert c_path(cf)  # no effect: the C call of the guards, the plan, the result
+    same(cf(hop.ones(2)), [3.0, 3.0])
+    W = hop.full([2], 4.0)  # a global rebound: the new tensor is read
+    same(cf(hop.ones(2)), [6.0, 6.0])
+    SCALE[0] = 10.0  # a list item changed: retraced (a value guard)
+    same(cf(hop.ones(2)), [14.0, 14.0])
+    assert cf.recompiles == 1
+    same(cf(hop.ones(2), ), [14.0, 14.0])
+    assert c_path(cf)
+    W = hop.ones(2)
+    SCALE[0] = 2.0
