@@ -756,6 +756,9 @@ def arange(start, stop=None, step=None, dtype=None, *, like=None):
     if step == 0:
         raise ZeroDivisionError("division by zero")
     npd = _creation_dtype(dtype, _np.int64)
+    if builtins.all(isinstance(v, (int, _np.integer)) for v in (start, stop, step)) and \
+            -((start - stop) // step) <= 0:
+        return ndarray(_full_t((0,), 0, npd))  # NumPy: empty, not an error
     return ndarray(_C.arange(start, stop, step, dtype=_core.hop_dtype(npd, "arange")))
 
 

@@ -1,0 +1,179 @@
+"""hop.numpy's polynomial functions and trim_zeros (issue #29) against
+NumPy 1.24: each call by NumPy, by hop.numpy eagerly and by hop.compile
+(numpy_diff.check: values, dtype, shape, ndarray-vs-scalar type, the
+arguments after the call, the exception type)."""
+
+import warnings
+
+import numpy as np
+import pytest
+
+import hop
+import hop.numpy as hnp
+from numpy_diff import check, same
+
+
+def _eager(fn, *args):
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")
+        r = fn(*[hnp.asarray(a) if isinstance(a, np.ndarray) else a for a in args])
+
+    def conv(x):
+        if isinstance(x, tuple):
+            return tuple(conv(y) for y in x)
+        if isinstance(x, hnp.ndarray):
+            return np.asarray(x)[()] if x._scalar else np.asarray(x)
+        return x
+    return conv(r)
+
+
+def _both(fn, *args, compiles=True, rtol=None):
+    """fn by NumPy, eagerly on hop.numpy arrays and compiled, all equal (or
+    all raising the same type); compiles: hop.compile traces fn (no
+    fallback to eager)."""
+    check(fn, *args, rtol=rtol)
+    try:
+        want = fn(*args)
+    except Exception as e:  # noqa: BLE001 (compared below)
+        with pytest.raises(type(e)):
+            _eager(fn, *args)
+        return
+    same(_eager(fn, *args), want, rtol)
+    if compiles:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", RuntimeWarning)
+            hop.compile(fn)(*args)
+
+
+POLYS = [np.array([1.0, -3.0, 2.0]), np.array([2, 0, -1, 5]), np.array([0.0, 0.0, 1.5, 2.0]),
+         np.array([3], dtype=np.int32), np.array([1.0, 2.0], dtype=np.float32),
+         np.array([0.0, 0.0]), np.array([1 + 2j, 3.0])]
+
+
+@pytest.mark.parametrize("p", POLYS, ids=range(len(POLYS)))
+def test_polyder_polyint_match_numpy_for_every_order(p):
+    for m in (0, 1, 2, 4):
+        _both(lambda a: np.polyder(a, m), p)
+        _both(lambda a: np.polyint(a, m), p)
+    _both(lambda a: np.polyint(a, 2, k=[1.0, 2.0]), p)
+    _both(lambda a: np.polyint(a, 3, k=2.5), p)
+
+
+def test_polyder_polyint_reject_negative_orders_and_short_k():
+    for fn in (lambda a: np.polyder(a, -1), lambda a: np.polyint(a, -1),
+               lambda a: np.polyint(a, 3, k=[1.0, 2.0])):
+        _both(fn, POLYS[0])
+
+
+@pytest.mark.parametrize("i", range(len(POLYS)))
+def test_polyadd_polysub_pad_the_shorter_with_numpys_dtype(i):
+    for q in POLYS:
+        _both(lambda a, b: np.polyadd(a, b), POLYS[i], q)
+        _both(lambda a, b: np.polysub(a, b), POLYS[i], q)
+    _both(lambda a: np.polyadd(a, 2.0), POLYS[i])
+
+
+@pytest.mark.parametrize("i", range(len(POLYS)))
+def test_polymul_strips_leading_zeros_as_poly1d_does(i):
+    for q in POLYS:
+        _both(lambda a, b: np.polymul(a, b), POLYS[i], q)
+
+
+def test_polymul_of_a_2d_array_raises_valueerror():
+    _both(lambda a, b: np.polymul(a, b), np.ones((2, 2)), POLYS[0])
+
+
+@pytest.mark.parametrize("u,v", [([1.0, 2, 3, 4], [1.0, 2]), ([3.0, 5, 2], [2.0, 1]),
+                                 ([1.0, -3, 2], [1.0, -1]), ([1, 2], [1, 2, 3]),
+                                 ([2.0], [4.0]), ([1.0, 0, 0, 1e-9], [1.0, 0, 0]),
+                                 ([1 + 1j, 2], [1.0, 1j]), ([4, 8, 2], [2, 1])])
+def test_polydiv_quotient_and_trimmed_remainder_match_numpy(u, v):
+    _both(lambda a, b: np.polydiv(a, b), np.array(u), np.array(v))
+
+
+@pytest.mark.parametrize("z", [[1.0, 2.0, 3.0], [2, -1], [1j, -1j], [1 + 1j, 2.0],
+                               [[1.0, 2.0], [3.0, 4.0]], [[2.0, 0.0], [0.0, 3.0]],
+                               np.array([0.5, 0.25], np.float32), [0.0]])
+def test_poly_builds_coefficients_from_roots_or_a_matrix(z):
+    _both(lambda a: np.poly(a), np.array(z), rtol=1e-12)
+
+
+def test_poly_of_no_roots_is_the_float_one_and_bad_shapes_raise():
+    _both(lambda a: np.poly(a), np.array([]), compiles=False)
+    _both(lambda a: np.poly(a), np.ones((2, 3)))
+    _both(lambda a: np.poly(a), np.ones((2, 2, 2)))
+
+
+@pytest.mark.parametrize("p", [[1.0, -3.0, 2.0], [0, 0, 1, -3, 2, 0, 0], [1, 0, -1], [5.0],
+                               [0.0, 2.0], [2.0, 0.0], [1.0, 0.0, 1.0]])
+def test_roots_match_numpy_with_leading_and_trailing_zeros(p):
+    _both(lambda a: np.roots(a), np.array(p), rtol=1e-10)
+
+
+def test_roots_of_zeros_is_empty_and_2d_raises():
+    _both(lambda a: np.roots(a), np.zeros(3))
+    _both(lambda a: np.roots(a), np.ones((2, 2)))
+
+
+@pytest.mark.parametrize("trim", ["fb", "f", "b", "FB", "", "bf"])
+@pytest.mark.parametrize("a", [[0, 0, 1, 2, 0, 3, 0], [0.0, 0.0], [], [4, 5], [0, 0, -1],
+                               [False, True, False]])
+def test_trim_zeros_matches_numpy(a, trim):
+    _both(lambda x: np.trim_zeros(x, trim), np.array(a))
+
+
+def test_trim_zeros_is_numpys_view_eagerly_and_read_only_compiled():
+    a = hnp.asarray(np.array([0.0, 1.0, 2.0, 0.0]))
+    t = hnp.trim_zeros(a)
+    t[0] = 7.0
+    assert np.asarray(a).tolist() == [0.0, 7.0, 2.0, 0.0]
+
+    def write(x):
+        y = np.trim_zeros(x)
+        y[0] = 7.0
+        return y
+    x = np.array([0.0, 1.0, 2.0, 0.0])
+    with pytest.raises(ValueError, match="read-only"):
+        hop.trace(write, x)
+    assert x.tolist() == [0.0, 1.0, 2.0, 0.0]
+
+
+def test_trim_zeros_has_an_unbacked_size_under_compile():
+    cf = hop.compile(lambda x: np.trim_zeros(x) * 2)
+    for a in ([0, 1, 2, 0], [0, 0, 0, 5, 6, 7, 0], [3, 0, 0]):
+        same(cf(np.array(a)), np.trim_zeros(np.array(a)) * 2)
+
+
+def test_trim_zeros_of_lists_0d_and_2d_arrays_matches_numpy():
+    assert hnp.trim_zeros([0, 1, 0]) == [1]
+    _both(lambda a: np.trim_zeros(a), np.array(3))
+    _both(lambda a: np.trim_zeros(a), np.zeros((3, 2)))
+    _both(lambda a: np.trim_zeros(a), np.array([[0], [1], [0]]))
+
+
+def test_integer_convolve_keeps_numpys_dtype_and_wraps():
+    a = np.array([100, 3, -7], dtype=np.int8)
+    for dt in (np.int8, np.int16, np.int32, np.uint8):
+        _both(lambda x, y: np.convolve(x, y), a.astype(dt), np.array([3, 1], dtype=dt))
+
+
+def test_integer_arange_with_an_empty_range_is_empty():
+    for args in ((-1, 0, -1), (0, 5, -1), (5, 0, 1), (5, 0, -2)):
+        same(np.asarray(hnp.arange(*args)), np.arange(*args))
+    _both(lambda x: (x + np.arange(-1, 0, -1), x + np.arange(5, 0, 1), x + np.arange(5, 0, -2)),
+          np.array(1))
+
+
+def test_data_dependent_polynomial_sizes_are_decided_per_call_under_compile():
+    # one compiled function, inputs whose zero patterns differ: each call
+    # gets NumPy's size (hop.compile specialises on the zero tests)
+    check(lambda p: np.roots(p), calls=[(np.array([1.0, -3.0, 2.0]),),
+                                        (np.array([0.0, 1.0, -3.0, 2.0]),),
+                                        (np.array([1.0, -3.0, 0.0]),), (np.array([0.0, 0.0, 0.0]),)],
+          rtol=1e-10)
+    check(lambda a, b: np.polymul(a, b), calls=[(np.array([1.0, 2.0]), np.array([0.0, 3.0])),
+                                                (np.array([0.0, 2.0]), np.array([0.0, 0.0])),
+                                                (np.array([4.0, 2.0]), np.array([1.0, 3.0]))])
+    check(lambda u, v: np.polydiv(u, v), calls=[(np.array([1.0, -3.0, 2.0]), np.array([1.0, -1.0])),
+                                                (np.array([1.0, -3.0, 3.0]), np.array([1.0, -1.0])),
+                                                (np.array([2.0, 4.0, 2.0]), np.array([1.0, 1.0]))])
