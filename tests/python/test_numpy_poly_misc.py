@@ -222,3 +222,73 @@ def test_packbits_unpackbits_round_trip_and_errors_match_numpy():
     _both(lambda x: np.unpackbits(x), np.ones(3, np.int64))          # TypeError
     _both(lambda x: np.unpackbits(x, count=-30), a)                  # ValueError
     _both(lambda x: np.unpackbits(x, count=1.5), a)                  # TypeError
+
+
+# -------------------------------------------------- fromfunction, fromiter, frombuffer
+
+def test_fromfunction_calls_the_function_on_index_grids():
+    _both(lambda x: np.fromfunction(lambda i, j: i * 10 + j + x, (2, 3)), np.array(0.5))
+    _both(lambda x: np.fromfunction(lambda i, j: x[j] * i, (2, 3), dtype=int), np.arange(3.0))
+    _both(lambda x: np.fromfunction(lambda i: i + x, (4,), dtype=np.int8), np.array(1, np.int8))
+    _both(lambda x: np.fromfunction(lambda i, j: x[j] * i, (2, 3)), np.arange(3.0))  # IndexError
+    same(np.asarray(hnp.fromfunction(lambda i, j: i == j, (3, 3), dtype=int)),
+         np.fromfunction(lambda i, j: i == j, (3, 3), dtype=int))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int8, bool, None, np.float64])
+def test_fromiter_casts_items_as_numpy_and_reads_count_of_them(dtype):
+    _both(lambda x: np.fromiter((x[i] * 2.5 for i in range(3)), dtype), np.arange(4.0))
+    _both(lambda x: np.fromiter((x[i] for i in range(4)), dtype, 2), np.arange(4.0) - 1)
+    _both(lambda x: x + np.fromiter(iter([1, 2, 3]), dtype), np.array(1))
+    same(np.asarray(hnp.fromiter(iter([1.5, 0.0, -2.0]), dtype)),
+         np.fromiter(iter([1.5, 0.0, -2.0]), dtype))
+
+
+def test_fromiter_errors_and_iterator_consumption_match_numpy():
+    _both(lambda x: np.fromiter((x[i] for i in range(2)), float, 5), np.arange(3.0))
+    _both(lambda x: np.fromiter([x, x], float), np.arange(3.0))
+    _both(lambda x: np.fromiter([x[0]], float, 1.5), np.arange(3.0))
+    for mod in (np, hnp):
+        it = iter(range(10))
+        mod.fromiter(it, int, 3)
+        assert next(it) == 3
+
+
+def test_frombuffer_shares_the_buffer_and_is_read_only_over_bytes():
+    for args in ((b"abcdefgh", np.uint8), (b"abcdefgh", np.int16, 2, 2),
+                 (np.arange(4.0).tobytes(), float), (b"abc", np.int16)):
+        try:
+            want = np.frombuffer(*args)
+        except ValueError:
+            with pytest.raises(ValueError):
+                hnp.frombuffer(*args)
+            continue
+        same(np.asarray(hnp.frombuffer(*args)), want)
+    with pytest.raises(ValueError, match="read-only"):
+        hnp.frombuffer(b"abcd", np.uint8)[0] = 1
+    buf = bytearray(b"abcd")
+    hnp.frombuffer(buf, np.uint8)[1] = 66
+    assert buf == bytearray(b"aBcd")
+    _both(lambda x: x + np.frombuffer(b"\x01\x02", np.uint8), np.array(3, np.uint8))
+
+
+def test_writing_a_traced_value_into_frombuffer_over_bytes_raises_as_numpy():
+    def f(x):
+        y = np.frombuffer(b"abcd", np.uint8)
+        y[0] = x
+        return y
+    check(f, np.uint8(3))
+
+
+def test_creation_functions_of_lib_compile_with_writes_of_traced_values():
+    # np.tri, np.indices, np.hamming are redirected while tracing as
+    # np.zeros is (_creation), with fromfunction and frombuffer now among them
+    def f(x):
+        b = np.tri(3)
+        b[0, 1] = x
+        g = np.indices((2, 2))
+        g[0, 0, 0] = 7
+        w = np.hamming(4)
+        w[1] = x
+        return b, g, w
+    _both(f, np.float64(2.0))

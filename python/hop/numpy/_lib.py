@@ -175,6 +175,24 @@ def indices(dimensions, dtype=int, sparse=False):
     return ndarray(_C.stack([p.expand(*dimensions) for p in parts], 0))
 
 
+@implements(_np.fromfunction)
+def fromfunction(function, shape, *, dtype=float, like=None, **kwargs):
+    """NumPy's fromfunction: function called once on the index grids of
+    shape (indices), whatever it returns."""
+    return function(*indices(shape, dtype=dtype), **kwargs)
+
+
+@implements(_np.frombuffer)
+def frombuffer(buffer, dtype=float, count=-1, offset=0, *, like=None):
+    """NumPy's frombuffer: the buffer's bytes as a 1-d array, over the same
+    memory (read-only where NumPy's is: a bytes object's)."""
+    a = _np.frombuffer(buffer, dtype, count, offset)
+    _core.hop_dtype(a.dtype, "frombuffer")
+    r = ndarray(_C.asarray(a))
+    r._ro = not a.flags.writeable
+    return r
+
+
 # ------------------------------------------------------ repeat and tile
 
 @implements(_np.repeat)
