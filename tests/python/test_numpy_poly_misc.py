@@ -292,3 +292,58 @@ def test_creation_functions_of_lib_compile_with_writes_of_traced_values():
         w[1] = x
         return b, g, w
     _both(f, np.float64(2.0))
+
+
+# ------------------------------------------------------------------ text
+
+TEXTS = [np.array([[1.5, 2.25], [np.nan, -1e-9]]), np.arange(2000), np.array([True, False]),
+         np.array(3.0), np.zeros((2, 0)), np.array([1 + 2j, -0.5j]), np.float64(2.5), np.int8(-3),
+         np.array([1e20, 1.0], np.float32), np.arange(6, dtype=np.uint16).reshape(2, 3)]
+TEXT_CALLS = {
+    "array2string": lambda a: np.array2string(a),
+    "array2string_opts": lambda a: np.array2string(a, precision=2, separator=", ", prefix="x(",
+                                                   suppress_small=True, max_line_width=30),
+    "array2string_formatter": lambda a: np.array2string(a, formatter={"all": lambda v: "<>"}),
+    "array_repr": lambda a: np.array_repr(a),
+    "array_repr_opts": lambda a: np.array_repr(a, max_line_width=20, precision=1),
+    "array_str": lambda a: np.array_str(a),
+    "array_str_opts": lambda a: np.array_str(a, precision=3, suppress_small=True),
+}
+
+
+@pytest.mark.parametrize("i", range(len(TEXTS)))
+@pytest.mark.parametrize("call", sorted(TEXT_CALLS))
+def test_text_functions_give_numpys_exact_text(i, call):
+    fn = TEXT_CALLS[call]
+    a = TEXTS[i]
+    _both(fn, a, compiles=False)  # a traced array's text runs in Python
+    arr = hnp.asarray(a)
+    if isinstance(a, np.generic):
+        arr = hnp.ndarray(arr._t, scalar=True)
+    try:
+        want = fn(a)
+    except Exception as e:  # noqa: BLE001 (NumPy's own errors, as array_str of a scalar)
+        with pytest.raises(type(e)):
+            fn(arr)
+        return
+    assert fn(arr) == want
+    assert getattr(hnp, call.split("_opts")[0].split("_formatter")[0])(arr) == \
+        getattr(np, call.split("_opts")[0].split("_formatter")[0])(a)
+
+
+def test_text_functions_read_numpys_print_options():
+    a = np.array([1.0 / 3, 2.0])
+    with np.printoptions(precision=3, sign="+"):
+        for name in ("array2string", "array_repr", "array_str"):
+            assert getattr(hnp, name)(hnp.asarray(a)) == getattr(np, name)(a)
+
+
+def test_text_of_a_traced_array_runs_in_python_under_compile():
+    cf = hop.compile(lambda x: (x * 2, np.array_repr(x + 1)))
+    with pytest.warns(RuntimeWarning, match="text is known only when the plan runs"):
+        got = cf(np.arange(3))
+    same(got, (np.arange(3) * 2, "array([1, 2, 3])"))
+
+
+def test_text_of_a_constant_array_compiles():
+    _both(lambda x: (x + 1, np.array2string(np.arange(3)), np.array_str(np.eye(2))), np.array(1.0))
