@@ -169,7 +169,8 @@ def test_data_dependent_polynomial_sizes_are_decided_per_call_under_compile():
     # gets NumPy's size (hop.compile specialises on the zero tests)
     check(lambda p: np.roots(p), calls=[(np.array([1.0, -3.0, 2.0]),),
                                         (np.array([0.0, 1.0, -3.0, 2.0]),),
-                                        (np.array([1.0, -3.0, 0.0]),), (np.array([0.0, 0.0, 0.0]),)],
+                                        (np.array([1.0, -3.0, 0.0]),),
+                                        (np.array([0.0, 0.0, 0.0]),)],
           rtol=1e-10)
     check(lambda a, b: np.polymul(a, b), calls=[(np.array([1.0, 2.0]), np.array([0.0, 3.0])),
                                                 (np.array([0.0, 2.0]), np.array([0.0, 0.0])),
@@ -347,3 +348,11 @@ def test_text_of_a_traced_array_runs_in_python_under_compile():
 
 def test_text_of_a_constant_array_compiles():
     _both(lambda x: (x + 1, np.array2string(np.arange(3)), np.array_str(np.eye(2))), np.array(1.0))
+
+
+@pytest.mark.parametrize("x", [np.array(2.0), np.arange(4), np.linspace(-1, 1, 5, dtype=np.float32),
+                               np.array([[1, 2], [3, 4]], np.int8), np.float64(0.5)])
+@pytest.mark.parametrize("i", [0, 1, 3, 4, 6])
+def test_polyval_matches_numpy_for_array_and_scalar_points(x, i):
+    _both(lambda p, v: np.polyval(p, v), POLYS[i], x)
+    _both(lambda v: np.polyval([3, 0, 1], v), x)
