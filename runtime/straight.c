@@ -62,9 +62,14 @@ typedef struct stest {
  * this iteration, and its ops' range in the iteration's ops. */
 typedef struct sgroup {
     const hop__fgroup *g; /* NULL: none, or more than one group */
-    int ngroups;
+    int ngroups;          /* the groups that are not scalar_i64 */
     const void *in[HOP__F_MAXIN];
     void *out;
+    /* the scalar_i64 groups (a while loop's counter and test): each one's
+     * group and op; nscal may count more than fit */
+    int nscal;
+    const hop__fgroup *scal_g[2];
+    const sop *scal[2];
 } sgroup;
 
 /* Where each slot's data is at a point of the decoding. */
@@ -405,6 +410,7 @@ decode_iteration(const hop__frame *f, const hop__insn *body, const hop__insn *ba
     int k = 0;
     sg->g = NULL;
     sg->ngroups = 0;
+    sg->nscal = 0;
     for (const hop__insn *in = body; in <= back; in++) {
         if (in->opcode == HOP__OP_Swap) {
             const int32_t *more = in->p4;
@@ -427,7 +433,13 @@ decode_iteration(const hop__frame *f, const hop__insn *body, const hop__insn *ba
         } else if (in->opcode == HOP__OP_Fused || in->opcode == HOP__OP_Copy ||
                    (in == back && in->opcode == HOP__OP_If && in->p4 != NULL)) {
             const hop__fgroup *g = in->p4;
-            if (sg->ngroups++ == 0 && g->small_n > 0 && hop__freg_inline(g)) {
+            if (g->scalar_i64) {
+                if (sg->nscal < 2) {
+                    sg->scal_g[sg->nscal] = g;
+                    sg->scal[sg->nscal] = &ops[k];
+                }
+                sg->nscal++;
+            } else if (sg->ngroups++ == 0 && g->small_n > 0 && hop__freg_inline(g)) {
                 /* where its operands are before the ops below move nothing */
                 void **cell;
                 for (int j = 0; j < g->ninputs; j++) {
@@ -553,19 +565,39 @@ straight_slow(hop__frame *f, const hop__insn *body, const hop__insn *back, int64
  * The registers end as the instructions leave them: a MoveInt/Integer that
  * reads no register another one writes gives after the last iteration what
  * it gives run once with the counter's last value.
+ *
+ * A while loop whose test is a counter compare takes it too: besides the
+ * group, the body is `c' = c + step` on a double-buffered int64 carry (a
+ * scalar_i64 add of a constant step >= 1) and the test `c' < b` or
+ * `c' <= b` (or `b > c'`, `b >= c'`) with b a constant or an int64 slot
+ * the loop does not write.  The trip count follows from c, step and b as
+ * for a fori_loop; when c would wrap before the test fails (b near
+ * INT64_MAX) the loop runs its ops, which wrap as the instructions do.
+ * After a block the counter's two buffers, the test's bool and the carry
+ * hold what the instructions leave.
  */
 typedef struct rloop {
     const hop__fgroup *g;
     int64_t inc[HOP__F_MAXIN];
     const sop *ints[STRAIGHT_MAXOPS]; /* the MoveInt and Integer ops, in order */
     int nints;
+    /* a while loop's counter (wcount): cnt[0] where an even iteration reads
+     * it and an odd one writes it, cnt[1] the other; the test's bool; the
+     * bound (int64); c < bound (or <= when le) goes on */
+    bool wcount, le;
+    void *cnt[2];
+    void *test;
+    const void *bound;
+    int64_t step;
 } rloop;
 
+/* The carry group of sg (both parities): rl->g and rl->inc; false when it
+ * is not one register-kernel group carrying one tensor. */
 static bool
-rloop_plan(rloop *rl, const hop__insn *back, const sop (*ops)[STRAIGHT_MAXOPS], const sgroup *sg)
+rloop_group(rloop *rl, const sgroup *sg)
 {
     const hop__fgroup *g = sg[0].g;
-    if (back->opcode != HOP__OP_Next || g == NULL || sg[1].g != g)
+    if (g == NULL || sg[1].g != g)
         return false;
     int a = g->reg_arg[HOP__F_MAXSTEPS];
     if (a < 0 || !g->small_inc[a])
@@ -585,6 +617,95 @@ rloop_plan(rloop *rl, const hop__insn *back, const sop (*ops)[STRAIGHT_MAXOPS], 
     }
     rl->inc[a] = 1;
     rl->g = g;
+    return true;
+}
+
+/* The operand of scalar_i64 group g's op o that reads an input: 0 or 1,
+ * -1 when both or neither do. */
+static int
+scal_input(const hop__fgroup *g)
+{
+    bool i0 = g->steps[0].in[0].src == HOP__F_INPUT, i1 = g->steps[0].in[1].src == HOP__F_INPUT;
+    return i0 == i1 ? -1 : i0 ? 0 : 1;
+}
+
+/* A while loop's counter and test (see rloop above) in sg; false when the
+ * loop is not of that shape.  ops: the iterations' ops. */
+static bool
+rloop_while(rloop *rl, const hop__insn *back, const sop (*ops)[STRAIGHT_MAXOPS], const stest *test,
+            const sgroup *sg)
+{
+    if (back->opcode != HOP__OP_If || back->p3 != 0 || back->p4 == NULL || sg[0].nscal != 2 ||
+        sg[1].nscal != 2 || test[0].data == NULL || test[0].data != test[1].data ||
+        test[0].t.dtype != HOP_BOOL)
+        return false;
+    /* nothing else: the group's ops, the add, the compare */
+    for (int p = 0; p < 2; p++)
+        for (const sop *o = ops[p]; o->run != op_end; o++)
+            if (o->run == op_move || o->run == op_int || o->run == op_sym)
+                return false;
+    const hop__fgroup *add = sg[0].scal_g[0], *cmp = sg[0].scal_g[1];
+    if (sg[1].scal_g[0] != add || sg[1].scal_g[1] != cmp || cmp != back->p4 ||
+        cmp->out != back->p1 || add->steps[0].op != HOP_OP_add)
+        return false;
+    int ai = scal_input(add), ci = scal_input(cmp);
+    if (ai < 0 || ci < 0) {
+        /* the bound a slot: the compare reads two inputs */
+        if (ai < 0 || cmp->steps[0].in[0].src != HOP__F_INPUT ||
+            cmp->steps[0].in[1].src != HOP__F_INPUT)
+            return false;
+    }
+    /* c' = c + step: double-buffered, each parity reads what the other wrote */
+    const sop *a0 = sg[0].scal[0], *a1 = sg[1].scal[0];
+    if (a0->in[ai] != a1->out || a1->in[ai] != a0->out || a0->out == a1->out)
+        return false;
+    memcpy(&rl->step, add->steps[0].in[1 - ai].val, sizeof rl->step);
+    if (rl->step < 1)
+        return false;
+    /* the compare reads the counter just written, on the side its op wants */
+    hop_op op = cmp->steps[0].op;
+    int side = op == HOP_OP_lt || op == HOP_OP_le ? 0 : op == HOP_OP_gt || op == HOP_OP_ge ? 1 : -1;
+    if (side < 0)
+        return false;
+    rl->le = op == HOP_OP_le || op == HOP_OP_ge;
+    for (int p = 0; p < 2; p++) {
+        const sop *c = sg[p].scal[1];
+        if (cmp->steps[0].in[side].src != HOP__F_INPUT || c->in[side] != sg[p].scal[0]->out)
+            return false;
+    }
+    const sop *c0 = sg[0].scal[1], *c1 = sg[1].scal[1];
+    rl->bound = c0->in[1 - side];
+    if (c1->in[1 - side] != rl->bound || rl->bound == a0->out || rl->bound == a1->out ||
+        rl->bound == sg[0].out || rl->bound == sg[1].out || rl->bound == test[0].data)
+        return false;
+    /* the group reads neither the counter nor the test, writes neither */
+    const hop__fgroup *g = rl->g;
+    for (int p = 0; p < 2; p++) {
+        for (int k = 0; k < g->ninputs; k++)
+            if (sg[p].in[k] == a0->out || sg[p].in[k] == a1->out || sg[p].in[k] == test[0].data)
+                return false;
+        if (sg[p].out == a0->out || sg[p].out == a1->out || sg[p].out == test[0].data)
+            return false;
+    }
+    rl->cnt[0] = a1->out;
+    rl->cnt[1] = a0->out;
+    rl->test = (void *)(uintptr_t)test[0].data; /* a slot of the frame */
+    rl->wcount = true;
+    rl->nints = 0;
+    return true;
+}
+
+static bool
+rloop_plan(rloop *rl, const hop__insn *back, const sop (*ops)[STRAIGHT_MAXOPS], const stest *test,
+           const sgroup *sg)
+{
+    rl->wcount = false;
+    if (!rloop_group(rl, sg))
+        return false;
+    if (back->opcode == HOP__OP_If)
+        return rloop_while(rl, back, ops, test, sg);
+    if (back->opcode != HOP__OP_Next || sg[0].nscal != 0 || sg[1].nscal != 0)
+        return false;
     /* the other ops: MoveInt and Integer (the group's own are not these),
      * not writing the counter or the bound, not reading what one writes */
     rl->nints = 0;
@@ -602,6 +723,33 @@ rloop_plan(rloop *rl, const hop__insn *back, const sop (*ops)[STRAIGHT_MAXOPS], 
     return true;
 }
 
+/* The iterations a while loop's counter gives from the top of an even one
+ * (the first of them already tested true): *left, false when the counter
+ * would wrap first (the ops run those loops). */
+static bool
+rloop_while_left(const rloop *rl, int64_t *left)
+{
+    int64_t c, b, prod, end;
+    memcpy(&c, rl->cnt[0], sizeof c);
+    memcpy(&b, rl->bound, sizeof b);
+    if (rl->le) {
+        if (b == INT64_MAX)
+            return false;
+        b++; /* c <= b as c < b + 1 */
+    }
+    if (b <= c) {
+        *left = 1;
+        return !__builtin_add_overflow(c, rl->step, &end);
+    }
+    uint64_t d = (uint64_t)b - (uint64_t)c; /* b > c: fits */
+    uint64_t k = d / (uint64_t)rl->step + (d % (uint64_t)rl->step != 0);
+    if (k > (uint64_t)INT64_MAX || __builtin_mul_overflow((int64_t)k, rl->step, &prod) ||
+        __builtin_add_overflow(c, prod, &end))
+        return false;
+    *left = (int64_t)k;
+    return true;
+}
+
 /* Runs iterations from the top of an even one while the budget lasts
  * without a check (the instructions would not have made one) and, short of
  * the last, an even number of them.  *done: the loop ended. */
@@ -610,9 +758,13 @@ rloop_block(hop__frame *f, const hop__insn *back, int64_t cost, const rloop *rl,
             bool *ran, bool *done)
 {
     int64_t *regs = f->regs;
-    int64_t left = regs[back->p3] - regs[back->p1];
+    int64_t left;
     int64_t k = (f->budget - 1) / cost;
     *ran = *done = false;
+    if (!rl->wcount)
+        left = regs[back->p3] - regs[back->p1];
+    else if (!rloop_while_left(rl, &left))
+        return HOP_OK;
     if (left < 1 || k < 1)
         return HOP_OK;
     if (k >= left)
@@ -627,15 +779,27 @@ rloop_block(hop__frame *f, const hop__insn *back, int64_t cost, const rloop *rl,
     hop__freg_loop(g, g->small_n, k, sg[0].in, rl->inc, sg[0].in[a],
                    (float *)(k & 1 ? sg[0].out : (void *)(uintptr_t)sg[0].in[a]));
     f->budget -= k * cost;
-    regs[back->p1] += k - 1;
-    for (int i = 0; i < rl->nints; i++) {
-        const sop *o = rl->ints[i];
-        if (o->run == op_move)
-            hop__reg_move(regs, o->p1, o->p2);
-        else
-            hop__reg_put(regs, o->p1, o->i64);
+    if (rl->wcount) {
+        /* the last iteration wrote c + k*step, the one before it c + (k-1)*step
+         * (no wrap: rloop_while_left), into the other buffer */
+        int64_t c, last;
+        memcpy(&c, rl->cnt[0], sizeof c);
+        last = c + k * rl->step;
+        c = last - rl->step;
+        memcpy(rl->cnt[k & 1], &last, sizeof last);
+        memcpy(rl->cnt[(k & 1) ^ 1], &c, sizeof c);
+        *(hop__bool *)rl->test = k < left;
+    } else {
+        regs[back->p1] += k - 1;
+        for (int i = 0; i < rl->nints; i++) {
+            const sop *o = rl->ints[i];
+            if (o->run == op_move)
+                hop__reg_move(regs, o->p1, o->p2);
+            else
+                hop__reg_put(regs, o->p1, o->i64);
+        }
+        regs[back->p1]++;
     }
-    regs[back->p1]++;
     *ran = true;
     if (k == left) {
         if (k & 1)
@@ -704,7 +868,7 @@ hop__run_straight(hop__frame *f, const hop__insn *back)
     if (!decoded)
         return straight_slow(f, body, back, cost, tiles);
     rloop rl;
-    if (rloop_plan(&rl, back, (const sop(*)[STRAIGHT_MAXOPS])ops, sg))
+    if (rloop_plan(&rl, back, (const sop(*)[STRAIGHT_MAXOPS])ops, test, sg))
         return straight_reg(f, back, cost, (const sop(*)[STRAIGHT_MAXOPS])ops, test, &rl, sg);
     return straight_fast(f, back, cost, (const sop(*)[STRAIGHT_MAXOPS])ops, test, NULL, NULL);
 }

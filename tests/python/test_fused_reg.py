@@ -71,15 +71,59 @@ emit(hop.compile(lambda v: hop.fori_loop(0, 10, lambda i, v: (v * 1.5).tanh() - 
 sys.stdout.buffer.write(b"".join(out))
 """
 
+# While loops whose test is a counter compare, which the register loop runs with
+# the test in it (runtime/straight.c): the final counter (checked against
+# Python's count) and carry for trip counts 0, 1, odd and even and blocks ended
+# by the interrupt budget; the bound a tensor or a constant; <, <=, >, >= with
+# the counter on either side; steps 1, 2, 3, 7 from other starts; carries of 5
+# and 50 floats; and loops it leaves to the ops (a decreasing counter, a body
+# reading a second tensor).
+WHILE_CHILD = r"""
+import sys
+import numpy as np
+import hop
+rng = np.random.default_rng(31)
+v = hop.asarray(rng.standard_normal(16).astype(np.float32))
+out = []
+def wl(test, step=1, body=lambda i, v: v * 0.999 + 0.001):
+    return lambda v, n, c0: hop.while_loop(lambda i, v: test(i, n),
+                                           lambda i, v: (i + step, body(i, v)), (c0, v))
+def run(fn, v, n, c0, want_i):
+    i, r = hop.compile(fn)(v, hop.tensor(n), hop.tensor(c0))
+    assert i.item() == want_i, (n, c0, i.item(), want_i)
+    out.append(i.numpy().tobytes() + r.numpy().tobytes())
+for trips in (0, 1, 2, 3, 1001, 100001):
+    run(wl(lambda i, n: i < n), v, trips, 0, trips)
+    run(wl(lambda i, n: n > i), v, trips, 0, trips)
+for n, c0, want in ((10, 0, 11), (0, 0, 1), (-1, 0, 0), (-5, -10, -4), (7, 7, 8)):
+    run(wl(lambda i, n: i <= n), v, n, c0, want)
+    run(wl(lambda i, n: n >= i), v, n, c0, want)
+for step, n, c0, want in ((2, 7, 0, 8), (2, 8, 0, 8), (3, 100, 5, 101), (3, 100, 200, 200),
+                          (7, 1000, -3, 1005)):
+    run(wl(lambda i, n: i < n, step), v, n, c0, want)
+run(lambda v, n, c0: hop.while_loop(lambda i, v: i < 37, lambda i, v: (i + 1, v * 0.5 - 0.25),
+                                    (c0, v)), v, 0, 0, 37)
+run(wl(lambda i, n: i > n, -1), v, -9, 4, -9)
+for m in (5, 50):
+    u = hop.asarray(rng.standard_normal(m).astype(np.float32))
+    run(wl(lambda i, n: i < n, 1, lambda i, u: hop.maximum(u * -1.01 + 0.5, -2.0) - 0.001),
+        u, 999, 0, 999)
+w = hop.asarray(rng.standard_normal(16).astype(np.float32))
+run(lambda v, n, c0: hop.while_loop(lambda i, v: i < n,
+                                    lambda i, v: (i + 1, (v * w - 0.5).relu() + 0.25), (c0, v)),
+    v, 38, 0, 38)
+sys.stdout.buffer.write(b"".join(out))
+"""
 
-def run_child(**env_set):
+
+def run_child(script=CHILD, **env_set):
     env = dict(os.environ)
     for k in ("HOP_FUSED_REG", "HOP_SIMD"):
         env.pop(k, None)
     env.update(env_set)
     # the child imports the hop under test (conftest's path), not an installed one
     env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
-    r = subprocess.run([sys.executable, "-c", CHILD], env=env, capture_output=True, timeout=120)
+    r = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, timeout=120)
     assert r.returncode == 0, r.stderr.decode()
     return r.stdout
 
@@ -101,6 +145,13 @@ def test_register_kernel_gives_the_tiled_engines_bits():
 
 def test_register_kernel_at_sse2_width_gives_the_same_bits():
     same_bits(run_child(HOP_SIMD="baseline"), run_child(HOP_FUSED_REG="0"))
+
+
+def test_while_loop_with_a_counter_test_in_registers_gives_the_instructions_bits():
+    got = run_child(WHILE_CHILD)
+    assert len(got) > 0
+    assert got == run_child(WHILE_CHILD, HOP_FUSED_REG="0")
+    assert got == run_child(WHILE_CHILD, HOP_SIMD="baseline")
 
 
 def test_register_kernel_chain_matches_numpy():
