@@ -180,6 +180,12 @@ hop_tensor_empty(hop_dtype dtype, int rank, const int64_t *sizes)
     int64_t numel;
     if (hop__check_shape("hop_tensor_empty", dtype, rank, sizes, &numel) != HOP_OK)
         return NULL;
+    return hop__tensor_empty_checked(dtype, rank, sizes, numel);
+}
+
+hop_tensor *
+hop__tensor_empty_checked(hop_dtype dtype, int rank, const int64_t *sizes, int64_t numel)
+{
     size_t nbytes = (size_t)numel * hop_dtype_size(dtype);
     size_t head = sizeof(hop_storage) + sizeof(hop_tensor);
     char *block = hop__malloc(head + ALIGN - 1 + nbytes);
