@@ -34,10 +34,15 @@ ref_inc(long *rc)
     __atomic_fetch_add(rc, 1, __ATOMIC_RELAXED);
 }
 
-/* True when this dropped the last reference. */
+/* True when this dropped the last reference.  Holding the only one, no
+ * other thread can take or drop one, so the common end of a short-lived
+ * tensor skips the locked instruction; the acquire load still orders the
+ * free after every other thread's earlier release. */
 static bool
 ref_dec(long *rc)
 {
+    if (__atomic_load_n(rc, __ATOMIC_ACQUIRE) == 1)
+        return true;
     return __atomic_fetch_sub(rc, 1, __ATOMIC_ACQ_REL) == 1;
 }
 
