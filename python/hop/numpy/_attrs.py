@@ -2,7 +2,8 @@
 flat, real and imag (with setters), view, resize and the shape setter (in
 place), strides, flags and base, and the methods that are NumPy functions
 of _lib and _stats (repeat, diagonal, trace, searchsorted, put, choose,
-compress, partition, argpartition, ...).
+compress, partition, argpartition, ...), and NumPy's text functions
+(array2string, array_repr, array_str).
 
 Layout (strides, contiguity flags) is known of a concrete array; of a
 traced one only what NumPy's rules fix (a read-only view is not writeable),
@@ -11,10 +12,11 @@ guessed answer.
 """
 
 import builtins
+import sys
 
 import numpy as _np
 
-from .. import _C
+from .. import _C, _breaks
 from . import _core, _storage
 from . import _funcs as F
 from . import _lib as L
@@ -412,3 +414,39 @@ def may_share_memory(a, b, max_work=None, *, _kind=None):
 @F.implements(_np.shares_memory)
 def shares_memory(a, b, max_work=None, *, _kind=None):
     return _share(a, b, True)
+
+
+# ------------------------------------------------------------------- text
+
+def _text(np_fn, a, args, kwargs):
+    """NumPy's text function np_fn of a: NumPy's exact text of a concrete
+    array (NumPy's print options apply); a traced array's text is known only
+    when the plan runs, so, as str() of one, it is a conversion for the
+    user's code in a compile trace (hop.compile runs that part in Python)
+    and the value's description for hop and hop.trace (_breaks.text)."""
+    t = a._t if isinstance(a, ndarray) else a if isinstance(a, _C.Tensor) else None
+    if t is not None:
+        if _C._is_proxy(t):
+            # the asker: the first frame outside hop and NumPy (a call through
+            # np.array2string's dispatch passes both)
+            f = sys._getframe(2)
+            while f.f_back is not None and _breaks.internal(f):
+                f = f.f_back
+            return _breaks.text("a traced array", f"hop.numpy.ndarray(traced {t!r})", f)
+        a = t.numpy()[()] if getattr(a, "_scalar", False) else t.numpy()
+    return np_fn(a, *args, **kwargs)
+
+
+@F.implements(_np.array2string)
+def array2string(a, *args, _kind=None, **kwargs):
+    return _text(_np.array2string, a, args, kwargs)
+
+
+@F.implements(_np.array_repr)
+def array_repr(arr, *args, _kind=None, **kwargs):
+    return _text(_np.array_repr, arr, args, kwargs)
+
+
+@F.implements(_np.array_str)
+def array_str(a, *args, _kind=None, **kwargs):
+    return _text(_np.array_str, a, args, kwargs)

@@ -50,24 +50,20 @@ greater = _order(_C.gt, _C.gt)
 greater_equal = _order(_C.gt, _C.ge)
 
 
-def maximum(a, b):
-    keep = _C.logical_or(either_nan(a), greater_equal(a, b))
-    return _C.where(keep, a, b)
+def _pick(nan_from, keep_a):
+    """The elementwise choice of a where a NaN in operand nan_from (0: a,
+    NaN-propagating maximum/minimum; 1: b, NaN-ignoring fmax/fmin) or
+    keep_a(a, b) holds, else b."""
+    def pick(a, b):
+        keep = _C.logical_or(either_nan((a, b)[nan_from]), keep_a(a, b))
+        return _C.where(keep, a, b)
+    return pick
 
 
-def minimum(a, b):
-    keep = _C.logical_or(either_nan(a), less_equal(a, b))
-    return _C.where(keep, a, b)
-
-
-def fmax(a, b):
-    keep = _C.logical_or(either_nan(b), greater_equal(a, b))
-    return _C.where(keep, a, b)
-
-
-def fmin(a, b):
-    keep = _C.logical_or(either_nan(b), less_equal(a, b))
-    return _C.where(keep, a, b)
+maximum = _pick(0, greater_equal)
+minimum = _pick(0, less_equal)
+fmax = _pick(1, greater_equal)
+fmin = _pick(1, less_equal)
 
 
 def clip(x, lo, hi):

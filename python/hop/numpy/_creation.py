@@ -35,7 +35,7 @@ __all__ = ["enter", "leave"]
 _NAMES = ("zeros", "ones", "empty", "full", "arange", "linspace", "logspace", "geomspace", "eye",
           "identity", "tri", "indices", "array", "asarray", "asanyarray", "ascontiguousarray",
           "asfarray", "fromiter", "hamming", "hanning", "bartlett", "blackman", "kaiser",
-          "tril_indices", "triu_indices", "diag_indices")
+          "tril_indices", "triu_indices", "diag_indices", "fromfunction", "frombuffer")
 
 # Those that turn data into an array: of traced hop.numpy arrays (and
 # SymInts), hop.numpy's array (np.array([a[0], a[1]]) stacks them in the
@@ -149,12 +149,17 @@ def _dispatched_names():
 
 def _redirect(name, original):
     from . import _funcs
-    impl = getattr(_funcs, name)
+    impl = _funcs.PUBLIC[name]
 
     @functools.wraps(original)
     def creation(*args, **kwargs):
         if kwargs.get("like") is not None or not _users_call(name):
             return original(*args, **kwargs)
+        if name == "fromiter":
+            args = _fromiter_items(args, kwargs)
+        elif name == "fromfunction":
+            # the function gets hop's index grids (constants of the trace)
+            return _as_numpys(impl(*args, **kwargs))
         if _traced_in(args) or _traced_in(kwargs.values()):
             if name in _CONVERSIONS and (_tensor_in(args) or _tensor_in(kwargs.values())):
                 # a hop tensor made an ndarray: a conversion, hop.compile's
@@ -178,6 +183,19 @@ def _redirect(name, original):
         return r
     creation.__hop_original__ = original
     return creation
+
+
+def _fromiter_items(args, kwargs):
+    """fromiter's arguments with its iterable read into a list (as many
+    items as NumPy's fromiter reads), so that traced items are seen."""
+    if not args or isinstance(args[0], (list, tuple)):
+        return args
+    count = args[2] if len(args) > 2 else kwargs.get("count", -1)
+    if not isinstance(count, int):
+        return args  # NumPy's error, from NumPy's fromiter
+    it = iter(args[0])
+    items = list(it) if count < 0 else [x for _, x in zip(range(count), it)]
+    return (items,) + tuple(args[1:])
 
 
 def _traced_in(values):
@@ -239,7 +257,7 @@ def _wrappers():
         originals, wrappers = {}, {}
         for name in _NAMES:
             original = getattr(_np, name, None)
-            if original is not None and hasattr(_funcs, name):
+            if original is not None and name in _funcs.PUBLIC:
                 originals[name] = original
                 wrappers[name] = _redirect(name, original)
         for name, original in _dispatched_names().items():

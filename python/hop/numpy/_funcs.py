@@ -756,6 +756,9 @@ def arange(start, stop=None, step=None, dtype=None, *, like=None):
     if step == 0:
         raise ZeroDivisionError("division by zero")
     npd = _creation_dtype(dtype, _np.int64)
+    if builtins.all(isinstance(v, (int, _np.integer)) for v in (start, stop, step)) and \
+            -((start - stop) // step) <= 0:
+        return ndarray(_full_t((0,), 0, npd))  # NumPy: empty, not an error
     return ndarray(_C.arange(start, stop, step, dtype=_core.hop_dtype(npd, "arange")))
 
 
@@ -849,9 +852,32 @@ def asarray(a, dtype=None, order=None, *, like=None):
     return array(a, dtype=dtype, copy=False)
 
 
+@implements(name="fromiter")
+def fromiter(iter, dtype, count=-1, *, like=None):
+    """NumPy's fromiter: the iterable's first count items (all of them for
+    count < 0) as a 1-d array of dtype, each item cast as NumPy casts it
+    (unsafely); items that are traced values are stacked in the trace."""
+    count = operator.index(count)
+    it = builtins.iter(iter)
+    items = list(it) if count < 0 else [x for _, x in zip(range(count), it)]
+    if not builtins.any(_has_hop(x) for x in items):
+        a = _np.fromiter(items, dtype, count)
+        _core.hop_dtype(a.dtype, "fromiter")
+        return ndarray(_C.tensor(a))
+    if count >= 0 and len(items) < count:
+        raise ValueError(f"iterator too short: Expected {count} but iterator had only "
+                         f"{len(items)} items.")
+    dt = _np.dtype(dtype)
+    ts = [_t(x, "fromiter") for x in items]
+    if builtins.any(t.ndim != 0 for t in ts):
+        raise ValueError("setting an array element with a sequence.")
+    return ndarray(_C.stack([_core.cast(t, dt) for t in ts], 0))
+
+
 asanyarray = asarray
 ascontiguousarray = asarray
 __all__ += ["asanyarray", "ascontiguousarray"]
+PUBLIC.update(asanyarray=asarray, ascontiguousarray=asarray)
 
 
 @implements(_np.copy)

@@ -175,6 +175,24 @@ def indices(dimensions, dtype=int, sparse=False):
     return ndarray(_C.stack([p.expand(*dimensions) for p in parts], 0))
 
 
+@implements(_np.fromfunction)
+def fromfunction(function, shape, *, dtype=float, like=None, **kwargs):
+    """NumPy's fromfunction: function called once on the index grids of
+    shape (indices), whatever it returns."""
+    return function(*indices(shape, dtype=dtype), **kwargs)
+
+
+@implements(_np.frombuffer)
+def frombuffer(buffer, dtype=float, count=-1, offset=0, *, like=None):
+    """NumPy's frombuffer: the buffer's bytes as a 1-d array, over the same
+    memory (read-only where NumPy's is: a bytes object's)."""
+    a = _np.frombuffer(buffer, dtype, count, offset)
+    _core.hop_dtype(a.dtype, "frombuffer")
+    r = ndarray(_C.asarray(a))
+    r._ro = not a.flags.writeable
+    return r
+
+
 # ------------------------------------------------------ repeat and tile
 
 @implements(_np.repeat)
@@ -1444,3 +1462,81 @@ def apply_over_axes(func, a, axes, *, _kind=None):
                 raise ValueError("function is not returning an array of the correct shape")
         val = res
     return _as(_kind or _kind_of(a), val)
+
+
+# ------------------------------------------------------------- bit packing
+
+def _bitorder(bitorder):
+    """NumPy's bitorder argument: True for 'little' (its first letter decides)."""
+    if not isinstance(bitorder, str):
+        raise TypeError(f"pack() argument 3 must be str, not {type(bitorder).__name__}")
+    if bitorder[:1] in ("l", "L"):
+        return True
+    if bitorder[:1] in ("b", "B"):
+        return False
+    raise ValueError("'order' must be either 'little' or 'big'")
+
+
+def _bits_axis(a, axis):
+    """a with the packed axis last (all of a flattened for axis None), and
+    where that axis goes back."""
+    if axis is None:
+        return reshape(a, (-1,), _kind=ndarray), 0
+    if a.ndim == 0:
+        a = reshape(a, (1,), _kind=ndarray)  # NumPy packs a 0-d array as a 1-d one
+    ax = _axis(axis, a.ndim)
+    return _hnp()["moveaxis"](a, ax, -1, _kind=ndarray), ax
+
+
+@implements(_np.packbits)
+def packbits(a, axis=None, bitorder="big", *, _kind=None):
+    """NumPy's packbits: each run of eight elements along axis (zero-padded
+    at the end) as one uint8, its first element the high bit (bitorder
+    'big') or the low one ('little')."""
+    F = _hnp()
+    kind = _kind or _kind_of(a)
+    arr = _arr(a, "packbits")
+    if arr.dtype.kind not in "biu":
+        raise TypeError("Expected an input array of integer or boolean data type")
+    little = _bitorder(bitorder)
+    b, ax = _bits_axis(arr, axis)
+    b = (b != 0).astype(_np.uint8)
+    n = b.shape[-1]
+    pad = -n % 8
+    if pad:
+        b = concatenate((b, F["zeros"](tuple(b.shape[:-1]) + (pad,), _np.uint8)), -1,
+                        _kind=ndarray)
+    b = reshape(b, tuple(b.shape[:-1]) + ((n + pad) // 8, 8), _kind=ndarray)
+    weights = _const(_np.array([1 << (i if little else 7 - i) for i in range(8)], _np.uint8),
+                     ndarray)
+    r = F["sum"](b * weights, -1, dtype=_np.uint8, _kind=ndarray)
+    return _as(kind, F["moveaxis"](r, -1, ax, _kind=ndarray))
+
+
+@implements(_np.unpackbits)
+def unpackbits(a, axis=None, count=None, bitorder="big", *, _kind=None):
+    """NumPy's unpackbits: each uint8 as its eight bits along axis, then
+    the first count of them (count < 0 drops that many from the end; a
+    count past the end pads with zeros)."""
+    F = _hnp()
+    kind = _kind or _kind_of(a)
+    arr = _arr(a, "unpackbits")
+    if arr.dtype != _np.uint8:
+        raise TypeError("Expected an input array of unsigned byte data type")
+    if count is not None:
+        count = operator.index(count)
+    little = _bitorder(bitorder)
+    b, ax = _bits_axis(arr, axis)
+    n = b.shape[-1]
+    shifts = _const(_np.array([i if little else 7 - i for i in range(8)], _np.uint8), ndarray)
+    bits = (expand_dims(b, -1, _kind=ndarray) >> shifts) & _np.uint8(1)
+    bits = reshape(bits, tuple(b.shape[:-1]) + (8 * n,), _kind=ndarray)
+    if count is not None:
+        if count < 0 and -count > 8 * n:
+            raise ValueError("-count larger than number of elements")
+        if count > 8 * n:
+            bits = concatenate((bits, F["zeros"](tuple(bits.shape[:-1]) + (count - 8 * n,),
+                                                 _np.uint8)), -1, _kind=ndarray)
+        else:
+            bits = bits[..., :count if count >= 0 else 8 * n + count]
+    return _as(kind, F["moveaxis"](bits, -1, ax, _kind=ndarray))
