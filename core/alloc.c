@@ -20,7 +20,7 @@ default_alloc(void *ud, void *ptr, size_t nsize)
         free(ptr);
         return NULL;
     }
-    return realloc(ptr, nsize);
+    return ptr == NULL ? malloc(nsize) : realloc(ptr, nsize);
 }
 
 static hop_alloc_fn alloc_fn = default_alloc;

@@ -402,23 +402,27 @@ eager_fast(hop_status *st, hop_op op, const hop_rt_arg *args, size_t nargs, hop_
         return false;
     }
     const hop_tensor *a = args[0].u.tensor, *b = args[1].u.tensor;
-    if (a == NULL || b == NULL || a->dtype != b->dtype || a->rank != b->rank)
+    if (a == NULL || b == NULL || a->dtype != b->dtype || a->rank != b->rank || a->rank < 0 ||
+        a->rank > HOP_MAX_RANK)
         return false;
     if (a->dtype != HOP_F32 && a->dtype != HOP_F64 &&
         (op == HOP_OP_div || (a->dtype != HOP_I32 && a->dtype != HOP_I64)))
         return false;
+    /* Non-negative sizes whose product is at most 4096 pass
+     * hop__check_shape, so the result is allocated without it; a header
+     * the general path would call invalid goes there for its error. */
     int64_t n = 1;
     for (int d = 0; d < a->rank; d++) {
-        if (a->sizes[d] != b->sizes[d])
+        if (a->sizes[d] != b->sizes[d] || a->sizes[d] < 0 ||
+            __builtin_mul_overflow(n, a->sizes[d], &n))
             return false;
-        n *= a->sizes[d];
     }
     if (n > 4096 || !dense(a) || !dense(b))
         return false;
     hop__vfn fn = hop__vfn_binary(op, a->dtype);
     if (fn == NULL)
         return false;
-    hop_tensor *t = hop_tensor_empty(a->dtype, a->rank, a->sizes);
+    hop_tensor *t = hop__tensor_empty_checked(a->dtype, a->rank, a->sizes, n);
     if (t == NULL) {
         *st = hop_error_code();
         return true;

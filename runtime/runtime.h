@@ -404,6 +404,11 @@ const char *hop__sizes_text_i(hop__ttext *t, const int64_t *sizes, int n);
  * negative size, a bad dtype or rank). */
 hop_status hop__check_shape(const char *fn, hop_dtype dtype, int rank, const int64_t *sizes,
                             int64_t *numel);
+/* hop_tensor_empty for a shape that already passed hop__check_shape (numel
+ * its product): the eager fast path's result has its operands' valid shape,
+ * so it does not check again.  NULL with HOP_NOMEM. */
+hop_tensor *hop__tensor_empty_checked(hop_dtype dtype, int rank, const int64_t *sizes,
+                                      int64_t numel);
 
 /* ------------------------------------------------------------- pool */
 

@@ -34,10 +34,15 @@ ref_inc(long *rc)
     __atomic_fetch_add(rc, 1, __ATOMIC_RELAXED);
 }
 
-/* True when this dropped the last reference. */
+/* True when this dropped the last reference.  Holding the only one, no
+ * other thread can take or drop one, so the common end of a short-lived
+ * tensor skips the locked instruction; the acquire load still orders the
+ * free after every other thread's earlier release. */
 static bool
 ref_dec(long *rc)
 {
+    if (__atomic_load_n(rc, __ATOMIC_ACQUIRE) == 1)
+        return true;
     return __atomic_fetch_sub(rc, 1, __ATOMIC_ACQ_REL) == 1;
 }
 
@@ -180,6 +185,12 @@ hop_tensor_empty(hop_dtype dtype, int rank, const int64_t *sizes)
     int64_t numel;
     if (hop__check_shape("hop_tensor_empty", dtype, rank, sizes, &numel) != HOP_OK)
         return NULL;
+    return hop__tensor_empty_checked(dtype, rank, sizes, numel);
+}
+
+hop_tensor *
+hop__tensor_empty_checked(hop_dtype dtype, int rank, const int64_t *sizes, int64_t numel)
+{
     size_t nbytes = (size_t)numel * hop_dtype_size(dtype);
     size_t head = sizeof(hop_storage) + sizeof(hop_tensor);
     char *block = hop__malloc(head + ALIGN - 1 + nbytes);

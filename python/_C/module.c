@@ -528,7 +528,10 @@ capped_alloc(void *ud, void *ptr, size_t nsize)
         free(ptr);
         return NULL;
     }
-    return nsize > max_block ? NULL : realloc(ptr, nsize);
+    if (nsize > max_block)
+        return NULL;
+    /* malloc for a new block: realloc(NULL, n) is malloc behind a test */
+    return ptr == NULL ? malloc(nsize) : realloc(ptr, nsize);
 }
 
 static void

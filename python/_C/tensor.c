@@ -266,8 +266,6 @@ opnds_need_trace(const hop_py_opnd *args, size_t nargs)
 static bool
 big_work(hop_op op, const hop_rt_arg *args, size_t nargs)
 {
-    if (hop_op_get(op)->family == HOP_KF_VIEW)
-        return false;
     int64_t total = 0;
     for (size_t i = 0; i < nargs; i++) {
         if (args[i].kind == HOP_OPND_TENSOR) {
@@ -279,7 +277,7 @@ big_work(hop_op op, const hop_rt_arg *args, size_t nargs)
             }
         }
     }
-    return total >= NOGIL_NUMEL;
+    return total >= NOGIL_NUMEL && hop_op_get(op)->family != HOP_KF_VIEW;
 }
 
 /* Runs op eagerly on runtime operands: a Tensor or an int. */

@@ -750,6 +750,15 @@ test_errors_name_the_op_dtypes_and_shapes(void **state)
     hop_tensor bad = *a;
     bad.rank = 12;
     EXPECT_FAIL(HOP_INVALID, "neg: argument 0 is not a valid tensor header", neg, TA(&bad));
+    /* the same-shape fast path of add leaves a header it cannot trust to
+     * the general path's check, rather than reading past sizes[] or
+     * allocating for a negative size */
+    EXPECT_FAIL(HOP_INVALID, "add: argument 0 is not a valid tensor header", add, TA(&bad),
+                TA(&bad));
+    hop_tensor negsize = *a;
+    negsize.sizes[0] = -3;
+    EXPECT_FAIL(HOP_INVALID, "add: argument 0 is not a valid tensor header", add, TA(&negsize),
+                TA(&negsize));
     int64_t iv;
     assert_int_equal(hop_tensor_item_int(a, &iv), HOP_SHAPE);
     assert_string_equal(hop_error_message(),
