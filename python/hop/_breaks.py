@@ -86,7 +86,12 @@ def conversion(error, message):
     tr = _compiling()
     if tr is None:
         raise error(message)
-    brk = GraphBreak(error, message, _paths.user_site(sys._getframe(1)))
+    _break(tr, error, message, _paths.user_site(sys._getframe(1)))
+
+
+def _break(tr, error, message, site):
+    """Raises the break, recorded on trace tr (see `raised`)."""
+    brk = GraphBreak(error, message, site)
     tr.scratch.setdefault(_KEY, []).append(brk)
     raise brk
 
@@ -98,11 +103,8 @@ def body_effect(message, site):
     elsewhere nothing (hop.trace runs a body's print once, while tracing, as
     jax.jit does)."""
     tr = _compiling()
-    if tr is None:
-        return
-    brk = GraphBreak(_C.TraceError, message, site)
-    tr.scratch.setdefault(_KEY, []).append(brk)
-    raise brk
+    if tr is not None:
+        _break(tr, _C.TraceError, message, site)
 
 
 def forget(tr):

@@ -1255,28 +1255,17 @@ def body_prints(hop_name, bodies):
 
 
 def _print_site(fn, seen, depth):
-    """Where fn's code (nested code included) or a user function it names
-    (through its globals or cells, 6 calls deep) names the builtin print
-    ("file.py:line" of that function), or None."""
+    """Where fn's code (nested code included) or a user function it reads
+    (its cells and globals, 6 calls deep) names the builtin print
+    ("file.py:line"), or None."""
     code = getattr(fn, "__code__", None)
     if code is None or id(code) in seen or depth > 6:
         return None
     seen.add(id(code))
-    g = getattr(fn, "__globals__", {})
-    cells = [c.cell_contents for c in (fn.__closure__ or ()) if _filled(c)]
-    todo = [code]
-    while todo:
-        c = todo.pop()
-        for name in c.co_names:
-            v = g.get(name, _MISSING_NAME)
-            if v is _MISSING_NAME and name == "print":
-                return _line_of_name(c, name)
-            if isinstance(v, types.FunctionType):
-                where = _print_site(v, seen, depth + 1)
-                if where is not None:
-                    return where
-        todo.extend(k for k in c.co_consts if isinstance(k, types.CodeType))
-    for v in cells:
+    if "print" in code_names(code, set()) and "print" not in (getattr(fn, "__globals__", None)
+                                                               or {}):
+        return _print_line(code)
+    for _, v in reads(fn):
         if isinstance(v, types.FunctionType):
             where = _print_site(v, seen, depth + 1)
             if where is not None:
@@ -1284,25 +1273,18 @@ def _print_site(fn, seen, depth):
     return None
 
 
-def _line_of_name(code, name):
+def _print_line(code):
+    """"file.py:line" of the first load of the name print in code or the
+    code nested in it."""
     import os
-    line = code.co_firstlineno
-    for ins in dis.get_instructions(code):
-        if ins.argval == name and ins.opname in ("LOAD_GLOBAL", "LOAD_NAME"):
-            line = ins.positions.lineno or line
-            break
-    return f"{os.path.basename(code.co_filename)}:{line}"
-
-
-_MISSING_NAME = object()
-
-
-def _filled(cell):
-    try:
-        cell.cell_contents
-    except ValueError:
-        return False
-    return True
+    todo = [code]
+    while todo:
+        c = todo.pop(0)
+        for ins in dis.get_instructions(c):
+            if ins.argval == "print" and ins.opname in ("LOAD_GLOBAL", "LOAD_NAME"):
+                return f"{os.path.basename(c.co_filename)}:{ins.positions.lineno}"
+        todo.extend(k for k in c.co_consts if isinstance(k, types.CodeType))
+    return f"{os.path.basename(code.co_filename)}:{code.co_firstlineno}"
 
 
 def run_pure(hop_name, which, fn, args, kwargs=None):
