@@ -18,6 +18,7 @@
 #include "hop/autodiff.h"
 #include "hop/eval.h"
 #include "hop/runtime.h"
+#include "test_nomem_util.h"
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -1154,6 +1155,12 @@ build_every_rule(bool dyn)
     return st;
 }
 
+static hop_status
+build_every_rule_arg(void *dyn)
+{
+    return build_every_rule(*(int *)dyn);
+}
+
 /* Every allocation of building the vjp and jvp of a graph that reaches
  * every kind of rule fails in turn: HOP_NOMEM, nothing leaked; and with
  * no failure both transformations succeed. */
@@ -1163,22 +1170,7 @@ test_allocation_failures_in_the_rules_are_nomem_and_leak_nothing(void **state)
     (void)state;
     for (int dyn = 0; dyn < 2; dyn++) {
         assert_int_equal(build_every_rule(dyn), HOP_OK);
-        long live = hop_alloc_live();
-        int failures = 0;
-        for (long k = 1; k < 1000000; k++) {
-            hop_alloc_fail_at(k);
-            hop_status st = build_every_rule(dyn);
-            hop_alloc_fail_at(0);
-            if (hop_alloc_live() != live || (st != HOP_OK && st != HOP_NOMEM))
-                fprintf(stderr, "allocation %ld: status %s, %s, %ld blocks leaked\n", k,
-                        hop_status_name(st), hop_error_message(), hop_alloc_live() - live);
-            assert_int_equal(hop_alloc_live(), live);
-            if (st == HOP_OK)
-                break;
-            assert_int_equal(st, HOP_NOMEM);
-            failures++;
-        }
-        assert_true(failures > 400);
+        assert_true(hop_test_nomem_sweep(build_every_rule_arg, &dyn) > 400);
     }
 }
 

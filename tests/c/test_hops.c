@@ -9,6 +9,7 @@
 #include <cmocka.h>
 
 #include "hop.h"
+#include "test_nomem_util.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -1123,27 +1124,19 @@ build_nested_program(void)
     return st;
 }
 
+static hop_status
+build_nested_program_arg(void *unused)
+{
+    (void)unused;
+    return build_nested_program();
+}
+
 static void
 test_allocation_failure_sweep_over_nested_hops(void **state)
 {
     (void)state;
     hop_list_hops(NULL, 0); /* the registry's own allocation is not part of the sweep */
-    long live = hop_alloc_live();
-    int failures = 0;
-    for (long k = 1; k < 100000; k++) {
-        hop_alloc_fail_at(k);
-        hop_status st = build_nested_program();
-        hop_alloc_fail_at(0);
-        if (hop_alloc_live() != live || (st != HOP_OK && st != HOP_NOMEM))
-            fprintf(stderr, "allocation %ld: status %s, %s, %ld blocks leaked\n", k,
-                    hop_status_name(st), hop_error_message(), hop_alloc_live() - live);
-        assert_int_equal(hop_alloc_live(), live);
-        if (st == HOP_OK)
-            break;
-        assert_int_equal(st, HOP_NOMEM);
-        failures++;
-    }
-    assert_true(failures > 50);
+    assert_true(hop_test_nomem_sweep(build_nested_program_arg, NULL) > 50);
     assert_int_equal(build_nested_program(), HOP_OK);
 }
 

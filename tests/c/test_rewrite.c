@@ -12,6 +12,7 @@
 
 #include "hop/layout.h"
 #include "hop/rewrite.h"
+#include "test_nomem_util.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -308,27 +309,19 @@ build_copy_inline(void)
     return st;
 }
 
+static hop_status
+build_copy_inline_arg(void *unused)
+{
+    (void)unused;
+    return build_copy_inline();
+}
+
 static void
 test_allocation_failures_leave_nothing_behind(void **state)
 {
     (void)state;
     assert_int_equal(build_copy_inline(), HOP_OK);
-    int failures = 0;
-    for (long k = 1; k < 100000; k++) {
-        long live = hop_alloc_live();
-        hop_alloc_fail_at(k);
-        hop_status st = build_copy_inline();
-        hop_alloc_fail_at(0);
-        if (hop_alloc_live() != live || (st != HOP_OK && st != HOP_NOMEM))
-            fprintf(stderr, "allocation %ld: status %s, %s, %ld blocks leaked\n", k,
-                    hop_status_name(st), hop_error_message(), hop_alloc_live() - live);
-        assert_int_equal(hop_alloc_live(), live);
-        if (st == HOP_OK)
-            break;
-        assert_int_equal(st, HOP_NOMEM);
-        failures++;
-    }
-    assert_true(failures > 20);
+    assert_true(hop_test_nomem_sweep(build_copy_inline_arg, NULL) > 20);
 }
 
 int
