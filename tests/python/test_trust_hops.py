@@ -390,12 +390,24 @@ def test_a_body_storing_a_traced_value_in_an_object_it_returns_is_an_error():
 
 # -------------------------------------------------------- 4. purity check
 
-BIG = list(range(10_000_000))
-BIG_DICT = {i: i for i in range(1_000_000)}
+BIG = BIG_DICT = None
+
+
+@pytest.fixture
+def big_globals():
+    """BIG and BIG_DICT, globals of 10M and 1M items, for one test only: made
+    at import they lived in every pytest process (11M objects, about 1 GB
+    under ASan's allocator, walked by every full collection), and the
+    Ctrl-C latency test in the same process could wait on one."""
+    global BIG, BIG_DICT
+    BIG = list(range(10_000_000))
+    BIG_DICT = {i: i for i in range(1_000_000)}
+    yield
+    BIG = BIG_DICT = None
 
 
 @pytest.mark.serial
-def test_the_purity_check_costs_nothing_per_element_of_data_the_body_reads():
+def test_the_purity_check_costs_nothing_per_element_of_data_the_body_reads(big_globals):
     def f(x):
         return hop.cond(x.sum() > 0, lambda: x + len(BIG) + BIG[-1], lambda: x - len(BIG_DICT))
 
@@ -517,7 +529,7 @@ def test_arrays_used_as_data_stay_zero_copy_and_read_only_arrays_stay_read_only(
     assert arr.flags.writeable and view.flags.writeable and not frozen.flags.writeable
 
 
-def test_a_body_that_only_reads_a_list_is_not_snapshotted_but_one_that_writes_is():
+def test_a_body_that_only_reads_a_list_is_not_snapshotted_but_one_that_writes_is(big_globals):
     from hop import _purity
 
     def reads(x):
