@@ -12,7 +12,7 @@
 #   sh scripts/dev.sh valgrind   valgrind memcheck over every C test and example of the
 #                                -O2 -g build in build/test (built first if missing), two
 #                                binaries at a time
-# pytest runs on every core (pytest-xdist), then the tests marked `serial` alone
+# pytest runs the tests marked `serial` alone, then the rest on every core (pytest-xdist)
 # (tests/python/conftest.py); each step prints its wall time.
 # Works on a fresh Debian bookworm machine as root (or with sudo available).
 set -eu
@@ -65,15 +65,17 @@ configure_and_build() { # dir, extra cmake args...
     timed "build of $dir" cmake --build "$dir" -j "$JOBS" >/dev/null
 }
 
-# pytest_suite DIR [MARKERS]: the Python suite against DIR's build, on every
-# core, then the tests marked serial on their own.  MARKERS (e.g. "and not
-# fuzztool") narrows both runs.  The interpreter is $PYRUN (a command or a
-# function; default $PYTHON).
+# pytest_suite DIR [MARKERS]: the Python suite against DIR's build: the tests
+# marked serial on their own first (they time themselves: before the parallel
+# run, whose workers under ASan leave gigabytes for the system to take back,
+# a Ctrl-C latency bound of 0.1 s missed twice right after it), then the rest
+# on every core.  MARKERS (e.g. "and not fuzztool") narrows both runs.  The
+# interpreter is $PYRUN (a command or a function; default $PYTHON).
 pytest_suite() {
     export HOP_PYTHONPATH="$PWD/$1/python"
+    timed "pytest of the serial tests" pytest_allow_none -m "serial ${2:-}" tests/python
     timed "pytest on $JOBS cores" ${PYRUN:-$PYTHON} -m pytest -q -p no:cacheprovider -n "$JOBS" \
         -m "not serial ${2:-}" tests/python
-    timed "pytest of the serial tests" pytest_allow_none -m "serial ${2:-}" tests/python
 }
 
 # pytest_allow_none ARGS...: pytest -q, where "no test was selected" (exit 5)
