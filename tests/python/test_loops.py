@@ -975,6 +975,34 @@ def test_a_symint_carry_updated_by_arithmetic_in_every_mode():
     assert "item" in gm.code and "add" in gm.code
 
 
+def test_a_symint_or_symfloat_carry_is_a_tensor_in_the_body_and_out_as_eager():
+    """Eagerly n.item() is an int, carried as a 0-d int64 tensor; traced it is a
+    SymInt, which was carried as one: the loop returned an int where eager
+    returns a tensor, `i < 5` on it was a DataDependentError, a body returning
+    n.item() + j for an int carry a TraceError, and a SymFloat carry one too."""
+    x = hop.randn(2, seed=6)
+    n = hop.tensor(2)
+    while_ = lambda n, x: hop.while_loop(lambda i, y: i < 5, lambda i, y: (i + 1, y * 2.0),
+                                         (n.item() + 1, x))
+    fori = lambda n, x: hop.fori_loop(0, 3, lambda j, c: (c[0] + j, c[1] * 2.0), (n.item(), x))
+    scan = lambda n, x: hop.scan(lambda c, r: ((c[0] + 1, c[1] + r), r), (n.item(), x),
+                                 hop.ones(3, 2))[0]
+    sets = lambda n, x: hop.fori_loop(0, 3, lambda j, c: (n.item() + j, c[1] * 2.0), (0, x))
+    half = lambda n, x: hop.fori_loop(0, 3, lambda j, c: (c[0] * 2.0, c[1] + j * 0.5),
+                                      (n.item() * 0.5, x))
+    for f, want in [(while_, (np.int64(5), x.numpy() * 4)),
+                    (fori, (np.int64(5), x.numpy() * 8)),
+                    (scan, (np.int64(5), x.numpy() + 3)),
+                    (sets, (np.int64(4), x.numpy() * 8)),
+                    (half, (np.float64(8.0), x.numpy() + np.float32(1.5)))]:
+        for dynamic in (False, True):
+            got, _ = modes(f, n, x, dynamic=dynamic)
+            for mode, out in got.items():
+                assert all(isinstance(v, hop.Tensor) for v in out), (mode, out)
+                for o, w in zip(out, want):
+                    same(o, w)
+
+
 def test_cond_branches_returning_different_python_numbers_in_every_mode():
     x = hop.randn(3, seed=5)
     for f, want in [(lambda p, x: hop.cond(p, lambda: 1, lambda: 2), (1, 2)),
