@@ -1127,4 +1127,7 @@ def load_library(path):
     hop.NotFoundError: load_library: cannot load /no/such/lib.so: /no/such/lib.so: cannot open shared object file: No such file or directory
     """
     import os
-    return _C.load_library(os.fspath(path))
+    path = os.fspath(path)
+    if (b"\0" if isinstance(path, bytes) else "\0") in path:
+        raise _C.NotFoundError(f"load_library: cannot load {path!r}: the path has a NUL character")
+    return _C.load_library(path)
