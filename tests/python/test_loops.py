@@ -1029,3 +1029,26 @@ def test_cond_branches_returning_different_python_numbers_in_every_mode():
     for a, b in ((3, 0.25), (True, False)):
         with pytest.raises(hop.TraceError, match="the branches return different structures"):
             hop.trace(lambda p: hop.cond(p, lambda: a, lambda: b), hop.tensor(True))
+
+
+def test_cond_branches_returning_python_numbers_under_vmap_and_grad():
+    """vmap and grad of the case above: a float is a SymFloat (a tensor of the
+    graph), batched like any value; an int is an item, which vmap cannot
+    batch when the predicate is batched (a stated limit, docs/VMAP.md)."""
+    X = hop.tensor(np.array([[1.0, 2.0], [-3.0, 0.5]]))
+    P = hop.tensor(np.array([True, False]))
+    by_pred = lambda p, x: x * hop.cond(p, lambda: 2.0, lambda: 3.0)  # noqa: E731
+    for run in (hop.vmap(by_pred), hop.compile(hop.vmap(by_pred))):
+        same(run(P, X), X.numpy() * np.array([[2.0], [3.0]]))
+    same(hop.grad(lambda X: hop.vmap(by_pred)(P, X).sum())(X), np.array([[2.0, 2.0],
+                                                                         [3.0, 3.0]]))
+    by_sum = lambda x: (x * hop.cond(x.sum() > 0, lambda: 2, lambda: 3)).sum()  # noqa: E731
+    for run in (hop.vmap(hop.grad(by_sum)), hop.compile(hop.vmap(hop.grad(by_sum)))):
+        same(run(X), np.array([[2.0, 2.0], [3.0, 3.0]]))  # row sums 3 and -2.5
+    same(hop.grad(by_sum)(X), np.full((2, 2), 2.0))  # the sum 0.5 > 0
+    same(hop.vmap(lambda x: x * hop.cond(hop.tensor(True), lambda: 2, lambda: 3))(X),
+         X.numpy() * 2)
+    ints = lambda p, x: x * hop.cond(p, lambda: 2, lambda: 3)  # noqa: E731
+    with pytest.raises(hop.UnsupportedError, match=r"^vmap: the op item \(item\) has no batch "
+                                                   r"rule: item of a batched value"):
+        hop.vmap(ints)(P, X)
