@@ -663,6 +663,28 @@ def test_while_loop_carrying_an_item_has_eagers_gradient():
         assert g(x, m).tolist() == [12.0, 12.0]  # was UnsupportedError: carries a SymInt
 
 
+def test_a_symint_carry_of_a_graph_built_below_the_python_api_is_a_clear_vjp_error():
+    # hop.while_loop carries an int as a tensor; a graph built through the
+    # HOP call itself (as C builds one) may carry a SymInt, which has no vjp
+    from hop import _hops as H
+
+    def f(x, m):
+        carry = (x, m.sum().item())
+        shape = H._as_result(carry, "carry")
+        call = lambda s: (tuple(s[0]), {})  # noqa: E731
+        c, n = H._apply("while_loop", [], [carry],
+                        [H._Body(lambda c, n: c.sum() < 10.0, "cond_fn", call, H._PRED),
+                         H._Body(lambda c, n: (c * 2.0, n), "body_fn", call, shape)],
+                        result=shape)
+        return c.sum()
+    assert 'while_loop: "(f64[2], Sym(u2))"' in hop.trace(f, t([1.0, 2.0]), hop.tensor([0])).code
+    with pytest.raises(hop.UnsupportedError, match=r"autodiff: while_loop while_loop carries a "
+                                                   r"SymInt \(carry 1\); its vjp needs tensor "
+                                                   r"carries"):
+        hop.grad(f)(t([1.0, 2.0]), hop.tensor([0]))
+    assert hop.grad(lambda x: (x * 2.0).sum())(t([1.0])).tolist() == [2.0]  # state intact
+
+
 def test_argnums_out_of_range():
     with pytest.raises(ValueError, match="argnums 3 is out of range for 1 positional argument"):
         hop.grad(lambda x: x.sum(), argnums=3)(t([1.0]))

@@ -882,6 +882,25 @@ def test_vmap_fori_loop_with_a_batched_bound_and_a_size_in_its_carry_is_per_exam
         np.testing.assert_array_equal(got.numpy(), want)
 
 
+def test_vmap_fori_loop_with_a_batched_bound_and_a_symint_carry_below_the_api_is_an_error():
+    # hop.fori_loop carries a size as a tensor; a graph built through the HOP
+    # call itself (as C builds one) may carry the SymInt, which cannot be
+    # masked per lane
+    from hop import _hops as H
+
+    def f(x, n):
+        carry = (x, x.shape[0])
+        shape = H._as_result(carry, "carry")
+        return H._apply("fori_loop", [0, n], [carry],
+                        [H._Body(lambda i, c: (c[0] + c[1], c[1]), "body_fun",
+                                 lambda s: ((s[0],), {}), shape)], made=1, result=shape)[0]
+    with pytest.raises(hop.UnsupportedError,
+                       match=r"^vmap: fori_loop \(fori_loop\) with a batched bound carries a "
+                             r"SymInt \(carry 1\), which cannot differ per example$"):
+        hop.trace(lambda x, n: hop.vmap(f)(x, n), hop.tensor(np.ones((5, 3), np.float32)),
+                  ints(1, 2, 0, 1, 3), dynamic=True)
+
+
 def test_vmap_item_of_a_batched_bound_also_used_elsewhere_is_the_item_error():
     def f(x, n):
         k = n.item()
