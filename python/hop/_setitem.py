@@ -91,11 +91,11 @@ def _parts(x, key):
 def _checked(k, n):
     """A SymInt index k of a dim of n elements as the start of its update:
     eager's k is an int, so out of [-n, n) it is an IndexError, not clamped.
-    A select of a stride-0 view of n zeros checks that when the plan runs (as
-    x[k] reads), and its zero is added to the start so that the check stays
-    in the graph; dynamic_update_slice counts a negative start from the end."""
-    zero = _C.full((), 0, dtype=_C.int64)
-    return _C.full((), k, dtype=_C.int64) + zero.expand(n).select(0, k)
+    The start is element k of a stride-0 view of n copies of k: the select
+    checks the range when the plan runs (as x[k] reads), and being the start
+    it stays in the graph; dynamic_update_slice counts a negative start from
+    the end."""
+    return _C.full((), k, dtype=_C.int64).expand(n).select(0, k)
 
 
 def _region(x, d, start, size):
