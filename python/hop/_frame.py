@@ -58,6 +58,7 @@ import types
 
 from . import _C
 from . import _breaks
+from . import _exact
 from . import _paths
 
 __all__ = ["Unsupported", "Translator", "replay", "written_names", "REPLAYED"]
@@ -547,6 +548,7 @@ class Translator:
         # A _Hoist of an earlier translation: this one ends at its pc (the
         # start of the statement around a break hop cannot end the graph at)
         self.stop_at = stop_at
+        self.pause_at = None  # concrete: the root frame pauses here (Break.run_prefix)
         self.items = {}  # id(dict) -> {key: lifted int} (lifted ("item", dict, key))
         self.empties = set()  # root instructions reached with an empty stack
         self.guarded = False  # the call guard is on (_execute)
@@ -562,12 +564,9 @@ class Translator:
         self.argpaths = nodes(self._argtree)
         self.pre.update(self.argpaths)
         hnp = sys.modules.get("hop.numpy")
-        if self.can_break and hnp is not None and \
-                any(isinstance(v, hnp.ndarray) for _, v in self.argpaths.values()):
-            # NumPy semantics: hop's float reductions may differ from NumPy's
-            # in the last bit, which a conversion (text, an exact comparison)
-            # would show; such a call runs eagerly at a conversion, as before
-            self.can_break = False
+        # NumPy semantics: hop's float reductions may differ from NumPy's in
+        # the last bit, which a conversion, a printed or a stored value would
+        # show; Python gets only values with NumPy's bits (_exact)
         self.numpy_mode = hnp is not None and \
             any(isinstance(v, hnp.ndarray) for _, v in self.argpaths.values())
         self.read, self.written, self.loads = set(), set(), {}
@@ -632,6 +631,17 @@ class Translator:
             if not self._live(v, seen):
                 self._fail(f"a graph break with the local {k!r} holding a {type(v).__name__}, "
                            f"which the plan cannot hand to the resume", fr)
+        prefix = None
+        if self.numpy_mode:
+            bad = _exact.differs(list(stack) + list(fast.values()) +
+                                 [e.values for e in self.effects])
+            if bad is not None:
+                # Python would get a value whose last bit may not be NumPy's:
+                # the part before the break runs in Python instead (eager,
+                # NumPy's own values), and the rest resumes compiled
+                prefix = f"the part before it runs in Python (its graph is not run): it " \
+                         f"hands Python a value NumPy may compute with other bits ({bad})"
+                self._check_prefix(fr, pc)
         tr = _C.tracing()
         if tr is not None:
             tr.scratch.pop(_breaks._KEY, None)  # the conversion is now the break's
@@ -641,8 +651,21 @@ class Translator:
                           h.site if h else _site(fr.code, fr.line),
                           h.opname if h else _instructions(fr.code)[0][pc].opname,
                           self.effect_lines, until=h.until if h else None,
-                          where=h.what if h else None)
+                          where=h.what if h else None, numpy=self.numpy_mode, prefix=prefix,
+                          start=self.fn if isinstance(self.fn, Resume) else None)
+        if prefix is not None:
+            del self.effects[:]  # done for real by the part run in Python
+            return ((), ())
         return (tuple(out_stack), tuple(fast.values()))
+
+    def _check_prefix(self, fr, pc):
+        """A break whose part before it runs in Python (Break.prefix) must
+        be the first time the root frame reaches pc: not inside a loop of
+        the root frame (hoisted breaks end before the loop)."""
+        _, _, _, _, _, loops = _instructions(fr.code)
+        if any(t <= pc <= j for t, j in loops):
+            self._fail("a graph break in NumPy code whose values hop may compute with other "
+                       "bits than NumPy, where the part before it cannot run in Python alone", fr)
 
     def _portable(self, stack, seen):
         """The stack as the plan returns it to a resume (None at a NULL, a
@@ -777,11 +800,14 @@ class Translator:
 
     def _record(self, kind, target, key, values, what):
         fr = self._cur
-        if self.numpy_mode and _inexact(values):
-            # the plan's float arithmetic may differ from NumPy's in the last
-            # bit: a value stored or printed would show it
-            self._fail(f"{what} with a float value computed from a NumPy array (hop's value "
-                       f"may differ from NumPy's in the last bit)")
+        if self.numpy_mode:
+            bad = _exact.differs(values)
+            if bad is not None:
+                # the plan's value may differ from NumPy's in the last bit: a
+                # value stored or printed would show it; a break there gets
+                # NumPy's own value (Break.prefix)
+                raise _BreakHere(f"{what} of a value NumPy may compute with other bits "
+                                 f"({bad})", self.depth)
         hit = self.argpaths.get(id(target)) if target is not None else None
         if hit is not None and hit[1] is target and id(target) not in self.env_ids:
             path = hit[0]
@@ -1052,6 +1078,9 @@ class Translator:
             if root:
                 if not stack:
                     self.empties.add(pc)
+                if pc == self.pause_at:
+                    fr.pc = pc
+                    return _PAUSED
                 if pc == stop_at:
                     # the retranslation of a break hop.compile hoisted here
                     raise _Stop((pc, list(stack), dict(fr.fast), fr.kwnames, len(self.effects)),
@@ -1764,10 +1793,16 @@ class Break:
     the statement of an inlined call that broke, _Hoist; where says which,
     for explain()), and calls the resume function for the instruction after
     it: compiled (hop.compile of a Resume) on its first call and cached per
-    (pc, stack layout, locals)."""
+    (pc, stack layout, locals).
+
+    prefix (NumPy code, numpy): the plan would hand Python a value whose
+    last bit may not be NumPy's (_exact), so the part before the break runs
+    in Python instead (`run_prefix`: the function from its start, or from
+    start, the Resume this break ends, to pc) and hands the resume NumPy's
+    own values; prefix says why, for explain()."""
 
     def __init__(self, func, pc, nulls, nstack, names, kwnames, why, site, opname, lines,
-                 until=None, where=None):
+                 until=None, where=None, numpy=False, prefix=None, start=None):
         self.func = func
         self.pc = pc
         self.nulls = nulls
@@ -1780,11 +1815,37 @@ class Break:
         self.lines = lines
         self.until = until
         self.where = where
+        self.numpy = numpy
+        self.prefix = prefix
+        self.start = start
         self.resumes = {}  # (pc, stack size, NULL slots, local names) -> CompiledFunction
 
     def describe(self):
         where = f"; {self.where}" if self.where else ""
-        return f"graph break at {self.site} ({self.opname}): {self.why}{where}"
+        prefix = f"; {self.prefix}" if self.prefix else ""
+        return f"graph break at {self.site} ({self.opname}): {self.why}{where}{prefix}"
+
+    def run_prefix(self, args, kwargs, compile):
+        """The call with the part before the break run in Python (prefix):
+        the function's code from its start to pc on real values, then the
+        break and the resume as after a plan."""
+        t = Translator(self.func, [], set(), set(), concrete=True, can_break=True)
+        if self.start is not None:
+            fr = self.start._frame(tuple(args))
+            pc = self.start.pc
+        else:
+            bound = inspect.signature(self.func).bind(*args, **(kwargs or {}))
+            bound.apply_defaults()
+            fr = _frame_for(self.func, dict(bound.arguments), [])
+            pc = 0
+        t.root = fr
+        t.depth = 1
+        t.pause_at = self.pc
+        got = t._execute(fr, pc)
+        if got is not _PAUSED:
+            return got  # (another path: the function ended before the break)
+        t.pause_at = None
+        return self._finish(t, fr, compile)
 
     def resume(self, out, compile):
         stack_vals, fast_vals = out
@@ -1800,6 +1861,11 @@ class Break:
         t = Translator(self.func, [], set(), set(), concrete=True)
         t.root = fr
         t.depth = 1
+        return self._finish(t, fr, compile)
+
+    def _finish(self, t, fr, compile):
+        """The breaking instruction (or the region of until) in Python on
+        frame fr, then the resume."""
         if self.until is None:
             got = t._execute(fr, self.pc, 1)  # the instruction itself, in Python
         else:
@@ -1807,11 +1873,14 @@ class Break:
         if got is not _PAUSED:
             return got
         nulls = tuple(i for i, v in enumerate(fr.stack) if v is _NULL)
-        if _has_numpy(fr.stack) or self.until is not None and _has_numpy(fr.fast.values()):
-            # what the instruction made is NumPy's (np.asarray, a NumPy
-            # function): compiled, the rest would compute with hop.numpy,
-            # whose reductions may differ from NumPy's in the last bit, so
-            # the rest runs eagerly in Python
+        if not self.numpy and (_has_numpy(fr.stack) or self.until is not None and
+                               _has_numpy(fr.fast.values())):
+            # tensor code: what the instruction made is NumPy's (np.asarray,
+            # a NumPy function): compiled, the rest would compute with
+            # hop.numpy, whose reductions may differ from NumPy's in the last
+            # bit where eager's NumPy would not, so the rest runs eagerly in
+            # Python.  (NumPy code computes with hop.numpy anyway; its
+            # resume hands Python only NumPy's bits, as any of its breaks)
             t.depth = 1
             return t._execute(fr, fr.pc)
         key = (fr.pc, len(fr.stack), nulls, tuple(fr.fast))
@@ -1821,22 +1890,6 @@ class Break:
                                                     tuple(fr.fast), self.lines))
         args = [None if v is _NULL else v for v in fr.stack] + list(fr.fast.values())
         return cf(*args)
-
-
-def _inexact(v, depth=0):
-    """Whether v holds a traced value that is not an integer or bool."""
-    if depth > 8:
-        return True
-    if type(v) in (tuple, list):
-        return any(_inexact(x, depth + 1) for x in v)
-    if type(v) is dict:
-        return any(_inexact(x, depth + 1) for x in v.values())
-    if isinstance(v, _C.SymInt):
-        return False
-    if _traced(v) or isinstance(v, _C.Tensor):
-        name = str(getattr(v, "dtype", "float"))
-        return not ("int" in name or "bool" in name)
-    return False
 
 
 def _numpy_value(v):
