@@ -141,6 +141,8 @@ _PAUSED = object()
 _HANDLED = object()  # an exception handler ran to its POP_EXCEPT (_execute)
 _YIELDED = object()  # a translated generator's frame yielded (_TransGen)
 _METHOD = "\x00hop.method"  # a stack slot holding a bound method of a traced value
+_FUNC = "\x00hop.function"  # a slot holding a closure over the frame's own cells (_func_spec)
+_EMPTY = "\x00hop.empty cell"  # an own cell not assigned yet
 
 
 class Effect:
@@ -619,18 +621,28 @@ class Translator:
         pc, stack, fast, kwnames, neffects = st.snap
         fr = self.root
         del self.effects[neffects:]
-        if fr.code.co_cellvars:
-            self._fail("a graph break in a function with closures over its own variables", fr)
         seen = set()  # (one for the stack and locals: a list in both is one list)
         out_stack = self._portable(stack, seen)
         if out_stack is None:
             v = next(v for v in stack if self._portable([v], set()) is None)
             self._fail(f"a graph break with a {type(v).__name__} on the stack, which the plan "
                        f"cannot hand to the resume", fr)
-        for k, v in fast.items():
-            if not self._live(v, seen):
+        out_fast = []
+        # the function's own cells (closures over its variables) go to the
+        # resume by content: it makes them again, and the closures over
+        # them (_func_spec)
+        own = [(n, _cell_value(fr.cells[n])) for n in fr.code.co_cellvars if n in fr.cells]
+        for k, v in list(fast.items()) + [(f"(cell) {n}", v) for n, v in own]:
+            if type(v) is types.FunctionType and id(v) in self.made:
+                v = _func_spec(v, fr)
+                if v is None:
+                    self._fail(f"a graph break with the local {k!r} holding a function it made "
+                               f"whose closure or defaults the plan cannot hand to the resume",
+                               fr)
+            elif not (v is _EMPTY or self._live(v, seen)):
                 self._fail(f"a graph break with the local {k!r} holding a {type(v).__name__}, "
                            f"which the plan cannot hand to the resume", fr)
+            out_fast.append(v)
         prefix = None
         if self.numpy_mode:
             bad = _exact.differs(list(stack) + list(fast.values()) +
@@ -655,8 +667,8 @@ class Translator:
                           start=self.fn if isinstance(self.fn, Resume) else None)
         if prefix is not None:
             del self.effects[:]  # done for real by the part run in Python
-            return ((), ())
-        return (tuple(out_stack), tuple(fast.values()))
+            return ((), (), ())
+        return (tuple(out_stack), tuple(out_fast[:len(fast)]), tuple(out_fast[len(fast):]))
 
     def _check_prefix(self, fr, pc):
         """A break whose part before it runs in Python (Break.prefix) must
@@ -678,6 +690,11 @@ class Translator:
             elif type(v) in (types.BuiltinMethodType, types.MethodType) and \
                     _traced(getattr(v, "__self__", None)):
                 out.append((_METHOD, v.__self__, v.__name__))
+            elif type(v) is types.FunctionType and id(v) in self.made:
+                spec = _func_spec(v, self.root)
+                if spec is None:
+                    return None
+                out.append(spec)
             elif self._live(v, seen):
                 out.append(v)
             else:
@@ -1848,7 +1865,7 @@ class Break:
         return self._finish(t, fr, compile)
 
     def resume(self, out, compile):
-        stack_vals, fast_vals = out
+        stack_vals, fast_vals, cell_vals = out
         stack = []
         for v in stack_vals:
             if type(v) is tuple and len(v) == 3 and v[0] == _METHOD:
@@ -1856,7 +1873,7 @@ class Break:
             stack.append(v)
         for i in self.nulls:
             stack[i] = _NULL
-        fr = _frame_for(self.func, dict(zip(self.names, fast_vals)), stack)
+        fr = _frame_for(self.func, dict(zip(self.names, fast_vals)), stack, cell_vals)
         fr.kwnames = self.kwnames
         t = Translator(self.func, [], set(), set(), concrete=True)
         t.root = fr
@@ -1883,12 +1900,17 @@ class Break:
             # resume hands Python only NumPy's bits, as any of its breaks)
             t.depth = 1
             return t._execute(fr, fr.pc)
+        args = _resume_args(fr)
+        if args is None:
+            # a closure over the frame's own cells that cannot be made again
+            # in the resume: the rest runs in Python
+            t.depth = 1
+            return t._execute(fr, fr.pc)
         key = (fr.pc, len(fr.stack), nulls, tuple(fr.fast))
         cf = self.resumes.get(key)
         if cf is None:
             cf = self.resumes[key] = compile(Resume(self.func, fr.pc, len(fr.stack), nulls,
                                                     tuple(fr.fast), self.lines))
-        args = [None if v is _NULL else v for v in fr.stack] + list(fr.fast.values())
         return cf(*args)
 
 
@@ -1909,12 +1931,102 @@ def _has_numpy(values, depth=0):
     return False
 
 
-def _frame_for(func, fast, stack):
+def _cell_value(c):
+    try:
+        return c.cell_contents
+    except ValueError:
+        return _EMPTY
+
+
+def _func_spec(v, fr):
+    """A function fr's code made, closing over fr's own cells or its free
+    variables, as values a plan or a resume's arguments can carry: (_FUNC,
+    code, name, qualname, defaults, the names of its closure's cells) --
+    made again over the resume's cells (_thaw) -- or None (another
+    closure, other globals, keyword defaults or attributes)."""
+    if v.__globals__ is not fr.func.__globals__ or v.__kwdefaults__ or v.__dict__:
+        return None
+    cells = {id(c): n for n, c in fr.cells.items()}
+    names = []
+    for c in v.__closure__ or ():
+        n = cells.get(id(c))
+        if n is None:
+            return None
+        names.append(n)
+    return (_FUNC, v.__code__, v.__name__, v.__qualname__, v.__defaults__, tuple(names))
+
+
+def _thaw(v, fr, make=None):
+    """v, or the function a _func_spec stands for, made over fr's cells."""
+    if type(v) is tuple and len(v) == 6 and v[0] == _FUNC:
+        _, code, name, qualname, defaults, names = v
+        v = types.FunctionType(code, fr.func.__globals__, name, defaults,
+                               tuple(fr.cells[n] for n in names))
+        v.__qualname__ = qualname
+        if make is not None:
+            make(v)
+    return v
+
+
+def _resume_args(fr):
+    """The resume's arguments for frame fr paused after a break: its stack
+    (None at NULLs), its locals and its own cells' contents, closures over
+    those cells as _func_spec; None when one cannot be made again."""
+    own = {id(fr.cells[n]) for n in fr.code.co_cellvars if n in fr.cells}
+    values = [None if v is _NULL else v for v in fr.stack] + list(fr.fast.values()) + \
+        [_cell_value(fr.cells[n]) for n in fr.code.co_cellvars if n in fr.cells]
+    if not own:
+        return values
+    out = []
+    for v in values:
+        if type(v) is types.FunctionType and any(id(c) in own for c in v.__closure__ or ()):
+            v = _func_spec(v, fr)
+            if v is None:
+                return None
+        elif not _plain(v):
+            return None  # it may hold a closure over the old cells, which the resume replaces
+        out.append(v)
+    return out
+
+
+def _plain(v, depth=0):
+    """Whether v holds no closure (numbers, strings, tensors, arrays, library
+    functions and classes, and tuples, lists and dicts of those)."""
+    if v is None or type(v) in _PLAIN or _traced(v) or _numpy_value(v) or \
+            isinstance(v, (types.BuiltinFunctionType, types.ModuleType, type)):
+        return True
+    if type(v) is types.FunctionType:
+        return not v.__closure__
+    if depth > 4:
+        return False
+    if type(v) in (tuple, list, set, frozenset):
+        return all(_plain(x, depth + 1) for x in v)
+    if type(v) is dict:
+        return all(_plain(x, depth + 1) for x in v.values())
+    return False
+
+
+def _frame_for(func, fast, stack, cell_vals=(), make=None):
+    """A root frame of func at a resume: its locals, stack and own cells
+    (made again from cell_vals, as are the closures over them in the stack
+    and the locals; make registers each new object with a translator)."""
     fr = _Frame()
     fr.func = func
     fr.code = func.__code__
     fr.fast = fast
     fr.cells = dict(zip(func.__code__.co_freevars, func.__closure__ or ()))
+    if cell_vals:
+        for n, v in zip(func.__code__.co_cellvars, cell_vals):
+            c = types.CellType()
+            fr.cells[n] = c
+            if make is not None:
+                make(c)
+        for n, v in zip(func.__code__.co_cellvars, cell_vals):
+            if not (type(v) is str and v == _EMPTY):
+                fr.cells[n].cell_contents = _thaw(v, fr, make)
+        for k, v in fast.items():
+            fast[k] = _thaw(v, fr, make)
+        stack[:] = [_thaw(v, fr, make) for v in stack]
     fr.stack = stack
     fr.kwnames = ()
     fr.line = func.__code__.co_firstlineno
@@ -1942,17 +2054,21 @@ class Resume:
         self.__signature__ = inspect.Signature(
             [inspect.Parameter(f"stack{i}", inspect.Parameter.POSITIONAL_ONLY)
              for i in range(nstack)] +
-            [inspect.Parameter(n, inspect.Parameter.POSITIONAL_ONLY) for n in names])
+            [inspect.Parameter(n, inspect.Parameter.POSITIONAL_ONLY) for n in names] +
+            [inspect.Parameter(f"cell_{n}", inspect.Parameter.POSITIONAL_ONLY)
+             for n in func.__code__.co_cellvars])
 
-    def _frame(self, args):
+    def _frame(self, args, make=None):
         stack = list(args[:self.nstack])
         for i in self.nulls:
             stack[i] = _NULL
-        return _frame_for(self.func, dict(zip(self.names, args[self.nstack:])), stack)
+        k = self.nstack + len(self.names)
+        return _frame_for(self.func, dict(zip(self.names, args[self.nstack:k])), stack,
+                          tuple(args[k:]), make)
 
     def run(self, tr, args):
         """Translates the rest (tr: the Translator)."""
-        fr = self._frame(args)
+        fr = self._frame(args, tr._make)
         tr.root = fr
         tr.depth = 1
         try:
