@@ -79,6 +79,20 @@ def test_a_printed_sum_of_numpy_code_is_numpys_and_the_rest_compiles():
     assert cf.recompiles == 0
 
 
+def test_a_sum_made_on_a_line_without_an_effect_is_printed_and_stored_with_numpys_bits():
+    # the sum is traced (no effect on its line): the plan's sum has another
+    # last bit on X, so Python must get NumPy's
+    def f(x):
+        s = x.sum()
+        t = s * 2
+        print(s, t)
+        LOG.append(t)
+        return x + s
+
+    cf = against_eager(f, ARGS)
+    assert "NumPy may compute with other bits (sum (sum))" in cf.explain()
+
+
 def test_an_exact_printed_value_is_replayed_without_a_break():
     def f(x):
         y = (x - 1) / 3
