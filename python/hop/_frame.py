@@ -689,6 +689,10 @@ class Translator:
                 out.append(None)
             elif type(v) in (types.BuiltinMethodType, types.MethodType) and \
                     _traced(getattr(v, "__self__", None)):
+                if self.numpy_mode and not isinstance(v.__self__, _C.Tensor):
+                    # a hop.numpy array's method (hop.numpy's own name,
+                    # _fill_method) is not the ndarray's the plan returns
+                    return None
                 out.append((_METHOD, v.__self__, v.__name__))
             elif type(v) is types.FunctionType and id(v) in self.made:
                 spec = _func_spec(v, self.root)
@@ -705,6 +709,12 @@ class Translator:
         """Whether v can go through the plan to the resume as itself: a
         value, a traced value, a pre-existing object, or a container the
         function made of those (once: the plan rebuilds it)."""
+        if type(v) is types.BuiltinMethodType and \
+                not isinstance(v.__self__, (types.ModuleType, type(None))):
+            # a method of an object (r.append): the plan would return the
+            # one bound to this translation's object, so only the method of
+            # an object that existed before the call (the same every call)
+            return id(v.__self__) not in self.made and self._kind(v.__self__) == "pre"
         if v is None or type(v) in (int, float, bool, str, complex, bytes) or _traced(v) or \
                 isinstance(v, (_C.Tensor, types.BuiltinFunctionType, types.ModuleType, type)):
             return True
