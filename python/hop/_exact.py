@@ -90,6 +90,11 @@ def _node_differs(name, nodes, memo):
         bad = next((memo[i] for i in ins if memo[i] is not None), None)
         if bad is not None:
             memo[n] = bad
+        elif kind == "call_op" and target == "to" and _is_int(meta) and \
+                not all(_is_int(nodes[i][4]) for i in ins if i in nodes):
+            # a float cast to an integer: out of range it is C's undefined
+            # behaviour, which NumPy's loops and hop's need not resolve alike
+            memo[n] = f"{target} ({n}: a float cast to an integer)"
         elif kind == "call_op" and target in _EXACT:
             memo[n] = None
         elif kind == "call_op" and _is_int(meta) and \

@@ -179,3 +179,18 @@ def test_fullgraph_raises_at_a_numpy_break_before_anything_ran():
     with pytest.raises(hop.TraceError, match="graph break|float"):
         hop.compile(f, fullgraph=True)(X)
     assert LOG == []
+
+
+def test_integers_from_integers_are_replayed_and_a_float_cast_to_int_is_numpys():
+    def f(x):
+        n = (x > 0).sum()
+        LOG.append(int(n))
+        k = (x * 3).astype(np.int32)
+        print(k[:3], k.sum())
+        return x * 2
+
+    cf = against_eager(f, ARGS)
+    text = cf.explain()
+    # counting positives is integer arithmetic on a comparison: replayed;
+    # the cast is not trusted (C leaves out-of-range casts undefined)
+    assert "a float cast to an integer" in text
