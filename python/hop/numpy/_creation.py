@@ -179,7 +179,9 @@ def _redirect(name, original):
                                            _np.may_share_memory(r, a)
                                            for a in list(args) + list(kwargs.values())):
                 run.made.append(t)  # new memory: nothing outside the call holds it
-            return NumpyArg(t)
+            r2 = NumpyArg(t)
+            r2._ro = not r.flags.writeable  # np.asarray of a read-only array is that array
+            return r2
         return r
     creation.__hop_original__ = original
     return creation

@@ -831,6 +831,7 @@ def _has_hop(x):
 
 @implements(name="array")
 def array(object, dtype=None, copy=True, order="K", subok=False, ndmin=0, *, like=None):
+    ro = False
     if isinstance(object, (list, tuple)):
         t = _from_nested(object, dtype)
     else:
@@ -840,9 +841,14 @@ def array(object, dtype=None, copy=True, order="K", subok=False, ndmin=0, *, lik
             t = _core.cast(t, _np.dtype(dtype))
         if copy and (t is o.t):
             t = t.clone()
+        # without a copy NumPy's result is the array itself, read-only if it
+        # is (hop's tensor over a read-only array is a copy: a write would be lost)
+        ro = t is o.t and isinstance(object, _np.ndarray) and not object.flags.writeable
     while t.ndim < ndmin:
         t = t.unsqueeze(0)
-    return ndarray(t)
+    r = ndarray(t)
+    r._ro = ro
+    return r
 
 
 @implements(name="asarray")
