@@ -209,3 +209,39 @@ def test_float_to_integer_out_of_range_is_numpys_conversion(dt, src):
         want = v.astype(dt)
     got = hop.compile(lambda a: a.astype(dt))(v)
     np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("fn,msg", [
+    (lambda a: a[a > 1000].min(), "zero-size array to reduction operation minimum which has no "
+                                  "identity"),
+    (lambda a: np.max(a[a > 1000]), "zero-size array to reduction operation maximum which has no "
+                                    "identity"),
+    (lambda a: np.ptp(a[:0]), "zero-size array to reduction operation maximum which has no "
+                              "identity"),
+    (lambda a: a[a < -1].argmax(), "attempt to get argmax of an empty sequence"),
+    (lambda a: np.argmin(a[:0]), "attempt to get argmin of an empty sequence"),
+])
+def test_max_min_argmax_of_an_empty_selection_raise_numpys_value_error(fn, msg):
+    a = np.arange(200)
+    with pytest.raises(ValueError, match=msg):
+        fn(a)  # NumPy's own words
+    with pytest.raises(ValueError, match=msg):
+        fn(hnp.asarray(a))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # compiled, not run eagerly
+        with pytest.raises(ValueError, match=msg):
+            hop.compile(fn)(a)
+
+
+def test_max_min_with_initial_of_an_empty_selection_give_initial():
+    a = np.arange(200)
+    for fn in (lambda a: np.min(a[a > 1000], initial=5),
+               lambda a: a[:0].max(initial=-3),
+               lambda a: np.min(a.reshape(20, 10)[:, :0], axis=1, initial=7),
+               lambda a: np.max(a[a > 150], initial=170),
+               lambda a: np.max(a.astype(np.float32)[a > 1000], initial=np.nan)):
+        want = fn(a)
+        got = fn(hnp.asarray(a))
+        assert got.dtype == want.dtype and np.shape(got) == np.shape(want)
+        np.testing.assert_array_equal(got, want)
+        same(fn, a)

@@ -110,6 +110,22 @@ def _dims(axes):
     return list(axes)
 
 
+def _with_initial(x, axes, initial):
+    """x, with one slice of initial appended along each reduced axis whose
+    size may be 0: NumPy's max/min with initial reduce an empty array to
+    initial (hop's amax/amin have no identity to start from)."""
+    for d in axes:
+        n = x.shape[d]
+        if isinstance(n, int) and n > 0:
+            continue
+        v = _core.complex_scalar(complex(initial), _core.np_dtype(x)) if \
+            _core.np_dtype(x).kind == "c" else _C.full((), initial, dtype=x.dtype)
+        shp = list(x.shape)
+        shp[d] = 1
+        x = _C.cat([x, v.expand(*shp)], d)
+    return x
+
+
 def _reduce(op, np_fn, a, axis, dtype, out, keepdims, initial, where, kind, what):
     t = _t(a, what)
     axes = _axes(axis, t.ndim)
@@ -132,6 +148,8 @@ def _reduce(op, np_fn, a, axis, dtype, out, keepdims, initial, where, kind, what
         fill = _core.complex_scalar(complex(fill), _core.np_dtype(x)) if \
             _core.np_dtype(x).kind == "c" else _C.full((), fill, dtype=x.dtype)
         x = _C.where(w, x, fill)
+    if initial is not None and op in ("amax", "amin"):
+        x = _with_initial(x, axes, initial)
     cplx_order = op in ("amax", "amin") and _core.np_dtype(x).kind == "c"
     # axis=() reduces nothing (hop's empty dim list would mean all of them)
     if not axes:
