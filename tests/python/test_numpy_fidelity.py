@@ -245,3 +245,56 @@ def test_max_min_with_initial_of_an_empty_selection_give_initial():
         assert got.dtype == want.dtype and np.shape(got) == np.shape(want)
         np.testing.assert_array_equal(got, want)
         same(fn, a)
+
+
+@pytest.mark.parametrize("fn,args", [
+    (np.polyadd, (np.array([1.0, 2.0]), np.array([3.0, 4.0, 5.0]))),
+    (np.polyval, (np.array([1.0, 2.0]), np.array([3.0, 4.0, 5.0]))),
+    (np.sum, (np.arange(6.0).reshape(2, 3),)),
+    (np.cumsum, (np.arange(4),)),
+    (np.outer, (np.arange(3.0), np.arange(2.0))),
+    (np.linalg.norm, (np.arange(6.0),)),
+    (np.array_equal, (np.arange(3), np.arange(3))),
+    (np.where, (np.arange(4) > 1, np.arange(4), -1)),
+])
+def test_a_numpy_function_compiles_itself(fn, args):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # compiled: no fallback warning
+        c = hop.compile(fn)
+        for _ in range(2):
+            got, want = c(*args), fn(*args)
+            assert type(got) is type(want)
+            np.testing.assert_array_equal(got, want)
+    assert len(c._entries) == 1
+
+
+def test_a_numpy_function_that_writes_its_argument_compiles_with_write_back():
+    for fn, args in ((np.copyto, (np.zeros(4), np.arange(4.0))),
+                     (np.put, (np.zeros(4), [0, 2], [9.0, 8.0])),
+                     (np.fill_diagonal, (np.zeros((3, 3)), 5.0))):
+        mine = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            assert hop.compile(fn)(*mine) is None
+        fn(*args)
+        np.testing.assert_array_equal(mine[0], args[0])
+
+
+def test_a_numpy_function_with_effects_falls_back_naming_them():
+    c = hop.compile(np.loadtxt)
+    with pytest.warns(RuntimeWarning, match=r"calls numpy.loadtxt\(\)"):
+        with pytest.raises(FileNotFoundError):
+            c("/nonexistent/hop-np5")
+    seen = []
+
+    def row_sum(r):
+        seen.append(1)
+        return r.sum()
+    c = hop.compile(np.apply_along_axis)
+    with pytest.warns(RuntimeWarning, match="seen"):
+        got = c(row_sum, 1, np.ones((2, 3)))
+    np.testing.assert_array_equal(got, [3.0, 3.0])
+    assert seen == [1, 1]
+    # a write into an argument that is not an ndarray: eager decides (NumPy's TypeError)
+    with pytest.raises(TypeError, match="argument 1 must be numpy.ndarray, not list"):
+        hop.compile(np.put)([0.0, 0.0], [0], [1.0])
