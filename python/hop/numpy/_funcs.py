@@ -1070,12 +1070,19 @@ def _einsum_parse(subscripts, nops):
     return ins, out
 
 
-def _einsum_reduce(t, subs, keep):
-    """Sums out the indices of t that keep does not contain; repeated indices
-    of one operand (a diagonal) are not supported."""
-    if len(set(subs)) != len(subs):
-        raise _C.UnsupportedError("hop.numpy: einsum with a repeated index in one operand (a "
-                                  "diagonal or trace) is not supported")
+def _einsum_reduce(t, subs, keep, k=0):
+    """Sums out the indices of t (operand k) that keep does not contain,
+    after taking the diagonal of each index repeated in it ('ii', 'iij')."""
+    from ._lib import _diagonal_fn
+    for c in subs:
+        while subs.count(c) > 1:
+            i = subs.index(c)
+            j = subs.index(c, i + 1)
+            if t.shape[i] != t.shape[j]:
+                raise ValueError(f"dimensions in operand {k} for collapsing index '{c}' don't "
+                                 f"match ({t.shape[i]} != {t.shape[j]})")
+            t = _diagonal_fn(t.ndim, 0, i, j)(t)  # the diagonal goes last
+            subs = "".join(x for n, x in enumerate(subs) if n not in (i, j)) + c
     drop = [i for i, c in enumerate(subs) if c not in keep]
     if drop:
         t = _C.sum(t, drop, False)
@@ -1135,7 +1142,7 @@ def einsum(*operands, out=None, dtype=None, order="K", casting="safe", optimize=
     t, s = _einsum_reduce(ts[0], ins[0], set(outs) | set("".join(ins[1:])))
     for k in range(1, len(ts)):
         later = set(outs) | set("".join(ins[k + 1:]))
-        tb, sb = _einsum_reduce(ts[k], ins[k], later | set(s))
+        tb, sb = _einsum_reduce(ts[k], ins[k], later | set(s), k)
         t, s = _einsum_pair(t, s, tb, sb, later)
     t, s = _einsum_reduce(t, s, set(outs))
     if s != outs:

@@ -1015,9 +1015,15 @@ def asfarray(a, dtype=_np.float64, *, _kind=None):
 
 def ufunc_at(name, a, indices, b=None):
     """np.<ufunc>.at(a, indices, b): a[indices] op= b unbuffered (a repeated
-    index applies the op each time): add through put's accumulation, the
-    others one write per distinct position is not possible, so refused."""
+    index applies the op each time).  A concrete array: NumPy's own on its
+    memory, for every ufunc; traced: add and subtract through put's
+    accumulation, the others (one write per distinct position) refused."""
     arr = _require_array(a, f"numpy.{name}.at")
+    run = _storage.current()
+    if run is None and not _C._is_proxy(arr._tv) and not arr._ro:
+        extra = () if b is None else (_t(b).numpy(),)
+        getattr(_np, name).at(arr._t.numpy(), _indexing_key(indices), *extra)
+        return
     if name not in ("add", "subtract"):
         raise _C.UnsupportedError(f"hop.numpy: numpy.{name}.at is not supported (add.at and "
                                   f"subtract.at are)")
@@ -1031,10 +1037,6 @@ def ufunc_at(name, a, indices, b=None):
 
     def select(p):
         return _C._op("take", p.reshape(-1), 0, pos.reshape(-1))
-    run = _storage.current()
-    if run is None and not _C._is_proxy(arr._tv):
-        getattr(_np, name).at(arr._tv.numpy(), _indexing_key(indices), _t(b).numpy())
-        return
     _storage.write(arr, run, None, v.reshape(-1), f"numpy.{name}.at", select=select,
                    accumulate=True)
 
