@@ -385,6 +385,17 @@ def _int_arg(n, what="an integer is required"):
 
 @implements(_np.reshape)
 def reshape(a, newshape, order="C", *, _kind=None):
+    if order == "F":
+        # Fortran order: the C-order reshape of the reversed axes, reversed
+        # back (as NumPy's, a view exactly when that composition is one)
+        kind = _kind or _kind_of(a)
+        shape = _shape_arg(newshape)
+        try:
+            r = reshape(transpose(a, _kind=kind), shape[::-1], "C", _kind=kind)
+        except ValueError:
+            raise ValueError(f"cannot reshape array of size {_size(_t(a, 'reshape').shape)} "
+                             f"into shape {shape}") from None
+        return transpose(r, _kind=kind)
     if order not in ("C", "A"):
         raise _C.UnsupportedError(f"hop.numpy: reshape with order={order!r} is not supported")
     t = _t(a, "reshape")
@@ -951,8 +962,14 @@ def round_(a, decimals=0, out=None, *, _kind=None):
     if _core.np_dtype(t).kind in "biu":
         if decimals >= 0:
             return _out(kind, t.clone(), out=out, what="round")
-        raise _C.UnsupportedError("hop.numpy: round of integers to negative decimals is not "
-                                  "supported")
+        if _core.np_dtype(t).kind == "b":  # NumPy divides into the bool array
+            raise _np.core._exceptions._UFuncOutputCastingError(
+                _np.divide, "same_kind", _np.dtype(_np.float64), _np.dtype(bool), 0)
+        # NumPy's: rint(a / 10**-decimals) * 10**-decimals in float64, cast back
+        # (unsafely: 127 of an int8 rounds to 130, which wraps)
+        f = float(10 ** -decimals)
+        r = _C.round(_core.cast(t, _np.dtype(_np.float64)) / f) * f
+        return _out(kind, _core.cast(r, _core.np_dtype(t)), out=out, what="round")
     if _core.np_dtype(t).kind == "c":  # NumPy rounds each part
         r = _C._op("complex", _round_t(_C._op("real", t), decimals),
                    _round_t(_C._op("imag", t), decimals))
