@@ -298,3 +298,25 @@ def test_a_numpy_function_with_effects_falls_back_naming_them():
     # a write into an argument that is not an ndarray: eager decides (NumPy's TypeError)
     with pytest.raises(TypeError, match="argument 1 must be numpy.ndarray, not list"):
         hop.compile(np.put)([0.0, 0.0], [0], [1.0])
+
+
+def test_from_dlpack_is_a_read_only_view_eager_and_compiled():
+    a = np.arange(3.0)
+    b = hnp.from_dlpack(a)
+    assert not b.flags.writeable
+    a[0] = 9.0  # the same memory, as NumPy's
+    np.testing.assert_array_equal(np.asarray(b), [9.0, 1.0, 2.0])
+    h = hnp.arange(4.0)
+    c = hnp.from_dlpack(h)
+    h[1] = 7.0
+    np.testing.assert_array_equal(np.asarray(c), [0.0, 7.0, 2.0, 3.0])
+    with pytest.raises(ValueError, match="assignment destination is read-only"):
+        c[0] = 1.0
+    same(lambda x: np.from_dlpack(x) * 2, np.arange(3.0))
+
+    def write(x):
+        np.from_dlpack(x)[0] = 1.0
+    with pytest.raises(ValueError, match="assignment destination is read-only"):
+        write(np.arange(3.0))
+    with pytest.raises(ValueError, match="assignment destination is read-only"):
+        hop.compile(write)(np.arange(3.0))

@@ -35,7 +35,8 @@ __all__ = ["enter", "leave"]
 _NAMES = ("zeros", "ones", "empty", "full", "arange", "linspace", "logspace", "geomspace", "eye",
           "identity", "tri", "indices", "array", "asarray", "asanyarray", "ascontiguousarray",
           "asfarray", "fromiter", "hamming", "hanning", "bartlett", "blackman", "kaiser",
-          "tril_indices", "triu_indices", "diag_indices", "fromfunction", "frombuffer")
+          "tril_indices", "triu_indices", "diag_indices", "fromfunction", "frombuffer",
+          "from_dlpack")
 
 # Those that turn data into an array: of traced hop.numpy arrays (and
 # SymInts), hop.numpy's array (np.array([a[0], a[1]]) stacks them in the

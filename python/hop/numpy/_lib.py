@@ -182,6 +182,21 @@ def fromfunction(function, shape, *, dtype=float, like=None, **kwargs):
     return function(*indices(shape, dtype=dtype), **kwargs)
 
 
+@implements(_np.from_dlpack)
+def from_dlpack(x, /):
+    """NumPy's from_dlpack: a read-only view of the exporter's memory (of a
+    hop.numpy array, traced or not: a read-only view of it)."""
+    if isinstance(x, ndarray):
+        return _view(_kind_of(x), x, lambda t: t, lambda a: a, readonly=True)
+    if not isinstance(x, _np.ndarray):
+        raise _C.UnsupportedError(f"hop.numpy: from_dlpack of a {type(x).__name__} is not "
+                                  f"supported (of NumPy and hop.numpy arrays it is)")
+    _np.from_dlpack(x)  # NumPy's errors (an unsupported dtype or device)
+    r = ndarray(_core.from_numpy(x))  # over x's memory
+    r._ro = True
+    return r
+
+
 @implements(_np.frombuffer)
 def frombuffer(buffer, dtype=float, count=-1, offset=0, *, like=None):
     """NumPy's frombuffer: the buffer's bytes as a 1-d array, over the same
