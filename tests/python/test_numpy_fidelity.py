@@ -320,3 +320,24 @@ def test_from_dlpack_is_a_read_only_view_eager_and_compiled():
         write(np.arange(3.0))
     with pytest.raises(ValueError, match="assignment destination is read-only"):
         hop.compile(write)(np.arange(3.0))
+
+
+def test_a_branch_on_an_array_the_function_made_compiles():
+    # the eager run that records the path made NumPy's own arrays, which
+    # branch unseen: a TraceError ("branched on data ... while tracing but not
+    # there when run eagerly") where eager answers
+    def f(x):
+        c = np.ones(3) * 2.0
+        if c.sum() > 5:
+            return x + 1
+        return x - 1
+
+    def g():  # hop.numpy's own branch (eig's real-or-complex result) on such an array
+        return np.linalg.eigvals(np.array([[2.0, 1.0], [1.0, 3.0]]) * 1.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        same(f, np.arange(3.0))
+        got = hop.compile(g)()
+    want = g()
+    assert got.dtype == want.dtype == np.float64
+    np.testing.assert_allclose(got, want, rtol=1e-12)

@@ -54,11 +54,12 @@ _LIBRARY_DIRS = (os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
 
 def _users_call(name):
     """Whether the creation function `name` was called by the user's code
-    as `np.name(...)` while this thread traces a function: the calling
+    as `np.name(...)` while this thread traces a function (or records its
+    path eagerly, _paths.record_path): the calling
     Python frame is outside NumPy and hop, and the call it is making is that
     of an attribute `name` (a C or Cython caller that looks numpy.empty up
     itself, inside a Python call of something else, gets NumPy's own)."""
-    if not getattr(_tls, "depth", 0) or _C.tracing() is None:
+    if not getattr(_tls, "depth", 0) or (_C.tracing() is None and not _core._recording()):
         return False
     f = sys._getframe(2)
     code = f.f_code
