@@ -364,3 +364,30 @@ def test_numpy_eig_under_grad_is_a_data_dependent_trace_error():
     # data: under hop.grad, which traces one graph, that is a clear TraceError
     with pytest.raises(hop.TraceError, match="data-dependent"):
         hop.grad(hop.compile(lambda a: LA.eigvals(a).real.sum()))(A)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.complex128])
+def test_eig_gradient_is_torch_linalg_eigs(dtype):
+    # a loss invariant to each eigenvector's phase (torch refuses the others);
+    # torch's gradient of a real loss in a complex input is JAX's conjugated
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(3)
+    a = rng.standard_normal((2, 4, 4))
+    if dtype == np.complex128:
+        a = a + 1j * rng.standard_normal((2, 4, 4))
+    c = rng.standard_normal((2, 4, 4))
+    c1, c2 = rng.standard_normal((2, 2, 4))
+    ta = torch.tensor(a, requires_grad=True)
+    w, v = torch.linalg.eig(ta)
+    ((v.abs() ** 2 * torch.tensor(c)).sum() +
+     (w.real * torch.tensor(c1) + w.imag * torch.tensor(c2)).sum()).backward()
+    want = ta.grad.numpy()
+    tc, t1, t2 = hop.tensor(c), hop.tensor(c1), hop.tensor(c2)
+
+    def loss(x):
+        p = hop._C._op("linalg_eig", x, True)
+        hw, hv = p.select(-2, 0), hop._C._op("abs", p.slice(-2, 1, 5))
+        return (hv * hv * tc).sum() + (hop._C._op("real", hw) * t1 +
+                                       hop._C._op("imag", hw) * t2).sum()
+    got = np.asarray(hop.grad(loss)(hop.tensor(a)).numpy())
+    np.testing.assert_allclose(got, np.conj(want), rtol=1e-10, atol=1e-12)
