@@ -600,6 +600,18 @@ class Translator:
         try:
             if isinstance(self.fn, Resume):
                 out = self.fn.run(self, tuple(args))
+            elif not _user_function(self.fn) and not self.concrete:
+                # a library function compiled itself (hop.compile(np.apply_along_axis)):
+                # called whole, under the call guard, as any call of library
+                # code a step of the user's makes (a callback of the user's
+                # it runs is Unsupported: its effects would not be seen)
+                _C._call_guard(self._check, _ALLOWED)
+                self.guarded = True
+                try:
+                    out = self._call_function(self.fn, tuple(args), dict(kwargs or {}))
+                finally:
+                    _C._call_guard(None)
+                    self.guarded = False
             else:
                 out = self._call_function(self.fn, tuple(args), dict(kwargs or {}))
         except _Stop as st:
@@ -901,7 +913,8 @@ class Translator:
         if f is delattr and len(args) == 2 and isinstance(args[1], str) and not kwargs:
             return self._store_attr(args[0], args[1], _DELETED)
         fr = self._cur
-        if self.effect_lines and (os.path.basename(fr.code.co_filename), fr.line) in \
+        if fr is not None and self.effect_lines and \
+                (os.path.basename(fr.code.co_filename), fr.line) in \
                 self.effect_lines and not self._safe(f):
             raise _BreakHere(f"{getattr(f, '__qualname__', type(f).__name__)}() may change "
                              f"state hop cannot see (a Python effect on this line)", self.depth)
@@ -2154,6 +2167,8 @@ def _unreached(tr):
     inside) or a function it names (a body traced by a library call) names
     it, and when the plan's part names an object whose methods may run."""
     fr = tr.root
+    if fr is None:
+        return set()  # not the user's code (np.sum compiled itself): called whole, no frame
     code = fr.code
     ins, _, _, _, _, loops = _instructions(code)
     start = tr.fn.pc if isinstance(tr.fn, Resume) else 0

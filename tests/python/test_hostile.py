@@ -259,7 +259,8 @@ OP_ERRORS = [
     ("select-range", lambda: hop.select(x34, 0, 9), hop.InvalidError,
      "select: index 9 out of range for dim 0 of f32[3, 4]"),
     ("argmax-empty", lambda: hop.zeros(0).argmax(), hop.ShapeError,
-     "argmax: cannot reduce over dim 0 of size 0 in f32[0]"),
+     "argmax: cannot reduce over dim 0 of size 0 in f32[0] (attempt to get argmax of an empty "
+     "sequence)"),
     ("neg-bool", lambda: -hop.tensor([True]), hop.DTypeError,
      "neg: negation is not supported for bool tensors, got bool[1]; use logical_not"),
 ]
