@@ -1294,7 +1294,15 @@ class Translator:
         elif op == "POP_TOP":
             pop()
         elif op == "COPY":
-            push(stack[-i.arg])
+            v = stack[-i.arg]
+            if type(v) in (list, dict, set):
+                # a second reference to a container is a second load: in
+                # `c[0] += 1` one reads the item the other's store writes
+                # (not write-only: c[0]'s value is guarded, or a replay of
+                # the trace's c[0] + 1 would write a constant)
+                r = self.real.get(id(v), v)
+                self.loads[id(r)] = self.loads.get(id(r), 0) + 1
+            push(v)
         elif op == "SWAP":
             k = i.arg
             stack[-1], stack[-k] = stack[-k], stack[-1]

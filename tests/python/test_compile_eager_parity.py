@@ -104,3 +104,38 @@ def test_numpy_scalars_with_a_tensor_keep_the_tensors_semantics_as_eagerly():
     for dt in (np.float32, np.int64):
         x = hop.tensor(np.arange(3).astype(dt))
         assert described(quiet(hop.compile(f), x)) == described(f(x))
+
+
+# ------------------------------------------- effects that read what they write
+
+COUNTER = [0]
+
+
+def test_an_augmented_item_write_to_a_global_list_counts_every_call():
+    # `c[0] += 1` loads c once and copies it: the translator took the store
+    # for the only use (a write-only container, no guard on c[0]) and replayed
+    # the trace's constant 1 on every call
+    def f(x):
+        COUNTER[0] += 1
+        return x * 2
+
+    def g(x):
+        i = 0
+        while True:
+            COUNTER[0] += 1
+            i += 1
+            x = x * 2
+            if i >= 2:
+                break
+        return x
+
+    for fn, step in ((f, 1), (g, 2)):
+        COUNTER[0] = 0
+        cf = hop.compile(fn)
+        seen = []
+        for _ in range(3):
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                cf(hop.tensor([1.0]))
+            seen.append(COUNTER[0])
+        assert seen == [step, 2 * step, 3 * step]
