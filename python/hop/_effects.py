@@ -1049,6 +1049,12 @@ class _Calls:
         if cls is super:
             return ("unknown", None)
         nargs = len(site.args) + len(site.kwargs)
+        if cls is type and (nargs == 1 or site.star):
+            # type(self) is an existing class: `type(self).count += 1`
+            # writes it (as `self.__class__` does)
+            return ("unknown", None)
+        if cls is memoryview:
+            return ("args", None)  # a view of its argument's memory
         if cls.__name__ in _RANDOM_MAKERS and (_is_numpy(mod) or _top(mod) in ("random",)) \
                 and nargs == 0 and not site.star:
             self.add("random", f"makes a {cls.__name__} seeded from the operating system")

@@ -139,3 +139,93 @@ def test_an_augmented_item_write_to_a_global_list_counts_every_call():
                 cf(hop.tensor([1.0]))
             seen.append(COUNTER[0])
         assert seen == [step, 2 * step, 3 * step]
+
+
+# ------------------------------------------------ guards on what was read
+
+SEEN = {1}
+
+
+def test_a_global_set_changed_between_calls_is_seen():
+    # the set guard re-read its expected value as the set itself after the
+    # trace, so it compared the set with itself and never failed
+    def f(x):
+        return x * (2.0 if 3 in SEEN else 1.0)
+
+    cf = hop.compile(f)
+    x = hop.tensor([1.0])
+    assert quiet(cf, x).tolist() == [1.0]
+    SEEN.add(3)
+    try:
+        assert quiet(cf, x).tolist() == f(x).tolist() == [2.0]
+    finally:
+        SEEN.discard(3)
+    assert quiet(cf, x).tolist() == [1.0]
+
+
+def test_a_set_the_function_reads_then_adds_to_is_read_anew_each_call():
+    seen = set()
+
+    def f(x):
+        n = x.shape[0]
+        was = n in seen
+        seen.add(n)
+        return x * (2.0 if was else 1.0)
+
+    cf = hop.compile(f)
+    got = [quiet(cf, hop.tensor([1.0, 2.0])).tolist() for _ in range(3)]
+    assert got == [[1.0, 2.0], [2.0, 4.0], [2.0, 4.0]] and seen == {2}
+
+
+class Scaled:
+    k = 2.0
+    count = 0
+
+    @classmethod
+    def by_class(cls, x):
+        return x * cls.k
+
+    @staticmethod
+    def by_static(x):
+        return x * Scaled.k
+
+    def by_self(self, x):
+        return x * self.k
+
+    def counted(self, x):
+        type(self).count += 1
+        return x * type(self).count
+
+
+def test_class_attributes_read_through_the_class_cls_or_self_are_guarded():
+    # a class's data attributes were not walked (classes were guarded by
+    # identity only), nor was a classmethod's code: C.k = 3.0 between calls
+    # kept the trace's 2.0
+    obj = Scaled()
+    fns = [lambda x: x * Scaled.k, lambda x: Scaled.by_class(x), lambda x: obj.by_class(x),
+           lambda x: Scaled.by_static(x), lambda x: obj.by_self(x)]
+    x = hop.tensor([1.0])
+    for fn in fns:
+        cf = hop.compile(fn)
+        try:
+            got = []
+            for k in (2.0, 3.0, 5.0):
+                Scaled.k = k
+                got.append(quiet(cf, x).tolist())
+        finally:
+            Scaled.k = 2.0
+        assert got == [[2.0], [3.0], [5.0]]
+
+
+def test_an_attribute_write_to_type_of_self_is_an_effect_of_every_call():
+    # type(self) was taken for a new object (a class call), so the write was
+    # no effect: the trace ran it once and every call returned x * 1
+    obj = Scaled()
+    Scaled.count = 0
+    try:
+        cf = hop.compile(lambda x: obj.counted(x))
+        got = [quiet(cf, hop.tensor([1.0])).tolist() for _ in range(3)]
+        assert got == [[1.0], [2.0], [3.0]] and Scaled.count == 3
+        assert cf.eager_calls == 0
+    finally:
+        Scaled.count = 0
