@@ -183,6 +183,16 @@ def symint_repr(s, value_text):
     return repr(_symint_value(s, "repr()"))
 
 
+def symint_hash(s, expr_hash):
+    """hash(s) (called from C): expr_hash for hop's and NumPy's code, the
+    int's hash for the user's code in any trace (a set or dict of ints looked
+    up with a size: eager's answer, where the expression's hash missed every
+    key silently)."""
+    if internal(sys._getframe(1)):
+        return expr_hash
+    return _symint_value(s, "hash()")
+
+
 def symint_format(s, spec):
     """format(s, spec): the int's format for the user's code in a compile
     trace, else the expression's (an empty spec; another is a TypeError)."""

@@ -229,3 +229,19 @@ def test_an_attribute_write_to_type_of_self_is_an_effect_of_every_call():
         assert cf.eager_calls == 0
     finally:
         Scaled.count = 0
+
+
+def test_a_dynamic_size_looked_up_in_a_set_or_dict_finds_its_int_key():
+    # a SymInt hashed as its expression: `n in {3, 4}` was False and
+    # SIZES.get(n) None whatever n was, silently, once sizes went dynamic
+    sizes = {3: 10.0, 4: 20.0}
+
+    def f(x):
+        n = x.shape[0]
+        return x * (2.0 if n in {3, 4} else 1.0) + sizes.get(n, 0.0)
+
+    cf = hop.compile(f)
+    for n in (3, 4, 5, 3, 6):
+        assert quiet(cf, hop.ones(n)).tolist() == f(hop.ones(n)).tolist(), n
+    gm = hop.trace(f, hop.ones(4), dynamic=True)
+    assert gm(hop.ones(4)).tolist() == [22.0] * 4
