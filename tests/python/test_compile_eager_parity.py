@@ -245,3 +245,23 @@ def test_a_dynamic_size_looked_up_in_a_set_or_dict_finds_its_int_key():
         assert quiet(cf, hop.ones(n)).tolist() == f(hop.ones(n)).tolist(), n
     gm = hop.trace(f, hop.ones(4), dynamic=True)
     assert gm(hop.ones(4)).tolist() == [22.0] * 4
+
+
+def test_fullgraph_names_the_error_a_translation_met_not_only_the_effects():
+    # it said "f has Python effects hop cannot compile" and listed the
+    # nonlocal writes, which it compiles, hiding the ShapeError that stopped it
+    w = hop.ones(3)
+
+    def f(x):
+        nonlocal w
+        w = x + 1
+        return x * w + hop.ones(3)
+
+    cg = hop.compile(f, fullgraph=True)
+    assert quiet(cg, hop.ones(3)).tolist() == [3.0] * 3
+    with pytest.raises(hop.TraceError, match=r"f raised ShapeError while hop translated it "
+                                             r"\(add: cannot broadcast f32\[s0\] with f32\[3\]\); "
+                                             r"eagerly that error comes after its Python effects"
+                                             r"(.|\n)*nonlocal at test_compile_eager_parity"):
+        cg(hop.ones(4))
+    assert w.tolist() == [2.0] * 3  # nothing ran
