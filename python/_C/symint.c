@@ -411,9 +411,9 @@ symint_format(PyObject *a, PyObject *spec)
 }
 
 /* hash(s): hop's own code hashes the expression (interned: equal expressions
- * are the same pointer); the user's code gets the int's hash (hop/_breaks.py:
- * the size specialised with a guard, as int() does), so `n in {3, 4}` and a
- * dict keyed by sizes answer as eagerly instead of missing every int key. */
+ * are the same pointer); in the user's code it is a break (hop/_breaks.py:
+ * hop.compile traces with static sizes) or a TypeError, never a hash that
+ * misses every int key of a set or dict (`n in {3, 4}` was False). */
 static Py_hash_t
 symint_hash(PyObject *a)
 {

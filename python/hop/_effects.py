@@ -1011,6 +1011,14 @@ class _Calls:
             return self.builtin_call(v, receiver, recv_pre)
         if _is_hop_object(v):
             return ("args", _LIBRARY)  # GraphModule, HopFunction: no Python effect
+        if isinstance(v, functools._lru_cache_wrapper):
+            w = getattr(v, "__wrapped__", None)
+            if isinstance(w, types.FunctionType) and _is_user(_module_name(w)):
+                # functools.cache: a miss runs the user's function, whose
+                # effects are the call's (cache_clear() makes them happen
+                # again eagerly, never in a plan)
+                f.call_user(w, frame, site, bound=None, bound_pre=True)
+            return ("unknown", None)
         if callable(v):
             cls = type(v)
             name = getattr(cls, "__module__", "") or ""

@@ -49,6 +49,7 @@ translator", lists what that covers.
 import builtins
 import contextlib
 import dis
+import functools
 import inspect
 import operator
 import os
@@ -339,6 +340,11 @@ def _userish(values, depth=0):
                 return True
         elif _user_type(t):
             return True
+        elif t is functools.partial or t is functools._lru_cache_wrapper:
+            # library objects that run a function they hold (a cache's miss)
+            f = v.func if t is functools.partial else getattr(v, "__wrapped__", None)
+            if depth < 4 and _userish((f,), depth + 1):
+                return True
     return False
 
 

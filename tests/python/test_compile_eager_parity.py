@@ -5,6 +5,8 @@ properties, dataclasses, exceptions, *args, defaults, NumPy scalars, mixed
 NumPy and hop operands), each eager against hop.compile and
 hop.compile(fullgraph=True) over several calls while the state changes."""
 
+import contextlib
+import io
 import operator
 import warnings
 
@@ -233,7 +235,8 @@ def test_an_attribute_write_to_type_of_self_is_an_effect_of_every_call():
 
 def test_a_dynamic_size_looked_up_in_a_set_or_dict_finds_its_int_key():
     # a SymInt hashed as its expression: `n in {3, 4}` was False and
-    # SIZES.get(n) None whatever n was, silently, once sizes went dynamic
+    # SIZES.get(n) None whatever n was, silently, once sizes went dynamic;
+    # now hop.compile traces such a function with static sizes
     sizes = {3: 10.0, 4: 20.0}
 
     def f(x):
@@ -243,8 +246,30 @@ def test_a_dynamic_size_looked_up_in_a_set_or_dict_finds_its_int_key():
     cf = hop.compile(f)
     for n in (3, 4, 5, 3, 6):
         assert quiet(cf, hop.ones(n)).tolist() == f(hop.ones(n)).tolist(), n
-    gm = hop.trace(f, hop.ones(4), dynamic=True)
-    assert gm(hop.ones(4)).tolist() == [22.0] * 4
+    assert "traced with static sizes: with dynamic sizes hash() of the SymInt s0" in cf.explain()
+    with pytest.raises(TypeError, match=r"hash\(\) of the SymInt s0: a dynamic size used as a "
+                                        r"set member or a dict key"):
+        hop.trace(f, hop.ones(4), dynamic=True)
+
+
+def test_a_functools_cache_never_keeps_a_dynamic_size():
+    # the cache kept the SymInt s0 as a key for ever (with the int's hash a
+    # later eager scale(4) would compare 4 with it after the trace:
+    # TraceError); with static sizes its keys are eager's ints
+    import functools
+
+    @functools.lru_cache(maxsize=None)
+    def scale(n):
+        return n * 2
+
+    def f(x):
+        return x * scale(x.shape[0])
+
+    cf = hop.compile(f)
+    for n in (3, 4, 5, 4):
+        assert quiet(cf, hop.ones(n)).tolist() == [2.0 * n] * n
+    assert scale.cache_info().currsize == 3  # 3, 4 and 5, as eagerly
+    assert scale(4) == 8 and scale(7) == 14 and cf.eager_calls == 0
 
 
 def test_fullgraph_names_the_error_a_translation_met_not_only_the_effects():
@@ -265,3 +290,52 @@ def test_fullgraph_names_the_error_a_translation_met_not_only_the_effects():
                                              r"(.|\n)*nonlocal at test_compile_eager_parity"):
         cg(hop.ones(4))
     assert w.tolist() == [2.0] * 3  # nothing ran
+
+
+def test_the_effects_of_a_functools_cache_function_are_the_callers():
+    # functools is a pure module to the effect analysis, so the cached
+    # function's print was not seen: after cache_clear() eager printed again,
+    # the plan never did
+    import functools
+
+    @functools.lru_cache(maxsize=None)
+    def scale(n):
+        print("miss", n)
+        return n * 2
+
+    def f(x):
+        return x * scale(3)
+
+    cf = hop.compile(f)
+    for _ in range(2):
+        scale.cache_clear()
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            assert cf(hop.ones(2)).tolist() == [6.0, 6.0]
+        assert out.getvalue() == "miss 3\n"
+
+
+def test_a_partial_of_the_users_function_never_runs_at_translation_time():
+    # the translator called functools.partial objects as library code with
+    # the call guard off: h ran once while translating (before f's own
+    # append), and no call after that ran it
+    import functools
+    log = []
+
+    def h(v, k):
+        log.append("h")
+        return v * k
+
+    scaled = functools.partial(h, k=2.0)
+
+    def f(x):
+        log.append("f")
+        return scaled(x)
+
+    cf = hop.compile(f)
+    for n in range(1, 4):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            assert cf(hop.ones(2)).tolist() == [2.0, 2.0]
+        assert log == ["f", "h"] * n
