@@ -1230,7 +1230,12 @@ class _Runner:
                 raise _C.GuardError(f"guard failed: the constant argument {static!r} "
                                     f"({type(static).__name__}) was traced but {leaf!r} "
                                     f"({type(leaf).__name__}) was given")
-        return tensors, bool(numpy_in) and all(numpy_in), leaves
+        # ndarrays where the trace had hop.Tensors (a GraphModule's NumPy
+        # interop): its tensor results come back as ndarrays.  A trace on
+        # ndarrays returns what the function did: its arrays as ndarrays (their
+        # nodes), a hop.Tensor it made or read as a hop.Tensor, as eagerly.
+        as_numpy = bool(numpy_in) and all(numpy_in) and not any(self.as_array)
+        return tensors, as_numpy, leaves
 
     def __call__(self, *args, **kwargs):
         if kwargs:

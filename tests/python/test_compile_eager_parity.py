@@ -339,3 +339,20 @@ def test_a_partial_of_the_users_function_never_runs_at_translation_time():
             warnings.simplefilter("ignore")
             assert cf(hop.ones(2)).tolist() == [2.0, 2.0]
         assert log == ["f", "h"] * n
+
+
+ONES = hop.ones(4, dtype=hop.float64)
+
+
+def test_a_hop_tensor_a_numpy_function_returns_stays_a_hop_tensor():
+    # a plan traced on ndarrays turned every plain tensor result into an
+    # ndarray: `x + W` of a global hop.Tensor W is a hop.Tensor eagerly
+    fns = [lambda x: x + ONES, lambda x: ONES + x, lambda x: hop.tensor(x) * 2,
+           lambda x: (x * 2, ONES * 2)]
+    a = np.arange(4.0)
+    for fn in fns:
+        assert described(quiet(hop.compile(fn), a)) == described(fn(a))
+    # a GraphModule traced on hop.Tensors and called with ndarrays keeps
+    # answering with ndarrays (NumPy interop)
+    gm = hop.trace(lambda x: x * 2, hop.ones(3, dtype=hop.float64))
+    assert type(gm(np.ones(3))) is np.ndarray
