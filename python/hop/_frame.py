@@ -849,6 +849,11 @@ class Translator:
             return obj
         if f is getattr and len(args) >= 2 and isinstance(args[1], str) and not kwargs:
             return self._getattr(args[0], args[1], *args[2:])
+        if f is hasattr and len(args) == 2 and isinstance(args[1], str) and not kwargs:
+            return self._getattr(args[0], args[1], _UNBOUND) is not _UNBOUND
+        if f in (vars, dir) and len(args) == 1 and not kwargs and self._written(args[0]):
+            self._fail(f"{f.__name__}() of an object whose attributes the function set "
+                       f"(hop replays those writes after the plan: {f.__name__}() would miss them)")
         if f is setattr and len(args) == 3 and isinstance(args[1], str) and not kwargs:
             return self._store_attr(args[0], args[1], args[2])
         if f is delattr and len(args) == 2 and isinstance(args[1], str) and not kwargs:
@@ -1013,11 +1018,19 @@ class Translator:
             self.depth -= 1
             self._cur = saved
 
+    def _written(self, obj):
+        """Whether the translation recorded an attribute write to obj."""
+        i = id(obj)
+        return any(k[0] == i for k in self.attrs)
+
     def _getattr(self, obj, name, *default):
         if name == "__class__" and not self.concrete and hasattr(type(obj), "_user_class") \
                 and _C.tracing() is not None:
             return type(obj)._user_class(obj)
         if self.attrs:
+            if name == "__dict__" and self._written(obj):
+                self._fail("__dict__ of an object whose attributes the function set (hop "
+                           "replays those writes after the plan: the dict would miss them)")
             v = self.attrs.get((id(obj), name), _UNBOUND)
             if v is _DELETED:
                 if default:

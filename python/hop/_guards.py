@@ -436,6 +436,10 @@ def _walk_children(s, src, v, depth):
     _method_names(s, type(v))
     for name in sorted(n for n in s.names if n in d):
         _visit(s, src.child("attr", name), d[name], depth + 1)
+    if not s.names.isdisjoint(("vars", "__dict__", "dir")):
+        # vars(o), o.__dict__, dir(o): every attribute is read (an attribute
+        # added between calls changes len(vars(o)))
+        _visit(s, src.child("attr", "__dict__"), d, depth + 1)
     _class_data(s, src, type(v), depth, d)
 
 

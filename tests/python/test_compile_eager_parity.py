@@ -8,6 +8,7 @@ hop.compile(fullgraph=True) over several calls while the state changes."""
 import contextlib
 import io
 import operator
+import types
 import warnings
 
 import numpy as np
@@ -356,3 +357,59 @@ def test_a_hop_tensor_a_numpy_function_returns_stays_a_hop_tensor():
     # answering with ndarrays (NumPy interop)
     gm = hop.trace(lambda x: x * 2, hop.ones(3, dtype=hop.float64))
     assert type(gm(np.ones(3))) is np.ndarray
+
+
+def test_keyword_arguments_reach_kwargs_in_the_calls_order():
+    # the call's keywords were sorted: f(x, b=.., a=..) saw kw in a, b order,
+    # and a call in the other order reused the plan
+    def f(x, **kw):
+        return x * sum(kw.values()), list(kw)
+
+    cf = hop.compile(f)
+    for kw in ({"a": 1.0, "b": 2.0}, {"b": 2.0, "a": 1.0}, {"a": 1.0, "b": 2.0}):
+        assert described(quiet(cf, hop.ones(1), **kw)) == described(f(hop.ones(1), **kw))
+    # a GraphModule takes its traced keywords in any order, as before
+    gm = hop.trace(lambda x, a, b: x * a + b, hop.ones(1),
+                   kwargs={"a": hop.ones(1), "b": hop.ones(1)})
+    assert gm(hop.ones(1), b=hop.ones(1), a=hop.ones(1) * 3).tolist() == [4.0]
+
+
+CONFIG = types.SimpleNamespace(a=1)
+
+
+def test_every_attribute_of_an_object_read_through_vars_is_guarded():
+    # only the attributes the code names were guarded: an attribute added
+    # between calls left len(vars(CONFIG)) at the trace's value
+    def f(x):
+        return x + len(vars(CONFIG))
+
+    cf = hop.compile(f)
+    assert quiet(cf, hop.ones(1)).tolist() == [2.0]
+    CONFIG.b = 2
+    try:
+        assert quiet(cf, hop.ones(1)).tolist() == f(hop.ones(1)).tolist() == [3.0]
+    finally:
+        del CONFIG.b
+
+
+def test_vars_hasattr_and_dict_see_the_attributes_the_function_set():
+    # the translator's attribute writes are replayed after the plan: vars()
+    # and __dict__ of the object read it as it was before them, and hasattr
+    # asked the object itself
+    def world(read):
+        ns = {"types": types}
+        exec(f"o = types.SimpleNamespace()\n"
+             f"def f(x):\n"
+             f"    setattr(o, 'n%d' % x.shape[0], 1)\n"
+             f"    return x + {read}\n", ns)
+        return ns
+
+    for read in ("len(vars(o))", "len(o.__dict__)", "hasattr(o, 'n%d' % x.shape[0]) + 0"):
+        eager, comp = world(read), world(read)
+        cf = hop.compile(comp["f"])
+        for n in (1, 2, 2, 3):
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                got = cf(hop.ones(n)).tolist()
+            assert got == eager["f"](hop.ones(n)).tolist(), (read, n)
+            assert vars(comp["o"]) == vars(eager["o"])
