@@ -148,6 +148,14 @@ class CompiledFunction(_C._CompiledCall):
         self.__name__ = getattr(fn, "__name__", "compiled")
         self.__doc__ = getattr(fn, "__doc__", None)
 
+    def __get__(self, obj, objtype=None):
+        """On a class, a compiled function binds as the function it
+        replaces does (`@hop.compile` on a method: m.step(x) is a call
+        step(m, x), m an argument guarded by identity)."""
+        if obj is None:
+            return self
+        return types.MethodType(self, obj)
+
     @property
     def graphs(self):
         """The GraphModules compiled so far, oldest first."""

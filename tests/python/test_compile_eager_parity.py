@@ -413,3 +413,22 @@ def test_vars_hasattr_and_dict_see_the_attributes_the_function_set():
                 got = cf(hop.ones(n)).tolist()
             assert got == eager["f"](hop.ones(n)).tolist(), (read, n)
             assert vars(comp["o"]) == vars(eager["o"])
+
+
+def test_hop_compile_on_a_method_binds_as_the_method_does():
+    # a CompiledFunction on a class did not bind: m.step(x) called step(x)
+    # and raised "missing 1 required positional argument"
+    class M:
+        def __init__(self):
+            self.n = 0
+
+        @hop.compile
+        def step(self, x):
+            self.n += 1
+            return x * self.n
+
+    m, other = M(), M()
+    for k in (1, 2, 3):
+        assert quiet(m.step, hop.ones(1)).tolist() == [float(k)] and m.n == k
+    assert quiet(other.step, hop.ones(2)).tolist() == [1.0, 1.0] and other.n == 1
+    assert M.step.eager_calls == 0 and M.__dict__["step"] is M.step
