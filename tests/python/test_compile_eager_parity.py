@@ -432,3 +432,37 @@ def test_hop_compile_on_a_method_binds_as_the_method_does():
         assert quiet(m.step, hop.ones(1)).tolist() == [float(k)] and m.n == k
     assert quiet(other.step, hop.ones(2)).tolist() == [1.0, 1.0] and other.n == 1
     assert M.step.eager_calls == 0 and M.__dict__["step"] is M.step
+
+
+# ------------------------- the examples in hop.Tensor mode as well
+
+@pytest.mark.parametrize("conv", [
+    "str(s)", "repr(s)", "f'{s}'", "format(s)", "float(s)", "int(s)", "complex(s)", "bool(s > 5)",
+    "s.tolist()", "s.item()", "np.asarray(s).tolist()", "np.float64(s)",
+    "isinstance(x, np.ndarray)", "isinstance(x, hop.Tensor)",
+])
+def test_a_conversion_of_a_traced_tensor_gives_eagers_value(conv):
+    ns = {"np": np, "hop": hop}
+    exec(f"def f(x):\n    s = x.sum()\n    return x * 2, {conv}\n", ns)
+    f = ns["f"]
+    cf = hop.compile(f)
+    for v in ([1.0, 2.0, 3.0], [0.5, 0.25, 4.0], [1.0, 2.0, 3.0]):
+        x = hop.tensor(v)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            got = cf(x)
+        assert described(got) == described(f(x)), conv
+        assert "proxy" not in repr(got[1])
+
+
+@pytest.mark.parametrize("src", [
+    "x + hop.tensor(np.arange(x.shape[0]).astype(np.float32))", "x * len(x)", "x[-2:] * 2", "x.reshape(-1, 2).sum(1)", "x * sum(1 for _ in range(x.shape[0]))",
+])
+def test_a_dynamic_recompile_of_tensor_code_compiles_what_a_static_one_does(src):
+    ns = {"np": np, "hop": hop}
+    exec(f"def f(x):\n    return {src}\n", ns)
+    cf = hop.compile(ns["f"])
+    for n in (4, 6, 8, 6):
+        x = hop.tensor(np.arange(float(n), dtype=np.float32))
+        assert described(quiet(cf, x)) == described(ns["f"](x))
+    assert cf.eager_calls == 0 and len(cf.graphs) <= 3
