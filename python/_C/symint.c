@@ -410,12 +410,26 @@ symint_format(PyObject *a, PyObject *spec)
     return r;
 }
 
+/* hash(s): hop's own code hashes the expression (interned: equal expressions
+ * are the same pointer); in the user's code it is a break (hop/_breaks.py:
+ * hop.compile traces with static sizes) or a TypeError, never a hash that
+ * misses every int key of a set or dict (`n in {3, 4}` was False). */
 static Py_hash_t
 symint_hash(PyObject *a)
 {
-    /* Interned: equal expressions are the same pointer. */
     Py_hash_t h = (Py_hash_t)((uintptr_t)((SymIntObject *)a)->expr >> 4);
-    return h == -1 ? -2 : h;
+    if (h == -1)
+        h = -2;
+    PyObject *mod = PyImport_ImportModule("hop._breaks");
+    if (mod == NULL)
+        return -1;
+    PyObject *r = PyObject_CallMethod(mod, "symint_hash", "On", a, h);
+    Py_DECREF(mod);
+    if (r == NULL)
+        return -1;
+    Py_hash_t out = PyObject_Hash(r);
+    Py_DECREF(r);
+    return out;
 }
 
 static PyObject *

@@ -183,6 +183,20 @@ def symint_repr(s, value_text):
     return repr(_symint_value(s, "repr()"))
 
 
+def symint_hash(s, expr_hash):
+    """hash(s) (called from C): expr_hash for hop's and NumPy's code; in the
+    user's code a dynamic size used as a set member or a dict key needs its
+    int (the expression's hash missed every int key silently: `n in {3, 4}`
+    was False), and the int's hash would let the symbol itself stay in a set,
+    a dict or a functools.cache after the trace: a break (hop.compile traces
+    the function with static sizes), or TypeError (hop.trace)."""
+    if internal(sys._getframe(1)):
+        return expr_hash
+    conversion(TypeError, f"hash() of the SymInt {s.expr}: a dynamic size used as a set member "
+                          f"or a dict key (`n in {{3, 4}}`, a functools.cache argument) needs "
+                          f"its int; hop.compile traces such a function with static sizes")
+
+
 def symint_format(s, spec):
     """format(s, spec): the int's format for the user's code in a compile
     trace, else the expression's (an empty spec; another is a TypeError)."""

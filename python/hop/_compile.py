@@ -156,6 +156,14 @@ class CompiledFunction(_C._CompiledCall):
         self.__name__ = getattr(fn, "__name__", "compiled")
         self.__doc__ = getattr(fn, "__doc__", None)
 
+    def __get__(self, obj, objtype=None):
+        """On a class, a compiled function binds as the function it
+        replaces does (`@hop.compile` on a method: m.step(x) is a call
+        step(m, x), m an argument guarded by identity)."""
+        if obj is None:
+            return self
+        return types.MethodType(self, obj)
+
     @property
     def graphs(self):
         """The GraphModules compiled so far, oldest first."""
@@ -331,8 +339,13 @@ class CompiledFunction(_C._CompiledCall):
             failed = _effects.Effect("translation", "?", f"the translation failed "
                                                          f"({type(e).__name__}: {e})")
             if self.fullgraph:
-                raise _C.TraceError(_fullgraph_message(self.__name__, effects or [failed])) \
-                    from None
+                # (the effects before the error would have to happen first,
+                # so eager's error is not fullgraph's to raise)
+                raise _C.TraceError(
+                    f"hop.compile(fullgraph=True): {self.__name__} raised {type(e).__name__} "
+                    f"while hop translated it ({e}); eagerly that error comes after its Python "
+                    f"effects, which hop does not perform for a call it refuses (nothing ran)" +
+                    "".join(f"\n  {x.kind} at {x.site}: {x.reason}" for x in effects)) from None
             self.eager_calls += 1
             out = self.fn(*args, **kwargs)
             self._untranslated = failed

@@ -1014,6 +1014,14 @@ class _Calls:
             return self.builtin_call(v, receiver, recv_pre)
         if _is_hop_object(v):
             return ("args", _LIBRARY)  # GraphModule, HopFunction: no Python effect
+        if isinstance(v, functools._lru_cache_wrapper):
+            w = getattr(v, "__wrapped__", None)
+            if isinstance(w, types.FunctionType) and _is_user(_module_name(w)):
+                # functools.cache: a miss runs the user's function, whose
+                # effects are the call's (cache_clear() makes them happen
+                # again eagerly, never in a plan)
+                f.call_user(w, frame, site, bound=None, bound_pre=True)
+            return ("unknown", None)
         if callable(v):
             cls = type(v)
             name = getattr(cls, "__module__", "") or ""
@@ -1052,6 +1060,12 @@ class _Calls:
         if cls is super:
             return ("unknown", None)
         nargs = len(site.args) + len(site.kwargs)
+        if cls is type and (nargs == 1 or site.star):
+            # type(self) is an existing class: `type(self).count += 1`
+            # writes it (as `self.__class__` does)
+            return ("unknown", None)
+        if cls is memoryview:
+            return ("args", None)  # a view of its argument's memory
         if cls.__name__ in _RANDOM_MAKERS and (_is_numpy(mod) or _top(mod) in ("random",)) \
                 and nargs == 0 and not site.star:
             self.add("random", f"makes a {cls.__name__} seeded from the operating system")

@@ -49,6 +49,7 @@ translator", lists what that covers.
 import builtins
 import contextlib
 import dis
+import functools
 import inspect
 import operator
 import os
@@ -342,6 +343,11 @@ def _userish(values, depth=0):
                 return True
         elif _user_type(t):
             return True
+        elif t is functools.partial or t is functools._lru_cache_wrapper:
+            # library objects that run a function they hold (a cache's miss)
+            f = v.func if t is functools.partial else getattr(v, "__wrapped__", None)
+            if depth < 4 and _userish((f,), depth + 1):
+                return True
     return False
 
 
@@ -908,6 +914,11 @@ class Translator:
             return obj
         if f is getattr and len(args) >= 2 and isinstance(args[1], str) and not kwargs:
             return self._getattr(args[0], args[1], *args[2:])
+        if f is hasattr and len(args) == 2 and isinstance(args[1], str) and not kwargs:
+            return self._getattr(args[0], args[1], _UNBOUND) is not _UNBOUND
+        if f in (vars, dir) and len(args) == 1 and not kwargs and self._written(args[0]):
+            self._fail(f"{f.__name__}() of an object whose attributes the function set "
+                       f"(hop replays those writes after the plan: {f.__name__}() would miss them)")
         if f is setattr and len(args) == 3 and isinstance(args[1], str) and not kwargs:
             return self._store_attr(args[0], args[1], args[2])
         if f is delattr and len(args) == 2 and isinstance(args[1], str) and not kwargs:
@@ -1073,11 +1084,19 @@ class Translator:
             self.depth -= 1
             self._cur = saved
 
+    def _written(self, obj):
+        """Whether the translation recorded an attribute write to obj."""
+        i = id(obj)
+        return any(k[0] == i for k in self.attrs)
+
     def _getattr(self, obj, name, *default):
         if name == "__class__" and not self.concrete and hasattr(type(obj), "_user_class") \
                 and _C.tracing() is not None:
             return type(obj)._user_class(obj)
         if self.attrs:
+            if name == "__dict__" and self._written(obj):
+                self._fail("__dict__ of an object whose attributes the function set (hop "
+                           "replays those writes after the plan: the dict would miss them)")
             v = self.attrs.get((id(obj), name), _UNBOUND)
             if v is _DELETED:
                 if default:
@@ -1363,7 +1382,15 @@ class Translator:
         elif op == "POP_TOP":
             pop()
         elif op == "COPY":
-            push(stack[-i.arg])
+            v = stack[-i.arg]
+            if type(v) in (list, dict, set):
+                # a second reference to a container is a second load: in
+                # `c[0] += 1` one reads the item the other's store writes
+                # (not write-only: c[0]'s value is guarded, or a replay of
+                # the trace's c[0] + 1 would write a constant)
+                r = self.real.get(id(v), v)
+                self.loads[id(r)] = self.loads.get(id(r), 0) + 1
+            push(v)
         elif op == "SWAP":
             k = i.arg
             stack[-1], stack[-k] = stack[-k], stack[-1]

@@ -347,7 +347,8 @@ def _method_names(s, cls, implicit=frozenset(["__call__", "__enter__", "__exit__
         for name, attr in list(vars(klass).items()):
             if name not in s.names and name not in implicit:
                 continue
-            fget = attr.fget if isinstance(attr, property) else attr
+            fget = attr.fget if isinstance(attr, property) else \
+                attr.__func__ if isinstance(attr, (classmethod, staticmethod)) else attr
             if isinstance(fget, types.FunctionType) and id(fget) not in s.seen:
                 _collect_functions(s, fget)  # what the method reads is read too
 
@@ -394,6 +395,7 @@ _CLASS_IMPLICIT = frozenset(["__call__", "__enter__", "__exit__", "__init__", "_
 def _walk_children(s, src, v, depth):
     if isinstance(v, type) and _is_user_module(getattr(v, "__module__", "") or ""):
         _method_names(s, v, _CLASS_IMPLICIT)  # a class the code may instantiate
+        _class_data(s, src, v, depth, ())
         return
     if isinstance(v, _OPAQUE):
         return
@@ -434,6 +436,33 @@ def _walk_children(s, src, v, depth):
     _method_names(s, type(v))
     for name in sorted(n for n in s.names if n in d):
         _visit(s, src.child("attr", name), d[name], depth + 1)
+    if not s.names.isdisjoint(("vars", "__dict__", "dir")):
+        # vars(o), o.__dict__, dir(o): every attribute is read (an attribute
+        # added between calls changes len(vars(o)))
+        _visit(s, src.child("attr", "__dict__"), d, depth + 1)
+    _class_data(s, src, type(v), depth, d)
+
+
+def _class_data(s, src, cls, depth, own):
+    """The data attributes of the user's class cls (or its user bases) that
+    the code names and an object does not hold itself (own: its __dict__):
+    `C.k`, `cls.k` in a classmethod, `self.k` of a class attribute are read
+    through src (getattr, as the code does), so `C.k = 3.0` between calls is
+    seen.  Methods, properties and other descriptors are code, scanned by
+    _method_names instead."""
+    if depth >= _MAX_DEPTH:
+        return
+    for name in sorted(s.names):
+        if name in own or name.startswith("__"):
+            continue
+        for klass in getattr(cls, "__mro__", ())[:-1]:
+            d = vars(klass)
+            if name in d:
+                a = d[name]
+                if _is_user_module(getattr(klass, "__module__", "") or "") and \
+                        not hasattr(type(a), "__get__"):
+                    _visit(s, src.child("attr", name), a, depth + 1)
+                break
 
 
 # ------------------------------------------------------------ the guards
@@ -480,7 +509,10 @@ class Guards:
                     v = g.source.read(leaves)
                 except Exception:
                     continue
-                g.expected = len(v) if g.kind == "len" else v
+                # (an "eq" guard keeps a frozen copy: the set itself would
+                # equal itself whatever it holds later)
+                g.expected = len(v) if g.kind == "len" else \
+                    frozenset(v) if g.kind == "eq" and isinstance(v, (set, frozenset)) else v
         self.guards = guards
         self.skipped = s.skipped
         self.uses_args = any(g.source.kind == "arg" for g in guards)

@@ -636,11 +636,12 @@ _SYMBOL = re.compile(r"[A-Za-z_]\w*")
 
 def _call_tree(args, kwargs):
     """The structure of a call's arguments: the positional ones as a tuple,
-    and with keyword arguments (args, {keyword: value}) in keyword order (the
-    runner's kw flag tells it from a positional (tuple, dict) call)."""
+    and with keyword arguments (args, {keyword: value}) in the call's keyword
+    order, which a function's **kwargs sees (the runner's kw flag tells it
+    from a positional (tuple, dict) call)."""
     if not kwargs:
         return tuple(args)
-    return (tuple(args), {k: kwargs[k] for k in sorted(kwargs)})
+    return (tuple(args), dict(kwargs))
 
 
 def _trace(fn, example_args, dynamic, paths=None, kwargs=None, compiling=False, frame=None):
@@ -1230,7 +1231,12 @@ class _Runner:
                 raise _C.GuardError(f"guard failed: the constant argument {static!r} "
                                     f"({type(static).__name__}) was traced but {leaf!r} "
                                     f"({type(leaf).__name__}) was given")
-        return tensors, bool(numpy_in) and all(numpy_in), leaves
+        # ndarrays where the trace had hop.Tensors (a GraphModule's NumPy
+        # interop): its tensor results come back as ndarrays.  A trace on
+        # ndarrays returns what the function did: its arrays as ndarrays (their
+        # nodes), a hop.Tensor it made or read as a hop.Tensor, as eagerly.
+        as_numpy = bool(numpy_in) and all(numpy_in) and not any(self.as_array)
+        return tensors, as_numpy, leaves
 
     def __call__(self, *args, **kwargs):
         if kwargs:
@@ -1268,6 +1274,12 @@ class _Runner:
         """call() with keyword arguments (none: call())."""
         if not kwargs:
             return self.call(args, mismatch)
+        if mismatch is TypeError and self.kw:
+            # a GraphModule is one fixed trace: the traced keywords in
+            # another order are the same call to it
+            keys = self.spec.children[1].keys
+            if tuple(kwargs) != keys and set(kwargs) == set(keys):
+                kwargs = {k: kwargs[k] for k in keys}
         tensors, as_numpy, leaves = self.tensors(args, mismatch, kwargs)
         return self._run(tensors, as_numpy, leaves, args, kwargs)
 

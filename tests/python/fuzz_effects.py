@@ -5,7 +5,9 @@ A spec is a generated function over x (a NumPy array or a hop tensor) that
 mixes tensor code with Python effects (a global counter, a nonlocal one, a
 list append, dict and attribute writes, print of numbers and of traced
 values, next() of an iterator, a write into a captured array, a random
-generator, storing traced values into a cell, an attribute or a global),
+generator, storing traced values into a cell, an attribute or a global, an
+augmented write to a list item, a set read then added to, a class attribute
+through type(obj)),
 conversions of traced values (str, f-strings, float, round, hash, .tolist(),
 .item(), np.asarray, isinstance) and pure code, with a keyword argument, run
 in f's body, in a loop, in a with block or in a helper f calls, and
@@ -80,6 +82,13 @@ STATEMENTS = {
     "genexpr": ("pure", ["acc = sum(v * 0.5 for v in (acc, acc + 1))"]),
     "genexpr-effect": ("effect", ["acc = acc + sum(LOG.append(i) or i for i in range(2))"]),
     "genexpr-str": ("conversion", ["acc = acc + sum(len(str(v)) for v in (acc.sum(), k))"]),
+    # effects that read what they write (issue 24's audit): an augmented
+    # item write to a global list, a set read then added to (with a size,
+    # dynamic after a new length), a class attribute through type(obj)
+    "list-item": ("effect", ["CNT[0] += 1"]),
+    "set": ("effect", ["_seen = x.shape[0] in SEEN", "SEEN.add(x.shape[0])",
+                       "acc = acc * (2.0 if _seen else 1.0)"]),
+    "class-attribute": ("effect", ["type(CTR).count += 1", "acc = acc + type(CTR).count"]),
 }
 
 # what the outside world does before a call
@@ -91,6 +100,7 @@ CHANGES = {
     "array": "W.ARR[1] = 7.0",
     "reseed": "W.R.seed(9)",
     "cell": "W.set_c(4)",
+    "class": "W.Counter.count = 7; W.CNT[0] = 5; W.SEEN.discard(3)",
 }
 
 CATEGORY = "effects: Python effects, conversions, keyword arguments and rebinding; eager vs " \
@@ -133,6 +143,7 @@ def source(spec):
     lines = ["class CM:", "    def __enter__(self):", "        ENTERED.append(1)",
              "        return self", "", "    def __exit__(self, *exc):",
              "        ENTERED.append(-1)", "        return False", "", "",
+             "class Counter:", "    count = 0", "", "", "CTR = Counter()", "", "",
              "def make():", "    c = 1", "    w = None", ""]
     if wrap == "helper":
         lines += ["    def helper(acc, x, k):"] + [f"        {d}" for d in sorted(declared)]
@@ -162,7 +173,8 @@ class World:
         self.ns = {"__name__": "fuzz_effects_world", "np": np, "hop": hop,
                    "N": 0, "LOG": [], "D": {}, "OBJ": types.SimpleNamespace(v=0),
                    "ARR": np.arange(3.0), "IT": itertools.count(1),
-                   "R": random.Random(1), "G": None, "ENTERED": []}
+                   "R": random.Random(1), "G": None, "ENTERED": [], "CNT": [0],
+                   "SEEN": set()}
         exec(compile(source(spec), "<fuzz_effects>", "exec"), self.ns)
 
     def __getattr__(self, name):
@@ -179,7 +191,8 @@ class World:
                 "OBJ": {k: _plain(v) for k, v in vars(ns["OBJ"]).items()},
                 "ARR": ns["ARR"].tolist(), "IT": repr(ns["IT"]), "R": ns["R"].getstate(),
                 "cells": [_plain(v) for v in ns["cells"]()], "G": _plain(ns["G"]),
-                "ENTERED": list(ns["ENTERED"])}
+                "ENTERED": list(ns["ENTERED"]), "CNT": list(ns["CNT"]),
+                "SEEN": sorted(ns["SEEN"]), "Counter": ns["Counter"].count}
 
 
 class _Setter:

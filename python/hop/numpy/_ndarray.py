@@ -400,12 +400,11 @@ def result_kind(values, default=ndarray):
 
 # Operators: NumPy's ufuncs on (self, other), as ndarray's operators are;
 # NotImplemented for operands NumPy would not take, so Python tries the other
-# side (a hop.Tensor's operators give hop's own semantics, as with an
-# np.ndarray).
+# side (a hop.Tensor's operators give hop's own semantics).
 def _binop(name, reflected=False):
     def op(self, other):
         from ._ufuncs import call_ufunc, takes
-        if isinstance(other, _C.Tensor) or not takes(other):
+        if _defers_to(self, other) or not takes(other):
             return NotImplemented
         if name == "multiply" and self._scalar and isinstance(other, (list, tuple)):
             return _repeat_sequence(self, other)
@@ -413,6 +412,18 @@ def _binop(name, reflected=False):
         return call_ufunc(name, args, {}, result_kind(args))
     op.__name__ = name
     return op
+
+
+def _defers_to(self, other):
+    """Whether self's operator leaves other's (a hop.Tensor) to answer.  An
+    np.ndarray does not: `np.arange(3) + t` is NumPy's ufunc, which the
+    tensor's __array_ufunc__ answers with NumPy's dtypes (int64 array + f32
+    tensor is f64, where the tensor's own `t + a` is f32).  NumpyArg stands for
+    an np.ndarray inside compiled code (an argument, or what NumPy's own
+    functions make while tracing: `np.arange(x.shape[0])`), so it does the
+    same; a NumPy scalar defers, as NumPy's scalars do, and so does a
+    hop.numpy.ndarray (its documented contract: a Tensor wins)."""
+    return isinstance(other, _C.Tensor) and (type(self) is not NumpyArg or self._scalar)
 
 
 def _repeat_sequence(scalar, seq):
@@ -436,7 +447,7 @@ def operator_index(a):
 def _iop(name):
     def op(self, other):
         from ._ufuncs import call_ufunc, takes
-        if isinstance(other, _C.Tensor) or not takes(other):
+        if _defers_to(self, other) or not takes(other):
             return NotImplemented
         if self._scalar:
             # A NumPy scalar is immutable: `s += 1` rebinds s to s + 1, in
@@ -510,7 +521,7 @@ del _dunder, _uf
 
 def _divmod(self, other):
     from ._ufuncs import call_ufunc, takes
-    if isinstance(other, _C.Tensor) or not takes(other):
+    if _defers_to(self, other) or not takes(other):
         return NotImplemented
     args = (self, other)
     kind = result_kind(args)
@@ -519,7 +530,7 @@ def _divmod(self, other):
 
 def _rdivmod(self, other):
     from ._ufuncs import call_ufunc, takes
-    if isinstance(other, _C.Tensor) or not takes(other):
+    if _defers_to(self, other) or not takes(other):
         return NotImplemented
     args = (other, self)
     kind = result_kind(args)
