@@ -74,8 +74,10 @@ class _Group:
     __slots__ = ("spec", "leaves", "traced", "template", "direct")
 
     def __init__(self, group):
-        if type(group) is tuple and _plain_tensors(group):
-            # The common group (wrap's and cond's operands): no walk, no
+        if type(group) is tuple and _Tensor not in _REGISTERED and \
+                all([type(x) is _Tensor for x in group]):
+            # The common group (wrap's and cond's operands), hop.Tensors
+            # themselves (a subclass may flatten otherwise): no walk, no
             # template scan (issue #30: per HOP call).
             self.spec = flat_spec(len(group))
             self.leaves = self.traced = list(group)
@@ -86,15 +88,6 @@ class _Group:
         self.traced, self.template = _holes(self.leaves)
         n = len(self.template)
         self.direct = len(self.traced) == n and self.spec is flat_spec(n)
-
-
-def _plain_tensors(values):
-    """Whether every value is a hop.Tensor itself (no subclass, which may
-    flatten otherwise): a leaf of any pytree and a hole of its template."""
-    for x in values:
-        if type(x) is not _Tensor:
-            return False
-    return _Tensor not in _REGISTERED
 
 
 def _check_callable(hop, what, fn):
