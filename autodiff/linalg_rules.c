@@ -21,10 +21,13 @@
  *   fft       the DFT matrix is symmetric: x' = fft(y') with the same direction and norm
  *   rfft      x' = re(fft(pad(y', n)))
  *   irfft     x' = conj(m o rfft(y')), m = [1, 2, ..., 2, 1 (n even)], padded to x's size
+ *   eig       (w, V):      both modes, real and complex inputs: see "eig" below (the
+ *                          derivative of geev's normalisation included)
+ * Forward mode: solve, inv, det, slogdet, eigh, eigvalsh, eig (the others refuse).
  * Refused with HOP_UNSUPPORTED (a clear error, never a zero gradient): the
- * jvp of cholesky, eigh, svd and qr; complex inputs of cholesky, eigh, svd
- * and qr; both modes of eig (its rule needs the left eigenvectors); svd with full matrices of a non-square input; qr of a wide
- * matrix or in complete mode with m != n.
+ * jvp of cholesky, svd and qr; complex inputs of cholesky, eigh, svd and qr;
+ * svd with full matrices of a non-square input; qr of a wide matrix or in
+ * complete mode with m != n.
  */
 #include "autodiff/ad_impl.h"
 
@@ -272,22 +275,185 @@ vjp_cholesky(hop_vjp_ctx *cx, const hop_node *n)
     return acc(cx, n, 0, mT(g, solve(g, lt, mT(g, left))));
 }
 
+/* F_ij = 1 / (w_j - w_i) for eigenvalues w [..., n], 0 where they are equal
+ * (the diagonal, and repeated eigenvalues, whose eigenvectors have no
+ * derivative: the rules give the part that exists, as PyTorch's and JAX's). */
+static hop_node *
+eig_f(hop_graph *g, hop_node *w)
+{
+    hop_node *d = op2(g, HOP_OP_sub, unsq(g, w, -2), unsq(g, w, -1)); /* w_j - w_i */
+    hop_node *zero = d ? hop__ad_op2c(g, HOP_OP_eq, d, 0.0) : NULL;
+    hop_node *safe = zero ? EMIT(g, where, N(zero), F(1.0), N(d)) : NULL;
+    return zero && safe ? EMIT(g, where, N(zero), F(0.0), N(hop__ad_cop2(g, HOP_OP_div, 1.0, safe)))
+                        : NULL;
+}
+
+/* x [..., n, n] summed over its rows: [..., n]. */
+static hop_node *
+colsum(hop_graph *g, hop_node *x)
+{
+    int64_t d = -2;
+    return x ? hop__ad_sum(g, x, &d, 1, false) : NULL;
+}
+
+/* The diagonal of x [..., n, n]: [..., n]. */
+static hop_node *
+diag_part(hop_graph *g, hop_node *x, const hop_expr *n)
+{
+    hop_node *eye = index_mask(g, n, HOP_OP_eq);
+    return colsum(g, eye && x ? EMIT(g, where, N(eye), N(x), F(0.0)) : NULL);
+}
+
 /* V (diag(w') + F o (V^T V')) V^T, V' NULL for eigvalsh. */
 static hop_node *
 eigh_grad(hop_graph *g, hop_node *w, hop_node *v, hop_node *wbar, hop_node *vbar,
           const hop_expr *nn)
 {
     hop_node *inner = diag_embed(g, wbar, nn);
-    if (vbar != NULL) {
-        hop_node *d = op2(g, HOP_OP_sub, unsq(g, w, -2), unsq(g, w, -1)); /* w_j - w_i */
-        hop_node *zero = d ? hop__ad_op2c(g, HOP_OP_eq, d, 0.0) : NULL;
-        hop_node *safe = zero ? EMIT(g, where, N(zero), F(1.0), N(d)) : NULL;
-        hop_node *f = zero && safe ? EMIT(g, where, N(zero), F(0.0),
-                                          N(hop__ad_cop2(g, HOP_OP_div, 1.0, safe)))
-                                   : NULL;
-        inner = op2(g, HOP_OP_add, inner, op2(g, HOP_OP_mul, f, mm(g, mT(g, v), vbar)));
-    }
+    if (vbar != NULL)
+        inner = op2(g, HOP_OP_add, inner, op2(g, HOP_OP_mul, eig_f(g, w), mm(g, mT(g, v), vbar)));
     return mm(g, mm(g, v, inner), mT(g, v));
+}
+
+/* The eigenvalues and eigenvectors of eigh's packed result p [..., n + 1, n]. */
+static void
+unpack_eig(hop_graph *g, hop_node *p, const hop_expr *nn, hop_node **w, hop_node **v)
+{
+    *w = select_(g, p, -2, 0);
+    *v = slice(g, p, -2, cnst(g, 1), hop_sym_add_int(g->env, nn, 1));
+}
+
+/* ------------------------------------------------- eig (general matrix)
+ *
+ * Forward (Magnus 1985; PyTorch's linalg_eig_jvp), P = V^-1 dA V:
+ *   dw = diag(P);  dV0 = V (F o P);  dV1 = dV0 - V diag(re(diag(V^H dV0)))
+ *   dV = dV1 + i V diag(theta),  theta_j = -im(dV1[k_j, j]) / V[k_j, j]
+ * dV1 keeps each column's norm 1 and dV its largest component real: geev's
+ * (NumPy's) normalisation, so the derivative is that of the function NumPy
+ * computes, phase included (k_j: the row of column j's largest |V|).  The
+ * vjp is its transpose under JAX's pairing re(sum(a b)) (no conjugate):
+ *   G0 = V' + i M diag(t / r),  t_j = -im(sum_i V'_ij V_ij), r_j = V[k_j, j], M_ij = (i == k_j)
+ *   A' = V^-T (diag(w') + F o (V^T (G0 - conj(V) diag(s)))) V^T,  s_j = re(sum_i G0_ij V_ij)
+ * and its real part for a real A. */
+
+static hop_node *
+times_i(hop_graph *g, hop_node *x) /* i x, x complex */
+{
+    hop_node *re = x ? hop__ad_op1(g, HOP_OP_real, x) : NULL;
+    hop_node *im = x ? hop__ad_op1(g, HOP_OP_imag, x) : NULL;
+    return re && im ? EMIT(g, complex, N(neg(g, im)), N(re)) : NULL;
+}
+
+static hop_node *
+cplx_of(hop_graph *g, hop_node *x, hop_dtype ct) /* a real x as complex */
+{
+    return x ? hop__ad_to(g, x, ct) : NULL;
+}
+
+/* M (bool [..., n, n]: row i is column j's largest |V_ij|) and r_j = V[k_j, j] (real). */
+static void
+eig_phase(hop_graph *g, hop_node *v, const hop_expr *nn, hop_node **m, hop_node **r)
+{
+    hop_node *a = v ? hop__ad_op1(g, HOP_OP_abs, v) : NULL;
+    hop_node *k = a ? EMIT(g, argmax, N(a), I(-2), hop_arg_bool(true)) : NULL; /* [..., 1, n] */
+    hop_node *rows = unsq(g, EMIT(g, arange, I(0), S(nn), I(1), hop_arg_none()), 1);
+    *m = op2(g, HOP_OP_eq, rows, k);
+    hop_node *vk = colsum(g, *m ? EMIT(g, where, N(*m), N(v), F(0.0)) : NULL);
+    *r = vk ? hop__ad_op1(g, HOP_OP_real, vk) : NULL;
+}
+
+static hop_status
+jvp_eig(hop_jvp_ctx *cx, const hop_node *n, hop_node *ta)
+{
+    hop_graph *g = hop_jvp_out(cx);
+    const hop_node *x = n->args[0].u.node;
+    const hop_expr *nn = meta(x)->sizes[meta(x)->rank - 1];
+    bool vectors = n->args[1].u.b;
+    hop_node *p = vectors ? hop_jvp_primal(cx, n)
+                          : EMIT(g, linalg_eig, N(hop_jvp_primal(cx, x)), hop_arg_bool(true));
+    hop_dtype ct = meta(n)->dtype;
+    hop_node *w, *v;
+    unpack_eig(g, p, nn, &w, &v);
+    hop_node *dp = solve(g, v, mm(g, cplx_of(g, ta, ct), v));
+    hop_node *dw = diag_part(g, dp, nn);
+    hop_node *t = dw;
+    if (vectors) {
+        hop_node *dv0 = mm(g, v, op2(g, HOP_OP_mul, eig_f(g, w), dp));
+        hop_node *vh = v ? hop__ad_op1(g, HOP_OP_conj, v) : NULL;
+        hop_node *c = colsum(g, op2(g, HOP_OP_mul, vh, dv0));
+        c = c ? cplx_of(g, hop__ad_op1(g, HOP_OP_real, c), ct) : NULL;
+        hop_node *dv1 = op2(g, HOP_OP_sub, dv0, op2(g, HOP_OP_mul, v, unsq(g, c, -2)));
+        hop_node *m, *r;
+        eig_phase(g, v, nn, &m, &r);
+        hop_node *dk = colsum(g, m && dv1 ? EMIT(g, where, N(m), N(dv1), F(0.0)) : NULL);
+        hop_node *th = op2(g, HOP_OP_div, neg(g, dk ? hop__ad_op1(g, HOP_OP_imag, dk) : NULL), r);
+        hop_node *dv = op2(g, HOP_OP_add, dv1,
+                           op2(g, HOP_OP_mul, v, times_i(g, cplx_of(g, unsq(g, th, -2), ct))));
+        hop_arg items[2] = {N(unsq(g, dw, -2)), N(dv)};
+        t = dw && dv ? EMIT(g, cat, hop_arg_list(items, 2), I(-2)) : NULL;
+    }
+    return t ? hop_jvp_set_tangent(cx, n, 0, t) : hop_error_code();
+}
+
+static hop_status
+vjp_eig(hop_vjp_ctx *cx, const hop_node *n)
+{
+    if (!wants(cx, n, 0))
+        return HOP_OK;
+    hop_graph *g = hop_vjp_out(cx);
+    const hop_node *x = n->args[0].u.node;
+    const hop_expr *nn = meta(x)->sizes[meta(x)->rank - 1];
+    bool vectors = n->args[1].u.b;
+    hop_node *ct = hop_vjp_ct(cx, n, 0);
+    hop_node *p = vectors ? hop_vjp_primal(cx, n)
+                          : EMIT(g, linalg_eig, N(hop_vjp_primal(cx, x)), hop_arg_bool(true));
+    hop_dtype cd = meta(n)->dtype;
+    hop_node *w, *v, *wbar = ct, *vbar = NULL;
+    unpack_eig(g, p, nn, &w, &v);
+    if (vectors)
+        unpack_eig(g, ct, nn, &wbar, &vbar);
+    hop_node *inner = diag_embed(g, wbar, nn);
+    if (vectors) {
+        hop_node *m, *r;
+        eig_phase(g, v, nn, &m, &r);
+        hop_node *gv = op2(g, HOP_OP_mul, vbar, v);
+        hop_node *tt = neg(g, gv ? hop__ad_op1(g, HOP_OP_imag, colsum(g, gv)) : NULL);
+        hop_node *q = times_i(g, cplx_of(g, unsq(g, op2(g, HOP_OP_div, tt, r), -2), cd));
+        hop_node *g0 = op2(g, HOP_OP_add, vbar, m && q ? EMIT(g, where, N(m), N(q), F(0.0)) : NULL);
+        hop_node *sv = colsum(g, op2(g, HOP_OP_mul, g0, v));
+        hop_node *s = sv ? cplx_of(g, hop__ad_op1(g, HOP_OP_real, sv), cd) : NULL;
+        hop_node *vc = v ? hop__ad_op1(g, HOP_OP_conj, v) : NULL;
+        hop_node *xbar = op2(g, HOP_OP_sub, g0, op2(g, HOP_OP_mul, vc, unsq(g, s, -2)));
+        inner = op2(g, HOP_OP_add, inner, op2(g, HOP_OP_mul, eig_f(g, w), mm(g, mT(g, v), xbar)));
+    }
+    hop_node *vt = mT(g, v);
+    hop_node *abar = solve(g, vt, mm(g, inner, vt));
+    if (abar != NULL && !hop_dtype_is_complex(meta(x)->dtype))
+        abar = hop__ad_op1(g, HOP_OP_real, abar);
+    return acc(cx, n, 0, abar ? hop__ad_to(g, abar, meta(x)->dtype) : NULL);
+}
+
+/* dw = diag(P), dV = V (F o P), P = V^T dA V (dA as given: its symmetric part
+ * is what eigh reads; the vjp above is this map's transpose). */
+static hop_status
+jvp_eigh(hop_jvp_ctx *cx, const hop_node *n, hop_node *ta)
+{
+    hop_graph *g = hop_jvp_out(cx);
+    const hop_node *x = n->args[0].u.node;
+    const hop_expr *nn = meta(x)->sizes[meta(x)->rank - 1];
+    bool vectors = n->op == HOP_OP_linalg_eigh;
+    hop_node *p = vectors ? hop_jvp_primal(cx, n)
+                          : EMIT(g, linalg_eigh, N(hop_jvp_primal(cx, x)), n->args[1]);
+    hop_node *w, *v;
+    unpack_eig(g, p, nn, &w, &v);
+    hop_node *dp = mm(g, mT(g, v), mm(g, ta, v));
+    hop_node *t = diag_part(g, dp, nn);
+    if (vectors) {
+        hop_node *dv = mm(g, v, op2(g, HOP_OP_mul, eig_f(g, w), dp));
+        hop_arg items[2] = {N(unsq(g, t, -2)), N(dv)};
+        t = t && dv ? EMIT(g, cat, hop_arg_list(items, 2), I(-2)) : NULL;
+    }
+    return t ? hop_jvp_set_tangent(cx, n, 0, hop__ad_to(g, t, meta(n)->dtype)) : hop_error_code();
 }
 
 static hop_status
@@ -297,16 +463,16 @@ vjp_eigh(hop_vjp_ctx *cx, const hop_node *n)
         return HOP_OK;
     hop_graph *g = hop_vjp_out(cx);
     const hop_node *x = n->args[0].u.node;
-    const hop_expr *nn = meta(x)->sizes[meta(x)->rank - 1], *one = cnst(g, 1);
+    const hop_expr *nn = meta(x)->sizes[meta(x)->rank - 1];
     hop_node *ct = hop_vjp_ct(cx, n, 0), *p;
     if (n->op == HOP_OP_linalg_eigh)
         p = hop_vjp_primal(cx, n);
     else
         p = EMIT(g, linalg_eigh, N(hop_vjp_primal(cx, x)), n->args[1]);
-    hop_node *w = select_(g, p, -2, 0), *v = slice(g, p, -2, one, hop_sym_add_int(g->env, nn, 1));
-    hop_node *wbar = n->op == HOP_OP_linalg_eigh ? select_(g, ct, -2, 0) : ct;
-    hop_node *vbar =
-        n->op == HOP_OP_linalg_eigh ? slice(g, ct, -2, one, hop_sym_add_int(g->env, nn, 1)) : NULL;
+    hop_node *w, *v, *wbar = ct, *vbar = NULL;
+    unpack_eig(g, p, nn, &w, &v);
+    if (n->op == HOP_OP_linalg_eigh)
+        unpack_eig(g, ct, nn, &wbar, &vbar);
     return acc(cx, n, 0, eigh_grad(g, w, v, wbar, vbar, nn));
 }
 
@@ -422,6 +588,8 @@ hop__vjp_linalg(hop_vjp_ctx *cx, const hop_node *n)
     case HOP_OP_linalg_det:
     case HOP_OP_linalg_slogdet:
         return vjp_det(cx, n);
+    case HOP_OP_linalg_eig:
+        return vjp_eig(cx, n);
     default:
         break;
     }
@@ -490,6 +658,13 @@ hop__jvp_linalg(hop_jvp_ctx *cx, const hop_node *n)
         }
         break;
     }
+    case HOP_OP_linalg_eig:
+        return ta ? jvp_eig(cx, n, ta) : HOP_OK;
+    case HOP_OP_linalg_eigh:
+    case HOP_OP_linalg_eigvalsh:
+        if (hop_dtype_is_complex(meta(n->args[0].u.node)->dtype))
+            return refuse(n, "forward-mode differentiation (jvp) for complex inputs");
+        return ta ? jvp_eigh(cx, n, ta) : HOP_OK;
     default:
         return refuse(n, "forward-mode differentiation (jvp)");
     }

@@ -1657,7 +1657,7 @@ static const hop_op_ad_rule rules[HOP_OP_COUNT] = {
     [HOP_OP_linalg_svdvals] = {.vjp = hop__vjp_linalg, .jvp = hop__jvp_linalg},
     [HOP_OP_linalg_eigh] = {.vjp = hop__vjp_linalg, .jvp = hop__jvp_linalg},
     [HOP_OP_linalg_eigvalsh] = {.vjp = hop__vjp_linalg, .jvp = hop__jvp_linalg},
-    [HOP_OP_linalg_eig] = {.vjp = hop__vjp_linalg, .jvp = hop__jvp_linalg}, /* refused */
+    [HOP_OP_linalg_eig] = {.vjp = hop__vjp_linalg, .jvp = hop__jvp_linalg},
     [HOP_OP_fft] = {.vjp = hop__vjp_linalg, .jvp = jvp_linear},
     [HOP_OP_rfft] = {.vjp = hop__vjp_linalg, .jvp = jvp_linear},
     [HOP_OP_irfft] = {.vjp = hop__vjp_linalg, .jvp = jvp_linear},

@@ -19,7 +19,8 @@
  *               "mean: mean needs a float input, got i32[3]"
  *               "argmax: bool tensors are not supported, got bool[3]"
  *               "matmul: dtypes differ, got f32[2, 3] and f64[3]"
- *   HOP_SHAPE   "amax: cannot reduce over dim 0 of size 0 in f32[0, 3]"
+ *   HOP_SHAPE   "amax: cannot reduce over dim 0 of size 0 in f32[0, 3] (zero-size array to
+ *               reduction operation maximum which has no identity)"
  *               "matmul: both operands need at least 1 dim, got f32[] and f32[3]"
  *               "matmul: cannot multiply f32[2, 3] by f32[4, 5]: inner sizes 3 and 4 differ"
  *               "matmul: cannot broadcast the batch dims of f32[2, 3, 4] and f32[5, 4, 2]"
@@ -403,6 +404,26 @@ reduce_dims(hop__infer *c, size_t i, const hop_meta *x, bool *mask)
     return HOP_OK;
 }
 
+/* NumPy's words for an empty max/min/argmax (hop.numpy's `a[a > t].min()` of
+ * an empty selection fails in check_nonempty at run time, when the
+ * selection's size is unbacked). */
+static const char *
+numpy_empty_reduction(hop_op op)
+{
+    switch (op) {
+    case HOP_OP_amax:
+        return "zero-size array to reduction operation maximum which has no identity";
+    case HOP_OP_amin:
+        return "zero-size array to reduction operation minimum which has no identity";
+    case HOP_OP_argmax:
+        return "attempt to get argmax of an empty sequence";
+    case HOP_OP_argmin:
+        return "attempt to get argmin of an empty sequence";
+    default:
+        return "a reduction with no identity of a zero-size array";
+    }
+}
+
 /* Reducing a dim of constant size 0 has no identity for max/min/argmax. */
 static hop_status
 check_nonempty(hop__infer *c, const hop_meta *x, const bool *mask)
@@ -410,8 +431,8 @@ check_nonempty(hop__infer *c, const hop_meta *x, const bool *mask)
     for (int k = 0; k < x->rank; k++) {
         if (mask[k] && hop__is_const(x->sizes[k], 0)) {
             hop__text t;
-            return hop_error(HOP_SHAPE, "%s: cannot reduce over dim %d of size 0 in %s", c->name, k,
-                             hop__meta_text(&t, x));
+            return hop_error(HOP_SHAPE, "%s: cannot reduce over dim %d of size 0 in %s (%s)",
+                             c->name, k, hop__meta_text(&t, x), numpy_empty_reduction(c->op));
         }
     }
     return HOP_OK;

@@ -236,17 +236,44 @@ run_tiles(const frun *c, int64_t n, char *o, int64_t ost, const char *const *ip,
     }
 }
 
+/* How run_short_rows reads input k: 0 one element, 1 in the output's order,
+ * 2 gathered per tile, 3 gathered once (periodic: a row vector broadcast
+ * over the rows, its period dividing TILE, so every tile holds the same
+ * elements). */
+static int
+input_how(const frun *c, int k)
+{
+    bool zero = true, same = true;
+    for (int d = 0; d < c->rank; d++) {
+        zero = zero && c->ist[k][d] == 0;
+        same = same && c->ist[k][d] == c->ost[d];
+    }
+    if (zero || same)
+        return zero ? 0 : 1;
+    int d0 = 0;
+    while (c->ist[k][d0] == 0)
+        d0++;
+    int64_t period = 1;
+    for (int d = d0; d < c->rank; d++)
+        period *= c->sizes[d];
+    /* (dims before the first it steps through repeat its elements) */
+    return d0 > 0 && TILE % period == 0 ? 3 : 2;
+}
+
 /*
  * Short rows (softmax's x - max over 32 columns, pairwise distances' 3
- * coordinates): a run per row costs more than the row.  When the output is
- * contiguous, tiles of it are computed whole instead, each input that does
- * not step through the output's order gathered into a tile first.
+ * coordinates; a bias row of 128 added to every row of a matmul's result):
+ * a run per row costs more than the row.  When the output is contiguous,
+ * tiles of it are computed whole instead, each input that does not step
+ * through the output's order gathered into a tile first.  Rows under 64
+ * always; rows up to a tile when no input needs a gather per tile (then a
+ * tile is a copy-free run over several rows).
  */
 static bool
 short_rows(const frun *c)
 {
     int inner = c->rank - 1;
-    if (c->rank < 2 || c->sizes[inner] >= 64)
+    if (c->rank < 2 || c->sizes[inner] >= TILE)
         return false;
     int64_t expect = 1;
     for (int d = inner; d >= 0; d--) {
@@ -254,6 +281,11 @@ short_rows(const frun *c)
             return false;
         expect *= c->sizes[d];
     }
+    if (c->sizes[inner] < 64)
+        return true;
+    for (int k = 0; k < c->g->ninputs; k++)
+        if (input_how(c, k) == 2)
+            return false;
     return true;
 }
 
@@ -399,37 +431,17 @@ static void
 run_short_rows(const frun *c, int64_t begin, int64_t end)
 {
     const hop__fgroup *g = c->g;
-    int r = c->rank;
     size_t osz = hop_dtype_size(g->odtype);
     _Alignas(64) unsigned char buf[HOP__F_MAXIN][TILE * 8];
     const char *ip[HOP__F_MAXIN];
     int64_t ist[HOP__F_MAXIN];
-    /* 0: one element, 1: in the output's order, 2: gathered per tile,
-     * 3: gathered once (periodic: a row vector broadcast over the rows) */
-    int how[HOP__F_MAXIN];
+    int how[HOP__F_MAXIN]; /* input_how's */
     gview views[HOP__F_MAXIN];
     for (int k = 0; k < g->ninputs; k++) {
-        bool zero = true, same = true;
-        for (int d = 0; d < r; d++) {
-            zero = zero && c->ist[k][d] == 0;
-            same = same && c->ist[k][d] == c->ost[d];
-        }
-        how[k] = zero ? 0 : same ? 1 : 2;
+        how[k] = input_how(c, k);
         ist[k] = how[k] != 0;
-        if (how[k] == 2) {
+        if (how[k] >= 2)
             gview_init(&views[k], c, k);
-            /* Dims before the first it steps through repeat its elements:
-             * when their period divides TILE, every tile (TILE apart) holds
-             * the same elements. */
-            int d0 = 0;
-            while (c->ist[k][d0] == 0)
-                d0++;
-            int64_t period = 1;
-            for (int d = d0; d < r; d++)
-                period *= c->sizes[d];
-            if (d0 > 0 && TILE % period == 0)
-                how[k] = 3;
-        }
     }
     for (int64_t pos = begin; pos < end;) {
         int64_t m = end - pos < TILE ? end - pos : TILE;

@@ -1164,6 +1164,19 @@ py_proxy_live(PyObject *self, PyObject *o)
     return PyBool_FromLong(t != NULL && hop_tracer_state_of(t) != HOP_TRACER_ENDED);
 }
 
+/* The name of the node a proxy stands for in its graph, or None for anything
+ * else: the frame translator reads a value's lineage off the graph
+ * (Trace.describe) to decide whether NumPy would compute the same bits. */
+static PyObject *
+py_proxy_node(PyObject *self, PyObject *o)
+{
+    (void)self;
+    if (!PyObject_TypeCheck(o, &hop_py_TensorType) || !HOP_PY_IS_PROXY(o) ||
+        ((TensorObject *)o)->node == NULL)
+        Py_RETURN_NONE;
+    return PyUnicode_FromString(((TensorObject *)o)->node->name);
+}
+
 /* The tracer stack depth of this thread's active trace (1 at its root), 0
  * when none is active: tests check that a failed HOP call leaves it as it
  * was. */
@@ -1366,6 +1379,8 @@ static PyMethodDef trace_functions[] = {
     {"_is_proxy", py_is_proxy, METH_O, "True for a traced value (a proxy Tensor)."},
     {"_proxy_live", py_proxy_live, METH_O,
      "True for a traced value whose tracer has not ended (usable, lifted if need be)."},
+    {"_proxy_node", py_proxy_node, METH_O,
+     "The name of the node a traced value stands for, or None for anything else."},
     {"_rebind", (PyCFunction)(void (*)(void))py_rebind, METH_FASTCALL,
      "_rebind(x, new=None): the traced x stands for new's value (hop.Tensor.__setitem__); "
      "UnsupportedError when x may not be updated in place."},

@@ -112,6 +112,9 @@ _ARRAY_MUTATORS = frozenset("""
     __iadd__ __isub__ __imul__ __itruediv__ __ifloordiv__ __imod__ __ipow__ __imatmul__
     __iand__ __ior__ __ixor__ __ilshift__ __irshift__ tofile dump
 """.split())
+# The ones hop.numpy traces as writes of the array (x.sort(), x.fill(0)):
+# on an array whose writes the compiled call replays (written_back), no effect.
+_TRACED_ARRAY_WRITES = frozenset(["fill", "sort", "put", "partition"])
 # C methods whose result may be (a view of, a part of) their receiver; any
 # other's result is a new object.
 _PART_METHODS = frozenset("""
@@ -1177,7 +1180,9 @@ class _Calls:
         if name in ("tofile", "dump") and _np is not None and isinstance(obj, _np.ndarray):
             self.add("io", f"calls .{name}() on {what()}")
         elif _mutates(obj, name):
-            if pre:
+            if pre and not (name in _TRACED_ARRAY_WRITES and isinstance(obj, _np.ndarray) and
+                            self.site.callee.method is not None and
+                            self.f.written_back(self.frame, self.site.receiver)):
                 self.add("mutation", f"calls .{name}() on {what()}, which changes it")
             return ("args", None)
         return ("args", None) if name in _PART_METHODS else ("new", None)
@@ -1266,6 +1271,40 @@ def _bind(fn, args, kwargs):
     return values
 
 
+def _numpy_function(finder, fn, args, kwargs):
+    """The Effects of the NumPy function fn called directly on (args,
+    kwargs): its own (I/O, global settings), a write into an argument that
+    is not an np.ndarray (hop.numpy writes back into those), and the
+    effects of the user's functions it is given (apply_along_axis)."""
+    name = fn.__name__
+    site = f"numpy.{name}"
+    if _module_name(fn).startswith("numpy.random") and \
+            not (name in _RANDOM_MAKERS and (args or kwargs)):
+        return [Effect("random", site, f"calls numpy.random.{name}()")]
+    kind = _NP_EFFECTS.get(name)
+    if kind is not None:
+        return [Effect(kind, site, f"calls numpy.{name}()")]
+    written = ([args[0]] if name in _NP_WRITERS and args else []) + \
+        ([kwargs["out"]] if "out" in kwargs else [])
+    from ._pytree import flatten
+    if any(type(x) is not _np.ndarray for w in written for x in flatten(w)[0]):
+        return [Effect("mutation", site, f"calls numpy.{name}(), which writes into an "
+                                         f"argument that is not a NumPy array")]
+    for v in list(args) + list(kwargs.values()):
+        v = _unwrap(v)
+        if isinstance(v, types.FunctionType) and _is_user(_module_name(v)):
+            pre = {n: True for n in v.__code__.co_varnames}
+            finder.schedule(v, {}, pre, dict(pre), f" (given to numpy.{name})")
+    try:
+        while finder.todo:
+            finder.run(finder.todo.pop(0))
+    except Exception as e:  # a case the resolution misreads: never the call's failure
+        return finder.effects + [Effect("bytecode", site, f"hop's effect analysis failed "
+                                                          f"({type(e).__name__}: {e}); the "
+                                                          f"call runs eagerly")]
+    return finder.effects
+
+
 def find(fn, args=(), kwargs=None):
     """The Effects a call fn(*args, **kwargs) may have, in the order met
     (empty: none)."""
@@ -1293,6 +1332,12 @@ def find(fn, args=(), kwargs=None):
                                     f"a Python function hop can analyse")]
     if _is_hop(_module_name(fn)):
         return []  # hop's own code (a transformation's call): its bodies are bodies
+    if bound is _MISSING and _is_numpy(_module_name(fn)):
+        # a NumPy function compiled itself (hop.compile(np.polyadd)): NumPy's
+        # rules by its name, as for a call in the user's code (numpy_call),
+        # not its __array_function__ wrapper's bytecode (whose star call to
+        # the dispatcher would be a write hop cannot see through)
+        return _numpy_function(finder, fn, args, kwargs)
     values = _bind(fn, ((bound,) if bound is not _MISSING else ()) + tuple(args), kwargs)
     if _np is not None:
         from ._pytree import flatten

@@ -58,6 +58,7 @@ import types
 
 from . import _C
 from . import _breaks
+from . import _exact
 from . import _paths
 
 __all__ = ["Unsupported", "Translator", "replay", "written_names", "REPLAYED"]
@@ -140,6 +141,8 @@ _PAUSED = object()
 _HANDLED = object()  # an exception handler ran to its POP_EXCEPT (_execute)
 _YIELDED = object()  # a translated generator's frame yielded (_TransGen)
 _METHOD = "\x00hop.method"  # a stack slot holding a bound method of a traced value
+_FUNC = "\x00hop.function"  # a slot holding a closure over the frame's own cells (_func_spec)
+_EMPTY = "\x00hop.empty cell"  # an own cell not assigned yet
 
 
 class Effect:
@@ -547,6 +550,7 @@ class Translator:
         # A _Hoist of an earlier translation: this one ends at its pc (the
         # start of the statement around a break hop cannot end the graph at)
         self.stop_at = stop_at
+        self.pause_at = None  # concrete: the root frame pauses here (Break.run_prefix)
         self.items = {}  # id(dict) -> {key: lifted int} (lifted ("item", dict, key))
         self.empties = set()  # root instructions reached with an empty stack
         self.guarded = False  # the call guard is on (_execute)
@@ -562,12 +566,9 @@ class Translator:
         self.argpaths = nodes(self._argtree)
         self.pre.update(self.argpaths)
         hnp = sys.modules.get("hop.numpy")
-        if self.can_break and hnp is not None and \
-                any(isinstance(v, hnp.ndarray) for _, v in self.argpaths.values()):
-            # NumPy semantics: hop's float reductions may differ from NumPy's
-            # in the last bit, which a conversion (text, an exact comparison)
-            # would show; such a call runs eagerly at a conversion, as before
-            self.can_break = False
+        # NumPy semantics: hop's float reductions may differ from NumPy's in
+        # the last bit, which a conversion, a printed or a stored value would
+        # show; Python gets only values with NumPy's bits (_exact)
         self.numpy_mode = hnp is not None and \
             any(isinstance(v, hnp.ndarray) for _, v in self.argpaths.values())
         self.read, self.written, self.loads = set(), set(), {}
@@ -599,6 +600,18 @@ class Translator:
         try:
             if isinstance(self.fn, Resume):
                 out = self.fn.run(self, tuple(args))
+            elif not _user_function(self.fn) and not self.concrete:
+                # a library function compiled itself (hop.compile(np.apply_along_axis)):
+                # called whole, under the call guard, as any call of library
+                # code a step of the user's makes (a callback of the user's
+                # it runs is Unsupported: its effects would not be seen)
+                _C._call_guard(self._check, _ALLOWED)
+                self.guarded = True
+                try:
+                    out = self._call_function(self.fn, tuple(args), dict(kwargs or {}))
+                finally:
+                    _C._call_guard(None)
+                    self.guarded = False
             else:
                 out = self._call_function(self.fn, tuple(args), dict(kwargs or {}))
         except _Stop as st:
@@ -620,18 +633,39 @@ class Translator:
         pc, stack, fast, kwnames, neffects = st.snap
         fr = self.root
         del self.effects[neffects:]
-        if fr.code.co_cellvars:
-            self._fail("a graph break in a function with closures over its own variables", fr)
         seen = set()  # (one for the stack and locals: a list in both is one list)
         out_stack = self._portable(stack, seen)
         if out_stack is None:
             v = next(v for v in stack if self._portable([v], set()) is None)
             self._fail(f"a graph break with a {type(v).__name__} on the stack, which the plan "
                        f"cannot hand to the resume", fr)
-        for k, v in fast.items():
-            if not self._live(v, seen):
+        out_fast = []
+        # the function's own cells (closures over its variables) go to the
+        # resume by content: it makes them again, and the closures over
+        # them (_func_spec)
+        own = [(n, _cell_value(fr.cells[n])) for n in fr.code.co_cellvars if n in fr.cells]
+        for k, v in list(fast.items()) + [(f"(cell) {n}", v) for n, v in own]:
+            if type(v) is types.FunctionType and id(v) in self.made:
+                v = _func_spec(v, fr)
+                if v is None:
+                    self._fail(f"a graph break with the local {k!r} holding a function it made "
+                               f"whose closure or defaults the plan cannot hand to the resume",
+                               fr)
+            elif not (v is _EMPTY or self._live(v, seen)):
                 self._fail(f"a graph break with the local {k!r} holding a {type(v).__name__}, "
                            f"which the plan cannot hand to the resume", fr)
+            out_fast.append(v)
+        prefix = None
+        if self.numpy_mode:
+            bad = _exact.differs(list(stack) + list(fast.values()) +
+                                 [e.values for e in self.effects])
+            if bad is not None:
+                # Python would get a value whose last bit may not be NumPy's:
+                # the part before the break runs in Python instead (eager,
+                # NumPy's own values), and the rest resumes compiled
+                prefix = f"the part before it runs in Python (its graph is not run): it " \
+                         f"hands Python a value NumPy may compute with other bits ({bad})"
+                self._check_prefix(fr, pc)
         tr = _C.tracing()
         if tr is not None:
             tr.scratch.pop(_breaks._KEY, None)  # the conversion is now the break's
@@ -641,8 +675,21 @@ class Translator:
                           h.site if h else _site(fr.code, fr.line),
                           h.opname if h else _instructions(fr.code)[0][pc].opname,
                           self.effect_lines, until=h.until if h else None,
-                          where=h.what if h else None)
-        return (tuple(out_stack), tuple(fast.values()))
+                          where=h.what if h else None, numpy=self.numpy_mode, prefix=prefix,
+                          start=self.fn if isinstance(self.fn, Resume) else None)
+        if prefix is not None:
+            del self.effects[:]  # done for real by the part run in Python
+            return ((), (), ())
+        return (tuple(out_stack), tuple(out_fast[:len(fast)]), tuple(out_fast[len(fast):]))
+
+    def _check_prefix(self, fr, pc):
+        """A break whose part before it runs in Python (Break.prefix) must
+        be the first time the root frame reaches pc: not inside a loop of
+        the root frame (hoisted breaks end before the loop)."""
+        _, _, _, _, _, loops = _instructions(fr.code)
+        if any(t <= pc <= j for t, j in loops):
+            self._fail("a graph break in NumPy code whose values hop may compute with other "
+                       "bits than NumPy, where the part before it cannot run in Python alone", fr)
 
     def _portable(self, stack, seen):
         """The stack as the plan returns it to a resume (None at a NULL, a
@@ -654,7 +701,16 @@ class Translator:
                 out.append(None)
             elif type(v) in (types.BuiltinMethodType, types.MethodType) and \
                     _traced(getattr(v, "__self__", None)):
+                if self.numpy_mode and not isinstance(v.__self__, _C.Tensor):
+                    # a hop.numpy array's method (hop.numpy's own name,
+                    # _fill_method) is not the ndarray's the plan returns
+                    return None
                 out.append((_METHOD, v.__self__, v.__name__))
+            elif type(v) is types.FunctionType and id(v) in self.made:
+                spec = _func_spec(v, self.root)
+                if spec is None:
+                    return None
+                out.append(spec)
             elif self._live(v, seen):
                 out.append(v)
             else:
@@ -665,6 +721,12 @@ class Translator:
         """Whether v can go through the plan to the resume as itself: a
         value, a traced value, a pre-existing object, or a container the
         function made of those (once: the plan rebuilds it)."""
+        if type(v) is types.BuiltinMethodType and \
+                not isinstance(v.__self__, (types.ModuleType, type(None))):
+            # a method of an object (r.append): the plan would return the
+            # one bound to this translation's object, so only the method of
+            # an object that existed before the call (the same every call)
+            return id(v.__self__) not in self.made and self._kind(v.__self__) == "pre"
         if v is None or type(v) in (int, float, bool, str, complex, bytes) or _traced(v) or \
                 isinstance(v, (_C.Tensor, types.BuiltinFunctionType, types.ModuleType, type)):
             return True
@@ -777,11 +839,14 @@ class Translator:
 
     def _record(self, kind, target, key, values, what):
         fr = self._cur
-        if self.numpy_mode and _inexact(values):
-            # the plan's float arithmetic may differ from NumPy's in the last
-            # bit: a value stored or printed would show it
-            self._fail(f"{what} with a float value computed from a NumPy array (hop's value "
-                       f"may differ from NumPy's in the last bit)")
+        if self.numpy_mode:
+            bad = _exact.differs(values)
+            if bad is not None:
+                # the plan's value may differ from NumPy's in the last bit: a
+                # value stored or printed would show it; a break there gets
+                # NumPy's own value (Break.prefix)
+                raise _BreakHere(f"{what} of a value NumPy may compute with other bits "
+                                 f"({bad})", self.depth)
         hit = self.argpaths.get(id(target)) if target is not None else None
         if hit is not None and hit[1] is target and id(target) not in self.env_ids:
             path = hit[0]
@@ -848,7 +913,8 @@ class Translator:
         if f is delattr and len(args) == 2 and isinstance(args[1], str) and not kwargs:
             return self._store_attr(args[0], args[1], _DELETED)
         fr = self._cur
-        if self.effect_lines and (os.path.basename(fr.code.co_filename), fr.line) in \
+        if fr is not None and self.effect_lines and \
+                (os.path.basename(fr.code.co_filename), fr.line) in \
                 self.effect_lines and not self._safe(f):
             raise _BreakHere(f"{getattr(f, '__qualname__', type(f).__name__)}() may change "
                              f"state hop cannot see (a Python effect on this line)", self.depth)
@@ -1052,6 +1118,9 @@ class Translator:
             if root:
                 if not stack:
                     self.empties.add(pc)
+                if pc == self.pause_at:
+                    fr.pc = pc
+                    return _PAUSED
                 if pc == stop_at:
                     # the retranslation of a break hop.compile hoisted here
                     raise _Stop((pc, list(stack), dict(fr.fast), fr.kwnames, len(self.effects)),
@@ -1764,10 +1833,16 @@ class Break:
     the statement of an inlined call that broke, _Hoist; where says which,
     for explain()), and calls the resume function for the instruction after
     it: compiled (hop.compile of a Resume) on its first call and cached per
-    (pc, stack layout, locals)."""
+    (pc, stack layout, locals).
+
+    prefix (NumPy code, numpy): the plan would hand Python a value whose
+    last bit may not be NumPy's (_exact), so the part before the break runs
+    in Python instead (`run_prefix`: the function from its start, or from
+    start, the Resume this break ends, to pc) and hands the resume NumPy's
+    own values; prefix says why, for explain()."""
 
     def __init__(self, func, pc, nulls, nstack, names, kwnames, why, site, opname, lines,
-                 until=None, where=None):
+                 until=None, where=None, numpy=False, prefix=None, start=None):
         self.func = func
         self.pc = pc
         self.nulls = nulls
@@ -1780,14 +1855,40 @@ class Break:
         self.lines = lines
         self.until = until
         self.where = where
+        self.numpy = numpy
+        self.prefix = prefix
+        self.start = start
         self.resumes = {}  # (pc, stack size, NULL slots, local names) -> CompiledFunction
 
     def describe(self):
         where = f"; {self.where}" if self.where else ""
-        return f"graph break at {self.site} ({self.opname}): {self.why}{where}"
+        prefix = f"; {self.prefix}" if self.prefix else ""
+        return f"graph break at {self.site} ({self.opname}): {self.why}{where}{prefix}"
+
+    def run_prefix(self, args, kwargs, compile):
+        """The call with the part before the break run in Python (prefix):
+        the function's code from its start to pc on real values, then the
+        break and the resume as after a plan."""
+        t = Translator(self.func, [], set(), set(), concrete=True, can_break=True)
+        if self.start is not None:
+            fr = self.start._frame(tuple(args))
+            pc = self.start.pc
+        else:
+            bound = inspect.signature(self.func).bind(*args, **(kwargs or {}))
+            bound.apply_defaults()
+            fr = _frame_for(self.func, dict(bound.arguments), [])
+            pc = 0
+        t.root = fr
+        t.depth = 1
+        t.pause_at = self.pc
+        got = t._execute(fr, pc)
+        if got is not _PAUSED:
+            return got  # (another path: the function ended before the break)
+        t.pause_at = None
+        return self._finish(t, fr, compile)
 
     def resume(self, out, compile):
-        stack_vals, fast_vals = out
+        stack_vals, fast_vals, cell_vals = out
         stack = []
         for v in stack_vals:
             if type(v) is tuple and len(v) == 3 and v[0] == _METHOD:
@@ -1795,11 +1896,16 @@ class Break:
             stack.append(v)
         for i in self.nulls:
             stack[i] = _NULL
-        fr = _frame_for(self.func, dict(zip(self.names, fast_vals)), stack)
+        fr = _frame_for(self.func, dict(zip(self.names, fast_vals)), stack, cell_vals)
         fr.kwnames = self.kwnames
         t = Translator(self.func, [], set(), set(), concrete=True)
         t.root = fr
         t.depth = 1
+        return self._finish(t, fr, compile)
+
+    def _finish(self, t, fr, compile):
+        """The breaking instruction (or the region of until) in Python on
+        frame fr, then the resume."""
         if self.until is None:
             got = t._execute(fr, self.pc, 1)  # the instruction itself, in Python
         else:
@@ -1807,11 +1913,20 @@ class Break:
         if got is not _PAUSED:
             return got
         nulls = tuple(i for i, v in enumerate(fr.stack) if v is _NULL)
-        if _has_numpy(fr.stack) or self.until is not None and _has_numpy(fr.fast.values()):
-            # what the instruction made is NumPy's (np.asarray, a NumPy
-            # function): compiled, the rest would compute with hop.numpy,
-            # whose reductions may differ from NumPy's in the last bit, so
-            # the rest runs eagerly in Python
+        if not self.numpy and (_has_numpy(fr.stack) or self.until is not None and
+                               _has_numpy(fr.fast.values())):
+            # tensor code: what the instruction made is NumPy's (np.asarray,
+            # a NumPy function): compiled, the rest would compute with
+            # hop.numpy, whose reductions may differ from NumPy's in the last
+            # bit where eager's NumPy would not, so the rest runs eagerly in
+            # Python.  (NumPy code computes with hop.numpy anyway; its
+            # resume hands Python only NumPy's bits, as any of its breaks)
+            t.depth = 1
+            return t._execute(fr, fr.pc)
+        args = _resume_args(fr)
+        if args is None:
+            # a closure over the frame's own cells that cannot be made again
+            # in the resume: the rest runs in Python
             t.depth = 1
             return t._execute(fr, fr.pc)
         key = (fr.pc, len(fr.stack), nulls, tuple(fr.fast))
@@ -1819,24 +1934,7 @@ class Break:
         if cf is None:
             cf = self.resumes[key] = compile(Resume(self.func, fr.pc, len(fr.stack), nulls,
                                                     tuple(fr.fast), self.lines))
-        args = [None if v is _NULL else v for v in fr.stack] + list(fr.fast.values())
         return cf(*args)
-
-
-def _inexact(v, depth=0):
-    """Whether v holds a traced value that is not an integer or bool."""
-    if depth > 8:
-        return True
-    if type(v) in (tuple, list):
-        return any(_inexact(x, depth + 1) for x in v)
-    if type(v) is dict:
-        return any(_inexact(x, depth + 1) for x in v.values())
-    if isinstance(v, _C.SymInt):
-        return False
-    if _traced(v) or isinstance(v, _C.Tensor):
-        name = str(getattr(v, "dtype", "float"))
-        return not ("int" in name or "bool" in name)
-    return False
 
 
 def _numpy_value(v):
@@ -1856,12 +1954,102 @@ def _has_numpy(values, depth=0):
     return False
 
 
-def _frame_for(func, fast, stack):
+def _cell_value(c):
+    try:
+        return c.cell_contents
+    except ValueError:
+        return _EMPTY
+
+
+def _func_spec(v, fr):
+    """A function fr's code made, closing over fr's own cells or its free
+    variables, as values a plan or a resume's arguments can carry: (_FUNC,
+    code, name, qualname, defaults, the names of its closure's cells) --
+    made again over the resume's cells (_thaw) -- or None (another
+    closure, other globals, keyword defaults or attributes)."""
+    if v.__globals__ is not fr.func.__globals__ or v.__kwdefaults__ or v.__dict__:
+        return None
+    cells = {id(c): n for n, c in fr.cells.items()}
+    names = []
+    for c in v.__closure__ or ():
+        n = cells.get(id(c))
+        if n is None:
+            return None
+        names.append(n)
+    return (_FUNC, v.__code__, v.__name__, v.__qualname__, v.__defaults__, tuple(names))
+
+
+def _thaw(v, fr, make=None):
+    """v, or the function a _func_spec stands for, made over fr's cells."""
+    if type(v) is tuple and len(v) == 6 and v[0] == _FUNC:
+        _, code, name, qualname, defaults, names = v
+        v = types.FunctionType(code, fr.func.__globals__, name, defaults,
+                               tuple(fr.cells[n] for n in names))
+        v.__qualname__ = qualname
+        if make is not None:
+            make(v)
+    return v
+
+
+def _resume_args(fr):
+    """The resume's arguments for frame fr paused after a break: its stack
+    (None at NULLs), its locals and its own cells' contents, closures over
+    those cells as _func_spec; None when one cannot be made again."""
+    own = {id(fr.cells[n]) for n in fr.code.co_cellvars if n in fr.cells}
+    values = [None if v is _NULL else v for v in fr.stack] + list(fr.fast.values()) + \
+        [_cell_value(fr.cells[n]) for n in fr.code.co_cellvars if n in fr.cells]
+    if not own:
+        return values
+    out = []
+    for v in values:
+        if type(v) is types.FunctionType and any(id(c) in own for c in v.__closure__ or ()):
+            v = _func_spec(v, fr)
+            if v is None:
+                return None
+        elif not _plain(v):
+            return None  # it may hold a closure over the old cells, which the resume replaces
+        out.append(v)
+    return out
+
+
+def _plain(v, depth=0):
+    """Whether v holds no closure (numbers, strings, tensors, arrays, library
+    functions and classes, and tuples, lists and dicts of those)."""
+    if v is None or type(v) in _PLAIN or _traced(v) or _numpy_value(v) or \
+            isinstance(v, (types.BuiltinFunctionType, types.ModuleType, type)):
+        return True
+    if type(v) is types.FunctionType:
+        return not v.__closure__
+    if depth > 4:
+        return False
+    if type(v) in (tuple, list, set, frozenset):
+        return all(_plain(x, depth + 1) for x in v)
+    if type(v) is dict:
+        return all(_plain(x, depth + 1) for x in v.values())
+    return False
+
+
+def _frame_for(func, fast, stack, cell_vals=(), make=None):
+    """A root frame of func at a resume: its locals, stack and own cells
+    (made again from cell_vals, as are the closures over them in the stack
+    and the locals; make registers each new object with a translator)."""
     fr = _Frame()
     fr.func = func
     fr.code = func.__code__
     fr.fast = fast
     fr.cells = dict(zip(func.__code__.co_freevars, func.__closure__ or ()))
+    if cell_vals:
+        for n, v in zip(func.__code__.co_cellvars, cell_vals):
+            c = types.CellType()
+            fr.cells[n] = c
+            if make is not None:
+                make(c)
+        for n, v in zip(func.__code__.co_cellvars, cell_vals):
+            if not (type(v) is str and v == _EMPTY):
+                fr.cells[n].cell_contents = _thaw(v, fr, make)
+        for k, v in fast.items():
+            fast[k] = _thaw(v, fr, make)
+        stack[:] = [_thaw(v, fr, make) for v in stack]
     fr.stack = stack
     fr.kwnames = ()
     fr.line = func.__code__.co_firstlineno
@@ -1889,17 +2077,21 @@ class Resume:
         self.__signature__ = inspect.Signature(
             [inspect.Parameter(f"stack{i}", inspect.Parameter.POSITIONAL_ONLY)
              for i in range(nstack)] +
-            [inspect.Parameter(n, inspect.Parameter.POSITIONAL_ONLY) for n in names])
+            [inspect.Parameter(n, inspect.Parameter.POSITIONAL_ONLY) for n in names] +
+            [inspect.Parameter(f"cell_{n}", inspect.Parameter.POSITIONAL_ONLY)
+             for n in func.__code__.co_cellvars])
 
-    def _frame(self, args):
+    def _frame(self, args, make=None):
         stack = list(args[:self.nstack])
         for i in self.nulls:
             stack[i] = _NULL
-        return _frame_for(self.func, dict(zip(self.names, args[self.nstack:])), stack)
+        k = self.nstack + len(self.names)
+        return _frame_for(self.func, dict(zip(self.names, args[self.nstack:k])), stack,
+                          tuple(args[k:]), make)
 
     def run(self, tr, args):
         """Translates the rest (tr: the Translator)."""
-        fr = self._frame(args)
+        fr = self._frame(args, tr._make)
         tr.root = fr
         tr.depth = 1
         try:
@@ -1975,6 +2167,8 @@ def _unreached(tr):
     inside) or a function it names (a body traced by a library call) names
     it, and when the plan's part names an object whose methods may run."""
     fr = tr.root
+    if fr is None:
+        return set()  # not the user's code (np.sum compiled itself): called whole, no frame
     code = fr.code
     ins, _, _, _, _, loops = _instructions(code)
     start = tr.fn.pc if isinstance(tr.fn, Resume) else 0

@@ -410,12 +410,21 @@ def record_path(fn, args, kwargs=None):
         path.append((v, _user_site()))
         return v
 
+    # NumPy's creation functions the function calls make hop.numpy arrays
+    # here too, as in the trace: a branch on one (`if (np.ones(3) * 2).sum()
+    # > 5:`, or hop.numpy's own in eigvals of such an array) is then met by
+    # both runs, where NumPy's own arrays would take it unseen
+    creation = getattr(sys.modules.get("hop.numpy"), "_creation", None)
     previous = _C._set_bool_hook(hook)
     was = recording()
     _state.recording = True
+    if creation is not None:
+        creation.enter()
     try:
         fn(*args, **kwargs)
     finally:
+        if creation is not None:
+            creation.leave()
         _state.recording = was
         _C._set_bool_hook(previous)
     return path

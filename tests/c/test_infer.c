@@ -596,7 +596,8 @@ test_reduction_dtypes_and_errors(void **state)
     assert_string_equal(RUN(sum, T(&e), I(0), B(false)), "f32[3]");
     assert_string_equal(RUN(amax, T(&e), I(1), B(false)), "f32[0]");
     assert_string_equal(RUN(amax, T(&e), I(0), B(false)),
-                        "HOP_SHAPE: amax: cannot reduce over dim 0 of size 0 in f32[0, 3]");
+                        "HOP_SHAPE: amax: cannot reduce over dim 0 of size 0 in f32[0, 3] (zero-size "
+                        "array to reduction operation maximum which has no identity)");
 }
 
 static void
@@ -613,7 +614,8 @@ test_argmax_gives_i64_over_a_dim_or_the_flattened_tensor(void **state)
     assert_string_equal(RUN(argmax, T(&x), L(I(0)), B(false)),
                         "HOP_INVALID: argmax: argument 1 must be an int or None, got a list");
     assert_string_equal(RUN(argmax, T(&e), NONE, B(false)),
-                        "HOP_SHAPE: argmax: cannot reduce over dim 0 of size 0 in i32[0, 2]");
+                        "HOP_SHAPE: argmax: cannot reduce over dim 0 of size 0 in i32[0, 2] (attempt "
+                        "to get argmax of an empty sequence)");
     assert_string_equal(RUN(argmax, T(&x), I(2), B(false)),
                         "HOP_INVALID: argmax: dim 2 out of range for f32[2, 3]");
 }
@@ -1397,9 +1399,9 @@ test_view_geometry_refuses_what_shape_inference_refuses_naming_the_call(void **s
     assert_string_equal(GEOM(permute, &x, 0, 0),
                         "HOP_SHAPE: v: wrong number of dims (input f32[3, 4])");
     assert_string_equal(GEOM(select, &x, 0, 0, 3),
-                        "HOP_RUNTIME: v: index 3 is out of range for dim 0 of f32[3, 4]");
+                        "HOP_INDEX: v: index 3 is out of range for dim 0 of f32[3, 4]");
     assert_string_equal(GEOM(select, &x, 0, 1, -5),
-                        "HOP_RUNTIME: v: index -5 is out of range for dim 1 of f32[3, 4]");
+                        "HOP_INDEX: v: index -5 is out of range for dim 1 of f32[3, 4]");
     assert_string_equal(GEOM(slice, &x, 0, 0, 0, 2, 0),
                         "HOP_SHAPE: v: step must be positive (input f32[3, 4])");
     assert_string_equal(GEOM(expand, &x, 0, 4),

@@ -432,7 +432,12 @@ def test_a_swallowed_conversion_still_ends_the_compiled_part():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         same(cf(a), a * 3.0)
-    assert cf.eager_calls == 1
+        same(cf(a + 1), (a + 1) * 6.0)
+    # NumPy code breaks there (issue 28): float() gets NumPy's own sum, and
+    # the handler's -1.0 is never taken
+    text = cf.explain()
+    assert cf.eager_calls == 0
+    assert "graph break at test_compile_effects.py:" in text and "float()" in text
 
 
 def test_a_symint_converts_to_eagers_int_and_text():

@@ -30,6 +30,19 @@ def test_each_statement_kind_alone_with_every_change():
                                                                 "reseed"]))]})
 
 
+def test_each_statement_kind_in_numpy_code_in_a_loop_a_with_block_and_a_helper():
+    # issue 28: NumPy code breaks too; Python gets NumPy's bits (printed
+    # text and stored values equal eager's exactly)
+    # (alone: test_each_statement_kind_alone_with_every_change)
+    for wrap in ("loop", "helper"):
+        for name in sorted(fe.STATEMENTS):
+            fe.check_spec({"category": "effects", "mode": "numpy", "statements": [name],
+                           "returns": "pair", "wrap": wrap,
+                           "calls": [{"n": 3, "seed": s, "k": k, "change": c}
+                                     for s, (k, c) in enumerate(zip(
+                                         [None, 2.0, None], ["none", "counter", "clear"]))]})
+
+
 def test_each_statement_kind_in_a_loop_a_with_block_and_a_helper():
     # issue 28: a break or an effect inside a loop, a with block or a called
     # function, eager == compiled in results, output and effects

@@ -582,3 +582,22 @@ def test_a_global_read_by_a_hop_body_the_plan_runs_stays_guarded_when_only_later
     same(quiet(cf, X), f(X))
     OFFSET = 1.0
     assert cf.eager_calls == 0
+
+
+def test_a_break_with_a_method_of_a_list_the_function_made_on_the_stack_keeps_its_appends():
+    # r.append was handed to the resume as the plan's constant: the method
+    # bound to the translation's own list, so each call's append went there
+    # (the result lost it); the statement now runs in Python
+    log = []
+
+    def f(x):
+        r = [x + 1]
+        r.append(float(x.sum()))
+        r.append(x - 1)
+        log.append(len(r))
+        return r[0] + r[2] * len(r)
+
+    cf = against_eager(f, [(X,), (X * 2,), (X,)], log)
+    assert cf.eager_calls == 0
+    assert "with a builtin_function_or_method on the stack: the statement runs in Python" in \
+        cf.explain()

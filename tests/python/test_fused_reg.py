@@ -175,3 +175,28 @@ def test_register_kernel_relu_keeps_nan_and_clears_negative_zero():
     assert got[1] == 0 and not np.signbit(got[1])
     assert got[2] == 0 and not np.signbit(got[2])
     assert got[3] == 2 and got[4] == 0 and got[5] == np.inf
+
+
+def test_rows_up_to_a_tile_with_a_broadcast_row_give_numpys_bits():
+    # rows of 64..511 elements run as whole tiles over several rows when no
+    # operand needs a gather per tile (a bias row added to a matmul's result);
+    # a row whose length does not divide the tile (100, 300) keeps the run per
+    # row; split over threads at a row's middle too
+    rng = np.random.default_rng(31)
+    f = hop.compile(lambda x, b, s: np.maximum(x + b, 0) * s - x.T.T)
+    threads = hop.get_num_threads()
+    try:
+        for nt in (1, 2):
+            hop.set_num_threads(nt)
+            for m in (64, 100, 128, 256, 300, 511, 512):
+                x = rng.standard_normal((1501, m)).astype(np.float32)
+                b = rng.standard_normal(m).astype(np.float32)
+                s = np.float32(1.5)
+                want = np.maximum(x + b, 0) * s - x
+                got = f(x, b, s)
+                assert got.dtype == want.dtype
+                assert got.tobytes() == want.tobytes(), (nt, m)
+                col = rng.standard_normal((1501, 1)).astype(np.float32)  # a column: per tile
+                assert f(x, col, s).tobytes() == (np.maximum(x + col, 0) * s - x).tobytes()
+    finally:
+        hop.set_num_threads(threads)

@@ -209,3 +209,135 @@ def test_float_to_integer_out_of_range_is_numpys_conversion(dt, src):
         want = v.astype(dt)
     got = hop.compile(lambda a: a.astype(dt))(v)
     np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("fn,msg", [
+    (lambda a: a[a > 1000].min(), "zero-size array to reduction operation minimum which has no "
+                                  "identity"),
+    (lambda a: np.max(a[a > 1000]), "zero-size array to reduction operation maximum which has no "
+                                    "identity"),
+    (lambda a: np.ptp(a[:0]), "zero-size array to reduction operation maximum which has no "
+                              "identity"),
+    (lambda a: a[a < -1].argmax(), "attempt to get argmax of an empty sequence"),
+    (lambda a: np.argmin(a[:0]), "attempt to get argmin of an empty sequence"),
+])
+def test_max_min_argmax_of_an_empty_selection_raise_numpys_value_error(fn, msg):
+    a = np.arange(200)
+    with pytest.raises(ValueError, match=msg):
+        fn(a)  # NumPy's own words
+    with pytest.raises(ValueError, match=msg):
+        fn(hnp.asarray(a))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # compiled, not run eagerly
+        with pytest.raises(ValueError, match=msg):
+            hop.compile(fn)(a)
+
+
+def test_max_min_with_initial_of_an_empty_selection_give_initial():
+    a = np.arange(200)
+    for fn in (lambda a: np.min(a[a > 1000], initial=5),
+               lambda a: a[:0].max(initial=-3),
+               lambda a: np.min(a.reshape(20, 10)[:, :0], axis=1, initial=7),
+               lambda a: np.max(a[a > 150], initial=170),
+               lambda a: np.max(a.astype(np.float32)[a > 1000], initial=np.nan)):
+        want = fn(a)
+        got = fn(hnp.asarray(a))
+        assert got.dtype == want.dtype and np.shape(got) == np.shape(want)
+        np.testing.assert_array_equal(got, want)
+        same(fn, a)
+
+
+@pytest.mark.parametrize("fn,args", [
+    (np.polyadd, (np.array([1.0, 2.0]), np.array([3.0, 4.0, 5.0]))),
+    (np.polyval, (np.array([1.0, 2.0]), np.array([3.0, 4.0, 5.0]))),
+    (np.sum, (np.arange(6.0).reshape(2, 3),)),
+    (np.cumsum, (np.arange(4),)),
+    (np.outer, (np.arange(3.0), np.arange(2.0))),
+    (np.linalg.norm, (np.arange(6.0),)),
+    (np.array_equal, (np.arange(3), np.arange(3))),
+    (np.where, (np.arange(4) > 1, np.arange(4), -1)),
+])
+def test_a_numpy_function_compiles_itself(fn, args):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # compiled: no fallback warning
+        c = hop.compile(fn)
+        for _ in range(2):
+            got, want = c(*args), fn(*args)
+            assert type(got) is type(want)
+            np.testing.assert_array_equal(got, want)
+    assert len(c._entries) == 1
+
+
+def test_a_numpy_function_that_writes_its_argument_compiles_with_write_back():
+    for fn, args in ((np.copyto, (np.zeros(4), np.arange(4.0))),
+                     (np.put, (np.zeros(4), [0, 2], [9.0, 8.0])),
+                     (np.fill_diagonal, (np.zeros((3, 3)), 5.0))):
+        mine = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            assert hop.compile(fn)(*mine) is None
+        fn(*args)
+        np.testing.assert_array_equal(mine[0], args[0])
+
+
+def test_a_numpy_function_with_effects_falls_back_naming_them():
+    c = hop.compile(np.loadtxt)
+    with pytest.warns(RuntimeWarning, match=r"calls numpy.loadtxt\(\)"):
+        with pytest.raises(FileNotFoundError):
+            c("/nonexistent/hop-np5")
+    seen = []
+
+    def row_sum(r):
+        seen.append(1)
+        return r.sum()
+    c = hop.compile(np.apply_along_axis)
+    with pytest.warns(RuntimeWarning, match="seen"):
+        got = c(row_sum, 1, np.ones((2, 3)))
+    np.testing.assert_array_equal(got, [3.0, 3.0])
+    assert seen == [1, 1]
+    # a write into an argument that is not an ndarray: eager decides (NumPy's TypeError)
+    with pytest.raises(TypeError, match="argument 1 must be numpy.ndarray, not list"):
+        hop.compile(np.put)([0.0, 0.0], [0], [1.0])
+
+
+def test_from_dlpack_is_a_read_only_view_eager_and_compiled():
+    a = np.arange(3.0)
+    b = hnp.from_dlpack(a)
+    assert not b.flags.writeable
+    a[0] = 9.0  # the same memory, as NumPy's
+    np.testing.assert_array_equal(np.asarray(b), [9.0, 1.0, 2.0])
+    h = hnp.arange(4.0)
+    c = hnp.from_dlpack(h)
+    h[1] = 7.0
+    np.testing.assert_array_equal(np.asarray(c), [0.0, 7.0, 2.0, 3.0])
+    with pytest.raises(ValueError, match="assignment destination is read-only"):
+        c[0] = 1.0
+    same(lambda x: np.from_dlpack(x) * 2, np.arange(3.0))
+
+    def write(x):
+        np.from_dlpack(x)[0] = 1.0
+    with pytest.raises(ValueError, match="assignment destination is read-only"):
+        write(np.arange(3.0))
+    with pytest.raises(ValueError, match="assignment destination is read-only"):
+        hop.compile(write)(np.arange(3.0))
+
+
+def test_a_branch_on_an_array_the_function_made_compiles():
+    # the eager run that records the path made NumPy's own arrays, which
+    # branch unseen: a TraceError ("branched on data ... while tracing but not
+    # there when run eagerly") where eager answers
+    def f(x):
+        c = np.ones(3) * 2.0
+        if c.sum() > 5:
+            return x + 1
+        return x - 1
+
+    def g():  # hop.numpy's own branch (eig's real-or-complex result) on such an array
+        return np.linalg.eigvals(np.array([[2.0, 1.0], [1.0, 3.0]]) * 1.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        same(f, np.arange(3.0))
+        got = hop.compile(g)()
+    want = g()
+    assert got.dtype == want.dtype == np.float64
+    np.testing.assert_allclose(got, want, rtol=1e-12)

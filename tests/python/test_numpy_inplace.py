@@ -276,6 +276,42 @@ def test_read_only_views_and_arrays_raise_numpys_value_error():
         hop.compile(g)(ro)
 
 
+def test_eager_asarray_of_a_read_only_ndarray_is_read_only_as_numpys():
+    ro = np.arange(4.0)
+    ro.flags.writeable = False
+    h = hnp.asarray(ro)
+    assert not h.flags.writeable and not hnp.array(ro, copy=False).flags.writeable
+    for target in (h, h[1:], hnp.array(ro, copy=False, ndmin=2)):
+        with pytest.raises(ValueError, match="assignment destination is read-only"):
+            target[0] = 7
+    with pytest.raises(ValueError, match="assignment destination is read-only"):
+        h += 1
+    np.testing.assert_array_equal(h, [0.0, 1.0, 2.0, 3.0])
+    # a copy (array(), or another dtype) is writeable, as NumPy's
+    for c in (hnp.array(ro), hnp.asarray(ro, dtype=np.float32)):
+        assert c.flags.writeable
+        c[0] = 7
+        assert float(c[0]) == 7.0
+    np.testing.assert_array_equal(ro, [0.0, 1.0, 2.0, 3.0])
+
+
+def test_compiled_asarray_of_a_read_only_global_raises_numpys_value_error():
+    def f(x):
+        b = np.asarray(RO_GLOBAL)
+        b[0] = x.sum()
+        return b
+    with pytest.raises(ValueError, match="assignment destination is read-only"):
+        f(np.ones(3))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(ValueError, match="assignment destination is read-only"):
+            hop.compile(f)(np.ones(3))
+
+
+RO_GLOBAL = np.arange(5.0)
+RO_GLOBAL.flags.writeable = False
+
+
 def test_a_hop_body_writing_an_outer_array_is_a_trace_error():
     def f(x):
         y = x * 2

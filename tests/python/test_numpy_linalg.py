@@ -277,13 +277,117 @@ def test_tall_matrices_whose_square_overflows_int32_factor():
     check(lambda x: LA.svd(x, full_matrices=False)[1], a, rtol=1e-9)
 
 
-def test_gradient_of_eig_is_refused_never_zero():
-    def f(a):
-        return hop._C._op("real", hop._C._op("linalg_eig", a, False)).sum()
+def _eig_packed(a, vectors=True):
+    w, v = np.linalg.eig(a) if vectors else (np.linalg.eigvals(a), None)
+    return np.concatenate([w[..., None, :], v], -2) if vectors else w
 
-    with pytest.raises(hop.UnsupportedError, match="linalg_eig: this gradient is not supported"):
-        hop.grad(f)(hop.asarray(A))
+
+def _fd_complex(f, x, eps=1e-6):
+    """JAX's gradient of a real f: df/dx - i df/dy per element (df/dx for a real x)."""
+    g = np.zeros(x.shape, dtype=x.dtype)
+    for idx in np.ndindex(x.shape):
+        d = np.zeros_like(x)
+        d[idx] = eps
+        g[idx] = (f(x + d) - f(x - d)) / (2 * eps)
+        if np.iscomplexobj(x):
+            d[idx] = 1j * eps
+            g[idx] -= 1j * (f(x + d) - f(x - d)) / (2 * eps)
+    return g
+
+
+@pytest.mark.parametrize("vectors", [True, False], ids=["eig", "eigvals"])
+@pytest.mark.parametrize("dtype", [np.float64, np.complex128])
+def test_eig_gradient_matches_central_differences_phase_included(vectors, dtype):
+    rng = np.random.default_rng(3)
+    a = rng.standard_normal((2, 3, 3))
+    if dtype == np.complex128:
+        a = a + 1j * rng.standard_normal((2, 3, 3))
+    assert (np.linalg.eigvals(a).imag != 0).any()  # complex eigenvalues and vectors
+    c1, c2 = rng.standard_normal((2, 4 if vectors else 1, 3))
+    if not vectors:
+        c1, c2 = c1[0], c2[0]
+
+    def loss_np(x):  # depends on the eigenvectors' phase: geev's normalisation is differentiated
+        p = _eig_packed(x, vectors)
+        return float((p.real * c1 + p.imag * c2).sum())
+
+    t1, t2 = hop.tensor(c1), hop.tensor(c2)
+
+    def loss(x):
+        p = hop._C._op("linalg_eig", x, vectors)
+        return (hop._C._op("real", p) * t1 + hop._C._op("imag", p) * t2).sum()
+    assert float(loss(hop.tensor(a))) == pytest.approx(loss_np(a), rel=1e-12)
+    g = np.asarray(hop.grad(loss)(hop.tensor(a)).numpy())
+    assert g.dtype == a.dtype
+    np.testing.assert_allclose(g, _fd_complex(loss_np, a), rtol=1e-6, atol=1e-7)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.complex128])
+def test_eig_jvp_matches_central_differences(dtype):
+    rng = np.random.default_rng(5)
+    a, da = rng.standard_normal((2, 4, 4)), rng.standard_normal((2, 4, 4))
+    if dtype == np.complex128:
+        a, da = a + 1j * rng.standard_normal((2, 4, 4)), da + 1j * rng.standard_normal((2, 4, 4))
+    for vectors in (True, False):
+        _, t = hop.jvp(lambda x: hop._C._op("linalg_eig", x, vectors), (hop.tensor(a),),
+                       (hop.tensor(da),))
+        eps = 1e-6
+        want = (_eig_packed(a + eps * da, vectors) - _eig_packed(a - eps * da, vectors)) / (2 * eps)
+        np.testing.assert_allclose(np.asarray(t.numpy()), want, rtol=1e-6, atol=1e-7)
+
+
+def test_eigh_and_eigvalsh_jvp_match_central_differences():
+    rng = np.random.default_rng(6)
+    s = rng.standard_normal((3, 3))
+    s, ds = s + s.T, rng.standard_normal((3, 3))
+    ds = ds + ds.T
+    eps = 1e-6
+
+    def packed(x):
+        w, v = np.linalg.eigh(x)
+        return np.concatenate([w[None], v], 0)
+    want = (packed(s + eps * ds) - packed(s - eps * ds)) / (2 * eps)
+    _, t = hop.jvp(lambda x: hop._C._op("linalg_eigh", x, False), (hop.tensor(s),),
+                   (hop.tensor(ds),))
+    np.testing.assert_allclose(np.asarray(t.numpy()), want, rtol=1e-6, atol=1e-7)
+    _, t = hop.jvp(lambda x: hop._C._op("linalg_eigvalsh", x, False), (hop.tensor(s),),
+                   (hop.tensor(ds),))
+    np.testing.assert_allclose(np.asarray(t.numpy()), want[0], rtol=1e-6, atol=1e-7)
+    with pytest.raises(hop.UnsupportedError, match=r"linalg_eigh: forward-mode differentiation "
+                                                   r"\(jvp\) for complex inputs"):
+        hop.jvp(lambda x: hop._C._op("linalg_eigh", x, False), (hop.tensor(s + 0j),),
+                (hop.tensor(ds + 0j),))
+
+
+def test_numpy_eig_under_grad_is_a_data_dependent_trace_error():
     # NumPy's eig decides its result dtype (and its finiteness error) on the
     # data: under hop.grad, which traces one graph, that is a clear TraceError
     with pytest.raises(hop.TraceError, match="data-dependent"):
         hop.grad(hop.compile(lambda a: LA.eigvals(a).real.sum()))(A)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.complex128])
+def test_eig_gradient_is_torch_linalg_eigs(dtype):
+    # a loss invariant to each eigenvector's phase (torch refuses the others);
+    # torch's gradient of a real loss in a complex input is JAX's conjugated
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(3)
+    a = rng.standard_normal((2, 4, 4))
+    if dtype == np.complex128:
+        a = a + 1j * rng.standard_normal((2, 4, 4))
+    c = rng.standard_normal((2, 4, 4))
+    c1, c2 = rng.standard_normal((2, 2, 4))
+    ta = torch.tensor(a, requires_grad=True)
+    w, v = torch.linalg.eig(ta)
+    ((v.abs() ** 2 * torch.tensor(c)).sum() +
+     (w.real * torch.tensor(c1) + w.imag * torch.tensor(c2)).sum()).backward()
+    want = ta.grad.numpy()
+    tc, t1, t2 = hop.tensor(c), hop.tensor(c1), hop.tensor(c2)
+
+    def loss(x):
+        p = hop._C._op("linalg_eig", x, True)
+        hw, hv = p.select(-2, 0), hop._C._op("abs", p.slice(-2, 1, 5))
+        return (hv * hv * tc).sum() + (hop._C._op("real", hw) * t1 +
+                                       hop._C._op("imag", hw) * t2).sum()
+    got = np.asarray(hop.grad(loss)(hop.tensor(a)).numpy())
+    np.testing.assert_allclose(got, np.conj(want), rtol=1e-10, atol=1e-12)

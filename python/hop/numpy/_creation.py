@@ -35,7 +35,8 @@ __all__ = ["enter", "leave"]
 _NAMES = ("zeros", "ones", "empty", "full", "arange", "linspace", "logspace", "geomspace", "eye",
           "identity", "tri", "indices", "array", "asarray", "asanyarray", "ascontiguousarray",
           "asfarray", "fromiter", "hamming", "hanning", "bartlett", "blackman", "kaiser",
-          "tril_indices", "triu_indices", "diag_indices", "fromfunction", "frombuffer")
+          "tril_indices", "triu_indices", "diag_indices", "fromfunction", "frombuffer",
+          "from_dlpack")
 
 # Those that turn data into an array: of traced hop.numpy arrays (and
 # SymInts), hop.numpy's array (np.array([a[0], a[1]]) stacks them in the
@@ -53,11 +54,12 @@ _LIBRARY_DIRS = (os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
 
 def _users_call(name):
     """Whether the creation function `name` was called by the user's code
-    as `np.name(...)` while this thread traces a function: the calling
+    as `np.name(...)` while this thread traces a function (or records its
+    path eagerly, _paths.record_path): the calling
     Python frame is outside NumPy and hop, and the call it is making is that
     of an attribute `name` (a C or Cython caller that looks numpy.empty up
     itself, inside a Python call of something else, gets NumPy's own)."""
-    if not getattr(_tls, "depth", 0) or _C.tracing() is None:
+    if not getattr(_tls, "depth", 0) or (_C.tracing() is None and not _core._recording()):
         return False
     f = sys._getframe(2)
     code = f.f_code
@@ -179,7 +181,9 @@ def _redirect(name, original):
                                            _np.may_share_memory(r, a)
                                            for a in list(args) + list(kwargs.values())):
                 run.made.append(t)  # new memory: nothing outside the call holds it
-            return NumpyArg(t)
+            r2 = NumpyArg(t)
+            r2._ro = not r.flags.writeable  # np.asarray of a read-only array is that array
+            return r2
         return r
     creation.__hop_original__ = original
     return creation

@@ -110,6 +110,22 @@ def _dims(axes):
     return list(axes)
 
 
+def _with_initial(x, axes, initial):
+    """x, with one slice of initial appended along each reduced axis whose
+    size may be 0: NumPy's max/min with initial reduce an empty array to
+    initial (hop's amax/amin have no identity to start from)."""
+    for d in axes:
+        n = x.shape[d]
+        if isinstance(n, int) and n > 0:
+            continue
+        v = _core.complex_scalar(complex(initial), _core.np_dtype(x)) if \
+            _core.np_dtype(x).kind == "c" else _C.full((), initial, dtype=x.dtype)
+        shp = list(x.shape)
+        shp[d] = 1
+        x = _C.cat([x, v.expand(*shp)], d)
+    return x
+
+
 def _reduce(op, np_fn, a, axis, dtype, out, keepdims, initial, where, kind, what):
     t = _t(a, what)
     axes = _axes(axis, t.ndim)
@@ -132,6 +148,8 @@ def _reduce(op, np_fn, a, axis, dtype, out, keepdims, initial, where, kind, what
         fill = _core.complex_scalar(complex(fill), _core.np_dtype(x)) if \
             _core.np_dtype(x).kind == "c" else _C.full((), fill, dtype=x.dtype)
         x = _C.where(w, x, fill)
+    if initial is not None and op in ("amax", "amin"):
+        x = _with_initial(x, axes, initial)
     cplx_order = op in ("amax", "amin") and _core.np_dtype(x).kind == "c"
     # axis=() reduces nothing (hop's empty dim list would mean all of them)
     if not axes:
@@ -367,6 +385,17 @@ def _int_arg(n, what="an integer is required"):
 
 @implements(_np.reshape)
 def reshape(a, newshape, order="C", *, _kind=None):
+    if order == "F":
+        # Fortran order: the C-order reshape of the reversed axes, reversed
+        # back (as NumPy's, a view exactly when that composition is one)
+        kind = _kind or _kind_of(a)
+        shape = _shape_arg(newshape)
+        try:
+            r = reshape(transpose(a, _kind=kind), shape[::-1], "C", _kind=kind)
+        except ValueError:
+            raise ValueError(f"cannot reshape array of size {_size(_t(a, 'reshape').shape)} "
+                             f"into shape {shape}") from None
+        return transpose(r, _kind=kind)
     if order not in ("C", "A"):
         raise _C.UnsupportedError(f"hop.numpy: reshape with order={order!r} is not supported")
     t = _t(a, "reshape")
@@ -831,6 +860,7 @@ def _has_hop(x):
 
 @implements(name="array")
 def array(object, dtype=None, copy=True, order="K", subok=False, ndmin=0, *, like=None):
+    ro = False
     if isinstance(object, (list, tuple)):
         t = _from_nested(object, dtype)
     else:
@@ -840,9 +870,14 @@ def array(object, dtype=None, copy=True, order="K", subok=False, ndmin=0, *, lik
             t = _core.cast(t, _np.dtype(dtype))
         if copy and (t is o.t):
             t = t.clone()
+        # without a copy NumPy's result is the array itself, read-only if it
+        # is (hop's tensor over a read-only array is a copy: a write would be lost)
+        ro = t is o.t and isinstance(object, _np.ndarray) and not object.flags.writeable
     while t.ndim < ndmin:
         t = t.unsqueeze(0)
-    return ndarray(t)
+    r = ndarray(t)
+    r._ro = ro
+    return r
 
 
 @implements(name="asarray")
@@ -927,8 +962,14 @@ def round_(a, decimals=0, out=None, *, _kind=None):
     if _core.np_dtype(t).kind in "biu":
         if decimals >= 0:
             return _out(kind, t.clone(), out=out, what="round")
-        raise _C.UnsupportedError("hop.numpy: round of integers to negative decimals is not "
-                                  "supported")
+        if _core.np_dtype(t).kind == "b":  # NumPy divides into the bool array
+            raise _np.core._exceptions._UFuncOutputCastingError(
+                _np.divide, "same_kind", _np.dtype(_np.float64), _np.dtype(bool), 0)
+        # NumPy's: rint(a / 10**-decimals) * 10**-decimals in float64, cast back
+        # (unsafely: 127 of an int8 rounds to 130, which wraps)
+        f = float(10 ** -decimals)
+        r = _C.round(_core.cast(t, _np.dtype(_np.float64)) / f) * f
+        return _out(kind, _core.cast(r, _core.np_dtype(t)), out=out, what="round")
     if _core.np_dtype(t).kind == "c":  # NumPy rounds each part
         r = _C._op("complex", _round_t(_C._op("real", t), decimals),
                    _round_t(_C._op("imag", t), decimals))
@@ -1046,12 +1087,19 @@ def _einsum_parse(subscripts, nops):
     return ins, out
 
 
-def _einsum_reduce(t, subs, keep):
-    """Sums out the indices of t that keep does not contain; repeated indices
-    of one operand (a diagonal) are not supported."""
-    if len(set(subs)) != len(subs):
-        raise _C.UnsupportedError("hop.numpy: einsum with a repeated index in one operand (a "
-                                  "diagonal or trace) is not supported")
+def _einsum_reduce(t, subs, keep, k=0):
+    """Sums out the indices of t (operand k) that keep does not contain,
+    after taking the diagonal of each index repeated in it ('ii', 'iij')."""
+    from ._lib import _diagonal_fn
+    for c in subs:
+        while subs.count(c) > 1:
+            i = subs.index(c)
+            j = subs.index(c, i + 1)
+            if t.shape[i] != t.shape[j]:
+                raise ValueError(f"dimensions in operand {k} for collapsing index '{c}' don't "
+                                 f"match ({t.shape[i]} != {t.shape[j]})")
+            t = _diagonal_fn(t.ndim, 0, i, j)(t)  # the diagonal goes last
+            subs = "".join(x for n, x in enumerate(subs) if n not in (i, j)) + c
     drop = [i for i, c in enumerate(subs) if c not in keep]
     if drop:
         t = _C.sum(t, drop, False)
@@ -1111,7 +1159,7 @@ def einsum(*operands, out=None, dtype=None, order="K", casting="safe", optimize=
     t, s = _einsum_reduce(ts[0], ins[0], set(outs) | set("".join(ins[1:])))
     for k in range(1, len(ts)):
         later = set(outs) | set("".join(ins[k + 1:]))
-        tb, sb = _einsum_reduce(ts[k], ins[k], later | set(s))
+        tb, sb = _einsum_reduce(ts[k], ins[k], later | set(s), k)
         t, s = _einsum_pair(t, s, tb, sb, later)
     t, s = _einsum_reduce(t, s, set(outs))
     if s != outs:

@@ -182,6 +182,21 @@ def fromfunction(function, shape, *, dtype=float, like=None, **kwargs):
     return function(*indices(shape, dtype=dtype), **kwargs)
 
 
+@implements(_np.from_dlpack)
+def from_dlpack(x, /):
+    """NumPy's from_dlpack: a read-only view of the exporter's memory (of a
+    hop.numpy array, traced or not: a read-only view of it)."""
+    if isinstance(x, ndarray):
+        return _view(_kind_of(x), x, lambda t: t, lambda a: a, readonly=True)
+    if not isinstance(x, _np.ndarray):
+        raise _C.UnsupportedError(f"hop.numpy: from_dlpack of a {type(x).__name__} is not "
+                                  f"supported (of NumPy and hop.numpy arrays it is)")
+    _np.from_dlpack(x)  # NumPy's errors (an unsupported dtype or device)
+    r = ndarray(_core.from_numpy(x))  # over x's memory
+    r._ro = True
+    return r
+
+
 @implements(_np.frombuffer)
 def frombuffer(buffer, dtype=float, count=-1, offset=0, *, like=None):
     """NumPy's frombuffer: the buffer's bytes as a 1-d array, over the same
@@ -1015,9 +1030,15 @@ def asfarray(a, dtype=_np.float64, *, _kind=None):
 
 def ufunc_at(name, a, indices, b=None):
     """np.<ufunc>.at(a, indices, b): a[indices] op= b unbuffered (a repeated
-    index applies the op each time): add through put's accumulation, the
-    others one write per distinct position is not possible, so refused."""
+    index applies the op each time).  A concrete array: NumPy's own on its
+    memory, for every ufunc; traced: add and subtract through put's
+    accumulation, the others (one write per distinct position) refused."""
     arr = _require_array(a, f"numpy.{name}.at")
+    run = _storage.current()
+    if run is None and not _C._is_proxy(arr._tv) and not arr._ro:
+        extra = () if b is None else (_t(b).numpy(),)
+        getattr(_np, name).at(arr._t.numpy(), _indexing_key(indices), *extra)
+        return
     if name not in ("add", "subtract"):
         raise _C.UnsupportedError(f"hop.numpy: numpy.{name}.at is not supported (add.at and "
                                   f"subtract.at are)")
@@ -1031,10 +1052,6 @@ def ufunc_at(name, a, indices, b=None):
 
     def select(p):
         return _C._op("take", p.reshape(-1), 0, pos.reshape(-1))
-    run = _storage.current()
-    if run is None and not _C._is_proxy(arr._tv):
-        getattr(_np, name).at(arr._tv.numpy(), _indexing_key(indices), _t(b).numpy())
-        return
     _storage.write(arr, run, None, v.reshape(-1), f"numpy.{name}.at", select=select,
                    accumulate=True)
 

@@ -567,7 +567,7 @@ def array_ufunc(ufunc, method, inputs, kwargs):
         ta = ta.reshape(tuple(ta.shape) + (1,) * nb)
         return call_ufunc(name, (wrap(ndarray, ta), inputs[1]), kwargs, kind)
     if method == "at" and name in UFUNCS and UFUNCS[name][0] in (1, 2):
-        from ._funcs import ufunc_at
+        from ._lib import ufunc_at
         return ufunc_at(name, *inputs)
     if method == "reduce" and name in _REDUCE and len(inputs) == 1:
         from . import _funcs

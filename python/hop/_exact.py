@@ -1,0 +1,146 @@
+"""Whether a traced value of NumPy code has the bits NumPy would give it.
+
+hop.numpy computes NumPy's functions with hop's kernels.  Elementwise IEEE
+arithmetic (+ - * /, sqrt, comparisons, casts, selections) and data movement
+(views, indexing, concatenation) give each element the one correctly rounded
+result, so hop's bits are NumPy's.  Float reductions (sum, mean, matmul, ...)
+add in another order and the math functions (exp, tanh, ...) are other
+approximations: their last bit may differ.  A compiled result may show that
+difference (docs/ARCHITECTURE.md, "NumPy"); the text of a value, a number
+converted to Python or a value the user's Python code keeps must not, since
+eager would print or compare NumPy's own bits.
+
+So a graph break or a replayed effect of a NumPy-mode translation (an
+ndarray argument) hands Python only values whose lineage, read off the
+graph (`Trace.describe`), is made of such exact operations over the plan's
+inputs (`differs`).  Integer and bool values computed from integer and bool
+values are exact whatever the operation (integer arithmetic does not
+round).  Anything else is reported, and the frame translator then runs that
+part of the function in Python on NumPy's own values instead (hop/_frame.py).
+"""
+
+from . import _C
+
+__all__ = ["differs"]
+
+# ops whose every element is one correctly rounded IEEE result or a copy:
+# the same bits as NumPy's ufuncs and data movement
+_EXACT = frozenset("""neg abs sqrt add sub mul div maximum minimum eq ne lt le gt ge
+    logical_and logical_or logical_not where reshape view transpose permute unsqueeze squeeze
+    expand select slice cat stack full zeros ones sym_size to clone sign floor ceil copysign
+    take dynamic_slice dynamic_update_slice real imag conj nonzero put""".split())
+
+_NODES = "hop.exact nodes"  # Trace.scratch: (node count, {name: node}, {name: verdict})
+
+
+def _is_int(meta):
+    """Whether a node's meta is one integer or bool tensor."""
+    if type(meta) is tuple and len(meta) == 3 and meta[0] == "tensor":
+        name = getattr(meta[1], "name", "")
+        return name == "bool" or name.startswith(("int", "uint"))
+    return False
+
+
+def _refs(args, out):
+    for a in args:
+        if type(a) is tuple and len(a) == 2 and a[0] == "%node":
+            out.append(a[1])
+        elif type(a) in (list, tuple):
+            _refs(a, out)
+    return out
+
+
+def _graph(tr):
+    """The root graph's nodes by name, and the verdicts so far (cached on the
+    trace; the graph only grows, so a longer one is read again)."""
+    desc = tr.describe([])
+    nodes = desc["nodes"]
+    got = tr.scratch.get(_NODES)
+    if got is None or got[0] != len(nodes):
+        got = (len(nodes), {n[1]: n for n in nodes}, got[2] if got else {})
+        tr.scratch[_NODES] = got
+    return got[1], got[2]
+
+
+def _node_differs(name, nodes, memo):
+    """None when node name's value is NumPy's, else the first op of its
+    lineage that may differ (iterative: a lineage may be thousands deep)."""
+    todo = [name]
+    while todo:
+        n = todo[-1]
+        if n in memo:
+            todo.pop()
+            continue
+        node = nodes.get(n)
+        if node is None:
+            memo[n] = f"the value {n}"  # not of the root graph: unknown
+            todo.pop()
+            continue
+        kind, _, target, args, meta = node[0], node[1], node[2], node[3], node[4]
+        if kind == "placeholder":
+            memo[n] = None
+            todo.pop()
+            continue
+        ins = _refs(args, [])
+        pending = [i for i in ins if i not in memo]
+        if pending:
+            todo.extend(pending)
+            continue
+        todo.pop()
+        bad = next((memo[i] for i in ins if memo[i] is not None), None)
+        if bad is not None:
+            memo[n] = bad
+        elif kind == "call_op" and target == "to" and _is_int(meta) and \
+                not all(_is_int(nodes[i][4]) for i in ins if i in nodes):
+            # a float cast to an integer: out of range it is C's undefined
+            # behaviour, which NumPy's loops and hop's need not resolve alike
+            memo[n] = f"{target} ({n}: a float cast to an integer)"
+        elif kind == "call_op" and target in _EXACT:
+            memo[n] = None
+        elif kind == "call_op" and _is_int(meta) and \
+                all(_is_int(nodes[i][4]) for i in ins if i in nodes):
+            memo[n] = None  # integer arithmetic on integers does not round
+        else:
+            memo[n] = f"{target} ({n})" if kind == "call_op" else f"{kind} {target} ({n})"
+    return memo[name]
+
+
+def differs(values, tr=None, depth=0):
+    """None when every traced value in values (tuples, lists, dicts,
+    hop.numpy arrays, SymInts) has NumPy's bits; else what may not (the op
+    and its node, for explain())."""
+    tr = tr or _C.tracing()
+    if tr is None:
+        return None
+    nodes = memo = None
+    todo = [(v, 0) for v in values]
+    while todo:
+        v, d = todo.pop()
+        t = type(v)
+        if t in (tuple, list):
+            if d > 8:
+                return "a value nested too deep to check"
+            todo.extend((x, d + 1) for x in v)
+            continue
+        if t is dict:
+            todo.extend((x, d + 1) for x in v.values())
+            continue
+        inner = getattr(v, "_t", None)
+        if isinstance(inner, _C.Tensor):
+            v = inner
+        if isinstance(v, _C.SymInt):
+            name = v.node
+        elif isinstance(v, _C.Tensor):
+            name = _C._proxy_node(v)
+        elif type(v).__name__ == "SymFloat":
+            return "a traced Python float (SymFloat)"
+        else:
+            continue
+        if name is None:
+            continue
+        if nodes is None:
+            nodes, memo = _graph(tr)
+        bad = _node_differs(name, nodes, memo)
+        if bad is not None:
+            return bad
+    return None
