@@ -1025,11 +1025,11 @@ prepare_call(hop_graph *g, const char *who, hop_node_kind kind, const char *targ
     if (nouts > 0 && outs == NULL)
         return hop_error(HOP_MISUSE, "%s: %zu outputs at NULL", who, nouts);
     for (size_t i = 0; i < nouts; i++) {
-        char what[32];
-        snprintf(what, sizeof what, "output %zu", i);
-        hop_status st = check_value_info(who, what, &outs[i]);
-        if (st != HOP_OK)
-            return st;
+        if (!value_info_ok(&outs[i])) { /* the message only when there is one */
+            char what[32];
+            snprintf(what, sizeof what, "output %zu", i);
+            return check_value_info(who, what, &outs[i]);
+        }
         if (kind == HOP_NODE_CALL_FOREIGN && outs[i].kind != HOP_VALUE_TENSOR)
             return hop_error(HOP_INVALID, "%s: output %zu must be a tensor", who, i);
     }
@@ -1069,7 +1069,7 @@ hop_graph_call_hop(hop_graph *g, const hop_class *cls, const hop_arg *args, size
         return NULL;
     }
     char who[96];
-    snprintf(who, sizeof who, "call_hop %s", cls->name);
+    who_text(who, sizeof who, "call_hop", cls->name);
     pending p;
     if (prepare_call(g, who, HOP_NODE_CALL_HOP, cls->name, args, nargs, outs, nouts, &p) != HOP_OK)
         return NULL;

@@ -278,12 +278,10 @@ hop__fused_build(hop_lower_ctx *cx, const hop_node *root, const hop_node *const 
                  int32_t out, hop__fgroup **out_group)
 {
     bool dry = out < 0;
-    hop__fgroup *g = *out_group;
-    if (!dry) {
-        g = hop__arena_zalloc(&cx->plan->arena, sizeof *g);
-        if (g == NULL)
-            return HOP_NOMEM;
-    }
+    /* Built whole here (dry: in the caller's scratch), then the plan keeps
+     * hop__fgroup_size bytes of it. */
+    hop__fgroup scratch;
+    hop__fgroup *g = dry ? *out_group : &scratch;
     memset(g, 0, sizeof *g);
     if (nm > HOP__F_MAXSTEPS)
         return full("steps");
@@ -386,7 +384,12 @@ hop__fused_build(hop_lower_ctx *cx, const hop_node *root, const hop_node *const 
     hop_free(text);
     if (g->text == NULL)
         return HOP_NOMEM;
-    *out_group = g;
+    size_t size = hop__fgroup_size(g);
+    hop__fgroup *kept = hop__arena_alloc(&cx->plan->arena, size);
+    if (kept == NULL)
+        return HOP_NOMEM;
+    memcpy(kept, g, size);
+    *out_group = kept;
     return HOP_OK;
 }
 

@@ -324,7 +324,7 @@ plan_fusion(hop_lower_ctx *cx, const hop_graph *g)
             int nm = 0, no = 0;
             bool full = false;
             collect(cx, n, members, &nm, order, &no, HOP__F_MAXSTEPS + 1, &full);
-            if (fg == NULL && (fg = hop__arena_zalloc(&cx->tmp, sizeof *fg)) == NULL)
+            if (fg == NULL && (fg = hop__arena_alloc(&cx->tmp, sizeof *fg)) == NULL)
                 return HOP_NOMEM;
             if (!full && nm <= HOP__F_MAXSTEPS &&
                 hop__fused_build(cx, n, members, nm, -1, &fg) == HOP_OK)

@@ -429,9 +429,13 @@ typedef struct hop__fstep {
     int small_ai[3];
 } hop__fstep;
 
+/* A group's steps and reg_splat come last: a plan keeps a group of n steps
+ * that is not a register chain in hop__fgroup_size(g) bytes (its steps past
+ * n and reg_splat never read), ~300 bytes for one step where the whole
+ * struct is ~3 KB (issue #30: a traced one-op HOP body's group was 3 KB of
+ * fresh plan memory, page faults included). */
 typedef struct hop__fgroup {
     int nsteps;
-    hop__fstep steps[HOP__F_MAXSTEPS];
     int ninputs;
     int32_t inputs[HOP__F_MAXIN]; /* tensor slots */
     hop_dtype in_dtype[HOP__F_MAXIN];
@@ -461,9 +465,19 @@ typedef struct hop__fgroup {
      * step 0's first, where the chain starts): an input k >= 0, -1 the
      * constant spread in reg_splat[s], -2 none (a unary step). */
     int8_t reg_arg[HOP__F_MAXSTEPS + 1];
-    float reg_splat[HOP__F_MAXSTEPS + 1][16]; /* read with unaligned loads */
     const char *text;
+    hop__fstep steps[HOP__F_MAXSTEPS];
+    float reg_splat[HOP__F_MAXSTEPS + 1][16]; /* read with unaligned loads */
 } hop__fgroup;
+
+/* The bytes of g a plan keeps (see above): all of it for a register chain,
+ * else up to its last step. */
+static inline size_t
+hop__fgroup_size(const hop__fgroup *g)
+{
+    return g->reg ? sizeof *g
+                  : offsetof(hop__fgroup, steps) + (size_t)g->nsteps * sizeof(hop__fstep);
+}
 
 /* Call: moves into the callee's parameters, then a jump. */
 typedef struct hop__callmove {

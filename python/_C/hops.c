@@ -48,9 +48,18 @@ hop_py_lift_is_operand(const hop_node *source)
         return 0;
     for (size_t i = 0; i < f->noperand_nodes; i++) {
         const hop_node *op = f->operand_nodes[i].u.node;
-        for (const hop_node *v = source; v; v = hop_tracer_lifted_source(hop_tracer_of(v), v))
+        int op_depth = hop_tracer_depth(hop_tracer_of(op));
+        /* Each step goes one tracer out, so the walk ends where it passes
+         * op's tracer: a value lifted at every level of a d-deep nest would
+         * otherwise walk to the root each time, O(d^2) (issue #30). */
+        for (const hop_node *v = source; v;) {
+            hop_tracer *vt = hop_tracer_of(v);
             if (v == op)
                 return 1;
+            if (hop_tracer_depth(vt) <= op_depth)
+                break;
+            v = hop_tracer_lifted_source(vt, v);
+        }
     }
     return 0;
 }
@@ -356,11 +365,17 @@ traced_call(PyObject *tr, const hop_class *cls, const hop_param *params, size_t 
         PyObject *g = PyTuple_GET_ITEM(groups, ng++);
         hop_arg *first = items + k;
         for (Py_ssize_t j = 0; j < PyTuple_GET_SIZE(g); j++) {
-            char what[96];
-            snprintf(what, sizeof what, "hop.%s: %s", cls->name, p->name);
-            hop_node *n = hop_py_value_node(tr, PyTuple_GET_ITEM(g, j), what);
-            if (n == NULL)
-                goto done;
+            PyObject *o = PyTuple_GET_ITEM(g, j);
+            hop_node *n = NULL;
+            if (Py_IS_TYPE(o, &hop_py_TensorType) && HOP_PY_IS_PROXY(o) &&
+                ((TensorObject *)o)->owner == tr) {
+                n = ((TensorObject *)o)->node; /* a value of this trace: no message to make */
+            } else {
+                char what[96];
+                snprintf(what, sizeof what, "hop.%s: %s", cls->name, p->name);
+                if ((n = hop_py_value_node(tr, o, what)) == NULL)
+                    goto done;
+            }
             items[k++] = hop_arg_node(n);
         }
         args[nargs++] = hop_arg_list(first, (size_t)PyTuple_GET_SIZE(g));

@@ -23,7 +23,7 @@ import types
 from . import _C
 from ._paths import _in_body
 from ._purity import body_prints, code_names, reads, run_pure
-from ._pytree import flatten, unflatten
+from ._pytree import _REGISTERED, LEAF, flat_spec, flatten, unflatten
 from ._trace import _name_hints
 
 try:
@@ -50,6 +50,7 @@ def _fill(traced, template, spec):
 
 
 _HOLE = object()
+_Tensor = _C.Tensor
 
 
 def _holes(leaves):
@@ -62,6 +63,31 @@ def _holes(leaves):
         else:
             template.append(x)
     return traced, template
+
+
+class _Group:
+    """One operand group of a HOP call: its structure (spec), its traced
+    leaves (tensors and SymInts, in order) and its template (every leaf, a
+    _HOLE where a traced one goes).  direct: the group is a tuple of traced
+    leaves alone, so the body's inputs for it are a slice of its inputs."""
+
+    __slots__ = ("spec", "leaves", "traced", "template", "direct")
+
+    def __init__(self, group):
+        if type(group) is tuple and _Tensor not in _REGISTERED and \
+                all([type(x) is _Tensor for x in group]):
+            # The common group (wrap's and cond's operands), hop.Tensors
+            # themselves (a subclass may flatten otherwise): no walk, no
+            # template scan (issue #30: per HOP call).
+            self.spec = flat_spec(len(group))
+            self.leaves = self.traced = list(group)
+            self.template = [_HOLE] * len(group)
+            self.direct = True
+            return
+        self.leaves, self.spec = flatten(group)
+        self.traced, self.template = _holes(self.leaves)
+        n = len(self.template)
+        self.direct = len(self.traced) == n and self.spec is flat_spec(n)
 
 
 def _check_callable(hop, what, fn):
@@ -78,13 +104,15 @@ def _tracing(hop, leaves):
     return tr
 
 
-def _structs(ins, pos, flat, parts):
-    """Each group's structure rebuilt from a body's inputs ins (from
-    position pos: the inputs a HOP makes itself come first)."""
+def _structs(ins, pos, groups):
+    """Each group's structure rebuilt from a body's inputs ins (a tuple;
+    from position pos: the inputs a HOP makes itself come first)."""
     structs = []
-    for (_, spec), (traced, template) in zip(flat, parts):
-        structs.append(_fill(ins[pos:pos + len(traced)], template, spec))
-        pos += len(traced)
+    for g in groups:
+        n = len(g.traced)
+        structs.append(ins[pos:pos + n] if g.direct else _fill(ins[pos:pos + n], g.template,
+                                                                 g.spec))
+        pos += n
     return structs
 
 
@@ -198,11 +226,10 @@ def _apply(name, leads, groups, bodies, *, hop=None, keys=None, constants=True,
     as the first positional arguments; result: the structure of the HOP's
     outputs when it is not its bodies' (a loop's carry), a _Result."""
     hop = hop or name
-    flat = [flatten(g) for g in groups]
+    parts = [_Group(g) for g in groups]
     tr = _C.tracing()
     if tr is None:
-        _tracing(hop, [x for leaves, _ in flat for x in leaves] + list(leads))
-    parts = [_holes(leaves) for leaves, _ in flat]
+        _tracing(hop, [x for g in parts for x in g.leaves] + list(leads))
     results = []
     ncall = [0]
 
@@ -214,10 +241,10 @@ def _apply(name, leads, groups, bodies, *, hop=None, keys=None, constants=True,
                 _name_hints(tr, fn)
             hnp = sys.modules.get("hop.numpy")
             if hnp is None:
-                structs = _structs(ins, made, flat, parts)
+                structs = _structs(ins, made, parts)
             else:
                 with hnp._storage.operands():  # a hop.numpy array among them is the caller's
-                    structs = _structs(ins, made, flat, parts)
+                    structs = _structs(ins, made, parts)
             args, kwargs = call(structs)
             if made:
                 args = (*ins[:made], *args)
@@ -229,13 +256,19 @@ def _apply(name, leads, groups, bodies, *, hop=None, keys=None, constants=True,
                     _in_body.n -= 1
             else:
                 out = fn(*args, **kwargs)
-            leaves, spec = flatten(out)
-            traced, template = _holes(leaves)
-            if tr is not None:
-                _check_no_escape(hop, which, template)
-            result = _Result(spec, template, which)
-            if constants is not True and builtins.any(t is not _HOLE for t in template):
-                raise _C.TraceError(f"hop.{hop}: the {which} must return tensors ({constants})")
+            if type(out) is _Tensor and _Tensor not in _REGISTERED:
+                # one tensor, the common result: a leaf, no constants
+                traced = [out]
+                result = _Result(LEAF, [_HOLE], which)
+            else:
+                leaves, spec = flatten(out)
+                traced, template = _holes(leaves)
+                if tr is not None:
+                    _check_no_escape(hop, which, template)
+                result = _Result(spec, template, which)
+                if constants is not True and builtins.any(t is not _HOLE for t in template):
+                    raise _C.TraceError(f"hop.{hop}: the {which} must return tensors "
+                                        f"({constants})")
             if expect is not None:
                 _check_expected(hop, which, result, expect)
                 return traced
@@ -249,13 +282,15 @@ def _apply(name, leads, groups, bodies, *, hop=None, keys=None, constants=True,
 
     if tr is not None:
         body_prints(hop, [(b.fn, b.which) for b in bodies])
-    outs = _C.call_hop(name, tuple(leads), tuple(tuple(t) for t, _ in parts),
+    outs = _C.call_hop(name, tuple(leads), tuple([tuple(g.traced) for g in parts]),
                        tuple(make(b) for b in bodies), keys)
     if record is not None and results:
         record.append(results[0])
     r = result or (_merged(results) if results else cached)
     if r is None:
         return empty(outs) if empty is not None else (outs[0] if len(outs) == 1 else tuple(outs))
+    if r.spec is LEAF and len(outs) == 1:
+        return outs[0]  # one tensor (what _fill gives, without its walk)
     holes = builtins.sum(t is _HOLE for t in r.template)
     if len(outs) != holes:  # a class (a library's) whose eval gave other results
         raise _C.Error(f"hop.{hop}: the HOP gave {len(outs)} result{'s' * (len(outs) != 1)} "

@@ -141,6 +141,36 @@ def test_explain_lifts_reports_origin_location_chain_and_dedup():
         text.replace("closure cell 'w'", "")
 
 
+def test_captures_error_accepts_operands_passed_down_a_nest_and_rejects_a_closure_inside_it():
+    # hop_py_lift_is_operand walks a lifted value's sources outward only as
+    # far as the operand's tracer (issue #30): an operand handed down every
+    # level is explicit at each level, a value a nested body closes over is
+    # a capture at each level it crosses.
+    def nest(depth):
+        def level(k):
+            if k == 0:
+                return lambda v: v + 1.0
+            inner = level(k - 1)
+            return lambda v: hop.wrap(inner, v)
+        return level(depth)
+
+    x = hop.randn(3, seed=1)
+    text = hop.trace(nest(4), x, captures="error").explain_lifts()
+    assert text.count("(an operand of the call)") == 4
+    assert [line for line in text.splitlines() if line and not line.startswith(" ")] == \
+        [f"wrap_body_{i}.v: argument v (root input v)" for i in range(4)]
+
+    def outer(x):
+        y = x * 2.0
+        return hop.wrap(lambda a: hop.wrap(lambda b: b + y, a), x)
+    depth = hop._C._trace_depth()
+    with pytest.raises(hop.TraceError, match=r"(?s)captures='error'.*wrap_body_0\.mul: "
+                                             r"intermediate mul.*wrap_body_1\.mul: intermediate "
+                                             r"mul"):
+        hop.trace(outer, x, captures="error")
+    assert hop._C._trace_depth() == depth and hop._C.tracing() is None
+
+
 def test_captures_error_rejects_closures_and_keeps_state():
     g = make_closure()
     depth = hop._C._trace_depth()
