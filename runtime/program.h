@@ -630,7 +630,6 @@ hop__vfn hop__vfn_copy(hop_dtype dt);
  * not take complex; and real imag conj angle of a real dtype dt. */
 hop__vfn hop__vfn_complex(hop_op op, hop_dtype dt);
 hop__vfn hop__vfn_complex_part(hop_op op, hop_dtype dt);
-int hop__vfn_cost(hop_op op);
 /* Converts n elements from src (stride in elements) to contiguous dst, with
  * the conversions documented in hop/runtime.h (scalar operands of fused
  * steps are stored converted). */
