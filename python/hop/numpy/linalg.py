@@ -180,14 +180,20 @@ def _uplo(UPLO):
     return u == "U"
 
 
+def _hermitian(a, UPLO, what):
+    # eigh/eigvalsh's operand: a stack of square matrices in their common
+    # float dtype, and which triangle is read
+    upper = _uplo(UPLO)
+    t = _tensor(a, what)
+    _stacked_2d(t)
+    _stacked_square(t)
+    return _core.cast(t, _common(t, what=what)), upper
+
+
 @_implements(_np.linalg.eigh)
 def eigh(a, UPLO="L", *, _kind=None):
     kind = _kind or result_kind((a,), ndarray)
-    upper = _uplo(UPLO)
-    t = _tensor(a, "eigh")
-    _stacked_2d(t)
-    _stacked_square(t)
-    t = _core.cast(t, _common(t, what="eigh"))
+    t, upper = _hermitian(a, UPLO, "eigh")
     n = t.shape[-1]
     p = _C._op("linalg_eigh", t, upper)
     w = p.select(-2, 0)
@@ -199,12 +205,8 @@ def eigh(a, UPLO="L", *, _kind=None):
 @_implements(_np.linalg.eigvalsh)
 def eigvalsh(a, UPLO="L", *, _kind=None):
     kind = _kind or result_kind((a,), ndarray)
-    upper = _uplo(UPLO)
-    t = _tensor(a, "eigvalsh")
-    _stacked_2d(t)
-    _stacked_square(t)
-    return wrap(kind, _C._op("linalg_eigvalsh", _core.cast(t, _common(t, what="eigvalsh")),
-                             upper))
+    t, upper = _hermitian(a, UPLO, "eigvalsh")
+    return wrap(kind, _C._op("linalg_eigvalsh", t, upper))
 
 
 def _real_dt(dt):
