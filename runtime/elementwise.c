@@ -348,17 +348,7 @@ hop__ew_compute(const hop__ew *e, int ith, int nth)
     }
 
 #define UNARY_FN(name, T, OT, EXPR) UNARY_FN_AT(name, T, OT, EXPR, )
-#define UNARY_FN_AT(name, T, OT, EXPR, ATTR)                                                       \
-    ATTR static void name(int64_t n, void *out, const void *const *in, const int *inc)             \
-    {                                                                                              \
-        (void)inc;                                                                                 \
-        OT *o = out;                                                                               \
-        const T *a = in[0];                                                                        \
-        for (int64_t i = 0; i < n; i++) {                                                          \
-            T x = a[i];                                                                            \
-            o[i] = (OT)(EXPR);                                                                     \
-        }                                                                                          \
-    }
+#define UNARY_FN_AT HOP__UNARY_VFN
 
 #define FMAX(x, y) ((x) != (x) ? (x) : (y) != (y) ? (y) : (x) > (y) ? (x) : (y))
 #define FMIN(x, y) ((x) != (x) ? (x) : (y) != (y) ? (y) : (x) < (y) ? (x) : (y))
@@ -1097,4 +1087,3 @@ hop__vfn_copy(hop_dtype dt)
     static const hop__vfn copy[HOP_DTYPE_COUNT] = {[HOP_BOOL] = copy_b, SIZE_ROW(copy)};
     return (unsigned)dt < HOP_DTYPE_COUNT ? copy[dt] : NULL;
 }
-
