@@ -356,17 +356,20 @@ bind_shape_symbols(hop_tracer *t, const hop_meta *m, hop_node *shape_of)
     return HOP_OK;
 }
 
+/* A placeholder of t's graph for sym, remembered as what yields it. */
+static hop_node *
+symbol_placeholder(hop_tracer *t, const hop_expr *sym)
+{
+    hop_value_info meta = {.kind = HOP_VALUE_SYM, .sym = sym};
+    hop_node *ph = hop_graph_placeholder(t->graph, hop_symbol_name(sym), &meta);
+    return ph == NULL || remember_symbol(t, sym, ph) != HOP_OK ? NULL : ph;
+}
+
 static hop_node *
 bind_root_symbol(hop_tracer *t, const hop_expr *sym)
 {
     hop_node *v = hop_tracer_bound_symbol(t, sym);
-    if (v)
-        return v;
-    hop_value_info meta = {.kind = HOP_VALUE_SYM, .sym = sym};
-    hop_node *ph = hop_graph_placeholder(t->graph, hop_symbol_name(sym), &meta);
-    if (ph == NULL || remember_symbol(t, sym, ph) != HOP_OK)
-        return NULL;
-    return ph;
+    return v ? v : symbol_placeholder(t, sym);
 }
 
 static hop_node *
@@ -383,10 +386,9 @@ bind_symbol(hop_tracer *t, const hop_expr *sym)
     hop_node *outer = bind_symbol(t->parent, sym);
     if (outer == NULL)
         return NULL;
-    hop_value_info meta = {.kind = HOP_VALUE_SYM, .sym = sym};
-    hop_node *ph = hop_graph_placeholder(t->graph, hop_symbol_name(sym), &meta);
-    if (ph == NULL || remember_symbol(t, sym, ph) != HOP_OK ||
-        remember_lift(t, outer, ph) != HOP_OK || remember_lifted(t, ph, outer) != HOP_OK)
+    hop_node *ph = symbol_placeholder(t, sym);
+    if (ph == NULL || remember_lift(t, outer, ph) != HOP_OK ||
+        remember_lifted(t, ph, outer) != HOP_OK)
         return NULL; /* the caller's rollback removes what was added */
     return ph;
 }
