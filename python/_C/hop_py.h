@@ -196,6 +196,12 @@ int hop_py_tensor_init(PyObject *module);
  * has it, then what it does and an example (tests/python/test_api.py). */
 #define HOP_PY_SIG(sig) sig "\n--\n\n"
 
+/* numpy.<name> (asarray, ndarray, dtype, ...), imported on first use into
+ * *cache, which keeps it for the process: a borrowed reference, or NULL
+ * with an exception (ImportError without NumPy).  The one way the
+ * extension reaches a NumPy attribute through Python (ndarray.c). */
+PyObject *hop_py__np_attr(PyObject **cache, const char *name);
+
 /* Stores item (a new reference, stolen) at index i of the new list or
  * tuple *seq being filled; when making item failed (NULL, an exception
  * set) drops *seq instead, so that the loop filling it stops at

@@ -294,13 +294,10 @@ dtype_get_is_floating_point(DTypeObject *self, void *closure)
 static PyObject *
 dtype_get_numpy(DTypeObject *self, void *closure)
 {
+    static PyObject *np_dtype; /* numpy.dtype */
     if (self->np == NULL) {
-        PyObject *np = PyImport_ImportModule("numpy");
-        if (np == NULL)
-            return NULL;
-        self->np = PyObject_CallMethod(np, "dtype", "s", self->npstr);
-        Py_DECREF(np);
-        if (self->np == NULL)
+        PyObject *dtype = hop_py__np_attr(&np_dtype, "dtype");
+        if (dtype == NULL || (self->np = PyObject_CallFunction(dtype, "s", self->npstr)) == NULL)
             return NULL;
     }
     return Py_NewRef(self->np);

@@ -31,15 +31,8 @@ run_arrays(PlanObject *p, PyObject *const *arrays, Py_ssize_t na, PyObject *caps
         return PyErr_Format(PyExc_TypeError, "run_arrays: %zu results, %zd scalar flags",
                             p->noutputs, PyTuple_GET_SIZE(scalars));
     bool np = hop_py__np_ready();
-    if (!np && numpy_asarray_fn == NULL) {
-        PyObject *mod = PyImport_ImportModule("numpy");
-        if (mod == NULL)
-            return NULL;
-        numpy_asarray_fn = PyObject_GetAttrString(mod, "asarray");
-        Py_DECREF(mod);
-        if (numpy_asarray_fn == NULL)
-            return NULL;
-    }
+    if (!np && hop_py__np_attr(&numpy_asarray_fn, "asarray") == NULL)
+        return NULL;
     /* in[i] is borrowed from wrapped[i] (a Tensor hop.asarray made) or,
      * where that is NULL and i < na, a reference of ours. */
     enum { SMALL = 16 };
@@ -213,15 +206,8 @@ hop_py__plan_bind_arrays(PlanObject *p, PyObject *const *args, Py_ssize_t nargs)
                             "not %zd + %zd and %zd",
                             p->ninputs, p->noutputs, n, PyTuple_GET_SIZE(args[1]),
                             PyTuple_GET_SIZE(args[2]));
-    if (numpy_ndarray_type == NULL) {
-        PyObject *mod = PyImport_ImportModule("numpy");
-        if (mod == NULL)
-            return NULL;
-        numpy_ndarray_type = PyObject_GetAttrString(mod, "ndarray");
-        Py_DECREF(mod);
-        if (numpy_ndarray_type == NULL)
-            return NULL;
-    }
+    if (hop_py__np_attr(&numpy_ndarray_type, "ndarray") == NULL)
+        return NULL;
     ArrayCallObject *c = PyObject_New(ArrayCallObject, &ArrayCallType);
     if (c == NULL)
         return NULL;

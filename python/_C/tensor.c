@@ -1141,14 +1141,7 @@ static PyObject *np_asarray; /* numpy.asarray, imported on first use */
 static PyObject *
 numpy_asarray(void)
 {
-    if (np_asarray == NULL) {
-        PyObject *np = PyImport_ImportModule("numpy");
-        if (np == NULL)
-            return NULL;
-        np_asarray = PyObject_GetAttrString(np, "asarray");
-        Py_DECREF(np);
-    }
-    return np_asarray;
+    return hop_py__np_attr(&np_asarray, "asarray");
 }
 
 /* t.numpy(): an ndarray over the same memory (through the buffer protocol). */
