@@ -196,11 +196,12 @@ int hop_py_tensor_init(PyObject *module);
  * has it, then what it does and an example (tests/python/test_api.py). */
 #define HOP_PY_SIG(sig) sig "\n--\n\n"
 
-/* numpy.<name> (asarray, ndarray, dtype, ...), imported on first use into
- * *cache, which keeps it for the process: a borrowed reference, or NULL
- * with an exception (ImportError without NumPy).  The one way the
- * extension reaches a NumPy attribute through Python (ndarray.c). */
-PyObject *hop_py__np_attr(PyObject **cache, const char *name);
+/* module.name (numpy.asarray, hop.numpy's handlers, hop._symfloat.SymFloat,
+ * ...), imported on first use into *cache, which keeps it for the process:
+ * a borrowed reference, or NULL with an exception (an ImportError without
+ * the module), *cache staying NULL so that the next call tries again.  The
+ * one way the extension keeps a Python-level attribute (module.c). */
+PyObject *hop_py__import_attr(PyObject **cache, const char *module, const char *name);
 
 /* Stores item (a new reference, stolen) at index i of the new list or
  * tuple *seq being filled; when making item failed (NULL, an exception

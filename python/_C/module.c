@@ -284,6 +284,19 @@ dtype_get_str(DTypeObject *self, void *closure)
     return PyUnicode_FromString(self->npstr);
 }
 
+PyObject *
+hop_py__import_attr(PyObject **cache, const char *module, const char *name)
+{
+    if (*cache == NULL) {
+        PyObject *mod = PyImport_ImportModule(module);
+        if (mod == NULL)
+            return NULL;
+        *cache = PyObject_GetAttrString(mod, name);
+        Py_DECREF(mod);
+    }
+    return *cache;
+}
+
 static PyObject *
 dtype_get_is_floating_point(DTypeObject *self, void *closure)
 {
@@ -296,7 +309,7 @@ dtype_get_numpy(DTypeObject *self, void *closure)
 {
     static PyObject *np_dtype; /* numpy.dtype */
     if (self->np == NULL) {
-        PyObject *dtype = hop_py__np_attr(&np_dtype, "dtype");
+        PyObject *dtype = hop_py__import_attr(&np_dtype, "numpy", "dtype");
         if (dtype == NULL || (self->np = PyObject_CallFunction(dtype, "s", self->npstr)) == NULL)
             return NULL;
     }

@@ -270,16 +270,3 @@ hop_py__np_element(const hop_tensor *t)
 }
 
 #endif
-
-PyObject *
-hop_py__np_attr(PyObject **cache, const char *name)
-{
-    if (*cache == NULL) {
-        PyObject *np = PyImport_ImportModule("numpy");
-        if (np == NULL)
-            return NULL;
-        *cache = PyObject_GetAttrString(np, name);
-        Py_DECREF(np);
-    }
-    return *cache;
-}

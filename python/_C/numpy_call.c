@@ -31,7 +31,7 @@ run_arrays(PlanObject *p, PyObject *const *arrays, Py_ssize_t na, PyObject *caps
         return PyErr_Format(PyExc_TypeError, "run_arrays: %zu results, %zd scalar flags",
                             p->noutputs, PyTuple_GET_SIZE(scalars));
     bool np = hop_py__np_ready();
-    if (!np && hop_py__np_attr(&numpy_asarray_fn, "asarray") == NULL)
+    if (!np && hop_py__import_attr(&numpy_asarray_fn, "numpy", "asarray") == NULL)
         return NULL;
     /* in[i] is borrowed from wrapped[i] (a Tensor hop.asarray made) or,
      * where that is NULL and i < na, a reference of ours. */
@@ -231,7 +231,7 @@ hop_py__plan_bind_arrays(PlanObject *p, PyObject *const *args, Py_ssize_t nargs)
                             "not %zd + %zd and %zd",
                             p->ninputs, p->noutputs, n, PyTuple_GET_SIZE(args[1]),
                             PyTuple_GET_SIZE(args[2]));
-    if (hop_py__np_attr(&numpy_ndarray_type, "ndarray") == NULL)
+    if (hop_py__import_attr(&numpy_ndarray_type, "numpy", "ndarray") == NULL)
         return NULL;
     return array_call_new(p, n, args[1], args[2], 0);
 }

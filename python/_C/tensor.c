@@ -1141,7 +1141,7 @@ static PyObject *np_asarray; /* numpy.asarray, imported on first use */
 static PyObject *
 numpy_asarray(void)
 {
-    return hop_py__np_attr(&np_asarray, "asarray");
+    return hop_py__import_attr(&np_asarray, "numpy", "asarray");
 }
 
 /* t.numpy(): an ndarray over the same memory (through the buffer protocol). */
@@ -1178,14 +1178,7 @@ m_array(TensorObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *k
 static PyObject *
 numpy_handler(const char *name, PyObject **cache)
 {
-    if (*cache == NULL) {
-        PyObject *mod = PyImport_ImportModule("hop.numpy");
-        if (mod == NULL)
-            return NULL;
-        *cache = PyObject_GetAttrString(mod, name);
-        Py_DECREF(mod);
-    }
-    return *cache;
+    return hop_py__import_attr(cache, "hop.numpy", name);
 }
 
 /* Calls handler(self, *args, **kwargs). */
