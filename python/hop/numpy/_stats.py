@@ -506,25 +506,28 @@ def _nanvar_t(a, axis, dtype, ddof, keepdims, what):
     return var
 
 
+def _nanvar_out(a, axis, dtype, out, ddof, keepdims, _kind, what, plain, root):
+    # nanvar/nanstd (root: the square root); an array with no nan-capable
+    # dtype is plain's (var/std)
+    kind = _kind or _kind_of(a)
+    v = _nanvar_t(a, axis, dtype, ddof, keepdims, what)
+    if v is None:
+        return plain(a, axis, dtype, out, ddof, keepdims, _kind=kind)
+    if root:
+        v = _C.sqrt(v)
+    return F._out(kind, v, scalar=v.ndim == 0 and out is None, out=out, what=what)
+
+
 @implements(_np.nanvar)
 def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True,
            _kind=None):
-    kind = _kind or _kind_of(a)
-    v = _nanvar_t(a, axis, dtype, ddof, keepdims, "nanvar")
-    if v is None:
-        return F.var(a, axis, dtype, out, ddof, keepdims, _kind=kind)
-    return F._out(kind, v, scalar=v.ndim == 0 and out is None, out=out, what="nanvar")
+    return _nanvar_out(a, axis, dtype, out, ddof, keepdims, _kind, "nanvar", F.var, False)
 
 
 @implements(_np.nanstd)
 def nanstd(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True,
            _kind=None):
-    kind = _kind or _kind_of(a)
-    v = _nanvar_t(a, axis, dtype, ddof, keepdims, "nanstd")
-    if v is None:
-        return F.std(a, axis, dtype, out, ddof, keepdims, _kind=kind)
-    v = _C.sqrt(v)
-    return F._out(kind, v, scalar=v.ndim == 0 and out is None, out=out, what="nanstd")
+    return _nanvar_out(a, axis, dtype, out, ddof, keepdims, _kind, "nanstd", F.std, True)
 
 
 def _nan_sorted(t, axis):
