@@ -145,7 +145,8 @@ hop_py_tracing_active(void)
 PyObject *hop_py__conversion(PyObject *type, const char *fmt, ...);
 /* trace.c/tensor.c: the text of a traced value (a proxy's repr, a SymInt's
  * str) for the Python frame that asked: text itself for hop and NumPy, the
- * user's in hop.trace; see hop/_breaks.py (new reference, or NULL). */
+ * user's in hop.trace; see hop/_breaks.py (new reference, or NULL).  Steals
+ * text, which may be NULL (an exception set): then NULL. */
 PyObject *hop_py__user_text(const char *helper, PyObject *obj, PyObject *text);
 /* A proxy's shape as a tuple of ints and SymInts. */
 PyObject *hop_py_proxy_shape(TensorObject *p);

@@ -128,13 +128,16 @@ hop_py__conversion(PyObject *type, const char *fmt, ...)
 PyObject *
 hop_py__user_text(const char *helper, PyObject *obj, PyObject *text)
 {
+    if (text == NULL)
+        return NULL;
     PyObject *mod = PyImport_ImportModule("hop._breaks");
     if (mod == NULL) {
         PyErr_Clear();
-        return Py_NewRef(text);
+        return text;
     }
     PyObject *r = PyObject_CallMethod(mod, helper, "OO", obj, text);
     Py_DECREF(mod);
+    Py_DECREF(text);
     return r;
 }
 
@@ -1856,11 +1859,7 @@ tensor_repr(PyObject *self)
                              ? PyUnicode_FromString("Tensor(proxy <no value>)")
                              : PyUnicode_FromFormat("Tensor(proxy %s: %s)", o->node->name,
                                                     tensor_text(o, buf, sizeof buf));
-        if (text == NULL)
-            return NULL;
-        PyObject *r = hop_py__user_text("proxy_text", self, text);
-        Py_DECREF(text);
-        return r;
+        return hop_py__user_text("proxy_text", self, text);
     }
     if (o->t->rank == 0 && !hop_py_tracing_active()) {
         PyObject *r = scalar_repr(o);
