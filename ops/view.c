@@ -15,8 +15,8 @@
  * slice bound, a select index), so hop_view_of checks what shape inference
  * checks at trace time, with messages naming the call and the input:
  *   HOP_SHAPE   "t = transpose(x, 0, 5): dim out of range (input f32[3, 4])"
- *   HOP_RUNTIME "select = select(x, 0, i): index 7 is out of range for dim 0
- *               of f32[3, 4]"
+ *   HOP_INDEX   "select = select(x, 0, i): index 7 is out of range for dim 0
+ *               of f32[3, 4]" (eager's x[7] is an IndexError too)
  *   HOP_INVALID "reshape: int64 overflow computing 4611686018427387904 * 4"
  */
 #include "ops/infer.h"
@@ -246,7 +246,7 @@ hop_view_of(hop_op op, hop_dtype dtype, const hop_view *x, const int64_t *p, int
             int64_t i = p[1] < 0 ? p[1] + x->sizes[a] : p[1];
             if (i < 0 || i >= x->sizes[a]) {
                 char t[160];
-                return hop_error(HOP_RUNTIME,
+                return hop_error(HOP_INDEX,
                                  "%s: index %" PRId64 " is out of range for dim %d of %s", what,
                                  p[1], a, input_text(t, sizeof t, dtype, x));
             }

@@ -808,7 +808,7 @@ typedef struct hop_view {
  * Errors name what (the call, e.g. "t = view(x, [5, 3])"; NULL: the op's
  * name) and the input: HOP_SHAPE "<what>: dim out of range (input
  * f32[3, 4])" for a dim, a dim count or a size that does not fit;
- * HOP_RUNTIME "<what>: index 7 is out of range for dim 0 of f32[3, 4]";
+ * HOP_INDEX "<what>: index 7 is out of range for dim 0 of f32[3, 4]";
  * HOP_INVALID "reshape: int64 overflow computing a * b" for sizes whose
  * product overflows; HOP_UNSUPPORTED for an op that is not a view op;
  * HOP_MISUSE for NULL pointers.  Allocates nothing.

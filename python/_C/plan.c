@@ -114,13 +114,16 @@ hop_tensor *
 hop_py__plan_input(PlanObject *p, Py_ssize_t i, PyObject *o)
 {
     if (!PyObject_TypeCheck(o, &hop_py_TensorType) || HOP_PY_IS_PROXY(o)) {
-        PyErr_Format(PyExc_TypeError,
-                     "plan input %zd (%s) must be a concrete hop.Tensor, "
-                     "got %s",
-                     i, hop_plan_input_name(p->plan, (size_t)i),
-                     PyObject_TypeCheck(o, &hop_py_TensorType)
-                         ? "a traced value (a proxy that escaped its trace)"
-                         : Py_TYPE(o)->tp_name);
+        /* A proxy while this thread traces: a GraphModule called inside
+         * hop.trace, hop.compile or a transform, which cannot see into it. */
+        const char *got = !PyObject_TypeCheck(o, &hop_py_TensorType) ? Py_TYPE(o)->tp_name
+                          : hop_py_current_trace() != NULL
+                              ? "a traced value: a GraphModule runs its plan on concrete tensors, "
+                                "so it cannot be called while hop.trace, hop.compile, grad, jvp "
+                                "or vmap traces (transform the function it was traced from)"
+                              : "a traced value (a proxy that escaped its trace)";
+        PyErr_Format(PyExc_TypeError, "plan input %zd (%s) must be a concrete hop.Tensor, got %s",
+                     i, hop_plan_input_name(p->plan, (size_t)i), got);
         return NULL;
     }
     return ((TensorObject *)o)->t;

@@ -63,6 +63,7 @@ class ForeignKernel:
         if not isinstance(signature, str):
             raise TypeError("hop.foreign(): signature must be a str, not "
                             f"{type(signature).__name__}")
+        _check_text(signature)
         self._registered = False
         # The C kernel itself keeps a ctypes callback alive, not this object:
         # the registry while it is registered, and every plan (GraphModule,
@@ -92,6 +93,16 @@ class ForeignKernel:
     def __repr__(self):
         state = "" if self._registered else " (unregistered)"
         return f"<hop.foreign {self.signature if self._registered else self.name}{state}>"
+
+
+def _check_text(signature):
+    """InvalidError, naming the column as the prototype's own errors do,
+    for what cannot reach the C parser as UTF-8 text: a NUL character (the
+    end of a C string) or a lone surrogate."""
+    for i, ch in enumerate(signature):
+        if ch == "\0" or "\ud800" <= ch <= "\udfff":
+            raise _C.InvalidError(f"foreign signature: column {i + 1}: {ch!r} is not a character "
+                                  f"of a C prototype (names and types are ASCII C identifiers)")
 
 
 def foreign(signature, address, *, side_effects=False):

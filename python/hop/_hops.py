@@ -749,13 +749,18 @@ def _carry(hop, carry):
     defaults), in every mode, so a counter can be carried; an ndarray a
     hop.numpy array (_numpy_arg); everything else that is not a tensor is a
     constant the body must return unchanged."""
+    from ._symfloat import SymFloat
     leaves, spec = flatten(carry)
     out = []
     arrays = False
     for x in leaves:
         # full() is a node while tracing: the carry starts from a constant of
-        # the graph, not from a captured tensor.
-        if isinstance(x, (bool, _np.bool_) if _np is not None else bool):
+        # the graph, not from a captured tensor.  A SymInt (SymFloat) is the
+        # int (float) eager has there, so it starts a 0-d tensor as well: the
+        # body compares it as eager's body does, and the loop returns a tensor.
+        if isinstance(x, (_C.SymInt, SymFloat)):
+            x = _C.full((), x, dtype=_C.int64 if isinstance(x, _C.SymInt) else _C.float64)
+        elif isinstance(x, (bool, _np.bool_) if _np is not None else bool):
             x = _C.full((), bool(x), dtype=_C.bool)
         elif isinstance(x, numbers.Integral):
             x = _C.full((), int(x), dtype=_C.int64)
@@ -769,22 +774,19 @@ def _carry(hop, carry):
 
 
 def _carry_value(v, like):
-    """A body's result leaf v for the carry leaf `like`: a Python number
-    where the carry is a tensor (or a SymInt) becomes one of its dtype, as
-    the loop's init does (a body may return 0 for an int counter); anything
-    else is v (the class checks it)."""
-    if isinstance(v, (_C.Tensor, _C.SymInt)) or not isinstance(v, numbers.Number) or \
-            isinstance(v, complex):
-        return v
-    if isinstance(like, _C.SymInt):
-        ok = isinstance(v, numbers.Integral) and not isinstance(v, bool)
-        return _C.full((), int(v), dtype=_C.int64).item() if ok else v
-    if not isinstance(like, _C.Tensor):
+    """A body's result leaf v for the carry leaf `like`: a Python number, or
+    the SymInt (SymFloat) a traced body has where eager's has one, becomes a
+    0-d tensor of the carry's dtype, as the loop's init does (a body may
+    return 0 for an int counter); anything else is v (the class checks it)."""
+    from ._symfloat import SymFloat
+    sym = isinstance(v, (_C.SymInt, SymFloat))
+    if not isinstance(like, _C.Tensor) or isinstance(v, (_C.Tensor, complex)) or \
+            not (sym or isinstance(v, numbers.Number)):
         return v
     dt = like.dtype
     if isinstance(v, bool) or (_np is not None and isinstance(v, _np.bool_)):
         ok = dt == _C.bool
-    elif isinstance(v, numbers.Integral):
+    elif isinstance(v, (numbers.Integral, _C.SymInt)):
         ok = dt != _C.bool
     else:
         ok = dt.is_floating_point
@@ -826,8 +828,9 @@ def while_loop(cond_fn, body_fn, carried_inputs):
     returns a bool scalar tensor (or a Python bool: a constant condition)
     and body_fn(*carry) returns the next carry, with the same structure,
     dtypes and shapes (checked in every mode, with an error naming the
-    carry).  A Python number in the carry is carried as a 0-d tensor, and a
-    body may return a Python number for it (converted to the carry's dtype).
+    carry).  A Python number in the carry (or a SymInt or SymFloat: eager's
+    int or float while tracing) is carried as a 0-d tensor, and a body may
+    return one for it (converted to the carry's dtype).
     Traced, the loop runs in the plan: its condition is computed there and
     the carries are double-buffered.
 
@@ -1124,4 +1127,7 @@ def load_library(path):
     hop.NotFoundError: load_library: cannot load /no/such/lib.so: /no/such/lib.so: cannot open shared object file: No such file or directory
     """
     import os
-    return _C.load_library(os.fspath(path))
+    path = os.fspath(path)
+    if (b"\0" if isinstance(path, bytes) else "\0") in path:
+        raise _C.NotFoundError(f"load_library: cannot load {path!r}: the path has a NUL character")
+    return _C.load_library(path)

@@ -8,8 +8,9 @@ others with an UnsupportedError saying why (an input of the function or of
 a body, a value an outer body closes over, a view, a tensor with a live
 view, a HOP's result or operand): write `x = x.clone()` first.
 
-Keys: ints (IndexError out of range, as x[i]), 0-d integer tensors and
-SymInts (dynamic: a negative index counts from the end, then it is clamped
+Keys: ints and SymInts (eager's ints while tracing: IndexError out of
+range, as x[i]; a SymInt's range is checked when the plan runs), 0-d integer
+tensors (dynamic: a negative index counts from the end, then it is clamped
 into the dim, as x[i] reads it: JAX's dynamic_update_slice), slices with
 step 1 (x[a:b] with int bounds; x[i:i + k] with a 0-d integer tensor i, the
 dynamic slice x[i:i + k] reads), and one Ellipsis.  value is a tensor or a
@@ -73,7 +74,7 @@ def _parts(x, key):
         elif _dynamic(k):
             parts.append((d, k, 1, True))
         elif isinstance(k, _C.SymInt):
-            parts.append((d, _C.full((), k, dtype=_C.int64), 1, True))
+            parts.append((d, _checked(k, n), 1, True))
         elif isinstance(k, (bool, float, _C.Tensor)) or k is None or \
                 not hasattr(type(k), "__index__"):
             raise TypeError(f"hop.Tensor indices of an assignment must be ints, slices, 0-d "
@@ -85,6 +86,16 @@ def _parts(x, key):
             parts.append((d, i if i >= 0 else n + i, 1, True))
         d += 1
     return parts
+
+
+def _checked(k, n):
+    """A SymInt index k of a dim of n elements as the start of its update:
+    eager's k is an int, so out of [-n, n) it is an IndexError, not clamped.
+    The start is element k of a stride-0 view of n copies of k: the select
+    checks the range when the plan runs (as x[k] reads), and being the start
+    it stays in the graph; dynamic_update_slice counts a negative start from
+    the end."""
+    return _C.full((), k, dtype=_C.int64).expand(n).select(0, k)
 
 
 def _region(x, d, start, size):

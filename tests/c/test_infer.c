@@ -1397,9 +1397,9 @@ test_view_geometry_refuses_what_shape_inference_refuses_naming_the_call(void **s
     assert_string_equal(GEOM(permute, &x, 0, 0),
                         "HOP_SHAPE: v: wrong number of dims (input f32[3, 4])");
     assert_string_equal(GEOM(select, &x, 0, 0, 3),
-                        "HOP_RUNTIME: v: index 3 is out of range for dim 0 of f32[3, 4]");
+                        "HOP_INDEX: v: index 3 is out of range for dim 0 of f32[3, 4]");
     assert_string_equal(GEOM(select, &x, 0, 1, -5),
-                        "HOP_RUNTIME: v: index -5 is out of range for dim 1 of f32[3, 4]");
+                        "HOP_INDEX: v: index -5 is out of range for dim 1 of f32[3, 4]");
     assert_string_equal(GEOM(slice, &x, 0, 0, 0, 2, 0),
                         "HOP_SHAPE: v: step must be positive (input f32[3, 4])");
     assert_string_equal(GEOM(expand, &x, 0, 4),

@@ -633,7 +633,7 @@ test_an_error_mid_map_is_reported_once_as_the_sequential_run_reports_it(void **s
     char seq[1024], par[1024];
     hop_runtime_set_threads(1);
     hop_plan *p = lower(og, true, true);
-    assert_int_equal(run_lookup(p, idx, table, seq, sizeof seq), HOP_RUNTIME);
+    assert_int_equal(run_lookup(p, idx, table, seq, sizeof seq), HOP_INDEX);
     assert_string_equal(seq, "select = select(table, 0, item): index 7 is out of range for dim 0 "
                              "of f32[5, 64]");
     hop_plan_free(p);
@@ -644,7 +644,7 @@ test_an_error_mid_map_is_reported_once_as_the_sequential_run_reports_it(void **s
         for (int rep = 0; rep < 3; rep++) {
             long before = hop__parmap_runs();
             hop_error_clear();
-            assert_int_equal(run_lookup(p, idx, table, par, sizeof par), HOP_RUNTIME);
+            assert_int_equal(run_lookup(p, idx, table, par, sizeof par), HOP_INDEX);
             assert_int_equal(hop__parmap_runs() - before, 1);
             assert_string_equal(par, seq);
             /* the plan stays usable: good indices run and match eager */
@@ -664,7 +664,7 @@ test_an_error_mid_map_is_reported_once_as_the_sequential_run_reports_it(void **s
         /* only the last row fails */
         ix[3500] = 1;
         ix[5000] = 1;
-        assert_int_equal(run_lookup(p, idx, table, par, sizeof par), HOP_RUNTIME);
+        assert_int_equal(run_lookup(p, idx, table, par, sizeof par), HOP_INDEX);
         assert_string_equal(par, "select = select(table, 0, item): index -11 is out of range for "
                                  "dim 0 of f32[5, 64]");
         ix[3500] = 7;

@@ -50,7 +50,9 @@ indexes); each layer maps the current value h to the next:
                                  "cond" branches returning different floats,
                                  "carry" a fori body returning a Python int for
                                  its int carry, "false" a while condition that
-                                 is the Python bool False
+                                 is the Python bool False, "item" a while loop
+                                 whose int carry starts at a SymInt (an item
+                                 read at run time, plus 1) compared with an int
     ["repeat", n, p] ["fold", T, p]  the C HOPs of examples/ (hop.load_library),
                                  whose rules are the loop kit's (vjp and vmap;
                                  fold's jvp too): checked like the built-ins,
@@ -179,7 +181,7 @@ def _layer(draw, shape, depth, ctx, feats):
             whats.append("set")
         return ["dyn", draw(st.sampled_from(whats))]
     if kind == "pyconst":
-        return ["pyconst", draw(st.sampled_from(["cond", "carry", "false"]))]
+        return ["pyconst", draw(st.sampled_from(["cond", "carry", "false", "item"]))]
     if kind == "repeat":
         return ["repeat", draw(st.integers(0, 2)), sub(shape, dict(ctx, outer=1))]
     return ["fold", draw(st.integers(0, 3)), sub(shape, dict(ctx, outer=1))]
@@ -231,6 +233,7 @@ class Program:
         rng = np.random.default_rng(spec["seed"] + 7)
         self.w = _f64(rng.uniform(0.5, 1.5))
         self.table = _f64(rng.uniform(-1, 1, 4))
+        self.start = hop.tensor(np.int64(spec["seed"] % 3))  # pyconst item: 1 to 3 trips
         self.consts = {}  # a scan's xs or a fold's rows, per layer
         self.fns = {}     # invoke_subgraph's function, per layer (one subgraph)
         self.c_hops = set()
@@ -412,6 +415,10 @@ class Program:
             return h * c
         if what == "carry":
             out = hop.fori_loop(0, 2, lambda i, c: (7, c[1] * 0.5), (0, h))
+            return out[1] + out[0].to(F64) * 0.01
+        if what == "item":
+            out = hop.while_loop(lambda i, v: i < 4, lambda i, v: (i + 1, v * 0.5),
+                                 (self.start.item() + 1, h))
             return out[1] + out[0].to(F64) * 0.01
         out = hop.while_loop(lambda i, v: False, lambda i, v: (i + 1, v * 2.0), (0, h))
         return out[1]

@@ -653,11 +653,31 @@ def test_grad_of_integer_input_is_an_error():
         hop.grad(lambda x: x.sum())(hop.tensor([1, 2]))
 
 
-def test_while_loop_with_a_symint_carry_is_a_clear_error():
-    def f(x, m):  # a SymInt carried through (an int carry is an i64 tensor)
-        c, n = hop.while_loop(lambda c, n: c.sum() < 10.0, lambda c, n: (c * 2.0, n),
+def test_while_loop_carrying_an_item_has_eagers_gradient():
+    def f(x, m):  # m.sum().item() is an int eagerly, carried as an i64 tensor in every mode
+        c, n = hop.while_loop(lambda c, n: c.sum() < 10.0, lambda c, n: (c * 2.0, n + 1),
                               (x, m.sum().item()))
+        return c.sum() * n
+    x, m = t([1.0, 2.0]), hop.tensor([1])
+    for g in (hop.grad(f), hop.compile(hop.grad(f))):  # x doubles twice, n ends at 3
+        assert g(x, m).tolist() == [12.0, 12.0]  # was UnsupportedError: carries a SymInt
+
+
+def test_a_symint_carry_of_a_graph_built_below_the_python_api_is_a_clear_vjp_error():
+    # hop.while_loop carries an int as a tensor; a graph built through the
+    # HOP call itself (as C builds one) may carry a SymInt, which has no vjp
+    from hop import _hops as H
+
+    def f(x, m):
+        carry = (x, m.sum().item())
+        shape = H._as_result(carry, "carry")
+        call = lambda s: (tuple(s[0]), {})  # noqa: E731
+        c, n = H._apply("while_loop", [], [carry],
+                        [H._Body(lambda c, n: c.sum() < 10.0, "cond_fn", call, H._PRED),
+                         H._Body(lambda c, n: (c * 2.0, n), "body_fn", call, shape)],
+                        result=shape)
         return c.sum()
+    assert 'while_loop: "(f64[2], Sym(u2))"' in hop.trace(f, t([1.0, 2.0]), hop.tensor([0])).code
     with pytest.raises(hop.UnsupportedError, match=r"autodiff: while_loop while_loop carries a "
                                                    r"SymInt \(carry 1\); its vjp needs tensor "
                                                    r"carries"):

@@ -239,3 +239,53 @@ def test_grad_of_vmap_and_vmap_of_grad_through_a_batched_index():
     gv = hop.grad(lambda x, i, c: hop.vmap(loss)(x, i, c).sum())(t(xs), i64(idx), t(cts))
     np.testing.assert_allclose(vg.numpy(), per, rtol=1e-12)
     np.testing.assert_allclose(gv.numpy(), per, rtol=1e-12)
+
+
+def test_a_loop_index_past_the_end_is_an_index_error_in_every_mode_as_eager():
+    """x[i] with a Python int (a fori_loop's index, a SymInt when traced) keeps
+    Python's IndexError; traced it was a plain hop.Error from the plan's
+    select (HOP_RUNTIME), now OutOfBoundsError, an IndexError."""
+    def f(v):
+        def body(i, h):
+            h = h * 1.0
+            h[i] = h[i] + v * i
+            return h
+        return hop.fori_loop(0, 5, body, hop.zeros(4, 3, dtype=v.dtype)).sum()
+    v = t([1.0, 2.0, 3.0])
+    with pytest.raises(IndexError, match=r"^index 4 is out of bounds for dim 0 with size 4$"):
+        f(v)
+    vs = hop.stack([v, v * 2.0])
+    for run, arg in ((hop.trace(f, v), v), (hop.compile(f), v), (hop.grad(f), v),
+                     (hop.vmap(f), vs)):
+        with pytest.raises(hop.OutOfBoundsError, match=r"index 4 is out of range for dim \d of "
+                                                       r"f64\[(2, )?4, 3\]$"):
+            run(arg)
+
+
+def test_a_write_at_a_loop_index_is_checked_as_eagers_int_index_not_clamped():
+    """h[i] = v with a fori_loop's index: eagerly i is an int, so i past the
+    end is an IndexError and i - 4 counts from the end.  Traced, the SymInt
+    index was clamped like a tensor index: the last row was written and the
+    compiled loop returned where eager raised."""
+    def f(v, trips, shift):
+        def body(i, h):
+            h = h * 1.0
+            h[i - shift] = v * (i + 1)
+            return h
+        return hop.fori_loop(0, trips, body, hop.zeros(4, 3, dtype=v.dtype))
+    v = t([1.0, 2.0, 3.0])
+    ok = lambda v: f(v, 4, 4)  # noqa: E731  rows -4..-1
+    want = np.outer([1.0, 2.0, 3.0, 4.0], [1.0, 2.0, 3.0])
+    for run in (ok, hop.trace(ok, v), hop.compile(ok)):
+        np.testing.assert_array_equal(run(v).numpy(), want)
+    g = hop.grad(lambda v: (ok(v) ** 2).sum())(v)
+    np.testing.assert_allclose(g.numpy(), 2 * 30.0 * v.numpy(), rtol=1e-12)
+    np.testing.assert_array_equal(hop.vmap(ok)(hop.stack([v, v * 2.0])).numpy(),
+                                  np.stack([want, 2 * want]))
+    bad = lambda v: f(v, 5, 0)  # noqa: E731  i = 4 on 4 rows
+    with pytest.raises(IndexError, match=r"^index 4 is out of bounds for dim 0 with size 4$"):
+        bad(v)
+    for run, arg in ((hop.trace(bad, v), v), (hop.compile(bad), v),
+                     (hop.vmap(bad), hop.stack([v, v]))):
+        with pytest.raises(hop.OutOfBoundsError, match=r"index 4 is out of range for dim 0"):
+            run(arg)

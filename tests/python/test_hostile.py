@@ -408,6 +408,16 @@ def test_graph_module_rejects_bad_calls_and_leaves_its_arguments():
     hop.trace(lambda a: esc.append(a) or a, x)
     check_raises(TypeError, "plan input 0 (a) must be a concrete hop.Tensor, got a traced value "
                  "(a proxy that escaped its trace)", gm, esc[0])
+    # called inside a trace or a transform it was "a proxy that escaped its trace"
+    inside = "plan input 0 (a) must be a concrete hop.Tensor, got a traced value: a " \
+        "GraphModule runs its plan on concrete tensors, so it cannot be called while " \
+        "hop.trace, hop.compile, grad, jvp or vmap traces (transform the function it was " \
+        "traced from)"
+    for run in (lambda: hop.trace(gm, x), lambda: hop.grad(lambda a: gm(a).sum())(x),
+                lambda: hop.vmap(gm)(hop.stack([x, x])), lambda: hop.jvp(gm, (x,), (x,)),
+                lambda: hop.compile(gm)(x)):
+        check_raises(TypeError, inside, run)
+    assert gm(x).tolist() == (x * 2).tolist()
     sub = hop.trace(lambda a: hop.wrap(lambda: a + 1), x).subgraphs["wrap_body_0"]
     check_raises(TypeError, "the subgraph wrap_body_0 is not callable on its own; call the root "
                  "GraphModule", sub, x)

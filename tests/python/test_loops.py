@@ -975,6 +975,34 @@ def test_a_symint_carry_updated_by_arithmetic_in_every_mode():
     assert "item" in gm.code and "add" in gm.code
 
 
+def test_a_symint_or_symfloat_carry_is_a_tensor_in_the_body_and_out_as_eager():
+    """Eagerly n.item() is an int, carried as a 0-d int64 tensor; traced it is a
+    SymInt, which was carried as one: the loop returned an int where eager
+    returns a tensor, `i < 5` on it was a DataDependentError, a body returning
+    n.item() + j for an int carry a TraceError, and a SymFloat carry one too."""
+    x = hop.randn(2, seed=6)
+    n = hop.tensor(2)
+    while_ = lambda n, x: hop.while_loop(lambda i, y: i < 5, lambda i, y: (i + 1, y * 2.0),
+                                         (n.item() + 1, x))
+    fori = lambda n, x: hop.fori_loop(0, 3, lambda j, c: (c[0] + j, c[1] * 2.0), (n.item(), x))
+    scan = lambda n, x: hop.scan(lambda c, r: ((c[0] + 1, c[1] + r), r), (n.item(), x),
+                                 hop.ones(3, 2))[0]
+    sets = lambda n, x: hop.fori_loop(0, 3, lambda j, c: (n.item() + j, c[1] * 2.0), (0, x))
+    half = lambda n, x: hop.fori_loop(0, 3, lambda j, c: (c[0] * 2.0, c[1] + j * 0.5),
+                                      (n.item() * 0.5, x))
+    for f, want in [(while_, (np.int64(5), x.numpy() * 4)),
+                    (fori, (np.int64(5), x.numpy() * 8)),
+                    (scan, (np.int64(5), x.numpy() + 3)),
+                    (sets, (np.int64(4), x.numpy() * 8)),
+                    (half, (np.float64(8.0), x.numpy() + np.float32(1.5)))]:
+        for dynamic in (False, True):
+            got, _ = modes(f, n, x, dynamic=dynamic)
+            for mode, out in got.items():
+                assert all(isinstance(v, hop.Tensor) for v in out), (mode, out)
+                for o, w in zip(out, want):
+                    same(o, w)
+
+
 def test_cond_branches_returning_different_python_numbers_in_every_mode():
     x = hop.randn(3, seed=5)
     for f, want in [(lambda p, x: hop.cond(p, lambda: 1, lambda: 2), (1, 2)),
@@ -1001,3 +1029,26 @@ def test_cond_branches_returning_different_python_numbers_in_every_mode():
     for a, b in ((3, 0.25), (True, False)):
         with pytest.raises(hop.TraceError, match="the branches return different structures"):
             hop.trace(lambda p: hop.cond(p, lambda: a, lambda: b), hop.tensor(True))
+
+
+def test_cond_branches_returning_python_numbers_under_vmap_and_grad():
+    """vmap and grad of the case above: a float is a SymFloat (a tensor of the
+    graph), batched like any value; an int is an item, which vmap cannot
+    batch when the predicate is batched (a stated limit, docs/VMAP.md)."""
+    X = hop.tensor(np.array([[1.0, 2.0], [-3.0, 0.5]]))
+    P = hop.tensor(np.array([True, False]))
+    by_pred = lambda p, x: x * hop.cond(p, lambda: 2.0, lambda: 3.0)  # noqa: E731
+    for run in (hop.vmap(by_pred), hop.compile(hop.vmap(by_pred))):
+        same(run(P, X), X.numpy() * np.array([[2.0], [3.0]]))
+    same(hop.grad(lambda X: hop.vmap(by_pred)(P, X).sum())(X), np.array([[2.0, 2.0],
+                                                                         [3.0, 3.0]]))
+    by_sum = lambda x: (x * hop.cond(x.sum() > 0, lambda: 2, lambda: 3)).sum()  # noqa: E731
+    for run in (hop.vmap(hop.grad(by_sum)), hop.compile(hop.vmap(hop.grad(by_sum)))):
+        same(run(X), np.array([[2.0, 2.0], [3.0, 3.0]]))  # row sums 3 and -2.5
+    same(hop.grad(by_sum)(X), np.full((2, 2), 2.0))  # the sum 0.5 > 0
+    same(hop.vmap(lambda x: x * hop.cond(hop.tensor(True), lambda: 2, lambda: 3))(X),
+         X.numpy() * 2)
+    ints = lambda p, x: x * hop.cond(p, lambda: 2, lambda: 3)  # noqa: E731
+    with pytest.raises(hop.UnsupportedError, match=r"^vmap: the op item \(item\) has no batch "
+                                                   r"rule: item of a batched value"):
+        hop.vmap(ints)(P, X)

@@ -27,7 +27,8 @@ pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
 # derandomized set of 400 are about twice that).
 VARIANTS = ("int before float", "float before int", "bool carry", "zero size", "exact zeros",
             "mode dynamic", "fori dynamic index", "hop in loop", "hop in branch", "hop in call",
-            "dyn set", "pyconst cond", "pyconst carry", "pyconst false")
+            "dyn set", "pyconst cond", "pyconst carry", "pyconst false",
+            "pyconst item")
 
 
 def test_random_programs_transform_exactly_through_every_hop():

@@ -330,9 +330,13 @@ def matmul_chain(xs, w):
 
 
 def long_nested():
-    # 40M rows of 256 (seconds even with wide vectors on 2 threads: 4M took
-    # 0.27 s, ending before the signal at 0.3 s); expanded, so no memory
-    return (hop.randn(1, 1, 256, seed=1).expand(40000, 1000, 256),)
+    # 400k rows of 25,600 (10G elements: seconds even with wide vectors on 2
+    # threads; a tenth ended before the signal at 0.3 s); expanded, so no
+    # memory.  The result is small ([40000, 10]): an interrupted run frees
+    # its result before KeyboardInterrupt surfaces, and under ASan freeing
+    # the 160 MB of a [40000, 1000] result took 40-60 ms of the latency
+    # bound (the shadow of every freed byte is poisoned).
+    return (hop.randn(1, 1, 25600, seed=1).expand(40000, 10, 25600),)
 
 
 def long_chain():

@@ -327,3 +327,24 @@ def test_a_negative_size_from_the_data_is_an_invalid_error_compiled_as_eager():
         f(n)
     with pytest.raises(hop.InvalidError, match=r"^zeros: invalid size -3 in shape \[-3\]$"):
         hop.compile(f)(n)  # was a plain hop.Error
+
+
+@pytest.mark.parametrize("sig, column, shown", [
+    ("void f(int64_t n)\0junk", 18, r"'\x00'"),  # was ValueError: embedded null character
+    ("void f\udcff(int64_t n)", 7, r"'\udcff'"),  # was UnicodeEncodeError
+])
+def test_a_nul_or_a_lone_surrogate_in_a_foreign_signature_is_an_error_naming_its_column(
+        sig, column, shown):
+    fn = ctypes.CFUNCTYPE(None, ctypes.c_int64)(lambda n: None)
+    with pytest.raises(hop.InvalidError) as e:
+        hop.foreign(sig, fn)
+    assert str(e.value) == f"foreign signature: column {column}: {shown} is not a character " \
+        "of a C prototype (names and types are ASCII C identifiers)"
+
+
+def test_a_library_path_with_a_nul_character_is_a_not_found_error_naming_it():
+    for path in ("/tmp/x\0y.so", b"/tmp/x\0y.so"):  # was ValueError: embedded null byte
+        with pytest.raises(hop.NotFoundError) as e:
+            hop.load_library(path)
+        assert str(e.value) == f"load_library: cannot load {path!r}: the path has a NUL " \
+                               "character"

@@ -869,9 +869,31 @@ def test_vmap_of_grad_through_fori_loop_with_a_batched_bound_runs_as_a_loop_over
     assert 'map: "(f32[5], f32[5, 2])" = map(vjp_vmap_loop, (x, n), (w,))' in code
 
 
-def test_vmap_fori_loop_with_a_batched_bound_and_a_symint_carry_is_a_clear_error():
-    # a SymInt carry (dynamic=True: x.shape[1] is a symbol) cannot be masked per lane
+def test_vmap_fori_loop_with_a_batched_bound_and_a_size_in_its_carry_is_per_example():
+    # a size carried (dynamic=True: x.shape[0] is a symbol) is a 0-d int64
+    # tensor in the body, as eager's int is, so it is masked per lane like any
+    # carry (it was the SymInt of the shape, which vmap refused to mask)
     f = lambda x, n: hop.fori_loop(0, n, lambda i, c: (c[0] + c[1], c[1]), (x, x.shape[0]))[0]
+    x, n = hop.tensor(np.ones((5, 3), np.float32)), ints(1, 2, 0, 1, 3)
+    want = np.stack([f(x[k], n[k]).numpy() for k in range(5)])
+    np.testing.assert_array_equal(want[:, 0], [4.0, 7.0, 1.0, 4.0, 10.0])
+    gm = hop.trace(lambda x, n: hop.vmap(f)(x, n), x, n, dynamic=True)
+    for got in (gm(x, n), hop.vmap(f)(x, n)):
+        np.testing.assert_array_equal(got.numpy(), want)
+
+
+def test_vmap_fori_loop_with_a_batched_bound_and_a_symint_carry_below_the_api_is_an_error():
+    # hop.fori_loop carries a size as a tensor; a graph built through the HOP
+    # call itself (as C builds one) may carry the SymInt, which cannot be
+    # masked per lane
+    from hop import _hops as H
+
+    def f(x, n):
+        carry = (x, x.shape[0])
+        shape = H._as_result(carry, "carry")
+        return H._apply("fori_loop", [0, n], [carry],
+                        [H._Body(lambda i, c: (c[0] + c[1], c[1]), "body_fun",
+                                 lambda s: ((s[0],), {}), shape)], made=1, result=shape)[0]
     with pytest.raises(hop.UnsupportedError,
                        match=r"^vmap: fori_loop \(fori_loop\) with a batched bound carries a "
                              r"SymInt \(carry 1\), which cannot differ per example$"):
