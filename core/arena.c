@@ -100,27 +100,28 @@ hop__arena_strdup(hop__arena *a, const char *s)
     return d;
 }
 
+/* hop__arena_printf's room: the string, allocated from the arena. */
+struct arena_text {
+    hop__arena *arena;
+    char *text;
+};
+
+static char *
+arena_room(void *ctx, size_t size)
+{
+    struct arena_text *t = ctx;
+    return t->text = hop__arena_alloc(t->arena, size);
+}
+
 char *
 hop__arena_printf(hop__arena *a, const char *fmt, ...)
 {
-    char small[256];
+    struct arena_text t = {a, NULL};
     va_list ap;
     va_start(ap, fmt);
-    int n = vsnprintf(small, sizeof small, fmt, ap);
+    int n = hop__vformat(arena_room, &t, fmt, ap);
     va_end(ap);
-    if (n < 0) {
+    if (n == -1)
         hop_error(HOP_INVALID, "bad format string");
-        return NULL;
-    }
-    char *d = hop__arena_alloc(a, (size_t)n + 1);
-    if (d == NULL)
-        return NULL;
-    if ((size_t)n < sizeof small) {
-        memcpy(d, small, (size_t)n + 1);
-    } else {
-        va_start(ap, fmt);
-        vsnprintf(d, (size_t)n + 1, fmt, ap);
-        va_end(ap);
-    }
-    return d;
+    return n < 0 ? NULL : t.text;
 }

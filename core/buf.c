@@ -42,28 +42,41 @@ hop__buf_puts(hop__buf *b, const char *s)
     hop__buf_append(b, s, strlen(s));
 }
 
+int
+hop__vformat(char *(*room)(void *ctx, size_t size), void *ctx, const char *fmt, va_list ap)
+{
+    char small[256];
+    va_list again;
+    va_copy(again, ap);
+    int n = vsnprintf(small, sizeof small, fmt, ap);
+    char *d = n < 0 ? NULL : room(ctx, (size_t)n + 1);
+    if (d != NULL && (size_t)n < sizeof small)
+        memcpy(d, small, (size_t)n + 1);
+    else if (d != NULL)
+        vsnprintf(d, (size_t)n + 1, fmt, again);
+    va_end(again);
+    return n < 0 ? -1 : d == NULL ? -2 : n;
+}
+
+/* The room at the end of b's text (its NUL included). */
+static char *
+buf_room(void *ctx, size_t size)
+{
+    hop__buf *b = ctx;
+    return reserve(b, size - 1) ? b->data + b->len : NULL;
+}
+
 void
 hop__buf_printf(hop__buf *b, const char *fmt, ...)
 {
-    char small[256];
     va_list ap;
     va_start(ap, fmt);
-    int n = vsnprintf(small, sizeof small, fmt, ap);
+    int n = hop__vformat(buf_room, b, fmt, ap);
     va_end(ap);
-    if (n < 0) {
+    if (n == -1)
         b->failed = true;
-        return;
-    }
-    if ((size_t)n < sizeof small) {
-        hop__buf_append(b, small, (size_t)n);
-        return;
-    }
-    if (!reserve(b, (size_t)n))
-        return;
-    va_start(ap, fmt);
-    vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap);
-    va_end(ap);
-    b->len += (size_t)n;
+    else if (n >= 0)
+        b->len += (size_t)n;
 }
 
 void

@@ -41,6 +41,13 @@ void *hop__arena_zalloc(hop__arena *a, size_t n);
 char *hop__arena_strdup(hop__arena *a, const char *s);
 char *hop__arena_printf(hop__arena *a, const char *fmt, ...) HOP_PRINTF(2, 3);
 
+/* The one formatter under hop__arena_printf and hop__buf_printf: formats fmt
+ * with ap into the n + 1 bytes room(ctx, n + 1) returns (n the text's length,
+ * NUL included in the room), formatting twice only when the text is longer
+ * than a small stack buffer.  Returns n; -1 for a bad format (room is not
+ * called); -2 when room returns NULL. */
+int hop__vformat(char *(*room)(void *ctx, size_t size), void *ctx, const char *fmt, va_list ap);
+
 /*
  * String builder.  Failures are sticky: after an allocation fails every append
  * is a no-op and hop__buf_finish returns NULL (error context HOP_NOMEM).

@@ -300,7 +300,7 @@ hop__fused_build(hop_lower_ctx *cx, const hop_node *root, const hop_node *const 
         st->op = n->op;
         st->nin = n_operands(n);
         st->dtype = n->meta->meta.dtype;
-        g->cost += hop__vfn_cost(n->op);
+        g->cost += hop_op_get(n->op)->cost;
         int freed[3], nfreed = 0;
         for (int i = 0; i < st->nin; i++) {
             const hop_arg *a = &n->args[i];

@@ -184,6 +184,47 @@ layout_key(hop_lower_ctx *cx)
     return HOP_OK;
 }
 
+/* Each buffer of order (by first use) into a region: greedy, best fit at
+ * the hints, a region of the same routine and section whose last use is
+ * before the buffer's first.  The regions' last use, routine, section,
+ * hint and member count in the arrays (nbuffers long); returns how many. */
+static int32_t
+assign_regions(hop__buffer **order, size_t nbuffers, int32_t *rlast, int32_t *rrout, int32_t *rsec,
+               int64_t *rhint, int32_t *rcount)
+{
+    int32_t nreg = 0;
+    for (size_t i = 0; i < nbuffers; i++) {
+        hop__buffer *b = order[i];
+        int32_t best = -1;
+        for (int32_t r = 0; r < nreg; r++) {
+            if (rrout[r] != b->routine || rsec[r] != b->section || rlast[r] >= b->def)
+                continue;
+            if (best < 0) {
+                best = r;
+                continue;
+            }
+            /* Prefer a region that holds b already, the smallest such;
+             * else the largest (it grows least). */
+            bool fits = rhint[r] >= b->hint, bfits = rhint[best] >= b->hint;
+            if ((fits && (!bfits || rhint[r] < rhint[best])) ||
+                (!fits && !bfits && rhint[r] > rhint[best]))
+                best = r;
+        }
+        if (best < 0) {
+            best = nreg++;
+            rrout[best] = b->routine;
+            rsec[best] = b->section;
+            rhint[best] = 0;
+        }
+        rlast[best] = b->last;
+        if (b->hint > rhint[best])
+            rhint[best] = b->hint;
+        b->region = best;
+        rcount[best]++;
+    }
+    return nreg;
+}
+
 hop_status
 hop__memplan(hop_lower_ctx *cx)
 {
@@ -222,35 +263,7 @@ hop__memplan(hop_lower_ctx *cx)
         st = HOP_NOMEM;
         goto regions_done;
     }
-    for (size_t i = 0; i < cx->nbuffers; i++) {
-        hop__buffer *b = order[i];
-        int32_t best = -1;
-        for (int32_t r = 0; r < nreg; r++) {
-            if (rrout[r] != b->routine || rsec[r] != b->section || rlast[r] >= b->def)
-                continue;
-            if (best < 0) {
-                best = r;
-                continue;
-            }
-            /* Prefer a region that holds b already, the smallest such;
-             * else the largest (it grows least). */
-            bool fits = rhint[r] >= b->hint, bfits = rhint[best] >= b->hint;
-            if ((fits && (!bfits || rhint[r] < rhint[best])) ||
-                (!fits && !bfits && rhint[r] > rhint[best]))
-                best = r;
-        }
-        if (best < 0) {
-            best = nreg++;
-            rrout[best] = b->routine;
-            rsec[best] = b->section;
-            rhint[best] = 0;
-        }
-        rlast[best] = b->last;
-        if (b->hint > rhint[best])
-            rhint[best] = b->hint;
-        b->region = best;
-        rcount[best]++;
-    }
+    nreg = assign_regions(order, cx->nbuffers, rlast, rrout, rsec, rhint, rcount);
     p->regions = hop__arena_zalloc(&p->arena, ((size_t)nreg + 1) * sizeof *p->regions);
     if (p->regions == NULL) {
         st = HOP_NOMEM;

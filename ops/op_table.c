@@ -1,6 +1,6 @@
 /*
  * ops/op_table.c - the op table: one row per op of HOP_OP_LIST (name, operand
- * count, shape rule, kernel family) and lookup by enum value or by name.
+ * count, shape rule, kernel family, complex, cost) and lookup by enum value or by name.
  *
  * The table is generated from the X-macro so that the enum, the names and the
  * rules can never drift apart; shape inference itself lives in infer*.c.
@@ -9,9 +9,14 @@
 #include "hop/ops.h"
 
 static const hop_op_info op_table[] = {
-#define HOP__OP_ROW(name, nargs, rule, family) {#name, nargs, HOP_RULE_##rule, HOP_KF_##family},
+#define HOP__OP_COMPLEX_C true
+#define HOP__OP_COMPLEX_R false
+#define HOP__OP_ROW(name, nargs, rule, family, complex, cost)                                      \
+    {#name, nargs, HOP_RULE_##rule, HOP_KF_##family, HOP__OP_COMPLEX_##complex, cost},
     HOP_OP_LIST(HOP__OP_ROW)
 #undef HOP__OP_ROW
+#undef HOP__OP_COMPLEX_C
+#undef HOP__OP_COMPLEX_R
 };
 _Static_assert(HOP__ARRAY_LEN(op_table) == HOP_OP_COUNT, "op table and enum disagree");
 

@@ -102,17 +102,7 @@ hop__convert_complex(int64_t n, void *dst, hop_dtype dt, const void *src, hop_dt
             o[i] = (OT)(EXPR);                                                                     \
         }                                                                                          \
     }
-#define UN(name, T, OT, EXPR)                                                                      \
-    static void name(int64_t n, void *out, const void *const *in, const int *inc)                  \
-    {                                                                                              \
-        (void)inc;                                                                                 \
-        OT *o = out;                                                                               \
-        const T *a = in[0];                                                                        \
-        for (int64_t i = 0; i < n; i++) {                                                          \
-            T x = a[i];                                                                            \
-            o[i] = (OT)(EXPR);                                                                     \
-        }                                                                                          \
-    }
+#define UN(name, T, OT, EXPR) HOP__UNARY_VFN(name, T, OT, EXPR, )
 
 /* NumPy's complex division (its loops' and npy_cpow's): Smith's method,
  * scaling by the larger part of the divisor, and x / 0 as the parts over

@@ -348,17 +348,7 @@ hop__ew_compute(const hop__ew *e, int ith, int nth)
     }
 
 #define UNARY_FN(name, T, OT, EXPR) UNARY_FN_AT(name, T, OT, EXPR, )
-#define UNARY_FN_AT(name, T, OT, EXPR, ATTR)                                                       \
-    ATTR static void name(int64_t n, void *out, const void *const *in, const int *inc)             \
-    {                                                                                              \
-        (void)inc;                                                                                 \
-        OT *o = out;                                                                               \
-        const T *a = in[0];                                                                        \
-        for (int64_t i = 0; i < n; i++) {                                                          \
-            T x = a[i];                                                                            \
-            o[i] = (OT)(EXPR);                                                                     \
-        }                                                                                          \
-    }
+#define UNARY_FN_AT HOP__UNARY_VFN
 
 #define FMAX(x, y) ((x) != (x) ? (x) : (y) != (y) ? (y) : (x) > (y) ? (x) : (y))
 #define FMIN(x, y) ((x) != (x) ? (x) : (y) != (y) ? (y) : (x) < (y) ? (x) : (y))
@@ -1096,52 +1086,4 @@ hop__vfn_copy(hop_dtype dt)
 {
     static const hop__vfn copy[HOP_DTYPE_COUNT] = {[HOP_BOOL] = copy_b, SIZE_ROW(copy)};
     return (unsigned)dt < HOP_DTYPE_COUNT ? copy[dt] : NULL;
-}
-
-int
-hop__vfn_cost(hop_op op)
-{
-    switch (op) {
-    case HOP_OP_exp:
-    case HOP_OP_log:
-    case HOP_OP_sin:
-    case HOP_OP_cos:
-    case HOP_OP_tanh:
-    case HOP_OP_sigmoid:
-    case HOP_OP_expm1:
-    case HOP_OP_log1p:
-    case HOP_OP_log2:
-    case HOP_OP_log10:
-    case HOP_OP_exp2:
-    case HOP_OP_tan:
-    case HOP_OP_arctan:
-    case HOP_OP_sinh:
-    case HOP_OP_cosh:
-    case HOP_OP_arcsin:
-    case HOP_OP_arccos:
-    case HOP_OP_arcsinh:
-    case HOP_OP_arccosh:
-    case HOP_OP_arctanh:
-    case HOP_OP_cbrt:
-    case HOP_OP_arctan2:
-    case HOP_OP_hypot:
-        return 8;
-    case HOP_OP_i0:
-    case HOP_OP_i1:
-        return 32;
-    case HOP_OP_fmod:
-    case HOP_OP_gcd:
-    case HOP_OP_lcm:
-        return 4;
-    case HOP_OP_floor_divide:
-    case HOP_OP_remainder:
-        return 4;
-    case HOP_OP_pow:
-        return 16;
-    case HOP_OP_div:
-    case HOP_OP_sqrt:
-        return 2;
-    default:
-        return 1;
-    }
 }

@@ -468,13 +468,13 @@ prepare_plan(hop__kernel *k, const hop__call *c, hop_tensor *out)
             /* abs real imag angle: a complex input, a real result */
             need[0] = c->args[0].u.tensor->dtype;
             ew_plan(k, out, c->args, 1, need, hop__vfn_complex(c->op, need[0]), out->dtype,
-                    hop__vfn_cost(c->op), out->dtype);
+                    info->cost, out->dtype);
             return HOP_OK;
         }
         /* f16 computes in f32 and rounds each result back */
         need[0] = c->op == HOP_OP_logical_not ? HOP_BOOL : hop__compute_dtype(out->dtype);
         ew_plan(k, out, c->args, 1, need, hop__vfn_unary(c->op, need[0]),
-                c->op == HOP_OP_logical_not ? HOP_BOOL : need[0], hop__vfn_cost(c->op), out->dtype);
+                c->op == HOP_OP_logical_not ? HOP_BOOL : need[0], info->cost, out->dtype);
         return HOP_OK;
     case HOP_KF_BINARY: {
         need[0] = info->rule == HOP_RULE_LOGICAL   ? HOP_BOOL
@@ -484,12 +484,12 @@ prepare_plan(hop__kernel *k, const hop__call *c, hop_tensor *out)
         hop_dtype fdtype = info->rule == HOP_RULE_BINARY ? need[0] : HOP_BOOL;
         if (c->op == HOP_OP_complex) { /* two real parts in, one complex out */
             need[0] = need[1] = hop_dtype_real(out->dtype);
-            ew_plan(k, out, c->args, 2, need, hop__vfn_complex(c->op, out->dtype), out->dtype,
-                    1, out->dtype);
+            ew_plan(k, out, c->args, 2, need, hop__vfn_complex(c->op, out->dtype), out->dtype, 1,
+                    out->dtype);
             return HOP_OK;
         }
-        ew_plan(k, out, c->args, 2, need, hop__vfn_binary(c->op, need[0]), fdtype,
-                hop__vfn_cost(c->op), info->rule == HOP_RULE_COMPARE ? c->promoted : out->dtype);
+        ew_plan(k, out, c->args, 2, need, hop__vfn_binary(c->op, need[0]), fdtype, info->cost,
+                info->rule == HOP_RULE_COMPARE ? c->promoted : out->dtype);
         return HOP_OK;
     }
     case HOP_KF_WHERE:

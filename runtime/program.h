@@ -403,6 +403,21 @@ typedef struct hop__guard {
  * each contiguous (inc 1) or one broadcast element (inc 0), all of the
  * function's input dtypes. */
 typedef void (*hop__vfn)(int64_t n, void *out, const void *const *in, const int *inc);
+/* Defines a static vfn of one contiguous operand, o[i] = (OT)(EXPR) with
+ * x = a[i] (T the operand's C type, OT the result's; ATTR a function
+ * attribute such as a target, or nothing): the real kernels'
+ * (elementwise.c) and the complex ones' (complex.c). */
+#define HOP__UNARY_VFN(name, T, OT, EXPR, ATTR)                                                    \
+    ATTR static void name(int64_t n, void *out, const void *const *in, const int *inc)             \
+    {                                                                                              \
+        (void)inc;                                                                                 \
+        OT *o = out;                                                                               \
+        const T *a = in[0];                                                                        \
+        for (int64_t i = 0; i < n; i++) {                                                          \
+            T x = a[i];                                                                            \
+            o[i] = (OT)(EXPR);                                                                     \
+        }                                                                                          \
+    }
 
 typedef enum hop__fsrc { HOP__F_REG, HOP__F_INPUT, HOP__F_SCALAR, HOP__F_SYM } hop__fsrc;
 
@@ -644,7 +659,6 @@ hop__vfn hop__vfn_copy(hop_dtype dt);
  * not take complex; and real imag conj angle of a real dtype dt. */
 hop__vfn hop__vfn_complex(hop_op op, hop_dtype dt);
 hop__vfn hop__vfn_complex_part(hop_op op, hop_dtype dt);
-int hop__vfn_cost(hop_op op);
 /* Converts n elements from src (stride in elements) to contiguous dst, with
  * the conversions documented in hop/runtime.h (scalar operands of fused
  * steps are stored converted). */

@@ -93,14 +93,58 @@ hop_tracer_set_lift_hook(hop_tracer *t, hop_lift_hook hook, void *ud)
     t->hook_ud = ud;
 }
 
+/* ------------------------------------------------------ undoable tables */
+
+static hop_node *
+memo_get(const hop__memo *m, const void *key)
+{
+    hop__memo_entry *e = NULL;
+    HASH_FIND_PTR(m->map, &key, e);
+    return e ? e->value : NULL;
+}
+
+static hop_status
+memo_put(hop_tracer *t, hop__memo *m, const void *key, hop_node *value)
+{
+    if (hop__grow((void **)&m->log, &m->cap, m->n + 1, sizeof *m->log) != HOP_OK)
+        return HOP_NOMEM;
+    hop__memo_entry *e = hop__arena_alloc(&t->arena, sizeof *e);
+    if (e == NULL)
+        return HOP_NOMEM;
+    e->key = key;
+    e->value = value;
+    hop_status st;
+    HOP_HASH_ADD(st, hh, m->map, key, sizeof e->key, e);
+    if (st != HOP_OK)
+        return st;
+    m->log[m->n++] = e;
+    return HOP_OK;
+}
+
+/* Removes the entries added after the first n, newest first. */
+static void
+memo_undo(hop__memo *m, size_t n)
+{
+    while (m->n > n) {
+        hop__memo_entry *e = m->log[--m->n];
+        HASH_DEL(m->map, e);
+    }
+}
+
+/* The entries themselves are the arena's. */
+static void
+memo_free(hop__memo *m)
+{
+    HASH_CLEAR(hh, m->map);
+    hop__free(m->log);
+}
+
 hop_node *
 hop_tracer_bound_symbol(const hop_tracer *t, const hop_expr *sym)
 {
     if (t == NULL || sym == NULL)
         return NULL;
-    hop__sym_entry *e = NULL;
-    HASH_FIND_PTR(t->sym_map, &sym, e);
-    return e ? e->value : NULL;
+    return memo_get(&t->syms, sym);
 }
 
 /* ------------------------------------------------------ life and undo */
@@ -153,11 +197,9 @@ hop__tracer_free(hop_tracer *t)
 {
     if (t == NULL)
         return;
-    HASH_CLEAR(hh, t->lift_map);
-    HASH_CLEAR(hh, t->sym_map);
+    memo_free(&t->lifts);
+    memo_free(&t->syms);
     hop__arena_destroy(&t->arena);
-    hop__free(t->lift_log);
-    hop__free(t->sym_log);
     hop__free(t->lifted);
     hop__free(t->lifted_source);
     hop__free(t->lifted_cause);
@@ -170,8 +212,8 @@ hop__tracer_mark_of(const hop_tracer *t, hop__tracer_mark *m)
     m->last = t->graph->last;
     m->nplaceholders = t->graph->nplaceholders;
     m->nsubgraphs = t->graph->nsubgraphs;
-    m->nlift_log = t->nlift_log;
-    m->nsym_log = t->nsym_log;
+    m->nlift_log = t->lifts.n;
+    m->nsym_log = t->syms.n;
     m->nlifted = t->nlifted;
 }
 
@@ -196,14 +238,8 @@ hop__tracer_rollback(hop_tracer *t, const hop__tracer_mark *m,
         if (orphan)
             orphan(ctx, sub);
     }
-    while (t->nlift_log > m->nlift_log) {
-        hop__lift_entry *e = t->lift_log[--t->nlift_log];
-        HASH_DEL(t->lift_map, e);
-    }
-    while (t->nsym_log > m->nsym_log) {
-        hop__sym_entry *e = t->sym_log[--t->nsym_log];
-        HASH_DEL(t->sym_map, e);
-    }
+    memo_undo(&t->lifts, m->nlift_log);
+    memo_undo(&t->syms, m->nsym_log);
     t->nlifted = m->nlifted;
 }
 
@@ -212,47 +248,19 @@ hop__tracer_rollback(hop_tracer *t, const hop__tracer_mark *m,
 static hop_status
 remember_lift(hop_tracer *t, const hop_node *key, hop_node *value)
 {
-    if (hop__grow((void **)&t->lift_log, &t->lift_log_cap, t->nlift_log + 1, sizeof *t->lift_log) !=
-        HOP_OK)
-        return HOP_NOMEM;
-    hop__lift_entry *e = hop__arena_alloc(&t->arena, sizeof *e);
-    if (e == NULL)
-        return HOP_NOMEM;
-    e->key = key;
-    e->value = value;
-    hop_status st;
-    HOP_HASH_ADD(st, hh, t->lift_map, key, sizeof e->key, e);
-    if (st != HOP_OK)
-        return st;
-    t->lift_log[t->nlift_log++] = e;
-    return HOP_OK;
+    return memo_put(t, &t->lifts, key, value);
 }
 
 static hop_node *
 find_lift(const hop_tracer *t, const hop_node *key)
 {
-    hop__lift_entry *e = NULL;
-    HASH_FIND_PTR(t->lift_map, &key, e);
-    return e ? e->value : NULL;
+    return memo_get(&t->lifts, key);
 }
 
 static hop_status
 remember_symbol(hop_tracer *t, const hop_expr *sym, hop_node *value)
 {
-    if (hop__grow((void **)&t->sym_log, &t->sym_log_cap, t->nsym_log + 1, sizeof *t->sym_log) !=
-        HOP_OK)
-        return HOP_NOMEM;
-    hop__sym_entry *e = hop__arena_alloc(&t->arena, sizeof *e);
-    if (e == NULL)
-        return HOP_NOMEM;
-    e->sym = sym;
-    e->value = value;
-    hop_status st;
-    HOP_HASH_ADD(st, hh, t->sym_map, sym, sizeof e->sym, e);
-    if (st != HOP_OK)
-        return st;
-    t->sym_log[t->nsym_log++] = e;
-    return HOP_OK;
+    return memo_put(t, &t->syms, sym, value);
 }
 
 static hop_status
@@ -348,17 +356,20 @@ bind_shape_symbols(hop_tracer *t, const hop_meta *m, hop_node *shape_of)
     return HOP_OK;
 }
 
+/* A placeholder of t's graph for sym, remembered as what yields it. */
+static hop_node *
+symbol_placeholder(hop_tracer *t, const hop_expr *sym)
+{
+    hop_value_info meta = {.kind = HOP_VALUE_SYM, .sym = sym};
+    hop_node *ph = hop_graph_placeholder(t->graph, hop_symbol_name(sym), &meta);
+    return ph == NULL || remember_symbol(t, sym, ph) != HOP_OK ? NULL : ph;
+}
+
 static hop_node *
 bind_root_symbol(hop_tracer *t, const hop_expr *sym)
 {
     hop_node *v = hop_tracer_bound_symbol(t, sym);
-    if (v)
-        return v;
-    hop_value_info meta = {.kind = HOP_VALUE_SYM, .sym = sym};
-    hop_node *ph = hop_graph_placeholder(t->graph, hop_symbol_name(sym), &meta);
-    if (ph == NULL || remember_symbol(t, sym, ph) != HOP_OK)
-        return NULL;
-    return ph;
+    return v ? v : symbol_placeholder(t, sym);
 }
 
 static hop_node *
@@ -375,10 +386,9 @@ bind_symbol(hop_tracer *t, const hop_expr *sym)
     hop_node *outer = bind_symbol(t->parent, sym);
     if (outer == NULL)
         return NULL;
-    hop_value_info meta = {.kind = HOP_VALUE_SYM, .sym = sym};
-    hop_node *ph = hop_graph_placeholder(t->graph, hop_symbol_name(sym), &meta);
-    if (ph == NULL || remember_symbol(t, sym, ph) != HOP_OK ||
-        remember_lift(t, outer, ph) != HOP_OK || remember_lifted(t, ph, outer) != HOP_OK)
+    hop_node *ph = symbol_placeholder(t, sym);
+    if (ph == NULL || remember_lift(t, outer, ph) != HOP_OK ||
+        remember_lifted(t, ph, outer) != HOP_OK)
         return NULL; /* the caller's rollback removes what was added */
     return ph;
 }

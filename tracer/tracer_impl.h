@@ -9,20 +9,20 @@
 #include "core/hash.h"
 #include "tracer/tracer_owner.h"
 
-/* One way to reach a placeholder of this tracer: keyed by the outer value it
- * stands for (the original value and the parent's value both get an entry). */
-typedef struct hop__lift_entry {
-    const hop_node *key;
+/* A pointer -> value table whose additions can be undone newest first: the
+ * tracer's two tables (below) are one of these each.  Entries live in the
+ * tracer's arena; the log keeps their creation order for hop__tracer_rollback. */
+typedef struct hop__memo_entry {
+    const void *key;
     hop_node *value;
     UT_hash_handle hh;
-} hop__lift_entry;
+} hop__memo_entry;
 
-/* symbol -> the value in this tracer that yields it. */
-typedef struct hop__sym_entry {
-    const hop_expr *sym;
-    hop_node *value;
-    UT_hash_handle hh;
-} hop__sym_entry;
+typedef struct hop__memo {
+    hop__memo_entry *map;
+    hop__memo_entry **log; /* creation order, for undo */
+    size_t n, cap;
+} hop__memo;
 
 struct hop_tracer {
     hop_graph *graph;
@@ -31,12 +31,11 @@ struct hop_tracer {
     hop_tracer_state state;
     void *owner; /* the OutputGraph that made it */
     hop__arena arena; /* table entries; undone entries are left behind */
-    hop__lift_entry *lift_map;
-    hop__lift_entry **lift_log; /* creation order, for undo */
-    size_t nlift_log, lift_log_cap;
-    hop__sym_entry *sym_map;
-    hop__sym_entry **sym_log;
-    size_t nsym_log, sym_log_cap;
+    /* One way to reach a placeholder of this tracer: keyed by the outer
+     * value it stands for (the original value and the parent's value both
+     * get an entry). */
+    hop__memo lifts;
+    hop__memo syms; /* symbol -> the value in this tracer that yields it */
     hop_node **lifted;        /* lifted placeholders, in creation order */
     hop_node **lifted_source; /* the parent's value for each */
     size_t nlifted, lifted_cap;

@@ -423,9 +423,12 @@ typedef enum hop_kernel_family {
 } hop_kernel_family;
 
 /*
- * The op table: X(name, nargs, rule, family).  nargs counts every positional
- * operand (tensors and attributes alike); all are required, absent optional
- * ones are passed as HOP_OPND_NONE.  The argument lists per op:
+ * The op table: X(name, nargs, rule, family, complex, cost).  nargs counts
+ * every positional operand (tensors and attributes alike); all are required,
+ * absent optional ones are passed as HOP_OPND_NONE.  complex is C where the op
+ * takes complex operands, R where it refuses them (HOP_DTYPE, below).  cost is
+ * the work of one element relative to an add (1), what the fuser and the
+ * kernels' thread split weigh a loop by.  The argument lists per op:
  *
  *   unary ops            (x)
  *   binary, comparisons  (a, b): each a tensor or a scalar (INT/FLOAT/BOOL/SYM)
@@ -530,132 +533,132 @@ typedef enum hop_kernel_family {
  * negative value -1), as NumPy's.
  */
 #define HOP_OP_LIST(X)                                                                             \
-    X(neg, 1, UNARY, UNARY)                                                                        \
-    X(abs, 1, UNARY, UNARY)                                                                        \
-    X(exp, 1, UNARY, UNARY)                                                                        \
-    X(log, 1, UNARY, UNARY)                                                                        \
-    X(sin, 1, UNARY, UNARY)                                                                        \
-    X(cos, 1, UNARY, UNARY)                                                                        \
-    X(tanh, 1, UNARY, UNARY)                                                                       \
-    X(sigmoid, 1, UNARY, UNARY)                                                                    \
-    X(relu, 1, UNARY, UNARY)                                                                       \
-    X(sqrt, 1, UNARY, UNARY)                                                                       \
-    X(add, 2, BINARY, BINARY)                                                                      \
-    X(sub, 2, BINARY, BINARY)                                                                      \
-    X(mul, 2, BINARY, BINARY)                                                                      \
-    X(div, 2, BINARY, BINARY)                                                                      \
-    X(pow, 2, BINARY, BINARY)                                                                      \
-    X(maximum, 2, BINARY, BINARY)                                                                  \
-    X(minimum, 2, BINARY, BINARY)                                                                  \
-    X(eq, 2, COMPARE, BINARY)                                                                      \
-    X(ne, 2, COMPARE, BINARY)                                                                      \
-    X(lt, 2, COMPARE, BINARY)                                                                      \
-    X(le, 2, COMPARE, BINARY)                                                                      \
-    X(gt, 2, COMPARE, BINARY)                                                                      \
-    X(ge, 2, COMPARE, BINARY)                                                                      \
-    X(logical_and, 2, LOGICAL, BINARY)                                                             \
-    X(logical_or, 2, LOGICAL, BINARY)                                                              \
-    X(logical_not, 1, LOGICAL, UNARY)                                                              \
-    X(where, 3, WHERE, WHERE)                                                                      \
-    X(sum, 3, REDUCE, REDUCE)                                                                      \
-    X(mean, 3, REDUCE, REDUCE)                                                                     \
-    X(amax, 3, REDUCE, REDUCE)                                                                     \
-    X(amin, 3, REDUCE, REDUCE)                                                                     \
-    X(argmax, 3, ARGMAX, REDUCE)                                                                   \
-    X(matmul, 2, MATMUL, MATMUL)                                                                   \
-    X(reshape, 2, RESHAPE, VIEW)                                                                   \
-    X(view, 2, RESHAPE, VIEW)                                                                      \
-    X(transpose, 3, TRANSPOSE, VIEW)                                                               \
-    X(permute, 2, PERMUTE, VIEW)                                                                   \
-    X(unsqueeze, 2, UNSQUEEZE, VIEW)                                                               \
-    X(squeeze, 2, SQUEEZE, VIEW)                                                                   \
-    X(expand, 2, EXPAND, VIEW)                                                                     \
-    X(select, 3, SELECT, VIEW)                                                                     \
-    X(slice, 5, SLICE, VIEW)                                                                       \
-    X(cat, 2, CAT, CONCAT)                                                                         \
-    X(stack, 2, STACK, CONCAT)                                                                     \
-    X(full, 3, FULL, FACTORY)                                                                      \
-    X(zeros, 2, FULL, FACTORY)                                                                     \
-    X(ones, 2, FULL, FACTORY)                                                                      \
-    X(arange, 4, ARANGE, FACTORY)                                                                  \
-    X(item, 1, ITEM, SCALAR)                                                                       \
-    X(nonzero, 1, NONZERO, INDEX)                                                                  \
-    X(sym_size, 2, SYM_SIZE, SCALAR)                                                               \
-    X(to, 2, TO, COPY)                                                                             \
-    X(clone, 1, CLONE, COPY)                                                                       \
-    X(floor_divide, 2, BINARY, BINARY)                                                             \
-    X(remainder, 2, BINARY, BINARY)                                                                \
-    X(bitwise_and, 2, BINARY, BINARY)                                                              \
-    X(bitwise_or, 2, BINARY, BINARY)                                                               \
-    X(bitwise_xor, 2, BINARY, BINARY)                                                              \
-    X(bitwise_not, 1, UNARY, UNARY)                                                                \
-    X(sign, 1, UNARY, UNARY)                                                                       \
-    X(floor, 1, UNARY, UNARY)                                                                      \
-    X(ceil, 1, UNARY, UNARY)                                                                       \
-    X(round, 1, UNARY, UNARY)                                                                      \
-    X(expm1, 1, UNARY, UNARY)                                                                      \
-    X(log1p, 1, UNARY, UNARY)                                                                      \
-    X(log2, 1, UNARY, UNARY)                                                                       \
-    X(log10, 1, UNARY, UNARY)                                                                      \
-    X(exp2, 1, UNARY, UNARY)                                                                       \
-    X(tan, 1, UNARY, UNARY)                                                                        \
-    X(arctan, 1, UNARY, UNARY)                                                                     \
-    X(prod, 3, REDUCE, REDUCE)                                                                     \
-    X(any, 3, REDUCE, REDUCE)                                                                      \
-    X(all, 3, REDUCE, REDUCE)                                                                      \
-    X(argmin, 3, ARGMAX, REDUCE)                                                                   \
-    X(cumsum, 2, SCAN, INDEX)                                                                      \
-    X(cumprod, 2, SCAN, INDEX)                                                                     \
-    X(sort, 3, SORT, INDEX)                                                                        \
-    X(argsort, 3, SORT, INDEX)                                                                     \
-    X(take, 3, TAKE, INDEX)                                                                        \
-    X(dynamic_slice, 4, DYNAMIC_SLICE, VIEW)                                                       \
-    X(dynamic_update_slice, 4, DYNAMIC_UPDATE_SLICE, INDEX)                                        \
-    X(mask_gradient, 2, MASK_GRADIENT, VIEW)                                                       \
-    X(sinh, 1, UNARY, UNARY)                                                                       \
-    X(cosh, 1, UNARY, UNARY)                                                                       \
-    X(arcsin, 1, UNARY, UNARY)                                                                     \
-    X(arccos, 1, UNARY, UNARY)                                                                     \
-    X(arcsinh, 1, UNARY, UNARY)                                                                    \
-    X(arccosh, 1, UNARY, UNARY)                                                                    \
-    X(arctanh, 1, UNARY, UNARY)                                                                    \
-    X(cbrt, 1, UNARY, UNARY)                                                                       \
-    X(i0, 1, UNARY, UNARY)                                                                         \
-    X(i1, 1, UNARY, UNARY)                                                                         \
-    X(arctan2, 2, BINARY, BINARY)                                                                  \
-    X(hypot, 2, BINARY, BINARY)                                                                    \
-    X(copysign, 2, BINARY, BINARY)                                                                 \
-    X(fmod, 2, BINARY, BINARY)                                                                     \
-    X(nextafter, 2, BINARY, BINARY)                                                                \
-    X(ldexp, 2, BINARY, BINARY)                                                                    \
-    X(gcd, 2, BINARY, BINARY)                                                                      \
-    X(lcm, 2, BINARY, BINARY)                                                                      \
-    X(left_shift, 2, BINARY, BINARY)                                                               \
-    X(right_shift, 2, BINARY, BINARY)                                                              \
-    X(put, 4, PUT, INDEX)                                                                          \
-    X(searchsorted, 3, SEARCHSORTED, INDEX)                                                        \
-    X(real, 1, UNARY, UNARY)                                                                       \
-    X(imag, 1, UNARY, UNARY)                                                                       \
-    X(conj, 1, UNARY, UNARY)                                                                       \
-    X(angle, 1, UNARY, UNARY)                                                                      \
-    X(complex, 2, BINARY, BINARY)                                                                  \
-    X(linalg_solve, 2, LINALG, INDEX)                                                              \
-    X(linalg_inv, 1, LINALG, INDEX)                                                                \
-    X(linalg_det, 1, LINALG, INDEX)                                                                \
-    X(linalg_slogdet, 1, LINALG, INDEX)                                                            \
-    X(linalg_cholesky, 1, LINALG, INDEX)                                                           \
-    X(linalg_qr, 2, LINALG, INDEX)                                                                 \
-    X(linalg_svd, 2, LINALG, INDEX)                                                                \
-    X(linalg_svdvals, 1, LINALG, INDEX)                                                            \
-    X(linalg_eigh, 2, LINALG, INDEX)                                                               \
-    X(linalg_eigvalsh, 2, LINALG, INDEX)                                                           \
-    X(linalg_eig, 2, LINALG, INDEX)                                                                \
-    X(fft, 4, FFT, INDEX)                                                                          \
-    X(rfft, 3, FFT, INDEX)                                                                         \
-    X(irfft, 4, FFT, INDEX)
+    X(neg, 1, UNARY, UNARY, C, 1)                                                                  \
+    X(abs, 1, UNARY, UNARY, C, 1)                                                                  \
+    X(exp, 1, UNARY, UNARY, C, 8)                                                                  \
+    X(log, 1, UNARY, UNARY, C, 8)                                                                  \
+    X(sin, 1, UNARY, UNARY, C, 8)                                                                  \
+    X(cos, 1, UNARY, UNARY, C, 8)                                                                  \
+    X(tanh, 1, UNARY, UNARY, C, 8)                                                                 \
+    X(sigmoid, 1, UNARY, UNARY, R, 8)                                                              \
+    X(relu, 1, UNARY, UNARY, R, 1)                                                                 \
+    X(sqrt, 1, UNARY, UNARY, C, 2)                                                                 \
+    X(add, 2, BINARY, BINARY, C, 1)                                                                \
+    X(sub, 2, BINARY, BINARY, C, 1)                                                                \
+    X(mul, 2, BINARY, BINARY, C, 1)                                                                \
+    X(div, 2, BINARY, BINARY, C, 2)                                                                \
+    X(pow, 2, BINARY, BINARY, C, 16)                                                               \
+    X(maximum, 2, BINARY, BINARY, R, 1)                                                            \
+    X(minimum, 2, BINARY, BINARY, R, 1)                                                            \
+    X(eq, 2, COMPARE, BINARY, C, 1)                                                                \
+    X(ne, 2, COMPARE, BINARY, C, 1)                                                                \
+    X(lt, 2, COMPARE, BINARY, R, 1)                                                                \
+    X(le, 2, COMPARE, BINARY, R, 1)                                                                \
+    X(gt, 2, COMPARE, BINARY, R, 1)                                                                \
+    X(ge, 2, COMPARE, BINARY, R, 1)                                                                \
+    X(logical_and, 2, LOGICAL, BINARY, C, 1)                                                       \
+    X(logical_or, 2, LOGICAL, BINARY, C, 1)                                                        \
+    X(logical_not, 1, LOGICAL, UNARY, C, 1)                                                        \
+    X(where, 3, WHERE, WHERE, C, 1)                                                                \
+    X(sum, 3, REDUCE, REDUCE, C, 1)                                                                \
+    X(mean, 3, REDUCE, REDUCE, C, 1)                                                               \
+    X(amax, 3, REDUCE, REDUCE, R, 1)                                                               \
+    X(amin, 3, REDUCE, REDUCE, R, 1)                                                               \
+    X(argmax, 3, ARGMAX, REDUCE, R, 1)                                                             \
+    X(matmul, 2, MATMUL, MATMUL, C, 1)                                                             \
+    X(reshape, 2, RESHAPE, VIEW, C, 1)                                                             \
+    X(view, 2, RESHAPE, VIEW, C, 1)                                                                \
+    X(transpose, 3, TRANSPOSE, VIEW, C, 1)                                                         \
+    X(permute, 2, PERMUTE, VIEW, C, 1)                                                             \
+    X(unsqueeze, 2, UNSQUEEZE, VIEW, C, 1)                                                         \
+    X(squeeze, 2, SQUEEZE, VIEW, C, 1)                                                             \
+    X(expand, 2, EXPAND, VIEW, C, 1)                                                               \
+    X(select, 3, SELECT, VIEW, C, 1)                                                               \
+    X(slice, 5, SLICE, VIEW, C, 1)                                                                 \
+    X(cat, 2, CAT, CONCAT, C, 1)                                                                   \
+    X(stack, 2, STACK, CONCAT, C, 1)                                                               \
+    X(full, 3, FULL, FACTORY, C, 1)                                                                \
+    X(zeros, 2, FULL, FACTORY, C, 1)                                                               \
+    X(ones, 2, FULL, FACTORY, C, 1)                                                                \
+    X(arange, 4, ARANGE, FACTORY, R, 1)                                                            \
+    X(item, 1, ITEM, SCALAR, R, 1)                                                                 \
+    X(nonzero, 1, NONZERO, INDEX, C, 1)                                                            \
+    X(sym_size, 2, SYM_SIZE, SCALAR, C, 1)                                                         \
+    X(to, 2, TO, COPY, C, 1)                                                                       \
+    X(clone, 1, CLONE, COPY, C, 1)                                                                 \
+    X(floor_divide, 2, BINARY, BINARY, R, 4)                                                       \
+    X(remainder, 2, BINARY, BINARY, R, 4)                                                          \
+    X(bitwise_and, 2, BINARY, BINARY, R, 1)                                                        \
+    X(bitwise_or, 2, BINARY, BINARY, R, 1)                                                         \
+    X(bitwise_xor, 2, BINARY, BINARY, R, 1)                                                        \
+    X(bitwise_not, 1, UNARY, UNARY, R, 1)                                                          \
+    X(sign, 1, UNARY, UNARY, C, 1)                                                                 \
+    X(floor, 1, UNARY, UNARY, R, 1)                                                                \
+    X(ceil, 1, UNARY, UNARY, R, 1)                                                                 \
+    X(round, 1, UNARY, UNARY, R, 1)                                                                \
+    X(expm1, 1, UNARY, UNARY, C, 8)                                                                \
+    X(log1p, 1, UNARY, UNARY, C, 8)                                                                \
+    X(log2, 1, UNARY, UNARY, C, 8)                                                                 \
+    X(log10, 1, UNARY, UNARY, C, 8)                                                                \
+    X(exp2, 1, UNARY, UNARY, C, 8)                                                                 \
+    X(tan, 1, UNARY, UNARY, C, 8)                                                                  \
+    X(arctan, 1, UNARY, UNARY, C, 8)                                                               \
+    X(prod, 3, REDUCE, REDUCE, C, 1)                                                               \
+    X(any, 3, REDUCE, REDUCE, C, 1)                                                                \
+    X(all, 3, REDUCE, REDUCE, C, 1)                                                                \
+    X(argmin, 3, ARGMAX, REDUCE, R, 1)                                                             \
+    X(cumsum, 2, SCAN, INDEX, C, 1)                                                                \
+    X(cumprod, 2, SCAN, INDEX, C, 1)                                                               \
+    X(sort, 3, SORT, INDEX, R, 1)                                                                  \
+    X(argsort, 3, SORT, INDEX, R, 1)                                                               \
+    X(take, 3, TAKE, INDEX, C, 1)                                                                  \
+    X(dynamic_slice, 4, DYNAMIC_SLICE, VIEW, C, 1)                                                 \
+    X(dynamic_update_slice, 4, DYNAMIC_UPDATE_SLICE, INDEX, C, 1)                                  \
+    X(mask_gradient, 2, MASK_GRADIENT, VIEW, C, 1)                                                 \
+    X(sinh, 1, UNARY, UNARY, C, 8)                                                                 \
+    X(cosh, 1, UNARY, UNARY, C, 8)                                                                 \
+    X(arcsin, 1, UNARY, UNARY, C, 8)                                                               \
+    X(arccos, 1, UNARY, UNARY, C, 8)                                                               \
+    X(arcsinh, 1, UNARY, UNARY, C, 8)                                                              \
+    X(arccosh, 1, UNARY, UNARY, C, 8)                                                              \
+    X(arctanh, 1, UNARY, UNARY, C, 8)                                                              \
+    X(cbrt, 1, UNARY, UNARY, R, 8)                                                                 \
+    X(i0, 1, UNARY, UNARY, R, 32)                                                                  \
+    X(i1, 1, UNARY, UNARY, R, 32)                                                                  \
+    X(arctan2, 2, BINARY, BINARY, R, 8)                                                            \
+    X(hypot, 2, BINARY, BINARY, R, 8)                                                              \
+    X(copysign, 2, BINARY, BINARY, R, 1)                                                           \
+    X(fmod, 2, BINARY, BINARY, R, 4)                                                               \
+    X(nextafter, 2, BINARY, BINARY, R, 1)                                                          \
+    X(ldexp, 2, BINARY, BINARY, R, 1)                                                              \
+    X(gcd, 2, BINARY, BINARY, R, 4)                                                                \
+    X(lcm, 2, BINARY, BINARY, R, 4)                                                                \
+    X(left_shift, 2, BINARY, BINARY, R, 1)                                                         \
+    X(right_shift, 2, BINARY, BINARY, R, 1)                                                        \
+    X(put, 4, PUT, INDEX, C, 1)                                                                    \
+    X(searchsorted, 3, SEARCHSORTED, INDEX, R, 1)                                                  \
+    X(real, 1, UNARY, UNARY, C, 1)                                                                 \
+    X(imag, 1, UNARY, UNARY, C, 1)                                                                 \
+    X(conj, 1, UNARY, UNARY, C, 1)                                                                 \
+    X(angle, 1, UNARY, UNARY, C, 1)                                                                \
+    X(complex, 2, BINARY, BINARY, R, 1)                                                            \
+    X(linalg_solve, 2, LINALG, INDEX, C, 1)                                                        \
+    X(linalg_inv, 1, LINALG, INDEX, C, 1)                                                          \
+    X(linalg_det, 1, LINALG, INDEX, C, 1)                                                          \
+    X(linalg_slogdet, 1, LINALG, INDEX, C, 1)                                                      \
+    X(linalg_cholesky, 1, LINALG, INDEX, C, 1)                                                     \
+    X(linalg_qr, 2, LINALG, INDEX, C, 1)                                                           \
+    X(linalg_svd, 2, LINALG, INDEX, C, 1)                                                          \
+    X(linalg_svdvals, 1, LINALG, INDEX, C, 1)                                                      \
+    X(linalg_eigh, 2, LINALG, INDEX, C, 1)                                                         \
+    X(linalg_eigvalsh, 2, LINALG, INDEX, C, 1)                                                     \
+    X(linalg_eig, 2, LINALG, INDEX, C, 1)                                                          \
+    X(fft, 4, FFT, INDEX, C, 1)                                                                    \
+    X(rfft, 3, FFT, INDEX, C, 1)                                                                   \
+    X(irfft, 4, FFT, INDEX, C, 1)
 
 typedef enum hop_op {
-#define HOP__OP_ENUM(name, nargs, rule, family) HOP_OP_##name,
+#define HOP__OP_ENUM(name, nargs, rule, family, complex, cost) HOP_OP_##name,
     HOP_OP_LIST(HOP__OP_ENUM)
 #undef HOP__OP_ENUM
         HOP_OP_COUNT
@@ -666,6 +669,8 @@ typedef struct hop_op_info {
     int nargs;
     hop_shape_rule rule;
     hop_kernel_family family;
+    bool complex; /* takes complex operands (column C) */
+    int cost;     /* one element's work, an add's being 1 */
 } hop_op_info;
 
 /* The row of op; NULL for a value outside the table. */

@@ -282,10 +282,7 @@ hop_py__symfloat_tensor(PyObject *o, PyObject **t)
     static PyObject *cls; /* hop._symfloat.SymFloat, looked up once */
     if (cls == NULL) {
         /* Without the hop package (_C alone) there are no SymFloats. */
-        PyObject *mod = PyImport_ImportModule("hop._symfloat");
-        cls = mod != NULL ? PyObject_GetAttrString(mod, "SymFloat") : NULL;
-        Py_XDECREF(mod);
-        if (cls == NULL || !PyType_Check(cls)) {
+        if (hop_py__import_attr(&cls, "hop._symfloat", "SymFloat") == NULL || !PyType_Check(cls)) {
             Py_CLEAR(cls);
             PyErr_Clear();
             return 0;

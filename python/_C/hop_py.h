@@ -145,7 +145,8 @@ hop_py_tracing_active(void)
 PyObject *hop_py__conversion(PyObject *type, const char *fmt, ...);
 /* trace.c/tensor.c: the text of a traced value (a proxy's repr, a SymInt's
  * str) for the Python frame that asked: text itself for hop and NumPy, the
- * user's in hop.trace; see hop/_breaks.py (new reference, or NULL). */
+ * user's in hop.trace; see hop/_breaks.py (new reference, or NULL).  Steals
+ * text, which may be NULL (an exception set): then NULL. */
 PyObject *hop_py__user_text(const char *helper, PyObject *obj, PyObject *text);
 /* A proxy's shape as a tuple of ints and SymInts. */
 PyObject *hop_py_proxy_shape(TensorObject *p);
@@ -195,6 +196,13 @@ int hop_py_tensor_init(PyObject *module);
  * HOP_PY_SIG("add(input, other)") "input + other, ...".  Every public one
  * has it, then what it does and an example (tests/python/test_api.py). */
 #define HOP_PY_SIG(sig) sig "\n--\n\n"
+
+/* module.name (numpy.asarray, hop.numpy's handlers, hop._symfloat.SymFloat,
+ * ...), imported on first use into *cache, which keeps it for the process:
+ * a borrowed reference, or NULL with an exception (an ImportError without
+ * the module), *cache staying NULL so that the next call tries again.  The
+ * one way the extension keeps a Python-level attribute (module.c). */
+PyObject *hop_py__import_attr(PyObject **cache, const char *module, const char *name);
 
 /* Stores item (a new reference, stolen) at index i of the new list or
  * tuple *seq being filled; when making item failed (NULL, an exception

@@ -324,7 +324,8 @@ eager_lead(const hop_param *p, PyObject *o, const char *hop, hop_rt_arg *out)
 
 /* ------------------------------------------------------------ the call */
 
-/* The call's results as a list, or its error as an exception. */
+/* The call's results as a list (NULL when making it failed, its exception
+ * set), or its error as an exception. */
 static PyObject *
 finish(frame *f, hop_status st, PyObject *result)
 {
@@ -394,11 +395,6 @@ traced_call(PyObject *tr, const hop_class *cls, const hop_param *params, size_t 
         result = PyList_New((Py_ssize_t)outs.n);
         for (size_t i = 0; result && i < outs.n; i++) {
             hop_py_fill(&result, (Py_ssize_t)i, hop_py_wrap_node(tr, outs.items[i]));
-        }
-        if (result == NULL) {
-            innermost = f->outer;
-            hop_values_clear(&outs);
-            goto done;
         }
     }
     hop_values_clear(&outs);
@@ -470,11 +466,6 @@ eager_call(const hop_class *cls, const hop_param *params, size_t np, PyObject *l
                                                       : PyLong_FromLongLong(v->i);
             v->tensor = NULL; /* the object took it */
             hop_py_fill(&result, (Py_ssize_t)i, o);
-        }
-        if (result == NULL) {
-            innermost = f->outer;
-            hop_rt_values_clear(&outs);
-            goto done;
         }
     }
     hop_rt_values_clear(&outs);

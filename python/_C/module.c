@@ -284,6 +284,19 @@ dtype_get_str(DTypeObject *self, void *closure)
     return PyUnicode_FromString(self->npstr);
 }
 
+PyObject *
+hop_py__import_attr(PyObject **cache, const char *module, const char *name)
+{
+    if (*cache == NULL) {
+        PyObject *mod = PyImport_ImportModule(module);
+        if (mod == NULL)
+            return NULL;
+        *cache = PyObject_GetAttrString(mod, name);
+        Py_DECREF(mod);
+    }
+    return *cache;
+}
+
 static PyObject *
 dtype_get_is_floating_point(DTypeObject *self, void *closure)
 {
@@ -294,13 +307,10 @@ dtype_get_is_floating_point(DTypeObject *self, void *closure)
 static PyObject *
 dtype_get_numpy(DTypeObject *self, void *closure)
 {
+    static PyObject *np_dtype; /* numpy.dtype */
     if (self->np == NULL) {
-        PyObject *np = PyImport_ImportModule("numpy");
-        if (np == NULL)
-            return NULL;
-        self->np = PyObject_CallMethod(np, "dtype", "s", self->npstr);
-        Py_DECREF(np);
-        if (self->np == NULL)
+        PyObject *dtype = hop_py__import_attr(&np_dtype, "numpy", "dtype");
+        if (dtype == NULL || (self->np = PyObject_CallFunction(dtype, "s", self->npstr)) == NULL)
             return NULL;
     }
     return Py_NewRef(self->np);

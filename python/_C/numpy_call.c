@@ -31,15 +31,8 @@ run_arrays(PlanObject *p, PyObject *const *arrays, Py_ssize_t na, PyObject *caps
         return PyErr_Format(PyExc_TypeError, "run_arrays: %zu results, %zd scalar flags",
                             p->noutputs, PyTuple_GET_SIZE(scalars));
     bool np = hop_py__np_ready();
-    if (!np && numpy_asarray_fn == NULL) {
-        PyObject *mod = PyImport_ImportModule("numpy");
-        if (mod == NULL)
-            return NULL;
-        numpy_asarray_fn = PyObject_GetAttrString(mod, "asarray");
-        Py_DECREF(mod);
-        if (numpy_asarray_fn == NULL)
-            return NULL;
-    }
+    if (!np && hop_py__import_attr(&numpy_asarray_fn, "numpy", "asarray") == NULL)
+        return NULL;
     /* in[i] is borrowed from wrapped[i] (a Tensor hop.asarray made) or,
      * where that is NULL and i < na, a reference of ours. */
     enum { SMALL = 16 };
@@ -191,20 +184,45 @@ static PyTypeObject ArrayCallType = {
               "tuple of ndarrays (hop.Tensors), else is NotImplemented.",
 };
 
+/* A wrong argument to bind_arrays/bind_tensors (a type, overflow or value
+ * error reading it, or none yet) becomes one TypeError saying what they
+ * take; any other error is kept.  NULL. */
+static PyObject *
+bad_bind_args(const char *takes)
+{
+    if (!PyErr_Occurred() || PyErr_ExceptionMatches(PyExc_TypeError) ||
+        PyErr_ExceptionMatches(PyExc_OverflowError) || PyErr_ExceptionMatches(PyExc_ValueError)) {
+        PyErr_Clear();
+        PyErr_SetString(PyExc_TypeError, takes);
+    }
+    return NULL;
+}
+
+/* The callable bind_arrays (scalars: its flags) and bind_tensors (scalars
+ * NULL, single: one result, not a tuple) return. */
+static PyObject *
+array_call_new(PlanObject *p, Py_ssize_t nargs, PyObject *caps, PyObject *scalars, int single)
+{
+    ArrayCallObject *c = PyObject_New(ArrayCallObject, &ArrayCallType);
+    if (c == NULL)
+        return NULL;
+    c->plan = (PlanObject *)Py_NewRef(p);
+    c->nargs = nargs;
+    c->caps = Py_NewRef(caps);
+    c->scalars = Py_XNewRef(scalars);
+    c->single = single;
+    c->vectorcall = (vectorcallfunc)array_call_vectorcall;
+    return (PyObject *)c;
+}
+
 PyObject *
 hop_py__plan_bind_arrays(PlanObject *p, PyObject *const *args, Py_ssize_t nargs)
 {
     Py_ssize_t n;
     if (nargs != 3 || (n = PyLong_AsSsize_t(args[0])) < 0 || !PyTuple_Check(args[1]) ||
         !PyTuple_Check(args[2])) {
-        if (!PyErr_Occurred() || PyErr_ExceptionMatches(PyExc_TypeError) ||
-            PyErr_ExceptionMatches(PyExc_OverflowError) ||
-            PyErr_ExceptionMatches(PyExc_ValueError)) {
-            PyErr_Clear();
-            PyErr_SetString(PyExc_TypeError, "bind_arrays(nargs, captures, scalars) takes an int "
-                                             ">= 0 and two tuples");
-        }
-        return NULL;
+        return bad_bind_args("bind_arrays(nargs, captures, scalars) takes an int >= 0 and two "
+                             "tuples");
     }
     if ((size_t)(n + PyTuple_GET_SIZE(args[1])) != p->ninputs ||
         (size_t)PyTuple_GET_SIZE(args[2]) != p->noutputs)
@@ -213,25 +231,9 @@ hop_py__plan_bind_arrays(PlanObject *p, PyObject *const *args, Py_ssize_t nargs)
                             "not %zd + %zd and %zd",
                             p->ninputs, p->noutputs, n, PyTuple_GET_SIZE(args[1]),
                             PyTuple_GET_SIZE(args[2]));
-    if (numpy_ndarray_type == NULL) {
-        PyObject *mod = PyImport_ImportModule("numpy");
-        if (mod == NULL)
-            return NULL;
-        numpy_ndarray_type = PyObject_GetAttrString(mod, "ndarray");
-        Py_DECREF(mod);
-        if (numpy_ndarray_type == NULL)
-            return NULL;
-    }
-    ArrayCallObject *c = PyObject_New(ArrayCallObject, &ArrayCallType);
-    if (c == NULL)
+    if (hop_py__import_attr(&numpy_ndarray_type, "numpy", "ndarray") == NULL)
         return NULL;
-    c->plan = (PlanObject *)Py_NewRef(p);
-    c->nargs = n;
-    c->caps = Py_NewRef(args[1]);
-    c->scalars = Py_NewRef(args[2]);
-    c->single = 0;
-    c->vectorcall = (vectorcallfunc)array_call_vectorcall;
-    return (PyObject *)c;
+    return array_call_new(p, n, args[1], args[2], 0);
 }
 
 PyObject *
@@ -241,14 +243,8 @@ hop_py__plan_bind_tensors(PlanObject *p, PyObject *const *args, Py_ssize_t nargs
     int single;
     if (nargs != 3 || (n = PyLong_AsSsize_t(args[0])) < 0 || !PyTuple_Check(args[1]) ||
         (single = PyObject_IsTrue(args[2])) < 0) {
-        if (!PyErr_Occurred() || PyErr_ExceptionMatches(PyExc_TypeError) ||
-            PyErr_ExceptionMatches(PyExc_OverflowError) ||
-            PyErr_ExceptionMatches(PyExc_ValueError)) {
-            PyErr_Clear();
-            PyErr_SetString(PyExc_TypeError, "bind_tensors(nargs, captures, single) takes an int "
-                                             ">= 0, a tuple and a bool");
-        }
-        return NULL;
+        return bad_bind_args("bind_tensors(nargs, captures, single) takes an int >= 0, a tuple "
+                             "and a bool");
     }
     if ((size_t)(n + PyTuple_GET_SIZE(args[1])) != p->ninputs || (single && p->noutputs != 1))
         return PyErr_Format(PyExc_TypeError,
@@ -256,16 +252,7 @@ hop_py__plan_bind_tensors(PlanObject *p, PyObject *const *args, Py_ssize_t nargs
                             "not %zd + %zd%s",
                             p->ninputs, p->noutputs, n, PyTuple_GET_SIZE(args[1]),
                             single ? " and one" : "");
-    ArrayCallObject *c = PyObject_New(ArrayCallObject, &ArrayCallType);
-    if (c == NULL)
-        return NULL;
-    c->plan = (PlanObject *)Py_NewRef(p);
-    c->nargs = n;
-    c->caps = Py_NewRef(args[1]);
-    c->scalars = NULL;
-    c->single = single;
-    c->vectorcall = (vectorcallfunc)array_call_vectorcall;
-    return (PyObject *)c;
+    return array_call_new(p, n, args[1], NULL, single);
 }
 
 int

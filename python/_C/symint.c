@@ -83,18 +83,33 @@ hop_py__symint_usable(PyObject *o)
 
 typedef const hop_expr *(*sym_binop)(hop_shape_env *, const hop_expr *, const hop_expr *);
 
+/* The operands of a binary operator on a SymInt (a or b) as expressions
+ * x, y of its env, s the SymInt; owner (may be NULL) as as_expr.  1; 0 when
+ * one is neither an int nor a SymInt (NotImplemented); -1 with an exception
+ * when a SymInt outlived its trace. */
+static int
+binary_operands(PyObject *a, PyObject *b, SymIntObject **s, hop_shape_env **env, const hop_expr **x,
+                const hop_expr **y, PyObject **owner)
+{
+    *s = PyObject_TypeCheck(a, &hop_py_SymIntType) ? (SymIntObject *)a : (SymIntObject *)b;
+    if (hop_py__symint_usable(a) < 0 || hop_py__symint_usable(b) < 0)
+        return -1;
+    *env = symint_env(*s);
+    *x = as_expr(*env, a, owner);
+    *y = as_expr(*env, b, owner);
+    return *x != NULL && *y != NULL;
+}
+
 static PyObject *
 symint_binary(PyObject *a, PyObject *b, sym_binop f)
 {
-    SymIntObject *s =
-        PyObject_TypeCheck(a, &hop_py_SymIntType) ? (SymIntObject *)a : (SymIntObject *)b;
-    if (hop_py__symint_usable(a) < 0 || hop_py__symint_usable(b) < 0)
-        return NULL;
-    hop_shape_env *env = symint_env(s);
+    SymIntObject *s;
+    hop_shape_env *env;
+    const hop_expr *x, *y;
     PyObject *owner = NULL;
-    const hop_expr *x = as_expr(env, a, &owner), *y = as_expr(env, b, &owner);
-    if (x == NULL || y == NULL)
-        Py_RETURN_NOTIMPLEMENTED;
+    int k = binary_operands(a, b, &s, &env, &x, &y, &owner);
+    if (k <= 0)
+        return k < 0 ? NULL : Py_NewRef(Py_NotImplemented);
     const hop_expr *r = f(env, x, y);
     return r ? hop_py__symint_new(owner, r, NULL) : hop_py_raise();
 }
@@ -300,14 +315,12 @@ decide(SymIntObject *s, const hop_expr *cond, const char *what)
 static PyObject *
 symint_richcompare(PyObject *a, PyObject *b, int op)
 {
-    SymIntObject *s =
-        PyObject_TypeCheck(a, &hop_py_SymIntType) ? (SymIntObject *)a : (SymIntObject *)b;
-    if (hop_py__symint_usable(a) < 0 || hop_py__symint_usable(b) < 0)
-        return NULL;
-    hop_shape_env *env = symint_env(s);
-    const hop_expr *x = as_expr(env, a, NULL), *y = as_expr(env, b, NULL);
-    if (x == NULL || y == NULL)
-        Py_RETURN_NOTIMPLEMENTED;
+    SymIntObject *s;
+    hop_shape_env *env;
+    const hop_expr *x, *y;
+    int k = binary_operands(a, b, &s, &env, &x, &y, NULL);
+    if (k <= 0)
+        return k < 0 ? NULL : Py_NewRef(Py_NotImplemented);
     static const sym_binop rel[] = {hop_sym_lt, hop_sym_le, hop_sym_eq,
                                     hop_sym_ne, hop_sym_gt, hop_sym_ge};
     const hop_expr *cond = rel[op](env, x, y);
@@ -377,12 +390,7 @@ symint_expr_text(PyObject *a)
 static PyObject *
 symint_str(PyObject *a)
 {
-    PyObject *text = symint_expr_text(a);
-    if (text == NULL)
-        return NULL;
-    PyObject *r = hop_py__user_text("symint_str", a, text);
-    Py_DECREF(text);
-    return r;
+    return hop_py__user_text("symint_str", a, symint_expr_text(a));
 }
 
 static PyObject *
@@ -390,12 +398,7 @@ symint_repr(PyObject *a)
 {
     char e[256];
     hop_expr_print(((SymIntObject *)a)->expr, e, sizeof e);
-    PyObject *text = PyUnicode_FromFormat("SymInt(%s)", e);
-    if (text == NULL)
-        return NULL;
-    PyObject *r = hop_py__user_text("symint_repr", a, text);
-    Py_DECREF(text);
-    return r;
+    return hop_py__user_text("symint_repr", a, PyUnicode_FromFormat("SymInt(%s)", e));
 }
 
 /* format(s, spec): the int's format in the user's code (as str()). */

@@ -128,13 +128,16 @@ hop_py__conversion(PyObject *type, const char *fmt, ...)
 PyObject *
 hop_py__user_text(const char *helper, PyObject *obj, PyObject *text)
 {
+    if (text == NULL)
+        return NULL;
     PyObject *mod = PyImport_ImportModule("hop._breaks");
     if (mod == NULL) {
         PyErr_Clear();
-        return Py_NewRef(text);
+        return text;
     }
     PyObject *r = PyObject_CallMethod(mod, helper, "OO", obj, text);
     Py_DECREF(mod);
+    Py_DECREF(text);
     return r;
 }
 
@@ -894,16 +897,8 @@ static PyObject *
 sizes_tuple(const int64_t *sizes, int rank)
 {
     PyObject *tup = PyTuple_New(rank);
-    if (tup == NULL)
-        return NULL;
-    for (int i = 0; i < rank; i++) {
-        PyObject *v = PyLong_FromLongLong(sizes[i]);
-        if (v == NULL) {
-            Py_DECREF(tup);
-            return NULL;
-        }
-        PyTuple_SET_ITEM(tup, i, v);
-    }
+    for (int i = 0; tup && i < rank; i++)
+        hop_py_fill(&tup, i, PyLong_FromLongLong(sizes[i]));
     return tup;
 }
 
@@ -1149,14 +1144,7 @@ static PyObject *np_asarray; /* numpy.asarray, imported on first use */
 static PyObject *
 numpy_asarray(void)
 {
-    if (np_asarray == NULL) {
-        PyObject *np = PyImport_ImportModule("numpy");
-        if (np == NULL)
-            return NULL;
-        np_asarray = PyObject_GetAttrString(np, "asarray");
-        Py_DECREF(np);
-    }
-    return np_asarray;
+    return hop_py__import_attr(&np_asarray, "numpy", "asarray");
 }
 
 /* t.numpy(): an ndarray over the same memory (through the buffer protocol). */
@@ -1193,14 +1181,7 @@ m_array(TensorObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *k
 static PyObject *
 numpy_handler(const char *name, PyObject **cache)
 {
-    if (*cache == NULL) {
-        PyObject *mod = PyImport_ImportModule("hop.numpy");
-        if (mod == NULL)
-            return NULL;
-        *cache = PyObject_GetAttrString(mod, name);
-        Py_DECREF(mod);
-    }
-    return *cache;
+    return hop_py__import_attr(cache, "hop.numpy", name);
 }
 
 /* Calls handler(self, *args, **kwargs). */
@@ -1363,6 +1344,15 @@ known_size(TensorObject *o, int d, int64_t *out)
     return m != NULL && d < m->rank && hop_expr_const_value(m->sizes[d], out);
 }
 
+/* The operands every indexing op starts with: (x, dim). */
+static void
+x_dim_opnds(hop_py_opnd *args, PyObject *x, int dim)
+{
+    hop_py__set_tensor_opnd(&args[0], x);
+    args[1].kind = HOP_PY_INT;
+    args[1].u.i = dim;
+}
+
 /* x[..., index, ...] at dim of x, which is dim odim of the tensor indexed
  * (None and earlier ints move dims). */
 static PyObject *
@@ -1370,9 +1360,7 @@ index_select(PyObject *x, int dim, int odim, const hop_py_opnd *index)
 {
     hop_py_opnd args[3];
     int64_t size;
-    hop_py__set_tensor_opnd(&args[0], x);
-    args[1].kind = HOP_PY_INT;
-    args[1].u.i = dim;
+    x_dim_opnds(args, x, dim);
     args[2] = *index;
     /* IndexError (not the op's InvalidError) so that the sequence protocol
      * and Python habits work. */
@@ -1390,9 +1378,7 @@ index_slice(PyObject *x, int dim, PyObject *sl)
 {
     PySliceObject *s = (PySliceObject *)sl;
     hop_py_opnd args[5];
-    hop_py__set_tensor_opnd(&args[0], x);
-    args[1].kind = HOP_PY_INT;
-    args[1].u.i = dim;
+    x_dim_opnds(args, x, dim);
     if (hop_py__to_opt_size_opnd("__getitem__", "start", s->start, &args[2]) < 0 ||
         hop_py__to_opt_size_opnd("__getitem__", "stop", s->stop, &args[3]) < 0)
         return NULL;
@@ -1426,9 +1412,7 @@ static PyObject *
 dynamic_slice(PyObject *x, int dim, PyObject *start, const hop_py_opnd *size)
 {
     hop_py_opnd args[4];
-    hop_py__set_tensor_opnd(&args[0], x);
-    args[1].kind = HOP_PY_INT;
-    args[1].u.i = dim;
+    x_dim_opnds(args, x, dim);
     hop_py__set_tensor_opnd(&args[2], start);
     args[3] = *size;
     return hop_py_run_op(HOP_OP_dynamic_slice, args, 4);
@@ -1498,9 +1482,7 @@ static PyObject *
 index_unsqueeze(PyObject *x, int dim)
 {
     hop_py_opnd args[2];
-    hop_py__set_tensor_opnd(&args[0], x);
-    args[1].kind = HOP_PY_INT;
-    args[1].u.i = dim;
+    x_dim_opnds(args, x, dim);
     return hop_py_run_op(HOP_OP_unsqueeze, args, 2);
 }
 
@@ -1877,11 +1859,7 @@ tensor_repr(PyObject *self)
                              ? PyUnicode_FromString("Tensor(proxy <no value>)")
                              : PyUnicode_FromFormat("Tensor(proxy %s: %s)", o->node->name,
                                                     tensor_text(o, buf, sizeof buf));
-        if (text == NULL)
-            return NULL;
-        PyObject *r = hop_py__user_text("proxy_text", self, text);
-        Py_DECREF(text);
-        return r;
+        return hop_py__user_text("proxy_text", self, text);
     }
     if (o->t->rank == 0 && !hop_py_tracing_active()) {
         PyObject *r = scalar_repr(o);

@@ -117,6 +117,7 @@ void hop_py__create_init(void);
 
 /* ---------------------------------------------------------- ndarray.c */
 
+
 /* Whether NumPy's C API is usable (imports it on the first call; false
  * without NumPy's headers at build time or on an ABI it refuses). */
 int hop_py__np_ready(void);

@@ -99,16 +99,8 @@ hop_py_proxy_shape(TensorObject *p)
 {
     const hop_meta *m = &p->node->meta->meta;
     PyObject *shape = PyTuple_New(m->rank);
-    if (shape == NULL)
-        return NULL;
-    for (int d = 0; d < m->rank; d++) {
-        PyObject *v = hop_py__symint_new(p->owner, m->sizes[d], NULL);
-        if (v == NULL) {
-            Py_DECREF(shape);
-            return NULL;
-        }
-        PyTuple_SET_ITEM(shape, d, v);
-    }
+    for (int d = 0; shape && d < m->rank; d++)
+        hop_py_fill(&shape, d, hop_py__symint_new(p->owner, m->sizes[d], NULL));
     return shape;
 }
 

@@ -1172,24 +1172,26 @@ def einsum(*operands, out=None, dtype=None, order="K", casting="safe", optimize=
 
 # ---------------------------------------------------------------- sorting
 
-@implements(_np.sort)
-def sort(a, axis=-1, kind=None, order=None, *, _kind=None):
-    t = _t(a, "sort")
+def _sorting(a, axis, _kind, what, sort_any, of_0d):
+    # sort/argsort: axis None sorts the flattened array; a 0-d array's
+    # answer is of_0d(t)
+    t = _t(a, what)
     if axis is None:
         t, axis = t.reshape(-1), 0
     ax = _axis(axis, t.ndim) if t.ndim else 0
-    r = _corder.sort_any(t, ax) if t.ndim else t.clone()
+    r = sort_any(t, ax) if t.ndim else of_0d(t)
     return wrap(_kind or _kind_of(a), r)
+
+
+@implements(_np.sort)
+def sort(a, axis=-1, kind=None, order=None, *, _kind=None):
+    return _sorting(a, axis, _kind, "sort", _corder.sort_any, lambda t: t.clone())
 
 
 @implements(_np.argsort)
 def argsort(a, axis=-1, kind=None, order=None, *, _kind=None):
-    t = _t(a, "argsort")
-    if axis is None:
-        t, axis = t.reshape(-1), 0
-    ax = _axis(axis, t.ndim) if t.ndim else 0
-    r = _corder.argsort_any(t, ax) if t.ndim else _C.zeros((), dtype=_C.int64)
-    return wrap(_kind or _kind_of(a), r)
+    return _sorting(a, axis, _kind, "argsort", _corder.argsort_any,
+                    lambda t: _C.zeros((), dtype=_C.int64))
 
 
 @implements(_np.take)

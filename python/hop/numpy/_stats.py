@@ -506,25 +506,28 @@ def _nanvar_t(a, axis, dtype, ddof, keepdims, what):
     return var
 
 
+def _nanvar_out(a, axis, dtype, out, ddof, keepdims, _kind, what, plain, root):
+    # nanvar/nanstd (root: the square root); an array with no nan-capable
+    # dtype is plain's (var/std)
+    kind = _kind or _kind_of(a)
+    v = _nanvar_t(a, axis, dtype, ddof, keepdims, what)
+    if v is None:
+        return plain(a, axis, dtype, out, ddof, keepdims, _kind=kind)
+    if root:
+        v = _C.sqrt(v)
+    return F._out(kind, v, scalar=v.ndim == 0 and out is None, out=out, what=what)
+
+
 @implements(_np.nanvar)
 def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True,
            _kind=None):
-    kind = _kind or _kind_of(a)
-    v = _nanvar_t(a, axis, dtype, ddof, keepdims, "nanvar")
-    if v is None:
-        return F.var(a, axis, dtype, out, ddof, keepdims, _kind=kind)
-    return F._out(kind, v, scalar=v.ndim == 0 and out is None, out=out, what="nanvar")
+    return _nanvar_out(a, axis, dtype, out, ddof, keepdims, _kind, "nanvar", F.var, False)
 
 
 @implements(_np.nanstd)
 def nanstd(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True,
            _kind=None):
-    kind = _kind or _kind_of(a)
-    v = _nanvar_t(a, axis, dtype, ddof, keepdims, "nanstd")
-    if v is None:
-        return F.std(a, axis, dtype, out, ddof, keepdims, _kind=kind)
-    v = _C.sqrt(v)
-    return F._out(kind, v, scalar=v.ndim == 0 and out is None, out=out, what="nanstd")
+    return _nanvar_out(a, axis, dtype, out, ddof, keepdims, _kind, "nanstd", F.std, True)
 
 
 def _nan_sorted(t, axis):
@@ -1598,30 +1601,33 @@ def fix(x, out=None, *, _kind=None):
         wrap(kind, _t(r), scalar=True)
 
 
+def _isinf_signed(x, out, _kind, inf, what):
+    t = _t(x, what)
+    r = _C.eq(t, inf) if _core.np_dtype(t).kind == "f" else _C.zeros(tuple(t.shape),
+                                                                      dtype=_C.bool)
+    return F._out(_kind or _kind_of(x), r, scalar=r.ndim == 0 and out is None, out=out,
+                  what=what)
+
+
 @implements(_np.isposinf)
 def isposinf(x, out=None, *, _kind=None):
-    t = _t(x, "isposinf")
-    r = _C.eq(t, math.inf) if _core.np_dtype(t).kind == "f" else _C.zeros(tuple(t.shape),
-                                                                           dtype=_C.bool)
-    return F._out(_kind or _kind_of(x), r, scalar=r.ndim == 0 and out is None, out=out,
-                  what="isposinf")
+    return _isinf_signed(x, out, _kind, math.inf, "isposinf")
 
 
 @implements(_np.isneginf)
 def isneginf(x, out=None, *, _kind=None):
-    t = _t(x, "isneginf")
-    r = _C.eq(t, -math.inf) if _core.np_dtype(t).kind == "f" else _C.zeros(tuple(t.shape),
-                                                                            dtype=_C.bool)
-    return F._out(_kind or _kind_of(x), r, scalar=r.ndim == 0 and out is None, out=out,
-                  what="isneginf")
+    return _isinf_signed(x, out, _kind, -math.inf, "isneginf")
+
+
+def _own_part(val, name):
+    # NumPy's real/imag: val.real of an ndarray or of an object that has it
+    # (a Python number's own), else asanyarray(val).real
+    return isinstance(val, ndarray) or (hasattr(val, name) and not isinstance(val, _C.Tensor))
 
 
 @implements(_np.real)
 def real(val, *, _kind=None):
-    # NumPy's: val.real, else asanyarray(val).real (a Python number's own)
-    if isinstance(val, ndarray):
-        return val.real
-    if hasattr(val, "real") and not isinstance(val, _C.Tensor):
+    if _own_part(val, "real"):
         return val.real
     t = _t(val, "real")
     if _kind is None:
@@ -1631,9 +1637,7 @@ def real(val, *, _kind=None):
 
 @implements(_np.imag)
 def imag(val, *, _kind=None):
-    if isinstance(val, ndarray):
-        return val.imag
-    if hasattr(val, "imag") and not isinstance(val, _C.Tensor):
+    if _own_part(val, "imag"):
         return val.imag
     t = _t(val, "imag")
     if _core.np_dtype(t).kind == "c":
@@ -1641,20 +1645,24 @@ def imag(val, *, _kind=None):
     return wrap(_kind or _kind_of(val), _C.zeros(tuple(t.shape), dtype=t.dtype))
 
 
+def _imag_test(x, _kind, compare, real_answer, what):
+    # iscomplex/isreal: compare(imag, 0) elementwise; a real dtype's answer
+    # is real_answer (zeros or ones) everywhere
+    t = _t(x, what)
+    if _core.np_dtype(t).kind == "c":
+        return wrap(_kind or _kind_of(x), compare(_C._op("imag", t), 0), scalar=t.ndim == 0)
+    return wrap(_kind or _kind_of(x), real_answer(tuple(t.shape), dtype=_C.bool),
+                scalar=t.ndim == 0)
+
+
 @implements(_np.iscomplex)
 def iscomplex(x, *, _kind=None):
-    t = _t(x, "iscomplex")
-    if _core.np_dtype(t).kind == "c":
-        return wrap(_kind or _kind_of(x), _C.ne(_C._op("imag", t), 0), scalar=t.ndim == 0)
-    return wrap(_kind or _kind_of(x), _C.zeros(tuple(t.shape), dtype=_C.bool), scalar=t.ndim == 0)
+    return _imag_test(x, _kind, _C.ne, _C.zeros, "iscomplex")
 
 
 @implements(_np.isreal)
 def isreal(x, *, _kind=None):
-    t = _t(x, "isreal")
-    if _core.np_dtype(t).kind == "c":
-        return wrap(_kind or _kind_of(x), _C.eq(_C._op("imag", t), 0), scalar=t.ndim == 0)
-    return wrap(_kind or _kind_of(x), _C.ones(tuple(t.shape), dtype=_C.bool), scalar=t.ndim == 0)
+    return _imag_test(x, _kind, _C.eq, _C.ones, "isreal")
 
 
 def _is_complex_obj(x):

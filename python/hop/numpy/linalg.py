@@ -150,15 +150,22 @@ def qr(a, mode="reduced", *, _kind=None):
     return wrap(kind, p.slice(-2, 0, m).slice(-1, 0, q)), wrap(kind, r)
 
 
+def _svd_input(a, hermitian, what):
+    # svd/pinv's operand: a stack of matrices in their common float dtype
+    # (returned too); hermitian=True is refused
+    if hermitian:
+        raise _C.UnsupportedError(f"hop.numpy: numpy.linalg.{what}(hermitian=True) is not "
+                                  "supported")
+    t = _tensor(a, what)
+    _stacked_2d(t)
+    dt = _common(t, what=what)
+    return _core.cast(t, dt), dt
+
+
 @_implements(_np.linalg.svd)
 def svd(a, full_matrices=True, compute_uv=True, hermitian=False, *, _kind=None):
     kind = _kind or result_kind((a,), ndarray)
-    if hermitian:
-        raise _C.UnsupportedError("hop.numpy: numpy.linalg.svd(hermitian=True) is not "
-                                  "supported")
-    t = _tensor(a, "svd")
-    _stacked_2d(t)
-    t = _core.cast(t, _common(t, what="svd"))
+    t, _ = _svd_input(a, hermitian, "svd")
     if not compute_uv:
         return wrap(kind, _C._op("linalg_svdvals", t))
     m, n = t.shape[-2], t.shape[-1]
@@ -180,14 +187,20 @@ def _uplo(UPLO):
     return u == "U"
 
 
+def _hermitian(a, UPLO, what):
+    # eigh/eigvalsh's operand: a stack of square matrices in their common
+    # float dtype, and which triangle is read
+    upper = _uplo(UPLO)
+    t = _tensor(a, what)
+    _stacked_2d(t)
+    _stacked_square(t)
+    return _core.cast(t, _common(t, what=what)), upper
+
+
 @_implements(_np.linalg.eigh)
 def eigh(a, UPLO="L", *, _kind=None):
     kind = _kind or result_kind((a,), ndarray)
-    upper = _uplo(UPLO)
-    t = _tensor(a, "eigh")
-    _stacked_2d(t)
-    _stacked_square(t)
-    t = _core.cast(t, _common(t, what="eigh"))
+    t, upper = _hermitian(a, UPLO, "eigh")
     n = t.shape[-1]
     p = _C._op("linalg_eigh", t, upper)
     w = p.select(-2, 0)
@@ -199,12 +212,8 @@ def eigh(a, UPLO="L", *, _kind=None):
 @_implements(_np.linalg.eigvalsh)
 def eigvalsh(a, UPLO="L", *, _kind=None):
     kind = _kind or result_kind((a,), ndarray)
-    upper = _uplo(UPLO)
-    t = _tensor(a, "eigvalsh")
-    _stacked_2d(t)
-    _stacked_square(t)
-    return wrap(kind, _C._op("linalg_eigvalsh", _core.cast(t, _common(t, what="eigvalsh")),
-                             upper))
+    t, upper = _hermitian(a, UPLO, "eigvalsh")
+    return wrap(kind, _C._op("linalg_eigvalsh", t, upper))
 
 
 def _real_dt(dt):
@@ -291,13 +300,7 @@ def lstsq(a, b, rcond="warn", *, _kind=None):
 @_implements(_np.linalg.pinv)
 def pinv(a, rcond=1e-15, hermitian=False, *, _kind=None):
     kind = _kind or result_kind((a,), ndarray)
-    if hermitian:
-        raise _C.UnsupportedError("hop.numpy: numpy.linalg.pinv(hermitian=True) is not "
-                                  "supported")
-    t = _tensor(a, "pinv")
-    _stacked_2d(t)
-    dt = _common(t, what="pinv")
-    t = _core.cast(t, dt)
+    t, dt = _svd_input(a, hermitian, "pinv")
     m, n = t.shape[-2], t.shape[-1]
     k = builtins.min(m, n)
     if k == 0:
