@@ -146,6 +146,33 @@ args_with(hop_batch_ctx *cx, const hop_node *n, hop_arg *args)
 
 /* ------------------------------------------------------------ rules */
 
+/* v, the [B] tensor of a batched item (a SymInt per example, see
+ * batch_item) that elementwise op n reads as a scalar operand, converted to
+ * the dtype a Python int (bool) takes beside n's tensors, a weak scalar as
+ * eagerly: n's result dtype (f32[2] * n is f32, i32[2] * n is i32, i8[2] *
+ * 300 wraps in i8, bool[2] + n is i64; logical ops take its truth); for a
+ * comparison, the dtype of the tensor it is compared with (i8[2] == 300
+ * compares with the wrapped 44, as eagerly), except a bool tensor, which
+ * promotes to the int's dtype (bool[2] == 2 is false). */
+static hop_node *
+weak_int(hop_batch_ctx *cx, const hop_node *n, hop_node *v)
+{
+    hop_dtype want = n->meta->meta.dtype;
+    bool compare = n->op == HOP_OP_eq || n->op == HOP_OP_ne || n->op == HOP_OP_lt ||
+                   n->op == HOP_OP_le || n->op == HOP_OP_gt || n->op == HOP_OP_ge;
+    if (compare) {
+        want = HOP_BOOL;
+        for (size_t i = 0; i < n->nargs && want == HOP_BOOL; i++) {
+            const hop_arg *a = &n->args[i];
+            if (a->kind == HOP_ARG_NODE && a->u.node->meta->kind == HOP_VALUE_TENSOR)
+                want = a->u.node->meta->meta.dtype;
+        }
+    }
+    if (v == NULL || v->meta->meta.dtype == want || (compare && want == HOP_BOOL))
+        return v;
+    return op_nodes(hop_batch_out(cx), HOP_OP_to, v, (hop_arg[]){hop_arg_dtype(want)}, 1);
+}
+
 /* Unary, binary, comparison, logical, where, to, clone: batched operands of
  * lower logical rank than the result get size-1 dims after the batch. */
 static hop_status
@@ -161,6 +188,8 @@ batch_elementwise(hop_batch_ctx *cx, const hop_node *n)
         }
         bool b;
         hop_node *v = hop_batch_value(cx, a->u.node, &b);
+        if (b && a->u.node->meta->kind == HOP_VALUE_SYM && (v = weak_int(cx, n, v)) == NULL)
+            return hop_error_code();
         int r = rank_of(a->u.node);
         if (b && r < R && (v = reshape_ones(cx, v, R - r, &a->u.node->meta->meta)) == NULL)
             return hop_error_code();
@@ -694,17 +723,38 @@ arg_mentions(const hop_arg *a, const hop_expr *u)
     return false;
 }
 
+/* Whether list arg a holds node n. */
+static bool
+arg_has_node(const hop_arg *a, const hop_node *n)
+{
+    for (size_t k = 0; k < a->u.list.n; k++)
+        if (a->u.list.items[k].kind == HOP_ARG_NODE && a->u.list.items[k].u.node == n)
+            return true;
+    return false;
+}
+
 /* item of a batched value: a SymInt per example, which nothing can hold;
  * but an item whose only uses are leads a HOP reads with item when traced
- * (HOP_PARAM_BATCHED_ITEM: switch's index, fori_loop's bounds) stays the
- * batched tensor, [B], for that HOP's batch slot (hop/switch.c with the branch kit,
- * hop/fori_loop.c). */
+ * (HOP_PARAM_BATCHED_ITEM: switch's index, fori_loop's bounds) or scalar
+ * operands of elementwise ops (the int of cond branches returning different
+ * Python ints, times a tensor) stays the batched tensor, [B], for that
+ * HOP's batch slot (hop/switch.c with the branch kit, hop/fori_loop.c) or
+ * batch_elementwise (converted to the weak int's dtype, weak_int). */
 static hop_status
 batch_item(hop_batch_ctx *cx, const hop_node *n)
 {
-    bool deferred = n->nuses > 0;
+    bool deferred = true;       /* (no use at all: an expression over its symbol, below) */
+    const hop_node *bad = NULL; /* the use that needs one int for the batch */
     for (const hop_use *u = n->uses; u && deferred; u = u->next) {
         const hop_node *s = u->user;
+        bad = s;
+        if (s->kind == HOP_NODE_CALL_OP && hop_op_batch(s->op)->batch == batch_elementwise) {
+            /* a scalar operand of an elementwise op: the per-example ints
+             * as a tensor beside the op's tensors (batch_elementwise) */
+            for (size_t i = 0; deferred && i < s->nargs; i++)
+                deferred = s->args[i].kind != HOP_ARG_LIST || !arg_has_node(&s->args[i], n);
+            continue;
+        }
         deferred = s->kind == HOP_NODE_CALL_HOP && s->cls != NULL;
         for (size_t i = 0; deferred && i < s->nargs; i++) {
             const hop_arg *a = &s->args[i];
@@ -719,12 +769,22 @@ batch_item(hop_batch_ctx *cx, const hop_node *n)
      * arange(0, Max(u0, 0)) of a loop's steps) */
     for (const hop_node *m = n->next; m && deferred; m = m->next)
         for (size_t i = 0; i < m->nargs && deferred; i++)
-            deferred = !arg_mentions(&m->args[i], n->meta->sym);
+            if (!(deferred = !arg_mentions(&m->args[i], n->meta->sym)))
+                bad = m;
+    if (!deferred && bad->kind == HOP_NODE_OUTPUT)
+        return hop_error(HOP_UNSUPPORTED,
+                         "vmap: the op item (%s) has no batch rule: item of a batched value is "
+                         "data-dependent per example, and the function returns its int, one "
+                         "Python int where the batch has one per example (return it as a "
+                         "tensor: hop.tensor(0) + the int)",
+                         n->name);
     if (!deferred)
         return hop_error(HOP_UNSUPPORTED,
                          "vmap: the op item (%s) has no batch rule: item of a batched value is "
-                         "data-dependent per example",
-                         n->name);
+                         "data-dependent per example, and %s uses its int (%s) as more than a "
+                         "scalar operand of an elementwise op (a size, an index, an "
+                         "expression) where one int must serve the whole batch",
+                         n->name, bad->name, n->name);
     hop_node *x = hop_batch_value(cx, n->args[0].u.node, NULL);
     hop_arg items[] = {hop_arg_sym(hop_batch_size(cx))};
     hop_arg args[] = {hop_arg_node(x), hop_arg_list(items, 1)};

@@ -463,7 +463,9 @@ def _branches(name, leads, operands, fns):
     SymInt for ints, a SymFloat for floats, which a traced or compiled
     function returns as the int or float the branch taken returns eagerly
     (an int in one branch and a float in another is the structure error:
-    one type could not be both)."""
+    one type could not be both).  Under vmap with a batched predicate the
+    SymInt's item is batched where the int is a scalar operand of
+    elementwise ops (docs/VMAP.md, the item row)."""
     splat = lambda structs: (tuple(structs[0]), {})  # noqa: E731
     kinds = {}
     while True:

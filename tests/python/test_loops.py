@@ -1033,8 +1033,9 @@ def test_cond_branches_returning_different_python_numbers_in_every_mode():
 
 def test_cond_branches_returning_python_numbers_under_vmap_and_grad():
     """vmap and grad of the case above: a float is a SymFloat (a tensor of the
-    graph), batched like any value; an int is an item, which vmap cannot
-    batch when the predicate is batched (a stated limit, docs/VMAP.md)."""
+    graph), batched like any value; an int is an item, which vmap batches as
+    a tensor of the per-example ints where it is a scalar operand of
+    elementwise ops (the next tests)."""
     X = hop.tensor(np.array([[1.0, 2.0], [-3.0, 0.5]]))
     P = hop.tensor(np.array([True, False]))
     by_pred = lambda p, x: x * hop.cond(p, lambda: 2.0, lambda: 3.0)  # noqa: E731
@@ -1049,6 +1050,78 @@ def test_cond_branches_returning_python_numbers_under_vmap_and_grad():
     same(hop.vmap(lambda x: x * hop.cond(hop.tensor(True), lambda: 2, lambda: 3))(X),
          X.numpy() * 2)
     ints = lambda p, x: x * hop.cond(p, lambda: 2, lambda: 3)  # noqa: E731
-    with pytest.raises(hop.UnsupportedError, match=r"^vmap: the op item \(item\) has no batch "
-                                                   r"rule: item of a batched value"):
-        hop.vmap(ints)(P, X)
+    for run in (hop.vmap(ints), hop.compile(hop.vmap(ints))):
+        same(run(P, X), X.numpy() * np.array([[2.0], [3.0]]))
+    same(hop.grad(lambda X: hop.vmap(ints)(P, X).sum())(X), np.array([[2.0, 2.0], [3.0, 3.0]]))
+    per_example = hop.vmap(hop.grad(lambda p, x: ints(p, x).sum(), argnums=1))
+    for run in (per_example, hop.compile(per_example)):
+        same(run(P, X), np.array([[2.0, 2.0], [3.0, 3.0]]))
+
+
+def _per_example(f, args, in_axes):
+    """f's eager results example by example (args batched along dim 0 where
+    in_axes says 0), stacked as vmap stacks them."""
+    n = next(a.shape[0] for a, ax in zip(args, in_axes) if ax == 0)
+    rows = [f(*(a[i] if ax == 0 else a for a, ax in zip(args, in_axes))) for i in range(n)]
+    return np.stack([r.numpy() for r in rows])
+
+
+def test_vmap_of_branches_returning_python_ints_gives_the_per_example_values_and_dtypes():
+    """cond/switch branches returning different Python ints under vmap: the
+    int is a weak scalar beside the tensors, as eagerly (times f32 is f32,
+    times i32 is i32, times i8 is i8, plus bool is i64, compared with f32 a
+    bool), per example, eager, traced and compiled, with a batched and an
+    unbatched predicate (index)."""
+    P = hop.tensor(np.array([True, False, True]))
+    I = hop.tensor(np.array([2, -1, 0, 7]))  # clamped into [0, 2] as switch does
+    X = hop.tensor(np.array([[1.0, -2.0], [0.5, 3.0], [-1.5, 0.0]], dtype=np.float32))
+    c = lambda p: hop.cond(p, lambda: 2, lambda: 3)  # noqa: E731
+    s = lambda i: hop.switch(i, [lambda: 1, lambda: 7, lambda: -4])  # noqa: E731
+    cases = [
+        (lambda p, x: c(p) * x, (P, X)),
+        (lambda p, x: x - c(p), (P, X)),
+        (lambda p, x: c(p) * x.to(hop.int32), (P, X)),
+        (lambda p, x: x < c(p) * 1.0, (P, X)),  # 1.0: a SymFloat; the int itself below
+        (lambda p, x: c(p) > x, (P, X)),
+        (lambda p, x: c(p) + (x > 0), (P, X)),
+        (lambda p, x: hop.where(x > 0, c(p), x), (P, X)),
+        (lambda p, x: ((c(p) * x).sum() + c(p)) * x, (P, X)),
+        (lambda i, x: s(i) * x.to(hop.int8), (I, hop.tensor(np.arange(8, dtype=np.float32).reshape(4, 2)))),
+        (lambda i, x: x / s(i), (I, hop.tensor(np.arange(8, dtype=np.float32).reshape(4, 2)))),
+    ]
+    for f, batch in cases:
+        for in_axes in ((0, 0), (0, None), (None, 0)):
+            args = tuple(a if ax == 0 else a[1] for a, ax in zip(batch, in_axes))
+            want = _per_example(f, args, in_axes)
+            for run in (hop.vmap(f, in_axes), hop.compile(hop.vmap(f, in_axes))):
+                got = run(*args)
+                assert got.numpy().dtype == want.dtype, (in_axes, got, want)
+                same(got, want)
+
+
+def test_vmap_and_grad_of_switch_returning_python_ints_match_the_per_example_loop():
+    I = hop.tensor(np.array([2, 0, 1]))
+    X = hop.tensor(np.array([[1.0, -2.0], [0.5, 3.0], [-1.5, 0.0]]))
+    f = lambda i, x: (hop.switch(i, [lambda: 1, lambda: 7, lambda: -4]) * x * x).sum()  # noqa: E731
+    want = np.array([-4.0, 1.0, 7.0])[:, None] * 2 * X.numpy()
+    same(hop.grad(lambda x: hop.vmap(f)(I, x).sum())(X), want)
+    for run in (hop.vmap(hop.grad(f, argnums=1)), hop.compile(hop.vmap(hop.grad(f, argnums=1)))):
+        same(run(I, X), want)
+
+
+def test_vmap_of_a_python_int_from_branches_used_as_a_size_is_a_clear_error():
+    """A per-example int used as a size (or in an int expression, which may
+    be one) cannot serve the whole batch: the error names the op."""
+    P = hop.tensor(np.array([True, False]))
+    c = lambda p: hop.cond(p, lambda: 2, lambda: 3)  # noqa: E731
+    for f, user in ((lambda p: hop.zeros(c(p)), "zeros"),
+                    (lambda p: (c(p) + 1) * hop.ones(2), "mul")):
+        with pytest.raises(hop.UnsupportedError,
+                           match=rf"^vmap: the op item \(item\) has no batch rule: item of a "
+                                 rf"batched value is data-dependent per example, and {user} uses "
+                                 rf"its int \(item\) as more than a scalar operand of an "
+                                 rf"elementwise op"):
+            hop.vmap(f)(P)
+    # unbatched, the same functions work
+    same(hop.vmap(lambda x, p: hop.zeros(c(p)) + x, (0, None))(hop.ones(2), hop.tensor(False)),
+         np.ones((2, 3), np.float32))

@@ -149,11 +149,18 @@ def test_vmap_factories_stay_unbatched():
           + hop.full((3,), 2.0), (0,), r(4, 3))
 
 
-def test_vmap_item_of_a_batched_value_is_unsupported():
+def test_vmap_item_of_a_batched_value_is_a_scalar_operand_per_example_and_nothing_else():
+    """item's int per example, as a weak scalar beside a tensor (the int plus
+    an f32 tensor is f32), is that tensor of ints; used as a size it is an
+    error naming the op that needs one int for the whole batch."""
+    x = r(4, 3)
+    check(lambda t: t.sum().to(hop.int64).item() + t, (0,), x)
+    check(lambda t: (t.sum() > 0).item() * t.to(hop.int32), (0,), x)
     with pytest.raises(hop.UnsupportedError,
                        match=r"^vmap: the op item \(item\) has no batch rule: item of a batched "
-                             r"value is data-dependent per example$"):
-        hop.vmap(lambda t: t.sum().to(hop.int64).item() + t)(r(4, 3))
+                             r"value is data-dependent per example, and zeros uses its int "
+                             r"\(item\) as more than a scalar operand of an elementwise op"):
+        hop.vmap(lambda t: hop.zeros(t.sum().to(hop.int64).item().__abs__()) + 1)(x)
 
 
 @settings(max_examples=examples(40), deadline=None)
@@ -901,12 +908,18 @@ def test_vmap_fori_loop_with_a_batched_bound_and_a_symint_carry_below_the_api_is
                   ints(1, 2, 0, 1, 3), dynamic=True)
 
 
-def test_vmap_item_of_a_batched_bound_also_used_elsewhere_is_the_item_error():
+def test_vmap_item_of_a_batched_bound_also_a_scalar_operand_works_and_in_a_size_is_the_error():
     def f(x, n):
         k = n.item()
         return hop.fori_loop(0, n, lambda i, c: c + 1, x) * k
-    with pytest.raises(hop.UnsupportedError, match="item"):
-        hop.vmap(f)(hop.tensor(FORI_X), ints(1, 2, 0, 1, 3))
+    check(f, (0, 0), hop.tensor(FORI_X), ints(1, 2, 0, 1, 3))
+
+    def g(x, n):
+        k = n.item()
+        return hop.fori_loop(0, n, lambda i, c: c + 1, x) * (k + 1)
+    with pytest.raises(hop.UnsupportedError, match=r"item \(item\) has no batch rule: .* mul "
+                                                   r"uses its int"):
+        hop.vmap(g)(hop.tensor(FORI_X), ints(1, 2, 0, 1, 3))
 
 
 def test_vmap_while_loop_with_per_example_trip_counts_masks_finished_lanes():
