@@ -18,5 +18,9 @@ hop_node *hop__batch_movedim(hop_graph *g, hop_node *x, int from, int to);
  * scratch memory freed by hop__batch_scratch_clear. */
 hop_status hop__batch_map_args(hop_batch_ctx *cx, const hop_node *n, hop_arg *args);
 void hop__batch_scratch_clear(hop_batch_ctx *cx);
+/* The value of the node of at's graph, before at, that binds symbol s,
+ * when that value is batched (a batched item's [B] ints, batch_item in
+ * op_rules.c); NULL when it is not batched or nothing there binds s. */
+hop_node *hop__batch_symbol(hop_batch_ctx *cx, const hop_node *at, const hop_expr *s);
 
 #endif /* HOP_BATCHING_BATCH_IMPL_H */

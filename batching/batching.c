@@ -117,12 +117,39 @@ hop__batch_scratch_clear(hop_batch_ctx *cx)
     hop_rewrite_scratch_clear(&cx->rw);
 }
 
-/* Whether any node argument of a (lists included) is batched. */
+hop_node *
+hop__batch_symbol(hop_batch_ctx *cx, const hop_node *at, const hop_expr *s)
+{
+    for (const hop_node *m = at->graph->first; m && m != at; m = m->next) {
+        if (m->meta->kind != HOP_VALUE_SYM || m->meta->sym != s)
+            continue;
+        const hop_rewrite_entry *e = hop_rewrite_find(&cx->rw, m);
+        return e != NULL && e->flags[0] ? e->vals[0] : NULL;
+    }
+    return NULL;
+}
+
+/* Whether an expression argument mentions a batched item's symbol. */
 static bool
-any_batched(const hop_batch_ctx *cx, const hop_arg *a, size_t n)
+sym_batched(hop_batch_ctx *cx, const hop_node *at, const hop_expr *e)
+{
+    const hop_expr *fs[16];
+    size_t nf = hop_expr_free_symbols(e, fs, 16);
+    for (size_t k = 0; k < nf && k < 16; k++)
+        if (hop__batch_symbol(cx, at, fs[k]) != NULL)
+            return true;
+    return false;
+}
+
+/* Whether any node argument of a (lists included), an argument of node at,
+ * is batched, or an expression argument mentions a batched item's int. */
+static bool
+any_batched(hop_batch_ctx *cx, const hop_node *at, const hop_arg *a, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
-        if (a[i].kind == HOP_ARG_LIST && any_batched(cx, a[i].u.list.items, a[i].u.list.n))
+        if (a[i].kind == HOP_ARG_LIST && any_batched(cx, at, a[i].u.list.items, a[i].u.list.n))
+            return true;
+        if (a[i].kind == HOP_ARG_SYM && sym_batched(cx, at, a[i].u.sym))
             return true;
         if (a[i].kind != HOP_ARG_NODE)
             continue;
@@ -430,7 +457,7 @@ hop_batch_bodies(hop_batch_ctx *cx, const hop_node *call)
     while (nlead + nbodies < call->nargs && call->args[nlead + nbodies].kind == HOP_ARG_GRAPH)
         nbodies++;
     /* a batched value of the HOP itself, or inputs the HOP makes: a loop */
-    if (nbodies == 0 || any_batched(cx, call->args, nlead) || hop_node_made_inputs(call) > 0)
+    if (nbodies == 0 || any_batched(cx, call, call->args, nlead) || hop_node_made_inputs(call) > 0)
         return hop_batch_loop(cx, call);
     size_t npassed = hop_node_passed(call, NULL, 0);
     const hop_arg **passed = hop__calloc(npassed + 1, sizeof *passed);
@@ -761,7 +788,7 @@ hop_vmap_graph_loop(const hop_graph *fwd, const int *in_dims, const hop_expr *si
                 st = hop_graph_rename_node(out, v, n->name);
             e->vals[0] = v;
             e->flags[0] = b;
-        } else if (!any_batched(&cx, n->args, n->nargs))
+        } else if (!any_batched(&cx, n, n->args, n->nargs))
             st = hop_rewrite_copy(&cx.rw, n, e) ? HOP_OK : hop_error_code();
         else if ((st = batch_node(&cx, n)) == HOP_OK)
             st = name_result(&cx, n, e);

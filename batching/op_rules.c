@@ -173,8 +173,152 @@ weak_int(hop_batch_ctx *cx, const hop_node *n, hop_node *v)
     return op_nodes(hop_batch_out(cx), HOP_OP_to, v, (hop_arg[]){hop_arg_dtype(want)}, 1);
 }
 
+/* The [B] value of symbol s where n's graph binds it to a batched item
+ * (batch_item), as int64 so that arithmetic on it is Python's within int64;
+ * NULL when s is bound unbatched (a size, an unbatched item) or not in n's
+ * graph before n. */
+static hop_node *
+batched_symbol(hop_batch_ctx *cx, const hop_node *n, const hop_expr *s)
+{
+    hop_node *v = hop__batch_symbol(cx, n, s);
+    if (v == NULL || v->meta->meta.dtype == HOP_I64)
+        return v;
+    return op_nodes(hop_batch_out(cx), HOP_OP_to, v, (hop_arg[]){hop_arg_dtype(HOP_I64)}, 1);
+}
+
+/* Whether int expression e mentions a symbol bound to a batched item. */
+static bool
+mentions_batched(hop_batch_ctx *cx, const hop_node *n, const hop_expr *e)
+{
+    const hop_expr *fs[16];
+    size_t nf = hop_expr_free_symbols(e, fs, 16);
+    for (size_t k = 0; k < nf && k < 16; k++)
+        if (hop__batch_symbol(cx, n, fs[k]) != NULL)
+            return true;
+    return false;
+}
+
+/* acc op x, where x is a [B] node or an unbatched expression (an operand a
+ * binary op takes as a weak int beside acc's int64). */
+static hop_node *
+combine(hop_batch_ctx *cx, hop_op op, hop_node *acc, hop_arg x)
+{
+    if (acc == NULL)
+        return x.kind == HOP_ARG_NODE ? x.u.node : NULL;
+    return op_nodes(hop_batch_out(cx), op, acc, &x, 1);
+}
+
+/*
+ * SymInt expression e, a scalar operand of elementwise op n, as its value per
+ * example: e itself (*out an expression argument) when it mentions no
+ * batched item, else a [B] int64 node computing e's canonical form (see
+ * hop_expr_kind) on the batched items' [B] values with the int ops that
+ * round as Python does (floor_divide, remainder); the unbatched parts stay
+ * expression arguments of those ops.  A // or % whose divisor is batched or
+ * may be 0 is refused: eagerly the example dividing by 0 raises, where the
+ * tensor op would give 0.
+ */
+static hop_status
+batched_expr(hop_batch_ctx *cx, const hop_node *n, const hop_expr *e, hop_arg *out)
+{
+    hop_shape_env *env = hop_batch_out(cx)->env;
+    *out = hop_arg_sym(e);
+    if (!mentions_batched(cx, n, e))
+        return HOP_OK;
+    hop_expr_kind kind = hop_expr_kind_of(e);
+    size_t k = hop_expr_noperands(e);
+    hop_node *acc = NULL;
+    const hop_expr *rest = NULL; /* the unbatched terms (ADD), factors (MUL) */
+    hop_arg x;
+    switch (kind) {
+    case HOP_EXPR_SYMBOL:
+        acc = batched_symbol(cx, n, e);
+        break;
+    case HOP_EXPR_ADD:
+        rest = hop_sym_const(env, hop_expr_addend(e));
+        for (size_t i = 0; i < k && rest; i++) {
+            const hop_expr *t = hop_expr_operand(e, i);
+            int64_t c = hop_expr_coef(e, i);
+            if (batched_expr(cx, n, t, &x) != HOP_OK)
+                return hop_error_code();
+            if (x.kind == HOP_ARG_SYM)
+                rest = hop_sym_add(env, rest, hop_sym_mul_int(env, t, c));
+            else if (c == 1 || (x.u.node = combine(cx, HOP_OP_mul, x.u.node, hop_arg_int(c))))
+                acc = acc ? combine(cx, HOP_OP_add, acc, x) : x.u.node;
+            if (x.kind == HOP_ARG_NODE && (x.u.node == NULL || acc == NULL))
+                return hop_error_code();
+        }
+        if (rest == NULL)
+            return hop_error_code();
+        if (rest != hop_sym_const(env, 0)) /* (interned: equal expressions are one pointer) */
+            acc = combine(cx, HOP_OP_add, acc, hop_arg_sym(rest));
+        break;
+    case HOP_EXPR_MUL:
+        rest = hop_sym_const(env, 1);
+        for (size_t i = 0; i < k && rest; i++) {
+            const hop_expr *t = hop_expr_operand(e, i);
+            int64_t p = hop_expr_coef(e, i);
+            if (batched_expr(cx, n, t, &x) != HOP_OK)
+                return hop_error_code();
+            for (int64_t j = 0; j < p && rest; j++) {
+                if (x.kind == HOP_ARG_SYM)
+                    rest = hop_sym_mul(env, rest, t);
+                else if ((acc = acc ? combine(cx, HOP_OP_mul, acc, x) : x.u.node) == NULL)
+                    return hop_error_code();
+            }
+        }
+        if (rest == NULL)
+            return hop_error_code();
+        if (rest != hop_sym_const(env, 1))
+            acc = combine(cx, HOP_OP_mul, acc, hop_arg_sym(rest));
+        break;
+    case HOP_EXPR_FLOORDIV:
+    case HOP_EXPR_MOD: {
+        const hop_expr *d = hop_expr_operand(e, 1);
+        int64_t lo, hi;
+        hop_shape_env_bounds(env, d, &lo, &hi);
+        if (mentions_batched(cx, n, d) || (lo <= 0 && hi >= 0))
+            return hop_error(HOP_UNSUPPORTED,
+                             "vmap: %s reads the int %s, whose %s divides by %s, which may be 0 "
+                             "in an example (eagerly that example raises ZeroDivisionError)",
+                             n->name, hop_expr_str(env, e), kind == HOP_EXPR_MOD ? "%" : "//",
+                             hop_expr_str(env, d));
+        if (batched_expr(cx, n, hop_expr_operand(e, 0), &x) != HOP_OK)
+            return hop_error_code();
+        acc = x.kind == HOP_ARG_NODE ? x.u.node : NULL; /* (d is unbatched: e's dividend is) */
+        acc = combine(cx, kind == HOP_EXPR_MOD ? HOP_OP_remainder : HOP_OP_floor_divide, acc,
+                      hop_arg_sym(d));
+        break;
+    }
+    case HOP_EXPR_MAX:
+    case HOP_EXPR_MIN:
+        for (size_t i = 0; i < k; i++) {
+            if (batched_expr(cx, n, hop_expr_operand(e, i), &x) != HOP_OK)
+                return hop_error_code();
+            if (acc == NULL && x.kind == HOP_ARG_SYM) /* (a batched operand comes later) */
+                x = hop_arg_node(hop_graph_call_op(
+                    hop_batch_out(cx), HOP_OP_full,
+                    (hop_arg[]){hop_arg_list(NULL, 0), x, hop_arg_dtype(HOP_I64)}, 3));
+            acc = acc ? combine(cx, kind == HOP_EXPR_MAX ? HOP_OP_maximum : HOP_OP_minimum, acc, x)
+                      : x.u.node;
+            if (acc == NULL)
+                return hop_error_code();
+        }
+        break;
+    default:
+        return hop_error(HOP_UNSUPPORTED, "vmap: %s reads %s, not an int expression", n->name,
+                         hop_expr_str(env, e));
+    }
+    if (acc == NULL)
+        return hop_error_code();
+    *out = hop_arg_node(acc);
+    return HOP_OK;
+}
+
 /* Unary, binary, comparison, logical, where, to, clone: batched operands of
- * lower logical rank than the result get size-1 dims after the batch. */
+ * lower logical rank than the result get size-1 dims after the batch.  A
+ * batched item's int, alone (a SymInt node) or in an expression, is its
+ * per-example values as a tensor of the dtype a weak Python int takes. */
 static hop_status
 batch_elementwise(hop_batch_ctx *cx, const hop_node *n)
 {
@@ -182,6 +326,18 @@ batch_elementwise(hop_batch_ctx *cx, const hop_node *n)
     hop_arg args[8];
     for (size_t i = 0; i < n->nargs && i < 8; i++) {
         const hop_arg *a = &n->args[i];
+        if (a->kind == HOP_ARG_SYM && !hop_expr_is_bool(a->u.sym)) {
+            if (batched_expr(cx, n, a->u.sym, &args[i]) != HOP_OK)
+                return hop_error_code();
+            hop_node *v = args[i].kind == HOP_ARG_NODE ? weak_int(cx, n, args[i].u.node) : NULL;
+            const hop_meta scalar = {.rank = 0};
+            if (args[i].kind == HOP_ARG_NODE &&
+                (v == NULL || (R > 0 && (v = reshape_ones(cx, v, R, &scalar)) == NULL)))
+                return hop_error_code();
+            if (v)
+                args[i] = hop_arg_node(v);
+            continue;
+        }
         if (a->kind != HOP_ARG_NODE) {
             args[i] = *a;
             continue;
@@ -766,11 +922,18 @@ batch_item(hop_batch_ctx *cx, const hop_node *n)
         }
     }
     /* nor may a later node use its symbol in an expression (autodiff's
-     * arange(0, Max(u0, 0)) of a loop's steps) */
-    for (const hop_node *m = n->next; m && deferred; m = m->next)
+     * arange(0, Max(u0, 0)) of a loop's steps), but as an int expression
+     * that is a scalar operand of an elementwise op ((n + 1) * x), which
+     * batch_elementwise computes per example (batched_expr) */
+    for (const hop_node *m = n->next; m && deferred; m = m->next) {
+        bool elementwise =
+            m->kind == HOP_NODE_CALL_OP && hop_op_batch(m->op)->batch == batch_elementwise;
         for (size_t i = 0; i < m->nargs && deferred; i++)
-            if (!(deferred = !arg_mentions(&m->args[i], n->meta->sym)))
+            if (!(elementwise && m->args[i].kind == HOP_ARG_SYM &&
+                  !hop_expr_is_bool(m->args[i].u.sym)) &&
+                !(deferred = !arg_mentions(&m->args[i], n->meta->sym)))
                 bad = m;
+    }
     if (!deferred && bad->kind == HOP_NODE_OUTPUT)
         return hop_error(HOP_UNSUPPORTED,
                          "vmap: the op item (%s) has no batch rule: item of a batched value is "
@@ -782,8 +945,8 @@ batch_item(hop_batch_ctx *cx, const hop_node *n)
         return hop_error(HOP_UNSUPPORTED,
                          "vmap: the op item (%s) has no batch rule: item of a batched value is "
                          "data-dependent per example, and %s uses its int (%s) as more than a "
-                         "scalar operand of an elementwise op (a size, an index, an "
-                         "expression) where one int must serve the whole batch",
+                         "scalar operand of an elementwise op, alone or in an int expression (a "
+                         "size, an index, a bool) where one int must serve the whole batch",
                          n->name, bad->name, n->name);
     hop_node *x = hop_batch_value(cx, n->args[0].u.node, NULL);
     hop_arg items[] = {hop_arg_sym(hop_batch_size(cx))};

@@ -1109,13 +1109,70 @@ def test_vmap_and_grad_of_switch_returning_python_ints_match_the_per_example_loo
         same(run(I, X), want)
 
 
+def test_vmap_of_int_expressions_over_branch_ints_gives_the_per_example_values_and_dtypes():
+    """The branches' int in a SymInt expression before it meets a tensor
+    ((n + 1) * x, 2 * n * x, n * n * x, -n * x, n // 2 * x, n % 3): computed per
+    example with Python's int arithmetic (// and % round toward -inf), then
+    a weak int beside the tensor, as eagerly; vmap, compiled vmap and
+    grad(vmap) against the per-example eager loop."""
+    P = hop.tensor(np.array([True, False, True]))
+    I = hop.tensor(np.array([2, -1, 0, 7]))  # switch clamps to [0, 2]: -4, 1, 1, -4
+    X = hop.tensor(np.array([[1.0, -2.0], [0.5, 3.0], [-1.5, 0.0]], dtype=np.float32))
+    XI = hop.tensor(np.arange(8, dtype=np.float32).reshape(4, 2) - 3)
+    c = lambda p: hop.cond(p, lambda: 2, lambda: 3)  # noqa: E731
+    s = lambda i: hop.switch(i, [lambda: 1, lambda: 7, lambda: -4])  # noqa: E731
+    exprs = [
+        lambda n: n + 1,
+        lambda n: 2 * n,
+        lambda n: n * n,
+        lambda n: -n,
+        lambda n: n // 2,
+        lambda n: n % 3 - 5,
+        lambda n: (n - 1) * (n + 2) // 3,
+    ]
+    for e in exprs:
+        cases = [
+            (lambda p, x, e=e: e(c(p)) * x, (P, X)),
+            (lambda p, x, e=e: x.to(hop.int32) - e(c(p)), (P, X)),
+            (lambda p, x, e=e: x < e(c(p)), (P, X)),
+            (lambda i, x, e=e: e(s(i)) * x, (I, XI)),
+            (lambda i, x, e=e: e(s(i)) * x.to(hop.int8), (I, XI)),
+        ]
+        for f, batch in cases:
+            for in_axes in ((0, 0), (0, None)):
+                args = tuple(a if ax == 0 else a[1] for a, ax in zip(batch, in_axes))
+                want = _per_example(f, args, in_axes)
+                for run in (hop.vmap(f, in_axes), hop.compile(hop.vmap(f, in_axes))):
+                    got = run(*args)
+                    assert got.numpy().dtype == want.dtype, (in_axes, got, want)
+                    same(got, want)
+        f = lambda p, x, e=e: (e(c(p)) * x * x).sum()  # noqa: E731
+        want = np.stack([hop.grad(f, argnums=1)(P[k], X[k]).numpy() for k in range(3)])
+        same(hop.grad(lambda x: hop.vmap(f)(P, x).sum())(X), want)
+        for run in (hop.vmap(hop.grad(f, argnums=1)), hop.compile(hop.vmap(hop.grad(f, argnums=1)))):
+            same(run(P, X), want)
+
+
+def test_vmap_of_an_int_expression_dividing_by_a_per_example_int_is_a_clear_error():
+    """2 // n divides by the per-example int, which may be 0 in an example
+    (eagerly that example raises): vmap refuses rather than give 0."""
+    P = hop.tensor(np.array([True, False]))
+    c = lambda p: hop.cond(p, lambda: 2, lambda: 3)  # noqa: E731
+    for f in (lambda p: 7 // c(p) * hop.ones(2), lambda p: 7 % c(p) * hop.ones(2)):
+        with pytest.raises(hop.UnsupportedError,
+                           match=r"^vmap: mul reads the int .*, whose (//|%) divides by u\d+, "
+                                 r"which may be 0 in an example"):
+            hop.vmap(f)(P)
+
+
 def test_vmap_of_a_python_int_from_branches_used_as_a_size_is_a_clear_error():
     """A per-example int used as a size (or in an int expression, which may
     be one) cannot serve the whole batch: the error names the op."""
     P = hop.tensor(np.array([True, False]))
     c = lambda p: hop.cond(p, lambda: 2, lambda: 3)  # noqa: E731
     for f, user in ((lambda p: hop.zeros(c(p)), "zeros"),
-                    (lambda p: (c(p) + 1) * hop.ones(2), "mul")):
+                    (lambda p: hop.zeros(c(p) + 1), "zeros"),
+                    (lambda p: hop.ones(4)[c(p) - 1], "select")):
         with pytest.raises(hop.UnsupportedError,
                            match=rf"^vmap: the op item \(item\) has no batch rule: item of a "
                                  rf"batched value is data-dependent per example, and {user} uses "

@@ -914,12 +914,17 @@ def test_vmap_item_of_a_batched_bound_also_a_scalar_operand_works_and_in_a_size_
         return hop.fori_loop(0, n, lambda i, c: c + 1, x) * k
     check(f, (0, 0), hop.tensor(FORI_X), ints(1, 2, 0, 1, 3))
 
-    def g(x, n):
+    def g(x, n):  # in an int expression first: computed per example (issue #26)
         k = n.item()
         return hop.fori_loop(0, n, lambda i, c: c + 1, x) * (k + 1)
-    with pytest.raises(hop.UnsupportedError, match=r"item \(item\) has no batch rule: .* mul "
+    check(g, (0, 0), hop.tensor(FORI_X), ints(1, 2, 0, 1, 3))
+
+    def h(x, n):
+        k = n.item()
+        return hop.fori_loop(0, n, lambda i, c: c + 1, x) + hop.zeros(k + 1).sum()
+    with pytest.raises(hop.UnsupportedError, match=r"item \(item\) has no batch rule: .* zeros "
                                                    r"uses its int"):
-        hop.vmap(g)(hop.tensor(FORI_X), ints(1, 2, 0, 1, 3))
+        hop.vmap(h)(hop.tensor(FORI_X), ints(1, 2, 0, 1, 3))
 
 
 def test_vmap_while_loop_with_per_example_trip_counts_masks_finished_lanes():
