@@ -726,6 +726,24 @@ hop_graph_move_placeholder(hop_graph *g, hop_node *ph, size_t pos)
 }
 
 hop_status
+hop_graph_replace_placeholders(hop_graph *g, size_t pos, size_t n)
+{
+    if (g == NULL)
+        return hop_error(HOP_MISUSE, "replace_placeholders: the graph is NULL");
+    if (pos > g->nplaceholders || n > (g->nplaceholders - pos) / 2)
+        return hop_error(HOP_INVALID,
+                         "replace_placeholders: %s has %zu placeholders, too few to replace "
+                         "%zu from position %zu by its last %zu",
+                         g->name, g->nplaceholders, n, pos, n);
+    hop_status st = HOP_OK;
+    for (size_t i = 0; i < n && st == HOP_OK; i++)
+        st = hop_graph_erase_node(g, hop_graph_placeholder_at(g, pos));
+    for (size_t i = 0; i < n && st == HOP_OK; i++)
+        st = hop_graph_move_placeholder(g, hop_graph_placeholder_at(g, g->nplaceholders - 1), pos);
+    return st;
+}
+
+hop_status
 hop_graph_rename_node(hop_graph *g, hop_node *n, const char *base)
 {
     if (g == NULL || n == NULL || base == NULL)

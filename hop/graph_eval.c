@@ -524,6 +524,15 @@ hop_eval_default(hop_eval_ctx *ex)
     return hop_eval_run_passed(ex, body, 0);
 }
 
+hop_status
+hop_eval_traced_only(hop_eval_ctx *ex, const char *verb, const char *how)
+{
+    if (hop_eval_nouts(ex) == SIZE_MAX)
+        return hop_error(HOP_UNSUPPORTED, "%s: an eager call has no graph to %s; %s", ex->cls->name,
+                         verb, how);
+    return hop_eval_default(ex);
+}
+
 /* Runs the class's eval slot on a prepared context; the results stay in
  * ex->results.  Checks the slot gave results. */
 static hop_status

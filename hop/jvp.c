@@ -59,12 +59,7 @@ jvp_build_graph(void *ud, const hop_graph *fwd, hop_graph *out)
     hop_free(wrt);
     /* f never saw its tangent inputs: the tangent inputs the transformation
      * made (last) take their place. */
-    for (size_t i = 0; i < np && st == HOP_OK; i++)
-        st = hop_graph_erase_node(out, hop_graph_placeholder_at(out, np));
-    for (size_t i = 0; i < np && st == HOP_OK; i++)
-        st = hop_graph_move_placeholder(out, hop_graph_placeholder_at(out, out->nplaceholders - 1),
-                                        np);
-    return st;
+    return st == HOP_OK ? hop_graph_replace_placeholders(out, np, np) : st;
 }
 
 static hop_status
@@ -76,12 +71,6 @@ jvp_signature(hop_call *c)
     size_t np;
     hop_call_group(c, "primals", &np);
     return hop_call_replace_body(c, 0, "_jvp", jvp_build_graph, &np);
-}
-
-static hop_status
-jvp_output_meta(hop_call *c)
-{
-    return hop_call_body_output_meta(c, 0);
 }
 
 /* One tangent per primal, as tracing checked (under vmap a primal and its
@@ -101,11 +90,7 @@ jvp_verify(const hop_node *call)
 static hop_status
 jvp_eval(hop_eval_ctx *ex)
 {
-    if (hop_eval_nouts(ex) == SIZE_MAX)
-        return hop_error(HOP_UNSUPPORTED,
-                         "jvp: an eager call has no graph to differentiate; hop.jvp traces the "
-                         "function first");
-    return hop_eval_default(ex);
+    return hop_eval_traced_only(ex, "differentiate", "hop.jvp traces the function first");
 }
 
 const hop_class hop_jvp_class = {
@@ -118,7 +103,7 @@ const hop_class hop_jvp_class = {
     .input_mode = HOP_INPUTS_EXPLICIT,
     .check_operands = jvp_check_operands,
     .signature = jvp_signature,
-    .output_meta = jvp_output_meta,
+    .output_meta = hop_call_body_output_meta,
     .verify = jvp_verify,
     .eval = jvp_eval,
     /* the call runs its body on what it passes: differentiated through it

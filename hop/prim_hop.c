@@ -1062,16 +1062,16 @@ hop_call_replace_body_keep(hop_call *c, size_t b, const char *suffix, hop_body_b
 }
 
 hop_status
-hop_call_body_output_meta(hop_call *c, size_t b)
+hop_call_body_output_meta(hop_call *c)
 {
-    const hop_node *o = c->graphs[b]->output;
+    const hop_node *o = c->graphs[0]->output;
     c->outs = hop_calloc(o->nargs + 1, sizeof *c->outs);
     if (c->outs == NULL)
         return HOP_NOMEM;
     for (size_t i = 0; i < o->nargs; i++) {
         if (o->args[i].kind != HOP_ARG_NODE)
             return hop_error(HOP_INVALID, "%s: output %zu of %s is not a value of the graph",
-                             c->cls->name, i, c->graphs[b]->name);
+                             c->cls->name, i, c->graphs[0]->name);
         c->outs[i] = *o->args[i].u.node->meta;
     }
     c->nouts = o->nargs;

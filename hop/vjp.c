@@ -118,12 +118,7 @@ vjp_build_graph(void *ud, const hop_graph *fwd, hop_graph *out)
     hop_free(cts);
     /* f never saw its cts inputs: drop them, and put the cotangent inputs
      * the transformation made (last) in their place. */
-    for (size_t i = 0; i < vb->ncts && st == HOP_OK; i++)
-        st = hop_graph_erase_node(out, hop_graph_placeholder_at(out, vb->nargs));
-    for (size_t i = 0; i < vb->ncts && st == HOP_OK; i++)
-        st = hop_graph_move_placeholder(out, hop_graph_placeholder_at(out, out->nplaceholders - 1),
-                                        vb->nargs);
-    return st;
+    return st == HOP_OK ? hop_graph_replace_placeholders(out, vb->nargs, vb->ncts) : st;
 }
 
 static hop_status
@@ -136,12 +131,6 @@ vjp_signature(hop_call *c)
     hop_call_group(c, "args", &vb.nargs);
     hop_call_group(c, "cts", &vb.ncts);
     return hop_call_replace_body(c, 0, "_bwd", vjp_build_graph, &vb);
-}
-
-static hop_status
-vjp_output_meta(hop_call *c)
-{
-    return hop_call_body_output_meta(c, 0);
 }
 
 /* The mask wrt names float tensors among the args, as tracing checked;
@@ -171,11 +160,8 @@ vjp_verify(const hop_node *call)
 static hop_status
 vjp_eval(hop_eval_ctx *ex)
 {
-    if (hop_eval_nouts(ex) == SIZE_MAX)
-        return hop_error(HOP_UNSUPPORTED,
-                         "vjp: an eager call has no graph to differentiate; hop.grad and "
-                         "hop.vjp trace the function first");
-    return hop_eval_default(ex);
+    return hop_eval_traced_only(ex, "differentiate",
+                                "hop.grad and hop.vjp trace the function first");
 }
 
 const hop_class hop_vjp_class = {
@@ -191,7 +177,7 @@ const hop_class hop_vjp_class = {
     .check_operands = vjp_check_operands,
     .check_outputs = vjp_check_outputs,
     .signature = vjp_signature,
-    .output_meta = vjp_output_meta,
+    .output_meta = hop_call_body_output_meta,
     .verify = vjp_verify,
     .eval = vjp_eval,
     /* the call runs its body on what it passes: differentiated through it

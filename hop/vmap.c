@@ -162,18 +162,9 @@ vmap_signature(hop_call *c)
 }
 
 static hop_status
-vmap_output_meta(hop_call *c)
-{
-    return hop_call_body_output_meta(c, 0);
-}
-
-static hop_status
 vmap_eval(hop_eval_ctx *ex)
 {
-    if (hop_eval_nouts(ex) == SIZE_MAX)
-        return hop_error(HOP_UNSUPPORTED, "vmap: an eager call has no graph to batch; hop.vmap "
-                                          "traces the function first");
-    return hop_eval_default(ex);
+    return hop_eval_traced_only(ex, "batch", "hop.vmap traces the function first");
 }
 
 /* ------------------------------------------------------------- verifying */
@@ -532,7 +523,7 @@ const hop_class hop_vmap_class = {
     .check_operands = vmap_check_operands,
     .body_inputs = vmap_body_inputs,
     .signature = vmap_signature,
-    .output_meta = vmap_output_meta,
+    .output_meta = hop_call_body_output_meta,
     .verify = vmap_verify,
     .print = vmap_print,
     .eval = vmap_eval,

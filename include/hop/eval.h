@@ -111,6 +111,12 @@ hop_status hop_eval_stack_rows(const hop_rt_values *rows, size_t n, int64_t step
  * hop_eval_default, the PrimHOP base's eval: the class's first body so. */
 hop_status hop_eval_run_passed(hop_eval_ctx *ex, const char *body, size_t k);
 hop_status hop_eval_default(hop_eval_ctx *ex);
+/* hop_eval_traced_only, the eval of a transformation HOP (vjp, jvp, vmap)
+ * whose body is made from a traced graph: hop_eval_default for a node of a
+ * graph; an eager call, whose body is a host function with no graph to
+ * transform, fails HOP_UNSUPPORTED with "<hop>: an eager call has no graph
+ * to <verb>; <how>" (how: which Python entry traces the function first). */
+hop_status hop_eval_traced_only(hop_eval_ctx *ex, const char *verb, const char *how);
 
 /*
  * A host body: runs on concrete inputs (borrowed) and appends its results

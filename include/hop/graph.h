@@ -194,6 +194,13 @@ hop_node *hop_graph_insert_placeholder(hop_graph *g, size_t pos, const char *nam
 /* Moves placeholder ph to placeholder position pos (0 = first).  Uses, names
  * and metadata are unchanged.  HOP_MISUSE / HOP_INVALID on bad arguments. */
 hop_status hop_graph_move_placeholder(hop_graph *g, hop_node *ph, size_t pos);
+/* Erases the n placeholders from position pos (each must have no users:
+ * HOP_MISUSE otherwise) and moves the last n placeholders into their place,
+ * in order: the inputs a transformation made (appended last) taking the
+ * place of inputs the traced function never read (vjp's cotangents, jvp's
+ * tangents).  HOP_INVALID when the graph has fewer than pos + 2n
+ * placeholders. */
+hop_status hop_graph_replace_placeholders(hop_graph *g, size_t pos, size_t n);
 /* Renames n to the unique name made from base (n keeps its name if base
  * uniquifies to it).  HOP_NOMEM leaves n's name as it was. */
 hop_status hop_graph_rename_node(hop_graph *g, hop_node *n, const char *base);

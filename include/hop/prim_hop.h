@@ -295,7 +295,9 @@ hop_status hop_call_bind_outputs(hop_call *c);
  * the traced one plus suffix (`vjp_body_0_bwd`); out must keep the traced
  * graph's inputs, in the order of the values the call passes.  The
  * OutputGraph owns out (the protocol's undo drops it like a traced body).
- * hop_call_body_output_meta then sets c->outs from body b's graph's output.
+ * hop_call_body_output_meta, the output_meta slot of such a HOP, then sets
+ * c->outs from body 0's graph's output (HOP_INVALID when an output is not
+ * a value of the graph).
  */
 typedef hop_status (*hop_body_builder)(void *ud, const hop_graph *traced, hop_graph *out);
 hop_status hop_call_replace_body(hop_call *c, size_t b, const char *suffix, hop_body_builder build,
@@ -308,7 +310,7 @@ hop_status hop_call_replace_body(hop_call *c, size_t b, const char *suffix, hop_
  */
 hop_status hop_call_replace_body_keep(hop_call *c, size_t b, const char *suffix,
                                       hop_body_builder build, void *ud);
-hop_status hop_call_body_output_meta(hop_call *c, size_t b);
+hop_status hop_call_body_output_meta(hop_call *c);
 
 /* The built-in classes. */
 extern const hop_class hop_wrap_class;

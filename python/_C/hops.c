@@ -19,14 +19,22 @@
  */
 #include "hop_py.h"
 
+/* A call's arguments as its mode takes them (begin_call): hop_arg traced,
+ * hop_rt_arg eager; one PyMem block. */
+typedef struct call_args {
+    void *args; /* a lead each, a list per group, nargs of them */
+    size_t nargs;
+    const void *items; /* the group items the lists point into, nitems of them */
+    size_t nitems;
+} call_args;
+
 typedef struct frame {
     PyObject *bodies[HOP_MAX_BODIES]; /* borrowed from the call's tuple */
     PyObject *keys[HOP_MAX_BODIES];   /* what invoke_subgraph's cache sees */
     size_t nbodies;
-    bool lifted;                  /* the class's bodies get the operands themselves */
-    PyObject *operands;           /* tuple: every group's items as given */
-    const hop_arg *operand_nodes; /* traced: their nodes, noperand_nodes of them */
-    size_t noperand_nodes;
+    bool lifted;        /* the class's bodies get the operands themselves */
+    PyObject *operands; /* tuple: every group's items as given */
+    call_args in;
     PyObject *trace;                         /* the Trace, or NULL for an eager call */
     PyObject *exc_type, *exc_value, *exc_tb; /* what a body raised, if anything */
     struct frame *outer;
@@ -44,10 +52,11 @@ int
 hop_py_lift_is_operand(const hop_node *source)
 {
     frame *f = innermost;
-    if (f == NULL || !f->lifted)
+    if (f == NULL || !f->lifted || f->trace == NULL)
         return 0;
-    for (size_t i = 0; i < f->noperand_nodes; i++) {
-        const hop_node *op = f->operand_nodes[i].u.node;
+    const hop_arg *operands = f->in.items; /* traced: their nodes */
+    for (size_t i = 0; i < f->in.nitems; i++) {
+        const hop_node *op = operands[i].u.node;
         int op_depth = hop_tracer_depth(hop_tracer_of(op));
         /* Each step goes one tracer out, so the walk ends where it passes
          * op's tracer: a value lifted at every level of a d-deep nest would
@@ -142,11 +151,7 @@ take_node(frame *f, PyObject *leaf, Py_ssize_t i, void *out)
     hop_node *node = hop_py_value_node(f->trace, leaf, "HOP body output");
     if (node == NULL)
         return -1;
-    if (hop_values_push(out, node) != HOP_OK) {
-        hop_py_raise();
-        return -1;
-    }
-    return 0;
+    return hop_values_push(out, node) == HOP_OK ? 0 : hop_py_raise_int();
 }
 
 static hop_status
@@ -220,10 +225,12 @@ lead_error(const hop_param *p, PyObject *o, const char *hop, bool traced)
     return -1;
 }
 
-/* A lead as the class's signature takes it, in a trace. */
+/* A lead as the class's signature takes it, in a trace (an arg_mode's
+ * lead: out is a hop_arg). */
 static int
-traced_lead(PyObject *tr, const hop_param *p, PyObject *o, const char *hop, hop_arg *out)
+traced_lead(PyObject *tr, const hop_param *p, PyObject *o, const char *hop, void *out_)
 {
+    hop_arg *out = out_;
     hop_rt_arg v;
     int plain = plain_lead(p, o, &v);
     if (plain > 0) {
@@ -247,6 +254,31 @@ traced_lead(PyObject *tr, const hop_param *p, PyObject *o, const char *hop, hop_
         return 0;
     }
     return lead_error(p, o, hop, true);
+}
+
+/* Item j of group p, in a trace: its node in trace tr (out is a hop_arg). */
+static int
+traced_item(PyObject *tr, const hop_param *p, Py_ssize_t j, PyObject *o, const char *hop, void *out)
+{
+    (void)j;
+    hop_node *n = NULL;
+    if (Py_IS_TYPE(o, &hop_py_TensorType) && HOP_PY_IS_PROXY(o) &&
+        ((TensorObject *)o)->owner == tr) {
+        n = ((TensorObject *)o)->node; /* a value of this trace: no message to make */
+    } else {
+        char what[96];
+        snprintf(what, sizeof what, "hop.%s: %s", hop, p->name);
+        if ((n = hop_py_value_node(tr, o, what)) == NULL)
+            return -1;
+    }
+    *(hop_arg *)out = hop_arg_node(n);
+    return 0;
+}
+
+static void
+traced_list(void *first, size_t n, void *out)
+{
+    *(hop_arg *)out = hop_arg_list(first, n);
 }
 
 /* ------------------------------------------------------------- eager */
@@ -288,11 +320,7 @@ take_value(frame *f, PyObject *o, Py_ssize_t i, void *out)
     }
     if (PyErr_Occurred())
         return -1;
-    if (hop_rt_values_push(out, v) != HOP_OK) {
-        hop_py_raise();
-        return -1;
-    }
-    return 0;
+    return hop_rt_values_push(out, v) == HOP_OK ? 0 : hop_py_raise_int();
 }
 
 static hop_status
@@ -302,9 +330,13 @@ host_body(void *ud, const hop_rt_value *in, size_t n, hop_rt_values *out)
     return run_body(f, (size_t)(uintptr_t)ud, body_args(f, in, n, wrap_value), take_value, out);
 }
 
+/* A lead as the class's signature takes it, eagerly (out is a
+ * hop_rt_arg; there is no trace, tr is NULL). */
 static int
-eager_lead(const hop_param *p, PyObject *o, const char *hop, hop_rt_arg *out)
+eager_lead(PyObject *tr, const hop_param *p, PyObject *o, const char *hop, void *out_)
 {
+    (void)tr;
+    hop_rt_arg *out = out_;
     int plain = plain_lead(p, o, out);
     if (plain != 0)
         return plain < 0 ? -1 : 0;
@@ -322,14 +354,46 @@ eager_lead(const hop_param *p, PyObject *o, const char *hop, hop_rt_arg *out)
     return lead_error(p, o, hop, false);
 }
 
+/* Item j of group p, eagerly: a concrete tensor or an int (out is a
+ * hop_rt_arg). */
+static int
+eager_item(PyObject *tr, const hop_param *p, Py_ssize_t j, PyObject *o, const char *hop, void *out)
+{
+    (void)tr;
+    if (PyObject_TypeCheck(o, &hop_py_TensorType) && !HOP_PY_IS_PROXY(o)) {
+        *(hop_rt_arg *)out = hop_rt_tensor(((TensorObject *)o)->t);
+        return 0;
+    }
+    if (PyLong_Check(o) && !PyBool_Check(o)) {
+        *(hop_rt_arg *)out = hop_rt_int(PyLong_AsLongLong(o));
+        return PyErr_Occurred() ? -1 : 0;
+    }
+    if (PyObject_TypeCheck(o, &hop_py_TensorType) || PyObject_TypeCheck(o, &hop_py_SymIntType))
+        PyErr_Format(hop_py_TraceError,
+                     "%s: no trace is active (a traced value was used after its trace ended)", hop);
+    else
+        PyErr_Format(PyExc_TypeError, "hop.%s: %s: item %zd must be a hop.Tensor, got %.100s", hop,
+                     p->name, j, Py_TYPE(o)->tp_name);
+    return -1;
+}
+
+static void
+eager_list(void *first, size_t n, void *out)
+{
+    *(hop_rt_arg *)out = hop_rt_list(first, n);
+}
+
 /* ------------------------------------------------------------ the call */
 
-/* The call's results as a list (NULL when making it failed, its exception
- * set), or its error as an exception. */
+/* Ends the call begin_call began (f is no longer the innermost; its
+ * arguments are freed), then gives the call's results as a list (NULL when
+ * making it failed, its exception set), or its error as an exception. */
 static PyObject *
 finish(frame *f, hop_status st, PyObject *result)
 {
     innermost = f->outer;
+    PyMem_Free(f->in.args);
+    f->in.args = NULL;
     if (st == HOP_OK)
         return result;
     Py_XDECREF(result);
@@ -341,123 +405,100 @@ finish(frame *f, hop_status st, PyObject *result)
     return hop_py_raise();
 }
 
-static PyObject *
-traced_call(PyObject *tr, const hop_class *cls, const hop_param *params, size_t np, PyObject *leads,
-            PyObject *groups, frame *f)
+/* How a mode takes the call's operands into its argument type (size
+ * bytes: hop_arg traced, hop_rt_arg eager): a lead, a group's item, and a
+ * group's items as one list argument.  lead and item return -1 with an
+ * exception set. */
+typedef struct arg_mode {
+    size_t size;
+    int (*lead)(PyObject *tr, const hop_param *p, PyObject *o, const char *hop, void *out);
+    int (*item)(PyObject *tr, const hop_param *p, Py_ssize_t j, PyObject *o, const char *hop,
+                void *out);
+    void (*list)(void *first, size_t n, void *out);
+} arg_mode;
+
+static const arg_mode traced_args = {sizeof(hop_arg), traced_lead, traced_item, traced_list};
+static const arg_mode eager_args = {sizeof(hop_rt_arg), eager_lead, eager_item, eager_list};
+
+/* Begins the call in mode m (tr: the trace, NULL eagerly): takes its
+ * arguments as the class's signature orders them into f->in (a lead each,
+ * a list per group; bodies are not among them), followed in the same PyMem
+ * block by the group items the lists point into, and makes f this thread's
+ * innermost call.  finish ends it and frees the
+ * block.  -1 with an exception set (f is then not entered). */
+static int
+begin_call(const arg_mode *m, PyObject *tr, const hop_class *cls, const hop_param *params,
+           size_t np, PyObject *leads, PyObject *groups, frame *f)
 {
-    if (hop_py_enter_hop(tr, cls->name) < 0)
-        return NULL;
     Py_ssize_t total = PyTuple_GET_SIZE(f->operands);
-    hop_arg *args = PyMem_Calloc((size_t)(np + total) + 1, sizeof *args);
-    hop_arg *items = args ? args + np : NULL;
-    if (args == NULL)
-        return PyErr_NoMemory();
-    size_t nargs = 0, nl = 0, ng = 0, k = 0;
-    PyObject *result = NULL;
+    char *args = PyMem_Calloc(np + (size_t)total + 1, m->size);
+    if (args == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    char *item = args + np * m->size;
+    size_t n = 0, nl = 0, ng = 0, k = 0;
     for (size_t i = 0; i < np; i++) {
         const hop_param *p = &params[i];
         if (p->kind == HOP_PARAM_BODY || p->kind == HOP_PARAM_BODIES)
             continue;
         if (!hop_param_is_group(p->kind)) {
-            if (traced_lead(tr, p, PyTuple_GET_ITEM(leads, nl++), cls->name, &args[nargs++]) < 0)
-                goto done;
+            if (m->lead(tr, p, PyTuple_GET_ITEM(leads, nl++), cls->name, args + n++ * m->size) < 0)
+                goto fail;
             continue;
         }
         PyObject *g = PyTuple_GET_ITEM(groups, ng++);
-        hop_arg *first = items + k;
-        for (Py_ssize_t j = 0; j < PyTuple_GET_SIZE(g); j++) {
-            PyObject *o = PyTuple_GET_ITEM(g, j);
-            hop_node *n = NULL;
-            if (Py_IS_TYPE(o, &hop_py_TensorType) && HOP_PY_IS_PROXY(o) &&
-                ((TensorObject *)o)->owner == tr) {
-                n = ((TensorObject *)o)->node; /* a value of this trace: no message to make */
-            } else {
-                char what[96];
-                snprintf(what, sizeof what, "hop.%s: %s", cls->name, p->name);
-                if ((n = hop_py_value_node(tr, o, what)) == NULL)
-                    goto done;
-            }
-            items[k++] = hop_arg_node(n);
-        }
-        args[nargs++] = hop_arg_list(first, (size_t)PyTuple_GET_SIZE(g));
+        size_t first = k;
+        for (Py_ssize_t j = 0; j < PyTuple_GET_SIZE(g); j++)
+            if (m->item(tr, p, j, PyTuple_GET_ITEM(g, j), cls->name, item + k++ * m->size) < 0)
+                goto fail;
+        m->list(item + first * m->size, (size_t)PyTuple_GET_SIZE(g), args + n++ * m->size);
     }
+    f->in = (call_args){args, n, item, k};
+    f->trace = tr;
+    f->outer = innermost;
+    innermost = f;
+    return 0;
+fail:
+    PyMem_Free(args);
+    return -1;
+}
+
+static PyObject *
+traced_call(PyObject *tr, const hop_class *cls, const hop_param *params, size_t np, PyObject *leads,
+            PyObject *groups, frame *f)
+{
     hop_body bodies[HOP_MAX_BODIES];
     for (size_t b = 0; b < f->nbodies; b++)
         bodies[b] = (hop_body){traced_body, f->keys[b]};
-    f->trace = tr;
-    f->operand_nodes = items;
-    f->noperand_nodes = k;
-    f->outer = innermost;
-    innermost = f;
+    if (hop_py_enter_hop(tr, cls->name) < 0 ||
+        begin_call(&traced_args, tr, cls, params, np, leads, groups, f) < 0)
+        return NULL;
     hop_values outs = {0};
-    hop_status st = hop_apply(hop_py_trace_og(tr), cls, args, nargs, bodies, f->nbodies, &outs);
+    PyObject *result = NULL;
+    hop_status st =
+        hop_apply(hop_py_trace_og(tr), cls, f->in.args, f->in.nargs, bodies, f->nbodies, &outs);
     if (st == HOP_OK) {
         result = PyList_New((Py_ssize_t)outs.n);
-        for (size_t i = 0; result && i < outs.n; i++) {
+        for (size_t i = 0; result && i < outs.n; i++)
             hop_py_fill(&result, (Py_ssize_t)i, hop_py_wrap_node(tr, outs.items[i]));
-        }
     }
     hop_values_clear(&outs);
-    result = finish(f, st, result);
-done:
-    PyMem_Free(args);
-    return result;
+    return finish(f, st, result);
 }
 
 static PyObject *
 eager_call(const hop_class *cls, const hop_param *params, size_t np, PyObject *leads,
            PyObject *groups, frame *f)
 {
-    Py_ssize_t total = PyTuple_GET_SIZE(f->operands);
-    hop_rt_arg *args = PyMem_Calloc((size_t)(np + total) + 1, sizeof *args);
-    hop_rt_arg *items = args ? args + np : NULL;
-    if (args == NULL)
-        return PyErr_NoMemory();
-    size_t nargs = 0, nl = 0, ng = 0, k = 0;
-    PyObject *result = NULL;
-    for (size_t i = 0; i < np; i++) {
-        const hop_param *p = &params[i];
-        if (p->kind == HOP_PARAM_BODY || p->kind == HOP_PARAM_BODIES)
-            continue;
-        if (!hop_param_is_group(p->kind)) {
-            if (eager_lead(p, PyTuple_GET_ITEM(leads, nl++), cls->name, &args[nargs++]) < 0)
-                goto done;
-            continue;
-        }
-        PyObject *g = PyTuple_GET_ITEM(groups, ng++);
-        hop_rt_arg *first = items + k;
-        for (Py_ssize_t j = 0; j < PyTuple_GET_SIZE(g); j++) {
-            PyObject *o = PyTuple_GET_ITEM(g, j);
-            if (PyObject_TypeCheck(o, &hop_py_TensorType) && !HOP_PY_IS_PROXY(o)) {
-                items[k++] = hop_rt_tensor(((TensorObject *)o)->t);
-            } else if (PyLong_Check(o) && !PyBool_Check(o)) {
-                items[k++] = hop_rt_int(PyLong_AsLongLong(o));
-                if (PyErr_Occurred())
-                    goto done;
-            } else if (PyObject_TypeCheck(o, &hop_py_TensorType) ||
-                       PyObject_TypeCheck(o, &hop_py_SymIntType)) {
-                PyErr_Format(hop_py_TraceError,
-                             "%s: no trace is active (a traced value was used after its trace "
-                             "ended)",
-                             cls->name);
-                goto done;
-            } else {
-                PyErr_Format(PyExc_TypeError,
-                             "hop.%s: %s: item %zd must be a hop.Tensor, got "
-                             "%.100s",
-                             cls->name, p->name, j, Py_TYPE(o)->tp_name);
-                goto done;
-            }
-        }
-        args[nargs++] = hop_rt_list(first, (size_t)PyTuple_GET_SIZE(g));
-    }
     hop_host_body bodies[HOP_MAX_BODIES];
     for (size_t b = 0; b < f->nbodies; b++)
         bodies[b] = (hop_host_body){host_body, (void *)(uintptr_t)b};
-    f->outer = innermost;
-    innermost = f;
+    if (begin_call(&eager_args, NULL, cls, params, np, leads, groups, f) < 0)
+        return NULL;
     hop_rt_values outs = {NULL, 0, 0};
-    hop_status st = hop_eval_apply(cls, args, nargs, bodies, f->nbodies, &outs);
+    PyObject *result = NULL;
+    hop_status st = hop_eval_apply(cls, f->in.args, f->in.nargs, bodies, f->nbodies, &outs);
     if (st == HOP_OK) {
         result = PyList_New((Py_ssize_t)outs.n);
         for (size_t i = 0; result && i < outs.n; i++) {
@@ -469,10 +510,7 @@ eager_call(const hop_class *cls, const hop_param *params, size_t np, PyObject *l
         }
     }
     hop_rt_values_clear(&outs);
-    result = finish(f, st, result);
-done:
-    PyMem_Free(args);
-    return result;
+    return finish(f, st, result);
 }
 
 /* call_hop(name, leads, groups, bodies, keys=None) -> list of results */

@@ -276,6 +276,10 @@ test_null_arguments_to_graphs_plans_and_tensors_are_misuse(void **state)
     MISUSE(hop_graph_placeholder(g, NULL, &vi), "placeholder: the name is NULL");
     MISUSE(hop_graph_placeholder(g, "a", NULL), "placeholder: the metadata is NULL");
     MISUSE(hop_graph_move_placeholder(g, NULL, 0), "move_placeholder: the node is NULL");
+    MISUSE(hop_graph_replace_placeholders(NULL, 0, 0), "replace_placeholders: the graph is NULL");
+    FAILS(hop_graph_replace_placeholders(g, 0, 1), HOP_INVALID,
+          "replace_placeholders: forward has 1 placeholders, too few to replace 1 from "
+          "position 0 by its last 1");
     MISUSE(hop_graph_rename_node(g, x, NULL), "rename_node: the name is NULL");
     MISUSE(hop_graph_rename_node(g, NULL, "a"), "rename_node: the node is NULL");
     MISUSE(hop_graph_call_op(NULL, HOP_OP_neg, &xa, 1), "call_op: the graph is NULL");
