@@ -227,8 +227,8 @@ class _Effects:
     (what they act on as _V's), resolved with a call's values in
     _effects.py."""
 
-    __slots__ = ("flags", "calls", "unknown", "names", "events", "sites", "version",
-                 "__weakref__")
+    __slots__ = ("flags", "calls", "call_list", "unknown", "names", "events", "sites",
+                 "version", "verdict", "__weakref__")
 
     def __init__(self):
         self.names = ()  # code_names of the code object, sorted
@@ -243,6 +243,8 @@ class _Effects:
         self.events = {}  # (code, offset) -> Event
         self.sites = {}   # (code, offset) -> Site
         self.version = 0  # grows with events and sites (the fixpoint's test)
+        self.call_list = ()  # calls, in a fixed order (set once read)
+        self.verdict = None  # the last (callees, flags, bodies) of _verdict
 
     def mark(self, taint, flag):
         for t in taint:
@@ -293,6 +295,7 @@ def _effects(code):
         eff.unknown = True
     except Exception:  # bytecode we misread: never let the check itself fail
         eff.unknown = True
+    eff.call_list = tuple(eff.calls)
     try:
         _effects_cache[_ref(code, _forget_code)] = eff
     except TypeError:
@@ -994,6 +997,72 @@ def _call_flags(callee, npos, kwnames, unknown_kw):
     return ALL
 
 
+def _verdict(eff, fn):
+    """(flags, bodies) for fn, whose code's reading is eff: what the body may
+    do to each outer name (its own flags and its calls' summaries) and which
+    names it only hands to HOPs as a body (see _Check.scan).
+
+    Both depend only on the code and on the objects its calls resolve to, so
+    the last verdict is kept on eff with those callees (strong references,
+    one set per code object) and reused while every callee resolves to the
+    same object: a nested body is traced on every level and this loop was
+    most of its check (issue #30).  The callees are resolved on every call,
+    so a rebound global or cell, or a module attribute replaced, is a
+    different object and is read again: a verdict is never stale."""
+    calls = eff.call_list
+    callees = [_callee(call, fn) for call in calls]
+    memo = eff.verdict
+    if memo is not None and all(map(_held, memo[0], callees)):
+        return memo[1], memo[2]
+    flags = dict(eff.flags)
+    hops = _hop_entries()
+    bodies, elsewhere = set(), set()
+    for call, callee in zip(calls, callees):
+        for taint, f in _call_summary(call, fn, callee):
+            if f:
+                for t in taint:
+                    flags[t] = flags.get(t, 0) | f
+        positions = hops.get(id(callee))
+        if positions is not None and not call[6]:
+            positional = call[7]
+            for i, taint in enumerate(positional):
+                if i in positions:
+                    bodies |= taint
+                else:
+                    elsewhere |= taint
+            if call[3] or len(positional) != call[2]:  # keyword arguments
+                elsewhere |= call[4]
+            elsewhere |= call[5]
+        else:
+            elsewhere |= call[4] | call[5]
+    # A function the body only hands to HOPs as a body (in a body's position:
+    # never calls it, passes it elsewhere, as an operand or by keyword, or
+    # writes it) runs under its own run_pure when the HOP traces it; scanning
+    # it here too made nested bodies cost O(depth) each (issue #30).
+    bodies = frozenset(t for t in bodies - elsewhere if not eff.flags.get(t, 0) & WRITE)
+    eff.verdict = (tuple(map(_hold, callees)), flags, bodies)
+    return flags, bodies
+
+
+def _hold(obj):
+    """What a verdict keeps of a callee: (True, a weak reference) when the
+    object takes one (the cache must not keep a user's function alive, with
+    what it closes over), else (False, the object: a builtin, a sentinel)."""
+    try:
+        return True, _ref(obj)
+    except TypeError:
+        return False, obj
+
+
+def _held(kept, obj):
+    """Whether kept (from _hold) is obj."""
+    weak, x = kept
+    if weak:
+        x = x()
+        return x is not None and x is obj
+    return x is obj
+
+
 # ------------------------------------------------------------- the snapshot
 
 class _Check:
@@ -1019,39 +1088,10 @@ class _Check:
         self._fns.add(id(fn))
         eff = _effects(code)
         g = getattr(fn, "__globals__", None) or {}
-        flags = {}
-        bodies = _EMPTY_SET
         if eff.unknown:
-            flags = None
+            flags, bodies = None, _EMPTY_SET
         else:
-            flags = dict(eff.flags)
-            hops = _hop_entries()
-            bodies, elsewhere = set(), set()
-            for call in eff.calls:
-                callee = _callee(call, fn)
-                for taint, f in _call_summary(call, fn, callee):
-                    if f:
-                        for t in taint:
-                            flags[t] = flags.get(t, 0) | f
-                positions = hops.get(id(callee))
-                if positions is not None and not call[6]:
-                    positional = call[7]
-                    for i, taint in enumerate(positional):
-                        if i in positions:
-                            bodies |= taint
-                        else:
-                            elsewhere |= taint
-                    if call[3] or len(positional) != call[2]:  # keyword arguments
-                        elsewhere |= call[4]
-                    elsewhere |= call[5]
-                else:
-                    elsewhere |= call[4] | call[5]
-            # A function the body only hands to HOPs as a body (in a body's
-            # position: never calls it, passes it elsewhere, as an operand
-            # or by keyword, or writes it) runs under its own run_pure when
-            # the HOP traces it; scanning it here too made nested bodies
-            # cost O(depth) each (issue #30).
-            bodies = {t for t in bodies - elsewhere if not eff.flags.get(t, 0) & WRITE}
+            flags, bodies = _verdict(eff, fn)
         closure = getattr(fn, "__closure__", None) or ()
         for name, cell in zip(code.co_freevars, closure):
             try:

@@ -165,3 +165,89 @@ def test_code_of_a_deep_nest_costs_time_in_proportion_to_its_text():
     dt = time.thread_time() - t0
     assert code.count("def wrap_body_") == 300
     assert dt <= 25e-9 * len(code), (dt, len(code))  # 4 ns/byte; 63 before
+
+
+def _count_verdicts(monkeypatch):
+    """The list each computed purity verdict (a call summarised rather than
+    taken from the cache) appends its callee to."""
+    summarised = []
+    real = _purity._call_summary
+
+    def counting(call, fn, callee):
+        summarised.append(callee)
+        return real(call, fn, callee)
+    monkeypatch.setattr(_purity, "_call_summary", counting)
+    return summarised
+
+
+def test_a_body_traced_again_with_the_same_callees_reuses_its_purity_verdict(monkeypatch):
+    # The verdict (what the body may do to each outer name, which names it
+    # only hands to HOPs) depends on the code and its callees only: a nested
+    # body is traced on every level and summarising its calls each time was
+    # most of its check.
+    f = nested(8)
+    x = hop.ones(3)
+    hop.trace(f, x)
+    summarised = _count_verdicts(monkeypatch)
+    scanned = _count_scans(monkeypatch)
+    gm = hop.trace(f, x)
+    assert len(scanned) == 7  # every level is still scanned (its roots re-read)
+    assert summarised == []   # but no call is summarised again
+    assert gm(x).tolist() == [2.0, 2.0, 2.0]
+
+
+def _op_program(kind):
+    """A traced function whose wrap body calls op(data) with data an outer
+    list, op a global, a cell or a class attribute of the body's module,
+    and a setter rebinding op."""
+    ns = {"hop": hop}
+    exec(
+        "data = []\n"
+        "def push(a):\n"
+        "    a.append(1)\n"
+        "class K:\n"
+        "    op = staticmethod(len)\n"
+        "op = len\n"
+        "def make():\n"
+        "    op = len\n"
+        "    def body(v):\n"
+        "        " + {"global": "op(data)", "cell": "op(data)", "class": "K.op(data)"}[kind]
+        + "\n        return v + 1.0\n"
+        "    def rebind(new):\n"
+        "        nonlocal op\n"
+        "        op = new\n"
+        "    return body, rebind\n"
+        "def make_global():\n"
+        "    def body(v):\n"
+        "        op(data)\n"
+        "        return v + 1.0\n"
+        "    return body\n", ns)
+    if kind == "global":
+        body = ns["make_global"]()
+
+        def rebind(new):
+            ns["op"] = new
+    else:
+        body, rebind = ns["make"]()
+        if kind == "class":
+            def rebind(new):
+                ns["K"].op = staticmethod(new)
+    return (lambda x: hop.wrap(body, x)), rebind, ns
+
+
+@pytest.mark.parametrize("kind", ["global", "cell", "class"])
+def test_rebinding_a_called_function_from_pure_to_impure_is_caught_on_the_next_trace(kind):
+    # A verdict cached for op = len (leaves data alone: no snapshot) must not
+    # be reused once op is a function that mutates data: the write would be
+    # silently dropped from the graph.
+    f, rebind, ns = _op_program(kind)
+    x = hop.ones(2)
+    for _ in range(2):  # the second trace takes the cached verdict
+        assert hop.trace(f, x)(x).tolist() == [2.0, 2.0]
+    rebind(ns["push"])
+    with pytest.raises(hop.TraceError, match=r"hop.wrap: the wrap body has a side effect: "
+                                             r"it mutates 'data'"):
+        hop.trace(f, x)
+    assert ns["data"] == []  # restored
+    rebind(len)  # and back: pure again
+    assert hop.trace(f, x)(x).tolist() == [2.0, 2.0]
