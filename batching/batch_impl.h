@@ -22,5 +22,8 @@ void hop__batch_scratch_clear(hop_batch_ctx *cx);
  * when that value is batched (a batched item's [B] ints, batch_item in
  * op_rules.c); NULL when it is not batched or nothing there binds s. */
 hop_node *hop__batch_symbol(hop_batch_ctx *cx, const hop_node *at, const hop_expr *s);
+/* Whether expression e (as read at node at) mentions a symbol bound to a
+ * batched item (hop__batch_symbol of one of its first 16 free symbols). */
+bool hop__batch_mentions(hop_batch_ctx *cx, const hop_node *at, const hop_expr *e);
 
 #endif /* HOP_BATCHING_BATCH_IMPL_H */

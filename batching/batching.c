@@ -129,9 +129,8 @@ hop__batch_symbol(hop_batch_ctx *cx, const hop_node *at, const hop_expr *s)
     return NULL;
 }
 
-/* Whether an expression argument mentions a batched item's symbol. */
-static bool
-sym_batched(hop_batch_ctx *cx, const hop_node *at, const hop_expr *e)
+bool
+hop__batch_mentions(hop_batch_ctx *cx, const hop_node *at, const hop_expr *e)
 {
     const hop_expr *fs[16];
     size_t nf = hop_expr_free_symbols(e, fs, 16);
@@ -149,7 +148,7 @@ any_batched(hop_batch_ctx *cx, const hop_node *at, const hop_arg *a, size_t n)
     for (size_t i = 0; i < n; i++) {
         if (a[i].kind == HOP_ARG_LIST && any_batched(cx, at, a[i].u.list.items, a[i].u.list.n))
             return true;
-        if (a[i].kind == HOP_ARG_SYM && sym_batched(cx, at, a[i].u.sym))
+        if (a[i].kind == HOP_ARG_SYM && hop__batch_mentions(cx, at, a[i].u.sym))
             return true;
         if (a[i].kind != HOP_ARG_NODE)
             continue;

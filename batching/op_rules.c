@@ -186,18 +186,6 @@ batched_symbol(hop_batch_ctx *cx, const hop_node *n, const hop_expr *s)
     return op_nodes(hop_batch_out(cx), HOP_OP_to, v, (hop_arg[]){hop_arg_dtype(HOP_I64)}, 1);
 }
 
-/* Whether int expression e mentions a symbol bound to a batched item. */
-static bool
-mentions_batched(hop_batch_ctx *cx, const hop_node *n, const hop_expr *e)
-{
-    const hop_expr *fs[16];
-    size_t nf = hop_expr_free_symbols(e, fs, 16);
-    for (size_t k = 0; k < nf && k < 16; k++)
-        if (hop__batch_symbol(cx, n, fs[k]) != NULL)
-            return true;
-    return false;
-}
-
 /* acc op x, where x is a [B] node or an unbatched expression (an operand a
  * binary op takes as a weak int beside acc's int64). */
 static hop_node *
@@ -223,7 +211,7 @@ batched_expr(hop_batch_ctx *cx, const hop_node *n, const hop_expr *e, hop_arg *o
 {
     hop_shape_env *env = hop_batch_out(cx)->env;
     *out = hop_arg_sym(e);
-    if (!mentions_batched(cx, n, e))
+    if (!hop__batch_mentions(cx, n, e))
         return HOP_OK;
     hop_expr_kind kind = hop_expr_kind_of(e);
     size_t k = hop_expr_noperands(e);
@@ -277,7 +265,7 @@ batched_expr(hop_batch_ctx *cx, const hop_node *n, const hop_expr *e, hop_arg *o
         const hop_expr *d = hop_expr_operand(e, 1);
         int64_t lo, hi;
         hop_shape_env_bounds(env, d, &lo, &hi);
-        if (mentions_batched(cx, n, d) || (lo <= 0 && hi >= 0))
+        if (hop__batch_mentions(cx, n, d) || (lo <= 0 && hi >= 0))
             return hop_error(HOP_UNSUPPORTED,
                              "vmap: %s reads the int %s, whose %s divides by %s, which may be 0 "
                              "in an example (eagerly that example raises ZeroDivisionError)",
