@@ -1066,6 +1066,18 @@ def _per_example(f, args, in_axes):
     return np.stack([r.numpy() for r in rows])
 
 
+def _vmap_matches_per_example(f, batch, axes):
+    """vmap(f) and compiled vmap(f), for each in_axes of axes (an unbatched
+    argument is the batch's example 1), give _per_example's values and dtype."""
+    for in_axes in axes:
+        args = tuple(a if ax == 0 else a[1] for a, ax in zip(batch, in_axes))
+        want = _per_example(f, args, in_axes)
+        for run in (hop.vmap(f, in_axes), hop.compile(hop.vmap(f, in_axes))):
+            got = run(*args)
+            assert got.numpy().dtype == want.dtype, (in_axes, got, want)
+            same(got, want)
+
+
 def test_vmap_of_branches_returning_python_ints_gives_the_per_example_values_and_dtypes():
     """cond/switch branches returning different Python ints under vmap: the
     int is a weak scalar beside the tensors, as eagerly (times f32 is f32,
@@ -1090,13 +1102,7 @@ def test_vmap_of_branches_returning_python_ints_gives_the_per_example_values_and
         (lambda i, x: x / s(i), (I, hop.tensor(np.arange(8, dtype=np.float32).reshape(4, 2)))),
     ]
     for f, batch in cases:
-        for in_axes in ((0, 0), (0, None), (None, 0)):
-            args = tuple(a if ax == 0 else a[1] for a, ax in zip(batch, in_axes))
-            want = _per_example(f, args, in_axes)
-            for run in (hop.vmap(f, in_axes), hop.compile(hop.vmap(f, in_axes))):
-                got = run(*args)
-                assert got.numpy().dtype == want.dtype, (in_axes, got, want)
-                same(got, want)
+        _vmap_matches_per_example(f, batch, ((0, 0), (0, None), (None, 0)))
 
 
 def test_vmap_and_grad_of_switch_returning_python_ints_match_the_per_example_loop():
@@ -1139,13 +1145,7 @@ def test_vmap_of_int_expressions_over_branch_ints_gives_the_per_example_values_a
             (lambda i, x, e=e: e(s(i)) * x.to(hop.int8), (I, XI)),
         ]
         for f, batch in cases:
-            for in_axes in ((0, 0), (0, None)):
-                args = tuple(a if ax == 0 else a[1] for a, ax in zip(batch, in_axes))
-                want = _per_example(f, args, in_axes)
-                for run in (hop.vmap(f, in_axes), hop.compile(hop.vmap(f, in_axes))):
-                    got = run(*args)
-                    assert got.numpy().dtype == want.dtype, (in_axes, got, want)
-                    same(got, want)
+            _vmap_matches_per_example(f, batch, ((0, 0), (0, None)))
         f = lambda p, x, e=e: (e(c(p)) * x * x).sum()  # noqa: E731
         want = np.stack([hop.grad(f, argnums=1)(P[k], X[k]).numpy() for k in range(3)])
         same(hop.grad(lambda x: hop.vmap(f)(P, x).sum())(X), want)
