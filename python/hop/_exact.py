@@ -120,10 +120,10 @@ def differs(values, tr=None, depth=0):
         if t in (tuple, list):
             if d > 8:
                 return "a value nested too deep to check"
-            todo.extend((x, d + 1) for x in v)
+            todo.extend((x, d + 1) for x in tuple(v))  # one C call: see _hops._value_key
             continue
         if t is dict:
-            todo.extend((x, d + 1) for x in v.values())
+            todo.extend((x, d + 1) for x in tuple(v.values()))
             continue
         inner = getattr(v, "_t", None)
         if isinstance(inner, _C.Tensor):

@@ -2050,9 +2050,9 @@ def _plain(v, depth=0):
     if depth > 4:
         return False
     if type(v) in (tuple, list, set, frozenset):
-        return all(_plain(x, depth + 1) for x in v)
+        return all(_plain(x, depth + 1) for x in tuple(v))  # one C call: see _hops._value_key
     if type(v) is dict:
-        return all(_plain(x, depth + 1) for x in v.values())
+        return all(_plain(x, depth + 1) for x in tuple(v.values()))
     return False
 
 

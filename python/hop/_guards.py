@@ -419,12 +419,19 @@ def _walk_children(s, src, v, depth):
             return
         if not isinstance(v, tuple):
             s.add(src, "len", len(v))
-        keys = list(v.keys()) if isinstance(v, dict) else range(len(v))
-        for k in keys:
-            _visit(s, src.child("item", k), v[k], depth + 1)
+        # One C call copies a list's or dict's items (another thread may
+        # change it meanwhile); a subclass is read through its own v[k].
+        if type(v) is dict:
+            items = tuple(v.items())
+        elif type(v) in (list, tuple):
+            items = enumerate(tuple(v))
+        else:
+            items = ((k, v[k]) for k in (list(v.keys()) if isinstance(v, dict) else range(len(v))))
+        for k, x in items:
+            _visit(s, src.child("item", k), x, depth + 1)
         return
     if isinstance(v, (set, frozenset)):
-        if len(v) <= _MAX_ITEMS and all(is_value(x) for x in v):
+        if len(v) <= _MAX_ITEMS and all(is_value(x) for x in tuple(v)):
             s.add(src, "eq", frozenset(v))
         else:
             s.skipped.append(f"{src!r}: a {type(v).__name__} of {len(v)} items, guarded by "

@@ -672,13 +672,16 @@ def _value_key(v, budget, seen, names=frozenset()):
         return (t, v.hex())  # tells -0.0 from 0.0 and makes NaN equal itself
     if t is complex:
         return (t, v.real.hex(), v.imag.hex())
+    # A container is copied in one C call before its elements are keyed, so
+    # another thread changing it meanwhile (the GIL is released between
+    # bytecodes) gives the key of one of its states, not a RuntimeError.
     if t in (tuple, list):
-        return (t, tuple(_value_key(x, budget, seen, names) for x in v))
+        return (t, tuple(_value_key(x, budget, seen, names) for x in tuple(v)))
     if t is dict:
         return (t, tuple((_value_key(k, budget, seen, names), _value_key(x, budget, seen, names))
-                         for k, x in v.items()))
+                         for k, x in tuple(v.items())))
     if t in (set, frozenset):
-        return (t, frozenset(_value_key(x, budget, seen, names) for x in v))
+        return (t, frozenset(_value_key(x, budget, seen, names) for x in tuple(v)))
     if _np is not None and isinstance(v, _np.generic):
         return (t, _value_key(v.item(), budget, seen))
     if isinstance(v, types.FunctionType):
@@ -704,7 +707,14 @@ def _value_key(v, budget, seen, names=frozenset()):
 def _reads_key(fn, budget, seen):
     """The key of what fn reads from outside: its closure cells and the
     globals its code names (and, through them, the same for the functions it
-    calls and the attributes its code names)."""
+    calls and the attributes its code names).  A function of hop itself (the
+    wrapper nested_compile_region makes) is keyed by its closure only: hop's
+    own globals are its machinery, not what the body computes, and walking
+    them would read registries other threads are changing."""
+    module = (getattr(fn, "__globals__", None) or {}).get("__name__") or ""
+    if module == "hop" or module.startswith("hop."):
+        return tuple((name, _value_key(value, budget, seen))
+                     for name, value in reads(fn) if name in fn.__code__.co_freevars)
     names = frozenset(code_names(fn.__code__, set()))
     return tuple((name, _value_key(value, budget, seen, names)) for name, value in reads(fn))
 

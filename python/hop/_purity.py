@@ -1262,7 +1262,8 @@ def _same(obj, saved):
     if isinstance(obj, (list, deque)):
         return len(obj) == len(saved) and all(map(_is, obj, saved))
     if isinstance(obj, dict):
-        return obj.keys() == saved.keys() and all(obj[k] is saved[k] for k in obj)
+        items = tuple(obj.items())  # one C call: another thread may change obj meanwhile
+        return len(items) == len(saved) and all(k in saved and x is saved[k] for k, x in items)
     return obj == saved
 
 

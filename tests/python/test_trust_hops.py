@@ -645,3 +645,43 @@ def test_invoke_subgraph_makes_a_new_subgraph_when_an_attribute_its_body_reads_c
     gm = hop.trace(f, x)
     assert gm(x).tolist() == [8.0, 8.0]
     assert sorted(gm.subgraphs) == ["subgraph_0", "subgraph_1"]
+
+
+def test_invoke_subgraph_traces_while_another_thread_changes_a_dict_its_body_reads():
+    # CI failure of 1a7f15a ("dictionary changed size during iteration" in
+    # the fuzz tool's threads campaign): the key of a call iterated a dict
+    # while another thread changed it.  The key now copies a container in one
+    # C call before reading its items, and no longer walks hop's own
+    # registries (the region wrapper's globals); another thread changing a
+    # dict the body reads gives the key of one of its states.
+    import sys
+    import threading
+
+    table = {i: float(i) for i in range(64)}
+
+    @hop.nested_compile_region
+    def body(x):
+        return x * table[1]
+
+    stop = threading.Event()
+
+    def churn():
+        i = 64
+        while not stop.is_set():
+            table[i] = float(i)
+            if i - 64 >= 32:
+                del table[i - 32]
+            i += 1
+
+    x = hop.tensor(np.array([1.0, 2.0], np.float32))
+    old = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    t = threading.Thread(target=churn)
+    t.start()
+    try:
+        for _ in range(200):
+            assert hop.trace(lambda x: body(x) + body(x), x)(x).tolist() == [2.0, 4.0]
+    finally:
+        stop.set()
+        t.join()
+        sys.setswitchinterval(old)
