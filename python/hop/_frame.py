@@ -1764,6 +1764,8 @@ class Translator:
                     raise _NoMerge(f"{what} breaks the graph: {b.message}") from None
                 except Unsupported as u:
                     raise _NoMerge(f"{what}: {u.message}") from None
+                except _breaks.GraphBreak as b:  # (a conversion outside a call)
+                    raise _NoMerge(f"{what} breaks the graph: {b.message}") from None
                 except Exception as e:
                     raise _NoMerge(f"{what} raised {type(e).__name__}: {e}") from None
                 finally:
@@ -2035,6 +2037,10 @@ class _SideState:
         self.real = dict(tr.real)
         self.written, self.loads = set(tr.written), dict(tr.loads)
         self.error, self.gen_break = tr.error, tr.gen_break
+        trace = _C.tracing()
+        self.scratch = None if trace is None else trace.scratch
+        # the conversions raised so far (a side's is the `if`'s, or none)
+        self.breaks = None if trace is None else list(trace.scratch.get(_breaks._KEY, ()))
         self.made = []
         opaque = set(tr._opaque or ())
         seen = set()
@@ -2079,6 +2085,11 @@ class _SideState:
         tr.loads.clear()
         tr.loads.update(self.loads)
         tr.error, tr.gen_break = self.error, self.gen_break
+        if self.scratch is not None:
+            if self.breaks:
+                self.scratch[_breaks._KEY] = self.breaks
+            else:
+                self.scratch.pop(_breaks._KEY, None)
         for o, c in self.made:
             _put_contents(o, c)
 

@@ -320,3 +320,24 @@ def test_a_while_loop_on_a_traced_value_stays_a_break():
 
     cf = against_eager(f, [POS, NEG, POS])
     assert "graph break at" in cf.explain()
+
+
+@pytest.mark.parametrize("kind", ["float", "fstring"])
+def test_a_conversion_inside_a_side_keeps_the_break_and_converts_in_python(kind):
+    def f(x):
+        LOG.append(0)
+        if x.sum() > 0:
+            if kind == "float":
+                y = x * float(x.sum())
+            else:
+                y = x * len(f"{x.sum()}")
+        else:
+            y = x - 1
+        LOG.append(1)
+        return y
+
+    cf = against_eager(f, [POS, NEG, POS, NEG])
+    text = cf.explain()
+    assert "(POP_JUMP_FORWARD_IF_FALSE): Python control flow on a traced value" in text
+    assert "its sides were not traced as one cond: its True side breaks the graph: " in text
+    assert "traced as one cond\n" not in text
