@@ -2044,17 +2044,24 @@ class _SideState:
         self.made = []
         opaque = set(tr._opaque or ())
         seen = set()
-        frame = list(fr.stack) + list(fr.fast.values()) + \
-            [_cell_value(c) for c in fr.cells.values()]
-        for o in list(tr.made.values()) + [v for v in frame if tr._kind(v) != "pre"]:
-            if id(o) in seen:
+        # the objects a side may reach other than through the environment
+        # (whose writes are effects): those the function made, the frame's
+        # values, and what they hold (an RNG in a list it made), 3 deep
+        todo = [(o, 0) for o in list(tr.made.values()) + list(fr.stack) +
+                list(fr.fast.values()) + [_cell_value(c) for c in fr.cells.values()]]
+        while todo:
+            o, depth = todo.pop()
+            if id(o) in seen or id(o) not in tr.made and tr._kind(o) == "pre":
                 continue
             seen.add(id(o))
             c = _contents(o)
             if c is _OPAQUE:
                 opaque.add(id(o))
-            elif c is not _FIXED:
+                continue
+            if c is not _FIXED:
                 self.made.append((o, c))
+            if depth < 3:
+                todo.extend((x, depth + 1) for x in _held(o, c))
         self.opaque = opaque
 
     def changed(self, tr):
@@ -2125,6 +2132,20 @@ def _contents(o):
         if type(d) is dict:
             return (tuple(d.items()),)
     return _OPAQUE
+
+
+def _held(o, c):
+    """The objects o holds, from its snapshot c (_contents)."""
+    t = type(o)
+    if t is tuple or t is frozenset:
+        return tuple(o)
+    if t is list or t is set or t is types.CellType:
+        return c
+    if t is dict:
+        return tuple(x for kv in c for x in kv)
+    if c is _FIXED or t is _TransGen:
+        return ()
+    return tuple(v for _, v in c[0])  # an object's attributes
 
 
 def _same_contents(o, c):

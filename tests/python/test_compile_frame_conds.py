@@ -341,3 +341,19 @@ def test_a_conversion_inside_a_side_keeps_the_break_and_converts_in_python(kind)
     assert "(POP_JUMP_FORWARD_IF_FALSE): Python control flow on a traced value" in text
     assert "its sides were not traced as one cond: its True side breaks the graph: " in text
     assert "traced as one cond\n" not in text
+
+
+def test_a_side_drawing_from_a_generator_in_a_list_the_function_made_keeps_the_break():
+    # the draw happens for real while translating: without the break the
+    # other side would draw the generator's second number
+    def f(x):
+        LOG.append(0)
+        gens = [np.random.default_rng(0)]
+        if x.sum() > 0:
+            y = x * float(gens[0].random())
+        else:
+            y = x - 1
+        return y + float(gens[0].random())
+
+    cf = against_eager(f, [POS, NEG, POS, NEG], fallback=True)
+    assert cf.eager_calls > 0
