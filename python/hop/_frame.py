@@ -586,7 +586,9 @@ class Translator:
         self.guarded = False  # the call guard is on (_execute)
         self.gen_break = None  # a _BreakHere a _TransGen raised into library code
         self.merged = []     # explain()'s lines: the data-dependent ifs traced as conds
-        self._opaque = None  # in a side of such an if: ids it must not touch (_SideState)
+        # in a side of such an if: the ids it must not touch (_SideState);
+        # None outside sides
+        self._opaque = None
         self._sides = 0      # sides traced so far (bounded: _MAX_SIDES)
 
     # ---------------------------------------------------------------- run
@@ -875,6 +877,10 @@ class Translator:
 
     def _record(self, kind, target, key, values, what):
         fr = self._cur
+        if self._opaque is not None:
+            # in a side of an `if` traced as a cond body: an effect there
+            # keeps the `if` a break (_merge_if), whatever its values
+            raise _NoMerge(f"has a Python effect ({what} at {_site(fr.code, fr.line)})")
         if self.numpy_mode:
             bad = _exact.differs(values)
             if bad is not None:
@@ -1208,7 +1214,7 @@ class Translator:
                 continue
             k = uses[pc - 1]
             if k and self._opaque and _touches(stack[len(stack) - k:], self._opaque):
-                raise _NoMerge(f"it uses an iterator or object made before the `if` that hop "
+                raise _NoMerge(f"uses an iterator or object made before the `if` that hop "
                                f"cannot restore for the other side ({op} at "
                                f"{_site(fr.code, fr.line)})")
             try:
@@ -1265,7 +1271,7 @@ class Translator:
             if pc == n:
                 fr.pc = pc
                 return _PAUSED
-            raise _NoMerge(f"it jumps out of the `if` (a break, a continue or a loop's end at "
+            raise _NoMerge(f"jumps out of the `if` (a break, a continue or a loop's end at "
                            f"{_site(fr.code, fr.line)})")
         self._fail("fell off the end of the code")
 
@@ -1759,7 +1765,7 @@ class Translator:
                 try:
                     got = self._execute(s, starts[side], region=region)
                 except _NoMerge as e:
-                    raise _NoMerge(f"{what}: {e.message}") from None
+                    raise _NoMerge(f"{what} {e.message}") from None
                 except _BreakHere as b:
                     raise _NoMerge(f"{what} breaks the graph: {b.message}") from None
                 except Unsupported as u:

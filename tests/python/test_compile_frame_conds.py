@@ -357,3 +357,22 @@ def test_a_side_drawing_from_a_generator_in_a_list_the_function_made_keeps_the_b
 
     cf = against_eager(f, [POS, NEG, POS, NEG], fallback=True)
     assert cf.eager_calls > 0
+
+
+def test_numpy_code_with_a_print_inside_one_side_keeps_the_break_and_prints_numpys_text():
+    def f(x):
+        LOG.append(1)
+        if (x > 0).all():
+            print("all positive", x[0])
+            y = x * 2.0
+        else:
+            y = x - 1.0
+        LOG.append(2)
+        return y
+
+    a, b = np.array([1.5, 2.0, 3.0], np.float32), np.array([-1.0, 2.0, 3.0], np.float32)
+    cf = against_eager(f, [a, b, a, b])
+    text = cf.explain()
+    assert "(POP_JUMP_FORWARD_IF_FALSE): Python control flow on a traced value" in text
+    assert "its sides were not traced as one cond: its True side has a Python effect " \
+           "(print() at" in text
