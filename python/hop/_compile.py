@@ -570,8 +570,9 @@ def _compile_resume(resume):
 
 
 def _frame_notes(tr):
-    """explain()'s lines for a translated graph: the ints lifted to inputs
-    and the side-effect table replayed after every call, in order."""
+    """explain()'s lines for a translated graph: the ints lifted to inputs,
+    the side-effect table replayed after every call, in order, the
+    data-dependent ifs traced as conds, and the break it ends at."""
     out = []
     if tr.lifted:
         out.append("lifted to plan inputs (their new values are outputs): " +
@@ -579,6 +580,7 @@ def _frame_notes(tr):
                              else f"dict item [{n!r}]" for k, _, n in tr.lifted))
     out.append(f"side effects replayed after each call ({len(tr.effects)}):" +
                "".join(f"\n  {e.what} at {e.site}" for e in tr.effects))
+    out.extend(tr.merged)  # the data-dependent ifs traced as conds (no break)
     if tr.stop is not None:
         out.append(tr.stop.describe())
         for key, cf in tr.stop.resumes.items():
