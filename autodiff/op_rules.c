@@ -1178,6 +1178,24 @@ JVP_ARG0(jvp_sort)
     return set_tangent(cx, n, d < 0 ? t : take_along(a->g, t, d, sort_perm(a, n)));
 }
 
+/* How put n combines: *add false (set) or true (add: false/true, or the
+ * ADD code).  Another combining op has no rule here: HOP_UNSUPPORTED. */
+static hop_status
+put_combine(const hop_node *n, bool *add)
+{
+    if (n->args[3].kind == HOP_ARG_BOOL) {
+        *add = n->args[3].u.b;
+        return HOP_OK;
+    }
+    *add = true;
+    if (n->args[3].u.i == HOP_PUT_ADD)
+        return HOP_OK;
+    hop_op op = hop_put_combine_op(n->args[3].u.i);
+    return hop_error(HOP_UNSUPPORTED,
+                     "put: no derivative of combining by %s (only set and add have one)",
+                     op == HOP_OP_COUNT ? "an unknown op" : hop_op_get(op)->name);
+}
+
 /*
  * put(x, idx, values, accumulate).  x's cotangent is ct, with the written
  * positions zeroed unless accumulate (where x's elements stay in the sum).
@@ -1192,12 +1210,14 @@ vjp_put(hop_vjp_ctx *cx, const hop_node *n)
     ad a = ad_vjp(cx);
     hop_graph *g = a.g;
     hop_shape_env *env = g->env;
-    bool acc = n->args[3].u.b;
+    bool acc;
+    hop_status st = put_combine(n, &acc);
+    if (st != HOP_OK)
+        return st;
     hop_node *ct = hop_vjp_ct(cx, n, 0);
     const hop_node *x = n->args[0].u.node, *vals = n->args[2].u.node;
     hop_node *idx = primal(&a, n->args[1].u.node);
     hop_dtype dt = meta_of(n)->dtype;
-    hop_status st = HOP_OK;
     if (wants(cx, &n->args[0])) {
         hop_node *gx = ct;
         if (!acc) {
@@ -1228,6 +1248,8 @@ vjp_put(hop_vjp_ctx *cx, const hop_node *n)
     int64_t one;
     if (hop_expr_const_value(nv, &one) && one == 1)
         gv = EMIT(g, sum, N(gv), hop_arg_none(), hop_arg_bool(false));
+    /* an added value may be of the wider dtype the addition computed in */
+    gv = to_dtype(g, gv, meta_of(vals)->dtype);
     return accumulate(cx, vals, gv ? reshape_to(g, gv, meta_of(vals)) : NULL);
 }
 
@@ -1235,6 +1257,10 @@ vjp_put(hop_vjp_ctx *cx, const hop_node *n)
 static hop_status
 jvp_put(hop_jvp_ctx *cx, const hop_node *n)
 {
+    bool acc;
+    hop_status st = put_combine(n, &acc);
+    if (st != HOP_OK)
+        return st;
     hop_node *tx = tangent(cx, &n->args[0]), *tv = tangent(cx, &n->args[2]);
     if (tx == NULL && tv == NULL)
         return HOP_OK;
@@ -1246,7 +1272,7 @@ jvp_put(hop_jvp_ctx *cx, const hop_node *n)
     if (tv == NULL)
         tv = EMIT(g, full, hop_arg_list(NULL, 0), F(0.0), hop_arg_dtype(dt));
     tx = to_dtype(g, tx, dt);
-    tv = to_dtype(g, tv, dt);
+    tv = to_dtype(g, tv, meta_of(n->args[2].u.node)->dtype);
     if (tx == NULL || tv == NULL)
         return hop_error_code();
     return set_tangent(cx, n,

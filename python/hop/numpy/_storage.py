@@ -341,7 +341,8 @@ def write(a, run, key, value, what, select=None, accumulate=False):
     """The functional write a[key] = value (key None: the whole array) of
     tensor value, already in a's dtype, with NumPy's broadcasting.  select
     (instead of a key) maps the positions of a's elements to those written
-    (flat: value is then flat too); accumulate adds (NumPy's add.at)."""
+    (flat: value is then flat too); accumulate is put's combine: True adds,
+    an int is a combine code (NumPy's ufunc.at, _lib.ufunc_at)."""
     from ._indexing import index_tensor, whole_key
     st = check_write(a, run, what)
     steps = a._vw if a._st is st else ()
