@@ -1279,6 +1279,34 @@ jvp_put(hop_jvp_ctx *cx, const hop_node *n)
                        EMIT(g, put, N(tx), N(primal(&a, n->args[1].u.node)), N(tv), n->args[3]));
 }
 
+/* bitcast reads bits, which have no derivative: a result of integers or
+ * bools passes none (as a comparison's), and a float or complex one from a
+ * float or complex x (a complex view of float pairs would be linear) is an
+ * error rather than a silent zero. */
+static hop_status
+bitcast_no_derivative(const hop_node *n)
+{
+    hop_dtype from = meta_of(n->args[0].u.node)->dtype, to = meta_of(n)->dtype;
+    bool inexact = hop_dtype_is_float(to) || hop_dtype_is_complex(to);
+    if (!inexact || !(hop_dtype_is_float(from) || hop_dtype_is_complex(from)))
+        return HOP_OK;
+    return hop_error(HOP_UNSUPPORTED,
+                     "bitcast: no derivative of %s's bits read as %s (a view with another dtype)",
+                     hop_dtype_name(from), hop_dtype_name(to));
+}
+
+static hop_status
+vjp_bitcast(hop_vjp_ctx *cx, const hop_node *n)
+{
+    return hop_vjp_ct(cx, n, 0) == NULL ? HOP_OK : bitcast_no_derivative(n);
+}
+
+static hop_status
+jvp_bitcast(hop_jvp_ctx *cx, const hop_node *n)
+{
+    return tangent(cx, &n->args[0]) == NULL ? HOP_OK : bitcast_no_derivative(n);
+}
+
 /* cumsum: the transpose of a cumsum is the cumsum from the other end. */
 VJP_ARG0(vjp_cumsum)
 {
@@ -1687,6 +1715,7 @@ static const hop_op_ad_rule rules[HOP_OP_COUNT] = {
     [HOP_OP_fft] = {.vjp = hop__vjp_linalg, .jvp = jvp_linear},
     [HOP_OP_rfft] = {.vjp = hop__vjp_linalg, .jvp = jvp_linear},
     [HOP_OP_irfft] = {.vjp = hop__vjp_linalg, .jvp = jvp_linear},
+    [HOP_OP_bitcast] = {.vjp = vjp_bitcast, .jvp = jvp_bitcast},
 };
 
 const hop_op_ad_rule *

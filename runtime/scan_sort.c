@@ -670,6 +670,10 @@ hop__index_run(const hop__call *c, const hop__imem *mem, hop_tensor **out)
     case HOP_OP_searchsorted:
         st = searchsorted(c, mem, t);
         break;
+    case HOP_OP_bitcast: /* x's bytes in C order are the result's */
+        to_contiguous(c->args[0].u.tensor, c->args[0].u.tensor->dtype, t->data);
+        st = HOP_OK;
+        break;
     default:
         st = c->info->rule == HOP_RULE_LINALG ? hop__linalg_run(c, mem, t)
              : c->info->rule == HOP_RULE_FFT

@@ -514,6 +514,10 @@ typedef enum hop_kernel_family {
  *                        norm 0, 1, 2 scale by 1, 1/sqrt(n), 1/n
  *   rfft                 (x: f32/f64, dim, norm) -> complex, dim's size n // 2 + 1
  *   irfft                (x: complex, dim, n: INT/SYM, norm) -> real, dim's size n
+ *   bitcast              (x, dtype: DTYPE) -> x's bytes in C order read as dtype (NumPy's
+ *                        x.view(dtype) of a C-contiguous x): the last dim scaled by the ratio
+ *                        of the item sizes; HOP_SHAPE for a 0-d x and another item size, and
+ *                        for a last dim whose bytes do not split into whole new items
  *
  * Complex operands (c64, c128) are taken by arithmetic, pow, eq/ne, the
  * float functions NumPy defines on them, sign (NumPy's: the sign of the real
@@ -660,7 +664,8 @@ typedef enum hop_kernel_family {
     X(linalg_eig, 2, LINALG, INDEX, C, 1)                                                          \
     X(fft, 4, FFT, INDEX, C, 1)                                                                    \
     X(rfft, 3, FFT, INDEX, C, 1)                                                                   \
-    X(irfft, 4, FFT, INDEX, C, 1)
+    X(irfft, 4, FFT, INDEX, C, 1)                                                                  \
+    X(bitcast, 2, BITCAST, INDEX, C, 1)
 
 typedef enum hop_op {
 #define HOP__OP_ENUM(name, nargs, rule, family, complex, cost) HOP_OP_##name,
