@@ -65,7 +65,8 @@ from . import _paths
 __all__ = ["Unsupported", "Translator", "replay", "written_names", "REPLAYED"]
 
 # The effect kinds the translator replays (_effects.KINDS keys).
-REPLAYED = frozenset(["global", "nonlocal", "attribute", "item", "mutation", "print"])
+# (and "type": nothing to replay, the translator answers type() as eagerly)
+REPLAYED = frozenset(["global", "nonlocal", "attribute", "item", "mutation", "print", "type"])
 
 
 class Unsupported(BaseException):
@@ -923,6 +924,11 @@ class Translator:
             return self._store_attr(args[0], args[1], args[2])
         if f is delattr and len(args) == 2 and isinstance(args[1], str) and not kwargs:
             return self._store_attr(args[0], args[1], _DELETED)
+        if f is type and len(args) == 1 and not kwargs and not self.concrete and \
+                hasattr(type(args[0]), "_user_class") and _C.tracing() is not None:
+            # type(x[0, 0]) is np.float64 eagerly: NumPy's class, as
+            # x.__class__ (_getattr), never hop's to the user's code
+            return type(args[0])._user_class(args[0])
         fr = self._cur
         if fr is not None and self.effect_lines and \
                 (os.path.basename(fr.code.co_filename), fr.line) in \
