@@ -476,6 +476,27 @@ def _traced(v):
     return type(v).__name__ == "SymFloat"
 
 
+def _static_rows(v):
+    """Whether v is a traced hop.numpy array or tensor of rank >= 1 whose
+    leading size is a number (iterating it takes that many rows)."""
+    hnp = sys.modules.get("hop.numpy")
+    if not (isinstance(v, _C.Tensor) or hnp is not None and isinstance(v, hnp.ndarray)):
+        return False
+    shape = tuple(v.shape)
+    return len(shape) >= 1 and isinstance(shape[0], int)
+
+
+def _rows_known_at_run_time(v):
+    """Whether v is a traced hop.numpy array or tensor of rank >= 1 whose
+    leading size is symbolic (a selection's count: iterating it needs the
+    values)."""
+    hnp = sys.modules.get("hop.numpy")
+    if not (isinstance(v, _C.Tensor) or hnp is not None and isinstance(v, hnp.ndarray)):
+        return False
+    shape = tuple(v.shape)
+    return len(shape) >= 1 and isinstance(shape[0], _C.SymInt)
+
+
 def _finding_a_module(frame):
     """Whether frame runs for the import system's search of a module: under
     importlib's _find_spec, a finder of sys.meta_path (setuptools'
@@ -1517,8 +1538,14 @@ class Translator:
             if self.concrete:
                 push(iter(v))
                 return pc
-            if _traced(v):
+            if _traced(v) and not _static_rows(v):
+                if _rows_known_at_run_time(v):  # the loop runs in Python, on the values
+                    raise _BreakHere("a loop over a traced array whose length is known only "
+                                     "when the program runs", self.depth)
                 self._fail("a loop over a traced value")
+            # (a traced array of a known number of rows: its rows, one
+            # traced step each, as eagerly; a break inside the loop hoists
+            # the whole loop to Python, as any loop's)
             r = iter(v)
             if r is v and id(v) not in self.made:
                 self._fail(f"a loop over a {type(v).__name__} iterator the function did not "
