@@ -1056,13 +1056,17 @@ def ufunc_at(name, a, indices, b=None):
     run = _storage.current()
     t = arr._t
     uf = getattr(_np, name)
-    if name == "power" and b is not None:
-        # a data-dependent check, made eagerly too: hop.compile's path
-        # specialisation replays the function eagerly and needs the same
-        # decisions there
+    if name in _AT_OPS and b is not None:
+        # the loop dtype (by a 0-d value's value) and power's check decide on
+        # the data: made eagerly too, since hop.compile's path specialisation
+        # records the function's decisions in an eager run
         ops = [_core.Opnd(t=t, dtype=_core.np_dtype(t)), _core.operand(b, f"numpy.{name}.at")]
-        _check_negative_powers(name, ops, _core.result_dtypes(
-            lambda x, y: uf(x, y), ops, f"numpy.{name}.at")[0])
+        loop = _core.result_dtypes(lambda x, y: uf(x, y), ops, f"numpy.{name}.at")[0]
+        if name == "power" and loop.kind in "iu":
+            from ._indexing import index_tensor
+            pos = index_tensor(_C.arange(_size(t.shape)).reshape(tuple(t.shape)), indices)[0]
+            if not any(isinstance(d, int) and d == 0 for d in pos.shape):
+                _check_negative_powers(name, ops, loop)  # (NumPy's loop: only values used)
     if run is None and not _C._is_proxy(arr._tv) and not arr._ro:
         extra = () if b is None else (_t(b).numpy(),)
         uf.at(arr._t.numpy(), _indexing_key(indices), *extra)
@@ -1073,8 +1077,6 @@ def ufunc_at(name, a, indices, b=None):
             f"ufuncs' are: {', '.join(sorted(_AT_OPS))})")
     if b is None:
         raise ValueError("second operand needed for ufunc")
-    ops = [_core.Opnd(t=t, dtype=_core.np_dtype(t)), _core.operand(b, f"numpy.{name}.at")]
-    loop = _core.result_dtypes(lambda x, y: uf(x, y), ops, f"numpy.{name}.at")[0]
     op = _AT_OPS[name]
     if loop.kind == "c" and op in ("maximum", "minimum"):
         raise _C.UnsupportedError(f"hop.numpy: numpy.{name}.at of a traced complex array is not "
