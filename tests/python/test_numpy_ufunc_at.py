@@ -166,7 +166,8 @@ def test_unary_ufunc_at_of_a_traced_array_is_a_clear_unsupported_error():
 
 def test_complex_maximum_at_is_a_clear_unsupported_error():
     with pytest.raises(hop.UnsupportedError, match="numpy.maximum.at of a traced complex"):
-        hop.compile(lambda x: (np.maximum.at(x, [0], 1j), x)[1], fullgraph=True)(np.ones(3, complex))
+        hop.compile(lambda x: (np.maximum.at(x, [0], 1j), x)[1],
+                    fullgraph=True)(np.ones(3, complex))
 
 
 def test_vmap_of_maximum_at_is_the_loop_over_examples():

@@ -183,6 +183,6 @@ def test_bitcast_is_an_op_of_hops_own_api():
     gm = hop.trace(lambda x: hop._C._op("bitcast", x, hop.uint8), hop.ones((2, 3)))
     assert "bitcast" in gm.code
     assert np.array_equal(gm(hop.ones((2, 3))).numpy(), np.ones((2, 3), np.float32).view(np.uint8))
-    with pytest.raises(hop.ShapeError, match="bitcast: the last dim of f32\\[2, 3\\] does not split "
-                                             "into whole items of f64"):
+    with pytest.raises(hop.ShapeError, match="bitcast: the last dim of f32\\[2, 3\\] does not "
+                                             "split into whole items of f64"):
         hop._C._op("bitcast", hop.ones((2, 3)), hop.float64)
