@@ -108,3 +108,16 @@ def test_type_of_other_objects_is_unchanged():
     got, want = _both(f, np.ones(3), 2, "a")
     assert got[:3] == want[:3] == (True, True, True)
     np.testing.assert_array_equal(got[3], want[3])
+
+
+def test_a_data_dependent_branch_under_a_type_test_takes_each_calls_side():
+    def f(x):
+        v = x.sum()
+        if type(v) is np.float64:
+            if v > 0:
+                return x * 2
+        return -x
+    c = hop.compile(f)
+    for x in (np.ones(3), -np.ones(3), np.ones(3)):
+        np.testing.assert_array_equal(c(x), f(x))
+    assert c._eager_why is None and c._untranslated is None, c.explain()
