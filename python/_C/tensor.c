@@ -1576,10 +1576,13 @@ sq_length(PyObject *self)
         return -1;
     }
     if (!known_size(o, 0, &n)) {
+        /* eagerly an int: in a compile trace a conversion (a graph break:
+         * the statement runs in Python), in hop.trace the TraceError */
         char buf[128];
         hop_expr_print(o->node->meta->meta.sizes[0], buf, sizeof buf);
-        PyErr_Format(hop_py_TraceError,
-                     "len() of a traced tensor whose size %s is symbolic; use t.shape[0]", buf);
+        hop_py__conversion(hop_py_TraceError,
+                           "len() of a traced tensor whose size %s is symbolic; use t.shape[0]",
+                           buf);
         return -1;
     }
     return (Py_ssize_t)n;

@@ -302,7 +302,7 @@ class CompiledFunction(_C._CompiledCall):
         lifted = _frame.lifted_sources(self.fn.func if resume else self.fn)
         lines = self.fn.effect_lines if resume else \
             {(s.rsplit(":", 1)[0], int(s.rsplit(":", 1)[1])) for s in
-             (e.site for e in effects) if s.rsplit(":", 1)[-1].isdigit()}
+             (e.site for e in effects if e.kind != "type") if s.rsplit(":", 1)[-1].isdigit()}
         state = _frame.lifted_now(lifted)
         args2 = tuple(args) + state
         saved = (None if self._dims is None else [set(d) for d in self._dims], self._first)

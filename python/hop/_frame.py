@@ -72,7 +72,8 @@ from ._pytree import flatten, unflatten
 __all__ = ["Unsupported", "Translator", "replay", "written_names", "REPLAYED"]
 
 # The effect kinds the translator replays (_effects.KINDS keys).
-REPLAYED = frozenset(["global", "nonlocal", "attribute", "item", "mutation", "print"])
+# (and "type": nothing to replay, the translator answers type() as eagerly)
+REPLAYED = frozenset(["global", "nonlocal", "attribute", "item", "mutation", "print", "type"])
 
 
 class Unsupported(BaseException):
@@ -497,6 +498,27 @@ def _traced(v):
     if hnp is not None and isinstance(v, hnp.ndarray):
         return True
     return type(v).__name__ == "SymFloat"
+
+
+def _static_rows(v):
+    """Whether v is a traced hop.numpy array or tensor of rank >= 1 whose
+    leading size is a number (iterating it takes that many rows)."""
+    hnp = sys.modules.get("hop.numpy")
+    if not (isinstance(v, _C.Tensor) or hnp is not None and isinstance(v, hnp.ndarray)):
+        return False
+    shape = tuple(v.shape)
+    return len(shape) >= 1 and isinstance(shape[0], int)
+
+
+def _rows_known_at_run_time(v):
+    """Whether v is a traced hop.numpy array or tensor of rank >= 1 whose
+    leading size is symbolic (a selection's count: iterating it needs the
+    values)."""
+    hnp = sys.modules.get("hop.numpy")
+    if not (isinstance(v, _C.Tensor) or hnp is not None and isinstance(v, hnp.ndarray)):
+        return False
+    shape = tuple(v.shape)
+    return len(shape) >= 1 and isinstance(shape[0], _C.SymInt)
 
 
 def _finding_a_module(frame):
@@ -959,6 +981,11 @@ class Translator:
             return self._store_attr(args[0], args[1], args[2])
         if f is delattr and len(args) == 2 and isinstance(args[1], str) and not kwargs:
             return self._store_attr(args[0], args[1], _DELETED)
+        if f is type and len(args) == 1 and not kwargs and not self.concrete and \
+                hasattr(type(args[0]), "_user_class") and _C.tracing() is not None:
+            # type(x[0, 0]) is np.float64 eagerly: NumPy's class, as
+            # x.__class__ (_getattr), never hop's to the user's code
+            return type(args[0])._user_class(args[0])
         fr = self._cur
         if fr is not None and self.effect_lines and \
                 (os.path.basename(fr.code.co_filename), fr.line) in \
@@ -1562,8 +1589,14 @@ class Translator:
             if self.concrete:
                 push(iter(v))
                 return pc
-            if _traced(v):
+            if _traced(v) and not _static_rows(v):
+                if _rows_known_at_run_time(v):  # the loop runs in Python, on the values
+                    raise _BreakHere("a loop over a traced array whose length is known only "
+                                     "when the program runs", self.depth)
                 self._fail("a loop over a traced value")
+            # (a traced array of a known number of rows: its rows, one
+            # traced step each, as eagerly; a break inside the loop hoists
+            # the whole loop to Python, as any loop's)
             r = iter(v)
             if r is v and id(v) not in self.made:
                 self._fail(f"a loop over a {type(v).__name__} iterator the function did not "
