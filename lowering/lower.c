@@ -739,7 +739,8 @@ hop_status
 hop_lower_call(hop_lower_ctx *cx, const hop_graph *g, const hop_pval *inputs, size_t ninputs,
                const hop_pval *dests, hop_pval *outputs, size_t noutputs)
 {
-    hop_status st = check_subgraph_args("hop_lower_call", cx, g, inputs, ninputs, outputs, noutputs);
+    hop_status st =
+        check_subgraph_args("hop_lower_call", cx, g, inputs, ninputs, outputs, noutputs);
     if (st != HOP_OK)
         return st;
     if (g->output == NULL || g->nplaceholders != ninputs || g->output->nargs != noutputs)
