@@ -112,6 +112,11 @@ def differs(values, tr=None, depth=0):
     tr = tr or _C.tracing()
     if tr is None:
         return None
+    # the lineage is read off the root graph by node name; inside a cond
+    # body (a side of a data-dependent `if`) a traced value is a node of
+    # the body, whose name may also be a root node's (`gt` of `x[0] > 0`
+    # there, `gt` of `np.sum(y) > 0` here): never answered from the root
+    inside = _C._trace_depth() > 1
     nodes = memo = None
     todo = [(v, 0) for v in values]
     while todo:
@@ -138,6 +143,8 @@ def differs(values, tr=None, depth=0):
             continue
         if name is None:
             continue
+        if inside:
+            return "a value of a cond body, whose lineage hop does not read"
         if nodes is None:
             nodes, memo = _graph(tr)
         bad = _node_differs(name, nodes, memo)

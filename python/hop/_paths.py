@@ -312,13 +312,10 @@ class PathTrace:
         side.  Such a branch is a graph break, which the frame translator
         decides on NumPy's own value, as its _merge_if does.  Inside a side
         (a branch after another) the condition is a node of a cond body,
-        whose lineage _exact cannot read: a break too."""
+        whose lineage _exact does not read: a break too."""
         from . import _breaks
         from . import _exact
-        if self._stack[-1].depth != self._stack[0].depth:
-            bad = "a value of a branch's side, whose lineage hop does not check"
-        else:
-            bad = _exact.differs([t])
+        bad = _exact.differs([t])
         if bad is not None:
             _breaks.conversion(_C.TraceError,
                                f"the data-dependent branch at {site} (`{site.text}`) is on a "

@@ -342,6 +342,25 @@ def test_a_branch_on_a_float_sum_takes_numpys_side_not_hops(reduce, x):
            f"bits ({op} ({op}" in cf.explain()
 
 
+def test_a_float_sum_branch_inside_a_side_takes_numpys_side_whatever_its_node_name():
+    # the nested condition is a node of the outer if's cond body named `gt`,
+    # as the root's exact `x[0] > 0` is: _exact read the root's node and
+    # merged hop's np.sum(y) > 0 (True) where NumPy's sum is 0.0 (False)
+    def f(x, y):
+        a = x[0] > 0
+        if a:
+            if np.sum(y) > 0:
+                return y * 2
+            return y - 1
+        return y
+
+    x, y = np.array([1.0]), np.array([1e16, 1, 0, 0, -1e16, 0, 0])
+    cf = hop.compile(f)
+    for v in (x, -x):
+        for w in (y, -y, y + 1):
+            np.testing.assert_array_equal(cf(v, w), f(v, w))
+
+
 def test_fullgraph_and_hop_trace_keep_pointing_to_hop_cond():
     a = np.arange(3.0)
     with pytest.raises(hop.TraceError, match=r"data-dependent Python control flow; use "
