@@ -1290,14 +1290,16 @@ def body_prints(hop_name, bodies):
     """A HOP call of a hop.compile'd function's own code whose body may
     print (itself or a user function it names) is a break at that call
     (_breaks.body_effect): its plan would print once, at trace time, where
-    eager prints on every call (on every turn of a loop).  bodies: (fn,
-    which) pairs.  Conservative, as the effect check is: a print in a branch
-    not taken counts too (the HOP call then runs in Python).  HOP calls in
+    eager prints on every call (on every turn of a loop).  bodies: the
+    call's bodies (each has fn and which: hop._hops._Body).  Conservative,
+    as the effect check is: a print in a branch not taken counts too (the
+    HOP call then runs in Python).  HOP calls in
     hop.trace, in another HOP's body or in a transformation's function are
     traced as before (their print runs while tracing, as jax.jit's does)."""
     if _breaks._compiling() is None:
         return
-    for fn, which in bodies:
+    for b in bodies:
+        fn, which = b.fn, b.which
         where = _print_site(fn, set(), 0)
         if where is not None:
             _breaks.body_effect(f"the {which} of hop.{hop_name} may call print() ({where}), "
