@@ -251,3 +251,14 @@ def test_rebinding_a_called_function_from_pure_to_impure_is_caught_on_the_next_t
     assert ns["data"] == []  # restored
     rebind(len)  # and back: pure again
     assert hop.trace(f, x)(x).tolist() == [2.0, 2.0]
+
+
+def test_subgraph_names_count_in_decimal_past_one_digit():
+    # hop_output_graph_next_name writes "<prefix>_<n>" by hand (snprintf's
+    # parsing was most of naming a HOP call's subgraph): 0, 9, 10, 100.
+    gm = hop.trace(repeated(wrap_call, 101), hop.ones(2))
+    assert list(gm.subgraphs) == [f"wrap_body_{i}" for i in range(101)]
+    gm = hop.trace(repeated(cond_call, 11), hop.ones(2))
+    assert sorted(gm.subgraphs) == sorted([f"cond_true_{i}" for i in range(11)] +
+                                          [f"cond_false_{i}" for i in range(11)])
+    assert gm(hop.ones(2)).tolist() == [12.0, 12.0]
