@@ -17,6 +17,7 @@ import builtins
 import functools
 import inspect
 import numbers
+import operator
 import sys
 import types
 
@@ -51,6 +52,7 @@ def _fill(traced, template, spec):
 
 _HOLE = object()
 _Tensor = _C.Tensor
+_TRACED = operator.attrgetter("traced")  # of a _Group
 _JUST_TENSOR = frozenset([_Tensor])
 
 
@@ -238,7 +240,7 @@ def _apply(name, leads, groups, bodies, *, hop=None, keys=None, constants=True,
     as the first positional arguments; result: the structure of the HOP's
     outputs when it is not its bodies' (a loop's carry), a _Result."""
     hop = hop or name
-    parts = [_Group(g) for g in groups]
+    parts = list(builtins.map(_Group, groups))
     tr = _C.tracing()
     if tr is None:
         _tracing(hop, [x for g in parts for x in g.leaves] + list(leads))
@@ -310,9 +312,9 @@ def _apply(name, leads, groups, bodies, *, hop=None, keys=None, constants=True,
         return body
 
     if tr is not None:
-        body_prints(hop, bodies)
-    outs = _C.call_hop(name, tuple(leads), tuple([tuple(g.traced) for g in parts]),
-                       tuple([make(b) for b in bodies]), keys)
+        body_prints(hop, bodies, tr)
+    outs = _C.call_hop(name, tuple(leads), tuple(builtins.map(tuple, builtins.map(_TRACED, parts))),
+                       tuple(builtins.map(make, bodies)), keys)
     if record is not None and results:
         record.append(results[0])
     r = result or ((results[0] if len(results) == 1 else _merged(results)) if results else cached)
@@ -653,7 +655,8 @@ def wrap(fn, /, *args, **kwargs):
     hop.tensor([[ 7., 10.],
                 [15., 22.]])
     """
-    _check_callable("wrap", "fn", fn)
+    if not callable(fn):
+        _check_callable("wrap", "fn", fn)
     if not kwargs:  # the arguments alone: a flat group when they are tensors
         return _apply("wrap", [], [args], [_Body(fn, "wrap body", _call_positional)])
     return _apply("wrap", [], [_flatten_call(args, kwargs)], [_Body(fn, "wrap body", _call_with)])

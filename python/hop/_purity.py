@@ -1290,7 +1290,7 @@ def _reads_no_global(fn, code):
     return not any(name in g for name in names)
 
 
-def body_prints(hop_name, bodies):
+def body_prints(hop_name, bodies, tr=None):
     """A HOP call of a hop.compile'd function's own code whose body may
     print (itself or a user function it names) is a break at that call
     (_breaks.body_effect): its plan would print once, at trace time, where
@@ -1299,8 +1299,10 @@ def body_prints(hop_name, bodies):
     as the effect check is: a print in a branch not taken counts too (the
     HOP call then runs in Python).  HOP calls in
     hop.trace, in another HOP's body or in a transformation's function are
-    traced as before (their print runs while tracing, as jax.jit's does)."""
-    if _breaks._compiling() is None:
+    traced as before (their print runs while tracing, as jax.jit's does).
+    tr: the active trace, when the caller has it (a trace that is not
+    hop.compile's returns at once)."""
+    if tr is not None and _breaks._COMPILE not in tr.scratch or _breaks._compiling() is None:
         return
     for b in bodies:
         fn, which = b.fn, b.which
