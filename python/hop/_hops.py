@@ -118,8 +118,6 @@ def _structs(ins, pos, groups):
     return structs
 
 
-
-
 class _Result:
     """What a body returned: its structure, its constant leaves and which
     body it was."""
