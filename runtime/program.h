@@ -475,14 +475,15 @@ typedef struct hop__fgroup {
      * (runtime/fused_reg.c), each step's code in reg_code.  Set by
      * hop__fgroup_seal. */
     bool reg;
+    bool reg_inline; /* and every step runs inline (no RK_CALL) */
     uint8_t reg_code[HOP__F_MAXSTEPS];
     /* Step s's operand other than the chain's value (index HOP__F_MAXSTEPS:
      * step 0's first, where the chain starts): an input k >= 0, -1 the
-     * constant spread in reg_splat[s], -2 none (a unary step). */
+     * constant in reg_splat[s], -2 none (a unary step). */
     int8_t reg_arg[HOP__F_MAXSTEPS + 1];
     const char *text;
     hop__fstep steps[HOP__F_MAXSTEPS];
-    float reg_splat[HOP__F_MAXSTEPS + 1][16]; /* read with unaligned loads */
+    float reg_splat[HOP__F_MAXSTEPS + 1]; /* the kernel spreads each per pass */
 } hop__fgroup;
 
 /* The bytes of g a plan keeps (see above): all of it for a register chain,
