@@ -28,7 +28,7 @@
 void
 hop__fgroup_copy(hop__fgroup *g, hop_dtype dst, hop_dtype src)
 {
-    memset(g, 0, sizeof *g);
+    memset(g, 0, hop__fgroup_bytes(1));
     g->nsteps = 1;
     g->ninputs = 1;
     g->in_dtype[0] = src;
