@@ -550,6 +550,28 @@ outs_and(const hop_node *call, const hop_value_info *more, size_t nmore)
     return outs;
 }
 
+/* Both modes' middle: call again, each of its first nbodies bodies replaced
+ * by its transform over wrt (suffix and fn: transformed_body's), extra
+ * passed after its values and more output after its own outputs.  The new
+ * call node, or NULL with the error set. */
+static hop_node *
+call_transformed(hop_rewrite *rw, const hop_node *call, size_t nbodies, const bool *wrt,
+                 const char *suffix, transform_fn fn, hop_node **extra, size_t nextra,
+                 const hop_value_info *more, size_t nmore)
+{
+    hop_graph *bodies[HOP_MAX_BODIES];
+    for (size_t b = 0; b < nbodies; b++)
+        if (transformed_body(rw, body_at(call, b), wrt, suffix, fn, &bodies[b]) != HOP_OK)
+            return NULL;
+    hop_value_info *outs = outs_and(call, more, nmore);
+    if (outs == NULL)
+        return NULL;
+    hop_node *r =
+        hop_rewrite_call(rw, call, bodies, nbodies, extra, nextra, outs, call->nouts + nmore);
+    hop__free(outs);
+    return r;
+}
+
 static hop_status
 vjp_bodies(hop_vjp_ctx *cx, const hop_node *call, bool first_only)
 {
@@ -560,8 +582,7 @@ vjp_bodies(hop_vjp_ctx *cx, const hop_node *call, bool first_only)
     size_t nph = p.made + p.n, nct = 0, ng = 0;
     bool *wrt = hop__calloc(nph + 1, sizeof *wrt);
     hop_node **cts = hop__calloc(call->nouts + 1, sizeof *cts);
-    hop_value_info *more = hop__calloc(p.n + 1, sizeof *more), *outs = NULL;
-    hop_graph *bodies[HOP_MAX_BODIES];
+    hop_value_info *more = hop__calloc(p.n + 1, sizeof *more);
     if (wrt == NULL || cts == NULL || more == NULL)
         st = HOP_NOMEM;
     for (size_t j = 0; j < p.n && st == HOP_OK; j++) {
@@ -572,8 +593,6 @@ vjp_bodies(hop_vjp_ctx *cx, const hop_node *call, bool first_only)
             more[ng++] = *a->u.node->meta;
         }
     }
-    for (size_t b = 0; b < p.nbodies && st == HOP_OK && ng > 0; b++)
-        st = hop_vjp_body(cx, body_at(call, b), wrt, &bodies[b]);
     for (size_t i = 0; i < call->nouts && st == HOP_OK && ng > 0; i++) {
         if (!is_float_tensor(&call->outs[i]))
             continue;
@@ -583,11 +602,9 @@ vjp_bodies(hop_vjp_ctx *cx, const hop_node *call, bool first_only)
         cts[nct++] = ct;
     }
     hop_node *bwd = NULL;
-    if (st == HOP_OK && ng > 0 && (outs = outs_and(call, more, ng)) == NULL)
-        st = HOP_NOMEM;
     if (st == HOP_OK && ng > 0 &&
-        (bwd = hop_rewrite_call(&cx->rw, call, bodies, p.nbodies, cts, nct, outs,
-                                call->nouts + ng)) == NULL)
+        (bwd = call_transformed(&cx->rw, call, p.nbodies, wrt, "_bwd", vjp_body_transform, cts, nct,
+                                more, ng)) == NULL)
         st = hop_error_code();
     for (size_t j = 0, k = 0; j < p.n && st == HOP_OK && bwd; j++) {
         if (!wrt[p.made + j])
@@ -598,7 +615,6 @@ vjp_bodies(hop_vjp_ctx *cx, const hop_node *call, bool first_only)
     hop__free(wrt);
     hop__free(cts);
     hop__free(more);
-    hop__free(outs);
     hop__free(p.items);
     return st;
 }
@@ -613,8 +629,7 @@ jvp_bodies(hop_jvp_ctx *cx, const hop_node *call, bool first_only)
     size_t nph = p.made + p.n, nt = 0, nmore = 0;
     bool *wrt = hop__calloc(nph + 1, sizeof *wrt);
     hop_node **tangents = hop__calloc(p.n + 1, sizeof *tangents);
-    hop_value_info *more = hop__calloc(call->nouts + 1, sizeof *more), *outs = NULL;
-    hop_graph *bodies[HOP_MAX_BODIES];
+    hop_value_info *more = hop__calloc(call->nouts + 1, sizeof *more);
     if (wrt == NULL || tangents == NULL || more == NULL)
         st = HOP_NOMEM;
     for (size_t j = 0; j < p.n && st == HOP_OK; j++) {
@@ -628,14 +643,10 @@ jvp_bodies(hop_jvp_ctx *cx, const hop_node *call, bool first_only)
     for (size_t i = 0; more && i < call->nouts; i++)
         if (call->outs[i].kind == HOP_VALUE_TENSOR)
             more[nmore++] = call->outs[i];
-    for (size_t b = 0; b < p.nbodies && st == HOP_OK && nt > 0; b++)
-        st = hop_jvp_body(cx, body_at(call, b), wrt, &bodies[b]);
     hop_node *jc = NULL;
-    if (st == HOP_OK && nt > 0 && (outs = outs_and(call, more, nmore)) == NULL)
-        st = HOP_NOMEM;
     if (st == HOP_OK && nt > 0 &&
-        (jc = hop_rewrite_call(&cx->rw, call, bodies, p.nbodies, tangents, nt, outs,
-                               call->nouts + nmore)) == NULL)
+        (jc = call_transformed(&cx->rw, call, p.nbodies, wrt, "_jvp", jvp_body_transform, tangents,
+                               nt, more, nmore)) == NULL)
         st = hop_error_code();
     for (size_t i = 0, k = 0; i < call->nouts && st == HOP_OK && jc; i++) {
         if (call->outs[i].kind != HOP_VALUE_TENSOR)
@@ -646,7 +657,6 @@ jvp_bodies(hop_jvp_ctx *cx, const hop_node *call, bool first_only)
     hop__free(wrt);
     hop__free(tangents);
     hop__free(more);
-    hop__free(outs);
     hop__free(p.items);
     return st;
 }

@@ -64,8 +64,7 @@ filled(int rank, const int64_t *sizes, float v)
 
 /* Best time per call of run_into over reps calls, repeated rounds times. */
 static double
-best(hop_plan *p, hop_tensor **in, size_t nin, hop_tensor **out, size_t nout, int reps,
-     int rounds)
+best(hop_plan *p, hop_tensor **in, size_t nin, hop_tensor **out, size_t nout, int reps, int rounds)
 {
     double b = 1e30;
     for (int r = 0; r < rounds; r++) {
@@ -132,8 +131,10 @@ bench_bandwidth(void)
     double b = 1e30;
     for (int k = 0; k < 3; k++) {
         double t0 = now();
-        hop_tensor *v1 = hop_eager_tensor(HOP_OP_mul, (hop_rt_arg[]){hop_rt_tensor(in), hop_rt_int(2)}, 2);
-        hop_tensor *v2 = hop_eager_tensor(HOP_OP_add, (hop_rt_arg[]){hop_rt_tensor(v1), hop_rt_int(1)}, 2);
+        hop_tensor *v1 =
+            hop_eager_tensor(HOP_OP_mul, (hop_rt_arg[]){hop_rt_tensor(in), hop_rt_int(2)}, 2);
+        hop_tensor *v2 =
+            hop_eager_tensor(HOP_OP_add, (hop_rt_arg[]){hop_rt_tensor(v1), hop_rt_int(1)}, 2);
         hop_tensor *v3 = hop_eager_tensor(HOP_OP_relu, (hop_rt_arg[]){hop_rt_tensor(v2)}, 1);
         hop_tensor *v4 = hop_eager_tensor(HOP_OP_exp, (hop_rt_arg[]){hop_rt_tensor(v3)}, 1);
         double dt = now() - t0;
@@ -198,31 +199,61 @@ row_body(hop_tracer *t, void *ud, hop_node *const *in, size_t nin, hop_values *o
     return r ? hop_values_push(out, r) : hop_error_code();
 }
 
+/* A traced map of body over the rows of x (rows x cols, dynamic), whose
+ * closure is w and b: vectors of cols marked dynamic, or (kernel_w) a
+ * cols x cols matrix and a vector both static; with its inputs (x 1.0,
+ * w 0.5, b 0.25) and an output to run into. */
+typedef struct map_case {
+    closure c;
+    hop_output_graph *og;
+    hop_values r;
+    hop_tensor *in[3], *out;
+} map_case;
+
+static void
+map_case_init(map_case *m, int64_t rows, int64_t cols, bool kernel_w, hop_body_fn body)
+{
+    int64_t ww[2] = {cols, cols};
+    m->og = hop_output_graph_new();
+    hop_node *x = hop_output_graph_add_input(m->og, "x", HOP_F32, 2, (int64_t[]){rows, cols}, true);
+    m->c.w = hop_output_graph_add_input(m->og, "w", HOP_F32, kernel_w ? 2 : 1, ww, !kernel_w);
+    m->c.b = hop_output_graph_add_input(m->og, "b", HOP_F32, 1, &cols, !kernel_w);
+    m->r = (hop_values){0};
+    check(hop_map(m->og, (hop_body){body, &m->c}, (hop_arg[]){N(x)}, 1, NULL, 0, &m->r) == HOP_OK,
+          "map");
+    check(hop_tracer_output(hop_output_graph_root(m->og), (hop_arg[]){N(m->r.items[0])}, 1) != NULL,
+          "output");
+    m->in[0] = filled(2, (int64_t[]){rows, cols}, 1.0f);
+    m->in[1] = filled(kernel_w ? 2 : 1, ww, 0.5f);
+    m->in[2] = filled(1, &cols, 0.25f);
+    m->out = hop_tensor_empty(HOP_F32, 2, (int64_t[]){rows, cols});
+}
+
+static void
+map_case_free(map_case *m)
+{
+    for (int i = 0; i < 3; i++)
+        hop_tensor_release(m->in[i]);
+    hop_tensor_release(m->out);
+    hop_values_clear(&m->r);
+    hop_output_graph_free(m->og);
+}
+
 /* ns per row of the fused map plan over rows x cols on `threads` threads. */
 static double map_ns_per_row(int64_t rows, int64_t cols, int threads, bool private_tmp);
 
 static void
 bench_map(void)
 {
-    int64_t rows = 10000, cols = 16;
-    hop_output_graph *og = hop_output_graph_new();
-    hop_node *x = hop_output_graph_add_input(og, "x", HOP_F32, 2, (int64_t[]){rows, cols}, true);
-    closure c = {hop_output_graph_add_input(og, "w", HOP_F32, 1, &cols, true),
-                 hop_output_graph_add_input(og, "b", HOP_F32, 1, &cols, true)};
-    hop_values r = {0};
-    check(hop_map(og, (hop_body){row_body, &c}, (hop_arg[]){N(x)}, 1, NULL, 0, &r) == HOP_OK,
-          "map");
-    check(hop_tracer_output(hop_output_graph_root(og), (hop_arg[]){N(r.items[0])}, 1) != NULL,
-          "output");
-    hop_tensor *in[] = {filled(2, (int64_t[]){rows, cols}, 1.0f), filled(1, &cols, 0.5f),
-                        filled(1, &cols, 0.25f)};
-    hop_tensor *out = hop_tensor_empty(HOP_F32, 2, (int64_t[]){rows, cols});
+    int64_t rows = 10000;
+    map_case m;
+    map_case_init(&m, rows, 16, false, row_body);
     for (int fuse = 1; fuse >= 0; fuse--) {
-        hop_plan *p = lower(og, fuse);
-        double s = best(p, in, 3, &out, 1, 20, 5);
+        hop_plan *p = lower(m.og, fuse);
+        double s = best(p, m.in, 3, &m.out, 1, 20, 5);
         long before = hop_alloc_count();
         hop_tensor *o;
-        check(hop_plan_run(p, in, 3, &o, 1) == HOP_OK, "run");
+        check(hop_plan_run(p, m.in, 3, &o, 1) == HOP_OK, "run");
         long allocs = hop_alloc_count() - before;
         hop_tensor_release(o);
         printf("map over %lld rows x 16 f32, 3-op body, %-8s  %7.1f ns per row (%ld "
@@ -231,11 +262,7 @@ bench_map(void)
                allocs == 1 ? "" : "s");
         hop_plan_free(p);
     }
-    for (int i = 0; i < 3; i++)
-        hop_tensor_release(in[i]);
-    hop_tensor_release(out);
-    hop_values_clear(&r);
-    hop_output_graph_free(og);
+    map_case_free(&m);
 }
 
 /* a = row * w; a - exp(a): a lives in a buffer of the body (a private
@@ -254,30 +281,15 @@ tmp_body(hop_tracer *t, void *ud, hop_node *const *in, size_t nin, hop_values *o
 static double
 map_ns_per_row(int64_t rows, int64_t cols, int threads, bool private_tmp)
 {
-    hop_output_graph *og = hop_output_graph_new();
-    hop_node *x = hop_output_graph_add_input(og, "x", HOP_F32, 2, (int64_t[]){rows, cols}, true);
-    closure c = {hop_output_graph_add_input(og, "w", HOP_F32, 1, &cols, true),
-                 hop_output_graph_add_input(og, "b", HOP_F32, 1, &cols, true)};
-    hop_values r = {0};
-    check(hop_map(og, (hop_body){private_tmp ? tmp_body : row_body, &c}, (hop_arg[]){N(x)}, 1,
-                  NULL, 0, &r) == HOP_OK,
-          "map");
-    check(hop_tracer_output(hop_output_graph_root(og), (hop_arg[]){N(r.items[0])}, 1) != NULL,
-          "output");
-    hop_tensor *in[] = {filled(2, (int64_t[]){rows, cols}, 1.0f), filled(1, &cols, 0.5f),
-                        filled(1, &cols, 0.25f)};
-    hop_tensor *out = hop_tensor_empty(HOP_F32, 2, (int64_t[]){rows, cols});
+    map_case m;
+    map_case_init(&m, rows, cols, false, private_tmp ? tmp_body : row_body);
     hop_runtime_set_threads(threads);
-    hop_plan *p = lower(og, true);
+    hop_plan *p = lower(m.og, true);
     int reps = (int)(2000000 / (rows * (cols + 16))) + 3;
-    double s = best(p, in, 3, &out, 1, reps, 7);
+    double s = best(p, m.in, 3, &m.out, 1, reps, 7);
     hop_plan_free(p);
     hop_runtime_set_threads(1);
-    for (int i = 0; i < 3; i++)
-        hop_tensor_release(in[i]);
-    hop_tensor_release(out);
-    hop_values_clear(&r);
-    hop_output_graph_free(og);
+    map_case_free(&m);
     return s * 1e9 / (double)rows;
 }
 
@@ -300,21 +312,12 @@ static void
 bench_map_kernels(void)
 {
     int64_t rows = 10000, cols = 16;
-    hop_output_graph *og = hop_output_graph_new();
-    hop_node *x = hop_output_graph_add_input(og, "x", HOP_F32, 2, (int64_t[]){rows, cols}, true);
-    closure c = {hop_output_graph_add_input(og, "w", HOP_F32, 2, (int64_t[]){cols, cols}, false),
-                 hop_output_graph_add_input(og, "b", HOP_F32, 1, &cols, false)};
-    hop_values r = {0};
-    check(hop_map(og, (hop_body){kernel_body, &c}, (hop_arg[]){N(x)}, 1, NULL, 0, &r) == HOP_OK,
-          "map");
-    check(hop_tracer_output(hop_output_graph_root(og), (hop_arg[]){N(r.items[0])}, 1) != NULL,
-          "output");
-    hop_tensor *in[] = {filled(2, (int64_t[]){rows, cols}, 1.0f),
-                        filled(2, (int64_t[]){cols, cols}, 0.5f), filled(1, &cols, 0.25f)};
-    hop_tensor *out = hop_tensor_empty(HOP_F32, 2, (int64_t[]){rows, cols});
+    map_case m;
+    map_case_init(&m, rows, cols, true, kernel_body);
+    hop_tensor **in = m.in, *out = m.out;
     for (int threads = 1; threads <= 2; threads++) {
         hop_runtime_set_threads(threads);
-        hop_plan *p = lower(og, true);
+        hop_plan *p = lower(m.og, true);
         double s = best(p, in, 3, &out, 1, 20, 7);
         long before = hop_alloc_count();
         check(hop_plan_run_into(p, in, 3, &out, 1) == HOP_OK, "run");
@@ -353,11 +356,7 @@ bench_map_kernels(void)
                rebase ? "rebased" : "prepared", b * 1e9);
     }
     hop_tensor_release(res);
-    for (int i = 0; i < 3; i++)
-        hop_tensor_release(in[i]);
-    hop_tensor_release(out);
-    hop_values_clear(&r);
-    hop_output_graph_free(og);
+    map_case_free(&m);
 }
 
 /* Map iterations split over the pool: 1 thread against 2. */
@@ -369,10 +368,14 @@ bench_parallel_map(void)
         bool tmp;
         const char *body;
     } cases[] = {
-        {10000, 16, false, "3-op body"},         {10000, 256, false, "3-op body"},
-        {10000, 256, true, "a - exp(a), a = x*w"}, {10000, 1024, false, "3-op body"},
-        {100, 16, false, "3-op body"},           {300, 16, false, "3-op body"},
-        {1000, 16, false, "3-op body"},          {30, 256, false, "3-op body"},
+        {10000, 16, false, "3-op body"},
+        {10000, 256, false, "3-op body"},
+        {10000, 256, true, "a - exp(a), a = x*w"},
+        {10000, 1024, false, "3-op body"},
+        {100, 16, false, "3-op body"},
+        {300, 16, false, "3-op body"},
+        {1000, 16, false, "3-op body"},
+        {30, 256, false, "3-op body"},
         {100, 256, false, "3-op body"},
     };
     /* Start the pool's worker first: the first thread may be placed on the

@@ -468,17 +468,31 @@ code_graph(hop__buf *b, const hop_graph *g, int depth)
     }
 }
 
-char *
-hop_graph_code(const hop_graph *g)
+/* The three printers' one entry (who names it in errors): g's text as
+ * emit writes it, or NULL when g is NULL or memory runs out. */
+static char *
+print_graph(const char *who, const hop_graph *g, void (*emit)(hop__buf *, const hop_graph *))
 {
     if (g == NULL) {
-        hop_error(HOP_MISUSE, "hop_graph_code: the graph is NULL");
+        hop_error(HOP_MISUSE, "%s: the graph is NULL", who);
         return NULL;
     }
     hop__buf b;
     hop__buf_init(&b);
-    code_graph(&b, g, 0);
+    emit(&b, g);
     return hop__buf_finish(&b);
+}
+
+static void
+emit_code(hop__buf *b, const hop_graph *g)
+{
+    code_graph(b, g, 0);
+}
+
+char *
+hop_graph_code(const hop_graph *g)
+{
+    return print_graph("hop_graph_code", g, emit_code);
 }
 
 /* ------------------------------------------------------------ table */
@@ -586,17 +600,16 @@ table_tree(hop__buf *out, const hop_graph *g, bool first)
         table_tree(out, g->subgraphs[i], false);
 }
 
+static void
+emit_table(hop__buf *b, const hop_graph *g)
+{
+    table_tree(b, g, true);
+}
+
 char *
 hop_graph_table(const hop_graph *g)
 {
-    if (g == NULL) {
-        hop_error(HOP_MISUSE, "hop_graph_table: the graph is NULL");
-        return NULL;
-    }
-    hop__buf b;
-    hop__buf_init(&b);
-    table_tree(&b, g, true);
-    return hop__buf_finish(&b);
+    return print_graph("hop_graph_table", g, emit_table);
 }
 
 /* ------------------------------------------------------------ DOT */
@@ -774,23 +787,22 @@ dot_graph(hop__buf *b, const hop_graph *g, const char *path, int depth)
     }
 }
 
+static void
+emit_dot(hop__buf *b, const hop_graph *g)
+{
+    hop__buf_puts(b, "digraph \"");
+    dot_escape(b, g->name, strlen(g->name));
+    hop__buf_puts(b, "\" {\n");
+    hop__buf_indent(b, INDENT);
+    hop__buf_puts(b, "compound=true;\n");
+    hop__buf_indent(b, INDENT);
+    hop__buf_puts(b, "node [fontname=\"monospace\", fontsize=10];\n");
+    dot_graph(b, g, "", 1);
+    hop__buf_puts(b, "}\n");
+}
+
 char *
 hop_graph_dot(const hop_graph *g)
 {
-    if (g == NULL) {
-        hop_error(HOP_MISUSE, "hop_graph_dot: the graph is NULL");
-        return NULL;
-    }
-    hop__buf b;
-    hop__buf_init(&b);
-    hop__buf_puts(&b, "digraph \"");
-    dot_escape(&b, g->name, strlen(g->name));
-    hop__buf_puts(&b, "\" {\n");
-    hop__buf_indent(&b, INDENT);
-    hop__buf_puts(&b, "compound=true;\n");
-    hop__buf_indent(&b, INDENT);
-    hop__buf_puts(&b, "node [fontname=\"monospace\", fontsize=10];\n");
-    dot_graph(&b, g, "", 1);
-    hop__buf_puts(&b, "}\n");
-    return hop__buf_finish(&b);
+    return print_graph("hop_graph_dot", g, emit_dot);
 }

@@ -633,12 +633,25 @@ hop__compile_graph(hop_lower_ctx *cx, const hop_graph *g, const hop_pval *inputs
  * is a subgraph compiled once per plan as its own routine, with tensor
  * parameters filled and results bound by Call. */
 
+/* The arguments hop_lower_inline and hop_lower_call (who) both take. */
+static hop_status
+check_subgraph_args(const char *who, const hop_lower_ctx *cx, const hop_graph *g,
+                    const hop_pval *inputs, size_t ninputs, const hop_pval *outputs,
+                    size_t noutputs)
+{
+    if (cx == NULL || g == NULL || (ninputs && inputs == NULL) || (noutputs && outputs == NULL))
+        return hop_error(HOP_MISUSE, "%s: NULL argument", who);
+    return HOP_OK;
+}
+
 hop_status
 hop_lower_inline(hop_lower_ctx *cx, const hop_graph *g, const hop_pval *inputs, size_t ninputs,
                  const hop_pval *dests, hop_pval *outputs, size_t noutputs)
 {
-    if (cx == NULL || g == NULL || (ninputs && inputs == NULL) || (noutputs && outputs == NULL))
-        return hop_error(HOP_MISUSE, "hop_lower_inline: NULL argument");
+    hop_status st =
+        check_subgraph_args("hop_lower_inline", cx, g, inputs, ninputs, outputs, noutputs);
+    if (st != HOP_OK)
+        return st;
     return hop__compile_graph(cx, g, inputs, ninputs, dests, outputs, noutputs);
 }
 
@@ -726,12 +739,13 @@ hop_status
 hop_lower_call(hop_lower_ctx *cx, const hop_graph *g, const hop_pval *inputs, size_t ninputs,
                const hop_pval *dests, hop_pval *outputs, size_t noutputs)
 {
-    if (cx == NULL || g == NULL || (ninputs && inputs == NULL) || (noutputs && outputs == NULL))
-        return hop_error(HOP_MISUSE, "hop_lower_call: NULL argument");
+    hop_status st =
+        check_subgraph_args("hop_lower_call", cx, g, inputs, ninputs, outputs, noutputs);
+    if (st != HOP_OK)
+        return st;
     if (g->output == NULL || g->nplaceholders != ninputs || g->output->nargs != noutputs)
         return hop_error(HOP_VERIFY, "lowering: %s called with %zu inputs and %zu outputs", g->name,
                          ninputs, noutputs);
-    hop_status st;
     /* Results whose sizes the callee computes cannot be allocated by the
      * caller before the call. */
     for (size_t j = 0; j < noutputs; j++) {

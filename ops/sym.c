@@ -513,18 +513,6 @@ linear(hop_shape_env *env, const char *fn, const hop_expr *a, int64_t sa, bool b
 }
 
 const hop_expr *
-hop_sym_add(hop_shape_env *env, const hop_expr *a, const hop_expr *b)
-{
-    return linear(env, "hop_sym_add", a, 1, true, b, 1, 0);
-}
-
-const hop_expr *
-hop_sym_sub(hop_shape_env *env, const hop_expr *a, const hop_expr *b)
-{
-    return linear(env, "hop_sym_sub", a, 1, true, b, -1, 0);
-}
-
-const hop_expr *
 hop_sym_neg(hop_shape_env *env, const hop_expr *a)
 {
     return linear(env, "hop_sym_neg", a, -1, false, NULL, 0, 0);
@@ -564,12 +552,6 @@ mul_impl(hop_shape_env *env, const hop_expr *a, const hop_expr *b, const char *f
     poly_free(&pb);
     poly_free(&out);
     return r;
-}
-
-const hop_expr *
-hop_sym_mul(hop_shape_env *env, const hop_expr *a, const hop_expr *b)
-{
-    return mul_impl(env, a, b, "hop_sym_mul");
 }
 
 const hop_expr *
@@ -727,12 +709,6 @@ done:
     return res;
 }
 
-const hop_expr *
-hop_sym_floordiv(hop_shape_env *env, const hop_expr *a, const hop_expr *b)
-{
-    return floordiv_impl(env, a, b, "hop_sym_floordiv");
-}
-
 static const hop_expr *
 mod_impl(hop_shape_env *env, const hop_expr *a, const hop_expr *b, const char *fn)
 {
@@ -779,12 +755,6 @@ mod_impl(hop_shape_env *env, const hop_expr *a, const hop_expr *b, const char *f
         return red;
     ops[0] = red;
     return hop__sym_intern(env, HOP_EXPR_MOD, 0, 2, ops, NULL);
-}
-
-const hop_expr *
-hop_sym_mod(hop_shape_env *env, const hop_expr *a, const hop_expr *b)
-{
-    return mod_impl(env, a, b, "hop_sym_mod");
 }
 
 /*
@@ -928,18 +898,6 @@ done:
     return r;
 }
 
-const hop_expr *
-hop_sym_max(hop_shape_env *env, const hop_expr *a, const hop_expr *b)
-{
-    return minmax(env, HOP_EXPR_MAX, a, b, "hop_sym_max");
-}
-
-const hop_expr *
-hop_sym_min(hop_shape_env *env, const hop_expr *a, const hop_expr *b)
-{
-    return minmax(env, HOP_EXPR_MIN, a, b, "hop_sym_min");
-}
-
 /* ------------------------------------------------------------- relations */
 
 const hop_expr *
@@ -1059,30 +1017,6 @@ done:
 }
 
 const hop_expr *
-hop_sym_eq(hop_shape_env *env, const hop_expr *a, const hop_expr *b)
-{
-    return relation(env, HOP_EXPR_EQ, a, b, "hop_sym_eq");
-}
-
-const hop_expr *
-hop_sym_ne(hop_shape_env *env, const hop_expr *a, const hop_expr *b)
-{
-    return relation(env, HOP_EXPR_NE, a, b, "hop_sym_ne");
-}
-
-const hop_expr *
-hop_sym_lt(hop_shape_env *env, const hop_expr *a, const hop_expr *b)
-{
-    return relation(env, HOP_EXPR_LT, a, b, "hop_sym_lt");
-}
-
-const hop_expr *
-hop_sym_le(hop_shape_env *env, const hop_expr *a, const hop_expr *b)
-{
-    return relation(env, HOP_EXPR_LE, a, b, "hop_sym_le");
-}
-
-const hop_expr *
 hop_sym_gt(hop_shape_env *env, const hop_expr *a, const hop_expr *b)
 {
     if (hop__sym_check(env, a, "hop_sym_gt", 1, false) != HOP_OK)
@@ -1171,18 +1105,6 @@ done:
 }
 
 const hop_expr *
-hop_sym_and(hop_shape_env *env, const hop_expr *a, const hop_expr *b)
-{
-    return connective(env, HOP_EXPR_AND, a, b, "hop_sym_and");
-}
-
-const hop_expr *
-hop_sym_or(hop_shape_env *env, const hop_expr *a, const hop_expr *b)
-{
-    return connective(env, HOP_EXPR_OR, a, b, "hop_sym_or");
-}
-
-const hop_expr *
 hop_sym_not(hop_shape_env *env, const hop_expr *a)
 {
     const char *fn = "hop_sym_not";
@@ -1267,3 +1189,28 @@ hop__sym_rebuild(hop_shape_env *env, const hop_expr *e, const hop_expr *const *o
     hop_error(HOP_INVALID, "%s: unknown expression kind %d", fn, (int)e->kind);
     return NULL;
 }
+
+/* ------------------------------------------------ the binary constructors */
+
+/* Each public constructor of two expressions is one call of its family's
+ * builder above, which names it (fn) in its errors. */
+#define SYM_BINARY(name, call)                                                                     \
+    const hop_expr *hop_sym_##name(hop_shape_env *env, const hop_expr *a, const hop_expr *b)       \
+    {                                                                                              \
+        const char *fn = "hop_sym_" #name;                                                         \
+        return call;                                                                               \
+    }
+SYM_BINARY(add, linear(env, fn, a, 1, true, b, 1, 0))
+SYM_BINARY(sub, linear(env, fn, a, 1, true, b, -1, 0))
+SYM_BINARY(mul, mul_impl(env, a, b, fn))
+SYM_BINARY(floordiv, floordiv_impl(env, a, b, fn))
+SYM_BINARY(mod, mod_impl(env, a, b, fn))
+SYM_BINARY(max, minmax(env, HOP_EXPR_MAX, a, b, fn))
+SYM_BINARY(min, minmax(env, HOP_EXPR_MIN, a, b, fn))
+SYM_BINARY(eq, relation(env, HOP_EXPR_EQ, a, b, fn))
+SYM_BINARY(ne, relation(env, HOP_EXPR_NE, a, b, fn))
+SYM_BINARY(lt, relation(env, HOP_EXPR_LT, a, b, fn))
+SYM_BINARY(le, relation(env, HOP_EXPR_LE, a, b, fn))
+SYM_BINARY(and, connective(env, HOP_EXPR_AND, a, b, fn))
+SYM_BINARY(or, connective(env, HOP_EXPR_OR, a, b, fn))
+#undef SYM_BINARY

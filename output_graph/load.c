@@ -193,12 +193,32 @@ same_parts(const hop_expr *e, hop_expr_kind kind, int64_t value, size_t n, const
     return true;
 }
 
+/* A saved name (at most HOP__SAVED_MAX_NAME bytes) into buf, which holds
+ * HOP__SAVED_MAX_NAME + 1, NUL-terminated ("" once the reader failed). */
+static void
+get_name(hop__reader *r, char *buf)
+{
+    size_t len;
+    const char *s = hop__get_bytes(r, HOP__SAVED_MAX_NAME, &len);
+    if (s != NULL)
+        memcpy(buf, s, len);
+    buf[len] = '\0';
+}
+
+/* The count that opens a section: errors point at the section from now on
+ * (r->where), and the count's own error names it. */
+static size_t
+section_count(hop__reader *r, const char *section, size_t min_bytes)
+{
+    r->where = section;
+    return hop__get_count(r, min_bytes, section);
+}
+
 static hop_status
 read_env(loader *L)
 {
     hop__reader *r = &L->r;
-    r->where = "symbols";
-    L->nsymbols = hop__get_count(r, 4, "symbols");
+    L->nsymbols = section_count(r, "symbols", 4);
     for (size_t i = 0; i < L->nsymbols && !r->failed; i++) {
         unsigned unbacked = hop__get_byte(r);
         int64_t hint = hop__get_i(r), lo = hop__get_i(r), hi = hop__get_i(r), glo, ghi, ghint;
@@ -223,8 +243,7 @@ read_env(loader *L)
             return hop__reader_fail(r, "symbol %zu (%s) cannot have the saved hint and range", i,
                                     hop_symbol_name(s));
     }
-    r->where = "expressions";
-    size_t total = hop__get_count(r, 3, "expressions");
+    size_t total = section_count(r, "expressions", 3);
     if (r->failed || (L->exprs = tmp_alloc(L, total * sizeof *L->exprs)) == NULL)
         return r->failed && hop_error_code() != HOP_NOMEM ? HOP_FORMAT : HOP_NOMEM;
     size_t built = 0;
@@ -258,8 +277,7 @@ read_env(loader *L)
     L->nexprs = built;
     if (r->failed)
         return HOP_FORMAT;
-    r->where = "guards";
-    size_t nguards = hop__get_count(r, 1, "guards");
+    size_t nguards = section_count(r, "guards", 1);
     for (size_t i = 0; i < nguards && !r->failed; i++) {
         const hop_expr *g = get_expr(L, "a guard");
         if (g && hop_shape_env_add_guard(L->env, g) != HOP_OK)
@@ -390,11 +408,8 @@ read_node(loader *L, size_t gi, size_t index, size_t count)
     hop__reader *r = &L->r;
     hop_graph *g = L->graphs[gi];
     unsigned kind = hop__get_byte(r);
-    size_t len;
-    const char *name = hop__get_bytes(r, HOP__SAVED_MAX_NAME, &len);
     char nm[HOP__SAVED_MAX_NAME + 1];
-    memcpy(nm, name ? name : "", len);
-    nm[len] = '\0';
+    get_name(r, nm);
     uint64_t flags = hop__get_u(r);
     if (r->failed)
         return HOP_FORMAT;
@@ -413,12 +428,8 @@ read_node(loader *L, size_t gi, size_t index, size_t count)
     size_t nargs = 0;
     hop_value_info meta;
     char target[HOP__SAVED_MAX_NAME + 1] = "";
-    if (kind == HOP_NODE_CALL_OP || kind == HOP_NODE_CALL_HOP || kind == HOP_NODE_CALL_FOREIGN) {
-        const char *t = hop__get_bytes(r, HOP__SAVED_MAX_NAME, &len);
-        if (t)
-            memcpy(target, t, len);
-        target[t ? len : 0] = '\0';
-    }
+    if (kind == HOP_NODE_CALL_OP || kind == HOP_NODE_CALL_HOP || kind == HOP_NODE_CALL_FOREIGN)
+        get_name(r, target);
     switch (kind) {
     case HOP_NODE_PLACEHOLDER:
         if (get_meta(L, &meta, nm) != HOP_OK)
@@ -492,8 +503,7 @@ static hop_status
 read_graphs(loader *L)
 {
     hop__reader *r = &L->r;
-    r->where = "graphs";
-    L->ngraphs = hop__get_count(r, 2, "graphs");
+    L->ngraphs = section_count(r, "graphs", 2);
     if (!r->failed && L->ngraphs == 0)
         return hop__reader_fail(r, "no root graph");
     size_t n = L->ngraphs;
@@ -506,11 +516,8 @@ read_graphs(loader *L)
         return r->failed && hop_error_code() != HOP_NOMEM ? HOP_FORMAT : HOP_NOMEM;
     L->ngraphs = 0; /* graph arguments may refer to graphs made so far */
     for (size_t i = 0; i < n && !r->failed; i++) {
-        size_t len;
-        const char *name = hop__get_bytes(r, HOP__SAVED_MAX_NAME, &len);
         char nm[HOP__SAVED_MAX_NAME + 1];
-        memcpy(nm, name ? name : "", len);
-        nm[len] = '\0';
+        get_name(r, nm);
         uint64_t parent = hop__get_u(r);
         if (r->failed)
             break;
@@ -610,8 +617,9 @@ read_capture_tables(loader *L)
             uint64_t cause = hop__get_u(r);
             /* bit 0: a note follows; bit 1: its operand flag (only with a note) */
             unsigned note_flags = hop__get_byte(r);
-            size_t len = 0;
-            const char *note = note_flags & 1 ? hop__get_bytes(r, HOP__SAVED_MAX_NAME, &len) : NULL;
+            char note[HOP__SAVED_MAX_NAME + 1] = "";
+            if (note_flags & 1)
+                get_name(r, note);
             if (!r->failed && (cause > L->nnodes[pi] || note_flags > 3 || note_flags == 2))
                 return hop__reader_fail(r, "%s.%s: cause %llu or note flag out of range", g->name,
                                         ph->name, (unsigned long long)cause);
@@ -620,13 +628,9 @@ read_capture_tables(loader *L)
             if (hop__tracer_add_lifted(L->tracers[gi], ph, sources[gi][j],
                                        cause ? L->nodes[pi][cause - 1] : NULL) != HOP_OK)
                 return HOP_NOMEM;
-            if (note) {
-                char text[HOP__SAVED_MAX_NAME + 1];
-                memcpy(text, note, len);
-                text[len] = '\0';
-                if (hop_output_graph_set_lift_note(L->og, ph, text, note_flags & 2) != HOP_OK)
-                    return HOP_NOMEM;
-            }
+            if ((note_flags & 1) &&
+                hop_output_graph_set_lift_note(L->og, ph, note, note_flags & 2) != HOP_OK)
+                return HOP_NOMEM;
         }
     }
     if (r->failed)
@@ -677,8 +681,7 @@ read_inputs(loader *L)
 {
     hop__reader *r = &L->r;
     hop_graph *root = L->graphs[0];
-    r->where = "root inputs";
-    size_t n = hop__get_count(r, 2, "root inputs");
+    size_t n = section_count(r, "root inputs", 2);
     hop_node **nodes = tmp_alloc(L, n * sizeof *nodes);
     hop_source *srcs = tmp_alloc(L, n * sizeof *srcs);
     bool *seen = tmp_alloc(L, (root->nplaceholders + 1) * sizeof *seen);
@@ -715,8 +718,7 @@ read_inputs(loader *L)
             nodes[i] = L->nodes[0][k];
         }
     }
-    r->where = "captured values";
-    size_t nvalues = hop__get_count(r, 3, "captured values");
+    size_t nvalues = section_count(r, "captured values", 3);
     if (!r->failed && nvalues != ncaptures)
         return hop__reader_fail(r, "%zu values for %zu captured inputs", nvalues, ncaptures);
     hop_saved *s = L->s;
@@ -781,8 +783,7 @@ static hop_status
 read_sections(loader *L)
 {
     hop__reader *r = &L->r;
-    r->where = "sections";
-    size_t n = hop__get_count(r, 2, "sections");
+    size_t n = section_count(r, "sections", 2);
     hop_saved *s = L->s;
     if (r->failed || (s->sections = hop__calloc(n + 1, sizeof *s->sections)) == NULL)
         return r->failed ? HOP_FORMAT : HOP_NOMEM;

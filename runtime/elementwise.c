@@ -424,9 +424,28 @@ SINT_TYPES(IPOW)
 UINT_TYPES(UPOW)
 BINARY_FN(pow_b, hop__bool, hop__bool, (x | !y) != 0)
 
+/* The math backend wants arrays: fn(k, out, a, b) over a broadcast
+ * operand (inc 0) and an array, the broadcast value spread into a block,
+ * the array taken BLK elements at a time.  Reads the kernel's n, o, a, b
+ * and inc; a macro, so that each kernel compiles as when it wrote it out. */
+#define SPREAD_BLOCKS(T, fn)                                                                       \
+    do {                                                                                           \
+        T spread[BLK];                                                                             \
+        T v = inc[0] ? b[0] : a[0];                                                                \
+        for (int i = 0; i < BLK; i++)                                                              \
+            spread[i] = v;                                                                         \
+        for (int64_t j = 0; j < n; j += BLK) {                                                     \
+            int64_t k = n - j < BLK ? n - j : BLK;                                                 \
+            if (inc[0])                                                                            \
+                fn(k, o + j, a + j, spread);                                                       \
+            else                                                                                   \
+                fn(k, o + j, spread, b + j);                                                       \
+        }                                                                                          \
+    } while (0)
+
 /*
- * Float pow through the math backend, which wants arrays: a broadcast
- * operand is spread into a block first.  x ** 2 is x * x (exact either way,
+ * Float pow through the math backend (SPREAD_BLOCKS for a broadcast
+ * operand).  x ** 2 is x * x (exact either way,
  * and the common case).
  */
 #define FPOW(T, sfx)                                                                               \
@@ -444,17 +463,7 @@ BINARY_FN(pow_b, hop__bool, hop__bool, (x | !y) != 0)
                 o[i] = a[i] * a[i];                                                                \
             return;                                                                                \
         }                                                                                          \
-        T spread[BLK];                                                                             \
-        T v = inc[0] ? b[0] : a[0];                                                                \
-        for (int i = 0; i < BLK; i++)                                                              \
-            spread[i] = v;                                                                         \
-        for (int64_t j = 0; j < n; j += BLK) {                                                     \
-            int64_t k = n - j < BLK ? n - j : BLK;                                                 \
-            if (inc[0])                                                                            \
-                m->pow_##sfx(k, o + j, a + j, spread);                                             \
-            else                                                                                   \
-                m->pow_##sfx(k, o + j, spread, b + j);                                             \
-        }                                                                                          \
+        SPREAD_BLOCKS(T, m->pow_##sfx);                                                            \
     }
 FPOW(float, f32)
 FPOW(double, f64)
@@ -639,17 +648,7 @@ HOP__MATH_UNARY(MATH_UNARY_FN)
                 o[i] = r;                                                                          \
             return;                                                                                \
         }                                                                                          \
-        T spread[BLK];                                                                             \
-        T v = inc[0] ? b[0] : a[0];                                                                \
-        for (int i = 0; i < BLK; i++)                                                              \
-            spread[i] = v;                                                                         \
-        for (int64_t j = 0; j < n; j += BLK) {                                                     \
-            int64_t k = n - j < BLK ? n - j : BLK;                                                 \
-            if (inc[0])                                                                            \
-                fn(k, o + j, a + j, spread);                                                       \
-            else                                                                                   \
-                fn(k, o + j, spread, b + j);                                                       \
-        }                                                                                          \
+        SPREAD_BLOCKS(T, fn);                                                                      \
     }
 MATH_BINARY_FN(atan2, float, f32)
 MATH_BINARY_FN(atan2, double, f64)

@@ -313,6 +313,17 @@ gview_init(gview *v, const frun *c, int k)
     }
 }
 
+/* The odometer's carry from dim d0 outwards: each dim at its end goes back
+ * to 0 and steps the one before it, off following.  A macro, so that the
+ * gather loops compile as when they wrote it out (a function, even
+ * inlined, grew them by 2 KB). */
+#define ODOMETER_CARRY(v, idx, off, d0)                                                            \
+    for (int d = (d0); d > 0 && (idx)[d] == (v)->sizes[d]; d--) {                                  \
+        (off) += (v)->st[d - 1] - (v)->sizes[d] * (v)->st[d];                                      \
+        (idx)[d] = 0;                                                                              \
+        (idx)[d - 1]++;                                                                            \
+    }
+
 /* Elements [pos, pos + m) of an input (of view v over src) in the output's
  * order into dst. */
 #define GATHER(T, sfx)                                                                             \
@@ -340,11 +351,7 @@ gview_init(gview *v, const frun *c, int k)
                     break; /* the block was everything */                                          \
                 off += v->st[inner - 2];                                                           \
                 idx[inner - 2]++;                                                                  \
-                for (int d = inner - 2; d > 0 && idx[d] == v->sizes[d]; d--) {                     \
-                    off += v->st[d - 1] - v->sizes[d] * v->st[d];                                  \
-                    idx[d] = 0;                                                                    \
-                    idx[d - 1]++;                                                                  \
-                }                                                                                  \
+                ODOMETER_CARRY(v, idx, off, inner - 2)                                             \
                 continue;                                                                          \
             }                                                                                      \
             if (s == 0 && inner > 0 && idx[inner] == 0 && m - done >= v->sizes[inner]) {           \
@@ -362,11 +369,7 @@ gview_init(gview *v, const frun *c, int k)
                 done += rows * n;                                                                  \
                 off += rows * s1;                                                                  \
                 idx[inner - 1] += rows;                                                            \
-                for (int d = inner - 1; d > 0 && idx[d] == v->sizes[d]; d--) {                     \
-                    off += v->st[d - 1] - v->sizes[d] * v->st[d];                                  \
-                    idx[d] = 0;                                                                    \
-                    idx[d - 1]++;                                                                  \
-                }                                                                                  \
+                ODOMETER_CARRY(v, idx, off, inner - 1)                                             \
                 continue;                                                                          \
             }                                                                                      \
             int64_t n = v->sizes[inner] - idx[inner];                                              \
@@ -388,11 +391,7 @@ gview_init(gview *v, const frun *c, int k)
             done += n;                                                                             \
             off += n * s;                                                                          \
             idx[inner] += n;                                                                       \
-            for (int d = inner; d > 0 && idx[d] == v->sizes[d]; d--) {                             \
-                off += v->st[d - 1] - v->sizes[d] * v->st[d];                                      \
-                idx[d] = 0;                                                                        \
-                idx[d - 1]++;                                                                      \
-            }                                                                                      \
+            ODOMETER_CARRY(v, idx, off, inner)                                                     \
         }                                                                                          \
     }
 GATHER(uint8_t, 1)

@@ -31,6 +31,8 @@
 #define _GNU_SOURCE
 #include "runtime/runtime.h"
 
+#include "core/clock.h"
+
 #include <pthread.h>
 #include <time.h>
 #include <unistd.h>
@@ -66,8 +68,9 @@ static int waiting;  /* the caller asleep on done (or about to be) */
 static int stopping;
 /* After a job the pool did not speed up (see hop__pool_run_pieces), jobs
  * run on the caller alone: the next skip_jobs of them, and all until
- * backoff_until (now_ns).  backoff doubles with each such job in a row, up
- * to BACKOFF_MAX, and is 0 after a job it sped up.  Under dispatch. */
+ * backoff_until (hop__monotonic_ns).  backoff doubles with each such job in
+ * a row, up to BACKOFF_MAX, and is 0 after a job it sped up.  Under
+ * dispatch. */
 static int backoff;
 static int skip_jobs;
 static int64_t backoff_until;
@@ -90,14 +93,6 @@ cores(void)
     return n;
 }
 
-static int64_t
-now_ns(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
-}
-
 /* The calling thread's CPU time: what its pieces cost, not counting the
  * time the OS ran something else in its place. */
 static int64_t
@@ -105,7 +100,7 @@ cpu_ns(void)
 {
     struct timespec t;
     if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t) != 0)
-        return now_ns();
+        return hop__monotonic_ns();
     return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
 }
 
@@ -153,6 +148,23 @@ work(uint32_t gen)
     }
 }
 
+/* Pass i of a spin that lasts SPIN_NS from its first clock read (*until, 0
+ * before it): pauses the core and returns true, or false once the time is
+ * up.  The clock is read every 64th pass only, so a pass costs a pause. */
+static inline bool
+spin(int i, int64_t *until)
+{
+    if ((i & 63) == 63) {
+        int64_t t = hop__monotonic_ns();
+        if (*until == 0)
+            *until = t + SPIN_NS;
+        else if (t >= *until)
+            return false;
+    }
+    CPU_RELAX();
+    return true;
+}
+
 /* The generation after `seen`, spinning up to SPIN_NS, then asleep; 0 when
  * the pool stops. */
 static uint32_t
@@ -163,14 +175,8 @@ next_job(uint32_t seen)
         uint32_t gen = JOB_GEN(__atomic_load_n(&job, __ATOMIC_ACQUIRE));
         if (gen != seen)
             return gen;
-        if ((i & 63) == 63) {
-            int64_t t = now_ns();
-            if (until == 0)
-                until = t + SPIN_NS;
-            else if (t >= until)
-                break;
-        }
-        CPU_RELAX();
+        if (!spin(i, &until))
+            break;
     }
     uint32_t gen;
     pthread_mutex_lock(&lock);
@@ -263,16 +269,9 @@ static void
 wait_pieces(void (*poll)(const void *), const void *pctx)
 {
     int64_t until = 0;
-    for (int i = 0; __atomic_load_n(&pending, __ATOMIC_ACQUIRE) > 0; i++) {
-        if ((i & 63) == 63) {
-            int64_t t = now_ns();
-            if (until == 0)
-                until = t + SPIN_NS;
-            else if (t >= until)
-                break;
-        }
-        CPU_RELAX();
-    }
+    for (int i = 0; __atomic_load_n(&pending, __ATOMIC_ACQUIRE) > 0; i++)
+        if (!spin(i, &until))
+            break;
     while (__atomic_load_n(&pending, __ATOMIC_ACQUIRE) > 0) {
         pthread_mutex_lock(&lock);
         __atomic_store_n(&waiting, 1, __ATOMIC_SEQ_CST);
@@ -311,7 +310,7 @@ hop__pool_run_pieces(hop__task_fn fn, const void *ctx, int pieces, void (*poll)(
     /* A polled job (a plan's parallel map: its worker frames make their
      * buffers on first use) always takes the pool, so what a plan keeps
      * after its first parallel run does not depend on the machine's load. */
-    int64_t t_enter = now_ns();
+    int64_t t_enter = hop__monotonic_ns();
     if (poll == NULL && backoff > 0 && (skip_jobs > 0 || t_enter < backoff_until)) {
         if (skip_jobs > 0)
             skip_jobs--;
@@ -358,7 +357,7 @@ hop__pool_run_pieces(hop__task_fn fn, const void *ctx, int pieces, void (*poll)(
      * does not help): hop.set_num_threads(2) on a busy machine then costs
      * about what one thread does.
      */
-    int64_t t_end = now_ns();
+    int64_t t_end = hop__monotonic_ns();
     double took = (double)(t_end - t_enter), own_ns = (double)(c_own - c_pub);
     if (own == 0 || took * own > 0.95 * own_ns * pieces) {
         backoff = backoff == 0 ? 1 : backoff * 2 > BACKOFF_MAX ? BACKOFF_MAX : backoff * 2;

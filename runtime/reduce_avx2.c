@@ -52,21 +52,20 @@ ext_f32_rows(int R, const float *x, int64_t xs, int64_t n, int sign, float *out,
         bad[r] = _mm256_setzero_ps();
     }
     int64_t i = 0;
-    if (sign > 0) {
-        for (; i + 8 <= n; i += 8)
-            for (int r = 0; r < R; r++) {
-                __m256 v = _mm256_loadu_ps(x + r * xs + i);
-                m[r] = _mm256_max_ps(v, m[r]); /* v > m ? v : m */
-                bad[r] = _mm256_or_ps(bad[r], _mm256_cmp_ps(v, v, _CMP_UNORD_Q));
-            }
-    } else {
-        for (; i + 8 <= n; i += 8)
-            for (int r = 0; r < R; r++) {
-                __m256 v = _mm256_loadu_ps(x + r * xs + i);
-                m[r] = _mm256_min_ps(v, m[r]); /* v < m ? v : m */
-                bad[r] = _mm256_or_ps(bad[r], _mm256_cmp_ps(v, v, _CMP_UNORD_Q));
-            }
-    }
+    /* OP(v, m): v > m ? v : m for max, v < m ? v : m for min; the sign's
+     * test stays out of the loop */
+#define BLOCKS(OP)                                                                                 \
+    for (; i + 8 <= n; i += 8)                                                                     \
+        for (int r = 0; r < R; r++) {                                                              \
+            __m256 v = _mm256_loadu_ps(x + r * xs + i);                                            \
+            m[r] = OP(v, m[r]);                                                                    \
+            bad[r] = _mm256_or_ps(bad[r], _mm256_cmp_ps(v, v, _CMP_UNORD_Q));                      \
+        }
+    if (sign > 0)
+        BLOCKS(_mm256_max_ps)
+    else
+        BLOCKS(_mm256_min_ps)
+#undef BLOCKS
     for (int r = 0; r < R; r++) {
         float lanes[8];
         _mm256_storeu_ps(lanes, m[r]);
@@ -83,26 +82,20 @@ ext_f64_rows(int R, const double *x, int64_t xs, int64_t n, int sign, double *ou
         bad[r] = _mm256_setzero_pd();
     }
     int64_t i = 0;
-    if (sign > 0) {
-        for (; i + 8 <= n; i += 8)
-            for (int r = 0; r < R; r++) {
-                __m256d a = _mm256_loadu_pd(x + r * xs + i),
-                        b = _mm256_loadu_pd(x + r * xs + i + 4);
-                lo[r] = _mm256_max_pd(a, lo[r]);
-                hi[r] = _mm256_max_pd(b, hi[r]);
-                /* unordered(a, b): a nan in either */
-                bad[r] = _mm256_or_pd(bad[r], _mm256_cmp_pd(a, b, _CMP_UNORD_Q));
-            }
-    } else {
-        for (; i + 8 <= n; i += 8)
-            for (int r = 0; r < R; r++) {
-                __m256d a = _mm256_loadu_pd(x + r * xs + i),
-                        b = _mm256_loadu_pd(x + r * xs + i + 4);
-                lo[r] = _mm256_min_pd(a, lo[r]);
-                hi[r] = _mm256_min_pd(b, hi[r]);
-                bad[r] = _mm256_or_pd(bad[r], _mm256_cmp_pd(a, b, _CMP_UNORD_Q));
-            }
-    }
+    /* as ext_f32_rows; unordered(a, b): a nan in either */
+#define BLOCKS(OP)                                                                                 \
+    for (; i + 8 <= n; i += 8)                                                                     \
+        for (int r = 0; r < R; r++) {                                                              \
+            __m256d a = _mm256_loadu_pd(x + r * xs + i), b = _mm256_loadu_pd(x + r * xs + i + 4);  \
+            lo[r] = OP(a, lo[r]);                                                                  \
+            hi[r] = OP(b, hi[r]);                                                                  \
+            bad[r] = _mm256_or_pd(bad[r], _mm256_cmp_pd(a, b, _CMP_UNORD_Q));                      \
+        }
+    if (sign > 0)
+        BLOCKS(_mm256_max_pd)
+    else
+        BLOCKS(_mm256_min_pd)
+#undef BLOCKS
     for (int r = 0; r < R; r++) {
         double lanes[8];
         _mm256_storeu_pd(lanes, lo[r]);
@@ -111,8 +104,10 @@ ext_f64_rows(int R, const double *x, int64_t xs, int64_t n, int sign, double *ou
     }
 }
 
-/* (l0 + l1) + (l2 + l3) after the tail [i, n) went into lane 0 */
-#define SUM_FINISH(T)                                                                              \
+/* R rows' sums (or means) of n elements each, accumulated in doubles four
+ * lanes at a time (LOAD4: four elements of T as doubles); the tail [i, n)
+ * goes into lane 0, then (l0 + l1) + (l2 + l3). */
+#define SUM_ROWS(T, LOAD4)                                                                         \
     static inline __attribute__((always_inline))                                                   \
     T sum_finish_##T(__m256d acc, const T *p, int64_t i, int64_t n, bool mean)                     \
     {                                                                                              \
@@ -122,37 +117,23 @@ ext_f64_rows(int R, const double *x, int64_t xs, int64_t n, int sign, double *ou
             l[0] += p[i];                                                                          \
         double total = (l[0] + l[1]) + (l[2] + l[3]);                                              \
         return (T)(mean ? total / (double)n : total);                                              \
+    }                                                                                              \
+    static inline __attribute__((always_inline)) void sum_rows_##T(                                \
+        int R, const T *x, int64_t xs, int64_t n, bool mean, T *out, int64_t os)                   \
+    {                                                                                              \
+        __m256d acc[4];                                                                            \
+        for (int r = 0; r < R; r++)                                                                \
+            acc[r] = _mm256_setzero_pd();                                                          \
+        int64_t i = 0;                                                                             \
+        for (; i + 4 <= n; i += 4)                                                                 \
+            for (int r = 0; r < R; r++)                                                            \
+                acc[r] = _mm256_add_pd(acc[r], LOAD4(x + r * xs + i));                             \
+        for (int r = 0; r < R; r++)                                                                \
+            out[r * os] = sum_finish_##T(acc[r], x + r * xs, i, n, mean);                          \
     }
-SUM_FINISH(float)
-SUM_FINISH(double)
-
-static inline __attribute__((always_inline)) void
-sum_f32_rows(int R, const float *x, int64_t xs, int64_t n, bool mean, float *out, int64_t os)
-{
-    __m256d acc[4];
-    for (int r = 0; r < R; r++)
-        acc[r] = _mm256_setzero_pd();
-    int64_t i = 0;
-    for (; i + 4 <= n; i += 4)
-        for (int r = 0; r < R; r++)
-            acc[r] = _mm256_add_pd(acc[r], _mm256_cvtps_pd(_mm_loadu_ps(x + r * xs + i)));
-    for (int r = 0; r < R; r++)
-        out[r * os] = sum_finish_float(acc[r], x + r * xs, i, n, mean);
-}
-
-static inline __attribute__((always_inline)) void
-sum_f64_rows(int R, const double *x, int64_t xs, int64_t n, bool mean, double *out, int64_t os)
-{
-    __m256d acc[4];
-    for (int r = 0; r < R; r++)
-        acc[r] = _mm256_setzero_pd();
-    int64_t i = 0;
-    for (; i + 4 <= n; i += 4)
-        for (int r = 0; r < R; r++)
-            acc[r] = _mm256_add_pd(acc[r], _mm256_loadu_pd(x + r * xs + i));
-    for (int r = 0; r < R; r++)
-        out[r * os] = sum_finish_double(acc[r], x + r * xs, i, n, mean);
-}
+#define LOAD4_FLOAT(p) _mm256_cvtps_pd(_mm_loadu_ps(p))
+SUM_ROWS(float, LOAD4_FLOAT)
+SUM_ROWS(double, _mm256_loadu_pd)
 
 /* rows of the op four at a time, then the last one to three */
 #define ROWS(name, T, KERNEL, ARG_T)                                                               \
@@ -176,8 +157,8 @@ sum_f64_rows(int R, const double *x, int64_t xs, int64_t n, bool mean, double *o
             break;                                                                                 \
         }                                                                                          \
     }
-ROWS(sum_f32, float, sum_f32_rows, bool)
-ROWS(sum_f64, double, sum_f64_rows, bool)
+ROWS(sum_f32, float, sum_rows_float, bool)
+ROWS(sum_f64, double, sum_rows_double, bool)
 ROWS(ext_f32, float, ext_f32_rows, int)
 ROWS(ext_f64, double, ext_f64_rows, int)
 

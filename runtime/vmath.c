@@ -30,20 +30,18 @@
         }                                                                                          \
     }
 
-SCALAR_LOOP(exp_f32, float, expf(x))
-SCALAR_LOOP(log_f32, float, logf(x))
-SCALAR_LOOP(sin_f32, float, sinf(x))
-SCALAR_LOOP(cos_f32, float, cosf(x))
-SCALAR_LOOP(tanh_f32, float, tanhf(x))
-SCALAR_LOOP(sigmoid_f32, float, 1.0f / (1.0f + expf(-x)))
-SCALAR_LOOP(sqrt_f32, float, sqrtf(x))
-SCALAR_LOOP(exp_f64, double, exp(x))
-SCALAR_LOOP(log_f64, double, log(x))
-SCALAR_LOOP(sin_f64, double, sin(x))
-SCALAR_LOOP(cos_f64, double, cos(x))
-SCALAR_LOOP(tanh_f64, double, tanh(x))
-SCALAR_LOOP(sigmoid_f64, double, 1.0 / (1.0 + exp(-x)))
-SCALAR_LOOP(sqrt_f64, double, sqrt(x))
+/* name_f32 and name_f64: libm's float function, and its double one. */
+#define SCALAR_LOOPS(name, F32, F64)                                                               \
+    SCALAR_LOOP(name##_f32, float, F32)                                                            \
+    SCALAR_LOOP(name##_f64, double, F64)
+
+SCALAR_LOOPS(exp, expf(x), exp(x))
+SCALAR_LOOPS(log, logf(x), log(x))
+SCALAR_LOOPS(sin, sinf(x), sin(x))
+SCALAR_LOOPS(cos, cosf(x), cos(x))
+SCALAR_LOOPS(tanh, tanhf(x), tanh(x))
+SCALAR_LOOPS(sigmoid, 1.0f / (1.0f + expf(-x)), 1.0 / (1.0 + exp(-x)))
+SCALAR_LOOPS(sqrt, sqrtf(x), sqrt(x))
 
 static void
 b_pow_f32(int64_t n, float *out, const float *a, const float *b)

@@ -5,7 +5,7 @@
  */
 #include "trace_impl.h"
 
-#include <time.h>
+#include "core/clock.h"
 
 static void
 plan_dealloc(PlanObject *p)
@@ -33,19 +33,11 @@ typedef struct signal_check {
     int64_t next;      /* when to check next (CLOCK_MONOTONIC ns); 0: not started */
 } signal_check;
 
-static int64_t
-monotonic_ns(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
-}
-
 static int
 plan_signal_check(void *ud)
 {
     signal_check *c = ud;
-    int64_t now = monotonic_ns();
+    int64_t now = hop__monotonic_ns();
     if (c->next == 0 || now < c->next) {
         if (c->next == 0)
             c->next = now + SIGNAL_CHECK_NS;
