@@ -282,9 +282,9 @@ hop__fused_build(hop_lower_ctx *cx, const hop_node *root, const hop_node *const 
      * hop__fgroup_size bytes of it. */
     hop__fgroup scratch;
     hop__fgroup *g = dry ? *out_group : &scratch;
-    memset(g, 0, sizeof *g);
     if (nm > HOP__F_MAXSTEPS)
         return full("steps");
+    memset(g, 0, hop__fgroup_bytes(nm)); /* (the steps past nm are never read) */
     const hop_node *in_nodes[HOP__F_MAXIN];
     int reg_of[HOP__F_MAXSTEPS]; /* register of each member's result */
     bool busy[HOP__F_MAXREGS] = {false};
@@ -484,7 +484,7 @@ small_plan(const hop_lower_ctx *cx, hop__fgroup *g)
 hop_status
 hop__emit_copy(hop_lower_ctx *cx, int32_t dst, int32_t src)
 {
-    hop__fgroup *g = hop__arena_zalloc(&cx->plan->arena, sizeof *g);
+    hop__fgroup *g = hop__arena_zalloc(&cx->plan->arena, hop__fgroup_bytes(1));
     if (g == NULL)
         return HOP_NOMEM;
     hop__fgroup_copy(g, cx->slots[dst].dtype, cx->slots[src].dtype);

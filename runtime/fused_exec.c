@@ -28,7 +28,7 @@
 void
 hop__fgroup_copy(hop__fgroup *g, hop_dtype dst, hop_dtype src)
 {
-    memset(g, 0, sizeof *g);
+    memset(g, 0, hop__fgroup_bytes(1));
     g->nsteps = 1;
     g->ninputs = 1;
     g->in_dtype[0] = src;
@@ -436,11 +436,32 @@ run_short_rows(const frun *c, int64_t begin, int64_t end)
     int64_t ist[HOP__F_MAXIN];
     int how[HOP__F_MAXIN]; /* input_how's */
     gview views[HOP__F_MAXIN];
+    bool reg = g->reg; /* the register kernel takes the range whole */
     for (int k = 0; k < g->ninputs; k++) {
         how[k] = input_how(c, k);
         ist[k] = how[k] != 0;
         if (how[k] >= 2)
             gview_init(&views[k], c, k);
+        reg &= how[k] != 2;
+    }
+    if (reg) {
+        /* a periodic input gathered once is one period of the kernel's */
+        _Static_assert(TILE == HOP__FREG_PERIOD, "a gathered tile is the kernel's period");
+        int64_t inc[HOP__F_MAXIN];
+        const void *kp[HOP__F_MAXIN];
+        for (int k = 0; k < g->ninputs; k++) {
+            size_t isz = hop_dtype_size(g->in_dtype[k]);
+            inc[k] = how[k] == 3 ? HOP__FREG_PERIOD : how[k];
+            if (how[k] == 3) {
+                gather(buf[k], c->in[k], isz, &views[k], begin,
+                       end - begin < TILE ? end - begin : TILE);
+                kp[k] = buf[k];
+            } else {
+                kp[k] = c->in[k] + (how[k] ? begin * (int64_t)isz : 0);
+            }
+        }
+        if (hop__freg_run(g, end - begin, c->out + begin * (int64_t)osz, kp, inc))
+            return;
     }
     for (int64_t pos = begin; pos < end;) {
         int64_t m = end - pos < TILE ? end - pos : TILE;

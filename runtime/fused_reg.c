@@ -49,6 +49,14 @@ enum {
     RK_CALL, /* the step's vector function over a chunk */
 };
 
+/* A binary step's code with RK_SPLAT: its other operand is one element,
+ * spread into a register once per pass of the step loop instead of loaded
+ * per vector.  A constant's is set when the group is sealed; a lone input
+ * element's per run (bind), since an input is one element or not only at
+ * run time. */
+#define RK_SPLAT 32
+_Static_assert(RK_CALL < RK_SPLAT, "the step codes fit below RK_SPLAT");
+
 static int
 binary_code(hop_op op, bool acc_first)
 {
@@ -116,17 +124,14 @@ plan_arg(hop__fgroup *g, int s, const hop__fopnd *op)
         g->reg_arg[s] = (int8_t)op->idx;
         return;
     }
-    float v;
-    memcpy(&v, op->val, sizeof v);
     g->reg_arg[s] = -1;
-    for (int q = 0; q < 16; q++)
-        g->reg_splat[s][q] = v;
+    memcpy(&g->reg_splat[s], op->val, sizeof g->reg_splat[s]);
 }
 
 void
 hop__freg_plan(hop__fgroup *g)
 {
-    g->reg = false;
+    g->reg = g->reg_inline = false;
     if (!reg_enabled())
         return;
     if (g->has_sym || !g->same_dtypes || g->odtype != HOP_F32 || g->nsteps < 1)
@@ -170,116 +175,174 @@ hop__freg_plan(hop__fgroup *g)
             plan_arg(g, s, &st->in[i]);
         else
             g->reg_arg[s] = -2;
+        /* a binary step's constant: spread once a pass (kernel below) */
+        if (g->reg_arg[s] == -1 && code != RK_NONE && code < RK_NEG)
+            g->reg_code[s] |= RK_SPLAT;
     }
     /* one step, or calls alone, gain nothing from registers (a copy, a
      * lone a + b, exp(tanh(x))) */
     g->reg = inline_steps > 0 && g->nsteps > 1;
+    g->reg_inline = inline_steps == g->nsteps;
 }
 
 /* ---------------------------------------------------------------- kernel */
 
-#define MAXL 16 /* floats in the widest vector (AVX-512) */
+/* The period of a periodic operand (hop__freg_run's inc > 1): CHUNK, so a
+ * call step's chunk at j reads the whole period from j & (CHUNK - 1) = 0,
+ * and every block of U vectors (U * L divides it) lies inside one period. */
+_Static_assert(HOP__FREG_PERIOD == CHUNK, "a period is one chunk");
 
-/* One run of a group: where the chain starts (step 0's first operand) and
- * each step's other operand, as a pointer and an index mask (-1: it steps;
- * 0: one element, spread into spl first). */
+/* One run of a group: each input as a pointer and an index mask (-1: it
+ * steps; 0: one element; P - 1: periodic with period P), and the steps'
+ * codes: the group's own (a constant operand's RK_SPLAT set when it was
+ * sealed), or, when an input is one element, copies with its steps' bit set
+ * (bind). */
 typedef struct rk_ctx {
+    const hop__fgroup *g;
     const uint8_t *code;
-    const float *start;
-    int64_t start_mask;
-    const float *p[HOP__F_MAXSTEPS];
-    int64_t mask[HOP__F_MAXSTEPS];
-    _Alignas(64) float spl[HOP__F_MAXIN][MAXL]; /* lone input elements spread */
+    const float *ip[HOP__F_MAXIN];
+    int64_t im[HOP__F_MAXIN];
+    uint8_t lone_code[HOP__F_MAXSTEPS];
 } rk_ctx;
+
+/* Step k's other operand at element j of c's run (a constant: its one
+ * element) */
+static inline const float *
+rk_operand_at(const rk_ctx *c, int k, int64_t j)
+{
+    int a = c->g->reg_arg[k];
+    return a >= 0 ? c->ip[a] + (j & c->im[a]) : &c->g->reg_splat[k];
+}
+
+/* Step k's other operand (k = HOP__F_MAXSTEPS: where the chain starts) at
+ * element j of c's run: its pointer into *p, its mask into *m. */
+static inline void
+rk_operand(const rk_ctx *c, int k, int64_t j, const float **p, int64_t *m)
+{
+    int a = c->g->reg_arg[k];
+    if (a >= 0) {
+        *p = c->ip[a] + (j & c->im[a]);
+        *m = c->im[a];
+    } else {
+        *p = &c->g->reg_splat[k]; /* -2 (a unary step): never read */
+        *m = 0;
+    }
+}
 
 /* x & m | y & ~m on the bits */
 #define SEL(V, VI, m, x, y) ((V)(((VI)(x) & (m)) | ((VI)(y) & ~(m))))
 
+#define EACH(U, stmt) _Pragma("GCC unroll 16") for (int u = 0; u < (U); u++) stmt
+
+/* v's lanes each the float f, its bits as they are (no arithmetic: -0.0
+ * and NaN payloads stay) */
+#define RK_BCAST(V, VI, v, f) (v) = __builtin_shuffle((V){(f)}, (VI){0})
+
+/* Both cases of a binary code: o, the operand of vector u, loaded by
+ * LOAD(o, u) or spread from *q once. */
+#define RK_BIN(V, VI, U, CODE, q, LOAD, stmt)                                                      \
+    case CODE:                                                                                     \
+        EACH(U, {                                                                                  \
+            V o;                                                                                   \
+            LOAD(o, u);                                                                            \
+            stmt;                                                                                  \
+        });                                                                                        \
+        break;                                                                                     \
+    case CODE | RK_SPLAT: {                                                                        \
+        V o;                                                                                       \
+        RK_BCAST(V, VI, o, *(q));                                                                  \
+        EACH(U, stmt;);                                                                            \
+        break;                                                                                     \
+    }
+
 /* x[u] = code(x[u], o[u]) for u < U: the ops as elementwise.c's vector
  * functions compute them (the same operand order and NaN rules) */
-#define EACH(U, stmt) _Pragma("GCC unroll 8") for (int u = 0; u < (U); u++) stmt
-#define RK_APPLY(V, VI, U, code, x, o)                                                             \
-    switch (code) {                                                                                \
-    case RK_ADD_AO:                                                                                \
-        EACH(U, x[u] = x[u] + o[u];);                                                              \
-        break;                                                                                     \
-    case RK_ADD_OA:                                                                                \
-        EACH(U, x[u] = o[u] + x[u];);                                                              \
-        break;                                                                                     \
-    case RK_SUB_AO:                                                                                \
-        EACH(U, x[u] = x[u] - o[u];);                                                              \
-        break;                                                                                     \
-    case RK_SUB_OA:                                                                                \
-        EACH(U, x[u] = o[u] - x[u];);                                                              \
-        break;                                                                                     \
-    case RK_MUL_AO:                                                                                \
-        EACH(U, x[u] = x[u] * o[u];);                                                              \
-        break;                                                                                     \
-    case RK_MUL_OA:                                                                                \
-        EACH(U, x[u] = o[u] * x[u];);                                                              \
-        break;                                                                                     \
-    case RK_DIV_AO:                                                                                \
-        EACH(U, x[u] = x[u] / o[u];);                                                              \
-        break;                                                                                     \
-    case RK_DIV_OA:                                                                                \
-        EACH(U, x[u] = o[u] / x[u];);                                                              \
-        break;                                                                                     \
-    case RK_MAX_AO: /* FMAX(x, o) */                                                               \
-        EACH(U,                                                                                    \
-             x[u] = SEL(V, VI, (x[u] != x[u]) | ((o[u] == o[u]) & (x[u] > o[u])), x[u], o[u]););   \
-        break;                                                                                     \
-    case RK_MAX_OA: /* FMAX(o, x) */                                                               \
-        EACH(U,                                                                                    \
-             x[u] = SEL(V, VI, (o[u] != o[u]) | ((x[u] == x[u]) & (o[u] > x[u])), o[u], x[u]););   \
-        break;                                                                                     \
-    case RK_MIN_AO:                                                                                \
-        EACH(U,                                                                                    \
-             x[u] = SEL(V, VI, (x[u] != x[u]) | ((o[u] == o[u]) & (x[u] < o[u])), x[u], o[u]););   \
-        break;                                                                                     \
-    case RK_MIN_OA:                                                                                \
-        EACH(U,                                                                                    \
-             x[u] = SEL(V, VI, (o[u] != o[u]) | ((x[u] == x[u]) & (o[u] < x[u])), o[u], x[u]););   \
-        break;                                                                                     \
+#define RK_APPLY(V, VI, U, code, x, q, LOAD)                                                       \
+    switch ((code) & (2 * RK_SPLAT - 1)) { /* (a jump table without a bounds test) */              \
+        RK_BIN(V, VI, U, RK_ADD_AO, q, LOAD, x[u] = x[u] + o)                                      \
+        RK_BIN(V, VI, U, RK_ADD_OA, q, LOAD, x[u] = o + x[u])                                      \
+        RK_BIN(V, VI, U, RK_SUB_AO, q, LOAD, x[u] = x[u] - o)                                      \
+        RK_BIN(V, VI, U, RK_SUB_OA, q, LOAD, x[u] = o - x[u])                                      \
+        RK_BIN(V, VI, U, RK_MUL_AO, q, LOAD, x[u] = x[u] * o)                                      \
+        RK_BIN(V, VI, U, RK_MUL_OA, q, LOAD, x[u] = o * x[u])                                      \
+        RK_BIN(V, VI, U, RK_DIV_AO, q, LOAD, x[u] = x[u] / o)                                      \
+        RK_BIN(V, VI, U, RK_DIV_OA, q, LOAD, x[u] = o / x[u])                                      \
+        /* FMAX(x, o) */                                                                           \
+        RK_BIN(V, VI, U, RK_MAX_AO, q, LOAD,                                                       \
+               x[u] = SEL(V, VI, (x[u] != x[u]) | ((o == o) & (x[u] > o)), x[u], o))               \
+        /* FMAX(o, x) */                                                                           \
+        RK_BIN(V, VI, U, RK_MAX_OA, q, LOAD,                                                       \
+               x[u] = SEL(V, VI, (o != o) | ((x[u] == x[u]) & (o > x[u])), o, x[u]))               \
+        RK_BIN(V, VI, U, RK_MIN_AO, q, LOAD,                                                       \
+               x[u] = SEL(V, VI, (x[u] != x[u]) | ((o == o) & (x[u] < o)), x[u], o))               \
+        RK_BIN(V, VI, U, RK_MIN_OA, q, LOAD,                                                       \
+               x[u] = SEL(V, VI, (o != o) | ((x[u] == x[u]) & (o < x[u])), o, x[u]))               \
     case RK_NEG:                                                                                   \
         EACH(U, x[u] = -x[u];);                                                                    \
         break;                                                                                     \
     case RK_ABS: /* fabsf */                                                                       \
         EACH(U, x[u] = (V)((VI)x[u] & 0x7fffffff););                                               \
         break;                                                                                     \
-    default: /* RK_RELU: x > 0 || x != x ? x : +0 */                                               \
-        EACH(U, x[u] = (V)((VI)x[u] & ((x[u] > 0) | (x[u] != x[u]))););                            \
+    case RK_RELU: /* x > 0 || x != x ? x : +0, i.e. !(x <= 0): one compare */                      \
+        EACH(U, x[u] = (V)((VI)x[u] & ~(x[u] <= 0)););                                             \
         break;                                                                                     \
+    default: /* RK_CALL never comes here (the callers split at it) */                              \
+        __builtin_unreachable();                                                                   \
     }
 
-/* U vectors of an operand from element i on (index mask msk) */
-#define RK_LOADU(U, L, x, p, i, msk)                                                               \
-    EACH(U, memcpy(&x[u], (p) + (((i) + u * (L)) & (msk)), sizeof x[u]);)
-
-/* One vector of an operand at element i into x[0], its lanes past r (a
- * short last vector) repeating element i. */
-#define RK_LOAD1(L, x, p, i, msk, r)                                                               \
+/* Loads of vector u of an operand at q: whole vectors (L lanes), or the r
+ * lanes of a short last vector with the lanes past r repeating q[0]. */
+#define RK_LOADV(o, u) memcpy(&(o), q + (u)*L, sizeof(o))
+#define RK_LOADR(o, u)                                                                             \
     do {                                                                                           \
-        if ((r) == (L)) {                                                                          \
-            memcpy(&x[0], (p) + ((i) & (msk)), sizeof x[0]);                                       \
+        float t_[L];                                                                               \
+        for (int l_ = 0; l_ < L; l_++)                                                             \
+            t_[l_] = q[l_ < r ? l_ : 0];                                                           \
+        memcpy(&(o), t_, sizeof(o));                                                               \
+    } while (0)
+
+/* Step k's operand at element i of the seg: from the tables the seg made
+ * (a seg of more than one block), or from c (one pass: no tables to make) */
+#define RK_OPND_TAB(k) (op[k] + (i & om[k]))
+#define RK_OPND_CTX(k) rk_operand_at(c, k, j + i)
+
+/* One pass of steps [s, e) over U vectors at element i (a multiple of U * L,
+ * or inside a block that is: see HOP__FREG_PERIOD), loaded by LOAD, the
+ * chain's value from a0 (mask am) into x, operands by OPND. */
+#define RK_PASS(V, VI, U, LOAD, OPND, x)                                                           \
+    do {                                                                                           \
+        if (am == 0) {                                                                             \
+            V v_;                                                                                  \
+            RK_BCAST(V, VI, v_, *a0);                                                              \
+            EACH(U, x[u] = v_;);                                                                   \
         } else {                                                                                   \
-            float t_[L];                                                                           \
-            for (int q_ = 0; q_ < (L); q_++)                                                       \
-                t_[q_] = (p)[((i) + (q_ < (r) ? q_ : 0)) & (msk)];                                 \
-            memcpy(&x[0], t_, sizeof x[0]);                                                        \
+            const float *q = a0 + (i & am);                                                        \
+            EACH(U, LOAD(x[u], u););                                                               \
+        }                                                                                          \
+        for (int k = s; k < e; k++) {                                                              \
+            const float *q = OPND(k);                                                              \
+            RK_APPLY(V, VI, U, code[k], x, q, LOAD)                                                \
         }                                                                                          \
     } while (0)
 
+/* U whole vectors at element i: the pass, then the store */
+#define RK_BLOCK(V, VI, U, OPND)                                                                   \
+    do {                                                                                           \
+        V x[U];                                                                                    \
+        RK_PASS(V, VI, U, RK_LOADV, OPND, x);                                                      \
+        EACH(U, memcpy(dst + i + u * L, &x[u], sizeof x[u]););                                     \
+    } while (0)
+
 /* iters iterations of steps [0, e) on U vectors at t (in place), their
- * operands at ob */
+ * operands at ob (whole blocks, never spread) */
 #define RK_ITERS(V, VI, U, L, c, e, iters, ob, t)                                                  \
     do {                                                                                           \
         V x[U];                                                                                    \
         EACH(U, memcpy(&x[u], (t) + u * (L), sizeof x[u]););                                       \
         for (int64_t it = 0; it < (iters); it++)                                                   \
             for (int k = 0; k < (e); k++) {                                                        \
-                V o[U];                                                                            \
-                EACH(U, memcpy(&o[u], (ob)[k] + u * (L), sizeof o[u]););                           \
-                RK_APPLY(V, VI, U, (c)->code[k], x, o)                                             \
+                const float *q = (ob)[k];                                                          \
+                RK_APPLY(V, VI, U, (c)->code[k] & ~RK_SPLAT, x, q, RK_LOADV)                       \
             }                                                                                      \
         EACH(U, memcpy((t) + u * (L), &x[u], sizeof x[u]););                                       \
     } while (0)
@@ -290,57 +353,51 @@ typedef struct rk_ctx {
  * lanes as int32), each in a register through all of the steps: the
  * chain's value from src (at element 0 of the chunk; NULL: where the chain
  * starts, at element j) into dst.  The fewer the steps, the more vectors
- * one pass of the step dispatch must carry to pay for it.
+ * one pass of the step dispatch must carry to pay for it; the elements
+ * past the last U vectors go by 4, 2 and 1 vectors, then one short vector.
  */
 #define KERNEL(sfx, V, VI, U, ATTR)                                                                \
-    /* v in each lane of the vector at dst */                                                      \
-    ATTR static void spread_##sfx(float *dst, float v)                                             \
-    {                                                                                              \
-        V x;                                                                                       \
-        for (int q = 0; q < (int)(sizeof(V) / sizeof(float)); q++)                                 \
-            x[q] = v;                                                                              \
-        memcpy(dst, &x, sizeof x);                                                                 \
-    }                                                                                              \
     ATTR static void seg_##sfx(const rk_ctx *c, int s, int e, int64_t j, int64_t m,                \
                                const float *src, float *dst)                                       \
     {                                                                                              \
         enum { L = (int)(sizeof(V) / sizeof(float)) };                                             \
+        _Static_assert(HOP__FREG_PERIOD % (U * L) == 0, "a block inside a period");                \
         const uint8_t *code = c->code;                                                             \
-        const float *a0 = src ? src : c->start + (j & c->start_mask);                              \
-        int64_t am = src ? -1 : c->start_mask;                                                     \
-        const float *op[HOP__F_MAXSTEPS];                                                          \
-        int64_t om[HOP__F_MAXSTEPS];                                                               \
-        for (int k = s; k < e; k++) {                                                              \
-            op[k] = c->p[k] + (j & c->mask[k]);                                                    \
-            om[k] = c->mask[k];                                                                    \
-        }                                                                                          \
+        const float *a0 = src;                                                                     \
+        int64_t am = -1;                                                                           \
+        if (src == NULL)                                                                           \
+            rk_operand(c, HOP__F_MAXSTEPS, j, &a0, &am);                                           \
         int64_t i = 0;                                                                             \
-        for (; i + U * L <= m; i += U * L) {                                                       \
-            V x[U];                                                                                \
-            RK_LOADU(U, L, x, a0, i, am);                                                          \
-            for (int k = s; k < e; k++) {                                                          \
-                V o[U];                                                                            \
-                RK_LOADU(U, L, o, op[k], i, om[k]);                                                \
-                RK_APPLY(V, VI, U, code[k], x, o)                                                  \
-            }                                                                                      \
-            EACH(U, memcpy(dst + i + u * L, &x[u], sizeof x[u]););                                 \
+        if (m >= 2 * U * L) {                                                                      \
+            const float *op[HOP__F_MAXSTEPS];                                                      \
+            int64_t om[HOP__F_MAXSTEPS];                                                           \
+            for (int k = s; k < e; k++)                                                            \
+                rk_operand(c, k, j, &op[k], &om[k]);                                               \
+            for (; i + U * L <= m; i += U * L)                                                     \
+                RK_BLOCK(V, VI, U, RK_OPND_TAB);                                                   \
+        } else if (m >= U * L) {                                                                   \
+            RK_BLOCK(V, VI, U, RK_OPND_CTX);                                                       \
+            i += U * L;                                                                            \
         }                                                                                          \
-        for (; i < m; i += L) {                                                                    \
-            int64_t r = m - i < L ? m - i : L;                                                     \
+        if (U > 4 && i + 4 * L <= m) {                                                             \
+            RK_BLOCK(V, VI, (U > 4 ? 4 : 1), RK_OPND_CTX);                                         \
+            i += 4 * L;                                                                            \
+        }                                                                                          \
+        if (U > 2 && i + 2 * L <= m) {                                                             \
+            RK_BLOCK(V, VI, (U > 2 ? 2 : 1), RK_OPND_CTX);                                         \
+            i += 2 * L;                                                                            \
+        }                                                                                          \
+        if (i + L <= m) {                                                                          \
+            RK_BLOCK(V, VI, 1, RK_OPND_CTX);                                                       \
+            i += L;                                                                                \
+        }                                                                                          \
+        if (i < m) {                                                                               \
+            int64_t r = m - i;                                                                     \
             V x[1];                                                                                \
-            RK_LOAD1(L, x, a0, i, am, r);                                                          \
-            for (int k = s; k < e; k++) {                                                          \
-                V o[1];                                                                            \
-                RK_LOAD1(L, o, op[k], i, om[k], r);                                                \
-                RK_APPLY(V, VI, 1, code[k], x, o)                                                  \
-            }                                                                                      \
-            if (r == L) {                                                                          \
-                memcpy(dst + i, &x[0], sizeof x[0]);                                               \
-            } else {                                                                               \
-                float t[L];                                                                        \
-                memcpy(t, &x[0], sizeof x[0]);                                                     \
-                memcpy(dst + i, t, (size_t)r * sizeof(float));                                     \
-            }                                                                                      \
+            RK_PASS(V, VI, 1, RK_LOADR, RK_OPND_CTX, x);                                           \
+            float t[L];                                                                            \
+            memcpy(t, &x[0], sizeof x[0]);                                                         \
+            memcpy(dst + i, t, (size_t)r * sizeof(float));                                         \
         }                                                                                          \
     }                                                                                              \
     /* iters iterations of all steps (inline ones) over m elements: the                            \
@@ -352,15 +409,19 @@ typedef struct rk_ctx {
     {                                                                                              \
         enum { L = (int)(sizeof(V) / sizeof(float)), B = 4 * L };                                  \
         _Alignas(64) float ob[HOP__F_MAXSTEPS][B];                                                 \
+        const float *op[HOP__F_MAXSTEPS];                                                          \
+        int64_t om[HOP__F_MAXSTEPS];                                                               \
+        for (int k = 0; k < e; k++)                                                                \
+            rk_operand(c, k, 0, &op[k], &om[k]);                                                   \
         for (int64_t j = 0; j < m; j += B) {                                                       \
             int64_t r = m - j < B ? m - j : B;                                                     \
             for (int k = 0; k < e; k++)                                                            \
                 for (int q = 0; q < B; q++)                                                        \
-                    ob[k][q] = c->mask[k] ? (q < r ? c->p[k][j + q] : 0.0f) : c->p[k][0];          \
+                    ob[k][q] = om[k] ? (q < r ? op[k][j + q] : 0.0f) : op[k][0];                   \
             float t[B];                                                                            \
             for (int q = 0; q < B; q++)                                                            \
                 t[q] = q < r ? src[j + q] : 0.0f;                                                  \
-            /* as few vectors as hold the elements: each costs throughput */                   \
+            /* as few vectors as hold the elements: each costs throughput */                       \
             if (r <= L)                                                                            \
                 RK_ITERS(V, VI, 1, L, c, e, iters, ob, t);                                         \
             else if (r <= 2 * L)                                                                   \
@@ -384,20 +445,21 @@ typedef float v8f __attribute__((vector_size(32)));
 typedef int32_t v8i __attribute__((vector_size(32)));
 typedef float v16f __attribute__((vector_size(64)));
 typedef int32_t v16i __attribute__((vector_size(64)));
-KERNEL(avx2, v8f, v8i, 4, __attribute__((target("avx2"))))
+/* 8 vectors a pass at AVX2 too: an operand is a memory operand of its
+ * instruction, so the 16 registers hold the 8 chain values and temporaries */
+KERNEL(avx2, v8f, v8i, 8, __attribute__((target("avx2"))))
 KERNEL(avx512, v16f, v16i, 8, __attribute__((target("avx512f"))))
 #endif
 
 typedef struct rk_width {
     seg_fn seg;
-    void (*spread)(float *dst, float v);
     void (*loop)(const rk_ctx *c, int e, int64_t iters, int64_t m, const float *src, float *dst);
 } rk_width;
 
-static const rk_width width_sse = {seg_sse, spread_sse, loop_sse};
+static const rk_width width_sse = {seg_sse, loop_sse};
 #ifdef HAVE_WIDE_RK
-static const rk_width width_avx2 = {seg_avx2, spread_avx2, loop_avx2};
-static const rk_width width_avx512 = {seg_avx512, spread_avx512, loop_avx512};
+static const rk_width width_avx2 = {seg_avx2, loop_avx2};
+static const rk_width width_avx512 = {seg_avx512, loop_avx512};
 #endif
 
 /* The widest kernel the CPU runs (HOP_SIMD=baseline: SSE2, as straight.c). */
@@ -423,42 +485,39 @@ width_pick(void)
     return w;
 }
 
-/* c for group g over inputs in (inc as hop__freg_run); c->spl holds the
- * lone elements spread, so c stays where it was bound. */
-static void
-bind(rk_ctx *c, const rk_width *w, const hop__fgroup *g, const void *const *in, const int64_t *inc)
+/* An input's index mask for inc as hop__freg_run takes it. */
+static inline int64_t
+inc_mask(int64_t inc)
 {
-    const float *ip[HOP__F_MAXIN];
-    int64_t im[HOP__F_MAXIN];
+    return inc == 0 ? 0 : inc == 1 ? -1 : HOP__FREG_PERIOD - 1;
+}
+
+/* c for group g over inputs in (inc as hop__freg_run). */
+static void
+bind(rk_ctx *c, const hop__fgroup *g, const void *const *in, const int64_t *inc)
+{
+    bool lone = false;
+    c->g = g;
     for (int k = 0; k < g->ninputs; k++) {
-        ip[k] = in[k];
-        im[k] = -1;
-        if (!inc[k]) {
-            w->spread(c->spl[k], ip[k][0]);
-            ip[k] = c->spl[k];
-            im[k] = 0;
-        }
+        c->ip[k] = in[k];
+        c->im[k] = inc_mask(inc[k]);
+        lone |= inc[k] == 0;
     }
     c->code = g->reg_code;
-    int arg = g->reg_arg[HOP__F_MAXSTEPS];
-    c->start = arg >= 0 ? ip[arg] : g->reg_splat[HOP__F_MAXSTEPS];
-    c->start_mask = arg >= 0 ? im[arg] : 0;
+    if (!lone)
+        return;
     for (int s = 0; s < g->nsteps; s++) {
-        arg = g->reg_arg[s];
-        c->p[s] = arg >= 0 ? ip[arg] : g->reg_splat[s]; /* -2: never read */
-        c->mask[s] = arg >= 0 ? im[arg] : 0;
+        int a = g->reg_arg[s];
+        uint8_t code = g->reg_code[s];
+        c->lone_code[s] = code < RK_NEG && a >= 0 && inc[a] == 0 ? code | RK_SPLAT : code;
     }
+    c->code = c->lone_code;
 }
 
 bool
 hop__freg_inline(const hop__fgroup *g)
 {
-    if (!g->reg)
-        return false;
-    for (int s = 0; s < g->nsteps; s++)
-        if (g->reg_code[s] == RK_CALL)
-            return false;
-    return true;
+    return g->reg && g->reg_inline;
 }
 
 void
@@ -467,7 +526,7 @@ hop__freg_loop(const hop__fgroup *g, int64_t n, int64_t iters, const void *const
 {
     const rk_width *w = width_pick();
     rk_ctx c;
-    bind(&c, w, g, in, inc);
+    bind(&c, g, in, inc);
     w->loop(&c, g->nsteps, iters, n, src, dst);
 }
 
@@ -485,10 +544,15 @@ hop__freg_run(const hop__fgroup *g, int64_t n, void *out, const void *const *in,
     }
     const rk_width *w = width_pick();
     rk_ctx c;
-    bind(&c, w, g, in, inc);
+    bind(&c, g, in, inc);
     seg_fn seg = w->seg;
-    _Alignas(64) float buf[2][CHUNK];
     float *o = out;
+    if (g->reg_inline) {
+        /* no chunk buffers to fill: one pass over all of it */
+        seg(&c, 0, g->nsteps, 0, n, NULL, o);
+        return true;
+    }
+    _Alignas(64) float buf[2][CHUNK];
     for (int64_t j = 0; j < n; j += CHUNK) {
         int64_t m = n - j < CHUNK ? n - j : CHUNK;
         const float *src = NULL;
@@ -504,7 +568,8 @@ hop__freg_run(const hop__fgroup *g, int64_t n, void *out, const void *const *in,
                         a[i] = src;
                         ai[i] = 1;
                     } else if (op->src == HOP__F_INPUT && inc[op->idx]) {
-                        a[i] = (const float *)in[op->idx] + j;
+                        /* a periodic input: its period from j (a multiple) */
+                        a[i] = (const float *)in[op->idx] + (j & inc_mask(inc[op->idx]));
                         ai[i] = 1;
                     } else {
                         a[i] = op->src == HOP__F_INPUT ? in[op->idx] : (const void *)op->val;

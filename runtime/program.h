@@ -394,7 +394,7 @@ typedef struct hop__guard {
  * operands in the dtypes it needs from registers, the group's inputs, scalar
  * constants or SymInt values; the last step writes the group's output.
  */
-#define HOP__F_MAXSTEPS 16
+#define HOP__F_MAXSTEPS 64
 #define HOP__F_MAXIN 8
 #define HOP__F_MAXREGS 6
 #define HOP__F_SMALL 64
@@ -444,11 +444,11 @@ typedef struct hop__fstep {
     int small_ai[3];
 } hop__fstep;
 
-/* A group's steps and reg_splat come last: a plan keeps a group of n steps
- * that is not a register chain in hop__fgroup_size(g) bytes (its steps past
- * n and reg_splat never read), ~300 bytes for one step where the whole
- * struct is ~3 KB (issue #30: a traced one-op HOP body's group was 3 KB of
- * fresh plan memory, page faults included). */
+/* A group's steps come last: a plan keeps a group of n steps in
+ * hop__fgroup_size(g) bytes (its steps past n never read), ~700 bytes for
+ * one step where the whole struct is ~10 KB (issue #30: a traced one-op HOP
+ * body's group was 3 KB of fresh plan memory, page faults included, when
+ * the struct was). */
 typedef struct hop__fgroup {
     int nsteps;
     int ninputs;
@@ -475,23 +475,28 @@ typedef struct hop__fgroup {
      * (runtime/fused_reg.c), each step's code in reg_code.  Set by
      * hop__fgroup_seal. */
     bool reg;
+    bool reg_inline; /* and every step runs inline (no RK_CALL) */
     uint8_t reg_code[HOP__F_MAXSTEPS];
     /* Step s's operand other than the chain's value (index HOP__F_MAXSTEPS:
      * step 0's first, where the chain starts): an input k >= 0, -1 the
-     * constant spread in reg_splat[s], -2 none (a unary step). */
+     * constant in reg_splat[s], -2 none (a unary step). */
     int8_t reg_arg[HOP__F_MAXSTEPS + 1];
+    float reg_splat[HOP__F_MAXSTEPS + 1]; /* the kernel spreads each per pass */
     const char *text;
     hop__fstep steps[HOP__F_MAXSTEPS];
-    float reg_splat[HOP__F_MAXSTEPS + 1][16]; /* read with unaligned loads */
 } hop__fgroup;
 
-/* The bytes of g a plan keeps (see above): all of it for a register chain,
- * else up to its last step. */
+/* The bytes of a group of n steps (see above): what a plan keeps. */
+static inline size_t
+hop__fgroup_bytes(int n)
+{
+    return offsetof(hop__fgroup, steps) + (size_t)n * sizeof(hop__fstep);
+}
+
 static inline size_t
 hop__fgroup_size(const hop__fgroup *g)
 {
-    return g->reg ? sizeof *g
-                  : offsetof(hop__fgroup, steps) + (size_t)g->nsteps * sizeof(hop__fstep);
+    return hop__fgroup_bytes(g->nsteps);
 }
 
 /* Call: moves into the callee's parameters, then a jump. */

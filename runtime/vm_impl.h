@@ -284,9 +284,12 @@ hop_status hop__fused_small(const hop__fgroup *g, hop__frame *f, hop__ftile *reg
 /* The register kernel (fused_reg.c).  hop__freg_plan sets g->reg and
  * g->reg_code (from hop__fgroup_seal).  hop__freg_run runs a group with
  * g->reg over n contiguous output elements at out from inputs in[k], each
- * contiguous (inc[k] 1) or one element (inc[k] 0); false, having written
- * nothing, when its first step has no operand that steps (the caller runs
- * the group otherwise). */
+ * contiguous (inc[k] 1), one element (inc[k] 0) or periodic (inc[k]
+ * HOP__FREG_PERIOD: element i of the operand is in[k][i % HOP__FREG_PERIOD],
+ * a row vector broadcast over rows gathered into one period); false, having
+ * written nothing, when its first step has no operand that steps (the
+ * caller runs the group otherwise). */
+#define HOP__FREG_PERIOD 512
 void hop__freg_plan(hop__fgroup *g);
 bool hop__freg_run(const hop__fgroup *g, int64_t n, void *out, const void *const *in,
                    const int64_t *inc);

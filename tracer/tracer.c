@@ -62,6 +62,12 @@ hop_tracer_lifted_source_at(const hop_tracer *t, size_t i)
     return t && i < t->nlifted ? t->lifted_source[i] : NULL;
 }
 
+size_t
+hop_tracer_rollbacks(const hop_tracer *t)
+{
+    return t ? t->rollbacks : 0;
+}
+
 hop_node *
 hop_tracer_lifted_source(const hop_tracer *t, const hop_node *placeholder)
 {
@@ -241,6 +247,7 @@ hop__tracer_rollback(hop_tracer *t, const hop__tracer_mark *m,
     memo_undo(&t->lifts, m->nlift_log);
     memo_undo(&t->syms, m->nsym_log);
     t->nlifted = m->nlifted;
+    t->rollbacks++;
 }
 
 /* --------------------------------------------------------------- tables */

@@ -48,6 +48,7 @@ struct hop_tracer {
     hop_node *cause;
     hop_lift_hook hook;
     void *hook_ud;
+    size_t rollbacks; /* hop_tracer_rollbacks */
 };
 
 #endif /* HOP_TRACER_IMPL_H */

@@ -169,8 +169,9 @@ PyObject *hop_py_trace_from_og(hop_output_graph *og, PyObject *captures);
  * gets (it notes the file:line of the Python code that used the value). */
 int hop_py_saved_init(PyObject *module);
 void hop_py_install_lift_hook(hop_output_graph *og);
-/* hops.c: whether a value lifted into a body was an operand of its HOP call. */
-int hop_py_lift_is_operand(const hop_node *source);
+/* hops.c: whether source, a value lifted into a body (as placeholder ph), was an
+ * operand of its HOP call. */
+int hop_py_lift_is_operand(const hop_node *ph, const hop_node *source);
 
 /* trace.c: adds the tracing types and functions to the module; 0 / -1. */
 int hop_py_trace_init(PyObject *module);

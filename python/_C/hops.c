@@ -38,24 +38,55 @@ typedef struct frame {
     PyObject *trace;                         /* the Trace, or NULL for an eager call */
     PyObject *exc_type, *exc_value, *exc_tb; /* what a body raised, if anything */
     struct frame *outer;
+    unsigned long long serial; /* this thread's calls, numbered (a frame's address is reused) */
 } frame;
 
 /* This thread's innermost HOP call. */
 static _Thread_local frame *innermost;
+static _Thread_local unsigned long long calls;
+
+/* hop_py_lift_is_operand's answer for the last placeholder it was asked
+ * about: lifting a value d levels down asks about each level's placeholder
+ * in turn, outer-first, each the source of the next (see there). */
+static _Thread_local struct {
+    unsigned long long call; /* the frame's serial */
+    const hop_node *ph;
+    const hop_tracer *t; /* ph's tracer, and its rollbacks then */
+    size_t rollbacks;
+    int answer;
+} last_lift;
 
 /* For lifting provenance (saved.c): whether source, a value lifted into a
  * body of this thread's innermost HOP call, is one of the operands the call
  * was given, possibly through the placeholders standing for it on the way
- * down.  Bodies of a HOP whose inputs are lifted (wrap, cond, switch) get
- * the operands as outer values, so those lifts are explicit, not captures. */
+ * down (ph: the placeholder the lift made for it).  Bodies of a HOP whose
+ * inputs are lifted (wrap, cond, switch) get the operands as outer values,
+ * so those lifts are explicit, not captures. */
 int
-hop_py_lift_is_operand(const hop_node *source)
+hop_py_lift_is_operand(const hop_node *ph, const hop_node *source)
 {
     frame *f = innermost;
     if (f == NULL || !f->lifted || f->trace == NULL)
         return 0;
     const hop_arg *operands = f->in.items; /* traced: their nodes */
-    for (size_t i = 0; i < f->in.nitems; i++) {
+    hop_tracer *st = hop_tracer_of(source);
+    int answer = -1;
+    if (last_lift.call == f->serial && last_lift.ph == source && last_lift.t == st &&
+        last_lift.rollbacks == hop_tracer_rollbacks(st)) {
+        /* source is the placeholder the last question was about (the same
+         * node: its tracer was not rolled back since), one level out.  The
+         * walk below from source would test source itself, then go on from
+         * its lifted source exactly as that question's walk did: an operand
+         * found there is found again (its tracer is outside source's), so
+         * only source itself is left to test.  Lifting a value through d
+         * levels asks d questions: O(d) in all, where each walk made it
+         * O(d^2) (issue #30: a nested wrap's cost per level grew with the
+         * depth). */
+        answer = last_lift.answer;
+        for (size_t i = 0; !answer && i < f->in.nitems; i++)
+            answer = operands[i].u.node == source;
+    }
+    for (size_t i = 0; answer < 0 && i < f->in.nitems; i++) {
         const hop_node *op = operands[i].u.node;
         int op_depth = hop_tracer_depth(hop_tracer_of(op));
         /* Each step goes one tracer out, so the walk ends where it passes
@@ -63,14 +94,24 @@ hop_py_lift_is_operand(const hop_node *source)
          * otherwise walk to the root each time, O(d^2) (issue #30). */
         for (const hop_node *v = source; v;) {
             hop_tracer *vt = hop_tracer_of(v);
-            if (v == op)
-                return 1;
+            if (v == op) {
+                answer = 1;
+                break;
+            }
             if (hop_tracer_depth(vt) <= op_depth)
                 break;
             v = hop_tracer_lifted_source(vt, v);
         }
     }
-    return 0;
+    if (answer < 0)
+        answer = 0;
+    hop_tracer *pt = hop_tracer_of(ph);
+    last_lift.call = f->serial;
+    last_lift.ph = ph;
+    last_lift.t = pt;
+    last_lift.rollbacks = hop_tracer_rollbacks(pt);
+    last_lift.answer = answer;
+    return answer;
 }
 
 /* Keeps the first Python exception a body raised; returns the status that
@@ -457,6 +498,7 @@ begin_call(const arg_mode *m, PyObject *tr, const hop_class *cls, const hop_para
     f->in = (call_args){args, n, item, k};
     f->trace = tr;
     f->outer = innermost;
+    f->serial = ++calls;
     innermost = f;
     return 0;
 fail:

@@ -76,8 +76,9 @@ lift_hook(void *ud, hop_tracer *t, hop_node *ph, hop_node *source)
      * are explicit, which captures="error" needs to know.  Out of memory
      * storing the note fails the lift (MemoryError), as any allocation of
      * the lift would. */
-    return note[0] ? hop_output_graph_set_lift_note(ud, ph, note, hop_py_lift_is_operand(source))
-                   : HOP_OK;
+    return note[0]
+               ? hop_output_graph_set_lift_note(ud, ph, note, hop_py_lift_is_operand(ph, source))
+               : HOP_OK;
 }
 
 void

@@ -17,6 +17,7 @@ import builtins
 import functools
 import inspect
 import numbers
+import operator
 import sys
 import types
 
@@ -51,6 +52,8 @@ def _fill(traced, template, spec):
 
 _HOLE = object()
 _Tensor = _C.Tensor
+_TRACED = operator.attrgetter("traced")  # of a _Group
+_JUST_TENSOR = frozenset([_Tensor])
 
 
 def _holes(leaves):
@@ -74,14 +77,13 @@ class _Group:
     __slots__ = ("spec", "leaves", "traced", "template", "direct")
 
     def __init__(self, group):
-        if type(group) is tuple and _Tensor not in _REGISTERED and \
-                all([type(x) is _Tensor for x in group]):
+        if type(group) is tuple and _JUST_TENSOR.issuperset(builtins.map(type, group)) and \
+                _Tensor not in _REGISTERED:
             # The common group (wrap's and cond's operands), hop.Tensors
             # themselves (a subclass may flatten otherwise): no walk, no
-            # template scan (issue #30: per HOP call).
-            self.spec = flat_spec(len(group))
-            self.leaves = self.traced = list(group)
-            self.template = [_HOLE] * len(group)
+            # template scan (issue #30: per HOP call).  Its spec and template
+            # are never read (its structure is a slice of the inputs).
+            self.leaves = self.traced = group
             self.direct = True
             return
         self.leaves, self.spec = flatten(group)
@@ -129,6 +131,16 @@ class _Result:
 
     def describe(self):
         return repr(self.spec)
+
+
+# which -> the _Result of a body that returns one tensor (a _Result is never
+# changed, so every call shares it: issue #30, per HOP call).
+_LEAF_RESULTS = {}
+
+
+def _leaf_result(which):
+    r = _LEAF_RESULTS[which] = _Result(LEAF, [_HOLE], which)
+    return r
 
 
 def _constants(result):
@@ -226,12 +238,26 @@ def _apply(name, leads, groups, bodies, *, hop=None, keys=None, constants=True,
     as the first positional arguments; result: the structure of the HOP's
     outputs when it is not its bodies' (a loop's carry), a _Result."""
     hop = hop or name
-    parts = [_Group(g) for g in groups]
+    parts = list(builtins.map(_Group, groups))
     tr = _C.tracing()
     if tr is None:
         _tracing(hop, [x for g in parts for x in g.leaves] + list(leads))
     results = []
     ncall = [0]
+    # Where each group's inputs are in a body's when every group is a tuple
+    # of tensors (the common call: its structures are slices of the inputs,
+    # no rebuild, no hop.numpy array among them), else None.
+    if len(parts) == 1 and parts[0].direct:
+        slices = (slice(made, made + len(parts[0].traced)),)
+    else:
+        slices = []
+        pos = made
+        for g in parts:
+            if not g.direct:
+                slices = None
+                break
+            slices.append(slice(pos, pos + len(g.traced)))
+            pos += len(g.traced)
 
     def make(b):
         fn, which, call, expect = b.fn, b.which, b.call, b.expect
@@ -239,12 +265,15 @@ def _apply(name, leads, groups, bodies, *, hop=None, keys=None, constants=True,
         def body(*ins):
             if tr is not None:
                 _name_hints(tr, fn)
-            hnp = sys.modules.get("hop.numpy")
-            if hnp is None:
-                structs = _structs(ins, made, parts)
+            if slices is not None:
+                structs = [ins[slices[0]]] if len(slices) == 1 else [ins[s] for s in slices]
             else:
-                with hnp._storage.operands():  # a hop.numpy array among them is the caller's
+                hnp = sys.modules.get("hop.numpy")
+                if hnp is None:
                     structs = _structs(ins, made, parts)
+                else:
+                    with hnp._storage.operands():  # a hop.numpy array among them is the caller's
+                        structs = _structs(ins, made, parts)
             args, kwargs = call(structs)
             if made:
                 args = (*ins[:made], *args)
@@ -258,8 +287,8 @@ def _apply(name, leads, groups, bodies, *, hop=None, keys=None, constants=True,
                 out = fn(*args, **kwargs)
             if type(out) is _Tensor and _Tensor not in _REGISTERED:
                 # one tensor, the common result: a leaf, no constants
+                result = _LEAF_RESULTS.get(which) or _leaf_result(which)
                 traced = [out]
-                result = _Result(LEAF, [_HOLE], which)
             else:
                 leaves, spec = flatten(out)
                 traced, template = _holes(leaves)
@@ -281,12 +310,12 @@ def _apply(name, leads, groups, bodies, *, hop=None, keys=None, constants=True,
         return body
 
     if tr is not None:
-        body_prints(hop, [(b.fn, b.which) for b in bodies])
-    outs = _C.call_hop(name, tuple(leads), tuple([tuple(g.traced) for g in parts]),
-                       tuple(make(b) for b in bodies), keys)
+        body_prints(hop, bodies, tr)
+    outs = _C.call_hop(name, tuple(leads), tuple(builtins.map(tuple, builtins.map(_TRACED, parts))),
+                       tuple(builtins.map(make, bodies)), keys)
     if record is not None and results:
         record.append(results[0])
-    r = result or (_merged(results) if results else cached)
+    r = result or ((results[0] if len(results) == 1 else _merged(results)) if results else cached)
     if r is None:
         return empty(outs) if empty is not None else (outs[0] if len(outs) == 1 else tuple(outs))
     if r.spec is LEAF and len(outs) == 1:
@@ -417,7 +446,8 @@ def _branch_structure(promoted):
     traced again with those leaves as values of the graph.  promoted: the
     leaves made values already (their kinds)."""
     def check(hop, first, result, ncall):
-        if first.template == result.template and first.spec == result.spec:
+        if first.template == result.template and (first.spec is result.spec or
+                                                  first.spec == result.spec):
             return
         same_spec = first.spec == result.spec or \
             _array_agnostic(first.spec) == _array_agnostic(result.spec)
@@ -456,6 +486,11 @@ def _promoting(fn, kinds):
     return body
 
 
+def _call_splat(structs):
+    """A branch's call: the operands' items as positional arguments."""
+    return tuple(structs[0]), {}
+
+
 def _branches(name, leads, operands, fns):
     """cond and switch: _apply over the branches fns ((fn, which) pairs).
     Branches that return different Python numbers at a leaf (only a traced
@@ -466,12 +501,11 @@ def _branches(name, leads, operands, fns):
     one type could not be both).  Under vmap with a batched predicate the
     SymInt's item is batched where the int is a scalar operand of
     elementwise ops (docs/VMAP.md, the item row)."""
-    splat = lambda structs: (tuple(structs[0]), {})  # noqa: E731
     kinds = {}
     while True:
         try:
             out = _apply(name, leads, [operands],
-                         [_Body(_promoting(fn, kinds), which, splat) for fn, which in fns],
+                         [_Body(_promoting(fn, kinds), which, _call_splat) for fn, which in fns],
                          same_structure=_branch_structure(kinds))
             break
         except _ConstantsDiffer as e:
@@ -541,7 +575,8 @@ def _pred(pred, tracing):
     (the tracer compares it with 0).  Eagerly always a bool."""
     if isinstance(pred, bool):
         return pred
-    pred = _as_tensor_arg(pred)
+    if type(pred) is not _Tensor:
+        pred = _as_tensor_arg(pred)
     if isinstance(pred, _C.Tensor):
         shape = tuple(pred.shape)
         numel = 1
@@ -618,7 +653,8 @@ def wrap(fn, /, *args, **kwargs):
     hop.tensor([[ 7., 10.],
                 [15., 22.]])
     """
-    _check_callable("wrap", "fn", fn)
+    if not callable(fn):
+        _check_callable("wrap", "fn", fn)
     if not kwargs:  # the arguments alone: a flat group when they are tensors
         return _apply("wrap", [], [args], [_Body(fn, "wrap body", _call_positional)])
     return _apply("wrap", [], [_flatten_call(args, kwargs)], [_Body(fn, "wrap body", _call_with)])

@@ -244,7 +244,7 @@ class _Effects:
         self.sites = {}   # (code, offset) -> Site
         self.version = 0  # grows with events and sites (the fixpoint's test)
         self.call_list = ()  # calls, in a fixed order (set once read)
-        self.verdict = None  # the last (callees, flags, bodies) of _verdict
+        self.verdict = None  # the last (callees, roots) of _verdict
 
     def mark(self, taint, flag):
         for t in taint:
@@ -959,7 +959,6 @@ def _call_summary(call, fn, callee):
     return out
 
 
-_EMPTY_SET = frozenset()
 _HOP_ENTRIES = []
 
 
@@ -998,11 +997,13 @@ def _call_flags(callee, npos, kwnames, unknown_kw):
 
 
 def _verdict(eff, fn):
-    """(flags, bodies) for fn, whose code's reading is eff: what the body may
-    do to each outer name (its own flags and its calls' summaries) and which
-    names it only hands to HOPs as a body (see _Check.scan).
+    """The roots of fn, whose code's reading is eff: (per free variable of
+    the code, in order, (flags, body)), (per name of eff.names, (name, flags,
+    body))), flags what the body may do to that outer name (its own flags
+    and its calls' summaries), body whether it only hands the name to HOPs
+    as a body (see _Check.scan).
 
-    Both depend only on the code and on the objects its calls resolve to, so
+    They depend only on the code and on the objects its calls resolve to, so
     the last verdict is kept on eff with those callees (strong references,
     one set per code object) and reused while every callee resolves to the
     same object: a nested body is traced on every level and this loop was
@@ -1013,7 +1014,7 @@ def _verdict(eff, fn):
     callees = [_callee(call, fn) for call in calls]
     memo = eff.verdict
     if memo is not None and all(map(_held, memo[0], callees)):
-        return memo[1], memo[2]
+        return memo[1]
     flags = dict(eff.flags)
     hops = _hop_entries()
     bodies, elsewhere = set(), set()
@@ -1040,8 +1041,12 @@ def _verdict(eff, fn):
     # writes it) runs under its own run_pure when the HOP traces it; scanning
     # it here too made nested bodies cost O(depth) each (issue #30).
     bodies = frozenset(t for t in bodies - elsewhere if not eff.flags.get(t, 0) & WRITE)
-    eff.verdict = (tuple(map(_hold, callees)), flags, bodies)
-    return flags, bodies
+    # Per root, in the order scan reads them (made once per verdict: a
+    # nested level's scan read two dicts per root, issue #30).
+    roots = (tuple((flags.get(("c", n), 0), ("c", n) in bodies) for n in fn.__code__.co_freevars),
+             tuple((n, flags.get(("g", n), 0), ("g", n) in bodies) for n in eff.names))
+    eff.verdict = (tuple(map(_hold, callees)), roots)
+    return roots
 
 
 def _hold(obj):
@@ -1088,26 +1093,25 @@ class _Check:
         self._fns.add(id(fn))
         eff = _effects(code)
         g = getattr(fn, "__globals__", None) or {}
-        if eff.unknown:
-            flags, bodies = None, _EMPTY_SET
+        if eff.unknown:  # anything may happen to every root
+            cell_roots = [(ALL, False)] * len(code.co_freevars)
+            global_roots = [(name, ALL, False) for name in eff.names]
         else:
-            flags, bodies = _verdict(eff, fn)
+            cell_roots, global_roots = _verdict(eff, fn)
         closure = getattr(fn, "__closure__", None) or ()
-        for name, cell in zip(code.co_freevars, closure):
+        for name, cell, (flag, body) in zip(code.co_freevars, closure, cell_roots):
             try:
                 value = cell.cell_contents
             except ValueError:
                 value = _MISSING
             self.cells.append((name, cell, value))
-            self._root(fn, name, value, ALL if flags is None else flags.get(("c", name), 0),
-                       ("c", name) in bodies)
-        for name in eff.names:
+            self._root(fn, name, value, flag, body)
+        for name, flag, body in global_roots:
             value = g.get(name, _MISSING)
             if value is _MISSING:
                 continue
             self.globals.append((name, g, value))
-            self._root(fn, name, value, ALL if flags is None else flags.get(("g", name), 0),
-                       ("g", name) in bodies)
+            self._root(fn, name, value, flag, body)
 
     def _root(self, fn, name, value, flag, body=False):
         # A function of the body's module (or a closure) that the body may
@@ -1286,18 +1290,22 @@ def _reads_no_global(fn, code):
     return not any(name in g for name in names)
 
 
-def body_prints(hop_name, bodies):
+def body_prints(hop_name, bodies, tr=None):
     """A HOP call of a hop.compile'd function's own code whose body may
     print (itself or a user function it names) is a break at that call
     (_breaks.body_effect): its plan would print once, at trace time, where
-    eager prints on every call (on every turn of a loop).  bodies: (fn,
-    which) pairs.  Conservative, as the effect check is: a print in a branch
-    not taken counts too (the HOP call then runs in Python).  HOP calls in
+    eager prints on every call (on every turn of a loop).  bodies: the
+    call's bodies (each has fn and which: hop._hops._Body).  Conservative,
+    as the effect check is: a print in a branch not taken counts too (the
+    HOP call then runs in Python).  HOP calls in
     hop.trace, in another HOP's body or in a transformation's function are
-    traced as before (their print runs while tracing, as jax.jit's does)."""
-    if _breaks._compiling() is None:
+    traced as before (their print runs while tracing, as jax.jit's does).
+    tr: the active trace, when the caller has it (a trace that is not
+    hop.compile's returns at once)."""
+    if tr is not None and _breaks._COMPILE not in tr.scratch or _breaks._compiling() is None:
         return
-    for fn, which in bodies:
+    for b in bodies:
+        fn, which = b.fn, b.which
         where = _print_site(fn, set(), 0)
         if where is not None:
             _breaks.body_effect(f"the {which} of hop.{hop_name} may call print() ({where}), "

@@ -497,7 +497,7 @@ def _param_names(fn, n):
 def _name_hints(tr, fn):
     """Names for concrete tensors fn reaches through closures and globals."""
     code = getattr(fn, "__code__", None)
-    if code is None:
+    if code is None or not code.co_names and not code.co_freevars:
         return
     for name, cell in zip(code.co_freevars, getattr(fn, "__closure__", None) or ()):
         try:

@@ -594,6 +594,8 @@ test_restore_undoes_a_failed_scope_exactly(void **state)
     char *t1_before = hop_graph_code(hop_tracer_graph(t1));
     size_t nsym = hop_shape_env_nsymbols(env), nguards = hop_shape_env_nguards(env);
 
+    size_t root_rollbacks = hop_tracer_rollbacks(hop_output_graph_root(og));
+    size_t t1_rollbacks = hop_tracer_rollbacks(t1);
     hop_checkpoint *cp = hop_output_graph_checkpoint(og);
     assert_non_null(cp);
     assert_string_equal(hop_output_graph_next_name(og, "cond_true"), "cond_true_1");
@@ -615,6 +617,12 @@ test_restore_undoes_a_failed_scope_exactly(void **state)
     assert_int_equal(hop_output_graph_restore(og, cp), HOP_OK);
     assert_int_equal(hop_output_graph_depth(og), 2);
     assert_ptr_equal(hop_output_graph_current(og), t1);
+    /* Every tracer on the stack was rolled back (a node seen before may be
+     * gone): what python/_C/hops.c's lift provenance memo checks.  The
+     * failed item op rolled its chain back once already. */
+    assert_int_equal(hop_tracer_rollbacks(hop_output_graph_root(og)), root_rollbacks + 2);
+    assert_int_equal(hop_tracer_rollbacks(t1), t1_rollbacks + 2);
+    assert_int_equal(hop_tracer_rollbacks(NULL), 0);
     assert_int_equal(hop_tracer_state_of(t2), HOP_TRACER_ENDED);
     char *root_after = hop_graph_code(root);
     char *t1_after = hop_graph_code(hop_tracer_graph(t1));

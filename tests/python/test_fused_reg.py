@@ -200,3 +200,95 @@ def test_rows_up_to_a_tile_with_a_broadcast_row_give_numpys_bits():
                 assert f(x, col, s).tobytes() == (np.maximum(x + col, 0) * s - x).tobytes()
     finally:
         hop.set_num_threads(threads)
+
+
+# The kernel's passes (runtime/fused_reg.c, issue #30): a run of many blocks
+# (operand tables), one block, then 4, 2 and 1 vectors and a short one, at
+# each width (AVX-512 blocks are 128 floats, SSE2's 16); operands that are
+# one element (a constant, signed zero and NaN among them, or a lone input
+# element, each spread once a pass) on either side of every op; and rows
+# against row vectors broadcast over them, which short-rows groups hand the
+# kernel whole as periodic operands (one gathered period of 512 elements):
+# rows of 1 to 256 floats, row counts that leave a partial period, a math
+# step between inline ones (its chunks read the period), 3-D broadcasts, a
+# lone element beside them, split over 2 threads at any element; strided
+# rows (a gather per tile) and other dtypes, which keep the tiled engine.
+PASS_CHILD = r"""
+import sys
+import numpy as np
+import hop
+rng = np.random.default_rng(32)
+out = []
+def emit(t):
+    out.append(t.numpy().tobytes())
+edge = np.array([0.0, -0.0, 1.0, -1.0, np.inf, -np.inf, np.nan, 1e-40], dtype=np.float32)
+lone = [hop.asarray(np.array([v], dtype=np.float32)) for v in (-0.0, np.nan, 2.5)]
+chain = lambda a, b: ((hop.maximum(a * b, -0.0) - b) / (b + 3) + -0.0).relu() * b
+consts = lambda a, b: hop.minimum(1.5 - (a + float("nan")) * -0.0, 2.0) - a * b
+for n in (1, 17, 65, 129, 200, 257, 1029):
+    x = np.resize(np.concatenate([edge, (rng.standard_normal(n) * 4).astype(np.float32)]), n)
+    y = np.roll(x, 5)
+    hx, hy = hop.asarray(x), hop.asarray(y)
+    for f in (chain, consts):
+        emit(hop.compile(f)(hx, hy))
+    for one in lone[:2]:
+        emit(hop.compile(chain)(hx, one))
+        emit(hop.compile(consts)(one, hy))
+bodies = [lambda r, w, b: (r * w + b).relu(),
+          lambda r, w, b: (b - w / (r * r + 1)).tanh() * w - b,
+          lambda r, w, b: hop.maximum(w, r - b) * 0.5]
+runs = []
+# (rows x 128 and x 256: pieces of 2 threads start inside a period)
+for cols, rowss in ((1, (3, 20011)), (16, (3, 20011)), (128, (1337,)), (256, (1001,))):
+    for rows in rowss:
+        x = (rng.standard_normal((rows, cols)) * 2).astype(np.float32)
+        x.flat[::97] = np.nan
+        w = rng.standard_normal(cols).astype(np.float32)
+        b = rng.standard_normal(cols).astype(np.float32)
+        hx, hw, hb = hop.asarray(x), hop.asarray(w), hop.asarray(b)
+        for body in bodies[:1] if cols >= 128 else bodies:
+            runs.append((hop.compile(lambda x, w, b: hop.map(body, x, w, b)), (hx, hw, hb)))
+        runs.append((hop.compile(lambda x, w, s: (x * w + s).relu()), (hx, hw, lone[2])))
+        x2 = hop.asarray(np.repeat(x, 2, axis=1))
+        runs.append((hop.compile(lambda x, w: (x[:, ::2] * w - 1).abs()), (x2, hw)))
+x3 = rng.standard_normal((3001, 4, 8)).astype(np.float32)
+w3 = rng.standard_normal((4, 8)).astype(np.float32)
+b3 = rng.standard_normal((1, 8)).astype(np.float32)
+runs.append((hop.compile(lambda x, w, b: (x * w + b).relu() - w),
+             (hop.asarray(x3), hop.asarray(w3), hop.asarray(b3))))
+for dt in (np.float64, np.float16):
+    x = rng.standard_normal((1001, 16)).astype(dt)
+    w = rng.standard_normal(16).astype(dt)
+    runs.append((hop.compile(lambda x, w: hop.map(lambda r, w: (r * w + 1).relu(), x, w)),
+                 (hop.asarray(x), hop.asarray(w))))
+for nt in (1, 2):
+    hop.set_num_threads(nt)
+    for f, args in runs:
+        emit(f(*args))
+sys.stdout.buffer.write(b"".join(out))
+"""
+
+
+def test_kernel_passes_spread_and_periodic_operands_give_the_tiled_engines_bits():
+    want = run_child(PASS_CHILD, HOP_FUSED_REG="0")
+    same_bits(run_child(PASS_CHILD), want)
+    same_bits(run_child(PASS_CHILD, HOP_SIMD="baseline"), want)
+
+
+def test_map_over_rows_with_row_vectors_matches_numpy_bits():
+    # the periodic operands' reference outside hop: NumPy's float32
+    # (r * w + b).relu() over every row, at row lengths that divide the
+    # period and one that does not (24), rows that leave a partial period
+    rng = np.random.default_rng(33)
+    for cols in (1, 4, 16, 24, 64):
+        for rows in (1, 31, 1000, 4099):
+            # a plan per shape (a function past its recompile limit runs eagerly)
+            f = hop.compile(lambda x, w, b: hop.map(lambda r, w, b: (r * w + b).relu(), x, w, b))
+            x = rng.standard_normal((rows, cols)).astype(np.float32)
+            w = rng.standard_normal(cols).astype(np.float32)
+            b = rng.standard_normal(cols).astype(np.float32)
+            want = x * w + b
+            want = np.where((want > 0) | np.isnan(want), want, np.float32(0))
+            got = f(hop.asarray(x), hop.asarray(w), hop.asarray(b)).numpy()
+            assert got.dtype == np.float32
+            assert got.tobytes() == want.tobytes(), (rows, cols)

@@ -171,6 +171,40 @@ def test_captures_error_accepts_operands_passed_down_a_nest_and_rejects_a_closur
     assert hop._C._trace_depth() == depth and hop._C.tracing() is None
 
 
+def test_lift_provenance_is_right_after_a_failed_op_rolled_back_lifts_in_a_nested_body():
+    # hop_py_lift_is_operand keeps its last answer for the placeholder it
+    # made (the next level's lift asks about it) while that placeholder's
+    # tracer is not rolled back (issue #30).  Here a failed op lifts w
+    # through two levels and is rolled back, the body goes on and lifts y
+    # and its operand: the notes are those of a fresh walk.
+    def outer(x):
+        w = x.sum() * hop.ones(4)
+        y = x * 2.0
+
+        def inner(b):
+            try:
+                b + w
+            except hop.ShapeError:
+                pass
+            return b + y
+        return hop.wrap(lambda a: hop.wrap(inner, a), x)
+
+    x = hop.randn(3, seed=1)
+    gm = hop.trace(outer, x)
+    text = gm.explain_lifts()
+    heads = [line for line in text.splitlines() if line and not line.startswith(" ")]
+    assert heads == ["wrap_body_0.x: argument x (root input x)",
+                     "wrap_body_0.mul_1: intermediate mul_1 (mul of graph forward)",
+                     "wrap_body_1.x: argument x (root input x)",
+                     "wrap_body_1.mul_1: intermediate mul_1 (mul of graph forward)"]
+    assert text.count("(an operand of the call)") == 2
+    assert gm(x).tolist() == outer(x).tolist()
+    with pytest.raises(hop.TraceError, match=r"(?s)captures='error'.*wrap_body_0\.mul_1: "
+                                             r"intermediate mul_1.*wrap_body_1\.mul_1: "
+                                             r"intermediate mul_1"):
+        hop.trace(outer, x, captures="error")
+
+
 def test_captures_error_rejects_closures_and_keeps_state():
     g = make_closure()
     depth = hop._C._trace_depth()

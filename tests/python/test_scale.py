@@ -251,3 +251,62 @@ def test_rebinding_a_called_function_from_pure_to_impure_is_caught_on_the_next_t
     assert ns["data"] == []  # restored
     rebind(len)  # and back: pure again
     assert hop.trace(f, x)(x).tolist() == [2.0, 2.0]
+
+
+def test_subgraph_names_count_in_decimal_past_one_digit():
+    # hop_output_graph_next_name writes "<prefix>_<n>" by hand (snprintf's
+    # parsing was most of naming a HOP call's subgraph): 0, 9, 10, 100.
+    gm = hop.trace(repeated(wrap_call, 101), hop.ones(2))
+    assert list(gm.subgraphs) == [f"wrap_body_{i}" for i in range(101)]
+    gm = hop.trace(repeated(cond_call, 11), hop.ones(2))
+    assert sorted(gm.subgraphs) == sorted([f"cond_true_{i}" for i in range(11)] +
+                                          [f"cond_false_{i}" for i in range(11)])
+    assert gm(hop.ones(2)).tolist() == [12.0, 12.0]
+
+
+def test_a_cached_purity_verdict_is_per_closure_and_per_code():
+    # The verdict (with the per-root flags made from it) is cached on the
+    # code object and reused while the calls resolve to the same objects:
+    # a second function of the same code whose cell holds a mutating op,
+    # and a function whose __code__ is replaced by code that mutates, must
+    # each be checked afresh, not given the first function's verdict.
+    data = []
+
+    def push(a):
+        a.append(1)
+
+    def make(op):
+        def body(v):
+            op(data)
+            return v + 1.0
+        return body
+
+    x = hop.ones(2)
+    pure = make(len)
+    for _ in range(2):  # the second trace takes the cached verdict
+        gm = hop.trace(lambda v: hop.wrap(pure, v), x)
+        assert gm(x).tolist() == [2.0, 2.0]
+        assert list(gm.subgraphs) == ["wrap_body_0"]
+    impure = make(push)
+    assert impure.__code__ is pure.__code__
+    with pytest.raises(hop.TraceError, match=r"hop.wrap: the wrap body has a side effect: "
+                                             r"it mutates 'data'"):
+        hop.trace(lambda v: hop.wrap(impure, v), x)
+    assert data == []  # restored
+
+    def make_other(op):
+        def other(v):
+            op(data)
+            data.append(2)
+            return v * 2.0
+        return other
+    body = make(len)
+    assert hop.trace(lambda v: hop.wrap(body, v), x)(x).tolist() == [2.0, 2.0]
+    body.__code__ = make_other(len).__code__  # the same cells (data, op), other code
+    with pytest.raises(hop.TraceError, match=r"hop.wrap: the wrap body has a side effect: "
+                                             r"it mutates 'data'"):
+        hop.trace(lambda v: hop.wrap(body, v), x)
+    assert data == []
+    body.__code__ = pure.__code__  # back: pure again, the first graph
+    gm = hop.trace(lambda v: hop.wrap(body, v), x)
+    assert gm(x).tolist() == [2.0, 2.0]

@@ -1,0 +1,64 @@
+"""scripts/callgrind_scale.py - one hop.trace of a bench/workloads.py scale
+program, counted by callgrind and nothing else (issue #30's scale rows).
+
+    valgrind --tool=callgrind --collect-atstart=no --toggle-collect=ffi_call \\
+        /usr/bin/python3 scripts/callgrind_scale.py BUILD KIND N
+
+KIND is wrap or cond (N calls in one function), nested (N levels) or lift (one
+wrap body adding N closed-over tensors); BUILD a build tree (its python/ goes
+first on sys.path; a RelWithDebInfo one names hop's C functions).  The
+program is traced once to warm up, then once more from a C callback that
+libc's bsearch makes through ctypes, so --toggle-collect=ffi_call counts that
+trace alone (the interpreter has no symbols to toggle on).  The cost of one
+unit is the count at N minus the count at a small N, divided by the
+difference (docs/BENCHMARKS.md, the fifth pass of issue #30).
+"""
+import ctypes
+import os
+import sys
+import warnings
+
+sys.path.insert(0, os.path.join(sys.argv[1], "python"))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "bench"))
+import hop  # noqa: E402
+from workloads import nested, repeated  # noqa: E402
+
+
+def program(kind, n):
+    x = hop.randn(16, seed=1)
+    if kind == "wrap":
+        return repeated(lambda v: hop.wrap(lambda u: u + 1.0, v), n), (x,)
+    if kind == "cond":
+        return repeated(lambda v: hop.cond(v.sum() > 0, lambda u: u + 1.0, lambda u: u - 1.0,
+                                           (v,)), n), (x,)
+    if kind == "nested":
+        return nested(n), (x,)
+    if kind == "lift":
+        caps = [hop.full((16,), float(i)) for i in range(n)]
+
+        def body(v, caps=caps):
+            for c in caps:
+                v = v + c
+            return v
+        return (lambda x: hop.wrap(body, x)), (hop.ones(16),)
+    raise SystemExit(f"unknown kind {kind!r}: wrap, cond, nested or lift")
+
+
+def main():
+    fn, args = program(sys.argv[2], int(sys.argv[3]))
+    sys.setrecursionlimit(50000)
+    warnings.simplefilter("ignore")  # lift: the captured list is guarded by identity only
+    hop.trace(fn, *args)  # warm up: caches, imports
+    libc = ctypes.CDLL(None)
+    cmp = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p)
+
+    def once(a, b):
+        hop.trace(fn, *args)
+        return 0
+    key, base = ctypes.c_int(0), (ctypes.c_int * 1)(0)
+    libc.bsearch.restype = ctypes.c_void_p
+    libc.bsearch(ctypes.byref(key), base, 1, ctypes.sizeof(ctypes.c_int), cmp(once))
+
+
+if __name__ == "__main__":
+    main()
