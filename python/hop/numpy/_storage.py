@@ -281,6 +281,13 @@ def _affine(off):
     return bool((want == off).all())
 
 
+def _root_layout(st):
+    """The argument leaf a storage's root is (None for a value the function
+    made), and whether the root's memory is in C order."""
+    leaf = st.root[1] if isinstance(st.root, tuple) and st.root[0] == "arg" else None
+    return leaf, st.strides is None or st.strides == _c_strides(tuple(st.value.shape))
+
+
 def reshape_is_view(a, run, shape):
     """Whether NumPy's reshape of a (an array of run) to shape is a view of
     a's memory (True) or a copy (False); None when hop cannot tell (sizes
@@ -288,8 +295,7 @@ def reshape_is_view(a, run, shape):
     read an argument's layout is recorded: the runner checks the layout of
     every call when the storage is written."""
     st = storage_of(a, run)
-    leaf = st.root[1] if isinstance(st.root, tuple) and st.root[0] == "arg" else None
-    c_root = st.strides is None or st.strides == _c_strides(tuple(st.value.shape))
+    leaf, c_root = _root_layout(st)
     if c_root and all(s.kind == "reshape" for s in a._vw):
         if leaf is not None and st.strides is not None:
             st.leaves.add(leaf)
@@ -321,8 +327,7 @@ def last_axis_contiguous(a, run):
     st = storage_of(a, run)
     if a._vw and a._vw[-1].kind == "bitcast":
         return True  # a view with another dtype: its last axis is its new items, contiguous
-    leaf = st.root[1] if isinstance(st.root, tuple) and st.root[0] == "arg" else None
-    c_root = st.strides is None or st.strides == _c_strides(tuple(st.value.shape))
+    leaf, c_root = _root_layout(st)
     if c_root and all(s.kind == "reshape" for s in a._vw):
         if leaf is not None:
             run.layout.add(leaf)
