@@ -1,5 +1,5 @@
 """hop.compile's path specialisation: Python control flow on data
-(`if (x > 0).all():`, `while err > tol:`, NumPy's casting of a 0-d value by
+(`if np.sum(x) > 0:`, `while err > tol:`, NumPy's casting of a 0-d value by
 its value) in a compiled function.
 
 A trace cannot take both sides of a Python `if`, so hop.compile traces the
