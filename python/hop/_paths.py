@@ -188,7 +188,6 @@ class PathTrace:
         self.path = path
         self.traps = {}  # predicate symbol ("u3") -> (site, side) of a trap branch
         self._stack = []
-        self.numpy = False  # an argument is an ndarray: NumPy's semantics (_trace)
 
     def reset(self):
         """As new, for a trace that starts again (hop.numpy's write-back
@@ -275,8 +274,6 @@ class PathTrace:
             v = ctx.forced[ctx.k]
             ctx.k += 1
             return v
-        if self.numpy:
-            self._numpy_exact(t, site)
         node = ctx.node
         if node == END or (node is not None and node.site != site):
             if not ctx.live:
@@ -302,25 +299,6 @@ class PathTrace:
         replay = self._tr._memo("state")[0]  # the ops so far: each side replays them
         pred = _predicate(t)
         raise _Merged(self._branch(ctx, node, site, pred, live, replay))
-
-    def _numpy_exact(self, t, site):
-        """A branch of NumPy code merges only on a condition with NumPy's
-        bits (_exact: `(x > 0).all()`, `x[0] > 0`, integer sums).  hop's
-        float sum adds in another order than NumPy's pairwise sum, so
-        `np.sum(x) > 0` can be False in NumPy and True in hop (x = [1e16,
-        1, -1e16]): a cond on hop's value would silently take the other
-        side.  Such a branch is a graph break, which the frame translator
-        decides on NumPy's own value, as its _merge_if does.  Inside a side
-        (a branch after another) the condition is a node of a cond body,
-        whose lineage _exact does not read: a break too."""
-        from . import _breaks
-        from . import _exact
-        bad = _exact.differs([t])
-        if bad is not None:
-            _breaks.conversion(_C.TraceError,
-                               f"the data-dependent branch at {site} (`{site.text}`) is on a "
-                               f"value NumPy may compute with other bits ({bad}), so a cond "
-                               f"on hop's value could take another side than NumPy")
 
     def _branch(self, ctx, node, site, pred, live, replay):
         """The rest of the function as a cond on pred: the sides some call
