@@ -297,3 +297,27 @@ def test_grad_through_another_combine_is_a_clear_error():
     with pytest.raises(hop.UnsupportedError, match="put: no derivative of combining by "
                                                    "floor_divide"):
         hop.grad(fd)(hop.numpy.asarray(np.array([1.0, 2.0, 3.0])))
+
+
+def test_a_second_compile_of_the_same_code_adds_through_a_view_with_a_0d_value():
+    # Found in CI by test_numpy_hypothesis.test_ufunc_at on a merge of ix28:
+    # after a compile of the same code on a bool array, np.add.at through a
+    # view of a uint8 array with a 0-d int32 value (NumPy's value-based
+    # casting decides its loop dtype by the value) left the array as it
+    # was: the value-based decision became a graph break and the write was
+    # lost.  Each call must equal NumPy's.
+    def make(name, through_view):
+        uf = getattr(np, name)
+
+        def f(a, i, v):
+            uf.at(a[:, ::-1] if through_view else a, i, v)
+            return a
+        return f
+
+    for x, v in ((np.zeros((1, 1), bool), np.array([[-1]], np.int32)),
+                 (np.zeros((1, 1), np.uint8), np.array(-1, np.int32)),
+                 (np.zeros((2, 1), np.int8), np.array(-1, np.int32))):
+        i = np.array([0])
+        want, got = make("add", True)(x.copy(), i, v), hop.compile(make("add", True))(x.copy(), i, v)
+        assert got.dtype == want.dtype
+        np.testing.assert_array_equal(got, want)
