@@ -9,11 +9,13 @@
  * and is retried, or a node that is erased and rebuilt, gets the same name.
  *
  * The table is a chained hash table of nodes linked through the node itself
- * (hop_node.name_next, with the name's hash in hop_node.name_hash), not
- * uthash: a UT_hash_handle is 56 bytes, a third of the 256 bytes a node may
- * cost (issue #7), where this costs 12 bytes in the node plus 8 to 16 bytes
- * of bucket array.  Hash values still come from uthash (HASH_VALUE).  Base
- * names that were uniquified (few) sit in a uthash table, hop__base.
+ * (hop_node.name_next), not uthash: a UT_hash_handle is 56 bytes, over a
+ * quarter of the 200 bytes a node may cost (issues #7, #30), where this costs
+ * 8 bytes in the node plus 8 to 16 bytes of bucket array.  The node keeps no
+ * hash (4 bytes would make it 104 bytes, not 96): a chain compares names,
+ * and growing the table hashes each name again, twice per name on average.
+ * Hash values still come from uthash (HASH_VALUE).  Base names that were
+ * uniquified (few) sit in a uthash table, hop__base.
  */
 #include "graph/graph_impl.h"
 
@@ -102,13 +104,20 @@ name_hash(const char *name, size_t len)
     return (uint32_t)hv;
 }
 
+/* The hash of n's name (the node does not keep it). */
+static uint32_t
+node_hash(const hop_node *n)
+{
+    return name_hash(n->name, strlen(n->name));
+}
+
 static hop_node *
 find_node(const graph_impl *impl, const char *name, size_t len, uint32_t hash)
 {
     if (impl->nbuckets == 0)
         return NULL;
     for (hop_node *n = impl->buckets[hash & (impl->nbuckets - 1)]; n; n = n->name_next) {
-        if (n->name_hash == hash && strncmp(n->name, name, len) == 0 && n->name[len] == '\0')
+        if (strncmp(n->name, name, len) == 0 && n->name[len] == '\0')
             return n;
     }
     return NULL;
@@ -183,8 +192,9 @@ reserve_room(graph_impl *impl)
     for (size_t i = 0; i < impl->nbuckets; i++) {
         for (hop_node *n = impl->buckets[i], *next; n; n = next) {
             next = n->name_next;
-            n->name_next = b[n->name_hash & (nb - 1)];
-            b[n->name_hash & (nb - 1)] = n;
+            hop_node **bucket = &b[node_hash(n) & (nb - 1)];
+            n->name_next = *bucket;
+            *bucket = n;
         }
     }
     if (impl->buckets != impl->small_buckets)
@@ -264,11 +274,12 @@ done:
     return st;
 }
 
-/* Links n, whose name and hash are set, into the table (room was made). */
+/* Links n, whose name is set and hashes to hash, into the table (room was
+ * made). */
 static void
-link_name(graph_impl *impl, hop_node *n)
+link_name(graph_impl *impl, hop_node *n, uint32_t hash)
 {
-    hop_node **bucket = &impl->buckets[n->name_hash & (impl->nbuckets - 1)];
+    hop_node **bucket = &impl->buckets[hash & (impl->nbuckets - 1)];
     n->name_next = *bucket;
     *bucket = n;
     impl->nnamed++;
@@ -278,8 +289,7 @@ void
 hop__name_commit(hop_graph *g, const hop__name_claim *claim, hop_node *n)
 {
     n->name = claim->name;
-    n->name_hash = claim->hash;
-    link_name(hop__graph_impl(g), n);
+    link_name(hop__graph_impl(g), n, claim->hash);
     /* Reserving scanned base_<next> .. base_<suffix - 1> and found them taken. */
     if (claim->base && claim->suffix >= claim->base->next)
         claim->base->next = claim->suffix + 1;
@@ -288,7 +298,7 @@ hop__name_commit(hop_graph *g, const hop__name_claim *claim, hop_node *n)
 void
 hop__name_retake(hop_graph *g, hop_node *n)
 {
-    link_name(hop__graph_impl(g), n);
+    link_name(hop__graph_impl(g), n, node_hash(n));
 }
 
 /* name stopped being taken: if it is `<base>_<k>`, base's search must start
@@ -316,7 +326,7 @@ hop__name_release(hop_graph *g, hop_node *n)
     graph_impl *impl = hop__graph_impl(g);
     if (impl->nbuckets == 0)
         return;
-    for (hop_node **pp = &impl->buckets[n->name_hash & (impl->nbuckets - 1)]; *pp;
+    for (hop_node **pp = &impl->buckets[node_hash(n) & (impl->nbuckets - 1)]; *pp;
          pp = &(*pp)->name_next) {
         if (*pp == n) {
             *pp = n->name_next;
