@@ -22,7 +22,7 @@ char *hop__strdup(const char *s);
 hop_status hop__grow(void **items, size_t *cap, size_t need, size_t elem);
 
 /*
- * Arena: bump allocation in chunks that double in size.  Nothing is freed
+ * Arena: bump allocation in chunks that grow by half up to 8 KiB.  Nothing is freed
  * until hop__arena_reset/hop__arena_destroy; there is no capacity limit.
  * Allocations are aligned for any C object.
  */
@@ -38,6 +38,9 @@ void hop__arena_destroy(hop__arena *a);
 /* NULL (error context HOP_NOMEM) on failure. */
 void *hop__arena_alloc(hop__arena *a, size_t n);
 void *hop__arena_zalloc(hop__arena *a, size_t n);
+/* n bytes with no alignment (for strings: nothing is lost to padding).
+ * NULL (error context HOP_NOMEM) on failure. */
+void *hop__arena_bytes(hop__arena *a, size_t n);
 char *hop__arena_strdup(hop__arena *a, const char *s);
 char *hop__arena_printf(hop__arena *a, const char *fmt, ...) HOP_PRINTF(2, 3);
 

@@ -94,8 +94,6 @@ hop__name_sanitize(hop__arena *a, const char *s)
     return out;
 }
 
-enum { FIRST_STR_BLOCK = 256, MAX_STR_BLOCK = 16384 };
-
 static uint32_t
 name_hash(const char *name, size_t len)
 {
@@ -149,36 +147,27 @@ is_taken(const hop_graph *g, const char *name, size_t len, uint32_t hash)
            (g->nsubgraphs > 0 && hop__subgraph_find(g, name, len) != NULL);
 }
 
-/* Copies the n bytes at s (plus a NUL) into the graph's string blocks. */
+/* Copies the n bytes at s (plus a NUL) into the graph's arena, unaligned
+ * (names are short: padding each to 16 bytes would cost more than the
+ * name). */
 static char *
 pack_string(graph_impl *impl, const char *s, size_t n)
 {
-    if (impl->str_left < n + 1) {
-        size_t size = impl->str_block ? impl->str_block : FIRST_STR_BLOCK;
-        if (size < n + 1)
-            size = n + 1;
-        char *block = hop__arena_alloc(&impl->arena, size);
-        if (block == NULL)
-            return NULL;
-        impl->str_next = block;
-        impl->str_left = size;
-        if (impl->str_block < MAX_STR_BLOCK)
-            impl->str_block = impl->str_block ? impl->str_block * 2 : FIRST_STR_BLOCK * 2;
-    }
-    char *d = impl->str_next;
+    char *d = hop__arena_bytes(&impl->arena, n + 1);
+    if (d == NULL)
+        return NULL;
     memcpy(d, s, n);
     d[n] = '\0';
-    impl->str_next += n + 1;
-    impl->str_left -= n + 1;
     return d;
 }
 
-/* Makes room for one more name: the table keeps at most one node per bucket
- * on average.  The old array is kept on failure. */
+/* Makes room for one more name: the table keeps at most two nodes per bucket
+ * on average (4 to 8 bytes of bucket array per name; one per bucket cost 8
+ * to 16, a twentieth of a node).  The old array is kept on failure. */
 static hop_status
 reserve_room(graph_impl *impl)
 {
-    if (impl->nnamed < impl->nbuckets)
+    if (impl->nnamed < 2 * impl->nbuckets)
         return HOP_OK;
     if (impl->nbuckets == 0) {
         impl->buckets = impl->small_buckets;
