@@ -54,38 +54,35 @@ hop__arena_destroy(hop__arena *a)
     hop__arena_init(a);
 }
 
-/* A chunk of a with n bytes free between its front and its back: the head,
- * or a new chunk (which becomes the head, or for a big one-off request goes
- * behind it).  NULL (HOP_NOMEM) on failure. */
+/* A new chunk of a with room for n bytes, made when the head has not:
+ * it becomes the head, or for a big one-off request goes behind it.  NULL
+ * (HOP_NOMEM) on failure. */
 static hop__chunk *
 chunk_for(hop__arena *a, size_t n)
 {
     hop__chunk *c = a->head;
-    if (c == NULL || c->top - c->used < n) {
-        size_t size = c ? (c->size + c->size / 2 + 15) & ~(size_t)15 : ARENA_FIRST; /* x1.5 */
-        if (size > ARENA_MAX)
-            size = ARENA_MAX;
-        if (size < n)
-            size = n;
-        hop__chunk *nc = hop__malloc(sizeof *nc + size);
-        if (nc == NULL)
-            return NULL;
-        nc->size = size;
-        nc->used = 0;
-        nc->top = size;
-        /* A big one-off request goes behind the current chunk so that the
-         * current chunk's free space is still used by the next small ones. */
-        if (c && size == n && c->top - c->used > 256) {
-            nc->next = c->next;
-            c->next = nc;
-        } else {
-            nc->next = c;
-            a->head = nc;
-        }
-        a->reserved += size;
-        c = nc;
+    size_t size = c ? (c->size + c->size / 2 + 15) & ~(size_t)15 : ARENA_FIRST; /* x1.5 */
+    if (size > ARENA_MAX)
+        size = ARENA_MAX;
+    if (size < n)
+        size = n;
+    hop__chunk *nc = hop__malloc(sizeof *nc + size);
+    if (nc == NULL)
+        return NULL;
+    nc->size = size;
+    nc->used = 0;
+    nc->top = size;
+    /* A big one-off request goes behind the current chunk so that the
+     * current chunk's free space is still used by the next small ones. */
+    if (c && size == n && c->top - c->used > 256) {
+        nc->next = c->next;
+        c->next = nc;
+    } else {
+        nc->next = c;
+        a->head = nc;
     }
-    return c;
+    a->reserved += size;
+    return nc;
 }
 
 void *
@@ -95,9 +92,10 @@ hop__arena_alloc(hop__arena *a, size_t n)
     n = (n + align - 1) & ~(align - 1);
     if (n == 0)
         n = align;
-    hop__chunk *c = chunk_for(a, n);
-    if (c == NULL)
-        return NULL;
+    hop__chunk *c = a->head;
+    if (c == NULL || c->top - c->used < n) /* the common case stays inline */
+        if ((c = chunk_for(a, n)) == NULL)
+            return NULL;
     void *p = c->data + c->used;
     c->used += n;
     a->used += n;
@@ -109,9 +107,10 @@ hop__arena_bytes(hop__arena *a, size_t n)
 {
     if (n == 0)
         n = 1;
-    hop__chunk *c = chunk_for(a, n);
-    if (c == NULL)
-        return NULL;
+    hop__chunk *c = a->head;
+    if (c == NULL || c->top - c->used < n)
+        if ((c = chunk_for(a, n)) == NULL)
+            return NULL;
     c->top -= n;
     a->used += n;
     return c->data + c->top;
