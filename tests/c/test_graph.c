@@ -1161,6 +1161,60 @@ fail:
     return st;
 }
 
+/* A node does not store what it calls (issue #30): hop_node_target derives
+ * it from the kind, the op, the class or the name, and a placeholder's
+ * follows a rename; a foreign call keeps a copy of its kernel's name. */
+static void
+test_node_target_is_derived_and_a_foreign_kernel_name_is_copied(void **state)
+{
+    (void)state;
+    hop_graph *g = hop_graph_new(env, "forward");
+    hop_node *x = ph(g, "x", T(HOP_F32, 1, s0, NULL));
+    assert_string_equal(hop_node_target(x), "x");
+    assert_int_equal(hop_graph_rename_node(g, x, "inp"), HOP_OK);
+    assert_string_equal(hop_node_target(x), "inp");
+    hop_node *e = op1(g, HOP_OP_exp, x);
+    assert_string_equal(hop_node_target(e), "exp");
+    char kernel[] = "saxpy";
+    hop_arg arg = hop_arg_node(e);
+    hop_value_info out = T(HOP_F32, 1, s0, NULL);
+    hop_node *f = hop_graph_call_foreign(g, kernel, &arg, 1, &out, 1, HOP_NODE_SIDE_EFFECTS);
+    assert_non_null(f);
+    kernel[0] = 'X'; /* the node's is a copy */
+    assert_string_equal(hop_node_target(f), "saxpy");
+    assert_string_equal(f->name, "saxpy");
+    assert_int_equal(f->flags, HOP_NODE_SIDE_EFFECTS);
+    assert_int_equal(f->op, HOP_OP_COUNT);
+    assert_int_equal(f->kind, HOP_NODE_CALL_FOREIGN);
+    assert_ptr_equal(f->args[0].u.node, e);
+    assert_string_equal(hop_node_target(ret(g, e)), "output");
+    assert_null(hop_node_target(NULL));
+    assert_int_equal(hop_graph_verify(g), HOP_OK);
+    hop_graph_free(g);
+}
+
+/* Counts are 32 bits in the node: a builder refuses more arguments or
+ * outputs with HOP_INVALID before reading them, and the graph is unchanged. */
+static void
+test_more_than_uint32_arguments_or_outputs_is_invalid(void **state)
+{
+    (void)state;
+    if (sizeof(size_t) <= sizeof(uint32_t))
+        skip();
+    hop_graph *g = hop_graph_new(env, "forward");
+    hop_node *x = ph(g, "x", T(HOP_F32, 1, s0, NULL));
+    hop_arg arg = hop_arg_node(x);
+    size_t huge = (size_t)UINT32_MAX + 1;
+    assert_null(hop_graph_output(g, &arg, huge));
+    assert_error(HOP_INVALID, "output: 4294967296 arguments (at most 4294967295)");
+    hop_value_info out = T(HOP_F32, 1, s0, NULL);
+    assert_null(hop_graph_call_foreign(g, "k", &arg, 1, &out, huge, 0));
+    assert_error(HOP_INVALID, "call_foreign k: 4294967296 outputs (at most 4294967295)");
+    assert_int_equal(g->nnodes, 1);
+    assert_null(g->output);
+    hop_graph_free(g);
+}
+
 /* Metadata is shared: nodes with equal values point at one graph-owned
  * copy, whatever the caller's struct does afterwards (issue #7). */
 static void
@@ -1350,6 +1404,8 @@ main(void)
         T_(test_verify_rejects_duplicate_names_and_misplaced_placeholders),
         T_(test_verify_rejects_inconsistent_use_lists_and_bad_getitems),
         T_(test_verify_reports_use_list_problems_in_program_order_after_node_checks),
+        T_(test_node_target_is_derived_and_a_foreign_kernel_name_is_copied),
+        T_(test_more_than_uint32_arguments_or_outputs_is_invalid),
         T_(test_nodes_with_equal_metadata_share_one_graph_owned_copy),
         T_(test_names_survive_table_growth_erase_and_a_failed_rename),
         T_(test_out_of_memory_after_inference_takes_back_new_symbols),
