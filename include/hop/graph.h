@@ -271,9 +271,9 @@ hop_node *hop_graph_call_op_meta(hop_graph *g, hop_op op, const hop_arg *args, s
  * the subgraphs' placeholders).  outs (each a tensor or a SymInt) describe
  * the nouts results and are copied; the node's own meta is outs[0] when
  * nouts == 1 and NONE otherwise.  cls->name must be an identifier
- * (HOP_INVALID otherwise; it prints as a function name); the node's target
- * is a copy of it, and the node is named after it.  NULL on error, with g
- * unchanged.
+ * (HOP_INVALID otherwise; it prints as a function name); it is the node's
+ * target (hop_node_target), and the node is named after it.  NULL on error,
+ * with g unchanged.
  */
 hop_node *hop_graph_call_hop(hop_graph *g, const hop_class *cls, const hop_arg *args, size_t nargs,
                              const hop_value_info *outs, size_t nouts);
