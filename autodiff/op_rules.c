@@ -1178,13 +1178,188 @@ JVP_ARG0(jvp_sort)
     return set_tangent(cx, n, d < 0 ? t : take_along(a->g, t, d, sort_perm(a, n)));
 }
 
+/* How put n combines: SET or ADD (false/true, or the ADD code), or another
+ * combine code. */
+static int64_t
+put_combine(const hop_node *n)
+{
+    if (n->args[3].kind == HOP_ARG_BOOL)
+        return n->args[3].u.b ? HOP_PUT_ADD : HOP_PUT_SET;
+    return n->args[3].u.i;
+}
+
+static hop_status
+put_no_derivative(const hop_node *n)
+{
+    hop_op op = hop_put_combine_op(put_combine(n));
+    return hop_error(HOP_UNSUPPORTED,
+                     "put: no derivative of combining by %s (set, add, mul, maximum and minimum "
+                     "have one)",
+                     op == HOP_OP_COUNT ? "an unknown op" : hop_op_get(op)->name);
+}
+
 /*
- * put(x, idx, values, accumulate).  x's cotangent is ct, with the written
- * positions zeroed unless accumulate (where x's elements stay in the sum).
- * values[j]'s is ct at idx[j]; without accumulate only the value written
- * last at a position reaches the result, so the others get 0 (a put of
- * 0..M-1 tells which j won each position).  One value used for every index
- * gets the sum.
+ * put combining by maximum, minimum or mul (NumPy's maximum.at, minimum.at,
+ * multiply.at).  With V_k = {values[j] : index[j] == k}:
+ *   maximum/minimum  out[k] is one of x[k] and V_k; every one of them equal to
+ *                    it shares the cotangent (tangent) equally, amax's
+ *                    convention; none when out[k] is nan
+ *   mul              out[k] = x[k] prod V_k: prod V_k for x[k], and x[k] times
+ *                    the product of V_k without values[j] for values[j], from
+ *                    the count of zeros in V_k and the product of its other
+ *                    elements (exact with zeros)
+ * Flat over x's elements; values in x's dtype (a wider loop dtype only
+ * rounds the forward value).  The pieces both modes use:
+ */
+typedef struct put_parts {
+    hop_node *fi; /* index, [M] */
+    hop_node *vf; /* values in x's dtype, [nv] */
+    hop_node *x;  /* x, its shape */
+    const hop_expr *numel, *nv;
+    hop_dtype dt;
+    /* maximum/minimum */
+    hop_node *xw, *vw; /* x[k] (its shape), values[j] ([M]) equal to the result */
+    hop_node *cnt;     /* how many are, x's shape */
+    /* mul */
+    hop_node *prod;   /* prod V_k, x's shape */
+    hop_node *others; /* the product of V_k without values[j], [M] (or [1]) */
+} put_parts;
+
+static hop_node *
+flat_zeros(hop_graph *g, const hop_expr *numel, hop_dtype dt, double v)
+{
+    return EMIT(g, full, hop_arg_list((hop_arg[]){S(numel)}, 1), F(v), hop_arg_dtype(dt));
+}
+
+static hop_node *
+scatter_add(hop_graph *g, const put_parts *p, hop_node *v)
+{
+    return EMIT(g, put, N(flat_zeros(g, p->numel, p->dt, 0.0)), N(p->fi), N(v), hop_arg_bool(true));
+}
+
+static hop_status
+put_parts_of(const ad *a, const hop_node *n, put_parts *p)
+{
+    hop_graph *g = a->g;
+    hop_shape_env *env = g->env;
+    const hop_meta *m = meta_of(n);
+    p->dt = m->dtype;
+    p->numel = hop_meta_numel(m, env);
+    const hop_expr *M = hop_meta_numel(meta_of(n->args[1].u.node), env);
+    p->nv = hop_meta_numel(meta_of(n->args[2].u.node), env);
+    if (p->numel == NULL || M == NULL || p->nv == NULL)
+        return hop_error_code();
+    p->x = primal(a, n->args[0].u.node);
+    p->fi = EMIT(g, reshape, N(primal(a, n->args[1].u.node)), hop_arg_list((hop_arg[]){S(M)}, 1));
+    p->vf = to_dtype(
+        g,
+        EMIT(g, reshape, N(primal(a, n->args[2].u.node)), hop_arg_list((hop_arg[]){S(p->nv)}, 1)),
+        p->dt);
+    const hop_meta *xm = meta_of(n->args[0].u.node);
+    if (put_combine(n) == HOP_PUT_MUL) {
+        hop_node *zero = op2c(g, HOP_OP_eq, p->vf, 0.0);
+        hop_node *nonzero = EMIT(g, where, N(zero), F(1.0), N(p->vf));
+        hop_node *p0 = EMIT(g, put, N(flat_zeros(g, p->numel, p->dt, 1.0)), N(p->fi), N(nonzero),
+                            I(HOP_PUT_MUL));
+        hop_node *zeros = scatter_add(g, p, to_dtype(g, zero, p->dt));
+        p->prod = reshape_to(g, zero_or_where(g, op2c(g, HOP_OP_gt, zeros, 0.0), p0), xm);
+        hop_node *p0k = EMIT(g, take, N(p0), I(0), N(p->fi));
+        hop_node *zk = EMIT(g, take, N(zeros), I(0), N(p->fi));
+        /* values[j] == 0: the others' product if it is V_k's only zero; else
+         * prod V_k / values[j] if V_k has none */
+        p->others =
+            where3(g, zero, where_or_zero(g, op2c(g, HOP_OP_eq, zk, 1.0), p0k),
+                   where_or_zero(g, op2c(g, HOP_OP_eq, zk, 0.0), op2(g, HOP_OP_div, p0k, nonzero)));
+        return p->prod && p->others ? HOP_OK : hop_error_code();
+    }
+    hop_node *r = primal(a, n);
+    hop_node *rf = EMIT(g, reshape, N(r), hop_arg_list((hop_arg[]){S(p->numel)}, 1));
+    p->xw = op2(g, HOP_OP_eq, p->x, r);
+    p->vw = op2(g, HOP_OP_eq, p->vf, EMIT(g, take, N(rf), I(0), N(p->fi)));
+    p->cnt = op2(g, HOP_OP_add, to_dtype(g, p->xw, p->dt),
+                 reshape_to(g, scatter_add(g, p, to_dtype(g, p->vw, p->dt)), xm));
+    return p->cnt ? HOP_OK : hop_error_code();
+}
+
+/* v / cnt where cnt > 0, else 0 (a nan result has no winner). */
+static hop_node *
+per_winner(hop_graph *g, const put_parts *p, hop_node *v)
+{
+    return where_or_zero(g, op2c(g, HOP_OP_gt, p->cnt, 0.0), op2(g, HOP_OP_div, v, p->cnt));
+}
+
+static hop_status
+vjp_put_combined(hop_vjp_ctx *cx, const hop_node *n)
+{
+    ad a = ad_vjp(cx);
+    hop_graph *g = a.g;
+    put_parts p;
+    hop_status st = put_parts_of(&a, n, &p);
+    if (st != HOP_OK)
+        return st;
+    hop_node *ct = hop_vjp_ct(cx, n, 0), *gx, *gv;
+    hop_node *flat_ct;
+    if (put_combine(n) == HOP_PUT_MUL) {
+        gx = op2(g, HOP_OP_mul, ct, p.prod);
+        flat_ct = EMIT(g, reshape, N(op2(g, HOP_OP_mul, ct, p.x)),
+                       hop_arg_list((hop_arg[]){S(p.numel)}, 1));
+        gv = op2(g, HOP_OP_mul, EMIT(g, take, N(flat_ct), I(0), N(p.fi)), p.others);
+    } else {
+        hop_node *share = per_winner(g, &p, ct);
+        gx = where_or_zero(g, p.xw, share);
+        flat_ct = EMIT(g, reshape, N(share), hop_arg_list((hop_arg[]){S(p.numel)}, 1));
+        gv = where_or_zero(g, p.vw, EMIT(g, take, N(flat_ct), I(0), N(p.fi)));
+    }
+    if (wants(cx, &n->args[0]) && (st = accumulate(cx, n->args[0].u.node, gx)) != HOP_OK)
+        return st;
+    if (!wants(cx, &n->args[2]))
+        return HOP_OK;
+    const hop_node *vals = n->args[2].u.node;
+    int64_t one;
+    if (hop_expr_const_value(p.nv, &one) && one == 1)
+        gv = EMIT(g, sum, N(gv), hop_arg_none(), hop_arg_bool(false));
+    gv = to_dtype(g, gv, meta_of(vals)->dtype);
+    return accumulate(cx, vals, gv ? reshape_to(g, gv, meta_of(vals)) : NULL);
+}
+
+static hop_status
+jvp_put_combined(hop_jvp_ctx *cx, const hop_node *n)
+{
+    hop_node *tx = tangent(cx, &n->args[0]), *tv = tangent(cx, &n->args[2]);
+    if (tx == NULL && tv == NULL)
+        return HOP_OK;
+    ad a = ad_jvp(cx);
+    hop_graph *g = a.g;
+    put_parts p;
+    hop_status st = put_parts_of(&a, n, &p);
+    if (st != HOP_OK)
+        return st;
+    if (tx == NULL)
+        tx = hop__ad_full(g, meta_of(n), 0.0);
+    tx = to_dtype(g, tx, p.dt);
+    hop_node *tvf =
+        tv ? to_dtype(g, EMIT(g, reshape, N(tv), hop_arg_list((hop_arg[]){S(p.nv)}, 1)), p.dt)
+           : flat_zeros(g, p.nv, p.dt, 0.0);
+    const hop_meta *xm = meta_of(n);
+    hop_node *t;
+    if (put_combine(n) == HOP_PUT_MUL) {
+        /* tx prod V_k + x[k] sum_j tv_j (prod V_k without v_j) */
+        hop_node *sum = reshape_to(g, scatter_add(g, &p, op2(g, HOP_OP_mul, tvf, p.others)), xm);
+        t = op2(g, HOP_OP_add, op2(g, HOP_OP_mul, tx, p.prod), op2(g, HOP_OP_mul, p.x, sum));
+    } else {
+        hop_node *won = reshape_to(g, scatter_add(g, &p, where_or_zero(g, p.vw, tvf)), xm);
+        t = per_winner(g, &p, op2(g, HOP_OP_add, where_or_zero(g, p.xw, tx), won));
+    }
+    return set_tangent(cx, n, t);
+}
+
+/*
+ * put(x, idx, values, combine) setting or adding.  x's cotangent is ct, with
+ * the written positions zeroed when setting (adding, x's elements stay in
+ * the sum).  values[j]'s is ct at idx[j]; when setting only the value
+ * written last at a position reaches the result, so the others get 0 (a put
+ * of 0..M-1 tells which j won each position).  One value used for every
+ * index gets the sum.  The other combines: vjp_put_combined.
  */
 static hop_status
 vjp_put(hop_vjp_ctx *cx, const hop_node *n)
@@ -1192,12 +1367,17 @@ vjp_put(hop_vjp_ctx *cx, const hop_node *n)
     ad a = ad_vjp(cx);
     hop_graph *g = a.g;
     hop_shape_env *env = g->env;
-    bool acc = n->args[3].u.b;
+    int64_t combine = put_combine(n);
+    if (combine == HOP_PUT_MAX || combine == HOP_PUT_MIN || combine == HOP_PUT_MUL)
+        return vjp_put_combined(cx, n);
+    if (combine != HOP_PUT_SET && combine != HOP_PUT_ADD)
+        return put_no_derivative(n);
+    bool acc = combine == HOP_PUT_ADD;
+    hop_status st;
     hop_node *ct = hop_vjp_ct(cx, n, 0);
     const hop_node *x = n->args[0].u.node, *vals = n->args[2].u.node;
     hop_node *idx = primal(&a, n->args[1].u.node);
     hop_dtype dt = meta_of(n)->dtype;
-    hop_status st = HOP_OK;
     if (wants(cx, &n->args[0])) {
         hop_node *gx = ct;
         if (!acc) {
@@ -1228,6 +1408,8 @@ vjp_put(hop_vjp_ctx *cx, const hop_node *n)
     int64_t one;
     if (hop_expr_const_value(nv, &one) && one == 1)
         gv = EMIT(g, sum, N(gv), hop_arg_none(), hop_arg_bool(false));
+    /* an added value may be of the wider dtype the addition computed in */
+    gv = to_dtype(g, gv, meta_of(vals)->dtype);
     return accumulate(cx, vals, gv ? reshape_to(g, gv, meta_of(vals)) : NULL);
 }
 
@@ -1235,6 +1417,11 @@ vjp_put(hop_vjp_ctx *cx, const hop_node *n)
 static hop_status
 jvp_put(hop_jvp_ctx *cx, const hop_node *n)
 {
+    int64_t combine = put_combine(n);
+    if (combine == HOP_PUT_MAX || combine == HOP_PUT_MIN || combine == HOP_PUT_MUL)
+        return jvp_put_combined(cx, n);
+    if (combine != HOP_PUT_SET && combine != HOP_PUT_ADD)
+        return put_no_derivative(n);
     hop_node *tx = tangent(cx, &n->args[0]), *tv = tangent(cx, &n->args[2]);
     if (tx == NULL && tv == NULL)
         return HOP_OK;
@@ -1246,11 +1433,39 @@ jvp_put(hop_jvp_ctx *cx, const hop_node *n)
     if (tv == NULL)
         tv = EMIT(g, full, hop_arg_list(NULL, 0), F(0.0), hop_arg_dtype(dt));
     tx = to_dtype(g, tx, dt);
-    tv = to_dtype(g, tv, dt);
+    tv = to_dtype(g, tv, meta_of(n->args[2].u.node)->dtype);
     if (tx == NULL || tv == NULL)
         return hop_error_code();
     return set_tangent(cx, n,
                        EMIT(g, put, N(tx), N(primal(&a, n->args[1].u.node)), N(tv), n->args[3]));
+}
+
+/* bitcast reads bits, which have no derivative: a result of integers or
+ * bools passes none (as a comparison's), and a float or complex one from a
+ * float or complex x (a complex view of float pairs would be linear) is an
+ * error rather than a silent zero. */
+static hop_status
+bitcast_no_derivative(const hop_node *n)
+{
+    hop_dtype from = meta_of(n->args[0].u.node)->dtype, to = meta_of(n)->dtype;
+    bool inexact = hop_dtype_is_float(to) || hop_dtype_is_complex(to);
+    if (!inexact || !(hop_dtype_is_float(from) || hop_dtype_is_complex(from)))
+        return HOP_OK;
+    return hop_error(HOP_UNSUPPORTED,
+                     "bitcast: no derivative of %s's bits read as %s (a view with another dtype)",
+                     hop_dtype_name(from), hop_dtype_name(to));
+}
+
+static hop_status
+vjp_bitcast(hop_vjp_ctx *cx, const hop_node *n)
+{
+    return hop_vjp_ct(cx, n, 0) == NULL ? HOP_OK : bitcast_no_derivative(n);
+}
+
+static hop_status
+jvp_bitcast(hop_jvp_ctx *cx, const hop_node *n)
+{
+    return tangent(cx, &n->args[0]) == NULL ? HOP_OK : bitcast_no_derivative(n);
 }
 
 /* cumsum: the transpose of a cumsum is the cumsum from the other end. */
@@ -1661,6 +1876,7 @@ static const hop_op_ad_rule rules[HOP_OP_COUNT] = {
     [HOP_OP_fft] = {.vjp = hop__vjp_linalg, .jvp = jvp_linear},
     [HOP_OP_rfft] = {.vjp = hop__vjp_linalg, .jvp = jvp_linear},
     [HOP_OP_irfft] = {.vjp = hop__vjp_linalg, .jvp = jvp_linear},
+    [HOP_OP_bitcast] = {.vjp = vjp_bitcast, .jvp = jvp_bitcast},
 };
 
 const hop_op_ad_rule *

@@ -1234,6 +1234,7 @@ static const hop_op_batch_rule rules[HOP_OP_COUNT] = {
     [HOP_OP_rfft] = DIM1,
     [HOP_OP_irfft] = DIM1,
     [HOP_OP_searchsorted] = {batch_searchsorted, NULL},
+    [HOP_OP_bitcast] = ELEM, /* only the last dim changes: the batch is at dim 0 */
 };
 
 const hop_op_batch_rule *

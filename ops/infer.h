@@ -128,6 +128,7 @@ hop_status hop__infer_item(hop__infer *c);
 hop_status hop__infer_nonzero(hop__infer *c);
 hop_status hop__infer_sym_size(hop__infer *c);
 hop_status hop__infer_to(hop__infer *c);
+hop_status hop__infer_bitcast(hop__infer *c);
 hop_status hop__infer_clone(hop__infer *c);
 hop_status hop__infer_scan(hop__infer *c);
 hop_status hop__infer_sort(hop__infer *c);

@@ -23,6 +23,8 @@
  */
 #include "ops/infer.h"
 
+#include <inttypes.h>
+
 /* A dim of x; a 0-d tensor accepts 0 and -1, as the reductions do. */
 static hop_status
 one_dim(hop__infer *c, size_t i, const hop_meta *x, int *d)
@@ -229,23 +231,45 @@ hop__infer_dynamic_update_slice(hop__infer *c)
     return HOP_OK;
 }
 
-/* put(x, index, values, accumulate): x's shape and dtype.  values must have
- * x's dtype; how many elements it has is checked when the op runs (with a
- * boolean mask's index, their counts are known only then). */
+/* put(x, index, values, combine): x's shape and dtype.  values has x's
+ * dtype for a BOOL combine; for an INT one it is the dtype the combining op
+ * computes in, which the op must take and give back.  How many elements it
+ * has is checked when the op runs (with a boolean mask's index, their
+ * counts are known only then). */
 hop_status
 hop__infer_put(hop__infer *c)
 {
     const hop_meta *x, *idx, *v;
-    bool acc;
     hop_status st;
     hop__text tx, ti;
     if ((st = hop__arg_tensor(c, 0, &x)) != HOP_OK ||
-        (st = hop__arg_tensor(c, 1, &idx)) != HOP_OK ||
-        (st = hop__arg_tensor(c, 2, &v)) != HOP_OK || (st = hop__arg_bool(c, 3, &acc)) != HOP_OK)
+        (st = hop__arg_tensor(c, 1, &idx)) != HOP_OK || (st = hop__arg_tensor(c, 2, &v)) != HOP_OK)
         return st;
     if (!hop_dtype_is_int(idx->dtype))
         return hop_error(HOP_DTYPE, "put: index must be an integer tensor, got %s",
                          hop__meta_text(&ti, idx));
+    if (c->args[3].kind == HOP_OPND_INT) {
+        int64_t code = c->args[3].u.i;
+        hop_op op = hop_put_combine_op(code);
+        if (op == HOP_OP_COUNT)
+            return hop_error(HOP_INVALID, "put: %" PRId64 " is not a combine code (0 to %d)", code,
+                             HOP_PUT_COMBINE_COUNT - 1);
+        /* the combining op on two scalars of values' dtype: no sizes, so no
+         * decision reaches the env */
+        hop_meta s = {.dtype = v->dtype, .rank = 0};
+        hop_operand two[2] = {{.kind = HOP_OPND_TENSOR, .u.tensor = &s},
+                              {.kind = HOP_OPND_TENSOR, .u.tensor = &s}};
+        hop_value_info r;
+        if (hop_op_infer(c->env, op, two, 2, &r) != HOP_OK || r.meta.dtype != v->dtype) {
+            return hop_error(HOP_DTYPE, "put: %s cannot combine values %s in their dtype",
+                             hop_op_get(op)->name, hop__meta_text(&ti, v));
+        }
+        hop__set_tensor(c, x->dtype, x->rank, x->sizes);
+        return HOP_OK;
+    }
+    bool acc;
+    if ((st = hop__arg_bool(c, 3, &acc)) != HOP_OK)
+        return st;
     if (v->dtype != x->dtype)
         return hop_error(HOP_DTYPE, "put: values must have the dtype of x (%s), got %s",
                          hop__meta_text(&tx, x), hop__meta_text(&ti, v));

@@ -855,6 +855,53 @@ hop__infer_to(hop__infer *c)
     return HOP_OK;
 }
 
+/* bitcast(x, dtype): x's shape with the last dim scaled by the ratio of the
+ * item sizes (each a power of two, so a smaller one always divides). */
+hop_status
+hop__infer_bitcast(hop__infer *c)
+{
+    const hop_meta *x;
+    hop_dtype dtype;
+    hop_status st;
+    hop__text tx;
+    if ((st = hop__arg_tensor(c, 0, &x)) != HOP_OK ||
+        (st = hop__arg_dtype(c, 1, false, HOP_F32, &dtype)) != HOP_OK)
+        return st;
+    int64_t from = (int64_t)hop_dtype_size(x->dtype), to = (int64_t)hop_dtype_size(dtype);
+    if (from == to) {
+        hop__set_tensor(c, dtype, x->rank, x->sizes);
+        return HOP_OK;
+    }
+    if (x->rank == 0)
+        return hop_error(HOP_SHAPE,
+                         "bitcast: a 0-d tensor %s cannot be read as %s, whose items "
+                         "have another size",
+                         hop__meta_text(&tx, x), hop_dtype_name(dtype));
+    const hop_expr *sizes[HOP_MAX_RANK], *last = x->sizes[x->rank - 1];
+    memcpy(sizes, x->sizes, sizeof(sizes[0]) * (size_t)x->rank);
+    if (from > to) {
+        last = hop_sym_mul_int(c->env, last, from / to);
+    } else {
+        const hop_expr *q = hop_sym_floordiv(c->env, last, hop__const(c, to / from));
+        bool whole;
+        if (q == NULL)
+            return hop__sym_failed(c);
+        if ((st = hop__decide_eq(c, hop_sym_mul_int(c->env, q, to / from), last, &whole)) != HOP_OK)
+            return st;
+        if (!whole)
+            return hop_error(HOP_SHAPE,
+                             "bitcast: the last dim of %s does not split into whole "
+                             "items of %s",
+                             hop__meta_text(&tx, x), hop_dtype_name(dtype));
+        last = q;
+    }
+    if (last == NULL)
+        return hop__sym_failed(c);
+    sizes[x->rank - 1] = last;
+    hop__set_tensor(c, dtype, x->rank, sizes);
+    return HOP_OK;
+}
+
 hop_status
 hop__infer_clone(hop__infer *c)
 {

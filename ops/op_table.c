@@ -43,3 +43,15 @@ hop_op_from_name(const char *name, hop_op *out)
     }
     return hop_error(HOP_NOT_FOUND, "hop_op_from_name: no op named '%s'", name);
 }
+
+hop_op
+hop_put_combine_op(int64_t code)
+{
+    static const hop_op ops[] = {HOP_OP_COUNT, /* SET */
+#define HOP__PUT_OP(code, op) HOP_OP_##op,
+                                 HOP_PUT_COMBINE_LIST(HOP__PUT_OP)
+#undef HOP__PUT_OP
+    };
+    _Static_assert(HOP__ARRAY_LEN(ops) == HOP_PUT_COMBINE_COUNT, "one op per put combine code");
+    return code >= 0 && code < HOP_PUT_COMBINE_COUNT ? ops[code] : HOP_OP_COUNT;
+}

@@ -425,23 +425,80 @@ accumulate_one(hop_dtype dt, void *o, int64_t k, const void *v, int64_t j)
     }
 }
 
+/* A float loop's result r (of dtype ft) stored into integer dtype it as
+ * NumPy's x86-64 casts store it: truncated to int32 (to int64 for int64
+ * and uint32), a value out of that range (or nan) being its minimum, then
+ * the low bits; uint64 as hop converts.  The rule of hop.numpy's astype
+ * (python/hop/numpy/_core.py cast), which composes it from ops. */
+static void
+store_float_as_int(void *dst, hop_dtype it, const void *r, hop_dtype ft)
+{
+    double d;
+    hop__convert(1, &d, HOP_F64, r, ft, 1);
+    int64_t w;
+    if (it == HOP_U64) {
+        hop__convert(1, dst, it, r, ft, 1);
+        return;
+    }
+    if (it == HOP_I64 || it == HOP_U32)
+        w = d >= -0x1p63 && d < 0x1p63 ? (int64_t)d : INT64_MIN;
+    else
+        w = d > -2147483649.0 && d < 2147483648.0 ? (int64_t)d : INT32_MIN;
+    hop__convert(1, dst, it, &w, HOP_I64, 1); /* integer narrowing keeps the low bits */
+}
+
+/* o[k] = op(o[k], v[j]) (a put combine): o's element in x's dtype xt,
+ * computed in values' dtype vt as the elementwise kernels compute it (f16
+ * in f32, rounded back) and converted back to xt, as NumPy's ufunc.at
+ * casts its loop's result into the array. */
+static void
+combine_one(hop__vfn fn, hop_dtype vt, hop_dtype xt, void *o, int64_t k, const void *v, int64_t j)
+{
+    _Alignas(16) unsigned char a[16], b[16], r[16], back[16];
+    hop_dtype ct = hop__compute_dtype(vt);
+    size_t xs = hop_dtype_size(xt), vs = hop_dtype_size(vt);
+    char *dst = (char *)o + k * (int64_t)xs;
+    hop__convert(1, a, ct, dst, xt, 1);
+    hop__convert(1, b, ct, (const char *)v + j * (int64_t)vs, vt, 1);
+    fn(1, r, (const void *const[]){a, b}, (const int[]){1, 1});
+    const void *res = r;
+    if (ct != vt) { /* f16: the loop's result is f16 before it reaches x */
+        hop__convert(1, back, vt, r, ct, 1);
+        res = back;
+    }
+    if (hop_dtype_is_float(vt) && hop_dtype_is_int(xt))
+        store_float_as_int(dst, xt, res, vt);
+    else
+        hop__convert(1, dst, xt, res, vt, 1);
+}
+
 /*
- * put(x, index, values, accumulate): out (new, C-contiguous) is x with
- * out.flat[index[j]] = values[j] in index order, or += for accumulate.
- * Every index and the count of values are checked before anything is
- * written.
+ * put(x, index, values, combine): out (new, C-contiguous) is x with
+ * out.flat[index[j]] = values[j] in index order, or += for combine true,
+ * or op(out.flat[index[j]], values[j]) for a combine code's op.  Every
+ * index and the count of values are checked before anything is written.
  */
 static hop_status
 put(const hop__call *c, const hop__imem *mem, hop_tensor *out)
 {
     const hop_tensor *x = c->args[0].u.tensor, *ix = c->args[1].u.tensor;
     const hop_tensor *vt = c->args[2].u.tensor;
-    bool acc = c->args[3].u.b;
+    bool acc = c->args[3].kind == HOP_OPND_BOOL && c->args[3].u.b;
+    hop__vfn fn = NULL;
+    hop_dtype vdt = x->dtype; /* values' dtype: x's, or a combining op's */
+    if (c->args[3].kind == HOP_OPND_INT) {
+        vdt = vt->dtype;
+        hop_op op = hop_put_combine_op(c->args[3].u.i);
+        fn = op == HOP_OP_COUNT ? NULL : hop__vfn_binary(op, hop__compute_dtype(vdt));
+        if (fn == NULL) /* the shape rule refuses these */
+            return hop_error(HOP_DTYPE, "put: combine %" PRId64 " does not take %s", c->args[3].u.i,
+                             hop_dtype_name(vdt));
+    }
     int64_t nidx = hop_tensor_numel(ix), nv = hop_tensor_numel(vt), size = hop_tensor_numel(x);
     if (nv != nidx && nv != 1)
         return hop_error(HOP_SHAPE, "put: cannot put %" PRId64 " value(s) at %" PRId64 " index(es)",
                          nv, nidx);
-    char *block = scratch_get(mem, span(nidx, HOP_I64) + span(nv, x->dtype));
+    char *block = scratch_get(mem, span(nidx, HOP_I64) + span(nv, vdt));
     if (block == NULL)
         return HOP_NOMEM;
     int64_t *k = (int64_t *)block;
@@ -458,7 +515,7 @@ put(const hop__call *c, const hop__imem *mem, hop_tensor *out)
         }
         k[j] = v < 0 ? v + size : v;
     }
-    to_contiguous(vt, x->dtype, vals);
+    to_contiguous(vt, vdt, vals);
     int64_t ostrides[HOP_MAX_RANK], s = 1;
     for (int i = x->rank - 1; i >= 0; i--) {
         ostrides[i] = s;
@@ -476,7 +533,9 @@ put(const hop__call *c, const hop__imem *mem, hop_tensor *out)
     char *o = out->data;
     for (int64_t j = 0; j < nidx; j++) {
         int64_t from = nv == 1 ? 0 : j;
-        if (acc)
+        if (fn != NULL)
+            combine_one(fn, vdt, x->dtype, o, k[j], vals, from);
+        else if (acc)
             accumulate_one(x->dtype, o, k[j], vals, from);
         else
             memcpy(o + k[j] * (int64_t)esz, vals + from * (int64_t)esz, esz);
@@ -610,6 +669,10 @@ hop__index_run(const hop__call *c, const hop__imem *mem, hop_tensor **out)
         break;
     case HOP_OP_searchsorted:
         st = searchsorted(c, mem, t);
+        break;
+    case HOP_OP_bitcast: /* x's bytes in C order are the result's */
+        to_contiguous(c->args[0].u.tensor, c->args[0].u.tensor->dtype, t->data);
+        st = HOP_OK;
         break;
     default:
         st = c->info->rule == HOP_RULE_LINALG ? hop__linalg_run(c, mem, t)

@@ -405,6 +405,7 @@ typedef enum hop_shape_rule {
     HOP_RULE_SEARCHSORTED,         /* (sorted, values, right) -> i64, values' shape */
     HOP_RULE_LINALG,               /* the linalg ops: see their rows */
     HOP_RULE_FFT,                  /* (x, n, axis, kind flags) */
+    HOP_RULE_BITCAST,              /* (x, dtype) -> the bytes read as dtype */
 } hop_shape_rule;
 
 /* Kernel families, for the runtime (closed set). */
@@ -475,13 +476,17 @@ typedef enum hop_kernel_family {
  *                        view); its gradient and tangent are zero where mask is false: how a
  *                        batched cond keeps a branch's gradient out of the examples that did
  *                        not take it (docs/AUTODIFF.md)
- *   put                  (x, index: integer TENSOR, values: TENSOR of x's dtype, accumulate:
- *                        BOOL) -> a copy of x with its element index[i] (x flattened in C
- *                        order; negative counts from the end) set to values[i], in index order
- *                        (a repeated index keeps the last value), or with values[i] added
- *                        (accumulate: NumPy's add.at); values has as many elements as index,
- *                        or one (used for every index), checked when the op runs (HOP_SHAPE),
- *                        as every index is (HOP_INDEX)
+ *   put                  (x, index: integer TENSOR, values: TENSOR, combine: BOOL or INT) ->
+ *                        a copy of x with its element index[i] (x flattened in C order;
+ *                        negative counts from the end) set to values[i], in index order (a
+ *                        repeated index keeps the last value), or combined with it (NumPy's
+ *                        ufunc.at): combine true adds (values of x's dtype); an INT is a
+ *                        hop_put_combine code below, whose op computes x[k] = op(x[k], v) once
+ *                        per index in order, in values' dtype (NumPy's loop dtype: x[k] is
+ *                        converted to it, the result back to x's dtype); values has x's dtype
+ *                        for false/true and as many elements as index, or one (used for
+ *                        every index), checked when the op runs (HOP_SHAPE), as every index
+ *                        is (HOP_INDEX)
  *   searchsorted         (sorted: 1-d TENSOR, values: TENSOR of its dtype, right: BOOL) -> i64
  *                        of values' shape: for each value the first position i with
  *                        sorted[i] >= value (right: > value) in NumPy's order (nan last)
@@ -509,6 +514,10 @@ typedef enum hop_kernel_family {
  *                        norm 0, 1, 2 scale by 1, 1/sqrt(n), 1/n
  *   rfft                 (x: f32/f64, dim, norm) -> complex, dim's size n // 2 + 1
  *   irfft                (x: complex, dim, n: INT/SYM, norm) -> real, dim's size n
+ *   bitcast              (x, dtype: DTYPE) -> x's bytes in C order read as dtype (NumPy's
+ *                        x.view(dtype) of a C-contiguous x): the last dim scaled by the ratio
+ *                        of the item sizes; HOP_SHAPE for a 0-d x and another item size, and
+ *                        for a last dim whose bytes do not split into whole new items
  *
  * Complex operands (c64, c128) are taken by arithmetic, pow, eq/ne, the
  * float functions NumPy defines on them, sign (NumPy's: the sign of the real
@@ -655,7 +664,8 @@ typedef enum hop_kernel_family {
     X(linalg_eig, 2, LINALG, INDEX, C, 1)                                                          \
     X(fft, 4, FFT, INDEX, C, 1)                                                                    \
     X(rfft, 3, FFT, INDEX, C, 1)                                                                   \
-    X(irfft, 4, FFT, INDEX, C, 1)
+    X(irfft, 4, FFT, INDEX, C, 1)                                                                  \
+    X(bitcast, 2, BITCAST, INDEX, C, 1)
 
 typedef enum hop_op {
 #define HOP__OP_ENUM(name, nargs, rule, family, complex, cost) HOP_OP_##name,
@@ -663,6 +673,42 @@ typedef enum hop_op {
 #undef HOP__OP_ENUM
         HOP_OP_COUNT
 } hop_op;
+
+/*
+ * put's combining ops, its fourth operand as an INT (false and true are SET
+ * and ADD with values of x's dtype).  Saved graphs store the code, so the
+ * list only grows at its end.  Each names the binary op of the table that
+ * combines; the op must take values' dtype and give it back.
+ */
+#define HOP_PUT_COMBINE_LIST(X)                                                                    \
+    X(ADD, add)                                                                                    \
+    X(MUL, mul)                                                                                    \
+    X(MAX, maximum)                                                                                \
+    X(MIN, minimum)                                                                                \
+    X(DIV, div)                                                                                    \
+    X(FLOOR_DIVIDE, floor_divide)                                                                  \
+    X(REMAINDER, remainder)                                                                        \
+    X(FMOD, fmod)                                                                                  \
+    X(POW, pow)                                                                                    \
+    X(BITWISE_AND, bitwise_and)                                                                    \
+    X(BITWISE_OR, bitwise_or)                                                                      \
+    X(BITWISE_XOR, bitwise_xor)                                                                    \
+    X(LEFT_SHIFT, left_shift)                                                                      \
+    X(RIGHT_SHIFT, right_shift)                                                                    \
+    X(GCD, gcd)                                                                                    \
+    X(LCM, lcm)                                                                                    \
+    X(ARCTAN2, arctan2)                                                                            \
+    X(HYPOT, hypot)                                                                                \
+    X(COPYSIGN, copysign)
+
+typedef enum hop_put_combine {
+    HOP_PUT_SET = 0,
+#define HOP__PUT_ENUM(code, op) HOP_PUT_##code,
+    HOP_PUT_COMBINE_LIST(HOP__PUT_ENUM)
+#undef HOP__PUT_ENUM
+        HOP_PUT_COMBINE_COUNT
+} hop_put_combine;
+
 
 typedef struct hop_op_info {
     const char *name;
@@ -677,6 +723,9 @@ typedef struct hop_op_info {
 const hop_op_info *hop_op_get(hop_op op);
 /* Looks an op up by name; HOP_NOT_FOUND if there is none. */
 hop_status hop_op_from_name(const char *name, hop_op *out);
+/* The op a put combine code combines with (code 0, SET, and codes outside
+ * the list: HOP_OP_COUNT). */
+hop_op hop_put_combine_op(int64_t code);
 
 /* An operand of shape inference: a tensor's metadata, a SymInt/SymBool, a
  * Python-like scalar, a dtype, a list, or nothing. */

@@ -36,6 +36,10 @@ __all__ = ["GraphBreak", "conversion", "raised", "internal", "text"]
 
 _KEY = "hop.graph breaks"    # Trace.scratch: the breaks raised in this trace
 _COMPILE = "hop.compile"     # Trace.scratch: set for a trace hop.compile makes
+# Trace.scratch: the tracer depth of a side of a data-dependent `if` the frame
+# translator traces as a cond body (_frame.Translator._merge_if): the
+# function's own code runs there, so a conversion is a break, as at the root
+SIDE = "hop.frame side"
 
 
 class GraphBreak(BaseException):
@@ -74,7 +78,7 @@ def _compiling():
     # path specialisation runs the code after a branch point in a side of a
     # cond: still the function's own code
     paths = tr.scratch.get(_paths.PATHS)
-    here = paths.depth() if paths is not None else None
+    here = paths.depth() if paths is not None else tr.scratch.get(SIDE)
     if _C._trace_depth() != (root if here is None else here):
         return None
     return tr

@@ -302,7 +302,7 @@ class CompiledFunction(_C._CompiledCall):
         lifted = _frame.lifted_sources(self.fn.func if resume else self.fn)
         lines = self.fn.effect_lines if resume else \
             {(s.rsplit(":", 1)[0], int(s.rsplit(":", 1)[1])) for s in
-             (e.site for e in effects) if s.rsplit(":", 1)[-1].isdigit()}
+             (e.site for e in effects if e.kind != "type") if s.rsplit(":", 1)[-1].isdigit()}
         state = _frame.lifted_now(lifted)
         args2 = tuple(args) + state
         saved = (None if self._dims is None else [set(d) for d in self._dims], self._first)
@@ -570,8 +570,9 @@ def _compile_resume(resume):
 
 
 def _frame_notes(tr):
-    """explain()'s lines for a translated graph: the ints lifted to inputs
-    and the side-effect table replayed after every call, in order."""
+    """explain()'s lines for a translated graph: the ints lifted to inputs,
+    the side-effect table replayed after every call, in order, the
+    data-dependent ifs traced as conds, and the break it ends at."""
     out = []
     if tr.lifted:
         out.append("lifted to plan inputs (their new values are outputs): " +
@@ -579,6 +580,7 @@ def _frame_notes(tr):
                              else f"dict item [{n!r}]" for k, _, n in tr.lifted))
     out.append(f"side effects replayed after each call ({len(tr.effects)}):" +
                "".join(f"\n  {e.what} at {e.site}" for e in tr.effects))
+    out.extend(tr.merged)  # the data-dependent ifs traced as conds (no break)
     if tr.stop is not None:
         out.append(tr.stop.describe())
         for key, cf in tr.stop.resumes.items():

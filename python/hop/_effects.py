@@ -76,6 +76,9 @@ KINDS = {
     "io": "reads or writes files, streams or the environment",
     "call": "calls code hop cannot analyse",
     "bytecode": "has bytecode hop's analysis does not read",
+    # not an effect: a question only the frame translator answers as eagerly
+    # (type() of a hop.numpy array is NumPy's class to the user's code)
+    "type": "asks type() of a value",
     # not from the bytecode: met while tracing (hop/_breaks.py)
     "conversion": "needs the value of a traced value (its text, a number, a NumPy array)",
 }
@@ -1043,6 +1046,9 @@ class _Calls:
 
     def class_call(self, cls):
         f, frame, site = self.f, self.frame, self.site
+        if cls is type and len(site.args) == 1 and not site.star and not site.kwnames:
+            self.add("type", "calls type() of one value, NumPy's class for a hop.numpy array "
+                             "only when hop.compile translates the function")
         mod = getattr(cls, "__module__", "") or ""
         if _is_user(mod):
             for name in ("__new__", "__init__", "__post_init__"):

@@ -803,8 +803,9 @@ def _trace_once(fn, example_args, dynamic, paths, slots, slot_arrays, kwargs, co
     finally:
         tr.stop()
         _breaks.forget(tr)
-    writeback = _WriteBack(slots, slot_arrays, tr, leaves, runs, traced, writes) if slots \
-        else None
+    # (a layout a decision read is checked on every call, written or not)
+    writeback = _WriteBack(slots, slot_arrays, tr, leaves, runs, traced, writes) \
+        if slots or any(run.layout for run in runs) else None
     template = [None if isinstance(x, outs) else x for x in out_leaves]
     plan = tr.lower()
     statics = [None if k is not None else leaves[i] for i, k in enumerate(kinds)]
@@ -1069,8 +1070,9 @@ class _WriteBack:
         for i, want in self.layout.items():
             if _layout(leaves[i]) != want:
                 raise error(f"guard failed: argument {i} has another memory layout than when "
-                            f"traced, which decides whether NumPy's reshape of it is a view "
-                            f"(the function writes through it)")
+                            f"traced, which decides what NumPy does with it (whether a reshape "
+                            f"of it that the function writes through is a view, or whether "
+                            f"ndarray.view with another item size raises)")
 
     def apply(self, results, leaves, captured):
         """Copies the written values into the caller's memory; the results

@@ -8,8 +8,8 @@
  * index shapes, strided inputs, HOP_INDEX for an index out of range), the
  * dynamic indexing ops (a start read from a tensor, clamped), and the
  * ufuncs of #29: hyperbolic and inverse trig functions, cbrt, i0/i1,
- * arctan2 hypot copysign nextafter fmod ldexp, gcd lcm and shifts, put and
- * searchsorted.
+ * arctan2 hypot copysign nextafter fmod ldexp, gcd lcm and shifts, put
+ * (set, add, and the combine codes of ufunc.at), searchsorted and bitcast.
  */
 #include "test_runtime_util.h"
 
@@ -390,6 +390,59 @@ test_put_sets_or_accumulates_at_flat_indices(void **state)
     RELEASE(x, xt, idx, v, p, pa, one, p1, h, hi, hv, ha, six, three);
 }
 
+/* put with a combine code: op(x[k], v) once per index in order, computed
+ * in values' dtype and cast back into x's (float to int as NumPy's x86-64
+ * casts: through int32, out of range the minimum, then the low bits). */
+static void
+test_put_combines_in_values_dtype_in_index_order(void **state)
+{
+    (void)state;
+    hop_tensor *x = make(HOP_F32, 1, SIZES(3), (double[]){1, 1, 1});
+    hop_tensor *idx = make(HOP_I64, 1, SIZES(3), (double[]){0, 0, -1});
+    hop_tensor *v = make(HOP_F64, 1, SIZES(3), (double[]){1.1, 1.3, NAN});
+    hop_tensor *m = OP(put, TA(x), TA(idx), TA(v), IA(HOP_PUT_MUL));
+    /* each f64 product rounded to f32 before the next: NumPy's 1.4300001 */
+    float want = (float)((double)(float)1.1 * 1.3);
+    CHECK(m, HOP_F32, (3), want, 1, NAN);
+    hop_tensor *mx = OP(put, TA(x), TA(idx), TA(v), IA(HOP_PUT_MAX));
+    CHECK(mx, HOP_F32, (3), (float)1.3, 1, NAN);
+    hop_tensor *u = make(HOP_U8, 1, SIZES(2), (double[]){3, 200});
+    hop_tensor *ui = make(HOP_I32, 1, SIZES(2), (double[]){0, 1});
+    hop_tensor *uv = make(HOP_F64, 1, SIZES(2), (double[]){-5.5, 1e10});
+    hop_tensor *ua = OP(put, TA(u), TA(ui), TA(uv), IA(HOP_PUT_ADD));
+    CHECK(ua, HOP_U8, (2), 254, 0); /* -2.5 -> -2 -> 254; 1e10 -> INT32_MIN -> 0 */
+    hop_tensor *b = make(HOP_BOOL, 1, SIZES(2), (double[]){0, 1});
+    EXPECT_FAIL(HOP_DTYPE, "put: div cannot combine values i32[2] in their dtype", put, TA(u),
+                TA(ui), TA(ui), IA(HOP_PUT_DIV));
+    EXPECT_FAIL(HOP_INVALID, "put: 99 is not a combine code (0 to 19)", put, TA(u), TA(ui), TA(ui),
+                IA(99));
+    RELEASE(x, idx, v, m, mx, u, ui, uv, ua, b);
+}
+
+/* bitcast reads x's bytes in C order (a strided x too) as another dtype. */
+static void
+test_bitcast_reads_the_bytes_in_c_order(void **state)
+{
+    (void)state;
+    hop_tensor *x = make(HOP_F32, 2, SIZES(2, 2), (double[]){1, -2, 0.5, 0});
+    hop_tensor *xt = OP(transpose, TA(x), IA(0), IA(1)); /* 1, 0.5, -2, 0 */
+    hop_tensor *i = OP(bitcast, TA(xt), DA(HOP_I32));
+    CHECK(i, HOP_I32, (2, 2), 0x3f800000, 0x3f000000, (int32_t)0xc0000000, 0);
+    hop_tensor *d = OP(bitcast, TA(x), DA(HOP_F64));
+    CHECK(d, HOP_F64, (2, 1), -2.000000473111868, 5.222099017e-315); /* NumPy's */
+    hop_tensor *b = OP(bitcast, TA(x), DA(HOP_U8));
+    CHECK(b, HOP_U8, (2, 8), 0, 0, 0x80, 0x3f, 0, 0, 0, 0xc0, 0, 0, 0, 0x3f, 0, 0, 0, 0);
+    hop_tensor *odd = make(HOP_F32, 1, SIZES(3), (double[]){1, 2, 3});
+    EXPECT_FAIL(HOP_SHAPE, "bitcast: the last dim of f32[3] does not split into whole items of f64",
+                bitcast, TA(odd), DA(HOP_F64));
+    hop_tensor *s = make(HOP_F32, 0, SIZES(0), (double[]){1});
+    EXPECT_FAIL(HOP_SHAPE,
+                "bitcast: a 0-d tensor f32[] cannot be read as f64, whose items have "
+                "another size",
+                bitcast, TA(s), DA(HOP_F64));
+    RELEASE(x, xt, i, d, b, odd, s);
+}
+
 static void
 test_searchsorted_finds_positions_with_nan_last(void **state)
 {
@@ -424,6 +477,8 @@ main(void)
         cmocka_unit_test(test_two_operand_float_functions),
         cmocka_unit_test(test_integer_fmod_gcd_lcm_and_shifts),
         cmocka_unit_test(test_put_sets_or_accumulates_at_flat_indices),
+        cmocka_unit_test(test_put_combines_in_values_dtype_in_index_order),
+        cmocka_unit_test(test_bitcast_reads_the_bytes_in_c_order),
         cmocka_unit_test(test_searchsorted_finds_positions_with_nan_last),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);

@@ -70,6 +70,17 @@ STATEMENTS = {
     # a data-dependent branch on a conversion: a graph break whose resume
     # depends on the side taken (issue 28)
     "branch": ("conversion", ["if float(acc.sum()) > 1.0:", "    acc = acc * 2"]),
+    # a data-dependent if on a traced value: one cond where its sides are
+    # pure (the frame translator's merge, or path specialisation), else a
+    # break at the if (a side with an effect; NumPy's inexact sum); a
+    # conversion for fullgraph=True, which raises at it
+    "if-data": ("conversion", ["if acc.sum() > 4.0:", "    acc = acc * 0.5", "else:",
+                               "    acc = acc + 1"]),
+    "if-exact": ("conversion", ["if (acc > 1.0).all():", "    acc = acc - 1",
+                                "    _t = acc * 2", "    acc = _t + 1"]),
+    "if-effect": ("effect", ["if acc.sum() > 4.0:", "    LOG.append(len(LOG))",
+                             "    acc = acc - 1"]),
+    "ternary": ("conversion", ["acc = acc * 2 if acc.sum() < 3.0 else acc - 0.5"]),
     "isinstance": ("pure", ["acc = acc + (1.0 if isinstance(acc, np.ndarray) else 2.0)"]),
     "scale": ("pure", ["acc = acc * 2 + 1"]),
     "normalise": ("pure", ["acc = acc / (1.0 + (acc * acc).sum())"]),

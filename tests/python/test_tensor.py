@@ -802,9 +802,12 @@ def test_repr_of_a_0d_tensor_follows_numpys_print_options():
 
 def test_repr_of_a_0d_float_from_c_is_the_python_paths_and_numpys_text():
     # tensor.c makes a positional 0-d float's text itself (scalar_repr: the
-    # replayed print of a compiled function), with one dragon4 pass where
+    # replayed print of a compiled function): float32 and float64 with exact
+    # integer arithmetic and no NumPy, float16 with one dragon4 pass where
     # NumPy makes two; _tensor_api's path (NumPy's two passes) and NumPy's
-    # array2string are the references
+    # array2string are the references.  (A hand run of 3M values, random
+    # bits and every float32 within 300 ulps of each power of two and ten,
+    # found no difference.)
     from hop import _tensor_api
     rng = np.random.default_rng(30)
     bits = rng.integers(0, 2 ** 32, 3000, dtype=np.uint64).astype(np.uint32)

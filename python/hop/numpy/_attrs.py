@@ -133,21 +133,53 @@ ndarray.imag = property(_imag, _set_imag, doc="The imaginary part: zeros for a r
 # ---------------------------------------------------------------- views
 
 def _view_method(self, dtype=None, type=None):
-    """ndarray.view(): a view of the same memory; with another dtype (a
-    reinterpretation of the bytes) only of a concrete array."""
+    """ndarray.view(): a view of the same memory; with another dtype a
+    reinterpretation of the bytes (traced: a bitcast of the base's value,
+    recomputed after each write to the base; a write through it is an
+    UnsupportedError), with NumPy's errors where the item sizes differ."""
     if isinstance(dtype, builtins.type) and issubclass(dtype, (ndarray, _np.ndarray)):
         dtype, type = None, dtype
     kind = builtins.type(self)
+    # (a NumPy scalar's view is a scalar)
     if dtype is None or _np.dtype(dtype) == self.dtype:
-        return view(kind, self, Step(lambda x: x, lambda x: x), t=self._t)
+        return view(kind, self, Step(lambda x: x, lambda x: x), scalar=self._scalar, t=self._t)
     npd = _np.dtype(dtype)
     t = self._t
     if _C._is_proxy(t) or _core.tracing():
-        raise _C.UnsupportedError(
-            f"hop.numpy: ndarray.view({npd}) of a traced array reinterprets its bytes, which hop "
-            f"does not trace; use astype for a conversion of the values")
+        return _bitcast_view(self, kind, npd)
     _core.hop_dtype(npd, "ndarray.view")
-    return kind(_C.asarray(t.numpy().view(npd)))
+    return kind(_C.asarray(t.numpy().view(npd)), scalar=self._scalar)
+
+
+def _bitcast_view(a, kind, npd):
+    """a.view(npd) of a traced array: NumPy's checks, in its order, then a
+    view whose step is a bitcast."""
+    hd = _core.hop_dtype(npd, "ndarray.view")
+    old, new = a.dtype.itemsize, npd.itemsize
+    if old != new:
+        if a._t.ndim == 0:
+            raise ValueError("Changing the dtype of a 0d array is only supported if the itemsize "
+                             "is unchanged")
+        run = _storage.current()
+        contiguous = _storage.last_axis_contiguous(a, run) if run is not None else True
+        if contiguous is None:
+            raise _C.UnsupportedError(
+                f"hop.numpy: ndarray.view({npd}) of an array whose last axis is contiguous or "
+                f"not depending on sizes hop knows only at run time; copy it first "
+                f"(`.copy().view(...)`)")
+        if not contiguous:
+            raise ValueError("To change to a dtype of a different size, the last axis must be "
+                             "contiguous")
+        if new > old and (a._t.shape[-1] * old) % new != 0:
+            raise ValueError("When changing to a larger dtype, its size must be a divisor of "
+                             "the total size in bytes of the last axis of the array.")
+
+    def bitcast(x):
+        return _C._op("bitcast", x, hd)
+    # (the memory offsets of a same-size view are its base's; of another
+    # size hop does not follow them: a reshape of it is then undecided)
+    return view(kind, a, Step(bitcast, (lambda x: x) if old == new else None, kind="bitcast"),
+                scalar=a._scalar)
 
 
 ndarray.view = _view_method

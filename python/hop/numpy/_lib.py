@@ -1028,32 +1028,76 @@ def asfarray(a, dtype=_np.float64, *, _kind=None):
 
 # ------------------------------------------------------------ ufunc.at
 
+# put's combine codes (HOP_PUT_COMBINE_LIST in include/hop/ops.h, in its
+# order from 1): the op of the table that combines.
+_PUT_COMBINE = ("add", "mul", "maximum", "minimum", "div", "floor_divide", "remainder", "fmod",
+                "pow", "bitwise_and", "bitwise_or", "bitwise_xor", "left_shift", "right_shift",
+                "gcd", "lcm", "arctan2", "hypot", "copysign")
+# NumPy's binary ufuncs whose .at hop traces, by the op that computes each
+# in NumPy's loop dtype (subtract adds the negated values).
+_AT_OPS = {"add": "add", "subtract": "add", "multiply": "mul", "maximum": "maximum",
+           "minimum": "minimum", "divide": "div", "true_divide": "div",
+           "floor_divide": "floor_divide", "remainder": "remainder", "fmod": "fmod",
+           "power": "pow", "bitwise_and": "bitwise_and", "bitwise_or": "bitwise_or",
+           "bitwise_xor": "bitwise_xor", "left_shift": "left_shift",
+           "right_shift": "right_shift", "gcd": "gcd", "lcm": "lcm", "arctan2": "arctan2",
+           "hypot": "hypot", "copysign": "copysign"}
+
+
 def ufunc_at(name, a, indices, b=None):
     """np.<ufunc>.at(a, indices, b): a[indices] op= b unbuffered (a repeated
-    index applies the op each time).  A concrete array: NumPy's own on its
-    memory, for every ufunc; traced: add and subtract through put's
-    accumulation, the others (one write per distinct position) refused."""
+    index applies the op each time, in index order).  A concrete array:
+    NumPy's own on its memory, for every ufunc; traced: the binary ufuncs of
+    _AT_OPS through one put that combines by the op, each step computed in
+    NumPy's loop dtype (that of a and b) and cast back into a as NumPy casts
+    it; the others are refused."""
+    from ._ufuncs import _check_negative_powers
     arr = _require_array(a, f"numpy.{name}.at")
     run = _storage.current()
+    t = arr._t
+    uf = getattr(_np, name)
+    if name in _AT_OPS and b is not None:
+        # the loop dtype (by a 0-d value's value) and power's check decide on
+        # the data: made eagerly too, since hop.compile's path specialisation
+        # records the function's decisions in an eager run
+        ops = [_core.Opnd(t=t, dtype=_core.np_dtype(t)), _core.operand(b, f"numpy.{name}.at")]
+        loop = _core.result_dtypes(lambda x, y: uf(x, y), ops, f"numpy.{name}.at")[0]
+        if name == "power" and loop.kind in "iu":
+            from ._indexing import index_tensor
+            pos = index_tensor(_C.arange(_size(t.shape)).reshape(tuple(t.shape)), indices)[0]
+            if not any(isinstance(d, int) and d == 0 for d in pos.shape):
+                _check_negative_powers(name, ops, loop)  # (NumPy's loop: only values used)
     if run is None and not _C._is_proxy(arr._tv) and not arr._ro:
         extra = () if b is None else (_t(b).numpy(),)
-        getattr(_np, name).at(arr._t.numpy(), _indexing_key(indices), *extra)
+        uf.at(arr._t.numpy(), _indexing_key(indices), *extra)
         return
-    if name not in ("add", "subtract"):
-        raise _C.UnsupportedError(f"hop.numpy: numpy.{name}.at is not supported (add.at and "
-                                  f"subtract.at are)")
-    t = arr._t
+    if name not in _AT_OPS:
+        raise _C.UnsupportedError(
+            f"hop.numpy: numpy.{name}.at of a traced array is not supported (the binary "
+            f"ufuncs' are: {', '.join(sorted(_AT_OPS))})")
+    if b is None:
+        raise ValueError("second operand needed for ufunc")
+    op = _AT_OPS[name]
+    if loop.kind == "c" and op in ("maximum", "minimum"):
+        raise _C.UnsupportedError(f"hop.numpy: numpy.{name}.at of a traced complex array is not "
+                                  f"supported (NumPy orders complex numbers by their parts)")
+    _core.hop_dtype(loop, f"numpy.{name}.at")
     from ._indexing import index_tensor
     pos = index_tensor(_C.arange(_size(t.shape)).reshape(tuple(t.shape)), indices)[0]
-    v = _t(b, f"numpy.{name}.at")
-    from ._ufuncs import call_ufunc
-    v = _core.cast(call_ufunc("negative" if name == "subtract" else "positive", (wrap(ndarray, v),),
-                              {}, ndarray)._t, arr.dtype).expand(*pos.shape)
+    o = ops[1]
+    v = _core.cast(o.t, loop) if o.t is not None else \
+        _C.full((), _core.scalar_arg(o), dtype=_core.hop_dtype(loop, name))
+    if name == "subtract":
+        v = -v
+    try:
+        v = _storage.setitem_value(v, pos, f"numpy.{name}.at")
+    except ValueError:
+        raise ValueError("array is not broadcastable to correct shape") from None
 
     def select(p):
         return _C._op("take", p.reshape(-1), 0, pos.reshape(-1))
     _storage.write(arr, run, None, v.reshape(-1), f"numpy.{name}.at", select=select,
-                   accumulate=True)
+                   accumulate=1 + _PUT_COMBINE.index(op))
 
 
 def _indexing_key(k):

@@ -305,6 +305,38 @@ def reshape_is_view(a, run, shape):
     return _affine(off.reshape(shape)) if n == off.size else True
 
 
+def last_axis_contiguous(a, run):
+    """Whether a's last axis is contiguous in its memory as NumPy's
+    ndarray.view(dtype) asks it (a size-1 axis and an empty array are);
+    None when hop cannot tell (symbolic sizes and a non-contiguous
+    storage).  A decision that read an argument's layout is recorded in
+    run.layout, so the runner checks that layout on every call."""
+    if a._t.ndim == 0:
+        return True
+    n, size = a._t.shape[-1], 1
+    for d in a._t.shape:
+        size = size * d
+    if isinstance(n, int) and n == 1 or isinstance(size, int) and size == 0:
+        return True
+    st = storage_of(a, run)
+    if a._vw and a._vw[-1].kind == "bitcast":
+        return True  # a view with another dtype: its last axis is its new items, contiguous
+    leaf = st.root[1] if isinstance(st.root, tuple) and st.root[0] == "arg" else None
+    c_root = st.strides is None or st.strides == _c_strides(tuple(st.value.shape))
+    if c_root and all(s.kind == "reshape" for s in a._vw):
+        if leaf is not None:
+            run.layout.add(leaf)
+        return True
+    off = _offsets(a, st)
+    if off is None:
+        return None
+    if leaf is not None:
+        run.layout.add(leaf)
+    if off.size == 0 or off.shape[-1] == 1:
+        return True
+    return bool((off[..., 1:] - off[..., :-1] == 1).all())
+
+
 def check_write(a, run, what):
     """Raises what NumPy raises (a read-only view), or the error saying why
     hop cannot reproduce this write; returns a's storage."""
@@ -341,10 +373,16 @@ def write(a, run, key, value, what, select=None, accumulate=False):
     """The functional write a[key] = value (key None: the whole array) of
     tensor value, already in a's dtype, with NumPy's broadcasting.  select
     (instead of a key) maps the positions of a's elements to those written
-    (flat: value is then flat too); accumulate adds (NumPy's add.at)."""
+    (flat: value is then flat too); accumulate is put's combine: True adds,
+    an int is a combine code (NumPy's ufunc.at, _lib.ufunc_at)."""
     from ._indexing import index_tensor, whole_key
     st = check_write(a, run, what)
     steps = a._vw if a._st is st else ()
+    if any(s.kind == "bitcast" for s in steps):
+        raise _C.UnsupportedError(
+            f"hop.numpy: {what} writes through a view with another dtype (ndarray.view), whose "
+            f"elements are bits of its base's; hop does not trace such a write (write the base "
+            f"array, or copy the view first)")
     base = st.value
     if not steps and select is None and not accumulate and \
             (key is None or whole_key(key, base.ndim)):
