@@ -38,25 +38,46 @@ void
 hop__arena_init(hop__arena *a)
 {
     a->head = NULL;
+    a->spare = NULL;
     a->used = 0;
     a->reserved = 0;
 }
 
-void
-hop__arena_destroy(hop__arena *a)
+static void
+free_chunks(hop__chunk *c)
 {
-    hop__chunk *c = a->head;
     while (c) {
         hop__chunk *next = c->next;
         hop__free(c);
         c = next;
     }
+}
+
+void
+hop__arena_destroy(hop__arena *a)
+{
+    free_chunks(a->head);
+    free_chunks(a->spare);
     hop__arena_init(a);
 }
 
-/* A new chunk of a with room for n bytes, made when the head has not:
- * it becomes the head, or for a big one-off request goes behind it.  NULL
- * (HOP_NOMEM) on failure. */
+/* A spare chunk of at least n bytes taken off a's list, or NULL. */
+static hop__chunk *
+take_spare(hop__arena *a, size_t n)
+{
+    for (hop__chunk **l = &a->spare; *l; l = &(*l)->next) {
+        hop__chunk *c = *l;
+        if (c->size >= n) {
+            *l = c->next;
+            return c;
+        }
+    }
+    return NULL;
+}
+
+/* A new chunk of a with room for n bytes, made (or taken from the spares)
+ * when the head has not: it becomes the head, or for a big one-off request
+ * goes behind it.  NULL (HOP_NOMEM) on failure. */
 static hop__chunk *
 chunk_for(hop__arena *a, size_t n)
 {
@@ -66,22 +87,24 @@ chunk_for(hop__arena *a, size_t n)
         size = ARENA_MAX;
     if (size < n)
         size = n;
-    hop__chunk *nc = hop__malloc(sizeof *nc + size);
-    if (nc == NULL)
-        return NULL;
-    nc->size = size;
+    hop__chunk *nc = take_spare(a, n);
+    if (nc == NULL) {
+        if ((nc = hop__malloc(sizeof *nc + size)) == NULL)
+            return NULL;
+        nc->size = size;
+        a->reserved += size;
+    }
     nc->used = 0;
-    nc->top = size;
+    nc->top = nc->size;
     /* A big one-off request goes behind the current chunk so that the
      * current chunk's free space is still used by the next small ones. */
-    if (c && size == n && c->top - c->used > 256) {
+    if (c && nc->size == n && c->top - c->used > 256) {
         nc->next = c->next;
         c->next = nc;
     } else {
         nc->next = c;
         a->head = nc;
     }
-    a->reserved += size;
     return nc;
 }
 
@@ -159,4 +182,40 @@ hop__arena_printf(hop__arena *a, const char *fmt, ...)
     if (n == -1)
         hop_error(HOP_INVALID, "bad format string");
     return n < 0 ? NULL : t.text;
+}
+
+void
+hop__arena_mark_at(const hop__arena *a, hop__arena_mark *m)
+{
+    m->head = a->head;
+    m->next = a->head ? a->head->next : NULL;
+    m->used = a->head ? a->head->used : 0;
+    m->top = a->head ? a->head->top : 0;
+    m->total = a->used;
+}
+
+/* Moves the chunk at *link to the spares. */
+static void
+spare_chunk(hop__arena *a, hop__chunk **link)
+{
+    hop__chunk *c = *link;
+    *link = c->next;
+    c->next = a->spare;
+    a->spare = c;
+}
+
+void
+hop__arena_rollback(hop__arena *a, const hop__arena_mark *m)
+{
+    /* Chunks made since m sit in front of m->head (chunk_for makes the new
+     * one the head) or, one-off big ones, right behind it. */
+    while (a->head != m->head)
+        spare_chunk(a, &a->head);
+    if (m->head != NULL) {
+        m->head->used = m->used;
+        m->head->top = m->top;
+        while (m->head->next != m->next)
+            spare_chunk(a, &m->head->next);
+    }
+    a->used = m->total;
 }
