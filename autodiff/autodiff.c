@@ -131,11 +131,11 @@ static hop_status
 no_rule(const hop_node *n, const char *mode)
 {
     if (n->kind == HOP_NODE_CALL_OP)
-        return hop_error(HOP_UNSUPPORTED, "autodiff: the op %s (%s) has no %s rule", n->target,
-                         n->name, mode);
+        return hop_error(HOP_UNSUPPORTED, "autodiff: the op %s (%s) has no %s rule",
+                         hop_node_target(n), n->name, mode);
     return hop_error(HOP_UNSUPPORTED, "autodiff: the %s %s (%s) has no %s rule",
-                     n->kind == HOP_NODE_CALL_HOP ? "HOP" : "foreign kernel", n->target, n->name,
-                     mode);
+                     n->kind == HOP_NODE_CALL_HOP ? "HOP" : "foreign kernel", hop_node_target(n),
+                     n->name, mode);
 }
 
 /* The rule of a call node in one mode (slot: vjp or jvp): an op's row of
@@ -517,7 +517,7 @@ passed_of(const hop_node *call, bool first_only, passed_values *p)
     if (nlead + p->nbodies >= call->nargs || call->args[call->nargs - 1].kind != HOP_ARG_LIST)
         return hop_error(HOP_UNSUPPORTED,
                          "autodiff: the HOP %s (%s) passes no list of values to its bodies",
-                         call->target, call->name);
+                         hop_node_target(call), call->name);
     if (first_only && p->nbodies > 0)
         p->nbodies = 1;
     p->n = hop_node_passed(call, NULL, 0);

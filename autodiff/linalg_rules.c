@@ -142,7 +142,7 @@ copyltu(hop_graph *g, hop_node *x, const hop_expr *n)
 static hop_status
 refuse(const hop_node *n, const char *what)
 {
-    return hop_error(HOP_UNSUPPORTED, "%s: %s is not supported", n->target, what);
+    return hop_error(HOP_UNSUPPORTED, "%s: %s is not supported", hop_node_target(n), what);
 }
 
 static bool

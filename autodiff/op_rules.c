@@ -406,7 +406,7 @@ unary_partial(const ad *a, const hop_node *n, hop_node *v)
         return op2(g, HOP_OP_mul, v, EMIT(g, where, N(zero), F(0.5), N(d)));
     }
     default:
-        hop_error(HOP_MISUSE, "autodiff: %s is not a unary op with a rule", n->target);
+        hop_error(HOP_MISUSE, "autodiff: %s is not a unary op with a rule", hop_node_target(n));
         return NULL;
     }
 }
@@ -498,7 +498,7 @@ binary_partial(const ad *a, const hop_node *n, size_t k, hop_node *v)
     case HOP_OP_ldexp: /* 2^n for a; n is read as an integer: 0 for it */
         return k == 0 ? op2(g, HOP_OP_ldexp, v, operand(a, n, 1, dt)) : op2c(g, HOP_OP_mul, v, 0.0);
     default:
-        hop_error(HOP_MISUSE, "autodiff: %s is not a binary op with a rule", n->target);
+        hop_error(HOP_MISUSE, "autodiff: %s is not a binary op with a rule", hop_node_target(n));
         return NULL;
     }
 }
@@ -1689,7 +1689,7 @@ VJP_ARG0(vjp_complex_part)
         break;
     }
     default:
-        return hop_error(HOP_MISUSE, "autodiff: %s is not a complex part op", n->target);
+        return hop_error(HOP_MISUSE, "autodiff: %s is not a complex part op", hop_node_target(n));
     }
     return accumulate(cx, x, r);
 }

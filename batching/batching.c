@@ -167,8 +167,9 @@ batch_node(hop_batch_ctx *cx, const hop_node *n)
         const hop_op_batch_rule *r = hop_op_batch(n->op);
         if (r && r->batch)
             return r->batch(cx, n);
-        return hop_error(HOP_UNSUPPORTED, "vmap: the op %s (%s) has no batch rule: %s", n->target,
-                         n->name, r && r->unsupported ? r->unsupported : "not in the op table");
+        return hop_error(HOP_UNSUPPORTED, "vmap: the op %s (%s) has no batch rule: %s",
+                         hop_node_target(n), n->name,
+                         r && r->unsupported ? r->unsupported : "not in the op table");
     }
     case HOP_NODE_CALL_HOP: {
         const hop_class *owner = HOP_CLASS_SLOT_OWNER(n->cls, batch);
@@ -571,15 +572,15 @@ hop_batch_loop(hop_batch_ctx *cx, const hop_node *call)
 {
     if (cx->loop == NULL)
         return hop_error(HOP_UNSUPPORTED, "vmap: the %s %s (%s) has no batch rule",
-                         call->kind == HOP_NODE_CALL_HOP ? "HOP" : "foreign kernel", call->target,
-                         call->name);
+                         call->kind == HOP_NODE_CALL_HOP ? "HOP" : "foreign kernel",
+                         hop_node_target(call), call->name);
     for (size_t j = 0; j < call->nouts; j++)
         if (call->outs[j].kind != HOP_VALUE_TENSOR)
             return hop_error(HOP_UNSUPPORTED,
                              "vmap: the %s %s (%s) has no batch rule, and its output %zu is not "
                              "a tensor, so it cannot run as a loop over the batch",
                              call->kind == HOP_NODE_CALL_HOP ? "HOP" : "foreign kernel",
-                             call->target, call->name, j);
+                             hop_node_target(call), call->name, j);
     loop_inputs li = {0};
     hop_status st = collect(cx, call->args, call->nargs, &li, true);
     li.nbatched = li.n;
@@ -637,7 +638,7 @@ hop_batch_loop(hop_batch_ctx *cx, const hop_node *call)
 bool
 hop_batch_is_loop(const hop_node *n)
 {
-    if (n == NULL || n->kind != HOP_NODE_CALL_HOP || strcmp(n->target, "map") != 0 ||
+    if (n == NULL || n->kind != HOP_NODE_CALL_HOP || strcmp(hop_node_target(n), "map") != 0 ||
         n->nargs < 1 || n->args[0].kind != HOP_ARG_GRAPH)
         return false;
     const char *name = n->args[0].u.graph->name, *tail = strstr(name, "_vmap_loop");

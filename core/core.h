@@ -22,15 +22,16 @@ char *hop__strdup(const char *s);
 hop_status hop__grow(void **items, size_t *cap, size_t need, size_t elem);
 
 /*
- * Arena: bump allocation in chunks that double in size.  Nothing is freed
+ * Arena: bump allocation in chunks that grow by half up to 8 KiB.  Nothing is freed
  * until hop__arena_reset/hop__arena_destroy; there is no capacity limit.
  * Allocations are aligned for any C object.
  */
 typedef struct hop__chunk hop__chunk;
 typedef struct hop__arena {
     hop__chunk *head;
-    size_t used;     /* bytes handed out */
-    size_t reserved; /* bytes held in chunks */
+    hop__chunk *spare; /* chunks a rollback emptied, taken before a new one */
+    size_t used;       /* bytes handed out */
+    size_t reserved;   /* bytes held in chunks (spare ones included) */
 } hop__arena;
 
 void hop__arena_init(hop__arena *a);
@@ -38,8 +39,27 @@ void hop__arena_destroy(hop__arena *a);
 /* NULL (error context HOP_NOMEM) on failure. */
 void *hop__arena_alloc(hop__arena *a, size_t n);
 void *hop__arena_zalloc(hop__arena *a, size_t n);
+/* n bytes with no alignment (for strings: nothing is lost to padding).
+ * NULL (error context HOP_NOMEM) on failure. */
+void *hop__arena_bytes(hop__arena *a, size_t n);
 char *hop__arena_strdup(hop__arena *a, const char *s);
 char *hop__arena_printf(hop__arena *a, const char *fmt, ...) HOP_PRINTF(2, 3);
+
+/* A point in an arena's history (hop__arena_mark), to go back to with
+ * hop__arena_rollback.  Its fields are the arena's. */
+typedef struct hop__arena_mark {
+    hop__chunk *head, *next; /* the head chunk then, and the one behind it */
+    size_t used, top;        /* the head chunk's fill then */
+    size_t total;            /* a->used then */
+} hop__arena_mark;
+
+void hop__arena_mark_at(const hop__arena *a, hop__arena_mark *m);
+/* Takes back everything allocated since m (which must still be of a's
+ * history: no rollback past it since): that memory is handed out again.
+ * The chunks made since m are kept as spares, which later chunks are taken
+ * from before any is allocated, so that a caller who rolls back after each
+ * use reaches a steady state that allocates nothing. */
+void hop__arena_rollback(hop__arena *a, const hop__arena_mark *m);
 
 /* The one formatter under hop__arena_printf and hop__buf_printf: formats fmt
  * with ap into the n + 1 bytes room(ctx, n + 1) returns (n the text's length,

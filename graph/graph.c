@@ -28,6 +28,8 @@
 #include "graph/graph_impl.h"
 #include "hop/class.h"
 
+#include <inttypes.h>
+#include <stddef.h>
 #include <stdio.h>
 
 /* Lists nest at most this deep (a guard against cyclic item pointers). */
@@ -429,6 +431,18 @@ who_text(char *who, size_t cap, const char *prefix, const char *name)
     who[n] = '\0';
 }
 
+/* hop_node's packed fields hold every kind and op. */
+_Static_assert(HOP_NODE_CALL_FOREIGN <= 0xFF && HOP_OP_COUNT <= 0xFFFF,
+               "hop_node.kind and hop_node.op are 8 and 16 bits");
+
+/* A call_foreign node's block starts with its target's name: the one kind
+ * whose target is not derived from what the node holds already
+ * (hop_node_target), so other nodes do not pay for the field. */
+typedef struct foreign_node {
+    const char *target;
+    hop_node node;
+} foreign_node;
+
 /* A node built but not yet linked (phase one). */
 typedef struct pending {
     hop_node *node;
@@ -439,7 +453,8 @@ typedef struct pending {
 
 /*
  * Phase one, common part: checks args, allocates the node, its argument copy
- * and its use records, and reserves a name made from base.
+ * and its use records, and reserves a name made from base.  A call_foreign
+ * node is allocated as a foreign_node.
  */
 static hop_status
 prepare(hop_graph *g, const char *who, hop_node_kind kind, const char *base, const hop_arg *args,
@@ -448,6 +463,9 @@ prepare(hop_graph *g, const char *who, hop_node_kind kind, const char *base, con
     memset(p, 0, sizeof *p);
     if (nargs > 0 && args == NULL)
         return hop_error(HOP_MISUSE, "%s: %zu arguments at NULL", who, nargs);
+    if (nargs > UINT32_MAX) /* hop_node.nargs */
+        return hop_error(HOP_INVALID, "%s: %zu arguments (at most %" PRIu32 ")", who, nargs,
+                         UINT32_MAX);
     for (size_t i = 0; i < nargs; i++) {
         hop_status st = check_arg(g, who, i, &args[i], allow_graph, 0, &p->census);
         if (st != HOP_OK)
@@ -456,14 +474,15 @@ prepare(hop_graph *g, const char *who, hop_node_kind kind, const char *base, con
     /* One block: the node, then its arguments with their list items, then
      * one use record per node reference (census.nodes <= total). */
     size_t total = nargs + p->census.items;
-    if (total > (SIZE_MAX - sizeof(hop_node)) / (sizeof(hop_arg) + sizeof(hop_use)))
+    if (total > (SIZE_MAX - sizeof(foreign_node)) / (sizeof(hop_arg) + sizeof(hop_use)))
         return hop_error(HOP_NOMEM, "%s: out of memory (%zu arguments)", who, total);
-    size_t args_at = sizeof(hop_node), uses_at = args_at + total * sizeof(hop_arg);
+    size_t node_at = kind == HOP_NODE_CALL_FOREIGN ? offsetof(foreign_node, node) : 0;
+    size_t args_at = node_at + sizeof(hop_node), uses_at = args_at + total * sizeof(hop_arg);
     unsigned char *block =
         hop__arena_alloc(hop__graph_arena(g), uses_at + p->census.nodes * sizeof(hop_use));
     if (block == NULL)
         return HOP_NOMEM;
-    hop_node *n = (hop_node *)block;
+    hop_node *n = (hop_node *)(block + node_at);
     memset(n, 0, sizeof *n);
     if (total > 0) {
         hop_arg *pool = (hop_arg *)(block + args_at);
@@ -472,7 +491,7 @@ prepare(hop_graph *g, const char *who, hop_node_kind kind, const char *base, con
         for (size_t i = 0; i < nargs; i++)
             copy_arg(&n->args[i], &args[i], &pool);
     }
-    n->nargs = nargs;
+    n->nargs = (uint32_t)nargs;
     if (p->census.nodes > 0)
         p->uses = (hop_use *)(block + uses_at);
     hop_status st = hop__name_reserve(g, base, &p->claim);
@@ -682,7 +701,6 @@ hop_graph_insert_placeholder(hop_graph *g, size_t pos, const char *name, const h
     else
         next = g->first;
     hop_node *n = commit(g, &p, next);
-    n->target = n->name;
     g->nplaceholders++;
     if (pos == g->nplaceholders - 1)
         g->last_placeholder = n;
@@ -761,8 +779,6 @@ hop_graph_rename_node(hop_graph *g, hop_node *n, const char *base)
         return st;
     }
     hop__name_commit(g, &claim, n);
-    if (n->kind == HOP_NODE_PLACEHOLDER)
-        n->target = n->name;
     return HOP_OK;
 }
 
@@ -896,7 +912,6 @@ static hop_node *
 commit_op(hop_graph *g, pending *p, hop_op op, const hop_op_info *info, const hop_value_info *meta)
 {
     p->node->op = op;
-    p->node->target = info->name;
     p->node->meta = meta;
     return commit(g, p, body_end(g));
 }
@@ -1042,6 +1057,9 @@ prepare_call(hop_graph *g, const char *who, hop_node_kind kind, const char *targ
         return hop_error(HOP_INVALID, "%s: the target is not an identifier", who);
     if (nouts > 0 && outs == NULL)
         return hop_error(HOP_MISUSE, "%s: %zu outputs at NULL", who, nouts);
+    if (nouts > UINT32_MAX) /* hop_node.nouts */
+        return hop_error(HOP_INVALID, "%s: %zu outputs (at most %" PRIu32 ")", who, nouts,
+                         UINT32_MAX);
     for (size_t i = 0; i < nouts; i++) {
         if (!value_info_ok(&outs[i])) { /* the message only when there is one */
             char what[32];
@@ -1055,9 +1073,6 @@ prepare_call(hop_graph *g, const char *who, hop_node_kind kind, const char *targ
     if (st != HOP_OK)
         return st;
     hop__arena *a = hop__graph_arena(g);
-    char *tcopy = hop__arena_strdup(a, target);
-    if (tcopy == NULL)
-        return HOP_NOMEM;
     hop_value_info *ocopy = NULL;
     if (nouts > 0) {
         if (nouts > SIZE_MAX / sizeof *ocopy)
@@ -1067,9 +1082,14 @@ prepare_call(hop_graph *g, const char *who, hop_node_kind kind, const char *targ
         memcpy(ocopy, outs, nouts * sizeof *ocopy);
     }
     hop_node *n = p->node;
-    n->target = tcopy;
+    if (kind == HOP_NODE_CALL_FOREIGN) {
+        char *tcopy = hop__arena_strdup(a, target);
+        if (tcopy == NULL)
+            return HOP_NOMEM;
+        ((foreign_node *)((unsigned char *)n - offsetof(foreign_node, node)))->target = tcopy;
+    }
     n->outs = ocopy;
-    n->nouts = nouts;
+    n->nouts = (uint32_t)nouts;
     if (nouts == 1)
         n->meta = &ocopy[0];
     return HOP_OK;
@@ -1093,6 +1113,29 @@ hop_graph_call_hop(hop_graph *g, const hop_class *cls, const hop_arg *args, size
         return NULL;
     p.node->cls = cls;
     return commit(g, &p, body_end(g));
+}
+
+const char *
+hop_node_target(const hop_node *n)
+{
+    if (n == NULL)
+        return NULL;
+    switch (n->kind) {
+    case HOP_NODE_PLACEHOLDER:
+        return n->name;
+    case HOP_NODE_CALL_OP:
+        return hop_op_get(n->op)->name;
+    case HOP_NODE_CALL_HOP:
+        return n->cls->name;
+    case HOP_NODE_GETITEM:
+        return "getitem";
+    case HOP_NODE_OUTPUT:
+        return "output";
+    case HOP_NODE_CALL_FOREIGN:
+        return ((const foreign_node *)((const unsigned char *)n - offsetof(foreign_node, node)))
+            ->target;
+    }
+    return NULL;
 }
 
 size_t
@@ -1172,14 +1215,13 @@ hop_graph_getitem(hop_graph *g, hop_node *call, size_t index)
     }
     if (index >= call->nouts) {
         hop_error(HOP_INVALID, "getitem: %s has %zu output%s; index %zu is out of range",
-                  call->name, call->nouts, call->nouts == 1 ? "" : "s", index);
+                  call->name, (size_t)call->nouts, call->nouts == 1 ? "" : "s", index);
         return NULL;
     }
     hop_arg args[2] = {hop_arg_node(call), hop_arg_int((int64_t)index)};
     pending p;
     if (prepare(g, "getitem", HOP_NODE_GETITEM, "getitem", args, 2, false, &p) != HOP_OK)
         return NULL;
-    p.node->target = "getitem";
     p.node->meta = &call->outs[index];
     return commit(g, &p, body_end(g));
 }
@@ -1206,7 +1248,6 @@ hop_graph_output(hop_graph *g, const hop_arg *values, size_t n)
             return NULL;
         }
     }
-    p.node->target = "output";
     hop_node *out = commit(g, &p, NULL);
     g->output = out;
     return out;

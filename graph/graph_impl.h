@@ -57,9 +57,6 @@ typedef struct graph_impl {
     size_t nnamed;
     hop_node *small_buckets[HOP__SMALL_BUCKETS];
     hop__base *bases;
-    /* Names are packed byte by byte into blocks taken from the arena. */
-    char *str_next;
-    size_t str_left, str_block;
     /* The metadata entries: a list, searched linearly while short, and a
      * uthash index over them beyond HOP__SMALL_METAS; and the entry used
      * last (chains repeat it). */

@@ -9,11 +9,12 @@
  * and is retried, or a node that is erased and rebuilt, gets the same name.
  *
  * The table is a chained hash table of nodes linked through the node itself
- * (hop_node.name_next, with the name's hash in hop_node.name_hash), not
- * uthash: a UT_hash_handle is 56 bytes, a third of the 256 bytes a node may
- * cost (issue #7), where this costs 12 bytes in the node plus 8 to 16 bytes
- * of bucket array.  Hash values still come from uthash (HASH_VALUE).  Base
- * names that were uniquified (few) sit in a uthash table, hop__base.
+ * (hop_node.name_next), not uthash: a UT_hash_handle is 56 bytes, over a
+ * quarter of the 200 bytes a node may cost (issues #7, #30), where this costs
+ * 8 bytes in the node plus 8 to 16 bytes of bucket array.  The node keeps no
+ * hash (4 bytes would make it 104 bytes, not 96): a chain compares names,
+ * and growing the table hashes each name again, twice per name on average.
+ * Base names that were uniquified (few) sit in a uthash table, hop__base.
  */
 #include "graph/graph_impl.h"
 
@@ -92,14 +93,46 @@ hop__name_sanitize(hop__arena *a, const char *s)
     return out;
 }
 
-enum { FIRST_STR_BLOCK = 256, MAX_STR_BLOCK = 16384 };
-
+/* A name's hash: eight bytes at a time, each word mixed in with a multiply
+ * and a shift (splitmix64's constants).  Names are short (`add_123`), so
+ * this is one or two rounds where uthash's Jenkins hash cost about 75
+ * instructions a name, and the table hashes each name about three times
+ * (reserving, then again as the table grows).  Only this file sees the
+ * values. */
 static uint32_t
 name_hash(const char *name, size_t len)
 {
-    unsigned hv;
-    HASH_VALUE(name, len, hv);
-    return (uint32_t)hv;
+    uint64_t h = 0x9E3779B97F4A7C15u ^ len;
+    for (; len >= 8; name += 8, len -= 8) {
+        uint64_t w;
+        memcpy(&w, name, 8);
+        h = (h ^ w) * 0xBF58476D1CE4E5B9u;
+        h ^= h >> 31;
+    }
+    uint64_t w = 0;
+    memcpy(&w, name, len);
+    h = (h ^ w) * 0x94D049BB133111EBu;
+    h ^= h >> 29;
+    return (uint32_t)(h ^ (h >> 32));
+}
+
+/* The hash of n's name (the node does not keep it). */
+static uint32_t
+node_hash(const hop_node *n)
+{
+    return name_hash(n->name, strlen(n->name));
+}
+
+/* True when the string a is the len bytes at b (which hold no NUL).  A
+ * chain holds a name or two on average, most of them differing from b only
+ * near the end (`add_17`, `add_25`): a plain loop beats strncmp's setup. */
+static bool
+same_name(const char *a, const char *b, size_t len)
+{
+    for (size_t i = 0; i < len; i++)
+        if (a[i] != b[i]) /* a's NUL stops here too: b has none */
+            return false;
+    return a[len] == '\0';
 }
 
 static hop_node *
@@ -108,7 +141,7 @@ find_node(const graph_impl *impl, const char *name, size_t len, uint32_t hash)
     if (impl->nbuckets == 0)
         return NULL;
     for (hop_node *n = impl->buckets[hash & (impl->nbuckets - 1)]; n; n = n->name_next) {
-        if (n->name_hash == hash && strncmp(n->name, name, len) == 0 && n->name[len] == '\0')
+        if (same_name(n->name, name, len))
             return n;
     }
     return NULL;
@@ -140,36 +173,27 @@ is_taken(const hop_graph *g, const char *name, size_t len, uint32_t hash)
            (g->nsubgraphs > 0 && hop__subgraph_find(g, name, len) != NULL);
 }
 
-/* Copies the n bytes at s (plus a NUL) into the graph's string blocks. */
+/* Copies the n bytes at s (plus a NUL) into the graph's arena, unaligned
+ * (names are short: padding each to 16 bytes would cost more than the
+ * name). */
 static char *
 pack_string(graph_impl *impl, const char *s, size_t n)
 {
-    if (impl->str_left < n + 1) {
-        size_t size = impl->str_block ? impl->str_block : FIRST_STR_BLOCK;
-        if (size < n + 1)
-            size = n + 1;
-        char *block = hop__arena_alloc(&impl->arena, size);
-        if (block == NULL)
-            return NULL;
-        impl->str_next = block;
-        impl->str_left = size;
-        if (impl->str_block < MAX_STR_BLOCK)
-            impl->str_block = impl->str_block ? impl->str_block * 2 : FIRST_STR_BLOCK * 2;
-    }
-    char *d = impl->str_next;
+    char *d = hop__arena_bytes(&impl->arena, n + 1);
+    if (d == NULL)
+        return NULL;
     memcpy(d, s, n);
     d[n] = '\0';
-    impl->str_next += n + 1;
-    impl->str_left -= n + 1;
     return d;
 }
 
-/* Makes room for one more name: the table keeps at most one node per bucket
- * on average.  The old array is kept on failure. */
+/* Makes room for one more name: the table keeps at most two nodes per bucket
+ * on average (4 to 8 bytes of bucket array per name; one per bucket cost 8
+ * to 16, a twentieth of a node).  The old array is kept on failure. */
 static hop_status
 reserve_room(graph_impl *impl)
 {
-    if (impl->nnamed < impl->nbuckets)
+    if (impl->nnamed < 2 * impl->nbuckets)
         return HOP_OK;
     if (impl->nbuckets == 0) {
         impl->buckets = impl->small_buckets;
@@ -183,8 +207,9 @@ reserve_room(graph_impl *impl)
     for (size_t i = 0; i < impl->nbuckets; i++) {
         for (hop_node *n = impl->buckets[i], *next; n; n = next) {
             next = n->name_next;
-            n->name_next = b[n->name_hash & (nb - 1)];
-            b[n->name_hash & (nb - 1)] = n;
+            hop_node **bucket = &b[node_hash(n) & (nb - 1)];
+            n->name_next = *bucket;
+            *bucket = n;
         }
     }
     if (impl->buckets != impl->small_buckets)
@@ -264,11 +289,12 @@ done:
     return st;
 }
 
-/* Links n, whose name and hash are set, into the table (room was made). */
+/* Links n, whose name is set and hashes to hash, into the table (room was
+ * made). */
 static void
-link_name(graph_impl *impl, hop_node *n)
+link_name(graph_impl *impl, hop_node *n, uint32_t hash)
 {
-    hop_node **bucket = &impl->buckets[n->name_hash & (impl->nbuckets - 1)];
+    hop_node **bucket = &impl->buckets[hash & (impl->nbuckets - 1)];
     n->name_next = *bucket;
     *bucket = n;
     impl->nnamed++;
@@ -278,8 +304,7 @@ void
 hop__name_commit(hop_graph *g, const hop__name_claim *claim, hop_node *n)
 {
     n->name = claim->name;
-    n->name_hash = claim->hash;
-    link_name(hop__graph_impl(g), n);
+    link_name(hop__graph_impl(g), n, claim->hash);
     /* Reserving scanned base_<next> .. base_<suffix - 1> and found them taken. */
     if (claim->base && claim->suffix >= claim->base->next)
         claim->base->next = claim->suffix + 1;
@@ -288,7 +313,7 @@ hop__name_commit(hop_graph *g, const hop__name_claim *claim, hop_node *n)
 void
 hop__name_retake(hop_graph *g, hop_node *n)
 {
-    link_name(hop__graph_impl(g), n);
+    link_name(hop__graph_impl(g), n, node_hash(n));
 }
 
 /* name stopped being taken: if it is `<base>_<k>`, base's search must start
@@ -316,7 +341,7 @@ hop__name_release(hop_graph *g, hop_node *n)
     graph_impl *impl = hop__graph_impl(g);
     if (impl->nbuckets == 0)
         return;
-    for (hop_node **pp = &impl->buckets[n->name_hash & (impl->nbuckets - 1)]; *pp;
+    for (hop_node **pp = &impl->buckets[node_hash(n) & (impl->nbuckets - 1)]; *pp;
          pp = &(*pp)->name_next) {
         if (*pp == n) {
             *pp = n->name_next;

@@ -370,7 +370,7 @@ append_call(hop__buf *b, const hop_node *n)
     const hop_class *owner =
         n->kind == HOP_NODE_CALL_HOP ? HOP_CLASS_SLOT_OWNER(n->cls, print) : NULL;
     if (owner == NULL) {
-        hop__buf_puts(b, n->target);
+        hop__buf_puts(b, hop_node_target(n));
         append_call_args(b, n);
         return;
     }
@@ -452,7 +452,7 @@ code_graph(hop__buf *b, const hop_graph *g, int depth)
             /* `foreign.` keeps a kernel apart from an op or HOP of that name. */
             hop__buf_printf(b, "%s: \"", n->name);
             append_node_meta(b, n);
-            hop__buf_printf(b, "\" = foreign.%s", n->target);
+            hop__buf_printf(b, "\" = foreign.%s", hop_node_target(n));
             append_call_args(b, n);
             if (n->flags & HOP_NODE_SIDE_EFFECTS)
                 hop__buf_puts(b, "  # side effects");
@@ -529,7 +529,7 @@ table_graph(hop__buf *out, const hop_graph *g)
         hop__buf_puts(&text, n->name);
         hop__buf_append(&text, "", 1);
         cell[2] = text.len;
-        hop__buf_puts(&text, n->target ? n->target : "");
+        hop__buf_puts(&text, hop_node_target(n));
         hop__buf_append(&text, "", 1);
         cell[3] = text.len;
         append_args(&text, n->args, n->nargs, "(", n->nargs == 1 ? ",)" : ")",
@@ -745,9 +745,10 @@ dot_graph(hop__buf *b, const hop_graph *g, const char *path, int depth)
         hop__buf label;
         hop__buf_init(&label);
         hop__buf_puts(&label, n->name);
-        if (n->target && strcmp(n->target, n->name) != 0) {
+        const char *target = hop_node_target(n);
+        if (strcmp(target, n->name) != 0) {
             hop__buf_puts(&label, "\n");
-            hop__buf_puts(&label, n->target);
+            hop__buf_puts(&label, target);
         }
         if (n->meta->kind != HOP_VALUE_NONE || n->kind == HOP_NODE_CALL_HOP ||
             n->kind == HOP_NODE_CALL_FOREIGN) {

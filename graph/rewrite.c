@@ -327,7 +327,8 @@ copy_as(hop_rewrite *rw, const hop_node *n, const hop_arg *args)
             c = hop_graph_call_hop(g, n->cls, args, n->nargs, nouts, n->nouts);
             break;
         case HOP_NODE_CALL_FOREIGN:
-            c = hop_graph_call_foreign(g, n->target, args, n->nargs, nouts, n->nouts, n->flags);
+            c = hop_graph_call_foreign(g, hop_node_target(n), args, n->nargs, nouts, n->nouts,
+                                       n->flags);
             break;
         case HOP_NODE_OUTPUT:
             c = hop_graph_output(g, args, n->nargs);
@@ -422,7 +423,7 @@ hop_rewrite_call(hop_rewrite *rw, const hop_node *call, hop_graph *const *bodies
     const hop_arg *tail = nargs ? &args[nargs - 1] : NULL;
     if (tail == NULL || tail->kind != HOP_ARG_LIST) {
         hop_error(HOP_MISUSE, "%s: the HOP %s (%s) passes no list of values to its bodies", rw->who,
-                  call->target, call->name);
+                  hop_node_target(call), call->name);
         goto done;
     }
     if ((last = hop__calloc(tail->u.list.n + nextra + 1, sizeof *last)) == NULL)

@@ -379,7 +379,7 @@ check_call_layout(const hop_graph *g, const hop_node *n)
             continue;
         if (k >= n->nargs)
             return hop_verify_fail(n, "%s: has %zu arguments; its signature has a %s after them",
-                                   cls->name, n->nargs, p->name);
+                                   cls->name, (size_t)n->nargs, p->name);
         if (!hop_param_fits(p->kind, &n->args[k]))
             return hop_verify_fail(n, "%s: argument %zu (%s) must be %s, not %s", cls->name, k,
                                    p->name, lead_text[p->kind], arg_kind_text(n->args[k].kind));
@@ -413,7 +413,7 @@ check_call_layout(const hop_graph *g, const hop_node *n)
     }
     if (k != n->nargs)
         return hop_verify_fail(n, "%s: has %zu arguments; its signature takes %zu", cls->name,
-                               n->nargs, k);
+                               (size_t)n->nargs, k);
     return HOP_OK;
 }
 
@@ -480,9 +480,10 @@ check_call_hop(const hop_graph *g, const hop_node *n)
             st = fail(g, "node %s calls %s, which has no output node", n->name, s->name);
         if (st == HOP_OK && s->output->nargs != want)
             st = owner ? fail(g, "node %s: %s returns %zu value%s, not %zu", n->name, s->name,
-                              s->output->nargs, s->output->nargs == 1 ? "" : "s", want)
-                       : fail(g, "node %s has %zu output%s but %s returns %zu", n->name, n->nouts,
-                              n->nouts == 1 ? "" : "s", s->name, s->output->nargs);
+                              (size_t)s->output->nargs, s->output->nargs == 1 ? "" : "s", want)
+                       : fail(g, "node %s has %zu output%s but %s returns %zu", n->name,
+                              (size_t)n->nouts, n->nouts == 1 ? "" : "s", s->name,
+                              (size_t)s->output->nargs);
         body++;
     }
     if (ops != small)
@@ -673,7 +674,7 @@ check_node(const hop_graph *g, const hop_node *n)
     case HOP_NODE_CALL_HOP:
         return check_call_hop(g, n);
     case HOP_NODE_CALL_FOREIGN:
-        if (n->target == NULL)
+        if (hop_node_target(n) == NULL)
             return fail(g, "call_foreign %s has no target", n->name);
         for (size_t i = 0; i < n->nouts; i++)
             if (n->outs[i].kind != HOP_VALUE_TENSOR)
@@ -689,7 +690,8 @@ check_node(const hop_graph *g, const hop_node *n)
         int64_t index = n->args[1].u.i;
         if (index < 0 || (uint64_t)index >= call->nouts)
             return fail(g, "getitem %s reads index %lld of %s, which has %zu output%s", n->name,
-                        (long long)index, call->name, call->nouts, call->nouts == 1 ? "" : "s");
+                        (long long)index, call->name, (size_t)call->nouts,
+                        call->nouts == 1 ? "" : "s");
         if (!hop_value_info_equal(n->meta, &call->outs[index]))
             return fail(g, "getitem %s has other metadata than output %lld of %s", n->name,
                         (long long)index, call->name);
@@ -729,10 +731,10 @@ use_list_error(const verifier *v, const hop_node *n)
         return fail(g, "the use list of %s names a node that is not in %s", n->name, g->name);
     case USES_MORE:
         return fail(g, "the use list of %s has more than %zu records but nuses is %zu", n->name,
-                    n->nuses, n->nuses);
+                    (size_t)n->nuses, (size_t)n->nuses);
     case USES_COUNT:
         return fail(g, "the use list of %s has %zu records but nuses is %zu", n->name, count,
-                    n->nuses);
+                    (size_t)n->nuses);
     default:
         return HOP_OK;
     }

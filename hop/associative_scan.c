@@ -180,8 +180,8 @@ scan_verify(const hop_node *call)
         len0 = len0 ? len0 : len;
     }
     if (call->nouts != na)
-        return hop_verify_fail(call, "associative_scan: has %zu outputs for %zu xs", call->nouts,
-                               na);
+        return hop_verify_fail(call, "associative_scan: has %zu outputs for %zu xs",
+                               (size_t)call->nouts, na);
     for (size_t i = 0; i < na; i++)
         if (!hop_value_info_compatible(a[i].u.node->meta, &call->outs[i]))
             return hop_verify_fail(call, "associative_scan: output %zu is not xs %zu's shape", i,

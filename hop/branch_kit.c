@@ -260,7 +260,7 @@ check_same_shapes(hop_shape_env *env, const hop_node *call, const char *what,
             return hop_error(HOP_UNSUPPORTED,
                              "vmap: %s (%s) with a batched %s returns a SymInt (output %zu), "
                              "which would differ per example",
-                             call->target, call->name, what, j);
+                             hop_node_target(call), call->name, what, j);
         for (size_t k = 1; k < nb; k++) {
             const hop_arg *ak = &bodies[k]->output->args[j];
             const hop_meta *m0 = &a0->u.node->meta->meta, *mk = &ak->u.node->meta->meta;
@@ -276,7 +276,7 @@ check_same_shapes(hop_shape_env *env, const hop_node *call, const char *what,
                 return hop_error(HOP_UNSUPPORTED,
                                  "vmap: %s (%s) with a batched %s: output %zu has a different "
                                  "shape in branch %zu (%s) than in branch 0 (%s)",
-                                 call->target, call->name, what, j, k, bodies[k]->name,
+                                 hop_node_target(call), call->name, what, j, k, bodies[k]->name,
                                  bodies[0]->name);
         }
     }
@@ -578,7 +578,7 @@ hop_batch_branches(hop_batch_ctx *cx, const hop_node *call, const char *lead_nam
         if (call->args[i].kind == HOP_ARG_GRAPH) {
             if (nb == 64)
                 return hop_error(HOP_UNSUPPORTED, "vmap: %s (%s) has more than 64 branches",
-                                 call->target, call->name);
+                                 hop_node_target(call), call->name);
             bodies[nb++] = call->args[i].u.graph;
         }
     passed p = {0};

@@ -544,7 +544,7 @@ eval_call(hop_eval_ctx *ex)
         st = hop_error(HOP_MISUSE, "eval of %s: returned without hop_eval_results", ex->cls->name);
     if (st == HOP_OK && ex->call && ex->results.n != ex->call->nouts)
         st = hop_error(HOP_MISUSE, "eval of %s: gave %zu results for a call with %zu outputs",
-                       ex->cls->name, ex->results.n, ex->call->nouts);
+                       ex->cls->name, ex->results.n, (size_t)ex->call->nouts);
     return st;
 }
 
@@ -555,7 +555,7 @@ run_hop(interp *ip, const hop_node *n)
 {
     if (n->cls == NULL)
         return hop_error(HOP_VERIFY, "eval: %s calls the HOP %s but records no class", n->name,
-                         n->target);
+                         hop_node_target(n));
     hop_eval_ctx ex = {.cls = n->cls, .ip = ip, .call = n};
     ex.params = hop_class_params(n->cls, &ex.nparams);
     for (size_t i = 0; i < n->nargs; i++)
@@ -699,19 +699,19 @@ hop_eval_apply(const hop_class *cls, const hop_rt_arg *args, size_t nargs,
 static hop_status
 run_foreign(interp *ex, const hop_node *n)
 {
-    const hop_foreign *f = hop_foreign_acquire(n->target);
+    const hop_foreign *f = hop_foreign_acquire(hop_node_target(n));
     if (f == NULL)
         return hop_error(HOP_NOT_FOUND,
                          "eval: %s calls the foreign kernel %s, which is not registered", n->name,
-                         n->target);
+                         hop_node_target(n));
     size_t total = hop_args_count(n->args, n->nargs);
     hop_rt_arg small[32], *rt = total <= 32 ? small : hop_malloc(total * sizeof *rt);
     hop_rt_value *results = hop_calloc(n->nouts + 1, sizeof *results);
     hop_tensor *outs[FOREIGN_MAXOUT] = {NULL};
     hop_status st = rt && results ? HOP_OK : hop_error_code();
     if (st == HOP_OK && n->nouts > FOREIGN_MAXOUT)
-        st = hop_error(HOP_UNSUPPORTED, "eval: %s has %zu outputs (at most %d)", n->name, n->nouts,
-                       FOREIGN_MAXOUT);
+        st = hop_error(HOP_UNSUPPORTED, "eval: %s has %zu outputs (at most %d)", n->name,
+                       (size_t)n->nouts, FOREIGN_MAXOUT);
     hop_rt_arg *pool = rt ? rt + n->nargs : NULL;
     if (st == HOP_OK)
         st = rt_args(ex, n->args, n->nargs, rt, &pool, rt + total);
@@ -828,7 +828,7 @@ hop_graph_eval(const hop_output_graph *og, hop_tensor *const *inputs, size_t nin
     const hop_graph *g = hop_output_graph_root_graph(og);
     if (g->output == NULL || g->output->nargs != noutputs)
         return hop_error(HOP_MISUSE, "hop_graph_eval: the graph has %zu outputs, not %zu",
-                         g->output ? g->output->nargs : 0, noutputs);
+                         g->output ? (size_t)g->output->nargs : 0, noutputs);
     interp ex = {NULL};
     ex.nsyms = hop_shape_env_nsymbols(hop_output_graph_env(og));
     ex.syms = hop_malloc((ex.nsyms + 1) * sizeof *ex.syms);

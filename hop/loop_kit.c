@@ -118,7 +118,8 @@ hop_verify_carries(const hop_node *call, const char *group, bool more)
         return hop_verify_error(call, hop_error_code());
     if (call->nouts < n || (!more && call->nouts != n))
         return hop_verify_fail(call, "%s: has %zu output%s for %zu carr%s", call->cls->name,
-                               call->nouts, call->nouts == 1 ? "" : "s", n, n == 1 ? "y" : "ies");
+                               (size_t)call->nouts, call->nouts == 1 ? "" : "s", n,
+                               n == 1 ? "y" : "ies");
     for (size_t i = 0; i < n; i++) {
         hop_value_info in = {.kind = HOP_VALUE_SYM}; /* an int or a SymInt: any SymInt */
         if (init[i].kind == HOP_ARG_NODE && init[i].u.node->meta->kind == HOP_VALUE_TENSOR)

@@ -215,12 +215,12 @@ batchable(const hop_graph *body, char *why, size_t nwhy)
             continue;
         const hop_op_batch_rule *r = n->kind == HOP_NODE_CALL_OP ? hop_op_batch(n->op) : NULL;
         if (n->kind == HOP_NODE_CALL_HOP || n->kind == HOP_NODE_CALL_FOREIGN) {
-            snprintf(why, nwhy, "the body calls %s (%s)", n->target,
+            snprintf(why, nwhy, "the body calls %s (%s)", hop_node_target(n),
                      n->kind == HOP_NODE_CALL_HOP ? "a HOP" : "a foreign kernel");
             return false;
         }
         if (n->kind != HOP_NODE_PLACEHOLDER && (r == NULL || r->batch == NULL)) {
-            snprintf(why, nwhy, "%s (%s) has no batch rule", n->name, n->target);
+            snprintf(why, nwhy, "%s (%s) has no batch rule", n->name, hop_node_target(n));
             return false;
         }
     }
@@ -338,7 +338,8 @@ batched_body(hop_lower_ctx *cx, const hop_graph *body, size_t nxs, const hop_exp
         snprintf(why, nwhy, "batching the body failed: %s", hop_error_message());
     for (const hop_node *k = bg && st == HOP_OK ? bg->first : NULL; k; k = k->next)
         if (k->kind == HOP_NODE_CALL_HOP || k->kind == HOP_NODE_CALL_FOREIGN) {
-            snprintf(why, nwhy, "the batched body would call %s, a loop over the rows", k->target);
+            snprintf(why, nwhy, "the batched body would call %s, a loop over the rows",
+                     hop_node_target(k));
             st = HOP_UNSUPPORTED;
             break;
         }

@@ -640,9 +640,9 @@ check_outputs_made(const hop_call *c, const char *slot)
     const hop_graph *g0 = c->reuse[0] ? c->reuse[0] : c->graphs[0];
     if (HOP_CLASS_SLOT_OWNER(c->cls, body_nouts) == NULL && g0 && g0->output &&
         g0->output->nargs != c->nouts)
-        return hop_error(HOP_MISUSE,
-                         "%s: the %s slot gave %zu output%s but the body %s returns %zu", hop, slot,
-                         c->nouts, c->nouts == 1 ? "" : "s", g0->name, g0->output->nargs);
+        return hop_error(
+            HOP_MISUSE, "%s: the %s slot gave %zu output%s but the body %s returns %zu", hop, slot,
+            (size_t)c->nouts, c->nouts == 1 ? "" : "s", g0->name, (size_t)g0->output->nargs);
     return HOP_OK;
 }
 

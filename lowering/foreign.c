@@ -20,11 +20,11 @@ _Static_assert(HOP__EXTERN_MAXOUT >= HOP_FOREIGN_MAX_PARAMS,
 hop_status
 hop__lower_foreign(hop_lower_ctx *cx, const hop_node *n, hop_pval **results)
 {
-    const hop_foreign *f = hop_foreign_acquire(n->target);
+    const hop_foreign *f = hop_foreign_acquire(hop_node_target(n));
     if (f == NULL)
         return hop_error(HOP_NOT_FOUND,
                          "lowering: %s calls the foreign kernel %s, which is not registered",
-                         n->name, n->target);
+                         n->name, hop_node_target(n));
     hop_plan *p = cx->plan;
     hop__extern *e = hop__arena_zalloc(&p->arena, sizeof *e);
     if (e == NULL) {
@@ -44,7 +44,7 @@ hop__lower_foreign(hop_lower_ctx *cx, const hop_node *n, hop_pval **results)
         st = hop_foreign_check_operands(f, ops, n->nargs);
     if (st == HOP_OK && n->nouts != hop_foreign_noutputs(f))
         st = hop_error(HOP_VERIFY, "lowering: %s has %zu outputs but %s gives %zu", n->name,
-                       n->nouts, hop_foreign_signature(f), hop_foreign_noutputs(f));
+                       (size_t)n->nouts, hop_foreign_signature(f), hop_foreign_noutputs(f));
     if (st != HOP_OK)
         return st;
     hop__oparg *args = hop__arena_zalloc(&p->arena, (n->nargs + 1) * sizeof *args);

@@ -216,7 +216,7 @@ scalar_value(const hop_arg *a, hop_dtype need, hop_dtype opdtype, unsigned char 
 static void
 member_text(hop__buf *b, const hop_node *n, const hop_node *const *members, int nm)
 {
-    hop__buf_puts(b, n->target);
+    hop__buf_puts(b, hop_node_target(n));
     hop__buf_puts(b, "(");
     for (size_t i = 0; i < n->nargs; i++) {
         const hop_arg *a = &n->args[i];

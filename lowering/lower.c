@@ -399,7 +399,7 @@ compile_call_hop(hop_lower_ctx *cx, const hop_node *n)
 {
     if (n->cls == NULL)
         return hop_error(HOP_VERIFY, "lowering: %s calls the HOP %s but records no class", n->name,
-                         n->target);
+                         hop_node_target(n));
     /* The class's lower slot, or its nearest base's; none: the PrimHOP
      * base's, which inlines the one body. */
     const hop_class *owner = HOP_CLASS_SLOT_OWNER(n->cls, lower);
@@ -417,10 +417,10 @@ compile_call_hop(hop_lower_ctx *cx, const hop_node *n)
     int nctl = cx->nctl;
     hop_status st = owner ? owner->lower(cx, n) : hop_lower_default(cx, n);
     if (st == HOP_OK && cx->nctl != nctl)
-        st = hop_error(HOP_MISUSE, "lowering of %s: unbalanced if/loop blocks", n->target);
+        st = hop_error(HOP_MISUSE, "lowering of %s: unbalanced if/loop blocks", hop_node_target(n));
     if (st == HOP_OK && (!cx->have_results || cx->nresults != n->nouts))
         st = hop_error(HOP_MISUSE, "lowering of %s: gave %zu results for a call with %zu outputs",
-                       n->target, cx->have_results ? cx->nresults : 0, n->nouts);
+                       hop_node_target(n), cx->have_results ? cx->nresults : 0, (size_t)n->nouts);
     if (st == HOP_OK) {
         hop__vmap *m = vmap_get(cx, n, true);
         if (m == NULL) {
@@ -548,7 +548,7 @@ hop__compile_graph(hop_lower_ctx *cx, const hop_graph *g, const hop_pval *inputs
         return hop_error(HOP_VERIFY,
                          "lowering: %s takes %zu inputs and gives %zu outputs, but is called with "
                          "%zu and %zu",
-                         g->name, g->nplaceholders, out->nargs, ninputs, noutputs);
+                         g->name, g->nplaceholders, (size_t)out->nargs, ninputs, noutputs);
     hop_status st = plan_fusion(cx, g);
     if (st != HOP_OK)
         return st;

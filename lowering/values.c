@@ -269,7 +269,7 @@ hop__node_text(hop_lower_ctx *cx, const hop_node *n)
 {
     hop__buf b;
     hop__buf_init(&b);
-    hop__buf_printf(&b, "%s = %s(", n->name, n->target);
+    hop__buf_printf(&b, "%s = %s(", n->name, hop_node_target(n));
     for (size_t i = 0; i < n->nargs; i++) {
         if (i)
             hop__buf_puts(&b, ", ");

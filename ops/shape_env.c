@@ -312,6 +312,52 @@ hop_shape_env_truncate_guards(hop_shape_env *env, size_t n)
     }
 }
 
+/* ------------------------------------------------------- mark, rollback */
+
+/* The newest node of the intern table (uthash keeps them in insertion
+ * order), or NULL when it is empty. */
+static hop_expr *
+newest_interned(const hop_shape_env *env)
+{
+    if (env->table == NULL)
+        return NULL;
+    const UT_hash_table *tbl = env->table->hh.tbl;
+    return (hop_expr *)(void *)((char *)tbl->tail - tbl->hho);
+}
+
+void
+hop_shape_env_mark(hop_shape_env *env)
+{
+    if (env == NULL)
+        return;
+    env->marked = true;
+    env->mark_nsymbols = env->nsymbols;
+    env->mark_nguards = env->nguards;
+    env->mark_last = newest_interned(env);
+    hop__arena_mark_at(&env->arena, &env->mark_arena);
+}
+
+/*
+ * Nodes interned since the mark are the intern table's tail (insertion
+ * order), so they leave it newest first until the node that was newest at
+ * the mark; then nothing reaches the memory allocated since (symbols, the
+ * duck table and guards were truncated first) and the arena hands it out
+ * again.  Unlike a truncation alone, a mark and rollback around each use
+ * leaves the env as it was, however many symbols and constants the use made.
+ */
+void
+hop_shape_env_rollback(hop_shape_env *env)
+{
+    if (env == NULL || !env->marked)
+        return;
+    hop_shape_env_truncate_symbols(env, env->mark_nsymbols);
+    hop_shape_env_truncate_guards(env, env->mark_nguards);
+    for (hop_expr *e; (e = newest_interned(env)) != env->mark_last;)
+        HASH_DEL(env->table, e);
+    hop__arena_rollback(&env->arena, &env->mark_arena);
+    env->marked = false;
+}
+
 /* -------------------------------------------------------------- decisions */
 
 static bool

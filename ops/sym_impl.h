@@ -81,6 +81,12 @@ struct hop_shape_env {
     const hop_expr **guards;
     size_t nguards, capguards;
     hop__guard_entry *guard_set;
+    /* hop_shape_env_mark's; while marked, hop_expr_str caches no text (an
+     * older node would keep text the rollback takes back). */
+    bool marked;
+    size_t mark_nsymbols, mark_nguards;
+    hop_expr *mark_last; /* the newest interned node then (NULL: none) */
+    hop__arena_mark mark_arena;
 };
 
 /* Checked int64 arithmetic: true on overflow (then *r is unspecified). */

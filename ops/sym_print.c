@@ -328,7 +328,10 @@ hop_expr_str(hop_shape_env *env, const hop_expr *e)
     if (text == NULL)
         return NULL;
     hop_expr_print(e, text, n + 1);
-    ((hop_expr *)e)->str = text; /* nodes are allocated mutable; the cache is invisible */
+    /* Nodes are allocated mutable; the cache is invisible.  Not while
+     * marked: the rollback would take back text an older node keeps. */
+    if (!env->marked)
+        ((hop_expr *)e)->str = text;
     return text;
 }
 

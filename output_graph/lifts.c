@@ -322,7 +322,7 @@ describe_symbol(hop__buf *b, const hop_output_graph *og, const hop_node *v)
         return;
     hop__buf_printf(b, " (%s %s of graph %s)",
                     v->kind == HOP_NODE_PLACEHOLDER ? "input" : "made by",
-                    v->kind == HOP_NODE_PLACEHOLDER ? v->name : v->target, v->graph->name);
+                    v->kind == HOP_NODE_PLACEHOLDER ? v->name : hop_node_target(v), v->graph->name);
 }
 
 char *
@@ -348,7 +348,7 @@ hop_output_graph_explain_lifts(const hop_output_graph *og)
             describe_symbol(&b, og, o);
         } else if (li->origin_kind == HOP_LIFT_INTERMEDIATE) {
             hop__buf_printf(&b, "%s (%s of graph %s)", o->name,
-                            o->kind == HOP_NODE_PLACEHOLDER ? "an input" : o->target,
+                            o->kind == HOP_NODE_PLACEHOLDER ? "an input" : hop_node_target(o),
                             li->origin_graph->name);
         } else {
             hop__buf_printf(&b, "%s (root input %s)", o->name, o->name);
@@ -370,7 +370,7 @@ hop_output_graph_explain_lifts(const hop_output_graph *og)
         if (li->for_other_body)
             hop__buf_printf(&b, "    unused here: passed for %s.%s, another body of %s\n",
                             li->shared_with->graph->name, li->shared_with->name,
-                            hop__first_call_of(li->graph)->target);
+                            hop_node_target(hop__first_call_of(li->graph)));
         else if (li->shared_with)
             hop__buf_printf(&b,
                             "    deduplicated: %s.%s gets the same value (one input of the call)\n",

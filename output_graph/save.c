@@ -236,13 +236,13 @@ put_graph_body(writer *w, hop__buf *b, const hop_graph *g)
             put_meta(w, b, n->meta);
             break;
         case HOP_NODE_CALL_OP:
-            hop__put_str(b, n->target);
+            hop__put_str(b, hop_node_target(n));
             put_args(w, b, n->args, n->nargs, 0);
             put_meta(w, b, n->meta);
             break;
         case HOP_NODE_CALL_HOP:
         case HOP_NODE_CALL_FOREIGN:
-            put_name(w, b, n->target);
+            put_name(w, b, hop_node_target(n));
             put_args(w, b, n->args, n->nargs, 0);
             hop__put_u(b, n->nouts);
             for (size_t i = 0; i < n->nouts; i++)

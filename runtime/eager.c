@@ -7,12 +7,17 @@
  * tensor becomes a hop_meta of constant sizes in the calling thread's
  * ShapeEnv (constants are interned, so a cache of the small ones makes the
  * common case an array lookup), and the result's constant sizes are read
- * back.  Constant decisions record no guards; the unbacked symbols that item
- * and nonzero create are truncated right after the call, and the env is
- * recreated every RESET_CALLS calls so that the constants interned for ever
- * new sizes do not pile up.  The common path allocates nothing but the
- * result tensor (one block for header, storage and data).  A thread's state
- * is freed when the thread exits (a pthread key's destructor) or by
+ * back.  Constant decisions record no guards.  Everything else a call makes
+ * in the env - the constants of sizes beyond the cache, the unbacked symbol
+ * of each item or nonzero and the expressions built on it - is rolled back
+ * after the call (hop_shape_env_mark/rollback), so the env's memory stays
+ * flat: once warm, a call allocates nothing but the result tensor (one
+ * block for header, storage and data), whatever sizes it sees.  (Truncating
+ * the symbols alone left their nodes and every new constant in the env's
+ * arena, a few hundred bytes a call: a new arena chunk every few dozen
+ * calls, at points that depended on how many calls the thread had run, so
+ * even a warm plan run could allocate.)  A thread's state is freed when the
+ * thread exits (a pthread key's destructor) or by
  * hop_runtime_thread_cleanup.
  */
 #include "runtime/runtime.h"
@@ -22,13 +27,11 @@
 #include <stdio.h>
 
 #define SMALL 256
-#define RESET_CALLS 4096
 #define LOCAL_ITEMS 64
 
 typedef struct tstate {
     hop_shape_env *env;
     const hop_expr *small[SMALL];
-    unsigned calls;
 } tstate;
 
 static _Thread_local tstate tls;
@@ -74,24 +77,6 @@ hop_runtime_shutdown(void)
     hop_runtime_thread_cleanup();
 }
 
-static hop_shape_env *
-thread_env(void)
-{
-    if (tls.env != NULL && tls.calls >= RESET_CALLS)
-        hop_runtime_thread_cleanup();
-    if (tls.env == NULL) {
-        if ((tls.env = hop_shape_env_new()) == NULL)
-            return NULL;
-        /* Without the key (it could not be made) the state lives until
-         * hop_runtime_thread_cleanup, as it always could. */
-        pthread_once(&exit_once, make_exit_key);
-        if (exit_key_ok)
-            pthread_setspecific(exit_key, &tls);
-    }
-    tls.calls++;
-    return tls.env;
-}
-
 static const hop_expr *
 size_expr(hop_shape_env *env, int64_t v)
 {
@@ -101,6 +86,54 @@ size_expr(hop_shape_env *env, int64_t v)
         return tls.small[v];
     }
     return hop_sym_const(env, v);
+}
+
+static hop_shape_env *
+thread_env(void)
+{
+    if (tls.env == NULL) {
+        if ((tls.env = hop_shape_env_new()) == NULL)
+            return NULL;
+        /* Without the key (it could not be made) the state lives until
+         * hop_runtime_thread_cleanup, as it always could. */
+        pthread_once(&exit_once, make_exit_key);
+        if (exit_key_ok)
+            pthread_setspecific(exit_key, &tls);
+        /* The intern table then never empties on a rollback, which would
+         * free it and make the next call allocate it again. */
+        if (size_expr(tls.env, 0) == NULL) {
+            hop_runtime_thread_cleanup();
+            return NULL;
+        }
+    }
+    return tls.env;
+}
+
+/* Interns the small sizes of the tensor operands into the cache before the
+ * call's mark, so that they outlive its rollback.  Invalid operands are
+ * skipped: convert_tensor reports them. */
+static hop_status
+warm_small(hop_shape_env *env, const hop_rt_arg *args, size_t nargs)
+{
+    for (size_t i = 0; i < nargs; i++) {
+        const hop_rt_arg *it = &args[i];
+        size_t n = 1;
+        if (args[i].kind == HOP_OPND_LIST) {
+            it = args[i].u.list.items;
+            n = it == NULL ? 0 : args[i].u.list.n;
+        }
+        for (size_t k = 0; k < n; k++) {
+            const hop_tensor *t = it[k].kind == HOP_OPND_TENSOR ? it[k].u.tensor : NULL;
+            if (t == NULL || t->rank < 0 || t->rank > HOP_MAX_RANK)
+                continue;
+            for (int d = 0; d < t->rank; d++) {
+                int64_t v = t->sizes[d];
+                if (v >= 0 && v < SMALL && tls.small[v] == NULL && size_expr(env, v) == NULL)
+                    return hop_error_code();
+            }
+        }
+    }
+    return HOP_OK;
 }
 
 /* ------------------------------------------------------------- operands */
@@ -267,10 +300,10 @@ hop__infer_call(hop__call *c, hop_op op, const hop_rt_arg *args, size_t nargs)
         cv.items = (hop_operand *)(cv.metas + nitems + 8);
     }
 
-    hop_status st = HOP_OK;
+    hop_status st = warm_small(cv.env, args, nargs);
+    hop_shape_env_mark(cv.env);
     for (size_t i = 0; i < nargs && st == HOP_OK; i++)
         st = convert(&cv, &args[i], &opnds[i], i);
-    size_t nsyms = hop_shape_env_nsymbols(cv.env), nguards = hop_shape_env_nguards(cv.env);
     if (st == HOP_OK)
         st = hop_op_infer(cv.env, op, opnds, nargs, &c->res);
     if (st == HOP_OK && info->rule == HOP_RULE_COMPARE) {
@@ -284,12 +317,11 @@ hop__infer_call(hop__call *c, hop_op op, const hop_rt_arg *args, size_t nargs)
         st = hop_op_infer(cv.env, cplx ? HOP_OP_add : HOP_OP_maximum, opnds, nargs, &promo);
         c->promoted = promo.meta.dtype;
     }
-    hop_shape_env_truncate_symbols(cv.env, nsyms);
-    hop_shape_env_truncate_guards(cv.env, nguards);
+    if (st == HOP_OK)
+        st = read_result(c); /* reads the sizes before the rollback takes them */
+    hop_shape_env_rollback(cv.env);
     hop__free(heap);
-    if (st != HOP_OK)
-        return st;
-    return read_result(c);
+    return st;
 }
 
 /* ---------------------------------------------------------------- eager */

@@ -106,35 +106,41 @@ typedef struct hop_use {
 } hop_use;
 
 /*
- * A node is 128 bytes; its arguments and use records follow it in the same
+ * A node is 96 bytes; its arguments and use records follow it in the same
  * arena block.  Its metadata is shared: `meta` points at an immutable value
  * info the graph keeps once per distinct value (nodes of equal shape and
  * dtype share one), so compare metadata with hop_meta_equal, not pointers.
+ * The small fields are packed (kind, flags and op in one word; counts are 32
+ * bits: a graph builder refuses more), and what a node calls is not stored
+ * but derived: hop_node_target.
  */
 struct hop_node {
-    hop_node_kind kind;
-    hop_op op;          /* HOP_NODE_CALL_OP; HOP_OP_COUNT for other kinds */
-    const char *name;   /* unique in its graph */
-    hop_graph *graph;   /* the owner; NULL once erased (the memory stays valid) */
-    const char *target; /* op name, HOP name ("cond"), "getitem", "output", or
-                           a placeholder's own name */
-    hop_arg *args;      /* owned by the graph (deep copy of what was passed) */
-    size_t nargs;
+    hop_node_kind kind : 8;
+    unsigned flags : 8; /* HOP_NODE_SIDE_EFFECTS */
+    hop_op op : 16;     /* HOP_NODE_CALL_OP; HOP_OP_COUNT for other kinds */
+    uint32_t nargs;
+    const char *name; /* unique in its graph */
+    hop_graph *graph; /* the owner; NULL once erased (the memory stays valid) */
+    hop_arg *args;    /* owned by the graph (deep copy of what was passed) */
     /* The value, never NULL: kind NONE for output and multi-output call_hop.
      * Owned by the graph, valid as long as the node's memory is. */
     const hop_value_info *meta;
     hop_value_info *outs; /* call_hop: the metadata of each output */
-    size_t nouts;
-    hop_use *uses; /* who reads this node, most recent user first */
-    size_t nuses;
+    uint32_t nouts;
+    uint32_t nuses;
+    hop_use *uses;         /* who reads this node, most recent user first */
     hop_node *prev, *next; /* program order */
     const hop_class *cls;  /* HOP_NODE_CALL_HOP: the HOP's class (borrowed); NULL
                               for other kinds */
-    unsigned flags;        /* HOP_NODE_SIDE_EFFECTS */
-    /* private (graph/names.c): the name table's hash and chain link */
-    uint32_t name_hash;
+    /* private (graph/names.c): the name table's chain link */
     hop_node *name_next;
 };
+
+/* What n calls, as printed code shows it: the op's name (call_op), the
+ * HOP's name ("cond"), the foreign kernel's name, "getitem", "output", or a
+ * placeholder's own name.  Valid as long as the node's memory is; NULL for a
+ * NULL node. */
+const char *hop_node_target(const hop_node *n);
 
 /* The node has effects beyond its results (a foreign kernel that writes a
  * global, say): DCE keeps it, and so every call_hop whose subgraphs hold one. */
@@ -265,9 +271,9 @@ hop_node *hop_graph_call_op_meta(hop_graph *g, hop_op op, const hop_arg *args, s
  * the subgraphs' placeholders).  outs (each a tensor or a SymInt) describe
  * the nouts results and are copied; the node's own meta is outs[0] when
  * nouts == 1 and NONE otherwise.  cls->name must be an identifier
- * (HOP_INVALID otherwise; it prints as a function name); the node's target
- * is a copy of it, and the node is named after it.  NULL on error, with g
- * unchanged.
+ * (HOP_INVALID otherwise; it prints as a function name); it is the node's
+ * target (hop_node_target), and the node is named after it.  NULL on error,
+ * with g unchanged.
  */
 hop_node *hop_graph_call_hop(hop_graph *g, const hop_class *cls, const hop_arg *args, size_t nargs,
                              const hop_value_info *outs, size_t nouts);

@@ -250,7 +250,8 @@ hop_status hop_expr_eval(const hop_expr *e, const int64_t *values, size_t nvalue
  * length the full text needs.
  */
 size_t hop_expr_print(const hop_expr *e, char *buf, size_t cap);
-/* The same text, interned in env (borrowed; NULL on out-of-memory). */
+/* The same text, interned in env (borrowed: lives as long as env, or while
+ * env is marked only until hop_shape_env_rollback; NULL on out-of-memory). */
 const char *hop_expr_str(hop_shape_env *env, const hop_expr *e);
 
 /* --------------------------------------------------------------- ShapeEnv */
@@ -317,6 +318,21 @@ const hop_expr *hop_shape_env_guard(const hop_shape_env *env, size_t i);
 hop_status hop_shape_env_add_guard(hop_shape_env *env, const hop_expr *cond);
 /* Drops guards recorded after the first n (to undo a failed trace). */
 void hop_shape_env_truncate_guards(hop_shape_env *env, size_t n);
+
+/*
+ * Marks the env's present state (one mark per env: a second replaces the
+ * first).  hop_shape_env_rollback goes back to it and removes it: the
+ * symbols and guards made since are dropped as by the truncations above,
+ * and every expression made since is forgotten and its memory reused, so a
+ * caller that infers shapes again and again in one env (eager ops: a new
+ * unbacked symbol for each nonzero, constants for each new size) keeps the
+ * env's memory flat.  Expressions made after the mark must not be used
+ * after the rollback; hop_expr_str of any expression, while the env is
+ * marked, returns text that lives only until the rollback.  Rollback is a
+ * no-op without a mark; both are no-ops for NULL.
+ */
+void hop_shape_env_mark(hop_shape_env *env);
+void hop_shape_env_rollback(hop_shape_env *env);
 
 /* ---------------------------------------------------------- tensor metadata */
 

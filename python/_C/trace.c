@@ -909,7 +909,7 @@ trace_describe(TraceObject *tr, PyObject *path)
         PyObject *meta = meta_to_py(n->meta);
         PyObject *item = args && layout && outs && meta
                              ? Py_BuildValue("(sssOOOO)", hop_node_kind_name(n->kind), n->name,
-                                             n->target ? n->target : "", args, meta, outs, layout)
+                                             hop_node_target(n), args, meta, outs, layout)
                              : NULL;
         Py_XDECREF(args);
         Py_XDECREF(layout);

@@ -111,6 +111,51 @@ test_arena_grows_without_capacity_limit_and_aligns(void **state)
     hop__arena_destroy(&a);
 }
 
+/* Byte strings come from the back of the chunks aligned blocks come from
+ * the front of: neither overlaps the other, blocks stay aligned, strings
+ * pack without padding, and a string too big for the chunk gets one. */
+static void
+test_arena_bytes_pack_behind_aligned_blocks_without_overlap(void **state)
+{
+    (void)state;
+    hop__arena a;
+    hop__arena_init(&a);
+    enum { N = 5000 };
+    static unsigned char *blocks[N];
+    static char *strings[N];
+    for (int i = 0; i < N; i++) {
+        size_t bn = (size_t)(i % 61) + 1, sn = (size_t)(i % 13) + 1;
+        blocks[i] = hop__arena_alloc(&a, bn);
+        strings[i] = hop__arena_bytes(&a, sn);
+        assert_non_null(blocks[i]);
+        assert_non_null(strings[i]);
+        assert_int_equal((uintptr_t)blocks[i] % _Alignof(max_align_t), 0);
+        memset(blocks[i], i & 0xFF, bn);
+        memset(strings[i], (i + 1) & 0xFF, sn);
+    }
+    for (int i = 0; i < N; i++) {
+        size_t bn = (size_t)(i % 61) + 1, sn = (size_t)(i % 13) + 1;
+        for (size_t k = 0; k < bn; k++)
+            assert_int_equal(blocks[i][k], i & 0xFF);
+        for (size_t k = 0; k < sn; k++)
+            assert_int_equal((unsigned char)strings[i][k], (i + 1) & 0xFF);
+    }
+    /* Consecutive strings in one chunk are adjacent (no padding), behind
+     * the aligned blocks. */
+    hop__arena b;
+    hop__arena_init(&b);
+    char *x = hop__arena_bytes(&b, 3), *y = hop__arena_bytes(&b, 5);
+    unsigned char *p = hop__arena_alloc(&b, 16);
+    assert_ptr_equal(y + 5, x);
+    assert_true(p + 16 <= (unsigned char *)y);
+    hop__arena_destroy(&b);
+    char *big = hop__arena_bytes(&a, 1u << 20);
+    assert_non_null(big);
+    memset(big, 7, 1u << 20);
+    assert_string_equal(hop__arena_strdup(&a, "add_12"), "add_12");
+    hop__arena_destroy(&a);
+}
+
 static void
 test_arena_failure_is_nomem_and_arena_stays_usable(void **state)
 {
@@ -199,6 +244,7 @@ main(void)
         cmocka_unit_test(test_fail_at_fails_exactly_the_kth_allocation),
         cmocka_unit_test(test_custom_allocator_sees_every_allocation_and_free),
         cmocka_unit_test(test_arena_grows_without_capacity_limit_and_aligns),
+        cmocka_unit_test(test_arena_bytes_pack_behind_aligned_blocks_without_overlap),
         cmocka_unit_test(test_arena_failure_is_nomem_and_arena_stays_usable),
         cmocka_unit_test(test_buf_builds_strings_and_failure_is_sticky),
         cmocka_unit_test(test_hash_add_out_of_memory_is_a_status_not_an_abort),

@@ -297,7 +297,7 @@ test_cond_outputs_with_different_sizes_get_a_fresh_unbacked_symbol(void **state)
     /* u0 is bound in the root through sym_size of the result. */
     hop_node *bound = hop_tracer_bound_symbol(hop_output_graph_root(og), r->meta->meta.sizes[0]);
     assert_non_null(bound);
-    assert_string_equal(bound->target, "sym_size");
+    assert_string_equal(hop_node_target(bound), "sym_size");
     finish(og, r);
     hop_values_clear(&out);
     hop_output_graph_free(og);

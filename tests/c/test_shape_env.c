@@ -9,6 +9,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include "hop/core.h"
 #include "hop/ops.h"
 
 #include <math.h>
@@ -429,6 +430,63 @@ test_truncate_symbols_forgets_names_duck_sizes_and_their_guards(void **state)
     assert_string_equal(hop_symbol_name(hop_shape_env_size_symbol(env, 5, true, true)), "s0");
 }
 
+/* An eager call's use of the env: an unbacked symbol, a guard, new
+ * constants and expressions on all of them. */
+static void
+scratch_work(hop_shape_env *env, int64_t seed)
+{
+    const hop_expr *u = hop_shape_env_unbacked(env, 0, 1000);
+    assert_non_null(u);
+    assert_int_equal(hop_shape_env_add_guard(env, hop_sym_ge(env, u, C(0))), HOP_OK);
+    for (int64_t k = 0; k < 40; k++)
+        assert_non_null(hop_sym_add(env, hop_sym_mul(env, u, C(seed + k)), C(1000 + seed + k)));
+}
+
+static void
+test_rollback_forgets_what_was_made_since_the_mark_and_reuses_its_memory(void **state)
+{
+    hop_shape_env *env = *state;
+    const hop_expr *s0 = hop_shape_env_size_symbol(env, 5, true, true);
+    const hop_expr *old = hop_sym_add(env, s0, C(7));
+    assert_int_equal(hop_shape_env_add_guard(env, hop_sym_gt(env, s0, C(3))), HOP_OK);
+    hop_shape_env_rollback(env); /* no mark: nothing */
+    hop_shape_env_rollback(NULL);
+    hop_shape_env_mark(NULL);
+    assert_int_equal(hop_shape_env_nsymbols(env), 1);
+
+    hop_shape_env_mark(env);
+    /* text asked for while marked outlives the rollback's reuse of memory */
+    assert_string_equal(hop_expr_str(env, old), "s0 + 7");
+    scratch_work(env, 0);
+    assert_int_equal(hop_shape_env_nsymbols(env), 2);
+    assert_int_equal(hop_shape_env_nguards(env), 2);
+    hop_shape_env_rollback(env);
+    assert_int_equal(hop_shape_env_nsymbols(env), 1);
+    assert_int_equal(hop_shape_env_nguards(env), 1);
+    assert_string_equal(guard_text(env, 0), "s0 > 3");
+
+    /* a hundred more rounds on ever new constants: once the first has
+     * made room, the env holds no more memory (the arithmetic's scratch
+     * comes and goes), and what was there before the marks is found as it
+     * was */
+    hop_shape_env_mark(env);
+    scratch_work(env, 100);
+    hop_shape_env_rollback(env);
+    long before = hop_alloc_live();
+    for (int64_t r = 2; r < 100; r++) {
+        hop_shape_env_mark(env);
+        scratch_work(env, 100 * r);
+        assert_string_equal(hop_symbol_name(hop_shape_env_symbol(env, 1)), "u0");
+        hop_shape_env_rollback(env);
+    }
+    assert_int_equal(hop_alloc_live() - before, 0);
+    assert_ptr_equal(hop_sym_add(env, s0, C(7)), old);
+    assert_ptr_equal(hop_shape_env_size_symbol(env, 5, true, true), s0);
+    assert_string_equal(hop_expr_str(env, old), "s0 + 7");
+    assert_string_equal(str(hop_sym_add(env, old, hop_shape_env_unbacked(env, 0, 9))),
+                        "s0 + u0 + 7");
+}
+
 static void
 test_decide_static_uses_ranges_only_and_records_nothing(void **state)
 {
@@ -813,6 +871,7 @@ main(void)
         T(test_decide_rejects_ints_nulls_and_foreign_conditions),
         T(test_guards_are_deduplicated_and_truncatable),
         T(test_truncate_symbols_forgets_names_duck_sizes_and_their_guards),
+        T(test_rollback_forgets_what_was_made_since_the_mark_and_reuses_its_memory),
         T(test_decide_static_uses_ranges_only_and_records_nothing),
         T(test_min_max_drop_operands_the_lattice_laws_dominate),
         T(test_dtype_table_names_sizes_and_kinds),

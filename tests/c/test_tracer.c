@@ -378,7 +378,7 @@ test_nonzero_binds_its_unbacked_size_through_sym_size(void **state)
     assert_string_equal(hop_symbol_name(u0), "u0");
     hop_node *bound = hop_tracer_bound_symbol(t1, u0);
     assert_non_null(bound);
-    assert_string_equal(bound->target, "sym_size");
+    assert_string_equal(hop_node_target(bound), "sym_size");
     hop_tracer *t2 = hop_output_graph_push(og, "wrap_body_1");
     op1(t2, HOP_OP_neg, nz);
     assert_string_equal(placeholders(hop_tracer_graph(t2)), "u0, nonzero");
