@@ -1065,23 +1065,25 @@ class _Interp:
             self.eff.mark(arg_taint, ALL)
 
 
+def root_value(fn, kind, name, missing=_MISSING):
+    """What fn's global ("g": of its module, else a builtin) or closure cell
+    ("c") called name holds now, or missing."""
+    if kind == "g":
+        v = fn.__globals__.get(name, _MISSING)
+        return getattr(builtins, name, missing) if v is _MISSING else v
+    for n, cell in zip(fn.__code__.co_freevars, fn.__closure__ or ()):
+        if n == name:
+            try:
+                return cell.cell_contents
+            except ValueError:
+                return missing
+    return missing
+
+
 def _resolve(path, fn):
     """The object a path (("g" or "c", name), attributes...) names for fn,
     following attributes of modules and classes only (never a property)."""
-    kind, name = path[0], path[1]
-    v = _MISSING
-    if kind == "g":
-        v = fn.__globals__.get(name, _MISSING)
-        if v is _MISSING:
-            v = getattr(builtins, name, _MISSING)
-    else:
-        code = fn.__code__
-        for n, cell in zip(code.co_freevars, fn.__closure__ or ()):
-            if n == name:
-                try:
-                    v = cell.cell_contents
-                except ValueError:
-                    pass
+    v = root_value(fn, path[0], path[1])
     for attr in path[2:]:
         if not isinstance(v, (types.ModuleType, type)):
             return _MISSING
