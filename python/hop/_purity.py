@@ -737,36 +737,29 @@ class _Interp:
         if x.arg & 1:
             s.append(_CLEAN)
 
-    @_handles("STORE_ATTR")
-    def _store_attr(self, x, s, i):
-        obj, val = _pop(s, 2)[::-1]
+    @_handles("STORE_ATTR", "DELETE_ATTR")
+    def _write_attr(self, x, s, i):
+        store = x.opname == "STORE_ATTR"
+        obj, val = _pop(s, 2)[::-1] if store else (_pop(s)[0], None)
         self.eff.mark(obj.taint, WRITE)
-        self.eff.mark(val.taint, DATA)  # now reachable from another object
+        if store:
+            self.eff.mark(val.taint, DATA)  # now reachable from another object
         key, line = self.at(x, i)
-        self.eff.event(key, "attr", line, ("set", x.argval), obj)
+        self.eff.event(key, "attr", line, ("set" if store else "del", x.argval), obj)
 
-    @_handles("DELETE_ATTR")
-    def _delete_attr(self, x, s, i):
-        (obj,) = _pop(s)
+    @_handles("STORE_SUBSCR", "STORE_SLICE", "DELETE_SUBSCR")
+    def _write_item(self, x, s, i):
+        # [value, object, key], [value, object, start, stop] or [object, key]
+        store = x.opname != "DELETE_SUBSCR"
+        if store:
+            val, obj = _pop(s, 3 if x.opname == "STORE_SUBSCR" else 4)[:2]
+        else:
+            obj = _pop(s, 2)[0]
         self.eff.mark(obj.taint, WRITE)
+        if store:
+            self.eff.mark(val.taint, DATA)
         key, line = self.at(x, i)
-        self.eff.event(key, "attr", line, ("del", x.argval), obj)
-
-    @_handles("STORE_SUBSCR", "STORE_SLICE")
-    def _store_item(self, x, s, i):
-        # [value, object, key] or [value, object, start, stop]
-        val, obj = _pop(s, 3 if x.opname == "STORE_SUBSCR" else 4)[:2]
-        self.eff.mark(obj.taint, WRITE)
-        self.eff.mark(val.taint, DATA)
-        key, line = self.at(x, i)
-        self.eff.event(key, "item", line, "set", obj)
-
-    @_handles("DELETE_SUBSCR")
-    def _delete_subscr(self, x, s, i):
-        obj, k = _pop(s, 2)
-        self.eff.mark(obj.taint, WRITE)
-        key, line = self.at(x, i)
-        self.eff.event(key, "item", line, "del", obj)
+        self.eff.event(key, "item", line, "set" if store else "del", obj)
 
     @_handles("BINARY_SUBSCR")
     def _binary_subscr(self, x, s, i):
