@@ -141,6 +141,19 @@ def code_names(code, out):
     return out
 
 
+def is_hop_module(name):
+    """Whether a module name is hop itself or one of its submodules: hop's
+    own functions and globals are its machinery, not user state, so the
+    walkers of what a function reads (the purity snapshot, guards, effects,
+    the invoke_subgraph key) treat them alike."""
+    return name == "hop" or name.startswith("hop.")
+
+
+def is_hop_function(fn):
+    """Whether fn (a Python function) is defined in hop itself."""
+    return is_hop_module((getattr(fn, "__globals__", None) or {}).get("__name__") or "")
+
+
 def reads(fn):
     """(name, value) for what fn reads from outside: its closure cells (those
     that are set) and the globals its code names (builtins excluded)."""
@@ -1136,7 +1149,7 @@ def _call_flags(callee, npos, kwnames, unknown_kw):
     except TypeError:  # unhashable callee
         pass
     module = getattr(callee, "__module__", None) or ""
-    if module == "hop" or module.startswith("hop."):
+    if is_hop_module(module):
         return DATA
     if _np is not None:
         if isinstance(callee, _np.ufunc):
@@ -1251,6 +1264,11 @@ class _Check:
             global_roots = [(name, ALL, False) for name in eff.names]
         else:
             cell_roots, global_roots = _verdict(eff, fn)
+        if is_hop_function(fn):
+            # A wrapper of hop's (nested_compile_region's) reaches the user's
+            # function through its closure; hop's own globals are caches and
+            # registries a first call fills, not state a body may change.
+            global_roots = ()
         closure = getattr(fn, "__closure__", None) or ()
         for name, cell, (flag, body) in zip(code.co_freevars, closure, cell_roots):
             try:
