@@ -230,12 +230,8 @@ fori_eval(hop_eval_ctx *ex)
         return st;
     st = hop_eval_loop_begin(ex, 1, "init_val", &l); /* the made input: i */
     for (int64_t i = lo; i < hi && st == HOP_OK; i++) {
-        hop_rt_values next = {NULL, 0, 0};
         l.in[0] = (hop_rt_value){HOP_VALUE_SYM, NULL, i};
-        st = hop_eval_loop_step(&l, "body_fun", "body_fun", &next);
-        if (st == HOP_OK)
-            hop_eval_loop_take(&l, &next);
-        hop_rt_values_clear(&next);
+        st = hop_eval_loop_next(&l, "body_fun", "body_fun");
     }
     return hop_eval_loop_end(&l, st);
 }

@@ -376,16 +376,7 @@ eval_step(hop_eval_loop *l, const hop_rt_value *xs, size_t nxs, int64_t dim, int
           hop_rt_values *ys, size_t *ny)
 {
     hop_rt_values out = {NULL, 0, 0}, rows = {NULL, 0, 0};
-    hop_status st = HOP_OK;
-    for (size_t i = 0; i < nxs && st == HOP_OK; i++) {
-        hop_rt_arg a[] = {hop_rt_tensor(xs[i].tensor),
-                          hop_rt_int(norm_dim(dim, xs[i].tensor->rank)), hop_rt_int(idx)};
-        hop_rt_value v;
-        if ((st = hop_eager(HOP_OP_select, a, 3, &v)) == HOP_OK)
-            st = hop_rt_values_push(&rows, v);
-    }
-    for (size_t i = 0; i < nxs && st == HOP_OK; i++)
-        l->in[l->nc + i] = rows.items[i];
+    hop_status st = hop_eval_loop_slice(l, xs, nxs, dim, idx, &rows);
     if (st == HOP_OK)
         st = hop_eval_loop_step(l, "f", "f", &out);
     if (st == HOP_OK && s == 0)
