@@ -139,12 +139,7 @@ repeat_eval(hop_eval_ctx *ex)
 static hop_status
 repeat_vjp(hop_vjp_ctx *cx, const hop_node *call)
 {
-    hop_loop loop = {.call = call,
-                     .body = "body",
-                     .carries = "x",
-                     .lower = hop_arg_int(0),
-                     .upper = *hop_node_param(call, "n")};
-    return hop_loop_vjp(cx, &loop);
+    return hop_loop_vjp_counted(cx, call, "body", "x", hop_arg_int(0), *hop_node_param(call, "n"));
 }
 
 /* ---- vmap: repeat again over the body batched; x is batched when it is or

@@ -243,16 +243,11 @@ fori_eval(hop_eval_ctx *ex)
 static hop_status
 fori_vjp(hop_vjp_ctx *cx, const hop_node *call)
 {
-    hop_loop lp = {.call = call,
-                   .body = "body_fun",
-                   .carries = "init_val",
-                   .lower = *hop_node_param(call, "lower"),
-                   .upper = *hop_node_param(call, "upper")};
-    hop_arg *b[2] = {&lp.lower, &lp.upper};
+    hop_arg b[2] = {*hop_node_param(call, "lower"), *hop_node_param(call, "upper")};
     for (int k = 0; k < 2; k++)
-        if (b[k]->kind == HOP_ARG_NODE && (b[k]->u.node = hop_vjp_primal(cx, b[k]->u.node)) == NULL)
+        if (b[k].kind == HOP_ARG_NODE && (b[k].u.node = hop_vjp_primal(cx, b[k].u.node)) == NULL)
             return hop_error_code();
-    return hop_loop_vjp(cx, &lp);
+    return hop_loop_vjp_counted(cx, call, "body_fun", "init_val", b[0], b[1]);
 }
 
 /* fori_loop(lower, upper, body_jvp, (c..., dc...), (L..., dL...)). */

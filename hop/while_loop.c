@@ -253,12 +253,8 @@ while_vjp(hop_vjp_ctx *cx, const hop_node *call)
     hop_status st = count_steps(cx, call, &n);
     if (st != HOP_OK)
         return st;
-    hop_loop lp = {.call = call,
-                   .body = "body_fn",
-                   .carries = "carried_inputs",
-                   .lower = hop_arg_int(0),
-                   .upper = hop_arg_node(n)};
-    return hop_loop_vjp(cx, &lp);
+    return hop_loop_vjp_counted(cx, call, "body_fn", "carried_inputs", hop_arg_int(0),
+                                hop_arg_node(n));
 }
 
 /* while_loop(cond_jvp, body_jvp, (c..., dc...), (L..., dL...)): cond_fn

@@ -213,6 +213,15 @@ typedef struct hop_loop {
 hop_status hop_loop_vjp(hop_vjp_ctx *cx, const hop_loop *loop);
 
 /*
+ * hop_loop_vjp of a counted loop (no xs), the loop named by its step body
+ * and carried group, its steps i = lower, ..., upper - 1: the rule of
+ * repeat, fori_loop and while_loop (its count of steps as upper) in one
+ * call.  Returns what hop_loop_vjp returns.
+ */
+hop_status hop_loop_vjp_counted(hop_vjp_ctx *cx, const hop_node *call, const char *body,
+                                const char *carries, hop_arg lower, hop_arg upper);
+
+/*
  * Forward mode of a loop: the same HOP again, its leads as they were (a
  * node lead mapped to its primal), each group followed by the tangents of
  * its float values (every float carry has one: zeros where the carry's init
