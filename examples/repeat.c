@@ -93,11 +93,7 @@ repeat_lower(hop_lower_ctx *cx, const hop_node *call)
     if (st == HOP_OK)
         st = hop_lower_inline(cx, body, in, n, lc.next, lc.got, 1);
     if (st == HOP_OK)
-        st = hop_lower_carry_next(cx, &lc);
-    if (st == HOP_OK)
-        st = hop_lower_loop_end(cx);
-    if (st == HOP_OK)
-        st = hop_lower_carry_end(cx, &lc);
+        st = hop_lower_carry_loop_end(cx, &lc);
     return st == HOP_OK ? hop_lower_results(cx, lc.out, 1) : st;
 }
 

@@ -311,11 +311,7 @@ scan_lower(hop_lower_ctx *cx, const hop_node *call)
             st = hop_lower_copy(cx, dests[j], got[j]);
     }
     if (st == HOP_OK)
-        st = hop_lower_carry_next(cx, &lc);
-    if (st == HOP_OK)
-        st = hop_lower_loop_end(cx);
-    if (st == HOP_OK)
-        st = hop_lower_carry_end(cx, &lc);
+        st = hop_lower_carry_loop_end(cx, &lc);
     for (size_t j = 0; j < ninit; j++)
         ys[j] = lc.out[j];
     return st == HOP_OK ? hop_lower_results(cx, ys, no) : st;
