@@ -341,3 +341,18 @@ def test_a_branch_on_an_array_the_function_made_compiles():
     want = g()
     assert got.dtype == want.dtype == np.float64
     np.testing.assert_allclose(got, want, rtol=1e-12)
+
+
+@pytest.mark.parametrize("name", ["degrees", "rad2deg", "radians", "deg2rad"])
+@pytest.mark.parametrize("dt", [np.float64, np.float32, np.float16, np.uint8, np.int8],
+                         ids=lambda d: np.dtype(d).name)
+def test_degrees_and_radians_are_numpys_bits_in_every_float_dtype(name, dt):
+    # NumPy's float32 loop multiplies by 180.0f / NPY_PIf (57.295776, an ulp
+    # below float32(180 / pi)); float16 (and the 8-bit ints, whose loop is
+    # float16) computes in float32 and rounds once
+    x = (np.random.default_rng(5).standard_normal(2000) * 100).astype(dt)
+    fn = getattr(np, name)
+    same(lambda x: fn(x), x)
+    got = getattr(hnp, name)(hnp.asarray(x))
+    assert got.dtype == fn(x).dtype
+    np.testing.assert_array_equal(np.asarray(got), fn(x))

@@ -177,6 +177,25 @@ def _frexp(x):
 
 
 # name -> (number of inputs, implementation on tensors in the compute dtype)
+
+# NumPy's float32 loops of degrees and radians multiply by 180.0f / NPY_PIf
+# (NPY_PIf / 180.0f), a float32 division: 57.295776, an ulp below
+# float32(180 / pi); float16's compute in float32 and round once.
+_DEG_F32 = float(_np.float32(180.0) / _np.float32(math.pi))
+_RAD_F32 = float(_np.float32(math.pi) / _np.float32(180.0))
+
+
+def _angle(x, to_degrees):
+    """degrees (to_degrees) or radians of float tensor x, as NumPy's loop of
+    x's dtype computes it."""
+    dt = _core.np_dtype(x)
+    if dt == _np.float64:
+        return x * (180.0 / math.pi if to_degrees else math.pi / 180.0)
+    k = _DEG_F32 if to_degrees else _RAD_F32  # exact in float32
+    if dt == _np.float16:
+        return _core.cast(_core.cast(x, _np.dtype(_np.float32)) * k, dt)
+    return x * k
+
 UFUNCS = {
     "add": (2, _C.add), "subtract": (2, _C.sub), "multiply": (2, _C.mul),
     "true_divide": (2, _C.div), "divide": (2, _C.div), "floor_divide": (2, _C.floor_divide),
@@ -199,10 +218,10 @@ UFUNCS = {
     "logical_not": (1, _C.logical_not), "invert": (1, _C.bitwise_not),
     "isnan": (1, _isnan), "isinf": (1, _isinf),
     "isfinite": (1, lambda x: _C.lt(_C.abs(x), math.inf)),
-    "conjugate": (1, lambda x: _C._op("conj", x)), "deg2rad": (1, lambda x: x * (math.pi / 180.0)),
-    "radians": (1, lambda x: x * (math.pi / 180.0)),
-    "rad2deg": (1, lambda x: x * (180.0 / math.pi)),
-    "degrees": (1, lambda x: x * (180.0 / math.pi)),
+    "conjugate": (1, lambda x: _C._op("conj", x)), "deg2rad": (1, lambda x: _angle(x, False)),
+    "radians": (1, lambda x: _angle(x, False)),
+    "rad2deg": (1, lambda x: _angle(x, True)),
+    "degrees": (1, lambda x: _angle(x, True)),
     "clip": (3, lambda x, lo, hi: _C.minimum(_C.maximum(x, lo), hi)),
     "sinh": (1, _C.sinh), "cosh": (1, _C.cosh), "arcsin": (1, _C.arcsin),
     "arccos": (1, _C.arccos), "arcsinh": (1, _C.arcsinh), "arccosh": (1, _C.arccosh),
@@ -566,7 +585,7 @@ def array_ufunc(ufunc, method, inputs, kwargs):
         nb = b.t.ndim if b.t is not None else 0
         ta = ta.reshape(tuple(ta.shape) + (1,) * nb)
         return call_ufunc(name, (wrap(ndarray, ta), inputs[1]), kwargs, kind)
-    if method == "at" and name in UFUNCS and UFUNCS[name][0] in (1, 2):
+    if method == "at" and ((name in UFUNCS and UFUNCS[name][0] in (1, 2)) or ufunc.nout != 1):
         from ._lib import ufunc_at
         return ufunc_at(name, *inputs)
     if method == "reduce" and name in _REDUCE and len(inputs) == 1:
