@@ -356,3 +356,14 @@ def test_degrees_and_radians_are_numpys_bits_in_every_float_dtype(name, dt):
     got = getattr(hnp, name)(hnp.asarray(x))
     assert got.dtype == fn(x).dtype
     np.testing.assert_array_equal(np.asarray(got), fn(x))
+
+
+@pytest.mark.parametrize("dt", [np.complex128, np.complex64], ids=lambda d: np.dtype(d).name)
+def test_rint_of_complex_rounds_each_part_half_to_even(dt):
+    z = np.array([1.5 + 2.5j, -0.5 - 1.5j, 2.5 + 0j, complex(np.nan, 3.5), complex(-0.0, -0.5),
+                  complex(0.5, np.inf)]).astype(dt)
+    got = same(lambda z: np.rint(z), z)
+    assert np.signbit(got.imag).tolist() == np.signbit(np.rint(z).imag).tolist()
+    e = hnp.rint(hnp.asarray(z))
+    assert e.dtype == dt
+    np.testing.assert_array_equal(np.asarray(e), np.rint(z))

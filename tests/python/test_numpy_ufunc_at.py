@@ -175,8 +175,8 @@ _UNARY_ULPS = {"arccos", "arccosh", "arcsin", "arcsinh", "arctan", "arctanh", "c
                "tan", "tanh"}
 # hop.numpy refuses these ufuncs themselves on these dtypes (its own
 # UnsupportedError/DTypeError, as for a plain call): NumPy's integer
-# reciprocal is C integer division, and rint takes no complex in hop.
-_UNARY_GAPS = {("reciprocal", "iu"), ("reciprocal", "b"), ("rint", "c")}
+# reciprocal is C integer division.
+_UNARY_GAPS = {("reciprocal", "iu"), ("reciprocal", "b")}
 
 
 def _unary_array(dt):
