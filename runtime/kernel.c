@@ -616,23 +616,17 @@ dot_task(const void *ctx, int ith, int nth)
 void
 hop__kernel_run(const hop__kernel *k)
 {
-    int threads = hop_runtime_threads();
-    int n = tasks(k, threads);
+    int n = tasks(k, hop_runtime_threads());
     bool blas = uses_blas(k);
     const hop__matmul *mm = &k->p.mm;
-    /* A dot product's units are the pieces, and so are a gemv's blocks of
-     * rows (columns): a worker that wakes late, or that the OS sets aside,
-     * still takes the ones left instead of the caller waiting for its half
-     * (and the pool's judgement, hop__pool_run_pieces, seeing no gain).
-     * The units are the same on every thread count: so are the bits. */
     int nd = k->kind == HOP__K_MATMUL && mm->mode == HOP__MM_DOT && mm->units > 1 && mm->units <= 64
-                 ? (int)mm->units
+                 ? (mm->units < hop_runtime_threads() ? (int)mm->units : hop_runtime_threads())
                  : 1;
     if (blas || nd > 1)
         hop__blas_enter();
     if (nd > 1) {
         dot_job j = {.mm = mm};
-        hop__pool_run_pieces(dot_task, &j, threads > 1 ? nd : 1, NULL, NULL);
+        hop__pool_run(dot_task, &j, nd);
         double acc = 0;
         for (int64_t u = 0; u < mm->units; u++)
             acc += j.part[u];
@@ -645,8 +639,6 @@ hop__kernel_run(const hop__kernel *k)
     }
     if (n <= 1)
         compute(k, 0, 1);
-    else if (k->kind == HOP__K_MATMUL && (mm->mode == HOP__MM_GEMV || mm->mode == HOP__MM_COLS))
-        hop__pool_run_pieces(task, k, mm->units > 0xffff ? 0xffff : (int)mm->units, NULL, NULL);
     else
         hop__pool_run(task, k, n);
     if (blas)
