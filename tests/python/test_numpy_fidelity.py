@@ -367,3 +367,22 @@ def test_rint_of_complex_rounds_each_part_half_to_even(dt):
     e = hnp.rint(hnp.asarray(z))
     assert e.dtype == dt
     np.testing.assert_array_equal(np.asarray(e), np.rint(z))
+
+
+@pytest.mark.parametrize("dt", [np.int8, np.uint8, np.int16, np.uint16, np.int32, np.uint32,
+                                np.int64, np.uint64, np.bool_], ids=lambda d: np.dtype(d).name)
+def test_reciprocal_of_integers_is_numpys_double_division_converted_back(dt):
+    # NumPy's loop: 1.0 / x in double, converted to the dtype as C converts
+    # (1 / 0: INT_MIN for int32/int64, 0 for the others and uint64)
+    if dt == np.bool_:
+        x = np.array([True, False, True])
+    else:
+        info = np.iinfo(dt)
+        x = np.array([0, 1, 2, 3, info.max, info.min, info.max // 2]).astype(dt)
+        x = np.concatenate([x, (-np.arange(1, 4)).astype(dt)])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        same(lambda x: np.reciprocal(x), x)
+        e = hnp.reciprocal(hnp.asarray(x))
+        np.testing.assert_array_equal(np.asarray(e), np.reciprocal(x))
+        assert e.dtype == np.reciprocal(x).dtype

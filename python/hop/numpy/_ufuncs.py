@@ -77,7 +77,18 @@ def _square(x):
 
 
 def _reciprocal(x):
-    if _core.np_dtype(x).kind != "c":
+    dt = _core.np_dtype(x)
+    if dt.kind in "iu":
+        # NumPy's integer loop: 1.0 / x in double, converted back as C
+        # converts (1 / 0 is inf: INT_MIN, or 0 for the unsigned and 8/16-bit
+        # ones, NumPy's astype on x86-64, which _core.cast reproduces; for
+        # uint64, whose inf hop's conversion saturates, gcc's conversion
+        # gives 0)
+        r = _core.cast(_C.div(1.0, _core.cast(x, _np.dtype(_np.float64))), dt)
+        if dt == _np.uint64:
+            r = _C.where(_C.eq(x, 0), _C.zeros((), dtype=r.dtype), r)
+        return r
+    if dt.kind != "c":
         return _C.div(1.0, x)
     # NumPy's complex reciprocal loop, whose rounding is neither 1 / x's
     # (Smith's division) nor the textbook quotient's: scaled by the larger
@@ -420,9 +431,6 @@ def _compute(name, ops, out_dt):
         cdt = out_dt
         if name in ("power", "float_power"):
             _check_negative_powers(name, ops, cdt)
-        if name == "reciprocal" and cdt.kind in "iu":
-            raise _C.UnsupportedError("hop.numpy: numpy.reciprocal of an integer array is "
-                                      "not supported (NumPy's is C integer division)")
     vals = _all_tensor(ops, cdt)
     if cdt.kind == "c" and name in _corder.UFUNCS:
         impl = _corder.UFUNCS[name]  # NumPy's lexicographic order, on the parts
