@@ -32,7 +32,6 @@ iterator reached only through a computation (not a name, attribute or item),
 in-place operators on values it cannot resolve.
 """
 
-import builtins
 import collections.abc
 import functools
 import inspect
@@ -43,7 +42,8 @@ import types
 from collections import namedtuple
 
 from . import _C
-from ._purity import ANY, _effects as _code_effects, _READ_METHODS, _NP_WRITERS, op_dunders
+from ._purity import ANY, _effects as _code_effects, _READ_METHODS, _NP_WRITERS, op_dunders, \
+    root_value
 
 try:
     import numpy as _np
@@ -435,19 +435,8 @@ class _Finder:
     # --------------------------------------------------------- resolution
 
     def root(self, frame, kind, name):
-        if kind == "g":
-            g = frame.func.__globals__
-            if name in g:
-                return g[name]
-            return getattr(builtins, name, _MISSING)
-        if kind == "c":
-            for n, cell in zip(frame.code.co_freevars, frame.func.__closure__ or ()):
-                if n == name:
-                    try:
-                        return cell.cell_contents
-                    except ValueError:
-                        return _MISSING
-            return _MISSING
+        if kind in ("g", "c"):
+            return root_value(frame.func, kind, name, _MISSING)
         if kind == "p":
             return frame.values.get(name, _MISSING)
         if kind == "m":
