@@ -1192,6 +1192,12 @@ static hop_status
 put_no_derivative(const hop_node *n)
 {
     hop_op op = hop_put_combine_op(put_combine(n));
+    if ((op == HOP_OP_maximum || op == HOP_OP_minimum) &&
+        hop_dtype_is_complex(meta_of(n->args[2].u.node)->dtype))
+        return hop_error(HOP_UNSUPPORTED,
+                         "put: no derivative of combining complex values by %s (NumPy's order "
+                         "of complex numbers, by their parts, has none)",
+                         hop_op_get(op)->name);
     return hop_error(HOP_UNSUPPORTED,
                      "put: no derivative of combining by %s (set, add, mul, maximum and minimum "
                      "have one)",
@@ -1368,6 +1374,9 @@ vjp_put(hop_vjp_ctx *cx, const hop_node *n)
     hop_graph *g = a.g;
     hop_shape_env *env = g->env;
     int64_t combine = put_combine(n);
+    if ((combine == HOP_PUT_MAX || combine == HOP_PUT_MIN) &&
+        hop_dtype_is_complex(meta_of(n->args[2].u.node)->dtype))
+        return put_no_derivative(n);
     if (combine == HOP_PUT_MAX || combine == HOP_PUT_MIN || combine == HOP_PUT_MUL)
         return vjp_put_combined(cx, n);
     if (combine != HOP_PUT_SET && combine != HOP_PUT_ADD)
@@ -1418,6 +1427,9 @@ static hop_status
 jvp_put(hop_jvp_ctx *cx, const hop_node *n)
 {
     int64_t combine = put_combine(n);
+    if ((combine == HOP_PUT_MAX || combine == HOP_PUT_MIN) &&
+        hop_dtype_is_complex(meta_of(n->args[2].u.node)->dtype))
+        return put_no_derivative(n);
     if (combine == HOP_PUT_MAX || combine == HOP_PUT_MIN || combine == HOP_PUT_MUL)
         return jvp_put_combined(cx, n);
     if (combine != HOP_PUT_SET && combine != HOP_PUT_ADD)

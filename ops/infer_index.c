@@ -255,7 +255,12 @@ hop__infer_put(hop__infer *c)
         hop_operand two[2] = {{.kind = HOP_OPND_TENSOR, .u.tensor = &s},
                               {.kind = HOP_OPND_TENSOR, .u.tensor = &s}};
         hop_value_info r;
-        if (hop_op_infer(c->env, op, two, 2, &r) != HOP_OK || r.meta.dtype != v->dtype) {
+        /* maximum and minimum take no complex operands as ops, but combine
+         * them in put by NumPy's order (runtime/scan_sort.c) */
+        bool complex_extreme =
+            hop_dtype_is_complex(v->dtype) && (op == HOP_OP_maximum || op == HOP_OP_minimum);
+        if (!complex_extreme &&
+            (hop_op_infer(c->env, op, two, 2, &r) != HOP_OK || r.meta.dtype != v->dtype)) {
             return hop_error(HOP_DTYPE, "put: %s cannot combine values %s in their dtype",
                              hop_op_get(op)->name, hop__meta_text(&ti, v));
         }

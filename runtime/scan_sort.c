@@ -472,6 +472,44 @@ combine_one(hop__vfn fn, hop_dtype vt, hop_dtype xt, void *o, int64_t k, const v
         hop__convert(1, dst, xt, res, vt, 1);
 }
 
+/* o[k] = maximum(o[k], v[j]) (max true) or minimum of complex values of
+ * dtype vt, as NumPy's complex loop computes it: the first operand stays
+ * unless it has no nan and the second one orders after (maximum) or
+ * before (minimum) it by real part, then imaginary part (a nan in the
+ * second makes it win; of two equal values the first stays, signed zeros
+ * included).  o's element is in x's dtype xt, converted as combine_one
+ * converts. */
+static void
+complex_extreme_one(bool max, hop_dtype vt, hop_dtype xt, void *o, int64_t k, const void *v,
+                    int64_t j)
+{
+    double a[2], b[2];
+    char *dst = (char *)o + k * (int64_t)hop_dtype_size(xt);
+    if (vt == HOP_C64) {
+        float af[2], bf[2];
+        hop__convert(1, af, HOP_C64, dst, xt, 1);
+        memcpy(bf, (const char *)v + j * 8, sizeof bf);
+        a[0] = af[0], a[1] = af[1], b[0] = bf[0], b[1] = bf[1];
+    } else {
+        hop__convert(1, a, HOP_C128, dst, xt, 1);
+        memcpy(b, (const char *)v + j * 16, sizeof b);
+    }
+    /* NumPy's CGE (CLE with the operands' roles swapped) */
+    bool keep;
+    if (max)
+        keep = (a[0] > b[0] && !isnan(a[1]) && !isnan(b[1])) || (a[0] == b[0] && a[1] >= b[1]);
+    else
+        keep = (a[0] < b[0] && !isnan(a[1]) && !isnan(b[1])) || (a[0] == b[0] && a[1] <= b[1]);
+    if (isnan(a[0]) || isnan(a[1]) || keep)
+        return; /* o[k] unchanged: its own value, already in xt */
+    if (vt == HOP_C64) {
+        float r[2] = {(float)b[0], (float)b[1]};
+        hop__convert(1, dst, xt, r, HOP_C64, 1);
+    } else {
+        hop__convert(1, dst, xt, b, HOP_C128, 1);
+    }
+}
+
 /*
  * put(x, index, values, combine): out (new, C-contiguous) is x with
  * out.flat[index[j]] = values[j] in index order, or += for combine true,
@@ -485,12 +523,16 @@ put(const hop__call *c, const hop__imem *mem, hop_tensor *out)
     const hop_tensor *vt = c->args[2].u.tensor;
     bool acc = c->args[3].kind == HOP_OPND_BOOL && c->args[3].u.b;
     hop__vfn fn = NULL;
+    int extreme = 0;          /* complex maximum (1) or minimum (-1): complex_extreme_one */
     hop_dtype vdt = x->dtype; /* values' dtype: x's, or a combining op's */
     if (c->args[3].kind == HOP_OPND_INT) {
         vdt = vt->dtype;
         hop_op op = hop_put_combine_op(c->args[3].u.i);
-        fn = op == HOP_OP_COUNT ? NULL : hop__vfn_binary(op, hop__compute_dtype(vdt));
-        if (fn == NULL) /* the shape rule refuses these */
+        if (hop_dtype_is_complex(vdt) && (op == HOP_OP_maximum || op == HOP_OP_minimum))
+            extreme = op == HOP_OP_maximum ? 1 : -1;
+        else
+            fn = op == HOP_OP_COUNT ? NULL : hop__vfn_binary(op, hop__compute_dtype(vdt));
+        if (fn == NULL && extreme == 0) /* the shape rule refuses these */
             return hop_error(HOP_DTYPE, "put: combine %" PRId64 " does not take %s", c->args[3].u.i,
                              hop_dtype_name(vdt));
     }
@@ -533,7 +575,9 @@ put(const hop__call *c, const hop__imem *mem, hop_tensor *out)
     char *o = out->data;
     for (int64_t j = 0; j < nidx; j++) {
         int64_t from = nv == 1 ? 0 : j;
-        if (fn != NULL)
+        if (extreme != 0)
+            complex_extreme_one(extreme > 0, vdt, x->dtype, o, k[j], vals, from);
+        else if (fn != NULL)
             combine_one(fn, vdt, x->dtype, o, k[j], vals, from);
         else if (acc)
             accumulate_one(x->dtype, o, k[j], vals, from);

@@ -694,7 +694,10 @@ typedef enum hop_op {
  * put's combining ops, its fourth operand as an INT (false and true are SET
  * and ADD with values of x's dtype).  Saved graphs store the code, so the
  * list only grows at its end.  Each names the binary op of the table that
- * combines; the op must take values' dtype and give it back.
+ * combines; the op must take values' dtype and give it back.  MAX and MIN
+ * also combine complex values (which the ops refuse) by NumPy's complex
+ * maximum/minimum: real parts first, then imaginary, the first nan kept
+ * (np.maximum.at); they have no derivative there.
  */
 #define HOP_PUT_COMBINE_LIST(X)                                                                    \
     X(ADD, add)                                                                                    \

@@ -341,3 +341,48 @@ def test_a_branch_on_an_array_the_function_made_compiles():
     want = g()
     assert got.dtype == want.dtype == np.float64
     np.testing.assert_allclose(got, want, rtol=1e-12)
+
+
+@pytest.mark.parametrize("name", ["degrees", "rad2deg", "radians", "deg2rad"])
+@pytest.mark.parametrize("dt", [np.float64, np.float32, np.float16, np.uint8, np.int8],
+                         ids=lambda d: np.dtype(d).name)
+def test_degrees_and_radians_are_numpys_bits_in_every_float_dtype(name, dt):
+    # NumPy's float32 loop multiplies by 180.0f / NPY_PIf (57.295776, an ulp
+    # below float32(180 / pi)); float16 (and the 8-bit ints, whose loop is
+    # float16) computes in float32 and rounds once
+    x = (np.random.default_rng(5).standard_normal(2000) * 100).astype(dt)
+    fn = getattr(np, name)
+    same(lambda x: fn(x), x)
+    got = getattr(hnp, name)(hnp.asarray(x))
+    assert got.dtype == fn(x).dtype
+    np.testing.assert_array_equal(np.asarray(got), fn(x))
+
+
+@pytest.mark.parametrize("dt", [np.complex128, np.complex64], ids=lambda d: np.dtype(d).name)
+def test_rint_of_complex_rounds_each_part_half_to_even(dt):
+    z = np.array([1.5 + 2.5j, -0.5 - 1.5j, 2.5 + 0j, complex(np.nan, 3.5), complex(-0.0, -0.5),
+                  complex(0.5, np.inf)]).astype(dt)
+    got = same(lambda z: np.rint(z), z)
+    assert np.signbit(got.imag).tolist() == np.signbit(np.rint(z).imag).tolist()
+    e = hnp.rint(hnp.asarray(z))
+    assert e.dtype == dt
+    np.testing.assert_array_equal(np.asarray(e), np.rint(z))
+
+
+@pytest.mark.parametrize("dt", [np.int8, np.uint8, np.int16, np.uint16, np.int32, np.uint32,
+                                np.int64, np.uint64, np.bool_], ids=lambda d: np.dtype(d).name)
+def test_reciprocal_of_integers_is_numpys_double_division_converted_back(dt):
+    # NumPy's loop: 1.0 / x in double, converted to the dtype as C converts
+    # (1 / 0: INT_MIN for int32/int64, 0 for the others and uint64)
+    if dt == np.bool_:
+        x = np.array([True, False, True])
+    else:
+        info = np.iinfo(dt)
+        x = np.array([0, 1, 2, 3, info.max, info.min, info.max // 2]).astype(dt)
+        x = np.concatenate([x, (-np.arange(1, 4)).astype(dt)])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        same(lambda x: np.reciprocal(x), x)
+        e = hnp.reciprocal(hnp.asarray(x))
+        np.testing.assert_array_equal(np.asarray(e), np.reciprocal(x))
+        assert e.dtype == np.reciprocal(x).dtype

@@ -196,3 +196,26 @@ def test_small_f32_matmuls_agree_with_float64_and_do_not_depend_on_the_thread_co
             assert np.array_equal((hop.asarray(at) @ hop.asarray(b)).numpy(), outs[0])
     finally:
         hop.set_num_threads(before)
+
+
+def test_dot_and_gemv_pieces_give_the_same_bits_on_every_thread_count():
+    # a dot product's units and a gemv's blocks of 64 rows (columns) are the
+    # pool's pieces at more than one thread: the bits are the one-thread ones
+    rng = np.random.default_rng(29)
+    x, w = rng.standard_normal((1000, 700)), rng.standard_normal(700)
+    v, u = rng.standard_normal(1 << 18), rng.standard_normal(1 << 18)
+    progs = {"dot": (lambda a, b: np.dot(a, b), (v, u)), "gemv": (lambda x, w: x @ w, (x, w)),
+             "w @ X": (lambda w, x: w @ x, (x[:, 0], x)),
+             "X.T @ w": (lambda x, w: x.T @ w, (x, x[:, 0]))}
+    before = hop.get_num_threads()
+    try:
+        for name, (f, args) in progs.items():
+            c = hop.compile(f)
+            outs = []
+            for threads in (1, 2, 3):
+                hop.set_num_threads(threads)
+                outs.append(np.asarray(c(*args)))
+            np.testing.assert_allclose(outs[0], f(*args), rtol=1e-12, err_msg=name)
+            assert all(np.array_equal(o, outs[0]) for o in outs[1:]), name
+    finally:
+        hop.set_num_threads(before)

@@ -1050,12 +1050,18 @@ def ufunc_at(name, a, indices, b=None):
     NumPy's own on its memory, for every ufunc; traced: the binary ufuncs of
     _AT_OPS through one put that combines by the op, each step computed in
     NumPy's loop dtype (that of a and b) and cast back into a as NumPy casts
-    it; the others are refused."""
+    it (complex maximum/minimum by NumPy's order: put's MAX/MIN take complex
+    values); a unary ufunc by _unary_at."""
     from ._ufuncs import _check_negative_powers
+    uf = getattr(_np, name)
+    if uf.nout != 1:
+        raise ValueError("Only single output ufuncs supported at this time")
+    if uf.nin == 1 and b is not None:
+        # NumPy 1.24 crashes here (a NULL loop operand); 1.25 raises this
+        raise ValueError("second operand provided when ufunc is unary")
     arr = _require_array(a, f"numpy.{name}.at")
     run = _storage.current()
     t = arr._t
-    uf = getattr(_np, name)
     if name in _AT_OPS and b is not None:
         # the loop dtype (by a 0-d value's value) and power's check decide on
         # the data: made eagerly too, since hop.compile's path specialisation
@@ -1071,6 +1077,8 @@ def ufunc_at(name, a, indices, b=None):
         extra = () if b is None else (_t(b).numpy(),)
         uf.at(arr._t.numpy(), _indexing_key(indices), *extra)
         return
+    if uf.nin == 1:
+        return _unary_at(name, arr, run, t, indices)
     if name not in _AT_OPS:
         raise _C.UnsupportedError(
             f"hop.numpy: numpy.{name}.at of a traced array is not supported (the binary "
@@ -1078,9 +1086,6 @@ def ufunc_at(name, a, indices, b=None):
     if b is None:
         raise ValueError("second operand needed for ufunc")
     op = _AT_OPS[name]
-    if loop.kind == "c" and op in ("maximum", "minimum"):
-        raise _C.UnsupportedError(f"hop.numpy: numpy.{name}.at of a traced complex array is not "
-                                  f"supported (NumPy orders complex numbers by their parts)")
     _core.hop_dtype(loop, f"numpy.{name}.at")
     from ._indexing import index_tensor
     pos = index_tensor(_C.arange(_size(t.shape)).reshape(tuple(t.shape)), indices)[0]
@@ -1098,6 +1103,38 @@ def ufunc_at(name, a, indices, b=None):
         return _C._op("take", p.reshape(-1), 0, pos.reshape(-1))
     _storage.write(arr, run, None, v.reshape(-1), f"numpy.{name}.at", select=select,
                    accumulate=1 + _PUT_COMBINE.index(op))
+
+
+def _unary_at(name, arr, run, t, indices):
+    """np.<unary ufunc>.at(a, indices) on a traced array: an element indexed
+    c times becomes f(f(...f(a)...)), c applications, each computed as
+    hop.numpy's (NumPy's) ufunc computes it in its loop dtype and cast back
+    into a's dtype as NumPy's ufunc.at casts (unsafely: np.sqrt.at of an
+    int64 array truncates every step).  The applications go in rounds over
+    the whole array, round r changing the elements indexed more than r
+    times: a while_loop in the graph, since how many rounds the indices need
+    is known only from their values."""
+    from .._hops import while_loop
+    from ._indexing import index_tensor
+    from ._ufuncs import call_ufunc
+    what = f"numpy.{name}.at"
+    shape, adt = tuple(t.shape), _core.np_dtype(t)
+    n = _size(shape)
+    pos = index_tensor(_C.arange(n).reshape(shape) if shape else _C.arange(1).reshape(()),
+                       indices)[0]
+    # the loop and NumPy's TypeError (bool negative, float invert), after
+    # the index's IndexError as in NumPy
+    _core.result_dtypes(lambda x: getattr(_np, name)(x), [_core.Opnd(t=t, dtype=adt)], what)
+    flat = pos.reshape(-1)
+    counts = _C._op("put", _C.zeros((n,), dtype=_C.int64), flat,
+                    _C.ones(tuple(flat.shape), dtype=_C.int64), True)
+
+    def body(r, x):
+        y = _core.cast(_t(call_ufunc(name, (wrap(ndarray, x),), {}, ndarray)), adt)
+        return r + 1, _C.where(_C.gt(counts, r), y, x)
+    x = while_loop(lambda r, x: _C.any(_C.gt(counts, r)), body,
+                   (_C.zeros((), dtype=_C.int64), t.reshape(-1)))[1]
+    _storage.write(arr, run, None, x.reshape(shape), what)
 
 
 def _indexing_key(k):

@@ -57,6 +57,13 @@ def _trunc(x):
     return _C.where(_C.lt(x, 0), _C.ceil(x), _C.floor(x))
 
 
+def _rint(x):
+    """NumPy's rint: half to even; a complex value's parts each."""
+    if _core.np_dtype(x).kind == "c":
+        return _C._op("complex", _C.round(_C._op("real", x)), _C.round(_C._op("imag", x)))
+    return _C.round(x)
+
+
 def _power(a, b):
     return _C.pow(a, b)
 
@@ -70,7 +77,18 @@ def _square(x):
 
 
 def _reciprocal(x):
-    if _core.np_dtype(x).kind != "c":
+    dt = _core.np_dtype(x)
+    if dt.kind in "iu":
+        # NumPy's integer loop: 1.0 / x in double, converted back as C
+        # converts (1 / 0 is inf: INT_MIN, or 0 for the unsigned and 8/16-bit
+        # ones, NumPy's astype on x86-64, which _core.cast reproduces; for
+        # uint64, whose inf hop's conversion saturates, gcc's conversion
+        # gives 0)
+        r = _core.cast(_C.div(1.0, _core.cast(x, _np.dtype(_np.float64))), dt)
+        if dt == _np.uint64:
+            r = _C.where(_C.eq(x, 0), _C.zeros((), dtype=r.dtype), r)
+        return r
+    if dt.kind != "c":
         return _C.div(1.0, x)
     # NumPy's complex reciprocal loop, whose rounding is neither 1 / x's
     # (Smith's division) nor the textbook quotient's: scaled by the larger
@@ -177,6 +195,25 @@ def _frexp(x):
 
 
 # name -> (number of inputs, implementation on tensors in the compute dtype)
+
+# NumPy's float32 loops of degrees and radians multiply by 180.0f / NPY_PIf
+# (NPY_PIf / 180.0f), a float32 division: 57.295776, an ulp below
+# float32(180 / pi); float16's compute in float32 and round once.
+_DEG_F32 = float(_np.float32(180.0) / _np.float32(math.pi))
+_RAD_F32 = float(_np.float32(math.pi) / _np.float32(180.0))
+
+
+def _angle(x, to_degrees):
+    """degrees (to_degrees) or radians of float tensor x, as NumPy's loop of
+    x's dtype computes it."""
+    dt = _core.np_dtype(x)
+    if dt == _np.float64:
+        return x * (180.0 / math.pi if to_degrees else math.pi / 180.0)
+    k = _DEG_F32 if to_degrees else _RAD_F32  # exact in float32
+    if dt == _np.float16:
+        return _core.cast(_core.cast(x, _np.dtype(_np.float32)) * k, dt)
+    return x * k
+
 UFUNCS = {
     "add": (2, _C.add), "subtract": (2, _C.sub), "multiply": (2, _C.mul),
     "true_divide": (2, _C.div), "divide": (2, _C.div), "floor_divide": (2, _C.floor_divide),
@@ -195,14 +232,14 @@ UFUNCS = {
     "expm1": (1, _C.expm1), "log": (1, _C.log), "log2": (1, _C.log2), "log10": (1, _C.log10),
     "log1p": (1, _C.log1p), "sin": (1, _C.sin), "cos": (1, _C.cos), "tan": (1, _C.tan),
     "arctan": (1, _C.arctan), "tanh": (1, _C.tanh), "floor": (1, _C.floor),
-    "ceil": (1, _C.ceil), "rint": (1, _C.round), "trunc": (1, _trunc),
+    "ceil": (1, _C.ceil), "rint": (1, _rint), "trunc": (1, _trunc),
     "logical_not": (1, _C.logical_not), "invert": (1, _C.bitwise_not),
     "isnan": (1, _isnan), "isinf": (1, _isinf),
     "isfinite": (1, lambda x: _C.lt(_C.abs(x), math.inf)),
-    "conjugate": (1, lambda x: _C._op("conj", x)), "deg2rad": (1, lambda x: x * (math.pi / 180.0)),
-    "radians": (1, lambda x: x * (math.pi / 180.0)),
-    "rad2deg": (1, lambda x: x * (180.0 / math.pi)),
-    "degrees": (1, lambda x: x * (180.0 / math.pi)),
+    "conjugate": (1, lambda x: _C._op("conj", x)), "deg2rad": (1, lambda x: _angle(x, False)),
+    "radians": (1, lambda x: _angle(x, False)),
+    "rad2deg": (1, lambda x: _angle(x, True)),
+    "degrees": (1, lambda x: _angle(x, True)),
     "clip": (3, lambda x, lo, hi: _C.minimum(_C.maximum(x, lo), hi)),
     "sinh": (1, _C.sinh), "cosh": (1, _C.cosh), "arcsin": (1, _C.arcsin),
     "arccos": (1, _C.arccos), "arcsinh": (1, _C.arcsinh), "arccosh": (1, _C.arccosh),
@@ -394,9 +431,6 @@ def _compute(name, ops, out_dt):
         cdt = out_dt
         if name in ("power", "float_power"):
             _check_negative_powers(name, ops, cdt)
-        if name == "reciprocal" and cdt.kind in "iu":
-            raise _C.UnsupportedError("hop.numpy: numpy.reciprocal of an integer array is "
-                                      "not supported (NumPy's is C integer division)")
     vals = _all_tensor(ops, cdt)
     if cdt.kind == "c" and name in _corder.UFUNCS:
         impl = _corder.UFUNCS[name]  # NumPy's lexicographic order, on the parts
@@ -566,7 +600,7 @@ def array_ufunc(ufunc, method, inputs, kwargs):
         nb = b.t.ndim if b.t is not None else 0
         ta = ta.reshape(tuple(ta.shape) + (1,) * nb)
         return call_ufunc(name, (wrap(ndarray, ta), inputs[1]), kwargs, kind)
-    if method == "at" and name in UFUNCS and UFUNCS[name][0] in (1, 2):
+    if method == "at" and ((name in UFUNCS and UFUNCS[name][0] in (1, 2)) or ufunc.nout != 1):
         from ._lib import ufunc_at
         return ufunc_at(name, *inputs)
     if method == "reduce" and name in _REDUCE and len(inputs) == 1:
