@@ -24,6 +24,7 @@ arguments are guarded like positional ones.  Called inside another trace
 (hop.grad(hop.compile(f))), the function is part of that trace.
 """
 
+import dis
 import re
 import sys
 import types
@@ -34,10 +35,36 @@ from . import _breaks
 from . import _effects
 from . import _frame
 from . import _paths
+from ._purity import is_hop_function, is_hop_module
 from ._pytree import flatten, unflatten
 from ._trace import _call_tree, _trace
 
 __all__ = ["compile", "CompiledFunction"]
+
+# What a failed trace raises as it is: hop cannot trace the call (the caller
+# is told why), or a plan's guard failed.
+_REFUSALS = (_C.TraceError, _C.UnsupportedError, _C.GuardError)
+
+
+def _raised_by_user(e):
+    """Whether a raise statement (or assert) of the user's own code raised e:
+    the call's own error, which eager raises only after what the function
+    did before it (_eager_after).  An error raised inside hop or by a call
+    into it (a shape, a dtype, a limit of tracing) stays hop's, as it was."""
+    tb = e.__traceback__
+    if tb is None:
+        return False
+    while tb.tb_next is not None:
+        tb = tb.tb_next
+    code = tb.tb_frame.f_code
+    if is_hop_module(tb.tb_frame.f_globals.get("__name__") or ""):
+        return False
+    return 0 <= tb.tb_lasti < len(code.co_code) and \
+        code.co_code[tb.tb_lasti] in (_RAISE_VARARGS, _RERAISE)
+
+
+_RAISE_VARARGS = dis.opmap["RAISE_VARARGS"]
+_RERAISE = dis.opmap["RERAISE"]
 
 
 class _Entry:
@@ -276,11 +303,18 @@ class CompiledFunction(_C._CompiledCall):
                     self._untranslated = _effects.Effect("translation", u.site, u.message)
             return self._fall_back([_effects.Effect("conversion", str(b.site), b.message)],
                                    args, kwargs)
-        except BaseException:
+        except BaseException as e:
             # A call that fails to trace must not change what later calls
             # make dynamic.
             self._dims, self._first = saved[0], saved[1]
-            raise
+            if not isinstance(e, Exception) or isinstance(e, _REFUSALS) or \
+                    is_hop_function(self.fn) or not _raised_by_user(e):
+                raise
+            failed = e
+        else:
+            failed = None
+        if failed is not None:
+            return self._eager_after(failed, args, kwargs)
         if note is not None:
             dynamic = False
             reason += f" ({note})"
@@ -356,6 +390,21 @@ class CompiledFunction(_C._CompiledCall):
         self._entries.append(_Entry(gm, runner, dynamic, reason, {}, frame=tr))
         self._fast = _effects_call(self._entries[-1])
         return self._entries[-1].run(args, kwargs)
+
+    def _eager_after(self, error, args, kwargs):
+        """The trace raised error, an exception of the call itself (eager
+        raises it too, but only after what the function did before it: a
+        write into an argument, a print) or of a case hop misreads (eager
+        answers): either way eager decides, outside the trace's handler so
+        eager's error is raised as it was.  If eager answers, hop cannot
+        trace the function and it runs eagerly from now on."""
+        self.eager_calls += 1
+        out = self.fn(*args, **kwargs)
+        self._untranslated = _effects.Effect(
+            "trace", "?", f"the trace raised {type(error).__name__} ({error}) where the "
+                          f"call itself answers")
+        self._fall_back([self._untranslated], args, kwargs, run=False)
+        return out
 
     def _trace_sizes(self, args, kwargs, dynamic):
         """_trace with dynamic sizes; where that fails (a size a function

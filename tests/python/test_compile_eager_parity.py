@@ -466,3 +466,57 @@ def test_a_dynamic_recompile_of_tensor_code_compiles_what_a_static_one_does(src)
         x = hop.tensor(np.arange(float(n), dtype=np.float32))
         assert described(quiet(cf, x)) == described(ns["f"](x))
     assert cf.eager_calls == 0 and len(cf.graphs) <= 3
+
+
+# ------------------------------------- the user's own raise after an effect
+
+def _raise_after_write(y, n):
+    y += 1
+    if n > 2:
+        raise ValueError(f"n is {n}")
+    assert n != 2, "n must not be 2"
+    return y * 2
+
+
+@pytest.mark.parametrize("make", [np.zeros, lambda k: hop.zeros(k, dtype=hop.float64)],
+                         ids=["numpy", "tensor"])
+def test_a_raise_after_an_argument_write_keeps_the_write_as_eager_does(make):
+    # The trace met the raise statement and the plan never ran, so compile
+    # raised the error without the write eager made before it (a lost
+    # effect on every call).  Now eager decides: the same error, the write.
+    cf = hop.compile(_raise_after_write)
+    for n, what in ((3, ValueError), (2, AssertionError)):
+        ye, yc = make(3), make(3)
+        with pytest.raises(what) as want:
+            _raise_after_write(ye, n)
+        with pytest.raises(what) as got:
+            cf(yc, n)
+        assert str(got.value) == str(want.value)
+        assert np.asarray(yc).tolist() == np.asarray(ye).tolist()
+        with pytest.raises(what):
+            _raise_after_write(ye, n)
+        with pytest.raises(what):
+            cf(yc, n)
+        assert np.asarray(yc).tolist() == np.asarray(ye).tolist()
+    # (NumPy's += writes the caller's array; a hop.Tensor's rebinds the name)
+    assert np.asarray(ye).tolist() == ([2.0] * 3 if make is np.zeros else [0.0] * 3)
+    # a call that does not raise is still compiled: no fallback was taken
+    ye, yc = make(3), make(3)
+    assert np.asarray(cf(yc, 1)).tolist() == np.asarray(_raise_after_write(ye, 1)).tolist() \
+        == [2.0, 2.0, 2.0]
+    assert np.asarray(yc).tolist() == np.asarray(ye).tolist()
+    assert cf._eager_why is None and len(cf.graphs) == 1
+
+
+def test_an_error_hop_raises_while_tracing_is_not_rerun_eagerly():
+    # A shape error raised inside hop (not by the user's raise) stays the
+    # trace's error, once: the function is not run a second time.
+    calls = []
+
+    def f(x):
+        calls.append(1)
+        return x + hop.zeros(3)
+
+    with pytest.raises(hop.ShapeError):
+        hop.compile(f)(hop.zeros(2))
+    assert len(calls) == 1
