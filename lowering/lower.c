@@ -274,12 +274,12 @@ absorbable(const hop_node *n)
  * quadratic.  Each visited node's hop__vmap gets the group's number (a node
  * seen twice, as in x * x, is visited once) and its member index. */
 static void
-collect_from(hop_lower_ctx *cx, const hop_node *n, hop__vmap *nm_, const hop_node **members,
+collect_from(hop_lower_ctx *cx, const hop_node *n, hop__vmap *nv, const hop_node **members,
              int *nm, const hop_node **order, int *no, int cap, bool *full)
 {
     order[(*no)++] = n;
-    nm_->group = cx->group;
-    nm_->member = -1;
+    nv->group = cx->group;
+    nv->member = -1;
     for (size_t i = 0; i < n->nargs; i++) {
         if (n->args[i].kind != HOP_ARG_NODE)
             continue;
@@ -292,7 +292,7 @@ collect_from(hop_lower_ctx *cx, const hop_node *n, hop__vmap *nm_, const hop_nod
         else
             collect_from(cx, a, m, members, nm, order, no, cap, full);
     }
-    nm_->member = *nm;
+    nv->member = *nm;
     members[(*nm)++] = n;
 }
 
