@@ -274,8 +274,8 @@ absorbable(const hop_node *n)
  * quadratic.  Each visited node's hop__vmap gets the group's number (a node
  * seen twice, as in x * x, is visited once) and its member index. */
 static void
-collect_from(hop_lower_ctx *cx, const hop_node *n, hop__vmap *nv, const hop_node **members,
-             int *nm, const hop_node **order, int *no, int cap, bool *full)
+collect_from(hop_lower_ctx *cx, const hop_node *n, hop__vmap *nv, const hop_node **members, int *nm,
+             const hop_node **order, int *no, int cap, bool *full)
 {
     order[(*no)++] = n;
     nv->group = cx->group;
