@@ -101,48 +101,101 @@ hop_tracer_set_lift_hook(hop_tracer *t, hop_lift_hook hook, void *ud)
 
 /* ------------------------------------------------------ undoable tables */
 
+/* The slot of an index of icap slots where key's probe sequence starts. */
+static size_t
+memo_slot(const void *key, size_t icap)
+{
+    uint64_t h = (uint64_t)(uintptr_t)key * 0x9E3779B97F4A7C15u;
+    return (size_t)(h >> 32) & (icap - 1);
+}
+
+/* Enters the entry at position pos into the index (room was made). */
+static void
+memo_index(hop__memo *m, size_t pos)
+{
+    size_t k = memo_slot(m->log[pos].key, m->icap);
+    while (m->index[k] != 0)
+        k = (k + 1) & (m->icap - 1);
+    m->index[k] = (uint32_t)pos + 1;
+}
+
+/* The value of the newest entry for key, or NULL. */
 static hop_node *
 memo_get(const hop__memo *m, const void *key)
 {
-    hop__memo_entry *e = NULL;
-    HASH_FIND_PTR(m->map, &key, e);
-    return e ? e->value : NULL;
+    if (m->index == NULL) {
+        for (size_t i = m->n; i-- > 0;)
+            if (m->log[i].key == key)
+                return m->log[i].value;
+        return NULL;
+    }
+    /* A key entered twice has two slots on its probe sequence: the newest
+     * (the highest position) is the one a scan would find. */
+    size_t best = 0;
+    for (size_t k = memo_slot(key, m->icap); m->index[k] != 0; k = (k + 1) & (m->icap - 1))
+        if (m->log[m->index[k] - 1].key == key && m->index[k] > best)
+            best = m->index[k];
+    return best ? m->log[best - 1].value : NULL;
 }
 
+/* Makes the index hold n entries at most half full, rebuilt in creation
+ * order: then an entry's probe sequence crosses only older entries' slots,
+ * so memo_undo can empty the newest's slot without breaking any search. */
 static hop_status
-memo_put(hop_tracer *t, hop__memo *m, const void *key, hop_node *value)
+memo_reserve_index(hop__memo *m, size_t n)
 {
-    if (hop__grow((void **)&m->log, &m->cap, m->n + 1, sizeof *m->log) != HOP_OK)
+    if (n <= HOP__MEMO_SCAN || 2 * n <= m->icap)
+        return HOP_OK;
+    if (n > UINT32_MAX - 1)
+        return hop_error(HOP_NOMEM, "out of memory (a lift table of %zu entries)", n);
+    size_t icap = m->icap ? 2 * m->icap : 4 * HOP__MEMO_SCAN;
+    while (2 * n > icap)
+        icap *= 2;
+    uint32_t *index = hop__calloc(icap, sizeof *index);
+    if (index == NULL)
         return HOP_NOMEM;
-    hop__memo_entry *e = hop__arena_alloc(&t->arena, sizeof *e);
-    if (e == NULL)
-        return HOP_NOMEM;
-    e->key = key;
-    e->value = value;
-    hop_status st;
-    HOP_HASH_ADD(st, hh, m->map, key, sizeof e->key, e);
-    if (st != HOP_OK)
-        return st;
-    m->log[m->n++] = e;
+    hop__free(m->index);
+    m->index = index;
+    m->icap = icap;
+    for (size_t i = 0; i < m->n; i++)
+        memo_index(m, i);
     return HOP_OK;
 }
 
-/* Removes the entries added after the first n, newest first. */
+static hop_status
+memo_put(hop__memo *m, const void *key, hop_node *value)
+{
+    if (hop__grow((void **)&m->log, &m->cap, m->n + 1, sizeof *m->log) != HOP_OK ||
+        memo_reserve_index(m, m->n + 1) != HOP_OK)
+        return HOP_NOMEM;
+    m->log[m->n] = (hop__memo_entry){key, value};
+    if (m->index)
+        memo_index(m, m->n);
+    m->n++;
+    return HOP_OK;
+}
+
+/* Removes the entries added after the first n, newest first: each one's
+ * slot is emptied (see memo_reserve_index for why that is exact). */
 static void
 memo_undo(hop__memo *m, size_t n)
 {
     while (m->n > n) {
-        hop__memo_entry *e = m->log[--m->n];
-        HASH_DEL(m->map, e);
+        m->n--;
+        if (m->index == NULL)
+            continue;
+        size_t k = memo_slot(m->log[m->n].key, m->icap);
+        while (m->index[k] != m->n + 1)
+            k = (k + 1) & (m->icap - 1);
+        m->index[k] = 0;
     }
 }
 
-/* The entries themselves are the arena's. */
 static void
 memo_free(hop__memo *m)
 {
-    HASH_CLEAR(hh, m->map);
     hop__free(m->log);
+    hop__free(m->index);
 }
 
 hop_node *
@@ -180,7 +233,6 @@ hop__tracer_new(hop_graph *graph, hop_tracer *parent, void *owner)
         t->hook = parent->hook;
         t->hook_ud = parent->hook_ud;
     }
-    hop__arena_init(&t->arena);
     graph->user_data = t;
     graph->free_hook = forget_graph;
     return t;
@@ -205,7 +257,6 @@ hop__tracer_free(hop_tracer *t)
         return;
     memo_free(&t->lifts);
     memo_free(&t->syms);
-    hop__arena_destroy(&t->arena);
     hop__free(t->lifted);
     hop__free(t->lifted_source);
     hop__free(t->lifted_cause);
@@ -255,7 +306,7 @@ hop__tracer_rollback(hop_tracer *t, const hop__tracer_mark *m,
 static hop_status
 remember_lift(hop_tracer *t, const hop_node *key, hop_node *value)
 {
-    return memo_put(t, &t->lifts, key, value);
+    return memo_put(&t->lifts, key, value);
 }
 
 static hop_node *
@@ -267,7 +318,7 @@ find_lift(const hop_tracer *t, const hop_node *key)
 static hop_status
 remember_symbol(hop_tracer *t, const hop_expr *sym, hop_node *value)
 {
-    return memo_put(t, &t->syms, sym, value);
+    return memo_put(&t->syms, sym, value);
 }
 
 static hop_status

@@ -6,22 +6,32 @@
 #ifndef HOP_TRACER_IMPL_H
 #define HOP_TRACER_IMPL_H
 
-#include "core/hash.h"
+#include "core/core.h"
 #include "tracer/tracer_owner.h"
 
-/* A pointer -> value table whose additions can be undone newest first: the
- * tracer's two tables (below) are one of these each.  Entries live in the
- * tracer's arena; the log keeps their creation order for hop__tracer_rollback. */
+/*
+ * A pointer -> value table whose additions can be undone newest first: the
+ * tracer's two tables (below) are one of these each.  The entries are an
+ * array in creation order (what hop__tracer_rollback truncates); beyond
+ * HOP__MEMO_SCAN entries an open-addressed index of their positions finds a
+ * key in O(1).  Most bodies lift a handful of values, so most tables are the
+ * array alone: a uthash table per tracer table cost ~600 bytes (32 buckets
+ * and its header) plus 56 bytes an entry, a tenth of a 100-node body.
+ */
 typedef struct hop__memo_entry {
     const void *key;
     hop_node *value;
-    UT_hash_handle hh;
 } hop__memo_entry;
 
+enum { HOP__MEMO_SCAN = 8 };
+
 typedef struct hop__memo {
-    hop__memo_entry *map;
-    hop__memo_entry **log; /* creation order, for undo */
+    hop__memo_entry *log; /* creation order */
     size_t n, cap;
+    /* position + 1 of an entry (0: empty slot), linear probing, at most half
+     * full; NULL until the table outgrows HOP__MEMO_SCAN */
+    uint32_t *index;
+    size_t icap; /* a power of two, or 0 */
 } hop__memo;
 
 struct hop_tracer {
@@ -30,12 +40,11 @@ struct hop_tracer {
     int depth;
     hop_tracer_state state;
     void *owner; /* the OutputGraph that made it */
-    hop__arena arena; /* table entries; undone entries are left behind */
     /* One way to reach a placeholder of this tracer: keyed by the outer
      * value it stands for (the original value and the parent's value both
      * get an entry). */
     hop__memo lifts;
-    hop__memo syms; /* symbol -> the value in this tracer that yields it */
+    hop__memo syms;           /* symbol -> the value in this tracer that yields it */
     hop_node **lifted;        /* lifted placeholders, in creation order */
     hop_node **lifted_source; /* the parent's value for each */
     size_t nlifted, lifted_cap;
