@@ -179,7 +179,7 @@ is_taken(const hop_graph *g, const char *name, size_t len, uint32_t hash)
 static char *
 pack_string(graph_impl *impl, const char *s, size_t n)
 {
-    char *d = hop__arena_bytes(&impl->arena, n + 1);
+    char *d = hop__arena_bytes(&impl->store->arena, n + 1);
     if (d == NULL)
         return NULL;
     memcpy(d, s, n);
@@ -256,7 +256,7 @@ hop__name_reserve(hop_graph *g, const char *base, hop__name_claim *claim)
     if (is_taken(g, buf, len, claim->hash)) {
         hop__base *b = find_base(impl, buf, blen);
         if (b == NULL) {
-            b = hop__arena_alloc(&impl->arena, sizeof *b);
+            b = hop__arena_alloc(&impl->store->arena, sizeof *b);
             const char *name = b ? pack_string(impl, buf, blen) : NULL;
             if (name == NULL)
                 goto done;
