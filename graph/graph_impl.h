@@ -24,9 +24,10 @@
  * clash only, so most names (lifted placeholders, unique ops) have none.
  */
 typedef struct hop__base {
-    const char *name; /* in the arena */
+    const char *name; /* in the arena, len bytes and a NUL */
     uint64_t next;
-    UT_hash_handle hh;
+    struct hop__base *chain; /* the bucket's next base */
+    uint32_t hash, len;
 } hop__base;
 
 /* One distinct value info of the graph, shared by every node that has it.
@@ -40,7 +41,12 @@ typedef struct hop__meta_entry {
 
 /* A graph keeps this many name buckets and metadata entries without any
  * table allocation (most subgraphs are small). */
-enum { HOP__SMALL_BUCKETS = 8, HOP__SMALL_METAS = 8, HOP__SMALL_SUBGRAPHS = 8 };
+enum {
+    HOP__SMALL_BUCKETS = 8,
+    HOP__SMALL_BASES = 4,
+    HOP__SMALL_METAS = 8,
+    HOP__SMALL_SUBGRAPHS = 8
+};
 
 /* A slot of the subgraph index: the subgraph and its name's hash (NULL: an
  * empty slot). */
@@ -78,7 +84,11 @@ typedef struct graph_impl {
     size_t nbuckets;    /* a power of two, or 0 */
     size_t nnamed;
     hop_node *small_buckets[HOP__SMALL_BUCKETS];
-    hop__base *bases;
+    /* The uniquified bases: a chained table like the names' (a uthash table
+     * was ~600 bytes a graph, most graphs have a few bases). */
+    hop__base **bases; /* small_bases until the table grows */
+    size_t nbase_buckets, nbases;
+    hop__base *small_bases[HOP__SMALL_BASES];
     size_t guard_cap; /* pub.guards holds this many (arena memory) */
     /* The subgraphs by name, once there are more than HOP__SMALL_SUBGRAPHS
      * (below that a scan is as fast): open addressing, linear probing,
