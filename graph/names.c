@@ -228,7 +228,7 @@ pack_string(graph_impl *impl, const char *s, size_t n)
 static hop_status
 reserve_room(graph_impl *impl)
 {
-    if (impl->nnamed < 2 * impl->nbuckets)
+    if (impl->nnamed < 4 * impl->nbuckets)
         return HOP_OK;
     if (impl->nbuckets == 0) {
         impl->buckets = impl->small_buckets;
