@@ -53,13 +53,13 @@ hop_tracer_nlifted(const hop_tracer *t)
 hop_node *
 hop_tracer_lifted_placeholder(const hop_tracer *t, size_t i)
 {
-    return t && i < t->nlifted ? t->lifted[i] : NULL;
+    return t && i < t->nlifted ? t->lifted[i].placeholder : NULL;
 }
 
 hop_node *
 hop_tracer_lifted_source_at(const hop_tracer *t, size_t i)
 {
-    return t && i < t->nlifted ? t->lifted_source[i] : NULL;
+    return t && i < t->nlifted ? t->lifted[i].source : NULL;
 }
 
 size_t
@@ -74,19 +74,19 @@ hop_tracer_lifted_source(const hop_tracer *t, const hop_node *placeholder)
     if (t == NULL)
         return NULL;
     for (size_t i = 0; i < t->nlifted; i++)
-        if (t->lifted[i] == placeholder)
-            return t->lifted_source[i];
+        if (t->lifted[i].placeholder == placeholder)
+            return t->lifted[i].source;
     return NULL;
 }
 
 hop_node *
 hop_tracer_lifted_cause(const hop_tracer *t, const hop_node *placeholder)
 {
-    if (t == NULL || t->lifted_cause == NULL)
+    if (t == NULL)
         return NULL;
     for (size_t i = 0; i < t->nlifted; i++)
-        if (t->lifted[i] == placeholder)
-            return t->lifted_cause[i];
+        if (t->lifted[i].placeholder == placeholder)
+            return t->lifted[i].cause;
     return NULL;
 }
 
@@ -258,8 +258,6 @@ hop__tracer_free(hop_tracer *t)
     memo_free(&t->lifts);
     memo_free(&t->syms);
     hop__free(t->lifted);
-    hop__free(t->lifted_source);
-    hop__free(t->lifted_cause);
     hop__free(t);
 }
 
@@ -324,21 +322,13 @@ remember_symbol(hop_tracer *t, const hop_expr *sym, hop_node *value)
 static hop_status
 remember_lifted(hop_tracer *t, hop_node *placeholder, hop_node *source)
 {
-    size_t cap = t->lifted_cap;
-    if (hop__grow((void **)&t->lifted, &cap, t->nlifted + 1, sizeof *t->lifted) != HOP_OK)
+    if (hop__grow((void **)&t->lifted, &t->lifted_cap, t->nlifted + 1, sizeof *t->lifted) != HOP_OK)
         return HOP_NOMEM;
-    size_t cap2 = t->lifted_cap;
-    if (hop__grow((void **)&t->lifted_source, &cap2, t->nlifted + 1, sizeof *t->lifted_source) !=
-        HOP_OK)
-        return HOP_NOMEM;
-    /* Both arrays grew to the same capacity, or the first one is just larger. */
-    t->lifted_cap = cap < cap2 ? cap : cap2;
-    if (hop__grow((void **)&t->lifted_cause, &t->lifted_cause_cap, t->nlifted + 1,
-                  sizeof *t->lifted_cause) != HOP_OK)
-        return HOP_NOMEM;
-    t->lifted[t->nlifted] = placeholder;
-    t->lifted_source[t->nlifted] = source;
-    t->lifted_cause[t->nlifted] = placeholder->meta->kind == HOP_VALUE_SYM ? t->cause : NULL;
+    t->lifted[t->nlifted] = (hop__lifted){
+        .placeholder = placeholder,
+        .source = source,
+        .cause = placeholder->meta->kind == HOP_VALUE_SYM ? t->cause : NULL,
+    };
     t->nlifted++;
     if (t->hook && t->hook(t->hook_ud, t, placeholder, source) != HOP_OK) {
         t->nlifted--;

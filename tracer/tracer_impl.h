@@ -34,6 +34,10 @@ typedef struct hop__memo {
     size_t icap; /* a power of two, or 0 */
 } hop__memo;
 
+typedef struct hop__lifted {
+    hop_node *placeholder, *source, *cause;
+} hop__lifted;
+
 struct hop_tracer {
     hop_graph *graph;
     hop_tracer *parent;
@@ -44,16 +48,16 @@ struct hop_tracer {
      * value it stands for (the original value and the parent's value both
      * get an entry). */
     hop__memo lifts;
-    hop__memo syms;           /* symbol -> the value in this tracer that yields it */
-    hop_node **lifted;        /* lifted placeholders, in creation order */
-    hop_node **lifted_source; /* the parent's value for each */
+    hop__memo syms; /* symbol -> the value in this tracer that yields it */
+    /* The lifted placeholders in creation order, each with the parent's
+     * value passed for it and (hop_tracer_lifted_cause, for a lifted
+     * symbol) the parent's tensor whose shape brought it in (NULL when the
+     * symbol itself was used): one record
+     * each, one array (three arrays were three allocations a body). */
+    hop__lifted *lifted;
     size_t nlifted, lifted_cap;
-    /* Provenance (hop_tracer_lifted_cause, hop_tracer_set_lift_hook): for
-     * each lifted symbol, the parent's tensor whose shape brought it in
-     * (NULL when the symbol itself was used); `cause` is that tensor while
-     * its shape's symbols are bound.  The hook is inherited by children. */
-    hop_node **lifted_cause;
-    size_t lifted_cause_cap;
+    /* `cause` is the tensor whose shape's symbols are being bound; the
+     * hook (hop_tracer_set_lift_hook) is inherited by children. */
     hop_node *cause;
     hop_lift_hook hook;
     void *hook_ud;
