@@ -92,7 +92,8 @@ hop_output_graph_new(void)
     hop_output_graph *og = hop__calloc(1, sizeof *og);
     if (og == NULL)
         return NULL;
-    hop__arena_init(&og->strings);
+    /* Subgraph names: ~10 bytes each, most programs have a few. */
+    hop__arena_init_first(&og->strings, 256);
     og->env = hop_shape_env_new();
     if (og->env == NULL)
         goto fail;
@@ -513,7 +514,7 @@ hop_output_graph_next_name(hop_output_graph *og, const char *prefix)
     for (size_t v = c->next; nd == 0 || v != 0; v /= 10)
         digits[nd++] = (char)('0' + v % 10);
     size_t np = strlen(prefix);
-    char *name = hop__arena_alloc(&og->strings, np + 1 + nd + 1);
+    char *name = hop__arena_bytes(&og->strings, np + 1 + nd + 1);
     if (name == NULL)
         return NULL;
     memcpy(name, prefix, np);
