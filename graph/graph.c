@@ -1105,7 +1105,14 @@ prepare_call(hop_graph *g, const char *who, hop_node_kind kind, const char *targ
         return st;
     hop__arena *a = hop__graph_arena(g);
     hop_value_info *ocopy = NULL;
-    if (nouts > 0) {
+    if (nouts == 1 && outs[0].kind != HOP_VALUE_NONE) {
+        /* One output (most HOP calls): the shared copy, as for any node's
+         * value, not 80 bytes of its own.  Nothing writes through outs. */
+        const hop_value_info *m = intern_meta(g, &outs[0]);
+        if (m == NULL)
+            return HOP_NOMEM;
+        ocopy = (hop_value_info *)m;
+    } else if (nouts > 0) {
         if (nouts > SIZE_MAX / sizeof *ocopy)
             return hop_error(HOP_NOMEM, "%s: out of memory (%zu outputs)", who, nouts);
         if ((ocopy = hop__arena_alloc(a, nouts * sizeof *ocopy)) == NULL)
