@@ -61,8 +61,8 @@ struct hop_output_graph {
 struct hop_checkpoint {
     hop_output_graph *og;
     size_t depth, ninputs, ncaptures, nguards, nsymbols, ncounters;
-    hop__tracer_mark *marks;
-    size_t *counter_values;
+    hop__tracer_scope scope; /* the current tracer's; the others' when they change */
+    size_t counter_values[]; /* ncounters of them */
 };
 
 /* ------------------------------------------------------------ lifecycle */
@@ -567,19 +567,15 @@ hop_output_graph_checkpoint(hop_output_graph *og)
         hop_error(HOP_MISUSE, "hop_output_graph_checkpoint: NULL output graph");
         return NULL;
     }
-    hop_checkpoint *cp = hop__calloc(1, sizeof *cp);
+    hop_checkpoint *cp =
+        hop__malloc(sizeof *cp + (og->ncounters + 1) * sizeof cp->counter_values[0]);
     if (cp == NULL)
         return NULL;
-    cp->marks = hop__malloc(og->depth * sizeof *cp->marks);
-    cp->counter_values = hop__malloc((og->ncounters + 1) * sizeof *cp->counter_values);
-    if (cp->marks == NULL || cp->counter_values == NULL) {
-        hop_checkpoint_free(cp);
-        return NULL;
-    }
     cp->og = og;
     cp->depth = og->depth;
-    for (size_t i = 0; i < og->depth; i++)
-        hop__tracer_mark_of(og->stack[i], &cp->marks[i]);
+    /* O(1) in the depth: only the current tracer is marked now (the
+     * tracer layer marks the others at their first change). */
+    hop__tracer_scope_begin(og->stack[og->depth - 1], &cp->scope);
     cp->ninputs = og->ninputs;
     cp->ncaptures = og->ncaptures;
     cp->nguards = hop_shape_env_nguards(og->env);
@@ -595,8 +591,7 @@ hop_checkpoint_free(hop_checkpoint *cp)
 {
     if (cp == NULL)
         return;
-    hop__free(cp->marks);
-    hop__free(cp->counter_values);
+    hop__tracer_scope_end(&cp->scope, false, NULL, NULL);
     hop__free(cp);
 }
 
@@ -640,8 +635,7 @@ hop_output_graph_restore(hop_output_graph *og, hop_checkpoint *cp)
     while (og->depth > cp->depth)
         hop__tracer_set_state(og->stack[--og->depth], HOP_TRACER_ENDED);
     hop__tracer_set_state(og->stack[og->depth - 1], HOP_TRACER_CURRENT);
-    for (size_t i = og->depth; i-- > 0;)
-        hop__tracer_rollback(og->stack[i], &cp->marks[i], adopt_orphan, og);
+    hop__tracer_scope_end(&cp->scope, true, adopt_orphan, og);
     og->ninputs = cp->ninputs;
     while (og->ncaptures > cp->ncaptures) {
         capture_entry *e = og->capture_log[--og->ncaptures];
@@ -652,6 +646,6 @@ hop_output_graph_restore(hop_output_graph *og, hop_checkpoint *cp)
         og->counter_log[i]->next = i < cp->ncounters ? cp->counter_values[i] : 0;
     hop_shape_env_truncate_guards(og->env, cp->nguards);
     hop_shape_env_truncate_symbols(og->env, cp->nsymbols);
-    hop_checkpoint_free(cp);
+    hop__free(cp); /* its scope ended above */
     return HOP_OK;
 }

@@ -6,7 +6,8 @@
  * made from the value for v in t's parent, so each tracer between v's owner
  * and t is visited once, and every later use is one hash lookup keyed by v.
  * Every public entry point is all-or-nothing: the slow path (something must
- * be lifted) marks the tracers it may touch and rolls them back on failure.
+ * be lifted) opens a scope (hop__tracer_scope_begin), in which every tracer
+ * is marked at its first change, and rolls the scope back on failure.
  */
 #include "tracer/tracer_impl.h"
 
@@ -65,7 +66,7 @@ hop_tracer_lifted_source_at(const hop_tracer *t, size_t i)
 size_t
 hop_tracer_rollbacks(const hop_tracer *t)
 {
-    return t ? t->rollbacks : 0;
+    return t ? t->journal->rollbacks : 0;
 }
 
 hop_node *
@@ -224,6 +225,11 @@ hop__tracer_new(hop_graph *graph, hop_tracer *parent, void *owner)
     hop_tracer *t = hop__calloc(1, sizeof *t);
     if (t == NULL)
         return NULL;
+    t->journal = parent ? parent->journal : hop__calloc(1, sizeof *t->journal);
+    if (t->journal == NULL) {
+        hop__free(t);
+        return NULL;
+    }
     t->graph = graph;
     t->parent = parent;
     t->depth = parent ? parent->depth + 1 : 0;
@@ -257,12 +263,16 @@ hop__tracer_free(hop_tracer *t)
         return;
     memo_free(&t->lifts);
     memo_free(&t->syms);
+    if (t->parent == NULL) {
+        hop__free(t->journal->items);
+        hop__free(t->journal);
+    }
     hop__free(t->lifted);
     hop__free(t);
 }
 
-void
-hop__tracer_mark_of(const hop_tracer *t, hop__tracer_mark *m)
+static void
+mark_of(const hop_tracer *t, hop__tracer_mark *m)
 {
     m->last = t->graph->last;
     m->nplaceholders = t->graph->nplaceholders;
@@ -272,9 +282,9 @@ hop__tracer_mark_of(const hop_tracer *t, hop__tracer_mark *m)
     m->nlifted = t->nlifted;
 }
 
-void
-hop__tracer_rollback(hop_tracer *t, const hop__tracer_mark *m,
-                     void (*orphan)(void *ctx, hop_graph *g), void *ctx)
+static void
+rollback(hop_tracer *t, const hop__tracer_mark *m, void (*orphan)(void *ctx, hop_graph *g),
+         void *ctx)
 {
     hop_graph *g = t->graph;
     /* Nodes after the mark, newest first, so users go before what they use.
@@ -296,7 +306,60 @@ hop__tracer_rollback(hop_tracer *t, const hop__tracer_mark *m,
     memo_undo(&t->lifts, m->nlift_log);
     memo_undo(&t->syms, m->nsym_log);
     t->nlifted = m->nlifted;
-    t->rollbacks++;
+}
+
+/* Called before the tracer layer changes t: in an open scope, journals t's
+ * mark at its first change since the innermost scope began.  HOP_NOMEM
+ * (nothing changed) when the journal cannot grow. */
+static hop_status
+touch(hop_tracer *t)
+{
+    hop__journal *j = t->journal;
+    if (j->scopes == 0 || t->touched == j->gen)
+        return HOP_OK;
+    if (hop__grow((void **)&j->items, &j->cap, j->n + 1, sizeof *j->items) != HOP_OK)
+        return HOP_NOMEM;
+    j->items[j->n].t = t;
+    mark_of(t, &j->items[j->n].mark);
+    j->n++;
+    t->touched = j->gen;
+    return HOP_OK;
+}
+
+void
+hop__tracer_scope_begin(hop_tracer *t, hop__tracer_scope *s)
+{
+    hop__journal *j = t->journal;
+    s->t = t;
+    mark_of(t, &s->mark);
+    s->at = j->n;
+    j->scopes++;
+    j->gen++; /* every tracer's next change is journaled for this scope */
+}
+
+void
+hop__tracer_scope_end(hop__tracer_scope *s, bool undo, void (*orphan)(void *ctx, hop_graph *g),
+                      void *ctx)
+{
+    hop__journal *j = s->t->journal;
+    if (undo) {
+        /* Newest first: a tracer journaled twice goes back to its older
+         * state last, and s->t to its state at the beginning last of all. */
+        while (j->n > s->at) {
+            hop__journal_entry *e = &j->items[--j->n];
+            /* A tracer pushed since and popped (a body being traced when
+             * the scope failed) keeps its graph as it is, as its owner
+             * keeps the graph itself. */
+            if (e->t->state != HOP_TRACER_ENDED)
+                rollback(e->t, &e->mark, orphan, ctx);
+        }
+        rollback(s->t, &s->mark, orphan, ctx);
+        j->rollbacks++;
+    }
+    j->scopes--;
+    j->gen++; /* the enclosing scope journals afresh (an extra entry is harmless) */
+    if (j->scopes == 0)
+        j->n = 0;
 }
 
 /* --------------------------------------------------------------- tables */
@@ -304,6 +367,8 @@ hop__tracer_rollback(hop_tracer *t, const hop__tracer_mark *m,
 static hop_status
 remember_lift(hop_tracer *t, const hop_node *key, hop_node *value)
 {
+    if (touch(t) != HOP_OK)
+        return HOP_NOMEM;
     return memo_put(&t->lifts, key, value);
 }
 
@@ -316,12 +381,16 @@ find_lift(const hop_tracer *t, const hop_node *key)
 static hop_status
 remember_symbol(hop_tracer *t, const hop_expr *sym, hop_node *value)
 {
+    if (touch(t) != HOP_OK)
+        return HOP_NOMEM;
     return memo_put(&t->syms, sym, value);
 }
 
 static hop_status
 remember_lifted(hop_tracer *t, hop_node *placeholder, hop_node *source)
 {
+    if (touch(t) != HOP_OK)
+        return HOP_NOMEM;
     if (hop__grow((void **)&t->lifted, &t->lifted_cap, t->nlifted + 1, sizeof *t->lifted) != HOP_OK)
         return HOP_NOMEM;
     t->lifted[t->nlifted] = (hop__lifted){
@@ -409,7 +478,8 @@ static hop_node *
 symbol_placeholder(hop_tracer *t, const hop_expr *sym)
 {
     hop_value_info meta = {.kind = HOP_VALUE_SYM, .sym = sym};
-    hop_node *ph = hop_graph_placeholder(t->graph, hop_symbol_name(sym), &meta);
+    hop_node *ph =
+        touch(t) == HOP_OK ? hop_graph_placeholder(t->graph, hop_symbol_name(sym), &meta) : NULL;
     return ph == NULL || remember_symbol(t, sym, ph) != HOP_OK ? NULL : ph;
 }
 
@@ -465,7 +535,8 @@ lift_from(hop_tracer *t, hop_node *v, const hop_tracer *owner)
     if (outer->meta->kind == HOP_VALUE_TENSOR &&
         bind_shape_symbols(t, &outer->meta->meta, outer) != HOP_OK)
         return NULL;
-    hop_node *ph = hop_graph_placeholder(t->graph, v->name, outer->meta);
+    hop_node *ph =
+        touch(t) == HOP_OK ? hop_graph_placeholder(t->graph, v->name, outer->meta) : NULL;
     if (ph == NULL || remember_lift(t, v, ph) != HOP_OK || remember_lifted(t, ph, outer) != HOP_OK)
         return NULL;
     if (outer != v && remember_lift(t, outer, ph) != HOP_OK)
@@ -505,41 +576,6 @@ usable_owner(const hop_tracer *t, const hop_node *v)
     return NULL;
 }
 
-/* Marks of t and every ancestor: what a failed slow path rolls back. */
-typedef struct chain_marks {
-    hop__tracer_mark small[16];
-    hop__tracer_mark *marks;
-    size_t n;
-} chain_marks;
-
-static hop_status
-mark_chain(hop_tracer *t, chain_marks *cm)
-{
-    cm->n = (size_t)t->depth + 1;
-    cm->marks = cm->small;
-    if (cm->n > HOP__ARRAY_LEN(cm->small)) {
-        cm->marks = hop__malloc(cm->n * sizeof *cm->marks);
-        if (cm->marks == NULL)
-            return HOP_NOMEM;
-    }
-    size_t i = 0;
-    for (hop_tracer *p = t; p; p = p->parent)
-        hop__tracer_mark_of(p, &cm->marks[i++]);
-    return HOP_OK;
-}
-
-static void
-finish_chain(hop_tracer *t, chain_marks *cm, bool rollback)
-{
-    if (rollback) {
-        size_t i = 0;
-        for (hop_tracer *p = t; p; p = p->parent)
-            hop__tracer_rollback(p, &cm->marks[i++], NULL, NULL);
-    }
-    if (cm->marks != cm->small)
-        hop__free(cm->marks);
-}
-
 hop_node *
 hop_tracer_lift(hop_tracer *t, hop_node *v)
 {
@@ -561,11 +597,10 @@ hop_tracer_lift(hop_tracer *t, hop_node *v)
         return NULL;
     if (owner == t)
         return v;
-    chain_marks cm;
-    if (mark_chain(t, &cm) != HOP_OK)
-        return NULL;
+    hop__tracer_scope scope;
+    hop__tracer_scope_begin(t, &scope);
     hop_node *r = lift_from(t, v, owner);
-    finish_chain(t, &cm, r == NULL);
+    hop__tracer_scope_end(&scope, r == NULL, NULL, NULL);
     return r;
 }
 
@@ -584,11 +619,10 @@ hop_tracer_bind_symbol(hop_tracer *t, const hop_expr *sym)
                   t->graph->name);
         return NULL;
     }
-    chain_marks cm;
-    if (mark_chain(t, &cm) != HOP_OK)
-        return NULL;
+    hop__tracer_scope scope;
+    hop__tracer_scope_begin(t, &scope);
     hop_node *r = bind_symbol(t, sym);
-    finish_chain(t, &cm, r == NULL);
+    hop__tracer_scope_end(&scope, r == NULL, NULL, NULL);
     return r;
 }
 
@@ -717,7 +751,8 @@ bind_new_symbols(hop_tracer *t, hop_op op, hop_node *node)
         if (hop_expr_kind_of(sym) != HOP_EXPR_SYMBOL || hop_tracer_bound_symbol(t, sym))
             return HOP_OK;
         hop_arg args[] = {hop_arg_node(node), hop_arg_int(0)};
-        hop_node *size = hop_graph_call_op(t->graph, HOP_OP_sym_size, args, 2);
+        hop_node *size =
+            touch(t) == HOP_OK ? hop_graph_call_op(t->graph, HOP_OP_sym_size, args, 2) : NULL;
         if (size == NULL)
             return hop_error_code();
         return remember_symbol(t, sym, size);
@@ -752,6 +787,8 @@ static hop_node *
 add_node(hop_tracer *t, record_kind kind, hop_op op, const hop_arg *args, size_t nargs,
          const foreign_call *fc)
 {
+    if (touch(t) != HOP_OK)
+        return NULL;
     if (kind == RECORD_OP)
         return hop_graph_call_op(t->graph, op, args, nargs);
     if (kind == RECORD_OUTPUT)
@@ -783,9 +820,8 @@ record(hop_tracer *t, record_kind kind, hop_op op, const hop_arg *args, size_t n
     if (local && !binds && kind != RECORD_FOREIGN) /* the hot path: nothing to lift or undo */
         return add_node(t, kind, op, args, nargs, fc);
 
-    chain_marks cm;
-    if (mark_chain(t, &cm) != HOP_OK)
-        return NULL;
+    hop__tracer_scope scope;
+    hop__tracer_scope_begin(t, &scope);
     hop_node *node = NULL;
     hop_arg *copy = local ? NULL : copy_args(args, nargs);
     if (local || copy) {
@@ -796,7 +832,7 @@ record(hop_tracer *t, record_kind kind, hop_op op, const hop_arg *args, size_t n
     if (node && kind == RECORD_OP && bind_new_symbols(t, op, node) != HOP_OK)
         node = NULL;
     hop__free(copy);
-    finish_chain(t, &cm, node == NULL);
+    hop__tracer_scope_end(&scope, node == NULL, NULL, NULL);
     return node;
 }
 
@@ -876,22 +912,21 @@ hop__tracer_add_input(hop_tracer *t, const char *name, const hop_value_info *met
                   name, t->graph->name);
         return NULL;
     }
-    chain_marks cm;
-    if (mark_chain(t, &cm) != HOP_OK)
-        return NULL;
+    hop__tracer_scope scope;
+    hop__tracer_scope_begin(t, &scope);
     hop_node *ph = NULL;
     hop_status st = HOP_OK;
     /* At the root, a tensor's new symbols are placeholders right before it. */
     if (t->parent == NULL && meta->kind == HOP_VALUE_TENSOR)
         st = bind_shape_symbols(t, &meta->meta, NULL);
-    if (st == HOP_OK)
+    if (st == HOP_OK && touch(t) == HOP_OK)
         ph = hop_graph_placeholder(t->graph, name, meta);
     if (ph && meta->kind == HOP_VALUE_SYM) {
         const hop_expr *sym = single_symbol(ph);
         if (sym && hop_tracer_bound_symbol(t, sym) == NULL && remember_symbol(t, sym, ph) != HOP_OK)
             ph = NULL;
     }
-    finish_chain(t, &cm, ph == NULL);
+    hop__tracer_scope_end(&scope, ph == NULL, NULL, NULL);
     return ph;
 }
 

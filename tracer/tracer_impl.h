@@ -34,6 +34,28 @@ typedef struct hop__memo {
     size_t icap; /* a power of two, or 0 */
 } hop__memo;
 
+/*
+ * The journal of an OutputGraph's tracers (one, made with the root tracer
+ * and shared by its descendants): while a scope is open
+ * (hop__tracer_scope_begin), the first change to a tracer since the
+ * innermost scope began records the tracer's mark first, so a scope's
+ * rollback undoes exactly the tracers that changed, newest entry first.
+ * Opening a scope costs O(1) however deep the stack is, where marking every
+ * tracer on it cost O(depth) a HOP call and a lifting op (issue #30).
+ */
+typedef struct hop__journal_entry {
+    hop_tracer *t;
+    hop__tracer_mark mark;
+} hop__journal_entry;
+
+typedef struct hop__journal {
+    hop__journal_entry *items;
+    size_t n, cap;
+    size_t scopes;    /* open scopes */
+    uint64_t gen;     /* bumped when a scope begins or ends */
+    size_t rollbacks; /* hop_tracer_rollbacks: scopes rolled back, in all */
+} hop__journal;
+
 typedef struct hop__lifted {
     hop_node *placeholder, *source, *cause;
 } hop__lifted;
@@ -61,7 +83,8 @@ struct hop_tracer {
     hop_node *cause;
     hop_lift_hook hook;
     void *hook_ud;
-    size_t rollbacks; /* hop_tracer_rollbacks */
+    hop__journal *journal; /* the root's, shared */
+    uint64_t touched;      /* journal->gen when its mark was last journaled */
 };
 
 #endif /* HOP_TRACER_IMPL_H */
