@@ -320,6 +320,7 @@ touch(hop_tracer *t)
     if (hop__grow((void **)&j->items, &j->cap, j->n + 1, sizeof *j->items) != HOP_OK)
         return HOP_NOMEM;
     j->items[j->n].t = t;
+    j->items[j->n].prev = t->touched;
     mark_of(t, &j->items[j->n].mark);
     j->n++;
     t->touched = j->gen;
@@ -333,8 +334,9 @@ hop__tracer_scope_begin(hop_tracer *t, hop__tracer_scope *s)
     s->t = t;
     mark_of(t, &s->mark);
     s->at = j->n;
+    s->outer = j->gen;
     j->scopes++;
-    j->gen++; /* every tracer's next change is journaled for this scope */
+    j->gen = ++j->last; /* every tracer's next change is journaled for this scope */
 }
 
 void
@@ -343,8 +345,9 @@ hop__tracer_scope_end(hop__tracer_scope *s, bool undo, void (*orphan)(void *ctx,
 {
     hop__journal *j = s->t->journal;
     if (undo) {
-        /* Newest first: a tracer journaled twice goes back to its older
-         * state last, and s->t to its state at the beginning last of all. */
+        /* Newest first: each tracer goes back to its state at its first
+         * change in this scope, and s->t to its state at the beginning
+         * last of all. */
         while (j->n > s->at) {
             hop__journal_entry *e = &j->items[--j->n];
             /* A tracer pushed since and popped (a body being traced when
@@ -352,14 +355,32 @@ hop__tracer_scope_end(hop__tracer_scope *s, bool undo, void (*orphan)(void *ctx,
              * keeps the graph itself. */
             if (e->t->state != HOP_TRACER_ENDED)
                 rollback(e->t, &e->mark, orphan, ctx);
+            e->t->touched = e->prev;
         }
         rollback(s->t, &s->mark, orphan, ctx);
         j->rollbacks++;
+    } else {
+        /* Kept changes now belong to the enclosing scope: an entry is its
+         * entry for the tracer unless the tracer had one there already
+         * (then this one, a later state, is dropped), so the journal holds
+         * one entry per tracer and open scope, not one per op. */
+        size_t k = s->at;
+        for (size_t i = s->at; i < j->n; i++) {
+            hop__journal_entry *e = &j->items[i];
+            bool had = s->outer != 0 && e->prev == s->outer;
+            e->t->touched = s->outer;
+            if (!had)
+                j->items[k++] = *e;
+        }
+        j->n = k;
     }
     j->scopes--;
-    j->gen++; /* the enclosing scope journals afresh (an extra entry is harmless) */
-    if (j->scopes == 0)
-        j->n = 0;
+    j->gen = s->outer;
+    if (j->scopes == 0) { /* nothing to undo any more: no memory held either */
+        hop__free(j->items);
+        j->items = NULL;
+        j->n = j->cap = 0;
+    }
 }
 
 /* --------------------------------------------------------------- tables */

@@ -45,6 +45,7 @@ typedef struct hop__memo {
  */
 typedef struct hop__journal_entry {
     hop_tracer *t;
+    uint64_t prev; /* t->touched before this entry */
     hop__tracer_mark mark;
 } hop__journal_entry;
 
@@ -52,7 +53,8 @@ typedef struct hop__journal {
     hop__journal_entry *items;
     size_t n, cap;
     size_t scopes;    /* open scopes */
-    uint64_t gen;     /* bumped when a scope begins or ends */
+    uint64_t gen;     /* the innermost open scope's number (0: none) */
+    uint64_t last;    /* the last number given to a scope */
     size_t rollbacks; /* hop_tracer_rollbacks: scopes rolled back, in all */
 } hop__journal;
 

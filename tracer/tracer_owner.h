@@ -58,7 +58,8 @@ hop_node *hop__tracer_add_input(hop_tracer *t, const char *name, const hop_value
 typedef struct hop__tracer_scope {
     hop_tracer *t;
     hop__tracer_mark mark;
-    size_t at; /* the journal's length at the beginning */
+    size_t at;      /* the journal's length at the beginning */
+    uint64_t outer; /* the enclosing scope's number */
 } hop__tracer_scope;
 void hop__tracer_scope_begin(hop_tracer *t, hop__tracer_scope *s);
 void hop__tracer_scope_end(hop__tracer_scope *s, bool rollback,
