@@ -38,9 +38,18 @@ void
 hop__arena_init(hop__arena *a)
 {
     a->head = NULL;
+    a->side = NULL;
     a->spare = NULL;
     a->used = 0;
     a->reserved = 0;
+    a->first = 0;
+}
+
+void
+hop__arena_init_first(hop__arena *a, size_t first)
+{
+    hop__arena_init(a);
+    a->first = first;
 }
 
 static void
@@ -82,7 +91,9 @@ static hop__chunk *
 chunk_for(hop__arena *a, size_t n)
 {
     hop__chunk *c = a->head;
-    size_t size = c ? (c->size + c->size / 2 + 15) & ~(size_t)15 : ARENA_FIRST; /* x1.5 */
+    size_t size = c          ? (c->size + c->size / 2 + 15) & ~(size_t)15 /* x1.5 */
+                  : a->first ? a->first
+                             : ARENA_FIRST;
     if (size > ARENA_MAX)
         size = ARENA_MAX;
     if (size < n)
@@ -104,6 +115,7 @@ chunk_for(hop__arena *a, size_t n)
     } else {
         nc->next = c;
         a->head = nc;
+        a->side = c;
     }
     return nc;
 }
@@ -130,6 +142,14 @@ hop__arena_bytes(hop__arena *a, size_t n)
 {
     if (n == 0)
         n = 1;
+    /* A block that did not fit in a chunk left its end unused (half a node
+     * on average, a byte a node of a big graph): names fill it first. */
+    hop__chunk *s = a->side;
+    if (s && s->top - s->used >= n) {
+        s->top -= n;
+        a->used += n;
+        return s->data + s->top;
+    }
     hop__chunk *c = a->head;
     if (c == NULL || c->top - c->used < n)
         if ((c = chunk_for(a, n)) == NULL)
@@ -192,6 +212,8 @@ hop__arena_mark_at(const hop__arena *a, hop__arena_mark *m)
     m->used = a->head ? a->head->used : 0;
     m->top = a->head ? a->head->top : 0;
     m->total = a->used;
+    m->side = a->side;
+    m->side_top = a->side ? a->side->top : 0;
 }
 
 /* Moves the chunk at *link to the spares. */
@@ -217,5 +239,8 @@ hop__arena_rollback(hop__arena *a, const hop__arena_mark *m)
         while (m->head->next != m->next)
             spare_chunk(a, &m->head->next);
     }
+    if (m->side != NULL)
+        m->side->top = m->side_top;
+    a->side = m->side;
     a->used = m->total;
 }

@@ -29,12 +29,19 @@ hop_status hop__grow(void **items, size_t *cap, size_t need, size_t elem);
 typedef struct hop__chunk hop__chunk;
 typedef struct hop__arena {
     hop__chunk *head;
+    /* The chunk that was the head before it: byte strings fill the free
+     * space its last block did not fit into (see hop__arena_bytes). */
+    hop__chunk *side;
     hop__chunk *spare; /* chunks a rollback emptied, taken before a new one */
     size_t used;       /* bytes handed out */
     size_t reserved;   /* bytes held in chunks (spare ones included) */
+    size_t first;      /* the first chunk's size (0: 1 KiB) */
 } hop__arena;
 
 void hop__arena_init(hop__arena *a);
+/* An arena whose first chunk holds `first` bytes: for arenas that are
+ * mostly tiny (an OutputGraph's subgraph names). */
+void hop__arena_init_first(hop__arena *a, size_t first);
 void hop__arena_destroy(hop__arena *a);
 /* NULL (error context HOP_NOMEM) on failure. */
 void *hop__arena_alloc(hop__arena *a, size_t n);
@@ -50,7 +57,9 @@ char *hop__arena_printf(hop__arena *a, const char *fmt, ...) HOP_PRINTF(2, 3);
 typedef struct hop__arena_mark {
     hop__chunk *head, *next; /* the head chunk then, and the one behind it */
     size_t used, top;        /* the head chunk's fill then */
-    size_t total;            /* a->used then */
+    hop__chunk *side;        /* the side chunk then, and its fill */
+    size_t side_top;
+    size_t total; /* a->used then */
 } hop__arena_mark;
 
 void hop__arena_mark_at(const hop__arena *a, hop__arena_mark *m);

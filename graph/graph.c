@@ -343,7 +343,7 @@ meta_key(const hop_value_info *v, uint64_t key[2 + HOP_MAX_RANK])
  * index is built over the whole list when the list outgrows the linear
  * search.  HOP_NOMEM leaves the index as it was (or absent). */
 static hop_status
-index_meta(graph_impl *impl, hop__meta_entry *e, size_t len)
+index_meta(hop__graph_store *impl, hop__meta_entry *e, size_t len)
 {
     if (impl->nmetas + 1 <= HOP__SMALL_METAS)
         return HOP_OK;
@@ -375,7 +375,7 @@ index_meta(graph_impl *impl, hop__meta_entry *e, size_t len)
 static const hop_value_info *
 intern_meta(hop_graph *g, const hop_value_info *v)
 {
-    graph_impl *impl = hop__graph_impl(g);
+    hop__graph_store *impl = hop__graph_impl(g)->store;
     if (v->kind == HOP_VALUE_NONE)
         return &no_value;
     if (impl->last_meta && hop_value_info_equal(impl->last_meta, v))
@@ -599,6 +599,27 @@ body_end(const hop_graph *g)
 
 /* ------------------------------------------------------------ graphs */
 
+/* A new graph in store (which it takes a count of).  NULL on out-of-memory,
+ * store unchanged. */
+static hop_graph *
+new_graph(hop_shape_env *env, hop__graph_store *store, const char *name)
+{
+    graph_impl *impl = hop__calloc(1, sizeof *impl);
+    if (impl == NULL)
+        return NULL;
+    hop_graph *g = &impl->pub;
+    g->arena = &store->arena;
+    g->env = env;
+    /* (a failed name leaves its bytes, if any, in the store) */
+    if ((g->name = hop__name_sanitize(&store->arena, name)) == NULL) {
+        hop__free(impl);
+        return NULL;
+    }
+    impl->store = store;
+    store->refs++;
+    return g;
+}
+
 hop_graph *
 hop_graph_new(hop_shape_env *env, const char *name)
 {
@@ -606,20 +627,26 @@ hop_graph_new(hop_shape_env *env, const char *name)
         hop_error(HOP_MISUSE, "hop_graph_new: the %s is NULL", env ? "name" : "shape env");
         return NULL;
     }
-    graph_impl *impl = hop__calloc(1, sizeof *impl);
-    if (impl == NULL)
+    hop__graph_store *store = hop__calloc(1, sizeof *store);
+    if (store == NULL)
         return NULL;
-    hop__arena_init(&impl->arena);
-    hop_graph *g = &impl->pub;
-    g->arena = &impl->arena;
-    g->env = env;
-    g->name = hop__name_sanitize(&impl->arena, name);
-    if (g->name == NULL) {
-        hop__arena_destroy(&impl->arena);
-        hop__free(impl);
-        return NULL;
+    hop__arena_init(&store->arena);
+    hop_graph *g = new_graph(env, store, name);
+    if (g == NULL) {
+        hop__arena_destroy(&store->arena);
+        hop__free(store);
     }
     return g;
+}
+
+hop_graph *
+hop_graph_new_sharing(hop_graph *g, const char *name)
+{
+    if (g == NULL || name == NULL) {
+        hop_error(HOP_MISUSE, "hop_graph_new_sharing: the %s is NULL", g ? "name" : "graph");
+        return NULL;
+    }
+    return new_graph(g->env, hop__graph_impl(g)->store, name);
 }
 
 static void
@@ -634,9 +661,13 @@ free_graph(hop_graph *g)
     hop__free(g->subgraphs);
     hop__names_clear(g);
     graph_impl *impl = hop__graph_impl(g);
-    HASH_CLEAR(hh, impl->metas);
-    hop__arena_destroy(&impl->arena);
+    hop__graph_store *store = impl->store;
     hop__free(impl);
+    if (--store->refs == 0) {
+        HASH_CLEAR(hh, store->metas);
+        hop__arena_destroy(&store->arena);
+        hop__free(store);
+    }
 }
 
 void
@@ -1074,7 +1105,14 @@ prepare_call(hop_graph *g, const char *who, hop_node_kind kind, const char *targ
         return st;
     hop__arena *a = hop__graph_arena(g);
     hop_value_info *ocopy = NULL;
-    if (nouts > 0) {
+    if (nouts == 1 && outs[0].kind != HOP_VALUE_NONE) {
+        /* One output (most HOP calls): the shared copy, as for any node's
+         * value, not 80 bytes of its own.  Nothing writes through outs. */
+        const hop_value_info *m = intern_meta(g, &outs[0]);
+        if (m == NULL)
+            return HOP_NOMEM;
+        ocopy = (hop_value_info *)m;
+    } else if (nouts > 0) {
         if (nouts > SIZE_MAX / sizeof *ocopy)
             return hop_error(HOP_NOMEM, "%s: out of memory (%zu outputs)", who, nouts);
         if ((ocopy = hop__arena_alloc(a, nouts * sizeof *ocopy)) == NULL)
@@ -1280,7 +1318,7 @@ hop_graph_add_guard(hop_graph *g, const hop_expr *cond)
         /* Arena memory: the old array stays until the graph goes (guards are
          * few, so doubling wastes little). */
         size_t cap = impl->guard_cap ? 2 * impl->guard_cap : 4;
-        const hop_expr **grown = hop__arena_alloc(&impl->arena, cap * sizeof *grown);
+        const hop_expr **grown = hop__arena_alloc(hop__graph_arena(g), cap * sizeof *grown);
         if (grown == NULL)
             return HOP_NOMEM;
         if (g->nguards)

@@ -4,10 +4,12 @@
  * entry points of the name table (graph/names.c) and the metadata table
  * (graph/graph.c).
  *
- * Ownership: a hop_graph is allocated as the first member of a graph_impl, so
- * the public struct, its arena and its tables live and die in one block.
- * g->arena points at impl->arena.  Everything a node holds (the node, its
- * arguments, use records, name and metadata) lives in the arena.
+ * Ownership: a hop_graph is allocated as the first member of a graph_impl,
+ * which holds its name table.  Its memory (the arena) and its metadata table
+ * are a hop__graph_store, which graphs made by hop_graph_new_sharing share:
+ * the store dies with the last graph that uses it.  g->arena points at the
+ * store's arena.  Everything a node holds (the node, its arguments, use
+ * records, name and metadata) lives in the arena.
  */
 #ifndef HOP_GRAPH_IMPL_H
 #define HOP_GRAPH_IMPL_H
@@ -22,9 +24,10 @@
  * clash only, so most names (lifted placeholders, unique ops) have none.
  */
 typedef struct hop__base {
-    const char *name; /* in the arena */
+    const char *name; /* in the arena, len bytes and a NUL */
     uint64_t next;
-    UT_hash_handle hh;
+    struct hop__base *chain; /* the bucket's next base */
+    uint32_t hash, len;
 } hop__base;
 
 /* One distinct value info of the graph, shared by every node that has it.
@@ -38,7 +41,12 @@ typedef struct hop__meta_entry {
 
 /* A graph keeps this many name buckets and metadata entries without any
  * table allocation (most subgraphs are small). */
-enum { HOP__SMALL_BUCKETS = 8, HOP__SMALL_METAS = 8, HOP__SMALL_SUBGRAPHS = 8 };
+enum {
+    HOP__SMALL_BUCKETS = 8,
+    HOP__SMALL_BASES = 4,
+    HOP__SMALL_METAS = 8,
+    HOP__SMALL_SUBGRAPHS = 8
+};
 
 /* A slot of the subgraph index: the subgraph and its name's hash (NULL: an
  * empty slot). */
@@ -47,22 +55,40 @@ typedef struct hop__sub_slot {
     uint32_t hash;
 } hop__sub_slot;
 
-typedef struct graph_impl {
-    hop_graph pub;
+/*
+ * The memory of a family of graphs: an OutputGraph's root and every body
+ * traced under it share one (hop_graph_new_sharing), so a body pays no arena
+ * of its own (its last chunk's empty part, a few hundred bytes to 8 KiB)
+ * and no copy of the metadata its parent interned already (a body's inputs
+ * and ops mostly have its parent's shapes).  Counted by the graphs using it;
+ * a graph that leaves its parent (hop_graph_remove_subgraph) keeps its
+ * count, so its nodes stay valid whoever frees what first.
+ */
+typedef struct hop__graph_store {
     hop__arena arena;
-    /* The name table: a chained hash table of the named nodes, linked through
-     * hop_node.name_next (see graph/names.c for why not uthash). */
-    hop_node **buckets; /* small_buckets until the table grows */
-    size_t nbuckets;    /* a power of two, or 0 */
-    size_t nnamed;
-    hop_node *small_buckets[HOP__SMALL_BUCKETS];
-    hop__base *bases;
+    size_t refs;
     /* The metadata entries: a list, searched linearly while short, and a
      * uthash index over them beyond HOP__SMALL_METAS; and the entry used
      * last (chains repeat it). */
     hop__meta_entry *meta_list, *metas;
     size_t nmetas;
     const hop_value_info *last_meta;
+} hop__graph_store;
+
+typedef struct graph_impl {
+    hop_graph pub;
+    hop__graph_store *store;
+    /* The name table: a chained hash table of the named nodes, linked through
+     * hop_node.name_next (see graph/names.c for why not uthash). */
+    hop_node **buckets; /* small_buckets until the table grows */
+    size_t nbuckets;    /* a power of two, or 0 */
+    size_t nnamed;
+    hop_node *small_buckets[HOP__SMALL_BUCKETS];
+    /* The uniquified bases: a chained table like the names' (a uthash table
+     * was ~600 bytes a graph, most graphs have a few bases). */
+    hop__base **bases; /* small_bases until the table grows */
+    size_t nbase_buckets, nbases;
+    hop__base *small_bases[HOP__SMALL_BASES];
     size_t guard_cap; /* pub.guards holds this many (arena memory) */
     /* The subgraphs by name, once there are more than HOP__SMALL_SUBGRAPHS
      * (below that a scan is as fast): open addressing, linear probing,

@@ -14,7 +14,8 @@
  * 8 bytes in the node plus 8 to 16 bytes of bucket array.  The node keeps no
  * hash (4 bytes would make it 104 bytes, not 96): a chain compares names,
  * and growing the table hashes each name again, twice per name on average.
- * Base names that were uniquified (few) sit in a uthash table, hop__base.
+ * Base names that were uniquified (few) sit in a table of the same kind,
+ * hop__base.
  */
 #include "graph/graph_impl.h"
 
@@ -159,9 +160,43 @@ hop__name_find(const hop_graph *g, const char *name)
 static hop__base *
 find_base(const graph_impl *impl, const char *name, size_t len)
 {
-    hop__base *head = impl->bases, *b = NULL;
-    HASH_FIND(hh, head, name, len, b);
-    return b;
+    if (impl->nbase_buckets == 0)
+        return NULL;
+    uint32_t hash = name_hash(name, len);
+    for (hop__base *b = impl->bases[hash & (impl->nbase_buckets - 1)]; b; b = b->chain)
+        if (b->hash == hash && b->len == len && memcmp(b->name, name, len) == 0)
+            return b;
+    return NULL;
+}
+
+/* Makes room for one more base (two a bucket on average).  The old array is
+ * kept on failure. */
+static hop_status
+reserve_base(graph_impl *impl)
+{
+    if (impl->nbases < 2 * impl->nbase_buckets)
+        return HOP_OK;
+    if (impl->nbase_buckets == 0) {
+        impl->bases = impl->small_bases;
+        impl->nbase_buckets = HOP__SMALL_BASES;
+        return HOP_OK;
+    }
+    size_t nb = impl->nbase_buckets * 2;
+    hop__base **t = hop__calloc(nb, sizeof *t);
+    if (t == NULL)
+        return HOP_NOMEM;
+    for (size_t i = 0; i < impl->nbase_buckets; i++) {
+        for (hop__base *b = impl->bases[i], *next; b; b = next) {
+            next = b->chain;
+            b->chain = t[b->hash & (nb - 1)];
+            t[b->hash & (nb - 1)] = b;
+        }
+    }
+    if (impl->bases != impl->small_bases)
+        hop__free(impl->bases);
+    impl->bases = t;
+    impl->nbase_buckets = nb;
+    return HOP_OK;
 }
 
 /* A name is taken by a node or by a subgraph of g (both print as names in the
@@ -179,7 +214,7 @@ is_taken(const hop_graph *g, const char *name, size_t len, uint32_t hash)
 static char *
 pack_string(graph_impl *impl, const char *s, size_t n)
 {
-    char *d = hop__arena_bytes(&impl->arena, n + 1);
+    char *d = hop__arena_bytes(&impl->store->arena, n + 1);
     if (d == NULL)
         return NULL;
     memcpy(d, s, n);
@@ -193,7 +228,7 @@ pack_string(graph_impl *impl, const char *s, size_t n)
 static hop_status
 reserve_room(graph_impl *impl)
 {
-    if (impl->nnamed < 2 * impl->nbuckets)
+    if (impl->nnamed < 4 * impl->nbuckets)
         return HOP_OK;
     if (impl->nbuckets == 0) {
         impl->buckets = impl->small_buckets;
@@ -256,19 +291,18 @@ hop__name_reserve(hop_graph *g, const char *base, hop__name_claim *claim)
     if (is_taken(g, buf, len, claim->hash)) {
         hop__base *b = find_base(impl, buf, blen);
         if (b == NULL) {
-            b = hop__arena_alloc(&impl->arena, sizeof *b);
+            if (reserve_base(impl) != HOP_OK)
+                goto done;
+            b = hop__arena_alloc(&impl->store->arena, sizeof *b);
             const char *name = b ? pack_string(impl, buf, blen) : NULL;
             if (name == NULL)
                 goto done;
-            memset(b, 0, sizeof *b);
-            b->name = name;
-            b->next = 1;
-            hop__base *head = impl->bases;
-            HOP_HASH_ADD_KEYPTR(st, hh, head, b->name, blen, b);
-            impl->bases = head;
-            if (st != HOP_OK)
-                goto done;
-            st = HOP_NOMEM;
+            *b = (hop__base){
+                .name = name, .next = 1, .hash = name_hash(buf, blen), .len = (uint32_t)blen};
+            hop__base **bucket = &impl->bases[b->hash & (impl->nbase_buckets - 1)];
+            b->chain = *bucket;
+            *bucket = b;
+            impl->nbases++;
         }
         uint64_t k = b->next;
         for (;; k++) {
@@ -366,9 +400,10 @@ hop__names_clear(hop_graph *g)
     hop__free(impl->sub_slots);
     impl->sub_slots = NULL;
     impl->sub_cap = 0;
-    hop__base *head = impl->bases;
-    HASH_CLEAR(hh, head);
+    if (impl->bases != impl->small_bases)
+        hop__free(impl->bases);
     impl->bases = NULL;
+    impl->nbase_buckets = impl->nbases = 0;
     if (impl->buckets != impl->small_buckets)
         hop__free(impl->buckets);
     impl->buckets = NULL;

@@ -212,9 +212,21 @@ scalar_value(const hop_arg *a, hop_dtype need, hop_dtype opdtype, unsigned char 
     }
 }
 
-/* Text of a member for the dump: op(args) with fused operands nested. */
+/* The index of a, an argument of a member, among the members of the group
+ * collected last if it is one and comes before member `before`, else -1. */
+static int
+member_of(hop_lower_ctx *cx, const hop_arg *a, int before)
+{
+    if (a->kind != HOP_ARG_NODE)
+        return -1;
+    const hop__vmap *m = hop__vmap_get(cx, a->u.node, false);
+    return m && m->group == cx->group && m->member >= 0 && m->member < before ? m->member : -1;
+}
+
+/* Text of a member (the `index`th) for the dump: op(args) with fused
+ * operands nested. */
 static void
-member_text(hop__buf *b, const hop_node *n, const hop_node *const *members, int nm)
+member_text(hop_lower_ctx *cx, hop__buf *b, const hop_node *n, int index)
 {
     hop__buf_puts(b, hop_node_target(n));
     hop__buf_puts(b, "(");
@@ -222,11 +234,9 @@ member_text(hop__buf *b, const hop_node *n, const hop_node *const *members, int 
         const hop_arg *a = &n->args[i];
         if (i)
             hop__buf_puts(b, ", ");
-        bool inner = false;
-        for (int k = 0; a->kind == HOP_ARG_NODE && k < nm; k++)
-            inner = inner || members[k] == a->u.node;
-        if (inner)
-            member_text(b, a->u.node, members, nm);
+        int k = member_of(cx, a, index);
+        if (k >= 0)
+            member_text(cx, b, a->u.node, k);
         else
             hop__arg_text(b, a);
     }
@@ -306,10 +316,7 @@ hop__fused_build(hop_lower_ctx *cx, const hop_node *root, const hop_node *const 
             const hop_arg *a = &n->args[i];
             hop__fopnd *o = &st->in[i];
             o->need = need[i];
-            int member = -1;
-            for (int k = 0; a->kind == HOP_ARG_NODE && k < s; k++)
-                if (members[k] == a->u.node)
-                    member = k;
+            int member = member_of(cx, a, s);
             bool tensor;
             operand_dtype(a, &o->have, &tensor);
             if (member >= 0) {
@@ -376,7 +383,7 @@ hop__fused_build(hop_lower_ctx *cx, const hop_node *root, const hop_node *const 
     small_plan(cx, g);
     hop__buf b;
     hop__buf_init(&b);
-    member_text(&b, root, members, nm);
+    member_text(cx, &b, root, nm - 1);
     char *text = hop__buf_finish(&b);
     if (text == NULL)
         return HOP_NOMEM;

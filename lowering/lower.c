@@ -271,30 +271,37 @@ absorbable(const hop_node *n)
  * cap nodes are visited; order[] gets them in visiting order, so the last one
  * is the deepest, and *full says an absorbed operand was left out.  Bounding
  * the walk keeps a long chain of absorbable nodes linear to plan, not
- * quadratic. */
+ * quadratic.  Each visited node's hop__vmap gets the group's number (a node
+ * seen twice, as in x * x, is visited once) and its member index. */
 static void
-collect(hop_lower_ctx *cx, const hop_node *n, const hop_node **members, int *nm,
-        const hop_node **order, int *no, int cap, bool *full)
+collect_from(hop_lower_ctx *cx, const hop_node *n, hop__vmap *nv, const hop_node **members, int *nm,
+             const hop_node **order, int *no, int cap, bool *full)
 {
     order[(*no)++] = n;
+    nv->group = cx->group;
+    nv->member = -1;
     for (size_t i = 0; i < n->nargs; i++) {
         if (n->args[i].kind != HOP_ARG_NODE)
             continue;
         const hop_node *a = n->args[i].u.node;
         hop__vmap *m = vmap_get(cx, a, false);
-        if (m == NULL || !m->absorbed)
-            continue;
-        bool seen = false;
-        for (int k = 0; k < *no; k++)
-            seen = seen || order[k] == a;
-        if (seen)
+        if (m == NULL || !m->absorbed || m->group == cx->group)
             continue;
         if (*no == cap)
             *full = true;
         else
-            collect(cx, a, members, nm, order, no, cap, full);
+            collect_from(cx, a, m, members, nm, order, no, cap, full);
     }
+    nv->member = *nm;
     members[(*nm)++] = n;
+}
+
+static void
+collect(hop_lower_ctx *cx, const hop_node *n, const hop_node **members, int *nm,
+        const hop_node **order, int *no, int cap, bool *full)
+{
+    cx->group++;
+    collect_from(cx, n, vmap_get(cx, n, false), members, nm, order, no, cap, full);
 }
 
 /* Decides which elementwise nodes of g are computed inside their user's

@@ -86,6 +86,13 @@ typedef struct hop__vmap {
     bool absorbed;    /* fused into its user's group */
     bool preassigned; /* v is a destination slot the node must be computed into */
     hop_pval *dests;  /* call_hop: where its results should go (NONE: anywhere) */
+    /* The fused group the node was last collected into (cx->group, see
+     * lower.c collect) and its index among that group's members (-1 while
+     * its operands are being collected): a member test is one lookup, where
+     * a search of the group's up to 64 members made planning and building a
+     * group quadratic in its length. */
+    uint32_t group;
+    int member;
 } hop__vmap;
 
 typedef struct hop__xcache hop__xcache;
@@ -117,6 +124,7 @@ struct hop_lower_ctx {
     hop_shape_env *env;
     hop_lower_options opts;
     hop__arena tmp;
+    uint32_t group; /* the last group collect numbered (hop__vmap.group) */
     /* The values by node: an open-addressed table of vcap entries (a power
      * of two, at most half used; NULL: free) into cx->tmp's hop__vmaps. */
     hop__vmap **values;
@@ -257,8 +265,9 @@ const char *hop__node_text(hop_lower_ctx *cx, const hop_node *n);
 
 /* n can be a member of a fused group. */
 bool hop__fused_ok(const hop_node *n);
-/* The group of members (graph order, root last) writing slot out; with out
- * < 0 only checks the limits (fusion planning, before the operands have
+/* The group of members (graph order, root last, as lower.c's collect made
+ * them: each member's hop__vmap has group cx->group and its index) writing
+ * slot out; with out < 0 only checks the limits (fusion planning, before the operands have
  * values, into *out_group).  HOP_UNSUPPORTED when the group is too big. */
 hop_status hop__fused_build(hop_lower_ctx *cx, const hop_node *root, const hop_node *const *members,
                             int nmembers, int32_t out, hop__fgroup **out_group);

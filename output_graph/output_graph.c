@@ -61,8 +61,8 @@ struct hop_output_graph {
 struct hop_checkpoint {
     hop_output_graph *og;
     size_t depth, ninputs, ncaptures, nguards, nsymbols, ncounters;
-    hop__tracer_mark *marks;
-    size_t *counter_values;
+    hop__tracer_scope scope; /* the current tracer's; the others' when they change */
+    size_t counter_values[]; /* ncounters of them */
 };
 
 /* ------------------------------------------------------------ lifecycle */
@@ -92,7 +92,8 @@ hop_output_graph_new(void)
     hop_output_graph *og = hop__calloc(1, sizeof *og);
     if (og == NULL)
         return NULL;
-    hop__arena_init(&og->strings);
+    /* Subgraph names: ~10 bytes each, most programs have a few. */
+    hop__arena_init_first(&og->strings, 256);
     og->env = hop_shape_env_new();
     if (og->env == NULL)
         goto fail;
@@ -422,7 +423,9 @@ hop_output_graph_push(hop_output_graph *og, const char *graph_name)
                   graph_name, HOP_MAX_NESTING);
         return NULL;
     }
-    hop_graph *g = hop_graph_new(og->env, graph_name);
+    /* Bodies share the root's memory: a 100-node body's own arena and
+     * metadata were a fifth of its bytes (issue #30). */
+    hop_graph *g = hop_graph_new_sharing(og->root_graph, graph_name);
     if (g == NULL)
         return NULL;
     hop_tracer *t = add_tracer(og, g, og->stack[og->depth - 1]);
@@ -511,7 +514,7 @@ hop_output_graph_next_name(hop_output_graph *og, const char *prefix)
     for (size_t v = c->next; nd == 0 || v != 0; v /= 10)
         digits[nd++] = (char)('0' + v % 10);
     size_t np = strlen(prefix);
-    char *name = hop__arena_alloc(&og->strings, np + 1 + nd + 1);
+    char *name = hop__arena_bytes(&og->strings, np + 1 + nd + 1);
     if (name == NULL)
         return NULL;
     memcpy(name, prefix, np);
@@ -564,19 +567,15 @@ hop_output_graph_checkpoint(hop_output_graph *og)
         hop_error(HOP_MISUSE, "hop_output_graph_checkpoint: NULL output graph");
         return NULL;
     }
-    hop_checkpoint *cp = hop__calloc(1, sizeof *cp);
+    hop_checkpoint *cp =
+        hop__malloc(sizeof *cp + (og->ncounters + 1) * sizeof cp->counter_values[0]);
     if (cp == NULL)
         return NULL;
-    cp->marks = hop__malloc(og->depth * sizeof *cp->marks);
-    cp->counter_values = hop__malloc((og->ncounters + 1) * sizeof *cp->counter_values);
-    if (cp->marks == NULL || cp->counter_values == NULL) {
-        hop_checkpoint_free(cp);
-        return NULL;
-    }
     cp->og = og;
     cp->depth = og->depth;
-    for (size_t i = 0; i < og->depth; i++)
-        hop__tracer_mark_of(og->stack[i], &cp->marks[i]);
+    /* O(1) in the depth: only the current tracer is marked now (the
+     * tracer layer marks the others at their first change). */
+    hop__tracer_scope_begin(og->stack[og->depth - 1], &cp->scope);
     cp->ninputs = og->ninputs;
     cp->ncaptures = og->ncaptures;
     cp->nguards = hop_shape_env_nguards(og->env);
@@ -592,8 +591,7 @@ hop_checkpoint_free(hop_checkpoint *cp)
 {
     if (cp == NULL)
         return;
-    hop__free(cp->marks);
-    hop__free(cp->counter_values);
+    hop__tracer_scope_end(&cp->scope, false, NULL, NULL);
     hop__free(cp);
 }
 
@@ -637,8 +635,7 @@ hop_output_graph_restore(hop_output_graph *og, hop_checkpoint *cp)
     while (og->depth > cp->depth)
         hop__tracer_set_state(og->stack[--og->depth], HOP_TRACER_ENDED);
     hop__tracer_set_state(og->stack[og->depth - 1], HOP_TRACER_CURRENT);
-    for (size_t i = og->depth; i-- > 0;)
-        hop__tracer_rollback(og->stack[i], &cp->marks[i], adopt_orphan, og);
+    hop__tracer_scope_end(&cp->scope, true, adopt_orphan, og);
     og->ninputs = cp->ninputs;
     while (og->ncaptures > cp->ncaptures) {
         capture_entry *e = og->capture_log[--og->ncaptures];
@@ -649,6 +646,6 @@ hop_output_graph_restore(hop_output_graph *og, hop_checkpoint *cp)
         og->counter_log[i]->next = i < cp->ncounters ? cp->counter_values[i] : 0;
     hop_shape_env_truncate_guards(og->env, cp->nguards);
     hop_shape_env_truncate_symbols(og->env, cp->nsymbols);
-    hop_checkpoint_free(cp);
+    hop__free(cp); /* its scope ended above */
     return HOP_OK;
 }

@@ -6,7 +6,8 @@
  * made from the value for v in t's parent, so each tracer between v's owner
  * and t is visited once, and every later use is one hash lookup keyed by v.
  * Every public entry point is all-or-nothing: the slow path (something must
- * be lifted) marks the tracers it may touch and rolls them back on failure.
+ * be lifted) opens a scope (hop__tracer_scope_begin), in which every tracer
+ * is marked at its first change, and rolls the scope back on failure.
  */
 #include "tracer/tracer_impl.h"
 
@@ -53,19 +54,19 @@ hop_tracer_nlifted(const hop_tracer *t)
 hop_node *
 hop_tracer_lifted_placeholder(const hop_tracer *t, size_t i)
 {
-    return t && i < t->nlifted ? t->lifted[i] : NULL;
+    return t && i < t->nlifted ? t->lifted[i].placeholder : NULL;
 }
 
 hop_node *
 hop_tracer_lifted_source_at(const hop_tracer *t, size_t i)
 {
-    return t && i < t->nlifted ? t->lifted_source[i] : NULL;
+    return t && i < t->nlifted ? t->lifted[i].source : NULL;
 }
 
 size_t
 hop_tracer_rollbacks(const hop_tracer *t)
 {
-    return t ? t->rollbacks : 0;
+    return t ? t->journal->rollbacks : 0;
 }
 
 hop_node *
@@ -74,19 +75,19 @@ hop_tracer_lifted_source(const hop_tracer *t, const hop_node *placeholder)
     if (t == NULL)
         return NULL;
     for (size_t i = 0; i < t->nlifted; i++)
-        if (t->lifted[i] == placeholder)
-            return t->lifted_source[i];
+        if (t->lifted[i].placeholder == placeholder)
+            return t->lifted[i].source;
     return NULL;
 }
 
 hop_node *
 hop_tracer_lifted_cause(const hop_tracer *t, const hop_node *placeholder)
 {
-    if (t == NULL || t->lifted_cause == NULL)
+    if (t == NULL)
         return NULL;
     for (size_t i = 0; i < t->nlifted; i++)
-        if (t->lifted[i] == placeholder)
-            return t->lifted_cause[i];
+        if (t->lifted[i].placeholder == placeholder)
+            return t->lifted[i].cause;
     return NULL;
 }
 
@@ -101,48 +102,101 @@ hop_tracer_set_lift_hook(hop_tracer *t, hop_lift_hook hook, void *ud)
 
 /* ------------------------------------------------------ undoable tables */
 
+/* The slot of an index of icap slots where key's probe sequence starts. */
+static size_t
+memo_slot(const void *key, size_t icap)
+{
+    uint64_t h = (uint64_t)(uintptr_t)key * 0x9E3779B97F4A7C15u;
+    return (size_t)(h >> 32) & (icap - 1);
+}
+
+/* Enters the entry at position pos into the index (room was made). */
+static void
+memo_index(hop__memo *m, size_t pos)
+{
+    size_t k = memo_slot(m->log[pos].key, m->icap);
+    while (m->index[k] != 0)
+        k = (k + 1) & (m->icap - 1);
+    m->index[k] = (uint32_t)pos + 1;
+}
+
+/* The value of the newest entry for key, or NULL. */
 static hop_node *
 memo_get(const hop__memo *m, const void *key)
 {
-    hop__memo_entry *e = NULL;
-    HASH_FIND_PTR(m->map, &key, e);
-    return e ? e->value : NULL;
+    if (m->index == NULL) {
+        for (size_t i = m->n; i-- > 0;)
+            if (m->log[i].key == key)
+                return m->log[i].value;
+        return NULL;
+    }
+    /* A key entered twice has two slots on its probe sequence: the newest
+     * (the highest position) is the one a scan would find. */
+    size_t best = 0;
+    for (size_t k = memo_slot(key, m->icap); m->index[k] != 0; k = (k + 1) & (m->icap - 1))
+        if (m->log[m->index[k] - 1].key == key && m->index[k] > best)
+            best = m->index[k];
+    return best ? m->log[best - 1].value : NULL;
 }
 
+/* Makes the index hold n entries at most half full, rebuilt in creation
+ * order: then an entry's probe sequence crosses only older entries' slots,
+ * so memo_undo can empty the newest's slot without breaking any search. */
 static hop_status
-memo_put(hop_tracer *t, hop__memo *m, const void *key, hop_node *value)
+memo_reserve_index(hop__memo *m, size_t n)
 {
-    if (hop__grow((void **)&m->log, &m->cap, m->n + 1, sizeof *m->log) != HOP_OK)
+    if (n <= HOP__MEMO_SCAN || 2 * n <= m->icap)
+        return HOP_OK;
+    if (n > UINT32_MAX - 1)
+        return hop_error(HOP_NOMEM, "out of memory (a lift table of %zu entries)", n);
+    size_t icap = m->icap ? 2 * m->icap : 4 * HOP__MEMO_SCAN;
+    while (2 * n > icap)
+        icap *= 2;
+    uint32_t *index = hop__calloc(icap, sizeof *index);
+    if (index == NULL)
         return HOP_NOMEM;
-    hop__memo_entry *e = hop__arena_alloc(&t->arena, sizeof *e);
-    if (e == NULL)
-        return HOP_NOMEM;
-    e->key = key;
-    e->value = value;
-    hop_status st;
-    HOP_HASH_ADD(st, hh, m->map, key, sizeof e->key, e);
-    if (st != HOP_OK)
-        return st;
-    m->log[m->n++] = e;
+    hop__free(m->index);
+    m->index = index;
+    m->icap = icap;
+    for (size_t i = 0; i < m->n; i++)
+        memo_index(m, i);
     return HOP_OK;
 }
 
-/* Removes the entries added after the first n, newest first. */
+static hop_status
+memo_put(hop__memo *m, const void *key, hop_node *value)
+{
+    if (hop__grow((void **)&m->log, &m->cap, m->n + 1, sizeof *m->log) != HOP_OK ||
+        memo_reserve_index(m, m->n + 1) != HOP_OK)
+        return HOP_NOMEM;
+    m->log[m->n] = (hop__memo_entry){key, value};
+    if (m->index)
+        memo_index(m, m->n);
+    m->n++;
+    return HOP_OK;
+}
+
+/* Removes the entries added after the first n, newest first: each one's
+ * slot is emptied (see memo_reserve_index for why that is exact). */
 static void
 memo_undo(hop__memo *m, size_t n)
 {
     while (m->n > n) {
-        hop__memo_entry *e = m->log[--m->n];
-        HASH_DEL(m->map, e);
+        m->n--;
+        if (m->index == NULL)
+            continue;
+        size_t k = memo_slot(m->log[m->n].key, m->icap);
+        while (m->index[k] != m->n + 1)
+            k = (k + 1) & (m->icap - 1);
+        m->index[k] = 0;
     }
 }
 
-/* The entries themselves are the arena's. */
 static void
 memo_free(hop__memo *m)
 {
-    HASH_CLEAR(hh, m->map);
     hop__free(m->log);
+    hop__free(m->index);
 }
 
 hop_node *
@@ -171,6 +225,11 @@ hop__tracer_new(hop_graph *graph, hop_tracer *parent, void *owner)
     hop_tracer *t = hop__calloc(1, sizeof *t);
     if (t == NULL)
         return NULL;
+    t->journal = parent ? parent->journal : hop__calloc(1, sizeof *t->journal);
+    if (t->journal == NULL) {
+        hop__free(t);
+        return NULL;
+    }
     t->graph = graph;
     t->parent = parent;
     t->depth = parent ? parent->depth + 1 : 0;
@@ -180,7 +239,6 @@ hop__tracer_new(hop_graph *graph, hop_tracer *parent, void *owner)
         t->hook = parent->hook;
         t->hook_ud = parent->hook_ud;
     }
-    hop__arena_init(&t->arena);
     graph->user_data = t;
     graph->free_hook = forget_graph;
     return t;
@@ -205,15 +263,16 @@ hop__tracer_free(hop_tracer *t)
         return;
     memo_free(&t->lifts);
     memo_free(&t->syms);
-    hop__arena_destroy(&t->arena);
+    if (t->parent == NULL) {
+        hop__free(t->journal->items);
+        hop__free(t->journal);
+    }
     hop__free(t->lifted);
-    hop__free(t->lifted_source);
-    hop__free(t->lifted_cause);
     hop__free(t);
 }
 
-void
-hop__tracer_mark_of(const hop_tracer *t, hop__tracer_mark *m)
+static void
+mark_of(const hop_tracer *t, hop__tracer_mark *m)
 {
     m->last = t->graph->last;
     m->nplaceholders = t->graph->nplaceholders;
@@ -223,9 +282,9 @@ hop__tracer_mark_of(const hop_tracer *t, hop__tracer_mark *m)
     m->nlifted = t->nlifted;
 }
 
-void
-hop__tracer_rollback(hop_tracer *t, const hop__tracer_mark *m,
-                     void (*orphan)(void *ctx, hop_graph *g), void *ctx)
+static void
+rollback(hop_tracer *t, const hop__tracer_mark *m, void (*orphan)(void *ctx, hop_graph *g),
+         void *ctx)
 {
     hop_graph *g = t->graph;
     /* Nodes after the mark, newest first, so users go before what they use.
@@ -247,7 +306,81 @@ hop__tracer_rollback(hop_tracer *t, const hop__tracer_mark *m,
     memo_undo(&t->lifts, m->nlift_log);
     memo_undo(&t->syms, m->nsym_log);
     t->nlifted = m->nlifted;
-    t->rollbacks++;
+}
+
+/* Called before the tracer layer changes t: in an open scope, journals t's
+ * mark at its first change since the innermost scope began.  HOP_NOMEM
+ * (nothing changed) when the journal cannot grow. */
+static hop_status
+touch(hop_tracer *t)
+{
+    hop__journal *j = t->journal;
+    if (j->scopes == 0 || t->touched == j->gen)
+        return HOP_OK;
+    if (hop__grow((void **)&j->items, &j->cap, j->n + 1, sizeof *j->items) != HOP_OK)
+        return HOP_NOMEM;
+    j->items[j->n].t = t;
+    j->items[j->n].prev = t->touched;
+    mark_of(t, &j->items[j->n].mark);
+    j->n++;
+    t->touched = j->gen;
+    return HOP_OK;
+}
+
+void
+hop__tracer_scope_begin(hop_tracer *t, hop__tracer_scope *s)
+{
+    hop__journal *j = t->journal;
+    s->t = t;
+    mark_of(t, &s->mark);
+    s->at = j->n;
+    s->outer = j->gen;
+    j->scopes++;
+    j->gen = ++j->last; /* every tracer's next change is journaled for this scope */
+}
+
+void
+hop__tracer_scope_end(hop__tracer_scope *s, bool undo, void (*orphan)(void *ctx, hop_graph *g),
+                      void *ctx)
+{
+    hop__journal *j = s->t->journal;
+    if (undo) {
+        /* Newest first: each tracer goes back to its state at its first
+         * change in this scope, and s->t to its state at the beginning
+         * last of all. */
+        while (j->n > s->at) {
+            hop__journal_entry *e = &j->items[--j->n];
+            /* A tracer pushed since and popped (a body being traced when
+             * the scope failed) keeps its graph as it is, as its owner
+             * keeps the graph itself. */
+            if (e->t->state != HOP_TRACER_ENDED)
+                rollback(e->t, &e->mark, orphan, ctx);
+            e->t->touched = e->prev;
+        }
+        rollback(s->t, &s->mark, orphan, ctx);
+        j->rollbacks++;
+    } else {
+        /* Kept changes now belong to the enclosing scope: an entry is its
+         * entry for the tracer unless the tracer had one there already
+         * (then this one, a later state, is dropped), so the journal holds
+         * one entry per tracer and open scope, not one per op. */
+        size_t k = s->at;
+        for (size_t i = s->at; i < j->n; i++) {
+            hop__journal_entry *e = &j->items[i];
+            bool had = s->outer != 0 && e->prev == s->outer;
+            e->t->touched = s->outer;
+            if (!had)
+                j->items[k++] = *e;
+        }
+        j->n = k;
+    }
+    j->scopes--;
+    j->gen = s->outer;
+    if (j->scopes == 0) { /* nothing to undo any more: no memory held either */
+        hop__free(j->items);
+        j->items = NULL;
+        j->n = j->cap = 0;
+    }
 }
 
 /* --------------------------------------------------------------- tables */
@@ -255,7 +388,9 @@ hop__tracer_rollback(hop_tracer *t, const hop__tracer_mark *m,
 static hop_status
 remember_lift(hop_tracer *t, const hop_node *key, hop_node *value)
 {
-    return memo_put(t, &t->lifts, key, value);
+    if (touch(t) != HOP_OK)
+        return HOP_NOMEM;
+    return memo_put(&t->lifts, key, value);
 }
 
 static hop_node *
@@ -267,27 +402,23 @@ find_lift(const hop_tracer *t, const hop_node *key)
 static hop_status
 remember_symbol(hop_tracer *t, const hop_expr *sym, hop_node *value)
 {
-    return memo_put(t, &t->syms, sym, value);
+    if (touch(t) != HOP_OK)
+        return HOP_NOMEM;
+    return memo_put(&t->syms, sym, value);
 }
 
 static hop_status
 remember_lifted(hop_tracer *t, hop_node *placeholder, hop_node *source)
 {
-    size_t cap = t->lifted_cap;
-    if (hop__grow((void **)&t->lifted, &cap, t->nlifted + 1, sizeof *t->lifted) != HOP_OK)
+    if (touch(t) != HOP_OK)
         return HOP_NOMEM;
-    size_t cap2 = t->lifted_cap;
-    if (hop__grow((void **)&t->lifted_source, &cap2, t->nlifted + 1, sizeof *t->lifted_source) !=
-        HOP_OK)
+    if (hop__grow((void **)&t->lifted, &t->lifted_cap, t->nlifted + 1, sizeof *t->lifted) != HOP_OK)
         return HOP_NOMEM;
-    /* Both arrays grew to the same capacity, or the first one is just larger. */
-    t->lifted_cap = cap < cap2 ? cap : cap2;
-    if (hop__grow((void **)&t->lifted_cause, &t->lifted_cause_cap, t->nlifted + 1,
-                  sizeof *t->lifted_cause) != HOP_OK)
-        return HOP_NOMEM;
-    t->lifted[t->nlifted] = placeholder;
-    t->lifted_source[t->nlifted] = source;
-    t->lifted_cause[t->nlifted] = placeholder->meta->kind == HOP_VALUE_SYM ? t->cause : NULL;
+    t->lifted[t->nlifted] = (hop__lifted){
+        .placeholder = placeholder,
+        .source = source,
+        .cause = placeholder->meta->kind == HOP_VALUE_SYM ? t->cause : NULL,
+    };
     t->nlifted++;
     if (t->hook && t->hook(t->hook_ud, t, placeholder, source) != HOP_OK) {
         t->nlifted--;
@@ -368,7 +499,8 @@ static hop_node *
 symbol_placeholder(hop_tracer *t, const hop_expr *sym)
 {
     hop_value_info meta = {.kind = HOP_VALUE_SYM, .sym = sym};
-    hop_node *ph = hop_graph_placeholder(t->graph, hop_symbol_name(sym), &meta);
+    hop_node *ph =
+        touch(t) == HOP_OK ? hop_graph_placeholder(t->graph, hop_symbol_name(sym), &meta) : NULL;
     return ph == NULL || remember_symbol(t, sym, ph) != HOP_OK ? NULL : ph;
 }
 
@@ -424,7 +556,8 @@ lift_from(hop_tracer *t, hop_node *v, const hop_tracer *owner)
     if (outer->meta->kind == HOP_VALUE_TENSOR &&
         bind_shape_symbols(t, &outer->meta->meta, outer) != HOP_OK)
         return NULL;
-    hop_node *ph = hop_graph_placeholder(t->graph, v->name, outer->meta);
+    hop_node *ph =
+        touch(t) == HOP_OK ? hop_graph_placeholder(t->graph, v->name, outer->meta) : NULL;
     if (ph == NULL || remember_lift(t, v, ph) != HOP_OK || remember_lifted(t, ph, outer) != HOP_OK)
         return NULL;
     if (outer != v && remember_lift(t, outer, ph) != HOP_OK)
@@ -464,41 +597,6 @@ usable_owner(const hop_tracer *t, const hop_node *v)
     return NULL;
 }
 
-/* Marks of t and every ancestor: what a failed slow path rolls back. */
-typedef struct chain_marks {
-    hop__tracer_mark small[16];
-    hop__tracer_mark *marks;
-    size_t n;
-} chain_marks;
-
-static hop_status
-mark_chain(hop_tracer *t, chain_marks *cm)
-{
-    cm->n = (size_t)t->depth + 1;
-    cm->marks = cm->small;
-    if (cm->n > HOP__ARRAY_LEN(cm->small)) {
-        cm->marks = hop__malloc(cm->n * sizeof *cm->marks);
-        if (cm->marks == NULL)
-            return HOP_NOMEM;
-    }
-    size_t i = 0;
-    for (hop_tracer *p = t; p; p = p->parent)
-        hop__tracer_mark_of(p, &cm->marks[i++]);
-    return HOP_OK;
-}
-
-static void
-finish_chain(hop_tracer *t, chain_marks *cm, bool rollback)
-{
-    if (rollback) {
-        size_t i = 0;
-        for (hop_tracer *p = t; p; p = p->parent)
-            hop__tracer_rollback(p, &cm->marks[i++], NULL, NULL);
-    }
-    if (cm->marks != cm->small)
-        hop__free(cm->marks);
-}
-
 hop_node *
 hop_tracer_lift(hop_tracer *t, hop_node *v)
 {
@@ -520,11 +618,10 @@ hop_tracer_lift(hop_tracer *t, hop_node *v)
         return NULL;
     if (owner == t)
         return v;
-    chain_marks cm;
-    if (mark_chain(t, &cm) != HOP_OK)
-        return NULL;
+    hop__tracer_scope scope;
+    hop__tracer_scope_begin(t, &scope);
     hop_node *r = lift_from(t, v, owner);
-    finish_chain(t, &cm, r == NULL);
+    hop__tracer_scope_end(&scope, r == NULL, NULL, NULL);
     return r;
 }
 
@@ -543,11 +640,10 @@ hop_tracer_bind_symbol(hop_tracer *t, const hop_expr *sym)
                   t->graph->name);
         return NULL;
     }
-    chain_marks cm;
-    if (mark_chain(t, &cm) != HOP_OK)
-        return NULL;
+    hop__tracer_scope scope;
+    hop__tracer_scope_begin(t, &scope);
     hop_node *r = bind_symbol(t, sym);
-    finish_chain(t, &cm, r == NULL);
+    hop__tracer_scope_end(&scope, r == NULL, NULL, NULL);
     return r;
 }
 
@@ -676,7 +772,8 @@ bind_new_symbols(hop_tracer *t, hop_op op, hop_node *node)
         if (hop_expr_kind_of(sym) != HOP_EXPR_SYMBOL || hop_tracer_bound_symbol(t, sym))
             return HOP_OK;
         hop_arg args[] = {hop_arg_node(node), hop_arg_int(0)};
-        hop_node *size = hop_graph_call_op(t->graph, HOP_OP_sym_size, args, 2);
+        hop_node *size =
+            touch(t) == HOP_OK ? hop_graph_call_op(t->graph, HOP_OP_sym_size, args, 2) : NULL;
         if (size == NULL)
             return hop_error_code();
         return remember_symbol(t, sym, size);
@@ -711,6 +808,8 @@ static hop_node *
 add_node(hop_tracer *t, record_kind kind, hop_op op, const hop_arg *args, size_t nargs,
          const foreign_call *fc)
 {
+    if (touch(t) != HOP_OK)
+        return NULL;
     if (kind == RECORD_OP)
         return hop_graph_call_op(t->graph, op, args, nargs);
     if (kind == RECORD_OUTPUT)
@@ -742,9 +841,8 @@ record(hop_tracer *t, record_kind kind, hop_op op, const hop_arg *args, size_t n
     if (local && !binds && kind != RECORD_FOREIGN) /* the hot path: nothing to lift or undo */
         return add_node(t, kind, op, args, nargs, fc);
 
-    chain_marks cm;
-    if (mark_chain(t, &cm) != HOP_OK)
-        return NULL;
+    hop__tracer_scope scope;
+    hop__tracer_scope_begin(t, &scope);
     hop_node *node = NULL;
     hop_arg *copy = local ? NULL : copy_args(args, nargs);
     if (local || copy) {
@@ -755,7 +853,7 @@ record(hop_tracer *t, record_kind kind, hop_op op, const hop_arg *args, size_t n
     if (node && kind == RECORD_OP && bind_new_symbols(t, op, node) != HOP_OK)
         node = NULL;
     hop__free(copy);
-    finish_chain(t, &cm, node == NULL);
+    hop__tracer_scope_end(&scope, node == NULL, NULL, NULL);
     return node;
 }
 
@@ -835,22 +933,21 @@ hop__tracer_add_input(hop_tracer *t, const char *name, const hop_value_info *met
                   name, t->graph->name);
         return NULL;
     }
-    chain_marks cm;
-    if (mark_chain(t, &cm) != HOP_OK)
-        return NULL;
+    hop__tracer_scope scope;
+    hop__tracer_scope_begin(t, &scope);
     hop_node *ph = NULL;
     hop_status st = HOP_OK;
     /* At the root, a tensor's new symbols are placeholders right before it. */
     if (t->parent == NULL && meta->kind == HOP_VALUE_TENSOR)
         st = bind_shape_symbols(t, &meta->meta, NULL);
-    if (st == HOP_OK)
+    if (st == HOP_OK && touch(t) == HOP_OK)
         ph = hop_graph_placeholder(t->graph, name, meta);
     if (ph && meta->kind == HOP_VALUE_SYM) {
         const hop_expr *sym = single_symbol(ph);
         if (sym && hop_tracer_bound_symbol(t, sym) == NULL && remember_symbol(t, sym, ph) != HOP_OK)
             ph = NULL;
     }
-    finish_chain(t, &cm, ph == NULL);
+    hop__tracer_scope_end(&scope, ph == NULL, NULL, NULL);
     return ph;
 }
 

@@ -6,23 +6,61 @@
 #ifndef HOP_TRACER_IMPL_H
 #define HOP_TRACER_IMPL_H
 
-#include "core/hash.h"
+#include "core/core.h"
 #include "tracer/tracer_owner.h"
 
-/* A pointer -> value table whose additions can be undone newest first: the
- * tracer's two tables (below) are one of these each.  Entries live in the
- * tracer's arena; the log keeps their creation order for hop__tracer_rollback. */
+/*
+ * A pointer -> value table whose additions can be undone newest first: the
+ * tracer's two tables (below) are one of these each.  The entries are an
+ * array in creation order (what hop__tracer_rollback truncates); beyond
+ * HOP__MEMO_SCAN entries an open-addressed index of their positions finds a
+ * key in O(1).  Most bodies lift a handful of values, so most tables are the
+ * array alone: a uthash table per tracer table cost ~600 bytes (32 buckets
+ * and its header) plus 56 bytes an entry, a tenth of a 100-node body.
+ */
 typedef struct hop__memo_entry {
     const void *key;
     hop_node *value;
-    UT_hash_handle hh;
 } hop__memo_entry;
 
+enum { HOP__MEMO_SCAN = 8 };
+
 typedef struct hop__memo {
-    hop__memo_entry *map;
-    hop__memo_entry **log; /* creation order, for undo */
+    hop__memo_entry *log; /* creation order */
     size_t n, cap;
+    /* position + 1 of an entry (0: empty slot), linear probing, at most half
+     * full; NULL until the table outgrows HOP__MEMO_SCAN */
+    uint32_t *index;
+    size_t icap; /* a power of two, or 0 */
 } hop__memo;
+
+/*
+ * The journal of an OutputGraph's tracers (one, made with the root tracer
+ * and shared by its descendants): while a scope is open
+ * (hop__tracer_scope_begin), the first change to a tracer since the
+ * innermost scope began records the tracer's mark first, so a scope's
+ * rollback undoes exactly the tracers that changed, newest entry first.
+ * Opening a scope costs O(1) however deep the stack is, where marking every
+ * tracer on it cost O(depth) a HOP call and a lifting op (issue #30).
+ */
+typedef struct hop__journal_entry {
+    hop_tracer *t;
+    uint64_t prev; /* t->touched before this entry */
+    hop__tracer_mark mark;
+} hop__journal_entry;
+
+typedef struct hop__journal {
+    hop__journal_entry *items;
+    size_t n, cap;
+    size_t scopes;    /* open scopes */
+    uint64_t gen;     /* the innermost open scope's number (0: none) */
+    uint64_t last;    /* the last number given to a scope */
+    size_t rollbacks; /* hop_tracer_rollbacks: scopes rolled back, in all */
+} hop__journal;
+
+typedef struct hop__lifted {
+    hop_node *placeholder, *source, *cause;
+} hop__lifted;
 
 struct hop_tracer {
     hop_graph *graph;
@@ -30,25 +68,25 @@ struct hop_tracer {
     int depth;
     hop_tracer_state state;
     void *owner; /* the OutputGraph that made it */
-    hop__arena arena; /* table entries; undone entries are left behind */
     /* One way to reach a placeholder of this tracer: keyed by the outer
      * value it stands for (the original value and the parent's value both
      * get an entry). */
     hop__memo lifts;
     hop__memo syms; /* symbol -> the value in this tracer that yields it */
-    hop_node **lifted;        /* lifted placeholders, in creation order */
-    hop_node **lifted_source; /* the parent's value for each */
+    /* The lifted placeholders in creation order, each with the parent's
+     * value passed for it and (hop_tracer_lifted_cause, for a lifted
+     * symbol) the parent's tensor whose shape brought it in (NULL when the
+     * symbol itself was used): one record
+     * each, one array (three arrays were three allocations a body). */
+    hop__lifted *lifted;
     size_t nlifted, lifted_cap;
-    /* Provenance (hop_tracer_lifted_cause, hop_tracer_set_lift_hook): for
-     * each lifted symbol, the parent's tensor whose shape brought it in
-     * (NULL when the symbol itself was used); `cause` is that tensor while
-     * its shape's symbols are bound.  The hook is inherited by children. */
-    hop_node **lifted_cause;
-    size_t lifted_cause_cap;
+    /* `cause` is the tensor whose shape's symbols are being bound; the
+     * hook (hop_tracer_set_lift_hook) is inherited by children. */
     hop_node *cause;
     hop_lift_hook hook;
     void *hook_ud;
-    size_t rollbacks; /* hop_tracer_rollbacks */
+    hop__journal *journal; /* the root's, shared */
+    uint64_t touched;      /* journal->gen when its mark was last journaled */
 };
 
 #endif /* HOP_TRACER_IMPL_H */

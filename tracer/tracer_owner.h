@@ -2,7 +2,7 @@
  * tracer/tracer_owner.h - what the owner of tracers (the OutputGraph, in
  * output_graph/) does with them beyond hop/tracer.h: makes and frees them,
  * moves them through their states, adds root inputs while a body is traced,
- * and marks and undoes their changes when a scope fails.
+ * and undoes their changes when a scope fails.
  *
  * Internal to libhop (hop__ names), but an interface, not a layout: the
  * tracer's fields stay private to tracer/ (tracer_impl.h), so the OutputGraph
@@ -41,12 +41,28 @@ void hop__tracer_set_state(hop_tracer *t, hop_tracer_state state);
 /* hop_tracer_create_input without the check that t is current: the
  * OutputGraph adds captured tensors to the root while a body is traced. */
 hop_node *hop__tracer_add_input(hop_tracer *t, const char *name, const hop_value_info *meta);
-/* Records in *m how far t's graph and tables have grown. */
-void hop__tracer_mark_of(const hop_tracer *t, hop__tracer_mark *m);
-/* Removes every node, placeholder, subgraph, lifted value and bound symbol
- * added to t since m.  Removed subgraphs are handed to orphan (may be NULL)
- * so that their owner can keep them alive.  Never fails. */
-void hop__tracer_rollback(hop_tracer *t, const hop__tracer_mark *m,
-                          void (*orphan)(void *ctx, hop_graph *g), void *ctx);
+/*
+ * A scope over the tracers of t's OutputGraph (t among them), to undo what
+ * a failed operation changed: t, the tracer the operation adds nodes to
+ * (the current one), is marked when the scope begins; any other tracer is
+ * marked when the tracer layer first changes it (a lift into an ancestor, a
+ * root input), so beginning a scope is O(1) however deep the stack is.
+ * Only t may be changed through the graph API directly (installing a
+ * body's graph, a call node) while the scope is open.  Scopes nest and end
+ * innermost first: hop__tracer_scope_end keeps the changes (an outer scope
+ * can still undo them) or, with rollback, removes every node, placeholder,
+ * subgraph, lifted value and bound symbol added since the scope began.
+ * Removed subgraphs are handed to orphan (may be NULL) so that their owner
+ * can keep them alive.  Neither fails.
+ */
+typedef struct hop__tracer_scope {
+    hop_tracer *t;
+    hop__tracer_mark mark;
+    size_t at;      /* the journal's length at the beginning */
+    uint64_t outer; /* the enclosing scope's number */
+} hop__tracer_scope;
+void hop__tracer_scope_begin(hop_tracer *t, hop__tracer_scope *s);
+void hop__tracer_scope_end(hop__tracer_scope *s, bool rollback,
+                           void (*orphan)(void *ctx, hop_graph *g), void *ctx);
 
 #endif /* HOP_TRACER_OWNER_H */

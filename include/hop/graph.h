@@ -168,7 +168,8 @@ struct hop_graph {
     void (*free_hook)(hop_graph *g);
     hop_node *last_placeholder; /* the last placeholder, or NULL */
     /* private (graph/graph_impl.h): the graph is allocated together with its
-     * arena (and its name and metadata tables), which `arena` points at */
+     * name table; `arena` points at its memory, which graphs made by
+     * hop_graph_new_sharing share */
     size_t subgraph_cap;
     void *arena;
 };
@@ -182,6 +183,14 @@ bool hop_name_is_identifier(const char *s);
  * name.  env is borrowed.  The name is sanitised into an identifier like node
  * names (it prints as a function name). */
 hop_graph *hop_graph_new(hop_shape_env *env, const char *name);
+/* A new empty graph with g's env that allocates from g's memory: the memory
+ * (and the metadata the graphs intern) is freed with the last graph sharing
+ * it, so nodes of either stay valid whichever is freed first.  For the bodies
+ * of a program built on one thread (the OutputGraph's tracers): a body then
+ * pays no arena and no metadata of its own.  Not for graphs that different
+ * threads build at once.  NULL on out-of-memory, or HOP_MISUSE for a NULL g
+ * or name. */
+hop_graph *hop_graph_new_sharing(hop_graph *g, const char *name);
 /* Frees g, every node, and every subgraph it owns.  NULL is a no-op.  Misuse
  * to free a graph that is installed in a parent (free the parent). */
 void hop_graph_free(hop_graph *g);

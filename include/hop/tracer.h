@@ -123,10 +123,11 @@ hop_node *hop_tracer_lifted_placeholder(const hop_tracer *t, size_t i);
 hop_node *hop_tracer_lifted_source_at(const hop_tracer *t, size_t i);
 hop_node *hop_tracer_lifted_source(const hop_tracer *t, const hop_node *placeholder);
 /*
- * How many times t's graph and tables were rolled back to a mark (a failed
- * op or HOP call; 0 for NULL).  While it is unchanged, every node of t seen
- * earlier is still in t with the same lifted source, so a fact derived from
- * one may be kept by its address (python/_C/hops.c does for lift provenance).
+ * How many times the tracers of t's OutputGraph were rolled back to a mark
+ * (a failed op or HOP call; counted for all of them together; 0 for NULL).
+ * While it is unchanged, every node of t seen earlier is still in t with the
+ * same lifted source, so a fact derived from one may be kept by its address
+ * (python/_C/hops.c does for lift provenance).
  */
 size_t hop_tracer_rollbacks(const hop_tracer *t);
 /*

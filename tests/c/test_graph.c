@@ -268,6 +268,68 @@ test_names_are_uniquified_with_the_smallest_free_suffix(void **state)
     hop_graph_free(g);
 }
 
+/* Many uniquified bases (the table of bases outgrows its inline buckets):
+ * each keeps its own smallest free suffix, also after erasures, and graphs
+ * sharing memory name their nodes independently. */
+static void
+test_many_uniquified_bases_each_keep_the_smallest_free_suffix(void **state)
+{
+    (void)state;
+    hop_graph *g = hop_graph_new(env, "forward");
+    hop_graph *h = hop_graph_new_sharing(g, "body");
+    assert_non_null(h);
+    enum { NB = 40 };
+    hop_node *second[NB];
+    for (int round = 0; round < 3; round++)
+        for (int i = 0; i < NB; i++) {
+            char base[16], want[24];
+            snprintf(base, sizeof base, "v%d", i);
+            hop_node *n = ph(g, base, T(HOP_F32, 1, K(4), NULL));
+            if (round == 0)
+                snprintf(want, sizeof want, "%s", base);
+            else
+                snprintf(want, sizeof want, "%s_%d", base, round);
+            assert_string_equal(n->name, want);
+            if (round == 1)
+                second[i] = n;
+        }
+    for (int i = 0; i < NB; i++)
+        assert_int_equal(hop_graph_erase_node(g, second[i]), HOP_OK);
+    for (int i = 0; i < NB; i++) {
+        char base[16], want[24];
+        snprintf(base, sizeof base, "v%d", i);
+        snprintf(want, sizeof want, "%s_1", base);
+        assert_string_equal(ph(g, base, T(HOP_F32, 1, K(4), NULL))->name, want);
+        snprintf(want, sizeof want, "%s_3", base); /* _2 is still taken */
+        assert_string_equal(ph(g, base, T(HOP_F32, 1, K(4), NULL))->name, want);
+    }
+    /* the other graph of the same memory has its own names */
+    assert_string_equal(ph(h, "v0", T(HOP_F32, 1, K(4), NULL))->name, "v0");
+    hop_graph_free(h);
+    hop_graph_free(g);
+}
+
+/* Graphs sharing memory keep it alive for each other: the one made first
+ * can be freed first, and the other's nodes and metadata stay valid. */
+static void
+test_a_sharing_graph_outlives_the_graph_it_shares_with(void **state)
+{
+    (void)state;
+    hop_graph *g = hop_graph_new(env, "forward");
+    hop_node *gx = ph(g, "x", T(HOP_F32, 1, K(4), NULL));
+    hop_graph *h = hop_graph_new_sharing(g, "body");
+    hop_node *x = ph(h, "x", T(HOP_F32, 1, K(4), NULL));
+    assert_ptr_equal(x->meta, gx->meta); /* one interned copy */
+    hop_node *a = op2(h, HOP_OP_add, x, x);
+    hop_graph_free(g);
+    hop_node *b = op2(h, HOP_OP_mul, a, x);
+    assert_string_equal(names(h), "x add mul");
+    assert_int_equal(b->meta->meta.rank, 1);
+    assert_null(hop_graph_new_sharing(NULL, "y"));
+    assert_error(HOP_MISUSE, "hop_graph_new_sharing: the graph is NULL");
+    hop_graph_free(h);
+}
+
 static void
 test_names_that_are_not_identifiers_are_sanitised(void **state)
 {
@@ -1381,6 +1443,8 @@ main(void)
         T_(test_new_graph_is_empty_and_named_as_an_identifier),
         T_(test_placeholders_stay_first_and_insert_at_their_position),
         T_(test_names_are_uniquified_with_the_smallest_free_suffix),
+        T_(test_many_uniquified_bases_each_keep_the_smallest_free_suffix),
+        T_(test_a_sharing_graph_outlives_the_graph_it_shares_with),
         T_(test_names_that_are_not_identifiers_are_sanitised),
         T_(test_call_op_records_op_target_and_inferred_meta),
         T_(test_call_op_copies_arguments_and_folds_constant_syms_to_ints),

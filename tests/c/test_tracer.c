@@ -644,6 +644,89 @@ test_restore_undoes_a_failed_scope_exactly(void **state)
     hop_output_graph_free(og);
 }
 
+/* A body's lift table is searched by scan while short and through an index
+ * beyond 8 entries; a restore takes back the newest entries, across the
+ * index's growth, and every older lift is still found, every undone one is
+ * lifted afresh. */
+static void
+test_restore_of_many_lifts_keeps_the_older_ones_found(void **state)
+{
+    (void)state;
+    hop_output_graph *og = hop_output_graph_new();
+    hop_node *x = input(og, "x", 1, 3, 0, false);
+    hop_tracer *root = hop_output_graph_root(og);
+    enum { OLD = 12, ALL = 40 };
+    hop_node *v[ALL], *ph[ALL];
+    v[0] = op1(root, HOP_OP_sin, x);
+    for (int i = 1; i < ALL; i++)
+        v[i] = op1(root, HOP_OP_sin, v[i - 1]);
+    hop_tracer *t = hop_output_graph_push(og, "wrap_body_0");
+    for (int i = 0; i < OLD; i++)
+        assert_non_null(ph[i] = hop_tracer_lift(t, v[i]));
+    hop_checkpoint *cp = hop_output_graph_checkpoint(og);
+    for (int i = OLD; i < ALL; i++)
+        assert_non_null(ph[i] = hop_tracer_lift(t, v[i]));
+    assert_int_equal(hop_tracer_nlifted(t), ALL);
+    assert_int_equal(hop_output_graph_restore(og, cp), HOP_OK);
+    assert_int_equal(hop_tracer_nlifted(t), OLD);
+    assert_int_equal(hop_tracer_graph(t)->nplaceholders, OLD);
+    for (int i = 0; i < OLD; i++)
+        assert_ptr_equal(hop_tracer_lift(t, v[i]), ph[i]);
+    for (int i = OLD; i < ALL; i++) {
+        hop_node *again = hop_tracer_lift(t, v[i]);
+        assert_non_null(again);
+        assert_ptr_equal(again->graph, hop_tracer_graph(t)); /* a live node, not the undone one */
+        assert_ptr_equal(hop_tracer_lifted_source(t, again), v[i]);
+    }
+    assert_int_equal(hop_tracer_nlifted(t), ALL);
+    for (int i = 0; i < ALL; i++)
+        assert_ptr_equal(hop_tracer_lift(t, v[i]), hop_tracer_lifted_placeholder(t, (size_t)i));
+    hop_output_graph_free(og);
+}
+
+/* A checkpoint marks only the current tracer; an ancestor changed later (a
+ * lift through it) is marked at its first change, also under a nested
+ * checkpoint that was kept, and the restore undoes every one of them. */
+static void
+test_restore_undoes_lifts_into_ancestors_marked_at_their_first_change(void **state)
+{
+    (void)state;
+    hop_output_graph *og = hop_output_graph_new();
+    hop_node *x = input(og, "x", 1, 3, 0, false);
+    hop_node *y = input(og, "y", 1, 3, 0, false);
+    hop_tracer *t1 = hop_output_graph_push(og, "wrap_body_0");
+    op1(t1, HOP_OP_sin, x);
+    hop_tracer *t2 = hop_output_graph_push(og, "wrap_body_1");
+    hop_tracer *t3 = hop_output_graph_push(og, "wrap_body_2");
+    char *before[3];
+    hop_tracer *ts[3] = {t1, t2, t3};
+    for (int i = 0; i < 3; i++)
+        before[i] = hop_graph_code(hop_tracer_graph(ts[i]));
+    size_t rollbacks = hop_tracer_rollbacks(t1);
+    hop_checkpoint *outer = hop_output_graph_checkpoint(og);
+    op1(t3, HOP_OP_neg, x); /* lifts x into t2 and t3 */
+    hop_checkpoint *inner = hop_output_graph_checkpoint(og);
+    op1(t3, HOP_OP_cos, y); /* lifts y into t1, t2 and t3 */
+    hop_checkpoint_free(inner);
+    assert_string_equal(placeholders(hop_tracer_graph(t1)), "x, y");
+    assert_string_equal(placeholders(hop_tracer_graph(t2)), "x, y");
+    assert_int_equal(hop_output_graph_restore(og, outer), HOP_OK);
+    for (int i = 0; i < 3; i++) {
+        char *after = hop_graph_code(hop_tracer_graph(ts[i]));
+        assert_string_equal(before[i], after);
+        hop_free(after);
+        hop_free(before[i]);
+    }
+    assert_int_equal(hop_tracer_nlifted(t1), 1);
+    assert_int_equal(hop_tracer_nlifted(t2), 0);
+    assert_int_equal(hop_tracer_rollbacks(t1), rollbacks + 1);
+    /* lifting again works from the restored tables */
+    op1(t3, HOP_OP_cos, y);
+    assert_string_equal(placeholders(hop_tracer_graph(t1)), "x, y");
+    assert_string_equal(sources(t2), "y<-y");
+    hop_output_graph_free(og);
+}
+
 static void
 test_abandon_restores_and_keeps_the_failing_scopes_error(void **state)
 {
@@ -753,6 +836,8 @@ main(void)
         cmocka_unit_test(test_input_without_metadata_is_misuse_and_changes_nothing),
         cmocka_unit_test(test_failed_op_after_lifting_rolls_back_every_level),
         cmocka_unit_test(test_restore_undoes_a_failed_scope_exactly),
+        cmocka_unit_test(test_restore_of_many_lifts_keeps_the_older_ones_found),
+        cmocka_unit_test(test_restore_undoes_lifts_into_ancestors_marked_at_their_first_change),
         cmocka_unit_test(test_abandon_restores_and_keeps_the_failing_scopes_error),
         cmocka_unit_test(test_add_input_while_a_body_is_traced_is_misuse),
         cmocka_unit_test(test_allocation_failure_sweep_over_nested_tracing),
