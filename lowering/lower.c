@@ -324,14 +324,15 @@ plan_fusion(hop_lower_ctx *cx, const hop_graph *g)
             int nm = 0, no = 0;
             bool full = false;
             collect(cx, n, members, &nm, order, &no, HOP__F_MAXSTEPS + 1, &full);
+            if (no == 1)
+                break; /* the root alone: nothing to cut whatever a dry build says, and
+                          compile_group reports why it does not fit */
             if (fg == NULL && (fg = hop__arena_alloc(&cx->tmp, sizeof *fg)) == NULL)
                 return HOP_NOMEM;
             if (!full && nm <= HOP__F_MAXSTEPS &&
                 hop__fused_build(cx, n, members, nm, -1, &fg) == HOP_OK)
                 break;
             hop_error_clear();
-            if (no == 1)
-                break; /* compile_group reports why the root alone does not fit */
             /* Too big: the deepest member becomes the root of a group of its
              * own, so a long chain splits into full groups (each node is cut
              * at most once). */
