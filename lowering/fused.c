@@ -275,7 +275,7 @@ sym_operand(hop_lower_ctx *cx, const hop_arg *a, const hop__xprog **out)
  */
 hop_status
 hop__fused_build(hop_lower_ctx *cx, const hop_node *root, const hop_node *const *members, int nm,
-                 int32_t out, hop__fgroup **out_group)
+                 int32_t out, hop__fgroup **out_group, const char **note)
 {
     bool dry = out < 0;
     /* Built whole here (dry: in the caller's scratch), then the plan keeps
@@ -374,16 +374,22 @@ hop__fused_build(hop_lower_ctx *cx, const hop_node *root, const hop_node *const 
         g->inputs[k] = v.id;
     }
     small_plan(cx, g);
+    /* The dump's note `root = text` and the group's text are one string
+     * (the text its tail): one formatting, one copy. */
     hop__buf b;
     hop__buf_init(&b);
+    hop__buf_puts(&b, root->name);
+    hop__buf_puts(&b, " = ");
+    size_t lead = b.len;
     member_text(&b, root, members, nm);
     char *text = hop__buf_finish(&b);
     if (text == NULL)
         return HOP_NOMEM;
-    g->text = hop__arena_strdup(&cx->plan->arena, text);
+    *note = hop__arena_strdup(&cx->plan->arena, text);
     hop_free(text);
-    if (g->text == NULL)
+    if (*note == NULL)
         return HOP_NOMEM;
+    g->text = *note + lead;
     size_t size = hop__fgroup_size(g);
     hop__fgroup *kept = hop__arena_alloc(&cx->plan->arena, size);
     if (kept == NULL)
