@@ -172,10 +172,12 @@ hop__fused_ok(const hop_node *n)
 
 /* ------------------------------------------------------------- building */
 
+/* A dry build's caller only asks whether the group fits (plan_fusion tries
+ * many that do not): no message for it. */
 static hop_status
-full(const char *what)
+full(bool dry, const char *what)
 {
-    return hop_error(HOP_UNSUPPORTED, "fused group: too many %s", what);
+    return dry ? HOP_UNSUPPORTED : hop_error(HOP_UNSUPPORTED, "fused group: too many %s", what);
 }
 
 /* A scalar operand in need; for an op on f16 (computed in f32) rounded to
@@ -283,8 +285,11 @@ hop__fused_build(hop_lower_ctx *cx, const hop_node *root, const hop_node *const 
     hop__fgroup scratch;
     hop__fgroup *g = dry ? *out_group : &scratch;
     if (nm > HOP__F_MAXSTEPS)
-        return full("steps");
-    memset(g, 0, hop__fgroup_bytes(nm)); /* (the steps past nm are never read) */
+        return full(dry, "steps");
+    /* Each step is zeroed as it is built (the steps past nm are never read):
+     * a dry build that fails at its 8th input of 64 members zeroed ~10 KB
+     * (~6 K instructions of every node of a long chain, issue #30). */
+    memset(g, 0, hop__fgroup_bytes(0));
     const hop_node *in_nodes[HOP__F_MAXIN];
     int reg_of[HOP__F_MAXSTEPS]; /* register of each member's result */
     bool busy[HOP__F_MAXREGS] = {false};
@@ -293,6 +298,7 @@ hop__fused_build(hop_lower_ctx *cx, const hop_node *root, const hop_node *const 
     for (int s = 0; s < nm; s++) {
         const hop_node *n = members[s];
         hop__fstep *st = &g->steps[s];
+        memset(st, 0, sizeof *st);
         hop_dtype need[3];
         st->fn = step_fn(n, need, &st->fdtype);
         st->opdtype =
@@ -306,8 +312,10 @@ hop__fused_build(hop_lower_ctx *cx, const hop_node *root, const hop_node *const 
             const hop_arg *a = &n->args[i];
             hop__fopnd *o = &st->in[i];
             o->need = need[i];
+            /* members are distinct, and an operand that is one is most often
+             * the step just before (a chain): searched from there back */
             int member = -1;
-            for (int k = 0; a->kind == HOP_ARG_NODE && k < s; k++)
+            for (int k = s - 1; a->kind == HOP_ARG_NODE && k >= 0 && member < 0; k--)
                 if (members[k] == a->u.node)
                     member = k;
             bool tensor;
@@ -323,7 +331,7 @@ hop__fused_build(hop_lower_ctx *cx, const hop_node *root, const hop_node *const 
                     k++;
                 if (k == g->ninputs) {
                     if (g->ninputs == HOP__F_MAXIN)
-                        return full("inputs");
+                        return full(dry, "inputs");
                     in_nodes[g->ninputs] = a->u.node;
                     g->in_dtype[g->ninputs++] = o->have;
                 }
@@ -348,7 +356,7 @@ hop__fused_build(hop_lower_ctx *cx, const hop_node *root, const hop_node *const 
             while (r < HOP__F_MAXREGS && busy[r])
                 r++;
             if (r == HOP__F_MAXREGS)
-                return full("registers");
+                return full(dry, "registers");
             busy[r] = true;
             st->out = r;
             reg_of[s] = r;

@@ -271,30 +271,38 @@ absorbable(const hop_node *n)
  * cap nodes are visited; order[] gets them in visiting order, so the last one
  * is the deepest, and *full says an absorbed operand was left out.  Bounding
  * the walk keeps a long chain of absorbable nodes linear to plan, not
- * quadratic. */
+ * quadratic.  A node visited in this walk (an operand named twice) is
+ * skipped: its vmap carries the walk's mark, where the test searched order[]
+ * (quadratic in the group's size, and plan_fusion walks a group again after
+ * each cut: ~10 K instructions of every node of a long chain, issue #30). */
 static void
-collect(hop_lower_ctx *cx, const hop_node *n, const hop_node **members, int *nm,
-        const hop_node **order, int *no, int cap, bool *full)
+collect_from(hop_lower_ctx *cx, const hop_node *n, hop__vmap *mn, const hop_node **members,
+             int *nm, const hop_node **order, int *no, int cap, bool *full)
 {
     order[(*no)++] = n;
+    if (mn != NULL)
+        mn->visit = cx->visits;
     for (size_t i = 0; i < n->nargs; i++) {
         if (n->args[i].kind != HOP_ARG_NODE)
             continue;
         const hop_node *a = n->args[i].u.node;
         hop__vmap *m = vmap_get(cx, a, false);
-        if (m == NULL || !m->absorbed)
-            continue;
-        bool seen = false;
-        for (int k = 0; k < *no; k++)
-            seen = seen || order[k] == a;
-        if (seen)
+        if (m == NULL || !m->absorbed || m->visit == cx->visits)
             continue;
         if (*no == cap)
             *full = true;
         else
-            collect(cx, a, members, nm, order, no, cap, full);
+            collect_from(cx, a, m, members, nm, order, no, cap, full);
     }
     members[(*nm)++] = n;
+}
+
+static void
+collect(hop_lower_ctx *cx, const hop_node *n, const hop_node **members, int *nm,
+        const hop_node **order, int *no, int cap, bool *full)
+{
+    cx->visits++;
+    collect_from(cx, n, vmap_get(cx, n, false), members, nm, order, no, cap, full);
 }
 
 /* Decides which elementwise nodes of g are computed inside their user's

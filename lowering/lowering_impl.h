@@ -86,6 +86,7 @@ typedef struct hop__vmap {
     bool absorbed;    /* fused into its user's group */
     bool preassigned; /* v is a destination slot the node must be computed into */
     hop_pval *dests;  /* call_hop: where its results should go (NONE: anywhere) */
+    uint64_t visit;   /* lower.c's collect: the walk that visited it last */
 } hop__vmap;
 
 typedef struct hop__xcache hop__xcache;
@@ -121,6 +122,7 @@ struct hop_lower_ctx {
      * of two, at most half used; NULL: free) into cx->tmp's hop__vmaps. */
     hop__vmap **values;
     size_t vcap, vcount;
+    uint64_t visits; /* lower.c's collect: walks made (each marks what it visits) */
     hop__xcache *xcache;
 
     int32_t *symreg; /* by symbol id: register or -1 */
@@ -261,7 +263,7 @@ bool hop__fused_ok(const hop_node *n);
  * note for the dump (`root = text`, in the plan's arena, into *note); with
  * out < 0 only checks the limits (fusion planning, before the operands have
  * values, into *out_group; note is not used).  HOP_UNSUPPORTED when the
- * group is too big. */
+ * group is too big (dry: with no error message). */
 hop_status hop__fused_build(hop_lower_ctx *cx, const hop_node *root, const hop_node *const *members,
                             int nmembers, int32_t out, hop__fgroup **out_group, const char **note);
 /* A Copy instruction: slot dst <- slot src, elementwise with conversion. */
