@@ -147,20 +147,10 @@ fold_eval(hop_eval_ctx *ex)
     hop_eval_loop l;
     hop_status st = hop_eval_loop_begin(ex, 0, "init", &l);
     for (int64_t r = 0; r < rows && st == HOP_OK; r++) {
-        hop_rt_values next = {NULL, 0, 0}, sel = {NULL, 0, 0};
-        for (size_t k = 0; k < nxs && st == HOP_OK; k++) {
-            hop_rt_arg a[] = {hop_rt_tensor(xs[k].tensor), hop_rt_int(0), hop_rt_int(r)};
-            hop_rt_value v;
-            if ((st = hop_eager(HOP_OP_select, a, 3, &v)) == HOP_OK)
-                st = hop_rt_values_push(&sel, v);
-        }
-        for (size_t k = 0; k < nxs && st == HOP_OK; k++)
-            l.in[l.nc + k] = sel.items[k]; /* the rows follow the carries */
+        hop_rt_values sel = {NULL, 0, 0}; /* row r of each xs, after the carries */
+        st = hop_eval_loop_slice(&l, xs, nxs, 0, r, &sel);
         if (st == HOP_OK)
-            st = hop_eval_loop_step(&l, "f", "f", &next);
-        if (st == HOP_OK)
-            hop_eval_loop_take(&l, &next);
-        hop_rt_values_clear(&next);
+            st = hop_eval_loop_next(&l, "f", "f");
         hop_rt_values_clear(&sel);
     }
     return hop_eval_loop_end(&l, st);

@@ -93,11 +93,7 @@ repeat_lower(hop_lower_ctx *cx, const hop_node *call)
     if (st == HOP_OK)
         st = hop_lower_inline(cx, body, in, n, lc.next, lc.got, 1);
     if (st == HOP_OK)
-        st = hop_lower_carry_next(cx, &lc);
-    if (st == HOP_OK)
-        st = hop_lower_loop_end(cx);
-    if (st == HOP_OK)
-        st = hop_lower_carry_end(cx, &lc);
+        st = hop_lower_carry_loop_end(cx, &lc);
     return st == HOP_OK ? hop_lower_results(cx, lc.out, 1) : st;
 }
 
@@ -139,12 +135,7 @@ repeat_eval(hop_eval_ctx *ex)
 static hop_status
 repeat_vjp(hop_vjp_ctx *cx, const hop_node *call)
 {
-    hop_loop loop = {.call = call,
-                     .body = "body",
-                     .carries = "x",
-                     .lower = hop_arg_int(0),
-                     .upper = *hop_node_param(call, "n")};
-    return hop_loop_vjp(cx, &loop);
+    return hop_loop_vjp_counted(cx, call, "body", "x", hop_arg_int(0), *hop_node_param(call, "n"));
 }
 
 /* ---- vmap: repeat again over the body batched; x is batched when it is or

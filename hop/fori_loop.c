@@ -186,11 +186,7 @@ fori_lower(hop_lower_ctx *cx, const hop_node *call)
     if (st == HOP_OK)
         st = hop_lower_inline(cx, body, in, n + 1, lc.next, lc.got, ncarry);
     if (st == HOP_OK)
-        st = hop_lower_carry_next(cx, &lc);
-    if (st == HOP_OK)
-        st = hop_lower_loop_end(cx);
-    if (st == HOP_OK)
-        st = hop_lower_carry_end(cx, &lc);
+        st = hop_lower_carry_loop_end(cx, &lc);
     return st == HOP_OK ? hop_lower_results(cx, lc.out, ncarry) : st;
 }
 
@@ -230,12 +226,8 @@ fori_eval(hop_eval_ctx *ex)
         return st;
     st = hop_eval_loop_begin(ex, 1, "init_val", &l); /* the made input: i */
     for (int64_t i = lo; i < hi && st == HOP_OK; i++) {
-        hop_rt_values next = {NULL, 0, 0};
         l.in[0] = (hop_rt_value){HOP_VALUE_SYM, NULL, i};
-        st = hop_eval_loop_step(&l, "body_fun", "body_fun", &next);
-        if (st == HOP_OK)
-            hop_eval_loop_take(&l, &next);
-        hop_rt_values_clear(&next);
+        st = hop_eval_loop_next(&l, "body_fun", "body_fun");
     }
     return hop_eval_loop_end(&l, st);
 }
@@ -247,16 +239,11 @@ fori_eval(hop_eval_ctx *ex)
 static hop_status
 fori_vjp(hop_vjp_ctx *cx, const hop_node *call)
 {
-    hop_loop lp = {.call = call,
-                   .body = "body_fun",
-                   .carries = "init_val",
-                   .lower = *hop_node_param(call, "lower"),
-                   .upper = *hop_node_param(call, "upper")};
-    hop_arg *b[2] = {&lp.lower, &lp.upper};
+    hop_arg b[2] = {*hop_node_param(call, "lower"), *hop_node_param(call, "upper")};
     for (int k = 0; k < 2; k++)
-        if (b[k]->kind == HOP_ARG_NODE && (b[k]->u.node = hop_vjp_primal(cx, b[k]->u.node)) == NULL)
+        if (b[k].kind == HOP_ARG_NODE && (b[k].u.node = hop_vjp_primal(cx, b[k].u.node)) == NULL)
             return hop_error_code();
-    return hop_loop_vjp(cx, &lp);
+    return hop_loop_vjp_counted(cx, call, "body_fun", "init_val", b[0], b[1]);
 }
 
 /* fori_loop(lower, upper, body_jvp, (c..., dc...), (L..., dL...)). */

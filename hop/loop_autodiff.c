@@ -457,6 +457,14 @@ pass_through(hop_vjp_ctx *cx, const hop_node *call, const char *carries)
 }
 
 hop_status
+hop_loop_vjp_counted(hop_vjp_ctx *cx, const hop_node *call, const char *body, const char *carries,
+                     hop_arg lower, hop_arg upper)
+{
+    hop_loop lp = {.call = call, .body = body, .carries = carries, .lower = lower, .upper = upper};
+    return hop_loop_vjp(cx, &lp);
+}
+
+hop_status
 hop_loop_vjp(hop_vjp_ctx *cx, const hop_loop *lp)
 {
     size_t nc;

@@ -232,6 +232,34 @@ hop_eval_loop_take(hop_eval_loop *l, hop_rt_values *next)
 }
 
 hop_status
+hop_eval_loop_next(hop_eval_loop *l, const char *body, const char *fn)
+{
+    hop_rt_values next = {NULL, 0, 0};
+    hop_status st = hop_eval_loop_step(l, body, fn, &next);
+    if (st == HOP_OK)
+        hop_eval_loop_take(l, &next);
+    return st;
+}
+
+hop_status
+hop_eval_loop_slice(hop_eval_loop *l, const hop_rt_value *xs, size_t n, int64_t dim, int64_t idx,
+                    hop_rt_values *rows)
+{
+    hop_status st = HOP_OK;
+    size_t first = rows->n;
+    for (size_t k = 0; k < n && st == HOP_OK; k++) {
+        int64_t d = dim < 0 ? dim + xs[k].tensor->rank : dim;
+        hop_rt_arg a[] = {hop_rt_tensor(xs[k].tensor), hop_rt_int(d), hop_rt_int(idx)};
+        hop_rt_value v;
+        if ((st = hop_eager(HOP_OP_select, a, 3, &v)) == HOP_OK)
+            st = hop_rt_values_push(rows, v);
+    }
+    for (size_t k = 0; k < n && st == HOP_OK; k++)
+        l->in[l->made + l->nc + k] = rows->items[first + k]; /* the xs follow the carries */
+    return st;
+}
+
+hop_status
 hop_eval_loop_end(hop_eval_loop *l, hop_status st)
 {
     hop_free(l->in);

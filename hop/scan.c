@@ -311,11 +311,7 @@ scan_lower(hop_lower_ctx *cx, const hop_node *call)
             st = hop_lower_copy(cx, dests[j], got[j]);
     }
     if (st == HOP_OK)
-        st = hop_lower_carry_next(cx, &lc);
-    if (st == HOP_OK)
-        st = hop_lower_loop_end(cx);
-    if (st == HOP_OK)
-        st = hop_lower_carry_end(cx, &lc);
+        st = hop_lower_carry_loop_end(cx, &lc);
     for (size_t j = 0; j < ninit; j++)
         ys[j] = lc.out[j];
     return st == HOP_OK ? hop_lower_results(cx, ys, no) : st;
@@ -376,16 +372,7 @@ eval_step(hop_eval_loop *l, const hop_rt_value *xs, size_t nxs, int64_t dim, int
           hop_rt_values *ys, size_t *ny)
 {
     hop_rt_values out = {NULL, 0, 0}, rows = {NULL, 0, 0};
-    hop_status st = HOP_OK;
-    for (size_t i = 0; i < nxs && st == HOP_OK; i++) {
-        hop_rt_arg a[] = {hop_rt_tensor(xs[i].tensor),
-                          hop_rt_int(norm_dim(dim, xs[i].tensor->rank)), hop_rt_int(idx)};
-        hop_rt_value v;
-        if ((st = hop_eager(HOP_OP_select, a, 3, &v)) == HOP_OK)
-            st = hop_rt_values_push(&rows, v);
-    }
-    for (size_t i = 0; i < nxs && st == HOP_OK; i++)
-        l->in[l->nc + i] = rows.items[i];
+    hop_status st = hop_eval_loop_slice(l, xs, nxs, dim, idx, &rows);
     if (st == HOP_OK)
         st = hop_eval_loop_step(l, "f", "f", &out);
     if (st == HOP_OK && s == 0)

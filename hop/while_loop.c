@@ -57,7 +57,7 @@ while_eval(hop_eval_ctx *ex)
     hop_eval_loop l;
     hop_status st = hop_eval_loop_begin(ex, 0, "carried_inputs", &l);
     while (st == HOP_OK) {
-        hop_rt_values pred = {NULL, 0, 0}, next = {NULL, 0, 0};
+        hop_rt_values pred = {NULL, 0, 0};
         bool go = false;
         st = hop_eval_body(ex, "cond_fn", l.in, l.nin, &pred);
         if (st == HOP_OK)
@@ -65,8 +65,7 @@ while_eval(hop_eval_ctx *ex)
         hop_rt_values_clear(&pred);
         if (st != HOP_OK || !go)
             break;
-        if ((st = hop_eval_loop_step(&l, "body_fn", "body_fn", &next)) == HOP_OK)
-            hop_eval_loop_take(&l, &next);
+        st = hop_eval_loop_next(&l, "body_fn", "body_fn");
     }
     return hop_eval_loop_end(&l, st);
 }
@@ -254,12 +253,8 @@ while_vjp(hop_vjp_ctx *cx, const hop_node *call)
     hop_status st = count_steps(cx, call, &n);
     if (st != HOP_OK)
         return st;
-    hop_loop lp = {.call = call,
-                   .body = "body_fn",
-                   .carries = "carried_inputs",
-                   .lower = hop_arg_int(0),
-                   .upper = hop_arg_node(n)};
-    return hop_loop_vjp(cx, &lp);
+    return hop_loop_vjp_counted(cx, call, "body_fn", "carried_inputs", hop_arg_int(0),
+                                hop_arg_node(n));
 }
 
 /* while_loop(cond_jvp, body_jvp, (c..., dc...), (L..., dL...)): cond_fn

@@ -686,6 +686,15 @@ hop_lower_carry_end(hop_lower_ctx *cx, hop_loop_carry *lc)
 }
 
 hop_status
+hop_lower_carry_loop_end(hop_lower_ctx *cx, hop_loop_carry *lc)
+{
+    hop_status st = hop_lower_carry_next(cx, lc);
+    if (st == HOP_OK)
+        st = hop_lower_loop_end(cx);
+    return st == HOP_OK ? hop_lower_carry_end(cx, lc) : st;
+}
+
+hop_status
 hop_lower_int(hop_lower_ctx *cx, hop_int_op op, hop_pval a, hop_pval b, hop_pval *out)
 {
     static const uint8_t xop[] = {

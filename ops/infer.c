@@ -442,7 +442,7 @@ hop__broadcast_sizes(hop__infer *c, const hop_expr *const *a, int na, const hop_
 
 /* ---------------------------------------------------------------- result */
 
-void
+hop_status
 hop__set_tensor(hop__infer *c, hop_dtype dtype, int rank, const hop_expr *const *sizes)
 {
     hop_value_info *o = c->out;
@@ -452,14 +452,16 @@ hop__set_tensor(hop__infer *c, hop_dtype dtype, int rank, const hop_expr *const 
     o->meta.rank = rank;
     for (int k = 0; k < rank; k++)
         o->meta.sizes[k] = sizes[k];
+    return HOP_OK;
 }
 
-void
+hop_status
 hop__set_sym(hop__infer *c, const hop_expr *e)
 {
     memset(c->out, 0, sizeof *c->out);
     c->out->kind = HOP_VALUE_SYM;
     c->out->sym = e;
+    return HOP_OK;
 }
 
 /* -------------------------------------------------------------- dispatch */

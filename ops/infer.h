@@ -99,9 +99,10 @@ hop_status hop__broadcast_sizes(hop__infer *c, const hop_expr *const *a, int na,
  * for the wrong number of dims.  Never sets an error. */
 int hop__view_dims(hop_op op, int rank, const int64_t *p, int np, int *from);
 
-/* Sets the result to a tensor / a SymInt. */
-void hop__set_tensor(hop__infer *c, hop_dtype dtype, int rank, const hop_expr *const *sizes);
-void hop__set_sym(hop__infer *c, const hop_expr *e);
+/* Sets the result to a tensor / a SymInt.  They cannot fail: each returns
+ * HOP_OK, so that a rule ends `return hop__set_tensor(c, ...)`. */
+hop_status hop__set_tensor(hop__infer *c, hop_dtype dtype, int rank, const hop_expr *const *sizes);
+hop_status hop__set_sym(hop__infer *c, const hop_expr *e);
 
 /* The rules. */
 hop_status hop__infer_unary(hop__infer *c);

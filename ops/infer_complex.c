@@ -61,6 +61,5 @@ hop__infer_complex_part(hop__infer *c, const hop_meta *x)
         dtype = HOP_F32;
     else if (c->op != HOP_OP_conj)
         dtype = hop_dtype_real(dtype);
-    hop__set_tensor(c, dtype, x->rank, x->sizes);
-    return HOP_OK;
+    return hop__set_tensor(c, dtype, x->rank, x->sizes);
 }

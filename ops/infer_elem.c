@@ -236,8 +236,7 @@ hop__infer_unary(hop__infer *c)
             dtype = HOP_F32;
         break;
     }
-    hop__set_tensor(c, dtype, x->rank, x->sizes);
-    return HOP_OK;
+    return hop__set_tensor(c, dtype, x->rank, x->sizes);
 }
 
 /* div is true division (ints give f32), as are the float functions of two
@@ -299,8 +298,7 @@ hop__infer_binary(hop__infer *c)
     default:
         break;
     }
-    hop__set_tensor(c, dtype, rank, sizes);
-    return HOP_OK;
+    return hop__set_tensor(c, dtype, rank, sizes);
 }
 
 hop_status
@@ -312,8 +310,7 @@ hop__infer_compare(hop__infer *c)
     hop_status st = elementwise(c, 2, &dtype, sizes, &rank);
     if (st != HOP_OK)
         return st;
-    hop__set_tensor(c, HOP_BOOL, rank, sizes);
-    return HOP_OK;
+    return hop__set_tensor(c, HOP_BOOL, rank, sizes);
 }
 
 /* logical_and/or take (a, b) like the binary ops, logical_not a tensor. */
@@ -325,8 +322,7 @@ hop__infer_logical(hop__infer *c)
         hop_status st = hop__arg_tensor(c, 0, &x);
         if (st != HOP_OK)
             return st;
-        hop__set_tensor(c, HOP_BOOL, x->rank, x->sizes);
-        return HOP_OK;
+        return hop__set_tensor(c, HOP_BOOL, x->rank, x->sizes);
     }
     return hop__infer_compare(c);
 }
@@ -355,8 +351,7 @@ hop__infer_where(hop__infer *c)
     int rank;
     if ((st = broadcast_operands(c, 0, 3, metas, nmetas + 1, sizes, &rank)) != HOP_OK)
         return st;
-    hop__set_tensor(c, promo_result(&p), rank, sizes);
-    return HOP_OK;
+    return hop__set_tensor(c, promo_result(&p), rank, sizes);
 }
 
 /* ------------------------------------------------------------ reductions */
@@ -453,8 +448,7 @@ reduced_shape(hop__infer *c, const hop_meta *x, const bool *mask, bool keepdim, 
         else if (keepdim)
             sizes[rank++] = one;
     }
-    hop__set_tensor(c, dtype, rank, sizes);
-    return HOP_OK;
+    return hop__set_tensor(c, dtype, rank, sizes);
 }
 
 /* sum and prod of bool and signed ints give i64, of unsigned ints u64 (as
@@ -573,6 +567,5 @@ hop__infer_matmul(hop__infer *c)
         sizes[rank++] = a->sizes[a->rank - 2];
     if (b->rank >= 2)
         sizes[rank++] = b->sizes[b->rank - 1];
-    hop__set_tensor(c, a->dtype, rank, sizes);
-    return HOP_OK;
+    return hop__set_tensor(c, a->dtype, rank, sizes);
 }

@@ -49,8 +49,7 @@ hop__infer_scan(hop__infer *c)
     hop_dtype dtype = x->dtype;
     if (!hop_dtype_is_float(dtype) && !hop_dtype_is_complex(dtype))
         dtype = hop_dtype_is_unsigned(dtype) ? HOP_U64 : HOP_I64;
-    hop__set_tensor(c, dtype, x->rank, x->sizes);
-    return HOP_OK;
+    return hop__set_tensor(c, dtype, x->rank, x->sizes);
 }
 
 /* sort(x, dim, descending): x's shape and dtype; argsort: i64 indices. */
@@ -64,8 +63,7 @@ hop__infer_sort(hop__infer *c)
     if ((st = hop__arg_tensor(c, 0, &x)) != HOP_OK || (st = one_dim(c, 1, x, &d)) != HOP_OK ||
         (st = hop__arg_bool(c, 2, &descending)) != HOP_OK)
         return st;
-    hop__set_tensor(c, c->op == HOP_OP_argsort ? HOP_I64 : x->dtype, x->rank, x->sizes);
-    return HOP_OK;
+    return hop__set_tensor(c, c->op == HOP_OP_argsort ? HOP_I64 : x->dtype, x->rank, x->sizes);
 }
 
 /* take(x, dim, index): x.shape[:dim] + index.shape + x.shape[dim+1:]. */
@@ -111,8 +109,7 @@ hop__infer_take(hop__infer *c)
         sizes[k++] = idx->sizes[i];
     for (int i = d + 1; i < x->rank; i++)
         sizes[k++] = x->sizes[i];
-    hop__set_tensor(c, x->dtype, rank, sizes);
-    return HOP_OK;
+    return hop__set_tensor(c, x->dtype, rank, sizes);
 }
 
 /* ------------------------------------------------------- dynamic indexing */
@@ -191,8 +188,7 @@ hop__infer_dynamic_slice(hop__infer *c)
     sizes[d] = size;
     if (!keep) /* x[i]: the dim goes */
         memmove(sizes + d, sizes + d + 1, (size_t)(x->rank - d - 1) * sizeof *sizes);
-    hop__set_tensor(c, x->dtype, keep ? x->rank : x->rank - 1, sizes);
-    return HOP_OK;
+    return hop__set_tensor(c, x->dtype, keep ? x->rank : x->rank - 1, sizes);
 }
 
 /* dynamic_update_slice(x, update, dim, start): x's metadata. */
@@ -227,8 +223,7 @@ hop__infer_dynamic_update_slice(hop__infer *c)
                          "dynamic_update_slice: update %s does not fit x %s along "
                          "dim %d",
                          hop__meta_text(&tu, u), hop__meta_text(&tx, x), d);
-    hop__set_tensor(c, x->dtype, x->rank, x->sizes);
-    return HOP_OK;
+    return hop__set_tensor(c, x->dtype, x->rank, x->sizes);
 }
 
 /* put(x, index, values, combine): x's shape and dtype.  values has x's
@@ -264,8 +259,7 @@ hop__infer_put(hop__infer *c)
             return hop_error(HOP_DTYPE, "put: %s cannot combine values %s in their dtype",
                              hop_op_get(op)->name, hop__meta_text(&ti, v));
         }
-        hop__set_tensor(c, x->dtype, x->rank, x->sizes);
-        return HOP_OK;
+        return hop__set_tensor(c, x->dtype, x->rank, x->sizes);
     }
     bool acc;
     if ((st = hop__arg_bool(c, 3, &acc)) != HOP_OK)
@@ -276,8 +270,7 @@ hop__infer_put(hop__infer *c)
     if (acc && x->dtype == HOP_BOOL)
         return hop_error(HOP_DTYPE, "put: accumulate is not supported for bool tensors, got %s",
                          hop__meta_text(&tx, x));
-    hop__set_tensor(c, x->dtype, x->rank, x->sizes);
-    return HOP_OK;
+    return hop__set_tensor(c, x->dtype, x->rank, x->sizes);
 }
 
 /* mask_gradient(x, mask): x's metadata; mask broadcasts to x's shape. */
@@ -303,8 +296,7 @@ hop__infer_mask_gradient(hop__infer *c)
     if (!ok)
         return hop_error(HOP_SHAPE, "mask_gradient: mask %s does not broadcast to x %s",
                          hop__meta_text(&tm, m), hop__meta_text(&tx, x));
-    hop__set_tensor(c, x->dtype, x->rank, x->sizes);
-    return HOP_OK;
+    return hop__set_tensor(c, x->dtype, x->rank, x->sizes);
 }
 
 /* searchsorted(sorted, values, right): i64 of values' shape; sorted is 1-d
@@ -325,6 +317,5 @@ hop__infer_searchsorted(hop__infer *c)
     if (a->dtype != v->dtype)
         return hop_error(HOP_DTYPE, "searchsorted: dtypes differ, got %s and %s",
                          hop__meta_text(&ta, a), hop__meta_text(&tv, v));
-    hop__set_tensor(c, HOP_I64, v->rank, v->sizes);
-    return HOP_OK;
+    return hop__set_tensor(c, HOP_I64, v->rank, v->sizes);
 }

@@ -103,8 +103,7 @@ set_batched(hop__infer *c, const hop_meta *x, hop_dtype dtype, int keep,
                              HOP_MAX_RANK);
         sizes[rank++] = tail[d];
     }
-    hop__set_tensor(c, dtype, rank, sizes);
-    return HOP_OK;
+    return hop__set_tensor(c, dtype, rank, sizes);
 }
 
 static hop_status
@@ -135,8 +134,7 @@ infer_solve(hop__infer *c)
                          hop__meta_text(&ta, a), hop__meta_text(&tb, b));
     sizes[rank++] = b->sizes[b->rank - 2];
     sizes[rank++] = b->sizes[b->rank - 1];
-    hop__set_tensor(c, a->dtype, rank, sizes);
-    return HOP_OK;
+    return hop__set_tensor(c, a->dtype, rank, sizes);
 }
 
 hop_status
@@ -274,6 +272,5 @@ hop__infer_fft(hop__infer *c)
                          "%s: the transform needs at least 1 element along dim %d, "
                          "got %s",
                          c->name, dim, hop__meta_text(&t, x));
-    hop__set_tensor(c, dt, x->rank, sizes);
-    return HOP_OK;
+    return hop__set_tensor(c, dt, x->rank, sizes);
 }

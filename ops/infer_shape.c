@@ -171,8 +171,7 @@ hop__infer_reshape(hop__infer *c)
         return hop_error(HOP_SHAPE, "%s: shape %s is invalid for input %s of size %s", c->name,
                          hop__operand_text(&ts, &c->args[1]), hop__meta_text(&tx, x),
                          hop__expr_text(&tn, numel));
-    hop__set_tensor(c, x->dtype, n, sizes);
-    return HOP_OK;
+    return hop__set_tensor(c, x->dtype, n, sizes);
 }
 
 /* ----------------------------------------------------------- dims moves */
@@ -195,8 +194,7 @@ move_dims(hop__infer *c, const hop_meta *x, const int64_t *p, int np)
         if (from[k] >= 0)
             sizes[k] = x->sizes[from[k]];
     }
-    hop__set_tensor(c, x->dtype, rank, sizes);
-    return HOP_OK;
+    return hop__set_tensor(c, x->dtype, rank, sizes);
 }
 
 hop_status
@@ -361,8 +359,7 @@ hop__infer_expand(hop__infer *c)
                              hop__expr_text(&th, have));
         }
     }
-    hop__set_tensor(c, x->dtype, n, sizes);
-    return HOP_OK;
+    return hop__set_tensor(c, x->dtype, n, sizes);
 }
 
 /* ---------------------------------------------------------------- select */
@@ -528,8 +525,7 @@ hop__infer_slice(hop__infer *c)
     const hop_expr *sizes[HOP_MAX_RANK];
     memcpy(sizes, x->sizes, sizeof sizes);
     sizes[w] = len;
-    hop__set_tensor(c, x->dtype, x->rank, sizes);
-    return HOP_OK;
+    return hop__set_tensor(c, x->dtype, x->rank, sizes);
 }
 
 /* ------------------------------------------------------------- cat, stack */
@@ -602,8 +598,7 @@ hop__infer_cat(hop__infer *c)
             sizes[j] = hop__pick_equal(sizes[j], m->sizes[j]);
         }
     }
-    hop__set_tensor(c, dtype, first->rank, sizes);
-    return HOP_OK;
+    return hop__set_tensor(c, dtype, first->rank, sizes);
 }
 
 /* stack: equal shapes; a new dim of size n at dim (in [-(rank+1), rank]). */
@@ -648,8 +643,7 @@ hop__infer_stack(hop__infer *c)
     const hop_expr *sizes[HOP_MAX_RANK];
     for (int k = 0, j = 0; k <= first->rank; k++)
         sizes[k] = k == w ? count : shape[j++];
-    hop__set_tensor(c, dtype, first->rank + 1, sizes);
-    return HOP_OK;
+    return hop__set_tensor(c, dtype, first->rank + 1, sizes);
 }
 
 /* ------------------------------------------------------------- factories */
@@ -686,8 +680,7 @@ hop__infer_full(hop__infer *c)
     }
     if (st != HOP_OK)
         return st;
-    hop__set_tensor(c, dtype, n, sizes);
-    return HOP_OK;
+    return hop__set_tensor(c, dtype, n, sizes);
 }
 
 /*
@@ -732,8 +725,7 @@ hop__infer_arange(hop__infer *c)
             : ceil_div(c, hop_sym_sub(c->env, start, end), hop_sym_neg(c->env, step));
     if (size == NULL)
         return hop_error_code();
-    hop__set_tensor(c, dtype, 1, &size);
-    return HOP_OK;
+    return hop__set_tensor(c, dtype, 1, &size);
 }
 
 /* ----------------------------------------------------- symbols and copies */
@@ -800,8 +792,7 @@ hop__infer_item(hop__infer *c)
     const hop_expr *u = hop_shape_env_unbacked(c->env, lo, hi);
     if (u == NULL)
         return hop__sym_failed(c);
-    hop__set_sym(c, u);
-    return HOP_OK;
+    return hop__set_sym(c, u);
 }
 
 /* nonzero(x) -> i64[u, rank(x)] with u in [0, numel] (numel constant) or
@@ -824,8 +815,7 @@ hop__infer_nonzero(hop__infer *c)
     if (u == NULL)
         return hop__sym_failed(c);
     const hop_expr *sizes[2] = {u, rank};
-    hop__set_tensor(c, HOP_I64, 2, sizes);
-    return HOP_OK;
+    return hop__set_tensor(c, HOP_I64, 2, sizes);
 }
 
 hop_status
@@ -838,8 +828,7 @@ hop__infer_sym_size(hop__infer *c)
     if ((st = hop__arg_tensor(c, 0, &x)) != HOP_OK || (st = hop__arg_int(c, 1, &d)) != HOP_OK ||
         (st = hop__wrap_dim(c, d, x->rank, x, &w)) != HOP_OK)
         return st;
-    hop__set_sym(c, x->sizes[w]);
-    return HOP_OK;
+    return hop__set_sym(c, x->sizes[w]);
 }
 
 hop_status
@@ -851,8 +840,7 @@ hop__infer_to(hop__infer *c)
     if ((st = hop__arg_tensor(c, 0, &x)) != HOP_OK ||
         (st = hop__arg_dtype(c, 1, false, HOP_F32, &dtype)) != HOP_OK)
         return st;
-    hop__set_tensor(c, dtype, x->rank, x->sizes);
-    return HOP_OK;
+    return hop__set_tensor(c, dtype, x->rank, x->sizes);
 }
 
 /* bitcast(x, dtype): x's shape with the last dim scaled by the ratio of the
@@ -869,8 +857,7 @@ hop__infer_bitcast(hop__infer *c)
         return st;
     int64_t from = (int64_t)hop_dtype_size(x->dtype), to = (int64_t)hop_dtype_size(dtype);
     if (from == to) {
-        hop__set_tensor(c, dtype, x->rank, x->sizes);
-        return HOP_OK;
+        return hop__set_tensor(c, dtype, x->rank, x->sizes);
     }
     if (x->rank == 0)
         return hop_error(HOP_SHAPE,
@@ -898,8 +885,7 @@ hop__infer_bitcast(hop__infer *c)
     if (last == NULL)
         return hop__sym_failed(c);
     sizes[x->rank - 1] = last;
-    hop__set_tensor(c, dtype, x->rank, sizes);
-    return HOP_OK;
+    return hop__set_tensor(c, dtype, x->rank, sizes);
 }
 
 hop_status
@@ -909,6 +895,5 @@ hop__infer_clone(hop__infer *c)
     hop_status st;
     if ((st = hop__arg_tensor(c, 0, &x)) != HOP_OK)
         return st;
-    hop__set_tensor(c, x->dtype, x->rank, x->sizes);
-    return HOP_OK;
+    return hop__set_tensor(c, x->dtype, x->rank, x->sizes);
 }

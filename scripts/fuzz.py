@@ -303,6 +303,48 @@ def test_fuzz_saved_{kind}_{h}():
 
 
 def main(argv=None):
+    ap = _parser()
+    args = ap.parse_args(argv)
+
+    _setup_path()
+    if args.category == "saved":
+        return saved_campaign(args)
+    import fuzz_programs as fp
+    dtypes = tuple(args.dtypes.split(",")) if args.dtypes else fp.DTYPES
+    for d in dtypes:
+        if d not in fp.DTYPES:
+            ap.error(f"--dtypes: unknown dtype {d!r}; choose from {','.join(fp.DTYPES)}")
+    if args.inject:
+        try:
+            fp.inject(args.inject)
+        except ValueError as e:
+            ap.error(f"--inject: {e}")
+    if args.worker:
+        worker(args.worker, args.seed, args.examples, dtypes, args.current, args.inject,
+               args.eager_stand_in, tuple(args.without.split(",")) if args.without else (),
+               args.checks.split(",") if args.checks else None)
+        return 0
+
+    import fuzz_effects as fe
+    import fuzz_trust as ft
+    if args.list:
+        import fuzz_transforms as ftr
+        print(f"base: {fp.__doc__.splitlines()[0]}")
+        print(f"transforms: {' '.join(ftr.__doc__.splitlines()[:2])}")
+        for c in TRUST:
+            print(f"{c}: {ft.CATEGORIES[c]}")
+        print(f"effects: {fe.CATEGORY}")
+        return 0
+    cats = _categories(ap, args.category)
+    if args.examples is None and args.minutes is None and args.rounds is None:
+        args.examples = 10000
+
+    # SIGTERM as an exception, so that subprocess.run kills the running worker.
+    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
+    return _campaign(args, cats, dtypes, {"base": fp, "effects": fe, "trust": ft})
+
+
+def _parser():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--category", default="base",
                     help="comma-separated categories: " + ",".join(CATEGORIES) +
@@ -338,39 +380,14 @@ def main(argv=None):
     ap.add_argument("--stop-on-failure", action="store_true")
     ap.add_argument("--worker", default=None, help=argparse.SUPPRESS)
     ap.add_argument("--current", default=None, help=argparse.SUPPRESS)
-    args = ap.parse_args(argv)
+    return ap
 
-    _setup_path()
-    if args.category == "saved":
-        return saved_campaign(args)
-    import fuzz_programs as fp
-    dtypes = tuple(args.dtypes.split(",")) if args.dtypes else fp.DTYPES
-    for d in dtypes:
-        if d not in fp.DTYPES:
-            ap.error(f"--dtypes: unknown dtype {d!r}; choose from {','.join(fp.DTYPES)}")
-    if args.inject:
-        try:
-            fp.inject(args.inject)
-        except ValueError as e:
-            ap.error(f"--inject: {e}")
-    if args.worker:
-        worker(args.worker, args.seed, args.examples, dtypes, args.current, args.inject,
-               args.eager_stand_in, tuple(args.without.split(",")) if args.without else (),
-               args.checks.split(",") if args.checks else None)
-        return 0
 
-    import fuzz_effects as fe
-    import fuzz_trust as ft
-    if args.list:
-        import fuzz_transforms as ftr
-        print(f"base: {fp.__doc__.splitlines()[0]}")
-        print(f"transforms: {' '.join(ftr.__doc__.splitlines()[:2])}")
-        for c in TRUST:
-            print(f"{c}: {ft.CATEGORIES[c]}")
-        print(f"effects: {fe.CATEGORY}")
-        return 0
+def _categories(ap, spec):
+    """The categories --category names (a comma-separated list, "trust" and
+    "all" standing for theirs), each once, in order."""
     cats = []
-    for c in args.category.split(","):
+    for c in spec.split(","):
         c = c.strip()
         more = {"trust": TRUST, "all": CATEGORIES}.get(c, (c,))
         for m in more:
@@ -379,11 +396,15 @@ def main(argv=None):
                          f"{','.join(CATEGORIES)}, trust or all")
             if m not in cats:
                 cats.append(m)
-    if args.examples is None and args.minutes is None and args.rounds is None:
-        args.examples = 10000
+    return cats
 
-    # SIGTERM as an exception, so that subprocess.run kills the running worker.
-    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
+
+def _campaign(args, cats, dtypes, mods):
+    """Rounds of each category in cats until each is done (--examples,
+    --minutes, --rounds); mods: the fuzz modules of base, effects and trust.
+    Each new failure signature is saved as a regression file.  Exit status:
+    1 if anything failed."""
+    fp = mods["base"]
     seed = args.seed if args.seed is not None else int(time.time()) % 2**31
     first_seed = seed
     start = time.monotonic()
@@ -434,13 +455,7 @@ def main(argv=None):
                 print(f"  round {s['rounds']}: seed {seed}: FAILED ({c}): {sig}", flush=True)
                 if sig not in seen:
                     seen.add(sig)
-                    summary = f"{r['kind']}: {r['message']}"
-                    import fuzz_transforms as ftr
-                    mod = fp if c == "base" else ftr if c == "transforms" else \
-                        fe if c == "effects" else ft
-                    path = mod.save_regression(r["spec"], args.out, summary=summary, seed=seed)
-                    saved.append(path)
-                    print(f"    saved {path}\n    spec: {r['spec']}", flush=True)
+                    saved.append(_save_failure(c, r, args.out, seed, mods))
                 if args.stop_on_failure:
                     stop = True
                     break
@@ -451,6 +466,27 @@ def main(argv=None):
     print(f"fuzz: {examples} examples ({calls} program runs with shrinking) in {total_rounds} "
           f"rounds, {elapsed:.0f} s; {len(seen)} distinct failure(s), {len(saved)} regression "
           f"file(s) written (first seed {first_seed})", flush=True)
+    _summary(cats, per, features, fp)
+    for p in saved:
+        print(f"  {p}")
+    return 1 if seen else 0
+
+
+def _save_failure(c, r, out, seed, mods):
+    """Saves round r's failing program of category c as a regression file
+    into out; its path."""
+    summary = f"{r['kind']}: {r['message']}"
+    import fuzz_transforms as ftr
+    mod = mods["base"] if c == "base" else ftr if c == "transforms" else \
+        mods["effects"] if c == "effects" else mods["trust"]
+    path = mod.save_regression(r["spec"], out, summary=summary, seed=seed)
+    print(f"    saved {path}\n    spec: {r['spec']}", flush=True)
+    return path
+
+
+def _summary(cats, per, features, fp):
+    """Per category (when not base alone) its examples, speed and failed
+    rounds; then how many programs had each feature."""
     if len(cats) > 1 or cats != ["base"]:
         for c in cats:
             s = per[c]
@@ -466,9 +502,6 @@ def main(argv=None):
     elif features:
         print("  programs with: " + ", ".join(
             f"{f} {k}" for f, k in sorted(features.items(), key=lambda fk: -fk[1])), flush=True)
-    for p in saved:
-        print(f"  {p}")
-    return 1 if seen else 0
 
 
 if __name__ == "__main__":

@@ -130,6 +130,16 @@ hop_status hop_eval_check_carries(hop_eval_ctx *ex, const hop_rt_values *r,
  *                      of *next (a slot moves what is not a carry, a scan's
  *                      ys, out first), the old ones released; in updated,
  *                      *next left empty.
+ * hop_eval_loop_next   one whole step of a loop whose body returns just its
+ *                      carries: hop_eval_loop_step, then hop_eval_loop_take
+ *                      (on error the carries stay as they were).
+ * hop_eval_loop_slice  the slices at idx along dim (negative: from the end)
+ *                      of the n tensors xs (a scan's xs, a fold's rows),
+ *                      appended to *rows (new references: the slot clears
+ *                      them after the step) and written into in after the
+ *                      carries, where the body takes them.  What
+ *                      hop_eager(HOP_OP_select) returns on error (the slot
+ *                      has checked dim and idx against the xs' sizes).
  * hop_eval_loop_end    with st HOP_OK, the call's results are the carries
  *                      (and whatever the slot appended to carry:
  *                      hop_eval_results); frees what the loop holds either
@@ -150,6 +160,9 @@ hop_status hop_eval_loop_run(hop_eval_loop *l, const char *body, hop_rt_values *
 hop_status hop_eval_loop_step(hop_eval_loop *l, const char *body, const char *fn,
                               hop_rt_values *next);
 void hop_eval_loop_take(hop_eval_loop *l, hop_rt_values *next);
+hop_status hop_eval_loop_next(hop_eval_loop *l, const char *body, const char *fn);
+hop_status hop_eval_loop_slice(hop_eval_loop *l, const hop_rt_value *xs, size_t n, int64_t dim,
+                               int64_t idx, hop_rt_values *rows);
 hop_status hop_eval_loop_end(hop_eval_loop *l, hop_status st);
 
 /* --------------------------------------------------------------- autodiff */
@@ -198,6 +211,15 @@ typedef struct hop_loop {
  * made, carries, xs, rest in that order; what the builders return.
  */
 hop_status hop_loop_vjp(hop_vjp_ctx *cx, const hop_loop *loop);
+
+/*
+ * hop_loop_vjp of a counted loop (no xs), the loop named by its step body
+ * and carried group, its steps i = lower, ..., upper - 1: the rule of
+ * repeat, fori_loop and while_loop (its count of steps as upper) in one
+ * call.  Returns what hop_loop_vjp returns.
+ */
+hop_status hop_loop_vjp_counted(hop_vjp_ctx *cx, const hop_node *call, const char *body,
+                                const char *carries, hop_arg lower, hop_arg upper);
 
 /*
  * Forward mode of a loop: the same HOP again, its leads as they were (a

@@ -275,6 +275,11 @@ hop_status hop_lower_break_if(hop_lower_ctx *cx, hop_pval pred);
  * hop_lower_carry_end    (after the loop) the carries are the call's first
  *                        n outputs: lc->out gets the call's destinations (or
  *                        new tensors), with one copy of the final values.
+ * hop_lower_carry_loop_end
+ *                        the end of a counted loop over carries, in one
+ *                        call: hop_lower_carry_next, hop_lower_loop_end,
+ *                        hop_lower_carry_end (each only when the one before
+ *                        succeeded).
  */
 typedef struct hop_loop_carry {
     size_t n;
@@ -288,6 +293,7 @@ hop_status hop_lower_carry_begin(hop_lower_ctx *cx, const hop_value_info *meta,
                                  const hop_pval *init, size_t n, hop_loop_carry *lc);
 hop_status hop_lower_carry_next(hop_lower_ctx *cx, hop_loop_carry *lc);
 hop_status hop_lower_carry_end(hop_lower_ctx *cx, hop_loop_carry *lc);
+hop_status hop_lower_carry_loop_end(hop_lower_ctx *cx, hop_loop_carry *lc);
 hop_status hop_lower_swap(hop_lower_ctx *cx, hop_pval a, hop_pval b);
 
 /* Int arithmetic on plan values (registers and constants): *out is a new

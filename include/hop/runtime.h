@@ -182,50 +182,26 @@ typedef struct hop_rt_arg {
     } u;
 } hop_rt_arg;
 
-static inline hop_rt_arg
-hop_rt_tensor(hop_tensor *t)
-{
-    hop_rt_arg a;
-    a.kind = HOP_OPND_TENSOR;
-    a.u.tensor = t;
-    return a;
-}
-
-static inline hop_rt_arg
-hop_rt_int(int64_t v)
-{
-    hop_rt_arg a;
-    a.kind = HOP_OPND_INT;
-    a.u.i = v;
-    return a;
-}
-
-static inline hop_rt_arg
-hop_rt_float(double v)
-{
-    hop_rt_arg a;
-    a.kind = HOP_OPND_FLOAT;
-    a.u.f = v;
-    return a;
-}
-
-static inline hop_rt_arg
-hop_rt_bool(bool v)
-{
-    hop_rt_arg a;
-    a.kind = HOP_OPND_BOOL;
-    a.u.b = v;
-    return a;
-}
-
-static inline hop_rt_arg
-hop_rt_dtype(hop_dtype d)
-{
-    hop_rt_arg a;
-    a.kind = HOP_OPND_DTYPE;
-    a.u.dtype = d;
-    return a;
-}
+/*
+ * Constructors of the scalar operands (hop_rt_none and hop_rt_list below
+ * are the others).  Member assignments, not a compound literal or
+ * designated initialisers, so that the header compiles as C++ too; one
+ * macro writes the five alike.
+ */
+#define HOP_RT_ARG_CTOR(name, type, opnd_kind, member)                                             \
+    static inline hop_rt_arg name(type v)                                                          \
+    {                                                                                              \
+        hop_rt_arg a;                                                                              \
+        a.kind = opnd_kind;                                                                        \
+        a.u.member = v;                                                                            \
+        return a;                                                                                  \
+    }
+HOP_RT_ARG_CTOR(hop_rt_tensor, hop_tensor *, HOP_OPND_TENSOR, tensor)
+HOP_RT_ARG_CTOR(hop_rt_int, int64_t, HOP_OPND_INT, i)
+HOP_RT_ARG_CTOR(hop_rt_float, double, HOP_OPND_FLOAT, f)
+HOP_RT_ARG_CTOR(hop_rt_bool, bool, HOP_OPND_BOOL, b)
+HOP_RT_ARG_CTOR(hop_rt_dtype, hop_dtype, HOP_OPND_DTYPE, dtype)
+#undef HOP_RT_ARG_CTOR
 
 static inline hop_rt_arg
 hop_rt_none(void)

@@ -32,7 +32,6 @@ iterator reached only through a computation (not a name, attribute or item),
 in-place operators on values it cannot resolve.
 """
 
-import builtins
 import collections.abc
 import functools
 import inspect
@@ -43,7 +42,8 @@ import types
 from collections import namedtuple
 
 from . import _C
-from ._purity import ANY, _effects as _code_effects, _READ_METHODS, _NP_WRITERS, op_dunders
+from ._purity import ANY, _effects as _code_effects, _READ_METHODS, _NP_WRITERS, op_dunders, \
+    is_hop_module, root_value
 
 try:
     import numpy as _np
@@ -207,10 +207,6 @@ def _top(name):
     return name.partition(".")[0]
 
 
-def _is_hop(name):
-    return name == "hop" or name.startswith("hop.")
-
-
 def _is_numpy(name):
     return name == "numpy" or name.startswith("numpy.")
 
@@ -225,12 +221,12 @@ _TEST_PACKAGES = frozenset(["hypothesis", "pytest", "_pytest"])
 
 
 def _is_user(name):
-    return not (_is_hop(name) or _is_numpy(name) or _is_stdlib(name) or
+    return not (is_hop_module(name) or _is_numpy(name) or _is_stdlib(name) or
                 _top(name) in _TEST_PACKAGES or _top(name) == "torch")
 
 
 def _is_hop_object(v):
-    return _is_hop(getattr(type(v), "__module__", "") or "")
+    return is_hop_module(getattr(type(v), "__module__", "") or "")
 
 
 def _unwrap(v):
@@ -435,19 +431,8 @@ class _Finder:
     # --------------------------------------------------------- resolution
 
     def root(self, frame, kind, name):
-        if kind == "g":
-            g = frame.func.__globals__
-            if name in g:
-                return g[name]
-            return getattr(builtins, name, _MISSING)
-        if kind == "c":
-            for n, cell in zip(frame.code.co_freevars, frame.func.__closure__ or ()):
-                if n == name:
-                    try:
-                        return cell.cell_contents
-                    except ValueError:
-                        return _MISSING
-            return _MISSING
+        if kind in ("g", "c"):
+            return root_value(frame.func, kind, name, _MISSING)
         if kind == "p":
             return frame.values.get(name, _MISSING)
         if kind == "m":
@@ -990,7 +975,7 @@ class _Calls:
             return self.class_call(v)
         if isinstance(v, types.FunctionType):
             name = _module_name(v)
-            if _is_hop(name):
+            if is_hop_module(name):
                 return self.hop_call(v.__name__)
             if _is_numpy(name):
                 return self.numpy_call(v, name)
@@ -1032,7 +1017,7 @@ class _Calls:
             if isinstance(call, types.FunctionType) and _is_user(_module_name(call)):
                 f.call_user(call, frame, site, bound=v, bound_pre=True)
                 return ("unknown", None)
-            if _is_numpy(name) or _is_hop(name) or name.partition(".")[0] in _PURE_MODULES:
+            if _is_numpy(name) or is_hop_module(name) or name.partition(".")[0] in _PURE_MODULES:
                 return ("args", None)
             self.add("call", f"calls a {cls.__qualname__} object, which hop cannot analyse")
             return ("unknown", None)
@@ -1075,7 +1060,7 @@ class _Calls:
         if cls.__name__ in _RANDOM_MAKERS and (_is_numpy(mod) or _top(mod) in ("random",)) \
                 and nargs == 0 and not site.star:
             self.add("random", f"makes a {cls.__name__} seeded from the operating system")
-        if _is_stdlib(mod) or _is_numpy(mod) or _is_hop(mod):
+        if _is_stdlib(mod) or _is_numpy(mod) or is_hop_module(mod):
             self.consumed_iterators(f"{cls.__name__}()")
         return ("new", cls)
 
@@ -1160,7 +1145,7 @@ class _Calls:
             (getattr(v, "__module__", None) or "")
         if module == "builtins":
             return self.builtin(name)
-        if _is_hop(module):
+        if is_hop_module(module):
             return self.hop_call(name)
         if _is_numpy(module):
             return self.numpy_call(v, module)
@@ -1344,13 +1329,13 @@ def find(fn, args=(), kwargs=None):
             bound, fn = fn, call
     if not isinstance(fn, types.FunctionType):
         name = _module_name(fn)
-        if _is_hop(name) or _is_numpy(name) or _top(name) in _PURE_MODULES or \
+        if is_hop_module(name) or _is_numpy(name) or _top(name) in _PURE_MODULES or \
                 (_np is not None and isinstance(fn, _np.ufunc)) or \
                 name == "builtins" and getattr(fn, "__name__", "") not in _BUILTIN_EFFECTS:
             return []
         return [Effect("call", "?", f"{getattr(fn, '__qualname__', type(fn).__name__)} is not "
                                     f"a Python function hop can analyse")]
-    if _is_hop(_module_name(fn)):
+    if is_hop_module(_module_name(fn)):
         return []  # hop's own code (a transformation's call): its bodies are bodies
     if bound is _MISSING and _is_numpy(_module_name(fn)):
         # a NumPy function compiled itself (hop.compile(np.polyadd)): NumPy's

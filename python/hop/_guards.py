@@ -40,7 +40,7 @@ import sys
 import types
 
 from . import _C
-from ._purity import code_names as _code_names
+from ._purity import code_names as _code_names, is_hop_function, is_hop_module
 
 try:
     import numpy as _np
@@ -172,20 +172,11 @@ def _is_user_module(name):
     return top not in _LIBRARY_PACKAGES and top not in sys.stdlib_module_names
 
 
-def _is_hop_function(f):
-    mod = f.__globals__.get("__name__", "")
-    return mod == "hop" or mod.startswith("hop.")
-
-
-def _is_hop_name(mod):
-    return mod == "hop" or mod.startswith("hop.")
-
-
 def _hop_object(v):
     """Whether v is one of hop's own objects (a hop.compile or hop.grad
     wrapper, a GraphModule, a HOP): never the user's state."""
     return not isinstance(v, (types.FunctionType, type, types.ModuleType)) and \
-        _is_hop_name(getattr(type(v), "__module__", "") or "")
+        is_hop_module(getattr(type(v), "__module__", "") or "")
 
 
 def _hnp_ndarray():
@@ -256,7 +247,7 @@ def scan(fn, arg_leaves=(), arg_names=(), static=()):
     for i, leaf in enumerate(arg_leaves):
         if static[i] and _hop_object(leaf):
             leaf = _wrapped(leaf)
-        if static[i] and isinstance(leaf, types.FunctionType) and not _is_hop_function(leaf):
+        if static[i] and isinstance(leaf, types.FunctionType) and not is_hop_function(leaf):
             _collect_functions(s, leaf)
     if self_obj is not None:
         _method_names(s, type(self_obj))
@@ -328,12 +319,12 @@ def _collect_functions(s, f):
                  if isinstance(m, types.ModuleType) and _is_user_module(m.__name__)
                  for n in names]
         for v in cells + glob + attrs + list(f.__defaults__ or ()):
-            if isinstance(v, types.FunctionType) and _is_hop_function(v):
+            if isinstance(v, types.FunctionType) and is_hop_function(v):
                 # A nested_compile_region wrapper: the user's function it
                 # wraps is what runs under the trace.
                 v = getattr(v, "__wrapped__", None)
             if isinstance(v, types.FunctionType) and id(v) not in s.seen and \
-                    not _is_hop_function(v) and \
+                    not is_hop_function(v) and \
                     _is_user_module(v.__globals__.get("__name__", "")):
                 todo.append(v)
 
@@ -368,7 +359,7 @@ def _visit(s, src, v, depth):
         # A module itself is not guarded (rebinding a module name is not
         # seen); its data attributes that the code names are (not hop's:
         # hop's own objects are not the user's state).
-        if depth < _MAX_DEPTH and id(v) not in s.seen and not _is_hop_name(v.__name__):
+        if depth < _MAX_DEPTH and id(v) not in s.seen and not is_hop_module(v.__name__):
             s.seen.add(id(v))
             d = vars(v)
             for name in sorted(s.names):
@@ -409,7 +400,7 @@ def _walk_children(s, src, v, depth):
         # identity guarded (the user's binding); what it runs is the user's
         # function, scanned; its own attributes are hop's state
         w = _wrapped(v)
-        if w is not None and not _is_hop_function(w):
+        if w is not None and not is_hop_function(w):
             _collect_functions(s, w)
         return
     if isinstance(v, (list, tuple, dict)):

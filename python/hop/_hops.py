@@ -24,7 +24,7 @@ import types
 from . import _C
 from ._breaks import _COMPILE
 from ._paths import _in_body
-from ._purity import body_prints, code_names, reads, run_pure
+from ._purity import body_prints, code_names, is_hop_function, reads, run_pure
 from ._pytree import _REGISTERED, LEAF, flat_spec, flatten, unflatten
 from ._trace import _name_hints
 
@@ -748,8 +748,7 @@ def _reads_key(fn, budget, seen):
     wrapper nested_compile_region makes) is keyed by its closure only: hop's
     own globals are its machinery, not what the body computes, and walking
     them would read registries other threads are changing."""
-    module = (getattr(fn, "__globals__", None) or {}).get("__name__") or ""
-    if module == "hop" or module.startswith("hop."):
+    if is_hop_function(fn):
         return tuple((name, _value_key(value, budget, seen))
                      for name, value in reads(fn) if name in fn.__code__.co_freevars)
     names = frozenset(code_names(fn.__code__, set()))

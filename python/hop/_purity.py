@@ -141,6 +141,19 @@ def code_names(code, out):
     return out
 
 
+def is_hop_module(name):
+    """Whether a module name is hop itself or one of its submodules: hop's
+    own functions and globals are its machinery, not user state, so the
+    walkers of what a function reads (the purity snapshot, guards, effects,
+    the invoke_subgraph key) treat them alike."""
+    return name == "hop" or name.startswith("hop.")
+
+
+def is_hop_function(fn):
+    """Whether fn (a Python function) is defined in hop itself."""
+    return is_hop_module((getattr(fn, "__globals__", None) or {}).get("__name__") or "")
+
+
 def reads(fn):
     """(name, value) for what fn reads from outside: its closure cells (those
     that are set) and the globals its code names (builtins excluded)."""
@@ -445,6 +458,27 @@ def _lines(ins):
     return out
 
 
+# step's table: an opcode's name -> _Interp's handler of it (@_handles).
+_OPS = {}
+
+
+def _handles(*names):
+    def register(handler):
+        for name in names:
+            _OPS[name] = handler
+        return handler
+    return register
+
+
+def _pop(s, n=1):
+    """The top n values of stack s, taken off it (bottom first)."""
+    if len(s) < n:
+        raise _Unknown
+    out = s[len(s) - n:]
+    del s[len(s) - n:]
+    return out
+
+
 class _Interp:
     def __init__(self, code, top, outer_free, cells, params, eff):
         self.code = code
@@ -558,313 +592,443 @@ class _Interp:
             self.cells[name] = m
 
     def step(self, x, s, i):
-        """Applies instruction x to stack s (and self.loc); returns [(next
-        offset or None for the next instruction, stack)]."""
-        op, arg, argval = x.opname, x.arg, x.argval
-        eff = self.eff
-        key = (self.code, x.offset)
-        line = self.lines[i]
+        """Applies instruction x (the i-th) to stack s (and self.loc); returns
+        [(next offset or None for the next instruction, stack)]."""
+        handler = _OPS.get(x.opname)
+        if handler is None:
+            if not x.opname.startswith("POP_JUMP_"):  # the names vary by version
+                raise _Unknown
+            handler = _Interp._pop_jump
+        nxt = handler(self, x, s, i)
+        return [(None, s)] if nxt is None else nxt
 
-        def pop(n=1):
-            if len(s) < n:
-                raise _Unknown
-            out = s[len(s) - n:]
-            del s[len(s) - n:]
-            return out
+    def at(self, x, i):
+        """(the key of instruction x's events and calls, its line)."""
+        return (self.code, x.offset), self.lines[i]
 
-        nxt = [(None, s)]
-        if op in ("NOP", "RESUME", "CACHE", "EXTENDED_ARG", "PRECALL", "COPY_FREE_VARS",
-                  "MAKE_CELL", "SETUP_ANNOTATIONS", "END_SEND"):
-            pass
-        elif op == "KW_NAMES":
-            # (3.11's dis leaves argval unknown here: the names are a constant)
-            self.kwnames = tuple(self.code.co_consts[arg])
-        elif op == "PUSH_NULL":
-            s.append(_NULL)
-        elif op == "LOAD_CONST":
-            if isinstance(argval, types.CodeType):
-                s.append(_V(code=argval))
-            elif isinstance(argval, (str, int, bytes, float, type(None))):
-                s.append(_V(const=argval))
-            else:
-                s.append(_CLEAN)
-        elif op in ("LOAD_ASSERTION_ERROR", "LOAD_CLOSURE", "LOAD_BUILD_CLASS", "LOAD_LOCALS"):
-            s.append(_CLEAN)
-        elif op in ("LOAD_FAST", "LOAD_FAST_CHECK", "LOAD_FAST_AND_CLEAR"):
-            s.append(self.loc.get(argval, _CLEAN))
-        elif op == "LOAD_FAST_LOAD_FAST":
-            for n in argval:
-                s.append(self.loc.get(n, _CLEAN))
-        elif op in ("STORE_FAST",):
-            self.store_local(argval, pop()[0])
-        elif op == "STORE_FAST_STORE_FAST":
-            a, b = pop(2)
-            self.store_local(argval[0], b)
-            self.store_local(argval[1], a)
-        elif op == "STORE_FAST_LOAD_FAST":
-            self.store_local(argval[0], pop()[0])
-            s.append(self.loc.get(argval[1], _CLEAN))
-        elif op == "DELETE_FAST":
-            self.own_locals().pop(argval, None)
-        elif op == "DELETE_DEREF":
-            if argval in self.outer_free:
-                eff.event(key, "nonlocal", line, ("del", argval), _CLEAN)
-        elif op in ("DELETE_GLOBAL", "DELETE_NAME"):
-            if op == "DELETE_GLOBAL":
-                eff.event(key, "global", line, ("del", argval), _CLEAN)
-        elif op in ("LOAD_DEREF", "LOAD_CLASSDEREF", "LOAD_FROM_DICT_OR_DEREF"):
-            if op == "LOAD_FROM_DICT_OR_DEREF":
-                pop()
-            s.append(self.deref(argval))
-        elif op == "STORE_DEREF":
-            self.store_cell(argval, pop()[0], key, line, "assign")
-        elif op in ("LOAD_GLOBAL", "LOAD_NAME", "LOAD_FROM_DICT_OR_GLOBALS"):
-            if op == "LOAD_FROM_DICT_OR_GLOBALS":
-                pop()
-            name = argval
-            root = frozenset([("g", name)])
-            v = _V(root, ("g", name), prov=root, reach=root, src=("g", name))
-            null = op == "LOAD_GLOBAL" and arg & 1
-            if null and sys.version_info < (3, 13):
-                s.append(_NULL)
-            s.append(v)
-            if null and sys.version_info >= (3, 13):
-                s.append(_NULL)
-        elif op in ("STORE_GLOBAL", "STORE_NAME"):
-            pop()
-            if op == "STORE_GLOBAL":
-                eff.event(key, "global", line, ("assign", argval), _CLEAN)
-        elif op == "LOAD_ATTR":
-            (o,) = pop()
-            name = argval
-            path = o.path + (name,) if o.path else None
-            method = sys.version_info >= (3, 12) and arg & 1
-            part = o.part()
-            if o.src is not None:
-                eff.event(key, "load", line, name, o)
-            if method:
-                # [method, self] (or [NULL, attr], which calls the same way).
-                s.append(_V(o.taint, path, method=name, prov=part.prov, reach=part.reach,
-                            src=_step_src(o, name)))
-                s.append(o)
-            else:
-                s.append(_V(o.taint, path, prov=part.prov, reach=part.reach,
-                            src=_step_src(o, name)))
-        elif op == "LOAD_METHOD":
-            (o,) = pop()
-            path = o.path + (argval,) if o.path else None
-            part = o.part()
-            s.append(_V(o.taint, path, method=argval, prov=part.prov, reach=part.reach,
-                        src=_step_src(o, argval)))
-            s.append(o)
-        elif op == "LOAD_SUPER_ATTR":
-            pop(3)
-            s.append(_CLEAN)
-            if arg & 1:
-                s.append(_CLEAN)
-        elif op in ("STORE_ATTR", "DELETE_ATTR"):
-            if op == "STORE_ATTR":
-                obj, val = pop(2)[::-1]
-                eff.mark(obj.taint, WRITE)
-                eff.mark(val.taint, DATA)  # now reachable from another object
-                eff.event(key, "attr", line, ("set", argval), obj)
-            else:
-                (obj,) = pop()
-                eff.mark(obj.taint, WRITE)
-                eff.event(key, "attr", line, ("del", argval), obj)
-        elif op == "STORE_SUBSCR":
-            val, obj, k = pop(3)
-            eff.mark(obj.taint, WRITE)
-            eff.mark(val.taint, DATA)
-            eff.event(key, "item", line, "set", obj)
-        elif op == "DELETE_SUBSCR":
-            obj, k = pop(2)
-            eff.mark(obj.taint, WRITE)
-            eff.event(key, "item", line, "del", obj)
-        elif op == "STORE_SLICE":
-            val, obj, a, b = pop(4)
-            eff.mark(obj.taint, WRITE)
-            eff.mark(val.taint, DATA)
-            eff.event(key, "item", line, "set", obj)
-        elif op == "BINARY_SUBSCR":
-            obj, k = pop(2)
-            if obj.src is not None:
-                eff.event(key, "op", line, ("names", ("__getitem__",)), obj)
-            step = ("[]", k.const if k.const is not _NOCONST else ANY)
-            part = obj.part(obj.taint | k.taint)
-            part.src = _step_src(obj, step)
-            s.append(part)
-        elif op == "BINARY_SLICE":
-            obj, a, b = pop(3)
-            s.append(obj.part())  # a list's slice is new, an array's a view
-        elif op == "BINARY_OP":
-            a, b = pop(2)
-            eff.mark(a.taint | b.taint, DATA)
-            if a.src is not None:
-                eff.event(key, "op", line, ("binary", arg), a)
-            if b.src is not None:
-                eff.event((self.code, x.offset, 1), "op", line, ("reflected", arg), b)
-            if arg in _INPLACE_OPS:
-                eff.mark(a.taint, WRITE)
-                eff.event(key, "inplace", line, x.argrepr, a)
-                # a mutable a is changed and is the result; an immutable one
-                # gives a new value
-                s.append(_V(a.taint | b.taint, prov=a.prov, reach=a.reach | b.prov | b.reach,
-                            src=a.src))
-            else:
-                s.append(_made((a, b)))
-        elif op in ("COMPARE_OP", "IS_OP", "CONTAINS_OP"):
-            a, b = pop(2)
-            if op == "COMPARE_OP":
-                eff.mark(a.taint | b.taint, DATA)
-            if op != "IS_OP":
-                names = ("__contains__", "__iter__") if op == "CONTAINS_OP" else _CMP_DUNDERS
-                for j, v in enumerate((a, b)):
-                    if v.src is not None:
-                        eff.event((self.code, x.offset, j), "op", line, ("names", names), v)
-            s.append(_CLEAN)
-        elif op in ("UNARY_NEGATIVE", "UNARY_POSITIVE", "UNARY_INVERT"):
-            (a,) = pop()
-            eff.mark(a.taint, DATA)
-            s.append(_made((a,)))
-        elif op == "YIELD_VALUE":
-            eff.mark(pop()[0].taint, DATA)
-            s.append(_CLEAN)
-        elif op in ("UNARY_NOT", "TO_BOOL"):
-            pop()
-            s.append(_CLEAN)
-        elif op in ("GET_ITER", "GET_YIELD_FROM_ITER", "GET_LEN"):
-            (a,) = pop()
-            if op == "GET_LEN":
-                s.extend([a, _CLEAN])
-            else:
-                eff.event(key, "iter", line, None, a)
-                s.append(_V(a.taint, prov=a.prov, reach=a.prov | a.reach, src=a.src))
-        elif op == "FOR_ITER":
-            it = s[-1] if s else _CLEAN
-            body = s + [it.part()]
-            if sys.version_info >= (3, 12):
-                done = s + [_CLEAN]  # jumps to END_FOR, which pops both
-            else:
-                done = s[:-1]
-            nxt = [(None, body), (argval, done)]
-        elif op in ("END_FOR",):
-            pop(2 if sys.version_info < (3, 13) else 1)
-        elif op in ("POP_TOP", "POP_ITER"):
-            pop()
-        elif op == "COPY":
-            if len(s) < arg:
-                raise _Unknown
-            s.append(s[-arg])
-        elif op == "SWAP":
-            if len(s) < arg:
-                raise _Unknown
-            s[-1], s[-arg] = s[-arg], s[-1]
-        elif op in ("BUILD_TUPLE", "BUILD_LIST", "BUILD_SET", "BUILD_STRING"):
-            s.append(_made(pop(arg)))
-        elif op == "BUILD_MAP":
-            s.append(_made(pop(2 * arg)))
-        elif op == "BUILD_CONST_KEY_MAP":
-            s.append(_made(pop(arg + 1)))
-        elif op == "BUILD_SLICE":
-            s.append(_made(pop(arg)))
-        elif op in ("LIST_APPEND", "SET_ADD", "LIST_EXTEND", "SET_UPDATE", "DICT_UPDATE",
-                    "DICT_MERGE", "MAP_ADD"):
-            vals = pop(2 if op == "MAP_ADD" else 1)
-            if len(s) < arg:
-                raise _Unknown
-            c = s[-arg]
-            r = c.reach
-            t = c.taint
-            for v in vals:
-                r = r | v.prov | v.reach
-                t = t | v.taint
-            s[-arg] = _V(t, prov=c.prov, reach=r) if (t != c.taint or r != c.reach) else c
-        elif op == "LIST_TO_TUPLE":
-            pass
-        elif op in ("UNPACK_SEQUENCE", "UNPACK_EX"):
-            (v,) = pop()
-            n = arg if op == "UNPACK_SEQUENCE" else (arg & 0xFF) + (arg >> 8) + 1
-            s.extend([v.part()] * n)
-        elif op in ("FORMAT_VALUE", "CONVERT_VALUE", "FORMAT_SIMPLE"):
-            pop()
-            if op == "FORMAT_VALUE" and (arg & 0x04):
-                pop()
-            s.append(_CLEAN)
-        elif op == "FORMAT_WITH_SPEC":
-            pop(2)
-            s.append(_CLEAN)
-        elif op == "MAKE_FUNCTION":
-            n = 1 + bin(arg & 0x0F).count("1") if sys.version_info < (3, 13) else 1
-            vals = pop(n)
-            # Defaults and closures the new function holds: its own code is
-            # analyzed as a nested code object.
-            eff.mark(_union(vals[:-1]).taint, DATA)
-            held = _made(vals[:-1])
-            s.append(_V(code=vals[-1].code, reach=held.reach))
-        elif op == "SET_FUNCTION_ATTRIBUTE":
-            pop(2)
-            s.append(_CLEAN)
-        elif op == "CALL":
-            self.call(pop(arg + 2), arg - len(self.kwnames), self.kwnames, False, s, key, line)
-            self.kwnames = ()
-        elif op == "CALL_KW":
-            pop()
-            self.call(pop(arg + 2), arg, (), True, s, key, line)
-        elif op == "CALL_FUNCTION_EX":
-            vals = pop(3 + (arg & 1))
-            self.call(vals, 0, (), True, s, key, line)
-        elif op in ("CALL_INTRINSIC_1",):
-            (v,) = pop()
-            s.append(_V(v.taint, prov=v.prov, reach=v.reach))
-        elif op in ("CALL_INTRINSIC_2",):
-            s.append(_made(pop(2)))
-        elif op in ("RETURN_VALUE", "RETURN_CONST", "RAISE_VARARGS", "RERAISE",
-                    "RETURN_GENERATOR"):
-            if op == "RETURN_VALUE":
-                pop()
-            elif op == "RAISE_VARARGS":
-                pop(arg)
-            elif op == "RERAISE":
-                pop()
-            elif op == "RETURN_GENERATOR":
-                s.append(_CLEAN)
-                return [(None, s)]
-            return []
-        elif op in ("JUMP_FORWARD", "JUMP_BACKWARD", "JUMP_BACKWARD_NO_INTERRUPT", "JUMP",
-                    "JUMP_NO_INTERRUPT"):
-            return [(argval, s)]
-        elif op.startswith("POP_JUMP_"):
-            pop()
-            return [(None, s), (argval, list(s))]
-        elif op in ("JUMP_IF_TRUE_OR_POP", "JUMP_IF_FALSE_OR_POP"):
-            kept = list(s)
-            pop()
-            return [(None, s), (argval, kept)]
-        elif op in ("PUSH_EXC_INFO",):
-            (v,) = pop()
-            s.extend([_CLEAN, v])
-        elif op in ("POP_EXCEPT",):
-            pop()
-        elif op in ("CHECK_EXC_MATCH",):
-            pop()
-            s.append(_CLEAN)
-        elif op == "BEFORE_WITH":
-            (v,) = pop()
-            eff.event(key, "with", line, None, v)
-            s.extend([_CLEAN, _V(v.taint, prov=v.prov, reach=v.reach)])
-        elif op == "WITH_EXCEPT_START":
-            s.append(_CLEAN)
-        elif op == "IMPORT_NAME":
-            pop(2)
-            root = frozenset([("m", argval)])
-            s.append(_V(prov=root, reach=root, src=("m", argval)))
-        elif op == "IMPORT_FROM":
-            mod = s[-1] if s else _CLEAN
-            s.append(_V(prov=mod.prov, reach=mod.reach, src=_step_src(mod, argval)))
+    # The opcode handlers (step's table _OPS, filled by @_handles): each
+    # applies instruction x to the stack s and returns None to go on to the
+    # next instruction with s, or step's list of (next offset, stack).
+
+    # - nothing the analysis follows
+    @_handles("NOP", "RESUME", "CACHE", "EXTENDED_ARG", "PRECALL", "COPY_FREE_VARS",
+              "MAKE_CELL", "SETUP_ANNOTATIONS", "END_SEND", "LIST_TO_TUPLE", "DELETE_NAME")
+    def _nothing(self, x, s, i):
+        pass
+
+    @_handles("KW_NAMES")
+    def _kw_names(self, x, s, i):
+        # (3.11's dis leaves argval unknown here: the names are a constant)
+        self.kwnames = tuple(self.code.co_consts[x.arg])
+
+    # - locals, cells and globals
+    @_handles("PUSH_NULL")
+    def _push_null(self, x, s, i):
+        s.append(_NULL)
+
+    @_handles("LOAD_CONST")
+    def _load_const(self, x, s, i):
+        argval = x.argval
+        if isinstance(argval, types.CodeType):
+            s.append(_V(code=argval))
+        elif isinstance(argval, (str, int, bytes, float, type(None))):
+            s.append(_V(const=argval))
         else:
+            s.append(_CLEAN)
+
+    @_handles("LOAD_ASSERTION_ERROR", "LOAD_CLOSURE", "LOAD_BUILD_CLASS", "LOAD_LOCALS",
+              "WITH_EXCEPT_START")
+    def _push_clean(self, x, s, i):
+        s.append(_CLEAN)
+
+    @_handles("LOAD_FAST", "LOAD_FAST_CHECK", "LOAD_FAST_AND_CLEAR")
+    def _load_fast(self, x, s, i):
+        s.append(self.loc.get(x.argval, _CLEAN))
+
+    @_handles("LOAD_FAST_LOAD_FAST")
+    def _load_fast_load_fast(self, x, s, i):
+        for n in x.argval:
+            s.append(self.loc.get(n, _CLEAN))
+
+    @_handles("STORE_FAST")
+    def _store_fast(self, x, s, i):
+        self.store_local(x.argval, _pop(s)[0])
+
+    @_handles("STORE_FAST_STORE_FAST")
+    def _store_fast_store_fast(self, x, s, i):
+        a, b = _pop(s, 2)
+        self.store_local(x.argval[0], b)
+        self.store_local(x.argval[1], a)
+
+    @_handles("STORE_FAST_LOAD_FAST")
+    def _store_fast_load_fast(self, x, s, i):
+        self.store_local(x.argval[0], _pop(s)[0])
+        s.append(self.loc.get(x.argval[1], _CLEAN))
+
+    @_handles("DELETE_FAST")
+    def _delete_fast(self, x, s, i):
+        self.own_locals().pop(x.argval, None)
+
+    @_handles("DELETE_DEREF")
+    def _delete_deref(self, x, s, i):
+        if x.argval in self.outer_free:
+            key, line = self.at(x, i)
+            self.eff.event(key, "nonlocal", line, ("del", x.argval), _CLEAN)
+
+    @_handles("DELETE_GLOBAL")
+    def _delete_global(self, x, s, i):
+        key, line = self.at(x, i)
+        self.eff.event(key, "global", line, ("del", x.argval), _CLEAN)
+
+    @_handles("LOAD_DEREF", "LOAD_CLASSDEREF", "LOAD_FROM_DICT_OR_DEREF")
+    def _load_deref(self, x, s, i):
+        if x.opname == "LOAD_FROM_DICT_OR_DEREF":
+            _pop(s)
+        s.append(self.deref(x.argval))
+
+    @_handles("STORE_DEREF")
+    def _store_deref(self, x, s, i):
+        key, line = self.at(x, i)
+        self.store_cell(x.argval, _pop(s)[0], key, line, "assign")
+
+    @_handles("LOAD_GLOBAL", "LOAD_NAME", "LOAD_FROM_DICT_OR_GLOBALS")
+    def _load_global(self, x, s, i):
+        op = x.opname
+        if op == "LOAD_FROM_DICT_OR_GLOBALS":
+            _pop(s)
+        name = x.argval
+        root = frozenset([("g", name)])
+        v = _V(root, ("g", name), prov=root, reach=root, src=("g", name))
+        null = op == "LOAD_GLOBAL" and x.arg & 1
+        if null and sys.version_info < (3, 13):
+            s.append(_NULL)
+        s.append(v)
+        if null and sys.version_info >= (3, 13):
+            s.append(_NULL)
+
+    @_handles("STORE_GLOBAL", "STORE_NAME")
+    def _store_global(self, x, s, i):
+        _pop(s)
+        if x.opname == "STORE_GLOBAL":
+            key, line = self.at(x, i)
+            self.eff.event(key, "global", line, ("assign", x.argval), _CLEAN)
+
+    # - attributes and items
+    @_handles("LOAD_ATTR")
+    def _load_attr(self, x, s, i):
+        (o,) = _pop(s)
+        name = x.argval
+        path = o.path + (name,) if o.path else None
+        method = sys.version_info >= (3, 12) and x.arg & 1
+        part = o.part()
+        if o.src is not None:
+            key, line = self.at(x, i)
+            self.eff.event(key, "load", line, name, o)
+        if method:
+            # [method, self] (or [NULL, attr], which calls the same way).
+            s.append(_V(o.taint, path, method=name, prov=part.prov, reach=part.reach,
+                        src=_step_src(o, name)))
+            s.append(o)
+        else:
+            s.append(_V(o.taint, path, prov=part.prov, reach=part.reach,
+                        src=_step_src(o, name)))
+
+    @_handles("LOAD_METHOD")
+    def _load_method(self, x, s, i):
+        (o,) = _pop(s)
+        argval = x.argval
+        path = o.path + (argval,) if o.path else None
+        part = o.part()
+        s.append(_V(o.taint, path, method=argval, prov=part.prov, reach=part.reach,
+                    src=_step_src(o, argval)))
+        s.append(o)
+
+    @_handles("LOAD_SUPER_ATTR")
+    def _load_super_attr(self, x, s, i):
+        _pop(s, 3)
+        s.append(_CLEAN)
+        if x.arg & 1:
+            s.append(_CLEAN)
+
+    @_handles("STORE_ATTR", "DELETE_ATTR")
+    def _write_attr(self, x, s, i):
+        store = x.opname == "STORE_ATTR"
+        obj, val = _pop(s, 2)[::-1] if store else (_pop(s)[0], None)
+        self.eff.mark(obj.taint, WRITE)
+        if store:
+            self.eff.mark(val.taint, DATA)  # now reachable from another object
+        key, line = self.at(x, i)
+        self.eff.event(key, "attr", line, ("set" if store else "del", x.argval), obj)
+
+    @_handles("STORE_SUBSCR", "STORE_SLICE", "DELETE_SUBSCR")
+    def _write_item(self, x, s, i):
+        # [value, object, key], [value, object, start, stop] or [object, key]
+        store = x.opname != "DELETE_SUBSCR"
+        if store:
+            val, obj = _pop(s, 3 if x.opname == "STORE_SUBSCR" else 4)[:2]
+        else:
+            obj = _pop(s, 2)[0]
+        self.eff.mark(obj.taint, WRITE)
+        if store:
+            self.eff.mark(val.taint, DATA)
+        key, line = self.at(x, i)
+        self.eff.event(key, "item", line, "set" if store else "del", obj)
+
+    @_handles("BINARY_SUBSCR")
+    def _binary_subscr(self, x, s, i):
+        obj, k = _pop(s, 2)
+        if obj.src is not None:
+            key, line = self.at(x, i)
+            self.eff.event(key, "op", line, ("names", ("__getitem__",)), obj)
+        step = ("[]", k.const if k.const is not _NOCONST else ANY)
+        part = obj.part(obj.taint | k.taint)
+        part.src = _step_src(obj, step)
+        s.append(part)
+
+    @_handles("BINARY_SLICE")
+    def _binary_slice(self, x, s, i):
+        obj, a, b = _pop(s, 3)
+        s.append(obj.part())  # a list's slice is new, an array's a view
+
+    # - operators
+    @_handles("BINARY_OP")
+    def _binary_op(self, x, s, i):
+        a, b = _pop(s, 2)
+        eff, arg = self.eff, x.arg
+        key, line = self.at(x, i)
+        eff.mark(a.taint | b.taint, DATA)
+        if a.src is not None:
+            eff.event(key, "op", line, ("binary", arg), a)
+        if b.src is not None:
+            eff.event((self.code, x.offset, 1), "op", line, ("reflected", arg), b)
+        if arg in _INPLACE_OPS:
+            eff.mark(a.taint, WRITE)
+            eff.event(key, "inplace", line, x.argrepr, a)
+            # a mutable a is changed and is the result; an immutable one
+            # gives a new value
+            s.append(_V(a.taint | b.taint, prov=a.prov, reach=a.reach | b.prov | b.reach,
+                        src=a.src))
+        else:
+            s.append(_made((a, b)))
+
+    @_handles("COMPARE_OP", "IS_OP", "CONTAINS_OP")
+    def _compare_op(self, x, s, i):
+        op = x.opname
+        a, b = _pop(s, 2)
+        if op == "COMPARE_OP":
+            self.eff.mark(a.taint | b.taint, DATA)
+        if op != "IS_OP":
+            names = ("__contains__", "__iter__") if op == "CONTAINS_OP" else _CMP_DUNDERS
+            line = self.lines[i]
+            for j, v in enumerate((a, b)):
+                if v.src is not None:
+                    self.eff.event((self.code, x.offset, j), "op", line, ("names", names), v)
+        s.append(_CLEAN)
+
+    @_handles("UNARY_NEGATIVE", "UNARY_POSITIVE", "UNARY_INVERT")
+    def _unary(self, x, s, i):
+        (a,) = _pop(s)
+        self.eff.mark(a.taint, DATA)
+        s.append(_made((a,)))
+
+    @_handles("UNARY_NOT", "TO_BOOL", "CHECK_EXC_MATCH", "CONVERT_VALUE", "FORMAT_SIMPLE")
+    def _pop_push_clean(self, x, s, i):
+        # a bool, a str, or whether an exception matches: nothing outer
+        _pop(s)
+        s.append(_CLEAN)
+
+    @_handles("FORMAT_VALUE")
+    def _format_value(self, x, s, i):
+        _pop(s)
+        if x.arg & 0x04:
+            _pop(s)
+        s.append(_CLEAN)
+
+    @_handles("FORMAT_WITH_SPEC", "SET_FUNCTION_ATTRIBUTE")
+    def _pop2_push_clean(self, x, s, i):
+        _pop(s, 2)
+        s.append(_CLEAN)
+
+    @_handles("YIELD_VALUE")
+    def _yield_value(self, x, s, i):
+        self.eff.mark(_pop(s)[0].taint, DATA)
+        s.append(_CLEAN)
+
+    # - iteration and the stack
+    @_handles("GET_ITER", "GET_YIELD_FROM_ITER")
+    def _get_iter(self, x, s, i):
+        (a,) = _pop(s)
+        key, line = self.at(x, i)
+        self.eff.event(key, "iter", line, None, a)
+        s.append(_V(a.taint, prov=a.prov, reach=a.prov | a.reach, src=a.src))
+
+    @_handles("GET_LEN")
+    def _get_len(self, x, s, i):
+        (a,) = _pop(s)
+        s.extend([a, _CLEAN])
+
+    @_handles("FOR_ITER")
+    def _for_iter(self, x, s, i):
+        it = s[-1] if s else _CLEAN
+        body = s + [it.part()]
+        if sys.version_info >= (3, 12):
+            done = s + [_CLEAN]  # jumps to END_FOR, which pops both
+        else:
+            done = s[:-1]
+        return [(None, body), (x.argval, done)]
+
+    @_handles("END_FOR")
+    def _end_for(self, x, s, i):
+        _pop(s, 2 if sys.version_info < (3, 13) else 1)
+
+    @_handles("POP_TOP", "POP_ITER", "POP_EXCEPT")
+    def _pop_top(self, x, s, i):
+        _pop(s)
+
+    @_handles("COPY")
+    def _copy(self, x, s, i):
+        if len(s) < x.arg:
             raise _Unknown
-        return nxt
+        s.append(s[-x.arg])
+
+    @_handles("SWAP")
+    def _swap(self, x, s, i):
+        arg = x.arg
+        if len(s) < arg:
+            raise _Unknown
+        s[-1], s[-arg] = s[-arg], s[-1]
+
+    # - building values
+    @_handles("BUILD_TUPLE", "BUILD_LIST", "BUILD_SET", "BUILD_STRING", "BUILD_SLICE")
+    def _build(self, x, s, i):
+        s.append(_made(_pop(s, x.arg)))
+
+    @_handles("BUILD_MAP")
+    def _build_map(self, x, s, i):
+        s.append(_made(_pop(s, 2 * x.arg)))
+
+    @_handles("BUILD_CONST_KEY_MAP")
+    def _build_const_key_map(self, x, s, i):
+        s.append(_made(_pop(s, x.arg + 1)))
+
+    @_handles("LIST_APPEND", "SET_ADD", "LIST_EXTEND", "SET_UPDATE", "DICT_UPDATE",
+              "DICT_MERGE", "MAP_ADD")
+    def _add_to(self, x, s, i):
+        arg = x.arg
+        vals = _pop(s, 2 if x.opname == "MAP_ADD" else 1)
+        if len(s) < arg:
+            raise _Unknown
+        c = s[-arg]
+        r = c.reach
+        t = c.taint
+        for v in vals:
+            r = r | v.prov | v.reach
+            t = t | v.taint
+        s[-arg] = _V(t, prov=c.prov, reach=r) if (t != c.taint or r != c.reach) else c
+
+    @_handles("UNPACK_SEQUENCE", "UNPACK_EX")
+    def _unpack(self, x, s, i):
+        (v,) = _pop(s)
+        arg = x.arg
+        n = arg if x.opname == "UNPACK_SEQUENCE" else (arg & 0xFF) + (arg >> 8) + 1
+        s.extend([v.part()] * n)
+
+    @_handles("MAKE_FUNCTION")
+    def _make_function(self, x, s, i):
+        n = 1 + bin(x.arg & 0x0F).count("1") if sys.version_info < (3, 13) else 1
+        vals = _pop(s, n)
+        # Defaults and closures the new function holds: its own code is
+        # analyzed as a nested code object.
+        self.eff.mark(_union(vals[:-1]).taint, DATA)
+        held = _made(vals[:-1])
+        s.append(_V(code=vals[-1].code, reach=held.reach))
+
+    # - calls
+    @_handles("CALL")
+    def _call(self, x, s, i):
+        key, line = self.at(x, i)
+        self.call(_pop(s, x.arg + 2), x.arg - len(self.kwnames), self.kwnames, False, s, key,
+                  line)
+        self.kwnames = ()
+
+    @_handles("CALL_KW")
+    def _call_kw(self, x, s, i):
+        _pop(s)
+        key, line = self.at(x, i)
+        self.call(_pop(s, x.arg + 2), x.arg, (), True, s, key, line)
+
+    @_handles("CALL_FUNCTION_EX")
+    def _call_function_ex(self, x, s, i):
+        vals = _pop(s, 3 + (x.arg & 1))
+        key, line = self.at(x, i)
+        self.call(vals, 0, (), True, s, key, line)
+
+    @_handles("CALL_INTRINSIC_1")
+    def _call_intrinsic_1(self, x, s, i):
+        (v,) = _pop(s)
+        s.append(_V(v.taint, prov=v.prov, reach=v.reach))
+
+    @_handles("CALL_INTRINSIC_2")
+    def _call_intrinsic_2(self, x, s, i):
+        s.append(_made(_pop(s, 2)))
+
+    # - control flow
+    @_handles("RETURN_VALUE", "RERAISE")
+    def _return_value(self, x, s, i):
+        _pop(s)
+        return []
+
+    @_handles("RAISE_VARARGS")
+    def _raise_varargs(self, x, s, i):
+        _pop(s, x.arg)
+        return []
+
+    @_handles("RETURN_CONST")
+    def _return_const(self, x, s, i):
+        return []
+
+    @_handles("RETURN_GENERATOR")
+    def _return_generator(self, x, s, i):
+        s.append(_CLEAN)
+
+    @_handles("JUMP_FORWARD", "JUMP_BACKWARD", "JUMP_BACKWARD_NO_INTERRUPT", "JUMP",
+              "JUMP_NO_INTERRUPT")
+    def _jump(self, x, s, i):
+        return [(x.argval, s)]
+
+    def _pop_jump(self, x, s, i):
+        _pop(s)
+        return [(None, s), (x.argval, list(s))]
+
+    @_handles("JUMP_IF_TRUE_OR_POP", "JUMP_IF_FALSE_OR_POP")
+    def _jump_or_pop(self, x, s, i):
+        kept = list(s)
+        _pop(s)
+        return [(None, s), (x.argval, kept)]
+
+    @_handles("PUSH_EXC_INFO")
+    def _push_exc_info(self, x, s, i):
+        (v,) = _pop(s)
+        s.extend([_CLEAN, v])
+
+    @_handles("BEFORE_WITH")
+    def _before_with(self, x, s, i):
+        (v,) = _pop(s)
+        key, line = self.at(x, i)
+        self.eff.event(key, "with", line, None, v)
+        s.extend([_CLEAN, _V(v.taint, prov=v.prov, reach=v.reach)])
+
+    # - imports
+    @_handles("IMPORT_NAME")
+    def _import_name(self, x, s, i):
+        _pop(s, 2)
+        root = frozenset([("m", x.argval)])
+        s.append(_V(prov=root, reach=root, src=("m", x.argval)))
+
+    @_handles("IMPORT_FROM")
+    def _import_from(self, x, s, i):
+        mod = s[-1] if s else _CLEAN
+        s.append(_V(prov=mod.prov, reach=mod.reach, src=_step_src(mod, x.argval)))
 
     def call(self, vals, npos, kw, unknown_kw, s, key, line):
         """A call: [callable or NULL, self or callable or NULL, *args]."""
@@ -907,23 +1071,25 @@ class _Interp:
             self.eff.mark(arg_taint, ALL)
 
 
+def root_value(fn, kind, name, missing=_MISSING):
+    """What fn's global ("g": of its module, else a builtin) or closure cell
+    ("c") called name holds now, or missing."""
+    if kind == "g":
+        v = fn.__globals__.get(name, _MISSING)
+        return getattr(builtins, name, missing) if v is _MISSING else v
+    for n, cell in zip(fn.__code__.co_freevars, fn.__closure__ or ()):
+        if n == name:
+            try:
+                return cell.cell_contents
+            except ValueError:
+                return missing
+    return missing
+
+
 def _resolve(path, fn):
     """The object a path (("g" or "c", name), attributes...) names for fn,
     following attributes of modules and classes only (never a property)."""
-    kind, name = path[0], path[1]
-    v = _MISSING
-    if kind == "g":
-        v = fn.__globals__.get(name, _MISSING)
-        if v is _MISSING:
-            v = getattr(builtins, name, _MISSING)
-    else:
-        code = fn.__code__
-        for n, cell in zip(code.co_freevars, fn.__closure__ or ()):
-            if n == name:
-                try:
-                    v = cell.cell_contents
-                except ValueError:
-                    pass
+    v = root_value(fn, path[0], path[1])
     for attr in path[2:]:
         if not isinstance(v, (types.ModuleType, type)):
             return _MISSING
@@ -983,7 +1149,7 @@ def _call_flags(callee, npos, kwnames, unknown_kw):
     except TypeError:  # unhashable callee
         pass
     module = getattr(callee, "__module__", None) or ""
-    if module == "hop" or module.startswith("hop."):
+    if is_hop_module(module):
         return DATA
     if _np is not None:
         if isinstance(callee, _np.ufunc):
@@ -1098,6 +1264,11 @@ class _Check:
             global_roots = [(name, ALL, False) for name in eff.names]
         else:
             cell_roots, global_roots = _verdict(eff, fn)
+        if is_hop_function(fn):
+            # A wrapper of hop's (nested_compile_region's) reaches the user's
+            # function through its closure; hop's own globals are caches and
+            # registries a first call fills, not state a body may change.
+            global_roots = ()
         closure = getattr(fn, "__closure__", None) or ()
         for name, cell, (flag, body) in zip(code.co_freevars, closure, cell_roots):
             try:

@@ -702,8 +702,77 @@ def _trace_once(fn, example_args, dynamic, paths, slots, slot_arrays, kwargs, co
                          f"{len(leaves)} arguments (one bool, or one bool per dim, each)")
     tr = _C.Trace()
     arg_names = _leaf_names(fn, example_args, kwargs)
-    proxies, kinds, numpy_in, as_array = [], [], [], []
     arg_strides = _arg_strides(leaves)
+    proxies, kinds, numpy_in, as_array = _add_inputs(tr, leaves, arg_names, dynamic)
+    call = _Call(fn, kw, frame, spec, proxies, kinds, as_array, slots, slot_arrays,
+                 arg_strides)
+
+    # What fn can read besides its tensor arguments: the values the plan
+    # will bake in (see _guards); and names for the tensors among them (a
+    # capture is named when it is made).
+    env = _guards.scan(fn, leaves, arg_names, [k is None for k in kinds])
+    if frame is not None:
+        frame.env_ids = env.seen | {id(t) for t, _ in env.tensors.values()}
+    for t, sources in env.tensors.values():
+        tr.name_hint(t, sources[0].hint())
+    out_leaves, out_spec, traced, sym_out, writes, results = \
+        _run_traced(tr, call, fn, paths, compiling, slots, spec, env)
+    runs = call.runs
+    # (a layout a decision read is checked on every call, written or not)
+    writeback = _WriteBack(slots, slot_arrays, tr, leaves, runs, traced, writes) \
+        if slots or any(run.layout for run in runs) else None
+    template = [None if isinstance(x, _TRACED_OUT) else x for x in out_leaves]
+    plan = tr.lower()
+    statics = [None if k is not None else leaves[i] for i, k in enumerate(kinds)]
+    all_numpy = bool(numpy_in) and all(numpy_in)
+    views = {id(v[1]): v[0] for k, v in tr.scratch.items()
+             if isinstance(k, tuple) and k[0] == "hop.numpy array"}
+    captures = tr.captures
+    if frame is not None:
+        _frame.unguard(env, frame)
+    made = _made_captures(captures, views) | {id(t) for run in runs for t in run.made}
+    guards = _guards.Guards(env, captures, leaves, views, made=lambda t: id(t) in made)
+    # A result that is such a capture itself (`return np.zeros(n)`): the plan
+    # hands back the captured tensor, so each call copies it (eager makes it
+    # anew; a caller's write must not show in the next call's result or in
+    # the plan's constant).  So is a returned capture whose source the guards
+    # did not find: one the function made that _made_captures misses (`return
+    # hop.tensor([1, 2])`: the result holds the references it counts), or one
+    # it cannot see (warned).
+    anew = made | {id(captures[i]) for i in guards.unsourced}
+    results.copied = {i for i, x in enumerate(out_leaves) if isinstance(x, _TRACED_OUT) and
+                      id(getattr(x, "_tv", x)) in anew}
+    runner = _Runner(tr, plan, spec, statics, out_spec, template, all_numpy, sym_out, guards,
+                     as_array, writeback, kw=kw, results=results)
+    # The lines after the guards' and the viewed arrays' (describing them
+    # needs the placeholder names: a walk of the whole graph, skipped when
+    # there is nothing to say).
+    unguarded = guards.describe(runner.capture_names)[len(guards.guards) + len(guards.viewed):] \
+        if guards.unsourced or guards.skipped else []
+    unguarded = [u for u in unguarded if not u.endswith(_guards.MADE)]
+    if unguarded:
+        # Never silent: what the guards cannot see is said once per trace.
+        warnings.warn(f"hop: {getattr(fn, '__qualname__', 'the traced function')} reads values "
+                      f"that hop can guard by identity only, so a change inside them is not "
+                      f"seen by this trace: " + "; ".join(unguarded), RuntimeWarning,
+                      stacklevel=_paths.user_stacklevel())
+    gm = GraphModule(tr, (), runner)
+    gm.plan = plan
+    return gm, runner
+
+
+# What a traced result can be besides a Python value: a SymInt returns as an
+# int, a SymFloat as a float (eager returns a Python float): its 0-d float64
+# tensor is the output, and its value converts to that float exactly.
+_TRACED_OUT = (_C.Tensor, _C.SymInt, SymFloat)
+
+
+def _add_inputs(tr, leaves, arg_names, dynamic):
+    """The trace's inputs for the argument leaves: (proxies: each tensor or
+    ndarray leaf's input, any other leaf itself; kinds: each leaf's tensor or
+    None; numpy_in: per tensor leaf, whether it was an ndarray; as_array: the
+    same per leaf)."""
+    proxies, kinds, numpy_in, as_array = [], [], [], []
     for i, leaf in enumerate(leaves):
         t, was_np = _as_tensor(leaf)
         as_array.append(was_np)
@@ -715,42 +784,56 @@ def _trace_once(fn, example_args, dynamic, paths, slots, slot_arrays, kwargs, co
         proxies.append(tr.add_input(arg_names[i], t, dyn))
         kinds.append(t)
         numpy_in.append(was_np)
-    given = [None]  # the last run's arguments as the function saw them
-    # and its result as it returned it (_Results: which objects), with the
-    # rebuilt one that stands for it
-    raw_out = [None, None]
+    return proxies, kinds, numpy_in, as_array
 
-    uses_numpy = any(as_array) or "hop.numpy" in sys.modules
-    runs = []
 
-    def call():
+class _Call:
+    """The traced function called on the trace's inputs, once per run (path
+    specialisation runs it again).  Keeps the last run's arguments as the
+    function saw them (given), its result as it returned it (_Results: which
+    objects) with the rebuilt one that stands for it (raw_out), and
+    hop.numpy's record of each run (runs)."""
+
+    def __init__(self, fn, kw, frame, spec, proxies, kinds, as_array, slots, slot_arrays,
+                 arg_strides):
+        self.fn, self.kw, self.frame, self.spec = fn, kw, frame, spec
+        self.proxies, self.kinds, self.as_array = proxies, kinds, as_array
+        self.slots, self.slot_arrays, self.arg_strides = slots, slot_arrays, arg_strides
+        self.uses_numpy = any(as_array) or "hop.numpy" in sys.modules
+        self.given = None
+        self.raw_out = [None, None]
+        self.runs = []
+
+    def __call__(self):
         # An ndarray argument behaves as an ndarray in the function (NumPy's
         # semantics, through hop.numpy), and returns as one; fresh wrappers
         # for each run of the function (path specialisation runs it again).
-        if not uses_numpy:
-            built = unflatten(proxies, spec)
-            given[0] = built
-            return _invoke(fn, built, kw, frame)
+        if not self.uses_numpy:
+            built = unflatten(self.proxies, self.spec)
+            self.given = built
+            return _invoke(self.fn, built, self.kw, self.frame)
         storage = sys.modules["hop.numpy._storage"] if "hop.numpy._storage" in sys.modules \
             else _hnp()._storage
+        slots, slot_arrays = self.slots, self.slot_arrays
         run = storage.begin_run(True, slots, slot_arrays)
-        runs.append(run)
+        self.runs.append(run)
         try:
-            run.arg_strides = arg_strides
+            run.arg_strides = self.arg_strides
             # a hop.numpy array argument is rebuilt from its tensor: that one
-            run.arg_tensors = {id(p): i for i, (p, k) in enumerate(zip(proxies, kinds))
+            run.arg_tensors = {id(p): i for i, (p, k) in enumerate(zip(self.proxies, self.kinds))
                                if k is not None}
             args = unflatten([_numpy_arg(p, i) if a else p
-                              for i, (p, a) in enumerate(zip(proxies, as_array))], spec)
+                              for i, (p, a) in enumerate(zip(self.proxies, self.as_array))],
+                             self.spec)
             run.arg_tensors = {}
-            given[0] = args
-            out = raw_out[0] = _invoke(fn, args, kw, frame)
+            self.given = args
+            out = self.raw_out[0] = _invoke(self.fn, args, self.kw, self.frame)
             # the result's arrays as they are now (a captured array's value
             # is the run's only while it lasts), and the final value of every
             # written root, then the tensor of each captured one (so that
             # the runner finds it among the captured inputs)
             out = unflatten(*flatten(out))
-            raw_out[1] = out
+            self.raw_out[1] = out
             if not slots:
                 return out
             writes = [run.root_value(k) for k in slots]
@@ -759,14 +842,13 @@ def _trace_once(fn, example_args, dynamic, paths, slots, slot_arrays, kwargs, co
         finally:
             storage.end_run(run)
 
-    # What fn can read besides its tensor arguments: the values the plan
-    # will bake in (see _guards); and names for the tensors among them (a
-    # capture is named when it is made).
-    env = _guards.scan(fn, leaves, arg_names, [k is None for k in kinds])
-    if frame is not None:
-        frame.env_ids = env.seen | {id(t) for t, _ in env.tensors.values()}
-    for t, sources in env.tensors.values():
-        tr.name_hint(t, sources[0].hint())
+
+def _run_traced(tr, call, fn, paths, compiling, slots, spec, env):
+    """Runs call in the trace tr (through paths, hop.compile's path
+    specialisation, when given) and sets the trace's outputs: (the result's
+    leaves, its spec, the traced ones among them, sym_out: per traced one
+    "float", True for a SymInt, False for a tensor, the write-back slots'
+    values, _Results)."""
     tr.start()
     try:
         if compiling:
@@ -788,62 +870,19 @@ def _trace_once(fn, example_args, dynamic, paths, slots, slot_arrays, kwargs, co
         hnp = sys.modules.get("hop.numpy")
         if hnp is not None:
             out_spec = hnp._numpy_out_spec(out_spec)
-        # A SymInt returns as an int, a SymFloat as a float (eager returns a
-        # Python float): its 0-d float64 tensor is the output, and its
-        # value converts to that float exactly.
-        outs = (_C.Tensor, _C.SymInt, SymFloat)
-        traced = [x for x in out_leaves if isinstance(x, outs)]
+        traced = [x for x in out_leaves if isinstance(x, _TRACED_OUT)]
         sym_out = ["float" if isinstance(x, SymFloat) else isinstance(x, _C.SymInt)
                    for x in traced]
         # the raw result only when the trace's result is that run's (path
         # specialisation merges the runs' results into new values)
+        raw_out = call.raw_out
         raw = raw_out[0] if raw_out[1] is out and out is not None else out
-        results = _Results(fn, raw, out_leaves, outs, given[0], spec, env.seen)
+        results = _Results(fn, raw, out_leaves, _TRACED_OUT, call.given, spec, env.seen)
         tr.output([_out_value(x) for x in traced] + list(writes))
     finally:
         tr.stop()
         _breaks.forget(tr)
-    # (a layout a decision read is checked on every call, written or not)
-    writeback = _WriteBack(slots, slot_arrays, tr, leaves, runs, traced, writes) \
-        if slots or any(run.layout for run in runs) else None
-    template = [None if isinstance(x, outs) else x for x in out_leaves]
-    plan = tr.lower()
-    statics = [None if k is not None else leaves[i] for i, k in enumerate(kinds)]
-    all_numpy = bool(numpy_in) and all(numpy_in)
-    views = {id(v[1]): v[0] for k, v in tr.scratch.items()
-             if isinstance(k, tuple) and k[0] == "hop.numpy array"}
-    captures = tr.captures
-    if frame is not None:
-        _frame.unguard(env, frame)
-    made = _made_captures(captures, views) | {id(t) for run in runs for t in run.made}
-    guards = _guards.Guards(env, captures, leaves, views, made=lambda t: id(t) in made)
-    # A result that is such a capture itself (`return np.zeros(n)`): the plan
-    # hands back the captured tensor, so each call copies it (eager makes it
-    # anew; a caller's write must not show in the next call's result or in
-    # the plan's constant).  So is a returned capture whose source the guards
-    # did not find: one the function made that _made_captures misses (`return
-    # hop.tensor([1, 2])`: the result holds the references it counts), or one
-    # it cannot see (warned).
-    anew = made | {id(captures[i]) for i in guards.unsourced}
-    results.copied = {i for i, x in enumerate(out_leaves) if isinstance(x, outs) and
-                      id(getattr(x, "_tv", x)) in anew}
-    runner = _Runner(tr, plan, spec, statics, out_spec, template, all_numpy, sym_out, guards,
-                     as_array, writeback, kw=kw, results=results)
-    # The lines after the guards' and the viewed arrays' (describing them
-    # needs the placeholder names: a walk of the whole graph, skipped when
-    # there is nothing to say).
-    unguarded = guards.describe(runner.capture_names)[len(guards.guards) + len(guards.viewed):] \
-        if guards.unsourced or guards.skipped else []
-    unguarded = [u for u in unguarded if not u.endswith(_guards.MADE)]
-    if unguarded:
-        # Never silent: what the guards cannot see is said once per trace.
-        warnings.warn(f"hop: {getattr(fn, '__qualname__', 'the traced function')} reads values "
-                      f"that hop can guard by identity only, so a change inside them is not "
-                      f"seen by this trace: " + "; ".join(unguarded), RuntimeWarning,
-                      stacklevel=_paths.user_stacklevel())
-    gm = GraphModule(tr, (), runner)
-    gm.plan = plan
-    return gm, runner
+    return out_leaves, out_spec, traced, sym_out, writes, results
 
 
 def _made_captures(captures, views):

@@ -806,6 +806,29 @@ def test_a_closure_read_inside_a_nested_compile_region_body_is_guarded():
         gm(x)
 
 
+
+def test_a_nested_compile_region_inside_a_wrap_body_is_pure_on_hops_first_call(monkeypatch):
+    # A fresh process: hop's per-HOP-call caches are still empty, so the
+    # region's first call inside the wrap body fills one.  The purity check
+    # followed the region's wrapper into hop's own globals and called that a
+    # side effect of the body ("it mutates '_LEAF_RESULTS'"); it must look
+    # through the wrapper's closure only.
+    from hop import _hops
+    monkeypatch.setattr(_hops, "_LEAF_RESULTS", {})
+
+    @hop.nested_compile_region
+    def inner(x):
+        return x * 2.0
+
+    def f(x):
+        return hop.wrap(lambda: inner(x) + 1.0)
+
+    x = hop.tensor([1.0, 2.0])
+    assert hop.trace(f, x)(x).tolist() == [3.0, 5.0]
+    assert hop.compile(f)(x).tolist() == [3.0, 5.0]
+    assert len(_hops._LEAF_RESULTS) > 0  # the cache was filled by those calls
+
+
 BIG = list(range(20))
 DEEP = {"a": {"b": {"c": {"d": [2.0]}}}}
 
