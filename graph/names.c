@@ -22,6 +22,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 
+/* In strcmp order: is_keyword searches it. */
 static const char *const python_keywords[] = {
     "False", "None",     "True",  "and",    "as",   "assert", "async",  "await",    "break",
     "class", "continue", "def",   "del",    "elif", "else",   "except", "finally",  "for",
@@ -35,9 +36,18 @@ is_keyword(const char *s)
     size_t n = strlen(s);
     if (n < 2 || n > 8) /* every keyword has 2..8 letters: most names stop here */
         return false;
-    for (size_t i = 0; i < HOP__ARRAY_LEN(python_keywords); i++) {
-        if (s[0] == python_keywords[i][0] && strcmp(s, python_keywords[i]) == 0)
+    /* python_keywords is in strcmp order: a binary search, ~6 compares
+     * where the scan made 35 (a name is sanitised for every node). */
+    size_t lo = 0, hi = HOP__ARRAY_LEN(python_keywords);
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        int c = strcmp(s, python_keywords[mid]);
+        if (c == 0)
             return true;
+        if (c < 0)
+            hi = mid;
+        else
+            lo = mid + 1;
     }
     return false;
 }

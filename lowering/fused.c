@@ -172,10 +172,12 @@ hop__fused_ok(const hop_node *n)
 
 /* ------------------------------------------------------------- building */
 
+/* A dry build's caller only asks whether the group fits (plan_fusion tries
+ * many that do not): no message for it. */
 static hop_status
-full(const char *what)
+full(bool dry, const char *what)
 {
-    return hop_error(HOP_UNSUPPORTED, "fused group: too many %s", what);
+    return dry ? HOP_UNSUPPORTED : hop_error(HOP_UNSUPPORTED, "fused group: too many %s", what);
 }
 
 /* A scalar operand in need; for an op on f16 (computed in f32) rounded to
@@ -285,7 +287,7 @@ sym_operand(hop_lower_ctx *cx, const hop_arg *a, const hop__xprog **out)
  */
 hop_status
 hop__fused_build(hop_lower_ctx *cx, const hop_node *root, const hop_node *const *members, int nm,
-                 int32_t out, hop__fgroup **out_group)
+                 int32_t out, hop__fgroup **out_group, const char **note)
 {
     bool dry = out < 0;
     /* Built whole here (dry: in the caller's scratch), then the plan keeps
@@ -293,8 +295,11 @@ hop__fused_build(hop_lower_ctx *cx, const hop_node *root, const hop_node *const 
     hop__fgroup scratch;
     hop__fgroup *g = dry ? *out_group : &scratch;
     if (nm > HOP__F_MAXSTEPS)
-        return full("steps");
-    memset(g, 0, hop__fgroup_bytes(nm)); /* (the steps past nm are never read) */
+        return full(dry, "steps");
+    /* Each step is zeroed as it is built (the steps past nm are never read):
+     * a dry build that fails at its 8th input of 64 members zeroed ~10 KB
+     * (~6 K instructions of every node of a long chain, issue #30). */
+    memset(g, 0, hop__fgroup_bytes(0));
     const hop_node *in_nodes[HOP__F_MAXIN];
     int reg_of[HOP__F_MAXSTEPS]; /* register of each member's result */
     bool busy[HOP__F_MAXREGS] = {false};
@@ -303,6 +308,7 @@ hop__fused_build(hop_lower_ctx *cx, const hop_node *root, const hop_node *const 
     for (int s = 0; s < nm; s++) {
         const hop_node *n = members[s];
         hop__fstep *st = &g->steps[s];
+        memset(st, 0, sizeof *st);
         hop_dtype need[3];
         st->fn = step_fn(n, need, &st->fdtype);
         st->opdtype =
@@ -330,7 +336,7 @@ hop__fused_build(hop_lower_ctx *cx, const hop_node *root, const hop_node *const 
                     k++;
                 if (k == g->ninputs) {
                     if (g->ninputs == HOP__F_MAXIN)
-                        return full("inputs");
+                        return full(dry, "inputs");
                     in_nodes[g->ninputs] = a->u.node;
                     g->in_dtype[g->ninputs++] = o->have;
                 }
@@ -355,7 +361,7 @@ hop__fused_build(hop_lower_ctx *cx, const hop_node *root, const hop_node *const 
             while (r < HOP__F_MAXREGS && busy[r])
                 r++;
             if (r == HOP__F_MAXREGS)
-                return full("registers");
+                return full(dry, "registers");
             busy[r] = true;
             st->out = r;
             reg_of[s] = r;
@@ -381,16 +387,22 @@ hop__fused_build(hop_lower_ctx *cx, const hop_node *root, const hop_node *const 
         g->inputs[k] = v.id;
     }
     small_plan(cx, g);
+    /* The dump's note `root = text` and the group's text are one string
+     * (the text its tail): one formatting, one copy. */
     hop__buf b;
     hop__buf_init(&b);
+    hop__buf_puts(&b, root->name);
+    hop__buf_puts(&b, " = ");
+    size_t lead = b.len;
     member_text(cx, &b, root, nm - 1);
     char *text = hop__buf_finish(&b);
     if (text == NULL)
         return HOP_NOMEM;
-    g->text = hop__arena_strdup(&cx->plan->arena, text);
+    *note = hop__arena_strdup(&cx->plan->arena, text);
     hop_free(text);
-    if (g->text == NULL)
+    if (*note == NULL)
         return HOP_NOMEM;
+    g->text = *note + lead;
     size_t size = hop__fgroup_size(g);
     hop__fgroup *kept = hop__arena_alloc(&cx->plan->arena, size);
     if (kept == NULL)

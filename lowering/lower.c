@@ -331,14 +331,15 @@ plan_fusion(hop_lower_ctx *cx, const hop_graph *g)
             int nm = 0, no = 0;
             bool full = false;
             collect(cx, n, members, &nm, order, &no, HOP__F_MAXSTEPS + 1, &full);
+            if (no == 1)
+                break; /* the root alone: nothing to cut whatever a dry build says, and
+                          compile_group reports why it does not fit */
             if (fg == NULL && (fg = hop__arena_alloc(&cx->tmp, sizeof *fg)) == NULL)
                 return HOP_NOMEM;
             if (!full && nm <= HOP__F_MAXSTEPS &&
-                hop__fused_build(cx, n, members, nm, -1, &fg) == HOP_OK)
+                hop__fused_build(cx, n, members, nm, -1, &fg, NULL) == HOP_OK)
                 break;
             hop_error_clear();
-            if (no == 1)
-                break; /* compile_group reports why the root alone does not fit */
             /* Too big: the deepest member becomes the root of a group of its
              * own, so a long chain splits into full groups (each node is cut
              * at most once). */
@@ -358,12 +359,12 @@ compile_group(hop_lower_ctx *cx, const hop_node *root)
     int32_t out;
     hop_status st = storage_for(cx, root, &out);
     hop__fgroup *g = NULL;
+    const char *note = NULL;
     if (st == HOP_OK)
-        st = hop__fused_build(cx, root, members, nm, out, &g);
+        st = hop__fused_build(cx, root, members, nm, out, &g, &note);
     if (st != HOP_OK)
         return st;
-    const char *note = hop__note(cx, "%s = %s", root->name, g->text);
-    if (note == NULL || hop__emit(cx, HOP__OP_Fused, out, g->ninputs, g->nsteps, g, note) < 0)
+    if (hop__emit(cx, HOP__OP_Fused, out, g->ninputs, g->nsteps, g, note) < 0)
         return HOP_NOMEM;
     for (int i = 0; i < g->ninputs; i++)
         if ((st = hop__access(cx, g->inputs[i])) != HOP_OK)

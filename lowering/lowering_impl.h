@@ -267,10 +267,12 @@ const char *hop__node_text(hop_lower_ctx *cx, const hop_node *n);
 bool hop__fused_ok(const hop_node *n);
 /* The group of members (graph order, root last, as lower.c's collect made
  * them: each member's hop__vmap has group cx->group and its index) writing
- * slot out; with out < 0 only checks the limits (fusion planning, before the operands have
- * values, into *out_group).  HOP_UNSUPPORTED when the group is too big. */
+ * slot out, and its note for the dump (`root = text`, in the plan's arena,
+ * into *note); with out < 0 only checks the limits (fusion planning, before
+ * the operands have values, into *out_group; note is not used).
+ * HOP_UNSUPPORTED when the group is too big (dry: with no error message). */
 hop_status hop__fused_build(hop_lower_ctx *cx, const hop_node *root, const hop_node *const *members,
-                            int nmembers, int32_t out, hop__fgroup **out_group);
+                            int nmembers, int32_t out, hop__fgroup **out_group, const char **note);
 /* A Copy instruction: slot dst <- slot src, elementwise with conversion. */
 hop_status hop__emit_copy(hop_lower_ctx *cx, int32_t dst, int32_t src);
 

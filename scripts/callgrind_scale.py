@@ -4,8 +4,9 @@ program, counted by callgrind and nothing else (issue #30's scale rows).
     valgrind --tool=callgrind --collect-atstart=no --toggle-collect=ffi_call \\
         /usr/bin/python3 scripts/callgrind_scale.py BUILD KIND N
 
-KIND is wrap or cond (N calls in one function), nested (N levels) or lift (one
-wrap body adding N closed-over tensors); BUILD a build tree (its python/ goes
+KIND is wrap or cond (N calls in one function), nested (N levels), lift (one
+wrap body adding N closed-over tensors) or chain (N plain ops: trace_node's
+function, whose N is a multiple of 4); BUILD a build tree (its python/ goes
 first on sys.path; a RelWithDebInfo one names hop's C functions).  The
 program is traced once to warm up, then once more from a C callback that
 libc's bsearch makes through ctypes, so --toggle-collect=ffi_call counts that
@@ -21,7 +22,7 @@ import warnings
 sys.path.insert(0, os.path.join(sys.argv[1], "python"))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "bench"))
 import hop  # noqa: E402
-from workloads import nested, repeated  # noqa: E402
+from workloads import chain_fn, nested, repeated  # noqa: E402
 
 
 def program(kind, n):
@@ -41,7 +42,9 @@ def program(kind, n):
                 v = v + c
             return v
         return (lambda x: hop.wrap(body, x)), (hop.ones(16),)
-    raise SystemExit(f"unknown kind {kind!r}: wrap, cond, nested or lift")
+    if kind == "chain":
+        return chain_fn(n), (x, hop.randn(16, seed=2))
+    raise SystemExit(f"unknown kind {kind!r}: wrap, cond, nested, lift or chain")
 
 
 def main():

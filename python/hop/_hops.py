@@ -22,6 +22,7 @@ import sys
 import types
 
 from . import _C
+from ._breaks import _COMPILE
 from ._paths import _in_body
 from ._purity import body_prints, code_names, is_hop_function, reads, run_pure
 from ._pytree import _REGISTERED, LEAF, flat_spec, flatten, unflatten
@@ -309,7 +310,7 @@ def _apply(name, leads, groups, bodies, *, hop=None, keys=None, constants=True,
             return traced
         return body
 
-    if tr is not None:
+    if tr is not None and _COMPILE in tr.scratch:  # (body_prints returns at once otherwise)
         body_prints(hop, bodies, tr)
     outs = _C.call_hop(name, tuple(leads), tuple(builtins.map(tuple, builtins.map(_TRACED, parts))),
                        tuple(builtins.map(make, bodies)), keys)

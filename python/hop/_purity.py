@@ -1520,7 +1520,8 @@ def run_pure(hop_name, which, fn, args, kwargs=None):
     """fn(*args, **kwargs), raising hop.TraceError (with outer state restored)
     if the body changes state outside itself."""
     code = getattr(fn, "__code__", None)
-    if code is None or not code.co_freevars and _reads_no_global(fn, code):
+    if code is None or not code.co_freevars and (not _effects(code).names or
+                                                  _reads_no_global(fn, code)):
         # Nothing outside the body that it could change is reachable from it
         # (no cell, no global of its module: the scan would record nothing),
         # so the check is empty: call it (issue #30: a HOP call's body).

@@ -581,6 +581,19 @@ test_arg_print_is_the_printers_spelling_with_the_snprintf_contract(void **state)
     assert_false(hop_name_is_identifier("0x"));
     assert_false(hop_name_is_identifier("a-b"));
     assert_false(hop_name_is_identifier("lambda"));
+    /* every keyword (the search over them is a binary one), and names next
+     * to them in strcmp order */
+    const char *keywords[] = {
+        "False", "None",     "True",  "and",    "as",   "assert", "async",  "await",    "break",
+        "class", "continue", "def",   "del",    "elif", "else",   "except", "finally",  "for",
+        "from",  "global",   "if",    "import", "in",   "is",     "lambda", "nonlocal", "not",
+        "or",    "pass",     "raise", "return", "try",  "while",  "with",   "yield"};
+    for (size_t i = 0; i < sizeof keywords / sizeof keywords[0]; i++)
+        assert_false(hop_name_is_identifier(keywords[i]));
+    const char *near[] = {"Fals", "Falsey", "Nonf", "an",     "ande", "asserts", "a",  "de",
+                          "ifa",  "ia",     "noz",  "yields", "yiel", "zz",      "AA", "_if"};
+    for (size_t i = 0; i < sizeof near / sizeof near[0]; i++)
+        assert_true(hop_name_is_identifier(near[i]));
     assert_false(hop_name_is_identifier(""));
     assert_false(hop_name_is_identifier(NULL));
     hop_shape_env_free(env);
