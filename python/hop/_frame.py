@@ -717,14 +717,23 @@ class Translator:
             out_fast.append(v)
         prefix = None
         if self.numpy_mode:
-            bad = _exact.differs(list(stack) + list(fast.values()) +
-                                 [e.values for e in self.effects])
+            live = list(stack) + list(fast.values()) + [v for _, v in own] + \
+                [e.values for e in self.effects]
+            bad = _exact.differs(live)
+            shared = None if bad is not None else _shared_memory(live)
             if bad is not None:
                 # Python would get a value whose last bit may not be NumPy's:
                 # the part before the break runs in Python instead (eager,
                 # NumPy's own values), and the rest resumes compiled
                 prefix = f"the part before it runs in Python (its graph is not run): it " \
                          f"hands Python a value NumPy may compute with other bits ({bad})"
+            elif shared is not None:
+                # the plan returns each array as new memory: a write in
+                # Python through a view (or to the memory it views) would
+                # be lost, so the views are NumPy's own, made in Python
+                prefix = f"the part before it runs in Python (its graph is not run): it " \
+                         f"hands Python {shared}, which the plan would return as a copy"
+            if prefix is not None:
                 self._check_prefix(fr, pc)
         tr = _C.tracing()
         if tr is not None:
@@ -2467,6 +2476,42 @@ class Break:
             cf = self.resumes[key] = compile(Resume(self.func, fr.pc, len(fr.stack), nulls,
                                                     tuple(fr.fast), self.lines))
         return cf(*args)
+
+
+def _shared_memory(values):
+    """None when no hop.numpy array in values (nested in tuples, lists and
+    dicts) shares memory with another array; else which one does, for
+    explain().  A traced array that does is a view (its storage's value seen
+    through view steps), an array over the caller's memory that is not the
+    argument itself (a captured array), or one of two live arrays over one
+    storage (hop/numpy/_storage.py).  Handed to Python, the plan's outputs
+    are new memory each: a write through one would not reach the others."""
+    hnp = sys.modules.get("hop.numpy")
+    if hnp is None:
+        return None
+    storages = set()
+    todo = [(v, 0) for v in values]
+    while todo:
+        v, d = todo.pop()
+        t = type(v)
+        if t in (tuple, list):
+            if d > 8:
+                return "a value nested too deep to check"
+            todo.extend((x, d + 1) for x in tuple(v))  # one C call: see _hops._value_key
+        elif t is dict:
+            todo.extend((x, d + 1) for x in tuple(v.values()))
+        elif isinstance(v, hnp.ndarray):
+            st = v._st
+            if st is None:
+                continue
+            if v._vw:
+                return "a view of another array"
+            if st.root is not None and st.root != ("arg", v._role):
+                return "an array over memory the caller owns"
+            if id(st) in storages:
+                return "two arrays over the same memory"
+            storages.add(id(st))
+    return None
 
 
 def _numpy_value(v):
