@@ -772,6 +772,10 @@ def _trace_once(fn, example_args, dynamic, paths, slots, slot_arrays, kwargs, co
         if compiling:
             _breaks.mark_compile(tr)
         try:
+            if paths is not None:
+                # NumPy's semantics: a branch on a value hop may compute with
+                # other bits than NumPy is decided by NumPy's (_paths._hook)
+                paths.numpy = any(as_array)
             out = call() if paths is None else paths.run(tr, call)
         except BaseException:
             brk = _breaks.raised(tr)
