@@ -1354,8 +1354,7 @@ class Translator:
 
     def _step(self, fr, i, op, pc, at, stack, push, pop):
         """Runs one instruction: the next pc (-1: returned, the value on
-        top of the stack).  One handler per opcode (_OPS); the four most
-        frequent ones inline (a call each costs translation ~14%)."""
+        top of the stack)."""
         if op == "LOAD_FAST":
             v = fr.fast.get(i.argval, _UNBOUND)
             if v is _UNBOUND:
@@ -1370,452 +1369,306 @@ class Translator:
             fr.fast[i.argval] = pop()
         elif op == "LOAD_CONST":
             push(i.argval)
-        else:
-            return _OPS.get(op, Translator._op_unknown)(self, fr, i, op, pc, at, stack, push, pop)
-        return pc
-
-    # ---------------------------------------------------- one per opcode
-    # Each handler runs one instruction on frame fr (i: the instruction,
-    # pc: the next one's index, at: offset -> index) and returns the next
-    # pc, as _step.
-
-    def _op_jump_forward(self, fr, i, op, pc, at, stack, push, pop):
-        pc = at[i.argval]
-        return pc
-
-    def _op_pop_jump_forward_if_false(self, fr, i, op, pc, at, stack, push, pop):
-        v = pop()
-        if type(v) is not bool and op[9] == "F" and self._mergeable(v):
-            return self._merge_if(fr, pc - 1, at[i.argval], v, False)
-        if not self._truth(v):
+        elif op in ("JUMP_FORWARD", "JUMP_BACKWARD", "JUMP_BACKWARD_NO_INTERRUPT"):
             pc = at[i.argval]
-        return pc
-
-    def _op_for_iter(self, fr, i, op, pc, at, stack, push, pop):
-        it = stack[-1]
-        try:
-            push(self._sub(next(it)))
-        except StopIteration:
-            pop()
-            pc = at[i.argval]
-        return pc
-
-    def _op_call(self, fr, i, op, pc, at, stack, push, pop):
-        argc = i.arg
-        args = stack[len(stack) - argc:] if argc else []
-        del stack[len(stack) - argc:]
-        f = pop()
-        below = pop()
-        if below is not _NULL:  # a method: below is the function, f its self
-            args = [f] + args
-            f = below
-        kw = {}
-        if fr.kwnames:
-            nk = len(fr.kwnames)
-            kw = dict(zip(fr.kwnames, args[len(args) - nk:]))
-            args = args[:len(args) - nk]
-            fr.kwnames = ()
-        push(self._call_function(f, tuple(args), kw))
-        self._cur = fr
-        return pc
-
-    def _op_delete_fast(self, fr, i, op, pc, at, stack, push, pop):
-        del fr.fast[i.argval]
-        return pc
-
-    def _op_load_global(self, fr, i, op, pc, at, stack, push, pop):
-        if i.arg & 1:
+        elif op in ("POP_JUMP_FORWARD_IF_FALSE", "POP_JUMP_BACKWARD_IF_FALSE"):
+            v = pop()
+            if type(v) is not bool and op[9] == "F" and self._mergeable(v):
+                return self._merge_if(fr, pc - 1, at[i.argval], v, False)
+            if not self._truth(v):
+                pc = at[i.argval]
+        elif op == "FOR_ITER":
+            it = stack[-1]
+            try:
+                push(self._sub(next(it)))
+            except StopIteration:
+                pop()
+                pc = at[i.argval]
+        elif op == "CALL":
+            argc = i.arg
+            args = stack[len(stack) - argc:] if argc else []
+            del stack[len(stack) - argc:]
+            f = pop()
+            below = pop()
+            if below is not _NULL:  # a method: below is the function, f its self
+                args = [f] + args
+                f = below
+            kw = {}
+            if fr.kwnames:
+                nk = len(fr.kwnames)
+                kw = dict(zip(fr.kwnames, args[len(args) - nk:]))
+                args = args[:len(args) - nk]
+                fr.kwnames = ()
+            push(self._call_function(f, tuple(args), kw))
+            self._cur = fr
+        elif op == "DELETE_FAST":
+            del fr.fast[i.argval]
+        elif op == "LOAD_GLOBAL":
+            if i.arg & 1:
+                push(_NULL)
+            push(self._load_global(fr, i.argval))
+        elif op == "STORE_GLOBAL":
+            self._store_global(fr, i.argval, pop())
+        elif op == "DELETE_GLOBAL":
+            self._store_global(fr, i.argval, _DELETED)
+        elif op == "MAKE_CELL":
+            name = i.argval
+            v = fr.fast.pop(name, _UNBOUND)
+            c = types.CellType() if v is _UNBOUND else types.CellType(v)
+            fr.cells[name] = self._make(c)
+        elif op == "COPY_FREE_VARS":
+            for name, c in zip(fr.code.co_freevars, fr.func.__closure__ or ()):
+                fr.cells[name] = c
+        elif op == "LOAD_CLOSURE":
+            push(fr.cells[i.argval])
+        elif op in ("LOAD_DEREF", "LOAD_CLASSDEREF"):
+            push(self._load_cell(fr, i.argval))
+        elif op == "STORE_DEREF":
+            self._store_cell(fr, i.argval, pop())
+        elif op == "DELETE_DEREF":
+            self._store_cell(fr, i.argval, _DELETED)
+        elif op == "LOAD_ATTR":
+            push(self._getattr(pop(), i.argval))
+        elif op == "LOAD_METHOD":
+            obj = pop()
             push(_NULL)
-        push(self._load_global(fr, i.argval))
-        return pc
-
-    def _op_store_global(self, fr, i, op, pc, at, stack, push, pop):
-        self._store_global(fr, i.argval, pop())
-        return pc
-
-    def _op_delete_global(self, fr, i, op, pc, at, stack, push, pop):
-        self._store_global(fr, i.argval, _DELETED)
-        return pc
-
-    def _op_make_cell(self, fr, i, op, pc, at, stack, push, pop):
-        name = i.argval
-        v = fr.fast.pop(name, _UNBOUND)
-        c = types.CellType() if v is _UNBOUND else types.CellType(v)
-        fr.cells[name] = self._make(c)
-        return pc
-
-    def _op_copy_free_vars(self, fr, i, op, pc, at, stack, push, pop):
-        for name, c in zip(fr.code.co_freevars, fr.func.__closure__ or ()):
-            fr.cells[name] = c
-        return pc
-
-    def _op_load_closure(self, fr, i, op, pc, at, stack, push, pop):
-        push(fr.cells[i.argval])
-        return pc
-
-    def _op_load_deref(self, fr, i, op, pc, at, stack, push, pop):
-        push(self._load_cell(fr, i.argval))
-        return pc
-
-    def _op_store_deref(self, fr, i, op, pc, at, stack, push, pop):
-        self._store_cell(fr, i.argval, pop())
-        return pc
-
-    def _op_delete_deref(self, fr, i, op, pc, at, stack, push, pop):
-        self._store_cell(fr, i.argval, _DELETED)
-        return pc
-
-    def _op_load_attr(self, fr, i, op, pc, at, stack, push, pop):
-        push(self._getattr(pop(), i.argval))
-        return pc
-
-    def _op_load_method(self, fr, i, op, pc, at, stack, push, pop):
-        obj = pop()
-        push(_NULL)
-        push(self._load_method(obj, i.argval))
-        return pc
-
-    def _op_store_attr(self, fr, i, op, pc, at, stack, push, pop):
-        obj = pop()
-        self._store_attr(obj, i.argval, pop())
-        return pc
-
-    def _op_delete_attr(self, fr, i, op, pc, at, stack, push, pop):
-        self._store_attr(pop(), i.argval, _DELETED)
-        return pc
-
-    def _op_push_null(self, fr, i, op, pc, at, stack, push, pop):
-        push(_NULL)
-        return pc
-
-    def _op_kw_names(self, fr, i, op, pc, at, stack, push, pop):
-        fr.kwnames = fr.code.co_consts[i.arg]
-        return pc
-
-    def _op_call_function_ex(self, fr, i, op, pc, at, stack, push, pop):
-        kw = pop() if i.arg & 1 else {}
-        args = pop()
-        f = pop()
-        if stack and stack[-1] is _NULL:
+            push(self._load_method(obj, i.argval))
+        elif op == "STORE_ATTR":
+            obj = pop()
+            self._store_attr(obj, i.argval, pop())
+        elif op == "DELETE_ATTR":
+            self._store_attr(pop(), i.argval, _DELETED)
+        elif op == "PUSH_NULL":
+            push(_NULL)
+        elif op == "KW_NAMES":
+            fr.kwnames = fr.code.co_consts[i.arg]
+        elif op == "CALL_FUNCTION_EX":
+            kw = pop() if i.arg & 1 else {}
+            args = pop()
+            f = pop()
+            if stack and stack[-1] is _NULL:
+                pop()
+            push(self._call_function(f, tuple(args), dict(kw)))
+            self._cur = fr
+        elif op == "MAKE_FUNCTION":
+            code = pop()
+            flags = i.arg
+            closure = pop() if flags & 8 else None
+            ann = pop() if flags & 4 else None
+            kwdefaults = pop() if flags & 2 else None
+            defaults = pop() if flags & 1 else None
+            f = types.FunctionType(code, fr.func.__globals__, code.co_name, defaults,
+                                   closure)
+            f.__qualname__ = code.co_qualname
+            if kwdefaults:
+                f.__kwdefaults__ = kwdefaults
+            if ann:
+                f.__annotations__ = dict(zip(ann[::2], ann[1::2])) \
+                    if isinstance(ann, tuple) else ann
+            push(self._make(f))
+        elif op == "RETURN_VALUE":
+            return -1
+        elif op == "POP_TOP":
             pop()
-        push(self._call_function(f, tuple(args), dict(kw)))
-        self._cur = fr
-        return pc
-
-    def _op_make_function(self, fr, i, op, pc, at, stack, push, pop):
-        code = pop()
-        flags = i.arg
-        closure = pop() if flags & 8 else None
-        ann = pop() if flags & 4 else None
-        kwdefaults = pop() if flags & 2 else None
-        defaults = pop() if flags & 1 else None
-        f = types.FunctionType(code, fr.func.__globals__, code.co_name, defaults,
-                               closure)
-        f.__qualname__ = code.co_qualname
-        if kwdefaults:
-            f.__kwdefaults__ = kwdefaults
-        if ann:
-            f.__annotations__ = dict(zip(ann[::2], ann[1::2])) \
-                if isinstance(ann, tuple) else ann
-        push(self._make(f))
-        return pc
-
-    def _op_return_value(self, fr, i, op, pc, at, stack, push, pop):
-        return -1
-
-    def _op_pop_top(self, fr, i, op, pc, at, stack, push, pop):
-        pop()
-        return pc
-
-    def _op_copy(self, fr, i, op, pc, at, stack, push, pop):
-        v = stack[-i.arg]
-        if type(v) in (list, dict, set):
-            # a second reference to a container is a second load: in
-            # `c[0] += 1` one reads the item the other's store writes
-            # (not write-only: c[0]'s value is guarded, or a replay of
-            # the trace's c[0] + 1 would write a constant)
-            r = self.real.get(id(v), v)
-            self.loads[id(r)] = self.loads.get(id(r), 0) + 1
-        push(v)
-        return pc
-
-    def _op_swap(self, fr, i, op, pc, at, stack, push, pop):
-        k = i.arg
-        stack[-1], stack[-k] = stack[-k], stack[-1]
-        return pc
-
-    def _op_binary_subscr(self, fr, i, op, pc, at, stack, push, pop):
-        k = pop()
-        push(self._sub(pop()[k]))
-        return pc
-
-    def _op_store_subscr(self, fr, i, op, pc, at, stack, push, pop):
-        k = pop()
-        obj = pop()
-        self._store_item(obj, k, pop())
-        return pc
-
-    def _op_delete_subscr(self, fr, i, op, pc, at, stack, push, pop):
-        k = pop()
-        self._store_item(pop(), k, _DELETED)
-        return pc
-
-    def _op_build_slice(self, fr, i, op, pc, at, stack, push, pop):
-        args = [pop() for _ in range(i.arg)][::-1]
-        push(slice(*args))
-        return pc
-
-    def _op_compare_op(self, fr, i, op, pc, at, stack, push, pop):
-        b = pop()
-        push(_COMPARE[i.argval](pop(), b))
-        return pc
-
-    def _op_is_op(self, fr, i, op, pc, at, stack, push, pop):
-        b = pop()
-        r = pop() is b
-        push(r != bool(i.arg))
-        return pc
-
-    def _op_contains_op(self, fr, i, op, pc, at, stack, push, pop):
-        b = pop()
-        r = pop() in b
-        push(r != bool(i.arg))
-        return pc
-
-    def _op_unary_negative(self, fr, i, op, pc, at, stack, push, pop):
-        push(-pop())
-        return pc
-
-    def _op_unary_positive(self, fr, i, op, pc, at, stack, push, pop):
-        push(+pop())
-        return pc
-
-    def _op_unary_invert(self, fr, i, op, pc, at, stack, push, pop):
-        push(~pop())
-        return pc
-
-    def _op_unary_not(self, fr, i, op, pc, at, stack, push, pop):
-        push(not self._truth(pop()))
-        return pc
-
-    def _op_build_tuple(self, fr, i, op, pc, at, stack, push, pop):
-        items = tuple(stack[len(stack) - i.arg:]) if i.arg else ()
-        del stack[len(stack) - i.arg:]
-        push(items)
-        return pc
-
-    def _op_build_list(self, fr, i, op, pc, at, stack, push, pop):
-        items = stack[len(stack) - i.arg:] if i.arg else []
-        del stack[len(stack) - i.arg:]
-        push(self._make(list(items)))
-        return pc
-
-    def _op_build_set(self, fr, i, op, pc, at, stack, push, pop):
-        items = stack[len(stack) - i.arg:] if i.arg else []
-        del stack[len(stack) - i.arg:]
-        push(self._make(set(items)))
-        return pc
-
-    def _op_build_map(self, fr, i, op, pc, at, stack, push, pop):
-        items = stack[len(stack) - 2 * i.arg:] if i.arg else []
-        del stack[len(stack) - 2 * i.arg:]
-        push(self._make(dict(zip(items[::2], items[1::2]))))
-        return pc
-
-    def _op_build_const_key_map(self, fr, i, op, pc, at, stack, push, pop):
-        keys = pop()
-        vals = stack[len(stack) - i.arg:]
-        del stack[len(stack) - i.arg:]
-        push(self._make(dict(zip(keys, vals))))
-        return pc
-
-    def _op_build_string(self, fr, i, op, pc, at, stack, push, pop):
-        parts = stack[len(stack) - i.arg:]
-        del stack[len(stack) - i.arg:]
-        push("".join(parts))
-        return pc
-
-    def _op_format_value(self, fr, i, op, pc, at, stack, push, pop):
-        spec = pop() if (i.arg & 4) else ""
-        v = pop()
-        conv = i.arg & 3
-        if _traced(v) and not self.concrete:
-            raise _BreakHere("the text of a traced value (an f-string or format()) is "
-                             "known only when the plan runs", self.depth)
-        if conv == 1:
-            v = str(v)
-        elif conv == 2:
-            v = repr(v)
-        elif conv == 3:
-            v = ascii(v)
-        push(format(v, spec))
-        return pc
-
-    def _op_list_append(self, fr, i, op, pc, at, stack, push, pop):
-        v = pop()
-        stack[-i.arg].append(v)
-        return pc
-
-    def _op_set_add(self, fr, i, op, pc, at, stack, push, pop):
-        v = pop()
-        stack[-i.arg].add(v)
-        return pc
-
-    def _op_map_add(self, fr, i, op, pc, at, stack, push, pop):
-        v = pop()
-        k = pop()
-        stack[-i.arg][k] = v
-        return pc
-
-    def _op_list_extend(self, fr, i, op, pc, at, stack, push, pop):
-        v = pop()
-        stack[-i.arg].extend(v)
-        return pc
-
-    def _op_set_update(self, fr, i, op, pc, at, stack, push, pop):
-        v = pop()
-        stack[-i.arg].update(v)
-        return pc
-
-    def _op_dict_update(self, fr, i, op, pc, at, stack, push, pop):
-        v = pop()
-        d = stack[-i.arg]
-        if op == "DICT_MERGE":
-            dup = set(d) & set(v)
-            if dup:
-                raise TypeError(f"got multiple values for keyword argument "
-                                f"{sorted(dup)[0]!r}")
-        d.update(v)
-        return pc
-
-    def _op_list_to_tuple(self, fr, i, op, pc, at, stack, push, pop):
-        push(tuple(pop()))
-        return pc
-
-    def _op_unpack_sequence(self, fr, i, op, pc, at, stack, push, pop):
-        seq = list(pop())
-        if len(seq) != i.arg:
-            raise ValueError(f"expected {i.arg} values to unpack, got {len(seq)}")
-        stack.extend(self._sub(x) for x in reversed(seq))
-        return pc
-
-    def _op_unpack_ex(self, fr, i, op, pc, at, stack, push, pop):
-        before, after = i.arg & 0xFF, i.arg >> 8
-        seq = list(pop())
-        if len(seq) < before + after:
-            raise ValueError(f"not enough values to unpack (expected at least "
-                             f"{before + after}, got {len(seq)})")
-        mid = self._make(seq[before:len(seq) - after])
-        items = seq[:before] + [mid] + seq[len(seq) - after:]
-        stack.extend(reversed(items))
-        return pc
-
-    def _op_get_iter(self, fr, i, op, pc, at, stack, push, pop):
-        v = pop()
-        if self.concrete:
-            push(iter(v))
-            return pc
-        if _traced(v) and not _static_rows(v):
-            if _rows_known_at_run_time(v):  # the loop runs in Python, on the values
-                raise _BreakHere("a loop over a traced array whose length is known only "
-                                 "when the program runs", self.depth)
-            self._fail("a loop over a traced value")
-        # (a traced array of a known number of rows: its rows, one
-        # traced step each, as eagerly; a break inside the loop hoists
-        # the whole loop to Python, as any loop's)
-        r = iter(v)
-        if r is v and id(v) not in self.made:
-            self._fail(f"a loop over a {type(v).__name__} iterator the function did not "
-                       f"make (each step advances it)")
-        push(r)
-        return pc
-
-    def _op_pop_jump_forward_if_true(self, fr, i, op, pc, at, stack, push, pop):
-        v = pop()
-        if type(v) is not bool and op[9] == "F" and self._mergeable(v):
-            return self._merge_if(fr, pc - 1, at[i.argval], v, True)
-        if self._truth(v):
-            pc = at[i.argval]
-        return pc
-
-    def _op_pop_jump_forward_if_none(self, fr, i, op, pc, at, stack, push, pop):
-        if pop() is None:
-            pc = at[i.argval]
-        return pc
-
-    def _op_pop_jump_forward_if_not_none(self, fr, i, op, pc, at, stack, push, pop):
-        if pop() is not None:
-            pc = at[i.argval]
-        return pc
-
-    def _op_jump_if_false_or_pop(self, fr, i, op, pc, at, stack, push, pop):
-        if not self._truth(stack[-1]):
-            pc = at[i.argval]
+        elif op == "COPY":
+            v = stack[-i.arg]
+            if type(v) in (list, dict, set):
+                # a second reference to a container is a second load: in
+                # `c[0] += 1` one reads the item the other's store writes
+                # (not write-only: c[0]'s value is guarded, or a replay of
+                # the trace's c[0] + 1 would write a constant)
+                r = self.real.get(id(v), v)
+                self.loads[id(r)] = self.loads.get(id(r), 0) + 1
+            push(v)
+        elif op == "SWAP":
+            k = i.arg
+            stack[-1], stack[-k] = stack[-k], stack[-1]
+        elif op == "BINARY_SUBSCR":
+            k = pop()
+            push(self._sub(pop()[k]))
+        elif op == "STORE_SUBSCR":
+            k = pop()
+            obj = pop()
+            self._store_item(obj, k, pop())
+        elif op == "DELETE_SUBSCR":
+            k = pop()
+            self._store_item(pop(), k, _DELETED)
+        elif op == "BUILD_SLICE":
+            args = [pop() for _ in range(i.arg)][::-1]
+            push(slice(*args))
+        elif op == "COMPARE_OP":
+            b = pop()
+            push(_COMPARE[i.argval](pop(), b))
+        elif op == "IS_OP":
+            b = pop()
+            r = pop() is b
+            push(r != bool(i.arg))
+        elif op == "CONTAINS_OP":
+            b = pop()
+            r = pop() in b
+            push(r != bool(i.arg))
+        elif op == "UNARY_NEGATIVE":
+            push(-pop())
+        elif op == "UNARY_POSITIVE":
+            push(+pop())
+        elif op == "UNARY_INVERT":
+            push(~pop())
+        elif op == "UNARY_NOT":
+            push(not self._truth(pop()))
+        elif op == "BUILD_TUPLE":
+            items = tuple(stack[len(stack) - i.arg:]) if i.arg else ()
+            del stack[len(stack) - i.arg:]
+            push(items)
+        elif op == "BUILD_LIST":
+            items = stack[len(stack) - i.arg:] if i.arg else []
+            del stack[len(stack) - i.arg:]
+            push(self._make(list(items)))
+        elif op == "BUILD_SET":
+            items = stack[len(stack) - i.arg:] if i.arg else []
+            del stack[len(stack) - i.arg:]
+            push(self._make(set(items)))
+        elif op == "BUILD_MAP":
+            items = stack[len(stack) - 2 * i.arg:] if i.arg else []
+            del stack[len(stack) - 2 * i.arg:]
+            push(self._make(dict(zip(items[::2], items[1::2]))))
+        elif op == "BUILD_CONST_KEY_MAP":
+            keys = pop()
+            vals = stack[len(stack) - i.arg:]
+            del stack[len(stack) - i.arg:]
+            push(self._make(dict(zip(keys, vals))))
+        elif op == "BUILD_STRING":
+            parts = stack[len(stack) - i.arg:]
+            del stack[len(stack) - i.arg:]
+            push("".join(parts))
+        elif op == "FORMAT_VALUE":
+            spec = pop() if (i.arg & 4) else ""
+            v = pop()
+            conv = i.arg & 3
+            if _traced(v) and not self.concrete:
+                raise _BreakHere("the text of a traced value (an f-string or format()) is "
+                                 "known only when the plan runs", self.depth)
+            if conv == 1:
+                v = str(v)
+            elif conv == 2:
+                v = repr(v)
+            elif conv == 3:
+                v = ascii(v)
+            push(format(v, spec))
+        elif op == "LIST_APPEND":
+            v = pop()
+            stack[-i.arg].append(v)
+        elif op == "SET_ADD":
+            v = pop()
+            stack[-i.arg].add(v)
+        elif op == "MAP_ADD":
+            v = pop()
+            k = pop()
+            stack[-i.arg][k] = v
+        elif op == "LIST_EXTEND":
+            v = pop()
+            stack[-i.arg].extend(v)
+        elif op == "SET_UPDATE":
+            v = pop()
+            stack[-i.arg].update(v)
+        elif op in ("DICT_UPDATE", "DICT_MERGE"):
+            v = pop()
+            d = stack[-i.arg]
+            if op == "DICT_MERGE":
+                dup = set(d) & set(v)
+                if dup:
+                    raise TypeError(f"got multiple values for keyword argument "
+                                    f"{sorted(dup)[0]!r}")
+            d.update(v)
+        elif op == "LIST_TO_TUPLE":
+            push(tuple(pop()))
+        elif op == "UNPACK_SEQUENCE":
+            seq = list(pop())
+            if len(seq) != i.arg:
+                raise ValueError(f"expected {i.arg} values to unpack, got {len(seq)}")
+            stack.extend(self._sub(x) for x in reversed(seq))
+        elif op == "UNPACK_EX":
+            before, after = i.arg & 0xFF, i.arg >> 8
+            seq = list(pop())
+            if len(seq) < before + after:
+                raise ValueError(f"not enough values to unpack (expected at least "
+                                 f"{before + after}, got {len(seq)})")
+            mid = self._make(seq[before:len(seq) - after])
+            items = seq[:before] + [mid] + seq[len(seq) - after:]
+            stack.extend(reversed(items))
+        elif op == "GET_ITER":
+            v = pop()
+            if self.concrete:
+                push(iter(v))
+                return pc
+            if _traced(v) and not _static_rows(v):
+                if _rows_known_at_run_time(v):  # the loop runs in Python, on the values
+                    raise _BreakHere("a loop over a traced array whose length is known only "
+                                     "when the program runs", self.depth)
+                self._fail("a loop over a traced value")
+            # (a traced array of a known number of rows: its rows, one
+            # traced step each, as eagerly; a break inside the loop hoists
+            # the whole loop to Python, as any loop's)
+            r = iter(v)
+            if r is v and id(v) not in self.made:
+                self._fail(f"a loop over a {type(v).__name__} iterator the function did not "
+                           f"make (each step advances it)")
+            push(r)
+        elif op in ("POP_JUMP_FORWARD_IF_TRUE", "POP_JUMP_BACKWARD_IF_TRUE"):
+            v = pop()
+            if type(v) is not bool and op[9] == "F" and self._mergeable(v):
+                return self._merge_if(fr, pc - 1, at[i.argval], v, True)
+            if self._truth(v):
+                pc = at[i.argval]
+        elif op in ("POP_JUMP_FORWARD_IF_NONE", "POP_JUMP_BACKWARD_IF_NONE"):
+            if pop() is None:
+                pc = at[i.argval]
+        elif op in ("POP_JUMP_FORWARD_IF_NOT_NONE", "POP_JUMP_BACKWARD_IF_NOT_NONE"):
+            if pop() is not None:
+                pc = at[i.argval]
+        elif op == "JUMP_IF_FALSE_OR_POP":
+            if not self._truth(stack[-1]):
+                pc = at[i.argval]
+            else:
+                pop()
+        elif op == "JUMP_IF_TRUE_OR_POP":
+            if self._truth(stack[-1]):
+                pc = at[i.argval]
+            else:
+                pop()
+        elif op == "LOAD_ASSERTION_ERROR":
+            push(AssertionError)
+        elif op == "BEFORE_WITH":
+            push(self._before_with(pop()))
+            self._cur = fr
+        elif op == "PUSH_EXC_INFO" and self.concrete:
+            exc = pop()
+            push(fr.handling)
+            fr.handling = exc
+            push(exc)
+        elif op == "CHECK_EXC_MATCH" and self.concrete:
+            cls = pop()
+            push(isinstance(stack[-1], cls))
+        elif op == "WITH_EXCEPT_START" and self.concrete:
+            exc = stack[-1]
+            push(stack[-4](type(exc), exc, exc.__traceback__))
+        elif op == "RERAISE" and self.concrete:
+            raise pop()
+        elif op == "RAISE_VARARGS":
+            if i.arg == 0:
+                if not self.concrete:
+                    self._fail("a bare raise", fr)
+                if fr.handling is None:
+                    raise RuntimeError("No active exception to reraise")
+                raise fr.handling
+            cause = pop() if i.arg == 2 else None
+            exc = pop()
+            if isinstance(exc, type):
+                exc = exc()
+            if i.arg == 2:
+                raise exc from cause
+            raise exc
         else:
-            pop()
-        return pc
-
-    def _op_jump_if_true_or_pop(self, fr, i, op, pc, at, stack, push, pop):
-        if self._truth(stack[-1]):
-            pc = at[i.argval]
-        else:
-            pop()
-        return pc
-
-    def _op_load_assertion_error(self, fr, i, op, pc, at, stack, push, pop):
-        push(AssertionError)
-        return pc
-
-    def _op_before_with(self, fr, i, op, pc, at, stack, push, pop):
-        push(self._before_with(pop()))
-        self._cur = fr
-        return pc
-
-    def _op_push_exc_info(self, fr, i, op, pc, at, stack, push, pop):
-        if not self.concrete:
-            return self._op_unknown(fr, i, op, pc, at, stack, push, pop)
-        exc = pop()
-        push(fr.handling)
-        fr.handling = exc
-        push(exc)
-        return pc
-
-    def _op_check_exc_match(self, fr, i, op, pc, at, stack, push, pop):
-        if not self.concrete:
-            return self._op_unknown(fr, i, op, pc, at, stack, push, pop)
-        cls = pop()
-        push(isinstance(stack[-1], cls))
-        return pc
-
-    def _op_with_except_start(self, fr, i, op, pc, at, stack, push, pop):
-        if not self.concrete:
-            return self._op_unknown(fr, i, op, pc, at, stack, push, pop)
-        exc = stack[-1]
-        push(stack[-4](type(exc), exc, exc.__traceback__))
-        return pc
-
-    def _op_reraise(self, fr, i, op, pc, at, stack, push, pop):
-        if not self.concrete:
-            return self._op_unknown(fr, i, op, pc, at, stack, push, pop)
-        raise pop()
-
-    def _op_raise_varargs(self, fr, i, op, pc, at, stack, push, pop):
-        if i.arg == 0:
-            if not self.concrete:
-                self._fail("a bare raise", fr)
-            if fr.handling is None:
-                raise RuntimeError("No active exception to reraise")
-            raise fr.handling
-        cause = pop() if i.arg == 2 else None
-        exc = pop()
-        if isinstance(exc, type):
-            exc = exc()
-        if i.arg == 2:
-            raise exc from cause
-        raise exc
-
-    def _op_unknown(self, fr, i, op, pc, at, stack, push, pop):
-        self._fail(f"the instruction {op} is not translated yet")
+            self._fail(f"the instruction {op} is not translated yet")
         return pc
 
     def _before_with(self, mgr):
@@ -2212,85 +2065,6 @@ class Translator:
         """("cell", id) / ("global", id(globals), name) the function wrote
         and never read before: no guard on their value."""
         return self.written - self.read
-
-
-# opcode -> its Translator handler (_step)
-_OPS = {
-    "JUMP_FORWARD": Translator._op_jump_forward,
-    "JUMP_BACKWARD": Translator._op_jump_forward,
-    "JUMP_BACKWARD_NO_INTERRUPT": Translator._op_jump_forward,
-    "POP_JUMP_FORWARD_IF_FALSE": Translator._op_pop_jump_forward_if_false,
-    "POP_JUMP_BACKWARD_IF_FALSE": Translator._op_pop_jump_forward_if_false,
-    "FOR_ITER": Translator._op_for_iter,
-    "CALL": Translator._op_call,
-    "DELETE_FAST": Translator._op_delete_fast,
-    "LOAD_GLOBAL": Translator._op_load_global,
-    "STORE_GLOBAL": Translator._op_store_global,
-    "DELETE_GLOBAL": Translator._op_delete_global,
-    "MAKE_CELL": Translator._op_make_cell,
-    "COPY_FREE_VARS": Translator._op_copy_free_vars,
-    "LOAD_CLOSURE": Translator._op_load_closure,
-    "LOAD_DEREF": Translator._op_load_deref,
-    "LOAD_CLASSDEREF": Translator._op_load_deref,
-    "STORE_DEREF": Translator._op_store_deref,
-    "DELETE_DEREF": Translator._op_delete_deref,
-    "LOAD_ATTR": Translator._op_load_attr,
-    "LOAD_METHOD": Translator._op_load_method,
-    "STORE_ATTR": Translator._op_store_attr,
-    "DELETE_ATTR": Translator._op_delete_attr,
-    "PUSH_NULL": Translator._op_push_null,
-    "KW_NAMES": Translator._op_kw_names,
-    "CALL_FUNCTION_EX": Translator._op_call_function_ex,
-    "MAKE_FUNCTION": Translator._op_make_function,
-    "RETURN_VALUE": Translator._op_return_value,
-    "POP_TOP": Translator._op_pop_top,
-    "COPY": Translator._op_copy,
-    "SWAP": Translator._op_swap,
-    "BINARY_SUBSCR": Translator._op_binary_subscr,
-    "STORE_SUBSCR": Translator._op_store_subscr,
-    "DELETE_SUBSCR": Translator._op_delete_subscr,
-    "BUILD_SLICE": Translator._op_build_slice,
-    "COMPARE_OP": Translator._op_compare_op,
-    "IS_OP": Translator._op_is_op,
-    "CONTAINS_OP": Translator._op_contains_op,
-    "UNARY_NEGATIVE": Translator._op_unary_negative,
-    "UNARY_POSITIVE": Translator._op_unary_positive,
-    "UNARY_INVERT": Translator._op_unary_invert,
-    "UNARY_NOT": Translator._op_unary_not,
-    "BUILD_TUPLE": Translator._op_build_tuple,
-    "BUILD_LIST": Translator._op_build_list,
-    "BUILD_SET": Translator._op_build_set,
-    "BUILD_MAP": Translator._op_build_map,
-    "BUILD_CONST_KEY_MAP": Translator._op_build_const_key_map,
-    "BUILD_STRING": Translator._op_build_string,
-    "FORMAT_VALUE": Translator._op_format_value,
-    "LIST_APPEND": Translator._op_list_append,
-    "SET_ADD": Translator._op_set_add,
-    "MAP_ADD": Translator._op_map_add,
-    "LIST_EXTEND": Translator._op_list_extend,
-    "SET_UPDATE": Translator._op_set_update,
-    "DICT_UPDATE": Translator._op_dict_update,
-    "DICT_MERGE": Translator._op_dict_update,
-    "LIST_TO_TUPLE": Translator._op_list_to_tuple,
-    "UNPACK_SEQUENCE": Translator._op_unpack_sequence,
-    "UNPACK_EX": Translator._op_unpack_ex,
-    "GET_ITER": Translator._op_get_iter,
-    "POP_JUMP_FORWARD_IF_TRUE": Translator._op_pop_jump_forward_if_true,
-    "POP_JUMP_BACKWARD_IF_TRUE": Translator._op_pop_jump_forward_if_true,
-    "POP_JUMP_FORWARD_IF_NONE": Translator._op_pop_jump_forward_if_none,
-    "POP_JUMP_BACKWARD_IF_NONE": Translator._op_pop_jump_forward_if_none,
-    "POP_JUMP_FORWARD_IF_NOT_NONE": Translator._op_pop_jump_forward_if_not_none,
-    "POP_JUMP_BACKWARD_IF_NOT_NONE": Translator._op_pop_jump_forward_if_not_none,
-    "JUMP_IF_FALSE_OR_POP": Translator._op_jump_if_false_or_pop,
-    "JUMP_IF_TRUE_OR_POP": Translator._op_jump_if_true_or_pop,
-    "LOAD_ASSERTION_ERROR": Translator._op_load_assertion_error,
-    "BEFORE_WITH": Translator._op_before_with,
-    "PUSH_EXC_INFO": Translator._op_push_exc_info,
-    "CHECK_EXC_MATCH": Translator._op_check_exc_match,
-    "WITH_EXCEPT_START": Translator._op_with_except_start,
-    "RERAISE": Translator._op_reraise,
-    "RAISE_VARARGS": Translator._op_raise_varargs,
-}
 
 
 class _SideState:
