@@ -179,6 +179,9 @@ class CompiledFunction(_C._CompiledCall):
         # Effect), for explain(); None when it did or was not tried.
         self._untranslated = None
         self._retired = []  # the plans made before that
+        # hop's own trial compile (a resume with its floats as inputs,
+        # _frame.Break._finish): falling back is not the user's to hear of
+        self.quiet = False
         self.__wrapped__ = fn
         self.__name__ = getattr(fn, "__name__", "compiled")
         self.__doc__ = getattr(fn, "__doc__", None)
@@ -448,6 +451,8 @@ class CompiledFunction(_C._CompiledCall):
         self._entries = []
         self._fast = None
         more = f" (and {len(why) - 1} more)" if len(why) > 1 else ""
+        if self.quiet:
+            return self._run_eagerly(args, kwargs) if run else None
         warnings.warn(f"hop.compile: {self.__name__} runs eagerly: {why[0]}{more}; hop cannot "
                       f"compile that yet (explain() says why)", RuntimeWarning,
                       stacklevel=_paths.user_stacklevel())
@@ -633,7 +638,12 @@ def _frame_notes(tr):
     if tr.stop is not None:
         out.append(tr.stop.describe())
         for key, cf in tr.stop.resumes.items():
-            out.append(f"resume at instruction {key[0]}:")
+            floats = ""
+            if hasattr(cf, "floats"):  # (_frame._FloatInputs)
+                floats = " (its floats are inputs: " + \
+                    ", ".join(cf.cf.fn._arg_name(i) for i in cf.floats) + ")"
+                cf = cf.cf
+            out.append(f"resume at instruction {key[0]}{floats}:")
             out.extend("    " + line for line in cf.explain().rstrip().splitlines())
     return out
 

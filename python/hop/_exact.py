@@ -5,7 +5,8 @@ arithmetic (+ - * /, sqrt, comparisons, casts, selections) and data movement
 (views, indexing, concatenation) give each element the one correctly rounded
 result, so hop's bits are NumPy's.  Float reductions (sum, mean, matmul, ...)
 add in another order and the math functions (exp, tanh, ...) are other
-approximations: their last bit may differ.  A compiled result may show that
+approximations: their last bit may differ.  A float max or min is NumPy's
+element up to the sign of a zero, so exact once compared (_ZERO_SIGN).  A compiled result may show that
 difference (docs/ARCHITECTURE.md, "NumPy"); the text of a value, a number
 converted to Python or a value the user's Python code keeps must not, since
 eager would print or compare NumPy's own bits.
@@ -29,6 +30,19 @@ _EXACT = frozenset("""neg abs sqrt add sub mul div maximum minimum eq ne lt le g
     logical_and logical_or logical_not where reshape view transpose permute unsqueeze squeeze
     expand select slice cat stack full zeros ones sym_size to clone sign floor ceil copysign
     take dynamic_slice dynamic_update_slice real imag conj nonzero put""".split())
+
+# amax/amin pick one element, so a float one is NumPy's up to the sign of a
+# zero: NumPy's max of [-0.0, 0.0] is 0.0, hop's -0.0 (which of two equal
+# elements a reduction keeps).  Such a value ("±0") stays one through ops
+# that keep a ±0 difference a ±0 difference, and becomes exact through a
+# comparison or a cast to bool/int (-0.0 == 0.0); anything else (a division:
+# 1 / -0.0 is -inf; its text) may differ
+_ZERO_SIGN = frozenset("amax amin".split())
+_KEEPS_ZERO_SIGN = frozenset("""neg abs sqrt add sub mul maximum minimum where reshape view
+    transpose permute unsqueeze squeeze expand select slice cat stack clone sign floor ceil take
+    dynamic_slice dynamic_update_slice""".split())
+_COMPARE = frozenset("eq ne lt le gt ge logical_and logical_or logical_not".split())
+_SIGNED = "a float max or min, whose sign of zero may differ"
 
 _NODES = "hop.exact nodes"  # Trace.scratch: (node count, {name: node}, {name: verdict})
 
@@ -87,8 +101,22 @@ def _node_differs(name, nodes, memo):
             todo.extend(pending)
             continue
         todo.pop()
-        bad = next((memo[i] for i in ins if memo[i] is not None), None)
-        if bad is not None:
+        bad = next((memo[i] for i in ins if memo[i] is not None and
+                    not memo[i].startswith(_SIGNED)), None)
+        signed = bad is None and next((memo[i] for i in ins if memo[i] is not None), None)
+        if signed:
+            # an input is NumPy's up to the sign of a zero (_ZERO_SIGN)
+            if kind == "call_op" and (target in _COMPARE or target == "to" and
+                                      _is_int(meta) and meta[1].name == "bool"):
+                memo[n] = None
+            elif kind == "call_op" and target == "to" and _is_int(meta):
+                memo[n] = f"{target} ({n}: a float cast to an integer)"
+            elif kind == "call_op" and target in _KEEPS_ZERO_SIGN:
+                memo[n] = signed
+            else:
+                memo[n] = f"{target} ({n}) of {signed[len(_SIGNED) + 1:]}" \
+                    if kind == "call_op" else f"{kind} {target} ({n})"
+        elif bad is not None:
             memo[n] = bad
         elif kind == "call_op" and target == "to" and _is_int(meta) and \
                 not all(_is_int(nodes[i][4]) for i in ins if i in nodes):
@@ -97,6 +125,8 @@ def _node_differs(name, nodes, memo):
             memo[n] = f"{target} ({n}: a float cast to an integer)"
         elif kind == "call_op" and target in _EXACT:
             memo[n] = None
+        elif kind == "call_op" and target in _ZERO_SIGN and not _is_int(meta):
+            memo[n] = f"{_SIGNED} {target} ({n})"
         elif kind == "call_op" and _is_int(meta) and \
                 all(_is_int(nodes[i][4]) for i in ins if i in nodes):
             memo[n] = None  # integer arithmetic on integers does not round
@@ -149,5 +179,6 @@ def differs(values, tr=None, depth=0):
             nodes, memo = _graph(tr)
         bad = _node_differs(name, nodes, memo)
         if bad is not None:
-            return bad
+            return bad[len(_SIGNED) + 1:] + ": its sign of zero may differ" \
+                if bad.startswith(_SIGNED) else bad
     return None

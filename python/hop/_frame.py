@@ -717,14 +717,23 @@ class Translator:
             out_fast.append(v)
         prefix = None
         if self.numpy_mode:
-            bad = _exact.differs(list(stack) + list(fast.values()) +
-                                 [e.values for e in self.effects])
+            live = list(stack) + list(fast.values()) + [v for _, v in own] + \
+                [e.values for e in self.effects]
+            bad = _exact.differs(live)
+            shared = None if bad is not None else _shared_memory(live)
             if bad is not None:
                 # Python would get a value whose last bit may not be NumPy's:
                 # the part before the break runs in Python instead (eager,
                 # NumPy's own values), and the rest resumes compiled
                 prefix = f"the part before it runs in Python (its graph is not run): it " \
                          f"hands Python a value NumPy may compute with other bits ({bad})"
+            elif shared is not None:
+                # the plan returns each array as new memory: a write in
+                # Python through a view (or to the memory it views) would
+                # be lost, so the views are NumPy's own, made in Python
+                prefix = f"the part before it runs in Python (its graph is not run): it " \
+                         f"hands Python {shared}, which the plan would return as a copy"
+            if prefix is not None:
                 self._check_prefix(fr, pc)
         tr = _C.tracing()
         if tr is not None:
@@ -1018,6 +1027,8 @@ class Translator:
         answers by the asking frame, which here is hop's)."""
         if isinstance(obj, cls):
             return True
+        if type(obj) is _symfloat().SymFloat:
+            return issubclass(float, cls)  # a float of the plan's (a resume's input)
         user = getattr(type(obj), "_user_class", None)
         hnp = sys.modules.get("hop.numpy")
         if user is None or hnp is None or not isinstance(obj, hnp.ndarray):
@@ -2390,7 +2401,10 @@ class Break:
         self.numpy = numpy
         self.prefix = prefix
         self.start = start
-        self.resumes = {}  # (pc, stack size, NULL slots, local names) -> CompiledFunction
+        # (pc, stack size, NULL slots, local names, float slots) ->
+        # CompiledFunction (or _FloatInputs)
+        self.resumes = {}
+        self.floats_seen = {}  # key -> the float arguments of its first call
 
     def describe(self):
         where = f"; {self.where}" if self.where else ""
@@ -2461,12 +2475,94 @@ class Break:
             # in the resume: the rest runs in Python
             t.depth = 1
             return t._execute(fr, fr.pc)
-        key = (fr.pc, len(fr.stack), nulls, tuple(fr.fast))
+        floats = tuple(i for i, v in enumerate(args) if type(v) is float)
+        key = (fr.pc, len(fr.stack), nulls, tuple(fr.fast), floats)
         cf = self.resumes.get(key)
         if cf is None:
             cf = self.resumes[key] = compile(Resume(self.func, fr.pc, len(fr.stack), nulls,
                                                     tuple(fr.fast), self.lines))
+            self.floats_seen[key] = [args[i] for i in floats]
+        elif floats and key in self.floats_seen and \
+                any(a is not b and a != b for a, b in
+                    zip(self.floats_seen[key], (args[i] for i in floats))):
+            # a Python float (`s = float(y.sum())`) whose value changed
+            # since the first call: the resume takes it as an input (a 0-d
+            # float64 array it reads as a SymFloat), not a recompile per
+            # value -- when it translates so (a SymFloat does less than a
+            # float: `s ** 2`, NumPy's ufuncs); else it stays a constant
+            del self.floats_seen[key]
+            dyn = compile(Resume(self.func, fr.pc, len(fr.stack), nulls, tuple(fr.fast),
+                                 self.lines, floats))
+            dyn.quiet = True  # its fallback is not the user's to hear of
+            out = dyn(*_float_inputs(args, floats, self.numpy))
+            if dyn.eager_calls == 0 and dyn._eager_why is None:
+                dyn.quiet = False
+                self.resumes[key] = _FloatInputs(dyn, floats, self.numpy)
+            return out
         return cf(*args)
+
+
+class _FloatInputs:
+    """A resume compiled with its float arguments as inputs (cf), called
+    with floats as its first call was (Break._finish)."""
+
+    __slots__ = ("cf", "floats", "numpy")
+
+    def __init__(self, cf, floats, numpy):
+        self.cf = cf
+        self.floats = floats
+        self.numpy = numpy
+
+    def __call__(self, *args):
+        return self.cf(*_float_inputs(args, self.floats, self.numpy))
+
+
+def _float_inputs(args, floats, numpy):
+    """args with each float (at floats) a 0-d float64 array: an ndarray in
+    NumPy code (whose arguments are ndarrays), else a hop.Tensor."""
+    args = list(args)
+    for i in floats:
+        if numpy:
+            args[i] = sys.modules["numpy"].array(args[i])
+        else:
+            args[i] = _C.full((), args[i], dtype=_C.float64)
+    return args
+
+
+def _shared_memory(values):
+    """None when no hop.numpy array in values (nested in tuples, lists and
+    dicts) shares memory with another array; else which one does, for
+    explain().  A traced array that does is a view (its storage's value seen
+    through view steps), an array over the caller's memory that is not the
+    argument itself (a captured array), or one of two live arrays over one
+    storage (hop/numpy/_storage.py).  Handed to Python, the plan's outputs
+    are new memory each: a write through one would not reach the others."""
+    hnp = sys.modules.get("hop.numpy")
+    if hnp is None:
+        return None
+    storages = set()
+    todo = [(v, 0) for v in values]
+    while todo:
+        v, d = todo.pop()
+        t = type(v)
+        if t in (tuple, list):
+            if d > 8:
+                return "a value nested too deep to check"
+            todo.extend((x, d + 1) for x in tuple(v))  # one C call: see _hops._value_key
+        elif t is dict:
+            todo.extend((x, d + 1) for x in tuple(v.values()))
+        elif isinstance(v, hnp.ndarray):
+            st = v._st
+            if st is None:
+                continue
+            if v._vw:
+                return "a view of another array"
+            if st.root is not None and st.root != ("arg", v._role):
+                return "an array over memory the caller owns"
+            if id(st) in storages:
+                return "two arrays over the same memory"
+            storages.add(id(st))
+    return None
 
 
 def _numpy_value(v):
@@ -2595,12 +2691,13 @@ class Resume:
     graph break resumes.  hop.compile compiles it through the translator;
     called itself, it runs the rest eagerly (the concrete interpreter)."""
 
-    def __init__(self, func, pc, nstack, nulls, names, lines):
+    def __init__(self, func, pc, nstack, nulls, names, lines, floats=()):
         self.func = func
         self.pc = pc
         self.nstack = nstack
         self.nulls = nulls
         self.names = names
+        self.floats = floats  # the arguments that are floats given as 0-d arrays
         self.effect_lines = lines
         self.__wrapped__ = func  # what its trace reads: func's globals and cells
         self.__code__ = func.__code__
@@ -2613,7 +2710,14 @@ class Resume:
             [inspect.Parameter(f"cell_{n}", inspect.Parameter.POSITIONAL_ONLY)
              for n in func.__code__.co_cellvars])
 
-    def _frame(self, args, make=None):
+    def _frame(self, args, make=None, traced=False):
+        if self.floats:
+            args = list(args)
+            for i in self.floats:
+                # traced: the float as a SymFloat of the graph; else its value
+                a = getattr(args[i], "_t", args[i])
+                args[i] = _symfloat().SymFloat(a, f"float {self._arg_name(i)}") if traced \
+                    else float(a)
         stack = list(args[:self.nstack])
         for i in self.nulls:
             stack[i] = _NULL
@@ -2621,9 +2725,13 @@ class Resume:
         return _frame_for(self.func, dict(zip(self.names, args[self.nstack:k])), stack,
                           tuple(args[k:]), make)
 
+    def _arg_name(self, i):
+        return f"stack{i}" if i < self.nstack else \
+            (self.names + self.func.__code__.co_cellvars)[i - self.nstack]
+
     def run(self, tr, args):
         """Translates the rest (tr: the Translator)."""
-        fr = self._frame(args, tr._make)
+        fr = self._frame(args, tr._make, traced=True)
         tr.root = fr
         tr.depth = 1
         try:
@@ -2637,6 +2745,11 @@ class Resume:
         t.root = fr
         t.depth = 1
         return t._execute(fr, self.pc)
+
+
+def _symfloat():
+    from . import _symfloat
+    return _symfloat
 
 
 def unguard(env, tr):

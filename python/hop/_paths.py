@@ -1,5 +1,5 @@
 """hop.compile's path specialisation: Python control flow on data
-(`if np.sum(x) > 0:`, `while err > tol:`, NumPy's casting of a 0-d value by
+(`if (x > 0).all():`, `while err > tol:`, NumPy's casting of a 0-d value by
 its value) in a compiled function.
 
 A trace cannot take both sides of a Python `if`, so hop.compile traces the
@@ -188,6 +188,7 @@ class PathTrace:
         self.path = path
         self.traps = {}  # predicate symbol ("u3") -> (site, side) of a trap branch
         self._stack = []
+        self.numpy = False  # an argument is an ndarray: NumPy's semantics (_trace)
 
     def reset(self):
         """As new, for a trace that starts again (hop.numpy's write-back
@@ -274,6 +275,8 @@ class PathTrace:
             v = ctx.forced[ctx.k]
             ctx.k += 1
             return v
+        if self.numpy:
+            self._numpy_exact(t, site)
         node = ctx.node
         if node == END or (node is not None and node.site != site):
             if not ctx.live:
@@ -299,6 +302,28 @@ class PathTrace:
         replay = self._tr._memo("state")[0]  # the ops so far: each side replays them
         pred = _predicate(t)
         raise _Merged(self._branch(ctx, node, site, pred, live, replay))
+
+    def _numpy_exact(self, t, site):
+        """A branch of NumPy code merges only on a condition with NumPy's
+        bits (_exact: `(x > 0).all()`, `x[0] > 0`, integer sums).  hop's
+        float sum adds in another order than NumPy's pairwise sum, so
+        `np.sum(x) > 0` can be False in NumPy and True in hop (x = [1e16,
+        1, -1e16]): a cond on hop's value would silently take the other
+        side.  Such a branch is a graph break, which the frame translator
+        decides on NumPy's own value, as its _merge_if does.  Inside a side
+        (a branch after another) the condition is a node of a cond body,
+        whose lineage _exact cannot read: a break too."""
+        from . import _breaks
+        from . import _exact
+        if self._stack[-1].depth != self._stack[0].depth:
+            bad = "a value of a branch's side, whose lineage hop does not check"
+        else:
+            bad = _exact.differs([t])
+        if bad is not None:
+            _breaks.conversion(_C.TraceError,
+                               f"the data-dependent branch at {site} (`{site.text}`) is on a "
+                               f"value NumPy may compute with other bits ({bad}), so a cond "
+                               f"on hop's value could take another side than NumPy")
 
     def _branch(self, ctx, node, site, pred, live, replay):
         """The rest of the function as a cond on pred: the sides some call

@@ -601,3 +601,57 @@ def test_a_break_with_a_method_of_a_list_the_function_made_on_the_stack_keeps_it
     assert cf.eager_calls == 0
     assert "with a builtin_function_or_method on the stack: the statement runs in Python" in \
         cf.explain()
+
+
+# ------------------------------------------------ a float made at a break
+
+def test_a_float_made_at_a_break_is_an_input_of_the_resume_not_a_recompile_per_value():
+    # float(y.sum()) runs in Python at the break; the resume took its value
+    # as a constant: a recompile per distinct value, eager past the limit.
+    # After its value first changes it is an input (a SymFloat of the plan)
+    log = []
+
+    def f(x):
+        y = x * 2
+        s = float(y.sum())
+        log.append((isinstance(s, float), s))
+        return y * s + s / 3
+
+    cf = hop.compile(f)
+    xs = [[(k, 1.5, -0.25 * k)] for k in range(12)]
+    against_eager(f, [(hop.tensor([float(a), b, c]),) for (a, b, c), in xs], log, cf)
+    assert cf.recompiles == 0 and cf.eager_calls == 0
+    text = cf.explain()
+    assert "(its floats are inputs: stack0):" in text
+    # the specialised resume of the first call, then the one with the float
+    # as an input for the other eleven values: one graph, no recompile
+    resume = text.split("(its floats are inputs: stack0):\n")[1].splitlines()[0]
+    assert "hop.compile(f_resume_at_" in resume and "1 graph(s), 0 recompile(s)" in resume
+    assert 'def forward(stack0: "f64[]", x: "f32[3]", y: "f32[3]"):' in text
+
+
+def test_a_float_the_resume_cannot_take_as_an_input_stays_a_constant_with_eagers_results():
+    # s ** 2 is not a SymFloat operation: the resume with the float as an
+    # input does not translate, so (without a warning) it stays specialised
+    def f(x):
+        y = x * 2
+        s = float(y.sum())
+        return y * s ** 2
+
+    cf = hop.compile(f)
+    against_eager(f, [(hop.tensor([float(k), 1.0, 2.0]),) for k in range(4)], [], cf)
+    assert cf.eager_calls == 0
+    assert "its floats are inputs" not in cf.explain()
+
+
+def test_a_float_that_never_changes_keeps_its_one_specialised_resume():
+    def f(x):
+        y = x * 2
+        s = float(hop.ones(()) * 3)
+        return y * s
+
+    cf = hop.compile(f)
+    against_eager(f, [(hop.tensor([float(k), 1.0, 2.0]),) for k in range(4)], [], cf)
+    text = cf.explain()
+    assert "its floats are inputs" not in text
+    assert "hop.compile(f_resume_at_" in text and "1 graph(s), 0 recompile(s)" in text

@@ -4,7 +4,9 @@ assignment) against NumPy at small and large sizes; ndarray in, ndarray
 out; HOPs inside NumPy code; data-dependent Python branches specialised by
 path (each path traced once, a data guard for an unseen one, both sides
 merged into one plan with a cond, no retrace after)."""
+import contextlib
 import inspect
+import io
 import sys
 import warnings
 
@@ -269,17 +271,18 @@ class _Runs:
 
 
 def branchy(x):
-    if np.sum(x) > 0:
+    if np.sum(x > 0) > 0:  # an integer sum: NumPy's bits, so a cond (see below)
         return np.sin(x) * 2
     else:
         return np.cos(x) - 1
 
 
 IF_LINE = inspect.getsourcelines(branchy)[1] + 1
+IF_TEXT = inspect.getsourcelines(branchy)[0][1].strip()
 
 
 def _expected(x):
-    return np.sin(x) * 2 if x.sum() > 0 else np.cos(x) - 1
+    return np.sin(x) * 2 if (x > 0).sum() > 0 else np.cos(x) - 1
 
 
 @pytest.mark.parametrize("first_positive", [True, False])
@@ -310,14 +313,37 @@ def _either_path_first_then_merged(first_positive, calls):
     assert len(calls) == n and cf.recompiles == 1 and cf.eager_calls == 0
     text = cf.explain()
     site = f"test_numpy_programs.py:{IF_LINE}"
-    assert f"{site} (`if np.sum(x) > 0:`) took its " \
+    assert f"{site} (`{IF_TEXT}`) took its " \
            f"{'False' if first_positive else 'True'} side, not traced yet" in text
-    assert f"{site}  `if np.sum(x) > 0:`  True: traced" in text
-    assert f"{site}  `if np.sum(x) > 0:`  False: traced" in text
+    assert f"{site}  `{IF_TEXT}`  True: traced" in text
+    assert f"{site}  `{IF_TEXT}`  False: traced" in text
 
 
-@pytest.mark.xfail(strict=True, reason="known divergence, open (issue #28/#29): the pure path "
-                   "merges a branch on hop's float sum, which adds in another order than NumPy")
+@pytest.mark.parametrize("reduce", ["np.sum", "x.sum", "np.mean"])
+@pytest.mark.parametrize("x", [np.array([1e16, 1, 0, 0, -1e16, 0, 0]),
+                               np.array([1e8, 1, -1e8], np.float32)], ids=["f64[7]", "f32[3]"])
+def test_a_branch_on_a_float_reduction_takes_numpys_side_not_hops(reduce, x):
+    # NumPy adds these in order, (1e16 + 1) - 1e16 == 0; hop's sum adds in
+    # another order and gets 1: a cond on hop's value took the True side
+    # where eager takes the False one.  The branch is decided by NumPy's value.
+    red = {"np.sum": np.sum, "x.sum": lambda v: v.sum(), "np.mean": np.mean}[reduce]
+
+    def f(x):
+        return x * 2 if red(x) > 0 else x - 1
+
+    assert not red(x) > 0
+    assert float(np.asarray(hop.numpy.sum(hop.numpy.asarray(x)))) == 1.0  # hop's own sum
+    cf = hop.compile(f)
+    for v in (x, -x, x + 1):
+        got = cf(v)
+        assert got.dtype == x.dtype
+        np.testing.assert_array_equal(got, f(v))
+    assert cf.eager_calls == 0
+    op = "mean" if reduce == "np.mean" else "sum"
+    assert f"not traced as a cond: its condition is a value NumPy may compute with other " \
+           f"bits ({op} ({op}" in cf.explain()
+
+
 def test_a_branch_on_a_float_sum_takes_numpys_side_not_hops():
     # NumPy adds in order, (1e16 + 1) - 1e16 == 0; hop's sum gets 1, so a
     # cond on hop's value takes the True side where eager takes the False one
@@ -330,10 +356,48 @@ def test_a_branch_on_a_float_sum_takes_numpys_side_not_hops():
         np.testing.assert_array_equal(cf(v), f(v))
 
 
-@pytest.mark.xfail(strict=True, reason="known divergence, open (issue #28/#29): the pure path "
-                   "merges a branch on hop's float sum, which adds in another order than NumPy; "
-                   "the fix (ix28's b6bf53b) was reverted because its graph break lost a "
-                   "ufunc.at write (test_numpy_ufunc_at.py)")
+def test_a_branch_on_a_float_max_or_min_is_one_cond_and_its_sign_of_zero_is_numpys():
+    # amax/amin pick an element, so a comparison of one has NumPy's truth
+    # (a cond, no break); only the sign of a zero may differ (NumPy's max
+    # of [-0.0, 0.0] is 0.0, hop's -0.0), so its text and 1 / max(x) are
+    # NumPy's own (a break decided in Python)
+    def on_max(x):
+        return x * 2 if np.max(x) > 0 else x - 1
+
+    def on_range(x):
+        return x * 2 if np.max(x) - np.min(x) > 1 else x
+
+    def on_reciprocal(x):
+        return x * 2 if 1 / np.max(x) > 0 else x - 1
+
+    def printed(x):
+        m = np.max(x)  # (on the print's line NumPy computes it: a break there)
+        print(m, np.min(x))
+        return x + 1
+
+    inputs = (np.array([-0.0, 0.0]), np.array([0.0, -0.0]), np.array([1.0, 3.0]),
+              np.array([-2.0, -1.0]))
+    for fn in (on_max, on_range, on_reciprocal, printed):
+        cf = hop.compile(fn)
+        for v in inputs:
+            want_out, got_out = io.StringIO(), io.StringIO()
+            with contextlib.redirect_stdout(want_out):
+                want = fn(v)
+            with contextlib.redirect_stdout(got_out):
+                got = cf(v)
+            assert repr(got) == repr(want), (fn.__name__, v)
+            assert got_out.getvalue() == want_out.getvalue(), (fn.__name__, v)
+        assert cf.eager_calls == 0
+        text = cf.explain()
+        if fn in (on_max, on_range):
+            assert "graph break" not in text and "cond(" in text
+        elif fn is on_reciprocal:
+            assert "its condition is a value NumPy may compute with other bits (div (div) of " \
+                   "amax (amax))" in text
+        else:
+            assert "amax (amax): its sign of zero may differ" in text
+
+
 def test_a_float_sum_branch_inside_a_side_takes_numpys_side_whatever_its_node_name():
     # the nested condition is a node of the outer if's cond body named `gt`,
     # as the root's exact `x[0] > 0` is: _exact read the root's node and
@@ -387,10 +451,22 @@ def test_sequential_and_nested_branches_and_loops():
             x = x / 2
         return x
 
+    # in NumPy code a condition met again inside a side (the loop's second
+    # trip) is a break: its value is decided by NumPy, and the result is eager's
     cl = hop.compile(halve)
     for v in (np.arange(4.0), np.arange(4.0) * 100, np.arange(4.0), np.arange(4.0) * 0.1):
-        np.testing.assert_allclose(cl(v), halve(v))
-    assert cl.recompiles == 2
+        np.testing.assert_array_equal(cl(v), halve(v))
+    assert "graph break" in cl.explain()
+
+    def halve_t(x):
+        while hop.amax(x) > 1:  # hop's own semantics: one path per trip count
+            x = x / 2
+        return x
+
+    ct = hop.compile(halve_t)
+    for v in (np.arange(4.0), np.arange(4.0) * 100, np.arange(4.0), np.arange(4.0) * 0.1):
+        np.testing.assert_array_equal(ct(hop.asarray(v)).numpy(), halve_t(hop.asarray(v)).numpy())
+    assert ct.recompiles == 2
 
 
 def test_a_branch_on_a_number_ends_the_compiled_part_and_says_so():
