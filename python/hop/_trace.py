@@ -857,7 +857,7 @@ def _run_traced(tr, call, fn, paths, compiling, slots, spec, env):
             if paths is not None:
                 # NumPy's semantics: a branch on a value hop may compute with
                 # other bits than NumPy is decided by NumPy's (_paths._hook)
-                paths.numpy = any(as_array)
+                paths.numpy = any(call.as_array)
             out = call() if paths is None else paths.run(tr, call)
         except BaseException:
             brk = _breaks.raised(tr)
