@@ -135,6 +135,28 @@ def _node_differs(name, nodes, memo):
     return memo[name]
 
 
+class TooDeep(Exception):
+    """leaves() met a container nested deeper than it checks."""
+
+
+def leaves(values):
+    """The values in values that are not tuples, lists or dicts, down to 8
+    levels (each container copied in one C call first: see
+    _hops._value_key); TooDeep past that."""
+    todo = [(v, 0) for v in values]
+    while todo:
+        v, d = todo.pop()
+        t = type(v)
+        if t in (tuple, list):
+            if d > 8:
+                raise TooDeep
+            todo.extend((x, d + 1) for x in tuple(v))
+        elif t is dict:
+            todo.extend((x, d + 1) for x in tuple(v.values()))
+        else:
+            yield v
+
+
 def differs(values, tr=None, depth=0):
     """None when every traced value in values (tuples, lists, dicts,
     hop.numpy arrays, SymInts) has NumPy's bits; else what may not (the op
@@ -147,19 +169,15 @@ def differs(values, tr=None, depth=0):
     # the body, whose name may also be a root node's (`gt` of `x[0] > 0`
     # there, `gt` of `np.sum(y) > 0` here): never answered from the root
     inside = _C._trace_depth() > 1
+    try:
+        return _first_differing(leaves(values), tr, inside)
+    except TooDeep:
+        return "a value nested too deep to check"
+
+
+def _first_differing(values, tr, inside):
     nodes = memo = None
-    todo = [(v, 0) for v in values]
-    while todo:
-        v, d = todo.pop()
-        t = type(v)
-        if t in (tuple, list):
-            if d > 8:
-                return "a value nested too deep to check"
-            todo.extend((x, d + 1) for x in tuple(v))  # one C call: see _hops._value_key
-            continue
-        if t is dict:
-            todo.extend((x, d + 1) for x in tuple(v.values()))
-            continue
+    for v in values:
         inner = getattr(v, "_t", None)
         if isinstance(inner, _C.Tensor):
             v = inner

@@ -2540,18 +2540,16 @@ def _shared_memory(values):
     hnp = sys.modules.get("hop.numpy")
     if hnp is None:
         return None
+    try:
+        return _shared_storage(_exact.leaves(values), hnp)
+    except _exact.TooDeep:
+        return "a value nested too deep to check"
+
+
+def _shared_storage(values, hnp):
     storages = set()
-    todo = [(v, 0) for v in values]
-    while todo:
-        v, d = todo.pop()
-        t = type(v)
-        if t in (tuple, list):
-            if d > 8:
-                return "a value nested too deep to check"
-            todo.extend((x, d + 1) for x in tuple(v))  # one C call: see _hops._value_key
-        elif t is dict:
-            todo.extend((x, d + 1) for x in tuple(v.values()))
-        elif isinstance(v, hnp.ndarray):
+    for v in values:
+        if isinstance(v, hnp.ndarray):
             st = v._st
             if st is None:
                 continue
