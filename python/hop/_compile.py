@@ -317,7 +317,10 @@ class CompiledFunction(_C._CompiledCall):
         else:
             failed = None
         if failed is not None:
-            return self._eager_after(failed, args, kwargs)
+            # outside the trace's handler, so eager's error is raised as it was
+            return self._eager_after(_effects.Effect(
+                "trace", "?", f"the trace raised {type(failed).__name__} ({failed}) where the "
+                              f"call itself answers"), args, kwargs)
         if note is not None:
             dynamic = False
             reason += f" ({note})"
@@ -383,30 +386,24 @@ class CompiledFunction(_C._CompiledCall):
                     f"while hop translated it ({e}); eagerly that error comes after its Python "
                     f"effects, which hop does not perform for a call it refuses (nothing ran)" +
                     "".join(f"\n  {x.kind} at {x.site}: {x.reason}" for x in effects)) from None
-            self.eager_calls += 1
-            out = self.fn(*args, **kwargs)
-            self._untranslated = failed
-            self._fall_back(effects or [self._untranslated], args, kwargs, run=False)
-            return out
+            return self._eager_after(failed, args, kwargs, effects)
         if self._entries:
             self.recompiles += 1
         self._entries.append(_Entry(gm, runner, dynamic, reason, {}, frame=tr))
         self._fast = _effects_call(self._entries[-1])
         return self._entries[-1].run(args, kwargs)
 
-    def _eager_after(self, error, args, kwargs):
-        """The trace raised error, an exception of the call itself (eager
-        raises it too, but only after what the function did before it: a
-        write into an argument, a print) or of a case hop misreads (eager
-        answers): either way eager decides, outside the trace's handler so
-        eager's error is raised as it was.  If eager answers, hop cannot
-        trace the function and it runs eagerly from now on."""
+    def _eager_after(self, failed, args, kwargs, effects=()):
+        """The trace or translation raised an exception: the call's own
+        (eager raises it too, but only after what the function did before
+        it: a write into an argument, a print) or a case hop misreads (eager
+        answers).  Either way eager decides.  If eager answers, hop cannot
+        compile the function and it runs eagerly from now on, warned once
+        with its effects, or else failed (the Effect explain() names)."""
         self.eager_calls += 1
         out = self.fn(*args, **kwargs)
-        self._untranslated = _effects.Effect(
-            "trace", "?", f"the trace raised {type(error).__name__} ({error}) where the "
-                          f"call itself answers")
-        self._fall_back([self._untranslated], args, kwargs, run=False)
+        self._untranslated = failed
+        self._fall_back(list(effects) or [failed], args, kwargs, run=False)
         return out
 
     def _trace_sizes(self, args, kwargs, dynamic):
