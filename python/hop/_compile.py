@@ -63,6 +63,17 @@ def _raised_by_user(e):
         code.co_code[tb.tb_lasti] in (_RAISE_VARARGS, _RERAISE)
 
 
+def _the_calls_own(e):
+    """Whether e, raised while tracing, is the call's own error, which eager
+    raises too after what the call did before it: the user's raise, or an
+    error hop.numpy raised as NumPy would (an index out of range, shapes
+    that do not broadcast; hop.numpy._core.raised_as_numpy)."""
+    if _raised_by_user(e):
+        return True
+    hnp = sys.modules.get("hop.numpy._core")
+    return hnp is not None and hnp.raised_as_numpy(e)
+
+
 _RAISE_VARARGS = dis.opmap["RAISE_VARARGS"]
 _RERAISE = dis.opmap["RERAISE"]
 
@@ -311,7 +322,7 @@ class CompiledFunction(_C._CompiledCall):
             # make dynamic.
             self._dims, self._first = saved[0], saved[1]
             if not isinstance(e, Exception) or isinstance(e, _REFUSALS) or \
-                    is_hop_function(self.fn) or not _raised_by_user(e):
+                    is_hop_function(self.fn) or not _the_calls_own(e):
                 raise
             failed = e
         else:

@@ -386,3 +386,23 @@ def test_reciprocal_of_integers_is_numpys_double_division_converted_back(dt):
         e = hnp.reciprocal(hnp.asarray(x))
         np.testing.assert_array_equal(np.asarray(e), np.reciprocal(x))
         assert e.dtype == np.reciprocal(x).dtype
+
+
+_ISNAT = "ufunc 'isnat' is only defined for np.datetime64 and np.timedelta64."
+
+
+@pytest.mark.parametrize("dt", ["float64", "int32", "bool", "complex64"])
+def test_isnat_of_a_non_datetime_array_is_numpys_type_error(dt):
+    # No hop array is a datetime: NumPy's TypeError with its text, compiled,
+    # eagerly in hop.numpy and through a hop.Tensor (hop.UnsupportedError
+    # before).
+    a = np.zeros(3, dt)
+    with pytest.raises(TypeError) as want:
+        np.isnat(a)
+    assert str(want.value) == _ISNAT
+    for call in (lambda: hop.compile(lambda a: np.isnat(a))(a),
+                 lambda: hnp.isnat(hnp.asarray(a)),
+                 lambda: np.isnat(hop.zeros(3))):
+        with pytest.raises(TypeError) as got:
+            call()
+        assert type(got.value) is TypeError and str(got.value) == _ISNAT

@@ -19,6 +19,7 @@ import numbers
 import numpy as _np
 
 from .. import _C
+from .._purity import is_hop_module
 
 __all__ = []
 
@@ -363,3 +364,40 @@ def ufunc_cast_error(name, have, want, casting, output=True, i=0):
         return cls(uf, casting, _np.dtype(have), _np.dtype(want), i)
     return TypeError(f"Cannot cast ufunc '{name}' {'output' if output else 'input'} from "
                      f"{_np.dtype(have)!r} to {_np.dtype(want)!r} with casting rule {casting!r}")
+
+
+# ------------------------------------------------------------------- errors
+
+# The exceptions NumPy raises for a program's values (an index out of range,
+# shapes that do not broadcast, a cast the rules forbid, a singular matrix),
+# and hop's classes for the same: hop.numpy raises them where NumPy would.
+_VALUE_ERRORS = (IndexError, ValueError, TypeError, ArithmeticError, _np.linalg.LinAlgError)
+# hop's limits (a function, dtype or form it does not implement; a decision
+# a trace cannot make): hop's answer, not NumPy's.
+_LIMITS = (_C.UnsupportedError, _C.TraceError, _C.GuardError, _C.DTypeError)
+
+
+def raised_as_numpy(e):
+    """Whether hop.numpy raised e on behalf of NumPy's semantics: e is of a
+    class NumPy raises for a program's values, not one of hop's limits, and
+    it came out of a call the program's code made into hop.numpy (a
+    function, operator, method or attribute, also through NumPy's
+    dispatch).  NumPy raises such an error too, and only after what the
+    program did before the call (a write into an argument), so hop.compile
+    lets the eager call raise it (_compile)."""
+    if not isinstance(e, _VALUE_ERRORS) or isinstance(e, _LIMITS):
+        return False
+    tb = e.__traceback__
+    outer = None
+    while tb is not None:
+        name = tb.tb_frame.f_globals.get("__name__") or ""
+        # the boundary: a frame of hop.numpy called by one outside hop (the
+        # program's, or NumPy's Python code dispatching to hop.numpy); hop's
+        # own machinery calling hop.numpy (the trace setting up the
+        # arguments) is not a call of the program's
+        if outer is not None and not is_hop_module(outer) and \
+                (name == "hop.numpy" or name.startswith("hop.numpy.")):
+            return True
+        outer = name
+        tb = tb.tb_next
+    return False
