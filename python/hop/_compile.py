@@ -96,7 +96,7 @@ class _Entry:
         """The plan's call (GuardError when it does not fit)."""
         fr = self.frame
         if fr is None:
-            return self.runner.call_kw(args, _C.GuardError, kwargs)
+            return _plan_run(self.runner.call_kw, args, _C.GuardError, kwargs)
         if fr.stop is not None and fr.stop.prefix is not None:
             # NumPy code whose break would hand Python a value of other bits
             # than NumPy's: the part before it runs in Python, the rest
@@ -109,7 +109,7 @@ class _Entry:
         if state is None:
             raise _C.GuardError("guard failed: a lifted int of the function's state (a "
                                 "nonlocal or global it assigns) no longer holds an int")
-        out, values = self.runner.call_kw(tuple(args) + state, _C.GuardError, kwargs)
+        out, values = _plan_run(self.runner.call_kw, tuple(args) + state, _C.GuardError, kwargs)
         try:
             _frame.replay(fr.effects, values, (tuple(args), dict(kwargs or {})))
             if fr.stop is not None:
@@ -128,6 +128,32 @@ class _Entry:
             return f"the data-dependent branch at {site} (`{site.text}`) took its {side} side, " \
                    f"not traced yet"
         return str(e)
+
+
+# What a plan raises while it runs for the call's values (an index array
+# out of range, a singular matrix, masks of other counts): the call's own
+# error, which eager raises only after what the function did before it.
+# A plan writes the caller's arrays and replays effects only once it has
+# run, so nothing happened yet and the call runs eagerly (_PlanRaised).
+_RUN_ERRORS = (_C.OutOfBoundsError, _C.LinAlgError, _C.ShapeError, _C.InvalidError)
+
+
+def _plan_run(call, *args):
+    """call(*args), a plan's run: _PlanRaised for one of _RUN_ERRORS."""
+    try:
+        return call(*args)
+    except _RUN_ERRORS as e:
+        raise _PlanRaised(e) from None
+
+
+class _PlanRaised(BaseException):
+    """A plan raised one of _RUN_ERRORS before anything of the call
+    happened: CompiledFunction runs the call eagerly, and eager decides
+    (its error with its effects, or its answer)."""
+
+    def __init__(self, error):
+        super().__init__(error)
+        self.error = error
 
 
 class _Ran(BaseException):
@@ -223,7 +249,7 @@ class CompiledFunction(_C._CompiledCall):
             try:
                 if entries[-1].frame is not None:
                     return entries[-1].run(args, None)
-                return entries[-1].runner.call(args, _C.GuardError)
+                return _plan_run(entries[-1].runner.call, args, _C.GuardError)
             except _C.GuardError as e:
                 return self._miss(args, {}, [entries[-1].failure(e)])
             except (_C.TraceError, TypeError):
@@ -232,6 +258,10 @@ class CompiledFunction(_C._CompiledCall):
                 raise
         except _Ran as r:
             error = r.error
+        except _PlanRaised:
+            error = None
+        if error is None:  # (outside the handler: eager's error as it raises it)
+            return self._run_eagerly(args, {})
         raise error  # (outside the handler: the user's error as it was raised)
 
     def _call_kw(self, args, kwargs):
@@ -255,6 +285,10 @@ class CompiledFunction(_C._CompiledCall):
             return self._miss(args, kwargs, None)
         except _Ran as r:
             error = r.error
+        except _PlanRaised:
+            error = None
+        if error is None:  # (outside the handler: eager's error as it raises it)
+            return self._run_eagerly(args, kwargs)
         raise error  # (outside the handler: the user's error as it was raised)
 
     def _miss(self, args, kwargs, failures):
@@ -344,7 +378,7 @@ class CompiledFunction(_C._CompiledCall):
         # the newest plan's bound call: NumPy's or hop.Tensors' without guards
         # (Plan.bind_*), or with guards to check (_EffectsCall), if any
         self._fast = runner.fast or _effects_call(self._entries[-1])
-        return runner.call_kw(args, _C.GuardError, kwargs)
+        return _plan_run(runner.call_kw, args, _C.GuardError, kwargs)
 
     def _translate(self, args, kwargs, effects, reason):
         """Traces fn through the frame translator (_frame): its effects are

@@ -598,3 +598,43 @@ def test_a_hop_limit_after_a_write_stays_the_traces_error_not_an_eager_call():
     with pytest.raises(hop.UnsupportedError, match="sliding_window_view is not supported"):
         cf(y)
     assert y.tolist() == [0.0, 0.0, 0.0] and cf.eager_calls == 0
+
+
+def _write_then_take(y, idx):
+    y += 1
+    return y[idx]
+
+
+def _write_then_inv(y, m):
+    y *= 3
+    return np.linalg.inv(m)
+
+
+def _take_only(y, idx):
+    return np.take(y, idx)
+
+
+@pytest.mark.parametrize("f, good, bad", [
+    (_write_then_take, np.array([0, 2]), np.array([0, 5])),
+    (_write_then_inv, np.eye(2), np.zeros((2, 2))),
+    (_take_only, np.array([1]), np.array([-4])),
+], ids=["index array out of range", "singular matrix", "no write: the plan's bound call"])
+def test_an_error_the_plan_raises_for_the_calls_values_is_eagers_with_its_write(f, good, bad):
+    # The plan itself raised (hop.OutOfBoundsError with hop's text, or a
+    # LinAlgError) before it wrote the caller's array back, so the write
+    # was lost.  Now eager decides: NumPy's error and text after NumPy's
+    # write; the plan stays and answers the next good call.
+    cf = hop.compile(f)
+    for a in (good, bad, good, bad):
+        ye, yc = np.arange(1.0, 4.0), np.arange(1.0, 4.0)
+        try:
+            want = ("ok", described(f(ye, a)))
+        except Exception as e:
+            want = (type(e), str(e))
+        try:
+            got = ("ok", described(quiet(cf, yc, a)))
+        except Exception as e:
+            got = (type(e), str(e))
+        assert got == want and yc.tolist() == ye.tolist()
+        assert (want[0] == "ok") == (a is good)
+    assert len(cf.graphs) == 1 and cf.eager_calls == 2 and cf._eager_why is None
