@@ -258,8 +258,10 @@ class CompiledFunction(_C._CompiledCall):
                 raise
         except _Ran as r:
             error = r.error
-        except _PlanRaised:
-            error = None
+        except _PlanRaised as p:
+            # (hop's own function -- hop.grad's, hop.vmap's -- has no eager
+            # call: the plan's error is its answer)
+            error = p.error if is_hop_function(self.fn) else None
         if error is None:  # (outside the handler: eager's error as it raises it)
             return self._run_eagerly(args, {})
         raise error  # (outside the handler: the user's error as it was raised)
@@ -285,8 +287,10 @@ class CompiledFunction(_C._CompiledCall):
             return self._miss(args, kwargs, None)
         except _Ran as r:
             error = r.error
-        except _PlanRaised:
-            error = None
+        except _PlanRaised as p:
+            # (hop's own function -- hop.grad's, hop.vmap's -- has no eager
+            # call: the plan's error is its answer)
+            error = p.error if is_hop_function(self.fn) else None
         if error is None:  # (outside the handler: eager's error as it raises it)
             return self._run_eagerly(args, kwargs)
         raise error  # (outside the handler: the user's error as it was raised)

@@ -406,3 +406,22 @@ def test_isnat_of_a_non_datetime_array_is_numpys_type_error(dt):
         with pytest.raises(TypeError) as got:
             call()
         assert type(got.value) is TypeError and str(got.value) == _ISNAT
+
+
+@pytest.mark.parametrize("dt", ["float64", "int32", "complex128"])
+def test_in_place_matmul_of_an_array_raises_numpys_type_error_and_writes_nothing(dt):
+    # NumPy 1.24 has no in-place matmul; hop computed a @ a into the
+    # caller's array.
+    def f(a):
+        a @= a
+        return a
+
+    ye, yc = np.eye(2, dtype=dt) * 2, np.eye(2, dtype=dt) * 2
+    with pytest.raises(TypeError) as want:
+        f(ye)
+    with pytest.raises(TypeError) as got:
+        hop.compile(f)(yc)
+    assert str(got.value) == str(want.value) == \
+        "In-place matrix multiplication is not (yet) supported. Use 'a = a @ b' instead of " \
+        "'a @= b'."
+    assert yc.tolist() == ye.tolist() == (np.eye(2, dtype=dt) * 2).tolist()

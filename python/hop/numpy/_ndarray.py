@@ -510,6 +510,19 @@ def _ipow(self, other):
 
 _plain_pow, _plain_ipow = ndarray.__pow__, ndarray.__ipow__
 ndarray.__pow__, ndarray.__ipow__ = _pow, _ipow
+_plain_imatmul = ndarray.__imatmul__
+
+
+def _imatmul(self, other):
+    """NumPy 1.24 has no in-place matmul: `a @= b` of an array raises,
+    writing nothing (a NumPy scalar has none: s @ b, rebound)."""
+    if self._scalar:
+        return _plain_imatmul(self, other)
+    raise TypeError("In-place matrix multiplication is not (yet) supported. Use 'a = a @ b' "
+                    "instead of 'a @= b'.")
+
+
+ndarray.__imatmul__ = _imatmul
 for _dunder, _uf in {"lt": "less", "le": "less_equal", "gt": "greater", "ge": "greater_equal",
                      "eq": "equal", "ne": "not_equal"}.items():
     setattr(ndarray, f"__{_dunder}__", _binop(_uf))
