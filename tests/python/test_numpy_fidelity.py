@@ -425,3 +425,59 @@ def test_in_place_matmul_of_an_array_raises_numpys_type_error_and_writes_nothing
         "In-place matrix multiplication is not (yet) supported. Use 'a = a @ b' instead of " \
         "'a @= b'."
     assert yc.tolist() == ye.tolist() == (np.eye(2, dtype=dt) * 2).tolist()
+
+
+_I8 = np.array([[100, 120, 127], [1, -128, 3]], dtype=np.int8)
+_F = np.arange(6.0).reshape(2, 3) - 2.5
+_C64 = (np.arange(6) + 1j * np.arange(6)[::-1]).reshape(2, 3).astype(np.complex64)
+
+
+@pytest.mark.parametrize("fn, a", [
+    (lambda a: np.mean(a, dtype=np.int8), _I8),  # the int8 sum wraps: -5, hop said 37
+    (lambda a: np.mean(a, axis=1, dtype=np.uint16), _F),  # 21844, hop 43689
+    (lambda a: np.std(a, dtype=np.int8), _I8),  # 0, hop 90
+    (lambda a: np.var(a, axis=1, dtype=np.int8), _I8),
+    (lambda a: np.var(a, dtype=np.float32), _C64),  # |d|**2 of the complex deviations: 12.08
+    (lambda a: np.std(a, dtype=np.int8), _C64),
+    (lambda a: np.std(a, axis=0, dtype=np.float32, keepdims=True), _F.astype(np.float32)),
+    (lambda a: np.min(a, initial=-5), np.array([True, False])),  # False, hop True
+    (lambda a: np.prod(a, initial=2.5), np.array([1, 2], np.int8)),  # 4, hop 5
+    (lambda a: np.nanmax(a, initial=-5), np.zeros((0, 3))),  # -5.0, hop nan
+    (lambda a: np.nanmin(a, axis=0, where=a > 0, initial=1), np.zeros((0, 3))),
+    (lambda a: np.nanstd(a, where=(np.arange(6) % 2 == 0).reshape(2, 3)), _F),  # where ignored
+    (lambda a: np.nanvar(a, axis=0, where=a > -2), _I8.astype(np.int32)),
+    (lambda a: np.nanvar(np.where(a.real > 3, np.nan, a)), _C64),  # complex NaN: nan, 5.92
+    (lambda a: np.nansum(np.where(a.real > 3, np.nan, a), axis=0), _C64),
+    (lambda a: np.nanmax(np.where(a.real == 1, np.nan, a), axis=1), _C64.astype(np.complex128)),
+], ids=["mean int8", "mean uint16 of floats", "std int8", "var int8 axis", "var complex as f32",
+        "std complex as int8", "std f32 keepdims", "min bool initial", "prod int initial float",
+        "nanmax empty initial", "nanmin empty where initial", "nanstd where", "nanvar int where",
+        "nanvar complex nan", "nansum complex nan", "nanmax complex nan"])
+def test_reductions_with_dtype_initial_and_where_are_numpys(fn, a):
+    # Each was a silent wrong answer found by the campaign; compiled, not
+    # an eager fallback.
+    cf = hop.compile(fn)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        want, got = fn(a.copy()), cf(a.copy())
+    assert type(got) is type(want) and got.dtype == want.dtype and \
+        np.shape(got) == np.shape(want)
+    np.testing.assert_allclose(got, want, rtol=1e-6)
+    assert cf.eager_calls == 0 and cf._eager_why is None
+
+
+@pytest.mark.parametrize("fn, a, exc", [
+    (lambda a: np.std(a, axis=1, dtype=np.uint16), _F, np.core._exceptions.UFuncTypeError),
+    (lambda a: np.mean(a, axis=0), np.array(5.0), np.AxisError),
+    (lambda a: np.var(a, axis=-1), np.array(5.0), np.AxisError),
+    (lambda a: np.nanmean(a, dtype=np.int8), _C64, TypeError),
+], ids=["std into uint16", "mean of 0-d axis 0", "var of 0-d axis -1",
+        "nanmean complex int dtype"])
+def test_reductions_raise_numpys_error_where_hop_answered(fn, a, exc):
+    # UFuncTypeError (sqrt into an integer array), AxisError (a 0-d array has
+    # no axis for mean and var, as it has for sum), TypeError
+    with pytest.raises(exc) as want:
+        fn(a.copy())
+    with pytest.raises(exc) as got:
+        hop.compile(fn)(a.copy())
+    assert (type(got.value), str(got.value)) == (type(want.value), str(want.value))

@@ -134,6 +134,11 @@ def _reduce(op, np_fn, a, axis, dtype, out, keepdims, initial, where, kind, what
     if dtype is not None and op in ("amax", "amin"):
         rdt = _np.dtype(dtype)
     x = t
+    if initial is not None and isinstance(initial, (int, float, complex, _np.generic)):
+        # NumPy casts initial to the reduction's dtype first (min of a bool
+        # array with initial=-5 starts from True; prod of ints with 2.5 from 2)
+        with _np.errstate(all="ignore"):
+            initial = _np.array(initial).astype(rdt, casting="unsafe")[()].item()
     if op in ("sum", "prod") and (dtype is not None or _core.np_dtype(t).kind == "f"):
         x = _core.cast(t, rdt)  # computed in the dtype asked for
     if where is not True:
@@ -259,10 +264,67 @@ def _mean_t(t, axes, dtype, keepdims, what):
     return r, rdt
 
 
+def _count_axes(axis, ndim):
+    """NumPy's _count_reduce_items checks mean's, var's and std's axis with
+    normalize_axis_index: a 0-d array has no axis 0 (its reductions do)."""
+    if axis is not None and ndim == 0:
+        for ax in (axis if isinstance(axis, tuple) else (axis,)):
+            _np.core.multiarray.normalize_axis_index(ax, 0)
+
+
+def _divided(r, n):
+    """NumPy's `true_divide(r, n, out=r, casting='unsafe')` of mean and var
+    (`r.dtype.type(r / n)` of a scalar): the quotient in r's dtype."""
+    from ._ufuncs import call_ufunc
+    q = call_ufunc("true_divide", (r, n), {}, ndarray)
+    return wrap(ndarray, _core.cast(q._t, r.dtype), scalar=r.ndim == 0)
+
+
+def _mean_dtype(a, axis, dtype, keepdims):
+    """mean with dtype=, as NumPy computes it: the sum in dtype (an integer
+    one wraps), then divided and cast back to dtype."""
+    t = _t(a, "mean")
+    n = _size([t.shape[i] for i in _axes(axis, t.ndim)])
+    return _divided(sum(wrap(ndarray, t), axis, dtype, keepdims=keepdims, _kind=ndarray), n)
+
+
+def _var_dtype(a, axis, dtype, ddof, keepdims, root):
+    """var (std: root) with dtype=, NumPy's _var step by step: the mean
+    from the sum in dtype, the deviations in the type of arr - mean (an
+    integer one wraps), their squares (|d|**2 of a complex one), summed in
+    dtype, divided and cast back; std's square root into that array
+    (NumPy's same_kind error for an integer one) or its scalar's type."""
+    from ._ufuncs import call_ufunc
+    arr = wrap(ndarray, _t(a, "std" if root else "var"))
+    t = arr._t
+    n = _size([t.shape[i] for i in _axes(axis, t.ndim)])
+    m = _divided(sum(arr, axis, dtype, keepdims=True, _kind=ndarray), n)
+    d = call_ufunc("subtract", (arr, m), {}, ndarray)
+    if d.dtype.kind == "c":
+        re, im = _C._op("real", d._t), _C._op("imag", d._t)
+        d2 = wrap(ndarray, re * re + im * im)
+    else:
+        d2 = call_ufunc("multiply", (d, d), {}, ndarray)
+    ret = sum(d2, axis, dtype, keepdims=keepdims, _kind=ndarray)
+    denom = n - ddof
+    if not isinstance(denom, _C.SymInt):
+        denom = builtins.max(denom, 0)
+    ret = _divided(ret, denom)
+    if not root:
+        return ret._t
+    if ret.ndim == 0:
+        return _core.cast(call_ufunc("sqrt", (ret,), {}, ndarray)._t, ret.dtype)
+    return call_ufunc("sqrt", (ret,), {"out": (ret,)}, ndarray)._t
+
+
 @implements(_np.mean)
 def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True, _kind=None):
     kind = _kind or _kind_of(a)
     t = _t(a, "mean")
+    _count_axes(axis, t.ndim)
+    if dtype is not None and where is True:
+        r = _mean_dtype(t, axis, dtype, keepdims)._t
+        return _out(kind, r, scalar=r.ndim == 0 and out is None, out=out, what="mean")
     if where is not True:
         w = _t(where, "mean: where")
         rdt = _reduce_dtype(_np.mean, t, dtype, "mean")
@@ -301,6 +363,10 @@ def _var_t(t, axis, dtype, ddof, keepdims, what):
 @implements(_np.var)
 def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, _kind=None):
     kind = _kind or _kind_of(a)
+    _count_axes(axis, _t(a, "var").ndim)
+    if dtype is not None:
+        r = _var_dtype(a, axis, dtype, ddof, keepdims, False)
+        return _out(kind, r, scalar=r.ndim == 0 and out is None, out=out, what="var")
     r, rdt = _var_t(_t(a, "var"), axis, dtype, ddof, keepdims, "var")
     return _out(kind, _core.cast(r, rdt), scalar=r.ndim == 0 and out is None, out=out,
                 what="var")
@@ -309,6 +375,10 @@ def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, _kind=Non
 @implements(_np.std)
 def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, _kind=None):
     kind = _kind or _kind_of(a)
+    _count_axes(axis, _t(a, "std").ndim)
+    if dtype is not None:
+        r = _var_dtype(a, axis, dtype, ddof, keepdims, True)
+        return _out(kind, r, scalar=r.ndim == 0 and out is None, out=out, what="std")
     r, rdt = _var_t(_t(a, "std"), axis, dtype, ddof, keepdims, "std")
     return _out(kind, _core.cast(_C.sqrt(r), rdt), scalar=r.ndim == 0 and out is None, out=out,
                 what="std")
@@ -325,8 +395,9 @@ def ptp(a, axis=None, out=None, keepdims=False, *, _kind=None):
 @implements(_np.nansum)
 def nansum(a, axis=None, dtype=None, out=None, keepdims=False, *, _kind=None):
     t = _t(a, "nansum")
-    if _core.np_dtype(t).kind == "f":
-        t = _C.where(_C.ne(t, t), _C.zeros((), dtype=t.dtype), t)
+    if _core.np_dtype(t).kind in "fc":
+        from ._stats import _replace_nan  # (a complex NaN: either part)
+        t = _replace_nan(t, 0)[0]
     return sum(t, axis, dtype, out, keepdims, _kind=_kind or _kind_of(a))
 
 
