@@ -481,3 +481,59 @@ def test_reductions_raise_numpys_error_where_hop_answered(fn, a, exc):
     with pytest.raises(exc) as got:
         hop.compile(fn)(a.copy())
     assert (type(got.value), str(got.value)) == (type(want.value), str(want.value))
+
+
+def _numpys(fn, *args):
+    """fn compiled (no eager fallback) against NumPy: value, dtype, shape,
+    ndarray or NumPy scalar or Python type, or the exception's type and
+    text."""
+    def run(f):
+        try:
+            return ("ok", f(*[a.copy() for a in args]))
+        except Exception as e:  # noqa: BLE001 (compared)
+            return ("raised", type(e), str(e))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        want = run(fn)
+        cf = hop.compile(fn)
+        got = run(cf)
+    assert cf._eager_why is None
+    if want[0] == "raised":  # (the call's own error: eager raises it, after its effects)
+        assert got == want
+        return
+    assert cf.eager_calls == 0
+    assert got[0] == "ok", got
+    g, w = got[1], want[1]
+    assert type(g) is type(w), (type(g), type(w))
+    if isinstance(w, (np.ndarray, np.generic)):
+        assert g.dtype == w.dtype and np.shape(g) == np.shape(w), (g, w)
+        np.testing.assert_array_equal(g, w)
+    else:
+        assert g == w
+
+
+@pytest.mark.parametrize("src, a", [
+    ("a.astype(np.uint8)", np.array([-3 + 0.5j, 300, -1.5j])),  # 253 44 0; hop saturated: 0 255 0
+    ("a.astype(np.int8)", np.array([-3 + 1j, 300], np.complex64)),
+    ("a.astype(np.uint64)", np.array([-3.0, np.nan, 1e30, 2.0 ** 63 + 4096, 2.0 ** 64, 5.5])),
+    ("a.astype(np.uint64)", np.array([-3.0, 2.0 ** 63], np.float32)),
+    ("a.item(0)", np.array([True, False])),  # True; hop said 1
+    ("(a[1].item(), type(a.item(0)).__name__)", np.array([True, False])),
+    ("np.round(a)", np.array([True, False])),  # float16 [1., 0.]; hop kept bool
+    ("np.round(a, 1)", np.array([True, False])),
+    ("np.round(a)", np.array(7, np.uint16)),  # a NumPy scalar of a 0-d array
+    ("a.round(1)", np.array(2.25)),
+    ("np.around(a, -1)", np.array(17, np.int8)),
+    ("np.sort(a)", np.array(7.0)),  # AxisError; hop answered
+    ("np.sort(a, axis=None)", np.array(7.0)),
+    ("np.argsort(a)", np.array(7.0)),  # array([0]); hop array(0)
+    ("np.argsort(a, axis=1)", np.array(7.0)),
+    ("np.angle(a)", np.array([1, -2, 3], np.int8)),  # float16; hop float64
+    ("np.angle(a)", np.array([1, 0], np.uint16)),
+    ("np.angle(a)", np.array(5, np.float32)),
+    ("np.angle(a, deg=True)", np.array(-1 + 1j, np.complex64)),
+], ids=lambda v: v if isinstance(v, str) else str(v.dtype))
+def test_conversions_rounding_sorting_and_angle_are_numpys(src, a):
+    # Silent wrong answers (values, dtypes, scalar types) and answers where
+    # NumPy raises, found by the campaign.
+    _numpys(eval(f"lambda a: {src}", {"np": np}), a)

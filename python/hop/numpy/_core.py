@@ -310,6 +310,22 @@ def cast(t, npd):
     if src == npd:
         return t
     npd = _np.dtype(npd)
+    if src.kind == "c" and npd.kind in "iu":
+        # NumPy converts the real part as it converts a float (hop's own
+        # conversion of a complex saturated: -3+1j to uint8 was 0, not 253)
+        re = _C._op("real", t)
+        return cast(re, npd)
+    if src.kind == "f" and npd == _np.dtype(_np.uint64):
+        # NumPy's x86-64 loop: below 2**63 through int64 (-3.0 is 2**64 - 3),
+        # up to 2**64 exact, beyond it 0, and NaN or below -2**63 2**63
+        x = t.to(_C.float64) if src != _np.dtype(_np.float64) else t
+        lo = _C.logical_and(_C.ge(x, -2.0 ** 63), _C.lt(x, 2.0 ** 63))
+        hi = _C.logical_and(_C.ge(x, 2.0 ** 63), _C.lt(x, 2.0 ** 64))
+        big = _C.ge(x, 2.0 ** 64)
+        u = _C.where(hi, t.to(_C.uint64), _C.where(big, _C.zeros((), dtype=_C.uint64),
+                                                    _C.full((), -2 ** 63, dtype=_C.int64).to(_C.uint64)))
+        return _C.where(lo, _C.where(lo, x, _C.zeros((), dtype=_C.float64)).to(_C.int64)
+                        .to(_C.uint64), u)
     if src.kind == "f" and npd.kind in "iu" and npd != _np.dtype(_np.uint64):
         x = t.to(_C.float64) if src != _np.dtype(_np.float64) else t
         t64 = t.to(_C.int64)  # exact for |x| < 2**63

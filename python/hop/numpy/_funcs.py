@@ -1030,23 +1030,31 @@ def clip(a, a_min, a_max, out=None, *, _kind=None, **kwargs):
 def round_(a, decimals=0, out=None, *, _kind=None):
     kind = _kind or _kind_of(a)
     t = _t(a, "round")
-    if _core.np_dtype(t).kind in "biu":
+    # (NumPy's round of a 0-d array is a NumPy scalar: PyArray_Return)
+    scalar = t.ndim == 0 and out is None
+    if _core.np_dtype(t).kind == "b":
+        if decimals == 0:  # a bool is no integer to PyArray_Round: rint into float16
+            return _out(kind, _core.cast(t, _np.dtype(_np.float16)), scalar=scalar, out=out,
+                        what="round")
+        # NumPy multiplies (divides) into the bool array
+        raise _np.core._exceptions._UFuncOutputCastingError(
+            _np.multiply if decimals > 0 else _np.divide, "same_kind",
+            _np.dtype(_np.float64), _np.dtype(bool), 0)
+    if _core.np_dtype(t).kind in "iu":
         if decimals >= 0:
-            return _out(kind, t.clone(), out=out, what="round")
-        if _core.np_dtype(t).kind == "b":  # NumPy divides into the bool array
-            raise _np.core._exceptions._UFuncOutputCastingError(
-                _np.divide, "same_kind", _np.dtype(_np.float64), _np.dtype(bool), 0)
+            return _out(kind, t.clone(), scalar=scalar, out=out, what="round")
         # NumPy's: rint(a / 10**-decimals) * 10**-decimals in float64, cast back
         # (unsafely: 127 of an int8 rounds to 130, which wraps)
         f = float(10 ** -decimals)
         r = _C.round(_core.cast(t, _np.dtype(_np.float64)) / f) * f
-        return _out(kind, _core.cast(r, _core.np_dtype(t)), out=out, what="round")
+        return _out(kind, _core.cast(r, _core.np_dtype(t)), scalar=scalar, out=out,
+                    what="round")
     if _core.np_dtype(t).kind == "c":  # NumPy rounds each part
         r = _C._op("complex", _round_t(_C._op("real", t), decimals),
                    _round_t(_C._op("imag", t), decimals))
     else:
         r = _round_t(t, decimals)
-    return _out(kind, _core.cast(r, _core.np_dtype(t)), out=out, what="round")
+    return _out(kind, _core.cast(r, _core.np_dtype(t)), scalar=scalar, out=out, what="round")
 
 
 def _round_t(t, decimals):
@@ -1243,26 +1251,29 @@ def einsum(*operands, out=None, dtype=None, order="K", casting="safe", optimize=
 
 # ---------------------------------------------------------------- sorting
 
-def _sorting(a, axis, _kind, what, sort_any, of_0d):
-    # sort/argsort: axis None sorts the flattened array; a 0-d array's
-    # answer is of_0d(t)
+def _sorting(a, axis, _kind, what, sort_any):
+    # sort/argsort: axis None sorts the flattened array.  A 0-d array has
+    # no axis to sort along (NumPy's AxisError), but argsort takes it as
+    # one element (array([0]), its axis checked against 1 dim)
     t = _t(a, what)
     if axis is None:
         t, axis = t.reshape(-1), 0
-    ax = _axis(axis, t.ndim) if t.ndim else 0
-    r = sort_any(t, ax) if t.ndim else of_0d(t)
-    return wrap(_kind or _kind_of(a), r)
+    elif t.ndim == 0:
+        if what != "argsort":
+            _np.core.multiarray.normalize_axis_index(_int_arg(axis, "an integer is required "
+                                                                    "for the axis"), 0)
+        t = t.reshape(1)
+    return wrap(_kind or _kind_of(a), sort_any(t, _axis(axis, t.ndim)))
 
 
 @implements(_np.sort)
 def sort(a, axis=-1, kind=None, order=None, *, _kind=None):
-    return _sorting(a, axis, _kind, "sort", _corder.sort_any, lambda t: t.clone())
+    return _sorting(a, axis, _kind, "sort", _corder.sort_any)
 
 
 @implements(_np.argsort)
 def argsort(a, axis=-1, kind=None, order=None, *, _kind=None):
-    return _sorting(a, axis, _kind, "argsort", _corder.argsort_any,
-                    lambda t: _C.zeros((), dtype=_C.int64))
+    return _sorting(a, axis, _kind, "argsort", _corder.argsort_any)
 
 
 @implements(_np.take)

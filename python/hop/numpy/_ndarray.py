@@ -212,14 +212,15 @@ class ndarray:
         return t
 
     def item(self, *args):
-        """The element as a Python scalar; while tracing, an integer or bool
-        element is an unbacked SymInt read at run time (as hop.Tensor.item),
-        and a float one ends hop.compile's compiled part (_breaks)."""
+        """The element as a Python scalar; while tracing, an integer element
+        is an unbacked SymInt read at run time (as hop.Tensor.item), and a
+        float or bool one ends hop.compile's compiled part (_breaks): a
+        SymInt is an int, and eagerly a bool array's item() is a bool."""
         if args:
             return self[args if len(args) > 1 else args[0]].item()
         t = self._scalar_tensor("item")
         if _C._is_proxy(t) or _core.tracing():
-            if self.dtype.kind not in "biu":
+            if self.dtype.kind not in "iu":
                 _breaks.conversion(_C.TraceError, f"item() of a traced {self.dtype} value: a "
                                                   f"Python float is known only when the plan "
                                                   f"runs")

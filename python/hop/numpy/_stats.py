@@ -1724,13 +1724,15 @@ def isrealobj(x, *, _kind=None):
 def angle(z, deg=False, *, _kind=None):
     t = _t(z, "angle")
     npd = _core.np_dtype(t)
-    if npd.kind != "c":  # NumPy: arctan2(0, z) in z's float type (ints: float64)
-        t = _core.cast(t, _np.result_type(npd, _np.float16) if npd.kind == "f"
-                       else _np.dtype(_np.float64))
-    r = _C._op("angle", t)
-    if deg:
+    if npd.kind != "c":
+        # NumPy: arctan2(0, z), in the loop its types pick (int8: float16,
+        # uint16: float32, bool: float64; a 0-d z, a scalar to value-based
+        # casting: float64)
+        t = _core.cast(t, _np.arctan2(0, _np.ones((1,) * t.ndim, npd)).dtype)
+    r = wrap(_kind or _kind_of(z), _C._op("angle", t), scalar=t.ndim == 0)
+    if deg:  # NumPy's `a *= 180/pi`: a 0-d z's NumPy scalar times a float
         r = r * (180.0 / math.pi)
-    return wrap(_kind or _kind_of(z), r, scalar=t.ndim == 0)
+    return r
 
 
 @implements(_np.real_if_close)
