@@ -532,6 +532,14 @@ def _numpys(fn, *args):
     ("np.angle(a)", np.array([1, 0], np.uint16)),
     ("np.angle(a)", np.array(5, np.float32)),
     ("np.angle(a, deg=True)", np.array(-1 + 1j, np.complex64)),
+    ("a ** 2", np.array([True, False])),  # NumPy's square: int8; hop's power: int64
+    ("a ** 2.0", np.array(True)),
+    ("a ** 2", np.array(-128, np.int8)),  # square: int8 0; hop's power: int64 16384
+    ("a ** 2", np.array(1 + 1j, np.complex64)),  # square: complex64; power: complex128
+    ("a ** 0", np.array(1.5, np.float16)),  # _ones_like: float16; power: float64
+    ("a ** 1", np.array(1.5, np.float32)),
+    ("a ** np.float32(2)", np.array([1, 3], np.int8)),  # squared in float64; power: float32
+    ("a ** 2.0", np.array(3, np.uint16)),  # a 0-d array, not a scalar
 ], ids=lambda v: v if isinstance(v, str) else str(v.dtype))
 def test_conversions_rounding_sorting_and_angle_are_numpys(src, a):
     # Silent wrong answers (values, dtypes, scalar types) and answers where
