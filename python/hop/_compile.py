@@ -249,13 +249,15 @@ class CompiledFunction(_C._CompiledCall):
             try:
                 if entries[-1].frame is not None:
                     return entries[-1].run(args, None)
-                return _plan_run(entries[-1].runner.call, args, _C.GuardError)
+                return entries[-1].runner.call(args, _C.GuardError)
             except _C.GuardError as e:
                 return self._miss(args, {}, [entries[-1].failure(e)])
             except (_C.TraceError, TypeError):
                 if _C.tracing() is not None:  # traced values: inside another trace
                     return self.fn(*args)
                 raise
+            except _RUN_ERRORS as e:  # (_plan_run, inline: no frame on this path)
+                raise _PlanRaised(e) from None
         except _Ran as r:
             error = r.error
         except _PlanRaised as p:
