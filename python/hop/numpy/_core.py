@@ -322,8 +322,8 @@ def cast(t, npd):
         lo = _C.logical_and(_C.ge(x, -2.0 ** 63), _C.lt(x, 2.0 ** 63))
         hi = _C.logical_and(_C.ge(x, 2.0 ** 63), _C.lt(x, 2.0 ** 64))
         big = _C.ge(x, 2.0 ** 64)
-        u = _C.where(hi, t.to(_C.uint64), _C.where(big, _C.zeros((), dtype=_C.uint64),
-                                                    _C.full((), -2 ** 63, dtype=_C.int64).to(_C.uint64)))
+        top = _C.full((), -2 ** 63, dtype=_C.int64).to(_C.uint64)  # 2**63
+        u = _C.where(hi, t.to(_C.uint64), _C.where(big, _C.zeros((), dtype=_C.uint64), top))
         return _C.where(lo, _C.where(lo, x, _C.zeros((), dtype=_C.float64)).to(_C.int64)
                         .to(_C.uint64), u)
     if src.kind == "f" and npd.kind in "iu" and npd != _np.dtype(_np.uint64):
