@@ -8,7 +8,8 @@
  * plan, and keyword arguments cost nothing when absent.  A bound call whose
  * guard fails goes to _call_args (which tries the other plans or retraces),
  * as does one that fails while this thread traces (traced values: the
- * function is called inside another trace; it runs as part of that trace).
+ * function is called inside another trace; it runs as part of that trace)
+ * and one whose plan raised another of hop's errors (eager decides there).
  *
  * _C._EffectsCall is the bound call of a translated function's plan
  * (hop/_frame.py: a function with Python effects and no graph break): it
@@ -361,10 +362,14 @@ compiled_call(CompiledCallObject *self, PyObject *args, PyObject *kwargs)
         if (r == NULL && ran)
             return NULL; /* a replayed effect raised: the plan ran, never again */
         if (r != Py_NotImplemented) {
-            /* a guard that fails (a miss: _call_args retraces) and traced
-             * values (inside another trace) take the general path */
+            /* a guard that fails (a miss: _call_args retraces), traced
+             * values (inside another trace) and any other error of hop's
+             * take the general path: nothing of the call happened, and
+             * what the plan raised for the call's values (an index out of
+             * range) is for eager to decide (hop/_compile.py, _RUN_ERRORS;
+             * the plan runs again there, on this rare path only) */
             if (r != NULL ||
-                !(PyErr_ExceptionMatches(hop_py_GuardError) || hop_py__thread_tracing()))
+                !(PyErr_ExceptionMatches(hop_py_Error) || hop_py__thread_tracing()))
                 return r;
             PyErr_Clear();
         } else {

@@ -2197,7 +2197,9 @@ PyTypeObject hop_py_TensorType = {
 /* ------------------------------------------------- _C._UserClass */
 
 /*
- * _C._UserClass(fn): a __class__ descriptor for hop.numpy.ndarray.  The real
+ * _C._UserClass(fn): a __class__ descriptor for hop.numpy.ndarray (and for
+ * hop.SymInt and hop.SymFloat, which are ints and floats to the user's code
+ * as eagerly: symint.c, hop/_symfloat.py).  The real
  * class, except while this thread traces or records a path (a bool hook is
  * set: hop/_paths.py) and the code asking (the current frame) is the
  * user's, not hop's or NumPy's: then fn(obj), NumPy's class, so that
@@ -2262,6 +2264,14 @@ user_class_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
     if (self != NULL)
         self->fn = Py_NewRef(fn);
     return (PyObject *)self;
+}
+
+static PyTypeObject UserClassType;
+
+PyObject *
+hop_py__user_class_new(PyObject *fn)
+{
+    return PyObject_CallOneArg((PyObject *)&UserClassType, fn);
 }
 
 static PyTypeObject UserClassType = {

@@ -66,6 +66,17 @@ def _raised_by_user(e):
         code.co_code[tb.tb_lasti] in (_RAISE_VARARGS, _RERAISE)
 
 
+def _the_calls_own(e):
+    """Whether e, raised while tracing, is the call's own error, which eager
+    raises too after what the call did before it: the user's raise, or an
+    error hop.numpy raised as NumPy would (an index out of range, shapes
+    that do not broadcast; hop.numpy._core.raised_as_numpy)."""
+    if _raised_by_user(e):
+        return True
+    hnp = sys.modules.get("hop.numpy._core")
+    return hnp is not None and hnp.raised_as_numpy(e)
+
+
 _RAISE_VARARGS = dis.opmap["RAISE_VARARGS"]
 _RERAISE = dis.opmap["RERAISE"]
 
@@ -88,7 +99,7 @@ class _Entry:
         """The plan's call (GuardError when it does not fit)."""
         fr = self.frame
         if fr is None:
-            return self.runner.call_kw(args, _C.GuardError, kwargs)
+            return _plan_run(self.runner.call_kw, args, _C.GuardError, kwargs)
         if fr.stop is not None and fr.stop.prefix is not None:
             # NumPy code whose break would hand Python a value of other bits
             # than NumPy's: the part before it runs in Python, the rest
@@ -101,7 +112,7 @@ class _Entry:
         if state is None:
             raise _C.GuardError("guard failed: a lifted int of the function's state (a "
                                 "nonlocal or global it assigns) no longer holds an int")
-        out, values = self.runner.call_kw(tuple(args) + state, _C.GuardError, kwargs)
+        out, values = _plan_run(self.runner.call_kw, tuple(args) + state, _C.GuardError, kwargs)
         try:
             _frame_state.replay(fr.effects, values, (tuple(args), dict(kwargs or {})))
             if fr.stop is not None:
@@ -120,6 +131,32 @@ class _Entry:
             return f"the data-dependent branch at {site} (`{site.text}`) took its {side} side, " \
                    f"not traced yet"
         return str(e)
+
+
+# What a plan raises while it runs for the call's values (an index array
+# out of range, a singular matrix, masks of other counts): the call's own
+# error, which eager raises only after what the function did before it.
+# A plan writes the caller's arrays and replays effects only once it has
+# run, so nothing happened yet and the call runs eagerly (_PlanRaised).
+_RUN_ERRORS = (_C.OutOfBoundsError, _C.LinAlgError, _C.ShapeError, _C.InvalidError)
+
+
+def _plan_run(call, *args):
+    """call(*args), a plan's run: _PlanRaised for one of _RUN_ERRORS."""
+    try:
+        return call(*args)
+    except _RUN_ERRORS as e:
+        raise _PlanRaised(e) from None
+
+
+class _PlanRaised(BaseException):
+    """A plan raised one of _RUN_ERRORS before anything of the call
+    happened: CompiledFunction runs the call eagerly, and eager decides
+    (its error with its effects, or its answer)."""
+
+    def __init__(self, error):
+        super().__init__(error)
+        self.error = error
 
 
 class _Ran(BaseException):
@@ -222,8 +259,16 @@ class CompiledFunction(_C._CompiledCall):
                 if _C.tracing() is not None:  # traced values: inside another trace
                     return self.fn(*args)
                 raise
+            except _RUN_ERRORS as e:  # (_plan_run, inline: no frame on this path)
+                raise _PlanRaised(e) from None
         except _Ran as r:
             error = r.error
+        except _PlanRaised as p:
+            # (hop's own function -- hop.grad's, hop.vmap's -- has no eager
+            # call: the plan's error is its answer)
+            error = p.error if is_hop_function(self.fn) else None
+        if error is None:  # (outside the handler: eager's error as it raises it)
+            return self._run_eagerly(args, {})
         raise error  # (outside the handler: the user's error as it was raised)
 
     def _call_kw(self, args, kwargs):
@@ -247,6 +292,12 @@ class CompiledFunction(_C._CompiledCall):
             return self._miss(args, kwargs, None)
         except _Ran as r:
             error = r.error
+        except _PlanRaised as p:
+            # (hop's own function -- hop.grad's, hop.vmap's -- has no eager
+            # call: the plan's error is its answer)
+            error = p.error if is_hop_function(self.fn) else None
+        if error is None:  # (outside the handler: eager's error as it raises it)
+            return self._run_eagerly(args, kwargs)
         raise error  # (outside the handler: the user's error as it was raised)
 
     def _miss(self, args, kwargs, failures):
@@ -314,7 +365,7 @@ class CompiledFunction(_C._CompiledCall):
             # make dynamic.
             self._dims, self._first = saved[0], saved[1]
             if not isinstance(e, Exception) or isinstance(e, _REFUSALS) or \
-                    is_hop_function(self.fn) or not _raised_by_user(e):
+                    is_hop_function(self.fn) or not _the_calls_own(e):
                 raise
             failed = e
         else:
@@ -336,7 +387,7 @@ class CompiledFunction(_C._CompiledCall):
         # the newest plan's bound call: NumPy's or hop.Tensors' without guards
         # (Plan.bind_*), or with guards to check (_EffectsCall), if any
         self._fast = runner.fast or _effects_call(self._entries[-1])
-        return runner.call_kw(args, _C.GuardError, kwargs)
+        return _plan_run(runner.call_kw, args, _C.GuardError, kwargs)
 
     def _translate(self, args, kwargs, effects, reason):
         """Traces fn through the frame translator (_frame): its effects are

@@ -347,15 +347,14 @@ class Translator(_State, _Merging, _Breaking):
 
     def _isinstance(self, obj, cls):
         """isinstance as the user's code sees it while hop traces: a
-        hop.numpy array is also its NumPy class (hop.numpy's _UserClass
+        hop.numpy array is also its NumPy class, a SymInt an int, a SymFloat
+        a float (their _UserClass
         answers by the asking frame, which here is hop's)."""
         if isinstance(obj, cls):
             return True
-        if type(obj) is _symfloat().SymFloat:
-            return issubclass(float, cls)  # a float of the plan's (a resume's input)
+        # (a SymInt is an int, a SymFloat a float: a resume's input, a size)
         user = getattr(type(obj), "_user_class", None)
-        hnp = sys.modules.get("hop.numpy")
-        if user is None or hnp is None or not isinstance(obj, hnp.ndarray):
+        if user is None:
             return False
         return issubclass(user(obj), cls)
 
