@@ -406,6 +406,14 @@ class CompiledFunction(_C._CompiledCall):
         self.eager_calls += 1
         out = self.fn(*args, **kwargs)
         self._untranslated = failed
+        if self.fullgraph:
+            # fullgraph promises one graph or an error: eager answered where
+            # the trace raised, so there is no graph to give (eager had to
+            # run first to tell the user's error from a misreading of hop's)
+            raise _C.TraceError(
+                f"hop.compile(fullgraph=True): {self.__name__} cannot be one graph: "
+                f"{failed.reason}; the call ran eagerly once to tell (its effects happened) "
+                f"and answered") from None
         self._fall_back(list(effects) or [failed], args, kwargs, run=False)
         return out
 
@@ -749,7 +757,9 @@ def compile(fn=None, *, dynamic=None, recompile_limit=8, fullgraph=False):
     that way (next(), random draws, the clock, a break in a loop) makes
     every call run eagerly (a RuntimeWarning says so once; explain() lists
     why); with fullgraph it raises hop.TraceError instead, before any
-    effect.  Keyword arguments are guarded like positional ones.
+    effect (a raise of fn's own met while tracing runs fn eagerly first:
+    its error is the answer, and only if fn then answers is it the
+    TraceError).  Keyword arguments are guarded like positional ones.
 
     >>> @hop.compile(dynamic=True)
     ... def g(x):
