@@ -15,7 +15,7 @@
  * (hop/_frame.py: a function with Python effects and no graph break): it
  * checks the environment guards, runs the plan, rebuilds the result and the
  * side-effect table's values from the outputs, and replays the table in C,
- * in program order, as _frame.replay does.  Anything it does not take (other
+ * in program order, as _frame_state.replay does.  Anything it does not take (other
  * arguments, a guard that fails) is NotImplemented before anything ran; a
  * replayed effect that raises is the call's error (the plan ran, earlier
  * effects happened: never a second run).
@@ -31,12 +31,15 @@ typedef struct {
 
 static PyObject *str_call_args, *str_call_kw; /* interned method names */
 static PyObject *str_state, *str_print;       /* "_state", "print" */
+static PyObject *str_space, *str_newline;     /* " ", "\n" */
 static PyObject *builtins_dict;               /* builtins.__dict__ (print is read per call) */
+static PyObject *builtins_module;
+static PyObject *sys_dict, *str_stdout; /* sys.__dict__, "stdout" (print_plain) */
 
 /* ------------------------------------------------------- _EffectsCall */
 
 /* The effect kinds replayed here (hop/_compile.py's _EFFECT_CODES): the
- * values of each are (v0, ...) as _frame.replay reads them. */
+ * values of each are (v0, ...) as _frame_state.replay reads them. */
 enum { FX_PRINT, FX_CALL, FX_CELL, FX_GLOBAL, FX_ATTR, FX_ITEM, FX_NKINDS };
 
 typedef struct {
@@ -113,6 +116,47 @@ kwargs_of(PyObject *items, PyObject **out)
     return 0;
 }
 
+/* Whether fn is the builtin print (not a replacement the user put in
+ * builtins): a built-in function of the builtins module named print. */
+static int
+is_builtin_print(PyObject *fn)
+{
+    return PyCFunction_CheckExact(fn) && PyCFunction_GET_SELF(fn) == builtins_module &&
+           strcmp(((PyCFunctionObject *)fn)->m_ml->ml_name, "print") == 0;
+}
+
+/* print(*args) as the builtin does it with sep, end, file and flush at their
+ * defaults (CPython's builtin_print): nothing when sys.stdout is None, else
+ * each argument's str() written to it, " " between, "\n" after -- the same
+ * write() calls on the same file, without print's argument parsing, its
+ * vararg tuple and a new "\n" string per call.  0, or -1 with the exception
+ * a write or a str() raised. */
+static int
+print_plain(PyObject *args)
+{
+    PyObject *file = PyDict_GetItemWithError(sys_dict, str_stdout); /* borrowed */
+    if (file == NULL) {
+        if (PyErr_Occurred())
+            return -1;
+        PyErr_SetString(PyExc_RuntimeError, "lost sys.stdout");
+        return -1;
+    }
+    if (file == Py_None)
+        return 0;
+    Py_INCREF(file); /* (a write may rebind sys.stdout) */
+    int rc = 0;
+    for (Py_ssize_t i = 0; rc == 0 && i < PyTuple_GET_SIZE(args); i++) {
+        if (i > 0)
+            rc = PyFile_WriteObject(str_space, file, Py_PRINT_RAW);
+        if (rc == 0)
+            rc = PyFile_WriteObject(PyTuple_GET_ITEM(args, i), file, Py_PRINT_RAW);
+    }
+    if (rc == 0)
+        rc = PyFile_WriteObject(str_newline, file, Py_PRINT_RAW);
+    Py_DECREF(file);
+    return rc;
+}
+
 /* One effect of the table with this call's values v: 0, or -1 with the
  * exception the effect raised. */
 static int
@@ -132,6 +176,8 @@ replay_one(PyObject *fx, PyObject *v)
                     PyErr_SetString(PyExc_NameError, "name 'print' is not defined");
                 return -1;
             }
+            if (PyTuple_GET_SIZE(PyTuple_GET_ITEM(v, 1)) == 0 && is_builtin_print(fn))
+                return print_plain(PyTuple_GET_ITEM(v, 0));
             Py_INCREF(fn);
         } else if ((fn = PyObject_GetAttr(target, key)) == NULL) {
             return -1;
@@ -439,7 +485,16 @@ hop_py__compiled_call_init(PyObject *module)
     if (b == NULL)
         return -1;
     builtins_dict = Py_NewRef(PyModule_GetDict(b));
-    Py_DECREF(b);
+    builtins_module = b; /* (kept: a module of the interpreter's, never freed) */
+    PyObject *sys = PyImport_ImportModule("sys");
+    if (sys == NULL)
+        return -1;
+    sys_dict = Py_NewRef(PyModule_GetDict(sys)); /* (the interpreter's sysdict) */
+    Py_DECREF(sys);
+    if ((str_stdout = PyUnicode_InternFromString("stdout")) == NULL ||
+        (str_space = PyUnicode_InternFromString(" ")) == NULL ||
+        (str_newline = PyUnicode_InternFromString("\n")) == NULL)
+        return -1;
     if (PyModule_AddObjectRef(module, "_EffectsCall", (PyObject *)&EffectsCallType) < 0)
         return -1;
     return PyModule_AddObjectRef(module, "_CompiledCall", (PyObject *)&CompiledCallType);

@@ -1961,13 +1961,15 @@ dragon4_text(double v, int f32, char *buf)
         j--;
     else if (j < 7 && dec_vs_bin(1, j + 1, M, E) <= 0)
         j++;
-    /* the fewest digits: a binary search, as a decimal of p digits reading
-     * back as a means one of p + 1 does too (and 9, or 17, always do) */
+    /* the fewest digits: a search, as a decimal of p digits reading back as
+     * a means one of p + 1 does too (and 9, or 17, always do).  Most
+     * computed values need all the digits or all but one, so it probes one
+     * below all, then (if that reads back) two below, then halves: two
+     * probes for those, where halving from the middle took three or four */
     int lo = 1, hi = f32 ? 9 : 17, have = 0;
     uint64_t D = 0;
     int k = 0;
-    while (lo < hi) {
-        int mid = (lo + hi) / 2;
+    for (int n = 0, mid = hi - 1; lo < hi; n++, mid = n == 1 && have ? hi - 1 : (lo + hi) / 2) {
         uint64_t md;
         int mk;
         if (digits_of(M, E, bits, j, mid, &md, &mk)) {

@@ -497,17 +497,7 @@ class Translator(_State, _Merging, _Breaking):
             try:
                 if k and not self.concrete and not self.guarded and \
                         _userish(stack[len(stack) - k:]):
-                    # CPython may run the user's code here: under the call guard
-                    # (on until this instruction is done: a generator of the
-                    # user's that library code consumes runs its own
-                    # instructions meanwhile, _TransGen)
-                    _C._call_guard(self._check, _ALLOWED)
-                    self.guarded = True
-                    try:
-                        pc = self._step(fr, i, op, pc, at, stack, push, pop)
-                    finally:
-                        _C._call_guard(None)
-                        self.guarded = False
+                    pc = self._guarded_step(fr, i, op, pc, at, stack, push, pop)
                 else:
                     pc = self._step(fr, i, op, pc, at, stack, push, pop)
             except _BreakHere as b:
@@ -527,16 +517,10 @@ class Translator(_State, _Merging, _Breaking):
                 h = handlers.get(pc - 1) if self.concrete else None
                 if h is None:
                     raise
-                target, depth, lasti = h
-                del stack[depth:]
-                if lasti:
-                    push(ins[pc - 1].offset)
-                push(e)
-                got = self._execute(fr, target, -1, None, True)
+                got = self._handle(fr, e, h, ins[pc - 1].offset)
                 if got is not _HANDLED:
                     return got
                 pc = fr.pc
-                self._cur = fr
                 if steps >= 0:
                     # the one instruction of a break raised: on until the
                     # statement after the handler is done
@@ -552,9 +536,40 @@ class Translator(_State, _Merging, _Breaking):
                            f"{_site(fr.code, fr.line)})")
         self._fail("fell off the end of the code")
 
+    def _guarded_step(self, fr, i, op, pc, at, stack, push, pop):
+        """_step where CPython may run the user's code (_userish operands):
+        under the call guard, on until this instruction is done (a generator
+        of the user's that library code consumes runs its own instructions
+        meanwhile, _TransGen)."""
+        _C._call_guard(self._check, _ALLOWED)
+        self.guarded = True
+        try:
+            return self._step(fr, i, op, pc, at, stack, push, pop)
+        finally:
+            _C._call_guard(None)
+            self.guarded = False
+
+    def _handle(self, fr, e, h, offset):
+        """Concrete: runs the handler h (target, stack depth, push lasti) of
+        fr's exception table for e, raised by the instruction at offset, in
+        a nested _execute called inside the caller's `except`, so that
+        sys.exc_info() is eager's: _HANDLED at its POP_EXCEPT (fr.pc the
+        next instruction), else what the frame returned."""
+        target, depth, lasti = h
+        del fr.stack[depth:]
+        if lasti:
+            fr.stack.append(offset)
+        fr.stack.append(e)
+        got = self._execute(fr, target, -1, None, True)
+        if got is _HANDLED:
+            self._cur = fr
+        return got
+
     def _step(self, fr, i, op, pc, at, stack, push, pop):
         """Runs one instruction: the next pc (-1: returned, the value on
-        top of the stack)."""
+        top of the stack).  The commonest instructions run here (a further
+        call for each would cost translation time), the others in one
+        method per family of opcodes (_STEPS)."""
         if op == "LOAD_FAST":
             v = fr.fast.get(i.argval, _UNBOUND)
             if v is _UNBOUND:
@@ -601,12 +616,37 @@ class Translator(_State, _Merging, _Breaking):
                 fr.kwnames = ()
             push(self._call_function(f, tuple(args), kw))
             self._cur = fr
-        elif op == "DELETE_FAST":
-            del fr.fast[i.argval]
         elif op == "LOAD_GLOBAL":
             if i.arg & 1:
                 push(_NULL)
             push(self._load_global(fr, i.argval))
+        elif op in ("LOAD_DEREF", "LOAD_CLASSDEREF"):
+            push(self._load_cell(fr, i.argval))
+        elif op == "LOAD_ATTR":
+            push(self._getattr(pop(), i.argval))
+        elif op == "LOAD_METHOD":
+            obj = pop()
+            push(_NULL)
+            push(self._load_method(obj, i.argval))
+        elif op == "PUSH_NULL":
+            push(_NULL)
+        elif op == "KW_NAMES":
+            fr.kwnames = fr.code.co_consts[i.arg]
+        elif op == "RETURN_VALUE":
+            return -1
+        elif op == "POP_TOP":
+            pop()
+        else:
+            step = _STEPS.get(op)
+            if step is None:
+                self._fail(f"the instruction {op} is not translated yet")
+            return step(self, fr, i, op, pc, at, stack, push, pop)
+        return pc
+
+    def _step_store(self, fr, i, op, pc, at, stack, push, pop):
+        """_step for stores, deletes, cells."""
+        if op == "DELETE_FAST":
+            del fr.fast[i.argval]
         elif op == "STORE_GLOBAL":
             self._store_global(fr, i.argval, pop())
         elif op == "DELETE_GLOBAL":
@@ -621,28 +661,29 @@ class Translator(_State, _Merging, _Breaking):
                 fr.cells[name] = c
         elif op == "LOAD_CLOSURE":
             push(fr.cells[i.argval])
-        elif op in ("LOAD_DEREF", "LOAD_CLASSDEREF"):
-            push(self._load_cell(fr, i.argval))
         elif op == "STORE_DEREF":
             self._store_cell(fr, i.argval, pop())
         elif op == "DELETE_DEREF":
             self._store_cell(fr, i.argval, _DELETED)
-        elif op == "LOAD_ATTR":
-            push(self._getattr(pop(), i.argval))
-        elif op == "LOAD_METHOD":
-            obj = pop()
-            push(_NULL)
-            push(self._load_method(obj, i.argval))
         elif op == "STORE_ATTR":
             obj = pop()
             self._store_attr(obj, i.argval, pop())
         elif op == "DELETE_ATTR":
             self._store_attr(pop(), i.argval, _DELETED)
-        elif op == "PUSH_NULL":
-            push(_NULL)
-        elif op == "KW_NAMES":
-            fr.kwnames = fr.code.co_consts[i.arg]
-        elif op == "CALL_FUNCTION_EX":
+        elif op == "STORE_SUBSCR":
+            k = pop()
+            obj = pop()
+            self._store_item(obj, k, pop())
+        elif op == "DELETE_SUBSCR":
+            k = pop()
+            self._store_item(pop(), k, _DELETED)
+        else:
+            self._fail(f"the instruction {op} is not translated yet")
+        return pc
+
+    def _step_value(self, fr, i, op, pc, at, stack, push, pop):
+        """_step for operators on the stack's values."""
+        if op == "CALL_FUNCTION_EX":
             kw = pop() if i.arg & 1 else {}
             args = pop()
             f = pop()
@@ -666,10 +707,6 @@ class Translator(_State, _Merging, _Breaking):
                 f.__annotations__ = dict(zip(ann[::2], ann[1::2])) \
                     if isinstance(ann, tuple) else ann
             push(self._make(f))
-        elif op == "RETURN_VALUE":
-            return -1
-        elif op == "POP_TOP":
-            pop()
         elif op == "COPY":
             v = stack[-i.arg]
             if type(v) in (list, dict, set):
@@ -686,13 +723,6 @@ class Translator(_State, _Merging, _Breaking):
         elif op == "BINARY_SUBSCR":
             k = pop()
             push(self._sub(pop()[k]))
-        elif op == "STORE_SUBSCR":
-            k = pop()
-            obj = pop()
-            self._store_item(obj, k, pop())
-        elif op == "DELETE_SUBSCR":
-            k = pop()
-            self._store_item(pop(), k, _DELETED)
         elif op == "BUILD_SLICE":
             args = [pop() for _ in range(i.arg)][::-1]
             push(slice(*args))
@@ -715,7 +745,16 @@ class Translator(_State, _Merging, _Breaking):
             push(~pop())
         elif op == "UNARY_NOT":
             push(not self._truth(pop()))
-        elif op == "BUILD_TUPLE":
+        elif op == "BEFORE_WITH":
+            push(self._before_with(pop()))
+            self._cur = fr
+        else:
+            self._fail(f"the instruction {op} is not translated yet")
+        return pc
+
+    def _step_build(self, fr, i, op, pc, at, stack, push, pop):
+        """_step for containers and strings built and taken apart."""
+        if op == "BUILD_TUPLE":
             items = tuple(stack[len(stack) - i.arg:]) if i.arg else ()
             del stack[len(stack) - i.arg:]
             push(items)
@@ -795,7 +834,13 @@ class Translator(_State, _Merging, _Breaking):
             mid = self._make(seq[before:len(seq) - after])
             items = seq[:before] + [mid] + seq[len(seq) - after:]
             stack.extend(reversed(items))
-        elif op == "GET_ITER":
+        else:
+            self._fail(f"the instruction {op} is not translated yet")
+        return pc
+
+    def _step_flow(self, fr, i, op, pc, at, stack, push, pop):
+        """_step for control flow and exceptions."""
+        if op == "GET_ITER":
             v = pop()
             if self.concrete:
                 push(iter(v))
@@ -837,9 +882,6 @@ class Translator(_State, _Merging, _Breaking):
                 pop()
         elif op == "LOAD_ASSERTION_ERROR":
             push(AssertionError)
-        elif op == "BEFORE_WITH":
-            push(self._before_with(pop()))
-            self._cur = fr
         elif op == "PUSH_EXC_INFO" and self.concrete:
             exc = pop()
             push(fr.handling)
@@ -924,6 +966,69 @@ class Translator(_State, _Merging, _Breaking):
         return f(a, b)
 
 
+# opcode -> the Translator method that runs it (_step's other families)
+_STEPS = {
+    "DELETE_FAST": Translator._step_store,
+    "STORE_GLOBAL": Translator._step_store,
+    "DELETE_GLOBAL": Translator._step_store,
+    "MAKE_CELL": Translator._step_store,
+    "COPY_FREE_VARS": Translator._step_store,
+    "LOAD_CLOSURE": Translator._step_store,
+    "STORE_DEREF": Translator._step_store,
+    "DELETE_DEREF": Translator._step_store,
+    "STORE_ATTR": Translator._step_store,
+    "DELETE_ATTR": Translator._step_store,
+    "CALL_FUNCTION_EX": Translator._step_value,
+    "MAKE_FUNCTION": Translator._step_value,
+    "COPY": Translator._step_value,
+    "SWAP": Translator._step_value,
+    "BINARY_SUBSCR": Translator._step_value,
+    "STORE_SUBSCR": Translator._step_store,
+    "DELETE_SUBSCR": Translator._step_store,
+    "BUILD_SLICE": Translator._step_value,
+    "COMPARE_OP": Translator._step_value,
+    "IS_OP": Translator._step_value,
+    "CONTAINS_OP": Translator._step_value,
+    "UNARY_NEGATIVE": Translator._step_value,
+    "UNARY_POSITIVE": Translator._step_value,
+    "UNARY_INVERT": Translator._step_value,
+    "UNARY_NOT": Translator._step_value,
+    "BUILD_TUPLE": Translator._step_build,
+    "BUILD_LIST": Translator._step_build,
+    "BUILD_SET": Translator._step_build,
+    "BUILD_MAP": Translator._step_build,
+    "BUILD_CONST_KEY_MAP": Translator._step_build,
+    "BUILD_STRING": Translator._step_build,
+    "FORMAT_VALUE": Translator._step_build,
+    "LIST_APPEND": Translator._step_build,
+    "SET_ADD": Translator._step_build,
+    "MAP_ADD": Translator._step_build,
+    "LIST_EXTEND": Translator._step_build,
+    "SET_UPDATE": Translator._step_build,
+    "DICT_UPDATE": Translator._step_build,
+    "DICT_MERGE": Translator._step_build,
+    "LIST_TO_TUPLE": Translator._step_build,
+    "UNPACK_SEQUENCE": Translator._step_build,
+    "UNPACK_EX": Translator._step_build,
+    "GET_ITER": Translator._step_flow,
+    "POP_JUMP_FORWARD_IF_TRUE": Translator._step_flow,
+    "POP_JUMP_BACKWARD_IF_TRUE": Translator._step_flow,
+    "POP_JUMP_FORWARD_IF_NONE": Translator._step_flow,
+    "POP_JUMP_BACKWARD_IF_NONE": Translator._step_flow,
+    "POP_JUMP_FORWARD_IF_NOT_NONE": Translator._step_flow,
+    "POP_JUMP_BACKWARD_IF_NOT_NONE": Translator._step_flow,
+    "JUMP_IF_FALSE_OR_POP": Translator._step_flow,
+    "JUMP_IF_TRUE_OR_POP": Translator._step_flow,
+    "LOAD_ASSERTION_ERROR": Translator._step_flow,
+    "BEFORE_WITH": Translator._step_value,
+    "PUSH_EXC_INFO": Translator._step_flow,
+    "CHECK_EXC_MATCH": Translator._step_flow,
+    "WITH_EXCEPT_START": Translator._step_flow,
+    "RERAISE": Translator._step_flow,
+    "RAISE_VARARGS": Translator._step_flow,
+}
+
+
 def _printable(a, depth=0):
     if a is None or type(a) in (str, int, float, bool, complex) or _traced(a) or \
             isinstance(a, _C.Tensor):
@@ -934,4 +1039,5 @@ def _printable(a, depth=0):
 # str(), format() and the like the translator calls for the user's code are
 # the user's: a traced value's text there is a break, never its proxy text
 _breaks.ACTS_FOR_USER.update([Translator._call_function.__code__, Translator._step.__code__,
-                              Translator._binary.__code__, Translator._materialized.__code__])
+                              Translator._binary.__code__, Translator._materialized.__code__] +
+                             [f.__code__ for f in set(_STEPS.values())])

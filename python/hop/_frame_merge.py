@@ -251,6 +251,26 @@ def _same_constants(a, b):
     return True
 
 
+def _if_outputs(code, k, region, in_loop):
+    """The locals a data-dependent `if` at instruction k of code may assign
+    in region (k + 1, join): the cond's outputs (none for a region to the
+    return, whose output is the value returned)."""
+    ins = _instructions(code)[0]
+    names = []
+    if region is not None:
+        for j in range(k + 1, region[1]):
+            if ins[j].opname in ("STORE_FAST", "DELETE_FAST") and \
+                    ins[j].argval not in names:
+                names.append(ins[j].argval)
+        if not in_loop:
+            # a local no code after the `if` reads is no output (a
+            # temporary of one side: unassigned on the other)
+            read = {i.argval for i in ins[region[1]:]
+                    if i.opname in ("LOAD_FAST", "DELETE_FAST")}
+            names = [n for n in names if n in read]
+    return names
+
+
 class _Merging:
     """The Translator's data-dependent `if` (a mixin)."""
 
@@ -321,19 +341,7 @@ class _Merging:
         """The cond of _merge_if for one region ((k + 1, join), or None: to
         the return): the next pc, or _NoMerge with the translator and the
         objects the function made put back as they were at the `if`."""
-        ins = _instructions(fr.code)[0]
-        names = []  # the locals the `if` may assign: cond outputs
-        if region is not None:
-            for j in range(k + 1, region[1]):
-                if ins[j].opname in ("STORE_FAST", "DELETE_FAST") and \
-                        ins[j].argval not in names:
-                    names.append(ins[j].argval)
-            if not in_loop:
-                # a local no code after the `if` reads is no output (a
-                # temporary of one side: unassigned on the other)
-                read = {i.argval for i in ins[region[1]:]
-                        if i.opname in ("LOAD_FAST", "DELETE_FAST")}
-                names = [n for n in names if n in read]
+        names = _if_outputs(fr.code, k, region, in_loop)
         h0 = len(fr.stack)
         state = _SideState(self, fr)
         tr = _C.tracing()

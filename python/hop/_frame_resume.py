@@ -110,7 +110,10 @@ class Break:
             got = t._execute(fr, self.pc, until=self.until)  # the loop, block, statement
         if got is not _PAUSED:
             return got
-        nulls = tuple(i for i, v in enumerate(fr.stack) if v is _NULL)
+        # (a generator only where there is one to find: a steady call comes
+        # here every time, and each generator costs ~1k instructions)
+        nulls = tuple(i for i, v in enumerate(fr.stack) if v is _NULL) \
+            if id(_NULL) in map(id, fr.stack) else ()
         if not self.numpy and (_has_numpy(fr.stack) or self.until is not None and
                                _has_numpy(fr.fast.values())):
             # tensor code: what the instruction made is NumPy's (np.asarray,
@@ -127,7 +130,8 @@ class Break:
             # in the resume: the rest runs in Python
             t.depth = 1
             return t._execute(fr, fr.pc)
-        floats = tuple(i for i, v in enumerate(args) if type(v) is float)
+        floats = tuple(i for i, v in enumerate(args) if type(v) is float) \
+            if id(float) in map(id, map(type, args)) else ()
         key = (fr.pc, len(fr.stack), nulls, tuple(fr.fast), floats)
         cf = self.resumes.get(key)
         if cf is None:
