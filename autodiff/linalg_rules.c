@@ -323,6 +323,24 @@ unpack_eig(hop_graph *g, hop_node *p, const hop_expr *nn, hop_node **w, hop_node
     *v = slice(g, p, -2, cnst(g, 1), hop_sym_add_int(g->env, nn, 1));
 }
 
+/* The eigenvalues w and vectors v of eig or eigh node n's operand (of order
+ * nn), for the four rules of the two: from pn, n's primal, when n returns
+ * the vectors (eig(x, True), eigh), else from the decomposition run again
+ * on px, its operand's primal, with them (eig(x, False), eigvalsh, keeping
+ * its UPLO).  Returns whether n returns the vectors. */
+static bool
+eig_pairs(hop_graph *g, const hop_node *n, hop_node *pn, hop_node *px, const hop_expr *nn,
+          hop_node **w, hop_node **v)
+{
+    bool eigh = n->op != HOP_OP_linalg_eig;
+    bool vectors = eigh ? n->op == HOP_OP_linalg_eigh : n->args[1].u.b;
+    hop_node *p = vectors ? pn
+                  : eigh  ? EMIT(g, linalg_eigh, N(px), n->args[1])
+                          : EMIT(g, linalg_eig, N(px), hop_arg_bool(true));
+    unpack_eig(g, p, nn, w, v);
+    return vectors;
+}
+
 /* ------------------------------------------------- eig (general matrix)
  *
  * Forward (Magnus 1985; PyTorch's linalg_eig_jvp), P = V^-1 dA V:
@@ -368,12 +386,9 @@ jvp_eig(hop_jvp_ctx *cx, const hop_node *n, hop_node *ta)
     hop_graph *g = hop_jvp_out(cx);
     const hop_node *x = n->args[0].u.node;
     const hop_expr *nn = meta(x)->sizes[meta(x)->rank - 1];
-    bool vectors = n->args[1].u.b;
-    hop_node *p = vectors ? hop_jvp_primal(cx, n)
-                          : EMIT(g, linalg_eig, N(hop_jvp_primal(cx, x)), hop_arg_bool(true));
     hop_dtype ct = meta(n)->dtype;
     hop_node *w, *v;
-    unpack_eig(g, p, nn, &w, &v);
+    bool vectors = eig_pairs(g, n, hop_jvp_primal(cx, n), hop_jvp_primal(cx, x), nn, &w, &v);
     hop_node *dp = solve(g, v, mm(g, cplx_of(g, ta, ct), v));
     hop_node *dw = diag_part(g, dp, nn);
     hop_node *t = dw;
@@ -403,13 +418,10 @@ vjp_eig(hop_vjp_ctx *cx, const hop_node *n)
     hop_graph *g = hop_vjp_out(cx);
     const hop_node *x = n->args[0].u.node;
     const hop_expr *nn = meta(x)->sizes[meta(x)->rank - 1];
-    bool vectors = n->args[1].u.b;
     hop_node *ct = hop_vjp_ct(cx, n, 0);
-    hop_node *p = vectors ? hop_vjp_primal(cx, n)
-                          : EMIT(g, linalg_eig, N(hop_vjp_primal(cx, x)), hop_arg_bool(true));
     hop_dtype cd = meta(n)->dtype;
     hop_node *w, *v, *wbar = ct, *vbar = NULL;
-    unpack_eig(g, p, nn, &w, &v);
+    bool vectors = eig_pairs(g, n, hop_vjp_primal(cx, n), hop_vjp_primal(cx, x), nn, &w, &v);
     if (vectors)
         unpack_eig(g, ct, nn, &wbar, &vbar);
     hop_node *inner = diag_embed(g, wbar, nn);
@@ -441,11 +453,8 @@ jvp_eigh(hop_jvp_ctx *cx, const hop_node *n, hop_node *ta)
     hop_graph *g = hop_jvp_out(cx);
     const hop_node *x = n->args[0].u.node;
     const hop_expr *nn = meta(x)->sizes[meta(x)->rank - 1];
-    bool vectors = n->op == HOP_OP_linalg_eigh;
-    hop_node *p = vectors ? hop_jvp_primal(cx, n)
-                          : EMIT(g, linalg_eigh, N(hop_jvp_primal(cx, x)), n->args[1]);
     hop_node *w, *v;
-    unpack_eig(g, p, nn, &w, &v);
+    bool vectors = eig_pairs(g, n, hop_jvp_primal(cx, n), hop_jvp_primal(cx, x), nn, &w, &v);
     hop_node *dp = mm(g, mT(g, v), mm(g, ta, v));
     hop_node *t = diag_part(g, dp, nn);
     if (vectors) {
@@ -464,14 +473,9 @@ vjp_eigh(hop_vjp_ctx *cx, const hop_node *n)
     hop_graph *g = hop_vjp_out(cx);
     const hop_node *x = n->args[0].u.node;
     const hop_expr *nn = meta(x)->sizes[meta(x)->rank - 1];
-    hop_node *ct = hop_vjp_ct(cx, n, 0), *p;
-    if (n->op == HOP_OP_linalg_eigh)
-        p = hop_vjp_primal(cx, n);
-    else
-        p = EMIT(g, linalg_eigh, N(hop_vjp_primal(cx, x)), n->args[1]);
+    hop_node *ct = hop_vjp_ct(cx, n, 0);
     hop_node *w, *v, *wbar = ct, *vbar = NULL;
-    unpack_eig(g, p, nn, &w, &v);
-    if (n->op == HOP_OP_linalg_eigh)
+    if (eig_pairs(g, n, hop_vjp_primal(cx, n), hop_vjp_primal(cx, x), nn, &w, &v))
         unpack_eig(g, ct, nn, &wbar, &vbar);
     return acc(cx, n, 0, eigh_grad(g, w, v, wbar, vbar, nn));
 }

@@ -952,13 +952,16 @@ scale(hop_graph *g, hop_op op, hop_node *coef, hop_node *v)
 
 /*
  * The coefficients over the whole xs: cn_i = c_n(i) (0 for the last) and
- * d_i (1 for the first), from x and the primal y: the pairs (y_p(i), x_i)
- * for every element i but the first are y without its last element and x
- * without its first.
+ * d_i (1 for the first), from x and the primal y (output 0 of the primal
+ * call c: both rules read it so): the pairs (y_p(i), x_i) for every element
+ * i but the first are y without its last element and x without its first.
  */
 static hop_status
-coefficients(const rec *r, hop_node *x, hop_node *y, hop_node **cn, hop_node **dd)
+coefficients(const rec *r, hop_node *x, hop_node *c, hop_node **cn, hop_node **dd)
 {
+    hop_node *y = hop_graph_getitem(r->g, c, 0);
+    if (y == NULL)
+        return hop_error_code();
     hop_node *yp = drop_end(r, y, false), *xi = drop_end(r, x, true);
     *cn = pad_end(r, partial(r, yp, xi), false, 0.0);
     *dd = pad_end(r, partial(r, xi, yp), true, 1.0);
@@ -1047,10 +1050,8 @@ assoc_vjp(hop_vjp_ctx *cx, const hop_node *call)
     rec_of(g, call, &k, &r, &empty);
     if (empty)
         return HOP_OK;
-    hop_node *cn, *dd, *y = hop_graph_getitem(g, hop_vjp_primal(cx, call), 0);
-    if (y == NULL)
-        return hop_error_code();
-    st = coefficients(&r, hop_vjp_primal(cx, x), y, &cn, &dd);
+    hop_node *cn, *dd;
+    st = coefficients(&r, hop_vjp_primal(cx, x), hop_vjp_primal(cx, call), &cn, &dd);
     hop_node *zero = st == HOP_OK ? hop_vjp_zeros(cx, r.elem) : NULL;
     hop_node *G = zero ? recurrence(&r, false, cn, ct, zero) : NULL;
     hop_node *gx = G ? scale(g, k.op, dd, G) : NULL;
@@ -1079,10 +1080,8 @@ assoc_jvp(hop_jvp_ctx *cx, const hop_node *call)
     rec_of(g, call, &k, &r, &empty);
     if (empty)
         return hop_jvp_set_tangent(cx, call, 0, t);
-    hop_node *cn, *dd, *y = hop_graph_getitem(g, hop_jvp_primal(cx, call), 0);
-    if (y == NULL)
-        return hop_error_code();
-    st = coefficients(&r, hop_jvp_primal(cx, x), y, &cn, &dd);
+    hop_node *cn, *dd;
+    st = coefficients(&r, hop_jvp_primal(cx, x), hop_jvp_primal(cx, call), &cn, &dd);
     hop_node *zero = st == HOP_OK ? hop_jvp_zeros(cx, r.elem) : NULL;
     hop_node *dv = zero ? scale(g, k.op, dd, t) : NULL;
     hop_node *T = dv ? recurrence(&r, true, cn, dv, zero) : NULL;
