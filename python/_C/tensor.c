@@ -803,7 +803,26 @@ truth(PyObject *o)
         return -1;
     }
     p = self->t->data;
+    if (self->t->dtype == HOP_C64)
+        return ((const float *)p)[0] != 0 || ((const float *)p)[1] != 0;
+    if (self->t->dtype == HOP_C128)
+        return ((const double *)p)[0] != 0 || ((const double *)p)[1] != 0;
     return hop_py__element_double(p, self->t->dtype) != 0; /* nan is true, as in Python */
+}
+
+/* float() and int() of a complex tensor: TypeError, as Python's of a complex
+ * and NumPy's of a complex array (a silent real part would be a wrong
+ * answer); complex() converts it. */
+static int
+not_complex(TensorObject *self, const char *fname, const char *what)
+{
+    if (!hop_dtype_is_complex(self->t->dtype))
+        return 0;
+    char buf[160];
+    PyErr_Format(PyExc_TypeError,
+                 "%s: a complex tensor cannot be converted to %s (use complex()), got %s", fname,
+                 what, tensor_text(self, buf, sizeof buf));
+    return -1;
 }
 
 static PyObject *
@@ -814,7 +833,8 @@ nb_float(PyObject *o)
         return traced_conversion("a Python float");
     if (concrete_conversion(HOP_PY_TENSOR(o), "a Python float") < 0)
         return NULL;
-    if (single_element(HOP_PY_TENSOR(o), "float()", "a Python float", &p) < 0)
+    if (single_element(HOP_PY_TENSOR(o), "float()", "a Python float", &p) < 0 ||
+        not_complex(HOP_PY_TENSOR(o), "float()", "a Python float") < 0)
         return NULL;
     return PyFloat_FromDouble(hop_py__element_double(p, HOP_PY_TENSOR(o)->t->dtype));
 }
@@ -828,7 +848,8 @@ nb_int(PyObject *o)
         return traced_conversion("a Python int");
     if (concrete_conversion(HOP_PY_TENSOR(o), "a Python int") < 0)
         return NULL;
-    if (single_element(HOP_PY_TENSOR(o), "int()", "a Python int", &p) < 0)
+    if (single_element(HOP_PY_TENSOR(o), "int()", "a Python int", &p) < 0 ||
+        not_complex(HOP_PY_TENSOR(o), "int()", "a Python int") < 0)
         return NULL;
     if (hop_dtype_is_float(t->dtype))
         return PyLong_FromDouble(hop_py__element_double(p, t->dtype)); /* ValueError for nan */
@@ -836,6 +857,32 @@ nb_int(PyObject *o)
     if (v != NULL && PyBool_Check(v))
         Py_SETREF(v, PyLong_FromLong(v == Py_True));
     return v;
+}
+
+/* complex(t): the element as a Python complex, its imaginary part kept. */
+static PyObject *
+m_complex(TensorObject *self, PyObject *unused)
+{
+    const void *p;
+    if (self->t == NULL)
+        return traced_conversion("a Python complex");
+    if (concrete_conversion(self, "a Python complex") < 0)
+        return NULL;
+    if (single_element(self, "complex()", "a Python complex", &p) < 0)
+        return NULL;
+    if (self->t->dtype == HOP_C64)
+        return PyComplex_FromDoubles(((const float *)p)[0], ((const float *)p)[1]);
+    if (self->t->dtype == HOP_C128)
+        return PyComplex_FromDoubles(((const double *)p)[0], ((const double *)p)[1]);
+    PyObject *v = element_object(p, self->t->dtype), *r;
+    if (v == NULL)
+        return NULL;
+    r = PyNumber_Float(v); /* int and bool elements as Python's complex(int) does */
+    Py_DECREF(v);
+    if (r == NULL)
+        return NULL;
+    Py_SETREF(r, PyComplex_FromDoubles(PyFloat_AS_DOUBLE(r), 0.0));
+    return r;
 }
 
 static PyObject *
@@ -2149,6 +2196,9 @@ static PyMethodDef tensor_methods[] = {
     {"contiguous", (PyCFunction)m_contiguous, METH_NOARGS, HOP_PY_SIG("contiguous($self, /)")
      "self when it is C-contiguous, else a C-contiguous copy.\n\n"
      ">>> hop.zeros(2, 3).T.contiguous().is_contiguous()\nTrue\n"},
+    {"__complex__", (PyCFunction)m_complex, METH_NOARGS,
+     HOP_PY_SIG("__complex__($self, /)") "complex(t): a one-element tensor's value as a "
+                                         "Python complex."},
     {"item", (PyCFunction)m_item, METH_NOARGS, HOP_PY_SIG("item($self, /)")
      "The one element as a Python number; while tracing, a SymInt read at run time (int and "
      "bool tensors only).\n\n>>> hop.tensor([2.5]).item()\n2.5\n"},

@@ -674,6 +674,28 @@ def test_scalar_conversions():
            "Python float, got i64[2]", float, hop.tensor([1, 2]))
 
 
+@pytest.mark.parametrize("dt,ndt", [(hop.complex64, np.complex64), (hop.complex128, np.complex128)])
+def test_scalar_conversions_of_a_complex_tensor_keep_the_imaginary_part(dt, ndt):
+    # bool() read only the real part (bool of [1j] was False where NumPy's is
+    # True) and complex() went through float(), dropping the imaginary part;
+    # float() and int() gave the real part where Python and NumPy raise
+    for v in (1j, 0j, 2 + 1j, complex("nan"), -0.0 + 0j, 0.0 - 0.0j):
+        t, a = hop.tensor([v], dtype=dt), np.array([v], dtype=ndt)
+        assert bool(t) is bool(a)
+        got, want = complex(t), complex(a[0])
+        assert (got.real, got.imag) == (want.real, want.imag) or v != v
+    assert complex(hop.tensor([3])) == 3 + 0j and complex(hop.tensor(True)) == 1 + 0j
+    assert type(complex(hop.tensor(2.5))) is complex
+    t = hop.tensor([2 + 1j], dtype=dt)
+    name = "c64" if dt == hop.complex64 else "c128"
+    raises(TypeError, f"float(): a complex tensor cannot be converted to a Python float (use "
+           f"complex()), got {name}[1]", float, t)
+    raises(TypeError, f"int(): a complex tensor cannot be converted to a Python int (use "
+           f"complex()), got {name}[1]", int, t)
+    raises(hop.ShapeError, "complex(): only a tensor with one element can be converted to a "
+           "Python complex, got i64[2]", complex, hop.tensor([1, 2]))
+
+
 def test_tolist_gives_nested_python_numbers():
     assert hop.tensor([[1, 2], [3, 4]]).tolist() == [[1, 2], [3, 4]]
     assert hop.tensor([[1.5], [2]]).T.tolist() == [[1.5, 2.0]]
