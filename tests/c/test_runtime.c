@@ -4,13 +4,16 @@
  * reference counts, out= and prepared kernels, the thread pool, errors and
  * allocation failures.  The ops' values are in test_runtime_ops.c.
  */
+#define _POSIX_C_SOURCE 200809L
 #include "test_runtime_util.h"
 #include "hop/foreign.h"
 #include "runtime/runtime.h"
 
 #include <dlfcn.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
+#include <time.h>
 
 /* ---------------------------------------------------------------- tensors */
 
@@ -644,7 +647,7 @@ test_pool_pieces_cover_a_job_exactly_once_on_a_busy_machine(void **state)
     pieces_job j = {hits, PIECES_N};
     for (int job = 0; job < 150; job++) {
         int pieces = 1 + job % 97;
-        hop__pool_run_pieces(pieces_task, &j, pieces, NULL, NULL);
+        hop__pool_run_pieces(pieces_task, &j, pieces, PIECES_N, NULL, NULL);
         for (int64_t i = 0; i < PIECES_N; i++)
             if (hits[i] != 1)
                 fail_msg("job %d of %d pieces: element %lld ran %d times", job, pieces,
@@ -655,6 +658,78 @@ test_pool_pieces_cover_a_job_exactly_once_on_a_busy_machine(void **state)
     pthread_join(spin, NULL);
     hop_runtime_set_threads(0);
     free(hits);
+}
+
+/* A worker that saw a job but took its seat only after the job ended must
+ * not take a seat of the next job: it used to, and that job then ran on the
+ * caller alone (the cause of a flaky live-block count in
+ * test_trust_runtime's Ctrl-C test: a worker frame that ran no row of the
+ * first parallel run made its buffers in the second).  Job 1 ends while
+ * the worker is held in the hook; job 2's piece 0 waits until piece 1 has
+ * started on another thread. */
+static atomic_int late_go, late_held, late_started;
+
+static void
+late_hook(void)
+{
+    if (atomic_exchange(&late_held, 1) == 0) /* the first job the worker sees */
+        while (!atomic_load(&late_go))
+            nanosleep(&(struct timespec){0, 100000}, NULL);
+}
+
+/* *ran: 0 job 1 (the caller runs both pieces), else piece 0 waits up to
+ * 2 s for piece 1 to start on another thread and sets *ran to 2 when it
+ * did, 1 when not. */
+static void
+late_task(const void *ctx, int ith, int nth)
+{
+    (void)nth;
+    int *ran = (int *)ctx;
+    if (ith == 1) {
+        atomic_store(&late_started, 1);
+        return;
+    }
+    if (*ran == 0)
+        return;
+    atomic_store(&late_go, 1);
+    for (int i = 0; i < 20000 && !atomic_load(&late_started); i++)
+        nanosleep(&(struct timespec){0, 100000}, NULL);
+    *ran = atomic_load(&late_started) ? 2 : 1;
+}
+
+static void
+no_poll(const void *ctx)
+{
+    (void)ctx;
+}
+
+static void
+test_pool_a_late_worker_joins_the_next_job(void **state)
+{
+    (void)state;
+    hop_runtime_set_threads(2);
+    /* A job both threads ran: the worker is started and waits for the next
+     * (polled jobs always take the pool). */
+    atomic_store(&late_go, 0);
+    atomic_store(&late_started, 0);
+    int ran = 1;
+    hop__pool_run_polled(late_task, &ran, 2, no_poll, NULL);
+    assert_int_equal(ran, 2);
+    atomic_store(&late_go, 0);
+    atomic_store(&late_held, 0);
+    hop__pool_seat_hook = late_hook;
+    ran = 0;
+    hop__pool_run_polled(late_task, &ran, 2, no_poll, NULL);
+    for (int i = 0; i < 20000 && !atomic_load(&late_held); i++)
+        nanosleep(&(struct timespec){0, 100000},
+                  NULL); /* job 1 ended; the worker is held in the hook */
+    assert_int_equal(atomic_load(&late_held), 1);
+    atomic_store(&late_started, 0);
+    ran = 1;
+    hop__pool_run_polled(late_task, &ran, 2, no_poll, NULL);
+    hop__pool_seat_hook = NULL;
+    hop_runtime_set_threads(0);
+    assert_int_equal(ran, 2);
 }
 
 /* Eager ops on several threads at once: each has its own ShapeEnv, and the
@@ -1044,6 +1119,7 @@ main(void)
         cmocka_unit_test(test_prepare_reports_errors_like_eager),
         cmocka_unit_test(test_thread_pool_splits_large_kernels_with_identical_results),
         cmocka_unit_test(test_pool_pieces_cover_a_job_exactly_once_on_a_busy_machine),
+        cmocka_unit_test(test_pool_a_late_worker_joins_the_next_job),
         cmocka_unit_test(test_eager_ops_run_concurrently_on_several_threads),
         cmocka_unit_test(test_many_distinct_sizes_and_nonzero_calls_allocate_only_their_results),
         cmocka_unit_test(test_errors_name_the_op_dtypes_and_shapes),
