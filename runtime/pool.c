@@ -288,11 +288,13 @@ hop__pool_run_polled(hop__task_fn fn, const void *ctx, int nth, void (*poll)(con
  * misjudged a job of one piece per thread - a BLAS call each - whenever the
  * worker woke late, and one bad job sent every kind to the caller for up to
  * 256 jobs, during which the worker fell asleep, so the next try found it
- * late again.)  The way not in use is tried again every `probe` jobs of the
- * kind: a try of the pool is POOL_PROBE jobs in a row, since its first job
- * may find the workers asleep; probe doubles while the way in use keeps
- * winning, up to PROBE_MAX (a try costs at most a few jobs in a few
- * hundred), and falls back to PROBE_MIN when the way changes.  Kinds share
+ * late again.)  The way not in use is tried again after `probe` jobs of
+ * the kind and probe ms: a try of the pool is POOL_PROBE jobs in a row,
+ * since its first job may find the workers asleep, cut short by a job that
+ * took twice the caller's time; probe doubles while the way in use keeps
+ * winning, up to PROBE_MAX (so on a busy machine a try costs at most one
+ * slow job in 256 ms, as the backoff before did), and falls back to
+ * PROBE_MIN when the way changes.  Kinds share
  * nothing, so a map that does not pay on the pool leaves BLAS calls on it.
  * Under kinds_lock; a kind evicted by another (a table slot's collision)
  * starts again.
@@ -303,8 +305,9 @@ typedef struct kind {
     float ns[2][SAMPLES]; /* ns per unit of work: [0] on the caller alone, [1] on the pool */
     uint8_t n[2], at[2];  /* figures held and the next to replace, per way */
     bool pooled;          /* the way in use */
-    int16_t left;         /* jobs before the other way is tried */
-    int16_t probe;        /* that interval */
+    int16_t left;         /* jobs before the other way is tried ... */
+    int64_t due;          /* ... and the time (hop__monotonic_ns) */
+    int16_t probe;        /* that interval, in jobs and in ms */
     int8_t trying;        /* jobs left of a try of the other way */
 } kind;
 
@@ -349,7 +352,7 @@ median(const float *v, int n)
 
 /* Whether the next job of kind (fn, size) takes the pool. */
 static bool
-choose(hop__task_fn fn, int size)
+choose(hop__task_fn fn, int size, int64_t now)
 {
     pthread_mutex_lock(&kinds_lock);
     kind *k = kind_of(fn, size);
@@ -357,7 +360,7 @@ choose(hop__task_fn fn, int size)
     if (k->trying > 0) {
         k->trying--;
         pool = !pool;
-    } else if (--k->left <= 0) {
+    } else if (--k->left <= 0 && now >= k->due) {
         k->left = k->probe;
         pool = !pool;
         k->trying = (int8_t)(pool ? POOL_PROBE - 1 : 0);
@@ -369,23 +372,31 @@ choose(hop__task_fn fn, int size)
 /* A job of kind (fn, size) took ns of wall time on the pool (pool) or on
  * the caller alone: the way the next jobs take. */
 static void
-record(hop__task_fn fn, int size, int64_t work, bool pool, int64_t ns)
+record(hop__task_fn fn, int size, int64_t work, bool pool, int64_t ns, int64_t now)
 {
     pthread_mutex_lock(&kinds_lock);
     kind *k = kind_of(fn, size);
     int w = pool;
-    k->ns[w][k->at[w]] = (float)((double)ns / (double)(work > 1 ? work : 1));
+    float per = (float)((double)ns / (double)(work > 1 ? work : 1));
+    k->ns[w][k->at[w]] = per;
     k->at[w] = (uint8_t)((k->at[w] + 1) % SAMPLES);
     if (k->n[w] < SAMPLES)
         k->n[w]++;
+    /* A try of the pool ends at its first job that took twice the
+     * caller's time: a busy machine pays for one such job per try. */
+    if (k->trying > 0 && pool && k->n[0] > 0 && per > 2 * median(k->ns[0], k->n[0]))
+        k->trying = 0;
     if (k->trying == 0 && k->n[0] > 0 && k->n[1] > 0) {
         bool was = k->pooled;
         k->pooled = median(k->ns[1], k->n[1]) <= MARGIN * median(k->ns[0], k->n[0]);
         if (k->pooled != was) {
             k->probe = PROBE_MIN;
             k->left = PROBE_MIN;
-        } else if (w != was && k->probe < PROBE_MAX) {
-            k->probe = (int16_t)(k->probe * 2); /* a try that lost: try less often */
+            k->due = now;
+        } else if (w != was) { /* a try that lost: the next one later */
+            if (k->probe < PROBE_MAX)
+                k->probe = (int16_t)(k->probe * 2);
+            k->due = now + (int64_t)k->probe * 1000000;
         }
     }
     pthread_mutex_unlock(&kinds_lock);
@@ -431,8 +442,8 @@ hop__pool_run_pieces(hop__task_fn fn, const void *ctx, int pieces, int64_t work,
     int threads = hop_runtime_threads();
     if (pieces > MAX_PIECES)
         pieces = MAX_PIECES;
-    if (pieces <= 1 || threads <= 1) {
-        fn(ctx, 0, 1);
+    if (pieces <= 1 || threads <= 1 || pthread_mutex_trylock(&dispatch) != 0) {
+        fn(ctx, 0, 1); /* not timed: a call from a piece, or beside another job */
         return;
     }
     /* A polled job (a plan's parallel map: its worker frames make their
@@ -440,12 +451,12 @@ hop__pool_run_pieces(hop__task_fn fn, const void *ctx, int pieces, int64_t work,
      * after its first parallel run does not depend on the machine's load;
      * its rows are claimed in chunks, so a late worker costs a chunk. */
     int size = size_class(work);
-    bool pool = poll != NULL || choose(fn, size);
     int64_t t0 = hop__monotonic_ns();
-    if (!pool || pthread_mutex_trylock(&dispatch) != 0) {
+    if (poll == NULL && !choose(fn, size, t0)) {
+        pthread_mutex_unlock(&dispatch);
         fn(ctx, 0, 1);
-        if (!pool)
-            record(fn, size, work, false, hop__monotonic_ns() - t0);
+        int64_t t1 = hop__monotonic_ns();
+        record(fn, size, work, false, t1 - t0, t1);
         return;
     }
     start_workers(threads);
@@ -470,6 +481,8 @@ hop__pool_run_pieces(hop__task_fn fn, const void *ctx, int pieces, int64_t work,
     (void)claim(gen);
     wait_pieces(poll, pctx);
     pthread_mutex_unlock(&dispatch);
-    if (poll == NULL)
-        record(fn, size, work, true, hop__monotonic_ns() - t0);
+    if (poll == NULL) {
+        int64_t t1 = hop__monotonic_ns();
+        record(fn, size, work, true, t1 - t0, t1);
+    }
 }

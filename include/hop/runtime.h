@@ -349,7 +349,10 @@ int hop_runtime_threads(void);
  * done: on the pool's threads, the caller included.  nth is capped by
  * hop_runtime_threads() (the pieces are then fewer: split work by the nth
  * fn receives).  A call from inside a piece, or while another thread's
- * kernel holds the pool, runs every piece inline.  Never fails.
+ * kernel holds the pool, runs every piece inline, and so does one whose fn
+ * ran faster on the caller alone than on the pool in its last calls (the
+ * pool times both ways per fn and tries the other way again now and then).
+ * fn must give the same result whichever way it runs.  Never fails.
  */
 typedef void (*hop_parallel_fn)(const void *ctx, int ith, int nth);
 void hop_runtime_parallel(hop_parallel_fn fn, const void *ctx, int nth);

@@ -732,6 +732,66 @@ test_pool_a_late_worker_joins_the_next_job(void **state)
     assert_int_equal(ran, 2);
 }
 
+/* The pool times each kind of job (its function, the size of its work)
+ * both ways and runs it the faster way, kind by kind: a job whose pieces
+ * sleep 3 ms each takes half the wall time on two threads and stays on the
+ * pool, while one whose worker pieces are slow (5 ms, 0.2 ms on the caller)
+ * runs on the caller alone but for a rare try of the pool.  Sleeps, not
+ * work, so that the figures hold on a busy machine.  (One global backoff
+ * judged by the caller's CPU time sent both kinds to the caller.) */
+typedef struct nap_job {
+    pthread_t caller;
+    int64_t piece_ns, worker_ns;
+    int pooled; /* jobs that ran split (piece 0 of more than one) */
+} nap_job;
+
+static void
+nap(int64_t ns)
+{
+    nanosleep(&(struct timespec){ns / 1000000000, ns % 1000000000}, NULL);
+}
+
+static void
+nap_task(const void *ctx, int ith, int nth)
+{
+    nap_job *j = (nap_job *)ctx;
+    if (nth > 1 && ith == 0)
+        j->pooled++; /* one piece 0 per job: no race */
+    int64_t ns = nth == 1 ? 2 * j->piece_ns : j->piece_ns;
+    if (!pthread_equal(pthread_self(), j->caller))
+        ns += j->worker_ns;
+    nap(ns);
+}
+
+static void
+nap_fast(const void *ctx, int ith, int nth)
+{
+    nap_task(ctx, ith, nth);
+}
+
+static void
+nap_slow(const void *ctx, int ith, int nth)
+{
+    nap_task(ctx, ith, nth);
+}
+
+static void
+test_pool_runs_each_kind_of_job_the_faster_way(void **state)
+{
+    (void)state;
+    hop_runtime_set_threads(2);
+    nap_job fast = {pthread_self(), 3000000, 0, 0}, slow = {pthread_self(), 200000, 5000000, 0};
+    for (int i = 0; i < 40; i++) {
+        hop__pool_run(nap_fast, &fast, 2, 1 << 20);
+        hop__pool_run(nap_slow, &slow, 2, 1 << 20);
+    }
+    hop_runtime_set_threads(0);
+    if (fast.pooled < 24 || slow.pooled > 12)
+        fail_msg("of 40 jobs, the pool ran %d of the fast kind (>= 24 expected) and %d of the "
+                 "slow kind (<= 12 expected)",
+                 fast.pooled, slow.pooled);
+}
+
 /* Eager ops on several threads at once: each has its own ShapeEnv, and the
  * one that finds the pool busy runs its kernel inline. */
 static void *
@@ -1120,6 +1180,7 @@ main(void)
         cmocka_unit_test(test_thread_pool_splits_large_kernels_with_identical_results),
         cmocka_unit_test(test_pool_pieces_cover_a_job_exactly_once_on_a_busy_machine),
         cmocka_unit_test(test_pool_a_late_worker_joins_the_next_job),
+        cmocka_unit_test(test_pool_runs_each_kind_of_job_the_faster_way),
         cmocka_unit_test(test_eager_ops_run_concurrently_on_several_threads),
         cmocka_unit_test(test_many_distinct_sizes_and_nonzero_calls_allocate_only_their_results),
         cmocka_unit_test(test_errors_name_the_op_dtypes_and_shapes),
