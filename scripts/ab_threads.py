@@ -8,7 +8,8 @@ A_BUILD and B_BUILD are build trees (their python/ holds the hop package).
 Each build runs in a child process that loads it once and keeps every
 workload compiled; the parent asks A, then B, then A ... for one sample of a
 row (windows of 2 ms of calls on 1 thread and on 2, alternating, in turn
-first), so a noisy neighbour
+first; a window's figure is the median time of its calls, since on a busy
+machine a mean is the scheduler's slices), so a noisy neighbour
 slows both builds alike.  It prints, per row and build, the median time per
 call on 1 and on 2 threads, 1-thread/2-thread, and the load average before
 and after.  --hog runs a CPU-bound process beside the measurement (bench's
@@ -69,12 +70,14 @@ for line in sys.stdin:
         for nt in ((1, 2) if i % 2 == 0 else (2, 1)):
             hop.set_num_threads(nt)
             fn()  # the first call after a switch is not counted
-            t0 = time.perf_counter_ns()
-            n = 0
-            while n < 3 or time.perf_counter_ns() - t0 < 2e6:
+            ts = []
+            t0 = t = time.perf_counter_ns()
+            while len(ts) < 3 or t - t0 < 2e6:
                 fn()
-                n += 1
-            out[nt].append((time.perf_counter_ns() - t0) / n)
+                t1 = time.perf_counter_ns()
+                ts.append(t1 - t)
+                t = t1
+            out[nt].append(statistics.median(ts))
         if time.perf_counter() >= end:
             break
     print(json.dumps({k: statistics.median(v) for k, v in out.items()}), flush=True)
@@ -131,7 +134,7 @@ def main():
     print(f"A = {o.a}, B = {o.b}; {o.rounds} rounds; hog: {o.hog}; load average "
           f"{load0[0]:.2f} before, {load1[0]:.2f} after ({time.strftime('%H:%M UTC', time.gmtime())})")
     print(f"{'row':8} {'build':5} {'1 thread':>12} {'2 threads':>12} {'1/2':>6}  (median us/call; "
-          f"1/2 is the median of per-sample ratios)")
+          f"1/2 is the median of per-window ratios)")
     for r in rows:
         for k in kids:
             s = got[r, k]
