@@ -72,10 +72,9 @@ static int pending; /* pieces of the current job not finished */
  * a seat of the job it saw only (a worker that slept through a job cannot
  * take a seat of the next one, which then ran without it). */
 static uint64_t seats;
-
-void (*hop__pool_seat_hook)(void);
-static int sleepers; /* workers asleep on wake (or about to be) */
-static int waiting;  /* the caller asleep on done (or about to be) */
+void (*hop__pool_seat_hook)(void); /* runtime.h: for tests */
+static int sleepers;               /* workers asleep on wake (or about to be) */
+static int waiting;                /* the caller asleep on done (or about to be) */
 static int stopping;
 
 #define JOB_GEN(w) ((uint32_t)((w) >> 32))
@@ -360,7 +359,7 @@ choose(hop__task_fn fn, int size, int64_t now)
     if (k->trying > 0) {
         k->trying--;
         pool = !pool;
-    } else if (--k->left <= 0 && now >= k->due) {
+    } else if ((k->left > 0 ? --k->left : 0) == 0 && now >= k->due) {
         k->left = k->probe;
         pool = !pool;
         k->trying = (int8_t)(pool ? POOL_PROBE - 1 : 0);

@@ -717,7 +717,7 @@ test_pool_a_late_worker_joins_the_next_job(void **state)
     assert_int_equal(ran, 2);
     atomic_store(&late_go, 0);
     atomic_store(&late_held, 0);
-    hop__pool_seat_hook = late_hook;
+    __atomic_store_n(&hop__pool_seat_hook, late_hook, __ATOMIC_RELEASE);
     ran = 0;
     hop__pool_run_polled(late_task, &ran, 2, no_poll, NULL);
     for (int i = 0; i < 20000 && !atomic_load(&late_held); i++)
@@ -727,7 +727,7 @@ test_pool_a_late_worker_joins_the_next_job(void **state)
     atomic_store(&late_started, 0);
     ran = 1;
     hop__pool_run_polled(late_task, &ran, 2, no_poll, NULL);
-    hop__pool_seat_hook = NULL;
+    __atomic_store_n(&hop__pool_seat_hook, NULL, __ATOMIC_RELEASE);
     hop_runtime_set_threads(0);
     assert_int_equal(ran, 2);
 }
