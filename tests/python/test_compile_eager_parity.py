@@ -520,3 +520,54 @@ def test_an_error_hop_raises_while_tracing_is_not_rerun_eagerly():
     with pytest.raises(hop.ShapeError):
         hop.compile(f)(hop.zeros(2))
     assert len(calls) == 1
+
+
+def _raise_where_hop_misreads(x):
+    # eagerly NumPy answers; traced, hop.numpy refuses einsum_path
+    # (UnsupportedError is a NotImplementedError) and the user's except
+    # turns that into their own raise
+    try:
+        np.einsum_path("i,i->", x, x)
+    except NotImplementedError:
+        raise ValueError("einsum_path is missing")
+    return x * 2
+
+
+def test_a_user_raise_where_eager_answers_falls_back_with_eagers_answer():
+    x = np.arange(3.0)
+    cf = hop.compile(_raise_where_hop_misreads)
+    with pytest.warns(RuntimeWarning, match=r"runs eagerly: the trace raised ValueError "
+                                            r"\(einsum_path is missing\) where the call itself "
+                                            r"answers"):
+        assert cf(x).tolist() == [0.0, 2.0, 4.0]
+    assert cf(x).tolist() == [0.0, 2.0, 4.0]
+    assert cf.eager_calls == 2 and not cf.graphs
+
+
+def test_fullgraph_raises_eagers_own_error_with_its_write():
+    cf = hop.compile(_raise_after_write, fullgraph=True)
+    ye, yc = np.zeros(3), np.zeros(3)
+    with pytest.raises(ValueError, match="n is 3"):
+        _raise_after_write(ye, 3)
+    with pytest.raises(ValueError, match="n is 3"):
+        cf(yc, 3)
+    assert yc.tolist() == ye.tolist() == [1.0] * 3
+    assert cf(yc, 1).tolist() == _raise_after_write(ye, 1).tolist() == [4.0] * 3
+    assert len(cf.graphs) == 1
+
+
+def test_fullgraph_raises_trace_error_where_eager_answers_a_user_raise():
+    # fullgraph promises one graph or an error: eager answered where the
+    # trace raised, so it is an error, and it stays one on the next call
+    cf = hop.compile(_raise_where_hop_misreads, fullgraph=True)
+    x = np.arange(3.0)
+    for _ in range(2):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            with pytest.raises(hop.TraceError) as e:
+                cf(x)
+        assert str(e.value) == (
+            "hop.compile(fullgraph=True): _raise_where_hop_misreads cannot be one graph: the "
+            "trace raised ValueError (einsum_path is missing) where the call itself answers; "
+            "the call ran eagerly once to tell (its effects happened) and answered")
+    assert cf.eager_calls == 2 and not cf.graphs and cf._eager_why is None
