@@ -254,6 +254,12 @@ hop_runtime_parallel(hop_parallel_fn fn, const void *ctx, int nth)
 }
 
 void
+hop_runtime_parallel_work(hop_parallel_fn fn, const void *ctx, int nth, int64_t work)
+{
+    hop__pool_run(fn, ctx, nth, work);
+}
+
+void
 hop__pool_run(hop__task_fn fn, const void *ctx, int nth, int64_t work)
 {
     int threads = hop_runtime_threads();

@@ -356,6 +356,11 @@ int hop_runtime_threads(void);
  */
 typedef void (*hop_parallel_fn)(const void *ctx, int ith, int nth);
 void hop_runtime_parallel(hop_parallel_fn fn, const void *ctx, int nth);
+/* The same with an estimate of the job's work (units of about a float add,
+ * e.g. the elements it touches): the pool keeps its figures per fn and size
+ * class of work, so one fn called at very different sizes is judged at each
+ * size on its own (hop_runtime_parallel: all sizes as one). */
+void hop_runtime_parallel_work(hop_parallel_fn fn, const void *ctx, int nth, int64_t work);
 
 /* Stops the pool's workers (they restart on demand) and frees the calling
  * thread's eager state (its ShapeEnv for shape inference).  For leak

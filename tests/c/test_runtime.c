@@ -792,6 +792,25 @@ test_pool_runs_each_kind_of_job_the_faster_way(void **state)
                  fast.pooled, slow.pooled);
 }
 
+/* The same through the public hop_runtime_parallel_work, with one fn at
+ * two sizes of work: each size is judged on its own. */
+static void
+test_parallel_work_judges_one_fn_per_size(void **state)
+{
+    (void)state;
+    hop_runtime_set_threads(2);
+    nap_job fast = {pthread_self(), 8000000, 0, 0}, slow = {pthread_self(), 200000, 5000000, 0};
+    for (int i = 0; i < 40; i++) {
+        hop_runtime_parallel_work(nap_task, &fast, 2, (int64_t)1 << 30);
+        hop_runtime_parallel_work(nap_task, &slow, 2, 1 << 12);
+    }
+    hop_runtime_set_threads(0);
+    if (fast.pooled < 20 || slow.pooled > 12)
+        fail_msg("of 40 jobs, the pool ran %d of the large size (>= 20 expected) and %d of the "
+                 "small one (<= 12 expected)",
+                 fast.pooled, slow.pooled);
+}
+
 /* Eager ops on several threads at once: each has its own ShapeEnv, and the
  * one that finds the pool busy runs its kernel inline. */
 static void *
@@ -1181,6 +1200,7 @@ main(void)
         cmocka_unit_test(test_pool_pieces_cover_a_job_exactly_once_on_a_busy_machine),
         cmocka_unit_test(test_pool_a_late_worker_joins_the_next_job),
         cmocka_unit_test(test_pool_runs_each_kind_of_job_the_faster_way),
+        cmocka_unit_test(test_parallel_work_judges_one_fn_per_size),
         cmocka_unit_test(test_eager_ops_run_concurrently_on_several_threads),
         cmocka_unit_test(test_many_distinct_sizes_and_nonzero_calls_allocate_only_their_results),
         cmocka_unit_test(test_errors_name_the_op_dtypes_and_shapes),
