@@ -417,11 +417,11 @@ one_op_kernel(const void *data, hop_tensor *const *t, size_t n)
         if (nth <= 1)
             lines_piece(&r, 0, 1);
         else
-            hop_runtime_parallel(lines_piece, &r, nth);
+            hop_runtime_parallel_work(lines_piece, &r, nth, numel);
         return HOP_OK;
     }
     r.chunk = (r.len + CHUNKS - 1) / CHUNKS;
-    hop_runtime_parallel(phase1, &r, threads < CHUNKS ? threads : CHUNKS);
+    hop_runtime_parallel_work(phase1, &r, threads < CHUNKS ? threads : CHUNKS, numel);
     /* phase 2: carry[c] = combine(carry[c - 1], total of chunk c - 1) */
     line ln = line_at(&r, 0);
     size_t es = hop_dtype_size(r.x->dtype);
@@ -441,7 +441,7 @@ one_op_kernel(const void *data, hop_tensor *const *t, size_t n)
             memcpy(r.carry[c], res + es, es);
         }
     }
-    hop_runtime_parallel(phase3, &r, threads < CHUNKS ? threads : CHUNKS);
+    hop_runtime_parallel_work(phase3, &r, threads < CHUNKS ? threads : CHUNKS, numel);
     return HOP_OK;
 }
 

@@ -637,7 +637,8 @@ execute(const hop__fgroup *g, hop_tensor *out, const hop_tensor *const *in, frun
     int64_t work = numel * (g->cost > 0 ? g->cost : 1);
     if (threads > 1 && work >= 2 * SPLIT_UNITS) {
         int64_t pieces = work / PIECE_UNITS;
-        hop__pool_run_pieces(task, c, pieces > MAX_PIECES ? MAX_PIECES : (int)pieces, NULL, NULL);
+        hop__pool_run_pieces(task, c, pieces > MAX_PIECES ? MAX_PIECES : (int)pieces, work, NULL,
+                             NULL);
     } else {
         run_range(c, 0, numel);
     }

@@ -626,7 +626,7 @@ hop__kernel_run(const hop__kernel *k)
         hop__blas_enter();
     if (nd > 1) {
         dot_job j = {.mm = mm};
-        hop__pool_run(dot_task, &j, nd);
+        hop__pool_run(dot_task, &j, nd, k->work);
         double acc = 0;
         for (int64_t u = 0; u < mm->units; u++)
             acc += j.part[u];
@@ -640,7 +640,7 @@ hop__kernel_run(const hop__kernel *k)
     if (n <= 1)
         compute(k, 0, 1);
     else
-        hop__pool_run(task, k, n);
+        hop__pool_run(task, k, n, k->work);
     if (blas)
         hop__blas_leave();
 }

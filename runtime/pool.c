@@ -34,6 +34,7 @@
 #include "core/clock.h"
 
 #include <pthread.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 #if defined(__x86_64__) || defined(__i386__)
@@ -47,7 +48,12 @@
 #define MAX_PIECES 0xffff
 #define SPIN_NS 5000    /* an idle worker's, or a waiting caller's, spin */
 #define POLL_NS 2000000 /* a polled caller's wait between polls */
-#define BACKOFF_MAX 256 /* jobs the pool did not help in a row: this many inline, and ms */
+#define KINDS 64        /* job kinds the pool keeps figures for (a direct-mapped table) */
+#define SAMPLES 5       /* figures kept per kind and way: the median of these decides */
+#define PROBE_MIN 4     /* jobs of a kind between tries of the other way, after a switch */
+#define PROBE_MAX 256   /* ... and at most, while the way in use keeps winning */
+#define POOL_PROBE 3    /* jobs a try of the pool lasts (the first may find workers asleep) */
+#define MARGIN 0.95     /* the pool must take at most this share of the caller's time */
 
 static pthread_mutex_t dispatch = PTHREAD_MUTEX_INITIALIZER; /* one job at a time */
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;     /* sleeping and waking */
@@ -61,19 +67,15 @@ static pthread_t workers[MAX_THREADS];
 static uint64_t job; /* generation << 32 | pieces << 16 | next piece */
 static hop__task_fn job_fn;
 static const void *job_ctx;
-static int pending;  /* pieces of the current job not finished */
-static int seats;    /* workers that may still join the current job */
-static int sleepers; /* workers asleep on wake (or about to be) */
-static int waiting;  /* the caller asleep on done (or about to be) */
+static int pending; /* pieces of the current job not finished */
+/* generation << 32 | workers that may still join that job: a worker takes
+ * a seat of the job it saw only (a worker that slept through a job cannot
+ * take a seat of the next one, which then ran without it). */
+static uint64_t seats;
+void (*hop__pool_seat_hook)(void); /* runtime.h: for tests */
+static int sleepers;               /* workers asleep on wake (or about to be) */
+static int waiting;                /* the caller asleep on done (or about to be) */
 static int stopping;
-/* After a job the pool did not speed up (see hop__pool_run_pieces), jobs
- * run on the caller alone: the next skip_jobs of them, and all until
- * backoff_until (hop__monotonic_ns).  backoff doubles with each such job in
- * a row, up to BACKOFF_MAX, and is 0 after a job it sped up.  Under
- * dispatch. */
-static int backoff;
-static int skip_jobs;
-static int64_t backoff_until;
 
 #define JOB_GEN(w) ((uint32_t)((w) >> 32))
 #define JOB_PIECES(w) ((int)(((w) >> 16) & 0xffff))
@@ -91,17 +93,6 @@ cores(void)
         __atomic_store_n(&cached, n, __ATOMIC_RELAXED);
     }
     return n;
-}
-
-/* The calling thread's CPU time: what its pieces cost, not counting the
- * time the OS ran something else in its place. */
-static int64_t
-cpu_ns(void)
-{
-    struct timespec t;
-    if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t) != 0)
-        return hop__monotonic_ns();
-    return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
 }
 
 static void stop_workers(void);
@@ -128,7 +119,7 @@ hop_runtime_threads(void)
 /* Claims and runs pieces of generation gen until none is left; how many it
  * ran. */
 static int
-work(uint32_t gen)
+claim(uint32_t gen)
 {
     uint64_t w = __atomic_load_n(&job, __ATOMIC_ACQUIRE);
     for (int ran = 0;; ran++) {
@@ -191,6 +182,18 @@ next_job(uint32_t seen)
     return gen;
 }
 
+/* A seat of job gen, if one is left. */
+static bool
+take_seat(uint32_t gen)
+{
+    uint64_t s = __atomic_load_n(&seats, __ATOMIC_ACQUIRE);
+    while (JOB_GEN(s) == gen && (uint32_t)s > 0)
+        if (__atomic_compare_exchange_n(&seats, &s, s - 1, true, __ATOMIC_ACQ_REL,
+                                        __ATOMIC_ACQUIRE))
+            return true;
+    return false;
+}
+
 static void *
 worker_main(void *arg)
 {
@@ -201,10 +204,11 @@ worker_main(void *arg)
         if (__atomic_load_n(&stopping, __ATOMIC_ACQUIRE))
             return NULL;
         seen = gen;
-        /* A seat of this job (a late worker may take one of the next
-         * job's: then that job has one worker fewer, never more). */
-        if (__atomic_sub_fetch(&seats, 1, __ATOMIC_ACQ_REL) >= 0)
-            (void)work(gen);
+        void (*hook)(void) = __atomic_load_n(&hop__pool_seat_hook, __ATOMIC_ACQUIRE);
+        if (hook)
+            hook();
+        if (take_seat(gen))
+            (void)claim(gen);
     }
 }
 
@@ -246,13 +250,20 @@ hop__pool_stop(void)
 void
 hop_runtime_parallel(hop_parallel_fn fn, const void *ctx, int nth)
 {
-    hop__pool_run_polled(fn, ctx, nth, NULL, NULL);
+    hop__pool_run(fn, ctx, nth, 0);
 }
 
 void
-hop__pool_run(hop__task_fn fn, const void *ctx, int nth)
+hop_runtime_parallel_work(hop_parallel_fn fn, const void *ctx, int nth, int64_t work)
 {
-    hop__pool_run_polled(fn, ctx, nth, NULL, NULL);
+    hop__pool_run(fn, ctx, nth, work);
+}
+
+void
+hop__pool_run(hop__task_fn fn, const void *ctx, int nth, int64_t work)
+{
+    int threads = hop_runtime_threads();
+    hop__pool_run_pieces(fn, ctx, nth > threads ? threads : nth, work, NULL, NULL);
 }
 
 void
@@ -260,7 +271,140 @@ hop__pool_run_polled(hop__task_fn fn, const void *ctx, int nth, void (*poll)(con
                      const void *pctx)
 {
     int threads = hop_runtime_threads();
-    hop__pool_run_pieces(fn, ctx, nth > threads ? threads : nth, poll, pctx);
+    hop__pool_run_pieces(fn, ctx, nth > threads ? threads : nth, 0, poll, pctx);
+}
+
+/*
+ * Does the pool pay for a kind of job?  Only the figures can say: on a
+ * quiet machine a second thread halves a large kernel, while on a machine
+ * whose cores are all busy it has no core of its own - waking it can make
+ * the OS run it in the caller's place (measured: the worker ran every piece
+ * while the caller waited 0.5-20 ms to run again), and a worker descheduled
+ * mid-piece keeps the caller waiting as long.  So the pool keeps, per kind
+ * of job (its function and the size class of its work: a BLAS call, a
+ * fused group of some size, a scan phase), the wall time per unit of work
+ * of its last jobs run each way - on the caller alone and on the pool - and
+ * runs the next job the way whose median is lower, the pool only when it
+ * takes at most MARGIN of the caller's time: hop.set_num_threads(2) then
+ * costs about what one thread does when the second does not help.
+ *
+ * Wall time of the whole job, the same clock for both ways: what the user
+ * waits for.  (The caller's CPU time for its own pieces, the measure before,
+ * misjudged a job of one piece per thread - a BLAS call each - whenever the
+ * worker woke late, and one bad job sent every kind to the caller for up to
+ * 256 jobs, during which the worker fell asleep, so the next try found it
+ * late again.)  The way not in use is tried again after `probe` jobs of
+ * the kind and probe ms: a try of the pool is POOL_PROBE jobs in a row,
+ * since its first job may find the workers asleep, cut short by a job that
+ * took twice the caller's time; probe doubles while the way in use keeps
+ * winning, up to PROBE_MAX (so on a busy machine a try costs at most one
+ * slow job in 256 ms, as the backoff before did), and falls back to
+ * PROBE_MIN when the way changes.  Kinds share
+ * nothing, so a map that does not pay on the pool leaves BLAS calls on it.
+ * Under kinds_lock; a kind evicted by another (a table slot's collision)
+ * starts again.
+ */
+typedef struct kind {
+    hop__task_fn fn;      /* NULL: unused */
+    int size;             /* the size class: log2 of the work */
+    float ns[2][SAMPLES]; /* ns per unit of work: [0] on the caller alone, [1] on the pool */
+    uint8_t n[2], at[2];  /* figures held and the next to replace, per way */
+    bool pooled;          /* the way in use */
+    int16_t left;         /* jobs before the other way is tried ... */
+    int64_t due;          /* ... and the time (hop__monotonic_ns) */
+    int16_t probe;        /* that interval, in jobs and in ms */
+    int8_t trying;        /* jobs left of a try of the other way */
+} kind;
+
+static pthread_mutex_t kinds_lock = PTHREAD_MUTEX_INITIALIZER;
+static kind kinds[KINDS];
+
+static int
+size_class(int64_t work)
+{
+    return work <= 1 ? 0 : 64 - __builtin_clzll((unsigned long long)work);
+}
+
+static kind *
+kind_of(hop__task_fn fn, int size)
+{
+    uintptr_t h = (uintptr_t)fn * 0x9E3779B97F4A7C15u + (uintptr_t)size * 0x85EBCA6Bu;
+    kind *k = &kinds[(h >> 20) % KINDS];
+    if (k->fn != fn || k->size != size) {
+        memset(k, 0, sizeof *k);
+        k->fn = fn;
+        k->size = size;
+        k->pooled = true; /* a new kind tries the pool first ... */
+        k->left = POOL_PROBE;
+        k->probe = PROBE_MIN; /* ... then the caller alone */
+    }
+    return k;
+}
+
+static float
+median(const float *v, int n)
+{
+    float s[SAMPLES];
+    memcpy(s, v, (size_t)n * sizeof *s);
+    for (int i = 1; i < n; i++)
+        for (int j = i; j > 0 && s[j - 1] > s[j]; j--) {
+            float t = s[j];
+            s[j] = s[j - 1];
+            s[j - 1] = t;
+        }
+    return n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
+}
+
+/* Whether the next job of kind (fn, size) takes the pool. */
+static bool
+choose(hop__task_fn fn, int size, int64_t now)
+{
+    pthread_mutex_lock(&kinds_lock);
+    kind *k = kind_of(fn, size);
+    bool pool = k->pooled;
+    if (k->trying > 0) {
+        k->trying--;
+        pool = !pool;
+    } else if ((k->left > 0 ? --k->left : 0) == 0 && now >= k->due) {
+        k->left = k->probe;
+        pool = !pool;
+        k->trying = (int8_t)(pool ? POOL_PROBE - 1 : 0);
+    }
+    pthread_mutex_unlock(&kinds_lock);
+    return pool;
+}
+
+/* A job of kind (fn, size) took ns of wall time on the pool (pool) or on
+ * the caller alone: the way the next jobs take. */
+static void
+record(hop__task_fn fn, int size, int64_t work, bool pool, int64_t ns, int64_t now)
+{
+    pthread_mutex_lock(&kinds_lock);
+    kind *k = kind_of(fn, size);
+    int w = pool;
+    float per = (float)((double)ns / (double)(work > 1 ? work : 1));
+    k->ns[w][k->at[w]] = per;
+    k->at[w] = (uint8_t)((k->at[w] + 1) % SAMPLES);
+    if (k->n[w] < SAMPLES)
+        k->n[w]++;
+    /* A try of the pool ends at its first job that took twice the
+     * caller's time: a busy machine pays for one such job per try. */
+    if (k->trying > 0 && pool && k->n[0] > 0 && per > 2 * median(k->ns[0], k->n[0]))
+        k->trying = 0;
+    if (k->trying == 0 && k->n[0] > 0 && k->n[1] > 0) {
+        bool was = k->pooled;
+        k->pooled = median(k->ns[1], k->n[1]) <= MARGIN * median(k->ns[0], k->n[0]);
+        if (k->pooled != was) {
+            k->probe = PROBE_MIN;
+            k->left = PROBE_MIN;
+            k->due = now;
+        } else if (w != was) { /* a try that lost: the next one later */
+            if (k->probe < PROBE_MAX)
+                k->probe = (int16_t)(k->probe * 2);
+            k->due = now + (int64_t)k->probe * 1000000;
+        }
+    }
+    pthread_mutex_unlock(&kinds_lock);
 }
 
 /* Waits until every piece is finished: spinning a little, then asleep
@@ -297,25 +441,27 @@ wait_pieces(void (*poll)(const void *), const void *pctx)
 }
 
 void
-hop__pool_run_pieces(hop__task_fn fn, const void *ctx, int pieces, void (*poll)(const void *),
-                     const void *pctx)
+hop__pool_run_pieces(hop__task_fn fn, const void *ctx, int pieces, int64_t work,
+                     void (*poll)(const void *), const void *pctx)
 {
     int threads = hop_runtime_threads();
     if (pieces > MAX_PIECES)
         pieces = MAX_PIECES;
     if (pieces <= 1 || threads <= 1 || pthread_mutex_trylock(&dispatch) != 0) {
-        fn(ctx, 0, 1);
+        fn(ctx, 0, 1); /* not timed: a call from a piece, or beside another job */
         return;
     }
     /* A polled job (a plan's parallel map: its worker frames make their
      * buffers on first use) always takes the pool, so what a plan keeps
-     * after its first parallel run does not depend on the machine's load. */
-    int64_t t_enter = hop__monotonic_ns();
-    if (poll == NULL && backoff > 0 && (skip_jobs > 0 || t_enter < backoff_until)) {
-        if (skip_jobs > 0)
-            skip_jobs--;
+     * after its first parallel run does not depend on the machine's load;
+     * its rows are claimed in chunks, so a late worker costs a chunk. */
+    int size = size_class(work);
+    int64_t t0 = hop__monotonic_ns();
+    if (poll == NULL && !choose(fn, size, t0)) {
         pthread_mutex_unlock(&dispatch);
         fn(ctx, 0, 1);
+        int64_t t1 = hop__monotonic_ns();
+        record(fn, size, work, false, t1 - t0, t1);
         return;
     }
     start_workers(threads);
@@ -329,42 +475,19 @@ hop__pool_run_pieces(hop__task_fn fn, const void *ctx, int pieces, void (*poll)(
     job_ctx = ctx;
     __atomic_store_n(&pending, pieces, __ATOMIC_RELEASE);
     int helpers = threads - 1 < pieces - 1 ? threads - 1 : pieces - 1;
-    __atomic_store_n(&seats, helpers, __ATOMIC_RELEASE);
     uint32_t gen = JOB_GEN(__atomic_load_n(&job, __ATOMIC_ACQUIRE)) + 1;
+    __atomic_store_n(&seats, (uint64_t)gen << 32 | (uint32_t)helpers, __ATOMIC_RELEASE);
     __atomic_store_n(&job, (uint64_t)gen << 32 | (uint64_t)pieces << 16, __ATOMIC_SEQ_CST);
     if (__atomic_load_n(&sleepers, __ATOMIC_SEQ_CST) > 0) {
         pthread_mutex_lock(&lock);
         pthread_cond_broadcast(&wake);
         pthread_mutex_unlock(&lock);
     }
-
-    int64_t c_pub = cpu_ns();
-    int own = work(gen);
-    int64_t c_own = cpu_ns();
+    (void)claim(gen);
     wait_pieces(poll, pctx);
-    /*
-     * Did the pool help?  On a machine whose cores are all busy a second
-     * thread has no core of its own: waking it can make the OS run it in
-     * the caller's place, on the caller's core (measured: the worker ran
-     * every piece while the caller waited 0.5-20 ms to run again), and a
-     * worker descheduled mid-piece keeps the caller waiting as long.  The
-     * caller ran `own` of the pieces in c_own - c_pub of its CPU time;
-     * alone it would have taken about that * pieces / own.  (CPU time, not
-     * wall time: a caller the OS set aside while the worker ran on its core
-     * would otherwise look as if its pieces were slow.)  When the job took
-     * longer than 95% of that, the next jobs run on the caller alone, and
-     * the pool is tried again after them (the pause doubling while the pool
-     * does not help): hop.set_num_threads(2) on a busy machine then costs
-     * about what one thread does.
-     */
-    int64_t t_end = hop__monotonic_ns();
-    double took = (double)(t_end - t_enter), own_ns = (double)(c_own - c_pub);
-    if (own == 0 || took * own > 0.95 * own_ns * pieces) {
-        backoff = backoff == 0 ? 1 : backoff * 2 > BACKOFF_MAX ? BACKOFF_MAX : backoff * 2;
-        skip_jobs = backoff;
-        backoff_until = t_end + (int64_t)backoff * 1000000;
-    } else {
-        backoff = 0;
-    }
     pthread_mutex_unlock(&dispatch);
+    if (poll == NULL) {
+        int64_t t1 = hop__monotonic_ns();
+        record(fn, size, work, true, t1 - t0, t1);
+    }
 }

@@ -414,10 +414,13 @@ hop_tensor *hop__tensor_empty_checked(hop_dtype dtype, int rank, const int64_t *
 
 typedef void (*hop__task_fn)(const void *ctx, int ith, int nth);
 /* Runs fn(ctx, i, nth) for i in [0, nth) on the pool and waits.  nth is
- * capped by the number of threads; nth 1 (or a busy pool) runs inline. */
-void hop__pool_run(hop__task_fn fn, const void *ctx, int nth);
-/* The same; while the caller waits for pieces that other threads run, it
- * calls poll(pctx) every few milliseconds (a plan's interrupt check). */
+ * capped by the number of threads; nth 1 (or a busy pool) runs inline.
+ * work: the job's estimated units (~ a float add each; 0 unknown), which
+ * sorts its kind's figures by size (hop__pool_run_pieces). */
+void hop__pool_run(hop__task_fn fn, const void *ctx, int nth, int64_t work);
+/* The same for a plan's parallel loop, which always takes the pool; while
+ * the caller waits for pieces that other threads run, it calls poll(pctx)
+ * every few milliseconds (a plan's interrupt check). */
 void hop__pool_run_polled(hop__task_fn fn, const void *ctx, int nth, void (*poll)(const void *),
                           const void *pctx);
 /* Runs fn(ctx, i, pieces) for every piece i in [0, pieces) and waits: on
@@ -425,13 +428,17 @@ void hop__pool_run_polled(hop__task_fn fn, const void *ctx, int nth, void (*poll
  * the next free piece.  pieces may exceed the threads (capped at 65535):
  * split a large job into pieces of some tens of microseconds, so that a
  * thread the OS deschedules holds the others back by one piece at most.
- * poll as in hop__pool_run_polled (NULL: none).  One thread, a busy pool,
- * a call from inside a piece, or (poll NULL) a machine so busy that the
- * pool did not speed up the last jobs (pool.c) runs the whole job inline as
- * fn(ctx, 0, 1), which must do all of it (as for hop__pool_run). */
-void hop__pool_run_pieces(hop__task_fn fn, const void *ctx, int pieces, void (*poll)(const void *),
-                          const void *pctx);
+ * work as for hop__pool_run; poll as in hop__pool_run_polled (NULL: none).
+ * One thread, a busy pool, a call from inside a piece, or (poll NULL) a
+ * kind of job - fn and the size class of work - whose last jobs ran faster
+ * on the caller alone than on the pool (pool.c) runs the whole job inline
+ * as fn(ctx, 0, 1), which must do all of it (as for hop__pool_run). */
+void hop__pool_run_pieces(hop__task_fn fn, const void *ctx, int pieces, int64_t work,
+                          void (*poll)(const void *), const void *pctx);
 /* Stops the workers (they restart on demand). */
 void hop__pool_stop(void);
+/* For tests: a worker that saw a new job calls this (when not NULL) before
+ * it takes a seat of the job, so a test can make it late. */
+extern void (*hop__pool_seat_hook)(void);
 
 #endif /* HOP_RUNTIME_INTERNAL_H */

@@ -349,10 +349,18 @@ int hop_runtime_threads(void);
  * done: on the pool's threads, the caller included.  nth is capped by
  * hop_runtime_threads() (the pieces are then fewer: split work by the nth
  * fn receives).  A call from inside a piece, or while another thread's
- * kernel holds the pool, runs every piece inline.  Never fails.
+ * kernel holds the pool, runs every piece inline, and so does one whose fn
+ * ran faster on the caller alone than on the pool in its last calls (the
+ * pool times both ways per fn and tries the other way again now and then).
+ * fn must give the same result whichever way it runs.  Never fails.
  */
 typedef void (*hop_parallel_fn)(const void *ctx, int ith, int nth);
 void hop_runtime_parallel(hop_parallel_fn fn, const void *ctx, int nth);
+/* The same with an estimate of the job's work (units of about a float add,
+ * e.g. the elements it touches): the pool keeps its figures per fn and size
+ * class of work, so one fn called at very different sizes is judged at each
+ * size on its own (hop_runtime_parallel: all sizes as one). */
+void hop_runtime_parallel_work(hop_parallel_fn fn, const void *ctx, int nth, int64_t work);
 
 /* Stops the pool's workers (they restart on demand) and frees the calling
  * thread's eager state (its ShapeEnv for shape inference).  For leak

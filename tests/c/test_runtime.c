@@ -4,13 +4,16 @@
  * reference counts, out= and prepared kernels, the thread pool, errors and
  * allocation failures.  The ops' values are in test_runtime_ops.c.
  */
+#define _POSIX_C_SOURCE 200809L
 #include "test_runtime_util.h"
 #include "hop/foreign.h"
 #include "runtime/runtime.h"
 
 #include <dlfcn.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
+#include <time.h>
 
 /* ---------------------------------------------------------------- tensors */
 
@@ -644,7 +647,7 @@ test_pool_pieces_cover_a_job_exactly_once_on_a_busy_machine(void **state)
     pieces_job j = {hits, PIECES_N};
     for (int job = 0; job < 150; job++) {
         int pieces = 1 + job % 97;
-        hop__pool_run_pieces(pieces_task, &j, pieces, NULL, NULL);
+        hop__pool_run_pieces(pieces_task, &j, pieces, PIECES_N, NULL, NULL);
         for (int64_t i = 0; i < PIECES_N; i++)
             if (hits[i] != 1)
                 fail_msg("job %d of %d pieces: element %lld ran %d times", job, pieces,
@@ -655,6 +658,157 @@ test_pool_pieces_cover_a_job_exactly_once_on_a_busy_machine(void **state)
     pthread_join(spin, NULL);
     hop_runtime_set_threads(0);
     free(hits);
+}
+
+/* A worker that saw a job but took its seat only after the job ended must
+ * not take a seat of the next job: it used to, and that job then ran on the
+ * caller alone (the cause of a flaky live-block count in
+ * test_trust_runtime's Ctrl-C test: a worker frame that ran no row of the
+ * first parallel run made its buffers in the second).  Job 1 ends while
+ * the worker is held in the hook; job 2's piece 0 waits until piece 1 has
+ * started on another thread. */
+static atomic_int late_go, late_held, late_started;
+
+static void
+late_hook(void)
+{
+    if (atomic_exchange(&late_held, 1) == 0) /* the first job the worker sees */
+        while (!atomic_load(&late_go))
+            nanosleep(&(struct timespec){0, 100000}, NULL);
+}
+
+/* *ran: 0 job 1 (the caller runs both pieces), else piece 0 waits up to
+ * 2 s for piece 1 to start on another thread and sets *ran to 2 when it
+ * did, 1 when not. */
+static void
+late_task(const void *ctx, int ith, int nth)
+{
+    (void)nth;
+    int *ran = (int *)ctx;
+    if (ith == 1) {
+        atomic_store(&late_started, 1);
+        return;
+    }
+    if (*ran == 0)
+        return;
+    atomic_store(&late_go, 1);
+    for (int i = 0; i < 20000 && !atomic_load(&late_started); i++)
+        nanosleep(&(struct timespec){0, 100000}, NULL);
+    *ran = atomic_load(&late_started) ? 2 : 1;
+}
+
+static void
+no_poll(const void *ctx)
+{
+    (void)ctx;
+}
+
+static void
+test_pool_a_late_worker_joins_the_next_job(void **state)
+{
+    (void)state;
+    hop_runtime_set_threads(2);
+    /* A job both threads ran: the worker is started and waits for the next
+     * (polled jobs always take the pool). */
+    atomic_store(&late_go, 0);
+    atomic_store(&late_started, 0);
+    int ran = 1;
+    hop__pool_run_polled(late_task, &ran, 2, no_poll, NULL);
+    assert_int_equal(ran, 2);
+    atomic_store(&late_go, 0);
+    atomic_store(&late_held, 0);
+    __atomic_store_n(&hop__pool_seat_hook, late_hook, __ATOMIC_RELEASE);
+    ran = 0;
+    hop__pool_run_polled(late_task, &ran, 2, no_poll, NULL);
+    for (int i = 0; i < 20000 && !atomic_load(&late_held); i++)
+        nanosleep(&(struct timespec){0, 100000},
+                  NULL); /* job 1 ended; the worker is held in the hook */
+    assert_int_equal(atomic_load(&late_held), 1);
+    atomic_store(&late_started, 0);
+    ran = 1;
+    hop__pool_run_polled(late_task, &ran, 2, no_poll, NULL);
+    __atomic_store_n(&hop__pool_seat_hook, NULL, __ATOMIC_RELEASE);
+    hop_runtime_set_threads(0);
+    assert_int_equal(ran, 2);
+}
+
+/* The pool times each kind of job (its function, the size of its work)
+ * both ways and runs it the faster way, kind by kind: a job whose pieces
+ * sleep 8 ms each takes half the wall time on two threads (less a worker's
+ * wake-up, some ms on a busy machine) and stays on the pool, while one whose worker pieces are slow
+ * (5 ms, 0.2 ms on the caller) runs on the caller alone but for a rare try of the pool.  Sleeps,
+ * not work, so that the figures hold on a busy machine.  (One global backoff judged by the caller's
+ * CPU time sent both kinds to the caller.) */
+typedef struct nap_job {
+    pthread_t caller;
+    int64_t piece_ns, worker_ns;
+    int pooled; /* jobs that ran split (piece 0 of more than one) */
+} nap_job;
+
+static void
+nap(int64_t ns)
+{
+    nanosleep(&(struct timespec){ns / 1000000000, ns % 1000000000}, NULL);
+}
+
+static void
+nap_task(const void *ctx, int ith, int nth)
+{
+    nap_job *j = (nap_job *)ctx;
+    if (nth > 1 && ith == 0)
+        j->pooled++; /* one piece 0 per job: no race */
+    int64_t ns = nth == 1 ? 2 * j->piece_ns : j->piece_ns;
+    if (!pthread_equal(pthread_self(), j->caller))
+        ns += j->worker_ns;
+    nap(ns);
+}
+
+static void
+nap_fast(const void *ctx, int ith, int nth)
+{
+    nap_task(ctx, ith, nth);
+}
+
+static void
+nap_slow(const void *ctx, int ith, int nth)
+{
+    nap_task(ctx, ith, nth);
+}
+
+static void
+test_pool_runs_each_kind_of_job_the_faster_way(void **state)
+{
+    (void)state;
+    hop_runtime_set_threads(2);
+    nap_job fast = {pthread_self(), 8000000, 0, 0}, slow = {pthread_self(), 200000, 5000000, 0};
+    for (int i = 0; i < 40; i++) {
+        hop__pool_run(nap_fast, &fast, 2, 1 << 20);
+        hop__pool_run(nap_slow, &slow, 2, 1 << 20);
+    }
+    hop_runtime_set_threads(0);
+    if (fast.pooled < 20 || slow.pooled > 12)
+        fail_msg("of 40 jobs, the pool ran %d of the fast kind (>= 20 expected) and %d of the "
+                 "slow kind (<= 12 expected)",
+                 fast.pooled, slow.pooled);
+}
+
+/* The same through the public hop_runtime_parallel_work, with one fn at
+ * two sizes of work: each size is judged on its own. */
+static void
+test_parallel_work_judges_one_fn_per_size(void **state)
+{
+    (void)state;
+    hop_runtime_set_threads(2);
+    nap_job fast = {pthread_self(), 8000000, 0, 0}, slow = {pthread_self(), 200000, 5000000, 0};
+    for (int i = 0; i < 40; i++) {
+        hop_runtime_parallel_work(nap_task, &fast, 2, (int64_t)1 << 30);
+        hop_runtime_parallel_work(nap_task, &slow, 2, 1 << 12);
+    }
+    hop_runtime_set_threads(0);
+    if (fast.pooled < 20 || slow.pooled > 12)
+        fail_msg("of 40 jobs, the pool ran %d of the large size (>= 20 expected) and %d of the "
+                 "small one (<= 12 expected)",
+                 fast.pooled, slow.pooled);
 }
 
 /* Eager ops on several threads at once: each has its own ShapeEnv, and the
@@ -1044,6 +1198,9 @@ main(void)
         cmocka_unit_test(test_prepare_reports_errors_like_eager),
         cmocka_unit_test(test_thread_pool_splits_large_kernels_with_identical_results),
         cmocka_unit_test(test_pool_pieces_cover_a_job_exactly_once_on_a_busy_machine),
+        cmocka_unit_test(test_pool_a_late_worker_joins_the_next_job),
+        cmocka_unit_test(test_pool_runs_each_kind_of_job_the_faster_way),
+        cmocka_unit_test(test_parallel_work_judges_one_fn_per_size),
         cmocka_unit_test(test_eager_ops_run_concurrently_on_several_threads),
         cmocka_unit_test(test_many_distinct_sizes_and_nonzero_calls_allocate_only_their_results),
         cmocka_unit_test(test_errors_name_the_op_dtypes_and_shapes),
