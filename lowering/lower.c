@@ -1179,7 +1179,9 @@ hop_lower(const hop_output_graph *og, const hop_lower_options *opts)
         hop_error(HOP_MISUSE, "hop_lower: the root graph has no output node yet");
         return NULL;
     }
-    if (hop_graph_verify(root) != HOP_OK)
+    /* A graph verified when it was made (autodiff, vmap, load) and not
+     * changed since is not walked again. */
+    if (hop_graph_verify_changed(root) != HOP_OK)
         return NULL;
     hop_error_clear();
     hop_plan *p = hop__plan_new();
