@@ -19,6 +19,8 @@ reserve(hop__buf *b, size_t extra)
 {
     if (b->failed)
         return false;
+    if (extra < b->cap - b->len) /* room already (cap > len while data is set) */
+        return true;
     if (hop__grow((void **)&b->data, &b->cap, b->len + extra + 1, 1) != HOP_OK) {
         b->failed = true;
         return false;

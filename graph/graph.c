@@ -542,6 +542,7 @@ commit(hop_graph *g, pending *p, hop_node *next)
 {
     hop_node *n = p->node;
     n->graph = g;
+    hop__graph_touch(g);
     hop__name_commit(g, &p->claim, n);
     link_before(g, n, next);
     g->nnodes++;
@@ -616,6 +617,7 @@ new_graph(hop_shape_env *env, hop__graph_store *store, const char *name)
         return NULL;
     }
     impl->store = store;
+    impl->version = 1;
     store->refs++;
     return g;
 }
@@ -759,6 +761,7 @@ hop_graph_move_placeholder(hop_graph *g, hop_node *ph, size_t pos)
                          pos, g->nplaceholders, g->name);
     if (hop_graph_placeholder_at(g, pos) == ph)
         return HOP_OK;
+    hop__graph_touch(g);
     hop_node *after_last = g->last_placeholder->next;
     if (g->last_placeholder == ph)
         g->last_placeholder = ph->prev;
@@ -810,6 +813,7 @@ hop_graph_rename_node(hop_graph *g, hop_node *n, const char *base)
         return st;
     }
     hop__name_commit(g, &claim, n);
+    hop__graph_touch(g);
     return HOP_OK;
 }
 
@@ -1327,6 +1331,7 @@ hop_graph_add_guard(hop_graph *g, const hop_expr *cond)
         impl->guard_cap = cap;
     }
     g->guards[g->nguards++] = cond;
+    hop__graph_touch(g);
     return HOP_OK;
 }
 
@@ -1364,6 +1369,7 @@ hop_graph_add_subgraph(hop_graph *parent, hop_graph *child)
     parent->subgraphs[parent->nsubgraphs++] = child;
     hop__subgraph_link(parent, child);
     child->parent = parent;
+    hop__graph_touch(parent);
     return HOP_OK;
 }
 
@@ -1378,6 +1384,7 @@ detach_subgraph(hop_graph *g, size_t index)
     g->nsubgraphs--;
     child->parent = NULL;
     hop__name_unreserve(g, child->name);
+    hop__graph_touch(g);
     return child;
 }
 
@@ -1442,6 +1449,7 @@ remove_node(hop_graph *g, hop_node *n)
     unlink_uses(n, n->args, n->nargs);
     hop_node *prev = n->prev;
     unlink_node(g, n);
+    hop__graph_touch(g);
     g->nnodes--;
     if (n->kind == HOP_NODE_PLACEHOLDER) {
         g->nplaceholders--;

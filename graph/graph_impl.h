@@ -95,12 +95,27 @@ typedef struct graph_impl {
      * at most half full.  See graph/names.c. */
     struct hop__sub_slot *sub_slots;
     size_t sub_cap; /* a power of two, or 0 */
+    /* The graph's version, bumped by every change made through the graph
+     * API (hop__graph_touch), and the version the last successful
+     * hop_graph_verify that covered it saw (0: none since), so a graph
+     * checked once is not checked again unchanged (hop_graph_verify_changed).
+     * Versions skip 0 when they wrap. */
+    uint32_t version, verified;
 } graph_impl;
 
 static inline graph_impl *
 hop__graph_impl(const hop_graph *g)
 {
     return (graph_impl *)g;
+}
+
+/* Records a change to g: its verification stamp no longer holds. */
+static inline void
+hop__graph_touch(hop_graph *g)
+{
+    graph_impl *impl = hop__graph_impl(g);
+    if (++impl->version == 0)
+        impl->version = 1;
 }
 
 static inline hop__arena *

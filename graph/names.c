@@ -30,11 +30,37 @@ static const char *const python_keywords[] = {
     "or",    "pass",     "raise", "return", "try",  "while",  "with",   "yield",
 };
 
+/* Bit (c - 'A') of keyword_firsts[n - 2] is set when a keyword of n letters
+ * starts with c (as the table above says; test_printer.c checks every
+ * keyword and its neighbours). */
+static const uint64_t keyword_firsts[7] = {
+#define KW_BIT(c) ((uint64_t)1 << ((c) - 'A'))
+    /* as if in is or */
+    KW_BIT('a') | KW_BIT('i') | KW_BIT('o'),
+    /* and def del for not try */
+    KW_BIT('a') | KW_BIT('d') | KW_BIT('f') | KW_BIT('n') | KW_BIT('t'),
+    /* None True elif else from pass with */
+    KW_BIT('N') | KW_BIT('T') | KW_BIT('e') | KW_BIT('f') | KW_BIT('p') | KW_BIT('w'),
+    /* False async await break class raise while yield */
+    KW_BIT('F') | KW_BIT('a') | KW_BIT('b') | KW_BIT('c') | KW_BIT('r') | KW_BIT('w') | KW_BIT('y'),
+    /* assert except global import lambda return */
+    KW_BIT('a') | KW_BIT('e') | KW_BIT('g') | KW_BIT('i') | KW_BIT('l') | KW_BIT('r'),
+    /* finally */
+    KW_BIT('f'),
+    /* continue nonlocal */
+    KW_BIT('c') | KW_BIT('n'),
+#undef KW_BIT
+};
+
 static bool
 is_keyword(const char *s)
 {
     size_t n = strlen(s);
     if (n < 2 || n > 8) /* every keyword has 2..8 letters: most names stop here */
+        return false;
+    /* Op names (`mul`, `add`, `relu`) name most nodes: the first letter and
+     * the length rule nearly all of them out before any compare. */
+    if (s[0] < 'A' || s[0] > 'z' || !(keyword_firsts[n - 2] >> (s[0] - 'A') & 1))
         return false;
     /* python_keywords is in strcmp order: a binary search, ~6 compares
      * where the scan made 35 (a name is sanitised for every node). */
@@ -167,12 +193,12 @@ hop__name_find(const hop_graph *g, const char *name)
     return find_node(hop__graph_impl(g), name, len, name_hash(name, len));
 }
 
+/* The base named by the len bytes at name, which hash to hash. */
 static hop__base *
-find_base(const graph_impl *impl, const char *name, size_t len)
+find_base(const graph_impl *impl, const char *name, size_t len, uint32_t hash)
 {
     if (impl->nbase_buckets == 0)
         return NULL;
-    uint32_t hash = name_hash(name, len);
     for (hop__base *b = impl->bases[hash & (impl->nbase_buckets - 1)]; b; b = b->chain)
         if (b->hash == hash && b->len == len && memcmp(b->name, name, len) == 0)
             return b;
@@ -297,9 +323,10 @@ hop__name_reserve(hop_graph *g, const char *base, hop__name_claim *claim)
     hop_status st = HOP_NOMEM;
     claim->base = NULL;
     claim->suffix = 0;
-    claim->hash = name_hash(buf, len);
-    if (is_taken(g, buf, len, claim->hash)) {
-        hop__base *b = find_base(impl, buf, blen);
+    uint32_t bhash = name_hash(buf, len);
+    claim->hash = bhash;
+    if (is_taken(g, buf, len, bhash)) {
+        hop__base *b = find_base(impl, buf, blen, bhash);
         if (b == NULL) {
             if (reserve_base(impl) != HOP_OK)
                 goto done;
@@ -307,8 +334,7 @@ hop__name_reserve(hop_graph *g, const char *base, hop__name_claim *claim)
             const char *name = b ? pack_string(impl, buf, blen) : NULL;
             if (name == NULL)
                 goto done;
-            *b = (hop__base){
-                .name = name, .next = 1, .hash = name_hash(buf, blen), .len = (uint32_t)blen};
+            *b = (hop__base){.name = name, .next = 1, .hash = bhash, .len = (uint32_t)blen};
             hop__base **bucket = &impl->bases[b->hash & (impl->nbase_buckets - 1)];
             b->chain = *bucket;
             *bucket = b;
@@ -374,7 +400,8 @@ lower_base_start(hop_graph *g, const char *name)
             return;
         k = k * 10 + (uint64_t)(*p - '0');
     }
-    hop__base *b = find_base(hop__graph_impl(g), name, (size_t)(us - name));
+    size_t len = (size_t)(us - name);
+    hop__base *b = find_base(hop__graph_impl(g), name, len, name_hash(name, len));
     if (b && k < b->next)
         b->next = k;
 }

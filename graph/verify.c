@@ -761,7 +761,7 @@ check_uses(const verifier *v, size_t bad_list)
 }
 
 static hop_status
-verify_graph(const hop_graph *g)
+verify_graph_once(const hop_graph *g)
 {
     verifier v = {.g = g};
     hop_status st = check_subgraph_names(g);
@@ -812,10 +812,59 @@ verify_graph(const hop_graph *g)
     return st;
 }
 
+/* verify_graph_once, its answer recorded in g's stamp (a cache of it, not
+ * part of the graph: hop_graph_verify_changed). */
+static hop_status
+verify_graph(const hop_graph *g)
+{
+    hop_status st = verify_graph_once(g);
+    graph_impl *impl = hop__graph_impl(g);
+    impl->verified = st == HOP_OK ? impl->version : 0;
+    return st;
+}
+
 hop_status
 hop_graph_verify(const hop_graph *g)
 {
     if (g == NULL)
         return hop_error(HOP_MISUSE, "verify: the graph is NULL");
+    /* A subgraph checked alone may have changed since an enclosing graph's
+     * calls were checked against it: the enclosing graphs' stamps go. */
+    for (const hop_graph *a = g->parent; a; a = a->parent)
+        hop__graph_impl(a)->verified = 0;
     return verify_graph(g);
+}
+
+/* True when g and every graph under it verified and none changed since. */
+static bool
+unchanged_since_verified(const hop_graph *g)
+{
+    const graph_impl *impl = hop__graph_impl(g);
+    if (impl->verified != impl->version)
+        return false;
+    for (size_t i = 0; i < g->nsubgraphs; i++)
+        if (!unchanged_since_verified(g->subgraphs[i]))
+            return false;
+    return true;
+}
+
+hop_status
+hop_graph_verify_changed(const hop_graph *g)
+{
+    if (g != NULL && unchanged_since_verified(g))
+        return HOP_OK;
+    return hop_graph_verify(g);
+}
+
+uint32_t
+hop_graph_version(const hop_graph *g)
+{
+    return g ? hop__graph_impl(g)->version : 0;
+}
+
+void
+hop_graph_touch(hop_graph *g)
+{
+    if (g != NULL)
+        hop__graph_touch(g);
 }

@@ -155,9 +155,8 @@ hop__fused_ok(const hop_node *n)
     hop_dtype need[3], fdtype;
     /* Complex values stay out of fused groups (their scalars and tiles are
      * real-sized), and so do the ops between complex numbers and parts. */
-    if (hop_dtype_is_complex(n->meta->meta.dtype) || n->op == HOP_OP_real ||
-        n->op == HOP_OP_imag || n->op == HOP_OP_conj || n->op == HOP_OP_angle ||
-        n->op == HOP_OP_complex)
+    if (hop_dtype_is_complex(n->meta->meta.dtype) || n->op == HOP_OP_real || n->op == HOP_OP_imag ||
+        n->op == HOP_OP_conj || n->op == HOP_OP_angle || n->op == HOP_OP_complex)
         return false;
     if (step_fn(n, need, &fdtype) == NULL)
         return false;
@@ -231,18 +230,18 @@ static void
 member_text(hop_lower_ctx *cx, hop__buf *b, const hop_node *n, int index)
 {
     hop__buf_puts(b, hop_node_target(n));
-    hop__buf_puts(b, "(");
+    hop__buf_append(b, "(", 1);
     for (size_t i = 0; i < n->nargs; i++) {
         const hop_arg *a = &n->args[i];
         if (i)
-            hop__buf_puts(b, ", ");
+            hop__buf_append(b, ", ", 2);
         int k = member_of(cx, a, index);
         if (k >= 0)
             member_text(cx, b, a->u.node, k);
         else
             hop__arg_text(b, a);
     }
-    hop__buf_puts(b, ")");
+    hop__buf_append(b, ")", 1);
 }
 
 /* A SymInt operand (a symbol, or a SymInt node) as the int program that

@@ -253,18 +253,19 @@ same_shape(const hop_meta *a, const hop_meta *b)
     return true;
 }
 
-/* n can be computed inside its only user's group. */
+/* n (whose entry is m) can be computed inside its only user's group: both
+ * fusable (plan_fusion's first pass noted which nodes are). */
 static bool
-absorbable(const hop_node *n)
+absorbable(hop_lower_ctx *cx, const hop_node *n, const hop__vmap *m)
 {
-    if (n->kind != HOP_NODE_CALL_OP || !hop__fused_ok(n) || n->nuses == 0)
+    if (!m->fusable || n->nuses == 0)
         return false;
     const hop_node *u = n->uses->user;
     for (const hop_use *use = n->uses; use; use = use->next)
         if (use->user != u)
             return false;
-    return u->kind == HOP_NODE_CALL_OP && hop__fused_ok(u) &&
-           same_shape(&n->meta->meta, &u->meta->meta);
+    const hop__vmap *um = vmap_get(cx, u, false);
+    return um != NULL && um->fusable && same_shape(&n->meta->meta, &u->meta->meta);
 }
 
 /* Members of the group rooted at n, in graph order (operands first).  At most
@@ -309,22 +310,29 @@ collect(hop_lower_ctx *cx, const hop_node *n, const hop_node **members, int *nm,
 static hop_status
 plan_fusion(hop_lower_ctx *cx, const hop_graph *g)
 {
+    /* hop__fused_ok once a node (absorbable asks it of a node and of its
+     * user, the passes below and compile_call_op again). */
     for (const hop_node *n = g->first; n; n = n->next) {
         hop__vmap *m = vmap_get(cx, n, true);
         if (m == NULL)
             return HOP_NOMEM;
-        m->absorbed = !cx->opts.no_fusion && absorbable(n);
+        m->fusable = hop__fused_ok(n);
+        m->absorbed = false;
         m->preassigned = false;
         m->dests = NULL;
         m->v.kind = HOP_PVAL_NONE;
     }
     if (cx->opts.no_fusion)
         return HOP_OK;
+    for (const hop_node *n = g->first; n; n = n->next) {
+        hop__vmap *m = vmap_get(cx, n, false);
+        m->absorbed = absorbable(cx, n, m);
+    }
     /* Where the dry builds check the limits (each overwrites it whole). */
     hop__fgroup *fg = NULL;
     for (const hop_node *n = g->last; n; n = n->prev) {
         hop__vmap *m = vmap_get(cx, n, false);
-        if (m->absorbed || n->kind != HOP_NODE_CALL_OP || !hop__fused_ok(n))
+        if (m->absorbed || !m->fusable)
             continue;
         for (;;) {
             const hop_node *members[HOP__F_MAXSTEPS + 1], *order[HOP__F_MAXSTEPS + 1];
@@ -383,7 +391,7 @@ compile_call_op(hop_lower_ctx *cx, const hop_node *n)
     const hop_op_info *info = hop_op_get(n->op);
     if (info == NULL)
         return hop_error(HOP_VERIFY, "lowering: %s has an unknown op", n->name);
-    if (hop__fused_ok(n))
+    if (m ? m->fusable : hop__fused_ok(n))
         return compile_group(cx, n);
     switch (info->family) {
     case HOP_KF_VIEW:
@@ -1179,7 +1187,9 @@ hop_lower(const hop_output_graph *og, const hop_lower_options *opts)
         hop_error(HOP_MISUSE, "hop_lower: the root graph has no output node yet");
         return NULL;
     }
-    if (hop_graph_verify(root) != HOP_OK)
+    /* A graph verified when it was made (autodiff, vmap, load) and not
+     * changed since is not walked again. */
+    if (hop_graph_verify_changed(root) != HOP_OK)
         return NULL;
     hop_error_clear();
     hop_plan *p = hop__plan_new();

@@ -84,6 +84,7 @@ typedef struct hop__vmap {
     hop_pval *results; /* call_hop, call_foreign */
     size_t nresults;
     bool absorbed;    /* fused into its user's group */
+    bool fusable;     /* hop__fused_ok(node), asked once by plan_fusion */
     bool preassigned; /* v is a destination slot the node must be computed into */
     hop_pval *dests;  /* call_hop: where its results should go (NONE: anywhere) */
     /* The fused group the node was last collected into (cx->group, see

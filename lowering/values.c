@@ -261,7 +261,10 @@ print_arg(const void *a, char *buf, size_t cap)
 void
 hop__arg_text(hop__buf *b, const hop_arg *a)
 {
-    hop__buf_print(b, print_arg, a);
+    if (a->kind == HOP_ARG_NODE) /* the printer's text for it, without its setup */
+        hop__buf_puts(b, a->u.node->name);
+    else
+        hop__buf_print(b, print_arg, a);
 }
 
 const char *

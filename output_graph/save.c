@@ -355,7 +355,7 @@ check_request(const hop_output_graph *og, const hop_save_options *opts, void **d
                              "save: section %zu has no name, a name longer than %d "
                              "bytes or no data",
                              i, HOP__SAVED_MAX_SECTION);
-    return hop_graph_verify(root);
+    return hop_graph_verify_changed(root);
 }
 
 /* The program's inputs (each a node and its source), the captured tensors'

@@ -119,10 +119,13 @@ set_geometry(hop_tensor *t, hop_dtype dtype, int rank, const int64_t *sizes, con
 {
     t->dtype = dtype;
     t->rank = rank;
-    for (int i = 0; i < HOP_MAX_RANK; i++) {
-        t->sizes[i] = i < rank ? sizes[i] : 0;
-        t->strides[i] = i < rank ? strides[i] : 0;
+    int i = 0;
+    for (; i < rank; i++) {
+        t->sizes[i] = sizes[i];
+        t->strides[i] = strides[i];
     }
+    for (; i < HOP_MAX_RANK; i++)
+        t->sizes[i] = t->strides[i] = 0;
     t->offset = offset;
     /* An empty tensor's offset may lie past the storage: keep data inside. */
     size_t esize = hop_dtype_size(dtype), at = (size_t)offset * esize;

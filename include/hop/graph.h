@@ -390,9 +390,31 @@ size_t hop_graph_dce(hop_graph *g);
  * a node using a value defined later or in another graph; a subgraph argument
  * not owned by the graph; a call_hop that is not a well-formed call of its
  * class (hop_graph_verify_call); a missing or misplaced output node;
- * duplicate names.  Checks subgraphs recursively.
+ * duplicate names.  Checks subgraphs recursively, always in full.  A graph
+ * that passes is stamped with its version (below), and so is each subgraph;
+ * checking a subgraph alone clears the stamps of the graphs above it (their
+ * calls were checked against the subgraph as it was).
  */
 hop_status hop_graph_verify(const hop_graph *g);
+
+/*
+ * hop_graph_verify, skipped (HOP_OK, the error state untouched) when g and
+ * every graph under it passed a hop_graph_verify and none changed since:
+ * what hop_lower and hop_output_graph_save call, so a graph verified when
+ * it was made (autodiff, vmap, load) is not walked again when it is lowered.
+ *
+ * A change is one made through this API (adding, erasing, renaming or
+ * moving a node, an output, a guard, adding or removing a subgraph), which
+ * bumps the graph's version (hop_graph_version, never 0; it wraps past 0
+ * after 2^32 - 1 changes).  Code that writes a graph's or a node's fields
+ * directly must call hop_graph_touch on the graph afterwards, or the next
+ * hop_graph_verify_changed may trust the old stamp; hop_graph_verify itself
+ * always checks.  hop_graph_version(NULL) is 0; hop_graph_touch(NULL) does
+ * nothing.  A graph and its stamp belong to one thread at a time.
+ */
+hop_status hop_graph_verify_changed(const hop_graph *g);
+uint32_t hop_graph_version(const hop_graph *g);
+void hop_graph_touch(hop_graph *g);
 
 /*
  * One call_hop node against its class, as hop_graph_verify checks each: its

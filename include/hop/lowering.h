@@ -63,7 +63,8 @@ typedef struct hop_lower_options {
  * root's tensor placeholders in order (hop_plan_input_name); the symbols of
  * their sizes are bound from the tensors passed at run time.  NULL on error:
  * HOP_MISUSE (NULL og, no output node), HOP_VERIFY (the graph does not
- * verify), HOP_UNSUPPORTED naming the node (a map whose output sizes depend
+ * verify: hop_graph_verify_changed, so a graph verified and unchanged since
+ * is not checked again), HOP_UNSUPPORTED naming the node (a map whose output sizes depend
  * on a value computed in its body), a HOP's lower slot's error, HOP_NOMEM.
  * The caller owns the plan (hop_plan_free).
  */

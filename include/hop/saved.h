@@ -72,8 +72,8 @@ typedef struct hop_save_options {
  * *data of *size bytes that the caller frees with hop_free.  opts may be NULL
  * when og captured nothing.  Errors: HOP_MISUSE, HOP_INVALID (a wrong
  * capture count or value, a section name too long), HOP_VERIFY (og does not
- * verify), HOP_UNSUPPORTED (a graph that the format cannot express, named),
- * HOP_NOMEM.  og is not changed.
+ * verify: hop_graph_verify_changed), HOP_UNSUPPORTED (a graph that the format cannot express,
+ * named), HOP_NOMEM.  og is not changed.
  */
 hop_status hop_output_graph_save(const hop_output_graph *og, const hop_save_options *opts,
                                  void **data, size_t *size);

@@ -948,6 +948,85 @@ test_verify_rejects_a_subgraph_argument_the_graph_does_not_own(void **state)
     hop_graph_free(c.g);
 }
 
+/* hop_graph_verify_changed trusts the stamp of a graph verified and not
+ * changed through the API since: a field written behind the API's back (the
+ * documented case for hop_graph_touch) goes unseen, which is how these tests
+ * see whether the check ran. */
+static void
+test_verify_changed_skips_a_graph_verified_and_unchanged(void **state)
+{
+    (void)state;
+    cond_graph c = build_cond_graph(); /* verified: stamped */
+    c.cond->nouts = 2;                 /* broken behind the API's back */
+    assert_int_equal(hop_graph_verify_changed(c.g), HOP_OK);
+    assert_int_equal(hop_graph_verify(c.g), HOP_VERIFY); /* always checks */
+    assert_error(HOP_VERIFY, "verify: forward: node cond has 2 outputs but cond_true_0 returns 1");
+    /* The failed check took the stamp away. */
+    assert_int_equal(hop_graph_verify_changed(c.g), HOP_VERIFY);
+    c.cond->nouts = 1;
+    assert_int_equal(hop_graph_verify_changed(c.g), HOP_OK); /* checked and passed */
+    assert_int_equal(hop_graph_verify_changed(NULL), HOP_MISUSE);
+    assert_int_equal(hop_graph_version(NULL), 0);
+    hop_graph_touch(NULL);
+    hop_graph_free(c.g);
+}
+
+static void
+test_a_change_after_verification_is_verified_again(void **state)
+{
+    (void)state;
+    cond_graph c = build_cond_graph();
+    /* Each API change of the root, after a good check: the broken field is
+     * seen again. */
+    for (int k = 0; k < 4; k++) {
+        assert_int_equal(hop_graph_verify(c.g), HOP_OK);
+        uint32_t v = hop_graph_version(c.g);
+        c.cond->nouts = 2;
+        assert_int_equal(hop_graph_verify_changed(c.g), HOP_OK);
+        if (k == 0)
+            assert_int_equal(hop_graph_rename_node(c.g, c.item, "item"), HOP_OK);
+        else if (k == 1)
+            ph(c.g, "z", T(HOP_F32, 0, NULL, NULL));
+        else if (k == 2)
+            assert_int_equal(hop_graph_erase_node(c.g, hop_graph_find_node(c.g, "z")), HOP_OK);
+        else
+            hop_graph_touch(c.g);
+        assert_true(hop_graph_version(c.g) != v);
+        assert_int_equal(hop_graph_verify_changed(c.g), HOP_VERIFY);
+        assert_error(HOP_VERIFY,
+                     "verify: forward: node cond has 2 outputs but cond_true_0 returns 1");
+        c.cond->nouts = 1;
+    }
+    /* A change inside a subgraph: the root's check runs again. */
+    assert_int_equal(hop_graph_verify(c.g), HOP_OK);
+    hop_node *sin = c.t->first->next;
+    sin->args[0].u.node = sin; /* broken behind the API's back */
+    assert_int_equal(hop_graph_verify_changed(c.g), HOP_OK);
+    assert_int_equal(hop_graph_rename_node(c.t, sin, "s"), HOP_OK);
+    assert_int_equal(hop_graph_verify_changed(c.g), HOP_VERIFY);
+    assert_error(HOP_VERIFY, "verify: cond_true_0: node s uses itself");
+    sin->args[0].u.node = c.t->first;
+    assert_int_equal(hop_graph_verify_changed(c.g), HOP_OK);
+    hop_graph_free(c.g);
+}
+
+static void
+test_verifying_a_subgraph_alone_clears_the_enclosing_stamp(void **state)
+{
+    (void)state;
+    cond_graph c = build_cond_graph();
+    /* A second input makes the branch fine alone but the call short of an
+     * operand. */
+    ph(c.t, "x2", T(HOP_F32, 2, s0, K(4)));
+    assert_int_equal(hop_graph_verify(c.t), HOP_OK);
+    assert_int_equal(hop_graph_verify_changed(c.t), HOP_OK);
+    assert_int_equal(hop_graph_verify_changed(c.g), HOP_VERIFY);
+    assert_error(HOP_VERIFY,
+                 "verify: forward: node cond passes 1 operand to cond_true_0, which has "
+                 "2 placeholders");
+    hop_graph_free(c.g);
+}
+
 static void
 test_verify_checks_call_hop_signatures_against_subgraphs(void **state)
 {
@@ -1463,6 +1542,9 @@ main(void)
         T_(test_verify_rejects_use_before_definition_in_a_subgraph),
         T_(test_verify_rejects_a_value_from_another_graph),
         T_(test_verify_rejects_a_subgraph_argument_the_graph_does_not_own),
+        T_(test_verify_changed_skips_a_graph_verified_and_unchanged),
+        T_(test_a_change_after_verification_is_verified_again),
+        T_(test_verifying_a_subgraph_alone_clears_the_enclosing_stamp),
         T_(test_verify_checks_call_hop_signatures_against_subgraphs),
         T_(test_verify_rejects_missing_misplaced_and_duplicate_outputs),
         T_(test_verify_rejects_duplicate_names_and_misplaced_placeholders),

@@ -590,8 +590,11 @@ test_arg_print_is_the_printers_spelling_with_the_snprintf_contract(void **state)
         "or",    "pass",     "raise", "return", "try",  "while",  "with",   "yield"};
     for (size_t i = 0; i < sizeof keywords / sizeof keywords[0]; i++)
         assert_false(hop_name_is_identifier(keywords[i]));
-    const char *near[] = {"Fals", "Falsey", "Nonf", "an",     "ande", "asserts", "a",  "de",
-                          "ifa",  "ia",     "noz",  "yields", "yiel", "zz",      "AA", "_if"};
+    const char *near[] = {"Fals", "Falsey", "Nonf", "an", "ande", "asserts", "a", "de", "ifa", "ia",
+                          "noz", "yields", "yiel", "zz", "AA", "_if",
+                          /* op names, through the first-letter and length filter */
+                          "add", "mul", "sub", "div", "relu", "neg", "ass", "iff", "dell", "Tru",
+                          "Nones", "finall", "continu", "nonlocals", "t", "exp"};
     for (size_t i = 0; i < sizeof near / sizeof near[0]; i++)
         assert_true(hop_name_is_identifier(near[i]));
     assert_false(hop_name_is_identifier(""));

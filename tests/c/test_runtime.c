@@ -1173,12 +1173,51 @@ test_foreign_kernel_checks_operands_known_only_by_metadata(void **state)
     assert_int_equal(hop_foreign_unregister("meta_axpy"), HOP_OK);
 }
 
+/* The allocation counters are kept per thread: what a thread counted stays
+ * counted after it exits, and a block made on one thread and freed on
+ * another balances. */
+typedef struct alloc_job {
+    void *keep; /* made here, freed by the main thread */
+    void *take; /* made by the main thread, freed here */
+} alloc_job;
+
+static void *
+alloc_worker(void *p)
+{
+    alloc_job *j = p;
+    for (int i = 0; i < 100; i++)
+        hop__free(hop__malloc(48));
+    j->keep = hop__malloc(1000);
+    hop__free(j->take);
+    return NULL;
+}
+
+static void
+test_allocation_counters_add_up_over_threads(void **state)
+{
+    (void)state;
+    long count = hop_alloc_count(), live = hop_alloc_live();
+    long long bytes = hop_alloc_bytes();
+    alloc_job j = {.take = hop__malloc(24)};
+    assert_non_null(j.take);
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, alloc_worker, &j), 0);
+    assert_int_equal(pthread_join(th, NULL), 0);
+    assert_non_null(j.keep);
+    assert_int_equal(hop_alloc_count(), count + 102);
+    assert_int_equal(hop_alloc_bytes(), bytes + 24 + 100 * 48 + 1000);
+    assert_int_equal(hop_alloc_live(), live + 1); /* keep */
+    hop__free(j.keep);
+    assert_int_equal(hop_alloc_live(), live);
+}
+
 int
 main(void)
 {
     const struct CMUnitTest tests[] = {
         /* first: before any other matmul of the process */
         cmocka_unit_test(test_matmul_leaves_the_blas_thread_count_as_it_found_it),
+        cmocka_unit_test(test_allocation_counters_add_up_over_threads),
         cmocka_unit_test(test_eager_arithmetic_shortcut_matches_the_general_path),
         cmocka_unit_test(test_new_tensor_is_contiguous_aligned_and_owned_once),
         cmocka_unit_test(test_zeros_from_data_and_zero_dim_tensors),
