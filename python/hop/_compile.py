@@ -35,7 +35,7 @@ from . import _breaks
 from . import _effects
 from . import _frame
 from . import _paths
-from ._purity import is_hop_function, is_hop_module
+from ._reads import is_hop_function, is_hop_module
 from ._pytree import flatten, unflatten
 from ._trace import _call_tree, _trace
 
