@@ -10,6 +10,13 @@
 #include "hop/autodiff.h"
 #include "hop/rewrite.h"
 
+/* The argument shorthands of the rule files (op_rules.c, linalg_rules.c),
+ * which chain HOP_EMIT (hop/graph.h) over them. */
+#define N(x) hop_arg_node(x)
+#define I(v) hop_arg_int(v)
+#define F(v) hop_arg_float(v)
+#define S(e) hop_arg_sym(e)
+
 /* op(x), op(a, b), op(a, c) and op(c, b) for a float constant c. */
 hop_node *hop__ad_op1(hop_graph *g, hop_op op, hop_node *x);
 hop_node *hop__ad_op2(hop_graph *g, hop_op op, hop_node *a, hop_node *b);

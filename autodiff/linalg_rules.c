@@ -33,14 +33,6 @@
 
 #include <string.h>
 
-#define LEN(a) (sizeof(a) / sizeof *(a))
-#define N(x) hop_arg_node(x)
-#define I(v) hop_arg_int(v)
-#define F(v) hop_arg_float(v)
-#define S(e) hop_arg_sym(e)
-#define EMIT(g, op, ...)                                                                           \
-    hop_graph_emit((g), HOP_OP_##op, (hop_arg[]){__VA_ARGS__}, LEN(((hop_arg[]){__VA_ARGS__})))
-
 static const hop_meta *
 meta(const hop_node *n)
 {
@@ -50,7 +42,7 @@ meta(const hop_node *n)
 static hop_node *
 mT(hop_graph *g, hop_node *x)
 {
-    return x ? EMIT(g, transpose, N(x), I(-2), I(-1)) : NULL;
+    return x ? HOP_EMIT(g, transpose, N(x), I(-2), I(-1)) : NULL;
 }
 
 static hop_node *
@@ -81,19 +73,19 @@ solve(hop_graph *g, hop_node *a, hop_node *b)
 static hop_node *
 slice(hop_graph *g, hop_node *x, int d, const hop_expr *lo, const hop_expr *hi)
 {
-    return x ? EMIT(g, slice, N(x), I(d), S(lo), S(hi), I(1)) : NULL;
+    return x ? HOP_EMIT(g, slice, N(x), I(d), S(lo), S(hi), I(1)) : NULL;
 }
 
 static hop_node *
 select_(hop_graph *g, hop_node *x, int d, int64_t i)
 {
-    return x ? EMIT(g, select, N(x), I(d), I(i)) : NULL;
+    return x ? HOP_EMIT(g, select, N(x), I(d), I(i)) : NULL;
 }
 
 static hop_node *
 unsq(hop_graph *g, hop_node *x, int d)
 {
-    return x ? EMIT(g, unsqueeze, N(x), I(d)) : NULL;
+    return x ? HOP_EMIT(g, unsqueeze, N(x), I(d)) : NULL;
 }
 
 static const hop_expr *
@@ -106,7 +98,7 @@ cnst(hop_graph *g, int64_t v)
 static hop_node *
 index_mask(hop_graph *g, const hop_expr *n, hop_op rel)
 {
-    hop_node *r = EMIT(g, arange, I(0), S(n), I(1), hop_arg_none());
+    hop_node *r = HOP_EMIT(g, arange, I(0), S(n), I(1), hop_arg_none());
     hop_node *i = unsq(g, r, 1), *j = unsq(g, r, 0);
     return op2(g, rel, i, j);
 }
@@ -117,7 +109,7 @@ diag_embed(hop_graph *g, hop_node *v, const hop_expr *n)
 {
     hop_node *eye = index_mask(g, n, HOP_OP_eq);
     hop_node *vv = unsq(g, v, -2); /* [..., 1, n] */
-    return eye && vv ? EMIT(g, where, N(eye), N(vv), F(0.0)) : NULL;
+    return eye && vv ? HOP_EMIT(g, where, N(eye), N(vv), F(0.0)) : NULL;
 }
 
 /* Phi(X): the lower triangle with the diagonal halved. */
@@ -126,8 +118,8 @@ phi(hop_graph *g, hop_node *x, const hop_expr *n)
 {
     hop_node *lower = index_mask(g, n, HOP_OP_gt), *eye = index_mask(g, n, HOP_OP_eq);
     hop_node *half = x ? hop__ad_op2c(g, HOP_OP_mul, x, 0.5) : NULL;
-    hop_node *d = eye && half ? EMIT(g, where, N(eye), N(half), F(0.0)) : NULL;
-    return lower && d ? EMIT(g, where, N(lower), N(x), N(d)) : NULL;
+    hop_node *d = eye && half ? HOP_EMIT(g, where, N(eye), N(half), F(0.0)) : NULL;
+    return lower && d ? HOP_EMIT(g, where, N(lower), N(x), N(d)) : NULL;
 }
 
 /* copyltu(M) = tril(M) + tril(M, -1)^T: the lower triangle mirrored. */
@@ -136,7 +128,7 @@ copyltu(hop_graph *g, hop_node *x, const hop_expr *n)
 {
     hop_node *lower = index_mask(g, n, HOP_OP_ge);
     hop_node *t = mT(g, x);
-    return lower && t ? EMIT(g, where, N(lower), N(x), N(t)) : NULL;
+    return lower && t ? HOP_EMIT(g, where, N(lower), N(x), N(t)) : NULL;
 }
 
 static hop_status
@@ -172,7 +164,7 @@ vjp_fft(hop_vjp_ctx *cx, const hop_node *n)
     int dim = (int)(n->args[1].u.i < 0 ? n->args[1].u.i + rank : n->args[1].u.i);
     switch (n->op) {
     case HOP_OP_fft:
-        return acc(cx, n, 0, EMIT(g, fft, N(ct), n->args[1], n->args[2], n->args[3]));
+        return acc(cx, n, 0, HOP_EMIT(g, fft, N(ct), n->args[1], n->args[2], n->args[3]));
     case HOP_OP_rfft: {
         /* pad the half spectrum's cotangent with zeros to n, transform, real part */
         hop_meta zm = *meta(ct);
@@ -180,22 +172,23 @@ vjp_fft(hop_vjp_ctx *cx, const hop_node *n)
         zm.sizes[dim] = hop_sym_sub(g->env, nn, meta(ct)->sizes[dim]);
         hop_node *z = zm.sizes[dim] ? hop__ad_full(g, &zm, 0.0) : NULL;
         hop_arg items[2] = {N(ct), N(z)};
-        hop_node *full = z ? EMIT(g, cat, hop_arg_list(items, 2), I(dim)) : NULL;
-        hop_node *f = full ? EMIT(g, fft, N(full), I(dim), hop_arg_bool(false), n->args[2]) : NULL;
+        hop_node *full = z ? HOP_EMIT(g, cat, hop_arg_list(items, 2), I(dim)) : NULL;
+        hop_node *f =
+            full ? HOP_EMIT(g, fft, N(full), I(dim), hop_arg_bool(false), n->args[2]) : NULL;
         return acc(cx, n, 0, f ? hop__ad_op1(g, HOP_OP_real, f) : NULL);
     }
     case HOP_OP_irfft: {
         /* conj(mask * rfft(ct)), mask 1, 2, ..., 2 and a last 1 for even n */
-        hop_node *r = EMIT(g, rfft, N(ct), I(dim), n->args[3]);
+        hop_node *r = HOP_EMIT(g, rfft, N(ct), I(dim), n->args[3]);
         const hop_expr *h = r ? meta(r)->sizes[dim] : NULL;
         const hop_expr *nout = meta(n)->sizes[dim];
-        hop_node *k = h ? EMIT(g, arange, I(0), S(h), I(1), hop_arg_none()) : NULL;
+        hop_node *k = h ? HOP_EMIT(g, arange, I(0), S(h), I(1), hop_arg_none()) : NULL;
         /* k == 0, or n even and k == n / 2: 1; else 2 */
         hop_node *first = k ? hop__ad_op2c(g, HOP_OP_eq, k, 0.0) : NULL;
         hop_node *twice_k = k ? hop__ad_op2c(g, HOP_OP_mul, k, 2.0) : NULL;
-        hop_node *last = twice_k ? EMIT(g, eq, N(twice_k), S(nout)) : NULL;
-        hop_node *one = first && last ? EMIT(g, logical_or, N(first), N(last)) : NULL;
-        hop_node *m = one ? EMIT(g, where, N(one), F(1.0), F(2.0)) : NULL;
+        hop_node *last = twice_k ? HOP_EMIT(g, eq, N(twice_k), S(nout)) : NULL;
+        hop_node *one = first && last ? HOP_EMIT(g, logical_or, N(first), N(last)) : NULL;
+        hop_node *m = one ? HOP_EMIT(g, where, N(one), F(1.0), F(2.0)) : NULL;
         for (int d = dim + 1; m && d < rank; d++)
             m = unsq(g, m, -1);
         hop_node *y = m ? hop__ad_op1(g, HOP_OP_conj, op2(g, HOP_OP_mul, r, m)) : NULL;
@@ -210,7 +203,7 @@ vjp_fft(hop_vjp_ctx *cx, const hop_node *n)
             return acc(cx, n, 0, y);
         hop_node *z = zm.sizes[dim] ? hop__ad_full(g, &zm, 0.0) : NULL;
         hop_arg items[2] = {N(y), N(z)};
-        return acc(cx, n, 0, z ? EMIT(g, cat, hop_arg_list(items, 2), I(dim)) : NULL);
+        return acc(cx, n, 0, z ? HOP_EMIT(g, cat, hop_arg_list(items, 2), I(dim)) : NULL);
     }
     default:
         return refuse(n, "this gradient");
@@ -283,9 +276,10 @@ eig_f(hop_graph *g, hop_node *w)
 {
     hop_node *d = op2(g, HOP_OP_sub, unsq(g, w, -2), unsq(g, w, -1)); /* w_j - w_i */
     hop_node *zero = d ? hop__ad_op2c(g, HOP_OP_eq, d, 0.0) : NULL;
-    hop_node *safe = zero ? EMIT(g, where, N(zero), F(1.0), N(d)) : NULL;
-    return zero && safe ? EMIT(g, where, N(zero), F(0.0), N(hop__ad_cop2(g, HOP_OP_div, 1.0, safe)))
-                        : NULL;
+    hop_node *safe = zero ? HOP_EMIT(g, where, N(zero), F(1.0), N(d)) : NULL;
+    return zero && safe
+               ? HOP_EMIT(g, where, N(zero), F(0.0), N(hop__ad_cop2(g, HOP_OP_div, 1.0, safe)))
+               : NULL;
 }
 
 /* x [..., n, n] summed over its rows: [..., n]. */
@@ -301,7 +295,7 @@ static hop_node *
 diag_part(hop_graph *g, hop_node *x, const hop_expr *n)
 {
     hop_node *eye = index_mask(g, n, HOP_OP_eq);
-    return colsum(g, eye && x ? EMIT(g, where, N(eye), N(x), F(0.0)) : NULL);
+    return colsum(g, eye && x ? HOP_EMIT(g, where, N(eye), N(x), F(0.0)) : NULL);
 }
 
 /* V (diag(w') + F o (V^T V')) V^T, V' NULL for eigvalsh. */
@@ -323,6 +317,24 @@ unpack_eig(hop_graph *g, hop_node *p, const hop_expr *nn, hop_node **w, hop_node
     *v = slice(g, p, -2, cnst(g, 1), hop_sym_add_int(g->env, nn, 1));
 }
 
+/* The eigenvalues w and vectors v of eig or eigh node n's operand (of order
+ * nn), for the four rules of the two: from pn, n's primal, when n returns
+ * the vectors (eig(x, True), eigh), else from the decomposition run again
+ * on px, its operand's primal, with them (eig(x, False), eigvalsh, keeping
+ * its UPLO).  Returns whether n returns the vectors. */
+static bool
+eig_pairs(hop_graph *g, const hop_node *n, hop_node *pn, hop_node *px, const hop_expr *nn,
+          hop_node **w, hop_node **v)
+{
+    bool eigh = n->op != HOP_OP_linalg_eig;
+    bool vectors = eigh ? n->op == HOP_OP_linalg_eigh : n->args[1].u.b;
+    hop_node *p = vectors ? pn
+                  : eigh  ? HOP_EMIT(g, linalg_eigh, N(px), n->args[1])
+                          : HOP_EMIT(g, linalg_eig, N(px), hop_arg_bool(true));
+    unpack_eig(g, p, nn, w, v);
+    return vectors;
+}
+
 /* ------------------------------------------------- eig (general matrix)
  *
  * Forward (Magnus 1985; PyTorch's linalg_eig_jvp), P = V^-1 dA V:
@@ -341,7 +353,7 @@ times_i(hop_graph *g, hop_node *x) /* i x, x complex */
 {
     hop_node *re = x ? hop__ad_op1(g, HOP_OP_real, x) : NULL;
     hop_node *im = x ? hop__ad_op1(g, HOP_OP_imag, x) : NULL;
-    return re && im ? EMIT(g, complex, N(neg(g, im)), N(re)) : NULL;
+    return re && im ? HOP_EMIT(g, complex, N(neg(g, im)), N(re)) : NULL;
 }
 
 static hop_node *
@@ -355,10 +367,10 @@ static void
 eig_phase(hop_graph *g, hop_node *v, const hop_expr *nn, hop_node **m, hop_node **r)
 {
     hop_node *a = v ? hop__ad_op1(g, HOP_OP_abs, v) : NULL;
-    hop_node *k = a ? EMIT(g, argmax, N(a), I(-2), hop_arg_bool(true)) : NULL; /* [..., 1, n] */
-    hop_node *rows = unsq(g, EMIT(g, arange, I(0), S(nn), I(1), hop_arg_none()), 1);
+    hop_node *k = a ? HOP_EMIT(g, argmax, N(a), I(-2), hop_arg_bool(true)) : NULL; /* [..., 1, n] */
+    hop_node *rows = unsq(g, HOP_EMIT(g, arange, I(0), S(nn), I(1), hop_arg_none()), 1);
     *m = op2(g, HOP_OP_eq, rows, k);
-    hop_node *vk = colsum(g, *m ? EMIT(g, where, N(*m), N(v), F(0.0)) : NULL);
+    hop_node *vk = colsum(g, *m ? HOP_EMIT(g, where, N(*m), N(v), F(0.0)) : NULL);
     *r = vk ? hop__ad_op1(g, HOP_OP_real, vk) : NULL;
 }
 
@@ -368,12 +380,9 @@ jvp_eig(hop_jvp_ctx *cx, const hop_node *n, hop_node *ta)
     hop_graph *g = hop_jvp_out(cx);
     const hop_node *x = n->args[0].u.node;
     const hop_expr *nn = meta(x)->sizes[meta(x)->rank - 1];
-    bool vectors = n->args[1].u.b;
-    hop_node *p = vectors ? hop_jvp_primal(cx, n)
-                          : EMIT(g, linalg_eig, N(hop_jvp_primal(cx, x)), hop_arg_bool(true));
     hop_dtype ct = meta(n)->dtype;
     hop_node *w, *v;
-    unpack_eig(g, p, nn, &w, &v);
+    bool vectors = eig_pairs(g, n, hop_jvp_primal(cx, n), hop_jvp_primal(cx, x), nn, &w, &v);
     hop_node *dp = solve(g, v, mm(g, cplx_of(g, ta, ct), v));
     hop_node *dw = diag_part(g, dp, nn);
     hop_node *t = dw;
@@ -385,12 +394,12 @@ jvp_eig(hop_jvp_ctx *cx, const hop_node *n, hop_node *ta)
         hop_node *dv1 = op2(g, HOP_OP_sub, dv0, op2(g, HOP_OP_mul, v, unsq(g, c, -2)));
         hop_node *m, *r;
         eig_phase(g, v, nn, &m, &r);
-        hop_node *dk = colsum(g, m && dv1 ? EMIT(g, where, N(m), N(dv1), F(0.0)) : NULL);
+        hop_node *dk = colsum(g, m && dv1 ? HOP_EMIT(g, where, N(m), N(dv1), F(0.0)) : NULL);
         hop_node *th = op2(g, HOP_OP_div, neg(g, dk ? hop__ad_op1(g, HOP_OP_imag, dk) : NULL), r);
         hop_node *dv = op2(g, HOP_OP_add, dv1,
                            op2(g, HOP_OP_mul, v, times_i(g, cplx_of(g, unsq(g, th, -2), ct))));
         hop_arg items[2] = {N(unsq(g, dw, -2)), N(dv)};
-        t = dw && dv ? EMIT(g, cat, hop_arg_list(items, 2), I(-2)) : NULL;
+        t = dw && dv ? HOP_EMIT(g, cat, hop_arg_list(items, 2), I(-2)) : NULL;
     }
     return t ? hop_jvp_set_tangent(cx, n, 0, t) : hop_error_code();
 }
@@ -403,13 +412,10 @@ vjp_eig(hop_vjp_ctx *cx, const hop_node *n)
     hop_graph *g = hop_vjp_out(cx);
     const hop_node *x = n->args[0].u.node;
     const hop_expr *nn = meta(x)->sizes[meta(x)->rank - 1];
-    bool vectors = n->args[1].u.b;
     hop_node *ct = hop_vjp_ct(cx, n, 0);
-    hop_node *p = vectors ? hop_vjp_primal(cx, n)
-                          : EMIT(g, linalg_eig, N(hop_vjp_primal(cx, x)), hop_arg_bool(true));
     hop_dtype cd = meta(n)->dtype;
     hop_node *w, *v, *wbar = ct, *vbar = NULL;
-    unpack_eig(g, p, nn, &w, &v);
+    bool vectors = eig_pairs(g, n, hop_vjp_primal(cx, n), hop_vjp_primal(cx, x), nn, &w, &v);
     if (vectors)
         unpack_eig(g, ct, nn, &wbar, &vbar);
     hop_node *inner = diag_embed(g, wbar, nn);
@@ -419,7 +425,8 @@ vjp_eig(hop_vjp_ctx *cx, const hop_node *n)
         hop_node *gv = op2(g, HOP_OP_mul, vbar, v);
         hop_node *tt = neg(g, gv ? hop__ad_op1(g, HOP_OP_imag, colsum(g, gv)) : NULL);
         hop_node *q = times_i(g, cplx_of(g, unsq(g, op2(g, HOP_OP_div, tt, r), -2), cd));
-        hop_node *g0 = op2(g, HOP_OP_add, vbar, m && q ? EMIT(g, where, N(m), N(q), F(0.0)) : NULL);
+        hop_node *g0 =
+            op2(g, HOP_OP_add, vbar, m && q ? HOP_EMIT(g, where, N(m), N(q), F(0.0)) : NULL);
         hop_node *sv = colsum(g, op2(g, HOP_OP_mul, g0, v));
         hop_node *s = sv ? cplx_of(g, hop__ad_op1(g, HOP_OP_real, sv), cd) : NULL;
         hop_node *vc = v ? hop__ad_op1(g, HOP_OP_conj, v) : NULL;
@@ -441,17 +448,14 @@ jvp_eigh(hop_jvp_ctx *cx, const hop_node *n, hop_node *ta)
     hop_graph *g = hop_jvp_out(cx);
     const hop_node *x = n->args[0].u.node;
     const hop_expr *nn = meta(x)->sizes[meta(x)->rank - 1];
-    bool vectors = n->op == HOP_OP_linalg_eigh;
-    hop_node *p = vectors ? hop_jvp_primal(cx, n)
-                          : EMIT(g, linalg_eigh, N(hop_jvp_primal(cx, x)), n->args[1]);
     hop_node *w, *v;
-    unpack_eig(g, p, nn, &w, &v);
+    bool vectors = eig_pairs(g, n, hop_jvp_primal(cx, n), hop_jvp_primal(cx, x), nn, &w, &v);
     hop_node *dp = mm(g, mT(g, v), mm(g, ta, v));
     hop_node *t = diag_part(g, dp, nn);
     if (vectors) {
         hop_node *dv = mm(g, v, op2(g, HOP_OP_mul, eig_f(g, w), dp));
         hop_arg items[2] = {N(unsq(g, t, -2)), N(dv)};
-        t = t && dv ? EMIT(g, cat, hop_arg_list(items, 2), I(-2)) : NULL;
+        t = t && dv ? HOP_EMIT(g, cat, hop_arg_list(items, 2), I(-2)) : NULL;
     }
     return t ? hop_jvp_set_tangent(cx, n, 0, hop__ad_to(g, t, meta(n)->dtype)) : hop_error_code();
 }
@@ -464,14 +468,9 @@ vjp_eigh(hop_vjp_ctx *cx, const hop_node *n)
     hop_graph *g = hop_vjp_out(cx);
     const hop_node *x = n->args[0].u.node;
     const hop_expr *nn = meta(x)->sizes[meta(x)->rank - 1];
-    hop_node *ct = hop_vjp_ct(cx, n, 0), *p;
-    if (n->op == HOP_OP_linalg_eigh)
-        p = hop_vjp_primal(cx, n);
-    else
-        p = EMIT(g, linalg_eigh, N(hop_vjp_primal(cx, x)), n->args[1]);
+    hop_node *ct = hop_vjp_ct(cx, n, 0);
     hop_node *w, *v, *wbar = ct, *vbar = NULL;
-    unpack_eig(g, p, nn, &w, &v);
-    if (n->op == HOP_OP_linalg_eigh)
+    if (eig_pairs(g, n, hop_vjp_primal(cx, n), hop_vjp_primal(cx, x), nn, &w, &v))
         unpack_eig(g, ct, nn, &wbar, &vbar);
     return acc(cx, n, 0, eigh_grad(g, w, v, wbar, vbar, nn));
 }
@@ -491,10 +490,10 @@ svd_grad(hop_graph *g, hop_node *u, hop_node *s, hop_node *v, hop_node *ubar, ho
     hop_node *s2 = op2(g, HOP_OP_mul, s, s);
     hop_node *d = op2(g, HOP_OP_sub, unsq(g, s2, -2), unsq(g, s2, -1));
     hop_node *zero = d ? hop__ad_op2c(g, HOP_OP_eq, d, 0.0) : NULL;
-    hop_node *safe = zero ? EMIT(g, where, N(zero), F(1.0), N(d)) : NULL;
-    hop_node *f = zero && safe
-                      ? EMIT(g, where, N(zero), F(0.0), N(hop__ad_cop2(g, HOP_OP_div, 1.0, safe)))
-                      : NULL;
+    hop_node *safe = zero ? HOP_EMIT(g, where, N(zero), F(1.0), N(d)) : NULL;
+    hop_node *f = zero && safe ? HOP_EMIT(g, where, N(zero), F(0.0),
+                                          N(hop__ad_cop2(g, HOP_OP_div, 1.0, safe)))
+                               : NULL;
     hop_node *ut = mT(g, u), *vt = mT(g, v);
     hop_node *utub = mm(g, ut, ubar), *vtvb = mm(g, vt, vbar);
     hop_node *ju = op2(g, HOP_OP_mul, f, op2(g, HOP_OP_sub, utub, mT(g, utub)));
@@ -505,8 +504,8 @@ svd_grad(hop_graph *g, hop_node *u, hop_node *s, hop_node *v, hop_node *ubar, ho
     /* the parts off the spans: (I - U U^T) U' S^-1 V^T and U S^-1 V'^T (I - V V^T) */
     hop_node *sz = s ? hop__ad_op2c(g, HOP_OP_eq, s, 0.0) : NULL;
     hop_node *sinv =
-        sz ? EMIT(g, where, N(sz), F(0.0),
-                  N(hop__ad_cop2(g, HOP_OP_div, 1.0, EMIT(g, where, N(sz), F(1.0), N(s)))))
+        sz ? HOP_EMIT(g, where, N(sz), F(0.0),
+                      N(hop__ad_cop2(g, HOP_OP_div, 1.0, HOP_EMIT(g, where, N(sz), F(1.0), N(s)))))
            : NULL;
     hop_node *ubs = op2(g, HOP_OP_mul, op2(g, HOP_OP_sub, ubar, mm(g, u, utub)), unsq(g, sinv, -2));
     res = op2(g, HOP_OP_add, res, mm(g, ubs, vt));
@@ -528,18 +527,18 @@ vjp_svd(hop_vjp_ctx *cx, const hop_node *n)
     if (!vals && n->args[1].u.b && m != nn)
         return refuse(n, "the gradient of full_matrices=True for a non-square input");
     if (vals)
-        p = EMIT(g, linalg_svd, N(hop_vjp_primal(cx, x)), hop_arg_bool(false));
+        p = HOP_EMIT(g, linalg_svd, N(hop_vjp_primal(cx, x)), hop_arg_bool(false));
     else
         p = hop_vjp_primal(cx, n);
     const hop_expr *k = hop_sym_min(g->env, m, nn), *zero = cnst(g, 0);
     const hop_expr *m1 = hop_sym_add_int(g->env, m, 1), *mk1 = hop_sym_add(g->env, m1, k);
     hop_node *u = slice(g, slice(g, p, -2, zero, m), -1, zero, k);
-    hop_node *s = slice(g, p ? EMIT(g, select, N(p), I(-2), S(m)) : NULL, -1, zero, k);
+    hop_node *s = slice(g, p ? HOP_EMIT(g, select, N(p), I(-2), S(m)) : NULL, -1, zero, k);
     hop_node *v = mT(g, slice(g, slice(g, p, -2, m1, mk1), -1, zero, nn));
     if (vals)
         return acc(cx, n, 0, svd_grad(g, u, s, v, NULL, ct, NULL, k));
     hop_node *ubar = slice(g, slice(g, ct, -2, zero, m), -1, zero, k);
-    hop_node *sbar = slice(g, EMIT(g, select, N(ct), I(-2), S(m)), -1, zero, k);
+    hop_node *sbar = slice(g, HOP_EMIT(g, select, N(ct), I(-2), S(m)), -1, zero, k);
     hop_node *vbar = mT(g, slice(g, slice(g, ct, -2, m1, mk1), -1, zero, nn));
     return acc(cx, n, 0, svd_grad(g, u, s, v, ubar, sbar, vbar, k));
 }
@@ -644,9 +643,10 @@ hop__jvp_linalg(hop_jvp_ctx *cx, const hop_node *n)
         hop_node *sx = solve(g, a, ta);
         const hop_expr *nn = meta(n->args[0].u.node)->sizes[meta(n->args[0].u.node)->rank - 1];
         hop_node *eye = index_mask(g, nn, HOP_OP_eq);
-        hop_node *dg = eye && sx ? EMIT(g, where, N(eye), N(sx), F(0.0)) : NULL;
+        hop_node *dg = eye && sx ? HOP_EMIT(g, where, N(eye), N(sx), F(0.0)) : NULL;
         hop_arg dims[2] = {I(-2), I(-1)};
-        hop_node *tr = dg ? EMIT(g, sum, N(dg), hop_arg_list(dims, 2), hop_arg_bool(false)) : NULL;
+        hop_node *tr =
+            dg ? HOP_EMIT(g, sum, N(dg), hop_arg_list(dims, 2), hop_arg_bool(false)) : NULL;
         if (n->op == HOP_OP_linalg_det) {
             t = op2(g, HOP_OP_mul, y, tr);
         } else {
@@ -654,7 +654,7 @@ hop__jvp_linalg(hop_jvp_ctx *cx, const hop_node *n)
             re = re ? hop__ad_to(g, re, meta(n)->dtype) : NULL;
             hop_node *z = re ? hop__ad_op2c(g, HOP_OP_mul, re, 0.0) : NULL;
             hop_arg items[2] = {N(z), N(re)};
-            t = z ? EMIT(g, stack, hop_arg_list(items, 2), I(-1)) : NULL;
+            t = z ? HOP_EMIT(g, stack, hop_arg_list(items, 2), I(-1)) : NULL;
         }
         break;
     }

@@ -38,19 +38,12 @@
 #include <string.h>
 
 #define LEN(a) (sizeof(a) / sizeof *(a))
-#define N(x) hop_arg_node(x)
-#define I(v) hop_arg_int(v)
-#define F(v) hop_arg_float(v)
-#define S(e) hop_arg_sym(e)
 
 /* ln 2 and ln 10 (M_LN2 and M_LN10 are not C11) */
 #define LN2 0.693147180559945309417232121458176568
 #define LN10 2.30258509299404568401799145468436421
 
 /* ------------------------------------------------------------ emitting */
-
-#define EMIT(g, op, ...)                                                                           \
-    hop_graph_emit((g), HOP_OP_##op, (hop_arg[]){__VA_ARGS__}, LEN(((hop_arg[]){__VA_ARGS__})))
 
 static hop_node *
 op1(hop_graph *g, hop_op op, hop_node *x)
@@ -86,13 +79,13 @@ where3(hop_graph *g, hop_node *cond, hop_node *a, hop_node *b)
 static hop_node *
 where_or_zero(hop_graph *g, hop_node *cond, hop_node *a)
 {
-    return EMIT(g, where, N(cond), N(a), F(0.0));
+    return HOP_EMIT(g, where, N(cond), N(a), F(0.0));
 }
 
 static hop_node *
 zero_or_where(hop_graph *g, hop_node *cond, hop_node *b)
 {
-    return EMIT(g, where, N(cond), F(0.0), N(b));
+    return HOP_EMIT(g, where, N(cond), F(0.0), N(b));
 }
 
 static hop_node *
@@ -136,7 +129,7 @@ reshape_to(hop_graph *g, hop_node *x, const hop_meta *m)
 {
     hop_arg items[HOP_MAX_RANK];
     shape_args(m, items);
-    return EMIT(g, reshape, N(x), hop_arg_list(items, (size_t)m->rank));
+    return HOP_EMIT(g, reshape, N(x), hop_arg_list(items, (size_t)m->rank));
 }
 
 /* Product of sizes[k] for k in [lo, hi) (1 for none). */
@@ -153,7 +146,7 @@ size_product(hop_shape_env *env, const hop_expr *const *sizes, int lo, int hi)
 static hop_node *
 arange_n(hop_graph *g, const hop_expr *n)
 {
-    return EMIT(g, arange, I(0), S(n), I(1), hop_arg_none());
+    return HOP_EMIT(g, arange, I(0), S(n), I(1), hop_arg_none());
 }
 
 /* x reversed along dim d (a take with the index n-1, ..., 0). */
@@ -166,8 +159,8 @@ flip(hop_graph *g, hop_node *x, int d)
     const hop_expr *last = hop_sym_add_int(g->env, n, -1);
     if (last == NULL)
         return NULL;
-    hop_node *idx = EMIT(g, sub, S(last), N(arange_n(g, n)));
-    return EMIT(g, take, N(x), I(d), N(idx));
+    hop_node *idx = HOP_EMIT(g, sub, S(last), N(arange_n(g, n)));
+    return HOP_EMIT(g, take, N(x), I(d), N(idx));
 }
 
 /* A tensor of meta `like` with dim d of size `size`, filled with v. */
@@ -218,7 +211,7 @@ operand(const ad *a, const hop_node *n, size_t k, hop_dtype dt)
     hop_arg v = *arg; /* a SymInt node: its symbol */
     if (arg->kind == HOP_ARG_NODE)
         v = hop_arg_sym(arg->u.node->meta->sym);
-    return EMIT(a->g, full, hop_arg_list(NULL, 0), v, hop_arg_dtype(dt));
+    return HOP_EMIT(a->g, full, hop_arg_list(NULL, 0), v, hop_arg_dtype(dt));
 }
 
 /* Whether reverse mode wants a gradient for argument arg (a float node
@@ -341,7 +334,8 @@ unary_partial(const ad *a, const hop_node *n, hop_node *v)
             /* d|z| = re(conj(z) dz) / |z|: v conj(z) / |z| (0 at 0); a tangent's real part is
              * taken by set_tangent */
             hop_node *r = op1(g, HOP_OP_abs, x);
-            hop_node *safe = r ? EMIT(g, where, N(op2c(g, HOP_OP_eq, r, 0.0)), F(1.0), N(r)) : NULL;
+            hop_node *safe =
+                r ? HOP_EMIT(g, where, N(op2c(g, HOP_OP_eq, r, 0.0)), F(1.0), N(r)) : NULL;
             return op2(g, HOP_OP_mul, v, op2(g, HOP_OP_div, op1(g, HOP_OP_conj, x), safe));
         }
         return where3(g, op2c(g, HOP_OP_ge, x, 0.0), v, op1(g, HOP_OP_neg, v));
@@ -401,9 +395,9 @@ unary_partial(const ad *a, const hop_node *n, hop_node *v)
         return op2(g, HOP_OP_mul, v, op1(g, HOP_OP_i1, x));
     case HOP_OP_i1: { /* i0(x) - y / x, 1/2 at 0 */
         hop_node *zero = op2c(g, HOP_OP_eq, x, 0.0);
-        hop_node *safe = EMIT(g, where, N(zero), F(1.0), N(x));
+        hop_node *safe = HOP_EMIT(g, where, N(zero), F(1.0), N(x));
         hop_node *d = op2(g, HOP_OP_sub, op1(g, HOP_OP_i0, x), op2(g, HOP_OP_div, y, safe));
-        return op2(g, HOP_OP_mul, v, EMIT(g, where, N(zero), F(0.5), N(d)));
+        return op2(g, HOP_OP_mul, v, HOP_EMIT(g, where, N(zero), F(0.5), N(d)));
     }
     default:
         hop_error(HOP_MISUSE, "autodiff: %s is not a unary op with a rule", hop_node_target(n));
@@ -449,11 +443,11 @@ binary_partial(const ad *a, const hop_node *n, size_t k, hop_node *v)
         hop_node *x = operand(a, n, 0, dt), *e = operand(a, n, 1, dt);
         if (k == 0) { /* e x^(e-1), and 0 where e == 0 (x may be 0) */
             hop_node *d = op2(g, HOP_OP_mul, e, op2(g, HOP_OP_pow, x, op2c(g, HOP_OP_sub, e, 1.0)));
-            return EMIT(g, where, N(op2c(g, HOP_OP_eq, e, 0.0)), F(0.0),
-                        N(op2(g, HOP_OP_mul, v, d)));
+            return HOP_EMIT(g, where, N(op2c(g, HOP_OP_eq, e, 0.0)), F(0.0),
+                            N(op2(g, HOP_OP_mul, v, d)));
         }
         /* log(x) y, with log(1) = 0 where x == 0 */
-        hop_node *safe = EMIT(g, where, N(op2c(g, HOP_OP_eq, x, 0.0)), F(1.0), N(x));
+        hop_node *safe = HOP_EMIT(g, where, N(op2c(g, HOP_OP_eq, x, 0.0)), F(1.0), N(x));
         return op2(g, HOP_OP_mul, op2(g, HOP_OP_mul, v, op1(g, HOP_OP_log, safe)), primal(a, n));
     }
     case HOP_OP_maximum:
@@ -488,7 +482,7 @@ binary_partial(const ad *a, const hop_node *n, size_t k, hop_node *v)
     case HOP_OP_copysign: { /* |a| s(b): sign(a) s(b) for a, 0 for b */
         if (k == 1)
             return op2c(g, HOP_OP_mul, v, 0.0);
-        hop_node *one = EMIT(g, full, hop_arg_list(NULL, 0), F(1.0), hop_arg_dtype(dt));
+        hop_node *one = HOP_EMIT(g, full, hop_arg_list(NULL, 0), F(1.0), hop_arg_dtype(dt));
         hop_node *sa = op2(g, HOP_OP_copysign, one, operand(a, n, 0, dt));
         hop_node *sb = op2(g, HOP_OP_copysign, one, operand(a, n, 1, dt));
         return op2(g, HOP_OP_mul, v, op2(g, HOP_OP_mul, sa, sb));
@@ -559,7 +553,8 @@ jvp_where(hop_jvp_ctx *cx, const hop_node *n)
     if (ta == NULL && tb == NULL)
         return HOP_OK;
     hop_node *cond = primal(&a, n->args[0].u.node);
-    return set_tangent(cx, n, EMIT(a.g, where, N(cond), ta ? N(ta) : F(0.0), tb ? N(tb) : F(0.0)));
+    return set_tangent(cx, n,
+                       HOP_EMIT(a.g, where, N(cond), ta ? N(ta) : F(0.0), tb ? N(tb) : F(0.0)));
 }
 
 /* ---------------------------------------------------------- reductions */
@@ -602,7 +597,7 @@ unreduce(hop_graph *g, const hop_node *n, hop_node *v)
         return v;
     for (int k = 0; k < rank && v; k++)
         if (mask[k])
-            v = EMIT(g, unsqueeze, N(v), I(k));
+            v = HOP_EMIT(g, unsqueeze, N(v), I(k));
     return v;
 }
 
@@ -635,7 +630,7 @@ VJP_ARG0(vjp_sum)
     hop_node *v = unreduce(g, n, hop_vjp_ct(cx, n, 0));
     if (v && n->op == HOP_OP_mean) {
         const hop_expr *count = reduce_count(g->env, n);
-        v = count ? EMIT(g, div, N(v), S(count)) : NULL;
+        v = count ? HOP_EMIT(g, div, N(v), S(count)) : NULL;
     }
     return accumulate(cx, x, v ? hop__ad_expand(g, v, meta_of(x)) : NULL);
 }
@@ -677,9 +672,9 @@ exclusive_cumprod(hop_graph *g, hop_node *x2)
     if (x2 == NULL)
         return NULL;
     hop_node *one = full_with_dim(g, meta_of(x2), 1, hop_sym_const(g->env, 1), 1.0);
-    hop_node *head = EMIT(g, slice, N(x2), I(1), hop_arg_none(), I(-1), I(1));
+    hop_node *head = HOP_EMIT(g, slice, N(x2), I(1), hop_arg_none(), I(-1), I(1));
     hop_arg items[2] = {N(one), N(head)};
-    return EMIT(g, cumprod, N(EMIT(g, cat, hop_arg_list(items, 2), I(1))), I(1));
+    return HOP_EMIT(g, cumprod, N(HOP_EMIT(g, cat, hop_arg_list(items, 2), I(1))), I(1));
 }
 
 /*
@@ -716,12 +711,12 @@ prod_others(const ad *a, const hop_node *n)
     const hop_expr *R = size_product(g->env, pm.sizes, nkept, np);
     if (K == NULL || R == NULL)
         return NULL;
-    hop_node *xp = np > 1 ? EMIT(g, permute, N(x), hop_arg_list(pitems, (size_t)np)) : x;
-    hop_node *x2 = EMIT(g, reshape, N(xp), hop_arg_list((hop_arg[]){S(K), S(R)}, 2));
+    hop_node *xp = np > 1 ? HOP_EMIT(g, permute, N(x), hop_arg_list(pitems, (size_t)np)) : x;
+    hop_node *x2 = HOP_EMIT(g, reshape, N(xp), hop_arg_list((hop_arg[]){S(K), S(R)}, 2));
     hop_node *left = exclusive_cumprod(g, x2);
     hop_node *right = flip(g, exclusive_cumprod(g, flip(g, x2, 1)), 1);
     hop_node *o = reshape_to(g, op2(g, HOP_OP_mul, left, right), &pm);
-    return np > 1 ? EMIT(g, permute, N(o), hop_arg_list(iitems, (size_t)np)) : o;
+    return np > 1 ? HOP_EMIT(g, permute, N(o), hop_arg_list(iitems, (size_t)np)) : o;
 }
 
 /* Whether a prod reduces nothing (a 0-d x: the result is x) or an empty
@@ -774,24 +769,24 @@ vjp_matmul(hop_vjp_ctx *cx, const hop_node *n)
     bool a1 = meta_of(A)->rank == 1, b1 = meta_of(B)->rank == 1;
     hop_node *ap = primal(&a, A), *bp = primal(&a, B), *ct = hop_vjp_ct(cx, n, 0);
     if (a1)
-        ap = EMIT(g, unsqueeze, N(ap), I(0));
+        ap = HOP_EMIT(g, unsqueeze, N(ap), I(0));
     if (b1) {
-        bp = EMIT(g, unsqueeze, N(bp), I(1));
-        ct = EMIT(g, unsqueeze, N(ct), I(-1));
+        bp = HOP_EMIT(g, unsqueeze, N(bp), I(1));
+        ct = HOP_EMIT(g, unsqueeze, N(ct), I(-1));
     }
     if (a1)
-        ct = EMIT(g, unsqueeze, N(ct), I(-2));
+        ct = HOP_EMIT(g, unsqueeze, N(ct), I(-2));
     hop_status st = HOP_OK;
     if (wants(cx, &n->args[0])) {
-        hop_node *ga = op2(g, HOP_OP_matmul, ct, EMIT(g, transpose, N(bp), I(-1), I(-2)));
+        hop_node *ga = op2(g, HOP_OP_matmul, ct, HOP_EMIT(g, transpose, N(bp), I(-1), I(-2)));
         if (a1)
-            ga = EMIT(g, squeeze, N(ga), I(-2));
+            ga = HOP_EMIT(g, squeeze, N(ga), I(-2));
         st = accumulate(cx, A, ga);
     }
     if (st == HOP_OK && wants(cx, &n->args[1])) {
-        hop_node *gb = op2(g, HOP_OP_matmul, EMIT(g, transpose, N(ap), I(-1), I(-2)), ct);
+        hop_node *gb = op2(g, HOP_OP_matmul, HOP_EMIT(g, transpose, N(ap), I(-1), I(-2)), ct);
         if (b1)
-            gb = EMIT(g, squeeze, N(gb), I(-1));
+            gb = HOP_EMIT(g, squeeze, N(gb), I(-1));
         st = accumulate(cx, B, gb);
     }
     return st;
@@ -827,7 +822,7 @@ VJP_ARG0(vjp_transpose)
 {
     hop_graph *g = a->g;
     hop_node *ct = hop_vjp_ct(cx, n, 0);
-    return accumulate(cx, n->args[0].u.node, EMIT(g, transpose, N(ct), n->args[1], n->args[2]));
+    return accumulate(cx, n->args[0].u.node, HOP_EMIT(g, transpose, N(ct), n->args[1], n->args[2]));
 }
 
 VJP_ARG0(vjp_permute)
@@ -839,7 +834,7 @@ VJP_ARG0(vjp_permute)
         inv[wrap_dim(n->args[1].u.list.items[k].u.i, rank)] = I(k);
     hop_node *ct = hop_vjp_ct(cx, n, 0);
     return accumulate(cx, n->args[0].u.node,
-                      EMIT(g, permute, N(ct), hop_arg_list(inv, (size_t)rank)));
+                      HOP_EMIT(g, permute, N(ct), hop_arg_list(inv, (size_t)rank)));
 }
 
 /* expand and clone: accumulate sums the broadcast dims away. */
@@ -900,9 +895,9 @@ VJP_ARG0(vjp_select)
     for (int k = d + 1; k < xm->rank; k++)
         shape[k - d] = I(1);
     hop_node *pos =
-        EMIT(g, reshape, N(arange_n(g, size)), hop_arg_list(shape, (size_t)(xm->rank - d)));
-    hop_node *hit = EMIT(g, eq, N(pos), S(idx));
-    hop_node *ct = EMIT(g, unsqueeze, N(hop_vjp_ct(cx, n, 0)), I(d));
+        HOP_EMIT(g, reshape, N(arange_n(g, size)), hop_arg_list(shape, (size_t)(xm->rank - d)));
+    hop_node *hit = HOP_EMIT(g, eq, N(pos), S(idx));
+    hop_node *ct = HOP_EMIT(g, unsqueeze, N(hop_vjp_ct(cx, n, 0)), I(d));
     return accumulate(cx, n->args[0].u.node, where_or_zero(g, hit, ct));
 }
 
@@ -971,18 +966,18 @@ VJP_ARG0(vjp_slice)
         items[k++] = N(ct);
         if (!(hop_expr_const_value(after, &c) && c == 0))
             items[k++] = N(full_with_dim(g, meta_of(ct), d, after, 0.0));
-        grad = k == 1 ? ct : EMIT(g, cat, hop_arg_list(items, k), I(d));
+        grad = k == 1 ? ct : HOP_EMIT(g, cat, hop_arg_list(items, k), I(d));
     } else {
-        hop_node *off = EMIT(g, sub, N(arange_n(g, size)), S(start));
-        hop_node *q = EMIT(g, floor_divide, N(off), I(step));
-        hop_node *taken =
-            EMIT(g, logical_and,
-                 N(EMIT(g, logical_and, N(EMIT(g, ge, N(off), I(0))),
-                        N(EMIT(g, eq, N(EMIT(g, remainder, N(off), I(step))), I(0))))),
-                 N(EMIT(g, lt, N(q), S(len))));
-        hop_node *src = EMIT(g, where, N(taken), N(q), S(len));
+        hop_node *off = HOP_EMIT(g, sub, N(arange_n(g, size)), S(start));
+        hop_node *q = HOP_EMIT(g, floor_divide, N(off), I(step));
+        hop_node *taken = HOP_EMIT(
+            g, logical_and,
+            N(HOP_EMIT(g, logical_and, N(HOP_EMIT(g, ge, N(off), I(0))),
+                       N(HOP_EMIT(g, eq, N(HOP_EMIT(g, remainder, N(off), I(step))), I(0))))),
+            N(HOP_EMIT(g, lt, N(q), S(len))));
+        hop_node *src = HOP_EMIT(g, where, N(taken), N(q), S(len));
         hop_arg items[2] = {N(ct), N(full_with_dim(g, meta_of(ct), d, hop_sym_const(env, 1), 0.0))};
-        grad = EMIT(g, take, N(EMIT(g, cat, hop_arg_list(items, 2), I(d))), I(d), N(src));
+        grad = HOP_EMIT(g, take, N(HOP_EMIT(g, cat, hop_arg_list(items, 2), I(d))), I(d), N(src));
     }
     return accumulate(cx, n->args[0].u.node, grad);
 }
@@ -1004,8 +999,8 @@ vjp_cat(hop_vjp_ctx *cx, const hop_node *n)
         if (end == NULL)
             return hop_error_code();
         if (wants(cx, &items[k])) {
-            hop_status st =
-                accumulate(cx, items[k].u.node, EMIT(g, slice, N(ct), I(d), S(off), S(end), I(1)));
+            hop_status st = accumulate(cx, items[k].u.node,
+                                       HOP_EMIT(g, slice, N(ct), I(d), S(off), S(end), I(1)));
             if (st != HOP_OK)
                 return st;
         }
@@ -1027,7 +1022,7 @@ vjp_stack(hop_vjp_ctx *cx, const hop_node *n)
         if (!wants(cx, &items[k]))
             continue;
         hop_status st =
-            accumulate(cx, items[k].u.node, EMIT(g, select, N(ct), I(d), I((int64_t)k)));
+            accumulate(cx, items[k].u.node, HOP_EMIT(g, select, N(ct), I(d), I((int64_t)k)));
         if (st != HOP_OK)
             return st;
     }
@@ -1103,17 +1098,18 @@ VJP_ARG0(vjp_take)
         return hop_error_code();
     if (is_reversal(env, n->args[2].u.node, size)) {
         hop_node *back =
-            EMIT(g, take, N(hop_vjp_ct(cx, n, 0)), I(d), N(primal(a, n->args[2].u.node)));
+            HOP_EMIT(g, take, N(hop_vjp_ct(cx, n, 0)), I(d), N(primal(a, n->args[2].u.node)));
         return accumulate(cx, x, back);
     }
     hop_node *idx =
-        EMIT(g, reshape, N(primal(a, n->args[2].u.node)), hop_arg_list((hop_arg[]){S(M)}, 1));
-    idx = EMIT(g, remainder, N(idx), S(size)); /* negative indices count from the end */
-    hop_node *pos = EMIT(g, unsqueeze, N(arange_n(g, size)), I(1));
-    hop_node *onehot = EMIT(g, eq, N(pos), N(EMIT(g, unsqueeze, N(idx), I(0)))); /* [size, M] */
+        HOP_EMIT(g, reshape, N(primal(a, n->args[2].u.node)), hop_arg_list((hop_arg[]){S(M)}, 1));
+    idx = HOP_EMIT(g, remainder, N(idx), S(size)); /* negative indices count from the end */
+    hop_node *pos = HOP_EMIT(g, unsqueeze, N(arange_n(g, size)), I(1));
+    hop_node *onehot =
+        HOP_EMIT(g, eq, N(pos), N(HOP_EMIT(g, unsqueeze, N(idx), I(0)))); /* [size, M] */
     onehot = to_dtype(g, onehot, meta_of(n)->dtype);
-    hop_node *ct3 =
-        EMIT(g, reshape, N(hop_vjp_ct(cx, n, 0)), hop_arg_list((hop_arg[]){S(P), S(M), S(Q)}, 3));
+    hop_node *ct3 = HOP_EMIT(g, reshape, N(hop_vjp_ct(cx, n, 0)),
+                             hop_arg_list((hop_arg[]){S(P), S(M), S(Q)}, 3));
     hop_node *g3 = op2(g, HOP_OP_matmul, onehot, ct3);
     return accumulate(cx, x, g3 ? reshape_to(g, g3, xm) : NULL);
 }
@@ -1133,8 +1129,8 @@ take_along(hop_graph *g, hop_node *x, int d, hop_node *idx)
     int rank = meta_of(x)->rank;
     bool move = d != rank - 1;
     if (move) {
-        x = EMIT(g, transpose, N(x), I(d), I(-1));
-        idx = EMIT(g, transpose, N(idx), I(d), I(-1));
+        x = HOP_EMIT(g, transpose, N(x), I(d), I(-1));
+        idx = HOP_EMIT(g, transpose, N(idx), I(d), I(-1));
         if (x == NULL || idx == NULL)
             return NULL;
     }
@@ -1144,19 +1140,19 @@ take_along(hop_graph *g, hop_node *x, int d, hop_node *idx)
     const hop_expr *numel = hop_meta_numel(&tm, env);
     if (R == NULL || numel == NULL)
         return NULL;
-    hop_node *flat = EMIT(g, reshape, N(x), hop_arg_list((hop_arg[]){S(numel)}, 1));
-    hop_node *idx2 = EMIT(g, reshape, N(idx), hop_arg_list((hop_arg[]){S(R), S(size)}, 2));
-    hop_node *base = EMIT(g, mul, N(EMIT(g, unsqueeze, N(arange_n(g, R)), I(1))), S(size));
-    hop_node *out = EMIT(g, take, N(flat), I(0), N(op2(g, HOP_OP_add, idx2, base)));
+    hop_node *flat = HOP_EMIT(g, reshape, N(x), hop_arg_list((hop_arg[]){S(numel)}, 1));
+    hop_node *idx2 = HOP_EMIT(g, reshape, N(idx), hop_arg_list((hop_arg[]){S(R), S(size)}, 2));
+    hop_node *base = HOP_EMIT(g, mul, N(HOP_EMIT(g, unsqueeze, N(arange_n(g, R)), I(1))), S(size));
+    hop_node *out = HOP_EMIT(g, take, N(flat), I(0), N(op2(g, HOP_OP_add, idx2, base)));
     out = reshape_to(g, out, &tm);
-    return move ? EMIT(g, transpose, N(out), I(d), I(-1)) : out;
+    return move ? HOP_EMIT(g, transpose, N(out), I(d), I(-1)) : out;
 }
 
 /* The permutation sort applies along its dim: argsort with sort's args. */
 static hop_node *
 sort_perm(const ad *a, const hop_node *n)
 {
-    return EMIT(a->g, argsort, N(primal(a, n->args[0].u.node)), n->args[1], n->args[2]);
+    return HOP_EMIT(a->g, argsort, N(primal(a, n->args[0].u.node)), n->args[1], n->args[2]);
 }
 
 /* sort: y = take_along(x, perm), so the cotangent goes back through the
@@ -1168,7 +1164,7 @@ VJP_ARG0(vjp_sort)
     int d = along_dim(n);
     if (d < 0)
         return accumulate(cx, x, ct);
-    hop_node *inv = EMIT(a->g, argsort, N(sort_perm(a, n)), I(d), hop_arg_bool(false));
+    hop_node *inv = HOP_EMIT(a->g, argsort, N(sort_perm(a, n)), I(d), hop_arg_bool(false));
     return accumulate(cx, x, take_along(a->g, ct, d, inv));
 }
 
@@ -1234,13 +1230,14 @@ typedef struct put_parts {
 static hop_node *
 flat_zeros(hop_graph *g, const hop_expr *numel, hop_dtype dt, double v)
 {
-    return EMIT(g, full, hop_arg_list((hop_arg[]){S(numel)}, 1), F(v), hop_arg_dtype(dt));
+    return HOP_EMIT(g, full, hop_arg_list((hop_arg[]){S(numel)}, 1), F(v), hop_arg_dtype(dt));
 }
 
 static hop_node *
 scatter_add(hop_graph *g, const put_parts *p, hop_node *v)
 {
-    return EMIT(g, put, N(flat_zeros(g, p->numel, p->dt, 0.0)), N(p->fi), N(v), hop_arg_bool(true));
+    return HOP_EMIT(g, put, N(flat_zeros(g, p->numel, p->dt, 0.0)), N(p->fi), N(v),
+                    hop_arg_bool(true));
 }
 
 static hop_status
@@ -1256,21 +1253,22 @@ put_parts_of(const ad *a, const hop_node *n, put_parts *p)
     if (p->numel == NULL || M == NULL || p->nv == NULL)
         return hop_error_code();
     p->x = primal(a, n->args[0].u.node);
-    p->fi = EMIT(g, reshape, N(primal(a, n->args[1].u.node)), hop_arg_list((hop_arg[]){S(M)}, 1));
-    p->vf = to_dtype(
-        g,
-        EMIT(g, reshape, N(primal(a, n->args[2].u.node)), hop_arg_list((hop_arg[]){S(p->nv)}, 1)),
-        p->dt);
+    p->fi =
+        HOP_EMIT(g, reshape, N(primal(a, n->args[1].u.node)), hop_arg_list((hop_arg[]){S(M)}, 1));
+    p->vf = to_dtype(g,
+                     HOP_EMIT(g, reshape, N(primal(a, n->args[2].u.node)),
+                              hop_arg_list((hop_arg[]){S(p->nv)}, 1)),
+                     p->dt);
     const hop_meta *xm = meta_of(n->args[0].u.node);
     if (put_combine(n) == HOP_PUT_MUL) {
         hop_node *zero = op2c(g, HOP_OP_eq, p->vf, 0.0);
-        hop_node *nonzero = EMIT(g, where, N(zero), F(1.0), N(p->vf));
-        hop_node *p0 = EMIT(g, put, N(flat_zeros(g, p->numel, p->dt, 1.0)), N(p->fi), N(nonzero),
-                            I(HOP_PUT_MUL));
+        hop_node *nonzero = HOP_EMIT(g, where, N(zero), F(1.0), N(p->vf));
+        hop_node *p0 = HOP_EMIT(g, put, N(flat_zeros(g, p->numel, p->dt, 1.0)), N(p->fi),
+                                N(nonzero), I(HOP_PUT_MUL));
         hop_node *zeros = scatter_add(g, p, to_dtype(g, zero, p->dt));
         p->prod = reshape_to(g, zero_or_where(g, op2c(g, HOP_OP_gt, zeros, 0.0), p0), xm);
-        hop_node *p0k = EMIT(g, take, N(p0), I(0), N(p->fi));
-        hop_node *zk = EMIT(g, take, N(zeros), I(0), N(p->fi));
+        hop_node *p0k = HOP_EMIT(g, take, N(p0), I(0), N(p->fi));
+        hop_node *zk = HOP_EMIT(g, take, N(zeros), I(0), N(p->fi));
         /* values[j] == 0: the others' product if it is V_k's only zero; else
          * prod V_k / values[j] if V_k has none */
         p->others =
@@ -1279,9 +1277,9 @@ put_parts_of(const ad *a, const hop_node *n, put_parts *p)
         return p->prod && p->others ? HOP_OK : hop_error_code();
     }
     hop_node *r = primal(a, n);
-    hop_node *rf = EMIT(g, reshape, N(r), hop_arg_list((hop_arg[]){S(p->numel)}, 1));
+    hop_node *rf = HOP_EMIT(g, reshape, N(r), hop_arg_list((hop_arg[]){S(p->numel)}, 1));
     p->xw = op2(g, HOP_OP_eq, p->x, r);
-    p->vw = op2(g, HOP_OP_eq, p->vf, EMIT(g, take, N(rf), I(0), N(p->fi)));
+    p->vw = op2(g, HOP_OP_eq, p->vf, HOP_EMIT(g, take, N(rf), I(0), N(p->fi)));
     p->cnt = op2(g, HOP_OP_add, to_dtype(g, p->xw, p->dt),
                  reshape_to(g, scatter_add(g, p, to_dtype(g, p->vw, p->dt)), xm));
     return p->cnt ? HOP_OK : hop_error_code();
@@ -1307,14 +1305,14 @@ vjp_put_combined(hop_vjp_ctx *cx, const hop_node *n)
     hop_node *flat_ct;
     if (put_combine(n) == HOP_PUT_MUL) {
         gx = op2(g, HOP_OP_mul, ct, p.prod);
-        flat_ct = EMIT(g, reshape, N(op2(g, HOP_OP_mul, ct, p.x)),
-                       hop_arg_list((hop_arg[]){S(p.numel)}, 1));
-        gv = op2(g, HOP_OP_mul, EMIT(g, take, N(flat_ct), I(0), N(p.fi)), p.others);
+        flat_ct = HOP_EMIT(g, reshape, N(op2(g, HOP_OP_mul, ct, p.x)),
+                           hop_arg_list((hop_arg[]){S(p.numel)}, 1));
+        gv = op2(g, HOP_OP_mul, HOP_EMIT(g, take, N(flat_ct), I(0), N(p.fi)), p.others);
     } else {
         hop_node *share = per_winner(g, &p, ct);
         gx = where_or_zero(g, p.xw, share);
-        flat_ct = EMIT(g, reshape, N(share), hop_arg_list((hop_arg[]){S(p.numel)}, 1));
-        gv = where_or_zero(g, p.vw, EMIT(g, take, N(flat_ct), I(0), N(p.fi)));
+        flat_ct = HOP_EMIT(g, reshape, N(share), hop_arg_list((hop_arg[]){S(p.numel)}, 1));
+        gv = where_or_zero(g, p.vw, HOP_EMIT(g, take, N(flat_ct), I(0), N(p.fi)));
     }
     if (wants(cx, &n->args[0]) && (st = accumulate(cx, n->args[0].u.node, gx)) != HOP_OK)
         return st;
@@ -1323,7 +1321,7 @@ vjp_put_combined(hop_vjp_ctx *cx, const hop_node *n)
     const hop_node *vals = n->args[2].u.node;
     int64_t one;
     if (hop_expr_const_value(p.nv, &one) && one == 1)
-        gv = EMIT(g, sum, N(gv), hop_arg_none(), hop_arg_bool(false));
+        gv = HOP_EMIT(g, sum, N(gv), hop_arg_none(), hop_arg_bool(false));
     gv = to_dtype(g, gv, meta_of(vals)->dtype);
     return accumulate(cx, vals, gv ? reshape_to(g, gv, meta_of(vals)) : NULL);
 }
@@ -1344,7 +1342,7 @@ jvp_put_combined(hop_jvp_ctx *cx, const hop_node *n)
         tx = hop__ad_full(g, meta_of(n), 0.0);
     tx = to_dtype(g, tx, p.dt);
     hop_node *tvf =
-        tv ? to_dtype(g, EMIT(g, reshape, N(tv), hop_arg_list((hop_arg[]){S(p.nv)}, 1)), p.dt)
+        tv ? to_dtype(g, HOP_EMIT(g, reshape, N(tv), hop_arg_list((hop_arg[]){S(p.nv)}, 1)), p.dt)
            : flat_zeros(g, p.nv, p.dt, 0.0);
     const hop_meta *xm = meta_of(n);
     hop_node *t;
@@ -1390,8 +1388,8 @@ vjp_put(hop_vjp_ctx *cx, const hop_node *n)
     if (wants(cx, &n->args[0])) {
         hop_node *gx = ct;
         if (!acc) {
-            hop_node *zero = EMIT(g, full, hop_arg_list(NULL, 0), F(0.0), hop_arg_dtype(dt));
-            gx = EMIT(g, put, N(ct), N(idx), N(zero), hop_arg_bool(false));
+            hop_node *zero = HOP_EMIT(g, full, hop_arg_list(NULL, 0), F(0.0), hop_arg_dtype(dt));
+            gx = HOP_EMIT(g, put, N(ct), N(idx), N(zero), hop_arg_bool(false));
         }
         if ((st = accumulate(cx, x, gx)) != HOP_OK)
             return st;
@@ -1403,20 +1401,21 @@ vjp_put(hop_vjp_ctx *cx, const hop_node *n)
     const hop_expr *nv = hop_meta_numel(meta_of(vals), env);
     if (numel == NULL || M == NULL || nv == NULL)
         return hop_error_code();
-    hop_node *flat_idx = EMIT(g, reshape, N(idx), hop_arg_list((hop_arg[]){S(M)}, 1));
-    hop_node *flat_ct = EMIT(g, reshape, N(ct), hop_arg_list((hop_arg[]){S(numel)}, 1));
-    hop_node *gv = EMIT(g, take, N(flat_ct), I(0), N(flat_idx));
+    hop_node *flat_idx = HOP_EMIT(g, reshape, N(idx), hop_arg_list((hop_arg[]){S(M)}, 1));
+    hop_node *flat_ct = HOP_EMIT(g, reshape, N(ct), hop_arg_list((hop_arg[]){S(numel)}, 1));
+    hop_node *gv = HOP_EMIT(g, take, N(flat_ct), I(0), N(flat_idx));
     if (!acc) {
         hop_node *order = arange_n(g, M);
-        hop_node *none =
-            EMIT(g, full, hop_arg_list((hop_arg[]){S(numel)}, 1), I(-1), hop_arg_dtype(HOP_I64));
-        hop_node *winner = EMIT(g, put, N(none), N(flat_idx), N(order), hop_arg_bool(false));
-        hop_node *won = EMIT(g, eq, N(EMIT(g, take, N(winner), I(0), N(flat_idx))), N(order));
+        hop_node *none = HOP_EMIT(g, full, hop_arg_list((hop_arg[]){S(numel)}, 1), I(-1),
+                                  hop_arg_dtype(HOP_I64));
+        hop_node *winner = HOP_EMIT(g, put, N(none), N(flat_idx), N(order), hop_arg_bool(false));
+        hop_node *won =
+            HOP_EMIT(g, eq, N(HOP_EMIT(g, take, N(winner), I(0), N(flat_idx))), N(order));
         gv = where_or_zero(g, won, gv);
     }
     int64_t one;
     if (hop_expr_const_value(nv, &one) && one == 1)
-        gv = EMIT(g, sum, N(gv), hop_arg_none(), hop_arg_bool(false));
+        gv = HOP_EMIT(g, sum, N(gv), hop_arg_none(), hop_arg_bool(false));
     /* an added value may be of the wider dtype the addition computed in */
     gv = to_dtype(g, gv, meta_of(vals)->dtype);
     return accumulate(cx, vals, gv ? reshape_to(g, gv, meta_of(vals)) : NULL);
@@ -1443,13 +1442,13 @@ jvp_put(hop_jvp_ctx *cx, const hop_node *n)
     if (tx == NULL)
         tx = hop__ad_full(g, meta_of(n), 0.0);
     if (tv == NULL)
-        tv = EMIT(g, full, hop_arg_list(NULL, 0), F(0.0), hop_arg_dtype(dt));
+        tv = HOP_EMIT(g, full, hop_arg_list(NULL, 0), F(0.0), hop_arg_dtype(dt));
     tx = to_dtype(g, tx, dt);
     tv = to_dtype(g, tv, meta_of(n->args[2].u.node)->dtype);
     if (tx == NULL || tv == NULL)
         return hop_error_code();
-    return set_tangent(cx, n,
-                       EMIT(g, put, N(tx), N(primal(&a, n->args[1].u.node)), N(tv), n->args[3]));
+    return set_tangent(
+        cx, n, HOP_EMIT(g, put, N(tx), N(primal(&a, n->args[1].u.node)), N(tv), n->args[3]));
 }
 
 /* bitcast reads bits, which have no derivative: a result of integers or
@@ -1489,7 +1488,7 @@ VJP_ARG0(vjp_cumsum)
     int d = along_dim(n);
     if (d < 0)
         return accumulate(cx, x, ct);
-    return accumulate(cx, x, flip(g, EMIT(g, cumsum, N(flip(g, ct, d)), I(d)), d));
+    return accumulate(cx, x, flip(g, HOP_EMIT(g, cumsum, N(flip(g, ct, d)), I(d)), d));
 }
 
 /*
@@ -1511,8 +1510,8 @@ cumprod_rule(const ad *a, const hop_node *n, hop_node *v, hop_node **out)
     }
     hop_node *x = primal(a, n->args[0].u.node);
     if (d != rank - 1) {
-        x = EMIT(g, transpose, N(x), I(d), I(-1));
-        v = EMIT(g, transpose, N(v), I(d), I(-1));
+        x = HOP_EMIT(g, transpose, N(x), I(d), I(-1));
+        v = HOP_EMIT(g, transpose, N(v), I(d), I(-1));
         if (x == NULL || v == NULL)
             return hop_error_code();
     }
@@ -1522,25 +1521,26 @@ cumprod_rule(const ad *a, const hop_node *n, hop_node *v, hop_node **out)
     if (R == NULL)
         return hop_error_code();
     hop_arg shape2[2] = {S(R), S(size)};
-    hop_node *x2 = EMIT(g, reshape, N(x), hop_arg_list(shape2, 2));
-    hop_node *v2 = EMIT(g, reshape, N(v), hop_arg_list(shape2, 2));
+    hop_node *x2 = HOP_EMIT(g, reshape, N(x), hop_arg_list(shape2, 2));
+    hop_node *v2 = HOP_EMIT(g, reshape, N(v), hop_arg_list(shape2, 2));
     hop_node *ar = arange_n(g, size);
-    hop_node *col = EMIT(g, unsqueeze, N(ar), I(1)); /* j down, i (or k) across */
+    hop_node *col = HOP_EMIT(g, unsqueeze, N(ar), I(1)); /* j down, i (or k) across */
     hop_node *eye = op2(g, HOP_OP_eq, col, ar);
     hop_node *upper = op2(g, HOP_OP_le, col, ar); /* j <= i */
-    hop_node *C = EMIT(g, cumprod,
-                       N(EMIT(g, where, N(eye), F(1.0), N(EMIT(g, unsqueeze, N(x2), I(1))))), I(2));
+    hop_node *C = HOP_EMIT(
+        g, cumprod, N(HOP_EMIT(g, where, N(eye), F(1.0), N(HOP_EMIT(g, unsqueeze, N(x2), I(1))))),
+        I(2));
     hop_node *r2;
     if (a->v) {
-        hop_node *terms = op2(g, HOP_OP_mul, C, EMIT(g, unsqueeze, N(v2), I(1)));
-        r2 = EMIT(g, sum, N(where_or_zero(g, upper, terms)), I(2), hop_arg_bool(false));
+        hop_node *terms = op2(g, HOP_OP_mul, C, HOP_EMIT(g, unsqueeze, N(v2), I(1)));
+        r2 = HOP_EMIT(g, sum, N(where_or_zero(g, upper, terms)), I(2), hop_arg_bool(false));
     } else {
-        hop_node *terms = op2(g, HOP_OP_mul, C, EMIT(g, unsqueeze, N(v2), I(2)));
-        r2 = EMIT(g, sum, N(where_or_zero(g, upper, terms)), I(1), hop_arg_bool(false));
+        hop_node *terms = op2(g, HOP_OP_mul, C, HOP_EMIT(g, unsqueeze, N(v2), I(2)));
+        r2 = HOP_EMIT(g, sum, N(where_or_zero(g, upper, terms)), I(1), hop_arg_bool(false));
     }
     hop_node *r = reshape_to(g, r2, &tm);
     if (d != rank - 1)
-        r = EMIT(g, transpose, N(r), I(d), I(-1));
+        r = HOP_EMIT(g, transpose, N(r), I(d), I(-1));
     *out = r;
     return r ? HOP_OK : hop_error_code();
 }
@@ -1584,7 +1584,7 @@ start_operand(const ad *a, const hop_arg *s, bool tensor)
         v = S(s->u.node->meta->sym);
     if (!tensor)
         return v;
-    hop_node *t = EMIT(a->g, full, hop_arg_list(NULL, 0), v, hop_arg_dtype(HOP_I64));
+    hop_node *t = HOP_EMIT(a->g, full, hop_arg_list(NULL, 0), v, hop_arg_dtype(HOP_I64));
     return t ? N(t) : hop_arg_none();
 }
 
@@ -1594,10 +1594,10 @@ VJP_ARG0(vjp_dynamic_slice)
     hop_node *z = hop__ad_full(a->g, meta_of(x), 0.0), *ct = hop_vjp_ct(cx, n, 0);
     hop_arg s = start_operand(a, &n->args[2], true);
     if (n->args[3].kind == HOP_ARG_NONE) /* x[i]: the dim back, of size 1 */
-        ct = EMIT(a->g, unsqueeze, N(ct), I(wrap_dim(n->args[1].u.i, meta_of(x)->rank)));
+        ct = HOP_EMIT(a->g, unsqueeze, N(ct), I(wrap_dim(n->args[1].u.i, meta_of(x)->rank)));
     if (z == NULL || ct == NULL || s.kind == HOP_ARG_NONE)
         return hop_error_code();
-    return accumulate(cx, x, EMIT(a->g, dynamic_update_slice, N(z), N(ct), n->args[1], s));
+    return accumulate(cx, x, HOP_EMIT(a->g, dynamic_update_slice, N(z), N(ct), n->args[1], s));
 }
 
 static hop_status
@@ -1613,14 +1613,14 @@ vjp_dynamic_update_slice(hop_vjp_ctx *cx, const hop_node *n)
         hop_arg s = start_operand(&a, &n->args[3], false);
         st = z && s.kind != HOP_ARG_NONE
                  ? accumulate(cx, n->args[0].u.node,
-                              EMIT(a.g, dynamic_update_slice, N(ct), N(z), n->args[2], s))
+                              HOP_EMIT(a.g, dynamic_update_slice, N(ct), N(z), n->args[2], s))
                  : hop_error_code();
     }
     if (st == HOP_OK && wants(cx, &n->args[1])) {
         hop_arg s = start_operand(&a, &n->args[3], true);
         st = s.kind != HOP_ARG_NONE ? accumulate(cx, u,
-                                                 EMIT(a.g, dynamic_slice, N(ct), n->args[2], s,
-                                                      S(meta_of(u)->sizes[d])))
+                                                 HOP_EMIT(a.g, dynamic_slice, N(ct), n->args[2], s,
+                                                          S(meta_of(u)->sizes[d])))
                                     : hop_error_code();
     }
     return st;
@@ -1640,7 +1640,7 @@ jvp_dynamic_update_slice(hop_jvp_ctx *cx, const hop_node *n)
     hop_arg s = start_operand(&a, &n->args[3], false);
     if (tx == NULL || tu == NULL || s.kind == HOP_ARG_NONE)
         return hop_error_code();
-    return set_tangent(cx, n, EMIT(a.g, dynamic_update_slice, N(tx), N(tu), n->args[2], s));
+    return set_tangent(cx, n, HOP_EMIT(a.g, dynamic_update_slice, N(tx), N(tu), n->args[2], s));
 }
 
 /* mask_gradient(x, mask): the gradient (tangent) where mask, zero elsewhere;
@@ -1679,12 +1679,12 @@ VJP_ARG0(vjp_complex_part)
     hop_node *ct = hop_vjp_ct(cx, n, 0), *r = NULL;
     switch (n->op) {
     case HOP_OP_real:
-        r = cplx ? EMIT(g, complex, N(ct), F(0.0)) : ct;
+        r = cplx ? HOP_EMIT(g, complex, N(ct), F(0.0)) : ct;
         break;
     case HOP_OP_imag:
         if (!cplx)
             return HOP_OK; /* the zeros of a real input pass no gradient */
-        r = EMIT(g, complex, F(0.0), N(op1(g, HOP_OP_neg, ct)));
+        r = HOP_EMIT(g, complex, F(0.0), N(op1(g, HOP_OP_neg, ct)));
         break;
     case HOP_OP_conj:
         r = cplx ? op1(g, HOP_OP_conj, ct) : ct;
@@ -1745,7 +1745,7 @@ jvp_complex(hop_jvp_ctx *cx, const hop_node *n)
         return HOP_OK;
     ad a = ad_jvp(cx);
     hop_arg re = tr ? N(tr) : F(0.0), im = ti ? N(ti) : F(0.0);
-    return set_tangent(cx, n, EMIT(a.g, complex, re, im));
+    return set_tangent(cx, n, HOP_EMIT(a.g, complex, re, im));
 }
 
 /* ----------------------------------------------------------- the table */

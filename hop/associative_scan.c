@@ -890,9 +890,6 @@ typedef struct rec {
     const hop_value_info *elem; /* one element: the xs without dim */
 } rec;
 
-#define NARGS(...) (sizeof((hop_arg[]){__VA_ARGS__}) / sizeof(hop_arg))
-#define EMIT(g, op, ...)                                                                           \
-    hop_graph_emit((g), HOP_OP_##op, (hop_arg[]){__VA_ARGS__}, NARGS(__VA_ARGS__))
 #define N(v) hop_arg_node(v)
 
 static bool
@@ -906,8 +903,8 @@ static hop_node *
 drop_end(const rec *r, hop_node *v, bool first)
 {
     bool low = first_is_low(r, first);
-    return EMIT(r->g, slice, N(v), hop_arg_int(r->d), low ? hop_arg_int(1) : hop_arg_none(),
-                low ? hop_arg_none() : hop_arg_int(-1), hop_arg_int(1));
+    return HOP_EMIT(r->g, slice, N(v), hop_arg_int(r->d), low ? hop_arg_int(1) : hop_arg_none(),
+                    low ? hop_arg_none() : hop_arg_int(-1), hop_arg_int(1));
 }
 
 /* v with one slice of fill before its first (first) or after its last
@@ -919,11 +916,11 @@ pad_end(const rec *r, hop_node *v, bool first, double fill)
     hop_arg sizes[HOP_MAX_RANK];
     for (int i = 0; i < m->rank; i++)
         sizes[i] = hop_arg_sym(i == r->d ? hop_sym_const(r->g->env, 1) : m->sizes[i]);
-    hop_node *f = EMIT(r->g, full, hop_arg_list(sizes, (size_t)m->rank), hop_arg_float(fill),
-                       hop_arg_dtype(m->dtype));
+    hop_node *f = HOP_EMIT(r->g, full, hop_arg_list(sizes, (size_t)m->rank), hop_arg_float(fill),
+                           hop_arg_dtype(m->dtype));
     bool low = first_is_low(r, first);
     hop_arg parts[2] = {N(low ? f : v), N(low ? v : f)};
-    return f ? EMIT(r->g, cat, hop_arg_list(parts, 2), hop_arg_int(r->d)) : NULL;
+    return f ? HOP_EMIT(r->g, cat, hop_arg_list(parts, 2), hop_arg_int(r->d)) : NULL;
 }
 
 /* d op(u, w) / d u: mul w; maximum (minimum) 1 where u wins, 0.5 at a tie. */
@@ -934,31 +931,36 @@ partial(const rec *r, hop_node *u, hop_node *w)
         return w;
     hop_graph *g = r->g;
     hop_arg dt = hop_arg_dtype(r->x->meta.dtype);
-    hop_node *win = r->op == HOP_OP_maximum ? EMIT(g, gt, N(u), N(w)) : EMIT(g, lt, N(u), N(w));
-    hop_node *tie =
-        EMIT(g, mul, N(EMIT(g, to, N(EMIT(g, eq, N(u), N(w))), dt)), hop_arg_float(0.5));
-    return EMIT(g, add, N(EMIT(g, to, N(win), dt)), N(tie));
+    hop_node *win =
+        r->op == HOP_OP_maximum ? HOP_EMIT(g, gt, N(u), N(w)) : HOP_EMIT(g, lt, N(u), N(w));
+    hop_node *tie = HOP_EMIT(g, mul, N(HOP_EMIT(g, to, N(HOP_EMIT(g, eq, N(u), N(w))), dt)),
+                             hop_arg_float(0.5));
+    return HOP_EMIT(g, add, N(HOP_EMIT(g, to, N(win), dt)), N(tie));
 }
 
 /* coef * v; for maximum/minimum 0 where coef is 0 whatever v is. */
 static hop_node *
 scale(hop_graph *g, hop_op op, hop_node *coef, hop_node *v)
 {
-    hop_node *p = EMIT(g, mul, N(coef), N(v));
+    hop_node *p = HOP_EMIT(g, mul, N(coef), N(v));
     if (op == HOP_OP_mul)
         return p;
-    return EMIT(g, where, N(EMIT(g, eq, N(coef), hop_arg_float(0.0))), hop_arg_float(0.0), N(p));
+    return HOP_EMIT(g, where, N(HOP_EMIT(g, eq, N(coef), hop_arg_float(0.0))), hop_arg_float(0.0),
+                    N(p));
 }
 
 /*
  * The coefficients over the whole xs: cn_i = c_n(i) (0 for the last) and
- * d_i (1 for the first), from x and the primal y: the pairs (y_p(i), x_i)
- * for every element i but the first are y without its last element and x
- * without its first.
+ * d_i (1 for the first), from x and the primal y (output 0 of the primal
+ * call c: both rules read it so): the pairs (y_p(i), x_i) for every element
+ * i but the first are y without its last element and x without its first.
  */
 static hop_status
-coefficients(const rec *r, hop_node *x, hop_node *y, hop_node **cn, hop_node **dd)
+coefficients(const rec *r, hop_node *x, hop_node *c, hop_node **cn, hop_node **dd)
 {
+    hop_node *y = hop_graph_getitem(r->g, c, 0);
+    if (y == NULL)
+        return hop_error_code();
     hop_node *yp = drop_end(r, y, false), *xi = drop_end(r, x, true);
     *cn = pad_end(r, partial(r, yp, xi), false, 0.0);
     *dd = pad_end(r, partial(r, xi, yp), true, 1.0);
@@ -985,7 +987,7 @@ recurrence(const rec *r, bool tangent, hop_node *cn, hop_node *v, hop_node *zero
     hop_node *k = tangent && carry ? hop_build_input(bd, "init", zero, "k", r->elem) : carry;
     hop_node *c = k ? hop_build_input(bd, "xs", cn, "cn", r->elem) : NULL;
     hop_node *e = c ? hop_build_input(bd, "xs", v, tangent ? "dv" : "ct", r->elem) : NULL;
-    hop_node *next = e ? EMIT(b, add, N(e), N(scale(b, r->op, tangent ? k : c, carry))) : NULL;
+    hop_node *next = e ? HOP_EMIT(b, add, N(e), N(scale(b, r->op, tangent ? k : c, carry))) : NULL;
     hop_node *outs[3] = {next, tangent ? c : next, next};
     size_t nc = tangent ? 2 : 1;
     hop_status st = next ? HOP_OK : hop_error_code();
@@ -1047,10 +1049,8 @@ assoc_vjp(hop_vjp_ctx *cx, const hop_node *call)
     rec_of(g, call, &k, &r, &empty);
     if (empty)
         return HOP_OK;
-    hop_node *cn, *dd, *y = hop_graph_getitem(g, hop_vjp_primal(cx, call), 0);
-    if (y == NULL)
-        return hop_error_code();
-    st = coefficients(&r, hop_vjp_primal(cx, x), y, &cn, &dd);
+    hop_node *cn, *dd;
+    st = coefficients(&r, hop_vjp_primal(cx, x), hop_vjp_primal(cx, call), &cn, &dd);
     hop_node *zero = st == HOP_OK ? hop_vjp_zeros(cx, r.elem) : NULL;
     hop_node *G = zero ? recurrence(&r, false, cn, ct, zero) : NULL;
     hop_node *gx = G ? scale(g, k.op, dd, G) : NULL;
@@ -1079,10 +1079,8 @@ assoc_jvp(hop_jvp_ctx *cx, const hop_node *call)
     rec_of(g, call, &k, &r, &empty);
     if (empty)
         return hop_jvp_set_tangent(cx, call, 0, t);
-    hop_node *cn, *dd, *y = hop_graph_getitem(g, hop_jvp_primal(cx, call), 0);
-    if (y == NULL)
-        return hop_error_code();
-    st = coefficients(&r, hop_jvp_primal(cx, x), y, &cn, &dd);
+    hop_node *cn, *dd;
+    st = coefficients(&r, hop_jvp_primal(cx, x), hop_jvp_primal(cx, call), &cn, &dd);
     hop_node *zero = st == HOP_OK ? hop_jvp_zeros(cx, r.elem) : NULL;
     hop_node *dv = zero ? scale(g, k.op, dd, t) : NULL;
     hop_node *T = dv ? recurrence(&r, true, cn, dv, zero) : NULL;

@@ -287,51 +287,38 @@ loop_bound(hop_graph *g, hop_node *b, bool upper)
     return r ? hop_graph_call_op(g, HOP_OP_item, (hop_arg[]){hop_arg_node(r)}, 1) : NULL;
 }
 
-/* The loop of batched bounds bnd (NULL where a bound is not batched): over
- * [min lower, max upper), every carry batched and masked per lane, the
- * batched bounds passed as extra lifted values; no example (a batch of
- * size 0) runs no iteration (and takes no min or max of nothing). */
+/* The step of batched bounds (bnd: NULL where a bound is not batched),
+ * masked per lane by them (bound_lanes), which it takes as extra lifted
+ * values. */
 static hop_status
-masked_loop(hop_batch_ctx *cx, const hop_node *call, hop_node *const *bnd, hop_node **loop,
-            bool *mask)
+bound_bodies(void *bnd, hop_batch_ctx *cx, const hop_node *call, const bool *batched,
+             hop_span carries, hop_build *b)
 {
-    hop_graph *g = hop_batch_out(cx);
-    const hop_graph *f = hop_node_body(call, "body_fun");
-    hop_layout l;
-    hop_status st = hop_layout_of(call, &l);
-    hop_span c = hop_layout_span(&l, "init_val");
-    bool *was = hop_calloc(l.n + 1, sizeof *was);
-    hop_node **ops = hop_calloc(l.n + 1, sizeof *ops);
-    hop_value_info *outs = hop_calloc(c.n + 1, sizeof *outs);
-    hop_build *b =
-        st == HOP_OK && was && ops && outs ? hop_build_new(g, &hop_fori_loop_class) : NULL;
-    st = b ? hop_batch_operands(cx, call, ops, was) : hop_error_code();
-    if (st == HOP_OK)
-        memcpy(mask, was, l.n * sizeof *mask);
-    if (st == HOP_OK)
-        st = hop_batch_carries(cx, f, mask, c.at, c.n);
-    for (size_t j = c.at; j < c.at + c.n; j++)
-        mask[j] = true;
     hop_batch_lanes lanes = {bound_lanes, NULL, false, 2, (const char *[]){"lower", "upper"}, bnd};
     hop_graph *fb = NULL;
-    if (st == HOP_OK)
-        st = hop_batch_masked_body(cx, f, mask, c.at, &lanes, &fb);
-    if (st == HOP_OK)
-        st = hop_build_use_body(b, "body_fun", fb);
-    for (size_t j = c.at; j < c.at + c.n && st == HOP_OK; j++)
-        if (!was[j] && (ops[j] = hop_batch_broadcast(cx, ops[j])) == NULL)
-            st = hop_error_code();
-    if (st == HOP_OK)
-        st = hop_build_operands(b, &l, ops);
+    hop_status st = hop_batch_masked_body(cx, hop_node_body(call, "body_fun"), batched, carries.at,
+                                          &lanes, &fb);
+    return st == HOP_OK ? hop_build_use_body(b, "body_fun", fb) : st;
+}
+
+/* The leads of batched bounds bnd: the loop runs over [min lower, max
+ * upper), each batched bound passed as an extra lifted value after the
+ * call's own; no example (a batch of size 0) runs no iteration (and takes
+ * no min or max of nothing). */
+static hop_status
+bound_leads(void *arg, hop_batch_ctx *cx, const hop_node *call, hop_build *b)
+{
+    hop_node *const *bnd = arg;
     int64_t size;
     bool none = hop_expr_const_value(hop_batch_size(cx), &size) && size == 0;
     const char *names[2] = {"lower", "upper"};
+    hop_status st = HOP_OK;
     for (int k = 0; k < 2 && st == HOP_OK; k++) {
         hop_arg bound = *hop_node_param(call, names[k]);
         if (bound.kind == HOP_ARG_NODE)
             bound = hop_arg_node(hop_batch_value(cx, bound.u.node, NULL));
         if (bnd[k] != NULL && (st = hop_build_operand(b, HOP_SPAN_LIFTED, bnd[k])) == HOP_OK) {
-            hop_node *v = none ? NULL : loop_bound(g, bnd[k], k == 1);
+            hop_node *v = none ? NULL : loop_bound(hop_batch_out(cx), bnd[k], k == 1);
             if (v == NULL && !none)
                 st = hop_error_code();
             bound = v ? hop_arg_node(v) : bound;
@@ -339,16 +326,6 @@ masked_loop(hop_batch_ctx *cx, const hop_node *call, hop_node *const *bnd, hop_n
         if (st == HOP_OK)
             st = hop_build_lead(b, names[k], none ? hop_arg_int(0) : bound);
     }
-    for (size_t j = 0; j < c.n && st == HOP_OK; j++)
-        outs[j] = hop_batch_meta(cx, &call->outs[j]);
-    if (st == HOP_OK) {
-        st = (*loop = hop_build_emit(b, outs, c.n)) ? HOP_OK : hop_error_code();
-        b = NULL;
-    }
-    hop_build_free(b);
-    hop_free(was);
-    hop_free(ops);
-    hop_free(outs);
     return st;
 }
 
@@ -359,7 +336,7 @@ masked_loop(hop_batch_ctx *cx, const hop_node *call, hop_node *const *bnd, hop_n
  * reads per example: its `item` is deferred to here,
  * HOP_PARAM_BATCHED_ITEM) is one loop over [min lower, max upper) whose
  * index stays unbatched, every carry batched and masked per lane
- * (hop_batch_masked_body); a SymInt carry then cannot differ per example:
+ * (hop_loop_batch_masked); a SymInt carry then cannot differ per example:
  * HOP_UNSUPPORTED.
  */
 static hop_status
@@ -381,14 +358,8 @@ fori_batch(hop_batch_ctx *cx, const hop_node *call)
                              "vmap: fori_loop (%s) with a batched bound carries a SymInt "
                              "(carry %zu), which cannot differ per example",
                              call->name, j);
-    size_t n = hop_node_body(call, "body_fun")->nplaceholders;
-    bool *mask = hop_calloc(n + 1, sizeof *mask);
-    hop_node *loop = NULL;
-    hop_status st = mask ? masked_loop(cx, call, bnd, &loop, mask) : hop_error_code();
-    if (st == HOP_OK)
-        st = hop_batch_outputs(cx, call, loop, NULL);
-    hop_free(mask);
-    return st;
+    hop_loop_lanes lanes = {bound_bodies, bound_leads, bnd};
+    return hop_loop_batch_masked(cx, call, "init_val", &lanes);
 }
 
 const hop_class hop_fori_loop_class = {

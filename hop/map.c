@@ -666,11 +666,12 @@ jvp_primal(void *cx, const hop_node *v)
     return hop_jvp_primal(cx, v);
 }
 
-/* Moves the last k placeholders of g to position pos, in order. */
+/* Moves the k placeholders of g from position first on to position pos
+ * (before first), in order: both rules put the rows of the values they map
+ * (cotangents, xs tangents) right after the xs rows. */
 static hop_status
-move_last(hop_graph *g, size_t k, size_t pos)
+move_block(hop_graph *g, size_t first, size_t k, size_t pos)
 {
-    size_t first = g->nplaceholders - k;
     for (size_t i = 0; i < k; i++) {
         hop_status st =
             hop_graph_move_placeholder(g, hop_graph_placeholder_at(g, first + i), pos + i);
@@ -716,7 +717,7 @@ map_vjp(hop_vjp_ctx *cx, const hop_node *call)
     }
     /* the cotangents are mapped: their rows go right after the xs rows */
     if (st == HOP_OK && ng > 0 && bwd->nplaceholders == n + nct)
-        st = move_last(bwd, nct, m.xs.n);
+        st = move_block(bwd, n, nct, m.xs.n);
     hop_node *r = NULL;
     hop_graph *g = hop_vjp_out(cx);
     if (st == HOP_OK && ng > 0 &&
@@ -764,8 +765,7 @@ map_jvp(hop_jvp_ctx *cx, const hop_node *call)
         st = hop_jvp_body(cx, m.body, wrt, &jb);
     /* the xs tangents are mapped: right after the xs rows */
     if (st == HOP_OK && nxt > 0 && jb->nplaceholders == n + nxt + nat)
-        for (size_t i = 0; i < nxt && st == HOP_OK; i++)
-            st = hop_graph_move_placeholder(jb, hop_graph_placeholder_at(jb, n + i), m.xs.n + i);
+        st = move_block(jb, n, nxt, m.xs.n);
     hop_node *r = NULL;
     hop_graph *g = hop_jvp_out(cx);
     if (st == HOP_OK && nxt + nat > 0 &&

@@ -318,72 +318,34 @@ masked_cond(hop_batch_ctx *cx, const hop_graph *cond, const hop_graph *gc, hop_g
 
 /* The bodies of a batched predicate: cond_fn batched with its predicate
  * per lane (`<cond>_vmap_pred`, not installed: gc), any of it as the new
- * cond (masked_cond), body_fn masked per lane by it. */
+ * cond (masked_cond), body_fn masked per lane by it; the loop runs until
+ * every lane is done. */
 static hop_status
-masked_bodies(hop_batch_ctx *cx, const hop_node *call, const bool *mask, hop_graph **gc,
-              hop_build *b)
+masked_bodies(void *arg, hop_batch_ctx *cx, const hop_node *call, const bool *batched,
+              hop_span carries, hop_build *b)
 {
+    (void)arg;
     const hop_graph *cond = hop_node_body(call, "cond_fn"), *body = hop_node_body(call, "body_fn");
     int *od = hop_calloc(body->output->nargs + 2, sizeof *od); /* zeros: pred batched at 0 */
     char base[256];
     snprintf(base, sizeof base, "%s_vmap_pred", cond->name);
-    hop_graph *cv = NULL, *bv = NULL;
+    hop_graph *gc = NULL, *cv = NULL, *bv = NULL;
     hop_status st = od ? HOP_OK : hop_error_code();
-    if (st == HOP_OK && (*gc = hop_graph_new_subgraph(hop_batch_out(cx), base)) == NULL)
+    if (st == HOP_OK && (gc = hop_graph_new_subgraph(hop_batch_out(cx), base)) == NULL)
         st = hop_error_code();
     if (st == HOP_OK)
-        st = hop_batch_graph(cx, cond, mask, od, *gc);
+        st = hop_batch_graph(cx, cond, batched, od, gc);
     if (st == HOP_OK)
-        st = masked_cond(cx, cond, *gc, &cv);
-    hop_batch_lanes lanes = {pred_lanes, *gc, true, 0, NULL, NULL};
+        st = masked_cond(cx, cond, gc, &cv);
+    hop_batch_lanes lanes = {pred_lanes, gc, true, 0, NULL, NULL};
     if (st == HOP_OK)
-        st = hop_batch_masked_body(cx, body, mask, 0, &lanes, &bv);
+        st = hop_batch_masked_body(cx, body, batched, carries.at, &lanes, &bv);
     if (st == HOP_OK)
         st = hop_build_use_body(b, "cond_fn", cv);
     if (st == HOP_OK)
         st = hop_build_use_body(b, "body_fn", bv);
-    hop_free(od);
-    return st;
-}
-
-/* A batched predicate (a trip count per example): every carry batched, the
- * loop runs until every lane is done (masked_bodies). */
-static hop_status
-masked_loop(hop_batch_ctx *cx, const hop_node *call, bool *mask)
-{
-    hop_layout l;
-    hop_status st = hop_layout_of(call, &l);
-    hop_span c = hop_layout_span(&l, "carried_inputs");
-    bool *was = hop_calloc(l.n + 1, sizeof *was);
-    hop_node **ops = hop_calloc(l.n + 1, sizeof *ops);
-    hop_value_info *outs = hop_calloc(c.n + 1, sizeof *outs);
-    hop_build *b = st == HOP_OK && was && ops && outs
-                       ? hop_build_new(hop_batch_out(cx), &hop_while_loop_class)
-                       : NULL;
-    hop_graph *gc = NULL;
-    st = b ? hop_batch_operands(cx, call, ops, was) : hop_error_code();
-    for (size_t j = c.at; j < c.at + c.n; j++)
-        mask[j] = true;
-    if (st == HOP_OK)
-        st = masked_bodies(cx, call, mask, &gc, b);
-    for (size_t j = c.at; j < c.at + c.n && st == HOP_OK; j++)
-        if (!was[j] && (ops[j] = hop_batch_broadcast(cx, ops[j])) == NULL)
-            st = hop_error_code();
-    if (st == HOP_OK)
-        st = hop_build_operands(b, &l, ops);
-    for (size_t j = 0; j < c.n && st == HOP_OK; j++)
-        outs[j] = hop_batch_meta(cx, &call->outs[j]);
-    hop_node *r = NULL;
-    if (st == HOP_OK) {
-        r = hop_build_emit(b, outs, c.n);
-        b = NULL;
-        st = r ? hop_batch_outputs(cx, call, r, NULL) : hop_error_code();
-    }
-    hop_build_free(b);
     hop_graph_free(gc);
-    hop_free(was);
-    hop_free(ops);
-    hop_free(outs);
+    hop_free(od);
     return st;
 }
 
@@ -392,8 +354,8 @@ masked_loop(hop_batch_ctx *cx, const hop_node *call, bool *mask)
  * over body_fn (hop_batch_carries).  An unbatched predicate: the same loop
  * over both functions batched (the predicate stays a scalar: the loop kit's
  * hop_loop_batch).  A batched predicate (a trip count per example): masked
- * lanes (masked_loop); a SymInt carry then cannot differ per lane: the loop
- * fallback.
+ * lanes (hop_loop_batch_masked over masked_bodies); a SymInt carry then
+ * cannot differ per lane: the loop fallback.
  */
 static hop_status
 while_batch(hop_batch_ctx *cx, const hop_node *call)
@@ -417,7 +379,8 @@ while_batch(hop_batch_ctx *cx, const hop_node *call)
     if (st == HOP_UNSUPPORTED && pred_b)
         st = hop_batch_loop(cx, call);
     else if (st == HOP_OK)
-        st = pred_b ? masked_loop(cx, call, mask)
+        st = pred_b ? hop_loop_batch_masked(cx, call, "carried_inputs",
+                                            &(hop_loop_lanes){masked_bodies, NULL, NULL})
                     : hop_loop_batch(cx, call, "body_fn", "carried_inputs", NULL, mask);
     hop_free(mask);
     hop_free(ops);

@@ -671,8 +671,10 @@ BINARY_FN(ldexp_f64, double, double, y != y ? y : ldexp(x, LDEXP_N(y)))
 /*
  * Integer fmod (the sign of the dividend, C's %): a zero divisor gives 0,
  * and so does -1 (MIN % -1 would trap).  gcd and lcm on magnitudes
- * (NumPy's npy_gcd/npy_lcm: lcm is |a / gcd * b|, wrapping, so gcd(MIN, 0)
- * stays MIN as NumPy's does).  Shifts by a count outside [0, width) give 0,
+ * (NumPy's npy_gcd/npy_lcm: lcm is |a| / gcd * |b| in C's int for int8 and
+ * int16, narrowed after (lcm(12, 11) of int8 is -124), in the type itself
+ * wider, wrapping (so lcm(2**62, 3) is negative); gcd(MIN, 0) stays MIN as
+ * NumPy's does).  Shifts by a count outside [0, width) give 0,
  * and a right shift of a negative value then -1, as NumPy's npy_lshift and
  * npy_rshift; a left shift goes through the unsigned type (it wraps).
  */
@@ -693,9 +695,10 @@ BINARY_FN(ldexp_f64, double, double, y != y ? y : ldexp(x, LDEXP_N(y)))
         T g = igcd_##sfx(x, y);                                                                    \
         if (g == 0)                                                                                \
             return 0;                                                                              \
-        T q = g == -1 ? WRAP_NEG(T, x) : (T)(x / g);                                               \
-        T r = WRAP_MUL(T, q, y);                                                                   \
-        return r < 0 ? WRAP_NEG(T, r) : r;                                                         \
+        if (sizeof(T) < sizeof(int)) /* C's int: exact, then narrowed (it wraps) */                \
+            return (T)((x < 0 ? -(int)x : (int)x) / g * (y < 0 ? -(int)y : (int)y));               \
+        T ax = x < 0 ? WRAP_NEG(T, x) : x, ay = y < 0 ? WRAP_NEG(T, y) : y;                        \
+        return WRAP_MUL(T, g == -1 ? WRAP_NEG(T, ax) : (T)(ax / g), ay);                           \
     }                                                                                              \
     BINARY_FN(ifmod_##sfx, T, T, y == 0 || y == -1 ? 0 : (T)(x % y))                               \
     BINARY_FN(gcd_##sfx, T, T, igcd_##sfx(x, y))                                                   \

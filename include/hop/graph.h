@@ -256,6 +256,15 @@ hop_node *hop_graph_call_op(hop_graph *g, hop_op op, const hop_arg *args, size_t
  * of emits is checked once at its end.
  */
 hop_node *hop_graph_emit(hop_graph *g, hop_op op, const hop_arg *args, size_t nargs);
+/*
+ * HOP_EMIT(g, add, hop_arg_node(a), hop_arg_float(2.0)): hop_graph_emit of
+ * HOP_OP_add over the arguments listed, counted from the list: the one
+ * spelling of an emit for rules that chain them (autodiff's op rules, a
+ * HOP's own rules).
+ */
+#define HOP_EMIT(g, op, ...)                                                                       \
+    hop_graph_emit((g), HOP_OP_##op, (hop_arg[]){__VA_ARGS__},                                     \
+                   sizeof((hop_arg[]){__VA_ARGS__}) / sizeof(hop_arg))
 
 /*
  * hop_graph_call_op with the result's metadata given, for a graph loaded

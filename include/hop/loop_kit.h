@@ -21,8 +21,9 @@
  * The messages name the HOP the user called (`fold: carry 0 enters as
  * f32[3] but f returns f32[1]`).  Batching: hop_loop_batch (the loop again
  * over its bodies batched), built on hop/batching.h's hop_batch_carries
- * (which carries a batch reaches: a fixed point over the body); lanes that
- * finish at different times are hop_batch_masked_body's.
+ * (which carries a batch reaches: a fixed point over the body); a loop
+ * whose lanes finish at different times is hop_loop_batch_masked (every
+ * carry batched, the step masked per lane: hop_batch_masked_body).
  *
  * Stability: these functions are public API in the same sense as the rest
  * of include/hop/, and a library of HOPs compiled against them keeps
@@ -257,6 +258,45 @@ hop_status hop_loop_jvp(hop_jvp_ctx *cx, const hop_node *call, const char *body,
  */
 hop_status hop_loop_batch(hop_batch_ctx *cx, const hop_node *call, const char *body,
                           const char *carries, const char *xs, const bool *batched);
+
+/*
+ * Batching a loop whose lanes finish at different times (while_loop's
+ * batched predicate, fori_loop's batched bounds): the same HOP again, every
+ * carry of group `carries` batched (an unbatched init broadcast on entry),
+ * the other values passed as hop_batch_operands finds them, every output
+ * batched.  What differs between such loops is the class's, in m:
+ *
+ *   bodies  sets every body of the new call on b (hop_build_use_body),
+ *           the step typically hop_batch_masked_body(cx, step, batched,
+ *           carries.at, lanes): batched holds, per input of the bodies, the
+ *           batching hop_batch_operands found, every carry true; carries is
+ *           the carried group's span in them.  Called once the operands
+ *           are found, before an init is broadcast or an operand passed.
+ *   leads   sets every lead on b, and passes any extra operand (an extra
+ *           lifted value the masked body takes: hop_build_operand); called
+ *           after the call's own operands.  NULL: the leads as they are (a
+ *           node lead's value; a batched one refused, HOP_UNSUPPORTED), as
+ *           hop_loop_batch passes them.
+ *   arg     passed to both, untouched.
+ *
+ * The call's carries are its first outputs; it has no others.  A SymInt
+ * carry cannot differ per lane: the rule decides before calling (an error,
+ * or hop_batch_loop); here it is HOP_UNSUPPORTED naming the HOP and the
+ * carry.  HOP_MISUSE for a call with outputs past its carries or a NULL
+ * m->bodies; otherwise what m's functions and the builders return (the
+ * call's outputs unset; bodies already installed in the out graph stay
+ * there, unused).  Borrows everything; the new call belongs to the out
+ * graph.
+ */
+typedef struct hop_loop_lanes {
+    hop_status (*bodies)(void *arg, hop_batch_ctx *cx, const hop_node *call, const bool *batched,
+                         hop_span carries, hop_build *b);
+    hop_status (*leads)(void *arg, hop_batch_ctx *cx, const hop_node *call, hop_build *b);
+    void *arg;
+} hop_loop_lanes;
+
+hop_status hop_loop_batch_masked(hop_batch_ctx *cx, const hop_node *call, const char *carries,
+                                 const hop_loop_lanes *m);
 
 #ifdef __cplusplus
 }

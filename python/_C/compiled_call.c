@@ -8,13 +8,14 @@
  * plan, and keyword arguments cost nothing when absent.  A bound call whose
  * guard fails goes to _call_args (which tries the other plans or retraces),
  * as does one that fails while this thread traces (traced values: the
- * function is called inside another trace; it runs as part of that trace).
+ * function is called inside another trace; it runs as part of that trace)
+ * and one whose plan raised another of hop's errors (eager decides there).
  *
  * _C._EffectsCall is the bound call of a translated function's plan
  * (hop/_frame.py: a function with Python effects and no graph break): it
  * checks the environment guards, runs the plan, rebuilds the result and the
  * side-effect table's values from the outputs, and replays the table in C,
- * in program order, as _frame.replay does.  Anything it does not take (other
+ * in program order, as _frame_state.replay does.  Anything it does not take (other
  * arguments, a guard that fails) is NotImplemented before anything ran; a
  * replayed effect that raises is the call's error (the plan ran, earlier
  * effects happened: never a second run).
@@ -30,12 +31,15 @@ typedef struct {
 
 static PyObject *str_call_args, *str_call_kw; /* interned method names */
 static PyObject *str_state, *str_print;       /* "_state", "print" */
+static PyObject *str_space, *str_newline;     /* " ", "\n" */
 static PyObject *builtins_dict;               /* builtins.__dict__ (print is read per call) */
+static PyObject *builtins_module;
+static PyObject *sys_dict, *str_stdout; /* sys.__dict__, "stdout" (print_plain) */
 
 /* ------------------------------------------------------- _EffectsCall */
 
 /* The effect kinds replayed here (hop/_compile.py's _EFFECT_CODES): the
- * values of each are (v0, ...) as _frame.replay reads them. */
+ * values of each are (v0, ...) as _frame_state.replay reads them. */
 enum { FX_PRINT, FX_CALL, FX_CELL, FX_GLOBAL, FX_ATTR, FX_ITEM, FX_NKINDS };
 
 typedef struct {
@@ -112,6 +116,47 @@ kwargs_of(PyObject *items, PyObject **out)
     return 0;
 }
 
+/* Whether fn is the builtin print (not a replacement the user put in
+ * builtins): a built-in function of the builtins module named print. */
+static int
+is_builtin_print(PyObject *fn)
+{
+    return PyCFunction_CheckExact(fn) && PyCFunction_GET_SELF(fn) == builtins_module &&
+           strcmp(((PyCFunctionObject *)fn)->m_ml->ml_name, "print") == 0;
+}
+
+/* print(*args) as the builtin does it with sep, end, file and flush at their
+ * defaults (CPython's builtin_print): nothing when sys.stdout is None, else
+ * each argument's str() written to it, " " between, "\n" after -- the same
+ * write() calls on the same file, without print's argument parsing, its
+ * vararg tuple and a new "\n" string per call.  0, or -1 with the exception
+ * a write or a str() raised. */
+static int
+print_plain(PyObject *args)
+{
+    PyObject *file = PyDict_GetItemWithError(sys_dict, str_stdout); /* borrowed */
+    if (file == NULL) {
+        if (PyErr_Occurred())
+            return -1;
+        PyErr_SetString(PyExc_RuntimeError, "lost sys.stdout");
+        return -1;
+    }
+    if (file == Py_None)
+        return 0;
+    Py_INCREF(file); /* (a write may rebind sys.stdout) */
+    int rc = 0;
+    for (Py_ssize_t i = 0; rc == 0 && i < PyTuple_GET_SIZE(args); i++) {
+        if (i > 0)
+            rc = PyFile_WriteObject(str_space, file, Py_PRINT_RAW);
+        if (rc == 0)
+            rc = PyFile_WriteObject(PyTuple_GET_ITEM(args, i), file, Py_PRINT_RAW);
+    }
+    if (rc == 0)
+        rc = PyFile_WriteObject(str_newline, file, Py_PRINT_RAW);
+    Py_DECREF(file);
+    return rc;
+}
+
 /* One effect of the table with this call's values v: 0, or -1 with the
  * exception the effect raised. */
 static int
@@ -131,6 +176,8 @@ replay_one(PyObject *fx, PyObject *v)
                     PyErr_SetString(PyExc_NameError, "name 'print' is not defined");
                 return -1;
             }
+            if (PyTuple_GET_SIZE(PyTuple_GET_ITEM(v, 1)) == 0 && is_builtin_print(fn))
+                return print_plain(PyTuple_GET_ITEM(v, 0));
             Py_INCREF(fn);
         } else if ((fn = PyObject_GetAttr(target, key)) == NULL) {
             return -1;
@@ -361,10 +408,14 @@ compiled_call(CompiledCallObject *self, PyObject *args, PyObject *kwargs)
         if (r == NULL && ran)
             return NULL; /* a replayed effect raised: the plan ran, never again */
         if (r != Py_NotImplemented) {
-            /* a guard that fails (a miss: _call_args retraces) and traced
-             * values (inside another trace) take the general path */
+            /* a guard that fails (a miss: _call_args retraces), traced
+             * values (inside another trace) and any other error of hop's
+             * take the general path: nothing of the call happened, and
+             * what the plan raised for the call's values (an index out of
+             * range) is for eager to decide (hop/_compile.py, _RUN_ERRORS;
+             * the plan runs again there, on this rare path only) */
             if (r != NULL ||
-                !(PyErr_ExceptionMatches(hop_py_GuardError) || hop_py__thread_tracing()))
+                !(PyErr_ExceptionMatches(hop_py_Error) || hop_py__thread_tracing()))
                 return r;
             PyErr_Clear();
         } else {
@@ -434,7 +485,16 @@ hop_py__compiled_call_init(PyObject *module)
     if (b == NULL)
         return -1;
     builtins_dict = Py_NewRef(PyModule_GetDict(b));
-    Py_DECREF(b);
+    builtins_module = b; /* (kept: a module of the interpreter's, never freed) */
+    PyObject *sys = PyImport_ImportModule("sys");
+    if (sys == NULL)
+        return -1;
+    sys_dict = Py_NewRef(PyModule_GetDict(sys)); /* (the interpreter's sysdict) */
+    Py_DECREF(sys);
+    if ((str_stdout = PyUnicode_InternFromString("stdout")) == NULL ||
+        (str_space = PyUnicode_InternFromString(" ")) == NULL ||
+        (str_newline = PyUnicode_InternFromString("\n")) == NULL)
+        return -1;
     if (PyModule_AddObjectRef(module, "_EffectsCall", (PyObject *)&EffectsCallType) < 0)
         return -1;
     return PyModule_AddObjectRef(module, "_CompiledCall", (PyObject *)&CompiledCallType);

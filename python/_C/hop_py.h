@@ -150,6 +150,9 @@ PyObject *hop_py__conversion(PyObject *type, const char *fmt, ...);
 PyObject *hop_py__user_text(const char *helper, PyObject *obj, PyObject *text);
 /* A proxy's shape as a tuple of ints and SymInts. */
 PyObject *hop_py_proxy_shape(TensorObject *p);
+/* tensor.c: a new _C._UserClass(fn) descriptor (fn(obj): the class the
+ * user's code sees while hop traces), or NULL with an exception. */
+PyObject *hop_py__user_class_new(PyObject *fn);
 /* Wraps a node of trace `owner` as a proxy Tensor (new reference; tensor.c). */
 PyObject *hop_py_proxy_new(PyObject *owner, hop_node *node);
 /* The size of x[start:stop] for a traced start (trace.c): stop must be

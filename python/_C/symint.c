@@ -468,7 +468,20 @@ static PyNumberMethods symint_as_number = {
     .nb_index = symint_int,
 };
 
+/* _user_class(): int, the class of the value eagerly (the __class__ the
+ * user's code sees while hop traces: _UserClass, installed at init). */
+static PyObject *
+symint_user_class(PyObject *self, PyObject *unused)
+{
+    (void)self;
+    (void)unused;
+    return Py_NewRef((PyObject *)&PyLong_Type);
+}
+
 static PyMethodDef symint_methods[] = {
+    {"_user_class", symint_user_class, METH_NOARGS,
+     "_user_class(): int, the class of the value eagerly: while hop traces, the user's code "
+     "sees it as x.__class__ (isinstance(n, int) is True) and hop.compile's type(n)."},
     {"__format__", (PyCFunction)symint_format, METH_O,
      HOP_PY_SIG("__format__($self, spec, /)") "format(s, spec): the int's format in the user's "
                                               "code of a hop.compile trace (as str())."},
@@ -548,5 +561,16 @@ hop_py__symint_init(PyObject *module)
     if (PyType_Ready(&hop_py_SymIntType) < 0 ||
         PyModule_AddObjectRef(module, "SymInt", (PyObject *)&hop_py_SymIntType) < 0)
         return -1;
+    /* isinstance(n, int) of a size or an item() is True in the user's code
+     * of a trace, as eagerly (hop's and NumPy's code see the real class) */
+    PyObject *fn = PyObject_GetAttrString((PyObject *)&hop_py_SymIntType, "_user_class");
+    PyObject *cls = fn != NULL ? hop_py__user_class_new(fn) : NULL;
+    Py_XDECREF(fn);
+    if (cls == NULL || PyDict_SetItemString(hop_py_SymIntType.tp_dict, "__class__", cls) < 0) {
+        Py_XDECREF(cls);
+        return -1;
+    }
+    Py_DECREF(cls);
+    PyType_Modified(&hop_py_SymIntType);
     return PyModule_AddFunctions(module, symint_functions);
 }

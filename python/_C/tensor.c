@@ -1961,13 +1961,15 @@ dragon4_text(double v, int f32, char *buf)
         j--;
     else if (j < 7 && dec_vs_bin(1, j + 1, M, E) <= 0)
         j++;
-    /* the fewest digits: a binary search, as a decimal of p digits reading
-     * back as a means one of p + 1 does too (and 9, or 17, always do) */
+    /* the fewest digits: a search, as a decimal of p digits reading back as
+     * a means one of p + 1 does too (and 9, or 17, always do).  Most
+     * computed values need all the digits or all but one, so it probes one
+     * below all, then (if that reads back) two below, then halves: two
+     * probes for those, where halving from the middle took three or four */
     int lo = 1, hi = f32 ? 9 : 17, have = 0;
     uint64_t D = 0;
     int k = 0;
-    while (lo < hi) {
-        int mid = (lo + hi) / 2;
+    for (int n = 0, mid = hi - 1; lo < hi; n++, mid = n == 1 && have ? hi - 1 : (lo + hi) / 2) {
         uint64_t md;
         int mk;
         if (digits_of(M, E, bits, j, mid, &md, &mk)) {
@@ -2197,7 +2199,9 @@ PyTypeObject hop_py_TensorType = {
 /* ------------------------------------------------- _C._UserClass */
 
 /*
- * _C._UserClass(fn): a __class__ descriptor for hop.numpy.ndarray.  The real
+ * _C._UserClass(fn): a __class__ descriptor for hop.numpy.ndarray (and for
+ * hop.SymInt and hop.SymFloat, which are ints and floats to the user's code
+ * as eagerly: symint.c, hop/_symfloat.py).  The real
  * class, except while this thread traces or records a path (a bool hook is
  * set: hop/_paths.py) and the code asking (the current frame) is the
  * user's, not hop's or NumPy's: then fn(obj), NumPy's class, so that
@@ -2262,6 +2266,14 @@ user_class_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
     if (self != NULL)
         self->fn = Py_NewRef(fn);
     return (PyObject *)self;
+}
+
+static PyTypeObject UserClassType;
+
+PyObject *
+hop_py__user_class_new(PyObject *fn)
+{
+    return PyObject_CallOneArg((PyObject *)&UserClassType, fn);
 }
 
 static PyTypeObject UserClassType = {

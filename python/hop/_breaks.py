@@ -37,7 +37,7 @@ __all__ = ["GraphBreak", "conversion", "raised", "internal", "text"]
 _KEY = "hop.graph breaks"    # Trace.scratch: the breaks raised in this trace
 _COMPILE = "hop.compile"     # Trace.scratch: set for a trace hop.compile makes
 # Trace.scratch: the tracer depth of a side of a data-dependent `if` the frame
-# translator traces as a cond body (_frame.Translator._merge_if): the
+# translator traces as a cond body (_frame_merge, Translator._merge_if): the
 # function's own code runs there, so a conversion is a break, as at the root
 SIDE = "hop.frame side"
 

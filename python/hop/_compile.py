@@ -34,6 +34,9 @@ from . import _C
 from . import _breaks
 from . import _effects
 from . import _frame
+from . import _frame_base
+from . import _frame_resume
+from . import _frame_state
 from . import _paths
 from ._reads import is_hop_function, is_hop_module
 from ._pytree import flatten, unflatten
@@ -63,6 +66,17 @@ def _raised_by_user(e):
         code.co_code[tb.tb_lasti] in (_RAISE_VARARGS, _RERAISE)
 
 
+def _the_calls_own(e):
+    """Whether e, raised while tracing, is the call's own error, which eager
+    raises too after what the call did before it: the user's raise, or an
+    error hop.numpy raised as NumPy would (an index out of range, shapes
+    that do not broadcast; hop.numpy._core.raised_as_numpy)."""
+    if _raised_by_user(e):
+        return True
+    hnp = sys.modules.get("hop.numpy._core")
+    return hnp is not None and hnp.raised_as_numpy(e)
+
+
 _RAISE_VARARGS = dis.opmap["RAISE_VARARGS"]
 _RERAISE = dis.opmap["RERAISE"]
 
@@ -85,7 +99,7 @@ class _Entry:
         """The plan's call (GuardError when it does not fit)."""
         fr = self.frame
         if fr is None:
-            return self.runner.call_kw(args, _C.GuardError, kwargs)
+            return _plan_run(self.runner.call_kw, args, _C.GuardError, kwargs)
         if fr.stop is not None and fr.stop.prefix is not None:
             # NumPy code whose break would hand Python a value of other bits
             # than NumPy's: the part before it runs in Python, the rest
@@ -94,13 +108,13 @@ class _Entry:
                 return fr.stop.run_prefix(args, kwargs, _compile_resume)
             except _C.GuardError as e:
                 raise _Ran(e) from None
-        state = _frame.lifted_now(fr.lifted)
+        state = _frame_state.lifted_now(fr.lifted)
         if state is None:
             raise _C.GuardError("guard failed: a lifted int of the function's state (a "
                                 "nonlocal or global it assigns) no longer holds an int")
-        out, values = self.runner.call_kw(tuple(args) + state, _C.GuardError, kwargs)
+        out, values = _plan_run(self.runner.call_kw, tuple(args) + state, _C.GuardError, kwargs)
         try:
-            _frame.replay(fr.effects, values, (tuple(args), dict(kwargs or {})))
+            _frame_state.replay(fr.effects, values, (tuple(args), dict(kwargs or {})))
             if fr.stop is not None:
                 # a graph break: the instruction in Python, then the resume
                 return fr.stop.resume(out, _compile_resume)
@@ -117,6 +131,32 @@ class _Entry:
             return f"the data-dependent branch at {site} (`{site.text}`) took its {side} side, " \
                    f"not traced yet"
         return str(e)
+
+
+# What a plan raises while it runs for the call's values (an index array
+# out of range, a singular matrix, masks of other counts): the call's own
+# error, which eager raises only after what the function did before it.
+# A plan writes the caller's arrays and replays effects only once it has
+# run, so nothing happened yet and the call runs eagerly (_PlanRaised).
+_RUN_ERRORS = (_C.OutOfBoundsError, _C.LinAlgError, _C.ShapeError, _C.InvalidError)
+
+
+def _plan_run(call, *args):
+    """call(*args), a plan's run: _PlanRaised for one of _RUN_ERRORS."""
+    try:
+        return call(*args)
+    except _RUN_ERRORS as e:
+        raise _PlanRaised(e) from None
+
+
+class _PlanRaised(BaseException):
+    """A plan raised one of _RUN_ERRORS before anything of the call
+    happened: CompiledFunction runs the call eagerly, and eager decides
+    (its error with its effects, or its answer)."""
+
+    def __init__(self, error):
+        super().__init__(error)
+        self.error = error
 
 
 class _Ran(BaseException):
@@ -180,7 +220,7 @@ class CompiledFunction(_C._CompiledCall):
         self._untranslated = None
         self._retired = []  # the plans made before that
         # hop's own trial compile (a resume with its floats as inputs,
-        # _frame.Break._finish): falling back is not the user's to hear of
+        # _frame_resume.Break._finish): falling back is not the user's to hear of
         self.quiet = False
         self.__wrapped__ = fn
         self.__name__ = getattr(fn, "__name__", "compiled")
@@ -219,8 +259,16 @@ class CompiledFunction(_C._CompiledCall):
                 if _C.tracing() is not None:  # traced values: inside another trace
                     return self.fn(*args)
                 raise
+            except _RUN_ERRORS as e:  # (_plan_run, inline: no frame on this path)
+                raise _PlanRaised(e) from None
         except _Ran as r:
             error = r.error
+        except _PlanRaised as p:
+            # (hop's own function -- hop.grad's, hop.vmap's -- has no eager
+            # call: the plan's error is its answer)
+            error = p.error if is_hop_function(self.fn) else None
+        if error is None:  # (outside the handler: eager's error as it raises it)
+            return self._run_eagerly(args, {})
         raise error  # (outside the handler: the user's error as it was raised)
 
     def _call_kw(self, args, kwargs):
@@ -244,6 +292,12 @@ class CompiledFunction(_C._CompiledCall):
             return self._miss(args, kwargs, None)
         except _Ran as r:
             error = r.error
+        except _PlanRaised as p:
+            # (hop's own function -- hop.grad's, hop.vmap's -- has no eager
+            # call: the plan's error is its answer)
+            error = p.error if is_hop_function(self.fn) else None
+        if error is None:  # (outside the handler: eager's error as it raises it)
+            return self._run_eagerly(args, kwargs)
         raise error  # (outside the handler: the user's error as it was raised)
 
     def _miss(self, args, kwargs, failures):
@@ -260,12 +314,12 @@ class CompiledFunction(_C._CompiledCall):
         reason = "first call" if failures is None else "; ".join(failures)
         if self._entries and self.recompiles >= self.recompile_limit:
             return self._eager(args, kwargs, reason)
-        if isinstance(self.fn, _frame.Resume):
+        if isinstance(self.fn, _frame_resume.Resume):
             # the rest of a function after a graph break (its effects are
             # the function's, found before its first trace)
             try:
                 return self._translate(args, kwargs, [], reason)
-            except _frame.Unsupported as u:
+            except _frame_base.Unsupported as u:
                 self._untranslated = _effects.Effect("translation", u.site, u.message)
                 return self._fall_back([self._untranslated], args, kwargs)
         # The Python effects of the call, from its bytecode: once per trace,
@@ -275,11 +329,11 @@ class CompiledFunction(_C._CompiledCall):
         # the clock, I/O -- is a new value on every call: a break there would
         # recompile its resume on every call, so such a function runs eagerly)
         if effects and isinstance(self.fn, types.FunctionType) and \
-                all(e.kind in _frame.REPLAYED for e in effects):
+                all(e.kind in _frame_state.REPLAYED for e in effects):
             # effects the frame translator replays: translated, compiled
             try:
                 return self._translate(args, kwargs, effects, reason)
-            except _frame.Unsupported as u:
+            except _frame_base.Unsupported as u:
                 self._untranslated = _effects.Effect("translation", u.site, u.message)
                 if self.fullgraph and u.brk is not None:
                     raise _C.TraceError(f"hop.compile(fullgraph=True): {self.__name__} has a "
@@ -302,7 +356,7 @@ class CompiledFunction(_C._CompiledCall):
                 # it and resumes after it
                 try:
                     return self._translate(args, kwargs, [], reason)
-                except _frame.Unsupported as u:
+                except _frame_base.Unsupported as u:
                     self._untranslated = _effects.Effect("translation", u.site, u.message)
             return self._fall_back([_effects.Effect("conversion", str(b.site), b.message)],
                                    args, kwargs)
@@ -311,7 +365,7 @@ class CompiledFunction(_C._CompiledCall):
             # make dynamic.
             self._dims, self._first = saved[0], saved[1]
             if not isinstance(e, Exception) or isinstance(e, _REFUSALS) or \
-                    is_hop_function(self.fn) or not _raised_by_user(e):
+                    is_hop_function(self.fn) or not _the_calls_own(e):
                 raise
             failed = e
         else:
@@ -333,17 +387,17 @@ class CompiledFunction(_C._CompiledCall):
         # the newest plan's bound call: NumPy's or hop.Tensors' without guards
         # (Plan.bind_*), or with guards to check (_EffectsCall), if any
         self._fast = runner.fast or _effects_call(self._entries[-1])
-        return runner.call_kw(args, _C.GuardError, kwargs)
+        return _plan_run(runner.call_kw, args, _C.GuardError, kwargs)
 
     def _translate(self, args, kwargs, effects, reason):
         """Traces fn through the frame translator (_frame): its effects are
         recorded and replayed by every call.  Unsupported: it cannot."""
-        resume = isinstance(self.fn, _frame.Resume)
-        lifted = _frame.lifted_sources(self.fn.func if resume else self.fn)
+        resume = isinstance(self.fn, _frame_resume.Resume)
+        lifted = _frame_state.lifted_sources(self.fn.func if resume else self.fn)
         lines = self.fn.effect_lines if resume else \
             {(s.rsplit(":", 1)[0], int(s.rsplit(":", 1)[1])) for s in
              (e.site for e in effects if e.kind != "type") if s.rsplit(":", 1)[-1].isdigit()}
-        state = _frame.lifted_now(lifted)
+        state = _frame_state.lifted_now(lifted)
         args2 = tuple(args) + state
         saved = (None if self._dims is None else [set(d) for d in self._dims], self._first)
         stop_at = None
@@ -356,18 +410,18 @@ class CompiledFunction(_C._CompiledCall):
                     gm, runner = _trace(self.fn, args2, dynamic, kwargs=kwargs,
                                         compiling=True, frame=tr)
                     break
-                except _frame._Hoist as h:
+                except _frame_base._Hoist as h:
                     # a break inside a loop, a with block or an inlined call:
                     # translated again to end at the statement around it
                     self._dims, self._first = saved[0], saved[1]
                     if stop_at is not None:
-                        raise _frame.Unsupported(f"{h.message} ({h.what}; the translation "
+                        raise _frame_base.Unsupported(f"{h.message} ({h.what}; the translation "
                                                  f"did not end there again)", h.site) from None
                     stop_at = h
-        except (_frame.Unsupported, _breaks.GraphBreak) as u:
+        except (_frame_base.Unsupported, _breaks.GraphBreak) as u:
             self._dims, self._first = saved[0], saved[1]
             if isinstance(u, _breaks.GraphBreak):
-                raise _frame.Unsupported(u.message, str(u.site)) from None
+                raise _frame_base.Unsupported(u.message, str(u.site)) from None
             raise
         except Exception as e:
             # What the translation raised: the call's own error (eager raises
@@ -403,6 +457,14 @@ class CompiledFunction(_C._CompiledCall):
         self.eager_calls += 1
         out = self.fn(*args, **kwargs)
         self._untranslated = failed
+        if self.fullgraph:
+            # fullgraph promises one graph or an error: eager answered where
+            # the trace raised, so there is no graph to give (eager had to
+            # run first to tell the user's error from a misreading of hop's)
+            raise _C.TraceError(
+                f"hop.compile(fullgraph=True): {self.__name__} cannot be one graph: "
+                f"{failed.reason}; the call ran eagerly once to tell (its effects happened) "
+                f"and answered") from None
         self._fall_back(list(effects) or [failed], args, kwargs, run=False)
         return out
 
@@ -541,7 +603,7 @@ class CompiledFunction(_C._CompiledCall):
 
 
 # The effect kinds _C._EffectsCall replays (its FX_* codes), with what the
-# kind's target must be and how many values it reads; _frame.replay does the
+# kind's target must be and how many values it reads; _frame_state.replay does the
 # same for every kind.
 _EFFECT_CODES = {"print": (0, type(None), 2), "call": (1, object, 2),
                  "cell": (2, types.CellType, 1), "global": (3, dict, 1),
@@ -603,7 +665,7 @@ def _effects_call(entry):
     for e, v in zip(fr.effects, values):
         code = _EFFECT_CODES.get(e.kind)
         if code is None or not isinstance(e.target, code[1]) or \
-                isinstance(e.target, _frame._ArgPath) or not isinstance(v, tuple) or \
+                isinstance(e.target, _frame_state._ArgPath) or not isinstance(v, tuple) or \
                 len(v) < code[2]:
             return None
         if code[0] <= 1 and not (isinstance(v[0], tuple) and isinstance(v[1], tuple) and
@@ -636,7 +698,7 @@ def _frame_notes(tr):
         out.append(tr.stop.describe())
         for key, cf in tr.stop.resumes.items():
             floats = ""
-            if hasattr(cf, "floats"):  # (_frame._FloatInputs)
+            if hasattr(cf, "floats"):  # (_frame_resume._FloatInputs)
                 floats = " (its floats are inputs: " + \
                     ", ".join(cf.cf.fn._arg_name(i) for i in cf.floats) + ")"
                 cf = cf.cf
@@ -746,7 +808,9 @@ def compile(fn=None, *, dynamic=None, recompile_limit=8, fullgraph=False):
     that way (next(), random draws, the clock, a break in a loop) makes
     every call run eagerly (a RuntimeWarning says so once; explain() lists
     why); with fullgraph it raises hop.TraceError instead, before any
-    effect.  Keyword arguments are guarded like positional ones.
+    effect (a raise of fn's own met while tracing runs fn eagerly first:
+    its error is the answer, and only if fn then answers is it the
+    TraceError).  Keyword arguments are guarded like positional ones.
 
     >>> @hop.compile(dynamic=True)
     ... def g(x):

@@ -179,6 +179,13 @@ class SymFloat:
     __slots__ = ("_t", "_text")
     __hash__ = None
 
+    def _user_class(self):
+        """float: the class of the value eagerly, which the user's code sees
+        while hop traces (isinstance(v, float); hop.compile's type(v))."""
+        return float
+
+    __class__ = _C._UserClass(_user_class)
+
     def __init__(self, t, text):
         self._t = t
         self._text = text

@@ -18,7 +18,7 @@ import warnings
 
 from . import _C
 from . import _breaks
-from . import _frame
+from . import _frame_state
 from . import _guards
 from . import _paths
 from ._pytree import LEAF, flatten, subtree, unflatten, unflatten_with
@@ -729,7 +729,7 @@ def _trace_once(fn, example_args, dynamic, paths, slots, slot_arrays, kwargs, co
              if isinstance(k, tuple) and k[0] == "hop.numpy array"}
     captures = tr.captures
     if frame is not None:
-        _frame.unguard(env, frame)
+        _frame_state.unguard(env, frame)
     made = _made_captures(captures, views) | {id(t) for run in runs for t in run.made}
     guards = _guards.Guards(env, captures, leaves, views, made=lambda t: id(t) in made)
     # A result that is such a capture itself (`return np.zeros(n)`): the plan

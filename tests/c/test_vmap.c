@@ -13,6 +13,7 @@
 #include <cmocka.h>
 #include "hop.h"
 #include "hop/batching.h"
+#include "hop/loop_kit.h"
 #include "hop/prim_hop.h"
 #include <string.h>
 
@@ -339,6 +340,149 @@ test_vmap_graph_masks_the_lanes_of_a_fori_loop_with_a_batched_bound(void **state
     teardown(&f);
 }
 
+/* ------------------------------------------- the loop kit's masked loop */
+
+/* fori_loop with its batch slot replaced by a rule on hop_loop_batch_masked,
+ * whose bodies function records what the kit gave it and batches the step
+ * as it is (or fails, or is missing: kit_mode). */
+enum { KIT_BATCH, KIT_FAIL, KIT_NO_BODIES };
+static int kit_mode;
+static bool kit_batched[8];
+static size_t kit_nbatched;
+static hop_span kit_carries;
+
+static hop_status
+kit_bodies(void *arg, hop_batch_ctx *cx, const hop_node *call, const bool *batched,
+           hop_span carries, hop_build *b)
+{
+    (void)arg;
+    const hop_graph *body = hop_node_body(call, "body_fun");
+    kit_nbatched = body->nplaceholders;
+    memcpy(kit_batched, batched, kit_nbatched * sizeof *batched);
+    kit_carries = carries;
+    if (kit_mode == KIT_FAIL)
+        return hop_error(HOP_SHAPE, "kit test: the bodies refused");
+    hop_graph *v = NULL;
+    hop_status st = hop_batch_body(cx, body, batched, &v);
+    return st == HOP_OK ? hop_build_use_body(b, "body_fun", v) : st;
+}
+
+static hop_status
+kit_batch(hop_batch_ctx *cx, const hop_node *call)
+{
+    hop_loop_lanes m = {kit_mode == KIT_NO_BODIES ? NULL : kit_bodies, NULL, NULL};
+    return hop_loop_batch_masked(cx, call, "init_val", &m);
+}
+
+static hop_class kit_fori;
+
+/* f(x: f32[3], w: f32[3]) = fori_loop(0, 3, c * w, (x,), (w,)) of kit_fori;
+ * with sym, the carry is a SymInt input s instead (the body returns i). */
+static void
+build_kit_fori(fixture *f, bool sym)
+{
+    kit_fori = hop_fori_loop_class;
+    kit_fori.batch = kit_batch;
+    f->env = hop_shape_env_new();
+    f->fwd = hop_graph_new(f->env, "f");
+    f->out = hop_graph_new(f->env, "f_vmap");
+    hop_value_info vx = {.kind = HOP_VALUE_TENSOR};
+    hop_value_info vs = {.kind = HOP_VALUE_SYM, .sym = hop_shape_env_unbacked(f->env, 0, 9)};
+    hop_value_info vi = {.kind = HOP_VALUE_SYM, .sym = hop_shape_env_unbacked(f->env, 0, 2)};
+    assert_int_equal(hop_meta_init(&vx.meta, f->env, HOP_F32, 1, (int64_t[]){3}), HOP_OK);
+    f->x = hop_graph_placeholder(f->fwd, sym ? "s" : "x", sym ? &vs : &vx);
+    f->w = hop_graph_placeholder(f->fwd, "w", &vx);
+    hop_graph *body = hop_graph_new(f->env, "fori_loop_body_0");
+    hop_node *i = hop_graph_placeholder(body, "i", &vi);
+    hop_node *c = hop_graph_placeholder(body, "c", sym ? &vs : &vx);
+    hop_node *w = hop_graph_placeholder(body, "w", &vx);
+    hop_node *r =
+        sym ? i
+            : hop_graph_call_op(body, HOP_OP_mul, (hop_arg[]){hop_arg_node(c), hop_arg_node(w)}, 2);
+    assert_non_null(hop_graph_output(body, (hop_arg[]){hop_arg_node(r)}, 1));
+    assert_int_equal(hop_graph_add_subgraph(f->fwd, body), HOP_OK);
+    hop_arg init[] = {hop_arg_node(f->x)}, lifted[] = {hop_arg_node(f->w)};
+    hop_arg args[] = {hop_arg_int(0), hop_arg_int(3), hop_arg_graph(body), hop_arg_list(init, 1),
+                      hop_arg_list(lifted, 1)};
+    hop_node *call = hop_graph_call_hop(f->fwd, &kit_fori, args, 5, sym ? &vs : &vx, 1);
+    hop_node *g = hop_graph_getitem(f->fwd, call, 0);
+    assert_non_null(hop_graph_output(f->fwd, (hop_arg[]){hop_arg_node(g)}, 1));
+    assert_int_equal(hop_graph_verify(f->fwd), HOP_OK);
+}
+
+static void
+build_kit(fixture *f)
+{
+    build_kit_fori(f, false);
+}
+
+/* The kit batches every carry (an unbatched init broadcast), passes the
+ * bodies function what hop_batch_operands found with the carries set, and
+ * keeps the leads as they are. */
+static void
+test_loop_kit_masked_loop_batches_every_carry_and_keeps_the_leads(void **state)
+{
+    (void)state;
+    fixture f;
+    kit_mode = KIT_BATCH;
+    build_kit(&f);
+    int in[] = {-1, 0}, out[] = {0};
+    assert_int_equal(hop_vmap_graph(f.fwd, in, hop_sym_const(f.env, 4), out, f.out), HOP_OK);
+    assert_int_equal(kit_nbatched, 3);
+    assert_false(kit_batched[0]); /* i: made, never batched */
+    assert_true(kit_batched[1]);  /* c: unbatched init, batched by the kit */
+    assert_true(kit_batched[2]);  /* w: batched operand */
+    assert_int_equal(kit_carries.at, 1);
+    assert_int_equal(kit_carries.n, 1);
+    char *code = hop_graph_code(f.out);
+    assert_string_equal(
+        code,
+        "def f_vmap(x: \"f32[3]\", w: \"f32[4, 3]\"):\n"
+        "    def fori_loop_body_0_vmap(i: \"Sym(u1)\", c: \"f32[4, 3]\", w: \"f32[4, 3]\"):\n"
+        "        mul: \"f32[4, 3]\" = mul(c, w)\n"
+        "        return (mul,)\n"
+        "\n"
+        "    unsqueeze: \"f32[1, 3]\" = unsqueeze(x, 0)\n"
+        "    expand: \"f32[4, 3]\" = expand(unsqueeze, [4, -1])\n"
+        "    fori_loop: \"f32[4, 3]\" = fori_loop(0, 3, fori_loop_body_0_vmap, (expand,), (w,))\n"
+        "    getitem: \"f32[4, 3]\" = fori_loop[0]\n"
+        "    return (getitem,)\n");
+    hop_free(code);
+    teardown(&f);
+}
+
+/* What the bodies function returns is the rule's error, and the call's
+ * outputs stay unset; no bodies function, or a SymInt carry (it cannot
+ * differ per lane), is refused before anything is built. */
+static void
+test_loop_kit_masked_loop_errors(void **state)
+{
+    (void)state;
+    int in[] = {-1, 0}, out[] = {0};
+    fixture f;
+    kit_mode = KIT_FAIL;
+    build_kit(&f);
+    assert_int_equal(hop_vmap_graph(f.fwd, in, hop_sym_const(f.env, 4), out, f.out), HOP_SHAPE);
+    assert_string_equal(hop_error_message(), "kit test: the bodies refused");
+    teardown(&f);
+
+    kit_mode = KIT_NO_BODIES;
+    build_kit(&f);
+    assert_int_equal(hop_vmap_graph(f.fwd, in, hop_sym_const(f.env, 4), out, f.out), HOP_MISUSE);
+    assert_string_equal(hop_error_message(), "hop_loop_batch_masked: no bodies function");
+    teardown(&f);
+
+    kit_mode = KIT_BATCH;
+    kit_nbatched = 0;
+    build_kit_fori(&f, true);
+    assert_int_equal(hop_vmap_graph(f.fwd, in, hop_sym_const(f.env, 4), out, f.out),
+                     HOP_UNSUPPORTED);
+    assert_string_equal(hop_error_message(), "vmap: fori_loop (fori_loop) carries a SymInt "
+                                             "(carry 0), which cannot differ per lane");
+    assert_int_equal(kit_nbatched, 0); /* the bodies function never ran */
+    teardown(&f);
+}
+
 /* Every allocation of the transformation failing in turn: HOP_NOMEM, no
  * crash, and nothing leaked once the partly built graph is freed (the
  * ShapeEnv keeps the expressions it interned: a first run makes them). */
@@ -369,10 +513,12 @@ test_vmap_graph_survives_every_allocation_failure(void **state)
 {
     (void)state;
     void (*builds[])(fixture *) = {
-        build, build_cond, build_wrap, build_cond_no_batch, build_cond_costly, build_fori};
-    int in[6][2] = {{1, -1}, {0, 0}, {0, 0}, {0, 0}, {0, 0}, {-1, 0}};
-    int out[6][2] = {{0, 2}, {0, 0}, {1, 0}, {0, 0}, {0, 0}, {0, 0}};
-    for (int b = 0; b < 6; b++) {
+        build,      build_cond, build_wrap, build_cond_no_batch, build_cond_costly,
+        build_fori, build_kit};
+    int in[7][2] = {{1, -1}, {0, 0}, {0, 0}, {0, 0}, {0, 0}, {-1, 0}, {-1, 0}};
+    int out[7][2] = {{0, 2}, {0, 0}, {1, 0}, {0, 0}, {0, 0}, {0, 0}, {0, 0}};
+    kit_mode = KIT_BATCH;
+    for (int b = 0; b < 7; b++) {
         /* compaction's nonzero and fori_loop's item(amax) make fresh
          * unbacked symbols, which the env keeps: no leak check there, only
          * HOP_NOMEM and no crash */
@@ -428,6 +574,8 @@ main(void)
         cmocka_unit_test(test_vmap_graph_batches_a_wrap_body),
         cmocka_unit_test(test_vmap_graph_selects_a_cheap_cond),
         cmocka_unit_test(test_vmap_graph_masks_the_lanes_of_a_fori_loop_with_a_batched_bound),
+        cmocka_unit_test(test_loop_kit_masked_loop_batches_every_carry_and_keeps_the_leads),
+        cmocka_unit_test(test_loop_kit_masked_loop_errors),
         cmocka_unit_test(test_vmap_graph_survives_every_allocation_failure),
         cmocka_unit_test(test_vmap_graph_op_table_has_a_batch_column),
     };

@@ -82,7 +82,8 @@ def same(got, want, rtol=None, path="result"):
 
 def check(fn, *args, rtol=None, calls=None, dynamic=None, post=None):
     """fn(*args) by NumPy and by hop.compile(fn): same(); the same exception
-    type when NumPy raises; the arguments after each call agree.  calls:
+    type when NumPy raises (exactly: hop's ShapeError is not NumPy's
+    ValueError); the arguments after each call agree, a raising one's too.  calls:
     several argument tuples, run one after the other through one compiled
     function.  post: applied to both results after the call (a conversion
     to Python data such as float(), which traced code cannot make of a
@@ -105,8 +106,10 @@ def check(fn, *args, rtol=None, calls=None, dynamic=None, post=None):
                 gerr = e
         if werr is not None:
             assert gerr is not None, f"NumPy raised {type(werr).__name__}: {werr}; hop did not"
-            assert isinstance(gerr, type(werr)), \
+            assert type(gerr) is type(werr), \
                 f"NumPy raised {type(werr).__name__} ({werr}), hop {type(gerr).__name__} ({gerr})"
+            # what NumPy wrote before it raised, hop writes too
+            same(list(gargs), list(wargs), rtol, "arguments after the raising call")
             continue
         if gerr is not None:
             raise gerr

@@ -520,3 +520,172 @@ def test_an_error_hop_raises_while_tracing_is_not_rerun_eagerly():
     with pytest.raises(hop.ShapeError):
         hop.compile(f)(hop.zeros(2))
     assert len(calls) == 1
+
+
+def _raise_where_hop_misreads(x):
+    # eagerly NumPy answers; traced, hop.numpy refuses einsum_path
+    # (UnsupportedError is a NotImplementedError) and the user's except
+    # turns that into their own raise
+    try:
+        np.einsum_path("i,i->", x, x)
+    except NotImplementedError:
+        raise ValueError("einsum_path is missing")
+    return x * 2
+
+
+def test_a_user_raise_where_eager_answers_falls_back_with_eagers_answer():
+    x = np.arange(3.0)
+    cf = hop.compile(_raise_where_hop_misreads)
+    with pytest.warns(RuntimeWarning, match=r"runs eagerly: the trace raised ValueError "
+                                            r"\(einsum_path is missing\) where the call itself "
+                                            r"answers"):
+        assert cf(x).tolist() == [0.0, 2.0, 4.0]
+    assert cf(x).tolist() == [0.0, 2.0, 4.0]
+    assert cf.eager_calls == 2 and not cf.graphs
+
+
+def test_fullgraph_raises_eagers_own_error_with_its_write():
+    cf = hop.compile(_raise_after_write, fullgraph=True)
+    ye, yc = np.zeros(3), np.zeros(3)
+    with pytest.raises(ValueError, match="n is 3"):
+        _raise_after_write(ye, 3)
+    with pytest.raises(ValueError, match="n is 3"):
+        cf(yc, 3)
+    assert yc.tolist() == ye.tolist() == [1.0] * 3
+    assert cf(yc, 1).tolist() == _raise_after_write(ye, 1).tolist() == [4.0] * 3
+    assert len(cf.graphs) == 1
+
+
+def test_fullgraph_raises_trace_error_where_eager_answers_a_user_raise():
+    # fullgraph promises one graph or an error: eager answered where the
+    # trace raised, so it is an error, and it stays one on the next call
+    cf = hop.compile(_raise_where_hop_misreads, fullgraph=True)
+    x = np.arange(3.0)
+    for _ in range(2):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            with pytest.raises(hop.TraceError) as e:
+                cf(x)
+        assert str(e.value) == (
+            "hop.compile(fullgraph=True): _raise_where_hop_misreads cannot be one graph: the "
+            "trace raised ValueError (einsum_path is missing) where the call itself answers; "
+            "the call ran eagerly once to tell (its effects happened) and answered")
+    assert cf.eager_calls == 2 and not cf.graphs and cf._eager_why is None
+
+
+# ------------------------- an error hop.numpy raises as NumPy would, after a write
+
+_NUMPY_ERRORS_AFTER_A_WRITE = {
+    "index out of range": "y += 1\n    return y[10]",
+    "setitem out of range": "y[0] = 5\n    y[7] = 1\n    return y",
+    "shapes that do not broadcast": "y *= 2\n    y += 1\n    return y + np.ones(4)",
+    "matmul of mismatched sizes": "y += 1\n    return y @ np.ones(4)",
+    "axis out of range": "y -= 1\n    return y.sum(axis=3)",
+    "reshape to another size": "y += 1\n    return y.reshape(4)",
+    "slice assignment of another shape": "y[:2] = 5\n    y[1:] = np.ones(4)\n    return y",
+    "argmax of an empty slice": "y += 1\n    return np.argmax(y[3:])",
+    "a cast the rules forbid": "y += 1\n    z = np.zeros(3, dtype=np.int64)\n    z += y\n"
+                               "    return z",
+    "isnat of a float array": "y += 1\n    return np.isnat(y)",
+}
+
+
+@pytest.mark.parametrize("body", list(_NUMPY_ERRORS_AFTER_A_WRITE.values()),
+                         ids=list(_NUMPY_ERRORS_AFTER_A_WRITE))
+def test_a_numpy_error_after_an_argument_write_keeps_the_write_as_eager_does(body):
+    # hop.numpy raised NumPy's error while tracing and the plan never ran,
+    # so compile raised it without the write eager made before it (found
+    # as `y += 1; y[10]`).  Now eager decides: eager's error, type and
+    # text, and the caller's array as eager leaves it, on every call.
+    ns = {"np": np}
+    exec(f"def f(y):\n    {body}\n", ns)
+    f = ns["f"]
+    cf = hop.compile(f)
+    for _ in range(2):
+        ye, yc = np.arange(3.0), np.arange(3.0)
+        with pytest.raises(Exception) as want:
+            f(ye)
+        with pytest.raises(Exception) as got:
+            quiet(cf, yc)
+        assert (type(got.value), str(got.value)) == (type(want.value), str(want.value))
+        assert yc.tolist() == ye.tolist() != [0.0, 1.0, 2.0]
+    assert cf._eager_why is None and cf.eager_calls == 2
+
+
+def _write_then_index(y, i):
+    y += 1
+    return y[i]
+
+
+def test_a_numpy_error_for_some_values_leaves_other_calls_compiled():
+    # The error is the call's, not the function's: a call that indexes in
+    # range still compiles (one plan), and the raising call keeps its write
+    # before and after the plan exists.
+    cf = hop.compile(_write_then_index)
+    for i in (5, 1, 5, 2, -4):
+        ye, yc = np.zeros(3), np.zeros(3)
+        if -3 <= i < 3:
+            assert described(quiet(cf, yc, i)) == described(_write_then_index(ye, i)) \
+                == ("float64", 1.0)
+        else:
+            with pytest.raises(IndexError, match=f"index {i} is out of bounds") as got:
+                quiet(cf, yc, i)
+            assert type(got.value) is IndexError
+        assert yc.tolist() == [1.0, 1.0, 1.0]
+    assert cf._eager_why is None and cf.eager_calls == 3
+    assert len(cf.graphs) == 2  # i=1 and i=2 (a constant argument)
+
+
+def test_a_hop_limit_after_a_write_stays_the_traces_error_not_an_eager_call():
+    # A NumPy function hop does not implement is hop's limit: the trace's
+    # UnsupportedError (eagerly NumPy answers), the function not run
+    # eagerly (that would have written y and answered).
+    def f(y):
+        y += 1
+        return np.lib.stride_tricks.sliding_window_view(y, 2)
+
+    y = np.zeros(3)
+    cf = hop.compile(f)
+    with pytest.raises(hop.UnsupportedError, match="sliding_window_view is not supported"):
+        cf(y)
+    assert y.tolist() == [0.0, 0.0, 0.0] and cf.eager_calls == 0
+
+
+def _write_then_take(y, idx):
+    y += 1
+    return y[idx]
+
+
+def _write_then_inv(y, m):
+    y *= 3
+    return np.linalg.inv(m)
+
+
+def _take_only(y, idx):
+    return np.take(y, idx)
+
+
+@pytest.mark.parametrize("f, good, bad", [
+    (_write_then_take, np.array([0, 2]), np.array([0, 5])),
+    (_write_then_inv, np.eye(2), np.zeros((2, 2))),
+    (_take_only, np.array([1]), np.array([-4])),
+], ids=["index array out of range", "singular matrix", "no write: the plan's bound call"])
+def test_an_error_the_plan_raises_for_the_calls_values_is_eagers_with_its_write(f, good, bad):
+    # The plan itself raised (hop.OutOfBoundsError with hop's text, or a
+    # LinAlgError) before it wrote the caller's array back, so the write
+    # was lost.  Now eager decides: NumPy's error and text after NumPy's
+    # write; the plan stays and answers the next good call.
+    cf = hop.compile(f)
+    for a in (good, bad, good, bad):
+        ye, yc = np.arange(1.0, 4.0), np.arange(1.0, 4.0)
+        try:
+            want = ("ok", described(f(ye, a)))
+        except Exception as e:
+            want = (type(e), str(e))
+        try:
+            got = ("ok", described(quiet(cf, yc, a)))
+        except Exception as e:
+            got = (type(e), str(e))
+        assert got == want and yc.tolist() == ye.tolist()
+        assert (want[0] == "ok") == (a is good)
+    assert len(cf.graphs) == 1 and cf.eager_calls == 2 and cf._eager_why is None

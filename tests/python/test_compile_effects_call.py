@@ -265,3 +265,40 @@ def test_a_plan_with_environment_guards_takes_the_c_call_and_sees_every_change()
     assert c_path(cf)
     W = hop.ones(2)
     SCALE[0] = 2.0
+
+
+class _Writes:
+    """A stdout that keeps each write() call (a print's str() of each value,
+    the separators and the end arrive as separate calls)."""
+
+    def __init__(self):
+        self.calls = []
+
+    def write(self, s):
+        self.calls.append(s)
+        return len(s)
+
+    def flush(self):
+        self.calls.append("<flush>")
+
+
+def test_a_replayed_print_makes_eagers_write_calls_on_sys_stdout(monkeypatch):
+    def f(x):
+        s = x.sum()
+        print(s, "and", 3, s * 2.0)
+        return x + 1.0
+    cf = hop.compile(f)
+    with contextlib.redirect_stdout(io.StringIO()):
+        cf(hop.ones(2))
+    assert c_path(cf)
+    for x in (hop.ones(2), hop.tensor([0.1, 2.5])):
+        eager, compiled = _Writes(), _Writes()
+        monkeypatch.setattr("sys.stdout", eager)
+        f(x)
+        monkeypatch.setattr("sys.stdout", compiled)
+        quiet(cf, x)
+        assert compiled.calls == eager.calls and len(eager.calls) == 8, compiled.calls
+    # sys.stdout None: print writes nothing and the call still answers
+    monkeypatch.setattr("sys.stdout", None)
+    same(quiet(cf, hop.ones(2)), [2.0, 2.0])
+

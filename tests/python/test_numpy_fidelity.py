@@ -386,3 +386,184 @@ def test_reciprocal_of_integers_is_numpys_double_division_converted_back(dt):
         e = hnp.reciprocal(hnp.asarray(x))
         np.testing.assert_array_equal(np.asarray(e), np.reciprocal(x))
         assert e.dtype == np.reciprocal(x).dtype
+
+
+_ISNAT = "ufunc 'isnat' is only defined for np.datetime64 and np.timedelta64."
+
+
+@pytest.mark.parametrize("dt", ["float64", "int32", "bool", "complex64"])
+def test_isnat_of_a_non_datetime_array_is_numpys_type_error(dt):
+    # No hop array is a datetime: NumPy's TypeError with its text, compiled,
+    # eagerly in hop.numpy and through a hop.Tensor (hop.UnsupportedError
+    # before).
+    a = np.zeros(3, dt)
+    with pytest.raises(TypeError) as want:
+        np.isnat(a)
+    assert str(want.value) == _ISNAT
+    for call in (lambda: hop.compile(lambda a: np.isnat(a))(a),
+                 lambda: hnp.isnat(hnp.asarray(a)),
+                 lambda: np.isnat(hop.zeros(3))):
+        with pytest.raises(TypeError) as got:
+            call()
+        assert type(got.value) is TypeError and str(got.value) == _ISNAT
+
+
+@pytest.mark.parametrize("dt", ["float64", "int32", "complex128"])
+def test_in_place_matmul_of_an_array_raises_numpys_type_error_and_writes_nothing(dt):
+    # NumPy 1.24 has no in-place matmul; hop computed a @ a into the
+    # caller's array.
+    def f(a):
+        a @= a
+        return a
+
+    ye, yc = np.eye(2, dtype=dt) * 2, np.eye(2, dtype=dt) * 2
+    with pytest.raises(TypeError) as want:
+        f(ye)
+    with pytest.raises(TypeError) as got:
+        hop.compile(f)(yc)
+    assert str(got.value) == str(want.value) == \
+        "In-place matrix multiplication is not (yet) supported. Use 'a = a @ b' instead of " \
+        "'a @= b'."
+    assert yc.tolist() == ye.tolist() == (np.eye(2, dtype=dt) * 2).tolist()
+
+
+_I8 = np.array([[100, 120, 127], [1, -128, 3]], dtype=np.int8)
+_F = np.arange(6.0).reshape(2, 3) - 2.5
+_C64 = (np.arange(6) + 1j * np.arange(6)[::-1]).reshape(2, 3).astype(np.complex64)
+
+
+@pytest.mark.parametrize("fn, a", [
+    (lambda a: np.mean(a, dtype=np.int8), _I8),  # the int8 sum wraps: -5, hop said 37
+    (lambda a: np.mean(a, axis=1, dtype=np.uint16), _F),  # 21844, hop 43689
+    (lambda a: np.std(a, dtype=np.int8), _I8),  # 0, hop 90
+    (lambda a: np.var(a, axis=1, dtype=np.int8), _I8),
+    (lambda a: np.var(a, dtype=np.float32), _C64),  # |d|**2 of the complex deviations: 12.08
+    (lambda a: np.std(a, dtype=np.int8), _C64),
+    (lambda a: np.std(a, axis=0, dtype=np.float32, keepdims=True), _F.astype(np.float32)),
+    (lambda a: np.min(a, initial=-5), np.array([True, False])),  # False, hop True
+    (lambda a: np.prod(a, initial=2.5), np.array([1, 2], np.int8)),  # 4, hop 5
+    (lambda a: np.nanmax(a, initial=-5), np.zeros((0, 3))),  # -5.0, hop nan
+    (lambda a: np.nanmin(a, axis=0, where=a > 0, initial=1), np.zeros((0, 3))),
+    (lambda a: np.nanstd(a, where=(np.arange(6) % 2 == 0).reshape(2, 3)), _F),  # where ignored
+    (lambda a: np.nanvar(a, axis=0, where=a > -2), _I8.astype(np.int32)),
+    (lambda a: np.nanvar(np.where(a.real > 3, np.nan, a)), _C64),  # complex NaN: nan, 5.92
+    (lambda a: np.nansum(np.where(a.real > 3, np.nan, a), axis=0), _C64),
+    (lambda a: np.nanmax(np.where(a.real == 1, np.nan, a), axis=1), _C64.astype(np.complex128)),
+], ids=["mean int8", "mean uint16 of floats", "std int8", "var int8 axis", "var complex as f32",
+        "std complex as int8", "std f32 keepdims", "min bool initial", "prod int initial float",
+        "nanmax empty initial", "nanmin empty where initial", "nanstd where", "nanvar int where",
+        "nanvar complex nan", "nansum complex nan", "nanmax complex nan"])
+def test_reductions_with_dtype_initial_and_where_are_numpys(fn, a):
+    # Each was a silent wrong answer found by the campaign; compiled, not
+    # an eager fallback.
+    cf = hop.compile(fn)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        want, got = fn(a.copy()), cf(a.copy())
+    assert type(got) is type(want) and got.dtype == want.dtype and \
+        np.shape(got) == np.shape(want)
+    np.testing.assert_allclose(got, want, rtol=1e-6)
+    assert cf.eager_calls == 0 and cf._eager_why is None
+
+
+@pytest.mark.parametrize("fn, a, exc", [
+    (lambda a: np.std(a, axis=1, dtype=np.uint16), _F, np.core._exceptions.UFuncTypeError),
+    (lambda a: np.mean(a, axis=0), np.array(5.0), np.AxisError),
+    (lambda a: np.var(a, axis=-1), np.array(5.0), np.AxisError),
+    (lambda a: np.nanmean(a, dtype=np.int8), _C64, TypeError),
+], ids=["std into uint16", "mean of 0-d axis 0", "var of 0-d axis -1",
+        "nanmean complex int dtype"])
+def test_reductions_raise_numpys_error_where_hop_answered(fn, a, exc):
+    # UFuncTypeError (sqrt into an integer array), AxisError (a 0-d array has
+    # no axis for mean and var, as it has for sum), TypeError
+    with pytest.raises(exc) as want:
+        fn(a.copy())
+    with pytest.raises(exc) as got:
+        hop.compile(fn)(a.copy())
+    assert (type(got.value), str(got.value)) == (type(want.value), str(want.value))
+
+
+def _numpys(fn, *args):
+    """fn compiled (no eager fallback) against NumPy: value, dtype, shape,
+    ndarray or NumPy scalar or Python type, or the exception's type and
+    text."""
+    def run(f):
+        try:
+            return ("ok", f(*[a.copy() for a in args]))
+        except Exception as e:  # noqa: BLE001 (compared)
+            return ("raised", type(e), str(e))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        want = run(fn)
+        cf = hop.compile(fn)
+        got = run(cf)
+    assert cf._eager_why is None
+    if want[0] == "raised":  # (the call's own error: eager raises it, after its effects)
+        assert got == want
+        return
+    assert cf.eager_calls == 0
+    assert got[0] == "ok", got
+    _same_exactly(got[1], want[1])
+
+
+def _same_exactly(g, w):
+    assert type(g) is type(w), (type(g), type(w))
+    if isinstance(w, tuple):
+        assert len(g) == len(w)
+        for x, y in zip(g, w):
+            _same_exactly(x, y)
+    elif isinstance(w, (np.ndarray, np.generic)):
+        assert g.dtype == w.dtype and np.shape(g) == np.shape(w), (g, w)
+        np.testing.assert_array_equal(g, w)
+    else:
+        assert g == w
+
+
+@pytest.mark.parametrize("src, a", [
+    ("a.astype(np.uint8)", np.array([-3 + 0.5j, 300, -1.5j])),  # 253 44 0; hop saturated: 0 255 0
+    ("a.astype(np.int8)", np.array([-3 + 1j, 300], np.complex64)),
+    ("a.astype(np.uint64)", np.array([-3.0, np.nan, 1e30, 2.0 ** 63 + 4096, 2.0 ** 64, 5.5])),
+    ("a.astype(np.uint64)", np.array([-3.0, 2.0 ** 63], np.float32)),
+    ("a.item(0)", np.array([True, False])),  # True; hop said 1
+    ("(a[1].item(), type(a.item(0)).__name__)", np.array([True, False])),
+    ("np.round(a)", np.array([True, False])),  # float16 [1., 0.]; hop kept bool
+    ("np.round(a, 1)", np.array([True, False])),
+    ("np.round(a)", np.array(7, np.uint16)),  # a NumPy scalar of a 0-d array
+    ("a.round(1)", np.array(2.25)),
+    ("np.around(a, -1)", np.array(17, np.int8)),
+    ("np.sort(a)", np.array(7.0)),  # AxisError; hop answered
+    ("np.sort(a, axis=None)", np.array(7.0)),
+    ("np.argsort(a)", np.array(7.0)),  # array([0]); hop array(0)
+    ("np.argsort(a, axis=1)", np.array(7.0)),
+    ("np.angle(a)", np.array([1, -2, 3], np.int8)),  # float16; hop float64
+    ("np.angle(a)", np.array([1, 0], np.uint16)),
+    ("np.angle(a)", np.array(5, np.float32)),
+    ("np.angle(a, deg=True)", np.array(-1 + 1j, np.complex64)),
+    ("a ** 2", np.array([True, False])),  # NumPy's square: int8; hop's power: int64
+    ("a ** 2.0", np.array(True)),
+    ("a ** 2", np.array(-128, np.int8)),  # square: int8 0; hop's power: int64 16384
+    ("a ** 2", np.array(1 + 1j, np.complex64)),  # square: complex64; power: complex128
+    ("a ** 0", np.array(1.5, np.float16)),  # _ones_like: float16; power: float64
+    ("a ** 1", np.array(1.5, np.float32)),
+    ("a ** np.float32(2)", np.array([1, 3], np.int8)),  # squared in float64; power: float32
+    ("a ** 2.0", np.array(3, np.uint16)),  # a 0-d array, not a scalar
+], ids=lambda v: v if isinstance(v, str) else str(v.dtype))
+def test_conversions_rounding_sorting_and_angle_are_numpys(src, a):
+    # Silent wrong answers (values, dtypes, scalar types) and answers where
+    # NumPy raises, found by the campaign.
+    _numpys(eval(f"lambda a: {src}", {"np": np}), a)
+
+
+@pytest.mark.parametrize("dt", ["int8", "int16", "int64"])
+def test_lcm_wraps_as_numpys_int_arithmetic(dt):
+    # NumPy's npy_lcm is |a| / gcd * |b| in C's int for int8 and int16, then
+    # narrowed: lcm(12, 11) of int8 is -124 (hop said 124: |132 wrapped|);
+    # in the type itself wider: lcm(2**62, 3) of int64 is negative.
+    a = np.array([12, -12, 127, 0, 2 ** (np.iinfo(dt).bits - 2)], dt)
+    b = np.array([11, 11, 2, 5, 3], dt)
+    _numpys(lambda a, b: (np.lcm(a, b), np.gcd(a, b)), a, b)
+
+    def at(a, b):
+        np.lcm.at(a, [0, 0, 1], b[:3])
+        return a
+    _numpys(at, a, b)

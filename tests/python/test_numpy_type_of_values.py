@@ -121,3 +121,36 @@ def test_a_data_dependent_branch_under_a_type_test_takes_each_calls_side():
     for x in (np.ones(3), -np.ones(3), np.ones(3)):
         np.testing.assert_array_equal(c(x), f(x))
     assert c._eager_why is None and c._untranslated is None, c.explain()
+
+
+_SIZES = [
+    lambda a: np.count_nonzero(a),
+    lambda a: a[a > 0].size,
+    lambda a: np.flatnonzero(a).shape[0],
+    lambda a: np.count_nonzero(a) * 2.5,
+    lambda a: np.count_nonzero(a) / 4,
+]
+
+
+@pytest.mark.parametrize("size", _SIZES, ids=["count_nonzero", "mask size", "flatnonzero",
+                                               "times a float", "true division"])
+def test_a_data_dependent_size_is_an_int_to_type_and_isinstance_as_eagerly(size):
+    # A size only the run knows is a SymInt (or a SymFloat): type() said
+    # SymInt and isinstance(n, int) was False compiled, True eagerly.
+    def kinds(a):
+        n = size(a)
+        return type(n).__name__, isinstance(n, int), isinstance(n, float), \
+            isinstance(n, (int, float)), n
+
+    a = np.array([1.0, 0.0, 2.0, -1.0])
+    want = kinds(a)
+    assert hop.compile(kinds)(a) == want
+    assert want[0] in ("int", "float")
+
+
+def test_a_dynamic_size_is_an_int_to_type_and_isinstance_as_eagerly():
+    f = hop.compile(lambda x: (isinstance(x.shape[0], int), type(x.shape[0]) is int, x * 2),
+                    dynamic=True)
+    for n in (3, 5):
+        assert f(hop.ones(n))[:2] == (True, True)
+    assert f.recompiles == 0  # one plan for both sizes: x.shape[0] is a SymInt

@@ -77,7 +77,7 @@ def _make_ufunc(name):
     return ufunc
 
 
-for _name in list(_UFUNCS) + list(_TWO_OUT):
+for _name in list(_UFUNCS) + list(_TWO_OUT) + ["isnat"]:
     if _name not in globals():
         globals()[_name] = _make_ufunc(_name)
         __all__.append(_name)

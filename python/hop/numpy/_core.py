@@ -19,6 +19,7 @@ import numbers
 import numpy as _np
 
 from .. import _C
+from .._purity import is_hop_module
 
 __all__ = []
 
@@ -309,6 +310,22 @@ def cast(t, npd):
     if src == npd:
         return t
     npd = _np.dtype(npd)
+    if src.kind == "c" and npd.kind in "iu":
+        # NumPy converts the real part as it converts a float (hop's own
+        # conversion of a complex saturated: -3+1j to uint8 was 0, not 253)
+        re = _C._op("real", t)
+        return cast(re, npd)
+    if src.kind == "f" and npd == _np.dtype(_np.uint64):
+        # NumPy's x86-64 loop: below 2**63 through int64 (-3.0 is 2**64 - 3),
+        # up to 2**64 exact, beyond it 0, and NaN or below -2**63 2**63
+        x = t.to(_C.float64) if src != _np.dtype(_np.float64) else t
+        lo = _C.logical_and(_C.ge(x, -2.0 ** 63), _C.lt(x, 2.0 ** 63))
+        hi = _C.logical_and(_C.ge(x, 2.0 ** 63), _C.lt(x, 2.0 ** 64))
+        big = _C.ge(x, 2.0 ** 64)
+        top = _C.full((), -2 ** 63, dtype=_C.int64).to(_C.uint64)  # 2**63
+        u = _C.where(hi, t.to(_C.uint64), _C.where(big, _C.zeros((), dtype=_C.uint64), top))
+        return _C.where(lo, _C.where(lo, x, _C.zeros((), dtype=_C.float64)).to(_C.int64)
+                        .to(_C.uint64), u)
     if src.kind == "f" and npd.kind in "iu" and npd != _np.dtype(_np.uint64):
         x = t.to(_C.float64) if src != _np.dtype(_np.float64) else t
         t64 = t.to(_C.int64)  # exact for |x| < 2**63
@@ -363,3 +380,49 @@ def ufunc_cast_error(name, have, want, casting, output=True, i=0):
         return cls(uf, casting, _np.dtype(have), _np.dtype(want), i)
     return TypeError(f"Cannot cast ufunc '{name}' {'output' if output else 'input'} from "
                      f"{_np.dtype(have)!r} to {_np.dtype(want)!r} with casting rule {casting!r}")
+
+
+# ------------------------------------------------------------------- errors
+
+# The exceptions NumPy raises for a program's values (an index out of range,
+# shapes that do not broadcast, a cast the rules forbid, a singular matrix),
+# and hop's classes for the same: hop.numpy raises them where NumPy would.
+_VALUE_ERRORS = (IndexError, ValueError, TypeError, ArithmeticError, _np.linalg.LinAlgError)
+# hop's limits (a function, dtype or form it does not implement; a decision
+# a trace cannot make): hop's answer, not NumPy's.
+_LIMITS = (_C.UnsupportedError, _C.TraceError, _C.GuardError, _C.DTypeError)
+
+
+def not_numpys(e):
+    """e, marked as hop.numpy's own answer where NumPy 1.24 has none to give
+    (it crashes): hop.compile raises it from the trace and never lets NumPy
+    decide (raised_as_numpy)."""
+    e._hop_not_numpys = True
+    return e
+
+
+def raised_as_numpy(e):
+    """Whether hop.numpy raised e on behalf of NumPy's semantics: e is of a
+    class NumPy raises for a program's values, not one of hop's limits, and
+    it came out of a call the program's code made into hop.numpy (a
+    function, operator, method or attribute, also through NumPy's
+    dispatch).  NumPy raises such an error too, and only after what the
+    program did before the call (a write into an argument), so hop.compile
+    lets the eager call raise it (_compile)."""
+    if not isinstance(e, _VALUE_ERRORS) or isinstance(e, _LIMITS) or \
+            getattr(e, "_hop_not_numpys", False):
+        return False
+    tb = e.__traceback__
+    outer = None
+    while tb is not None:
+        name = tb.tb_frame.f_globals.get("__name__") or ""
+        # the boundary: a frame of hop.numpy called by one outside hop (the
+        # program's, or NumPy's Python code dispatching to hop.numpy); hop's
+        # own machinery calling hop.numpy (the trace setting up the
+        # arguments) is not a call of the program's
+        if outer is not None and not is_hop_module(outer) and \
+                (name == "hop.numpy" or name.startswith("hop.numpy.")):
+            return True
+        outer = name
+        tb = tb.tb_next
+    return False

@@ -134,6 +134,11 @@ def _reduce(op, np_fn, a, axis, dtype, out, keepdims, initial, where, kind, what
     if dtype is not None and op in ("amax", "amin"):
         rdt = _np.dtype(dtype)
     x = t
+    if initial is not None and isinstance(initial, (int, float, complex, _np.generic)):
+        # NumPy casts initial to the reduction's dtype first (min of a bool
+        # array with initial=-5 starts from True; prod of ints with 2.5 from 2)
+        with _np.errstate(all="ignore"):
+            initial = _np.array(initial).astype(rdt, casting="unsafe")[()].item()
     if op in ("sum", "prod") and (dtype is not None or _core.np_dtype(t).kind == "f"):
         x = _core.cast(t, rdt)  # computed in the dtype asked for
     if where is not True:
@@ -259,10 +264,67 @@ def _mean_t(t, axes, dtype, keepdims, what):
     return r, rdt
 
 
+def _count_axes(axis, ndim):
+    """NumPy's _count_reduce_items checks mean's, var's and std's axis with
+    normalize_axis_index: a 0-d array has no axis 0 (its reductions do)."""
+    if axis is not None and ndim == 0:
+        for ax in (axis if isinstance(axis, tuple) else (axis,)):
+            _np.core.multiarray.normalize_axis_index(ax, 0)
+
+
+def _divided(r, n):
+    """NumPy's `true_divide(r, n, out=r, casting='unsafe')` of mean and var
+    (`r.dtype.type(r / n)` of a scalar): the quotient in r's dtype."""
+    from ._ufuncs import call_ufunc
+    q = call_ufunc("true_divide", (r, n), {}, ndarray)
+    return wrap(ndarray, _core.cast(q._t, r.dtype), scalar=r.ndim == 0)
+
+
+def _mean_dtype(a, axis, dtype, keepdims):
+    """mean with dtype=, as NumPy computes it: the sum in dtype (an integer
+    one wraps), then divided and cast back to dtype."""
+    t = _t(a, "mean")
+    n = _size([t.shape[i] for i in _axes(axis, t.ndim)])
+    return _divided(sum(wrap(ndarray, t), axis, dtype, keepdims=keepdims, _kind=ndarray), n)
+
+
+def _var_dtype(a, axis, dtype, ddof, keepdims, root):
+    """var (std: root) with dtype=, NumPy's _var step by step: the mean
+    from the sum in dtype, the deviations in the type of arr - mean (an
+    integer one wraps), their squares (|d|**2 of a complex one), summed in
+    dtype, divided and cast back; std's square root into that array
+    (NumPy's same_kind error for an integer one) or its scalar's type."""
+    from ._ufuncs import call_ufunc
+    arr = wrap(ndarray, _t(a, "std" if root else "var"))
+    t = arr._t
+    n = _size([t.shape[i] for i in _axes(axis, t.ndim)])
+    m = _divided(sum(arr, axis, dtype, keepdims=True, _kind=ndarray), n)
+    d = call_ufunc("subtract", (arr, m), {}, ndarray)
+    if d.dtype.kind == "c":
+        re, im = _C._op("real", d._t), _C._op("imag", d._t)
+        d2 = wrap(ndarray, re * re + im * im)
+    else:
+        d2 = call_ufunc("multiply", (d, d), {}, ndarray)
+    ret = sum(d2, axis, dtype, keepdims=keepdims, _kind=ndarray)
+    denom = n - ddof
+    if not isinstance(denom, _C.SymInt):
+        denom = builtins.max(denom, 0)
+    ret = _divided(ret, denom)
+    if not root:
+        return ret._t
+    if ret.ndim == 0:
+        return _core.cast(call_ufunc("sqrt", (ret,), {}, ndarray)._t, ret.dtype)
+    return call_ufunc("sqrt", (ret,), {"out": (ret,)}, ndarray)._t
+
+
 @implements(_np.mean)
 def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True, _kind=None):
     kind = _kind or _kind_of(a)
     t = _t(a, "mean")
+    _count_axes(axis, t.ndim)
+    if dtype is not None and where is True:
+        r = _mean_dtype(t, axis, dtype, keepdims)._t
+        return _out(kind, r, scalar=r.ndim == 0 and out is None, out=out, what="mean")
     if where is not True:
         w = _t(where, "mean: where")
         rdt = _reduce_dtype(_np.mean, t, dtype, "mean")
@@ -301,6 +363,10 @@ def _var_t(t, axis, dtype, ddof, keepdims, what):
 @implements(_np.var)
 def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, _kind=None):
     kind = _kind or _kind_of(a)
+    _count_axes(axis, _t(a, "var").ndim)
+    if dtype is not None:
+        r = _var_dtype(a, axis, dtype, ddof, keepdims, False)
+        return _out(kind, r, scalar=r.ndim == 0 and out is None, out=out, what="var")
     r, rdt = _var_t(_t(a, "var"), axis, dtype, ddof, keepdims, "var")
     return _out(kind, _core.cast(r, rdt), scalar=r.ndim == 0 and out is None, out=out,
                 what="var")
@@ -309,6 +375,10 @@ def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, _kind=Non
 @implements(_np.std)
 def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, _kind=None):
     kind = _kind or _kind_of(a)
+    _count_axes(axis, _t(a, "std").ndim)
+    if dtype is not None:
+        r = _var_dtype(a, axis, dtype, ddof, keepdims, True)
+        return _out(kind, r, scalar=r.ndim == 0 and out is None, out=out, what="std")
     r, rdt = _var_t(_t(a, "std"), axis, dtype, ddof, keepdims, "std")
     return _out(kind, _core.cast(_C.sqrt(r), rdt), scalar=r.ndim == 0 and out is None, out=out,
                 what="std")
@@ -325,8 +395,9 @@ def ptp(a, axis=None, out=None, keepdims=False, *, _kind=None):
 @implements(_np.nansum)
 def nansum(a, axis=None, dtype=None, out=None, keepdims=False, *, _kind=None):
     t = _t(a, "nansum")
-    if _core.np_dtype(t).kind == "f":
-        t = _C.where(_C.ne(t, t), _C.zeros((), dtype=t.dtype), t)
+    if _core.np_dtype(t).kind in "fc":
+        from ._stats import _replace_nan  # (a complex NaN: either part)
+        t = _replace_nan(t, 0)[0]
     return sum(t, axis, dtype, out, keepdims, _kind=_kind or _kind_of(a))
 
 
@@ -959,23 +1030,31 @@ def clip(a, a_min, a_max, out=None, *, _kind=None, **kwargs):
 def round_(a, decimals=0, out=None, *, _kind=None):
     kind = _kind or _kind_of(a)
     t = _t(a, "round")
-    if _core.np_dtype(t).kind in "biu":
+    # (NumPy's round of a 0-d array is a NumPy scalar: PyArray_Return)
+    scalar = t.ndim == 0 and out is None
+    if _core.np_dtype(t).kind == "b":
+        if decimals == 0:  # a bool is no integer to PyArray_Round: rint into float16
+            return _out(kind, _core.cast(t, _np.dtype(_np.float16)), scalar=scalar, out=out,
+                        what="round")
+        # NumPy multiplies (divides) into the bool array
+        raise _np.core._exceptions._UFuncOutputCastingError(
+            _np.multiply if decimals > 0 else _np.divide, "same_kind",
+            _np.dtype(_np.float64), _np.dtype(bool), 0)
+    if _core.np_dtype(t).kind in "iu":
         if decimals >= 0:
-            return _out(kind, t.clone(), out=out, what="round")
-        if _core.np_dtype(t).kind == "b":  # NumPy divides into the bool array
-            raise _np.core._exceptions._UFuncOutputCastingError(
-                _np.divide, "same_kind", _np.dtype(_np.float64), _np.dtype(bool), 0)
+            return _out(kind, t.clone(), scalar=scalar, out=out, what="round")
         # NumPy's: rint(a / 10**-decimals) * 10**-decimals in float64, cast back
         # (unsafely: 127 of an int8 rounds to 130, which wraps)
         f = float(10 ** -decimals)
         r = _C.round(_core.cast(t, _np.dtype(_np.float64)) / f) * f
-        return _out(kind, _core.cast(r, _core.np_dtype(t)), out=out, what="round")
+        return _out(kind, _core.cast(r, _core.np_dtype(t)), scalar=scalar, out=out,
+                    what="round")
     if _core.np_dtype(t).kind == "c":  # NumPy rounds each part
         r = _C._op("complex", _round_t(_C._op("real", t), decimals),
                    _round_t(_C._op("imag", t), decimals))
     else:
         r = _round_t(t, decimals)
-    return _out(kind, _core.cast(r, _core.np_dtype(t)), out=out, what="round")
+    return _out(kind, _core.cast(r, _core.np_dtype(t)), scalar=scalar, out=out, what="round")
 
 
 def _round_t(t, decimals):
@@ -1172,26 +1251,29 @@ def einsum(*operands, out=None, dtype=None, order="K", casting="safe", optimize=
 
 # ---------------------------------------------------------------- sorting
 
-def _sorting(a, axis, _kind, what, sort_any, of_0d):
-    # sort/argsort: axis None sorts the flattened array; a 0-d array's
-    # answer is of_0d(t)
+def _sorting(a, axis, _kind, what, sort_any):
+    # sort/argsort: axis None sorts the flattened array.  A 0-d array has
+    # no axis to sort along (NumPy's AxisError), but argsort takes it as
+    # one element (array([0]), its axis checked against 1 dim)
     t = _t(a, what)
     if axis is None:
         t, axis = t.reshape(-1), 0
-    ax = _axis(axis, t.ndim) if t.ndim else 0
-    r = sort_any(t, ax) if t.ndim else of_0d(t)
-    return wrap(_kind or _kind_of(a), r)
+    elif t.ndim == 0:
+        if what != "argsort":
+            _np.core.multiarray.normalize_axis_index(_int_arg(axis, "an integer is required "
+                                                                    "for the axis"), 0)
+        t = t.reshape(1)
+    return wrap(_kind or _kind_of(a), sort_any(t, _axis(axis, t.ndim)))
 
 
 @implements(_np.sort)
 def sort(a, axis=-1, kind=None, order=None, *, _kind=None):
-    return _sorting(a, axis, _kind, "sort", _corder.sort_any, lambda t: t.clone())
+    return _sorting(a, axis, _kind, "sort", _corder.sort_any)
 
 
 @implements(_np.argsort)
 def argsort(a, axis=-1, kind=None, order=None, *, _kind=None):
-    return _sorting(a, axis, _kind, "argsort", _corder.argsort_any,
-                    lambda t: _C.zeros((), dtype=_C.int64))
+    return _sorting(a, axis, _kind, "argsort", _corder.argsort_any)
 
 
 @implements(_np.take)

@@ -1058,7 +1058,7 @@ def ufunc_at(name, a, indices, b=None):
         raise ValueError("Only single output ufuncs supported at this time")
     if uf.nin == 1 and b is not None:
         # NumPy 1.24 crashes here (a NULL loop operand); 1.25 raises this
-        raise ValueError("second operand provided when ufunc is unary")
+        raise _core.not_numpys(ValueError("second operand provided when ufunc is unary"))
     arr = _require_array(a, f"numpy.{name}.at")
     run = _storage.current()
     t = arr._t

@@ -212,14 +212,15 @@ class ndarray:
         return t
 
     def item(self, *args):
-        """The element as a Python scalar; while tracing, an integer or bool
-        element is an unbacked SymInt read at run time (as hop.Tensor.item),
-        and a float one ends hop.compile's compiled part (_breaks)."""
+        """The element as a Python scalar; while tracing, an integer element
+        is an unbacked SymInt read at run time (as hop.Tensor.item), and a
+        float or bool one ends hop.compile's compiled part (_breaks): a
+        SymInt is an int, and eagerly a bool array's item() is a bool."""
         if args:
             return self[args if len(args) > 1 else args[0]].item()
         t = self._scalar_tensor("item")
         if _C._is_proxy(t) or _core.tracing():
-            if self.dtype.kind not in "biu":
+            if self.dtype.kind not in "iu":
                 _breaks.conversion(_C.TraceError, f"item() of a traced {self.dtype} value: a "
                                                   f"Python float is known only when the plan "
                                                   f"runs")
@@ -484,11 +485,26 @@ def _fast_power(self, other):
     """NumPy 1.24's fast_scalar_power: a float or complex array (not a NumPy
     scalar) ** -1 is reciprocal and ** 0.5 is sqrt, which differ from power
     ((-inf) ** 0.5 is nan, (-0.0) ** 0.5 is -0.0, a complex reciprocal rounds
-    otherwise); ** 0, 1 and 2 give power's bits anyway."""
-    if self._scalar or self.dtype.kind not in "fc" or \
-            not isinstance(other, (int, float, _np.integer, _np.floating)):
+    otherwise), ** 2 square and ** 1 positive (power's bits, but the array's
+    dtype).  Any other array ** 2 is square, whose dtype differs from
+    power's for a bool array."""
+    if self._scalar or not isinstance(other, (int, float, _np.integer, _np.floating)):
         return None
-    return {-1.0: "reciprocal", 0.5: "sqrt"}.get(float(other))
+    if self.dtype.kind == "b":
+        # a bool array ** 2 is square (int8), not power (int64 for a Python 2)
+        return "square" if float(other) == 2.0 else None
+    if self.dtype.kind in "iu":
+        # an integer array ** 2 is square in its own dtype (a 0-d int8 is
+        # no scalar to power's value-based casting); ** 2.0 NumPy squares
+        # in float64, which is power's dtype anyway
+        if float(other) != 2.0:
+            return None
+        return "square" if isinstance(other, (int, _np.integer)) else "square of float64"
+    # (** 2 and ** 1 are square and positive: their dtype is the array's,
+    # where power's of a 0-d array casts by both values: complex64 ** 2 is
+    # complex128)
+    return {-1.0: "reciprocal", 0.5: "sqrt", 2.0: "square", 1.0: "positive",
+            0.0: "ones_like"}.get(float(other))
 
 
 def _pow(self, other):
@@ -496,6 +512,14 @@ def _pow(self, other):
     fast = _fast_power(self, other) if takes(other) else None
     if fast is None:
         return _plain_pow(self, other)
+    if fast == "ones_like":  # the array's dtype (a 0-d one: its NumPy scalar)
+        return call_ufunc("power", (self, other), {"dtype": self.dtype}, type(self))
+    if fast == "square of float64":
+        # NumPy casts the integer array to float64 and squares that: a
+        # 0-d one stays an array
+        t = call_ufunc("square", (wrap(type(self), _core.cast(self._t, _np.dtype(_np.float64))),),
+                       {}, type(self))._t
+        return wrap(type(self), t)
     return call_ufunc(fast, (self,), {}, type(self))
 
 
@@ -504,12 +528,30 @@ def _ipow(self, other):
     fast = _fast_power(self, other) if takes(other) else None
     if fast is None:
         return _plain_ipow(self, other)
-    call_ufunc(fast, (self,), {"out": (self,)}, type(self))
+    if fast == "ones_like":
+        call_ufunc("power", (self, other), {"out": (self,)}, type(self))
+        return self
+    # (in place an integer array squares in its own dtype: no float64 copy)
+    call_ufunc("square" if fast == "square of float64" else fast, (self,), {"out": (self,)},
+               type(self))
     return self
 
 
 _plain_pow, _plain_ipow = ndarray.__pow__, ndarray.__ipow__
 ndarray.__pow__, ndarray.__ipow__ = _pow, _ipow
+_plain_imatmul = ndarray.__imatmul__
+
+
+def _imatmul(self, other):
+    """NumPy 1.24 has no in-place matmul: `a @= b` of an array raises,
+    writing nothing (a NumPy scalar has none: s @ b, rebound)."""
+    if self._scalar:
+        return _plain_imatmul(self, other)
+    raise TypeError("In-place matrix multiplication is not (yet) supported. Use 'a = a @ b' "
+                    "instead of 'a @= b'.")
+
+
+ndarray.__imatmul__ = _imatmul
 for _dunder, _uf in {"lt": "less", "le": "less_equal", "gt": "greater", "ge": "greater_equal",
                      "eq": "equal", "ne": "not_equal"}.items():
     setattr(ndarray, f"__{_dunder}__", _binop(_uf))

@@ -397,6 +397,12 @@ def _nan_mask(t):
 
 
 def _replace_nan(t, v):
+    if _core.np_dtype(t).kind == "c":
+        # NumPy's isnan of a complex: either part NaN (nanmean, nanvar, ...
+        # of a complex array skip it as of a float one)
+        m = _C.logical_or(_C.ne(_C._op("real", t), _C._op("real", t)),
+                          _C.ne(_C._op("imag", t), _C._op("imag", t)))
+        return _C.where(m, _core.complex_scalar(complex(v), _core.np_dtype(t)), t), m
     m = _nan_mask(t)
     if m is None:
         return t, None
@@ -407,11 +413,10 @@ def _replace_nan(t, v):
 def nanmean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True, _kind=None):
     kind = _kind or _kind_of(a)
     t = _t(a, "nanmean")
+    _inexact_dtype(t, dtype)
     arr, mask = _replace_nan(t, 0)
     if mask is None:
         return F.mean(a, axis, dtype, out, keepdims, where=where, _kind=kind)
-    if dtype is not None and _np.dtype(dtype).kind not in "fc":
-        raise TypeError("If a is inexact, then dtype must be inexact")
     cnt = _sum(ndarray(_C.logical_not(mask)), axis, dtype=_np.intp, keepdims=keepdims,
                where=where, _kind=ndarray)
     tot = _sum(ndarray(arr), axis, dtype=dtype, keepdims=keepdims, where=where, _kind=ndarray)
@@ -441,14 +446,24 @@ def nancumprod(a, axis=None, dtype=None, out=None, *, _kind=None):
 
 def _nanextreme(a, axis, out, keepdims, initial, where, fn, fill, what, kind):
     t = _t(a, what)
-    mask = _nan_mask(t)
-    if mask is None:
-        return fn(a, axis, out, keepdims, initial=initial, where=where, _kind=kind)
-    arr = _C.where(mask, _C.full((), fill, dtype=t.dtype), t)
+    if _core.np_dtype(t).kind == "c":
+        # a NaN in either part is skipped; the fill is below (above) every
+        # complex in NumPy's lexicographic order
+        arr, mask = _replace_nan(t, complex(fill, fill))
+    else:
+        mask = _nan_mask(t)
+        if mask is None:
+            return fn(a, axis, out, keepdims, initial=initial, where=where, _kind=kind)
+        arr = _C.where(mask, _C.full((), fill, dtype=t.dtype), t)
     r = _t(fn(arr, axis, None, keepdims, initial=initial, where=where, _kind=ndarray))
-    dims = None if axis is None else list(_axes(axis, t.ndim))
-    allnan = _C.all(mask, dims, bool(keepdims)) if t.ndim else mask
-    r = _C.where(allnan, _C.full((), math.nan, dtype=r.dtype), r)
+    if initial is None:
+        # (NumPy's fmax.reduce: an all-NaN slice is NaN, but with initial
+        # it is initial, which takes part as any element does)
+        dims = None if axis is None else list(_axes(axis, t.ndim))
+        allnan = _C.all(mask, dims, bool(keepdims)) if t.ndim else mask
+        nan = _core.complex_scalar(complex(math.nan, 0.0), _core.np_dtype(r)) if \
+            _core.np_dtype(r).kind == "c" else _C.full((), math.nan, dtype=r.dtype)
+        r = _C.where(allnan, nan, r)
     return F._out(kind, r, scalar=r.ndim == 0 and out is None, out=out, what=what)
 
 
@@ -486,31 +501,52 @@ def nanargmax(a, axis=None, out=None, *, keepdims=False, _kind=None):
                    _kind or _kind_of(a))
 
 
-def _nanvar_t(a, axis, dtype, ddof, keepdims, what):
-    t = _t(a, what)
-    arr, mask = _replace_nan(t, 0)
-    if mask is None:
-        return None
-    if dtype is not None and _np.dtype(dtype).kind not in "fc":
+def _inexact_dtype(t, dtype):
+    """NumPy's nanmean/nanvar/nanstd take no integer dtype= for a float or
+    complex array (a complex one too, though it has no NaN mask here)."""
+    if dtype is not None and _core.np_dtype(t).kind in "fc" and \
+            _np.dtype(dtype).kind not in "fc":
         raise TypeError("If a is inexact, then dtype must be inexact")
+
+
+def _nanvar_t(a, axis, dtype, ddof, keepdims, what, where=True):
+    t = _t(a, what)
+    _inexact_dtype(t, dtype)
+    arr, mask = _replace_nan(t, 0)
+    if mask is None and where is True:
+        return None
+    if dtype is None and _core.np_dtype(t).kind in "biu":
+        dtype = _np.float64  # (np.var's of an integer array, which NumPy calls with where=)
+    if where is not True:
+        # an element where= leaves out counts as a NaN does: in no sum and
+        # not in the count (NumPy passes where= to each of them)
+        out = _C.logical_not(_C.logical_or(_t(where, f"{what}: where"),
+                                           _C.zeros(tuple(t.shape), dtype=_C.bool)))
+        mask = out if mask is None else _C.logical_or(mask, out)
+        arr = _C.where(mask, _C.zeros((), dtype=arr.dtype), arr)
     dims = None if axis is None else list(_axes(axis, t.ndim))
     cnt = _C.sum(_C.logical_not(mask).to(_C.int64), dims, True)
     avg = _t(_sum(ndarray(arr), axis, dtype=dtype, keepdims=True, _kind=ndarray))
     avg = avg / cnt
     x = _core.cast(arr, _core.np_dtype(avg)) - avg
     x = _C.where(mask, _C.zeros((), dtype=x.dtype), x)
-    var = _t(_sum(ndarray(x * x), axis, dtype=dtype, keepdims=keepdims, _kind=ndarray))
+    if _core.np_dtype(x).kind == "c":  # |x|**2, real, as NumPy's x * conj(x)
+        re, im = _C._op("real", x), _C._op("imag", x)
+        x2 = re * re + im * im
+    else:
+        x2 = x * x
+    var = _t(_sum(ndarray(x2), axis, dtype=dtype, keepdims=keepdims, _kind=ndarray))
     dof = _C.sum(_C.logical_not(mask).to(_C.int64), dims, bool(keepdims)) - ddof
     var = var / dof
     var = _C.where(_C.le(dof, 0), _C.full((), math.nan, dtype=var.dtype), var)
     return var
 
 
-def _nanvar_out(a, axis, dtype, out, ddof, keepdims, _kind, what, plain, root):
+def _nanvar_out(a, axis, dtype, out, ddof, keepdims, _kind, what, plain, root, where=True):
     # nanvar/nanstd (root: the square root); an array with no nan-capable
     # dtype is plain's (var/std)
     kind = _kind or _kind_of(a)
-    v = _nanvar_t(a, axis, dtype, ddof, keepdims, what)
+    v = _nanvar_t(a, axis, dtype, ddof, keepdims, what, where)
     if v is None:
         return plain(a, axis, dtype, out, ddof, keepdims, _kind=kind)
     if root:
@@ -521,13 +557,15 @@ def _nanvar_out(a, axis, dtype, out, ddof, keepdims, _kind, what, plain, root):
 @implements(_np.nanvar)
 def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True,
            _kind=None):
-    return _nanvar_out(a, axis, dtype, out, ddof, keepdims, _kind, "nanvar", F.var, False)
+    return _nanvar_out(a, axis, dtype, out, ddof, keepdims, _kind, "nanvar", F.var, False,
+                       where)
 
 
 @implements(_np.nanstd)
 def nanstd(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True,
            _kind=None):
-    return _nanvar_out(a, axis, dtype, out, ddof, keepdims, _kind, "nanstd", F.std, True)
+    return _nanvar_out(a, axis, dtype, out, ddof, keepdims, _kind, "nanstd", F.std, True,
+                       where)
 
 
 def _nan_sorted(t, axis):
@@ -1686,13 +1724,15 @@ def isrealobj(x, *, _kind=None):
 def angle(z, deg=False, *, _kind=None):
     t = _t(z, "angle")
     npd = _core.np_dtype(t)
-    if npd.kind != "c":  # NumPy: arctan2(0, z) in z's float type (ints: float64)
-        t = _core.cast(t, _np.result_type(npd, _np.float16) if npd.kind == "f"
-                       else _np.dtype(_np.float64))
-    r = _C._op("angle", t)
-    if deg:
+    if npd.kind != "c":
+        # NumPy: arctan2(0, z), in the loop its types pick (int8: float16,
+        # uint16: float32, bool: float64; a 0-d z, a scalar to value-based
+        # casting: float64)
+        t = _core.cast(t, _np.arctan2(0, _np.ones((1,) * t.ndim, npd)).dtype)
+    r = wrap(_kind or _kind_of(z), _C._op("angle", t), scalar=t.ndim == 0)
+    if deg:  # NumPy's `a *= 180/pi`: a 0-d z's NumPy scalar times a float
         r = r * (180.0 / math.pi)
-    return wrap(_kind or _kind_of(z), r, scalar=t.ndim == 0)
+    return r
 
 
 @implements(_np.real_if_close)

@@ -509,6 +509,13 @@ def call_ufunc(name, args, kwargs, kind):
         raise TypeError(f"{name}() got an unexpected keyword argument '{sorted(bad)[0]}'")
     if name in _TWO_OUT:
         return _call_two(name, args, kwargs, kind)
+    if name == "isnat":
+        # defined only for datetime64 and timedelta64, which no hop array
+        # is: NumPy's type error for every array hop holds
+        if len(args) != 1:
+            raise TypeError(f"isnat() takes from 1 to 2 positional arguments but {len(args)} "
+                            f"were given")
+        raise TypeError("ufunc 'isnat' is only defined for np.datetime64 and np.timedelta64.")
     if name not in UFUNCS:
         return fallback(uf, name, args, kwargs, kind)
     nin = UFUNCS[name][0]

@@ -1,0 +1,431 @@
+"""The frame translator's vocabulary (hop/_frame.py): its exceptions and
+sentinels, the frame record (_Frame) and a translated generator's frame
+(_TransGen), what it knows of a code object before running it (its
+instruction table: _instructions) and of a value (the user's code or a
+library's, traced or not)."""
+
+import dis
+import functools
+import os
+import sys
+import sysconfig
+import types
+
+from . import _C
+from . import _breaks
+from . import _paths
+
+__all__ = ["Unsupported", "is_user_code"]
+
+
+class Unsupported(BaseException):
+    """The translator cannot run this compiled: the call runs eagerly.
+    BaseException (as GraphBreak), so a function's `except Exception:`
+    cannot hide it; the translator also keeps the first one raised."""
+
+    def __init__(self, message, site):
+        super().__init__(message)
+        self.message = message
+        self.site = site
+        self.brk = None
+
+
+class _BreakHere(Exception):
+    """The instruction being translated needs real values (a conversion of
+    a traced value, a call hop cannot see into, control flow on a traced
+    value): a graph break if it is an instruction of the root frame (depth
+    1), else Unsupported."""
+
+    def __init__(self, message, depth):
+        super().__init__(message)
+        self.message = message
+        self.depth = depth
+        self.site = None    # where, when in an inlined call (its frame's)
+        self.opname = None
+        self.func = None
+
+
+class _NoMerge(Exception):
+    """A side of a data-dependent `if` cannot be a cond body (an effect, a
+    break, a jump out of the `if`, values a cond cannot return): the `if`
+    stays a graph break (Translator._merge_if).  message says why, for
+    explain()."""
+
+    def __init__(self, message):
+        super().__init__(message)
+        self.message = message
+
+
+class _Stop(BaseException):
+    """The translation of the root frame ends at a graph break (hoist: the
+    _Hoist it ends at, whose region then runs in Python, else None: the
+    instruction at snap's pc runs alone)."""
+
+    def __init__(self, snap, message, hoist=None):
+        super().__init__(message)
+        self.snap = snap
+        self.message = message
+        self.hoist = hoist
+
+
+class _Hoist(BaseException):
+    """A graph break the root frame cannot end at its own instruction: one
+    inside a loop (the loop's state is Python's: an iterator, a counter the
+    next iteration reads), inside a with block (its __exit__ is on the
+    stack), or inside an inlined call (the callee's frame is half run).
+    The translation is done again and ends at `pc`, the start of the root
+    frame's statement around it (an empty stack, before the outermost loop
+    around the break); from there the code runs in Python until it has
+    passed `until` with an empty stack (the loop, the with block or the
+    statement done), and the rest resumes compiled.  Raised out of the
+    first translation (whose state is past pc: a list it made may already
+    hold the loop's appends) to hop.compile, which translates again with
+    stop_at (Translator).  what: explain()'s words for where it was."""
+
+    def __init__(self, pc, until, message, site, opname, what):
+        super().__init__(message)
+        self.pc = pc
+        self.until = until
+        self.message = message
+        self.site = site
+        self.opname = opname
+        self.what = what
+
+
+# The translator's own exceptions: never handled by the function's
+# exception table (the concrete interpreter's _execute).
+_INTERNAL = (Unsupported, _Stop, _Hoist, _BreakHere, _breaks.GraphBreak)
+
+_BREAKABLE = frozenset("""CALL CALL_FUNCTION_EX FORMAT_VALUE POP_JUMP_FORWARD_IF_FALSE
+    POP_JUMP_BACKWARD_IF_FALSE POP_JUMP_FORWARD_IF_TRUE POP_JUMP_BACKWARD_IF_TRUE
+    JUMP_IF_FALSE_OR_POP JUMP_IF_TRUE_OR_POP UNARY_NOT STORE_SUBSCR STORE_ATTR""".split())
+_PAUSED = object()
+_HANDLED = object()  # an exception handler ran to its POP_EXCEPT (_execute)
+_YIELDED = object()  # a translated generator's frame yielded (_TransGen)
+_METHOD = "\x00hop.method"  # a stack slot holding a bound method of a traced value
+_FUNC = "\x00hop.function"  # a slot holding a closure over the frame's own cells (_func_spec)
+_EMPTY = "\x00hop.empty cell"  # an own cell not assigned yet
+
+
+_ALLOWED = {}      # code objects the call guard lets run (not the user's)
+_UNBOUND = object()
+_NULL = object()   # the NULL of CPython's stack (a call without self)
+_DELETED = object()
+_CODE = {}        # code -> _instructions(code)
+_USER_DIRS = None
+
+
+def _instructions(code):
+    """(instructions, offset -> index, exception handlers (index -> (handler
+    index, stack depth, push lasti); empty without), the line of each
+    instruction, the operands each hands to code that may be the user's,
+    the loops (back edge target index, back edge index)), cached."""
+    got = _CODE.get(code)
+    if got is None:
+        ins = [i for i in dis.get_instructions(code) if i.opname != "CACHE"]
+        at = {i.offset: n for n, i in enumerate(ins)}
+        lines, line = [], code.co_firstlineno
+        for i in ins:
+            if i.starts_line is not None:
+                line = i.starts_line
+            lines.append(line)
+        handlers = {}
+        if code.co_exceptiontable:
+            for e in dis._parse_exception_table(code):
+                for n, i in enumerate(ins):
+                    if e.start <= i.offset < e.end and n not in handlers:
+                        handlers[n] = (at[e.target], e.depth, e.lasti)
+        loops = [(at[i.argval], n) for n, i in enumerate(ins)
+                 if "BACKWARD" in i.opname and i.argval in at]
+        got = _CODE[code] = (ins, at, handlers, lines, [_operands(i) for i in ins], loops)
+    return got
+
+
+# How many values on top of the stack an instruction hands to code that may
+# be the user's (an operator, a property, a call): those run under the call
+# guard when one of them is the user's (_userish).  0: it runs no code.
+_ONE = frozenset("""LOAD_ATTR LOAD_METHOD UNARY_NEGATIVE UNARY_POSITIVE UNARY_INVERT UNARY_NOT
+    GET_ITER FOR_ITER UNPACK_SEQUENCE UNPACK_EX POP_JUMP_FORWARD_IF_FALSE
+    POP_JUMP_BACKWARD_IF_FALSE POP_JUMP_FORWARD_IF_TRUE POP_JUMP_BACKWARD_IF_TRUE
+    JUMP_IF_FALSE_OR_POP JUMP_IF_TRUE_OR_POP SET_ADD LIST_EXTEND SET_UPDATE DELETE_ATTR
+    DICT_UPDATE DICT_MERGE""".split())
+_TWO = frozenset("BINARY_OP COMPARE_OP CONTAINS_OP BINARY_SUBSCR DELETE_SUBSCR STORE_ATTR "
+                 "MAP_ADD FORMAT_VALUE".split())
+
+
+def _operands(i):
+    op = i.opname
+    if op == "CALL":
+        return i.arg + 2
+    if op == "CALL_FUNCTION_EX":
+        return 4
+    if op in _ONE:
+        return 1
+    if op in _TWO:
+        return 2
+    if op == "STORE_SUBSCR":
+        return 3
+    if op in ("BUILD_SET", "BUILD_SLICE"):
+        return i.arg
+    if op == "BUILD_MAP":
+        return 2 * i.arg
+    return 0
+
+
+_USERISH = {}  # type -> whether its instances may run the user's code
+
+
+def _user_type(t):
+    """Whether instances of t may run the user's code: a class with Python
+    methods of the user's, or a callable wrapper of hop's (hop.compile(f),
+    a GraphModule, a HOP object: it runs the user's function)."""
+    got = _USERISH.get(t)
+    if got is None:
+        got = (getattr(t, "__module__", "") or "").startswith("hop") and t not in _hop_data()
+        for k in t.__mro__:
+            if k is object:
+                continue
+            for v in vars(k).values():
+                if isinstance(v, property):
+                    v = v.fget
+                elif isinstance(v, (staticmethod, classmethod)):
+                    v = v.__func__
+                if isinstance(v, types.FunctionType) and is_user_code(v.__code__):
+                    got = True
+                    break
+            if got:
+                break
+        _USERISH[t] = got
+    return got
+
+
+def _hop_data():
+    """hop's value types (never run the user's code), as opposed to its
+    wrappers (hop.compile(f), GraphModules, transformations: they do)."""
+    from ._symfloat import SymFloat
+    out = {_C.Tensor, _C.SymInt, type(_C.float32), SymFloat}
+    hnp = sys.modules.get("hop.numpy")
+    if hnp is not None:
+        out.add(hnp.ndarray)
+    return out
+_CONTAINERS = frozenset([list, dict, set])  # a load of one goes through _sub
+_PLAIN = frozenset([int, float, bool, str, bytes, complex, type(None), _C.Tensor, _C.SymInt,
+                    slice, range, type(Ellipsis)])
+
+
+def _userish(values, depth=0):
+    """Whether CPython, handed these values, may run the user's code: a
+    user function or method, an instance of a class with Python methods of
+    the user's, hop's wrappers (hop.grad(f) runs f), containers of those."""
+    for v in values:
+        t = type(v)
+        if t in _PLAIN:
+            continue
+        if t is types.FunctionType:
+            if is_user_code(v.__code__) or _wraps_user(v):
+                return True
+        elif t is types.MethodType:
+            return True
+        elif t in (list, tuple, dict, set):
+            if depth == 0 and _userish(v.values() if t is dict else v, 1):
+                return True
+        elif isinstance(v, type):
+            if _user_type(v):
+                return True
+        elif _user_type(t):
+            return True
+        elif t is functools.partial or t is functools._lru_cache_wrapper:
+            # library objects that run a function they hold (a cache's miss)
+            f = v.func if t is functools.partial else getattr(v, "__wrapped__", None)
+            if depth < 4 and _userish((f,), depth + 1):
+                return True
+    return False
+
+
+def _wraps_user(f):
+    """A function of a library (hop.grad's, functools.partial-like) that
+    runs a user function it holds (its __wrapped__ or a closure cell)."""
+    w = getattr(f, "__wrapped__", None)
+    if w is not None:
+        return True
+    for c in f.__closure__ or ():
+        try:
+            v = c.cell_contents
+        except ValueError:
+            continue
+        if type(v) is types.FunctionType and is_user_code(v.__code__) or \
+                _user_type(type(v)):
+            return True
+    return False
+
+
+def _library_dirs():
+    global _USER_DIRS
+    if _USER_DIRS is None:
+        dirs = {sysconfig.get_paths()["stdlib"], sysconfig.get_paths()["platstdlib"]}
+        _USER_DIRS = tuple(os.path.abspath(d) + os.sep for d in dirs if d)
+    return _USER_DIRS
+
+
+def is_user_code(code):
+    """Whether code is the user's (not hop's, NumPy's, the standard
+    library's or frozen/built-in)."""
+    got = _USER.get(code)
+    if got is None:
+        got = _USER[code] = _is_user_file(code.co_filename)
+    return got
+
+
+_USER = {}
+
+
+def _is_user_file(f):
+    if f.startswith("<frozen") or f.startswith("<__array_function__"):
+        return False
+    f = os.path.abspath(f)
+    return not f.startswith(_paths._LIBRARY_DIRS) and not f.startswith(_library_dirs())
+
+
+def _user_function(f):
+    return isinstance(f, types.FunctionType) and is_user_code(f.__code__)
+_CONTROL_FLOW = ("Python control flow on a traced value (if/while/and/or/not on it) needs its "
+                 "value; hop.cond keeps it in the graph")
+
+
+def _traced(v):
+    if isinstance(v, _C.Tensor):
+        return _C._is_proxy(v)
+    if isinstance(v, _C.SymInt):
+        return True
+    hnp = sys.modules.get("hop.numpy")
+    if hnp is not None and isinstance(v, hnp.ndarray):
+        return True
+    return type(v).__name__ == "SymFloat"
+
+
+def _static_rows(v):
+    """Whether v is a traced hop.numpy array or tensor of rank >= 1 whose
+    leading size is a number (iterating it takes that many rows)."""
+    hnp = sys.modules.get("hop.numpy")
+    if not (isinstance(v, _C.Tensor) or hnp is not None and isinstance(v, hnp.ndarray)):
+        return False
+    shape = tuple(v.shape)
+    return len(shape) >= 1 and isinstance(shape[0], int)
+
+
+def _rows_known_at_run_time(v):
+    """Whether v is a traced hop.numpy array or tensor of rank >= 1 whose
+    leading size is symbolic (a selection's count: iterating it needs the
+    values)."""
+    hnp = sys.modules.get("hop.numpy")
+    if not (isinstance(v, _C.Tensor) or hnp is not None and isinstance(v, hnp.ndarray)):
+        return False
+    shape = tuple(v.shape)
+    return len(shape) >= 1 and isinstance(shape[0], _C.SymInt)
+
+
+def _finding_a_module(frame):
+    """Whether frame runs for the import system's search of a module: under
+    importlib's _find_spec, a finder of sys.meta_path (setuptools'
+    _distutils_hack, pytest's assertion rewriter: "user code" by where they
+    live) and what it calls.  An import while translating (hop and NumPy
+    import modules lazily) only locates the module there; the module's own
+    code is checked as any other.  (Walks the stack: only for a frame the
+    guard would otherwise refuse.)"""
+    f = frame.f_back
+    while f is not None:
+        c = f.f_code
+        if c.co_name == "_find_spec" and c.co_filename == "<frozen importlib._bootstrap>":
+            return True
+        f = f.f_back
+    return False
+
+
+def _numpy_written_back(v):
+    """Whether a write to v is hop.numpy's to trace: v is a hop.numpy array
+    of the trace (an ndarray argument as the function sees it, or its view),
+    whose writes hop.numpy puts into the plan and copies into the caller's
+    memory after each call (write-back slots, _trace), or refuses with its
+    own error; never an effect of the table."""
+    hnp = sys.modules.get("hop.numpy")
+    return hnp is not None and isinstance(v, hnp.ndarray) and _C._is_proxy(v._t)
+
+
+class _Frame:
+    __slots__ = ("func", "code", "fast", "cells", "stack", "kwnames", "line", "pc", "handling")
+
+
+class _TransGen:
+    """A generator of the user's (a generator function called, a generator
+    expression) while translating: each next() translates its frame to the
+    next YIELD_VALUE, so its effects are recorded where its consumer (a
+    loop of the translated code, sum(), tuple(), any()) asks for them, in
+    eager's order.  A break inside it is the consumer's call's (the root
+    frame breaks at that statement: _Hoist); a library consumer that
+    catches it makes the translation Unsupported (gen_break)."""
+
+    def __init__(self, tr, fr):
+        self.tr = tr
+        self.fr = fr
+        self.pc = 0
+        self.done = False
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        if self.done:
+            raise StopIteration
+        tr = self.tr
+        saved = tr._cur
+        tr.depth += 1
+        try:
+            got = tr._execute(self.fr, self.pc)
+        except _BreakHere as b:
+            self.done = True
+            tr.gen_break = b
+            raise
+        except BaseException:
+            self.done = True
+            raise
+        finally:
+            tr.depth -= 1
+            tr._cur = saved
+        if got is _YIELDED:
+            self.pc = self.fr.pc
+            v = self.fr.stack.pop()
+            self.fr.stack.append(None)  # what next() sends (popped after RESUME)
+            return v
+        self.done = True
+        raise StopIteration(got) if got is not None else StopIteration
+
+
+def _generated_library(frame):
+    """Code the standard library generates with exec (namedtuple's
+    __new__): file "<string>", the globals of a library module."""
+    if not frame.f_code.co_filename.startswith("<"):
+        return False
+    name = frame.f_globals.get("__name__") or ""
+    return name.startswith("namedtuple_") or name.split(".")[0] in sys.stdlib_module_names or \
+        name.startswith("hop")
+
+
+def _site(code, line):
+    return f"{os.path.basename(code.co_filename)}:{line}"
+
+
+def _numpy_value(v):
+    np = sys.modules.get("numpy")
+    return np is not None and isinstance(v, (np.ndarray, np.generic))
+
+
+def _cell_value(c):
+    try:
+        return c.cell_contents
+    except ValueError:
+        return _EMPTY
+
+
+def _symfloat():
+    from . import _symfloat
+    return _symfloat

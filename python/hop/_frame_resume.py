@@ -1,0 +1,562 @@
+"""Graph breaks of the frame translator (hop/_frame.py): where a
+translation ends (the _Breaking mixin of the Translator: the frame's stack
+and locals as the plan returns them, or a _Hoist to the statement around a
+break), what runs after the plan (Break: the instruction in Python, then the
+resume) and the rest of the function as a function of its own (Resume),
+compiled on its first call."""
+
+import inspect
+import sys
+import types
+
+from . import _C
+from . import _breaks
+from . import _exact
+from ._frame_base import (
+    _cell_value, _EMPTY, _Frame, _FUNC, _Hoist, _instructions, _METHOD, _NULL, _numpy_value,
+    _PAUSED, _PLAIN, _site, _Stop, _symfloat, _traced)
+
+__all__ = ["Break", "Resume"]
+
+
+class Break:
+    """Where a translation ended: the instruction at pc of func (opname,
+    site, why) needs real values.  After the plan, `resume(out, compile)`
+    rebuilds the stack (NULLs at nulls) and locals (names) from the plan's
+    outputs, runs that instruction in Python (with until: the code from pc
+    until it has passed until with an empty stack: a loop, a with block or
+    the statement of an inlined call that broke, _Hoist; where says which,
+    for explain()), and calls the resume function for the instruction after
+    it: compiled (hop.compile of a Resume) on its first call and cached per
+    (pc, stack layout, locals).
+
+    prefix (NumPy code, numpy): the plan would hand Python a value whose
+    last bit may not be NumPy's (_exact), so the part before the break runs
+    in Python instead (`run_prefix`: the function from its start, or from
+    start, the Resume this break ends, to pc) and hands the resume NumPy's
+    own values; prefix says why, for explain()."""
+
+    def __init__(self, func, pc, nulls, nstack, names, kwnames, why, site, opname, lines,
+                 until=None, where=None, numpy=False, prefix=None, start=None):
+        self.func = func
+        self.pc = pc
+        self.nulls = nulls
+        self.nstack = nstack
+        self.names = names
+        self.kwnames = kwnames
+        self.why = why
+        self.site = site
+        self.opname = opname
+        self.lines = lines
+        self.until = until
+        self.where = where
+        self.numpy = numpy
+        self.prefix = prefix
+        self.start = start
+        # (pc, stack size, NULL slots, local names, float slots) ->
+        # CompiledFunction (or _FloatInputs)
+        self.resumes = {}
+        self.floats_seen = {}  # key -> the float arguments of its first call
+
+    def describe(self):
+        where = f"; {self.where}" if self.where else ""
+        prefix = f"; {self.prefix}" if self.prefix else ""
+        return f"graph break at {self.site} ({self.opname}): {self.why}{where}{prefix}"
+
+    def run_prefix(self, args, kwargs, compile):
+        """The call with the part before the break run in Python (prefix):
+        the function's code from its start to pc on real values, then the
+        break and the resume as after a plan."""
+        t = _frame.Translator(self.func, [], set(), set(), concrete=True, can_break=True)
+        if self.start is not None:
+            fr = self.start._frame(tuple(args))
+            pc = self.start.pc
+        else:
+            bound = inspect.signature(self.func).bind(*args, **(kwargs or {}))
+            bound.apply_defaults()
+            fr = _frame_for(self.func, dict(bound.arguments), [])
+            pc = 0
+        t.root = fr
+        t.depth = 1
+        t.pause_at = self.pc
+        got = t._execute(fr, pc)
+        if got is not _PAUSED:
+            return got  # (another path: the function ended before the break)
+        t.pause_at = None
+        return self._finish(t, fr, compile)
+
+    def resume(self, out, compile):
+        stack_vals, fast_vals, cell_vals = out
+        stack = []
+        for v in stack_vals:
+            if type(v) is tuple and len(v) == 3 and v[0] == _METHOD:
+                v = getattr(v[1], v[2])
+            stack.append(v)
+        for i in self.nulls:
+            stack[i] = _NULL
+        fr = _frame_for(self.func, dict(zip(self.names, fast_vals)), stack, cell_vals)
+        fr.kwnames = self.kwnames
+        t = _frame.Translator(self.func, [], set(), set(), concrete=True)
+        t.root = fr
+        t.depth = 1
+        return self._finish(t, fr, compile)
+
+    def _finish(self, t, fr, compile):
+        """The breaking instruction (or the region of until) in Python on
+        frame fr, then the resume."""
+        if self.until is None:
+            got = t._execute(fr, self.pc, 1)  # the instruction itself, in Python
+        else:
+            got = t._execute(fr, self.pc, until=self.until)  # the loop, block, statement
+        if got is not _PAUSED:
+            return got
+        # (a generator only where there is one to find: a steady call comes
+        # here every time, and each generator costs ~1k instructions)
+        nulls = tuple(i for i, v in enumerate(fr.stack) if v is _NULL) \
+            if id(_NULL) in map(id, fr.stack) else ()
+        if not self.numpy and (_has_numpy(fr.stack) or self.until is not None and
+                               _has_numpy(fr.fast.values())):
+            # tensor code: what the instruction made is NumPy's (np.asarray,
+            # a NumPy function): compiled, the rest would compute with
+            # hop.numpy, whose reductions may differ from NumPy's in the last
+            # bit where eager's NumPy would not, so the rest runs eagerly in
+            # Python.  (NumPy code computes with hop.numpy anyway; its
+            # resume hands Python only NumPy's bits, as any of its breaks)
+            t.depth = 1
+            return t._execute(fr, fr.pc)
+        args = _resume_args(fr)
+        if args is None:
+            # a closure over the frame's own cells that cannot be made again
+            # in the resume: the rest runs in Python
+            t.depth = 1
+            return t._execute(fr, fr.pc)
+        floats = tuple(i for i, v in enumerate(args) if type(v) is float) \
+            if id(float) in map(id, map(type, args)) else ()
+        key = (fr.pc, len(fr.stack), nulls, tuple(fr.fast), floats)
+        cf = self.resumes.get(key)
+        if cf is None:
+            cf = self.resumes[key] = compile(Resume(self.func, fr.pc, len(fr.stack), nulls,
+                                                    tuple(fr.fast), self.lines))
+            self.floats_seen[key] = [args[i] for i in floats]
+        elif floats and key in self.floats_seen and \
+                any(a is not b and a != b for a, b in
+                    zip(self.floats_seen[key], (args[i] for i in floats))):
+            # a Python float (`s = float(y.sum())`) whose value changed
+            # since the first call: the resume takes it as an input (a 0-d
+            # float64 array it reads as a SymFloat), not a recompile per
+            # value -- when it translates so (a SymFloat does less than a
+            # float: `s ** 2`, NumPy's ufuncs); else it stays a constant
+            del self.floats_seen[key]
+            dyn = compile(Resume(self.func, fr.pc, len(fr.stack), nulls, tuple(fr.fast),
+                                 self.lines, floats))
+            dyn.quiet = True  # its fallback is not the user's to hear of
+            out = dyn(*_float_inputs(args, floats, self.numpy))
+            if dyn.eager_calls == 0 and dyn._eager_why is None:
+                dyn.quiet = False
+                self.resumes[key] = _FloatInputs(dyn, floats, self.numpy)
+            return out
+        return cf(*args)
+
+
+class _FloatInputs:
+    """A resume compiled with its float arguments as inputs (cf), called
+    with floats as its first call was (Break._finish)."""
+
+    __slots__ = ("cf", "floats", "numpy")
+
+    def __init__(self, cf, floats, numpy):
+        self.cf = cf
+        self.floats = floats
+        self.numpy = numpy
+
+    def __call__(self, *args):
+        return self.cf(*_float_inputs(args, self.floats, self.numpy))
+
+
+def _float_inputs(args, floats, numpy):
+    """args with each float (at floats) a 0-d float64 array: an ndarray in
+    NumPy code (whose arguments are ndarrays), else a hop.Tensor."""
+    args = list(args)
+    for i in floats:
+        if numpy:
+            args[i] = sys.modules["numpy"].array(args[i])
+        else:
+            args[i] = _C.full((), args[i], dtype=_C.float64)
+    return args
+
+
+def _shared_memory(values):
+    """None when no hop.numpy array in values (nested in tuples, lists and
+    dicts) shares memory with another array; else which one does, for
+    explain().  A traced array that does is a view (its storage's value seen
+    through view steps), an array over the caller's memory that is not the
+    argument itself (a captured array), or one of two live arrays over one
+    storage (hop/numpy/_storage.py).  Handed to Python, the plan's outputs
+    are new memory each: a write through one would not reach the others."""
+    hnp = sys.modules.get("hop.numpy")
+    if hnp is None:
+        return None
+    try:
+        return _shared_storage(_exact.leaves(values), hnp)
+    except _exact.TooDeep:
+        return "a value nested too deep to check"
+
+
+def _shared_storage(values, hnp):
+    storages = set()
+    for v in values:
+        if isinstance(v, hnp.ndarray):
+            st = v._st
+            if st is None:
+                continue
+            if v._vw:
+                return "a view of another array"
+            if st.root is not None and st.root != ("arg", v._role):
+                return "an array over memory the caller owns"
+            if id(st) in storages:
+                return "two arrays over the same memory"
+            storages.add(id(st))
+    return None
+
+
+def _has_numpy(values, depth=0):
+    np = sys.modules.get("numpy")
+    if np is None or depth > 2:
+        return False
+    for v in values:
+        if isinstance(v, (np.ndarray, np.generic)) or \
+                type(v) in (list, tuple) and _has_numpy(v, depth + 1) or \
+                type(v) is dict and _has_numpy(list(v.values()), depth + 1):
+            return True
+    return False
+
+
+def _func_spec(v, fr):
+    """A function fr's code made, closing over fr's own cells or its free
+    variables, as values a plan or a resume's arguments can carry: (_FUNC,
+    code, name, qualname, defaults, the names of its closure's cells) --
+    made again over the resume's cells (_thaw) -- or None (another
+    closure, other globals, keyword defaults or attributes)."""
+    if v.__globals__ is not fr.func.__globals__ or v.__kwdefaults__ or v.__dict__:
+        return None
+    cells = {id(c): n for n, c in fr.cells.items()}
+    names = []
+    for c in v.__closure__ or ():
+        n = cells.get(id(c))
+        if n is None:
+            return None
+        names.append(n)
+    return (_FUNC, v.__code__, v.__name__, v.__qualname__, v.__defaults__, tuple(names))
+
+
+def _thaw(v, fr, make=None):
+    """v, or the function a _func_spec stands for, made over fr's cells."""
+    if type(v) is tuple and len(v) == 6 and v[0] == _FUNC:
+        _, code, name, qualname, defaults, names = v
+        v = types.FunctionType(code, fr.func.__globals__, name, defaults,
+                               tuple(fr.cells[n] for n in names))
+        v.__qualname__ = qualname
+        if make is not None:
+            make(v)
+    return v
+
+
+def _resume_args(fr):
+    """The resume's arguments for frame fr paused after a break: its stack
+    (None at NULLs), its locals and its own cells' contents, closures over
+    those cells as _func_spec; None when one cannot be made again."""
+    own = {id(fr.cells[n]) for n in fr.code.co_cellvars if n in fr.cells}
+    values = [None if v is _NULL else v for v in fr.stack] + list(fr.fast.values()) + \
+        [_cell_value(fr.cells[n]) for n in fr.code.co_cellvars if n in fr.cells]
+    if not own:
+        return values
+    out = []
+    for v in values:
+        if type(v) is types.FunctionType and any(id(c) in own for c in v.__closure__ or ()):
+            v = _func_spec(v, fr)
+            if v is None:
+                return None
+        elif not _plain(v):
+            return None  # it may hold a closure over the old cells, which the resume replaces
+        out.append(v)
+    return out
+
+
+def _plain(v, depth=0):
+    """Whether v holds no closure (numbers, strings, tensors, arrays, library
+    functions and classes, and tuples, lists and dicts of those)."""
+    if v is None or type(v) in _PLAIN or _traced(v) or _numpy_value(v) or \
+            isinstance(v, (types.BuiltinFunctionType, types.ModuleType, type)):
+        return True
+    if type(v) is types.FunctionType:
+        return not v.__closure__
+    if depth > 4:
+        return False
+    if type(v) in (tuple, list, set, frozenset):
+        return all(_plain(x, depth + 1) for x in tuple(v))  # one C call: see _hops._value_key
+    if type(v) is dict:
+        return all(_plain(x, depth + 1) for x in tuple(v.values()))
+    return False
+
+
+def _frame_for(func, fast, stack, cell_vals=(), make=None):
+    """A root frame of func at a resume: its locals, stack and own cells
+    (made again from cell_vals, as are the closures over them in the stack
+    and the locals; make registers each new object with a translator)."""
+    fr = _Frame()
+    fr.func = func
+    fr.code = func.__code__
+    fr.fast = fast
+    fr.cells = dict(zip(func.__code__.co_freevars, func.__closure__ or ()))
+    if cell_vals:
+        for n, v in zip(func.__code__.co_cellvars, cell_vals):
+            c = types.CellType()
+            fr.cells[n] = c
+            if make is not None:
+                make(c)
+        for n, v in zip(func.__code__.co_cellvars, cell_vals):
+            if not (type(v) is str and v == _EMPTY):
+                fr.cells[n].cell_contents = _thaw(v, fr, make)
+        for k, v in fast.items():
+            fast[k] = _thaw(v, fr, make)
+        stack[:] = [_thaw(v, fr, make) for v in stack]
+    fr.stack = stack
+    fr.kwnames = ()
+    fr.line = func.__code__.co_firstlineno
+    fr.handling = None
+    return fr
+
+
+class Resume:
+    """The rest of func from instruction pc, as a function of the stack
+    (nstack values, None at the NULL slots) and the locals (names): what a
+    graph break resumes.  hop.compile compiles it through the translator;
+    called itself, it runs the rest eagerly (the concrete interpreter)."""
+
+    def __init__(self, func, pc, nstack, nulls, names, lines, floats=()):
+        self.func = func
+        self.pc = pc
+        self.nstack = nstack
+        self.nulls = nulls
+        self.names = names
+        self.floats = floats  # the arguments that are floats given as 0-d arrays
+        self.effect_lines = lines
+        self.__wrapped__ = func  # what its trace reads: func's globals and cells
+        self.__code__ = func.__code__
+        self.__name__ = f"{func.__name__}_resume_at_{pc}"
+        self.__qualname__ = f"{func.__qualname__}_resume_at_{pc}"
+        self.__signature__ = inspect.Signature(
+            [inspect.Parameter(f"stack{i}", inspect.Parameter.POSITIONAL_ONLY)
+             for i in range(nstack)] +
+            [inspect.Parameter(n, inspect.Parameter.POSITIONAL_ONLY) for n in names] +
+            [inspect.Parameter(f"cell_{n}", inspect.Parameter.POSITIONAL_ONLY)
+             for n in func.__code__.co_cellvars])
+
+    def _frame(self, args, make=None, traced=False):
+        if self.floats:
+            args = list(args)
+            for i in self.floats:
+                # traced: the float as a SymFloat of the graph; else its value
+                a = getattr(args[i], "_t", args[i])
+                args[i] = _symfloat().SymFloat(a, f"float {self._arg_name(i)}") if traced \
+                    else float(a)
+        stack = list(args[:self.nstack])
+        for i in self.nulls:
+            stack[i] = _NULL
+        k = self.nstack + len(self.names)
+        return _frame_for(self.func, dict(zip(self.names, args[self.nstack:k])), stack,
+                          tuple(args[k:]), make)
+
+    def _arg_name(self, i):
+        return f"stack{i}" if i < self.nstack else \
+            (self.names + self.func.__code__.co_cellvars)[i - self.nstack]
+
+    def run(self, tr, args):
+        """Translates the rest (tr: the Translator)."""
+        fr = self._frame(args, tr._make, traced=True)
+        tr.root = fr
+        tr.depth = 1
+        try:
+            return tr._execute(fr, self.pc)
+        finally:
+            tr.depth = 0
+
+    def __call__(self, *args):
+        t = _frame.Translator(self.func, [], set(), set(), concrete=True)
+        fr = self._frame(args)
+        t.root = fr
+        t.depth = 1
+        return t._execute(fr, self.pc)
+
+
+class _Breaking:
+    """The Translator's end at a graph break (a mixin)."""
+
+    def _stopped(self, st):
+        """The graph ends at a break: what the plan returns is the root
+        frame's stack and locals before the breaking instruction (traced
+        values become outputs), and the effects recorded before it."""
+        pc, stack, fast, kwnames, neffects = st.snap
+        fr = self.root
+        del self.effects[neffects:]
+        seen = set()  # (one for the stack and locals: a list in both is one list)
+        out_stack = self._portable(stack, seen)
+        if out_stack is None:
+            v = next(v for v in stack if self._portable([v], set()) is None)
+            self._fail(f"a graph break with a {type(v).__name__} on the stack, which the plan "
+                       f"cannot hand to the resume", fr)
+        out_fast = []
+        # the function's own cells (closures over its variables) go to the
+        # resume by content: it makes them again, and the closures over
+        # them (_func_spec)
+        own = [(n, _cell_value(fr.cells[n])) for n in fr.code.co_cellvars if n in fr.cells]
+        for k, v in list(fast.items()) + [(f"(cell) {n}", v) for n, v in own]:
+            if type(v) is types.FunctionType and id(v) in self.made:
+                v = _func_spec(v, fr)
+                if v is None:
+                    self._fail(f"a graph break with the local {k!r} holding a function it made "
+                               f"whose closure or defaults the plan cannot hand to the resume",
+                               fr)
+            elif not (v is _EMPTY or self._live(v, seen)):
+                self._fail(f"a graph break with the local {k!r} holding a {type(v).__name__}, "
+                           f"which the plan cannot hand to the resume", fr)
+            out_fast.append(v)
+        prefix = None
+        if self.numpy_mode:
+            live = list(stack) + list(fast.values()) + [v for _, v in own] + \
+                [e.values for e in self.effects]
+            bad = _exact.differs(live)
+            shared = None if bad is not None else _shared_memory(live)
+            if bad is not None:
+                # Python would get a value whose last bit may not be NumPy's:
+                # the part before the break runs in Python instead (eager,
+                # NumPy's own values), and the rest resumes compiled
+                prefix = f"the part before it runs in Python (its graph is not run): it " \
+                         f"hands Python a value NumPy may compute with other bits ({bad})"
+            elif shared is not None:
+                # the plan returns each array as new memory: a write in
+                # Python through a view (or to the memory it views) would
+                # be lost, so the views are NumPy's own, made in Python
+                prefix = f"the part before it runs in Python (its graph is not run): it " \
+                         f"hands Python {shared}, which the plan would return as a copy"
+            if prefix is not None:
+                self._check_prefix(fr, pc)
+        tr = _C.tracing()
+        if tr is not None:
+            tr.scratch.pop(_breaks._KEY, None)  # the conversion is now the break's
+        h = st.hoist
+        self.stop = Break(fr.func, pc, tuple(i for i, v in enumerate(stack) if v is _NULL),
+                          len(stack), tuple(fast), kwnames, st.message,
+                          h.site if h else _site(fr.code, fr.line),
+                          h.opname if h else _instructions(fr.code)[0][pc].opname,
+                          self.effect_lines, until=h.until if h else None,
+                          where=h.what if h else None, numpy=self.numpy_mode, prefix=prefix,
+                          start=self.fn if isinstance(self.fn, Resume) else None)
+        if prefix is not None:
+            del self.effects[:]  # done for real by the part run in Python
+            return ((), (), ())
+        return (tuple(out_stack), tuple(out_fast[:len(fast)]), tuple(out_fast[len(fast):]))
+
+    def _check_prefix(self, fr, pc):
+        """A break whose part before it runs in Python (Break.prefix) must
+        be the first time the root frame reaches pc: not inside a loop of
+        the root frame (hoisted breaks end before the loop)."""
+        _, _, _, _, _, loops = _instructions(fr.code)
+        if any(t <= pc <= j for t, j in loops):
+            self._fail("a graph break in NumPy code whose values hop may compute with other "
+                       "bits than NumPy, where the part before it cannot run in Python alone", fr)
+
+    def _portable(self, stack, seen):
+        """The stack as the plan returns it to a resume (None at a NULL, a
+        bound method of a traced value as (_METHOD, value, name)), or None
+        when a value cannot go through the plan (_live)."""
+        out = []
+        for v in stack:
+            if v is _NULL:
+                out.append(None)
+            elif type(v) in (types.BuiltinMethodType, types.MethodType) and \
+                    _traced(getattr(v, "__self__", None)):
+                if self.numpy_mode and not isinstance(v.__self__, _C.Tensor):
+                    # a hop.numpy array's method (hop.numpy's own name,
+                    # _fill_method) is not the ndarray's the plan returns
+                    return None
+                out.append((_METHOD, v.__self__, v.__name__))
+            elif type(v) is types.FunctionType and id(v) in self.made:
+                spec = _func_spec(v, self.root)
+                if spec is None:
+                    return None
+                out.append(spec)
+            elif self._live(v, seen):
+                out.append(v)
+            else:
+                return None
+        return out
+
+    def _live(self, v, seen, depth=0):
+        """Whether v can go through the plan to the resume as itself: a
+        value, a traced value, a pre-existing object, or a container the
+        function made of those (once: the plan rebuilds it)."""
+        if type(v) is types.BuiltinMethodType and \
+                not isinstance(v.__self__, (types.ModuleType, type(None))):
+            # a method of an object (r.append): the plan would return the
+            # one bound to this translation's object, so only the method of
+            # an object that existed before the call (the same every call)
+            return id(v.__self__) not in self.made and self._kind(v.__self__) == "pre"
+        if v is None or type(v) in (int, float, bool, str, complex, bytes) or _traced(v) or \
+                isinstance(v, (_C.Tensor, types.BuiltinFunctionType, types.ModuleType, type)):
+            return True
+        if depth > 8:
+            return False
+        if type(v) is tuple:
+            return all(self._live(x, seen, depth + 1) for x in v)
+        if id(v) in self.made and type(v) in (list, dict):
+            if id(v) in seen:
+                return False
+            seen.add(id(v))
+            return all(self._live(x, seen, depth + 1) for x in
+                       (v.values() if type(v) is dict else v))
+        return id(v) not in self.made and self._kind(v) == "pre"
+
+    def _break(self, fr, b, k, op, snap):
+        """A _BreakHere reached the root frame at its instruction k: the
+        graph ends before it (_Stop), or, inside a loop, a with block or an
+        inlined call, hop.compile translates again to end it at the
+        statement around it (_Hoist)."""
+        code = fr.code
+        ins, _, _, lines, _, loops = _instructions(code)
+        lo, hi = k, k
+        grown = True
+        while grown:  # the outermost loop around k
+            grown = False
+            for t, j in loops:
+                if t <= hi and j >= lo and (t < lo or j > hi):
+                    lo, hi = min(lo, t), max(hi, j)
+                    grown = True
+        direct = b.depth == self.depth
+        out = self._portable(snap[1], set()) if snap is not None else None
+        if direct and lo == k and out is not None:
+            raise _Stop(snap, b.message)
+        if lo != k:
+            head = lo - 1 if lo > 0 and (ins[lo - 1].opname == "GET_ITER" or
+                                         ins[lo - 1].opname.startswith("POP_JUMP")) else lo
+            what = f"inside the loop at {_site(code, lines[head])}, which runs in Python"
+        elif not direct:
+            what = f"in {b.func}() (from the call at {_site(code, fr.line)}, which runs in " \
+                   f"Python)"
+        else:
+            blocker = next((v for v in (snap[1] if snap else ()) if
+                            self._portable([v], set()) is None), None)
+            what = "inside the with block, which runs in Python" if \
+                getattr(blocker, "__name__", "") == "__exit__" else \
+                f"with a {type(blocker).__name__} on the stack: the statement runs in Python"
+        starts = [e for e in self.empties if e <= lo]
+        if not starts:
+            self._fail(f"{b.message} ({what}; but no statement start before it to resume from)",
+                       fr, brk=op)
+        raise _Hoist(max(starts), hi, b.message, b.site or _site(code, fr.line),
+                     b.opname or op, what)
+
+
+# The Translator (Break and Resume run code in Python with a concrete one):
+# imported last, so that either module may be imported first
+from . import _frame  # noqa: E402

@@ -1,0 +1,672 @@
+"""The Python state outside a translated frame (hop/_frame.py): what the
+function reads and writes of cells, globals, attributes and containers that
+existed before the call.  Writes go to an overlay (cells, globals,
+attributes) or a shadow copy (containers) and become entries of the
+side-effect table (Effect), which every compiled call `replay`s after the
+plan; ints the function assigns to a cell or global are lifted inputs
+(lifted_sources, lifted_now); and `unguard` drops the guards those writes
+make needless.  The Translator's methods for it are the _State mixin."""
+
+import builtins
+import inspect
+import types
+
+from . import _C
+from . import _exact
+from ._frame_base import (
+    _BreakHere, _DELETED, _instructions, _NoMerge, _numpy_value, _numpy_written_back, _PLAIN, _site,
+    _traced, _UNBOUND)
+
+__all__ = ["REPLAYED", "Effect", "replay", "written_names", "lifted_now", "lifted_sources",
+           "unguard"]
+
+
+# The effect kinds the translator replays (_effects.KINDS keys).
+# (and "type": nothing to replay, the translator answers type() as eagerly)
+REPLAYED = frozenset(["global", "nonlocal", "attribute", "item", "mutation", "print", "type"])
+
+
+class Effect:
+    """One entry of the side-effect table: kind ("cell", "del_cell",
+    "global", "del_global", "attr", "del_attr", "item", "del_item", "call",
+    "print"), the target (a cell, a globals dict and name, an object), the
+    values (a tuple that may hold traced values: an output of the plan),
+    and where (file:line) and what, for explain()."""
+
+    __slots__ = ("kind", "target", "key", "values", "site", "what")
+
+    def __init__(self, kind, target, key, values, site, what):
+        self.kind = kind
+        self.target = target
+        self.key = key
+        self.values = values
+        self.site = site
+        self.what = what
+
+    def __repr__(self):
+        return f"{self.what} at {self.site}"
+
+
+class _ArgPath:
+    """The target of an effect that is (inside) an argument: the trace saw
+    the argument's containers rebuilt, so each call finds its own by path."""
+
+    __slots__ = ("path",)
+
+    def __init__(self, path):
+        self.path = path
+
+    def resolve(self, tree):
+        v = tree
+        for i in self.path:
+            v = list(v.values())[i] if type(v) is dict else v[i]
+        return v
+
+
+def replay(effects, values, tree):
+    """Applies the side-effect table with one call's values (the plan's
+    outputs: values[i] for effects[i]), in program order; tree is the call's
+    (args, kwargs), where targets inside the arguments are found."""
+    for e, v in zip(effects, values):
+        k = e.kind
+        if type(e.target) is _ArgPath:
+            e = Effect(k, e.target.resolve(tree), e.key, e.values, e.site, e.what)
+        if k == "cell":
+            e.target.cell_contents = v[0]
+        elif k == "del_cell":
+            del e.target.cell_contents
+        elif k == "global":
+            e.target[e.key] = v[0]
+        elif k == "del_global":
+            del e.target[e.key]
+        elif k == "attr":
+            setattr(e.target, e.key, v[0])
+        elif k == "del_attr":
+            delattr(e.target, e.key)
+        elif k == "item":
+            e.target[v[0]] = v[1]
+        elif k == "del_item":
+            del e.target[v[0]]
+        elif k == "call":
+            getattr(e.target, e.key)(*v[0], **dict(v[1]))
+        elif k == "print":
+            print(*v[0], **dict(v[1]))
+
+
+def written_names(fn):
+    """(free variables, globals) fn's own code assigns: the state whose int
+    values become inputs of the plan."""
+    code = fn.__code__
+    cells, globs = set(), set()
+    for ins in _instructions(code)[0]:
+        if ins.opname == "STORE_DEREF" and ins.argval in code.co_freevars:
+            cells.add(ins.argval)
+        elif ins.opname == "STORE_GLOBAL":
+            globs.add(ins.argval)
+    return cells, globs
+
+
+def _written_items(code):
+    """(kind, name, key) of each `NAME[key] = value` of code with a constant
+    key and NAME a global or a free variable: an int item there may be a
+    lifted input, as a nonlocal int is."""
+    ins = _instructions(code)[0]
+    out = set()
+    for n, i in enumerate(ins):
+        # NAME[key] = v, or NAME[key] += v (LOAD NAME, LOAD_CONST key, COPY 2,
+        # COPY 2, BINARY_SUBSCR, ..., STORE_SUBSCR)
+        if n >= 2 and ins[n - 1].opname == "LOAD_CONST" and \
+                type(ins[n - 1].argval) in (str, int) and \
+                (i.opname == "STORE_SUBSCR" or [x.opname for x in ins[n:n + 3]] ==
+                 ["COPY", "COPY", "BINARY_SUBSCR"]):
+            c = ins[n - 2]
+            if c.opname == "LOAD_GLOBAL" and not c.arg & 1:
+                out.add(("global", c.argval, ins[n - 1].argval))
+            elif c.opname == "LOAD_DEREF" and c.argval in code.co_freevars:
+                out.add(("cell", c.argval, ins[n - 1].argval))
+    return out
+
+
+_MUTATORS = {
+    list: frozenset("append extend insert pop remove clear sort reverse __setitem__ "
+                    "__delitem__ __iadd__ __imul__".split()),
+    dict: frozenset("update setdefault pop popitem clear __setitem__ __delitem__ "
+                    "__ior__".split()),
+    set: frozenset("add discard remove update clear pop difference_update "
+                   "intersection_update symmetric_difference_update __ior__ __iand__ "
+                   "__isub__ __ixor__".split()),
+}
+# Mutators that do not read the container: a container only written through
+# these needs no guard on its length or items.
+_WRITE_ONLY = frozenset("append extend insert update add clear __setitem__".split())
+
+
+class _Recorded:
+    """A mutating method of a container that existed before the call: the
+    call is applied to its shadow and recorded."""
+
+    __slots__ = ("real", "shadow", "name")
+
+    def __init__(self, real, shadow, name):
+        self.real = real
+        self.shadow = shadow
+        self.name = name
+
+
+def unguard(env, tr):
+    """Drops from env (a _guards._Scan) the guards the translation made
+    needless: the lifted ints (inputs of the plan now), state the function
+    assigned before reading it, and the length and items of a container it
+    only wrote to (append, update, ...): their changes are the function's
+    own, replayed on every call, never a reason to retrace."""
+    roots = set()
+    for kind, base, name in tr.lifted:
+        roots.add((kind, id(base), name))
+    roots |= _unreached(tr)
+    for w in tr.unread_writes():
+        roots.add((w[0], w[1], w[2] if w[0] == "global" else None))
+    written = tr.write_only()
+    under = []
+    items = {}  # id(dict) -> its lifted keys: their values are inputs, not guards
+    for kind, base, name in tr.lifted:
+        if kind == "item":
+            items.setdefault(id(base), set()).add(name)
+    lifted_items = []
+    for g in env.guards:
+        if g.kind == "id" and id(g.expected) in written:
+            s = g.source
+            under.append((s.kind, id(s.base), s.key, s.path))
+        if g.kind == "id" and id(g.expected) in items:
+            s = g.source
+            lifted_items.extend((s.kind, id(s.base), s.key, s.path + (("item", k),))
+                                for k in items[id(g.expected)])
+
+    def keep(g):
+        s = g.source
+        key = s.key if s.kind == "global" else None
+        if (s.kind, id(s.base), key) in roots:
+            return False
+        for kind, base, k, path in under:
+            if s.kind == kind and id(s.base) == base and s.key == k and \
+                    s.path[:len(path)] == path and (len(s.path) > len(path) or g.kind == "len"):
+                return False
+        for kind, base, k, path in lifted_items:
+            if s.kind == kind and id(s.base) == base and s.key == k and s.path == path:
+                return False
+        return True
+
+    env.guards = [g for g in env.guards if keep(g)]
+
+
+_STATE_OPS = frozenset("""LOAD_GLOBAL LOAD_DEREF LOAD_CLASSDEREF LOAD_NAME STORE_GLOBAL
+    STORE_DEREF DELETE_GLOBAL DELETE_DEREF LOAD_CLOSURE""".split())
+
+
+def _unreached(tr):
+    """("global", id(globals), name) / ("cell", id(cell), None) of the state
+    only code outside this plan names: the root frame's code before a
+    resume's start or after the break (the loop or statement run in Python,
+    the next resume: each reads it itself, with guards of its own).  Its
+    value, length and items are no reason to retrace (a list a loop after
+    the break appends to).  Kept when the translation read it, when the
+    plan's part of the code, code nested in the function (a HOP body defined
+    inside) or a function it names (a body traced by a library call) names
+    it, and when the plan's part names an object whose methods may run."""
+    from ._frame_resume import Resume  # (here: it imports _frame, which imports this module)
+    fr = tr.root
+    if fr is None:
+        return set()  # not the user's code (np.sum compiled itself): called whole, no frame
+    code = fr.code
+    ins, _, _, _, _, loops = _instructions(code)
+    start = tr.fn.pc if isinstance(tr.fn, Resume) else 0
+    stop = tr.stop.pc if tr.stop is not None else len(ins)
+    if start == 0 and stop == len(ins) or any(t < start <= j for t, j in loops):
+        return set()
+    for _, v in tr.argpaths.values():
+        if not (v is None or type(v) in _PLAIN or type(v) in (list, tuple, dict) or _traced(v)
+                or _numpy_value(v)):
+            return set()  # a function or object argument: what it runs names is unknown
+    from ._purity import code_names
+    g = fr.func.__globals__
+    cells = dict(zip(code.co_freevars, fr.func.__closure__ or ()))
+
+    def source(name, g, cells):
+        c = cells.get(name)
+        if c is not None:
+            try:
+                return ("cell", id(c), None), c.cell_contents
+            except ValueError:
+                return ("cell", id(c), None), None
+        return ("global", id(g), name), g.get(name)
+
+    def closure(names, g, cells, out):
+        """The sources names reach, through the functions they hold; False
+        when one holds an object whose methods may run."""
+        todo = [(n, g, cells) for n in names]
+        while todo:
+            name, g, cells = todo.pop()
+            key, v = source(name, g, cells)
+            if key in out:
+                continue
+            out.add(key)
+            vals = [v]
+            for _ in range(3):  # functions held by containers (three levels)
+                flat = []
+                for x in vals:
+                    if type(x) in (list, tuple, dict, set):
+                        flat.extend(x.values() if type(x) is dict else x)
+                    else:
+                        flat.append(x)
+                if len(flat) > 64:
+                    return False
+                vals = flat
+            for v in vals:
+                if isinstance(v, types.FunctionType):
+                    c = v.__code__
+                    more = code_names(c, set()) | set(c.co_freevars)
+                    inner = dict(zip(c.co_freevars, v.__closure__ or ()))
+                    todo.extend((n, v.__globals__, inner) for n in more)
+                elif not (v is None or type(v) in _PLAIN or _traced(v) or _numpy_value(v) or
+                          isinstance(v, (types.ModuleType, types.BuiltinFunctionType))):
+                    return False  # an object whose methods may run (or a container deeper)
+        return True
+
+    early, late = set(), set()
+    for n, i in enumerate(ins):
+        if i.opname in _STATE_OPS:
+            (early if start <= n < stop else late).add(i.argval)
+    for c in code.co_consts:
+        if isinstance(c, types.CodeType):
+            early |= code_names(c, set()) | set(c.co_freevars)
+    reached = set()
+    if not closure(early, g, cells, reached):
+        return set()  # an object whose methods the plan may run: all kept
+    after = set()
+    closure(late, g, cells, after)
+    seen = {k if len(k) == 3 else (k[0], k[1], None) for k in tr.read | tr.written}
+    return {k for k in after - reached if k not in seen}
+
+
+def lifted_now(lifted):
+    """The current values of the lifted sources as 0-d int64 tensors, or
+    None when one no longer holds an int (the plan does not fit)."""
+    out = []
+    for kind, base, name in lifted:
+        try:
+            v = base.cell_contents if kind == "cell" else base[name]
+        except (ValueError, KeyError):
+            return None
+        if type(v) is not int or not -_INT_BOUND < v < _INT_BOUND:
+            return None
+        out.append(_C.tensor(v, dtype=_C.int64))
+    return tuple(out)
+
+
+_INT_BOUND = 1 << 62
+
+
+def lifted_sources(fn):
+    """(kind, cell or globals dict, name) of each int fn assigns to a cell or
+    global: inputs of the plan, their new values outputs."""
+    cells, globs = written_names(fn)
+    out = []
+    code = fn.__code__
+    for kind, name, key in sorted(_written_items(code), key=repr):
+        # d[key] = ... on a dict of a global or a cell (D["n"] = D["n"] + 1)
+        try:
+            d = fn.__closure__[code.co_freevars.index(name)].cell_contents \
+                if kind == "cell" else fn.__globals__.get(name)
+        except ValueError:
+            continue
+        if type(d) is dict:
+            v = d.get(key)
+            if type(v) is int and -_INT_BOUND < v < _INT_BOUND and \
+                    all(x[1] is not d or x[2] != key for x in out):
+                out.append(("item", d, key))
+    for name in sorted(cells):
+        c = fn.__closure__[code.co_freevars.index(name)]
+        try:
+            v = c.cell_contents
+        except ValueError:
+            continue
+        if type(v) is int and -_INT_BOUND < v < _INT_BOUND:
+            out.append(("cell", c, name))
+    g = fn.__globals__
+    for name in sorted(globs):
+        v = g.get(name)
+        if type(v) is int and -_INT_BOUND < v < _INT_BOUND:
+            out.append(("global", g, name))
+    return out
+
+
+class _State:
+    """The Translator's reads and writes of state outside its frames (a
+    mixin: its tables are the Translator's, made in its __init__ and run)."""
+
+    def _unshadow(self, v, depth=0):
+        """v with every shadow container replaced by the real one (the
+        caller's object, as eager returns it)."""
+        if not self.real or depth > 8:
+            return v
+        r = self.real.get(id(v))
+        if r is not None:
+            return r
+        if type(v) is tuple:
+            return tuple(self._unshadow(x, depth + 1) for x in v)
+        if type(v) is list and id(v) in self.made:
+            v[:] = [self._unshadow(x, depth + 1) for x in v]
+        elif type(v) is dict and id(v) in self.made:
+            for k in list(v):
+                v[k] = self._unshadow(v[k], depth + 1)
+        return v
+
+    # ------------------------------------------------------------ objects
+
+    def _make(self, obj):
+        self.made[id(obj)] = obj
+        return obj
+
+    def _sub(self, v):
+        """A loaded value: a mutated container's shadow in its place (each
+        load of a container is counted: a read unless it is the receiver
+        of a write-only method)."""
+        t = type(v)
+        if t is list or t is dict or t is set:
+            i = id(v)
+            s = self.shadows.get(i)
+            if s is None and self.items and i in self.items:
+                # a dict with lifted int items: a shadow holding their
+                # values (inputs of the plan), from its first load on
+                s = self._shadow(v)
+                s.update(self.items[i])
+            if s is not None:
+                v = s
+            else:
+                r = self.real.get(i)
+                if r is not None:
+                    i = id(r)
+            self.loads[i] = self.loads.get(i, 0) + 1
+        return v
+
+    def _kind(self, obj):
+        """'made' (the function's own: changed for real), 'pre' (existed
+        before the call: changes are effects) or None (unknown)."""
+        i = id(obj)
+        if i in self.real:
+            return "pre"
+        if i in self.made:
+            return "made"
+        if i in self.pre:
+            return "pre"
+        return None
+
+    def _shadow(self, obj):
+        s = self.shadows.get(id(obj))
+        if s is None:
+            s = type(obj)(obj)
+            self.shadows[id(obj)] = s
+            self.real[id(s)] = obj
+        return s
+
+    def _record(self, kind, target, key, values, what):
+        fr = self._cur
+        if self._opaque is not None:
+            # in a side of an `if` traced as a cond body: an effect there
+            # keeps the `if` a break (_merge_if), whatever its values
+            raise _NoMerge(f"has a Python effect ({what} at {_site(fr.code, fr.line)})")
+        if self.numpy_mode:
+            bad = _exact.differs(values)
+            if bad is not None:
+                # the plan's value may differ from NumPy's in the last bit: a
+                # value stored or printed would show it; a break there gets
+                # NumPy's own value (Break.prefix)
+                raise _BreakHere(f"{what} of a value NumPy may compute with other bits "
+                                 f"({bad})", self.depth)
+        hit = self.argpaths.get(id(target)) if target is not None else None
+        if hit is not None and hit[1] is target and id(target) not in self.env_ids:
+            path = hit[0]
+            v = self._argtree
+            for i in path:  # only through tuples, lists and dicts (pytree's own)
+                if type(v) not in (tuple, list, dict):
+                    self._fail(f"a write to an object inside a {type(v).__name__} argument")
+                v = list(v.values())[i] if type(v) is dict else v[i]
+            if len(path) < 2:  # the (args, kwargs) tree, args or kwargs itself
+                self._fail("a write to the arguments themselves")
+            target = _ArgPath(path)
+        self.effects.append(Effect(kind, target, key, values, _site(fr.code, fr.line), what))
+
+    def _materialized(self, f, args, kwargs):
+        """f(*args, **kwargs) (hop's: a HOP traces the user's bodies, which
+        read cells, globals and attributes themselves) with the values this
+        translation assigned put in place for the call, then taken back."""
+        if self.shadows:
+            self._fail(f"{getattr(f, '__qualname__', f)}() after a change to a list, dict or "
+                       f"set the function did not make (its bodies would not see it)")
+        undo = []
+        try:
+            for c in [c for c in self._cell_objs if id(c) in self.cells]:
+                try:
+                    undo.append(("cell", c, None, c.cell_contents))
+                except ValueError:
+                    undo.append(("cell", c, None, _DELETED))
+                v = self.cells[id(c)]
+                if v is _DELETED:
+                    del c.cell_contents
+                else:
+                    c.cell_contents = v
+            for (gid, name), v in self.globs.items():
+                g = self._glob_objs[gid]
+                undo.append(("global", g, name, g.get(name, _DELETED)))
+                if v is _DELETED:
+                    g.pop(name, None)
+                else:
+                    g[name] = v
+            for kind, d, key in self.lifted:
+                if kind == "item":  # (no shadow yet: its dict not loaded)
+                    undo.append(("item", d, key, d[key]))
+                    d[key] = self.items[id(d)][key]
+            for (oid, name), v in self.attrs.items():
+                o = self._attr_objs[oid]
+                undo.append(("attr", o, name, o.__dict__.get(name, _DELETED)))
+                if v is _DELETED:
+                    o.__dict__.pop(name, None)
+                else:
+                    o.__dict__[name] = v
+            return f(*args, **kwargs)
+        finally:
+            for kind, t, name, old in reversed(undo):
+                if kind == "cell":
+                    if old is _DELETED:
+                        try:
+                            del t.cell_contents
+                        except ValueError:
+                            pass
+                    else:
+                        t.cell_contents = old
+                elif kind == "global":
+                    if old is _DELETED:
+                        t.pop(name, None)
+                    else:
+                        t[name] = old
+                elif kind == "item":
+                    t[name] = old
+                elif old is _DELETED:
+                    t.__dict__.pop(name, None)
+                else:
+                    t.__dict__[name] = old
+
+    def _written(self, obj):
+        """Whether the translation recorded an attribute write to obj."""
+        i = id(obj)
+        return any(k[0] == i for k in self.attrs)
+
+    def _getattr(self, obj, name, *default):
+        if name == "__class__" and not self.concrete and hasattr(type(obj), "_user_class") \
+                and _C.tracing() is not None:
+            return type(obj)._user_class(obj)
+        if self.attrs:
+            if name == "__dict__" and self._written(obj):
+                self._fail("__dict__ of an object whose attributes the function set (hop "
+                           "replays those writes after the plan: the dict would miss them)")
+            v = self.attrs.get((id(obj), name), _UNBOUND)
+            if v is _DELETED:
+                if default:
+                    return default[0]
+                raise AttributeError(f"{type(obj).__name__!r} object has no attribute {name!r}")
+            if v is not _UNBOUND:
+                return v
+        if default:
+            return self._sub(getattr(obj, name, default[0]))
+        return self._sub(getattr(obj, name))
+
+    # ----------------------------------------------------- state: reads
+
+    def _load_global(self, fr, name):
+        g = fr.func.__globals__
+        if self.globs:
+            v = self.globs.get((id(g), name), _UNBOUND)
+            if v is _DELETED:
+                raise NameError(f"name {name!r} is not defined")
+            if v is not _UNBOUND:
+                return v
+        key = ("global", id(g), name)
+        if key not in self.written:
+            self.read.add(key)
+        try:
+            return self._sub(g[name])
+        except KeyError:
+            b = g.get("__builtins__", builtins)
+            b = b if isinstance(b, dict) else vars(b)
+            if name in b:
+                return b[name]
+            raise NameError(f"name {name!r} is not defined") from None
+
+    def _load_cell(self, fr, name):
+        c = fr.cells[name]
+        if self.cells:
+            v = self.cells.get(id(c), _UNBOUND)
+            if v is _DELETED:
+                raise NameError(f"free variable {name!r} referenced before assignment")
+            if v is not _UNBOUND:
+                return v
+        if id(c) not in self.made:
+            key = ("cell", id(c))
+            if key not in self.written:
+                self.read.add(key)
+        try:
+            return self._sub(c.cell_contents)
+        except ValueError:
+            raise NameError(f"free variable {name!r} referenced before assignment in "
+                            f"enclosing scope") from None
+
+    def _load_method(self, obj, name):
+        if self.concrete:
+            return getattr(obj, name)
+        t = type(obj)
+        muts = _MUTATORS.get(t)
+        if muts is not None and name in muts:
+            kind = self._kind(obj)
+            if kind == "pre":
+                real = self.real.get(id(obj), obj)
+                if name in _WRITE_ONLY:
+                    i = id(real)
+                    self.loads[i] = self.loads.get(i, 1) - 1
+                return _Recorded(real, self._shadow(real), name)
+            if kind is None:
+                self._fail(f"{t.__name__}.{name}() on a {t.__name__} hop cannot trace to its "
+                           f"owner (not the function's own, not reached from its arguments "
+                           f"or environment)")
+        return self._getattr(obj, name)
+
+    # ---------------------------------------------------- state: writes
+
+    def _store_global(self, fr, name, v):
+        g = fr.func.__globals__
+        if self.concrete:
+            if v is _DELETED:
+                del g[name]
+            else:
+                g[name] = v
+            return
+        self.written.add(("global", id(g), name))
+        self.globs[(id(g), name)] = v
+        self._glob_objs[id(g)] = g
+        if v is _DELETED:
+            self._record("del_global", g, name, (), f"del global {name}")
+        else:
+            self._record("global", g, name, (v,), f"global {name} =")
+
+    def _store_cell(self, fr, name, v):
+        c = fr.cells[name]
+        if id(c) in self.made or self.concrete:
+            if v is _DELETED:
+                del c.cell_contents
+            else:
+                c.cell_contents = v
+            return
+        self.written.add(("cell", id(c)))
+        self.cells[id(c)] = v
+        self._cell_objs.append(c)
+        if v is _DELETED:
+            self._record("del_cell", c, name, (), f"del nonlocal {name}")
+        else:
+            self._record("cell", c, name, (v,), f"nonlocal {name} =")
+
+    def _store_attr(self, obj, name, v):
+        kind = "made" if self.concrete else self._kind(obj)
+        if kind == "made":
+            if v is _DELETED:
+                delattr(obj, name)
+            else:
+                setattr(obj, name, v)
+            return
+        if kind is None or isinstance(obj, (types.ModuleType, type)) or \
+                isinstance(obj, _C.Tensor):
+            self._fail(f"an attribute write to a {type(obj).__name__} hop cannot trace to its "
+                       f"owner" if kind is None else
+                       f"an attribute write to the {type(obj).__name__} {obj!r}")
+        if not hasattr(obj, "__dict__") or isinstance(inspect.getattr_static(type(obj), name,
+                                                                             None), property):
+            self._fail(f"an attribute write to a {type(obj).__name__} that runs code (a "
+                       f"property or __slots__)")
+        self.attrs[(id(obj), name)] = v
+        self._attr_objs[id(obj)] = obj
+        if v is _DELETED:
+            self._record("del_attr", obj, name, (), f"del .{name}")
+        else:
+            self._record("attr", obj, name, (v,), f"{type(obj).__name__}.{name} =")
+
+    def _store_item(self, obj, k, v):
+        kind = "made" if self.concrete else self._kind(obj)
+        if kind == "made" or kind is None and (_traced(obj) or isinstance(obj, _C.Tensor)) or \
+                _numpy_written_back(obj):
+            if v is _DELETED:
+                del obj[k]
+            else:
+                obj[k] = v
+            return
+        if kind is None or type(obj) not in (list, dict):
+            self._fail(f"an item write to a {type(obj).__name__} hop cannot replay" if
+                       kind is not None else
+                       f"an item write to a {type(obj).__name__} hop cannot trace to its owner")
+        real = self.real.get(id(obj), obj)
+        self.loads[id(real)] = self.loads.get(id(real), 1) - 1
+        s = self._shadow(real)
+        if v is _DELETED:
+            del s[k]
+            self._record("del_item", real, None, (k,), f"del {type(real).__name__}[...]")
+        else:
+            s[k] = v
+            self._record("item", real, None, (k, v), f"{type(real).__name__}[...] =")
+
+    # ------------------------------------------------------- afterwards
+
+    def write_only(self):
+        """The ids of pre-existing containers the function only wrote
+        through write-only methods: their length and items need no guard."""
+        return {id(r) for r in self.real.values() if self.loads.get(id(r), 0) <= 0}
+
+    def unread_writes(self):
+        """("cell", id) / ("global", id(globals), name) the function wrote
+        and never read before: no guard on their value."""
+        return self.written - self.read
