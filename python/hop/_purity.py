@@ -50,7 +50,7 @@ from collections import deque
 from . import _C
 from . import _breaks
 from ._reads import MISSING as _MISSING, Policy, Walk, is_hop_module, names_of, root_value
-from ._reads import code_names  # noqa: F401  (_frame imports it from here)
+from ._reads import code_names  # noqa: F401  (_frame_state imports it from here)
 
 try:
     import numpy as _np
