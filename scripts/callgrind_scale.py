@@ -5,8 +5,9 @@ program, counted by callgrind and nothing else (issue #30's scale rows).
         /usr/bin/python3 scripts/callgrind_scale.py BUILD KIND N
 
 KIND is wrap or cond (N calls in one function), nested (N levels), lift (one
-wrap body adding N closed-over tensors) or chain (N plain ops: trace_node's
-function, whose N is a multiple of 4); BUILD a build tree (its python/ goes
+wrap body adding N closed-over tensors), chain (N plain ops: trace_node's
+function, whose N is a multiple of 4) or call (N steady calls of a hop.compile'd
+function that reads a global tensor and a list item, run instead of traced); BUILD a build tree (its python/ goes
 first on sys.path; a RelWithDebInfo one names hop's C functions).  The
 program is traced once to warm up, then once more from a C callback that
 libc's bsearch makes through ctypes, so --toggle-collect=ffi_call counts that
@@ -44,19 +45,28 @@ def program(kind, n):
         return (lambda x: hop.wrap(body, x)), (hop.ones(16),)
     if kind == "chain":
         return chain_fn(n), (x, hop.randn(16, seed=2))
-    raise SystemExit(f"unknown kind {kind!r}: wrap, cond, nested, lift or chain")
+    if kind == "call":
+        w, scale = hop.randn(16, seed=2), [2.0]
+        g = hop.compile(lambda x: x * w + scale[0])  # guards to check: a global, a list item
+
+        def calls(x):
+            for _ in range(n):
+                g(x)
+        return calls, (x,)
+    raise SystemExit(f"unknown kind {kind!r}: wrap, cond, nested, lift, chain or call")
 
 
 def main():
     fn, args = program(sys.argv[2], int(sys.argv[3]))
     sys.setrecursionlimit(50000)
     warnings.simplefilter("ignore")  # lift: the captured list is guarded by identity only
-    hop.trace(fn, *args)  # warm up: caches, imports
+    run = fn if sys.argv[2] == "call" else (lambda *a: hop.trace(fn, *a))
+    run(*args)  # warm up: caches, imports (call: the trace and the first calls)
     libc = ctypes.CDLL(None)
     cmp = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p)
 
     def once(a, b):
-        hop.trace(fn, *args)
+        run(*args)
         return 0
     key, base = ctypes.c_int(0), (ctypes.c_int * 1)(0)
     libc.bsearch.restype = ctypes.c_void_p

@@ -38,7 +38,7 @@ from . import _frame_base
 from . import _frame_resume
 from . import _frame_state
 from . import _paths
-from ._purity import is_hop_function, is_hop_module
+from ._reads import is_hop_function, is_hop_module
 from ._pytree import flatten, unflatten
 from ._trace import _call_tree, _trace
 

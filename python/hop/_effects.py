@@ -42,8 +42,8 @@ import types
 from collections import namedtuple
 
 from . import _C
-from ._purity import ANY, _effects as _code_effects, _READ_METHODS, _NP_WRITERS, op_dunders, \
-    is_hop_module, root_value
+from ._purity import ANY, _effects as _code_effects, _READ_METHODS, _NP_WRITERS, op_dunders
+from ._reads import is_hop_module, root_value
 
 try:
     import numpy as _np

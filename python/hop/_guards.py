@@ -40,7 +40,8 @@ import sys
 import types
 
 from . import _C
-from ._purity import code_names as _code_names, is_hop_function, is_hop_module
+from ._reads import MISSING, Policy, Walk, is_hop_function, is_hop_module, is_user_module, \
+    names_of, roots
 
 try:
     import numpy as _np
@@ -162,16 +163,6 @@ def _what(v):
 
 # ------------------------------------------------------------------ scan
 
-# Code of these packages is not the user's: it is not scanned for what it
-# reads (their functions are guarded by identity where they are values).
-_LIBRARY_PACKAGES = frozenset({"hop", "numpy", "torch", "hypothesis", "pytest", "_pytest"})
-
-
-def _is_user_module(name):
-    top = name.partition(".")[0]
-    return top not in _LIBRARY_PACKAGES and top not in sys.stdlib_module_names
-
-
 def _hop_object(v):
     """Whether v is one of hop's own objects (a hop.compile or hop.grad
     wrapper, a GraphModule, a HOP): never the user's state."""
@@ -206,8 +197,10 @@ class _Scan:
     def __init__(self):
         self.guards = []
         self.tensors = {}    # id(tensor) -> (tensor, [Source])
-        self.seen = set()    # ids of walked non-tensor objects
-        self.functions = []  # Python functions whose code was scanned
+        self.walk = Walk()
+        self.follow = _Follow(self)
+        self.seen = self.walk.seen            # ids of walked functions and objects
+        self.functions = self.walk.functions  # Python functions whose code was scanned
         self.names = set()   # every name the scanned code uses
         self.skipped = []    # text: what was guarded by identity without a walk
 
@@ -268,65 +261,61 @@ def scan(fn, arg_leaves=(), arg_names=(), static=()):
     return s
 
 
+class _Follow(Policy):
+    """The guards' walk (_reads.Walk, breadth first): f, and the Python
+    functions it reaches through its globals, closure cells, defaults and
+    the attributes its code names on the user's modules (code of the
+    standard library, hop, NumPy, ... excluded): their code is what runs
+    under the trace, so what they read is guarded too.  A hop wrapper
+    (nested_compile_region's) is followed to the user's function it wraps.
+    Every root of a walked function is guarded (empty cells and defaults
+    included)."""
+
+    empty_cells = True
+    defaults = True
+    limit = _MAX_FUNCTIONS
+
+    def __init__(self, s):
+        self.s = s
+
+    def reached(self, walk, f):
+        self.s.names |= names_of(f.__code__).set
+
+    def modules_of(self, values):
+        # mylib.helper(x): the functions of the user's modules the code names.
+        return [m for m in values
+                if isinstance(m, types.ModuleType) and is_user_module(m.__name__)]
+
+    def callee(self, walk, f, v):
+        if isinstance(v, types.FunctionType) and is_hop_function(v):
+            v = getattr(v, "__wrapped__", None)
+        if isinstance(v, types.FunctionType) and not is_hop_function(v) and \
+                is_user_module(v.__globals__.get("__name__", "")):
+            return v
+        return None
+
+
 def _function_roots(f):
-    """(Source, value) for what f reads from outside: its closure cells,
-    the globals its code names and its defaults."""
-    code = f.__code__
-    for name, cell in zip(code.co_freevars, f.__closure__ or ()):
-        yield Source("cell", cell, name, f"closure cell {name!r}"), _cell(cell)
-    g = f.__globals__
-    for name in sorted(_code_names(code, set())):
-        if name in g:
-            yield Source("global", g, name, f"global {name!r}"), g[name]
-    for i, v in enumerate(f.__defaults__ or ()):
-        yield Source("obj", f, None, f"default of {f.__qualname__}",
-                     (("attr", "__defaults__"), ("item", i))), v
-    for k, v in (f.__kwdefaults__ or {}).items():
-        yield Source("obj", f, None, f"default of {f.__qualname__}",
-                     (("attr", "__kwdefaults__"), ("item", k))), v
+    """(Source, value) for what f reads from outside (_reads.roots: its
+    closure cells, the globals its code names, its defaults)."""
+    for kind, name, holder, v in roots(f, _FOLLOW):
+        if kind == "cell":
+            yield Source("cell", holder, name, f"closure cell {name!r}"), v
+        elif kind == "global":
+            yield Source("global", holder, name, f"global {name!r}"), v
+        else:
+            where = "__defaults__" if kind == "default" else "__kwdefaults__"
+            yield Source("obj", f, None, f"default of {f.__qualname__}",
+                         (("attr", where), ("item", name))), v
 
 
-_EMPTY = object()
+_FOLLOW = _Follow(None)
 _NOTHING = object()  # a hop callable wrapping no user function: nothing to scan
 
 
-def _cell(cell):
-    try:
-        return cell.cell_contents
-    except ValueError:
-        return _EMPTY
-
-
 def _collect_functions(s, f):
-    """f, and the Python functions it reaches through its globals, closure
-    cells and the attributes its code names on the user's modules (code of
-    the standard library, hop, NumPy, ... excluded): their code is what runs
-    under the trace, so what they read is guarded too."""
-    todo = [f]
-    while todo and len(s.functions) < _MAX_FUNCTIONS:
-        f = todo.pop(0)
-        if id(f) in s.seen:
-            continue
-        s.seen.add(id(f))
-        s.functions.append(f)
-        code = f.__code__
-        names = _code_names(code, set())
-        s.names |= names
-        cells = [_cell(c) for c in (f.__closure__ or ())]
-        glob = [f.__globals__.get(n) for n in names]
-        # mylib.helper(x): the functions of the user's modules the code names.
-        attrs = [getattr(m, n, None) for m in cells + glob
-                 if isinstance(m, types.ModuleType) and _is_user_module(m.__name__)
-                 for n in names]
-        for v in cells + glob + attrs + list(f.__defaults__ or ()):
-            if isinstance(v, types.FunctionType) and is_hop_function(v):
-                # A nested_compile_region wrapper: the user's function it
-                # wraps is what runs under the trace.
-                v = getattr(v, "__wrapped__", None)
-            if isinstance(v, types.FunctionType) and id(v) not in s.seen and \
-                    not is_hop_function(v) and \
-                    _is_user_module(v.__globals__.get("__name__", "")):
-                todo.append(v)
+    """f and the functions it reaches (_Follow), added to s.functions."""
+    s.walk.breadth_first(f, s.follow)
 
 
 def _method_names(s, cls, implicit=frozenset(["__call__", "__enter__", "__exit__"])):
@@ -345,7 +334,7 @@ def _method_names(s, cls, implicit=frozenset(["__call__", "__enter__", "__exit__
 
 
 def _visit(s, src, v, depth):
-    if v is _EMPTY or s.full():
+    if v is MISSING or s.full():
         return
     if isinstance(v, _C.Tensor):
         if not _C._is_proxy(v):
@@ -384,7 +373,7 @@ _CLASS_IMPLICIT = frozenset(["__call__", "__enter__", "__exit__", "__init__", "_
 
 
 def _walk_children(s, src, v, depth):
-    if isinstance(v, type) and _is_user_module(getattr(v, "__module__", "") or ""):
+    if isinstance(v, type) and is_user_module(getattr(v, "__module__", "") or ""):
         _method_names(s, v, _CLASS_IMPLICIT)  # a class the code may instantiate
         _class_data(s, src, v, depth, ())
         return
@@ -457,7 +446,7 @@ def _class_data(s, src, cls, depth, own):
             d = vars(klass)
             if name in d:
                 a = d[name]
-                if _is_user_module(getattr(klass, "__module__", "") or "") and \
+                if is_user_module(getattr(klass, "__module__", "") or "") and \
                         not hasattr(type(a), "__get__"):
                     _visit(s, src.child("attr", name), a, depth + 1)
                 break

@@ -24,7 +24,8 @@ import types
 from . import _C
 from ._breaks import _COMPILE
 from ._paths import _in_body
-from ._purity import body_prints, code_names, is_hop_function, reads, run_pure
+from ._purity import body_prints, run_pure
+from ._reads import Policy, is_hop_function, names_of, roots
 from ._pytree import _REGISTERED, LEAF, flat_spec, flatten, unflatten
 from ._trace import _name_hints
 
@@ -728,7 +729,7 @@ def _value_key(v, budget, seen, names=frozenset()):
         return (_Id(v), _reads_key(v, budget, seen))
     if isinstance(v, types.MethodType):
         code = getattr(v.__func__, "__code__", None)
-        own = frozenset(code_names(code, set())) if code is not None else frozenset()
+        own = names_of(code).set if code is not None else frozenset()
         return (t, _value_key(v.__func__, budget, seen), _value_key(v.__self__, budget, seen, own))
     d = getattr(v, "__dict__", None)
     if not isinstance(d, dict) or isinstance(v, (type, types.ModuleType, _C.Tensor)) or \
@@ -741,18 +742,28 @@ def _value_key(v, budget, seen, names=frozenset()):
     return (_Id(v), attrs)
 
 
+class _Keyed(Policy):
+    """The roots the key reads (_reads.roots): set closure cells and the
+    defined globals the code names; a function of hop itself (the wrapper
+    nested_compile_region makes) by its closure only: hop's own globals are
+    its machinery, not what the body computes, and walking them would read
+    registries other threads are changing."""
+
+    hop_cells = True
+
+
+_KEYED = _Keyed()
+
+
 def _reads_key(fn, budget, seen):
-    """The key of what fn reads from outside: its closure cells and the
-    globals its code names (and, through them, the same for the functions it
-    calls and the attributes its code names).  A function of hop itself (the
-    wrapper nested_compile_region makes) is keyed by its closure only: hop's
-    own globals are its machinery, not what the body computes, and walking
-    them would read registries other threads are changing."""
-    if is_hop_function(fn):
-        return tuple((name, _value_key(value, budget, seen))
-                     for name, value in reads(fn) if name in fn.__code__.co_freevars)
-    names = frozenset(code_names(fn.__code__, set()))
-    return tuple((name, _value_key(value, budget, seen, names)) for name, value in reads(fn))
+    """The key of what fn reads from outside (_Keyed's roots) and, through
+    them, of the functions it calls and the attributes its code names."""
+    code = getattr(fn, "__code__", None)
+    if code is None:
+        return ()
+    # (the attributes hop's wrapper names are its own, not the body's)
+    names = frozenset() if is_hop_function(fn) else names_of(code).set
+    return tuple((r[1], _value_key(r[3], budget, seen, names)) for r in roots(fn, _KEYED))
 
 
 def _subgraph_key(tr, fn, spec, template):

@@ -49,15 +49,16 @@ from collections import deque
 
 from . import _C
 from . import _breaks
+from ._reads import MISSING as _MISSING, Policy, Walk, is_hop_module, names_of, root_value
+from ._reads import code_names  # noqa: F401  (_frame_state imports it from here)
 
 try:
     import numpy as _np
 except ImportError:  # NumPy is optional at run time
     _np = None
 
-__all__ = ["run_pure", "reads", "code_names", "body_prints"]
+__all__ = ["run_pure", "body_prints"]
 
-_MISSING = object()
 _A_METHOD = object()  # what _callee returns for a method of a value
 
 # Per root, what the body may do with it.
@@ -131,49 +132,6 @@ _INPLACE_OPS = frozenset(i for i, (name, _) in enumerate(getattr(dis, "_nb_ops",
 
 # ---------------------------------------------------------------- reading code
 
-def code_names(code, out):
-    """Adds to out every global or attribute name code (and the code of the
-    functions defined inside it) uses; returns out."""
-    out.update(code.co_names)
-    for const in code.co_consts:
-        if isinstance(const, types.CodeType):
-            code_names(const, out)
-    return out
-
-
-def is_hop_module(name):
-    """Whether a module name is hop itself or one of its submodules: hop's
-    own functions and globals are its machinery, not user state, so the
-    walkers of what a function reads (the purity snapshot, guards, effects,
-    the invoke_subgraph key) treat them alike."""
-    return name == "hop" or name.startswith("hop.")
-
-
-def is_hop_function(fn):
-    """Whether fn (a Python function) is defined in hop itself."""
-    return is_hop_module((getattr(fn, "__globals__", None) or {}).get("__name__") or "")
-
-
-def reads(fn):
-    """(name, value) for what fn reads from outside: its closure cells (those
-    that are set) and the globals its code names (builtins excluded)."""
-    code = getattr(fn, "__code__", None)
-    if code is None:
-        return []
-    out = []
-    for name, cell in zip(code.co_freevars, getattr(fn, "__closure__", None) or ()):
-        try:
-            out.append((name, cell.cell_contents))
-        except ValueError:
-            pass
-    g = getattr(fn, "__globals__", None) or {}
-    for name in sorted(code_names(code, set())):
-        v = g.get(name, _MISSING)
-        if v is not _MISSING:
-            out.append((name, v))
-    return out
-
-
 class _Unknown(Exception):
     """An opcode the analysis does not model: assume the worst."""
 
@@ -241,7 +199,7 @@ class _Effects:
     _effects.py."""
 
     __slots__ = ("flags", "calls", "call_list", "unknown", "names", "events", "sites",
-                 "version", "verdict", "__weakref__")
+                 "version", "verdict", "worst", "__weakref__")
 
     def __init__(self):
         self.names = ()  # code_names of the code object, sorted
@@ -258,6 +216,7 @@ class _Effects:
         self.version = 0  # grows with events and sites (the fixpoint's test)
         self.call_list = ()  # calls, in a fixed order (set once read)
         self.verdict = None  # the last (callees, roots) of _verdict
+        self.worst = None    # the roots when the code is unknown: everything may happen
 
     def mark(self, taint, flag):
         for t in taint:
@@ -283,25 +242,15 @@ class _Effects:
             self.version += 1
 
 
-# code object -> its _Effects, keyed by a weak reference that drops the
-# entry when the code goes.  A plain dict of weakrefs rather than a
-# WeakKeyDictionary: every traced HOP body looks its code up here, and the
-# WeakKeyDictionary's Python-level lookup cost ~0.3 us of each (issue #30).
-_effects_cache = {}
-_ref = weakref.ref
-
-
-def _forget_code(ref):
-    _effects_cache.pop(ref, None)
-
-
 def _effects(code):
-    try:
-        return _effects_cache[_ref(code)]
-    except (KeyError, TypeError):
-        pass
+    """The reading of code, made once per code object and kept with its
+    names (_reads.names_of: a code object cannot change)."""
+    info = names_of(code)
+    eff = info.effects
+    if eff is not None:
+        return eff
     eff = _Effects()
-    eff.names = tuple(sorted(code_names(code, set())))
+    eff.names = info.sorted
     try:
         _analyze_all(code, eff)
     except _Unknown:
@@ -309,10 +258,7 @@ def _effects(code):
     except Exception:  # bytecode we misread: never let the check itself fail
         eff.unknown = True
     eff.call_list = tuple(eff.calls)
-    try:
-        _effects_cache[_ref(code, _forget_code)] = eff
-    except TypeError:
-        pass
+    info.effects = eff
     return eff
 
 
@@ -1071,42 +1017,29 @@ class _Interp:
             self.eff.mark(arg_taint, ALL)
 
 
-def root_value(fn, kind, name, missing=_MISSING):
-    """What fn's global ("g": of its module, else a builtin) or closure cell
-    ("c") called name holds now, or missing."""
-    if kind == "g":
-        v = fn.__globals__.get(name, _MISSING)
-        return getattr(builtins, name, missing) if v is _MISSING else v
-    for n, cell in zip(fn.__code__.co_freevars, fn.__closure__ or ()):
-        if n == name:
-            try:
-                return cell.cell_contents
-            except ValueError:
-                return missing
-    return missing
-
-
-def _resolve(path, fn):
-    """The object a path (("g" or "c", name), attributes...) names for fn,
-    following attributes of modules and classes only (never a property)."""
-    v = root_value(fn, path[0], path[1])
-    for attr in path[2:]:
-        if not isinstance(v, (types.ModuleType, type)):
-            return _MISSING
-        v = getattr(v, attr, _MISSING)
-    return v
-
-
 def _callee(call, fn):
-    """The object a recorded call calls, or _A_METHOD when it is a method of
-    a value (not of a module or class)."""
-    kind, path = call[0], call[1]
-    if kind == "m":
-        owner = _resolve(path[:-1], fn)
-        if not isinstance(owner, (types.ModuleType, type)):
+    """The object a recorded call calls (its path: ("g" or "c", name),
+    attributes..., followed through attributes of modules and classes only,
+    never a property), or _A_METHOD when it is a method of a value (not of
+    a module or class).  One frame per call: a nested body resolves its
+    callees on every level (_verdict)."""
+    path = call[1]
+    if path[0] == "g":
+        v = fn.__globals__.get(path[1], _MISSING)
+        if v is _MISSING:
+            v = getattr(builtins, path[1], _MISSING)
+    else:
+        v = root_value(fn, "c", path[1])
+    method = call[0] == "m"
+    for attr in path[2:-1] if method else path[2:]:
+        if not isinstance(v, (types.ModuleType, type)):
+            return _A_METHOD if method else _MISSING
+        v = getattr(v, attr, _MISSING)
+    if method:
+        if not isinstance(v, (types.ModuleType, type)):
             return _A_METHOD
-        return getattr(owner, path[-1], _MISSING)
-    return _resolve(path, fn)
+        return getattr(v, path[-1], _MISSING)
+    return v
 
 
 def _call_summary(call, fn, callee):
@@ -1163,11 +1096,11 @@ def _call_flags(callee, npos, kwnames, unknown_kw):
 
 
 def _verdict(eff, fn):
-    """The roots of fn, whose code's reading is eff: (per free variable of
-    the code, in order, (flags, body)), (per name of eff.names, (name, flags,
-    body))), flags what the body may do to that outer name (its own flags
-    and its calls' summaries), body whether it only hands the name to HOPs
-    as a body (see _Check.scan).
+    """The roots of fn, whose code's reading is eff: {"cell": {name: (flags,
+    body)}, "global": {name: (flags, body)}} for its free variables and the
+    names of eff.names, flags what the body may do to that outer name (its
+    own flags and its calls' summaries), body whether it only hands the name
+    to HOPs as a body (see _Check.root).
 
     They depend only on the code and on the objects its calls resolve to, so
     the last verdict is kept on eff with those callees (strong references,
@@ -1177,10 +1110,21 @@ def _verdict(eff, fn):
     so a rebound global or cell, or a module attribute replaced, is a
     different object and is read again: a verdict is never stale."""
     calls = eff.call_list
-    callees = [_callee(call, fn) for call in calls]
+    callees = []
+    for call in calls:
+        callees.append(_callee(call, fn))
     memo = eff.verdict
-    if memo is not None and all(map(_held, memo[0], callees)):
-        return memo[1]
+    if memo is not None:
+        # (inline, no frame per callee: each level of a nest runs this)
+        for (weak, x), c in zip(memo[0], callees):
+            if weak:
+                x = x()
+                if x is None:  # freed: never the same as a live callee (or None)
+                    break
+            if x is not c:
+                break
+        else:
+            return memo[1]
     flags = dict(eff.flags)
     hops = _hop_entries()
     bodies, elsewhere = set(), set()
@@ -1207,10 +1151,11 @@ def _verdict(eff, fn):
     # writes it) runs under its own run_pure when the HOP traces it; scanning
     # it here too made nested bodies cost O(depth) each (issue #30).
     bodies = frozenset(t for t in bodies - elsewhere if not eff.flags.get(t, 0) & WRITE)
-    # Per root, in the order scan reads them (made once per verdict: a
-    # nested level's scan read two dicts per root, issue #30).
-    roots = (tuple((flags.get(("c", n), 0), ("c", n) in bodies) for n in fn.__code__.co_freevars),
-             tuple((n, flags.get(("g", n), 0), ("g", n) in bodies) for n in eff.names))
+    # Per root, by kind and name as _reads.roots gives them (made once per
+    # verdict: a nested level's scan read two dicts per root, issue #30).
+    roots = {"cell": {n: (flags.get(("c", n), 0), ("c", n) in bodies)
+                      for n in fn.__code__.co_freevars},
+             "global": {n: (flags.get(("g", n), 0), ("g", n) in bodies) for n in eff.names}}
     eff.verdict = (tuple(map(_hold, callees)), roots)
     return roots
 
@@ -1218,26 +1163,30 @@ def _verdict(eff, fn):
 def _hold(obj):
     """What a verdict keeps of a callee: (True, a weak reference) when the
     object takes one (the cache must not keep a user's function alive, with
-    what it closes over), else (False, the object: a builtin, a sentinel)."""
+    what it closes over), else (False, the object: a builtin, a sentinel).
+    A weak reference to a freed object gives None, never a live callee."""
     try:
-        return True, _ref(obj)
+        return True, weakref.ref(obj)
     except TypeError:
         return False, obj
 
 
-def _held(kept, obj):
-    """Whether kept (from _hold) is obj."""
-    weak, x = kept
-    if weak:
-        x = x()
-        return x is not None and x is obj
-    return x is obj
-
-
 # ------------------------------------------------------------- the snapshot
 
-class _Check:
-    """The outer state a body may change, captured before it runs."""
+class _Check(Walk, Policy):
+    """The outer state a body may change, captured before it runs: the
+    policy of _reads' depth-first walk.  Every closure cell (empty ones
+    too) and defined global a walked function names is recorded for
+    rebinding; those it may write are snapshot (_snap); a function of the
+    body's module (or a closure) that it may call is walked where it is met,
+    since it mutates the same state, unless the body only hands it to HOPs
+    as a body (it then runs under its own run_pure).  A function of hop's
+    own (nested_compile_region's wrapper) is read through its cells only:
+    hop's globals are caches and registries a first call fills, not state a
+    body may change."""
+
+    empty_cells = True
+    hop_cells = True
 
     def __init__(self):
         self.cells = []       # (name, cell, value)
@@ -1250,49 +1199,37 @@ class _Check:
         self.lengths = []     # (path, obj, len) past the budget
         self.budget = _SNAPSHOT_BUDGET
         self._seen = set()
-        self._fns = set()
+        # The check is its own walk's state, keeping no list of the
+        # functions walked: a nest keeps one check per level alive while its
+        # inner bodies trace, and each object more is garbage collector work
+        # that grows with the depth.
+        Walk.__init__(self, keep=False)
 
     def scan(self, fn):
-        code = getattr(fn, "__code__", None)
-        if code is None or id(fn) in self._fns:
-            return
-        self._fns.add(id(fn))
-        eff = _effects(code)
-        g = getattr(fn, "__globals__", None) or {}
-        if eff.unknown:  # anything may happen to every root
-            cell_roots = [(ALL, False)] * len(code.co_freevars)
-            global_roots = [(name, ALL, False) for name in eff.names]
-        else:
-            cell_roots, global_roots = _verdict(eff, fn)
-        if is_hop_function(fn):
-            # A wrapper of hop's (nested_compile_region's) reaches the user's
-            # function through its closure; hop's own globals are caches and
-            # registries a first call fills, not state a body may change.
-            global_roots = ()
-        closure = getattr(fn, "__closure__", None) or ()
-        for name, cell, (flag, body) in zip(code.co_freevars, closure, cell_roots):
-            try:
-                value = cell.cell_contents
-            except ValueError:
-                value = _MISSING
-            self.cells.append((name, cell, value))
-            self._root(fn, name, value, flag, body)
-        for name, flag, body in global_roots:
-            value = g.get(name, _MISSING)
-            if value is _MISSING:
-                continue
-            self.globals.append((name, g, value))
-            self._root(fn, name, value, flag, body)
+        """Records what fn (and each function it may call: visit) may
+        change."""
+        self.depth_first(fn, self)
 
-    def _root(self, fn, name, value, flag, body=False):
-        # A function of the body's module (or a closure) that the body may
-        # call mutates the same state: check what it reaches too (unless it
-        # is only a HOP's body: see scan).
-        if isinstance(value, types.FunctionType) and not body and (
-                value.__globals__ is fn.__globals__ or name in fn.__code__.co_freevars):
-            self.scan(value)
-        if flag & WRITE and value is not _MISSING:
-            self._snap(name, value, flag)
+    def visit(self, walk, fn, roots, depth, names):
+        eff = names.effects or _effects(fn.__code__)
+        if eff.unknown:  # anything may happen to every root
+            v = eff.worst
+            if v is None:
+                v = eff.worst = {"cell": dict.fromkeys(fn.__code__.co_freevars, (ALL, False)),
+                                 "global": dict.fromkeys(eff.names, (ALL, False))}
+        else:
+            v = _verdict(eff, fn)
+        for kind, name, holder, value in roots:
+            flag, body = v[kind][name]
+            (self.cells if kind == "cell" else self.globals).append((name, holder, value))
+            # A function of the body's module (or a closure) that the body
+            # may call mutates the same state: check what it reaches too
+            # (unless it is only a HOP's body: see _verdict).
+            if isinstance(value, types.FunctionType) and not body and (
+                    value.__globals__ is fn.__globals__ or name in fn.__code__.co_freevars):
+                self.scan(value)
+            if flag & WRITE and value is not _MISSING:
+                self._snap(name, value, flag)
 
     def _snap(self, path, value, flag):
         """Records value and what it holds (recursively) for comparison."""
@@ -1477,29 +1414,42 @@ def body_prints(hop_name, bodies, tr=None):
         return
     for b in bodies:
         fn, which = b.fn, b.which
-        where = _print_site(fn, set(), 0)
+        where = _print_site(fn)
         if where is not None:
             _breaks.body_effect(f"the {which} of hop.{hop_name} may call print() ({where}), "
                                 f"which a plan cannot repeat on every call", where)
 
 
-def _print_site(fn, seen, depth):
-    """Where fn's code (nested code included) or a user function it reads
-    (its cells and globals, 6 calls deep) names the builtin print
-    ("file.py:line"), or None."""
-    code = getattr(fn, "__code__", None)
-    if code is None or id(code) in seen or depth > 6:
-        return None
-    seen.add(id(code))
-    if "print" in code_names(code, set()) and "print" not in (getattr(fn, "__globals__", None)
-                                                               or {}):
-        return _print_line(code)
-    for _, v in reads(fn):
-        if isinstance(v, types.FunctionType):
-            where = _print_site(v, seen, depth + 1)
-            if where is not None:
-                return where
-    return None
+class _PrintSearch(Policy):
+    """The print search's walk (_reads.Walk, depth first): fn's code (nested
+    code included) and the user functions it reads (its cells and globals,
+    6 calls deep; one code object once), stopping at the first that names
+    the builtin print."""
+
+    depth = 6
+    by_code = True
+
+    def __init__(self):
+        self.where = None
+
+    def visit(self, walk, fn, roots, depth, names):
+        code = fn.__code__
+        if "print" in names.set and "print" not in (getattr(fn, "__globals__", None)
+                                                             or {}):
+            self.where = _print_line(code)
+            walk.stop()
+            return
+        for root in roots:
+            if isinstance(root[3], types.FunctionType):
+                walk.depth_first(root[3], self, depth + 1)
+
+
+def _print_site(fn):
+    """Where fn or a user function it reads names the builtin print
+    ("file.py:line"), or None (_PrintSearch)."""
+    p = _PrintSearch()
+    Walk().depth_first(fn, p)
+    return p.where
 
 
 def _print_line(code):

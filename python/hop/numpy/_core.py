@@ -19,7 +19,7 @@ import numbers
 import numpy as _np
 
 from .. import _C
-from .._purity import is_hop_module
+from .._reads import is_hop_module
 
 __all__ = []
 

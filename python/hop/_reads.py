@@ -1,0 +1,286 @@
+"""What a Python function reads from outside itself: the one walker.
+
+Four callers need it, each for its own reason:
+
+  the guards (_guards.scan)      what a compiled plan baked in, to re-check on
+                                 every call;
+  the invoke_subgraph key        what a body's subgraph depends on, so two
+  (_hops._subgraph_key)          calls share it only when it would trace the
+                                 same;
+  the purity check               what a HOP body may mutate, to snapshot it;
+  (_purity._Check, run_pure)
+  the print search               whether a body may call print (_purity.body_prints).
+
+All of them read the same things -- a function's closure cells, the globals
+its code names, its defaults, and through those the Python functions it calls
+-- so this module owns that reading: the names a code object uses (cached
+per code object), the roots of a function (`roots`), and the walk from a
+function to the functions whose code runs with it (`Walk`).  A `Policy` says
+what one caller needs: which roots (defaults or not; hop's own functions by
+their cells only), which functions count as called (the same module, the
+user's modules, any), in which order (breadth first with a limit: the
+guards; depth first with the roots of a callee recorded where it is met: the
+purity check, the print search), how deep, and what to record at each root
+(`Policy.root`).  What a caller records at a value (a Guard with its
+Source, a key, a snapshot) stays the caller's: those are three different
+answers about the same walk.
+
+Caching.  A code object is immutable (co_names, co_consts, co_freevars are
+fixed when it is made), so the names it uses are computed once per code
+object and kept while it lives (a weak reference: the cache never keeps a
+user's code alive).  What a name holds is never cached: globals, cells and
+defaults can be rebound at any time, so every walk reads them anew.
+"""
+
+import builtins
+import sys
+import types
+import weakref
+
+__all__ = ["code_names", "names_of", "is_hop_module", "is_hop_function", "is_user_module",
+           "root_value", "roots", "reads", "Policy", "Walk"]
+
+MISSING = object()  # a name that holds nothing (an empty cell, a global not defined)
+
+_ref = weakref.ref
+
+
+def code_names(code, out):
+    """Adds to out every global or attribute name code (and the code of the
+    functions defined inside it) uses; returns out."""
+    out.update(code.co_names)
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            code_names(const, out)
+    return out
+
+
+class _Names:
+    """What is known of one code object: `set`, its names (code_names) for
+    membership; `order`, the same names in the order a set built by
+    code_names iterates them (the guards queue callees in that order);
+    `sorted`, sorted (the order roots are read in); `effects`, the purity
+    analysis of the code (_purity._effects), made when first asked for."""
+
+    __slots__ = ("set", "order", "sorted", "effects", "code", "__weakref__")
+
+    def __init__(self, code, ref):
+        s = code_names(code, set())
+        self.order = tuple(s)
+        self.set = frozenset(s)
+        self.sorted = tuple(sorted(s))
+        self.effects = None
+        self.code = ref
+
+
+# id(code) -> its _Names, while the code lives: the weak reference's
+# callback drops the entry when the code is freed, before its id can be
+# reused; the check that the reference still gives this code is a guard all
+# the same.  (Keyed by id, not by the code: a code object hashes its whole
+# contents on every lookup.)
+_names_cache = {}
+
+
+def names_of(code):
+    """The _Names of code, computed once per code object (see the module's
+    doc: a code object cannot change)."""
+    n = _names_cache.get(id(code))
+    if n is not None and n.code() is code:
+        return n
+    key = id(code)
+    n = _Names(code, _ref(code, lambda _, key=key: _names_cache.pop(key, None)))
+    _names_cache[key] = n
+    return n
+
+
+def is_hop_module(name):
+    """Whether a module name is hop itself or one of its submodules: hop's
+    own functions and globals are its machinery, not user state, so the
+    walkers of what a function reads (the purity snapshot, guards, effects,
+    the invoke_subgraph key) treat them alike."""
+    return name == "hop" or name.startswith("hop.")
+
+
+def is_hop_function(fn):
+    """Whether fn (a Python function) is defined in hop itself."""
+    return is_hop_module((getattr(fn, "__globals__", None) or {}).get("__name__") or "")
+
+
+# Code of these packages is not the user's: the guards do not follow their
+# functions (they are guarded by identity where they are values).
+_LIBRARY_PACKAGES = frozenset({"hop", "numpy", "torch", "hypothesis", "pytest", "_pytest"})
+
+
+def is_user_module(name):
+    """Whether a module name is the user's: not the standard library, hop,
+    NumPy or a test framework."""
+    top = name.partition(".")[0]
+    return top not in _LIBRARY_PACKAGES and top not in sys.stdlib_module_names
+
+
+def cell_value(cell, missing=MISSING):
+    try:
+        return cell.cell_contents
+    except ValueError:
+        return missing
+
+
+def root_value(fn, kind, name, missing=MISSING):
+    """What fn's global ("g": of its module, else a builtin) or closure cell
+    ("c") called name holds now, or missing."""
+    if kind == "g":
+        v = fn.__globals__.get(name, MISSING)
+        return getattr(builtins, name, missing) if v is MISSING else v
+    for n, cell in zip(fn.__code__.co_freevars, fn.__closure__ or ()):
+        if n == name:
+            return cell_value(cell, missing)
+    return missing
+
+
+# ------------------------------------------------------------------ roots
+
+def roots(fn, policy, names=None):
+    """(kind, name, holder, value) for what fn reads from outside, in the
+    order every caller reads them: its closure cells ("cell", holder the
+    cell; an empty one only when policy.empty_cells, with value MISSING),
+    the globals its code names that are defined ("global", holder the
+    globals dict; sorted by name), then, when policy.defaults, its defaults
+    ("default", name the index) and keyword defaults ("kwdefault", name the
+    keyword; holder fn for both).  A function of hop itself gives its cells
+    only when policy.hop_cells: hop's globals are its machinery (registries
+    other threads change), not what the user's body computes.  names: the
+    code's _Names when the caller has them."""
+    code = fn.__code__
+    out = []
+    closure = getattr(fn, "__closure__", None)
+    if closure:
+        for name, cell in zip(code.co_freevars, closure):
+            try:
+                out.append(("cell", name, cell, cell.cell_contents))
+            except ValueError:
+                if policy.empty_cells:
+                    out.append(("cell", name, cell, MISSING))
+    g = getattr(fn, "__globals__", None) or {}
+    if not policy.hop_cells or not is_hop_module(g.get("__name__") or ""):
+        get = g.get
+        for name in (names or names_of(code)).sorted:
+            v = get(name, MISSING)
+            if v is not MISSING:
+                out.append(("global", name, g, v))
+    if policy.defaults:
+        for i, v in enumerate(fn.__defaults__ or ()):
+            out.append(("default", i, fn, v))
+        for k, v in (fn.__kwdefaults__ or {}).items():
+            out.append(("kwdefault", k, fn, v))
+    return out
+
+
+class Policy:
+    """What one caller of the walk needs (a caller subclasses it).
+
+    empty_cells  an empty closure cell is a root (with value MISSING)
+    defaults     defaults and keyword defaults are roots
+    hop_cells    a function of hop itself has its cells as roots, no globals
+    by_code      functions are walked once per code object (not per function)
+    limit        functions walked at most, breadth first (None: no limit)
+    depth        calls deep at most, depth first (None: no limit)
+    """
+
+    empty_cells = False
+    defaults = False
+    hop_cells = False
+    by_code = False
+    limit = None
+    depth = None
+
+    def visit(self, walk, fn, roots, depth, names):
+        """Depth first: records fn's roots (the list roots() gives; names:
+        its code's _Names), and
+        walks the functions whose code runs with fn where it meets them
+        (walk.depth_first(callee, self, depth + 1)); walk.stop() ends the
+        walk."""
+
+    def reached(self, walk, fn):
+        """Breadth first: called as fn is added to walk.functions."""
+
+    def modules_of(self, values):
+        """Breadth first: the modules among values whose attributes the
+        code names are candidates too (none by default)."""
+        return ()
+
+    def callee(self, walk, fn, value):
+        """Breadth first: the Python function whose code runs when fn runs,
+        if value (a candidate of fn's) is one to follow; else None."""
+        return None
+
+
+class Walk:
+    """The state of one walk from a function to what it reads and the
+    functions it calls, each step as a Policy says.  functions: the Python
+    functions walked, in the order met (None unless keep); seen: the ids of the functions
+    walked (and, for the guards, of the objects they visited: one set, so an
+    object met twice is walked once).  The walk does not hold the policy
+    (each step is given it): a policy keeps its walk, and a cycle between
+    the two would leave every purity check to the garbage collector."""
+
+    def __init__(self, keep=True):
+        self.functions = [] if keep else None  # (None: not kept)
+        self.seen = set()
+        self.stopped = False
+
+    def stop(self):
+        self.stopped = True
+
+    def depth_first(self, fn, p, depth=0):
+        """Visits fn (policy.visit with its roots) unless the walk stopped,
+        fn has no code, was walked already, or is deeper than policy.depth.
+        The policy walks a callee where it meets it, so the callee's roots
+        come before the rest of fn's."""
+        code = getattr(fn, "__code__", None)
+        if code is None or self.stopped or p.depth is not None and depth > p.depth:
+            return
+        key = id(code) if p.by_code else id(fn)
+        if key in self.seen:
+            return
+        self.seen.add(key)
+        if self.functions is not None:
+            self.functions.append(fn)
+        names = names_of(code)
+        p.visit(self, fn, roots(fn, p, names), depth, names)
+
+    def breadth_first(self, fn, p):
+        """Adds fn and the functions it reaches, breadth first, to
+        self.functions (at most policy.limit in all).  The candidates of a
+        function are its cells, the globals its code names (in the order of
+        its names), the attributes of the policy's modules that its code
+        names (policy.modules_of) and its defaults; the policy's callee()
+        says which of them are functions whose code runs too."""
+        todo = [fn]
+        while todo and (p.limit is None or len(self.functions) < p.limit):
+            f = todo.pop(0)
+            if id(f) in self.seen:
+                continue
+            self.seen.add(id(f))
+            self.functions.append(f)
+            p.reached(self, f)
+            code = f.__code__
+            names = names_of(code).order
+            cells = [cell_value(c) for c in (f.__closure__ or ())]
+            g = f.__globals__
+            glob = [g.get(n) for n in names]
+            attrs = [getattr(m, n, None) for m in p.modules_of(cells + glob) for n in names]
+            for v in cells + glob + attrs + list(f.__defaults__ or ()):
+                v = p.callee(self, f, v)
+                if v is not None and id(v) not in self.seen:
+                    todo.append(v)
+
+
+def reads(fn):
+    """(name, value) for what fn reads from outside: its closure cells (those
+    that are set) and the globals its code names (builtins excluded)."""
+    if getattr(fn, "__code__", None) is None:
+        return []
+    return [(r[1], r[3]) for r in roots(fn, _PLAIN)]
+
+
+_PLAIN = Policy()
