@@ -1316,13 +1316,17 @@ def r_blas_shapes():
         hop.set_num_threads(nt)
         limit = threadpool_limits(nt, user_api="blas") if threadpool_limits else None
         try:
-            fns = {}
+            hops, nps = {}, {}
             for name, (f, args) in shapes.items():
                 cf = hop.compile(f)
                 cf(*args)
-                fns["hop " + name] = (lambda cf, args: lambda: cf(*args))(cf, args)
-                fns["np " + name] = (lambda f, args: lambda: f(*args))(f, args)
-            s = measure_all(fns)
+                hops["hop " + name] = (lambda cf, args: lambda: cf(*args))(cf, args)
+                nps["np " + name] = (lambda f, args: lambda: f(*args))(f, args)
+            # hop's samples alternate among themselves and NumPy's among
+            # theirs: NumPy's OpenBLAS threads spin for ~0.1 s after a call
+            # (its THREAD_TIMEOUT), so a hop sample right after a NumPy one
+            # shares the second core with that spin
+            s = {**measure_all(hops), **measure_all(nps)}
         finally:
             if limit is not None:
                 limit.restore_original_limits()

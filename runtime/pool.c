@@ -19,8 +19,9 @@
  * costs nothing.  A job never runs on more threads than the setting: a
  * worker takes a seat first, and there are threads - 1 seats per job.
  *
- * Idle workers spin only briefly (SPIN_NS: back-to-back kernels from one
- * loop need no wake-up) and then sleep on a condition variable; a spinning
+ * Idle workers spin a little (SPIN_NS: back-to-back kernels from one
+ * loop, or calls from Python a few us apart, need no wake-up, which costs
+ * tens of us) and then sleep on a condition variable; a spinning
  * worker takes a core from the caller and from everyone else.  The caller
  * waits for pieces still in other threads' hands the same way.  Wake-ups
  * are skipped when nobody sleeps.  A caller that finds the pool busy
@@ -46,7 +47,7 @@
 
 #define MAX_THREADS 256
 #define MAX_PIECES 0xffff
-#define SPIN_NS 5000    /* an idle worker's, or a waiting caller's, spin */
+#define SPIN_NS 50000   /* an idle worker's, or a waiting caller's, spin */
 #define POLL_NS 2000000 /* a polled caller's wait between polls */
 #define KINDS 64        /* job kinds the pool keeps figures for (a direct-mapped table) */
 #define SAMPLES 5       /* figures kept per kind and way: the median of these decides */
@@ -314,6 +315,7 @@ typedef struct kind {
     int64_t due;          /* ... and the time (hop__monotonic_ns) */
     int16_t probe;        /* that interval, in jobs and in ms */
     int8_t trying;        /* jobs left of a try of the other way */
+    bool warm;            /* the next job on the pool wakes (or starts) the workers */
 } kind;
 
 static pthread_mutex_t kinds_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -335,6 +337,7 @@ kind_of(hop__task_fn fn, int size)
         k->fn = fn;
         k->size = size;
         k->pooled = true; /* a new kind tries the pool first ... */
+        k->warm = true;
         k->left = POOL_PROBE;
         k->probe = PROBE_MIN; /* ... then the caller alone */
     }
@@ -369,6 +372,12 @@ choose(hop__task_fn fn, int size, int64_t now)
         k->left = k->probe;
         pool = !pool;
         k->trying = (int8_t)(pool ? POOL_PROBE - 1 : 0);
+        if (pool) {
+            /* the try's own figures decide: older ones may be a wake-up's,
+             * a thread start's or a busier moment's */
+            k->n[1] = k->at[1] = 0;
+            k->warm = true;
+        }
     }
     pthread_mutex_unlock(&kinds_lock);
     return pool;
@@ -383,12 +392,22 @@ record(hop__task_fn fn, int size, int64_t work, bool pool, int64_t ns, int64_t n
     kind *k = kind_of(fn, size);
     int w = pool;
     float per = (float)((double)ns / (double)(work > 1 ? work : 1));
+    /* The first job of a kind, or of a try of the pool, started the
+     * workers or woke them from their sleep (a try comes after jobs on the
+     * caller alone): its time says how fast a worker wakes, not what the
+     * pool does for this kind, so it is neither a figure nor a reason to
+     * end the try. */
+    if (pool && k->warm) {
+        k->warm = false;
+        pthread_mutex_unlock(&kinds_lock);
+        return;
+    }
     k->ns[w][k->at[w]] = per;
     k->at[w] = (uint8_t)((k->at[w] + 1) % SAMPLES);
     if (k->n[w] < SAMPLES)
         k->n[w]++;
-    /* A try of the pool ends at its first job that took twice the
-     * caller's time: a busy machine pays for one such job per try. */
+    /* A try of the pool ends at a job that took twice the caller's time:
+     * a busy machine pays for one such job per try. */
     if (k->trying > 0 && pool && k->n[0] > 0 && per > 2 * median(k->ns[0], k->n[0]))
         k->trying = 0;
     if (k->trying == 0 && k->n[0] > 0 && k->n[1] > 0) {
