@@ -254,6 +254,12 @@ def test_ufunc_at(data):
                             st.integers(-3, 3), st.floats(-3, 3, allow_nan=False)))
     through_view = data.draw(st.booleans()) and x.ndim == 2
     uf = getattr(np, name)
+    # NumPy 1.24's power.at of an integer array to a negative integer power
+    # writes an uninitialised value into the target before its ValueError
+    # (np.power.at(uint8 [0, 0], [0], -1) leaves 76, 209, 208, ... run to
+    # run): no answer to compare the caller's array with
+    assume(not (name == "power" and x.dtype.kind in "biu" and
+                np.asarray(v).dtype.kind in "biu" and np.any(np.asarray(v) < 0)))
     if len(idx) and (idx.min() < -n or idx.max() >= n):
         # NumPy checks the index before the dtypes and power's exponents;
         # hop, whose index is traced, checks those while tracing: with both

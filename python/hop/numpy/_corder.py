@@ -14,7 +14,7 @@ real kernels: it works eagerly, traced and compiled alike.  The callers
 
 from .. import _C
 
-__all__ = ["UFUNCS", "argsort", "argextreme", "extreme", "sort_any", "argsort_any",
+__all__ = ["UFUNCS", "SCALAR_ORDER", "argsort", "argextreme", "extreme", "sort_any", "argsort_any",
            "searchsorted_any", "either_nan"]
 
 
@@ -43,6 +43,23 @@ def _order(real_op, tie_op):
                              _C.logical_and(_C.eq(ar, br), tie_op(ai, bi)))
     return cmp
 
+
+def _plain_order(real_op, tie_op):
+    """NumPy 1.24's scalar math on two complex scalars (scalarmath.c's
+    ctype_less and friends): the real parts decide, or on a tie the
+    imaginary ones, with no NaN rule (np.complex64(nanj) < True is True,
+    np.array([nanj]) < True is [False])."""
+    def cmp(a, b):
+        ar, ai = _parts(a)
+        br, bi = _parts(b)
+        return _C.logical_or(real_op(ar, br), _C.logical_and(_C.eq(ar, br), tie_op(ai, bi)))
+    return cmp
+
+
+# scalar-math comparison name -> its implementation on two complex 0-d tensors
+SCALAR_ORDER = {"less": _plain_order(_C.lt, _C.lt), "less_equal": _plain_order(_C.lt, _C.le),
+                "greater": _plain_order(_C.gt, _C.gt),
+                "greater_equal": _plain_order(_C.gt, _C.ge)}
 
 less = _order(_C.lt, _C.lt)
 less_equal = _order(_C.lt, _C.le)

@@ -22,7 +22,7 @@ import numpy as _np
 
 from .. import _C
 from .. import _breaks
-from . import _core, _storage
+from . import _core, _corder, _storage
 
 __all__ = ["ndarray", "NumpyArg"]
 
@@ -410,9 +410,54 @@ def _binop(name, reflected=False):
         if name == "multiply" and self._scalar and isinstance(other, (list, tuple)):
             return _repeat_sequence(self, other)
         args = (other, self) if reflected else (self, other)
+        if name in _corder.SCALAR_ORDER:
+            ct = _scalar_math_complex(self, other)
+            if ct is not None:
+                return _scalar_order(name, ct, args, result_kind(args))
         return call_ufunc(name, args, {}, result_kind(args))
     op.__name__ = name
     return op
+
+
+def _scalar_math_complex(self, other):
+    """The complex dtype in which NumPy 1.24 orders `self OP other` by its
+    scalar math (no NaN rule: _corder.SCALAR_ORDER), or None where its ufunc
+    loop decides.  Scalar math takes two scalars when the other converts
+    safely into the handling scalar's type: a Python bool always, a Python
+    int, float or complex only into complex128 (for complex64 NumPy must
+    promote, which is the ufunc's), a NumPy scalar when either type casts
+    safely to the other; a np.bool_ on the left is the ufunc's."""
+    if not self._scalar:
+        return None
+    sdt = self.dtype
+    if isinstance(other, bool):
+        return sdt if sdt.kind == "c" else None
+    if isinstance(other, (int, float, complex)) and not isinstance(other, _np.generic):
+        return sdt if sdt == _np.dtype(_np.complex128) else None
+    if isinstance(other, _np.generic):
+        odt = other.dtype
+    elif isinstance(other, ndarray) and other._scalar:
+        odt = other.dtype
+    else:
+        return None
+    if "c" not in (sdt.kind, odt.kind) or sdt.kind == "b":
+        return None
+    if odt.kind == "b":
+        return sdt
+    if _np.can_cast(odt, sdt):
+        return sdt
+    return odt if _np.can_cast(sdt, odt) else None
+
+
+def _scalar_order(name, ct, args, kind):
+    vals = []
+    for a in args:
+        o = _core.operand(a, f"numpy.{name}")
+        if o.t is not None:
+            vals.append(_core.cast(o.t, ct))
+        else:
+            vals.append(_C.full((), _core.scalar_arg(o), dtype=_core.hop_dtype(ct, name)))
+    return wrap(kind, _corder.SCALAR_ORDER[name](*vals), scalar=True)
 
 
 def _defers_to(self, other):
