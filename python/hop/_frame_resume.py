@@ -317,9 +317,15 @@ def _frame_for(func, fast, stack, cell_vals=(), make=None):
         for n, v in zip(func.__code__.co_cellvars, cell_vals):
             if not (type(v) is str and v == _EMPTY):
                 fr.cells[n].cell_contents = _thaw(v, fr, make)
-        for k, v in fast.items():
+    # (a function the frame made is a _func_spec in the stack or the locals
+    # whether or not it closes over the frame's cells: `(lambda r: r)(float(
+    # a[0]))` breaks with the lambda on the stack)
+    for k, v in fast.items():
+        if type(v) is tuple:
             fast[k] = _thaw(v, fr, make)
-        stack[:] = [_thaw(v, fr, make) for v in stack]
+    for j, v in enumerate(stack):
+        if type(v) is tuple:
+            stack[j] = _thaw(v, fr, make)
     fr.stack = stack
     fr.kwnames = ()
     fr.line = func.__code__.co_firstlineno

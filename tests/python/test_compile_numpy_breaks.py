@@ -264,3 +264,16 @@ def test_integers_from_integers_are_replayed_and_a_float_cast_to_int_is_numpys()
     # counting positives is integer arithmetic on a comparison: replayed;
     # the cast is not trusted (C leaves out-of-range casts undefined)
     assert "a float cast to an integer" in text
+
+
+def _lambda_on_the_stack(a):
+    return (lambda r, k=2.0: r * k)(float(a[0])) + (lambda: 1.0)()
+
+
+def test_a_function_the_frame_made_is_on_the_stack_at_a_break():
+    # The lambda waits on the stack while float() breaks: the plan hands it
+    # to the resume as a spec, which the resume made again only when the
+    # frame had cells of its own; without them it got the spec, a tuple
+    # ("'tuple' object is not callable"; found by the np31 campaign)
+    cf = against_eager(_lambda_on_the_stack, ARGS)
+    assert len(cf._entries) == 1
