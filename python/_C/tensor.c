@@ -874,15 +874,7 @@ m_complex(TensorObject *self, PyObject *unused)
         return PyComplex_FromDoubles(((const float *)p)[0], ((const float *)p)[1]);
     if (self->t->dtype == HOP_C128)
         return PyComplex_FromDoubles(((const double *)p)[0], ((const double *)p)[1]);
-    PyObject *v = element_object(p, self->t->dtype), *r;
-    if (v == NULL)
-        return NULL;
-    r = PyNumber_Float(v); /* int and bool elements as Python's complex(int) does */
-    Py_DECREF(v);
-    if (r == NULL)
-        return NULL;
-    Py_SETREF(r, PyComplex_FromDoubles(PyFloat_AS_DOUBLE(r), 0.0));
-    return r;
+    return PyComplex_FromDoubles(hop_py__element_double(p, self->t->dtype), 0.0);
 }
 
 static PyObject *

@@ -450,13 +450,8 @@ def _scalar_math_complex(self, other):
 
 
 def _scalar_order(name, ct, args, kind):
-    vals = []
-    for a in args:
-        o = _core.operand(a, f"numpy.{name}")
-        if o.t is not None:
-            vals.append(_core.cast(o.t, ct))
-        else:
-            vals.append(_C.full((), _core.scalar_arg(o), dtype=_core.hop_dtype(ct, name)))
+    from ._ufuncs import compute_tensors
+    vals = compute_tensors([_core.operand(a, f"numpy.{name}") for a in args], ct, name)
     return wrap(kind, _corder.SCALAR_ORDER[name](*vals), scalar=True)
 
 

@@ -431,14 +431,20 @@ def _compute(name, ops, out_dt):
         cdt = out_dt
         if name in ("power", "float_power"):
             _check_negative_powers(name, ops, cdt)
-    vals = _all_tensor(ops, cdt)
     if cdt.kind == "c" and name in _corder.UFUNCS:
         impl = _corder.UFUNCS[name]  # NumPy's lexicographic order, on the parts
-    if impl not in _DIRECT:  # composed of several ops: every operand a tensor
-        vals = [v if isinstance(v, _C.Tensor) else
-                _C.full((), v, dtype=_core.hop_dtype(cdt, name)) for v in vals]
+    # (composed of several ops: every operand a tensor)
+    vals = _all_tensor(ops, cdt) if impl in _DIRECT else compute_tensors(ops, cdt, name)
     r = impl(*vals)
     return _core.cast(r, out_dt)
+
+
+def compute_tensors(ops, cdt, name):
+    """Every operand as a tensor of dtype cdt, for an implementation
+    composed of several ops (a scalar becomes a 0-d constant)."""
+    vals = [_core.as_compute(o, cdt) for o in ops]
+    return [v if isinstance(v, _C.Tensor) else _C.full((), v, dtype=_core.hop_dtype(cdt, name))
+            for v in vals]
 
 
 def _write_out(o, value, name, casting):
