@@ -26,14 +26,10 @@ from .. import _C
 from . import _core, _corder
 from . import _funcs as F
 from ._funcs import (_axes, _axis, _kind_of, _size, _t, implements, sum as _sum)
-from ._lib import _arr, _as, _const, _take_along, broadcast_shapes
+from ._lib import _arr, _as, _take_along, broadcast_shapes
 from ._ndarray import ndarray, result_kind, wrap
 
 __all__ = []
-
-
-def _tensor_result(kind, r, scalar=None):
-    return wrap(kind, r, scalar=(r.ndim == 0) if scalar is None else scalar)
 
 
 def _concrete(x):
@@ -888,10 +884,6 @@ def isin(element, test_elements, assume_unique=False, invert=False, *, kind=None
     r = _t(in1d(t, test_elements, assume_unique, invert, kind=kind, _kind=ndarray)).reshape(
         tuple(t.shape))
     return wrap(_kind or result_kind((element, test_elements), ndarray), r)  # 0-d: an array
-
-
-def _set_result(kind, t):
-    return wrap(kind, t)
 
 
 @implements(_np.union1d)
@@ -1791,10 +1783,6 @@ def can_cast(from_, to, casting="safe", *, _kind=None):
             return _np.can_cast(t.numpy(), to, casting)
         from_ = _core.np_dtype(t)
     return _np.can_cast(from_, to, casting)
-
-
-def _noop():  # keeps the linters quiet about names used only in docs
-    return (_const, _tensor_result)
 
 
 # ------------------------------------------------------------ polynomials
