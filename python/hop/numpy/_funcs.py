@@ -1169,7 +1169,7 @@ def _einsum_parse(subscripts, nops):
 def _einsum_reduce(t, subs, keep, k=0):
     """Sums out the indices of t (operand k) that keep does not contain,
     after taking the diagonal of each index repeated in it ('ii', 'iij')."""
-    from ._lib import _diagonal_fn
+    from ._twodim import _diagonal_fn
     for c in subs:
         while subs.count(c) > 1:
             i = subs.index(c)

@@ -379,7 +379,7 @@ def write(a, run, key, value, what, select=None, accumulate=False):
     tensor value, already in a's dtype, with NumPy's broadcasting.  select
     (instead of a key) maps the positions of a's elements to those written
     (flat: value is then flat too); accumulate is put's combine: True adds,
-    an int is a combine code (NumPy's ufunc.at, _lib.ufunc_at)."""
+    an int is a combine code (NumPy's ufunc.at, _index_routines.ufunc_at)."""
     from ._indexing import index_tensor, whole_key
     st = check_write(a, run, what)
     steps = a._vw if a._st is st else ()
