@@ -226,8 +226,7 @@ def histogram(a, bins=10, range=None, normed=None, weights=None, density=None, *
     else:
         order = _corder.argsort_any(t, 0)
         sa = _C._op("take", t, 0, order)
-        dt = _np.result_type(_core.np_dtype(sa), _core.np_dtype(edges))
-        sa_c, ed_c = _core.cast(sa, dt), _core.cast(edges, dt)
+        sa_c, ed_c = _core.promote(sa, edges)
         m = edges.shape[0]
         left = _C._op("searchsorted", sa_c, ed_c.slice(0, 0, -1, 1), False)
         right = _C._op("searchsorted", sa_c, ed_c.slice(0, m - 1, m, 1), True)
@@ -274,8 +273,7 @@ def histogramdd(sample, bins=10, range=None, normed=None, weights=None, density=
         edges.append(e)  # explicit edges keep their dtype, as NumPy's asarray(bins[i])
         nb = e.shape[0] + 1
         nbin.append(nb)
-        cdt = _np.result_type(_core.np_dtype(e), _core.np_dtype(col))
-        ec, c = _core.cast(e, cdt), _core.cast(col, cdt)
+        ec, c = _core.promote(e, col)
         k = _C._op("searchsorted", ec, c, True)
         on_edge = _C.eq(c, ec.select(0, nb - 2))
         k = _C.where(on_edge, k - 1, k)

@@ -229,7 +229,7 @@ def choose(a, choices, out=None, mode="raise", *, _kind=None):
     kind = _kind or result_kind((a, choices), ndarray)
     idx = _t(a, "choose")
     cs = [_t(c, "choose") for c in choices]
-    dt = _np.result_type(*[_np.empty(0, _core.np_dtype(c)) for c in cs])
+    dt = _core.promoted_dtype(cs)
     shape = broadcast_shapes(tuple(idx.shape), *[tuple(c.shape) for c in cs])
     stacked = _C.stack([_core.cast(c, dt).expand(*shape) for c in cs], 0)
     i = _C._op("take", _C.arange(len(cs)), 0, idx.expand(*shape).to(_C.int64))

@@ -133,8 +133,7 @@ def _conv_args(a, v, what):
     tv = tv.reshape(-1) if tv.ndim == 0 else tv
     if ta.ndim != 1 or tv.ndim != 1:
         raise ValueError("object too deep for desired array")
-    dt = _np.result_type(_core.np_dtype(ta), _core.np_dtype(tv))
-    return _core.cast(ta, dt), _core.cast(tv, dt)
+    return _core.promote(ta, tv)
 
 
 @implements(_np.convolve)

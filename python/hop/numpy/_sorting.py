@@ -46,8 +46,7 @@ def searchsorted(a, v, side="left", sorter=None, *, _kind=None):
         raise ValueError("object too deep for desired array" if at.ndim > 1 else
                          "object of too small depth for desired array")
     vo = _core.operand(v, "searchsorted")
-    dt = _core.result_dtypes(lambda x, y: _np.empty(0, _np.result_type(x, y)),
-                             [_core.Opnd(t=at, dtype=_core.np_dtype(at)), vo], "searchsorted")[0]
+    dt = _core.result_dtype([_core.Opnd(t=at, dtype=_core.np_dtype(at)), vo], "searchsorted")
     if sorter is not None:
         at = _C._op("take", at, 0, _t(sorter, "searchsorted"))
     vt = vo.t if vo.t is not None else _core.as_compute(vo, dt)
