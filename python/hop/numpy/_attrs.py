@@ -361,20 +361,12 @@ ndarray.data = property(lambda self: self._t.numpy().data,
 
 # ----------------------------------------------------- methods of functions
 
-def _method(fn):
-    def m(self, *args, **kwargs):
-        return fn(self, *args, _kind=type(self), **kwargs)
-    m.__name__ = fn.__name__
-    m.__doc__ = fn.__doc__
-    return F.scalar_method(m)
-
-
 for _name, _fn in {"repeat": _lib.repeat, "diagonal": _twodim.diagonal, "trace": _twodim.trace,
                    "searchsorted": _sorting.searchsorted, "choose": _index_routines.choose,
                    "compress": lambda a, condition, axis=None, out=None, _kind=None:
                    _index_routines.compress(condition, a, axis, out, _kind=_kind),
                    "argpartition": _sorting.argpartition}.items():
-    setattr(ndarray, _name, _method(_fn))
+    setattr(ndarray, _name, F._method(_fn))
 
 
 def _put_method(self, indices, values, mode="raise"):

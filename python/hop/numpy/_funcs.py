@@ -26,14 +26,16 @@ FUNCS = {}  # NumPy function -> implementation
 PUBLIC = {}  # name in hop.numpy -> implementation (of every module that implements)
 
 
-def implements(*np_funcs, name=None):
-    """Registers fn as hop.numpy.<name> and as the implementation of the
-    NumPy functions np_funcs (reached through __array_function__)."""
+def implements(*np_funcs, name=None, public=True):
+    """Registers fn as the implementation of the NumPy functions np_funcs
+    (reached through __array_function__) and, when public, as
+    hop.numpy.<name> (the functions of hop.numpy.linalg and .fft are not)."""
     def deco(fn):
         for f in np_funcs:
             FUNCS[f] = fn
-        __all__.append(name or fn.__name__)
-        PUBLIC[name or fn.__name__] = fn
+        if public:
+            __all__.append(name or fn.__name__)
+            PUBLIC[name or fn.__name__] = fn
         return fn
     return deco
 
@@ -1433,7 +1435,9 @@ def scalar_method(m):
     return sm
 
 
-def _method(fn, kind_self=True):
+def _method(fn):
+    """fn(a, ...) as the method a.fn(...), its result of a's kind (a NumPy
+    scalar's method a scalar method: scalar_method)."""
     def m(self, *args, **kwargs):
         return fn(self, *args, _kind=type(self), **kwargs)
     m.__name__ = fn.__name__

@@ -347,8 +347,7 @@ def _replace_nan(t, v):
     if _core.np_dtype(t).kind == "c":
         # NumPy's isnan of a complex: either part NaN (nanmean, nanvar, ...
         # of a complex array skip it as of a float one)
-        m = _C.logical_or(_C.ne(_C._op("real", t), _C._op("real", t)),
-                          _C.ne(_C._op("imag", t), _C._op("imag", t)))
+        m = _corder.either_nan(t)
         return _C.where(m, _core.complex_scalar(complex(v), _core.np_dtype(t)), t), m
     m = _nan_mask(t)
     if m is None:

@@ -15,7 +15,6 @@ from .. import _C
 from . import _core
 from . import _funcs as F
 from . import _lib as L
-from ._funcs import FUNCS
 from ._ndarray import ndarray, result_kind, wrap
 
 __all__ = ["fft", "ifft", "rfft", "irfft", "hfft", "ihfft", "fft2", "ifft2", "fftn", "ifftn",
@@ -23,10 +22,7 @@ __all__ = ["fft", "ifft", "rfft", "irfft", "hfft", "ihfft", "fft2", "ifft2", "ff
 
 
 def _implements(np_fn):
-    def deco(fn):
-        FUNCS[np_fn] = fn
-        return fn
-    return deco
+    return F.implements(np_fn, public=False)
 
 
 def _norm(norm, inverse):
