@@ -20,7 +20,7 @@ from . import _core, _corder
 from . import _funcs as F
 from ._funcs import _kind_of, _t, implements
 from ._ndarray import ndarray, result_kind, wrap
-from ._sorting import searchsorted
+from ._sorting import _one_d, searchsorted
 
 __all__ = []
 
@@ -62,10 +62,7 @@ def digitize(x, bins, right=False, *, _kind=None):
     kind = _kind or _kind_of(x)
     if _core.np_dtype(_t(x, "digitize")).kind == "c":
         raise TypeError("x may not be complex")
-    b = _t(bins, "digitize")
-    if b.ndim != 1:
-        raise ValueError("object too deep for desired array" if b.ndim > 1 else
-                         "object of too small depth for desired array")
+    b = _one_d(_t(bins, "digitize"))
     n = b.shape[0]
     side = "left" if right else "right"
     if isinstance(n, int) and n <= 1:

@@ -36,15 +36,21 @@ def count_nonzero(a, axis=None, *, keepdims=False, _kind=None):
 
 # ---------------------------------------------------------- searching
 
+def _one_d(t):
+    """t, a 1-d array argument of NumPy's searching functions; NumPy's error
+    for another rank."""
+    if t.ndim != 1:
+        raise ValueError("object too deep for desired array" if t.ndim > 1 else
+                         "object of too small depth for desired array")
+    return t
+
+
 @implements(_np.searchsorted)
 def searchsorted(a, v, side="left", sorter=None, *, _kind=None):
     kind = _kind or _kind_of(a)
     if side not in ("left", "right"):
         raise ValueError(f"side must be 'left' or 'right' (got {side!r})")
-    at = _t(a, "searchsorted")
-    if at.ndim != 1:
-        raise ValueError("object too deep for desired array" if at.ndim > 1 else
-                         "object of too small depth for desired array")
+    at = _one_d(_t(a, "searchsorted"))
     vo = _core.operand(v, "searchsorted")
     dt = _core.result_dtype([_core.Opnd(t=at, dtype=_core.np_dtype(at)), vo], "searchsorted")
     if sorter is not None:

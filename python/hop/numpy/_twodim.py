@@ -77,22 +77,22 @@ def triu_indices(n, k=0, m=None):
     return _tri_indices(n, k, m, True)
 
 
-@implements(_np.tril_indices_from)
-def tril_indices_from(arr, k=0, *, _kind=None):
+def _tri_indices_from(arr, k, upper, kind):
     t = _t(arr)
     if t.ndim != 2:
         raise ValueError("input array must be 2-d")
-    return tuple(_as(_kind or _kind_of(arr), r)
-                 for r in tril_indices(t.shape[-2], k=k, m=t.shape[-1]))
+    return tuple(_as(kind or _kind_of(arr), r)
+                 for r in _tri_indices(t.shape[-2], k, t.shape[-1], upper))
+
+
+@implements(_np.tril_indices_from)
+def tril_indices_from(arr, k=0, *, _kind=None):
+    return _tri_indices_from(arr, k, False, _kind)
 
 
 @implements(_np.triu_indices_from)
 def triu_indices_from(arr, k=0, *, _kind=None):
-    t = _t(arr)
-    if t.ndim != 2:
-        raise ValueError("input array must be 2-d")
-    return tuple(_as(_kind or _kind_of(arr), r)
-                 for r in triu_indices(t.shape[-2], k=k, m=t.shape[-1]))
+    return _tri_indices_from(arr, k, True, _kind)
 
 
 # ------------------------------------------------------------ diagonals

@@ -48,11 +48,17 @@ def _resize(t, n, axis):
     return _C.cat([t, _C.zeros(tuple(shape), dtype=t.dtype)], axis)
 
 
-def _prep(a, n, axis, what, real_in=False):
+def _tensor_axis(a, axis, what):
+    """a's tensor and the transform's axis, checked as NumPy's fft checks it
+    (a 0-d array has none)."""
     t = F._t(a, what)
     if t.ndim == 0:
         raise _np.AxisError(axis, 0)
-    axis = _np.core.multiarray.normalize_axis_index(axis, t.ndim)
+    return t, _np.core.multiarray.normalize_axis_index(axis, t.ndim)
+
+
+def _prep(a, n, axis, what, real_in=False):
+    t, axis = _tensor_axis(a, axis, what)
     if n is None:
         n = t.shape[axis]
     n = int(n) if not isinstance(n, _C.SymInt) else n
@@ -95,10 +101,7 @@ def rfft(a, n=None, axis=-1, norm=None, *, _kind=None):
 @_implements(_np.fft.irfft)
 def irfft(a, n=None, axis=-1, norm=None, *, _kind=None):
     kind = _kind or result_kind((a,), ndarray)
-    t = F._t(a, "irfft")
-    if t.ndim == 0:
-        raise _np.AxisError(axis, 0)
-    axis = _np.core.multiarray.normalize_axis_index(axis, t.ndim)
+    t, axis = _tensor_axis(a, axis, "irfft")
     if n is None:
         n = (t.shape[axis] - 1) * 2
     if n < 1:
