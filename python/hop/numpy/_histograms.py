@@ -25,6 +25,8 @@ from ._sorting import _one_d, searchsorted
 __all__ = []
 
 
+# ------------------------------------------------------ counts and bins
+
 @implements(_np.bincount)
 def bincount(x, weights=None, minlength=0, *, _kind=None):
     kind = _kind or result_kind((x, weights), ndarray)

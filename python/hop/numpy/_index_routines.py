@@ -23,6 +23,8 @@ from ._ndarray import ndarray, result_kind, wrap
 __all__ = []
 
 
+# ------------------------------------------------------ writes in place
+
 def _flat_write(a, pos, values, what):
     """a.flat[pos] = values with NumPy's flat assignment: values cast to a's
     dtype and repeated (cyclically) as often as pos needs."""
@@ -152,6 +154,8 @@ def copyto(dst, src, casting="same_kind", where=True, *, _kind=None):
         v = _C.where(w, v, d._t)
     d._assign(v, "numpy.copyto")
 
+
+# ------------------------------------------------- selecting along axes
 
 @implements(_np.take_along_axis)
 def take_along_axis(arr, indices, axis, *, _kind=None):
@@ -439,6 +443,8 @@ def _indexing_key(k):
     from ._indexing import numpy_key
     return numpy_key(k)
 
+
+# ---------------------------------------------------------- index arrays
 
 @implements(_np.ravel_multi_index)
 def ravel_multi_index(multi_index, dims, mode="raise", order="C", *, _kind=None):

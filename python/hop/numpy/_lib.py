@@ -597,7 +597,7 @@ def logspace(start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0):
 
 @implements(name="geomspace")
 def geomspace(start, stop, num=50, endpoint=True, dtype=None, axis=0):
-    from ._funcs import asarray, ones
+    from ._funcs import asarray
     from ._ufuncs import call_ufunc
     s0 = asarray(start) * 1.0
     s1 = asarray(stop) * 1.0
@@ -642,7 +642,7 @@ for _w in ("hamming", "hanning", "bartlett", "blackman", "kaiser"):
 del _w
 
 
-# ----------------------------------- more of function_base and index_tricks
+# ------------------------------------------- delete, insert, apply_*
 
 def _hnp():
     from . import _funcs as F

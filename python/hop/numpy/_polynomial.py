@@ -2,6 +2,11 @@
 (numpy.lib.polynomial; hop.numpy has no poly1d class): polyval, polyfit,
 poly, roots, polyint, polyder, polyadd, polysub, polymul, polydiv, and
 trim_zeros, with NumPy 1.24's semantics.
+
+Where NumPy's result size follows the data (the leading zeros poly1d
+strips, polydiv's remainder, roots' zero coefficients) hop decides each
+zero test on the data: hop.compile specialises on it, hop.trace raises a
+TraceError saying why.
 """
 
 import builtins
@@ -81,13 +86,6 @@ def polyfit(x, y, deg, rcond=None, full=False, w=None, cov=False, *, _kind=None)
         raise _C.UnsupportedError("hop.numpy: polyfit(cov=True) is not supported")
     return wrap(kind, c._t)
 
-
-# ------------------------------------------------------------ polynomials
-# NumPy 1.24's poly*, roots and trim_zeros on plain coefficient arrays
-# (hop.numpy has no poly1d class).  Where NumPy's result size follows the
-# data (the leading zeros poly1d strips, polydiv's remainder, roots' zero
-# coefficients) hop decides each zero test on the data: hop.compile
-# specialises on it, hop.trace raises a TraceError saying why.
 
 def _leading(flags, n, why):
     """The number of leading True elements of the 1-d bool array flags (of

@@ -14,7 +14,6 @@ from . import _core, _corder
 from . import _funcs as F
 from ._funcs import _axes, _axis, _kind_of, _t, implements
 from ._index_routines import _take_along
-from ._lib import _hnp
 from ._ndarray import ndarray, result_kind, wrap
 
 __all__ = []
@@ -68,6 +67,8 @@ def flatnonzero(a, *, _kind=None):
     return F.nonzero(t, _kind=_kind or _kind_of(a))[0]
 
 
+# ---------------------------------------------------------------- sorting
+
 @implements(_np.partition)
 def partition(a, kth, axis=-1, kind="introselect", order=None, *, _kind=None):
     t = _t(a, "partition")
@@ -116,7 +117,7 @@ def lexsort(keys, axis=-1, *, _kind=None):
 
 @implements(_np.sort_complex)
 def sort_complex(a, *, _kind=None):
-    b = _hnp()["sort"](a, -1, _kind=_kind or _kind_of(a))
+    b = F.sort(a, -1, _kind=_kind or _kind_of(a))
     dt = b.dtype
     if dt.kind != "c":
         b = b.astype("F" if dt.char in "bhBH" else "D")
@@ -125,4 +126,4 @@ def sort_complex(a, *, _kind=None):
 
 @implements(_np.msort)
 def msort(a, *, _kind=None):
-    return _hnp()["sort"](a, 0, _kind=_kind or _kind_of(a))
+    return F.sort(a, 0, _kind=_kind or _kind_of(a))

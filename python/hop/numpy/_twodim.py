@@ -173,6 +173,8 @@ def diag_indices_from(arr, *, _kind=None):
     return diag_indices(t.shape[0], t.ndim)
 
 
+# ---------------------------------------------------------- Vandermonde
+
 @implements(_np.vander)
 def vander(x, N=None, increasing=False, *, _kind=None):
     kind = _kind or _kind_of(x)
