@@ -27,7 +27,7 @@ from ._stats import _concrete
 __all__ = []
 
 
-# ---------------------------------------------------------- interpolation
+# ------------------------------------------ interpolation, convolution
 
 @implements(_np.interp)
 def interp(x, xp, fp, left=None, right=None, period=None, *, _kind=None):
@@ -483,6 +483,8 @@ def real_if_close(a, tol=100, *, _kind=None):
     return _as(_kind or _kind_of(a), _arr(a))
 
 
+# ------------------------------------------------ type tests and dtypes
+
 @implements(name="isscalar")
 def isscalar(element):
     if isinstance(element, ndarray):
@@ -501,18 +503,28 @@ def array_equiv(a1, a2, *, _kind=None):
                         "array_equiv (a Python bool)")
 
 
+# NumPy 1.24's tables of common_type (numpy.lib.type_check)
+_PRECISION = {_np.half: 0, _np.single: 1, _np.double: 2, _np.csingle: 1, _np.cdouble: 2}
+_COMMON = ((_np.half, _np.single, _np.double), (None, _np.csingle, _np.cdouble))
+
+
 @implements(_np.common_type)
 def common_type(*arrays, _kind=None):
+    """NumPy 1.24's common_type of the arrays' dtypes: an integer counts as
+    double, complex wins; a bool array is NumPy's TypeError."""
     is_complex = False
     precision = 0
     for a in arrays:
         t = _core.np_dtype(_t(a))
-        if t.kind in "iub":
+        is_complex = is_complex or t.kind == "c"
+        if t.kind in "iu":
             p = 2
         else:
-            p = {2: 0, 4: 1, 8: 2}[t.itemsize]
+            p = _PRECISION.get(t.type)
+            if p is None:
+                raise TypeError("can't get common type for non-numeric array")
         precision = builtins.max(precision, p)
-    return [_np.half, _np.single, _np.double][precision]
+    return _COMMON[is_complex][precision]
 
 
 @implements(_np.min_scalar_type)
@@ -535,6 +547,8 @@ def can_cast(from_, to, casting="safe", *, _kind=None):
         from_ = _core.np_dtype(t)
     return _np.can_cast(from_, to, casting)
 
+
+# ------------------------------------------------------------------ phase
 
 @implements(_np.unwrap)
 def unwrap(p, discont=None, axis=-1, *, period=6.283185307179586, _kind=None):
