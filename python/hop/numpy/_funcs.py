@@ -1306,36 +1306,6 @@ def argwhere(a, *, _kind=None):
     return wrap(_kind or _kind_of(a), t.nonzero())
 
 
-@implements(_np.diff)
-def diff(a, n=1, axis=-1, prepend=_np._NoValue, append=_np._NoValue, *, _kind=None):
-    if n == 0:
-        return a
-    if n < 0:
-        raise ValueError("order must be non-negative but got " + repr(n))
-    t = _t(a, "diff")
-    if t.ndim == 0:
-        raise ValueError("diff requires input that is at least one dimensional")
-    ax = _axis(axis, t.ndim)
-    parts = []
-    for v, at_end in ((prepend, False), (append, True)):
-        if v is _np._NoValue:
-            continue
-        vt = _t(v, "diff")
-        if vt.ndim == 0:
-            shape = list(t.shape)
-            shape[ax] = 1
-            vt = vt.expand(*shape)
-        parts.append((vt, at_end))
-    if parts:
-        seq = [p for p, e in parts if not e] + [t] + [p for p, e in parts if e]
-        t = _t(concatenate(seq, ax, _kind=_C.Tensor))
-    for _ in range(n):
-        hi = t.slice(ax, 1, None, 1)
-        lo = t.slice(ax, 0, -1, 1)
-        t = _C.ne(hi, lo) if _core.np_dtype(t) == _np.dtype(bool) else hi - lo
-    return wrap(_kind or _kind_of(a), t)
-
-
 # ------------------------------------------------------------ comparisons
 
 @implements(_np.isclose)

@@ -1,7 +1,7 @@
 """NumPy's mathematical functions on hop arrays that are not ufuncs:
-interp, convolve and correlate, gradient, trapz, cross, unwrap; the small
-elementwise helpers (sinc, i0, nan_to_num, fix, isposinf, isneginf, real,
-imag, angle, real_if_close); and the type tests and dtype queries
+interp, convolve and correlate, diff, gradient, trapz, cross, unwrap; the
+small elementwise helpers (sinc, i0, nan_to_num, fix, isposinf, isneginf,
+real, imag, angle, real_if_close); and the type tests and dtype queries
 (iscomplex, isreal, iscomplexobj, isrealobj, isscalar, array_equiv,
 common_type, min_scalar_type, can_cast), with NumPy 1.24's semantics.
 
@@ -18,7 +18,7 @@ import numpy as _np
 from .. import _C
 from . import _core, _corder
 from . import _funcs as F
-from ._funcs import _axes, _axis, _kind_of, _t, implements, sum as _sum
+from ._funcs import _axes, _axis, _kind_of, _t, concatenate, implements, sum as _sum
 from ._index_routines import copyto
 from ._lib import _arr, _as, _hnp, broadcast_shapes
 from ._ndarray import ndarray, result_kind, wrap
@@ -158,6 +158,36 @@ def correlate(a, v, mode="valid", *, _kind=None):
 
 # --------------------------------------------------------------- calculus
 
+@implements(_np.diff)
+def diff(a, n=1, axis=-1, prepend=_np._NoValue, append=_np._NoValue, *, _kind=None):
+    if n == 0:
+        return a
+    if n < 0:
+        raise ValueError("order must be non-negative but got " + repr(n))
+    t = _t(a, "diff")
+    if t.ndim == 0:
+        raise ValueError("diff requires input that is at least one dimensional")
+    ax = _axis(axis, t.ndim)
+    parts = []
+    for v, at_end in ((prepend, False), (append, True)):
+        if v is _np._NoValue:
+            continue
+        vt = _t(v, "diff")
+        if vt.ndim == 0:
+            shape = list(t.shape)
+            shape[ax] = 1
+            vt = vt.expand(*shape)
+        parts.append((vt, at_end))
+    if parts:
+        seq = [p for p, e in parts if not e] + [t] + [p for p, e in parts if e]
+        t = _t(concatenate(seq, ax, _kind=_C.Tensor))
+    for _ in range(n):
+        hi = t.slice(ax, 1, None, 1)
+        lo = t.slice(ax, 0, -1, 1)
+        t = _C.ne(hi, lo) if _core.np_dtype(t) == _np.dtype(bool) else hi - lo
+    return wrap(_kind or _kind_of(a), t)
+
+
 @implements(_np.gradient)
 def gradient(f, *varargs, axis=None, edge_order=1, _kind=None):
     kind = _kind or _kind_of(f)
@@ -266,12 +296,12 @@ def trapz(y, x=None, dx=1.0, axis=-1, *, _kind=None):
     else:
         xa = _arr(x)
         if xa.ndim == 1:
-            d = F.diff(xa, _kind=ndarray)
+            d = diff(xa, _kind=ndarray)
             shape = [1] * nd
             shape[ax] = d.shape[0]
             d = d.reshape(shape)
         else:
-            d = F.diff(xa, axis=ax, _kind=ndarray)
+            d = diff(xa, axis=ax, _kind=ndarray)
     r = _sum(d * (ya[sl(slice(1, None))] + ya[sl(slice(None, -1))]) / 2.0, ax, _kind=kind)
     return r
 
