@@ -324,7 +324,10 @@ def cast(t, npd):
     conversion saturates.  To uint32 NumPy's answer for a value out of
     (-2**31 - 1, 2**32) depends on the array's length (its SIMD loop and its
     scalar tail differ); hop gives the scalar tail's (int64, then the low
-    bits) everywhere, which both agree with inside that range."""
+    bits) everywhere, which both agree with inside that range, and under
+    hop.compile a float32/float64 array with a value outside it runs the call
+    eagerly (unknown_if): NumPy's own loops answer.  float16 values go
+    through NumPy's scalar loop whatever the length."""
     src = np_dtype(t)
     if src == npd:
         return t
@@ -351,7 +354,15 @@ def cast(t, npd):
         if npd in (_np.dtype(_np.int64), _np.dtype(_np.uint32)):
             ok = _C.logical_and(_C.ge(x, -2.0 ** 63), _C.lt(x, 2.0 ** 63))  # nan: not ok
             v = _C.where(ok, t64, _C.full((), -2 ** 63, dtype=_C.int64))
-            return v if npd == _np.dtype(_np.int64) else v.to(_C.uint32)
+            if npd == _np.dtype(_np.int64):
+                return v
+            v = v.to(_C.uint32)
+            if compiling() and src.itemsize >= 4:
+                # out of (-2**31 - 1, 2**32) or NaN, NumPy's answer depends on
+                # which of its loops takes the element: the call runs eagerly
+                agree = _C.logical_and(_C.gt(x, -2147483649.0), _C.lt(x, 4294967296.0))
+                v = unknown_if(_C.logical_not(_C.all(agree, None, False)), v)
+            return v
         ok = _C.logical_and(_C.gt(x, -2147483649.0), _C.lt(x, 2147483648.0))
         v = _C.where(ok, t64, _C.full((), -2 ** 31, dtype=_C.int64))
         return v.to(hop_dtype(npd, "astype"))  # the low bits (integer narrowing wraps)
@@ -418,6 +429,27 @@ def not_numpys(e):
     decide (raised_as_numpy)."""
     e._hop_not_numpys = True
     return e
+
+
+def compiling():
+    """Whether hop.compile traces the function's own code now (not a body of
+    a HOP, not hop.trace/grad/vmap): where a run-time check may hand a call
+    back to eager (unknown_if)."""
+    from .._breaks import _compiling
+    return _compiling() is not None
+
+
+def unknown_if(flag, r):
+    """r, in a plan that raises OutOfBoundsError when it runs with the 0-d
+    bool tensor flag true: hop.compile then runs the call eagerly, so NumPy
+    gives the answer hop cannot know (the sign of zero NumPy's SIMD max
+    keeps, a SIMD cast's NaN).  The probe is a take of index flag from one
+    element, which only an index of 1 makes raise; r goes through a where on
+    it so the check is part of r's lineage and runs before r is used."""
+    idx = cast(flag.reshape(1), _np.dtype(_np.int64))
+    probe = _C._op("take", _C.full((1,), True, dtype=hop_dtype(_np.dtype(bool), "flag")), 0,
+                   idx)
+    return _C.where(probe.reshape(()), r, r)
 
 
 def raised_as_numpy(e):

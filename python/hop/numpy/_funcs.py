@@ -128,6 +128,32 @@ def _with_initial(x, axes, initial):
     return x
 
 
+def _zero_sign_checked(x, r, axes, keepdims):
+    """r, the max or min of float x over axes, checked at run time: where a
+    result is a zero and its slice holds zeros of both signs, NumPy 1.24
+    keeps the sign its SIMD reduction happens to keep (the last of the
+    zeros for short arrays, then one depending on the lane count, the
+    length and the layout), which no rule of hop's reproduces; the plan
+    then hands the call to eager (_core.unknown_if).  The slices are
+    searched only when some result is a zero (a cond), so a max of
+    nonzero values costs one compare over the result."""
+    from .._hops import cond
+    dims = _dims(axes)
+
+    def mixed(x, r):
+        zero = _C.eq(x, 0)
+        neg = _C.lt(_C.copysign(_C.full((), 1.0, dtype=x.dtype), x), 0)
+        both = _C.logical_and(_C.any(_C.logical_and(zero, neg), dims, keepdims),
+                              _C.any(_C.logical_and(zero, _C.logical_not(neg)), dims, keepdims))
+        return _C.any(_C.logical_and(both, _C.eq(r, 0)), None, False)
+
+    def none(x, r):
+        return _C.full((), False, dtype=_C.any(_C.eq(r, 0), None, False).dtype)
+
+    flag = cond(_C.any(_C.eq(r, 0), None, False), mixed, none, (x, r))
+    return _core.unknown_if(flag, r)
+
+
 def _reduce(op, np_fn, a, axis, dtype, out, keepdims, initial, where, kind, what):
     t = _t(a, what)
     axes = _axes(axis, t.ndim)
@@ -165,6 +191,8 @@ def _reduce(op, np_fn, a, axis, dtype, out, keepdims, initial, where, kind, what
         r = _corder.extreme(op, x, axes, keepdims)  # NumPy's lexicographic order
     else:
         r = getattr(_C, op)(x, _dims(axes), keepdims)
+        if op in ("amax", "amin") and _core.np_dtype(x).kind == "f" and _core.compiling():
+            r = _zero_sign_checked(x, r, axes, keepdims)
     if initial is not None:
         if cplx_order:
             comb = _corder.maximum if op == "amax" else _corder.minimum
