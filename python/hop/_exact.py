@@ -45,6 +45,19 @@ _COMPARE = frozenset("eq ne lt le gt ge logical_and logical_or logical_not".spli
 _SIGNED = "a float max or min, whose sign of zero may differ"
 
 _NODES = "hop.exact nodes"  # Trace.scratch: (node count, {name: node}, {name: verdict})
+_CHECKED = "hop.exact checked"  # Trace.scratch: names of nodes checked at run time (checked)
+
+
+def checked(t):
+    """Marks traced tensor t as NumPy's bits although an op of its lineage
+    may differ: the plan checks at run time that it does and otherwise runs
+    the call eagerly (a float max/min whose zero's sign NumPy's SIMD loop
+    picks, hop.numpy._funcs).  Returns t."""
+    tr = _C.tracing()
+    name = _C._proxy_node(t) if tr is not None else None
+    if name is not None:
+        tr.scratch.setdefault(_CHECKED, set()).add(name)
+    return t
 
 
 def _is_int(meta):
@@ -76,10 +89,16 @@ def _graph(tr):
     return got[1], got[2]
 
 
+def _checked_names():
+    tr = _C.tracing()
+    return tr.scratch.get(_CHECKED, ()) if tr is not None else ()
+
+
 def _node_differs(name, nodes, memo):
     """None when node name's value is NumPy's, else the first op of its
     lineage that may differ (iterative: a lineage may be thousands deep)."""
     todo = [name]
+    checked_names = _checked_names()
     while todo:
         n = todo[-1]
         if n in memo:
@@ -91,7 +110,7 @@ def _node_differs(name, nodes, memo):
             todo.pop()
             continue
         kind, _, target, args, meta = node[0], node[1], node[2], node[3], node[4]
-        if kind == "placeholder":
+        if kind == "placeholder" or n in checked_names:
             memo[n] = None
             todo.pop()
             continue

@@ -117,3 +117,27 @@ def test_float_to_other_integers_out_of_range_do_not_depend_on_length():
                                                                  np.uint64))):
                     _same_bits(got, want)
     assert f.eager_calls == 0
+
+
+def test_checked_max_and_uint32_cast_handed_to_python_at_a_graph_break_are_numpys():
+    import math
+
+    def sign_of_max(a):
+        return a * math.copysign(1.0, float(a.max()))
+
+    f = hop.compile(sign_of_max)
+    for a in (np.array([0.0, -0.0]), np.array([-0.0, 0.0]), np.array([2.0, 1.0])):
+        _same_bits(f(a), sign_of_max(a))
+    # the graph runs before the break (a checked max is NumPy's), and only
+    # the calls with zeros of both signs ran eagerly
+    assert len(f.graphs) == 1 and f.eager_calls == 2
+
+    def text(a):
+        return str(a.astype(np.uint32))
+
+    g = hop.compile(text)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        for a in (np.full(12, np.nan), np.full(12, 5.0), np.full(3, np.nan), np.full(3, 7.0)):
+            assert g(a) == text(a)
+    assert g.eager_calls == 2

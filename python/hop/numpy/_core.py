@@ -18,7 +18,7 @@ import numbers
 
 import numpy as _np
 
-from .. import _C
+from .. import _C, _exact
 from .._reads import is_hop_module
 
 __all__ = []
@@ -361,7 +361,7 @@ def cast(t, npd):
                 # out of (-2**31 - 1, 2**32) or NaN, NumPy's answer depends on
                 # which of its loops takes the element: the call runs eagerly
                 agree = _C.logical_and(_C.gt(x, -2147483649.0), _C.lt(x, 4294967296.0))
-                v = unknown_if(_C.logical_not(_C.all(agree, None, False)), v)
+                v = _exact.checked(unknown_if(_C.logical_not(_C.all(agree, None, False)), v))
             return v
         ok = _C.logical_and(_C.gt(x, -2147483649.0), _C.lt(x, 2147483648.0))
         v = _C.where(ok, t64, _C.full((), -2 ** 31, dtype=_C.int64))

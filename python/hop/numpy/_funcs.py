@@ -15,7 +15,7 @@ import operator
 
 import numpy as _np
 
-from .. import _C
+from .. import _C, _exact
 from . import _core, _corder
 from ._ndarray import ndarray, NumpyArg, result_kind, view, wrap
 from ._storage import Step
@@ -136,22 +136,21 @@ def _zero_sign_checked(x, r, axes, keepdims):
     length and the layout), which no rule of hop's reproduces; the plan
     then hands the call to eager (_core.unknown_if).  The slices are
     searched only when some result is a zero (a cond), so a max of
-    nonzero values costs one compare over the result."""
+    nonzero values costs the cond and an all() over the result."""
     from .._hops import cond
     dims = _dims(axes)
 
-    def mixed(x, r):
+    def searched(x, r):
         zero = _C.eq(x, 0)
         neg = _C.lt(_C.copysign(_C.full((), 1.0, dtype=x.dtype), x), 0)
         both = _C.logical_and(_C.any(_C.logical_and(zero, neg), dims, keepdims),
                               _C.any(_C.logical_and(zero, _C.logical_not(neg)), dims, keepdims))
-        return _C.any(_C.logical_and(both, _C.eq(r, 0)), None, False)
+        return _core.unknown_if(_C.any(_C.logical_and(both, _C.eq(r, 0)), None, False), r)
 
-    def none(x, r):
-        return _C.full((), False, dtype=_C.any(_C.eq(r, 0), None, False).dtype)
-
-    flag = cond(_C.any(_C.eq(r, 0), None, False), mixed, none, (x, r))
-    return _core.unknown_if(flag, r)
+    # true (nonzero) when no result is a zero: a one-element r is its own
+    # predicate, a larger one's is one all() over it
+    nonzero = r if r.ndim == 0 or r.shape == (1,) * r.ndim else _C.all(r, None, False)
+    return _exact.checked(cond(nonzero, lambda x, r: r, searched, (x, r)))
 
 
 def _reduce(op, np_fn, a, axis, dtype, out, keepdims, initial, where, kind, what):
