@@ -141,3 +141,14 @@ def test_checked_max_and_uint32_cast_handed_to_python_at_a_graph_break_are_numpy
         for a in (np.full(12, np.nan), np.full(12, 5.0), np.full(3, np.nan), np.full(3, 7.0)):
             assert g(a) == text(a)
     assert g.eager_calls == 2
+
+
+@pytest.mark.parametrize("initial", [0.0, -0.0])
+def test_max_min_with_an_initial_zero_of_the_other_sign_keep_numpys_sign(initial):
+    # initial takes part as one more element: max([-0.0], initial=0.0) is
+    # NumPy's -0.0 (its loop's pick), not hop's maximum
+    for n in (1, 2, 9, 17):
+        for z in (0.0, -0.0):
+            a = np.full(n, z)
+            _same_bits(*_run(lambda a: 1.0 / np.max(a, initial=initial), a))
+            _same_bits(*_run(lambda a: 1.0 / np.min(a, axis=0, initial=initial), a))

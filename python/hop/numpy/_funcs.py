@@ -128,9 +128,10 @@ def _with_initial(x, axes, initial):
     return x
 
 
-def _zero_sign_checked(x, r, axes, keepdims):
-    """r, the max or min of float x over axes, checked at run time: where a
-    result is a zero and its slice holds zeros of both signs, NumPy 1.24
+def _zero_sign_checked(x, r, axes, keepdims, initial=None):
+    """r, the max or min of float x over axes (and initial, when not None),
+    checked at run time: where a result is a zero and its slice (with
+    initial) holds zeros of both signs, NumPy 1.24
     keeps the sign its SIMD reduction happens to keep (the last of the
     zeros for short arrays, then one depending on the lane count, the
     length and the layout), which no rule of hop's reproduces; the plan
@@ -143,8 +144,14 @@ def _zero_sign_checked(x, r, axes, keepdims):
     def searched(x, r):
         zero = _C.eq(x, 0)
         neg = _C.lt(_C.copysign(_C.full((), 1.0, dtype=x.dtype), x), 0)
-        both = _C.logical_and(_C.any(_C.logical_and(zero, neg), dims, keepdims),
-                              _C.any(_C.logical_and(zero, _C.logical_not(neg)), dims, keepdims))
+        has_neg = _C.any(_C.logical_and(zero, neg), dims, keepdims)
+        has_pos = _C.any(_C.logical_and(zero, _C.logical_not(neg)), dims, keepdims)
+        if initial is not None and initial == 0:
+            if math.copysign(1.0, initial) < 0:
+                has_neg = _C.logical_or(has_neg, True)
+            else:
+                has_pos = _C.logical_or(has_pos, True)
+        both = _C.logical_and(has_neg, has_pos)
         return _core.unknown_if(_C.any(_C.logical_and(both, _C.eq(r, 0)), None, False), r)
 
     # true (nonzero) when no result is a zero: a one-element r is its own
@@ -190,8 +197,6 @@ def _reduce(op, np_fn, a, axis, dtype, out, keepdims, initial, where, kind, what
         r = _corder.extreme(op, x, axes, keepdims)  # NumPy's lexicographic order
     else:
         r = getattr(_C, op)(x, _dims(axes), keepdims)
-        if op in ("amax", "amin") and _core.np_dtype(x).kind == "f" and _core.compiling():
-            r = _zero_sign_checked(x, r, axes, keepdims)
     if initial is not None:
         if cplx_order:
             comb = _corder.maximum if op == "amax" else _corder.minimum
@@ -199,6 +204,8 @@ def _reduce(op, np_fn, a, axis, dtype, out, keepdims, initial, where, kind, what
         else:
             comb = {"sum": _C.add, "prod": _C.mul, "amax": _C.maximum, "amin": _C.minimum}[op]
             r = comb(r, initial)
+    if axes and op in ("amax", "amin") and _core.np_dtype(x).kind == "f" and _core.compiling():
+        r = _zero_sign_checked(x, r, axes, keepdims, initial)
     r = _core.cast(r, rdt)
     return _out(kind, r, scalar=r.ndim == 0 and out is None, out=out, what=what)
 
