@@ -154,6 +154,49 @@ def _node_differs(name, nodes, memo):
     return memo[name]
 
 
+def reaching(tr, values, targets):
+    """Per value of values (traced tensors of the root graph; anything else
+    reaches nothing): the names in targets its lineage reaches with a
+    zero's sign still showing, i.e. not only through a comparison or a cast
+    to bool or an integer (-0.0 == 0.0).  Any other op, a HOP's call
+    included (its bodies see only its operands), passes the sign on."""
+    nodes, _ = _graph(tr)
+    memo = {}
+
+    def kills(node):
+        return node[0] == "call_op" and (node[2] in _COMPARE or
+                                         node[2] == "to" and _is_int(node[4]))
+
+    def walk(name):
+        # iterative post-order (a lineage may be thousands deep)
+        todo = [name]
+        while todo:
+            n = todo[-1]
+            if n in memo:
+                todo.pop()
+                continue
+            node = nodes.get(n)
+            if n in targets:
+                memo[n] = frozenset((n,))
+            elif node is None or node[0] == "placeholder" or kills(node):
+                memo[n] = frozenset()
+            else:
+                ins = _refs(node[3], [])
+                pending = [i for i in ins if i not in memo]
+                if pending:
+                    todo.extend(pending)
+                    continue
+                memo[n] = frozenset().union(*(memo[i] for i in ins))
+            todo.pop()
+        return memo[name]
+
+    out = []
+    for v in values:
+        name = _C._proxy_node(v) if isinstance(v, _C.Tensor) else None
+        out.append(walk(name) if name is not None else frozenset())
+    return out
+
+
 class TooDeep(Exception):
     """leaves() met a container nested deeper than it checks."""
 

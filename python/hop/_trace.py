@@ -882,7 +882,12 @@ def _run_traced(tr, call, fn, paths, compiling, slots, spec, env):
         raw_out = call.raw_out
         raw = raw_out[0] if raw_out[1] is out and out is not None else out
         results = _Results(fn, raw, out_leaves, _TRACED_OUT, call.given, spec, env.seen)
-        tr.output([_out_value(x) for x in traced] + list(writes))
+        outs = [_out_value(x) for x in traced] + list(writes)
+        if hnp is not None and compiling:
+            # a float max/min that reaches a result with its zero's sign:
+            # checked at run time (hop.numpy._core.checked_outputs)
+            outs = hnp._core.checked_outputs(tr, outs)
+        tr.output(outs)
     finally:
         tr.stop()
         _breaks.forget(tr)

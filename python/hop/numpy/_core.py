@@ -452,6 +452,41 @@ def unknown_if(flag, r):
     return _C.where(probe.reshape(()), r, r)
 
 
+_DEFERRED = "hop.numpy zero sign"  # Trace.scratch: {node name of r: flag maker}
+
+
+def defer_zero_sign(r, flag):
+    """Registers r, a float max/min whose zero's sign NumPy's SIMD loop picks,
+    with flag(), which traces the 0-d bool "NumPy's sign is unknown here":
+    checked_outputs makes the check only for the results and writes r
+    reaches with its sign."""
+    tr = _C.tracing()
+    name = _C._proxy_node(r) if tr is not None else None
+    if name is not None:
+        tr.scratch.setdefault(_DEFERRED, {})[name] = flag
+
+
+def checked_outputs(tr, outs):
+    """outs, the traced values a compiled function's plan hands out (its
+    results and the writes into the caller's arrays), each that a deferred
+    max/min (defer_zero_sign) reaches with its sign of zero made to hand the
+    call to eager when that sign is unknown (unknown_if).  Values handed to
+    Python at a break or to a replayed effect are _exact's: they do not come
+    here."""
+    pending = tr.scratch.pop(_DEFERRED, None)
+    if not pending:
+        return outs
+    reached = _exact.reaching(tr, outs, pending)
+    needed = sorted(set().union(*reached))
+    if not needed:
+        return outs
+    flag = None
+    for name in needed:
+        f = pending[name]()
+        flag = f if flag is None else _C.logical_or(flag, f)
+    return [unknown_if(flag, v) if hit else v for v, hit in zip(outs, reached)]
+
+
 def raised_as_numpy(e):
     """Whether hop.numpy raised e on behalf of NumPy's semantics: e is of a
     class NumPy raises for a program's values, not one of hop's limits, and

@@ -131,15 +131,32 @@ def _with_initial(x, axes, initial):
 def _zero_sign_checked(x, r, axes, keepdims, initial=None):
     """r, the max or min of float x over axes (and initial, when not None),
     checked at run time: where a result is a zero and its slice (with
-    initial) holds zeros of both signs, NumPy 1.24
-    keeps the sign its SIMD reduction happens to keep (the last of the
-    zeros for short arrays, then one depending on the lane count, the
-    length and the layout), which no rule of hop's reproduces; the plan
-    then hands the call to eager (_core.unknown_if).  The slices are
-    searched only when some result is a zero (a cond), so a max of
-    nonzero values costs the cond and an all() over the result."""
+    initial) holds zeros of both signs, NumPy 1.24 keeps the sign its SIMD
+    reduction happens to keep (the last of the zeros for short arrays, then
+    one depending on the lane count, the length and the layout), which no
+    rule of hop's reproduces; the plan then hands the call to eager
+    (_core.unknown_if).  In the function's own code the check is deferred
+    to its end (_core.defer_zero_sign): it is made only for a result or a
+    write that r reaches with its sign (not through a comparison), so `if
+    np.max(x) > 0` stays compiled for every x.  Inside a body (a side of a
+    data-dependent `if`) r is checked where it is made."""
+    def flag():
+        return _zero_sign_unknown(x, r, axes, keepdims, initial)
+    if _C._trace_depth() == 1:
+        _core.defer_zero_sign(r, flag)
+        return r
+    return _exact.checked(_core.unknown_if(flag(), r))
+
+
+def _zero_sign_unknown(x, r, axes, keepdims, initial):
+    """A 0-d bool: some result of r is a zero whose slice held zeros of both
+    signs.  The slices are searched only when some result is a zero (a
+    cond), so a max of nonzero values costs the cond and an all() over r."""
     from .._hops import cond
     dims = _dims(axes)
+
+    def known(x, r):
+        return _C.full((), False, dtype=_core.hop_dtype(_np.dtype(bool), "flag"))
 
     def searched(x, r):
         zero = _C.eq(x, 0)
@@ -152,12 +169,12 @@ def _zero_sign_checked(x, r, axes, keepdims, initial=None):
             else:
                 has_pos = _C.logical_or(has_pos, True)
         both = _C.logical_and(has_neg, has_pos)
-        return _core.unknown_if(_C.any(_C.logical_and(both, _C.eq(r, 0)), None, False), r)
+        return _C.any(_C.logical_and(both, _C.eq(r, 0)), None, False)
 
     # true (nonzero) when no result is a zero: a one-element r is its own
     # predicate, a larger one's is one all() over it
     nonzero = r if r.ndim == 0 or r.shape == (1,) * r.ndim else _C.all(r, None, False)
-    return _exact.checked(cond(nonzero, lambda x, r: r, searched, (x, r)))
+    return cond(nonzero, known, searched, (x, r))
 
 
 def _reduce(op, np_fn, a, axis, dtype, out, keepdims, initial, where, kind, what):
