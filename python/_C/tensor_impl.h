@@ -3,7 +3,8 @@
  * share (hop_py.h is the contract with trace.c; this is internal):
  *
  *   tensor.c   the hop.Tensor type: object, number/sequence/mapping/buffer
- *              protocols, indexing, repr, eager dispatch (hop_py_run_op)
+ *              protocols, indexing, eager dispatch (hop_py_run_op)
+ *   tensor_repr.c  repr() of a Tensor and the `f32[2, 3]` text of one
  *   ops.c      the op methods (t.sum(...)) and functions (hop.sum(t, ...))
  *   args.c     Python arguments into operands, with TypeErrors that name
  *              the function and the argument
@@ -89,6 +90,14 @@ PyObject *hop_py__unary(hop_op op, PyObject *x);
 /* hop_py_run_op, then drops the ntmps references in tmps (NULLs allowed). */
 PyObject *hop_py__run_and_drop(hop_op op, const hop_py_opnd *args, size_t nargs, PyObject **tmps,
                                size_t ntmps);
+
+/* ------------------------------------------------------ tensor_repr.c */
+
+/* `f32[2, 3]` for a concrete tensor or a proxy (`<traced value>` for a
+ * proxy of no tensor), written to buf (cap bytes, truncated); returns buf. */
+const char *hop_py__tensor_text(TensorObject *o, char *buf, size_t cap);
+/* repr(t), hop.Tensor's tp_repr: a new reference, NULL with an exception. */
+PyObject *hop_py__tensor_repr(PyObject *self);
 
 /* -------------------------------------------------------------- ops.c */
 
