@@ -1,8 +1,9 @@
 /*
  * python/_C/tensor.c - hop.Tensor: the Python object over a runtime tensor
- * (or, for a proxy, over a traced node), its number, sequence, mapping and
- * buffer protocols, Python conversions, getters, indexing, and the eager
- * dispatch of every op (hop_py_run_op); its repr is tensor_repr.c's.
+ * (or, for a proxy, over a traced node), its number and buffer protocols,
+ * Python conversions, getters, and the eager dispatch of every op
+ * (hop_py_run_op); its repr is tensor_repr.c's, its indexing (mapping and
+ * sequence protocols) tensor_index.c's.
  *
  * Every op is one call of hop_py_run_op with operands in the op table's
  * order (hop/ops.h), built on the stack: concrete operands run at once
@@ -73,8 +74,8 @@ hop_py__tensor_dtype(TensorObject *o, hop_dtype *d)
     return 0;
 }
 
-static int
-tensor_rank(TensorObject *o)
+int
+hop_py__tensor_rank(TensorObject *o)
 {
     if (o->t != NULL)
         return o->t->rank;
@@ -719,6 +720,12 @@ hop_py__element_double(const void *p, hop_dtype d)
  * specialisation, see hop/_paths.py), or NULL. */
 static _Thread_local PyObject *bool_hook;
 
+int
+hop_py__bool_hook_set(void)
+{
+    return bool_hook != NULL;
+}
+
 static int truth(PyObject *o);
 
 static int
@@ -951,7 +958,7 @@ tensor_get_dtype(TensorObject *self, void *closure)
 static PyObject *
 tensor_get_ndim(TensorObject *self, void *closure)
 {
-    int rank = tensor_rank(self);
+    int rank = hop_py__tensor_rank(self);
     return rank < 0 ? NULL : PyLong_FromLong(rank);
 }
 
@@ -965,7 +972,7 @@ tensor_get_is_proxy(TensorObject *self, void *closure)
 static PyObject *
 tensor_get_T(TensorObject *self, void *closure)
 {
-    int rank = tensor_rank(self);
+    int rank = hop_py__tensor_rank(self);
     if (rank < 0)
         return NULL;
     if (rank < 2)
@@ -1355,376 +1362,6 @@ static PyBufferProcs tensor_as_buffer = {
     .bf_releasebuffer = (releasebufferproc)tensor_releasebuffer,
 };
 
-/* ------------------------------------------------------------- indexing */
-
-/* The size of dim d of a tensor when it is known (always for a concrete
- * tensor, for a proxy when the size is a constant). */
-static bool
-known_size(TensorObject *o, int d, int64_t *out)
-{
-    if (o->t != NULL) {
-        *out = o->t->sizes[d];
-        return true;
-    }
-    const hop_meta *m =
-        o->node != NULL && o->node->meta->kind == HOP_VALUE_TENSOR ? &o->node->meta->meta : NULL;
-    return m != NULL && d < m->rank && hop_expr_const_value(m->sizes[d], out);
-}
-
-/* The operands every indexing op starts with: (x, dim). */
-static void
-x_dim_opnds(hop_py_opnd *args, PyObject *x, int dim)
-{
-    hop_py__set_tensor_opnd(&args[0], x);
-    args[1].kind = HOP_PY_INT;
-    args[1].u.i = dim;
-}
-
-/* x[..., index, ...] at dim of x, which is dim odim of the tensor indexed
- * (None and earlier ints move dims). */
-static PyObject *
-index_select(PyObject *x, int dim, int odim, const hop_py_opnd *index)
-{
-    hop_py_opnd args[3];
-    int64_t size;
-    x_dim_opnds(args, x, dim);
-    args[2] = *index;
-    /* IndexError (not the op's InvalidError) so that the sequence protocol
-     * and Python habits work. */
-    if (index->kind == HOP_PY_INT && known_size(HOP_PY_TENSOR(x), dim, &size) &&
-        (index->u.i >= size || index->u.i < -size)) {
-        PyErr_Format(PyExc_IndexError, "index %lld is out of bounds for dim %d with size %lld",
-                     (long long)index->u.i, odim, (long long)size);
-        return NULL;
-    }
-    return hop_py_run_op(HOP_OP_select, args, 3);
-}
-
-static PyObject *
-index_slice(PyObject *x, int dim, PyObject *sl)
-{
-    PySliceObject *s = (PySliceObject *)sl;
-    hop_py_opnd args[5];
-    x_dim_opnds(args, x, dim);
-    if (hop_py__to_opt_size_opnd("__getitem__", "start", s->start, &args[2]) < 0 ||
-        hop_py__to_opt_size_opnd("__getitem__", "stop", s->stop, &args[3]) < 0)
-        return NULL;
-    if (s->step == Py_None) {
-        args[4].kind = HOP_PY_INT;
-        args[4].u.i = 1;
-    } else if (hop_py__to_int_opnd("__getitem__", "step", s->step, &args[4]) < 0) {
-        return NULL;
-    }
-    if (args[2].kind == HOP_PY_NONE && args[3].kind == HOP_PY_NONE && args[4].u.i == 1)
-        return Py_NewRef(x); /* `:` */
-    return hop_py_run_op(HOP_OP_slice, args, 5);
-}
-
-/* Whether o is an integer tensor of rank 0 (concrete or traced): a dynamic
- * index, read when the op runs and clamped (JAX's dynamic_slice). */
-static bool
-dynamic_index(PyObject *o)
-{
-    if (o == NULL || !HOP_PY_IS_TENSOR(o))
-        return false;
-    TensorObject *t = HOP_PY_TENSOR(o);
-    if (t->t != NULL)
-        return t->t->rank == 0 && hop_dtype_is_int(t->t->dtype);
-    const hop_value_info *m = t->node->meta;
-    return m->kind == HOP_VALUE_TENSOR && m->meta.rank == 0 && hop_dtype_is_int(m->meta.dtype);
-}
-
-/* dynamic_slice(x, dim, start, size) */
-static PyObject *
-dynamic_slice(PyObject *x, int dim, PyObject *start, const hop_py_opnd *size)
-{
-    hop_py_opnd args[4];
-    x_dim_opnds(args, x, dim);
-    hop_py__set_tensor_opnd(&args[2], start);
-    args[3] = *size;
-    return hop_py_run_op(HOP_OP_dynamic_slice, args, 4);
-}
-
-/* x[..., i, ...] for a 0-d integer tensor i: dynamic_slice with no size,
- * the element at i (a negative i counts from the end, then it is clamped
- * into the dim) with the dim dropped; a view, traced or not. */
-static PyObject *
-index_dynamic(PyObject *x, int dim, PyObject *i)
-{
-    hop_py_opnd none = {.kind = HOP_PY_NONE};
-    return dynamic_slice(x, dim, i, &none);
-}
-
-/*
- * x[i:j] for a 0-d integer tensor i: a dynamic slice of j - i elements from
- * i (clamped so that it fits, as x[i] is).  Eagerly j - i comes from the
- * values (j an int, a 0-d integer tensor, or None: the dim's size); traced,
- * j must be i + k for an int or SymInt k (hop_py_traced_slice_size).
- */
-static PyObject *
-index_dynamic_slice(PyObject *x, int dim, PyObject *sl)
-{
-    PySliceObject *s = (PySliceObject *)sl;
-    int64_t step = 1, size;
-    if (s->step != Py_None && hop_py__to_int64("__getitem__", "step", s->step, &step) < 0)
-        return NULL;
-    if (step != 1) {
-        PyErr_SetString(PyExc_IndexError,
-                        "__getitem__: a slice with a tensor start takes step 1 (x[i:i + k])");
-        return NULL;
-    }
-    PyObject *k = NULL;
-    hop_py_opnd opnd;
-    if (hop_py_tracing_active()) {
-        if ((k = hop_py_traced_slice_size(s->start, s->stop)) == NULL)
-            return NULL;
-    } else {
-        int64_t i = 0, j;
-        if (hop_tensor_item_int(HOP_PY_TENSOR(s->start)->t, &i) != HOP_OK)
-            return hop_py_raise();
-        if (s->stop == Py_None) {
-            j = HOP_PY_TENSOR(x)->t->sizes[dim];
-        } else if (dynamic_index(s->stop)) {
-            if (hop_tensor_item_int(HOP_PY_TENSOR(s->stop)->t, &j) != HOP_OK)
-                return hop_py_raise();
-        } else if (hop_py__to_int64("__getitem__", "stop", s->stop, &j) < 0) {
-            return NULL;
-        }
-        if (__builtin_sub_overflow(j, i, &size)) {
-            PyErr_SetString(PyExc_OverflowError, "__getitem__: the slice's size overflows int64");
-            return NULL;
-        }
-        k = PyLong_FromLongLong(size);
-    }
-    if (k == NULL || hop_py__to_size_opnd("__getitem__", "size", k, &opnd) < 0) {
-        Py_XDECREF(k);
-        return NULL;
-    }
-    PyObject *r = dynamic_slice(x, dim, s->start, &opnd);
-    Py_DECREF(k);
-    return r;
-}
-
-static PyObject *
-index_unsqueeze(PyObject *x, int dim)
-{
-    hop_py_opnd args[2];
-    x_dim_opnds(args, x, dim);
-    return hop_py_run_op(HOP_OP_unsqueeze, args, 2);
-}
-
-/*
- * t[key]: ints select (the dim goes), slices slice (step > 0), None inserts
- * a dim of size 1, one Ellipsis stands for the dims not indexed; a 0-d
- * integer tensor i (t[i], t[i:i + k]) is a dynamic index, clamped into the
- * dim (JAX's dynamic_slice, docs/AUTODIFF.md).  Every result is a view made
- * of select/slice/unsqueeze/dynamic_slice ops, so it traces too.
- */
-static PyObject *
-tensor_getitem(PyObject *self, PyObject *key)
-{
-    PyObject *const *items = &key;
-    Py_ssize_t n = 1;
-    if (PyTuple_Check(key)) {
-        items = ((PyTupleObject *)key)->ob_item;
-        n = PyTuple_GET_SIZE(key);
-    }
-    int rank = tensor_rank(HOP_PY_TENSOR(self));
-    if (rank < 0)
-        return NULL;
-    int consumed = 0, nell = 0;
-    for (Py_ssize_t i = 0; i < n; i++) {
-        PyObject *k = items[i];
-        if (k == Py_Ellipsis) {
-            nell++;
-        } else if (k == Py_None) {
-            continue;
-        } else if (PySlice_Check(k) || HOP_PY_IS_SYM(k) || dynamic_index(k) ||
-                   (!PyBool_Check(k) && !PyFloat_Check(k) && PyIndex_Check(k))) {
-            consumed++;
-        } else {
-            PyErr_Format(PyExc_TypeError,
-                         "Tensor indices must be ints, slices, None or ..., not %.100s", tname(k));
-            return NULL;
-        }
-    }
-    if (nell > 1) {
-        PyErr_SetString(PyExc_IndexError, "an index can only have a single ellipsis ('...')");
-        return NULL;
-    }
-    if (consumed > rank) {
-        char buf[160];
-        PyErr_Format(PyExc_IndexError, "too many indices for a tensor of %s: %d given",
-                     hop_py__tensor_text(HOP_PY_TENSOR(self), buf, sizeof buf), consumed);
-        return NULL;
-    }
-    PyObject *cur = Py_NewRef(self);
-    int dim = 0, odim = 0; /* in cur, and in self for messages */
-    for (Py_ssize_t i = 0; cur != NULL && i < n; i++) {
-        PyObject *k = items[i], *next;
-        if (k == Py_Ellipsis) {
-            dim += rank - consumed;
-            odim += rank - consumed;
-            continue;
-        }
-        if (k == Py_None) {
-            next = index_unsqueeze(cur, dim++);
-        } else if (PySlice_Check(k) && dynamic_index(((PySliceObject *)k)->start)) {
-            next = index_dynamic_slice(cur, dim++, k);
-            odim++;
-        } else if (PySlice_Check(k)) {
-            next = index_slice(cur, dim++, k);
-            odim++;
-        } else if (dynamic_index(k)) {
-            next = index_dynamic(cur, dim, k);
-            odim++;
-        } else {
-            hop_py_opnd idx;
-            next = hop_py__to_size_opnd("__getitem__", "index", k, &idx) < 0
-                       ? NULL
-                       : index_select(cur, dim, odim, &idx);
-            odim++;
-        }
-        Py_SETREF(cur, next);
-    }
-    return cur;
-}
-
-static Py_ssize_t
-sq_length(PyObject *self)
-{
-    TensorObject *o = HOP_PY_TENSOR(self);
-    int rank = tensor_rank(o);
-    int64_t n;
-    if (rank < 0)
-        return -1;
-    if (rank == 0) {
-        PyErr_SetString(PyExc_TypeError, "len() of a 0-d tensor");
-        return -1;
-    }
-    if (!known_size(o, 0, &n)) {
-        /* eagerly an int: in a compile trace a conversion (a graph break:
-         * the statement runs in Python), in hop.trace the TraceError */
-        char buf[128];
-        hop_expr_print(o->node->meta->meta.sizes[0], buf, sizeof buf);
-        hop_py__conversion(hop_py_TraceError,
-                           "len() of a traced tensor whose size %s is symbolic; use t.shape[0]",
-                           buf);
-        return -1;
-    }
-    return (Py_ssize_t)n;
-}
-
-/* For iteration (PySeqIter): IndexError past the end stops it. */
-static PyObject *
-sq_item(PyObject *self, Py_ssize_t i)
-{
-    int rank = tensor_rank(HOP_PY_TENSOR(self));
-    if (rank < 0)
-        return NULL;
-    if (rank == 0) {
-        PyErr_SetString(PyExc_TypeError, "iteration over a 0-d tensor");
-        return NULL;
-    }
-    hop_py_opnd idx;
-    idx.kind = HOP_PY_INT;
-    idx.u.i = i;
-    return index_select(self, 0, 0, &idx);
-}
-
-static PyObject *
-tensor_iter(PyObject *self)
-{
-    int rank = tensor_rank(HOP_PY_TENSOR(self));
-    if (rank < 0)
-        return NULL;
-    if (rank == 0) {
-        PyErr_SetString(PyExc_TypeError, "iteration over a 0-d tensor");
-        return NULL;
-    }
-    return PySeqIter_New(self);
-}
-
-/* hop.Tensor.__setitem__ is written in Python (hop/_setitem.py), which
- * registers it once when the package is imported. */
-static PyObject *setitem_impl;
-
-static int
-tensor_setitem(PyObject *self, PyObject *key, PyObject *value)
-{
-    if (value == NULL) {
-        PyErr_SetString(PyExc_TypeError, "hop.Tensor does not support item deletion");
-        return -1;
-    }
-    if (setitem_impl == NULL) {
-        PyErr_SetString(PyExc_TypeError, "hop.Tensor.__setitem__: import hop first");
-        return -1;
-    }
-    PyObject *r = PyObject_CallFunctionObjArgs(setitem_impl, self, key, value, NULL);
-    Py_XDECREF(r);
-    return r == NULL ? -1 : 0;
-}
-
-/* _set_setitem(fn): fn(x, key, value) implements x[key] = value. */
-static PyObject *
-py_set_setitem(PyObject *mod, PyObject *fn)
-{
-    (void)mod;
-    if (!PyCallable_Check(fn)) {
-        PyErr_SetString(PyExc_TypeError, "_set_setitem: fn must be callable");
-        return NULL;
-    }
-    Py_XSETREF(setitem_impl, Py_NewRef(fn));
-    Py_RETURN_NONE;
-}
-
-/* _write(dst, src): src (concrete, dst's shape) copied into dst's memory,
- * converted to dst's dtype; an eager x[key] = value writes its region so.
- * A src sharing dst's storage is copied first (x[1:] = x[:-1]). */
-static PyObject *
-py_write(PyObject *mod, PyObject *const *args, Py_ssize_t nargs)
-{
-    (void)mod;
-    if (nargs != 2 || !HOP_PY_IS_TENSOR(args[0]) || !HOP_PY_IS_TENSOR(args[1]) ||
-        HOP_PY_TENSOR(args[0])->t == NULL || HOP_PY_TENSOR(args[1])->t == NULL) {
-        PyErr_SetString(PyExc_TypeError, "_write(dst, src): two concrete tensors");
-        return NULL;
-    }
-    hop_tensor *dst = HOP_PY_TENSOR(args[0])->t, *src = HOP_PY_TENSOR(args[1])->t;
-    hop_tensor *own = NULL;
-    if (src->storage == dst->storage) {
-        hop_rt_arg a = hop_rt_tensor(src);
-        if ((own = hop_eager_tensor(HOP_OP_clone, &a, 1)) == NULL)
-            return hop_py_raise();
-        src = own;
-    }
-    hop_rt_arg a[2] = {hop_rt_tensor(src), hop_rt_dtype(dst->dtype)};
-    hop_status st = hop_eager_out(HOP_OP_to, a, 2, dst);
-    hop_tensor_release(own);
-    if (st != HOP_OK)
-        return hop_py_raise();
-    Py_RETURN_NONE;
-}
-
-static PyMethodDef setitem_functions[] = {
-    {"_set_setitem", py_set_setitem, METH_O,
-     "_set_setitem(fn): fn(x, key, value) implements hop.Tensor's x[key] = value."},
-    {"_write", (PyCFunction)(void (*)(void))py_write, METH_FASTCALL,
-     "_write(dst, src): src copied into dst's memory (an eager x[key] = value)."},
-    {NULL},
-};
-
-static PyMappingMethods tensor_as_mapping = {
-    .mp_length = sq_length,
-    .mp_subscript = tensor_getitem,
-    .mp_ass_subscript = tensor_setitem,
-};
-
-static PySequenceMethods tensor_as_sequence = {
-    .sq_length = sq_length,
-    .sq_item = sq_item,
-};
-
 /* ------------------------------------------------------ the type object */
 
 /* clang-format off */
@@ -1795,105 +1432,14 @@ PyTypeObject hop_py_TensorType = {
     .tp_dealloc = (destructor)tensor_dealloc,
     .tp_repr = hop_py__tensor_repr,
     .tp_as_number = &tensor_as_number,
-    .tp_as_sequence = &tensor_as_sequence,
-    .tp_as_mapping = &tensor_as_mapping,
+    .tp_as_sequence = &hop_py__tensor_as_sequence,
+    .tp_as_mapping = &hop_py__tensor_as_mapping,
     .tp_as_buffer = &tensor_as_buffer,
     .tp_richcompare = tensor_richcompare,
-    .tp_iter = tensor_iter,
+    .tp_iter = hop_py__tensor_iter,
     .tp_weaklistoffset = offsetof(TensorObject, weakreflist),
     .tp_methods = tensor_methods,
     .tp_getset = tensor_getset,
-};
-
-/* ------------------------------------------------- _C._UserClass */
-
-/*
- * _C._UserClass(fn): a __class__ descriptor for hop.numpy.ndarray (and for
- * hop.SymInt and hop.SymFloat, which are ints and floats to the user's code
- * as eagerly: symint.c, hop/_symfloat.py).  The real
- * class, except while this thread traces or records a path (a bool hook is
- * set: hop/_paths.py) and the code asking (the current frame) is the
- * user's, not hop's or NumPy's: then fn(obj), NumPy's class, so that
- * isinstance(x, np.ndarray) answers as eagerly.  In C: every isinstance
- * that fails its type check on an array asks for __class__, and eager
- * hop.numpy makes many.
- */
-typedef struct {
-    PyObject_HEAD PyObject *fn;
-} UserClassObject;
-
-static void
-user_class_dealloc(UserClassObject *self)
-{
-    Py_XDECREF(self->fn);
-    PyObject_Free(self);
-}
-
-/* Whether the current Python frame runs hop's or NumPy's code. */
-static int
-internal_frame(void)
-{
-    PyFrameObject *f = PyEval_GetFrame(); /* borrowed */
-    if (f == NULL)
-        return 1;
-    PyObject *g = PyFrame_GetGlobals(f);
-    if (g == NULL) {
-        PyErr_Clear();
-        return 1;
-    }
-    PyObject *name = PyDict_GetItemString(g, "__name__"); /* borrowed */
-    int inside = 0;
-    if (name != NULL && PyUnicode_Check(name)) {
-        const char *n = PyUnicode_AsUTF8(name);
-        if (n == NULL)
-            PyErr_Clear();
-        else
-            inside =
-                strcmp(n, "hop") == 0 || strncmp(n, "hop.", 4) == 0 || strncmp(n, "numpy", 5) == 0;
-    }
-    Py_DECREF(g);
-    return inside;
-}
-
-static PyObject *
-user_class_get(UserClassObject *self, PyObject *obj, PyObject *type)
-{
-    if (obj == NULL || obj == Py_None)
-        return Py_NewRef(type != NULL ? type : (PyObject *)Py_TYPE(self));
-    if ((bool_hook == NULL && !hop_py_tracing_active()) || internal_frame())
-        return Py_NewRef((PyObject *)Py_TYPE(obj));
-    return PyObject_CallOneArg(self->fn, obj);
-}
-
-static PyObject *
-user_class_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
-{
-    PyObject *fn;
-    if (!PyArg_ParseTuple(args, "O:_UserClass", &fn))
-        return NULL;
-    UserClassObject *self = (UserClassObject *)type->tp_alloc(type, 0);
-    if (self != NULL)
-        self->fn = Py_NewRef(fn);
-    return (PyObject *)self;
-}
-
-static PyTypeObject UserClassType;
-
-PyObject *
-hop_py__user_class_new(PyObject *fn)
-{
-    return PyObject_CallOneArg((PyObject *)&UserClassType, fn);
-}
-
-static PyTypeObject UserClassType = {
-    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "hop._C._UserClass",
-    .tp_basicsize = sizeof(UserClassObject),
-    .tp_dealloc = (destructor)user_class_dealloc,
-    .tp_descr_get = (descrgetfunc)user_class_get,
-    .tp_flags = Py_TPFLAGS_DEFAULT,
-    .tp_new = user_class_new,
-    .tp_doc = "_UserClass(fn): a __class__ that is fn(obj) for the user's code while hop "
-              "traces (or records a path), the real class otherwise.",
 };
 
 int
@@ -1924,13 +1470,12 @@ hop_py_tensor_init(PyObject *m)
     }
     PyType_Modified(&hop_py_TensorType);
     hop_py__create_init();
-    if (PyType_Ready(&UserClassType) < 0 ||
-        PyModule_AddObjectRef(m, "_UserClass", (PyObject *)&UserClassType) < 0)
+    if (hop_py__user_class_init(m) < 0)
         return -1;
     if (PyModule_AddObjectRef(m, "Tensor", (PyObject *)&hop_py_TensorType) < 0 ||
         PyModule_AddFunctions(m, hop_py__op_functions) < 0 ||
         PyModule_AddFunctions(m, hop_py__create_functions) < 0 ||
-        PyModule_AddFunctions(m, setitem_functions) < 0)
+        PyModule_AddFunctions(m, hop_py__setitem_functions) < 0)
         return -1;
     return 0;
 }
