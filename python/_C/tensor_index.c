@@ -266,17 +266,24 @@ sq_length(PyObject *self)
     return (Py_ssize_t)n;
 }
 
+/* 0 when self can be iterated (rank 1 or more); -1 with TypeError for a 0-d
+ * tensor, or with the error of a proxy of no tensor.  iter(t) and the items
+ * PySeqIter asks for check the same. */
+static int
+check_iterable(PyObject *self)
+{
+    int rank = hop_py__tensor_rank(HOP_PY_TENSOR(self));
+    if (rank == 0)
+        PyErr_SetString(PyExc_TypeError, "iteration over a 0-d tensor");
+    return rank > 0 ? 0 : -1;
+}
+
 /* For iteration (PySeqIter): IndexError past the end stops it. */
 static PyObject *
 sq_item(PyObject *self, Py_ssize_t i)
 {
-    int rank = hop_py__tensor_rank(HOP_PY_TENSOR(self));
-    if (rank < 0)
+    if (check_iterable(self) < 0)
         return NULL;
-    if (rank == 0) {
-        PyErr_SetString(PyExc_TypeError, "iteration over a 0-d tensor");
-        return NULL;
-    }
     hop_py_opnd idx;
     idx.kind = HOP_PY_INT;
     idx.u.i = i;
@@ -286,14 +293,7 @@ sq_item(PyObject *self, Py_ssize_t i)
 PyObject *
 hop_py__tensor_iter(PyObject *self)
 {
-    int rank = hop_py__tensor_rank(HOP_PY_TENSOR(self));
-    if (rank < 0)
-        return NULL;
-    if (rank == 0) {
-        PyErr_SetString(PyExc_TypeError, "iteration over a 0-d tensor");
-        return NULL;
-    }
-    return PySeqIter_New(self);
+    return check_iterable(self) < 0 ? NULL : PySeqIter_New(self);
 }
 
 /* hop.Tensor.__setitem__ is written in Python (hop/_setitem.py), which
