@@ -21,7 +21,7 @@ from . import _breaks
 from . import _frame_state
 from . import _guards
 from . import _paths
-from ._pytree import LEAF, flatten, subtree, unflatten, unflatten_with
+from ._pytree import LEAF, flatten, repeats, subtree, unflatten, unflatten_with
 from ._symfloat import SymFloat
 
 __all__ = ["trace", "GraphModule", "Graph", "Node", "TensorMeta", "SymMeta"]
@@ -937,12 +937,16 @@ class _Results:
     limits); an object the function returns from deeper is taken as made by
     the call (documented)."""
 
-    __slots__ = ("same", "fresh", "copied")
+    __slots__ = ("same", "fresh", "copied", "again")
 
     def __init__(self, fn, out, out_leaves, outs, given, arg_spec, env_ids):
         self.same = {}   # path in the result -> ("arg", path in the arguments) or ("obj", it)
         self.fresh = {}  # index of a constant leaf -> a function making it anew
         self.copied = set()  # indices of traced leaves each call copies (_trace)
+        # path -> the earlier path of the same object: `return y, [y]` or
+        # `log.append(y); return y` (the effects' values are part of the
+        # result) is one object at both places, as eagerly
+        self.again = repeats(out, _is_atom)
         given_nodes = _pytree_nodes(given, arg_spec) if given is not None else {}
         for node_id, (path, node) in _pytree_nodes(out).items():
             if _is_atom(node) or isinstance(node, outs):
@@ -955,9 +959,16 @@ class _Results:
                 self.same[path] = ("arg", hit[0])
             elif node_id in env_ids:
                 self.same[path] = ("obj", node)
+        # the caller's object returned twice is itself at both places
+        for p, q in self.again.items():
+            if q in self.same:
+                self.same[p] = self.same[q]
         # a node inside one already taken whole is not looked at
         self.same = {p: a for p, a in self.same.items()
                      if not any(p[:k] in self.same for k in range(len(p)))}
+        self.again = {p: q for p, q in self.again.items()
+                      if not any(p[:k] in self.same for k in range(len(p) + 1)) and
+                      not any(q[:k] in self.same for k in range(len(q)))}
         mine = None
         for i in range(len(out_leaves)):
             x = out_leaves[i]
@@ -989,7 +1000,7 @@ class _Results:
                 self.fresh[i] = functools.partial(copy.deepcopy, x)
 
     def __bool__(self):
-        return bool(self.same or self.fresh or self.copied)
+        return bool(self.same or self.fresh or self.copied or self.again)
 
 
 def _itself(obj):
@@ -1356,10 +1367,10 @@ class _Runner:
         for i in r.copied:
             x = leaves[i]
             leaves[i] = x.clone() if isinstance(x, _C.Tensor) else x.copy()
-        if not r.same:
+        if not r.same and not r.again:
             return unflatten(leaves, self.out_spec)
         # the caller's own objects, returned as themselves (eager: f(d) is d)
         tree = _call_tree(args, kwargs)
         return unflatten_with(leaves, self.out_spec, {
             p: functools.partial(subtree, tree, self.spec, a[1]) if a[0] == "arg" else
-            functools.partial(_itself, a[1]) for p, a in r.same.items()})
+            functools.partial(_itself, a[1]) for p, a in r.same.items()}, r.again)
