@@ -832,7 +832,8 @@ class _Call:
             # is the run's only while it lasts), and the final value of every
             # written root, then the tensor of each captured one (so that
             # the runner finds it among the captured inputs)
-            out = unflatten(*flatten(out))
+            # (one array at several places stays one: `return a, [a]`)
+            out = unflatten_with(*flatten(out), {}, repeats(out, _is_atom))
             self.raw_out[1] = out
             if not slots:
                 return out

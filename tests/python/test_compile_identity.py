@@ -1,7 +1,8 @@
 """Object identity across hop.compile's boundary (the first rule covers
 `is`): one object the function returns or stores at several places is one
 object after a compiled call too, as eagerly, for hop tensors and NumPy
-arrays alike.  Found by the boundary campaign (fuzz_boundary.py): a value
+arrays alike.  Found while writing the boundary campaign (fuzz_boundary.py,
+whose "twice" results and "store-twice" statement check it since): a value
 returned twice came back as two tensors of separate memory, so a write
 through one no longer showed through the other."""
 

@@ -1,0 +1,95 @@
+"""hop.compile at Python's boundary (the first rule): the differential
+campaign of fuzz_boundary.py (text, types, conversions, exceptions,
+generators, closures, the standard library, recursion, methods, identity,
+beside tensor code, over calls with a changing world), each statement kind
+alone in every place, and the bugs the campaign found, as plain tests.
+Longer runs: scripts/fuzz.py --category boundary."""
+
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+
+import fuzz_boundary as fb
+import hop
+from budget import examples
+
+
+@settings(max_examples=examples(40), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(spec=fb.specs())
+def test_compiled_calls_have_eagers_results_text_errors_and_effects(spec):
+    fb.check_spec(spec)
+
+
+CALLS = [{"seed": s, "n": n, "args": a, "k": k, "change": c} for s, (n, a, k, c) in enumerate(
+    [(3, 0, None, "none"), (3, 1, 2, "counter"), (4, 0, None, "global"), (3, 2, 0.5, "clear"),
+     (3, 0, None, "cell"), (3, 0, None, "default"), (3, 0, None, "method"),
+     (3, 0, None, "counter")])]
+
+
+@pytest.mark.parametrize("mode", ["hop", "numpy"])
+@pytest.mark.parametrize("name", sorted(fb.STATEMENTS))
+def test_each_statement_kind_alone_over_every_change(name, mode):
+    # every kind at least once, whatever Hypothesis draws, each in one of
+    # the places (by its name, so the places and dtypes rotate over kinds)
+    i = sorted(fb.STATEMENTS).index(name) + (mode == "numpy")
+    dtype, wrap = [("float32", "none"), ("float32", "loop"), ("int32", "helper"),
+                   ("float64", "try")][i % 4]
+    fb.check_spec({"mode": mode, "dtype": dtype, "statements": [name], "calls": CALLS,
+                   "returns": "all", "wrap": wrap})
+
+
+def quiet(fn, *args, **kwargs):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return fn(*args, **kwargs)
+
+
+def test_a_numpy_array_returned_twice_through_a_merged_branch_is_one_array():
+    # found by the campaign ("iter", float32): NumPy's float32 sum of Python
+    # floats is a data-dependent branch merged into a cond, whose outputs
+    # (and the rebuilt result of each run) were one array per place
+    def f(x):
+        acc = x * 1
+        acc = acc + sum(iter(acc))
+        return acc, [acc]
+    cf = hop.compile(f)
+    for v in (1.0, 2.0):
+        r = quiet(cf, np.array([v, 2.0, 3.0], np.float32))
+        assert r[0] is r[1][0]
+        np.testing.assert_array_equal(r[0], f(np.array([v, 2.0, 3.0], np.float32))[0])
+    assert cf.eager_calls == 0
+
+
+def test_two_locals_bound_to_one_value_stay_one_across_a_merged_branch():
+    def f(x):
+        a = x + 1
+        if x.sum() > 0:  # a pure data-dependent if: one cond
+            a = a * 2
+        b = a
+        c = a if x.sum() > 1 else a
+        return b, c
+    cf = hop.compile(f)
+    for v in (1.0, -5.0, 3.0):
+        x = hop.tensor([v, 1.0])
+        r = quiet(cf, x)
+        assert r[0] is r[1]
+        np.testing.assert_array_equal(np.asarray(r[0]), np.asarray(f(x)[0]))
+
+
+def test_a_retrace_for_another_argument_type_does_not_need_the_earlier_branches():
+    # found by the campaign ("iter", int32 then k=0.5): the int32 trace met
+    # a data-dependent branch (NumPy's int sum) that the float64 one never
+    # reaches; the retrace took the first trace's branches as its own and
+    # raised TraceError where eager answers
+    def f(x, k=1):
+        acc = x * k
+        return acc + sum(iter(acc))
+    cf = hop.compile(f)
+    x = np.array([1, 2, 3], np.int32)
+    for k in (1, 0.5, 1, 0.25):
+        got, want = quiet(cf, x, k), f(x, k)
+        assert got.dtype == want.dtype
+        np.testing.assert_array_equal(got, want)
+    assert cf.eager_calls == 0 and cf.recompiles >= 1
