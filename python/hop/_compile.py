@@ -661,9 +661,11 @@ def _effects_call(entry):
     spec = r.out_spec
     try:
         if fr is None:
-            # (the result, no effects): the shape the C call takes
+            # (the result, no effects): the shape the C call takes (tree
+            # first: a None in the result adds its constant leaf)
+            whole = (tree(spec), ())
             return _C._EffectsCall(r.plan, r, len(r.statics), r._check, tuple(consts),
-                                   bytes(traced), (tree(spec), ()), ())
+                                   bytes(traced), whole, ())
         if spec.kind != "tuple" or len(spec.children) != 2:
             return None
         whole = tree(spec)

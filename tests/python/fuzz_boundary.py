@@ -214,7 +214,7 @@ def specs(draw):
     return {"category": "boundary", "mode": draw(st.sampled_from(["numpy", "hop"])),
             "dtype": draw(st.sampled_from(["float32", "float64", "int32"])),
             "statements": names, "calls": calls,
-            "returns": draw(st.sampled_from(["acc", "twice", "all"])),
+            "returns": draw(st.sampled_from(["acc", "twice", "all", "none"])),
             "wrap": draw(st.sampled_from(["none", "none", "loop", "helper", "try"]))}
 
 
@@ -240,7 +240,8 @@ def source(spec):
     elif wrap == "try":
         body = ["try:"] + [f"    {b}" for b in body] + \
             ["except LookupError as _e:", "    TXT.append(('outer', repr(_e)))"]
-    ret = {"acc": "acc", "twice": "acc, acc", "all": "acc, [acc, TXT[-1:]], len(LOG)"}
+    ret = {"acc": "acc", "twice": "acc, acc", "all": "acc, [acc, TXT[-1:]], len(LOG)",
+           "none": "acc, None, (G, None)"}
     lines += ["    def f(x, *args, k=1, bag=[]):"]
     lines += [f"        {d}" for d in sorted(declared)]
     lines += ["        acc = x * k"] + [f"        {b}" for b in body]

@@ -93,3 +93,35 @@ def test_a_retrace_for_another_argument_type_does_not_need_the_earlier_branches(
         assert got.dtype == want.dtype
         np.testing.assert_array_equal(got, want)
     assert cf.eager_calls == 0 and cf.recompiles >= 1
+
+
+SCALE = 2.0
+
+
+def test_a_result_holding_none_with_guards_to_check_runs_compiled():
+    # from Dynamo's test_exceptions (a zip_longest with a fill value, a
+    # mapping raising KeyError from None): a result with None in it and an
+    # environment guard made the C call's leaves from the constants before
+    # the None's own was added: TypeError "_EffectsCall: inconsistent
+    # arguments" where eager answers
+    def zip_longest(*its, fill=None):
+        iters = [iter(i) for i in its]
+        out = []
+        while True:
+            for it in iters:
+                try:
+                    v = next(it)
+                except StopIteration:
+                    out.append(fill)
+                    return out
+                out.append(v)
+
+    def f(x):
+        return x * SCALE, tuple(zip_longest([1, 2, 3], [10, 11]))
+    cf = hop.compile(f)
+    for v in (1.0, 2.0):
+        x = hop.tensor([v, 3.0])
+        got, want = cf(x), f(x)
+        assert got[1] == want[1] == (1, 10, 2, 11, 3, None)
+        np.testing.assert_array_equal(np.asarray(got[0]), np.asarray(want[0]))
+    assert cf.eager_calls == 0
