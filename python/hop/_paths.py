@@ -290,7 +290,7 @@ class PathTrace:
             if not ctx.live:
                 raise _NotLive()
             where = "returned" if node == END else f"branched at {node.site}"
-            raise _C.TraceError(f"hop.compile: the function branched on data at {site} where an "
+            raise OtherBranches(f"hop.compile: the function branched on data at {site} where an "
                                 f"earlier trace with the same inputs {where}")
         if node is None:
             if not ctx.live:

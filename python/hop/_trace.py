@@ -950,6 +950,13 @@ class _Results:
         self.again = repeats(out, _is_atom)
         given_nodes = _pytree_nodes(given, arg_spec) if given is not None else {}
         for node_id, (path, node) in _pytree_nodes(out).items():
+            if isinstance(node, dict) and \
+                    any(isinstance(k, outs) or _holds_traced(k) for k in tuple(node)):
+                # a key is the structure's, not a leaf the plan returns:
+                # it would come back as the trace's value
+                _breaks.conversion(_C.TraceError, "the function returns a dict keyed by a "
+                                                  "traced value; only its values come back "
+                                                  "from a plan")
             if _is_atom(node) or isinstance(node, outs):
                 hit = given_nodes.get(node_id)
                 if hit is not None and hit[1] is node and isinstance(node, _C.Tensor):

@@ -109,6 +109,7 @@ STATEMENTS = {
     "set": ["S.add(len(LOG) % 4)", "acc = acc + len(S)"],
     "list": ["LOG.append(acc.sum())", "LOG.extend([len(LOG)])", "LOG.insert(0, 'head')"],
     "store-twice": ["LOG.append(acc)", "LOG.append(acc)"],
+    "dict-key": ["TXT.append({acc.sum(): 1, 'first': acc[0]})"],
     # identity
     "is": ["_y = acc", "TXT.append((_y is acc, acc is x, LOG is LOG, acc is None))"],
     # the standard library

@@ -93,6 +93,15 @@ def test_a_retrace_for_another_argument_type_does_not_need_the_earlier_branches(
         assert got.dtype == want.dtype
         np.testing.assert_array_equal(got, want)
     assert cf.eager_calls == 0 and cf.recompiles >= 1
+    # and the other way round: a branch where the earlier trace (float64)
+    # returned ("branched on data ... where an earlier trace with the same
+    # inputs returned", found by the campaign's "iter" in a helper)
+    cf = hop.compile(f)
+    for k in (0.5, 1, 0.25, 1):
+        got, want = quiet(cf, x, k), f(x, k)
+        assert got.dtype == want.dtype
+        np.testing.assert_array_equal(got, want)
+    assert cf.eager_calls == 0 and cf.recompiles >= 1
 
 
 SCALE = 2.0
@@ -125,3 +134,40 @@ def test_a_result_holding_none_with_guards_to_check_runs_compiled():
         assert got[1] == want[1] == (1, 10, 2, 11, 3, None)
         np.testing.assert_array_equal(np.asarray(got[0]), np.asarray(want[0]))
     assert cf.eager_calls == 0
+
+
+LOG = []
+STORED = None
+
+
+class Holder:
+    pass
+
+
+HELD = Holder()
+
+
+def _keyed(x):
+    global STORED
+    y = x * 2
+    LOG.append({y: 1})
+    STORED = {"a": {y: 2}}
+    HELD.d = {(y, 1): 3}
+    return y, {y: 2}
+
+
+def test_a_dict_keyed_by_a_traced_value_never_hands_out_the_traced_value():
+    # found by hand beside the campaign (its "dict-key" statement since): a
+    # dict key is the structure's, not a leaf the plan returns, so the
+    # result's dict, the list's, the global's and the attribute's came back
+    # keyed by the trace's own value (a proxy: `==` on it raised "no trace
+    # is active"); now the call runs eagerly (warned)
+    cf = hop.compile(_keyed)
+    for v in (1.0, 2.0):
+        LOG.clear()
+        r = quiet(cf, hop.tensor([v, 3.0]))
+        keys = [next(iter(r[1])), next(iter(LOG[0])), next(iter(STORED["a"])),
+                next(iter(HELD.d))[0]]
+        assert not any(hop._C._is_proxy(k) for k in keys)
+        assert keys[0] is r[0] and [float(k[0]) for k in keys] == [2 * v] * 4
+    assert cf.eager_calls == 2
