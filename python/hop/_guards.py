@@ -453,9 +453,16 @@ def _class_data(s, src, cls, depth, own):
             d = vars(klass)
             if name in d:
                 a = d[name]
-                if is_user_module(getattr(klass, "__module__", "") or "") and \
-                        not hasattr(type(a), "__get__"):
+                if not is_user_module(getattr(klass, "__module__", "") or ""):
+                    break
+                if not hasattr(type(a), "__get__"):
                     _visit(s, src.child("attr", name), a, depth + 1)
+                else:
+                    # a method or property (its code is scanned by
+                    # _method_names): the class's binding of it, so that
+                    # `C.m = g` between calls is seen
+                    s.add(Source("obj", klass, None, klass.__qualname__)
+                          .child("attr", "__dict__").child("item", name), "id", a)
                 break
 
 

@@ -137,6 +137,7 @@ CHANGES = {
     "cell": "W.set_c(5)",
     "default": "W.f.__kwdefaults__['bag'].append(9)",
     "method": "W.Box.factor = W.Box.factor + 1",
+    "rebind-method": "W.Box.scale, W.Box.scale_alt = W.Box.scale_alt, W.Box.scale",
 }
 
 CATEGORY = "boundary: Python's features beside tensor code (text, types, conversions, " \
@@ -162,6 +163,9 @@ class Box:
 
     def scale(self, t):
         return t * self.factor + self.v
+
+    def scale_alt(self, t):
+        return t * 3 - self.v
 
 
 class Total:

@@ -25,7 +25,7 @@ def test_compiled_calls_have_eagers_results_text_errors_and_effects(spec):
 CALLS = [{"seed": s, "n": n, "args": a, "k": k, "change": c} for s, (n, a, k, c) in enumerate(
     [(3, 0, None, "none"), (3, 1, 2, "counter"), (4, 0, None, "global"), (3, 2, 0.5, "clear"),
      (3, 0, None, "cell"), (3, 0, None, "default"), (3, 0, None, "method"),
-     (3, 0, None, "counter")])]
+     (3, 0, None, "rebind-method"), (3, 0, None, "counter")])]
 
 
 @pytest.mark.parametrize("mode", ["hop", "numpy"])
@@ -171,3 +171,32 @@ def test_a_dict_keyed_by_a_traced_value_never_hands_out_the_traced_value():
         assert not any(hop._C._is_proxy(k) for k in keys)
         assert keys[0] is r[0] and [float(k[0]) for k in keys] == [2 * v] * 4
     assert cf.eager_calls == 2
+
+
+class Scaler:
+    k = 2.0
+
+    def scale(self, t):
+        return t * self.k
+
+
+SCALER = Scaler()
+
+
+def test_a_method_rebound_on_its_class_between_calls_is_seen():
+    # found by hand beside the campaign (its "rebind-method" change since):
+    # the guards scanned the method's code but did not guard the class's
+    # binding of it, so `Scaler.scale = other` between calls left the plan
+    # of the old method answering: a silent wrong answer
+    def f(x):
+        return SCALER.scale(x) + 1
+    cf = hop.compile(f)
+    old = Scaler.scale
+    try:
+        for i, impl in enumerate([old, lambda self, t: t - self.k, old, lambda self, t: t * 0]):
+            Scaler.scale = impl
+            x = hop.tensor([1.0, 2.0 + i])
+            np.testing.assert_array_equal(np.asarray(cf(x)), np.asarray(f(x)))
+        assert "Scaler.__dict__['scale'] is the same function" in cf.explain()
+    finally:
+        Scaler.scale = old
