@@ -457,12 +457,17 @@ def _class_data(s, src, cls, depth, own):
                     break
                 if not hasattr(type(a), "__get__"):
                     _visit(s, src.child("attr", name), a, depth + 1)
-                else:
-                    # a method or property (its code is scanned by
-                    # _method_names): the class's binding of it, so that
-                    # `C.m = g` between calls is seen
+                elif isinstance(a, classmethod):
+                    # (C.m is a new bound method each time: the binding)
                     s.add(Source("obj", klass, None, klass.__qualname__)
                           .child("attr", "__dict__").child("item", name), "id", a)
+                else:
+                    # a method, static method or property (its code is
+                    # scanned by _method_names) as the class resolves it
+                    # (a plain attribute read, `C.m is f`), so that `C.m =
+                    # g` between calls is seen, on the class or a base
+                    s.add(Source("obj", cls, None, cls.__qualname__).child("attr", name), "id",
+                          getattr(cls, name))
                 break
 
 

@@ -197,6 +197,52 @@ def test_a_method_rebound_on_its_class_between_calls_is_seen():
             Scaler.scale = impl
             x = hop.tensor([1.0, 2.0 + i])
             np.testing.assert_array_equal(np.asarray(cf(x)), np.asarray(f(x)))
-        assert "Scaler.__dict__['scale'] is the same function" in cf.explain()
+        assert "Scaler.scale is the same function" in cf.explain()
     finally:
         Scaler.scale = old
+
+
+class _Base:
+    def m(self, t):
+        return t * 2
+
+    @classmethod
+    def c(cls, t):
+        return t + 1
+
+    @staticmethod
+    def s(t):
+        return t - 1
+
+    @property
+    def p(self):
+        return 3.0
+
+
+class _Derived(_Base):
+    pass
+
+
+def test_methods_class_methods_static_methods_and_properties_rebound_are_seen_once_each():
+    o = _Derived()
+
+    def f(x):
+        return o.m(x) + o.c(x) + o.s(x) + o.p
+    cf = hop.compile(f)
+    x = hop.tensor([1.0, 2.0])
+    saved = dict(vars(_Base))
+    try:
+        changes = [lambda: None, lambda: setattr(_Derived, "m", lambda self, t: t * 5),
+                   lambda: setattr(_Base, "c", classmethod(lambda cls, t: t + 10)),
+                   lambda: setattr(_Base, "s", staticmethod(lambda t: t - 10)),
+                   lambda: setattr(_Base, "p", property(lambda self: 7.0)), lambda: None]
+        for i, change in enumerate(changes):
+            change()
+            np.testing.assert_array_equal(np.asarray(cf(x)), np.asarray(f(x)))
+            # one retrace per change (a bound class method is not a new
+            # object to the guard on every call)
+            assert cf.recompiles == min(i, 4)
+    finally:
+        del _Derived.m
+        for k in ("c", "s", "p"):
+            setattr(_Base, k, saved[k])
