@@ -57,9 +57,11 @@ STATEMENTS = {
     "print-array": ["print(acc)"],
     "text-array": ["TXT.append((str(acc), repr(acc > 1)))"],
     # types
-    "type": ["TXT.append((type(acc).__name__, type(acc.sum()).__name__, type(acc[0]).__name__))"],
+    "type": ["TXT.append((type(acc).__name__, type(acc.sum()).__name__,",
+             "            type(acc[0]).__name__))"],
     "isinstance": ["TXT.append((isinstance(acc, np.ndarray), isinstance(acc.sum(), float),",
-                   "            isinstance(acc[0], (int, np.integer)), isinstance(acc, hop.Tensor),",
+                   "            isinstance(acc[0], (int, np.integer)),",
+                   "            isinstance(acc, hop.Tensor),",
                    "            issubclass(type(acc), np.ndarray), type(acc) is type(x)))"],
     # conversions
     "int": ["acc = acc + int(acc.sum() > 3)"],
