@@ -492,14 +492,25 @@ class CompiledFunction(_C._CompiledCall):
         to record the path, then trace again (see _paths)."""
         if self.fullgraph:
             return _trace(self.fn, args, dynamic, kwargs=kwargs, compiling=True) + (None,)
-        paths = _paths.PathTrace(self._tree, None)
+        try:
+            return self._trace_paths(args, kwargs, dynamic, self._tree)
+        except _paths.OtherBranches:
+            if self._tree is None:
+                raise
+        # the earlier traces' branches are not this call's (an int argument
+        # where a float was, another dtype): a tree of its own, which the
+        # next retrace builds on
+        return self._trace_paths(args, kwargs, dynamic, None)
+
+    def _trace_paths(self, args, kwargs, dynamic, tree):
+        paths = _paths.PathTrace(tree, None)
         try:
             return _trace(self.fn, args, dynamic, paths, kwargs=kwargs, compiling=True) + \
                 (paths,)
         except _paths._NeedPath:
             pass
         path = _paths.record_path(self.fn, _eager_args(args), _eager_args(kwargs))
-        paths = _paths.PathTrace(self._tree, path)
+        paths = _paths.PathTrace(tree, path)
         return _trace(self.fn, args, dynamic, paths, kwargs=kwargs, compiling=True) + (paths,)
 
     def _fall_back(self, why, args, kwargs, run=True):
@@ -650,9 +661,11 @@ def _effects_call(entry):
     spec = r.out_spec
     try:
         if fr is None:
-            # (the result, no effects): the shape the C call takes
+            # (the result, no effects): the shape the C call takes (tree
+            # first: a None in the result adds its constant leaf)
+            whole = (tree(spec), ())
             return _C._EffectsCall(r.plan, r, len(r.statics), r._check, tuple(consts),
-                                   bytes(traced), (tree(spec), ()), ())
+                                   bytes(traced), whole, ())
         if spec.kind != "tuple" or len(spec.children) != 2:
             return None
         whole = tree(spec)
