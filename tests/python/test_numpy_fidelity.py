@@ -182,6 +182,63 @@ def test_big_endian_arrays_are_taken_and_written():
     assert hnp.asarray(np.arange(3, dtype=">i4")).tolist() == [0, 1, 2]
 
 
+def test_big_endian_argument_copies_and_views_keep_numpys_byte_order():
+    # a call with a `>f4` argument runs eagerly (explain() counts it); the
+    # plan a `<f4` call made is kept for later native calls, never reused
+    # for the big-endian one
+    cf = hop.compile(lambda a: (a.copy(), a.T, a.view(np.uint8), a.dtype))
+    native = np.arange(6, dtype="<f4").reshape(2, 3)
+    big = native.astype(">f4")
+    r = cf(native)
+    assert r[0].dtype == np.dtype("<f4") and len(cf.graphs) == 1
+    with pytest.warns(RuntimeWarning, match=r"a call with an argument in the other byte order "
+                                            r"\(dtype >f4"):
+        r = cf(big)
+    want = cf.fn(big)
+    assert [x.dtype.str for x in r[:3]] == [">f4", ">f4", "|u1"] and r[3] == np.dtype(">f4")
+    assert r[2].tobytes() == want[2].tobytes() == big.tobytes()
+    assert np.shares_memory(r[1], big)  # NumPy's view of the caller's array
+    assert cf(native)[0].dtype == np.dtype("<f4") and len(cf.graphs) == 1
+    assert "eager calls: 1 call(s) ran eagerly for their arguments (the last: an argument in " \
+           "the other byte order (dtype >f4" in cf.explain()
+
+
+def test_in_place_update_of_a_big_endian_argument_writes_numpys_bytes():
+    def f(a):
+        a[0] += 1
+        a *= 2
+        return a
+    a, b = np.arange(3, dtype=">i8"), np.arange(3, dtype=">i8")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        got = hop.compile(f)(a)
+    assert got is a and a.dtype.str == ">i8" and a.tobytes() == f(b).tobytes()
+
+
+def test_ndarray_subclass_and_unaligned_arguments_are_numpys():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        m = np.matrix([[1.0, 2.0], [3.0, 4.0]])
+        got = hop.compile(lambda a: a * a)(m)
+        assert type(got) is np.matrix and got.tolist() == (m * m).tolist()  # a matrix product
+        ma = np.ma.masked_array([1.0, 2.0, 3.0], mask=[0, 1, 0])
+        got = hop.compile(lambda a: a.sum())(ma)
+        assert got == 4.0
+        buf = np.zeros(25, np.uint8)
+        u = buf[1:].view(np.float64)
+        u[...] = [1.0, 2.0, 3.0]
+        got = hop.compile(lambda a: a[1:])(u)
+        assert not got.flags.aligned and np.shares_memory(got, u)
+    with pytest.raises(hop.TraceError, match="fullgraph=True.*cannot take an argument of type "
+                                             "numpy.matrix"):
+        hop.compile(lambda a: a + 1, fullgraph=True)(m)
+
+
+def test_a_datetime_argument_is_a_dtype_error_naming_its_dtype():
+    with pytest.raises(hop.DTypeError, match=r"NumPy dtype datetime64\[D\] is not supported"):
+        hop.compile(lambda a: a + 1)(np.array(["2020-01-01"], dtype="M8[D]"))
+
+
 def test_float16_nextafter_and_spacing_are_numpys_half_functions():
     # hop's float16 ops compute in float32: its next value rounds back to x;
     # hop.numpy follows npy_half_nextafter / npy_half_spacing (every half)
