@@ -31,13 +31,25 @@ SUPPORTED = ", ".join(NAMES)
 
 def hop_dtype(npd, what):
     """The hop dtype of a NumPy dtype (of either byte order); DTypeError
-    naming `what` otherwise."""
+    naming `what` otherwise.  While a trace runs, a dtype hop has no
+    array of (float128, str, object, datetime64) and one in the other byte
+    order (`>f4`, which NumPy keeps in the arrays it makes of it: an astype,
+    a view, a captured array's copies) are a break of hop.compile's graph
+    (NumPy's code runs it) and hop.trace's DTypeError."""
     npd = _np.dtype(npd)
     d = _HOP.get(npd if npd.isnative else npd.newbyteorder("="))
     if d is None:
-        raise _C.DTypeError(f"hop.numpy: {what}: NumPy dtype {_np.dtype(npd)} is not supported; "
-                            f"hop supports {SUPPORTED}")
-    return d
+        msg = f"hop.numpy: {what}: NumPy dtype {_np.dtype(npd)} is not supported; hop " \
+              f"supports {SUPPORTED}"
+    elif not npd.isnative and npd.byteorder != "|" and tracing():
+        msg = f"hop.numpy: {what}: NumPy dtype {npd.str} is in the other byte order, which " \
+              f"NumPy keeps in the arrays it makes of it; hop computes in native order"
+    else:
+        return d
+    if tracing():
+        from .._breaks import conversion
+        conversion(_C.DTypeError, msg)
+    raise _C.DTypeError(msg)
 
 
 def np_dtype(t):
