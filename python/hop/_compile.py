@@ -67,14 +67,17 @@ def _raised_by_user(e):
 
 
 def _the_calls_own(e):
-    """Whether e, raised while tracing, is the call's own error, which eager
-    raises too after what the call did before it: the user's raise, or an
-    error hop.numpy raised as NumPy would (an index out of range, shapes
-    that do not broadcast; hop.numpy._core.raised_as_numpy)."""
+    """Whether e, raised while tracing, is for eager to decide: the call's
+    own error, which eager raises too after what the call did before it
+    (the user's raise, or an error hop.numpy raised as NumPy would: an index
+    out of range, shapes that do not broadcast;
+    hop.numpy._core.raised_as_numpy), or a decision hop.numpy met that NumPy
+    makes on the values (whether a mask's count broadcasts:
+    _core.decided_by_values)."""
     if _raised_by_user(e):
         return True
     hnp = sys.modules.get("hop.numpy._core")
-    return hnp is not None and hnp.raised_as_numpy(e)
+    return hnp is not None and (hnp.raised_as_numpy(e) or hnp.decided_by_values(e))
 
 
 _RAISE_VARARGS = dis.opmap["RAISE_VARARGS"]
@@ -370,8 +373,11 @@ class CompiledFunction(_C._CompiledCall):
             # A call that fails to trace must not change what later calls
             # make dynamic.
             self._dims, self._first = saved[0], saved[1]
-            if not isinstance(e, Exception) or isinstance(e, _REFUSALS) or \
-                    is_hop_function(self.fn) or not _the_calls_own(e):
+            # (a DataDependentError is hop's refusal unless hop.numpy met
+            # it for a decision NumPy makes on the values: _the_calls_own)
+            if not isinstance(e, Exception) or is_hop_function(self.fn) or \
+                    (isinstance(e, _REFUSALS) and not isinstance(e, _C.DataDependentError)) or \
+                    not _the_calls_own(e):
                 raise
             failed = e
         else:

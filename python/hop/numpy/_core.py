@@ -424,6 +424,34 @@ def raised_as_numpy(e):
     if not isinstance(e, _VALUE_ERRORS) or isinstance(e, _LIMITS) or \
             getattr(e, "_hop_not_numpys", False):
         return False
+    return _called_by_program(e)
+
+
+def decided_by_values(e):
+    """Whether e is a decision a trace cannot make (a DataDependentError)
+    that a call the program made into hop.numpy met: whether a mask's count
+    broadcasts against a slice's length (`a[a > 2] += a[:2]`).  NumPy
+    decides it on the values, raising its ValueError or answering, so
+    hop.compile lets the eager call decide (_compile)."""
+    return isinstance(e, _C.DataDependentError) and _called_by_program(e)
+
+
+def _called_by_program(e):
+    """Whether e came out of a call the program's code made into hop.numpy."""
+    tb = e.__traceback__
+    outer = None
+    while tb is not None:
+        name = tb.tb_frame.f_globals.get("__name__") or ""
+        # the boundary: a frame of hop.numpy called by one outside hop (the
+        # program's, or NumPy's Python code dispatching to hop.numpy); hop's
+        # own machinery calling hop.numpy (the trace setting up the
+        # arguments) is not a call of the program's
+        if outer is not None and not is_hop_module(outer) and \
+                (name == "hop.numpy" or name.startswith("hop.numpy.")):
+            return True
+        outer = name
+        tb = tb.tb_next
+    return False
     tb = e.__traceback__
     outer = None
     while tb is not None:
