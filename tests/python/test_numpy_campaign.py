@@ -13,7 +13,7 @@ initial= and the nan* family; casts between every pair of dtypes."""
 import warnings
 
 import numpy as np
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, assume, given, settings, strategies as st
 from hypothesis.extra import numpy as hnp
 
 from budget import examples
@@ -85,13 +85,15 @@ def test_scalars_from_arrays_with_sequences_and_numbers(data):
     x = data.draw(arrays(shape=(3,), layout=False))
     scalar = data.draw(st.sampled_from(["a.sum()", "a[1]", "a.max()", "a.mean()",
                                         "np.float32(a[0])", "a.sum() > 1", "a.argmax()"]))
-    # (not a Python complex: `3j + np.float64(x)` is a Python complex, hop's
-    # np.complex128, a subclass of it with the same value; known, left)
     other = data.draw(st.sampled_from(["[1, 2, 3]", "(1.5, -2, 0)", "[True, False, True]",
-                                       "2", "-1.5", "True", "[[1], [2]]", "[1j, 2, 0]"]))
+                                       "2", "-1.5", "True", "[[1], [2]]", "[1j, 2, 0]", "3j",
+                                       "(1-2j)"]))
     op = data.draw(st.sampled_from(["+", "-", "*", "/", "//", "%", "**", "<", "==", "&", ">>",
                                     "@"]))
     left = data.draw(st.booleans())
+    # (`3j == np.float64(1)` is Python's bool, hop's np.bool_: hop.numpy's
+    # __eq__ cannot tell it from `np.float64(1) == 3j`; docs/ARCHITECTURE.md)
+    assume(not (left and "j" in other and op == "==" and "[" not in other))
     src = f"{scalar} {op} {other}" if left else f"{other} {op} {scalar}"
     f = eval(f"lambda a: {src}", {"np": np})  # noqa: S307 (drawn from the lists above)
     # (a float32 sum is within 1e-5 of NumPy's pairwise one: not its bits)

@@ -267,6 +267,17 @@ def test_a_mask_count_against_a_slice_length_is_decided_as_numpy_does(src, k):
     check(ns["f"], np.arange(6.0))
 
 
+@pytest.mark.parametrize("src", ["3j + x.mean()", "(1-2j) - x[1]", "3j * x.sum()", "2j / x.mean()",
+                                 "1j ** x.mean()", "x.mean() + 3j", "3j + x.astype(np.float32)[0]",
+                                 "3j + x.sum()"])
+def test_a_python_complex_on_the_left_of_a_float64_scalar_is_pythons_complex(src):
+    # np.float64 is a Python float, so `3j + s` is Python's complex
+    # operation (a complex), `s + 3j` NumPy's (a complex128); a float32 or
+    # int64 scalar is NumPy's either way (it was complex128 for all)
+    f = eval(f"lambda x: (lambda r: (r, type(r).__name__))({src})", {"np": np})  # noqa: S307
+    check(f, np.array([1, 2, 4]))
+
+
 def test_a_datetime_argument_is_a_dtype_error_naming_its_dtype():
     with pytest.raises(hop.DTypeError, match=r"NumPy dtype datetime64\[D\] is not supported"):
         hop.compile(lambda a: a + 1)(np.array(["2020-01-01"], dtype="M8[D]"))
