@@ -278,6 +278,22 @@ def test_a_python_complex_on_the_left_of_a_float64_scalar_is_pythons_complex(src
     check(f, np.array([1, 2, 4]))
 
 
+@pytest.mark.parametrize("src", ["np.broadcast_to(a, (2, 3))", "a.diagonal()", "a.imag",
+                                 "(np.broadcast_to(a[0], (2, 3)), a + 1)"])
+def test_numpys_read_only_results_are_read_only_compiled(src):
+    # NumPy's broadcast, diagonal and a real array's imaginary part are
+    # read-only views; compiled they were writable (a write into the
+    # broadcast reached the caller's array)
+    f = eval(f"lambda a: {src}", {"np": np})  # noqa: S307 (the list above)
+    a = np.arange(9.0).reshape(3, 3)[:, :3] if "diagonal" in src else np.arange(3.0)
+    got, want = hop.compile(f)(a.copy()), f(a.copy())
+    got, want = (got, want) if isinstance(want, tuple) else ((got,), (want,))
+    for g, w in zip(got, want):
+        assert g.flags.writeable == w.flags.writeable and g.tolist() == w.tolist()
+    with pytest.raises(ValueError, match="read-only"):
+        got[0][...] = 7
+
+
 def test_a_datetime_argument_is_a_dtype_error_naming_its_dtype():
     with pytest.raises(hop.DTypeError, match=r"NumPy dtype datetime64\[D\] is not supported"):
         hop.compile(lambda a: a + 1)(np.array(["2020-01-01"], dtype="M8[D]"))
