@@ -531,6 +531,27 @@ def _numpy_arg(p, leaf=None):
     return _wrap_arg(p, leaf)
 
 
+def eager_array(x):
+    """Why hop.compile runs a call with ndarray argument x eagerly, or None.
+    NumPy's answer depends on what a hop tensor does not hold: the byte
+    order (a copy or view of a `>f4` array keeps it: `.dtype`, `.tobytes()`,
+    `.view(np.uint8)`), the alignment (a view of an unaligned array is
+    unaligned) and the array's class (a subclass's results keep its type
+    and behaviour: np.matrix's `*` is a matrix product, a masked array's
+    mask)."""
+    if type(x) is not _np.ndarray:
+        return f"an argument of type {type(x).__module__}.{type(x).__qualname__}, a subclass " \
+               f"of numpy.ndarray (NumPy's results keep its type and behaviour; hop's " \
+               f"plans take plain ndarrays)"
+    if not x.dtype.isnative:
+        return f"an argument in the other byte order (dtype {x.dtype.str}: NumPy keeps it in " \
+               f"copies and views; hop's plans take native arrays)"
+    if not x.flags.aligned:
+        return "an unaligned argument (NumPy's views of it are unaligned and its loops for " \
+               "them round differently; hop's plans take aligned arrays)"
+    return None
+
+
 def _as_tensor(x):
     if isinstance(x, _C.Tensor):
         return x, False
@@ -1283,6 +1304,8 @@ class _Runner:
                 t, was_np = _as_tensor(leaf)
                 if t is None:
                     raise mismatch(f"expected a tensor, got {type(leaf).__name__}")
+                if was_np and mismatch is _C.GuardError and eager_array(leaf) is not None:
+                    raise _C.GuardError(f"guard failed: argument {i} is {eager_array(leaf)}")
                 if was_np != self.as_array[i] and mismatch is _C.GuardError:
                     kinds = ("a hop.Tensor", "an ndarray")
                     raise _C.GuardError(f"guard failed: argument {i} was {kinds[self.as_array[i]]} "
@@ -1324,7 +1347,7 @@ class _Runner:
                 return results[0] if self._one_out else self.finish(results, False)
         elif len(args) == self._ndflat and self._ndout is not None:
             for a in args:
-                if type(a) is not _np.ndarray:
+                if type(a) is not _np.ndarray or not a.dtype.isnative or not a.flags.aligned:
                     break
             else:
                 st = self._state
