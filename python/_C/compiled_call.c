@@ -32,6 +32,7 @@ typedef struct {
 static PyObject *str_call_args, *str_call_kw; /* interned method names */
 static PyObject *str_state, *str_print;       /* "_state", "print" */
 static PyObject *str_space, *str_newline;     /* " ", "\n" */
+static PyObject *str_write;                   /* "write" */
 static PyObject *builtins_dict;               /* builtins.__dict__ (print is read per call) */
 static PyObject *builtins_module;
 static PyObject *sys_dict, *str_stdout; /* sys.__dict__, "stdout" (print_plain) */
@@ -125,6 +126,40 @@ is_builtin_print(PyObject *fn)
            strcmp(((PyCFunctionObject *)fn)->m_ml->ml_name, "print") == 0;
 }
 
+/*
+ * PyFile_WriteObject(obj, file, Py_PRINT_RAW), the builtin print's write:
+ * file.write looked up, then str(obj), then the call, in that order -- the
+ * method looked up as the interpreter's own obj.write(...) does, without
+ * making a bound method for each write (~300 instructions of a replayed
+ * print's two).  0, or -1 with the exception.  (_PyObject_GetMethod is
+ * CPython's, exported through 3.12; later versions take the public path.)
+ */
+static int
+write_raw(PyObject *obj, PyObject *file)
+{
+#if PY_VERSION_HEX < 0x030D0000
+    PyObject *meth = NULL;
+    int unbound = _PyObject_GetMethod(file, str_write, &meth);
+    if (meth == NULL)
+        return -1;
+    PyObject *text = PyObject_Str(obj);
+    PyObject *r = NULL;
+    if (text != NULL) {
+        PyObject *argv[2] = {file, text};
+        r = unbound ? PyObject_Vectorcall(meth, argv, 2, NULL)
+                    : PyObject_Vectorcall(meth, argv + 1, 1, NULL);
+        Py_DECREF(text);
+    }
+    Py_DECREF(meth);
+    if (r == NULL)
+        return -1;
+    Py_DECREF(r);
+    return 0;
+#else
+    return PyFile_WriteObject(obj, file, Py_PRINT_RAW);
+#endif
+}
+
 /* print(*args) as the builtin does it with sep, end, file and flush at their
  * defaults (CPython's builtin_print): nothing when sys.stdout is None, else
  * each argument's str() written to it, " " between, "\n" after -- the same
@@ -147,12 +182,12 @@ print_plain(PyObject *args)
     int rc = 0;
     for (Py_ssize_t i = 0; rc == 0 && i < PyTuple_GET_SIZE(args); i++) {
         if (i > 0)
-            rc = PyFile_WriteObject(str_space, file, Py_PRINT_RAW);
+            rc = write_raw(str_space, file);
         if (rc == 0)
-            rc = PyFile_WriteObject(PyTuple_GET_ITEM(args, i), file, Py_PRINT_RAW);
+            rc = write_raw(PyTuple_GET_ITEM(args, i), file);
     }
     if (rc == 0)
-        rc = PyFile_WriteObject(str_newline, file, Py_PRINT_RAW);
+        rc = write_raw(str_newline, file);
     Py_DECREF(file);
     return rc;
 }
@@ -493,7 +528,8 @@ hop_py__compiled_call_init(PyObject *module)
     Py_DECREF(sys);
     if ((str_stdout = PyUnicode_InternFromString("stdout")) == NULL ||
         (str_space = PyUnicode_InternFromString(" ")) == NULL ||
-        (str_newline = PyUnicode_InternFromString("\n")) == NULL)
+        (str_newline = PyUnicode_InternFromString("\n")) == NULL ||
+        (str_write = PyUnicode_InternFromString("write")) == NULL)
         return -1;
     if (PyModule_AddObjectRef(module, "_EffectsCall", (PyObject *)&EffectsCallType) < 0)
         return -1;
