@@ -3,7 +3,7 @@
     HOP_PYTHONPATH=build/dev/python /usr/bin/python3 scripts/check_float_text.py \
         [--stride N] [--f64 N] [--against REV] [--c-stride N]
 
-tensor.c makes the text of a positional 0-d float32/float64 tensor itself
+tensor_repr.c makes the text of a positional 0-d float32/float64 tensor itself
 (scalar_repr, dragon4_text: the shortest digits NumPy's dragon4 gives, from
 exact floors and Ryu's digit loop).  tests/python/test_tensor_float_text.py
 checks a few thousand values per run; this checks many more:
@@ -93,7 +93,8 @@ def against_numpy(stride, n64):
     return bad
 
 
-# The part of tensor.c with the digits and the text: from the u128 typedef to
+# The part of tensor_repr.c (tensor.c before 2bf5319) with the digits and the
+# text: from the u128 typedef to
 # scalar_repr.
 _NAMES = ("pow10_u64", "pow5_u64", "pow5", "dec_vs_bin", "round_scaled", "reads_back",
           "digits_of", "put_digits", "dragon4_text", "floor_scaled", "shortest_digits")
@@ -156,9 +157,12 @@ int main(int argc, char **argv)
 
 
 def against_rev(rev, stride):
-    old = subprocess.run(["git", "-C", ROOT, "show", f"{rev}:python/_C/tensor.c"], check=True,
-                         capture_output=True, text=True).stdout
-    with open(os.path.join(ROOT, "python", "_C", "tensor.c")) as f:
+    def at_rev(name):
+        return subprocess.run(["git", "-C", ROOT, "show", f"{rev}:python/_C/{name}"],
+                              capture_output=True, text=True)
+    got = at_rev("tensor_repr.c")
+    old = (got if got.returncode == 0 else at_rev("tensor.c")).stdout
+    with open(os.path.join(ROOT, "python", "_C", "tensor_repr.c")) as f:
         new = f.read()
     head = ("#include <math.h>\n#include <stdint.h>\n#include <stdio.h>\n#include <stdlib.h>\n"
             "#include <string.h>\ntypedef unsigned __int128 u128;\n")

@@ -1,7 +1,7 @@
 """The text of a 0-d float tensor is NumPy's, digit for digit.
 
 print(x.sum()) in a compiled function replays str() of a 0-d tensor on every
-call, so tensor.c makes the positional text of a float32 or float64 itself
+call, so tensor_repr.c makes the positional text of a float32 or float64 itself
 (scalar_repr: the shortest digits from exact 128-bit floors and Ryu's digit
 loop); the reference is NumPy's own repr of the same value as a 0-d array.
 Longer sweeps (dense float32 bit patterns, old against new C):
