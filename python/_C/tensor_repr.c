@@ -83,6 +83,50 @@ options_default(PyObject *opts, PyObject *defaults)
     return eq;
 }
 
+/*
+ * Whether NumPy's print options are still those options_default last
+ * found to be the defaults, without reading them: neither arrayprint's
+ * module dict (where _format_options is bound) nor that options dict
+ * changed since.  A dict's ma_version_tag (PEP 509) is globally unique and
+ * new on every change of that dict, so equal tags of the same two dicts
+ * mean the same bindings.  (The tag is CPython 3.11's; later versions
+ * deprecate it, and there the options are read and compared each time.)
+ */
+#if PY_VERSION_HEX < 0x030C0000
+static PyObject *repr_seen_opts;                /* the options dict then, or NULL */
+static uint64_t repr_seen_mtag, repr_seen_otag; /* the two dicts' tags then */
+#endif
+
+static int
+options_unchanged(PyObject *mod)
+{
+#if PY_VERSION_HEX < 0x030C0000
+    return repr_seen_opts != NULL && PyModule_CheckExact(mod) &&
+           ((PyDictObject *)PyModule_GetDict(mod))->ma_version_tag == repr_seen_mtag &&
+           ((PyDictObject *)repr_seen_opts)->ma_version_tag == repr_seen_otag;
+#else
+    (void)mod;
+    return 0;
+#endif
+}
+
+/* Records that the options opts, read from mod just now, are the defaults. */
+static void
+options_seen(PyObject *mod, PyObject *opts)
+{
+#if PY_VERSION_HEX < 0x030C0000
+    if (!PyModule_CheckExact(mod) || !PyDict_CheckExact(opts))
+        return;
+    Py_INCREF(opts);
+    Py_XSETREF(repr_seen_opts, opts);
+    repr_seen_mtag = ((PyDictObject *)PyModule_GetDict(mod))->ma_version_tag;
+    repr_seen_otag = ((PyDictObject *)opts)->ma_version_tag;
+#else
+    (void)mod;
+    (void)opts;
+#endif
+}
+
 static int
 repr_parts_load(void)
 {
@@ -115,11 +159,14 @@ repr_parts_load(void)
 
 /*
  * NumPy's dragon4 text of a float, made exactly with 128-bit integers.  A
- * finite a > 0 is M x 2^E with an integer M of `bits` bits (24 for
- * binary32, 53 for binary64); a decimal is D x 10^k = D x 5^k x 2^k, the
- * powers of two joined into one shift.  In the range scalar_repr prints
- * positionally (1e-4 <= a < 1e8: E >= -67, k >= -20, at most 17 digits)
- * every product below stays under 2^125 (the bounds are at each function).
+ * finite a > 0 is m2 x 2^e2 with an integer m2 of `bits` bits (24 for
+ * binary32, 53 for binary64).  Its shortest digits come from the decimal
+ * floors of the value and of the ends of its rounding interval at one
+ * scale, then removing digits while a shorter decimal still fits (Ryu's
+ * digit loop, Adams 2018), here on exact floors: in the range scalar_repr
+ * prints positionally (1e-4 <= a < 1e8) each floor is one 128-bit product
+ * and a shift (the bounds are at shortest_digits), where probing a digit
+ * count at a time took ~2,300 instructions.
  */
 typedef unsigned __int128 u128;
 
@@ -142,34 +189,35 @@ static const uint64_t pow10_u64[18] = {1u,
                                        10000000000000000u,
                                        100000000000000000u};
 
-static uint64_t
-pow5(int k) /* 0 <= k <= 27 */
-{
-    uint64_t r = 1;
-    while (k-- > 0)
-        r *= 5;
-    return r;
-}
-
-/* The sign of D x 10^k - L x 2^e.  (D < 2^57, L < 2^55, -20 <= k <= 7,
- * e >= -69: D x 5^k < 2^57 only when k <= 0 (k > 0 means at most 8
- * digits: below 2^44), shifted by k - e <= 76 for k > 0 and <= 68
- * otherwise; L x 5^-k < 2^102, shifted by at most 14 in binary32's range.) */
-static int
-dec_vs_bin(uint64_t D, int k, uint64_t L, int e)
-{
-    u128 left = D, right = L;
-    if (k >= 0)
-        left *= pow5(k);
-    else
-        right *= pow5(-k);
-    int s = k - e;
-    if (s >= 0)
-        left <<= s;
-    else
-        right <<= -s;
-    return (left > right) - (left < right);
-}
+/* 5^k, 0 <= k <= 27 */
+static const uint64_t pow5_u64[28] = {1u,
+                                      5u,
+                                      25u,
+                                      125u,
+                                      625u,
+                                      3125u,
+                                      15625u,
+                                      78125u,
+                                      390625u,
+                                      1953125u,
+                                      9765625u,
+                                      48828125u,
+                                      244140625u,
+                                      1220703125u,
+                                      6103515625u,
+                                      30517578125u,
+                                      152587890625u,
+                                      762939453125u,
+                                      3814697265625u,
+                                      19073486328125u,
+                                      95367431640625u,
+                                      476837158203125u,
+                                      2384185791015625u,
+                                      11920928955078125u,
+                                      59604644775390625u,
+                                      298023223876953125u,
+                                      1490116119384765625u,
+                                      7450580596923828125u};
 
 /* M x 2^E x 10^s rounded to an integer, half to even (-7 <= s <= 20:
  * M x 5^s < 2^100, the shift E + s < 0 for binary64 and <= 16 for
@@ -179,9 +227,9 @@ round_scaled(uint64_t M, int E, int s)
 {
     u128 num = M, den = 1;
     if (s >= 0)
-        num *= pow5(s);
+        num *= pow5_u64[s];
     else
-        den = pow5(-s);
+        den = pow5_u64[-s];
     if (E + s >= 0)
         num <<= E + s;
     else
@@ -192,47 +240,79 @@ round_scaled(uint64_t M, int E, int s)
     return (uint64_t)q;
 }
 
-/* Whether D x 10^k reads back as the float M x 2^E (M of `bits` bits):
- * inside its rounding interval, whose ends count when M is even (ties round
- * to even) and whose lower half is half as wide at a power of two. */
-static int
-reads_back(uint64_t D, int k, uint64_t M, int E, int bits)
+/* floor(x x 2^e2 / 10^q) for the scale of shortest_digits, and whether it
+ * is exact: x x 2^e2 = x x 5^i / 2^q x 10^q with i = -e2 - q. */
+static uint64_t
+floor_scaled(uint64_t x, uint64_t five_i, int q, int *exact)
 {
-    int below = dec_vs_bin(D, k, 4 * M - (M == (uint64_t)1 << (bits - 1) ? 1 : 2), E - 2);
-    int above = dec_vs_bin(D, k, 4 * M + 2, E - 2);
-    return (below > 0 || (below == 0 && !(M & 1))) && (above < 0 || (above == 0 && !(M & 1)));
+    u128 p = (u128)x * five_i;
+    *exact = (p & (((u128)1 << q) - 1)) == 0;
+    return (uint64_t)(p >> q);
 }
 
-/* The closest decimal of p significant digits to the float M x 2^E whose
- * integer part has j + 1 digits, if one reads back: the correctly rounded
- * one, or when that falls outside the (uneven) rounding interval, its
- * neighbour on the value's other side, the only other candidate.  Returns
- * 1 and sets *D, *k; 0 when none does. */
-static int
-digits_of(uint64_t M, int E, int bits, int j, int p, uint64_t *D, int *k)
+/*
+ * The shortest decimal D x 10^k that reads back as the float m2 x 2^e2
+ * (its rounding interval: ends count when m2 is even, as ties round to
+ * even, and the lower half is half as wide when `unequal`, at a power of
+ * two), the closest to it among those (exact ties to the even digit): the
+ * digits NumPy's dragon4 gives in unique mode.  Range: 2^-14 <= value <
+ * 2^27 with m2 < 2^53, so e2 - 2 >= -68.  At the scale 10^q, q one below
+ * floor(log10 5^-(e2-2)) (at least 0), the floors need i = -(e2-2) - q <=
+ * 22 powers of five: 4 m2 x 5^i < 2^55 x 2^52, and the floors themselves
+ * below 100 x 2^55 < 2^64.
+ */
+static void
+shortest_digits(uint64_t m2, int e2, int unequal, uint64_t *D, int *k)
 {
-    int kk = j - p + 1;
-    uint64_t d = round_scaled(M, E, -kk);
-    if (d == pow10_u64[p]) { /* 9.99 rounded up to 10.0 */
-        d = pow10_u64[p - 1];
-        kk++;
+    int even = (m2 & 1) == 0;
+    uint64_t mv = 4 * m2, mp = mv + 2, mm = mv - (unequal ? 1 : 2);
+    uint64_t vr, vp, vm;
+    int e10, vr_exact = 1, vp_exact = 1, vm_exact = 1;
+    e2 -= 2;
+    if (e2 >= 0) { /* binary32 at or above 2^24: integers (below 2^29) */
+        vr = mv << e2;
+        vp = mp << e2;
+        vm = mm << e2;
+        e10 = 0;
+    } else {
+        int q = (int)(((uint32_t)-e2 * 732923u) >> 20) - 1; /* floor(-e2 log10 5) - 1 */
+        if (q < 0)
+            q = 0;
+        uint64_t five_i = pow5_u64[-e2 - q];
+        vr = floor_scaled(mv, five_i, q, &vr_exact);
+        vp = floor_scaled(mp, five_i, q, &vp_exact);
+        vm = floor_scaled(mm, five_i, q, &vm_exact);
+        e10 = e2 + q;
     }
-    if (!reads_back(d, kk, M, E, bits)) {
-        if (dec_vs_bin(d, kk, M, E) > 0) {
-            if (--d < pow10_u64[p - 1]) { /* 100 - 1: 999 one place lower */
-                d = pow10_u64[p] - 1;
-                kk--;
-            }
-        } else if (++d == pow10_u64[p]) { /* 999 + 1: 100 one place higher */
-            d = pow10_u64[p - 1];
-            kk++;
+    if (!even && vp_exact)
+        vp--; /* the upper end reads back as the next float */
+    /* vm is a candidate only when it is the lower end exactly and ends
+     * count; vr_zeros: the digits removed below `last` are all zeros */
+    int vm_zeros = even && vm_exact, vr_zeros = vr_exact, removed = 0;
+    unsigned last = 0;
+    while (vp / 10 > vm / 10) { /* a decimal one digit shorter fits */
+        vm_zeros &= vm % 10 == 0;
+        vr_zeros &= last == 0;
+        last = (unsigned)(vr % 10);
+        vr /= 10;
+        vp /= 10;
+        vm /= 10;
+        removed++;
+    }
+    if (vm_zeros) { /* the lower end itself, shorter still */
+        while (vm % 10 == 0) {
+            vr_zeros &= last == 0;
+            last = (unsigned)(vr % 10);
+            vr /= 10;
+            vp /= 10;
+            vm /= 10;
+            removed++;
         }
-        if (!reads_back(d, kk, M, E, bits))
-            return 0;
     }
-    *D = d;
-    *k = kk;
-    return 1;
+    if (vr_zeros && last == 5 && vr % 2 == 0)
+        last = 4; /* exactly halfway: to the even digit */
+    *D = vr + ((vr == vm && !vm_zeros) || last >= 5);
+    *k = e10 + removed;
 }
 
 /* Writes the decimal digits of u (no zeros at the front) to out; returns
@@ -258,7 +338,7 @@ put_digits(uint64_t u, char *out)
  * back as a (the closest to a among them), the integer part in full where
  * they end before the point, and a rounded (exactly, half to even) to 8
  * fraction digits where they have more.  Returns the length written to buf
- * (>= 48 bytes), or -1 with an exception set.
+ * (>= 48 bytes).
  */
 static int
 dragon4_text(double v, int f32, char *buf)
@@ -271,42 +351,26 @@ dragon4_text(double v, int f32, char *buf)
         memcpy(buf + len, "0.", 3);
         return len + 2;
     }
-    int E;
-    double frac = frexp(a, &E); /* a = frac x 2^E, 0.5 <= frac < 1 */
-    int bits = f32 ? 24 : 53;
-    uint64_t M = (uint64_t)ldexp(frac, bits);
-    E -= bits;
-    /* the shortest digits, as the decimal D x 10^k; j + 1 integer digits:
-     * 10^j <= a < 10^(j+1), -4 <= j <= 7 */
-    int j = (int)floor(log10(a));
-    if (j > -4 && dec_vs_bin(1, j, M, E) > 0)
-        j--;
-    else if (j < 7 && dec_vs_bin(1, j + 1, M, E) <= 0)
-        j++;
-    /* the fewest digits: a search, as a decimal of p digits reading back as
-     * a means one of p + 1 does too (and 9, or 17, always do).  Most
-     * computed values need all the digits or all but one, so it probes one
-     * below all, then (if that reads back) two below, then halves: two
-     * probes for those, where halving from the middle took three or four */
-    int lo = 1, hi = f32 ? 9 : 17, have = 0;
-    uint64_t D = 0;
-    int k = 0;
-    for (int n = 0, mid = hi - 1; lo < hi; n++, mid = n == 1 && have ? hi - 1 : (lo + hi) / 2) {
-        uint64_t md;
-        int mk;
-        if (digits_of(M, E, bits, j, mid, &md, &mk)) {
-            hi = mid;
-            D = md;
-            k = mk;
-            have = 1;
-        } else {
-            lo = mid + 1;
-        }
+    /* a = M x 2^E, M of 24 (53) bits: normal in this range */
+    uint64_t M;
+    int E, unequal;
+    if (f32) {
+        float x = (float)a;
+        uint32_t b;
+        memcpy(&b, &x, sizeof b);
+        M = (b & 0x7FFFFFu) | 0x800000u;
+        E = (int)(b >> 23) - 127 - 23;
+        unequal = (b & 0x7FFFFFu) == 0;
+    } else {
+        uint64_t b;
+        memcpy(&b, &a, sizeof b);
+        M = (b & 0xFFFFFFFFFFFFFull) | (1ull << 52);
+        E = (int)(b >> 52) - 1023 - 52;
+        unequal = (b & 0xFFFFFFFFFFFFFull) == 0;
     }
-    if (!have && !digits_of(M, E, bits, j, hi, &D, &k)) {
-        PyErr_SetString(PyExc_SystemError, "hop: no decimal of 9 (17) digits reads back");
-        return -1;
-    }
+    uint64_t D;
+    int k;
+    shortest_digits(M, E, unequal, &D, &k);
     while (D % 10 == 0) {
         D /= 10;
         k++;
@@ -367,11 +431,16 @@ scalar_repr(TensorObject *o)
     double a = fabs(v);
     if (!isfinite(v) || (v != 0 && (a >= 1.e8 || a < 0.0001)))
         return NULL; /* nan, inf, the exponent form: the Python path */
-    PyObject *opts = PyObject_GetAttr(PyTuple_GET_ITEM(repr_parts, 0), str_format_options);
-    int dflt = opts != NULL ? options_default(opts, PyTuple_GET_ITEM(repr_parts, 1)) : -1;
-    Py_XDECREF(opts);
-    if (dflt <= 0)
-        return NULL; /* not the defaults: the Python path (or the error) */
+    PyObject *mod = PyTuple_GET_ITEM(repr_parts, 0);
+    if (!options_unchanged(mod)) {
+        PyObject *opts = PyObject_GetAttr(mod, str_format_options);
+        int dflt = opts != NULL ? options_default(opts, PyTuple_GET_ITEM(repr_parts, 1)) : -1;
+        if (dflt == 1)
+            options_seen(mod, opts);
+        Py_XDECREF(opts);
+        if (dflt <= 0)
+            return NULL; /* not the defaults: the Python path (or the error) */
+    }
     const char *close = d == HOP_F32   ? ")"
                         : d == HOP_F16 ? ", dtype=hop.float16)"
                                        : ", dtype=hop.float64)";
@@ -388,8 +457,6 @@ scalar_repr(TensorObject *o)
          * two passes over random and edge float32/float64 values). */
         char text[96] = "hop.tensor(";
         int n = dragon4_text(v, d == HOP_F32, text + 11);
-        if (n < 0)
-            return NULL;
         size_t m = strlen(close);
         memcpy(text + 11 + n, close, m);
         /* (ASCII: a copy, where PyUnicode_FromFormat would parse a format) */
