@@ -403,3 +403,31 @@ def test_captured_tensors_are_named_after_the_cell_or_global_holding_them_in_any
             getitem_1: "f32[4]" = wrap_1[0]
             return (getitem_1,)
     ''')
+
+
+_REBOUND = hop.ones(4)
+
+
+def test_a_body_whose_global_and_cell_are_rebound_between_traces_reads_the_new_values():
+    # What a body reads is read anew on every trace (only what its code object
+    # alone decides is kept per code object): the same body code, its cell
+    # and its module's global rebound between two traces.
+    global _REBOUND
+    scale = hop.full((4,), 2.0)
+
+    def f(x):
+        return hop.wrap(lambda v: v * scale + _REBOUND, x)
+
+    x = hop.ones(4)
+    first = hop.trace(f, x)
+    assert first(x).tolist() == [3.0] * 4
+    old_global = _REBOUND
+    try:
+        scale = hop.full((4,), 3.0)
+        _REBOUND = hop.full((4,), 10.0)
+        second = hop.trace(f, x)
+        assert second(x).tolist() == [13.0] * 4
+    finally:
+        _REBOUND = old_global
+    assert placeholders(second) == placeholders(first) == {
+        "forward": ["x", "scale", "_REBOUND"], "wrap_body_0": ["x", "scale", "_REBOUND"]}
