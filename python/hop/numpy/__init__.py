@@ -31,7 +31,9 @@ from ._funcs import *  # noqa: F401,F403 (the functions)
 from ._ufuncs import UFUNCS as _UFUNCS, _TWO_OUT, call_ufunc as _call_ufunc, \
     tensor_array_ufunc
 from ._funcs import tensor_array_function
-from . import _lib, _stats, _attrs  # noqa: F401 (more functions: _funcs.PUBLIC)
+from . import _lib, _twodim, _index_routines  # noqa: F401 (more functions: _funcs.PUBLIC)
+from . import _sorting, _stats, _histograms, _sets, _mathfuncs, _polynomial  # noqa: F401
+from . import _attrs  # noqa: F401 (the ndarray methods of those functions)
 from . import linalg, fft  # noqa: F401 (numpy.linalg and numpy.fft)
 
 globals().update({_k: _v for _k, _v in _funcs.PUBLIC.items() if _k not in globals()})

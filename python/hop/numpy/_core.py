@@ -297,6 +297,25 @@ def result_dtypes(fn, ops, what):
     return results[chosen]
 
 
+def result_dtype(ops, what, extra=()):
+    """NumPy's result_type of the operands ops (and the dtypes extra):
+    result_dtypes of np.result_type, so scalars are cast by their values."""
+    return result_dtypes(lambda *d: _np.empty(0, _np.result_type(*d, *extra)), ops, what)[0]
+
+
+def promoted_dtype(ts):
+    """The dtype NumPy promotes arrays of the tensors ts' dtypes to, as
+    array coercion, concatenate and dot do (no casting by value: each is an
+    array, whatever its shape)."""
+    return _np.result_type(*[np_dtype(t) for t in ts])
+
+
+def promote(*ts):
+    """The tensors ts, each cast to their promoted_dtype."""
+    dt = promoted_dtype(ts)
+    return tuple(cast(t, dt) for t in ts)
+
+
 def cast(t, npd):
     """t converted to NumPy dtype npd (t itself when it has it).  A float
     converted to a signed or 8-bit integer dtype out of its range is what

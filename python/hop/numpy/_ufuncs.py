@@ -407,8 +407,7 @@ def _compute(name, ops, out_dt):
         # by value first: a float scalar too small for a float16 or float32
         # array's dtype is 0 there (np.logical_or(float16 array, 1e-8) is
         # the array's truth).  An integer scalar always fits its loop.
-        cdt = _core.result_dtypes(
-            lambda *d: _np.empty(0, _np.result_type(*d)), ops, name)[0]
+        cdt = _core.result_dtype(ops, name)
         vals = [_truth(o, cdt) for o in ops]
         if not any(isinstance(v, _C.Tensor) for v in vals):
             vals[0] = _C.full((), vals[0], dtype=_C.bool)
@@ -416,8 +415,7 @@ def _compute(name, ops, out_dt):
             return _C.logical_not(vals[0])
         return impl(*vals)
     if name in _COMPARE:
-        cdt = _core.result_dtypes(
-            lambda *d: _np.empty(0, _np.result_type(*d)), ops, name)[0]
+        cdt = _core.result_dtype(ops, name)
     elif name in _PREDICATES:
         cdt = ops[0].dtype if ops[0].dtype is not None else _np.dtype(float)
     elif name in ("absolute", "fabs") and ops[0].dtype is not None and ops[0].dtype.kind == "c":
@@ -557,8 +555,7 @@ def call_ufunc(name, args, kwargs, kind):
                 raise
             # an integer to a negative power: NumPy resolves the types (and
             # checks out's cast) before it raises for the values
-            out_dt = _core.result_dtypes(lambda *d: _np.empty(0, _np.result_type(*d)), ops,
-                                         name)[0]
+            out_dt = _core.result_dtype(ops, name)
     _core.hop_dtype(out_dt, f"numpy.{name}")
     if dtype is not None and name not in _COMPARE and name not in _LOGICAL:
         ops = [_core.Opnd(t=_core.cast(o.t, _np.dtype(dtype)), dtype=_np.dtype(dtype))
@@ -614,7 +611,7 @@ def array_ufunc(ufunc, method, inputs, kwargs):
         ta = ta.reshape(tuple(ta.shape) + (1,) * nb)
         return call_ufunc(name, (wrap(ndarray, ta), inputs[1]), kwargs, kind)
     if method == "at" and ((name in UFUNCS and UFUNCS[name][0] in (1, 2)) or ufunc.nout != 1):
-        from ._lib import ufunc_at
+        from ._index_routines import ufunc_at
         return ufunc_at(name, *inputs)
     if method == "reduce" and name in _REDUCE and len(inputs) == 1:
         from . import _funcs
