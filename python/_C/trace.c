@@ -597,17 +597,117 @@ trace_add_input(TraceObject *tr, PyObject *args)
     return n ? hop_py_proxy_new((PyObject *)tr, n) : hop_py_raise();
 }
 
+/* Names obj (a concrete tensor a traced function reaches from outside) name
+ * unless it has a name already: the first hint wins.  -1 with an exception
+ * set on failure. */
+static int
+hint(TraceObject *tr, PyObject *obj, PyObject *name)
+{
+    PyObject *key = PyLong_FromVoidPtr(obj);
+    if (key == NULL)
+        return -1;
+    int r = PyDict_Contains(tr->names, key);
+    if (r == 0)
+        r = PyDict_SetItem(tr->names, key, name);
+    Py_DECREF(key);
+    return r < 0 ? -1 : 0;
+}
+
 static PyObject *
 trace_name_hint(TraceObject *tr, PyObject *args)
 {
     PyObject *obj, *name;
     if (!PyArg_ParseTuple(args, "OU:name_hint", &obj, &name) || not_elsewhere(tr, "name_hint") < 0)
         return NULL;
-    PyObject *key = PyLong_FromVoidPtr(obj);
-    if (key == NULL)
+    if (hint(tr, obj, name) < 0)
         return NULL;
-    int r = PyDict_Contains(tr->names, key) ? 0 : PyDict_SetItem(tr->names, key, name);
-    Py_DECREF(key);
+    Py_RETURN_NONE;
+}
+
+/* getattr(obj, name, None) as a new reference (NULL with an exception set
+ * on an error other than AttributeError). */
+static PyObject *
+attr_or_none(PyObject *obj, const char *name)
+{
+    PyObject *v = PyObject_GetAttrString(obj, name);
+    if (v == NULL && PyErr_ExceptionMatches(PyExc_AttributeError)) {
+        PyErr_Clear();
+        v = Py_NewRef(Py_None);
+    }
+    return v;
+}
+
+/* Hints the concrete tensors in closure's cells (named after freevars). */
+static int
+hint_cells(TraceObject *tr, PyCodeObject *code, PyObject *closure)
+{
+    PyObject *freevars = PyCode_GetFreevars(code);
+    if (freevars == NULL)
+        return -1;
+    Py_ssize_t n = Py_MIN(PyTuple_GET_SIZE(freevars), PyTuple_GET_SIZE(closure));
+    int r = 0;
+    for (Py_ssize_t i = 0; i < n && r == 0; i++) {
+        PyObject *cell = PyTuple_GET_ITEM(closure, i);
+        PyObject *v = PyCell_Check(cell) ? PyCell_GET(cell) : NULL; // NULL: an empty cell
+        if (v != NULL && PyObject_TypeCheck(v, &hop_py_TensorType))
+            r = hint(tr, v, PyTuple_GET_ITEM(freevars, i));
+    }
+    Py_DECREF(freevars);
+    return r;
+}
+
+/* Hints the concrete tensors among globals[name] for the names code uses. */
+static int
+hint_globals(TraceObject *tr, PyCodeObject *code, PyObject *globals)
+{
+    PyObject *names = code->co_names;
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(names); i++) {
+        PyObject *name = PyTuple_GET_ITEM(names, i), *v;
+        if (PyDict_CheckExact(globals)) {
+            v = Py_XNewRef(PyDict_GetItemWithError(globals, name));
+            if (v == NULL && PyErr_Occurred())
+                return -1;
+        } else if ((v = PyObject_CallMethod(globals, "get", "O", name)) == NULL) {
+            return -1;
+        }
+        int r = v != NULL && PyObject_TypeCheck(v, &hop_py_TensorType) ? hint(tr, v, name) : 0;
+        Py_XDECREF(v);
+        if (r < 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* name_hints(fn): hints a name for each concrete tensor fn reaches through
+ * its closure cells (the cell's name) and its module's globals that its own
+ * code names (the global's name), in that order: a HOP body's captures are
+ * named after the variables that hold them.  Called for every traced body,
+ * so in C (issue #30: it was a Python loop per HOP call). */
+static PyObject *
+trace_name_hints(TraceObject *tr, PyObject *fn)
+{
+    if (not_elsewhere(tr, "name_hints") < 0)
+        return NULL;
+    PyObject *code, *closure, *globals;
+    if (PyFunction_Check(fn)) {
+        code = Py_NewRef(PyFunction_GET_CODE(fn));
+        closure = Py_NewRef(PyFunction_GET_CLOSURE(fn) ? PyFunction_GET_CLOSURE(fn) : Py_None);
+        globals = Py_NewRef(PyFunction_GET_GLOBALS(fn));
+    } else { // a method, or any object with these attributes
+        code = attr_or_none(fn, "__code__");
+        closure = code ? attr_or_none(fn, "__closure__") : NULL;
+        globals = closure ? attr_or_none(fn, "__globals__") : NULL;
+    }
+    int r = globals == NULL ? -1 : 0;
+    if (r == 0 && PyCode_Check(code)) {
+        if (PyTuple_Check(closure) && PyTuple_GET_SIZE(closure) > 0)
+            r = hint_cells(tr, (PyCodeObject *)code, closure);
+        if (r == 0 && globals != Py_None)
+            r = hint_globals(tr, (PyCodeObject *)code, globals);
+    }
+    Py_XDECREF(code);
+    Py_XDECREF(closure);
+    Py_XDECREF(globals);
     if (r < 0)
         return NULL;
     Py_RETURN_NONE;
@@ -1113,6 +1213,8 @@ static PyMethodDef trace_methods[] = {
      "add_input(name, example, dynamic) -> proxy: the next argument of the traced function."},
     {"name_hint", (PyCFunction)trace_name_hint, METH_VARARGS,
      "name_hint(obj, name): the name a captured tensor gets."},
+    {"name_hints", (PyCFunction)trace_name_hints, METH_O,
+     "name_hints(fn): names the concrete tensors fn reads from its cells and globals."},
     {"output", (PyCFunction)trace_output, METH_O, "output(leaves): the traced function's result."},
     {"depth", (PyCFunction)trace_depth, METH_NOARGS, "Tracers on the stack (1: the root)."},
     {"lower", (PyCFunction)trace_lower, METH_NOARGS, "lower() -> Plan: compiles the trace."},

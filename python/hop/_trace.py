@@ -495,22 +495,11 @@ def _param_names(fn, n):
 
 
 def _name_hints(tr, fn):
-    """Names for concrete tensors fn reaches through closures and globals."""
-    code = getattr(fn, "__code__", None)
-    if code is None or not code.co_names and not code.co_freevars:
-        return
-    for name, cell in zip(code.co_freevars, getattr(fn, "__closure__", None) or ()):
-        try:
-            value = cell.cell_contents
-        except ValueError:
-            continue
-        if isinstance(value, _C.Tensor):
-            tr.name_hint(value, name)
-    g = getattr(fn, "__globals__", {})
-    for name in code.co_names:
-        value = g.get(name)
-        if isinstance(value, _C.Tensor):
-            tr.name_hint(value, name)
+    """Names for the concrete tensors fn reaches through its closure cells
+    and the globals its code names (Trace.name_hints, in C: every traced
+    body asks); nothing without a trace."""
+    if tr is not None:
+        tr.name_hints(fn)
 
 
 def _array_leaves(spec, inside=False, out=None):
