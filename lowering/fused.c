@@ -280,29 +280,25 @@ sym_operand(hop_lower_ctx *cx, const hop_arg *a, const hop__xprog **out)
 }
 
 /*
- * Builds the group of members (graph order, root last) writing slot out.
- * With out < 0 it only checks the limits (fusion planning, before the
- * operands have values).  HOP_UNSUPPORTED when the group is too big.
+ * Builds the steps of the group of members (graph order, root last) into g:
+ * everything that does not need the operands' values, so fusion planning
+ * builds each group once, before the operands have slots, and
+ * hop__fused_finish completes it.  in_nodes gets the tensor inputs.
+ * HOP_UNSUPPORTED when the group is too big (quiet: with no message).
  */
-hop_status
-hop__fused_build(hop_lower_ctx *cx, const hop_node *root, const hop_node *const *members, int nm,
-                 int32_t out, hop__fgroup **out_group, const char **note)
+static hop_status
+build_steps(hop_lower_ctx *cx, const hop_node *root, const hop_node *const *members, int nm,
+            bool quiet, hop__fgroup *g, const hop_node **in_nodes)
 {
-    bool dry = out < 0;
-    /* Built whole here (dry: in the caller's scratch), then the plan keeps
-     * hop__fgroup_size bytes of it. */
-    hop__fgroup scratch;
-    hop__fgroup *g = dry ? *out_group : &scratch;
     if (nm > HOP__F_MAXSTEPS)
-        return full(dry, "steps");
+        return full(quiet, "steps");
     /* Each step is zeroed as it is built (the steps past nm are never read):
-     * a dry build that fails at its 8th input of 64 members zeroed ~10 KB
+     * a build that fails at its 8th input of 64 members zeroed ~10 KB
      * (~6 K instructions of every node of a long chain, issue #30). */
     memset(g, 0, hop__fgroup_bytes(0));
-    const hop_node *in_nodes[HOP__F_MAXIN];
     int reg_of[HOP__F_MAXSTEPS]; /* register of each member's result */
     bool busy[HOP__F_MAXREGS] = {false};
-    g->out = out;
+    g->out = -1;
     g->odtype = root->meta->meta.dtype;
     for (int s = 0; s < nm; s++) {
         const hop_node *n = members[s];
@@ -335,17 +331,14 @@ hop__fused_build(hop_lower_ctx *cx, const hop_node *root, const hop_node *const 
                     k++;
                 if (k == g->ninputs) {
                     if (g->ninputs == HOP__F_MAXIN)
-                        return full(dry, "inputs");
+                        return full(quiet, "inputs");
                     in_nodes[g->ninputs] = a->u.node;
                     g->in_dtype[g->ninputs++] = o->have;
                 }
                 o->src = HOP__F_INPUT;
                 o->idx = (uint8_t)k;
             } else if (a->kind == HOP_ARG_NODE || a->kind == HOP_ARG_SYM) {
-                o->src = HOP__F_SYM;
-                hop_status rc = dry ? HOP_OK : sym_operand(cx, a, &o->x);
-                if (rc != HOP_OK)
-                    return rc;
+                o->src = HOP__F_SYM; /* its program: hop__fused_finish */
                 o->have = o->need;
             } else {
                 o->src = HOP__F_SCALAR;
@@ -360,7 +353,7 @@ hop__fused_build(hop_lower_ctx *cx, const hop_node *root, const hop_node *const 
             while (r < HOP__F_MAXREGS && busy[r])
                 r++;
             if (r == HOP__F_MAXREGS)
-                return full(dry, "registers");
+                return full(quiet, "registers");
             busy[r] = true;
             st->out = r;
             reg_of[s] = r;
@@ -374,27 +367,69 @@ hop__fused_build(hop_lower_ctx *cx, const hop_node *root, const hop_node *const 
     }
     g->nsteps = nm;
     hop__fgroup_seal(g);
-    if (dry)
-        return HOP_OK;
+    return HOP_OK;
+}
+
+hop_status
+hop__fused_build(hop_lower_ctx *cx, const hop_node *root, const hop_node *const *members, int nm,
+                 bool quiet, hop__fbuilt **out)
+{
+    /* Built whole in scratch (~10 KB, one per lowering), then the plan
+     * keeps hop__fgroup_size bytes of it. */
+    if (cx->fscratch == NULL &&
+        (cx->fscratch = hop__arena_alloc(&cx->tmp, sizeof *cx->fscratch)) == NULL)
+        return HOP_NOMEM;
+    hop__fbuilt *b = hop__arena_alloc(&cx->tmp, sizeof *b);
+    if (b == NULL)
+        return HOP_NOMEM;
+    hop_status st = build_steps(cx, root, members, nm, quiet, cx->fscratch, b->in_nodes);
+    if (st != HOP_OK)
+        return st;
+    size_t size = hop__fgroup_size(cx->fscratch);
+    if ((b->g = hop__arena_alloc(&cx->plan->arena, size)) == NULL)
+        return HOP_NOMEM;
+    memcpy(b->g, cx->fscratch, size);
+    *out = b;
+    return HOP_OK;
+}
+
+hop_status
+hop__fused_finish(hop_lower_ctx *cx, const hop_node *root, const hop_node *const *members,
+                  const hop__fbuilt *b, int32_t out, const char **note)
+{
+    hop__fgroup *g = b->g;
+    g->out = out;
+    if (g->has_sym) {
+        for (int s = 0; s < g->nsteps; s++) {
+            hop__fstep *st = &g->steps[s];
+            for (int i = 0; i < st->nin; i++) {
+                hop_status rc = st->in[i].src == HOP__F_SYM
+                                    ? sym_operand(cx, &members[s]->args[i], &st->in[i].x)
+                                    : HOP_OK;
+                if (rc != HOP_OK)
+                    return rc;
+            }
+        }
+    }
     for (int k = 0; k < g->ninputs; k++) {
         hop_pval v;
-        hop_status rc = hop__value_of(cx, in_nodes[k], &v);
+        hop_status rc = hop__value_of(cx, b->in_nodes[k], &v);
         if (rc != HOP_OK)
             return rc;
         if (v.kind != HOP_PVAL_TENSOR)
-            return hop_error(HOP_VERIFY, "lowering: %s is not a tensor", in_nodes[k]->name);
+            return hop_error(HOP_VERIFY, "lowering: %s is not a tensor", b->in_nodes[k]->name);
         g->inputs[k] = v.id;
     }
     small_plan(cx, g);
     /* The dump's note `root = text` and the group's text are one string
      * (the text its tail): one formatting, one copy. */
-    hop__buf b;
-    hop__buf_init(&b);
-    hop__buf_puts(&b, root->name);
-    hop__buf_puts(&b, " = ");
-    size_t lead = b.len;
-    member_text(cx, &b, root, nm - 1);
-    char *text = hop__buf_finish(&b);
+    hop__buf buf;
+    hop__buf_init(&buf);
+    hop__buf_puts(&buf, root->name);
+    hop__buf_puts(&buf, " = ");
+    size_t lead = buf.len;
+    member_text(cx, &buf, root, g->nsteps - 1);
+    char *text = hop__buf_finish(&buf);
     if (text == NULL)
         return HOP_NOMEM;
     *note = hop__arena_strdup(&cx->plan->arena, text);
@@ -402,12 +437,6 @@ hop__fused_build(hop_lower_ctx *cx, const hop_node *root, const hop_node *const 
     if (*note == NULL)
         return HOP_NOMEM;
     g->text = *note + lead;
-    size_t size = hop__fgroup_size(g);
-    hop__fgroup *kept = hop__arena_alloc(&cx->plan->arena, size);
-    if (kept == NULL)
-        return HOP_NOMEM;
-    memcpy(kept, g, size);
-    *out_group = kept;
     return HOP_OK;
 }
 
