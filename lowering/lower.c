@@ -377,13 +377,12 @@ compile_group(hop_lower_ctx *cx, const hop_node *root)
     hop_status st = storage_for(cx, root, &out);
     if (st == HOP_OK && b == NULL)
         st = hop__fused_build(cx, root, members, nm, false, &b);
-    const char *note = NULL;
     if (st == HOP_OK)
-        st = hop__fused_finish(cx, root, members, b, out, &note);
+        st = hop__fused_finish(cx, members, b, out);
     if (st != HOP_OK)
         return st;
     const hop__fgroup *g = b->g;
-    if (hop__emit(cx, HOP__OP_Fused, out, g->ninputs, g->nsteps, b->g, note) < 0)
+    if (hop__emit(cx, HOP__OP_Fused, out, g->ninputs, g->nsteps, b->g, NULL) < 0)
         return HOP_NOMEM;
     for (int i = 0; i < g->ninputs; i++)
         if ((st = hop__access(cx, g->inputs[i])) != HOP_OK)

@@ -286,11 +286,10 @@ typedef struct hop__fbuilt hop__fbuilt;
 hop_status hop__fused_build(hop_lower_ctx *cx, const hop_node *root, const hop_node *const *members,
                             int nmembers, bool quiet, hop__fbuilt **out);
 /* Completes b, built from the same members, to write slot out: its inputs'
- * slots, SymInt operands' programs, the small-run plan and the note for the
- * dump (`root = text`, in the plan's arena, into *note). */
-hop_status hop__fused_finish(hop_lower_ctx *cx, const hop_node *root,
-                             const hop_node *const *members, const hop__fbuilt *b, int32_t out,
-                             const char **note);
+ * slots, SymInt operands' programs, the small-run plan and what its text
+ * is made from when asked (hop__fgroup.describe). */
+hop_status hop__fused_finish(hop_lower_ctx *cx, const hop_node *const *members,
+                             const hop__fbuilt *b, int32_t out);
 /* A Copy instruction: slot dst <- slot src, elementwise with conversion. */
 hop_status hop__emit_copy(hop_lower_ctx *cx, int32_t dst, int32_t src);
 

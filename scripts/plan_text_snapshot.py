@@ -18,26 +18,7 @@ sys.path.insert(0, os.path.join(sys.argv[1], "python"))
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "bench"))
 import hop  # noqa: E402
-from workloads import chain_fn, nested, repeated  # noqa: E402
-
-
-def block(v, y):
-    for _ in range(5):
-        v = v * y
-        v = v + 1.0
-        v = v.relu()
-        v = v - 0.5
-    return v
-
-
-def nested_program(nseg):  # bench/run.py's trace_lower program
-    def f(x, y):
-        for _ in range(nseg):
-            a = hop.map(lambda r, y: hop.wrap(block, r, y), x, y)
-            b = hop.cond(a.sum() > 0, lambda a, y: block(a, y), lambda a, y: a - y, (a, y))
-            x = hop.invoke_subgraph(block, b, y)
-        return x
-    return f
+from workloads import chain_fn, nested, nested_program, repeated  # noqa: E402
 
 
 def mixed(x, n):
