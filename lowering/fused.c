@@ -265,7 +265,7 @@ sym_operand(hop_lower_ctx *cx, const hop_arg *a, const hop__xprog **out)
  * scalar printed when asked, or a text (a node's name or an argument of
  * another kind, in the plan's arena). */
 typedef struct ftleaf {
-    int32_t member; /* >= 0: that member's text */
+    int32_t member;    /* >= 0: that member's text */
     hop_arg_kind kind; /* INT, FLOAT, BOOL: u holds it; else u.text */
     union {
         const char *text;

@@ -128,7 +128,7 @@ struct hop_lower_ctx {
     hop_shape_env *env;
     hop_lower_options opts;
     hop__arena tmp;
-    uint32_t group; /* the last group collect numbered (hop__vmap.group) */
+    uint32_t group;        /* the last group collect numbered (hop__vmap.group) */
     hop__fgroup *fscratch; /* where fused groups are built (tmp arena) */
     /* The values by node: an open-addressed table of vcap entries (a power
      * of two, at most half used; NULL: free) into cx->tmp's hop__vmaps. */

@@ -577,8 +577,8 @@ mismatch(const hop__fgroup *g, const hop_tensor *out, const hop_tensor *x)
     char *text = hop__buf_finish(&what);
     if (text == NULL)
         return HOP_NOMEM;
-    hop_status st = hop_error(HOP_SHAPE, "%s: operand %s does not broadcast to the result %s",
-                              text, hop__tensor_text(&a, x), hop__tensor_text(&b, out));
+    hop_status st = hop_error(HOP_SHAPE, "%s: operand %s does not broadcast to the result %s", text,
+                              hop__tensor_text(&a, x), hop__tensor_text(&b, out));
     hop_free(text);
     return st;
 }
