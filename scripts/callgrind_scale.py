@@ -14,7 +14,10 @@ program is traced once to warm up, then once more from a C callback that
 libc's bsearch makes through ctypes, so --toggle-collect=ffi_call counts that
 trace alone (the interpreter has no symbols to toggle on).  The cost of one
 unit is the count at N minus the count at a small N, divided by the
-difference (docs/BENCHMARKS.md, the fifth pass of issue #30).
+difference (docs/BENCHMARKS.md, the fifth pass of issue #30).  The counted
+window holds the warm-up trace as well (callgrind reports trace_lower called
+twice), so a unit's figure is two traces' worth; every pass's rows are, so
+they compare with each other.
 """
 import ctypes
 import os
