@@ -174,6 +174,9 @@ def cref():
             lib.cref_cond.argtypes = [P, P, i64]
             lib.cref_cumsum.argtypes = [P, P, i64]
             lib.cref_cumsum_chunked.argtypes = [P, P, i64, ctypes.c_int]
+            if hasattr(lib, "cref_map_mt"):  # built with OpenMP
+                lib.cref_map_mt.argtypes = [P, P, P, P, i64, ctypes.c_int]
+                lib.cref_fused_exp_mt.argtypes = [P, P, i64, ctypes.c_int]
         _CREF.append(lib)
     return _CREF[0]
 
@@ -618,9 +621,13 @@ def r_fused_threads():
     s = threads_1_vs_2(lambda: cf(x), 1, **big_rep())
     ratio = s[1].median / s[2].median
     gbs = {k: 2 * 4 * BIG / v.median for k, v in s.items()}
-    return result("x", {"median": ratio}, None, None, ratio >= 1.6, "",
+    co = np.empty_like(xn)
+    c = c_threads_1_vs_2(
+        "cref_fused_exp_mt", lambda f, nt: f(addr(xn), addr(co), BIG, nt),
+        lambda: np.array_equal(co, cf(x).numpy()), 1, **big_rep())
+    return result("x", {"median": ratio}, None, None, ratio >= 1.6, c_ratio_text(c),
                   f"{gbs[1]:.1f} GB/s on 1 thread, {gbs[2]:.1f} on 2",
-                  {"gb_per_s": gbs, "load_average": os.getloadavg()})
+                  {"gb_per_s": gbs, "load_average": os.getloadavg(), "c_2_vs_1": c})
 
 
 @row("add_into", "a + b on 16M float32 into an existing buffer", ">= 0.9 x NumPy")
@@ -683,6 +690,27 @@ def threads_1_vs_2(fn, per, **kw):
     return s
 
 
+def c_threads_1_vs_2(name, call, same, per, **kw):
+    """The hand-written C reference's 2-vs-1 ratio (an OpenMP loop of
+    bench/cref.c, `call(f, nthreads)`), or None where it is not built.  It is
+    timed after hop's samples, not alternating with them: OpenMP's idle
+    threads spin after a loop and would take hop's second core, as NumPy's
+    OpenBLAS threads did in blas_shapes.  `same()` checks, after a 2-thread
+    call, that C computed hop's bits."""
+    lib = cref()
+    if not lib or not hasattr(lib, name):
+        return None
+    f = getattr(lib, name)
+    call(f, 2)
+    assert same(), "the C reference gives other bits than hop"
+    s = measure_all({1: lambda: call(f, 1), 2: lambda: call(f, 2)}, per=per, **kw)
+    return s[1].median / s[2].median
+
+
+def c_ratio_text(c):
+    return f"C 2 vs 1 {c:.2f}x (bench/cref.c, OpenMP)" if c else ""
+
+
 def map_threads_row(target, loaded):
     rows = 100000
     x = hop.randn(rows, 16, seed=1)
@@ -696,11 +724,19 @@ def map_threads_row(target, loaded):
         s = threads_1_vs_2(lambda: cf(x, w, b), rows)
     times = {k: v.as_dict() for k, v in s.items()}
     ratio = times[1]["median"] / times[2]["median"]
-    return result("x", {"median": ratio}, None, None, ratio >= target, "",
+    c = None
+    if not loaded:
+        xn, wn, bn = x.numpy(), w.numpy(), b.numpy()
+        co = np.empty_like(xn)
+        c = c_threads_1_vs_2(
+            "cref_map_mt", lambda f, nt: f(addr(xn), addr(wn), addr(bn), addr(co), rows, nt),
+            lambda: np.array_equal(co, cf(x, w, b).numpy()), rows)
+    return result("x", {"median": ratio}, None, None, ratio >= target, c_ratio_text(c),
                   f"compiled map over {rows} rows x 16 f32, 3-op body: "
                   f"{times[1]['median']:.1f} ns/row on 1 thread, {times[2]['median']:.1f} on 2"
                   + ("; beside a CPU-bound process (a Python `while True` loop)" if loaded
-                     else ""), {"ns_per_row": times, "load_average": os.getloadavg()})
+                     else ""),
+                  {"ns_per_row": times, "load_average": os.getloadavg(), "c_2_vs_1": c})
 
 
 @row("map_threads", "map on 2 threads vs 1", ">= 1.8x")

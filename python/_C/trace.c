@@ -256,33 +256,65 @@ count_items(const hop_py_opnd *in, size_t n)
     return total;
 }
 
+/* The graph arguments of an op's or a foreign call's operands, their list
+ * items after them: in small when they fit, else in a PyMem block. */
+typedef struct arg_buffer {
+    hop_arg small[64];
+    hop_arg *args;
+} arg_buffer;
+
+static void
+arg_buffer_free(arg_buffer *b)
+{
+    if (b->args != b->small)
+        PyMem_Free(b->args);
+    b->args = b->small;
+}
+
+/* The start of recording a call (what names it in messages) in this
+ * thread's trace: the trace, with b filled with the nargs operands' graph
+ * arguments; NULL, with an exception and nothing in b to free, when no
+ * trace is active or an operand does not convert. */
+static TraceObject *
+traced_args(const char *what, const hop_py_opnd *args, size_t nargs, arg_buffer *b)
+{
+    b->args = b->small;
+    TraceObject *tr = active_trace(what);
+    if (tr == NULL)
+        return NULL;
+    size_t total = nargs + count_items(args, nargs);
+    if (total > 64 && (b->args = PyMem_Calloc(total, sizeof *b->args)) == NULL) {
+        b->args = b->small;
+        PyErr_NoMemory();
+        return NULL;
+    }
+    hop_arg *pool = b->args + nargs;
+    if (to_args(tr, args, nargs, b->args, &pool, b->args + total, what) == 0)
+        return tr;
+    arg_buffer_free(b);
+    return NULL;
+}
+
 PyObject *
 hop_py_trace_op(hop_op op, const hop_py_opnd *args, size_t nargs)
 {
     const hop_op_info *info = hop_op_get(op);
     const char *what = info ? info->name : "op";
-    TraceObject *tr = active_trace(what);
+    arg_buffer b;
+    TraceObject *tr = traced_args(what, args, nargs, &b);
     if (tr == NULL)
         return NULL;
-    size_t total = nargs + count_items(args, nargs);
-    hop_arg small[64], *buf = small;
-    if (total > 64 && (buf = PyMem_Calloc(total, sizeof *buf)) == NULL)
-        return PyErr_NoMemory();
-    hop_arg *pool = buf + nargs;
     PyObject *result = NULL;
-    if (to_args(tr, args, nargs, buf, &pool, buf + total, what) == 0) {
-        int depth = (int)hop_output_graph_depth(tr->og);
-        hop_node *n = hop_py_memo_replay(tr->memo, depth, op, buf, nargs);
-        if (n != NULL) {
-            result = wrap_node((PyObject *)tr, n);
-        } else if ((n = hop_tracer_call_op(current_tracer(tr), op, buf, nargs)) == NULL) {
-            hop_py_raise();
-        } else if (hop_py_memo_record(tr->memo, depth, op, buf, nargs, n) == 0) {
-            result = wrap_node((PyObject *)tr, n);
-        }
+    int depth = (int)hop_output_graph_depth(tr->og);
+    hop_node *n = hop_py_memo_replay(tr->memo, depth, op, b.args, nargs);
+    if (n != NULL) {
+        result = wrap_node((PyObject *)tr, n);
+    } else if ((n = hop_tracer_call_op(current_tracer(tr), op, b.args, nargs)) == NULL) {
+        hop_py_raise();
+    } else if (hop_py_memo_record(tr->memo, depth, op, b.args, nargs, n) == 0) {
+        result = wrap_node((PyObject *)tr, n);
     }
-    if (buf != small)
-        PyMem_Free(buf);
+    arg_buffer_free(&b);
     /* A view of a proxy: linked to it while it lives (hop_py.h, viewof). */
     if (result != NULL && info != NULL && info->family == HOP_KF_VIEW && nargs > 0 &&
         args[0].kind == HOP_PY_TENSOR && args[0].u.t->t == NULL &&
@@ -300,37 +332,30 @@ PyObject *
 hop_py_trace_foreign(const hop_foreign *f, const hop_py_opnd *args, size_t nargs)
 {
     const char *what = hop_foreign_name(f);
-    TraceObject *tr = active_trace(what);
+    arg_buffer b;
+    TraceObject *tr = traced_args(what, args, nargs, &b);
     if (tr == NULL)
         return NULL;
-    size_t total = nargs + count_items(args, nargs);
-    hop_arg small[64], *buf = small;
-    if (total > 64 && (buf = PyMem_Calloc(total, sizeof *buf)) == NULL)
-        return PyErr_NoMemory();
-    hop_arg *pool = buf + nargs;
     PyObject *result = NULL;
     hop_values vs = {0};
-    if (to_args(tr, args, nargs, buf, &pool, buf + total, what) == 0) {
-        if (hop_tracer_call_foreign(current_tracer(tr), f, buf, nargs, &vs) != HOP_OK) {
-            hop_py_raise();
-        } else if (vs.n == 0) {
-            result = Py_NewRef(Py_None);
-        } else if (vs.n == 1) {
-            result = wrap_node((PyObject *)tr, vs.items[0]);
-        } else if ((result = PyTuple_New((Py_ssize_t)vs.n)) != NULL) {
-            for (size_t j = 0; j < vs.n; j++) {
-                PyObject *v = wrap_node((PyObject *)tr, vs.items[j]);
-                if (v == NULL) {
-                    Py_CLEAR(result);
-                    break;
-                }
-                PyTuple_SET_ITEM(result, (Py_ssize_t)j, v);
+    if (hop_tracer_call_foreign(current_tracer(tr), f, b.args, nargs, &vs) != HOP_OK) {
+        hop_py_raise();
+    } else if (vs.n == 0) {
+        result = Py_NewRef(Py_None);
+    } else if (vs.n == 1) {
+        result = wrap_node((PyObject *)tr, vs.items[0]);
+    } else if ((result = PyTuple_New((Py_ssize_t)vs.n)) != NULL) {
+        for (size_t j = 0; j < vs.n; j++) {
+            PyObject *v = wrap_node((PyObject *)tr, vs.items[j]);
+            if (v == NULL) {
+                Py_CLEAR(result);
+                break;
             }
+            PyTuple_SET_ITEM(result, (Py_ssize_t)j, v);
         }
     }
     hop_values_clear(&vs);
-    if (buf != small)
-        PyMem_Free(buf);
+    arg_buffer_free(&b);
     return result;
 }
 

@@ -190,3 +190,16 @@ def test_float_power_minus_one_and_half_are_numpys_reciprocal_and_sqrt():
         np.testing.assert_array_equal(np.signbit(got), np.signbit(want))
     # a NumPy scalar's power is scalar math, without the fast path
     assert hop.compile(lambda a: a[1] ** 0.5)(x) == np.inf
+
+
+def test_common_type_of_complex_arrays_is_complex_and_of_bool_ones_numpys_type_error():
+    # hop gave float64 for complex64 and a KeyError for complex128
+    check(lambda a, b, c: (np.common_type(a), np.common_type(b), np.common_type(a, X),
+                           np.common_type(c, Z32), np.common_type(c)),
+          Z32, Z, X.astype(np.float16))
+    for args in ((hnp.asarray(Z32),), (hnp.asarray(Z), hnp.asarray(X)), (hnp.asarray(X),)):
+        assert hnp.common_type(*args) is np.common_type(*[np.asarray(a) for a in args])
+    with pytest.raises(TypeError, match="can't get common type for non-numeric array"):
+        np.common_type(np.array([True]))
+    with pytest.raises(TypeError, match="can't get common type for non-numeric array"):
+        hnp.common_type(hnp.asarray(np.array([True])))

@@ -163,6 +163,19 @@ def test_writes_change_what_numpys_change(fn):
     check(fn, X, calls=[(X,), (X * -1.5,), (X + 3,)])
 
 
+def test_a_reshape_written_through_follows_each_calls_argument_layout():
+    # traced with a C-ordered argument, where NumPy's reshape is a view and
+    # the write reaches x; for an F-ordered one NumPy copies and x keeps its
+    # values (the compiled call wrote them into x before the fix)
+    cf = hop.compile(through_reshape_view)
+    for make in (np.array, np.asfortranarray, np.array, lambda a: a[:, ::-1]):
+        want, got = make(X), make(X)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            results_equal(cf(got), through_reshape_view(want))
+        np.testing.assert_array_equal(got, want)
+
+
 def test_writes_in_data_dependent_branches_are_written_back_per_path():
     cf = check(write_then_branch, X, calls=[(X,), (X - 50,), (X,), (X - 50,)])
     assert len(cf.graphs) <= 2

@@ -1,9 +1,9 @@
 """The rest of numpy.ndarray's attributes and methods on hop.numpy arrays:
 flat, real and imag (with setters), view, resize and the shape setter (in
 place), strides, flags and base, and the methods that are NumPy functions
-of _lib and _stats (repeat, diagonal, trace, searchsorted, put, choose,
-compress, partition, argpartition, ...), and NumPy's text functions
-(array2string, array_repr, array_str).
+of _lib, _twodim, _index_routines and _sorting (repeat, diagonal, trace,
+searchsorted, put, choose, compress, partition, argpartition, ...), and
+NumPy's text functions (array2string, array_repr, array_str).
 
 Layout (strides, contiguity flags) is known of a concrete array; of a
 traced one only what NumPy's rules fix (a read-only view is not writeable),
@@ -19,8 +19,7 @@ import numpy as _np
 from .. import _C, _breaks
 from . import _core, _storage
 from . import _funcs as F
-from . import _lib as L
-from . import _stats as S
+from . import _index_routines, _lib, _sorting, _twodim
 from ._ndarray import ndarray, view, wrap
 from ._storage import Step
 
@@ -59,7 +58,7 @@ class flatiter:
 
     def __setitem__(self, key, value):
         pos = self._positions(key)[0].reshape(-1)
-        L._flat_write(self.base, pos, value, "ndarray.flat[...] = value")
+        _index_routines._flat_write(self.base, pos, value, "ndarray.flat[...] = value")
 
     def copy(self):
         return F.copy(F.ravel(self.base, _kind=ndarray), _kind=type(self.base))
@@ -73,7 +72,8 @@ def _flat(self):
 
 
 def _set_flat(self, value):
-    L._flat_write(self, _C.arange(F._size(self._t.shape)), value, "ndarray.flat = value")
+    _index_routines._flat_write(self, _C.arange(F._size(self._t.shape)), value,
+                                "ndarray.flat = value")
 
 
 ndarray.flat = property(_flat, _set_flat, doc="The elements in C order (numpy.flatiter).")
@@ -183,6 +183,16 @@ def _bitcast_view(a, kind, npd):
 
 
 ndarray.view = _view_method
+
+
+def _newbyteorder(self, new_order="S"):
+    """ndarray.newbyteorder(): a view whose dtype has the other byte order
+    (the same bytes read the other way); traced, NumPy's code runs it (a
+    break in hop.compile: hop_dtype)."""
+    return _view_method(self, self.dtype.newbyteorder(new_order))
+
+
+ndarray.newbyteorder = _newbyteorder
 
 
 def _shape_get(self):
@@ -361,28 +371,20 @@ ndarray.data = property(lambda self: self._t.numpy().data,
 
 # ----------------------------------------------------- methods of functions
 
-def _method(fn):
-    def m(self, *args, **kwargs):
-        return fn(self, *args, _kind=type(self), **kwargs)
-    m.__name__ = fn.__name__
-    m.__doc__ = fn.__doc__
-    return F.scalar_method(m)
-
-
-for _name, _fn in {"repeat": L.repeat, "diagonal": L.diagonal, "trace": L.trace,
-                   "searchsorted": S.searchsorted, "choose": L.choose,
+for _name, _fn in {"repeat": _lib.repeat, "diagonal": _twodim.diagonal, "trace": _twodim.trace,
+                   "searchsorted": _sorting.searchsorted, "choose": _index_routines.choose,
                    "compress": lambda a, condition, axis=None, out=None, _kind=None:
-                   L.compress(condition, a, axis, out, _kind=_kind),
-                   "argpartition": S.argpartition}.items():
-    setattr(ndarray, _name, _method(_fn))
+                   _index_routines.compress(condition, a, axis, out, _kind=_kind),
+                   "argpartition": _sorting.argpartition}.items():
+    setattr(ndarray, _name, F._method(_fn))
 
 
 def _put_method(self, indices, values, mode="raise"):
-    L.put(self, indices, values, mode)
+    _index_routines.put(self, indices, values, mode)
 
 
 def _partition_method(self, kth, axis=-1, kind="introselect", order=None):
-    S._check_kth(self._t, kth, axis)
+    _sorting._check_kth(self._t, kth, axis)
     self._assign(F.sort(self, axis, _kind=_C.Tensor), "ndarray.partition (in place)")
 
 

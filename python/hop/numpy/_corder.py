@@ -94,7 +94,7 @@ UFUNCS = {"less": less, "less_equal": less_equal, "greater": greater,
 
 
 def _take(t, idx, axis):
-    from ._lib import _take_along
+    from ._index_routines import _take_along
     return _take_along(t, idx, axis)
 
 

@@ -26,14 +26,16 @@ FUNCS = {}  # NumPy function -> implementation
 PUBLIC = {}  # name in hop.numpy -> implementation (of every module that implements)
 
 
-def implements(*np_funcs, name=None):
-    """Registers fn as hop.numpy.<name> and as the implementation of the
-    NumPy functions np_funcs (reached through __array_function__)."""
+def implements(*np_funcs, name=None, public=True):
+    """Registers fn as the implementation of the NumPy functions np_funcs
+    (reached through __array_function__) and, when public, as
+    hop.numpy.<name> (the functions of hop.numpy.linalg and .fft are not)."""
     def deco(fn):
         for f in np_funcs:
             FUNCS[f] = fn
-        __all__.append(name or fn.__name__)
-        PUBLIC[name or fn.__name__] = fn
+        if public:
+            __all__.append(name or fn.__name__)
+            PUBLIC[name or fn.__name__] = fn
         return fn
     return deco
 
@@ -360,28 +362,25 @@ def _var_t(t, axis, dtype, ddof, keepdims, what):
     return _C.div(s, denom), rdt
 
 
+def _var_out(a, axis, dtype, out, ddof, keepdims, kind, what, root):
+    """var, or std (root: its square root), as NumPy computes each."""
+    _count_axes(axis, _t(a, what).ndim)
+    if dtype is not None:
+        r = _var_dtype(a, axis, dtype, ddof, keepdims, root)
+        return _out(kind, r, scalar=r.ndim == 0 and out is None, out=out, what=what)
+    r, rdt = _var_t(_t(a, what), axis, dtype, ddof, keepdims, what)
+    return _out(kind, _core.cast(_C.sqrt(r) if root else r, rdt),
+                scalar=r.ndim == 0 and out is None, out=out, what=what)
+
+
 @implements(_np.var)
 def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, _kind=None):
-    kind = _kind or _kind_of(a)
-    _count_axes(axis, _t(a, "var").ndim)
-    if dtype is not None:
-        r = _var_dtype(a, axis, dtype, ddof, keepdims, False)
-        return _out(kind, r, scalar=r.ndim == 0 and out is None, out=out, what="var")
-    r, rdt = _var_t(_t(a, "var"), axis, dtype, ddof, keepdims, "var")
-    return _out(kind, _core.cast(r, rdt), scalar=r.ndim == 0 and out is None, out=out,
-                what="var")
+    return _var_out(a, axis, dtype, out, ddof, keepdims, _kind or _kind_of(a), "var", False)
 
 
 @implements(_np.std)
 def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, _kind=None):
-    kind = _kind or _kind_of(a)
-    _count_axes(axis, _t(a, "std").ndim)
-    if dtype is not None:
-        r = _var_dtype(a, axis, dtype, ddof, keepdims, True)
-        return _out(kind, r, scalar=r.ndim == 0 and out is None, out=out, what="std")
-    r, rdt = _var_t(_t(a, "std"), axis, dtype, ddof, keepdims, "std")
-    return _out(kind, _core.cast(_C.sqrt(r), rdt), scalar=r.ndim == 0 and out is None, out=out,
-                what="std")
+    return _var_out(a, axis, dtype, out, ddof, keepdims, _kind or _kind_of(a), "std", True)
 
 
 @implements(_np.ptp)
@@ -624,7 +623,7 @@ def atleast_2d(*arys, _kind=None):
 def _join_dtype(ts, dtype, what):
     if dtype is not None:
         return _np.dtype(dtype)
-    return _np.result_type(*[_np.empty(0, _core.np_dtype(t)) for t in ts])
+    return _core.promoted_dtype(ts)
 
 
 @implements(_np.concatenate)
@@ -918,8 +917,7 @@ def _from_nested(obj, dtype):
     items = [_from_nested(x, None) if isinstance(x, (list, tuple)) else _t(x, "array")
              for x in obj]
     # array coercion promotes the items' dtypes (no casting by value)
-    dt = _np.dtype(dtype) if dtype is not None else \
-        _np.result_type(*[_np.empty(0, _core.np_dtype(t)) for t in items])
+    dt = _np.dtype(dtype) if dtype is not None else _core.promoted_dtype(items)
     return _C.stack([_core.cast(t, dt) for t in items], 0)
 
 
@@ -1079,8 +1077,8 @@ def dot(a, b, out=None, *, _kind=None):
     if ta.ndim == 0 or tb.ndim == 0:
         from ._ufuncs import call_ufunc
         return call_ufunc("multiply", (a, b), {"out": out} if out is not None else {}, kind)
-    dt = _np.result_type(_core.np_dtype(ta), _core.np_dtype(tb))
-    ta, tb = _core.cast(ta, dt), _core.cast(tb, dt)
+    ta, tb = _core.promote(ta, tb)
+    dt = _core.np_dtype(ta)
     if dt == _np.dtype(bool):
         ta, tb = ta.to(_C.int64), tb.to(_C.int64)
     if tb.ndim <= 2:
@@ -1169,7 +1167,7 @@ def _einsum_parse(subscripts, nops):
 def _einsum_reduce(t, subs, keep, k=0):
     """Sums out the indices of t (operand k) that keep does not contain,
     after taking the diagonal of each index repeated in it ('ii', 'iij')."""
-    from ._lib import _diagonal_fn
+    from ._twodim import _diagonal_fn
     for c in subs:
         while subs.count(c) > 1:
             i = subs.index(c)
@@ -1229,8 +1227,7 @@ def einsum(*operands, out=None, dtype=None, order="K", casting="safe", optimize=
                              f"operand {ts.index(t)}" if len(s) > t.ndim else
                              f"operand has more dimensions than subscripts given in einstein sum, "
                              f"but no '...' ellipsis provided to broadcast the extra dimensions.")
-    dt = _np.dtype(dtype) if dtype is not None else \
-        _np.result_type(*[_core.np_dtype(t) for t in ts])
+    dt = _np.dtype(dtype) if dtype is not None else _core.promoted_dtype(ts)
     cdt = _np.dtype(_np.int64) if dt == _np.dtype(bool) else dt
     ts = [_core.cast(t, cdt) for t in ts]
     # contract left to right; an index is kept while the output or a later
@@ -1309,36 +1306,6 @@ def argwhere(a, *, _kind=None):
     return wrap(_kind or _kind_of(a), t.nonzero())
 
 
-@implements(_np.diff)
-def diff(a, n=1, axis=-1, prepend=_np._NoValue, append=_np._NoValue, *, _kind=None):
-    if n == 0:
-        return a
-    if n < 0:
-        raise ValueError("order must be non-negative but got " + repr(n))
-    t = _t(a, "diff")
-    if t.ndim == 0:
-        raise ValueError("diff requires input that is at least one dimensional")
-    ax = _axis(axis, t.ndim)
-    parts = []
-    for v, at_end in ((prepend, False), (append, True)):
-        if v is _np._NoValue:
-            continue
-        vt = _t(v, "diff")
-        if vt.ndim == 0:
-            shape = list(t.shape)
-            shape[ax] = 1
-            vt = vt.expand(*shape)
-        parts.append((vt, at_end))
-    if parts:
-        seq = [p for p, e in parts if not e] + [t] + [p for p, e in parts if e]
-        t = _t(concatenate(seq, ax, _kind=_C.Tensor))
-    for _ in range(n):
-        hi = t.slice(ax, 1, None, 1)
-        lo = t.slice(ax, 0, -1, 1)
-        t = _C.ne(hi, lo) if _core.np_dtype(t) == _np.dtype(bool) else hi - lo
-    return wrap(_kind or _kind_of(a), t)
-
-
 # ------------------------------------------------------------ comparisons
 
 @implements(_np.isclose)
@@ -1396,8 +1363,7 @@ def result_type(*arrays_and_dtypes, _kind=None):
            else None for x in arrays_and_dtypes]
     extra = [_np.dtype(x) for x, o in zip(arrays_and_dtypes, ops) if o is None]
     ops = [o for o in ops if o is not None]
-    return _core.result_dtypes(lambda *d: _np.empty(0, _np.result_type(*d, *extra)), ops,
-                               "result_type")[0]
+    return _core.result_dtype(ops, "result_type", extra)
 
 
 # ------------------------------------------------------------- dispatch
@@ -1439,7 +1405,9 @@ def scalar_method(m):
     return sm
 
 
-def _method(fn, kind_self=True):
+def _method(fn):
+    """fn(a, ...) as the method a.fn(...), its result of a's kind (a NumPy
+    scalar's method a scalar method: scalar_method)."""
     def m(self, *args, **kwargs):
         return fn(self, *args, _kind=type(self), **kwargs)
     m.__name__ = fn.__name__

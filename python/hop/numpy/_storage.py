@@ -281,41 +281,50 @@ def _affine(off):
     return bool((want == off).all())
 
 
-def _root_layout(st):
-    """The argument leaf a storage's root is (None for a value the function
-    made), and whether the root's memory is in C order."""
+def _layout_answer(a, st, test):
+    """The one answer to a question about the memory layout of a's elements
+    (is a reshape of them a view, is their last axis contiguous):
+    test(offsets) of their offsets in st's memory, an ndarray of a's shape;
+    True without offsets when st's root is in C order and every step since
+    reshaped it (an array in C order, for which every such question is
+    yes); None when hop cannot tell (symbolic sizes, a step that cannot
+    say).  Also the argument leaf whose layout the answer read (None: a
+    value the function made, or nothing read), which the caller records:
+    in st.leaves when the answer matters only if the storage is written,
+    in run.layout when it always does.  The root's order is read too when
+    it is C order, since another call's argument may not be."""
     leaf = st.root[1] if isinstance(st.root, tuple) and st.root[0] == "arg" else None
-    return leaf, st.strides is None or st.strides == _c_strides(tuple(st.value.shape))
+    c_root = st.strides is None or st.strides == _c_strides(tuple(st.value.shape))
+    if c_root and all(s.kind == "reshape" for s in a._vw):
+        return True, leaf
+    off = _offsets(a, st)
+    if off is None:
+        return None, None
+    return test(off), leaf
 
 
 def reshape_is_view(a, run, shape):
     """Whether NumPy's reshape of a (an array of run) to shape is a view of
     a's memory (True) or a copy (False); None when hop cannot tell (sizes
-    known only at run time and a non-contiguous array).  A decision that
-    read an argument's layout is recorded: the runner checks the layout of
-    every call when the storage is written."""
+    known only at run time and a non-contiguous array).  The argument
+    layout the answer read is recorded in a's storage: the runner checks it
+    on every call once the storage is written (a copy is not)."""
     st = storage_of(a, run)
-    leaf, c_root = _root_layout(st)
-    if c_root and all(s.kind == "reshape" for s in a._vw):
-        if leaf is not None and st.strides is not None:
-            st.leaves.add(leaf)
-        return True
-    off = _offsets(a, st)
-    if off is None:
-        return None
-    if leaf is not None:
-        st.leaves.add(leaf)
     n = 1
     for d in shape:
         n *= d
-    return _affine(off.reshape(shape)) if n == off.size else True
+    is_view, leaf = _layout_answer(
+        a, st, lambda off: _affine(off.reshape(shape)) if n == off.size else True)
+    if leaf is not None:
+        st.leaves.add(leaf)
+    return is_view
 
 
 def last_axis_contiguous(a, run):
     """Whether a's last axis is contiguous in its memory as NumPy's
     ndarray.view(dtype) asks it (a size-1 axis and an empty array are);
     None when hop cannot tell (symbolic sizes and a non-contiguous
-    storage).  A decision that read an argument's layout is recorded in
+    storage).  The argument layout the answer read is recorded in
     run.layout, so the runner checks that layout on every call."""
     if a._t.ndim == 0:
         return True
@@ -327,19 +336,12 @@ def last_axis_contiguous(a, run):
     st = storage_of(a, run)
     if a._vw and a._vw[-1].kind == "bitcast":
         return True  # a view with another dtype: its last axis is its new items, contiguous
-    leaf, c_root = _root_layout(st)
-    if c_root and all(s.kind == "reshape" for s in a._vw):
-        if leaf is not None:
-            run.layout.add(leaf)
-        return True
-    off = _offsets(a, st)
-    if off is None:
-        return None
+    contiguous, leaf = _layout_answer(
+        a, st, lambda off: off.size == 0 or off.shape[-1] == 1 or
+        bool((off[..., 1:] - off[..., :-1] == 1).all()))
     if leaf is not None:
         run.layout.add(leaf)
-    if off.size == 0 or off.shape[-1] == 1:
-        return True
-    return bool((off[..., 1:] - off[..., :-1] == 1).all())
+    return contiguous
 
 
 def check_write(a, run, what):
@@ -379,7 +381,7 @@ def write(a, run, key, value, what, select=None, accumulate=False):
     tensor value, already in a's dtype, with NumPy's broadcasting.  select
     (instead of a key) maps the positions of a's elements to those written
     (flat: value is then flat too); accumulate is put's combine: True adds,
-    an int is a combine code (NumPy's ufunc.at, _lib.ufunc_at)."""
+    an int is a combine code (NumPy's ufunc.at, _index_routines.ufunc_at)."""
     from ._indexing import index_tensor, whole_key
     st = check_write(a, run, what)
     steps = a._vw if a._st is st else ()

@@ -407,8 +407,7 @@ def _compute(name, ops, out_dt):
         # by value first: a float scalar too small for a float16 or float32
         # array's dtype is 0 there (np.logical_or(float16 array, 1e-8) is
         # the array's truth).  An integer scalar always fits its loop.
-        cdt = _core.result_dtypes(
-            lambda *d: _np.empty(0, _np.result_type(*d)), ops, name)[0]
+        cdt = _core.result_dtype(ops, name)
         vals = [_truth(o, cdt) for o in ops]
         if not any(isinstance(v, _C.Tensor) for v in vals):
             vals[0] = _C.full((), vals[0], dtype=_C.bool)
@@ -416,8 +415,7 @@ def _compute(name, ops, out_dt):
             return _C.logical_not(vals[0])
         return impl(*vals)
     if name in _COMPARE:
-        cdt = _core.result_dtypes(
-            lambda *d: _np.empty(0, _np.result_type(*d)), ops, name)[0]
+        cdt = _core.result_dtype(ops, name)
     elif name in _PREDICATES:
         cdt = ops[0].dtype if ops[0].dtype is not None else _np.dtype(float)
     elif name in ("absolute", "fabs") and ops[0].dtype is not None and ops[0].dtype.kind == "c":
@@ -557,8 +555,7 @@ def call_ufunc(name, args, kwargs, kind):
                 raise
             # an integer to a negative power: NumPy resolves the types (and
             # checks out's cast) before it raises for the values
-            out_dt = _core.result_dtypes(lambda *d: _np.empty(0, _np.result_type(*d)), ops,
-                                         name)[0]
+            out_dt = _core.result_dtype(ops, name)
     _core.hop_dtype(out_dt, f"numpy.{name}")
     if dtype is not None and name not in _COMPARE and name not in _LOGICAL:
         ops = [_core.Opnd(t=_core.cast(o.t, _np.dtype(dtype)), dtype=_np.dtype(dtype))
@@ -605,6 +602,8 @@ def array_ufunc(ufunc, method, inputs, kwargs):
     if method == "__call__":
         if name == "divmod":
             return _call_divmod(inputs, dict(kwargs), kind)
+        if name in _corder.SCALAR_ORDER and not kwargs and len(inputs) == 2:
+            _check_left_scalar(name, *inputs)
         return call_ufunc(name, inputs, kwargs, kind)
     if method == "outer" and name in UFUNCS and UFUNCS[name][0] == 2 and len(inputs) == 2:
         a, b = (_core.operand(x, f"numpy.{name}.outer") for x in inputs)
@@ -614,7 +613,7 @@ def array_ufunc(ufunc, method, inputs, kwargs):
         ta = ta.reshape(tuple(ta.shape) + (1,) * nb)
         return call_ufunc(name, (wrap(ndarray, ta), inputs[1]), kwargs, kind)
     if method == "at" and ((name in UFUNCS and UFUNCS[name][0] in (1, 2)) or ufunc.nout != 1):
-        from ._lib import ufunc_at
+        from ._index_routines import ufunc_at
         return ufunc_at(name, *inputs)
     if method == "reduce" and name in _REDUCE and len(inputs) == 1:
         from . import _funcs
@@ -627,6 +626,29 @@ def array_ufunc(ufunc, method, inputs, kwargs):
         axis = kw.pop("axis", 0)
         return getattr(_funcs, _ACCUMULATE[name])(inputs[0], axis=axis, _kind=kind, **kw)
     return fallback(getattr(ufunc, method), f"{name}.{method}", inputs, kwargs, kind)
+
+
+def _check_left_scalar(name, left, right):
+    """`np.int8(1) > s` for a traced scalar s: NumPy's scalar hands it to
+    the ufunc as a 0-d array of itself (s is no NumPy scalar it knows), the
+    very call `np.array(1, np.int8) > s` and `np.greater(np.array(1,
+    np.int8), s)` make, which NumPy orders by the ufunc's NaN rule where
+    `np.int8(1) > np.complex128(s)` takes its scalar math (no NaN rule,
+    _ndarray._scalar_math_complex).  Where the two would differ hop cannot
+    tell which the program wrote: a break of hop.compile's graph (NumPy's
+    code compares the values), hop.trace's UnsupportedError."""
+    from ._ndarray import _scalar_math_complex
+    if type(left) is not _np.ndarray or left.ndim != 0 or left.dtype.kind == "b" or \
+            not isinstance(right, ndarray) or not right._scalar or not _core.is_traced(right._t) or \
+            _scalar_math_complex(right, left[()]) is None:
+        return
+    from .._breaks import conversion
+    conversion(_C.UnsupportedError,
+               f"hop.numpy: numpy.{name} of a 0-d {left.dtype} array or NumPy scalar and a "
+               f"traced complex scalar: NumPy orders `np.{left.dtype}(v) > s` by its scalar "
+               f"math and `np.array(v) > s` by the ufunc's NaN rule, and both reach hop as the "
+               f"same call; convert the constant to a Python number or put the traced value "
+               f"on the left")
 
 
 def tensor_array_ufunc(self, ufunc, method, *inputs, **kwargs):

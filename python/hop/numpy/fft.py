@@ -15,7 +15,6 @@ from .. import _C
 from . import _core
 from . import _funcs as F
 from . import _lib as L
-from ._funcs import FUNCS
 from ._ndarray import ndarray, result_kind, wrap
 
 __all__ = ["fft", "ifft", "rfft", "irfft", "hfft", "ihfft", "fft2", "ifft2", "fftn", "ifftn",
@@ -23,10 +22,7 @@ __all__ = ["fft", "ifft", "rfft", "irfft", "hfft", "ihfft", "fft2", "ifft2", "ff
 
 
 def _implements(np_fn):
-    def deco(fn):
-        FUNCS[np_fn] = fn
-        return fn
-    return deco
+    return F.implements(np_fn, public=False)
 
 
 def _norm(norm, inverse):
@@ -52,11 +48,17 @@ def _resize(t, n, axis):
     return _C.cat([t, _C.zeros(tuple(shape), dtype=t.dtype)], axis)
 
 
-def _prep(a, n, axis, what, real_in=False):
+def _tensor_axis(a, axis, what):
+    """a's tensor and the transform's axis, checked as NumPy's fft checks it
+    (a 0-d array has none)."""
     t = F._t(a, what)
     if t.ndim == 0:
         raise _np.AxisError(axis, 0)
-    axis = _np.core.multiarray.normalize_axis_index(axis, t.ndim)
+    return t, _np.core.multiarray.normalize_axis_index(axis, t.ndim)
+
+
+def _prep(a, n, axis, what, real_in=False):
+    t, axis = _tensor_axis(a, axis, what)
     if n is None:
         n = t.shape[axis]
     n = int(n) if not isinstance(n, _C.SymInt) else n
@@ -99,10 +101,7 @@ def rfft(a, n=None, axis=-1, norm=None, *, _kind=None):
 @_implements(_np.fft.irfft)
 def irfft(a, n=None, axis=-1, norm=None, *, _kind=None):
     kind = _kind or result_kind((a,), ndarray)
-    t = F._t(a, "irfft")
-    if t.ndim == 0:
-        raise _np.AxisError(axis, 0)
-    axis = _np.core.multiarray.normalize_axis_index(axis, t.ndim)
+    t, axis = _tensor_axis(a, axis, "irfft")
     if n is None:
         n = (t.shape[axis] - 1) * 2
     if n < 1:

@@ -21,7 +21,6 @@ import numpy as _np
 from .. import _C
 from . import _core
 from . import _funcs as F
-from ._funcs import FUNCS
 from ._ndarray import ndarray, result_kind, wrap
 
 LinAlgError = _C.LinAlgError
@@ -32,10 +31,7 @@ __all__ = ["LinAlgError", "norm", "solve", "inv", "det", "slogdet", "cholesky", 
 
 
 def _implements(np_fn):
-    def deco(fn):
-        FUNCS[np_fn] = fn
-        return fn
-    return deco
+    return F.implements(np_fn, public=False)
 
 
 def _kind(*args, _kind=None):

@@ -1,0 +1,129 @@
+"""NumPy's sorting, searching and counting on hop arrays beyond _funcs'
+sort, argsort, nonzero and argwhere: searchsorted, lexsort, partition and
+argpartition, flatnonzero, count_nonzero, sort_complex and msort, with
+NumPy 1.24's semantics and its order of complex numbers (_corder).
+
+partition and argpartition sort fully (a valid partition; NumPy's
+introselect leaves the other elements in an order of its own).
+"""
+
+import numpy as _np
+
+from .. import _C
+from . import _core, _corder
+from . import _funcs as F
+from ._funcs import _axes, _axis, _kind_of, _t, implements
+from ._index_routines import _take_along
+from ._ndarray import ndarray, result_kind, wrap
+
+__all__ = []
+
+
+# ------------------------------------------------------------- counting
+
+@implements(_np.count_nonzero)
+def count_nonzero(a, axis=None, *, keepdims=False, _kind=None):
+    t = _t(a, "count_nonzero")
+    nz = t if t.dtype is _C.bool else _C.ne(t, 0)
+    if axis is None and not keepdims:
+        c = _C.sum(nz.to(_C.int64), None, False)
+        return int(c.item()) if not _C._is_proxy(c) else c.item()
+    dims = list(_axes(axis, t.ndim))
+    r = _C.sum(nz.to(_C.int64), dims, bool(keepdims)) if dims else nz.to(_C.int64)
+    return wrap(_kind or _kind_of(a), r, scalar=r.ndim == 0)  # (a.sum(): a scalar at 0-d)
+
+
+# ---------------------------------------------------------- searching
+
+def _one_d(t):
+    """t, a 1-d array argument of NumPy's searching functions; NumPy's error
+    for another rank."""
+    if t.ndim != 1:
+        raise ValueError("object too deep for desired array" if t.ndim > 1 else
+                         "object of too small depth for desired array")
+    return t
+
+
+@implements(_np.searchsorted)
+def searchsorted(a, v, side="left", sorter=None, *, _kind=None):
+    kind = _kind or _kind_of(a)
+    if side not in ("left", "right"):
+        raise ValueError(f"side must be 'left' or 'right' (got {side!r})")
+    at = _one_d(_t(a, "searchsorted"))
+    vo = _core.operand(v, "searchsorted")
+    dt = _core.result_dtype([_core.Opnd(t=at, dtype=_core.np_dtype(at)), vo], "searchsorted")
+    if sorter is not None:
+        at = _C._op("take", at, 0, _t(sorter, "searchsorted"))
+    vt = vo.t if vo.t is not None else _core.as_compute(vo, dt)
+    if not isinstance(vt, _C.Tensor):
+        vt = _C.full((), vt, dtype=_core.hop_dtype(dt, "searchsorted"))
+    r = _corder.searchsorted_any(_core.cast(at, dt), _core.cast(vt, dt), side == "right")
+    return wrap(kind, r, scalar=r.ndim == 0)
+
+
+@implements(_np.flatnonzero)
+def flatnonzero(a, *, _kind=None):
+    t = _t(a, "flatnonzero").reshape(-1)
+    return F.nonzero(t, _kind=_kind or _kind_of(a))[0]
+
+
+# ---------------------------------------------------------------- sorting
+
+@implements(_np.partition)
+def partition(a, kth, axis=-1, kind="introselect", order=None, *, _kind=None):
+    t = _t(a, "partition")
+    _check_kth(t, kth, axis)
+    return F.sort(a, axis, _kind=_kind)
+
+
+@implements(_np.argpartition)
+def argpartition(a, kth, axis=-1, kind="introselect", order=None, *, _kind=None):
+    t = _t(a, "argpartition")
+    _check_kth(t, kth, axis)
+    return F.argsort(a, axis, _kind=_kind)
+
+
+def _check_kth(t, kth, axis):
+    n = t.reshape(-1).shape[0] if axis is None else t.shape[_axis(axis, t.ndim)] if t.ndim else 1
+    for k in _np.atleast_1d(_np.asarray(kth)).tolist():
+        if isinstance(n, int) and not -n <= k < n:
+            raise ValueError(f"kth(={k}) out of bounds ({n})")
+
+
+@implements(_np.lexsort)
+def lexsort(keys, axis=-1, *, _kind=None):
+    if isinstance(keys, (list, tuple)):
+        ks = [_t(k, "lexsort") for k in keys]
+    else:
+        t = _t(keys, "lexsort")
+        ks = [t.select(0, i) for i in range(t.shape[0])]
+    if not ks:
+        raise TypeError("need sequence of keys with len > 0 in lexsort")
+    shape = tuple(ks[0].shape)
+    for k in ks:
+        if tuple(k.shape) != shape:
+            raise ValueError("all keys need to be the same shape")
+    if not shape:
+        return wrap(_kind or ndarray, _C.zeros((), dtype=_C.int64))
+    ax = _axis(axis, len(shape))
+    idx = _corder.argsort_any(ks[0], ax)
+    for k in ks[1:]:
+        kk = _take_along(k, idx, ax)
+        order = _corder.argsort_any(kk, ax)
+        idx = _take_along(idx, order, ax)
+    return wrap(_kind or result_kind(list(keys) if isinstance(keys, (list, tuple)) else [keys],
+                                     ndarray), idx)
+
+
+@implements(_np.sort_complex)
+def sort_complex(a, *, _kind=None):
+    b = F.sort(a, -1, _kind=_kind or _kind_of(a))
+    dt = b.dtype
+    if dt.kind != "c":
+        b = b.astype("F" if dt.char in "bhBH" else "D")
+    return b
+
+
+@implements(_np.msort)
+def msort(a, *, _kind=None):
+    return F.sort(a, 0, _kind=_kind or _kind_of(a))
