@@ -153,11 +153,8 @@ acc(hop_vjp_ctx *cx, const hop_node *n, size_t k, hop_node *g)
 /* --------------------------------------------------------- the FFTs */
 
 static hop_status
-vjp_fft(hop_vjp_ctx *cx, const hop_node *n)
+vjp_fft(hop_vjp_ctx *cx, const hop_node *n, hop_graph *g)
 {
-    if (!wants(cx, n, 0))
-        return HOP_OK;
-    hop_graph *g = hop_vjp_out(cx);
     hop_node *ct = hop_vjp_ct(cx, n, 0);
     const hop_node *x = n->args[0].u.node;
     int rank = meta(x)->rank;
@@ -228,22 +225,16 @@ vjp_solve(hop_vjp_ctx *cx, const hop_node *n)
 }
 
 static hop_status
-vjp_inv(hop_vjp_ctx *cx, const hop_node *n)
+vjp_inv(hop_vjp_ctx *cx, const hop_node *n, hop_graph *g)
 {
-    if (!wants(cx, n, 0))
-        return HOP_OK;
-    hop_graph *g = hop_vjp_out(cx);
     hop_node *y = hop_vjp_primal(cx, n), *yt = mT(g, y);
     return acc(cx, n, 0, neg(g, mm(g, mm(g, yt, hop_vjp_ct(cx, n, 0)), yt)));
 }
 
 /* det: d' d inv(A)^T; slogdet: l' inv(A)^T. */
 static hop_status
-vjp_det(hop_vjp_ctx *cx, const hop_node *n)
+vjp_det(hop_vjp_ctx *cx, const hop_node *n, hop_graph *g)
 {
-    if (!wants(cx, n, 0))
-        return HOP_OK;
-    hop_graph *g = hop_vjp_out(cx);
     hop_node *a = hop_vjp_primal(cx, n->args[0].u.node), *ct = hop_vjp_ct(cx, n, 0);
     hop_node *w;
     if (n->op == HOP_OP_linalg_det)
@@ -255,11 +246,8 @@ vjp_det(hop_vjp_ctx *cx, const hop_node *n)
 }
 
 static hop_status
-vjp_cholesky(hop_vjp_ctx *cx, const hop_node *n)
+vjp_cholesky(hop_vjp_ctx *cx, const hop_node *n, hop_graph *g)
 {
-    if (!wants(cx, n, 0))
-        return HOP_OK;
-    hop_graph *g = hop_vjp_out(cx);
     hop_node *l = hop_vjp_primal(cx, n), *lt = mT(g, l);
     const hop_expr *nn = meta(n)->sizes[meta(n)->rank - 1];
     hop_node *p = phi(g, mm(g, lt, hop_vjp_ct(cx, n, 0)), nn);
@@ -405,11 +393,8 @@ jvp_eig(hop_jvp_ctx *cx, const hop_node *n, hop_node *ta)
 }
 
 static hop_status
-vjp_eig(hop_vjp_ctx *cx, const hop_node *n)
+vjp_eig(hop_vjp_ctx *cx, const hop_node *n, hop_graph *g)
 {
-    if (!wants(cx, n, 0))
-        return HOP_OK;
-    hop_graph *g = hop_vjp_out(cx);
     const hop_node *x = n->args[0].u.node;
     const hop_expr *nn = meta(x)->sizes[meta(x)->rank - 1];
     hop_node *ct = hop_vjp_ct(cx, n, 0);
@@ -461,11 +446,8 @@ jvp_eigh(hop_jvp_ctx *cx, const hop_node *n, hop_node *ta)
 }
 
 static hop_status
-vjp_eigh(hop_vjp_ctx *cx, const hop_node *n)
+vjp_eigh(hop_vjp_ctx *cx, const hop_node *n, hop_graph *g)
 {
-    if (!wants(cx, n, 0))
-        return HOP_OK;
-    hop_graph *g = hop_vjp_out(cx);
     const hop_node *x = n->args[0].u.node;
     const hop_expr *nn = meta(x)->sizes[meta(x)->rank - 1];
     hop_node *ct = hop_vjp_ct(cx, n, 0);
@@ -514,11 +496,8 @@ svd_grad(hop_graph *g, hop_node *u, hop_node *s, hop_node *v, hop_node *ubar, ho
 }
 
 static hop_status
-vjp_svd(hop_vjp_ctx *cx, const hop_node *n)
+vjp_svd(hop_vjp_ctx *cx, const hop_node *n, hop_graph *g)
 {
-    if (!wants(cx, n, 0))
-        return HOP_OK;
-    hop_graph *g = hop_vjp_out(cx);
     const hop_node *x = n->args[0].u.node;
     int r = meta(x)->rank;
     const hop_expr *m = meta(x)->sizes[r - 2], *nn = meta(x)->sizes[r - 1];
@@ -544,11 +523,8 @@ vjp_svd(hop_vjp_ctx *cx, const hop_node *n)
 }
 
 static hop_status
-vjp_qr(hop_vjp_ctx *cx, const hop_node *n)
+vjp_qr(hop_vjp_ctx *cx, const hop_node *n, hop_graph *g)
 {
-    if (!wants(cx, n, 0))
-        return HOP_OK;
-    hop_graph *g = hop_vjp_out(cx);
     const hop_node *x = n->args[0].u.node;
     int r = meta(x)->rank;
     const hop_expr *m = meta(x)->sizes[r - 2], *nn = meta(x)->sizes[r - 1], *zero = cnst(g, 0);
@@ -570,44 +546,67 @@ vjp_qr(hop_vjp_ctx *cx, const hop_node *n)
     return acc(cx, n, 0, mT(g, solve(g, rr, mT(g, b))));
 }
 
-hop_status
-hop__vjp_linalg(hop_vjp_ctx *cx, const hop_node *n)
+/* The reverse-mode rules of one differentiable operand, operand 0: the
+ * dispatcher checks that a gradient is wanted for it and gives the rule the
+ * graph being built (solve, of two, checks each operand itself). */
+typedef hop_status (*vjp_rule)(hop_vjp_ctx *cx, const hop_node *n, hop_graph *g);
+
+/* The rule of n's op among those that take complex inputs, or NULL. */
+static vjp_rule
+complex_rule(hop_op op)
 {
-    const hop_arg *a = &n->args[0];
-    bool cplx = a->kind == HOP_ARG_NODE && hop_dtype_is_complex(meta(a->u.node)->dtype);
-    switch (n->op) {
+    switch (op) {
     case HOP_OP_fft:
     case HOP_OP_rfft:
     case HOP_OP_irfft:
-        return vjp_fft(cx, n);
-    case HOP_OP_linalg_solve:
-        return vjp_solve(cx, n);
+        return vjp_fft;
     case HOP_OP_linalg_inv:
-        return vjp_inv(cx, n);
+        return vjp_inv;
     case HOP_OP_linalg_det:
     case HOP_OP_linalg_slogdet:
-        return vjp_det(cx, n);
+        return vjp_det;
     case HOP_OP_linalg_eig:
-        return vjp_eig(cx, n);
+        return vjp_eig;
     default:
-        break;
+        return NULL;
     }
-    if (cplx)
-        return refuse(n, "the gradient for complex inputs");
-    switch (n->op) {
+}
+
+/* The rule of n's op among those for real inputs only, or NULL. */
+static vjp_rule
+real_rule(hop_op op)
+{
+    switch (op) {
     case HOP_OP_linalg_cholesky:
-        return vjp_cholesky(cx, n);
+        return vjp_cholesky;
     case HOP_OP_linalg_eigh:
     case HOP_OP_linalg_eigvalsh:
-        return vjp_eigh(cx, n);
+        return vjp_eigh;
     case HOP_OP_linalg_svd:
     case HOP_OP_linalg_svdvals:
-        return vjp_svd(cx, n);
+        return vjp_svd;
     case HOP_OP_linalg_qr:
-        return vjp_qr(cx, n);
+        return vjp_qr;
     default:
-        return refuse(n, "this gradient");
+        return NULL;
     }
+}
+
+hop_status
+hop__vjp_linalg(hop_vjp_ctx *cx, const hop_node *n)
+{
+    if (n->op == HOP_OP_linalg_solve)
+        return vjp_solve(cx, n);
+    const hop_arg *a = &n->args[0];
+    bool cplx = a->kind == HOP_ARG_NODE && hop_dtype_is_complex(meta(a->u.node)->dtype);
+    vjp_rule rule = complex_rule(n->op);
+    if (rule == NULL && cplx)
+        return refuse(n, "the gradient for complex inputs");
+    if (rule == NULL && (rule = real_rule(n->op)) == NULL)
+        return refuse(n, "this gradient");
+    if (!wants(cx, n, 0))
+        return HOP_OK;
+    return rule(cx, n, hop_vjp_out(cx));
 }
 
 /* Forward mode of solve, inv, det, slogdet; the decompositions refuse. */

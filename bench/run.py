@@ -47,7 +47,7 @@ if _build and os.path.isdir(os.path.join(_build, "python", "hop")):
 import numpy as np  # noqa: E402
 
 import hop  # noqa: E402
-from workloads import best_cpu_ns, chain_fn, nested, repeated  # noqa: E402
+from workloads import best_cpu_ns, chain_fn, nested, nested_program, repeated  # noqa: E402
 
 try:
     import torch
@@ -287,26 +287,6 @@ def r_trace_node():
                   f"{s['make_fx'].median / h['median']:.0f}x)")
     met = t["median"] / h["median"] >= 150 if t else None  # issue #30's target
     return result("ns/node", h, None, t, met, speedup(t, h, "fx"), notes, extra)
-
-
-def nested_program(nseg):
-    """nseg segments of map -> wrap -> 20 ops, cond with a 20-op branch and
-    invoke_subgraph of a 20-op block (shared after the first call)."""
-    def block(v, y):
-        for _ in range(5):
-            v = v * y
-            v = v + 1.0
-            v = v.relu()
-            v = v - 0.5
-        return v
-
-    def f(x, y):
-        for _ in range(nseg):
-            a = hop.map(lambda r, y: hop.wrap(block, r, y), x, y)
-            b = hop.cond(a.sum() > 0, lambda a, y: block(a, y), lambda a, y: a - y, (a, y))
-            x = hop.invoke_subgraph(block, b, y)
-        return x
-    return f
 
 
 def count_nodes(gm):

@@ -61,3 +61,23 @@ def nested(depth):
         inner = level(k - 1)
         return lambda v: hop.wrap(inner, v)
     return level(depth)
+
+
+def nested_program(nseg):
+    """nseg segments of map -> wrap -> 20 ops, cond with a 20-op branch and
+    invoke_subgraph of a 20-op block (shared after the first call)."""
+    def block(v, y):
+        for _ in range(5):
+            v = v * y
+            v = v + 1.0
+            v = v.relu()
+            v = v - 0.5
+        return v
+
+    def f(x, y):
+        for _ in range(nseg):
+            a = hop.map(lambda r, y: hop.wrap(block, r, y), x, y)
+            b = hop.cond(a.sum() > 0, lambda a, y: block(a, y), lambda a, y: a - y, (a, y))
+            x = hop.invoke_subgraph(block, b, y)
+        return x
+    return f

@@ -52,6 +52,12 @@ check_reachable(hop_call *c, const char *what, size_t i, const hop_node *v)
         return hop_error(HOP_TRACE,
                          "%s: %s %zu (%s) was created in subgraph %s, whose tracing has ended",
                          c->cls->name, what, i, v->name, hop_tracer_graph(owner)->name);
+    /* A tracer that has not ended is on the stack, which is the current
+     * tracer and its ancestors: while c->parent is current, owner encloses
+     * it without the walk (O(depth) per operand: a nest's bodies hand the
+     * root's values on, lifted at each level, issue #30). */
+    if (c->parent == hop_output_graph_current(c->og))
+        return HOP_OK;
     for (const hop_tracer *p = c->parent; p; p = hop_tracer_parent(p))
         if (p == owner)
             return HOP_OK;

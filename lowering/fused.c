@@ -224,26 +224,6 @@ member_of(hop_lower_ctx *cx, const hop_arg *a, int before)
     return m && m->group == cx->group && m->member >= 0 && m->member < before ? m->member : -1;
 }
 
-/* Text of a member (the `index`th) for the dump: op(args) with fused
- * operands nested. */
-static void
-member_text(hop_lower_ctx *cx, hop__buf *b, const hop_node *n, int index)
-{
-    hop__buf_puts(b, hop_node_target(n));
-    hop__buf_append(b, "(", 1);
-    for (size_t i = 0; i < n->nargs; i++) {
-        const hop_arg *a = &n->args[i];
-        if (i)
-            hop__buf_append(b, ", ", 2);
-        int k = member_of(cx, a, index);
-        if (k >= 0)
-            member_text(cx, b, a->u.node, k);
-        else
-            hop__arg_text(b, a);
-    }
-    hop__buf_append(b, ")", 1);
-}
-
 /* A SymInt operand (a symbol, or a SymInt node) as the int program that
  * computes it: a constant, or the node's register read as a one-symbol
  * program. */
@@ -279,30 +259,177 @@ sym_operand(hop_lower_ctx *cx, const hop_arg *a, const hop__xprog **out)
     return *out ? HOP_OK : HOP_NOMEM;
 }
 
-/*
- * Builds the group of members (graph order, root last) writing slot out.
- * With out < 0 it only checks the limits (fusion planning, before the
- * operands have values).  HOP_UNSUPPORTED when the group is too big.
- */
-hop_status
-hop__fused_build(hop_lower_ctx *cx, const hop_node *root, const hop_node *const *members, int nm,
-                 int32_t out, hop__fgroup **out_group, const char **note)
+/* ------------------------------------------------------------- its text */
+
+/* An argument of a member in the group's text: another member's text, a
+ * scalar printed when asked, or a text (a node's name or an argument of
+ * another kind, in the plan's arena). */
+typedef struct ftleaf {
+    int32_t member;    /* >= 0: that member's text */
+    hop_arg_kind kind; /* INT, FLOAT, BOOL: u holds it; else u.text */
+    union {
+        const char *text;
+        int64_t i;
+        double f;
+        bool b;
+    } u;
+} ftleaf;
+
+/* What describe_group needs to write a group's text (hop__fgroup.describe):
+ * each member's op (the step's) and its arguments, first[m] .. first[m+1]
+ * of leaves. */
+typedef struct ftext {
+    const hop__fgroup *g;
+    int32_t *first;
+    ftleaf *leaves;
+} ftext;
+
+static void
+describe_member(const ftext *t, int m, hop__buf *b)
 {
-    bool dry = out < 0;
-    /* Built whole here (dry: in the caller's scratch), then the plan keeps
-     * hop__fgroup_size bytes of it. */
-    hop__fgroup scratch;
-    hop__fgroup *g = dry ? *out_group : &scratch;
+    hop__buf_puts(b, hop_op_get(t->g->steps[m].op)->name);
+    hop__buf_append(b, "(", 1);
+    for (int32_t j = t->first[m]; j < t->first[m + 1]; j++) {
+        const ftleaf *l = &t->leaves[j];
+        if (j > t->first[m])
+            hop__buf_append(b, ", ", 2);
+        if (l->member >= 0) {
+            describe_member(t, l->member, b);
+        } else if (l->kind == HOP_ARG_INT || l->kind == HOP_ARG_FLOAT || l->kind == HOP_ARG_BOOL) {
+            hop_arg a = {.kind = l->kind};
+            if (l->kind == HOP_ARG_INT)
+                a.u.i = l->u.i;
+            else if (l->kind == HOP_ARG_FLOAT)
+                a.u.f = l->u.f;
+            else
+                a.u.b = l->u.b;
+            hop__arg_text(b, &a);
+        } else {
+            hop__buf_puts(b, l->u.text);
+        }
+    }
+    hop__buf_append(b, ")", 1);
+}
+
+/* The group's text: its root member's op over its arguments, fused
+ * operands nested (`mul(add(x, 1), y)`). */
+static void
+describe_group(const void *desc, hop__buf *b)
+{
+    const ftext *t = desc;
+    describe_member(t, t->g->nsteps - 1, b);
+}
+
+/* Arg a of a member as a leaf whose text is made now: a node's name or an
+ * argument of a kind a scalar leaf does not hold, copied into the plan. */
+static hop_status
+text_leaf(hop_lower_ctx *cx, const hop_arg *a, ftleaf *l)
+{
+    if (a->kind == HOP_ARG_NODE) {
+        l->u.text = hop__arena_strdup(&cx->plan->arena, a->u.node->name);
+        return l->u.text ? HOP_OK : HOP_NOMEM;
+    }
+    hop__buf b;
+    hop__buf_init(&b);
+    hop__arg_text(&b, a);
+    char *s = hop__buf_finish(&b);
+    if (s == NULL)
+        return HOP_NOMEM;
+    l->u.text = hop__arena_strdup(&cx->plan->arena, s);
+    hop_free(s);
+    return l->u.text ? HOP_OK : HOP_NOMEM;
+}
+
+/* The leaf of argument i of member s: an operand the steps describe
+ * (another member through the register it wrote, an input, a scalar), or
+ * else a text (in_names: the inputs' names, copied once a group). */
+static hop_status
+member_leaf(hop_lower_ctx *cx, const hop__fbuilt *bt, const hop_node *n, int s, size_t i,
+            const int *writer, const char **in_names, ftleaf *l)
+{
+    const hop_arg *a = &n->args[i];
+    const hop__fopnd *o = (int)i < bt->g->steps[s].nin ? &bt->g->steps[s].in[i] : NULL;
+    l->member = -1;
+    l->kind = a->kind;
+    if (o && o->src == HOP__F_REG) {
+        l->member = writer[o->idx];
+    } else if (o && o->src == HOP__F_INPUT) {
+        if (in_names[o->idx] == NULL &&
+            (in_names[o->idx] = hop__arena_strdup(&cx->plan->arena, a->u.node->name)) == NULL)
+            return HOP_NOMEM;
+        l->kind = HOP_ARG_NODE;
+        l->u.text = in_names[o->idx];
+    } else if (a->kind == HOP_ARG_INT) {
+        l->u.i = a->u.i;
+    } else if (a->kind == HOP_ARG_FLOAT) {
+        l->u.f = a->u.f;
+    } else if (a->kind == HOP_ARG_BOOL) {
+        l->u.b = a->u.b;
+    } else {
+        int k = o ? -1 : member_of(cx, a, s); /* an argument past the operands */
+        if (k >= 0)
+            l->member = k;
+        else
+            return text_leaf(cx, a, l);
+    }
+    return HOP_OK;
+}
+
+/* Keeps in the plan what describe_group needs to write b's text when asked
+ * (each member's arguments as leaves), in place of the text itself. */
+static hop_status
+group_text(hop_lower_ctx *cx, const hop_node *const *members, const hop__fbuilt *bt)
+{
+    hop__fgroup *g = bt->g;
+    size_t nleaves = 0;
+    for (int s = 0; s < g->nsteps; s++)
+        nleaves += members[s]->nargs;
+    ftext *t = hop__arena_alloc(&cx->plan->arena, sizeof *t);
+    int32_t *first = hop__arena_alloc(&cx->plan->arena, (size_t)(g->nsteps + 1) * sizeof *first);
+    ftleaf *leaves = hop__arena_alloc(&cx->plan->arena, (nleaves ? nleaves : 1) * sizeof *leaves);
+    if (t == NULL || first == NULL || leaves == NULL)
+        return HOP_NOMEM;
+    int writer[HOP__F_MAXREGS]; /* the member whose result a register holds now */
+    const char *in_names[HOP__F_MAXIN] = {NULL};
+    int32_t j = 0;
+    for (int s = 0; s < g->nsteps; s++) {
+        first[s] = j;
+        for (size_t i = 0; i < members[s]->nargs; i++) {
+            hop_status st = member_leaf(cx, bt, members[s], s, i, writer, in_names, &leaves[j++]);
+            if (st != HOP_OK)
+                return st;
+        }
+        if (g->steps[s].out >= 0)
+            writer[g->steps[s].out] = s;
+    }
+    first[g->nsteps] = j;
+    *t = (ftext){.g = g, .first = first, .leaves = leaves};
+    g->text = NULL;
+    g->describe = describe_group;
+    g->desc = t;
+    return HOP_OK;
+}
+
+/*
+ * Builds the steps of the group of members (graph order, root last) into g:
+ * everything that does not need the operands' values, so fusion planning
+ * builds each group once, before the operands have slots, and
+ * hop__fused_finish completes it.  in_nodes gets the tensor inputs.
+ * HOP_UNSUPPORTED when the group is too big (quiet: with no message).
+ */
+static hop_status
+build_steps(hop_lower_ctx *cx, const hop_node *root, const hop_node *const *members, int nm,
+            bool quiet, hop__fgroup *g, const hop_node **in_nodes)
+{
     if (nm > HOP__F_MAXSTEPS)
-        return full(dry, "steps");
+        return full(quiet, "steps");
     /* Each step is zeroed as it is built (the steps past nm are never read):
-     * a dry build that fails at its 8th input of 64 members zeroed ~10 KB
+     * a build that fails at its 8th input of 64 members zeroed ~10 KB
      * (~6 K instructions of every node of a long chain, issue #30). */
     memset(g, 0, hop__fgroup_bytes(0));
-    const hop_node *in_nodes[HOP__F_MAXIN];
     int reg_of[HOP__F_MAXSTEPS]; /* register of each member's result */
     bool busy[HOP__F_MAXREGS] = {false};
-    g->out = out;
+    g->out = -1;
     g->odtype = root->meta->meta.dtype;
     for (int s = 0; s < nm; s++) {
         const hop_node *n = members[s];
@@ -335,17 +462,14 @@ hop__fused_build(hop_lower_ctx *cx, const hop_node *root, const hop_node *const 
                     k++;
                 if (k == g->ninputs) {
                     if (g->ninputs == HOP__F_MAXIN)
-                        return full(dry, "inputs");
+                        return full(quiet, "inputs");
                     in_nodes[g->ninputs] = a->u.node;
                     g->in_dtype[g->ninputs++] = o->have;
                 }
                 o->src = HOP__F_INPUT;
                 o->idx = (uint8_t)k;
             } else if (a->kind == HOP_ARG_NODE || a->kind == HOP_ARG_SYM) {
-                o->src = HOP__F_SYM;
-                hop_status rc = dry ? HOP_OK : sym_operand(cx, a, &o->x);
-                if (rc != HOP_OK)
-                    return rc;
+                o->src = HOP__F_SYM; /* its program: hop__fused_finish */
                 o->have = o->need;
             } else {
                 o->src = HOP__F_SCALAR;
@@ -360,7 +484,7 @@ hop__fused_build(hop_lower_ctx *cx, const hop_node *root, const hop_node *const 
             while (r < HOP__F_MAXREGS && busy[r])
                 r++;
             if (r == HOP__F_MAXREGS)
-                return full(dry, "registers");
+                return full(quiet, "registers");
             busy[r] = true;
             st->out = r;
             reg_of[s] = r;
@@ -374,41 +498,61 @@ hop__fused_build(hop_lower_ctx *cx, const hop_node *root, const hop_node *const 
     }
     g->nsteps = nm;
     hop__fgroup_seal(g);
-    if (dry)
-        return HOP_OK;
+    return HOP_OK;
+}
+
+hop_status
+hop__fused_build(hop_lower_ctx *cx, const hop_node *root, const hop_node *const *members, int nm,
+                 bool quiet, hop__fbuilt **out)
+{
+    /* Built whole in scratch (~10 KB, one per lowering), then the plan
+     * keeps hop__fgroup_size bytes of it. */
+    if (cx->fscratch == NULL &&
+        (cx->fscratch = hop__arena_alloc(&cx->tmp, sizeof *cx->fscratch)) == NULL)
+        return HOP_NOMEM;
+    hop__fbuilt *b = hop__arena_alloc(&cx->tmp, sizeof *b);
+    if (b == NULL)
+        return HOP_NOMEM;
+    hop_status st = build_steps(cx, root, members, nm, quiet, cx->fscratch, b->in_nodes);
+    if (st != HOP_OK)
+        return st;
+    size_t size = hop__fgroup_size(cx->fscratch);
+    if ((b->g = hop__arena_alloc(&cx->plan->arena, size)) == NULL)
+        return HOP_NOMEM;
+    memcpy(b->g, cx->fscratch, size);
+    *out = b;
+    return HOP_OK;
+}
+
+hop_status
+hop__fused_finish(hop_lower_ctx *cx, const hop_node *const *members, const hop__fbuilt *b,
+                  int32_t out)
+{
+    hop__fgroup *g = b->g;
+    g->out = out;
+    if (g->has_sym) {
+        for (int s = 0; s < g->nsteps; s++) {
+            hop__fstep *st = &g->steps[s];
+            for (int i = 0; i < st->nin; i++) {
+                hop_status rc = st->in[i].src == HOP__F_SYM
+                                    ? sym_operand(cx, &members[s]->args[i], &st->in[i].x)
+                                    : HOP_OK;
+                if (rc != HOP_OK)
+                    return rc;
+            }
+        }
+    }
     for (int k = 0; k < g->ninputs; k++) {
         hop_pval v;
-        hop_status rc = hop__value_of(cx, in_nodes[k], &v);
+        hop_status rc = hop__value_of(cx, b->in_nodes[k], &v);
         if (rc != HOP_OK)
             return rc;
         if (v.kind != HOP_PVAL_TENSOR)
-            return hop_error(HOP_VERIFY, "lowering: %s is not a tensor", in_nodes[k]->name);
+            return hop_error(HOP_VERIFY, "lowering: %s is not a tensor", b->in_nodes[k]->name);
         g->inputs[k] = v.id;
     }
     small_plan(cx, g);
-    /* The dump's note `root = text` and the group's text are one string
-     * (the text its tail): one formatting, one copy. */
-    hop__buf b;
-    hop__buf_init(&b);
-    hop__buf_puts(&b, root->name);
-    hop__buf_puts(&b, " = ");
-    size_t lead = b.len;
-    member_text(cx, &b, root, nm - 1);
-    char *text = hop__buf_finish(&b);
-    if (text == NULL)
-        return HOP_NOMEM;
-    *note = hop__arena_strdup(&cx->plan->arena, text);
-    hop_free(text);
-    if (*note == NULL)
-        return HOP_NOMEM;
-    g->text = *note + lead;
-    size_t size = hop__fgroup_size(g);
-    hop__fgroup *kept = hop__arena_alloc(&cx->plan->arena, size);
-    if (kept == NULL)
-        return HOP_NOMEM;
-    memcpy(kept, g, size);
-    *out_group = kept;
-    return HOP_OK;
+    return group_text(cx, members, b);
 }
 
 /* Numel of a slot with constant sizes whose elements are contiguous: the

@@ -320,6 +320,7 @@ plan_fusion(hop_lower_ctx *cx, const hop_graph *g)
         m->absorbed = false;
         m->preassigned = false;
         m->dests = NULL;
+        m->built = NULL;
         m->v.kind = HOP_PVAL_NONE;
     }
     if (cx->opts.no_fusion)
@@ -328,8 +329,8 @@ plan_fusion(hop_lower_ctx *cx, const hop_graph *g)
         hop__vmap *m = vmap_get(cx, n, false);
         m->absorbed = absorbable(cx, n, m);
     }
-    /* Where the dry builds check the limits (each overwrites it whole). */
-    hop__fgroup *fg = NULL;
+    /* Each group is built here once, its limits checked, and compile_group
+     * finishes it (building it again there cost ~40% of lowering a chain). */
     for (const hop_node *n = g->last; n; n = n->prev) {
         hop__vmap *m = vmap_get(cx, n, false);
         if (m->absorbed || !m->fusable)
@@ -340,14 +341,15 @@ plan_fusion(hop_lower_ctx *cx, const hop_graph *g)
             bool full = false;
             collect(cx, n, members, &nm, order, &no, HOP__F_MAXSTEPS + 1, &full);
             if (no == 1)
-                break; /* the root alone: nothing to cut whatever a dry build says, and
+                break; /* the root alone: nothing to cut whatever a build says, and
                           compile_group reports why it does not fit */
-            if (fg == NULL && (fg = hop__arena_alloc(&cx->tmp, sizeof *fg)) == NULL)
-                return HOP_NOMEM;
-            if (!full && nm <= HOP__F_MAXSTEPS &&
-                hop__fused_build(cx, n, members, nm, -1, &fg, NULL) == HOP_OK)
+            hop_status st = full || nm > HOP__F_MAXSTEPS
+                                ? HOP_UNSUPPORTED
+                                : hop__fused_build(cx, n, members, nm, true, &m->built);
+            if (st == HOP_OK)
                 break;
-            hop_error_clear();
+            if (st != HOP_UNSUPPORTED)
+                return st;
             /* Too big: the deepest member becomes the root of a group of its
              * own, so a long chain splits into full groups (each node is cut
              * at most once). */
@@ -357,6 +359,9 @@ plan_fusion(hop_lower_ctx *cx, const hop_graph *g)
     return HOP_OK;
 }
 
+/* The group rooted at root: as fusion planning built it (each group's
+ * members stay as planning left them: a cut only ever splits the group
+ * being planned), or built here (a root alone, no fusion planned). */
 static hop_status
 compile_group(hop_lower_ctx *cx, const hop_node *root)
 {
@@ -364,15 +369,20 @@ compile_group(hop_lower_ctx *cx, const hop_node *root)
     int nm = 0, no = 0;
     bool full = false;
     collect(cx, root, members, &nm, order, &no, HOP__F_MAXSTEPS + 1, &full);
+    hop__vmap *m = vmap_get(cx, root, false);
+    hop__fbuilt *b = m ? m->built : NULL;
+    if (m)
+        m->built = NULL; /* a graph lowered twice builds its groups twice */
     int32_t out;
     hop_status st = storage_for(cx, root, &out);
-    hop__fgroup *g = NULL;
-    const char *note = NULL;
+    if (st == HOP_OK && b == NULL)
+        st = hop__fused_build(cx, root, members, nm, false, &b);
     if (st == HOP_OK)
-        st = hop__fused_build(cx, root, members, nm, out, &g, &note);
+        st = hop__fused_finish(cx, members, b, out);
     if (st != HOP_OK)
         return st;
-    if (hop__emit(cx, HOP__OP_Fused, out, g->ninputs, g->nsteps, g, note) < 0)
+    const hop__fgroup *g = b->g;
+    if (hop__emit(cx, HOP__OP_Fused, out, g->ninputs, g->nsteps, b->g, NULL) < 0)
         return HOP_NOMEM;
     for (int i = 0; i < g->ninputs; i++)
         if ((st = hop__access(cx, g->inputs[i])) != HOP_OK)

@@ -94,6 +94,9 @@ typedef struct hop__vmap {
      * group quadratic in its length. */
     uint32_t group;
     int member;
+    /* A group root: its group as fusion planning built it, which
+     * compile_group finishes (NULL: it builds the group itself). */
+    struct hop__fbuilt *built;
 } hop__vmap;
 
 typedef struct hop__xcache hop__xcache;
@@ -125,7 +128,8 @@ struct hop_lower_ctx {
     hop_shape_env *env;
     hop_lower_options opts;
     hop__arena tmp;
-    uint32_t group; /* the last group collect numbered (hop__vmap.group) */
+    uint32_t group;        /* the last group collect numbered (hop__vmap.group) */
+    hop__fgroup *fscratch; /* where fused groups are built (tmp arena) */
     /* The values by node: an open-addressed table of vcap entries (a power
      * of two, at most half used; NULL: free) into cx->tmp's hop__vmaps. */
     hop__vmap **values;
@@ -266,14 +270,26 @@ const char *hop__node_text(hop_lower_ctx *cx, const hop_node *n);
 
 /* n can be a member of a fused group. */
 bool hop__fused_ok(const hop_node *n);
-/* The group of members (graph order, root last, as lower.c's collect made
- * them: each member's hop__vmap has group cx->group and its index) writing
- * slot out, and its note for the dump (`root = text`, in the plan's arena,
- * into *note); with out < 0 only checks the limits (fusion planning, before
- * the operands have values, into *out_group; note is not used).
- * HOP_UNSUPPORTED when the group is too big (dry: with no error message). */
+/* A fused group whose steps are built (its limits checked), as fusion
+ * planning leaves it for compile_group: the group in the plan's arena, its
+ * tensor inputs' nodes (their slots are not known yet). */
+struct hop__fbuilt {
+    hop__fgroup *g;
+    const hop_node *in_nodes[HOP__F_MAXIN];
+};
+typedef struct hop__fbuilt hop__fbuilt;
+/* Builds the steps of the group of members (graph order, root last, as
+ * lower.c's collect made them: each member's hop__vmap has group cx->group
+ * and its index) into *out (tmp arena; the group in the plan's arena).
+ * HOP_UNSUPPORTED when the group is too big (quiet: with no error message,
+ * as fusion planning tries groups that do not fit). */
 hop_status hop__fused_build(hop_lower_ctx *cx, const hop_node *root, const hop_node *const *members,
-                            int nmembers, int32_t out, hop__fgroup **out_group, const char **note);
+                            int nmembers, bool quiet, hop__fbuilt **out);
+/* Completes b, built from the same members, to write slot out: its inputs'
+ * slots, SymInt operands' programs, the small-run plan and what its text
+ * is made from when asked (hop__fgroup.describe). */
+hop_status hop__fused_finish(hop_lower_ctx *cx, const hop_node *const *members,
+                             const hop__fbuilt *b, int32_t out);
 /* A Copy instruction: slot dst <- slot src, elementwise with conversion. */
 hop_status hop__emit_copy(hop_lower_ctx *cx, int32_t dst, int32_t src);
 

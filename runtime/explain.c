@@ -75,12 +75,12 @@ p4_text(const hop_plan *p, const hop__insn *in, hop__buf *b)
         break;
     case HOP__OP_Fused:
     case HOP__OP_Copy:
-        hop__buf_puts(b, ((const hop__fgroup *)in->p4)->text);
+        hop__fgroup_text(in->p4, b);
         break;
     case HOP__OP_IfNot:
     case HOP__OP_If:
         if (in->p4)
-            hop__buf_puts(b, ((const hop__fgroup *)in->p4)->text);
+            hop__fgroup_text(in->p4, b);
         break;
     case HOP__OP_Op:
     case HOP__OP_View:

@@ -556,13 +556,31 @@ contiguous(const hop_tensor *t, int64_t *numel)
     return ok;
 }
 
+void
+hop__fgroup_text(const hop__fgroup *g, hop__buf *b)
+{
+    if (g->text)
+        hop__buf_puts(b, g->text);
+    else if (g->describe)
+        g->describe(g->desc, b);
+    else
+        hop__buf_puts(b, "fused");
+}
+
 static hop_status
 mismatch(const hop__fgroup *g, const hop_tensor *out, const hop_tensor *x)
 {
     hop__ttext a, b;
-    return hop_error(HOP_SHAPE, "%s: operand %s does not broadcast to the result %s",
-                     g->text ? g->text : "fused", hop__tensor_text(&a, x),
-                     hop__tensor_text(&b, out));
+    hop__buf what;
+    hop__buf_init(&what);
+    hop__fgroup_text(g, &what);
+    char *text = hop__buf_finish(&what);
+    if (text == NULL)
+        return HOP_NOMEM;
+    hop_status st = hop_error(HOP_SHAPE, "%s: operand %s does not broadcast to the result %s", text,
+                              hop__tensor_text(&a, x), hop__tensor_text(&b, out));
+    hop_free(text);
+    return st;
 }
 
 /* Runs g with output out and inputs in; sym holds the SYM operands' values

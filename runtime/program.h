@@ -482,7 +482,15 @@ typedef struct hop__fgroup {
      * constant in reg_splat[s], -2 none (a unary step). */
     int8_t reg_arg[HOP__F_MAXSTEPS + 1];
     float reg_splat[HOP__F_MAXSTEPS + 1]; /* the kernel spreads each per pass */
+    /* What the group computes (`mul(add(x, 1), y)`), for EXPLAIN and
+     * messages, through hop__fgroup_text: a fixed text, or else made when
+     * asked by describe(desc, b), the code generator's (which keeps in desc
+     * what it needs, in the plan's arena).  Writing every group's text while
+     * lowering cost ~10% of tracing a chain of ops, and only a dump or an
+     * error reads it (issue #30). */
     const char *text;
+    void (*describe)(const void *desc, hop__buf *b);
+    const void *desc;
     hop__fstep steps[HOP__F_MAXSTEPS];
 } hop__fgroup;
 
@@ -671,6 +679,9 @@ void hop__convert(int64_t n, void *dst, hop_dtype dt, const void *src, hop_dtype
                   int64_t stride);
 /* A group of one copy step: dst dtype <- src dtype (with conversion). */
 void hop__fgroup_copy(hop__fgroup *g, hop_dtype dst, hop_dtype src);
+/* Appends what g computes to b (hop__fgroup.text or .describe; "fused"
+ * when it has neither). */
+void hop__fgroup_text(const hop__fgroup *g, hop__buf *b);
 /* Sets the flags a group's runner reads (has_sym, same_dtypes) from its steps. */
 void hop__fgroup_seal(hop__fgroup *g);
 

@@ -6,14 +6,18 @@ program, counted by callgrind and nothing else (issue #30's scale rows).
 
 KIND is wrap or cond (N calls in one function), nested (N levels), lift (one
 wrap body adding N closed-over tensors), chain (N plain ops: trace_node's
-function, whose N is a multiple of 4) or call (N steady calls of a hop.compile'd
+function, whose N is a multiple of 4), program (trace_lower's program of N
+segments, bench/workloads.py nested_program) or call (N steady calls of a hop.compile'd
 function that reads a global tensor and a list item, run instead of traced); BUILD a build tree (its python/ goes
 first on sys.path; a RelWithDebInfo one names hop's C functions).  The
 program is traced once to warm up, then once more from a C callback that
 libc's bsearch makes through ctypes, so --toggle-collect=ffi_call counts that
 trace alone (the interpreter has no symbols to toggle on).  The cost of one
 unit is the count at N minus the count at a small N, divided by the
-difference (docs/BENCHMARKS.md, the fifth pass of issue #30).
+difference (docs/BENCHMARKS.md, the fifth pass of issue #30).  The counted
+window holds the warm-up trace as well (callgrind reports trace_lower called
+twice), so a unit's figure is two traces' worth; every pass's rows are, so
+they compare with each other.
 """
 import ctypes
 import os
@@ -23,7 +27,7 @@ import warnings
 sys.path.insert(0, os.path.join(sys.argv[1], "python"))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "bench"))
 import hop  # noqa: E402
-from workloads import chain_fn, nested, repeated  # noqa: E402
+from workloads import chain_fn, nested, nested_program, repeated  # noqa: E402
 
 
 def program(kind, n):
@@ -45,6 +49,8 @@ def program(kind, n):
         return (lambda x: hop.wrap(body, x)), (hop.ones(16),)
     if kind == "chain":
         return chain_fn(n), (x, hop.randn(16, seed=2))
+    if kind == "program":
+        return nested_program(n), (hop.randn(8, 16, seed=1), hop.randn(16, seed=2))
     if kind == "call":
         w, scale = hop.randn(16, seed=2), [2.0]
         g = hop.compile(lambda x: x * w + scale[0])  # guards to check: a global, a list item
@@ -53,7 +59,8 @@ def program(kind, n):
             for _ in range(n):
                 g(x)
         return calls, (x,)
-    raise SystemExit(f"unknown kind {kind!r}: wrap, cond, nested, lift, chain or call")
+    raise SystemExit(f"unknown kind {kind!r}: wrap, cond, nested, lift, chain, program "
+                     "or call")
 
 
 def main():

@@ -31,6 +31,12 @@ Categories (--category, comma-separated; "trust" = the six of issue #12,
            argument and rebinding, over calls with a changing world; eager ==
            hop.compile == fullgraph=True in results, printed text and
            effects (or fullgraph refuses before any effect).
+  boundary tests/python/fuzz_boundary.py: Python's own features beside tensor
+           code (text, types and conversions of traced values, exceptions,
+           generators, closures, globals, defaults, the standard library,
+           recursion, *args, methods, identity) over calls with a changing
+           world; eager == hop.compile in values, types, identities, text,
+           exceptions and effects.
 
   saved    tests/python/fuzz_saved.py: hostile saved programs (docs/SAVED_FORMAT.md,
            issue #25): mutants of programs covering every built-in HOP and the C HOPs
@@ -71,7 +77,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 TESTS = os.path.normpath(os.path.join(HERE, "..", "tests", "python"))
 TRUST = ("mutate", "rebind", "argobj", "scalars", "branch", "threads")
-CATEGORIES = ("base", "transforms") + TRUST + ("effects",)
+CATEGORIES = ("base", "transforms") + TRUST + ("effects", "boundary")
 
 
 def _setup_path():
@@ -131,6 +137,9 @@ def worker(category, seed, examples, dtypes, current, inject, stand_in, without=
     elif category == "effects":
         import fuzz_effects as fe
         strategy, check = fe.specs(), fe.check_spec
+    elif category == "boundary":
+        import fuzz_boundary as fb
+        strategy, check = fb.specs(), fb.check_spec
     elif category == "transforms":
         import warnings
 
@@ -325,6 +334,7 @@ def main(argv=None):
                args.checks.split(",") if args.checks else None)
         return 0
 
+    import fuzz_boundary as fb
     import fuzz_effects as fe
     import fuzz_trust as ft
     if args.list:
@@ -334,6 +344,7 @@ def main(argv=None):
         for c in TRUST:
             print(f"{c}: {ft.CATEGORIES[c]}")
         print(f"effects: {fe.CATEGORY}")
+        print(f"boundary: {fb.CATEGORY}")
         return 0
     cats = _categories(ap, args.category)
     if args.examples is None and args.minutes is None and args.rounds is None:
@@ -341,7 +352,8 @@ def main(argv=None):
 
     # SIGTERM as an exception, so that subprocess.run kills the running worker.
     signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
-    return _campaign(args, cats, dtypes, {"base": fp, "effects": fe, "trust": ft})
+    return _campaign(args, cats, dtypes, {"base": fp, "effects": fe, "boundary": fb,
+                                          "trust": ft})
 
 
 def _parser():
@@ -478,7 +490,7 @@ def _save_failure(c, r, out, seed, mods):
     summary = f"{r['kind']}: {r['message']}"
     import fuzz_transforms as ftr
     mod = mods["base"] if c == "base" else ftr if c == "transforms" else \
-        mods["effects"] if c == "effects" else mods["trust"]
+        mods[c] if c in ("effects", "boundary") else mods["trust"]
     path = mod.save_regression(r["spec"], out, summary=summary, seed=seed)
     print(f"    saved {path}\n    spec: {r['spec']}", flush=True)
     return path

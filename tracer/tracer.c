@@ -363,13 +363,18 @@ hop__tracer_scope_end(hop__tracer_scope *s, bool undo, void (*orphan)(void *ctx,
         /* Kept changes now belong to the enclosing scope: an entry is its
          * entry for the tracer unless the tracer had one there already
          * (then this one, a later state, is dropped), so the journal holds
-         * one entry per tracer and open scope, not one per op. */
+         * one entry per tracer and open scope, not one per op.  The entry
+         * of an ended tracer (a body traced and popped inside this scope)
+         * is dropped too: ENDED is final, an undo never rolls such a tracer
+         * back and nothing changes it again, so its entry would only be
+         * carried outward by every enclosing scope's end, O(depth) each in
+         * a nest of bodies (issue #30). */
         size_t k = s->at;
         for (size_t i = s->at; i < j->n; i++) {
             hop__journal_entry *e = &j->items[i];
             bool had = s->outer != 0 && e->prev == s->outer;
             e->t->touched = s->outer;
-            if (!had)
+            if (!had && e->t->state != HOP_TRACER_ENDED)
                 j->items[k++] = *e;
         }
         j->n = k;

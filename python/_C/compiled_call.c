@@ -32,6 +32,7 @@ typedef struct {
 static PyObject *str_call_args, *str_call_kw; /* interned method names */
 static PyObject *str_state, *str_print;       /* "_state", "print" */
 static PyObject *str_space, *str_newline;     /* " ", "\n" */
+static PyObject *str_write;                   /* "write" */
 static PyObject *builtins_dict;               /* builtins.__dict__ (print is read per call) */
 static PyObject *builtins_module;
 static PyObject *sys_dict, *str_stdout; /* sys.__dict__, "stdout" (print_plain) */
@@ -125,14 +126,49 @@ is_builtin_print(PyObject *fn)
            strcmp(((PyCFunctionObject *)fn)->m_ml->ml_name, "print") == 0;
 }
 
+/*
+ * PyFile_WriteObject(obj, file, Py_PRINT_RAW), the builtin print's write:
+ * file.write looked up, then str(obj), then the call, in that order -- the
+ * method looked up as the interpreter's own obj.write(...) does, without
+ * making a bound method for each write (~300 instructions of a replayed
+ * print's two).  0, or -1 with the exception.  (_PyObject_GetMethod is
+ * CPython's, exported through 3.12; later versions take the public path.)
+ */
+static int
+write_raw(PyObject *obj, PyObject *file)
+{
+#if PY_VERSION_HEX < 0x030D0000
+    PyObject *meth = NULL;
+    int unbound = _PyObject_GetMethod(file, str_write, &meth);
+    if (meth == NULL)
+        return -1;
+    PyObject *text = PyObject_Str(obj);
+    PyObject *r = NULL;
+    if (text != NULL) {
+        PyObject *argv[2] = {file, text};
+        r = unbound ? PyObject_Vectorcall(meth, argv, 2, NULL)
+                    : PyObject_Vectorcall(meth, argv + 1, 1, NULL);
+        Py_DECREF(text);
+    }
+    Py_DECREF(meth);
+    if (r == NULL)
+        return -1;
+    Py_DECREF(r);
+    return 0;
+#else
+    return PyFile_WriteObject(obj, file, Py_PRINT_RAW);
+#endif
+}
+
 /* print(*args) as the builtin does it with sep, end, file and flush at their
  * defaults (CPython's builtin_print): nothing when sys.stdout is None, else
  * each argument's str() written to it, " " between, "\n" after -- the same
  * write() calls on the same file, without print's argument parsing, its
- * vararg tuple and a new "\n" string per call.  0, or -1 with the exception
- * a write or a str() raised. */
+ * vararg tuple and a new "\n" string per call.  The arguments are the tree
+ * argtree over leaves (each made when written: no tuple of them).  0, or -1
+ * with the exception a write or a str() raised. */
 static int
-print_plain(PyObject *args)
+print_plain(PyObject *argtree, PyObject *const *leaves)
 {
     PyObject *file = PyDict_GetItemWithError(sys_dict, str_stdout); /* borrowed */
     if (file == NULL) {
@@ -145,42 +181,65 @@ print_plain(PyObject *args)
         return 0;
     Py_INCREF(file); /* (a write may rebind sys.stdout) */
     int rc = 0;
-    for (Py_ssize_t i = 0; rc == 0 && i < PyTuple_GET_SIZE(args); i++) {
+    for (Py_ssize_t i = 0; rc == 0 && i < PyTuple_GET_SIZE(argtree); i++) {
         if (i > 0)
-            rc = PyFile_WriteObject(str_space, file, Py_PRINT_RAW);
-        if (rc == 0)
-            rc = PyFile_WriteObject(PyTuple_GET_ITEM(args, i), file, Py_PRINT_RAW);
+            rc = write_raw(str_space, file);
+        PyObject *v = rc == 0 ? build(PyTuple_GET_ITEM(argtree, i), leaves) : NULL;
+        if (v == NULL)
+            rc = -1;
+        else {
+            rc = write_raw(v, file);
+            Py_DECREF(v);
+        }
     }
     if (rc == 0)
-        rc = PyFile_WriteObject(str_newline, file, Py_PRINT_RAW);
+        rc = write_raw(str_newline, file);
     Py_DECREF(file);
     return rc;
 }
 
-/* One effect of the table with this call's values v: 0, or -1 with the
- * exception the effect raised. */
+/* One effect of the table with this call's values, the tree vtree over
+ * leaves: 0, or -1 with the exception the effect raised.  (The values are
+ * made here, per effect: making them runs no Python code, so the order of
+ * what the user sees is the table's.) */
 static int
-replay_one(PyObject *fx, PyObject *v)
+replay_one(PyObject *fx, PyObject *vtree, PyObject *const *leaves)
 {
     long kind = PyLong_AsLong(PyTuple_GET_ITEM(fx, 0));
     PyObject *target = PyTuple_GET_ITEM(fx, 1), *key = PyTuple_GET_ITEM(fx, 2);
-    PyObject *fn = NULL, *kw = NULL, *r = NULL;
+    PyObject *fn = NULL, *kw = NULL, *r = NULL, *v = NULL;
     int rc = -1;
+    if (kind == FX_PRINT) {
+        /* print(*v[0], **dict(v[1])), print as it is now; the builtin with no
+         * keywords writes each argument as it is made */
+        fn = PyDict_GetItemWithError(builtins_dict, str_print);
+        if (fn == NULL) {
+            if (!PyErr_Occurred())
+                PyErr_SetString(PyExc_NameError, "name 'print' is not defined");
+            return -1;
+        }
+        PyObject *args = PyTuple_GET_ITEM(vtree, 0), *kws = PyTuple_GET_ITEM(vtree, 1);
+        if (PyTuple_CheckExact(args) && PyTuple_CheckExact(kws) && PyTuple_GET_SIZE(kws) == 0 &&
+            is_builtin_print(fn))
+            return print_plain(args, leaves);
+        fn = NULL;
+    }
+    if ((v = build(vtree, leaves)) == NULL)
+        return -1;
     switch (kind) {
-    case FX_PRINT: /* print(*v[0], **dict(v[1])), print as it is now */
+    case FX_PRINT: /* print(*v[0], **dict(v[1])), a print other than the builtin's */
     case FX_CALL:  /* getattr(target, key)(*v[0], **dict(v[1])) */
         if (kind == FX_PRINT) {
+            /* (looked up again: making v ran no Python code) */
             fn = PyDict_GetItemWithError(builtins_dict, str_print);
             if (fn == NULL) {
                 if (!PyErr_Occurred())
                     PyErr_SetString(PyExc_NameError, "name 'print' is not defined");
-                return -1;
+                break;
             }
-            if (PyTuple_GET_SIZE(PyTuple_GET_ITEM(v, 1)) == 0 && is_builtin_print(fn))
-                return print_plain(PyTuple_GET_ITEM(v, 0));
             Py_INCREF(fn);
         } else if ((fn = PyObject_GetAttr(target, key)) == NULL) {
-            return -1;
+            break;
         }
         if (kwargs_of(PyTuple_GET_ITEM(v, 1), &kw) == 0)
             r = PyObject_Call(fn, PyTuple_GET_ITEM(v, 0), kw);
@@ -188,18 +247,24 @@ replay_one(PyObject *fx, PyObject *v)
         Py_XDECREF(r);
         Py_XDECREF(kw);
         Py_DECREF(fn);
-        return rc;
+        break;
     case FX_CELL:
-        return PyCell_Set(target, PyTuple_GET_ITEM(v, 0));
+        rc = PyCell_Set(target, PyTuple_GET_ITEM(v, 0));
+        break;
     case FX_GLOBAL:
-        return PyObject_SetItem(target, key, PyTuple_GET_ITEM(v, 0));
+        rc = PyObject_SetItem(target, key, PyTuple_GET_ITEM(v, 0));
+        break;
     case FX_ATTR:
-        return PyObject_SetAttr(target, key, PyTuple_GET_ITEM(v, 0));
+        rc = PyObject_SetAttr(target, key, PyTuple_GET_ITEM(v, 0));
+        break;
     case FX_ITEM:
-        return PyObject_SetItem(target, PyTuple_GET_ITEM(v, 0), PyTuple_GET_ITEM(v, 1));
+        rc = PyObject_SetItem(target, PyTuple_GET_ITEM(v, 0), PyTuple_GET_ITEM(v, 1));
+        break;
+    default:
+        PyErr_Format(PyExc_SystemError, "_EffectsCall: unknown effect kind %ld", kind);
     }
-    PyErr_Format(PyExc_SystemError, "_EffectsCall: unknown effect kind %ld", kind);
-    return -1;
+    Py_DECREF(v);
+    return rc;
 }
 
 /* The call on the tuple args: NotImplemented (nothing ran) unless it takes
@@ -251,14 +316,13 @@ effects_run(EffectsCallObject *self, PyObject *args, int *ran)
     }
     for (Py_ssize_t i = 0; i < nleaves; i++)
         leaves[i] = traced[i] ? PyTuple_GET_ITEM(outs, k++) : PyTuple_GET_ITEM(self->consts, i);
-    if ((built = build(self->tree, leaves)) == NULL)
-        goto done;
-    PyObject *values = PyTuple_GET_ITEM(built, 1);
+    PyObject *vtrees = PyTuple_GET_ITEM(self->tree, 1);
     for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(self->effects); i++)
-        if (replay_one(PyTuple_GET_ITEM(self->effects, i), PyTuple_GET_ITEM(values, i)) < 0)
+        if (replay_one(PyTuple_GET_ITEM(self->effects, i), PyTuple_GET_ITEM(vtrees, i), leaves) < 0)
             goto done;
-    result = PyTuple_GET_ITEM(built, 0);
-    Py_INCREF(result);
+    built = build(PyTuple_GET_ITEM(self->tree, 0), leaves);
+    result = built;
+    built = NULL;
 done:
     if (leaves != small)
         PyMem_Free(leaves);
@@ -493,7 +557,8 @@ hop_py__compiled_call_init(PyObject *module)
     Py_DECREF(sys);
     if ((str_stdout = PyUnicode_InternFromString("stdout")) == NULL ||
         (str_space = PyUnicode_InternFromString(" ")) == NULL ||
-        (str_newline = PyUnicode_InternFromString("\n")) == NULL)
+        (str_newline = PyUnicode_InternFromString("\n")) == NULL ||
+        (str_write = PyUnicode_InternFromString("write")) == NULL)
         return -1;
     if (PyModule_AddObjectRef(module, "_EffectsCall", (PyObject *)&EffectsCallType) < 0)
         return -1;

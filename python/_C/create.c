@@ -150,6 +150,12 @@ wrap_buffer(PyObject *obj, const char *fname, const hop_py_opnd *want)
         PyErr_Clear();
         if (PyObject_GetBuffer(obj, view, PyBUF_RECORDS_RO) < 0) {
             PyMem_Free(view);
+            /* NumPy refuses a buffer of a dtype it has no format for
+             * (datetime64, timedelta64): hop has no such dtype either */
+            if (PyErr_ExceptionMatches(PyExc_ValueError) && PyObject_HasAttrString(obj, "dtype")) {
+                PyErr_Clear();
+                return unsupported_buffer(obj, fname, NULL);
+            }
             return NULL;
         }
         copy = true; /* read-only memory never gets a writable alias */

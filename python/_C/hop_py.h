@@ -4,8 +4,10 @@
  *   module.c   module init, the exception classes and the one status ->
  *              exception switch (hop_py_raise), dtype objects
  *   tensor.c   hop.Tensor: concrete tensors over runtime tensors, their
- *              methods and operators, constructors, indexing, NumPy interop
- *              (buffer protocol both ways), eager dispatch of ops
+ *              methods and operators, constructors, NumPy interop (buffer
+ *              protocol both ways), eager dispatch of ops; with
+ *              tensor_repr.c, tensor_index.c, user_class.c and the files
+ *              tensor_impl.h lists
  *   trace.c    tracing: the OutputGraph wrapper, proxies (Tensors with a
  *              node instead of data), HOP calls with Python bodies, graph
  *              introspection; with symint.c (SymInt), plan.c (Plan, Ctrl-C)
@@ -150,7 +152,7 @@ PyObject *hop_py__conversion(PyObject *type, const char *fmt, ...);
 PyObject *hop_py__user_text(const char *helper, PyObject *obj, PyObject *text);
 /* A proxy's shape as a tuple of ints and SymInts. */
 PyObject *hop_py_proxy_shape(TensorObject *p);
-/* tensor.c: a new _C._UserClass(fn) descriptor (fn(obj): the class the
+/* user_class.c: a new _C._UserClass(fn) descriptor (fn(obj): the class the
  * user's code sees while hop traces), or NULL with an exception. */
 PyObject *hop_py__user_class_new(PyObject *fn);
 /* Wraps a node of trace `owner` as a proxy Tensor (new reference; tensor.c). */

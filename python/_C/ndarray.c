@@ -15,6 +15,26 @@
  */
 #include "tensor_impl.h"
 
+/* obj.dtype.isnative and obj.flags.aligned, through Python (no NumPy C
+ * API): 1, 0 or -1. */
+static int
+plain_by_attr(PyObject *obj)
+{
+    PyObject *dt = PyObject_GetAttrString(obj, "dtype");
+    PyObject *yes = dt != NULL ? PyObject_GetAttrString(dt, "isnative") : NULL;
+    int r = yes != NULL ? PyObject_IsTrue(yes) : -1;
+    Py_XDECREF(yes);
+    Py_XDECREF(dt);
+    if (r != 1)
+        return r;
+    PyObject *flags = PyObject_GetAttrString(obj, "flags");
+    yes = flags != NULL ? PyObject_GetAttrString(flags, "aligned") : NULL;
+    r = yes != NULL ? PyObject_IsTrue(yes) : -1;
+    Py_XDECREF(yes);
+    Py_XDECREF(flags);
+    return r;
+}
+
 #ifdef HOP_PY_HAVE_NUMPY
 #define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
 #include <numpy/arrayobject.h>
@@ -190,6 +210,15 @@ hop_py__np_borrow(PyObject *obj)
     return t;
 }
 
+int
+hop_py__np_plain(PyObject *obj)
+{
+    if (np_state > 0 && PyArray_Check(obj))
+        return PyArray_ISNOTSWAPPED((PyArrayObject *)obj) &&
+               PyArray_ISALIGNED((PyArrayObject *)obj);
+    return plain_by_attr(obj);
+}
+
 PyObject *
 hop_py__np_from_tensor(PyObject *tensor)
 {
@@ -246,6 +275,12 @@ hop_py__np_borrow(PyObject *obj)
 {
     (void)obj;
     return NULL;
+}
+
+int
+hop_py__np_plain(PyObject *obj)
+{
+    return plain_by_attr(obj);
 }
 
 PyObject *

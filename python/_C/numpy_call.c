@@ -127,7 +127,8 @@ hop_py__plan_run_arrays(PlanObject *p, PyObject *const *args, Py_ssize_t nargs)
 /*
  * Plan.bind_arrays(nargs, captures, scalars) -> a callable f: f(args), for
  * a tuple of exactly nargs ndarrays (exact type), is run_arrays(args,
- * captures, scalars); for any other tuple it is NotImplemented, and the
+ * captures, scalars); for any other tuple (one with an array in the other
+ * byte order or unaligned too) it is NotImplemented, and the
  * caller takes its general path.  hop.compile's call of NumPy code whose
  * environment has no guards to check (python/hop/_compile.py): the type
  * checks in C, no Python frame between the call and the plan.
@@ -164,9 +165,19 @@ array_call_vectorcall(ArrayCallObject *c, PyObject *const *args, size_t nargsf, 
     if (n != c->nargs)
         Py_RETURN_NOTIMPLEMENTED;
     PyObject *type = c->scalars != NULL ? numpy_ndarray_type : (PyObject *)&hop_py_TensorType;
-    for (Py_ssize_t i = 0; i < n; i++)
-        if ((PyObject *)Py_TYPE(PyTuple_GET_ITEM(tup, i)) != type)
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *o = PyTuple_GET_ITEM(tup, i);
+        if ((PyObject *)Py_TYPE(o) != type)
             Py_RETURN_NOTIMPLEMENTED;
+        /* an array in the other byte order or unaligned is never a plan's:
+         * NumPy keeps the order in copies and views and the alignment in
+         * views (hop.compile runs that call eagerly) */
+        int plain = c->scalars != NULL ? hop_py__np_plain(o) : 1;
+        if (plain < 0)
+            return NULL;
+        if (!plain)
+            Py_RETURN_NOTIMPLEMENTED;
+    }
     if (c->scalars == NULL)
         return hop_py__plan_run_tensors(c->plan, &PyTuple_GET_ITEM(tup, 0), n, c->caps,
                                         c->single ? HOP_PY_RUN_SINGLE : HOP_PY_RUN_TUPLE);

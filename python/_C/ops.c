@@ -210,11 +210,110 @@ static const char *const binary_names[] = {"input", "other"};
 HOP_PY_BINARY_OPS(HOP_PY_DEF_BINARY)
 #undef HOP_PY_DEF_BINARY
 
-/* sum mean amax amin prod any all (dim: None, int or tuple) and argmax
- * argmin (dim: None or int). */
+/* --------------------------------------------- ops of (input, args...) */
+
+/*
+ * An op whose Python forms are t.name(args...) and hop.name(input, args...),
+ * the same arguments after input: one method_form and one function_form
+ * parse them for every such op, so that the two forms cannot drift apart.
+ * names[0] is "input"; n arguments follow it, the first nreq required.  run
+ * makes the op's operands from x and the parsed arguments (a[i] borrowed,
+ * NULL when absent) and runs it.
+ */
+enum { MAX_FORM_ARGS = 4 };
+
+/* How run_ints makes an argument after input an operand. */
+typedef enum int_arg {
+    INT_REQUIRED, /* an int */
+    INT_DEFAULT,  /* an int; absent: the form's default */
+    INT_OR_NONE,  /* an int; absent or None: NONE */
+    SIZE,         /* an int or a SymInt */
+    SIZE_OR_NONE, /* an int or a SymInt; absent or None: NONE */
+} int_arg;
+
+typedef struct op_form op_form;
+struct op_form {
+    const char *name;
+    hop_op op;
+    const char *const *names;
+    int n, nreq;
+    PyObject *(*run)(const op_form *f, PyObject *x, PyObject *const *a);
+    int_arg kinds[MAX_FORM_ARGS];    /* run_ints: each argument's kind */
+    int64_t defaults[MAX_FORM_ARGS]; /* run_ints: an INT_DEFAULT's value */
+};
+
 static PyObject *
-reduce_impl(const char *fname, hop_op op, PyObject *x, PyObject *dim, PyObject *keepdim)
+method_form(const op_form *f, PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+            PyObject *kwnames)
 {
+    PyObject *a[MAX_FORM_ARGS];
+    if (hop_py__parse_args(f->name, f->names + 1, f->n, f->nreq, args, nargs, kwnames, a) < 0)
+        return NULL;
+    return f->run(f, self, a);
+}
+
+static PyObject *
+function_form(const op_form *f, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    PyObject *a[MAX_FORM_ARGS + 1];
+    if (hop_py__parse_args(f->name, f->names, f->n + 1, f->nreq + 1, args, nargs, kwnames, a) < 0 ||
+        hop_py__check_tensor_arg(f->name, "input", a[0]) < 0)
+        return NULL;
+    return f->run(f, a[0], a + 1);
+}
+
+/* m_name and f_name of the op_form name##_form. */
+#define HOP_PY_DEF_METHOD(name)                                                                    \
+    static PyObject *m_##name(PyObject *self, PyObject *const *args, Py_ssize_t nargs,             \
+                              PyObject *kwnames)                                                   \
+    {                                                                                              \
+        return method_form(&name##_form, self, args, nargs, kwnames);                              \
+    }
+#define HOP_PY_DEF_FUNCTION(name)                                                                  \
+    static PyObject *f_##name(PyObject *mod, PyObject *const *args, Py_ssize_t nargs,              \
+                              PyObject *kwnames)                                                   \
+    {                                                                                              \
+        return function_form(&name##_form, args, nargs, kwnames);                                  \
+    }
+#define HOP_PY_DEF_FORMS(name, ...) HOP_PY_DEF_METHOD(name) HOP_PY_DEF_FUNCTION(name)
+
+/* The ops whose arguments after input are ints and sizes, by their kinds. */
+static PyObject *
+run_ints(const op_form *f, PyObject *x, PyObject *const *a)
+{
+    hop_py_opnd args[MAX_FORM_ARGS + 1];
+    hop_py__set_tensor_opnd(&args[0], x);
+    for (int i = 0; i < f->n; i++) {
+        hop_py_opnd *o = &args[i + 1];
+        const char *arg = f->names[i + 1];
+        int_arg kind = f->kinds[i];
+        int rc = 0;
+        if (a[i] == NULL && kind == INT_DEFAULT) {
+            o->kind = HOP_PY_INT;
+            o->u.i = f->defaults[i];
+        } else if (kind == INT_OR_NONE && (a[i] == NULL || a[i] == Py_None)) {
+            o->kind = HOP_PY_NONE;
+        } else if (kind == SIZE) {
+            rc = hop_py__to_size_opnd(f->name, arg, a[i], o);
+        } else if (kind == SIZE_OR_NONE) {
+            rc = hop_py__to_opt_size_opnd(f->name, arg, a[i], o);
+        } else {
+            rc = hop_py__to_int_opnd(f->name, arg, a[i], o);
+        }
+        if (rc < 0)
+            return NULL;
+    }
+    return hop_py_run_op(f->op, args, (size_t)f->n + 1);
+}
+
+/* sum mean amax amin prod any all (dim: None, int or tuple) and argmax
+ * argmin (dim: None or int), then keepdim. */
+static PyObject *
+run_reduce(const op_form *f, PyObject *x, PyObject *const *a)
+{
+    const char *fname = f->name;
+    hop_op op = f->op;
+    PyObject *dim = a[0], *keepdim = a[1];
     hop_py_opnd args[3], items[HOP_MAX_RANK];
     hop_py__set_tensor_opnd(&args[0], x);
     if ((op == HOP_OP_argmax || op == HOP_OP_argmin) && dim != NULL && dim != Py_None &&
@@ -261,26 +360,11 @@ reduce_impl(const char *fname, hop_op op, PyObject *x, PyObject *dim, PyObject *
 
 static const char *const reduce_names[] = {"input", "dim", "keepdim"};
 
-#define HOP_PY_DEF_REDUCE(name, ...)                                                               \
-    static PyObject *m_##name(PyObject *self, PyObject *const *args, Py_ssize_t nargs,             \
-                              PyObject *kwnames)                                                   \
-    {                                                                                              \
-        PyObject *a[2];                                                                            \
-        if (hop_py__parse_args(#name, reduce_names + 1, 2, 0, args, nargs, kwnames, a) < 0)        \
-            return NULL;                                                                           \
-        return reduce_impl(#name, HOP_OP_##name, self, a[0], a[1]);                                \
-    }                                                                                              \
-    static PyObject *f_##name(PyObject *mod, PyObject *const *args, Py_ssize_t nargs,              \
-                              PyObject *kwnames)                                                   \
-    {                                                                                              \
-        PyObject *a[3];                                                                            \
-        if (hop_py__parse_args(#name, reduce_names, 3, 1, args, nargs, kwnames, a) < 0 ||          \
-            hop_py__check_tensor_arg(#name, "input", a[0]) < 0)                                    \
-            return NULL;                                                                           \
-        return reduce_impl(#name, HOP_OP_##name, a[0], a[1], a[2]);                                \
-    }
-HOP_PY_REDUCE_OPS(HOP_PY_DEF_REDUCE)
-#undef HOP_PY_DEF_REDUCE
+#define HOP_PY_REDUCE_FORM(name, ...)                                                              \
+    static const op_form name##_form = {#name, HOP_OP_##name, reduce_names, 2, 0, run_reduce};     \
+    HOP_PY_DEF_FORMS(name)
+HOP_PY_REDUCE_OPS(HOP_PY_REDUCE_FORM)
+#undef HOP_PY_REDUCE_FORM
 
 /*
  * The sizes of a star-args method (t.reshape(2, 3), t.reshape((2, 3)),
@@ -363,84 +447,32 @@ HOP_PY_LIST_OPS(HOP_PY_DEF_LIST)
 #undef HOP_PY_DEF_LIST
 
 /* (x, int...) ops: transpose(dim0, dim1), unsqueeze(dim), squeeze(dim=None),
- * select(dim, index), slice(dim, start, end, step). */
-static PyObject *
-transpose_impl(PyObject *x, PyObject *const *a)
-{
-    hop_py_opnd args[3];
-    hop_py__set_tensor_opnd(&args[0], x);
-    if (hop_py__to_int_opnd("transpose", "dim0", a[0], &args[1]) < 0 ||
-        hop_py__to_int_opnd("transpose", "dim1", a[1], &args[2]) < 0)
-        return NULL;
-    return hop_py_run_op(HOP_OP_transpose, args, 3);
-}
-
-static PyObject *
-unsqueeze_impl(PyObject *x, PyObject *const *a)
-{
-    hop_py_opnd args[2];
-    hop_py__set_tensor_opnd(&args[0], x);
-    if (hop_py__to_int_opnd("unsqueeze", "dim", a[0], &args[1]) < 0)
-        return NULL;
-    return hop_py_run_op(HOP_OP_unsqueeze, args, 2);
-}
-
-static PyObject *
-squeeze_impl(PyObject *x, PyObject *const *a)
-{
-    hop_py_opnd args[2];
-    hop_py__set_tensor_opnd(&args[0], x);
-    args[1].kind = HOP_PY_NONE;
-    if (a[0] != NULL && a[0] != Py_None &&
-        hop_py__to_int_opnd("squeeze", "dim", a[0], &args[1]) < 0)
-        return NULL;
-    return hop_py_run_op(HOP_OP_squeeze, args, 2);
-}
-
-static PyObject *
-select_impl(PyObject *x, PyObject *const *a)
-{
-    hop_py_opnd args[3];
-    hop_py__set_tensor_opnd(&args[0], x);
-    if (hop_py__to_int_opnd("select", "dim", a[0], &args[1]) < 0 ||
-        hop_py__to_size_opnd("select", "index", a[1], &args[2]) < 0)
-        return NULL;
-    return hop_py_run_op(HOP_OP_select, args, 3);
-}
-
-static PyObject *
-slice_impl(PyObject *x, PyObject *const *a)
-{
-    hop_py_opnd args[5];
-    hop_py__set_tensor_opnd(&args[0], x);
-    args[1].kind = HOP_PY_INT;
-    args[1].u.i = 0;
-    args[4].kind = HOP_PY_INT;
-    args[4].u.i = 1;
-    if ((a[0] != NULL && hop_py__to_int_opnd("slice", "dim", a[0], &args[1]) < 0) ||
-        hop_py__to_opt_size_opnd("slice", "start", a[1], &args[2]) < 0 ||
-        hop_py__to_opt_size_opnd("slice", "end", a[2], &args[3]) < 0 ||
-        (a[3] != NULL && hop_py__to_int_opnd("slice", "step", a[3], &args[4]) < 0))
-        return NULL;
-    return hop_py_run_op(HOP_OP_slice, args, 5);
-}
-
+ * select(dim, index), slice(dim=0, start=None, end=None, step=1). */
 static const char *const transpose_names[] = {"input", "dim0", "dim1"};
 static const char *const unsqueeze_names[] = {"input", "dim"};
 static const char *const squeeze_names[] = {"input", "dim"};
 static const char *const select_names[] = {"input", "dim", "index"};
 static const char *const slice_names[] = {"input", "dim", "start", "end", "step"};
+/* clang-format off */
+static const op_form transpose_form = {"transpose", HOP_OP_transpose, transpose_names, 2, 2,
+                                      run_ints, {INT_REQUIRED, INT_REQUIRED}};
+static const op_form unsqueeze_form = {"unsqueeze", HOP_OP_unsqueeze, unsqueeze_names, 1, 1,
+                                      run_ints, {INT_REQUIRED}};
+static const op_form squeeze_form = {"squeeze", HOP_OP_squeeze, squeeze_names, 1, 0, run_ints,
+                                    {INT_OR_NONE}};
+static const op_form select_form = {"select", HOP_OP_select, select_names, 2, 2, run_ints,
+                                   {INT_REQUIRED, SIZE}};
+static const op_form slice_form = {"slice", HOP_OP_slice, slice_names, 4, 0, run_ints,
+                                  {INT_DEFAULT, SIZE_OR_NONE, SIZE_OR_NONE, INT_DEFAULT},
+                                  {0, 0, 0, 1}};
+/* clang-format on */
 
-/* X(name, number of arguments after input, required ones); slice has no
- * module function: it would shadow the builtin. */
+/* slice has no module function: it would shadow the builtin. */
 #define HOP_PY_INT_FUNCS(X)                                                                        \
-    X(transpose, 2, 2)                                                                             \
-    X(unsqueeze, 1, 1)                                                                             \
-    X(squeeze, 1, 0)                                                                               \
-    X(select, 2, 2)
-#define HOP_PY_INT_OPS(X)                                                                          \
-    HOP_PY_INT_FUNCS(X)                                                                            \
-    X(slice, 4, 0)
+    X(transpose)                                                                                   \
+    X(unsqueeze)                                                                                   \
+    X(squeeze)                                                                                     \
+    X(select)
 /* Their docstrings: X(name, signature after input, what, input, arguments,
  * result); slice's is in the method table. */
 /* clang-format off */
@@ -457,30 +489,8 @@ static const char *const slice_names[] = {"input", "dim", "start", "end", "step"
       "hop.tensor([1, 3])")
 /* clang-format on */
 
-#define HOP_PY_DEF_INT_METHOD(name, n, nreq)                                                       \
-    static PyObject *m_##name(PyObject *self, PyObject *const *args, Py_ssize_t nargs,             \
-                              PyObject *kwnames)                                                   \
-    {                                                                                              \
-        PyObject *a[n];                                                                            \
-        if (hop_py__parse_args(#name, name##_names + 1, n, nreq, args, nargs, kwnames, a) < 0)     \
-            return NULL;                                                                           \
-        return name##_impl(self, a);                                                               \
-    }
-#define HOP_PY_DEF_INT_FUNC(name, n, nreq)                                                         \
-    static PyObject *f_##name(PyObject *mod, PyObject *const *args, Py_ssize_t nargs,              \
-                              PyObject *kwnames)                                                   \
-    {                                                                                              \
-        PyObject *a[n + 1];                                                                        \
-        if (hop_py__parse_args(#name, name##_names, n + 1, nreq + 1, args, nargs, kwnames, a) <    \
-                0 ||                                                                               \
-            hop_py__check_tensor_arg(#name, "input", a[0]) < 0)                                    \
-            return NULL;                                                                           \
-        return name##_impl(a[0], a + 1);                                                           \
-    }
-HOP_PY_INT_OPS(HOP_PY_DEF_INT_METHOD)
-HOP_PY_INT_FUNCS(HOP_PY_DEF_INT_FUNC)
-#undef HOP_PY_DEF_INT_METHOD
-#undef HOP_PY_DEF_INT_FUNC
+HOP_PY_INT_FUNCS(HOP_PY_DEF_FORMS)
+HOP_PY_DEF_METHOD(slice)
 
 PyObject *
 hop_py__to(PyObject *x, hop_dtype d)
@@ -609,39 +619,15 @@ f_where(PyObject *mod, PyObject *const *args, Py_ssize_t nargs, PyObject *kwname
 }
 
 /* cumsum(dim) and cumprod(dim): dim is required, as in PyTorch. */
-static PyObject *
-scan_impl(const char *fname, hop_op op, PyObject *x, PyObject *dim)
-{
-    hop_py_opnd args[2];
-    hop_py__set_tensor_opnd(&args[0], x);
-    if (hop_py__to_int_opnd(fname, "dim", dim, &args[1]) < 0)
-        return NULL;
-    return hop_py_run_op(op, args, 2);
-}
-
 static const char *const scan_names[] = {"input", "dim"};
-
-#define HOP_PY_DEF_SCAN(name)                                                                      \
-    static PyObject *m_##name(PyObject *self, PyObject *const *args, Py_ssize_t nargs,             \
-                              PyObject *kwnames)                                                   \
-    {                                                                                              \
-        PyObject *a[1];                                                                            \
-        if (hop_py__parse_args(#name, scan_names + 1, 1, 1, args, nargs, kwnames, a) < 0)          \
-            return NULL;                                                                           \
-        return scan_impl(#name, HOP_OP_##name, self, a[0]);                                        \
-    }                                                                                              \
-    static PyObject *f_##name(PyObject *mod, PyObject *const *args, Py_ssize_t nargs,              \
-                              PyObject *kwnames)                                                   \
-    {                                                                                              \
-        PyObject *a[2];                                                                            \
-        if (hop_py__parse_args(#name, scan_names, 2, 2, args, nargs, kwnames, a) < 0 ||            \
-            hop_py__check_tensor_arg(#name, "input", a[0]) < 0)                                    \
-            return NULL;                                                                           \
-        return scan_impl(#name, HOP_OP_##name, a[0], a[1]);                                        \
-    }
-HOP_PY_DEF_SCAN(cumsum)
-HOP_PY_DEF_SCAN(cumprod)
-#undef HOP_PY_DEF_SCAN
+/* clang-format off */
+static const op_form cumsum_form = {"cumsum", HOP_OP_cumsum, scan_names, 1, 1, run_ints,
+                                    {INT_REQUIRED}};
+static const op_form cumprod_form = {"cumprod", HOP_OP_cumprod, scan_names, 1, 1, run_ints,
+                                     {INT_REQUIRED}};
+/* clang-format on */
+HOP_PY_DEF_FORMS(cumsum)
+HOP_PY_DEF_FORMS(cumprod)
 
 /* X(name, what, input, arguments, result) */
 /* clang-format off */

@@ -1,8 +1,9 @@
 /*
  * python/_C/tensor.c - hop.Tensor: the Python object over a runtime tensor
- * (or, for a proxy, over a traced node), its number, sequence, mapping and
- * buffer protocols, Python conversions, getters, indexing, repr, and the
- * eager dispatch of every op (hop_py_run_op).
+ * (or, for a proxy, over a traced node), its number and buffer protocols,
+ * Python conversions, getters, and the eager dispatch of every op
+ * (hop_py_run_op); its repr is tensor_repr.c's, its indexing (mapping and
+ * sequence protocols) tensor_index.c's.
  *
  * Every op is one call of hop_py_run_op with operands in the op table's
  * order (hop/ops.h), built on the stack: concrete operands run at once
@@ -59,19 +60,6 @@ proxy_meta(TensorObject *p)
     return &p->node->meta->meta;
 }
 
-/* `f32[2, 3]` for a concrete tensor or a proxy. */
-static const char *
-tensor_text(TensorObject *o, char *buf, size_t cap)
-{
-    if (o->t != NULL)
-        hop_tensor_print_meta(o->t, buf, cap);
-    else if (o->node != NULL && o->node->meta->kind == HOP_VALUE_TENSOR)
-        hop_meta_print(&o->node->meta->meta, buf, cap);
-    else
-        snprintf(buf, cap, "<traced value>");
-    return buf;
-}
-
 int
 hop_py__tensor_dtype(TensorObject *o, hop_dtype *d)
 {
@@ -86,8 +74,8 @@ hop_py__tensor_dtype(TensorObject *o, hop_dtype *d)
     return 0;
 }
 
-static int
-tensor_rank(TensorObject *o)
+int
+hop_py__tensor_rank(TensorObject *o)
 {
     if (o->t != NULL)
         return o->t->rank;
@@ -164,7 +152,7 @@ concrete_conversion(TensorObject *self, const char *what)
                        "cannot convert the concrete tensor %s to %s during tracing: the graph "
                        "would keep its value at trace time; compute with it as a tensor (its ops "
                        "are recorded) or pass the number as an argument",
-                       tensor_text(self, buf, sizeof buf), what);
+                       hop_py__tensor_text(self, buf, sizeof buf), what);
     return -1;
 }
 
@@ -537,7 +525,7 @@ operand_text(PyObject *o)
 {
     char buf[160];
     if (HOP_PY_IS_TENSOR(o))
-        return PyUnicode_FromString(tensor_text(HOP_PY_TENSOR(o), buf, sizeof buf));
+        return PyUnicode_FromString(hop_py__tensor_text(HOP_PY_TENSOR(o), buf, sizeof buf));
     if (HOP_PY_IS_SYM(o)) {
         PyObject *e = PyObject_GetAttrString(o, "expr");
         if (e == NULL)
@@ -646,7 +634,7 @@ single_element(TensorObject *self, const char *fname, const char *what, const vo
         char buf[160];
         PyErr_Format(hop_py_ShapeError,
                      "%s: only a tensor with one element can be converted to %s, got %s", fname,
-                     what, tensor_text(self, buf, sizeof buf));
+                     what, hop_py__tensor_text(self, buf, sizeof buf));
         return -1;
     }
     *p = t->data; /* every stride is irrelevant when all sizes are 1 */
@@ -732,6 +720,12 @@ hop_py__element_double(const void *p, hop_dtype d)
  * specialisation, see hop/_paths.py), or NULL. */
 static _Thread_local PyObject *bool_hook;
 
+int
+hop_py__bool_hook_set(void)
+{
+    return bool_hook != NULL;
+}
+
 static int truth(PyObject *o);
 
 static int
@@ -799,7 +793,8 @@ truth(PyObject *o)
         char buf[160];
         PyErr_Format(hop_py_ShapeError,
                      "bool(): the truth value of a tensor with %lld elements is ambiguous, got %s",
-                     (long long)hop_tensor_numel(self->t), tensor_text(self, buf, sizeof buf));
+                     (long long)hop_tensor_numel(self->t),
+                     hop_py__tensor_text(self, buf, sizeof buf));
         return -1;
     }
     p = self->t->data;
@@ -821,7 +816,7 @@ not_complex(TensorObject *self, const char *fname, const char *what)
     char buf[160];
     PyErr_Format(PyExc_TypeError,
                  "%s: a complex tensor cannot be converted to %s (use complex()), got %s", fname,
-                 what, tensor_text(self, buf, sizeof buf));
+                 what, hop_py__tensor_text(self, buf, sizeof buf));
     return -1;
 }
 
@@ -890,7 +885,7 @@ nb_index(PyObject *o)
         PyErr_Format(PyExc_TypeError,
                      "only integer tensors of a single element can be converted to an index, "
                      "got %s",
-                     tensor_text(HOP_PY_TENSOR(o), buf, sizeof buf));
+                     hop_py__tensor_text(HOP_PY_TENSOR(o), buf, sizeof buf));
         return NULL;
     }
     return nb_int(o);
@@ -963,7 +958,7 @@ tensor_get_dtype(TensorObject *self, void *closure)
 static PyObject *
 tensor_get_ndim(TensorObject *self, void *closure)
 {
-    int rank = tensor_rank(self);
+    int rank = hop_py__tensor_rank(self);
     return rank < 0 ? NULL : PyLong_FromLong(rank);
 }
 
@@ -977,7 +972,7 @@ tensor_get_is_proxy(TensorObject *self, void *closure)
 static PyObject *
 tensor_get_T(TensorObject *self, void *closure)
 {
-    int rank = tensor_rank(self);
+    int rank = hop_py__tensor_rank(self);
     if (rank < 0)
         return NULL;
     if (rank < 2)
@@ -1013,7 +1008,7 @@ wrap_dim(const char *fname, TensorObject *self, int64_t d, int rank, int *out)
     if (rank == 0 || d < -(int64_t)rank || d >= rank) {
         char buf[160];
         hop_error(HOP_INVALID, "%s: dim %lld out of range for %s", fname, (long long)d,
-                  tensor_text(self, buf, sizeof buf));
+                  hop_py__tensor_text(self, buf, sizeof buf));
         hop_py_raise();
         return -1;
     }
@@ -1367,797 +1362,6 @@ static PyBufferProcs tensor_as_buffer = {
     .bf_releasebuffer = (releasebufferproc)tensor_releasebuffer,
 };
 
-/* ------------------------------------------------------------- indexing */
-
-/* The size of dim d of a tensor when it is known (always for a concrete
- * tensor, for a proxy when the size is a constant). */
-static bool
-known_size(TensorObject *o, int d, int64_t *out)
-{
-    if (o->t != NULL) {
-        *out = o->t->sizes[d];
-        return true;
-    }
-    const hop_meta *m =
-        o->node != NULL && o->node->meta->kind == HOP_VALUE_TENSOR ? &o->node->meta->meta : NULL;
-    return m != NULL && d < m->rank && hop_expr_const_value(m->sizes[d], out);
-}
-
-/* The operands every indexing op starts with: (x, dim). */
-static void
-x_dim_opnds(hop_py_opnd *args, PyObject *x, int dim)
-{
-    hop_py__set_tensor_opnd(&args[0], x);
-    args[1].kind = HOP_PY_INT;
-    args[1].u.i = dim;
-}
-
-/* x[..., index, ...] at dim of x, which is dim odim of the tensor indexed
- * (None and earlier ints move dims). */
-static PyObject *
-index_select(PyObject *x, int dim, int odim, const hop_py_opnd *index)
-{
-    hop_py_opnd args[3];
-    int64_t size;
-    x_dim_opnds(args, x, dim);
-    args[2] = *index;
-    /* IndexError (not the op's InvalidError) so that the sequence protocol
-     * and Python habits work. */
-    if (index->kind == HOP_PY_INT && known_size(HOP_PY_TENSOR(x), dim, &size) &&
-        (index->u.i >= size || index->u.i < -size)) {
-        PyErr_Format(PyExc_IndexError, "index %lld is out of bounds for dim %d with size %lld",
-                     (long long)index->u.i, odim, (long long)size);
-        return NULL;
-    }
-    return hop_py_run_op(HOP_OP_select, args, 3);
-}
-
-static PyObject *
-index_slice(PyObject *x, int dim, PyObject *sl)
-{
-    PySliceObject *s = (PySliceObject *)sl;
-    hop_py_opnd args[5];
-    x_dim_opnds(args, x, dim);
-    if (hop_py__to_opt_size_opnd("__getitem__", "start", s->start, &args[2]) < 0 ||
-        hop_py__to_opt_size_opnd("__getitem__", "stop", s->stop, &args[3]) < 0)
-        return NULL;
-    if (s->step == Py_None) {
-        args[4].kind = HOP_PY_INT;
-        args[4].u.i = 1;
-    } else if (hop_py__to_int_opnd("__getitem__", "step", s->step, &args[4]) < 0) {
-        return NULL;
-    }
-    if (args[2].kind == HOP_PY_NONE && args[3].kind == HOP_PY_NONE && args[4].u.i == 1)
-        return Py_NewRef(x); /* `:` */
-    return hop_py_run_op(HOP_OP_slice, args, 5);
-}
-
-/* Whether o is an integer tensor of rank 0 (concrete or traced): a dynamic
- * index, read when the op runs and clamped (JAX's dynamic_slice). */
-static bool
-dynamic_index(PyObject *o)
-{
-    if (o == NULL || !HOP_PY_IS_TENSOR(o))
-        return false;
-    TensorObject *t = HOP_PY_TENSOR(o);
-    if (t->t != NULL)
-        return t->t->rank == 0 && hop_dtype_is_int(t->t->dtype);
-    const hop_value_info *m = t->node->meta;
-    return m->kind == HOP_VALUE_TENSOR && m->meta.rank == 0 && hop_dtype_is_int(m->meta.dtype);
-}
-
-/* dynamic_slice(x, dim, start, size) */
-static PyObject *
-dynamic_slice(PyObject *x, int dim, PyObject *start, const hop_py_opnd *size)
-{
-    hop_py_opnd args[4];
-    x_dim_opnds(args, x, dim);
-    hop_py__set_tensor_opnd(&args[2], start);
-    args[3] = *size;
-    return hop_py_run_op(HOP_OP_dynamic_slice, args, 4);
-}
-
-/* x[..., i, ...] for a 0-d integer tensor i: dynamic_slice with no size,
- * the element at i (a negative i counts from the end, then it is clamped
- * into the dim) with the dim dropped; a view, traced or not. */
-static PyObject *
-index_dynamic(PyObject *x, int dim, PyObject *i)
-{
-    hop_py_opnd none = {.kind = HOP_PY_NONE};
-    return dynamic_slice(x, dim, i, &none);
-}
-
-/*
- * x[i:j] for a 0-d integer tensor i: a dynamic slice of j - i elements from
- * i (clamped so that it fits, as x[i] is).  Eagerly j - i comes from the
- * values (j an int, a 0-d integer tensor, or None: the dim's size); traced,
- * j must be i + k for an int or SymInt k (hop_py_traced_slice_size).
- */
-static PyObject *
-index_dynamic_slice(PyObject *x, int dim, PyObject *sl)
-{
-    PySliceObject *s = (PySliceObject *)sl;
-    int64_t step = 1, size;
-    if (s->step != Py_None && hop_py__to_int64("__getitem__", "step", s->step, &step) < 0)
-        return NULL;
-    if (step != 1) {
-        PyErr_SetString(PyExc_IndexError,
-                        "__getitem__: a slice with a tensor start takes step 1 (x[i:i + k])");
-        return NULL;
-    }
-    PyObject *k = NULL;
-    hop_py_opnd opnd;
-    if (hop_py_tracing_active()) {
-        if ((k = hop_py_traced_slice_size(s->start, s->stop)) == NULL)
-            return NULL;
-    } else {
-        int64_t i = 0, j;
-        if (hop_tensor_item_int(HOP_PY_TENSOR(s->start)->t, &i) != HOP_OK)
-            return hop_py_raise();
-        if (s->stop == Py_None) {
-            j = HOP_PY_TENSOR(x)->t->sizes[dim];
-        } else if (dynamic_index(s->stop)) {
-            if (hop_tensor_item_int(HOP_PY_TENSOR(s->stop)->t, &j) != HOP_OK)
-                return hop_py_raise();
-        } else if (hop_py__to_int64("__getitem__", "stop", s->stop, &j) < 0) {
-            return NULL;
-        }
-        if (__builtin_sub_overflow(j, i, &size)) {
-            PyErr_SetString(PyExc_OverflowError, "__getitem__: the slice's size overflows int64");
-            return NULL;
-        }
-        k = PyLong_FromLongLong(size);
-    }
-    if (k == NULL || hop_py__to_size_opnd("__getitem__", "size", k, &opnd) < 0) {
-        Py_XDECREF(k);
-        return NULL;
-    }
-    PyObject *r = dynamic_slice(x, dim, s->start, &opnd);
-    Py_DECREF(k);
-    return r;
-}
-
-static PyObject *
-index_unsqueeze(PyObject *x, int dim)
-{
-    hop_py_opnd args[2];
-    x_dim_opnds(args, x, dim);
-    return hop_py_run_op(HOP_OP_unsqueeze, args, 2);
-}
-
-/*
- * t[key]: ints select (the dim goes), slices slice (step > 0), None inserts
- * a dim of size 1, one Ellipsis stands for the dims not indexed; a 0-d
- * integer tensor i (t[i], t[i:i + k]) is a dynamic index, clamped into the
- * dim (JAX's dynamic_slice, docs/AUTODIFF.md).  Every result is a view made
- * of select/slice/unsqueeze/dynamic_slice ops, so it traces too.
- */
-static PyObject *
-tensor_getitem(PyObject *self, PyObject *key)
-{
-    PyObject *const *items = &key;
-    Py_ssize_t n = 1;
-    if (PyTuple_Check(key)) {
-        items = ((PyTupleObject *)key)->ob_item;
-        n = PyTuple_GET_SIZE(key);
-    }
-    int rank = tensor_rank(HOP_PY_TENSOR(self));
-    if (rank < 0)
-        return NULL;
-    int consumed = 0, nell = 0;
-    for (Py_ssize_t i = 0; i < n; i++) {
-        PyObject *k = items[i];
-        if (k == Py_Ellipsis) {
-            nell++;
-        } else if (k == Py_None) {
-            continue;
-        } else if (PySlice_Check(k) || HOP_PY_IS_SYM(k) || dynamic_index(k) ||
-                   (!PyBool_Check(k) && !PyFloat_Check(k) && PyIndex_Check(k))) {
-            consumed++;
-        } else {
-            PyErr_Format(PyExc_TypeError,
-                         "Tensor indices must be ints, slices, None or ..., not %.100s", tname(k));
-            return NULL;
-        }
-    }
-    if (nell > 1) {
-        PyErr_SetString(PyExc_IndexError, "an index can only have a single ellipsis ('...')");
-        return NULL;
-    }
-    if (consumed > rank) {
-        char buf[160];
-        PyErr_Format(PyExc_IndexError, "too many indices for a tensor of %s: %d given",
-                     tensor_text(HOP_PY_TENSOR(self), buf, sizeof buf), consumed);
-        return NULL;
-    }
-    PyObject *cur = Py_NewRef(self);
-    int dim = 0, odim = 0; /* in cur, and in self for messages */
-    for (Py_ssize_t i = 0; cur != NULL && i < n; i++) {
-        PyObject *k = items[i], *next;
-        if (k == Py_Ellipsis) {
-            dim += rank - consumed;
-            odim += rank - consumed;
-            continue;
-        }
-        if (k == Py_None) {
-            next = index_unsqueeze(cur, dim++);
-        } else if (PySlice_Check(k) && dynamic_index(((PySliceObject *)k)->start)) {
-            next = index_dynamic_slice(cur, dim++, k);
-            odim++;
-        } else if (PySlice_Check(k)) {
-            next = index_slice(cur, dim++, k);
-            odim++;
-        } else if (dynamic_index(k)) {
-            next = index_dynamic(cur, dim, k);
-            odim++;
-        } else {
-            hop_py_opnd idx;
-            next = hop_py__to_size_opnd("__getitem__", "index", k, &idx) < 0
-                       ? NULL
-                       : index_select(cur, dim, odim, &idx);
-            odim++;
-        }
-        Py_SETREF(cur, next);
-    }
-    return cur;
-}
-
-static Py_ssize_t
-sq_length(PyObject *self)
-{
-    TensorObject *o = HOP_PY_TENSOR(self);
-    int rank = tensor_rank(o);
-    int64_t n;
-    if (rank < 0)
-        return -1;
-    if (rank == 0) {
-        PyErr_SetString(PyExc_TypeError, "len() of a 0-d tensor");
-        return -1;
-    }
-    if (!known_size(o, 0, &n)) {
-        /* eagerly an int: in a compile trace a conversion (a graph break:
-         * the statement runs in Python), in hop.trace the TraceError */
-        char buf[128];
-        hop_expr_print(o->node->meta->meta.sizes[0], buf, sizeof buf);
-        hop_py__conversion(hop_py_TraceError,
-                           "len() of a traced tensor whose size %s is symbolic; use t.shape[0]",
-                           buf);
-        return -1;
-    }
-    return (Py_ssize_t)n;
-}
-
-/* For iteration (PySeqIter): IndexError past the end stops it. */
-static PyObject *
-sq_item(PyObject *self, Py_ssize_t i)
-{
-    int rank = tensor_rank(HOP_PY_TENSOR(self));
-    if (rank < 0)
-        return NULL;
-    if (rank == 0) {
-        PyErr_SetString(PyExc_TypeError, "iteration over a 0-d tensor");
-        return NULL;
-    }
-    hop_py_opnd idx;
-    idx.kind = HOP_PY_INT;
-    idx.u.i = i;
-    return index_select(self, 0, 0, &idx);
-}
-
-static PyObject *
-tensor_iter(PyObject *self)
-{
-    int rank = tensor_rank(HOP_PY_TENSOR(self));
-    if (rank < 0)
-        return NULL;
-    if (rank == 0) {
-        PyErr_SetString(PyExc_TypeError, "iteration over a 0-d tensor");
-        return NULL;
-    }
-    return PySeqIter_New(self);
-}
-
-/* hop.Tensor.__setitem__ is written in Python (hop/_setitem.py), which
- * registers it once when the package is imported. */
-static PyObject *setitem_impl;
-
-static int
-tensor_setitem(PyObject *self, PyObject *key, PyObject *value)
-{
-    if (value == NULL) {
-        PyErr_SetString(PyExc_TypeError, "hop.Tensor does not support item deletion");
-        return -1;
-    }
-    if (setitem_impl == NULL) {
-        PyErr_SetString(PyExc_TypeError, "hop.Tensor.__setitem__: import hop first");
-        return -1;
-    }
-    PyObject *r = PyObject_CallFunctionObjArgs(setitem_impl, self, key, value, NULL);
-    Py_XDECREF(r);
-    return r == NULL ? -1 : 0;
-}
-
-/* _set_setitem(fn): fn(x, key, value) implements x[key] = value. */
-static PyObject *
-py_set_setitem(PyObject *mod, PyObject *fn)
-{
-    (void)mod;
-    if (!PyCallable_Check(fn)) {
-        PyErr_SetString(PyExc_TypeError, "_set_setitem: fn must be callable");
-        return NULL;
-    }
-    Py_XSETREF(setitem_impl, Py_NewRef(fn));
-    Py_RETURN_NONE;
-}
-
-/* _write(dst, src): src (concrete, dst's shape) copied into dst's memory,
- * converted to dst's dtype; an eager x[key] = value writes its region so.
- * A src sharing dst's storage is copied first (x[1:] = x[:-1]). */
-static PyObject *
-py_write(PyObject *mod, PyObject *const *args, Py_ssize_t nargs)
-{
-    (void)mod;
-    if (nargs != 2 || !HOP_PY_IS_TENSOR(args[0]) || !HOP_PY_IS_TENSOR(args[1]) ||
-        HOP_PY_TENSOR(args[0])->t == NULL || HOP_PY_TENSOR(args[1])->t == NULL) {
-        PyErr_SetString(PyExc_TypeError, "_write(dst, src): two concrete tensors");
-        return NULL;
-    }
-    hop_tensor *dst = HOP_PY_TENSOR(args[0])->t, *src = HOP_PY_TENSOR(args[1])->t;
-    hop_tensor *own = NULL;
-    if (src->storage == dst->storage) {
-        hop_rt_arg a = hop_rt_tensor(src);
-        if ((own = hop_eager_tensor(HOP_OP_clone, &a, 1)) == NULL)
-            return hop_py_raise();
-        src = own;
-    }
-    hop_rt_arg a[2] = {hop_rt_tensor(src), hop_rt_dtype(dst->dtype)};
-    hop_status st = hop_eager_out(HOP_OP_to, a, 2, dst);
-    hop_tensor_release(own);
-    if (st != HOP_OK)
-        return hop_py_raise();
-    Py_RETURN_NONE;
-}
-
-static PyMethodDef setitem_functions[] = {
-    {"_set_setitem", py_set_setitem, METH_O,
-     "_set_setitem(fn): fn(x, key, value) implements hop.Tensor's x[key] = value."},
-    {"_write", (PyCFunction)(void (*)(void))py_write, METH_FASTCALL,
-     "_write(dst, src): src copied into dst's memory (an eager x[key] = value)."},
-    {NULL},
-};
-
-static PyMappingMethods tensor_as_mapping = {
-    .mp_length = sq_length,
-    .mp_subscript = tensor_getitem,
-    .mp_ass_subscript = tensor_setitem,
-};
-
-static PySequenceMethods tensor_as_sequence = {
-    .sq_length = sq_length,
-    .sq_item = sq_item,
-};
-
-/* ----------------------------------------------------------------- repr */
-
-/*
- * The text of a 0-d float tensor whose value prints positionally (finite,
- * 0 or 1e-4 <= |v| < 1e8) under NumPy's default print options: the case of
- * hop/_tensor_api.py's _scalar_text that a compiled function's replayed
- * print(x.sum()) meets on every call, made here without a Python frame:
- * for float32 and float64 the digits NumPy's dragon4 gives, computed
- * exactly (dragon4_text), for float16 NumPy's dragon4 itself
- * (test_tensor.py checks that this and the Python path give the same
- * text).  NULL with no exception: not this case, or NumPy keeps its options
- * elsewhere (_tensor_api._repr_parts is None); the Python path decides.
- */
-static PyObject *repr_parts; /* (numpy.core.arrayprint, its defaults, dragon4_positional),
-                              * Py_None: unavailable */
-static PyObject *repr_kw2, *str_format_options, *repr_eight, *repr_zero, *repr_point;
-
-/* The tuple of the n names, each interned. */
-static PyObject *
-interned_names(const char *const *names, Py_ssize_t n)
-{
-    PyObject *t = PyTuple_New(n);
-    for (Py_ssize_t i = 0; t != NULL && i < n; i++)
-        hop_py_fill(&t, i, PyUnicode_InternFromString(names[i]));
-    return t;
-}
-
-/* Whether NumPy's print options (its dict opts) are its defaults.  The
- * items of opts when it last equalled them are kept: the same keys holding
- * the same (immutable) objects in the same order are equal without
- * comparing strings; anything else is compared in full. */
-static PyObject *repr_default_items; /* list of (key, value) of opts, or NULL */
-
-static int
-options_as_kept(PyObject *opts)
-{
-    if (repr_default_items == NULL || !PyDict_CheckExact(opts) ||
-        PyDict_GET_SIZE(opts) != PyList_GET_SIZE(repr_default_items))
-        return 0;
-    Py_ssize_t pos = 0, i = 0;
-    PyObject *k, *v;
-    while (PyDict_Next(opts, &pos, &k, &v)) {
-        PyObject *kv = PyList_GET_ITEM(repr_default_items, i++);
-        if (PyTuple_GET_ITEM(kv, 0) != k || PyTuple_GET_ITEM(kv, 1) != v)
-            return 0;
-    }
-    return 1;
-}
-
-static int
-options_default(PyObject *opts, PyObject *defaults)
-{
-    if (options_as_kept(opts))
-        return 1;
-    int eq = PyObject_RichCompareBool(opts, defaults, Py_EQ);
-    if (eq == 1 && PyDict_CheckExact(opts)) {
-        Py_XSETREF(repr_default_items, PyDict_Items(opts));
-        if (repr_default_items == NULL)
-            return -1;
-    }
-    return eq;
-}
-
-static int
-repr_parts_load(void)
-{
-    PyObject *api = PyImport_ImportModule("hop._tensor_api");
-    PyObject *parts = api != NULL ? PyObject_CallMethod(api, "_repr_parts", NULL) : NULL;
-    Py_XDECREF(api);
-    if (parts == NULL)
-        return -1;
-    if (parts != Py_None && !(PyTuple_Check(parts) && PyTuple_GET_SIZE(parts) == 3)) {
-        Py_DECREF(parts);
-        PyErr_SetString(PyExc_SystemError, "hop._tensor_api._repr_parts: not 3 parts");
-        return -1;
-    }
-    /* interned, as NumPy's parser first matches keyword names by identity */
-    static const char *const kw2[] = {"precision",  "min_digits", "unique",
-                                      "fractional", "trim",       "sign"};
-    repr_kw2 = interned_names(kw2, 6);
-    str_format_options = PyUnicode_InternFromString("_format_options");
-    repr_eight = PyLong_FromLong(8);
-    repr_zero = PyLong_FromLong(0);
-    repr_point = PyUnicode_InternFromString(".");
-    if (repr_kw2 == NULL || str_format_options == NULL || repr_eight == NULL || repr_zero == NULL ||
-        repr_point == NULL) {
-        Py_DECREF(parts);
-        return -1;
-    }
-    repr_parts = parts;
-    return 0;
-}
-
-/*
- * NumPy's dragon4 text of a float, made exactly with 128-bit integers.  A
- * finite a > 0 is M x 2^E with an integer M of `bits` bits (24 for
- * binary32, 53 for binary64); a decimal is D x 10^k = D x 5^k x 2^k, the
- * powers of two joined into one shift.  In the range scalar_repr prints
- * positionally (1e-4 <= a < 1e8: E >= -67, k >= -20, at most 17 digits)
- * every product below stays under 2^125 (the bounds are at each function).
- */
-typedef unsigned __int128 u128;
-
-static const uint64_t pow10_u64[18] = {1u,
-                                       10u,
-                                       100u,
-                                       1000u,
-                                       10000u,
-                                       100000u,
-                                       1000000u,
-                                       10000000u,
-                                       100000000u,
-                                       1000000000u,
-                                       10000000000u,
-                                       100000000000u,
-                                       1000000000000u,
-                                       10000000000000u,
-                                       100000000000000u,
-                                       1000000000000000u,
-                                       10000000000000000u,
-                                       100000000000000000u};
-
-static uint64_t
-pow5(int k) /* 0 <= k <= 27 */
-{
-    uint64_t r = 1;
-    while (k-- > 0)
-        r *= 5;
-    return r;
-}
-
-/* The sign of D x 10^k - L x 2^e.  (D < 2^57, L < 2^55, -20 <= k <= 7,
- * e >= -69: D x 5^k < 2^57 only when k <= 0 (k > 0 means at most 8
- * digits: below 2^44), shifted by k - e <= 76 for k > 0 and <= 68
- * otherwise; L x 5^-k < 2^102, shifted by at most 14 in binary32's range.) */
-static int
-dec_vs_bin(uint64_t D, int k, uint64_t L, int e)
-{
-    u128 left = D, right = L;
-    if (k >= 0)
-        left *= pow5(k);
-    else
-        right *= pow5(-k);
-    int s = k - e;
-    if (s >= 0)
-        left <<= s;
-    else
-        right <<= -s;
-    return (left > right) - (left < right);
-}
-
-/* M x 2^E x 10^s rounded to an integer, half to even (-7 <= s <= 20:
- * M x 5^s < 2^100, the shift E + s < 0 for binary64 and <= 16 for
- * binary32; 5^-s x 2^-(E+s) < 2^91). */
-static uint64_t
-round_scaled(uint64_t M, int E, int s)
-{
-    u128 num = M, den = 1;
-    if (s >= 0)
-        num *= pow5(s);
-    else
-        den = pow5(-s);
-    if (E + s >= 0)
-        num <<= E + s;
-    else
-        den <<= -(E + s);
-    u128 q = num / den, r2 = (num % den) * 2;
-    if (r2 > den || (r2 == den && (q & 1)))
-        q++;
-    return (uint64_t)q;
-}
-
-/* Whether D x 10^k reads back as the float M x 2^E (M of `bits` bits):
- * inside its rounding interval, whose ends count when M is even (ties round
- * to even) and whose lower half is half as wide at a power of two. */
-static int
-reads_back(uint64_t D, int k, uint64_t M, int E, int bits)
-{
-    int below = dec_vs_bin(D, k, 4 * M - (M == (uint64_t)1 << (bits - 1) ? 1 : 2), E - 2);
-    int above = dec_vs_bin(D, k, 4 * M + 2, E - 2);
-    return (below > 0 || (below == 0 && !(M & 1))) && (above < 0 || (above == 0 && !(M & 1)));
-}
-
-/* The closest decimal of p significant digits to the float M x 2^E whose
- * integer part has j + 1 digits, if one reads back: the correctly rounded
- * one, or when that falls outside the (uneven) rounding interval, its
- * neighbour on the value's other side, the only other candidate.  Returns
- * 1 and sets *D, *k; 0 when none does. */
-static int
-digits_of(uint64_t M, int E, int bits, int j, int p, uint64_t *D, int *k)
-{
-    int kk = j - p + 1;
-    uint64_t d = round_scaled(M, E, -kk);
-    if (d == pow10_u64[p]) { /* 9.99 rounded up to 10.0 */
-        d = pow10_u64[p - 1];
-        kk++;
-    }
-    if (!reads_back(d, kk, M, E, bits)) {
-        if (dec_vs_bin(d, kk, M, E) > 0) {
-            if (--d < pow10_u64[p - 1]) { /* 100 - 1: 999 one place lower */
-                d = pow10_u64[p] - 1;
-                kk--;
-            }
-        } else if (++d == pow10_u64[p]) { /* 999 + 1: 100 one place higher */
-            d = pow10_u64[p - 1];
-            kk++;
-        }
-        if (!reads_back(d, kk, M, E, bits))
-            return 0;
-    }
-    *D = d;
-    *k = kk;
-    return 1;
-}
-
-/* Writes the decimal digits of u (no zeros at the front) to out; returns
- * their count. */
-static int
-put_digits(uint64_t u, char *out)
-{
-    char tmp[24];
-    int n = 0;
-    do {
-        tmp[n++] = (char)('0' + u % 10);
-        u /= 10;
-    } while (u != 0);
-    for (int i = 0; i < n; i++)
-        out[i] = tmp[n - 1 - i];
-    return n;
-}
-
-/*
- * The text NumPy's dragon4 gives a finite float a (binary32 when f32) with
- * 1e-4 <= |a| < 1e8 or a == 0, positionally, with unique=True, precision=8,
- * min_digits=0, fractional=True, trim='.': its shortest digits that read
- * back as a (the closest to a among them), the integer part in full where
- * they end before the point, and a rounded (exactly, half to even) to 8
- * fraction digits where they have more.  Returns the length written to buf
- * (>= 48 bytes), or -1 with an exception set.
- */
-static int
-dragon4_text(double v, int f32, char *buf)
-{
-    double a = fabs(v);
-    int len = 0;
-    if (signbit(v))
-        buf[len++] = '-';
-    if (a == 0) {
-        memcpy(buf + len, "0.", 3);
-        return len + 2;
-    }
-    int E;
-    double frac = frexp(a, &E); /* a = frac x 2^E, 0.5 <= frac < 1 */
-    int bits = f32 ? 24 : 53;
-    uint64_t M = (uint64_t)ldexp(frac, bits);
-    E -= bits;
-    /* the shortest digits, as the decimal D x 10^k; j + 1 integer digits:
-     * 10^j <= a < 10^(j+1), -4 <= j <= 7 */
-    int j = (int)floor(log10(a));
-    if (j > -4 && dec_vs_bin(1, j, M, E) > 0)
-        j--;
-    else if (j < 7 && dec_vs_bin(1, j + 1, M, E) <= 0)
-        j++;
-    /* the fewest digits: a search, as a decimal of p digits reading back as
-     * a means one of p + 1 does too (and 9, or 17, always do).  Most
-     * computed values need all the digits or all but one, so it probes one
-     * below all, then (if that reads back) two below, then halves: two
-     * probes for those, where halving from the middle took three or four */
-    int lo = 1, hi = f32 ? 9 : 17, have = 0;
-    uint64_t D = 0;
-    int k = 0;
-    for (int n = 0, mid = hi - 1; lo < hi; n++, mid = n == 1 && have ? hi - 1 : (lo + hi) / 2) {
-        uint64_t md;
-        int mk;
-        if (digits_of(M, E, bits, j, mid, &md, &mk)) {
-            hi = mid;
-            D = md;
-            k = mk;
-            have = 1;
-        } else {
-            lo = mid + 1;
-        }
-    }
-    if (!have && !digits_of(M, E, bits, j, hi, &D, &k)) {
-        PyErr_SetString(PyExc_SystemError, "hop: no decimal of 9 (17) digits reads back");
-        return -1;
-    }
-    while (D % 10 == 0) {
-        D /= 10;
-        k++;
-    }
-    if (k >= 0) {
-        /* the digits end at or before the point: the integer in full */
-        len += put_digits((uint64_t)a, buf + len);
-        buf[len++] = '.';
-    } else if (k < -8) {
-        /* more than 8 fraction digits: a rounded to 8 */
-        uint64_t r = round_scaled(M, E, 8);
-        len += put_digits(r / pow10_u64[8], buf + len);
-        buf[len++] = '.';
-        uint64_t f = r % pow10_u64[8];
-        for (int i = 7; i >= 0; i--, f /= 10)
-            buf[len + i] = (char)('0' + f % 10);
-        /* the fraction without its zeros at the end */
-        int n = 8;
-        while (n > 0 && buf[len + n - 1] == '0')
-            n--;
-        len += n;
-    } else {
-        char digits[24];
-        int n = put_digits(D, digits), point = n + k; /* digits before the point */
-        if (point <= 0) {
-            memcpy(buf + len, "0.", 2);
-            len += 2;
-            memset(buf + len, '0', (size_t)-point);
-            len += -point;
-            memcpy(buf + len, digits, (size_t)n);
-            len += n;
-        } else {
-            memcpy(buf + len, digits, (size_t)point);
-            len += point;
-            buf[len++] = '.';
-            memcpy(buf + len, digits + point, (size_t)(n - point));
-            len += n - point;
-        }
-    }
-    buf[len] = '\0';
-    return len;
-}
-
-static PyObject *
-scalar_repr(TensorObject *o)
-{
-    hop_dtype d = o->t->dtype;
-    if (d != HOP_F16 && d != HOP_F32 && d != HOP_F64)
-        return NULL;
-    if (repr_parts == NULL && repr_parts_load() < 0)
-        return NULL;
-    if (repr_parts == Py_None)
-        return NULL;
-    const void *p = o->t->data;
-    double v = d == HOP_F16   ? hop_f16_to_float(*(const uint16_t *)p)
-               : d == HOP_F32 ? *(const float *)p
-                              : *(const double *)p;
-    double a = fabs(v);
-    if (!isfinite(v) || (v != 0 && (a >= 1.e8 || a < 0.0001)))
-        return NULL; /* nan, inf, the exponent form: the Python path */
-    PyObject *opts = PyObject_GetAttr(PyTuple_GET_ITEM(repr_parts, 0), str_format_options);
-    int dflt = opts != NULL ? options_default(opts, PyTuple_GET_ITEM(repr_parts, 1)) : -1;
-    Py_XDECREF(opts);
-    if (dflt <= 0)
-        return NULL; /* not the defaults: the Python path (or the error) */
-    const char *close = d == HOP_F32   ? ")"
-                        : d == HOP_F16 ? ", dtype=hop.float16)"
-                                       : ", dtype=hop.float64)";
-    if (d != HOP_F16) {
-        /* NumPy's FloatingFormat makes two dragon4 passes: the first
-         * (min_digits=-1) only for the widths it pads the second
-         * (min_digits=0) to.  For one value in this range the padding adds
-         * nothing: min_digits=0 changes only the integer digits past the
-         * unique ones (-67600176 instead of -67600180, the same count), never
-         * the fraction's, and the unique rounding cannot carry into one more
-         * integer digit (10**k <= 1e8 is a float of its own, outside the
-         * value's rounding interval).  So the second pass alone is the text,
-         * made here without NumPy (test_tensor.py compares it with NumPy's
-         * two passes over random and edge float32/float64 values). */
-        char text[96] = "hop.tensor(";
-        int n = dragon4_text(v, d == HOP_F32, text + 11);
-        if (n < 0)
-            return NULL;
-        size_t m = strlen(close);
-        memcpy(text + 11 + n, close, m);
-        /* (ASCII: a copy, where PyUnicode_FromFormat would parse a format) */
-        PyObject *res = PyUnicode_New(11 + n + (Py_ssize_t)m, 127);
-        if (res != NULL)
-            memcpy(PyUnicode_DATA(res), text, 11 + n + m);
-        return res;
-    }
-    /* float16: NumPy's dragon4 itself, on the value as NumPy's float16 */
-    PyObject *d4 = PyTuple_GET_ITEM(repr_parts, 2);
-    PyObject *x = NULL, *second = NULL, *res = NULL;
-    if ((x = hop_py__np_element(o->t)) == NULL)
-        return NULL; /* (NumPy's C API unusable, no exception: the Python path) */
-    PyObject *a2[7] = {x, repr_eight, repr_zero, Py_True, Py_True, repr_point, Py_False};
-    second = PyObject_Vectorcall(d4, a2, 1, repr_kw2);
-    if (second != NULL)
-        res = PyUnicode_FromFormat("hop.tensor(%U%s", second, close);
-    Py_XDECREF(second);
-    Py_XDECREF(x);
-    return res;
-}
-
-static PyObject *
-tensor_repr(PyObject *self)
-{
-    TensorObject *o = HOP_PY_TENSOR(self);
-    if (o->t == NULL) {
-        /* hop's own messages and hop.trace show the node; in hop.compile the
-         * user's code asking for the text is where the compiled part ends
-         * (hop/_breaks.py) */
-        char buf[256];
-        PyObject *text = o->node == NULL
-                             ? PyUnicode_FromString("Tensor(proxy <no value>)")
-                             : PyUnicode_FromFormat("Tensor(proxy %s: %s)", o->node->name,
-                                                    tensor_text(o, buf, sizeof buf));
-        return hop_py__user_text("proxy_text", self, text);
-    }
-    if (o->t->rank == 0 && !hop_py_tracing_active()) {
-        PyObject *r = scalar_repr(o);
-        if (r != NULL || PyErr_Occurred())
-            return r;
-    }
-    /* The NumPy-like text is made in Python (hop/_tensor_api.py). */
-    PyObject *api = PyImport_ImportModule("hop._tensor_api");
-    if (api == NULL)
-        return NULL;
-    PyObject *res = PyObject_CallMethod(api, "tensor_repr", "O", self);
-    Py_DECREF(api);
-    return res;
-}
-
 /* ------------------------------------------------------ the type object */
 
 /* clang-format off */
@@ -2226,107 +1430,16 @@ PyTypeObject hop_py_TensorType = {
               ">>> (t @ t.T + 1)[0]\n"
               "hop.tensor([ 6., 12.])\n",
     .tp_dealloc = (destructor)tensor_dealloc,
-    .tp_repr = tensor_repr,
+    .tp_repr = hop_py__tensor_repr,
     .tp_as_number = &tensor_as_number,
-    .tp_as_sequence = &tensor_as_sequence,
-    .tp_as_mapping = &tensor_as_mapping,
+    .tp_as_sequence = &hop_py__tensor_as_sequence,
+    .tp_as_mapping = &hop_py__tensor_as_mapping,
     .tp_as_buffer = &tensor_as_buffer,
     .tp_richcompare = tensor_richcompare,
-    .tp_iter = tensor_iter,
+    .tp_iter = hop_py__tensor_iter,
     .tp_weaklistoffset = offsetof(TensorObject, weakreflist),
     .tp_methods = tensor_methods,
     .tp_getset = tensor_getset,
-};
-
-/* ------------------------------------------------- _C._UserClass */
-
-/*
- * _C._UserClass(fn): a __class__ descriptor for hop.numpy.ndarray (and for
- * hop.SymInt and hop.SymFloat, which are ints and floats to the user's code
- * as eagerly: symint.c, hop/_symfloat.py).  The real
- * class, except while this thread traces or records a path (a bool hook is
- * set: hop/_paths.py) and the code asking (the current frame) is the
- * user's, not hop's or NumPy's: then fn(obj), NumPy's class, so that
- * isinstance(x, np.ndarray) answers as eagerly.  In C: every isinstance
- * that fails its type check on an array asks for __class__, and eager
- * hop.numpy makes many.
- */
-typedef struct {
-    PyObject_HEAD PyObject *fn;
-} UserClassObject;
-
-static void
-user_class_dealloc(UserClassObject *self)
-{
-    Py_XDECREF(self->fn);
-    PyObject_Free(self);
-}
-
-/* Whether the current Python frame runs hop's or NumPy's code. */
-static int
-internal_frame(void)
-{
-    PyFrameObject *f = PyEval_GetFrame(); /* borrowed */
-    if (f == NULL)
-        return 1;
-    PyObject *g = PyFrame_GetGlobals(f);
-    if (g == NULL) {
-        PyErr_Clear();
-        return 1;
-    }
-    PyObject *name = PyDict_GetItemString(g, "__name__"); /* borrowed */
-    int inside = 0;
-    if (name != NULL && PyUnicode_Check(name)) {
-        const char *n = PyUnicode_AsUTF8(name);
-        if (n == NULL)
-            PyErr_Clear();
-        else
-            inside =
-                strcmp(n, "hop") == 0 || strncmp(n, "hop.", 4) == 0 || strncmp(n, "numpy", 5) == 0;
-    }
-    Py_DECREF(g);
-    return inside;
-}
-
-static PyObject *
-user_class_get(UserClassObject *self, PyObject *obj, PyObject *type)
-{
-    if (obj == NULL || obj == Py_None)
-        return Py_NewRef(type != NULL ? type : (PyObject *)Py_TYPE(self));
-    if ((bool_hook == NULL && !hop_py_tracing_active()) || internal_frame())
-        return Py_NewRef((PyObject *)Py_TYPE(obj));
-    return PyObject_CallOneArg(self->fn, obj);
-}
-
-static PyObject *
-user_class_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
-{
-    PyObject *fn;
-    if (!PyArg_ParseTuple(args, "O:_UserClass", &fn))
-        return NULL;
-    UserClassObject *self = (UserClassObject *)type->tp_alloc(type, 0);
-    if (self != NULL)
-        self->fn = Py_NewRef(fn);
-    return (PyObject *)self;
-}
-
-static PyTypeObject UserClassType;
-
-PyObject *
-hop_py__user_class_new(PyObject *fn)
-{
-    return PyObject_CallOneArg((PyObject *)&UserClassType, fn);
-}
-
-static PyTypeObject UserClassType = {
-    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "hop._C._UserClass",
-    .tp_basicsize = sizeof(UserClassObject),
-    .tp_dealloc = (destructor)user_class_dealloc,
-    .tp_descr_get = (descrgetfunc)user_class_get,
-    .tp_flags = Py_TPFLAGS_DEFAULT,
-    .tp_new = user_class_new,
-    .tp_doc = "_UserClass(fn): a __class__ that is fn(obj) for the user's code while hop "
-              "traces (or records a path), the real class otherwise.",
 };
 
 int
@@ -2357,13 +1470,12 @@ hop_py_tensor_init(PyObject *m)
     }
     PyType_Modified(&hop_py_TensorType);
     hop_py__create_init();
-    if (PyType_Ready(&UserClassType) < 0 ||
-        PyModule_AddObjectRef(m, "_UserClass", (PyObject *)&UserClassType) < 0)
+    if (hop_py__user_class_init(m) < 0)
         return -1;
     if (PyModule_AddObjectRef(m, "Tensor", (PyObject *)&hop_py_TensorType) < 0 ||
         PyModule_AddFunctions(m, hop_py__op_functions) < 0 ||
         PyModule_AddFunctions(m, hop_py__create_functions) < 0 ||
-        PyModule_AddFunctions(m, setitem_functions) < 0)
+        PyModule_AddFunctions(m, hop_py__setitem_functions) < 0)
         return -1;
     return 0;
 }

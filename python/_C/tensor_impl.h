@@ -2,8 +2,11 @@
  * python/_C/tensor_impl.h - what the files of the Tensor half of hop._C
  * share (hop_py.h is the contract with trace.c; this is internal):
  *
- *   tensor.c   the hop.Tensor type: object, number/sequence/mapping/buffer
- *              protocols, indexing, repr, eager dispatch (hop_py_run_op)
+ *   tensor.c   the hop.Tensor type: object, number and buffer protocols,
+ *              conversions, getters, eager dispatch (hop_py_run_op)
+ *   tensor_repr.c  repr() of a Tensor and the `f32[2, 3]` text of one
+ *   tensor_index.c indexing (x[key], len, iteration) and x[key] = value's C half
+ *   user_class.c   _C._UserClass, the __class__ the user's code sees
  *   ops.c      the op methods (t.sum(...)) and functions (hop.sum(t, ...))
  *   args.c     Python arguments into operands, with TypeErrors that name
  *              the function and the argument
@@ -89,6 +92,34 @@ PyObject *hop_py__unary(hop_op op, PyObject *x);
 /* hop_py_run_op, then drops the ntmps references in tmps (NULLs allowed). */
 PyObject *hop_py__run_and_drop(hop_op op, const hop_py_opnd *args, size_t nargs, PyObject **tmps,
                                size_t ntmps);
+/* The rank of a concrete tensor or a proxy; -1 with TraceError for a proxy
+ * of no tensor. */
+int hop_py__tensor_rank(TensorObject *o);
+/* Whether this thread has a bool() hook set (_C._set_bool_hook). */
+int hop_py__bool_hook_set(void);
+
+/* ------------------------------------------------------ tensor_repr.c */
+
+/* `f32[2, 3]` for a concrete tensor or a proxy (`<traced value>` for a
+ * proxy of no tensor), written to buf (cap bytes, truncated); returns buf. */
+const char *hop_py__tensor_text(TensorObject *o, char *buf, size_t cap);
+/* repr(t), hop.Tensor's tp_repr: a new reference, NULL with an exception. */
+PyObject *hop_py__tensor_repr(PyObject *self);
+
+/* ----------------------------------------------------- tensor_index.c */
+
+/* hop.Tensor's mapping and sequence protocols and tp_iter. */
+extern PyMappingMethods hop_py__tensor_as_mapping;
+extern PySequenceMethods hop_py__tensor_as_sequence;
+PyObject *hop_py__tensor_iter(PyObject *self);
+/* _C._set_setitem and _C._write (hop/_setitem.py's C half). */
+extern PyMethodDef hop_py__setitem_functions[];
+
+/* ------------------------------------------------------- user_class.c */
+
+/* Readies _C._UserClass and adds it to module m: 0, or -1 with an
+ * exception. */
+int hop_py__user_class_init(PyObject *m);
 
 /* -------------------------------------------------------------- ops.c */
 
@@ -125,6 +156,11 @@ int hop_py__np_ready(void);
  * hop.asarray would share without a copy; NULL, with no exception, for
  * any other object (hop.asarray's general path then decides). */
 hop_tensor *hop_py__np_borrow(PyObject *obj);
+/* Whether obj, an ndarray, holds its elements aligned and in the machine's
+ * byte order (flags.aligned and dtype.isnative), as every array a plan
+ * takes: 1 or 0; -1 with an exception when reading them fails (without
+ * NumPy's C API they are read through Python). */
+int hop_py__np_plain(PyObject *obj);
 /* An ndarray over the memory of a concrete Tensor, whose base it is. */
 PyObject *hop_py__np_from_tensor(PyObject *tensor);
 /* arr[()] for a 0-d array (a NumPy scalar), arr otherwise; steals arr. */

@@ -256,33 +256,65 @@ count_items(const hop_py_opnd *in, size_t n)
     return total;
 }
 
+/* The graph arguments of an op's or a foreign call's operands, their list
+ * items after them: in small when they fit, else in a PyMem block. */
+typedef struct arg_buffer {
+    hop_arg small[64];
+    hop_arg *args;
+} arg_buffer;
+
+static void
+arg_buffer_free(arg_buffer *b)
+{
+    if (b->args != b->small)
+        PyMem_Free(b->args);
+    b->args = b->small;
+}
+
+/* The start of recording a call (what names it in messages) in this
+ * thread's trace: the trace, with b filled with the nargs operands' graph
+ * arguments; NULL, with an exception and nothing in b to free, when no
+ * trace is active or an operand does not convert. */
+static TraceObject *
+traced_args(const char *what, const hop_py_opnd *args, size_t nargs, arg_buffer *b)
+{
+    b->args = b->small;
+    TraceObject *tr = active_trace(what);
+    if (tr == NULL)
+        return NULL;
+    size_t total = nargs + count_items(args, nargs);
+    if (total > 64 && (b->args = PyMem_Calloc(total, sizeof *b->args)) == NULL) {
+        b->args = b->small;
+        PyErr_NoMemory();
+        return NULL;
+    }
+    hop_arg *pool = b->args + nargs;
+    if (to_args(tr, args, nargs, b->args, &pool, b->args + total, what) == 0)
+        return tr;
+    arg_buffer_free(b);
+    return NULL;
+}
+
 PyObject *
 hop_py_trace_op(hop_op op, const hop_py_opnd *args, size_t nargs)
 {
     const hop_op_info *info = hop_op_get(op);
     const char *what = info ? info->name : "op";
-    TraceObject *tr = active_trace(what);
+    arg_buffer b;
+    TraceObject *tr = traced_args(what, args, nargs, &b);
     if (tr == NULL)
         return NULL;
-    size_t total = nargs + count_items(args, nargs);
-    hop_arg small[64], *buf = small;
-    if (total > 64 && (buf = PyMem_Calloc(total, sizeof *buf)) == NULL)
-        return PyErr_NoMemory();
-    hop_arg *pool = buf + nargs;
     PyObject *result = NULL;
-    if (to_args(tr, args, nargs, buf, &pool, buf + total, what) == 0) {
-        int depth = (int)hop_output_graph_depth(tr->og);
-        hop_node *n = hop_py_memo_replay(tr->memo, depth, op, buf, nargs);
-        if (n != NULL) {
-            result = wrap_node((PyObject *)tr, n);
-        } else if ((n = hop_tracer_call_op(current_tracer(tr), op, buf, nargs)) == NULL) {
-            hop_py_raise();
-        } else if (hop_py_memo_record(tr->memo, depth, op, buf, nargs, n) == 0) {
-            result = wrap_node((PyObject *)tr, n);
-        }
+    int depth = (int)hop_output_graph_depth(tr->og);
+    hop_node *n = hop_py_memo_replay(tr->memo, depth, op, b.args, nargs);
+    if (n != NULL) {
+        result = wrap_node((PyObject *)tr, n);
+    } else if ((n = hop_tracer_call_op(current_tracer(tr), op, b.args, nargs)) == NULL) {
+        hop_py_raise();
+    } else if (hop_py_memo_record(tr->memo, depth, op, b.args, nargs, n) == 0) {
+        result = wrap_node((PyObject *)tr, n);
     }
-    if (buf != small)
-        PyMem_Free(buf);
+    arg_buffer_free(&b);
     /* A view of a proxy: linked to it while it lives (hop_py.h, viewof). */
     if (result != NULL && info != NULL && info->family == HOP_KF_VIEW && nargs > 0 &&
         args[0].kind == HOP_PY_TENSOR && args[0].u.t->t == NULL &&
@@ -300,37 +332,30 @@ PyObject *
 hop_py_trace_foreign(const hop_foreign *f, const hop_py_opnd *args, size_t nargs)
 {
     const char *what = hop_foreign_name(f);
-    TraceObject *tr = active_trace(what);
+    arg_buffer b;
+    TraceObject *tr = traced_args(what, args, nargs, &b);
     if (tr == NULL)
         return NULL;
-    size_t total = nargs + count_items(args, nargs);
-    hop_arg small[64], *buf = small;
-    if (total > 64 && (buf = PyMem_Calloc(total, sizeof *buf)) == NULL)
-        return PyErr_NoMemory();
-    hop_arg *pool = buf + nargs;
     PyObject *result = NULL;
     hop_values vs = {0};
-    if (to_args(tr, args, nargs, buf, &pool, buf + total, what) == 0) {
-        if (hop_tracer_call_foreign(current_tracer(tr), f, buf, nargs, &vs) != HOP_OK) {
-            hop_py_raise();
-        } else if (vs.n == 0) {
-            result = Py_NewRef(Py_None);
-        } else if (vs.n == 1) {
-            result = wrap_node((PyObject *)tr, vs.items[0]);
-        } else if ((result = PyTuple_New((Py_ssize_t)vs.n)) != NULL) {
-            for (size_t j = 0; j < vs.n; j++) {
-                PyObject *v = wrap_node((PyObject *)tr, vs.items[j]);
-                if (v == NULL) {
-                    Py_CLEAR(result);
-                    break;
-                }
-                PyTuple_SET_ITEM(result, (Py_ssize_t)j, v);
+    if (hop_tracer_call_foreign(current_tracer(tr), f, b.args, nargs, &vs) != HOP_OK) {
+        hop_py_raise();
+    } else if (vs.n == 0) {
+        result = Py_NewRef(Py_None);
+    } else if (vs.n == 1) {
+        result = wrap_node((PyObject *)tr, vs.items[0]);
+    } else if ((result = PyTuple_New((Py_ssize_t)vs.n)) != NULL) {
+        for (size_t j = 0; j < vs.n; j++) {
+            PyObject *v = wrap_node((PyObject *)tr, vs.items[j]);
+            if (v == NULL) {
+                Py_CLEAR(result);
+                break;
             }
+            PyTuple_SET_ITEM(result, (Py_ssize_t)j, v);
         }
     }
     hop_values_clear(&vs);
-    if (buf != small)
-        PyMem_Free(buf);
+    arg_buffer_free(&b);
     return result;
 }
 
@@ -572,17 +597,117 @@ trace_add_input(TraceObject *tr, PyObject *args)
     return n ? hop_py_proxy_new((PyObject *)tr, n) : hop_py_raise();
 }
 
+/* Names obj (a concrete tensor a traced function reaches from outside) name
+ * unless it has a name already: the first hint wins.  -1 with an exception
+ * set on failure. */
+static int
+hint(TraceObject *tr, PyObject *obj, PyObject *name)
+{
+    PyObject *key = PyLong_FromVoidPtr(obj);
+    if (key == NULL)
+        return -1;
+    int r = PyDict_Contains(tr->names, key);
+    if (r == 0)
+        r = PyDict_SetItem(tr->names, key, name);
+    Py_DECREF(key);
+    return r < 0 ? -1 : 0;
+}
+
 static PyObject *
 trace_name_hint(TraceObject *tr, PyObject *args)
 {
     PyObject *obj, *name;
     if (!PyArg_ParseTuple(args, "OU:name_hint", &obj, &name) || not_elsewhere(tr, "name_hint") < 0)
         return NULL;
-    PyObject *key = PyLong_FromVoidPtr(obj);
-    if (key == NULL)
+    if (hint(tr, obj, name) < 0)
         return NULL;
-    int r = PyDict_Contains(tr->names, key) ? 0 : PyDict_SetItem(tr->names, key, name);
-    Py_DECREF(key);
+    Py_RETURN_NONE;
+}
+
+/* getattr(obj, name, None) as a new reference (NULL with an exception set
+ * on an error other than AttributeError). */
+static PyObject *
+attr_or_none(PyObject *obj, const char *name)
+{
+    PyObject *v = PyObject_GetAttrString(obj, name);
+    if (v == NULL && PyErr_ExceptionMatches(PyExc_AttributeError)) {
+        PyErr_Clear();
+        v = Py_NewRef(Py_None);
+    }
+    return v;
+}
+
+/* Hints the concrete tensors in closure's cells (named after freevars). */
+static int
+hint_cells(TraceObject *tr, PyCodeObject *code, PyObject *closure)
+{
+    PyObject *freevars = PyCode_GetFreevars(code);
+    if (freevars == NULL)
+        return -1;
+    Py_ssize_t n = Py_MIN(PyTuple_GET_SIZE(freevars), PyTuple_GET_SIZE(closure));
+    int r = 0;
+    for (Py_ssize_t i = 0; i < n && r == 0; i++) {
+        PyObject *cell = PyTuple_GET_ITEM(closure, i);
+        PyObject *v = PyCell_Check(cell) ? PyCell_GET(cell) : NULL; // NULL: an empty cell
+        if (v != NULL && PyObject_TypeCheck(v, &hop_py_TensorType))
+            r = hint(tr, v, PyTuple_GET_ITEM(freevars, i));
+    }
+    Py_DECREF(freevars);
+    return r;
+}
+
+/* Hints the concrete tensors among globals[name] for the names code uses. */
+static int
+hint_globals(TraceObject *tr, PyCodeObject *code, PyObject *globals)
+{
+    PyObject *names = code->co_names;
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(names); i++) {
+        PyObject *name = PyTuple_GET_ITEM(names, i), *v;
+        if (PyDict_CheckExact(globals)) {
+            v = Py_XNewRef(PyDict_GetItemWithError(globals, name));
+            if (v == NULL && PyErr_Occurred())
+                return -1;
+        } else if ((v = PyObject_CallMethod(globals, "get", "O", name)) == NULL) {
+            return -1;
+        }
+        int r = v != NULL && PyObject_TypeCheck(v, &hop_py_TensorType) ? hint(tr, v, name) : 0;
+        Py_XDECREF(v);
+        if (r < 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* name_hints(fn): hints a name for each concrete tensor fn reaches through
+ * its closure cells (the cell's name) and its module's globals that its own
+ * code names (the global's name), in that order: a HOP body's captures are
+ * named after the variables that hold them.  Called for every traced body,
+ * so in C (issue #30: it was a Python loop per HOP call). */
+static PyObject *
+trace_name_hints(TraceObject *tr, PyObject *fn)
+{
+    if (not_elsewhere(tr, "name_hints") < 0)
+        return NULL;
+    PyObject *code, *closure, *globals;
+    if (PyFunction_Check(fn)) {
+        code = Py_NewRef(PyFunction_GET_CODE(fn));
+        closure = Py_NewRef(PyFunction_GET_CLOSURE(fn) ? PyFunction_GET_CLOSURE(fn) : Py_None);
+        globals = Py_NewRef(PyFunction_GET_GLOBALS(fn));
+    } else { // a method, or any object with these attributes
+        code = attr_or_none(fn, "__code__");
+        closure = code ? attr_or_none(fn, "__closure__") : NULL;
+        globals = closure ? attr_or_none(fn, "__globals__") : NULL;
+    }
+    int r = globals == NULL ? -1 : 0;
+    if (r == 0 && PyCode_Check(code)) {
+        if (PyTuple_Check(closure) && PyTuple_GET_SIZE(closure) > 0)
+            r = hint_cells(tr, (PyCodeObject *)code, closure);
+        if (r == 0 && globals != Py_None)
+            r = hint_globals(tr, (PyCodeObject *)code, globals);
+    }
+    Py_XDECREF(code);
+    Py_XDECREF(closure);
+    Py_XDECREF(globals);
     if (r < 0)
         return NULL;
     Py_RETURN_NONE;
@@ -1088,6 +1213,8 @@ static PyMethodDef trace_methods[] = {
      "add_input(name, example, dynamic) -> proxy: the next argument of the traced function."},
     {"name_hint", (PyCFunction)trace_name_hint, METH_VARARGS,
      "name_hint(obj, name): the name a captured tensor gets."},
+    {"name_hints", (PyCFunction)trace_name_hints, METH_O,
+     "name_hints(fn): names the concrete tensors fn reads from its cells and globals."},
     {"output", (PyCFunction)trace_output, METH_O, "output(leaves): the traced function's result."},
     {"depth", (PyCFunction)trace_depth, METH_NOARGS, "Tracers on the stack (1: the root)."},
     {"lower", (PyCFunction)trace_lower, METH_NOARGS, "lower() -> Plan: compiles the trace."},

@@ -40,7 +40,7 @@ from . import _frame_state
 from . import _paths
 from ._reads import is_hop_function, is_hop_module
 from ._pytree import flatten, unflatten
-from ._trace import _call_tree, _trace
+from ._trace import _call_tree, _trace, eager_array
 
 __all__ = ["compile", "CompiledFunction"]
 
@@ -67,14 +67,17 @@ def _raised_by_user(e):
 
 
 def _the_calls_own(e):
-    """Whether e, raised while tracing, is the call's own error, which eager
-    raises too after what the call did before it: the user's raise, or an
-    error hop.numpy raised as NumPy would (an index out of range, shapes
-    that do not broadcast; hop.numpy._core.raised_as_numpy)."""
+    """Whether e, raised while tracing, is for eager to decide: the call's
+    own error, which eager raises too after what the call did before it
+    (the user's raise, or an error hop.numpy raised as NumPy would: an index
+    out of range, shapes that do not broadcast;
+    hop.numpy._core.raised_as_numpy), or a decision hop.numpy met that NumPy
+    makes on the values (whether a mask's count broadcasts:
+    _core.decided_by_values)."""
     if _raised_by_user(e):
         return True
     hnp = sys.modules.get("hop.numpy._core")
-    return hnp is not None and hnp.raised_as_numpy(e)
+    return hnp is not None and (hnp.raised_as_numpy(e) or hnp.decided_by_values(e))
 
 
 _RAISE_VARARGS = dis.opmap["RAISE_VARARGS"]
@@ -212,6 +215,9 @@ class CompiledFunction(_C._CompiledCall):
         self.recompiles = 0
         self.eager_calls = 0  # calls run eagerly since the limit was reached
         self._fallback_reason = None
+        # [calls run eagerly for an argument no plan takes, the last one's
+        # reason] (_eager_for_argument), or None
+        self._by_argument = None
         # Why every call runs eagerly: the Effects (_effects.Effect: kind,
         # site, reason) hop cannot compile; None while it compiles.
         self._eager_why = None
@@ -305,6 +311,9 @@ class CompiledFunction(_C._CompiledCall):
         others, then a retrace, or past the limit an eager call."""
         if self._eager_why is not None:
             return self._run_eagerly(args, kwargs)
+        why = _eager_argument(args, kwargs)
+        if why is not None:
+            return self._eager_for_argument(why, args, kwargs)
         if failures is not None:
             for entry in reversed(self._entries[:-1]):
                 try:
@@ -364,8 +373,11 @@ class CompiledFunction(_C._CompiledCall):
             # A call that fails to trace must not change what later calls
             # make dynamic.
             self._dims, self._first = saved[0], saved[1]
-            if not isinstance(e, Exception) or isinstance(e, _REFUSALS) or \
-                    is_hop_function(self.fn) or not _the_calls_own(e):
+            # (a DataDependentError is hop's refusal unless hop.numpy met
+            # it for a decision NumPy makes on the values: _the_calls_own)
+            if not isinstance(e, Exception) or is_hop_function(self.fn) or \
+                    (isinstance(e, _REFUSALS) and not isinstance(e, _C.DataDependentError)) or \
+                    not _the_calls_own(e):
                 raise
             failed = e
         else:
@@ -492,14 +504,25 @@ class CompiledFunction(_C._CompiledCall):
         to record the path, then trace again (see _paths)."""
         if self.fullgraph:
             return _trace(self.fn, args, dynamic, kwargs=kwargs, compiling=True) + (None,)
-        paths = _paths.PathTrace(self._tree, None)
+        try:
+            return self._trace_paths(args, kwargs, dynamic, self._tree)
+        except _paths.OtherBranches:
+            if self._tree is None:
+                raise
+        # the earlier traces' branches are not this call's (an int argument
+        # where a float was, another dtype): a tree of its own, which the
+        # next retrace builds on
+        return self._trace_paths(args, kwargs, dynamic, None)
+
+    def _trace_paths(self, args, kwargs, dynamic, tree):
+        paths = _paths.PathTrace(tree, None)
         try:
             return _trace(self.fn, args, dynamic, paths, kwargs=kwargs, compiling=True) + \
                 (paths,)
         except _paths._NeedPath:
             pass
         path = _paths.record_path(self.fn, _eager_args(args), _eager_args(kwargs))
-        paths = _paths.PathTrace(self._tree, path)
+        paths = _paths.PathTrace(tree, path)
         return _trace(self.fn, args, dynamic, paths, kwargs=kwargs, compiling=True) + (paths,)
 
     def _fall_back(self, why, args, kwargs, run=True):
@@ -517,6 +540,21 @@ class CompiledFunction(_C._CompiledCall):
                       stacklevel=_paths.user_stacklevel())
         if not run:
             return None
+        return self._run_eagerly(args, kwargs)
+
+    def _eager_for_argument(self, why, args, kwargs):
+        """This call runs eagerly for an argument no plan takes (why: which,
+        from _trace.eager_array); warned once, counted for explain().  The
+        plans stay: later calls with other arguments use them."""
+        if self.fullgraph:
+            raise _C.TraceError(f"hop.compile(fullgraph=True): {self.__name__} cannot take "
+                                f"{why} (nothing ran)")
+        first = self._by_argument is None
+        self._by_argument = [self._by_argument[0] + 1 if not first else 1, why]
+        if first and not self.quiet:
+            warnings.warn(f"hop.compile: {self.__name__}: a call with {why} runs eagerly "
+                          f"(explain() counts them)", RuntimeWarning,
+                          stacklevel=_paths.user_stacklevel())
         return self._run_eagerly(args, kwargs)
 
     def _run_eagerly(self, args, kwargs):
@@ -573,6 +611,9 @@ class CompiledFunction(_C._CompiledCall):
                 u = self._untranslated
                 out.append(f"  (the frame translator, which replays effects, stopped at "
                            f"{u.site}: {u.reason})")
+        if self._by_argument is not None:
+            out.append(f"eager calls: {self._by_argument[0]} call(s) ran eagerly for their "
+                       f"arguments (the last: {self._by_argument[1]})")
         if self._fallback_reason is not None:
             out.append(f"fallback: the recompile limit was reached; {self.eager_calls} call(s) "
                        f"that no graph fits ran eagerly (the first because: "
@@ -650,9 +691,11 @@ def _effects_call(entry):
     spec = r.out_spec
     try:
         if fr is None:
-            # (the result, no effects): the shape the C call takes
+            # (the result, no effects): the shape the C call takes (tree
+            # first: a None in the result adds its constant leaf)
+            whole = (tree(spec), ())
             return _C._EffectsCall(r.plan, r, len(r.statics), r._check, tuple(consts),
-                                   bytes(traced), (tree(spec), ()), ())
+                                   bytes(traced), whole, ())
         if spec.kind != "tuple" or len(spec.children) != 2:
             return None
         whole = tree(spec)
@@ -772,6 +815,21 @@ def _vmap_notes(code):
         notes.append(f"vmap: {m.group(1)} has no batch rule: it runs as a loop over the batch "
                      f"(a map whose body {m.group(1)}_vmap_loop makes the call on one example)")
     return notes
+
+
+def _eager_argument(args, kwargs):
+    """Why a call must run eagerly for one of its arguments
+    (_trace.eager_array), or None."""
+    np = sys.modules.get("numpy")
+    if np is None:
+        return None
+    leaves, _ = flatten(_call_tree(args, kwargs))
+    for x in leaves:
+        if isinstance(x, np.ndarray):
+            why = eager_array(x)
+            if why is not None:
+                return why
+    return None
 
 
 def _eager_args(args):

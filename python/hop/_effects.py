@@ -12,7 +12,7 @@ the call runs eagerly (docs/ARCHITECTURE.md, "Python effects in compiled
 code").
 
 The check costs nothing per call and no copy of the user's data: it reads
-bytecode.  _purity's abstract interpreter reads each code object once (cached
+bytecode.  _code_effects's abstract interpreter reads each code object once (cached
 per code object) and records, per instruction, what may change state (an
 Event) and every call (a Site), with where each value involved may come from
 (_V.prov: a global, a closure cell, an argument, a module, the result of a
@@ -42,7 +42,8 @@ import types
 from collections import namedtuple
 
 from . import _C
-from ._purity import ANY, _effects as _code_effects, _READ_METHODS, _NP_WRITERS, op_dunders
+from ._code_effects import ANY, _effects as _code_effects, _READ_METHODS, op_dunders
+from ._purity import _NP_WRITERS
 from ._reads import is_hop_module, root_value
 
 try:

@@ -11,7 +11,7 @@ from . import _C
 from . import _breaks
 from . import _exact
 from . import _paths
-from ._pytree import flatten, unflatten
+from ._pytree import flatten, repeats, unflatten_with
 from ._frame_base import (
     _BreakHere, _cell_value, _CONTROL_FLOW, _EMPTY, _Frame, _instructions, _NoMerge, _PAUSED,
     _traced, _TransGen, _UNBOUND, Unsupported)
@@ -411,7 +411,9 @@ class _Merging:
                                        f"a cond cannot return")
                     else:
                         keep.append((True, v))
-                leaves, spec = flatten([v for out, v in keep if out])
+                joined = [v for out, v in keep if out]
+                leaves, spec = flatten(joined)
+                again = repeats(joined, _paths._atom)
                 traced = [x for x in leaves if isinstance(x, (_C.Tensor, _C.SymInt))]
                 template = [None if isinstance(x, (_C.Tensor, _C.SymInt)) else x for x in leaves]
                 other = results.get(not side)
@@ -419,11 +421,11 @@ class _Merging:
                     same = [(o, None if o else id(v)) for o, v in keep] == \
                         [(o, None if o else id(v)) for o, v in other[2]]
                     if not same or _paths._agnostic(spec) != _paths._agnostic(other[0]) or \
-                            not _same_constants(template, other[1]):
+                            not _same_constants(template, other[1]) or again != other[3]:
                         raise _NoMerge(f"its sides leave values of different kinds in "
                                        f"{', '.join(labels) or 'nothing'} (Python values a "
                                        f"cond cannot return as one)")
-                results[side] = (spec, template, keep)
+                results[side] = (spec, template, keep, again)
                 return traced
             return run
 
@@ -437,10 +439,13 @@ class _Merging:
         except Exception as e:
             state.restore(self)
             raise _NoMerge(f"hop.cond cannot join its sides ({type(e).__name__}: {e})") from None
-        spec, template, keep = results[True]
+        spec, template, keep, again = results[True]
         spec = _paths._merge(spec, results[False][0])
         it = iter(outs)
-        merged = iter(unflatten([next(it) if x is None else x for x in template], spec))
+        # one object at several places (`return y, [y]`, `a = b = y`) is one
+        # merged value there too, as eagerly
+        merged = iter(unflatten_with([next(it) if x is None else x for x in template], spec, {},
+                                     again))
         final = [next(merged) if out else v for out, v in keep]
         if region is None:
             fr.stack.append(final[0])

@@ -18,12 +18,13 @@ attribute and item steps) that re-reads the value on a later call:
           different dtypes); NaN equals NaN.
   id      anything else (functions, classes, objects, uncaptured tensors,
           NumPy arrays, containers): the same object.
-  len     a list or dict whose items are guarded: the same length.
+  len     a list or dict: the same length (its items guarded too when
+          it has at most _MAX_ITEMS).
   eq      a small set: an equal set.
 
 What is not walked: modules' callables and classes (hop.cond, np.sin),
 attributes the function's code does not name, containers of more than
-_MAX_ITEMS items (guarded by identity only), anything deeper than
+_MAX_ITEMS items (guarded by identity and length only), anything deeper than
 _MAX_DEPTH steps.  A captured tensor found through none of the sources keeps
 the object it had at trace time (guarded by identity only); explain() lists
 those.
@@ -394,8 +395,14 @@ def _walk_children(s, src, v, depth):
         return
     if isinstance(v, (list, tuple, dict)):
         if len(v) > _MAX_ITEMS:
+            # its length at least (one C call): a log the function reads
+            # back (`len(LOG)`, `LOG[-1]`) grows between calls, and a
+            # trace that baked in its old items must not answer for it
+            if not isinstance(v, tuple):
+                s.add(src, "len", len(v))
             s.skipped.append(f"{src!r}: a {type(v).__name__} of {len(v)} items (more than "
-                             f"{_MAX_ITEMS}), guarded by identity, its items not guarded")
+                             f"{_MAX_ITEMS}), guarded by identity and length, its items not "
+                             f"guarded")
             return
         if not isinstance(v, tuple):
             s.add(src, "len", len(v))
@@ -446,9 +453,21 @@ def _class_data(s, src, cls, depth, own):
             d = vars(klass)
             if name in d:
                 a = d[name]
-                if is_user_module(getattr(klass, "__module__", "") or "") and \
-                        not hasattr(type(a), "__get__"):
+                if not is_user_module(getattr(klass, "__module__", "") or ""):
+                    break
+                if not hasattr(type(a), "__get__"):
                     _visit(s, src.child("attr", name), a, depth + 1)
+                elif isinstance(a, classmethod):
+                    # (C.m is a new bound method each time: the binding)
+                    s.add(Source("obj", klass, None, klass.__qualname__)
+                          .child("attr", "__dict__").child("item", name), "id", a)
+                else:
+                    # a method, static method or property (its code is
+                    # scanned by _method_names) as the class resolves it
+                    # (a plain attribute read, `C.m is f`), so that `C.m =
+                    # g` between calls is seen, on the class or a base
+                    s.add(Source("obj", cls, None, cls.__qualname__).child("attr", name), "id",
+                          getattr(cls, name))
                 break
 
 

@@ -27,7 +27,6 @@ from ._paths import _in_body
 from ._purity import body_prints, run_pure
 from ._reads import Policy, is_hop_function, names_of, roots
 from ._pytree import _REGISTERED, LEAF, flat_spec, flatten, unflatten
-from ._trace import _name_hints
 
 try:
     import numpy as _np
@@ -266,7 +265,7 @@ def _apply(name, leads, groups, bodies, *, hop=None, keys=None, constants=True,
 
         def body(*ins):
             if tr is not None:
-                _name_hints(tr, fn)
+                tr.name_hints(fn)
             if slices is not None:
                 structs = [ins[slices[0]]] if len(slices) == 1 else [ins[s] for s in slices]
             else:

@@ -41,7 +41,7 @@ import sys
 import threading
 
 from . import _C
-from ._pytree import flatten, unflatten
+from ._pytree import flatten, repeats, unflatten_with
 
 # How many HOP bodies the Python layer is running on this thread (_hops._apply
 # counts them): a branch on data inside one is not specialised.
@@ -177,6 +177,14 @@ class _Ctx:
         self.pidx = pidx
 
 
+class OtherBranches(_C.TraceError):
+    """A run of the function did not meet the data-dependent branches the
+    tree says it meets.  Within one trace: the function does not take the
+    same branches each time.  Against an earlier trace's tree: this call
+    takes other code (arguments of other types or values, a changed
+    global), and hop.compile traces it with a tree of its own."""
+
+
 class PathTrace:
     """Path specialisation for one trace: the tree so far (a copy, given
     back by tree() when the trace succeeds) and the path of the call being
@@ -246,7 +254,7 @@ class PathTrace:
             if saved is not None:
                 self._tr._memo("restore", saved)
         if ctx.k < len(ctx.forced):
-            raise _C.TraceError(f"hop.compile: the function returned before the data-dependent "
+            raise OtherBranches(f"hop.compile: the function returned before the data-dependent "
                                 f"branch at {ctx.sites[ctx.k]} when run again for path "
                                 f"specialisation; it must take the same branches each time")
         if ctx.node is None:
@@ -254,7 +262,7 @@ class PathTrace:
         elif ctx.node != END:
             if not ctx.live:
                 raise _NotLive()
-            raise _C.TraceError(f"hop.compile: the function returned without reaching the "
+            raise OtherBranches(f"hop.compile: the function returned without reaching the "
                                 f"data-dependent branch at {ctx.node.site} that an earlier "
                                 f"trace met")
         return out
@@ -282,7 +290,7 @@ class PathTrace:
             if not ctx.live:
                 raise _NotLive()
             where = "returned" if node == END else f"branched at {node.site}"
-            raise _C.TraceError(f"hop.compile: the function branched on data at {site} where an "
+            raise OtherBranches(f"hop.compile: the function branched on data at {site} where an "
                                 f"earlier trace with the same inputs {where}")
         if node is None:
             if not ctx.live:
@@ -367,18 +375,31 @@ class PathTrace:
                                           other[1] != template):
                     raise _C.TraceError(f"hop.compile: the sides of the branch at {site} return "
                                         f"different structures: {other[0]!r} and {spec!r}")
-                results[side] = (spec, template, traced)
+                again = repeats(out, _atom)
+                if other is not None and other[3] != again:
+                    raise _C.TraceError(f"hop.compile: the sides of the branch at {site} return "
+                                        f"one object at other places: {sorted(other[3])} and "
+                                        f"{sorted(again)} are repeats of earlier places")
+                results[side] = (spec, template, traced, again)
                 return traced
             return run
 
         pred_arg = u if first else 1 - u
         outs = _C.call_hop("cond", (_C._sym_truth(pred_arg),), ((),),
                            (body(first), body(not first)))
-        spec, template, _ = results[first]
+        spec, template = results[first][:2]
         if (not first) in results and kinds[not first] != "trap":
             spec = _merge(spec, results[not first][0])
         it = iter(outs)
-        return unflatten([next(it) if x is None else x for x in template], spec)
+        # one object at several places of the sides' result (`return y, [y]`)
+        # is one merged value there too, as eagerly
+        return unflatten_with([next(it) if x is None else x for x in template], spec, {},
+                              results[first][3])
+
+
+def _atom(x):
+    from ._trace import _is_atom
+    return _is_atom(x)
 
 
 def _predicate(t):

@@ -10,6 +10,7 @@ Which node kind a type is gets decided once per type and cached, so a leaf
 """
 
 import dataclasses
+import functools
 
 __all__ = ["flatten", "unflatten", "Spec", "register_pytree_node"]
 
@@ -259,22 +260,88 @@ def _assemble(s, items):
     return _REGISTERED[s.cls].unflatten(items, s.keys)
 
 
-def unflatten_with(leaves, spec, replace):
+def unflatten_with(leaves, spec, replace, again=None):
     """unflatten, except that the node at each path in replace (a tuple of
-    child indices from the root) is replace[path]() and takes no leaves."""
-    return _build_with(spec, iter(leaves), (), replace)
+    child indices from the root) is replace[path]() and takes no leaves, and
+    the node at each path in again ({path: an earlier path}, from repeats())
+    is the object built at that earlier path, and takes no leaves."""
+    built = None
+    if again:
+        built = dict.fromkeys(again.values())
+        made = replace
+        replace = dict(replace)
+        for p, first in again.items():
+            replace[p] = functools.partial(built.__getitem__, first)
+        for first in built:
+            if first in made:  # built by its own replace: that object, kept
+                replace[first] = functools.partial(_keep, built, first, made[first])
+    return _build_with(spec, iter(leaves), (), replace, built)
 
 
-def _build_with(s, it, path, replace):
+def _keep(built, path, make):
+    built[path] = obj = make()
+    return obj
+
+
+def _build_with(s, it, path, replace, built=None):
     make = replace.get(path)
     if make is not None:
         for _ in range(s.num_leaves()):
             next(it)
         return make()
     if s.kind in ("leaf", "none"):
-        return _build(s, it)
-    items = [_build_with(c, it, path + (i,), replace) for i, c in enumerate(s.children)]
-    return _assemble(s, items)
+        obj = _build(s, it)
+    else:
+        items = [_build_with(c, it, path + (i,), replace, built)
+                 for i, c in enumerate(s.children)]
+        obj = _assemble(s, items)
+    if built is not None and path in built:
+        built[path] = obj
+    return obj
+
+
+def repeats(obj, atom):
+    """{path: the first path} for every node of obj's structure (containers
+    and leaves, paths as in nodes()) that is an object met earlier in the
+    walk, but not atom(node) ones and none inside a repeated node: eager's
+    `return y, y` is one object twice, which unflatten_with(again=) keeps.
+    Tuples are walked into but never repeats: immutable, and the structure
+    hop builds around the values (an effect's empty keyword tuple) shares
+    them."""
+    first, out = {}, {}
+
+    def walk(o, path):
+        if o is None or atom(o):
+            return
+        if isinstance(o, tuple):
+            for i, c in enumerate(_children(o)):
+                walk(c, path + (i,))
+            return
+        seen = first.setdefault(id(o), path)
+        if seen is not path:
+            out[path] = seen
+            return
+        for i, c in enumerate(_children(o)):
+            walk(c, path + (i,))
+    walk(obj, ())
+    return out
+
+
+def _children(obj):
+    """obj's children as flatten() walks them (none for a leaf)."""
+    t = type(obj)
+    if t in (tuple, list):
+        return obj
+    if t is dict:
+        return [obj[k] for k in obj.keys()]
+    k = _KIND.get(t) or _kind(t)
+    if k == "leaf":
+        return ()
+    if k == "namedtuple":
+        return obj
+    if k == "dataclass":
+        return [getattr(obj, n) for n in _dataclass_fields(t)[0]]
+    return k.flatten(obj)[0]
 
 
 def subtree(obj, spec, path):
@@ -307,22 +374,7 @@ def nodes(obj, path=(), out=None, spec=None):
         for i, c in enumerate(spec.children):
             nodes(subtree(obj, spec, (i,)), path + (i,), out, c)
         return out
-    t = type(obj)
-    if t in (tuple, list):
-        children = obj
-    elif t is dict:
-        children = [obj[k] for k in obj.keys()]
-    else:
-        k = _KIND.get(t) or _kind(t)
-        if k == "leaf":
-            return out
-        if k == "namedtuple":
-            children = obj
-        elif k == "dataclass":
-            children = [getattr(obj, n) for n in _dataclass_fields(t)[0]]
-        else:
-            children = k.flatten(obj)[0]
-    for i, c in enumerate(children):
+    for i, c in enumerate(_children(obj)):
         nodes(c, path + (i,), out)
     return out
 

@@ -60,7 +60,7 @@ class _Names:
     membership; `order`, the same names in the order a set built by
     code_names iterates them (the guards queue callees in that order);
     `sorted`, sorted (the order roots are read in); `effects`, the purity
-    analysis of the code (_purity._effects), made when first asked for."""
+    analysis of the code (_code_effects._effects), made when first asked for."""
 
     __slots__ = ("set", "order", "sorted", "effects", "code", "__weakref__")
 

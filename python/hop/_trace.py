@@ -21,7 +21,7 @@ from . import _breaks
 from . import _frame_state
 from . import _guards
 from . import _paths
-from ._pytree import LEAF, flatten, subtree, unflatten, unflatten_with
+from ._pytree import LEAF, flatten, repeats, subtree, unflatten, unflatten_with
 from ._symfloat import SymFloat
 
 __all__ = ["trace", "GraphModule", "Graph", "Node", "TensorMeta", "SymMeta"]
@@ -495,22 +495,11 @@ def _param_names(fn, n):
 
 
 def _name_hints(tr, fn):
-    """Names for concrete tensors fn reaches through closures and globals."""
-    code = getattr(fn, "__code__", None)
-    if code is None or not code.co_names and not code.co_freevars:
-        return
-    for name, cell in zip(code.co_freevars, getattr(fn, "__closure__", None) or ()):
-        try:
-            value = cell.cell_contents
-        except ValueError:
-            continue
-        if isinstance(value, _C.Tensor):
-            tr.name_hint(value, name)
-    g = getattr(fn, "__globals__", {})
-    for name in code.co_names:
-        value = g.get(name)
-        if isinstance(value, _C.Tensor):
-            tr.name_hint(value, name)
+    """Names for the concrete tensors fn reaches through its closure cells
+    and the globals its code names (Trace.name_hints, in C: every traced
+    body asks); nothing without a trace."""
+    if tr is not None:
+        tr.name_hints(fn)
 
 
 def _array_leaves(spec, inside=False, out=None):
@@ -529,6 +518,27 @@ def _array_leaves(spec, inside=False, out=None):
 def _numpy_arg(p, leaf=None):
     from .numpy import _wrap_arg
     return _wrap_arg(p, leaf)
+
+
+def eager_array(x):
+    """Why hop.compile runs a call with ndarray argument x eagerly, or None.
+    NumPy's answer depends on what a hop tensor does not hold: the byte
+    order (a copy or view of a `>f4` array keeps it: `.dtype`, `.tobytes()`,
+    `.view(np.uint8)`), the alignment (a view of an unaligned array is
+    unaligned) and the array's class (a subclass's results keep its type
+    and behaviour: np.matrix's `*` is a matrix product, a masked array's
+    mask)."""
+    if type(x) is not _np.ndarray:
+        return f"an argument of type {type(x).__module__}.{type(x).__qualname__}, a subclass " \
+               f"of numpy.ndarray (NumPy's results keep its type and behaviour; hop's " \
+               f"plans take plain ndarrays)"
+    if not x.dtype.isnative:
+        return f"an argument in the other byte order (dtype {x.dtype.str}: NumPy keeps it in " \
+               f"copies and views; hop's plans take native arrays)"
+    if not x.flags.aligned:
+        return "an unaligned argument (NumPy's views of it are unaligned and its loops for " \
+               "them round differently; hop's plans take aligned arrays)"
+    return None
 
 
 def _as_tensor(x):
@@ -832,7 +842,8 @@ class _Call:
             # is the run's only while it lasts), and the final value of every
             # written root, then the tensor of each captured one (so that
             # the runner finds it among the captured inputs)
-            out = unflatten(*flatten(out))
+            # (one array at several places stays one: `return a, [a]`)
+            out = unflatten_with(*flatten(out), {}, repeats(out, _is_atom))
             self.raw_out[1] = out
             if not slots:
                 return out
@@ -942,14 +953,25 @@ class _Results:
     limits); an object the function returns from deeper is taken as made by
     the call (documented)."""
 
-    __slots__ = ("same", "fresh", "copied")
+    __slots__ = ("same", "fresh", "copied", "again")
 
     def __init__(self, fn, out, out_leaves, outs, given, arg_spec, env_ids):
         self.same = {}   # path in the result -> ("arg", path in the arguments) or ("obj", it)
         self.fresh = {}  # index of a constant leaf -> a function making it anew
         self.copied = set()  # indices of traced leaves each call copies (_trace)
+        # path -> the earlier path of the same object: `return y, [y]` or
+        # `log.append(y); return y` (the effects' values are part of the
+        # result) is one object at both places, as eagerly
+        self.again = repeats(out, _is_atom)
         given_nodes = _pytree_nodes(given, arg_spec) if given is not None else {}
         for node_id, (path, node) in _pytree_nodes(out).items():
+            if isinstance(node, dict) and \
+                    any(isinstance(k, outs) or _holds_traced(k) for k in tuple(node)):
+                # a key is the structure's, not a leaf the plan returns:
+                # it would come back as the trace's value
+                _breaks.conversion(_C.TraceError, "the function returns a dict keyed by a "
+                                                  "traced value; only its values come back "
+                                                  "from a plan")
             if _is_atom(node) or isinstance(node, outs):
                 hit = given_nodes.get(node_id)
                 if hit is not None and hit[1] is node and isinstance(node, _C.Tensor):
@@ -960,9 +982,16 @@ class _Results:
                 self.same[path] = ("arg", hit[0])
             elif node_id in env_ids:
                 self.same[path] = ("obj", node)
+        # the caller's object returned twice is itself at both places
+        for p, q in self.again.items():
+            if q in self.same:
+                self.same[p] = self.same[q]
         # a node inside one already taken whole is not looked at
         self.same = {p: a for p, a in self.same.items()
                      if not any(p[:k] in self.same for k in range(len(p)))}
+        self.again = {p: q for p, q in self.again.items()
+                      if not any(p[:k] in self.same for k in range(len(p) + 1)) and
+                      not any(q[:k] in self.same for k in range(len(q)))}
         mine = None
         for i in range(len(out_leaves)):
             x = out_leaves[i]
@@ -994,7 +1023,7 @@ class _Results:
                 self.fresh[i] = functools.partial(copy.deepcopy, x)
 
     def __bool__(self):
-        return bool(self.same or self.fresh or self.copied)
+        return bool(self.same or self.fresh or self.copied or self.again)
 
 
 def _itself(obj):
@@ -1269,6 +1298,8 @@ class _Runner:
                 t, was_np = _as_tensor(leaf)
                 if t is None:
                     raise mismatch(f"expected a tensor, got {type(leaf).__name__}")
+                if was_np and mismatch is _C.GuardError and eager_array(leaf) is not None:
+                    raise _C.GuardError(f"guard failed: argument {i} is {eager_array(leaf)}")
                 if was_np != self.as_array[i] and mismatch is _C.GuardError:
                     kinds = ("a hop.Tensor", "an ndarray")
                     raise _C.GuardError(f"guard failed: argument {i} was {kinds[self.as_array[i]]} "
@@ -1310,7 +1341,7 @@ class _Runner:
                 return results[0] if self._one_out else self.finish(results, False)
         elif len(args) == self._ndflat and self._ndout is not None:
             for a in args:
-                if type(a) is not _np.ndarray:
+                if type(a) is not _np.ndarray or not a.dtype.isnative or not a.flags.aligned:
                     break
             else:
                 st = self._state
@@ -1361,10 +1392,10 @@ class _Runner:
         for i in r.copied:
             x = leaves[i]
             leaves[i] = x.clone() if isinstance(x, _C.Tensor) else x.copy()
-        if not r.same:
+        if not r.same and not r.again:
             return unflatten(leaves, self.out_spec)
         # the caller's own objects, returned as themselves (eager: f(d) is d)
         tree = _call_tree(args, kwargs)
         return unflatten_with(leaves, self.out_spec, {
             p: functools.partial(subtree, tree, self.spec, a[1]) if a[0] == "arg" else
-            functools.partial(_itself, a[1]) for p, a in r.same.items()})
+            functools.partial(_itself, a[1]) for p, a in r.same.items()}, r.again)

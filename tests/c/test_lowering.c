@@ -592,6 +592,34 @@ test_a_plan_outlives_its_output_graph(void **state)
     hop_plan_free(plan);
 }
 
+/* A fused group's text is made from the plan when the dump asks, after the
+ * graph is gone: a member used twice is written twice, a float at %.17g, a
+ * cast's dtype, the input's name. */
+static void
+test_fused_group_text_is_made_from_the_plan_when_asked(void **state)
+{
+    (void)state;
+    hop_output_graph *og = hop_output_graph_new();
+    hop_node *x = hop_output_graph_add_input(og, "x", HOP_F32, 1, (int64_t[]){4}, false);
+    hop_tracer *t = root(og);
+    hop_node *a = OP(t, HOP_OP_add, N(x), hop_arg_float(0.1));
+    hop_node *b = OP(t, HOP_OP_mul, N(a), N(a));
+    hop_node *c = OP(t, HOP_OP_to, N(b), hop_arg_dtype(HOP_F64));
+    hop_node *d = OP(t, HOP_OP_sub, N(c), hop_arg_int(2));
+    finish(og, &d, 1);
+    hop_plan *p = lower(og, true);
+    hop_output_graph_free(og);
+    char *dump = hop_plan_dump(p);
+    assert_non_null(dump);
+    const char *want = "   2  Fused       1   1   4  "
+                       "sub(to(mul(add(x, 0.10000000000000001), add(x, 0.10000000000000001)), "
+                       "f64), 2)  t1 = sub\n";
+    if (strstr(dump, want) == NULL)
+        fail_msg("dump:\n%s", dump);
+    hop_free(dump);
+    hop_plan_free(p);
+}
+
 /* ------------------------------------------------------------------ cond */
 
 typedef struct unary_spec {
@@ -2024,6 +2052,7 @@ main(void)
         cmocka_unit_test(test_late_results_never_share_storage_a_later_run_writes),
         cmocka_unit_test(test_guard_failures_name_the_input_dim_or_guard_and_the_values),
         cmocka_unit_test(test_dump_of_a_small_program),
+        cmocka_unit_test(test_fused_group_text_is_made_from_the_plan_when_asked),
         cmocka_unit_test(test_trace_plan_env_var_traces_to_stderr),
         cmocka_unit_test(test_maps_in_maps_conds_in_maps_and_closures_match_eager),
         cmocka_unit_test(test_large_fused_groups_on_four_threads_match_eager),

@@ -302,3 +302,62 @@ def test_a_replayed_print_makes_eagers_write_calls_on_sys_stdout(monkeypatch):
     monkeypatch.setattr("sys.stdout", None)
     same(quiet(cf, hop.ones(2)), [2.0, 2.0])
 
+
+
+class _LoggedWrite:
+    """A stdout whose write is logged when looked up and when called."""
+
+    def __init__(self, log):
+        self.log = log
+
+    def __getattribute__(self, name):
+        if name == "write":
+            object.__getattribute__(self, "log").append("lookup")
+        return object.__getattribute__(self, name)
+
+    def write(self, s):
+        self.log.append(s)
+        return len(s)
+
+
+class _WriteInInstance:
+    """A stdout whose write is an attribute of the instance, not a method."""
+
+    def __init__(self, log):
+        self.write = log.append
+
+
+class _NoWrite:
+    pass
+
+
+def test_a_replayed_print_looks_up_write_before_each_write_as_eager_does(monkeypatch):
+    # the replay finds write() without a bound method per call; each write
+    # still looks it up first, as the builtin print does, wherever it is
+    log = []
+
+    def f(x):
+        print(x.sum(), "and")
+        return x + 1.0
+    cf = hop.compile(f)
+    with contextlib.redirect_stdout(io.StringIO()):
+        cf(hop.ones(2))
+    assert c_path(cf)
+    for kind in (_LoggedWrite, _WriteInInstance):
+        runs = []
+        for fn in (f, cf):
+            del log[:]
+            monkeypatch.setattr("sys.stdout", kind(log))
+            same(quiet(fn, hop.tensor([0.5, 2.0])), [1.5, 3.0])
+            runs.append(list(log))
+        assert runs[0] == runs[1], (kind, runs)
+    assert runs[0] == ["hop.tensor(2.5)", " ", "and", "\n"]
+    del log[:]
+    monkeypatch.setattr("sys.stdout", _LoggedWrite(log))
+    quiet(cf, hop.tensor([0.5, 2.0]))
+    assert log == ["lookup", "hop.tensor(2.5)", "lookup", " ", "lookup", "and", "lookup", "\n"]
+    # no write(): the same AttributeError, and the plan's result is not returned
+    for fn in (f, cf):
+        monkeypatch.setattr("sys.stdout", _NoWrite())
+        with pytest.raises(AttributeError, match="'_NoWrite' object has no attribute 'write'"):
+            quiet(fn, hop.ones(2))

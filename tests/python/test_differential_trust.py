@@ -348,7 +348,7 @@ def test_the_campaign_lists_its_categories():
     assert r.returncode == 0, r.stderr
     assert [line.split(":")[0] for line in r.stdout.splitlines()] == [
         "base", "transforms", "mutate", "rebind", "argobj", "scalars", "branch", "threads",
-        "effects"]
+        "effects", "boundary"]
 
 
 @pytest.mark.fuzztool

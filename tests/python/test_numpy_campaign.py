@@ -10,8 +10,10 @@ local through views, slices, masks and integer arrays followed by an
 error NumPy raises (the write must stay); reductions with dtype=, where=,
 initial= and the nan* family; casts between every pair of dtypes."""
 
+import warnings
+
 import numpy as np
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, assume, given, settings, strategies as st
 from hypothesis.extra import numpy as hnp
 
 from budget import examples
@@ -42,12 +44,12 @@ def _elements(dt):
 @st.composite
 def arrays(draw, shape=None, dtype=None, layout=True):
     """An argument: any dtype and shape (0-d and empty too), sometimes
-    big-endian or a non-contiguous view of a bigger array."""
+    big-endian, unaligned or a non-contiguous view of a bigger array."""
     dt = np.dtype(draw(st.sampled_from(DTYPES)) if dtype is None else dtype)
     if shape is None:
         shape = draw(hnp.array_shapes(min_dims=0, max_dims=3, min_side=0, max_side=4))
-    how = draw(st.sampled_from(["plain", "big-endian", "strided", "transposed"])) if layout \
-        else "plain"
+    how = draw(st.sampled_from(["plain", "big-endian", "strided", "transposed", "unaligned"])) \
+        if layout else "plain"
     if how == "strided" and len(shape):
         big = draw(hnp.arrays(dt, shape[:-1] + (2 * shape[-1],), elements=_elements(dt)))
         return big[..., ::2]
@@ -56,24 +58,23 @@ def arrays(draw, shape=None, dtype=None, layout=True):
         return a.astype(dt.newbyteorder(">"))
     if how == "transposed" and a.ndim >= 2:
         return np.ascontiguousarray(a.T).T
+    if how == "unaligned" and dt.itemsize > 1:
+        return _unaligned(a)
     return a
+
+
+def _unaligned(a):
+    """A writable copy of a at an odd address."""
+    buf = np.empty(a.nbytes + 1, np.uint8)
+    u = buf[1:].view(a.dtype).reshape(a.shape)
+    u[...] = a
+    return u
 
 
 def _typed(r):
     """r with the type of each value, compared too (a NumPy scalar, a
     Python number, a list)."""
     return r, type(r).__name__
-
-
-def _native(r):
-    """r with a big-endian array in it in native order.  Not yet hop's: a
-    copy or view of a big-endian argument keeps NumPy's byte order (`>i2`),
-    hop's is native (the values agree); the caller's arrays keep theirs."""
-    if isinstance(r, (tuple, list)):
-        return type(r)(_native(x) for x in r)
-    if isinstance(r, np.ndarray) and not r.dtype.isnative:
-        return r.astype(r.dtype.newbyteorder("="))
-    return r
 
 
 @settings(max_examples=examples(60), **_SETTINGS)
@@ -84,13 +85,15 @@ def test_scalars_from_arrays_with_sequences_and_numbers(data):
     x = data.draw(arrays(shape=(3,), layout=False))
     scalar = data.draw(st.sampled_from(["a.sum()", "a[1]", "a.max()", "a.mean()",
                                         "np.float32(a[0])", "a.sum() > 1", "a.argmax()"]))
-    # (not a Python complex: `3j + np.float64(x)` is a Python complex, hop's
-    # np.complex128, a subclass of it with the same value; known, left)
     other = data.draw(st.sampled_from(["[1, 2, 3]", "(1.5, -2, 0)", "[True, False, True]",
-                                       "2", "-1.5", "True", "[[1], [2]]", "[1j, 2, 0]"]))
+                                       "2", "-1.5", "True", "[[1], [2]]", "[1j, 2, 0]", "3j",
+                                       "(1-2j)"]))
     op = data.draw(st.sampled_from(["+", "-", "*", "/", "//", "%", "**", "<", "==", "&", ">>",
                                     "@"]))
     left = data.draw(st.booleans())
+    # (`3j == np.float64(1)` is Python's bool, hop's np.bool_: hop.numpy's
+    # __eq__ cannot tell it from `np.float64(1) == 3j`; docs/ARCHITECTURE.md)
+    assume(not (left and "j" in other and op == "==" and "[" not in other))
     src = f"{scalar} {op} {other}" if left else f"{other} {op} {scalar}"
     f = eval(f"lambda a: {src}", {"np": np})  # noqa: S307 (drawn from the lists above)
     # (a float32 sum is within 1e-5 of NumPy's pairwise one: not its bits)
@@ -128,7 +131,7 @@ def test_writes_through_views_then_numpys_errors(data):
     src = "def f(y):\n" + "".join(f"    {ln}\n" for ln in lines)
     ns = {"np": np}
     exec(src, ns)  # noqa: S102 (drawn from the lists above)
-    check(lambda y: _native(ns["f"](y)), x)
+    check(lambda y: (ns["f"](y)), x)
 
 
 REDUCTIONS = ["sum", "prod", "max", "min", "mean", "var", "std", "nansum", "nanmax", "nanmin",
@@ -167,7 +170,7 @@ def test_casts_and_elementwise_of_every_dtype(data):
     to = np.dtype(data.draw(st.sampled_from(DTYPES)))
     what = data.draw(st.sampled_from(["astype", "out", "overflow", "unary", "item"]))
     if what == "astype":
-        check(lambda a: _native(a.astype(to)), x)
+        check(lambda a: (a.astype(to)), x)
     elif what == "out":
         casting = data.draw(st.sampled_from(["same_kind", "unsafe"]))
 
@@ -185,6 +188,55 @@ def test_casts_and_elementwise_of_every_dtype(data):
                                        "np.argsort(a)", "a.real", "np.conj(a)", "np.sign(a)",
                                        "np.isnan(a)", "np.sqrt(a)", "np.cumsum(a)"]))
         f = eval(f"lambda a: _typed({u})", {"np": np, "_typed": _typed})  # noqa: S307
-        check(lambda a: _native(f(a)), x, rtol=1e-3)
+        check(lambda a: (f(a)), x, rtol=1e-3)
     else:
         check(lambda a: _typed(a.item(0) if a.size else None), x)
+
+
+# Arguments no plan takes (hop.compile runs such a call eagerly): NumPy's
+# answer depends on their byte order, alignment or class.
+def _subclass(kind, a):
+    if kind == "matrix":
+        warnings.simplefilter("ignore", PendingDeprecationWarning)
+        return np.matrix(a.reshape(a.shape[0], -1) if a.ndim >= 2 else np.atleast_2d(a))
+    return np.ma.masked_array(a, mask=np.arange(a.size).reshape(a.shape) % 2 == 0)
+
+
+def _flags(r):
+    """What a result is beyond its values: its byte order, alignment,
+    writability, and its class (numpy_diff compares the rest)."""
+    if isinstance(r, tuple):
+        return tuple(_flags(x) for x in r)
+    if isinstance(r, np.ndarray):
+        return (r.dtype.str, r.flags.aligned, r.flags.writeable, type(r).__name__)
+    return type(r).__name__
+
+
+@settings(max_examples=examples(80), **_SETTINGS)
+@given(st.data())
+def test_unusual_arguments_after_a_plain_call_are_numpys(data):
+    # One compiled function called with a plain array, then with the same
+    # values big-endian, unaligned, as an np.matrix or a masked array (so
+    # the plan's guards must turn the second call away): the result's
+    # values, dtype with its byte order, class, alignment and writability,
+    # and the caller's array after an in-place update, are NumPy's.
+    kind = data.draw(st.sampled_from(["big-endian", "unaligned", "matrix", "masked"]))
+    dt = np.dtype(data.draw(st.sampled_from([np.int16, np.int32, np.int64, np.float32,
+                                             np.float64, np.complex128])))
+    x = data.draw(arrays(shape=(2, 3), dtype=dt, layout=False))
+    if kind == "big-endian":
+        odd = x.astype(dt.newbyteorder(">"))
+    elif kind == "unaligned":
+        odd = _unaligned(x)
+    else:
+        odd = _subclass(kind, x)
+    src = data.draw(st.sampled_from([
+        "a", "a.copy()", "a.T", "a[0]", "a[:, 1:]", "a.reshape(-1)", "a.ravel()",
+        "a.astype(a.dtype)", "a.view(np.uint8)", "a.dtype", "a.tobytes()", "a + 1", "a * a",
+        "a.sum()", "a[0, 1]", "np.sort(a, axis=None)", "a.flatten()", "a[a.real > 0]"]))
+    inplace = data.draw(st.booleans())
+    ns = {"np": np}
+    exec("def f(a):\n" + ("    a += 1\n" if inplace else "") + f"    return {src}\n", ns)  # noqa: S102
+    # (the flags are read after the call: in the function they are Python
+    # effects hop.compile would run eagerly)
+    check(ns["f"], calls=[(x,), (odd,)], post=lambda r: (r, _flags(r)))

@@ -132,11 +132,13 @@ def test_compiled_reshape_of_a_transposed_complex_array_copies_whole_elements(dt
     check(lambda a: a.T.reshape(4, -1)[:, ::2] * 2, m)
 
 
-# (left out, known: a NumPy scalar on the left that hop does not make, such
-# as the constant np.int8(1), reaches hop through NumPy's ufunc, whose NaN
-# rule it then follows; so does np.complex128(a[1]) of a traced element)
+# (a NumPy scalar on the left that hop does not make, the constant
+# np.int8(1), reaches hop through NumPy's ufunc as a 0-d array, as
+# np.array(1) does: NumPy's code compares there, a graph break; and
+# np.complex128(a[1]) of a traced element is a break too)
 _SCALAR_SIDES = ["True", "False", "1", "0", "1.5", "1j", "np.float32(a[0].real)", "a[1]",
-                 "np.float64(a[0].real)", "a[0].real"]
+                 "np.float64(a[0].real)", "a[0].real", "np.int8(1)", "np.float64(0.5)",
+                 "np.complex64(1)", "np.complex128(a[1])", "np.array(1, np.int8)", "np.bool_(True)"]
 
 
 @pytest.mark.parametrize("other", _SCALAR_SIDES)

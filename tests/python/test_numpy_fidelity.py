@@ -9,6 +9,7 @@ import pytest
 
 import hop
 import hop.numpy as hnp
+from numpy_diff import check
 
 
 def same(fn, *args):
@@ -180,6 +181,122 @@ def test_big_endian_arrays_are_taken_and_written():
     np.testing.assert_array_equal(got, want)
     assert a.dtype == np.dtype(">f8") and a.tolist() == b.tolist()
     assert hnp.asarray(np.arange(3, dtype=">i4")).tolist() == [0, 1, 2]
+
+
+def test_big_endian_argument_copies_and_views_keep_numpys_byte_order():
+    # a call with a `>f4` argument runs eagerly (explain() counts it); the
+    # plan a `<f4` call made is kept for later native calls, never reused
+    # for the big-endian one
+    cf = hop.compile(lambda a: (a.copy(), a.T, a.view(np.uint8), a.dtype))
+    native = np.arange(6, dtype="<f4").reshape(2, 3)
+    big = native.astype(">f4")
+    r = cf(native)
+    assert r[0].dtype == np.dtype("<f4") and len(cf.graphs) == 1
+    with pytest.warns(RuntimeWarning, match=r"a call with an argument in the other byte order "
+                                            r"\(dtype >f4"):
+        r = cf(big)
+    want = cf.fn(big)
+    assert [x.dtype.str for x in r[:3]] == [">f4", ">f4", "|u1"] and r[3] == np.dtype(">f4")
+    assert r[2].tobytes() == want[2].tobytes() == big.tobytes()
+    assert np.shares_memory(r[1], big)  # NumPy's view of the caller's array
+    assert cf(native)[0].dtype == np.dtype("<f4") and len(cf.graphs) == 1
+    assert "eager calls: 1 call(s) ran eagerly for their arguments (the last: an argument in " \
+           "the other byte order (dtype >f4" in cf.explain()
+
+
+def test_in_place_update_of_a_big_endian_argument_writes_numpys_bytes():
+    def f(a):
+        a[0] += 1
+        a *= 2
+        return a
+    a, b = np.arange(3, dtype=">i8"), np.arange(3, dtype=">i8")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        got = hop.compile(f)(a)
+    assert got is a and a.dtype.str == ">i8" and a.tobytes() == f(b).tobytes()
+
+
+def test_ndarray_subclass_and_unaligned_arguments_are_numpys():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        m = np.matrix([[1.0, 2.0], [3.0, 4.0]])
+        got = hop.compile(lambda a: a * a)(m)
+        assert type(got) is np.matrix and got.tolist() == (m * m).tolist()  # a matrix product
+        ma = np.ma.masked_array([1.0, 2.0, 3.0], mask=[0, 1, 0])
+        got = hop.compile(lambda a: a.sum())(ma)
+        assert got == 4.0
+        buf = np.zeros(25, np.uint8)
+        u = buf[1:].view(np.float64)
+        u[...] = [1.0, 2.0, 3.0]
+        got = hop.compile(lambda a: a[1:])(u)
+        assert not got.flags.aligned and np.shares_memory(got, u)
+    with pytest.raises(hop.TraceError, match="fullgraph=True.*cannot take an argument of type "
+                                             "numpy.matrix"):
+        hop.compile(lambda a: a + 1, fullgraph=True)(m)
+
+
+@pytest.mark.parametrize("src", ["a.astype('>f4')", "a.view('>f4')", "np.asarray(a, dtype='>f4')",
+                                 "a.newbyteorder()", "(a + 1).astype('>i8')[::-1]",
+                                 "a.astype('S3')", "a.astype(np.longdouble)",
+                                 "a.astype('M8[s]')"])
+def test_a_dtype_hop_has_no_array_of_inside_a_compiled_function_is_numpys(src):
+    # the other byte order, str, float128, datetime64: hop's graph ends
+    # there and NumPy's code makes the array (it was a native copy, or a
+    # DTypeError where NumPy answers)
+    f = eval(f"lambda a: ({src}, 2 * a)", {"np": np})  # noqa: S307 (the list above)
+    a = np.arange(6, dtype=np.float32).reshape(2, 3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        got, want = hop.compile(f)(a.copy()), f(a.copy())
+    assert got[0].dtype == want[0].dtype and np.array_equal(got[0], want[0])
+    if want[0].dtype.itemsize != 16:  # (float128's padding bytes are not set)
+        assert got[0].tobytes() == want[0].tobytes()
+    assert got[1].tolist() == want[1].tolist()
+
+
+@pytest.mark.parametrize("src", ["a[a > 2] += a[:k]", "a[a > 2] = a[:k]", "r = a[a > 2] * a[:k]",
+                                 "r = np.where(a[a > 2] > 3, a[:k], 0)", "a[a > 2] *= a[:k]"])
+@pytest.mark.parametrize("k", [2, 3])
+def test_a_mask_count_against_a_slice_length_is_decided_as_numpy_does(src, k):
+    # whether a mask's count broadcasts against a slice's length is known
+    # only from the values: NumPy's ValueError with the caller's array as
+    # NumPy leaves it (it was hop's DataDependentError), or NumPy's answer
+    ns = {"np": np}
+    exec(f"def f(a):\n    r = None\n    {src.replace('k]', f'{k}]')}\n    return a, r\n",  # noqa: S102
+         ns)
+    check(ns["f"], np.arange(6.0))
+
+
+@pytest.mark.parametrize("src", ["3j + x.mean()", "(1-2j) - x[1]", "3j * x.sum()", "2j / x.mean()",
+                                 "1j ** x.mean()", "x.mean() + 3j", "3j + x.astype(np.float32)[0]",
+                                 "3j + x.sum()"])
+def test_a_python_complex_on_the_left_of_a_float64_scalar_is_pythons_complex(src):
+    # np.float64 is a Python float, so `3j + s` is Python's complex
+    # operation (a complex), `s + 3j` NumPy's (a complex128); a float32 or
+    # int64 scalar is NumPy's either way (it was complex128 for all)
+    f = eval(f"lambda x: (lambda r: (r, type(r).__name__))({src})", {"np": np})  # noqa: S307
+    check(f, np.array([1, 2, 4]))
+
+
+@pytest.mark.parametrize("src", ["np.broadcast_to(a, (2, 3))", "a.diagonal()", "a.imag",
+                                 "(np.broadcast_to(a[0], (2, 3)), a + 1)"])
+def test_numpys_read_only_results_are_read_only_compiled(src):
+    # NumPy's broadcast, diagonal and a real array's imaginary part are
+    # read-only views; compiled they were writable (a write into the
+    # broadcast reached the caller's array)
+    f = eval(f"lambda a: {src}", {"np": np})  # noqa: S307 (the list above)
+    a = np.arange(9.0).reshape(3, 3)[:, :3] if "diagonal" in src else np.arange(3.0)
+    got, want = hop.compile(f)(a.copy()), f(a.copy())
+    got, want = (got, want) if isinstance(want, tuple) else ((got,), (want,))
+    for g, w in zip(got, want):
+        assert g.flags.writeable == w.flags.writeable and g.tolist() == w.tolist()
+    with pytest.raises(ValueError, match="read-only"):
+        got[0][...] = 7
+
+
+def test_a_datetime_argument_is_a_dtype_error_naming_its_dtype():
+    with pytest.raises(hop.DTypeError, match=r"NumPy dtype datetime64\[D\] is not supported"):
+        hop.compile(lambda a: a + 1)(np.array(["2020-01-01"], dtype="M8[D]"))
 
 
 def test_float16_nextafter_and_spacing_are_numpys_half_functions():

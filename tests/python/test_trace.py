@@ -363,3 +363,71 @@ def test_cond_outputs_of_different_sizes_get_an_unbacked_size():
 def test_non_callable_body_is_a_type_error():
     with pytest.raises(TypeError, match="hop.cond: true_fn must be callable, got int"):
         hop.cond(True, 1, lambda: 0)
+
+
+_HINTED = hop.ones(4)
+
+
+class _Scaler:
+    def body(self, v):
+        return v - _HINTED
+
+
+def test_captured_tensors_are_named_after_the_cell_or_global_holding_them_in_any_body():
+    # Trace.name_hints reads a body's cells and the globals its code names: a
+    # lambda's closure tensor and global, and a bound method's global (read
+    # through the method's attributes).
+    def make():
+        w_cell = hop.full((4,), 2.0)
+        unset = None  # noqa: F841  (a cell holding no tensor is not hinted)
+
+        def f(x):
+            y = hop.wrap(lambda v: v * w_cell, x)
+            return hop.wrap(_Scaler().body, y)
+        return f
+
+    gm = hop.trace(make(), hop.ones(4))
+    assert_graph_equal(gm, '''
+        def forward(x: "f32[4]", w_cell: "f32[4]", _HINTED: "f32[4]"):
+            def wrap_body_0(x: "f32[4]", w_cell: "f32[4]"):
+                mul: "f32[4]" = mul(x, w_cell)
+                return (mul,)
+
+            def wrap_body_1(getitem: "f32[4]", _HINTED: "f32[4]"):
+                sub: "f32[4]" = sub(getitem, _HINTED)
+                return (sub,)
+
+            wrap: "f32[4]" = wrap(wrap_body_0, (x, w_cell))
+            getitem: "f32[4]" = wrap[0]
+            wrap_1: "f32[4]" = wrap(wrap_body_1, (getitem, _HINTED))
+            getitem_1: "f32[4]" = wrap_1[0]
+            return (getitem_1,)
+    ''')
+
+
+_REBOUND = hop.ones(4)
+
+
+def test_a_body_whose_global_and_cell_are_rebound_between_traces_reads_the_new_values():
+    # What a body reads is read anew on every trace (only what its code object
+    # alone decides is kept per code object): the same body code, its cell
+    # and its module's global rebound between two traces.
+    global _REBOUND
+    scale = hop.full((4,), 2.0)
+
+    def f(x):
+        return hop.wrap(lambda v: v * scale + _REBOUND, x)
+
+    x = hop.ones(4)
+    first = hop.trace(f, x)
+    assert first(x).tolist() == [3.0] * 4
+    old_global = _REBOUND
+    try:
+        scale = hop.full((4,), 3.0)
+        _REBOUND = hop.full((4,), 10.0)
+        second = hop.trace(f, x)
+        assert second(x).tolist() == [13.0] * 4
+    finally:
+        _REBOUND = old_global
+    assert placeholders(second) == placeholders(first) == {
+        "forward": ["x", "scale", "_REBOUND"], "wrap_body_0": ["x", "scale", "_REBOUND"]}

@@ -106,19 +106,46 @@ class _NumpyOut:
     eagerly for np.ndarray arguments."""
 
 
+class _ReadOnly:
+    """The structure key of a read-only array (NumPy's view of a broadcast,
+    a diagonal, a real array's imaginary part), where a writable array's key
+    is whether it is a NumPy scalar: false, as for an array, so that code
+    asking `bool(spec.keys)` reads "not a scalar"; rebuilt read-only, as
+    NumPy's is (a compiled `np.broadcast_to(a, s)` was writable, and a write
+    into it reached the caller's array)."""
+
+    __slots__ = ()
+
+    def __bool__(self):
+        return False
+
+    def __repr__(self):
+        return "read-only"
+
+    def __reduce__(self):
+        return "_READ_ONLY"  # (a saved GraphModule's structure: the one instance)
+
+
+_READ_ONLY = _ReadOnly()
+
+
 def _flatten(a):
-    return (a._t,), a._scalar
+    return (a._t,), _READ_ONLY if a._ro and not a._scalar else a._scalar
 
 
 def _unflatten_array(cls):
     def unflatten(children, scalar):
-        return cls(children[0], scalar=scalar)
+        a = cls(children[0], scalar=bool(scalar))
+        a._ro = scalar is _READ_ONLY
+        return a
     return unflatten
 
 
 def _unflatten_numpy(children, scalar):
     t = children[0]
     a = t.numpy() if isinstance(t, _C.Tensor) else _np.asarray(t)
+    if scalar is _READ_ONLY:
+        a.flags.writeable = False
     return a[()] if scalar else a
 
 
@@ -142,8 +169,9 @@ def _simple_out(spec):
     two or more, else None."""
     from .._pytree import LEAF
 
-    def one(s):
-        return s.kind == "custom" and s.cls is _NumpyOut and s.children == (LEAF,)
+    def one(s):  # (a read-only result is made by _unflatten_numpy)
+        return s.kind == "custom" and s.cls is _NumpyOut and s.children == (LEAF,) and \
+            s.keys is not _READ_ONLY
     if one(spec):
         return (bool(spec.keys),)
     if spec.kind == "tuple" and len(spec.children) > 1 and \

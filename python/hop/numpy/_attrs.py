@@ -185,6 +185,16 @@ def _bitcast_view(a, kind, npd):
 ndarray.view = _view_method
 
 
+def _newbyteorder(self, new_order="S"):
+    """ndarray.newbyteorder(): a view whose dtype has the other byte order
+    (the same bytes read the other way); traced, NumPy's code runs it (a
+    break in hop.compile: hop_dtype)."""
+    return _view_method(self, self.dtype.newbyteorder(new_order))
+
+
+ndarray.newbyteorder = _newbyteorder
+
+
 def _shape_get(self):
     return tuple(self._t.shape)
 

@@ -31,13 +31,25 @@ SUPPORTED = ", ".join(NAMES)
 
 def hop_dtype(npd, what):
     """The hop dtype of a NumPy dtype (of either byte order); DTypeError
-    naming `what` otherwise."""
+    naming `what` otherwise.  While a trace runs, a dtype hop has no
+    array of (float128, str, object, datetime64) and one in the other byte
+    order (`>f4`, which NumPy keeps in the arrays it makes of it: an astype,
+    a view, a captured array's copies) are a break of hop.compile's graph
+    (NumPy's code runs it) and hop.trace's DTypeError."""
     npd = _np.dtype(npd)
     d = _HOP.get(npd if npd.isnative else npd.newbyteorder("="))
     if d is None:
-        raise _C.DTypeError(f"hop.numpy: {what}: NumPy dtype {_np.dtype(npd)} is not supported; "
-                            f"hop supports {SUPPORTED}")
-    return d
+        msg = f"hop.numpy: {what}: NumPy dtype {_np.dtype(npd)} is not supported; hop " \
+              f"supports {SUPPORTED}"
+    elif not npd.isnative and npd.byteorder != "|" and tracing():
+        msg = f"hop.numpy: {what}: NumPy dtype {npd.str} is in the other byte order, which " \
+              f"NumPy keeps in the arrays it makes of it; hop computes in native order"
+    else:
+        return d
+    if tracing():
+        from .._breaks import conversion
+        conversion(_C.DTypeError, msg)
+    raise _C.DTypeError(msg)
 
 
 def np_dtype(t):
@@ -498,6 +510,34 @@ def raised_as_numpy(e):
     if not isinstance(e, _VALUE_ERRORS) or isinstance(e, _LIMITS) or \
             getattr(e, "_hop_not_numpys", False):
         return False
+    return _called_by_program(e)
+
+
+def decided_by_values(e):
+    """Whether e is a decision a trace cannot make (a DataDependentError)
+    that a call the program made into hop.numpy met: whether a mask's count
+    broadcasts against a slice's length (`a[a > 2] += a[:2]`).  NumPy
+    decides it on the values, raising its ValueError or answering, so
+    hop.compile lets the eager call decide (_compile)."""
+    return isinstance(e, _C.DataDependentError) and _called_by_program(e)
+
+
+def _called_by_program(e):
+    """Whether e came out of a call the program's code made into hop.numpy."""
+    tb = e.__traceback__
+    outer = None
+    while tb is not None:
+        name = tb.tb_frame.f_globals.get("__name__") or ""
+        # the boundary: a frame of hop.numpy called by one outside hop (the
+        # program's, or NumPy's Python code dispatching to hop.numpy); hop's
+        # own machinery calling hop.numpy (the trace setting up the
+        # arguments) is not a call of the program's
+        if outer is not None and not is_hop_module(outer) and \
+                (name == "hop.numpy" or name.startswith("hop.numpy.")):
+            return True
+        outer = name
+        tb = tb.tb_next
+    return False
     tb = e.__traceback__
     outer = None
     while tb is not None:

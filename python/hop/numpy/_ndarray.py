@@ -409,6 +409,12 @@ def _binop(name, reflected=False):
             return NotImplemented
         if name == "multiply" and self._scalar and isinstance(other, (list, tuple)):
             return _repeat_sequence(self, other)
+        if reflected and type(other) is complex and name in _PY_COMPLEX and self._scalar and \
+                self.dtype == _np.dtype(_np.float64):
+            # np.float64 is a Python float: `3j + s` is Python's complex
+            # operation on float(s) (a Python complex), where `s + 3j` is
+            # NumPy's (a complex128)
+            return _PY_COMPLEX[name](other, float(self))
         args = (other, self) if reflected else (self, other)
         if name in _corder.SCALAR_ORDER:
             ct = _scalar_math_complex(self, other)
@@ -417,6 +423,15 @@ def _binop(name, reflected=False):
         return call_ufunc(name, args, {}, result_kind(args))
     op.__name__ = name
     return op
+
+
+# The operations of a Python complex that take a Python float (so an
+# np.float64) on their right, by NumPy's ufunc name.  (Its == and != take one
+# too, giving a Python bool; hop.numpy's __eq__ cannot tell `3j == s` from
+# `s == 3j`, so those give NumPy's np.bool_: docs/ARCHITECTURE.md.)
+_PY_COMPLEX = {"add": complex.__add__, "subtract": complex.__sub__,
+               "multiply": complex.__mul__, "true_divide": complex.__truediv__,
+               "power": complex.__pow__}
 
 
 def _scalar_math_complex(self, other):

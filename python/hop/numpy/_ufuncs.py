@@ -602,6 +602,8 @@ def array_ufunc(ufunc, method, inputs, kwargs):
     if method == "__call__":
         if name == "divmod":
             return _call_divmod(inputs, dict(kwargs), kind)
+        if name in _corder.SCALAR_ORDER and not kwargs and len(inputs) == 2:
+            _check_left_scalar(name, *inputs)
         return call_ufunc(name, inputs, kwargs, kind)
     if method == "outer" and name in UFUNCS and UFUNCS[name][0] == 2 and len(inputs) == 2:
         a, b = (_core.operand(x, f"numpy.{name}.outer") for x in inputs)
@@ -624,6 +626,29 @@ def array_ufunc(ufunc, method, inputs, kwargs):
         axis = kw.pop("axis", 0)
         return getattr(_funcs, _ACCUMULATE[name])(inputs[0], axis=axis, _kind=kind, **kw)
     return fallback(getattr(ufunc, method), f"{name}.{method}", inputs, kwargs, kind)
+
+
+def _check_left_scalar(name, left, right):
+    """`np.int8(1) > s` for a traced scalar s: NumPy's scalar hands it to
+    the ufunc as a 0-d array of itself (s is no NumPy scalar it knows), the
+    very call `np.array(1, np.int8) > s` and `np.greater(np.array(1,
+    np.int8), s)` make, which NumPy orders by the ufunc's NaN rule where
+    `np.int8(1) > np.complex128(s)` takes its scalar math (no NaN rule,
+    _ndarray._scalar_math_complex).  Where the two would differ hop cannot
+    tell which the program wrote: a break of hop.compile's graph (NumPy's
+    code compares the values), hop.trace's UnsupportedError."""
+    from ._ndarray import _scalar_math_complex
+    if type(left) is not _np.ndarray or left.ndim != 0 or left.dtype.kind == "b" or \
+            not isinstance(right, ndarray) or not right._scalar or not _core.is_traced(right._t) or \
+            _scalar_math_complex(right, left[()]) is None:
+        return
+    from .._breaks import conversion
+    conversion(_C.UnsupportedError,
+               f"hop.numpy: numpy.{name} of a 0-d {left.dtype} array or NumPy scalar and a "
+               f"traced complex scalar: NumPy orders `np.{left.dtype}(v) > s` by its scalar "
+               f"math and `np.array(v) > s` by the ufunc's NaN rule, and both reach hop as the "
+               f"same call; convert the constant to a Python number or put the traced value "
+               f"on the left")
 
 
 def tensor_array_ufunc(self, ufunc, method, *inputs, **kwargs):
