@@ -15,7 +15,7 @@ attribute and item steps) that re-reads the value on a later call:
           is seen without a retrace.
   value   a Python scalar (int, float, bool, complex, str, bytes, None, a
           NumPy scalar): equal value AND the same type (2, 2.0 and True give
-          different dtypes); NaN equals NaN.
+          different dtypes); NaN equals NaN, 0.0 does not equal -0.0.
   id      anything else (functions, classes, objects, uncaptured tensors,
           NumPy arrays, containers): the same object.
   len     a list or dict: the same length (its items guarded too when
@@ -37,6 +37,7 @@ the new objects (and the new captured tensors) for the next fast check.
 """
 
 import keyword
+import math
 import sys
 import types
 
@@ -57,8 +58,10 @@ _MAX_GUARDS = 512  # beyond this, what is left is not walked (and said so)
 _MAX_FUNCTIONS = 64
 
 _VALUE_TYPES = (int, float, complex, str, bytes, type(None), type(Ellipsis))
+_INEXACT = (float, complex)
 if _np is not None:
     _VALUE_TYPES += (_np.generic,)
+    _INEXACT += (_np.inexact,)
 # Objects whose attributes are not walked: code, classes, modules' innards.
 _OPAQUE = (type, types.FunctionType, types.BuiltinFunctionType, types.MethodType,
            types.ModuleType, types.CodeType, _C.Tensor, type(_C.float32))
@@ -69,15 +72,24 @@ def is_value(v):
 
 
 def same_value(a, b):
-    """a and b are equal scalars of the same type (NaN equals NaN)."""
+    """a and b are equal scalars of the same type (NaN equals NaN), and a
+    float zero (or a complex's zero part) has the same sign in both: 0.0 ==
+    -0.0, but a plan made for one gives 1 / x, copysign and the text of the
+    other wrongly."""
     if type(a) is not type(b):
         return False
     try:
         if a == b:
-            return True
+            return not isinstance(a, _INEXACT) or _zero_signs(a) == _zero_signs(b)
         return a != a and b != b  # both NaN (or a NaN in a complex)
     except Exception:
         return False
+
+
+def _zero_signs(z):
+    """The signs of a float's (or a complex's two parts') zeros."""
+    z = complex(z)
+    return math.copysign(1.0, z.real), math.copysign(1.0, z.imag)
 
 
 class Source:
