@@ -156,19 +156,55 @@ def _node_differs(name, nodes, memo):
 
 def reaching(tr, values, targets):
     """Per value of values (traced tensors of the root graph; anything else
-    reaches nothing): the names in targets its lineage reaches with a
-    zero's sign still showing, i.e. not only through a comparison or a cast
-    to bool or an integer (-0.0 == 0.0).  Any other op, a HOP's call
-    included (its bodies see only its operands), passes the sign on."""
-    nodes, _ = _graph(tr)
-    memo = {}
+    reaches nothing): the names in targets (root nodes) its lineage reaches
+    with a zero's sign still showing, i.e. not only through a comparison or
+    a cast to bool or an integer (-0.0 == 0.0).  A cond's output is followed
+    into each body to the operands its output reaches there (`if np.max(x)
+    > 0` inside a merged branch compares only); any other HOP, or a node
+    hop cannot read, passes every operand's sign on."""
+    described = {}
+
+    def nodes_of(path):
+        got = described.get(path)
+        if got is None:
+            got = described[path] = {n[1]: n for n in tr.describe(list(path))["nodes"]}
+        return got
 
     def kills(node):
         return node[0] == "call_op" and (node[2] in _COMPARE or
                                          node[2] == "to" and _is_int(node[4]))
 
-    def walk(name):
-        # iterative post-order (a lineage may be thousands deep)
+    def cond_output(path, hop, i, outer):
+        # output i of cond node hop of graph path: in each body, what its
+        # output i reaches among the placeholders, as the operands' reach
+        ops = hop[3][-1] if hop[3] and type(hop[3][-1]) is list else None
+        bodies = [a[1] for a in hop[3] if type(a) is tuple and len(a) == 2 and a[0] == "%graph"]
+        if hop[2] != "cond" or ops is None or not bodies:
+            return None
+        out = frozenset()
+        for b in bodies:
+            sub = path + (b,)
+            ns = nodes_of(sub)
+            phs = [n[1] for n in ns.values() if n[0] == "placeholder"]
+            if len(phs) != len(ops):
+                return None
+            res = next((n[3] for n in ns.values() if n[0] == "output"), None)
+            if res is None or i >= len(res) or not (type(res[i]) is tuple and
+                                                    res[i][0] == "%node"):
+                return None
+            seeds = {ph: _refs([op], []) for ph, op in zip(phs, ops)}
+            inner = walk(sub, res[i][1], {ph: frozenset().union(*(outer(r) for r in refs))
+                                          for ph, refs in seeds.items()})
+            out |= inner
+        return out
+
+    memos = {}
+
+    def walk(path, name, phs):
+        # iterative post-order (a lineage may be thousands deep); phs: in a
+        # body, each placeholder's reach in the graph around it
+        memo = memos.setdefault(path, {})
+        nodes = nodes_of(path)
         todo = [name]
         while todo:
             n = todo[-1]
@@ -176,9 +212,11 @@ def reaching(tr, values, targets):
                 todo.pop()
                 continue
             node = nodes.get(n)
-            if n in targets:
+            if not path and n in targets:
                 memo[n] = frozenset((n,))
-            elif node is None or node[0] == "placeholder" or kills(node):
+            elif node is not None and node[0] == "placeholder":
+                memo[n] = phs.get(n, frozenset()) if phs is not None else frozenset()
+            elif node is None or kills(node):
                 memo[n] = frozenset()
             else:
                 ins = _refs(node[3], [])
@@ -186,14 +224,18 @@ def reaching(tr, values, targets):
                 if pending:
                     todo.extend(pending)
                     continue
-                memo[n] = frozenset().union(*(memo[i] for i in ins))
+                got = None
+                if node[0] == "getitem" and ins and nodes.get(ins[0], ("",))[0] == "call_hop":
+                    got = cond_output(path, nodes[ins[0]], node[3][1],
+                                      lambda r, m=memo: m.get(r, frozenset()))
+                memo[n] = got if got is not None else frozenset().union(*(memo[i] for i in ins))
             todo.pop()
         return memo[name]
 
     out = []
     for v in values:
         name = _C._proxy_node(v) if isinstance(v, _C.Tensor) else None
-        out.append(walk(name) if name is not None else frozenset())
+        out.append(walk((), name, None) if name is not None else frozenset())
     return out
 
 

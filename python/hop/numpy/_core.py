@@ -467,6 +467,23 @@ def unknown_if(flag, r):
 _DEFERRED = "hop.numpy zero sign"  # Trace.scratch: {node name of r: flag maker}
 
 
+def memo_state():
+    """Inside a side of a merged branch (hop.compile's path specialisation
+    runs the function again there, replaying the ops before the branch from
+    its memo), the memo's state before an op, for replayed(); else None."""
+    tr = _C.tracing()
+    if tr is None or _C._trace_depth() == 1:
+        return None
+    return tr._memo("state")
+
+
+def replayed(before):
+    """Whether the op since memo_state() gave the node of the run before the
+    branch (the memo replayed it, nothing recorded) rather than a new one."""
+    now = _C.tracing()._memo("state")
+    return now[0] == before[0] and now[1] == before[1] + 1
+
+
 def defer_zero_sign(r, flag):
     """Registers r, a float max/min whose zero's sign NumPy's SIMD loop picks,
     with flag(), which traces the 0-d bool "NumPy's sign is unknown here":
