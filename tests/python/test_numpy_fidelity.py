@@ -278,6 +278,19 @@ def test_a_python_complex_on_the_left_of_a_float64_scalar_is_pythons_complex(src
     check(f, np.array([1, 2, 4]))
 
 
+@pytest.mark.parametrize("src", ["3j == x.sum()", "3j != x.mean()", "x.sum() == 3j",
+                                 "x.max() != 0j", "0j == x.sum() * 0"])
+def test_equality_of_a_python_complex_and_a_float64_scalar_has_eagers_type(src):
+    # `3j == s` is Python's bool, `s == 3j` NumPy's np.bool_; hop.numpy's
+    # __eq__ cannot tell them apart, so compiled it is a break and Python
+    # compares (it was np.bool_ both ways)
+    f = eval(f"lambda x: (lambda r: (r, type(r).__name__))({src})", {"np": np})  # noqa: S307
+    check(f, np.array([1.0, 2.0, 4.0]))
+    check(f, np.zeros(3))
+    with pytest.raises(hop.UnsupportedError, match="a traced float64 scalar and a Python complex"):
+        hop.trace(lambda x: 3j == x.sum(), np.zeros(3))
+
+
 @pytest.mark.parametrize("src", ["np.broadcast_to(a, (2, 3))", "a.diagonal()", "a.imag",
                                  "(np.broadcast_to(a[0], (2, 3)), a + 1)"])
 def test_numpys_read_only_results_are_read_only_compiled(src):

@@ -415,6 +415,9 @@ def _binop(name, reflected=False):
             # operation on float(s) (a Python complex), where `s + 3j` is
             # NumPy's (a complex128)
             return _PY_COMPLEX[name](other, float(self))
+        if type(other) is complex and name in ("equal", "not_equal") and self._scalar and \
+                self.dtype == _np.dtype(_np.float64) and _core.is_traced(self._t):
+            _equal_of_python_complex(name)
         args = (other, self) if reflected else (self, other)
         if name in _corder.SCALAR_ORDER:
             ct = _scalar_math_complex(self, other)
@@ -425,10 +428,22 @@ def _binop(name, reflected=False):
     return op
 
 
+def _equal_of_python_complex(name):
+    """`3j == s` is Python's complex == on float(s) (a bool: np.float64 is a
+    Python float), `s == 3j` NumPy's (an np.bool_), and both reach hop as
+    s.__eq__(3j): with s traced, a break of hop.compile's graph (Python
+    compares the values, as eagerly), hop.trace's UnsupportedError."""
+    _breaks.conversion(_C.UnsupportedError,
+                       f"hop.numpy: {name} of a traced float64 scalar and a Python complex: "
+                       f"`3j == s` is a Python bool and `s == 3j` an np.bool_, and both reach "
+                       f"hop as the same call; compare with a NumPy complex (np.complex128(3j)) "
+                       f"instead")
+
+
 # The operations of a Python complex that take a Python float (so an
 # np.float64) on their right, by NumPy's ufunc name.  (Its == and != take one
 # too, giving a Python bool; hop.numpy's __eq__ cannot tell `3j == s` from
-# `s == 3j`, so those give NumPy's np.bool_: docs/ARCHITECTURE.md.)
+# `s == 3j`, so with s traced those are a break: _equal_of_python_complex.)
 _PY_COMPLEX = {"add": complex.__add__, "subtract": complex.__sub__,
                "multiply": complex.__mul__, "true_divide": complex.__truediv__,
                "power": complex.__pow__}
