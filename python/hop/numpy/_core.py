@@ -555,17 +555,3 @@ def _called_by_program(e):
         outer = name
         tb = tb.tb_next
     return False
-    tb = e.__traceback__
-    outer = None
-    while tb is not None:
-        name = tb.tb_frame.f_globals.get("__name__") or ""
-        # the boundary: a frame of hop.numpy called by one outside hop (the
-        # program's, or NumPy's Python code dispatching to hop.numpy); hop's
-        # own machinery calling hop.numpy (the trace setting up the
-        # arguments) is not a call of the program's
-        if outer is not None and not is_hop_module(outer) and \
-                (name == "hop.numpy" or name.startswith("hop.numpy.")):
-            return True
-        outer = name
-        tb = tb.tb_next
-    return False
