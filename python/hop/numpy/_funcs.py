@@ -207,17 +207,21 @@ def _reduce(op, np_fn, a, axis, dtype, out, keepdims, initial, where, kind, what
     if initial is not None and op in ("amax", "amin"):
         x = _with_initial(x, axes, initial)
     cplx_order = op in ("amax", "amin") and _core.np_dtype(x).kind == "c"
-    checked = True
+    # a float max/min under hop.compile: NumPy's zero sign is checked at run
+    # time (_zero_sign_checked), unless a side of a merged branch replays the
+    # root's own (deferred there)
+    zero_sign = bool(axes) and op in ("amax", "amin") and _core.np_dtype(x).kind == "f" and \
+        _core.compiling()
     # axis=() reduces nothing (hop's empty dim list would mean all of them)
     if not axes:
         r = _core.cast(x.clone(), rdt)
     elif cplx_order:
         r = _corder.extreme(op, x, axes, keepdims)  # NumPy's lexicographic order
     else:
-        before = _core.memo_state()
+        before = _core.memo_state() if zero_sign else None
         r = getattr(_C, op)(x, _dims(axes), keepdims)
         if before is not None and _core.replayed(before):
-            checked = False  # the root's own max, whose check is deferred
+            zero_sign = False  # the root's own max, whose check is deferred
     if initial is not None:
         if cplx_order:
             comb = _corder.maximum if op == "amax" else _corder.minimum
@@ -225,8 +229,7 @@ def _reduce(op, np_fn, a, axis, dtype, out, keepdims, initial, where, kind, what
         else:
             comb = {"sum": _C.add, "prod": _C.mul, "amax": _C.maximum, "amin": _C.minimum}[op]
             r = comb(r, initial)
-    if checked and axes and op in ("amax", "amin") and _core.np_dtype(x).kind == "f" and \
-            _core.compiling():
+    if zero_sign:
         r = _zero_sign_checked(x, r, axes, keepdims, initial)
     r = _core.cast(r, rdt)
     return _out(kind, r, scalar=r.ndim == 0 and out is None, out=out, what=what)
