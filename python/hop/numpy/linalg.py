@@ -279,17 +279,26 @@ def lstsq(a, b, rcond="warn", *, _kind=None):
         s = _C.zeros((0,), dtype=_core.hop_dtype(_real_dt(ct), "lstsq"))
         rank = _np.int32(0)
     else:
-        p = _C._op("linalg_svd", ta, False)
-        u = p.slice(0, 0, m).slice(1, 0, k)
-        s = p.select(0, m).slice(0, 0, k)
-        vh = p.slice(0, m + 1, m + 1 + k).slice(1, 0, n)
+        if m >= 2 * n:
+            # tall: a = QR, the SVD of the n x n R, and Q^H b, as gelsd does
+            # for such matrices (gesdd on a itself also forms U = Q U_R, an
+            # m x n product, and a's max norm: twice the work)
+            pq = _C._op("linalg_qr", ta, False)
+            c = _C.matmul(_h(pq.slice(0, 0, m).slice(1, 0, n)), tb)
+            f, rows = pq.slice(0, m, m + n).slice(1, 0, n), n
+        else:
+            f, c, rows = ta, tb, m
+        p = _C._op("linalg_svd", f, False)
+        u = p.slice(0, 0, rows).slice(1, 0, k)
+        s = p.select(0, rows).slice(0, 0, k)
+        vh = p.slice(0, rows + 1, rows + 1 + k).slice(1, 0, n)
         if ct.kind == "c":
             s = _C._op("real", s)
         smax = _C.amax(s)
         large = _C.gt(s, smax * rcond)
         sinv = _C.where(large, _C.div(1.0, _C.where(large, s, 1.0)), 0.0)
         sinv = _core.cast(sinv, ct)
-        x = _C.matmul(_h(vh), _C.matmul(_h(u), tb) * sinv.unsqueeze(-1))
+        x = _C.matmul(_h(vh), _C.matmul(_h(u), c) * sinv.unsqueeze(-1))
         rank = _rank_checked(a_in, s, smax, rcond, _C.sum(large.to(_C.int32)).to(_C.int32))
     # NumPy's residuals: only for a full-rank tall system (a data-dependent
     # decision: hop.compile specialises on it)
