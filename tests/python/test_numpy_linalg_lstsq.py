@@ -202,3 +202,44 @@ def test_hop_and_gelsd_singular_values_are_well_inside_the_margin(m, n):
         want = LA.lstsq(a, np.ones(m), rcond=None)[3]
         diff = np.max(np.abs(_hop_singular_values(a) - want)) / want[0]
         assert diff <= bound / 4, (diff / (eps * max(m, n)), bound / (eps * max(m, n)))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_elementwise_functions_are_well_inside_relative_errors_ulp_budget(dtype):
+    # _exact.relative_error credits an elementwise math function of exact
+    # values with _ULPS_BUDGET ulps of difference from NumPy's; measured at
+    # most 3 (SLEEF vs NumPy's SVML/glibc)
+    from hop import _exact
+    rng = np.random.default_rng(7)
+    x = (rng.standard_normal(20000) * 10).astype(dtype)
+    fs = [lambda x: x ** 3, lambda x: np.abs(x) ** 2.5, np.exp, lambda x: np.log(np.abs(x)),
+          np.sin, np.cos, np.tan, np.tanh, np.sinh, np.cosh, lambda x: np.arcsin(x / 30),
+          np.arctan, np.cbrt, np.expm1, lambda x: np.log1p(np.abs(x)), np.exp2,
+          lambda x: np.log2(np.abs(x)), lambda x: np.log10(np.abs(x))]
+    for f in fs:
+        cf = hop.compile(f)
+        with np.errstate(all="ignore"):
+            g, w = cf(x), f(x)
+        ok = np.isfinite(w) & (w != 0)
+        d = np.abs(g[ok].astype(np.float64) - w[ok]) / np.spacing(np.abs(w[ok]))
+        assert d.max() <= _exact._ULPS_BUDGET / 4
+        assert cf.eager_calls == 0
+
+
+def test_relative_error_of_lineages():
+    # exact ops: 0; pow of an argument: the budget; a sum: no bound; a
+    # product: the operands' and one rounding
+    from hop import _exact
+    seen = {}
+
+    def f(t):
+        x = hnp.asarray(t)
+        seen["exact"] = _exact.relative_error(hnp.stack([x * x, x, hnp.ones_like(x)], 1)._t)
+        seen["pow"] = _exact.relative_error(hnp.stack([x ** 3, -x], 1)._t)
+        seen["sum"] = _exact.relative_error((x + x ** 3)._t)
+        seen["product"] = _exact.relative_error((x ** 3 * x)._t)
+        return t
+    hop.trace(f, hop.tensor(np.ones(4)))
+    eps = np.finfo(np.float64).eps
+    assert seen == {"exact": 0.0, "pow": _exact._ULPS_BUDGET * eps, "sum": None,
+                    "product": (_exact._ULPS_BUDGET + 1) * eps}
