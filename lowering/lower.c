@@ -270,9 +270,9 @@ absorbable(hop_lower_ctx *cx, const hop_node *n, const hop__vmap *m)
 
 /* Which visited nodes found an absorbed operand with no room left for it. */
 typedef struct left_out {
-    bool full;            /* one did */
-    const hop_node *by;   /* the first one that did */
-    bool others;          /* and another node did too */
+    bool full;          /* one did */
+    const hop_node *by; /* the first one that did */
+    bool others;        /* and another node did too */
 } left_out;
 
 /* Members of the group rooted at n, in graph order (operands first).  At most
@@ -372,7 +372,7 @@ plan_fusion(hop_lower_ctx *cx, const hop_graph *g)
                  * but the deepest (the last visited, so no other member was
                  * reached through it), and find room for everything (only
                  * its own operands were left out): drop it from this walk
-                 * instead, which halves the walks of a long chain. */
+                 * instead: a long chain's groups are walked once in planning, not twice. */
                 for (int i = dm->member + 1; i < nm; i++) {
                     members[i - 1] = members[i];
                     vmap_get(cx, members[i - 1], false)->member = i - 1;
