@@ -1137,6 +1137,96 @@ mark_straight(hop_plan *p)
     }
 }
 
+/* Whether slot s's header is the same on every run: a buffer or an output
+ * the plan lays out itself, of constant sizes, not among moved. */
+static bool
+slot_fixed(const hop_lower_ctx *cx, const bool *moved, int32_t s)
+{
+    const hop__slot *sl = &cx->slots[s];
+    if (moved[s] || (sl->kind != HOP__S_BUFFER && sl->kind != HOP__S_OUTPUT))
+        return false;
+    for (int d = 0; d < sl->rank; d++)
+        if (sl->sizes[d] == NULL || !sl->sizes[d]->is_const)
+            return false;
+    return true;
+}
+
+/* The slots whose header an instruction replaces by another's, and (to be
+ * safe) those a foreign or a HOP's own kernel gets to write. */
+static void
+mark_moved(const hop_plan *p, bool *moved)
+{
+    for (int32_t pc = 0; pc < p->ncode; pc++) {
+        const hop__insn *in = &p->code[pc];
+        if (in->opcode == HOP__OP_Move) {
+            moved[in->p1] = true;
+        } else if (in->opcode == HOP__OP_Swap) {
+            const int32_t *more = in->p4;
+            moved[in->p1] = moved[in->p2] = true;
+            for (int32_t k = 0; k < 2 * in->p3; k++)
+                moved[more[k]] = true;
+        } else if (in->opcode == HOP__OP_Call) {
+            const hop__calldesc *d = in->p4;
+            for (int32_t k = 0; k < d->nmoves; k++)
+                if (d->moves[k].tensor)
+                    moved[d->moves[k].dst] = true;
+        } else if (in->opcode == HOP__OP_Extern) {
+            const hop__extern *e = in->p4;
+            for (int32_t k = 0; k < e->nouts; k++)
+                moved[e->outs[k]] = true;
+        } else if (in->opcode == HOP__OP_Kernel) {
+            const hop__hopkernel *k = in->p4;
+            for (int32_t j = 0; j < k->n; j++)
+                moved[k->slots[j]] = true;
+        }
+    }
+}
+
+/* Whether operand a is fixed: a tensor in a fixed slot, or a constant (a
+ * list of constants: the kernel compares no data of a list's tensors). */
+static bool
+arg_fixed(const hop_lower_ctx *cx, const bool *moved, const hop__oparg *a, bool in_list)
+{
+    switch (a->kind) {
+    case HOP__A_TENSOR:
+        return !in_list && slot_fixed(cx, moved, a->slot);
+    case HOP__A_INT:
+    case HOP__A_BOOL:
+        return a->x != NULL && a->x->is_const;
+    case HOP__A_NONE:
+    case HOP__A_FLOAT:
+    case HOP__A_DTYPE:
+        return true;
+    case HOP__A_LIST:
+        for (int32_t k = 0; k < a->n; k++)
+            if (!arg_fixed(cx, moved, &a->items[k], true))
+                return false;
+        return true;
+    }
+    return false;
+}
+
+/* Marks each Op whose operands and output are fixed (program.h). */
+static hop_status
+mark_fixed(hop_lower_ctx *cx, hop_plan *p)
+{
+    bool *moved = hop__arena_zalloc(&cx->tmp, (cx->nslots + 1) * sizeof *moved);
+    if (moved == NULL)
+        return HOP_NOMEM;
+    mark_moved(p, moved);
+    for (int32_t pc = 0; pc < p->ncode; pc++) {
+        const hop__insn *in = &p->code[pc];
+        if (in->opcode != HOP__OP_Op)
+            continue;
+        hop__opdesc *d = (hop__opdesc *)in->p4; /* (the plan's arena: ours until it is done) */
+        bool fixed = slot_fixed(cx, moved, in->p1);
+        for (int i = 0; fixed && i < d->nargs; i++)
+            fixed = arg_fixed(cx, moved, &d->args[i], false);
+        d->fixed = fixed;
+    }
+    return HOP_OK;
+}
+
 /* Copies the routines into one program: main, then the subroutines. */
 static hop_status
 assemble(hop_lower_ctx *cx)
@@ -1175,6 +1265,9 @@ assemble(hop_lower_ctx *cx)
     }
     p->ncode = (int32_t)total;
     mark_straight(p);
+    hop_status st = mark_fixed(cx, p);
+    if (st != HOP_OK)
+        return st;
     p->nroutines = (int32_t)cx->nroutines;
     /* No recursion: a routine is on the call stack at most once. */
     p->max_depth = (int32_t)cx->nroutines;

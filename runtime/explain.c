@@ -152,7 +152,8 @@ comment_text(const hop_plan *p, int32_t pc, hop__buf *b)
         hop__buf_printf(b, "t%d <- t%d", in->p1, in->p2);
         break;
     case HOP__OP_Op:
-        hop__buf_printf(b, "t%d = %s (kernel %d)", in->p1, slot_name(p, in->p1), in->p2);
+        hop__buf_printf(b, "t%d = %s (kernel %d%s)", in->p1, slot_name(p, in->p1), in->p2,
+                        ((const hop__opdesc *)in->p4)->fixed ? ", fixed" : "");
         break;
     case HOP__OP_View:
         hop__buf_printf(b, "t%d = %s, a view of t%d", in->p1, slot_name(p, in->p1), in->p2);

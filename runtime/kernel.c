@@ -445,6 +445,19 @@ hop__kernel_rebase(hop__kernel *k, const hop_rt_arg *args, size_t nargs, hop_ten
     return true;
 }
 
+bool
+hop__kernel_at(const hop__kernel *k, const char *const *data, size_t nargs, const char *odata)
+{
+    if (k->magic != HOP__K_MAGIC || k->nrec < 0 || k->kind == HOP__K_CAT || odata != k->obase)
+        return false;
+    for (size_t i = 0; i < nargs; i++) {
+        /* a tensor past the first HOP__K_NBASE has no base to compare */
+        if (i < HOP__K_NBASE ? data[i] != k->base[i] : data[i] != NULL)
+            return false;
+    }
+    return true;
+}
+
 /* ----------------------------------------------------------------- prepare */
 
 static hop_status

@@ -377,6 +377,13 @@ typedef struct hop__opdesc {
     int32_t cache;    /* Op: index of its kernel cache in a frame */
     int32_t rtbase;   /* first of its hop_rt_arg entries in a frame */
     const char *text; /* `sum = sum(x, [1], False)` for the dump and messages */
+    /* Op: every operand and the output are fixed - tensors in slots whose
+     * headers the plan makes the same on every run (a buffer or an output
+     * of constant sizes, laid out by Layout; not the caller's outputs of
+     * hop_plan_run_into), scalars constants - so a kernel that last ran on
+     * the same data pointers runs again without its operands rechecked
+     * (set when the program is assembled) */
+    bool fixed;
     /* squeeze: dims of the input that stay, in order */
     int nkeep;
     int8_t keep[HOP_MAX_RANK];

@@ -294,6 +294,11 @@ void hop__kernel_run(const hop__kernel *k);
  * allocation, no error set.  False (k unchanged) when anything else
  * differs or out would overlap an input as prepare refuses. */
 bool hop__kernel_rebase(hop__kernel *k, const hop_rt_arg *args, size_t nargs, hop_tensor *out);
+/* Whether k (prepared, rebasable) last ran on these data pointers: data[i]
+ * argument i's (NULL: not a tensor), odata out's.  For operands whose
+ * geometry and values the caller knows to be the ones k was prepared for
+ * (a plan's fixed operands, program.h), true means k runs as it is. */
+bool hop__kernel_at(const hop__kernel *k, const char *const *data, size_t nargs, const char *odata);
 
 /* View geometry of c (a VIEW-family op).  With reshape, *needs_copy is set
  * (and HOP_OK returned) when the strides do not allow a view. */

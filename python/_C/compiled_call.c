@@ -35,6 +35,7 @@ static PyObject *str_space, *str_newline;     /* " ", "\n" */
 static PyObject *str_write;                   /* "write" */
 static PyObject *builtins_dict;               /* builtins.__dict__ (print is read per call) */
 static PyObject *builtins_module;
+static PyObject *builtin_print;         /* builtins.print when this module was made */
 static PyObject *sys_dict, *str_stdout; /* sys.__dict__, "stdout" (print_plain) */
 
 /* ------------------------------------------------------- _EffectsCall */
@@ -117,29 +118,132 @@ kwargs_of(PyObject *items, PyObject **out)
     return 0;
 }
 
+/*
+ * A name's value in a dict that lives as long as the interpreter
+ * (builtins', sys'), read again only when the dict changed: its PEP 509
+ * version tag (CPython 3.11; any write to the dict moves it) is the one it
+ * had when the value was read, so the dict still holds that value and the
+ * borrowed pointer is valid.  Later versions read the dict every time.
+ */
+typedef struct name_memo {
+    PyObject *value; /* borrowed from the dict; NULL: not read yet */
+    uint64_t tag;
+} name_memo;
+
+static name_memo memo_print, memo_stdout;
+
+/* dict[key] (borrowed), or NULL: with an exception, or without for none. */
+static PyObject *
+memo_get(name_memo *m, PyObject *dict, PyObject *key)
+{
+#if PY_VERSION_HEX < 0x030C0000
+    if (m->value != NULL && ((PyDictObject *)dict)->ma_version_tag == m->tag)
+        return m->value;
+    PyObject *v = PyDict_GetItemWithError(dict, key);
+    m->value = v;
+    m->tag = ((PyDictObject *)dict)->ma_version_tag;
+    return v;
+#else
+    (void)m;
+    return PyDict_GetItemWithError(dict, key);
+#endif
+}
+
 /* Whether fn is the builtin print (not a replacement the user put in
  * builtins): a built-in function of the builtins module named print. */
 static int
 is_builtin_print(PyObject *fn)
 {
+    if (fn == builtin_print)
+        return 1; /* (the common case, without the name's strcmp: ~12 ns) */
     return PyCFunction_CheckExact(fn) && PyCFunction_GET_SELF(fn) == builtins_module &&
            strcmp(((PyCFunctionObject *)fn)->m_ml->ml_name, "print") == 0;
 }
+
+#if PY_VERSION_HEX < 0x030C0000
+/*
+ * What _PyObject_GetMethod found for "write" on an io.TextIOWrapper
+ * (sys.stdout's usual type) the last time: the method of the type, not
+ * one in the file's __dict__.  It finds the same while the type's version
+ * tag (immutable: never moves) and the file's __dict__ - the same dict
+ * (or none) at the same PEP 509 version - are the ones it saw: the lookup
+ * depends on nothing else, so any file of the type in that state gets it.
+ * meth is borrowed from the type's dict, which the tag keeps unchanged.
+ */
+static PyTypeObject *textio_type; /* io.TextIOWrapper, or NULL */
+static struct {
+    PyObject *meth; /* NULL: none memoized */
+    unsigned int type_tag;
+    PyObject *dict; /* the file's __dict__ then (an address: compared only) */
+    uint64_t dict_tag;
+} write_memo;
+
+/* The file's __dict__ (borrowed) or NULL, and its version in *tag. */
+static PyObject *
+instance_dict(PyObject *file, uint64_t *tag)
+{
+    PyObject **dp = _PyObject_GetDictPtr(file);
+    PyObject *d = dp != NULL ? *dp : NULL;
+    *tag = d != NULL ? ((PyDictObject *)d)->ma_version_tag : 0;
+    return d;
+}
+
+/* file.write (borrowed, unbound) from the memo, or NULL to look it up. */
+static PyObject *
+write_memo_get(PyObject *file)
+{
+    PyTypeObject *tp = Py_TYPE(file);
+    if (write_memo.meth == NULL || tp != textio_type ||
+        !PyType_HasFeature(tp, Py_TPFLAGS_VALID_VERSION_TAG) ||
+        tp->tp_version_tag != write_memo.type_tag)
+        return NULL;
+    uint64_t tag;
+    PyObject *d = instance_dict(file, &tag);
+    return d == write_memo.dict && tag == write_memo.dict_tag ? write_memo.meth : NULL;
+}
+
+/* Remembers what _PyObject_GetMethod just found on file. */
+static void
+write_memo_set(PyObject *file, PyObject *meth, int unbound)
+{
+    PyTypeObject *tp = Py_TYPE(file);
+    write_memo.meth = NULL;
+    if (!unbound || tp != textio_type || !PyType_HasFeature(tp, Py_TPFLAGS_VALID_VERSION_TAG) ||
+        PyType_HasFeature(tp, Py_TPFLAGS_MANAGED_DICT))
+        return;
+    write_memo.type_tag = tp->tp_version_tag;
+    write_memo.dict = instance_dict(file, &write_memo.dict_tag);
+    write_memo.meth = meth;
+}
+#endif
 
 /*
  * PyFile_WriteObject(obj, file, Py_PRINT_RAW), the builtin print's write:
  * file.write looked up, then str(obj), then the call, in that order -- the
  * method looked up as the interpreter's own obj.write(...) does, without
  * making a bound method for each write (~300 instructions of a replayed
- * print's two).  0, or -1 with the exception.  (_PyObject_GetMethod is
- * CPython's, exported through 3.12; later versions take the public path.)
+ * print's two), and on an io.TextIOWrapper from write_memo while that
+ * finds the same (~280 more).  0, or -1 with the exception.
+ * (_PyObject_GetMethod is CPython's, exported through 3.12; later versions
+ * take the public path.)
  */
 static int
 write_raw(PyObject *obj, PyObject *file)
 {
 #if PY_VERSION_HEX < 0x030D0000
     PyObject *meth = NULL;
-    int unbound = _PyObject_GetMethod(file, str_write, &meth);
+    int unbound = 1;
+#if PY_VERSION_HEX < 0x030C0000
+    if ((meth = write_memo_get(file)) != NULL) {
+        Py_INCREF(meth);
+    } else {
+        unbound = _PyObject_GetMethod(file, str_write, &meth);
+        if (meth != NULL)
+            write_memo_set(file, meth, unbound);
+    }
+#else
+    unbound = _PyObject_GetMethod(file, str_write, &meth);
+#endif
     if (meth == NULL)
         return -1;
     PyObject *text = PyObject_Str(obj);
@@ -170,7 +274,7 @@ write_raw(PyObject *obj, PyObject *file)
 static int
 print_plain(PyObject *argtree, PyObject *const *leaves)
 {
-    PyObject *file = PyDict_GetItemWithError(sys_dict, str_stdout); /* borrowed */
+    PyObject *file = memo_get(&memo_stdout, sys_dict, str_stdout); /* borrowed */
     if (file == NULL) {
         if (PyErr_Occurred())
             return -1;
@@ -212,7 +316,7 @@ replay_one(PyObject *fx, PyObject *vtree, PyObject *const *leaves)
     if (kind == FX_PRINT) {
         /* print(*v[0], **dict(v[1])), print as it is now; the builtin with no
          * keywords writes each argument as it is made */
-        fn = PyDict_GetItemWithError(builtins_dict, str_print);
+        fn = memo_get(&memo_print, builtins_dict, str_print);
         if (fn == NULL) {
             if (!PyErr_Occurred())
                 PyErr_SetString(PyExc_NameError, "name 'print' is not defined");
@@ -550,6 +654,25 @@ hop_py__compiled_call_init(PyObject *module)
         return -1;
     builtins_dict = Py_NewRef(PyModule_GetDict(b));
     builtins_module = b; /* (kept: a module of the interpreter's, never freed) */
+    PyObject *pr = PyDict_GetItemWithError(builtins_dict, str_print); /* borrowed */
+    if (pr == NULL && PyErr_Occurred())
+        return -1;
+    /* (NULL, or replaced before hop was imported: is_builtin_print's slow test only) */
+    if (pr != NULL && is_builtin_print(pr))
+        builtin_print = Py_NewRef(pr); /* (kept, as the module) */
+#if PY_VERSION_HEX < 0x030C0000
+    PyObject *io = PyImport_ImportModule("io");
+    if (io == NULL)
+        return -1;
+    PyObject *tw = PyObject_GetAttrString(io, "TextIOWrapper");
+    Py_DECREF(io);
+    if (tw == NULL)
+        return -1;
+    if (PyType_Check(tw) && !PyType_HasFeature((PyTypeObject *)tw, Py_TPFLAGS_HEAPTYPE))
+        textio_type = (PyTypeObject *)tw; /* (kept: a static type of the interpreter's) */
+    else
+        Py_DECREF(tw);
+#endif
     PyObject *sys = PyImport_ImportModule("sys");
     if (sys == NULL)
         return -1;

@@ -154,6 +154,59 @@ test_one_dynamic_plan_serves_several_sizes(void **state)
     hop_output_graph_free(og);
 }
 
+/* sum(x * 2, [1]) and sum(x * 2): reductions whose operand and output are
+ * laid out by the plan (fixed, program.h), so a run on the same data
+ * pointers reruns the kernel unchecked.  New values in the same places,
+ * the caller's outputs (hop_plan_run_into: strided, then contiguous at the
+ * recycled output's place) and new places each give the eager answer. */
+static void
+test_fixed_ops_rerun_on_new_values_new_places_and_the_callers_outputs(void **state)
+{
+    (void)state;
+    hop_output_graph *og = hop_output_graph_new();
+    hop_node *x = hop_output_graph_add_input(og, "x", HOP_F32, 2, (int64_t[]){6, 5}, false);
+    hop_tracer *t = root(og);
+    hop_node *m = OP(t, HOP_OP_mul, N(x), hop_arg_int(2));
+    hop_node *rows =
+        OP(t, HOP_OP_sum, N(m), hop_arg_list((hop_arg[]){hop_arg_int(1)}, 1), hop_arg_bool(false));
+    hop_node *all = OP(t, HOP_OP_sum, N(m), hop_arg_none(), hop_arg_bool(false));
+    finish(og, (hop_node *[]){rows, all}, 2);
+    hop_plan *p = lower(og, true);
+    char *dump = hop_plan_dump(p);
+    assert_non_null(dump);
+    assert_non_null(strstr(dump, "t1 = sum (kernel 0, fixed)"));
+    assert_non_null(strstr(dump, "t2 = sum_1 (kernel 1, fixed)"));
+    hop_free(dump);
+    hop_tensor *x1 = t2(HOP_F32, 6, 5);
+    for (int k = 0; k < 6; k++) {
+        hop_tensor *xk = k % 2 ? t2(HOP_F32, 6, 5) : x1, *got[2], *want[2];
+        if (k == 4) {
+            /* into a column of the caller's [6, 2] (stride 2), then a 0-d */
+            hop_tensor *base = hop_tensor_zeros(HOP_F32, 2, (int64_t[]){6, 2});
+            got[0] = hop_tensor_view(base, 1, (int64_t[]){6}, (int64_t[]){2}, 1);
+            got[1] = hop_tensor_zeros(HOP_F32, 0, NULL);
+            hop_tensor_release(base);
+            assert_int_equal(hop_plan_run_into(p, &xk, 1, got, 2), HOP_OK);
+        } else {
+            assert_int_equal(hop_plan_run(p, &xk, 1, got, 2), HOP_OK);
+        }
+        assert_int_equal(hop_graph_eval(og, &xk, 1, want, 2), HOP_OK);
+        assert_same(got[0], want[0]);
+        assert_same(got[1], want[1]);
+        release_all(got, 2);
+        release_all(want, 2);
+        if (xk != x1)
+            hop_tensor_release(xk);
+        /* new values in x1's place for the next run on it */
+        float *d = x1->data;
+        for (int i = 0; i < 30; i++)
+            d[i] = d[i] * -0.5f + (float)k;
+    }
+    hop_tensor_release(x1);
+    hop_plan_free(p);
+    hop_output_graph_free(og);
+}
+
 /* where(x > y, x * y, z - x) + sigmoid(y), with int and bool operands. */
 static void
 test_broadcasts_scalars_and_dtypes_match_eager(void **state)
@@ -1443,7 +1496,7 @@ test_dump_of_a_small_program(void **state)
         "   1  Layout      0   0   0                                block: 192 bytes, 2 tensors "
         "in 2 regions\n"
         "   2  Fused       2   1   2  exp(mul(x, 2))                t2 = exp\n"
-        "   3  Op          3   0   0  sum(exp, 1, False)            t3 = sum (kernel 0)\n"
+        "   3  Op          3   0   0  sum(exp, 1, False)            t3 = sum (kernel 0, fixed)\n"
         "   4  Fused       1   1   1  sin(sum)                      t1 = sin\n"
         "   5  Halt        0   0   0\n"
         "\n"
@@ -2028,6 +2081,7 @@ main(void)
         cmocka_set_test_filter(getenv("HOP_TEST_FILTER"));
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_elementwise_chain_matches_eager_with_static_shapes),
+        cmocka_unit_test(test_fixed_ops_rerun_on_new_values_new_places_and_the_callers_outputs),
         cmocka_unit_test(test_one_dynamic_plan_serves_several_sizes),
         cmocka_unit_test(test_broadcasts_scalars_and_dtypes_match_eager),
         cmocka_unit_test(test_short_broadcast_rows_match_eager),

@@ -361,3 +361,45 @@ def test_a_replayed_print_looks_up_write_before_each_write_as_eager_does(monkeyp
         monkeypatch.setattr("sys.stdout", _NoWrite())
         with pytest.raises(AttributeError, match="'_NoWrite' object has no attribute 'write'"):
             quiet(fn, hop.ones(2))
+
+
+def test_a_replayed_print_sees_print_stdout_and_write_changed_between_calls(monkeypatch):
+    # the replay reads builtins.print and sys.stdout again only when their
+    # dicts changed, and keeps io.TextIOWrapper's write while the file's
+    # __dict__ is unchanged: every change between calls is still seen, in
+    # the same writes eager makes
+    def f(x):
+        print(x.sum())
+        return x + 1.0
+    cf = hop.compile(f)
+    with contextlib.redirect_stdout(io.StringIO()):
+        cf(hop.ones(2))
+    assert c_path(cf)
+
+    def run(fn):
+        files = [io.TextIOWrapper(io.BytesIO(), encoding="utf-8", write_through=True)
+                 for _ in range(2)]
+        log, printed = [], []
+        x = hop.tensor([0.5, 2.0])
+        monkeypatch.setattr("sys.stdout", files[0])
+        quiet(fn, x), quiet(fn, x)
+        files[0].write = lambda s: log.append(s)  # on the instance: shadows the method
+        quiet(fn, x)
+        del files[0].write
+        quiet(fn, hop.tensor([1.0, 2.0]))
+        monkeypatch.setattr("sys.stdout", files[1])
+        quiet(fn, x)
+        files[0].tag = 1  # another attribute: the __dict__ moves, write is the type's
+        monkeypatch.setattr("sys.stdout", files[0])
+        quiet(fn, x)
+        monkeypatch.setattr(builtins, "print", lambda *a, **k: printed.append(a))
+        quiet(fn, x)
+        monkeypatch.undo()
+        monkeypatch.setattr("sys.stdout", files[1])
+        quiet(fn, hop.tensor([0.25, 0.0]))
+        return [fl.buffer.getvalue().decode() for fl in files], log, len(printed)
+
+    eager, compiled = run(f), run(cf)
+    assert compiled == eager
+    assert eager == (["hop.tensor(2.5)\nhop.tensor(2.5)\nhop.tensor(3.)\nhop.tensor(2.5)\n",
+                      "hop.tensor(2.5)\nhop.tensor(0.25)\n"], ["hop.tensor(2.5)", "\n"], 1)
