@@ -276,57 +276,44 @@ def relative_error(t, tr=None):
         return None
     nodes, _ = _graph(tr)
     checked_names = _checked_names()
-    memo = {}
-    todo = [name]
-    while todo:
-        n = todo[-1]
-        if n in memo:
-            todo.pop()
-            continue
-        node = nodes.get(n)
+
+    def leaf(n, node):
         if node is None:
-            memo[n] = None
-            todo.pop()
-            continue
-        kind, target, args, meta = node[0], node[2], node[3], node[4]
-        if kind == "placeholder" or n in checked_names:
-            memo[n] = 0.0
-            todo.pop()
-            continue
-        ins = _refs(args, [])
-        pending = [i for i in ins if i not in memo]
-        if pending:
-            todo.extend(pending)
-            continue
-        todo.pop()
+            return None
+        if node[0] == "placeholder" or n in checked_names:
+            return 0.0
+        return _INPUTS
+
+    def combine(n, node, ins):
+        kind, target, meta = node[0], node[2], node[4]
         got = [memo[i] for i in ins]
         eps = _EPS.get(getattr(meta[1], "name", ""), None) if type(meta) is tuple and \
             len(meta) == 3 and meta[0] == "tensor" else None
         if kind != "call_op" or any(g is None for g in got):
-            memo[n] = None
-        elif not any(got):
+            return None
+        if not any(got):
             # exact operands: NumPy's bits unless the op itself may differ
             if target in _EXACT or _is_int(meta) and \
                     all(_is_int(nodes[i][4]) for i in ins if i in nodes):
-                memo[n] = 0.0 if not (target == "to" and _is_int(meta) and
-                                      not all(_is_int(nodes[i][4]) for i in ins)) else None
-            elif target in _ULPS and eps is not None:
-                memo[n] = _ULPS_BUDGET * eps
-            else:
-                memo[n] = None
-        elif eps is None or _is_int(meta):
-            memo[n] = None  # an integer or bool of a differing float: anything
-        elif target in _MOVES:
-            memo[n] = max(got)
-        elif target in ("mul", "div"):
-            memo[n] = sum(got) + eps
-        elif target == "sqrt":
-            memo[n] = got[0] / 2 + eps
-        elif target == "to":
-            memo[n] = got[0] + eps
-        else:
-            memo[n] = None
-    return memo[name]
+                return 0.0 if not (target == "to" and _is_int(meta) and
+                                   not all(_is_int(nodes[i][4]) for i in ins)) else None
+            if target in _ULPS and eps is not None:
+                return _ULPS_BUDGET * eps
+            return None
+        if eps is None or _is_int(meta):
+            return None  # an integer or bool of a differing float: anything
+        if target in _MOVES:
+            return max(got)
+        if target in ("mul", "div"):
+            return sum(got) + eps
+        if target == "sqrt":
+            return got[0] / 2 + eps
+        if target == "to":
+            return got[0] + eps
+        return None
+
+    memo = {}
+    return _post_order(name, nodes, memo, leaf, combine)
 
 
 class TooDeep(Exception):
