@@ -233,14 +233,11 @@ vjp_binary(hop_vjp_ctx *cx, const hop_node *n)
 {
     ad a = ad_vjp(cx);
     hop_node *ct = hop_vjp_ct(cx, n, 0);
-    for (size_t k = 0; k < 2; k++) {
-        if (!wants(cx, &n->args[k]))
-            continue;
-        hop_status st = accumulate(cx, n->args[k].u.node, binary_partial(&a, n, k, ct));
-        if (st != HOP_OK)
-            return st;
-    }
-    return HOP_OK;
+    hop_status st = HOP_OK;
+    for (size_t k = 0; k < 2 && st == HOP_OK; k++)
+        if (wants(cx, &n->args[k]))
+            st = accumulate(cx, n->args[k].u.node, binary_partial(&a, n, k, ct));
+    return st;
 }
 
 static hop_status

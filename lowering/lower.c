@@ -111,6 +111,23 @@ access_args(hop_lower_ctx *cx, const hop__oparg *args, int n)
 
 /* --------------------------------------------------------- call_op nodes */
 
+/* Op node n's instruction op (P1 out, P2 p2, P4 d), the accesses of its
+ * tensor operands and of out (for a view, alias: the slot out aliases, else
+ * -1), and n's value: slot out. */
+static hop_status
+emit_op(hop_lower_ctx *cx, const hop_node *n, hop__opcode op, int32_t out, int32_t p2,
+        hop__opdesc *d, int32_t alias)
+{
+    if (hop__emit(cx, op, out, p2, 0, d, d->text) < 0)
+        return HOP_NOMEM;
+    hop_status st;
+    if ((st = access_args(cx, d->args, d->nargs)) != HOP_OK ||
+        (st = hop__access(cx, out)) != HOP_OK ||
+        (alias >= 0 && (st = hop__alias_of(cx, out, alias)) != HOP_OK))
+        return st;
+    return set_value(cx, n, hop__pv_tensor(out));
+}
+
 static hop_status
 compile_kernel_op(hop_lower_ctx *cx, const hop_node *n)
 {
@@ -122,12 +139,7 @@ compile_kernel_op(hop_lower_ctx *cx, const hop_node *n)
     if (st != HOP_OK)
         return st;
     d->cache = cx->ncache++;
-    if (hop__emit(cx, HOP__OP_Op, out, d->cache, 0, d, d->text) < 0)
-        return HOP_NOMEM;
-    if ((st = access_args(cx, d->args, d->nargs)) != HOP_OK ||
-        (st = hop__access(cx, out)) != HOP_OK)
-        return st;
-    return set_value(cx, n, hop__pv_tensor(out));
+    return emit_op(cx, n, HOP__OP_Op, out, d->cache, d, -1);
 }
 
 static hop_status
@@ -158,12 +170,7 @@ compile_view(hop_lower_ctx *cx, const hop_node *n)
     if ((st = hop__new_slot(cx, HOP__S_VIEW, &n->meta->meta, n->name, &out)) != HOP_OK)
         return st;
     int32_t base = d->args[0].slot;
-    if (hop__emit(cx, HOP__OP_View, out, base, 0, d, d->text) < 0)
-        return HOP_NOMEM;
-    if ((st = access_args(cx, d->args, d->nargs)) != HOP_OK ||
-        (st = hop__access(cx, out)) != HOP_OK || (st = hop__alias_of(cx, out, base)) != HOP_OK)
-        return st;
-    return set_value(cx, n, hop__pv_tensor(out));
+    return emit_op(cx, n, HOP__OP_View, out, base, d, base);
 }
 
 /* The INDEX family (nonzero: sizes only known once it ran): OpAlloc runs
@@ -179,12 +186,7 @@ compile_op_alloc(hop_lower_ctx *cx, const hop_node *n)
     if (st != HOP_OK)
         return st;
     cx->slots[out].what = op_name(n);
-    if (hop__emit(cx, HOP__OP_OpAlloc, out, 0, 0, d, d->text) < 0)
-        return HOP_NOMEM;
-    if ((st = access_args(cx, d->args, d->nargs)) != HOP_OK ||
-        (st = hop__access(cx, out)) != HOP_OK)
-        return st;
-    return set_value(cx, n, hop__pv_tensor(out));
+    return emit_op(cx, n, HOP__OP_OpAlloc, out, 0, d, -1);
 }
 
 /* The register a SymInt result goes to: its symbol's when it is one. */

@@ -170,25 +170,6 @@ broadcast_operands(hop__infer *c, size_t first, size_t nargs, const hop_meta *co
     return HOP_OK;
 }
 
-/* Common part of binary, compare and logical: (a, b) with broadcasting. */
-static hop_status
-elementwise(hop__infer *c, size_t nargs, hop_dtype *dtype, const hop_expr **sizes, int *rank)
-{
-    const hop_meta *metas[3];
-    size_t nmetas;
-    promo p;
-    hop_status st = value_operands(c, 0, nargs, metas, &nmetas, &p);
-    if (st != HOP_OK)
-        return st;
-    if (nmetas == 0) {
-        hop__text t;
-        return hop_error(HOP_INVALID, "%s: expected at least one tensor operand, got %s", c->name,
-                         operands_text(c, &t, 0, nargs, false, " and "));
-    }
-    *dtype = promo_result(&p);
-    return broadcast_operands(c, 0, nargs, metas, nmetas, sizes, rank);
-}
-
 /* neg abs relu sign floor ceil round bitwise_not keep the dtype; the others
  * are float functions and turn integer and bool inputs into f32, as
  * torch.exp(int tensor) does. */
@@ -239,34 +220,29 @@ hop__infer_unary(hop__infer *c)
     return hop__set_tensor(c, dtype, x->rank, x->sizes);
 }
 
-/* div is true division (ints give f32), as are the float functions of two
- * operands (arctan2 hypot copysign nextafter ldexp); sub refuses bools like
- * PyTorch; gcd lcm and the shifts take integers only. */
-hop_status
-hop__infer_binary(hop__infer *c)
+/* The dtype of a binary op's result from its operands' promoted dtype (in
+ * *dtype): div is true division (ints give f32), as are the float functions
+ * of two operands (arctan2 hypot copysign nextafter ldexp); sub refuses
+ * bools like PyTorch; gcd lcm and the shifts take integers only. */
+static hop_status
+binary_dtype(hop__infer *c, hop_dtype *dtype)
 {
-    const hop_expr *sizes[HOP_MAX_RANK];
-    int rank;
-    hop_dtype dtype;
-    hop_status st = elementwise(c, 2, &dtype, sizes, &rank);
-    if (st != HOP_OK)
-        return st;
     hop__text t;
-    if (c->op == HOP_OP_sub && dtype == HOP_BOOL)
+    if (c->op == HOP_OP_sub && *dtype == HOP_BOOL)
         return hop_error(HOP_DTYPE, "sub: subtraction is not supported for bool operands, got %s",
                          operands_text(c, &t, 0, 2, false, " and "));
     switch (c->op) {
     case HOP_OP_floor_divide:
     case HOP_OP_remainder:
     case HOP_OP_fmod:
-        if (dtype == HOP_BOOL)
+        if (*dtype == HOP_BOOL)
             return hop_error(HOP_DTYPE, "%s: not supported for bool operands, got %s", c->name,
                              operands_text(c, &t, 0, 2, false, " and "));
         break;
     case HOP_OP_bitwise_and:
     case HOP_OP_bitwise_or:
     case HOP_OP_bitwise_xor:
-        if (hop_dtype_is_float(dtype))
+        if (hop_dtype_is_float(*dtype))
             return hop_error(HOP_DTYPE, "%s: needs integer or bool operands, got %s", c->name,
                              operands_text(c, &t, 0, 2, false, " and "));
         break;
@@ -274,7 +250,7 @@ hop__infer_binary(hop__infer *c)
     case HOP_OP_lcm:
     case HOP_OP_left_shift:
     case HOP_OP_right_shift:
-        if (!hop_dtype_is_int(dtype))
+        if (!hop_dtype_is_int(*dtype))
             return hop_error(HOP_DTYPE, "%s: needs integer operands, got %s", c->name,
                              operands_text(c, &t, 0, 2, false, " and "));
         break;
@@ -285,32 +261,57 @@ hop__infer_binary(hop__infer *c)
     case HOP_OP_nextafter:
     case HOP_OP_ldexp:
         /* float functions: integer operands give f32, as div's */
-        if (!hop_dtype_is_float(dtype) && !hop_dtype_is_complex(dtype))
-            dtype = HOP_F32;
+        if (!hop_dtype_is_float(*dtype) && !hop_dtype_is_complex(*dtype))
+            *dtype = HOP_F32;
         break;
     case HOP_OP_complex:
         /* re + i im: the complex dtype of the promoted parts (ints: c64) */
-        if (hop_dtype_is_complex(dtype))
+        if (hop_dtype_is_complex(*dtype))
             return hop_error(HOP_DTYPE, "complex: needs real parts, got %s",
                              operands_text(c, &t, 0, 2, false, " and "));
-        dtype = hop_dtype_complex(dtype);
+        *dtype = hop_dtype_complex(*dtype);
         break;
     default:
         break;
     }
+    return HOP_OK;
+}
+
+/* The common part of binary, compare and logical: (a, b) broadcast, and a
+ * result of bool (to_bool) or of the dtype binary_dtype gives. */
+static hop_status
+elementwise(hop__infer *c, bool to_bool)
+{
+    const hop_meta *metas[3];
+    size_t nmetas;
+    promo p;
+    hop_status st = value_operands(c, 0, 2, metas, &nmetas, &p);
+    if (st != HOP_OK)
+        return st;
+    if (nmetas == 0) {
+        hop__text t;
+        return hop_error(HOP_INVALID, "%s: expected at least one tensor operand, got %s", c->name,
+                         operands_text(c, &t, 0, 2, false, " and "));
+    }
+    const hop_expr *sizes[HOP_MAX_RANK];
+    int rank;
+    hop_dtype dtype = to_bool ? HOP_BOOL : promo_result(&p);
+    if ((st = broadcast_operands(c, 0, 2, metas, nmetas, sizes, &rank)) != HOP_OK ||
+        (!to_bool && (st = binary_dtype(c, &dtype)) != HOP_OK))
+        return st;
     return hop__set_tensor(c, dtype, rank, sizes);
+}
+
+hop_status
+hop__infer_binary(hop__infer *c)
+{
+    return elementwise(c, false);
 }
 
 hop_status
 hop__infer_compare(hop__infer *c)
 {
-    const hop_expr *sizes[HOP_MAX_RANK];
-    int rank;
-    hop_dtype dtype;
-    hop_status st = elementwise(c, 2, &dtype, sizes, &rank);
-    if (st != HOP_OK)
-        return st;
-    return hop__set_tensor(c, HOP_BOOL, rank, sizes);
+    return elementwise(c, true);
 }
 
 /* logical_and/or take (a, b) like the binary ops, logical_not a tensor. */

@@ -67,31 +67,26 @@ hop__pow_overflows(int64_t a, int64_t e, int64_t *r)
     return false;
 }
 
-static hop_status
+/* Sets the error of a op b overflowing int64 in fn; false, for the
+ * checked operations' result. */
+static bool
 overflow(const char *fn, int64_t a, const char *op, int64_t b)
 {
-    return hop_error(HOP_INVALID, "%s: int64 overflow computing %" PRId64 " %s %" PRId64, fn, a, op,
-                     b);
+    hop_error(HOP_INVALID, "%s: int64 overflow computing %" PRId64 " %s %" PRId64, fn, a, op, b);
+    return false;
 }
 
+/* *r = a + b and a * b; false with the error when it overflows. */
 static bool
 checked_add(const char *fn, int64_t a, int64_t b, int64_t *r)
 {
-    if (hop__add_overflows(a, b, r)) {
-        overflow(fn, a, "+", b);
-        return false;
-    }
-    return true;
+    return !hop__add_overflows(a, b, r) || overflow(fn, a, "+", b);
 }
 
 static bool
 checked_mul(const char *fn, int64_t a, int64_t b, int64_t *r)
 {
-    if (hop__mul_overflows(a, b, r)) {
-        overflow(fn, a, "*", b);
-        return false;
-    }
-    return true;
+    return !hop__mul_overflows(a, b, r) || overflow(fn, a, "*", b);
 }
 
 /* ------------------------------------------------------ operand checking */
@@ -114,12 +109,34 @@ hop__sym_check(hop_shape_env *env, const hop_expr *e, const char *fn, int i, boo
     return HOP_OK;
 }
 
+/* hop__sym_check of both operands of fn, a constructor of two. */
+static bool
+operands_ok(hop_shape_env *env, const hop_expr *a, const hop_expr *b, const char *fn,
+            bool want_bool)
+{
+    return hop__sym_check(env, a, fn, 1, want_bool) == HOP_OK &&
+           hop__sym_check(env, b, fn, 2, want_bool) == HOP_OK;
+}
+
 /* ---------------------------------------------------------------- interning */
 
 static int
 cmp_expr_ptr(const void *a, const void *b)
 {
     return hop_expr_compare(*(const hop_expr *const *)a, *(const hop_expr *const *)b);
+}
+
+/* Sorts v[0..n) (hop_expr_compare) and drops repeats (interned: the same
+ * pointer); returns how many are left. */
+static size_t
+sort_unique(const hop_expr **v, size_t n)
+{
+    qsort(v, n, sizeof *v, cmp_expr_ptr);
+    size_t out = 0;
+    for (size_t i = 0; i < n; i++)
+        if (out == 0 || v[out - 1] != v[i])
+            v[out++] = v[i];
+    return out;
 }
 
 /* The union of the operands' free symbols, sorted; allocated in the arena. */
@@ -143,13 +160,8 @@ collect_symbols(hop_shape_env *env, hop_expr *node)
         memcpy(syms + k, node->ops[i]->syms, node->ops[i]->nsyms * sizeof *syms);
         k += node->ops[i]->nsyms;
     }
-    qsort(syms, total, sizeof *syms, cmp_expr_ptr);
-    size_t out = 0;
-    for (size_t i = 0; i < total; i++)
-        if (out == 0 || syms[out - 1] != syms[i])
-            syms[out++] = syms[i];
     node->syms = syms;
-    node->nsyms = out;
+    node->nsyms = sort_unique(syms, total);
     return true;
 }
 
@@ -483,14 +495,29 @@ poly_mul(hop_shape_env *env, const poly *a, const poly *b, poly *out, const char
 
 /* --------------------------------------------------- arithmetic constructors */
 
+/* A leaf of env without operands (CONST v, TRUE, FALSE) for fn. */
+static const hop_expr *
+leaf(hop_shape_env *env, hop_expr_kind kind, int64_t v, const char *fn)
+{
+    if (env == NULL) {
+        hop_error(HOP_MISUSE, "%s: the ShapeEnv is NULL", fn);
+        return NULL;
+    }
+    return hop__sym_intern(env, kind, v, 0, NULL, NULL);
+}
+
+/* a KIND b as a node of its own, its operands as they are. */
+static const hop_expr *
+node2(hop_shape_env *env, hop_expr_kind kind, const hop_expr *a, const hop_expr *b)
+{
+    const hop_expr *ops[2] = {a, b};
+    return hop__sym_intern(env, kind, 0, 2, ops, NULL);
+}
+
 const hop_expr *
 hop_sym_const(hop_shape_env *env, int64_t v)
 {
-    if (env == NULL) {
-        hop_error(HOP_MISUSE, "hop_sym_const: the ShapeEnv is NULL");
-        return NULL;
-    }
-    return hop__sym_intern(env, HOP_EXPR_CONST, v, 0, NULL, NULL);
+    return leaf(env, HOP_EXPR_CONST, v, "hop_sym_const");
 }
 
 /* sa * a + c, plus sb * b when binary. */
@@ -533,8 +560,7 @@ hop_sym_mul_int(hop_shape_env *env, const hop_expr *a, int64_t c)
 static const hop_expr *
 mul_impl(hop_shape_env *env, const hop_expr *a, const hop_expr *b, const char *fn)
 {
-    if (hop__sym_check(env, a, fn, 1, false) != HOP_OK ||
-        hop__sym_check(env, b, fn, 2, false) != HOP_OK)
+    if (!operands_ok(env, a, b, fn, false))
         return NULL;
     if (a->kind == HOP_EXPR_CONST)
         return linear(env, fn, b, a->value, false, NULL, 0, 0);
@@ -612,14 +638,10 @@ division_settled(hop_shape_env *env, const hop_expr *a, const hop_expr *b, const
                  hop_expr_kind kind, const hop_expr **out)
 {
     *out = NULL;
-    if (hop__sym_check(env, a, fn, 1, false) != HOP_OK ||
-        hop__sym_check(env, b, fn, 2, false) != HOP_OK)
+    if (!operands_ok(env, a, b, fn, false))
         return true;
     if (b->kind != HOP_EXPR_CONST) {
-        const hop_expr *ops[2] = {a, b};
-        *out = a->kind == HOP_EXPR_CONST && a->value == 0
-                   ? a
-                   : hop__sym_intern(env, kind, 0, 2, ops, NULL);
+        *out = a->kind == HOP_EXPR_CONST && a->value == 0 ? a : node2(env, kind, a, b);
         return true;
     }
     if (b->value != 0)
@@ -639,7 +661,6 @@ floordiv_impl(hop_shape_env *env, const hop_expr *a, const hop_expr *b, const ch
     const hop_expr *settled;
     if (division_settled(env, a, b, fn, HOP_EXPR_FLOORDIV, &settled))
         return settled;
-    const hop_expr *ops[2] = {a, b};
     int64_t c = b->value, v;
     if (a->kind == HOP_EXPR_CONST) {
         if (hop__floordiv_overflows(a->value, c, &v)) {
@@ -653,7 +674,7 @@ floordiv_impl(hop_shape_env *env, const hop_expr *a, const hop_expr *b, const ch
     if (c == -1)
         return hop_sym_neg(env, a);
     if (c == INT64_MIN) /* cannot be normalised to a positive divisor */
-        return hop__sym_intern(env, HOP_EXPR_FLOORDIV, 0, 2, ops, NULL);
+        return node2(env, HOP_EXPR_FLOORDIV, a, b);
     if (c < 0) {
         /* a // c == (-a) // (-c) */
         const hop_expr *na = hop_sym_neg(env, a), *nc = hop_sym_const(env, -c);
@@ -685,7 +706,7 @@ floordiv_impl(hop_shape_env *env, const hop_expr *a, const hop_expr *b, const ch
         r.c = 0;
     }
     if (q.n == 0 && q.c == 0) {
-        res = hop__sym_intern(env, HOP_EXPR_FLOORDIV, 0, 2, ops, NULL);
+        res = node2(env, HOP_EXPR_FLOORDIV, a, b);
         goto done;
     }
     const hop_expr *re = NULL;
@@ -715,14 +736,13 @@ mod_impl(hop_shape_env *env, const hop_expr *a, const hop_expr *b, const char *f
     const hop_expr *settled;
     if (division_settled(env, a, b, fn, HOP_EXPR_MOD, &settled))
         return settled;
-    const hop_expr *ops[2] = {a, b};
     int64_t c = b->value;
     if (a->kind == HOP_EXPR_CONST)
         return hop_sym_const(env, hop__pymod(a->value, c));
     if (c == 1 || c == -1)
         return hop_sym_const(env, 0);
     if (c == INT64_MIN)
-        return hop__sym_intern(env, HOP_EXPR_MOD, 0, 2, ops, NULL);
+        return node2(env, HOP_EXPR_MOD, a, b);
     if (c < 0) {
         /* a % c == -((-a) % (-c)) */
         const hop_expr *na = hop_sym_neg(env, a), *nc = hop_sym_const(env, -c);
@@ -753,8 +773,7 @@ mod_impl(hop_shape_env *env, const hop_expr *a, const hop_expr *b, const char *f
     hop__sym_bounds(red, &lo, &hi);
     if (lo >= 0 && hi < c)
         return red;
-    ops[0] = red;
-    return hop__sym_intern(env, HOP_EXPR_MOD, 0, 2, ops, NULL);
+    return node2(env, HOP_EXPR_MOD, red, b);
 }
 
 /*
@@ -831,8 +850,7 @@ le_structural(const hop_expr *x, const hop_expr *y, int depth)
 static const hop_expr *
 minmax(hop_shape_env *env, hop_expr_kind kind, const hop_expr *a, const hop_expr *b, const char *fn)
 {
-    if (hop__sym_check(env, a, fn, 1, false) != HOP_OK ||
-        hop__sym_check(env, b, fn, 2, false) != HOP_OK)
+    if (!operands_ok(env, a, b, fn, false))
         return NULL;
     bool is_max = kind == HOP_EXPR_MAX;
     size_t na = a->kind == kind ? a->n : 1, nb = b->kind == kind ? b->n : 1;
@@ -863,14 +881,9 @@ minmax(hop_shape_env *env, hop_expr_kind kind, const hop_expr *a, const hop_expr
             goto done;
         items[n++] = c;
     }
-    qsort(items, n, sizeof *items, cmp_expr_ptr);
-    size_t out = 0;
-    for (size_t i = 0; i < n; i++)
-        if (out == 0 || items[out - 1] != items[i])
-            items[out++] = items[i];
-    n = out;
+    n = sort_unique(items, n);
     /* Drop x when another kept y always wins: lo(y) >= hi(x) for Max. */
-    out = 0;
+    size_t out = 0;
     for (size_t i = 0; i < n; i++) {
         int64_t xlo, xhi;
         hop__sym_bounds(items[i], &xlo, &xhi);
@@ -903,11 +916,7 @@ done:
 const hop_expr *
 hop_sym_bool(hop_shape_env *env, bool v)
 {
-    if (env == NULL) {
-        hop_error(HOP_MISUSE, "hop_sym_bool: the ShapeEnv is NULL");
-        return NULL;
-    }
-    return hop__sym_intern(env, v ? HOP_EXPR_TRUE : HOP_EXPR_FALSE, 0, 0, NULL, NULL);
+    return leaf(env, v ? HOP_EXPR_TRUE : HOP_EXPR_FALSE, 0, "hop_sym_bool");
 }
 
 /* gcd of magnitudes, on uint64_t so that INT64_MIN is fine. */
@@ -938,8 +947,7 @@ static const hop_expr *
 relation(hop_shape_env *env, hop_expr_kind kind, const hop_expr *a, const hop_expr *b,
          const char *fn)
 {
-    if (hop__sym_check(env, a, fn, 1, false) != HOP_OK ||
-        hop__sym_check(env, b, fn, 2, false) != HOP_OK)
+    if (!operands_ok(env, a, b, fn, false))
         return NULL;
     poly d, P, N;
     poly_init(&d);
@@ -1005,10 +1013,8 @@ relation(hop_shape_env *env, hop_expr_kind kind, const hop_expr *a, const hop_ex
     }
     const hop_expr *lhs = poly_finish(env, &P, fn);
     const hop_expr *rhs = lhs ? poly_finish(env, &N, fn) : NULL;
-    if (lhs && rhs) {
-        const hop_expr *ops[2] = {lhs, rhs};
-        res = hop__sym_intern(env, kind, 0, 2, ops, NULL);
-    }
+    if (lhs && rhs)
+        res = node2(env, kind, lhs, rhs);
 done:
     poly_free(&d);
     poly_free(&P);
@@ -1062,8 +1068,7 @@ static const hop_expr *
 connective(hop_shape_env *env, hop_expr_kind kind, const hop_expr *a, const hop_expr *b,
            const char *fn)
 {
-    if (hop__sym_check(env, a, fn, 1, true) != HOP_OK ||
-        hop__sym_check(env, b, fn, 2, true) != HOP_OK)
+    if (!operands_ok(env, a, b, fn, true))
         return NULL;
     bool is_and = kind == HOP_EXPR_AND;
     hop_expr_kind absorbing = is_and ? HOP_EXPR_FALSE : HOP_EXPR_TRUE;
@@ -1083,12 +1088,7 @@ connective(hop_shape_env *env, hop_expr_kind kind, const hop_expr *a, const hop_
     for (int s = 0; s < 2; s++)
         for (size_t i = 0; i < counts[s]; i++)
             items[n++] = src[s][i];
-    qsort(items, n, sizeof *items, cmp_expr_ptr);
-    size_t out = 0;
-    for (size_t i = 0; i < n; i++)
-        if (out == 0 || items[out - 1] != items[i])
-            items[out++] = items[i];
-    n = out;
+    n = sort_unique(items, n);
     const hop_expr *r = NULL;
     for (size_t i = 0; i < n; i++) {
         for (size_t j = i + 1; j < n; j++) {

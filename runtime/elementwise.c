@@ -49,13 +49,8 @@ hop__ew_init(hop__ew *e, void *out, hop_dtype odtype, int rank, const int64_t *s
              const int64_t *ostrides, const hop__ew_src *src, const hop_dtype *need, int nin,
              hop__vfn fn, hop_dtype fdtype)
 {
-    memset(e, 0, sizeof *e);
-    e->nin = nin;
-    e->out = out;
-    e->odtype = odtype;
-    e->fdtype = fdtype;
-    e->fn = fn;
-    e->numel = 1;
+    *e =
+        (hop__ew){.nin = nin, .out = out, .odtype = odtype, .fdtype = fdtype, .fn = fn, .numel = 1};
     for (int d = 0; d < rank; d++)
         e->numel *= sizes[d];
 

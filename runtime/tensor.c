@@ -169,12 +169,12 @@ embedded(char *block, void *data, size_t nbytes, hop_release_fn release, void *u
 {
     hop_storage *s = (hop_storage *)block;
     hop_tensor *t = (hop_tensor *)(block + sizeof(hop_storage));
-    s->refcount = 1;
-    s->data = data;
-    s->nbytes = nbytes;
-    s->block = block;
-    s->release = release;
-    s->user_data = user_data;
+    *s = (hop_storage){.refcount = 1,
+                       .data = data,
+                       .nbytes = nbytes,
+                       .block = block,
+                       .release = release,
+                       .user_data = user_data};
     t->storage = s;
     t->refcount_ = 1;
     t->flags_ = HOP__T_EMBEDDED;
@@ -393,11 +393,14 @@ hop_tensor_numel(const hop_tensor *t)
     return n;
 }
 
-bool
-hop_tensor_is_contiguous(const hop_tensor *t)
+/* Whether t's elements lie densely with the strides growing over its dims
+ * in the order first, first + step, ... (dims of size 1 ignored; a dim of
+ * size 0 reached with the strides so far dense ends the walk: dense). */
+static bool
+dense_in_order(const hop_tensor *t, int first, int step)
 {
     int64_t expect = 1;
-    for (int i = t->rank - 1; i >= 0; i--) {
+    for (int k = 0, i = first; k < t->rank; k++, i += step) {
         if (t->sizes[i] == 0)
             return true;
         if (t->sizes[i] != 1 && t->strides[i] != expect)
@@ -405,6 +408,18 @@ hop_tensor_is_contiguous(const hop_tensor *t)
         expect *= t->sizes[i];
     }
     return true;
+}
+
+bool
+hop_tensor_is_contiguous(const hop_tensor *t)
+{
+    return dense_in_order(t, t->rank - 1, -1);
+}
+
+bool
+hop_tensor_is_f_contiguous(const hop_tensor *t)
+{
+    return dense_in_order(t, 0, 1);
 }
 
 bool

@@ -137,8 +137,10 @@ long hop_tensor_refcount(const hop_tensor *t);
 
 /* Number of elements (1 for rank 0). */
 int64_t hop_tensor_numel(const hop_tensor *t);
-/* True when the strides are C-contiguous (dims of size 1 are ignored). */
+/* True when the strides are C-contiguous (row-major), and Fortran-contiguous
+ * (column-major: the first dim's stride is 1); dims of size 1 are ignored. */
 bool hop_tensor_is_contiguous(const hop_tensor *t);
+bool hop_tensor_is_f_contiguous(const hop_tensor *t);
 /* True when a and b use the same storage. */
 bool hop_tensor_shares_storage(const hop_tensor *a, const hop_tensor *b);
 /* Bytes of the storage and its start. */

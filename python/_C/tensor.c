@@ -1292,20 +1292,6 @@ buffer_format(hop_dtype d)
     return "d";
 }
 
-static bool
-is_f_contiguous(const hop_tensor *t)
-{
-    int64_t expect = 1;
-    for (int i = 0; i < t->rank; i++) {
-        if (t->sizes[i] == 0)
-            return true;
-        if (t->sizes[i] != 1 && t->strides[i] != expect)
-            return false;
-        expect *= t->sizes[i];
-    }
-    return true;
-}
-
 static int
 tensor_getbuffer(TensorObject *self, Py_buffer *view, int flags)
 {
@@ -1318,9 +1304,9 @@ tensor_getbuffer(TensorObject *self, Py_buffer *view, int flags)
     bool c_contig = hop_tensor_is_contiguous(t);
     if ((((flags & PyBUF_C_CONTIGUOUS) == PyBUF_C_CONTIGUOUS || !(flags & PyBUF_STRIDES)) &&
          !c_contig) ||
-        ((flags & PyBUF_F_CONTIGUOUS) == PyBUF_F_CONTIGUOUS && !is_f_contiguous(t)) ||
+        ((flags & PyBUF_F_CONTIGUOUS) == PyBUF_F_CONTIGUOUS && !hop_tensor_is_f_contiguous(t)) ||
         ((flags & PyBUF_ANY_CONTIGUOUS) == PyBUF_ANY_CONTIGUOUS && !c_contig &&
-         !is_f_contiguous(t))) {
+         !hop_tensor_is_f_contiguous(t))) {
         PyErr_SetString(PyExc_BufferError, "hop.Tensor: the tensor is not contiguous");
         return -1;
     }

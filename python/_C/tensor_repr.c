@@ -290,7 +290,11 @@ shortest_digits(uint64_t m2, int e2, int unequal, uint64_t *D, int *k)
      * count; vr_zeros: the digits removed below `last` are all zeros */
     int vm_zeros = even && vm_exact, vr_zeros = vr_exact, removed = 0;
     unsigned last = 0;
-    while (vp / 10 > vm / 10) { /* a decimal one digit shorter fits */
+    /* A digit off while a decimal one digit shorter fits, then, when the
+     * lower end itself is a candidate, while it ends in 0 (shorter still).
+     * Once vp / 10 == vm / 10 it stays so, and vm_zeros no longer changes,
+     * so one loop makes both passes. */
+    while (vp / 10 > vm / 10 || (vm_zeros && vm % 10 == 0)) {
         vm_zeros &= vm % 10 == 0;
         vr_zeros &= last == 0;
         last = (unsigned)(vr % 10);
@@ -298,16 +302,6 @@ shortest_digits(uint64_t m2, int e2, int unequal, uint64_t *D, int *k)
         vp /= 10;
         vm /= 10;
         removed++;
-    }
-    if (vm_zeros) { /* the lower end itself, shorter still */
-        while (vm % 10 == 0) {
-            vr_zeros &= last == 0;
-            last = (unsigned)(vr % 10);
-            vr /= 10;
-            vp /= 10;
-            vm /= 10;
-            removed++;
-        }
     }
     if (vr_zeros && last == 5 && vr % 2 == 0)
         last = 4; /* exactly halfway: to the even digit */

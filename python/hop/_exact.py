@@ -94,32 +94,49 @@ def _checked_names():
     return tr.scratch.get(_CHECKED, ()) if tr is not None else ()
 
 
-def _node_differs(name, nodes, memo):
-    """None when node name's value is NumPy's, else the first op of its
-    lineage that may differ (iterative: a lineage may be thousands deep)."""
+_INPUTS = object()  # from a leaf function of _post_order: the value needs the inputs
+
+
+def _post_order(name, nodes, memo, leaf, combine):
+    """memo[name] made bottom-up over the lineage of node name (nodes: name
+    -> node as Trace.describe gives it), iteratively: a lineage may be
+    thousands deep.  leaf(n, node) is n's value when it needs no inputs
+    (node None: n is not in nodes), else _INPUTS; then combine(n, node, ins)
+    is its value once memo holds each of its inputs ins."""
     todo = [name]
-    checked_names = _checked_names()
     while todo:
         n = todo[-1]
         if n in memo:
             todo.pop()
             continue
         node = nodes.get(n)
-        if node is None:
-            memo[n] = f"the value {n}"  # not of the root graph: unknown
-            todo.pop()
-            continue
-        kind, _, target, args, meta = node[0], node[1], node[2], node[3], node[4]
-        if kind == "placeholder" or n in checked_names:
-            memo[n] = None
-            todo.pop()
-            continue
-        ins = _refs(args, [])
-        pending = [i for i in ins if i not in memo]
-        if pending:
-            todo.extend(pending)
-            continue
+        v = leaf(n, node)
+        if v is _INPUTS:
+            ins = _refs(node[3], [])
+            pending = [i for i in ins if i not in memo]
+            if pending:
+                todo.extend(pending)
+                continue
+            v = combine(n, node, ins)
+        memo[n] = v
         todo.pop()
+    return memo[name]
+
+
+def _node_differs(name, nodes, memo):
+    """None when node name's value is NumPy's, else the first op of its
+    lineage that may differ."""
+    checked_names = _checked_names()
+
+    def leaf(n, node):
+        if node is None:
+            return f"the value {n}"  # not of the root graph: unknown
+        if node[0] == "placeholder" or n in checked_names:
+            return None
+        return _INPUTS
+
+    def combine(n, node, ins):
+        kind, target, meta = node[0], node[2], node[4]
         bad = next((memo[i] for i in ins if memo[i] is not None and
                     not memo[i].startswith(_SIGNED)), None)
         signed = bad is None and next((memo[i] for i in ins if memo[i] is not None), None)
@@ -127,31 +144,30 @@ def _node_differs(name, nodes, memo):
             # an input is NumPy's up to the sign of a zero (_ZERO_SIGN)
             if kind == "call_op" and (target in _COMPARE or target == "to" and
                                       _is_int(meta) and meta[1].name == "bool"):
-                memo[n] = None
-            elif kind == "call_op" and target == "to" and _is_int(meta):
-                memo[n] = f"{target} ({n}: a float cast to an integer)"
-            elif kind == "call_op" and target in _KEEPS_ZERO_SIGN:
-                memo[n] = signed
-            else:
-                memo[n] = f"{target} ({n}) of {signed[len(_SIGNED) + 1:]}" \
-                    if kind == "call_op" else f"{kind} {target} ({n})"
-        elif bad is not None:
-            memo[n] = bad
-        elif kind == "call_op" and target == "to" and _is_int(meta) and \
+                return None
+            if kind == "call_op" and target == "to" and _is_int(meta):
+                return f"{target} ({n}: a float cast to an integer)"
+            if kind == "call_op" and target in _KEEPS_ZERO_SIGN:
+                return signed
+            return f"{target} ({n}) of {signed[len(_SIGNED) + 1:]}" \
+                if kind == "call_op" else f"{kind} {target} ({n})"
+        if bad is not None:
+            return bad
+        if kind == "call_op" and target == "to" and _is_int(meta) and \
                 not all(_is_int(nodes[i][4]) for i in ins if i in nodes):
             # a float cast to an integer: out of range it is C's undefined
             # behaviour, which NumPy's loops and hop's need not resolve alike
-            memo[n] = f"{target} ({n}: a float cast to an integer)"
-        elif kind == "call_op" and target in _EXACT:
-            memo[n] = None
-        elif kind == "call_op" and target in _ZERO_SIGN and not _is_int(meta):
-            memo[n] = f"{_SIGNED} {target} ({n})"
-        elif kind == "call_op" and _is_int(meta) and \
+            return f"{target} ({n}: a float cast to an integer)"
+        if kind == "call_op" and target in _EXACT:
+            return None
+        if kind == "call_op" and target in _ZERO_SIGN and not _is_int(meta):
+            return f"{_SIGNED} {target} ({n})"
+        if kind == "call_op" and _is_int(meta) and \
                 all(_is_int(nodes[i][4]) for i in ins if i in nodes):
-            memo[n] = None  # integer arithmetic on integers does not round
-        else:
-            memo[n] = f"{target} ({n})" if kind == "call_op" else f"{kind} {target} ({n})"
-    return memo[name]
+            return None  # integer arithmetic on integers does not round
+        return f"{target} ({n})" if kind == "call_op" else f"{kind} {target} ({n})"
+
+    return _post_order(name, nodes, memo, leaf, combine)
 
 
 def reaching(tr, values, targets):
@@ -201,36 +217,27 @@ def reaching(tr, values, targets):
     memos = {}
 
     def walk(path, name, phs):
-        # iterative post-order (a lineage may be thousands deep); phs: in a
-        # body, each placeholder's reach in the graph around it
+        # phs: in a body, each placeholder's reach in the graph around it
         memo = memos.setdefault(path, {})
         nodes = nodes_of(path)
-        todo = [name]
-        while todo:
-            n = todo[-1]
-            if n in memo:
-                todo.pop()
-                continue
-            node = nodes.get(n)
+
+        def leaf(n, node):
             if not path and n in targets:
-                memo[n] = frozenset((n,))
-            elif node is not None and node[0] == "placeholder":
-                memo[n] = phs.get(n, frozenset()) if phs is not None else frozenset()
-            elif node is None or kills(node):
-                memo[n] = frozenset()
-            else:
-                ins = _refs(node[3], [])
-                pending = [i for i in ins if i not in memo]
-                if pending:
-                    todo.extend(pending)
-                    continue
-                got = None
-                if node[0] == "getitem" and ins and nodes.get(ins[0], ("",))[0] == "call_hop":
-                    got = cond_output(path, nodes[ins[0]], node[3][1],
-                                      lambda r, m=memo: m.get(r, frozenset()))
-                memo[n] = got if got is not None else frozenset().union(*(memo[i] for i in ins))
-            todo.pop()
-        return memo[name]
+                return frozenset((n,))
+            if node is not None and node[0] == "placeholder":
+                return phs.get(n, frozenset()) if phs is not None else frozenset()
+            if node is None or kills(node):
+                return frozenset()
+            return _INPUTS
+
+        def combine(n, node, ins):
+            got = None
+            if node[0] == "getitem" and ins and nodes.get(ins[0], ("",))[0] == "call_hop":
+                got = cond_output(path, nodes[ins[0]], node[3][1],
+                                  lambda r, m=memo: m.get(r, frozenset()))
+            return got if got is not None else frozenset().union(*(memo[i] for i in ins))
+
+        return _post_order(name, nodes, memo, leaf, combine)
 
     out = []
     for v in values:
@@ -269,57 +276,44 @@ def relative_error(t, tr=None):
         return None
     nodes, _ = _graph(tr)
     checked_names = _checked_names()
-    memo = {}
-    todo = [name]
-    while todo:
-        n = todo[-1]
-        if n in memo:
-            todo.pop()
-            continue
-        node = nodes.get(n)
+
+    def leaf(n, node):
         if node is None:
-            memo[n] = None
-            todo.pop()
-            continue
-        kind, target, args, meta = node[0], node[2], node[3], node[4]
-        if kind == "placeholder" or n in checked_names:
-            memo[n] = 0.0
-            todo.pop()
-            continue
-        ins = _refs(args, [])
-        pending = [i for i in ins if i not in memo]
-        if pending:
-            todo.extend(pending)
-            continue
-        todo.pop()
+            return None
+        if node[0] == "placeholder" or n in checked_names:
+            return 0.0
+        return _INPUTS
+
+    def combine(n, node, ins):
+        kind, target, meta = node[0], node[2], node[4]
         got = [memo[i] for i in ins]
         eps = _EPS.get(getattr(meta[1], "name", ""), None) if type(meta) is tuple and \
             len(meta) == 3 and meta[0] == "tensor" else None
         if kind != "call_op" or any(g is None for g in got):
-            memo[n] = None
-        elif not any(got):
+            return None
+        if not any(got):
             # exact operands: NumPy's bits unless the op itself may differ
             if target in _EXACT or _is_int(meta) and \
                     all(_is_int(nodes[i][4]) for i in ins if i in nodes):
-                memo[n] = 0.0 if not (target == "to" and _is_int(meta) and
-                                      not all(_is_int(nodes[i][4]) for i in ins)) else None
-            elif target in _ULPS and eps is not None:
-                memo[n] = _ULPS_BUDGET * eps
-            else:
-                memo[n] = None
-        elif eps is None or _is_int(meta):
-            memo[n] = None  # an integer or bool of a differing float: anything
-        elif target in _MOVES:
-            memo[n] = max(got)
-        elif target in ("mul", "div"):
-            memo[n] = sum(got) + eps
-        elif target == "sqrt":
-            memo[n] = got[0] / 2 + eps
-        elif target == "to":
-            memo[n] = got[0] + eps
-        else:
-            memo[n] = None
-    return memo[name]
+                return 0.0 if not (target == "to" and _is_int(meta) and
+                                   not all(_is_int(nodes[i][4]) for i in ins)) else None
+            if target in _ULPS and eps is not None:
+                return _ULPS_BUDGET * eps
+            return None
+        if eps is None or _is_int(meta):
+            return None  # an integer or bool of a differing float: anything
+        if target in _MOVES:
+            return max(got)
+        if target in ("mul", "div"):
+            return sum(got) + eps
+        if target == "sqrt":
+            return got[0] / 2 + eps
+        if target == "to":
+            return got[0] + eps
+        return None
+
+    memo = {}
+    return _post_order(name, nodes, memo, leaf, combine)
 
 
 class TooDeep(Exception):

@@ -304,6 +304,32 @@ test_view_ops_give_the_strides_and_offsets_of_pytorch(void **state)
 }
 
 static void
+test_contiguity_is_c_or_fortran_order_and_ignores_size_one_dims(void **state)
+{
+    (void)state;
+    double v[24] = {0};
+    hop_tensor *x = make(HOP_F32, 3, SIZES(2, 3, 4), v);
+    hop_tensor *t = OP(transpose, TA(x), IA(0), IA(-1)); /* (4, 3, 2), strides (1, 4, 12) */
+    hop_tensor *p = OP(permute, TA(x), hop_rt_list((hop_rt_arg[]){IA(2), IA(0), IA(1)}, 3));
+    hop_tensor *row = OP(slice, TA(x), IA(0), IA(0), IA(1), IA(1)); /* (1, 3, 4) */
+    hop_tensor *col = OP(transpose, TA(row), IA(0), IA(-1));        /* (4, 3, 1) */
+    hop_tensor *sl = OP(slice, TA(x), IA(2), IA(0), NA(), IA(2));   /* every other: neither */
+    hop_tensor *e = make(HOP_F32, 2, SIZES(0, 3), v);               /* empty: both */
+    hop_tensor *one = make(HOP_F32, 1, SIZES(5), v);
+    assert_true(hop_tensor_is_contiguous(x) && !hop_tensor_is_f_contiguous(x));
+    assert_true(!hop_tensor_is_contiguous(t) && hop_tensor_is_f_contiguous(t));
+    assert_true(!hop_tensor_is_contiguous(p) && !hop_tensor_is_f_contiguous(p));
+    assert_true(hop_tensor_is_contiguous(row) && !hop_tensor_is_f_contiguous(row));
+    assert_true(!hop_tensor_is_contiguous(col) && hop_tensor_is_f_contiguous(col));
+    assert_true(!hop_tensor_is_contiguous(sl) && !hop_tensor_is_f_contiguous(sl));
+    assert_true(hop_tensor_is_contiguous(e) && hop_tensor_is_f_contiguous(e));
+    assert_true(hop_tensor_is_contiguous(one) && hop_tensor_is_f_contiguous(one));
+    hop_tensor *all[] = {x, t, p, row, col, sl, e, one};
+    for (size_t i = 0; i < N_(all); i++)
+        hop_tensor_release(all[i]);
+}
+
+static void
 test_view_ops_on_zero_dim_and_empty_tensors(void **state)
 {
     (void)state;
@@ -1226,6 +1252,7 @@ main(void)
         cmocka_unit_test(test_wrap_checks_geometry_and_alignment_without_taking_the_memory),
         cmocka_unit_test(test_views_share_storage_and_keep_it_alive),
         cmocka_unit_test(test_view_ops_give_the_strides_and_offsets_of_pytorch),
+        cmocka_unit_test(test_contiguity_is_c_or_fortran_order_and_ignores_size_one_dims),
         cmocka_unit_test(test_view_ops_on_zero_dim_and_empty_tensors),
         cmocka_unit_test(test_reshape_copies_when_strides_forbid_a_view_and_view_refuses),
         cmocka_unit_test(test_view_compute_and_borrowed_headers_allocate_nothing),
