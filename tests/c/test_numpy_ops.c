@@ -168,19 +168,19 @@ test_sort_and_argsort_are_stable_with_nan_last(void **state)
 {
     (void)state;
     hop_tensor *x = make(HOP_F64, 1, SIZES(6), (double[]){3, NAN, 1, 3, -INFINITY, 1});
-    hop_tensor *s = OP(sort, TA(x), IA(0), BA(false));
+    hop_tensor *s = OP(sort, TA(x), IA(0), BA(false), IA(0));
     CHECK(s, HOP_F64, (6), -INFINITY, 1, 1, 3, 3, NAN);
-    hop_tensor *a = OP(argsort, TA(x), IA(0), BA(false));
+    hop_tensor *a = OP(argsort, TA(x), IA(0), BA(false), IA(0));
     CHECK(a, HOP_I64, (6), 4, 2, 5, 0, 3, 1);
-    hop_tensor *d = OP(argsort, TA(x), IA(0), BA(true));
+    hop_tensor *d = OP(argsort, TA(x), IA(0), BA(true), IA(0));
     CHECK(d, HOP_I64, (6), 1, 0, 3, 2, 5, 4); /* ties keep their order */
     hop_tensor *u = hop_tensor_empty(HOP_U64, 2, SIZES(2, 2));
     uint64_t *uv = u->data;
     uv[0] = UINT64_MAX, uv[1] = 1, uv[2] = 5, uv[3] = (uint64_t)1 << 63;
     hop_tensor *ut = OP(transpose, TA(u), IA(0), IA(1));
-    hop_tensor *us = OP(argsort, TA(ut), IA(1), BA(false));
+    hop_tensor *us = OP(argsort, TA(ut), IA(1), BA(false), IA(0));
     CHECK(us, HOP_I64, (2, 2), 1, 0, 0, 1); /* unsigned order, strided lines */
-    hop_tensor *uvals = OP(sort, TA(u), IA(0), BA(false));
+    hop_tensor *uvals = OP(sort, TA(u), IA(0), BA(false), IA(0));
     assert_true(((uint64_t *)uvals->data)[0] == 5 && ((uint64_t *)uvals->data)[1] == 1);
     RELEASE(x, s, a, d, u, ut, us, uvals);
 }

@@ -105,9 +105,9 @@ def argsort(t, axis):
     (class, real, imag) with ties in index order."""
     re, im = _parts(t)
     cls = _C.add(_C.mul(_nan(re).to(_C.int8), 2), _nan(im).to(_C.int8))
-    p = _C._op("argsort", im, axis, False)
+    p = _C._op("argsort", im, axis, False, STABLE)
     for key in (re, cls):
-        p = _take(p, _C._op("argsort", _take(key, p, axis), axis, False), axis)
+        p = _take(p, _C._op("argsort", _take(key, p, axis), axis, False, STABLE), axis)
     return p
 
 
@@ -144,18 +144,23 @@ def extreme(op, t, axes, keepdims):
     return r
 
 
-def sort_any(t, axis):
-    """hop's sort op along axis (an int in range, t.ndim >= 1), or NumPy's
-    complex order for a complex t: what every sort in hop.numpy calls."""
+# the sort ops' kind argument (include/hop/ops.h, hop_sort_kind)
+STABLE, QUICK, HEAP = 0, 1, 2
+
+
+def sort_any(t, axis, kind=STABLE):
+    """hop's sort op along axis (an int in range, t.ndim >= 1) ordering
+    ties as NumPy's kind does (STABLE, QUICK or HEAP), or NumPy's complex
+    order for a complex t (stable): what every sort in hop.numpy calls."""
     if t.dtype not in (_C.complex64, _C.complex128):
-        return _C._op("sort", t, axis, False)
+        return _C._op("sort", t, axis, False, kind)
     return _take(t, argsort(t, axis), axis)
 
 
-def argsort_any(t, axis):
-    """hop's (stable) argsort op, or NumPy's complex order (sort_any)."""
+def argsort_any(t, axis, kind=STABLE):
+    """hop's argsort op of that kind, or NumPy's complex order (sort_any)."""
     if t.dtype not in (_C.complex64, _C.complex128):
-        return _C._op("argsort", t, axis, False)
+        return _C._op("argsort", t, axis, False, kind)
     return argsort(t, axis)
 
 

@@ -1307,11 +1307,12 @@ def einsum(*operands, out=None, dtype=None, order="K", casting="safe", optimize=
 
 # ---------------------------------------------------------------- sorting
 
-def _sorting(a, axis, _kind, what, sort_any):
+def _sorting(a, axis, _kind, what, sort_any, kind=None):
     # sort/argsort: axis None sorts the flattened array.  A 0-d array has
     # no axis to sort along (NumPy's AxisError), but argsort takes it as
     # one element (array([0]), its axis checked against 1 dim)
     t = _t(a, what)
+    k = _sort_kind(kind)
     if axis is None:
         t, axis = t.reshape(-1), 0
     elif t.ndim == 0:
@@ -1319,17 +1320,69 @@ def _sorting(a, axis, _kind, what, sort_any):
             _np.core.multiarray.normalize_axis_index(_int_arg(axis, "an integer is required "
                                                                     "for the axis"), 0)
         t = t.reshape(1)
-    return wrap(_kind or _kind_of(a), sort_any(t, _axis(axis, t.ndim)))
+    ax = _axis(axis, t.ndim)
+    r = sort_any(t, ax, k)
+    if k != _corder.STABLE and _core.compiling():
+        flag = _ties_unknown(t, ax, what)
+        if flag is not None:
+            r = _exact.checked(_core.unknown_if(flag, r))
+    return wrap(_kind or _kind_of(a), r)
+
+
+# NumPy's sortkind_parser: the first letter decides
+_SORT_KINDS = {"q": _corder.QUICK, "h": _corder.HEAP, "m": _corder.STABLE, "s": _corder.STABLE}
+
+
+def _sort_kind(kind):
+    """The sort ops' kind for NumPy's kind argument (None: quicksort)."""
+    if kind is None:
+        return _corder.QUICK
+    if isinstance(kind, bytes):
+        kind = kind.decode("latin-1")
+    if not isinstance(kind, str):
+        raise TypeError(f"sort kind must be str, not {type(kind).__name__}")
+    k = _SORT_KINDS.get(kind[:1].lower())
+    if k is None:
+        raise ValueError(f"sort kind must be one of 'quick', 'heap', or 'stable' (got {kind!r})")
+    return k
+
+
+def _ties_unknown(t, ax, what):
+    """The 0-d bool "NumPy's order of ties is not hop's" for a quicksort or
+    heapsort of t along ax, or None where hop's kernel makes NumPy's own
+    comparisons (runtime/scan_sort.c).  Two cases it cannot: NumPy 1.24's
+    sort of float32 values on an AVX-512 machine is a vector sort, whose
+    order of -0.0 and 0.0 (its only distinguishable ties) is its network's,
+    so a line holding both zeros is unknown; and complex arrays, which hop
+    orders by stable passes, where any two equal elements are."""
+    npd = _core.np_dtype(t)
+    if npd.kind == "c":
+        n = t.shape[ax]
+        if isinstance(n, int) and n < 2:
+            return None
+        s = _corder.sort_any(t, ax)  # equal elements are neighbours
+        lead = (slice(None),) * ax
+        a, b = s[lead + (slice(None, -1),)], s[lead + (slice(1, None),)]
+        same = _C.logical_and(_C.eq(_C._op("real", a), _C._op("real", b)),
+                              _C.eq(_C._op("imag", a), _C._op("imag", b)))
+        return _C.any(same, None, False)
+    if what != "sort" or npd != _np.dtype(_np.float32):
+        return None
+    zero = _C.eq(t, 0)
+    neg = _C.lt(_C.copysign(_C.full((), 1.0, dtype=t.dtype), t), 0)
+    has_neg = _C.any(_C.logical_and(zero, neg), [ax], False)
+    has_pos = _C.any(_C.logical_and(zero, _C.logical_not(neg)), [ax], False)
+    return _C.any(_C.logical_and(has_neg, has_pos), None, False)
 
 
 @implements(_np.sort)
 def sort(a, axis=-1, kind=None, order=None, *, _kind=None):
-    return _sorting(a, axis, _kind, "sort", _corder.sort_any)
+    return _sorting(a, axis, _kind, "sort", _corder.sort_any, kind)
 
 
 @implements(_np.argsort)
 def argsort(a, axis=-1, kind=None, order=None, *, _kind=None):
-    return _sorting(a, axis, _kind, "argsort", _corder.argsort_any)
+    return _sorting(a, axis, _kind, "argsort", _corder.argsort_any, kind)
 
 
 @implements(_np.take)
@@ -1491,7 +1544,7 @@ def _flatten_method(self, order="C"):
 
 
 def _sort_method(self, axis=-1, kind=None, order=None):
-    self._assign(sort(self, axis, _kind=_C.Tensor), "ndarray.sort (in place)")
+    self._assign(sort(self, axis, kind, _kind=_C.Tensor), "ndarray.sort (in place)")
 
 
 def _fill_method(self, value):
