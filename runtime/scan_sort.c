@@ -180,12 +180,34 @@ scan(const hop__call *c, const hop__imem *mem, hop_tensor *out)
 
 /* --------------------------------------------------------------- sorting */
 
-/* A sort key: integers exactly (signed or unsigned), floats as double. */
+/* A complex key, NumPy's complex64 and complex128 alike. */
+typedef struct cplx {
+    double re, im;
+} cplx;
+
+/* NumPy's CDOUBLE_LT (npysort_common.h): lexicographic, real part first;
+ * a nan in a part sorts that number after every one without (R+Rj,
+ * R+nanj, nan+Rj, nan+nanj), numbers of one class by their other part. */
+static inline bool
+cplx_less(cplx a, cplx b)
+{
+    if (a.re < b.re)
+        return a.im == a.im || b.im != b.im;
+    if (a.re > b.re)
+        return b.im != b.im && a.im == a.im;
+    if (a.re == b.re || (a.re != a.re && b.re != b.re))
+        return a.im < b.im || (b.im != b.im && a.im == a.im);
+    return b.re != b.re;
+}
+
+/* A sort key: integers exactly (signed or unsigned), floats as double,
+ * complex numbers as two doubles. */
 typedef struct key {
-    int kind; /* 0 signed, 1 unsigned, 2 float */
+    int kind; /* 0 signed, 1 unsigned, 2 float, 3 complex */
     const int64_t *i;
     const uint64_t *u;
     const double *f;
+    const cplx *c;
 } key;
 
 /* a < b in the ascending order: nan is the largest, nans compare equal. */
@@ -197,6 +219,8 @@ key_less(const key *k, int64_t a, int64_t b)
         return k->i[a] < k->i[b];
     case 1:
         return k->u[a] < k->u[b];
+    case 3:
+        return cplx_less(k->c[a], k->c[b]);
     default: {
         double x = k->f[a], y = k->f[b];
         if (isnan(x))
@@ -360,6 +384,7 @@ msb(int64_t n)
 NPY_SORTS(i, int64_t, LESS_INT)
 NPY_SORTS(u, uint64_t, LESS_INT)
 NPY_SORTS(f, double, LESS_FLOAT)
+NPY_SORTS(c, cplx, cplx_less)
 
 /* idx[0..n) in NumPy's order of kind (HOP_SORT_QUICK or HOP_SORT_HEAP). */
 static void
@@ -372,6 +397,9 @@ npy_sort(const key *k, int kind, int64_t *idx, int64_t n)
         break;
     case 1:
         (quick ? npy_quicksort_u : npy_heapsort_u)(k->u, idx, n);
+        break;
+    case 3:
+        (quick ? npy_quicksort_c : npy_heapsort_c)(k->c, idx, n);
         break;
     default:
         (quick ? npy_quicksort_f : npy_heapsort_f)(k->f, idx, n);
@@ -410,16 +438,22 @@ sort(const hop__call *c, const hop__imem *mem, hop_tensor *out)
     bool nan_quiet = c->op == HOP_OP_sort && kind == HOP_SORT_QUICK && x->dtype == HOP_F32 &&
                      n > 1 && npy_avx512_f32_sort();
     size_t xsz = hop_dtype_size(x->dtype), osz = hop_dtype_size(out->dtype);
-    hop_dtype kd = hop_dtype_is_float(x->dtype)      ? HOP_F64
+    hop_dtype kd = hop_dtype_is_complex(x->dtype)    ? HOP_C128
+                   : hop_dtype_is_float(x->dtype)    ? HOP_F64
                    : hop_dtype_is_unsigned(x->dtype) ? HOP_U64
                                                      : HOP_I64;
-    /* keys, indices and scratch: three arrays of n 8-byte items */
-    char *buf = scratch_get(mem, (size_t)n * 24);
+    size_t ksz = hop_dtype_size(kd);
+    /* keys (8 or 16 bytes each), indices and scratch (8 bytes each) */
+    char *buf = scratch_get(mem, (size_t)n * (ksz + 16));
     if (buf == NULL)
         return HOP_NOMEM;
     void *keys = buf;
-    int64_t *idx = (int64_t *)(buf + n * 8), *tmp = (int64_t *)(buf + n * 16);
-    key k = {kd == HOP_F64 ? 2 : kd == HOP_U64 ? 1 : 0, keys, keys, keys};
+    int64_t *idx = (int64_t *)(buf + n * (int64_t)ksz), *tmp = idx + n;
+    key k = {kd == HOP_C128  ? 3
+             : kd == HOP_F64 ? 2
+             : kd == HOP_U64 ? 1
+                             : 0,
+             keys, keys, keys, keys};
     lines w;
     lines_init(&w, x->rank, x->sizes, d);
     do {

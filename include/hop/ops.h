@@ -646,8 +646,8 @@ typedef enum hop_sort_kind {
     X(argmin, 3, ARGMAX, REDUCE, R, 1)                                                             \
     X(cumsum, 2, SCAN, INDEX, C, 1)                                                                \
     X(cumprod, 2, SCAN, INDEX, C, 1)                                                               \
-    X(sort, 4, SORT, INDEX, R, 1)                                                                  \
-    X(argsort, 4, SORT, INDEX, R, 1)                                                               \
+    X(sort, 4, SORT, INDEX, C, 1)                                                                  \
+    X(argsort, 4, SORT, INDEX, C, 1)                                                               \
     X(take, 3, TAKE, INDEX, C, 1)                                                                  \
     X(dynamic_slice, 4, DYNAMIC_SLICE, VIEW, C, 1)                                                 \
     X(dynamic_update_slice, 4, DYNAMIC_UPDATE_SLICE, INDEX, C, 1)                                  \

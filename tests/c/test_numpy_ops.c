@@ -185,6 +185,23 @@ test_sort_and_argsort_are_stable_with_nan_last(void **state)
     RELEASE(x, s, a, d, u, ut, us, uvals);
 }
 
+/* NumPy 1.24's argsort of these 20 ties, per kind: its introsort
+ * partitions from 17 elements on, so equal keys leave their order. */
+static void
+test_quick_and_heap_kinds_order_ties_as_numpy(void **state)
+{
+    (void)state;
+    hop_tensor *x = make(HOP_F64, 1, SIZES(20),
+                         (double[]){3, 1, 2, 1, 3, 2, 1, 3, 2, 1, 3, 2, 1, 3, 2, 1, 3, 2, 1, 0});
+    hop_tensor *q = OP(argsort, TA(x), IA(0), BA(false), IA(HOP_SORT_QUICK));
+    CHECK(q, HOP_I64, (20), 19, 15, 12, 18, 6, 9, 3, 1, 8, 11, 2, 14, 17, 5, 4, 7, 10, 13, 16, 0);
+    hop_tensor *h = OP(argsort, TA(x), IA(0), BA(false), IA(HOP_SORT_HEAP));
+    CHECK(h, HOP_I64, (20), 19, 15, 6, 9, 12, 18, 1, 3, 2, 11, 5, 17, 8, 14, 13, 10, 4, 16, 7, 0);
+    hop_tensor *s = OP(argsort, TA(x), IA(0), BA(false), IA(HOP_SORT_STABLE));
+    CHECK(s, HOP_I64, (20), 19, 1, 3, 6, 9, 12, 15, 18, 2, 5, 8, 11, 14, 17, 0, 4, 7, 10, 13, 16);
+    RELEASE(x, q, h, s);
+}
+
 static void
 test_take_gathers_by_an_index_tensor_and_checks_its_range(void **state)
 {
@@ -470,6 +487,7 @@ main(void)
         cmocka_unit_test(test_prod_any_all_and_argmin_reduce_like_numpy),
         cmocka_unit_test(test_cumsum_and_cumprod_accumulate_in_order),
         cmocka_unit_test(test_sort_and_argsort_are_stable_with_nan_last),
+        cmocka_unit_test(test_quick_and_heap_kinds_order_ties_as_numpy),
         cmocka_unit_test(test_take_gathers_by_an_index_tensor_and_checks_its_range),
         cmocka_unit_test(test_dynamic_slice_and_update_clamp_their_start_read_from_a_tensor),
         cmocka_unit_test(test_hyperbolic_and_inverse_trig_functions_match_libm),

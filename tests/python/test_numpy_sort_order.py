@@ -4,7 +4,8 @@ introsort whose order of equal keys is not the input's, "heapsort" another,
 "stable"/"mergesort" keep them in order.  hop's sort ops make NumPy's own
 comparisons (runtime/scan_sort.c); NumPy's AVX-512 sort of float32 values
 orders -0.0 and 0.0 by its vector network, so a compiled call meeting both
-runs eagerly.  Also float power, whose bits NumPy's SVML loop decides: a
+runs eagerly.  Complex numbers sort by NumPy's CDOUBLE_LT in the same
+kernels.  Also float power, whose bits NumPy's SVML loop decides: a
 branch on it is decided by eager.  Compared bit for bit and index for index
 with NumPy, eagerly and compiled."""
 
@@ -116,16 +117,18 @@ def test_float32_argsort_with_both_zeros_stays_compiled():
     assert f.eager_calls == 0
 
 
-def test_complex_quicksort_with_equal_elements_runs_eagerly():
-    f = hop.compile(lambda a: np.argsort(a))
-    a = np.array([1 + 1j, 2, 1 + 1j, 0] * 6, np.complex128)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
-        _same(f(a), np.argsort(a))
-    assert f.eager_calls == 1
-    b = np.arange(24) * (1 - 1j)
-    _same(f(b), np.argsort(b))
-    assert f.eager_calls == 1
+def test_complex_quicksort_and_heapsort_order_equal_elements_as_numpy():
+    # NumPy's CDOUBLE_LT in the kernel: equal numbers, NaN in either part
+    pool = np.array([1 + 1j, 2, 1 + 1j, 0, complex(np.nan, 1), complex(1, np.nan), -0.0 + 0j,
+                     complex(np.nan, np.nan)], np.complex128)
+    for dt in (np.complex128, np.complex64):
+        a = np.random.default_rng(4).choice(pool, 60).astype(dt)
+        for kind in (None, "heapsort", "stable"):
+            f = hop.compile(lambda a: (np.argsort(a, kind=kind), np.sort(a, kind=kind)))
+            got, want = f(a), (np.argsort(a, kind=kind), np.sort(a, kind=kind))
+            _same(got[0], want[0])
+            _same(got[1], want[1])
+            assert f.eager_calls == 0
 
 
 def test_a_bad_sort_kind_raises_numpys_error():
@@ -146,11 +149,13 @@ def test_the_sort_op_refuses_a_bad_kind_and_a_descending_numpy_kind():
 
 
 _VALUES = {"f": [-0.0, 0.0, 1.0, -1.0, float("nan"), float("inf"), 0.5],
-           "i": [0, 1, 2, -1], "u": [0, 1, 2], "b": [False, True]}
+           "i": [0, 1, 2, -1], "u": [0, 1, 2], "b": [False, True],
+           "c": [0j, -0.0 + 0j, 1 + 1j, 1, complex("nan+1j"), complex("1+nanj"), 2j]}
 
 
 @settings(max_examples=examples(150), deadline=None)
-@given(st.sampled_from(["float64", "float16", "float32", "int64", "int32", "uint8", "bool"]),
+@given(st.sampled_from(["float64", "float16", "float32", "int64", "int32", "uint8", "bool",
+                        "complex128", "complex64"]),
        st.sampled_from([None, "quicksort", "heapsort", "stable"]),
        st.integers(1, 3), st.data())
 def test_sort_and_argsort_with_many_ties_match_numpy(dtype, kind, rows, data):

@@ -1350,22 +1350,11 @@ def _sort_kind(kind):
 def _ties_unknown(t, ax, what):
     """The 0-d bool "NumPy's order of ties is not hop's" for a quicksort or
     heapsort of t along ax, or None where hop's kernel makes NumPy's own
-    comparisons (runtime/scan_sort.c).  Two cases it cannot: NumPy 1.24's
+    comparisons (runtime/scan_sort.c): all but one case.  NumPy 1.24's
     sort of float32 values on an AVX-512 machine is a vector sort, whose
     order of -0.0 and 0.0 (its only distinguishable ties) is its network's,
-    so a line holding both zeros is unknown; and complex arrays, which hop
-    orders by stable passes, where any two equal elements are."""
+    so a line holding both zeros is unknown."""
     npd = _core.np_dtype(t)
-    if npd.kind == "c":
-        n = t.shape[ax]
-        if isinstance(n, int) and n < 2:
-            return None
-        s = _corder.sort_any(t, ax)  # equal elements are neighbours
-        lead = (slice(None),) * ax
-        a, b = s[lead + (slice(None, -1),)], s[lead + (slice(1, None),)]
-        same = _C.logical_and(_C.eq(_C._op("real", a), _C._op("real", b)),
-                              _C.eq(_C._op("imag", a), _C._op("imag", b)))
-        return _C.any(same, None, False)
     if what != "sort" or npd != _np.dtype(_np.float32):
         return None
     zero = _C.eq(t, 0)
