@@ -39,8 +39,9 @@ def _ties(dtype, n, seed):
 
 
 @pytest.mark.parametrize("kind", KINDS)
-@pytest.mark.parametrize("dtype", [np.int64, np.int32, np.uint8, np.int8, np.bool_,
-                                   np.uint64, np.float64, np.float32, np.float16])
+@pytest.mark.parametrize("dtype", [np.int64, np.int32, np.int16, np.int8, np.uint64, np.uint32,
+                                   np.uint16, np.uint8, np.bool_, np.float64, np.float32,
+                                   np.float16])
 def test_argsort_orders_equal_keys_as_numpy_for_each_kind(dtype, kind):
     # from 17 elements on NumPy's quicksort partitions, and equal keys
     # leave their order (np.argsort of an int array with repeats)
