@@ -16,7 +16,7 @@ import operator
 
 import numpy as _np
 
-from .. import _C
+from .. import _C, _exact
 from . import _core, _corder
 from ._ndarray import ndarray, NumpyArg, result_kind, view, wrap
 from ._storage import Step
