@@ -102,11 +102,13 @@ take_along(hop_graph *g, hop_node *x, int d, hop_node *idx)
     return move ? HOP_EMIT(g, transpose, N(out), I(d), I(-1)) : out;
 }
 
-/* The permutation sort applies along its dim: argsort with sort's args. */
+/* The permutation sort applies along its dim: argsort with sort's args
+ * (its kind too, so ties are permuted as sort permuted them). */
 static hop_node *
 sort_perm(const ad *a, const hop_node *n)
 {
-    return HOP_EMIT(a->g, argsort, N(primal(a, n->args[0].u.node)), n->args[1], n->args[2]);
+    return HOP_EMIT(a->g, argsort, N(primal(a, n->args[0].u.node)), n->args[1], n->args[2],
+                    n->args[3]);
 }
 
 /* sort: y = take_along(x, perm), so the cotangent goes back through the
@@ -118,7 +120,9 @@ VJP_ARG0(vjp_sort)
     int d = along_dim(n);
     if (d < 0)
         return accumulate(cx, x, ct);
-    hop_node *inv = HOP_EMIT(a->g, argsort, N(sort_perm(a, n)), I(d), hop_arg_bool(false));
+    /* a permutation has no ties: any kind inverts it */
+    hop_node *inv = HOP_EMIT(a->g, argsort, N(sort_perm(a, n)), I(d), hop_arg_bool(false),
+                             I(HOP_SORT_STABLE));
     return accumulate(cx, x, take_along(a->g, ct, d, inv));
 }
 

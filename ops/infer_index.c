@@ -52,17 +52,27 @@ hop__infer_scan(hop__infer *c)
     return hop__set_tensor(c, dtype, x->rank, x->sizes);
 }
 
-/* sort(x, dim, descending): x's shape and dtype; argsort: i64 indices. */
+/* sort(x, dim, descending, kind): x's shape and dtype; argsort: i64
+ * indices.  NumPy's kinds have no descending order. */
 hop_status
 hop__infer_sort(hop__infer *c)
 {
     const hop_meta *x;
     int d;
     bool descending;
+    int64_t kind;
     hop_status st;
     if ((st = hop__arg_tensor(c, 0, &x)) != HOP_OK || (st = one_dim(c, 1, x, &d)) != HOP_OK ||
-        (st = hop__arg_bool(c, 2, &descending)) != HOP_OK)
+        (st = hop__arg_bool(c, 2, &descending)) != HOP_OK ||
+        (st = hop__arg_int(c, 3, &kind)) != HOP_OK)
         return st;
+    if (kind < HOP_SORT_STABLE || kind > HOP_SORT_HEAP)
+        return hop_error(HOP_INVALID,
+                         "%s: kind must be 0 (stable), 1 (quick) or 2 (heap), got %" PRId64,
+                         c->name, kind);
+    if (descending && kind != HOP_SORT_STABLE)
+        return hop_error(HOP_INVALID, "%s: only the stable kind sorts in descending order",
+                         c->name);
     return hop__set_tensor(c, c->op == HOP_OP_argsort ? HOP_I64 : x->dtype, x->rank, x->sizes);
 }
 

@@ -10,9 +10,12 @@
  * eager, the plan frame's kept scratch in a plan (hop__imem).  Scans
  * accumulate sequentially in the result's dtype, rounding every step as
  * NumPy's accumulate does (f16 in f32 rounded back to f16 each step, f32 in
- * f32); integers wrap in 64 bits.  Sorting is a stable merge sort with nan
- * as the largest value (NumPy puts nans last), so argsort equals NumPy's
- * kind="stable".  take checks every index against the dim's size:
+ * f32); integers wrap in 64 bits.  Sorting orders nan as the largest
+ * value (NumPy puts nans last); the stable kind is a merge sort (NumPy's
+ * kind="stable"), the quick and heap kinds are NumPy 1.24's introsort and
+ * heapsort (npysort/quicksort.cpp, npysort_heapsort.h) made over the line's
+ * indices with NumPy's comparisons, so equal keys end where NumPy puts
+ * them.  take checks every index against the dim's size:
  * HOP_INDEX "take: index 7 is out of bounds for dim 0 with size 5"; put
  * every index and the number of values (HOP_SHAPE "put: cannot put 3
  * value(s) at 5 index(es)") before it writes anything.
@@ -177,12 +180,34 @@ scan(const hop__call *c, const hop__imem *mem, hop_tensor *out)
 
 /* --------------------------------------------------------------- sorting */
 
-/* A sort key: integers exactly (signed or unsigned), floats as double. */
+/* A complex key, NumPy's complex64 and complex128 alike. */
+typedef struct cplx {
+    double re, im;
+} cplx;
+
+/* NumPy's CDOUBLE_LT (npysort_common.h): lexicographic, real part first;
+ * a nan in a part sorts that number after every one without (R+Rj,
+ * R+nanj, nan+Rj, nan+nanj), numbers of one class by their other part. */
+static inline bool
+cplx_less(cplx a, cplx b)
+{
+    if (a.re < b.re)
+        return a.im == a.im || b.im != b.im;
+    if (a.re > b.re)
+        return b.im != b.im && a.im == a.im;
+    if (a.re == b.re || (a.re != a.re && b.re != b.re))
+        return a.im < b.im || (b.im != b.im && a.im == a.im);
+    return b.re != b.re;
+}
+
+/* A sort key: integers exactly (signed or unsigned), floats as double,
+ * complex numbers as two doubles. */
 typedef struct key {
-    int kind; /* 0 signed, 1 unsigned, 2 float */
+    int kind; /* 0 signed, 1 unsigned, 2 float, 3 complex */
     const int64_t *i;
     const uint64_t *u;
     const double *f;
+    const cplx *c;
 } key;
 
 /* a < b in the ascending order: nan is the largest, nans compare equal. */
@@ -194,6 +219,8 @@ key_less(const key *k, int64_t a, int64_t b)
         return k->i[a] < k->i[b];
     case 1:
         return k->u[a] < k->u[b];
+    case 3:
+        return cplx_less(k->c[a], k->c[b]);
     default: {
         double x = k->f[a], y = k->f[b];
         if (isnan(x))
@@ -227,6 +254,175 @@ merge_sort(const key *k, bool desc, int64_t *idx, int64_t *tmp, int64_t n)
     }
 }
 
+/*
+ * NumPy 1.24's introsort (aquicksort_) and heapsort (aheapsort_) of the
+ * indices idx[0..n), one function per key kind so the comparison inlines.
+ * The comparisons, pivots (median of three), the cut-off to insertion sort
+ * (more than 15 elements partition) and the depth limit (2 * floor(log2 n),
+ * then heapsort) are NumPy's, so every tie lands where NumPy's lands: its
+ * argsort, and its sort of values, which moves values by the same swaps.
+ */
+#define NPY_SMALL_QUICKSORT 15
+#define NPY_STACK 128 /* two pointers per level of at most 64 */
+
+#define NPY_SORTS(SFX, T, LESS)                                                                    \
+    static void npy_heapsort_##SFX(const T *v, int64_t *tosort, int64_t n)                         \
+    {                                                                                              \
+        int64_t *a = tosort - 1; /* NumPy's heap is indexed from 1 */                              \
+        int64_t i, j, l, tmp;                                                                      \
+        for (l = n >> 1; l > 0; --l) {                                                             \
+            tmp = a[l];                                                                            \
+            for (i = l, j = l << 1; j <= n;) {                                                     \
+                if (j < n && LESS(v[a[j]], v[a[j + 1]]))                                           \
+                    j += 1;                                                                        \
+                if (!LESS(v[tmp], v[a[j]]))                                                        \
+                    break;                                                                         \
+                a[i] = a[j];                                                                       \
+                i = j;                                                                             \
+                j += j;                                                                            \
+            }                                                                                      \
+            a[i] = tmp;                                                                            \
+        }                                                                                          \
+        for (; n > 1;) {                                                                           \
+            tmp = a[n];                                                                            \
+            a[n] = a[1];                                                                           \
+            n -= 1;                                                                                \
+            for (i = 1, j = 2; j <= n;) {                                                          \
+                if (j < n && LESS(v[a[j]], v[a[j + 1]]))                                           \
+                    j++;                                                                           \
+                if (!LESS(v[tmp], v[a[j]]))                                                        \
+                    break;                                                                         \
+                a[i] = a[j];                                                                       \
+                i = j;                                                                             \
+                j += j;                                                                            \
+            }                                                                                      \
+            a[i] = tmp;                                                                            \
+        }                                                                                          \
+    }                                                                                              \
+                                                                                                   \
+    static void npy_quicksort_##SFX(const T *v, int64_t *tosort, int64_t num)                      \
+    {                                                                                              \
+        T vp;                                                                                      \
+        int64_t *pl = tosort, *pr = tosort + num - 1;                                              \
+        int64_t *stack[NPY_STACK], **sptr = stack;                                                 \
+        int64_t *pm, *pi, *pj, *pk, vi, t;                                                         \
+        int depth[NPY_STACK], *psdepth = depth;                                                    \
+        int cdepth = msb(num) * 2;                                                                 \
+        for (;;) {                                                                                 \
+            if (cdepth < 0) {                                                                      \
+                npy_heapsort_##SFX(v, pl, pr - pl + 1);                                            \
+                goto stack_pop;                                                                    \
+            }                                                                                      \
+            while ((pr - pl) > NPY_SMALL_QUICKSORT) {                                              \
+                pm = pl + ((pr - pl) >> 1);                                                        \
+                if (LESS(v[*pm], v[*pl]))                                                          \
+                    t = *pm, *pm = *pl, *pl = t;                                                   \
+                if (LESS(v[*pr], v[*pm]))                                                          \
+                    t = *pr, *pr = *pm, *pm = t;                                                   \
+                if (LESS(v[*pm], v[*pl]))                                                          \
+                    t = *pm, *pm = *pl, *pl = t;                                                   \
+                vp = v[*pm];                                                                       \
+                pi = pl;                                                                           \
+                pj = pr - 1;                                                                       \
+                t = *pm, *pm = *pj, *pj = t;                                                       \
+                for (;;) {                                                                         \
+                    do                                                                             \
+                        ++pi;                                                                      \
+                    while (LESS(v[*pi], vp));                                                      \
+                    do                                                                             \
+                        --pj;                                                                      \
+                    while (LESS(vp, v[*pj]));                                                      \
+                    if (pi >= pj)                                                                  \
+                        break;                                                                     \
+                    t = *pi, *pi = *pj, *pj = t;                                                   \
+                }                                                                                  \
+                pk = pr - 1;                                                                       \
+                t = *pi, *pi = *pk, *pk = t;                                                       \
+                /* the larger partition waits on the stack */                                      \
+                if (pi - pl < pr - pi) {                                                           \
+                    *sptr++ = pi + 1;                                                              \
+                    *sptr++ = pr;                                                                  \
+                    pr = pi - 1;                                                                   \
+                } else {                                                                           \
+                    *sptr++ = pl;                                                                  \
+                    *sptr++ = pi - 1;                                                              \
+                    pl = pi + 1;                                                                   \
+                }                                                                                  \
+                *psdepth++ = --cdepth;                                                             \
+            }                                                                                      \
+            for (pi = pl + 1; pi <= pr; ++pi) {                                                    \
+                vi = *pi;                                                                          \
+                vp = v[vi];                                                                        \
+                pj = pi;                                                                           \
+                pk = pi - 1;                                                                       \
+                while (pj > pl && LESS(vp, v[*pk]))                                                \
+                    *pj-- = *pk--;                                                                 \
+                *pj = vi;                                                                          \
+            }                                                                                      \
+        stack_pop:                                                                                 \
+            if (sptr == stack)                                                                     \
+                break;                                                                             \
+            pr = *(--sptr);                                                                        \
+            pl = *(--sptr);                                                                        \
+            cdepth = *(--psdepth);                                                                 \
+        }                                                                                          \
+    }
+
+/* NumPy's npy_get_msb: floor(log2(n)) for n > 0. */
+static int
+msb(int64_t n)
+{
+    int depth = 0;
+    while (n >>= 1)
+        depth++;
+    return depth;
+}
+
+#define LESS_INT(a, b) ((a) < (b))
+/* NumPy's FLOAT_LT: nan is the largest, nans are equal */
+#define LESS_FLOAT(a, b) ((a) < (b) || ((b) != (b) && (a) == (a)))
+NPY_SORTS(i, int64_t, LESS_INT)
+NPY_SORTS(u, uint64_t, LESS_INT)
+NPY_SORTS(f, double, LESS_FLOAT)
+NPY_SORTS(c, cplx, cplx_less)
+
+/* idx[0..n) in NumPy's order of kind (HOP_SORT_QUICK or HOP_SORT_HEAP). */
+static void
+npy_sort(const key *k, int kind, int64_t *idx, int64_t n)
+{
+    bool quick = kind == HOP_SORT_QUICK;
+    switch (k->kind) {
+    case 0:
+        (quick ? npy_quicksort_i : npy_heapsort_i)(k->i, idx, n);
+        break;
+    case 1:
+        (quick ? npy_quicksort_u : npy_heapsort_u)(k->u, idx, n);
+        break;
+    case 3:
+        (quick ? npy_quicksort_c : npy_heapsort_c)(k->c, idx, n);
+        break;
+    default:
+        (quick ? npy_quicksort_f : npy_heapsort_f)(k->f, idx, n);
+    }
+}
+
+/* Whether NumPy 1.24's sort of float32 values with kind quicksort runs its
+ * AVX-512 (Skylake-X) sort here, which writes every nan it moved to the end
+ * as the default quiet nan (replace_inf_with_nan).  Its order of -0.0 and
+ * 0.0 is the vector network's: hop.numpy checks for them (_sorting.py). */
+static bool
+npy_avx512_f32_sort(void)
+{
+    static int v; /* 0 unknown, 1 yes, -1 no; racing threads agree */
+    if (v == 0)
+        v = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512cd") &&
+                    __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq") &&
+                    __builtin_cpu_supports("avx512vl")
+                ? 1
+                : -1;
+    return v > 0;
+}
+
 static hop_status
 sort(const hop__call *c, const hop__imem *mem, hop_tensor *out)
 {
@@ -238,17 +434,26 @@ sort(const hop__call *c, const hop__imem *mem, hop_tensor *out)
     int64_t n = d < 0 ? 1 : x->sizes[d];
     int64_t xstride = d < 0 ? 0 : x->strides[d], ostride = d < 0 ? 0 : out->strides[d];
     bool desc = c->args[2].u.b;
+    int kind = (int)c->args[3].u.i;
+    bool nan_quiet = c->op == HOP_OP_sort && kind == HOP_SORT_QUICK && x->dtype == HOP_F32 &&
+                     n > 1 && npy_avx512_f32_sort();
     size_t xsz = hop_dtype_size(x->dtype), osz = hop_dtype_size(out->dtype);
-    hop_dtype kd = hop_dtype_is_float(x->dtype)      ? HOP_F64
+    hop_dtype kd = hop_dtype_is_complex(x->dtype)    ? HOP_C128
+                   : hop_dtype_is_float(x->dtype)    ? HOP_F64
                    : hop_dtype_is_unsigned(x->dtype) ? HOP_U64
                                                      : HOP_I64;
-    /* keys, indices and scratch: three arrays of n 8-byte items */
-    char *buf = scratch_get(mem, (size_t)n * 24);
+    size_t ksz = hop_dtype_size(kd);
+    /* keys (8 or 16 bytes each), indices and scratch (8 bytes each) */
+    char *buf = scratch_get(mem, (size_t)n * (ksz + 16));
     if (buf == NULL)
         return HOP_NOMEM;
     void *keys = buf;
-    int64_t *idx = (int64_t *)(buf + n * 8), *tmp = (int64_t *)(buf + n * 16);
-    key k = {kd == HOP_F64 ? 2 : kd == HOP_U64 ? 1 : 0, keys, keys, keys};
+    int64_t *idx = (int64_t *)(buf + n * (int64_t)ksz), *tmp = idx + n;
+    key k = {kd == HOP_C128  ? 3
+             : kd == HOP_F64 ? 2
+             : kd == HOP_U64 ? 1
+                             : 0,
+             keys, keys, keys, keys};
     lines w;
     lines_init(&w, x->rank, x->sizes, d);
     do {
@@ -257,13 +462,20 @@ sort(const hop__call *c, const hop__imem *mem, hop_tensor *out)
         hop__convert(n, keys, kd, src, x->dtype, xstride);
         for (int64_t i = 0; i < n; i++)
             idx[i] = i;
-        merge_sort(&k, desc, idx, tmp, n);
+        if (kind == HOP_SORT_STABLE)
+            merge_sort(&k, desc, idx, tmp, n);
+        else
+            npy_sort(&k, kind, idx, n);
         for (int64_t i = 0; i < n; i++) {
             char *o = dst + i * ostride * (int64_t)osz;
-            if (c->op == HOP_OP_argsort)
+            if (c->op == HOP_OP_argsort) {
                 memcpy(o, &idx[i], sizeof idx[i]);
-            else
+            } else if (nan_quiet && isnan(k.f[idx[i]])) {
+                float q = NAN;
+                memcpy(o, &q, sizeof q);
+            } else {
                 memcpy(o, src + idx[i] * xstride * (int64_t)xsz, xsz);
+            }
         }
     } while (d >= 0 && lines_next(&w));
     scratch_put(mem, buf);

@@ -412,7 +412,7 @@ typedef enum hop_shape_rule {
     HOP_RULE_TO,                   /* (x, dtype) */
     HOP_RULE_CLONE,                /* (x) */
     HOP_RULE_SCAN,                 /* (x, dim) -> same shape */
-    HOP_RULE_SORT,                 /* (x, dim, descending) -> same shape */
+    HOP_RULE_SORT,                 /* (x, dim, descending, kind) -> same shape */
     HOP_RULE_TAKE,                 /* (x, dim, index) */
     HOP_RULE_DYNAMIC_SLICE,        /* (x, dim, start, size) */
     HOP_RULE_DYNAMIC_UPDATE_SLICE, /* (x, update, dim, start) */
@@ -438,6 +438,15 @@ typedef enum hop_kernel_family {
     HOP_KF_SCALAR,
     HOP_KF_INDEX, /* computed by hop_eager (also in plans): a result or an error from the data */
 } hop_kernel_family;
+
+/* sort/argsort's kind (argument 3): how equal keys are ordered.  QUICK and
+ * HEAP make NumPy 1.24's comparisons and swaps (its introsort and heapsort),
+ * so ties (equal integers, -0.0 and 0.0) land where NumPy's land. */
+typedef enum hop_sort_kind {
+    HOP_SORT_STABLE = 0, /* ties in their order: NumPy's "stable"/"mergesort" */
+    HOP_SORT_QUICK = 1,  /* NumPy's "quicksort", the default */
+    HOP_SORT_HEAP = 2,   /* NumPy's "heapsort" */
+} hop_sort_kind;
 
 /*
  * The op table: X(name, nargs, rule, family, complex, cost).  nargs counts
@@ -473,7 +482,10 @@ typedef enum hop_kernel_family {
  *   to                   (x, dtype: DTYPE)
  *   clone                (x)
  *   cumsum cumprod       (x, dim: INT)
- *   sort argsort         (x, dim: INT, descending: BOOL)  stable; nan sorts as the largest
+ *   sort argsort         (x, dim: INT, descending: BOOL, kind: INT, a hop_sort_kind)  nan sorts
+ *                        as the largest; HOP_SORT_STABLE keeps ties in their order (descending
+ *                        too), HOP_SORT_QUICK and HOP_SORT_HEAP order them as NumPy 1.24's
+ *                        kind="quicksort" (introsort) and "heapsort" do (not descending)
  *   take                 (x, dim: INT, index: integer TENSOR) -> x.shape[:dim] + index.shape +
  *                        x.shape[dim+1:]; negative indices count from the end; an index out of
  *                        range is HOP_INDEX when the op runs
@@ -634,8 +646,8 @@ typedef enum hop_kernel_family {
     X(argmin, 3, ARGMAX, REDUCE, R, 1)                                                             \
     X(cumsum, 2, SCAN, INDEX, C, 1)                                                                \
     X(cumprod, 2, SCAN, INDEX, C, 1)                                                               \
-    X(sort, 3, SORT, INDEX, R, 1)                                                                  \
-    X(argsort, 3, SORT, INDEX, R, 1)                                                               \
+    X(sort, 4, SORT, INDEX, C, 1)                                                                  \
+    X(argsort, 4, SORT, INDEX, C, 1)                                                               \
     X(take, 3, TAKE, INDEX, C, 1)                                                                  \
     X(dynamic_slice, 4, DYNAMIC_SLICE, VIEW, C, 1)                                                 \
     X(dynamic_update_slice, 4, DYNAMIC_UPDATE_SLICE, INDEX, C, 1)                                  \

@@ -3,7 +3,9 @@
 hop.numpy computes NumPy's functions with hop's kernels.  Elementwise IEEE
 arithmetic (+ - * /, sqrt, comparisons, casts, selections) and data movement
 (views, indexing, concatenation) give each element the one correctly rounded
-result, so hop's bits are NumPy's.  Float reductions (sum, mean, matmul, ...)
+result, so hop's bits are NumPy's; so do sort and argsort, which make NumPy's
+own comparisons (but NumPy's AVX-512 sort of float32 values, checked at run
+time in the function's own code).  Float reductions (sum, mean, matmul, ...)
 add in another order and the math functions (exp, tanh, ...) are other
 approximations: their last bit may differ.  A float max or min is NumPy's
 element up to the sign of a zero, so exact once compared (_ZERO_SIGN).  A compiled result may show that
@@ -66,6 +68,15 @@ def _is_int(meta):
         name = getattr(meta[1], "name", "")
         return name == "bool" or name.startswith(("int", "uint"))
     return False
+
+
+def _simd_sorted(target, args, meta):
+    """Whether a sort node is of float32 values with kind quick (its
+    argument 3, 1), which NumPy 1.24 sorts with AVX-512 instructions that
+    order -0.0 and 0.0 their own way (hop.numpy checks it when compiling,
+    then the node is checked())."""
+    return target == "sort" and len(args) > 3 and args[3] == 1 and \
+        type(meta) is tuple and len(meta) == 3 and getattr(meta[1], "name", "") == "float32"
 
 
 def _refs(args, out):
@@ -136,7 +147,7 @@ def _node_differs(name, nodes, memo):
         return _INPUTS
 
     def combine(n, node, ins):
-        kind, target, meta = node[0], node[2], node[4]
+        kind, target, args, meta = node[0], node[2], node[3], node[4]
         bad = next((memo[i] for i in ins if memo[i] is not None and
                     not memo[i].startswith(_SIGNED)), None)
         signed = bad is None and next((memo[i] for i in ins if memo[i] is not None), None)
@@ -160,6 +171,9 @@ def _node_differs(name, nodes, memo):
             return f"{target} ({n}: a float cast to an integer)"
         if kind == "call_op" and target in _EXACT:
             return None
+        if kind == "call_op" and target in ("sort", "argsort") and not _simd_sorted(target,
+                                                                                  args, meta):
+            return None  # NumPy's own comparisons (runtime/scan_sort.c)
         if kind == "call_op" and target in _ZERO_SIGN and not _is_int(meta):
             return f"{_SIGNED} {target} ({n})"
         if kind == "call_op" and _is_int(meta) and \

@@ -714,13 +714,13 @@ b_cumprod0(hop_graph *g, hop_node **x)
 static hop_node *
 b_sort1(hop_graph *g, hop_node **x)
 {
-    return OP(g, sort, N(x[0]), I(1), B(false));
+    return OP(g, sort, N(x[0]), I(1), B(false), I(0));
 }
 
 static hop_node *
 b_sort0_desc(hop_graph *g, hop_node **x)
 {
-    return OP(g, sort, N(x[0]), I(0), B(true));
+    return OP(g, sort, N(x[0]), I(0), B(true), I(0));
 }
 
 static hop_node *
@@ -1122,7 +1122,7 @@ build_every_rule(bool dyn)
         acc_sum(f, &acc, &failed, C(f, matmul, N(C(f, transpose, N(y), I(0), I(1))), N(x)));
         acc_sum(f, &acc, &failed, C(f, cumprod, N(C(f, cumsum, N(x), I(1))), I(-1)));
         acc_sum(f, &acc, &failed,
-                C(f, sort, N(C(f, permute, N(x), LIST(I(2), I(0), I(1)))), I(2), B(true)));
+                C(f, sort, N(C(f, permute, N(x), LIST(I(2), I(0), I(1)))), I(2), B(true), I(0)));
         acc_sum(f, &acc, &failed, C(f, take, N(x), I(1), N(C(f, sub, N(ar), I(2)))));
         acc_sum(f, &acc, &failed,
                 C(f, slice, N(C(f, select, N(x), I(0), I(-1))), I(0), I(1), NONE, I(2)));

@@ -1131,8 +1131,8 @@ test_numpy_ops_keep_or_promote_dtypes_and_refuse_what_they_cannot_do(void **stat
     assert_string_equal(RUN(cumprod, T(&f), I(0)), "f32[3]");
     assert_string_equal(RUN(cumsum, T(&f), I(1)),
                         "HOP_INVALID: cumsum: dim 1 out of range for f32[3]");
-    assert_string_equal(RUN(sort, T(&u), I(-1), B(true)), "u8[2, 3]");
-    assert_string_equal(RUN(argsort, T(&u), I(0), B(false)), "i64[2, 3]");
+    assert_string_equal(RUN(sort, T(&u), I(-1), B(true), I(0)), "u8[2, 3]");
+    assert_string_equal(RUN(argsort, T(&u), I(0), B(false), I(0)), "i64[2, 3]");
 }
 
 static void

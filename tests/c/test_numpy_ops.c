@@ -168,21 +168,38 @@ test_sort_and_argsort_are_stable_with_nan_last(void **state)
 {
     (void)state;
     hop_tensor *x = make(HOP_F64, 1, SIZES(6), (double[]){3, NAN, 1, 3, -INFINITY, 1});
-    hop_tensor *s = OP(sort, TA(x), IA(0), BA(false));
+    hop_tensor *s = OP(sort, TA(x), IA(0), BA(false), IA(0));
     CHECK(s, HOP_F64, (6), -INFINITY, 1, 1, 3, 3, NAN);
-    hop_tensor *a = OP(argsort, TA(x), IA(0), BA(false));
+    hop_tensor *a = OP(argsort, TA(x), IA(0), BA(false), IA(0));
     CHECK(a, HOP_I64, (6), 4, 2, 5, 0, 3, 1);
-    hop_tensor *d = OP(argsort, TA(x), IA(0), BA(true));
+    hop_tensor *d = OP(argsort, TA(x), IA(0), BA(true), IA(0));
     CHECK(d, HOP_I64, (6), 1, 0, 3, 2, 5, 4); /* ties keep their order */
     hop_tensor *u = hop_tensor_empty(HOP_U64, 2, SIZES(2, 2));
     uint64_t *uv = u->data;
     uv[0] = UINT64_MAX, uv[1] = 1, uv[2] = 5, uv[3] = (uint64_t)1 << 63;
     hop_tensor *ut = OP(transpose, TA(u), IA(0), IA(1));
-    hop_tensor *us = OP(argsort, TA(ut), IA(1), BA(false));
+    hop_tensor *us = OP(argsort, TA(ut), IA(1), BA(false), IA(0));
     CHECK(us, HOP_I64, (2, 2), 1, 0, 0, 1); /* unsigned order, strided lines */
-    hop_tensor *uvals = OP(sort, TA(u), IA(0), BA(false));
+    hop_tensor *uvals = OP(sort, TA(u), IA(0), BA(false), IA(0));
     assert_true(((uint64_t *)uvals->data)[0] == 5 && ((uint64_t *)uvals->data)[1] == 1);
     RELEASE(x, s, a, d, u, ut, us, uvals);
+}
+
+/* NumPy 1.24's argsort of these 20 ties, per kind: its introsort
+ * partitions from 17 elements on, so equal keys leave their order. */
+static void
+test_quick_and_heap_kinds_order_ties_as_numpy(void **state)
+{
+    (void)state;
+    hop_tensor *x = make(HOP_F64, 1, SIZES(20),
+                         (double[]){3, 1, 2, 1, 3, 2, 1, 3, 2, 1, 3, 2, 1, 3, 2, 1, 3, 2, 1, 0});
+    hop_tensor *q = OP(argsort, TA(x), IA(0), BA(false), IA(HOP_SORT_QUICK));
+    CHECK(q, HOP_I64, (20), 19, 15, 12, 18, 6, 9, 3, 1, 8, 11, 2, 14, 17, 5, 4, 7, 10, 13, 16, 0);
+    hop_tensor *h = OP(argsort, TA(x), IA(0), BA(false), IA(HOP_SORT_HEAP));
+    CHECK(h, HOP_I64, (20), 19, 15, 6, 9, 12, 18, 1, 3, 2, 11, 5, 17, 8, 14, 13, 10, 4, 16, 7, 0);
+    hop_tensor *s = OP(argsort, TA(x), IA(0), BA(false), IA(HOP_SORT_STABLE));
+    CHECK(s, HOP_I64, (20), 19, 1, 3, 6, 9, 12, 15, 18, 2, 5, 8, 11, 14, 17, 0, 4, 7, 10, 13, 16);
+    RELEASE(x, q, h, s);
 }
 
 static void
@@ -470,6 +487,7 @@ main(void)
         cmocka_unit_test(test_prod_any_all_and_argmin_reduce_like_numpy),
         cmocka_unit_test(test_cumsum_and_cumprod_accumulate_in_order),
         cmocka_unit_test(test_sort_and_argsort_are_stable_with_nan_last),
+        cmocka_unit_test(test_quick_and_heap_kinds_order_ties_as_numpy),
         cmocka_unit_test(test_take_gathers_by_an_index_tensor_and_checks_its_range),
         cmocka_unit_test(test_dynamic_slice_and_update_clamp_their_start_read_from_a_tensor),
         cmocka_unit_test(test_hyperbolic_and_inverse_trig_functions_match_libm),

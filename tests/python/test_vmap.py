@@ -113,8 +113,8 @@ def test_vmap_view_ops_shift_their_dims():
               lambda t: t[:, 1:], lambda t: t[..., ::2], lambda t: t.expand(5, 2, 3),
               lambda t: t.unsqueeze(1).squeeze(1), lambda t: t[:, :1].squeeze(),
               lambda t: t.clone(), lambda t: t.to(hop.float64), lambda t: t.cumsum(1),
-              lambda t: t.cumprod(0), lambda t: hop._C._op("sort", t, 1, False),
-              lambda t: hop._C._op("argsort", t, 0, True)]:
+              lambda t: t.cumprod(0), lambda t: hop._C._op("sort", t, 1, False, 0),
+              lambda t: hop._C._op("argsort", t, 0, True, 0)]:
         check(f, (0,), x)
 
 

@@ -14,7 +14,7 @@ real kernels: it works eagerly, traced and compiled alike.  The callers
 
 from .. import _C
 
-__all__ = ["UFUNCS", "SCALAR_ORDER", "argsort", "argextreme", "extreme", "sort_any", "argsort_any",
+__all__ = ["UFUNCS", "SCALAR_ORDER", "argextreme", "extreme", "sort_any", "argsort_any",
            "searchsorted_any", "either_nan"]
 
 
@@ -98,19 +98,6 @@ def _take(t, idx, axis):
     return _take_along(t, idx, axis)
 
 
-def argsort(t, axis):
-    """NumPy's argsort of complex t along axis (an int in range): stable
-    sorts by the imaginary part, then the real part, then the NaN class
-    (0 R+Rj, 1 R+nanj, 2 nan+Rj, 3 nan+nanj), so the result orders by
-    (class, real, imag) with ties in index order."""
-    re, im = _parts(t)
-    cls = _C.add(_C.mul(_nan(re).to(_C.int8), 2), _nan(im).to(_C.int8))
-    p = _C._op("argsort", im, axis, False)
-    for key in (re, cls):
-        p = _take(p, _C._op("argsort", _take(key, p, axis), axis, False), axis)
-    return p
-
-
 def argextreme(op, t, axis, keepdims):
     """NumPy's argmax (op "argmax") or argmin of complex t along axis (an
     int in range, t.ndim >= 1): the first element holding a NaN if there
@@ -144,19 +131,21 @@ def extreme(op, t, axes, keepdims):
     return r
 
 
-def sort_any(t, axis):
-    """hop's sort op along axis (an int in range, t.ndim >= 1), or NumPy's
-    complex order for a complex t: what every sort in hop.numpy calls."""
-    if t.dtype not in (_C.complex64, _C.complex128):
-        return _C._op("sort", t, axis, False)
-    return _take(t, argsort(t, axis), axis)
+# the sort ops' kind argument (include/hop/ops.h, hop_sort_kind)
+STABLE, QUICK, HEAP = 0, 1, 2
 
 
-def argsort_any(t, axis):
-    """hop's (stable) argsort op, or NumPy's complex order (sort_any)."""
-    if t.dtype not in (_C.complex64, _C.complex128):
-        return _C._op("argsort", t, axis, False)
-    return argsort(t, axis)
+def sort_any(t, axis, kind=STABLE):
+    """hop's sort op along axis (an int in range, t.ndim >= 1), ordering
+    ties as NumPy's kind does (STABLE, QUICK or HEAP) and complex numbers
+    in NumPy's order (its CDOUBLE_LT, runtime/scan_sort.c): what every sort
+    in hop.numpy calls."""
+    return _C._op("sort", t, axis, False, kind)
+
+
+def argsort_any(t, axis, kind=STABLE):
+    """hop's argsort op of that kind (sort_any)."""
+    return _C._op("argsort", t, axis, False, kind)
 
 
 def _sort_less(a, b):

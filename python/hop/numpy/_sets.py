@@ -9,7 +9,7 @@ hop.compile.  Values compare in NumPy's order of complex numbers (_corder).
 
 import numpy as _np
 
-from .. import _C
+from .. import _C, _exact
 from . import _core, _corder
 from . import _funcs as F
 from ._funcs import _axis, _kind_of, _t, implements
@@ -35,8 +35,16 @@ def unique(ar, return_index=False, return_inverse=False, return_counts=False, ax
 
 def _unique1d(t, return_index, return_inverse, return_counts, equal_nan):
     n = t.shape[0]
-    perm = _corder.argsort_any(t, 0)
+    # NumPy's sorts: a stable argsort for the indices, else a quicksort
+    # (of the values, or an argsort for the inverse), whose order of equal
+    # elements decides which of -0.0 and 0.0 a run keeps
+    kind = _corder.STABLE if return_index else _corder.QUICK
+    perm = _corder.argsort_any(t, 0, kind)
     aux = _C._op("take", t, 0, perm)
+    if not return_index and not return_inverse and _core.compiling():
+        flag = F._ties_unknown(t, 0, "sort")  # NumPy's ar.sort() (AVX-512 for float32)
+        if flag is not None:
+            aux = _exact.checked(_core.unknown_if(flag, aux))
     if isinstance(n, int) and n == 0:
         mask = _C.zeros((0,), dtype=_C.bool)
     elif isinstance(n, int):
