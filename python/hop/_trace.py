@@ -892,7 +892,10 @@ def _run_traced(tr, call, fn, paths, compiling, slots, spec, env):
         # specialisation merges the runs' results into new values)
         raw_out = call.raw_out
         raw = raw_out[0] if raw_out[1] is out and out is not None else out
-        results = _Results(fn, raw, out_leaves, _TRACED_OUT, call.given, spec, env.seen)
+        results = _Results(fn, raw, out_leaves, _TRACED_OUT, call.given, spec, env.seen,
+                           _memory_owners(g.expected for g in env.guards))
+        if call.runs:
+            results.root_views(raw_out[0], raw is raw_out[0], call, spec)
         outs = [_out_value(x) for x in traced] + list(writes)
         if hnp is not None and compiling:
             # a float max/min that reaches a result with its zero's sign:
@@ -955,7 +958,39 @@ class _Results:
 
     __slots__ = ("same", "fresh", "copied", "again")
 
-    def __init__(self, fn, out, out_leaves, outs, given, arg_spec, env_ids):
+    def root_views(self, raw, kept, call, arg_spec):
+        """The arrays of the result that NumPy gives as views of the caller's
+        memory (an argument, a captured hop.numpy array), each made again
+        from it on every call (_view_again; hop.numpy._storage.root_view):
+        the plan's result holds hop's memory, a copy where hop copied the
+        argument on the way in (read-only, negative strides) or where a
+        step is a take.  kept: whether raw is the trace's result (path
+        specialisation merges its runs' results into new arrays)."""
+        storage = sys.modules.get("hop.numpy._storage")
+        if storage is None or raw is None:
+            return
+        run = call.runs[-1]
+        given = {id(n): p for p, n in _pytree_nodes(call.given, arg_spec).values()} \
+            if call.given is not None else {}
+        for path, node in _pytree_nodes(raw).values():
+            if not hasattr(node, "_vw"):
+                continue
+            how = storage.root_view(node, run)
+            if how is None:
+                continue
+            if how is not False and how[0][0] == "arg":
+                arg = run.args.get(how[0][1])
+                where = given.get(id(arg)) if arg is not None and \
+                    call.as_array[how[0][1]] else None
+                how = False if where is None else (("arg", where), how[1])
+            if how is False or not kept:
+                _breaks.conversion(_C.TraceError, "the function returns a view of an argument "
+                                                  "or captured array that hop cannot make "
+                                                  "again from the caller's array (a step with "
+                                                  "a traced part)")
+            self.same[path] = ("view", how, bool(node._ro), type(node))
+
+    def __init__(self, fn, out, out_leaves, outs, given, arg_spec, env_ids, env_owners=()):
         self.same = {}   # path in the result -> ("arg", path in the arguments) or ("obj", it)
         self.fresh = {}  # index of a constant leaf -> a function making it anew
         self.copied = set()  # indices of traced leaves each call copies (_trace)
@@ -1011,7 +1046,12 @@ class _Results:
                                                       f"on each call eagerly")
                 continue
             if _np is not None and isinstance(x, _np.ndarray):
-                self.fresh[i] = x.copy
+                # a NumPy view of an array the environment holds (`G.T` of a
+                # global) is a new view of its memory on every call, as
+                # eagerly; an array the call made, a new copy
+                owner = env_owners.get(id(_memory_owner(x))) if x.base is not None else None
+                self.fresh[i] = functools.partial(_env_view, x, owner) \
+                    if owner is not None else x.copy
             elif _mutable(x) and not any(x is g[1] for g in given_nodes.values()):
                 import copy
                 try:
@@ -1028,6 +1068,54 @@ class _Results:
 
 def _itself(obj):
     return obj
+
+
+def _memory_owner(x):
+    """The object at the end of ndarray x's base chain (what owns its memory)."""
+    while isinstance(x, _np.ndarray) and x.base is not None:
+        x = x.base
+    return x
+
+
+def _memory_owners(values):
+    """id(owner) -> an ndarray among values whose memory that owner holds."""
+    if _np is None:
+        return {}
+    return {id(_memory_owner(v)): v for v in values if isinstance(v, _np.ndarray)}
+
+
+def _env_view(x, owner):
+    """A new view of x, NumPy's view of the environment's array owner made
+    when traced (guarded by identity): its memory, strides and flags, and
+    read-only while owner is."""
+    v = x.view()
+    if v.flags.writeable and not owner.flags.writeable:
+        v.flags.writeable = False
+    return v
+
+
+def _view_again(tree, arg_spec, how, readonly, cls):
+    """NumPy's view of the caller's memory that a result is (_Results.
+    root_views): its steps applied again to the caller's array, after the
+    call's writes reached it, so the view has NumPy's strides, flags and
+    memory (a view of a read-only argument is read-only, of a reversed one
+    has negative strides)."""
+    (kind, ref), steps = how
+    if kind != "capture":
+        v = base = subtree(tree, arg_spec, ref) if kind == "arg" else ref._tv.numpy().copy()
+        from .numpy._storage import numpy_view
+        for s in steps:
+            v = numpy_view(s, v)
+        if v is base:
+            v = base.view()  # (a.real of a real array: a new view of it)
+        if readonly and v.flags.writeable:
+            v.flags.writeable = False
+        return v
+    from .numpy import _ndarray
+    v = ref
+    for s in steps:  # a captured hop.numpy array: its views, as eager makes them
+        v = _ndarray.view(cls, v, s)
+    return v
 
 
 def _pytree_nodes(obj, spec=None):
@@ -1400,4 +1488,5 @@ class _Runner:
         tree = _call_tree(args, kwargs)
         return unflatten_with(leaves, self.out_spec, {
             p: functools.partial(subtree, tree, self.spec, a[1]) if a[0] == "arg" else
+            functools.partial(_view_again, tree, self.spec, *a[1:]) if a[0] == "view" else
             functools.partial(_itself, a[1]) for p, a in r.same.items()}, r.again)

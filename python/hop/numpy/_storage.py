@@ -344,6 +344,43 @@ def last_axis_contiguous(a, run):
     return contiguous
 
 
+def root_view(a, run):
+    """How NumPy's array a, which the traced function returns, is a view of
+    memory the caller holds: (root, steps) with root ("arg", leaf),
+    ("capture", the captured array) or ("made", an array the function made
+    from constants, made anew per call) and steps the view steps from it, for
+    the runner to make the same view of the caller's array on every call
+    (the plan's result is hop's memory: a copy where hop copied the argument
+    on the way in, read-only or with negative strides, or where a step is a
+    take); None for an array that is not such a view (or is the root
+    itself); False when a step cannot be made again on an ndarray (the
+    call then runs eagerly)."""
+    st = a._st
+    if st is None or st.run is not run or not a._vw:
+        return None
+    if st.root is None:
+        # an array the function made from constants (np.arange(6)), which
+        # the plan holds as one constant: a new copy of it on every call, as
+        # eagerly, and the view of that copy
+        made = st.version == 0 and any(st.value is t for t in run.made)
+        return (("made", st.vw_root), a._vw) if made else None
+    if not isinstance(st.root, tuple):
+        return None
+    if any(s.apply_np is None and s.kind != "bitcast" for s in a._vw):
+        return False
+    if st.root[0] == "arg":
+        return st.root, a._vw
+    cap = run.captured.get(st.root[1])
+    return (("capture", cap), a._vw) if cap is not None else False
+
+
+def numpy_view(step, x):
+    """View step made on ndarray x, as NumPy makes it (root_view's)."""
+    if step.kind == "bitcast":
+        return x.view(step.apply.dtype)
+    return step.apply_np(x)
+
+
 def check_write(a, run, what):
     """Raises what NumPy raises (a read-only view), or the error saying why
     hop cannot reproduce this write; returns a's storage."""
