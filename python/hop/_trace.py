@@ -895,7 +895,11 @@ def _run_traced(tr, call, fn, paths, compiling, slots, spec, env):
         results = _Results(fn, raw, out_leaves, _TRACED_OUT, call.given, spec, env.seen,
                            _memory_owners(g.expected for g in env.guards))
         if call.runs:
-            results.root_views(raw_out[0], raw is raw_out[0], call, spec)
+            whole = results.root_views(raw_out[0], raw is raw_out[0], call, spec, out_spec)
+            if whole:
+                # (the plan returns the whole array a result is a view of)
+                out_leaves = [whole.get(i, x) for i, x in enumerate(out_leaves)]
+                traced = [x for x in out_leaves if isinstance(x, _TRACED_OUT)]
         outs = [_out_value(x) for x in traced] + list(writes)
         if hnp is not None and compiling:
             # a float max/min that reaches a result with its zero's sign:
@@ -958,7 +962,7 @@ class _Results:
 
     __slots__ = ("same", "fresh", "copied", "again")
 
-    def root_views(self, raw, kept, call, arg_spec):
+    def root_views(self, raw, kept, call, arg_spec, out_spec):
         """The arrays of the result that NumPy gives as views of the caller's
         memory (an argument, a captured hop.numpy array), each made again
         from it on every call (_view_again; hop.numpy._storage.root_view):
@@ -968,7 +972,10 @@ class _Results:
         specialisation merges its runs' results into new arrays)."""
         storage = sys.modules.get("hop.numpy._storage")
         if storage is None or raw is None:
-            return
+            return None
+        whole = {}  # result leaf -> the tensor of the array it is a view of
+        leaf_at = {p: i for i, p in enumerate(_leaf_paths(out_spec))}
+        numpy_arg = sys.modules["hop.numpy"].NumpyArg
         run = call.runs[-1]
         given = {id(n): p for p, n in _pytree_nodes(call.given, arg_spec).values()} \
             if call.given is not None else {}
@@ -976,8 +983,13 @@ class _Results:
             if not hasattr(node, "_vw"):
                 continue
             how = storage.root_view(node, run)
-            if how is None:
-                continue
+            if how is None or (how is not False and how[0][0] != "capture" and
+                               type(node) is not numpy_arg):
+                continue  # (a hop.numpy array the function returns stays one)
+            if how is not False and how[0][0] == "out" and kept:
+                i = leaf_at[path + (0,)]
+                whole[i] = how[0][1]
+                how = (("out", i), how[1])
             if how is not False and how[0][0] == "arg":
                 arg = run.args.get(how[0][1])
                 where = given.get(id(arg)) if arg is not None and \
@@ -989,6 +1001,7 @@ class _Results:
                                                   "again from the caller's array (a step with "
                                                   "a traced part)")
             self.same[path] = ("view", how, bool(node._ro), type(node))
+        return whole
 
     def __init__(self, fn, out, out_leaves, outs, given, arg_spec, env_ids, env_owners=()):
         self.same = {}   # path in the result -> ("arg", path in the arguments) or ("obj", it)
@@ -1094,7 +1107,22 @@ def _env_view(x, owner):
     return v
 
 
-def _view_again(tree, arg_spec, how, readonly, cls):
+def _as_ndarray(x):
+    return x.numpy() if isinstance(x, _C.Tensor) else x
+
+
+def _leaf_paths(spec, path=(), out=None):
+    """The path of each leaf of spec, in flatten's order."""
+    out = [] if out is None else out
+    if spec.kind == "leaf":
+        out.append(path)
+    elif spec.kind != "none":
+        for i, c in enumerate(spec.children):
+            _leaf_paths(c, path + (i,), out)
+    return out
+
+
+def _view_again(tree, arg_spec, how, readonly, cls, leaves):
     """NumPy's view of the caller's memory that a result is (_Results.
     root_views): its steps applied again to the caller's array, after the
     call's writes reached it, so the view has NumPy's strides, flags and
@@ -1102,7 +1130,8 @@ def _view_again(tree, arg_spec, how, readonly, cls):
     has negative strides)."""
     (kind, ref), steps = how
     if kind != "capture":
-        v = base = subtree(tree, arg_spec, ref) if kind == "arg" else ref._tv.numpy().copy()
+        v = base = subtree(tree, arg_spec, ref) if kind == "arg" else \
+            _as_ndarray(leaves[ref]) if kind == "out" else ref._tv.numpy().copy()
         from .numpy._storage import numpy_view
         for s in steps:
             v = numpy_view(s, v)
@@ -1217,6 +1246,14 @@ class _WriteBack:
         self.args = [i for kind, i in self.targets if kind == "arg"]
         self.check(leaves, _C.UnsupportedError)
 
+    def c_order(self, nargs):
+        """For a write-back that writes nothing and only checks layouts that
+        were C order when traced: per argument, whether it must be in C order
+        (a fast call checks that instead); else None."""
+        if self.slots or not all(want is True for want in self.layout.values()):
+            return None
+        return tuple(i in self.layout for i in range(nargs))
+
     def check(self, leaves, error):
         """Raises error when a written argument shares memory with another
         array argument, or a layout a decision read has changed."""
@@ -1236,8 +1273,9 @@ class _WriteBack:
             if _layout(leaves[i]) != want:
                 raise error(f"guard failed: argument {i} has another memory layout than when "
                             f"traced, which decides what NumPy does with it (whether a reshape "
-                            f"of it that the function writes through is a view, or whether "
-                            f"ndarray.view with another item size raises)")
+                            f"of it that the function writes through is a view, whether "
+                            f"ndarray.view with another item size raises, the memory order of "
+                            f"an elementwise result)")
 
     def apply(self, results, leaves, captured):
         """Copies the written values into the caller's memory; the results
@@ -1340,9 +1378,15 @@ class _Runner:
         # That call with no environment guards to check (the captures never
         # change): bound in C, fast(args) runs it for a tuple of ndarrays
         # and is NotImplemented for anything else (hop.compile's __call__).
+        # A plan that only reads argument layouts (NumPy's K order of an
+        # elementwise result, traced on C-ordered arguments) keeps the fast
+        # calls for C-ordered arrays: _c_order marks the arguments to check.
+        self._c_order = writeback.c_order(len(statics)) if writeback is not None else None
         if writeback is not None:  # every call writes back: the general path
-            self._nflat = self._ndflat = -1
-        self.fast = plan.bind_arrays(self._ndflat, self._state[1], self._ndout) \
+            self._nflat = -1
+            if self._c_order is None:
+                self._ndflat = -1
+        self.fast = plan.bind_arrays(self._ndflat, self._state[1], self._ndout, self._c_order) \
             if self._ndflat >= 0 and self._ndout is not None and self._check is None else None
         # The same for hop.Tensors in and a tensor or a flat tuple of them
         # out: bound in C, no Python frame between the call and the plan.
@@ -1429,9 +1473,11 @@ class _Runner:
                 results = self.plan.run(args + st[1])
                 return results[0] if self._one_out else self.finish(results, False)
         elif len(args) == self._ndflat and self._ndout is not None:
-            for a in args:
+            c_order = self._c_order
+            for i, a in enumerate(args):
                 # (eager_array's test, inlined: this is the whole call overhead)
-                if type(a) is not _np.ndarray or not a.dtype.isnative or not a.flags.aligned:
+                if type(a) is not _np.ndarray or not a.dtype.isnative or not a.flags.aligned or \
+                        (c_order is not None and c_order[i] and not a.flags.c_contiguous):
                     break
             else:
                 st = self._state
@@ -1488,5 +1534,5 @@ class _Runner:
         tree = _call_tree(args, kwargs)
         return unflatten_with(leaves, self.out_spec, {
             p: functools.partial(subtree, tree, self.spec, a[1]) if a[0] == "arg" else
-            functools.partial(_view_again, tree, self.spec, *a[1:]) if a[0] == "view" else
+            functools.partial(_view_again, tree, self.spec, *a[1:], leaves) if a[0] == "view" else
             functools.partial(_itself, a[1]) for p, a in r.same.items()}, r.again)

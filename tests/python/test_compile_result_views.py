@@ -158,3 +158,90 @@ def test_compiled_view_of_an_argument_is_numpys_in_every_layout(layout, k, rows,
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # (a call run eagerly says so)
         _same_answer(fn, lambda: (_make(layout, rows, cols),))
+
+
+# ------------------------------------------- elementwise results in NumPy's order
+
+F = np.asfortranarray(np.arange(6.0).reshape(2, 3))
+
+
+def _fortran():
+    return (np.asfortranarray(np.arange(6.0).reshape(2, 3)),)
+
+
+@pytest.mark.parametrize("name, fn", [
+    ("a + 1", lambda a: a + 1),
+    ("np.sqrt(a)", lambda a: np.sqrt(a)),
+    ("2.5 * a", lambda a: 2.5 * a),
+    ("-a", lambda a: -a),
+    ("a > 2", lambda a: a > 2),
+    ("np.add(a, a)", lambda a: np.add(a, a)),
+    ("a + row", lambda a: a + np.arange(3.0)),
+    ("a + ones (C wins)", lambda a: a + np.ones((2, 3))),
+    ("a.T + 1", lambda a: a.T + 1),
+])
+def test_elementwise_result_of_a_fortran_array_has_numpys_order(name, fn):
+    _same_answer(fn, _fortran)
+
+
+def test_elementwise_result_of_a_transposed_c_array_is_fortran_ordered():
+    cf = _same_answer(lambda a: a.T * 2, lambda: (np.arange(6.0).reshape(2, 3),))
+    assert len(cf.graphs) == 1
+
+
+def test_elementwise_out_into_a_fortran_array_returns_that_array():
+    def f(a, o):
+        return np.multiply(a, 2.0, out=o)
+    _same_answer(f, lambda: (np.arange(6.0).reshape(2, 3), np.zeros((3, 2)).T))
+
+
+def test_plan_traced_on_c_order_retraces_for_fortran_order_and_keeps_its_fast_call():
+    fn = lambda a, b: a * b + 1  # noqa: E731
+    cf = hop.compile(fn)
+    c = np.arange(6.0).reshape(2, 3)
+    for a in (c, np.asfortranarray(c), c, np.asfortranarray(c)):
+        got, want = cf(a, a), fn(a, a)
+        assert _layout(got) == _layout(want)
+        np.testing.assert_array_equal(got, want)
+    assert len(cf.graphs) == 2
+    # the C-order plan's bound call checks the order in C
+    assert any(e.runner.fast is not None for e in cf._entries)
+
+
+def test_reshape_of_a_fortran_ordered_result_copies_as_numpys_does():
+    def f(a):
+        b = a + 1
+        c = b.reshape(-1)
+        c[0] = 50.0
+        return b, c
+    cf = hop.compile(f)
+    for got, want in zip(cf(*_fortran()), f(*_fortran())):
+        np.testing.assert_array_equal(got, want)
+        assert _layout(got) == _layout(want)
+
+
+def test_view_of_a_computed_array_has_numpys_strides():
+    _same_answer(lambda a: (a + 1).T, lambda: (np.arange(6.0).reshape(2, 3),))
+    _same_answer(lambda a: (a + 1)[::2], lambda: (np.arange(6.0),))
+    _same_answer(lambda a: (a * 2)[:, ::-1], lambda: (np.arange(6.0).reshape(2, 3),))
+
+
+_OPS = [
+    ("a + 1", lambda a, b: a + 1),
+    ("np.sqrt(a)", lambda a, b: np.sqrt(a)),
+    ("a * b", lambda a, b: a * b),
+    ("a - b[0]", lambda a, b: a - b[0]),
+    ("np.maximum(a, b.T.T)", lambda a, b: np.maximum(a, b.T.T)),
+    ("3 - a", lambda a, b: 3 - a),
+    ("(a + b).T", lambda a, b: (a + b).T),
+]
+
+
+@settings(max_examples=examples(60), deadline=None)
+@given(st.sampled_from(_LAYOUTS), st.sampled_from(_LAYOUTS),
+       st.sampled_from(range(len(_OPS))), st.integers(2, 4), st.integers(2, 4))
+def test_compiled_elementwise_result_is_numpys_in_every_layout(la, lb, k, rows, cols):
+    name, fn = _OPS[k]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        _same_answer(fn, lambda: (_make(la, rows, cols), _make(lb, rows, cols)))

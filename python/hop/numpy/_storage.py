@@ -303,6 +303,75 @@ def _layout_answer(a, st, test):
     return test(off), leaf
 
 
+def _strides_of(off):
+    """The strides (in elements) of offsets off, an ndarray of the array's
+    shape; 0 for a dim of size 1 (which NumPy's iteration ignores)."""
+    base = off.reshape(-1)[0] if off.size else 0
+    return tuple(int(off[(0,) * d + (1,) + (0,) * (off.ndim - d - 1)] - base) if n > 1 else 0
+                 for d, n in enumerate(off.shape))
+
+
+def elementwise_order(operands, ndim, run):
+    """NumPy's K order for the result of an elementwise op of ndim dims on
+    operands (hop.numpy arrays of run, plain ndarrays; others are scalars):
+    its axes from the outermost in memory to the innermost, or None for C
+    order.  NumPy's iterator orders the axes by the operands' strides
+    (a stable insertion sort from the innermost axis, by absolute stride,
+    ignoring a zero stride; where operands disagree the C order wins), so
+    an op on a Fortran-ordered or transposed array is Fortran-ordered.  The
+    argument layouts read are recorded in run.layout (checked on every
+    call).  None also when a layout is known only at run time (symbolic
+    sizes): the C order, stated in docs/ARCHITECTURE.md."""
+    import numpy as np
+    strides = []
+    for a in operands:
+        if isinstance(a, np.ndarray):
+            if a.ndim == 0 or a.size == 0:
+                continue
+            st_ = tuple(x // a.itemsize if n > 1 else 0 for x, n in zip(a.strides, a.shape))
+        elif hasattr(a, "_vw") and a._t.ndim:
+            st = storage_of(a, run)
+            got, leaf = _layout_answer(a, st, lambda off: None if off.size == 0 else
+                                       _strides_of(off))
+            if leaf is not None:
+                run.layout.add(leaf)
+            if got is None:
+                return None
+            if got is True:
+                shape = tuple(a._t.shape)
+                st_ = tuple(k if n != 1 else 0 for k, n in zip(_c_strides(shape), shape))
+            else:
+                st_ = got
+        else:
+            continue
+        strides.append((0,) * (ndim - len(st_)) + st_)
+    if not strides:
+        return None
+    perm = list(range(ndim))  # NumPy's iterator's axes: index k is axis ndim - 1 - k
+    for i0 in range(1, ndim):
+        ipos, j0 = i0, perm[i0]
+        for i1 in range(i0 - 1, -1, -1):
+            ambiguous, swap = True, False
+            j1 = perm[i1]
+            for s in strides:
+                s0, s1 = s[ndim - 1 - j0], s[ndim - 1 - j1]
+                if s0 != 0 and s1 != 0:
+                    if abs(s1) <= abs(s0):
+                        swap = False
+                    elif ambiguous:
+                        swap = True
+                    ambiguous = False
+            if not ambiguous:
+                if not swap:
+                    break
+                ipos = i1
+        if ipos != i0:
+            perm[ipos + 1:i0 + 1] = perm[ipos:i0]
+            perm[ipos] = j0
+    order = tuple(ndim - 1 - perm[k] for k in reversed(range(ndim)))
+    return None if order == tuple(range(ndim)) else order
+
+
 def reshape_is_view(a, run, shape):
     """Whether NumPy's reshape of a (an array of run) to shape is a view of
     a's memory (True) or a copy (False); None when hop cannot tell (sizes
@@ -346,9 +415,11 @@ def last_axis_contiguous(a, run):
 
 def root_view(a, run):
     """How NumPy's array a, which the traced function returns, is a view of
-    memory the caller holds: (root, steps) with root ("arg", leaf),
-    ("capture", the captured array) or ("made", an array the function made
-    from constants, made anew per call) and steps the view steps from it, for
+    memory the caller holds or of an array the function made: (root, steps)
+    with root ("arg", leaf), ("capture", the captured array), ("made", an
+    array the function made from constants, made anew per call) or ("out",
+    the tensor of an array it computed, the plan's result in its place) and
+    steps the view steps from it, for
     the runner to make the same view of the caller's array on every call
     (the plan's result is hop's memory: a copy where hop copied the argument
     on the way in, read-only or with negative strides, or where a step is a
@@ -362,8 +433,17 @@ def root_view(a, run):
         # an array the function made from constants (np.arange(6)), which
         # the plan holds as one constant: a new copy of it on every call, as
         # eagerly, and the view of that copy
-        made = st.version == 0 and any(st.value is t for t in run.made)
-        return (("made", st.vw_root), a._vw) if made else None
+        if st.version == 0 and any(st.value is t for t in run.made):
+            return ("made", st.vw_root), a._vw
+        # an array the function computed: the plan's result is the whole
+        # array, the view NumPy's of it (the plan gives a view of its own
+        # memory as a C-ordered copy: `(a + 1).T`); a reshape of it is C
+        # ordered as it is
+        if any(s.kind != "reshape" for s in a._vw):
+            if any(s.apply_np is None and s.kind != "bitcast" for s in a._vw):
+                return False
+            return ("out", st.value), a._vw
+        return None
     if not isinstance(st.root, tuple):
         return None
     if any(s.apply_np is None and s.kind != "bitcast" for s in a._vw):
