@@ -752,8 +752,14 @@ def _trace_once(fn, example_args, dynamic, paths, slots, slot_arrays, kwargs, co
     anew = made | {id(captures[i]) for i in guards.unsourced}
     results.copied = {i for i, x in enumerate(out_leaves) if isinstance(x, _TRACED_OUT) and
                       id(getattr(x, "_tv", x)) in anew}
+    order = [c for run in runs for c in run.order]
+    if order:
+        # (read on C-ordered arguments: the same decisions for C-ordered ones)
+        read = {sp[1] for c in order for _, sp in c[0] if sp[0] != "fixed"}
+        order = (order, tuple(i in read for i in range(len(leaves)))
+                 if all(_layout(leaves[i]) is True for i in read) else None)
     runner = _Runner(tr, plan, spec, statics, out_spec, template, all_numpy, sym_out, guards,
-                     as_array, writeback, kw=kw, results=results)
+                     as_array, writeback, kw=kw, results=results, order=order)
     # The lines after the guards' and the viewed arrays' (describing them
     # needs the placeholder names: a walk of the whole graph, skipped when
     # there is nothing to say).
@@ -1246,14 +1252,6 @@ class _WriteBack:
         self.args = [i for kind, i in self.targets if kind == "arg"]
         self.check(leaves, _C.UnsupportedError)
 
-    def c_order(self, nargs):
-        """For a write-back that writes nothing and only checks layouts that
-        were C order when traced: per argument, whether it must be in C order
-        (a fast call checks that instead); else None."""
-        if self.slots or not all(want is True for want in self.layout.values()):
-            return None
-        return tuple(i in self.layout for i in range(nargs))
-
     def check(self, leaves, error):
         """Raises error when a written argument shares memory with another
         array argument, or a layout a decision read has changed."""
@@ -1273,9 +1271,8 @@ class _WriteBack:
             if _layout(leaves[i]) != want:
                 raise error(f"guard failed: argument {i} has another memory layout than when "
                             f"traced, which decides what NumPy does with it (whether a reshape "
-                            f"of it that the function writes through is a view, whether "
-                            f"ndarray.view with another item size raises, the memory order of "
-                            f"an elementwise result)")
+                            f"of it that the function writes through is a view, or whether "
+                            f"ndarray.view with another item size raises)")
 
     def apply(self, results, leaves, captured):
         """Copies the written values into the caller's memory; the results
@@ -1329,8 +1326,14 @@ class _Runner:
     of the trace)."""
 
     def __init__(self, tr, plan, spec, statics, out_spec, template, all_numpy, sym_out, guards,
-                 as_array, writeback=None, kw=False, results=None):
+                 as_array, writeback=None, kw=False, results=None, order=None):
         self.plan = plan
+        # The decisions of the memory order of elementwise results that read
+        # argument layouts (NumPy's K order), made again for each call's
+        # arguments: another order is another plan for hop.compile (a
+        # GraphModule, one trace, keeps its order); and which arguments a
+        # fast call checks for C order instead (None: no fast call).
+        self._order, self._c_order = order if order else (None, None)
         self.writeback = writeback
         # Whether the trace's call had keyword arguments: spec is then that
         # of (args, {keyword: value}), and only such calls fit.
@@ -1378,14 +1381,15 @@ class _Runner:
         # That call with no environment guards to check (the captures never
         # change): bound in C, fast(args) runs it for a tuple of ndarrays
         # and is NotImplemented for anything else (hop.compile's __call__).
-        # A plan that only reads argument layouts (NumPy's K order of an
-        # elementwise result, traced on C-ordered arguments) keeps the fast
-        # calls for C-ordered arrays: _c_order marks the arguments to check.
-        self._c_order = writeback.c_order(len(statics)) if writeback is not None else None
-        if writeback is not None:  # every call writes back: the general path
+        # A plan whose results' order followed C-ordered arguments keeps the
+        # fast calls for C-ordered arrays: _c_order marks the arguments they
+        # check (the general path checks any other traced layout).
+        if self._order:
             self._nflat = -1
             if self._c_order is None:
                 self._ndflat = -1
+        if writeback is not None:  # every call writes back: the general path
+            self._nflat = self._ndflat = -1
         self.fast = plan.bind_arrays(self._ndflat, self._state[1], self._ndout, self._c_order) \
             if self._ndflat >= 0 and self._ndout is not None and self._check is None else None
         # The same for hop.Tensors in and a tensor or a flat tuple of them
@@ -1445,6 +1449,13 @@ class _Runner:
                 raise _C.GuardError(f"guard failed: the constant argument {static!r} "
                                     f"({type(static).__name__}) was traced but {leaf!r} "
                                     f"({type(leaf).__name__}) was given")
+        if self._order is not None and mismatch is _C.GuardError:
+            from .numpy._storage import order_holds
+            for check in self._order:
+                if not order_holds(check, leaves):
+                    raise _C.GuardError("guard failed: the arguments' memory layouts give an "
+                                        "elementwise result another memory order than when "
+                                        "traced (NumPy's K order)")
         # ndarrays where the trace had hop.Tensors (a GraphModule's NumPy
         # interop): its tensor results come back as ndarrays.  A trace on
         # ndarrays returns what the function did: its arrays as ndarrays (their

@@ -64,12 +64,13 @@ class Run:
     array rebuilt from an argument's pytree is that argument); marked:
     captured arrays given a storage in this run, forgotten when it ends;
     layout: argument leaves whose strides a view-or-copy decision read;
+    order: elementwise_order's decisions that read an argument's layout;
     made: the concrete tensors of arrays the function made with NumPy's
     creation functions over new memory (_creation), which hop.compile
     captures without a guard (nothing outside the call can change them)."""
 
     __slots__ = ("depth", "writeback", "slots", "slot_arrays", "args", "arg_tensors", "marked",
-                 "active", "layout", "captured", "arg_strides", "made", "__weakref__")
+                 "active", "layout", "order", "captured", "arg_strides", "made", "__weakref__")
 
     def __init__(self, depth, writeback, slots, slot_arrays=None):
         self.depth = depth
@@ -81,6 +82,7 @@ class Run:
         self.marked = []
         self.active = True
         self.layout = set()
+        self.order = []  # the elementwise results' orders that read an argument's layout
         self.captured = {}  # id(array) -> array, the captured roots this run saw
         self.arg_strides = {}  # leaf -> the example's strides in elements
         self.made = []
@@ -315,26 +317,22 @@ def elementwise_order(operands, ndim, run):
     """NumPy's K order for the result of an elementwise op of ndim dims on
     operands (hop.numpy arrays of run, plain ndarrays; others are scalars):
     its axes from the outermost in memory to the innermost, or None for C
-    order.  NumPy's iterator orders the axes by the operands' strides
-    (a stable insertion sort from the innermost axis, by absolute stride,
-    ignoring a zero stride; where operands disagree the C order wins), so
-    an op on a Fortran-ordered or transposed array is Fortran-ordered.  The
-    argument layouts read are recorded in run.layout (checked on every
-    call).  None also when a layout is known only at run time (symbolic
-    sizes): the C order, stated in docs/ARCHITECTURE.md."""
+    order (k_order).  The decision is recorded in run.order when it read an
+    argument's layout, so that hop.compile makes it again for each call's
+    arguments (order_holds).  None also when a layout is known only at run
+    time (symbolic sizes): the C order, stated in docs/ARCHITECTURE.md."""
     import numpy as np
-    strides = []
+    strides, specs, read = [], [], False
     for a in operands:
         if isinstance(a, np.ndarray):
             if a.ndim == 0 or a.size == 0:
                 continue
             st_ = tuple(x // a.itemsize if n > 1 else 0 for x, n in zip(a.strides, a.shape))
+            spec = ("fixed", st_)
         elif hasattr(a, "_vw") and a._t.ndim:
             st = storage_of(a, run)
             got, leaf = _layout_answer(a, st, lambda off: None if off.size == 0 else
                                        _strides_of(off))
-            if leaf is not None:
-                run.layout.add(leaf)
             if got is None:
                 return None
             if got is True:
@@ -342,9 +340,29 @@ def elementwise_order(operands, ndim, run):
                 st_ = tuple(k if n != 1 else 0 for k, n in zip(_c_strides(shape), shape))
             else:
                 st_ = got
+            spec = ("fixed", st_)
+            if leaf is not None:
+                read = True
+                # made again from the call's argument: its steps on an array
+                # of the argument's strides (no memory), or that layout exactly
+                remake = all(s.apply_np is not None and s.kind != "bitcast" for s in a._vw)
+                spec = ("arg", leaf, a._vw) if remake else ("exact", leaf, st.strides, st_)
         else:
             continue
         strides.append((0,) * (ndim - len(st_)) + st_)
+        specs.append((ndim - len(st_), spec))
+    order = k_order(strides, ndim)
+    if read:
+        run.order.append((tuple(specs), ndim, order))
+    return order
+
+
+def k_order(strides, ndim):
+    """NumPy's iterator's order of ndim axes for operands of these strides
+    (in elements, aligned to the ndim dims, 0 where broadcast or of size 1):
+    a stable insertion sort from the innermost axis by absolute stride,
+    ignoring a zero stride, where operands that disagree leave the C order;
+    the axes from the outermost in memory, or None for C order."""
     if not strides:
         return None
     perm = list(range(ndim))  # NumPy's iterator's axes: index k is axis ndim - 1 - k
@@ -370,6 +388,38 @@ def elementwise_order(operands, ndim, run):
             perm[ipos] = j0
     order = tuple(ndim - 1 - perm[k] for k in reversed(range(ndim)))
     return None if order == tuple(range(ndim)) else order
+
+
+def _layout_of(x):
+    return tuple(k // x.itemsize for k in x.strides) if x.itemsize else None
+
+
+def order_holds(check, leaves):
+    """Whether an elementwise result's order (elementwise_order's record
+    check) is the same for a call's argument leaves."""
+    import numpy as np
+    specs, ndim, want = check
+    strides = []
+    for pad, spec in specs:
+        if spec[0] == "fixed":
+            st_ = spec[1]
+        else:
+            x = leaves[spec[1]]
+            if not isinstance(x, np.ndarray):
+                return False
+            if spec[0] == "exact":
+                if (None if x.flags.c_contiguous else _layout_of(x)) != spec[2]:
+                    return False
+                st_ = spec[3]
+            else:
+                v = np.lib.stride_tricks.as_strided(np.zeros(1, np.int8), x.shape,
+                                                    _layout_of(x) or (0,) * x.ndim,
+                                                    writeable=False)
+                for s in spec[2]:
+                    v = numpy_view(s, v)
+                st_ = tuple(k if n > 1 else 0 for k, n in zip(v.strides, v.shape))
+        strides.append((0,) * pad + st_)
+    return k_order(strides, ndim) == want
 
 
 def reshape_is_view(a, run, shape):
@@ -427,8 +477,8 @@ def root_view(a, run):
     itself); False when a step cannot be made again on an ndarray (the
     call then runs eagerly)."""
     st = a._st
-    if st is None or st.run is not run or not a._vw:
-        return None
+    if st is None or st.run is not run or not a._vw or a._scalar:
+        return None  # (a NumPy scalar is a value, not a view)
     if st.root is None:
         # an array the function made from constants (np.arange(6)), which
         # the plan holds as one constant: a new copy of it on every call, as
