@@ -245,3 +245,13 @@ def test_compiled_elementwise_result_is_numpys_in_every_layout(la, lb, k, rows, 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         _same_answer(fn, lambda: (_make(la, rows, cols), _make(lb, rows, cols)))
+
+
+def test_argument_of_another_rank_after_a_fortran_trace_retraces_with_numpys_order():
+    fn = lambda x, b: x + b  # noqa: E731
+    cf = hop.compile(fn)
+    x = np.asfortranarray(np.arange(6.0).reshape(2, 3))
+    for b in (np.ones(3), np.ones((2, 1)), np.ones((2, 3))):
+        got, want = cf(x, b), fn(x, b)
+        assert _layout(got) == _layout(want)
+        np.testing.assert_array_equal(got, want)

@@ -415,9 +415,14 @@ def order_holds(check, leaves):
                 v = np.lib.stride_tricks.as_strided(np.zeros(1, np.int8), x.shape,
                                                     _layout_of(x) or (0,) * x.ndim,
                                                     writeable=False)
-                for s in spec[2]:
-                    v = numpy_view(s, v)
+                try:
+                    for s in spec[2]:
+                        v = numpy_view(s, v)
+                except (ValueError, IndexError, TypeError):
+                    return False  # another shape: the shape guards retrace too
                 st_ = tuple(k if n > 1 else 0 for k, n in zip(v.strides, v.shape))
+        if pad + len(st_) != ndim:
+            return False
         strides.append((0,) * pad + st_)
     return k_order(strides, ndim) == want
 
