@@ -15,10 +15,10 @@
  */
 #include "tensor_impl.h"
 
-/* obj.dtype.isnative and obj.flags.aligned, through Python (no NumPy C
- * API): 1, 0 or -1. */
+/* obj.dtype.isnative and obj.flags.aligned (and obj.flags.c_contiguous
+ * with c_order), through Python (no NumPy C API): 1, 0 or -1. */
 static int
-plain_by_attr(PyObject *obj)
+plain_by_attr(PyObject *obj, int c_order)
 {
     PyObject *dt = PyObject_GetAttrString(obj, "dtype");
     PyObject *yes = dt != NULL ? PyObject_GetAttrString(dt, "isnative") : NULL;
@@ -31,6 +31,11 @@ plain_by_attr(PyObject *obj)
     yes = flags != NULL ? PyObject_GetAttrString(flags, "aligned") : NULL;
     r = yes != NULL ? PyObject_IsTrue(yes) : -1;
     Py_XDECREF(yes);
+    if (r == 1 && c_order) {
+        yes = PyObject_GetAttrString(flags, "c_contiguous");
+        r = yes != NULL ? PyObject_IsTrue(yes) : -1;
+        Py_XDECREF(yes);
+    }
     Py_XDECREF(flags);
     return r;
 }
@@ -211,12 +216,13 @@ hop_py__np_borrow(PyObject *obj)
 }
 
 int
-hop_py__np_plain(PyObject *obj)
+hop_py__np_plain(PyObject *obj, int c_order)
 {
     if (np_state > 0 && PyArray_Check(obj))
         return PyArray_ISNOTSWAPPED((PyArrayObject *)obj) &&
-               PyArray_ISALIGNED((PyArrayObject *)obj);
-    return plain_by_attr(obj);
+               PyArray_ISALIGNED((PyArrayObject *)obj) &&
+               (!c_order || PyArray_IS_C_CONTIGUOUS((PyArrayObject *)obj));
+    return plain_by_attr(obj, c_order);
 }
 
 PyObject *
@@ -278,9 +284,9 @@ hop_py__np_borrow(PyObject *obj)
 }
 
 int
-hop_py__np_plain(PyObject *obj)
+hop_py__np_plain(PyObject *obj, int c_order)
 {
-    return plain_by_attr(obj);
+    return plain_by_attr(obj, c_order);
 }
 
 PyObject *

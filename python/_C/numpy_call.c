@@ -140,6 +140,7 @@ typedef struct ArrayCallObject {
     PyObject_HEAD PlanObject *plan;
     Py_ssize_t nargs;
     PyObject *caps, *scalars; /* tuples; scalars NULL: bound to hop.Tensors */
+    PyObject *c_order;        /* NULL, or per argument whether it must be in C order */
     int single;               /* bind_tensors: return the one result itself */
     vectorcallfunc vectorcall;
 } ArrayCallObject;
@@ -152,6 +153,7 @@ array_call_dealloc(ArrayCallObject *c)
     Py_XDECREF(c->plan);
     Py_XDECREF(c->caps);
     Py_XDECREF(c->scalars);
+    Py_XDECREF(c->c_order);
     PyObject_Free(c);
 }
 
@@ -171,8 +173,13 @@ array_call_vectorcall(ArrayCallObject *c, PyObject *const *args, size_t nargsf, 
             Py_RETURN_NOTIMPLEMENTED;
         /* an array in the other byte order or unaligned is never a plan's:
          * NumPy keeps the order in copies and views and the alignment in
-         * views (hop.compile runs that call eagerly) */
-        int plain = c->scalars != NULL ? hop_py__np_plain(o) : 1;
+         * views (hop.compile runs that call eagerly); nor one in another
+         * memory order where the plan's results follow it (the general
+         * path checks the layout and retraces) */
+        int plain = c->scalars != NULL
+                        ? hop_py__np_plain(o, c->c_order != NULL &&
+                                                  PyTuple_GET_ITEM(c->c_order, i) == Py_True)
+                        : 1;
         if (plain < 0)
             return NULL;
         if (!plain)
@@ -221,6 +228,7 @@ array_call_new(PlanObject *p, Py_ssize_t nargs, PyObject *caps, PyObject *scalar
     c->nargs = nargs;
     c->caps = Py_NewRef(caps);
     c->scalars = Py_XNewRef(scalars);
+    c->c_order = NULL;
     c->single = single;
     c->vectorcall = (vectorcallfunc)array_call_vectorcall;
     return (PyObject *)c;
@@ -230,10 +238,12 @@ PyObject *
 hop_py__plan_bind_arrays(PlanObject *p, PyObject *const *args, Py_ssize_t nargs)
 {
     Py_ssize_t n;
-    if (nargs != 3 || (n = PyLong_AsSsize_t(args[0])) < 0 || !PyTuple_Check(args[1]) ||
-        !PyTuple_Check(args[2])) {
-        return bad_bind_args("bind_arrays(nargs, captures, scalars) takes an int >= 0 and two "
-                             "tuples");
+    if ((nargs != 3 && nargs != 4) || (n = PyLong_AsSsize_t(args[0])) < 0 ||
+        !PyTuple_Check(args[1]) || !PyTuple_Check(args[2]) ||
+        (nargs == 4 && args[3] != Py_None &&
+         (!PyTuple_Check(args[3]) || PyTuple_GET_SIZE(args[3]) != n))) {
+        return bad_bind_args("bind_arrays(nargs, captures, scalars, c_order=None) takes an int "
+                             ">= 0, two tuples and None or a tuple of nargs bools");
     }
     if ((size_t)(n + PyTuple_GET_SIZE(args[1])) != p->ninputs ||
         (size_t)PyTuple_GET_SIZE(args[2]) != p->noutputs)
@@ -244,7 +254,10 @@ hop_py__plan_bind_arrays(PlanObject *p, PyObject *const *args, Py_ssize_t nargs)
                             PyTuple_GET_SIZE(args[2]));
     if (hop_py__import_attr(&numpy_ndarray_type, "numpy", "ndarray") == NULL)
         return NULL;
-    return array_call_new(p, n, args[1], args[2], 0);
+    ArrayCallObject *c = (ArrayCallObject *)array_call_new(p, n, args[1], args[2], 0);
+    if (c != NULL && nargs == 4 && args[3] != Py_None)
+        c->c_order = Py_NewRef(args[3]);
+    return (PyObject *)c;
 }
 
 PyObject *

@@ -219,8 +219,9 @@ static PyMethodDef plan_methods[] = {
     {"run_arrays", (PyCFunction)(void (*)(void))hop_py__plan_run_arrays, METH_FASTCALL,
      "run_arrays(arrays, captures, scalars) -> ndarray results (the compiled NumPy call)"},
     {"bind_arrays", (PyCFunction)(void (*)(void))hop_py__plan_bind_arrays, METH_FASTCALL,
-     "bind_arrays(nargs, captures, scalars) -> f: f(args) is run_arrays(args, captures, "
-     "scalars) for a tuple of nargs ndarrays, else NotImplemented"},
+     "bind_arrays(nargs, captures, scalars, c_order=None) -> f: f(args) is run_arrays(args, "
+     "captures, scalars) for a tuple of nargs ndarrays (those c_order marks in C order), else "
+     "NotImplemented"},
     {"bind_tensors", (PyCFunction)(void (*)(void))hop_py__plan_bind_tensors, METH_FASTCALL,
      "bind_tensors(nargs, captures, single) -> f: f(args) runs the plan on a tuple of nargs "
      "hop.Tensors and the captures (the one result with single, else a tuple), and is "

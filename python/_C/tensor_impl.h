@@ -158,9 +158,11 @@ int hop_py__np_ready(void);
 hop_tensor *hop_py__np_borrow(PyObject *obj);
 /* Whether obj, an ndarray, holds its elements aligned and in the machine's
  * byte order (flags.aligned and dtype.isnative), as every array a plan
- * takes: 1 or 0; -1 with an exception when reading them fails (without
- * NumPy's C API they are read through Python). */
-int hop_py__np_plain(PyObject *obj);
+ * takes, and with c_order in C order too (flags.c_contiguous: a plan whose
+ * results' memory order follows that argument's, NumPy's K order): 1 or 0;
+ * -1 with an exception when reading them fails (without NumPy's C API they
+ * are read through Python). */
+int hop_py__np_plain(PyObject *obj, int c_order);
 /* An ndarray over the memory of a concrete Tensor, whose base it is. */
 PyObject *hop_py__np_from_tensor(PyObject *tensor);
 /* arr[()] for a 0-d array (a NumPy scalar), arr otherwise; steals arr. */

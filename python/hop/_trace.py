@@ -752,8 +752,14 @@ def _trace_once(fn, example_args, dynamic, paths, slots, slot_arrays, kwargs, co
     anew = made | {id(captures[i]) for i in guards.unsourced}
     results.copied = {i for i, x in enumerate(out_leaves) if isinstance(x, _TRACED_OUT) and
                       id(getattr(x, "_tv", x)) in anew}
+    order = [c for run in runs for c in run.order]
+    if order:
+        # (read on C-ordered arguments: the same decisions for C-ordered ones)
+        read = {sp[1] for c in order for _, sp in c[0] if sp[0] != "fixed"}
+        order = (order, tuple(i in read for i in range(len(leaves)))
+                 if all(_layout(leaves[i]) is True for i in read) else None)
     runner = _Runner(tr, plan, spec, statics, out_spec, template, all_numpy, sym_out, guards,
-                     as_array, writeback, kw=kw, results=results)
+                     as_array, writeback, kw=kw, results=results, order=order)
     # The lines after the guards' and the viewed arrays' (describing them
     # needs the placeholder names: a walk of the whole graph, skipped when
     # there is nothing to say).
@@ -892,7 +898,14 @@ def _run_traced(tr, call, fn, paths, compiling, slots, spec, env):
         # specialisation merges the runs' results into new values)
         raw_out = call.raw_out
         raw = raw_out[0] if raw_out[1] is out and out is not None else out
-        results = _Results(fn, raw, out_leaves, _TRACED_OUT, call.given, spec, env.seen)
+        results = _Results(fn, raw, out_leaves, _TRACED_OUT, call.given, spec, env.seen,
+                           _memory_owners(g.expected for g in env.guards))
+        if call.runs:
+            whole = results.root_views(raw_out[0], raw is raw_out[0], call, spec, out_spec)
+            if whole:
+                # (the plan returns the whole array a result is a view of)
+                out_leaves = [whole.get(i, x) for i, x in enumerate(out_leaves)]
+                traced = [x for x in out_leaves if isinstance(x, _TRACED_OUT)]
         outs = [_out_value(x) for x in traced] + list(writes)
         if hnp is not None and compiling:
             # a float max/min that reaches a result with its zero's sign:
@@ -955,7 +968,48 @@ class _Results:
 
     __slots__ = ("same", "fresh", "copied", "again")
 
-    def __init__(self, fn, out, out_leaves, outs, given, arg_spec, env_ids):
+    def root_views(self, raw, kept, call, arg_spec, out_spec):
+        """The arrays of the result that NumPy gives as views of the caller's
+        memory (an argument, a captured hop.numpy array), each made again
+        from it on every call (_view_again; hop.numpy._storage.root_view):
+        the plan's result holds hop's memory, a copy where hop copied the
+        argument on the way in (read-only, negative strides) or where a
+        step is a take.  kept: whether raw is the trace's result (path
+        specialisation merges its runs' results into new arrays)."""
+        storage = sys.modules.get("hop.numpy._storage")
+        if storage is None or raw is None:
+            return None
+        whole = {}  # result leaf -> the tensor of the array it is a view of
+        leaf_at = {p: i for i, p in enumerate(_leaf_paths(out_spec))}
+        numpy_arg = sys.modules["hop.numpy"].NumpyArg
+        run = call.runs[-1]
+        given = {id(n): p for p, n in _pytree_nodes(call.given, arg_spec).values()} \
+            if call.given is not None else {}
+        for path, node in _pytree_nodes(raw).values():
+            if not hasattr(node, "_vw"):
+                continue
+            how = storage.root_view(node, run)
+            if how is None or (how is not False and how[0][0] != "capture" and
+                               type(node) is not numpy_arg):
+                continue  # (a hop.numpy array the function returns stays one)
+            if how is not False and how[0][0] == "out" and kept:
+                i = leaf_at[path + (0,)]
+                whole[i] = how[0][1]
+                how = (("out", i), how[1])
+            if how is not False and how[0][0] == "arg":
+                arg = run.args.get(how[0][1])
+                where = given.get(id(arg)) if arg is not None and \
+                    call.as_array[how[0][1]] else None
+                how = False if where is None else (("arg", where), how[1])
+            if how is False or not kept:
+                _breaks.conversion(_C.TraceError, "the function returns a view of an argument "
+                                                  "or captured array that hop cannot make "
+                                                  "again from the caller's array (a step with "
+                                                  "a traced part)")
+            self.same[path] = ("view", how, bool(node._ro), type(node))
+        return whole
+
+    def __init__(self, fn, out, out_leaves, outs, given, arg_spec, env_ids, env_owners=()):
         self.same = {}   # path in the result -> ("arg", path in the arguments) or ("obj", it)
         self.fresh = {}  # index of a constant leaf -> a function making it anew
         self.copied = set()  # indices of traced leaves each call copies (_trace)
@@ -1011,7 +1065,12 @@ class _Results:
                                                       f"on each call eagerly")
                 continue
             if _np is not None and isinstance(x, _np.ndarray):
-                self.fresh[i] = x.copy
+                # a NumPy view of an array the environment holds (`G.T` of a
+                # global) is a new view of its memory on every call, as
+                # eagerly; an array the call made, a new copy
+                owner = env_owners.get(id(_memory_owner(x))) if x.base is not None else None
+                self.fresh[i] = functools.partial(_env_view, x, owner) \
+                    if owner is not None else x.copy
             elif _mutable(x) and not any(x is g[1] for g in given_nodes.values()):
                 import copy
                 try:
@@ -1028,6 +1087,70 @@ class _Results:
 
 def _itself(obj):
     return obj
+
+
+def _memory_owner(x):
+    """The object at the end of ndarray x's base chain (what owns its memory)."""
+    while isinstance(x, _np.ndarray) and x.base is not None:
+        x = x.base
+    return x
+
+
+def _memory_owners(values):
+    """id(owner) -> an ndarray among values whose memory that owner holds."""
+    if _np is None:
+        return {}
+    return {id(_memory_owner(v)): v for v in values if isinstance(v, _np.ndarray)}
+
+
+def _env_view(x, owner):
+    """A new view of x, NumPy's view of the environment's array owner made
+    when traced (guarded by identity): its memory, strides and flags, and
+    read-only while owner is."""
+    v = x.view()
+    if v.flags.writeable and not owner.flags.writeable:
+        v.flags.writeable = False
+    return v
+
+
+def _as_ndarray(x):
+    return x.numpy() if isinstance(x, _C.Tensor) else x
+
+
+def _leaf_paths(spec, path=(), out=None):
+    """The path of each leaf of spec, in flatten's order."""
+    out = [] if out is None else out
+    if spec.kind == "leaf":
+        out.append(path)
+    elif spec.kind != "none":
+        for i, c in enumerate(spec.children):
+            _leaf_paths(c, path + (i,), out)
+    return out
+
+
+def _view_again(tree, arg_spec, how, readonly, cls, leaves):
+    """NumPy's view of the caller's memory that a result is (_Results.
+    root_views): its steps applied again to the caller's array, after the
+    call's writes reached it, so the view has NumPy's strides, flags and
+    memory (a view of a read-only argument is read-only, of a reversed one
+    has negative strides)."""
+    (kind, ref), steps = how
+    if kind != "capture":
+        v = base = subtree(tree, arg_spec, ref) if kind == "arg" else \
+            _as_ndarray(leaves[ref]) if kind == "out" else ref._tv.numpy().copy()
+        from .numpy._storage import numpy_view
+        for s in steps:
+            v = numpy_view(s, v)
+        if v is base:
+            v = base.view()  # (a.real of a real array: a new view of it)
+        if readonly and v.flags.writeable:
+            v.flags.writeable = False
+        return v
+    from .numpy import _ndarray
+    v = ref
+    for s in steps:  # a captured hop.numpy array: its views, as eager makes them
+        v = _ndarray.view(cls, v, s)
+    return v
 
 
 def _pytree_nodes(obj, spec=None):
@@ -1203,8 +1326,14 @@ class _Runner:
     of the trace)."""
 
     def __init__(self, tr, plan, spec, statics, out_spec, template, all_numpy, sym_out, guards,
-                 as_array, writeback=None, kw=False, results=None):
+                 as_array, writeback=None, kw=False, results=None, order=None):
         self.plan = plan
+        # The decisions of the memory order of elementwise results that read
+        # argument layouts (NumPy's K order), made again for each call's
+        # arguments: another order is another plan for hop.compile (a
+        # GraphModule, one trace, keeps its order); and which arguments a
+        # fast call checks for C order instead (None: no fast call).
+        self._order, self._c_order = order if order else (None, None)
         self.writeback = writeback
         # Whether the trace's call had keyword arguments: spec is then that
         # of (args, {keyword: value}), and only such calls fit.
@@ -1252,9 +1381,16 @@ class _Runner:
         # That call with no environment guards to check (the captures never
         # change): bound in C, fast(args) runs it for a tuple of ndarrays
         # and is NotImplemented for anything else (hop.compile's __call__).
+        # A plan whose results' order followed C-ordered arguments keeps the
+        # fast calls for C-ordered arrays: _c_order marks the arguments they
+        # check (the general path checks any other traced layout).
+        if self._order:
+            self._nflat = -1
+            if self._c_order is None:
+                self._ndflat = -1
         if writeback is not None:  # every call writes back: the general path
             self._nflat = self._ndflat = -1
-        self.fast = plan.bind_arrays(self._ndflat, self._state[1], self._ndout) \
+        self.fast = plan.bind_arrays(self._ndflat, self._state[1], self._ndout, self._c_order) \
             if self._ndflat >= 0 and self._ndout is not None and self._check is None else None
         # The same for hop.Tensors in and a tensor or a flat tuple of them
         # out: bound in C, no Python frame between the call and the plan.
@@ -1313,6 +1449,13 @@ class _Runner:
                 raise _C.GuardError(f"guard failed: the constant argument {static!r} "
                                     f"({type(static).__name__}) was traced but {leaf!r} "
                                     f"({type(leaf).__name__}) was given")
+        if self._order is not None and mismatch is _C.GuardError:
+            from .numpy._storage import order_holds
+            for check in self._order:
+                if not order_holds(check, leaves):
+                    raise _C.GuardError("guard failed: the arguments' memory layouts give an "
+                                        "elementwise result another memory order than when "
+                                        "traced (NumPy's K order)")
         # ndarrays where the trace had hop.Tensors (a GraphModule's NumPy
         # interop): its tensor results come back as ndarrays.  A trace on
         # ndarrays returns what the function did: its arrays as ndarrays (their
@@ -1341,9 +1484,11 @@ class _Runner:
                 results = self.plan.run(args + st[1])
                 return results[0] if self._one_out else self.finish(results, False)
         elif len(args) == self._ndflat and self._ndout is not None:
-            for a in args:
+            c_order = self._c_order
+            for i, a in enumerate(args):
                 # (eager_array's test, inlined: this is the whole call overhead)
-                if type(a) is not _np.ndarray or not a.dtype.isnative or not a.flags.aligned:
+                if type(a) is not _np.ndarray or not a.dtype.isnative or not a.flags.aligned or \
+                        (c_order is not None and c_order[i] and not a.flags.c_contiguous):
                     break
             else:
                 st = self._state
@@ -1400,4 +1545,5 @@ class _Runner:
         tree = _call_tree(args, kwargs)
         return unflatten_with(leaves, self.out_spec, {
             p: functools.partial(subtree, tree, self.spec, a[1]) if a[0] == "arg" else
+            functools.partial(_view_again, tree, self.spec, *a[1:], leaves) if a[0] == "view" else
             functools.partial(_itself, a[1]) for p, a in r.same.items()}, r.again)

@@ -176,6 +176,7 @@ def _bitcast_view(a, kind, npd):
 
     def bitcast(x):
         return _C._op("bitcast", x, hd)
+    bitcast.dtype = npd  # (for the runner, which makes this view of the caller's array again)
     # (the memory offsets of a same-size view are its base's; of another
     # size hop does not follow them: a reshape of it is then undecided)
     return view(kind, a, Step(bitcast, (lambda x: x) if old == new else None, kind="bitcast"),

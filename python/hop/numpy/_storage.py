@@ -64,12 +64,13 @@ class Run:
     array rebuilt from an argument's pytree is that argument); marked:
     captured arrays given a storage in this run, forgotten when it ends;
     layout: argument leaves whose strides a view-or-copy decision read;
+    order: elementwise_order's decisions that read an argument's layout;
     made: the concrete tensors of arrays the function made with NumPy's
     creation functions over new memory (_creation), which hop.compile
     captures without a guard (nothing outside the call can change them)."""
 
     __slots__ = ("depth", "writeback", "slots", "slot_arrays", "args", "arg_tensors", "marked",
-                 "active", "layout", "captured", "arg_strides", "made", "__weakref__")
+                 "active", "layout", "order", "captured", "arg_strides", "made", "__weakref__")
 
     def __init__(self, depth, writeback, slots, slot_arrays=None):
         self.depth = depth
@@ -81,6 +82,7 @@ class Run:
         self.marked = []
         self.active = True
         self.layout = set()
+        self.order = []  # the elementwise results' orders that read an argument's layout
         self.captured = {}  # id(array) -> array, the captured roots this run saw
         self.arg_strides = {}  # leaf -> the example's strides in elements
         self.made = []
@@ -303,6 +305,128 @@ def _layout_answer(a, st, test):
     return test(off), leaf
 
 
+def _strides_of(off):
+    """The strides (in elements) of offsets off, an ndarray of the array's
+    shape; 0 for a dim of size 1 (which NumPy's iteration ignores)."""
+    base = off.reshape(-1)[0] if off.size else 0
+    return tuple(int(off[(0,) * d + (1,) + (0,) * (off.ndim - d - 1)] - base) if n > 1 else 0
+                 for d, n in enumerate(off.shape))
+
+
+def elementwise_order(operands, ndim, run):
+    """NumPy's K order for the result of an elementwise op of ndim dims on
+    operands (hop.numpy arrays of run, plain ndarrays; others are scalars):
+    its axes from the outermost in memory to the innermost, or None for C
+    order (k_order).  The decision is recorded in run.order when it read an
+    argument's layout, so that hop.compile makes it again for each call's
+    arguments (order_holds).  None also when a layout is known only at run
+    time (symbolic sizes): the C order, stated in docs/ARCHITECTURE.md."""
+    import numpy as np
+    strides, specs, read = [], [], False
+    for a in operands:
+        if isinstance(a, np.ndarray):
+            if a.ndim == 0 or a.size == 0:
+                continue
+            st_ = tuple(x // a.itemsize if n > 1 else 0 for x, n in zip(a.strides, a.shape))
+            spec = ("fixed", st_)
+        elif hasattr(a, "_vw") and a._t.ndim:
+            st = storage_of(a, run)
+            got, leaf = _layout_answer(a, st, lambda off: None if off.size == 0 else
+                                       _strides_of(off))
+            if got is None:
+                return None
+            if got is True:
+                shape = tuple(a._t.shape)
+                st_ = tuple(k if n != 1 else 0 for k, n in zip(_c_strides(shape), shape))
+            else:
+                st_ = got
+            spec = ("fixed", st_)
+            if leaf is not None:
+                read = True
+                # made again from the call's argument: its steps on an array
+                # of the argument's strides (no memory), or that layout exactly
+                remake = all(s.apply_np is not None and s.kind != "bitcast" for s in a._vw)
+                spec = ("arg", leaf, a._vw) if remake else ("exact", leaf, st.strides, st_)
+        else:
+            continue
+        strides.append((0,) * (ndim - len(st_)) + st_)
+        specs.append((ndim - len(st_), spec))
+    order = k_order(strides, ndim)
+    if read:
+        run.order.append((tuple(specs), ndim, order))
+    return order
+
+
+def k_order(strides, ndim):
+    """NumPy's iterator's order of ndim axes for operands of these strides
+    (in elements, aligned to the ndim dims, 0 where broadcast or of size 1):
+    a stable insertion sort from the innermost axis by absolute stride,
+    ignoring a zero stride, where operands that disagree leave the C order;
+    the axes from the outermost in memory, or None for C order."""
+    if not strides:
+        return None
+    perm = list(range(ndim))  # NumPy's iterator's axes: index k is axis ndim - 1 - k
+    for i0 in range(1, ndim):
+        ipos, j0 = i0, perm[i0]
+        for i1 in range(i0 - 1, -1, -1):
+            ambiguous, swap = True, False
+            j1 = perm[i1]
+            for s in strides:
+                s0, s1 = s[ndim - 1 - j0], s[ndim - 1 - j1]
+                if s0 != 0 and s1 != 0:
+                    if abs(s1) <= abs(s0):
+                        swap = False
+                    elif ambiguous:
+                        swap = True
+                    ambiguous = False
+            if not ambiguous:
+                if not swap:
+                    break
+                ipos = i1
+        if ipos != i0:
+            perm[ipos + 1:i0 + 1] = perm[ipos:i0]
+            perm[ipos] = j0
+    order = tuple(ndim - 1 - perm[k] for k in reversed(range(ndim)))
+    return None if order == tuple(range(ndim)) else order
+
+
+def _layout_of(x):
+    return tuple(k // x.itemsize for k in x.strides) if x.itemsize else None
+
+
+def order_holds(check, leaves):
+    """Whether an elementwise result's order (elementwise_order's record
+    check) is the same for a call's argument leaves."""
+    import numpy as np
+    specs, ndim, want = check
+    strides = []
+    for pad, spec in specs:
+        if spec[0] == "fixed":
+            st_ = spec[1]
+        else:
+            x = leaves[spec[1]]
+            if not isinstance(x, np.ndarray):
+                return False
+            if spec[0] == "exact":
+                if (None if x.flags.c_contiguous else _layout_of(x)) != spec[2]:
+                    return False
+                st_ = spec[3]
+            else:
+                v = np.lib.stride_tricks.as_strided(np.zeros(1, np.int8), x.shape,
+                                                    _layout_of(x) or (0,) * x.ndim,
+                                                    writeable=False)
+                try:
+                    for s in spec[2]:
+                        v = numpy_view(s, v)
+                except (ValueError, IndexError, TypeError):
+                    return False  # another shape: the shape guards retrace too
+                st_ = tuple(k if n > 1 else 0 for k, n in zip(v.strides, v.shape))
+        if pad + len(st_) != ndim:
+            return False
+        strides.append((0,) * pad + st_)
+    return k_order(strides, ndim) == want
+
+
 def reshape_is_view(a, run, shape):
     """Whether NumPy's reshape of a (an array of run) to shape is a view of
     a's memory (True) or a copy (False); None when hop cannot tell (sizes
@@ -342,6 +466,54 @@ def last_axis_contiguous(a, run):
     if leaf is not None:
         run.layout.add(leaf)
     return contiguous
+
+
+def root_view(a, run):
+    """How NumPy's array a, which the traced function returns, is a view of
+    memory the caller holds or of an array the function made: (root, steps)
+    with root ("arg", leaf), ("capture", the captured array), ("made", an
+    array the function made from constants, made anew per call) or ("out",
+    the tensor of an array it computed, the plan's result in its place) and
+    steps the view steps from it, for
+    the runner to make the same view of the caller's array on every call
+    (the plan's result is hop's memory: a copy where hop copied the argument
+    on the way in, read-only or with negative strides, or where a step is a
+    take); None for an array that is not such a view (or is the root
+    itself); False when a step cannot be made again on an ndarray (the
+    call then runs eagerly)."""
+    st = a._st
+    if st is None or st.run is not run or not a._vw or a._scalar:
+        return None  # (a NumPy scalar is a value, not a view)
+    if st.root is None:
+        # an array the function made from constants (np.arange(6)), which
+        # the plan holds as one constant: a new copy of it on every call, as
+        # eagerly, and the view of that copy
+        if st.version == 0 and any(st.value is t for t in run.made):
+            return ("made", st.vw_root), a._vw
+        # an array the function computed: the plan's result is the whole
+        # array, the view NumPy's of it (the plan gives a view of its own
+        # memory as a C-ordered copy: `(a + 1).T`); a reshape of it is C
+        # ordered as it is
+        if any(s.kind != "reshape" for s in a._vw):
+            if any(s.apply_np is None and s.kind != "bitcast" for s in a._vw):
+                return False
+            return ("out", st.value), a._vw
+        return None
+    if not isinstance(st.root, tuple):
+        return None
+    if any(s.apply_np is None and s.kind != "bitcast" for s in a._vw):
+        return False
+    if st.root[0] == "arg":
+        return st.root, a._vw
+    cap = run.captured.get(st.root[1])
+    return (("capture", cap), a._vw) if cap is not None else False
+
+
+def numpy_view(step, x):
+    """View step made on ndarray x, as NumPy makes it (root_view's)."""
+    if step.kind == "bitcast":
+        return x.view(step.apply.dtype)
+    return step.apply_np(x)
 
 
 def check_write(a, run, what):

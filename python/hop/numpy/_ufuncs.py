@@ -15,7 +15,7 @@ import math
 import numpy as _np
 
 from .. import _C
-from . import _core, _corder
+from . import _core, _corder, _storage
 from ._ndarray import ndarray, NumpyArg, result_kind, wrap
 
 __all__ = ["array_ufunc", "call_ufunc", "takes", "UFUNCS"]
@@ -563,7 +563,20 @@ def call_ufunc(name, args, kwargs, kind):
     if out is not None and out[0] is not None and \
             not _np.can_cast(out_dt, out[0].dtype, casting=casting):
         raise _core.ufunc_cast_error(name, out_dt, out[0].dtype, casting)  # before computing
+    order = _k_order(args, ops, kind) if where is True and (out is None or out[0] is None) \
+        and name != "matmul" else None
+    if order is not None:
+        # NumPy's result is in the operands' memory order (K): computed in
+        # that order and returned as NumPy's view of it (its strides)
+        nd = len(order)
+        ops = [_core.Opnd(t=o.t.reshape((1,) * (nd - o.t.ndim) + tuple(o.t.shape))
+                          .permute(*order), dtype=o.dtype) if o.t is not None and o.t.ndim
+               else o for o in ops]
     r = _compute(name, ops, out_dt)
+    if order is not None:
+        from ._funcs import transpose
+        inverse = tuple(sorted(range(len(order)), key=order.__getitem__))
+        return transpose(wrap(kind, r), inverse, _kind=kind)
     if where is not True:
         w = _core.operand(where, f"numpy.{name}: where")
         wt = w.t if w.t is not None else bool(w.value)
@@ -579,6 +592,22 @@ def call_ufunc(name, args, kwargs, kind):
     if out is not None and out[0] is not None:
         return _write_out(out[0], r, name, casting)
     return wrap(kind, r, scalar=r.ndim == 0)
+
+
+def _k_order(args, ops, kind):
+    """The memory order of NumPy's result of an elementwise ufunc on args
+    while a function is traced (_storage.elementwise_order), or None for C
+    order (and for results that are not NumPy's arrays)."""
+    if kind is not NumpyArg:
+        return None
+    nd = max((o.t.ndim for o in ops if o.t is not None), default=0)
+    if nd < 2:
+        return None
+    run = _storage.current()
+    if run is None:
+        return None
+    return _storage.elementwise_order([a for a in args if isinstance(a, (ndarray, _np.ndarray))],
+                                      nd, run)
 
 
 def _call_divmod(args, kwargs, kind):

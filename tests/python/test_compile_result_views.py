@@ -1,0 +1,257 @@
+"""hop.compile returns NumPy's views of the caller's memory as NumPy does:
+a view of an argument hop copies on the way in (read-only, negative
+strides), a reversed view (a take in hop's graph) and a view of a global
+array are views of the caller's array, with NumPy's strides and flags, and
+a write through them reaches it (issue 29; docs/ARCHITECTURE.md, "Arguments
+and results")."""
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+import hop
+from budget import examples
+
+
+def _layout(r):
+    return (r.dtype, r.shape, r.strides, r.flags.writeable, r.flags.c_contiguous,
+            r.flags.f_contiguous)
+
+
+def _same_answer(fn, make_args, write=True):
+    """fn compiled (twice: the trace's call and the plan's) and eagerly on
+    fresh copies of the same arguments: values, dtype, strides, flags, the
+    memory shared with each argument, and a write through the result seen in
+    the arguments exactly as eagerly."""
+    cf = hop.compile(fn)
+    for _ in range(2):
+        eargs, cargs = make_args(), make_args()
+        want, got = fn(*eargs), cf(*cargs)
+        assert type(got) is type(want)
+        np.testing.assert_array_equal(got, want)
+        assert _layout(got) == _layout(want)
+        assert [np.shares_memory(got, a) for a in cargs] == \
+            [np.shares_memory(want, a) for a in eargs]
+        if write and want.size and want.flags.writeable:
+            want[...] = -7
+            got[...] = -7
+            for e, c in zip(eargs, cargs):
+                np.testing.assert_array_equal(c, e)
+        elif want.size and not want.flags.writeable:
+            with pytest.raises(ValueError, match="read-only"):
+                got[...] = -7
+    return cf
+
+
+def _read_only(a):
+    a.flags.writeable = False
+    return a
+
+
+def test_view_of_a_reversed_argument_is_a_view_with_negative_strides():
+    cf = _same_answer(lambda a: a[::2], lambda: (np.arange(8.0)[::-1],))
+    assert len(cf.graphs) == 1
+
+
+def test_view_of_a_read_only_argument_is_read_only_and_shares_its_memory():
+    _same_answer(lambda a: a[::2], lambda: (_read_only(np.arange(8.0)),))
+    _same_answer(lambda a: a.T, lambda: (_read_only(np.arange(6.0).reshape(2, 3)),))
+
+
+def test_reversing_slice_of_an_argument_is_numpys_view_not_a_copy():
+    _same_answer(lambda a: a[::-1], lambda: (np.arange(5.0),))
+    _same_answer(lambda a: a[:, ::-2], lambda: (np.arange(12).reshape(3, 4),))
+
+
+def test_view_after_a_write_shows_the_written_values_in_the_callers_array():
+    def f(a):
+        a += 1
+        return a[::-1]
+    _same_answer(f, lambda: (np.arange(4.0),))
+
+
+def test_view_of_one_of_two_arguments_shares_memory_with_that_one_only():
+    _same_answer(lambda a, b: (a + b, a[1:])[1], lambda: (np.arange(4.0)[::-1], np.ones(4)))
+
+
+def test_same_size_dtype_view_of_a_read_only_argument_is_read_only():
+    _same_answer(lambda a: a.view(np.int64), lambda: (_read_only(np.arange(4.0)),))
+
+
+def test_results_that_are_not_views_stay_new_arrays():
+    cf = _same_answer(lambda a: a[::-1] + 1, lambda: (_read_only(np.arange(4.0)),))
+    assert len(cf.graphs) == 1
+
+
+G = np.arange(6.0).reshape(2, 3)
+R = _read_only(np.arange(6.0).reshape(2, 3))
+
+
+def test_transpose_of_a_global_array_is_a_view_of_it():
+    cf = hop.compile(lambda x: G.T)
+    for _ in range(2):
+        got, want = cf(np.ones(2)), G.T
+        assert _layout(got) == _layout(want) and np.shares_memory(got, G)
+    got[0, 1] = 100.0
+    assert G[1, 0] == 100.0
+    G[1, 0] = 3.0
+
+
+def test_row_of_a_read_only_global_array_is_a_read_only_view_of_it():
+    cf = hop.compile(lambda x: R[1])
+    got = cf(np.ones(2))
+    assert _layout(got) == _layout(R[1]) and np.shares_memory(got, R)
+    with pytest.raises(ValueError, match="read-only"):
+        got[0] = 1.0
+
+
+def test_view_of_an_array_the_function_makes_is_new_on_every_call():
+    cf = hop.compile(lambda x: np.arange(6.0).reshape(2, 3).T)
+    a, b = cf(np.ones(2)), cf(np.ones(2))
+    assert not np.shares_memory(a, b)
+    a[0, 0] = 9.0
+    assert b[0, 0] == 0.0
+
+
+# ---------------------------------------------------- differential over layouts
+
+_LAYOUTS = ["c", "f", "reversed", "read_only", "sliced", "reversed_read_only"]
+
+_VIEWS = [
+    ("a[::2]", lambda a: a[::2]),
+    ("a[::-1]", lambda a: a[::-1]),
+    ("a.T", lambda a: a.T),
+    ("a[1:, ::-1]", lambda a: a[1:, ::-1]),
+    ("a[None]", lambda a: a[None]),
+    ("a.real", lambda a: a.real),
+    ("a.reshape(-1) or copy", lambda a: a.reshape(-1)),
+    ("a.swapaxes(0, 1)[0]", lambda a: a.swapaxes(0, 1)[0]),
+    ("np.broadcast_to", lambda a: np.broadcast_to(a, (2,) + a.shape)),
+    ("a.diagonal()", lambda a: a.diagonal()),
+    ("a[:, 1]", lambda a: a[:, 1]),
+]
+
+
+def _make(layout, rows, cols):
+    base = np.arange(rows * cols * 4, dtype=np.float64).reshape(rows * 2, cols * 2)
+    if layout == "c":
+        a = base[:rows, :cols].copy()
+    elif layout == "f":
+        a = np.asfortranarray(base[:rows, :cols])
+    elif layout in ("reversed", "reversed_read_only"):
+        a = base[:rows, :cols].copy()[::-1, ::-1]
+    elif layout == "read_only":
+        a = base[:rows, :cols].copy()
+    else:
+        a = base[::2, 1::2]
+    if layout.endswith("read_only"):
+        a.flags.writeable = False
+    return a
+
+
+@settings(max_examples=examples(60), deadline=None)
+@given(st.sampled_from(_LAYOUTS), st.sampled_from(range(len(_VIEWS))),
+       st.integers(2, 4), st.integers(2, 4))
+def test_compiled_view_of_an_argument_is_numpys_in_every_layout(layout, k, rows, cols):
+    name, fn = _VIEWS[k]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # (a call run eagerly says so)
+        _same_answer(fn, lambda: (_make(layout, rows, cols),))
+
+
+# ------------------------------------------- elementwise results in NumPy's order
+
+F = np.asfortranarray(np.arange(6.0).reshape(2, 3))
+
+
+def _fortran():
+    return (np.asfortranarray(np.arange(6.0).reshape(2, 3)),)
+
+
+@pytest.mark.parametrize("name, fn", [
+    ("a + 1", lambda a: a + 1),
+    ("np.sqrt(a)", lambda a: np.sqrt(a)),
+    ("2.5 * a", lambda a: 2.5 * a),
+    ("-a", lambda a: -a),
+    ("a > 2", lambda a: a > 2),
+    ("np.add(a, a)", lambda a: np.add(a, a)),
+    ("a + row", lambda a: a + np.arange(3.0)),
+    ("a + ones (C wins)", lambda a: a + np.ones((2, 3))),
+    ("a.T + 1", lambda a: a.T + 1),
+])
+def test_elementwise_result_of_a_fortran_array_has_numpys_order(name, fn):
+    _same_answer(fn, _fortran)
+
+
+def test_elementwise_result_of_a_transposed_c_array_is_fortran_ordered():
+    cf = _same_answer(lambda a: a.T * 2, lambda: (np.arange(6.0).reshape(2, 3),))
+    assert len(cf.graphs) == 1
+
+
+def test_elementwise_out_into_a_fortran_array_returns_that_array():
+    def f(a, o):
+        return np.multiply(a, 2.0, out=o)
+    _same_answer(f, lambda: (np.arange(6.0).reshape(2, 3), np.zeros((3, 2)).T))
+
+
+def test_plan_traced_on_c_order_retraces_for_fortran_order_and_keeps_its_fast_call():
+    fn = lambda a, b: a * b + 1  # noqa: E731
+    cf = hop.compile(fn)
+    c = np.arange(6.0).reshape(2, 3)
+    for a in (c, np.asfortranarray(c), c, np.asfortranarray(c)):
+        got, want = cf(a, a), fn(a, a)
+        assert _layout(got) == _layout(want)
+        np.testing.assert_array_equal(got, want)
+    assert len(cf.graphs) == 2
+    # the C-order plan's bound call checks the order in C
+    assert any(e.runner.fast is not None for e in cf._entries)
+
+
+def test_reshape_of_a_fortran_ordered_result_copies_as_numpys_does():
+    def f(a):
+        b = a + 1
+        c = b.reshape(-1)
+        c[0] = 50.0
+        return b, c
+    cf = hop.compile(f)
+    for got, want in zip(cf(*_fortran()), f(*_fortran())):
+        np.testing.assert_array_equal(got, want)
+        assert _layout(got) == _layout(want)
+
+
+def test_view_of_a_computed_array_has_numpys_strides():
+    _same_answer(lambda a: (a + 1).T, lambda: (np.arange(6.0).reshape(2, 3),))
+    _same_answer(lambda a: (a + 1)[::2], lambda: (np.arange(6.0),))
+    _same_answer(lambda a: (a * 2)[:, ::-1], lambda: (np.arange(6.0).reshape(2, 3),))
+
+
+_OPS = [
+    ("a + 1", lambda a, b: a + 1),
+    ("np.sqrt(a)", lambda a, b: np.sqrt(a)),
+    ("a * b", lambda a, b: a * b),
+    ("a - b[0]", lambda a, b: a - b[0]),
+    ("np.maximum(a, b.T.T)", lambda a, b: np.maximum(a, b.T.T)),
+    ("3 - a", lambda a, b: 3 - a),
+    ("(a + b).T", lambda a, b: (a + b).T),
+]
+
+
+@settings(max_examples=examples(60), deadline=None)
+@given(st.sampled_from(_LAYOUTS), st.sampled_from(_LAYOUTS),
+       st.sampled_from(range(len(_OPS))), st.integers(2, 4), st.integers(2, 4))
+def test_compiled_elementwise_result_is_numpys_in_every_layout(la, lb, k, rows, cols):
+    name, fn = _OPS[k]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        _same_answer(fn, lambda: (_make(la, rows, cols), _make(lb, rows, cols)))
+
+
+def test_argument_of_another_rank_after_a_fortran_trace_retraces_with_numpys_order():
+    fn = lambda x, b: x + b  # noqa: E731
+    cf = hop.compile(fn)
+    x = np.asfortranarray(np.arange(6.0).reshape(2, 3))
+    for b in (np.ones(3), np.ones((2, 1)), np.ones((2, 3))):
+        got, want = cf(x, b), fn(x, b)
+        assert _layout(got) == _layout(want)
+        np.testing.assert_array_equal(got, want)
