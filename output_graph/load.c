@@ -442,6 +442,17 @@ read_node(loader *L, size_t gi, size_t index, size_t count)
             return hop__reader_fail(r, "node %s: no op named %s", nm, target);
         if (get_args(L, gi, &args, &nargs, 0) != HOP_OK || get_meta(L, &meta, nm) != HOP_OK)
             return HOP_FORMAT;
+        if ((op == HOP_OP_sort || op == HOP_OP_argsort) && nargs == 3) {
+            /* saved before sort had its kind (#29): those sorts were all
+             * stable, and load as such */
+            hop_arg *four = tmp_alloc(L, 4 * sizeof *four);
+            if (four == NULL)
+                return HOP_NOMEM;
+            memcpy(four, args, 3 * sizeof *four);
+            four[3] = hop_arg_int(HOP_SORT_STABLE);
+            args = four;
+            nargs = 4;
+        }
         n = hop_graph_call_op_meta(g, op, args, nargs, &meta);
         break;
     }

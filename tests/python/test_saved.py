@@ -112,6 +112,29 @@ def test_a_file_of_format_version_1_is_refused_by_name():
         hop._saved.loads(bytes(data))
 
 
+# hop.trace(lambda x: np.argsort(x) * 10 + np.sort(x).astype(np.int64),
+# np.array([3., 1., 2., 1.])) saved by c4e8fda, before sort had its kind
+# argument: three-argument sort and argsort nodes
+_OLD_SORTS = (
+    "aG9wc2F2ZWQCAAAAAAAAAAoCAAAAAAAAAAEACAAAAQdmb3J3YXJkAAAMAAF4AAEJAQABB2FyZ3NvcnQAB2FyZ3NvcnQDAQACAAQA"
+    "AQUBAAEDbXVsAANtdWwCAQECFAEFAQABBHNvcnQABHNvcnQDAQACAAQAAQkBAAECdG8AAnRvAgEDBgUBBQEAAQJnZQACZ2UCAQMD"
+    "AAAAAAAA4MMBAAEAAQJsdAACbHQCAQMDAAAAAAAA4EMBAAEAAQtsb2dpY2FsX2FuZAALbG9naWNhbF9hbmQCAQUBBgEAAQABBGZ1"
+    "bGwABGZ1bGwDBwAC////////////AQYFAQUAAQV3aGVyZQAFd2hlcmUDAQcBBAEIAQUBAAEDYWRkAANhZGQCAQIBCQEFAQAEBm91"
+    "dHB1dAABAQoBAAAAAAIIaG9wLmtpbmQLZ3JhcGhtb2R1bGUKaG9wLnB5dGhvbsYBeyJzcGVjIjogeyJ0IjogWyIqIl19LCAic3Rh"
+    "dGljcyI6IFtudWxsXSwgInRlbnNvcl9hcmdzIjogW3RydWVdLCAib3V0X3NwZWMiOiB7Im4iOiBbZmFsc2UsICIqIl19LCAidGVt"
+    "cGxhdGUiOiBbbnVsbF0sICJ0cmFjZWRfb3V0IjogW3RydWVdLCAiYWxsX251bXB5IjogdHJ1ZSwgImFzX2FycmF5IjogW3RydWVd"
+    "LCAic3ltX291dCI6IFtmYWxzZV19gPyNYQ==")
+
+
+def test_a_file_saved_before_sort_had_a_kind_loads_its_sorts_as_stable():
+    import base64
+    gm = hop._saved.loads(base64.b64decode("".join(_OLD_SORTS)))
+    assert "argsort(x, 0, False, 0)" in gm.code and "sort(x, 0, False, 0)" in gm.code
+    x = np.array([3., 1., 2., 1.])
+    want = np.argsort(x, kind="stable") * 10 + np.sort(x, kind="stable").astype(np.int64)
+    np.testing.assert_array_equal(gm(x), want)
+
+
 def test_save_refuses_structures_it_cannot_load_without_code():
     import collections
     P = collections.namedtuple("P", "a b")
