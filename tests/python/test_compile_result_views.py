@@ -255,3 +255,24 @@ def test_argument_of_another_rank_after_a_fortran_trace_retraces_with_numpys_ord
         got, want = cf(x, b), fn(x, b)
         assert _layout(got) == _layout(want)
         np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("make", [
+    lambda: np.arange(6.).reshape(2, 3),
+    lambda: np.asfortranarray(np.arange(6.).reshape(2, 3)),
+    lambda: np.arange(12.).reshape(2, 6)[:, ::2],
+], ids=["C", "F", "strided"])
+@pytest.mark.parametrize("fn", [
+    lambda a: np.ascontiguousarray(a),
+    lambda a: np.ascontiguousarray(a.T),
+    lambda a: np.ascontiguousarray(a[:, :1]),
+    lambda a: np.ascontiguousarray(a[0]),
+    lambda a: np.ascontiguousarray(a.reshape(3, 2).T),
+    lambda a: np.ascontiguousarray(a, dtype=np.float32),
+    lambda a: np.ascontiguousarray((a + 1).T),
+    lambda a: np.ascontiguousarray(a.sum()),
+], ids=["self", "T", "column", "row", "reshape_T", "cast", "made_T", "0d"])
+def test_ascontiguousarray_is_the_array_itself_only_when_numpy_says_it_is_in_c_order(fn, make):
+    # it was asarray: ascontiguousarray(a.T) came back as a view of the
+    # argument, and a write through it changed the caller's array
+    _same_answer(fn, lambda: (make(),))

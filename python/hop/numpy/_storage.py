@@ -444,6 +444,27 @@ def reshape_is_view(a, run, shape):
     return is_view
 
 
+def _c_order(off):
+    """Whether offsets off (an ndarray) run base, base + 1, ... in C order:
+    NumPy's flags.c_contiguous (size-1 axes and empty arrays are)."""
+    import numpy as np
+    flat = off.reshape(-1)
+    return flat.size <= 1 or bool((flat - flat[0] == np.arange(flat.size)).all())
+
+
+def c_contiguous(a, run):
+    """Whether a (an array of run) is in C order in its memory, as NumPy's
+    flags.c_contiguous says; None when hop cannot tell (symbolic sizes and
+    a non-contiguous storage, a step that cannot say).  The argument layout
+    the answer read is recorded in run.layout, so the runner checks that
+    layout on every call."""
+    st = storage_of(a, run)
+    contiguous, leaf = _layout_answer(a, st, _c_order)
+    if leaf is not None:
+        run.layout.add(leaf)
+    return contiguous
+
+
 def last_axis_contiguous(a, run):
     """Whether a's last axis is contiguous in its memory as NumPy's
     ndarray.view(dtype) asks it (a size-1 axis and an empty array are);
