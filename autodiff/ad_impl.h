@@ -10,8 +10,8 @@
 #include "hop/autodiff.h"
 #include "hop/rewrite.h"
 
-/* The argument shorthands of the rule files (op_rules.c, linalg_rules.c),
- * which chain HOP_EMIT (hop/graph.h) over them. */
+/* The argument shorthands of the rule files (op_rules.c, shape_rules.c, index_rules.c,
+ * linalg_rules.c), which chain HOP_EMIT (hop/graph.h) over them. */
 #define N(x) hop_arg_node(x)
 #define I(v) hop_arg_int(v)
 #define F(v) hop_arg_float(v)

@@ -20,10 +20,8 @@ import os
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import argparse  # noqa: E402
-import ctypes  # noqa: E402
 import gc  # noqa: E402
 import json  # noqa: E402
-import platform  # noqa: E402
 import re  # noqa: E402
 import statistics  # noqa: E402
 import subprocess  # noqa: E402
@@ -48,6 +46,11 @@ import numpy as np  # noqa: E402
 
 import hop  # noqa: E402
 from workloads import best_cpu_ns, chain_fn, nested, nested_program, repeated  # noqa: E402
+import c_side  # noqa: E402
+from c_side import addr, c_bench, c_note, cref, hop_over_c  # noqa: E402
+from np_programs import (blas_shapes, np_branchy, np_branchy_cond,  # noqa: E402,F401
+                         np_programs)
+from report import machine, print_table  # noqa: E402
 
 try:
     import torch
@@ -134,72 +137,7 @@ def one_thread():
         torch.set_num_threads(1)
 
 
-# ------------------------------------------------------------ the C benches
-
-_C_OUTPUT = {}
-
-
-def c_bench(name):
-    """Output of build/bench/<name> (run once), or None when it is not built."""
-    if name not in _C_OUTPUT:
-        exe = os.path.join(BUILD_DIR, "bench", name) if BUILD_DIR else None
-        if exe is None or not os.access(exe, os.X_OK):
-            return None
-        _C_OUTPUT[name] = subprocess.run([exe], check=True, capture_output=True,
-                                         text=True).stdout
-    return _C_OUTPUT[name]
-
-
-# ------------------------------------------------- the hand-written C
-
-_CREF = []
-
-
-def cref():
-    """The hand-written C reference (bench/cref.c, built as
-    <build>/bench/libhop_cref.so with -O3 -march=native), or None."""
-    if not _CREF:
-        lib = None
-        so = os.path.join(BUILD_DIR, "bench", "libhop_cref.so") if BUILD_DIR else None
-        if so and os.path.exists(so):
-            lib = ctypes.CDLL(so)
-            lib.cref_isa.restype = ctypes.c_char_p
-            i64 = ctypes.c_int64
-            P = ctypes.c_void_p
-            lib.cref_fori.argtypes = [P, i64]
-            lib.cref_map.argtypes = [P, P, P, P, i64]
-            lib.cref_scan_rnn.argtypes = [P, P, P, P, P, P, i64]
-            lib.cref_fused_exp.argtypes = [P, P, i64]
-            lib.cref_chain.argtypes = [P, P, P, ctypes.c_int, i64]
-            lib.cref_cond.argtypes = [P, P, i64]
-            lib.cref_cumsum.argtypes = [P, P, i64]
-            lib.cref_cumsum_chunked.argtypes = [P, P, i64, ctypes.c_int]
-            if hasattr(lib, "cref_map_mt"):  # built with OpenMP
-                lib.cref_map_mt.argtypes = [P, P, P, P, i64, ctypes.c_int]
-                lib.cref_fused_exp_mt.argtypes = [P, P, i64, ctypes.c_int]
-        _CREF.append(lib)
-    return _CREF[0]
-
-
-def addr(a):
-    """The data pointer of a C-contiguous ndarray, for the C reference."""
-    assert a.flags.c_contiguous
-    return a.ctypes.data
-
-
-def c_note():
-    lib = cref()
-    return f"C: bench/cref.c, -O3 -march=native ({lib.cref_isa().decode()})" if lib else \
-        "C: bench/cref.c not built"
-
-
-def hop_over_c(mine, c, rate_unit=False):
-    """hop/C: hop's time over the C reference's (for a rate, C's rate over
-    hop's): 1.0 is as fast as the hand-written C."""
-    if mine is None or c is None:
-        return None
-    return c["median"] / mine["median"] if rate_unit else mine["median"] / c["median"]
-
+# ------------------------------------------------------------ a busy machine
 
 class CpuHog:
     """A CPU-bound process beside the measurement (a `while True` loop in
@@ -1158,112 +1096,6 @@ def r_memory():
 
 # ---------------------------------------------------- NumPy programs (#17)
 
-def np_softmax(x):
-    e = np.exp(x - x.max(axis=1, keepdims=True))
-    return e / e.sum(axis=1, keepdims=True)
-
-
-def np_mlp(x, w1, b1, w2, b2):
-    h = np.maximum(x @ w1 + b1, 0)
-    return h @ w2 + b2
-
-
-def np_pairwise(a, b):
-    d = a[:, None, :] - b[None, :, :]
-    return np.sqrt((d * d).sum(axis=-1))
-
-
-def np_logsumexp(x):
-    m = np.max(x, axis=-1, keepdims=True)
-    return (m + np.log(np.sum(np.exp(x - m), axis=-1, keepdims=True)))[..., 0]
-
-
-def np_kmeans(x, c):
-    d = ((x[:, None, :] - c[None, :, :]) ** 2).sum(axis=2)
-    return np.argmin(d, axis=1)
-
-
-def np_mandelbrot(cre, cim):
-    """20 steps of z = z*z + c; np.where keeps escaped points still."""
-    zr = np.zeros_like(cre)
-    zi = np.zeros_like(cim)
-    count = np.zeros(cre.shape, dtype=np.int32)
-    for _ in range(20):
-        inside = zr * zr + zi * zi < 4.0
-        zr, zi = (np.where(inside, zr * zr - zi * zi + cre, zr),
-                  np.where(inside, 2.0 * zr * zi + cim, zi))
-        count = count + inside
-    return count
-
-
-def np_logreg_step(x, y, w):
-    p = 1.0 / (1.0 + np.exp(-(x @ w)))
-    return w - 0.1 * (x.T @ (p - y)) / x.shape[0]
-
-
-def np_layer_norm(x, g, b):
-    m = x.mean(axis=-1, keepdims=True)
-    v = ((x - m) ** 2).mean(axis=-1, keepdims=True)
-    return (x - m) / np.sqrt(v + 1e-5) * g + b
-
-
-def np_kmeans_step(x, c):
-    """One Lloyd step: assign, then each centroid the mean of its points."""
-    a = np.argmin(((x[:, None, :] - c[None, :, :]) ** 2).sum(axis=2), axis=1)
-    onehot = (a[:, None] == np.arange(c.shape[0])).astype(x.dtype)
-    return (onehot.T @ x) / np.maximum(onehot.sum(axis=0), 1.0)[:, None]
-
-
-def np_conv2d_fft(img, k):
-    s = (img.shape[0] + k.shape[0] - 1, img.shape[1] + k.shape[1] - 1)
-    return np.fft.irfft2(np.fft.rfft2(img, s) * np.fft.rfft2(k, s), s)
-
-
-def np_lstsq_fit(x, y):
-    """A cubic through (x, y) by least squares."""
-    v = np.stack([x ** 3, x ** 2, x, np.ones_like(x)], axis=1)
-    return np.linalg.lstsq(v, y, rcond=None)[0]
-
-
-def np_programs(large):
-    """name -> (function, float32 arguments): every input <= 1k elements,
-    or the largest array (input or result) >= 1M."""
-    rng = np.random.default_rng(17)
-
-    def r(*s):
-        return rng.standard_normal(s).astype(np.float32)
-
-    def plane(n):
-        re, im = np.meshgrid(np.linspace(-2, 1, n), np.linspace(-1.5, 1.5, n))
-        return re.astype(np.float32), im.astype(np.float32)
-
-    def labels(n):
-        return (rng.random(n) < 0.5).astype(np.float32)
-    if large:
-        return {"softmax": (np_softmax, (r(4096, 256),)),
-                "mlp": (np_mlp, (r(16384, 64), r(64, 128), r(128), r(128, 16), r(16))),
-                "pairwise": (np_pairwise, (r(1024, 3), r(1024, 3))),
-                "logsumexp": (np_logsumexp, (r(4096, 256),)),
-                "kmeans": (np_kmeans, (r(262144, 4), r(8, 4))),
-                "mandelbrot": (np_mandelbrot, plane(1024)),
-                "logreg": (np_logreg_step, (r(65536, 16), labels(65536), r(16))),
-                "layernorm": (np_layer_norm, (r(4096, 256), r(256), r(256))),
-                "kmeans_step": (np_kmeans_step, (r(262144, 4), r(8, 4))),
-                "conv2d_fft": (np_conv2d_fft, (r(1020, 1020), r(5, 5))),
-                "lstsq_fit": (np_lstsq_fit, (r(262144), r(262144)))}
-    return {"softmax": (np_softmax, (r(32, 32),)),
-            "mlp": (np_mlp, (r(16, 16), r(16, 32), r(32), r(32, 8), r(8))),
-            "pairwise": (np_pairwise, (r(16, 3), r(16, 3))),
-            "logsumexp": (np_logsumexp, (r(32, 32),)),
-            "kmeans": (np_kmeans, (r(128, 2), r(8, 2))),
-            "mandelbrot": (np_mandelbrot, plane(32)),
-            "logreg": (np_logreg_step, (r(64, 16), labels(64), r(16))),
-            "layernorm": (np_layer_norm, (r(32, 32), r(32), r(32))),
-            "kmeans_step": (np_kmeans_step, (r(128, 2), r(8, 2))),
-            "conv2d_fft": (np_conv2d_fft, (r(16, 16), r(3, 3))),
-            "lstsq_fit": (np_lstsq_fit, (r(256), r(256)))}
-
-
 def np_programs_row(large, target):
     progs = np_programs(large)
     fns = {}
@@ -1300,23 +1132,6 @@ def r_np_small():
 def r_np_large():
     one_thread()
     return np_programs_row(True, 1.5)
-
-
-def blas_shapes():
-    """name -> (function, float64 arguments): every BLAS shape issue #29
-    names."""
-    rng = np.random.default_rng(29)
-
-    def r(*s):
-        return rng.standard_normal(s)
-    return {"gemv X@w 1000": (lambda x, w: x @ w, (r(1000, 1000), r(1000))),
-            "X.T@w 1000": (lambda x, w: x.T @ w, (r(1000, 1000), r(1000))),
-            "w@X 1000": (lambda w, x: w @ x, (r(1000), r(1000, 1000))),
-            "gemm 256": (lambda a, b: a @ b, (r(256, 256), r(256, 256))),
-            "batched 64x32x32": (lambda a, b: a @ b, (r(64, 32, 32), r(64, 32, 32))),
-            "small 8x8": (lambda a, b: a @ b, (r(8, 8), r(8, 8))),
-            "dot 1M": (lambda a, b: np.dot(a, b), (r(1 << 20), r(1 << 20))),
-            "outer 1000": (lambda a, b: np.outer(a, b), (r(1000), r(1000)))}
 
 
 @row("blas_shapes", "every BLAS shape compiled vs NumPy, float64, 1 and 2 threads",
@@ -1357,18 +1172,6 @@ def r_blas_shapes():
     return result("x", {"median": ratios[worst]}, None, None, ratios[worst] >= 0.95,
                   f"min {ratios[worst]:.2f}x ({worst})", notes,
                   {"ratios": ratios, "per_shape": per})
-
-
-def np_branchy(x):
-    # an integer count: a condition with NumPy's bits, merged into one cond
-    # (hop's float np.sum(x) may round otherwise, so that `if` is a break)
-    if np.sum(x > 0) > 0:
-        return np.sin(x) * 2.0
-    return np.cos(x) - 1.0
-
-
-def np_branchy_cond(x):
-    return hop.cond(np.sum(x > 0) > 0, lambda: np.sin(x) * 2.0, lambda: np.cos(x) - 1.0)
 
 
 @row("np_if", "data-dependent Python if, compiled, after both paths", "<= 1.2x hop.cond")
@@ -1613,64 +1416,7 @@ def r_translate_op():
                   f"translated/traced {h['median'] / p['median']:.2f}x", notes, {"traced": p})
 
 
-# ------------------------------------------------------------- reporting
-
-def fmt(v, unit):
-    if v is None:
-        return "—"
-    m = v["median"]
-    if unit in ("ns", "ns/node", "ns/op", "ns/row"):
-        suffix = unit[2:]
-        if m >= 1e6:
-            return f"{m / 1e6:.2f} ms{suffix}"
-        if m >= 1e4:
-            return f"{m / 1e3:.1f} us{suffix}"
-        if m >= 1e3:
-            return f"{m / 1e3:.2f} us{suffix}"
-        return f"{m:.1f} ns{suffix}" if m < 100 else f"{m:.0f} ns{suffix}"
-    if unit == "x":
-        return f"{m:.2f}x"
-    if unit == "bytes":
-        return f"{m:.0f} B"
-    return f"{m:.1f} {unit}"
-
-
-def machine():
-    info = {"python": platform.python_version(), "hop": hop.__version__,
-            "numpy": np.__version__, "torch": torch.__version__ if torch else None,
-            "cores": os.cpu_count(), "load_average": os.getloadavg()}
-    try:
-        for line in open("/proc/cpuinfo"):
-            if line.startswith("model name"):
-                info["cpu"] = line.split(":", 1)[1].strip()
-                break
-        for line in open("/proc/meminfo"):
-            if line.startswith("MemTotal"):
-                info["ram_gib"] = round(int(line.split()[1]) / (1 << 20), 1)
-    except OSError:
-        pass
-    try:
-        info["debian"] = open("/etc/debian_version").read().strip()
-    except OSError:
-        pass
-
-    def cmd(*argv):
-        try:
-            return subprocess.run(argv, capture_output=True, text=True).stdout.strip()
-        except OSError:
-            return None
-    gcc = cmd("gcc", "--version")
-    info["gcc"] = gcc.splitlines()[0] if gcc else None
-    for pkg in ("libopenblas0-pthread", "libopenblas0", "libsleef3"):
-        v = cmd("dpkg-query", "-W", "-f=${Version}", pkg)
-        if v:
-            info[pkg] = v
-    m = re.search(r"math backend:? (\S+)", "".join(_C_OUTPUT.values()))
-    info["hop_math_backend"] = m.group(1).rstrip(",") if m else None
-    info["hop_build"] = BUILD_DIR
-    info["c_bench_output"] = dict(_C_OUTPUT)
-    return info
-
+# ------------------------------------------------------------ the run
 
 def main(argv=None):
     global QUICK, BUILD_DIR
@@ -1684,6 +1430,7 @@ def main(argv=None):
     args = ap.parse_args(argv)
     QUICK = args.quick
     BUILD_DIR = args.build or _build or _guess_build()
+    c_side.BUILD_DIR = BUILD_DIR
     only = set(args.only.split(",")) if args.only else None
     unknown = (only or set()) - {r[0] for r in ROWS}
     if unknown:
@@ -1705,7 +1452,7 @@ def main(argv=None):
     print_table(results, args.markdown)
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({"machine": machine(), "quick": QUICK,
+            json.dump({"machine": machine(BUILD_DIR, c_side.C_OUTPUT, torch), "quick": QUICK,
                        "when": time.strftime("%Y-%m-%d %H:%M:%S %Z"), "rows": results}, f,
                       indent=1)
     return 0
@@ -1714,36 +1461,6 @@ def main(argv=None):
 def _guess_build():
     d = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(hop.__file__))))
     return d if os.path.isdir(os.path.join(d, "bench")) else None
-
-
-def print_table(results, markdown=False):
-    head = ["row", "hop", "C", "NumPy", "PyTorch", "hop/C", "ratio(s)", "target", "met?"]
-    lines = []
-    for r in results:
-        met = "—" if r["met"] is None else ("yes" if r["met"] else "NO")
-        hc = r.get("hop_c")
-        lines.append([r["title"], fmt(r["hop"], r["unit"]), fmt(r.get("c"), r["unit"]),
-                      fmt(r["numpy"], r["unit"]), fmt(r["torch"], r["unit"]),
-                      "—" if hc is None else f"{hc:.2f}x", r["ratios"] or "—", r["target"],
-                      met])
-    if markdown:
-        for line in [head, ["---"] * len(head)] + lines:
-            print("| " + " | ".join(c.replace("|", "/") for c in line) + " |")
-        print()
-        for r in results:
-            if r["notes"]:
-                print(f"- `{r['id']}`: {r['notes']}")
-        return
-    widths = [max(len(x[i]) for x in lines + [head]) for i in range(len(head))]
-    sep = "  "
-    print(sep.join(h.ljust(w) for h, w in zip(head, widths)))
-    print(sep.join("-" * w for w in widths))
-    for line in lines:
-        print(sep.join(c.ljust(w) for c, w in zip(line, widths)).rstrip())
-    print()
-    for r in results:
-        if r["notes"]:
-            print(f"{r['id']}: {r['notes']}")
 
 
 BUILD_DIR = None

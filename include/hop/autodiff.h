@@ -159,7 +159,8 @@ hop_status hop_vjp_first_body(hop_vjp_ctx *cx, const hop_node *call);
 hop_status hop_jvp_first_body(hop_jvp_ctx *cx, const hop_node *call);
 
 /*
- * The op rules, one column of the op table each (autodiff/op_rules.c):
+ * The op rules, one column of the op table each (autodiff/op_rules.c and
+ * the family files it names):
  * vjp reads hop_vjp_ct(cx, n, 0) (never NULL when called) and accumulates
  * into n's active operands; jvp reads the operands' tangents (at least one
  * not NULL) and sets n's.  Ops that pass no gradient are marked nondiff and

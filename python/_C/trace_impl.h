@@ -4,6 +4,7 @@
  *
  *   trace.c      the Trace object (one OutputGraph), proxies, recording
  *                ops, graph introspection, what hops.c needs to call HOPs
+ *   graph_data.c a traced graph as Python data (Trace.describe)
  *   symint.c     hop.SymInt: symbolic ints of a trace and their arithmetic
  *   plan.c       hop._C.Plan: a lowered trace, run with the GIL released
  *                and interruptible by Ctrl-C
@@ -95,5 +96,9 @@ int hop_py__compiled_call_init(PyObject *module);
 /* trace.c: a string from the library (hop_free'd here) as a Python str;
  * NULL raises the library's error. */
 PyObject *hop_py__printed(char *s);
+
+/* graph_data.c: the graph g as Python data (Trace.describe's result: its
+ * doc there); a new reference, NULL with an exception set. */
+PyObject *hop_py__describe(const hop_graph *g);
 
 #endif /* HOP_PY_TRACE_IMPL_H */

@@ -1,0 +1,397 @@
+"""hop.numpy's reductions (sum, prod, max, min, any, all, argmax, argmin,
+mean, var, std, ptp, nansum) and scans (cumsum, cumprod), on the registry
+and helpers of _funcs (whose docstring says how each function serves its
+three callers).  _funcs imports this module partway through, once its
+helpers exist; import hop.numpy (or _funcs), not this module, first.
+"""
+
+import builtins
+import math
+
+import numpy as _np
+
+from .. import _C, _exact
+from . import _core, _corder, _funcs
+from ._funcs import _axes, _axis, _kind_of, _out, _size, _t, implements
+from ._ndarray import ndarray, wrap
+
+
+def _reduce_dtype(np_fn, t, dtype, what):
+    with _np.errstate(all="ignore"):
+        d = _np.asarray(np_fn(_np.ones(1, _core.np_dtype(t)),
+                              **({"dtype": dtype} if dtype is not None else {}))).dtype
+    _core.hop_dtype(d, what)
+    return d
+
+
+def _dims(axes):
+    return list(axes)
+
+
+def _with_initial(x, axes, initial):
+    """x, with one slice of initial appended along each reduced axis whose
+    size may be 0: NumPy's max/min with initial reduce an empty array to
+    initial (hop's amax/amin have no identity to start from)."""
+    for d in axes:
+        n = x.shape[d]
+        if isinstance(n, int) and n > 0:
+            continue
+        v = _core.complex_scalar(complex(initial), _core.np_dtype(x)) if \
+            _core.np_dtype(x).kind == "c" else _C.full((), initial, dtype=x.dtype)
+        shp = list(x.shape)
+        shp[d] = 1
+        x = _C.cat([x, v.expand(*shp)], d)
+    return x
+
+
+def _zero_sign_checked(x, r, axes, keepdims, initial=None):
+    """r, the max or min of float x over axes (and initial, when not None),
+    checked at run time: where a result is a zero and its slice (with
+    initial) holds zeros of both signs, NumPy 1.24 keeps the sign its SIMD
+    reduction happens to keep (the last of the zeros for short arrays, then
+    one depending on the lane count, the length and the layout), which no
+    rule of hop's reproduces; the plan then hands the call to eager
+    (_core.unknown_if).  In the function's own code the check is deferred
+    to its end (_core.defer_zero_sign): it is made only for a result or a
+    write that r reaches with its sign (not through a comparison), so `if
+    np.max(x) > 0` stays compiled for every x.  Inside a body (a side of a
+    data-dependent `if`) r is checked where it is made."""
+    def flag():
+        return _zero_sign_unknown(x, r, axes, keepdims, initial)
+    if _C._trace_depth() == 1:
+        _core.defer_zero_sign(r, flag)
+        return r
+    return _exact.checked(_core.unknown_if(flag(), r))
+
+
+def _zero_sign_unknown(x, r, axes, keepdims, initial):
+    """A 0-d bool: some result of r is a zero whose slice held zeros of both
+    signs.  The slices are searched only when some result is a zero (a
+    cond), so a max of nonzero values costs the cond and an all() over r."""
+    from .._hops import cond
+    dims = _dims(axes)
+
+    def known(x, r):
+        return _C.full((), False, dtype=_core.hop_dtype(_np.dtype(bool), "flag"))
+
+    def searched(x, r):
+        zero = _C.eq(x, 0)
+        neg = _C.lt(_C.copysign(_C.full((), 1.0, dtype=x.dtype), x), 0)
+        has_neg = _C.any(_C.logical_and(zero, neg), dims, keepdims)
+        has_pos = _C.any(_C.logical_and(zero, _C.logical_not(neg)), dims, keepdims)
+        if initial is not None and initial == 0:
+            if math.copysign(1.0, initial) < 0:
+                has_neg = _C.logical_or(has_neg, True)
+            else:
+                has_pos = _C.logical_or(has_pos, True)
+        both = _C.logical_and(has_neg, has_pos)
+        return _C.any(_C.logical_and(both, _C.eq(r, 0)), None, False)
+
+    # true (nonzero) when no result is a zero: a one-element r is its own
+    # predicate, a larger one's is one all() over it
+    nonzero = r if r.ndim == 0 or r.shape == (1,) * r.ndim else _C.all(r, None, False)
+    return cond(nonzero, known, searched, (x, r))
+
+
+def _reduce(op, np_fn, a, axis, dtype, out, keepdims, initial, where, kind, what):
+    t = _t(a, what)
+    axes = _axes(axis, t.ndim)
+    rdt = _reduce_dtype(np_fn, t, dtype, what) if op not in ("amax", "amin") else \
+        _core.np_dtype(t)
+    if dtype is not None and op in ("amax", "amin"):
+        rdt = _np.dtype(dtype)
+    x = t
+    if initial is not None and isinstance(initial, (int, float, complex, _np.generic)):
+        # NumPy casts initial to the reduction's dtype first (min of a bool
+        # array with initial=-5 starts from True; prod of ints with 2.5 from 2)
+        with _np.errstate(all="ignore"):
+            initial = _np.array(initial).astype(rdt, casting="unsafe")[()].item()
+    if op in ("sum", "prod") and (dtype is not None or _core.np_dtype(t).kind == "f"):
+        x = _core.cast(t, rdt)  # computed in the dtype asked for
+    if where is not True:
+        w = _t(where, f"{what}: where")
+        if initial is None and op in ("amax", "amin"):
+            raise ValueError(f"reduction operation '{np_fn.__name__}' does not have an identity, "
+                             f"so to use a where mask one has to specify 'initial'")
+        # a masked-out element is the op's identity; initial counts once
+        # (max/min have none: initial, which takes part anyway)
+        fill = initial if op in ("amax", "amin") else (0 if op == "sum" else 1 if op == "prod"
+                                                       else False if op == "any" else True)
+        fill = _core.complex_scalar(complex(fill), _core.np_dtype(x)) if \
+            _core.np_dtype(x).kind == "c" else _C.full((), fill, dtype=x.dtype)
+        x = _C.where(w, x, fill)
+    if initial is not None and op in ("amax", "amin"):
+        x = _with_initial(x, axes, initial)
+    cplx_order = op in ("amax", "amin") and _core.np_dtype(x).kind == "c"
+    # a float max/min under hop.compile: NumPy's zero sign is checked at run
+    # time (_zero_sign_checked), unless a side of a merged branch replays the
+    # root's own (deferred there)
+    zero_sign = bool(axes) and op in ("amax", "amin") and _core.np_dtype(x).kind == "f" and \
+        _core.compiling()
+    # axis=() reduces nothing (hop's empty dim list would mean all of them)
+    if not axes:
+        r = _core.cast(x.clone(), rdt)
+    elif cplx_order:
+        r = _corder.extreme(op, x, axes, keepdims)  # NumPy's lexicographic order
+    else:
+        before = _core.memo_state() if zero_sign else None
+        r = getattr(_C, op)(x, _dims(axes), keepdims)
+        if before is not None and _core.replayed(before):
+            zero_sign = False  # the root's own max, whose check is deferred
+    if initial is not None:
+        if cplx_order:
+            comb = _corder.maximum if op == "amax" else _corder.minimum
+            r = comb(r, _core.complex_scalar(complex(initial), _core.np_dtype(r)))
+        else:
+            comb = {"sum": _C.add, "prod": _C.mul, "amax": _C.maximum, "amin": _C.minimum}[op]
+            r = comb(r, initial)
+    if zero_sign:
+        r = _zero_sign_checked(x, r, axes, keepdims, initial)
+    r = _core.cast(r, rdt)
+    return _out(kind, r, scalar=r.ndim == 0 and out is None, out=out, what=what)
+
+
+@implements(_np.sum)
+def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=True, *,
+        _kind=None):
+    return _reduce("sum", _np.sum, a, axis, dtype, out, keepdims, initial, where,
+                   _kind or _kind_of(a), "sum")
+
+
+@implements(_np.prod)
+def prod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=True, *,
+         _kind=None):
+    return _reduce("prod", _np.prod, a, axis, dtype, out, keepdims, initial, where,
+                   _kind or _kind_of(a), "prod")
+
+
+@implements(_np.max, _np.amax)
+def max(a, axis=None, out=None, keepdims=False, initial=None, where=True, *, _kind=None):
+    return _reduce("amax", _np.max, a, axis, None, out, keepdims, initial, where,
+                   _kind or _kind_of(a), "max")
+
+
+@implements(_np.min, _np.amin)
+def min(a, axis=None, out=None, keepdims=False, initial=None, where=True, *, _kind=None):
+    return _reduce("amin", _np.min, a, axis, None, out, keepdims, initial, where,
+                   _kind or _kind_of(a), "min")
+
+
+amax = max
+amin = min
+_funcs.__all__ += ["amax", "amin"]
+
+
+@implements(_np.any)
+def any(a, axis=None, out=None, keepdims=False, *, where=True, _kind=None):
+    return _reduce("any", _np.any, a, axis, None, out, keepdims, None, where,
+                   _kind or _kind_of(a), "any")
+
+
+@implements(_np.all)
+def all(a, axis=None, out=None, keepdims=False, *, where=True, _kind=None):
+    return _reduce("all", _np.all, a, axis, None, out, keepdims, None, where,
+                   _kind or _kind_of(a), "all")
+
+
+def _arg(op, a, axis, out, keepdims, kind):
+    t = _t(a, op)
+    if t.dtype is _C.bool:
+        t = _core.cast(t, _np.uint8)  # NumPy orders False < True
+    if axis is not None:
+        _axis(axis, t.ndim)
+    if t.ndim == 0:
+        r = _C.zeros((), dtype=_C.int64)
+    elif _core.np_dtype(t).kind == "c":
+        flat = t.reshape(-1) if axis is None else t
+        ax = 0 if axis is None else _axis(axis, t.ndim)
+        if flat.shape[ax] == 0:
+            raise ValueError(f"attempt to get {op} of an empty sequence")
+        r = _corder.argextreme(op, flat, ax, bool(keepdims) and axis is not None)
+    else:
+        r = getattr(_C, op)(t, axis, bool(keepdims))
+    if keepdims and axis is None:
+        r = r.reshape((1,) * t.ndim)
+    return _out(kind, r, scalar=r.ndim == 0 and out is None, out=out, what=op)
+
+
+@implements(_np.argmax)
+def argmax(a, axis=None, out=None, *, keepdims=False, _kind=None):
+    return _arg("argmax", a, axis, out, keepdims, _kind or _kind_of(a))
+
+
+@implements(_np.argmin)
+def argmin(a, axis=None, out=None, *, keepdims=False, _kind=None):
+    return _arg("argmin", a, axis, out, keepdims, _kind or _kind_of(a))
+
+
+def _mean_t(t, axes, dtype, keepdims, what):
+    """mean over axes, computed as NumPy does: integers in f64, f16 in f32."""
+    rdt = _reduce_dtype(_np.mean, t, dtype, what)
+    cdt = _np.dtype(dtype) if dtype is not None else \
+        _np.dtype(_np.float32) if rdt == _np.dtype(_np.float16) else rdt
+    x = _core.cast(t, cdt)
+    if cdt.kind in "iub":
+        # an integer dtype asked for: NumPy sums in it, then divides in
+        # float64 (the caller's cast to it truncates)
+        s = _C.sum(x, list(axes), keepdims) if axes else x.clone()
+        n = _size([t.shape[i] for i in axes])
+        return _C.div(_core.cast(s, _np.dtype(_np.float64)), n), rdt
+    r = _C.mean(x, list(axes), keepdims) if axes else x.clone()
+    return r, rdt
+
+
+def _count_axes(axis, ndim):
+    """NumPy's _count_reduce_items checks mean's, var's and std's axis with
+    normalize_axis_index: a 0-d array has no axis 0 (its reductions do)."""
+    if axis is not None and ndim == 0:
+        for ax in (axis if isinstance(axis, tuple) else (axis,)):
+            _np.core.multiarray.normalize_axis_index(ax, 0)
+
+
+def _divided(r, n):
+    """NumPy's `true_divide(r, n, out=r, casting='unsafe')` of mean and var
+    (`r.dtype.type(r / n)` of a scalar): the quotient in r's dtype."""
+    from ._ufuncs import call_ufunc
+    q = call_ufunc("true_divide", (r, n), {}, ndarray)
+    return wrap(ndarray, _core.cast(q._t, r.dtype), scalar=r.ndim == 0)
+
+
+def _mean_dtype(a, axis, dtype, keepdims):
+    """mean with dtype=, as NumPy computes it: the sum in dtype (an integer
+    one wraps), then divided and cast back to dtype."""
+    t = _t(a, "mean")
+    n = _size([t.shape[i] for i in _axes(axis, t.ndim)])
+    return _divided(sum(wrap(ndarray, t), axis, dtype, keepdims=keepdims, _kind=ndarray), n)
+
+
+def _var_dtype(a, axis, dtype, ddof, keepdims, root):
+    """var (std: root) with dtype=, NumPy's _var step by step: the mean
+    from the sum in dtype, the deviations in the type of arr - mean (an
+    integer one wraps), their squares (|d|**2 of a complex one), summed in
+    dtype, divided and cast back; std's square root into that array
+    (NumPy's same_kind error for an integer one) or its scalar's type."""
+    from ._ufuncs import call_ufunc
+    arr = wrap(ndarray, _t(a, "std" if root else "var"))
+    t = arr._t
+    n = _size([t.shape[i] for i in _axes(axis, t.ndim)])
+    m = _divided(sum(arr, axis, dtype, keepdims=True, _kind=ndarray), n)
+    d = call_ufunc("subtract", (arr, m), {}, ndarray)
+    if d.dtype.kind == "c":
+        re, im = _C._op("real", d._t), _C._op("imag", d._t)
+        d2 = wrap(ndarray, re * re + im * im)
+    else:
+        d2 = call_ufunc("multiply", (d, d), {}, ndarray)
+    ret = sum(d2, axis, dtype, keepdims=keepdims, _kind=ndarray)
+    denom = n - ddof
+    if not isinstance(denom, _C.SymInt):
+        denom = builtins.max(denom, 0)
+    ret = _divided(ret, denom)
+    if not root:
+        return ret._t
+    if ret.ndim == 0:
+        return _core.cast(call_ufunc("sqrt", (ret,), {}, ndarray)._t, ret.dtype)
+    return call_ufunc("sqrt", (ret,), {"out": (ret,)}, ndarray)._t
+
+
+@implements(_np.mean)
+def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True, _kind=None):
+    kind = _kind or _kind_of(a)
+    t = _t(a, "mean")
+    _count_axes(axis, t.ndim)
+    if dtype is not None and where is True:
+        r = _mean_dtype(t, axis, dtype, keepdims)._t
+        return _out(kind, r, scalar=r.ndim == 0 and out is None, out=out, what="mean")
+    if where is not True:
+        w = _t(where, "mean: where")
+        rdt = _reduce_dtype(_np.mean, t, dtype, "mean")
+        cdt = _np.dtype(_np.float32) if rdt == _np.dtype(_np.float16) else rdt
+        x = _C.where(w, _core.cast(t, cdt), _C.zeros((), dtype=_core.hop_dtype(cdt, "mean")))
+        cnt = _C.where(w, 1, 0) + _C.zeros(tuple(x.shape), dtype=_C.int64)
+        dims = list(_axes(axis, x.ndim))
+        r = _C.div(_C.sum(x, dims, keepdims), _C.sum(cnt, dims, keepdims)) if dims else \
+            _C.div(x, cnt)
+        return _out(kind, _core.cast(r, rdt), scalar=r.ndim == 0 and out is None, out=out,
+                    what="mean")
+    r, rdt = _mean_t(t, _axes(axis, t.ndim), dtype, keepdims, "mean")
+    return _out(kind, _core.cast(r, rdt), scalar=r.ndim == 0 and out is None, out=out,
+                what="mean")
+
+
+def _var_t(t, axis, dtype, ddof, keepdims, what):
+    axes = _axes(axis, t.ndim)
+    rdt = _reduce_dtype(lambda x, **k: _np.var(x, **k), t, dtype, what)
+    m, _ = _mean_t(t, axes, dtype, True, what)
+    x = _core.cast(t, _core.np_dtype(m))
+    d = x - m
+    if _core.np_dtype(d).kind == "c":  # |d|**2, a real number as NumPy's
+        re, im = _C._op("real", d), _C._op("imag", d)
+        d2 = re * re + im * im
+    else:
+        d2 = d * d
+    s = _C.sum(d2, list(axes), keepdims) if axes else d2
+    n = _size([t.shape[i] for i in axes])
+    denom = n - ddof
+    if not isinstance(denom, _C.SymInt):
+        denom = builtins.max(denom, 0)
+    return _C.div(s, denom), rdt
+
+
+def _var_out(a, axis, dtype, out, ddof, keepdims, kind, what, root):
+    """var, or std (root: its square root), as NumPy computes each."""
+    _count_axes(axis, _t(a, what).ndim)
+    if dtype is not None:
+        r = _var_dtype(a, axis, dtype, ddof, keepdims, root)
+        return _out(kind, r, scalar=r.ndim == 0 and out is None, out=out, what=what)
+    r, rdt = _var_t(_t(a, what), axis, dtype, ddof, keepdims, what)
+    return _out(kind, _core.cast(_C.sqrt(r) if root else r, rdt),
+                scalar=r.ndim == 0 and out is None, out=out, what=what)
+
+
+@implements(_np.var)
+def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, _kind=None):
+    return _var_out(a, axis, dtype, out, ddof, keepdims, _kind or _kind_of(a), "var", False)
+
+
+@implements(_np.std)
+def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, _kind=None):
+    return _var_out(a, axis, dtype, out, ddof, keepdims, _kind or _kind_of(a), "std", True)
+
+
+@implements(_np.ptp)
+def ptp(a, axis=None, out=None, keepdims=False, *, _kind=None):
+    kind = _kind or _kind_of(a)
+    hi = max(a, axis, keepdims=keepdims, _kind=_C.Tensor)
+    lo = min(a, axis, keepdims=keepdims, _kind=_C.Tensor)
+    return _out(kind, hi - lo, scalar=hi.ndim == 0 and out is None, out=out, what="ptp")
+
+
+@implements(_np.nansum)
+def nansum(a, axis=None, dtype=None, out=None, keepdims=False, *, _kind=None):
+    t = _t(a, "nansum")
+    if _core.np_dtype(t).kind in "fc":
+        from ._stats import _replace_nan  # (a complex NaN: either part)
+        t = _replace_nan(t, 0)[0]
+    return sum(t, axis, dtype, out, keepdims, _kind=_kind or _kind_of(a))
+
+
+def _scan(op, np_fn, a, axis, dtype, out, kind):
+    t = _t(a, op)
+    if axis is None or t.ndim == 0:  # NumPy scans a 0-d array as 1-d
+        t = t.reshape(-1)
+        axis = 0 if axis is None else axis
+    ax = _axis(axis, t.ndim)
+    rdt = _reduce_dtype(np_fn, t, dtype, op)
+    x = _core.cast(t, rdt) if dtype is not None or _core.np_dtype(t).kind == "f" else t
+    r = _core.cast(getattr(_C, op)(x, ax), rdt)
+    return _out(kind, r, out=out, what=op)
+
+
+@implements(_np.cumsum)
+def cumsum(a, axis=None, dtype=None, out=None, *, _kind=None):
+    return _scan("cumsum", _np.cumsum, a, axis, dtype, out, _kind or _kind_of(a))
+
+
+@implements(_np.cumprod)
+def cumprod(a, axis=None, dtype=None, out=None, *, _kind=None):
+    return _scan("cumprod", _np.cumprod, a, axis, dtype, out, _kind or _kind_of(a))
