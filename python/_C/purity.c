@@ -6,9 +6,11 @@
  * and globals at ~20,000 instructions a nested level, for two names.
  *
  * _purity owns the check: what a verdict is, when it is plain, what a call
- * then records and what it does on a rebinding.  This file only reads, in
- * the order and with the meaning _purity documents (its _callee and
- * _Check.visit), and answers "ask Python" for anything it does not handle.
+ * then records and what it does on a rebinding.  This file owns two
+ * readings: the object each call a body's code records resolves to
+ * (pure_callees, for every verdict), and a plain body's roots in the order
+ * and with the meaning of _reads.roots and _Check.visit (pure_roots), which
+ * answers "ask Python" for anything it does not handle.
  */
 #include "hop_py.h"
 
