@@ -8,8 +8,8 @@
  * _purity owns the check: what a verdict is, when it is plain, what a call
  * then records and what it does on a rebinding.  This file owns two
  * readings: the object each call a body's code records resolves to
- * (pure_callees, for every verdict), and a plain body's roots in the order
- * and with the meaning of _reads.roots and _Check.visit (pure_roots), which
+ * (_pure_callees, for every verdict), and a plain body's roots in the order
+ * and with the meaning of _reads.roots and _Check.visit (_pure_roots), which
  * answers "ask Python" for anything it does not handle.
  */
 #include "hop_py.h"
@@ -164,7 +164,7 @@ same_callees(const reader *r, PyObject *calls, PyObject *held, PyObject *builtin
 }
 
 /*
- * pure_callees(fn, calls, builtins, missing, a_method) -> tuple: the object
+ * _pure_callees(fn, calls, builtins, missing, a_method) -> tuple: the object
  * each recorded call (method, path) of fn calls, in order (_purity._verdict).
  */
 static PyObject *
@@ -172,7 +172,7 @@ py_pure_callees(PyObject *self, PyObject *args)
 {
     (void)self;
     PyObject *fn, *calls, *builtins, *missing, *a_method;
-    if (!PyArg_ParseTuple(args, "OO!OOO:pure_callees", &fn, &PyTuple_Type, &calls, &builtins,
+    if (!PyArg_ParseTuple(args, "OO!OOO:_pure_callees", &fn, &PyTuple_Type, &calls, &builtins,
                           &missing, &a_method))
         return NULL;
     reader r;
@@ -214,7 +214,7 @@ push_root(PyObject *list, PyObject *name, PyObject *holder, PyObject *value)
 }
 
 /*
- * pure_roots(fn, plan, check) -> (cells, globals), False or None.
+ * _pure_roots(fn, plan, check) -> (cells, globals), False or None.
  *
  * plan (made by _purity._verdict for a plain verdict): (names, freevars,
  * cell_body, global_body, calls, held, builtins, missing, a_method), of
@@ -231,7 +231,7 @@ py_pure_roots(PyObject *self, PyObject *args)
     (void)self;
     PyObject *fno, *plan;
     int check;
-    if (!PyArg_ParseTuple(args, "OO!p:pure_roots", &fno, &PyTuple_Type, &plan, &check))
+    if (!PyArg_ParseTuple(args, "OO!p:_pure_roots", &fno, &PyTuple_Type, &plan, &check))
         return NULL;
     if (!PyFunction_Check(fno) || PyTuple_GET_SIZE(plan) != 9)
         Py_RETURN_NONE;
@@ -313,11 +313,11 @@ done:
 }
 
 static PyMethodDef purity_functions[] = {
-    {"pure_callees", py_pure_callees, METH_VARARGS,
-     "pure_callees(fn, calls, builtins, missing, a_method) -> the object each recorded call of "
+    {"_pure_callees", py_pure_callees, METH_VARARGS,
+     "_pure_callees(fn, calls, builtins, missing, a_method) -> the object each recorded call of "
      "a body calls (hop._purity)"},
-    {"pure_roots", py_pure_roots, METH_VARARGS,
-     "pure_roots(fn, plan, check) -> (cells, globals), False or None: the plain purity check's "
+    {"_pure_roots", py_pure_roots, METH_VARARGS,
+     "_pure_roots(fn, plan, check) -> (cells, globals), False or None: the plain purity check's "
      "reading of a body (hop._purity)"},
     {NULL, NULL, 0, NULL},
 };

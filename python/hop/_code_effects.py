@@ -166,9 +166,9 @@ class _Effects:
         self.sites = {}   # (code, offset) -> Site
         self.version = 0  # grows with events and sites (the fixpoint's test)
         self.call_list = ()  # calls, in a fixed order (set once read)
-        self.call_paths = ()  # (is a method call, callee path) of each, for _C.pure_callees
+        self.call_paths = ()  # (is a method call, callee path) of each, for _C._pure_callees
         self.verdict = None  # the last (callees, roots) of _verdict
-        self.plain = None    # with a plain verdict, what _C.pure_roots reads by
+        self.plain = None    # with a plain verdict, what _C._pure_roots reads by
         self.worst = None    # the roots when the code is unknown: everything may happen
 
     def mark(self, taint, flag):

@@ -54,7 +54,7 @@ except ImportError:  # NumPy is optional at run time
 
 __all__ = ["run_pure", "body_prints"]
 
-_A_METHOD = object()  # the callee of a call of a value's method (_C.pure_callees)
+_A_METHOD = object()  # the callee of a call of a value's method (_C._pure_callees)
 
 # The snapshot of what a body may mutate covers at most this many elements;
 # beyond it a structure is checked by its length only (documented).
@@ -75,7 +75,7 @@ _NP_WRITERS = frozenset("copyto put place putmask fill_diagonal put_along_axis s
 
 def _call_summary(call, fn, callee):
     """[(taint, flags)] that one recorded call (calling callee, from
-    _C.pure_callees) means for fn's outer names."""
+    _C._pure_callees) means for fn's outer names."""
     kind, path, npos, kw, arg_taint, head_taint, unknown_kw, _ = call
     if callee is _A_METHOD:
         if path[-1] in _READ_METHODS:
@@ -142,7 +142,7 @@ def _verdict(eff, fn):
     different object and is read again: a verdict is never stale."""
     calls = eff.call_list
     # (in C: purity.c; a nested body resolves its callees on every level)
-    callees = _C.pure_callees(fn, eff.call_paths, builtins, _MISSING, _A_METHOD)
+    callees = _C._pure_callees(fn, eff.call_paths, builtins, _MISSING, _A_METHOD)
     memo = eff.verdict
     if memo is not None:
         # (inline, no frame per callee: each level of a nest runs this)
@@ -192,7 +192,7 @@ def _verdict(eff, fn):
                                               for f, _ in roots[kind].values())
     held = tuple(map(_hold, callees))
     eff.verdict = (held, roots)
-    # What _C.pure_roots needs to read such a call's roots and to tell
+    # What _C._pure_roots needs to read such a call's roots and to tell
     # whether its callees are still the verdict's (purity.c).
     free = fn.__code__.co_freevars
     eff.plain = (eff.names, free, tuple(roots["cell"][n][1] for n in free),
@@ -530,7 +530,7 @@ def _run_plain(hop_name, which, fn, args, kwargs, cells, globs):
     be written by it (its verdict's "plain") and none holds a function the
     check would walk (_Check.visit), so the check records only the (name,
     cell, value) of its closure cells and the (name, globals, value) of the
-    globals it names that are defined (_C.pure_roots reads them, as _Check
+    globals it names that are defined (_C._pure_roots reads them, as _Check
     would, in its order); on a rebinding it does what the full check
     does."""
     try:
@@ -562,14 +562,14 @@ def run_pure(hop_name, which, fn, args, kwargs=None):
     known = None
     if not eff.unknown:
         # A plain verdict whose callees are still the same objects: the
-        # check is what the body's cells and globals hold (_C.pure_roots,
+        # check is what the body's cells and globals hold (_C._pure_roots,
         # issue #30: a level of a nest).  None: the verdict is made again
         # (or the reading is Python's); False: a root is a function to walk.
-        read = _C.pure_roots(fn, eff.plain, True) if eff.plain is not None else None
+        read = _C._pure_roots(fn, eff.plain, True) if eff.plain is not None else None
         if read is None:
             known = (fn, _verdict(eff, fn))
             if eff.plain is not None:
-                read = _C.pure_roots(fn, eff.plain, False)
+                read = _C._pure_roots(fn, eff.plain, False)
         if read:
             return _run_plain(hop_name, which, fn, args, kwargs, *read)
     check = _Check(known)
