@@ -46,16 +46,43 @@ batch_offset(const hop_tensor *x, int nb, const int64_t *bsizes, int64_t bi)
     return o;
 }
 
+/* rows x cols elements of es bytes from src (element strides srs, scs) to
+ * dst (drs, dcs), row by row.  One loop per element size: a memcpy of a
+ * constant size is one load and one store, where a call per element (a
+ * 262144 x 4 matrix has a million) cost more than the tall SVD's QR. */
+static void
+copy2d(char *dst, int64_t drs, int64_t dcs, const char *src, int64_t srs, int64_t scs,
+       int64_t rows, int64_t cols, size_t es)
+{
+#define HOP_COPY2D(size)                                                                          \
+    for (int64_t i = 0; i < rows; i++)                                                           \
+        for (int64_t j = 0; j < cols; j++)                                                       \
+            memcpy(dst + (size_t)(i * drs + j * dcs) * (size),                                   \
+                   src + (size_t)(i * srs + j * scs) * (size), (size))
+    switch (es) {
+    case 4:
+        HOP_COPY2D(4);
+        break;
+    case 8:
+        HOP_COPY2D(8);
+        break;
+    case 16:
+        HOP_COPY2D(16);
+        break;
+    default:
+        HOP_COPY2D(es);
+        break;
+    }
+#undef HOP_COPY2D
+}
+
 /* Matrix (rows x cols at p, strides rs, cs, dtype dt) into column-major
  * dst of leading dimension ld, in dtype dt. */
 static void
 load_cm(const char *p, hop_dtype dt, int64_t rows, int64_t cols, int64_t rs, int64_t cs, void *dst,
         int64_t ld)
 {
-    size_t es = hop_dtype_size(dt);
-    for (int64_t j = 0; j < cols; j++)
-        for (int64_t i = 0; i < rows; i++)
-            memcpy((char *)dst + (size_t)(i + j * ld) * es, p + (size_t)(i * rs + j * cs) * es, es);
+    copy2d(dst, 1, ld, p, rs, cs, rows, cols, hop_dtype_size(dt));
 }
 
 /* Column-major src (ld) rows x cols into row-major dst with row stride
@@ -64,11 +91,7 @@ static void
 store_rm(const void *src, int64_t ld, hop_dtype dt, int64_t rows, int64_t cols, char *dst,
          int64_t drs)
 {
-    size_t es = hop_dtype_size(dt);
-    for (int64_t i = 0; i < rows; i++)
-        for (int64_t j = 0; j < cols; j++)
-            memcpy(dst + (size_t)(i * drs + j) * es, (const char *)src + (size_t)(i + j * ld) * es,
-                   es);
+    copy2d(dst, drs, 1, src, 1, ld, rows, cols, hop_dtype_size(dt));
 }
 
 /* A real vector (n doubles or floats as the real dtype of dt) into dst of
@@ -546,8 +569,18 @@ run_svd(const lcall *l, hop_tensor *out)
     hop_status st = HOP_OK;
     for (int64_t bi = 0; bi < l->batch && st == HOP_OK; bi++) {
         char *o = (char *)out->data + bi * (vals ? k : rows * cols) * (int64_t)(vals ? rs : l->es);
-        if (!vals)
-            memset(o, 0, (size_t)(rows * cols) * l->es);
+        if (!vals) {
+            /* zero only what the factors leave: the columns right of U and
+             * of V^T, and row m beyond s (a tall matrix's reduced factors
+             * fill the rest; an empty product's identities are written
+             * over zeros) */
+            for (int64_t i = 0; i < rows; i++) {
+                int64_t used = k == 0 ? 0 : i < m ? u : i == m ? k : n;
+                if (used < cols)
+                    memset(o + (size_t)(i * cols + used) * l->es, 0,
+                           (size_t)(cols - used) * l->es);
+            }
+        }
         if (k == 0) {
             /* full matrices of an empty product: identities */
             for (int64_t i = 0; !vals && i < u && i < m; i++)

@@ -22,7 +22,7 @@ part of the function in Python on NumPy's own values instead (hop/_frame.py).
 
 from . import _C
 
-__all__ = ["differs"]
+__all__ = ["differs", "relative_error"]
 
 # ops whose every element is one correctly rounded IEEE result or a copy:
 # the same bits as NumPy's ufuncs and data movement
@@ -237,6 +237,89 @@ def reaching(tr, values, targets):
         name = _C._proxy_node(v) if isinstance(v, _C.Tensor) else None
         out.append(walk((), name, None) if name is not None else frozenset())
     return out
+
+
+# elementwise math functions: hop's (SLEEF, libm) and NumPy's (SVML, glibc)
+# are each within a few ulps of the true value, so of each other within
+# _ULPS_BUDGET ulps of the result's dtype for the same operands
+_ULPS = frozenset("""pow exp exp2 expm1 log log2 log10 log1p sin cos tan sinh cosh tanh arcsin
+    arctan cbrt""".split())
+_ULPS_BUDGET = 16
+# ops that keep each element's relative difference from NumPy's (they move or
+# select elements, or change only a sign); mul and div add their operands'
+# and one rounding, sqrt halves it and adds one
+_MOVES = frozenset("""neg abs where reshape view transpose permute unsqueeze squeeze expand select
+    slice cat stack clone take dynamic_slice""".split())
+_EPS = {"float16": 2.0 ** -10, "float32": 2.0 ** -23, "float64": 2.0 ** -52,
+        "complex64": 2.0 ** -23, "complex128": 2.0 ** -52}
+
+
+def relative_error(t, tr=None):
+    """A bound r such that every element of traced tensor t (of the root
+    graph) is within r * |element| of NumPy's (0.0: NumPy's bits), or None
+    when its lineage allows no such bound (a float sum: cancellation makes
+    the relative difference unbounded).  The lineage may hold elementwise
+    math functions (x ** 3) of exact values, then ops that keep relative
+    differences (data movement, sign changes, products, quotients, square
+    roots, casts).  hop.numpy.linalg.lstsq uses it to bound how far hop's
+    singular values may be from NumPy's."""
+    tr = tr or _C.tracing()
+    name = _C._proxy_node(t) if tr is not None and isinstance(t, _C.Tensor) else None
+    if name is None or _C._trace_depth() > 1:
+        return None
+    nodes, _ = _graph(tr)
+    checked_names = _checked_names()
+    memo = {}
+    todo = [name]
+    while todo:
+        n = todo[-1]
+        if n in memo:
+            todo.pop()
+            continue
+        node = nodes.get(n)
+        if node is None:
+            memo[n] = None
+            todo.pop()
+            continue
+        kind, target, args, meta = node[0], node[2], node[3], node[4]
+        if kind == "placeholder" or n in checked_names:
+            memo[n] = 0.0
+            todo.pop()
+            continue
+        ins = _refs(args, [])
+        pending = [i for i in ins if i not in memo]
+        if pending:
+            todo.extend(pending)
+            continue
+        todo.pop()
+        got = [memo[i] for i in ins]
+        eps = _EPS.get(getattr(meta[1], "name", ""), None) if type(meta) is tuple and \
+            len(meta) == 3 and meta[0] == "tensor" else None
+        if kind != "call_op" or any(g is None for g in got):
+            memo[n] = None
+        elif not any(got):
+            # exact operands: NumPy's bits unless the op itself may differ
+            if target in _EXACT or _is_int(meta) and \
+                    all(_is_int(nodes[i][4]) for i in ins if i in nodes):
+                memo[n] = 0.0 if not (target == "to" and _is_int(meta) and
+                                      not all(_is_int(nodes[i][4]) for i in ins)) else None
+            elif target in _ULPS and eps is not None:
+                memo[n] = _ULPS_BUDGET * eps
+            else:
+                memo[n] = None
+        elif eps is None or _is_int(meta):
+            memo[n] = None  # an integer or bool of a differing float: anything
+        elif target in _MOVES:
+            memo[n] = max(got)
+        elif target in ("mul", "div"):
+            memo[n] = sum(got) + eps
+        elif target == "sqrt":
+            memo[n] = got[0] / 2 + eps
+        elif target == "to":
+            memo[n] = got[0] + eps
+        else:
+            memo[n] = None
+    return memo[name]
 
 
 class TooDeep(Exception):

@@ -13,12 +13,14 @@ function).
 """
 
 import builtins
+import math
 import operator
 import warnings
 
 import numpy as _np
 
 from .. import _C
+from .. import _exact
 from . import _core
 from . import _funcs as F
 from ._ndarray import ndarray, result_kind, wrap
@@ -223,10 +225,24 @@ def _h(t):
     return _C._op("conj", t) if _core.np_dtype(t).kind == "c" else t
 
 
+# How far hop's singular values (gesdd) and gelsd's may each be from the
+# exact ones, in units of eps * max(m, n) * s_max (eps of the computing
+# dtype): LAPACK's bound p(m, n) * eps * ||A||_2 for a backward-stable SVD
+# (its Users' Guide), with p(m, n) = max(m, n), the noise level NumPy's own
+# rcond=None assumes; and a floor of _SVD_ULPS ulps of s_max for the last
+# steps of both (a 2 x 2 matrix's differ by up to 2.4 ulps).  Measured
+# differences between the two are at most 0.05 of the first term from 40
+# rows or columns on, 1.2 at 2 x 2 (tests/python/test_numpy_linalg_lstsq.py):
+# 2 per solver and 16 ulps in all keep a factor of 10 or more of slack.
+_SVD_ERROR = 2.0
+_SVD_ULPS = 16
+
+
 @_implements(_np.linalg.lstsq)
 def lstsq(a, b, rcond="warn", *, _kind=None):
     """NumPy's lstsq (LAPACK's gelsd there) through the SVD: the same
-    minimum-norm solution, rank and singular values."""
+    minimum-norm solution, rank and singular values.  Like NumPy 1.24 it
+    computes in double (float32 data too) and casts the results."""
     kind = _kind or result_kind((a, b), ndarray)
     ta, tb = _tensor(a, "lstsq"), _tensor(b, "lstsq")
     is_1d = tb.ndim == 1
@@ -241,6 +257,8 @@ def lstsq(a, b, rcond="warn", *, _kind=None):
         raise LinAlgError("Incompatible dimensions")
     dt = _common(ta, tb, what="lstsq")
     rdt = _real_dt(dt)
+    # NumPy's computing dtype (_commonType's t): always double
+    ct = _np.dtype(_np.complex128 if dt.kind == "c" else _np.float64)
     if isinstance(rcond, str) and rcond == "warn":
         warnings.warn("`rcond` parameter will change to the default of machine precision times "
                       "``max(M, N)`` where M and N are the input matrix dimensions.\nTo use the "
@@ -249,27 +267,39 @@ def lstsq(a, b, rcond="warn", *, _kind=None):
                       stacklevel=3)
         rcond = -1
     if rcond is None:
-        rcond = float(_np.finfo(dt).eps) * builtins.max(n, m)
-    if rcond < 0:  # gelsd: machine precision
-        rcond = float(_np.finfo(dt).eps)
-    ta, tb = _core.cast(ta, dt), _core.cast(tb, dt)
+        rcond = float(_np.finfo(ct).eps) * builtins.max(n, m)
+    rcond = float(rcond)
+    if not 0 < rcond < 1:  # gelsd (dlalsd): its machine precision, half NumPy's eps
+        rcond = float(_np.finfo(ct).eps) / 2
+    a_in = ta
+    ta, tb = _core.cast(ta, ct), _core.cast(tb, ct)
     k = builtins.min(m, n)
     if k == 0:
-        x = _C.zeros((n, n_rhs), dtype=_core.hop_dtype(dt, "lstsq"))
-        s = _C.zeros((0,), dtype=_core.hop_dtype(rdt, "lstsq"))
+        x = _C.zeros((n, n_rhs), dtype=_core.hop_dtype(ct, "lstsq"))
+        s = _C.zeros((0,), dtype=_core.hop_dtype(_real_dt(ct), "lstsq"))
         rank = _np.int32(0)
     else:
-        p = _C._op("linalg_svd", ta, False)
-        u = p.slice(0, 0, m).slice(1, 0, k)
-        s = p.select(0, m).slice(0, 0, k)
-        vh = p.slice(0, m + 1, m + 1 + k).slice(1, 0, n)
-        if _core.np_dtype(p).kind == "c":
+        if m >= 2 * n:
+            # tall: a = QR, the SVD of the n x n R, and Q^H b, as gelsd does
+            # for such matrices (gesdd on a itself also forms U = Q U_R, an
+            # m x n product, and a's max norm: twice the work)
+            pq = _C._op("linalg_qr", ta, False)
+            c = _C.matmul(_h(pq.slice(0, 0, m).slice(1, 0, n)), tb)
+            f, rows = pq.slice(0, m, m + n).slice(1, 0, n), n
+        else:
+            f, c, rows = ta, tb, m
+        p = _C._op("linalg_svd", f, False)
+        u = p.slice(0, 0, rows).slice(1, 0, k)
+        s = p.select(0, rows).slice(0, 0, k)
+        vh = p.slice(0, rows + 1, rows + 1 + k).slice(1, 0, n)
+        if ct.kind == "c":
             s = _C._op("real", s)
-        large = _C.gt(s, _C.amax(s) * rcond)
+        smax = _C.amax(s)
+        large = _C.gt(s, smax * rcond)
         sinv = _C.where(large, _C.div(1.0, _C.where(large, s, 1.0)), 0.0)
-        sinv = _core.cast(sinv, dt)
-        x = _C.matmul(_h(vh), _C.matmul(_h(u), tb) * sinv.unsqueeze(-1))
-        rank = _C.sum(large.to(_C.int32)).to(_C.int32)
+        sinv = _core.cast(sinv, ct)
+        x = _C.matmul(_h(vh), _C.matmul(_h(u), c) * sinv.unsqueeze(-1))
+        rank = _rank_checked(a_in, s, smax, rcond, _C.sum(large.to(_C.int32)).to(_C.int32))
     # NumPy's residuals: only for a full-rank tall system (a data-dependent
     # decision: hop.compile specialises on it)
     if k == 0:
@@ -281,7 +311,7 @@ def lstsq(a, b, rcond="warn", *, _kind=None):
     if full_rank:
         r = _C.matmul(ta, x) - tb
         r2 = _C._op("real", r) * _C._op("real", r) + _C._op("imag", r) * _C._op("imag", r) \
-            if _core.np_dtype(r).kind == "c" else r * r
+            if ct.kind == "c" else r * r
         resids = _core.cast(_C.sum(r2, 0), rdt)
         if is_1d:
             resids = resids.reshape((1,)) if resids.ndim == 0 else resids
@@ -289,8 +319,42 @@ def lstsq(a, b, rcond="warn", *, _kind=None):
         resids = _C.zeros((0,), dtype=_core.hop_dtype(rdt, "lstsq"))
     if is_1d:
         x = x.squeeze(-1)
+    x = _core.cast(x, dt)
     rank_out = rank if isinstance(rank, _np.integer) else wrap(kind, rank, scalar=True)
     return wrap(kind, x), wrap(kind, resids), rank_out, wrap(kind, _core.cast(s, rdt))
+
+
+def _rank_checked(a, s, smax, rcond, rank):
+    """rank, the count of hop's singular values s of a above rcond * smax,
+    made NumPy's under hop.compile: gelsd counts its own singular values,
+    which differ from hop's, so the two counts agree only when no singular
+    value lies within the two SVDs' error of the cutoff.  Each is within
+    _SVD_ERROR * eps * max(m, n) * s_max of the exact one, and hop's a within
+    _exact.relative_error(a) of NumPy's elementwise, which moves each
+    singular value by at most that times ||a||_F <= sqrt(min(m, n)) * s_max;
+    the cutoff moves by rcond times the same.  So the plan checks that every
+    singular value is farther than that from the cutoff (and s_max a normal
+    magnitude, or zero: a zero matrix is rank 0 for both) and otherwise hands
+    the call to eager (_core.unknown_if): NumPy decides.  Then the rank is
+    NumPy's, so a branch on it is one cond (_exact.checked); where a's
+    difference is unbounded (a product, a sum) the branch stays a graph
+    break."""
+    if not _core.compiling():
+        return rank
+    rel = _exact.relative_error(a)
+    if rel is None:
+        return rank
+    m, n = a.shape
+    dt = _core.np_dtype(s)
+    eps = float(_np.finfo(dt).eps)
+    err = 2 * _SVD_ERROR * eps * builtins.max(m, n) + 2 * rel * math.sqrt(builtins.min(m, n))
+    margin = smax * ((err + _SVD_ULPS * eps) * (1 + rcond))
+    far = _C.all(_C.gt(_C.abs(s - smax * rcond), margin), None, False)
+    fi = _np.finfo(dt)
+    normal = _C.logical_and(_C.ge(smax, math.sqrt(float(fi.tiny))),
+                            _C.le(smax, math.sqrt(float(fi.max))))
+    ok = _C.logical_or(_C.logical_and(far, normal), _C.eq(smax, 0.0))
+    return _exact.checked(_core.unknown_if(_C.logical_not(ok), rank))
 
 
 @_implements(_np.linalg.pinv)
