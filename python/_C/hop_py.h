@@ -193,6 +193,8 @@ int hop_py_symint_arg(PyObject *o, hop_arg *out);
 int hop_py_enter_hop(PyObject *trace, const char *what);
 /* hops.c: calling any registered HOP from Python. */
 int hop_py_hops_init(PyObject *module);
+/* purity.c: adds _pure_callees and _pure_roots (the purity check's readings); 0 / -1. */
+int hop_py_purity_init(PyObject *module);
 /* tensor.c: readies hop.Tensor and adds it and the tensor functions; 0 / -1. */
 int hop_py_tensor_init(PyObject *module);
 

@@ -285,6 +285,13 @@ traced_lead(PyObject *tr, const hop_param *p, PyObject *o, const char *hop, void
         return -1;
     if (p->kind == HOP_PARAM_VALUE && PyObject_TypeCheck(o, &hop_py_SymIntType))
         return hop_py_symint_arg(o, out);
+    if (p->kind == HOP_PARAM_VALUE && Py_IS_TYPE(o, &hop_py_TensorType) && HOP_PY_IS_PROXY(o) &&
+        ((TensorObject *)o)->owner == tr) {
+        /* a value of this trace (cond's pred): no message to make, as for
+         * an item */
+        *out = hop_arg_node(((TensorObject *)o)->node);
+        return 0;
+    }
     if (p->kind == HOP_PARAM_VALUE && PyObject_TypeCheck(o, &hop_py_TensorType)) {
         char what[96];
         snprintf(what, sizeof what, "%s: %s", hop, p->name);

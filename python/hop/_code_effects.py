@@ -150,7 +150,7 @@ class _Effects:
     _effects.py."""
 
     __slots__ = ("flags", "calls", "call_list", "unknown", "names", "events", "sites",
-                 "version", "verdict", "worst", "__weakref__")
+                 "version", "verdict", "plain", "worst", "call_paths", "__weakref__")
 
     def __init__(self):
         self.names = ()  # code_names of the code object, sorted
@@ -166,7 +166,9 @@ class _Effects:
         self.sites = {}   # (code, offset) -> Site
         self.version = 0  # grows with events and sites (the fixpoint's test)
         self.call_list = ()  # calls, in a fixed order (set once read)
+        self.call_paths = ()  # (is a method call, callee path) of each, for _C._pure_callees
         self.verdict = None  # the last (callees, roots) of _verdict
+        self.plain = None    # with a plain verdict, what _C._pure_roots reads by
         self.worst = None    # the roots when the code is unknown: everything may happen
 
     def mark(self, taint, flag):
@@ -209,6 +211,7 @@ def _effects(code):
     except Exception:  # bytecode we misread: never let the check itself fail
         eff.unknown = True
     eff.call_list = tuple(eff.calls)
+    eff.call_paths = tuple((c[0] == "m", c[1]) for c in eff.call_list)
     info.effects = eff
     return eff
 

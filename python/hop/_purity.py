@@ -44,7 +44,7 @@ from collections import deque
 from . import _C
 from . import _breaks
 from ._code_effects import ALL, DATA, WRITE, _READ_METHODS, _effects
-from ._reads import MISSING as _MISSING, Policy, Walk, is_hop_module, root_value
+from ._reads import MISSING as _MISSING, Policy, Walk, is_hop_module
 from ._reads import code_names  # noqa: F401  (_frame_state imports it from here)
 
 try:
@@ -54,7 +54,7 @@ except ImportError:  # NumPy is optional at run time
 
 __all__ = ["run_pure", "body_prints"]
 
-_A_METHOD = object()  # what _callee returns for a method of a value
+_A_METHOD = object()  # the callee of a call of a value's method (_C._pure_callees)
 
 # The snapshot of what a body may mutate covers at most this many elements;
 # beyond it a structure is checked by its length only (documented).
@@ -73,34 +73,9 @@ _NP_WRITERS = frozenset("copyto put place putmask fill_diagonal put_along_axis s
                         "random.shuffle".split())
 
 
-def _callee(call, fn):
-    """The object a recorded call calls (its path: ("g" or "c", name),
-    attributes..., followed through attributes of modules and classes only,
-    never a property), or _A_METHOD when it is a method of a value (not of
-    a module or class).  One frame per call: a nested body resolves its
-    callees on every level (_verdict)."""
-    path = call[1]
-    if path[0] == "g":
-        v = fn.__globals__.get(path[1], _MISSING)
-        if v is _MISSING:
-            v = getattr(builtins, path[1], _MISSING)
-    else:
-        v = root_value(fn, "c", path[1])
-    method = call[0] == "m"
-    for attr in path[2:-1] if method else path[2:]:
-        if not isinstance(v, (types.ModuleType, type)):
-            return _A_METHOD if method else _MISSING
-        v = getattr(v, attr, _MISSING)
-    if method:
-        if not isinstance(v, (types.ModuleType, type)):
-            return _A_METHOD
-        return getattr(v, path[-1], _MISSING)
-    return v
-
-
 def _call_summary(call, fn, callee):
     """[(taint, flags)] that one recorded call (calling callee, from
-    _callee) means for fn's outer names."""
+    _C._pure_callees) means for fn's outer names."""
     kind, path, npos, kw, arg_taint, head_taint, unknown_kw, _ = call
     if callee is _A_METHOD:
         if path[-1] in _READ_METHODS:
@@ -166,9 +141,8 @@ def _verdict(eff, fn):
     so a rebound global or cell, or a module attribute replaced, is a
     different object and is read again: a verdict is never stale."""
     calls = eff.call_list
-    callees = []
-    for call in calls:
-        callees.append(_callee(call, fn))
+    # (in C: purity.c; a nested body resolves its callees on every level)
+    callees = _C._pure_callees(fn, eff.call_paths, builtins, _MISSING, _A_METHOD)
     memo = eff.verdict
     if memo is not None:
         # (inline, no frame per callee: each level of a nest runs this)
@@ -212,7 +186,19 @@ def _verdict(eff, fn):
     roots = {"cell": {n: (flags.get(("c", n), 0), ("c", n) in bodies)
                       for n in fn.__code__.co_freevars},
              "global": {n: (flags.get(("g", n), 0), ("g", n) in bodies) for n in eff.names}}
-    eff.verdict = (tuple(map(_hold, callees)), roots)
+    # plain: no root may be written, so the check of a call records no
+    # snapshot, only what each name holds (run_pure's short path).
+    plain = roots["plain"] = not builtins.any(f & WRITE for kind in ("cell", "global")
+                                              for f, _ in roots[kind].values())
+    held = tuple(map(_hold, callees))
+    eff.verdict = (held, roots)
+    # What _C._pure_roots needs to read such a call's roots and to tell
+    # whether its callees are still the verdict's (purity.c).
+    free = fn.__code__.co_freevars
+    eff.plain = (eff.names, free, tuple(roots["cell"][n][1] for n in free),
+                 tuple(roots["global"][n][1] for n in eff.names),
+                 eff.call_paths, held, builtins, _MISSING,
+                 _A_METHOD) if plain else None
     return roots
 
 
@@ -244,7 +230,8 @@ class _Check(Walk, Policy):
     empty_cells = True
     hop_cells = True
 
-    def __init__(self):
+    def __init__(self, known=None):
+        self.known = known    # (fn, its verdict) when run_pure has it: not resolved twice
         self.cells = []       # (name, cell, value)
         self.globals = []     # (name, dict, value)
         self.containers = []  # (path, obj, saved)
@@ -273,6 +260,8 @@ class _Check(Walk, Policy):
             if v is None:
                 v = eff.worst = {"cell": dict.fromkeys(fn.__code__.co_freevars, (ALL, False)),
                                  "global": dict.fromkeys(eff.names, (ALL, False))}
+        elif self.known is not None and self.known[0] is fn:
+            v = self.known[1]
         else:
             v = _verdict(eff, fn)
         for kind, name, holder, value in roots:
@@ -359,16 +348,9 @@ class _Check(Walk, Policy):
 
     def changes(self):
         """What changed, as text, or None."""
-        for name, cell, value in self.cells:
-            try:
-                now = cell.cell_contents
-            except ValueError:
-                now = _MISSING
-            if now is not value:
-                return f"it rebinds the nonlocal variable {name!r}"
-        for name, g, value in self.globals:
-            if g.get(name, _MISSING) is not value:
-                return f"it rebinds the global variable {name!r}"
+        what = _rebound(self.cells, self.globals)
+        if what is not None:
+            return what
         for path, obj, saved in self.containers:
             if not _same(obj, saved):
                 return f"it mutates {path!r} (a {type(obj).__name__} defined outside the body)"
@@ -388,16 +370,7 @@ class _Check(Walk, Policy):
         return None
 
     def restore(self):
-        for name, cell, value in self.cells:
-            if value is _MISSING:
-                try:
-                    del cell.cell_contents
-                except ValueError:
-                    pass
-            else:
-                cell.cell_contents = value
-        for name, g, value in self.globals:
-            g[name] = value
+        _rebind(self.cells, self.globals)
         for path, obj, saved in self.containers:
             if isinstance(obj, (dict, set, deque)):
                 obj.clear()
@@ -419,6 +392,36 @@ class _Check(Walk, Policy):
         for path, a, saved in self.arrays:
             if a.shape == saved.shape:
                 _np.copyto(a, saved)
+
+
+def _rebound(cells, globs):
+    """Which of the recorded cells ((name, cell, value)) and globals ((name,
+    globals dict, value)) holds another object now, as text, or None."""
+    for name, cell, value in cells:
+        try:
+            now = cell.cell_contents
+        except ValueError:
+            now = _MISSING
+        if now is not value:
+            return f"it rebinds the nonlocal variable {name!r}"
+    for name, g, value in globs:
+        if g.get(name, _MISSING) is not value:
+            return f"it rebinds the global variable {name!r}"
+    return None
+
+
+def _rebind(cells, globs):
+    """Puts back what the recorded cells and globals held (_rebound)."""
+    for name, cell, value in cells:
+        if value is _MISSING:
+            try:
+                del cell.cell_contents
+            except ValueError:
+                pass
+        else:
+            cell.cell_contents = value
+    for name, g, value in globs:
+        g[name] = value
 
 
 _ATOMS = (str, bytes, int, float, complex, bool, type(None), range, slice)
@@ -522,6 +525,29 @@ def _print_line(code):
     return f"{os.path.basename(code.co_filename)}:{code.co_firstlineno}"
 
 
+def _run_plain(hop_name, which, fn, args, kwargs, cells, globs):
+    """run_pure of a body whose check is plain: no outer name it reads may
+    be written by it (its verdict's "plain") and none holds a function the
+    check would walk (_Check.visit), so the check records only the (name,
+    cell, value) of its closure cells and the (name, globals, value) of the
+    globals it names that are defined (_C._pure_roots reads them, as _Check
+    would, in its order); on a rebinding it does what the full check
+    does."""
+    try:
+        result = fn(*args, **kwargs) if kwargs else fn(*args)
+    except BaseException:
+        if _rebound(cells, globs) is not None:
+            _rebind(cells, globs)
+        raise
+    what = _rebound(cells, globs)
+    if what is not None:
+        _rebind(cells, globs)
+        raise _C.TraceError(
+            f"hop.{hop_name}: the {which} has a side effect: {what}; a body is traced once "
+            f"and must not change state outside itself (return values instead)")
+    return result
+
+
 def run_pure(hop_name, which, fn, args, kwargs=None):
     """fn(*args, **kwargs), raising hop.TraceError (with outer state restored)
     if the body changes state outside itself."""
@@ -532,7 +558,21 @@ def run_pure(hop_name, which, fn, args, kwargs=None):
         # (no cell, no global of its module: the scan would record nothing),
         # so the check is empty: call it (issue #30: a HOP call's body).
         return fn(*args, **kwargs) if kwargs else fn(*args)
-    check = _Check()
+    eff = _effects(code)
+    known = None
+    if not eff.unknown:
+        # A plain verdict whose callees are still the same objects: the
+        # check is what the body's cells and globals hold (_C._pure_roots,
+        # issue #30: a level of a nest).  None: the verdict is made again
+        # (or the reading is Python's); False: a root is a function to walk.
+        read = _C._pure_roots(fn, eff.plain, True) if eff.plain is not None else None
+        if read is None:
+            known = (fn, _verdict(eff, fn))
+            if eff.plain is not None:
+                read = _C._pure_roots(fn, eff.plain, False)
+        if read:
+            return _run_plain(hop_name, which, fn, args, kwargs, *read)
+    check = _Check(known)
     try:
         check.scan(fn)
     except BaseException:

@@ -44,14 +44,21 @@ def test_tracing_hop_calls_costs_the_same_per_call_at_ten_times_the_calls(make):
 
 
 def _count_scans(monkeypatch):
-    """The list each purity scan appends its function to."""
+    """The list each purity scan appends its function to: a walk
+    (_Check.scan) or the check of a body that is plain (_run_plain: no
+    outer name it reads may be written, none holds a function to walk)."""
     scanned = []
-    real = _purity._Check.scan
+    real, plain = _purity._Check.scan, _purity._run_plain
 
     def counting(self, fn):
         scanned.append(fn)
         return real(self, fn)
+
+    def counting_plain(hop_name, which, fn, *rest):
+        scanned.append(fn)
+        return plain(hop_name, which, fn, *rest)
     monkeypatch.setattr(_purity._Check, "scan", counting)
+    monkeypatch.setattr(_purity, "_run_plain", counting_plain)
     return scanned
 
 
@@ -79,6 +86,53 @@ def test_a_body_that_reads_no_cell_and_no_global_runs_without_a_snapshot(monkeyp
     assert gm(-hop.ones(2)).tolist() == [2.0, 2.0]
     hop.trace(lambda x: hop.wrap(lambda v: wrap_call(v), x), hop.ones(2))
     assert [f.__name__ for f in scanned] == ["<lambda>", "wrap_call"]
+
+
+def _plain_runs(monkeypatch):
+    """The list of bodies run_pure checks by its short path (_run_plain)."""
+    runs = []
+    real = _purity._run_plain
+
+    def counting(hop_name, which, fn, *rest):
+        runs.append(fn)
+        return real(hop_name, which, fn, *rest)
+    monkeypatch.setattr(_purity, "_run_plain", counting)
+    return runs
+
+
+def test_a_nested_body_rebinding_its_cell_is_an_error_on_the_short_check(monkeypatch):
+    # A level of a nest reads a cell (the next level) and a global (hop):
+    # no name it may write, so its check only records what they hold; a
+    # rebinding is still the side-effect error, and the cell is put back.
+    runs = _plain_runs(monkeypatch)
+    inner = lambda v: v + 1.0  # noqa: E731
+    hop.trace(lambda x: hop.wrap(lambda v: hop.wrap(inner, v), x), hop.ones(2))
+    assert len(runs) == 1
+    count = 0
+
+    def rebinding(v):
+        nonlocal count
+        count = 1
+        return v * 2.0
+    with pytest.raises(hop.TraceError, match="the wrap body has a side effect: it rebinds the "
+                       "nonlocal variable 'count'"):
+        hop.trace(lambda x: hop.wrap(lambda v: hop.wrap(rebinding, v), x), hop.ones(2))
+    assert count == 0
+    assert len(runs) == 3  # the level and rebinding: both short
+
+
+def test_a_body_that_raises_after_rebinding_a_global_restores_it_on_the_short_check(
+        monkeypatch):
+    runs = _plain_runs(monkeypatch)
+    ns = {"hop": hop, "level": 1}
+    exec("def body(v):\n"
+         "    global level\n"
+         "    level = 2\n"
+         "    raise KeyError('from the body')\n", ns)
+    with pytest.raises(KeyError, match="from the body"):
+        hop.trace(lambda x: hop.wrap(ns["body"], x), hop.ones(2))
+    assert runs == [ns["body"]]
+    assert ns["level"] == 1
 
 
 def test_a_function_a_body_also_calls_is_still_scanned_for_side_effects():
