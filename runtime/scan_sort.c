@@ -266,37 +266,31 @@ merge_sort(const key *k, bool desc, int64_t *idx, int64_t *tmp, int64_t n)
 #define NPY_STACK 128 /* two pointers per level of at most 64 */
 
 #define NPY_SORTS(SFX, T, LESS)                                                                    \
+    /* sifts tmp down from a[i] in the heap a[1..n] */                                             \
+    static inline void npy_sift_##SFX(const T *v, int64_t *a, int64_t i, int64_t n, int64_t tmp)   \
+    {                                                                                              \
+        for (int64_t j = i << 1; j <= n;) {                                                        \
+            if (j < n && LESS(v[a[j]], v[a[j + 1]]))                                               \
+                j += 1;                                                                            \
+            if (!LESS(v[tmp], v[a[j]]))                                                            \
+                break;                                                                             \
+            a[i] = a[j];                                                                           \
+            i = j;                                                                                 \
+            j += j;                                                                                \
+        }                                                                                          \
+        a[i] = tmp;                                                                                \
+    }                                                                                              \
+                                                                                                   \
     static void npy_heapsort_##SFX(const T *v, int64_t *tosort, int64_t n)                         \
     {                                                                                              \
         int64_t *a = tosort - 1; /* NumPy's heap is indexed from 1 */                              \
-        int64_t i, j, l, tmp;                                                                      \
-        for (l = n >> 1; l > 0; --l) {                                                             \
-            tmp = a[l];                                                                            \
-            for (i = l, j = l << 1; j <= n;) {                                                     \
-                if (j < n && LESS(v[a[j]], v[a[j + 1]]))                                           \
-                    j += 1;                                                                        \
-                if (!LESS(v[tmp], v[a[j]]))                                                        \
-                    break;                                                                         \
-                a[i] = a[j];                                                                       \
-                i = j;                                                                             \
-                j += j;                                                                            \
-            }                                                                                      \
-            a[i] = tmp;                                                                            \
-        }                                                                                          \
+        for (int64_t l = n >> 1; l > 0; --l)                                                       \
+            npy_sift_##SFX(v, a, l, n, a[l]);                                                      \
         for (; n > 1;) {                                                                           \
-            tmp = a[n];                                                                            \
+            int64_t tmp = a[n];                                                                    \
             a[n] = a[1];                                                                           \
             n -= 1;                                                                                \
-            for (i = 1, j = 2; j <= n;) {                                                          \
-                if (j < n && LESS(v[a[j]], v[a[j + 1]]))                                           \
-                    j++;                                                                           \
-                if (!LESS(v[tmp], v[a[j]]))                                                        \
-                    break;                                                                         \
-                a[i] = a[j];                                                                       \
-                i = j;                                                                             \
-                j += j;                                                                            \
-            }                                                                                      \
-            a[i] = tmp;                                                                            \
+            npy_sift_##SFX(v, a, 1, n, tmp);                                                       \
         }                                                                                          \
     }                                                                                              \
                                                                                                    \
