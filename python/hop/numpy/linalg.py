@@ -353,19 +353,19 @@ def _cutoff_checked(a, s, smax, cutoff, r, *, scaled, rounded=None, hermitian=Fa
     the exact values, plus _SVD_ULPS ulps of s_max in all, and hop's a
     within _exact.relative_error(a) of NumPy's elementwise, which moves each
     singular value by at most that times ||a||_F <= sqrt(min(m, n)) * s_max
-    (a hermitian a read from one triangle: sqrt(2 n)).  A cutoff that
-    scales with s_max (scaled: rcond * s_max, s_max * max(m, n) * eps)
-    moves by its ratio to s_max times the same; a given one not at all.
-    When s was rounded to a narrower dtype (rounded, default s's dtype:
-    float32 data, whose double SVD NumPy casts too), two values that close
-    may round one ulp apart and the cutoff computed from them a few ulps
-    apart: _CAST_ULPS ulps of |s| + |cutoff| cover it.  So the plan checks that every singular value is
-    farther than the sum from the cutoff (and s_max a normal magnitude, or
-    zero: a zero matrix's singular values are zeros for both) and otherwise
-    hands the call to eager (_core.unknown_if): NumPy decides.  A count
-    (count=True: a rank) is then NumPy's, so a branch on it is one cond
-    (_exact.checked).  Where a's difference is unbounded (a product, a sum)
-    r is returned as it is, so a branch on a count stays a graph break."""
+    (a hermitian a read from one triangle: sqrt(2 n)).  A cutoff that scales
+    with s_max (scaled: rcond * s_max, s_max * max(m, n) * eps) moves by its
+    ratio to s_max times the same; a given one not at all.  When s was
+    rounded to a narrower dtype (rounded, default s's dtype: float32 data,
+    whose double SVD NumPy casts too), two values that close may round one
+    ulp apart and the cutoff computed from them a few ulps apart: _CAST_ULPS
+    ulps of |s| + |cutoff| cover it.  So the plan checks that every singular
+    value is farther than the sum from the cutoff (and s_max a normal
+    magnitude, or zero: a zero matrix's singular values are zeros for both)
+    and otherwise hands the call to eager (_core.unknown_if): NumPy decides.
+    A count (count=True: a rank) is then NumPy's, so a branch on it is one
+    cond (_exact.checked).  Where a's difference is unbounded (a product, a
+    sum) r is returned as it is, so a branch on a count stays a graph break."""
     if not _core.compiling():
         return r
     rel = _exact.relative_error(a)
