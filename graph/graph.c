@@ -405,7 +405,9 @@ prepare(hop_graph *g, const char *who, hop_node_kind kind, const char *base, con
     n->nargs = (uint32_t)nargs;
     if (p->census.nodes > 0)
         p->uses = (hop_use *)(block + uses_at);
-    hop_status st = hop__name_reserve(g, base, &p->claim);
+    /* Only prepare_op makes a call_op node, and its base is the op's name. */
+    hop_status st = kind == HOP_NODE_CALL_OP ? hop__name_reserve_op(g, base, &p->claim)
+                                             : hop__name_reserve(g, base, &p->claim);
     if (st != HOP_OK)
         return st;
     n->kind = kind;

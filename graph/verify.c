@@ -796,7 +796,7 @@ verify_graph_once(const hop_graph *g)
         size_t count;
         if (bad_list == g->nnodes && use_list_problem(&v, n, &count) != USES_OK)
             bad_list = k; /* check_uses reports it, after every node's own checks */
-        if (hop_graph_find_subgraph(g, n->name))
+        if (g->nsubgraphs > 0 && hop_graph_find_subgraph(g, n->name))
             st = fail(g, "node %s has the name of a subgraph", n->name);
         if (st == HOP_OK)
             st = check_foreign_args(g, n, n->args, n->nargs);

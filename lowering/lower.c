@@ -268,15 +268,22 @@ absorbable(hop_lower_ctx *cx, const hop_node *n, const hop__vmap *m)
     return um != NULL && um->fusable && same_shape(&n->meta->meta, &u->meta->meta);
 }
 
+/* Which visited nodes found an absorbed operand with no room left for it. */
+typedef struct left_out {
+    bool full;          /* one did */
+    const hop_node *by; /* the first one that did */
+    bool others;        /* and another node did too */
+} left_out;
+
 /* Members of the group rooted at n, in graph order (operands first).  At most
  * cap nodes are visited; order[] gets them in visiting order, so the last one
- * is the deepest, and *full says an absorbed operand was left out.  Bounding
- * the walk keeps a long chain of absorbable nodes linear to plan, not
- * quadratic.  Each visited node's hop__vmap gets the group's number (a node
- * seen twice, as in x * x, is visited once) and its member index. */
+ * is the deepest, and *full says which absorbed operands were left out.
+ * Bounding the walk keeps a long chain of absorbable nodes linear to plan,
+ * not quadratic.  Each visited node's hop__vmap gets the group's number (a
+ * node seen twice, as in x * x, is visited once) and its member index. */
 static void
 collect_from(hop_lower_ctx *cx, const hop_node *n, hop__vmap *nv, const hop_node **members, int *nm,
-             const hop_node **order, int *no, int cap, bool *full)
+             const hop_node **order, int *no, int cap, left_out *full)
 {
     order[(*no)++] = n;
     nv->group = cx->group;
@@ -288,9 +295,13 @@ collect_from(hop_lower_ctx *cx, const hop_node *n, hop__vmap *nv, const hop_node
         hop__vmap *m = vmap_get(cx, a, false);
         if (m == NULL || !m->absorbed || m->group == cx->group)
             continue;
-        if (*no == cap)
-            *full = true;
-        else
+        if (*no == cap) {
+            if (!full->full)
+                full->by = n;
+            else if (full->by != n)
+                full->others = true;
+            full->full = true;
+        } else
             collect_from(cx, a, m, members, nm, order, no, cap, full);
     }
     nv->member = *nm;
@@ -299,7 +310,7 @@ collect_from(hop_lower_ctx *cx, const hop_node *n, hop__vmap *nv, const hop_node
 
 static void
 collect(hop_lower_ctx *cx, const hop_node *n, const hop_node **members, int *nm,
-        const hop_node **order, int *no, int cap, bool *full)
+        const hop_node **order, int *no, int cap, left_out *full)
 {
     cx->group++;
     collect_from(cx, n, vmap_get(cx, n, false), members, nm, order, no, cap, full);
@@ -335,15 +346,15 @@ plan_fusion(hop_lower_ctx *cx, const hop_graph *g)
         hop__vmap *m = vmap_get(cx, n, false);
         if (m->absorbed || !m->fusable)
             continue;
+        const hop_node *members[HOP__F_MAXSTEPS + 1], *order[HOP__F_MAXSTEPS + 1];
+        int nm = 0, no = 0;
+        left_out full = {0};
+        collect(cx, n, members, &nm, order, &no, HOP__F_MAXSTEPS + 1, &full);
         for (;;) {
-            const hop_node *members[HOP__F_MAXSTEPS + 1], *order[HOP__F_MAXSTEPS + 1];
-            int nm = 0, no = 0;
-            bool full = false;
-            collect(cx, n, members, &nm, order, &no, HOP__F_MAXSTEPS + 1, &full);
             if (no == 1)
                 break; /* the root alone: nothing to cut whatever a build says, and
                           compile_group reports why it does not fit */
-            hop_status st = full || nm > HOP__F_MAXSTEPS
+            hop_status st = full.full || nm > HOP__F_MAXSTEPS
                                 ? HOP_UNSUPPORTED
                                 : hop__fused_build(cx, n, members, nm, true, &m->built);
             if (st == HOP_OK)
@@ -353,7 +364,29 @@ plan_fusion(hop_lower_ctx *cx, const hop_graph *g)
             /* Too big: the deepest member becomes the root of a group of its
              * own, so a long chain splits into full groups (each node is cut
              * at most once). */
-            vmap_get(cx, order[no - 1], false)->absorbed = false;
+            const hop_node *deepest = order[no - 1];
+            hop__vmap *dm = vmap_get(cx, deepest, false);
+            dm->absorbed = false;
+            if (!full.full || (full.by == deepest && !full.others)) {
+                /* Walking again would visit the same nodes in the same order
+                 * but the deepest (the last visited, so no other member was
+                 * reached through it), and find room for everything (only
+                 * its own operands were left out): drop it from this walk
+                 * instead: a long chain's groups are walked once in planning, not twice. */
+                for (int i = dm->member + 1; i < nm; i++) {
+                    members[i - 1] = members[i];
+                    vmap_get(cx, members[i - 1], false)->member = i - 1;
+                }
+                nm--;
+                no--;
+                dm->group = 0; /* no group's number: cx->group counts from 1 */
+                dm->member = -1;
+                full = (left_out){0};
+                continue;
+            }
+            nm = no = 0;
+            full = (left_out){0};
+            collect(cx, n, members, &nm, order, &no, HOP__F_MAXSTEPS + 1, &full);
         }
     }
     return HOP_OK;
@@ -367,7 +400,7 @@ compile_group(hop_lower_ctx *cx, const hop_node *root)
 {
     const hop_node *members[HOP__F_MAXSTEPS + 1], *order[HOP__F_MAXSTEPS + 1];
     int nm = 0, no = 0;
-    bool full = false;
+    left_out full = {0};
     collect(cx, root, members, &nm, order, &no, HOP__F_MAXSTEPS + 1, &full);
     hop__vmap *m = vmap_get(cx, root, false);
     hop__fbuilt *b = m ? m->built : NULL;

@@ -241,9 +241,30 @@ void hop__xcache_free(hop_lower_ctx *cx);
 
 /* ------------------------------------------------------------ values.c */
 
+/* The home slot of n in cx->values (a Fibonacci hash of the pointer). */
+static inline size_t
+hop__vmap_home(const hop_lower_ctx *cx, const hop_node *n)
+{
+    uint64_t h = (uint64_t)(uintptr_t)n * UINT64_C(0x9E3779B97F4A7C15);
+    return (size_t)(h >> 32) & (cx->vcap - 1);
+}
+
+/* Makes n's entry, which is not in the table (NULL on out-of-memory). */
+hop__vmap *hop__vmap_add(hop_lower_ctx *cx, const hop_node *n);
+
 /* What the compiler knows of n; with create, made on first use (NULL on
- * out-of-memory). */
-hop__vmap *hop__vmap_get(hop_lower_ctx *cx, const hop_node *n, bool create);
+ * out-of-memory).  Inline: lowering asks it about nine times a node (fusion
+ * planning, collecting, building), and a call cost more than the probe. */
+static inline hop__vmap *
+hop__vmap_get(hop_lower_ctx *cx, const hop_node *n, bool create)
+{
+    if (cx->vcap > 0) {
+        for (size_t k = hop__vmap_home(cx, n); cx->values[k] != NULL; k = (k + 1) & (cx->vcap - 1))
+            if (cx->values[k]->node == n)
+                return cx->values[k];
+    }
+    return create ? hop__vmap_add(cx, n) : NULL;
+}
 /* n's value; HOP_VERIFY when n is not computed yet. */
 hop_status hop__value_of(hop_lower_ctx *cx, const hop_node *n, hop_pval *out);
 hop_status hop__set_value(hop_lower_ctx *cx, const hop_node *n, hop_pval v);

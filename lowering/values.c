@@ -12,13 +12,6 @@
 
 /* ---------------------------------------------------------------- values */
 
-static size_t
-node_hash(const hop_node *n)
-{
-    uint64_t h = (uint64_t)(uintptr_t)n * UINT64_C(0x9E3779B97F4A7C15);
-    return (size_t)(h >> 32);
-}
-
 /* Doubles the table (or makes its first 64 entries).  The old one is kept on
  * failure. */
 static hop_status
@@ -28,38 +21,31 @@ grow_values(hop_lower_ctx *cx)
     hop__vmap **t = cap <= SIZE_MAX / 2 / sizeof *t ? hop__calloc(cap, sizeof *t) : NULL;
     if (t == NULL)
         return hop_error(HOP_NOMEM, "out of memory growing a hash table");
-    for (size_t i = 0; i < cx->vcap; i++) {
-        hop__vmap *m = cx->values[i];
+    hop__vmap **old = cx->values;
+    size_t oldcap = cx->vcap;
+    cx->values = t;
+    cx->vcap = cap;
+    for (size_t i = 0; i < oldcap; i++) {
+        hop__vmap *m = old[i];
         if (m == NULL)
             continue;
-        size_t k = node_hash(m->node) & (cap - 1);
+        size_t k = hop__vmap_home(cx, m->node);
         while (t[k] != NULL)
             k = (k + 1) & (cap - 1);
         t[k] = m;
     }
-    hop__free(cx->values);
-    cx->values = t;
-    cx->vcap = cap;
+    hop__free(old);
     return HOP_OK;
 }
 
 hop__vmap *
-hop__vmap_get(hop_lower_ctx *cx, const hop_node *n, bool create)
+hop__vmap_add(hop_lower_ctx *cx, const hop_node *n)
 {
-    size_t k = 0;
-    if (cx->vcap > 0) {
-        for (k = node_hash(n) & (cx->vcap - 1); cx->values[k] != NULL; k = (k + 1) & (cx->vcap - 1))
-            if (cx->values[k]->node == n)
-                return cx->values[k];
-    }
-    if (!create)
+    if (2 * (cx->vcount + 1) > cx->vcap && grow_values(cx) != HOP_OK)
         return NULL;
-    if (2 * (cx->vcount + 1) > cx->vcap) {
-        if (grow_values(cx) != HOP_OK)
-            return NULL;
-        for (k = node_hash(n) & (cx->vcap - 1); cx->values[k] != NULL;)
-            k = (k + 1) & (cx->vcap - 1);
-    }
+    size_t k = hop__vmap_home(cx, n);
+    while (cx->values[k] != NULL)
+        k = (k + 1) & (cx->vcap - 1);
     hop__vmap *m = hop__arena_zalloc(&cx->tmp, sizeof *m);
     if (m == NULL)
         return NULL;

@@ -599,6 +599,11 @@ test_arg_print_is_the_printers_spelling_with_the_snprintf_contract(void **state)
         assert_true(hop_name_is_identifier(near[i]));
     assert_false(hop_name_is_identifier(""));
     assert_false(hop_name_is_identifier(NULL));
+    /* A call_op node's name is reserved from its op's name unsanitised
+     * (graph/names.c hop__name_reserve_op): every op's name must be an
+     * identifier and no keyword. */
+    for (int op = 0; op < HOP_OP_COUNT; op++)
+        assert_true(hop_name_is_identifier(hop_op_get((hop_op)op)->name));
     hop_shape_env_free(env);
 }
 

@@ -38,6 +38,23 @@ def test_a_1000_op_chain_lowers_into_16_groups_and_matches_eager_exactly():
     np.testing.assert_array_equal(gm(x, y).numpy(), chain_fn(1000)(x, y).numpy())
 
 
+def test_a_tree_of_sums_past_64_members_splits_as_the_walk_finds_room():
+    # 60 leaves x*k + y summed pairwise: one walk from the output overflows
+    # with operands left out on both sides, so a cut group is walked again;
+    # a chain's cut only drops its deepest member (lowering/lower.c
+    # plan_fusion).  The groups are what they were before that shortcut.
+    def tree(x, y):
+        vals = [x * float(k) + y for k in range(60)]
+        while len(vals) > 1:
+            odd = vals[len(vals) - len(vals) % 2:]
+            vals = [vals[j] + vals[j + 1] for j in range(0, len(vals) - 1, 2)] + odd
+        return vals[0]
+    x, y = hop.randn(16, seed=1), hop.randn(16, seed=2)
+    gm = hop.trace(tree, x, y)
+    assert fused_steps(gm.plan.dump()) == [2, 2, 1, 2, 5, 5, 11, 23, 64, 64]
+    np.testing.assert_array_equal(gm(x, y).numpy(), tree(x, y).numpy())
+
+
 def test_compiled_call_on_tensors_and_on_numpy_arrays_give_the_same_values():
     # (NumPy code: ndarray arguments have NumPy's semantics, and retrace)
     f = hop.compile(lambda a, b: np.maximum(a * b + 1.0, 0.0))
