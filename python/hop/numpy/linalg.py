@@ -312,12 +312,13 @@ def lstsq(a, b, rcond="warn", *, _kind=None):
         if ct.kind == "c":
             s = _C._op("real", s)
         smax = _C.amax(s)
-        large = _C.gt(s, smax * rcond)
+        cutoff = smax * rcond
+        large = _C.gt(s, cutoff)
         sinv = _C.where(large, _C.div(1.0, _C.where(large, s, 1.0)), 0.0)
         sinv = _core.cast(sinv, ct)
         x = _C.matmul(_h(vh), _C.matmul(_h(u), c) * sinv.unsqueeze(-1))
         rank = _C.sum(large.to(_C.int32)).to(_C.int32)
-        rank = _cutoff_checked(a_in, s, smax, smax * rcond, rank, scaled=True, count=True)
+        rank = _cutoff_checked(a_in, s, smax, cutoff, rank, ratio=rcond, count=True)
     # NumPy's residuals: only for a full-rank tall system (a data-dependent
     # decision: hop.compile specialises on it)
     if k == 0:
@@ -342,7 +343,7 @@ def lstsq(a, b, rcond="warn", *, _kind=None):
     return wrap(kind, x), wrap(kind, resids), rank_out, wrap(kind, _core.cast(s, rdt))
 
 
-def _cutoff_checked(a, s, smax, cutoff, r, *, scaled, rounded=None, hermitian=False,
+def _cutoff_checked(a, s, smax, cutoff, r, *, ratio=None, rounded=None, hermitian=False,
                     count=False):
     """r, decided by which of hop's singular values s (..., k) of a lie above
     cutoff (a count for lstsq's and matrix_rank's rank; which 1/s pinv
@@ -354,8 +355,8 @@ def _cutoff_checked(a, s, smax, cutoff, r, *, scaled, rounded=None, hermitian=Fa
     within _exact.relative_error(a) of NumPy's elementwise, which moves each
     singular value by at most that times ||a||_F <= sqrt(min(m, n)) * s_max
     (a hermitian a read from one triangle: sqrt(2 n)).  A cutoff that scales
-    with s_max (scaled: rcond * s_max, s_max * max(m, n) * eps) moves by its
-    ratio to s_max times the same; a given one not at all.  When s was
+    with s_max (ratio: rcond for rcond * s_max, max(m, n) * eps) moves by
+    ratio times the same; a given one (ratio None) not at all.  When s was
     rounded to a narrower dtype (rounded, default s's dtype: float32 data,
     whose double SVD NumPy casts too), two values that close may round one
     ulp apart and the cutoff computed from them a few ulps apart: _CAST_ULPS
@@ -376,11 +377,10 @@ def _cutoff_checked(a, s, smax, cutoff, r, *, scaled, rounded=None, hermitian=Fa
     eps = float(_np.finfo(_np.float64).eps)  # the SVD's: always computed in double
     spread = math.sqrt(2 * n) if hermitian else math.sqrt(builtins.min(m, n))
     err = 2 * _SVD_ERROR * eps * builtins.max(m, n) + 2 * rel * spread + _SVD_ULPS * eps
-    cut = _C.abs(cutoff)
-    margin = smax * err + cut * err if scaled else smax * err
+    margin = smax * (err if ratio is None else err * (1 + abs(ratio)))
     eps_s = float(_np.finfo(sdt).eps)
     if eps_s > eps:
-        margin = margin + (_C.abs(s) + cut) * (_CAST_ULPS * eps_s)
+        margin = margin + (_C.abs(s) + _C.abs(cutoff)) * (_CAST_ULPS * eps_s)
     far = _C.gt(_C.abs(s - cutoff), margin)
     fi = _np.finfo(sdt)
     normal = _C.logical_and(_C.ge(smax, math.sqrt(float(fi.tiny))),
@@ -414,13 +414,14 @@ def pinv(a, rcond=1e-15, hermitian=False, *, _kind=None):
     rc = _tensor(rcond, "pinv")
     smax = _C.amax(s, -1, True)
     cdt = _np.promote_types(_core.np_dtype(rc), _core.np_dtype(s))
-    cutoff = _core.cast(rc, cdt).unsqueeze(-1) * _core.cast(smax, cdt)
+    rc = _core.cast(rc, cdt).unsqueeze(-1)
+    cutoff = rc * _core.cast(smax, cdt)
     large = _C.gt(_core.cast(s, cdt), cutoff)
     sinv = _C.where(large, _C.div(1.0, _C.where(large, s, 1.0)), 0.0)
     sinv = _core.cast(sinv, dt)
     r = _C.matmul(_mT(vt), sinv.unsqueeze(-1) * _mT(u))
     return wrap(kind, _cutoff_checked(a_in, _core.cast(s, cdt), _core.cast(smax, cdt), cutoff, r,
-                                      scaled=True, rounded=_core.np_dtype(s)))
+                                      ratio=rc, rounded=_core.np_dtype(s)))
 
 
 @_implements(_np.linalg.matrix_power)
@@ -468,15 +469,16 @@ def matrix_rank(A, tol=None, hermitian=False, *, _kind=None):
         s = svd(ndarray(t), compute_uv=False)._t
     sdt = _core.np_dtype(s)
     smax = _C.amax(s, -1, True)
-    scaled = tol is None
+    ratio = None
     if tol is None:  # in S's dtype, NumPy's order of operations
+        ratio = builtins.max(t.shape[-2:]) * float(_np.finfo(sdt).eps)
         tol = smax * builtins.max(t.shape[-2:]) * float(_np.finfo(sdt).eps)
     else:  # asarray(tol)[..., newaxis]: an array, so S > tol compares in the promoted dtype
         tt = _tensor(tol, "matrix_rank")
         cdt = _np.promote_types(_core.np_dtype(tt), sdt)
         tol, s, smax = _core.cast(tt, cdt).unsqueeze(-1), _core.cast(s, cdt), _core.cast(smax, cdt)
     r = _C.sum(_C.gt(s, tol), -1)
-    r = _cutoff_checked(t, s, smax, tol, r, scaled=scaled, rounded=sdt, hermitian=hermitian,
+    r = _cutoff_checked(t, s, smax, tol, r, ratio=ratio, rounded=sdt, hermitian=hermitian,
                         count=True)
     return wrap(kind, r, scalar=r.ndim == 0)
 
