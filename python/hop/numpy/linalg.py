@@ -1,10 +1,13 @@
 """hop.numpy.linalg: numpy.linalg over hop's LAPACK ops (runtime/linalg.c).
 
 Each function has NumPy 1.24's signature, result dtypes (float32 and
-complex64 stay single precision, integers compute in float64, float16 is
-NumPy's TypeError) and errors (LinAlgError, a numpy.linalg.LinAlgError, for
-singular matrices and the like, raised when the data is known: eagerly at
-once, in a compiled function when its plan runs).  The decompositions are
+complex64 results stay single precision, integers compute in float64,
+float16 is NumPy's TypeError), precision (like NumPy's _commonType, LAPACK
+runs in double for single-precision data too and the results are cast
+after; matrix_power and multi_dot are matmuls in the input dtype) and
+errors (LinAlgError, a numpy.linalg.LinAlgError, for singular matrices and
+the like, raised when the data is known: eagerly at once, in a compiled
+function when its plan runs).  The decompositions are
 ops with several results packed in one tensor (ops/infer_linalg.c) viewed
 apart here; norm, lstsq, pinv, matrix_power and matrix_rank follow NumPy's
 own algorithms over them.  Everything batches over leading dims and is
@@ -45,8 +48,9 @@ def _tensor(a, what):
 
 
 def _common(*ts, what):
-    """NumPy's _commonType: the dtype LAPACK runs in (float32, float64,
-    complex64, complex128) and the result dtype."""
+    """NumPy 1.24's _commonType: the dtype LAPACK runs in (always double:
+    float64 or complex128) and the result dtype (float32 or complex64 when
+    every float operand is single precision, else float64 or complex128)."""
     dts = [_core.np_dtype(t) for t in ts]
     for d in dts:
         if d == _np.dtype(_np.float16):
@@ -56,9 +60,10 @@ def _common(*ts, what):
     single = builtins.all(d in (_np.dtype(_np.float32), _np.dtype(_np.complex64)) for d in dts
                           if d.kind in "fc") and builtins.any(d.kind in "fc" for d in dts)
     cplx = builtins.any(d.kind == "c" for d in dts)
+    ct = _np.dtype(_np.complex128 if cplx else _np.float64)
     if single:
-        return _np.dtype(_np.complex64 if cplx else _np.float32)
-    return _np.dtype(_np.complex128 if cplx else _np.float64)
+        return ct, _np.dtype(_np.complex64 if cplx else _np.float32)
+    return ct, ct
 
 
 def _stacked_2d(t):
@@ -82,47 +87,53 @@ def solve(a, b, *, _kind=None):
     ta, tb = _tensor(a, "solve"), _tensor(b, "solve")
     _stacked_2d(ta)
     _stacked_square(ta)
-    dt = _common(ta, tb, what="solve")
-    ta, tb = _core.cast(ta, dt), _core.cast(tb, dt)
+    ct, rt = _common(ta, tb, what="solve")
+    ta, tb = _core.cast(ta, ct), _core.cast(tb, ct)
     if tb.ndim == ta.ndim - 1:  # NumPy 1.24: a stack of vectors
         r = _C._op("linalg_solve", ta, tb.unsqueeze(-1)).squeeze(-1)
     else:
         r = _C._op("linalg_solve", ta, tb)
-    return wrap(kind, r)
+    return wrap(kind, _core.cast(r, rt))
 
 
 def _square_op(op, a, what, kind):
+    # op over a stack of square matrices in double, and the result dtype
     t = _tensor(a, what)
     _stacked_2d(t)
     _stacked_square(t)
-    return _C._op(op, _core.cast(t, _common(t, what=what))), kind
+    ct, rt = _common(t, what=what)
+    return _C._op(op, _core.cast(t, ct)), rt, kind
 
 
 @_implements(_np.linalg.inv)
 def inv(a, *, _kind=None):
-    r, kind = _square_op("linalg_inv", a, "inv", _kind or result_kind((a,), ndarray))
-    return wrap(kind, r)
+    r, rt, kind = _square_op("linalg_inv", a, "inv", _kind or result_kind((a,), ndarray))
+    return wrap(kind, _core.cast(r, rt))
 
 
 @_implements(_np.linalg.det)
 def det(a, *, _kind=None):
-    r, kind = _square_op("linalg_det", a, "det", _kind or result_kind((a,), ndarray))
+    r, rt, kind = _square_op("linalg_det", a, "det", _kind or result_kind((a,), ndarray))
+    r = _core.cast(r, rt)
     return wrap(kind, r, scalar=r.ndim == 0)
 
 
 @_implements(_np.linalg.slogdet)
 def slogdet(a, *, _kind=None):
-    p, kind = _square_op("linalg_slogdet", a, "slogdet", _kind or result_kind((a,), ndarray))
+    p, rt, kind = _square_op("linalg_slogdet", a, "slogdet",
+                             _kind or result_kind((a,), ndarray))
     sign, logdet = p.select(-1, 0), p.select(-1, 1)
     if _core.np_dtype(p).kind == "c":
         logdet = _C._op("real", logdet)
+    sign, logdet = _core.cast(sign, rt), _core.cast(logdet, _real_dt(rt))
     return wrap(kind, sign, scalar=sign.ndim == 0), wrap(kind, logdet, scalar=logdet.ndim == 0)
 
 
 @_implements(_np.linalg.cholesky)
 def cholesky(a, *, _kind=None):
-    r, kind = _square_op("linalg_cholesky", a, "cholesky", _kind or result_kind((a,), ndarray))
-    return wrap(kind, r)
+    r, rt, kind = _square_op("linalg_cholesky", a, "cholesky",
+                             _kind or result_kind((a,), ndarray))
+    return wrap(kind, _core.cast(r, rt))
 
 
 @_implements(_np.linalg.qr)
@@ -137,35 +148,36 @@ def qr(a, mode="reduced", *, _kind=None):
         raise _C.UnsupportedError("hop.numpy: numpy.linalg.qr(mode='raw') is not supported")
     t = _tensor(a, "qr")
     _stacked_2d(t)
-    t = _core.cast(t, _common(t, what="qr"))
+    ct, rt = _common(t, what="qr")
+    t = _core.cast(t, ct)
     m, n = t.shape[-2], t.shape[-1]
     k = builtins.min(m, n)
     q = m if mode == "complete" else k
     p = _C._op("linalg_qr", t, mode == "complete")
-    r = p.slice(-2, m, m + q).slice(-1, 0, n)
+    r = _core.cast(p.slice(-2, m, m + q).slice(-1, 0, n), rt)
     if mode == "r":
         return wrap(kind, r)
-    return wrap(kind, p.slice(-2, 0, m).slice(-1, 0, q)), wrap(kind, r)
+    return wrap(kind, _core.cast(p.slice(-2, 0, m).slice(-1, 0, q), rt)), wrap(kind, r)
 
 
 def _svd_input(a, hermitian, what):
-    # svd/pinv's operand: a stack of matrices in their common float dtype
-    # (returned too); hermitian=True is refused
+    # svd/pinv's operand: a stack of matrices in double, and the result
+    # dtype; hermitian=True is refused
     if hermitian:
         raise _C.UnsupportedError(f"hop.numpy: numpy.linalg.{what}(hermitian=True) is not "
                                   "supported")
     t = _tensor(a, what)
     _stacked_2d(t)
-    dt = _common(t, what=what)
-    return _core.cast(t, dt), dt
+    ct, rt = _common(t, what=what)
+    return _core.cast(t, ct), rt
 
 
 @_implements(_np.linalg.svd)
 def svd(a, full_matrices=True, compute_uv=True, hermitian=False, *, _kind=None):
     kind = _kind or result_kind((a,), ndarray)
-    t, _ = _svd_input(a, hermitian, "svd")
+    t, rt = _svd_input(a, hermitian, "svd")
     if not compute_uv:
-        return wrap(kind, _C._op("linalg_svdvals", t))
+        return wrap(kind, _core.cast(_C._op("linalg_svdvals", t), _real_dt(rt)))
     m, n = t.shape[-2], t.shape[-1]
     k = builtins.min(m, n)
     u = m if full_matrices else k
@@ -174,8 +186,9 @@ def svd(a, full_matrices=True, compute_uv=True, hermitian=False, *, _kind=None):
     s = p.select(-2, m).slice(-1, 0, k)
     if _core.np_dtype(p).kind == "c":
         s = _C._op("real", s)
-    return (wrap(kind, p.slice(-2, 0, m).slice(-1, 0, u)), wrap(kind, s),
-            wrap(kind, p.slice(-2, m + 1, m + 1 + v).slice(-1, 0, n)))
+    return (wrap(kind, _core.cast(p.slice(-2, 0, m).slice(-1, 0, u), rt)),
+            wrap(kind, _core.cast(s, _real_dt(rt))),
+            wrap(kind, _core.cast(p.slice(-2, m + 1, m + 1 + v).slice(-1, 0, n), rt)))
 
 
 def _uplo(UPLO):
@@ -186,32 +199,34 @@ def _uplo(UPLO):
 
 
 def _hermitian(a, UPLO, what):
-    # eigh/eigvalsh's operand: a stack of square matrices in their common
-    # float dtype, and which triangle is read
+    # eigh/eigvalsh's operand: a stack of square matrices in double, the
+    # result dtype, and which triangle is read
     upper = _uplo(UPLO)
     t = _tensor(a, what)
     _stacked_2d(t)
     _stacked_square(t)
-    return _core.cast(t, _common(t, what=what)), upper
+    ct, rt = _common(t, what=what)
+    return _core.cast(t, ct), rt, upper
 
 
 @_implements(_np.linalg.eigh)
 def eigh(a, UPLO="L", *, _kind=None):
     kind = _kind or result_kind((a,), ndarray)
-    t, upper = _hermitian(a, UPLO, "eigh")
+    t, rt, upper = _hermitian(a, UPLO, "eigh")
     n = t.shape[-1]
     p = _C._op("linalg_eigh", t, upper)
     w = p.select(-2, 0)
     if _core.np_dtype(p).kind == "c":
         w = _C._op("real", w)
-    return wrap(kind, w), wrap(kind, p.slice(-2, 1, n + 1))
+    return (wrap(kind, _core.cast(w, _real_dt(rt))),
+            wrap(kind, _core.cast(p.slice(-2, 1, n + 1), rt)))
 
 
 @_implements(_np.linalg.eigvalsh)
 def eigvalsh(a, UPLO="L", *, _kind=None):
     kind = _kind or result_kind((a,), ndarray)
-    t, upper = _hermitian(a, UPLO, "eigvalsh")
-    return wrap(kind, _C._op("linalg_eigvalsh", t, upper))
+    t, rt, upper = _hermitian(a, UPLO, "eigvalsh")
+    return wrap(kind, _core.cast(_C._op("linalg_eigvalsh", t, upper), _real_dt(rt)))
 
 
 def _real_dt(dt):
@@ -236,6 +251,10 @@ def _h(t):
 # 2 per solver and 16 ulps in all keep a factor of 10 or more of slack.
 _SVD_ERROR = 2.0
 _SVD_ULPS = 16
+# ulps of a narrower result dtype (float32) by which two singular values
+# that close, cast, and a cutoff computed from them may differ
+# (_cutoff_checked)
+_CAST_ULPS = 4
 
 
 @_implements(_np.linalg.lstsq)
@@ -255,10 +274,8 @@ def lstsq(a, b, rcond="warn", *, _kind=None):
     m2, n_rhs = tb.shape
     if m != m2:
         raise LinAlgError("Incompatible dimensions")
-    dt = _common(ta, tb, what="lstsq")
+    ct, dt = _common(ta, tb, what="lstsq")
     rdt = _real_dt(dt)
-    # NumPy's computing dtype (_commonType's t): always double
-    ct = _np.dtype(_np.complex128 if dt.kind == "c" else _np.float64)
     if isinstance(rcond, str) and rcond == "warn":
         warnings.warn("`rcond` parameter will change to the default of machine precision times "
                       "``max(M, N)`` where M and N are the input matrix dimensions.\nTo use the "
@@ -295,11 +312,13 @@ def lstsq(a, b, rcond="warn", *, _kind=None):
         if ct.kind == "c":
             s = _C._op("real", s)
         smax = _C.amax(s)
-        large = _C.gt(s, smax * rcond)
+        cutoff = smax * rcond
+        large = _C.gt(s, cutoff)
         sinv = _C.where(large, _C.div(1.0, _C.where(large, s, 1.0)), 0.0)
         sinv = _core.cast(sinv, ct)
         x = _C.matmul(_h(vh), _C.matmul(_h(u), c) * sinv.unsqueeze(-1))
-        rank = _rank_checked(a_in, s, smax, rcond, _C.sum(large.to(_C.int32)).to(_C.int32))
+        rank = _C.sum(large.to(_C.int32)).to(_C.int32)
+        rank = _cutoff_checked(a_in, s, smax, cutoff, rank, ratio=rcond, count=True)
     # NumPy's residuals: only for a full-rank tall system (a data-dependent
     # decision: hop.compile specialises on it)
     if k == 0:
@@ -324,60 +343,85 @@ def lstsq(a, b, rcond="warn", *, _kind=None):
     return wrap(kind, x), wrap(kind, resids), rank_out, wrap(kind, _core.cast(s, rdt))
 
 
-def _rank_checked(a, s, smax, rcond, rank):
-    """rank, the count of hop's singular values s of a above rcond * smax,
-    made NumPy's under hop.compile: gelsd counts its own singular values,
-    which differ from hop's, so the two counts agree only when no singular
-    value lies within the two SVDs' error of the cutoff.  Each is within
-    _SVD_ERROR * eps * max(m, n) * s_max of the exact one, and hop's a within
-    _exact.relative_error(a) of NumPy's elementwise, which moves each
-    singular value by at most that times ||a||_F <= sqrt(min(m, n)) * s_max;
-    the cutoff moves by rcond times the same.  So the plan checks that every
-    singular value is farther than that from the cutoff (and s_max a normal
-    magnitude, or zero: a zero matrix is rank 0 for both) and otherwise hands
-    the call to eager (_core.unknown_if): NumPy decides.  Then the rank is
-    NumPy's, so a branch on it is one cond (_exact.checked); where a's
-    difference is unbounded (a product, a sum) the branch stays a graph
-    break."""
+def _cutoff_checked(a, s, smax, cutoff, r, *, ratio=None, rounded=None, hermitian=False,
+                    count=False):
+    """r, decided by which of hop's singular values s (..., k) of a lie above
+    cutoff (a count for lstsq's and matrix_rank's rank; which 1/s pinv
+    uses), made NumPy's under hop.compile: NumPy compares its own singular
+    values, which differ from hop's in the last bits, so the decisions agree
+    only when no singular value lies within that difference of the cutoff.
+    Each SVD (in double) is within _SVD_ERROR * eps * max(m, n) * s_max of
+    the exact values, plus _SVD_ULPS ulps of s_max in all, and hop's a
+    within _exact.relative_error(a) of NumPy's elementwise, which moves each
+    singular value by at most that times ||a||_F <= sqrt(min(m, n)) * s_max
+    (a hermitian a read from one triangle: sqrt(2 n)).  A cutoff that scales
+    with s_max (ratio: rcond for rcond * s_max, max(m, n) * eps) moves by
+    ratio times the same; a given one (ratio None) not at all.  When s was
+    rounded to a narrower dtype (rounded, default s's dtype: float32 data,
+    whose double SVD NumPy casts too), two values that close may round one
+    ulp apart and the cutoff computed from them a few ulps apart: _CAST_ULPS
+    ulps of |s| + |cutoff| cover it.  So the plan checks that every singular
+    value is farther than the sum from the cutoff (and s_max a normal
+    magnitude, or zero: a zero matrix's singular values are zeros for both)
+    and otherwise hands the call to eager (_core.unknown_if): NumPy decides.
+    A count (count=True: a rank) is then NumPy's, so a branch on it is one
+    cond (_exact.checked).  Where a's difference is unbounded (a product, a
+    sum) r is returned as it is, so a branch on a count stays a graph break."""
     if not _core.compiling():
-        return rank
+        return r
     rel = _exact.relative_error(a)
     if rel is None:
-        return rank
-    m, n = a.shape
-    dt = _core.np_dtype(s)
-    eps = float(_np.finfo(dt).eps)
-    err = 2 * _SVD_ERROR * eps * builtins.max(m, n) + 2 * rel * math.sqrt(builtins.min(m, n))
-    margin = smax * ((err + _SVD_ULPS * eps) * (1 + rcond))
-    far = _C.all(_C.gt(_C.abs(s - smax * rcond), margin), None, False)
-    fi = _np.finfo(dt)
+        return r
+    m, n = a.shape[-2], a.shape[-1]
+    sdt = rounded or _core.np_dtype(s)
+    eps = float(_np.finfo(_np.float64).eps)  # the SVD's: always computed in double
+    spread = math.sqrt(2 * n) if hermitian else math.sqrt(builtins.min(m, n))
+    err = 2 * _SVD_ERROR * eps * builtins.max(m, n) + 2 * rel * spread + _SVD_ULPS * eps
+    margin = smax * (err if ratio is None else err * (1 + abs(ratio)))
+    eps_s = float(_np.finfo(sdt).eps)
+    if eps_s > eps:
+        margin = margin + (_C.abs(s) + _C.abs(cutoff)) * (_CAST_ULPS * eps_s)
+    far = _C.gt(_C.abs(s - cutoff), margin)
+    fi = _np.finfo(sdt)
     normal = _C.logical_and(_C.ge(smax, math.sqrt(float(fi.tiny))),
                             _C.le(smax, math.sqrt(float(fi.max))))
     ok = _C.logical_or(_C.logical_and(far, normal), _C.eq(smax, 0.0))
-    return _exact.checked(_core.unknown_if(_C.logical_not(ok), rank))
+    r = _core.unknown_if(_C.logical_not(_C.all(ok, None, False)), r)
+    return _exact.checked(r) if count else r
 
 
 @_implements(_np.linalg.pinv)
 def pinv(a, rcond=1e-15, hermitian=False, *, _kind=None):
     kind = _kind or result_kind((a,), ndarray)
+    a_in = _tensor(a, "pinv")
     t, dt = _svd_input(a, hermitian, "pinv")
     m, n = t.shape[-2], t.shape[-1]
     k = builtins.min(m, n)
     if k == 0:
-        return wrap(kind, _C.zeros(tuple(t.shape[:-2]) + (n, m), dtype=t.dtype))
+        return wrap(kind, _C.zeros(tuple(t.shape[:-2]) + (n, m),
+                                   dtype=_core.hop_dtype(_core.np_dtype(a_in), "pinv")))
     t = _C._op("conj", t) if dt.kind == "c" else t
+    # NumPy's svd: in double, u, s and vt cast to the result dtype
     p = _C._op("linalg_svd", t, False)
-    u = p.slice(-2, 0, m).slice(-1, 0, k)
+    u = _core.cast(p.slice(-2, 0, m).slice(-1, 0, k), dt)
     s = p.select(-2, m).slice(-1, 0, k)
-    vt = p.slice(-2, m + 1, m + 1 + k).slice(-1, 0, n)
+    vt = _core.cast(p.slice(-2, m + 1, m + 1 + k).slice(-1, 0, n), dt)
     if dt.kind == "c":
         s = _C._op("real", s)
+    s = _core.cast(s, _real_dt(dt))
+    # NumPy's cutoff rcond[..., newaxis] * amax(s): two arrays, so in their
+    # promoted dtype (float64 for a float rcond and float32 s), as is s > cutoff
     rc = _tensor(rcond, "pinv")
-    cutoff = _C.amax(s, -1, True) * _core.cast(rc, _core.np_dtype(s)).unsqueeze(-1)
-    large = _C.gt(s, cutoff)
+    smax = _C.amax(s, -1, True)
+    cdt = _np.promote_types(_core.np_dtype(rc), _core.np_dtype(s))
+    rc = _core.cast(rc, cdt).unsqueeze(-1)
+    cutoff = rc * _core.cast(smax, cdt)
+    large = _C.gt(_core.cast(s, cdt), cutoff)
     sinv = _C.where(large, _C.div(1.0, _C.where(large, s, 1.0)), 0.0)
     sinv = _core.cast(sinv, dt)
-    return wrap(kind, _C.matmul(_mT(vt), sinv.unsqueeze(-1) * _mT(u)))
+    r = _C.matmul(_mT(vt), sinv.unsqueeze(-1) * _mT(u))
+    return wrap(kind, _cutoff_checked(a_in, _core.cast(s, cdt), _core.cast(smax, cdt), cutoff, r,
+                                      ratio=rc, rounded=_core.np_dtype(s)))
 
 
 @_implements(_np.linalg.matrix_power)
@@ -417,16 +461,25 @@ def matrix_rank(A, tol=None, hermitian=False, *, _kind=None):
     t = _tensor(A, "matrix_rank")
     if t.ndim < 2:  # NumPy's int(not all(A == 0)): a Python int (traced, a SymInt)
         return _C.logical_not(_C.all(_C.eq(t, 0))).to(_C.int64).item()
+    # NumPy's S: svd's or |eigvalsh|, computed in double, cast to the result
+    # dtype (float32 for float32 data)
     if hermitian:
         s = _C.abs(eigvalsh(ndarray(t))._t)
     else:
         s = svd(ndarray(t), compute_uv=False)._t
-    if tol is None:
-        eps = float(_np.finfo(_core.np_dtype(s)).eps)
-        tol = _C.amax(s, -1, True) * (builtins.max(t.shape[-2:]) * eps)
-    else:
-        tol = _core.cast(_tensor(tol, "matrix_rank"), _core.np_dtype(s)).unsqueeze(-1)
+    sdt = _core.np_dtype(s)
+    smax = _C.amax(s, -1, True)
+    ratio = None
+    if tol is None:  # in S's dtype, NumPy's order of operations
+        ratio = builtins.max(t.shape[-2:]) * float(_np.finfo(sdt).eps)
+        tol = smax * builtins.max(t.shape[-2:]) * float(_np.finfo(sdt).eps)
+    else:  # asarray(tol)[..., newaxis]: an array, so S > tol compares in the promoted dtype
+        tt = _tensor(tol, "matrix_rank")
+        cdt = _np.promote_types(_core.np_dtype(tt), sdt)
+        tol, s, smax = _core.cast(tt, cdt).unsqueeze(-1), _core.cast(s, cdt), _core.cast(smax, cdt)
     r = _C.sum(_C.gt(s, tol), -1)
+    r = _cutoff_checked(t, s, smax, tol, r, ratio=ratio, rounded=sdt, hermitian=hermitian,
+                        count=True)
     return wrap(kind, r, scalar=r.ndim == 0)
 
 
@@ -559,8 +612,10 @@ def cond(x, p=None, *, _kind=None):
     else:
         _stacked_2d(x._t)
         _stacked_square(x._t)
-        result_t = _common(x._t, what="cond")
-        r = norm(x, p, axis=(-2, -1)) * norm(inv(x), p, axis=(-2, -1))
+        ct, result_t = _common(x._t, what="cond")
+        # NumPy's inverse stays double here (its gufunc inv, not linalg.inv)
+        invx = ndarray(_C._op("linalg_inv", _core.cast(x._t, ct)))
+        r = norm(x, p, axis=(-2, -1)) * norm(invx, p, axis=(-2, -1))
         r = r.astype(result_t, copy=False)
     # a NaN is inf unless the matrix had a NaN (a where, not NumPy's masked
     # write, so that it traces)
@@ -629,9 +684,9 @@ def _eig(a, vectors, what, kind):
     t = _tensor(a, what)
     _stacked_2d(t)
     _stacked_square(t)
-    result_t = _common(t, what=what)
+    ct, result_t = _common(t, what=what)
     cplx = result_t.kind == "c"
-    t = _core.cast(t, _np.dtype(_np.complex128 if cplx else _np.float64))
+    t = _core.cast(t, ct)
     finite = _C.all(_C.lt(_C.abs(t), _np.inf), None, False)  # NaN is not below inf
     if not bool(finite):
         raise LinAlgError("Array must not contain infs or NaNs")

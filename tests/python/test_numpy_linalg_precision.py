@@ -1,0 +1,226 @@
+"""hop.numpy.linalg's precision and cutoffs against NumPy 1.24's.
+
+NumPy's _commonType runs LAPACK in double for float32 and complex64 data
+and casts the results back, so a float32 inverse or SVD is the double one
+rounded, not a float32 computation's (errors of cond * eps32).  matrix_rank
+and pinv then compare the cast singular values with a cutoff; a singular
+value near it decides a count or whether 1/s is used, so under hop.compile
+the plan checks that none lies within the two SVDs' difference of it and
+otherwise runs the call eagerly (linalg._cutoff_checked).
+"""
+
+import warnings
+
+import numpy as np
+import pytest
+
+import hop
+import hop.numpy as hnp
+from numpy_diff import same
+
+LA = np.linalg
+F32 = np.float32
+EPS32 = float(np.finfo(F32).eps)
+
+
+def _orthogonal(rng, n):
+    q, _ = np.linalg.qr(rng.standard_normal((n, n)))
+    return q
+
+
+def _with_singular_values(rng, s):
+    n = len(s)
+    return (_orthogonal(rng, n) * np.asarray(s, float)) @ _orthogonal(rng, n)
+
+
+def _compiled(f):
+    cf = hop.compile(f)
+
+    def call(*args):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return cf(*args)
+    return cf, call
+
+
+def _near_default_tol(rng, n=6):
+    # smallest singular value within 1e-3 relative of matrix_rank's default
+    # tol, max(m, n) * eps32 * s_max (s_max = 1), before the cast to float32
+    s = [1, 0.5, 0.2, 0.1, 0.05, n * EPS32 * (1 + rng.uniform(-1e-3, 1e-3))]
+    return _with_singular_values(rng, s).astype(F32)
+
+
+def test_float32_matrix_rank_near_default_tol_is_numpys_compiled():
+    # before: hop's float32 SVD and an unchecked count gave another rank in
+    # about 40% of these
+    rng = np.random.default_rng(33)
+    cf, f = _compiled(lambda a: LA.matrix_rank(a))
+    for _ in range(40):
+        a = _near_default_tol(rng)
+        got, want = f(a), LA.matrix_rank(a)
+        assert got == want and np.asarray(got).dtype == np.asarray(want).dtype
+        assert hnp.linalg.matrix_rank(hnp.asarray(a)) == want
+
+
+def test_float32_hermitian_matrix_rank_near_default_tol_is_numpys_compiled():
+    rng = np.random.default_rng(34)
+    cf, f = _compiled(lambda a: LA.matrix_rank(a, hermitian=True))
+    for _ in range(30):
+        u = _orthogonal(rng, 6)
+        s = [1, -0.5, 0.2, 0.1, 0.05, 6 * EPS32 * (1 + rng.uniform(-1e-3, 1e-3))]
+        a = ((u * np.asarray(s)) @ u.T).astype(F32)
+        a = (a + a.T) / 2
+        assert f(a) == LA.matrix_rank(a, hermitian=True)
+
+
+def _diag(values, dtype=F32):
+    return np.diag(np.asarray(values, dtype))
+
+
+@pytest.mark.parametrize("hermitian", [False, True])
+def test_matrix_rank_singular_value_on_the_default_tol_runs_eagerly(hermitian):
+    # a diagonal matrix's singular values are exact: s[-1] on the float32
+    # tol 6 * eps32 (NumPy: not above it, rank 5) or an ulp either side
+    cf, f = _compiled(lambda a: LA.matrix_rank(a, hermitian=hermitian))
+    far = _diag([1, 0.5, 0.2, 0.1, 0.05, 1e-3])
+    assert f(far) == 6 and cf.eager_calls == 0
+    tol = F32(6 * EPS32)
+    for x in [tol, np.nextafter(tol, F32(1)), np.nextafter(tol, F32(0))]:
+        a = _diag([1, 0.5, 0.2, 0.1, 0.05, x])
+        before = cf.eager_calls
+        assert f(a) == LA.matrix_rank(a, hermitian=hermitian)
+        assert cf.eager_calls == before + 1
+    assert f(far) == 6 and cf.eager_calls == 3
+    assert LA.matrix_rank(_diag([1, 0.5, 0.2, 0.1, 0.05, tol])) == 5
+
+
+def test_matrix_rank_python_float_tol_compares_in_double_like_numpy():
+    # asarray(0.1) is float64, so NumPy compares float32(0.1) > 0.1 in
+    # double (true); before, hop cast tol to float32 and counted 1
+    a = _diag([1.0, 0.1])
+    assert LA.matrix_rank(a, tol=0.1) == 2
+    assert hnp.linalg.matrix_rank(hnp.asarray(a), tol=0.1) == 2
+    cf, f = _compiled(lambda a: LA.matrix_rank(a, tol=0.1))
+    assert f(a) == 2
+    # a float32 tol compares in float32: not above
+    assert LA.matrix_rank(a, tol=F32(0.1)) == 1
+    assert hnp.linalg.matrix_rank(hnp.asarray(a), tol=F32(0.1)) == 1
+
+
+def test_stacked_tol_on_a_singular_value_runs_eagerly_far_stays_compiled():
+    cf, f = _compiled(lambda a, t: LA.matrix_rank(a, tol=t))
+    a = np.stack([_diag([1, 0.5, 0.25]), _diag([2, 1, 0.125])])
+    far = np.array([0.3, 0.1])
+    same(f(a, far), LA.matrix_rank(a, tol=far))
+    assert cf.eager_calls == 0
+    on = np.array([0.3, 0.125])  # the second matrix's s[2] on its tol
+    got, want = f(a, on), LA.matrix_rank(a, tol=on)
+    same(got, want)
+    assert list(want) == [2, 2] and cf.eager_calls == 1
+
+
+def test_pinv_singular_value_on_the_cutoff_runs_eagerly():
+    # rcond * s_max is 1e-3 in double (NumPy: a float64 rcond array times
+    # float32 s_max) and s[2] is float32(1e-3), just above it: NumPy inverts
+    # it (1/s, about 1000); before, hop compared in float32, dropped it,
+    # and answered 0 there
+    a = _diag([1, 0.5, 1e-3])
+    want = LA.pinv(a, rcond=1e-3)
+    inv_s = F32(1) / F32(1e-3)
+    assert want[2, 2] == inv_s
+    assert hnp.linalg.pinv(hnp.asarray(a), rcond=1e-3)[2, 2] == inv_s
+    cf, f = _compiled(lambda a: LA.pinv(a, rcond=1e-3))
+    same(f(_diag([1, 0.5, 0.1])), LA.pinv(_diag([1, 0.5, 0.1]), rcond=1e-3))
+    assert cf.eager_calls == 0
+    same(f(a), want)
+    assert cf.eager_calls == 1
+
+
+def test_float32_pinv_near_its_cutoff_is_numpys_and_far_stays_compiled():
+    rng = np.random.default_rng(35)
+    cf, f = _compiled(lambda a: LA.pinv(a, rcond=1e-3))
+    for _ in range(20):
+        a = _with_singular_values(rng, [1, 0.5, 0.2, 0.1, 1e-3 * (1 + rng.uniform(-1e-5, 1e-5))])
+        a = a.astype(F32)
+        got, want = f(a), LA.pinv(a, rcond=1e-3)
+        assert got.dtype == want.dtype == F32
+        assert np.abs(got - want).max() <= 1e-6 * np.abs(want).max()
+    eager = cf.eager_calls
+    for _ in range(5):
+        a = _with_singular_values(rng, [1, 0.5, 0.2, 0.1, 0.01]).astype(F32)
+        got, want = f(a), LA.pinv(a, rcond=1e-3)
+        assert np.abs(got - want).max() <= 1e-6 * np.abs(want).max()
+    assert cf.eager_calls == eager
+
+
+def _ill_conditioned(rng, dtype, n=5, cond=1e4):
+    a = _with_singular_values(rng, np.logspace(0, -np.log10(cond), n))
+    if np.dtype(dtype).kind == "c":
+        a = a + 1j * _with_singular_values(rng, np.logspace(0, -np.log10(cond), n))
+    return a.astype(dtype)
+
+
+def _spd(a):
+    return (a @ a.conj().T + np.eye(a.shape[0])).astype(a.dtype)
+
+
+FUNCS = {
+    "inv": lambda a: LA.inv(a),
+    "solve": lambda a: LA.solve(a, a[..., 0] + 1),
+    "det": lambda a: LA.det(a),
+    "slogdet": lambda a: LA.slogdet(a),
+    "cholesky": lambda a: LA.cholesky(_spd(a)),
+    "qr": lambda a: LA.qr(a),
+    "qr_r": lambda a: LA.qr(a, mode="r"),
+    "svd": lambda a: LA.svd(a),
+    "svdvals": lambda a: LA.svd(a, compute_uv=False),
+    "eigh": lambda a: LA.eigh(a + a.conj().T),
+    "eigvalsh": lambda a: LA.eigvalsh(a + a.conj().T),
+    "eig": lambda a: LA.eig(a + a.conj().T),
+    "eigvals": lambda a: LA.eigvals(a + a.conj().T),
+    "norm2": lambda a: LA.norm(a, 2),
+    "norm-2": lambda a: LA.norm(a, -2),
+    "nuc": lambda a: LA.norm(a, "nuc"),
+    "cond": lambda a: LA.cond(a),
+    "cond1": lambda a: LA.cond(a, 1),
+    "pinv": lambda a: LA.pinv(a),
+    "tensorinv": lambda a: LA.tensorinv(a.reshape(5, 5, 1), ind=1),
+    "tensorsolve": lambda a: LA.tensorsolve(a, a[0]),
+}
+
+
+def _parts(r):
+    return list(r) if isinstance(r, tuple) else [r]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.complex64])
+@pytest.mark.parametrize("name", sorted(FUNCS))
+def test_single_precision_results_are_numpys_double_computation_cast(name, dtype):
+    # cond 1e4: a float32 computation is off by about 1e-3 relative (the
+    # small singular values, the inverse), the double one cast by an ulp or
+    # so
+    fn = FUNCS[name]
+    a = _ill_conditioned(np.random.default_rng(36), dtype)
+    want = fn(a)
+    cf, f = _compiled(fn)
+    for got in (f(a), fn(hnp.asarray(a))):
+        for g, w in zip(_parts(got), _parts(want), strict=True):
+            g, w = np.asarray(g), np.asarray(w)
+            assert g.dtype == w.dtype and g.shape == w.shape
+            # values (s, w, det): each to 1e-6 of itself; matrices to 1e-6 of
+            # their largest element
+            scale = np.abs(w) if w.ndim < 2 else np.abs(w).max()
+            assert np.all(np.abs(g - w) <= 1e-6 * scale), name
+    assert cf.eager_calls == 0
+
+
+@pytest.mark.parametrize("name", ["matrix_power", "multi_dot"])
+def test_matmul_functions_stay_in_the_input_dtype(name):
+    # NumPy computes these with matmul in float32: no double step
+    a = _ill_conditioned(np.random.default_rng(37), F32)
+    fn = {"matrix_power": lambda a: LA.matrix_power(a, 3),
+          "multi_dot": lambda a: LA.multi_dot([a, a, a])}[name]
+    cf, f = _compiled(fn)
+    got, want = f(a), fn(a)
+    assert got.dtype == want.dtype == F32
+    same(got, want, rtol=1e-5)
