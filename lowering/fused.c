@@ -123,7 +123,7 @@ step_fn(const hop_node *n, hop_dtype *need, hop_dtype *fdtype)
         return hop__vfn_unary(n->op, compute);
     case HOP_RULE_BINARY:
         need[0] = need[1] = *fdtype = compute;
-        return hop__vfn_binary(n->op, compute);
+        return hop__vfn_binary(n->op, out); /* f16: the f32 function it rounds from */
     case HOP_RULE_COMPARE:
         need[0] = need[1] = hop__compute_dtype(promote(n));
         return hop__vfn_binary(n->op, need[0]);

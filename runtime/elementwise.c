@@ -462,6 +462,14 @@ BINARY_FN(pow_b, hop__bool, hop__bool, (x | !y) != 0)
     }
 FPOW(float, f32)
 FPOW(double, f64)
+/*
+ * The f32 function a float16 power rounds from: NumPy 1.24's float16 power
+ * is its scalar loop on every machine (no SIMD one), glibc's powf of the
+ * float32 values rounded to float16, so hop's is too.  The backend's vector
+ * powf differs from glibc's in the last float32 bit, which moves the float16
+ * result at a halfway point (about 5 elements in a million).
+ */
+BINARY_FN(pow_f16, float, float, powf(x, y))
 
 /* Unary ops on integer and bool dtypes. */
 #define SINT_UNARY(T, sfx)                                                                         \
@@ -1005,6 +1013,8 @@ hop__vfn_binary(hop_op op, hop_dtype dt)
         return NULL;
     if (hop_dtype_is_complex(dt))
         return hop__vfn_complex(op, dt);
+    if (dt == HOP_F16)
+        return op == HOP_OP_pow ? pow_f16 : hop__vfn_binary(op, HOP_F32);
     switch (op) {
     case HOP_OP_add:
         return add[dt];

@@ -501,7 +501,9 @@ prepare_plan(hop__kernel *k, const hop__call *c, hop_tensor *out)
                     out->dtype);
             return HOP_OK;
         }
-        ew_plan(k, out, c->args, 2, need, hop__vfn_binary(c->op, need[0]), fdtype, info->cost,
+        /* f16 arithmetic: the f32 function an f16 result rounds from */
+        hop__vfn fn = hop__vfn_binary(c->op, info->rule == HOP_RULE_BINARY ? out->dtype : need[0]);
+        ew_plan(k, out, c->args, 2, need, fn, fdtype, info->cost,
                 info->rule == HOP_RULE_COMPARE ? c->promoted : out->dtype);
         return HOP_OK;
     }

@@ -666,9 +666,12 @@ hop__compute_dtype(hop_dtype dt)
 
 /* The vector functions of fused steps, the elementwise engine's (so a fused
  * group computes what hop_eager does, bit for bit): by op and the dtype
- * they read, NULL where the op refuses the dtype and for f16 except where
- * and copy (use hop__compute_dtype).  Their cost per element in abstract
- * units (1 = an add) decides threading. */
+ * they read, NULL where the op refuses the dtype.  Unary and binary ones of
+ * f16 are the f32 functions an f16 result is rounded from: they read and
+ * write f32 (hop__compute_dtype), and hop__vfn_binary(HOP_OP_pow, HOP_F16)
+ * is glibc's powf as NumPy's float16 power (elementwise.c); hop__vfn_unary
+ * NULL for f16 (use hop__compute_dtype).  Their cost per element in
+ * abstract units (1 = an add) decides threading. */
 hop__vfn hop__vfn_unary(hop_op op, hop_dtype dt);
 hop__vfn hop__vfn_binary(hop_op op, hop_dtype dt); /* arith, compare, logical */
 hop__vfn hop__vfn_where(hop_dtype dt);
