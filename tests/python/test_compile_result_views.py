@@ -335,3 +335,17 @@ def test_function_numpy_runs_in_k_order_gives_numpys_layout(name, layout):
     ndarray.copy) in every argument layout."""
     fn = _K_FUNCS[name]
     _same_answer(fn, lambda: (_LAYOUTS[layout](),))
+
+
+@pytest.mark.parametrize("fn", [lambda a: a.astype(np.float32), lambda a: np.copy(a, order="A"),
+                                lambda a: np.zeros_like(a), lambda a: np.where(a > 3, a, 0.0)],
+                         ids=["astype", "copy_A", "zeros_like", "where"])
+def test_order_decision_is_made_again_for_each_calls_argument_layout(fn):
+    """A plan traced on a C-ordered argument gives NumPy's order for a
+    Fortran-ordered one and again for a C-ordered one (the recorded decision
+    is rechecked per call, not kept from the trace)."""
+    cf = hop.compile(fn)
+    c = np.arange(12.0).reshape(3, 4)
+    # (one shape: another would retrace with symbolic sizes, C order as stated)
+    for a in (c, np.asfortranarray(c), c, np.arange(12.0).reshape(4, 3).T, c[::-1]):
+        assert _layout(cf(a)) == _layout(fn(a))
