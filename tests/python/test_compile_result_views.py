@@ -276,3 +276,76 @@ def test_ascontiguousarray_is_the_array_itself_only_when_numpy_says_it_is_in_c_o
     # it was asarray: ascontiguousarray(a.T) came back as a view of the
     # argument, and a write through it changed the caller's array
     _same_answer(fn, lambda: (make(),))
+
+
+# ---------------------------------------- functions NumPy runs in K order
+
+_LAYOUTS = {
+    "C": lambda: np.arange(12.0).reshape(3, 4),
+    "F": lambda: np.asfortranarray(np.arange(12.0).reshape(3, 4)),
+    "neg": lambda: np.arange(12.0).reshape(3, 4)[::-1],
+    "sliced": lambda: np.arange(40.0).reshape(5, 8).T[::2, 1:4],
+    "readonly_F": lambda: _read_only(np.asfortranarray(np.arange(12.0).reshape(3, 4))),
+}
+
+def _filled(e):
+    e[...] = 2
+    return e
+
+
+_K_FUNCS = {
+    "astype": lambda a: a.astype(np.float32),
+    "astype_C": lambda a: a.astype(np.float32, order="C"),
+    "astype_F": lambda a: a.astype(np.float32, order="F"),
+    "astype_A": lambda a: a.astype(np.float32, order="A"),
+    "np.copy": lambda a: np.copy(a),
+    "np.copy_C": lambda a: np.copy(a, order="C"),
+    "np.copy_F": lambda a: np.copy(a, order="F"),
+    "np.copy_A": lambda a: np.copy(a, order="A"),
+    "ndarray.copy": lambda a: a.copy(),
+    "ndarray.copy_K": lambda a: a.copy(order="K"),
+    "ndarray.copy_F": lambda a: a.copy(order="F"),
+    "ndarray.copy_A": lambda a: a.copy(order="A"),
+    "np.array": lambda a: np.array(a),
+    "np.array_C": lambda a: np.array(a, order="C"),
+    "np.array_F": lambda a: np.array(a, order="F"),
+    "np.array_A": lambda a: np.array(a, order="A"),
+    "np.array_dtype": lambda a: np.array(a, dtype=np.float32),
+    "zeros_like": lambda a: np.zeros_like(a),
+    "zeros_like_C": lambda a: np.zeros_like(a, order="C"),
+    "zeros_like_F": lambda a: np.zeros_like(a, order="F"),
+    "zeros_like_A": lambda a: np.zeros_like(a, order="A"),
+    "ones_like": lambda a: np.ones_like(a, dtype=np.int32),
+    "empty_like": lambda a: _filled(np.empty_like(a)),
+    "empty_like_shape": lambda a: np.zeros_like(a, shape=a.shape[::-1]),
+    "full_like": lambda a: np.full_like(a, 3.5),
+    "full_like_F": lambda a: np.full_like(a, 3.5, order="F"),
+    "np.where": lambda a: np.where(a > 4, a, -a),
+    "np.where_scalars": lambda a: np.where(a > 4, 1.0, 0.0),
+    "np.clip": lambda a: np.clip(a, 2, 7),
+    "np.clip_max": lambda a: np.clip(a, None, 7),
+}
+
+
+@pytest.mark.parametrize("layout", sorted(_LAYOUTS))
+@pytest.mark.parametrize("name", sorted(_K_FUNCS))
+def test_function_numpy_runs_in_k_order_gives_numpys_layout(name, layout):
+    """Each function's result has NumPy 1.24's order for its order= (its
+    default differs: K for np.copy, astype, np.array and *_like, C for
+    ndarray.copy) in every argument layout."""
+    fn = _K_FUNCS[name]
+    _same_answer(fn, lambda: (_LAYOUTS[layout](),))
+
+
+@pytest.mark.parametrize("fn", [lambda a: a.astype(np.float32), lambda a: np.copy(a, order="A"),
+                                lambda a: np.zeros_like(a), lambda a: np.where(a > 3, a, 0.0)],
+                         ids=["astype", "copy_A", "zeros_like", "where"])
+def test_order_decision_is_made_again_for_each_calls_argument_layout(fn):
+    """A plan traced on a C-ordered argument gives NumPy's order for a
+    Fortran-ordered one and again for a C-ordered one (the recorded decision
+    is rechecked per call, not kept from the trace)."""
+    cf = hop.compile(fn)
+    c = np.arange(12.0).reshape(3, 4)
+    # (one shape: another would retrace with symbolic sizes, C order as stated)
+    for a in (c, np.asfortranarray(c), c, np.arange(12.0).reshape(4, 3).T, c[::-1]):
+        assert _layout(cf(a)) == _layout(fn(a))

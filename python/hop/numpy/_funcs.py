@@ -491,34 +491,39 @@ def full(shape, fill_value, dtype=None, order="C", *, like=None, _kind=None):
     return wrap(_kind or ndarray, t)
 
 
-def _like(a, dtype, shape, value, kind):
-    t = _t(a, "like")
+def _like(a, dtype, shape, order, kind, make, what):
+    """NumPy's new array like a: of a's dtype and shape unless given, in
+    order= of a (NumPy keeps a's order for a shape of a's rank, else C),
+    make(shape_in_order, dtype) its tensor."""
+    t = _t(a, what)
     npd = _core.np_dtype(t) if dtype is None else _np.dtype(dtype)
     shp = tuple(t.shape) if shape is None else _shape_arg(shape)
-    return wrap(kind or _kind_of(a), _full_t(shp, value, npd))
+    if len(shp) != t.ndim and order in ("K", "k", "A", "a", None):
+        order = "C"
+    from ._ufuncs import in_memory_order
+    return in_memory_order(kind or _kind_of(a), (a,), shp, lambda _, s: make(s, npd), order)
 
 
 @implements(_np.zeros_like)
 def zeros_like(a, dtype=None, order="K", subok=True, shape=None, *, _kind=None):
-    return _like(a, dtype, shape, 0, _kind)
+    return _like(a, dtype, shape, order, _kind, lambda s, d: _full_t(s, 0, d), "zeros_like")
 
 
 @implements(_np.ones_like)
 def ones_like(a, dtype=None, order="K", subok=True, shape=None, *, _kind=None):
-    return _like(a, dtype, shape, 1, _kind)
+    return _like(a, dtype, shape, order, _kind, lambda s, d: _full_t(s, 1, d), "ones_like")
 
 
 @implements(_np.empty_like)
 def empty_like(prototype, dtype=None, order="K", subok=True, shape=None, *, _kind=None):
-    return _like(prototype, dtype, shape, 0, _kind)
+    return _like(prototype, dtype, shape, order, _kind, lambda s, d: _full_t(s, 0, d),
+                 "empty_like")
 
 
 @implements(_np.full_like)
 def full_like(a, fill_value, dtype=None, order="K", subok=True, shape=None, *, _kind=None):
-    t = _t(a, "full_like")
-    npd = _core.np_dtype(t) if dtype is None else _np.dtype(dtype)
-    shp = tuple(t.shape) if shape is None else _shape_arg(shape)
-    return full(shp, fill_value, npd, _kind=_kind or _kind_of(a))
+    return _like(a, dtype, shape, order, _kind,
+                 lambda s, d: full(s, fill_value, d, _kind=ndarray)._t, "full_like")
 
 
 @implements(name="arange")
@@ -621,8 +626,20 @@ def array(object, dtype=None, copy=True, order="K", subok=False, ndmin=0, *, lik
     else:
         o = _core.operand(object, "array")
         t = o.t if o.t is not None else _t(object, "array")
+        src = t
         if dtype is not None:
             t = _core.cast(t, _np.dtype(dtype))
+        if isinstance(object, ndarray) and (copy or t is not src) and ndmin <= t.ndim:
+            # a new array of an array: in NumPy's order= (K: the array's)
+            from ._ufuncs import in_memory_order
+
+            def compute(view, _):
+                v = view(src)
+                c = _core.cast(v, _np.dtype(dtype)) if dtype is not None else v
+                return c.clone() if c is v else c
+
+            return in_memory_order(_kind_of(object), (object,), tuple(src.shape), compute,
+                                   order)
         if copy and (t is o.t):
             t = t.clone()
         # without a copy NumPy's result is the array itself, read-only if it
@@ -639,7 +656,7 @@ def array(object, dtype=None, copy=True, order="K", subok=False, ndmin=0, *, lik
 def asarray(a, dtype=None, order=None, *, like=None):
     if isinstance(a, ndarray) and (dtype is None or _np.dtype(dtype) == a.dtype):
         return a
-    return array(a, dtype=dtype, copy=False)
+    return array(a, dtype=dtype, copy=False, order=order)
 
 
 @implements(name="fromiter")
@@ -673,7 +690,7 @@ PUBLIC.update(asanyarray=asarray)
 def ascontiguousarray(a, dtype=None, *, like=None):
     """NumPy's: a itself (cast to dtype) when its memory is in C order, else
     a copy in C order; at least 1-d (a 0-d array's view of shape (1,))."""
-    r = asarray(a, dtype=dtype)
+    r = asarray(a, dtype=dtype, order="C")
     if r.ndim == 0:
         return reshape(r, (1,))
     run = _storage.current()
@@ -687,12 +704,15 @@ def ascontiguousarray(a, dtype=None, *, like=None):
             raise _C.UnsupportedError(
                 "hop.numpy: ascontiguousarray of an array that is in C order or not depending "
                 "on sizes hop knows only at run time; copy it first (`np.array(a)`)")
-    return r if contiguous else copy(r)
+    return r if contiguous else copy(r, order="C")
 
 
 @implements(_np.copy)
 def copy(a, order="K", subok=False, *, _kind=None):
-    return wrap(_kind or _kind_of(a), _t(a, "copy").clone())
+    from ._ufuncs import in_memory_order
+    t = _t(a, "copy")
+    return in_memory_order(_kind or _kind_of(a), (a,), tuple(t.shape),
+                           lambda view, _: view(t).clone(), order)
 
 
 # ------------------------------------------------------ where, clip, round
@@ -712,8 +732,12 @@ def where(condition, x=None, y=None, *, _kind=None):
     vals = [_core.as_compute(o, dt) for o in ops]
     if not builtins.any(isinstance(v, _C.Tensor) for v in vals):
         vals[0] = _C.full((), vals[0], dtype=_core.hop_dtype(dt, "where"))
-    r = _core.cast(_C.where(c, vals[0], vals[1]), dt)
-    return wrap(kind, r)
+    from ._lib import broadcast_shapes
+    shape = broadcast_shapes(*(tuple(v.shape) for v in (c, *vals) if isinstance(v, _C.Tensor)))
+    from ._ufuncs import in_memory_order
+    # NumPy's where iterates condition, x and y in K order
+    return in_memory_order(kind, (condition, x, y), shape, lambda view, _: _core.cast(
+        _C.where(view(c), *(view(v) for v in vals)), dt))
 
 
 @implements(_np.clip)

@@ -313,19 +313,25 @@ class ndarray:
     # ---------------------------------------------------------------- copies
 
     def copy(self, order="C"):
-        return _wrap_like(self, self._t.clone())
+        from ._ufuncs import in_memory_order
+        return in_memory_order(type(self), (self,), tuple(self._t.shape),
+                               lambda view, _: view(self._t).clone(), order, default="C")
 
     def astype(self, dtype, order="K", casting="unsafe", subok=True, copy=True):
         npd = _np.dtype(dtype)
         if not _np.can_cast(self.dtype, npd, casting=casting):
             raise TypeError(f"Cannot cast array data from {self.dtype!r} to {npd!r} according "
                             f"to the rule {casting!r}")
-        t = _core.cast(self._t, npd)
-        if t is self._t and copy:
-            t = t.clone()
-        elif t is self._t:
+        if npd == self.dtype and not copy:
             return self
-        return _wrap_like(self, t)
+        from ._ufuncs import in_memory_order
+
+        def compute(view, _):
+            v = view(self._t)
+            t = _core.cast(v, npd)
+            return t.clone() if t is v else t  # a conversion is a new tensor
+
+        return in_memory_order(type(self), (self,), tuple(self._t.shape), compute, order)
 
 
 def asarray_of(a):

@@ -465,6 +465,23 @@ def c_contiguous(a, run):
     return contiguous
 
 
+def fortran_only(a, run):
+    """NumPy's PyArray_ISFORTRAN of a (an array of run, or an ndarray): its
+    elements are in Fortran order in its memory and not in C order, which
+    makes order='A' mean 'F'; None when hop cannot tell.  The argument
+    layout the answer read is recorded in run.layout (checked every call)."""
+    import numpy as np
+    if isinstance(a, np.ndarray):
+        return a.flags.f_contiguous and not a.flags.c_contiguous
+    st = storage_of(a, run)
+    # asked as "C order or not Fortran order": _layout_answer's True for a
+    # C-ordered root then answers it too
+    other, leaf = _layout_answer(a, st, lambda off: _c_order(off) or not _c_order(off.T))
+    if leaf is not None:
+        run.layout.add(leaf)
+    return None if other is None else not other
+
+
 def last_axis_contiguous(a, run):
     """Whether a's last axis is contiguous in its memory as NumPy's
     ndarray.view(dtype) asks it (a size-1 axis and an empty array are);

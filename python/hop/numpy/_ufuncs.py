@@ -596,18 +596,60 @@ def call_ufunc(name, args, kwargs, kind):
 
 def _k_order(args, ops, kind):
     """The memory order of NumPy's result of an elementwise ufunc on args
-    while a function is traced (_storage.elementwise_order), or None for C
-    order (and for results that are not NumPy's arrays)."""
-    if kind is not NumpyArg:
-        return None
+    (memory_order's K), or None for C order."""
     nd = max((o.t.ndim for o in ops if o.t is not None), default=0)
-    if nd < 2:
+    return memory_order(kind, args, nd)
+
+
+def memory_order(kind, operands, nd, order="K", default="K"):
+    """The axes, outermost in memory first, of NumPy's new array of nd dims
+    made from operands (hop.numpy arrays, ndarrays; others are skipped) for
+    order= (None: the function's default): 'K' the operands' own order (_storage.elementwise_order, which
+    records a decision that read an argument's layout for hop.compile to
+    make again), 'F' reversed, 'A' 'F' when the first operand is in Fortran
+    order and not C order (_storage.fortran_only), else 'C'.  None for C
+    order, also for arrays that are not NumPy's (hop.numpy's eager arrays
+    are C-ordered tensors) and when a layout is known only at run time."""
+    if order is None:
+        order = default
+    if isinstance(order, str) and order.upper() in ("C", "F", "A", "K"):
+        order = order.upper()
+    else:
+        raise ValueError(f"order must be one of 'C', 'F', 'A', or 'K' (got {order!r})")
+    if kind is not NumpyArg or nd < 2 or order == "C":
         return None
+    if order == "F":
+        return tuple(reversed(range(nd)))
     run = _storage.current()
     if run is None:
         return None
-    return _storage.elementwise_order([a for a in args if isinstance(a, (ndarray, _np.ndarray))],
-                                      nd, run)
+    arrays = [a for a in operands if isinstance(a, (ndarray, _np.ndarray))]
+    if order == "A":
+        fortran = bool(arrays) and _storage.fortran_only(arrays[0], run)
+        return tuple(reversed(range(nd))) if fortran else None
+    return _storage.elementwise_order(arrays, nd, run)
+
+
+def in_memory_order(kind, operands, shape, compute, order="K", default="K"):
+    """NumPy's new array of shape made from operands in order= (memory_order):
+    compute(view, shape_in_order) gives hop's tensor of it in that order,
+    view(t) putting a tensor t (broadcastable to shape) in the order, and
+    the result is NumPy's view of it (its strides), as the elementwise
+    ufuncs' results are.  order=None is the function's default."""
+    nd = len(shape)
+    perm = memory_order(kind, operands, nd, order, default)
+    if perm is None:
+        return wrap(kind, compute(lambda t: t, tuple(shape)))
+
+    def view(t):
+        if not isinstance(t, _C.Tensor) or t.ndim == 0:
+            return t
+        return t.reshape((1,) * (nd - t.ndim) + tuple(t.shape)).permute(*perm)
+
+    r = compute(view, tuple(shape[i] for i in perm))
+    from ._funcs import transpose
+    inverse = tuple(sorted(range(nd), key=perm.__getitem__))
+    return transpose(wrap(kind, r), inverse, _kind=kind)
 
 
 def _call_divmod(args, kwargs, kind):
