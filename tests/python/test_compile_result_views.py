@@ -349,3 +349,25 @@ def test_order_decision_is_made_again_for_each_calls_argument_layout(fn):
     # (one shape: another would retrace with symbolic sizes, C order as stated)
     for a in (c, np.asfortranarray(c), c, np.arange(12.0).reshape(4, 3).T, c[::-1]):
         assert _layout(cf(a)) == _layout(fn(a))
+
+
+@pytest.mark.parametrize("make", [
+    lambda: np.arange(6.).reshape(2, 3),
+    lambda: np.asfortranarray(np.arange(6.).reshape(2, 3)),
+    lambda: np.arange(12.).reshape(2, 6)[:, ::2],
+], ids=["C", "F", "strided"])
+@pytest.mark.parametrize("order", ["C", "F", "A", "K", None])
+@pytest.mark.parametrize("fn", [
+    lambda a, order: np.asarray(a, order=order),
+    lambda a, order: np.array(a, copy=False, order=order),
+    lambda a, order: np.asarray(a.T, order=order),
+    lambda a, order: np.asarray(a[0], order=order),
+    lambda a, order: np.asarray(a + 1, order=order),
+    lambda a, order: np.asarray((a + 1).T, order=order),
+], ids=["arg", "array_nocopy", "T", "row", "made", "made_T"])
+def test_asarray_copies_exactly_when_numpy_does_for_its_order(fn, order, make):
+    # asarray returned the array itself for every order: np.asarray(a,
+    # order='C') of a Fortran-ordered argument was a view of it, so a write
+    # through the result changed the caller's array; and array(copy=False)
+    # of a K-ordered result lost its layout
+    _same_answer(lambda a: fn(a, order), lambda: (make(),))

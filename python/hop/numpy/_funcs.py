@@ -618,6 +618,29 @@ def _has_hop(x):
     return isinstance(x, (ndarray, _C.Tensor, _C.SymInt))
 
 
+def _in_order(a, order):
+    """Whether array a's memory already is in the order order asks of
+    array(a, copy=False), as NumPy decides whether it copies: only 'C' and
+    'F' ask ('A', 'K' and None take any); raises where hop cannot tell."""
+    if order not in ("C", "F"):
+        return True
+    run = _storage.current()
+    if run is None:  # eagerly hop's tensor is the memory
+        flags = a._t.numpy().flags
+        c, f = flags.c_contiguous, flags.f_contiguous
+    else:
+        c, f_only = _storage.c_contiguous(a, run), _storage.fortran_only(a, run)
+        if c is None or f_only is None:
+            raise _C.UnsupportedError(
+                f"hop.numpy: array(a, copy=False, order={order!r}) of an array that is in that "
+                f"order or not depending on sizes hop knows only at run time; copy it first")
+        # a C-ordered array is also in Fortran order when at most one dim
+        # has more than one element
+        f = f_only or c and builtins.sum(1 for n in a._t.shape if not isinstance(n, int) or
+                                         n > 1) <= 1
+    return c if order == "C" else f
+
+
 @implements(name="array")
 def array(object, dtype=None, copy=True, order="K", subok=False, ndmin=0, *, like=None):
     ro = False
@@ -629,7 +652,8 @@ def array(object, dtype=None, copy=True, order="K", subok=False, ndmin=0, *, lik
         src = t
         if dtype is not None:
             t = _core.cast(t, _np.dtype(dtype))
-        if isinstance(object, ndarray) and (copy or t is not src) and ndmin <= t.ndim:
+        if isinstance(object, ndarray) and (copy or t is not src or
+                                            not _in_order(object, order)) and ndmin <= t.ndim:
             # a new array of an array: in NumPy's order= (K: the array's)
             from ._ufuncs import in_memory_order
 
@@ -640,6 +664,8 @@ def array(object, dtype=None, copy=True, order="K", subok=False, ndmin=0, *, lik
 
             return in_memory_order(_kind_of(object), (object,), tuple(src.shape), compute,
                                    order)
+        if isinstance(object, ndarray) and t is src and ndmin <= t.ndim:
+            return object  # NumPy's too: the array itself, its layout kept
         if copy and (t is o.t):
             t = t.clone()
         # without a copy NumPy's result is the array itself, read-only if it
@@ -654,7 +680,8 @@ def array(object, dtype=None, copy=True, order="K", subok=False, ndmin=0, *, lik
 
 @implements(name="asarray")
 def asarray(a, dtype=None, order=None, *, like=None):
-    if isinstance(a, ndarray) and (dtype is None or _np.dtype(dtype) == a.dtype):
+    if isinstance(a, ndarray) and (dtype is None or _np.dtype(dtype) == a.dtype) and \
+            order not in ("C", "F"):
         return a
     return array(a, dtype=dtype, copy=False, order=order)
 
