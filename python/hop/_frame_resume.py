@@ -125,9 +125,11 @@ class Break:
             t.depth = 1
             return t._execute(fr, fr.pc)
         args = _resume_args(fr)
-        if args is None:
+        if args is None or _holds_iterator(args):
             # a closure over the frame's own cells that cannot be made again
-            # in the resume: the rest runs in Python
+            # in the resume, or an iterator (`sum(iter(x))` broken at iter):
+            # a translation consumes it, so a retranslation or the plan's
+            # next call would see it spent; the rest runs in Python
             t.depth = 1
             return t._execute(fr, fr.pc)
         floats = tuple(i for i, v in enumerate(args) if type(v) is float) \
@@ -280,6 +282,17 @@ def _resume_args(fr):
             return None  # it may hold a closure over the old cells, which the resume replaces
         out.append(v)
     return out
+
+
+def _holds_iterator(values):
+    """Whether values (a resume's arguments), or the items of a tuple or
+    list among them, hold an iterator: state that a Python call advances."""
+    for v in values:
+        if hasattr(type(v), "__next__"):
+            return True
+        if type(v) in (tuple, list) and any(hasattr(type(x), "__next__") for x in v):
+            return True
+    return False
 
 
 def _plain(v, depth=0):

@@ -246,3 +246,32 @@ def test_methods_class_methods_static_methods_and_properties_rebound_are_seen_on
         del _Derived.m
         for k in ("c", "s", "p"):
             setattr(_Base, k, saved[k])
+
+
+def test_an_iterator_on_the_stack_at_a_break_is_not_consumed_by_a_translation():
+    # sum(iter(x)) of an array of symbolic size breaks at iter (len of a
+    # symbolic size); the resume had the iterator on its stack, and its
+    # translation consumed it, so compiled returned x + 0 from the second
+    # size on (found by the stress budget of the boundary campaign)
+    class O:
+        pass
+    obj = O()
+
+    def f(x):
+        acc = x + sum(iter(x))
+        obj.last = acc.sum()
+        return acc
+    cf = hop.compile(f)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for n in (3, 4, 5, 4):
+            x = np.arange(n) / 4 + 1
+            want = f(x)
+            last = obj.last
+            np.testing.assert_array_equal(cf(x), want)
+            assert obj.last == last
+    fb.check_spec({"category": "boundary", "mode": "numpy", "dtype": "float64",
+                   "statements": ["iter", "attribute"],
+                   "calls": [{"seed": 0, "n": 3, "args": 0, "k": None, "change": "none"},
+                             {"seed": 0, "n": 4, "args": 0, "k": None, "change": "none"}],
+                   "returns": "acc", "wrap": "none"})
