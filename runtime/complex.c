@@ -173,10 +173,11 @@ CPOW(c64, float, c64, cpowf, CMPLXF, crealf, cimagf)
 CPOW(c128, double, c128, cpow, CMPLX, creal, cimag)
 
 /* NumPy 1.24's sign of a complex: the sign of the real part, or of the
- * imaginary one when the real part is 0, as a complex (nan stays nan). */
+ * imaginary one when the real part is 0, as a complex; nan when either part
+ * is (its complex comparisons with 0 are all false then: -1.5+nanj too). */
 #define CSIGN(T, R, CMPLXF_, re, im)                                                               \
-    ((re) > 0    ? CMPLXF_(1, 0)                                                                   \
-     : (re) < 0  ? CMPLXF_(-1, 0)                                                                  \
+    ((re) > 0 && (im) == (im)   ? CMPLXF_(1, 0)                                                    \
+     : (re) < 0 && (im) == (im) ? CMPLXF_(-1, 0)                                                   \
      : (re) == 0 ? ((im) > 0    ? CMPLXF_(1, 0)                                                    \
                     : (im) < 0  ? CMPLXF_(-1, 0)                                                   \
                     : (im) == 0 ? CMPLXF_(0, 0)                                                    \
