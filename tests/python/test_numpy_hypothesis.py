@@ -94,6 +94,12 @@ def test_ufuncs(data):
     if data.draw(st.booleans()):
         _run(lambda a: getattr(np, name)(a, y), x)
     else:
+        # NumPy 1.24's power of an integer array to a negative integer power
+        # writes an uninitialised value into out before its ValueError
+        # (np.power(int8 0, -1, out=a) leaves 76, 59, ... run to run): no
+        # answer to compare the caller's array with (as in test_ufunc_at)
+        assume(not (name == "power" and x.dtype.kind in "biu" and
+                    np.asarray(y).dtype.kind in "biu" and np.asarray(y) < 0))
         # out= into the argument itself (NumPy's casting rule decides)
         def f(a):
             r = getattr(np, name)(a, y, out=a)
