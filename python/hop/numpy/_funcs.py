@@ -716,22 +716,10 @@ PUBLIC.update(asanyarray=asarray)
 @implements(name="ascontiguousarray")
 def ascontiguousarray(a, dtype=None, *, like=None):
     """NumPy's: a itself (cast to dtype) when its memory is in C order, else
-    a copy in C order; at least 1-d (a 0-d array's view of shape (1,))."""
+    a copy in C order (asarray's order='C', _in_order); at least 1-d (a 0-d
+    array's view of shape (1,))."""
     r = asarray(a, dtype=dtype, order="C")
-    if r.ndim == 0:
-        return reshape(r, (1,))
-    run = _storage.current()
-    if run is None:
-        contiguous = r._t.is_contiguous()  # eagerly hop's tensor is the memory
-    elif r is not a:
-        contiguous = True  # a new array (a cast, a list's): made in C order
-    else:
-        contiguous = _storage.c_contiguous(r, run)
-        if contiguous is None:
-            raise _C.UnsupportedError(
-                "hop.numpy: ascontiguousarray of an array that is in C order or not depending "
-                "on sizes hop knows only at run time; copy it first (`np.array(a)`)")
-    return r if contiguous else copy(r, order="C")
+    return reshape(r, (1,)) if r.ndim == 0 else r
 
 
 @implements(_np.copy)
