@@ -74,10 +74,11 @@ from . import _C
 from . import _breaks
 from . import _paths
 from ._frame_base import (
-    _ALLOWED, _BREAKABLE, _BreakHere, _CONTAINERS, _CONTROL_FLOW, _DELETED, _finding_a_module,
-    _Frame, _generated_library, _HANDLED, _instructions, _INTERNAL, _NoMerge, _NULL,
-    _numpy_written_back, _PAUSED, _rows_known_at_run_time, _site, _static_rows, _Stop, _symfloat,
-    _traced, _TransGen, _UNBOUND, _user_function, _userish, _YIELDED, is_user_code, Unsupported)
+    _ALLOWED, _BreakHere, _CONST, _CONTAINERS, _CONTROL_FLOW, _DELETED, _finding_a_module,
+    _Frame, _generated_library, _HANDLED, _instructions, _INTERNAL, _LOAD, _NoMerge, _NULL,
+    _numpy_written_back, _PAUSED, _PLAIN, _rows_known_at_run_time, _site, _SKIP, _static_rows,
+    _steps_table, _Stop, _STORE, _symfloat, _traced, _TransGen, _UNBOUND, _user_function,
+    _userish, _YIELDED, is_user_code, Unsupported)
 from ._frame_merge import _Merging, _touches
 from ._frame_resume import _Breaking, Resume
 from ._frame_state import _MUTATORS, _Recorded, _State
@@ -434,7 +435,8 @@ class Translator(_State, _Merging, _Breaking):
         handler's POP_EXCEPT).  region (lo, join): a side of an `if`
         (_merge_if), _PAUSED when it reaches join; leaving [lo, join)
         otherwise is _NoMerge."""
-        ins, at, handlers, lines, uses, _ = _instructions(fr.code)
+        ins, at, handlers, _, _, _ = _instructions(fr.code)
+        table = _steps_table(fr.code)
         stack = fr.stack
         push = stack.append
         pop = stack.pop
@@ -442,62 +444,78 @@ class Translator(_State, _Merging, _Breaking):
         self._cur = fr
         root = fr is self.root and self.can_break
         stop_at = self.stop_at.pc if root and self.stop_at is not None else -1
+        # Fixed while this loop runs (each is set before an _execute and
+        # restored after it), so read once: the loop's own work for each
+        # instruction is most of what hop.compile's first call costs
+        pause_at = self.pause_at if root else None
+        watch = pause_at is not None or stop_at >= 0
+        empties = self.empties
+        bounded = steps >= 0 or until is not None
+        check = not self.concrete and not self.guarded
+        opaque = self._opaque
         snap = None
-        while lo <= pc < n:
-            if steps == 0 or until is not None and pc > until and not stack:
-                fr.pc = pc
-                return _PAUSED
-            steps -= 1
-            i = ins[pc]
-            if root:
-                if not stack:
-                    self.empties.add(pc)
-                if pc == self.pause_at:
+        while pc < n:  # (and pc >= lo: checked where pc moves back)
+            if bounded:
+                if steps == 0 or until is not None and pc > until and not stack:
                     fr.pc = pc
                     return _PAUSED
-                if pc == stop_at:
-                    # the retranslation of a break hop.compile hoisted here
-                    raise _Stop((pc, list(stack), dict(fr.fast), fr.kwnames, len(self.effects)),
-                                self.stop_at.message, self.stop_at)
+                steps -= 1
+            i, op, kind, line, k, brk = table[pc]
+            if root:
+                if not stack:
+                    empties.add(pc)
+                if watch:
+                    if pc == pause_at:
+                        fr.pc = pc
+                        return _PAUSED
+                    if pc == stop_at:
+                        # the retranslation of a break hop.compile hoisted here
+                        raise _Stop((pc, list(stack), dict(fr.fast), fr.kwnames,
+                                     len(self.effects)), self.stop_at.message, self.stop_at)
                 snap = (pc, list(stack), dict(fr.fast), fr.kwnames, len(self.effects)) \
-                    if i.opname in _BREAKABLE else None
-            fr.line = lines[pc]
+                    if brk else None
+            fr.line = line
             pc += 1
-            op = i.opname
-            if op == "LOAD_FAST":  # the commonest instructions, without a call
-                v = fr.fast.get(i.argval, _UNBOUND)
-                if v is not _UNBOUND and type(v) not in _CONTAINERS:
-                    push(v)
+            if kind:  # the commonest instructions run here, without a call
+                if kind == _LOAD:
+                    v = fr.fast.get(i.argval, _UNBOUND)
+                    if v is not _UNBOUND and type(v) not in _CONTAINERS:
+                        push(v)
+                        continue
+                elif kind == _STORE:
+                    fr.fast[i.argval] = pop()
                     continue
-            elif op == "STORE_FAST":
-                fr.fast[i.argval] = pop()
-                continue
-            elif op == "LOAD_CONST":
-                push(i.argval)
-                continue
-            elif op in ("RESUME", "NOP", "PRECALL", "EXTENDED_ARG"):
-                continue
-            elif op == "POP_EXCEPT":
-                fr.handling = pop()
-                if handling:
-                    fr.pc = pc
-                    return _HANDLED
-                continue
-            elif op == "YIELD_VALUE" and not self.concrete:
-                fr.pc = pc  # the value on top: _TransGen's
-                return _YIELDED
-            elif op == "RETURN_GENERATOR" and not self.concrete:
-                push(None)  # (popped by the POP_TOP after it)
-                continue
-            k = uses[pc - 1]
-            if k and self._opaque and _touches(stack[len(stack) - k:], self._opaque):
+                elif kind == _CONST:
+                    push(i.argval)
+                    continue
+                elif kind == _SKIP:
+                    continue
+                elif op == "POP_EXCEPT":
+                    fr.handling = pop()
+                    if handling:
+                        fr.pc = pc
+                        return _HANDLED
+                    continue
+                elif op == "YIELD_VALUE" and not self.concrete:
+                    fr.pc = pc  # the value on top: _TransGen's
+                    return _YIELDED
+                elif op == "RETURN_GENERATOR" and not self.concrete:
+                    push(None)  # (popped by the POP_TOP after it)
+                    continue
+            if k and opaque and _touches(stack[len(stack) - k:], opaque):
                 raise _NoMerge(f"uses an iterator or object made before the `if` that hop "
                                f"cannot restore for the other side ({op} at "
                                f"{_site(fr.code, fr.line)})")
             try:
-                if k and not self.concrete and not self.guarded and \
+                # (_userish, with its commonest answer first: one or two
+                # plain operands hand CPython nothing of the user's)
+                if k and check and (k > 2 or type(stack[-1]) not in _PLAIN or
+                                    k == 2 and type(stack[-2]) not in _PLAIN) and \
                         _userish(stack[len(stack) - k:]):
                     pc = self._guarded_step(fr, i, op, pc, at, stack, push, pop)
+                elif op == "BINARY_OP":  # _step's, without the call: the commonest
+                    b = pop()
+                    push(self._binary(i.arg, pop(), b))
                 else:
                     pc = self._step(fr, i, op, pc, at, stack, push, pop)
             except _BreakHere as b:
@@ -524,10 +542,11 @@ class Translator(_State, _Merging, _Breaking):
                 if steps >= 0:
                     # the one instruction of a break raised: on until the
                     # statement after the handler is done
-                    steps, until = -1, pc
-                continue
-            if pc < 0:
-                return stack.pop()
+                    steps, until, bounded = -1, pc, True
+            if pc < lo:
+                if pc < 0:
+                    return stack.pop()
+                break
         if region is not None:
             if pc == n:
                 fr.pc = pc

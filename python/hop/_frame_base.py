@@ -141,6 +141,28 @@ def _instructions(code):
     return got
 
 
+_TABLES = {}      # code -> _steps_table(code)
+# Translator._execute's own instructions (a kind; 0: the others, run by _step)
+_LOAD, _STORE, _CONST, _SKIP, _RARE = 1, 2, 3, 4, 5
+_KINDS = {"LOAD_FAST": _LOAD, "STORE_FAST": _STORE, "LOAD_CONST": _CONST, "RESUME": _SKIP,
+          "NOP": _SKIP, "PRECALL": _SKIP, "EXTENDED_ARG": _SKIP, "POP_EXCEPT": _RARE,
+          "YIELD_VALUE": _RARE, "RETURN_GENERATOR": _RARE}
+
+
+def _steps_table(code):
+    """For each instruction of _instructions(code), by index: (the
+    instruction, its opname, its _KINDS kind, its line, how many operands
+    it hands to code that may be the user's, whether it may break), cached:
+    all Translator._execute reads for an instruction, in one tuple."""
+    got = _TABLES.get(code)
+    if got is None:
+        ins, _, _, lines, uses, _ = _instructions(code)
+        got = _TABLES[code] = [(i, i.opname, _KINDS.get(i.opname, 0), line, k,
+                                i.opname in _BREAKABLE)
+                               for i, line, k in zip(ins, lines, uses)]
+    return got
+
+
 # How many values on top of the stack an instruction hands to code that may
 # be the user's (an operator, a property, a call): those run under the call
 # guard when one of them is the user's (_userish).  0: it runs no code.
