@@ -211,7 +211,6 @@ class _Scan:
         self.guards = []
         self.tensors = {}    # id(tensor) -> (tensor, [Source])
         self.walk = Walk()
-        self.follow = _Follow(self)
         self.seen = self.walk.seen            # ids of walked functions and objects
         self.functions = self.walk.functions  # Python functions whose code was scanned
         self.names = set()   # every name the scanned code uses
@@ -328,7 +327,7 @@ _NOTHING = object()  # a hop callable wrapping no user function: nothing to scan
 
 def _collect_functions(s, f):
     """f and the functions it reaches (_Follow), added to s.functions."""
-    s.walk.breadth_first(f, s.follow)
+    s.walk.breadth_first(f, _Follow(s))
 
 
 def _method_names(s, cls, implicit=frozenset(["__call__", "__enter__", "__exit__"])):

@@ -309,21 +309,17 @@ def repeats(obj, atom):
     hop builds around the values (an effect's empty keyword tuple) shares
     them."""
     first, out = {}, {}
-
-    def walk(o, path):
+    todo = [(obj, ())]  # (node, path), depth first: the next on top
+    while todo:
+        o, path = todo.pop()
         if o is None or atom(o):
-            return
-        if isinstance(o, tuple):
-            for i, c in enumerate(_children(o)):
-                walk(c, path + (i,))
-            return
-        seen = first.setdefault(id(o), path)
-        if seen is not path:
-            out[path] = seen
-            return
-        for i, c in enumerate(_children(o)):
-            walk(c, path + (i,))
-    walk(obj, ())
+            continue
+        if not isinstance(o, tuple):
+            seen = first.setdefault(id(o), path)
+            if seen is not path:
+                out[path] = seen
+                continue
+        todo.extend(reversed([(c, path + (i,)) for i, c in enumerate(_children(o))]))
     return out
 
 

@@ -689,3 +689,43 @@ def test_an_error_the_plan_raises_for_the_calls_values_is_eagers_with_its_write(
         assert got == want and yc.tolist() == ye.tolist()
         assert (want[0] == "ok") == (a is good)
     assert len(cf.graphs) == 1 and cf.eager_calls == 2 and cf._eager_why is None
+
+
+# ------------------------------------------------ what a compile keeps alive
+
+@pytest.mark.parametrize("kind", ["numpy", "tensor"])
+def test_a_compiled_functions_closure_dies_with_it_as_eagers_does(kind):
+    """With reference counting only (gc off), deleting a compiled function
+    frees what its closure held, as deleting the plain function does: a
+    finalizer of the user's runs at the same point.  The guards' scan kept
+    the function in a reference cycle (_Scan <-> _Follow, and a recursive
+    closure in _pytree.repeats), so the object lived until gc ran."""
+    import gc
+    import weakref
+
+    class Box:
+        pass
+
+    def make():
+        box = Box()
+        box.k = 2.0
+        if kind == "numpy":
+            def f(x):
+                return np.sin(x) * box.k + x[1:].sum()
+            x = np.arange(12.0).reshape(3, 4)
+        else:
+            def f(x):
+                return (x.sin() * box.k, [x, x])
+            x = hop.randn(3, 4, seed=1)
+        cf = hop.compile(f)
+        cf(x)
+        cf(x)
+        return weakref.ref(box), weakref.ref(f)
+
+    gc.collect()
+    gc.disable()
+    try:
+        box, fn = make()
+        assert (box(), fn()) == (None, None)
+    finally:
+        gc.enable()
