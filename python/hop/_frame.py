@@ -490,17 +490,10 @@ class Translator(_State, _Merging, _Breaking):
                     continue
                 elif kind == _SKIP:
                     continue
-                elif op == "POP_EXCEPT":
-                    fr.handling = pop()
-                    if handling:
-                        fr.pc = pc
-                        return _HANDLED
-                    continue
-                elif op == "YIELD_VALUE" and not self.concrete:
-                    fr.pc = pc  # the value on top: _TransGen's
-                    return _YIELDED
-                elif op == "RETURN_GENERATOR" and not self.concrete:
-                    push(None)  # (popped by the POP_TOP after it)
+                elif op == "POP_EXCEPT" or not self.concrete:
+                    got = self._rare(fr, op, pc, push, pop, handling)
+                    if got is not None:
+                        return got
                     continue
             if k and opaque and _touches(stack[len(stack) - k:], opaque):
                 raise _NoMerge(f"uses an iterator or object made before the `if` that hop "
@@ -519,16 +512,7 @@ class Translator(_State, _Merging, _Breaking):
                 else:
                     pc = self._step(fr, i, op, pc, at, stack, push, pop)
             except _BreakHere as b:
-                self.gen_break = None
-                if not root:
-                    if self.can_break and fr is not self.root and not self.concrete:
-                        # in an inlined call: the root frame breaks at its call
-                        if b.site is None:
-                            b.site, b.opname = _site(fr.code, fr.line), op
-                            b.func = fr.code.co_qualname
-                        raise
-                    self._fail(b.message, fr, brk=op if b.depth == self.depth else None)
-                self._break(fr, b, pc - 1, op, snap)
+                self._broke(fr, b, root, pc, op, snap)
             except _INTERNAL:
                 raise
             except BaseException as e:  # noqa: B036 (the function's own exception table)
@@ -554,6 +538,37 @@ class Translator(_State, _Merging, _Breaking):
             raise _NoMerge(f"jumps out of the `if` (a break, a continue or a loop's end at "
                            f"{_site(fr.code, fr.line)})")
         self._fail("fell off the end of the code")
+
+    def _rare(self, fr, op, pc, push, pop, handling):
+        """_execute's POP_EXCEPT, and a translated generator's YIELD_VALUE and
+        RETURN_GENERATOR: what _execute returns, or None to go on."""
+        if op == "POP_EXCEPT":
+            fr.handling = pop()
+            if handling:
+                fr.pc = pc
+                return _HANDLED
+            return None
+        if op == "YIELD_VALUE":
+            fr.pc = pc  # the value on top: _TransGen's
+            return _YIELDED
+        push(None)  # RETURN_GENERATOR (popped by the POP_TOP after it)
+        return None
+
+    def _broke(self, fr, b, root, pc, op, snap):
+        """The instruction before pc raised _BreakHere b: the root frame
+        breaks there (snap: its state before the instruction); an inlined
+        call re-raises it for the root frame to break at its call, with the
+        site inside; a frame that cannot break fails."""
+        self.gen_break = None
+        if not root:
+            if self.can_break and fr is not self.root and not self.concrete:
+                # in an inlined call: the root frame breaks at its call
+                if b.site is None:
+                    b.site, b.opname = _site(fr.code, fr.line), op
+                    b.func = fr.code.co_qualname
+                raise b
+            self._fail(b.message, fr, brk=op if b.depth == self.depth else None)
+        self._break(fr, b, pc - 1, op, snap)
 
     def _guarded_step(self, fr, i, op, pc, at, stack, push, pop):
         """_step where CPython may run the user's code (_userish operands):
