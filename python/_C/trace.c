@@ -683,8 +683,7 @@ trace_name_hints(TraceObject *tr, PyObject *fn)
         globals = Py_NewRef(PyFunction_GET_GLOBALS(fn));
     } else { // a method, or any object with these attributes
         code = hop_py_attr_or(PyObject_GetAttrString(fn, "__code__"), Py_None);
-        closure =
-            code ? hop_py_attr_or(PyObject_GetAttrString(fn, "__closure__"), Py_None) : NULL;
+        closure = code ? hop_py_attr_or(PyObject_GetAttrString(fn, "__closure__"), Py_None) : NULL;
         globals =
             closure ? hop_py_attr_or(PyObject_GetAttrString(fn, "__globals__"), Py_None) : NULL;
     }
