@@ -507,14 +507,9 @@ typedef struct passed_values {
 static hop_status
 passed_of(const hop_node *call, bool first_only, passed_values *p)
 {
-    size_t nlead = 0;
-    /* the leads are the arguments before the first body */
-    while (nlead < call->nargs && call->args[nlead].kind != HOP_ARG_GRAPH)
-        nlead++;
-    p->nbodies = 0;
-    while (nlead + p->nbodies < call->nargs && call->args[nlead + p->nbodies].kind == HOP_ARG_GRAPH)
-        p->nbodies++;
-    if (nlead + p->nbodies >= call->nargs || call->args[call->nargs - 1].kind != HOP_ARG_LIST)
+    const hop_arg *bodies = hop_node_graphs(call, &p->nbodies);
+    if (bodies + p->nbodies >= call->args + call->nargs ||
+        call->args[call->nargs - 1].kind != HOP_ARG_LIST)
         return hop_error(HOP_UNSUPPORTED,
                          "autodiff: the HOP %s (%s) passes no list of values to its bodies",
                          hop_node_target(call), call->name);
@@ -532,10 +527,9 @@ passed_of(const hop_node *call, bool first_only, passed_values *p)
 static const hop_graph *
 body_at(const hop_node *call, size_t i)
 {
-    for (size_t k = 0; k < call->nargs; k++)
-        if (call->args[k].kind == HOP_ARG_GRAPH && i-- == 0)
-            return call->args[k].u.graph;
-    return NULL;
+    size_t n;
+    const hop_arg *bodies = hop_node_graphs(call, &n);
+    return i < n ? bodies[i].u.graph : NULL;
 }
 
 /* call's outputs, then more[nmore], in a new array (NULL: HOP_NOMEM). */

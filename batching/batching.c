@@ -451,11 +451,9 @@ hop_batch_outputs(hop_batch_ctx *cx, const hop_node *call, hop_node *c, const bo
 hop_status
 hop_batch_bodies(hop_batch_ctx *cx, const hop_node *call)
 {
-    size_t nlead = 0, nbodies = 0;
-    while (nlead < call->nargs && call->args[nlead].kind != HOP_ARG_GRAPH)
-        nlead++;
-    while (nlead + nbodies < call->nargs && call->args[nlead + nbodies].kind == HOP_ARG_GRAPH)
-        nbodies++;
+    size_t nbodies;
+    const hop_arg *graphs = hop_node_graphs(call, &nbodies);
+    size_t nlead = (size_t)(graphs - call->args);
     /* a batched value of the HOP itself, or inputs the HOP makes: a loop */
     if (nbodies == 0 || any_batched(cx, call, call->args, nlead) || hop_node_made_inputs(call) > 0)
         return hop_batch_loop(cx, call);
@@ -471,7 +469,7 @@ hop_batch_bodies(hop_batch_ctx *cx, const hop_node *call)
         if (passed[j]->kind == HOP_ARG_NODE)
             hop_batch_value(cx, passed[j]->u.node, &mask[j]);
     for (size_t b = 0; b < nbodies && st == HOP_OK; b++)
-        st = hop_batch_body(cx, call->args[nlead + b].u.graph, mask, &bodies[b]);
+        st = hop_batch_body(cx, graphs[b].u.graph, mask, &bodies[b]);
     hop__free(passed);
     hop__free(mask);
     if (st == HOP_UNSUPPORTED) {

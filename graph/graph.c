@@ -1039,6 +1039,22 @@ hop_node_passed(const hop_node *call, const hop_arg **items, size_t cap)
     return n;
 }
 
+const hop_arg *
+hop_node_graphs(const hop_node *call, size_t *n)
+{
+    size_t at = 0, k = 0;
+    if (call == NULL) {
+        *n = 0;
+        return NULL;
+    }
+    while (at < call->nargs && call->args[at].kind != HOP_ARG_GRAPH)
+        at++;
+    while (at + k < call->nargs && call->args[at + k].kind == HOP_ARG_GRAPH)
+        k++;
+    *n = k;
+    return call->args + at;
+}
+
 size_t
 hop_node_made_inputs(const hop_node *call)
 {

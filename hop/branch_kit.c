@@ -573,14 +573,13 @@ hop_batch_branches(hop_batch_ctx *cx, const hop_node *call, const char *lead_nam
 {
     hop_graph *out = hop_batch_out(cx);
     const hop_graph *bodies[64];
-    size_t nb = 0;
-    for (size_t i = 0; i < call->nargs; i++)
-        if (call->args[i].kind == HOP_ARG_GRAPH) {
-            if (nb == 64)
-                return hop_error(HOP_UNSUPPORTED, "vmap: %s (%s) has more than 64 branches",
-                                 hop_node_target(call), call->name);
-            bodies[nb++] = call->args[i].u.graph;
-        }
+    size_t nb;
+    const hop_arg *graphs = hop_node_graphs(call, &nb);
+    if (nb > 64)
+        return hop_error(HOP_UNSUPPORTED, "vmap: %s (%s) has more than 64 branches",
+                         hop_node_target(call), call->name);
+    for (size_t k = 0; k < nb; k++)
+        bodies[k] = graphs[k].u.graph;
     passed p = {0};
     hop_status st = passed_values(cx, call, &p);
     bool lead_batched = false;

@@ -241,12 +241,9 @@ vmap_verify(const hop_node *call)
 static const hop_graph *
 vmap_one(const hop_node *call)
 {
-    size_t k = 0;
-    const hop_graph *g[2] = {NULL, NULL};
-    for (size_t i = 0; i < call->nargs && k < 2; i++)
-        if (call->args[i].kind == HOP_ARG_GRAPH)
-            g[k++] = call->args[i].u.graph;
-    return g[1];
+    size_t n;
+    const hop_arg *bodies = hop_node_graphs(call, &n);
+    return n > 1 ? bodies[1].u.graph : NULL;
 }
 
 #define N(x) hop_arg_node(x)

@@ -530,9 +530,19 @@ hop__infer_slice(hop__infer *c)
 
 /* ------------------------------------------------------------- cat, stack */
 
-/* The LIST of tensors in argument 0, non-empty; the promoted dtype. */
+/* cat's and stack's arguments: the LIST of tensors in argument 0,
+ * non-empty, their promoted dtype, the first one's meta (what the others
+ * must agree with) and the dim in argument 1. */
+typedef struct {
+    const hop_operand *items;
+    size_t n;
+    hop_dtype dtype;
+    const hop_meta *first;
+    int64_t dim;
+} tensor_list;
+
 static hop_status
-tensor_list(hop__infer *c, const hop_operand **items, size_t *n, hop_dtype *dtype)
+tensor_list_of(hop__infer *c, tensor_list *l)
 {
     const hop_operand *o = &c->args[0];
     if (o->kind != HOP_OPND_LIST)
@@ -547,42 +557,40 @@ tensor_list(hop__infer *c, const hop_operand **items, size_t *n, hop_dtype *dtyp
         hop_status st = hop__check_meta(c, 0, item->u.tensor);
         if (st != HOP_OK)
             return st;
-        *dtype = k == 0 ? item->u.tensor->dtype : hop_dtype_promote(*dtype, item->u.tensor->dtype);
+        l->dtype =
+            k == 0 ? item->u.tensor->dtype : hop_dtype_promote(l->dtype, item->u.tensor->dtype);
     }
-    *items = o->u.list.items;
-    *n = o->u.list.n;
-    return HOP_OK;
+    l->items = o->u.list.items;
+    l->n = o->u.list.n;
+    l->first = l->items[0].u.tensor;
+    return hop__arg_int(c, 1, &l->dim);
 }
 
 /* cat: same rank (at least 1); all sizes but dim's agree; dim's add up. */
 hop_status
 hop__infer_cat(hop__infer *c)
 {
-    const hop_operand *items;
-    size_t n;
-    hop_dtype dtype;
-    int64_t d;
-    int w;
-    hop_status st;
-    hop__text t0, t1;
-    if ((st = tensor_list(c, &items, &n, &dtype)) != HOP_OK ||
-        (st = hop__arg_int(c, 1, &d)) != HOP_OK)
+    tensor_list l;
+    hop_status st = tensor_list_of(c, &l);
+    if (st != HOP_OK)
         return st;
-    const hop_meta *first = items[0].u.tensor;
-    for (size_t k = 0; k < n; k++) {
-        if (items[k].u.tensor->rank == 0)
+    hop__text t0, t1;
+    for (size_t k = 0; k < l.n; k++) {
+        if (l.items[k].u.tensor->rank == 0)
             return hop_error(HOP_SHAPE, "cat: zero-dim tensor %s cannot be concatenated",
-                             hop__meta_text(&t0, items[k].u.tensor));
-        if (items[k].u.tensor->rank != first->rank)
+                             hop__meta_text(&t0, l.items[k].u.tensor));
+        if (l.items[k].u.tensor->rank != l.first->rank)
             return hop_error(HOP_SHAPE, "cat: tensors must have the same rank, got %s and %s",
-                             hop__meta_text(&t0, first), hop__meta_text(&t1, items[k].u.tensor));
+                             hop__meta_text(&t0, l.first),
+                             hop__meta_text(&t1, l.items[k].u.tensor));
     }
-    if ((st = hop__wrap_dim(c, d, first->rank, first, &w)) != HOP_OK)
+    int w;
+    if ((st = hop__wrap_dim(c, l.dim, l.first->rank, l.first, &w)) != HOP_OK)
         return st;
     const hop_expr *sizes[HOP_MAX_RANK];
-    memcpy(sizes, first->sizes, sizeof sizes);
-    for (size_t k = 1; k < n; k++) {
-        const hop_meta *m = items[k].u.tensor;
+    memcpy(sizes, l.first->sizes, sizeof sizes);
+    for (size_t k = 1; k < l.n; k++) {
+        const hop_meta *m = l.items[k].u.tensor;
         for (int j = 0; j < m->rank; j++) {
             if (j == w) {
                 if ((sizes[j] = hop_sym_add(c->env, sizes[j], m->sizes[j])) == NULL)
@@ -594,38 +602,33 @@ hop__infer_cat(hop__infer *c)
                 return st;
             if (!eq)
                 return hop_error(HOP_SHAPE, "cat: sizes must match except in dim %d, got %s and %s",
-                                 w, hop__meta_text(&t0, first), hop__meta_text(&t1, m));
+                                 w, hop__meta_text(&t0, l.first), hop__meta_text(&t1, m));
             sizes[j] = hop__pick_equal(sizes[j], m->sizes[j]);
         }
     }
-    return hop__set_tensor(c, dtype, first->rank, sizes);
+    return hop__set_tensor(c, l.dtype, l.first->rank, sizes);
 }
 
 /* stack: equal shapes; a new dim of size n at dim (in [-(rank+1), rank]). */
 hop_status
 hop__infer_stack(hop__infer *c)
 {
-    const hop_operand *items;
-    size_t n;
-    hop_dtype dtype;
-    int64_t d;
-    int w;
-    hop_status st;
-    hop__text t0, t1;
-    if ((st = tensor_list(c, &items, &n, &dtype)) != HOP_OK ||
-        (st = hop__arg_int(c, 1, &d)) != HOP_OK)
+    tensor_list l;
+    hop_status st = tensor_list_of(c, &l);
+    if (st != HOP_OK)
         return st;
-    const hop_meta *first = items[0].u.tensor;
-    if (first->rank == HOP_MAX_RANK)
-        return hop_error(HOP_INVALID, "stack: %s already has %d dims", hop__meta_text(&t0, first),
+    hop__text t0, t1;
+    if (l.first->rank == HOP_MAX_RANK)
+        return hop_error(HOP_INVALID, "stack: %s already has %d dims", hop__meta_text(&t0, l.first),
                          HOP_MAX_RANK);
-    if ((st = hop__wrap_dim(c, d, first->rank + 1, first, &w)) != HOP_OK)
+    int w;
+    if ((st = hop__wrap_dim(c, l.dim, l.first->rank + 1, l.first, &w)) != HOP_OK)
         return st;
     const hop_expr *shape[HOP_MAX_RANK];
-    memcpy(shape, first->sizes, sizeof shape);
-    for (size_t k = 1; k < n; k++) {
-        const hop_meta *m = items[k].u.tensor;
-        bool eq = m->rank == first->rank;
+    memcpy(shape, l.first->sizes, sizeof shape);
+    for (size_t k = 1; k < l.n; k++) {
+        const hop_meta *m = l.items[k].u.tensor;
+        bool eq = m->rank == l.first->rank;
         for (int j = 0; j < m->rank && eq; j++) {
             if ((st = hop__decide_eq(c, shape[j], m->sizes[j], &eq)) != HOP_OK)
                 return st;
@@ -635,15 +638,15 @@ hop__infer_stack(hop__infer *c)
         if (!eq)
             return hop_error(HOP_SHAPE,
                              "stack: all tensors must have the same shape, got %s and %s",
-                             hop__meta_text(&t0, first), hop__meta_text(&t1, m));
+                             hop__meta_text(&t0, l.first), hop__meta_text(&t1, m));
     }
-    const hop_expr *count = hop__const(c, (int64_t)n);
+    const hop_expr *count = hop__const(c, (int64_t)l.n);
     if (count == NULL)
         return hop_error_code();
     const hop_expr *sizes[HOP_MAX_RANK];
-    for (int k = 0, j = 0; k <= first->rank; k++)
+    for (int k = 0, j = 0; k <= l.first->rank; k++)
         sizes[k] = k == w ? count : shape[j++];
-    return hop__set_tensor(c, dtype, first->rank + 1, sizes);
+    return hop__set_tensor(c, l.dtype, l.first->rank + 1, sizes);
 }
 
 /* ------------------------------------------------------------- factories */

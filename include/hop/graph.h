@@ -302,6 +302,17 @@ hop_node *hop_graph_call_hop(hop_graph *g, const hop_class *cls, const hop_arg *
  */
 size_t hop_node_passed(const hop_node *call, const hop_arg **items, size_t cap);
 /*
+ * The subgraph arguments of a call_hop node, which stand together after its
+ * leading arguments (the layout above): returns the first, *n their count
+ * (the signature's bodies, and a body kept after them, as vmap keeps f),
+ * so that the leads are the arguments before it.  A node with none (not a
+ * call_hop): *n is 0, the pointer past its arguments (NULL for call NULL).
+ * Borrowed.  For the rules that serve any class (a wrap-like HOP's bodies
+ * differentiated or batched); a class's own rules read its bodies by
+ * parameter name (hop_node_body, hop/prim_hop.h).
+ */
+const hop_arg *hop_node_graphs(const hop_node *call, size_t *n);
+/*
  * How many leading placeholders of a call_hop's subgraphs the HOP makes
  * itself and passes no value for (its class's made_inputs, through its
  * bases: fori_loop's index); 0 for other nodes.

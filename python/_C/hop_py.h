@@ -212,6 +212,22 @@ int hop_py_tensor_init(PyObject *module);
  * one way the extension keeps a Python-level attribute (module.c). */
 PyObject *hop_py__import_attr(PyObject **cache, const char *module, const char *name);
 
+/* getattr(obj, name, missing) from what a getattr gave (got: a new
+ * reference, or NULL with an exception): got; a new reference to missing
+ * when it failed with an AttributeError (cleared); NULL with any other
+ * exception.  It takes either getattr's result, so that a caller holding
+ * the name as a str (purity.c's paths) does not make it again from C text:
+ * hop_py_attr_or(PyObject_GetAttr(o, name), missing). */
+static inline PyObject *
+hop_py_attr_or(PyObject *got, PyObject *missing)
+{
+    if (got == NULL && PyErr_ExceptionMatches(PyExc_AttributeError)) {
+        PyErr_Clear();
+        got = Py_NewRef(missing);
+    }
+    return got;
+}
+
 /* Stores item (a new reference, stolen) at index i of the new list or
  * tuple *seq being filled; when making item failed (NULL, an exception
  * set) drops *seq instead, so that the loop filling it stops at

@@ -16,19 +16,6 @@
 
 #include <string.h>
 
-/* getattr(o, name, missing): a new reference, NULL with an exception other
- * than AttributeError. */
-static PyObject *
-attr_or(PyObject *o, PyObject *name, PyObject *missing)
-{
-    PyObject *v = PyObject_GetAttr(o, name);
-    if (v == NULL && PyErr_ExceptionMatches(PyExc_AttributeError)) {
-        PyErr_Clear();
-        v = Py_NewRef(missing);
-    }
-    return v;
-}
-
 static bool
 is_module_or_class(PyObject *v)
 {
@@ -116,7 +103,7 @@ callee(const reader *r, PyObject *call, PyObject *builtins, PyObject *missing, P
     if (PyUnicode_CompareWithASCIIString(PyTuple_GET_ITEM(path, 0), "g") == 0) {
         v = global_or(r->globals, name, missing);
         if (v == missing)
-            Py_SETREF(v, attr_or(builtins, name, missing));
+            Py_SETREF(v, hop_py_attr_or(PyObject_GetAttr(builtins, name), missing));
     } else {
         v = cell_value(r, name, missing);
     }
@@ -125,13 +112,14 @@ callee(const reader *r, PyObject *call, PyObject *builtins, PyObject *missing, P
             Py_SETREF(v, Py_NewRef(method ? a_method : missing));
             return v;
         }
-        Py_SETREF(v, attr_or(v, PyTuple_GET_ITEM(path, i), missing));
+        Py_SETREF(v, hop_py_attr_or(PyObject_GetAttr(v, PyTuple_GET_ITEM(path, i)), missing));
     }
     if (v && method) {
         if (!is_module_or_class(v))
             Py_SETREF(v, Py_NewRef(a_method));
         else
-            Py_SETREF(v, attr_or(v, PyTuple_GET_ITEM(path, n - 1), missing));
+            Py_SETREF(v,
+                      hop_py_attr_or(PyObject_GetAttr(v, PyTuple_GET_ITEM(path, n - 1)), missing));
     }
     return v;
 }

@@ -625,19 +625,6 @@ trace_name_hint(TraceObject *tr, PyObject *args)
     Py_RETURN_NONE;
 }
 
-/* getattr(obj, name, None) as a new reference (NULL with an exception set
- * on an error other than AttributeError). */
-static PyObject *
-attr_or_none(PyObject *obj, const char *name)
-{
-    PyObject *v = PyObject_GetAttrString(obj, name);
-    if (v == NULL && PyErr_ExceptionMatches(PyExc_AttributeError)) {
-        PyErr_Clear();
-        v = Py_NewRef(Py_None);
-    }
-    return v;
-}
-
 /* Hints the concrete tensors in closure's cells (named after freevars). */
 static int
 hint_cells(TraceObject *tr, PyCodeObject *code, PyObject *closure)
@@ -695,9 +682,10 @@ trace_name_hints(TraceObject *tr, PyObject *fn)
         closure = Py_NewRef(PyFunction_GET_CLOSURE(fn) ? PyFunction_GET_CLOSURE(fn) : Py_None);
         globals = Py_NewRef(PyFunction_GET_GLOBALS(fn));
     } else { // a method, or any object with these attributes
-        code = attr_or_none(fn, "__code__");
-        closure = code ? attr_or_none(fn, "__closure__") : NULL;
-        globals = closure ? attr_or_none(fn, "__globals__") : NULL;
+        code = hop_py_attr_or(PyObject_GetAttrString(fn, "__code__"), Py_None);
+        closure = code ? hop_py_attr_or(PyObject_GetAttrString(fn, "__closure__"), Py_None) : NULL;
+        globals =
+            closure ? hop_py_attr_or(PyObject_GetAttrString(fn, "__globals__"), Py_None) : NULL;
     }
     int r = globals == NULL ? -1 : 0;
     if (r == 0 && PyCode_Check(code)) {

@@ -885,6 +885,27 @@ build_cond_graph(void)
     return c;
 }
 
+/* hop_node_graphs: a call's subgraph arguments, after its leads. */
+static void
+test_node_graphs_are_the_bodies_after_the_leads(void **state)
+{
+    (void)state;
+    cond_graph c = build_cond_graph();
+    size_t n = 99;
+    const hop_arg *bodies = hop_node_graphs(c.cond, &n);
+    assert_int_equal(n, 2);
+    assert_ptr_equal(bodies, &c.cond->args[1]); /* after the one lead, pred */
+    assert_ptr_equal(bodies[0].u.graph, c.t);
+    assert_ptr_equal(bodies[1].u.graph, c.f);
+    /* a node with no subgraphs: none, past its arguments */
+    assert_ptr_equal(hop_node_graphs(c.item, &n), c.item->args + c.item->nargs);
+    assert_int_equal(n, 0);
+    n = 99;
+    assert_null(hop_node_graphs(NULL, &n));
+    assert_int_equal(n, 0);
+    hop_graph_free(c.g);
+}
+
 static void
 test_verify_accepts_graphs_the_builders_make(void **state)
 {
@@ -1532,6 +1553,7 @@ main(void)
         T_(test_out_of_memory_in_a_call_leaves_graph_unchanged),
         T_(test_call_op_rejects_bad_operands_with_misuse_or_invalid),
         T_(test_call_hop_copies_outs_and_getitem_reads_them),
+        T_(test_node_graphs_are_the_bodies_after_the_leads),
         T_(test_output_is_last_and_later_nodes_go_before_it),
         T_(test_subgraph_ownership_is_exclusive_and_names_are_unique),
         T_(test_many_subgraphs_stay_findable_through_removals),
