@@ -318,7 +318,8 @@ def lstsq(a, b, rcond="warn", *, _kind=None):
         sinv = _core.cast(sinv, ct)
         x = _C.matmul(_h(vh), _C.matmul(_h(u), c) * sinv.unsqueeze(-1))
         rank = _C.sum(large.to(_C.int32)).to(_C.int32)
-        rank = _cutoff_checked(a_in, s, smax, cutoff, rank, ratio=rcond, count=True)
+        rank = _cutoff_checked(a_in, s, smax, cutoff, rank, ratio=rcond, count=True,
+                               what="lstsq's rank")
     # NumPy's residuals: only for a full-rank tall system (a data-dependent
     # decision: hop.compile specialises on it)
     if k == 0:
@@ -344,40 +345,60 @@ def lstsq(a, b, rcond="warn", *, _kind=None):
 
 
 def _cutoff_checked(a, s, smax, cutoff, r, *, ratio=None, rounded=None, hermitian=False,
-                    count=False):
+                    count=False, what="the rank"):
     """r, decided by which of hop's singular values s (..., k) of a lie above
     cutoff (a count for lstsq's and matrix_rank's rank; which 1/s pinv
     uses), made NumPy's under hop.compile: NumPy compares its own singular
     values, which differ from hop's in the last bits, so the decisions agree
     only when no singular value lies within that difference of the cutoff.
     Each SVD (in double) is within _SVD_ERROR * eps * max(m, n) * s_max of
-    the exact values, plus _SVD_ULPS ulps of s_max in all, and hop's a
-    within _exact.relative_error(a) of NumPy's elementwise, which moves each
-    singular value by at most that times ||a||_F <= sqrt(min(m, n)) * s_max
-    (a hermitian a read from one triangle: sqrt(2 n)).  A cutoff that scales
-    with s_max (ratio: rcond for rcond * s_max, max(m, n) * eps) moves by
-    ratio times the same; a given one (ratio None) not at all.  When s was
-    rounded to a narrower dtype (rounded, default s's dtype: float32 data,
-    whose double SVD NumPy casts too), two values that close may round one
-    ulp apart and the cutoff computed from them a few ulps apart: _CAST_ULPS
-    ulps of |s| + |cutoff| cover it.  So the plan checks that every singular
-    value is farther than the sum from the cutoff (and s_max a normal
-    magnitude, or zero: a zero matrix's singular values are zeros for both)
-    and otherwise hands the call to eager (_core.unknown_if): NumPy decides.
-    A count (count=True: a rank) is then NumPy's, so a branch on it is one
-    cond (_exact.checked).  Where a's difference is unbounded (a product, a
-    sum) r is returned as it is, so a branch on a count stays a graph break."""
-    if not _core.compiling():
+    the exact values, plus _SVD_ULPS ulps of s_max in all.  hop's a differs
+    from NumPy's by Delta, which moves each singular value by at most
+    ||Delta||_2 <= ||Delta||_F (Weyl; a hermitian a read from one triangle:
+    the mirrored Delta, up to sqrt(2) ||Delta||_F): where a's lineage has a
+    relative bound (_exact.relative_error: exact values, elementwise math,
+    products of elements) that is rel * ||a||_F <= rel * sqrt(min(m, n)) *
+    s_max (hermitian: sqrt(2 n)); otherwise (matmul, sums) the run-time
+    bound d = ||_exact.absolute_error(a)||_F per matrix, and NumPy's s_max
+    is then up to s_max + d.  A cutoff that scales with s_max (ratio: rcond
+    for rcond * s_max, max(m, n) * eps) moves by ratio times the same; a
+    given one (ratio None) not at all.  When s was rounded to a narrower
+    dtype (rounded, default s's dtype: float32 data, whose double SVD NumPy
+    casts too), two values that close may round one ulp apart and the
+    cutoff computed from them a few ulps apart: _CAST_ULPS ulps of |s| +
+    |cutoff| cover it.  So the plan checks that every singular value is
+    farther than the sum from the cutoff (and s_max a normal magnitude, or
+    zero: a zero matrix's singular values are zeros for both) and otherwise
+    hands the call to eager (_core.unknown_if): NumPy decides.  A count
+    (count=True: a rank) is then NumPy's, so a branch on it is one cond
+    (_exact.checked).  Where neither bound exists (complex products, an op
+    without a rule) the call is a graph break (what names the decision):
+    NumPy's code decides on NumPy's values, never hop's unchecked count."""
+    if not _core.compiling() or _C._trace_depth() > 1 and _C._proxy_at_root(r):
+        # a body of a HOP (hop.compile's limits); or a side of a branch that
+        # replayed this call's ops from before it: checked there
         return r
     rel = _exact.relative_error(a)
-    if rel is None:
-        return r
+    d = None if rel is not None else _exact.absolute_error(a)
+    if rel is None and d is None:
+        from .._breaks import conversion
+        conversion(_C.UnsupportedError,
+                   f"hop.numpy.linalg: {what} compares singular values with a cutoff, and hop "
+                   f"cannot bound how far this matrix (its lineage: "
+                   f"{_exact.differs([a])}) is from NumPy's, so NumPy decides")
     m, n = a.shape[-2], a.shape[-1]
     sdt = rounded or _core.np_dtype(s)
     eps = float(_np.finfo(_np.float64).eps)  # the SVD's: always computed in double
-    spread = math.sqrt(2 * n) if hermitian else math.sqrt(builtins.min(m, n))
-    err = 2 * _SVD_ERROR * eps * builtins.max(m, n) + 2 * rel * spread + _SVD_ULPS * eps
-    margin = smax * (err if ratio is None else err * (1 + abs(ratio)))
+    err = 2 * _SVD_ERROR * eps * builtins.max(m, n) + _SVD_ULPS * eps
+    scale = 1 if ratio is None else 1 + abs(ratio)
+    if d is None:
+        spread = math.sqrt(2 * n) if hermitian else math.sqrt(builtins.min(m, n))
+        margin = smax * ((err + 2 * rel * spread) * scale)
+    else:
+        d = _C.sqrt(_C.sum(d * d + _C.zeros(tuple(a.shape), dtype=_C.float64), (-2, -1)))
+        d = _core.cast(d.unsqueeze(-1) * (math.sqrt(2) if hermitian else 1.0),
+                       _core.np_dtype(smax))
+        margin = ((smax + d) * err + d) * scale
     eps_s = float(_np.finfo(sdt).eps)
     if eps_s > eps:
         margin = margin + (_C.abs(s) + _C.abs(cutoff)) * (_CAST_ULPS * eps_s)
@@ -385,7 +406,10 @@ def _cutoff_checked(a, s, smax, cutoff, r, *, ratio=None, rounded=None, hermitia
     fi = _np.finfo(sdt)
     normal = _C.logical_and(_C.ge(smax, math.sqrt(float(fi.tiny))),
                             _C.le(smax, math.sqrt(float(fi.max))))
-    ok = _C.logical_or(_C.logical_and(far, normal), _C.eq(smax, 0.0))
+    zero = _C.eq(smax, 0.0)
+    if d is not None:  # NumPy's matrix is zero too only if it is within 0 of hop's
+        zero = _C.logical_and(zero, _C.eq(d, 0.0))
+    ok = _C.logical_or(_C.logical_and(far, normal), zero)
     r = _core.unknown_if(_C.logical_not(_C.all(ok, None, False)), r)
     return _exact.checked(r) if count else r
 
@@ -421,7 +445,7 @@ def pinv(a, rcond=1e-15, hermitian=False, *, _kind=None):
     sinv = _core.cast(sinv, dt)
     r = _C.matmul(_mT(vt), sinv.unsqueeze(-1) * _mT(u))
     return wrap(kind, _cutoff_checked(a_in, _core.cast(s, cdt), _core.cast(smax, cdt), cutoff, r,
-                                      ratio=rc, rounded=_core.np_dtype(s)))
+                                      ratio=rc, rounded=_core.np_dtype(s), what="pinv"))
 
 
 @_implements(_np.linalg.matrix_power)
@@ -479,7 +503,7 @@ def matrix_rank(A, tol=None, hermitian=False, *, _kind=None):
         tol, s, smax = _core.cast(tt, cdt).unsqueeze(-1), _core.cast(s, cdt), _core.cast(smax, cdt)
     r = _C.sum(_C.gt(s, tol), -1)
     r = _cutoff_checked(t, s, smax, tol, r, ratio=ratio, rounded=sdt, hermitian=hermitian,
-                        count=True)
+                        count=True, what="matrix_rank")
     return wrap(kind, r, scalar=r.ndim == 0)
 
 
