@@ -365,3 +365,110 @@ def test_absolute_error_bounds_hops_product_and_sum_from_numpys():
         assert np.all(np.abs(got.astype(float) - want) <= e)
         u = float(np.finfo(dtype).eps) / 2
         assert np.all(e <= 1e4 * u * (np.abs(want) + 1)) and np.any(e > 0)
+
+
+# cond of a singular matrix: NumPy 1.24 inverts with errors ignored (its
+# gufunc inv writes NaN for a zero pivot), so cond is inf for every p but
+# 'nuc' (whose SVD of NaN raises); before, hop.numpy's inv raised
+# LinAlgError (eagerly; a compiled call ran eagerly for it)
+
+SINGULAR = {
+    "float64": np.array([[1.0, 2.0], [2.0, 4.0]]),
+    "float32": np.array([[1.0, 2.0], [2.0, 4.0]], F32),
+    "complex128": np.array([[1.0, 2.0], [2.0, 4.0]]) * (1 + 1j),
+    "zeros": np.zeros((3, 3)),
+    "stacked": np.stack([np.eye(2), [[1.0, 2.0], [2.0, 4.0]]]),
+}
+
+
+@pytest.mark.parametrize("p", [1, -1, np.inf, -np.inf, "fro"])
+@pytest.mark.parametrize("name", sorted(SINGULAR))
+def test_cond_of_a_singular_matrix_is_numpys_inf(name, p):
+    a = SINGULAR[name]
+    with np.errstate(all="ignore"):
+        want = LA.cond(a, p)
+    assert np.isinf(np.asarray(want).ravel()[-1])
+    same(np.asarray(hnp.linalg.cond(hnp.asarray(a), p)), np.asarray(want))
+    cf, f = _compiled(lambda a: LA.cond(a, p))
+    same(f(a), want)
+    assert cf.eager_calls == 0
+
+
+@pytest.mark.parametrize("p", [None, 2, -2])
+def test_cond_of_a_zero_matrix_by_its_singular_values_is_numpys(p):
+    a = np.zeros((3, 3))
+    with np.errstate(all="ignore"):
+        want = LA.cond(a, p)  # 0 / 0: NaN, made inf
+    assert want == np.inf
+    same(np.asarray(hnp.linalg.cond(hnp.asarray(a), p)), np.asarray(want))
+    cf, f = _compiled(lambda a: LA.cond(a, p))
+    same(f(a), want)
+
+
+def test_cond_nuc_of_a_singular_matrix_raises_numpys_svd_error():
+    a = SINGULAR["float64"]
+    with pytest.raises(LA.LinAlgError, match="SVD did not converge"):
+        LA.cond(a, "nuc")
+    with pytest.raises(LA.LinAlgError, match="SVD did not converge"):
+        hnp.linalg.cond(hnp.asarray(a), "nuc")
+    cf, f = _compiled(lambda a: LA.cond(a, "nuc"))
+    with pytest.raises(LA.LinAlgError, match="SVD did not converge"):
+        f(a)
+
+
+def test_cond_of_a_nearly_singular_matrix_stays_finite_like_numpy():
+    # no zero pivot: NumPy's inverse is huge but finite, and so is cond
+    a = np.array([[1.0, 2.0], [1.0, 2.0 + 1e-12]])
+    want = LA.cond(a, 1)
+    assert np.isfinite(want)
+    same(np.asarray(hnp.linalg.cond(hnp.asarray(a), 1)), np.asarray(want), rtol=1e-3)
+
+
+# svd and pinv with hermitian=True: NumPy 1.24 takes eigh's values by
+# decreasing magnitude (its argsort: its order of ties) and moves their
+# signs into vh; hop refused them before
+
+def _hermitian_case(rng, dtype, shape=(4, 4)):
+    a = rng.standard_normal(shape)
+    if np.dtype(dtype).kind == "c":
+        a = a + 1j * rng.standard_normal(shape)
+    return (a + np.swapaxes(a, -1, -2).conj()).astype(dtype)
+
+
+HERMITIAN_FUNCS = {
+    "svd": lambda a: LA.svd(a, hermitian=True),
+    "svd_reduced": lambda a: LA.svd(a, full_matrices=False, hermitian=True),
+    "svdvals": lambda a: LA.svd(a, compute_uv=False, hermitian=True),
+    "pinv": lambda a: LA.pinv(a, hermitian=True),
+    "pinv_rcond": lambda a: LA.pinv(a, rcond=0.3, hermitian=True),
+}
+
+
+@pytest.mark.parametrize("dtype", [F32, np.float64, np.complex64, np.complex128])
+@pytest.mark.parametrize("name", sorted(HERMITIAN_FUNCS))
+def test_hermitian_svd_and_pinv_are_numpys(name, dtype):
+    fn = HERMITIAN_FUNCS[name]
+    rng = np.random.default_rng(48)
+    rtol = 1e-5 if dtype in (F32, np.complex64) else 1e-11
+    cf, f = _compiled(fn)
+    # a random one, a stack, and ties in |s| (1, -1, 1, 2): NumPy's argsort
+    # order decides which eigenvector comes first
+    for a in (_hermitian_case(rng, dtype), _hermitian_case(rng, dtype, (2, 3, 3)),
+              np.diag([1.0, -1.0, 1.0, 2.0]).astype(dtype)):
+        want = fn(a)
+        for got in (f(a), fn(hnp.asarray(a))):
+            for g, w in zip(_parts(got), _parts(want), strict=True):
+                g = np.asarray(g)
+                assert g.dtype == w.dtype and g.shape == w.shape, name
+                assert np.all(np.abs(g - w) <= rtol * np.abs(w).max()), name
+    assert cf.eager_calls == 0
+
+
+def test_hermitian_svd_of_a_non_square_matrix_raises_numpys_error():
+    for fn in (HERMITIAN_FUNCS["svd"], HERMITIAN_FUNCS["pinv"]):
+        with pytest.raises(LA.LinAlgError, match="must be square"):
+            fn(np.ones((2, 3)))
+        with pytest.raises(LA.LinAlgError, match="must be square"):
+            fn(hnp.ones((2, 3)))
+    same(np.asarray(LA.pinv(hnp.ones((0, 3)), hermitian=True)),
+         LA.pinv(np.ones((0, 3)), hermitian=True))

@@ -160,12 +160,8 @@ def qr(a, mode="reduced", *, _kind=None):
     return wrap(kind, _core.cast(p.slice(-2, 0, m).slice(-1, 0, q), rt)), wrap(kind, r)
 
 
-def _svd_input(a, hermitian, what):
-    # svd/pinv's operand: a stack of matrices in double, and the result
-    # dtype; hermitian=True is refused
-    if hermitian:
-        raise _C.UnsupportedError(f"hop.numpy: numpy.linalg.{what}(hermitian=True) is not "
-                                  "supported")
+def _svd_input(a, what):
+    # svd/pinv's operand: a stack of matrices in double, and the result dtype
     t = _tensor(a, what)
     _stacked_2d(t)
     ct, rt = _common(t, what=what)
@@ -175,7 +171,9 @@ def _svd_input(a, hermitian, what):
 @_implements(_np.linalg.svd)
 def svd(a, full_matrices=True, compute_uv=True, hermitian=False, *, _kind=None):
     kind = _kind or result_kind((a,), ndarray)
-    t, rt = _svd_input(a, hermitian, "svd")
+    if hermitian:
+        return _svd_hermitian(ndarray(_tensor(a, "svd")), compute_uv, kind)
+    t, rt = _svd_input(a, "svd")
     if not compute_uv:
         return wrap(kind, _core.cast(_C._op("linalg_svdvals", t), _real_dt(rt)))
     m, n = t.shape[-2], t.shape[-1]
@@ -189,6 +187,25 @@ def svd(a, full_matrices=True, compute_uv=True, hermitian=False, *, _kind=None):
     return (wrap(kind, _core.cast(p.slice(-2, 0, m).slice(-1, 0, u), rt)),
             wrap(kind, _core.cast(s, _real_dt(rt))),
             wrap(kind, _core.cast(p.slice(-2, m + 1, m + 1 + v).slice(-1, 0, n), rt)))
+
+
+def _svd_hermitian(a, compute_uv, kind):
+    """NumPy 1.24's svd(a, hermitian=True), step for step: eigh's (or
+    eigvalsh's) values by decreasing magnitude (NumPy's argsort, so its
+    order of ties), their signs moved into vh; full_matrices has no effect."""
+    from .. import numpy as hnp
+    if not compute_uv:
+        s = hnp.abs(eigvalsh(a))
+        return wrap(kind, hnp.sort(s)[..., ::-1]._t)
+    s, u = eigh(a)
+    sgn = hnp.sign(s)
+    s = hnp.abs(s)
+    sidx = hnp.argsort(s)[..., ::-1]
+    sgn = hnp.take_along_axis(sgn, sidx, axis=-1)
+    s = hnp.take_along_axis(s, sidx, axis=-1)
+    u = hnp.take_along_axis(u, sidx[..., None, :], axis=-1)
+    vt = hnp.swapaxes(u * sgn[..., None, :], -1, -2).conjugate()
+    return wrap(kind, u._t), wrap(kind, s._t), wrap(kind, vt._t)
 
 
 def _uplo(UPLO):
@@ -418,20 +435,24 @@ def _cutoff_checked(a, s, smax, cutoff, r, *, ratio=None, rounded=None, hermitia
 def pinv(a, rcond=1e-15, hermitian=False, *, _kind=None):
     kind = _kind or result_kind((a,), ndarray)
     a_in = _tensor(a, "pinv")
-    t, dt = _svd_input(a, hermitian, "pinv")
+    t, dt = _svd_input(a, "pinv")
     m, n = t.shape[-2], t.shape[-1]
     k = builtins.min(m, n)
     if k == 0:
         return wrap(kind, _C.zeros(tuple(t.shape[:-2]) + (n, m),
                                    dtype=_core.hop_dtype(_core.np_dtype(a_in), "pinv")))
-    t = _C._op("conj", t) if dt.kind == "c" else t
-    # NumPy's svd: in double, u, s and vt cast to the result dtype
-    p = _C._op("linalg_svd", t, False)
-    u = _core.cast(p.slice(-2, 0, m).slice(-1, 0, k), dt)
-    s = p.select(-2, m).slice(-1, 0, k)
-    vt = _core.cast(p.slice(-2, m + 1, m + 1 + k).slice(-1, 0, n), dt)
-    if dt.kind == "c":
-        s = _C._op("real", s)
+    if hermitian:  # NumPy's svd(a.conjugate(), hermitian=True), in the result dtype
+        ac = _C._op("conj", a_in) if dt.kind == "c" else a_in
+        u, s, vt = (x._t for x in _svd_hermitian(ndarray(ac), True, ndarray))
+    else:
+        t = _C._op("conj", t) if dt.kind == "c" else t
+        # NumPy's svd: in double, u, s and vt cast to the result dtype
+        p = _C._op("linalg_svd", t, False)
+        u = _core.cast(p.slice(-2, 0, m).slice(-1, 0, k), dt)
+        s = p.select(-2, m).slice(-1, 0, k)
+        vt = _core.cast(p.slice(-2, m + 1, m + 1 + k).slice(-1, 0, n), dt)
+        if dt.kind == "c":
+            s = _C._op("real", s)
     s = _core.cast(s, _real_dt(dt))
     # NumPy's cutoff rcond[..., newaxis] * amax(s): two arrays, so in their
     # promoted dtype (float64 for a float rcond and float32 s), as is s > cutoff
@@ -445,7 +466,8 @@ def pinv(a, rcond=1e-15, hermitian=False, *, _kind=None):
     sinv = _core.cast(sinv, dt)
     r = _C.matmul(_mT(vt), sinv.unsqueeze(-1) * _mT(u))
     return wrap(kind, _cutoff_checked(a_in, _core.cast(s, cdt), _core.cast(smax, cdt), cutoff, r,
-                                      ratio=rc, rounded=_core.np_dtype(s), what="pinv"))
+                                      ratio=rc, rounded=_core.np_dtype(s), hermitian=hermitian,
+                                      what="pinv"))
 
 
 @_implements(_np.linalg.matrix_power)
@@ -620,12 +642,30 @@ def norm(x, ord=None, axis=None, keepdims=False, *, _kind=None):
 
 
 
+def _inv_or_nan(t):
+    """NumPy's _umath_linalg.inv of t (..., n, n) under errstate(all='ignore'):
+    the inverse, or NaN for each matrix whose LU has a zero pivot (not a
+    LinAlgError)."""
+    dt = _core.np_dtype(t)
+    logabs = _C._op("linalg_slogdet", t).select(-1, 1)
+    if dt.kind == "c":
+        logabs = _C._op("real", logabs)
+    singular = _C.eq(logabs, -_np.inf).unsqueeze(-1).unsqueeze(-1)
+    eye = F.identity(t.shape[-1], dtype=dt)._t
+    inv_t = _C._op("linalg_inv", _C.where(singular, eye, t))
+    nan = _core.complex_scalar(complex(_np.nan, _np.nan), dt) if dt.kind == "c" else \
+        _C.full((), _np.nan, dtype=t.dtype)
+    return _C.where(singular, nan, inv_t)
+
+
 @_implements(_np.linalg.cond)
 def cond(x, p=None, *, _kind=None):
-    """NumPy 1.24's cond, step for step.  One difference: for p other than
-    None, 2 and -2 NumPy inverts with errors ignored (a singular matrix
-    gives inf); hop's inv raises LinAlgError for an exactly singular one
-    (when the plan runs, in a compiled function)."""
+    """NumPy 1.24's cond, step for step.  For p other than None, 2 and -2
+    NumPy inverts with errors ignored: its gufunc inv writes NaN for a
+    matrix whose LU has a zero pivot (gesv's info > 0), so its cond is inf
+    (or, p 'nuc', the SVD of NaN raises).  hop finds those matrices by the
+    same LU (slogdet's log|det| is -inf exactly for a zero pivot), inverts
+    the identity in their place and writes NaN there."""
     kind = _kind or result_kind((x,), ndarray)
     x = ndarray(_tensor(x, "cond"))
     if x.size == 0 and x.ndim >= 2 and x.shape[-2] * x.shape[-1] == 0:
@@ -638,7 +678,7 @@ def cond(x, p=None, *, _kind=None):
         _stacked_square(x._t)
         ct, result_t = _common(x._t, what="cond")
         # NumPy's inverse stays double here (its gufunc inv, not linalg.inv)
-        invx = ndarray(_C._op("linalg_inv", _core.cast(x._t, ct)))
+        invx = ndarray(_inv_or_nan(_core.cast(x._t, ct)))
         r = norm(x, p, axis=(-2, -1)) * norm(invx, p, axis=(-2, -1))
         r = r.astype(result_t, copy=False)
     # a NaN is inf unless the matrix had a NaN (a where, not NumPy's masked
