@@ -24,7 +24,7 @@ part of the function in Python on NumPy's own values instead (hop/_frame.py).
 
 from . import _C
 
-__all__ = ["differs", "relative_error", "absolute_error"]
+__all__ = ["differs", "relative_error", "absolute_error", "frobenius_error"]
 
 # ops whose every element is one correctly rounded IEEE result or a copy:
 # the same bits as NumPy's ufuncs and data movement
@@ -431,6 +431,41 @@ def absolute_error(t, tr=None):
         return None
     e = _as_absolute(tr, name, got)
     return e * _BOUND_SLACK if isinstance(e, _C.Tensor) else _C.zeros((), dtype=_C.float64)
+
+
+def frobenius_error(t, tr=None):
+    """A traced float64 tensor of shape t.shape[:-2] bounding, per matrix
+    of traced tensor t (..., m, n), ||hop's - NumPy's||_F; or None where
+    absolute_error has no bound.  For t = A @ B of exact operands it is
+    2 gamma_k ||A||_F ||B||_F + 2 k eta sqrt(m n) (|| |A| |B| ||_F <=
+    ||A||_F ||B||_F): two sums of squares instead of absolute_error's
+    |A| @ |B|, at most a few times looser; otherwise the Frobenius norm of
+    absolute_error(t).  Either is computed in double and multiplied by
+    _BOUND_SLACK."""
+    tr = tr or _C.tracing()
+    name = _C._proxy_node(t) if tr is not None and isinstance(t, _C.Tensor) else None
+    if name is None or _C._trace_depth() > 1:
+        return None
+    nodes, _ = _graph(tr)
+    node = nodes.get(name)
+    dt = _dtype_name(node[4]) if node is not None else ""
+    if node is not None and node[0] == "call_op" and node[2] == "matmul" and dt in _TINY:
+        ops = [_operand(node, 0), _operand(node, 1)]
+        vals = [tr._node(o) if o is not None else None for o in ops]
+        if all(v is not None and v.ndim >= 2 and relative_error(v, tr) == 0.0 for v in vals):
+            k, mn = vals[0].shape[-1], t.shape[-2] * t.shape[-1]
+            g = _gamma(k, _EPS[dt] / 2)
+            if g is not None and type(mn) is int:
+                fa, fb = (_C.sqrt(_C.sum(_C.mul(x, x), (-2, -1))) for x in
+                          (v if v.dtype == _C.float64 else v.to(_C.float64) for v in vals))
+                eta = 2 * k * _TINY[dt] * mn ** 0.5
+                return (fa * fb * (2 * g) + eta) * _BOUND_SLACK
+    e = absolute_error(t, tr)
+    if e is None:
+        return None
+    if tuple(e.shape) != tuple(t.shape):
+        e = e + _C.zeros(tuple(t.shape), dtype=_C.float64)
+    return _C.sqrt(_C.sum(_C.mul(e, e), (-2, -1)))
 
 
 def _abs64(tr, name):

@@ -472,3 +472,28 @@ def test_hermitian_svd_of_a_non_square_matrix_raises_numpys_error():
             fn(hnp.ones((2, 3)))
     same(np.asarray(LA.pinv(hnp.ones((0, 3)), hermitian=True)),
          LA.pinv(np.ones((0, 3)), hermitian=True))
+
+
+def test_frobenius_error_bounds_a_product_per_matrix():
+    # x @ w of exact operands: 2 gamma_k ||x||_F ||w||_F per matrix (a
+    # 200 x 200 float64 product's bits differ from NumPy's: other blocking);
+    # other lineages: the norm of absolute_error's bound
+    from hop import _exact
+    rng = np.random.default_rng(49)
+
+    def fn(x, w):
+        x, w = hnp.asarray(x), hnp.asarray(w)
+        p, q = x @ w, (x @ w) * 0.5 + x
+        return p._t, _exact.frobenius_error(p._t), q._t, _exact.frobenius_error(q._t)
+    for dtype, shape in ((np.float64, (200, 200)), (F32, (3, 40, 40))):
+        x, w = (rng.standard_normal(shape).astype(dtype) for _ in range(2))
+        args = [hop.tensor(v) for v in (x, w)]
+        p, dp, q, dq = (np.asarray(v) for v in hop.trace(fn, *args)(*args))
+        assert dp.shape == dq.shape == shape[:-2] and dp.dtype == np.float64
+        for got, d, want in ((p, dp, x @ w), (q, dq, (x @ w) * dtype(0.5) + x)):
+            diff = np.sqrt(((got.astype(float) - want) ** 2).sum((-2, -1)))
+            assert np.all(diff <= d)
+            # about k eps ||x||_F ||w||_F: no looser than 8 times that
+            fx, fw = (np.sqrt((v.astype(float) ** 2).sum((-2, -1))) for v in (x, w))
+            assert np.all(d <= 8 * shape[-1] * np.finfo(dtype).eps * fx * fw)
+        assert np.any(p != x @ w) or dtype == F32

@@ -376,7 +376,7 @@ def _cutoff_checked(a, s, smax, cutoff, r, *, ratio=None, rounded=None, hermitia
     relative bound (_exact.relative_error: exact values, elementwise math,
     products of elements) that is rel * ||a||_F <= rel * sqrt(min(m, n)) *
     s_max (hermitian: sqrt(2 n)); otherwise (matmul, sums) the run-time
-    bound d = ||_exact.absolute_error(a)||_F per matrix, and NumPy's s_max
+    bound d of _exact.frobenius_error(a) per matrix, and NumPy's s_max
     is then up to s_max + d.  A cutoff that scales with s_max (ratio: rcond
     for rcond * s_max, max(m, n) * eps) moves by ratio times the same; a
     given one (ratio None) not at all.  When s was rounded to a narrower
@@ -396,7 +396,7 @@ def _cutoff_checked(a, s, smax, cutoff, r, *, ratio=None, rounded=None, hermitia
         # replayed this call's ops from before it: checked there
         return r
     rel = _exact.relative_error(a)
-    d = None if rel is not None else _exact.absolute_error(a)
+    d = None if rel is not None else _exact.frobenius_error(a)
     if rel is None and d is None:
         from .._breaks import conversion
         conversion(_C.UnsupportedError,
@@ -411,11 +411,11 @@ def _cutoff_checked(a, s, smax, cutoff, r, *, ratio=None, rounded=None, hermitia
     if d is None:
         spread = math.sqrt(2 * n) if hermitian else math.sqrt(builtins.min(m, n))
         margin = smax * ((err + 2 * rel * spread) * scale)
-    else:
-        d = _C.sqrt(_C.sum(d * d + _C.zeros(tuple(a.shape), dtype=_C.float64), (-2, -1)))
-        d = _core.cast(d.unsqueeze(-1) * (math.sqrt(2) if hermitian else 1.0),
-                       _core.np_dtype(smax))
-        margin = ((smax + d) * err + d) * scale
+    else:  # (scale: no op when it is 1)
+        d = d * math.sqrt(2) if hermitian else d
+        d = _core.cast(d.unsqueeze(-1), _core.np_dtype(smax))
+        margin = (smax + d) * err + d
+        margin = margin if ratio is None else margin * scale
     eps_s = float(_np.finfo(sdt).eps)
     if eps_s > eps:
         margin = margin + (_C.abs(s) + _C.abs(cutoff)) * (_CAST_ULPS * eps_s)
