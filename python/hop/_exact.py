@@ -284,15 +284,11 @@ _EPS = {"float16": 2.0 ** -10, "float32": 2.0 ** -23, "float64": 2.0 ** -52,
         "complex64": 2.0 ** -23, "complex128": 2.0 ** -52}
 
 
-def relative_error(t, tr=None):
-    """A bound r such that every element of traced tensor t (of the root
-    graph) is within r * |element| of NumPy's (0.0: NumPy's bits), or None
-    when its lineage allows no such bound (a float sum: cancellation makes
-    the relative difference unbounded; absolute_error bounds it).  The
-    lineage may hold elementwise math functions (x ** 3) of exact values,
-    then ops that keep relative differences (data movement, sign changes,
-    products, quotients, square roots, casts).  hop.numpy.linalg.lstsq uses
-    it to bound how far hop's singular values may be from NumPy's."""
+def _lineage(t, tr):
+    """(the trace, t's node name, the root graph's nodes by name, the error
+    bounds' leaf rule: 0.0 for a placeholder or a checked node, None for a
+    node of no root lineage), or None when t is no value of the root graph
+    (inside a body the lineage is not read)."""
     tr = tr or _C.tracing()
     name = _C._proxy_node(t) if tr is not None and isinstance(t, _C.Tensor) else None
     if name is None or _C._trace_depth() > 1:
@@ -306,6 +302,23 @@ def relative_error(t, tr=None):
         if node[0] == "placeholder" or n in checked_names:
             return 0.0
         return _INPUTS
+
+    return tr, name, nodes, leaf
+
+
+def relative_error(t, tr=None):
+    """A bound r such that every element of traced tensor t (of the root
+    graph) is within r * |element| of NumPy's (0.0: NumPy's bits), or None
+    when its lineage allows no such bound (a float sum: cancellation makes
+    the relative difference unbounded; absolute_error bounds it).  The
+    lineage may hold elementwise math functions (x ** 3) of exact values,
+    then ops that keep relative differences (data movement, sign changes,
+    products, quotients, square roots, casts).  hop.numpy.linalg.lstsq uses
+    it to bound how far hop's singular values may be from NumPy's."""
+    got = _lineage(t, tr)
+    if got is None:
+        return None
+    tr, name, nodes, leaf = got
 
     def combine(n, node, ins):
         return _relative(node, [memo[i] for i in ins], ins, nodes)
@@ -400,20 +413,11 @@ def absolute_error(t, tr=None):
     may come out below the exact bound by gamma_k(2**-53) at most: it is
     multiplied by _BOUND_SLACK.  NaN or inf values make it NaN or inf,
     which no check passes."""
-    tr = tr or _C.tracing()
-    name = _C._proxy_node(t) if tr is not None and isinstance(t, _C.Tensor) else None
-    if name is None or _C._trace_depth() > 1:
+    got = _lineage(t, tr)
+    if got is None:
         return None
-    nodes, _ = _graph(tr)
-    checked_names = _checked_names()
+    tr, name, nodes, leaf = got
     memo = {}
-
-    def leaf(n, node):
-        if node is None:
-            return None
-        if node[0] == "placeholder" or n in checked_names:
-            return 0.0
-        return _INPUTS
 
     def combine(n, node, ins):
         # a float: a relative bound (relative_error's); a tensor: absolute
@@ -442,11 +446,10 @@ def frobenius_error(t, tr=None):
     |A| @ |B|, at most a few times looser; otherwise the Frobenius norm of
     absolute_error(t).  Either is computed in double and multiplied by
     _BOUND_SLACK."""
-    tr = tr or _C.tracing()
-    name = _C._proxy_node(t) if tr is not None and isinstance(t, _C.Tensor) else None
-    if name is None or _C._trace_depth() > 1:
+    got = _lineage(t, tr)
+    if got is None:
         return None
-    nodes, _ = _graph(tr)
+    tr, name, nodes, _ = got
     node = nodes.get(name)
     dt = _dtype_name(node[4]) if node is not None else ""
     if node is not None and node[0] == "call_op" and node[2] == "matmul" and dt in _TINY:
