@@ -363,8 +363,10 @@ def _relative(node, got, ins, nodes):
 
 # absolute_error's safety factor for its own arithmetic: the bound is
 # computed in double, each step a sum or product of non-negative terms (k
-# terms in a matmul or a sum), so it comes out at most gamma_k(2**-53), far
-# below 2**-20 relative for any k < 2**30, under the exact bound
+# terms in a matmul or a sum, m n in frobenius_error's norm), so it comes
+# out under the exact bound by at most the sum over its steps of
+# gamma_k(2**-53), far below 2**-20 relative for chains of fewer than 2**30
+# terms in all
 _BOUND_SLACK = 1.0 + 2.0 ** -20
 # ops absolute_error bounds by the largest difference of their tensor
 # operands (they move, select or repeat elements): one scalar, coarse but
@@ -433,7 +435,9 @@ def absolute_error(t, tr=None):
     got = _post_order(name, nodes, memo, leaf, combine)
     if got is None:
         return None
-    e = _as_absolute(tr, name, got)
+    e = _as_absolute(tr, name, got)  # None: a relative bound of 0.5 or more
+    if e is None:
+        return None
     return e * _BOUND_SLACK if isinstance(e, _C.Tensor) else _C.zeros((), dtype=_C.float64)
 
 
