@@ -1026,6 +1026,27 @@ trace_trap_guard(TraceObject *tr, PyObject *args)
     Py_RETURN_NONE;
 }
 
+/* The value of the root graph's node named name, as a proxy (a SymInt for a
+ * symbol): hop.numpy bounds how far a traced matrix may be from NumPy's by
+ * computing, in the same graph, over the values of its lineage, which it
+ * reads by name off describe() (hop/_exact.py, absolute_error).  KeyError:
+ * no such node; TraceError: the trace is not this thread's active one. */
+static PyObject *
+trace_node(TraceObject *tr, PyObject *name)
+{
+    if (!PyUnicode_Check(name))
+        return PyErr_Format(PyExc_TypeError, "_node(name): name must be a str");
+    if (hop_py__current != tr)
+        return PyErr_Format(hop_py_TraceError, "_node(): the trace is not active");
+    const char *s = PyUnicode_AsUTF8(name);
+    if (s == NULL)
+        return NULL;
+    hop_node *n = hop_graph_find_node(hop_output_graph_root_graph(tr->og), s);
+    if (n == NULL || n->meta == NULL)
+        return PyErr_Format(PyExc_KeyError, "no node %U with a value in the root graph", name);
+    return wrap_node((PyObject *)tr, n);
+}
+
 static PyMethodDef trace_methods[] = {
     {"start", (PyCFunction)trace_start, METH_NOARGS, "Makes this trace the active one."},
     {"stop", (PyCFunction)trace_stop, METH_NOARGS, "Ends tracing."},
@@ -1047,6 +1068,8 @@ static PyMethodDef trace_methods[] = {
      "text(path, kind) -> the graph printed as 'code', 'table' or 'dot'."},
     {"_memo", (PyCFunction)trace_memo, METH_VARARGS,
      "_memo(what, ...): the op memo of path specialisation (hop.compile)."},
+    {"_node", (PyCFunction)trace_node, METH_O,
+     "_node(name) -> the value (a proxy or a SymInt) of the root graph's node named name."},
     {"_trap_guard", (PyCFunction)trace_trap_guard, METH_VARARGS,
      "_trap_guard(u, v): the guard u == v, in the current cond branch (hop.compile)."},
     {NULL, NULL, 0, NULL},
@@ -1113,6 +1136,22 @@ py_proxy_node(PyObject *self, PyObject *o)
         ((TensorObject *)o)->node == NULL)
         Py_RETURN_NONE;
     return PyUnicode_FromString(((TensorObject *)o)->node->name);
+}
+
+/* Whether o is a proxy of the active trace's root graph: inside a side of a
+ * data-dependent branch (hop.compile's path specialisation) the ops before
+ * the branch are replayed and give the root's nodes, which hop.numpy's
+ * run-time checks (hop/numpy/linalg.py, _cutoff_checked) already cover. */
+static PyObject *
+py_proxy_at_root(PyObject *self, PyObject *o)
+{
+    (void)self;
+    TraceObject *tr = hop_py__current;
+    if (tr == NULL || !PyObject_TypeCheck(o, &hop_py_TensorType) || !HOP_PY_IS_PROXY(o) ||
+        ((TensorObject *)o)->node == NULL)
+        Py_RETURN_FALSE;
+    return PyBool_FromLong(hop_tracer_of(((TensorObject *)o)->node) ==
+                           hop_output_graph_root(tr->og));
 }
 
 /* The tracer stack depth of this thread's active trace (1 at its root), 0
@@ -1319,6 +1358,8 @@ static PyMethodDef trace_functions[] = {
      "True for a traced value whose tracer has not ended (usable, lifted if need be)."},
     {"_proxy_node", py_proxy_node, METH_O,
      "The name of the node a traced value stands for, or None for anything else."},
+    {"_proxy_at_root", py_proxy_at_root, METH_O,
+     "True for a traced value of the active trace's root graph."},
     {"_rebind", (PyCFunction)(void (*)(void))py_rebind, METH_FASTCALL,
      "_rebind(x, new=None): the traced x stands for new's value (hop.Tensor.__setitem__); "
      "UnsupportedError when x may not be updated in place."},

@@ -24,7 +24,7 @@ part of the function in Python on NumPy's own values instead (hop/_frame.py).
 
 from . import _C
 
-__all__ = ["differs", "relative_error"]
+__all__ = ["differs", "relative_error", "absolute_error", "frobenius_error"]
 
 # ops whose every element is one correctly rounded IEEE result or a copy:
 # the same bits as NumPy's ufuncs and data movement
@@ -284,15 +284,11 @@ _EPS = {"float16": 2.0 ** -10, "float32": 2.0 ** -23, "float64": 2.0 ** -52,
         "complex64": 2.0 ** -23, "complex128": 2.0 ** -52}
 
 
-def relative_error(t, tr=None):
-    """A bound r such that every element of traced tensor t (of the root
-    graph) is within r * |element| of NumPy's (0.0: NumPy's bits), or None
-    when its lineage allows no such bound (a float sum: cancellation makes
-    the relative difference unbounded).  The lineage may hold elementwise
-    math functions (x ** 3) of exact values, then ops that keep relative
-    differences (data movement, sign changes, products, quotients, square
-    roots, casts).  hop.numpy.linalg.lstsq uses it to bound how far hop's
-    singular values may be from NumPy's."""
+def _lineage(t, tr):
+    """(the trace, t's node name, the root graph's nodes by name, the error
+    bounds' leaf rule: 0.0 for a placeholder or a checked node, None for a
+    node of no root lineage), or None when t is no value of the root graph
+    (inside a body the lineage is not read)."""
     tr = tr or _C.tracing()
     name = _C._proxy_node(t) if tr is not None and isinstance(t, _C.Tensor) else None
     if name is None or _C._trace_depth() > 1:
@@ -307,36 +303,328 @@ def relative_error(t, tr=None):
             return 0.0
         return _INPUTS
 
-    def combine(n, node, ins):
-        kind, target, meta = node[0], node[2], node[4]
-        got = [memo[i] for i in ins]
-        eps = _EPS.get(getattr(meta[1], "name", ""), None) if type(meta) is tuple and \
-            len(meta) == 3 and meta[0] == "tensor" else None
-        if kind != "call_op" or any(g is None for g in got):
-            return None
-        if not any(got):
-            # exact operands: NumPy's bits unless the op itself may differ
-            if target in _EXACT or _is_int(meta) and \
-                    all(_is_int(nodes[i][4]) for i in ins if i in nodes):
-                return 0.0 if not (target == "to" and _is_int(meta) and
-                                   not all(_is_int(nodes[i][4]) for i in ins)) else None
-            if target in _ULPS and eps is not None:
-                return _ULPS_BUDGET * eps
-            return None
-        if eps is None or _is_int(meta):
-            return None  # an integer or bool of a differing float: anything
-        if target in _MOVES:
-            return max(got)
-        if target in ("mul", "div"):
-            return sum(got) + eps
-        if target == "sqrt":
-            return got[0] / 2 + eps
-        if target == "to":
-            return got[0] + eps
+    return tr, name, nodes, leaf
+
+
+def relative_error(t, tr=None):
+    """A bound r such that every element of traced tensor t (of the root
+    graph) is within r * |element| of NumPy's (0.0: NumPy's bits), or None
+    when its lineage allows no such bound (a float sum: cancellation makes
+    the relative difference unbounded; absolute_error bounds it).  The
+    lineage may hold elementwise math functions (x ** 3) of exact values,
+    then ops that keep relative differences (data movement, sign changes,
+    products, quotients, square roots, casts).  hop.numpy.linalg.lstsq uses
+    it to bound how far hop's singular values may be from NumPy's."""
+    got = _lineage(t, tr)
+    if got is None:
         return None
+    tr, name, nodes, leaf = got
+
+    def combine(n, node, ins):
+        return _relative(node, [memo[i] for i in ins], ins, nodes)
 
     memo = {}
     return _post_order(name, nodes, memo, leaf, combine)
+
+
+def _dtype_name(meta):
+    return getattr(meta[1], "name", "") if type(meta) is tuple and len(meta) == 3 and \
+        meta[0] == "tensor" else ""
+
+
+def _relative(node, got, ins, nodes):
+    """relative_error's rule: node's relative bound from its inputs' (got,
+    the bounds of the nodes ins), or None."""
+    kind, target, meta = node[0], node[2], node[4]
+    eps = _EPS.get(_dtype_name(meta))
+    if kind != "call_op" or any(g is None for g in got):
+        return None
+    if not any(got):
+        # exact operands: NumPy's bits unless the op itself may differ
+        if target in _EXACT or _is_int(meta) and \
+                all(_is_int(nodes[i][4]) for i in ins if i in nodes):
+            return 0.0 if not (target == "to" and _is_int(meta) and
+                               not all(_is_int(nodes[i][4]) for i in ins)) else None
+        if target in _ULPS and eps is not None:
+            return _ULPS_BUDGET * eps
+        return None
+    if eps is None or _is_int(meta):
+        return None  # an integer or bool of a differing float: anything
+    if target in _MOVES:
+        return max(got)
+    if target in ("mul", "div"):
+        return sum(got) + eps
+    if target == "sqrt":
+        return got[0] / 2 + eps
+    if target == "to":
+        return got[0] + eps
+    return None
+
+
+# absolute_error's safety factor for its own arithmetic: the bound is
+# computed in double, each step a sum or product of non-negative terms (k
+# terms in a matmul or a sum, m n in frobenius_error's norm), so it comes
+# out under the exact bound by at most the sum over its steps of
+# gamma_k(2**-53), far below 2**-20 relative for chains of fewer than 2**30
+# terms in all
+_BOUND_SLACK = 1.0 + 2.0 ** -20
+# ops absolute_error bounds by the largest difference of their tensor
+# operands (they move, select or repeat elements): one scalar, coarse but
+# sound for any layout
+_MOVES_ABS = frozenset("""reshape view transpose permute unsqueeze squeeze expand select slice
+    cat stack clone take dynamic_slice amax amin""".split())
+_TINY = {"float16": 2.0 ** -24, "float32": 2.0 ** -149, "float64": 2.0 ** -1074}
+
+
+def absolute_error(t, tr=None):
+    """A traced float64 tensor E, broadcastable to traced tensor t (of the
+    root graph), with |hop's t - NumPy's t| <= E elementwise, or None when
+    hop cannot bound the difference (complex or integer arithmetic on
+    differing values, an op without a rule below, a size only known at run
+    time).  Unlike relative_error it bounds sums and products, whose
+    relative difference cancellation makes unbounded.
+
+    Each node's bound follows from its operands' (a, b: hop's values, Ea,
+    Eb: their bounds; u the unit roundoff of the node's dtype, eta its
+    smallest subnormal: an underflowing product or quotient errs by
+    eta / 2 more; Higham, Accuracy and Stability of Numerical Algorithms,
+    2nd ed., 2.2 and 3.1-3.5):
+      - an exact lineage (relative_error 0): 0; one with a relative bound r:
+        r * |NumPy's| <= r / (1 - r) * |hop's|.
+      - one rounding of two values d apart, hop's exact result x (|x| <=
+        |out| / (1 - u) for its rounded out): |fl(x) - fl(x')| <= d +
+        u|x| + u(|x| + d) = (1 + u) d + 2u / (1 - u) |out| (+ eta for mul,
+        div, where a result may underflow).  For +, -: d = Ea + Eb; for *:
+        d = |a| Eb + (|b| + Eb) Ea; for /: (Ea |b| + |a| Eb) / (|b| (|b| -
+        Eb)) when |b| > Eb, else unbounded (inf); for sqrt: min(sqrt(Ea),
+        Ea / sqrt(a)), unbounded where a - Ea < 0 (NumPy's may be NaN);
+        for a narrowing cast: Ea (a widening one is exact: Ea).
+      - neg, abs: Ea; maximum, minimum, where: max(Ea, Eb).
+      - matmul of k-long dot products: whatever the order of the sum, with
+        or without FMA, accumulated in u or finer, each of hop's and
+        NumPy's (BLAS) results is within gamma_k |A| |B| + k eta of the
+        exact product of its operands (gamma_k = k u / (1 - k u)), and the
+        exact products differ by at most Ea |B| + (|A| + Ea) Eb; with
+        |A'| <= |A| + Ea: E = 2 gamma_k (|A| + Ea)(|B| + Eb) + Ea |B| +
+        (|A| + Ea) Eb + 2 k eta.
+      - sum of k terms: likewise sum(Ea) + 2 gamma_k sum(|a| + Ea) (a
+        sum's roundings never underflow); mean: that with gamma_(k+1) (the
+        division's rounding), divided by k, + eta.
+      - data movement, amax, amin: the largest of the operands' bounds.
+    The bound is computed in double, each step of non-negative terms, so it
+    may come out below the exact bound by gamma_k(2**-53) at most: it is
+    multiplied by _BOUND_SLACK.  NaN or inf values make it NaN or inf,
+    which no check passes."""
+    got = _lineage(t, tr)
+    if got is None:
+        return None
+    tr, name, nodes, leaf = got
+    memo = {}
+
+    def combine(n, node, ins):
+        # a float: a relative bound (relative_error's); a tensor: absolute
+        got = [memo[i] for i in ins]
+        if any(g is None for g in got):
+            return None
+        if all(type(g) is float for g in got):
+            r = _relative(node, got, ins, nodes)
+            if r is not None:
+                return r
+        return _absolute(tr, node, nodes, memo)
+
+    got = _post_order(name, nodes, memo, leaf, combine)
+    if got is None:
+        return None
+    e = _as_absolute(tr, name, got)  # None: a relative bound of 0.5 or more
+    if e is None:
+        return None
+    return e * _BOUND_SLACK if isinstance(e, _C.Tensor) else _C.zeros((), dtype=_C.float64)
+
+
+def frobenius_error(t, tr=None):
+    """A traced float64 tensor of shape t.shape[:-2] bounding, per matrix
+    of traced tensor t (..., m, n), ||hop's - NumPy's||_F; or None where
+    absolute_error has no bound.  For t = A @ B of exact operands it is
+    2 gamma_k ||A||_F ||B||_F + 2 k eta sqrt(m n) (|| |A| |B| ||_F <=
+    ||A||_F ||B||_F): two sums of squares instead of absolute_error's
+    |A| @ |B|, at most a few times looser; otherwise the Frobenius norm of
+    absolute_error(t).  Either is computed in double and multiplied by
+    _BOUND_SLACK."""
+    got = _lineage(t, tr)
+    if got is None:
+        return None
+    tr, name, nodes, _ = got
+    node = nodes.get(name)
+    dt = _dtype_name(node[4]) if node is not None else ""
+    if node is not None and node[0] == "call_op" and node[2] == "matmul" and dt in _TINY:
+        ops = [_operand(node, 0), _operand(node, 1)]
+        vals = [tr._node(o) if o is not None else None for o in ops]
+        if all(v is not None and v.ndim >= 2 and relative_error(v, tr) == 0.0 for v in vals):
+            k, mn = vals[0].shape[-1], t.shape[-2] * t.shape[-1]
+            g = _gamma(k, _EPS[dt] / 2)
+            if g is not None and type(mn) is int:
+                fa, fb = (_C.sqrt(_C.sum(_C.mul(x, x), (-2, -1))) for x in
+                          (v if v.dtype == _C.float64 else v.to(_C.float64) for v in vals))
+                eta = 2 * k * _TINY[dt] * mn ** 0.5
+                return (fa * fb * (2 * g) + eta) * _BOUND_SLACK
+    e = absolute_error(t, tr)
+    if e is None:
+        return None
+    if tuple(e.shape) != tuple(t.shape):
+        e = e + _C.zeros(tuple(t.shape), dtype=_C.float64)
+    return _C.sqrt(_C.sum(_C.mul(e, e), (-2, -1)))
+
+
+def _abs64(tr, name):
+    """|value of node name| in float64 (a traced tensor)."""
+    v = tr._node(name)
+    return _C.abs(v.to(_C.float64) if v.dtype != _C.float64 else v)
+
+
+def _as_absolute(tr, name, bound):
+    """An absolute bound (a tensor, or 0.0) from absolute_error's memo."""
+    if type(bound) is float:
+        return 0.0 if bound == 0 else _abs64(tr, name) * (bound / (1 - bound)) \
+            if bound < 0.5 else None
+    return bound
+
+
+def _operand(node, i):
+    """The name of node's argument i when it is a node, else None."""
+    args = node[3]
+    a = args[i] if i < len(args) else None
+    return a[1] if type(a) is tuple and len(a) == 2 and a[0] == "%node" else None
+
+
+def _absolute(tr, node, nodes, memo):
+    """absolute_error's rule for one node (its docstring), or None."""
+    kind, n, target, meta = node[0], node[1], node[2], node[4]
+    dt = _dtype_name(meta)
+    if kind != "call_op" or dt not in _TINY:
+        return None  # complex, integer or bool results of differing values
+    u, eta = _EPS[dt] / 2, _TINY[dt]
+
+    def err(i):
+        a = _operand(node, i)
+        if a is None:
+            return 0.0 if i < len(node[3]) and type(node[3][i]) in (int, float, bool) else None
+        if a not in nodes or _dtype_name(nodes[a][4]) not in _EPS and not _is_int(nodes[a][4]):
+            return None
+        return _as_absolute(tr, a, memo[a])
+
+    def val(i):
+        return _abs64(tr, _operand(node, i)) if _operand(node, i) is not None else \
+            abs(float(node[3][i]))
+
+    def rounded(d, extra=0.0):
+        return d * (1 + u) + _abs64(tr, n) * (2 * u / (1 - u)) + extra
+
+    if target in _MOVES_ABS:
+        es = [_as_absolute(tr, i, memo[i]) for i in _refs(node[3], [])
+              if _dtype_name(nodes[i][4]) in _EPS]
+        if any(e is None for e in es):
+            return None
+        es = [_C.amax(e) for e in es if isinstance(e, _C.Tensor)]
+        return _largest(es)
+    if target in ("neg", "abs"):
+        return err(0)
+    ea = err(0)
+    if ea is None:
+        return None
+    if target == "to":
+        src = _dtype_name(nodes[_operand(node, 0)][4]) if _operand(node, 0) else ""
+        return ea if src in _EPS and _EPS[src] >= _EPS[dt] else rounded(ea, eta)
+    if target == "sqrt":
+        x = val(0)
+        d = _C.minimum(_C.sqrt(ea + x * 0), _C.div(ea, _C.sqrt(x)))
+        return _C.where(_C.ge(x - ea, 0.0), rounded(d), float("inf"))
+    if target in ("sum", "mean"):
+        return _summed(tr, node, target, ea, u, eta)
+    eb = err(1)
+    if eb is None:
+        return None
+    if target in ("add", "sub"):
+        return rounded(ea + eb)
+    if target in ("maximum", "minimum"):
+        return _largest([e for e in (ea, eb) if isinstance(e, _C.Tensor)])
+    if target == "where":
+        ec = err(2)
+        return None if ec is None else _largest([e for e in (eb, ec) if isinstance(e, _C.Tensor)])
+    if target == "mul":
+        a, b = val(0), val(1)
+        return rounded(a * eb + (b + eb) * ea, eta)
+    if target == "div":
+        a, b = val(0), val(1)
+        if not isinstance(b, _C.Tensor):  # a constant divisor, exact
+            return rounded(ea * (1.0 / b) if b else ea + float("inf"), eta)
+        den = b * (b - eb)
+        pos = _C.gt(den, 0.0)
+        d = _C.where(pos, _C.div(ea * b + a * eb, _C.where(pos, den, 1.0)), float("inf"))
+        return rounded(d, eta)
+    if target == "matmul":
+        return _matmul_bound(tr, node, ea, eb, u, eta)
+    return None
+
+
+def _largest(es):
+    """The elementwise largest of bounds es (tensors), or 0.0 for none."""
+    if not es:
+        return 0.0
+    out = es[0]
+    for e in es[1:]:
+        out = _C.maximum(out, e)
+    return out
+
+
+def _gamma(k, u):
+    """Higham's gamma_k = k u / (1 - k u), or None (k unknown or too big)."""
+    return k * u / (1 - k * u) if type(k) is int and k * u < 0.5 else None
+
+
+def _matmul_bound(tr, node, ea, eb, u, eta):
+    """matmul's bound (absolute_error's docstring); None when the length k
+    of its dot products is not a known int."""
+    k = tr._node(_operand(node, 0)).shape[-1]
+    g = _gamma(k, u)
+    if g is None:
+        return None
+    aa, ab = _abs64(tr, _operand(node, 0)), _abs64(tr, _operand(node, 1))
+    if type(ea) is float and type(eb) is float:  # exact operands
+        return _C.matmul(aa, ab) * (2 * g) + 2 * k * eta
+    an = aa + ea
+    bn = ab + eb
+    out = _C.matmul(an, bn) * (2 * g) + 2 * k * eta
+    if isinstance(ea, _C.Tensor):
+        out = out + _C.matmul(ea + aa * 0, ab)
+    if isinstance(eb, _C.Tensor):
+        out = out + _C.matmul(an, eb + ab * 0)
+    return out
+
+
+def _summed(tr, node, target, ea, u, eta):
+    """sum's and mean's bound over dims args[1] (keepdim args[2])."""
+    args = node[3]
+    dims = args[1] if len(args) > 1 else None
+    keep = bool(args[2]) if len(args) > 2 else False
+    x = tr._node(_operand(node, 0))
+    out = tr._node(node[1])
+    total, kept = 1, 1
+    for d in x.shape:
+        total *= d
+    for d in out.shape:
+        kept *= d
+    if type(total) is not int or type(kept) is not int or dims is not None and \
+            type(dims) not in (int, list, tuple):
+        return None
+    k = total // kept if kept else 0
+    g = _gamma(k + (target == "mean"), u)
+    if g is None:
+        return None
+    ax = _abs64(tr, _operand(node, 0))
+    e = ea + ax * 0  # the operand's bound over its whole shape
+    dims = tuple(dims) if type(dims) in (list, tuple) else dims
+    bound = _C.sum(e, dims, keep) + _C.sum(ax + e, dims, keep) * (2 * g)
+    return bound * (1.0 / k) + eta if target == "mean" and k else bound
 
 
 class TooDeep(Exception):

@@ -224,3 +224,276 @@ def test_matmul_functions_stay_in_the_input_dtype(name):
     got, want = f(a), fn(a)
     assert got.dtype == want.dtype == F32
     same(got, want, rtol=1e-5)
+
+
+# Sums and products (np.cov, einsum, x @ w): hop adds in other orders than
+# NumPy (its pairwise sums, OpenBLAS's blocking), so its matrix differs from
+# NumPy's in the last bits, and no relative bound holds for it
+# (cancellation).  The plan bounds the difference at run time
+# (_exact.absolute_error: 2 gamma_k |x| |w| for a product of exact
+# operands) and checks the singular values against it.
+
+def _einsum(x, w):
+    return np.einsum("ij,jk->ik", x, w)
+
+
+def test_matrix_rank_of_a_covariance_with_tol_on_numpys_singular_value_is_numpys():
+    # tol is one of NumPy's own singular values of np.cov(x): before, hop
+    # counted its own matrix's and gave another rank in 24 of these 60,
+    # silently
+    rng = np.random.default_rng(41)
+    cf, f = _compiled(lambda x, t: LA.matrix_rank(np.cov(x), tol=t))
+    for i in range(60):
+        x = rng.standard_normal((6, 20))
+        t = np.asarray(LA.svd(np.cov(x), compute_uv=False)[i % 6])
+        assert f(x, t) == LA.matrix_rank(np.cov(x), tol=t), i
+    assert cf.recompiles == 0
+
+
+def test_pinv_of_a_product_with_rcond_on_the_cutoff_is_numpys():
+    # rcond * s_max within an ulp or two of NumPy's s[-1]: a different
+    # choice changes the result by about 1 / s[-1] (22 of 40 before)
+    rng = np.random.default_rng(42)
+    cf, f = _compiled(lambda x, w, rc: LA.pinv(_einsum(x, w), rcond=rc))
+    for i in range(40):
+        x = _with_singular_values(rng, [1, 0.5, 0.2, 0.1, 0.05, 1e-3])
+        w = _orthogonal(rng, 6)
+        s = LA.svd(_einsum(x, w), compute_uv=False)
+        rc = np.asarray(s[-1] / s[0] * (1 + (i % 5 - 2) * 1e-16))
+        got, want = f(x, w, rc), LA.pinv(_einsum(x, w), rcond=rc)
+        assert np.abs(got - want).max() <= 1e-9 * np.abs(want).max(), i
+
+
+def test_lstsq_rank_of_a_product_near_rcond_is_numpys():
+    # s[-1] / s[0] within 4e-16 relative of rcond: the rank (and whether
+    # residuals are computed) is NumPy's in every case (16 of 60 before)
+    rng = np.random.default_rng(43)
+    rc = 1e-3
+    cf, f = _compiled(lambda x, w, b: LA.lstsq(_einsum(x, w), b, rcond=rc))
+    for i in range(60):
+        x = _with_singular_values(rng, [1, 0.5, 0.2, rc * (1 + rng.uniform(-4e-16, 4e-16))])
+        w = _orthogonal(rng, 4)
+        b = rng.standard_normal(4)
+        got, want = f(x, w, b), LA.lstsq(_einsum(x, w), b, rcond=rc)
+        assert got[2] == want[2] and got[1].shape == want[1].shape, i
+        same(got[3], want[3], rtol=1e-12)
+
+
+def test_matrix_rank_after_a_data_dependent_branch_is_numpys():
+    # traced anew inside a side of the branch (where no lineage is read):
+    # not hop's unchecked count but a break, then the resumed code's check
+    def f(x, t):
+        if x[0, 0] > -10:
+            return LA.matrix_rank(np.cov(x), tol=t)
+        return -1
+    rng = np.random.default_rng(41)
+    cf, g = _compiled(f)
+    for i in range(60):
+        x = rng.standard_normal((6, 20))
+        t = np.asarray(LA.svd(np.cov(x), compute_uv=False)[i % 6])
+        assert g(x, t) == f(x, t), i
+    assert "its True side breaks the graph: hop.numpy.linalg: matrix_rank" in cf.explain()
+
+
+def test_well_separated_sums_and_products_stay_compiled():
+    # full rank, singular values far from any cutoff: the run-time bound
+    # (about k * eps of the entries) passes, no call runs eagerly
+    rng = np.random.default_rng(44)
+    for dtype in (F32, np.float64):
+        fr = _compiled(lambda z: LA.matrix_rank(np.cov(z)))
+        fp = _compiled(lambda x, w: LA.pinv(_einsum(x, w)))
+        fl = _compiled(lambda x, w, b: LA.lstsq((x - x.mean(0)) @ w + x, b, rcond=None)[:3])
+        for _ in range(5):
+            x = _with_singular_values(rng, [1, 0.5, 0.2, 0.1, 0.05, 0.01]).astype(dtype)
+            w = _orthogonal(rng, 6).astype(dtype)
+            b = rng.standard_normal(6).astype(dtype)
+            z = rng.standard_normal((6, 20)).astype(dtype)
+            assert fr[1](z) == LA.matrix_rank(np.cov(z)) == 6
+            same(fp[1](x, w), LA.pinv(_einsum(x, w)), rtol=1e-4 if dtype == F32 else 1e-10)
+            got, want = fl[1](x, w, b), LA.lstsq((x - x.mean(0)) @ w + x, b, rcond=None)[:3]
+            assert got[2] == want[2] == 6
+        for cf, _ in (fr, fp, fl):
+            assert cf.eager_calls == 0 and cf.recompiles == 0
+            assert "fallback" not in cf.explain()
+
+
+def test_product_whose_singular_value_is_noise_runs_eagerly():
+    # x (6 x 3) @ w (3 x 6) has rank 3: its other singular values are
+    # rounding noise of the cutoff's order, within the bound, so NumPy counts
+    rng = np.random.default_rng(45)
+    cf, f = _compiled(lambda x, w: LA.matrix_rank(x @ w, tol=1e-300))
+    x, w = rng.standard_normal((6, 3)), rng.standard_normal((3, 6))
+    assert f(x, w) == LA.matrix_rank(x @ w, tol=1e-300)
+    assert cf.eager_calls == 1
+
+
+def test_matrix_rank_of_a_complex_product_is_numpys_not_hops_unchecked_count():
+    # no bound for complex products: the decision is NumPy's (a graph break)
+    rng = np.random.default_rng(46)
+    cf, f = _compiled(lambda x, w, t: LA.matrix_rank(x @ w, tol=t))
+    for i in range(20):
+        x = _with_singular_values(rng, [1, 0.5, 0.2, 0.1, 0.05, 1e-3]) * (1 + 1j)
+        w = _orthogonal(rng, 6).astype(np.complex64)
+        x = x.astype(np.complex64)
+        s = LA.svd(x @ w, compute_uv=False)
+        t = np.asarray(s[-1])
+        assert f(x, w, t) == LA.matrix_rank(x @ w, tol=t), i
+    assert "cannot bound how far this matrix" in cf.explain()
+
+
+def test_absolute_error_bounds_hops_product_and_sum_from_numpys():
+    # the bound itself: |hop's - NumPy's| <= E elementwise for a lineage of
+    # matmuls, sums, products and quotients, E about gamma_k |x| |w|
+    from hop import _exact
+    rng = np.random.default_rng(47)
+
+    def fn(x, w, b):
+        x, w, b = hnp.asarray(x), hnp.asarray(w), hnp.asarray(b)
+        y = (x @ w + b) * x - (x @ w).sum(0) / 3.0
+        y = hnp.sqrt(hnp.abs(y) + 1.0) @ w.T
+        return y._t, _exact.absolute_error(y._t)
+    for dtype in (F32, np.float64):
+        x = rng.standard_normal((8, 8)).astype(dtype)
+        w = rng.standard_normal((8, 8)).astype(dtype)
+        b = rng.standard_normal(8).astype(dtype)
+        args = [hop.tensor(v) for v in (x, w, b)]
+        got, e = (np.asarray(v) for v in hop.trace(fn, *args)(*args))
+        y = (x @ w + b) * x - (x @ w).sum(0) / dtype(3.0)
+        want = np.sqrt(np.abs(y) + dtype(1.0)) @ w.T
+        e = np.asarray(e)
+        assert e.dtype == np.float64
+        assert np.all(np.abs(got.astype(float) - want) <= e)
+        u = float(np.finfo(dtype).eps) / 2
+        assert np.all(e <= 1e4 * u * (np.abs(want) + 1)) and np.any(e > 0)
+
+
+# cond of a singular matrix: NumPy 1.24 inverts with errors ignored (its
+# gufunc inv writes NaN for a zero pivot), so cond is inf for every p but
+# 'nuc' (whose SVD of NaN raises); before, hop.numpy's inv raised
+# LinAlgError (eagerly; a compiled call ran eagerly for it)
+
+SINGULAR = {
+    "float64": np.array([[1.0, 2.0], [2.0, 4.0]]),
+    "float32": np.array([[1.0, 2.0], [2.0, 4.0]], F32),
+    "complex128": np.array([[1.0, 2.0], [2.0, 4.0]]) * (1 + 1j),
+    "zeros": np.zeros((3, 3)),
+    "stacked": np.stack([np.eye(2), [[1.0, 2.0], [2.0, 4.0]]]),
+}
+
+
+@pytest.mark.parametrize("p", [1, -1, np.inf, -np.inf, "fro"])
+@pytest.mark.parametrize("name", sorted(SINGULAR))
+def test_cond_of_a_singular_matrix_is_numpys_inf(name, p):
+    a = SINGULAR[name]
+    with np.errstate(all="ignore"):
+        want = LA.cond(a, p)
+    assert np.isinf(np.asarray(want).ravel()[-1])
+    same(np.asarray(hnp.linalg.cond(hnp.asarray(a), p)), np.asarray(want))
+    cf, f = _compiled(lambda a: LA.cond(a, p))
+    same(f(a), want)
+    assert cf.eager_calls == 0
+
+
+@pytest.mark.parametrize("p", [None, 2, -2])
+def test_cond_of_a_zero_matrix_by_its_singular_values_is_numpys(p):
+    a = np.zeros((3, 3))
+    with np.errstate(all="ignore"):
+        want = LA.cond(a, p)  # 0 / 0: NaN, made inf
+    assert want == np.inf
+    same(np.asarray(hnp.linalg.cond(hnp.asarray(a), p)), np.asarray(want))
+    cf, f = _compiled(lambda a: LA.cond(a, p))
+    same(f(a), want)
+
+
+def test_cond_nuc_of_a_singular_matrix_raises_numpys_svd_error():
+    a = SINGULAR["float64"]
+    with pytest.raises(LA.LinAlgError, match="SVD did not converge"):
+        LA.cond(a, "nuc")
+    with pytest.raises(LA.LinAlgError, match="SVD did not converge"):
+        hnp.linalg.cond(hnp.asarray(a), "nuc")
+    cf, f = _compiled(lambda a: LA.cond(a, "nuc"))
+    with pytest.raises(LA.LinAlgError, match="SVD did not converge"):
+        f(a)
+
+
+def test_cond_of_a_nearly_singular_matrix_stays_finite_like_numpy():
+    # no zero pivot: NumPy's inverse is huge but finite, and so is cond
+    a = np.array([[1.0, 2.0], [1.0, 2.0 + 1e-12]])
+    want = LA.cond(a, 1)
+    assert np.isfinite(want)
+    same(np.asarray(hnp.linalg.cond(hnp.asarray(a), 1)), np.asarray(want), rtol=1e-3)
+
+
+# svd and pinv with hermitian=True: NumPy 1.24 takes eigh's values by
+# decreasing magnitude (its argsort: its order of ties) and moves their
+# signs into vh; hop refused them before
+
+def _hermitian_case(rng, dtype, shape=(4, 4)):
+    a = rng.standard_normal(shape)
+    if np.dtype(dtype).kind == "c":
+        a = a + 1j * rng.standard_normal(shape)
+    return (a + np.swapaxes(a, -1, -2).conj()).astype(dtype)
+
+
+HERMITIAN_FUNCS = {
+    "svd": lambda a: LA.svd(a, hermitian=True),
+    "svd_reduced": lambda a: LA.svd(a, full_matrices=False, hermitian=True),
+    "svdvals": lambda a: LA.svd(a, compute_uv=False, hermitian=True),
+    "pinv": lambda a: LA.pinv(a, hermitian=True),
+    "pinv_rcond": lambda a: LA.pinv(a, rcond=0.3, hermitian=True),
+}
+
+
+@pytest.mark.parametrize("dtype", [F32, np.float64, np.complex64, np.complex128])
+@pytest.mark.parametrize("name", sorted(HERMITIAN_FUNCS))
+def test_hermitian_svd_and_pinv_are_numpys(name, dtype):
+    fn = HERMITIAN_FUNCS[name]
+    rng = np.random.default_rng(48)
+    rtol = 1e-5 if dtype in (F32, np.complex64) else 1e-11
+    cf, f = _compiled(fn)
+    # a random one, a stack, and ties in |s| (1, -1, 1, 2): NumPy's argsort
+    # order decides which eigenvector comes first
+    for a in (_hermitian_case(rng, dtype), _hermitian_case(rng, dtype, (2, 3, 3)),
+              np.diag([1.0, -1.0, 1.0, 2.0]).astype(dtype)):
+        want = fn(a)
+        for got in (f(a), fn(hnp.asarray(a))):
+            for g, w in zip(_parts(got), _parts(want), strict=True):
+                g = np.asarray(g)
+                assert g.dtype == w.dtype and g.shape == w.shape, name
+                assert np.all(np.abs(g - w) <= rtol * np.abs(w).max()), name
+    assert cf.eager_calls == 0
+
+
+def test_hermitian_svd_of_a_non_square_matrix_raises_numpys_error():
+    for fn in (HERMITIAN_FUNCS["svd"], HERMITIAN_FUNCS["pinv"]):
+        with pytest.raises(LA.LinAlgError, match="must be square"):
+            fn(np.ones((2, 3)))
+        with pytest.raises(LA.LinAlgError, match="must be square"):
+            fn(hnp.ones((2, 3)))
+    same(np.asarray(LA.pinv(hnp.ones((0, 3)), hermitian=True)),
+         LA.pinv(np.ones((0, 3)), hermitian=True))
+
+
+def test_frobenius_error_bounds_a_product_per_matrix():
+    # x @ w of exact operands: 2 gamma_k ||x||_F ||w||_F per matrix (a
+    # 200 x 200 float64 product's bits differ from NumPy's: other blocking);
+    # other lineages: the norm of absolute_error's bound
+    from hop import _exact
+    rng = np.random.default_rng(49)
+
+    def fn(x, w):
+        x, w = hnp.asarray(x), hnp.asarray(w)
+        p, q = x @ w, (x @ w) * 0.5 + x
+        return p._t, _exact.frobenius_error(p._t), q._t, _exact.frobenius_error(q._t)
+    for dtype, shape in ((np.float64, (200, 200)), (F32, (3, 40, 40))):
+        x, w = (rng.standard_normal(shape).astype(dtype) for _ in range(2))
+        args = [hop.tensor(v) for v in (x, w)]
+        p, dp, q, dq = (np.asarray(v) for v in hop.trace(fn, *args)(*args))
+        assert dp.shape == dq.shape == shape[:-2] and dp.dtype == np.float64
+        for got, d, want in ((p, dp, x @ w), (q, dq, (x @ w) * dtype(0.5) + x)):
+            diff = np.sqrt(((got.astype(float) - want) ** 2).sum((-2, -1)))
+            assert np.all(diff <= d)
+            # about k eps ||x||_F ||w||_F: no looser than 8 times that
+            fx, fw = (np.sqrt((v.astype(float) ** 2).sum((-2, -1))) for v in (x, w))
+            assert np.all(d <= 8 * shape[-1] * np.finfo(dtype).eps * fx * fw)
+        assert np.any(p != x @ w) or dtype == F32

@@ -160,12 +160,8 @@ def qr(a, mode="reduced", *, _kind=None):
     return wrap(kind, _core.cast(p.slice(-2, 0, m).slice(-1, 0, q), rt)), wrap(kind, r)
 
 
-def _svd_input(a, hermitian, what):
-    # svd/pinv's operand: a stack of matrices in double, and the result
-    # dtype; hermitian=True is refused
-    if hermitian:
-        raise _C.UnsupportedError(f"hop.numpy: numpy.linalg.{what}(hermitian=True) is not "
-                                  "supported")
+def _svd_input(a, what):
+    # svd/pinv's operand: a stack of matrices in double, and the result dtype
     t = _tensor(a, what)
     _stacked_2d(t)
     ct, rt = _common(t, what=what)
@@ -175,7 +171,9 @@ def _svd_input(a, hermitian, what):
 @_implements(_np.linalg.svd)
 def svd(a, full_matrices=True, compute_uv=True, hermitian=False, *, _kind=None):
     kind = _kind or result_kind((a,), ndarray)
-    t, rt = _svd_input(a, hermitian, "svd")
+    if hermitian:
+        return _svd_hermitian(ndarray(_tensor(a, "svd")), compute_uv, kind)
+    t, rt = _svd_input(a, "svd")
     if not compute_uv:
         return wrap(kind, _core.cast(_C._op("linalg_svdvals", t), _real_dt(rt)))
     m, n = t.shape[-2], t.shape[-1]
@@ -189,6 +187,25 @@ def svd(a, full_matrices=True, compute_uv=True, hermitian=False, *, _kind=None):
     return (wrap(kind, _core.cast(p.slice(-2, 0, m).slice(-1, 0, u), rt)),
             wrap(kind, _core.cast(s, _real_dt(rt))),
             wrap(kind, _core.cast(p.slice(-2, m + 1, m + 1 + v).slice(-1, 0, n), rt)))
+
+
+def _svd_hermitian(a, compute_uv, kind):
+    """NumPy 1.24's svd(a, hermitian=True), step for step: eigh's (or
+    eigvalsh's) values by decreasing magnitude (NumPy's argsort, so its
+    order of ties), their signs moved into vh; full_matrices has no effect."""
+    from .. import numpy as hnp
+    if not compute_uv:
+        s = hnp.abs(eigvalsh(a))
+        return wrap(kind, hnp.sort(s)[..., ::-1]._t)
+    s, u = eigh(a)
+    sgn = hnp.sign(s)
+    s = hnp.abs(s)
+    sidx = hnp.argsort(s)[..., ::-1]
+    sgn = hnp.take_along_axis(sgn, sidx, axis=-1)
+    s = hnp.take_along_axis(s, sidx, axis=-1)
+    u = hnp.take_along_axis(u, sidx[..., None, :], axis=-1)
+    vt = hnp.swapaxes(u * sgn[..., None, :], -1, -2).conjugate()
+    return wrap(kind, u._t), wrap(kind, s._t), wrap(kind, vt._t)
 
 
 def _uplo(UPLO):
@@ -318,7 +335,8 @@ def lstsq(a, b, rcond="warn", *, _kind=None):
         sinv = _core.cast(sinv, ct)
         x = _C.matmul(_h(vh), _C.matmul(_h(u), c) * sinv.unsqueeze(-1))
         rank = _C.sum(large.to(_C.int32)).to(_C.int32)
-        rank = _cutoff_checked(a_in, s, smax, cutoff, rank, ratio=rcond, count=True)
+        rank = _cutoff_checked(a_in, s, smax, cutoff, rank, ratio=rcond, count=True,
+                               what="lstsq's rank")
     # NumPy's residuals: only for a full-rank tall system (a data-dependent
     # decision: hop.compile specialises on it)
     if k == 0:
@@ -344,40 +362,60 @@ def lstsq(a, b, rcond="warn", *, _kind=None):
 
 
 def _cutoff_checked(a, s, smax, cutoff, r, *, ratio=None, rounded=None, hermitian=False,
-                    count=False):
+                    count=False, what="the rank"):
     """r, decided by which of hop's singular values s (..., k) of a lie above
     cutoff (a count for lstsq's and matrix_rank's rank; which 1/s pinv
     uses), made NumPy's under hop.compile: NumPy compares its own singular
     values, which differ from hop's in the last bits, so the decisions agree
     only when no singular value lies within that difference of the cutoff.
     Each SVD (in double) is within _SVD_ERROR * eps * max(m, n) * s_max of
-    the exact values, plus _SVD_ULPS ulps of s_max in all, and hop's a
-    within _exact.relative_error(a) of NumPy's elementwise, which moves each
-    singular value by at most that times ||a||_F <= sqrt(min(m, n)) * s_max
-    (a hermitian a read from one triangle: sqrt(2 n)).  A cutoff that scales
-    with s_max (ratio: rcond for rcond * s_max, max(m, n) * eps) moves by
-    ratio times the same; a given one (ratio None) not at all.  When s was
-    rounded to a narrower dtype (rounded, default s's dtype: float32 data,
-    whose double SVD NumPy casts too), two values that close may round one
-    ulp apart and the cutoff computed from them a few ulps apart: _CAST_ULPS
-    ulps of |s| + |cutoff| cover it.  So the plan checks that every singular
-    value is farther than the sum from the cutoff (and s_max a normal
-    magnitude, or zero: a zero matrix's singular values are zeros for both)
-    and otherwise hands the call to eager (_core.unknown_if): NumPy decides.
-    A count (count=True: a rank) is then NumPy's, so a branch on it is one
-    cond (_exact.checked).  Where a's difference is unbounded (a product, a
-    sum) r is returned as it is, so a branch on a count stays a graph break."""
-    if not _core.compiling():
+    the exact values, plus _SVD_ULPS ulps of s_max in all.  hop's a differs
+    from NumPy's by Delta, which moves each singular value by at most
+    ||Delta||_2 <= ||Delta||_F (Weyl; a hermitian a read from one triangle:
+    the mirrored Delta, up to sqrt(2) ||Delta||_F): where a's lineage has a
+    relative bound (_exact.relative_error: exact values, elementwise math,
+    products of elements) that is rel * ||a||_F <= rel * sqrt(min(m, n)) *
+    s_max (hermitian: sqrt(2 n)); otherwise (matmul, sums) the run-time
+    bound d of _exact.frobenius_error(a) per matrix, and NumPy's s_max
+    is then up to s_max + d.  A cutoff that scales with s_max (ratio: rcond
+    for rcond * s_max, max(m, n) * eps) moves by ratio times the same; a
+    given one (ratio None) not at all.  When s was rounded to a narrower
+    dtype (rounded, default s's dtype: float32 data, whose double SVD NumPy
+    casts too), two values that close may round one ulp apart and the
+    cutoff computed from them a few ulps apart: _CAST_ULPS ulps of |s| +
+    |cutoff| cover it.  So the plan checks that every singular value is
+    farther than the sum from the cutoff (and s_max a normal magnitude, or
+    zero: a zero matrix's singular values are zeros for both) and otherwise
+    hands the call to eager (_core.unknown_if): NumPy decides.  A count
+    (count=True: a rank) is then NumPy's, so a branch on it is one cond
+    (_exact.checked).  Where neither bound exists (complex products, an op
+    without a rule) the call is a graph break (what names the decision):
+    NumPy's code decides on NumPy's values, never hop's unchecked count."""
+    if not _core.compiling() or _C._trace_depth() > 1 and _C._proxy_at_root(r):
+        # a body of a HOP (hop.compile's limits); or a side of a branch that
+        # replayed this call's ops from before it: checked there
         return r
     rel = _exact.relative_error(a)
-    if rel is None:
-        return r
+    d = None if rel is not None else _exact.frobenius_error(a)
+    if rel is None and d is None:
+        from .._breaks import conversion
+        conversion(_C.UnsupportedError,
+                   f"hop.numpy.linalg: {what} compares singular values with a cutoff, and hop "
+                   f"cannot bound how far this matrix (its lineage: "
+                   f"{_exact.differs([a])}) is from NumPy's, so NumPy decides")
     m, n = a.shape[-2], a.shape[-1]
     sdt = rounded or _core.np_dtype(s)
     eps = float(_np.finfo(_np.float64).eps)  # the SVD's: always computed in double
-    spread = math.sqrt(2 * n) if hermitian else math.sqrt(builtins.min(m, n))
-    err = 2 * _SVD_ERROR * eps * builtins.max(m, n) + 2 * rel * spread + _SVD_ULPS * eps
-    margin = smax * (err if ratio is None else err * (1 + abs(ratio)))
+    err = 2 * _SVD_ERROR * eps * builtins.max(m, n) + _SVD_ULPS * eps
+    scale = 1 if ratio is None else 1 + abs(ratio)
+    if d is None:
+        spread = math.sqrt(2 * n) if hermitian else math.sqrt(builtins.min(m, n))
+        margin = smax * ((err + 2 * rel * spread) * scale)
+    else:  # (scale: no op when it is 1)
+        d = d * math.sqrt(2) if hermitian else d
+        d = _core.cast(d.unsqueeze(-1), _core.np_dtype(smax))
+        margin = (smax + d) * err + d
+        margin = margin if ratio is None else margin * scale
     eps_s = float(_np.finfo(sdt).eps)
     if eps_s > eps:
         margin = margin + (_C.abs(s) + _C.abs(cutoff)) * (_CAST_ULPS * eps_s)
@@ -385,7 +423,10 @@ def _cutoff_checked(a, s, smax, cutoff, r, *, ratio=None, rounded=None, hermitia
     fi = _np.finfo(sdt)
     normal = _C.logical_and(_C.ge(smax, math.sqrt(float(fi.tiny))),
                             _C.le(smax, math.sqrt(float(fi.max))))
-    ok = _C.logical_or(_C.logical_and(far, normal), _C.eq(smax, 0.0))
+    zero = _C.eq(smax, 0.0)
+    if d is not None:  # NumPy's matrix is zero too only if it is within 0 of hop's
+        zero = _C.logical_and(zero, _C.eq(d, 0.0))
+    ok = _C.logical_or(_C.logical_and(far, normal), zero)
     r = _core.unknown_if(_C.logical_not(_C.all(ok, None, False)), r)
     return _exact.checked(r) if count else r
 
@@ -394,20 +435,24 @@ def _cutoff_checked(a, s, smax, cutoff, r, *, ratio=None, rounded=None, hermitia
 def pinv(a, rcond=1e-15, hermitian=False, *, _kind=None):
     kind = _kind or result_kind((a,), ndarray)
     a_in = _tensor(a, "pinv")
-    t, dt = _svd_input(a, hermitian, "pinv")
+    t, dt = _svd_input(a, "pinv")
     m, n = t.shape[-2], t.shape[-1]
     k = builtins.min(m, n)
     if k == 0:
         return wrap(kind, _C.zeros(tuple(t.shape[:-2]) + (n, m),
                                    dtype=_core.hop_dtype(_core.np_dtype(a_in), "pinv")))
-    t = _C._op("conj", t) if dt.kind == "c" else t
-    # NumPy's svd: in double, u, s and vt cast to the result dtype
-    p = _C._op("linalg_svd", t, False)
-    u = _core.cast(p.slice(-2, 0, m).slice(-1, 0, k), dt)
-    s = p.select(-2, m).slice(-1, 0, k)
-    vt = _core.cast(p.slice(-2, m + 1, m + 1 + k).slice(-1, 0, n), dt)
-    if dt.kind == "c":
-        s = _C._op("real", s)
+    if hermitian:  # NumPy's svd(a.conjugate(), hermitian=True), in the result dtype
+        ac = _C._op("conj", a_in) if dt.kind == "c" else a_in
+        u, s, vt = (x._t for x in _svd_hermitian(ndarray(ac), True, ndarray))
+    else:
+        t = _C._op("conj", t) if dt.kind == "c" else t
+        # NumPy's svd: in double, u, s and vt cast to the result dtype
+        p = _C._op("linalg_svd", t, False)
+        u = _core.cast(p.slice(-2, 0, m).slice(-1, 0, k), dt)
+        s = p.select(-2, m).slice(-1, 0, k)
+        vt = _core.cast(p.slice(-2, m + 1, m + 1 + k).slice(-1, 0, n), dt)
+        if dt.kind == "c":
+            s = _C._op("real", s)
     s = _core.cast(s, _real_dt(dt))
     # NumPy's cutoff rcond[..., newaxis] * amax(s): two arrays, so in their
     # promoted dtype (float64 for a float rcond and float32 s), as is s > cutoff
@@ -421,7 +466,8 @@ def pinv(a, rcond=1e-15, hermitian=False, *, _kind=None):
     sinv = _core.cast(sinv, dt)
     r = _C.matmul(_mT(vt), sinv.unsqueeze(-1) * _mT(u))
     return wrap(kind, _cutoff_checked(a_in, _core.cast(s, cdt), _core.cast(smax, cdt), cutoff, r,
-                                      ratio=rc, rounded=_core.np_dtype(s)))
+                                      ratio=rc, rounded=_core.np_dtype(s), hermitian=hermitian,
+                                      what="pinv"))
 
 
 @_implements(_np.linalg.matrix_power)
@@ -479,7 +525,7 @@ def matrix_rank(A, tol=None, hermitian=False, *, _kind=None):
         tol, s, smax = _core.cast(tt, cdt).unsqueeze(-1), _core.cast(s, cdt), _core.cast(smax, cdt)
     r = _C.sum(_C.gt(s, tol), -1)
     r = _cutoff_checked(t, s, smax, tol, r, ratio=ratio, rounded=sdt, hermitian=hermitian,
-                        count=True)
+                        count=True, what="matrix_rank")
     return wrap(kind, r, scalar=r.ndim == 0)
 
 
@@ -596,12 +642,30 @@ def norm(x, ord=None, axis=None, keepdims=False, *, _kind=None):
 
 
 
+def _inv_or_nan(t):
+    """NumPy's _umath_linalg.inv of t (..., n, n) under errstate(all='ignore'):
+    the inverse, or NaN for each matrix whose LU has a zero pivot (not a
+    LinAlgError)."""
+    dt = _core.np_dtype(t)
+    logabs = _C._op("linalg_slogdet", t).select(-1, 1)
+    if dt.kind == "c":
+        logabs = _C._op("real", logabs)
+    singular = _C.eq(logabs, -_np.inf).unsqueeze(-1).unsqueeze(-1)
+    eye = F.identity(t.shape[-1], dtype=dt)._t
+    inv_t = _C._op("linalg_inv", _C.where(singular, eye, t))
+    nan = _core.complex_scalar(complex(_np.nan, _np.nan), dt) if dt.kind == "c" else \
+        _C.full((), _np.nan, dtype=t.dtype)
+    return _C.where(singular, nan, inv_t)
+
+
 @_implements(_np.linalg.cond)
 def cond(x, p=None, *, _kind=None):
-    """NumPy 1.24's cond, step for step.  One difference: for p other than
-    None, 2 and -2 NumPy inverts with errors ignored (a singular matrix
-    gives inf); hop's inv raises LinAlgError for an exactly singular one
-    (when the plan runs, in a compiled function)."""
+    """NumPy 1.24's cond, step for step.  For p other than None, 2 and -2
+    NumPy inverts with errors ignored: its gufunc inv writes NaN for a
+    matrix whose LU has a zero pivot (gesv's info > 0), so its cond is inf
+    (or, p 'nuc', the SVD of NaN raises).  hop finds those matrices by the
+    same LU (slogdet's log|det| is -inf exactly for a zero pivot), inverts
+    the identity in their place and writes NaN there."""
     kind = _kind or result_kind((x,), ndarray)
     x = ndarray(_tensor(x, "cond"))
     if x.size == 0 and x.ndim >= 2 and x.shape[-2] * x.shape[-1] == 0:
@@ -614,7 +678,7 @@ def cond(x, p=None, *, _kind=None):
         _stacked_square(x._t)
         ct, result_t = _common(x._t, what="cond")
         # NumPy's inverse stays double here (its gufunc inv, not linalg.inv)
-        invx = ndarray(_C._op("linalg_inv", _core.cast(x._t, ct)))
+        invx = ndarray(_inv_or_nan(_core.cast(x._t, ct)))
         r = norm(x, p, axis=(-2, -1)) * norm(invx, p, axis=(-2, -1))
         r = r.astype(result_t, copy=False)
     # a NaN is inf unless the matrix had a NaN (a where, not NumPy's masked
