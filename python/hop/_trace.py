@@ -991,14 +991,17 @@ class _Results:
         reach = collections.Counter(id(n._st) for _, n, _ in nodes if n._st is not None)
         # the arrays of the result (an effect's value too) over one computed
         # array (`b, b[0]`; `b[0], b[1]`): views of one plan result, as eagerly
-        first = {id(n._st) for _, n, how in nodes if how and how[0][0] == "out"}
+        first = {id(n._st) for _, n, how in nodes if how and how[0][0] in ("out", "made")}
         first = {id(n._st): leaf_at[p + (0,)] for p, n, _ in reversed(nodes)
                  if id(n._st) in first and reach[id(n._st)] > 1 and not n._scalar}
         for path, node, how in nodes:
             if id(node._st) in first:
                 whole[first[id(node._st)]] = node._st.value
-            if how is None and id(node._st) in first and not node._vw and not node._scalar:
-                how = ("out", node._st.value), ()  # the computed array itself, returned too
+            if id(node._st) in first and (how[0][0] == "made" if how else not node._vw) and \
+                    not node._scalar:
+                # the computed array itself, returned too, or (made from
+                # constants) with it: each made from one (copied) result
+                how = ("out", node._st.value), how[1] if how else ()
             if how is None or (how is not False and how[0][0] != "capture" and
                                type(node) is not numpy_arg):
                 continue  # (a hop.numpy array the function returns stays one)

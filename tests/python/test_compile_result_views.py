@@ -537,3 +537,15 @@ def test_view_of_a_computed_array_of_another_size_each_call():
         got, want = cf(a), fn(a)
         np.testing.assert_array_equal(got, want)
         assert _layout(got) == _layout(want)
+
+
+@pytest.mark.parametrize("fn", [
+    lambda x: ((c := np.arange(6.0).reshape(2, 3)), c.T, x + 1),
+    lambda x: ((c := np.arange(6.0).reshape(2, 3)).T, c[1], c),
+    lambda x: ((c := np.arange(6.0).reshape(2, 3))[0], c[::-1]),
+], ids=["base_first", "base_last", "two_views"])
+def test_array_made_from_constants_returned_with_its_views_is_one_new_array_per_call(fn):
+    # the views were each made from a copy of their own, not the returned array
+    cf = _same_aliasing(fn, lambda: (np.ones(2),))
+    a, b = cf(np.ones(2)), cf(np.ones(2))
+    assert not any(np.shares_memory(x, y) for x in a for y in b)
