@@ -6,6 +6,7 @@ a C plan.  The GraphModule it returns prints (code, table, DOT), exposes its
 nodes and nested subgraphs, and runs the plan when called.
 """
 
+import collections
 import functools
 import inspect
 import re
@@ -781,17 +782,31 @@ class _Results:
         run = call.runs[-1]
         given = {id(n): p for p, n in _pytree_nodes(call.given, arg_spec).values()} \
             if call.given is not None else {}
-        for path, node in _pytree_nodes(raw).values():
-            if not hasattr(node, "_vw"):
-                continue
-            how = storage.root_view(node, run)
+        nodes = [(p, n, storage.root_view(n, run)) for p, n in _pytree_nodes(raw).values()
+                 if hasattr(n, "_vw")]
+        reach = collections.Counter(id(n._st) for _, n, _ in nodes if n._st is not None)
+        # the arrays of the result (an effect's value too) over one computed
+        # array (`b, b[0]`; `b[0], b[1]`): views of one plan result, as eagerly
+        first = {id(n._st) for _, n, how in nodes if how and how[0][0] in ("out", "made")}
+        first = {id(n._st): leaf_at[p + (0,)] for p, n, _ in reversed(nodes)
+                 if id(n._st) in first and reach[id(n._st)] > 1 and not n._scalar}
+        for path, node, how in nodes:
+            if id(node._st) in first:
+                whole[first[id(node._st)]] = node._st.value
+            if id(node._st) in first and (how[0][0] == "made" if how else not node._vw) and \
+                    not node._scalar:
+                # the computed array itself, returned too, or (made from
+                # constants) with it: each made from one (copied) result
+                how = ("out", node._st.value), how[1] if how else ()
             if how is None or (how is not False and how[0][0] != "capture" and
                                type(node) is not numpy_arg):
                 continue  # (a hop.numpy array the function returns stays one)
             if how is not False and how[0][0] == "out" and kept:
+                if storage.plan_gives_view(node, reach[id(node._st)] > 1):
+                    continue  # the plan's own result is NumPy's view (C order, base unseen)
                 i = leaf_at[path + (0,)]
                 whole[i] = how[0][1]
-                how = (("out", i), how[1])
+                how = (("out", first.get(id(node._st), i)), how[1])
             if how is not False and how[0][0] == "arg":
                 arg = run.args.get(how[0][1])
                 where = given.get(id(arg)) if arg is not None and \

@@ -547,6 +547,33 @@ def root_view(a, run):
     return (("capture", cap), a._vw) if cap is not None else False
 
 
+def plan_gives_view(a, shared):
+    """Whether the plan's own result for a, a view of an array the function
+    computed (root_view's "out"), is the array NumPy's view is as far as a
+    caller can tell, so that the runner need not make the view again from
+    the whole array on every call: NumPy's strides of the view are those of
+    a C-ordered array of its shape (the plan's result), it is writeable,
+    its sizes are fixed, and nothing else the call gives back (another
+    result, an effect's value) reaches the computed array, so no write can
+    show that the memories differ.  shared: whether another array of the
+    result is a (view of) the same storage.  NumPy's strides are those of
+    its steps made on an empty array of the computed one's layout (trace
+    time only; the K order of that layout is checked per call)."""
+    import numpy as np
+    st = a._st
+    shape, vshape = tuple(st.value.shape), tuple(a._t.shape)
+    if shared or a._ro or st.strides is not None or \
+            not all(isinstance(n, int) for n in shape + vshape) or \
+            any(s.apply_np is None or s.kind == "bitcast" for s in a._vw):
+        return False
+    v = np.empty(shape, dtype=st.value.dtype.dtype)
+    for s in a._vw:
+        v = numpy_view(s, v)
+    if v.base is None or v.shape != vshape:
+        return False  # (a step that copies is not a view)
+    return v.strides == np.empty(vshape, dtype=v.dtype).strides
+
+
 def numpy_view(step, x):
     """View step made on ndarray x, as NumPy makes it (root_view's)."""
     if step.kind == "bitcast":
