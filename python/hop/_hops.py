@@ -317,6 +317,12 @@ def _apply(name, leads, groups, bodies, *, hop=None, keys=None, constants=True,
     if record is not None and results:
         record.append(results[0])
     r = result or ((results[0] if len(results) == 1 else _merged(results)) if results else cached)
+    return _shaped(hop, outs, r, empty)
+
+
+def _shaped(hop, outs, r, empty=None):
+    """A HOP's outputs outs in the structure r (a _Result; None: no body
+    ran, then empty(outs), or the outputs as they are)."""
     if r is None:
         return empty(outs) if empty is not None else (outs[0] if len(outs) == 1 else tuple(outs))
     if r.spec is LEAF and len(outs) == 1:
@@ -326,6 +332,51 @@ def _apply(name, leads, groups, bodies, *, hop=None, keys=None, constants=True,
         raise _C.Error(f"hop.{hop}: the HOP gave {len(outs)} result{'s' * (len(outs) != 1)} "
                        f"where its bodies return {holes} values")
     return _fill(outs, r.template, r.spec)
+
+
+def _direct_ok(tr, operands):
+    """Whether a call with these operands (a tuple) may go through
+    _C.call_direct: traced by hop.trace (hop.compile's calls check their
+    bodies' prints, _apply), its operands hop.Tensors themselves (a flat
+    group: the bodies take them as they are)."""
+    return tr is not None and _COMPILE not in tr.scratch and \
+        _JUST_TENSOR.issuperset(builtins.map(type, operands)) and _Tensor not in _REGISTERED
+
+
+def _direct(name, leads, operands, fns, whiches, same_structure):
+    """_apply for the common traced call (issue #30: per HOP call): one
+    group, the operands, flat (_direct_ok), bodies fns called as
+    fn(*operands) that may return constants.  _C.call_direct does per body
+    what _apply's body wrapper does, calling _direct_result only for a body
+    that does not return one tensor."""
+    results = []
+    outs = _C.call_direct(name, tuple(leads), operands, tuple(fns), whiches, same_structure,
+                          results)
+    if len(outs) == 1 and results.count(None) == len(results):
+        return outs[0]  # every body returned one tensor
+    rs = [r or _LEAF_RESULTS.get(w) or _leaf_result(w) for r, w in zip(results, whiches)]
+    return _shaped(name, outs, rs[0] if len(rs) == 1 else _merged(rs) if rs else None)
+
+
+def _direct_result(hop, whiches, b, out, results, same_structure):
+    """What _apply's body wrapper does with body b's result out, for
+    _C.call_direct: its leaves (returned) and its _Result (appended to
+    results, where None stands for a body that returned one tensor), checked
+    against the first body's."""
+    which = whiches[b]
+    if type(out) is _Tensor and _Tensor not in _REGISTERED:
+        result = _LEAF_RESULTS.get(which) or _leaf_result(which)
+        traced = [out]
+    else:
+        leaves, spec = flatten(out)
+        traced, template = _holes(leaves)
+        _check_no_escape(hop, which, template)
+        result = _Result(spec, template, which)
+    if results:
+        first = results[0] or _LEAF_RESULTS.get(whiches[0]) or _leaf_result(whiches[0])
+        same_structure(hop, first, result, len(results))
+    results.append(result)
+    return traced
 
 
 # How far the escape check looks into a returned object: a body returns a few
@@ -471,6 +522,11 @@ def _branch_structure(promoted):
     return check
 
 
+# The structure check of branches none of whose numbers is a value yet (it
+# keeps nothing of its own: every call shares it).
+_SAME_BRANCHES = _branch_structure({})
+
+
 def _promoting(fn, kinds):
     """fn with the leaves of its result named in kinds as 0-d tensors
     (int64 or float64)."""
@@ -503,6 +559,12 @@ def _branches(name, leads, operands, fns):
     SymInt's item is batched where the int is a scalar operand of
     elementwise ops (docs/VMAP.md, the item row)."""
     kinds = {}
+    if _direct_ok(_C.tracing(), operands):
+        try:
+            return _direct(name, leads, operands, [fn for fn, _ in fns],
+                           tuple(which for _, which in fns), _SAME_BRANCHES)
+        except _ConstantsDiffer as e:
+            kinds = e.kinds  # the failed call left everything as it was
     while True:
         try:
             out = _apply(name, leads, [operands],
@@ -645,6 +707,9 @@ def _call_positional(structs):
     return structs[0], {}
 
 
+_WRAP_BODY = ("wrap body",)
+
+
 def wrap(fn, /, *args, **kwargs):
     """fn(*args, **kwargs); under tracing fn becomes a subgraph wrap_body_N
     with no free variables (what it closes over is lifted to inputs).
@@ -657,6 +722,8 @@ def wrap(fn, /, *args, **kwargs):
     if not callable(fn):
         _check_callable("wrap", "fn", fn)
     if not kwargs:  # the arguments alone: a flat group when they are tensors
+        if _direct_ok(_C.tracing(), args):
+            return _direct("wrap", (), args, (fn,), _WRAP_BODY, _same_structure)
         return _apply("wrap", [], [args], [_Body(fn, "wrap body", _call_positional)])
     return _apply("wrap", [], [_flatten_call(args, kwargs)], [_Body(fn, "wrap body", _call_with)])
 
