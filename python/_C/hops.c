@@ -211,7 +211,7 @@ take_node(frame *f, PyObject *leaf, Py_ssize_t i, void *out)
  * run_pure(hop, which, fn, args) and _direct_result(hop, whiches, b, out,
  * results, same) -> the leaves (what a body wrapper of _apply does with a
  * result other than one tensor). */
-static PyObject *run_pure_fn, *direct_result_fn, *in_body;
+static PyObject *run_pure_fn, *direct_result_fn;
 
 static int
 direct_helpers(void)
@@ -220,39 +220,36 @@ direct_helpers(void)
         return 0;
     PyObject *hops = PyImport_ImportModule("hop._hops");
     PyObject *purity = hops ? PyImport_ImportModule("hop._purity") : NULL;
-    PyObject *paths = purity ? PyImport_ImportModule("hop._paths") : NULL;
-    if (paths) {
+    if (purity) {
         run_pure_fn = PyObject_GetAttrString(purity, "run_pure");
-        in_body = run_pure_fn ? PyObject_GetAttrString(paths, "_in_body") : NULL;
-        direct_result_fn = in_body ? PyObject_GetAttrString(hops, "_direct_result") : NULL;
+        direct_result_fn = run_pure_fn ? PyObject_GetAttrString(hops, "_direct_result") : NULL;
     }
     Py_XDECREF(hops);
     Py_XDECREF(purity);
-    Py_XDECREF(paths);
     return direct_result_fn ? 0 : -1;
 }
 
-/* Adds d to hop._paths._in_body.n (how many HOP bodies this thread is
- * inside: hop.compile's frame translator asks); 0, or -1 with an exception. */
-static int
-in_body_add(long d)
+/* How many HOP bodies this thread is running the Python of (a branch on
+ * data inside one is not specialised, and hop.compile's frame translator
+ * leaves it alone): call_direct counts its bodies here, _apply through
+ * _in_body.  A C counter: a threading.local's attribute cost more than the
+ * rest of a body's protocol (issue #30). */
+static _Thread_local long bodies_in;
+
+/* _in_body(d=0) -> the count after adding d. */
+static PyObject *
+py_in_body(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    PyObject *n = PyObject_GetAttrString(in_body, "n");
-    long v = 0;
-    if (n == NULL) {
-        if (!PyErr_ExceptionMatches(PyExc_AttributeError))
-            return -1;
-        PyErr_Clear();
-    } else {
-        v = PyLong_AsLong(n);
-        Py_DECREF(n);
-        if (v == -1 && PyErr_Occurred())
-            return -1;
+    (void)self;
+    long d = 0;
+    if (nargs > 1) {
+        PyErr_SetString(PyExc_TypeError, "_in_body takes at most one argument");
+        return NULL;
     }
-    PyObject *nv = PyLong_FromLong(v + d);
-    int r = nv ? PyObject_SetAttrString(in_body, "n", nv) : -1;
-    Py_XDECREF(nv);
-    return r;
+    if (nargs == 1 && (d = PyLong_AsLong(args[0])) == -1 && PyErr_Occurred())
+        return NULL;
+    bodies_in += d;
+    return PyLong_FromLong(bodies_in);
 }
 
 /* Whether fn is a Python function that reaches nothing outside itself: no
@@ -283,7 +280,7 @@ all_single(PyObject *results)
 }
 
 /* Body b of a call_direct call: its name hints, its function called with
- * args (consumed) inside the purity check and _in_body, and its result's
+ * args (consumed) inside the purity check, counted in bodies_in, and its result's
  * leaves taken: one tensor here, anything else by _direct_result, which
  * also checks the structure against the bodies traced before. */
 static hop_status
@@ -291,10 +288,11 @@ direct_body(frame *f, size_t b, PyObject *args, hop_values *out)
 {
     const direct *d = f->direct;
     PyObject *fn = f->bodies[b], *result = NULL, *leaves = NULL;
-    if (args == NULL || hop_py_name_hints(f->trace, fn) < 0 || in_body_add(1) < 0) {
+    if (args == NULL || hop_py_name_hints(f->trace, fn) < 0) {
         Py_XDECREF(args);
         return body_failed(f);
     }
+    bodies_in++;
     if (Py_EnterRecursiveCall(" in a HOP body") == 0) {
         result = reaches_nothing(fn)
                      ? PyObject_Call(fn, args, NULL)
@@ -303,16 +301,8 @@ direct_body(frame *f, size_t b, PyObject *args, hop_values *out)
                                                     fn, args, NULL);
         Py_LeaveRecursiveCall();
     }
+    bodies_in--;
     Py_DECREF(args);
-    PyObject *et, *ev, *tb;
-    PyErr_Fetch(&et, &ev, &tb);
-    if (in_body_add(-1) < 0) {
-        Py_CLEAR(result);
-        Py_XDECREF(et);
-        Py_XDECREF(ev);
-        Py_XDECREF(tb);
-    } else
-        PyErr_Restore(et, ev, tb);
     if (result && Py_IS_TYPE(result, &hop_py_TensorType) && all_single(d->results)) {
         int r = PyList_Append(d->results, Py_None) < 0 ? -1 : take_node(f, result, 0, out);
         Py_DECREF(result);
@@ -891,8 +881,10 @@ py_load_library(PyObject *self, PyObject *arg)
 static PyMethodDef hop_functions[] = {
     {"call_hop", py_call_hop, METH_VARARGS,
      "call_hop(name, leads, groups, bodies, keys=None) -> list of results"},
-    {"call_direct", py_call_direct, METH_VARARGS,
-     "call_direct(name, leads, operands, fns, whiches, same, results) -> list of results: a "
+    {"_in_body", (PyCFunction)(void (*)(void))py_in_body, METH_FASTCALL,
+     HOP_PY_SIG("_in_body(d=0, /)") "how many HOP bodies this thread runs, after adding d"},
+    {"_call_direct", py_call_direct, METH_VARARGS,
+     HOP_PY_SIG("_call_direct(name, leads, operands, fns, whiches, same, results, /)") "a "
      "traced call whose bodies are fns(*operands)"},
     {"hop_signature", py_hop_signature, METH_O,
      "hop_signature(name) -> (params, doc, made): a registered HOP's signature"},

@@ -279,11 +279,11 @@ def _apply(name, leads, groups, bodies, *, hop=None, keys=None, constants=True,
             if made:
                 args = (*ins[:made], *args)
             if tr is not None:
-                _in_body.n = getattr(_in_body, "n", 0) + 1
+                _in_body(1)
                 try:
                     out = run_pure(hop, which, fn, args, kwargs)
                 finally:
-                    _in_body.n -= 1
+                    _in_body(-1)
             else:
                 out = fn(*args, **kwargs)
             if type(out) is _Tensor and _Tensor not in _REGISTERED:
@@ -336,7 +336,7 @@ def _shaped(hop, outs, r, empty=None):
 
 def _direct_ok(tr, operands):
     """Whether a call with these operands (a tuple) may go through
-    _C.call_direct: traced by hop.trace (hop.compile's calls check their
+    _C._call_direct: traced by hop.trace (hop.compile's calls check their
     bodies' prints, _apply), its operands hop.Tensors themselves (a flat
     group: the bodies take them as they are)."""
     return tr is not None and _COMPILE not in tr.scratch and \
@@ -346,11 +346,11 @@ def _direct_ok(tr, operands):
 def _direct(name, leads, operands, fns, whiches, same_structure):
     """_apply for the common traced call (issue #30: per HOP call): one
     group, the operands, flat (_direct_ok), bodies fns called as
-    fn(*operands) that may return constants.  _C.call_direct does per body
+    fn(*operands) that may return constants.  _C._call_direct does per body
     what _apply's body wrapper does, calling _direct_result only for a body
     that does not return one tensor."""
     results = []
-    outs = _C.call_direct(name, tuple(leads), operands, tuple(fns), whiches, same_structure,
+    outs = _C._call_direct(name, tuple(leads), operands, tuple(fns), whiches, same_structure,
                           results)
     if len(outs) == 1 and results.count(None) == len(results):
         return outs[0]  # every body returned one tensor
@@ -360,7 +360,7 @@ def _direct(name, leads, operands, fns, whiches, same_structure):
 
 def _direct_result(hop, whiches, b, out, results, same_structure):
     """What _apply's body wrapper does with body b's result out, for
-    _C.call_direct: its leaves (returned) and its _Result (appended to
+    _C._call_direct: its leaves (returned) and its _Result (appended to
     results, where None stands for a body that returned one tensor), checked
     against the first body's."""
     which = whiches[b]
