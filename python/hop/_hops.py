@@ -345,13 +345,13 @@ def _direct_ok(tr, operands):
 
 def _direct(name, leads, operands, fns, whiches, same_structure):
     """_apply for the common traced call (issue #30: per HOP call): one
-    group, the operands, flat (_direct_ok), bodies fns called as
+    group, the operands, flat (_direct_ok), leads and bodies fns (tuples;
+    whiches names them) called as
     fn(*operands) that may return constants.  _C._call_direct does per body
     what _apply's body wrapper does, calling _direct_result only for a body
     that does not return one tensor."""
     results = []
-    outs = _C._call_direct(name, tuple(leads), operands, tuple(fns), whiches, same_structure,
-                          results)
+    outs = _C._call_direct(name, leads, operands, fns, whiches, same_structure, results)
     if len(outs) == 1 and results.count(None) == len(results):
         return outs[0]  # every body returned one tensor
     rs = [r or _LEAF_RESULTS.get(w) or _leaf_result(w) for r, w in zip(results, whiches)]
@@ -464,9 +464,13 @@ def cond(pred, true_fn, false_fn, operands=()):
     if not isinstance(operands, (tuple, list)):
         raise TypeError(f"hop.cond: operands must be a tuple or list, got "
                         f"{type(operands).__name__}")
-    pred = _pred(pred, _C.tracing() is not None)
-    return _branches("cond", [pred], tuple(operands),
-                     [(true_fn, "true branch"), (false_fn, "false branch")])
+    tr = _C.tracing()
+    pred = _pred(pred, tr is not None)
+    operands = tuple(operands)
+    return _branches("cond", (pred,), operands, (true_fn, false_fn), _COND_BRANCHES, tr)
+
+
+_COND_BRANCHES = ("true branch", "false branch")
 
 
 class _ConstantsDiffer(Exception):
@@ -548,8 +552,9 @@ def _call_splat(structs):
     return tuple(structs[0]), {}
 
 
-def _branches(name, leads, operands, fns):
-    """cond and switch: _apply over the branches fns ((fn, which) pairs).
+def _branches(name, leads, operands, fns, whiches, tr):
+    """cond and switch: _apply over the branches fns (functions, named
+    whiches in messages; tr: _C.tracing()), or _direct where it may.
     Branches that return different Python numbers at a leaf (only a traced
     call runs more than one) give that leaf as a value of the graph: a
     SymInt for ints, a SymFloat for floats, which a traced or compiled
@@ -559,16 +564,16 @@ def _branches(name, leads, operands, fns):
     SymInt's item is batched where the int is a scalar operand of
     elementwise ops (docs/VMAP.md, the item row)."""
     kinds = {}
-    if _direct_ok(_C.tracing(), operands):
+    if _direct_ok(tr, operands):
         try:
-            return _direct(name, leads, operands, [fn for fn, _ in fns],
-                           tuple(which for _, which in fns), _SAME_BRANCHES)
+            return _direct(name, leads, operands, fns, whiches, _SAME_BRANCHES)
         except _ConstantsDiffer as e:
             kinds = e.kinds  # the failed call left everything as it was
     while True:
         try:
             out = _apply(name, leads, [operands],
-                         [_Body(_promoting(fn, kinds), which, _call_splat) for fn, which in fns],
+                         [_Body(_promoting(fn, kinds), which, _call_splat)
+                          for fn, which in zip(fns, whiches)],
                          same_structure=_branch_structure(kinds))
             break
         except _ConstantsDiffer as e:
@@ -1146,8 +1151,8 @@ def switch(index, branches, *operands):
     if not isinstance(index, (int, _C.Tensor, _C.SymInt)):
         raise TypeError(f"hop.switch: index must be an int or an int scalar tensor, got "
                         f"{type(index).__name__}")
-    return _branches("switch", [index], tuple(operands),
-                     [(b, f"branch {k}") for k, b in enumerate(branches)])
+    return _branches("switch", (index,), tuple(operands), tuple(branches),
+                     tuple(f"branch {k}" for k in range(len(branches))), _C.tracing())
 
 
 def associative_scan(combine_fn, xs, dim=0, reverse=False):
