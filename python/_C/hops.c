@@ -163,23 +163,14 @@ body_args(frame *f, const void *in, size_t n, wrap_fn wrap)
     return args;
 }
 
-/* Calls body b with args (a new reference, consumed; NULL with an
- * exception) and hands each leaf it returns to take; a Python exception is
- * kept for the call to raise (body_failed). */
+/* Hands each leaf of leaves (a sequence, consumed; NULL with an exception)
+ * to take; a Python exception is kept for the call to raise. */
 static hop_status
-run_body(frame *f, size_t b, PyObject *args, take_fn take, void *out)
+take_leaves(frame *f, PyObject *leaves, take_fn take, void *out)
 {
-    PyObject *result = NULL, *seq = NULL;
-    /* The body's Python frames count against the recursion limit; this C
-     * level counts too, so a low limit stops deep nesting early. */
-    if (args && Py_EnterRecursiveCall(" in a HOP body") == 0) {
-        result = PyObject_Call(f->bodies[b], args, NULL);
-        Py_LeaveRecursiveCall();
-    }
-    Py_XDECREF(args);
-    if (result)
-        seq = PySequence_Fast(result, "a HOP body wrapper must return a list of leaves");
-    Py_XDECREF(result);
+    PyObject *seq =
+        leaves ? PySequence_Fast(leaves, "a HOP body wrapper must return a list of leaves") : NULL;
+    Py_XDECREF(leaves);
     for (Py_ssize_t i = 0; seq && i < PySequence_Fast_GET_SIZE(seq); i++)
         if (take(f, PySequence_Fast_GET_ITEM(seq, i), i, out) < 0)
             Py_CLEAR(seq);
@@ -187,6 +178,23 @@ run_body(frame *f, size_t b, PyObject *args, take_fn take, void *out)
         return body_failed(f);
     Py_DECREF(seq);
     return HOP_OK;
+}
+
+/* Calls body b with args (a new reference, consumed; NULL with an
+ * exception) and hands each leaf it returns to take; a Python exception is
+ * kept for the call to raise (body_failed). */
+static hop_status
+run_body(frame *f, size_t b, PyObject *args, take_fn take, void *out)
+{
+    PyObject *result = NULL;
+    /* The body's Python frames count against the recursion limit; this C
+     * level counts too, so a low limit stops deep nesting early. */
+    if (args && Py_EnterRecursiveCall(" in a HOP body") == 0) {
+        result = PyObject_Call(f->bodies[b], args, NULL);
+        Py_LeaveRecursiveCall();
+    }
+    Py_XDECREF(args);
+    return take_leaves(f, result, take, out);
 }
 
 /* ------------------------------------------------------------ traced */
@@ -287,7 +295,7 @@ static hop_status
 direct_body(frame *f, size_t b, PyObject *args, hop_values *out)
 {
     const direct *d = f->direct;
-    PyObject *fn = f->bodies[b], *result = NULL, *leaves = NULL;
+    PyObject *fn = f->bodies[b], *result = NULL, *leaves = NULL; /* NULL: an exception */
     if (args == NULL || hop_py_name_hints(f->trace, fn) < 0) {
         Py_XDECREF(args);
         return body_failed(f);
@@ -316,15 +324,7 @@ direct_body(frame *f, size_t b, PyObject *args, hop_values *out)
         Py_XDECREF(bi);
         Py_DECREF(result);
     }
-    PyObject *seq = leaves ? PySequence_Fast(leaves, "_direct_result must return a list") : NULL;
-    Py_XDECREF(leaves);
-    for (Py_ssize_t i = 0; seq && i < PySequence_Fast_GET_SIZE(seq); i++)
-        if (take_node(f, PySequence_Fast_GET_ITEM(seq, i), i, out) < 0)
-            Py_CLEAR(seq);
-    if (seq == NULL)
-        return body_failed(f);
-    Py_DECREF(seq);
-    return HOP_OK;
+    return take_leaves(f, leaves, take_node, out);
 }
 
 static hop_status

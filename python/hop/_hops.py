@@ -286,19 +286,9 @@ def _apply(name, leads, groups, bodies, *, hop=None, keys=None, constants=True,
                     _in_body(-1)
             else:
                 out = fn(*args, **kwargs)
-            if type(out) is _Tensor and _Tensor not in _REGISTERED:
-                # one tensor, the common result: a leaf, no constants
-                result = _LEAF_RESULTS.get(which) or _leaf_result(which)
-                traced = [out]
-            else:
-                leaves, spec = flatten(out)
-                traced, template = _holes(leaves)
-                if tr is not None:
-                    _check_no_escape(hop, which, template)
-                result = _Result(spec, template, which)
-                if constants is not True and builtins.any(t is not _HOLE for t in template):
-                    raise _C.TraceError(f"hop.{hop}: the {which} must return tensors "
-                                        f"({constants})")
+            traced, result = _body_result(hop, which, out, tr is not None)
+            if constants is not True and builtins.any(t is not _HOLE for t in result.template):
+                raise _C.TraceError(f"hop.{hop}: the {which} must return tensors ({constants})")
             if expect is not None:
                 _check_expected(hop, which, result, expect)
                 return traced
@@ -358,20 +348,25 @@ def _direct(name, leads, operands, fns, whiches, same_structure):
     return _shaped(name, outs, rs[0] if len(rs) == 1 else _merged(rs) if rs else None)
 
 
+def _body_result(hop, which, out, traced_call):
+    """A body's result out as (its traced leaves, its _Result); traced_call:
+    whether its constants must hold no traced value (_check_no_escape)."""
+    if type(out) is _Tensor and _Tensor not in _REGISTERED:
+        # one tensor, the common result: a leaf, no constants
+        return [out], _LEAF_RESULTS.get(which) or _leaf_result(which)
+    leaves, spec = flatten(out)
+    traced, template = _holes(leaves)
+    if traced_call:
+        _check_no_escape(hop, which, template)
+    return traced, _Result(spec, template, which)
+
+
 def _direct_result(hop, whiches, b, out, results, same_structure):
     """What _apply's body wrapper does with body b's result out, for
     _C._call_direct: its leaves (returned) and its _Result (appended to
     results, where None stands for a body that returned one tensor), checked
     against the first body's."""
-    which = whiches[b]
-    if type(out) is _Tensor and _Tensor not in _REGISTERED:
-        result = _LEAF_RESULTS.get(which) or _leaf_result(which)
-        traced = [out]
-    else:
-        leaves, spec = flatten(out)
-        traced, template = _holes(leaves)
-        _check_no_escape(hop, which, template)
-        result = _Result(spec, template, which)
+    traced, result = _body_result(hop, whiches[b], out, True)
     if results:
         first = results[0] or _LEAF_RESULTS.get(whiches[0]) or _leaf_result(whiches[0])
         same_structure(hop, first, result, len(results))
