@@ -309,13 +309,16 @@ rollback(hop_tracer *t, const hop__tracer_mark *m, void (*orphan)(void *ctx, hop
 }
 
 /* Called before the tracer layer changes t: in an open scope, journals t's
- * mark at its first change since the innermost scope began.  HOP_NOMEM
- * (nothing changed) when the journal cannot grow. */
+ * mark at its first change since the innermost scope began.  Scope numbers
+ * only grow, so a tracer touched at or after the innermost scope's number
+ * was journaled in that scope or in one opened inside it since and kept,
+ * whose entries are the innermost scope's now (hop__tracer_scope_end).
+ * HOP_NOMEM (nothing changed) when the journal cannot grow. */
 static hop_status
 touch(hop_tracer *t)
 {
     hop__journal *j = t->journal;
-    if (j->scopes == 0 || t->touched == j->gen)
+    if (j->scopes == 0 || t->touched >= j->gen)
         return HOP_OK;
     if (hop__grow((void **)&j->items, &j->cap, j->n + 1, sizeof *j->items) != HOP_OK)
         return HOP_NOMEM;
@@ -359,26 +362,17 @@ hop__tracer_scope_end(hop__tracer_scope *s, bool undo, void (*orphan)(void *ctx,
         }
         rollback(s->t, &s->mark, orphan, ctx);
         j->rollbacks++;
-    } else {
-        /* Kept changes now belong to the enclosing scope: an entry is its
-         * entry for the tracer unless the tracer had one there already
-         * (then this one, a later state, is dropped), so the journal holds
-         * one entry per tracer and open scope, not one per op.  The entry
-         * of an ended tracer (a body traced and popped inside this scope)
-         * is dropped too: ENDED is final, an undo never rolls such a tracer
-         * back and nothing changes it again, so its entry would only be
-         * carried outward by every enclosing scope's end, O(depth) each in
-         * a nest of bodies (issue #30). */
-        size_t k = s->at;
-        for (size_t i = s->at; i < j->n; i++) {
-            hop__journal_entry *e = &j->items[i];
-            bool had = s->outer != 0 && e->prev == s->outer;
-            e->t->touched = s->outer;
-            if (!had && e->t->state != HOP_TRACER_ENDED)
-                j->items[k++] = *e;
-        }
-        j->n = k;
     }
+    /* Kept changes stay where they are and so belong to the enclosing
+     * scope, whose entries are everything from its own start: an undo of
+     * it, newest first, ends each tracer at its oldest entry's mark, the
+     * state it had when that scope began (a tracer with an entry of its own
+     * there as well has a later one too, which that undo passes first).
+     * Touching them again in the enclosing scope journals nothing (touch:
+     * their numbers are this scope's, above the enclosing one's).  Handing
+     * the entries on one by one cost O(tracers touched) per scope: in a
+     * nest, whose innermost op lifts into every level, O(depth) per level
+     * (issue #30).  An ended tracer's entry is left too; an undo skips it. */
     j->scopes--;
     j->gen = s->outer;
     if (j->scopes == 0) { /* nothing to undo any more: no memory held either */

@@ -191,6 +191,10 @@ hop_node *hop_py_value_node(PyObject *trace, PyObject *o, const char *what);
 PyObject *hop_py_wrap_node(PyObject *trace, hop_node *n);
 int hop_py_symint_arg(PyObject *o, hop_arg *out);
 int hop_py_enter_hop(PyObject *trace, const char *what);
+/* Hints a name for each concrete tensor fn reaches through its closure cells
+ * and the globals its code names (Trace.name_hints); 0, or -1 with an
+ * exception. */
+int hop_py_name_hints(PyObject *trace, PyObject *fn);
 /* hops.c: calling any registered HOP from Python. */
 int hop_py_hops_init(PyObject *module);
 /* purity.c: adds _pure_callees and _pure_roots (the purity check's readings); 0 / -1. */

@@ -39,7 +39,19 @@ typedef struct frame {
     PyObject *exc_type, *exc_value, *exc_tb; /* what a body raised, if anything */
     struct frame *outer;
     unsigned long long serial; /* this thread's calls, numbered (a frame's address is reused) */
+    const struct direct *direct; /* call_direct's bodies: the user's functions, or NULL */
 } frame;
+
+/* A call_direct call: its bodies are the user's functions themselves, each
+ * called with the operands (fn(*operands)) inside the purity check; what
+ * _hops.py's body wrapper does per body is done here (issue #30: a HOP call
+ * in Python was most of its cost). */
+typedef struct direct {
+    PyObject *name;    /* the HOP's name, a str (the purity check's messages) */
+    PyObject *whiches; /* tuple: each body as the messages name it ("true branch") */
+    PyObject *same;    /* the structure check of the call's bodies (_hops.py) */
+    PyObject *results; /* list: per body traced, None (it returned one tensor) or its _Result */
+} direct;
 
 /* This thread's innermost HOP call. */
 static _Thread_local frame *innermost;
@@ -151,23 +163,14 @@ body_args(frame *f, const void *in, size_t n, wrap_fn wrap)
     return args;
 }
 
-/* Calls body b with args (a new reference, consumed; NULL with an
- * exception) and hands each leaf it returns to take; a Python exception is
- * kept for the call to raise (body_failed). */
+/* Hands each leaf of leaves (a sequence, consumed; NULL with an exception)
+ * to take; a Python exception is kept for the call to raise. */
 static hop_status
-run_body(frame *f, size_t b, PyObject *args, take_fn take, void *out)
+take_leaves(frame *f, PyObject *leaves, take_fn take, void *out)
 {
-    PyObject *result = NULL, *seq = NULL;
-    /* The body's Python frames count against the recursion limit; this C
-     * level counts too, so a low limit stops deep nesting early. */
-    if (args && Py_EnterRecursiveCall(" in a HOP body") == 0) {
-        result = PyObject_Call(f->bodies[b], args, NULL);
-        Py_LeaveRecursiveCall();
-    }
-    Py_XDECREF(args);
-    if (result)
-        seq = PySequence_Fast(result, "a HOP body wrapper must return a list of leaves");
-    Py_XDECREF(result);
+    PyObject *seq =
+        leaves ? PySequence_Fast(leaves, "a HOP body wrapper must return a list of leaves") : NULL;
+    Py_XDECREF(leaves);
     for (Py_ssize_t i = 0; seq && i < PySequence_Fast_GET_SIZE(seq); i++)
         if (take(f, PySequence_Fast_GET_ITEM(seq, i), i, out) < 0)
             Py_CLEAR(seq);
@@ -175,6 +178,23 @@ run_body(frame *f, size_t b, PyObject *args, take_fn take, void *out)
         return body_failed(f);
     Py_DECREF(seq);
     return HOP_OK;
+}
+
+/* Calls body b with args (a new reference, consumed; NULL with an
+ * exception) and hands each leaf it returns to take; a Python exception is
+ * kept for the call to raise (body_failed). */
+static hop_status
+run_body(frame *f, size_t b, PyObject *args, take_fn take, void *out)
+{
+    PyObject *result = NULL;
+    /* The body's Python frames count against the recursion limit; this C
+     * level counts too, so a low limit stops deep nesting early. */
+    if (args && Py_EnterRecursiveCall(" in a HOP body") == 0) {
+        result = PyObject_Call(f->bodies[b], args, NULL);
+        Py_LeaveRecursiveCall();
+    }
+    Py_XDECREF(args);
+    return take_leaves(f, result, take, out);
 }
 
 /* ------------------------------------------------------------ traced */
@@ -195,6 +215,118 @@ take_node(frame *f, PyObject *leaf, Py_ssize_t i, void *out)
     return hop_values_push(out, node) == HOP_OK ? 0 : hop_py_raise_int();
 }
 
+/* _hops.py's helpers of call_direct, looked up at its first call:
+ * run_pure(hop, which, fn, args) and _direct_result(hop, whiches, b, out,
+ * results, same) -> the leaves (what a body wrapper of _apply does with a
+ * result other than one tensor). */
+static PyObject *run_pure_fn, *direct_result_fn;
+
+static int
+direct_helpers(void)
+{
+    if (direct_result_fn)
+        return 0;
+    PyObject *hops = PyImport_ImportModule("hop._hops");
+    PyObject *purity = hops ? PyImport_ImportModule("hop._purity") : NULL;
+    if (purity) {
+        run_pure_fn = PyObject_GetAttrString(purity, "run_pure");
+        direct_result_fn = run_pure_fn ? PyObject_GetAttrString(hops, "_direct_result") : NULL;
+    }
+    Py_XDECREF(hops);
+    Py_XDECREF(purity);
+    return direct_result_fn ? 0 : -1;
+}
+
+/* How many HOP bodies this thread is running the Python of (a branch on
+ * data inside one is not specialised, and hop.compile's frame translator
+ * leaves it alone): call_direct counts its bodies here, _apply through
+ * _in_body.  A C counter: a threading.local's attribute cost more than the
+ * rest of a body's protocol (issue #30). */
+static _Thread_local long bodies_in;
+
+/* _in_body(d=0) -> the count after adding d. */
+static PyObject *
+py_in_body(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)self;
+    long d = 0;
+    if (nargs > 1) {
+        PyErr_SetString(PyExc_TypeError, "_in_body takes at most one argument");
+        return NULL;
+    }
+    if (nargs == 1 && (d = PyLong_AsLong(args[0])) == -1 && PyErr_Occurred())
+        return NULL;
+    bodies_in += d;
+    return PyLong_FromLong(bodies_in);
+}
+
+/* Whether fn is a Python function that reaches nothing outside itself: no
+ * closure cell and no name its code (nested code included) reads, so the
+ * purity check has nothing to watch (run_pure's own first test). */
+static bool
+reaches_nothing(PyObject *fn)
+{
+    if (!PyFunction_Check(fn))
+        return false;
+    PyCodeObject *co = (PyCodeObject *)PyFunction_GET_CODE(fn);
+    if (co->co_nfreevars != 0 || PyTuple_GET_SIZE(co->co_names) != 0)
+        return false;
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(co->co_consts); i++)
+        if (PyCode_Check(PyTuple_GET_ITEM(co->co_consts, i)))
+            return false;
+    return true;
+}
+
+/* Whether every body traced so far returned one tensor. */
+static bool
+all_single(PyObject *results)
+{
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(results); i++)
+        if (PyList_GET_ITEM(results, i) != Py_None)
+            return false;
+    return true;
+}
+
+/* Body b of a call_direct call: its name hints, its function called with
+ * args (consumed) inside the purity check, counted in bodies_in, and its result's
+ * leaves taken: one tensor here, anything else by _direct_result, which
+ * also checks the structure against the bodies traced before. */
+static hop_status
+direct_body(frame *f, size_t b, PyObject *args, hop_values *out)
+{
+    const direct *d = f->direct;
+    PyObject *fn = f->bodies[b], *result = NULL, *leaves = NULL; /* NULL: an exception */
+    if (args == NULL || hop_py_name_hints(f->trace, fn) < 0) {
+        Py_XDECREF(args);
+        return body_failed(f);
+    }
+    bodies_in++;
+    if (Py_EnterRecursiveCall(" in a HOP body") == 0) {
+        result = reaches_nothing(fn)
+                     ? PyObject_Call(fn, args, NULL)
+                     : PyObject_CallFunctionObjArgs(run_pure_fn, d->name,
+                                                    PyTuple_GET_ITEM(d->whiches, (Py_ssize_t)b),
+                                                    fn, args, NULL);
+        Py_LeaveRecursiveCall();
+    }
+    bodies_in--;
+    Py_DECREF(args);
+    if (result && Py_IS_TYPE(result, &hop_py_TensorType) && all_single(d->results)) {
+        int r = PyList_Append(d->results, Py_None) < 0 ? -1 : take_node(f, result, 0, out);
+        Py_DECREF(result);
+        return r < 0 ? body_failed(f) : HOP_OK;
+    }
+    if (result) {
+        PyObject *bi = PyLong_FromSize_t(b);
+        leaves = bi ? PyObject_CallFunctionObjArgs(direct_result_fn, d->name, d->whiches, bi,
+                                                   result, d->results, d->same, NULL)
+                    : NULL;
+        Py_XDECREF(bi);
+        Py_DECREF(result);
+    }
+    return take_leaves(f, leaves, take_node, out);
+}
+
 static hop_status
 traced_body(hop_tracer *t, void *ud, hop_node *const *in, size_t n, hop_values *out)
 {
@@ -204,6 +336,8 @@ traced_body(hop_tracer *t, void *ud, hop_node *const *in, size_t n, hop_values *
     while (b + 1 < f->nbodies && f->keys[b] != ud)
         b++;
     PyObject *args = f->lifted ? Py_NewRef(f->operands) : body_args(f, in, n, wrap_node);
+    if (f->direct)
+        return direct_body(f, b, args, out);
     return run_body(f, b, args, take_node, out);
 }
 
@@ -562,16 +696,11 @@ eager_call(const hop_class *cls, const hop_param *params, size_t np, PyObject *l
     return finish(f, st, result);
 }
 
-/* call_hop(name, leads, groups, bodies, keys=None) -> list of results */
+/* A call of HOP name (call_hop's arguments; d: call_direct's, or NULL). */
 static PyObject *
-py_call_hop(PyObject *self, PyObject *args)
+call(const char *name, PyObject *leads, PyObject *groups, PyObject *bodies, PyObject *keys,
+     const direct *d)
 {
-    (void)self;
-    const char *name;
-    PyObject *leads, *groups, *bodies, *keys = Py_None;
-    if (!PyArg_ParseTuple(args, "sO!O!O!|O:call_hop", &name, &PyTuple_Type, &leads, &PyTuple_Type,
-                          &groups, &PyTuple_Type, &bodies, &keys))
-        return NULL;
     const hop_class *cls = hop_find_hop(name);
     if (cls == NULL)
         return hop_py_raise();
@@ -590,7 +719,8 @@ py_call_hop(PyObject *self, PyObject *args)
                      name, nlead, ngroup, hop_class_nbodies(cls));
         return NULL;
     }
-    frame f = {.nbodies = nbody, .lifted = hop_class_input_mode(cls) == HOP_INPUTS_LIFTED};
+    frame f = {.nbodies = nbody, .lifted = hop_class_input_mode(cls) == HOP_INPUTS_LIFTED,
+               .direct = d};
     for (size_t b = 0; b < nbody; b++) {
         f.bodies[b] = PyTuple_GET_ITEM(bodies, (Py_ssize_t)b);
         f.keys[b] = keys == Py_None ? f.bodies[b] : PyTuple_GET_ITEM(keys, (Py_ssize_t)b);
@@ -617,12 +747,61 @@ py_call_hop(PyObject *self, PyObject *args)
             PyTuple_SET_ITEM(f.operands, k++, Py_NewRef(PyTuple_GET_ITEM(grp, j)));
     }
     PyObject *tr = hop_py_current_trace();
+    if (tr == NULL && d) {
+        Py_DECREF(f.operands);
+        PyErr_SetString(PyExc_RuntimeError, "call_direct: no trace is active on this thread");
+        return NULL;
+    }
     PyObject *result = tr ? traced_call(tr, cls, params, np, leads, groups, &f)
                           : eager_call(cls, params, np, leads, groups, &f);
     Py_DECREF(f.operands);
     Py_XDECREF(f.exc_type);
     Py_XDECREF(f.exc_value);
     Py_XDECREF(f.exc_tb);
+    return result;
+}
+
+/* call_hop(name, leads, groups, bodies, keys=None) -> list of results */
+static PyObject *
+py_call_hop(PyObject *self, PyObject *args)
+{
+    (void)self;
+    const char *name;
+    PyObject *leads, *groups, *bodies, *keys = Py_None;
+    if (!PyArg_ParseTuple(args, "sO!O!O!|O:call_hop", &name, &PyTuple_Type, &leads, &PyTuple_Type,
+                          &groups, &PyTuple_Type, &bodies, &keys))
+        return NULL;
+    return call(name, leads, groups, bodies, keys, NULL);
+}
+
+/* call_direct(name, leads, operands, fns, whiches, same, results) -> list
+ * of results: a traced call of HOP name with one group, the operands (a
+ * tuple of tensors and SymInts), whose bodies are fns themselves, each
+ * called as fn(*operands) inside the purity check (direct_body).  results
+ * (a list, empty) gets, per body, None where it returned one tensor, else
+ * its _Result; same(hop, first, result, ncall) checks each body's result
+ * against the first's where one is not a tensor. */
+static PyObject *
+py_call_direct(PyObject *self, PyObject *args)
+{
+    (void)self;
+    const char *name;
+    PyObject *leads, *operands, *fns;
+    direct d;
+    if (!PyArg_ParseTuple(args, "UO!O!O!O!OO!:call_direct", &d.name, &PyTuple_Type, &leads,
+                          &PyTuple_Type, &operands, &PyTuple_Type, &fns, &PyTuple_Type, &d.whiches,
+                          &d.same, &PyList_Type, &d.results) ||
+        (name = PyUnicode_AsUTF8(d.name)) == NULL || direct_helpers() < 0)
+        return NULL;
+    if (PyTuple_GET_SIZE(d.whiches) != PyTuple_GET_SIZE(fns) || PyList_GET_SIZE(d.results) != 0) {
+        PyErr_SetString(PyExc_TypeError,
+                        "call_direct: one name per body, and an empty list for the results");
+        return NULL;
+    }
+    PyObject *groups = PyTuple_Pack(1, operands);
+    /* The names tell the bodies apart (one function may be two branches). */
+    PyObject *result = groups ? call(name, leads, groups, fns, d.whiches, &d) : NULL;
+    Py_XDECREF(groups);
     return result;
 }
 
@@ -702,6 +881,11 @@ py_load_library(PyObject *self, PyObject *arg)
 static PyMethodDef hop_functions[] = {
     {"call_hop", py_call_hop, METH_VARARGS,
      "call_hop(name, leads, groups, bodies, keys=None) -> list of results"},
+    {"_in_body", (PyCFunction)(void (*)(void))py_in_body, METH_FASTCALL,
+     HOP_PY_SIG("_in_body(d=0, /)") "how many HOP bodies this thread runs, after adding d"},
+    {"_call_direct", py_call_direct, METH_VARARGS,
+     HOP_PY_SIG("_call_direct(name, leads, operands, fns, whiches, same, results, /)") "a "
+     "traced call whose bodies are fns(*operands)"},
     {"hop_signature", py_hop_signature, METH_O,
      "hop_signature(name) -> (params, doc, made): a registered HOP's signature"},
     {"list_hops", py_list_hops, METH_NOARGS, "list_hops() -> the registered HOPs' names"},

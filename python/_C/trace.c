@@ -671,11 +671,12 @@ hint_globals(TraceObject *tr, PyCodeObject *code, PyObject *globals)
  * code names (the global's name), in that order: a HOP body's captures are
  * named after the variables that hold them.  Called for every traced body,
  * so in C (issue #30: it was a Python loop per HOP call). */
-static PyObject *
-trace_name_hints(TraceObject *tr, PyObject *fn)
+int
+hop_py_name_hints(PyObject *trace, PyObject *fn)
 {
+    TraceObject *tr = (TraceObject *)trace;
     if (not_elsewhere(tr, "name_hints") < 0)
-        return NULL;
+        return -1;
     PyObject *code, *closure, *globals;
     if (PyFunction_Check(fn)) {
         code = Py_NewRef(PyFunction_GET_CODE(fn));
@@ -697,7 +698,13 @@ trace_name_hints(TraceObject *tr, PyObject *fn)
     Py_XDECREF(code);
     Py_XDECREF(closure);
     Py_XDECREF(globals);
-    if (r < 0)
+    return r;
+}
+
+static PyObject *
+trace_name_hints(TraceObject *tr, PyObject *fn)
+{
+    if (hop_py_name_hints((PyObject *)tr, fn) < 0)
         return NULL;
     Py_RETURN_NONE;
 }

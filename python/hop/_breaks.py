@@ -73,7 +73,7 @@ def _compiling():
     if tr is None:
         return None
     root = tr.scratch.get(_COMPILE)
-    if root is None or getattr(_paths._in_body, "n", 0):
+    if root is None or _paths._in_body():
         return None
     # path specialisation runs the code after a branch point in a side of a
     # cond: still the function's own code

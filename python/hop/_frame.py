@@ -238,7 +238,7 @@ class Translator(_State, _Merging, _Breaking):
         if not is_user_code(code) or _generated_library(frame):
             _ALLOWED[code] = True
             return
-        if getattr(_paths._in_body, "n", 0) or self.error is not None or \
+        if _paths._in_body() or self.error is not None or \
                 _C._trace_depth() > self.trace_depth:
             # a HOP body or a transformation's function (hop.grad(f)) that hop
             # traces in a nested tracer: one graph, checked pure as today

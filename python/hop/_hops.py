@@ -279,26 +279,16 @@ def _apply(name, leads, groups, bodies, *, hop=None, keys=None, constants=True,
             if made:
                 args = (*ins[:made], *args)
             if tr is not None:
-                _in_body.n = getattr(_in_body, "n", 0) + 1
+                _in_body(1)
                 try:
                     out = run_pure(hop, which, fn, args, kwargs)
                 finally:
-                    _in_body.n -= 1
+                    _in_body(-1)
             else:
                 out = fn(*args, **kwargs)
-            if type(out) is _Tensor and _Tensor not in _REGISTERED:
-                # one tensor, the common result: a leaf, no constants
-                result = _LEAF_RESULTS.get(which) or _leaf_result(which)
-                traced = [out]
-            else:
-                leaves, spec = flatten(out)
-                traced, template = _holes(leaves)
-                if tr is not None:
-                    _check_no_escape(hop, which, template)
-                result = _Result(spec, template, which)
-                if constants is not True and builtins.any(t is not _HOLE for t in template):
-                    raise _C.TraceError(f"hop.{hop}: the {which} must return tensors "
-                                        f"({constants})")
+            traced, result = _body_result(hop, which, out, tr is not None)
+            if constants is not True and builtins.any(t is not _HOLE for t in result.template):
+                raise _C.TraceError(f"hop.{hop}: the {which} must return tensors ({constants})")
             if expect is not None:
                 _check_expected(hop, which, result, expect)
                 return traced
@@ -317,6 +307,12 @@ def _apply(name, leads, groups, bodies, *, hop=None, keys=None, constants=True,
     if record is not None and results:
         record.append(results[0])
     r = result or ((results[0] if len(results) == 1 else _merged(results)) if results else cached)
+    return _shaped(hop, outs, r, empty)
+
+
+def _shaped(hop, outs, r, empty=None):
+    """A HOP's outputs outs in the structure r (a _Result; None: no body
+    ran, then empty(outs), or the outputs as they are)."""
     if r is None:
         return empty(outs) if empty is not None else (outs[0] if len(outs) == 1 else tuple(outs))
     if r.spec is LEAF and len(outs) == 1:
@@ -326,6 +322,56 @@ def _apply(name, leads, groups, bodies, *, hop=None, keys=None, constants=True,
         raise _C.Error(f"hop.{hop}: the HOP gave {len(outs)} result{'s' * (len(outs) != 1)} "
                        f"where its bodies return {holes} values")
     return _fill(outs, r.template, r.spec)
+
+
+def _direct_ok(tr, operands):
+    """Whether a call with these operands (a tuple) may go through
+    _C._call_direct: traced by hop.trace (hop.compile's calls check their
+    bodies' prints, _apply), its operands hop.Tensors themselves (a flat
+    group: the bodies take them as they are)."""
+    return tr is not None and _COMPILE not in tr.scratch and \
+        _JUST_TENSOR.issuperset(builtins.map(type, operands)) and _Tensor not in _REGISTERED
+
+
+def _direct(name, leads, operands, fns, whiches, same_structure):
+    """_apply for the common traced call (issue #30: per HOP call): one
+    group, the operands, flat (_direct_ok), leads and bodies fns (tuples;
+    whiches names them) called as
+    fn(*operands) that may return constants.  _C._call_direct does per body
+    what _apply's body wrapper does, calling _direct_result only for a body
+    that does not return one tensor."""
+    results = []
+    outs = _C._call_direct(name, leads, operands, fns, whiches, same_structure, results)
+    if len(outs) == 1 and results.count(None) == len(results):
+        return outs[0]  # every body returned one tensor
+    rs = [r or _LEAF_RESULTS.get(w) or _leaf_result(w) for r, w in zip(results, whiches)]
+    return _shaped(name, outs, rs[0] if len(rs) == 1 else _merged(rs) if rs else None)
+
+
+def _body_result(hop, which, out, traced_call):
+    """A body's result out as (its traced leaves, its _Result); traced_call:
+    whether its constants must hold no traced value (_check_no_escape)."""
+    if type(out) is _Tensor and _Tensor not in _REGISTERED:
+        # one tensor, the common result: a leaf, no constants
+        return [out], _LEAF_RESULTS.get(which) or _leaf_result(which)
+    leaves, spec = flatten(out)
+    traced, template = _holes(leaves)
+    if traced_call:
+        _check_no_escape(hop, which, template)
+    return traced, _Result(spec, template, which)
+
+
+def _direct_result(hop, whiches, b, out, results, same_structure):
+    """What _apply's body wrapper does with body b's result out, for
+    _C._call_direct: its leaves (returned) and its _Result (appended to
+    results, where None stands for a body that returned one tensor), checked
+    against the first body's."""
+    traced, result = _body_result(hop, whiches[b], out, True)
+    if results:
+        first = results[0] or _LEAF_RESULTS.get(whiches[0]) or _leaf_result(whiches[0])
+        same_structure(hop, first, result, len(results))
+    results.append(result)
+    return traced
 
 
 # How far the escape check looks into a returned object: a body returns a few
@@ -413,9 +459,13 @@ def cond(pred, true_fn, false_fn, operands=()):
     if not isinstance(operands, (tuple, list)):
         raise TypeError(f"hop.cond: operands must be a tuple or list, got "
                         f"{type(operands).__name__}")
-    pred = _pred(pred, _C.tracing() is not None)
-    return _branches("cond", [pred], tuple(operands),
-                     [(true_fn, "true branch"), (false_fn, "false branch")])
+    tr = _C.tracing()
+    pred = _pred(pred, tr is not None)
+    operands = tuple(operands)
+    return _branches("cond", (pred,), operands, (true_fn, false_fn), _COND_BRANCHES, tr)
+
+
+_COND_BRANCHES = ("true branch", "false branch")
 
 
 class _ConstantsDiffer(Exception):
@@ -471,6 +521,11 @@ def _branch_structure(promoted):
     return check
 
 
+# The structure check of branches none of whose numbers is a value yet (it
+# keeps nothing of its own: every call shares it).
+_SAME_BRANCHES = _branch_structure({})
+
+
 def _promoting(fn, kinds):
     """fn with the leaves of its result named in kinds as 0-d tensors
     (int64 or float64)."""
@@ -492,8 +547,9 @@ def _call_splat(structs):
     return tuple(structs[0]), {}
 
 
-def _branches(name, leads, operands, fns):
-    """cond and switch: _apply over the branches fns ((fn, which) pairs).
+def _branches(name, leads, operands, fns, whiches, tr):
+    """cond and switch: _apply over the branches fns (functions, named
+    whiches in messages; tr: _C.tracing()), or _direct where it may.
     Branches that return different Python numbers at a leaf (only a traced
     call runs more than one) give that leaf as a value of the graph: a
     SymInt for ints, a SymFloat for floats, which a traced or compiled
@@ -503,10 +559,16 @@ def _branches(name, leads, operands, fns):
     SymInt's item is batched where the int is a scalar operand of
     elementwise ops (docs/VMAP.md, the item row)."""
     kinds = {}
+    if _direct_ok(tr, operands):
+        try:
+            return _direct(name, leads, operands, fns, whiches, _SAME_BRANCHES)
+        except _ConstantsDiffer as e:
+            kinds = e.kinds  # the failed call left everything as it was
     while True:
         try:
             out = _apply(name, leads, [operands],
-                         [_Body(_promoting(fn, kinds), which, _call_splat) for fn, which in fns],
+                         [_Body(_promoting(fn, kinds), which, _call_splat)
+                          for fn, which in zip(fns, whiches)],
                          same_structure=_branch_structure(kinds))
             break
         except _ConstantsDiffer as e:
@@ -645,6 +707,9 @@ def _call_positional(structs):
     return structs[0], {}
 
 
+_WRAP_BODY = ("wrap body",)
+
+
 def wrap(fn, /, *args, **kwargs):
     """fn(*args, **kwargs); under tracing fn becomes a subgraph wrap_body_N
     with no free variables (what it closes over is lifted to inputs).
@@ -657,6 +722,8 @@ def wrap(fn, /, *args, **kwargs):
     if not callable(fn):
         _check_callable("wrap", "fn", fn)
     if not kwargs:  # the arguments alone: a flat group when they are tensors
+        if _direct_ok(_C.tracing(), args):
+            return _direct("wrap", (), args, (fn,), _WRAP_BODY, _same_structure)
         return _apply("wrap", [], [args], [_Body(fn, "wrap body", _call_positional)])
     return _apply("wrap", [], [_flatten_call(args, kwargs)], [_Body(fn, "wrap body", _call_with)])
 
@@ -1079,8 +1146,8 @@ def switch(index, branches, *operands):
     if not isinstance(index, (int, _C.Tensor, _C.SymInt)):
         raise TypeError(f"hop.switch: index must be an int or an int scalar tensor, got "
                         f"{type(index).__name__}")
-    return _branches("switch", [index], tuple(operands),
-                     [(b, f"branch {k}") for k, b in enumerate(branches)])
+    return _branches("switch", (index,), tuple(operands), tuple(branches),
+                     tuple(f"branch {k}" for k in range(len(branches))), _C.tracing())
 
 
 def associative_scan(combine_fn, xs, dim=0, reverse=False):

@@ -43,9 +43,10 @@ import threading
 from . import _C
 from ._pytree import flatten, repeats, unflatten_with
 
-# How many HOP bodies the Python layer is running on this thread (_hops._apply
-# counts them): a branch on data inside one is not specialised.
-_in_body = threading.local()
+# How many HOP bodies the Python layer is running on this thread (_hops
+# counts them, in C: _C._in_body(d) adds d and gives the count): a branch on
+# data inside one is not specialised.
+_in_body = _C._in_body
 
 __all__ = ["BranchNode", "PathTrace", "record_path", "recording"]
 
@@ -269,7 +270,7 @@ class PathTrace:
 
     def _hook(self, t):
         ctx = self._stack[-1] if self._stack else None
-        if ctx is None or _C._trace_depth() != ctx.depth or getattr(_in_body, "n", 0):
+        if ctx is None or _C._trace_depth() != ctx.depth or _in_body():
             # inside a HOP body (also one traced inline, at the caller's
             # depth: a cond on a constant): the error that points to hop.cond
             return _C._truth(t)

@@ -364,3 +364,54 @@ def test_a_cached_purity_verdict_is_per_closure_and_per_code():
     body.__code__ = pure.__code__  # back: pure again, the first graph
     gm = hop.trace(lambda v: hop.wrap(body, v), x)
     assert gm(x).tolist() == [2.0, 2.0]
+
+
+# The direct path of a traced HOP call (_hops._direct, _C._call_direct): what
+# the Python body wrapper of _apply did per body, done in C.
+
+def test_a_cond_whose_branches_are_one_function_traces_it_as_each_branch():
+    # The direct path tells the bodies apart by their names, not their
+    # functions: one function is both branches.
+    def f(v):
+        return v * 2.0
+    gm = hop.trace(lambda x: hop.cond(x.sum() > 0, f, f, (x,)), hop.ones(2))
+    assert 'def cond_true_0(x: "f32[2]"):' in gm.code
+    assert 'def cond_false_0(x: "f32[2]"):' in gm.code
+    assert gm.code.count("mul(x, 2.0)") == 2
+    assert gm(-hop.ones(2)).tolist() == [-2.0, -2.0]
+
+
+def test_the_bodies_a_thread_runs_are_counted_inside_direct_calls_and_not_after():
+    from hop import _C
+
+    def inner(v):
+        return v + 1.0, _C._in_body()
+
+    def outer(v):
+        return hop.wrap(inner, v), _C._in_body()
+
+    seen = []
+    hop.trace(lambda x: seen.append(hop.wrap(outer, x)) or x, hop.ones(2))
+    ((_, inner_count), outer_count), = seen
+    assert (outer_count, inner_count, _C._in_body()) == (1, 2, 0)
+
+    def failing(v):
+        raise KeyError("body")
+
+    with pytest.raises(KeyError, match="body"):
+        hop.trace(lambda x: hop.cond(x.sum() > 0, failing, failing, (x,)), hop.ones(2))
+    assert _C._in_body() == 0
+
+
+def test_direct_calls_return_structures_and_constants_as_their_bodies_do():
+    def f(x):
+        a, k = hop.wrap(lambda v: (v + 1.0, 3), x)
+        t, n = hop.cond(x.sum() > 0, lambda v: (v, 1), lambda v: (-v, 2), (x,))
+        return a * k + t * n
+    gm = hop.trace(f, hop.ones(2))
+    assert gm(hop.ones(2)).tolist() == [7.0, 7.0]
+    assert gm(-hop.ones(2)).tolist() == [2.0, 2.0]
+    assert f(-hop.ones(2)).tolist() == [2.0, 2.0]
+    with pytest.raises(hop.TraceError, match="different structures"):
+        hop.trace(lambda x: hop.cond(x.sum() > 0, lambda v: v, lambda v: (v, v), (x,)),
+                  hop.ones(2))
