@@ -85,6 +85,7 @@ struct hop_build {
     bool have_lead[HOP_MAX_PARAMS];
     build_body bodies[HOP_MAX_BODIES];
     size_t nbodies, nbuilt;
+    hop_graph *kept; /* a body kept after the signature's (hop_build_keep_body) */
     build_list lists[HOP_MAX_PARAMS + 1];
     size_t nlists;
     size_t made;
@@ -172,7 +173,7 @@ body_slot(hop_build *b, const char *param)
             hop_error(HOP_MISUSE, "hop_build: %s's body %s is given twice", b->cls->name, param);
             return NULL;
         }
-    if (b->nbodies == HOP_MAX_BODIES) {
+    if (b->nbodies + (b->kept != NULL) == HOP_MAX_BODIES) {
         hop_error(HOP_MISUSE, "hop_build: %s has %d bodies already", b->cls->name, HOP_MAX_BODIES);
         return NULL;
     }
@@ -231,6 +232,19 @@ hop_build_use_body(hop_build *b, const char *param, hop_graph *body)
                          b->cls->name, param, b->g->name);
     s->g = body;
     b->nbodies++;
+    return HOP_OK;
+}
+
+hop_status
+hop_build_keep_body(hop_build *b, hop_graph *body)
+{
+    if (b->kept != NULL || b->nbodies == HOP_MAX_BODIES)
+        return hop_error(HOP_MISUSE, "hop_build_keep_body: %s %s", b->cls->name,
+                         b->kept ? "keeps a body already" : "has its bodies already");
+    if (body == NULL || body->parent != b->g)
+        return hop_error(HOP_MISUSE, "hop_build_keep_body: %s's kept body is not a subgraph of %s",
+                         b->cls->name, b->g->name);
+    b->kept = body;
     return HOP_OK;
 }
 
@@ -318,16 +332,25 @@ hop_build_input(hop_build *b, const char *group, hop_node *v, const char *name,
     return p;
 }
 
-hop_status
-hop_build_operand(hop_build *b, const char *group, hop_node *v)
+/* Appends operand v to group `group`'s list: no placeholder, so no body may
+ * be being built; who names the caller in errors. */
+static hop_status
+operand(hop_build *b, const char *group, hop_arg v, const char *who)
 {
     build_list *l = list_of(b, group);
     if (l == NULL)
         return hop_error_code();
-    if (b->nbuilt > 0 || v == NULL)
-        return hop_error(HOP_MISUSE, "hop_build_operand: %s of %s: %s", group, b->cls->name,
-                         v ? "a body being built needs hop_build_input" : "NULL value");
-    return push(l, hop_arg_node(v));
+    bool none = v.kind == HOP_ARG_NODE && v.u.node == NULL;
+    if (b->nbuilt > 0 || none)
+        return hop_error(HOP_MISUSE, "%s: %s of %s: %s", who, group, b->cls->name,
+                         none ? "NULL value" : "a body being built needs hop_build_input");
+    return push(l, v);
+}
+
+hop_status
+hop_build_operand(hop_build *b, const char *group, hop_node *v)
+{
+    return operand(b, group, hop_arg_node(v), "hop_build_operand");
 }
 
 hop_status
@@ -336,6 +359,17 @@ hop_build_operands(hop_build *b, const hop_layout *l, hop_node *const *ops)
     for (size_t k = 1; k < l->nspans; k++)
         for (size_t j = l->spans[k].at; j < l->spans[k].at + l->spans[k].n; j++)
             if (hop_build_operand(b, l->names[k], ops[j]) != HOP_OK)
+                return hop_error_code();
+    return HOP_OK;
+}
+
+hop_status
+hop_build_passed(hop_build *b, const hop_layout *l, const hop_arg *vals)
+{
+    size_t made = l->spans[0].n;
+    for (size_t k = 1; k < l->nspans; k++)
+        for (size_t j = l->spans[k].at; j < l->spans[k].at + l->spans[k].n; j++)
+            if (operand(b, l->names[k], vals[j - made], "hop_build_passed") != HOP_OK)
                 return hop_error_code();
     return HOP_OK;
 }
@@ -365,7 +399,8 @@ hop_build_output(hop_build *b, const char *param, hop_node *v)
     return hop_error(HOP_MISUSE, "hop_build_output: %s builds no body %s", b->cls->name, param);
 }
 
-/* The call's arguments: leads, bodies (in parameter order), lists. */
+/* The call's arguments: leads, bodies (in parameter order), the kept body,
+ * lists. */
 static hop_status
 call_args(hop_build *b, hop_arg *args, size_t *nargs)
 {
@@ -387,6 +422,8 @@ call_args(hop_build *b, hop_arg *args, size_t *nargs)
             return hop_error(HOP_MISUSE, "hop_build_emit: %s's body %s is not given", b->cls->name,
                              b->params[k].name);
     }
+    if (b->kept != NULL)
+        args[n++] = hop_arg_graph(b->kept);
     for (size_t k = 0; k < b->nlists; k++)
         args[n++] = hop_arg_list(b->lists[k].items, b->lists[k].n);
     *nargs = n;

@@ -34,13 +34,6 @@
 
 #define CHUNKS 16
 
-static int
-norm_dim(int64_t dim, int rank)
-{
-    int64_t d = dim < 0 ? dim + rank : dim;
-    return d >= 0 && d < rank ? (int)d : -1;
-}
-
 /* ---------------------------------------------------------------- tracing */
 
 static hop_status
@@ -55,19 +48,6 @@ not_both_xs(void)
     return hop_error(HOP_INVALID,
                      "associative_scan: the groups a and b must both be the xs (combine_fn's "
                      "left and right operands are slices of them)");
-}
-
-/* xs i's dim, or HOP_SHAPE: what tracing and verifying both refuse. */
-static hop_status
-xs_dim(size_t i, const char *name, const hop_value_info *x, int64_t dim, int *d)
-{
-    *d = x->kind == HOP_VALUE_TENSOR ? norm_dim(dim, x->meta.rank) : -1;
-    if (*d >= 0)
-        return HOP_OK;
-    char what[128];
-    hop_value_info_print(x, what, sizeof what);
-    return hop_error(HOP_SHAPE, "associative_scan: xs %zu (%s) is %s, which has no dim %" PRId64, i,
-                     name, what, dim);
 }
 
 static hop_status
@@ -87,9 +67,9 @@ scan_check_operands(hop_call *c)
         char what[128];
         hop_value_info_print(x, what, sizeof what);
         int d;
-        if (xs_dim(i, a[i]->name, x, dim, &d) != HOP_OK)
+        if (hop_loop_xs_dim("associative_scan", i, a[i]->name, x, dim, &d) != HOP_OK)
             return HOP_SHAPE;
-        int d0 = norm_dim(dim, a[0]->meta->meta.rank);
+        int d0 = hop_loop_dim(dim, a[0]->meta->meta.rank);
         bool eq;
         st = hop_shape_env_decide_eq(env, x->meta.sizes[d], a[0]->meta->meta.sizes[d0],
                                      "associative_scan", &eq);
@@ -144,7 +124,7 @@ element_slice(void *ud, const hop_node *call, size_t body, size_t j, hop_value_i
     (void)body;
     if (j < *nslices)
         *want = hop_value_info_drop_dim(
-            want, norm_dim(hop_node_param(call, "dim")->u.i, want->meta.rank));
+            want, hop_loop_dim(hop_node_param(call, "dim")->u.i, want->meta.rank));
     return true;
 }
 
@@ -169,7 +149,7 @@ scan_verify(const hop_node *call)
         const hop_value_info *x = a[i].u.node->meta;
         int d;
         int64_t p, q;
-        if (xs_dim(i, a[i].u.node->name, x, dim, &d) != HOP_OK)
+        if (hop_loop_xs_dim("associative_scan", i, a[i].u.node->name, x, dim, &d) != HOP_OK)
             return hop_verify_error(call, HOP_SHAPE);
         const hop_expr *len = x->meta.sizes[d];
         if (len0 && len != len0 && hop_expr_const_value(len, &p) &&
@@ -453,7 +433,7 @@ one_op_lower(hop_lower_ctx *cx, const hop_node *call, one_op *k)
     hop_pval x, *out = hop_lower_outputs(cx, true);
     hop_status st = out == NULL ? hop_error_code() : hop_lower_arg(cx, &xs[0], &x);
     k->reverse = hop_node_param(call, "reverse")->u.b;
-    k->dim = norm_dim(hop_node_param(call, "dim")->u.i, xs[0].u.node->meta->meta.rank);
+    k->dim = hop_loop_dim(hop_node_param(call, "dim")->u.i, xs[0].u.node->meta->meta.rank);
     hop_pval args[2] = {out ? out[0] : x, x};
     if (st == HOP_OK)
         st = hop_lower_kernel(cx, "associative_scan", one_op_kernel, k, sizeof *k, args, 2);
@@ -695,7 +675,7 @@ scan_lower(hop_lower_ctx *cx, const hop_node *call)
         return hop_error_code();
     }
     for (size_t j = 0; j < s.nx; j++)
-        s.dims[j] = norm_dim(dim, xs[j].u.node->meta->meta.rank);
+        s.dims[j] = hop_loop_dim(dim, xs[j].u.node->meta->meta.rank);
     const hop_meta *m0 = &xs[0].u.node->meta->meta;
     hop_arg size = hop_arg_sym(m0->sizes[s.dims[0]]);
     hop_status st = hop_lower_arg(cx, &size, &s.len);
@@ -729,7 +709,7 @@ scan_eval(hop_eval_ctx *ex)
     for (size_t j = 0; j < nx; j++) {
         char what[96];
         hop_eval_describe(&xs[j], what, sizeof what);
-        int d = xs[j].kind == HOP_VALUE_TENSOR ? norm_dim(dim_arg.u.i, xs[j].tensor->rank) : -1;
+        int d = xs[j].kind == HOP_VALUE_TENSOR ? hop_loop_dim(dim_arg.u.i, xs[j].tensor->rank) : -1;
         if (d < 0)
             return hop_error(HOP_SHAPE, "associative_scan: xs %zu is %s, which has no dim %" PRId64,
                              j, what, dim_arg.u.i);
@@ -750,7 +730,7 @@ scan_eval(hop_eval_ctx *ex)
         hop_rt_values x = {NULL, 0, 0}, next = {NULL, 0, 0};
         for (size_t j = 0; j < nx && st == HOP_OK; j++) {
             hop_rt_arg a[] = {hop_rt_tensor(xs[j].tensor),
-                              hop_rt_int(norm_dim(dim_arg.u.i, xs[j].tensor->rank)),
+                              hop_rt_int(hop_loop_dim(dim_arg.u.i, xs[j].tensor->rank)),
                               hop_rt_int(at)};
             hop_rt_value v;
             if ((st = hop_eager(HOP_OP_select, a, 3, &v)) == HOP_OK)
@@ -1019,7 +999,7 @@ rec_of(hop_graph *g, const hop_node *call, const one_op *k, rec *r, bool *empty)
     *r = (rec){.g = g,
                .call = call,
                .op = k->op,
-               .d = norm_dim(hop_node_param(call, "dim")->u.i, x->meta.rank),
+               .d = hop_loop_dim(hop_node_param(call, "dim")->u.i, x->meta.rank),
                .reverse = hop_node_param(call, "reverse")->u.b,
                .x = x,
                .elem = hop_graph_placeholder_at(hop_node_body(call, "combine_fn"), 0)->meta};

@@ -512,6 +512,12 @@ hop_loop_vjp(hop_vjp_ctx *cx, const hop_loop *lp)
 /* ------------------------------------------------------------ forward */
 
 /* A loop as the forward rule sees it. */
+/* Output j of the call, or its tangent. */
+typedef struct jvp_out {
+    size_t j;
+    bool tangent;
+} jvp_out;
+
 typedef struct loop_jvp {
     hop_jvp_ctx *cx;
     const hop_node *call;
@@ -521,7 +527,30 @@ typedef struct loop_jvp {
     size_t nc, nout; /* carries, f's outputs */
     bool *wrt;       /* per input of f: it has a tangent */
     hop_node **prim, **tan;
+    jvp_out *order; /* the new call's outputs (norder) */
+    size_t norder;
 } loop_jvp;
+
+/* The new call's outputs in order, as the twins return them: the carries,
+ * the float carries' tangents, the ys, the float ys' tangents.  Derived
+ * once (jvp_order); the step twin's outputs, the call's output metadata
+ * and the tangents set afterwards all read it. */
+static hop_status
+jvp_order(loop_jvp *lj)
+{
+    const hop_node *call = lj->call;
+    size_t groups[3] = {0, lj->nc, call->nouts};
+    if ((lj->order = hop_calloc(2 * call->nouts + 1, sizeof *lj->order)) == NULL)
+        return HOP_NOMEM;
+    for (int k = 0; k < 2; k++) {
+        for (size_t j = groups[k]; j < groups[k + 1]; j++)
+            lj->order[lj->norder++] = (jvp_out){j, false};
+        for (size_t j = groups[k]; j < groups[k + 1]; j++)
+            if (float_value(&call->outs[j]))
+                lj->order[lj->norder++] = (jvp_out){j, true};
+    }
+    return HOP_OK;
+}
 
 /* The primal and tangent of each input of f: every float carry has a
  * tangent (zeros where its init has none), the other float inputs where
@@ -627,14 +656,8 @@ step_twin(loop_jvp *lj, hop_build *b, hop_graph *t)
     hop_node **ph = v, **dot = v + n, **jo = dot + n;
     twin_placeholders(lj, t, ph, dot);
     hop_status st = hop_jvp_inline(t, lj->f, lj->wrt, ph, dot, jo);
-    size_t groups[3] = {0, lj->nc, nout};
-    for (int k = 0; k < 2 && st == HOP_OK; k++) {
-        for (size_t j = groups[k]; j < groups[k + 1] && st == HOP_OK; j++)
-            st = hop_build_output_of(b, t, jo[j]);
-        for (size_t j = groups[k]; j < groups[k + 1] && st == HOP_OK; j++)
-            if (float_value(&lj->call->outs[j]))
-                st = hop_build_output_of(b, t, jo[nout + j]);
-    }
+    for (size_t k = 0; k < lj->norder && st == HOP_OK; k++)
+        st = hop_build_output_of(b, t, jo[lj->order[k].tangent * nout + lj->order[k].j]);
     hop_free(v);
     return st;
 }
@@ -705,39 +728,27 @@ fill_twins(loop_jvp *lj, hop_build *b, const char *body, hop_graph *const *twins
     return st;
 }
 
-/* The call's outputs with the float ones' tangents after each group. */
+/* The new call's outputs' metadata: the call's, in jvp_order's order. */
 static hop_value_info *
-jvp_outs(const loop_jvp *lj, size_t *n)
+jvp_outs(const loop_jvp *lj)
 {
-    const hop_node *call = lj->call;
-    hop_value_info *outs = hop_calloc(2 * call->nouts + 1, sizeof *outs);
-    size_t groups[3] = {0, lj->nc, call->nouts};
-    *n = 0;
-    for (int k = 0; outs && k < 2; k++) {
-        for (size_t j = groups[k]; j < groups[k + 1]; j++)
-            outs[(*n)++] = call->outs[j];
-        for (size_t j = groups[k]; j < groups[k + 1]; j++)
-            if (float_value(&call->outs[j]))
-                outs[(*n)++] = call->outs[j];
-    }
+    hop_value_info *outs = hop_calloc(lj->norder + 1, sizeof *outs);
+    for (size_t k = 0; outs && k < lj->norder; k++)
+        outs[k] = lj->call->outs[lj->order[k].j];
     return outs;
 }
 
-/* The tangents of the call's float outputs, from the new call r. */
+/* The tangents of the call's float outputs: the new call r's outputs that
+ * jvp_order says are tangents. */
 static hop_status
 set_tangents(loop_jvp *lj, hop_node *r)
 {
-    const hop_node *call = lj->call;
-    size_t nfc = 0, ny = call->nouts - lj->nc;
-    for (size_t j = 0; j < lj->nc; j++)
-        nfc += float_value(&call->outs[j]);
     hop_status st = HOP_OK;
-    for (size_t j = 0, kc = 0, ky = 0; j < call->nouts && st == HOP_OK; j++) {
-        if (!float_value(&call->outs[j]))
+    for (size_t k = 0; k < lj->norder && st == HOP_OK; k++) {
+        if (!lj->order[k].tangent)
             continue;
-        size_t at = j < lj->nc ? lj->nc + kc++ : lj->nc + nfc + ny + ky++;
-        hop_node *t = hop_graph_getitem(lj->g, r, at);
-        st = t ? hop_jvp_set_tangent(lj->cx, call, j, t) : hop_error_code();
+        hop_node *t = hop_graph_getitem(lj->g, r, k);
+        st = t ? hop_jvp_set_tangent(lj->cx, lj->call, lj->order[k].j, t) : hop_error_code();
     }
     return st;
 }
@@ -760,9 +771,11 @@ hop_loop_jvp(hop_jvp_ctx *cx, const hop_node *call, const char *body, const char
     lj.nout = lj.f->output ? lj.f->output->nargs : 0;
     if (st == HOP_OK)
         st = jvp_inputs(&lj);
+    if (st == HOP_OK)
+        st = jvp_order(&lj);
     hop_build *b = st == HOP_OK ? hop_build_new(lj.g, call->cls) : NULL;
     hop_graph *twins[HOP_MAX_BODIES];
-    size_t nt = 0, nouts = 0;
+    size_t nt = 0;
     if (st == HOP_OK && b == NULL)
         st = hop_error_code();
     if (st == HOP_OK)
@@ -773,12 +786,12 @@ hop_loop_jvp(hop_jvp_ctx *cx, const hop_node *call, const char *body, const char
         st = twin_inputs(&lj, b);
     if (st == HOP_OK)
         st = fill_twins(&lj, b, body, twins);
-    hop_value_info *outs = st == HOP_OK ? jvp_outs(&lj, &nouts) : NULL;
+    hop_value_info *outs = st == HOP_OK ? jvp_outs(&lj) : NULL;
     hop_node *r = NULL;
     if (st == HOP_OK && outs == NULL)
         st = HOP_NOMEM;
     if (st == HOP_OK) {
-        r = hop_build_emit(b, outs, nouts);
+        r = hop_build_emit(b, outs, lj.norder);
         b = NULL;
         st = r ? HOP_OK : hop_error_code();
     }
@@ -790,5 +803,6 @@ hop_loop_jvp(hop_jvp_ctx *cx, const hop_node *call, const char *body, const char
     hop_free(outs);
     hop_free(lj.wrt);
     hop_free(lj.prim);
+    hop_free(lj.order);
     return st;
 }

@@ -60,14 +60,34 @@ hop_call_slice_inputs(hop_call *c, size_t first, size_t n, int64_t dim)
 {
     for (size_t i = first; i < first + n; i++) {
         hop_meta *m = &c->input_meta[i].meta;
-        int64_t d = dim < 0 ? dim + m->rank : dim;
-        if (c->input_meta[i].kind != HOP_VALUE_TENSOR || d < 0 || d >= m->rank)
+        int d = hop_loop_dim(dim, m->rank);
+        if (c->input_meta[i].kind != HOP_VALUE_TENSOR || d < 0)
             return hop_error(HOP_MISUSE, "%s: body input %zu has no dim %lld to slice along",
                              c->cls->name, i, (long long)dim);
         memmove(m->sizes + d, m->sizes + d + 1, (size_t)(m->rank - d - 1) * sizeof *m->sizes);
         m->rank--;
     }
     return HOP_OK;
+}
+
+int
+hop_loop_dim(int64_t dim, int rank)
+{
+    int64_t d = dim < 0 ? dim + rank : dim;
+    return d >= 0 && d < rank ? (int)d : -1;
+}
+
+hop_status
+hop_loop_xs_dim(const char *hop, size_t i, const char *name, const hop_value_info *x, int64_t dim,
+                int *d)
+{
+    *d = x->kind == HOP_VALUE_TENSOR ? hop_loop_dim(dim, x->meta.rank) : -1;
+    if (*d >= 0)
+        return HOP_OK;
+    char what[128];
+    hop_value_info_print(x, what, sizeof what);
+    return hop_error(HOP_SHAPE, "%s: xs %zu (%s) is %s, which has no dim %lld", hop, i, name, what,
+                     (long long)dim);
 }
 
 hop_status

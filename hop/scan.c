@@ -21,28 +21,7 @@
 #include <stdio.h>
 #include <string.h>
 
-/* dim counted from the end when negative; -1 when out of range. */
-static int
-norm_dim(int64_t dim, int rank)
-{
-    int64_t d = dim < 0 ? dim + rank : dim;
-    return d >= 0 && d < rank ? (int)d : -1;
-}
-
 /* ---------------------------------------------------------------- tracing */
-
-/* xs i's dim, or HOP_SHAPE: what tracing and verifying both refuse. */
-static hop_status
-xs_dim(size_t i, const char *name, const hop_value_info *x, int64_t dim, int *d)
-{
-    *d = x->kind == HOP_VALUE_TENSOR ? norm_dim(dim, x->meta.rank) : -1;
-    if (*d >= 0)
-        return HOP_OK;
-    char what[128];
-    hop_value_info_print(x, what, sizeof what);
-    return hop_error(HOP_SHAPE, "scan: xs %zu (%s) is %s, which has no dim %" PRId64, i, name, what,
-                     dim);
-}
 
 static hop_status
 no_length(void)
@@ -66,7 +45,7 @@ scan_check_operands(hop_call *c)
     for (size_t i = 0; i < nxs; i++) {
         const hop_value_info *x = xs[i]->meta;
         int d;
-        if (xs_dim(i, xs[i]->name, x, dim, &d) != HOP_OK)
+        if (hop_loop_xs_dim("scan", i, xs[i]->name, x, dim, &d) != HOP_OK)
             return HOP_SHAPE;
         const hop_expr *n = x->meta.sizes[d];
         bool eq = true;
@@ -134,7 +113,7 @@ steps(hop_call *c)
     int64_t dim = hop_call_param(c, "dim")->u.i;
     if (nxs == 0)
         return hop_sym_const(hop_output_graph_env(c->og), hop_call_param(c, "length")->u.i);
-    return xs[0]->meta->meta.sizes[norm_dim(dim, xs[0]->meta->meta.rank)];
+    return xs[0]->meta->meta.sizes[hop_loop_dim(dim, xs[0]->meta->meta.rank)];
 }
 
 static hop_status
@@ -148,7 +127,7 @@ scan_output_meta(hop_call *c)
     int64_t dim = hop_call_param(c, "dim")->u.i;
     for (size_t j = ninit; j < r->n && st == HOP_OK; j++) {
         hop_value_info y = *r->items[j]->meta;
-        int d = norm_dim(dim, y.meta.rank + 1);
+        int d = hop_loop_dim(dim, y.meta.rank + 1);
         if (d < 0) {
             char what[128];
             hop_value_info_print(&y, what, sizeof what);
@@ -180,7 +159,7 @@ scan_input(void *ud, const hop_node *call, size_t body, size_t j, hop_value_info
     const scan_shape *s = ud;
     (void)call, (void)body;
     if (j >= s->ninit && j < s->ninit + s->nxs)
-        *want = hop_value_info_drop_dim(want, norm_dim(s->dim, want->meta.rank));
+        *want = hop_value_info_drop_dim(want, hop_loop_dim(s->dim, want->meta.rank));
     return true;
 }
 
@@ -191,7 +170,7 @@ scan_output(void *ud, const hop_node *call, size_t body, size_t j, hop_value_inf
     const scan_shape *s = ud;
     (void)call, (void)body;
     if (j >= s->ninit)
-        *want = hop_value_info_drop_dim(want, norm_dim(s->dim, want->meta.rank));
+        *want = hop_value_info_drop_dim(want, hop_loop_dim(s->dim, want->meta.rank));
     return true;
 }
 
@@ -223,7 +202,7 @@ scan_verify(const hop_node *call)
         if (xs[i].kind != HOP_ARG_NODE)
             return hop_verify_fail(call, "scan: xs %zu is an int, not a tensor", i);
         const hop_value_info *x = xs[i].u.node->meta;
-        if (xs_dim(i, xs[i].u.node->name, x, s.dim, &d) != HOP_OK)
+        if (hop_loop_xs_dim("scan", i, xs[i].u.node->name, x, s.dim, &d) != HOP_OK)
             return hop_verify_error(call, HOP_SHAPE);
         int64_t n;
         if ((steps && !same_steps(steps, x->meta.sizes[d])) ||
@@ -237,7 +216,7 @@ scan_verify(const hop_node *call)
     hop_status st = hop_verify_carries(call, "init", true);
     for (size_t j = s.ninit; j < call->nouts && st == HOP_OK; j++) {
         const hop_value_info *y = &call->outs[j];
-        int d = y->kind == HOP_VALUE_TENSOR ? norm_dim(s.dim, y->meta.rank) : -1;
+        int d = y->kind == HOP_VALUE_TENSOR ? hop_loop_dim(s.dim, y->meta.rank) : -1;
         int64_t n;
         if (d < 0 || (steps && !same_steps(steps, y->meta.sizes[d])) ||
             (!steps && hop_expr_const_value(y->meta.sizes[d], &n) && n != length)) {
@@ -277,7 +256,7 @@ scan_lower(hop_lower_ctx *cx, const hop_node *call)
     /* count: the size along dim of the stacked outputs (any of them). */
     hop_pval count, k, idx, last;
     const hop_meta *m0 = nxs ? &xs[0].u.node->meta->meta : NULL;
-    hop_arg size = m0 ? hop_arg_sym(m0->sizes[norm_dim(dim, m0->rank)])
+    hop_arg size = m0 ? hop_arg_sym(m0->sizes[hop_loop_dim(dim, m0->rank)])
                       : hop_arg_int(hop_node_param(call, "length")->u.i);
     if (st == HOP_OK)
         st = hop_lower_arg(cx, &size, &count);
@@ -293,14 +272,15 @@ scan_lower(hop_lower_ctx *cx, const hop_node *call)
         if (i < ninit)
             in[i] = lc.cur[i];
         else if (i < ninit + nxs)
-            st = hop_lower_select_dim(
-                cx, passed[i], norm_dim(dim, xs[i - ninit].u.node->meta->meta.rank), idx, &in[i]);
+            st = hop_lower_select_dim(cx, passed[i],
+                                      hop_loop_dim(dim, xs[i - ninit].u.node->meta->meta.rank), idx,
+                                      &in[i]);
         else
             in[i] = passed[i];
     }
     for (size_t j = 0; j < no && st == HOP_OK; j++)
         st = j < ninit ? (dests[j] = lc.next[j], HOP_OK)
-                       : hop_lower_select_dim(cx, ys[j], norm_dim(dim, call->outs[j].meta.rank),
+                       : hop_lower_select_dim(cx, ys[j], hop_loop_dim(dim, call->outs[j].meta.rank),
                                               idx, &dests[j]);
     if (st == HOP_OK)
         st = hop_lower_inline(cx, body, in, n, dests, got, no);
@@ -326,7 +306,7 @@ eval_steps(const hop_rt_value *xs, size_t nxs, int64_t dim, int64_t length, int6
 {
     *steps = length;
     for (size_t i = 0; i < nxs; i++) {
-        int d = xs[i].kind == HOP_VALUE_TENSOR ? norm_dim(dim, xs[i].tensor->rank) : -1;
+        int d = xs[i].kind == HOP_VALUE_TENSOR ? hop_loop_dim(dim, xs[i].tensor->rank) : -1;
         char what[96];
         hop_eval_describe(&xs[i], what, sizeof what);
         if (d < 0)
@@ -535,13 +515,13 @@ scan_batch(hop_batch_ctx *cx, const hop_node *call)
         if (mask[i] && !was[i] && (ops[i] = hop_batch_broadcast(cx, ops[i])) == NULL)
             st = hop_error_code();
     for (size_t i = x.at; i < x.at + x.n && st == HOP_OK; i++) {
-        int d = norm_dim(dim, hop_node_passed_to(call, i)->u.node->meta->meta.rank) + mask[i];
+        int d = hop_loop_dim(dim, hop_node_passed_to(call, i)->u.node->meta->meta.rank) + mask[i];
         if ((ops[i] = hop_batch_movedim(cx, ops[i], d, 0)) == NULL)
             st = hop_error_code();
     }
     /* the steps: the xs' count along dim, or length */
     const hop_meta *m0 = x.n ? &hop_node_passed_to(call, x.at)->u.node->meta->meta : NULL;
-    const hop_expr *n = m0 ? m0->sizes[norm_dim(dim, m0->rank)]
+    const hop_expr *n = m0 ? m0->sizes[hop_loop_dim(dim, m0->rank)]
                            : hop_sym_const(f->env, hop_node_param(call, "length")->u.i);
     for (size_t j = 0; j < nout && st == HOP_OK; j++) {
         if (j >= c.n)
@@ -557,7 +537,7 @@ scan_batch(hop_batch_ctx *cx, const hop_node *call)
     for (size_t j = 0; j < nout && st == HOP_OK; j++) {
         hop_node *v = hop_graph_getitem(hop_batch_out(cx), r, j);
         if (v != NULL && j >= c.n)
-            v = hop_batch_movedim(cx, v, 0, norm_dim(dim, call->outs[j].meta.rank) + 1);
+            v = hop_batch_movedim(cx, v, 0, hop_loop_dim(dim, call->outs[j].meta.rank) + 1);
         st = v ? hop_batch_set(cx, call, j, v, omask[j]) : hop_error_code();
     }
     hop_free(mask);

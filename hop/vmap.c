@@ -27,6 +27,7 @@
 #include "hop/batching.h"
 #include "hop/autodiff.h"
 #include "hop/eval.h"
+#include "hop/layout.h"
 #include "hop/lowering.h"
 
 #include <stdio.h>
@@ -360,36 +361,28 @@ composed_body(hop_batch_ctx *cx, const hop_node *call, composed *k, hop_value_in
 }
 
 /* The composed node: leads (in2, od2), its body and f kept for a vmap
- * further out, the lists as call has them. */
+ * further out, the values in the groups call passes them in. */
 static hop_node *
 composed_node(hop_batch_ctx *cx, const hop_node *call, const composed *k, hop_graph *copy,
               const hop_value_info *outs)
 {
-    hop_arg *args = hop_calloc(call->nargs + 2, sizeof *args);
-    size_t n = 0, used = 0;
-    if (args == NULL)
+    hop_layout l;
+    if (hop_layout_of(call, &l) != HOP_OK)
         return NULL;
-    for (size_t i = 0; i < call->nargs; i++) {
-        const hop_arg *a = &call->args[i];
-        if (a->kind == HOP_ARG_GRAPH)
-            continue;
-        if (a->kind == HOP_ARG_LIST) {
-            args[n++] = hop_arg_list(k->vals + used, a->u.list.n);
-            used += a->u.list.n;
-        } else {
-            args[n++] = *a;
-        }
-        if (n == 2) {
-            args[0] = hop_arg_int(k->in2);
-            args[1] = hop_arg_int(k->od2);
-            args[n++] = hop_arg_graph(k->body);
-            args[n++] = hop_arg_graph(copy);
-        }
-    }
-    hop_node *c =
-        hop_graph_call_hop(hop_batch_out(cx), &hop_vmap_class, args, n, outs, call->nouts);
-    hop_free(args);
-    return c;
+    hop_build *b = hop_build_new(hop_batch_out(cx), &hop_vmap_class);
+    hop_status st = b ? hop_build_lead(b, "in_dims", hop_arg_int(k->in2)) : hop_error_code();
+    if (st == HOP_OK)
+        st = hop_build_lead(b, "out_dims", hop_arg_int(k->od2));
+    if (st == HOP_OK)
+        st = hop_build_use_body(b, "f", k->body);
+    if (st == HOP_OK)
+        st = hop_build_keep_body(b, copy);
+    if (st == HOP_OK)
+        st = hop_build_passed(b, &l, k->vals);
+    if (st == HOP_OK)
+        return hop_build_emit(b, outs, call->nouts);
+    hop_build_free(b);
+    return NULL;
 }
 
 /* Output j of the composed node c back to [B1, B2, ...]: an output the

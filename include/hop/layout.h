@@ -85,6 +85,12 @@ typedef struct hop_build hop_build;
  * hop_build_use_body  a body made elsewhere, already a subgraph of g
  *                     (hop_batch_body's, say): the builder adds nothing to
  *                     it; its inputs must follow the call's layout.
+ * hop_build_keep_body one more body after the signature's, which the call
+ *                     keeps and never runs (vmap keeps f on one example
+ *                     after its batched body: hop_node_graphs lists it
+ *                     last), already a subgraph of g; the builder adds
+ *                     nothing to it.  HOP_MISUSE when one is kept already
+ *                     or the call has HOP_MAX_BODIES bodies.
  * hop_build_lead      the value of lead parameter `param`.
  * hop_build_made      one made input: a placeholder at the end of the made
  *                     span of every body being built; returns the first
@@ -100,6 +106,10 @@ typedef struct hop_build hop_build;
  *                     layout l (a call's: the same groups) outside its made
  *                     span, each into the group of its span: a call like
  *                     the one l was read from, with other values.
+ * hop_build_passed    the same for vals[j], the value passed to input
+ *                     made + j (hop_node_passed's order: l's made span has
+ *                     no value), each any argument a call passes (a node,
+ *                     a constant); borrowed, copied into the call.
  * hop_build_span      the span of a name in the bodies as built so far.
  * hop_build_output    appends v (a node of the body) to the output list of
  *                     the body being built for `param` (the k-th of a BODIES
@@ -121,12 +131,14 @@ typedef struct hop_build hop_build;
 hop_build *hop_build_new(hop_graph *g, const hop_class *cls);
 hop_graph *hop_build_body(hop_build *b, const char *param, const char *name);
 hop_status hop_build_use_body(hop_build *b, const char *param, hop_graph *body);
+hop_status hop_build_keep_body(hop_build *b, hop_graph *body);
 hop_status hop_build_lead(hop_build *b, const char *param, hop_arg v);
 hop_node *hop_build_made(hop_build *b, const char *name, const hop_value_info *meta);
 hop_node *hop_build_input(hop_build *b, const char *group, hop_node *v, const char *name,
                           const hop_value_info *meta);
 hop_status hop_build_operand(hop_build *b, const char *group, hop_node *v);
 hop_status hop_build_operands(hop_build *b, const hop_layout *l, hop_node *const *ops);
+hop_status hop_build_passed(hop_build *b, const hop_layout *l, const hop_arg *vals);
 hop_span hop_build_span(const hop_build *b, const char *name);
 hop_status hop_build_output(hop_build *b, const char *param, hop_node *v);
 hop_status hop_build_output_of(hop_build *b, hop_graph *body, hop_node *v);

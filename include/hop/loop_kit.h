@@ -79,6 +79,22 @@ hop_status hop_call_check_carries(hop_call *c, size_t body, size_t first, size_t
 hop_status hop_call_slice_inputs(hop_call *c, size_t first, size_t n, int64_t dim);
 hop_status hop_call_carry_outputs(hop_call *c, size_t first, size_t ncarry, size_t extra);
 
+/*
+ * For loops that slice their xs along a dim (scan, associative_scan), in
+ * every stage:
+ *
+ * hop_loop_dim     dim (negative: counted from the end) of a value of rank
+ *                  rank, as an index 0..rank-1; -1 when out of range.
+ * hop_loop_xs_dim  *d = hop_loop_dim of xs value i (called name: its node's
+ *                  name) whose metadata is x; HOP_SHAPE when x is not a
+ *                  tensor with that dim (*d is -1 then), naming the HOP hop
+ *                  (`scan: xs 0 (x) is f32[3], which has no dim 1`): what
+ *                  tracing and verifying both refuse.
+ */
+int hop_loop_dim(int64_t dim, int rank);
+hop_status hop_loop_xs_dim(const char *hop, size_t i, const char *name, const hop_value_info *x,
+                           int64_t dim, int *d);
+
 /* -------------------------------------------------------------- verifying */
 
 /*

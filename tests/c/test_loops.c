@@ -10,6 +10,7 @@
 #include <cmocka.h>
 
 #include "hop.h"
+#include "hop/loop_kit.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -290,6 +291,36 @@ test_a_while_body_returning_more_values_than_carries_is_refused(void **state)
     hop_output_graph_free(og);
 }
 
+/* The loop kit's dim of an xs value: negative dims count from the end, one
+ * out of range is -1, and an xs without that dim (or not a tensor) is
+ * refused with a message naming the HOP, the value and the dim. */
+static void
+test_the_loop_kit_resolves_an_xs_dim_from_either_end_and_names_a_missing_one(void **state)
+{
+    (void)state;
+    assert_int_equal(hop_loop_dim(0, 2), 0);
+    assert_int_equal(hop_loop_dim(-1, 2), 1);
+    assert_int_equal(hop_loop_dim(-2, 2), 0);
+    assert_int_equal(hop_loop_dim(2, 2), -1);
+    assert_int_equal(hop_loop_dim(-3, 2), -1);
+    assert_int_equal(hop_loop_dim(0, 0), -1);
+    hop_shape_env *env = hop_shape_env_new();
+    hop_value_info x = {.kind = HOP_VALUE_TENSOR};
+    assert_int_equal(hop_meta_init(&x.meta, env, HOP_F32, 2, (int64_t[]){3, 4}), HOP_OK);
+    int d = 7;
+    assert_int_equal(hop_loop_xs_dim("scan", 0, "x", &x, -1, &d), HOP_OK);
+    assert_int_equal(d, 1);
+    assert_int_equal(hop_loop_xs_dim("associative_scan", 1, "y", &x, 2, &d), HOP_SHAPE);
+    assert_int_equal(d, -1);
+    assert_string_equal(hop_error_message(),
+                        "associative_scan: xs 1 (y) is f32[3, 4], which has no dim 2");
+    hop_value_info n = {.kind = HOP_VALUE_SYM, .sym = hop_sym_const(env, 3)};
+    assert_int_equal(hop_loop_xs_dim("scan", 2, "n", &n, 0, &d), HOP_SHAPE);
+    assert_string_equal(hop_error_message(), "scan: xs 2 (n) is Sym(3), which has no dim 0");
+    hop_error_clear();
+    hop_shape_env_free(env);
+}
+
 int
 main(void)
 {
@@ -298,6 +329,8 @@ main(void)
         cmocka_unit_test(test_scan_writes_each_y_into_its_row_and_reverse_scans_from_the_end),
         cmocka_unit_test(test_a_body_that_changes_a_carry_is_refused_and_changes_nothing),
         cmocka_unit_test(test_a_while_body_returning_more_values_than_carries_is_refused),
+        cmocka_unit_test(
+            test_the_loop_kit_resolves_an_xs_dim_from_either_end_and_names_a_missing_one),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

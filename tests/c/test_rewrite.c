@@ -191,6 +191,65 @@ test_builder_errors_name_the_parameter_and_leave_the_graph_as_it_was(void **stat
     hop_graph_free(g);
 }
 
+/* A call built like another with other values: hop_build_passed puts
+ * value j of what a call passes (a node or a constant) into the group of
+ * its input made + j; hop_build_keep_body's graph comes after the
+ * signature's bodies, where hop_node_graphs lists it last. */
+static void
+test_a_builder_passes_values_by_group_and_keeps_a_body_after_the_signatures(void **state)
+{
+    (void)state;
+    hop_node *call;
+    hop_graph *g = built_loop(&call);
+    hop_layout l;
+    assert_int_equal(hop_layout_of(call, &l), HOP_OK);
+    hop_graph *body = call->args[1].u.graph;
+    hop_graph *other = hop_graph_new_subgraph(g, "kept_0");
+    assert_non_null(other);
+    assert_int_equal(hop_graph_copy(body, other), HOP_OK);
+    assert_int_equal(hop_graph_add_subgraph(g, other), HOP_OK);
+    hop_node *w = hop_graph_placeholder_at(g, 2), *x = hop_graph_placeholder_at(g, 1);
+    hop_arg vals[] = {hop_arg_node(w), hop_arg_int(7), hop_arg_node(x)};
+    hop_value_info f4 = F32(4);
+    hop_build *b = hop_build_new(g, &loop_class);
+    assert_int_equal(hop_build_lead(b, "n", hop_arg_int(2)), HOP_OK);
+    assert_int_equal(hop_build_keep_body(b, other), HOP_OK);
+    assert_int_equal(hop_build_keep_body(b, other), HOP_MISUSE);
+    assert_string_equal(hop_error_message(), "hop_build_keep_body: loop keeps a body already");
+    assert_int_equal(hop_build_use_body(b, "f", body), HOP_OK);
+    assert_int_equal(hop_build_passed(b, &l, vals), HOP_OK);
+    hop_node *c2 = hop_build_emit(b, &f4, 1);
+    assert_non_null(c2);
+    assert_int_equal(c2->nargs, 6);
+    size_t n;
+    const hop_arg *bodies = hop_node_graphs(c2, &n);
+    assert_int_equal(n, 2);
+    assert_ptr_equal(bodies[0].u.graph, body);
+    assert_ptr_equal(bodies[1].u.graph, other);
+    const char *groups[] = {"init", "xs", HOP_SPAN_LIFTED};
+    for (size_t k = 0; k < 3; k++) {
+        const hop_arg *a = hop_node_passed_to(c2, hop_layout_span(&l, groups[k]).at);
+        assert_int_equal(a->kind, vals[k].kind);
+        if (a->kind == HOP_ARG_NODE)
+            assert_ptr_equal(a->u.node, vals[k].u.node);
+        else
+            assert_int_equal(a->u.i, 7);
+    }
+    /* a kept body must be the graph's; a body being built takes no values */
+    b = hop_build_new(g, &loop_class);
+    hop_graph *loose = hop_graph_new(env, "loose");
+    assert_int_equal(hop_build_keep_body(b, loose), HOP_MISUSE);
+    assert_string_equal(hop_error_message(),
+                        "hop_build_keep_body: loop's kept body is not a subgraph of root");
+    assert_non_null(hop_build_body(b, "f", "loop_body_1"));
+    assert_int_equal(hop_build_passed(b, &l, vals), HOP_MISUSE);
+    assert_string_equal(hop_error_message(),
+                        "hop_build_passed: init of loop: a body being built needs hop_build_input");
+    hop_build_free(b);
+    hop_graph_free(loose);
+    hop_graph_free(g);
+}
+
 /* hop_graph_copy: the same graph (printed alike), its subgraphs copied;
  * hop_graph_copy_into installs a copy under the source's name. */
 static void
@@ -332,6 +391,7 @@ main(void)
         T_(test_a_builder_puts_inputs_in_group_order_whatever_order_they_come_in),
         T_(test_a_layout_names_the_made_inputs_each_group_and_the_lifted_values),
         T_(test_builder_errors_name_the_parameter_and_leave_the_graph_as_it_was),
+        T_(test_a_builder_passes_values_by_group_and_keeps_a_body_after_the_signatures),
         T_(test_copies_print_as_their_source_and_own_their_subgraphs),
         T_(test_a_rewrite_maps_nodes_copies_calls_and_memoises_bodies),
         T_(test_allocation_failures_leave_nothing_behind),
