@@ -394,19 +394,6 @@ eager_matmul(const hop__call *c, hop_rt_value *out)
     return st;
 }
 
-/* Contiguous from the first element: sizes and strides in C order. */
-static bool
-dense(const hop_tensor *t)
-{
-    int64_t expect = 1;
-    for (int d = t->rank - 1; d >= 0; d--) {
-        if (t->sizes[d] != 1 && t->strides[d] != expect)
-            return false;
-        expect *= t->sizes[d];
-    }
-    return true;
-}
-
 /*
  * The common eager call from Python - arithmetic on two dense tensors of one
  * dtype and one shape, small enough not to go to the pool - skips shape
@@ -442,14 +429,18 @@ eager_fast(hop_status *st, hop_op op, const hop_rt_arg *args, size_t nargs, hop_
         return false;
     /* Non-negative sizes whose product is at most 4096 pass
      * hop__check_shape, so the result is allocated without it; a header
-     * the general path would call invalid goes there for its error. */
+     * the general path would call invalid goes there for its error.  Both
+     * dense (contiguous from the first element, C order: checked in the
+     * same walk). */
     int64_t n = 1;
-    for (int d = 0; d < a->rank; d++) {
-        if (a->sizes[d] != b->sizes[d] || a->sizes[d] < 0 ||
-            __builtin_mul_overflow(n, a->sizes[d], &n))
+    for (int d = a->rank - 1; d >= 0; d--) {
+        int64_t size = a->sizes[d];
+        if (size != b->sizes[d] || size < 0 ||
+            (size != 1 && (a->strides[d] != n || b->strides[d] != n)) ||
+            __builtin_mul_overflow(n, size, &n))
             return false;
     }
-    if (n > 4096 || !dense(a) || !dense(b))
+    if (n > 4096)
         return false;
     hop__vfn fn = hop__vfn_binary(op, a->dtype);
     if (fn == NULL)

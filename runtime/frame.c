@@ -404,8 +404,11 @@ hop__header(hop_tensor *t, hop_storage *s, hop_dtype dtype, int rank, const int6
     }
     t->storage = s;
     t->data = data;
-    t->offset =
-        s ? ((char *)data - (char *)hop_storage_data(s)) / (int64_t)hop_dtype_size(dtype) : 0;
+    /* (at the storage's start, as every output is: no dtype lookup and no
+     * division, per output per run) */
+    t->offset = s == NULL || data == s->data
+                    ? 0
+                    : ((char *)data - (char *)s->data) / (int64_t)hop_dtype_size(dtype);
     t->refcount_ = 0;
     t->flags_ = HOP__T_BORROWED;
 }
@@ -651,8 +654,9 @@ hop__bind_outputs(hop__frame *f, hop_tensor *const *into)
             f->recycle[j] = NULL;
             bool reuse = t && hop_tensor_refcount(t) == 1 &&
                          __atomic_load_n(&t->storage->refcount, __ATOMIC_ACQUIRE) == 1 &&
-                         t->dtype == sl->dtype && t->rank == sl->rank &&
-                         memcmp(t->sizes, sizes, (size_t)sl->rank * sizeof *sizes) == 0;
+                         t->dtype == sl->dtype && t->rank == sl->rank;
+            for (int d = 0; reuse && d < sl->rank; d++)
+                reuse = t->sizes[d] == sizes[d];
             if (!reuse) {
                 hop_tensor_release(t);
                 if ((t = hop_tensor_empty(sl->dtype, sl->rank, sizes)) == NULL)

@@ -631,6 +631,12 @@ dot_task(const void *ctx, int ith, int nth)
 void
 hop__kernel_run(const hop__kernel *k)
 {
+    if (k->kind != HOP__K_MATMUL && k->work < GRAIN) {
+        /* one task, no BLAS, no shared dot (what the rest decides for it),
+         * without asking the thread count: a small op in a plan */
+        compute(k, 0, 1);
+        return;
+    }
     int n = tasks(k, hop_runtime_threads());
     bool blas = uses_blas(k);
     const hop__matmul *mm = &k->p.mm;

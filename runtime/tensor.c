@@ -113,20 +113,26 @@ contiguous_strides(int rank, const int64_t *sizes, int64_t *strides)
     }
 }
 
+/* The dims past rank are zeros, stored as whole arrays of fixed size (a
+ * loop over the dims left was ~40 instructions of an eager `a + b`); so
+ * sizes and strides must not point into t. */
 static void
 set_geometry(hop_tensor *t, hop_dtype dtype, int rank, const int64_t *sizes, const int64_t *strides,
              int64_t offset)
 {
     t->dtype = dtype;
     t->rank = rank;
-    int i = 0;
-    for (; i < rank; i++) {
+    memset(t->sizes, 0, sizeof t->sizes);
+    memset(t->strides, 0, sizeof t->strides);
+    for (int i = 0; i < rank; i++) {
         t->sizes[i] = sizes[i];
         t->strides[i] = strides[i];
     }
-    for (; i < HOP_MAX_RANK; i++)
-        t->sizes[i] = t->strides[i] = 0;
     t->offset = offset;
+    if (offset == 0) { /* (every new tensor: no dtype lookup) */
+        t->data = t->storage->data;
+        return;
+    }
     /* An empty tensor's offset may lie past the storage: keep data inside. */
     size_t esize = hop_dtype_size(dtype), at = (size_t)offset * esize;
     t->data = (char *)t->storage->data + (at <= t->storage->nbytes ? at : t->storage->nbytes);

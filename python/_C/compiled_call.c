@@ -217,6 +217,26 @@ write_memo_set(PyObject *file, PyObject *meth, int unbound)
 }
 #endif
 
+/* str(obj).  A hop.Tensor (no subclasses, no tp_str) has its repr as str:
+ * made here without PyObject_Str's and PyObject_Repr's two recursion
+ * guards around it (~100 instructions of a replayed print(x.sum())), its
+ * result checked as PyObject_Repr checks it. */
+#if PY_VERSION_HEX < 0x030D0000
+static PyObject *
+str_of(PyObject *obj)
+{
+    if (!Py_IS_TYPE(obj, &hop_py_TensorType))
+        return PyObject_Str(obj);
+    PyObject *text = Py_TYPE(obj)->tp_repr(obj);
+    if (text != NULL && !PyUnicode_Check(text)) {
+        PyErr_Format(PyExc_TypeError, "__repr__ returned non-string (type %.200s)",
+                     Py_TYPE(text)->tp_name);
+        Py_CLEAR(text);
+    }
+    return text;
+}
+#endif
+
 /*
  * PyFile_WriteObject(obj, file, Py_PRINT_RAW), the builtin print's write:
  * file.write looked up, then str(obj), then the call, in that order -- the
@@ -246,7 +266,7 @@ write_raw(PyObject *obj, PyObject *file)
 #endif
     if (meth == NULL)
         return -1;
-    PyObject *text = PyObject_Str(obj);
+    PyObject *text = str_of(obj);
     PyObject *r = NULL;
     if (text != NULL) {
         PyObject *argv[2] = {file, text};

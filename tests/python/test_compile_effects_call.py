@@ -403,3 +403,34 @@ def test_a_replayed_print_sees_print_stdout_and_write_changed_between_calls(monk
     assert compiled == eager
     assert eager == (["hop.tensor(2.5)\nhop.tensor(2.5)\nhop.tensor(3.)\nhop.tensor(2.5)\n",
                       "hop.tensor(2.5)\nhop.tensor(0.25)\n"], ["hop.tensor(2.5)", "\n"], 1)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "int32", "int64", "bool"])
+def test_a_replayed_print_of_0d_and_1d_values_is_eagers_text_under_each_print_option(dtype):
+    # the replay writes str() of a hop.Tensor straight from its repr (no
+    # PyObject_Str) and the digits two at a time; its text is eager's byte
+    # for byte for every dtype and rank, under NumPy's print options as
+    # they are at each call (set and reset between calls)
+    def f(x):
+        print(x.sum(), x[:3], x.sum() * 3)
+        return x + x
+
+    cf = hop.compile(f)
+    vals = [[1.5, -2.25, 1e4 + 0.125, 3.0], [0.1, 7.0, -0.0, 12345.67],
+            [1e-3, 2.0, 4.0, 8.0], [0.0, 0.0, 0.0, 0.0]]
+    saved = np.get_printoptions()
+    try:
+        for opts in ({}, {"precision": 3}, {"floatmode": "fixed"}, {"sign": "+"}, {}):
+            np.set_printoptions(**{**saved, **opts})
+            for v in vals:
+                x = hop.tensor(np.array(v).astype(dtype))
+                eager, compiled = io.StringIO(), io.StringIO()
+                with contextlib.redirect_stdout(eager):
+                    want = f(x)
+                with contextlib.redirect_stdout(compiled):
+                    got = quiet(cf, x)
+                assert compiled.getvalue() == eager.getvalue(), (dtype, opts, v)
+                same(got, np.asarray(want))
+    finally:
+        np.set_printoptions(**saved)
+    assert c_path(cf) and cf.recompiles == 0
