@@ -451,15 +451,6 @@ def compiling():
     return _compiling() is not None
 
 
-def in_compiled_body():
-    """Whether hop.compile traces a body of a HOP now (hop.map, hop.cond, a
-    loop's body; not a side of the function's own data-dependent `if`):
-    where compiling() is False although the trace is hop.compile's."""
-    from .._breaks import _COMPILE
-    tr = _C.tracing()
-    return tr is not None and tr.scratch.get(_COMPILE) is not None and not compiling()
-
-
 def unknown_if(flag, r):
     """r, in a plan that raises OutOfBoundsError when it runs with the 0-d
     bool tensor flag true: hop.compile then runs the call eagerly, so NumPy

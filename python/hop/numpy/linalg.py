@@ -400,7 +400,8 @@ def _cutoff_checked(a, s, smax, cutoff, r, *, ratio=None, rounded=None, hermitia
         # checked there
         return r
     if not _core.compiling():
-        if _core.in_compiled_body():
+        from .._breaks import in_compiled_body
+        if in_compiled_body():
             raise _C.UnsupportedError(
                 f"hop.numpy.linalg: {what} inside a HOP body (hop.map, hop.cond, a loop) "
                 f"compares hop's singular values with a cutoff, and hop.compile cannot check "
