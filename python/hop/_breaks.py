@@ -40,6 +40,7 @@ _COMPILE = "hop.compile"     # Trace.scratch: set for a trace hop.compile makes
 # translator traces as a cond body (_frame_merge, Translator._merge_if): the
 # function's own code runs there, so a conversion is a break, as at the root
 SIDE = "hop.frame side"
+_HOPS_OWN = "hop.compile of hop's function"  # Trace.scratch: mark_compile's hops_own
 
 
 class GraphBreak(BaseException):
@@ -60,10 +61,23 @@ class GraphBreak(BaseException):
         return f"{self.message} (at {self.site})"
 
 
-def mark_compile(tr):
+def mark_compile(tr, hops_own=False):
     """Marks tr (started) as a trace of hop.compile: conversions in it are
-    breaks.  Its root's depth is where the function's own code runs."""
+    breaks.  Its root's depth is where the function's own code runs.
+    hops_own: the function is hop's (hop.grad's, hop.vmap's compile of the
+    user's function, which runs in a body): no eager call to fall back to."""
     tr.scratch[_COMPILE] = _C._trace_depth()
+    if hops_own:
+        tr.scratch[_HOPS_OWN] = True
+
+
+def in_compiled_body():
+    """Whether hop.compile of the user's function traces a body of a HOP
+    now (hop.map, hop.cond, a loop's body; not a side of the function's own
+    data-dependent `if`, not hop.grad's or hop.vmap's own compile)."""
+    tr = _C.tracing()
+    return tr is not None and tr.scratch.get(_COMPILE) is not None and \
+        not tr.scratch.get(_HOPS_OWN) and _compiling() is None
 
 
 def _compiling():

@@ -19,6 +19,7 @@ from . import _breaks
 from . import _frame_state
 from . import _guards
 from . import _paths
+from . import _reads
 from ._graph import Graph, Node, SymMeta, TensorMeta, _build_graph
 from ._pytree import LEAF, flatten, repeats, subtree, unflatten, unflatten_with
 from ._symfloat import SymFloat
@@ -666,7 +667,7 @@ def _run_traced(tr, call, fn, paths, compiling, slots, spec, env):
     tr.start()
     try:
         if compiling:
-            _breaks.mark_compile(tr)
+            _breaks.mark_compile(tr, _reads.is_hop_function(fn))
         try:
             if paths is not None:
                 # NumPy's semantics: a branch on a value hop may compute with

@@ -295,6 +295,59 @@ def test_matrix_rank_after_a_data_dependent_branch_is_numpys():
     assert "its True side breaks the graph: hop.numpy.linalg: matrix_rank" in cf.explain()
 
 
+def _near_cutoff_stacks(rng, n):
+    # tol is one of NumPy's own singular values of np.cov(x[0]): hop's count
+    # of its own matrix differs from NumPy's in about half of these
+    for i in range(n):
+        x = rng.standard_normal((2, 6, 20))
+        yield x, np.asarray(LA.svd(np.cov(x[0]), compute_uv=False)[i % 6])
+
+
+_IN_BODIES = {
+    "map matrix_rank": lambda x, t: hop.map(lambda m: LA.matrix_rank(np.cov(m), tol=t), x),
+    "cond matrix_rank": lambda x, t: hop.cond(t > 0, lambda: LA.matrix_rank(np.cov(x[0]), tol=t),
+                                              lambda: LA.matrix_rank(np.cov(x[1]), tol=t)),
+    "map pinv": lambda x, t: hop.map(lambda m: LA.pinv(np.cov(m), rcond=t), x),
+    "map lstsq": lambda x, t: hop.map(lambda m: LA.lstsq(np.cov(m), m[:, 0], rcond=1e-3)[0], x),
+}
+_IN_BODIES_WHAT = {"map matrix_rank": "matrix_rank", "cond matrix_rank": "matrix_rank",
+                   "map pinv": "pinv", "map lstsq": "lstsq's rank"}
+
+
+def test_matrix_rank_in_a_hop_body_is_hops_count_under_trace():
+    # the case hop.compile refuses below: inside a hop.map body hop counts
+    # its own singular values, unchecked (hop.trace still does: 14 of 30)
+    rng = np.random.default_rng(41)
+    f = _IN_BODIES["map matrix_rank"]
+    stacks = list(_near_cutoff_stacks(rng, 30))
+    tf = hop.trace(f, *stacks[0])
+    differ = sum(not np.array_equal(np.asarray(tf(x, t)),
+                                    [LA.matrix_rank(np.cov(m), tol=t) for m in x])
+                 for x, t in stacks)
+    assert differ > 0
+
+
+@pytest.mark.parametrize("name", sorted(_IN_BODIES))
+def test_cutoff_decision_in_a_hop_body_is_refused_under_compile(name):
+    # before: hop.compile gave hop's unchecked count inside the body (9 of
+    # these 30 hop.map matrix_rank stacks differed from NumPy's, silently);
+    # the plan cannot check a body's call or run it eagerly, so the trace
+    # refuses, naming the decision
+    rng = np.random.default_rng(41)
+    cf, f = _compiled(_IN_BODIES[name])
+    what = _IN_BODIES_WHAT[name]
+    for x, t in _near_cutoff_stacks(rng, 3):
+        with pytest.raises(hop.UnsupportedError) as e:
+            f(x, t)
+        assert str(e.value).startswith(f"hop.numpy.linalg: {what} inside a HOP body (hop.map, "
+                                       f"hop.cond, a loop) compares hop's singular values "
+                                       f"with a cutoff, and hop.compile cannot check there")
+    # outside a body the same call is checked (and NumPy's)
+    cf, g = _compiled(lambda x, t: LA.matrix_rank(np.cov(x[0]), tol=t))
+    for x, t in _near_cutoff_stacks(rng, 12):
+        assert g(x, t) == LA.matrix_rank(np.cov(x[0]), tol=t)
+
+
 def test_well_separated_sums_and_products_stay_compiled():
     # full rank, singular values far from any cutoff: the run-time bound
     # (about k * eps of the entries) passes, no call runs eagerly

@@ -6,9 +6,10 @@ run through each routine's case classes, every call by NumPy and by
 hop.compile (numpy_diff.check), together with the identity torch asserts
 (solve's a @ x == b, inv's a @ inv(a) == I, svd's and eigh's
 reconstructions).  Singular vectors and eigenvectors are compared through
-their reconstructions (their signs are LAPACK's choice).  Left out: eig,
-eigvals and cond (hop does not have them), ndarray subclasses, the
-ILP64/byte-order/subprocess tests."""
+their reconstructions (their signs are LAPACK's choice); eig's and
+eigvals' eigenvalues as a set (geev's order is LAPACK's), their vectors
+through A v = v w, and cond in five norms.  Left out: ndarray subclasses,
+the ILP64/byte-order/subprocess tests."""
 
 import numpy as np
 import pytest

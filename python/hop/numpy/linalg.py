@@ -390,11 +390,24 @@ def _cutoff_checked(a, s, smax, cutoff, r, *, ratio=None, rounded=None, hermitia
     (count=True: a rank) is then NumPy's, so a branch on it is one cond
     (_exact.checked).  Where neither bound exists (complex products, an op
     without a rule) the call is a graph break (what names the decision):
-    NumPy's code decides on NumPy's values, never hop's unchecked count."""
-    if not _core.compiling() or _C._trace_depth() > 1 and _C._proxy_at_root(r):
-        # a body of a HOP (hop.compile's limits); or a side of a branch that
-        # replayed this call's ops from before it: checked there
+    NumPy's code decides on NumPy's values, never hop's unchecked count.
+    Inside a HOP body of a hop.compile trace (hop.map, hop.cond, a loop's
+    body) no lineage is read and the plan cannot hand one body's call to
+    eager: the trace raises UnsupportedError naming the decision, as a
+    body's other conversions do, never hop's unchecked count."""
+    if _C._trace_depth() > 1 and _C._proxy_at_root(r):
+        # a side of a branch that replayed this call's ops from before it:
+        # checked there
         return r
+    if not _core.compiling():
+        from .._breaks import in_compiled_body
+        if in_compiled_body():
+            raise _C.UnsupportedError(
+                f"hop.numpy.linalg: {what} inside a HOP body (hop.map, hop.cond, a loop) "
+                f"compares hop's singular values with a cutoff, and hop.compile cannot check "
+                f"there that the decision is NumPy's (the two SVDs differ in the last bits): "
+                f"call it outside the body, where the plan checks it")
+        return r  # hop.trace, hop.grad, hop.vmap: hop's own count
     rel = _exact.relative_error(a)
     d = None if rel is not None else _exact.frobenius_error(a)
     if rel is None and d is None:
