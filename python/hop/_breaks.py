@@ -111,7 +111,10 @@ def _break(tr, error, message, site):
     """Raises the break, recorded on trace tr (see `raised`)."""
     brk = GraphBreak(error, message, site)
     tr.scratch.setdefault(_KEY, []).append(brk)
-    raise brk
+    try:
+        raise brk
+    finally:
+        del brk  # (its traceback holds this frame: a cycle for the cyclic gc)
 
 
 def body_effect(message, site):

@@ -514,65 +514,77 @@ def _trace_once(fn, example_args, dynamic, paths, slots, slot_arrays, kwargs, co
     proxies, kinds, numpy_in, as_array = _add_inputs(tr, leaves, arg_names, dynamic)
     call = _Call(fn, kw, frame, spec, proxies, kinds, as_array, slots, slot_arrays,
                  arg_strides)
+    try:
+        # What fn can read besides its tensor arguments: the values the plan
+        # will bake in (see _guards); and names for the tensors among them (a
+        # capture is named when it is made).
+        env = _guards.scan(fn, leaves, arg_names, [k is None for k in kinds])
+        if frame is not None:
+            frame.env_ids = env.seen | {id(t) for t, _ in env.tensors.values()}
+        for t, sources in env.tensors.values():
+            tr.name_hint(t, sources[0].hint())
+        out_leaves, out_spec, traced, sym_out, writes, results = \
+            _run_traced(tr, call, fn, paths, compiling, slots, spec, env)
+        runs = call.runs
+        # (a layout a decision read is checked on every call, written or not)
+        writeback = _WriteBack(slots, slot_arrays, tr, leaves, runs, traced, writes) \
+            if slots or any(run.layout for run in runs) else None
+        template = [None if isinstance(x, _TRACED_OUT) else x for x in out_leaves]
+        plan = tr.lower()
+        statics = [None if k is not None else leaves[i] for i, k in enumerate(kinds)]
+        all_numpy = bool(numpy_in) and all(numpy_in)
+        views = {id(v[1]): v[0] for k, v in tr.scratch.items()
+                 if isinstance(k, tuple) and k[0] == "hop.numpy array"}
+        captures = tr.captures
+        if frame is not None:
+            _frame_state.unguard(env, frame)
+        made = _made_captures(captures, views) | {id(t) for run in runs for t in run.made}
+        guards = _guards.Guards(env, captures, leaves, views, made=lambda t: id(t) in made)
+        # A result that is such a capture itself (`return np.zeros(n)`): the plan
+        # hands back the captured tensor, so each call copies it (eager makes it
+        # anew; a caller's write must not show in the next call's result or in
+        # the plan's constant).  So is a returned capture whose source the guards
+        # did not find: one the function made that _made_captures misses (`return
+        # hop.tensor([1, 2])`: the result holds the references it counts), or one
+        # it cannot see (warned).
+        anew = made | {id(captures[i]) for i in guards.unsourced}
+        results.copied = {i for i, x in enumerate(out_leaves) if isinstance(x, _TRACED_OUT) and
+                          id(getattr(x, "_tv", x)) in anew}
+        order = [c for run in runs for c in run.order]
+        if order:
+            # (read on C-ordered arguments: the same decisions for C-ordered ones)
+            read = {sp[1] for c in order for _, sp in c[0] if sp[0] != "fixed"}
+            order = (order, tuple(i in read for i in range(len(leaves)))
+                     if all(_layout(leaves[i]) is True for i in read) else None)
+        runner = _Runner(tr, plan, spec, statics, out_spec, template, all_numpy, sym_out, guards,
+                         as_array, writeback, kw=kw, results=results, order=order)
+        # The lines after the guards' and the viewed arrays' (describing them
+        # needs the placeholder names: a walk of the whole graph, skipped when
+        # there is nothing to say).
+        unguarded = guards.describe(runner.capture_names)[len(guards.guards) + len(guards.viewed):] \
+            if guards.unsourced or guards.skipped else []
+        unguarded = [u for u in unguarded if not u.endswith(_guards.MADE)]
+        if unguarded:
+            # Never silent: what the guards cannot see is said once per trace.
+            warnings.warn(f"hop: {getattr(fn, '__qualname__', 'the traced function')} reads values "
+                          f"that hop can guard by identity only, so a change inside them is not "
+                          f"seen by this trace: " + "; ".join(unguarded), RuntimeWarning,
+                          stacklevel=_paths.user_stacklevel())
+        gm = GraphModule(tr, (), runner)
+        gm.plan = plan
+        return gm, runner
+    finally:
+        _release(call)
 
-    # What fn can read besides its tensor arguments: the values the plan
-    # will bake in (see _guards); and names for the tensors among them (a
-    # capture is named when it is made).
-    env = _guards.scan(fn, leaves, arg_names, [k is None for k in kinds])
-    if frame is not None:
-        frame.env_ids = env.seen | {id(t) for t, _ in env.tensors.values()}
-    for t, sources in env.tensors.values():
-        tr.name_hint(t, sources[0].hint())
-    out_leaves, out_spec, traced, sym_out, writes, results = \
-        _run_traced(tr, call, fn, paths, compiling, slots, spec, env)
-    runs = call.runs
-    # (a layout a decision read is checked on every call, written or not)
-    writeback = _WriteBack(slots, slot_arrays, tr, leaves, runs, traced, writes) \
-        if slots or any(run.layout for run in runs) else None
-    template = [None if isinstance(x, _TRACED_OUT) else x for x in out_leaves]
-    plan = tr.lower()
-    statics = [None if k is not None else leaves[i] for i, k in enumerate(kinds)]
-    all_numpy = bool(numpy_in) and all(numpy_in)
-    views = {id(v[1]): v[0] for k, v in tr.scratch.items()
-             if isinstance(k, tuple) and k[0] == "hop.numpy array"}
-    captures = tr.captures
-    if frame is not None:
-        _frame_state.unguard(env, frame)
-    made = _made_captures(captures, views) | {id(t) for run in runs for t in run.made}
-    guards = _guards.Guards(env, captures, leaves, views, made=lambda t: id(t) in made)
-    # A result that is such a capture itself (`return np.zeros(n)`): the plan
-    # hands back the captured tensor, so each call copies it (eager makes it
-    # anew; a caller's write must not show in the next call's result or in
-    # the plan's constant).  So is a returned capture whose source the guards
-    # did not find: one the function made that _made_captures misses (`return
-    # hop.tensor([1, 2])`: the result holds the references it counts), or one
-    # it cannot see (warned).
-    anew = made | {id(captures[i]) for i in guards.unsourced}
-    results.copied = {i for i, x in enumerate(out_leaves) if isinstance(x, _TRACED_OUT) and
-                      id(getattr(x, "_tv", x)) in anew}
-    order = [c for run in runs for c in run.order]
-    if order:
-        # (read on C-ordered arguments: the same decisions for C-ordered ones)
-        read = {sp[1] for c in order for _, sp in c[0] if sp[0] != "fixed"}
-        order = (order, tuple(i in read for i in range(len(leaves)))
-                 if all(_layout(leaves[i]) is True for i in read) else None)
-    runner = _Runner(tr, plan, spec, statics, out_spec, template, all_numpy, sym_out, guards,
-                     as_array, writeback, kw=kw, results=results, order=order)
-    # The lines after the guards' and the viewed arrays' (describing them
-    # needs the placeholder names: a walk of the whole graph, skipped when
-    # there is nothing to say).
-    unguarded = guards.describe(runner.capture_names)[len(guards.guards) + len(guards.viewed):] \
-        if guards.unsourced or guards.skipped else []
-    unguarded = [u for u in unguarded if not u.endswith(_guards.MADE)]
-    if unguarded:
-        # Never silent: what the guards cannot see is said once per trace.
-        warnings.warn(f"hop: {getattr(fn, '__qualname__', 'the traced function')} reads values "
-                      f"that hop can guard by identity only, so a change inside them is not "
-                      f"seen by this trace: " + "; ".join(unguarded), RuntimeWarning,
-                      stacklevel=_paths.user_stacklevel())
-    gm = GraphModule(tr, (), runner)
-    gm.plan = plan
-    return gm, runner
+
+def _release(call):
+    """Breaks the reference cycles of the call's hop.numpy arrays once the
+    trace is made (or has failed): hop.numpy._storage.release."""
+    if call.runs:
+        sys.modules["hop.numpy._storage"].release(call.runs)
+        call.runs = []
+    call.given = None
+    call.raw_out = [None, None]
 
 
 # What a traced result can be besides a Python value: a SymInt returns as an
@@ -713,6 +725,7 @@ def _run_traced(tr, call, fn, paths, compiling, slots, spec, env):
     finally:
         tr.stop()
         _breaks.forget(tr)
+        brk = None  # (a break's traceback holds this frame: a cycle for the cyclic gc)
     return out_leaves, out_spec, traced, sym_out, writes, results
 
 

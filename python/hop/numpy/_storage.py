@@ -36,7 +36,7 @@ import threading
 
 from .. import _C
 
-__all__ = ["Run", "Storage", "GrowSlots", "current", "begin_run", "end_run"]
+__all__ = ["Run", "Storage", "GrowSlots", "current", "begin_run", "end_run", "release"]
 
 _tls = threading.local()
 _IMPLICIT = "hop.numpy implicit run"
@@ -67,10 +67,12 @@ class Run:
     order: elementwise_order's decisions that read an argument's layout;
     made: the concrete tensors of arrays the function made with NumPy's
     creation functions over new memory (_creation), which hop.compile
-    captures without a guard (nothing outside the call can change them)."""
+    captures without a guard (nothing outside the call can change them);
+    owned: the storages of arrays the run made (release)."""
 
     __slots__ = ("depth", "writeback", "slots", "slot_arrays", "args", "arg_tensors", "marked",
-                 "active", "layout", "order", "captured", "arg_strides", "made", "__weakref__")
+                 "active", "layout", "order", "captured", "arg_strides", "made", "owned",
+                 "__weakref__")
 
     def __init__(self, depth, writeback, slots, slot_arrays=None):
         self.depth = depth
@@ -86,6 +88,7 @@ class Run:
         self.captured = {}  # id(array) -> array, the captured roots this run saw
         self.arg_strides = {}  # leaf -> the example's strides in elements
         self.made = []
+        self.owned = []
 
     def root_value(self, key):
         """The current value of root key (its storage's, or its own tensor
@@ -161,6 +164,27 @@ def end_run(run):
     run.marked = []
 
 
+def release(runs):
+    """Breaks the reference cycles of the runs' arrays once the trace that
+    ran them is done (nothing reads their storages any more): an array the
+    run made and its storage refer to each other (Storage.vw_root, _st), as
+    do the run and its arguments (Run.args, _run).  Each such array keeps
+    its final value as its own tensor and forgets its storage; its views
+    keep theirs, which keeps the array alive (NumPy's .base).  So a trace's
+    arrays are freed when the last reference goes, not by the cyclic gc."""
+    for run in runs:
+        for st in run.owned:
+            a = st.vw_root
+            if a._st is st:
+                a._tv = st.value  # (the root's view steps are none)
+                a._ver = st.version
+                a._st = None
+        run.owned = []
+        run.args = {}
+        run.captured = {}
+        run.slot_arrays = {}
+
+
 class Storage:
     """The memory of one array (vw_root: the array that owns it) while a run
     traces: value (its tensor, replaced by each write), version (bumped by
@@ -232,6 +256,7 @@ def storage_of(a, run):
             strides = run.arg_strides.get(root)
             root = ("arg", root)
         st = Storage(a._tv, run, a._dp, root, False, a, strides)
+        run.owned.append(st)
     else:
         # made outside this run: a captured array (or one of an ended run)
         strides = None
