@@ -563,26 +563,24 @@ def call_ufunc(name, args, kwargs, kind):
     if out is not None and out[0] is not None and \
             not _np.can_cast(out_dt, out[0].dtype, casting=casting):
         raise _core.ufunc_cast_error(name, out_dt, out[0].dtype, casting)  # before computing
-    order = _k_order(args, ops, kind) if where is True and (out is None or out[0] is None) \
-        and name != "matmul" else None
-    if order is not None:
-        # NumPy's result is in the operands' memory order (K): computed in
-        # that order and returned as NumPy's view of it (its strides)
-        nd = len(order)
-        ops = [_core.Opnd(t=o.t.reshape((1,) * (nd - o.t.ndim) + tuple(o.t.shape))
-                          .permute(*order), dtype=o.dtype) if o.t is not None and o.t.ndim
-               else o for o in ops]
-    r = _compute(name, ops, out_dt)
-    if order is not None:
-        from ._funcs import transpose
-        inverse = tuple(sorted(range(len(order)), key=order.__getitem__))
-        return transpose(wrap(kind, r), inverse, _kind=kind)
+    wt = True
     if where is not True:
         w = _core.operand(where, f"numpy.{name}: where")
         wt = w.t if w.t is not None else bool(w.value)
         if isinstance(wt, _C.Tensor) and _core.np_dtype(wt) != _np.dtype(bool):
             raise TypeError(f"Cannot cast array data from {_core.np_dtype(wt)!r} to "
                             f"dtype('bool') according to the rule 'safe'")
+    new = out is None or out[0] is None
+    # where=: the mask is one more operand of NumPy's iterator
+    order = _k_order(args, ops, kind, where, wt) if new and name != "matmul" else None
+    if order is not None:
+        # NumPy's result is in the operands' memory order (K): computed in
+        # that order and returned as NumPy's view of it (its strides)
+        ops = [_core.Opnd(t=_in_order(o.t, order), dtype=o.dtype) if o.t is not None else o
+               for o in ops]
+        wt = _in_order(wt, order)
+    r = _compute(name, ops, out_dt)
+    if where is not True:
         if out is not None and out[0] is not None:
             base = _core.tensor_of(out[0])
             r = _C.where(wt, _core.cast(r, out[0].dtype), base) if isinstance(wt, _C.Tensor) \
@@ -591,14 +589,29 @@ def call_ufunc(name, args, kwargs, kind):
             r = _C.where(wt, r, _C.zeros((), dtype=r.dtype))
     if out is not None and out[0] is not None:
         return _write_out(out[0], r, name, casting)
+    if order is not None:
+        from ._funcs import transpose
+        inverse = tuple(sorted(range(len(order)), key=order.__getitem__))
+        return transpose(wrap(kind, r), inverse, _kind=kind)
     return wrap(kind, r, scalar=r.ndim == 0)
 
 
-def _k_order(args, ops, kind):
+def _in_order(t, order):
+    """Tensor t (broadcastable to a result of len(order) dims) seen with the
+    result's axes in memory order; anything else as it is."""
+    if not isinstance(t, _C.Tensor) or t.ndim == 0:
+        return t
+    nd = len(order)
+    return t.reshape((1,) * (nd - t.ndim) + tuple(t.shape)).permute(*order)
+
+
+def _k_order(args, ops, kind, where=True, wt=None):
     """The memory order of NumPy's result of an elementwise ufunc on args
-    (memory_order's K), or None for C order."""
-    nd = max((o.t.ndim for o in ops if o.t is not None), default=0)
-    return memory_order(kind, args, nd)
+    (memory_order's K) and its where= mask (where, as given; wt its tensor),
+    or None for C order."""
+    nd = max([o.t.ndim for o in ops if o.t is not None] +
+             [wt.ndim if isinstance(wt, _C.Tensor) else 0])
+    return memory_order(kind, tuple(args) + ((where,) if where is not True else ()), nd)
 
 
 def memory_order(kind, operands, nd, order="K", default="K"):
