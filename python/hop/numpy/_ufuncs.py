@@ -572,7 +572,8 @@ def call_ufunc(name, args, kwargs, kind):
                             f"dtype('bool') according to the rule 'safe'")
     new = out is None or out[0] is None
     # where=: the mask is one more operand of NumPy's iterator
-    order = _k_order(args, ops, kind, where, wt) if new and name != "matmul" else None
+    order = _k_order(uf, extra, args, ops, kind, where, wt) if new and name != "matmul" \
+        else None
     if order is not None:
         # NumPy's result is in the operands' memory order (K): computed in
         # that order and returned as NumPy's view of it (its strides)
@@ -605,16 +606,43 @@ def _in_order(t, order):
     return t.reshape((1,) * (nd - t.ndim) + tuple(t.shape)).permute(*order)
 
 
-def _k_order(args, ops, kind, where=True, wt=None):
-    """The memory order of NumPy's result of an elementwise ufunc on args
-    (memory_order's K) and its where= mask (where, as given; wt its tensor),
-    or None for C order."""
+def _k_order(uf, extra, args, ops, kind, where=True, wt=None):
+    """The memory order of NumPy's new result of ufunc uf (keywords extra)
+    on args (memory_order's K) and its where= mask (where, as given; wt its
+    tensor), or None for C order.  Without where=, NumPy takes its trivial
+    loop (C or F order by the operands' flags, _storage.decide_order's
+    "ufunc") unless it casts an input of a dimension first."""
     nd = max([o.t.ndim for o in ops if o.t is not None] +
              [wt.ndim if isinstance(wt, _C.Tensor) else 0])
-    return memory_order(kind, tuple(args) + ((where,) if where is not True else ()), nd)
+    if where is not True:
+        return memory_order(kind, tuple(args) + (where,), nd)
+    how = "iter"
+    if kind is NumpyArg and nd >= 2 and _storage.current() is not None and \
+            _reads_inputs_as_they_are(uf, extra, ops):
+        how = "ufunc"
+    return memory_order(kind, args, nd, how=how)
 
 
-def memory_order(kind, operands, nd, order="K", default="K"):
+def _reads_inputs_as_they_are(uf, extra, ops):
+    """Whether NumPy's loop for uf on operands ops reads every input of a
+    dimension in its own dtype (no cast first, which sends NumPy to its
+    iterator): asked of NumPy on Fortran-ordered stand-ins with a size-1
+    axis, whose result is Fortran-ordered exactly when the trivial loop ran
+    (scalars by their values, as result_dtypes decides them)."""
+    shape = (2, 1, 2)
+
+    def probe(*d):
+        args = [_np.zeros(shape, x.dtype, order="F") if isinstance(x, _np.ndarray) and x.ndim
+                else x for x in d]
+        r = uf(*args, **extra)
+        trivial = r.strides == _np.zeros(shape, r.dtype, order="F").strides
+        return _np.empty(0, bool if trivial else _np.int8)
+
+    return _core.result_dtypes(probe, ops, f"numpy.{uf.__name__}: its loop")[0] == \
+        _np.dtype(bool)
+
+
+def memory_order(kind, operands, nd, order="K", default="K", how="iter"):
     """The axes, outermost in memory first, of NumPy's new array of nd dims
     made from operands (hop.numpy arrays, ndarrays; others are skipped) for
     order= (None: the function's default): 'K' the operands' own order (_storage.elementwise_order, which
@@ -639,18 +667,23 @@ def memory_order(kind, operands, nd, order="K", default="K"):
     arrays = [a for a in operands if isinstance(a, (ndarray, _np.ndarray))]
     if order == "A":
         fortran = bool(arrays) and _storage.fortran_only(arrays[0], run)
+        if fortran is None:
+            from .._breaks import conversion
+            conversion(_C.UnsupportedError,
+                       "hop.numpy: order='A' of an array that is in Fortran order or not "
+                       "depending on a layout hop knows only at run time")
         return tuple(reversed(range(nd))) if fortran else None
-    return _storage.elementwise_order(arrays, nd, run)
+    return _storage.elementwise_order(arrays, nd, run, how)
 
 
-def in_memory_order(kind, operands, shape, compute, order="K", default="K"):
+def in_memory_order(kind, operands, shape, compute, order="K", default="K", how="like"):
     """NumPy's new array of shape made from operands in order= (memory_order):
     compute(view, shape_in_order) gives hop's tensor of it in that order,
     view(t) putting a tensor t (broadcastable to shape) in the order, and
     the result is NumPy's view of it (its strides), as the elementwise
     ufuncs' results are.  order=None is the function's default."""
     nd = len(shape)
-    perm = memory_order(kind, operands, nd, order, default)
+    perm = memory_order(kind, operands, nd, order, default, how)
     if perm is None:
         return wrap(kind, compute(lambda t: t, tuple(shape)))
 
