@@ -341,15 +341,15 @@ def elementwise_order(operands, ndim, run, how="iter"):
             st = storage_of(a, run)
             leaf = st.root[1] if isinstance(st.root, tuple) and st.root[0] == "arg" else None
             remake = all(s.apply_np is not None and s.kind != "bitcast" for s in a._vw)
-            lay = _exact_layout(a, st, run, leaf) if remake else None
+            lay = _exact_layout(a, st, run, leaf)
             if lay is None:
                 lay = _offsets_layout(a, st)
             if lay is None:
                 from .._breaks import conversion
                 conversion(_C.UnsupportedError,
                            "hop.numpy: the memory order of a new array NumPy makes in its "
-                           "operands' order (K) depends on a layout hop knows only at run "
-                           "time (symbolic sizes)")
+                           "operands' order (K) depends on a layout hop cannot read while "
+                           "tracing (symbolic sizes, or a view step without a NumPy form)")
             spec = ("fixed", lay)
             if leaf is not None:
                 read = True
@@ -380,7 +380,12 @@ def _exact_layout(a, st, run, leaf):
         shape, strides = ex
     if strides is None:
         strides = _c_strides(shape)
-    v = np.lib.stride_tricks.as_strided(np.zeros(1, np.int8), shape, strides, writeable=False)
+    if any(s.apply_np is None and s.kind != "bitcast" for s in a._vw):
+        return None
+    from ._core import np_dtype
+    dt = np_dtype(st.value)  # a view with another dtype reads the item size
+    v = np.lib.stride_tricks.as_strided(np.zeros(1, dt), shape,
+                                        tuple(k * dt.itemsize for k in strides), writeable=False)
     try:
         for s in a._vw:
             v = numpy_view(s, v)
