@@ -1346,6 +1346,7 @@ class _Runner:
         # GraphModule, one trace, keeps its order); and which arguments a
         # fast call checks for C order instead (None: no fast call).
         self._order, self._c_order = order if order else (None, None)
+        self._order_memo = {}  # the argument layouts the order records held for
         self.writeback = writeback
         # Whether the trace's call had keyword arguments: spec is then that
         # of (args, {keyword: value}), and only such calls fit.
@@ -1462,12 +1463,11 @@ class _Runner:
                                     f"({type(static).__name__}) was traced but {leaf!r} "
                                     f"({type(leaf).__name__}) was given")
         if self._order is not None and mismatch is _C.GuardError:
-            from .numpy._storage import order_holds
-            for check in self._order:
-                if not order_holds(check, leaves):
-                    raise _C.GuardError("guard failed: the arguments' memory layouts give an "
-                                        "elementwise result another memory order than when "
-                                        "traced (NumPy's K order)")
+            from .numpy._storage import orders_hold
+            if not orders_hold(self._order, leaves, self._order_memo):
+                raise _C.GuardError("guard failed: the arguments' memory layouts give an "
+                                    "elementwise result another memory order than when "
+                                    "traced (NumPy's K order)")
         # ndarrays where the trace had hop.Tensors (a GraphModule's NumPy
         # interop): its tensor results come back as ndarrays.  A trace on
         # ndarrays returns what the function did: its arrays as ndarrays (their

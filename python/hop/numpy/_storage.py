@@ -490,6 +490,21 @@ def _layout_of(x):
     return tuple(k // x.itemsize for k in x.strides) if x.itemsize else None
 
 
+def orders_hold(checks, leaves, memo):
+    """Whether every record of checks holds for a call's argument leaves
+    (order_holds), remembered in memo (the runner's, bounded) by the leaves'
+    shapes and strides, all that the records read."""
+    import numpy as np
+    key = tuple((x.shape, x.strides) if isinstance(x, np.ndarray) else type(x) for x in leaves)
+    got = memo.get(key)
+    if got is None:
+        got = all(order_holds(check, leaves) for check in checks)
+        if len(memo) >= 16:
+            memo.clear()
+        memo[key] = got
+    return got
+
+
 def order_holds(check, leaves):
     """Whether a new array's order (elementwise_order's record check) is the
     same for a call's argument leaves."""
@@ -507,6 +522,8 @@ def order_holds(check, leaves):
                 if (None if x.flags.c_contiguous else _layout_of(x)) != spec[2]:
                     return False
                 lay = spec[3]
+            elif not spec[2]:
+                lay = (x.shape, _layout_of(x) or (0,) * x.ndim)  # the argument itself
             else:
                 v = np.lib.stride_tricks.as_strided(np.zeros(1, np.int8), x.shape,
                                                     _layout_of(x) or (0,) * x.ndim,
