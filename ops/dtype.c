@@ -184,8 +184,14 @@ hop_f16_from_double(double d)
 {
     uint16_t sign = signbit(d) ? 0x8000 : 0;
     double a = fabs(d);
-    if (isnan(d))
-        return sign | 0x7e00;
+    if (isnan(d)) {
+        /* NumPy's npy_doublebits_to_halfbits: the payload's top 10 bits,
+         * kept a nan when they are all zero (no quieting) */
+        uint64_t bits;
+        memcpy(&bits, &d, sizeof bits);
+        uint16_t sig = (uint16_t)((bits & 0x000fffffffffffffu) >> 42);
+        return sign | 0x7c00 | (sig ? sig : 1);
+    }
     /* 65520 is halfway between the largest half, 65504, and 65536; the tie
      * goes to the even neighbour, 65536, which overflows. */
     if (a >= 65520.0)
@@ -209,5 +215,13 @@ hop_f16_from_double(double d)
 uint16_t
 hop_f16_from_float(float f)
 {
+    if (isnan(f)) {
+        /* NumPy's npy_floatbits_to_halfbits, from the float's own bits: a
+         * conversion to double would quiet a signalling nan */
+        uint32_t bits;
+        memcpy(&bits, &f, sizeof bits);
+        uint16_t sig = (uint16_t)((bits & 0x007fffffu) >> 13);
+        return (uint16_t)((bits >> 16) & 0x8000) | 0x7c00 | (sig ? sig : 1);
+    }
     return hop_f16_from_double((double)f); /* exact, so one rounding */
 }

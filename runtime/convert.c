@@ -169,7 +169,22 @@ wrap_s(uint64_t u, int bits)
 #define HALF_FROM_S(x, ST) hop_f16_from_double((double)(x))
 #define HALF_FROM_U(x) hop_f16_from_double((double)(x))
 #define HALF_FROM_H(x) (x)
-#define HALF_FROM_F(x) hop_f16_from_double((double)(x))
+/* a float's own bits: a nan keeps its payload as NumPy's casts keep it */
+#define HALF_FROM_F(x) _Generic((x), float: hop_f16_from_float, default: hop_f16_from_double)(x)
+
+/* binary16 to double as NumPy's npy_halfbits_to_doublebits: a nan keeps
+ * its payload, where converting hop_f16_to_float's float would quiet a
+ * signalling one */
+static inline double
+dbl_from_half(uint16_t h)
+{
+    if ((h & 0x7c00) != 0x7c00 || !(h & 0x3ff))
+        return (double)hop_f16_to_float(h);
+    uint64_t bits = (uint64_t)(h & 0x8000) << 48 | 0x7ff0000000000000u | (uint64_t)(h & 0x3ff) << 42;
+    double d;
+    memcpy(&d, &bits, sizeof d);
+    return d;
+}
 
 /* To float and double: C's conversions (round to nearest). */
 #define FLT_FROM_B(b) (float)(b)
@@ -180,7 +195,7 @@ wrap_s(uint64_t u, int bits)
 #define DBL_FROM_B(b) (double)(b)
 #define DBL_FROM_S(x, ST) (double)(x)
 #define DBL_FROM_U(x) (double)(x)
-#define DBL_FROM_H(x) (double)hop_f16_to_float(x)
+#define DBL_FROM_H(x) dbl_from_half(x)
 #define DBL_FROM_F(x) (double)(x)
 
 #define SINT_FROM_B_8(b) (int8_t)(b)

@@ -1329,9 +1329,10 @@ tensor_getbuffer(TensorObject *self, Py_buffer *view, int flags)
             PyErr_NoMemory();
             return -1;
         }
+        bool empty = hop_tensor_numel(t) == 0; /* NumPy's new empty array: zero strides */
         for (int i = 0; i < t->rank; i++) {
             geo[i] = (Py_ssize_t)t->sizes[i];
-            geo[t->rank + i] = (Py_ssize_t)(t->strides[i] * (int64_t)esize);
+            geo[t->rank + i] = empty ? 0 : (Py_ssize_t)(t->strides[i] * (int64_t)esize);
         }
     }
     view->buf = t->data;

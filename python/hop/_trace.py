@@ -514,6 +514,7 @@ def _trace_once(fn, example_args, dynamic, paths, slots, slot_arrays, kwargs, co
     proxies, kinds, numpy_in, as_array = _add_inputs(tr, leaves, arg_names, dynamic)
     call = _Call(fn, kw, frame, spec, proxies, kinds, as_array, slots, slot_arrays,
                  arg_strides)
+    call.arg_examples = _arg_examples(leaves)
     try:
         # What fn can read besides its tensor arguments: the values the plan
         # will bake in (see _guards); and names for the tensors among them (a
@@ -553,7 +554,7 @@ def _trace_once(fn, example_args, dynamic, paths, slots, slot_arrays, kwargs, co
         order = [c for run in runs for c in run.order]
         if order:
             # (read on C-ordered arguments: the same decisions for C-ordered ones)
-            read = {sp[1] for c in order for _, sp in c[0] if sp[0] != "fixed"}
+            read = {sp[1] for c in order for sp in c[0] if sp[0] != "fixed"}
             order = (order, tuple(i in read for i in range(len(leaves)))
                      if all(_layout(leaves[i]) is True for i in read) else None)
         runner = _Runner(tr, plan, spec, statics, out_spec, template, all_numpy, sym_out, guards,
@@ -626,6 +627,7 @@ class _Call:
         self.proxies, self.kinds, self.as_array = proxies, kinds, as_array
         self.slots, self.slot_arrays, self.arg_strides = slots, slot_arrays, arg_strides
         self.uses_numpy = any(as_array) or "hop.numpy" in sys.modules
+        self.arg_examples = {}
         self.given = None
         self.raw_out = [None, None]
         self.runs = []
@@ -645,6 +647,7 @@ class _Call:
         self.runs.append(run)
         try:
             run.arg_strides = self.arg_strides
+            run.arg_examples = self.arg_examples
             # a hop.numpy array argument is rebuilt from its tensor: that one
             run.arg_tensors = {id(p): i for i, (p, k) in enumerate(zip(self.proxies, self.kinds))
                                if k is not None}
@@ -1035,6 +1038,15 @@ def _arg_strides(leaves):
     return out
 
 
+def _arg_examples(leaves):
+    """Per ndarray argument leaf, the example's shape and strides in
+    elements (hop.numpy's order decisions read them when sizes are
+    symbolic)."""
+    return {i: (x.shape, tuple(s // x.itemsize for s in x.strides))
+            for i, x in enumerate(leaves)
+            if _np is not None and isinstance(x, _np.ndarray) and x.itemsize}
+
+
 def _layout(x):
     """An array's layout as _WriteBack compares it between calls."""
     if isinstance(x, _C.Tensor):
@@ -1159,6 +1171,7 @@ class _Runner:
         # GraphModule, one trace, keeps its order); and which arguments a
         # fast call checks for C order instead (None: no fast call).
         self._order, self._c_order = order if order else (None, None)
+        self._order_memo = {}  # the argument layouts the order records held for
         self.writeback = writeback
         # Whether the trace's call had keyword arguments: spec is then that
         # of (args, {keyword: value}), and only such calls fit.
@@ -1275,12 +1288,11 @@ class _Runner:
                                     f"({type(static).__name__}) was traced but {leaf!r} "
                                     f"({type(leaf).__name__}) was given")
         if self._order is not None and mismatch is _C.GuardError:
-            from .numpy._storage import order_holds
-            for check in self._order:
-                if not order_holds(check, leaves):
-                    raise _C.GuardError("guard failed: the arguments' memory layouts give an "
-                                        "elementwise result another memory order than when "
-                                        "traced (NumPy's K order)")
+            from .numpy._storage import orders_hold
+            if not orders_hold(self._order, leaves, self._order_memo):
+                raise _C.GuardError("guard failed: the arguments' memory layouts give an "
+                                    "elementwise result another memory order than when "
+                                    "traced (NumPy's K order)")
         # ndarrays where the trace had hop.Tensors (a GraphModule's NumPy
         # interop): its tensor results come back as ndarrays.  A trace on
         # ndarrays returns what the function did: its arrays as ndarrays (their

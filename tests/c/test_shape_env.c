@@ -643,6 +643,19 @@ test_f16_conversions_round_to_nearest_even(void **state)
                          hop_f16_from_double((double)(float)rows[i].v));
     }
     assert_true(hop_f16_from_double(NAN) == 0x7e00);
+    /* a nan keeps its payload's top bits, as NumPy's conversions keep them
+     * (a signalling one stays signalling; all-zero top bits give 0x7c01) */
+    const uint32_t fnan[] = {0x7fa00001u, 0xffbfffffu, 0x7f800001u};
+    const uint16_t hnan[] = {0x7d00, 0xfdff, 0x7c01};
+    for (size_t i = 0; i < 3; i++) {
+        float f;
+        memcpy(&f, &fnan[i], sizeof f);
+        assert_int_equal(hop_f16_from_float(f), hnan[i]);
+    }
+    const uint64_t dnan = 0x7ff4000000000001u;
+    double d;
+    memcpy(&d, &dnan, sizeof d);
+    assert_int_equal(hop_f16_from_double(d), 0x7d00);
     assert_true(hop_f16_from_double(-INFINITY) == 0xfc00);
     assert_true(hop_f16_to_float(0x7bff) == 65504.0f);
     assert_true(hop_f16_to_float(0x0001) == 0x1p-24f);

@@ -752,7 +752,7 @@ def where(condition, x=None, y=None, *, _kind=None):
     from ._ufuncs import in_memory_order
     # NumPy's where iterates condition, x and y in K order
     return in_memory_order(kind, (condition, x, y), shape, lambda view, _: _core.cast(
-        _C.where(view(c), *(view(v) for v in vals)), dt))
+        _C.where(view(c), *(view(v) for v in vals)), dt), how="iter")
 
 
 @implements(_np.clip)

@@ -120,6 +120,12 @@ def _reduce(op, np_fn, a, axis, dtype, out, keepdims, initial, where, kind, what
         fill = _core.complex_scalar(complex(fill), _core.np_dtype(x)) if \
             _core.np_dtype(x).kind == "c" else _C.full((), fill, dtype=x.dtype)
         x = _C.where(w, x, fill)
+    order = _reduce_order(a, where, t.ndim, axes, keepdims, kind) if out is None else None
+    if order is not None:
+        # NumPy's result is in its iterator's order of a's axes: reduced in
+        # that order (the reduced axes last) and returned as NumPy's view
+        x = x.permute(*order[0])
+        axes, keepdims = tuple(range(t.ndim - len(axes), t.ndim)), False
     if initial is not None and op in ("amax", "amin"):
         x = _with_initial(x, axes, initial)
     cplx_order = op in ("amax", "amin") and _core.np_dtype(x).kind == "c"
@@ -148,7 +154,32 @@ def _reduce(op, np_fn, a, axis, dtype, out, keepdims, initial, where, kind, what
     if zero_sign:
         r = _zero_sign_checked(x, r, axes, keepdims, initial)
     r = _core.cast(r, rdt)
-    return _out(kind, r, scalar=r.ndim == 0 and out is None, out=out, what=what)
+    return _finish(kind, r, order, out, what)
+
+
+def _reduce_order(a, where, ndim, axes, keepdims, kind):
+    """NumPy's memory order of a reduction's new result over axes of array
+    a (ndim dims; where= mask where): None for C order, else (the order of
+    a's axes to reduce in, the kept ones first; the shape of the reduced
+    tensor in the result's memory order; the transpose giving the result's
+    axes back).  NumPy's reduction iterator orders a's axes as its
+    elementwise iterator does (_storage.decide_order's "iter") and lays the
+    result out in that order, a kept (keepdims) axis of size 1 in its place."""
+    from ._ufuncs import memory_order
+    from ._ndarray import NumpyArg
+    nd_out = ndim if keepdims else ndim - len(axes)
+    if kind is not NumpyArg or not axes or nd_out < 2:
+        return None
+    operands = (a,) + ((where,) if where is not True else ())
+    full = memory_order(kind, operands, ndim) or tuple(range(ndim))
+    kept = [d for d in full if d not in axes]
+    res = full if keepdims else tuple(sorted(kept).index(d) for d in kept)
+    if res == tuple(range(nd_out)):
+        return None
+    shape = tuple(a.shape)
+    inner = [1 if d in axes else shape[d] for d in full] if keepdims else [shape[d] for d in kept]
+    return (tuple(kept) + tuple(d for d in full if d in axes), tuple(inner),
+            tuple(sorted(range(nd_out), key=res.__getitem__)))
 
 
 @implements(_np.sum)
@@ -313,9 +344,27 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True, _kin
             _C.div(x, cnt)
         return _out(kind, _core.cast(r, rdt), scalar=r.ndim == 0 and out is None, out=out,
                     what="mean")
-    r, rdt = _mean_t(t, _axes(axis, t.ndim), dtype, keepdims, "mean")
-    return _out(kind, _core.cast(r, rdt), scalar=r.ndim == 0 and out is None, out=out,
-                what="mean")
+    (r, rdt), order = _reduced(a, t, _axes(axis, t.ndim), keepdims, kind, out,
+                               lambda x, axes, kd: _mean_t(x, axes, dtype, kd, "mean"))
+    return _finish(kind, _core.cast(r, rdt), order, out, "mean")
+
+
+def _reduced(a, t, axes, keepdims, kind, out, compute):
+    """compute(x, axes, keepdims) of tensor t (array a's) reduced over axes,
+    in NumPy's memory order of the result (_reduce_order): (its value, the
+    order for _finish)."""
+    order = _reduce_order(a, True, t.ndim, axes, keepdims, kind) if out is None else None
+    if order is None:
+        return compute(t, axes, keepdims), None
+    last = tuple(range(t.ndim - len(axes), t.ndim))
+    return compute(t.permute(*order[0]), last, False), order
+
+
+def _finish(kind, r, order, out, what):
+    """A reduction's result r (_reduced's) as NumPy's array, or in out."""
+    if order is not None:
+        return _funcs.transpose(wrap(kind, r.reshape(order[1])), order[2], _kind=kind)
+    return _out(kind, r, scalar=r.ndim == 0 and out is None, out=out, what=what)
 
 
 def _var_t(t, axis, dtype, ddof, keepdims, what):
@@ -343,9 +392,10 @@ def _var_out(a, axis, dtype, out, ddof, keepdims, kind, what, root):
     if dtype is not None:
         r = _var_dtype(a, axis, dtype, ddof, keepdims, root)
         return _out(kind, r, scalar=r.ndim == 0 and out is None, out=out, what=what)
-    r, rdt = _var_t(_t(a, what), axis, dtype, ddof, keepdims, what)
-    return _out(kind, _core.cast(_C.sqrt(r) if root else r, rdt),
-                scalar=r.ndim == 0 and out is None, out=out, what=what)
+    t = _t(a, what)
+    (r, rdt), order = _reduced(a, t, _axes(axis, t.ndim), keepdims, kind, out,
+                               lambda x, axes, kd: _var_t(x, axes, dtype, ddof, kd, what))
+    return _finish(kind, _core.cast(_C.sqrt(r) if root else r, rdt), order, out, what)
 
 
 @implements(_np.var)

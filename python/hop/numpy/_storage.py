@@ -71,8 +71,8 @@ class Run:
     owned: the storages of arrays the run made (release)."""
 
     __slots__ = ("depth", "writeback", "slots", "slot_arrays", "args", "arg_tensors", "marked",
-                 "active", "layout", "order", "captured", "arg_strides", "made", "owned",
-                 "__weakref__")
+                 "active", "layout", "order", "captured", "arg_strides", "arg_examples", "made",
+                 "owned", "__weakref__")
 
     def __init__(self, depth, writeback, slots, slot_arrays=None):
         self.depth = depth
@@ -87,6 +87,7 @@ class Run:
         self.order = []  # the elementwise results' orders that read an argument's layout
         self.captured = {}  # id(array) -> array, the captured roots this run saw
         self.arg_strides = {}  # leaf -> the example's strides in elements
+        self.arg_examples = {}  # leaf -> the example ndarray's (shape, strides in elements)
         self.made = []
         self.owned = []
 
@@ -338,48 +339,142 @@ def _strides_of(off):
                  for d, n in enumerate(off.shape))
 
 
-def elementwise_order(operands, ndim, run):
-    """NumPy's K order for the result of an elementwise op of ndim dims on
-    operands (hop.numpy arrays of run, plain ndarrays; others are scalars):
-    its axes from the outermost in memory to the innermost, or None for C
-    order (k_order).  The decision is recorded in run.order when it read an
+def elementwise_order(operands, ndim, run, how="iter"):
+    """NumPy's K order for the new result of ndim dims that a function
+    makes from operands (hop.numpy arrays of run, plain ndarrays; others are
+    scalars): its axes from the outermost in memory to the innermost, or
+    None for C order (decide_order; how says which of NumPy's allocations
+    makes it).  The decision is recorded in run.order when it read an
     argument's layout, so that hop.compile makes it again for each call's
-    arguments (order_holds).  None also when a layout is known only at run
-    time (symbolic sizes): the C order, stated in docs/ARCHITECTURE.md."""
+    arguments (order_holds).  A layout known only at run time (symbolic
+    sizes) is read from the argument's example when the operand is that
+    argument's view, and recorded the same way; otherwise the statement
+    ends the compiled part (hop.trace: UnsupportedError), never C order
+    silently."""
     import numpy as np
-    strides, specs, read = [], [], False
+    layouts, specs, read = [], [], False
     for a in operands:
         if isinstance(a, np.ndarray):
             if a.ndim == 0 or a.size == 0:
                 continue
-            st_ = tuple(x // a.itemsize if n > 1 else 0 for x, n in zip(a.strides, a.shape))
-            spec = ("fixed", st_)
+            lay = (tuple(a.shape), _layout_of(a) or (0,) * a.ndim)
+            spec = ("fixed", lay)
         elif hasattr(a, "_vw") and a._t.ndim:
+            if any(isinstance(n, int) and n == 0 for n in a._t.shape):
+                continue  # no elements: no say, as an empty ndarray's
             st = storage_of(a, run)
-            got, leaf = _layout_answer(a, st, lambda off: None if off.size == 0 else
-                                       _strides_of(off))
-            if got is None:
-                return None
-            if got is True:
-                shape = tuple(a._t.shape)
-                st_ = tuple(k if n != 1 else 0 for k, n in zip(_c_strides(shape), shape))
-            else:
-                st_ = got
-            spec = ("fixed", st_)
+            leaf = st.root[1] if isinstance(st.root, tuple) and st.root[0] == "arg" else None
+            remake = all(s.apply_np is not None and s.kind != "bitcast" for s in a._vw)
+            lay = _exact_layout(a, st, run, leaf)
+            if lay is None:
+                lay = _offsets_layout(a, st)
+            if lay is None:
+                from .._breaks import conversion
+                conversion(_C.UnsupportedError,
+                           "hop.numpy: the memory order of a new array NumPy makes in its "
+                           "operands' order (K) depends on a layout hop cannot read while "
+                           "tracing (symbolic sizes, or a view step without a NumPy form)")
+            spec = ("fixed", lay)
             if leaf is not None:
                 read = True
                 # made again from the call's argument: its steps on an array
                 # of the argument's strides (no memory), or that layout exactly
-                remake = all(s.apply_np is not None and s.kind != "bitcast" for s in a._vw)
-                spec = ("arg", leaf, a._vw) if remake else ("exact", leaf, st.strides, st_)
+                spec = ("arg", leaf, a._vw) if remake else ("exact", leaf, st.strides, lay)
         else:
             continue
-        strides.append((0,) * (ndim - len(st_)) + st_)
-        specs.append((ndim - len(st_), spec))
-    order = k_order(strides, ndim)
+        layouts.append(lay)
+        specs.append(spec)
+    order = decide_order(layouts, ndim, how)
     if read:
-        run.order.append((tuple(specs), ndim, order))
+        run.order.append((tuple(specs), ndim, order, how))
     return order
+
+
+def _exact_layout(a, st, run, leaf):
+    """(shape, strides in elements) of a as NumPy has it, size-1 axes' own
+    strides included: a's view steps made on an array of its storage's
+    strides (an argument's example when sizes are symbolic), or None."""
+    import numpy as np
+    shape = tuple(st.value.shape)
+    strides = st.strides
+    if not all(isinstance(n, int) for n in shape):
+        ex = run.arg_examples.get(leaf) if leaf is not None else None
+        if ex is None:
+            return None
+        shape, strides = ex
+    if strides is None:
+        strides = _c_strides(shape)
+    if any(s.apply_np is None and s.kind != "bitcast" for s in a._vw):
+        return None
+    from ._core import np_dtype
+    dt = np_dtype(st.value)  # a view with another dtype reads the item size
+    v = np.lib.stride_tricks.as_strided(np.zeros(1, dt), shape,
+                                        tuple(k * dt.itemsize for k in strides), writeable=False)
+    try:
+        for s in a._vw:
+            v = numpy_view(s, v)
+    except (ValueError, IndexError, TypeError):
+        return None
+    return tuple(v.shape), _layout_of(v) or (0,) * v.ndim
+
+
+def _offsets_layout(a, st):
+    """(shape, strides) of a from its offsets (0 for a size-1 axis), or None.
+    A symbolic size (never 0 or 1: those are constants) stands as 2 in a C
+    order known without offsets, so that the record holds no symbol."""
+    got, _ = _layout_answer(a, st, _strides_of)
+    if got is None:
+        return None
+    shape = tuple(n if isinstance(n, int) else 2 for n in a._t.shape)
+    return shape, _c_strides(shape) if got is True else got
+
+
+def _contiguous(shape, strides):
+    """NumPy's (c_contiguous, f_contiguous) of an array of shape and strides
+    in elements (size-1 axes and empty arrays ignored)."""
+    if any(n == 0 for n in shape):
+        return True, True
+    def run(axes):
+        want = 1
+        for d in axes:
+            if shape[d] != 1 and strides[d] != want:
+                return False
+            want *= shape[d]
+        return True
+    nd = len(shape)
+    return run(reversed(range(nd))), run(range(nd))
+
+
+def decide_order(layouts, ndim, how):
+    """The axes of NumPy's new array of ndim dims, outermost in memory first
+    (None: C order), from its operands' layouts ((shape, strides) each, in
+    elements; 0-d and scalar operands left out), for how NumPy allocates it:
+    "iter" its iterator (k_order: a size-1 axis has no say and stays in
+    place); "ufunc" a ufunc without where= or out=, which takes its trivial
+    loop when every operand has the result's shape and all are C- or all
+    F-contiguous (C order for one both C and F; the caller has ruled out
+    inputs NumPy casts first), else its iterator; "like" PyArray_NewLikeArray
+    of one operand (astype, copy, *_like): C for a C-contiguous one, F for an
+    F-contiguous one, else its axes sorted by their own strides, size-1 axes
+    included (a stable sort, largest first)."""
+    nd_ops = [lay for lay in layouts if len(lay[0])]
+    if how == "like" and nd_ops and ndim >= 2 and len(nd_ops[0][0]) == ndim:
+        shape, strides = nd_ops[0]
+        c, f = _contiguous(shape, strides)
+        if c:
+            return None
+        if f:
+            return tuple(reversed(range(ndim)))
+        order = tuple(sorted(range(ndim), key=lambda d: -abs(strides[d])))
+        return None if order == tuple(range(ndim)) else order
+    if how == "ufunc" and nd_ops and ndim >= 2 and \
+            all(lay[0] == nd_ops[0][0] and len(lay[0]) == ndim for lay in nd_ops):
+        flags = {_contiguous(*lay) for lay in nd_ops}
+        if len(flags) == 1 and flags != {(False, False)}:
+            return tuple(reversed(range(ndim))) if flags == {(False, True)} else None
+    strides = [(0,) * (ndim - len(shape)) + tuple(k if n > 1 else 0 for k, n in zip(st_, shape))
+               for shape, st_ in nd_ops]
+    return k_order(strides, ndim)
 
 
 def k_order(strides, ndim):
@@ -419,15 +514,30 @@ def _layout_of(x):
     return tuple(k // x.itemsize for k in x.strides) if x.itemsize else None
 
 
-def order_holds(check, leaves):
-    """Whether an elementwise result's order (elementwise_order's record
-    check) is the same for a call's argument leaves."""
+def orders_hold(checks, leaves, memo):
+    """Whether every record of checks holds for a call's argument leaves
+    (order_holds), remembered in memo (the runner's, bounded) by the leaves'
+    shapes and strides, all that the records read."""
     import numpy as np
-    specs, ndim, want = check
-    strides = []
-    for pad, spec in specs:
+    key = tuple((x.shape, x.strides) if isinstance(x, np.ndarray) else type(x) for x in leaves)
+    got = memo.get(key)
+    if got is None:
+        got = all(order_holds(check, leaves) for check in checks)
+        if len(memo) >= 16:
+            memo.clear()
+        memo[key] = got
+    return got
+
+
+def order_holds(check, leaves):
+    """Whether a new array's order (elementwise_order's record check) is the
+    same for a call's argument leaves."""
+    import numpy as np
+    specs, ndim, want, how = check
+    layouts = []
+    for spec in specs:
         if spec[0] == "fixed":
-            st_ = spec[1]
+            lay = spec[1]
         else:
             x = leaves[spec[1]]
             if not isinstance(x, np.ndarray):
@@ -435,7 +545,9 @@ def order_holds(check, leaves):
             if spec[0] == "exact":
                 if (None if x.flags.c_contiguous else _layout_of(x)) != spec[2]:
                     return False
-                st_ = spec[3]
+                lay = spec[3]
+            elif not spec[2]:
+                lay = (x.shape, _layout_of(x) or (0,) * x.ndim)  # the argument itself
             else:
                 v = np.lib.stride_tricks.as_strided(np.zeros(1, np.int8), x.shape,
                                                     _layout_of(x) or (0,) * x.ndim,
@@ -445,11 +557,11 @@ def order_holds(check, leaves):
                         v = numpy_view(s, v)
                 except (ValueError, IndexError, TypeError):
                     return False  # another shape: the shape guards retrace too
-                st_ = tuple(k if n > 1 else 0 for k, n in zip(v.strides, v.shape))
-        if pad + len(st_) != ndim:
+                lay = (tuple(v.shape), _layout_of(v) or (0,) * v.ndim)
+        if len(lay[0]) > ndim:
             return False
-        strides.append((0,) * pad + st_)
-    return k_order(strides, ndim) == want
+        layouts.append(lay)
+    return decide_order(layouts, ndim, how) == want
 
 
 def reshape_is_view(a, run, shape):
@@ -485,9 +597,23 @@ def c_contiguous(a, run):
     layout on every call."""
     st = storage_of(a, run)
     contiguous, leaf = _layout_answer(a, st, _c_order)
+    if contiguous is None:
+        contiguous, leaf = _example_flags(a, st, run, 0)
     if leaf is not None:
         run.layout.add(leaf)
     return contiguous
+
+
+def _example_flags(a, st, run, which):
+    """NumPy's contiguity flag `which` (0 C, 1 F) of a view a of an argument
+    whose sizes are symbolic, from the argument's example (the caller
+    records the argument's layout, which the runner checks on every call),
+    and that argument's leaf; (None, None) where hop cannot tell."""
+    leaf = st.root[1] if isinstance(st.root, tuple) and st.root[0] == "arg" else None
+    if leaf is None or not all(s.apply_np is not None and s.kind != "bitcast" for s in a._vw):
+        return None, None
+    lay = _exact_layout(a, st, run, leaf)
+    return (None, None) if lay is None else (_contiguous(*lay)[which], leaf)
 
 
 def fortran_only(a, run):
@@ -502,6 +628,10 @@ def fortran_only(a, run):
     # asked as "C order or not Fortran order": _layout_answer's True for a
     # C-ordered root then answers it too
     other, leaf = _layout_answer(a, st, lambda off: _c_order(off) or not _c_order(off.T))
+    if other is None:
+        c, leaf = _example_flags(a, st, run, 0)
+        f, _ = _example_flags(a, st, run, 1)
+        other = None if c is None else c or not f
     if leaf is not None:
         run.layout.add(leaf)
     return None if other is None else not other

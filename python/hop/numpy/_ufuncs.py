@@ -563,26 +563,25 @@ def call_ufunc(name, args, kwargs, kind):
     if out is not None and out[0] is not None and \
             not _np.can_cast(out_dt, out[0].dtype, casting=casting):
         raise _core.ufunc_cast_error(name, out_dt, out[0].dtype, casting)  # before computing
-    order = _k_order(args, ops, kind) if where is True and (out is None or out[0] is None) \
-        and name != "matmul" else None
-    if order is not None:
-        # NumPy's result is in the operands' memory order (K): computed in
-        # that order and returned as NumPy's view of it (its strides)
-        nd = len(order)
-        ops = [_core.Opnd(t=o.t.reshape((1,) * (nd - o.t.ndim) + tuple(o.t.shape))
-                          .permute(*order), dtype=o.dtype) if o.t is not None and o.t.ndim
-               else o for o in ops]
-    r = _compute(name, ops, out_dt)
-    if order is not None:
-        from ._funcs import transpose
-        inverse = tuple(sorted(range(len(order)), key=order.__getitem__))
-        return transpose(wrap(kind, r), inverse, _kind=kind)
+    wt = True
     if where is not True:
         w = _core.operand(where, f"numpy.{name}: where")
         wt = w.t if w.t is not None else bool(w.value)
         if isinstance(wt, _C.Tensor) and _core.np_dtype(wt) != _np.dtype(bool):
             raise TypeError(f"Cannot cast array data from {_core.np_dtype(wt)!r} to "
                             f"dtype('bool') according to the rule 'safe'")
+    new = out is None or out[0] is None
+    # where=: the mask is one more operand of NumPy's iterator
+    order = _k_order(uf, extra, args, ops, kind, where, wt) if new and name != "matmul" \
+        else None
+    if order is not None:
+        # NumPy's result is in the operands' memory order (K): computed in
+        # that order and returned as NumPy's view of it (its strides)
+        ops = [_core.Opnd(t=_in_order(o.t, order), dtype=o.dtype) if o.t is not None else o
+               for o in ops]
+        wt = _in_order(wt, order)
+    r = _compute(name, ops, out_dt)
+    if where is not True:
         if out is not None and out[0] is not None:
             base = _core.tensor_of(out[0])
             r = _C.where(wt, _core.cast(r, out[0].dtype), base) if isinstance(wt, _C.Tensor) \
@@ -591,17 +590,59 @@ def call_ufunc(name, args, kwargs, kind):
             r = _C.where(wt, r, _C.zeros((), dtype=r.dtype))
     if out is not None and out[0] is not None:
         return _write_out(out[0], r, name, casting)
+    if order is not None:
+        from ._funcs import transpose
+        inverse = tuple(sorted(range(len(order)), key=order.__getitem__))
+        return transpose(wrap(kind, r), inverse, _kind=kind)
     return wrap(kind, r, scalar=r.ndim == 0)
 
 
-def _k_order(args, ops, kind):
-    """The memory order of NumPy's result of an elementwise ufunc on args
-    (memory_order's K), or None for C order."""
-    nd = max((o.t.ndim for o in ops if o.t is not None), default=0)
-    return memory_order(kind, args, nd)
+def _in_order(t, order):
+    """Tensor t (broadcastable to a result of len(order) dims) seen with the
+    result's axes in memory order; anything else as it is."""
+    if not isinstance(t, _C.Tensor) or t.ndim == 0:
+        return t
+    nd = len(order)
+    return t.reshape((1,) * (nd - t.ndim) + tuple(t.shape)).permute(*order)
 
 
-def memory_order(kind, operands, nd, order="K", default="K"):
+def _k_order(uf, extra, args, ops, kind, where=True, wt=None):
+    """The memory order of NumPy's new result of ufunc uf (keywords extra)
+    on args (memory_order's K) and its where= mask (where, as given; wt its
+    tensor), or None for C order.  Without where=, NumPy takes its trivial
+    loop (C or F order by the operands' flags, _storage.decide_order's
+    "ufunc") unless it casts an input of a dimension first."""
+    nd = max([o.t.ndim for o in ops if o.t is not None] +
+             [wt.ndim if isinstance(wt, _C.Tensor) else 0])
+    if where is not True:
+        return memory_order(kind, tuple(args) + (where,), nd)
+    how = "iter"
+    if kind is NumpyArg and nd >= 2 and _storage.current() is not None and \
+            _reads_inputs_as_they_are(uf, extra, ops):
+        how = "ufunc"
+    return memory_order(kind, args, nd, how=how)
+
+
+def _reads_inputs_as_they_are(uf, extra, ops):
+    """Whether NumPy's loop for uf on operands ops reads every input of a
+    dimension in its own dtype (no cast first, which sends NumPy to its
+    iterator): asked of NumPy on Fortran-ordered stand-ins with a size-1
+    axis, whose result is Fortran-ordered exactly when the trivial loop ran
+    (scalars by their values, as result_dtypes decides them)."""
+    shape = (2, 1, 2)
+
+    def probe(*d):
+        args = [_np.zeros(shape, x.dtype, order="F") if isinstance(x, _np.ndarray) and x.ndim
+                else x for x in d]
+        r = uf(*args, **extra)
+        trivial = r.strides == _np.zeros(shape, r.dtype, order="F").strides
+        return _np.empty(0, bool if trivial else _np.int8)
+
+    return _core.result_dtypes(probe, ops, f"numpy.{uf.__name__}: its loop")[0] == \
+        _np.dtype(bool)
+
+
+def memory_order(kind, operands, nd, order="K", default="K", how="iter"):
     """The axes, outermost in memory first, of NumPy's new array of nd dims
     made from operands (hop.numpy arrays, ndarrays; others are skipped) for
     order= (None: the function's default): 'K' the operands' own order (_storage.elementwise_order, which
@@ -626,18 +667,23 @@ def memory_order(kind, operands, nd, order="K", default="K"):
     arrays = [a for a in operands if isinstance(a, (ndarray, _np.ndarray))]
     if order == "A":
         fortran = bool(arrays) and _storage.fortran_only(arrays[0], run)
+        if fortran is None:
+            from .._breaks import conversion
+            conversion(_C.UnsupportedError,
+                       "hop.numpy: order='A' of an array that is in Fortran order or not "
+                       "depending on a layout hop knows only at run time")
         return tuple(reversed(range(nd))) if fortran else None
-    return _storage.elementwise_order(arrays, nd, run)
+    return _storage.elementwise_order(arrays, nd, run, how)
 
 
-def in_memory_order(kind, operands, shape, compute, order="K", default="K"):
+def in_memory_order(kind, operands, shape, compute, order="K", default="K", how="like"):
     """NumPy's new array of shape made from operands in order= (memory_order):
     compute(view, shape_in_order) gives hop's tensor of it in that order,
     view(t) putting a tensor t (broadcastable to shape) in the order, and
     the result is NumPy's view of it (its strides), as the elementwise
     ufuncs' results are.  order=None is the function's default."""
     nd = len(shape)
-    perm = memory_order(kind, operands, nd, order, default)
+    perm = memory_order(kind, operands, nd, order, default, how)
     if perm is None:
         return wrap(kind, compute(lambda t: t, tuple(shape)))
 
