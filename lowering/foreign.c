@@ -75,8 +75,7 @@ hop__lower_foreign(hop_lower_ctx *cx, const hop_node *n, hop_pval **results)
     }
     e->outs = outs;
     e->nouts = (int32_t)n->nouts;
-    if (hop__emit(cx, HOP__OP_Extern, n->nouts ? outs[0] : -1, (int32_t)n->nouts, 0, e, e->text) <
-        0)
+    if (hop__emit(cx, HOP__OP_Extern, n->nouts ? outs[0] : -1, (int32_t)n->nouts, 0, e, NULL) < 0)
         return HOP_NOMEM;
     for (size_t i = 0; i < n->nargs; i++)
         if (args[i].kind == HOP__A_TENSOR && (st = hop__access(cx, args[i].slot)) != HOP_OK)

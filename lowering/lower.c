@@ -118,7 +118,7 @@ static hop_status
 emit_op(hop_lower_ctx *cx, const hop_node *n, hop__opcode op, int32_t out, int32_t p2,
         hop__opdesc *d, int32_t alias)
 {
-    if (hop__emit(cx, op, out, p2, 0, d, d->text) < 0)
+    if (hop__emit(cx, op, out, p2, 0, d, NULL) < 0)
         return HOP_NOMEM;
     hop_status st;
     if ((st = access_args(cx, d->args, d->nargs)) != HOP_OK ||
@@ -222,18 +222,15 @@ compile_scalar(hop_lower_ctx *cx, const hop_node *n)
         return set_value(cx, n, hop__pv_int(hop__sym_reg(cx, n->meta->sym)));
     if ((st = result_reg(cx, n, &reg, &is_symbol)) != HOP_OK)
         return st;
-    const char *text = hop__node_text(cx, n);
-    if (text == NULL)
-        return HOP_NOMEM;
     int32_t pc;
     if (n->op == HOP_OP_item) {
-        pc = hop__emit(cx, HOP__OP_Item, reg, x.id, 0, NULL, text);
+        pc = hop__emit(cx, HOP__OP_Item, reg, x.id, 0, NULL, NULL);
     } else {
         int rank = cx->slots[x.id].rank;
         int64_t dim = n->args[1].u.i;
         if (dim < 0)
             dim += rank;
-        pc = hop__emit(cx, HOP__OP_SymSize, reg, x.id, (int32_t)dim, NULL, text);
+        pc = hop__emit(cx, HOP__OP_SymSize, reg, x.id, (int32_t)dim, NULL, NULL);
     }
     if (pc < 0 || (st = hop__access(cx, x.id)) != HOP_OK)
         return pc < 0 ? HOP_NOMEM : st;

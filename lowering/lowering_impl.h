@@ -282,10 +282,10 @@ hop_status hop__new_slot(hop_lower_ctx *cx, hop__skind kind, const hop_meta *met
 /* An operand of an instruction; counts its hop_rt_arg entries in *nrt. */
 hop_status hop__compile_oparg(hop_lower_ctx *cx, const hop_arg *a, hop__oparg *o, int32_t *nrt);
 /* The text of an argument in a plan (hop_arg_print, floats as %.17g), and
- * `name = target(args)` of a node in the plan's arena (NULL on
- * out-of-memory). */
+ * what writes `name = target(args)` of a node when asked, kept in the
+ * plan's arena (NULL on out-of-memory). */
 void hop__arg_text(hop__buf *b, const hop_arg *a);
-const char *hop__node_text(hop_lower_ctx *cx, const hop_node *n);
+const hop__ntext *hop__node_text(hop_lower_ctx *cx, const hop_node *n);
 
 /* ------------------------------------------------------------- fused.c */
 

@@ -253,24 +253,154 @@ hop__arg_text(hop__buf *b, const hop_arg *a)
         hop__buf_print(b, print_arg, a);
 }
 
-const char *
-hop__node_text(hop_lower_ctx *cx, const hop_node *n)
+/* An argument of a node as its text needs it: a scalar's value, a node's
+ * or subgraph's name, a list's items, another kind's text made now (all
+ * in the plan's arena). */
+typedef struct ntarg {
+    hop_arg_kind kind;
+    bool text; /* u.text is the whole text */
+    union {
+        const char *text;
+        int64_t i;
+        double f;
+        bool b;
+        hop_dtype dtype;
+        struct {
+            const struct ntarg *items;
+            size_t n;
+        } list;
+    } u;
+} ntarg;
+
+/* What node_text_write needs: `name = target(args)`. */
+typedef struct node_text {
+    hop__ntext base;
+    const char *name, *target;
+    size_t nargs;
+    const ntarg *args;
+} node_text;
+
+static void
+ntargs_write(const ntarg *args, size_t n, hop__buf *b)
+{
+    for (size_t i = 0; i < n; i++) {
+        const ntarg *a = &args[i];
+        if (i)
+            hop__buf_append(b, ", ", 2);
+        if (a->text) {
+            hop__buf_puts(b, a->u.text);
+        } else if (a->kind == HOP_ARG_LIST) {
+            hop__buf_append(b, "[", 1);
+            ntargs_write(a->u.list.items, a->u.list.n, b);
+            hop__buf_append(b, "]", 1);
+        } else {
+            hop_arg x = {.kind = a->kind};
+            if (a->kind == HOP_ARG_INT)
+                x.u.i = a->u.i;
+            else if (a->kind == HOP_ARG_FLOAT)
+                x.u.f = a->u.f;
+            else if (a->kind == HOP_ARG_BOOL)
+                x.u.b = a->u.b;
+            else if (a->kind == HOP_ARG_DTYPE)
+                x.u.dtype = a->u.dtype;
+            hop__arg_text(b, &x);
+        }
+    }
+}
+
+static void
+node_text_write(const hop__ntext *t, hop__buf *b)
+{
+    const node_text *nt = (const node_text *)t;
+    hop__buf_puts(b, nt->name);
+    hop__buf_append(b, " = ", 3);
+    hop__buf_puts(b, nt->target);
+    hop__buf_append(b, "(", 1);
+    ntargs_write(nt->args, nt->nargs, b);
+    hop__buf_append(b, ")", 1);
+}
+
+/* The text of a (an argument kind ntargs_write does not print) now. */
+static const char *
+arg_text_now(hop_lower_ctx *cx, const hop_arg *a)
 {
     hop__buf b;
     hop__buf_init(&b);
-    hop__buf_printf(&b, "%s = %s(", n->name, hop_node_target(n));
-    for (size_t i = 0; i < n->nargs; i++) {
-        if (i)
-            hop__buf_puts(&b, ", ");
-        hop__arg_text(&b, &n->args[i]);
-    }
-    hop__buf_puts(&b, ")");
+    hop__arg_text(&b, a);
     char *s = hop__buf_finish(&b);
     if (s == NULL)
         return NULL;
     char *copy = hop__arena_strdup(&cx->plan->arena, s);
     hop_free(s);
     return copy;
+}
+
+static hop_status
+ntargs_keep(hop_lower_ctx *cx, const hop_arg *args, size_t n, ntarg *out)
+{
+    for (size_t i = 0; i < n; i++) {
+        const hop_arg *a = &args[i];
+        ntarg *o = &out[i];
+        o->kind = a->kind;
+        o->text = false;
+        switch (a->kind) {
+        case HOP_ARG_NONE:
+            break;
+        case HOP_ARG_INT:
+            o->u.i = a->u.i;
+            break;
+        case HOP_ARG_FLOAT:
+            o->u.f = a->u.f;
+            break;
+        case HOP_ARG_BOOL:
+            o->u.b = a->u.b;
+            break;
+        case HOP_ARG_DTYPE:
+            o->u.dtype = a->u.dtype;
+            break;
+        case HOP_ARG_LIST: {
+            ntarg *items =
+                hop__arena_alloc(&cx->plan->arena, (a->u.list.n + 1) * sizeof *items);
+            if (items == NULL)
+                return HOP_NOMEM;
+            hop_status st = ntargs_keep(cx, a->u.list.items, a->u.list.n, items);
+            if (st != HOP_OK)
+                return st;
+            o->u.list.items = items;
+            o->u.list.n = a->u.list.n;
+            break;
+        }
+        default: /* a node's or subgraph's name, an expression's text */
+            o->text = true;
+            o->u.text = a->kind == HOP_ARG_NODE    ? hop__arena_strdup(&cx->plan->arena, a->u.node->name)
+                        : a->kind == HOP_ARG_GRAPH ? hop__arena_strdup(&cx->plan->arena, a->u.graph->name)
+                                                   : arg_text_now(cx, a);
+            if (o->u.text == NULL)
+                return HOP_NOMEM;
+            break;
+        }
+    }
+    return HOP_OK;
+}
+
+const hop__ntext *
+hop__node_text(hop_lower_ctx *cx, const hop_node *n)
+{
+    hop__arena *ar = &cx->plan->arena;
+    node_text *t = hop__arena_alloc(ar, sizeof *t);
+    ntarg *args = hop__arena_alloc(ar, (n->nargs + 1) * sizeof *args);
+    if (t == NULL || args == NULL)
+        return NULL;
+    /* An op's name is static; another target (a foreign kernel's) is the graph's. */
+    const char *target = hop_node_target(n);
+    *t = (node_text){.base = {node_text_write},
+                     .name = hop__arena_strdup(ar, n->name),
+                     .target = n->kind == HOP_NODE_CALL_OP ? target : hop__arena_strdup(ar, target),
+                     .nargs = n->nargs,
+                     .args = args};
+    if (t->name == NULL || t->target == NULL || ntargs_keep(cx, n->args, n->nargs, args) != HOP_OK)
+        return NULL;
+    return &t->base;
 }
 
 /* ---------------------------------------------------------------- operands */

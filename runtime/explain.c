@@ -60,6 +60,32 @@ meta_text(hop__buf *b, const hop__slot *s)
     hop__buf_print(b, slot_meta, s);
 }
 
+char *
+hop__ntext_string(const hop__ntext *t)
+{
+    hop__buf b;
+    hop__buf_init(&b);
+    hop__ntext_write(t, &b);
+    return hop__buf_finish(&b);
+}
+
+/* What t computes: its text after the first ` = `, appended to b. */
+static void
+after_name(const hop__ntext *t, hop__buf *b)
+{
+    size_t start = b->len;
+    hop__ntext_write(t, b);
+    if (b->failed)
+        return;
+    for (size_t i = start; i + 3 <= b->len; i++)
+        if (memcmp(b->data + i, " = ", 3) == 0) {
+            memmove(b->data + start, b->data + i + 3, b->len - (i + 3));
+            b->len -= i + 3 - start;
+            b->data[b->len] = '\0';
+            break;
+        }
+}
+
 static void
 p4_text(const hop_plan *p, const hop__insn *in, hop__buf *b)
 {
@@ -84,11 +110,9 @@ p4_text(const hop_plan *p, const hop__insn *in, hop__buf *b)
         break;
     case HOP__OP_Op:
     case HOP__OP_View:
-    case HOP__OP_OpAlloc: {
-        const char *t = ((const hop__opdesc *)in->p4)->text, *eq = strstr(t, " = ");
-        hop__buf_puts(b, eq ? eq + 3 : t);
+    case HOP__OP_OpAlloc:
+        after_name(((const hop__opdesc *)in->p4)->text, b);
         break;
-    }
     case HOP__OP_Eval:
         hop__buf_puts(b, ((const hop__xprog *)in->p4)->text);
         break;
@@ -98,11 +122,9 @@ p4_text(const hop_plan *p, const hop__insn *in, hop__buf *b)
     case HOP__OP_Call:
         hop__buf_puts(b, p->routines[((const hop__calldesc *)in->p4)->routine].name);
         break;
-    case HOP__OP_Extern: {
-        const char *t = ((const hop__extern *)in->p4)->text, *eq = strstr(t, " = ");
-        hop__buf_puts(b, eq ? eq + 3 : t);
+    case HOP__OP_Extern:
+        after_name(((const hop__extern *)in->p4)->text, b);
         break;
-    }
     case HOP__OP_Kernel:
         hop__buf_puts(b, ((const hop__hopkernel *)in->p4)->name);
         break;

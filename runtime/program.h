@@ -369,6 +369,25 @@ typedef struct hop__oparg {
     int32_t n;
 } hop__oparg;
 
+/* The text of the node an instruction runs (`sum = sum(x, [1], False)`),
+ * for EXPLAIN and messages: made only when asked, by write, the lowering's
+ * (which keeps after this header what it needs, in the plan's arena).
+ * Writing it for every op while lowering cost ~1.8K instructions an op and
+ * only a dump or an error reads it (issue #30). */
+typedef struct hop__ntext {
+    void (*write)(const struct hop__ntext *t, hop__buf *b);
+} hop__ntext;
+
+/* Appends t's text to b. */
+static inline void
+hop__ntext_write(const hop__ntext *t, hop__buf *b)
+{
+    t->write(t, b);
+}
+
+/* t's text in a new string (hop_free it); NULL on out-of-memory. */
+char *hop__ntext_string(const hop__ntext *t);
+
 typedef struct hop__opdesc {
     hop_op op;
     int nargs;
@@ -376,7 +395,7 @@ typedef struct hop__opdesc {
     int32_t nrt;      /* hop_rt_arg entries it needs, list items included */
     int32_t cache;    /* Op: index of its kernel cache in a frame */
     int32_t rtbase;   /* first of its hop_rt_arg entries in a frame */
-    const char *text; /* `sum = sum(x, [1], False)` for the dump and messages */
+    const hop__ntext *text; /* `sum = sum(x, [1], False)` for the dump and messages */
     /* Op: every operand and the output are fixed - tensors in slots whose
      * headers the plan makes the same on every run (a buffer or an output
      * of constant sizes, laid out by Layout; not the caller's outputs of
@@ -535,7 +554,7 @@ typedef struct hop__calldesc {
 #define HOP__EXTERN_MAXOUT 16
 typedef struct hop__extern {
     const char *name; /* the kernel's */
-    const char *text; /* `saxpy = saxpy(s0, 2, x, y)` for the dump */
+    const hop__ntext *text; /* `saxpy = saxpy(s0, 2, x, y)` for the dump */
     const hop_foreign *kernel;
     int32_t nargs;
     const hop__oparg *args;

@@ -303,8 +303,12 @@ run_op_alloc(hop__frame *f, const hop__insn *in)
     } else if ((st = hop__infer_call(&c, d->op, rt, (size_t)d->nargs)) != HOP_OK) {
         return st;
     }
-    if (c.res.kind != HOP_VALUE_TENSOR)
-        return hop_error(HOP_RUNTIME, "%s: gives no tensor", d->text);
+    if (c.res.kind != HOP_VALUE_TENSOR) {
+        char *t = hop__ntext_string(d->text);
+        st = t ? hop_error(HOP_RUNTIME, "%s: gives no tensor", t) : HOP_NOMEM;
+        hop_free(t);
+        return st;
+    }
     /* The slot keeps its last tensor until this one is made: an operand
      * may still read it (a loop's carry), so in a loop OpAlloc takes new
      * storage each time; from run to run it reuses the kept one. */
@@ -564,8 +568,14 @@ run_view(hop__frame *f, const hop__insn *in)
     memcpy(xv.sizes, x->sizes, sizeof xv.sizes);
     memcpy(xv.strides, x->strides, sizeof xv.strides);
     bool copy;
-    if ((st = hop_view_of(d->op, x->dtype, &xv, p, np, none, d->text, &v, &copy)) != HOP_OK)
+    if ((st = hop_view_of(d->op, x->dtype, &xv, p, np, none, NULL, &v, &copy)) != HOP_OK) {
+        /* Again with the node's text, which the message names (made only
+         * now: hop_view_of is pure, so it fails the same way). */
+        char *t = hop__ntext_string(d->text);
+        st = t ? hop_view_of(d->op, x->dtype, &xv, p, np, none, t, &v, &copy) : HOP_NOMEM;
+        hop_free(t);
         return st;
+    }
     if (d->op == HOP_OP_expand) {
         /* The one view that makes more elements: checked as eager checks
          * it (sizes bound at run time may multiply past int64). */
@@ -577,9 +587,13 @@ run_view(hop__frame *f, const hop__insn *in)
     if (copy) {
         if (d->op == HOP_OP_view) {
             hop__ttext t;
-            return hop_error(HOP_SHAPE,
-                             "%s: its strides cannot be viewed so; use reshape (input %s)", d->text,
-                             hop__tensor_text(&t, x));
+            char *what = hop__ntext_string(d->text);
+            st = what ? hop_error(HOP_SHAPE,
+                                  "%s: its strides cannot be viewed so; use reshape (input %s)",
+                                  what, hop__tensor_text(&t, x))
+                      : HOP_NOMEM;
+            hop_free(what);
+            return st;
         }
         /* reshape of strides that cannot be viewed: a contiguous copy, then
          * the new shape over it. */

@@ -478,6 +478,31 @@ test_reshape_of_a_transposed_tensor_copies(void **state)
     hop_output_graph_free(og);
 }
 
+/* A view the plan makes at run time names its node in the error, as eager
+ * does: the text is made only then (issue #30), by the same call. */
+static void
+test_a_view_that_fails_at_run_time_names_its_node(void **state)
+{
+    (void)state;
+    hop_output_graph *og = hop_output_graph_new();
+    hop_node *x = hop_output_graph_add_input(og, "x", HOP_F32, 2, (int64_t[]){3, 4}, true);
+    hop_tracer *t = root(og);
+    hop_node *tr = OP(t, HOP_OP_transpose, N(x), hop_arg_int(0), hop_arg_int(1));
+    hop_node *v = OP(t, HOP_OP_view, N(tr), hop_arg_list((hop_arg[]){hop_arg_int(-1)}, 1));
+    assert_non_null(v);
+    finish(og, (hop_node *[]){v}, 1);
+    hop_plan *p = lower(og, true);
+    assert_non_null(p);
+    hop_output_graph_free(og); /* the plan keeps what the text needs */
+    hop_tensor *in = t2(HOP_F32, 5, 3), *out[1] = {NULL};
+    assert_int_equal(hop_plan_run(p, &in, 1, out, 1), HOP_SHAPE);
+    assert_string_equal(hop_error_message(), "view = view(transpose, [-1]): its strides cannot "
+                                             "be viewed so; use reshape (input f32[3, 5])");
+    assert_null(out[0]);
+    hop_tensor_release(in);
+    hop_plan_free(p);
+}
+
 /* An output that is an input, or a view of one, is returned as such. */
 static void
 test_outputs_that_are_inputs_or_views_share_storage(void **state)
@@ -2090,6 +2115,7 @@ main(void)
         cmocka_unit_test(test_strided_inputs_match_eager),
         cmocka_unit_test(test_kernels_and_views_match_eager),
         cmocka_unit_test(test_reshape_of_a_transposed_tensor_copies),
+        cmocka_unit_test(test_a_view_that_fails_at_run_time_names_its_node),
         cmocka_unit_test(test_outputs_that_are_inputs_or_views_share_storage),
         cmocka_unit_test(test_nested_hops_match_eager_at_several_sizes),
         cmocka_unit_test(test_a_plan_outlives_its_output_graph),
