@@ -429,7 +429,10 @@ class CompiledFunction(_C._CompiledCall):
                     if stop_at is not None:
                         raise _frame_base.Unsupported(f"{h.message} ({h.what}; the translation "
                                                  f"did not end there again)", h.site) from None
-                    stop_at = h
+                    # (kept for the next translation without its traceback
+                    # and context, whose frames hold this one: a gc cycle)
+                    stop_at = h.with_traceback(None)
+                    stop_at.__context__ = None
         except (_frame_base.Unsupported, _breaks.GraphBreak) as u:
             self._dims, self._first = saved[0], saved[1]
             if isinstance(u, _breaks.GraphBreak):
