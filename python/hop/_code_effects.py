@@ -224,13 +224,11 @@ def _analyze_all(top, eff):
     functions carry their values by name, and the whole is repeated until
     nothing changes (everything only grows)."""
     codes = []
-
-    def collect(c):
+    todo = [top]  # (in pre-order; not a closure calling itself: a gc cycle)
+    while todo:
+        c = todo.pop()
         codes.append(c)
-        for k in c.co_consts:
-            if isinstance(k, types.CodeType):
-                collect(k)
-    collect(top)
+        todo.extend(reversed([k for k in c.co_consts if isinstance(k, types.CodeType)]))
     outer_free = set(top.co_freevars)
     cells = {}   # local cell name -> _V
     params = {}  # nested code called in place (a comprehension) -> its arguments' _V

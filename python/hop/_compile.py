@@ -429,7 +429,10 @@ class CompiledFunction(_C._CompiledCall):
                     if stop_at is not None:
                         raise _frame_base.Unsupported(f"{h.message} ({h.what}; the translation "
                                                  f"did not end there again)", h.site) from None
-                    stop_at = h
+                    # (kept for the next translation without its traceback
+                    # and context, whose frames hold this one: a gc cycle)
+                    stop_at = h.with_traceback(None)
+                    stop_at.__context__ = None
         except (_frame_base.Unsupported, _breaks.GraphBreak) as u:
             self._dims, self._first = saved[0], saved[1]
             if isinstance(u, _breaks.GraphBreak):
@@ -655,6 +658,22 @@ class _NoFast(Exception):
     pass
 
 
+def _leaf_tree(s, leaf, consts, traced):
+    """_effects_call's tree of leaf indices for out spec s: next(leaf) for a
+    traced leaf, a constant None appended to consts (not traced); _NoFast
+    for a structure other than tuples.  (Not a closure: one that calls
+    itself is a reference cycle, left to the cyclic gc by every compile.)"""
+    if s.kind == "leaf":
+        return next(leaf)
+    if s.kind == "none":  # None: a constant leaf of its own
+        consts.append(None)
+        traced.append(False)
+        return len(consts) - 1
+    if s.kind != "tuple":
+        raise _NoFast
+    return tuple(_leaf_tree(c, leaf, consts, traced) for c in s.children)
+
+
 def _effects_call(entry):
     """The C bound call (_C._EffectsCall) of a plan: the guards' fast check,
     the plan, the result (and for a translated plan the side-effect table's
@@ -677,28 +696,17 @@ def _effects_call(entry):
     traced = [t is None for t in consts]
     leaf = iter(range(len(consts)))
 
-    def tree(s):
-        if s.kind == "leaf":
-            return next(leaf)
-        if s.kind == "none":  # None: a constant leaf of its own
-            consts.append(None)
-            traced.append(False)
-            return len(consts) - 1
-        if s.kind != "tuple":
-            raise _NoFast
-        return tuple(tree(c) for c in s.children)
-
     spec = r.out_spec
     try:
         if fr is None:
             # (the result, no effects): the shape the C call takes (tree
             # first: a None in the result adds its constant leaf)
-            whole = (tree(spec), ())
+            whole = (_leaf_tree(spec, leaf, consts, traced), ())
             return _C._EffectsCall(r.plan, r, len(r.statics), r._check, tuple(consts),
                                    bytes(traced), whole, ())
         if spec.kind != "tuple" or len(spec.children) != 2:
             return None
-        whole = tree(spec)
+        whole = _leaf_tree(spec, leaf, consts, traced)
     except _NoFast:
         return None
     values = whole[1]

@@ -199,6 +199,7 @@ class Translator(_State, _Merging, _Breaking):
         self._sides = 0
         self.trace_depth = _C._trace_depth()
         old = sys.getprofile()
+        done = False
         try:
             if isinstance(self.fn, Resume):
                 out = self.fn.run(self, tuple(args))
@@ -216,14 +217,26 @@ class Translator(_State, _Merging, _Breaking):
                     self.guarded = False
             else:
                 out = self._call_function(self.fn, tuple(args), dict(kwargs or {}))
+            done = True
         except _Stop as st:
             out = self._stopped(st)
+            done = True
         finally:
             _C._call_guard(None)
             if old is not None and callable(old):
                 sys.setprofile(old)  # a Python-level profiler the guard displaced
-        if self.error is not None:
-            raise self.error
+            if not done:
+                # what is raised is the caller's now: kept, the error's
+                # traceback would hold the translator (a cycle for the gc)
+                self.error = None
+        err, self.error = self.error, None
+        if err is not None:
+            # (the translator's error, which code it ran caught: taken off
+            # the translator and dropped as it unwinds, for the same reason)
+            try:
+                raise err
+            finally:
+                del err
         out = self._unshadow(out)
         values = tuple(self._unshadow(e.values) for e in self.effects)
         return out, values
@@ -256,7 +269,10 @@ class Translator(_State, _Merging, _Breaking):
         err.brk = brk  # the instruction, when this is a graph break not taken
         if self.error is None:
             self.error = err
-        raise err
+        try:
+            raise err
+        finally:
+            del err  # (its traceback holds this frame: a cycle for the gc)
 
     # --------------------------------------------------------------- calls
 

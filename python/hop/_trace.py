@@ -575,14 +575,16 @@ def _trace_once(fn, example_args, dynamic, paths, slots, slot_arrays, kwargs, co
         gm.plan = plan
         return gm, runner
     finally:
-        _release(call)
+        _release(call, tr)
 
 
-def _release(call):
+def _release(call, tr):
     """Breaks the reference cycles of the call's hop.numpy arrays once the
-    trace is made (or has failed): hop.numpy._storage.release."""
-    if call.runs:
-        sys.modules["hop.numpy._storage"].release(call.runs)
+    trace is made (or has failed): hop.numpy._storage.release, of its runs
+    and of tr's implicit one (hop.numpy imported while tracing)."""
+    storage = sys.modules.get("hop.numpy._storage")
+    if storage is not None:
+        storage.release(call.runs + storage.implicit_runs(tr))
         call.runs = []
     call.given = None
     call.raw_out = [None, None]

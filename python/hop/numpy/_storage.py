@@ -36,7 +36,8 @@ import threading
 
 from .. import _C
 
-__all__ = ["Run", "Storage", "GrowSlots", "current", "begin_run", "end_run", "release"]
+__all__ = ["Run", "Storage", "GrowSlots", "current", "begin_run", "end_run", "release",
+           "implicit_runs"]
 
 _tls = threading.local()
 _IMPLICIT = "hop.numpy implicit run"
@@ -163,6 +164,12 @@ def end_run(run):
             a._st = None
             a._vw = ()
     run.marked = []
+
+
+def implicit_runs(tr):
+    """The implicit run of trace tr (current), taken off it: [] or [run]."""
+    r = tr.scratch.pop(_IMPLICIT, None)
+    return [] if r is None else [r]
 
 
 def release(runs):
