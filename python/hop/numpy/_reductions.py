@@ -410,10 +410,17 @@ def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, _kind=Non
 
 @implements(_np.ptp)
 def ptp(a, axis=None, out=None, keepdims=False, *, _kind=None):
+    from ._ndarray import NumpyArg
     kind = _kind or _kind_of(a)
-    hi = max(a, axis, keepdims=keepdims, _kind=_C.Tensor)
-    lo = min(a, axis, keepdims=keepdims, _kind=_C.Tensor)
-    return _out(kind, hi - lo, scalar=hi.ndim == 0 and out is None, out=out, what="ptp")
+    if out is not None or kind is not NumpyArg:
+        hi = max(a, axis, keepdims=keepdims, _kind=_C.Tensor)
+        lo = min(a, axis, keepdims=keepdims, _kind=_C.Tensor)
+        return _out(kind, hi - lo, scalar=hi.ndim == 0 and out is None, out=out, what="ptp")
+    # NumPy's max - min: its reductions' results (in their order) subtracted
+    # by the ufunc, whose new array is in their K order
+    from ._ufuncs import call_ufunc
+    return call_ufunc("subtract", (max(a, axis, keepdims=keepdims, _kind=kind),
+                                   min(a, axis, keepdims=keepdims, _kind=kind)), {}, kind)
 
 
 @implements(_np.nansum)
