@@ -440,6 +440,14 @@ def _scan(op, np_fn, a, axis, dtype, out, kind):
     ax = _axis(axis, t.ndim)
     rdt = _reduce_dtype(np_fn, t, dtype, op)
     x = _core.cast(t, rdt) if dtype is not None or _core.np_dtype(t).kind == "f" else t
+    from ._ufuncs import memory_order
+    perm = memory_order(kind, (a,), t.ndim) if out is None else None
+    if perm is not None:
+        # NumPy's accumulate lays its result out in its iterator's (K) order
+        # of the argument's axes: scanned in that order, NumPy's view
+        r = _core.cast(getattr(_C, op)(x.permute(*perm), perm.index(ax)), rdt)
+        inverse = tuple(sorted(range(t.ndim), key=perm.__getitem__))
+        return _funcs.transpose(wrap(kind, r), inverse, _kind=kind)
     r = _core.cast(getattr(_C, op)(x, ax), rdt)
     return _out(kind, r, out=out, what=op)
 
