@@ -255,6 +255,15 @@ REDUCTIONS = {
     "mean_keepdims": lambda a: a.mean(-1, keepdims=True),
     "std_0": lambda a: a.std(0),
     "var_01_keepdims": lambda a: a.var(axis=(0, 1), keepdims=True),
+    "ptp_0": lambda a: np.ptp(a, axis=0),
+    "ptp_1_keepdims": lambda a: np.ptp(a, axis=1, keepdims=True),
+    "ptp_02": lambda a: a.ptp((0, 2)),
+    "count_nonzero_0": lambda a: np.count_nonzero(a > 3, axis=0),
+    "count_nonzero_2_keepdims": lambda a: np.count_nonzero(a, axis=2, keepdims=True),
+    "count_nonzero_01": lambda a: np.count_nonzero(a - 2, axis=(0, 1)),
+    "cumsum_1": lambda a: np.cumsum(a, axis=1),
+    "cumprod_0_int": lambda a: (a % 3).astype(np.int32, order="K").cumprod(0),
+    "cumsum_2_dtype": lambda a: a.cumsum(2, dtype=np.float32),
 }
 
 

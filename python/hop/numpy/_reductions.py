@@ -410,10 +410,17 @@ def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, _kind=Non
 
 @implements(_np.ptp)
 def ptp(a, axis=None, out=None, keepdims=False, *, _kind=None):
+    from ._ndarray import NumpyArg
     kind = _kind or _kind_of(a)
-    hi = max(a, axis, keepdims=keepdims, _kind=_C.Tensor)
-    lo = min(a, axis, keepdims=keepdims, _kind=_C.Tensor)
-    return _out(kind, hi - lo, scalar=hi.ndim == 0 and out is None, out=out, what="ptp")
+    if out is not None or kind is not NumpyArg:
+        hi = max(a, axis, keepdims=keepdims, _kind=_C.Tensor)
+        lo = min(a, axis, keepdims=keepdims, _kind=_C.Tensor)
+        return _out(kind, hi - lo, scalar=hi.ndim == 0 and out is None, out=out, what="ptp")
+    # NumPy's max - min: its reductions' results (in their order) subtracted
+    # by the ufunc, whose new array is in their K order
+    from ._ufuncs import call_ufunc
+    return call_ufunc("subtract", (max(a, axis, keepdims=keepdims, _kind=kind),
+                                   min(a, axis, keepdims=keepdims, _kind=kind)), {}, kind)
 
 
 @implements(_np.nansum)
@@ -433,6 +440,14 @@ def _scan(op, np_fn, a, axis, dtype, out, kind):
     ax = _axis(axis, t.ndim)
     rdt = _reduce_dtype(np_fn, t, dtype, op)
     x = _core.cast(t, rdt) if dtype is not None or _core.np_dtype(t).kind == "f" else t
+    from ._ufuncs import memory_order
+    perm = memory_order(kind, (a,), t.ndim) if out is None else None
+    if perm is not None:
+        # NumPy's accumulate lays its result out in its iterator's (K) order
+        # of the argument's axes: scanned in that order, NumPy's view
+        r = _core.cast(getattr(_C, op)(x.permute(*perm), perm.index(ax)), rdt)
+        inverse = tuple(sorted(range(t.ndim), key=perm.__getitem__))
+        return _funcs.transpose(wrap(kind, r), inverse, _kind=kind)
     r = _core.cast(getattr(_C, op)(x, ax), rdt)
     return _out(kind, r, out=out, what=op)
 

@@ -28,9 +28,15 @@ def count_nonzero(a, axis=None, *, keepdims=False, _kind=None):
     if axis is None and not keepdims:
         c = _C.sum(nz.to(_C.int64), None, False)
         return int(c.item()) if not _C._is_proxy(c) else c.item()
-    dims = list(_axes(axis, t.ndim))
-    r = _C.sum(nz.to(_C.int64), dims, bool(keepdims)) if dims else nz.to(_C.int64)
-    return wrap(_kind or _kind_of(a), r, scalar=r.ndim == 0)  # (a.sum(): a scalar at 0-d)
+    kind = _kind or _kind_of(a)
+    dims = _axes(axis, t.ndim)
+    if not dims:
+        r = nz.to(_C.int64)
+        return wrap(kind, r, scalar=r.ndim == 0)  # (a.sum(): a scalar at 0-d)
+    from ._reductions import _finish, _reduced  # (NumPy's a.sum(axis): in its order)
+    r, order = _reduced(a, nz, dims, keepdims, kind, None,
+                        lambda x, axes, kd: _C.sum(x.to(_C.int64), list(axes), bool(kd)))
+    return _finish(kind, r, order, None, "count_nonzero")
 
 
 # ---------------------------------------------------------- searching
