@@ -253,23 +253,14 @@ hop__arg_text(hop__buf *b, const hop_arg *a)
         hop__buf_print(b, print_arg, a);
 }
 
-/* An argument of a node as its text needs it: a scalar's value, a node's
- * or subgraph's name, a list's items, another kind's text made now (all
- * in the plan's arena). */
+/* An argument of a node as its text needs it (in the plan's arena): a
+ * scalar as the node has it (arg), a list's items kept the same way, or the
+ * whole text of another kind made now (a node's or subgraph's name, an
+ * expression's text). */
 typedef struct ntarg {
-    hop_arg_kind kind;
-    bool text; /* u.text is the whole text */
-    union {
-        const char *text;
-        int64_t i;
-        double f;
-        bool b;
-        hop_dtype dtype;
-        struct {
-            const struct ntarg *items;
-            size_t n;
-        } list;
-    } u;
+    hop_arg arg;               /* arg.kind always; the value of a scalar */
+    const char *text;          /* the whole text, or NULL */
+    const struct ntarg *items; /* a list's arg.u.list.n items */
 } ntarg;
 
 /* What node_text_write needs: `name = target(args)`. */
@@ -288,22 +279,13 @@ ntargs_write(const ntarg *args, size_t n, hop__buf *b)
         if (i)
             hop__buf_append(b, ", ", 2);
         if (a->text) {
-            hop__buf_puts(b, a->u.text);
-        } else if (a->kind == HOP_ARG_LIST) {
+            hop__buf_puts(b, a->text);
+        } else if (a->arg.kind == HOP_ARG_LIST) {
             hop__buf_append(b, "[", 1);
-            ntargs_write(a->u.list.items, a->u.list.n, b);
+            ntargs_write(a->items, a->arg.u.list.n, b);
             hop__buf_append(b, "]", 1);
         } else {
-            hop_arg x = {.kind = a->kind};
-            if (a->kind == HOP_ARG_INT)
-                x.u.i = a->u.i;
-            else if (a->kind == HOP_ARG_FLOAT)
-                x.u.f = a->u.f;
-            else if (a->kind == HOP_ARG_BOOL)
-                x.u.b = a->u.b;
-            else if (a->kind == HOP_ARG_DTYPE)
-                x.u.dtype = a->u.dtype;
-            hop__arg_text(b, &x);
+            hop__arg_text(b, &a->arg);
         }
     }
 }
@@ -338,44 +320,35 @@ arg_text_now(hop_lower_ctx *cx, const hop_arg *a)
 static hop_status
 ntargs_keep(hop_lower_ctx *cx, const hop_arg *args, size_t n, ntarg *out)
 {
+    hop__arena *ar = &cx->plan->arena;
     for (size_t i = 0; i < n; i++) {
         const hop_arg *a = &args[i];
         ntarg *o = &out[i];
-        o->kind = a->kind;
-        o->text = false;
+        *o = (ntarg){.arg = {.kind = a->kind}};
         switch (a->kind) {
         case HOP_ARG_NONE:
-            break;
         case HOP_ARG_INT:
-            o->u.i = a->u.i;
-            break;
         case HOP_ARG_FLOAT:
-            o->u.f = a->u.f;
-            break;
         case HOP_ARG_BOOL:
-            o->u.b = a->u.b;
-            break;
         case HOP_ARG_DTYPE:
-            o->u.dtype = a->u.dtype;
+            o->arg = *a; /* (no pointer into the graph) */
             break;
         case HOP_ARG_LIST: {
-            ntarg *items =
-                hop__arena_alloc(&cx->plan->arena, (a->u.list.n + 1) * sizeof *items);
+            ntarg *items = hop__arena_alloc(ar, (a->u.list.n + 1) * sizeof *items);
             if (items == NULL)
                 return HOP_NOMEM;
             hop_status st = ntargs_keep(cx, a->u.list.items, a->u.list.n, items);
             if (st != HOP_OK)
                 return st;
-            o->u.list.items = items;
-            o->u.list.n = a->u.list.n;
+            o->items = items;
+            o->arg.u.list.n = a->u.list.n;
             break;
         }
         default: /* a node's or subgraph's name, an expression's text */
-            o->text = true;
-            o->u.text = a->kind == HOP_ARG_NODE    ? hop__arena_strdup(&cx->plan->arena, a->u.node->name)
-                        : a->kind == HOP_ARG_GRAPH ? hop__arena_strdup(&cx->plan->arena, a->u.graph->name)
-                                                   : arg_text_now(cx, a);
-            if (o->u.text == NULL)
+            o->text = a->kind == HOP_ARG_NODE    ? hop__arena_strdup(ar, a->u.node->name)
+                      : a->kind == HOP_ARG_GRAPH ? hop__arena_strdup(ar, a->u.graph->name)
+                                                 : arg_text_now(cx, a);
+            if (o->text == NULL)
                 return HOP_NOMEM;
             break;
         }
