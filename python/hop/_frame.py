@@ -619,7 +619,8 @@ class Translator(_State, _Merging, _Breaking):
         """Runs one instruction: the next pc (-1: returned, the value on
         top of the stack).  The commonest instructions run here (a further
         call for each would cost translation time), the others in one
-        method per family of opcodes (_STEPS)."""
+        method per family of opcodes (_STEPS).  (_execute runs STORE_FAST
+        and LOAD_CONST itself, and LOAD_FAST and BINARY_OP where it can.)"""
         if op == "LOAD_FAST":
             v = fr.fast.get(i.argval, _UNBOUND)
             if v is _UNBOUND:
@@ -630,10 +631,6 @@ class Translator(_State, _Merging, _Breaking):
             b = pop()
             a = pop()
             push(self._binary(i.arg, a, b))
-        elif op == "STORE_FAST":
-            fr.fast[i.argval] = pop()
-        elif op == "LOAD_CONST":
-            push(i.argval)
         elif op in ("JUMP_FORWARD", "JUMP_BACKWARD", "JUMP_BACKWARD_NO_INTERRUPT"):
             pc = at[i.argval]
         elif op in ("POP_JUMP_FORWARD_IF_FALSE", "POP_JUMP_BACKWARD_IF_FALSE"):
