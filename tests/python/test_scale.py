@@ -5,7 +5,8 @@ again.  Where the cost can be counted (functions the purity check scans) the
 test counts; elsewhere it compares the time per unit of work at two sizes
 ten or more times apart, in CPU time, in a serial test, with a bound between
 the flat figure and the superlinear one (each bound's comment gives both),
-and the best of a few runs to ride out a busy machine.
+and the best of a few runs, the two sizes taking turns, to ride out a busy
+machine.
 """
 import os
 import sys
@@ -19,6 +20,21 @@ from hop import _purity
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "bench"))
 from workloads import best_cpu_ns, nested, repeated  # noqa: E402
+
+
+def per_unit_ns(run_small, small, run_large, large, rounds=3):
+    """(CPU ns per unit at the small size, at the large size): the least of
+    `rounds` runs of each, the two sizes taking turns, so that a busy spell
+    on the machine (a neighbour filling the shared cache, say) falls on both
+    sizes rather than on all the runs of one."""
+    run_small()  # warm up
+    t_small = t_large = None
+    for _ in range(rounds):
+        s = best_cpu_ns(run_small, repeat=1) / small
+        t_small = s if t_small is None else min(t_small, s)
+        g = best_cpu_ns(run_large, repeat=1) / large
+        t_large = g if t_large is None else min(t_large, g)
+    return t_small, t_large
 
 
 def wrap_call(x):
@@ -37,9 +53,8 @@ def test_tracing_hop_calls_costs_the_same_per_call_at_ten_times_the_calls(make):
     # them all, O(n^2) in all.
     x = hop.randn(16, seed=1)
     small, large = 300, 3000
-    hop.trace(repeated(make, small), x)  # warm up
-    t_small = best_cpu_ns(lambda: hop.trace(repeated(make, small), x)) / small
-    t_large = best_cpu_ns(lambda: hop.trace(repeated(make, large), x), repeat=2) / large
+    t_small, t_large = per_unit_ns(lambda: hop.trace(repeated(make, small), x), small,
+                                   lambda: hop.trace(repeated(make, large), x), large)
     assert t_large <= 2.0 * t_small, (t_small, t_large)  # 1.1-1.4x; 3.1x (wrap), 6.5x before
 
 
@@ -187,7 +202,10 @@ def test_a_body_passed_to_a_hop_is_checked_by_that_hop():
 @pytest.mark.serial
 def test_lifting_captured_tensors_costs_the_same_per_capture_at_sixteen_times_as_many():
     # A wrap body lifting k captured tensors: the signature merge searched
-    # all earlier lifts for each one, O(k^2).
+    # all earlier lifts for each one, O(k^2).  Today the work per capture is
+    # flat (callgrind: 36.5 K instructions at k = 2,000, 36.3 K at 16,000);
+    # the time's rise with k is the caches, and a stop's CI failed (2.11x
+    # under ASan) when a busy spell fell on both runs of the large size.
     def program(k):
         caps = [hop.full((4,), float(i)) for i in range(k)]
 
@@ -200,9 +218,8 @@ def test_lifting_captured_tensors_costs_the_same_per_capture_at_sixteen_times_as
     f_small, f_large = program(small), program(large)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # "guarded by identity only"
-        hop.trace(f_small, hop.ones(4))
-        t_small = best_cpu_ns(lambda: hop.trace(f_small, hop.ones(4))) / small
-        t_large = best_cpu_ns(lambda: hop.trace(f_large, hop.ones(4)), repeat=2) / large
+        t_small, t_large = per_unit_ns(lambda: hop.trace(f_small, hop.ones(4)), small,
+                                       lambda: hop.trace(f_large, hop.ones(4)), large)
         gm = hop.trace(program(50), hop.ones(4))
     assert gm(hop.ones(4)).tolist() == [1.0 + sum(range(50))] * 4
     assert t_large <= 2.1 * t_small, (t_small, t_large)  # 1.55x; 2.7x before
