@@ -1389,6 +1389,9 @@ PyMethodDef hop_py__create_functions[] = {
     {"_base", (PyCFunction)hop_py__base, METH_O, HOP_PY_SIG("_base(t, /)")
      "The object whose memory concrete tensor t wraps (an ndarray, ...), or None when t owns "
      "its memory (hop.compile: a constant the traced function made)."},
+    {"_meta_text", (PyCFunction)hop_py__meta_text, METH_O, HOP_PY_SIG("_meta_text(t, /)")
+     "The `f32[2, 3]` text of tensor t's metadata (concrete or traced), as every message "
+     "spells it."},
     {NULL},
 };
 /* clang-format on */

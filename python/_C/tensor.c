@@ -787,6 +787,20 @@ hop_py__base(PyObject *mod, PyObject *o)
     return Py_NewRef(b != NULL ? b : Py_None);
 }
 
+/* _C._meta_text(t): the `f32[2, 3]` text of t's metadata (ops' meta
+ * printer, hop_meta_print), for the Python layer's messages: one spelling of
+ * a tensor in every layer. */
+PyObject *
+hop_py__meta_text(PyObject *mod, PyObject *o)
+{
+    if (!HOP_PY_IS_TENSOR(o)) {
+        PyErr_Format(PyExc_TypeError, "_meta_text(): expected a Tensor, got %.100s", tname(o));
+        return NULL;
+    }
+    char buf[1024]; /* long symbolic sizes are cut, as in every message */
+    return PyUnicode_FromString(hop_py__tensor_text(HOP_PY_TENSOR(o), buf, sizeof buf));
+}
+
 static int
 truth(PyObject *o)
 {

@@ -47,9 +47,9 @@ def _argnums(fn, argnums, nargs):
 
 
 def _describe(x):
-    if _is_tensor(x):
-        return f"{x.dtype.name}{list(x.shape)}"
-    return type(x).__name__
+    """A differentiated leaf in a message: a tensor as every message spells
+    it (`i64[2]`, the C meta printer's text), anything else by its type."""
+    return _C._meta_text(x) if _is_tensor(x) else type(x).__name__
 
 
 def _leaves_of(fn, args, nums):
@@ -210,7 +210,7 @@ def grad(f, argnums=0, has_aux=False):
     >>> hop.grad(lambda x: x.sum())(hop.tensor([1, 2]))
     Traceback (most recent call last):
         ...
-    TypeError: hop.grad: argument 0 (leaf 0) is int64[2]; gradients are taken with respect to float and complex tensors only
+    TypeError: hop.grad: argument 0 (leaf 0) is i64[2]; gradients are taken with respect to float and complex tensors only
     """
     return _Transformed(f, "grad", _grad, (f, argnums, has_aux))
 

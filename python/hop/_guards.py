@@ -168,7 +168,7 @@ class Guard:
 
 def _what(v):
     if isinstance(v, _C.Tensor):
-        return f"tensor ({v.dtype.name}{list(v.shape)})"
+        return f"tensor ({_C._meta_text(v)})"
     if isinstance(v, (types.FunctionType, type)):
         return f"{type(v).__name__} {getattr(v, '__qualname__', '?')}"
     return f"{type(v).__name__} object"

@@ -411,7 +411,7 @@ def _predicate(t):
         n = n * d
     if n != 1:
         raise _C.ShapeError(f"bool(): the truth value of a tensor with {n} elements is "
-                            f"ambiguous, got {t.dtype.name}{list(t.shape)}")
+                            f"ambiguous, got {_C._meta_text(t)}")
     p = t.reshape(()) if t.ndim else t
     return p if p.dtype is _C.bool else _C.ne(p, 0)
 

@@ -649,8 +649,26 @@ def test_grad_of_non_scalar_output_is_an_error():
 
 
 def test_grad_of_integer_input_is_an_error():
-    with pytest.raises(TypeError, match=r"hop.grad: argument 0 \(leaf 0\) is int64\[2\]"):
+    with pytest.raises(TypeError, match=r"hop.grad: argument 0 \(leaf 0\) is i64\[2\]; "
+                                        r"gradients are taken with respect to float and "
+                                        r"complex tensors only$"):
         hop.grad(lambda x: x.sum())(hop.tensor([1, 2]))
+
+
+def test_grads_type_error_spells_the_tensor_as_the_c_meta_printer_does():
+    """hop.grad's message, eager's bool() message and a proxy's text are the
+    one printer's (hop_meta_print), not a second Python spelling."""
+    x = hop.tensor([[1, 2, 3]], dtype=hop.int32)
+    assert hop._C._meta_text(x) == "i32[1, 3]"
+    with pytest.raises(hop.ShapeError, match=r"got i32\[1, 3\]$"):
+        bool(x)
+    with pytest.raises(TypeError, match=r"\(leaf 0\) is i32\[1, 3\]; "):
+        hop.grad(lambda a: a.sum())(x)
+    seen = []
+    hop.trace(lambda a: seen.append(hop._C._meta_text(a)) or a, hop.ones(3, 4), dynamic=True)
+    assert seen == ["f32[s0, s1]"]
+    with pytest.raises(TypeError, match=r"^_meta_text\(\): expected a Tensor, got int$"):
+        hop._C._meta_text(3)
 
 
 def test_while_loop_carrying_an_item_has_eagers_gradient():
