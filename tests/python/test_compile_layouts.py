@@ -208,6 +208,12 @@ LAYOUT_PROGRAMS = {
     "sum_all": lambda a, b: np.sum(a, keepdims=False) + b,
     "sum_of_last": lambda a, b: (a + b).sum(axis=-1) if a.ndim == 2 else -a,
     "transpose_of_result": lambda a, b: (a + b).T,
+    # reductions NumPy makes through its sums of a (copy of a) in a's order
+    "nansum_first": lambda a, b: np.nansum(a / b, axis=0) if a.ndim else -a,
+    "nanmean_last": lambda a, b: np.nanmean(a, axis=-1, keepdims=True) if a.ndim else -a,
+    "mean_dtype_first": lambda a, b: a.mean(0, dtype=np.float32) if a.ndim else -a,
+    "var_where_last": lambda a, b: a.var(-1, where=b > 0) if a.ndim else -a,
+    "count_nonzero_no_axis": lambda a, b: np.count_nonzero(a, axis=()),
 }
 
 
@@ -279,3 +285,86 @@ def test_reduction_result_is_in_numpys_order(name, layout):
         want, got = fn(a.copy(order="K")), cf(a.copy(order="K"))
         assert _layout(got) == _layout(want)
         np.testing.assert_allclose(got, want, rtol=1e-12)
+
+
+# -- the other reductions: nan functions, order statistics, dtype=/where= --
+
+def _with_nan(a):
+    a = a.copy(order="K")
+    a[(0,) * a.ndim] = np.nan
+    return a
+
+
+STATISTICS = {
+    "nansum_0": lambda a: np.nansum(a, 0),
+    "nansum_last_keepdims": lambda a: np.nansum(a, -1, keepdims=True),
+    "nanprod_1": lambda a: np.nanprod(a, 1),
+    "nanmean_0": lambda a: np.nanmean(a, 0),
+    "nanmean_where": lambda a: np.nanmean(a, 1, where=a > 3),
+    "nanmax_0": lambda a: np.nanmax(a, 0),
+    "nanmin_last": lambda a: np.nanmin(a, -1),
+    "nanmax_initial": lambda a: np.nanmax(a, 1, initial=4.0),
+    "nanvar_0": lambda a: np.nanvar(a, 0),
+    "nanstd_02_keepdims": lambda a: np.nanstd(a, (0, 2), keepdims=True),
+    "nancumsum_0": lambda a: np.nancumsum(a, 0),
+    "nancumprod_last": lambda a: np.nancumprod(a, -1),
+    "median_0": lambda a: np.median(a, 0),
+    "median_last_keepdims": lambda a: np.median(a, -1, keepdims=True),
+    "median_01": lambda a: np.median(a, (0, 1)),
+    "nanmedian_0": lambda a: np.nanmedian(a, 0),
+    "nanmedian_1_keepdims": lambda a: np.nanmedian(a, 1, keepdims=True),
+    "quantile_0": lambda a: np.quantile(a, [0.25, 0.5], axis=0),
+    "percentile_last": lambda a: np.percentile(a, 40, axis=-1),
+    "nanquantile_0": lambda a: np.nanquantile(a, 0.3, axis=0),
+    "average_0": lambda a: np.average(a, 0),
+    "average_weights": lambda a: np.average(a, -1, weights=np.arange(1.0, 1.0 + a.shape[-1])),
+    "mean_dtype": lambda a: a.mean(0, dtype=np.float32),
+    "mean_where": lambda a: a.mean(1, where=a > 2),
+    "var_dtype": lambda a: a.var(-1, dtype=np.float32),
+    "std_dtype_keepdims": lambda a: np.std(a, 0, dtype=np.float64, keepdims=True),
+    "var_where": lambda a: np.var(a, 0, where=a > 2),
+    "count_nonzero_none": lambda a: np.count_nonzero(a, axis=()),
+    "sum_none": lambda a: np.sum(a, axis=()),
+}
+
+
+@pytest.mark.parametrize("layout", sorted(_reduction_layouts()))
+@pytest.mark.parametrize("name", sorted(STATISTICS))
+def test_statistics_result_is_in_numpys_order(name, layout):
+    # NumPy computes these with its reductions of the argument or of a copy
+    # of it in its order (K), so their results follow the argument's order;
+    # the quantiles and a median over several axes are C-ordered copies, and
+    # median's keepdims is a view with a new axis (stride 0)
+    a = _with_nan(_reduction_layouts()[layout])
+    fn = STATISTICS[name]
+    cf = hop.compile(fn)
+    for _ in range(2):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            want, got = fn(a.copy(order="K")), cf(a.copy(order="K"))
+        assert _layout(got) == _layout(want)
+        np.testing.assert_allclose(got, want, rtol=1e-6)
+
+
+@pytest.mark.parametrize("shape,new", [((0, 4), (4, 0)), ((0, 4), (2, 0, 2)), ((3, 0), (0, 5)),
+                                       ((2, 0, 3), (0, 6))])
+def test_reshape_of_an_empty_computed_array_has_numpys_strides(shape, new):
+    # the computed array has zero strides; NumPy's reshape of it fills in
+    # C strides, a 0 dim counted as 1
+    _same(lambda a: (a + 1).reshape(new), np.ones(shape))
+    _same(lambda a: (a * 2).reshape(new), np.asfortranarray(np.ones(shape)))
+
+
+def test_ptp_of_bool_raises_numpys_type_error():
+    import hop.numpy as hnp
+    b = np.array([[True, False], [True, True]])
+    calls = [lambda: np.ptp(b, axis=0), lambda: hop.compile(lambda a: np.ptp(a))(b),
+             lambda: hop.compile(lambda a: np.ptp(a, axis=0))(b),
+             lambda: hnp.ptp(hnp.asarray(b), axis=0), lambda: hnp.asarray(b).ptp(),
+             lambda: hop.compile(lambda a: np.ptp(a, 0, out=np.empty(2, bool)))(b),
+             lambda: hop.compile(lambda a: np.ptp(a))(hnp.asarray(b))]
+    for call in calls:
+        with pytest.raises(TypeError) as e:
+            call()
+        assert type(e.value) is TypeError
+        assert str(e.value).startswith("numpy boolean subtract, the `-` operator, is not supported")

@@ -168,8 +168,8 @@ def _reduce_order(a, where, ndim, axes, keepdims, kind):
     from ._ufuncs import memory_order
     from ._ndarray import NumpyArg
     nd_out = ndim if keepdims else ndim - len(axes)
-    if kind is not NumpyArg or not axes or nd_out < 2:
-        return None
+    if kind is not NumpyArg or nd_out < 2:
+        return None  # (axis=(): NumPy's copy of a, in the same order)
     operands = (a,) + ((where,) if where is not True else ())
     full = memory_order(kind, operands, ndim) or tuple(range(ndim))
     kept = [d for d in full if d not in axes]
@@ -331,33 +331,55 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True, _kin
     t = _t(a, "mean")
     _count_axes(axis, t.ndim)
     if dtype is not None and where is True:
-        r = _mean_dtype(t, axis, dtype, keepdims)._t
-        return _out(kind, r, scalar=r.ndim == 0 and out is None, out=out, what="mean")
+        return ordered(a, axis, keepdims, kind, out,
+                       lambda x, axes, kd: _mean_dtype(x, axes, dtype, kd)._t, "mean")
     if where is not True:
-        w = _t(where, "mean: where")
-        rdt = _reduce_dtype(_np.mean, t, dtype, "mean")
-        cdt = _np.dtype(_np.float32) if rdt == _np.dtype(_np.float16) else rdt
-        x = _C.where(w, _core.cast(t, cdt), _C.zeros((), dtype=_core.hop_dtype(cdt, "mean")))
-        cnt = _C.where(w, 1, 0) + _C.zeros(tuple(x.shape), dtype=_C.int64)
-        dims = list(_axes(axis, x.ndim))
-        r = _C.div(_C.sum(x, dims, keepdims), _C.sum(cnt, dims, keepdims)) if dims else \
-            _C.div(x, cnt)
-        return _out(kind, _core.cast(r, rdt), scalar=r.ndim == 0 and out is None, out=out,
-                    what="mean")
+        return ordered(a, axis, keepdims, kind, out,
+                       lambda x, axes, kd, w: _mean_where(x, axes, dtype, kd, w), "mean", where)
     (r, rdt), order = _reduced(a, t, _axes(axis, t.ndim), keepdims, kind, out,
                                lambda x, axes, kd: _mean_t(x, axes, dtype, kd, "mean"))
     return _finish(kind, _core.cast(r, rdt), order, out, "mean")
 
 
-def _reduced(a, t, axes, keepdims, kind, out, compute):
+def _mean_where(t, axes, dtype, keepdims, w):
+    """mean of tensor t over axes of the elements where w (a bool tensor of
+    t's shape) is true."""
+    rdt = _reduce_dtype(_np.mean, t, dtype, "mean")
+    cdt = _np.dtype(_np.float32) if rdt == _np.dtype(_np.float16) else rdt
+    x = _C.where(w, _core.cast(t, cdt), _C.zeros((), dtype=_core.hop_dtype(cdt, "mean")))
+    cnt = _C.where(w, 1, 0) + _C.zeros(tuple(x.shape), dtype=_C.int64)
+    dims = list(axes)
+    r = _C.div(_C.sum(x, dims, keepdims), _C.sum(cnt, dims, keepdims)) if dims else \
+        _C.div(x, cnt)
+    return _core.cast(r, rdt)
+
+
+def _reduced(a, t, axes, keepdims, kind, out, compute, where=True):
     """compute(x, axes, keepdims) of tensor t (array a's) reduced over axes,
-    in NumPy's memory order of the result (_reduce_order): (its value, the
-    order for _finish)."""
-    order = _reduce_order(a, True, t.ndim, axes, keepdims, kind) if out is None else None
+    in NumPy's memory order of the result (_reduce_order, of a and a where=
+    mask): (its value, the order for _finish).  With a mask (not True),
+    compute(x, axes, keepdims, w) gets the mask as a tensor of x's shape."""
+    order = _reduce_order(a, where, t.ndim, axes, keepdims, kind) if out is None else None
+    extra = ()
+    if where is not True:
+        w = _t(where, "where")
+        extra = (_C.logical_or(w, _C.zeros(tuple(t.shape), dtype=_C.bool)),)
     if order is None:
-        return compute(t, axes, keepdims), None
+        return compute(t, axes, keepdims, *extra), None
     last = tuple(range(t.ndim - len(axes), t.ndim))
-    return compute(t.permute(*order[0]), last, False), order
+    return compute(t.permute(*order[0]), last, False,
+                   *(e.permute(*order[0]) for e in extra)), order
+
+
+def ordered(a, axis, keepdims, kind, out, compute, what, where=True):
+    """A reduction of array a over axis that NumPy computes with its
+    reductions or a copy of a in a's order (the nan functions, median,
+    mean with dtype= or where=, ...): compute(x, axes, keepdims[, w]) of
+    a's tensor (_reduced), as NumPy's array in NumPy's memory order of the
+    result, or in out."""
+    t = _t(a, what)
+    r, order = _reduced(a, t, _axes(axis, t.ndim), keepdims, kind, out, compute, where)
+    return _finish(kind, r, order, out, what)
 
 
 def _finish(kind, r, order, out, what):
@@ -390,8 +412,8 @@ def _var_out(a, axis, dtype, out, ddof, keepdims, kind, what, root):
     """var, or std (root: its square root), as NumPy computes each."""
     _count_axes(axis, _t(a, what).ndim)
     if dtype is not None:
-        r = _var_dtype(a, axis, dtype, ddof, keepdims, root)
-        return _out(kind, r, scalar=r.ndim == 0 and out is None, out=out, what=what)
+        return ordered(a, axis, keepdims, kind, out,
+                       lambda x, axes, kd: _var_dtype(x, axes, dtype, ddof, kd, root), what)
     t = _t(a, what)
     (r, rdt), order = _reduced(a, t, _axes(axis, t.ndim), keepdims, kind, out,
                                lambda x, axes, kd: _var_t(x, axes, dtype, ddof, kd, what))
@@ -410,30 +432,33 @@ def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, _kind=Non
 
 @implements(_np.ptp)
 def ptp(a, axis=None, out=None, keepdims=False, *, _kind=None):
-    from ._ndarray import NumpyArg
-    kind = _kind or _kind_of(a)
-    if out is not None or kind is not NumpyArg:
-        hi = max(a, axis, keepdims=keepdims, _kind=_C.Tensor)
-        lo = min(a, axis, keepdims=keepdims, _kind=_C.Tensor)
-        return _out(kind, hi - lo, scalar=hi.ndim == 0 and out is None, out=out, what="ptp")
-    # NumPy's max - min: its reductions' results (in their order) subtracted
-    # by the ufunc, whose new array is in their K order
+    # NumPy's subtract(max, min, out): its reductions' results (in their
+    # order) subtracted by the ufunc, whose new array is in their K order,
+    # and whose TypeError a bool array gets (every kind of array alike)
     from ._ufuncs import call_ufunc
+    kind = _kind or _kind_of(a)
     return call_ufunc("subtract", (max(a, axis, keepdims=keepdims, _kind=kind),
-                                   min(a, axis, keepdims=keepdims, _kind=kind)), {}, kind)
+                                   min(a, axis, keepdims=keepdims, _kind=kind)),
+                      {} if out is None else {"out": out}, kind)
 
 
 @implements(_np.nansum)
 def nansum(a, axis=None, dtype=None, out=None, keepdims=False, *, _kind=None):
-    t = _t(a, "nansum")
-    if _core.np_dtype(t).kind in "fc":
-        from ._stats import _replace_nan  # (a complex NaN: either part)
-        t = _replace_nan(t, 0)[0]
-    return sum(t, axis, dtype, out, keepdims, _kind=_kind or _kind_of(a))
+    kind = _kind or _kind_of(a)
+    if _core.np_dtype(_t(a, "nansum")).kind not in "fc":
+        return sum(a, axis, dtype, out, keepdims, _kind=kind)
+    from ._stats import _replace_nan  # (a complex NaN: either part)
+    # NumPy's sum of a copy of a (K order): in a's order
+    return ordered(a, axis, keepdims, kind, out, lambda x, axes, kd: _t(sum(
+        _replace_nan(x, 0)[0], axes, dtype, None, kd, _kind=ndarray)), "nansum")
 
 
-def _scan(op, np_fn, a, axis, dtype, out, kind):
+def _scan(op, np_fn, a, axis, dtype, out, kind, nan=None):
+    """cumsum/cumprod of a (nancumsum/nancumprod: NaN read as nan)."""
     t = _t(a, op)
+    if nan is not None and _core.np_dtype(t).kind in "fc":
+        from ._stats import _replace_nan  # (a complex NaN: either part)
+        t = _replace_nan(t, nan)[0]
     if axis is None or t.ndim == 0:  # NumPy scans a 0-d array as 1-d
         t = t.reshape(-1)
         axis = 0 if axis is None else axis

@@ -30,12 +30,11 @@ def count_nonzero(a, axis=None, *, keepdims=False, _kind=None):
         return int(c.item()) if not _C._is_proxy(c) else c.item()
     kind = _kind or _kind_of(a)
     dims = _axes(axis, t.ndim)
-    if not dims:
-        r = nz.to(_C.int64)
-        return wrap(kind, r, scalar=r.ndim == 0)  # (a.sum(): a scalar at 0-d)
     from ._reductions import _finish, _reduced  # (NumPy's a.sum(axis): in its order)
+    # (axis=(): NumPy's sum over no axis, a copy of the flags in a's order)
     r, order = _reduced(a, nz, dims, keepdims, kind, None,
-                        lambda x, axes, kd: _C.sum(x.to(_C.int64), list(axes), bool(kd)))
+                        lambda x, axes, kd: _C.sum(x.to(_C.int64), list(axes), bool(kd))
+                        if axes else x.to(_C.int64))
     return _finish(kind, r, order, None, "count_nonzero")
 
 

@@ -24,6 +24,7 @@ from . import _funcs as F
 from ._funcs import (_axes, _axis, _kind_of, _size, _t, implements, sum as _sum)
 from ._index_routines import _take_along
 from ._lib import _arr
+from ._reductions import _scan, ordered as _ordered
 from ._ndarray import ndarray, result_kind, wrap
 
 __all__ = []
@@ -316,25 +317,52 @@ def percentile(a, q, axis=None, out=None, overwrite_input=False, method="linear"
 def median(a, axis=None, out=None, overwrite_input=False, keepdims=False, *, _kind=None):
     kind = _kind or _kind_of(a)
     t = _t(a, "median")
-    t2, ax = _reduce_axes(t, axis)
-    s, n = _sorted_along(t2, ax)
     if t.ndim == 0:  # the mean of the one value (a float); an array under keepdims
         rt = _t(F.mean(ndarray(t), _kind=ndarray))
         return F._out(kind, rt, scalar=not keepdims and out is None, out=out, what="median")
+    return _along_one_axis(a, t, axis, out, keepdims, kind, "median", _median_t)
+
+
+def _along_one_axis(a, t, axis, out, keepdims, kind, what, compute, c_order=False):
+    """median or nanmedian (compute(t, axis): the tensor of it along one
+    axis, or all of t's axes flattened for None) as NumPy's _ureduce makes
+    it: over one axis, NumPy's mean of a K-ordered copy of a, in a's order
+    (_reductions.ordered), keepdims its view with a new axis (stride 0);
+    over a tuple of axes a C-ordered copy with them moved last and
+    flattened, so a C-ordered result, keepdims reshaped (c_order: that
+    result over one axis too)."""
+    axes = None if axis is None else _axes(axis, t.ndim)
+    if axes is None or len(axes) > 1 or c_order:
+        t2, ax = _reduce_axes(t, axis)
+        rt = compute(t2, ax)
+        if keepdims:
+            rt = rt.reshape(_keepdims_shape(t, axis, ()))
+        return F._out(kind, rt, scalar=rt.ndim == 0 and out is None, out=out, what=what)
+    if keepdims and out is None:
+        r = _ordered(a, axes, False, kind, None, lambda x, ax, kd: compute(x, ax[0]), what)
+        return r[(Ellipsis,) + tuple(None if d in axes else slice(None) for d in range(t.ndim))]
+    return _ordered(a, axes, keepdims, kind, out,
+                    lambda x, ax, kd: _keep(compute(x, ax[0]), x, ax, kd), what)
+
+
+def _keep(r, x, axes, keepdims):
+    return r.reshape(_keepdims_shape(x, axes, ())) if keepdims else r
+
+
+def _median_t(t, axis):
+    """The median of tensor t along axis (None: all of it)."""
+    s, n = _sorted_along(t, axis)
     if not isinstance(n, int):
         raise _C.UnsupportedError("hop.numpy: median over a symbolic size is not supported")
     if n % 2 == 1:
         part = s.slice(0, n // 2, n // 2 + 1, 1)
     else:
         part = s.slice(0, n // 2 - 1, n // 2 + 1, 1)
-    r = F.mean(ndarray(part), axis=0, _kind=ndarray)
-    rt = _t(r)
+    rt = _t(F.mean(ndarray(part), axis=0, _kind=ndarray))
     if _core.np_dtype(t).kind == "f" and n > 0:
         last = s.select(0, n - 1)
         rt = _C.where(_C.ne(last, last), _C.full((), math.nan, dtype=rt.dtype), rt)
-    if keepdims:
-        rt = rt.reshape(_keepdims_shape(t, axis, ()))
-    return F._out(kind, rt, scalar=rt.ndim == 0 and out is None, out=out, what="median")
+    return rt
 
 
 # -------------------------------------------------------- nan functions
@@ -360,57 +388,64 @@ def nanmean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True, _
     kind = _kind or _kind_of(a)
     t = _t(a, "nanmean")
     _inexact_dtype(t, dtype)
-    arr, mask = _replace_nan(t, 0)
-    if mask is None:
+    if _core.np_dtype(t).kind not in "fc":  # (no NaN: mean's)
         return F.mean(a, axis, dtype, out, keepdims, where=where, _kind=kind)
-    cnt = _sum(ndarray(_C.logical_not(mask)), axis, dtype=_np.intp, keepdims=keepdims,
-               where=where, _kind=ndarray)
-    tot = _sum(ndarray(arr), axis, dtype=dtype, keepdims=keepdims, where=where, _kind=ndarray)
-    avg = tot / cnt
-    at = _core.cast(_t(avg), _core.np_dtype(_t(tot)))
-    return F._out(kind, at, scalar=at.ndim == 0 and out is None, out=out, what="nanmean")
+
+    def compute(x, axes, kd, w=True):
+        arr, mask = _replace_nan(x, 0)
+        cnt = _sum(ndarray(_C.logical_not(mask)), axes, dtype=_np.intp, keepdims=kd, where=w,
+                   _kind=ndarray)
+        tot = _sum(ndarray(arr), axes, dtype=dtype, keepdims=kd, where=w, _kind=ndarray)
+        return _core.cast(_t(tot / cnt), _core.np_dtype(_t(tot)))
+    # NumPy's sums of a copy of a (K order): in a's order (_reductions.ordered)
+    return _ordered(a, axis, keepdims, kind, out, compute, "nanmean", where)
 
 
 @implements(_np.nanprod)
 def nanprod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=True, *,
             _kind=None):
-    arr, _ = _replace_nan(_t(a, "nanprod"), 1)
-    return F.prod(arr, axis, dtype, out, keepdims, initial, where, _kind=_kind or _kind_of(a))
+    kind = _kind or _kind_of(a)
+    if _core.np_dtype(_t(a, "nanprod")).kind not in "fc":
+        return F.prod(a, axis, dtype, out, keepdims, initial, where, _kind=kind)
+    return _ordered(a, axis, keepdims, kind, out, lambda x, axes, kd, w=True: _t(F.prod(
+        _replace_nan(x, 1)[0], axes, dtype, None, kd, initial, w, _kind=ndarray)), "nanprod",
+        where)
 
 
 @implements(_np.nancumsum)
 def nancumsum(a, axis=None, dtype=None, out=None, *, _kind=None):
-    arr, _ = _replace_nan(_t(a, "nancumsum"), 0)
-    return F.cumsum(arr, axis, dtype, out, _kind=_kind or _kind_of(a))
+    return _scan("cumsum", _np.cumsum, a, axis, dtype, out, _kind or _kind_of(a), nan=0)
 
 
 @implements(_np.nancumprod)
 def nancumprod(a, axis=None, dtype=None, out=None, *, _kind=None):
-    arr, _ = _replace_nan(_t(a, "nancumprod"), 1)
-    return F.cumprod(arr, axis, dtype, out, _kind=_kind or _kind_of(a))
+    return _scan("cumprod", _np.cumprod, a, axis, dtype, out, _kind or _kind_of(a), nan=1)
 
 
 def _nanextreme(a, axis, out, keepdims, initial, where, fn, fill, what, kind):
     t = _t(a, what)
-    if _core.np_dtype(t).kind == "c":
-        # a NaN in either part is skipped; the fill is below (above) every
-        # complex in NumPy's lexicographic order
-        arr, mask = _replace_nan(t, complex(fill, fill))
-    else:
-        mask = _nan_mask(t)
-        if mask is None:
-            return fn(a, axis, out, keepdims, initial=initial, where=where, _kind=kind)
-        arr = _C.where(mask, _C.full((), fill, dtype=t.dtype), t)
-    r = _t(fn(arr, axis, None, keepdims, initial=initial, where=where, _kind=ndarray))
-    if initial is None:
-        # (NumPy's fmax.reduce: an all-NaN slice is NaN, but with initial
-        # it is initial, which takes part as any element does)
-        dims = None if axis is None else list(_axes(axis, t.ndim))
-        allnan = _C.all(mask, dims, bool(keepdims)) if t.ndim else mask
-        nan = _core.complex_scalar(complex(math.nan, 0.0), _core.np_dtype(r)) if \
-            _core.np_dtype(r).kind == "c" else _C.full((), math.nan, dtype=r.dtype)
-        r = _C.where(allnan, nan, r)
-    return F._out(kind, r, scalar=r.ndim == 0 and out is None, out=out, what=what)
+    if _core.np_dtype(t).kind not in "fc":
+        return fn(a, axis, out, keepdims, initial=initial, where=where, _kind=kind)
+
+    def compute(x, axes, kd, w=True):
+        if _core.np_dtype(x).kind == "c":
+            # a NaN in either part is skipped; the fill is below (above)
+            # every complex in NumPy's lexicographic order
+            arr, mask = _replace_nan(x, complex(fill, fill))
+        else:
+            mask = _nan_mask(x)
+            arr = _C.where(mask, _C.full((), fill, dtype=x.dtype), x)
+        r = _t(fn(arr, axes, None, kd, initial=initial, where=w, _kind=ndarray))
+        if initial is None:
+            # (NumPy's fmax.reduce: an all-NaN slice is NaN, but with
+            # initial it is initial, which takes part as any element does)
+            allnan = _C.all(mask, list(axes), bool(kd)) if x.ndim and axes else mask
+            nan = _core.complex_scalar(complex(math.nan, 0.0), _core.np_dtype(r)) if \
+                _core.np_dtype(r).kind == "c" else _C.full((), math.nan, dtype=r.dtype)
+            r = _C.where(allnan, nan, r)
+        return r
+    # NumPy's fmin/fmax.reduce of a: in a's order (_reductions.ordered)
+    return _ordered(a, axis, keepdims, kind, out, compute, what, where)
 
 
 @implements(_np.nanmin)
@@ -492,12 +527,16 @@ def _nanvar_out(a, axis, dtype, out, ddof, keepdims, _kind, what, plain, root, w
     # nanvar/nanstd (root: the square root); an array with no nan-capable
     # dtype is plain's (var/std)
     kind = _kind or _kind_of(a)
-    v = _nanvar_t(a, axis, dtype, ddof, keepdims, what, where)
-    if v is None:
+    t = _t(a, what)
+    _inexact_dtype(t, dtype)
+    if _core.np_dtype(t).kind not in "fc" and where is True:
         return plain(a, axis, dtype, out, ddof, keepdims, _kind=kind)
-    if root:
-        v = _C.sqrt(v)
-    return F._out(kind, v, scalar=v.ndim == 0 and out is None, out=out, what=what)
+
+    def compute(x, axes, kd, w=True):
+        v = _nanvar_t(x, axes, dtype, ddof, kd, what, w)
+        return _C.sqrt(v) if root else v
+    # NumPy's sums of a copy of a (K order): in a's order (_reductions.ordered)
+    return _ordered(a, axis, keepdims, kind, out, compute, what, where)
 
 
 @implements(_np.nanvar)
@@ -535,15 +574,20 @@ def nanmedian(a, axis=None, out=None, overwrite_input=False, keepdims=False, *, 
     t = _t(a, "nanmedian")
     if _core.np_dtype(t).kind != "f":
         return median(a, axis, out, overwrite_input, keepdims, _kind=kind)
-    t2, ax = _reduce_axes(t, axis)
-    s, n, cnt = _nan_sorted(t2, ax)
+    axes = None if axis is None else _axes(axis, t.ndim)
+    n = t.shape[axes[0]] if axes is not None and len(axes) == 1 else 0
+    # (600 or more along the axis: NumPy's apply_along_axis, C-ordered)
+    return _along_one_axis(a, t, axis, out, keepdims, kind, "nanmedian", _nanmedian_t,
+                           c_order=not (isinstance(n, int) and n < 600))
+
+
+def _nanmedian_t(t, axis):
+    """The median of tensor t's numbers (NaN skipped) along axis."""
+    s, n, cnt = _nan_sorted(t, axis)
     lo = _nan_take(s, (cnt - 1) // 2)
     hi = _nan_take(s, cnt // 2)
     r = _t(F.mean(ndarray(_C.stack([lo, hi], 0)), axis=0, _kind=ndarray))
-    r = _C.where(_C.eq(cnt, 0), _C.full((), math.nan, dtype=r.dtype), r)
-    if keepdims:
-        r = r.reshape(_keepdims_shape(t, axis, ()))
-    return F._out(kind, r, scalar=r.ndim == 0 and out is None, out=out, what="nanmedian")
+    return _C.where(_C.eq(cnt, 0), _C.full((), math.nan, dtype=r.dtype), r)
 
 
 def _nanquantile(a, qc, axis, out, method, keepdims, what, kind):

@@ -693,8 +693,10 @@ def root_view(a, run):
         # an array the function computed: the plan's result is the whole
         # array, the view NumPy's of it (the plan gives a view of its own
         # memory as a C-ordered copy: `(a + 1).T`); a reshape of it is C
-        # ordered as it is
-        if any(s.kind != "reshape" for s in a._vw):
+        # ordered as it is, except without elements (the computed array's
+        # strides are zero, its reshape's C strides: plan_gives_view)
+        if any(s.kind != "reshape" for s in a._vw) or \
+                any(isinstance(n, int) and n == 0 for n in st.value.shape):
             if any(s.apply_np is None and s.kind != "bitcast" for s in a._vw):
                 return False
             return ("out", st.value), a._vw
@@ -728,12 +730,23 @@ def plan_gives_view(a, shared):
             not all(isinstance(n, int) for n in shape + vshape) or \
             any(s.apply_np is None or s.kind == "bitcast" for s in a._vw):
         return False
-    v = np.empty(shape, dtype=st.value.dtype.dtype)
+    v = _plan_array(shape, st.value.dtype.dtype)
     for s in a._vw:
         v = numpy_view(s, v)
     if v.base is None or v.shape != vshape:
         return False  # (a step that copies is not a view)
-    return v.strides == np.empty(vshape, dtype=v.dtype).strides
+    return v.strides == _plan_array(vshape, v.dtype).strides
+
+
+def _plan_array(shape, dtype):
+    """A plan's new array of shape as the caller gets it: C order, and zero
+    strides without elements (NumPy 1.24's new empty array's, whose
+    reshape fills in C strides again, a 0 dim counted as 1)."""
+    import numpy as np
+    v = np.empty(shape, dtype=dtype)
+    if v.size or not v.ndim:
+        return v
+    return np.lib.stride_tricks.as_strided(v, shape, (0,) * v.ndim)
 
 
 def numpy_view(step, x):
