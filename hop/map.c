@@ -584,59 +584,38 @@ is_float(const hop_node *v)
     return v && v->meta->kind == HOP_VALUE_TENSOR && hop_dtype_is_inexact(v->meta->meta.dtype);
 }
 
-/* The map a rule emits: body over the call's xs (their values in the out
- * graph: prim) followed by xs_extra, and its args followed by args_extra;
- * outputs call's, then more[nmore]. */
-static hop_node *
-emit_map(hop_graph *g, const hop_node *call, const hop_layout *l, hop_node *const *prim,
-         hop_graph *body, hop_node *const *xs_extra, size_t nxe, hop_node *const *args_extra,
-         size_t nae, const hop_value_info *more, size_t nmore)
-{
-    hop_span xs = hop_layout_span(l, "xs"), args = hop_layout_span(l, "args");
-    hop_value_info *outs = hop_calloc(call->nouts + nmore + 1, sizeof *outs);
-    hop_build *b = outs ? hop_build_new(g, &hop_map_class) : NULL;
-    hop_status st = b ? hop_build_use_body(b, "f", body) : hop_error_code();
-    for (size_t j = xs.at; j < xs.at + xs.n && st == HOP_OK; j++)
-        st = hop_build_operand(b, "xs", prim[j]);
-    for (size_t i = 0; i < nxe && st == HOP_OK; i++)
-        st = hop_build_operand(b, "xs", xs_extra[i]);
-    for (size_t j = args.at; j < args.at + args.n && st == HOP_OK; j++)
-        st = hop_build_operand(b, "args", prim[j]);
-    for (size_t i = 0; i < nae && st == HOP_OK; i++)
-        st = hop_build_operand(b, "args", args_extra[i]);
-    hop_node *r = NULL;
-    if (st == HOP_OK) {
-        memcpy(outs, call->outs, call->nouts * sizeof *outs);
-        memcpy(outs + call->nouts, more, nmore * sizeof *outs);
-        r = hop_build_emit(b, outs, call->nouts + nmore);
-        b = NULL;
-    }
-    hop_build_free(b);
-    hop_free(outs);
-    return r;
-}
-
 /* A map rule's view of the call: its layout, the value passed for each
- * body input (fwd) and its primal in the out graph. */
+ * body input (fwd), its primal in the out graph g (prim); and, for the rule
+ * to fill in, which body inputs it differentiates (wrt) and the values it
+ * adds to the map (extra: the outputs' cotangents, or the inputs'
+ * tangents, so room for the larger of the two counts). */
 typedef struct map_rule {
+    const hop_node *call;
+    hop_graph *g;
     hop_layout l;
     hop_span xs;
     const hop_graph *body;
     const hop_node **fwd;
     hop_node **prim;
+    bool *wrt;
+    hop_node **extra;
 } map_rule;
 
 static hop_status
-map_rule_of(const hop_node *call, hop_node *(*primal)(void *cx, const hop_node *v), void *cx,
-            map_rule *m)
+map_rule_of(const hop_node *call, hop_graph *g, hop_node *(*primal)(void *cx, const hop_node *v),
+            void *cx, map_rule *m)
 {
     memset(m, 0, sizeof *m);
+    m->call = call;
+    m->g = g;
     hop_status st = hop_layout_of(call, &m->l);
     m->xs = hop_layout_span(&m->l, "xs");
     m->body = hop_node_body(call, "f");
     m->fwd = hop_calloc(m->l.n + 1, sizeof *m->fwd);
     m->prim = hop_calloc(m->l.n + 1, sizeof *m->prim);
-    if (st == HOP_OK && (m->fwd == NULL || m->prim == NULL))
+    m->wrt = hop_calloc(m->l.n + 1, sizeof *m->wrt);
+    m->extra = hop_calloc(m->l.n + call->nouts + 1, sizeof *m->extra);
+    if (st == HOP_OK && (m->fwd == NULL || m->prim == NULL || m->wrt == NULL || m->extra == NULL))
         st = hop_error_code();
     for (size_t j = 0; j < m->l.n && st == HOP_OK; j++) {
         const hop_arg *a = hop_node_passed_to(call, j);
@@ -652,6 +631,8 @@ map_rule_free(map_rule *m)
 {
     hop_free(m->fwd);
     hop_free(m->prim);
+    hop_free(m->wrt);
+    hop_free(m->extra);
 }
 
 static hop_node *
@@ -666,19 +647,49 @@ jvp_primal(void *cx, const hop_node *v)
     return hop_jvp_primal(cx, v);
 }
 
-/* Moves the k placeholders of g from position first on to position pos
- * (before first), in order: both rules put the rows of the values they map
- * (cotangents, xs tangents) right after the xs rows. */
-static hop_status
-move_block(hop_graph *g, size_t first, size_t k, size_t pos)
+/*
+ * The one map both rules emit into m->g, over body (the body's backward or
+ * tangent graph): its xs are the call's xs (their primals) followed by the
+ * first nmapped of m->extra, the values the rule maps (cotangents, xs
+ * tangents); its args are the call's args followed by the next nwhole of
+ * m->extra, passed whole (args tangents); its outputs are the call's, then
+ * more[nmore].  body takes its extra inputs after the call's, mapped ones
+ * first: those placeholders move to right after the xs rows, so that
+ * body's inputs line up with the map's operands.  NULL with the error set.
+ */
+static hop_node *
+emit_rule_map(const map_rule *m, hop_graph *body, size_t nmapped, size_t nwhole,
+              const hop_value_info *more, size_t nmore)
 {
-    for (size_t i = 0; i < k; i++) {
-        hop_status st =
-            hop_graph_move_placeholder(g, hop_graph_placeholder_at(g, first + i), pos + i);
-        if (st != HOP_OK)
-            return st;
+    const hop_node *call = m->call;
+    size_t n = m->l.n;
+    if (body->nplaceholders == n + nmapped + nwhole)
+        for (size_t i = 0; i < nmapped; i++)
+            if (hop_graph_move_placeholder(body, hop_graph_placeholder_at(body, n + i),
+                                           m->xs.n + i) != HOP_OK)
+                return NULL;
+    hop_span args = hop_layout_span(&m->l, "args");
+    hop_value_info *outs = hop_calloc(call->nouts + nmore + 1, sizeof *outs);
+    hop_build *b = outs ? hop_build_new(m->g, &hop_map_class) : NULL;
+    hop_status st = b ? hop_build_use_body(b, "f", body) : hop_error_code();
+    for (size_t j = m->xs.at; j < m->xs.at + m->xs.n && st == HOP_OK; j++)
+        st = hop_build_operand(b, "xs", m->prim[j]);
+    for (size_t i = 0; i < nmapped && st == HOP_OK; i++)
+        st = hop_build_operand(b, "xs", m->extra[i]);
+    for (size_t j = args.at; j < args.at + args.n && st == HOP_OK; j++)
+        st = hop_build_operand(b, "args", m->prim[j]);
+    for (size_t i = 0; i < nwhole && st == HOP_OK; i++)
+        st = hop_build_operand(b, "args", m->extra[nmapped + i]);
+    hop_node *r = NULL;
+    if (st == HOP_OK) {
+        memcpy(outs, call->outs, call->nouts * sizeof *outs);
+        memcpy(outs + call->nouts, more, nmore * sizeof *outs);
+        r = hop_build_emit(b, outs, call->nouts + nmore);
+        b = NULL;
     }
-    return HOP_OK;
+    hop_build_free(b);
+    hop_free(outs);
+    return r;
 }
 
 /*
@@ -691,51 +702,43 @@ static hop_status
 map_vjp(hop_vjp_ctx *cx, const hop_node *call)
 {
     map_rule m;
-    hop_status st = map_rule_of(call, vjp_primal, cx, &m);
+    hop_status st = map_rule_of(call, hop_vjp_out(cx), vjp_primal, cx, &m);
     size_t n = m.l.n, ng = 0, nct = 0;
-    bool *wrt = hop_calloc(n + 1, sizeof *wrt);
     hop_value_info *more = hop_calloc(n + 1, sizeof *more);
-    hop_node **cts = hop_calloc(call->nouts + 1, sizeof *cts);
-    if (st == HOP_OK && (wrt == NULL || more == NULL || cts == NULL))
+    if (st == HOP_OK && more == NULL)
         st = HOP_NOMEM;
     const hop_expr *rows = m.xs.n ? m.fwd[m.xs.at]->meta->meta.sizes[0] : NULL;
     for (size_t j = 0; j < n && st == HOP_OK; j++)
         if (is_float(m.fwd[j]) && hop_vjp_active(cx, m.fwd[j])) {
-            wrt[j] = true;
+            m.wrt[j] = true;
             more[ng++] = stacked(hop_graph_placeholder_at(m.body, j)->meta, rows);
         }
     hop_graph *bwd = NULL;
     if (st == HOP_OK && ng > 0)
-        st = hop_vjp_body(cx, m.body, wrt, &bwd);
+        st = hop_vjp_body(cx, m.body, m.wrt, &bwd);
     for (size_t i = 0; i < call->nouts && st == HOP_OK && ng > 0; i++) {
         if (!hop_dtype_is_inexact(call->outs[i].meta.dtype))
             continue;
         hop_node *ct = hop_vjp_ct(cx, call, i);
         if (ct == NULL && (ct = hop_vjp_zeros(cx, &call->outs[i])) == NULL)
             st = hop_error_code();
-        cts[nct++] = ct;
+        m.extra[nct++] = ct;
     }
-    /* the cotangents are mapped: their rows go right after the xs rows */
-    if (st == HOP_OK && ng > 0 && bwd->nplaceholders == n + nct)
-        st = move_block(bwd, n, nct, m.xs.n);
+    /* the cotangents are mapped; the args' gradients come out whole */
     hop_node *r = NULL;
-    hop_graph *g = hop_vjp_out(cx);
-    if (st == HOP_OK && ng > 0 &&
-        (r = emit_map(g, call, &m.l, m.prim, bwd, cts, nct, NULL, 0, more, ng)) == NULL)
+    if (st == HOP_OK && ng > 0 && (r = emit_rule_map(&m, bwd, nct, 0, more, ng)) == NULL)
         st = hop_error_code();
     for (size_t j = 0, k = 0; j < n && st == HOP_OK && r; j++) {
-        if (!wrt[j])
+        if (!m.wrt[j])
             continue;
-        hop_node *gj = hop_graph_getitem(g, r, call->nouts + k++);
+        hop_node *gj = hop_graph_getitem(m.g, r, call->nouts + k++);
         if (gj && j >= m.xs.at + m.xs.n) {
             hop_arg a[] = {hop_arg_node(gj), hop_arg_int(0), hop_arg_bool(false)};
-            gj = hop_graph_call_op(g, HOP_OP_sum, a, 3);
+            gj = hop_graph_call_op(m.g, HOP_OP_sum, a, 3);
         }
         st = gj ? hop_vjp_accumulate(cx, m.fwd[j], gj) : hop_error_code();
     }
-    hop_free(wrt);
     hop_free(more);
-    hop_free(cts);
     map_rule_free(&m);
     return st;
 }
@@ -746,38 +749,28 @@ static hop_status
 map_jvp(hop_jvp_ctx *cx, const hop_node *call)
 {
     map_rule m;
-    hop_status st = map_rule_of(call, jvp_primal, cx, &m);
-    size_t n = m.l.n, nxt = 0, nat = 0;
-    bool *wrt = hop_calloc(n + 1, sizeof *wrt);
-    hop_node **ts = hop_calloc(n + 1, sizeof *ts);
-    if (st == HOP_OK && (wrt == NULL || ts == NULL))
-        st = HOP_NOMEM;
-    for (size_t j = 0; j < n && st == HOP_OK; j++) {
+    hop_status st = map_rule_of(call, hop_jvp_out(cx), jvp_primal, cx, &m);
+    size_t nxt = 0, nat = 0;
+    for (size_t j = 0; j < m.l.n && st == HOP_OK; j++) {
         hop_node *t = m.fwd[j] ? hop_jvp_tangent(cx, m.fwd[j]) : NULL;
         if (t && is_float(m.fwd[j])) {
-            wrt[j] = true;
-            ts[nxt + nat] = t;
+            m.wrt[j] = true;
+            m.extra[nxt + nat] = t;
             *(j < m.xs.at + m.xs.n ? &nxt : &nat) += 1;
         }
     }
     hop_graph *jb = NULL;
     if (st == HOP_OK && nxt + nat > 0)
-        st = hop_jvp_body(cx, m.body, wrt, &jb);
-    /* the xs tangents are mapped: right after the xs rows */
-    if (st == HOP_OK && nxt > 0 && jb->nplaceholders == n + nxt + nat)
-        st = move_block(jb, n, nxt, m.xs.n);
+        st = hop_jvp_body(cx, m.body, m.wrt, &jb);
+    /* the xs tangents are mapped, the args' tangents passed whole */
     hop_node *r = NULL;
-    hop_graph *g = hop_jvp_out(cx);
     if (st == HOP_OK && nxt + nat > 0 &&
-        (r = emit_map(g, call, &m.l, m.prim, jb, ts, nxt, ts + nxt, nat, call->outs,
-                      call->nouts)) == NULL)
+        (r = emit_rule_map(&m, jb, nxt, nat, call->outs, call->nouts)) == NULL)
         st = hop_error_code();
     for (size_t i = 0; i < call->nouts && st == HOP_OK && r; i++) {
-        hop_node *t = hop_graph_getitem(g, r, call->nouts + i);
+        hop_node *t = hop_graph_getitem(m.g, r, call->nouts + i);
         st = t ? hop_jvp_set_tangent(cx, call, i, t) : hop_error_code();
     }
-    hop_free(wrt);
-    hop_free(ts);
     map_rule_free(&m);
     return st;
 }

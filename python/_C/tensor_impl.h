@@ -3,7 +3,8 @@
  * share (hop_py.h is the contract with trace.c; this is internal):
  *
  *   tensor.c   the hop.Tensor type: object, number and buffer protocols,
- *              conversions, getters, eager dispatch (hop_py_run_op)
+ *              conversions, getters
+ *   tensor_dispatch.c the eager dispatch of every op (hop_py_run_op)
  *   tensor_repr.c  repr() of a Tensor and the `f32[2, 3]` text of one
  *   tensor_index.c indexing (x[key], len, iteration) and x[key] = value's C half
  *   user_class.c   _C._UserClass, the __class__ the user's code sees
@@ -87,16 +88,22 @@ int hop_py__value_arg(const char *fname, const char *arg, PyObject *o, hop_py_op
 int hop_py__tensor_dtype(TensorObject *o, hop_dtype *d);
 /* An element at p of dtype d as a double. */
 double hop_py__element_double(const void *p, hop_dtype d);
-/* One-tensor op on x (a Tensor). */
-PyObject *hop_py__unary(hop_op op, PyObject *x);
-/* hop_py_run_op, then drops the ntmps references in tmps (NULLs allowed). */
-PyObject *hop_py__run_and_drop(hop_op op, const hop_py_opnd *args, size_t nargs, PyObject **tmps,
-                               size_t ntmps);
 /* The rank of a concrete tensor or a proxy; -1 with TraceError for a proxy
  * of no tensor. */
 int hop_py__tensor_rank(TensorObject *o);
 /* Whether this thread has a bool() hook set (_C._set_bool_hook). */
 int hop_py__bool_hook_set(void);
+
+/* -------------------------------------------------- tensor_dispatch.c */
+
+/* One-tensor op on x (a Tensor). */
+PyObject *hop_py__unary(hop_op op, PyObject *x);
+/* Two-value op of the number protocol on a and b, either the Tensor;
+ * NotImplemented when the other is no operand. */
+PyObject *hop_py__binary(hop_op op, PyObject *a, PyObject *b);
+/* hop_py_run_op, then drops the ntmps references in tmps (NULLs allowed). */
+PyObject *hop_py__run_and_drop(hop_op op, const hop_py_opnd *args, size_t nargs, PyObject **tmps,
+                               size_t ntmps);
 
 /* ------------------------------------------------------ tensor_repr.c */
 
@@ -148,7 +155,6 @@ PyObject *hop_py__meta_text(PyObject *mod, PyObject *o);
 void hop_py__create_init(void);
 
 /* ---------------------------------------------------------- ndarray.c */
-
 
 /* Whether NumPy's C API is usable (imports it on the first call; false
  * without NumPy's headers at build time or on an ABI it refuses). */

@@ -20,8 +20,8 @@ C side (python/_C/symint.c, symint_float_op) calls symint_op
 for a SymInt operator with a float operand and for SymInt true division.
 Functions that take a tensor or a number (hop.where, hop.maximum, hop.full)
 take a SymFloat as the same weak float: python/_C/args.c and hop_py_run_op
-(python/_C/tensor.c) convert its tensor to the op's float dtype.  A traced
-function returns a SymFloat as a Python float (_trace._Runner).
+(python/_C/tensor_dispatch.c) convert its tensor to the op's float dtype.  A
+traced function returns a SymFloat as a Python float (_trace._Runner).
 """
 
 import sys
