@@ -13,7 +13,7 @@ NumPy); a 0-d tensor under NumPy's default print options takes a shorter
 path to the same text (_scalar_text: 2.5 us where array2string takes ~25 us,
 which a compiled function's replayed print(x.sum()) pays on every call), and
 a positional float's text is made in C before this module is asked
-(tensor.c's scalar_repr: dragon4's digits computed exactly, without NumPy,
+(tensor_repr.c's scalar_repr: dragon4's digits computed exactly, without NumPy,
 for float32 and float64; _repr_parts tells it NumPy's print options).  The
 dtype is shown exactly when hop.tensor() of the printed data would not give
 it back: float32 (any data), int64 and bool (non-empty data)
@@ -119,7 +119,7 @@ def _dragon4_positional(np):
 
 
 def _repr_parts():
-    """What the C text of a 0-d float tensor needs (tensor.c's scalar_repr):
+    """What the C text of a 0-d float tensor needs (tensor_repr.c's scalar_repr):
     (numpy.core.arrayprint, its default options as it keeps them,
     dragon4_positional), or None where this NumPy keeps its options
     elsewhere."""

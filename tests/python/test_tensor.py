@@ -823,7 +823,7 @@ def test_repr_of_a_0d_tensor_follows_numpys_print_options():
 
 
 def test_repr_of_a_0d_float_from_c_is_the_python_paths_and_numpys_text():
-    # tensor.c makes a positional 0-d float's text itself (scalar_repr: the
+    # tensor_repr.c makes a positional 0-d float's text itself (scalar_repr: the
     # replayed print of a compiled function): float32 and float64 with exact
     # integer arithmetic and no NumPy, float16 with one dragon4 pass where
     # NumPy makes two; _tensor_api's path (NumPy's two passes) and NumPy's
