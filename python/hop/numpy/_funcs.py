@@ -1011,7 +1011,7 @@ def _sorting(a, axis, _kind, what, sort_any, kind=None):
     if k != _corder.STABLE and _core.compiling():
         flag = _ties_unknown(t, ax, what)
         if flag is not None:
-            r = _exact.checked(_core.unknown_if(flag, r))
+            r = _exact.checked(_core.unknown_if(flag, r, _core.CHECK_TIES))
     return wrap(_kind or _kind_of(a), r)
 
 

@@ -44,7 +44,7 @@ def _unique1d(t, return_index, return_inverse, return_counts, equal_nan):
     if not return_index and not return_inverse and _core.compiling():
         flag = F._ties_unknown(t, 0, "sort")  # NumPy's ar.sort() (AVX-512 for float32)
         if flag is not None:
-            aux = _exact.checked(_core.unknown_if(flag, aux))
+            aux = _exact.checked(_core.unknown_if(flag, aux, _core.CHECK_TIES))
     if isinstance(n, int) and n == 0:
         mask = _C.zeros((0,), dtype=_C.bool)
     elif isinstance(n, int):
