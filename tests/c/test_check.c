@@ -21,7 +21,7 @@
 #include <stdlib.h>
 
 #define CUTOFF_MSG                                                                                 \
-    "fail_if: a singular value lies within hop's error bound of the cutoff, so hop cannot "      \
+    "fail_if: a singular value lies within hop's error bound of the cutoff, so hop cannot "        \
     "vouch that its decision (which singular values count) is NumPy's"
 
 /* f(x: f32[3], flag: bool[2]) = fail_if(x * 2, flag, kind) + 1 */
@@ -171,8 +171,8 @@ checked_square_sum(hop_shape_env *env)
     hop_node *x = hop_graph_placeholder(g, "x", &vx), *f = hop_graph_placeholder(g, "flag", &vf);
     hop_node *m = hop_graph_call_op(g, HOP_OP_mul, (hop_arg[]){N(x), N(x)}, 2);
     hop_node *c = hop_graph_call_op(g, HOP_OP_fail_if, (hop_arg[]){N(m), N(f), hop_arg_int(0)}, 3);
-    hop_node *s = hop_graph_call_op(g, HOP_OP_sum,
-                                    (hop_arg[]){N(c), hop_arg_none(), hop_arg_bool(false)}, 3);
+    hop_node *s =
+        hop_graph_call_op(g, HOP_OP_sum, (hop_arg[]){N(c), hop_arg_none(), hop_arg_bool(false)}, 3);
     assert_non_null(hop_graph_output(g, (hop_arg[]){N(s)}, 1));
     assert_int_equal(hop_graph_verify(g), HOP_OK);
     return g;
@@ -188,25 +188,25 @@ test_vjp_and_jvp_send_the_derivative_through_the_same_check(void **state)
     assert_int_equal(hop_vjp_graph(g, (bool[]){true, false}, (hop_ct_kind[]){HOP_CT_ONE}, b),
                      HOP_OK);
     char *code = hop_graph_code(b);
-    assert_string_equal(code,
-                        "def g_bwd(x: \"f32[3]\", flag: \"bool[2]\"):\n"
-                        "    mul: \"f32[3]\" = mul(x, x)\n"
-                        "    fail_if: \"f32[3]\" = fail_if(mul, flag, 0)\n"
-                        "    sum: \"f32[]\" = sum(fail_if, None, False)\n"
-                        "    full: \"f32[]\" = full([], 1.0, f32)\n"
-                        "    unsqueeze: \"f32[1]\" = unsqueeze(full, 0)\n"
-                        "    expand: \"f32[3]\" = expand(unsqueeze, [3])\n"
-                        "    fail_if_1: \"f32[3]\" = fail_if(expand, flag, 0)\n"
-                        "    mul_1: \"f32[3]\" = mul(fail_if_1, x)\n"
-                        "    mul_2: \"f32[3]\" = mul(fail_if_1, x)\n"
-                        "    add: \"f32[3]\" = add(mul_1, mul_2)\n"
-                        "    return (sum, add)\n");
+    assert_string_equal(code, "def g_bwd(x: \"f32[3]\", flag: \"bool[2]\"):\n"
+                              "    mul: \"f32[3]\" = mul(x, x)\n"
+                              "    fail_if: \"f32[3]\" = fail_if(mul, flag, 0)\n"
+                              "    sum: \"f32[]\" = sum(fail_if, None, False)\n"
+                              "    full: \"f32[]\" = full([], 1.0, f32)\n"
+                              "    unsqueeze: \"f32[1]\" = unsqueeze(full, 0)\n"
+                              "    expand: \"f32[3]\" = expand(unsqueeze, [3])\n"
+                              "    fail_if_1: \"f32[3]\" = fail_if(expand, flag, 0)\n"
+                              "    mul_1: \"f32[3]\" = mul(fail_if_1, x)\n"
+                              "    mul_2: \"f32[3]\" = mul(fail_if_1, x)\n"
+                              "    add: \"f32[3]\" = add(mul_1, mul_2)\n"
+                              "    return (sum, add)\n");
     hop_free(code);
     /* the flag is no float tensor: no gradient is asked of it */
     hop_graph *b2 = hop_graph_new(env, "g_bwd2");
     assert_int_equal(hop_vjp_graph(g, (bool[]){true, true}, (hop_ct_kind[]){HOP_CT_ONE}, b2),
                      HOP_DTYPE);
-    assert_string_equal(hop_error_message(), "grad: input 1 of graph g (flag: bool[2]) is not a float tensor");
+    assert_string_equal(hop_error_message(),
+                        "grad: input 1 of graph g (flag: bool[2]) is not a float tensor");
     hop_graph *j = hop_graph_new(env, "g_jvp");
     assert_int_equal(hop_jvp_graph(g, (bool[]){true, false}, j), HOP_OK);
     code = hop_graph_code(j);

@@ -170,3 +170,31 @@ def test_zero_sign_of_a_max_raises_under_trace_grad_and_vmap():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         assert repr(cf(both)) == "-0.0"
+
+
+CAST = ("fail_if: a float outside (-2**31 - 1, 2**32) or NaN cast to uint32, where NumPy's "
+        "answer depends on which of its loops takes the element (check fail_if = fail_if(to_1, "
+        "logical_not, 3) of kind NUMPY_CAST)")
+
+
+def test_a_cast_to_uint32_numpy_decides_by_its_loop_raises_under_trace_and_vmap():
+    # before: hop.trace and hop.vmap gave [0, 1410065408, ...] where NumPy
+    # gives [2147483648, 0, ...] (its SIMD loop), silently
+    x = np.array([np.nan, 1e10, -3.0] + [1.0] * 12)
+    f = lambda a: a.astype(np.uint32)  # noqa: E731
+    assert f(x)[:3].tolist() == [2147483648, 0, 4294967293]
+    gm = hop.trace(f, x)
+    with pytest.raises(hop.CheckError) as e:
+        gm(x)
+    assert str(e.value) == CAST
+    assert np.array_equal(np.asarray(gm(np.arange(15.0))), f(np.arange(15.0)))
+    v = hop.vmap(f)
+    with pytest.raises(hop.CheckError) as e:
+        v(np.stack([np.arange(15.0), x]))
+    assert str(e.value) == CAST
+    ok = np.stack([np.arange(15.0), -np.arange(15.0)])
+    assert np.array_equal(np.asarray(v(ok)), f(ok))
+    cf = hop.compile(f)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert np.array_equal(cf(x), f(x))

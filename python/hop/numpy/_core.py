@@ -338,7 +338,8 @@ def cast(t, npd):
     scalar tail differ); hop gives the scalar tail's (int64, then the low
     bits) everywhere, which both agree with inside that range, and under
     hop.compile a float32/float64 array with a value outside it runs the call
-    eagerly (unknown_if): NumPy's own loops answer.  float16 values go
+    eagerly (unknown_if): NumPy's own loops answer (hop.trace, hop.grad and
+    hop.vmap raise hop.CheckError: checking).  float16 values go
     through NumPy's scalar loop whatever the length."""
     src = np_dtype(t)
     if src == npd:
@@ -369,7 +370,7 @@ def cast(t, npd):
             if npd == _np.dtype(_np.int64):
                 return v
             v = v.to(_C.uint32)
-            if compiling() and src.itemsize >= 4:
+            if checking() and src.itemsize >= 4:
                 # out of (-2**31 - 1, 2**32) or NaN, NumPy's answer depends on
                 # which of its loops takes the element: the call runs eagerly
                 agree = _C.logical_and(_C.gt(x, -2147483649.0), _C.lt(x, 4294967296.0))
