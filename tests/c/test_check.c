@@ -279,25 +279,6 @@ test_a_batched_flag_is_checked_whole(void **state)
 
 static const hop_load_options load_opts = {.find_hop = hop_find_hop};
 
-/* The CRC of everything before it (test_saved.c's), so that a changed
- * byte reaches the parser. */
-static void
-fix_checksum(unsigned char *p, size_t size)
-{
-    uint64_t len = size - 28;
-    for (int k = 0; k < 8; k++)
-        p[16 + k] = (unsigned char)(len >> (8 * k));
-    uint32_t crc = 0xFFFFFFFFu;
-    for (size_t i = 0; i < size - 4; i++) {
-        crc ^= p[i];
-        for (int k = 0; k < 8; k++)
-            crc = crc & 1 ? 0xEDB88320u ^ (crc >> 1) : crc >> 1;
-    }
-    crc ^= 0xFFFFFFFFu;
-    for (int k = 0; k < 4; k++)
-        p[size - 4 + k] = (unsigned char)(crc >> (8 * k));
-}
-
 static void
 test_saved_check_loads_runs_and_a_bad_kind_is_refused(void **state)
 {
