@@ -616,6 +616,25 @@ JVP_ARG0(jvp_mask_gradient)
     return set_tangent(cx, n, mask ? where_or_zero(a->g, mask, t) : NULL);
 }
 
+/* fail_if(x, flag, kind): no derivative reaches flag (a bool); x's
+ * cotangent (tangent) is the result's through the same check, so a
+ * derivative is never handed out unchecked, whichever outputs a caller
+ * keeps (a gradient without the forward value). */
+VJP_ARG0(vjp_fail_if)
+{
+    hop_node *flag = primal(a, n->args[1].u.node), *ct = hop_vjp_ct(cx, n, 0);
+    if (ct == NULL)
+        return HOP_OK;
+    return accumulate(cx, n->args[0].u.node,
+                      flag ? HOP_EMIT(a->g, fail_if, N(ct), N(flag), n->args[2]) : NULL);
+}
+
+JVP_ARG0(jvp_fail_if)
+{
+    hop_node *flag = primal(a, n->args[1].u.node);
+    return set_tangent(cx, n, flag ? HOP_EMIT(a->g, fail_if, N(t), N(flag), n->args[2]) : NULL);
+}
+
 /* ------------------------------------------------------- the table part */
 
 const hop_op_ad_rule hop__ad_index_rules[HOP_OP_COUNT] = {
@@ -629,4 +648,5 @@ const hop_op_ad_rule hop__ad_index_rules[HOP_OP_COUNT] = {
     [HOP_OP_mask_gradient] = {.vjp = vjp_mask_gradient, .jvp = jvp_mask_gradient},
     [HOP_OP_put] = {.vjp = vjp_put, .jvp = jvp_put},
     [HOP_OP_bitcast] = {.vjp = vjp_bitcast, .jvp = jvp_bitcast},
+    [HOP_OP_fail_if] = {.vjp = vjp_fail_if, .jvp = jvp_fail_if},
 };

@@ -826,6 +826,21 @@ batch_mask_gradient(hop_batch_ctx *cx, const hop_node *n)
     return emit(cx, n, HOP_OP_mask_gradient, args, 2, true);
 }
 
+/* fail_if (x, flag, kind): x as it is, batched or not; the flag too, of
+ * whatever shape: the op fails when any element is true, so a batched
+ * flag fails the call when any example's does (an `any` over the batch,
+ * which the op makes itself). */
+static hop_status
+batch_fail_if(hop_batch_ctx *cx, const hop_node *n)
+{
+    bool bx, bf;
+    hop_node *x = operand(cx, n, 0, &bx), *f = operand(cx, n, 1, &bf);
+    if (x == NULL || f == NULL)
+        return hop_error_code();
+    hop_arg args[] = {hop_arg_node(x), hop_arg_node(f), n->args[2]};
+    return emit(cx, n, HOP_OP_fail_if, args, 3, bx);
+}
+
 /* ------------------------------------------------------------ the table */
 
 /* Whether argument k of call node s is a lead parameter flagged
@@ -1235,6 +1250,7 @@ static const hop_op_batch_rule rules[HOP_OP_COUNT] = {
     [HOP_OP_irfft] = DIM1,
     [HOP_OP_searchsorted] = {batch_searchsorted, NULL},
     [HOP_OP_bitcast] = ELEM, /* only the last dim changes: the batch is at dim 0 */
+    [HOP_OP_fail_if] = {batch_fail_if, NULL},
 };
 
 const hop_op_batch_rule *

@@ -505,8 +505,9 @@ static hop_status (*const rules[])(hop__infer *c) = {
     [HOP_RULE_LINALG] = hop__infer_linalg,
     [HOP_RULE_FFT] = hop__infer_fft,
     [HOP_RULE_BITCAST] = hop__infer_bitcast,
+    [HOP_RULE_FAIL_IF] = hop__infer_fail_if,
 };
-_Static_assert(sizeof rules / sizeof *rules == HOP_RULE_BITCAST + 1,
+_Static_assert(sizeof rules / sizeof *rules == HOP_RULE_FAIL_IF + 1,
                "one shape rule function per hop_shape_rule");
 
 hop_status

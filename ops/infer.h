@@ -137,6 +137,7 @@ hop_status hop__infer_take(hop__infer *c);
 hop_status hop__infer_dynamic_slice(hop__infer *c);
 hop_status hop__infer_dynamic_update_slice(hop__infer *c);
 hop_status hop__infer_mask_gradient(hop__infer *c);
+hop_status hop__infer_fail_if(hop__infer *c);
 hop_status hop__infer_put(hop__infer *c);
 hop_status hop__infer_searchsorted(hop__infer *c);
 /* infer_complex.c: HOP_DTYPE when op refuses the complex operand among

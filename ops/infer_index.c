@@ -314,6 +314,27 @@ hop__infer_mask_gradient(hop__infer *c)
     return hop__set_tensor(c, x->dtype, x->rank, x->sizes);
 }
 
+/* fail_if(x, flag, kind): x's metadata; flag a bool tensor of any shape,
+ * kind a code of HOP_CHECK_KIND_LIST. */
+hop_status
+hop__infer_fail_if(hop__infer *c)
+{
+    const hop_meta *x, *f;
+    int64_t kind;
+    hop_status st;
+    hop__text tf;
+    if ((st = hop__arg_tensor(c, 0, &x)) != HOP_OK || (st = hop__arg_tensor(c, 1, &f)) != HOP_OK ||
+        (st = hop__arg_int(c, 2, &kind)) != HOP_OK)
+        return st;
+    if (f->dtype != HOP_BOOL)
+        return hop_error(HOP_DTYPE, "fail_if: flag must be a bool tensor, got %s",
+                         hop__meta_text(&tf, f));
+    if (hop_check_kind_message(kind) == NULL)
+        return hop_error(HOP_INVALID, "fail_if: %" PRId64 " is not a check kind (0 to %d)", kind,
+                         HOP_CHECK_KIND_COUNT - 1);
+    return hop__set_tensor(c, x->dtype, x->rank, x->sizes);
+}
+
 /* searchsorted(sorted, values, right): i64 of values' shape; sorted is 1-d
  * and of values' dtype. */
 hop_status

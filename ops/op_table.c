@@ -55,3 +55,25 @@ hop_put_combine_op(int64_t code)
     _Static_assert(HOP__ARRAY_LEN(ops) == HOP_PUT_COMBINE_COUNT, "one op per put combine code");
     return code >= 0 && code < HOP_PUT_COMBINE_COUNT ? ops[code] : HOP_OP_COUNT;
 }
+
+const char *
+hop_check_kind_message(int64_t kind)
+{
+    static const char *const msgs[] = {
+#define HOP__CHECK_MSG(code, msg) msg,
+        HOP_CHECK_KIND_LIST(HOP__CHECK_MSG)
+#undef HOP__CHECK_MSG
+    };
+    return kind >= 0 && kind < HOP_CHECK_KIND_COUNT ? msgs[kind] : NULL;
+}
+
+const char *
+hop_check_kind_name(int64_t kind)
+{
+    static const char *const names[] = {
+#define HOP__CHECK_NAME(code, msg) #code,
+        HOP_CHECK_KIND_LIST(HOP__CHECK_NAME)
+#undef HOP__CHECK_NAME
+    };
+    return kind >= 0 && kind < HOP_CHECK_KIND_COUNT ? names[kind] : NULL;
+}

@@ -319,6 +319,7 @@ hop_view_of(hop_op op, hop_dtype dtype, const hop_view *x, const int64_t *p, int
         break;
     }
     case HOP_OP_mask_gradient: /* x itself */
+    case HOP_OP_fail_if:       /* x itself (its flag checked by the caller) */
         memcpy(v.sizes, x->sizes, sizeof v.sizes);
         memcpy(v.strides, x->strides, sizeof v.strides);
         break;

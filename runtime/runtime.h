@@ -303,6 +303,9 @@ bool hop__kernel_at(const hop__kernel *k, const char *const *data, size_t nargs,
 /* View geometry of c (a VIEW-family op).  With reshape, *needs_copy is set
  * (and HOP_OK returned) when the strides do not allow a view. */
 hop_status hop__view_geometry(const hop__call *c, hop_view *v, bool *needs_copy);
+/* fail_if's check: HOP_CHECK with kind's message (and where, the node's
+ * text, when not NULL) when any element of the bool tensor flag is true. */
+hop_status hop__check_flag(const hop_tensor *flag, int64_t kind, const char *where);
 
 /* The start of a dynamic indexing op as given (an INT, or the value of an
  * integer tensor of one element), before hop_dynamic_start clamps it. */

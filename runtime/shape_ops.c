@@ -63,6 +63,7 @@ view_params(const hop__call *c, int64_t *p, unsigned *none)
         p[n++] = args[3].kind != HOP_OPND_NONE;
         break;
     case HOP_OP_mask_gradient:
+    case HOP_OP_fail_if:
         break;
     default: /* transpose, unsqueeze, select: ints */
         for (size_t k = 1; k < c->nargs && k <= 2; k++)
@@ -113,6 +114,11 @@ hop_status
 hop__view_geometry(const hop__call *c, hop_view *v, bool *needs_copy)
 {
     const hop_tensor *x = c->args[0].u.tensor;
+    if (c->op == HOP_OP_fail_if) {
+        hop_status chk = hop__check_flag(c->args[1].u.tensor, c->args[2].u.i, NULL);
+        if (chk != HOP_OK)
+            return chk;
+    }
     int64_t p[HOP_MAX_RANK + 1];
     unsigned none;
     int np = view_params(c, p, &none);
@@ -127,6 +133,44 @@ hop__view_geometry(const hop__call *c, hop_view *v, bool *needs_copy)
                          hop__sizes_text_i(&tn, c->sizes, c->res.meta.rank));
     }
     return st;
+}
+
+/* ------------------------------------------------------------ fail_if */
+
+/* Whether some element of the bool tensor f (any strides) is true. */
+static bool
+any_true(const hop_tensor *f)
+{
+    const unsigned char *d = f->data;
+    int64_t idx[HOP_MAX_RANK] = {0}, n = 1;
+    for (int k = 0; k < f->rank; k++)
+        n *= f->sizes[k];
+    for (int64_t i = 0, off = 0; i < n; i++) {
+        if (d[off])
+            return true;
+        for (int k = f->rank - 1; k >= 0; k--) { /* the next index, C order */
+            off += f->strides[k];
+            if (++idx[k] < f->sizes[k])
+                break;
+            off -= f->strides[k] * f->sizes[k];
+            idx[k] = 0;
+        }
+    }
+    return false;
+}
+
+hop_status
+hop__check_flag(const hop_tensor *flag, int64_t kind, const char *where)
+{
+    if (!any_true(flag))
+        return HOP_OK;
+    const char *msg = hop_check_kind_message(kind);
+    if (msg == NULL) /* shape inference checked it: a plan built by hand */
+        return hop_error(HOP_INVALID, "fail_if: %" PRId64 " is not a check kind", kind);
+    if (where != NULL)
+        return hop_error(HOP_CHECK, "fail_if: %s (check %s of kind %s)", msg, where,
+                         hop_check_kind_name(kind));
+    return hop_error(HOP_CHECK, "fail_if: %s (check of kind %s)", msg, hop_check_kind_name(kind));
 }
 
 /* ------------------------------------------------------------ cat, stack */

@@ -559,6 +559,18 @@ run_view(hop__frame *f, const hop__insn *in)
         break;
     case HOP_OP_mask_gradient: /* x itself */
         break;
+    case HOP_OP_fail_if: /* x itself, once its flag says no element failed */
+        if (rt[1].kind != HOP_OPND_TENSOR || rt[2].kind != HOP_OPND_INT)
+            return hop_error(HOP_INVALID, "fail_if: its flag and kind are not a tensor and an int");
+        if (hop__check_flag(rt[1].u.tensor, rt[2].u.i, NULL) != HOP_OK) {
+            /* again with the node's text, which the message names (made
+             * only now: the check is pure, so it fails the same way) */
+            char *t = hop__ntext_string(d->text);
+            st = t ? hop__check_flag(rt[1].u.tensor, rt[2].u.i, t) : HOP_NOMEM;
+            hop_free(t);
+            return st;
+        }
+        break;
     default: /* transpose, unsqueeze, select: ints */
         for (int i = 1; i < d->nargs && np <= HOP_MAX_RANK; i++)
             p[np++] = rt[i].u.i;

@@ -45,7 +45,8 @@ extern "C" {
     X(INTERRUPTED, "interrupted")                                                                  \
     X(FORMAT, "not a valid saved hop program")                                                     \
     X(INDEX, "index out of range")                                                                 \
-    X(LINALG, "linear algebra error")
+    X(LINALG, "linear algebra error")                                                              \
+    X(CHECK, "a run-time check failed")
 
 typedef enum hop_status {
 #define HOP__STATUS_ENUM(name, msg) HOP_##name,

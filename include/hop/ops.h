@@ -422,6 +422,7 @@ typedef enum hop_shape_rule {
     HOP_RULE_LINALG,               /* the linalg ops: see their rows */
     HOP_RULE_FFT,                  /* (x, n, axis, kind flags) */
     HOP_RULE_BITCAST,              /* (x, dtype) -> the bytes read as dtype */
+    HOP_RULE_FAIL_IF,              /* (x, flag, kind) -> x */
 } hop_shape_rule;
 
 /* Kernel families, for the runtime (closed set). */
@@ -546,6 +547,12 @@ typedef enum hop_sort_kind {
  *                        x.view(dtype) of a C-contiguous x): the last dim scaled by the ratio
  *                        of the item sizes; HOP_SHAPE for a 0-d x and another item size, and
  *                        for a last dim whose bytes do not split into whole new items
+ *   fail_if              (x, flag: bool TENSOR of any shape, kind: INT, a hop_check_kind) ->
+ *                        x itself (a view), once the op has checked flag when it runs: any
+ *                        element true is HOP_CHECK with kind's message (a plan's run-time
+ *                        check: a result that goes through it is never used unchecked, and
+ *                        an unused one is no check); no derivative reaches flag, x's
+ *                        cotangent and tangent go through the same check (docs/AUTODIFF.md)
  *
  * Complex operands (c64, c128) are taken by arithmetic, pow, eq/ne, the
  * float functions NumPy defines on them, sign (NumPy's: the sign of the real
@@ -693,7 +700,8 @@ typedef enum hop_sort_kind {
     X(fft, 4, FFT, INDEX, C, 1)                                                                    \
     X(rfft, 3, FFT, INDEX, C, 1)                                                                   \
     X(irfft, 4, FFT, INDEX, C, 1)                                                                  \
-    X(bitcast, 2, BITCAST, INDEX, C, 1)
+    X(bitcast, 2, BITCAST, INDEX, C, 1)                                                            \
+    X(fail_if, 3, FAIL_IF, VIEW, C, 1)
 
 typedef enum hop_op {
 #define HOP__OP_ENUM(name, nargs, rule, family, complex, cost) HOP_OP_##name,
@@ -740,6 +748,37 @@ typedef enum hop_put_combine {
         HOP_PUT_COMBINE_COUNT
 } hop_put_combine;
 
+/*
+ * fail_if's kinds (its third operand): what a failed check means, the first
+ * part of its HOP_CHECK message.  Saved graphs store the code, so the list
+ * only grows at its end.  X(code, message).
+ */
+#define HOP_CHECK_KIND_LIST(X)                                                                     \
+    X(ASSERT, "a run-time check failed")                                                           \
+    X(NUMPY_CUTOFF,                                                                                \
+      "a singular value lies within hop's error bound of the cutoff, so hop cannot vouch that "    \
+      "its decision (which singular values count) is NumPy's")                                     \
+    X(NUMPY_ZERO_SIGN,                                                                             \
+      "a zero result's sign is the one NumPy's SIMD loop happens to keep among zeros of both "     \
+      "signs, which hop cannot know")                                                              \
+    X(NUMPY_CAST,                                                                                  \
+      "a float outside (-2**31 - 1, 2**32) or NaN cast to uint32, where NumPy's answer depends "   \
+      "on which of its loops takes the element")                                                   \
+    X(NUMPY_TIES,                                                                                  \
+      "equal keys (-0.0 and 0.0, or NaNs) whose order NumPy's sort decides in a way hop cannot "   \
+      "know")
+
+typedef enum hop_check_kind {
+#define HOP__CHECK_ENUM(code, msg) HOP_CHECK_##code,
+    HOP_CHECK_KIND_LIST(HOP__CHECK_ENUM)
+#undef HOP__CHECK_ENUM
+        HOP_CHECK_KIND_COUNT
+} hop_check_kind;
+
+/* The message of a fail_if kind; NULL for a code outside the list. */
+const char *hop_check_kind_message(int64_t kind);
+/* The name of a fail_if kind ("NUMPY_CUTOFF"); NULL outside the list. */
+const char *hop_check_kind_name(int64_t kind);
 
 typedef struct hop_op_info {
     const char *name;

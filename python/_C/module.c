@@ -9,7 +9,7 @@
  *   ShapeError(Error, ValueError)         DTypeError(Error, TypeError)
  *   InvalidError(Error, ValueError)       UnsupportedError(Error, NotImplementedError)
  *   GuardError(Error, RuntimeError)       NotFoundError(Error, LookupError)
- *   OutOfBoundsError(Error, IndexError)
+ *   OutOfBoundsError(Error, IndexError)   CheckError(Error, RuntimeError)
  *   LinAlgError(Error, numpy.linalg.LinAlgError): a singular matrix, one
  *   not positive definite, no convergence (ValueError without NumPy)
  * HOP_NOMEM becomes MemoryError, HOP_INTERRUPTED KeyboardInterrupt.
@@ -29,7 +29,7 @@
 PyObject *hop_py_Error, *hop_py_TraceError, *hop_py_ShapeError, *hop_py_DTypeError,
     *hop_py_UnsupportedError, *hop_py_GuardError, *hop_py_DataDependentError;
 static PyObject *hop_py_InvalidError, *hop_py_NotFoundError, *hop_py_OutOfBoundsError,
-    *hop_py_LinAlgError;
+    *hop_py_LinAlgError, *hop_py_CheckError;
 
 /* -------------------------------------------------------------- errors */
 
@@ -72,6 +72,9 @@ hop_py_raise(void)
         break;
     case HOP_LINALG:
         cls = hop_py_LinAlgError;
+        break;
+    case HOP_CHECK:
+        cls = hop_py_CheckError;
         break;
     case HOP_INTERRUPTED: /* hop_plan_interrupt: as Ctrl-C stops Python code */
         cls = PyExc_KeyboardInterrupt;
@@ -195,6 +198,12 @@ init_errors(PyObject *m)
                "An index read from the data is out of range (x[idx] with idx >= size).",
                "hop.numpy.take(hop.numpy.arange(5), [7])",
                "take: index 7 is out of bounds for dim 0 with size 5")
+    HOP_PY_ERR(hop_py_CheckError, "CheckError", PyExc_RuntimeError,
+               "A run-time check of a plan failed (the fail_if op): a value hop cannot vouch "
+               "for, such as NumPy's decision at a rank cutoff.  hop.compile runs the call "
+               "eagerly instead; hop.trace, hop.grad and hop.vmap raise it.",
+               "hop._C._op('fail_if', hop.ones(2), hop.tensor([False, True]), 0)",
+               "fail_if: a run-time check failed (check of kind ASSERT)")
     /* clang-format on */
 #undef HOP_PY_ERR
     /* NumPy's own LinAlgError as a base, so that code catching it catches

@@ -875,13 +875,15 @@ trace_placeholder_names(TraceObject *tr, PyObject *path)
     return list;
 }
 
-/* describe(path) -> the graph at path as Python data (hop_py__describe). */
+/* describe(path) -> the graph at path as Python data (hop_py__describe);
+ * path None: the graph the innermost tracer records into now. */
 static PyObject *
 trace_describe(TraceObject *tr, PyObject *path)
 {
     if (not_elsewhere(tr, "describe") < 0)
         return NULL;
-    hop_graph *g = graph_at(tr, path);
+    hop_graph *g = path == Py_None ? hop_tracer_graph(hop_output_graph_current(tr->og))
+                                   : graph_at(tr, path);
     return g ? hop_py__describe(g) : NULL;
 }
 
@@ -1033,7 +1035,8 @@ trace_trap_guard(TraceObject *tr, PyObject *args)
     Py_RETURN_NONE;
 }
 
-/* The value of the root graph's node named name, as a proxy (a SymInt for a
+/* The value of the node named name of the graph the innermost tracer
+ * records into (the root graph at the root), as a proxy (a SymInt for a
  * symbol): hop.numpy bounds how far a traced matrix may be from NumPy's by
  * computing, in the same graph, over the values of its lineage, which it
  * reads by name off describe() (hop/_exact.py, absolute_error).  KeyError:
@@ -1048,9 +1051,9 @@ trace_node(TraceObject *tr, PyObject *name)
     const char *s = PyUnicode_AsUTF8(name);
     if (s == NULL)
         return NULL;
-    hop_node *n = hop_graph_find_node(hop_output_graph_root_graph(tr->og), s);
+    hop_node *n = hop_graph_find_node(hop_tracer_graph(hop_output_graph_current(tr->og)), s);
     if (n == NULL || n->meta == NULL)
-        return PyErr_Format(PyExc_KeyError, "no node %U with a value in the root graph", name);
+        return PyErr_Format(PyExc_KeyError, "no node %U with a value in the current graph", name);
     return wrap_node((PyObject *)tr, n);
 }
 

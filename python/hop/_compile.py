@@ -138,10 +138,13 @@ class _Entry:
 
 # What a plan raises while it runs for the call's values (an index array
 # out of range, a singular matrix, masks of other counts): the call's own
-# error, which eager raises only after what the function did before it.
+# error, which eager raises only after what the function did before it;
+# and a failed run-time check (CheckError, the op fail_if): a value hop
+# cannot vouch for, which eager's NumPy decides.
 # A plan writes the caller's arrays and replays effects only once it has
 # run, so nothing happened yet and the call runs eagerly (_PlanRaised).
-_RUN_ERRORS = (_C.OutOfBoundsError, _C.LinAlgError, _C.ShapeError, _C.InvalidError)
+_RUN_ERRORS = (_C.OutOfBoundsError, _C.LinAlgError, _C.ShapeError, _C.InvalidError,
+               _C.CheckError)
 
 
 def _plan_run(call, *args):

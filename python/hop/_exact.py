@@ -96,7 +96,10 @@ def _refs(args, out):
 
 def _graph(tr):
     """The root graph's nodes by name, and the verdicts so far (cached on the
-    trace; the graph only grows, so a longer one is read again)."""
+    trace; the graph only grows, so a longer one is read again); in hop's
+    own body (own_body), that body's, read anew on each call."""
+    if _C._trace_depth() > 1:
+        return {n[1]: n for n in tr.describe(None)["nodes"]}, {}
     desc = tr.describe([])
     nodes = desc["nodes"]
     got = tr.scratch.get(_NODES)
@@ -284,14 +287,27 @@ _EPS = {"float16": 2.0 ** -10, "float32": 2.0 ** -23, "float64": 2.0 ** -52,
         "complex64": 2.0 ** -23, "complex128": 2.0 ** -52}
 
 
+def own_body(tr=None):
+    """Whether the innermost tracer of trace tr (the active one) records
+    the user's function as hop.grad or hop.vmap run it (their own
+    hop.compile, whose root only passes the function's arguments to the one
+    body of a vjp/jvp/vmap call): that body's placeholders are the
+    arguments (or their examples), exact as the root's, so its lineage is
+    read as the root's is."""
+    from ._breaks import _COMPILE, _HOPS_OWN
+    tr = tr or _C.tracing()
+    return tr is not None and bool(tr.scratch.get(_HOPS_OWN)) and \
+        _C._trace_depth() == tr.scratch.get(_COMPILE) + 1
+
+
 def _lineage(t, tr):
     """(the trace, t's node name, the root graph's nodes by name, the error
     bounds' leaf rule: 0.0 for a placeholder or a checked node, None for a
     node of no root lineage), or None when t is no value of the root graph
-    (inside a body the lineage is not read)."""
+    (inside a body the lineage is not read, but for hop's own: own_body)."""
     tr = tr or _C.tracing()
     name = _C._proxy_node(t) if tr is not None and isinstance(t, _C.Tensor) else None
-    if name is None or _C._trace_depth() > 1:
+    if name is None or (_C._trace_depth() > 1 and not own_body(tr)):
         return None
     nodes, _ = _graph(tr)
     checked_names = _checked_names()

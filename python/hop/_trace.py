@@ -722,9 +722,11 @@ def _run_traced(tr, call, fn, paths, compiling, slots, spec, env):
                 out_leaves = [whole.get(i, x) for i, x in enumerate(out_leaves)]
                 traced = [x for x in out_leaves if isinstance(x, _TRACED_OUT)]
         outs = [_out_value(x) for x in traced] + list(writes)
-        if hnp is not None and compiling:
+        if hnp is not None:
             # a float max/min that reaches a result with its zero's sign:
-            # checked at run time (hop.numpy._core.checked_outputs)
+            # checked at run time (hop.numpy._core.checked_outputs); a
+            # failed check runs a compiled call eagerly, and hop.trace's
+            # call raises hop.CheckError
             outs = hnp._core.checked_outputs(tr, outs)
         tr.output(outs)
     finally:

@@ -130,4 +130,26 @@ release_all(hop_tensor **ts, size_t n)
         hop_tensor_release(ts[i]);
 }
 
+/* A saved program's length and CRC written for its bytes as they are, so
+ * that a mutation reaches the parser (a hostile file, not an accident:
+ * test_saved.c, test_check.c). */
+static inline void
+fix_checksum(unsigned char *p, size_t size)
+{
+    if (size < 28)
+        return;
+    uint64_t len = size - 28;
+    for (int k = 0; k < 8; k++)
+        p[16 + k] = (unsigned char)(len >> (8 * k));
+    uint32_t crc = 0xFFFFFFFFu;
+    for (size_t i = 0; i < size - 4; i++) {
+        crc ^= p[i];
+        for (int k = 0; k < 8; k++)
+            crc = crc & 1 ? 0xEDB88320u ^ (crc >> 1) : crc >> 1;
+    }
+    crc ^= 0xFFFFFFFFu;
+    for (int k = 0; k < 4; k++)
+        p[size - 4 + k] = (unsigned char)(crc >> (8 * k));
+}
+
 #endif /* HOP_TEST_PLAN_UTIL_H */

@@ -622,27 +622,6 @@ test_every_flipped_byte_and_truncation_is_a_format_error(void **state)
     hop_output_graph_free(og);
 }
 
-/* Writes the CRC of everything before it, so that a mutation reaches the
- * parser (a hostile file, not an accident). */
-static void
-fix_checksum(unsigned char *p, size_t size)
-{
-    if (size < 28)
-        return;
-    uint64_t len = size - 28;
-    for (int k = 0; k < 8; k++)
-        p[16 + k] = (unsigned char)(len >> (8 * k));
-    uint32_t crc = 0xFFFFFFFFu;
-    for (size_t i = 0; i < size - 4; i++) {
-        crc ^= p[i];
-        for (int k = 0; k < 8; k++)
-            crc = crc & 1 ? 0xEDB88320u ^ (crc >> 1) : crc >> 1;
-    }
-    crc ^= 0xFFFFFFFFu;
-    for (int k = 0; k < 4; k++)
-        p[size - 4 + k] = (unsigned char)(crc >> (8 * k));
-}
-
 static void
 test_hostile_files_with_valid_checksums_fail_cleanly(void **state)
 {

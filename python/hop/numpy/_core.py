@@ -338,7 +338,8 @@ def cast(t, npd):
     scalar tail differ); hop gives the scalar tail's (int64, then the low
     bits) everywhere, which both agree with inside that range, and under
     hop.compile a float32/float64 array with a value outside it runs the call
-    eagerly (unknown_if): NumPy's own loops answer.  float16 values go
+    eagerly (unknown_if): NumPy's own loops answer (hop.trace, hop.grad and
+    hop.vmap raise hop.CheckError: checking).  float16 values go
     through NumPy's scalar loop whatever the length."""
     src = np_dtype(t)
     if src == npd:
@@ -369,11 +370,12 @@ def cast(t, npd):
             if npd == _np.dtype(_np.int64):
                 return v
             v = v.to(_C.uint32)
-            if compiling() and src.itemsize >= 4:
+            if checking() and src.itemsize >= 4:
                 # out of (-2**31 - 1, 2**32) or NaN, NumPy's answer depends on
                 # which of its loops takes the element: the call runs eagerly
                 agree = _C.logical_and(_C.gt(x, -2147483649.0), _C.lt(x, 4294967296.0))
-                v = _exact.checked(unknown_if(_C.logical_not(_C.all(agree, None, False)), v))
+                v = _exact.checked(unknown_if(_C.logical_not(_C.all(agree, None, False)), v,
+                                               CHECK_CAST))
             return v
         ok = _C.logical_and(_C.gt(x, -2147483649.0), _C.lt(x, 2147483648.0))
         v = _C.where(ok, t64, _C.full((), -2 ** 31, dtype=_C.int64))
@@ -451,17 +453,39 @@ def compiling():
     return _compiling() is not None
 
 
-def unknown_if(flag, r):
-    """r, in a plan that raises OutOfBoundsError when it runs with the 0-d
-    bool tensor flag true: hop.compile then runs the call eagerly, so NumPy
-    gives the answer hop cannot know (the sign of zero NumPy's SIMD max
-    keeps, a SIMD cast's NaN).  The probe is a take of index flag from one
-    element, which only an index of 1 makes raise; r goes through a where on
-    it so the check is part of r's lineage and runs before r is used."""
-    idx = cast(flag.reshape(1), _np.dtype(_np.int64))
-    probe = _C._op("take", _C.full((1,), True, dtype=hop_dtype(_np.dtype(bool), "flag")), 0,
-                   idx)
-    return _C.where(probe.reshape(()), r, r)
+# fail_if's kinds (include/hop/ops.h, HOP_CHECK_KIND_LIST): what a failed
+# check says
+CHECK_CUTOFF, CHECK_ZERO_SIGN, CHECK_CAST, CHECK_TIES = 1, 2, 3, 4
+
+
+def checking():
+    """Whether a value traced now may be guarded by a run-time check
+    (unknown_if): in hop.compile's trace of the function's own code
+    (compiling: a failed check runs the call eagerly), and in hop.trace's
+    trace or hop.grad's and hop.vmap's body of the user's function (a
+    failed check raises hop.CheckError from the call: they have no eager
+    call to hand it to).  Not eagerly, and not in a HOP body of a
+    hop.compile trace or of hop's own (there the plan cannot hand one
+    body's call to eager)."""
+    if compiling():
+        return True
+    tr = _C.tracing()
+    if tr is None:
+        return False
+    from .._breaks import _COMPILE
+    return _COMPILE not in tr.scratch or _exact.own_body(tr)
+
+
+def unknown_if(flag, r, kind):
+    """r, through the op fail_if: the plan raises hop.CheckError (kind's
+    message, a code of HOP_CHECK_KIND_LIST) when it runs with any element
+    of the bool tensor flag true, NumPy's answer being one hop cannot know
+    (the sign of zero NumPy's SIMD max keeps, a SIMD cast's NaN, a rank at
+    its cutoff).  hop.compile then runs the call eagerly, so NumPy gives
+    it; hop.trace, hop.grad and hop.vmap, which have no eager call to hand
+    it to, raise the error.  r is the op's result (a view of r), so the
+    check is part of r's lineage and runs before r is used."""
+    return _C._op("fail_if", r, flag, kind)
 
 
 _DEFERRED = "hop.numpy zero sign"  # Trace.scratch: {node name of r: flag maker}
@@ -513,7 +537,8 @@ def checked_outputs(tr, outs):
     for name in needed:
         f = pending[name]()
         flag = f if flag is None else _C.logical_or(flag, f)
-    return [unknown_if(flag, v) if hit else v for v, hit in zip(outs, reached)]
+    return [unknown_if(flag, v, CHECK_ZERO_SIGN) if hit else v
+            for v, hit in zip(outs, reached)]
 
 
 def raised_as_numpy(e):

@@ -1008,10 +1008,10 @@ def _sorting(a, axis, _kind, what, sort_any, kind=None):
         t = t.reshape(1)
     ax = _axis(axis, t.ndim)
     r = sort_any(t, ax, k)
-    if k != _corder.STABLE and _core.compiling():
+    if k != _corder.STABLE and _core.checking():
         flag = _ties_unknown(t, ax, what)
         if flag is not None:
-            r = _exact.checked(_core.unknown_if(flag, r))
+            r = _exact.checked(_core.unknown_if(flag, r, _core.CHECK_TIES))
     return wrap(_kind or _kind_of(a), r)
 
 

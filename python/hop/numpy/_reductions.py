@@ -61,7 +61,7 @@ def _zero_sign_checked(x, r, axes, keepdims, initial=None):
     if _C._trace_depth() == 1:
         _core.defer_zero_sign(r, flag)
         return r
-    return _exact.checked(_core.unknown_if(flag(), r))
+    return _exact.checked(_core.unknown_if(flag(), r, _core.CHECK_ZERO_SIGN))
 
 
 def _zero_sign_unknown(x, r, axes, keepdims, initial):
@@ -129,11 +129,12 @@ def _reduce(op, np_fn, a, axis, dtype, out, keepdims, initial, where, kind, what
     if initial is not None and op in ("amax", "amin"):
         x = _with_initial(x, axes, initial)
     cplx_order = op in ("amax", "amin") and _core.np_dtype(x).kind == "c"
-    # a float max/min under hop.compile: NumPy's zero sign is checked at run
-    # time (_zero_sign_checked), unless a side of a merged branch replays the
+    # a float max/min under hop.compile (and hop.trace, hop.grad, hop.vmap:
+    # _core.checking): NumPy's zero sign is checked at run time
+    # (_zero_sign_checked), unless a side of a merged branch replays the
     # root's own (deferred there)
     zero_sign = bool(axes) and op in ("amax", "amin") and _core.np_dtype(x).kind == "f" and \
-        _core.compiling()
+        _core.checking()
     # axis=() reduces nothing (hop's empty dim list would mean all of them)
     if not axes:
         r = _core.cast(x.clone(), rdt)

@@ -41,10 +41,10 @@ def _unique1d(t, return_index, return_inverse, return_counts, equal_nan):
     kind = _corder.STABLE if return_index else _corder.QUICK
     perm = _corder.argsort_any(t, 0, kind)
     aux = _C._op("take", t, 0, perm)
-    if not return_index and not return_inverse and _core.compiling():
+    if not return_index and not return_inverse and _core.checking():
         flag = F._ties_unknown(t, 0, "sort")  # NumPy's ar.sort() (AVX-512 for float32)
         if flag is not None:
-            aux = _exact.checked(_core.unknown_if(flag, aux))
+            aux = _exact.checked(_core.unknown_if(flag, aux, _core.CHECK_TIES))
     if isinstance(n, int) and n == 0:
         mask = _C.zeros((0,), dtype=_C.bool)
     elif isinstance(n, int):

@@ -394,7 +394,12 @@ def _cutoff_checked(a, s, smax, cutoff, r, *, ratio=None, rounded=None, hermitia
     Inside a HOP body of a hop.compile trace (hop.map, hop.cond, a loop's
     body) no lineage is read and the plan cannot hand one body's call to
     eager: the trace raises UnsupportedError naming the decision, as a
-    body's other conversions do, never hop's unchecked count."""
+    body's other conversions do, never hop's unchecked count.  hop.trace,
+    hop.grad and hop.vmap make the same check (hop.grad's and hop.vmap's
+    body of the user's function reads its lineage: _exact.own_body), and a
+    failed one raises hop.CheckError when the plan runs: they have no eager
+    call to hand it to; in a body of theirs they refuse as compile does.
+    Eagerly (no trace) r is hop's own count."""
     if _C._trace_depth() > 1 and _C._proxy_at_root(r):
         # a side of a branch that replayed this call's ops from before it:
         # checked there
@@ -407,7 +412,16 @@ def _cutoff_checked(a, s, smax, cutoff, r, *, ratio=None, rounded=None, hermitia
                 f"compares hop's singular values with a cutoff, and hop.compile cannot check "
                 f"there that the decision is NumPy's (the two SVDs differ in the last bits): "
                 f"call it outside the body, where the plan checks it")
-        return r  # hop.trace, hop.grad, hop.vmap: hop's own count
+        if _C.tracing() is None:
+            return r  # eager: hop's own count
+        if _C._trace_depth() > 1 and not _exact.own_body():
+            raise _C.UnsupportedError(
+                f"hop.numpy.linalg: {what} inside a HOP body (hop.map, hop.cond, a loop) "
+                f"compares hop's singular values with a cutoff, and hop cannot check there "
+                f"that the decision is NumPy's (the two SVDs differ in the last bits): call "
+                f"it outside the body, where the plan checks it")
+        # hop.trace, hop.grad, hop.vmap: the same check, whose failure raises
+        # hop.CheckError when the plan runs (no eager call to hand it to)
     rel = _exact.relative_error(a)
     d = None if rel is not None else _exact.frobenius_error(a)
     if rel is None and d is None:
@@ -440,7 +454,7 @@ def _cutoff_checked(a, s, smax, cutoff, r, *, ratio=None, rounded=None, hermitia
     if d is not None:  # NumPy's matrix is zero too only if it is within 0 of hop's
         zero = _C.logical_and(zero, _C.eq(d, 0.0))
     ok = _C.logical_or(_C.logical_and(far, normal), zero)
-    r = _core.unknown_if(_C.logical_not(_C.all(ok, None, False)), r)
+    r = _core.unknown_if(_C.logical_not(_C.all(ok, None, False)), r, _core.CHECK_CUTOFF)
     return _exact.checked(r) if count else r
 
 
