@@ -478,7 +478,7 @@ class Translator(_State, _Merging, _Breaking):
                     fr.pc = pc
                     return _PAUSED
                 steps -= 1
-            kind, arg, i, op, line, k, brk, step = table[pc]
+            kind, arg, rest = table[pc]
             if root:
                 if not stack:
                     empties.add(pc)
@@ -506,12 +506,13 @@ class Translator(_State, _Merging, _Breaking):
                     continue
                 elif kind == _SKIP:
                     continue
-                elif op == "POP_EXCEPT" or not self.concrete:
-                    fr.line = line
-                    got = self._rare(fr, op, pc, push, pop, handling)
+                elif rest[1] == "POP_EXCEPT" or not self.concrete:
+                    fr.line = rest[2]
+                    got = self._rare(fr, rest[1], pc, push, pop, handling)
                     if got is not None:
                         return got
                     continue
+            i, op, line, k, brk, step = rest
             fr.line = line
             if brk and root:  # its state before it (read only where brk is: _BreakHere)
                 snap = (pc - 1, list(stack), dict(fast), fr.kwnames, len(self.effects))
@@ -528,7 +529,10 @@ class Translator(_State, _Merging, _Breaking):
                     pc = self._guarded_step(step, fr, i, op, pc, at, stack, push, pop)
                 elif op == "BINARY_OP":  # _step's, without the call: the commonest
                     b = pop()
-                    push(self._binary(arg, pop(), b))
+                    a = pop()
+                    # (an operator that makes a new value, from here: _execute
+                    # acts for the user as _binary does, ACTS_FOR_USER)
+                    push(_BINARY[arg](a, b) if arg < 13 else self._binary(arg, a, b))
                 else:
                     pc = step(self, fr, i, op, pc, at, stack, push, pop)
             except _BreakHere as b:
@@ -1110,5 +1114,6 @@ def _printable(a, depth=0):
 # str(), format() and the like the translator calls for the user's code are
 # the user's: a traced value's text there is a break, never its proxy text
 _breaks.ACTS_FOR_USER.update([Translator._call_function.__code__, Translator._step.__code__,
+                              Translator._execute.__code__,
                               Translator._binary.__code__, Translator._materialized.__code__] +
                              [f.__code__ for f in set(_STEPS.values())])

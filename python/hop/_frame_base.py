@@ -151,16 +151,19 @@ _KINDS = {"LOAD_FAST": _LOAD, "STORE_FAST": _STORE, "LOAD_CONST": _CONST, "RESUM
 
 def _steps_table(code, step_for):
     """For each instruction of _instructions(code), by index: (its _KINDS
-    kind, its argval, the instruction, its opname, its line, how many
+    kind, its argval, (the instruction, its opname, its line, how many
     operands it hands to code that may be the user's, whether it may break,
-    the function that runs it: step_for(opname), the Translator's), cached:
-    all Translator._execute reads for an instruction, in one tuple.
-    (One caller, _frame's, so one step_for: the cache is by code.)"""
+    the function that runs it: step_for(opname), the Translator's)), cached:
+    all Translator._execute reads for an instruction, the part only the
+    instructions of kind 0 read in a tuple of its own (_execute's own
+    kinds unpack two values less).  (One caller, _frame's, so one
+    step_for: the cache is by code.)"""
     got = _TABLES.get(code)
     if got is None:
         ins, _, _, lines, uses, _ = _instructions(code)
-        got = _TABLES[code] = [(_KINDS.get(i.opname, 0), i.argval, i, i.opname, line, k,
-                                i.opname in _BREAKABLE, step_for(i.opname))
+        got = _TABLES[code] = [(_KINDS.get(i.opname, 0), i.argval,
+                                (i, i.opname, line, k, i.opname in _BREAKABLE,
+                                 step_for(i.opname)))
                                for i, line, k in zip(ins, lines, uses)]
     return got
 
