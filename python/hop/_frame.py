@@ -75,10 +75,10 @@ from . import _breaks
 from . import _paths
 from ._frame_base import (
     _ALLOWED, _BreakHere, _CONST, _CONTAINERS, _CONTROL_FLOW, _DELETED, _finding_a_module,
-    _Frame, _generated_library, _HANDLED, _instructions, _INTERNAL, _LOAD, _NoMerge, _NULL,
-    _numpy_written_back, _PAUSED, _INERT, _rows_known_at_run_time, _site, _SKIP, _static_rows,
-    _steps_table, _Stop, _STORE, _symfloat, _traced, _TransGen, _UNBOUND, _user_function,
-    _userish, _YIELDED, is_user_code, Unsupported)
+    _Frame, _generated_library, _HANDLED, _INERT, _instructions, _INTERNAL, _LOAD, _LOAD_CONST,
+    _NoMerge, _NULL, _numpy_written_back, _PAUSED, _rows_known_at_run_time, _site, _SKIP,
+    _static_rows, _steps_table, _Stop, _STORE, _symfloat, _traced, _TransGen, _UNBOUND,
+    _user_function, _userish, _YIELDED, is_user_code, Unsupported)
 from ._frame_merge import _Merging, _touches
 from ._frame_resume import _Breaking, Resume
 from ._frame_state import _MUTATORS, _Recorded, _State
@@ -471,6 +471,9 @@ class Translator(_State, _Merging, _Breaking):
         opaque = self._opaque
         inert = _INERT
         fast = fr.fast  # (a frame's dict is never replaced while it runs)
+        # _LOAD_CONST's second instruction run with its first: not where a
+        # run counts its instructions or stops at one, nor in an `if`'s side
+        pairs = not bounded and not watch and region is None
         snap = None
         while pc < n:  # (and pc >= lo: checked where pc moves back)
             if bounded:
@@ -493,7 +496,15 @@ class Translator(_State, _Merging, _Breaking):
             pc += 1
             if kind:  # the commonest instructions run here, without a call
                 # (nothing they do reads fr.line: it is set for the others)
-                if kind == _LOAD:
+                if kind == _LOAD_CONST:
+                    v = fast.get(arg[0], _UNBOUND)
+                    if v is not _UNBOUND and type(v) not in _CONTAINERS:
+                        push(v)
+                        if pairs:  # (its stack is never empty: nothing to note)
+                            push(arg[1])
+                            pc += 1
+                        continue
+                elif kind == _LOAD:
                     v = fast.get(arg, _UNBOUND)
                     if v is not _UNBOUND and type(v) not in _CONTAINERS:
                         push(v)

@@ -144,6 +144,9 @@ def _instructions(code):
 _TABLES = {}      # code -> _steps_table(code)
 # Translator._execute's own instructions (a kind; 0: the others, run by _step)
 _LOAD, _STORE, _CONST, _SKIP, _RARE = 1, 2, 3, 4, 5
+# a LOAD_FAST whose LOAD_CONST after it (never jumped to) _execute may run
+# with it, as CPython's LOAD_FAST__LOAD_CONST does (argval: both argvals)
+_LOAD_CONST = 6
 _KINDS = {"LOAD_FAST": _LOAD, "STORE_FAST": _STORE, "LOAD_CONST": _CONST, "RESUME": _SKIP,
           "NOP": _SKIP, "PRECALL": _SKIP, "EXTENDED_ARG": _SKIP, "POP_EXCEPT": _RARE,
           "YIELD_VALUE": _RARE, "RETURN_GENERATOR": _RARE}
@@ -160,12 +163,21 @@ def _steps_table(code, step_for):
     step_for: the cache is by code.)"""
     got = _TABLES.get(code)
     if got is None:
-        ins, _, _, lines, uses, _ = _instructions(code)
+        ins, at, handlers, lines, uses, _ = _instructions(code)
         got = _TABLES[code] = [(_KINDS.get(i.opname, 0), i.argval,
                                 (i, i.opname, line, k, i.opname in _BREAKABLE,
                                  step_for(i.opname)))
                                for i, line, k in zip(ins, lines, uses)]
+        targets = {at[i.argval] for i in ins if i.opcode in _JUMPS and i.argval in at}
+        targets.update(h[0] for h in handlers.values())
+        for n in range(len(ins) - 1):
+            if ins[n].opname == "LOAD_FAST" and ins[n + 1].opname == "LOAD_CONST" and \
+                    n + 1 not in targets:
+                got[n] = (_LOAD_CONST, (ins[n].argval, ins[n + 1].argval), got[n][2])
     return got
+
+
+_JUMPS = frozenset(dis.hasjrel + dis.hasjabs)
 
 
 # How many values on top of the stack an instruction hands to code that may
