@@ -454,8 +454,7 @@ class Translator(_State, _Merging, _Breaking):
         ins, at, handlers, _, _, _ = _instructions(fr.code)
         table = _steps_table(fr.code, _step_for)
         stack = fr.stack
-        push = stack.append
-        pop = stack.pop
+        push, pop = stack.append, stack.pop
         lo, n = region if region is not None else (0, len(ins))
         self._cur = fr
         root = fr is self.root and self.can_break
@@ -485,14 +484,8 @@ class Translator(_State, _Merging, _Breaking):
             if root:
                 if not stack:
                     empties.add(pc)
-                if watch:
-                    if pc == pause_at:
-                        fr.pc = pc
-                        return _PAUSED
-                    if pc == stop_at:
-                        # the retranslation of a break hop.compile hoisted here
-                        raise _Stop((pc, list(stack), dict(fr.fast), fr.kwnames,
-                                     len(self.effects)), self.stop_at.message, self.stop_at)
+                if watch and (pc == pause_at or pc == stop_at):
+                    return self._watched(fr, pc, pause_at)
             pc += 1
             if kind:  # the commonest instructions run here, without a call
                 # (nothing they do reads fr.line: it is set for the others)
@@ -528,9 +521,7 @@ class Translator(_State, _Merging, _Breaking):
             if brk and root:  # its state before it (read only where brk is: _BreakHere)
                 snap = (pc - 1, list(stack), dict(fast), fr.kwnames, len(self.effects))
             if k and opaque and _touches(stack[len(stack) - k:], opaque):
-                raise _NoMerge(f"uses an iterator or object made before the `if` that hop "
-                               f"cannot restore for the other side ({op} at "
-                               f"{_site(fr.code, fr.line)})")
+                self._fail_opaque(fr, op)
             try:
                 # (_userish, with its commonest answer first: one or two
                 # plain operands hand CPython nothing of the user's)
@@ -541,8 +532,7 @@ class Translator(_State, _Merging, _Breaking):
                 elif op == "BINARY_OP":  # _step's, without the call: the commonest
                     b = pop()
                     a = pop()
-                    # (an operator that makes a new value, from here: _execute
-                    # acts for the user as _binary does, ACTS_FOR_USER)
+                    # (a new value's operator, from here: ACTS_FOR_USER as _binary)
                     push(_BINARY[arg](a, b) if arg < 13 else self._binary(arg, a, b))
                 else:
                     pc = step(self, fr, i, op, pc, at, stack, push, pop)
@@ -566,6 +556,26 @@ class Translator(_State, _Merging, _Breaking):
                 if pc < 0:
                     return stack.pop()
                 break
+        return self._ran_out(fr, pc, n, region)
+
+    def _watched(self, fr, pc, pause_at):
+        """_execute of the root frame at pc, its pause_at or hop.compile's
+        stop_at: _PAUSED there (fr.pc pc), or _Stop for the retranslation of
+        a break hop.compile hoisted to pc."""
+        if pc == pause_at:
+            fr.pc = pc
+            return _PAUSED
+        raise _Stop((pc, list(fr.stack), dict(fr.fast), fr.kwnames, len(self.effects)),
+                     self.stop_at.message, self.stop_at)
+
+    def _fail_opaque(self, fr, op):
+        raise _NoMerge(f"uses an iterator or object made before the `if` that hop cannot "
+                       f"restore for the other side ({op} at {_site(fr.code, fr.line)})")
+
+    def _ran_out(self, fr, pc, n, region):
+        """_execute left its loop at pc without returning: _PAUSED at the
+        join of an `if`'s side (region), else the side jumped out of it
+        (_NoMerge) or the code fell off its end."""
         if region is not None:
             if pc == n:
                 fr.pc = pc
