@@ -75,10 +75,10 @@ from . import _breaks
 from . import _paths
 from ._frame_base import (
     _ALLOWED, _BreakHere, _CONST, _CONTAINERS, _CONTROL_FLOW, _DELETED, _finding_a_module,
-    _Frame, _generated_library, _HANDLED, _instructions, _INTERNAL, _LOAD, _NoMerge, _NULL,
-    _numpy_written_back, _PAUSED, _PLAIN, _rows_known_at_run_time, _site, _SKIP, _static_rows,
-    _steps_table, _Stop, _STORE, _symfloat, _traced, _TransGen, _UNBOUND, _user_function,
-    _userish, _YIELDED, is_user_code, Unsupported)
+    _Frame, _generated_library, _HANDLED, _INERT, _instructions, _INTERNAL, _LOAD, _LOAD_CONST,
+    _NoMerge, _NULL, _numpy_written_back, _PAUSED, _rows_known_at_run_time, _site, _SKIP,
+    _static_rows, _steps_table, _Stop, _STORE, _symfloat, _traced, _TransGen, _UNBOUND,
+    _user_function, _userish, _YIELDED, is_user_code, Unsupported)
 from ._frame_merge import _Merging, _touches
 from ._frame_resume import _Breaking, Resume
 from ._frame_state import _MUTATORS, _Recorded, _State
@@ -452,10 +452,9 @@ class Translator(_State, _Merging, _Breaking):
         (_merge_if), _PAUSED when it reaches join; leaving [lo, join)
         otherwise is _NoMerge."""
         ins, at, handlers, _, _, _ = _instructions(fr.code)
-        table = _steps_table(fr.code)
+        table = _steps_table(fr.code, _step_for)
         stack = fr.stack
-        push = stack.append
-        pop = stack.pop
+        push, pop = stack.append, stack.pop
         lo, n = region if region is not None else (0, len(ins))
         self._cur = fr
         root = fr is self.root and self.can_break
@@ -469,6 +468,11 @@ class Translator(_State, _Merging, _Breaking):
         bounded = steps >= 0 or until is not None
         check = not self.concrete and not self.guarded
         opaque = self._opaque
+        inert = _INERT
+        fast = fr.fast  # (a frame's dict is never replaced while it runs)
+        # _LOAD_CONST's second instruction run with its first: not where a
+        # run counts its instructions or stops at one, nor in an `if`'s side
+        pairs = not bounded and not watch and region is None
         snap = None
         while pc < n:  # (and pc >= lo: checked where pc moves back)
             if bounded:
@@ -476,59 +480,64 @@ class Translator(_State, _Merging, _Breaking):
                     fr.pc = pc
                     return _PAUSED
                 steps -= 1
-            i, op, kind, line, k, brk = table[pc]
+            kind, arg, rest = table[pc]
             if root:
                 if not stack:
                     empties.add(pc)
-                if watch:
-                    if pc == pause_at:
-                        fr.pc = pc
-                        return _PAUSED
-                    if pc == stop_at:
-                        # the retranslation of a break hop.compile hoisted here
-                        raise _Stop((pc, list(stack), dict(fr.fast), fr.kwnames,
-                                     len(self.effects)), self.stop_at.message, self.stop_at)
-                snap = (pc, list(stack), dict(fr.fast), fr.kwnames, len(self.effects)) \
-                    if brk else None
-            fr.line = line
+                if watch and (pc == pause_at or pc == stop_at):
+                    return self._watched(fr, pc, pause_at)
             pc += 1
             if kind:  # the commonest instructions run here, without a call
-                if kind == _LOAD:
-                    v = fr.fast.get(i.argval, _UNBOUND)
+                # (nothing they do reads fr.line: it is set for the others)
+                if kind == _LOAD_CONST:
+                    v = fast.get(arg[0], _UNBOUND)
+                    if v is not _UNBOUND and type(v) not in _CONTAINERS:
+                        push(v)
+                        if pairs:  # (its stack is never empty: nothing to note)
+                            push(arg[1])
+                            pc += 1
+                        continue
+                elif kind == _LOAD:
+                    v = fast.get(arg, _UNBOUND)
                     if v is not _UNBOUND and type(v) not in _CONTAINERS:
                         push(v)
                         continue
                 elif kind == _STORE:
-                    fr.fast[i.argval] = pop()
+                    fast[arg] = pop()
                     continue
                 elif kind == _CONST:
-                    push(i.argval)
+                    push(arg)
                     continue
                 elif kind == _SKIP:
                     continue
-                elif op == "POP_EXCEPT" or not self.concrete:
-                    got = self._rare(fr, op, pc, push, pop, handling)
+                elif rest[1] == "POP_EXCEPT" or not self.concrete:
+                    fr.line = rest[2]
+                    got = self._rare(fr, rest[1], pc, push, pop, handling)
                     if got is not None:
                         return got
                     continue
+            i, op, line, k, brk, step = rest
+            fr.line = line
+            if brk and root:  # its state before it (read only where brk is: _BreakHere)
+                snap = (pc - 1, list(stack), dict(fast), fr.kwnames, len(self.effects))
             if k and opaque and _touches(stack[len(stack) - k:], opaque):
-                raise _NoMerge(f"uses an iterator or object made before the `if` that hop "
-                               f"cannot restore for the other side ({op} at "
-                               f"{_site(fr.code, fr.line)})")
+                self._fail_opaque(fr, op)
             try:
                 # (_userish, with its commonest answer first: one or two
                 # plain operands hand CPython nothing of the user's)
-                if k and check and (k > 2 or type(stack[-1]) not in _PLAIN or
-                                    k == 2 and type(stack[-2]) not in _PLAIN) and \
+                if k and check and (k > 2 or type(stack[-1]) not in inert or
+                                    k == 2 and type(stack[-2]) not in inert) and \
                         _userish(stack[len(stack) - k:]):
-                    pc = self._guarded_step(fr, i, op, pc, at, stack, push, pop)
+                    pc = self._guarded_step(step, fr, i, op, pc, at, stack, push, pop)
                 elif op == "BINARY_OP":  # _step's, without the call: the commonest
                     b = pop()
-                    push(self._binary(i.arg, pop(), b))
+                    a = pop()
+                    # (a new value's operator, from here: ACTS_FOR_USER as _binary)
+                    push(_BINARY[arg](a, b) if arg < 13 else self._binary(arg, a, b))
                 else:
-                    pc = self._step(fr, i, op, pc, at, stack, push, pop)
+                    pc = step(self, fr, i, op, pc, at, stack, push, pop)
             except _BreakHere as b:
-                self._broke(fr, b, root, pc, op, snap)
+                self._broke(fr, b, root, pc, op, snap if brk else None)
             except _INTERNAL:
                 raise
             except BaseException as e:  # noqa: B036 (the function's own exception table)
@@ -547,6 +556,26 @@ class Translator(_State, _Merging, _Breaking):
                 if pc < 0:
                     return stack.pop()
                 break
+        return self._ran_out(fr, pc, n, region)
+
+    def _watched(self, fr, pc, pause_at):
+        """_execute of the root frame at pc, its pause_at or hop.compile's
+        stop_at: _PAUSED there (fr.pc pc), or _Stop for the retranslation of
+        a break hop.compile hoisted to pc."""
+        if pc == pause_at:
+            fr.pc = pc
+            return _PAUSED
+        raise _Stop((pc, list(fr.stack), dict(fr.fast), fr.kwnames, len(self.effects)),
+                     self.stop_at.message, self.stop_at)
+
+    def _fail_opaque(self, fr, op):
+        raise _NoMerge(f"uses an iterator or object made before the `if` that hop cannot "
+                       f"restore for the other side ({op} at {_site(fr.code, fr.line)})")
+
+    def _ran_out(self, fr, pc, n, region):
+        """_execute left its loop at pc without returning: _PAUSED at the
+        join of an `if`'s side (region), else the side jumped out of it
+        (_NoMerge) or the code fell off its end."""
         if region is not None:
             if pc == n:
                 fr.pc = pc
@@ -586,15 +615,15 @@ class Translator(_State, _Merging, _Breaking):
             self._fail(b.message, fr, brk=op if b.depth == self.depth else None)
         self._break(fr, b, pc - 1, op, snap)
 
-    def _guarded_step(self, fr, i, op, pc, at, stack, push, pop):
-        """_step where CPython may run the user's code (_userish operands):
-        under the call guard, on until this instruction is done (a generator
-        of the user's that library code consumes runs its own instructions
-        meanwhile, _TransGen)."""
+    def _guarded_step(self, step, fr, i, op, pc, at, stack, push, pop):
+        """step (_step_for(op)) where CPython may run the user's code
+        (_userish operands): under the call guard, on until this instruction
+        is done (a generator of the user's that library code consumes runs
+        its own instructions meanwhile, _TransGen)."""
         _C._call_guard(self._check, _ALLOWED)
         self.guarded = True
         try:
-            return self._step(fr, i, op, pc, at, stack, push, pop)
+            return step(self, fr, i, op, pc, at, stack, push, pop)
         finally:
             _C._call_guard(None)
             self.guarded = False
@@ -617,10 +646,12 @@ class Translator(_State, _Merging, _Breaking):
 
     def _step(self, fr, i, op, pc, at, stack, push, pop):
         """Runs one instruction: the next pc (-1: returned, the value on
-        top of the stack).  The commonest instructions run here (a further
-        call for each would cost translation time), the others in one
-        method per family of opcodes (_STEPS).  (_execute runs STORE_FAST
-        and LOAD_CONST itself, and LOAD_FAST and BINARY_OP where it can.)"""
+        top of the stack).  Loads, calls and returns run here, the others
+        in one method per family of opcodes (_STEPS).  _execute calls each
+        instruction's method directly (_step_for, from its table), so no
+        instruction walks another family's chain; here an instruction of
+        a family goes on to its method.  (_execute runs STORE_FAST and
+        LOAD_CONST itself, and LOAD_FAST and BINARY_OP where it can.)"""
         if op == "LOAD_FAST":
             v = fr.fast.get(i.argval, _UNBOUND)
             if v is _UNBOUND:
@@ -631,21 +662,6 @@ class Translator(_State, _Merging, _Breaking):
             b = pop()
             a = pop()
             push(self._binary(i.arg, a, b))
-        elif op in ("JUMP_FORWARD", "JUMP_BACKWARD", "JUMP_BACKWARD_NO_INTERRUPT"):
-            pc = at[i.argval]
-        elif op in ("POP_JUMP_FORWARD_IF_FALSE", "POP_JUMP_BACKWARD_IF_FALSE"):
-            v = pop()
-            if type(v) is not bool and op[9] == "F" and self._mergeable(v):
-                return self._merge_if(fr, pc - 1, at[i.argval], v, False)
-            if not self._truth(v):
-                pc = at[i.argval]
-        elif op == "FOR_ITER":
-            it = stack[-1]
-            try:
-                push(self._sub(next(it)))
-            except StopIteration:
-                pop()
-                pc = at[i.argval]
         elif op == "CALL":
             argc = i.arg
             args = stack[len(stack) - argc:] if argc else []
@@ -667,8 +683,6 @@ class Translator(_State, _Merging, _Breaking):
             if i.arg & 1:
                 push(_NULL)
             push(self._load_global(fr, i.argval))
-        elif op in ("LOAD_DEREF", "LOAD_CLASSDEREF"):
-            push(self._load_cell(fr, i.argval))
         elif op == "LOAD_ATTR":
             push(self._getattr(pop(), i.argval))
         elif op == "LOAD_METHOD":
@@ -691,8 +705,10 @@ class Translator(_State, _Merging, _Breaking):
         return pc
 
     def _step_store(self, fr, i, op, pc, at, stack, push, pop):
-        """_step for stores, deletes, cells."""
-        if op == "DELETE_FAST":
+        """_step for stores, deletes, cells (a cell's load first: the commonest)."""
+        if op == "LOAD_DEREF" or op == "LOAD_CLASSDEREF":
+            push(self._load_cell(fr, i.argval))
+        elif op == "DELETE_FAST":
             del fr.fast[i.argval]
         elif op == "STORE_GLOBAL":
             self._store_global(fr, i.argval, pop())
@@ -726,6 +742,12 @@ class Translator(_State, _Merging, _Breaking):
             self._store_item(pop(), k, _DELETED)
         else:
             self._fail(f"the instruction {op} is not translated yet")
+        return pc
+
+    def _step_compare(self, fr, i, op, pc, at, stack, push, pop):
+        """_step for COMPARE_OP (a loop's `i == n`: common enough for its own)."""
+        b = pop()
+        push(_COMPARE[i.argval](pop(), b))
         return pc
 
     def _step_value(self, fr, i, op, pc, at, stack, push, pop):
@@ -773,9 +795,6 @@ class Translator(_State, _Merging, _Breaking):
         elif op == "BUILD_SLICE":
             args = [pop() for _ in range(i.arg)][::-1]
             push(slice(*args))
-        elif op == "COMPARE_OP":
-            b = pop()
-            push(_COMPARE[i.argval](pop(), b))
         elif op == "IS_OP":
             b = pop()
             r = pop() is b
@@ -886,8 +905,24 @@ class Translator(_State, _Merging, _Breaking):
         return pc
 
     def _step_flow(self, fr, i, op, pc, at, stack, push, pop):
-        """_step for control flow and exceptions."""
-        if op == "GET_ITER":
+        """_step for control flow and exceptions (a loop's and an `if`'s first)."""
+        if op == "FOR_ITER":
+            it = stack[-1]
+            try:
+                v = next(it)
+                push(self._sub(v) if type(v) in _CONTAINERS else v)
+            except StopIteration:
+                pop()
+                pc = at[i.argval]
+        elif op in ("JUMP_BACKWARD", "JUMP_FORWARD", "JUMP_BACKWARD_NO_INTERRUPT"):
+            pc = at[i.argval]
+        elif op in ("POP_JUMP_FORWARD_IF_FALSE", "POP_JUMP_BACKWARD_IF_FALSE"):
+            v = pop()
+            if type(v) is not bool and op[9] == "F" and self._mergeable(v):
+                return self._merge_if(fr, pc - 1, at[i.argval], v, False)
+            if not self._truth(v):
+                pc = at[i.argval]
+        elif op == "GET_ITER":
             v = pop()
             if self.concrete:
                 push(iter(v))
@@ -993,13 +1028,13 @@ class Translator(_State, _Merging, _Breaking):
 
     def _binary(self, op, a, b):
         f = _BINARY[op]
-        if self.concrete:
+        if op < 13 or self.concrete:  # (not in place: a new value)
             return f(a, b)
-        if op >= 13 and hasattr(type(a), _INPLACE[op]) and type(a) not in (list, dict, set) \
+        if hasattr(type(a), _INPLACE[op]) and type(a) not in (list, dict, set) \
                 and self._kind(a) == "pre" and not _numpy_written_back(a):
             self._fail(f"an in-place {dis._nb_ops[op][1]} on a {type(a).__name__} the function "
                        f"did not make")
-        if op >= 13 and type(a) in (list, dict, set) and self._kind(a) != "made":
+        if type(a) in (list, dict, set) and self._kind(a) != "made":
             # an in-place operator on a container: a mutation
             if self._kind(a) is None:
                 self._fail(f"an in-place operator on a {type(a).__name__} hop cannot trace "
@@ -1015,6 +1050,8 @@ class Translator(_State, _Merging, _Breaking):
 
 # opcode -> the Translator method that runs it (_step's other families)
 _STEPS = {
+    "LOAD_DEREF": Translator._step_store,
+    "LOAD_CLASSDEREF": Translator._step_store,
     "DELETE_FAST": Translator._step_store,
     "STORE_GLOBAL": Translator._step_store,
     "DELETE_GLOBAL": Translator._step_store,
@@ -1033,7 +1070,7 @@ _STEPS = {
     "STORE_SUBSCR": Translator._step_store,
     "DELETE_SUBSCR": Translator._step_store,
     "BUILD_SLICE": Translator._step_value,
-    "COMPARE_OP": Translator._step_value,
+    "COMPARE_OP": Translator._step_compare,
     "IS_OP": Translator._step_value,
     "CONTAINS_OP": Translator._step_value,
     "UNARY_NEGATIVE": Translator._step_value,
@@ -1057,6 +1094,12 @@ _STEPS = {
     "LIST_TO_TUPLE": Translator._step_build,
     "UNPACK_SEQUENCE": Translator._step_build,
     "UNPACK_EX": Translator._step_build,
+    "FOR_ITER": Translator._step_flow,
+    "JUMP_BACKWARD": Translator._step_flow,
+    "JUMP_FORWARD": Translator._step_flow,
+    "JUMP_BACKWARD_NO_INTERRUPT": Translator._step_flow,
+    "POP_JUMP_FORWARD_IF_FALSE": Translator._step_flow,
+    "POP_JUMP_BACKWARD_IF_FALSE": Translator._step_flow,
     "GET_ITER": Translator._step_flow,
     "POP_JUMP_FORWARD_IF_TRUE": Translator._step_flow,
     "POP_JUMP_BACKWARD_IF_TRUE": Translator._step_flow,
@@ -1076,6 +1119,12 @@ _STEPS = {
 }
 
 
+def _step_for(op):
+    """The Translator method that runs the instruction op: its family's
+    (_STEPS), else _step (_steps_table's step for each instruction)."""
+    return _STEPS.get(op, Translator._step)
+
+
 def _printable(a, depth=0):
     if a is None or type(a) in (str, int, float, bool, complex) or _traced(a) or \
             isinstance(a, _C.Tensor):
@@ -1086,5 +1135,6 @@ def _printable(a, depth=0):
 # str(), format() and the like the translator calls for the user's code are
 # the user's: a traced value's text there is a break, never its proxy text
 _breaks.ACTS_FOR_USER.update([Translator._call_function.__code__, Translator._step.__code__,
+                              Translator._execute.__code__,
                               Translator._binary.__code__, Translator._materialized.__code__] +
                              [f.__code__ for f in set(_STEPS.values())])

@@ -144,23 +144,40 @@ def _instructions(code):
 _TABLES = {}      # code -> _steps_table(code)
 # Translator._execute's own instructions (a kind; 0: the others, run by _step)
 _LOAD, _STORE, _CONST, _SKIP, _RARE = 1, 2, 3, 4, 5
+# a LOAD_FAST whose LOAD_CONST after it (never jumped to) _execute may run
+# with it, as CPython's LOAD_FAST__LOAD_CONST does (argval: both argvals)
+_LOAD_CONST = 6
 _KINDS = {"LOAD_FAST": _LOAD, "STORE_FAST": _STORE, "LOAD_CONST": _CONST, "RESUME": _SKIP,
           "NOP": _SKIP, "PRECALL": _SKIP, "EXTENDED_ARG": _SKIP, "POP_EXCEPT": _RARE,
           "YIELD_VALUE": _RARE, "RETURN_GENERATOR": _RARE}
 
 
-def _steps_table(code):
-    """For each instruction of _instructions(code), by index: (the
-    instruction, its opname, its _KINDS kind, its line, how many operands
-    it hands to code that may be the user's, whether it may break), cached:
-    all Translator._execute reads for an instruction, in one tuple."""
+def _steps_table(code, step_for):
+    """For each instruction of _instructions(code), by index: (its _KINDS
+    kind, its argval, (the instruction, its opname, its line, how many
+    operands it hands to code that may be the user's, whether it may break,
+    the function that runs it: step_for(opname), the Translator's)), cached:
+    all Translator._execute reads for an instruction, the part only the
+    instructions of kind 0 read in a tuple of its own (_execute's own
+    kinds unpack two values less).  (One caller, _frame's, so one
+    step_for: the cache is by code.)"""
     got = _TABLES.get(code)
     if got is None:
-        ins, _, _, lines, uses, _ = _instructions(code)
-        got = _TABLES[code] = [(i, i.opname, _KINDS.get(i.opname, 0), line, k,
-                                i.opname in _BREAKABLE)
+        ins, at, handlers, lines, uses, _ = _instructions(code)
+        got = _TABLES[code] = [(_KINDS.get(i.opname, 0), i.argval,
+                                (i, i.opname, line, k, i.opname in _BREAKABLE,
+                                 step_for(i.opname)))
                                for i, line, k in zip(ins, lines, uses)]
+        targets = {at[i.argval] for i in ins if i.opcode in _JUMPS and i.argval in at}
+        targets.update(h[0] for h in handlers.values())
+        for n in range(len(ins) - 1):
+            if ins[n].opname == "LOAD_FAST" and ins[n + 1].opname == "LOAD_CONST" and \
+                    n + 1 not in targets:
+                got[n] = (_LOAD_CONST, (ins[n].argval, ins[n + 1].argval), got[n][2])
     return got
+
+
+_JUMPS = frozenset(dis.hasjrel + dis.hasjabs)
 
 
 # How many values on top of the stack an instruction hands to code that may
@@ -233,6 +250,10 @@ def _hop_data():
 _CONTAINERS = frozenset([list, dict, set])  # a load of one goes through _sub
 _PLAIN = frozenset([int, float, bool, str, bytes, complex, type(None), _C.Tensor, _C.SymInt,
                     slice, range, type(Ellipsis)])
+# _userish's answer without a look: _PLAIN and the iterators of a range
+# (next() of one makes an int and runs nothing else; not _PLAIN, which also
+# says what a break can carry across to Python)
+_INERT = _PLAIN | {type(iter(range(0))), type(iter(range(1 << 64)))}
 
 
 def _userish(values, depth=0):
@@ -241,7 +262,7 @@ def _userish(values, depth=0):
     the user's, hop's wrappers (hop.grad(f) runs f), containers of those."""
     for v in values:
         t = type(v)
-        if t in _PLAIN:
+        if t in _INERT:
             continue
         if t is types.FunctionType:
             if is_user_code(v.__code__) or _wraps_user(v):

@@ -14,8 +14,8 @@ import types
 from . import _C
 from . import _exact
 from ._frame_base import (
-    _BreakHere, _DELETED, _instructions, _NoMerge, _numpy_value, _numpy_written_back, _PLAIN, _site,
-    _traced, _UNBOUND)
+    _BreakHere, _CONTAINERS, _DELETED, _instructions, _NoMerge, _numpy_value,
+    _numpy_written_back, _PLAIN, _site, _traced, _UNBOUND)
 
 __all__ = ["REPLAYED", "Effect", "replay", "written_names", "lifted_now", "lifted_sources",
            "unguard"]
@@ -554,7 +554,8 @@ class _State:
             if key not in self.written:
                 self.read.add(key)
         try:
-            return self._sub(c.cell_contents)
+            v = c.cell_contents
+            return self._sub(v) if type(v) in _CONTAINERS else v
         except ValueError:
             raise NameError(f"free variable {name!r} referenced before assignment in "
                             f"enclosing scope") from None

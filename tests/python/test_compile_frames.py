@@ -58,6 +58,28 @@ def test_a_nonlocal_counter_is_an_input_of_one_plan_with_no_recompile_per_call()
     assert f"nonlocal n = at test_compile_frames.py:{line_of(f, 'n += 1')}" in text
 
 
+def test_a_traced_values_text_made_by_an_operator_is_eagers_text_never_the_proxys():
+    # `"%s" % y` runs str.__mod__ from the translator's loop itself (a
+    # BINARY_OP that makes a new value): that is the user's code asking for
+    # the text, so it is a break there, never "Tensor(proxy add: ...)"
+    log = []
+
+    def f(x):
+        y = x + 1
+        log.append("y = %s" % y)
+        return y * 2
+
+    cf = hop.compile(f)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        got = [cf(X), cf(X)]
+    want = f(X)
+    for g in got:
+        same(g, want.numpy())
+    assert log == [f"y = {X + 1}"] * 3
+    assert "proxy" not in "".join(log)
+
+
 def test_a_training_step_appends_its_loss_and_bumps_a_step_counter_with_one_plan():
     losses, step = [], 0
     w = hop.tensor([0.5, -0.25, 2.0])
