@@ -88,7 +88,9 @@ def names_of(code):
     if n is not None and n.code() is code:
         return n
     key = id(code)
-    n = _Names(code, _ref(code, lambda _, key=key: _names_cache.pop(key, None)))
+    # the callback holds the dict itself: at interpreter exit the module's
+    # globals are cleared before the last code objects die
+    n = _Names(code, _ref(code, lambda _, key=key, cache=_names_cache: cache.pop(key, None)))
     _names_cache[key] = n
     return n
 
