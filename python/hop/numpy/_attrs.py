@@ -54,7 +54,8 @@ class flatiter:
         flat = self.base._t.reshape(-1)
         from ._indexing import index_tensor
         r, _, scalar = index_tensor(flat, key)
-        return wrap(type(self.base), r.clone() if not scalar else r, scalar=scalar)
+        # a copy, a scalar too (a value: a later write to base does not reach it)
+        return wrap(type(self.base), r.clone(), scalar=scalar)
 
     def __setitem__(self, key, value):
         pos = self._positions(key)[0].reshape(-1)
