@@ -958,22 +958,29 @@ def _leaf_paths(spec, path=(), out=None):
     return out
 
 
-def _view_again(tree, arg_spec, how, readonly, cls, leaves):
+def _view_again(tree, arg_spec, how, readonly, cls, leaves, made):
     """NumPy's view of the caller's memory that a result is (_Results.
     root_views): its steps applied again to the caller's array, after the
     call's writes reached it, so the view has NumPy's strides, flags and
     memory (a view of a read-only argument is read-only, of a reversed one
-    has negative strides)."""
+    has negative strides).  made: this call's views by their steps, so
+    that results made by the same steps from one array are one array, as
+    eagerly (`v = a[1:]; return v, np.squeeze(v)`: v twice)."""
     (kind, ref), steps = how
     if kind != "capture":
         v = base = subtree(tree, arg_spec, ref) if kind == "arg" else \
             _as_ndarray(leaves[ref]) if kind == "out" else ref._tv.numpy().copy()
+        if kind == "out":
+            leaves[ref] = base  # one ndarray for all its views (`b, b.real`: b twice)
         from .numpy._storage import numpy_view
+        key = (kind, id(ref)) if kind == "made" else (kind, ref)
         for s in steps:
-            v = numpy_view(s, v)
-        if v is base:
-            v = base.view()  # (a.real of a real array: a new view of it)
+            key += (id(s),)  # (the steps live as long as the plan)
+            v = made[key] if key in made else made.setdefault(key, numpy_view(s, v))
+        if v is base and not (readonly and v.flags.writeable):
+            return v  # (a.real of a real array, np.squeeze without size-1 axes: itself)
         if readonly and v.flags.writeable:
+            v = v.view() if v is base else v
             v.flags.writeable = False
         return v
     from .numpy import _ndarray
@@ -1382,7 +1389,9 @@ class _Runner:
             return unflatten(leaves, self.out_spec)
         # the caller's own objects, returned as themselves (eager: f(d) is d)
         tree = _call_tree(args, kwargs)
+        made = {}
         return unflatten_with(leaves, self.out_spec, {
             p: functools.partial(subtree, tree, self.spec, a[1]) if a[0] == "arg" else
-            functools.partial(_view_again, tree, self.spec, *a[1:], leaves) if a[0] == "view" else
+            functools.partial(_view_again, tree, self.spec, *a[1:], leaves, made)
+            if a[0] == "view" else
             functools.partial(_itself, a[1]) for p, a in r.same.items()}, r.again)

@@ -150,3 +150,17 @@ def test_element_read_of_a_hop_numpy_array_is_a_value_a_later_write_does_not_cha
     a += 10
     a[...] = 99
     assert repr(v) == "1.0"
+
+
+@pytest.mark.parametrize("expr", ["a.real", "np.squeeze(a)", "np.real(a)"])
+def test_view_numpy_gives_as_the_argument_itself_is_the_argument(expr):
+    _same_as_numpy(f"def f(a, b):\n    return ({expr}, a)\n", 0)
+    _same_as_numpy(f"def f(a, b):\n    a += 1\n    return ({expr},)\n", 1)
+
+
+def test_view_and_transpose_of_a_vector_are_new_views_not_the_argument():
+    _same_as_numpy("def f(a, b):\n    return (a.view(), np.transpose(b), b)\n", 1)
+
+
+def test_computed_array_and_its_real_part_are_one_array():
+    _same_as_numpy("def f(a, b):\n    c = a + b\n    return (c, c.real, c[0])\n", 0)

@@ -196,7 +196,7 @@ def transpose(a, axes=None, *, _kind=None):
     if sorted(axes) != list(range(t.ndim)):
         raise ValueError("axes don't match array")
     if t.ndim <= 1:
-        return _view(_kind or _kind_of(a), a, lambda x: x, lambda x: x)
+        return _view(_kind or _kind_of(a), a, lambda x: x, lambda x: x.transpose(axes))
     return _view(_kind or _kind_of(a), a, lambda x: x.permute(*axes),
                  lambda x: x.transpose(axes))
 
