@@ -164,3 +164,8 @@ def test_view_and_transpose_of_a_vector_are_new_views_not_the_argument():
 
 def test_computed_array_and_its_real_part_are_one_array():
     _same_as_numpy("def f(a, b):\n    c = a + b\n    return (c, c.real, c[0])\n", 0)
+
+
+def test_atleast_2d_of_a_vector_argument_has_numpys_zero_stride_new_axis():
+    _same_as_numpy("def f(a, b):\n    return (np.atleast_2d(b), b)\n", 1)
+    _same_as_numpy("def f(a, b):\n    return (np.atleast_2d(a[0]),)\n", 2)

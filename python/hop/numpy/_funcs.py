@@ -301,8 +301,12 @@ def atleast_2d(*arys, _kind=None):
         nd = _t(a).ndim
         if nd >= 2:
             res.append(_same(a, _kind))
+        elif nd == 1:
+            # NumPy's ary[newaxis, :]: the new axis has stride 0, not a
+            # reshape's row size (a returned view of an argument shows it)
+            res.append(_same(a, _kind)[None, :])
         else:
-            res.append(reshape(a, (1, 1) if nd == 0 else (1, -1), _kind=_kind))
+            res.append(reshape(a, (1, 1), _kind=_kind))
     return res[0] if len(res) == 1 else res
 
 
