@@ -169,3 +169,11 @@ def test_computed_array_and_its_real_part_are_one_array():
 def test_atleast_2d_of_a_vector_argument_has_numpys_zero_stride_new_axis():
     _same_as_numpy("def f(a, b):\n    return (np.atleast_2d(b), b)\n", 1)
     _same_as_numpy("def f(a, b):\n    return (np.atleast_2d(a[0]),)\n", 2)
+
+
+@pytest.mark.parametrize("axis", ["-1", "0", "None"])
+def test_sort_of_a_fortran_ordered_array_is_fortran_ordered_as_numpys(axis):
+    # np.sort sorts a.copy(order="K"); argsort's result is C-ordered
+    _same_as_numpy(f"def f(a, b):\n    return (np.sort(a, axis={axis}), "
+                   f"np.argsort(a, axis={axis}))\n", 1)
+    _same_as_numpy(f"def f(a, b):\n    return (np.sort(a.T, axis={axis}),)\n", 0)

@@ -1011,12 +1011,24 @@ def _sorting(a, axis, _kind, what, sort_any, kind=None):
                                                                     "for the axis"), 0)
         t = t.reshape(1)
     ax = _axis(axis, t.ndim)
+    out_kind = _kind or _kind_of(a)
+    # np.sort sorts a.copy(order="K"): its result has a's memory order (a
+    # Fortran-ordered a gives a Fortran-ordered result); argsort's is C's
+    perm = None
+    if what == "sort" and axis is not None:
+        from ._ufuncs import memory_order
+        perm = memory_order(out_kind, (a,), t.ndim, "K", how="like")
+    if perm is not None:
+        t, ax = t.permute(*perm), perm.index(ax)
     r = sort_any(t, ax, k)
     if k != _corder.STABLE and _core.compiling():
         flag = _ties_unknown(t, ax, what)
         if flag is not None:
             r = _exact.checked(_core.unknown_if(flag, r))
-    return wrap(_kind or _kind_of(a), r)
+    if perm is None:
+        return wrap(out_kind, r)
+    inverse = tuple(sorted(range(len(perm)), key=perm.__getitem__))
+    return transpose(wrap(out_kind, r), inverse, _kind=out_kind)
 
 
 # NumPy's sortkind_parser: the first letter decides
