@@ -177,3 +177,9 @@ def test_sort_of_a_fortran_ordered_array_is_fortran_ordered_as_numpys(axis):
     _same_as_numpy(f"def f(a, b):\n    return (np.sort(a, axis={axis}), "
                    f"np.argsort(a, axis={axis}))\n", 1)
     _same_as_numpy(f"def f(a, b):\n    return (np.sort(a.T, axis={axis}),)\n", 0)
+
+
+def test_new_axis_key_alone_has_a_numpy_form_so_a_reshape_of_it_stays_a_view():
+    # x[None]'s static key read as "traced": the reshape after it was
+    # undecided, and its result not NumPy's view
+    _same_as_numpy("def f(a, b):\n    v = b[0][None]\n    return (v.reshape(v.shape), b)\n", 2)

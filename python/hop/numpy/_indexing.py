@@ -282,7 +282,8 @@ def _static_key(key):
                 (isinstance(k, slice) and any(isinstance(v, _C.SymInt)
                                               for v in (k.start, k.stop, k.step))):
             return None
-    return key
+    # (x[None] is x[(None,)]: None itself would read as "traced")
+    return (None,) if key is None else key
 
 
 def _advanced(t, items):
