@@ -179,6 +179,17 @@ def test_sort_of_a_fortran_ordered_array_is_fortran_ordered_as_numpys(axis):
     _same_as_numpy(f"def f(a, b):\n    return (np.sort(a.T, axis={axis}),)\n", 0)
 
 
+def test_ravel_of_a_strided_vector_is_a_copy_as_numpys():
+    # NumPy's ravel views only a C-contiguous array; hop's was the reshape,
+    # a view of a[:, 1] through which a write reached the argument
+    _same_as_numpy("def f(a, b):\n    return (np.ravel(a[:, 1]), a[:, :1].ravel())\n", 0)
+    _same_as_numpy("def f(a, b):\n    v = a[:, 1]\n    a += 1\n    return (v.ravel(), a)\n", 1)
+    a = hop.numpy.arange(12.0).reshape(3, 4)
+    r = a[:, 1].ravel()
+    r[0] = -5
+    assert float(a[0, 1]) == 1.0
+
+
 def test_new_axis_key_alone_has_a_numpy_form_so_a_reshape_of_it_stays_a_view():
     # x[None]'s static key read as "traced": the reshape after it was
     # undecided, and its result not NumPy's view

@@ -184,7 +184,22 @@ def reshape(a, newshape, order="C", *, _kind=None):
 
 @implements(_np.ravel)
 def ravel(a, order="C", *, _kind=None):
-    return reshape(a, -1, order, _kind=_kind)
+    r = reshape(a, -1, order, _kind=_kind)
+    if order == "C" and isinstance(a, ndarray) and _c_order(a) is False:
+        # NumPy's ravel views only a C-contiguous array (PyArray_Ravel) and
+        # else copies, where a reshape views a strided vector (a[:, 1])
+        r = copy(r, _kind=_kind)
+    return r
+
+
+def _c_order(a):
+    """NumPy's flags.c_contiguous of hop.numpy array a: of its tensor
+    eagerly, of its memory under a trace (recorded for the runner to check);
+    None when hop cannot tell."""
+    run = _storage.current()
+    if run is None:
+        return a._t.is_contiguous()
+    return _storage.c_contiguous(a, run)
 
 
 @implements(_np.transpose)
