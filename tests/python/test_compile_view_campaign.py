@@ -194,3 +194,9 @@ def test_new_axis_key_alone_has_a_numpy_form_so_a_reshape_of_it_stays_a_view():
     # x[None]'s static key read as "traced": the reshape after it was
     # undecided, and its result not NumPy's view
     _same_as_numpy("def f(a, b):\n    v = b[0][None]\n    return (v.reshape(v.shape), b)\n", 2)
+
+
+def test_squeeze_transpose_reshape_of_a_numpy_scalar_are_numpy_scalars():
+    for expr in ("np.squeeze(s)", "np.transpose(s)", "np.reshape(s, ())", "np.swapaxes("
+                 "s[None], 0, 0)[0]"):
+        _same_as_numpy(f"def f(a, b):\n    s = b.sum(0)\n    return ({expr},)\n", 1)

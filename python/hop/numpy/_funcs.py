@@ -114,6 +114,22 @@ from ._reductions import (all, amax, amin, any, argmax, argmin, cumprod, cumsum,
 
 # ----------------------------------------------------------------- shapes
 
+def scalar_method(m):
+    """A method of NumPy scalars too: a NumPy scalar's method that makes a
+    0-d array makes a NumPy scalar (np.float64(1).round(), .astype(int),
+    .reshape(()), .T).  Also the functions NumPy calls as a's method
+    (fromnumeric's _wrapfunc: np.squeeze(s) is s.squeeze())."""
+    def sm(self, *args, **kwargs):
+        r = m(self, *args, **kwargs)
+        if getattr(self, "_scalar", False) and isinstance(r, ndarray) and r.ndim == 0 and \
+                not r._scalar:
+            r._scalar = True
+        return r
+    sm.__name__ = m.__name__
+    sm.__doc__ = m.__doc__
+    return sm
+
+
 def _view(kind, a, fn, np_fn=None, readonly=False, step_kind=None, t=None):
     """NumPy's view of a made by fn (and np_fn on an ndarray): shares a's
     memory, or under a trace its storage (see _storage); t: fn(a) when made
@@ -140,6 +156,7 @@ def _int_arg(n, what="an integer is required"):
 
 
 @implements(_np.reshape)
+@scalar_method
 def reshape(a, newshape, order="C", *, _kind=None):
     if order == "F":
         # Fortran order: the C-order reshape of the reversed axes, reversed
@@ -203,6 +220,7 @@ def _c_order(a):
 
 
 @implements(_np.transpose)
+@scalar_method
 def transpose(a, axes=None, *, _kind=None):
     t = _t(a, "transpose")
     if axes is None:
@@ -217,6 +235,7 @@ def transpose(a, axes=None, *, _kind=None):
 
 
 @implements(_np.swapaxes)
+@scalar_method
 def swapaxes(a, axis1, axis2, *, _kind=None):
     t = _t(a, "swapaxes")
     a1, a2 = _axis(axis1, t.ndim), _axis(axis2, t.ndim)
@@ -256,6 +275,7 @@ def expand_dims(a, axis, *, _kind=None):
 
 
 @implements(_np.squeeze)
+@scalar_method
 def squeeze(a, axis=None, *, _kind=None):
     t = _t(a, "squeeze")
     if axis is None:
@@ -1208,20 +1228,6 @@ round = round_  # noqa: A001 (NumPy's name)
 
 
 # ----------------------------------------------------------------- methods
-
-def scalar_method(m):
-    """A method of NumPy scalars too: a NumPy scalar's method that makes a
-    0-d array makes a NumPy scalar (np.float64(1).round(), .astype(int),
-    .reshape(()), .T)."""
-    def sm(self, *args, **kwargs):
-        r = m(self, *args, **kwargs)
-        if self._scalar and isinstance(r, ndarray) and r.ndim == 0 and not r._scalar:
-            r._scalar = True
-        return r
-    sm.__name__ = m.__name__
-    sm.__doc__ = m.__doc__
-    return sm
-
 
 def _method(fn):
     """fn(a, ...) as the method a.fn(...), its result of a's kind (a NumPy
