@@ -13,10 +13,11 @@ import warnings
 
 import numpy as np
 import pytest
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 import hop
 import hop.numpy  # noqa: F401
+from budget import examples
 
 VIEWS = ("{x}[1:]", "{x}.T", "{x}[::-1]", "{x}[::2]", "{x}.reshape(-1)", "{x}[..., None]",
          "{x}[0]", "{x}.ravel()", "{x}.swapaxes(0, -1)", "np.transpose({x})", "{x}[:, 1]",
@@ -125,6 +126,12 @@ def _same_as_numpy(src, kind, calls=3):
                 _same_values(g, w, f"call {j}'s item {i} after call {call}")
 
 
+@settings(max_examples=examples(150), deadline=None)
+@given(programs())
+def test_views_computed_arrays_and_writes_return_what_numpy_returns(program):
+    _same_as_numpy(*program)
+
+
 # The campaign's shrunk failures (each failed before its fix).
 
 def test_element_read_before_a_write_to_its_argument_keeps_the_value_it_read():
@@ -200,3 +207,12 @@ def test_squeeze_transpose_reshape_of_a_numpy_scalar_are_numpy_scalars():
     for expr in ("np.squeeze(s)", "np.transpose(s)", "np.reshape(s, ())", "np.swapaxes("
                  "s[None], 0, 0)[0]"):
         _same_as_numpy(f"def f(a, b):\n    s = b.sum(0)\n    return ({expr},)\n", 1)
+
+
+@pytest.mark.parametrize("call", ["np.add(s, 1, out=s)", "np.negative(b, out=(s,))",
+                                  "np.sum(b, out=s)"])
+def test_numpy_scalar_as_out_is_numpys_type_error(call):
+    _same_as_numpy(f"def f(a, b):\n    s = b.sum(0)\n    {call}\n    return (s,)\n", 1)
+    with pytest.raises(TypeError):
+        s = hop.numpy.arange(4.0).sum()
+        eval(call, {"np": np, "s": s, "b": hop.numpy.arange(4.0)})  # noqa: S307

@@ -59,9 +59,9 @@ def _t(x, what="array"):
 
 def _out(kind, t, scalar=False, out=None, what="out"):
     if out is not None:
-        if not isinstance(out, (ndarray, _np.ndarray)):
+        from ._ufuncs import _write_out, out_array
+        if not out_array(out):
             raise TypeError(f"hop.numpy: {what}: out= must be an array")
-        from ._ufuncs import _write_out
         return _write_out(out, t, what, "unsafe")
     return wrap(kind, t, scalar=scalar)
 
@@ -394,7 +394,8 @@ def _join_cast(ts, out, dtype, casting):
 
 def _join_out(kind, r, out, what):
     if out is not None:
-        if not isinstance(out, (ndarray, _np.ndarray)):
+        from ._ufuncs import out_array
+        if not out_array(out):
             raise TypeError(f"hop.numpy: {what}: out= must be an array")
         if len(out.shape) != r.ndim or not builtins.all(
                 _storage._same_size(d, n) for d, n in zip(r.shape, out.shape)):
