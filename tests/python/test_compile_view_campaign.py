@@ -216,3 +216,14 @@ def test_numpy_scalar_as_out_is_numpys_type_error(call):
     with pytest.raises(TypeError):
         s = hop.numpy.arange(4.0).sum()
         eval(call, {"np": np, "s": s, "b": hop.numpy.arange(4.0)})  # noqa: S307
+
+
+@pytest.mark.parametrize("expr", ["np.asarray(s)", "np.asanyarray(s)", "np.array(s, copy=False)",
+                                  "np.asarray(s, dtype=np.float32)", "np.ascontiguousarray(s)"])
+def test_array_of_a_numpy_scalar_is_a_new_array_not_the_scalar(expr):
+    # asarray gave the scalar back (np.float64 where NumPy's is a 0-d array)
+    _same_as_numpy(f"def f(a, b):\n    s = b.sum(0)\n    return ({expr}, s)\n", 1)
+    s = hop.numpy.arange(3.0)[1]
+    r = eval(expr, {"np": np, "s": s})  # noqa: S307
+    r[...] = 9
+    assert repr(s) == "1.0" and type(r).__name__ == "ndarray" and r.shape in ((), (1,))

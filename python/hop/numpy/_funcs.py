@@ -684,6 +684,8 @@ def _in_order(a, order):
 @implements(name="array")
 def array(object, dtype=None, copy=True, order="K", subok=False, ndmin=0, *, like=None):
     ro = False
+    if isinstance(object, ndarray) and object._scalar:
+        copy = True  # a NumPy scalar is a value: its array is a new 0-d array, never itself
     if isinstance(object, (list, tuple)):
         t = _from_nested(object, dtype)
     else:
@@ -720,8 +722,8 @@ def array(object, dtype=None, copy=True, order="K", subok=False, ndmin=0, *, lik
 
 @implements(name="asarray")
 def asarray(a, dtype=None, order=None, *, like=None):
-    if isinstance(a, ndarray) and (dtype is None or _np.dtype(dtype) == a.dtype) and \
-            order not in ("C", "F"):
+    if isinstance(a, ndarray) and not a._scalar and \
+            (dtype is None or _np.dtype(dtype) == a.dtype) and order not in ("C", "F"):
         return a
     return array(a, dtype=dtype, copy=False, order=order)
 
