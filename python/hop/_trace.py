@@ -812,11 +812,15 @@ class _Results:
         for path, node, how in nodes:
             if id(node._st) in first:
                 whole[first[id(node._st)]] = node._st.value
-            if id(node._st) in first and (how[0][0] == "made" if how else not node._vw) and \
+            if id(node._st) in first and (how[0][0] == "made" if how else True) and \
                     not node._scalar:
-                # the computed array itself, returned too, or (made from
-                # constants) with it: each made from one (copied) result
-                how = ("out", node._st.value), how[1] if how else ()
+                # the computed array itself, returned too, a reshape of it
+                # (`np.expand_dims(c, 0)`: the plan's result there is the
+                # whole array now), or (made from constants) with it: each
+                # made from one (copied) result
+                steps = how[1] if how else node._vw
+                how = (("out", node._st.value), steps) if all(
+                    s.apply_np is not None or s.kind == "bitcast" for s in steps) else False
             if how is None or (how is not False and how[0][0] != "capture" and
                                type(node) is not numpy_arg):
                 continue  # (a hop.numpy array the function returns stays one)

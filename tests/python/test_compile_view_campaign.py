@@ -227,3 +227,13 @@ def test_array_of_a_numpy_scalar_is_a_new_array_not_the_scalar(expr):
     r = eval(expr, {"np": np, "s": s})  # noqa: S307
     r[...] = 9
     assert repr(s) == "1.0" and type(r).__name__ == "ndarray" and r.shape in ((), (1,))
+
+
+@pytest.mark.parametrize("view", ["np.expand_dims(c, 0)", "c.reshape(-1)", "c[None]",
+                                  "c.reshape(2, 6)"])
+def test_reshape_of_a_computed_array_returned_with_another_view_of_it_keeps_its_shape(view):
+    # the plan's result at the reshape's place became the whole computed
+    # array (shared with c[1:]) and was returned as it: shape (3, 4) for
+    # NumPy's (1, 3, 4)
+    _same_as_numpy(f"def f(a, b):\n    c = a + 1\n    return ({view}, c[1:])\n", 0)
+    _same_as_numpy(f"def f(a, b):\n    c = a + 1\n    a += 1\n    return (c[1:], {view})\n", 2)
