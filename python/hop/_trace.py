@@ -814,11 +814,15 @@ class _Results:
         for path, node, how in nodes:
             if id(node._st) in first:
                 whole[first[id(node._st)]] = node._st.value
-            if id(node._st) in first and (how[0][0] == "made" if how else not node._vw) and \
+            if id(node._st) in first and (how[0][0] == "made" if how else True) and \
                     not node._scalar:
-                # the computed array itself, returned too, or (made from
-                # constants) with it: each made from one (copied) result
-                how = ("out", node._st.value), how[1] if how else ()
+                # the computed array itself, returned too, a reshape of it
+                # (`np.expand_dims(c, 0)`: the plan's result there is the
+                # whole array now), or (made from constants) with it: each
+                # made from one (copied) result
+                steps = how[1] if how else node._vw
+                how = (("out", node._st.value), steps) if all(
+                    s.apply_np is not None or s.kind == "bitcast" for s in steps) else False
             if how is None or (how is not False and how[0][0] != "capture" and
                                type(node) is not numpy_arg):
                 continue  # (a hop.numpy array the function returns stays one)
@@ -960,22 +964,29 @@ def _leaf_paths(spec, path=(), out=None):
     return out
 
 
-def _view_again(tree, arg_spec, how, readonly, cls, leaves):
+def _view_again(tree, arg_spec, how, readonly, cls, leaves, made):
     """NumPy's view of the caller's memory that a result is (_Results.
     root_views): its steps applied again to the caller's array, after the
     call's writes reached it, so the view has NumPy's strides, flags and
     memory (a view of a read-only argument is read-only, of a reversed one
-    has negative strides)."""
+    has negative strides).  made: this call's views by their steps, so
+    that results made by the same steps from one array are one array, as
+    eagerly (`v = a[1:]; return v, np.squeeze(v)`: v twice)."""
     (kind, ref), steps = how
     if kind != "capture":
         v = base = subtree(tree, arg_spec, ref) if kind == "arg" else \
             _as_ndarray(leaves[ref]) if kind == "out" else ref._tv.numpy().copy()
+        if kind == "out":
+            leaves[ref] = base  # one ndarray for all its views (`b, b.real`: b twice)
         from .numpy._storage import numpy_view
+        key = (kind, id(ref)) if kind == "made" else (kind, ref)
         for s in steps:
-            v = numpy_view(s, v)
-        if v is base:
-            v = base.view()  # (a.real of a real array: a new view of it)
+            key += (id(s),)  # (the steps live as long as the plan)
+            v = made[key] if key in made else made.setdefault(key, numpy_view(s, v))
+        if v is base and not (readonly and v.flags.writeable):
+            return v  # (a.real of a real array, np.squeeze without size-1 axes: itself)
         if readonly and v.flags.writeable:
+            v = v.view() if v is base else v
             v.flags.writeable = False
         return v
     from .numpy import _ndarray
@@ -1384,7 +1395,9 @@ class _Runner:
             return unflatten(leaves, self.out_spec)
         # the caller's own objects, returned as themselves (eager: f(d) is d)
         tree = _call_tree(args, kwargs)
+        made = {}
         return unflatten_with(leaves, self.out_spec, {
             p: functools.partial(subtree, tree, self.spec, a[1]) if a[0] == "arg" else
-            functools.partial(_view_again, tree, self.spec, *a[1:], leaves) if a[0] == "view" else
+            functools.partial(_view_again, tree, self.spec, *a[1:], leaves, made)
+            if a[0] == "view" else
             functools.partial(_itself, a[1]) for p, a in r.same.items()}, r.again)

@@ -54,7 +54,8 @@ class flatiter:
         flat = self.base._t.reshape(-1)
         from ._indexing import index_tensor
         r, _, scalar = index_tensor(flat, key)
-        return wrap(type(self.base), r.clone() if not scalar else r, scalar=scalar)
+        # a copy, a scalar too (a value: a later write to base does not reach it)
+        return wrap(type(self.base), r.clone(), scalar=scalar)
 
     def __setitem__(self, key, value):
         pos = self._positions(key)[0].reshape(-1)
@@ -90,8 +91,9 @@ def _complex_part(self, op):
 def _real(self):
     if _core.np_dtype(self._t).kind == "c":
         return _complex_part(self, "real")
-    # a real array is its own real part: a view, writable as NumPy's
-    return view(type(self), self, Step(lambda x: x, lambda x: x), scalar=self._scalar,
+    # a real array is its own real part: a view, writable as NumPy's (which
+    # gives the array itself: so does its NumPy form, _trace._view_again)
+    return view(type(self), self, Step(lambda x: x, lambda x: x.real), scalar=self._scalar,
                 t=self._t)
 
 
@@ -142,7 +144,8 @@ def _view_method(self, dtype=None, type=None):
     kind = builtins.type(self)
     # (a NumPy scalar's view is a scalar)
     if dtype is None or _np.dtype(dtype) == self.dtype:
-        return view(kind, self, Step(lambda x: x, lambda x: x), scalar=self._scalar, t=self._t)
+        return view(kind, self, Step(lambda x: x, lambda x: x.view()), scalar=self._scalar,
+                    t=self._t)
     npd = _np.dtype(dtype)
     t = self._t
     if _C._is_proxy(t) or _core.tracing():

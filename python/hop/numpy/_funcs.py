@@ -59,9 +59,9 @@ def _t(x, what="array"):
 
 def _out(kind, t, scalar=False, out=None, what="out"):
     if out is not None:
-        if not isinstance(out, (ndarray, _np.ndarray)):
+        from ._ufuncs import _write_out, out_array
+        if not out_array(out):
             raise TypeError(f"hop.numpy: {what}: out= must be an array")
-        from ._ufuncs import _write_out
         return _write_out(out, t, what, "unsafe")
     return wrap(kind, t, scalar=scalar)
 
@@ -114,6 +114,22 @@ from ._reductions import (all, amax, amin, any, argmax, argmin, cumprod, cumsum,
 
 # ----------------------------------------------------------------- shapes
 
+def scalar_method(m):
+    """A method of NumPy scalars too: a NumPy scalar's method that makes a
+    0-d array makes a NumPy scalar (np.float64(1).round(), .astype(int),
+    .reshape(()), .T).  Also the functions NumPy calls as a's method
+    (fromnumeric's _wrapfunc: np.squeeze(s) is s.squeeze())."""
+    def sm(self, *args, **kwargs):
+        r = m(self, *args, **kwargs)
+        if getattr(self, "_scalar", False) and isinstance(r, ndarray) and r.ndim == 0 and \
+                not r._scalar:
+            r._scalar = True
+        return r
+    sm.__name__ = m.__name__
+    sm.__doc__ = m.__doc__
+    return sm
+
+
 def _view(kind, a, fn, np_fn=None, readonly=False, step_kind=None, t=None):
     """NumPy's view of a made by fn (and np_fn on an ndarray): shares a's
     memory, or under a trace its storage (see _storage); t: fn(a) when made
@@ -140,6 +156,7 @@ def _int_arg(n, what="an integer is required"):
 
 
 @implements(_np.reshape)
+@scalar_method
 def reshape(a, newshape, order="C", *, _kind=None):
     if order == "F":
         # Fortran order: the C-order reshape of the reversed axes, reversed
@@ -184,10 +201,26 @@ def reshape(a, newshape, order="C", *, _kind=None):
 
 @implements(_np.ravel)
 def ravel(a, order="C", *, _kind=None):
-    return reshape(a, -1, order, _kind=_kind)
+    r = reshape(a, -1, order, _kind=_kind)
+    if order == "C" and isinstance(a, ndarray) and _c_order(a) is False:
+        # NumPy's ravel views only a C-contiguous array (PyArray_Ravel) and
+        # else copies, where a reshape views a strided vector (a[:, 1])
+        r = copy(r, _kind=_kind)
+    return r
+
+
+def _c_order(a):
+    """NumPy's flags.c_contiguous of hop.numpy array a: of its tensor
+    eagerly, of its memory under a trace (recorded for the runner to check);
+    None when hop cannot tell."""
+    run = _storage.current()
+    if run is None:
+        return a._t.is_contiguous()
+    return _storage.c_contiguous(a, run)
 
 
 @implements(_np.transpose)
+@scalar_method
 def transpose(a, axes=None, *, _kind=None):
     t = _t(a, "transpose")
     if axes is None:
@@ -196,12 +229,13 @@ def transpose(a, axes=None, *, _kind=None):
     if sorted(axes) != list(range(t.ndim)):
         raise ValueError("axes don't match array")
     if t.ndim <= 1:
-        return _view(_kind or _kind_of(a), a, lambda x: x, lambda x: x)
+        return _view(_kind or _kind_of(a), a, lambda x: x, lambda x: x.transpose(axes))
     return _view(_kind or _kind_of(a), a, lambda x: x.permute(*axes),
                  lambda x: x.transpose(axes))
 
 
 @implements(_np.swapaxes)
+@scalar_method
 def swapaxes(a, axis1, axis2, *, _kind=None):
     t = _t(a, "swapaxes")
     a1, a2 = _axis(axis1, t.ndim), _axis(axis2, t.ndim)
@@ -241,6 +275,7 @@ def expand_dims(a, axis, *, _kind=None):
 
 
 @implements(_np.squeeze)
+@scalar_method
 def squeeze(a, axis=None, *, _kind=None):
     t = _t(a, "squeeze")
     if axis is None:
@@ -301,8 +336,12 @@ def atleast_2d(*arys, _kind=None):
         nd = _t(a).ndim
         if nd >= 2:
             res.append(_same(a, _kind))
+        elif nd == 1:
+            # NumPy's ary[newaxis, :]: the new axis has stride 0, not a
+            # reshape's row size (a returned view of an argument shows it)
+            res.append(_same(a, _kind)[None, :])
         else:
-            res.append(reshape(a, (1, 1) if nd == 0 else (1, -1), _kind=_kind))
+            res.append(reshape(a, (1, 1), _kind=_kind))
     return res[0] if len(res) == 1 else res
 
 
@@ -355,7 +394,8 @@ def _join_cast(ts, out, dtype, casting):
 
 def _join_out(kind, r, out, what):
     if out is not None:
-        if not isinstance(out, (ndarray, _np.ndarray)):
+        from ._ufuncs import out_array
+        if not out_array(out):
             raise TypeError(f"hop.numpy: {what}: out= must be an array")
         if len(out.shape) != r.ndim or not builtins.all(
                 _storage._same_size(d, n) for d, n in zip(r.shape, out.shape)):
@@ -644,6 +684,8 @@ def _in_order(a, order):
 @implements(name="array")
 def array(object, dtype=None, copy=True, order="K", subok=False, ndmin=0, *, like=None):
     ro = False
+    if isinstance(object, ndarray) and object._scalar:
+        copy = True  # a NumPy scalar is a value: its array is a new 0-d array, never itself
     if isinstance(object, (list, tuple)):
         t = _from_nested(object, dtype)
     else:
@@ -680,8 +722,8 @@ def array(object, dtype=None, copy=True, order="K", subok=False, ndmin=0, *, lik
 
 @implements(name="asarray")
 def asarray(a, dtype=None, order=None, *, like=None):
-    if isinstance(a, ndarray) and (dtype is None or _np.dtype(dtype) == a.dtype) and \
-            order not in ("C", "F"):
+    if isinstance(a, ndarray) and not a._scalar and \
+            (dtype is None or _np.dtype(dtype) == a.dtype) and order not in ("C", "F"):
         return a
     return array(a, dtype=dtype, copy=False, order=order)
 
@@ -1007,12 +1049,24 @@ def _sorting(a, axis, _kind, what, sort_any, kind=None):
                                                                     "for the axis"), 0)
         t = t.reshape(1)
     ax = _axis(axis, t.ndim)
+    out_kind = _kind or _kind_of(a)
+    # np.sort sorts a.copy(order="K"): its result has a's memory order (a
+    # Fortran-ordered a gives a Fortran-ordered result); argsort's is C's
+    perm = None
+    if what == "sort" and axis is not None:
+        from ._ufuncs import memory_order
+        perm = memory_order(out_kind, (a,), t.ndim, "K", how="like")
+    if perm is not None:
+        t, ax = t.permute(*perm), perm.index(ax)
     r = sort_any(t, ax, k)
     if k != _corder.STABLE and _core.checking():
         flag = _ties_unknown(t, ax, what)
         if flag is not None:
             r = _exact.checked(_core.unknown_if(flag, r, _core.CHECK_TIES))
-    return wrap(_kind or _kind_of(a), r)
+    if perm is None:
+        return wrap(out_kind, r)
+    inverse = tuple(sorted(range(len(perm)), key=perm.__getitem__))
+    return transpose(wrap(out_kind, r), inverse, _kind=out_kind)
 
 
 # NumPy's sortkind_parser: the first letter decides
@@ -1177,20 +1231,6 @@ round = round_  # noqa: A001 (NumPy's name)
 
 
 # ----------------------------------------------------------------- methods
-
-def scalar_method(m):
-    """A method of NumPy scalars too: a NumPy scalar's method that makes a
-    0-d array makes a NumPy scalar (np.float64(1).round(), .astype(int),
-    .reshape(()), .T)."""
-    def sm(self, *args, **kwargs):
-        r = m(self, *args, **kwargs)
-        if self._scalar and isinstance(r, ndarray) and r.ndim == 0 and not r._scalar:
-            r._scalar = True
-        return r
-    sm.__name__ = m.__name__
-    sm.__doc__ = m.__doc__
-    return sm
-
 
 def _method(fn):
     """fn(a, ...) as the method a.fn(...), its result of a's kind (a NumPy

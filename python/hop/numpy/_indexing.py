@@ -247,7 +247,11 @@ def getitem(a, key):
     if fn is None:
         return wrap(type(a), r)
     if scalar:
-        return wrap(type(a), r, scalar=True)  # a NumPy scalar: a value, not a view
+        # a NumPy scalar: a value, a copy of the element, not a view: a later
+        # write to a does not reach it, nor an array NumPy makes of it
+        # (np.atleast_2d(s)), and the plan's result for it is not the
+        # caller's memory
+        return wrap(type(a), r.clone(), scalar=True)
     nk = _static_key(key)
     step = Step(fn, (lambda x: x[nk]) if nk is not None else None)
     return view(type(a), a, step, t=r)
@@ -278,7 +282,8 @@ def _static_key(key):
                 (isinstance(k, slice) and any(isinstance(v, _C.SymInt)
                                               for v in (k.start, k.stop, k.step))):
             return None
-    return key
+    # (x[None] is x[(None,)]: None itself would read as "traced")
+    return (None,) if key is None else key
 
 
 def _advanced(t, items):

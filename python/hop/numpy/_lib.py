@@ -45,7 +45,7 @@ def _as(kind, r):
         return r
     if kind is _C.Tensor:
         return r._t
-    return view(kind, r, Step(lambda x: x, lambda x: x), scalar=r._scalar, t=r._t)
+    return view(kind, r, Step(lambda x: x, lambda x: x.view()), scalar=r._scalar, t=r._t)
 
 
 def _const(a, kind):

@@ -153,6 +153,8 @@ class ndarray:
 
     def __array__(self, dtype=None):
         a = self._t.numpy()
+        if self._scalar:
+            a = a.copy()  # (a NumPy scalar's array is new memory: np.asarray(s)[...] = 9)
         if dtype is not None:
             a = a.astype(dtype)
         return a

@@ -341,6 +341,12 @@ def _qualified(func, name):
     return f"{module}.{name}"
 
 
+def out_array(o):
+    """Whether o can be an out= array: an ndarray, not a NumPy scalar (an
+    immutable value, which NumPy refuses with a TypeError)."""
+    return isinstance(o, _np.ndarray) or isinstance(o, ndarray) and not o._scalar
+
+
 def _out_tuple(out, nout, name):
     if out is None:
         return None
@@ -350,8 +356,9 @@ def _out_tuple(out, nout, name):
         raise ValueError(f"The 'out' tuple must have exactly {nout} entries: one per ufunc "
                          f"output")
     for o in out:
-        if o is not None and not isinstance(o, (ndarray, _np.ndarray)):
-            raise TypeError(f"return arrays must be of ArrayType, got {type(o).__name__}")
+        if o is not None and not out_array(o):
+            got = "a NumPy scalar" if isinstance(o, ndarray) else type(o).__name__
+            raise TypeError(f"return arrays must be of ArrayType, got {got}")
     return out
 
 
