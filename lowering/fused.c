@@ -15,6 +15,7 @@
 
 #include <inttypes.h>
 #include <stdio.h>
+#include <string.h>
 
 static void small_plan(const hop_lower_ctx *cx, hop__fgroup *g);
 
@@ -174,8 +175,9 @@ hop__fused_ok(const hop_node *n)
 /* A dry build's caller only asks whether the group fits (plan_fusion tries
  * many that do not): no message for it. */
 static hop_status
-full(bool dry, const char *what)
+full(hop_lower_ctx *cx, bool dry, const char *what)
 {
+    cx->fbuild_inputs = strcmp(what, "inputs") == 0;
     return dry ? HOP_UNSUPPORTED : hop_error(HOP_UNSUPPORTED, "fused group: too many %s", what);
 }
 
@@ -422,7 +424,7 @@ build_steps(hop_lower_ctx *cx, const hop_node *root, const hop_node *const *memb
             bool quiet, hop__fgroup *g, const hop_node **in_nodes)
 {
     if (nm > HOP__F_MAXSTEPS)
-        return full(quiet, "steps");
+        return full(cx, quiet, "steps");
     /* Each step is zeroed as it is built (the steps past nm are never read):
      * a build that fails at its 8th input of 64 members zeroed ~10 KB
      * (~6 K instructions of every node of a long chain, issue #30). */
@@ -462,7 +464,7 @@ build_steps(hop_lower_ctx *cx, const hop_node *root, const hop_node *const *memb
                     k++;
                 if (k == g->ninputs) {
                     if (g->ninputs == HOP__F_MAXIN)
-                        return full(quiet, "inputs");
+                        return full(cx, quiet, "inputs");
                     in_nodes[g->ninputs] = a->u.node;
                     g->in_dtype[g->ninputs++] = o->have;
                 }
@@ -484,7 +486,7 @@ build_steps(hop_lower_ctx *cx, const hop_node *root, const hop_node *const *memb
             while (r < HOP__F_MAXREGS && busy[r])
                 r++;
             if (r == HOP__F_MAXREGS)
-                return full(quiet, "registers");
+                return full(cx, quiet, "registers");
             busy[r] = true;
             st->out = r;
             reg_of[s] = r;

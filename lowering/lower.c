@@ -315,6 +315,33 @@ collect(hop_lower_ctx *cx, const hop_node *n, const hop_node **members, int *nm,
     collect_from(cx, n, vmap_get(cx, n, false), members, nm, order, no, cap, full);
 }
 
+/* Which visited member (an index of order, not 0: the root) a group with
+ * too many inputs gives up: the last visited one that still absorbs an
+ * operand, else the last visited.  Cutting a leaf - a member that absorbs
+ * nothing - turns its inputs into one input, its result, so it seldom
+ * brings the inputs within the limit: the unrolled count = count + (x < 4)
+ * (a left-deep chain of adds whose right operands are conversions of
+ * comparisons) lost its conversions one by one, each a group of its own
+ * whose i32 result went through memory, and every add after them (7 of
+ * them, 20 MB at 1M elements) waited for the group at the end.  Cutting the
+ * chain's bottom instead keeps each conversion in its add's group.  In a
+ * chain the last visited member is the bottom: no change there. */
+static int
+cut_member(hop_lower_ctx *cx, const hop_node *const *order, int no)
+{
+    for (int i = no - 1; i > 0; i--) {
+        const hop_node *n = order[i];
+        for (size_t a = 0; a < n->nargs; a++) {
+            if (n->args[a].kind != HOP_ARG_NODE)
+                continue;
+            const hop__vmap *m = vmap_get(cx, n->args[a].u.node, false);
+            if (m != NULL && m->absorbed)
+                return i;
+        }
+    }
+    return no - 1;
+}
+
 /* Decides which elementwise nodes of g are computed inside their user's
  * group, within the executor's limits (steps, inputs, registers). */
 static hop_status
@@ -360,13 +387,18 @@ plan_fusion(hop_lower_ctx *cx, const hop_graph *g)
                 break;
             if (st != HOP_UNSUPPORTED)
                 return st;
-            /* Too big: the deepest member becomes the root of a group of its
-             * own, so a long chain splits into full groups (each node is cut
-             * at most once). */
-            const hop_node *deepest = order[no - 1];
+            /* Too big: a member becomes the root of a group of its own, so a
+             * long chain splits into full groups (each node is cut at most
+             * once): the deepest (the last visited), or for too many inputs
+             * the last visited that still absorbs an operand (cut_member). */
+            int cut = st == HOP_UNSUPPORTED && !full.full && nm <= HOP__F_MAXSTEPS &&
+                              cx->fbuild_inputs
+                          ? cut_member(cx, order, no)
+                          : no - 1;
+            const hop_node *deepest = order[cut];
             hop__vmap *dm = vmap_get(cx, deepest, false);
             dm->absorbed = false;
-            if (!full.full || (full.by == deepest && !full.others)) {
+            if (cut == no - 1 && (!full.full || (full.by == deepest && !full.others))) {
                 /* Walking again would visit the same nodes in the same order
                  * but the deepest (the last visited, so no other member was
                  * reached through it), and find room for everything (only

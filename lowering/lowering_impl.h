@@ -130,6 +130,7 @@ struct hop_lower_ctx {
     hop__arena tmp;
     uint32_t group;        /* the last group collect numbered (hop__vmap.group) */
     hop__fgroup *fscratch; /* where fused groups are built (tmp arena) */
+    bool fbuild_inputs;    /* the last failed build had too many inputs */
     /* The values by node: an open-addressed table of vcap entries (a power
      * of two, at most half used; NULL: free) into cx->tmp's hop__vmaps. */
     hop__vmap **values;

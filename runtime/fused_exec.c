@@ -21,8 +21,19 @@
 
 #define TILE 512
 #define FAR_ELEMS (1 << 18) /* a run worth prefetching (1 MB of f32) */
-#define SPLIT_UNITS 65536   /* work units (~ a float add each) worth a thread */
-#define PIECE_UNITS 32768   /* a piece of a split group: ~10-30 us */
+#define SPLIT_UNITS 65536 /* work units (hop_op_info.cost: an add's is 1) worth a thread */
+/* A piece of a split group: ~20 us on the register kernels (fused_reg.c),
+ * which run a unit in ~0.04 ns (exp(relu(2x+1)), 11 units an element, at
+ * 16M elements in 6.8 ms).  Each piece costs two atomics on lines both
+ * threads write (pool.c's claim and count): at 32768 units (~1.2 us) a
+ * map's 100,000 x 16 batched body was 146 pieces and took 300-353 us of
+ * CPU on two threads against 200 on one (16 pieces: 205-268; loaded
+ * machine, the pool forced).  At least MIN_PIECES per thread, for balance
+ * (the last piece is what one thread may wait for), but none under
+ * SMALL_PIECE_UNITS. */
+#define PIECE_UNITS (1 << 19)
+#define SMALL_PIECE_UNITS 32768
+#define MIN_PIECES 8
 #define MAX_PIECES 1024
 
 void
@@ -542,6 +553,20 @@ task(const void *ctx, int ith, int nth)
         run_range(c, b, e);
 }
 
+/* How many pieces a group of `work` units is split into on `threads`. */
+static int
+split_pieces(int64_t work, int threads)
+{
+    int64_t pieces = work / PIECE_UNITS, lo = (int64_t)threads * MIN_PIECES;
+    if (lo > work / SMALL_PIECE_UNITS)
+        lo = work / SMALL_PIECE_UNITS;
+    if (lo < threads)
+        lo = threads;
+    if (pieces < lo)
+        pieces = lo;
+    return pieces > MAX_PIECES ? MAX_PIECES : (int)pieces;
+}
+
 static bool
 contiguous(const hop_tensor *t, int64_t *numel)
 {
@@ -648,15 +673,13 @@ execute(const hop__fgroup *g, hop_tensor *out, const hop_tensor *const *in, frun
         }
         c->rank = n;
     }
-    /* Split when each thread gets SPLIT_UNITS of work, into pieces of
-     * PIECE_UNITS (pool.c: a descheduled thread then holds back one piece,
-     * not half the group). */
+    /* Split when each thread gets SPLIT_UNITS of work, into pieces
+     * (split_pieces; pool.c: a descheduled thread then holds back one
+     * piece, not half the group). */
     int threads = hop_runtime_threads();
     int64_t work = numel * (g->cost > 0 ? g->cost : 1);
     if (threads > 1 && work >= 2 * SPLIT_UNITS) {
-        int64_t pieces = work / PIECE_UNITS;
-        hop__pool_run_pieces(task, c, pieces > MAX_PIECES ? MAX_PIECES : (int)pieces, work, NULL,
-                             NULL);
+        hop__pool_run_pieces(task, c, split_pieces(work, threads), work, NULL, NULL);
     } else {
         run_range(c, 0, numel);
     }

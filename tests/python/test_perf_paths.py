@@ -236,3 +236,69 @@ def test_dot_and_gemv_pieces_give_the_same_bits_on_every_thread_count():
             assert all(np.array_equal(o, outs[0]) for o in outs[1:]), name
     finally:
         hop.set_num_threads(before)
+
+
+def _mandelbrot_count(cre, cim):
+    # np_large's mandelbrot (bench/np_programs.py): count = count + inside, unrolled
+    zr, zi = np.zeros_like(cre), np.zeros_like(cim)
+    count = np.zeros(cre.shape, dtype=np.int32)
+    for _ in range(20):
+        inside = zr * zr + zi * zi < 4.0
+        zr, zi = (np.where(inside, zr * zr - zi * zi + cre, zr),
+                  np.where(inside, 2.0 * zr * zi + cim, zi))
+        count = count + inside
+    return count
+
+
+def test_an_unrolled_count_of_comparisons_keeps_each_conversion_in_its_adds_group():
+    # The 20 adds of count = count + inside form one chain whose right
+    # operands, to(inside, i32), absorb nothing: too many inputs for one
+    # group.  Cutting the chain leaf by leaf made every conversion a group
+    # of its own (an i32 array through memory each step) and left seven adds
+    # to a last group, holding seven of those arrays live to the end (the
+    # plan's block 43 MB at 1M elements); cutting the chain's bottom keeps
+    # each conversion inside its add (lowering/lower.c cut_member).
+    re, im = np.meshgrid(np.linspace(-2, 1, 64), np.linspace(-1.5, 1.5, 48))
+    cre, cim = re.astype(np.float32), im.astype(np.float32)
+    cf = hop.compile(_mandelbrot_count)
+    got = cf(cre, cim)
+    want = _mandelbrot_count(cre, cim)
+    assert got.dtype == want.dtype and np.array_equal(got, want)
+    groups = [line.split()[5] for line in cf._entries[0].runner.plan.dump().splitlines()
+              if len(line.split()) > 5 and line.split()[1] == "Fused"]
+    assert not [g for g in groups if g.startswith("to(")], groups
+    assert sum(g.startswith("add(") for g in groups) == 14  # 13 steps, then the last 7
+
+
+@pytest.mark.parametrize("n", [131071, 131072, 262147, 1 << 20, (1 << 22) + 5])
+def test_fused_groups_split_over_two_threads_give_one_threads_bits(n):
+    # runtime/fused_exec.c splits a group of >= 2 x 65,536 units into pieces
+    # (at least 8 a thread, ~2^19 units each, none under 32,768) that the
+    # pool's threads claim: every size around those bounds gives the bits of
+    # one thread, which are NumPy's for the exact ops
+    rng = np.random.default_rng(n)
+    x = (rng.standard_normal(n) * 3).astype(np.float32)
+    y = np.roll(x, 5)
+    x[::97] = np.nan
+    fns = {"exp": lambda a, b: (a * 2 + 1).relu().exp(),
+           "add": lambda a, b: a + b,
+           "where": lambda a, b: hop.where(a < b, a * b, a - b),
+           "i32": lambda a, b: (a < b).to(hop.int32) + (a > 0).to(hop.int32) * 3,
+           "rows": lambda a, b: a.reshape(-1, 1) * b[:1] + a.reshape(-1, 1)}
+    exact = {"add": x + y, "where": np.where(x < y, x * y, x - y),
+             "i32": (x < y).astype(np.int32) + (x > 0).astype(np.int32) * 3,
+             "rows": x.reshape(-1, 1) * y[:1] + x.reshape(-1, 1)}
+    hx, hy = hop.asarray(x), hop.asarray(y)
+    before = hop.get_num_threads()
+    try:
+        for name, f in fns.items():
+            c = hop.compile(f)
+            outs = []
+            for threads in (1, 2, 2, 2, 1, 2):  # a new kind's first jobs take the pool
+                hop.set_num_threads(threads)
+                outs.append(c(hx, hy).numpy().tobytes())
+            assert all(o == outs[0] for o in outs), (name, n)
+            if name in exact:
+                assert outs[0] == exact[name].tobytes(), (name, n)
+    finally:
+        hop.set_num_threads(before)
