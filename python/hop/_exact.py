@@ -62,7 +62,11 @@ def checked(t):
     the call eagerly (a float max/min whose zero's sign NumPy's SIMD loop
     picks, hop.numpy._funcs).  Returns t."""
     tr = _C.tracing()
-    name = _C._proxy_node(t) if tr is not None else None
+    # inside a HOP body no lineage is read (_lineage), and a body's node
+    # names may be the root's: marking one would vouch for the root's node
+    if tr is None or (_C._trace_depth() > 1 and not own_body(tr)):
+        return t
+    name = _C._proxy_node(t)
     if name is not None:
         tr.scratch.setdefault(_CHECKED, set()).add(name)
     return t

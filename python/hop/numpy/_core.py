@@ -460,20 +460,13 @@ CHECK_CUTOFF, CHECK_ZERO_SIGN, CHECK_CAST, CHECK_TIES = 1, 2, 3, 4
 
 def checking():
     """Whether a value traced now may be guarded by a run-time check
-    (unknown_if): in hop.compile's trace of the function's own code
-    (compiling: a failed check runs the call eagerly), and in hop.trace's
-    trace or hop.grad's and hop.vmap's body of the user's function (a
-    failed check raises hop.CheckError from the call: they have no eager
-    call to hand it to).  Not eagerly, and not in a HOP body of a
-    hop.compile trace or of hop's own (there the plan cannot hand one
-    body's call to eager)."""
-    if compiling():
-        return True
-    tr = _C.tracing()
-    if tr is None:
-        return False
-    from .._breaks import _COMPILE
-    return _COMPILE not in tr.scratch or _exact.own_body(tr)
+    (unknown_if): in any trace, at a function's own level or inside a HOP
+    body (hop.map, hop.cond, a loop).  A failed check raises hop.CheckError
+    from the whole plan (a body's fail_if is the body's value's, batched
+    flags reduced with any): hop.compile then runs the whole call eagerly,
+    and hop.trace, hop.grad and hop.vmap, which have no eager call to hand
+    it to, raise it.  Not eagerly (no trace: hop's own answer)."""
+    return _C.tracing() is not None
 
 
 def unknown_if(flag, r, kind):

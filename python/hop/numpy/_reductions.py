@@ -55,7 +55,9 @@ def _zero_sign_checked(x, r, axes, keepdims, initial=None):
     to its end (_core.defer_zero_sign): it is made only for a result or a
     write that r reaches with its sign (not through a comparison), so `if
     np.max(x) > 0` stays compiled for every x.  Inside a body (a side of a
-    data-dependent `if`) r is checked where it is made."""
+    data-dependent `if`, a hop.map, hop.cond or loop body) r is checked
+    where it is made, whether or not its sign reaches the body's results
+    (no lineage is read there)."""
     def flag():
         return _zero_sign_unknown(x, r, axes, keepdims, initial)
     if _C._trace_depth() == 1:
