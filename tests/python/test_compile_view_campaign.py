@@ -237,3 +237,14 @@ def test_reshape_of_a_computed_array_returned_with_another_view_of_it_keeps_its_
     # NumPy's (1, 3, 4)
     _same_as_numpy(f"def f(a, b):\n    c = a + 1\n    return ({view}, c[1:])\n", 0)
     _same_as_numpy(f"def f(a, b):\n    c = a + 1\n    a += 1\n    return (c[1:], {view})\n", 2)
+
+
+@pytest.mark.parametrize("attr", ["T", "real"])
+def test_transpose_and_real_part_of_a_numpy_scalar_are_the_scalar_itself(attr):
+    # NumPy's scalar getters return the scalar itself (`s.T is s`, `s.real is
+    # s` for a real s); hop made a new scalar, found by the random campaign
+    # (`v0 = a[0, 1]; v1 = v0.T; return b, v1, v0`)
+    _same_as_numpy(f"def f(a, b):\n    v0 = a[0, 1]\n    v1 = v0.{attr}\n    return (b, v1, v0,)\n",
+                   0)
+    s = hop.numpy.asarray(np.arange(3.0))[1]
+    assert getattr(s, attr) is s

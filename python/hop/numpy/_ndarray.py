@@ -131,6 +131,8 @@ class ndarray:
 
     @property
     def T(self):
+        if self._scalar:
+            return self  # a NumPy scalar's .T is the scalar itself
         from ._funcs import transpose
         return transpose(self, _kind=type(self))
 
