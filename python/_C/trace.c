@@ -128,15 +128,7 @@ capture_name(char *name, size_t cap, PyObject *hint, long k)
         return;
     }
     memcpy(name, prefix, n);
-    char digits[20];
-    int nd = 0;
-    do {
-        digits[nd++] = (char)('0' + k % 10);
-        k /= 10;
-    } while (k);
-    while (nd)
-        name[n++] = digits[--nd];
-    name[n] = '\0';
+    hop_py_put_digits(name + n, (unsigned long long)k);
 }
 
 /*
