@@ -129,3 +129,20 @@ hop__buf_discard(hop__buf *b)
     hop__free(b->data);
     hop__buf_init(b);
 }
+
+void
+hop__format_int(long long v, char *out)
+{
+    unsigned long long u = v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v;
+    char digits[20];
+    size_t nd = 0, n = 0;
+    do {
+        digits[nd++] = (char)('0' + u % 10);
+        u /= 10;
+    } while (u);
+    if (v < 0)
+        out[n++] = '-';
+    while (nd)
+        out[n++] = digits[--nd];
+    out[n] = '\0';
+}

@@ -87,6 +87,11 @@ typedef struct hop__buf {
     bool failed;
 } hop__buf;
 
+/* Writes v in decimal (what "%lld" writes) and a NUL; out holds at least
+ * 21 bytes.  Graphs and plans print integers by the thousand, and the
+ * format parsing of printf cost ~500 instructions a number (issue #30). */
+void hop__format_int(long long v, char *out);
+
 void hop__buf_init(hop__buf *b);
 void hop__buf_append(hop__buf *b, const char *s, size_t n);
 void hop__buf_puts(hop__buf *b, const char *s);

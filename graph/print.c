@@ -107,25 +107,6 @@ format_float(double v, char *out, size_t cap)
     }
 }
 
-/* Writes v in decimal (what "%lld" writes) and a NUL; out holds at least
- * 21 bytes.  Graphs and plans print arguments by the thousand. */
-static void
-format_int(long long v, char *out)
-{
-    unsigned long long u = v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v;
-    char digits[20];
-    size_t nd = 0, n = 0;
-    do {
-        digits[nd++] = (char)('0' + u % 10);
-        u /= 10;
-    } while (u);
-    if (v < 0)
-        out[n++] = '-';
-    while (nd)
-        out[n++] = digits[--nd];
-    out[n] = '\0';
-}
-
 /* What "%.17g" writes for v: an integral v of fewer than 17 digits prints
  * as that integer (no point, no exponent; -0.0 as "-0"); a v of at least
  * 1e-4 and below 1e15 in magnitude that is exactly m / 10^d (d <= 6, m
@@ -140,7 +121,7 @@ format_g17(double v, char *out, size_t cap)
             memcpy(out, "-0", 3);
             return;
         }
-        format_int((long long)v, out);
+        hop__format_int((long long)v, out);
         return;
     }
     double a = fabs(v), p = 1;
@@ -153,7 +134,7 @@ format_g17(double v, char *out, size_t cap)
             if (m >= 1e16 || m != (double)(long long)m || fma(a, p, -m) != 0)
                 continue;
             char digits[24];
-            format_int((long long)m, digits);
+            hop__format_int((long long)m, digits);
             size_t nd = strlen(digits), n = 0;
             if (v < 0)
                 out[n++] = '-';
@@ -279,7 +260,7 @@ sink_arg(sink *s, const hop_arg *a, bool as_tuple, hop_float_style style)
         sink_puts(s, a->u.node->name);
         break;
     case HOP_ARG_INT:
-        format_int((long long)a->u.i, tmp);
+        hop__format_int((long long)a->u.i, tmp);
         sink_puts(s, tmp);
         break;
     case HOP_ARG_FLOAT:

@@ -56,18 +56,21 @@ branch_name(const char *const *names, size_t b, char *buf, size_t cap)
         snprintf(buf, cap, "branch %zu", b);
 }
 
+/* The branches' names are formatted only for an error (formatting them on
+ * every call cost ~2 K instructions of a traced cond, issue #30). */
 hop_status
 hop_call_check_branches(hop_call *c, const char *const *names)
 {
     const hop_values *a = &c->results[0];
     char first[64], other[64];
-    branch_name(names, 0, first, sizeof first);
     for (size_t b = 1; b < c->nbodies; b++) {
         const hop_values *r = &c->results[b];
-        branch_name(names, b, other, sizeof other);
-        if (r->n != a->n)
+        if (r->n != a->n) {
+            branch_name(names, 0, first, sizeof first);
+            branch_name(names, b, other, sizeof other);
             return hop_error(HOP_TRACE, "%s: %s returns %zu value%s but %s returns %zu",
                              c->cls->name, first, a->n, a->n == 1 ? "" : "s", other, r->n);
+        }
         for (size_t i = 0; i < a->n; i++) {
             const hop_value_info *x = a->items[i]->meta, *y = r->items[i]->meta;
             bool same = x->kind == y->kind &&
@@ -75,6 +78,8 @@ hop_call_check_branches(hop_call *c, const char *const *names)
                          (x->meta.dtype == y->meta.dtype && x->meta.rank == y->meta.rank));
             if (!same) {
                 char p[128], q[128];
+                branch_name(names, 0, first, sizeof first);
+                branch_name(names, b, other, sizeof other);
                 hop_value_info_print(x, p, sizeof p);
                 hop_value_info_print(y, q, sizeof q);
                 return hop_error(HOP_TRACE, "%s: output %zu of %s is %s but %s gives %s",

@@ -180,7 +180,9 @@ hop__xconst(hop_lower_ctx *cx, int64_t v)
         return NULL;
     x->is_const = true;
     x->value = v;
-    x->text = hop__arena_printf(&cx->plan->arena, "%" PRId64, v);
+    char text[21];
+    hop__format_int((long long)v, text);
+    x->text = hop__arena_strdup(&cx->plan->arena, text);
     return x->text ? x : NULL;
 }
 

@@ -517,7 +517,14 @@ node2(hop_shape_env *env, hop_expr_kind kind, const hop_expr *a, const hop_expr 
 const hop_expr *
 hop_sym_const(hop_shape_env *env, int64_t v)
 {
-    return leaf(env, HOP_EXPR_CONST, v, "hop_sym_const");
+    const size_t ncache = HOP__ARRAY_LEN(env->consts);
+    const hop_expr **cached = env ? &env->consts[(uint64_t)v % ncache] : NULL;
+    if (cached && *cached && (*cached)->value == v)
+        return *cached;
+    const hop_expr *e = leaf(env, HOP_EXPR_CONST, v, "hop_sym_const");
+    if (e && !env->marked)
+        *cached = e;
+    return e;
 }
 
 /* sa * a + c, plus sb * b when binary. */

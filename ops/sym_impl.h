@@ -87,6 +87,11 @@ struct hop_shape_env {
     size_t mark_nsymbols, mark_nguards;
     hop_expr *mark_last; /* the newest interned node then (NULL: none) */
     hop__arena_mark mark_arena;
+    /* hop_sym_const's last constants, by value mod HOP__NCONSTS: a lowering
+     * asks for the same few sizes many times a node, and the intern table's
+     * hashed lookup cost ~300 instructions a time (issue #30).  Filled only
+     * while no mark is set, so a rollback never takes back a node held here. */
+    const hop_expr *consts[64];
 };
 
 /* Checked int64 arithmetic: true on overflow (then *r is unspecified). */

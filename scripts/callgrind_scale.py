@@ -15,9 +15,11 @@ libc's bsearch makes through ctypes, so --toggle-collect=ffi_call counts that
 trace alone (the interpreter has no symbols to toggle on).  The cost of one
 unit is the count at N minus the count at a small N, divided by the
 difference (docs/BENCHMARKS.md, the fifth pass of issue #30).  The counted
-window holds the warm-up trace as well (callgrind reports trace_lower called
-twice), so a unit's figure is two traces' worth; every pass's rows are, so
-they compare with each other.
+window holds the second trace alone: callgrind's call counts there show
+trace_lower twice, but the whole process (warm-up and counted trace) costs
+twice the window's difference per unit (cond, 200 vs 400 calls: 185 K against
+93 K per call, docs/BENCHMARKS.md's thirteenth pass), so a unit's figure is
+one trace's worth; every pass's rows are, so they compare with each other.
 """
 import ctypes
 import os

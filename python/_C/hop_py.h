@@ -170,6 +170,11 @@ PyObject *hop_py_tensor_new(hop_tensor *t);
  * failure) that keeps the captured tensors alive and cannot be started. */
 hop_output_graph *hop_py_trace_og(PyObject *trace);
 PyObject *hop_py_trace_from_og(hop_output_graph *og, PyObject *captures);
+/* Writes v in decimal (what "%llu" writes) at out and a NUL; returns the
+ * digits written (at most 20: out holds 21 bytes).  For names and notes
+ * made by the thousand, where printf's format parsing was the cost (saved.c). */
+size_t hop_py_put_digits(char *out, unsigned long long v);
+
 /* saved.c: save/load, lifting provenance, and the lift hook every new trace
  * gets (it notes the file:line of the Python code that used the value). */
 int hop_py_saved_init(PyObject *module);

@@ -55,15 +55,22 @@ note_at(char *note, size_t cap, const char *file, int line)
     unsigned v = line < 0 ? 0u - (unsigned)line : (unsigned)line;
     if (line < 0)
         note[n++] = '-';
-    char digits[10];
-    int nd = 0;
+    hop_py_put_digits(note + n, v);
+}
+
+size_t
+hop_py_put_digits(char *out, unsigned long long v)
+{
+    char digits[20];
+    size_t nd = 0, n = 0;
     do {
         digits[nd++] = (char)('0' + v % 10);
         v /= 10;
     } while (v);
     while (nd)
-        note[n++] = digits[--nd];
-    note[n] = '\0';
+        out[n++] = digits[--nd];
+    out[n] = '\0';
+    return n;
 }
 
 static hop_status

@@ -105,6 +105,32 @@ hop_py_proxy_shape(TensorObject *p)
     return shape;
 }
 
+/* A captured tensor's name into name: its hint, else _tensor_constant<k>;
+ * what snprintf's "%s" and "_tensor_constant%ld" write there, by hand when
+ * it fits (the format parsing was ~1 K instructions of every capture, one
+ * per use of a closed-over tensor, issue #30). */
+static void
+capture_name(char *name, size_t cap, PyObject *hint, long k)
+{
+    static const char prefix[] = "_tensor_constant";
+    if (hint && PyUnicode_Check(hint)) {
+        const char *u = PyUnicode_AsUTF8(hint);
+        size_t n = u ? strlen(u) : cap;
+        if (n < cap)
+            memcpy(name, u, n + 1);
+        else
+            snprintf(name, cap, "%s", u);
+        return;
+    }
+    size_t n = sizeof prefix - 1;
+    if (k < 0 || n + 21 > cap) { /* up to 20 digits of a long, NUL */
+        snprintf(name, cap, "_tensor_constant%ld", k);
+        return;
+    }
+    memcpy(name, prefix, n);
+    hop_py_put_digits(name + n, (unsigned long long)k);
+}
+
 /*
  * Captures a concrete tensor as a root input of tr (once per object).  The
  * OutputGraph knows the tensor by its address, so the trace keeps it alive
@@ -125,10 +151,7 @@ capture(TraceObject *tr, TensorObject *t)
     if (!ok)
         return NULL;
     char name[128];
-    if (hint && PyUnicode_Check(hint))
-        snprintf(name, sizeof name, "%s", PyUnicode_AsUTF8(hint));
-    else
-        snprintf(name, sizeof name, "_tensor_constant%ld", tr->nconstants);
+    capture_name(name, sizeof name, hint, tr->nconstants);
     size_t before = hop_output_graph_ninputs(tr->og);
     hop_node *n = hop_output_graph_capture(tr->og, t, name, t->t->dtype, t->t->rank, t->t->sizes,
                                            false);

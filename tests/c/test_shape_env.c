@@ -487,6 +487,43 @@ test_rollback_forgets_what_was_made_since_the_mark_and_reuses_its_memory(void **
                         "s0 + u0 + 7");
 }
 
+/* hop_sym_const's cache of recent constants never outlives its node: a
+ * constant first made while marked is interned afresh after the rollback
+ * (its memory reused), one made before the mark is the same node throughout,
+ * and two constants in one cache slot (64 apart) are each themselves. */
+static void
+test_constants_made_while_marked_are_made_again_after_rollback(void **state)
+{
+    hop_shape_env *env = *state;
+    const hop_expr *seven = C(7);
+    assert_ptr_equal(C(7), seven);
+    hop_shape_env_mark(env);
+    assert_ptr_equal(C(7), seven);
+    const hop_expr *big = C(12345);
+    assert_int_equal(hop_expr_kind_of(big), HOP_EXPR_CONST);
+    assert_ptr_equal(C(12345), big);
+    hop_shape_env_rollback(env);
+    /* reuses the rolled-back memory: a node here may sit where 12345 was */
+    const hop_expr *s0 = hop_shape_env_size_symbol(env, 9, true, true);
+    assert_string_equal(str(hop_sym_add(env, s0, C(12345))), "s0 + 12345");
+    scratch_work(env, 500);
+    const hop_expr *again = C(12345);
+    assert_int_equal(hop_expr_kind_of(again), HOP_EXPR_CONST);
+    int64_t v = 0;
+    assert_true(hop_expr_const_value(again, &v));
+    assert_int_equal(v, 12345);
+    assert_ptr_equal(C(12345), again);
+    assert_ptr_equal(C(7), seven);
+    const hop_expr *far = C(7 + 64);
+    assert_true(hop_expr_const_value(far, &v));
+    assert_int_equal(v, 71);
+    assert_ptr_equal(C(7), seven);
+    assert_ptr_equal(C(71), far);
+    assert_true(hop_expr_const_value(C(-57), &v)); /* -57 and 7 share a slot too */
+    assert_int_equal(v, -57);
+    assert_ptr_equal(C(7), seven);
+}
+
 static void
 test_decide_static_uses_ranges_only_and_records_nothing(void **state)
 {
@@ -885,6 +922,7 @@ main(void)
         T(test_guards_are_deduplicated_and_truncatable),
         T(test_truncate_symbols_forgets_names_duck_sizes_and_their_guards),
         T(test_rollback_forgets_what_was_made_since_the_mark_and_reuses_its_memory),
+        T(test_constants_made_while_marked_are_made_again_after_rollback),
         T(test_decide_static_uses_ranges_only_and_records_nothing),
         T(test_min_max_drop_operands_the_lattice_laws_dominate),
         T(test_dtype_table_names_sizes_and_kinds),
