@@ -265,10 +265,10 @@ def _mean_t(t, axes, dtype, keepdims, what):
     if cdt.kind in "iub":
         # an integer dtype asked for: NumPy sums in it, then divides in
         # float64 (the caller's cast to it truncates)
-        s = _C.sum(x, list(axes), keepdims) if axes else x.clone()
+        s = _core.over(_C.sum, x, axes, keepdims)
         n = _size([t.shape[i] for i in axes])
         return _C.div(_core.cast(s, _np.dtype(_np.float64)), n), rdt
-    r = _C.mean(x, list(axes), keepdims) if axes else x.clone()
+    r = _core.over(_C.mean, x, axes, keepdims)
     return r, rdt
 
 
@@ -348,9 +348,7 @@ def _mean_where(t, axes, dtype, keepdims, w):
     cdt = _np.dtype(_np.float32) if rdt == _np.dtype(_np.float16) else rdt
     x = _C.where(w, _core.cast(t, cdt), _C.zeros((), dtype=_core.hop_dtype(cdt, "mean")))
     cnt = _C.where(w, 1, 0) + _C.zeros(tuple(x.shape), dtype=_C.int64)
-    dims = list(axes)
-    r = _C.div(_C.sum(x, dims, keepdims), _C.sum(cnt, dims, keepdims)) if dims else \
-        _C.div(x, cnt)
+    r = _C.div(_core.over(_C.sum, x, axes, keepdims), _core.over(_C.sum, cnt, axes, keepdims))
     return _core.cast(r, rdt)
 
 
@@ -400,7 +398,7 @@ def _var_t(t, axis, dtype, ddof, keepdims, what):
         d2 = re * re + im * im
     else:
         d2 = d * d
-    s = _C.sum(d2, list(axes), keepdims) if axes else d2
+    s = _core.over(_C.sum, d2, axes, keepdims)
     n = _size([t.shape[i] for i in axes])
     denom = n - ddof
     if not isinstance(denom, _C.SymInt):

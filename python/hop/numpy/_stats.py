@@ -439,7 +439,7 @@ def _nanextreme(a, axis, out, keepdims, initial, where, fn, fill, what, kind):
         if initial is None:
             # (NumPy's fmax.reduce: an all-NaN slice is NaN, but with
             # initial it is initial, which takes part as any element does)
-            allnan = _C.all(mask, list(axes), bool(kd)) if x.ndim and axes else mask
+            allnan = _core.over(_C.all, mask, axes, kd)
             nan = _core.complex_scalar(complex(math.nan, 0.0), _core.np_dtype(r)) if \
                 _core.np_dtype(r).kind == "c" else _C.full((), math.nan, dtype=r.dtype)
             r = _C.where(allnan, nan, r)
@@ -505,8 +505,8 @@ def _nanvar_t(a, axis, dtype, ddof, keepdims, what, where=True):
                                            _C.zeros(tuple(t.shape), dtype=_C.bool)))
         mask = out if mask is None else _C.logical_or(mask, out)
         arr = _C.where(mask, _C.zeros((), dtype=arr.dtype), arr)
-    dims = None if axis is None else list(_axes(axis, t.ndim))
-    cnt = _C.sum(_C.logical_not(mask).to(_C.int64), dims, True)
+    dims = None if axis is None else _axes(axis, t.ndim)
+    cnt = _core.over(_C.sum, _C.logical_not(mask).to(_C.int64), dims, True)
     avg = _t(_sum(ndarray(arr), axis, dtype=dtype, keepdims=True, _kind=ndarray))
     avg = avg / cnt
     x = _core.cast(arr, _core.np_dtype(avg)) - avg
@@ -517,7 +517,7 @@ def _nanvar_t(a, axis, dtype, ddof, keepdims, what, where=True):
     else:
         x2 = x * x
     var = _t(_sum(ndarray(x2), axis, dtype=dtype, keepdims=keepdims, _kind=ndarray))
-    dof = _C.sum(_C.logical_not(mask).to(_C.int64), dims, bool(keepdims)) - ddof
+    dof = _core.over(_C.sum, _C.logical_not(mask).to(_C.int64), dims, keepdims) - ddof
     var = var / dof
     var = _C.where(_C.le(dof, 0), _C.full((), math.nan, dtype=var.dtype), var)
     return var

@@ -1,0 +1,145 @@
+"""hop.compile of hop.numpy's reductions and statistics against NumPy 1.24:
+values (NaN positions included), dtype, shape, the type of the result and
+the exception (type and message) over the axis forms (None, (), ints,
+tuples, out of range, repeated), keepdims, ddof, where=, dtype= and
+initial= on empty, 0-d, one-element, NaN/inf, integer and bool arrays."""
+
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+import hop
+from budget import examples
+
+SHAPES = [(), (0,), (1,), (4,), (2, 3), (0, 3), (3, 0), (1, 1), (2, 1, 3)]
+DTYPES = [np.float64, np.float32, np.float16, np.int64, np.int32, np.uint8, np.bool_]
+AXES = [None, (), 0, -1, (0, 1), (-1, 0), 3, -3, (0, 0)]
+DTYPE_ARG = [None, np.float64, np.int64, np.float32]
+
+_AX = {"axis": AXES, "keepdims": [False, True]}
+_ARG = {"axis": [None, 0, -1, 3], "keepdims": [False, True]}
+_SCAN = {"axis": [None, 0, -1, 3], "dtype": DTYPE_ARG}
+# each function's keywords and the values drawn for them ("mask": a where=
+# array of the argument's shape, "w": weights of its shape)
+SPACE = {
+    "sum": dict(_AX, dtype=DTYPE_ARG, where=[True, "mask"], initial=[None, 2]),
+    "prod": dict(_AX, dtype=DTYPE_ARG, where=[True, "mask"], initial=[None, 2]),
+    "mean": dict(_AX, dtype=DTYPE_ARG, where=[True, "mask"]),
+    "var": dict(_AX, dtype=DTYPE_ARG, where=[True, "mask"], ddof=[0, 1, 5]),
+    "std": dict(_AX, dtype=DTYPE_ARG, where=[True, "mask"], ddof=[0, 1, 5]),
+    "nansum": dict(_AX, dtype=DTYPE_ARG),
+    "nanprod": dict(_AX, dtype=DTYPE_ARG),
+    "nanmean": dict(_AX, dtype=DTYPE_ARG, where=[True, "mask"]),
+    "nanvar": dict(_AX, dtype=DTYPE_ARG, where=[True, "mask"], ddof=[0, 1, 5]),
+    "nanstd": dict(_AX, dtype=DTYPE_ARG, where=[True, "mask"], ddof=[0, 1, 5]),
+    "amin": dict(_AX, initial=[None, 1], where=[True, "mask"]),
+    "amax": dict(_AX, initial=[None, 1], where=[True, "mask"]),
+    "nanmin": dict(_AX, initial=[None, 1], where=[True, "mask"]),
+    "nanmax": dict(_AX, initial=[None, 1], where=[True, "mask"]),
+    "argmin": _ARG, "argmax": _ARG, "nanargmin": _ARG, "nanargmax": _ARG,
+    "all": dict(_AX, where=[True, "mask"]),
+    "any": dict(_AX, where=[True, "mask"]),
+    "count_nonzero": _AX,
+    "ptp": _AX,
+    "median": _AX, "nanmedian": _AX,
+    "quantile": dict(_AX, q=[0.5, 0.25, (0.1, 0.9)]),
+    "nanquantile": dict(_AX, q=[0.5, 0.25, (0.1, 0.9)]),
+    "percentile": dict(_AX, q=[50, 30]),
+    "nanpercentile": dict(_AX, q=[50, 30]),
+    "average": dict(_AX, weights=[None, "w"]),
+    "cumsum": _SCAN, "cumprod": _SCAN, "nancumsum": _SCAN, "nancumprod": _SCAN,
+}
+
+
+def _array(shape, dtype, values):
+    n = int(np.prod(shape))
+    v = np.array((values * (n // len(values) + 1))[:n], dtype=np.float64)
+    if np.dtype(dtype).kind != "f":
+        v = np.nan_to_num(v, nan=0.0, posinf=7.0, neginf=-2.0)
+    return v.astype(dtype).reshape(shape)
+
+
+@st.composite
+def _case(draw):
+    name = draw(st.sampled_from(sorted(SPACE)))
+    shape = draw(st.sampled_from(SHAPES))
+    dtype = draw(st.sampled_from(DTYPES))
+    values = draw(st.lists(st.sampled_from([0.0, 1.0, -2.0, 3.0, 2.5, np.nan, np.inf, -np.inf]),
+                           min_size=1, max_size=6))
+    a = _array(shape, dtype, values)
+    kw, arrays = {}, {}
+    for k, choices in SPACE[name].items():
+        v = draw(st.sampled_from(choices))
+        if v is None and k in ("dtype", "initial", "weights"):
+            continue
+        if v == "mask":
+            bits = draw(st.lists(st.booleans(), min_size=1, max_size=4))
+            arrays[k] = np.array((bits * (a.size + 1))[:a.size], dtype=bool).reshape(shape)
+        elif v == "w":
+            arrays[k] = (np.arange(a.size) % 3 + 0.5).reshape(shape)
+        else:
+            kw[k] = v
+    return name, a, kw, arrays
+
+
+def _source(v):
+    return "np." + v.__name__ if isinstance(v, type) else repr(v)
+
+
+def _compiled(name, kw, arrays):
+    """hop.compile of `lambda x, <arrays>: np.<name>(x, <keywords>)` (the
+    keywords spelled out: a **kwargs call would break the graph)."""
+    args = [f"{k}={_source(v)}" for k, v in kw.items()] + [f"{k}={k}" for k in arrays]
+    code = f"lambda x, {', '.join(arrays)}: np.{name}(x, {', '.join(args)})"
+    return hop.compile(eval(code, {"np": np}))
+
+
+def _outcome(fn, *args, **kw):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            return fn(*args, **kw), None
+        except Exception as e:  # noqa: BLE001 (compared with NumPy's)
+            return None, e
+
+
+def assert_same(name, a, kw, arrays):
+    want, err = _outcome(getattr(np, name), a, **kw, **arrays)
+    got, herr = _outcome(_compiled(name, kw, arrays), a, *arrays.values())
+    if err is not None or herr is not None:
+        assert err is not None and herr is not None, (err, got, herr)
+        assert isinstance(herr, type(err)), (err, herr)
+        assert str(herr) == str(err), (err, herr)
+        return
+    assert type(got) is type(want), (want, got)
+    w, g = np.asarray(want), np.asarray(got)
+    assert (g.dtype, g.shape) == (w.dtype, w.shape), (want, got)
+    if w.dtype.kind in "fc":
+        np.testing.assert_array_equal(np.isnan(g), np.isnan(w))
+        rtol = {2: 1e-3, 4: 1e-6}.get(w.dtype.itemsize, 1e-13)
+        np.testing.assert_allclose(g, w, rtol=rtol, atol=0, equal_nan=True)
+    else:
+        np.testing.assert_array_equal(g, w)
+
+
+@settings(max_examples=examples(600), deadline=None,
+          suppress_health_check=[HealthCheck.too_slow])
+@given(_case())
+def test_compiled_reduction_is_numpys(case):
+    assert_same(*case)
+
+
+NAN_ARRAY = np.array([[0.0, np.nan, 2.0], [3.0, 4.0, 5.0]])
+
+
+@pytest.mark.parametrize("name", ["nanvar", "nanstd", "nanmean"])
+@pytest.mark.parametrize("kw", [{"axis": ()}, {"axis": (), "keepdims": True},
+                                {"axis": (), "ddof": 1}])
+def test_nan_statistics_over_no_axis_are_elementwise(name, kw):
+    # axis=() reduces nothing: each element is its own slice (nanvar and
+    # nanstd were hop's reduction over every axis, broadcast)
+    if name == "nanmean" and "ddof" in kw:
+        return
+    assert_same(name, NAN_ARRAY, kw, {})
