@@ -143,3 +143,34 @@ def test_nan_statistics_over_no_axis_are_elementwise(name, kw):
     if name == "nanmean" and "ddof" in kw:
         return
     assert_same(name, NAN_ARRAY, kw, {})
+
+
+_F32_NAN = np.array([[1.0, np.nan, 2.0], [3.0, 4.0, 5.0]], dtype=np.float32)
+_F32_ALLNAN_FIRST = np.array([[np.nan, np.nan], [3.0, 4.0]], dtype=np.float32)
+
+
+@pytest.mark.parametrize("name, a, kw", [
+    # keepdims: NumPy's r[..., newaxis], a 0-d array, never a scalar
+    ("quantile", np.array(3), {"q": 0.5, "keepdims": True}),
+    ("percentile", np.array(3.0, np.float32), {"q": 50, "keepdims": True}),
+    ("nanquantile", np.array(2.0), {"q": 0.25, "keepdims": True}),
+    ("nanmedian", np.array(2.0), {"keepdims": True}),
+    # a 0-d quantile of values holding a NaN: arr.dtype.type(nan)
+    ("quantile", _F32_NAN, {"q": 0.5}),
+    ("percentile", _F32_NAN.astype(np.float16), {"q": 30, "axis": (-1, 0)}),
+    ("quantile", _F32_NAN, {"q": 0.5, "axis": (0, 1), "keepdims": True}),
+    # nanquantile's lerp is in float64 (an all-NaN first slice: a's dtype)
+    ("nanquantile", _F32_NAN, {"q": 0.25, "axis": -1}),
+    ("nanpercentile", _F32_NAN.astype(np.float16), {"q": 30}),
+    ("nanquantile", _F32_ALLNAN_FIRST, {"q": 0.25, "axis": 1}),
+    ("nanquantile", np.array([np.inf, np.inf, 1.0]), {"q": 0.75, "method": "lower"}),
+    # an empty array: NumPy's nanmean (q's shape not in the result)
+    ("nanquantile", np.zeros((0, 3), np.float16), {"q": 0.25, "axis": -1}),
+    ("nanquantile", np.zeros((0, 3), np.int64), {"q": (0.1, 0.9), "axis": -1,
+                                                  "keepdims": True}),
+    # a 0-d array's axis is checked
+    ("median", np.array(1.0, np.float32), {"axis": 3}),
+    ("nanmedian", np.array(1, np.int32), {"axis": (0, 0)}),
+])
+def test_quantiles_have_numpys_type_dtype_shape_and_errors(name, a, kw):
+    assert_same(name, a, kw, {})

@@ -250,6 +250,9 @@ def _quantile(t, q, axis, method, what):
         last = s.select(0, n - 1)
         rt = res._t
         res = ndarray(_C.where(_C.ne(last, last), _C.full((), math.nan, dtype=rt.dtype), rt))
+        if rt.ndim == 0 and _core.np_dtype(rt) != npd and \
+                _core.decide(_C.ne(last, last), f"{what}: whether the values hold a NaN"):
+            res = ndarray(_core.cast(res._t, npd))  # (NumPy's arr.dtype.type(nan))
     return res
 
 
@@ -282,7 +285,9 @@ def _quantile_common(a, q, axis, out, overwrite_input, method, keepdims, interpo
     rt = r._t
     if keepdims:
         rt = rt.reshape(_keepdims_shape(t, axis, qc.shape))
-    return F._out(kind, rt, scalar=rt.ndim == 0 and out is None, out=out, what=what)
+    # (keepdims: NumPy's r[..., newaxis...], an array even when 0-d)
+    return F._out(kind, rt, scalar=rt.ndim == 0 and out is None and not keepdims, out=out,
+                  what=what)
 
 
 def _check_q(qc, hi, name):
@@ -318,6 +323,8 @@ def median(a, axis=None, out=None, overwrite_input=False, keepdims=False, *, _ki
     kind = _kind or _kind_of(a)
     t = _t(a, "median")
     if t.ndim == 0:  # the mean of the one value (a float); an array under keepdims
+        if axis is not None:  # (NumPy's _ureduce checks the axes of a 0-d array too)
+            _np.core.numeric.normalize_axis_tuple(axis, 0)
         rt = _t(F.mean(ndarray(t), _kind=ndarray))
         return F._out(kind, rt, scalar=not keepdims and out is None, out=out, what="median")
     return _along_one_axis(a, t, axis, out, keepdims, kind, "median", _median_t)
@@ -337,7 +344,8 @@ def _along_one_axis(a, t, axis, out, keepdims, kind, what, compute, c_order=Fals
         rt = compute(t2, ax)
         if keepdims:
             rt = rt.reshape(_keepdims_shape(t, axis, ()))
-        return F._out(kind, rt, scalar=rt.ndim == 0 and out is None, out=out, what=what)
+        return F._out(kind, rt, scalar=rt.ndim == 0 and out is None and not keepdims, out=out,
+                      what=what)
     if keepdims and out is None:
         r = _ordered(a, axes, False, kind, None, lambda x, ax, kd: compute(x, ax[0]), what)
         return r[(Ellipsis,) + tuple(None if d in axes else slice(None) for d in range(t.ndim))]
@@ -592,6 +600,8 @@ def _nanmedian_t(t, axis):
 
 def _nanquantile(a, qc, axis, out, method, keepdims, what, kind):
     t = _t(a, what)
+    if isinstance(_size(t.shape), int) and _size(t.shape) == 0:  # (NumPy's nanmean then)
+        return nanmean(a, axis, out=out, keepdims=keepdims, _kind=kind)
     if _core.np_dtype(t).kind != "f":
         return quantile(a, qc, axis, out, method=method, keepdims=keepdims, _kind=kind)
     if method not in ("linear", "lower", "higher", "nearest", "midpoint"):
@@ -616,19 +626,39 @@ def _nanquantile(a, qc, axis, out, method, keepdims, what, kind):
         prev_i = _C.where(above, c1, prev).to(_C.int64)
         next_i = _C.where(above, c1, prev + 1).to(_C.int64)
         before, after = ndarray(_nan_take(s, prev_i)), ndarray(_nan_take(s, next_i))
-        gamma = vi - prev
-        diff = after - before
-        g = ndarray(_core.cast(gamma, before.dtype) if before.dtype != _np.float64 else gamma)
-        low = before + diff * g
-        high = after - diff * (1 - g)
-        r = F.where(ndarray(_C.ge(gamma, 0.5)), high, low, _kind=ndarray)
-        rt = _core.cast(_t(r), before.dtype)
+        if method in ("lower", "higher", "nearest"):
+            rt = before._t  # (NumPy's take of an integer index: no lerp)
+        else:
+            # NumPy's _lerp: the difference in a's dtype, times gamma (f64)
+            gamma = ndarray(vi - prev)
+            diff = after - before
+            low = before + diff * gamma
+            high = after - diff * (1 - gamma)
+            rt = _t(F.where(ndarray(_C.ge(gamma._t, 0.5)), high, low, _kind=ndarray))
         rt = _C.where(_C.eq(cnt, 0), _C.full((), math.nan, dtype=rt.dtype), rt)
         outs.append(rt)
     r = _C.stack(outs, 0).reshape(q.shape + tuple(outs[0].shape)) if outs else None
+    r = _core.cast(r, _nanquantile_dtype(t, cnt, method, what))
     if keepdims:
         r = r.reshape(_keepdims_shape(t, axis, q.shape))
-    return F._out(kind, r, scalar=r.ndim == 0 and out is None, out=out, what=what)
+    # (keepdims: NumPy's r[..., newaxis...], an array even when 0-d)
+    return F._out(kind, r, scalar=r.ndim == 0 and out is None and not keepdims, out=out,
+                  what=what)
+
+
+def _nanquantile_dtype(t, cnt, method, what):
+    """The dtype of NumPy's nanquantile of float tensor t (cnt: the numbers
+    in each slice): a's dtype for a method that takes an element, else
+    float64 (its lerp's), but an all-NaN slice is np.full(nan, a's dtype),
+    and NumPy's apply_along_axis gives the dtype of its first slice's."""
+    npd = _core.np_dtype(t)
+    if method in ("lower", "higher", "nearest") or npd == _np.float64:
+        return npd
+    first = cnt.reshape(-1)
+    if first.shape[0] == 0:
+        return _np.dtype(_np.float64)
+    allnan = _core.decide(_C.eq(first.select(0, 0), 0), f"{what}: whether a slice is all NaN")
+    return npd if allnan else _np.dtype(_np.float64)
 
 
 @implements(_np.nanquantile)
