@@ -174,3 +174,33 @@ _F32_ALLNAN_FIRST = np.array([[np.nan, np.nan], [3.0, 4.0]], dtype=np.float32)
 ])
 def test_quantiles_have_numpys_type_dtype_shape_and_errors(name, a, kw):
     assert_same(name, a, kw, {})
+
+
+_I32 = np.arange(6, dtype=np.int32).reshape(2, 3)
+_MASK = np.array([[True, False, True], [True, True, False]])
+
+
+@pytest.mark.parametrize("name, a, kw, arrays", [
+    # an integer array's nanvar/nanstd is NumPy's var/std with where=: its
+    # dtype= (an integer one wraps; std's sqrt into it is a same_kind
+    # error) and count - ddof clipped at 0 (inf, not nan)
+    ("nanvar", _I32.astype(np.uint8), {"axis": -1, "dtype": np.int64}, {"where": _MASK}),
+    ("nanvar", _I32, {"axis": -1, "ddof": 5}, {"where": _MASK}),
+    ("nanstd", _I32, {"axis": -1, "dtype": np.int64}, {"where": _MASK}),
+    ("var", _I32, {"axis": 0, "ddof": 1}, {"where": _MASK}),
+    ("std", _I32.astype(np.float32), {"axis": (0, 1), "keepdims": True}, {"where": _MASK}),
+    # where= given: NumPy counts by a sum, so a 0-d array takes axis 0
+    ("mean", np.array(2.0), {"axis": 0}, {"where": np.array(True)}),
+    ("std", np.array(2.0), {"axis": -1}, {"where": np.array(True)}),
+    # nanvar's deviations and squares are in the array's dtype (NumPy's
+    # subtract(arr, avg, out=arr)), the sums in dtype=
+    ("nanstd", np.array([[1, 2.5, 3, 0], [5, -2, 0, 1]], np.float16), {"axis": -1,
+                                                                       "dtype": np.float64}, {}),
+    ("nanvar", np.array([[1, 2.5, 3], [0, 5, -2]], np.float32), {"axis": (-1, 0),
+                                                                 "dtype": np.float64}, {}),
+    # mean of an integer dtype with where=: the sum divided in float64
+    ("mean", np.array([[np.inf, 1, 2], [3, np.inf, 0]], np.float16), {"dtype": np.int64},
+     {"where": _MASK}),
+])
+def test_var_and_mean_with_where_and_dtype_are_numpys(name, a, kw, arrays):
+    assert_same(name, a, kw, arrays)

@@ -296,26 +296,40 @@ def _mean_dtype(a, axis, dtype, keepdims):
     return _divided(sum(wrap(ndarray, t), axis, dtype, keepdims=keepdims, _kind=ndarray), n)
 
 
-def _var_dtype(a, axis, dtype, ddof, keepdims, root):
-    """var (std: root) with dtype=, NumPy's _var step by step: the mean
-    from the sum in dtype, the deviations in the type of arr - mean (an
-    integer one wraps), their squares (|d|**2 of a complex one), summed in
-    dtype, divided and cast back; std's square root into that array
-    (NumPy's same_kind error for an integer one) or its scalar's type."""
+def _var_dtype(a, axis, dtype, ddof, keepdims, root, w=True):
+    """var (std: root) with dtype= or where= (w: a bool tensor of a's
+    shape), NumPy's _var step by step: the mean from the sum in dtype
+    (float64 for an integer array without one) over the count (where=: of
+    w's elements in each slice), the deviations in the type of arr - mean
+    (an integer one wraps), their squares (|d|**2 of a complex one), summed
+    in dtype, divided by max(count - ddof, 0) and cast back; std's square
+    root into that array (NumPy's same_kind error for an integer one) or
+    its scalar's type."""
     from ._ufuncs import call_ufunc
     arr = wrap(ndarray, _t(a, "std" if root else "var"))
     t = arr._t
-    n = _size([t.shape[i] for i in _axes(axis, t.ndim)])
-    m = _divided(sum(arr, axis, dtype, keepdims=True, _kind=ndarray), n)
+    if dtype is None and arr.dtype.kind in "biu":
+        dtype = _np.float64
+    if w is True:
+        n = n_kd = _size([t.shape[i] for i in _axes(axis, t.ndim)])
+        mask = {}
+    else:
+        # NumPy's _count_reduce_items: the sum of where over the axes
+        mask = {"where": wrap(ndarray, w)}
+        n_kd = sum(mask["where"], axis, _np.intp, keepdims=True, _kind=ndarray)
+        n = sum(mask["where"], axis, _np.intp, keepdims=keepdims, _kind=ndarray)
+    m = _divided(sum(arr, axis, dtype, keepdims=True, _kind=ndarray, **mask), n_kd)
     d = call_ufunc("subtract", (arr, m), {}, ndarray)
     if d.dtype.kind == "c":
         re, im = _C._op("real", d._t), _C._op("imag", d._t)
         d2 = wrap(ndarray, re * re + im * im)
     else:
         d2 = call_ufunc("multiply", (d, d), {}, ndarray)
-    ret = sum(d2, axis, dtype, keepdims=keepdims, _kind=ndarray)
+    ret = sum(d2, axis, dtype, keepdims=keepdims, _kind=ndarray, **mask)
     denom = n - ddof
-    if not isinstance(denom, _C.SymInt):
+    if isinstance(denom, ndarray):
+        denom = call_ufunc("maximum", (denom, 0), {}, ndarray)
+    elif not isinstance(denom, _C.SymInt):
         denom = builtins.max(denom, 0)
     ret = _divided(ret, denom)
     if not root:
@@ -329,7 +343,8 @@ def _var_dtype(a, axis, dtype, ddof, keepdims, root):
 def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True, _kind=None):
     kind = _kind or _kind_of(a)
     t = _t(a, "mean")
-    _count_axes(axis, t.ndim)
+    if where is True:  # (NumPy counts where='s elements by a sum instead)
+        _count_axes(axis, t.ndim)
     if dtype is not None and where is True:
         return ordered(a, axis, keepdims, kind, out,
                        lambda x, axes, kd: _mean_dtype(x, axes, dtype, kd)._t, "mean")
@@ -348,7 +363,10 @@ def _mean_where(t, axes, dtype, keepdims, w):
     cdt = _np.dtype(_np.float32) if rdt == _np.dtype(_np.float16) else rdt
     x = _C.where(w, _core.cast(t, cdt), _C.zeros((), dtype=_core.hop_dtype(cdt, "mean")))
     cnt = _C.where(w, 1, 0) + _C.zeros(tuple(x.shape), dtype=_C.int64)
-    r = _C.div(_core.over(_C.sum, x, axes, keepdims), _core.over(_C.sum, cnt, axes, keepdims))
+    s = _core.over(_C.sum, x, axes, keepdims)
+    if cdt.kind in "iub":  # (NumPy's true_divide of the integer sum: in float64)
+        s = _core.cast(s, _np.dtype(_np.float64))
+    r = _C.div(s, _core.over(_C.sum, cnt, axes, keepdims))
     return _core.cast(r, rdt)
 
 
@@ -406,8 +424,12 @@ def _var_t(t, axis, dtype, ddof, keepdims, what):
     return _C.div(s, denom), rdt
 
 
-def _var_out(a, axis, dtype, out, ddof, keepdims, kind, what, root):
+def _var_out(a, axis, dtype, out, ddof, keepdims, kind, what, root, where=True):
     """var, or std (root: its square root), as NumPy computes each."""
+    if where is not True:  # (NumPy counts where='s elements by a sum)
+        return ordered(a, axis, keepdims, kind, out,
+                       lambda x, axes, kd, w: _var_dtype(x, axes, dtype, ddof, kd, root, w),
+                       what, where)
     _count_axes(axis, _t(a, what).ndim)
     if dtype is not None:
         return ordered(a, axis, keepdims, kind, out,
@@ -419,13 +441,17 @@ def _var_out(a, axis, dtype, out, ddof, keepdims, kind, what, root):
 
 
 @implements(_np.var)
-def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, _kind=None):
-    return _var_out(a, axis, dtype, out, ddof, keepdims, _kind or _kind_of(a), "var", False)
+def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True,
+        _kind=None):
+    return _var_out(a, axis, dtype, out, ddof, keepdims, _kind or _kind_of(a), "var", False,
+                    where)
 
 
 @implements(_np.std)
-def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, _kind=None):
-    return _var_out(a, axis, dtype, out, ddof, keepdims, _kind or _kind_of(a), "std", True)
+def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True,
+        _kind=None):
+    return _var_out(a, axis, dtype, out, ddof, keepdims, _kind or _kind_of(a), "std", True,
+                    where)
 
 
 @implements(_np.ptp)

@@ -517,7 +517,9 @@ def _nanvar_t(a, axis, dtype, ddof, keepdims, what, where=True):
     cnt = _core.over(_C.sum, _C.logical_not(mask).to(_C.int64), dims, True)
     avg = _t(_sum(ndarray(arr), axis, dtype=dtype, keepdims=True, _kind=ndarray))
     avg = avg / cnt
-    x = _core.cast(arr, _core.np_dtype(avg)) - avg
+    # (NumPy's subtract(arr, avg, out=arr, casting='unsafe'): the deviations
+    # in arr's dtype, and so their squares)
+    x = _core.cast(_core.cast(arr, _core.np_dtype(avg)) - avg, _core.np_dtype(arr))
     x = _C.where(mask, _C.zeros((), dtype=x.dtype), x)
     if _core.np_dtype(x).kind == "c":  # |x|**2, real, as NumPy's x * conj(x)
         re, im = _C._op("real", x), _C._op("imag", x)
@@ -537,8 +539,8 @@ def _nanvar_out(a, axis, dtype, out, ddof, keepdims, _kind, what, plain, root, w
     kind = _kind or _kind_of(a)
     t = _t(a, what)
     _inexact_dtype(t, dtype)
-    if _core.np_dtype(t).kind not in "fc" and where is True:
-        return plain(a, axis, dtype, out, ddof, keepdims, _kind=kind)
+    if _core.np_dtype(t).kind not in "fc":  # (NumPy's var/std of it, where= passed on)
+        return plain(a, axis, dtype, out, ddof, keepdims, where=where, _kind=kind)
 
     def compute(x, axes, kd, w=True):
         v = _nanvar_t(x, axes, dtype, ddof, kd, what, w)
