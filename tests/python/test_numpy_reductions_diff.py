@@ -204,3 +204,21 @@ _MASK = np.array([[True, False, True], [True, True, False]])
 ])
 def test_var_and_mean_with_where_and_dtype_are_numpys(name, a, kw, arrays):
     assert_same(name, a, kw, arrays)
+
+
+@pytest.mark.parametrize("name, kw", [("median", {}), ("nanmedian", {}),
+                                      ("quantile", {"q": (0.1, 0.9)}), ("percentile", {"q": 30})])
+@pytest.mark.parametrize("a", [NAN_ARRAY.astype(np.float32), np.array(2.0), NAN_ARRAY[0]])
+@pytest.mark.parametrize("keepdims", [False, True])
+def test_order_statistics_over_no_axis_compile_as_one_graph(name, kw, a, keepdims):
+    # axis=(): NumPy's _ureduce appends an axis of size 1 (each element its
+    # own slice); hop's trace raised IndexError/TypeError and ran eagerly
+    src = ", ".join(f"{k}={v!r}" for k, v in kw.items())
+    fn = hop.compile(eval(f"lambda x: np.{name}(x, axis=(), keepdims={keepdims}, {src})",
+                          {"np": np}), fullgraph=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        want, got = getattr(np, name)(a, axis=(), keepdims=keepdims, **kw), fn(a)
+    assert type(got) is type(want)
+    assert (np.asarray(got).dtype, np.shape(got)) == (np.asarray(want).dtype, np.shape(want))
+    np.testing.assert_array_equal(got, want)

@@ -198,7 +198,9 @@ def _reduce_axes(t, axis):
     if len(axes) == 1:
         return t, axes[0]
     keep = [d for d in range(t.ndim) if d not in axes]
-    t = t.permute(*(keep + list(axes)))
+    if t.ndim:
+        t = t.permute(*(keep + list(axes)))
+    # (axis=(): a new last axis of size 1, each element its own slice)
     return t.reshape(tuple(t.shape[:len(keep)]) + (-1,)), len(keep)
 
 
@@ -339,7 +341,7 @@ def _along_one_axis(a, t, axis, out, keepdims, kind, what, compute, c_order=Fals
     flattened, so a C-ordered result, keepdims reshaped (c_order: that
     result over one axis too)."""
     axes = None if axis is None else _axes(axis, t.ndim)
-    if axes is None or len(axes) > 1 or c_order:
+    if axes is None or len(axes) != 1 or c_order:
         t2, ax = _reduce_axes(t, axis)
         rt = compute(t2, ax)
         if keepdims:
