@@ -222,3 +222,28 @@ def test_order_statistics_over_no_axis_compile_as_one_graph(name, kw, a, keepdim
     assert type(got) is type(want)
     assert (np.asarray(got).dtype, np.shape(got)) == (np.asarray(want).dtype, np.shape(want))
     np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("src, a", [
+    # NumPy's reduce of a 0-d array takes the int axis 0 or -1 (no axis:
+    # initial= still takes part), but not a tuple naming it
+    ("np.max(x, axis=-1, initial=5)", np.array(3.0)),
+    ("np.min(x, axis=0, initial=1, keepdims=True)", np.array(3.0)),
+    ("np.nanmin(x, axis=0, initial=1)", np.array(np.nan)),
+    ("np.sum(x, axis=(0,))", np.array(3.0)),
+    ("np.prod(x, axis=(-1,), initial=2)", np.array(3)),
+    ("np.any(x, axis=(0,))", np.array(True)),
+    ("np.all(x, axis=(0, 0))", np.array(True)),
+    ("np.nanmax(x, axis=(0,))", np.array(3.0)),
+    ("np.nansum(x, axis=-1)", np.array(3.0)),
+    ("np.nanvar(x, axis=0)", np.array(3.0)),
+])
+def test_reductions_of_a_0d_array_take_numpys_axes(src, a):
+    want, err = _outcome(eval(f"lambda x: {src}", {"np": np}), a)
+    got, herr = _outcome(hop.compile(eval(f"lambda x: {src}", {"np": np}), fullgraph=True), a)
+    if err is not None:
+        assert type(herr) is type(err) and str(herr) == str(err), (err, herr)
+        return
+    assert herr is None, herr
+    assert type(got) is type(want) and np.shape(got) == np.shape(want), (want, got)
+    np.testing.assert_array_equal(got, want)

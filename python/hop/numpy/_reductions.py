@@ -96,6 +96,8 @@ def _zero_sign_unknown(x, r, axes, keepdims, initial):
 def _reduce(op, np_fn, a, axis, dtype, out, keepdims, initial, where, kind, what):
     t = _t(a, what)
     axes = _axes(axis, t.ndim)
+    if t.ndim == 0:
+        axes = ()  # (a 0-d array's axis 0 or -1, which NumPy's reduce takes, is no axis)
     rdt = _reduce_dtype(np_fn, t, dtype, what) if op not in ("amax", "amin") else \
         _core.np_dtype(t)
     if dtype is not None and op in ("amax", "amin"):
@@ -394,7 +396,9 @@ def ordered(a, axis, keepdims, kind, out, compute, what, where=True):
     a's tensor (_reduced), as NumPy's array in NumPy's memory order of the
     result, or in out."""
     t = _t(a, what)
-    r, order = _reduced(a, t, _axes(axis, t.ndim), keepdims, kind, out, compute, where)
+    # (a 0-d array's axis 0 or -1, which NumPy's reduce takes, is no axis)
+    axes = _axes(axis, t.ndim) if t.ndim else (_axes(axis, 0), ())[1]
+    r, order = _reduced(a, t, axes, keepdims, kind, out, compute, where)
     return _finish(kind, r, order, out, what)
 
 
