@@ -270,6 +270,11 @@ def _mean_t(t, axes, dtype, keepdims, what):
         s = _core.over(_C.sum, x, axes, keepdims)
         n = _size([t.shape[i] for i in axes])
         return _C.div(_core.cast(s, _np.dtype(_np.float64)), n), rdt
+    if cdt.kind == "c":
+        # NumPy divides the complex sum by the count as a complex number
+        # (inf+2j over 1 is inf+nanj; hop's mean divides each part)
+        n = _size([t.shape[i] for i in axes])
+        return _C.div(_core.over(_C.sum, x, axes, keepdims), n), rdt
     r = _core.over(_C.mean, x, axes, keepdims)
     return r, rdt
 

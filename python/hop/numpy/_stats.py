@@ -282,6 +282,11 @@ def _quantile_common(a, q, axis, out, overwrite_input, method, keepdims, interpo
     if qc.ndim > 2:
         raise ValueError("q must be a scalar or 1d")
     t = _t(a, what)
+    if _core.np_dtype(t).kind == "c" and _core.decide(
+            _C.any(_C.ne(t, t), None, False), f"{what}: whether a complex value is NaN"):
+        # (NumPy's NaN checks of a complex array are not followed here yet)
+        raise _C.UnsupportedError(f"hop.numpy: {what} of a complex array holding a NaN is "
+                                  f"not supported")
     t2, ax = _reduce_axes(t, axis)
     r = _quantile(t2, qc, ax, method, what)
     rt = r._t
@@ -369,10 +374,19 @@ def _median_t(t, axis):
     else:
         part = s.slice(0, n // 2 - 1, n // 2 + 1, 1)
     rt = _t(F.mean(ndarray(part), axis=0, _kind=ndarray))
-    if _core.np_dtype(t).kind == "f" and n > 0:
+    if _core.np_dtype(t).kind in "fc" and n > 0:
         last = s.select(0, n - 1)
-        rt = _C.where(_C.ne(last, last), _C.full((), math.nan, dtype=rt.dtype), rt)
+        rt = _C.where(_C.ne(last, last), _nan_of(rt), rt)
     return rt
+
+
+def _nan_of(t):
+    """A 0-d NaN of tensor t's dtype: nan+0j for a complex one (NumPy's
+    np.nan stored into it)."""
+    npd = _core.np_dtype(t)
+    if npd.kind == "c":
+        return _core.complex_scalar(complex(math.nan, 0.0), npd)
+    return _C.full((), math.nan, dtype=t.dtype)
 
 
 # -------------------------------------------------------- nan functions
@@ -520,8 +534,9 @@ def _nanvar_t(a, axis, dtype, ddof, keepdims, what, where=True):
     avg = _t(_sum(ndarray(arr), axis, dtype=dtype, keepdims=True, _kind=ndarray))
     avg = avg / cnt
     # (NumPy's subtract(arr, avg, out=arr, casting='unsafe'): the deviations
-    # in arr's dtype, and so their squares)
-    x = _core.cast(_core.cast(arr, _core.np_dtype(avg)) - avg, _core.np_dtype(arr))
+    # in arr's dtype, and so their squares; a complex arr keeps its
+    # imaginary part though a real dtype= dropped the mean's)
+    x = _core.cast(_C.sub(*_core.promote(arr, avg)), _core.np_dtype(arr))
     x = _C.where(mask, _C.zeros((), dtype=x.dtype), x)
     if _core.np_dtype(x).kind == "c":  # |x|**2, real, as NumPy's x * conj(x)
         re, im = _C._op("real", x), _C._op("imag", x)
@@ -584,7 +599,7 @@ def _nan_take(s, pos):
 def nanmedian(a, axis=None, out=None, overwrite_input=False, keepdims=False, *, _kind=None):
     kind = _kind or _kind_of(a)
     t = _t(a, "nanmedian")
-    if _core.np_dtype(t).kind != "f":
+    if _core.np_dtype(t).kind not in "fc":
         return median(a, axis, out, overwrite_input, keepdims, _kind=kind)
     axes = None if axis is None else _axes(axis, t.ndim)
     n = t.shape[axes[0]] if axes is not None and len(axes) == 1 else 0
@@ -599,7 +614,7 @@ def _nanmedian_t(t, axis):
     lo = _nan_take(s, (cnt - 1) // 2)
     hi = _nan_take(s, cnt // 2)
     r = _t(F.mean(ndarray(_C.stack([lo, hi], 0)), axis=0, _kind=ndarray))
-    return _C.where(_C.eq(cnt, 0), _C.full((), math.nan, dtype=r.dtype), r)
+    return _C.where(_C.eq(cnt, 0), _nan_of(r), r)
 
 
 def _nanquantile(a, qc, axis, out, method, keepdims, what, kind):
