@@ -328,6 +328,19 @@ def promote(*ts):
     return tuple(cast(t, dt) for t in ts)
 
 
+def over(op, x, axes, keepdims):
+    """op (_C.sum, _C.mean, _C.any, _C.all, ...) of tensor x over axes (None:
+    all of them) as NumPy reduces: no axes (NumPy's axis=()) reduce nothing,
+    each element is its own slice, where hop's empty dim list means every
+    dim.  That case reduces over a new last dim of size 1, so the result has
+    op's dtype and x's shape."""
+    if axes is None:
+        return op(x, None, bool(keepdims))
+    if len(axes) == 0:
+        return op(x.unsqueeze(x.ndim), [x.ndim], False)
+    return op(x, list(axes), bool(keepdims))
+
+
 def cast(t, npd):
     """t converted to NumPy dtype npd (t itself when it has it).  A float
     converted to a signed or 8-bit integer dtype out of its range is what

@@ -74,6 +74,8 @@ def _axes(axis, ndim, allow_tuple=True):
     if isinstance(axis, (tuple, list)):
         if not allow_tuple:
             raise TypeError("an integer is required for the axis")
+        if ndim == 0 and len(axis):  # (only an int axis 0 or -1 names a 0-d array's)
+            raise _np.AxisError(_int_arg(axis[0], "an integer is required for the axis"), 0)
         out = tuple(_axis(a, ndim) for a in axis)
         if len(set(out)) != len(out):
             raise ValueError("duplicate value in 'axis'")

@@ -98,6 +98,8 @@ def _zero_sign_unknown(x, r, axes, keepdims, initial):
 def _reduce(op, np_fn, a, axis, dtype, out, keepdims, initial, where, kind, what):
     t = _t(a, what)
     axes = _axes(axis, t.ndim)
+    if t.ndim == 0:
+        axes = ()  # (a 0-d array's axis 0 or -1, which NumPy's reduce takes, is no axis)
     rdt = _reduce_dtype(np_fn, t, dtype, what) if op not in ("amax", "amin") else \
         _core.np_dtype(t)
     if dtype is not None and op in ("amax", "amin"):
@@ -268,10 +270,15 @@ def _mean_t(t, axes, dtype, keepdims, what):
     if cdt.kind in "iub":
         # an integer dtype asked for: NumPy sums in it, then divides in
         # float64 (the caller's cast to it truncates)
-        s = _C.sum(x, list(axes), keepdims) if axes else x.clone()
+        s = _core.over(_C.sum, x, axes, keepdims)
         n = _size([t.shape[i] for i in axes])
         return _C.div(_core.cast(s, _np.dtype(_np.float64)), n), rdt
-    r = _C.mean(x, list(axes), keepdims) if axes else x.clone()
+    if cdt.kind == "c":
+        # NumPy divides the complex sum by the count as a complex number
+        # (inf+2j over 1 is inf+nanj; hop's mean divides each part)
+        n = _size([t.shape[i] for i in axes])
+        return _C.div(_core.over(_C.sum, x, axes, keepdims), n), rdt
+    r = _core.over(_C.mean, x, axes, keepdims)
     return r, rdt
 
 
@@ -299,26 +306,40 @@ def _mean_dtype(a, axis, dtype, keepdims):
     return _divided(sum(wrap(ndarray, t), axis, dtype, keepdims=keepdims, _kind=ndarray), n)
 
 
-def _var_dtype(a, axis, dtype, ddof, keepdims, root):
-    """var (std: root) with dtype=, NumPy's _var step by step: the mean
-    from the sum in dtype, the deviations in the type of arr - mean (an
-    integer one wraps), their squares (|d|**2 of a complex one), summed in
-    dtype, divided and cast back; std's square root into that array
-    (NumPy's same_kind error for an integer one) or its scalar's type."""
+def _var_dtype(a, axis, dtype, ddof, keepdims, root, w=True):
+    """var (std: root) with dtype= or where= (w: a bool tensor of a's
+    shape), NumPy's _var step by step: the mean from the sum in dtype
+    (float64 for an integer array without one) over the count (where=: of
+    w's elements in each slice), the deviations in the type of arr - mean
+    (an integer one wraps), their squares (|d|**2 of a complex one), summed
+    in dtype, divided by max(count - ddof, 0) and cast back; std's square
+    root into that array (NumPy's same_kind error for an integer one) or
+    its scalar's type."""
     from ._ufuncs import call_ufunc
     arr = wrap(ndarray, _t(a, "std" if root else "var"))
     t = arr._t
-    n = _size([t.shape[i] for i in _axes(axis, t.ndim)])
-    m = _divided(sum(arr, axis, dtype, keepdims=True, _kind=ndarray), n)
+    if dtype is None and arr.dtype.kind in "biu":
+        dtype = _np.float64
+    if w is True:
+        n = n_kd = _size([t.shape[i] for i in _axes(axis, t.ndim)])
+        mask = {}
+    else:
+        # NumPy's _count_reduce_items: the sum of where over the axes
+        mask = {"where": wrap(ndarray, w)}
+        n_kd = sum(mask["where"], axis, _np.intp, keepdims=True, _kind=ndarray)
+        n = sum(mask["where"], axis, _np.intp, keepdims=keepdims, _kind=ndarray)
+    m = _divided(sum(arr, axis, dtype, keepdims=True, _kind=ndarray, **mask), n_kd)
     d = call_ufunc("subtract", (arr, m), {}, ndarray)
     if d.dtype.kind == "c":
         re, im = _C._op("real", d._t), _C._op("imag", d._t)
         d2 = wrap(ndarray, re * re + im * im)
     else:
         d2 = call_ufunc("multiply", (d, d), {}, ndarray)
-    ret = sum(d2, axis, dtype, keepdims=keepdims, _kind=ndarray)
+    ret = sum(d2, axis, dtype, keepdims=keepdims, _kind=ndarray, **mask)
     denom = n - ddof
-    if not isinstance(denom, _C.SymInt):
+    if isinstance(denom, ndarray):
+        denom = call_ufunc("maximum", (denom, 0), {}, ndarray)
+    elif not isinstance(denom, _C.SymInt):
         denom = builtins.max(denom, 0)
     ret = _divided(ret, denom)
     if not root:
@@ -332,7 +353,8 @@ def _var_dtype(a, axis, dtype, ddof, keepdims, root):
 def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True, _kind=None):
     kind = _kind or _kind_of(a)
     t = _t(a, "mean")
-    _count_axes(axis, t.ndim)
+    if where is True:  # (NumPy counts where='s elements by a sum instead)
+        _count_axes(axis, t.ndim)
     if dtype is not None and where is True:
         return ordered(a, axis, keepdims, kind, out,
                        lambda x, axes, kd: _mean_dtype(x, axes, dtype, kd)._t, "mean")
@@ -351,9 +373,10 @@ def _mean_where(t, axes, dtype, keepdims, w):
     cdt = _np.dtype(_np.float32) if rdt == _np.dtype(_np.float16) else rdt
     x = _C.where(w, _core.cast(t, cdt), _C.zeros((), dtype=_core.hop_dtype(cdt, "mean")))
     cnt = _C.where(w, 1, 0) + _C.zeros(tuple(x.shape), dtype=_C.int64)
-    dims = list(axes)
-    r = _C.div(_C.sum(x, dims, keepdims), _C.sum(cnt, dims, keepdims)) if dims else \
-        _C.div(x, cnt)
+    s = _core.over(_C.sum, x, axes, keepdims)
+    if cdt.kind in "iub":  # (NumPy's true_divide of the integer sum: in float64)
+        s = _core.cast(s, _np.dtype(_np.float64))
+    r = _C.div(s, _core.over(_C.sum, cnt, axes, keepdims))
     return _core.cast(r, rdt)
 
 
@@ -381,7 +404,9 @@ def ordered(a, axis, keepdims, kind, out, compute, what, where=True):
     a's tensor (_reduced), as NumPy's array in NumPy's memory order of the
     result, or in out."""
     t = _t(a, what)
-    r, order = _reduced(a, t, _axes(axis, t.ndim), keepdims, kind, out, compute, where)
+    # (a 0-d array's axis 0 or -1, which NumPy's reduce takes, is no axis)
+    axes = _axes(axis, t.ndim) if t.ndim else (_axes(axis, 0), ())[1]
+    r, order = _reduced(a, t, axes, keepdims, kind, out, compute, where)
     return _finish(kind, r, order, out, what)
 
 
@@ -403,7 +428,7 @@ def _var_t(t, axis, dtype, ddof, keepdims, what):
         d2 = re * re + im * im
     else:
         d2 = d * d
-    s = _C.sum(d2, list(axes), keepdims) if axes else d2
+    s = _core.over(_C.sum, d2, axes, keepdims)
     n = _size([t.shape[i] for i in axes])
     denom = n - ddof
     if not isinstance(denom, _C.SymInt):
@@ -411,8 +436,12 @@ def _var_t(t, axis, dtype, ddof, keepdims, what):
     return _C.div(s, denom), rdt
 
 
-def _var_out(a, axis, dtype, out, ddof, keepdims, kind, what, root):
+def _var_out(a, axis, dtype, out, ddof, keepdims, kind, what, root, where=True):
     """var, or std (root: its square root), as NumPy computes each."""
+    if where is not True:  # (NumPy counts where='s elements by a sum)
+        return ordered(a, axis, keepdims, kind, out,
+                       lambda x, axes, kd, w: _var_dtype(x, axes, dtype, ddof, kd, root, w),
+                       what, where)
     _count_axes(axis, _t(a, what).ndim)
     if dtype is not None:
         return ordered(a, axis, keepdims, kind, out,
@@ -424,13 +453,17 @@ def _var_out(a, axis, dtype, out, ddof, keepdims, kind, what, root):
 
 
 @implements(_np.var)
-def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, _kind=None):
-    return _var_out(a, axis, dtype, out, ddof, keepdims, _kind or _kind_of(a), "var", False)
+def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True,
+        _kind=None):
+    return _var_out(a, axis, dtype, out, ddof, keepdims, _kind or _kind_of(a), "var", False,
+                    where)
 
 
 @implements(_np.std)
-def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, _kind=None):
-    return _var_out(a, axis, dtype, out, ddof, keepdims, _kind or _kind_of(a), "std", True)
+def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True,
+        _kind=None):
+    return _var_out(a, axis, dtype, out, ddof, keepdims, _kind or _kind_of(a), "std", True,
+                    where)
 
 
 @implements(_np.ptp)

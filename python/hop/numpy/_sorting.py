@@ -33,8 +33,7 @@ def count_nonzero(a, axis=None, *, keepdims=False, _kind=None):
     from ._reductions import _finish, _reduced  # (NumPy's a.sum(axis): in its order)
     # (axis=(): NumPy's sum over no axis, a copy of the flags in a's order)
     r, order = _reduced(a, nz, dims, keepdims, kind, None,
-                        lambda x, axes, kd: _C.sum(x.to(_C.int64), list(axes), bool(kd))
-                        if axes else x.to(_C.int64))
+                        lambda x, axes, kd: _core.over(_C.sum, x.to(_C.int64), axes, kd))
     return _finish(kind, r, order, None, "count_nonzero")
 
 

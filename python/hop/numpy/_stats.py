@@ -198,7 +198,9 @@ def _reduce_axes(t, axis):
     if len(axes) == 1:
         return t, axes[0]
     keep = [d for d in range(t.ndim) if d not in axes]
-    t = t.permute(*(keep + list(axes)))
+    if t.ndim:
+        t = t.permute(*(keep + list(axes)))
+    # (axis=(): a new last axis of size 1, each element its own slice)
     return t.reshape(tuple(t.shape[:len(keep)]) + (-1,)), len(keep)
 
 
@@ -250,6 +252,9 @@ def _quantile(t, q, axis, method, what):
         last = s.select(0, n - 1)
         rt = res._t
         res = ndarray(_C.where(_C.ne(last, last), _C.full((), math.nan, dtype=rt.dtype), rt))
+        if rt.ndim == 0 and _core.np_dtype(rt) != npd and \
+                _core.decide(_C.ne(last, last), f"{what}: whether the values hold a NaN"):
+            res = ndarray(_core.cast(res._t, npd))  # (NumPy's arr.dtype.type(nan))
     return res
 
 
@@ -277,12 +282,19 @@ def _quantile_common(a, q, axis, out, overwrite_input, method, keepdims, interpo
     if qc.ndim > 2:
         raise ValueError("q must be a scalar or 1d")
     t = _t(a, what)
+    if _core.np_dtype(t).kind == "c" and _core.decide(
+            _C.any(_C.ne(t, t), None, False), f"{what}: whether a complex value is NaN"):
+        # (NumPy's NaN checks of a complex array are not followed here yet)
+        raise _C.UnsupportedError(f"hop.numpy: {what} of a complex array holding a NaN is "
+                                  f"not supported")
     t2, ax = _reduce_axes(t, axis)
     r = _quantile(t2, qc, ax, method, what)
     rt = r._t
     if keepdims:
         rt = rt.reshape(_keepdims_shape(t, axis, qc.shape))
-    return F._out(kind, rt, scalar=rt.ndim == 0 and out is None, out=out, what=what)
+    # (keepdims: NumPy's r[..., newaxis...], an array even when 0-d)
+    return F._out(kind, rt, scalar=rt.ndim == 0 and out is None and not keepdims, out=out,
+                  what=what)
 
 
 def _check_q(qc, hi, name):
@@ -318,6 +330,8 @@ def median(a, axis=None, out=None, overwrite_input=False, keepdims=False, *, _ki
     kind = _kind or _kind_of(a)
     t = _t(a, "median")
     if t.ndim == 0:  # the mean of the one value (a float); an array under keepdims
+        if axis is not None:  # (NumPy's _ureduce checks the axes of a 0-d array too)
+            _np.core.numeric.normalize_axis_tuple(axis, 0)
         rt = _t(F.mean(ndarray(t), _kind=ndarray))
         return F._out(kind, rt, scalar=not keepdims and out is None, out=out, what="median")
     return _along_one_axis(a, t, axis, out, keepdims, kind, "median", _median_t)
@@ -332,12 +346,13 @@ def _along_one_axis(a, t, axis, out, keepdims, kind, what, compute, c_order=Fals
     flattened, so a C-ordered result, keepdims reshaped (c_order: that
     result over one axis too)."""
     axes = None if axis is None else _axes(axis, t.ndim)
-    if axes is None or len(axes) > 1 or c_order:
+    if axes is None or len(axes) != 1 or c_order:
         t2, ax = _reduce_axes(t, axis)
         rt = compute(t2, ax)
         if keepdims:
             rt = rt.reshape(_keepdims_shape(t, axis, ()))
-        return F._out(kind, rt, scalar=rt.ndim == 0 and out is None, out=out, what=what)
+        return F._out(kind, rt, scalar=rt.ndim == 0 and out is None and not keepdims, out=out,
+                      what=what)
     if keepdims and out is None:
         r = _ordered(a, axes, False, kind, None, lambda x, ax, kd: compute(x, ax[0]), what)
         return r[(Ellipsis,) + tuple(None if d in axes else slice(None) for d in range(t.ndim))]
@@ -359,10 +374,19 @@ def _median_t(t, axis):
     else:
         part = s.slice(0, n // 2 - 1, n // 2 + 1, 1)
     rt = _t(F.mean(ndarray(part), axis=0, _kind=ndarray))
-    if _core.np_dtype(t).kind == "f" and n > 0:
+    if _core.np_dtype(t).kind in "fc" and n > 0:
         last = s.select(0, n - 1)
-        rt = _C.where(_C.ne(last, last), _C.full((), math.nan, dtype=rt.dtype), rt)
+        rt = _C.where(_C.ne(last, last), _nan_of(rt), rt)
     return rt
+
+
+def _nan_of(t):
+    """A 0-d NaN of tensor t's dtype: nan+0j for a complex one (NumPy's
+    np.nan stored into it)."""
+    npd = _core.np_dtype(t)
+    if npd.kind == "c":
+        return _core.complex_scalar(complex(math.nan, 0.0), npd)
+    return _C.full((), math.nan, dtype=t.dtype)
 
 
 # -------------------------------------------------------- nan functions
@@ -439,7 +463,7 @@ def _nanextreme(a, axis, out, keepdims, initial, where, fn, fill, what, kind):
         if initial is None:
             # (NumPy's fmax.reduce: an all-NaN slice is NaN, but with
             # initial it is initial, which takes part as any element does)
-            allnan = _C.all(mask, list(axes), bool(kd)) if x.ndim and axes else mask
+            allnan = _core.over(_C.all, mask, axes, kd)
             nan = _core.complex_scalar(complex(math.nan, 0.0), _core.np_dtype(r)) if \
                 _core.np_dtype(r).kind == "c" else _C.full((), math.nan, dtype=r.dtype)
             r = _C.where(allnan, nan, r)
@@ -505,11 +529,14 @@ def _nanvar_t(a, axis, dtype, ddof, keepdims, what, where=True):
                                            _C.zeros(tuple(t.shape), dtype=_C.bool)))
         mask = out if mask is None else _C.logical_or(mask, out)
         arr = _C.where(mask, _C.zeros((), dtype=arr.dtype), arr)
-    dims = None if axis is None else list(_axes(axis, t.ndim))
-    cnt = _C.sum(_C.logical_not(mask).to(_C.int64), dims, True)
+    dims = None if axis is None else _axes(axis, t.ndim)
+    cnt = _core.over(_C.sum, _C.logical_not(mask).to(_C.int64), dims, True)
     avg = _t(_sum(ndarray(arr), axis, dtype=dtype, keepdims=True, _kind=ndarray))
     avg = avg / cnt
-    x = _core.cast(arr, _core.np_dtype(avg)) - avg
+    # (NumPy's subtract(arr, avg, out=arr, casting='unsafe'): the deviations
+    # in arr's dtype, and so their squares; a complex arr keeps its
+    # imaginary part though a real dtype= dropped the mean's)
+    x = _core.cast(_C.sub(*_core.promote(arr, avg)), _core.np_dtype(arr))
     x = _C.where(mask, _C.zeros((), dtype=x.dtype), x)
     if _core.np_dtype(x).kind == "c":  # |x|**2, real, as NumPy's x * conj(x)
         re, im = _C._op("real", x), _C._op("imag", x)
@@ -517,7 +544,7 @@ def _nanvar_t(a, axis, dtype, ddof, keepdims, what, where=True):
     else:
         x2 = x * x
     var = _t(_sum(ndarray(x2), axis, dtype=dtype, keepdims=keepdims, _kind=ndarray))
-    dof = _C.sum(_C.logical_not(mask).to(_C.int64), dims, bool(keepdims)) - ddof
+    dof = _core.over(_C.sum, _C.logical_not(mask).to(_C.int64), dims, keepdims) - ddof
     var = var / dof
     var = _C.where(_C.le(dof, 0), _C.full((), math.nan, dtype=var.dtype), var)
     return var
@@ -529,8 +556,8 @@ def _nanvar_out(a, axis, dtype, out, ddof, keepdims, _kind, what, plain, root, w
     kind = _kind or _kind_of(a)
     t = _t(a, what)
     _inexact_dtype(t, dtype)
-    if _core.np_dtype(t).kind not in "fc" and where is True:
-        return plain(a, axis, dtype, out, ddof, keepdims, _kind=kind)
+    if _core.np_dtype(t).kind not in "fc":  # (NumPy's var/std of it, where= passed on)
+        return plain(a, axis, dtype, out, ddof, keepdims, where=where, _kind=kind)
 
     def compute(x, axes, kd, w=True):
         v = _nanvar_t(x, axes, dtype, ddof, kd, what, w)
@@ -572,7 +599,7 @@ def _nan_take(s, pos):
 def nanmedian(a, axis=None, out=None, overwrite_input=False, keepdims=False, *, _kind=None):
     kind = _kind or _kind_of(a)
     t = _t(a, "nanmedian")
-    if _core.np_dtype(t).kind != "f":
+    if _core.np_dtype(t).kind not in "fc":
         return median(a, axis, out, overwrite_input, keepdims, _kind=kind)
     axes = None if axis is None else _axes(axis, t.ndim)
     n = t.shape[axes[0]] if axes is not None and len(axes) == 1 else 0
@@ -587,11 +614,13 @@ def _nanmedian_t(t, axis):
     lo = _nan_take(s, (cnt - 1) // 2)
     hi = _nan_take(s, cnt // 2)
     r = _t(F.mean(ndarray(_C.stack([lo, hi], 0)), axis=0, _kind=ndarray))
-    return _C.where(_C.eq(cnt, 0), _C.full((), math.nan, dtype=r.dtype), r)
+    return _C.where(_C.eq(cnt, 0), _nan_of(r), r)
 
 
 def _nanquantile(a, qc, axis, out, method, keepdims, what, kind):
     t = _t(a, what)
+    if isinstance(_size(t.shape), int) and _size(t.shape) == 0:  # (NumPy's nanmean then)
+        return nanmean(a, axis, out=out, keepdims=keepdims, _kind=kind)
     if _core.np_dtype(t).kind != "f":
         return quantile(a, qc, axis, out, method=method, keepdims=keepdims, _kind=kind)
     if method not in ("linear", "lower", "higher", "nearest", "midpoint"):
@@ -616,19 +645,39 @@ def _nanquantile(a, qc, axis, out, method, keepdims, what, kind):
         prev_i = _C.where(above, c1, prev).to(_C.int64)
         next_i = _C.where(above, c1, prev + 1).to(_C.int64)
         before, after = ndarray(_nan_take(s, prev_i)), ndarray(_nan_take(s, next_i))
-        gamma = vi - prev
-        diff = after - before
-        g = ndarray(_core.cast(gamma, before.dtype) if before.dtype != _np.float64 else gamma)
-        low = before + diff * g
-        high = after - diff * (1 - g)
-        r = F.where(ndarray(_C.ge(gamma, 0.5)), high, low, _kind=ndarray)
-        rt = _core.cast(_t(r), before.dtype)
+        if method in ("lower", "higher", "nearest"):
+            rt = before._t  # (NumPy's take of an integer index: no lerp)
+        else:
+            # NumPy's _lerp: the difference in a's dtype, times gamma (f64)
+            gamma = ndarray(vi - prev)
+            diff = after - before
+            low = before + diff * gamma
+            high = after - diff * (1 - gamma)
+            rt = _t(F.where(ndarray(_C.ge(gamma._t, 0.5)), high, low, _kind=ndarray))
         rt = _C.where(_C.eq(cnt, 0), _C.full((), math.nan, dtype=rt.dtype), rt)
         outs.append(rt)
     r = _C.stack(outs, 0).reshape(q.shape + tuple(outs[0].shape)) if outs else None
+    r = _core.cast(r, _nanquantile_dtype(t, cnt, method, what))
     if keepdims:
         r = r.reshape(_keepdims_shape(t, axis, q.shape))
-    return F._out(kind, r, scalar=r.ndim == 0 and out is None, out=out, what=what)
+    # (keepdims: NumPy's r[..., newaxis...], an array even when 0-d)
+    return F._out(kind, r, scalar=r.ndim == 0 and out is None and not keepdims, out=out,
+                  what=what)
+
+
+def _nanquantile_dtype(t, cnt, method, what):
+    """The dtype of NumPy's nanquantile of float tensor t (cnt: the numbers
+    in each slice): a's dtype for a method that takes an element, else
+    float64 (its lerp's), but an all-NaN slice is np.full(nan, a's dtype),
+    and NumPy's apply_along_axis gives the dtype of its first slice's."""
+    npd = _core.np_dtype(t)
+    if method in ("lower", "higher", "nearest") or npd == _np.float64:
+        return npd
+    first = cnt.reshape(-1)
+    if first.shape[0] == 0:
+        return _np.dtype(_np.float64)
+    allnan = _core.decide(_C.eq(first.select(0, 0), 0), f"{what}: whether a slice is all NaN")
+    return npd if allnan else _np.dtype(_np.float64)
 
 
 @implements(_np.nanquantile)
