@@ -201,8 +201,17 @@ def reshape(a, newshape, order="C", *, _kind=None):
 
 @implements(_np.ravel)
 def ravel(a, order="C", *, _kind=None):
+    contiguous = _c_order(a) if order == "C" and isinstance(a, ndarray) else True
+    if contiguous is None:
+        # a view or a copy per call's layout, which the plan cannot decide
+        # (symbolic sizes of an array the function computed): the statement
+        # runs in Python (hop.trace: UnsupportedError), never a view silently
+        from .._breaks import conversion
+        conversion(_C.UnsupportedError,
+                   "hop.numpy: ravel of an array whose C-contiguity hop cannot tell while "
+                   "tracing (symbolic sizes of a strided view): NumPy copies it or views it")
     r = reshape(a, -1, order, _kind=_kind)
-    if order == "C" and isinstance(a, ndarray) and _c_order(a) is False:
+    if contiguous is False:
         # NumPy's ravel views only a C-contiguous array (PyArray_Ravel) and
         # else copies, where a reshape views a strided vector (a[:, 1])
         r = copy(r, _kind=_kind)
