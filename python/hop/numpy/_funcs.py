@@ -296,6 +296,9 @@ def squeeze(a, axis=None, *, _kind=None):
                 raise ValueError("cannot select an axis to squeeze out which has size not "
                                  "equal to one")
 
+    if not axes and isinstance(a, ndarray) and _kind in (None, type(a)):
+        return a  # NumPy's squeeze of no axis (None: no size-1 axis): the array itself
+
     def fn(x):
         for k in reversed(axes):
             x = x.squeeze(k)
