@@ -292,8 +292,10 @@ store(const hop__reduce *r, const acc *a, char *o)
     if (hop_dtype_is_complex(r->dtype) && r->op != HOP_OP_any && r->op != HOP_OP_all) {
         double re = a->f, im = a->f1;
         if (r->op == HOP_OP_mean) {
-            re = r->nred_total == 0 ? NAN : re / (double)r->nred_total;
-            im = r->nred_total == 0 ? NAN : im / (double)r->nred_total;
+            /* no elements: 0 / 0 at run time, the platform's NaN as NumPy's
+             * true_divide gives it (its sign bit set on x86), not NAN */
+            re = re / (double)r->nred_total;
+            im = im / (double)r->nred_total;
         }
         if (r->odtype == HOP_C64) {
             float v[2] = {(float)re, (float)im};
@@ -329,7 +331,7 @@ store(const hop__reduce *r, const acc *a, char *o)
         return;
     }
     case HOP_OP_mean:
-        fv = r->nred_total == 0 ? NAN : total / (double)r->nred_total;
+        fv = total / (double)r->nred_total; /* 0 / 0 when empty: as NumPy's */
         break;
     case HOP_OP_argmax:
     case HOP_OP_argmin:

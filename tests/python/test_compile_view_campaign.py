@@ -26,7 +26,8 @@ VIEWS = ("{x}[1:]", "{x}.T", "{x}[::-1]", "{x}[::2]", "{x}.reshape(-1)", "{x}[..
          "np.atleast_2d({x})", "{x}[:, ::-1]", "np.moveaxis({x}, 0, -1)", "{x}[0, 1]",
          "{x}[-1][-1]")
 # (np.squeeze(x) without size-1 axes and x.real of a real x are x itself:
-# hop gives that of an argument's view, not of an array the function
+# hop.numpy's squeeze returns the array itself (test_squeeze_identity.py);
+# x.real gives that of an argument's view, not of an array the function
 # computed, `c = a.copy(); return c, c.real` (two arrays over c's memory),
 # so the drawn programs leave them out; the tests below take the first)
 COMPUTED = ("{x} + 1", "{x} * {y}", "{x} - {y}", "{x} * 2.0", "np.abs({x})", "{x}.copy()",

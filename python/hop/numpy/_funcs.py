@@ -203,10 +203,29 @@ def reshape(a, newshape, order="C", *, _kind=None):
 
 @implements(_np.ravel)
 def ravel(a, order="C", *, _kind=None):
+    contiguous = True
+    if isinstance(a, ndarray) and order in ("A", "F", "C"):
+        if order == "A":  # NumPy's 'A': 'F' for an array in Fortran order and not C
+            run = _storage.current()
+            f_only = _storage.fortran_only(a, run) if run is not None else \
+                a._t.numpy().flags.f_contiguous and not a._t.is_contiguous()
+            order = None if f_only is None else "F" if f_only else "C"
+        # (a is in Fortran order exactly when its transpose is in C order)
+        contiguous = None if order is None else \
+            _c_order(a if order == "C" else transpose(a, _kind=ndarray))
+    if contiguous is None:
+        # a view or a copy per call's layout, which the plan cannot decide
+        # (symbolic sizes of an array the function computed): the statement
+        # runs in Python (hop.trace: UnsupportedError), never a view silently
+        from .._breaks import conversion
+        conversion(_C.UnsupportedError,
+                   "hop.numpy: ravel of an array whose memory order hop cannot tell while "
+                   "tracing (symbolic sizes of a strided view): NumPy copies it or views it")
     r = reshape(a, -1, order, _kind=_kind)
-    if order == "C" and isinstance(a, ndarray) and _c_order(a) is False:
-        # NumPy's ravel views only a C-contiguous array (PyArray_Ravel) and
-        # else copies, where a reshape views a strided vector (a[:, 1])
+    if contiguous is False:
+        # NumPy's ravel views only an array contiguous in the order asked
+        # (PyArray_Ravel) and else copies, where a reshape views a strided
+        # vector (a[:, 1])
         r = copy(r, _kind=_kind)
     return r
 
@@ -288,6 +307,9 @@ def squeeze(a, axis=None, *, _kind=None):
             if t.shape[x] != 1:
                 raise ValueError("cannot select an axis to squeeze out which has size not "
                                  "equal to one")
+
+    if not axes and isinstance(a, ndarray) and _kind in (None, type(a)):
+        return a  # NumPy's squeeze of no axis (None: no size-1 axis): the array itself
 
     def fn(x):
         for k in reversed(axes):
