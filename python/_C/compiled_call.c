@@ -32,7 +32,7 @@ typedef struct {
 static PyObject *str_call_args, *str_call_kw; /* interned method names */
 static PyObject *str_state, *str_print;       /* "_state", "print" */
 static PyObject *str_space, *str_newline;     /* " ", "\n" */
-static PyObject *str_write;                   /* "write" */
+static PyObject *str_write, *str_item;        /* "write", "item" */
 static PyObject *builtins_dict;               /* builtins.__dict__ (print is read per call) */
 static PyObject *builtins_module;
 static PyObject *builtin_print;         /* builtins.print when this module was made */
@@ -53,6 +53,10 @@ typedef struct {
     PyObject *tree;    /* (result tree, per effect its values' tree): nested tuples of
                         * leaf indices (Python ints) */
     PyObject *effects; /* tuple of (kind code, target, key) */
+    PyObject *lifted;  /* tuple of (cell,) or (dict, key): the lifted ints, read per call and
+                        * passed after the arguments as 0-d int64 tensors */
+    PyObject *sym;     /* bytes: per plan output, 0 (a tensor), 1 (int(x.item())) or
+                        * 2 (float(x.item())), or NULL (all tensors) */
     Py_ssize_t nargs;
 } EffectsCallObject;
 
@@ -391,6 +395,69 @@ replay_one(PyObject *fx, PyObject *vtree, PyObject *const *leaves)
     return rc;
 }
 
+/* _frame_state.lifted_now in C: the current values of the lifted sources
+ * (each (cell,) or (dict, key)) as new 0-d int64 tensors in out: 1; 0 when
+ * one holds no int in (-2**62, 2**62) (nothing made: the plan does not fit);
+ * -1 with an error. */
+static int
+lifted_now(PyObject *lifted, PyObject **out)
+{
+    Py_ssize_t n = PyTuple_GET_SIZE(lifted), i;
+    for (i = 0; i < n; i++) {
+        PyObject *src = PyTuple_GET_ITEM(lifted, i), *v;
+        if (PyTuple_GET_SIZE(src) == 1) {
+            v = PyCell_GET(PyTuple_GET_ITEM(src, 0));
+        } else if ((v = PyDict_GetItemWithError(PyTuple_GET_ITEM(src, 0),
+                                                PyTuple_GET_ITEM(src, 1))) == NULL &&
+                   PyErr_Occurred()) {
+            goto fail;
+        }
+        int overflow = 0;
+        long long x = v != NULL && PyLong_CheckExact(v) ? PyLong_AsLongLongAndOverflow(v, &overflow)
+                                                          : 0;
+        if (v == NULL || !PyLong_CheckExact(v) || overflow != 0 || x <= -(1LL << 62) ||
+            x >= (1LL << 62)) {
+            for (Py_ssize_t j = 0; j < i; j++)
+                Py_DECREF(out[j]);
+            return 0;
+        }
+        hop_tensor *t = hop_tensor_empty(HOP_I64, 0, NULL);
+        if (t == NULL) {
+            hop_py_raise();
+            goto fail;
+        }
+        *(int64_t *)t->data = (int64_t)x;
+        if ((out[i] = hop_py_tensor_new(t)) == NULL)
+            goto fail;
+    }
+    return 1;
+fail:
+    for (Py_ssize_t j = 0; j < i; j++)
+        Py_DECREF(out[j]);
+    return -1;
+}
+
+/* Runner.finish's numbers: the outputs sym marks replaced in the tuple outs
+ * (fresh from the plan, not shared yet) by int(x.item()) or float(x.item()). */
+static int
+as_numbers(PyObject *outs, PyObject *sym)
+{
+    const char *s = PyBytes_AS_STRING(sym);
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(outs); i++) {
+        if (s[i] == 0)
+            continue;
+        PyObject *item = PyObject_CallMethodNoArgs(PyTuple_GET_ITEM(outs, i), str_item);
+        PyObject *num = item == NULL ? NULL : s[i] == 1 ? PyNumber_Long(item)
+                                                        : PyNumber_Float(item);
+        Py_XDECREF(item);
+        if (num == NULL)
+            return -1;
+        Py_DECREF(PyTuple_GET_ITEM(outs, i));
+        PyTuple_SET_ITEM(outs, i, num);
+    }
+    return 0;
+}
+
 /* The call on the tuple args: NotImplemented (nothing ran) unless it takes
  * them; *ran is set once the plan ran (an error after that is the call's). */
 static PyObject *
@@ -425,12 +492,34 @@ effects_run(EffectsCallObject *self, PyObject *args, int *ran)
             Py_RETURN_NOTIMPLEMENTED;
         }
     }
-    PyObject *outs = hop_py__plan_run_tensors(self->plan, &PyTuple_GET_ITEM(args, 0), n,
-                                              PyTuple_GET_ITEM(state, 1), HOP_PY_RUN_TUPLE);
+    PyObject *small_in[16], **in = small_in, *outs = NULL;
+    Py_ssize_t nl = PyTuple_GET_SIZE(self->lifted), nin = n;
+    if (n + nl > 16 && (in = PyMem_Malloc((size_t)(n + nl) * sizeof *in)) == NULL) {
+        Py_DECREF(state);
+        return PyErr_NoMemory();
+    }
+    for (Py_ssize_t i = 0; i < n; i++)
+        in[i] = PyTuple_GET_ITEM(args, i);
+    int took = lifted_now(self->lifted, in + n);
+    if (took > 0) {
+        nin = n + nl;
+        outs = hop_py__plan_run_tensors(self->plan, in, nin, PyTuple_GET_ITEM(state, 1),
+                                        HOP_PY_RUN_TUPLE);
+    }
+    for (Py_ssize_t i = n; i < nin; i++)
+        Py_DECREF(in[i]);
+    if (in != small_in)
+        PyMem_Free(in);
     Py_DECREF(state);
+    if (took == 0)
+        Py_RETURN_NOTIMPLEMENTED; /* a lifted source holds no int: the general path's miss */
     if (outs == NULL)
         return NULL;
     *ran = 1;
+    if (self->sym != NULL && as_numbers(outs, self->sym) < 0) {
+        Py_DECREF(outs);
+        return NULL;
+    }
     Py_ssize_t nleaves = PyTuple_GET_SIZE(self->consts), k = 0;
     const char *traced = PyBytes_AS_STRING(self->traced);
     PyObject *small[32], **leaves = small, *built = NULL, *result = NULL;
@@ -469,22 +558,49 @@ effects_call(EffectsCallObject *self, PyObject *args, PyObject *kwargs)
     return effects_run(self, PyTuple_GET_ITEM(args, 0), &ran);
 }
 
-/* _EffectsCall(plan, runner, nargs, check, consts, traced, tree, effects):
+/* Whether lifted (NULL: none) is a tuple of (cell,) and (dict, key): 0, or
+ * -1 with a TypeError. */
+static int
+lifted_ok(PyObject *lifted)
+{
+    for (Py_ssize_t i = 0; lifted != NULL && i < PyTuple_GET_SIZE(lifted); i++) {
+        PyObject *src = PyTuple_GET_ITEM(lifted, i);
+        if (!PyTuple_Check(src) ||
+            !(PyTuple_GET_SIZE(src) == 1 ? PyCell_Check(PyTuple_GET_ITEM(src, 0))
+                                         : PyTuple_GET_SIZE(src) == 2 &&
+                                               PyDict_CheckExact(PyTuple_GET_ITEM(src, 0)))) {
+            PyErr_Format(PyExc_TypeError, "_EffectsCall: lifted source %zd is not (cell,) or "
+                                          "(dict, key)", i);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* _EffectsCall(plan, runner, nargs, check, consts, traced, tree, effects[, lifted, sym]):
  * checked here once (the call trusts the shapes: hop/_compile.py makes them
  * from the runner's templates). */
 static PyObject *
 effects_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
 {
-    PyObject *plan, *runner, *check, *consts, *traced, *tree, *effects;
+    PyObject *plan, *runner, *check, *consts, *traced, *tree, *effects, *lifted = NULL,
+                                                                         *sym = Py_None;
     Py_ssize_t nargs;
     if (kwargs != NULL && PyDict_GET_SIZE(kwargs) != 0) {
         PyErr_SetString(PyExc_TypeError, "_EffectsCall takes no keyword arguments");
         return NULL;
     }
-    if (!PyArg_ParseTuple(args, "OOnOO!O!O!O!:_EffectsCall", &plan, &runner, &nargs, &check,
+    if (!PyArg_ParseTuple(args, "OOnOO!O!O!O!|O!O:_EffectsCall", &plan, &runner, &nargs, &check,
                           &PyTuple_Type, &consts, &PyBytes_Type, &traced, &PyTuple_Type, &tree,
-                          &PyTuple_Type, &effects))
+                          &PyTuple_Type, &effects, &PyTuple_Type, &lifted, &sym))
         return NULL;
+    if (lifted_ok(lifted) < 0 ||
+        (sym != Py_None && (!PyBytes_Check(sym) || (size_t)PyBytes_GET_SIZE(sym) !=
+                                                       ((PlanObject *)plan)->noutputs))) {
+        if (!PyErr_Occurred())
+            PyErr_SetString(PyExc_TypeError, "_EffectsCall: sym is not a bytes per plan output");
+        return NULL;
+    }
     if (!hop_py__is_plan(plan) || nargs < 0 ||
         PyBytes_GET_SIZE(traced) != PyTuple_GET_SIZE(consts) || PyTuple_GET_SIZE(tree) != 2 ||
         !PyTuple_Check(PyTuple_GET_ITEM(tree, 1)) ||
@@ -526,7 +642,13 @@ effects_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
     self->traced = Py_NewRef(traced);
     self->tree = Py_NewRef(tree);
     self->effects = Py_NewRef(effects);
+    self->lifted = lifted != NULL ? Py_NewRef(lifted) : PyTuple_New(0);
+    self->sym = sym != Py_None ? Py_NewRef(sym) : NULL;
     self->nargs = nargs;
+    if (self->lifted == NULL) {
+        Py_DECREF(self);
+        return NULL;
+    }
     return (PyObject *)self;
 }
 
@@ -539,6 +661,7 @@ effects_traverse(EffectsCallObject *self, visitproc visit, void *arg)
     Py_VISIT(self->consts);
     Py_VISIT(self->tree);
     Py_VISIT(self->effects);
+    Py_VISIT(self->lifted);
     return 0;
 }
 
@@ -552,6 +675,8 @@ effects_clear(EffectsCallObject *self)
     Py_CLEAR(self->traced);
     Py_CLEAR(self->tree);
     Py_CLEAR(self->effects);
+    Py_CLEAR(self->lifted);
+    Py_CLEAR(self->sym);
     return 0;
 }
 
@@ -701,7 +826,8 @@ hop_py__compiled_call_init(PyObject *module)
     if ((str_stdout = PyUnicode_InternFromString("stdout")) == NULL ||
         (str_space = PyUnicode_InternFromString(" ")) == NULL ||
         (str_newline = PyUnicode_InternFromString("\n")) == NULL ||
-        (str_write = PyUnicode_InternFromString("write")) == NULL)
+        (str_write = PyUnicode_InternFromString("write")) == NULL ||
+        (str_item = PyUnicode_InternFromString("item")) == NULL)
         return -1;
     if (PyModule_AddObjectRef(module, "_EffectsCall", (PyObject *)&EffectsCallType) < 0)
         return -1;

@@ -681,20 +681,30 @@ def _effects_call(entry):
     """The C bound call (_C._EffectsCall) of a plan: the guards' fast check,
     the plan, the result (and for a translated plan the side-effect table's
     values) rebuilt from its outputs, the table replayed; no Python frame.
+    The lifted ints are read per call in C as lifted_now reads them, and
+    the plan's number outputs made as Runner.finish makes them.
     None where the call needs the general path (Entry.run, Runner.call):
-    lifted ints (read per call), a graph break, arguments that are not all
+    a graph break, arguments that are not all
     tensors, keyword arguments, a write-back, results made or copied per
     call, a SymInt result, a structure other than tuples, an effect inside
     an argument; and a plan with no guards to check, which
     Plan.bind_tensors binds."""
     fr, r = entry.frame, entry.runner
     if r._nflat < 0 or r.kw or r.writeback is not None or r._results is not None or \
-            any(r.sym_out) or any(r.as_array):
+            any(r.as_array):
         return None
-    if fr is None and (r.fast is not None or r._check is None):
+    if fr is None and (r.fast is not None or r._check is None or any(r.sym_out)):
         return None
-    if fr is not None and (fr.lifted or fr.stop is not None):
+    if fr is not None and fr.stop is not None:
         return None
+    # the lifted ints (_frame_state.lifted_now, in C): (cell,) or (dict, key)
+    lifted = tuple((base,) if kind == "cell" else (base, name)
+                   for kind, base, name in (fr.lifted if fr is not None else ()))
+    if any(type(s[0]) is not (types.CellType if len(s) == 1 else dict) for s in lifted):
+        return None
+    # Runner.finish's numbers: int(x.item()), float(x.item())
+    sym = bytes(2 if s == "float" else 1 if s else 0 for s in r.sym_out)
+    nargs = len(r.statics) - len(lifted)
     consts = list(r.template)
     traced = [t is None for t in consts]
     leaf = iter(range(len(consts)))
@@ -726,8 +736,8 @@ def _effects_call(entry):
                                  all(isinstance(kv, tuple) and len(kv) == 2 for kv in v[1])):
             return None  # print and calls: (positional, keyword items)
         table.append((code[0], e.target, e.key))
-    return _C._EffectsCall(r.plan, r, len(r.statics), r._check, tuple(consts),
-                           bytes(traced), whole, tuple(table))
+    return _C._EffectsCall(r.plan, r, nargs, r._check, tuple(consts),
+                           bytes(traced), whole, tuple(table), lifted, sym)
 
 
 def _compile_resume(resume):

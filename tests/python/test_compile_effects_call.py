@@ -434,3 +434,95 @@ def test_a_replayed_print_of_0d_and_1d_values_is_eagers_text_under_each_print_op
     finally:
         np.set_printoptions(**saved)
     assert c_path(cf) and cf.recompiles == 0
+
+
+# Lifted ints (issue #28's steady call): a counter a function bumps is a plan
+# input read per call and its new value an output, on the C call as well.
+
+COUNT = 0
+TABLE = {"n": 0}
+
+
+def bump_global(x):
+    global COUNT
+    COUNT += 1
+    return x + COUNT
+
+
+def bump_item(x):
+    TABLE["n"] = TABLE["n"] + 2
+    return x * 2.0
+
+
+def test_a_global_counter_bumped_every_call_takes_the_c_call_with_each_calls_value():
+    global COUNT
+    COUNT = 0
+    cf = hop.compile(bump_global)
+    x = hop.tensor([1.0, 2.0])
+    for n in range(1, 6):
+        same(cf(x), [1.0 + n, 2.0 + n])
+        assert type(COUNT) is int and COUNT == n
+    assert c_path(cf) and cf.eager_calls == 0 and len(cf.graphs) == 1
+    COUNT = 40  # changed outside: read anew
+    same(cf(x), [42.0, 43.0])
+    assert COUNT == 41
+    COUNT = 2.5  # no longer an int: the general path's miss, then eager's answer
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        same(cf(x), [4.5, 5.5])
+    assert COUNT == 3.5
+
+
+def test_a_nonlocal_counter_and_a_dict_item_counter_are_read_and_written_every_call():
+    def make():
+        step = 0
+
+        def f(x):
+            nonlocal step
+            step += 1
+            return x * step
+        return f, lambda: step
+    f, step = make()
+    g, gstep = make()
+    cf = hop.compile(f)
+    TABLE["n"] = 0
+    ci = hop.compile(bump_item)
+    for n in range(1, 5):
+        got, want = cf(hop.ones(2)), g(hop.ones(2))
+        same(got, want)
+        same(got, [float(n)] * 2)
+        assert type(step()) is int and step() == gstep() == n
+        same(ci(hop.ones(1)), [2.0])
+        assert TABLE == {"n": 2 * n} and type(TABLE["n"]) is int
+    assert c_path(cf) and c_path(ci) and cf.eager_calls == ci.eager_calls == 0
+
+
+def test_a_deleted_lifted_source_is_eagers_error():
+    def make():
+        step = 0
+
+        def f(x):
+            nonlocal step
+            step += 1
+            return x + 1.0
+        return f
+    f = make()
+    cf = hop.compile(f)
+    cf(hop.ones(1))
+    cf(hop.ones(1))
+    assert c_path(cf)
+    TABLE.pop("n", None)
+    ci = hop.compile(bump_item)
+    with pytest.raises(KeyError):
+        ci(hop.ones(1))
+    TABLE["n"] = 0
+
+
+def test_the_bound_call_rejects_bad_lifted_sources_and_sym():
+    cf = hop.compile(lambda x: x + 1)
+    cf(hop.ones(2))
+    r = cf._entries[-1].runner
+    with pytest.raises(TypeError, match="lifted source 0"):
+        hop._C._EffectsCall(r.plan, r, 1, None, (None,), b"\x01", (0, ()), (), ([],), None)
+    with pytest.raises(TypeError, match="sym"):
+        hop._C._EffectsCall(r.plan, r, 1, None, (None,), b"\x01", (0, ()), (), (), b"")
