@@ -126,6 +126,7 @@ class Translator(_State, _Merging, _Breaking):
         self.made = {}       # id -> object the function made (kept alive)
         self.read = set()    # ("cell", id) / ("global", id, name) read before written
         self.written = set()
+        self.opaque_objs, self.opaque_names = set(), set()
         self.loads = {}      # id(container) -> loads not as a write-only method's receiver
         self.error = None
         self.depth = 0
@@ -171,6 +172,7 @@ class Translator(_State, _Merging, _Breaking):
         self.numpy_mode = hnp is not None and \
             any(isinstance(v, hnp.ndarray) for _, v in self.argpaths.values())
         self.read, self.written, self.loads = set(), set(), {}
+        self.opaque_objs, self.opaque_names = set(), set()  # (opaque_call)
         self.error = None
         self._cur = None
         self.effects = []
@@ -344,6 +346,7 @@ class Translator(_State, _Merging, _Breaking):
                              f"state hop cannot see (a Python effect on this line)", self.depth)
         if f is isinstance and len(args) == 2 and not kwargs:
             return self._isinstance(*args)
+        self.opaque_call(f, args, kwargs)
         try:
             if (self.cells or self.globs or self.attrs or self.items) and \
                     not isinstance(f, (types.BuiltinFunctionType, types.BuiltinMethodType, type)):

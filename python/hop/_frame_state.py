@@ -153,7 +153,7 @@ class _Recorded:
         self.name = name
 
 
-def unguard(env, tr):
+def unguard(env, tr, leaves):
     """Drops from env (a _guards._Scan) the guards the translation made
     needless: the lifted ints (inputs of the plan now), state the function
     assigned before reading it, and the length and items of a container it
@@ -163,8 +163,12 @@ def unguard(env, tr):
     for kind, base, name in tr.lifted:
         roots.add((kind, id(base), name))
     roots |= _unreached(tr)
+    attrs = {}  # id(obj) -> the names the function wrote before reading them
     for w in tr.unread_writes():
-        roots.add((w[0], w[1], w[2] if w[0] == "global" else None))
+        if w[0] == "attr":
+            attrs.setdefault(w[1], set()).add(w[2])
+        else:
+            roots.add((w[0], w[1], w[2] if w[0] == "global" else None))
     written = tr.write_only()
     under = []
     items = {}  # id(dict) -> its lifted keys: their values are inputs, not guards
@@ -186,6 +190,8 @@ def unguard(env, tr):
         key = s.key if s.kind == "global" else None
         if (s.kind, id(s.base), key) in roots:
             return False
+        if attrs and s.path and _written_attr(s, attrs, leaves):
+            return False
         for kind, base, k, path in under:
             if s.kind == kind and id(s.base) == base and s.key == k and \
                     s.path[:len(path)] == path and (len(s.path) > len(path) or g.kind == "len"):
@@ -196,6 +202,23 @@ def unguard(env, tr):
         return True
 
     env.guards = [g for g in env.guards if keep(g)]
+
+
+def _written_attr(s, attrs, leaves):
+    """Whether the guard's source s is obj.name, or under it (obj.name._t),
+    of an attribute the function wrote before reading it (attrs: id(obj) ->
+    names): the value the write replaces is no reason to retrace."""
+    for i, (step, name) in enumerate(s.path):
+        if step != "attr":
+            continue
+        parent = type(s)(s.kind, s.base, s.key, s.text, s.path[:i])
+        try:
+            obj = parent.read(leaves)
+        except Exception:  # (a source that no longer reads: keep the guard)
+            return False
+        if name in attrs.get(id(obj), ()):
+            return True
+    return False
 
 
 _STATE_OPS = frozenset("""LOAD_GLOBAL LOAD_DEREF LOAD_CLASSDEREF LOAD_NAME STORE_GLOBAL
@@ -515,6 +538,9 @@ class _State:
                 raise AttributeError(f"{type(obj).__name__!r} object has no attribute {name!r}")
             if v is not _UNBOUND:
                 return v
+        key = ("attr", id(obj), name)
+        if key not in self.written:
+            self.read.add(key)  # its value before the call: read (unguard keeps its guard)
         if default:
             return self._sub(getattr(obj, name, default[0]))
         return self._sub(getattr(obj, name))
@@ -630,6 +656,12 @@ class _State:
                                                                              None), property):
             self._fail(f"an attribute write to a {type(obj).__name__} that runs code (a "
                        f"property or __slots__)")
+        key = ("attr", id(obj), name)
+        if v is _DELETED or id(obj) in self.opaque_objs or name in self.opaque_names:
+            # (del needs the attribute to exist; code run eagerly before may have read it)
+            if key not in self.written:
+                self.read.add(key)
+        self.written.add(key)
         self.attrs[(id(obj), name)] = v
         self._attr_objs[id(obj)] = obj
         if v is _DELETED:
@@ -668,6 +700,31 @@ class _State:
         return {id(r) for r in self.real.values() if self.loads.get(id(r), 0) <= 0}
 
     def unread_writes(self):
-        """("cell", id) / ("global", id(globals), name) the function wrote
-        and never read before: no guard on their value."""
+        """("cell", id) / ("global", id(globals), name) / ("attr", id(obj),
+        name) the function wrote and never read before: no guard on their
+        value."""
         return self.written - self.read
+
+    def opaque_call(self, f, args, kwargs):
+        """Notes what a call run eagerly (not translated) may read: every
+        attribute of the objects it is given and the attribute names the code
+        of a function among f and its arguments mentions (a HOP body), so an
+        attribute the function writes after is still guarded."""
+        for v in (f,) + tuple(args) + tuple(kwargs.values()):
+            code = getattr(v, "__code__", None)
+            if isinstance(code, types.CodeType):
+                self.opaque_names |= _code_names(code)
+            elif hasattr(v, "__dict__") and not isinstance(v, (types.ModuleType, type)):
+                self.opaque_objs.add(id(v))
+            s = getattr(v, "__self__", None)
+            if s is not None and hasattr(s, "__dict__"):
+                self.opaque_objs.add(id(s))
+
+
+def _code_names(code, depth=0):
+    out = set(code.co_names)
+    if depth < 8:
+        for c in code.co_consts:
+            if isinstance(c, types.CodeType):
+                out |= _code_names(c, depth + 1)
+    return out
