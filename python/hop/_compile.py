@@ -698,6 +698,7 @@ def _effects_call(entry):
     if fr is not None and fr.stop is not None:
         return None
     # the lifted ints (_frame_state.lifted_now, in C): (cell,) or (dict, key)
+    # (an attribute's, (obj, name), is not: the general path reads obj.__dict__)
     lifted = tuple((base,) if kind == "cell" else (base, name)
                    for kind, base, name in (fr.lifted if fr is not None else ()))
     if any(type(s[0]) is not (types.CellType if len(s) == 1 else dict) for s in lifted):
@@ -753,8 +754,10 @@ def _frame_notes(tr):
     out = []
     if tr.lifted:
         out.append("lifted to plan inputs (their new values are outputs): " +
-                   ", ".join(f"{'nonlocal' if k == 'cell' else 'global'} {n}" if k != "item"
-                             else f"dict item [{n!r}]" for k, _, n in tr.lifted))
+                   ", ".join(f"dict item [{n!r}]" if k == "item" else
+                             f"attribute {type(b).__name__}.{n}" if k == "attr" else
+                             f"{'nonlocal' if k == 'cell' else 'global'} {n}"
+                             for k, b, n in tr.lifted))
     out.append(f"side effects replayed after each call ({len(tr.effects)}):" +
                "".join(f"\n  {e.what} at {e.site}" for e in tr.effects))
     out.extend(tr.merged)  # the data-dependent ifs traced as conds (no break)

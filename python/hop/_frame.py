@@ -191,6 +191,9 @@ class Translator(_State, _Merging, _Breaking):
             elif kind == "cell":
                 self.cells[id(base)] = v
                 self._cell_objs.append(base)
+            elif kind == "attr":
+                self.attrs[(id(base), name)] = v
+                self._attr_objs[id(base)] = base
             else:
                 self.globs[(id(base), name)] = v
                 self._glob_objs[id(base)] = base

@@ -127,6 +127,48 @@ def _written_items(code):
     return out
 
 
+def _written_attrs(code):
+    """(kind, name, attr) of each `NAME.attr += v` of code, and of each
+    `NAME.attr = value` where code also reads NAME.attr, with NAME a global
+    or a free variable: an int attribute there may be a lifted input, as a
+    nonlocal int is (one only written needs no input: unguard drops its
+    guard)."""
+    ins = _instructions(code)[0]
+    stores, loads, out = set(), set(), set()
+
+    def source(c, attr):
+        if c.opname == "LOAD_GLOBAL" and not c.arg & 1:
+            return ("global", c.argval, attr)
+        if c.opname == "LOAD_DEREF" and c.argval in code.co_freevars:
+            return ("cell", c.argval, attr)
+        return None
+
+    for n, i in enumerate(ins[1:], 1):
+        c = ins[n - 1]
+        if i.opname == "STORE_ATTR":
+            stores.add(source(c, i.argval))  # NAME.attr = v (LOAD NAME, STORE_ATTR)
+        elif i.opname == "LOAD_ATTR":
+            loads.add(source(c, i.argval))
+        elif i.opname == "COPY" and i.arg == 1 and n + 1 < len(ins) and \
+                ins[n + 1].opname == "LOAD_ATTR":
+            # NAME.attr += v (LOAD NAME, COPY 1, LOAD_ATTR attr, ..., STORE_ATTR attr)
+            out.add(source(c, ins[n + 1].argval))
+    out |= stores & loads
+    out.discard(None)
+    return out
+
+
+def _liftable_attr(obj, name):
+    """Whether obj.name is a plain int attribute hop can lift: held in the
+    __dict__ of an ordinary object, no descriptor of its class in the way."""
+    if isinstance(obj, (types.ModuleType, type, _C.Tensor)) or \
+            type(getattr(obj, "__dict__", None)) is not dict:
+        return False
+    v = obj.__dict__.get(name)
+    return type(v) is int and -_INT_BOUND < v < _INT_BOUND and \
+        inspect.getattr_static(type(obj), name, None) is None
+
+
 _MUTATORS = {
     list: frozenset("append extend insert pop remove clear sort reverse __setitem__ "
                     "__delitem__ __iadd__ __imul__".split()),
@@ -160,10 +202,12 @@ def unguard(env, tr, leaves):
     only wrote to (append, update, ...): their changes are the function's
     own, replayed on every call, never a reason to retrace."""
     roots = set()
+    attrs = {}  # id(obj) -> the names the function wrote before reading them, or lifted
     for kind, base, name in tr.lifted:
+        if kind == "attr":
+            attrs.setdefault(id(base), set()).add(name)
         roots.add((kind, id(base), name))
     roots |= _unreached(tr)
-    attrs = {}  # id(obj) -> the names the function wrote before reading them
     for w in tr.unread_writes():
         if w[0] == "attr":
             attrs.setdefault(w[1], set()).add(w[2])
@@ -316,8 +360,9 @@ def lifted_now(lifted):
     out = []
     for kind, base, name in lifted:
         try:
-            v = base.cell_contents if kind == "cell" else base[name]
-        except (ValueError, KeyError):
+            v = base.cell_contents if kind == "cell" else \
+                base.__dict__[name] if kind == "attr" else base[name]
+        except (ValueError, KeyError, AttributeError):
             return None
         if type(v) is not int or not -_INT_BOUND < v < _INT_BOUND:
             return None
@@ -330,21 +375,29 @@ _INT_BOUND = 1 << 62
 
 def lifted_sources(fn):
     """(kind, cell or globals dict, name) of each int fn assigns to a cell or
-    global: inputs of the plan, their new values outputs."""
+    global, ("item", dict, key) of an int item and ("attr", obj, name) of an
+    int attribute it reads and writes: inputs of the plan, their new values
+    outputs."""
     cells, globs = written_names(fn)
     out = []
     code = fn.__code__
-    for kind, name, key in sorted(_written_items(code), key=repr):
-        # d[key] = ... on a dict of a global or a cell (D["n"] = D["n"] + 1)
+    for what, (kind, name, key) in sorted([("item", w) for w in _written_items(code)] +
+                                          [("attr", w) for w in _written_attrs(code)],
+                                          key=repr):
+        # D["n"] = D["n"] + 1 on a dict, o.n += 1 on an object, of a global or a cell
         try:
             d = fn.__closure__[code.co_freevars.index(name)].cell_contents \
                 if kind == "cell" else fn.__globals__.get(name)
         except ValueError:
             continue
-        if type(d) is dict:
+        if any(x[1] is d and x[2] == key for x in out):
+            continue
+        if what == "attr":
+            if _liftable_attr(d, key):
+                out.append(("attr", d, key))
+        elif type(d) is dict:
             v = d.get(key)
-            if type(v) is int and -_INT_BOUND < v < _INT_BOUND and \
-                    all(x[1] is not d or x[2] != key for x in out):
+            if type(v) is int and -_INT_BOUND < v < _INT_BOUND:
                 out.append(("item", d, key))
     for name in sorted(cells):
         c = fn.__closure__[code.co_freevars.index(name)]

@@ -93,10 +93,79 @@ def bump(x):
     return x * o.n
 
 
-def test_a_read_modify_write_attribute_reads_the_current_value_every_call():
-    # read before written: its value stays guarded (a changed value
-    # recompiles), never a stale one
-    compiled_matches_eager(bump, o, "n", (X,), 0)
+def test_a_read_modify_write_int_attribute_of_a_global_is_lifted_and_compiles_once():
+    # o.n += 1: read before written, the int is a plan input (its new value
+    # an output), read anew on every call: the change from outside too
+    cf = compiled_matches_eager(bump, o, "n", (X,), 0)
+    assert len(cf.graphs) == 1 and cf.recompiles == 0 and cf.eager_calls == 0
+    text = cf.explain()
+    assert "lifted to plan inputs (their new values are outputs): attribute Box.n" in text
+    assert "'o'.n" not in text and "global 'o' is the same Box object" in text
+
+
+def make_counter():
+    p = Box()
+    p.n = 0
+
+    def f(x):
+        p.n = p.n + 1
+        return x + p.n
+    return f, p
+
+
+def test_a_read_modify_write_int_attribute_of_a_closed_over_object_compiles_once():
+    f, p = make_counter()
+    cf = compiled_matches_eager(f, p, "n", (X,), 0)
+    assert len(cf.graphs) == 1 and cf.recompiles == 0 and cf.eager_calls == 0
+    assert "attribute Box.n" in cf.explain()
+
+
+def bump_arg(x, q):
+    q.n += 1
+    return x * q.n
+
+
+def test_a_read_modify_write_attribute_of_an_argument_reads_the_current_value():
+    # an argument's object is not lifted (not known before the call): its
+    # value stays guarded (a new value recompiles), never a stale one
+    q = Box()
+    compiled_matches_eager(bump_arg, q, "n", (X, q), 0)
+
+
+def test_a_lifted_attribute_follows_a_rebound_object_a_float_and_a_deletion():
+    global o
+
+    def drive(fn):
+        global o
+        o = Box()
+        o.n = 0
+        first, out = o, []
+        for k in range(6):
+            try:
+                r = np.asarray(fn(X)).tolist()
+            except AttributeError as e:
+                r = str(e)
+            out.append((r, getattr(o, "n", None), first.n))
+            if k == 1:
+                o = Box()  # a new object: the identity guard misses
+                o.n = 10
+            elif k == 2:
+                o.n = 2.5  # no int: the lifted input no longer fits
+            elif k == 3:
+                del o.n
+            elif k == 4:
+                o.n = 7
+        return out
+
+    saved = o
+    try:
+        want = drive(bump)
+        assert want[4][0] == "'Box' object has no attribute 'n'" and want[5][1] == 8
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # (the fallback's warning at the failing call)
+            assert drive(hop.compile(bump)) == want
+    finally:
+        o = saved
 
 
 def read_then_write(x):
@@ -105,9 +174,21 @@ def read_then_write(x):
     return y
 
 
-def test_an_attribute_read_before_it_is_written_stays_guarded():
+def test_an_int_attribute_read_before_it_is_written_is_an_input_of_the_plan():
     cf = compiled_matches_eager(read_then_write, o, "w", (X,), 1)
-    assert "global 'o'.w == " in cf.explain()
+    assert len(cf.graphs) == 1 and "attribute Box.w" in cf.explain()
+
+
+def read_then_write_arg(x, q):
+    y = x * q.w
+    q.w = 9
+    return y
+
+
+def test_an_attribute_of_an_argument_read_before_it_is_written_stays_guarded():
+    q = Box()
+    cf = compiled_matches_eager(read_then_write_arg, q, "w", (X, q), 1)
+    assert "q.w == " in cf.explain()
 
 
 def body_reads_then_write(x):
