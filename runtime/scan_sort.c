@@ -99,50 +99,57 @@ scratch_put(const hop__imem *mem, void *p)
 
 /* ----------------------------------------------------------------- scans */
 
-/* One line of n elements in dtype dt, scanned in place. */
+/* One line of n elements in dtype dt, scanned in place as NumPy's
+ * add/multiply.accumulate does it: the first element kept as it is (so
+ * -0.0 stays -0.0, a complex inf+2j stays inf+2j), each next one the
+ * last result op'd with it. */
 static void
 scan_line(hop_op op, hop_dtype dt, void *p, int64_t n)
 {
     bool sum = op == HOP_OP_cumsum;
     switch (dt) {
     case HOP_F32: {
-        float *v = p, acc = sum ? 0.0f : 1.0f;
-        for (int64_t i = 0; i < n; i++)
-            v[i] = acc = sum ? acc + v[i] : acc * v[i];
+        float *v = p;
+        for (int64_t i = 1; i < n; i++)
+            v[i] = sum ? v[i - 1] + v[i] : v[i - 1] * v[i];
         break;
     }
     case HOP_F64: {
-        double *v = p, acc = sum ? 0.0 : 1.0;
-        for (int64_t i = 0; i < n; i++)
-            v[i] = acc = sum ? acc + v[i] : acc * v[i];
+        double *v = p;
+        for (int64_t i = 1; i < n; i++)
+            v[i] = sum ? v[i - 1] + v[i] : v[i - 1] * v[i];
         break;
     }
     case HOP_F16: {
         uint16_t *v = p;
-        float acc = sum ? 0.0f : 1.0f;
-        for (int64_t i = 0; i < n; i++) {
-            float x = hop_f16_to_float(v[i]);
-            v[i] = hop_f16_from_float(sum ? acc + x : acc * x);
-            acc = hop_f16_to_float(v[i]);
+        for (int64_t i = 1; i < n; i++) {
+            float a = hop_f16_to_float(v[i - 1]), x = hop_f16_to_float(v[i]);
+            v[i] = hop_f16_from_float(sum ? a + x : a * x);
         }
         break;
     }
-    case HOP_C64: {
-        float _Complex *v = p, acc = sum ? 0.0f : 1.0f;
-        for (int64_t i = 0; i < n; i++)
-            v[i] = acc = sum ? acc + v[i] : acc * v[i];
+    case HOP_C64: { /* (re, im) pairs: NumPy's textbook complex product */
+        float *v = p;
+        for (int64_t i = 1; i < n; i++) {
+            float ar = v[2 * i - 2], ai = v[2 * i - 1], br = v[2 * i], bi = v[2 * i + 1];
+            v[2 * i] = sum ? ar + br : ar * br - ai * bi;
+            v[2 * i + 1] = sum ? ai + bi : ar * bi + ai * br;
+        }
         break;
     }
-    case HOP_C128: {
-        double _Complex *v = p, acc = sum ? 0.0 : 1.0;
-        for (int64_t i = 0; i < n; i++)
-            v[i] = acc = sum ? acc + v[i] : acc * v[i];
+    case HOP_C128: { /* (C's would recover infinities from a nan: Annex G) */
+        double *v = p;
+        for (int64_t i = 1; i < n; i++) {
+            double ar = v[2 * i - 2], ai = v[2 * i - 1], br = v[2 * i], bi = v[2 * i + 1];
+            v[2 * i] = sum ? ar + br : ar * br - ai * bi;
+            v[2 * i + 1] = sum ? ai + bi : ar * bi + ai * br;
+        }
         break;
     }
     default: { /* i64 and u64: the same wrapping bits */
-        uint64_t *v = p, acc = sum ? 0 : 1;
-        for (int64_t i = 0; i < n; i++)
-            v[i] = acc = sum ? acc + v[i] : acc * v[i];
+        uint64_t *v = p;
+        for (int64_t i = 1; i < n; i++)
+            v[i] = sum ? v[i - 1] + v[i] : v[i - 1] * v[i];
         break;
     }
     }

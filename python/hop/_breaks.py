@@ -103,6 +103,8 @@ def conversion(error, message):
     (see the module), else error(message)."""
     tr = _compiling()
     if tr is None:
+        if _paths.recording():  # (hop.compile's eager run for the path: it ends here)
+            raise _paths.BreakMet()
         raise error(message)
     _break(tr, error, message, _paths.user_site(sys._getframe(1)))
 

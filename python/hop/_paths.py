@@ -69,6 +69,12 @@ def recording():
     return getattr(_state, "recording", False)
 
 
+class BreakMet(BaseException):
+    """Raised by _breaks.conversion in record_path's eager run: the statement
+    there is a graph break, which the trace meets on the same path; the path
+    recorded so far is the whole of it (the rest runs in Python)."""
+
+
 class _NeedPath(BaseException):
     """The trace reached a branch point before the call's path was known."""
 
@@ -469,6 +475,8 @@ def record_path(fn, args, kwargs=None):
         creation.enter()
     try:
         fn(*args, **kwargs)
+    except BreakMet:
+        pass
     finally:
         if creation is not None:
             creation.leave()

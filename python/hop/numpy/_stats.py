@@ -284,9 +284,11 @@ def _quantile_common(a, q, axis, out, overwrite_input, method, keepdims, interpo
     t = _t(a, what)
     if _core.np_dtype(t).kind == "c" and _core.decide(
             _C.any(_C.ne(t, t), None, False), f"{what}: whether a complex value is NaN"):
-        # (NumPy's NaN checks of a complex array are not followed here yet)
-        raise _C.UnsupportedError(f"hop.numpy: {what} of a complex array holding a NaN is "
-                                  f"not supported")
+        # (NumPy's NaN checks of a complex array are not followed here yet:
+        # hop.compile runs the statement in NumPy, a graph break)
+        from .._breaks import conversion
+        conversion(_C.UnsupportedError, f"hop.numpy: {what} of a complex array holding a NaN "
+                   f"is not supported")
     t2, ax = _reduce_axes(t, axis)
     r = _quantile(t2, qc, ax, method, what)
     rt = r._t
@@ -603,18 +605,51 @@ def nanmedian(a, axis=None, out=None, overwrite_input=False, keepdims=False, *, 
         return median(a, axis, out, overwrite_input, keepdims, _kind=kind)
     axes = None if axis is None else _axes(axis, t.ndim)
     n = t.shape[axes[0]] if axes is not None and len(axes) == 1 else 0
+    masked = isinstance(n, int) and n < 600
+    if masked and axes is not None and len(axes) == 1 and t.ndim > 1 and \
+            _core.np_dtype(t).kind == "c":
+        _masked_nan_inf(t, axes[0])
+    # NumPy's _nanmedian1d (a 1-d a, axis=None or all axes, or 600 or more
+    # along the axes: apply_along_axis) gives an all-NaN slice's last element;
+    # np.ma.median's (fewer) np.nan
+    m = _size([t.shape[d] for d in axes]) if axes is not None else 0
+    last = axes is None or len(axes) == t.ndim or (isinstance(m, int) and m >= 600)
     # (600 or more along the axis: NumPy's apply_along_axis, C-ordered)
-    return _along_one_axis(a, t, axis, out, keepdims, kind, "nanmedian", _nanmedian_t,
-                           c_order=not (isinstance(n, int) and n < 600))
+    return _along_one_axis(a, t, axis, out, keepdims, kind, "nanmedian",
+                           lambda x, ax: _nanmedian_t(x, ax, last), c_order=not masked)
 
 
-def _nanmedian_t(t, axis):
-    """The median of tensor t's numbers (NaN skipped) along axis."""
+def _masked_nan_inf(t, axis):
+    """Refuses a complex slice holding both a NaN and an infinity for
+    NumPy's nanmedian over one axis of fewer than 600: np.ma.median's sums
+    and NaN checks of its masked, sorted copy give nan+nanj or inf+nanj by
+    where the NaN was, which hop does not follow.  hop.compile runs the
+    statement in NumPy (a graph break); eagerly an UnsupportedError."""
+    nan = _corder.either_nan(t)
+    diff = t - t  # (NaN in a part exactly where t has a NaN or an infinity)
+    inf = _C.logical_and(_corder.either_nan(diff), _C.logical_not(nan))
+    both = _C.logical_and(_core.over(_C.any, nan, (axis,), False),
+                          _core.over(_C.any, inf, (axis,), False))
+    if _core.decide(_C.any(both, None, False), "nanmedian: whether a slice holds a NaN and an "
+                    "infinity"):
+        from .._breaks import conversion
+        conversion(_C.UnsupportedError, "hop.numpy: nanmedian over an axis of a complex array "
+                   "whose slice holds both a NaN and an infinity is not supported")
+
+
+def _nanmedian_t(t, axis, last=False):
+    """The median of tensor t's numbers (NaN skipped) along axis; of an
+    all-NaN slice NaN, or its last element (last: NumPy's _nanmedian1d)."""
     s, n, cnt = _nan_sorted(t, axis)
     lo = _nan_take(s, (cnt - 1) // 2)
     hi = _nan_take(s, cnt // 2)
     r = _t(F.mean(ndarray(_C.stack([lo, hi], 0)), axis=0, _kind=ndarray))
-    return _C.where(_C.eq(cnt, 0), _nan_of(r), r)
+    nan = _nan_of(r)
+    size = _size(t.shape)
+    if last and isinstance(size, int) and size != 0:
+        nan = _core.cast(t.reshape(-1).select(0, -1) if axis is None else t.select(axis, -1),
+                         _core.np_dtype(r))
+    return _C.where(_C.eq(cnt, 0), nan, r)
 
 
 def _nanquantile(a, qc, axis, out, method, keepdims, what, kind):
