@@ -301,6 +301,11 @@ class ndarray:
     def _assign(self, value, what):
         """Replaces the whole value of self by tensor value (broadcast to
         self's shape, in self's dtype)."""
+        if self._scalar:
+            # a NumPy scalar is immutable: its in-place methods (fill,
+            # nan_to_num(copy=False)) work on a temporary 0-d array, the
+            # value having been checked and converted on the way
+            return
         self._write(None, value, what)
 
     def __setitem__(self, key, value):
