@@ -13,6 +13,7 @@ import pytest
 import hop
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "bench"))
+from np_programs import np_mandelbrot  # noqa: E402
 from workloads import chain_fn  # noqa: E402
 
 
@@ -238,18 +239,6 @@ def test_dot_and_gemv_pieces_give_the_same_bits_on_every_thread_count():
         hop.set_num_threads(before)
 
 
-def _mandelbrot_count(cre, cim):
-    # np_large's mandelbrot (bench/np_programs.py): count = count + inside, unrolled
-    zr, zi = np.zeros_like(cre), np.zeros_like(cim)
-    count = np.zeros(cre.shape, dtype=np.int32)
-    for _ in range(20):
-        inside = zr * zr + zi * zi < 4.0
-        zr, zi = (np.where(inside, zr * zr - zi * zi + cre, zr),
-                  np.where(inside, 2.0 * zr * zi + cim, zi))
-        count = count + inside
-    return count
-
-
 def test_an_unrolled_count_of_comparisons_keeps_each_conversion_in_its_adds_group():
     # The 20 adds of count = count + inside form one chain whose right
     # operands, to(inside, i32), absorb nothing: too many inputs for one
@@ -260,9 +249,9 @@ def test_an_unrolled_count_of_comparisons_keeps_each_conversion_in_its_adds_grou
     # each conversion inside its add (lowering/lower.c cut_member).
     re, im = np.meshgrid(np.linspace(-2, 1, 64), np.linspace(-1.5, 1.5, 48))
     cre, cim = re.astype(np.float32), im.astype(np.float32)
-    cf = hop.compile(_mandelbrot_count)
+    cf = hop.compile(np_mandelbrot)
     got = cf(cre, cim)
-    want = _mandelbrot_count(cre, cim)
+    want = np_mandelbrot(cre, cim)
     assert got.dtype == want.dtype and np.array_equal(got, want)
     groups = [line.split()[5] for line in cf._entries[0].runner.plan.dump().splitlines()
               if len(line.split()) > 5 and line.split()[1] == "Fused"]
