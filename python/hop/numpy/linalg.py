@@ -405,19 +405,15 @@ def _cutoff_checked(a, s, smax, cutoff, r, *, ratio=None, rounded=None, hermitia
         # checked there
         return r
     if not _core.compiling():
-        from .._breaks import in_compiled_body
-        if in_compiled_body():
-            raise _C.UnsupportedError(
-                f"hop.numpy.linalg: {what} inside a HOP body (hop.map, hop.cond, a loop) "
-                f"compares hop's singular values with a cutoff, and hop.compile cannot check "
-                f"there that the decision is NumPy's (the two SVDs differ in the last bits): "
-                f"call it outside the body, where the plan checks it")
         if _C.tracing() is None:
             return r  # eager: hop's own count
         if _C._trace_depth() > 1 and not _exact.own_body():
+            # (a body of hop.compile's trace is never hop.grad's/vmap's own)
+            from .._breaks import in_compiled_body
+            who = "hop.compile" if in_compiled_body() else "hop"
             raise _C.UnsupportedError(
                 f"hop.numpy.linalg: {what} inside a HOP body (hop.map, hop.cond, a loop) "
-                f"compares hop's singular values with a cutoff, and hop cannot check there "
+                f"compares hop's singular values with a cutoff, and {who} cannot check there "
                 f"that the decision is NumPy's (the two SVDs differ in the last bits): call "
                 f"it outside the body, where the plan checks it")
         # hop.trace, hop.grad, hop.vmap: the same check, whose failure raises
