@@ -172,9 +172,9 @@ valgrind)
     [ -f "$dir/CMakeCache.txt" ] || configure_and_build "$dir"
     started=$(date +%s)
     rm -f "$dir"/tests/c/*.valgrind.failed "$dir"/examples/*.valgrind.failed
-    # test_scale, test_rebase, test_lowering and test_parallel_map take most
+    # test_runtime, test_parallel_map, test_lowering and test_rebase take most
     # of the time under valgrind: started first, they do not end the run alone.
-    for t in test_scale test_rebase test_lowering test_parallel_map; do
+    for t in test_runtime test_parallel_map test_lowering test_rebase; do
         echo "$dir/tests/c/$t"
     done >"$dir/valgrind.list"
     for t in "$dir"/tests/c/test_* "$dir"/examples/*; do

@@ -3,7 +3,8 @@
  * (hop_kernel_rebase) and what that buys a plan: a map whose body runs
  * kernels (a reduction, a matmul, a cond choosing between them) allocates
  * nothing per run once warm, on 1, 2 and 4 threads and at 10, 1,000 and
- * 100,000 rows, and gives exactly what hop_graph_eval gives.
+ * 100,000 rows (10,000 under valgrind: HOP_TEST_SCALE=10), and gives
+ * exactly what hop_graph_eval gives.
  *
  * Kernel level: every kernel family rebased onto new data computes what a
  * fresh prepare computes, without allocating; anything but a data pointer
@@ -367,6 +368,9 @@ with_cond(hop_tracer *t, void *ud, hop_node *const *in, size_t n, hop_values *ou
 
 #define COLS 16
 
+/* HOP_TEST_SCALE=k divides the largest row count by k (valgrind: 10). */
+static int64_t scale_div = 1;
+
 /* map(body, x) over x: f32[rows, 16] (rows dynamic), w: f32[16, 16],
  * v and b: f32[16]. */
 static hop_output_graph *
@@ -422,7 +426,10 @@ check_steady_runs(hop_body_fn body)
 {
     prog pr;
     hop_output_graph *og = program(body, &pr);
-    static const int64_t rows[] = {10, 1000, 100000};
+    /* 100,000 rows: 10,000 under valgrind (HOP_TEST_SCALE=10), still
+     * split over the pool (about 10x its grain of work). */
+    const int64_t big = 100000 / scale_div;
+    const int64_t rows[] = {10, 1000, big};
     static const int threads[] = {1, 2, 4};
     for (size_t r = 0; r < LEN(rows); r++) {
         hop_tensor *in[4], *want;
@@ -442,7 +449,7 @@ check_steady_runs(hop_body_fn body)
                 assert_int_equal(hop_alloc_count() - before, 0);
                 assert_identical(out, want);
             }
-            if (threads[t] > 1 && rows[r] == 100000)
+            if (threads[t] > 1 && rows[r] == big)
                 assert_int_equal(hop__parmap_runs() - pooled, 3);
             if (threads[t] == 1 || rows[r] == 10)
                 assert_int_equal(hop__parmap_runs() - pooled, 0);
@@ -576,6 +583,12 @@ main(void)
         cmocka_unit_test(test_a_plan_rebases_onto_new_inputs_and_prepares_again_for_new_sizes),
         cmocka_unit_test(test_allocation_failures_in_lower_and_run_on_two_threads_leak_nothing),
     };
+    const char *s = getenv("HOP_TEST_SCALE");
+    if (s && atol(s) > 1)
+        scale_div = atol(s);
+    /* HOP_TEST_FILTER=pattern runs only the matching tests (profiling). */
+    if (getenv("HOP_TEST_FILTER"))
+        cmocka_set_test_filter(getenv("HOP_TEST_FILTER"));
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     hop_runtime_shutdown();
     return rc;
