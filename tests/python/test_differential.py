@@ -214,10 +214,14 @@ def _env():
 @pytest.mark.fuzztool
 def test_the_campaign_shrinks_a_planted_bug_and_saves_a_failing_regression(tmp_path):
     out = tmp_path / "regressions"
-    r = subprocess.run([sys.executable, FUZZ, "--examples", "300", "--chunk", "150", "--seed",
-                        "1", "--dtypes", "int32", "--inject", "relu", "--out", str(out)],
-                       capture_output=True, text=True, env=_env(), timeout=300)
+    # Three rounds, each meeting the bug again: one failure, one file.
+    r = subprocess.run([sys.executable, FUZZ, "--examples", "300", "--chunk", "150", "--rounds",
+                        "3", "--seed", "1", "--dtypes", "int32", "--inject", "relu", "--out",
+                        str(out)], capture_output=True, text=True, env=_env(), timeout=300)
     assert r.returncode == 1, r.stdout + r.stderr
+    for seed in (1, 2, 3):
+        assert f"round {seed}: seed {seed}: FAILED (base)" in r.stdout, r.stdout
+    assert "in 3 rounds" in r.stdout, r.stdout
     assert "1 distinct failure(s), 1 regression file(s) written" in r.stdout
     files = sorted(out.glob("test_fuzz_int32_*.py"))
     assert len(files) == 1
