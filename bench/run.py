@@ -173,6 +173,22 @@ def result(unit, hop_v, numpy_v=None, torch_v=None, met=None, ratios="", notes="
             "ratios": ratios, "notes": notes, "extra": extra or {}, "c": c_v, "hop_c": hop_c}
 
 
+def scaled(d, div):
+    """A timing dict (minimum, median, ... and samples) with each time divided
+    by div (1e3: ns to us; CREF_REPS: per call of the C reference's loop);
+    None for None."""
+    return {k: v / div if k != "samples" else v for k, v in d.items()} if d else None
+
+
+def torch_result(unit, div, h, t, times, name, notes):
+    """A row measured against torch alone (h hop's times, t torch's or None
+    without torch), in unit (each time divided by div): met when torch takes
+    at least `times` times as long as hop; without torch, unknown and noted."""
+    met = t["median"] >= times * h["median"] if t else None
+    return result(unit, scaled(h, div), None, scaled(t, div), met,
+                  join(speedup(t, h, name)), notes if t else NOTE_NO_TORCH)
+
+
 def speedup(other, mine, name):
     """'NumPy/hop 3.1x': how many times less time hop takes."""
     if other is None or mine is None:
@@ -314,8 +330,7 @@ def r_plan_op():
         assert np.array_equal(co, cf(x, y).numpy()), "the C reference gives other bits than hop"
         fns["c"] = lambda: lib.cref_chain(addr(xn), addr(yn), addr(co), nops, CREF_REPS)
     h, n, t, s = three(fns, "hop", "np", "torch", per=nops)
-    c = {k: v / CREF_REPS if k != "samples" else v for k, v in s["c"].as_dict().items()} \
-        if lib else None
+    c = scaled(s["c"].as_dict(), CREF_REPS) if lib else None
     hc = hop_over_c(h, c)
     notes = (f"a {nops}-op elementwise chain on f32[16]; hop: hop.compile'd call from Python / "
              f"{nops}; NumPy, PyTorch: eager ops; {c_note()}: the chain in registers, "
@@ -344,18 +359,20 @@ def r_eager_op():
                   "a + b on f32[16], a new result each call")
 
 
-def map_fn():
-    return hop.compile(lambda x, w, b: hop.map(lambda r, w, b: (r * w + b).relu(), x, w, b))
+def map_case(rows):
+    """The map rows' program and inputs: a compiled map of (r*w + b).relu()
+    over rows x 16 floats (called once), its operands and their arrays."""
+    x = hop.randn(rows, 16, seed=1)
+    w, b = hop.randn(16, seed=2), hop.randn(16, seed=3)
+    cf = hop.compile(lambda x, w, b: hop.map(lambda r, w, b: (r * w + b).relu(), x, w, b))
+    cf(x, w, b)
+    return cf, (x, w, b), (x.numpy(), w.numpy(), b.numpy())
 
 
 @row("map_row", "compiled map over 10,000 rows x 16 floats, 3-op body", "<= 300 ns/row")
 def r_map_row():
     rows = 10000
-    x = hop.randn(rows, 16, seed=1)
-    w, b = hop.randn(16, seed=2), hop.randn(16, seed=3)
-    cf = map_fn()
-    cf(x, w, b)
-    xn, wn, bn = x.numpy(), w.numpy(), b.numpy()
+    cf, (x, w, b), (xn, wn, bn) = map_case(rows)
     xt, wt, bt = (torch.from_numpy(xn), torch.from_numpy(wn), torch.from_numpy(bn)) if torch \
         else (None, None, None)
     h, n, t, s = three({
@@ -377,11 +394,7 @@ def r_map_row():
 def r_map_whole():
     one_thread()
     rows = 100000
-    x = hop.randn(rows, 16, seed=1)
-    w, b = hop.randn(16, seed=2), hop.randn(16, seed=3)
-    cf = map_fn()
-    cf(x, w, b)
-    xn, wn, bn = x.numpy(), w.numpy(), b.numpy()
+    cf, (x, w, b), (xn, wn, bn) = map_case(rows)
     assert np.array_equal(cf(x, w, b).numpy(), np.maximum(xn * wn + bn, 0))
     fns = {"hop": lambda: cf(x, w, b), "np": lambda: np.maximum(xn * wn + bn, 0)}
     lib = cref()
@@ -433,8 +446,7 @@ def r_cond_call():
         assert np.array_equal(co, cf(x).numpy()), "the C reference takes the other branch"
         fns["c"] = lambda: lib.cref_cond(addr(xn), addr(co), CREF_REPS)
     h, n, t, s = three(fns, "hop", "np", "torch")
-    c = {k: v / CREF_REPS if k != "samples" else v for k, v in s["c"].as_dict().items()} \
-        if lib else None
+    c = scaled(s["c"].as_dict(), CREF_REPS) if lib else None
     notes += f"; {c_note()}: the sum, the test and the branch on 16 floats"
     extra = {}
     if "functorch" in s:
@@ -651,10 +663,7 @@ def c_ratio_text(c):
 
 def map_threads_row(target, loaded):
     rows = 100000
-    x = hop.randn(rows, 16, seed=1)
-    w, b = hop.randn(16, seed=2), hop.randn(16, seed=3)
-    cf = map_fn()
-    cf(x, w, b)
+    cf, (x, w, b), (xn, wn, bn) = map_case(rows)
     if loaded:
         with CpuHog():
             s = threads_1_vs_2(lambda: cf(x, w, b), rows)
@@ -664,7 +673,6 @@ def map_threads_row(target, loaded):
     ratio = times[1]["median"] / times[2]["median"]
     c = None
     if not loaded:
-        xn, wn, bn = x.numpy(), w.numpy(), b.numpy()
         co = np.empty_like(xn)
         c = c_threads_1_vs_2(
             "cref_map_mt", lambda f, nt: f(addr(xn), addr(wn), addr(bn), addr(co), rows, nt),
@@ -784,6 +792,17 @@ def r_fori_dyn_index():
                   f"row: {f['median']:.1f} ns/iter", {"fixed": f})
 
 
+def rnn_loop(lib, h, W, U, xs, steps):
+    """scan_rnn's Python loop in array library lib (NumPy or torch): the cell
+    h = tanh(h @ W + xs[t] @ U) for each step, then the final h and the
+    stacked hs."""
+    hs = []
+    for t in range(steps):
+        h = lib.tanh(h @ W + xs[t] @ U)
+        hs.append(h)
+    return h, lib.stack(hs)
+
+
 @row("scan_rnn", "compiled scan of an RNN cell h = tanh(h @ W + x_t @ U), h: [1, 32], 1,000 "
      "steps", ">= 5x NumPy loop, >= 10x torch loop, <= 2x C")
 def r_scan_rnn():
@@ -799,23 +818,10 @@ def r_scan_rnn():
     cf(xs, h0)
     Wn, Un, xn, hn = W.numpy(), U.numpy(), xs.numpy(), h0.numpy()
 
-    def np_loop():
-        h, hs = hn, []
-        for t in range(steps):
-            h = np.tanh(h @ Wn + xn[t] @ Un)
-            hs.append(h)
-        return h, np.stack(hs)
-    fns = {"hop": lambda: cf(xs, h0), "np": np_loop}
+    fns = {"hop": lambda: cf(xs, h0), "np": lambda: rnn_loop(np, hn, Wn, Un, xn, steps)}
     if torch is not None:
         Wt, Ut, xt, ht = (torch.from_numpy(a) for a in (Wn, Un, xn, hn))
-
-        def torch_loop():
-            h, hs = ht, []
-            for t in range(steps):
-                h = torch.tanh(h @ Wt + xt[t] @ Ut)
-                hs.append(h)
-            return h, torch.stack(hs)
-        fns["torch"] = torch_loop
+        fns["torch"] = lambda: rnn_loop(torch, ht, Wt, Ut, xt, steps)
     lib = cref()
     if lib:
         chs, chT = np.empty((steps, 32), np.float32), np.empty(32, np.float32)
@@ -830,13 +836,12 @@ def r_scan_rnn():
     hc = hop_over_c(h, c)
     met = n["median"] >= 5 * h["median"] and (t is None or t["median"] >= 10 * h["median"]) \
         and (hc is None or hc <= 2)
-    us = (lambda d: {k: v / 1e3 if k != "samples" else v for k, v in d.items()} if d else None)
-    return result("us", us(h), us(n), us(t),
+    return result("us", scaled(h, 1e3), scaled(n, 1e3), scaled(t, 1e3),
                   met, join(speedup(n, h, "NumPy loop"), speedup(t, h, "torch loop")),
                   f"the whole 1,000-step scan (final h and the stacked hs) per call; {c_note()}: "
                   f"two cblas_sgemm calls (1 x 32 by 32 x 32, OpenBLAS, one thread) and SLEEF's "
                   f"tanhf per step; hop runs these products with its own small-matmul tiles",
-                  c_v=us(c), hop_c=hc)
+                  c_v=scaled(c, 1e3), hop_c=hc)
 
 
 def grad_program(cond, w):
@@ -919,12 +924,8 @@ def r_grad_cond():
             return xt.grad
         fns["torch"] = torch_grad
     h, _, t, _ = three(fns, "hop", None, "torch")
-    met = t is not None and t["median"] >= 5 * h["median"]
-    return result("us", {k: v / 1e3 if k != "samples" else v for k, v in h.items()}, None,
-                  {k: v / 1e3 if k != "samples" else v for k, v in t.items()} if t else None,
-                  met if t else None, join(speedup(t, h, "torch.autograd")),
-                  "torch: the same program with Python if, autograd backward" if t else
-                  NOTE_NO_TORCH)
+    return torch_result("us", 1e3, h, t, 5, "torch.autograd",
+                        "torch: the same program with Python if, autograd backward")
 
 
 @row("grad_ratio", "time of compiled grad / time of compiled forward (the 20-step program)",
@@ -977,13 +978,8 @@ def r_grad_rnn():
             return Wt.grad
         fns["torch"] = torch_grad
     h, _, t, _ = three(fns, "hop", None, "torch", repeat=3 if QUICK else 9)
-    met = t is not None and t["median"] >= 5 * h["median"]
-    ms = {k: v / 1e6 if k != "samples" else v for k, v in h.items()}
-    return result("ms", ms, None,
-                  {k: v / 1e6 if k != "samples" else v for k, v in t.items()} if t else None,
-                  met if t else None, join(speedup(t, h, "torch")),
-                  "the gradient w.r.t. W; torch: a Python loop with autograd" if t else
-                  NOTE_NO_TORCH)
+    return torch_result("ms", 1e6, h, t, 5, "torch",
+                        "the gradient w.r.t. W; torch: a Python loop with autograd")
 
 
 @row("vmap_grad_mlp", "vmap of grad (per-example gradients) of a small MLP, 1,000 examples",
@@ -1019,13 +1015,9 @@ def r_vmap_grad_mlp():
         for a, b in zip(got, torch_loop()):  # the same per-example gradients
             np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-4, atol=1e-5)
     h, _, t, _ = three(fns, "hop", None, "torch", repeat=3 if QUICK else 9)
-    met = t is not None and t["median"] >= 10 * h["median"]
-    ms = {k: v / 1e6 if k != "samples" else v for k, v in h.items()}
-    return result("ms", ms, None,
-                  {k: v / 1e6 if k != "samples" else v for k, v in t.items()} if t else None,
-                  met if t else None, join(speedup(t, h, "torch")),
-                  "the gradients of W1, b1, W2, b2 per example (hop.vmap compiles); torch: a Python loop "
-                  "of per-example autograd" if t else NOTE_NO_TORCH)
+    return torch_result("ms", 1e6, h, t, 10, "torch",
+                        "the gradients of W1, b1, W2, b2 per example (hop.vmap compiles); torch: a "
+                        "Python loop of per-example autograd")
 
 
 @row("assoc_scan", "associative_scan add over 16M float32, 2 threads",

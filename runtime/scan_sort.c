@@ -99,6 +99,28 @@ scratch_put(const hop__imem *mem, void *p)
 
 /* ----------------------------------------------------------------- scans */
 
+/* The loops of scan_line, one per element type T: a real one (v[i] =
+ * v[i-1] op v[i]) and a complex one over (re, im) pairs of T with NumPy's
+ * textbook complex product (C's would recover infinities from a nan: Annex
+ * G).  Macros, so each dtype keeps its own inlined loop. */
+#define SCAN_REAL(T)                                                                               \
+    {                                                                                              \
+        T *v = p;                                                                                  \
+        for (int64_t i = 1; i < n; i++)                                                            \
+            v[i] = sum ? v[i - 1] + v[i] : v[i - 1] * v[i];                                        \
+        break;                                                                                     \
+    }
+#define SCAN_COMPLEX(T)                                                                            \
+    {                                                                                              \
+        T *v = p;                                                                                  \
+        for (int64_t i = 1; i < n; i++) {                                                          \
+            T ar = v[2 * i - 2], ai = v[2 * i - 1], br = v[2 * i], bi = v[2 * i + 1];              \
+            v[2 * i] = sum ? ar + br : ar * br - ai * bi;                                          \
+            v[2 * i + 1] = sum ? ai + bi : ar * bi + ai * br;                                      \
+        }                                                                                          \
+        break;                                                                                     \
+    }
+
 /* One line of n elements in dtype dt, scanned in place as NumPy's
  * add/multiply.accumulate does it: the first element kept as it is (so
  * -0.0 stays -0.0, a complex inf+2j stays inf+2j), each next one the
@@ -108,18 +130,10 @@ scan_line(hop_op op, hop_dtype dt, void *p, int64_t n)
 {
     bool sum = op == HOP_OP_cumsum;
     switch (dt) {
-    case HOP_F32: {
-        float *v = p;
-        for (int64_t i = 1; i < n; i++)
-            v[i] = sum ? v[i - 1] + v[i] : v[i - 1] * v[i];
-        break;
-    }
-    case HOP_F64: {
-        double *v = p;
-        for (int64_t i = 1; i < n; i++)
-            v[i] = sum ? v[i - 1] + v[i] : v[i - 1] * v[i];
-        break;
-    }
+    case HOP_F32:
+        SCAN_REAL(float)
+    case HOP_F64:
+        SCAN_REAL(double)
     case HOP_F16: {
         uint16_t *v = p;
         for (int64_t i = 1; i < n; i++) {
@@ -128,32 +142,16 @@ scan_line(hop_op op, hop_dtype dt, void *p, int64_t n)
         }
         break;
     }
-    case HOP_C64: { /* (re, im) pairs: NumPy's textbook complex product */
-        float *v = p;
-        for (int64_t i = 1; i < n; i++) {
-            float ar = v[2 * i - 2], ai = v[2 * i - 1], br = v[2 * i], bi = v[2 * i + 1];
-            v[2 * i] = sum ? ar + br : ar * br - ai * bi;
-            v[2 * i + 1] = sum ? ai + bi : ar * bi + ai * br;
-        }
-        break;
-    }
-    case HOP_C128: { /* (C's would recover infinities from a nan: Annex G) */
-        double *v = p;
-        for (int64_t i = 1; i < n; i++) {
-            double ar = v[2 * i - 2], ai = v[2 * i - 1], br = v[2 * i], bi = v[2 * i + 1];
-            v[2 * i] = sum ? ar + br : ar * br - ai * bi;
-            v[2 * i + 1] = sum ? ai + bi : ar * bi + ai * br;
-        }
-        break;
-    }
-    default: { /* i64 and u64: the same wrapping bits */
-        uint64_t *v = p;
-        for (int64_t i = 1; i < n; i++)
-            v[i] = sum ? v[i - 1] + v[i] : v[i - 1] * v[i];
-        break;
-    }
+    case HOP_C64:
+        SCAN_COMPLEX(float)
+    case HOP_C128:
+        SCAN_COMPLEX(double)
+    default: /* i64 and u64: the same wrapping bits */
+        SCAN_REAL(uint64_t)
     }
 }
+#undef SCAN_REAL
+#undef SCAN_COMPLEX
 
 static hop_status
 scan(const hop__call *c, const hop__imem *mem, hop_tensor *out)

@@ -795,15 +795,8 @@ hop__exec_at(hop__frame *f, int32_t pc)
                 goto fail;
             if ((st = hop__branch_value(f, in, &v)) != HOP_OK)
                 goto fail;
-            if ((v != 0) == (in->opcode == HOP__OP_If)) {
-                if (in->straight && trace == NULL) {
-                    if ((st = hop__run_straight(f, in)) != HOP_OK)
-                        goto fail;
-                    break;
-                }
-                pc = in->p2;
-                continue;
-            }
+            if ((v != 0) == (in->opcode == HOP__OP_If))
+                goto jump_to_p2;
             break;
         }
         /* Swap P1 P2: slots P1 and P2 exchange what they hold (their
@@ -847,15 +840,8 @@ hop__exec_at(hop__frame *f, int32_t pc)
         case HOP__OP_Next:
             if (pc == f->stop)
                 return HOP_OK;
-            if (++regs[in->p1] < regs[in->p3]) {
-                if (in->straight && trace == NULL) {
-                    if ((st = hop__run_straight(f, in)) != HOP_OK)
-                        goto fail;
-                    break;
-                }
-                pc = in->p2;
-                continue;
-            }
+            if (++regs[in->p1] < regs[in->p3])
+                goto jump_to_p2;
             break;
         /* Call P1 P2 * P4: copies P4's P2 values into the callee's
          * parameters (and binds its results to the caller's slots), pushes
@@ -908,6 +894,18 @@ hop__exec_at(hop__frame *f, int32_t pc)
             goto fail;
         }
         pc++;
+        continue;
+        /* A taken jump of If, IfNot or Next: to P2, or, when the jump has a
+         * straight-line fast path and no trace is on, through
+         * hop__run_straight, which runs the loop to its end in place. */
+    jump_to_p2:
+        if (in->straight && trace == NULL) {
+            if ((st = hop__run_straight(f, in)) != HOP_OK)
+                goto fail;
+            pc++;
+        } else {
+            pc = in->p2;
+        }
     }
 fail:
     if (st == HOP_OK)

@@ -249,25 +249,9 @@ typedef struct DTypeObject {
     PyObject *np;      /* the NumPy dtype, made on first use */
 } DTypeObject;
 
-/* X(ENUM, Python name, NumPy's dtype.str without the byte order) */
-#define HOP_PY_DTYPES(X)                                                                           \
-    X(BOOL, "bool", "|b1")                                                                         \
-    X(I8, "int8", "|i1")                                                                           \
-    X(U8, "uint8", "|u1")                                                                          \
-    X(I16, "int16", "i2")                                                                          \
-    X(I32, "int32", "i4")                                                                          \
-    X(I64, "int64", "i8")                                                                          \
-    X(U64, "uint64", "u8")                                                                         \
-    X(F16, "float16", "f2")                                                                        \
-    X(F32, "float32", "f4")                                                                        \
-    X(F64, "float64", "f8")                                                                        \
-    X(C64, "complex64", "c8")                                                                      \
-    X(C128, "complex128", "c16")                                                                   \
-    X(U16, "uint16", "u2")                                                                         \
-    X(U32, "uint32", "u4")
-
 static DTypeObject dtype_objects[HOP_DTYPE_COUNT];
 static char dtype_npstr[HOP_DTYPE_COUNT][8];
+static char dtype_pyname[HOP_DTYPE_COUNT][12];
 
 static PyObject *
 dtype_repr(DTypeObject *self)
@@ -484,34 +468,40 @@ hop_py_dtype_from_object(PyObject *o, hop_dtype *out)
     return -1;
 }
 
+/*
+ * hop.<name> for every dtype of HOP_DTYPE_LIST (ops owns which there are),
+ * spelled as NumPy spells it, from the dtype's kind and size: the name
+ * "bool", or int, uint, float or complex and the bits ("float32"); dtype.str
+ * the kind's letter and the bytes after the byte order, "|" for one byte
+ * ("<f4", "|u1").
+ */
 static int
 init_dtypes(PyObject *m)
 {
-    static const struct {
-        hop_dtype d;
-        const char *name, *npstr;
-    } rows[] = {
-#define HOP_PY_DTYPE_ROW(e, name, npstr) {HOP_##e, name, npstr},
-        HOP_PY_DTYPES(HOP_PY_DTYPE_ROW)
-#undef HOP_PY_DTYPE_ROW
-    };
-    _Static_assert(sizeof rows / sizeof rows[0] == HOP_DTYPE_COUNT, "a row per hop dtype");
     const unsigned one = 1;
     const char order = *(const char *)&one == 1 ? '<' : '>';
     if (PyType_Ready(&hop_py_DTypeType) < 0)
         return -1;
-    for (size_t i = 0; i < HOP_DTYPE_COUNT; i++) {
-        DTypeObject *o = &dtype_objects[rows[i].d];
-        if (rows[i].npstr[0] == '|')
-            snprintf(dtype_npstr[rows[i].d], sizeof dtype_npstr[0], "%s", rows[i].npstr);
+    for (int d = 0; d < HOP_DTYPE_COUNT; d++) {
+        size_t size = hop_dtype_size((hop_dtype)d);
+        const char *word = d == HOP_BOOL                         ? "bool"
+                           : hop_dtype_is_complex((hop_dtype)d)  ? "complex"
+                           : hop_dtype_is_float((hop_dtype)d)    ? "float"
+                           : hop_dtype_is_unsigned((hop_dtype)d) ? "uint"
+                                                                 : "int";
+        if (d == HOP_BOOL)
+            snprintf(dtype_pyname[d], sizeof dtype_pyname[0], "%s", word);
         else
-            snprintf(dtype_npstr[rows[i].d], sizeof dtype_npstr[0], "%c%s", order, rows[i].npstr);
+            snprintf(dtype_pyname[d], sizeof dtype_pyname[0], "%s%zu", word, 8 * size);
+        snprintf(dtype_npstr[d], sizeof dtype_npstr[0], "%c%c%zu", size == 1 ? '|' : order, word[0],
+                 size);
         /* Static singletons: the module keeps them alive forever. */
+        DTypeObject *o = &dtype_objects[d];
         Py_SET_TYPE(o, &hop_py_DTypeType);
         Py_SET_REFCNT(o, 1);
-        o->d = rows[i].d;
-        o->name = rows[i].name;
-        o->npstr = dtype_npstr[rows[i].d];
+        o->d = (hop_dtype)d;
+        o->name = dtype_pyname[d];
+        o->npstr = dtype_npstr[d];
         o->np = NULL;
         if (PyModule_AddObjectRef(m, o->name, (PyObject *)o) < 0)
             return -1;

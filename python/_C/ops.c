@@ -120,6 +120,7 @@ HOP_PY_UNARY_OPS(HOP_PY_DEF_UNARY)
  * X(name, what, input, other, result) */
 /* clang-format off */
 #define HOP_PY_BROADCAST " Operands broadcast as NumPy's do; either may be a Python number."
+#define HOP_PY_COMPARE(op) "input " op " other, elementwise, as a bool tensor." HOP_PY_BROADCAST
 #define HOP_PY_BINARY_OPS(X)                                                                       \
     X(add, "input + other, elementwise." HOP_PY_BROADCAST, "hop.tensor([1.0, 2.0])", "3.0",      \
       "hop.tensor([4., 5.])")                                                                      \
@@ -135,18 +136,12 @@ HOP_PY_UNARY_OPS(HOP_PY_DEF_UNARY)
       HOP_PY_BROADCAST, "hop.tensor([1, 5])", "hop.tensor([3, 2])", "hop.tensor([3, 5])")       \
     X(minimum, "The smaller of input and other, elementwise (NaN if either is NaN)."              \
       HOP_PY_BROADCAST, "hop.tensor([1.0, 5.0])", "2.0", "hop.tensor([1., 2.])")                 \
-    X(eq, "input == other, elementwise, as a bool tensor." HOP_PY_BROADCAST,                     \
-      "hop.tensor([1, 2])", "2", "hop.tensor([False,  True])")                                    \
-    X(ne, "input != other, elementwise, as a bool tensor." HOP_PY_BROADCAST,                     \
-      "hop.tensor([1.0, 2.0])", "2.0", "hop.tensor([ True, False])")                              \
-    X(lt, "input < other, elementwise, as a bool tensor." HOP_PY_BROADCAST,                      \
-      "hop.tensor([1, 2])", "2", "hop.tensor([ True, False])")                                    \
-    X(le, "input <= other, elementwise, as a bool tensor." HOP_PY_BROADCAST,                     \
-      "hop.tensor([1, 2])", "1", "hop.tensor([ True, False])")                                    \
-    X(gt, "input > other, elementwise, as a bool tensor." HOP_PY_BROADCAST,                      \
-      "hop.tensor([1, 2])", "1", "hop.tensor([False,  True])")                                    \
-    X(ge, "input >= other, elementwise, as a bool tensor." HOP_PY_BROADCAST,                     \
-      "hop.tensor([1, 2])", "2", "hop.tensor([False,  True])")                                    \
+    X(eq, HOP_PY_COMPARE("=="), "hop.tensor([1, 2])", "2", "hop.tensor([False,  True])")           \
+    X(ne, HOP_PY_COMPARE("!="), "hop.tensor([1.0, 2.0])", "2.0", "hop.tensor([ True, False])")     \
+    X(lt, HOP_PY_COMPARE("<"), "hop.tensor([1, 2])", "2", "hop.tensor([ True, False])")            \
+    X(le, HOP_PY_COMPARE("<="), "hop.tensor([1, 2])", "1", "hop.tensor([ True, False])")           \
+    X(gt, HOP_PY_COMPARE(">"), "hop.tensor([1, 2])", "1", "hop.tensor([False,  True])")            \
+    X(ge, HOP_PY_COMPARE(">="), "hop.tensor([1, 2])", "2", "hop.tensor([False,  True])")           \
     X(logical_and, "input and other, elementwise, as a bool tensor (nonzero is true)."           \
       HOP_PY_BROADCAST, "hop.tensor([1, 0])", "hop.tensor([True, True])",                        \
       "hop.tensor([ True, False])")                                                                \
