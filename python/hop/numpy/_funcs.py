@@ -186,18 +186,26 @@ def reshape(a, newshape, order="C", *, _kind=None):
     if run is None or not isinstance(a, ndarray) or kind is _C.Tensor:
         return wrap(kind, r)  # eagerly hop's reshape views the memory exactly when NumPy's does
     is_view = _storage.reshape_is_view(a, run, out)
-    if is_view:
-        np_out = out if builtins.all(isinstance(n, int) for n in out) else None
-        return _view(kind, a, lambda x: x.reshape(out),
-                     (lambda x: x.reshape(np_out)) if np_out is not None else None,
-                     step_kind="reshape", t=r)
+    if is_view or is_view is None:
+        # NumPy's view, made again on an ndarray with the shape as given
+        # (its strides differ by whether a -1 was: (3, 1) of strides (16, 8)
+        # reshaped to (-1, 1) has (16, 16), to (3, 1) its own).  A view or
+        # a copy by the call's sizes (None: symbolic sizes, a strided
+        # array): its values are one either way, the runner makes NumPy's
+        # reshape again for a result (NumPy decides per call), and a write
+        # into either array is refused (check_write)
+        np_shape = shape if builtins.all(isinstance(n, int) for n in shape) else None
+        res = _view(kind, a, lambda x: x.reshape(out),
+                    (lambda x: x.reshape(np_shape)) if np_shape is not None else None,
+                    step_kind="reshape", t=r)
+        if is_view is None:
+            _storage.storage_of(a, run).ambiguous = True
+        return res
     # NumPy copies: a new array, which knows what the decision read
     res = wrap(kind, r)
     src = _storage.storage_of(a, run)
     dst = _storage.storage_of(res, run)
     dst.leaves |= src.leaves
-    if is_view is None:
-        src.ambiguous = dst.ambiguous = True
     return res
 
 
