@@ -1300,12 +1300,27 @@ def _sort_method(self, axis=-1, kind=None, order=None):
 
 
 def _fill_method(self, value):
+    if value is None or type(value) in (bool, int, float, complex, str, bytes, list, tuple) or \
+            isinstance(value, _np.generic):
+        value = _numpys_item(value, self.dtype)  # (NumPy's conversion and its errors)
     o = _core.operand(value, "ndarray.fill")
     v = _core.as_compute(o, self.dtype) if o.t is None else _core.cast(o.t, self.dtype)
     self._assign(_C.full(tuple(self._t.shape), v, dtype=self._t.dtype)
                  if not isinstance(v, _C.Tensor) else
                  (v + _C.zeros(tuple(self._t.shape), dtype=self._t.dtype)).to(self._t.dtype),
                  "ndarray.fill")
+
+
+def _numpys_item(value, npd):
+    """value (not an array: a Python or NumPy scalar, a str, None, a
+    sequence, any object) converted to dtype npd as NumPy's fill and item
+    assignment convert it (None to NaN for a float, a str parsed, a bool's
+    truth), raising NumPy's exception where NumPy's conversion fails
+    (ValueError for 'x' into a float or a sequence, TypeError for a complex
+    into a float, OverflowError); a NumPy scalar of npd."""
+    box = _np.empty((), npd)
+    box.fill(value)
+    return box[()]
 
 
 def _clip_method(self, min=None, max=None, out=None, **kwargs):
