@@ -331,6 +331,8 @@ def median(a, axis=None, out=None, overwrite_input=False, keepdims=False, *, _ki
         if axis is not None:  # (NumPy's _ureduce checks the axes of a 0-d array too)
             _np.core.numeric.normalize_axis_tuple(axis, 0)
         rt = _t(F.mean(ndarray(t), _kind=ndarray))
+        if _core.np_dtype(t).kind == "c":  # (a NaN of either part: NumPy's np.nan, nan+0j)
+            rt = _C.where(_C.ne(t, t), _nan_of(rt), rt)
         return F._out(kind, rt, scalar=not keepdims and out is None, out=out, what="median")
     return _along_one_axis(a, t, axis, out, keepdims, kind, "median", _median_t)
 
@@ -602,19 +604,19 @@ def nanmedian(a, axis=None, out=None, overwrite_input=False, keepdims=False, *, 
     axes = None if axis is None else _axes(axis, t.ndim)
     n = t.shape[axes[0]] if axes is not None and len(axes) == 1 else 0
     masked = isinstance(n, int) and n < 600
-    ties = masked and axes is not None and len(axes) == 1 and t.ndim > 1 and \
-        _core.np_dtype(t).kind == "c"
     # NumPy's _nanmedian1d (a 1-d a, axis=None or all axes, or 600 or more
     # along the axes: apply_along_axis) gives an all-NaN slice's last element;
-    # np.ma.median's (fewer) np.nan
+    # np.ma.median's (fewer, over one axis or several flattened) np.nan
     m = _size([t.shape[d] for d in axes]) if axes is not None else 0
     last = axes is None or len(axes) == t.ndim or (isinstance(m, int) and m >= 600)
+    ties = not last and _core.np_dtype(t).kind == "c"
 
     def compute(x, ax):
         r = _nanmedian_t(x, ax, last)
-        return _nan_path_checked(_masked_ties(x, ax), r, "nanmedian over an axis of a complex "
-                                 "array whose slice holds a NaN and as many infinities with a "
-                                 "real part of +inf as numbers") if ties else r
+        return _nan_path_checked(_masked_ties(x, ax), r, "nanmedian over axes of a complex "
+                                 "array whose slice holds a NaN and as many numbers at or above "
+                                 "inf+0j as below it (np.ma.median's tie with its NaN fill)") \
+            if ties else r
     # (600 or more along the axis: NumPy's apply_along_axis, C-ordered)
     return _along_one_axis(a, t, axis, out, keepdims, kind, "nanmedian", compute,
                            c_order=not masked)
@@ -643,9 +645,12 @@ def _nan_path_checked(flag, r, what):
     """r, where no element of the bool tensor flag is true: flag marks where
     a NaN sends NumPy down a path hop does not follow.  Traced, a run-time
     check (kind NUMPY_NAN_PATH: hop.compile runs the call in NumPy);
-    eagerly an UnsupportedError naming what when flag holds a true."""
+    eagerly an UnsupportedError naming what when flag holds a true (but
+    not in hop.compile's eager run recording a path: the trace checks it)."""
     if _core.checking():
         return _exact.checked(_core.unknown_if(flag, r, _core.CHECK_NAN_PATH))
+    if _core._recording():
+        return r
     if _core.decide(_C.any(flag, None, False), what):
         raise _C.UnsupportedError(f"hop.numpy: {what} is not supported")
     return r
@@ -670,18 +675,33 @@ def _nanquantile(a, qc, axis, out, method, keepdims, what, kind):
     t = _t(a, what)
     if isinstance(_size(t.shape), int) and _size(t.shape) == 0:  # (NumPy's nanmean then)
         return nanmean(a, axis, out=out, keepdims=keepdims, _kind=kind)
+    if _np.ndim(qc) > 2:  # (NumPy's _quantile of each slice)
+        raise ValueError("q must be a scalar or 1d")
     npd = _core.np_dtype(t)
-    if npd.kind not in "fc":
-        return quantile(a, qc, axis, out, method=method, keepdims=keepdims, _kind=kind)
-    if method not in ("linear", "lower", "higher", "nearest", "midpoint"):
-        if npd.kind == "f":
-            raise _C.UnsupportedError(f"hop.numpy: {what} with method={method!r} is not "
-                                      f"supported")
-        # (a complex one: without a NaN NumPy's quantile of each slice)
-        t = _nan_path_checked(_C.any(_corder.either_nan(t), None, False), t,
-                              f"{what} with method={method!r} of a complex array holding a NaN")
-        return quantile(ndarray(t), qc, axis, out, method=method, keepdims=keepdims, _kind=kind)
     t2, ax = _reduce_axes(t, axis)
+    if npd.kind in "fc" and method in ("linear", "lower", "higher", "nearest", "midpoint"):
+        r = _nanquantile_t(t, t2, ax, qc, method, what)
+    else:
+        if npd.kind in "fc":
+            # NumPy's quantile of each slice's numbers: without a NaN the
+            # slice's quantile (the virtual index of another method depends
+            # on the count, which hop follows only for the five above)
+            t2 = _nan_path_checked(_C.any(_C.ne(t2, t2), None, False), t2,
+                                   f"{what} with method={method!r} of an array holding a NaN")
+        r = _quantile(t2, qc, ax, method, what)._t
+    r = _along_axis_order(r, _np.ndim(qc), t2, axis)
+    if keepdims:
+        r = _numpy_keepdims(r, t, axis)
+    # (keepdims: NumPy's r[..., newaxis...], an array even when 0-d)
+    return F._out(kind, r, scalar=r.ndim == 0 and out is None and not keepdims, out=out,
+                  what=what)
+
+
+def _nanquantile_t(t, t2, ax, qc, method, what):
+    """NumPy's nanquantile of float or complex tensor t (t2 with the axes
+    flattened into ax: _reduce_axes) for one of the methods whose virtual
+    index hop computes from each slice's count of numbers: a tensor of
+    shape q's + the slices'."""
     s, n, cnt = _nan_sorted(t2, ax)
     q = _np.asarray(qc, dtype=_np.float64)
     outs = []
@@ -712,20 +732,44 @@ def _nanquantile(a, qc, axis, out, method, keepdims, what, kind):
             rt = _t(F.where(ndarray(_C.ge(gamma._t, 0.5)), high, low, _kind=ndarray))
         rt = _C.where(_C.eq(cnt, 0), _nan_of(rt), rt)
         outs.append(rt)
-    r = _C.stack(outs, 0).reshape(q.shape + tuple(outs[0].shape)) if outs else None
-    r = _core.cast(r, _nanquantile_dtype(t, cnt, method, what))
-    if keepdims:
-        r = r.reshape(_keepdims_shape(t, axis, q.shape))
-    # (keepdims: NumPy's r[..., newaxis...], an array even when 0-d)
-    return F._out(kind, r, scalar=r.ndim == 0 and out is None and not keepdims, out=out,
-                  what=what)
+    r = _C.stack(outs, 0).reshape(q.shape + tuple(outs[0].shape))
+    return _core.cast(r, _nanquantile_dtype(t, cnt, method, what))
+
+
+def _along_axis_order(r, k, t2, axis):
+    """r (q's k dims, then the slices') in the order of NumPy's
+    nanquantile over an array of 2 or more dims (t2: with the axes
+    flattened): np.apply_along_axis puts q's dims where the axis was, then
+    np.moveaxis(result, axis, 0) moves only the one at axis (the axis
+    normalized; -1 for several axes, the last) to the front, so a 2-d q
+    comes out split (axis 1: q0, the slices' first dim, q1, ...)."""
+    if k < 2 or axis is None or t2.ndim == 1:
+        return r
+    m = t2.ndim - 1  # (the slices' dims)
+    single = not isinstance(axis, (tuple, list)) or len(axis) == 1
+    ax = _axes(axis, t2.ndim)[0] if single else m
+    dims = [k + i for i in range(ax)] + list(range(k)) + [k + i for i in range(ax, m)]
+    src = ax if single else len(dims) - 1
+    return r.permute(*([dims[src]] + [d for j, d in enumerate(dims) if j != src]))
+
+
+def _numpy_keepdims(r, t, axis):
+    """NumPy's _ureduce keepdims of a result r over tensor t's axes:
+    r[(..., newaxis for a reduced dim, : for a kept one)], the kept ones
+    r's last dims."""
+    axes = range(t.ndim) if axis is None else _axes(axis, t.ndim)
+    lead = r.ndim - (t.ndim - len(axes))
+    tail = list(r.shape[lead:])
+    return r.reshape(tuple(r.shape[:lead]) +
+                     tuple(1 if d in axes else tail.pop(0) for d in range(t.ndim)))
 
 
 def _nanquantile_dtype(t, cnt, method, what):
-    """The dtype of NumPy's nanquantile of float tensor t (cnt: the numbers
-    in each slice): a's dtype for a method that takes an element, else
-    float64 (its lerp's), but an all-NaN slice is np.full(nan, a's dtype),
-    and NumPy's apply_along_axis gives the dtype of its first slice's."""
+    """The dtype of NumPy's nanquantile of float or complex tensor t (cnt:
+    the numbers in each slice): a's dtype for a method that takes an
+    element, else float64 or complex128 (its lerp's), but an all-NaN slice
+    is np.full(nan, a's dtype), and NumPy's apply_along_axis gives the dtype
+    of its first slice's."""
     npd = _core.np_dtype(t)
     wide = _np.dtype(_np.complex128 if npd.kind == "c" else _np.float64)
     if method in ("lower", "higher", "nearest") or npd == wide:
