@@ -7,14 +7,12 @@ NumPy's: each part's value (a NaN part as NaN), dtype, shape, the type of
 the result (NumPy scalar or array) and the exception type and message.
 (test_numpy_reductions_diff draws the reductions over real arrays.)"""
 
-import warnings
-
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-import hop
 from budget import examples
+from test_numpy_reductions_diff import _compiled, _outcome
 
 SHAPES = [(), (1,), (5,), (2, 3), (3, 4), (0, 3), (2, 1, 3)]
 DTYPES = [np.float64, np.float32, np.float16, np.complex128, np.complex64, np.int64, np.bool_]
@@ -71,22 +69,6 @@ def _case(draw):
         else:
             kw[k] = v
     return name, a, kw, arrays
-
-
-def _compiled(name, kw, arrays):
-    """hop.compile of `lambda x, <arrays>: np.<name>(x, <keywords>)`."""
-    args = [f"{k}={v!r}" for k, v in kw.items()] + [f"{k}={k}" for k in arrays]
-    code = f"lambda x, {', '.join(arrays)}: np.{name}(x, {', '.join(args)})"
-    return hop.compile(eval(code, {"np": np}))
-
-
-def _outcome(fn, *args, **kw):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        try:
-            return fn(*args, **kw), None
-        except Exception as e:  # noqa: BLE001 (compared with NumPy's)
-            return None, e
 
 
 def _parts(x):
