@@ -766,7 +766,10 @@ typedef enum hop_put_combine {
       "on which of its loops takes the element")                                                   \
     X(NUMPY_TIES,                                                                                  \
       "equal keys (-0.0 and 0.0, or NaNs) whose order NumPy's sort decides in a way hop cannot "   \
-      "know")
+      "know")                                                                                      \
+    X(NUMPY_NAN_PATH,                                                                              \
+      "a NaN sends NumPy down a path hop does not follow (np.ma.median's NaN fill tied with an "   \
+      "infinity, a nanquantile method hop computes only without NaNs)")
 
 typedef enum hop_check_kind {
 #define HOP__CHECK_ENUM(code, msg) HOP_CHECK_##code,

@@ -549,3 +549,49 @@ def test_array_made_from_constants_returned_with_its_views_is_one_new_array_per_
     cf = _same_aliasing(fn, lambda: (np.ones(2),))
     a, b = cf(np.ones(2)), cf(np.ones(2))
     assert not any(np.shares_memory(x, y) for x in a for y in b)
+
+
+def _flags(r):
+    return (type(r), r.dtype, r.shape, r.strides, r.flags.c_contiguous, r.flags.f_contiguous,
+            r.flags.writeable, r.flags.owndata)
+
+
+@pytest.mark.parametrize("dynamic", [None, True, False])
+@pytest.mark.parametrize("fn", [
+    lambda a: np.reshape((a + 1)[:, 1:], -1),
+    lambda a: (a + 1)[:, 1:].reshape(-1, 1),
+    lambda a: (a + 1)[:, 1:].reshape(1, -1),
+    lambda a: (a + 1)[1:, ::2].reshape(-1),
+    lambda a: np.reshape((a * 2).T[1:], (-1,)),
+])
+def test_reshape_of_a_computed_strided_view_is_numpys_view_or_copy_at_changing_sizes(fn,
+                                                                                    dynamic):
+    # NumPy's reshape views a strided array when its axes allow (a trailing
+    # axis of 1: strides (16,), and reshape(-1, 1) its (16, 16)) and copies
+    # otherwise.  Before: at symbolic sizes hop gave its own C-ordered copy
+    # for every call ((8,) where NumPy's view has (16,)); statically
+    # reshape(-1, 1) gave (16, 8)
+    cf = hop.compile(fn, dynamic=dynamic)
+    for shape in [(3, 4), (3, 2), (5, 2), (2, 7), (1, 5), (4, 3), (6, 2), (3, 3)]:
+        a = np.arange(float(np.prod(shape))).reshape(shape)
+        want, got = fn(a), cf(a.copy())
+        np.testing.assert_array_equal(got, want)
+        assert _flags(got) == _flags(want), (shape, _flags(got), _flags(want))
+
+
+def test_write_through_an_ambiguous_reshape_is_refused_clearly():
+    # a view or a copy by the call's sizes: a write through it (or into
+    # the array it reshaped) cannot be one plan's, so the call runs in NumPy
+    def fn(a):
+        r = (a + 1)[:, 1:].reshape(-1)
+        r[0] = 100.0
+        return r
+    cf = hop.compile(fn, dynamic=True)
+    for shape in [(3, 2), (3, 4), (5, 2)]:
+        a = np.arange(float(np.prod(shape))).reshape(shape)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            got = cf(a)
+        want = fn(a)
+        np.testing.assert_array_equal(got, want)
+        assert _flags(got) == _flags(want)

@@ -1,9 +1,11 @@
 """NumPy 1.24's complex NaN/inf semantics in hop.numpy's scans and order
 statistics, bit for bit (eager hop.numpy and hop.compile): cumprod's
 textbook complex product and kept first element, nanmedian's all-NaN
-slice, and the cases hop does not follow (a complex quantile holding a NaN,
-a complex nanmedian slice holding a NaN and an infinity, ravel order='K'),
-which hop.compile runs in NumPy and eager hop.numpy refuses clearly."""
+slice, complex quantiles with NaN computed in the plan, and the cases hop
+does not follow (np.ma.median's NaN fill tied with an infinity, a complex
+nanquantile method hop computes only without NaN: a run-time check; ravel
+order='K': a break), which hop.compile runs in NumPy and eager hop.numpy
+refuses clearly."""
 
 import warnings
 
@@ -76,36 +78,94 @@ def test_nanmedian_of_an_all_nan_slice_is_numpys_bits(a, kw):
 NAN_INF = np.array([[INF + 0j, complex(NAN, 0)], [complex(NAN, 0), INF + 0j]])
 
 
-def test_complex_nanmedian_slice_with_a_nan_and_an_inf_runs_in_numpy_under_compile():
-    # np.ma.median gives [inf+nanj, nan+nanj] by where the NaN was; hop gave
-    # inf+nanj for both rows: compile runs the statement in NumPy now
+def _compiled_calls(fn, arrays):
+    """fn compiled and called on each of arrays in turn: the results and
+    how many calls ran eagerly (a failed run-time check or a break)."""
+    c = hop.compile(fn)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        got = [c(x) for x in arrays]
+    return got, c.eager_calls, c.explain()
+
+
+def test_complex_nanmedian_tie_with_the_nan_fill_runs_in_numpy_clean_data_in_the_plan():
+    # np.ma.median sorts a masked NaN as inf+0j, tied with the row's inf+0j
+    # in its quicksort's order: [inf+nanj, nan+nanj] by where the NaN was.
+    # Before: every complex call was a graph break (NumPy ran the statement,
+    # clean data too, after a call with NaN); now the plan computes it and a
+    # run-time check hands only the tied call to eager
     fn = lambda x: np.nanmedian(x, axis=1)  # noqa: E731
+    clean = np.array([[1 + 1j, 2 + 0j], [3 + 0j, complex(NAN, 0)]])
+    infs = np.array([[INF + 0j, complex(-INF, 0)], [complex(NAN, 1), complex(-INF, 2)]])
+    got, eager, text = _compiled_calls(fn, [NAN_INF, clean, infs, clean])
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        want = fn(NAN_INF)
-        got = hop.compile(fn)(NAN_INF)
-        clean = np.array([[1 + 1j, 2 + 0j], [3 + 0j, complex(NAN, 0)]])
-        got_clean = hop.compile(fn)(clean)
-    assert _bits(got) == _bits(want), (want, got)
-    assert _bits(got_clean) == _bits(fn(clean))
-    with pytest.raises(hop.UnsupportedError, match="nanmedian over an axis of a complex array "
-                       "whose slice holds both a NaN and an infinity is not supported"):
+        for g, x in zip(got, [NAN_INF, clean, infs, clean]):
+            assert _bits(g) == _bits(fn(x)), (x, g, fn(x))
+    assert eager == 1, text  # (NAN_INF's only)
+    assert "graph break" not in text
+    with pytest.raises(hop.UnsupportedError, match=r"nanmedian over axes of a complex array "
+                       r"whose slice holds a NaN and as many numbers at or above inf\+0j as "
+                       r"below it \(np.ma.median's tie with its NaN fill\) is not supported"):
         np.nanmedian(hnp.asarray(NAN_INF), axis=1)
-
-
-@pytest.mark.parametrize("name, q", [("percentile", 50), ("quantile", 0.3),
-                                     ("nanquantile", 0.3), ("nanpercentile", 30)])
-def test_complex_quantile_holding_a_nan_runs_in_numpy_under_compile(name, q):
-    # before: hop.UnsupportedError under hop.compile, where NumPy answers
-    a = np.array([1j, complex(NAN, 0), 1j, 3 + 0j])
-    fn = eval(f"lambda x: np.{name}(x, {q})", {"np": np})
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        want, got = fn(a), hop.compile(fn)(a)
-    assert _bits(got) == _bits(want), (want, got)
-    with pytest.raises(hop.UnsupportedError, match="of a complex array holding a NaN is not "
-                       "supported"):
-        fn(hnp.asarray(a))
+        assert _bits(np.nanmedian(hnp.asarray(infs), axis=1)) == _bits(fn(infs))
+
+
+def test_complex_nanmedian_tie_raises_check_error_under_trace():
+    gm = hop.trace(lambda x: np.nanmedian(x, axis=1), NAN_INF)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(hop.CheckError, match="a NaN sends NumPy down a path hop does not "
+                           "follow .* of kind NUMPY_NAN_PATH"):
+            gm(NAN_INF)
+        clean = np.array([[1 + 1j, 2 + 0j], [3 + 0j, complex(NAN, 0)]])
+        assert _bits(gm(clean)) == _bits(np.nanmedian(clean, axis=1))
+
+
+def _with_nan(dt):
+    a = np.array([[1j, complex(NAN, 1), 2, 0.5 - 1j], [complex(1, NAN)] * 4,
+                  [1, 2, 3, 4j], [complex(INF, 1), -2j, complex(NAN, NAN), 1]], dt)
+    return a
+
+
+@pytest.mark.parametrize("dt", [np.complex128, np.complex64])
+@pytest.mark.parametrize("call", [
+    "np.quantile(x, 0.3)", "np.quantile(x, [0.3, 0.5], axis=1)", "np.percentile(x, 50, axis=0)",
+    "np.quantile(x, 0.3, axis=1, method='lower')", "np.median(x, axis=1)",
+    "np.quantile(x[2], 0.25)", "np.percentile(x, 40, axis=1, keepdims=True)",
+    "np.nanquantile(x, 0.3)", "np.nanquantile(x, [0.3, 0.6], axis=1)",
+    "np.nanquantile(x[2:], 0.3, axis=1)", "np.nanquantile(x, 0.5, axis=0, method='midpoint')",
+    "np.nanpercentile(x, 30, axis=1, method='nearest')", "np.nanpercentile(x, [10, 90])",
+    "np.nanpercentile(x, 40, axis=1, keepdims=True)", "np.nanmedian(x)",
+    "np.nanmedian(x, axis=1)", "np.nanmedian(x, axis=0, keepdims=True)",
+    "np.nanquantile(x, 0.3, axis=1, method='weibull')",
+])
+def test_complex_quantiles_with_and_without_nan_are_numpys_in_the_plan(dt, call):
+    # before: a complex quantile holding a NaN (and every complex nanquantile)
+    # was a graph break under hop.compile, for every later call, clean ones
+    # too; eagerly an UnsupportedError
+    fn = eval(f"lambda x: {call}", {"np": np})
+    nan = _with_nan(dt)
+    clean = np.where(np.isnan(nan), dt(1.5 - 0.5j), nan).astype(dt)
+    weibull = "weibull" in call
+    got, eager, text = _compiled_calls(fn, [nan, clean, nan] if not weibull else [clean, nan])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for g, x in zip(got, [nan, clean, nan] if not weibull else [clean, nan]):
+            want = fn(x)
+            assert _bits(g) == _bits(want), (x, g, want)
+            assert type(g) is type(want)
+        if not weibull:
+            e = fn(hnp.asarray(nan))
+            assert _bits(e) == _bits(fn(nan)) and type(e) is hnp.ndarray, e
+        else:
+            with pytest.raises(hop.UnsupportedError, match="method='weibull' of an array "
+                               "holding a NaN is not supported"):
+                fn(hnp.asarray(nan))
+    assert eager == (1 if weibull else 0), text  # (weibull: the NaN call's check)
+    assert "graph break" not in text
 
 
 @pytest.mark.parametrize("a", [np.arange(6.0).reshape(2, 3).T, np.arange(6.0).reshape(2, 3),
@@ -119,3 +179,32 @@ def test_ravel_order_k_runs_in_numpy_under_compile(a):
     assert _bits(got) == _bits(fn(a))
     with pytest.raises(hop.UnsupportedError, match="ravel with order='K' is not supported"):
         np.ravel(hnp.asarray(a), order="K")
+
+
+@pytest.mark.parametrize("v", [complex(NAN, INF), complex(1, NAN), complex(INF, NAN),
+                               complex(INF, 1), 2 + 1j])
+@pytest.mark.parametrize("keepdims", [False, True])
+def test_median_of_a_0d_complex_array_is_numpys(v, keepdims):
+    # NumPy's median of a 0-d array holding a NaN (either part) is np.nan
+    # stored, nan+0j; the mean of the value otherwise (inf+1j: inf+nanj).
+    # Before: the mean, nan+nanj (stats campaign, test_numpy_stats_diff)
+    fn = lambda x: np.median(x, keepdims=keepdims)  # noqa: E731
+    want, eager, compiled = _eager_and_compiled(fn, np.array(v))
+    assert _bits(eager) == _bits(want), (want, eager)
+    assert _bits(compiled) == _bits(want), (want, compiled)
+    assert type(compiled) is type(want)
+
+
+def test_complex_nanmedian_over_several_axes_checks_the_tie_too():
+    # NumPy's _ureduce flattens the axes into one of 3 (< 600): np.ma.median
+    # there too, whose tie gives nan+nanj where hop's median of the numbers
+    # is inf+nanj.  Before: hop's, silently (stats campaign)
+    a = np.array([[[3 - 1j * INF, complex(NAN, -INF), complex(1, INF)]],
+                  [[complex(0, NAN), INF + 0j, complex(2.5, NAN)]]], np.complex64)
+    fn = lambda x: np.nanmedian(x, axis=(0, 1))  # noqa: E731
+    clean = np.where(np.isnan(a), np.complex64(1 - 1j), a)
+    got, eager, text = _compiled_calls(fn, [a, clean])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert [_bits(g) for g in got] == [_bits(fn(a)), _bits(fn(clean))]
+    assert eager == 1, text

@@ -83,9 +83,19 @@ ndarray.flat = property(_flat, _set_flat, doc="The elements in C order (numpy.fl
 # ------------------------------------------------------------ real, imag
 
 def _complex_part(self, op):
-    r = wrap(type(self), _C._op(op, self._t), scalar=self._scalar)
-    r._ro = True  # a copy here, where NumPy's is a view: writes to it would be lost
-    return r
+    """NumPy's c.real / c.imag of a complex array: a view of c's memory
+    with the part's dtype and c's strides (twice the part's item), so a
+    write through either reaches the other; of a complex NumPy scalar a
+    scalar.  Eagerly the tensor over the NumPy view of c's memory; traced a
+    view step (_storage.part_step: the part of the storage's value, a write
+    through it puts into that part)."""
+    if self._scalar:
+        return wrap(type(self), _C._op(op, self._t), scalar=True)
+    t = None
+    if _storage.current() is None and not _C._is_proxy(self._t):
+        arr = self._t.numpy()
+        t = _C.asarray(arr.real if op == "real" else arr.imag)
+    return view(type(self), self, _storage.part_step(op), t=t)
 
 
 def _real(self):
@@ -130,7 +140,7 @@ def _set_imag(self, value):
 
 
 ndarray.real = property(_real, _set_real, doc="The real part: a real array itself, as a view; "
-                        "of a complex array a read-only copy (NumPy's is a view).")
+                        "of a complex array a view of its memory, as NumPy's.")
 ndarray.imag = property(_imag, _set_imag, doc="The imaginary part: zeros for a real array.")
 
 

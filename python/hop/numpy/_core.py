@@ -468,7 +468,7 @@ def compiling():
 
 # fail_if's kinds (include/hop/ops.h, HOP_CHECK_KIND_LIST): what a failed
 # check says
-CHECK_CUTOFF, CHECK_ZERO_SIGN, CHECK_CAST, CHECK_TIES = 1, 2, 3, 4
+CHECK_CUTOFF, CHECK_ZERO_SIGN, CHECK_CAST, CHECK_TIES, CHECK_NAN_PATH = 1, 2, 3, 4, 5
 
 
 def checking():

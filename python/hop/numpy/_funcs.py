@@ -186,18 +186,26 @@ def reshape(a, newshape, order="C", *, _kind=None):
     if run is None or not isinstance(a, ndarray) or kind is _C.Tensor:
         return wrap(kind, r)  # eagerly hop's reshape views the memory exactly when NumPy's does
     is_view = _storage.reshape_is_view(a, run, out)
-    if is_view:
-        np_out = out if builtins.all(isinstance(n, int) for n in out) else None
-        return _view(kind, a, lambda x: x.reshape(out),
-                     (lambda x: x.reshape(np_out)) if np_out is not None else None,
-                     step_kind="reshape", t=r)
+    if is_view or is_view is None:
+        # NumPy's view, made again on an ndarray with the shape as given
+        # (its strides differ by whether a -1 was: (3, 1) of strides (16, 8)
+        # reshaped to (-1, 1) has (16, 16), to (3, 1) its own).  A view or
+        # a copy by the call's sizes (None: symbolic sizes, a strided
+        # array): its values are one either way, the runner makes NumPy's
+        # reshape again for a result (NumPy decides per call), and a write
+        # into either array is refused (check_write)
+        np_shape = shape if builtins.all(isinstance(n, int) for n in shape) else None
+        res = _view(kind, a, lambda x: x.reshape(out),
+                    (lambda x: x.reshape(np_shape)) if np_shape is not None else None,
+                    step_kind="reshape", t=r)
+        if is_view is None:
+            _storage.storage_of(a, run).ambiguous = True
+        return res
     # NumPy copies: a new array, which knows what the decision read
     res = wrap(kind, r)
     src = _storage.storage_of(a, run)
     dst = _storage.storage_of(res, run)
     dst.leaves |= src.leaves
-    if is_view is None:
-        src.ambiguous = dst.ambiguous = True
     return res
 
 
@@ -1292,12 +1300,27 @@ def _sort_method(self, axis=-1, kind=None, order=None):
 
 
 def _fill_method(self, value):
+    if value is None or type(value) in (bool, int, float, complex, str, bytes, list, tuple) or \
+            isinstance(value, _np.generic):
+        value = _numpys_item(value, self.dtype)  # (NumPy's conversion and its errors)
     o = _core.operand(value, "ndarray.fill")
     v = _core.as_compute(o, self.dtype) if o.t is None else _core.cast(o.t, self.dtype)
     self._assign(_C.full(tuple(self._t.shape), v, dtype=self._t.dtype)
                  if not isinstance(v, _C.Tensor) else
                  (v + _C.zeros(tuple(self._t.shape), dtype=self._t.dtype)).to(self._t.dtype),
                  "ndarray.fill")
+
+
+def _numpys_item(value, npd):
+    """value (not an array: a Python or NumPy scalar, a str, None, a
+    sequence, any object) converted to dtype npd as NumPy's fill and item
+    assignment convert it (None to NaN for a float, a str parsed, a bool's
+    truth), raising NumPy's exception where NumPy's conversion fails
+    (ValueError for 'x' into a float or a sequence, TypeError for a complex
+    into a float, OverflowError); a NumPy scalar of npd."""
+    box = _np.empty((), npd)
+    box.fill(value)
+    return box[()]
 
 
 def _clip_method(self, min=None, max=None, out=None, **kwargs):

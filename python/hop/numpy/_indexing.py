@@ -404,6 +404,14 @@ def setitem(a, key, value):
     2) and broadcasting, for any key NumPy takes."""
     what = "x[...] = value"
     npd = a.dtype
+    if value is None or isinstance(value, (str, bytes)) or (npd.kind != "c" and (
+            isinstance(value, complex) or (isinstance(value, _np.generic) and
+                                           value.dtype.kind == "c"))):
+        # NumPy's conversion of the item: None a NaN, a str parsed, a
+        # complex into a real array its TypeError, a complex NumPy scalar
+        # its real part with a ComplexWarning; NumPy's errors
+        from ._funcs import _numpys_item
+        value = _numpys_item(value, npd)
     if npd.kind == "c" and (isinstance(value, (bool, int, float, complex)) or
                             isinstance(value, _np.number)):
         v = _core.complex_scalar(complex(value), npd)  # any number fits a complex array

@@ -18,7 +18,7 @@ import math
 
 import numpy as _np
 
-from .. import _C
+from .. import _C, _exact
 from . import _core, _corder
 from . import _funcs as F
 from ._funcs import (_axes, _axis, _kind_of, _size, _t, implements, sum as _sum)
@@ -248,10 +248,13 @@ def _quantile(t, q, axis, method, what):
         after = ndarray(_C._op("take", s, 0, _C.asarray(_np.array(nxt, dtype=_np.int64,
                                                                     order="C"))))
         res = _lerp(before, after, gamma if gamma.ndim else gamma[()])
-    if npd.kind == "f" and n:
+    if npd.kind in "fc" and n:
+        # NumPy's partition puts a NaN (of either part) last, and a slice
+        # whose last is one gets np.nan (nan+0j); the values taken before
+        # it are the sorted ones, as hop's
         last = s.select(0, n - 1)
         rt = res._t
-        res = ndarray(_C.where(_C.ne(last, last), _C.full((), math.nan, dtype=rt.dtype), rt))
+        res = ndarray(_C.where(_C.ne(last, last), _nan_of(rt), rt))
         if rt.ndim == 0 and _core.np_dtype(rt) != npd and \
                 _core.decide(_C.ne(last, last), f"{what}: whether the values hold a NaN"):
             res = ndarray(_core.cast(res._t, npd))  # (NumPy's arr.dtype.type(nan))
@@ -282,13 +285,6 @@ def _quantile_common(a, q, axis, out, overwrite_input, method, keepdims, interpo
     if qc.ndim > 2:
         raise ValueError("q must be a scalar or 1d")
     t = _t(a, what)
-    if _core.np_dtype(t).kind == "c" and _core.decide(
-            _C.any(_C.ne(t, t), None, False), f"{what}: whether a complex value is NaN"):
-        # (NumPy's NaN checks of a complex array are not followed here yet:
-        # hop.compile runs the statement in NumPy, a graph break)
-        from .._breaks import conversion
-        conversion(_C.UnsupportedError, f"hop.numpy: {what} of a complex array holding a NaN "
-                   f"is not supported")
     t2, ax = _reduce_axes(t, axis)
     r = _quantile(t2, qc, ax, method, what)
     rt = r._t
@@ -335,6 +331,8 @@ def median(a, axis=None, out=None, overwrite_input=False, keepdims=False, *, _ki
         if axis is not None:  # (NumPy's _ureduce checks the axes of a 0-d array too)
             _np.core.numeric.normalize_axis_tuple(axis, 0)
         rt = _t(F.mean(ndarray(t), _kind=ndarray))
+        if _core.np_dtype(t).kind == "c":  # (a NaN of either part: NumPy's np.nan, nan+0j)
+            rt = _C.where(_C.ne(t, t), _nan_of(rt), rt)
         return F._out(kind, rt, scalar=not keepdims and out is None, out=out, what="median")
     return _along_one_axis(a, t, axis, out, keepdims, kind, "median", _median_t)
 
@@ -606,35 +604,56 @@ def nanmedian(a, axis=None, out=None, overwrite_input=False, keepdims=False, *, 
     axes = None if axis is None else _axes(axis, t.ndim)
     n = t.shape[axes[0]] if axes is not None and len(axes) == 1 else 0
     masked = isinstance(n, int) and n < 600
-    if masked and axes is not None and len(axes) == 1 and t.ndim > 1 and \
-            _core.np_dtype(t).kind == "c":
-        _masked_nan_inf(t, axes[0])
     # NumPy's _nanmedian1d (a 1-d a, axis=None or all axes, or 600 or more
     # along the axes: apply_along_axis) gives an all-NaN slice's last element;
-    # np.ma.median's (fewer) np.nan
+    # np.ma.median's (fewer, over one axis or several flattened) np.nan
     m = _size([t.shape[d] for d in axes]) if axes is not None else 0
     last = axes is None or len(axes) == t.ndim or (isinstance(m, int) and m >= 600)
+    ties = not last and _core.np_dtype(t).kind == "c"
+
+    def compute(x, ax):
+        r = _nanmedian_t(x, ax, last)
+        return _nan_path_checked(_masked_ties(x, ax), r, "nanmedian over axes of a complex "
+                                 "array whose slice holds a NaN and as many numbers at or above "
+                                 "inf+0j as below it (np.ma.median's tie with its NaN fill)") \
+            if ties else r
     # (600 or more along the axis: NumPy's apply_along_axis, C-ordered)
-    return _along_one_axis(a, t, axis, out, keepdims, kind, "nanmedian",
-                           lambda x, ax: _nanmedian_t(x, ax, last), c_order=not masked)
+    return _along_one_axis(a, t, axis, out, keepdims, kind, "nanmedian", compute,
+                           c_order=not masked)
 
 
-def _masked_nan_inf(t, axis):
-    """Refuses a complex slice holding both a NaN and an infinity for
-    NumPy's nanmedian over one axis of fewer than 600: np.ma.median's sums
-    and NaN checks of its masked, sorted copy give nan+nanj or inf+nanj by
-    where the NaN was, which hop does not follow.  hop.compile runs the
-    statement in NumPy (a graph break); eagerly an UnsupportedError."""
+def _masked_ties(t, axis):
+    """Where NumPy's nanmedian over one axis of fewer than 600 (np.ma.median
+    of t with its NaNs masked) is not the median of the slice's numbers: a
+    bool tensor over the slices.  np.ma sorts a masked NaN as its fill
+    inf+0j, among the numbers equal to it in an order of its quicksort's,
+    and replaces a masked pick by inf+infj; the middle picks (count // 2 and
+    the one before) reach that tie exactly when the numbers at or above
+    inf+0j (a real part of +inf, an imaginary one >= 0) are at least half of
+    the count.  Below that the picks are the sorted numbers', as hop's."""
     nan = _corder.either_nan(t)
-    diff = t - t  # (NaN in a part exactly where t has a NaN or an infinity)
-    inf = _C.logical_and(_corder.either_nan(diff), _C.logical_not(nan))
-    both = _C.logical_and(_core.over(_C.any, nan, (axis,), False),
-                          _core.over(_C.any, inf, (axis,), False))
-    if _core.decide(_C.any(both, None, False), "nanmedian: whether a slice holds a NaN and an "
-                    "infinity"):
-        from .._breaks import conversion
-        conversion(_C.UnsupportedError, "hop.numpy: nanmedian over an axis of a complex array "
-                   "whose slice holds both a NaN and an infinity is not supported")
+    num = _C.logical_not(nan)
+    re, im = _C._op("real", t), _C._op("imag", t)
+    top = _C.logical_and(_C.logical_and(_C.eq(re, math.inf), _C.ge(im, 0.0)), num)
+    cnt = _C.sum(num.to(_C.int64), [axis], False)
+    ntop = _C.sum(top.to(_C.int64), [axis], False)
+    tie = _C.logical_and(_C.gt(ntop, 0), _C.ge(ntop * 2, cnt))
+    return _C.logical_and(_C.any(nan, [axis], False), tie)
+
+
+def _nan_path_checked(flag, r, what):
+    """r, where no element of the bool tensor flag is true: flag marks where
+    a NaN sends NumPy down a path hop does not follow.  Traced, a run-time
+    check (kind NUMPY_NAN_PATH: hop.compile runs the call in NumPy);
+    eagerly an UnsupportedError naming what when flag holds a true (but
+    not in hop.compile's eager run recording a path: the trace checks it)."""
+    if _core.checking():
+        return _exact.checked(_core.unknown_if(flag, r, _core.CHECK_NAN_PATH))
+    if _core._recording():
+        return r
+    if _core.decide(_C.any(flag, None, False), what):
+        raise _C.UnsupportedError(f"hop.numpy: {what} is not supported")
+    return r
 
 
 def _nanmedian_t(t, axis, last=False):
@@ -656,11 +675,33 @@ def _nanquantile(a, qc, axis, out, method, keepdims, what, kind):
     t = _t(a, what)
     if isinstance(_size(t.shape), int) and _size(t.shape) == 0:  # (NumPy's nanmean then)
         return nanmean(a, axis, out=out, keepdims=keepdims, _kind=kind)
-    if _core.np_dtype(t).kind != "f":
-        return quantile(a, qc, axis, out, method=method, keepdims=keepdims, _kind=kind)
-    if method not in ("linear", "lower", "higher", "nearest", "midpoint"):
-        raise _C.UnsupportedError(f"hop.numpy: {what} with method={method!r} is not supported")
+    if _np.ndim(qc) > 2:  # (NumPy's _quantile of each slice)
+        raise ValueError("q must be a scalar or 1d")
+    npd = _core.np_dtype(t)
     t2, ax = _reduce_axes(t, axis)
+    if npd.kind in "fc" and method in ("linear", "lower", "higher", "nearest", "midpoint"):
+        r = _nanquantile_t(t, t2, ax, qc, method, what)
+    else:
+        if npd.kind in "fc":
+            # NumPy's quantile of each slice's numbers: without a NaN the
+            # slice's quantile (the virtual index of another method depends
+            # on the count, which hop follows only for the five above)
+            t2 = _nan_path_checked(_C.any(_C.ne(t2, t2), None, False), t2,
+                                   f"{what} with method={method!r} of an array holding a NaN")
+        r = _quantile(t2, qc, ax, method, what)._t
+    r = _along_axis_order(r, _np.ndim(qc), t2, axis)
+    if keepdims:
+        r = _numpy_keepdims(r, t, axis)
+    # (keepdims: NumPy's r[..., newaxis...], an array even when 0-d)
+    return F._out(kind, r, scalar=r.ndim == 0 and out is None and not keepdims, out=out,
+                  what=what)
+
+
+def _nanquantile_t(t, t2, ax, qc, method, what):
+    """NumPy's nanquantile of float or complex tensor t (t2 with the axes
+    flattened into ax: _reduce_axes) for one of the methods whose virtual
+    index hop computes from each slice's count of numbers: a tensor of
+    shape q's + the slices'."""
     s, n, cnt = _nan_sorted(t2, ax)
     q = _np.asarray(qc, dtype=_np.float64)
     outs = []
@@ -689,30 +730,55 @@ def _nanquantile(a, qc, axis, out, method, keepdims, what, kind):
             low = before + diff * gamma
             high = after - diff * (1 - gamma)
             rt = _t(F.where(ndarray(_C.ge(gamma._t, 0.5)), high, low, _kind=ndarray))
-        rt = _C.where(_C.eq(cnt, 0), _C.full((), math.nan, dtype=rt.dtype), rt)
+        rt = _C.where(_C.eq(cnt, 0), _nan_of(rt), rt)
         outs.append(rt)
-    r = _C.stack(outs, 0).reshape(q.shape + tuple(outs[0].shape)) if outs else None
-    r = _core.cast(r, _nanquantile_dtype(t, cnt, method, what))
-    if keepdims:
-        r = r.reshape(_keepdims_shape(t, axis, q.shape))
-    # (keepdims: NumPy's r[..., newaxis...], an array even when 0-d)
-    return F._out(kind, r, scalar=r.ndim == 0 and out is None and not keepdims, out=out,
-                  what=what)
+    r = _C.stack(outs, 0).reshape(q.shape + tuple(outs[0].shape))
+    return _core.cast(r, _nanquantile_dtype(t, cnt, method, what))
+
+
+def _along_axis_order(r, k, t2, axis):
+    """r (q's k dims, then the slices') in the order of NumPy's
+    nanquantile over an array of 2 or more dims (t2: with the axes
+    flattened): np.apply_along_axis puts q's dims where the axis was, then
+    np.moveaxis(result, axis, 0) moves only the one at axis (the axis
+    normalized; -1 for several axes, the last) to the front, so a 2-d q
+    comes out split (axis 1: q0, the slices' first dim, q1, ...)."""
+    if k < 2 or axis is None or t2.ndim == 1:
+        return r
+    m = t2.ndim - 1  # (the slices' dims)
+    single = not isinstance(axis, (tuple, list)) or len(axis) == 1
+    ax = _axes(axis, t2.ndim)[0] if single else m
+    dims = [k + i for i in range(ax)] + list(range(k)) + [k + i for i in range(ax, m)]
+    src = ax if single else len(dims) - 1
+    return r.permute(*([dims[src]] + [d for j, d in enumerate(dims) if j != src]))
+
+
+def _numpy_keepdims(r, t, axis):
+    """NumPy's _ureduce keepdims of a result r over tensor t's axes:
+    r[(..., newaxis for a reduced dim, : for a kept one)], the kept ones
+    r's last dims."""
+    axes = range(t.ndim) if axis is None else _axes(axis, t.ndim)
+    lead = r.ndim - (t.ndim - len(axes))
+    tail = list(r.shape[lead:])
+    return r.reshape(tuple(r.shape[:lead]) +
+                     tuple(1 if d in axes else tail.pop(0) for d in range(t.ndim)))
 
 
 def _nanquantile_dtype(t, cnt, method, what):
-    """The dtype of NumPy's nanquantile of float tensor t (cnt: the numbers
-    in each slice): a's dtype for a method that takes an element, else
-    float64 (its lerp's), but an all-NaN slice is np.full(nan, a's dtype),
-    and NumPy's apply_along_axis gives the dtype of its first slice's."""
+    """The dtype of NumPy's nanquantile of float or complex tensor t (cnt:
+    the numbers in each slice): a's dtype for a method that takes an
+    element, else float64 or complex128 (its lerp's), but an all-NaN slice
+    is np.full(nan, a's dtype), and NumPy's apply_along_axis gives the dtype
+    of its first slice's."""
     npd = _core.np_dtype(t)
-    if method in ("lower", "higher", "nearest") or npd == _np.float64:
+    wide = _np.dtype(_np.complex128 if npd.kind == "c" else _np.float64)
+    if method in ("lower", "higher", "nearest") or npd == wide:
         return npd
     first = cnt.reshape(-1)
     if first.shape[0] == 0:
-        return _np.dtype(_np.float64)
+        return wide
     allnan = _core.decide(_C.eq(first.select(0, 0), 0), f"{what}: whether a slice is all NaN")
-    return npd if allnan else _np.dtype(_np.float64)
+    return npd if allnan else wide
 
 
 @implements(_np.nanquantile)

@@ -242,6 +242,22 @@ class Step:
         self.kind = kind
 
 
+def part_step(op):
+    """The view step of a complex array's part (op "real" or "imag", kind
+    the same): the part of the storage's value; positions (ints) pass
+    through, a write's put goes into the part (write).  On an ndarray the
+    part's NumPy view, on memory offsets (ints, in the complex items) the
+    offsets in the part's items: 2k, 2k + 1."""
+    def apply(x):
+        return _C._op(op, x) if x.dtype.dtype.kind == "c" else x
+
+    def apply_np(x):
+        if x.dtype.kind == "c":
+            return x.real if op == "real" else x.imag
+        return x * 2 + (op == "imag")
+    return Step(apply, apply_np, kind=op)
+
+
 def _c_strides(shape):
     out, s = [], 1
     for n in reversed(shape):
@@ -803,6 +819,10 @@ def write(a, run, key, value, what, select=None, accumulate=False):
             f"elements are bits of its base's; hop does not trace such a write (write the base "
             f"array, or copy the view first)")
     base = st.value
+    part = next((s.kind for s in steps if s.kind in ("real", "imag")), None)
+    if part is not None:
+        # through c.real / c.imag: the put goes into that part of c's value
+        whole, base = base, _C._op(part, base)
     if not steps and select is None and not accumulate and \
             (key is None or whole_key(key, base.ndim)):
         st.value = broadcast_value(value, tuple(base.shape), base.dtype, what)
@@ -821,6 +841,10 @@ def write(a, run, key, value, what, select=None, accumulate=False):
                 pos = index_tensor(pos, key)[0]
             v = setitem_value(value, pos, what)
         st.value = _C._op("put", base, pos, v, accumulate)
+    if part is not None:
+        re, im = (st.value, _C._op("imag", whole)) if part == "real" else \
+            (_C._op("real", whole), st.value)
+        st.value = _C._op("complex", re, im)
     st.version += 1
 
 
