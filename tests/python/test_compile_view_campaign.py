@@ -260,3 +260,15 @@ def test_fill_of_a_numpy_scalar_changes_nothing_as_numpys(attr):
                    f"    return (a, v1,)\n", 1)
     _same_as_numpy("def f(a, b):\n    v0 = b.sum(0)\n    np.nan_to_num(v0, copy=False)\n"
                    "    v0.fill(3)\n    return (v0,)\n", 1)
+
+
+@pytest.mark.parametrize("view", ["c[:, ::-1][:, 1]", "c[::-1][::-1, 1]", "np.flip(c)[::-1, 2]",
+                                  "np.rot90(c[:, ::-1])"])
+def test_view_of_a_reversed_view_of_a_computed_array_has_numpys_strides(view):
+    # hop reverses by a take, a new C-ordered array: the plan's result was
+    # a view of it, strides (32,), where NumPy's view of the Fortran-ordered
+    # c is contiguous, (8,); the runner now makes NumPy's view of c
+    _same_as_numpy(f"def f(a, b):\n    c = a + 1\n    return ({view},)\n", 1)
+    _same_as_numpy(f"def f(a, b):\n    c = a * 2\n    return ({view}, c)\n", 1)
+    _same_as_numpy(f"def f(a, b):\n    c = np.sort(a, axis=0)\n    return ({view},)\n", 2)
+

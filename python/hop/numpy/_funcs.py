@@ -132,11 +132,11 @@ def scalar_method(m):
     return sm
 
 
-def _view(kind, a, fn, np_fn=None, readonly=False, step_kind=None, t=None):
+def _view(kind, a, fn, np_fn=None, readonly=False, step_kind=None, t=None, copies=False):
     """NumPy's view of a made by fn (and np_fn on an ndarray): shares a's
     memory, or under a trace its storage (see _storage); t: fn(a) when made
-    already."""
-    return view(kind, a, Step(fn, np_fn, readonly, step_kind), t=t)
+    already; copies: fn takes elements (Step.copies)."""
+    return view(kind, a, Step(fn, np_fn, readonly, step_kind, copies), t=t)
 
 
 def _shape_arg(shape):
@@ -516,7 +516,7 @@ def flip(m, axis=None, *, _kind=None):
             n = x.shape[ax]
             x = _C._op("take", x, ax, (n - 1) - _C.arange(n))
         return x
-    return _view(_kind or _kind_of(m), m, fn, lambda x: _np.flip(x, axes))
+    return _view(_kind or _kind_of(m), m, fn, lambda x: _np.flip(x, axes), copies=bool(axes))
 
 
 # ---------------------------------------------------------------- creation
