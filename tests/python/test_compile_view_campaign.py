@@ -272,3 +272,15 @@ def test_view_of_a_reversed_view_of_a_computed_array_has_numpys_strides(view):
     _same_as_numpy(f"def f(a, b):\n    c = a * 2\n    return ({view}, c)\n", 1)
     _same_as_numpy(f"def f(a, b):\n    c = np.sort(a, axis=0)\n    return ({view},)\n", 2)
 
+
+@pytest.mark.parametrize("reshape", ["v.reshape(2, -1)", "v.reshape(-1, 1)", "v.reshape(2, 1)",
+                                     "np.reshape(v, (-1, 1))"])
+def test_reshape_with_a_minus_one_to_the_same_shape_has_numpys_strides(reshape):
+    # NumPy keeps the strides of a reshape to the shape the array has (the
+    # new axis's 0) but gives a reshape with a -1 new ones ((8, 8)); the
+    # runner made the view again with the -1 resolved: (8, 0)
+    _same_as_numpy(f"def f(a, b):\n    c = a[:, 1] * 2\n    v = c[..., None]\n"
+                   f"    return ({reshape},)\n", 2)
+    _same_as_numpy(f"def f(a, b):\n    v = a[:, 1][..., None]\n    return ({reshape}, a)\n", 2)
+    _same_as_numpy("def f(a, b):\n    v = (a[:, 1] * 2)[..., None]\n    v.shape = (2, -1)\n"
+                   "    return (v,)\n", 2)

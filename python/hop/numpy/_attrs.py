@@ -227,7 +227,10 @@ def _shape_set(self, value):
     if not _storage.reshape_is_view(self, run, out):
         raise incompatible
     st = _storage.storage_of(self, run)
-    np_out = out if all(isinstance(n, int) for n in out) else None
+    # (NumPy's reshape of the shape as given, its -1 too: reshape in _funcs)
+    np_out = tuple(-1 if isinstance(n, (int, _np.integer)) and n == -1 else m
+                   for n, m in zip(shape, out)) \
+        if len(shape) == len(out) and all(isinstance(m, int) for m in out) else None
     step = Step(lambda x: x.reshape(out), (lambda x: x.reshape(np_out)) if np_out else None,
                 kind="reshape")
     self._vw = self._vw + (step,)

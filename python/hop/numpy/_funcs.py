@@ -187,7 +187,11 @@ def reshape(a, newshape, order="C", *, _kind=None):
         return wrap(kind, r)  # eagerly hop's reshape views the memory exactly when NumPy's does
     is_view = _storage.reshape_is_view(a, run, out)
     if is_view:
-        np_out = out if builtins.all(isinstance(n, int) for n in out) else None
+        # NumPy's reshape of the shape as given: a shape equal to the
+        # array's keeps its strides, where one with a -1 gets new ones for
+        # its size-1 axes (`c[:, None].reshape(2, 1)` (8, 0), `.reshape(2,
+        # -1)` (8, 8))
+        np_out = tuple(shape) if builtins.all(isinstance(n, int) for n in shape) else None
         return _view(kind, a, lambda x: x.reshape(out),
                      (lambda x: x.reshape(np_out)) if np_out is not None else None,
                      step_kind="reshape", t=r)
