@@ -284,9 +284,13 @@ ndarray.resize = _resize_method
 
 def _strides(self):
     t = self._t
+    if t.ndim == 0:
+        return ()  # (a 0-d array's and a NumPy scalar's, whatever its memory)
     if _C._is_proxy(t) or (_core.tracing() and not self._fixed()):
-        raise _C.UnsupportedError("hop.numpy: the strides of a traced array are not known while "
-                                  "tracing (its memory is laid out when the program runs)")
+        # hop.compile: the compiled part ends here (NumPy's code reads them)
+        _breaks.conversion(_C.UnsupportedError, "hop.numpy: the strides of a traced array are "
+                                                "not known while tracing (its memory is laid "
+                                                "out when the program runs)")
     return t.numpy().strides
 
 
@@ -295,20 +299,25 @@ ndarray.strides = property(_strides, doc="The strides in bytes (of a concrete ar
 
 class _Flags:
     """NumPy's flags of a hop.numpy array: writeable always; the layout
-    flags of a concrete array."""
+    flags of a concrete array; a NumPy scalar's, which are fixed (not
+    writeable, owning its data), of any scalar."""
 
     def __init__(self, a):
         self._a = a
 
     @property
     def writeable(self):
-        return not self._a._ro
+        return not self._a._ro and not self._a._scalar
 
     def _np_flags(self):
-        t = self._a._t
-        if _C._is_proxy(t) or (_core.tracing() and not self._a._fixed()):
-            raise _C.UnsupportedError("hop.numpy: the layout flags of a traced array are not "
-                                      "known while tracing")
+        a = self._a
+        if a._scalar:
+            return _np.zeros((), _core.np_dtype(a._t))[()].flags
+        t = a._t
+        if _C._is_proxy(t) or (_core.tracing() and not a._fixed()):
+            # hop.compile: the compiled part ends here (NumPy's code reads them)
+            _breaks.conversion(_C.UnsupportedError, "hop.numpy: the layout flags of a traced "
+                                                    "array are not known while tracing")
         return t.numpy().flags
 
     def __getattr__(self, name):

@@ -184,6 +184,8 @@ def reshape(a, newshape, order="C", *, _kind=None):
     out = tuple(r.shape)
     run = _storage.current()
     if run is None or not isinstance(a, ndarray) or kind is _C.Tensor:
+        if isinstance(a, ndarray) and a._scalar and kind is not _C.Tensor:
+            r = r.clone()  # (of a new array made of the scalar: view() says why)
         return wrap(kind, r)  # eagerly hop's reshape views the memory exactly when NumPy's does
     is_view = _storage.reshape_is_view(a, run, out)
     if is_view:
@@ -318,6 +320,8 @@ def squeeze(a, axis=None, *, _kind=None):
                                  "equal to one")
 
     if not axes and isinstance(a, ndarray) and _kind in (None, type(a)):
+        if a._scalar:
+            return wrap(type(a), t.clone(), scalar=True)  # (a scalar's: a new scalar)
         return a  # NumPy's squeeze of no axis (None: no size-1 axis): the array itself
 
     def fn(x):

@@ -375,6 +375,11 @@ def view(kind, a, step, scalar=False, t=None):
     if not isinstance(a, ndarray):
         from ._funcs import _t
         return wrap(kind, step.apply(_t(a)), scalar)
+    if a._scalar and not scalar and kind is not _C.Tensor:
+        # NumPy's view of a scalar is one of a new 0-d array made of it
+        # (np.atleast_1d(s), s.reshape(1), s[None]): a write through it
+        # does not reach the scalar, a value
+        a, t = type(a)(a._t.clone()), None
     if t is None:  # (t: the view, when the caller has made it already)
         t = step.apply(a._t)
     if kind is _C.Tensor:
