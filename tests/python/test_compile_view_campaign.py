@@ -359,3 +359,35 @@ def test_strides_and_flags_of_scalars_are_numpys_and_of_traced_arrays_end_the_co
                 {"s": hop.numpy.arange(3.0).max(), "x": hop.numpy.ones((2, 3))}) == \
         eval(attr.replace("a.", "x.").replace("(a", "(x"),  # noqa: S307
              {"s": np.arange(3.0).max(), "x": np.ones((2, 3))})
+
+
+@pytest.mark.parametrize("stmt", ["v = s.put(0, 1)", "v = np.put(s, 0, 7)", "s.flat[0] = 3\n    v = 1",
+                                  "v = s.resize(1)", "v = np.nan_to_num(s, copy=False)",
+                                  "v = s.astype(s.dtype, copy=False)"])
+def test_in_place_method_of_a_scalar_works_on_a_new_array_and_leaves_the_scalar(stmt):
+    # NumPy's scalar methods run on a temporary 0-d array: hop.numpy's
+    # wrote the scalar itself (s.put(0, 1) made a.sum() 1), and returned it
+    # (nan_to_num(s, copy=False), s.astype(s.dtype, copy=False) is s)
+    _same_as_numpy(f"def f(a, b):\n    s = a.sum()\n    {stmt}\n    return (s, v)\n", 0)
+    _same_as_numpy(f"def f(a, b):\n    s = b[0, 1]\n    {stmt}\n    return (v, s)\n", 3)
+
+
+@pytest.mark.parametrize("stmt", ["np.copyto(s, 1)", "np.place(s, True, 1)", "np.putmask(s, True, 1)",
+                                  "1 in s", "s.dot(s)", "s.partition(0)", "s.argpartition(0)",
+                                  "del s[0]", "s.shape = (1,)", "del a[0]"])
+def test_what_a_scalar_refuses_raises_numpys_error(stmt):
+    # each wrote the scalar or gave a value where NumPy raises (TypeError:
+    # not an ndarray, not iterable; AttributeError: no such method, shape
+    # not writable); `del a[0]` raised AttributeError for NumPy's ValueError
+    _same_as_numpy(f"def f(a, b):\n    s = a.sum()\n    {stmt}\n    return (s,)\n", 0)
+
+
+@pytest.mark.parametrize("use", ["s.is_integer()", "s.as_integer_ratio()", "s.hex()",
+                                 "s.byteswap()", "s.getfield(s.dtype)", "math.floor(s)",
+                                 "math.trunc(s)", "math.ceil(s)"])
+def test_methods_of_numpy_scalar_types_give_numpys_values(use):
+    # float64's own methods raised AttributeError (math's TypeError):
+    # now NumPy's value, and in a compiled function the end of the
+    # compiled part
+    _same_as_numpy(f"def f(a, b):\n    import math\n    s = a.sum()\n    return ({use}, s)\n", 0)
+    _same_as_numpy(f"def f(a, b):\n    import math\n    s = a[1, 2]\n    return ({use},)\n", 1)

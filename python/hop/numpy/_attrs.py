@@ -69,6 +69,8 @@ class flatiter:
 
 
 def _flat(self):
+    if self._scalar:
+        return flatiter(self._temporary())  # (a write through it leaves the scalar)
     return flatiter(self)
 
 
@@ -207,6 +209,8 @@ def _shape_get(self):
 
 def _shape_set(self, value):
     """a.shape = s: a becomes its own reshape, when NumPy's is a view."""
+    if self._scalar:
+        raise AttributeError("attribute 'shape' of 'numpy.generic' objects is not writable")
     shape = tuple(value) if isinstance(value, (tuple, list)) else (value,)
     t = self._t
     try:
@@ -249,6 +253,8 @@ def _resize_method(self, *new_shape, refcheck=True):
     """ndarray.resize: the array's own memory grown (zeros) or cut, in C
     order.  Refused, as NumPy refuses it, for a view or an array whose
     memory is the caller's."""
+    if self._scalar:
+        return _resize_method(self._temporary(), *new_shape, refcheck=refcheck)
     if len(new_shape) == 1 and isinstance(new_shape[0], (tuple, list)):
         new_shape = tuple(new_shape[0])
     if new_shape in ((), (None,)):
@@ -343,7 +349,21 @@ ndarray.base = property(_base, doc="The array whose memory this one views, or No
 
 
 def _contains(self, x):
+    if self._scalar:
+        raise TypeError(f"argument of type 'numpy.{self.dtype.type.__name__}' is not iterable")
     return bool(F.any(self == x, _kind=ndarray))
+
+
+def _array_only(name):
+    """ndarray.<name>, which a NumPy scalar has not (AttributeError)."""
+    method = getattr(ndarray, name)
+
+    def get(self):
+        if self._scalar:
+            raise AttributeError(f"'numpy.{self.dtype.type.__name__}' object has no attribute "
+                                 f"'{name}'")
+        return method.__get__(self, type(self))
+    return property(get, doc=method.__doc__)
 
 
 ndarray.__contains__ = _contains
@@ -502,3 +522,8 @@ def array_repr(arr, *args, _kind=None, **kwargs):
 @F.implements(_np.array_str)
 def array_str(a, *args, _kind=None, **kwargs):
     return _text(_np.array_str, a, args, kwargs)
+
+# (last: the methods are all set above)
+
+for _name in ("dot", "partition", "argpartition"):
+    setattr(ndarray, _name, _array_only(_name))
