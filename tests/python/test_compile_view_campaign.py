@@ -165,7 +165,7 @@ def test_views_computed_arrays_and_writes_return_what_numpy_returns(program):
     _same_as_numpy(*program)
 
 
-@settings(max_examples=examples(80), deadline=None)
+@settings(max_examples=examples(50), deadline=None)
 @given(programs(extended=True))
 def test_out_views_writes_through_views_and_scalar_methods_return_what_numpy_returns(program):
     _same_as_numpy(*program)
