@@ -69,6 +69,8 @@ class flatiter:
 
 
 def _flat(self):
+    if self._scalar:
+        return flatiter(self._temporary())  # (a write through it leaves the scalar)
     return flatiter(self)
 
 
@@ -217,6 +219,8 @@ def _shape_get(self):
 
 def _shape_set(self, value):
     """a.shape = s: a becomes its own reshape, when NumPy's is a view."""
+    if self._scalar:
+        raise AttributeError("attribute 'shape' of 'numpy.generic' objects is not writable")
     shape = tuple(value) if isinstance(value, (tuple, list)) else (value,)
     t = self._t
     try:
@@ -237,7 +241,10 @@ def _shape_set(self, value):
     if not _storage.reshape_is_view(self, run, out):
         raise incompatible
     st = _storage.storage_of(self, run)
-    np_out = out if all(isinstance(n, int) for n in out) else None
+    # (NumPy's reshape of the shape as given, its -1 too: reshape in _funcs)
+    np_out = tuple(-1 if isinstance(n, (int, _np.integer)) and n == -1 else m
+                   for n, m in zip(shape, out)) \
+        if len(shape) == len(out) and all(isinstance(m, int) for m in out) else None
     step = Step(lambda x: x.reshape(out), (lambda x: x.reshape(np_out)) if np_out else None,
                 kind="reshape")
     self._vw = self._vw + (step,)
@@ -256,6 +263,8 @@ def _resize_method(self, *new_shape, refcheck=True):
     """ndarray.resize: the array's own memory grown (zeros) or cut, in C
     order.  Refused, as NumPy refuses it, for a view or an array whose
     memory is the caller's."""
+    if self._scalar:
+        return _resize_method(self._temporary(), *new_shape, refcheck=refcheck)
     if len(new_shape) == 1 and isinstance(new_shape[0], (tuple, list)):
         new_shape = tuple(new_shape[0])
     if new_shape in ((), (None,)):
@@ -291,9 +300,13 @@ ndarray.resize = _resize_method
 
 def _strides(self):
     t = self._t
+    if t.ndim == 0:
+        return ()  # (a 0-d array's and a NumPy scalar's, whatever its memory)
     if _C._is_proxy(t) or (_core.tracing() and not self._fixed()):
-        raise _C.UnsupportedError("hop.numpy: the strides of a traced array are not known while "
-                                  "tracing (its memory is laid out when the program runs)")
+        # hop.compile: the compiled part ends here (NumPy's code reads them)
+        _breaks.conversion(_C.UnsupportedError, "hop.numpy: the strides of a traced array are "
+                                                "not known while tracing (its memory is laid "
+                                                "out when the program runs)")
     return t.numpy().strides
 
 
@@ -302,20 +315,25 @@ ndarray.strides = property(_strides, doc="The strides in bytes (of a concrete ar
 
 class _Flags:
     """NumPy's flags of a hop.numpy array: writeable always; the layout
-    flags of a concrete array."""
+    flags of a concrete array; a NumPy scalar's, which are fixed (not
+    writeable, owning its data), of any scalar."""
 
     def __init__(self, a):
         self._a = a
 
     @property
     def writeable(self):
-        return not self._a._ro
+        return not self._a._ro and not self._a._scalar
 
     def _np_flags(self):
-        t = self._a._t
-        if _C._is_proxy(t) or (_core.tracing() and not self._a._fixed()):
-            raise _C.UnsupportedError("hop.numpy: the layout flags of a traced array are not "
-                                      "known while tracing")
+        a = self._a
+        if a._scalar:
+            return _np.zeros((), _core.np_dtype(a._t))[()].flags
+        t = a._t
+        if _C._is_proxy(t) or (_core.tracing() and not a._fixed()):
+            # hop.compile: the compiled part ends here (NumPy's code reads them)
+            _breaks.conversion(_C.UnsupportedError, "hop.numpy: the layout flags of a traced "
+                                                    "array are not known while tracing")
         return t.numpy().flags
 
     def __getattr__(self, name):
@@ -341,7 +359,21 @@ ndarray.base = property(_base, doc="The array whose memory this one views, or No
 
 
 def _contains(self, x):
+    if self._scalar:
+        raise TypeError(f"argument of type 'numpy.{self.dtype.type.__name__}' is not iterable")
     return bool(F.any(self == x, _kind=ndarray))
+
+
+def _array_only(name):
+    """ndarray.<name>, which a NumPy scalar has not (AttributeError)."""
+    method = getattr(ndarray, name)
+
+    def get(self):
+        if self._scalar:
+            raise AttributeError(f"'numpy.{self.dtype.type.__name__}' object has no attribute "
+                                 f"'{name}'")
+        return method.__get__(self, type(self))
+    return property(get, doc=method.__doc__)
 
 
 ndarray.__contains__ = _contains
@@ -500,3 +532,8 @@ def array_repr(arr, *args, _kind=None, **kwargs):
 @F.implements(_np.array_str)
 def array_str(a, *args, _kind=None, **kwargs):
     return _text(_np.array_str, a, args, kwargs)
+
+# (last: the methods are all set above)
+
+for _name in ("dot", "partition", "argpartition"):
+    setattr(ndarray, _name, _array_only(_name))

@@ -132,11 +132,11 @@ def scalar_method(m):
     return sm
 
 
-def _view(kind, a, fn, np_fn=None, readonly=False, step_kind=None, t=None):
+def _view(kind, a, fn, np_fn=None, readonly=False, step_kind=None, t=None, copies=False):
     """NumPy's view of a made by fn (and np_fn on an ndarray): shares a's
     memory, or under a trace its storage (see _storage); t: fn(a) when made
-    already."""
-    return view(kind, a, Step(fn, np_fn, readonly, step_kind), t=t)
+    already; copies: fn takes elements (Step.copies)."""
+    return view(kind, a, Step(fn, np_fn, readonly, step_kind, copies), t=t)
 
 
 def _shape_arg(shape):
@@ -184,6 +184,8 @@ def reshape(a, newshape, order="C", *, _kind=None):
     out = tuple(r.shape)
     run = _storage.current()
     if run is None or not isinstance(a, ndarray) or kind is _C.Tensor:
+        if isinstance(a, ndarray) and a._scalar and kind is not _C.Tensor:
+            r = r.clone()  # (of a new array made of the scalar: view() says why)
         return wrap(kind, r)  # eagerly hop's reshape views the memory exactly when NumPy's does
     is_view = _storage.reshape_is_view(a, run, out)
     if is_view or is_view is None:
@@ -322,6 +324,8 @@ def squeeze(a, axis=None, *, _kind=None):
                                  "equal to one")
 
     if not axes and isinstance(a, ndarray) and _kind in (None, type(a)):
+        if a._scalar:
+            return wrap(type(a), t.clone(), scalar=True)  # (a scalar's: a new scalar)
         return a  # NumPy's squeeze of no axis (None: no size-1 axis): the array itself
 
     def fn(x):
@@ -524,7 +528,7 @@ def flip(m, axis=None, *, _kind=None):
             n = x.shape[ax]
             x = _C._op("take", x, ax, (n - 1) - _C.arange(n))
         return x
-    return _view(_kind or _kind_of(m), m, fn, lambda x: _np.flip(x, axes))
+    return _view(_kind or _kind_of(m), m, fn, lambda x: _np.flip(x, axes), copies=bool(axes))
 
 
 # ---------------------------------------------------------------- creation

@@ -60,6 +60,9 @@ def _storage_write_select(a, select, v, what):
 
 
 def _require_array(a, what):
+    if isinstance(a, ndarray) and a._scalar:
+        raise TypeError(f"{what}() argument 1 must be numpy.ndarray, not "
+                        f"numpy.{a.dtype.type.__name__}")
     if isinstance(a, ndarray):
         return a
     if isinstance(a, _np.ndarray):
@@ -101,6 +104,8 @@ def put(a, ind, v, mode="raise", *, _kind=None):
         raise _C.UnsupportedError(f"hop.numpy: put with mode={mode!r} is not supported")
     if not isinstance(a, (ndarray, _np.ndarray)):
         raise TypeError(f"argument 1 must be numpy.ndarray, not {type(a).__name__}")
+    if isinstance(a, ndarray) and a._scalar:
+        a = a._temporary()  # (np.put(s, ...) is s.put: on a new array, s stays)
     i = _t(ind, "put")
     if _core.np_dtype(i).kind not in "iu":
         i = _core.cast(i, _np.dtype(_np.int64))

@@ -158,6 +158,13 @@ def _slice(t, dim, s):
     return _C._op("take", t, dim, idx)
 
 
+def _takes(items):
+    """Whether _basic(t, items) takes elements (Step.copies): a negative
+    step, a 0-d integer array."""
+    return any(kind == "slice" and k.step is not None and k.step < 0 or
+               kind == "int" and isinstance(k, _C.Tensor) for kind, k in items)
+
+
 def _basic(t, items):
     """Basic indexing: (result, all dims taken by ints)."""
     dim = 0
@@ -253,7 +260,8 @@ def getitem(a, key):
         # caller's memory
         return wrap(type(a), r.clone(), scalar=True)
     nk = _static_key(key)
-    step = Step(fn, (lambda x: x[nk]) if nk is not None else None)
+    step = Step(fn, (lambda x: x[nk]) if nk is not None else None,
+                copies=_takes(_normalize(key, t.ndim)[0]))
     return view(type(a), a, step, t=r)
 
 
@@ -270,7 +278,8 @@ def _fold(a, t, key):
     if isinstance(v, _np.generic):
         return wrap(type(a), _C.asarray(_np.asarray(v)), scalar=True)
     return view(type(a), a, Step(lambda x: _basic(x, _normalize(key, x.ndim)[0]),
-                                 lambda x: x[nk]), t=_C.asarray(v))
+                                 lambda x: x[nk], copies=_takes(_normalize(key, t.ndim)[0])),
+                t=_C.asarray(v))
 
 
 def _static_key(key):

@@ -392,7 +392,7 @@ def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None, *, _kind=None):
         r = _C.where(is_nan, _C.full((), float(nan), dtype=t.dtype), t)
         r = _C.where(is_pos, _C.full((), float(pi), dtype=t.dtype), r)
         r = _C.where(is_neg, _C.full((), float(ni), dtype=t.dtype), r)
-    if not copy and isinstance(x, ndarray):
+    if not copy and isinstance(x, ndarray) and not x._scalar:
         x._assign(r, "nan_to_num(copy=False)")
         return x
     scalar = isinstance(x, (int, float, _np.generic)) or (isinstance(x, ndarray) and x._scalar)

@@ -315,6 +315,50 @@ class ndarray:
         from ._indexing import setitem
         setitem(self, key, value)
 
+    def __delitem__(self, key):
+        if self._scalar:
+            raise TypeError(f"'numpy.{self.dtype.type.__name__}' object does not support item "
+                            f"deletion")
+        raise ValueError("cannot delete array elements")
+
+    def __getattr__(self, name):
+        # (only for a name the class lacks) a NumPy scalar's own methods
+        # and attributes (float64's is_integer, hex, as_integer_ratio; the
+        # integers' numerator, bit_count; byteswap, getfield) on its value
+        if name.startswith("_") or not self._scalar or not hasattr(self.dtype.type, name):
+            raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+        return getattr(self._numpy_scalar(name), name)
+
+    def _numpy_scalar(self, what):
+        """The NumPy scalar self is (a scalar's value); while tracing, the
+        end of hop.compile's compiled part (NumPy's code reads it)."""
+        if not self._fixed():
+            _breaks.conversion(_C.TraceError, f"{what} of a traced NumPy scalar needs its value "
+                                              f"while tracing")
+        return self._t.numpy()[()]
+
+    def _math(self, name):
+        """math.trunc, floor, ceil of a NumPy scalar whose type has them
+        (float64, a float); TypeError as math's for any other."""
+        if not self._scalar or not hasattr(self.dtype.type, name):
+            tname = f"numpy.{self.dtype.type.__name__}" if self._scalar else "numpy.ndarray"
+            raise TypeError(f"type {tname} doesn't define {name} method")
+        return getattr(self._numpy_scalar(name), name)()
+
+    def __trunc__(self):
+        return self._math("__trunc__")
+
+    def __floor__(self):
+        return self._math("__floor__")
+
+    def __ceil__(self):
+        return self._math("__ceil__")
+
+    def _temporary(self):
+        """The new 0-d array a NumPy scalar's in-place method (put, resize,
+        .flat) works on, so that the scalar, a value, stays as it was."""
+        return type(self)(self._t.clone())
+
     def __getitem__(self, key):
         from ._indexing import getitem
         return getitem(self, key)
@@ -331,8 +375,8 @@ class ndarray:
         if not _np.can_cast(self.dtype, npd, casting=casting):
             raise TypeError(f"Cannot cast array data from {self.dtype!r} to {npd!r} according "
                             f"to the rule {casting!r}")
-        if npd == self.dtype and not copy:
-            return self
+        if npd == self.dtype and not copy and not self._scalar:
+            return self  # (a scalar's astype is a new scalar, as its other methods)
         from ._ufuncs import in_memory_order
 
         def compute(view, _):
@@ -375,6 +419,11 @@ def view(kind, a, step, scalar=False, t=None):
     if not isinstance(a, ndarray):
         from ._funcs import _t
         return wrap(kind, step.apply(_t(a)), scalar)
+    if a._scalar and not scalar and kind is not _C.Tensor:
+        # NumPy's view of a scalar is one of a new 0-d array made of it
+        # (np.atleast_1d(s), s.reshape(1), s[None]): a write through it
+        # does not reach the scalar, a value
+        a, t = type(a)(a._t.clone()), None
     if t is None:  # (t: the view, when the caller has made it already)
         t = step.apply(a._t)
     if kind is _C.Tensor:

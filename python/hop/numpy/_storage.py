@@ -231,15 +231,19 @@ class Step:
     storage's value, or from its arange of positions for a write; apply_np
     does the same to an ndarray when it can (to decide NumPy's views);
     readonly: NumPy's view is read-only (broadcast_to, diagonal); kind
-    "reshape" for a reshape (a C-contiguous array stays so)."""
+    "reshape" for a reshape (a C-contiguous array stays so); copies: apply
+    takes elements (a negative step, np.flip, diagonal, a 0-d integer array
+    index), so the plan's tensor is a new C-ordered array where NumPy's is
+    a view with its own strides (plan_gives_view)."""
 
-    __slots__ = ("apply", "apply_np", "readonly", "kind")
+    __slots__ = ("apply", "apply_np", "readonly", "kind", "copies")
 
-    def __init__(self, apply, apply_np=None, readonly=False, kind=None):
+    def __init__(self, apply, apply_np=None, readonly=False, kind=None, copies=False):
         self.apply = apply
         self.apply_np = apply_np
         self.readonly = readonly
         self.kind = kind
+        self.copies = copies
 
 
 def part_step(op):
@@ -738,13 +742,17 @@ def plan_gives_view(a, shared):
     show that the memories differ.  shared: whether another array of the
     result is a (view of) the same storage.  NumPy's strides are those of
     its steps made on an empty array of the computed one's layout (trace
-    time only; the K order of that layout is checked per call)."""
-    import numpy as np
+    time only; the K order of that layout is checked per call).  No step
+    may take elements (Step.copies): the plan's result is then a view of
+    the new array the take made (kept storage, which the VM hands over
+    as it is, not copied into C order), with strides of that array's
+    layout, not NumPy's (`(a + 1)[:, ::-1][:, 1]` of a Fortran-ordered a:
+    NumPy's (8,), the plan's (32,))."""
     st = a._st
     shape, vshape = tuple(st.value.shape), tuple(a._t.shape)
     if shared or a._ro or st.strides is not None or \
             not all(isinstance(n, int) for n in shape + vshape) or \
-            any(s.apply_np is None or s.kind == "bitcast" for s in a._vw):
+            any(s.apply_np is None or s.kind == "bitcast" or s.copies for s in a._vw):
         return False
     v = _plan_array(shape, st.value.dtype.dtype)
     for s in a._vw:

@@ -125,7 +125,7 @@ def diagonal(a, offset=0, axis1=0, axis2=1, *, _kind=None):
     if a1 == a2:
         raise ValueError("axis1 and axis2 cannot be the same")
     return _view(_kind or _kind_of(a), a, _diagonal_fn(t.ndim, offset, a1, a2),
-                 lambda x: _np.diagonal(x, offset, a1, a2), readonly=True)
+                 lambda x: _np.diagonal(x, offset, a1, a2), readonly=True, copies=True)
 
 
 @implements(_np.trace)
