@@ -195,7 +195,7 @@ class _Recorded:
         self.name = name
 
 
-def unguard(env, tr, leaves):
+def unguard(env, tr, leaves, captures=()):
     """Drops from env (a _guards._Scan) the guards the translation made
     needless: the lifted ints (inputs of the plan now), state the function
     assigned before reading it, and the length and items of a container it
@@ -246,10 +246,39 @@ def unguard(env, tr, leaves):
         return True
 
     env.guards = [g for g in env.guards if keep(g)]
+    if tr.stop is not None:
+        # the tensors the code names that the plan did not capture (each
+        # would be guarded by identity): not those only code after the
+        # break reads
+        taken = {id(t) for t in captures}
+        for i, (t, sources) in list(env.tensors.items()):
+            if i not in taken:
+                sources[:] = [s for s in sources if not _attr_not_reached(s, tr, leaves)]
+                if not sources:
+                    del env.tensors[i]
+
+
+def _attr_not_reached(s, tr, leaves):
+    """Whether the guard's source s is obj.name (a hop.numpy array's tensor
+    there too) that the translation, ended at a graph break, never read:
+    code after the break reads it (the resume guards it itself) or nothing
+    does; the plan before the break never saw it.  Not so when something
+    run whole (a HOP body, a call run eagerly) may have read it."""
+    path = s.path[:-1] if s.path and s.path[-1][0] == "array" else s.path
+    if not path or path[-1][0] != "attr":
+        return False
+    name = path[-1][1]
+    try:
+        obj = type(s)(s.kind, s.base, s.key, s.text, path[:-1]).read(leaves)
+    except Exception:  # (a source that no longer reads: keep the guard)
+        return False
+    key = ("attr", id(obj), name)
+    return key not in tr.read and key not in tr.written and \
+        id(obj) not in tr.opaque_objs and name not in tr.opaque_names
 
 
 def _written_attr(s, attrs, leaves):
-    """Whether the guard's source s is obj.name, or under it (obj.name._t),
+    """Whether the guard's source s is obj.name, or under it (obj.name.w),
     of an attribute the function wrote before reading it (attrs: id(obj) ->
     names): the value the write replaces is no reason to retrace."""
     for i, (step, name) in enumerate(s.path):

@@ -538,7 +538,7 @@ def _trace_once(fn, example_args, dynamic, paths, slots, slot_arrays, kwargs, co
                  if isinstance(k, tuple) and k[0] == "hop.numpy array"}
         captures = tr.captures
         if frame is not None:
-            _frame_state.unguard(env, frame, leaves)
+            _frame_state.unguard(env, frame, leaves, captures)
         made = _made_captures(captures, views) | {id(t) for run in runs for t in run.made}
         guards = _guards.Guards(env, captures, leaves, views, made=lambda t: id(t) in made)
         # A result that is such a capture itself (`return np.zeros(n)`): the plan
