@@ -408,7 +408,9 @@ class CompiledFunction(_C._CompiledCall):
         """Traces fn through the frame translator (_frame): its effects are
         recorded and replayed by every call.  Unsupported: it cannot."""
         resume = isinstance(self.fn, _frame_resume.Resume)
-        lifted = _frame_state.lifted_sources(self.fn.func if resume else self.fn)
+        # (an argument's attribute: not a resume's, whose arguments are not fn's)
+        lifted = _frame_state.lifted_sources(self.fn.func, None) if resume else \
+            _frame_state.lifted_sources(self.fn, args, kwargs)
         lines = self.fn.effect_lines if resume else \
             {(s.rsplit(":", 1)[0], int(s.rsplit(":", 1)[1])) for s in
              (e.site for e in effects if e.kind != "type") if s.rsplit(":", 1)[-1].isdigit()}
