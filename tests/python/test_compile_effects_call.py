@@ -436,6 +436,42 @@ def test_a_replayed_print_of_0d_and_1d_values_is_eagers_text_under_each_print_op
     assert c_path(cf) and cf.recompiles == 0
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "int8", "uint8", "int32",
+                                   "int64", "bool"])
+def test_a_replayed_print_of_odd_0d_values_is_eagers_text(dtype):
+    # print_mid's shape (print(x.sum()) between ops) over the values whose
+    # text is not plain digits: nan, infinities, negative zero, exponents
+    # large and small, the dtype's extremes
+    def f(x):
+        y = x * 1
+        print(y.sum())
+        print(y[0], y.sum() * 2)
+        return y + y
+
+    info = np.finfo(dtype) if dtype.startswith("float") else \
+        np.iinfo(dtype) if dtype != "bool" else None
+    if info is None:
+        vals = [[True], [False]]
+    elif dtype.startswith("float"):
+        vals = [[np.nan], [np.inf], [-np.inf], [-0.0], [0.0], [1e-7], [-3e-5], [1.5e16],
+                [info.max], [info.min], [info.tiny], [info.eps], [123456789.0], [0.1],
+                [1.0 / 3.0], [-2.5e-300], [1e300]]
+    else:
+        vals = [[info.max], [info.min], [0], [-1 if info.min < 0 else 1], [7]]
+    cf = hop.compile(f)
+    with np.errstate(all="ignore"):
+        for v in vals:
+            x = hop.tensor(np.array(v).astype(dtype))
+            eager, compiled = io.StringIO(), io.StringIO()
+            with contextlib.redirect_stdout(eager):
+                want = f(x)
+            with contextlib.redirect_stdout(compiled):
+                got = quiet(cf, x)
+            assert compiled.getvalue() == eager.getvalue(), (dtype, v)
+            np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+    assert c_path(cf) and cf.recompiles == 0
+
+
 # Lifted ints (issue #28's steady call): a counter a function bumps is a plan
 # input read per call and its new value an output, on the C call as well.
 
