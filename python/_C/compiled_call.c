@@ -31,6 +31,7 @@ typedef struct {
 
 static PyObject *str_call_args, *str_call_kw; /* interned method names */
 static PyObject *str_state, *str_print;       /* "_state", "print" */
+static PyObject *str_recheck;                 /* "_recheck" */
 static PyObject *str_space, *str_newline;     /* " ", "\n" */
 static PyObject *str_write, *str_item;        /* "write", "item" */
 static PyObject *builtins_dict;               /* builtins.__dict__ (print is read per call) */
@@ -473,24 +474,42 @@ effects_run(EffectsCallObject *self, PyObject *args, int *ran)
     PyObject *state = PyObject_GetAttr(self->runner, str_state);
     if (state == NULL)
         return NULL;
-    if (!PyTuple_Check(state) || PyTuple_GET_SIZE(state) != 2 ||
-        !PyTuple_Check(PyTuple_GET_ITEM(state, 1))) {
+    if (!PyTuple_Check(state) || PyTuple_GET_SIZE(state) != 2) {
         Py_DECREF(state);
         PyErr_SetString(PyExc_SystemError, "_EffectsCall: the runner's state is not a pair");
         return NULL;
     }
     if (self->check != NULL) {
-        /* the guards' fast check; False: the general path revalidates */
+        /* the guards' fast check; False: the full check (Runner._recheck,
+         * the new state or None), as Runner._captured does: a cell the
+         * function rebinds (`w = w - lr * g`) fails the fast check on every
+         * call and passes the full one */
         PyObject *argv[2] = {PyTuple_GET_ITEM(state, 0), Py_None};
         PyObject *ok = PyObject_Vectorcall(self->check, argv, 2, NULL);
         int holds = ok != NULL ? PyObject_IsTrue(ok) : -1;
         Py_XDECREF(ok);
+        if (holds == 0) {
+            Py_SETREF(state, PyObject_CallMethodNoArgs(self->runner, str_recheck));
+            if (state == NULL)
+                return NULL;
+            if (state == Py_None) {
+                Py_DECREF(state);
+                Py_RETURN_NOTIMPLEMENTED; /* a guard's miss: the general path raises it */
+            }
+            holds = PyTuple_Check(state) && PyTuple_GET_SIZE(state) == 2;
+        }
         if (holds <= 0) {
             Py_DECREF(state);
             if (holds < 0)
                 return NULL;
-            Py_RETURN_NOTIMPLEMENTED;
+            PyErr_SetString(PyExc_SystemError, "_EffectsCall: the runner's state is not a pair");
+            return NULL;
         }
+    }
+    if (!PyTuple_Check(PyTuple_GET_ITEM(state, 1))) {
+        Py_DECREF(state);
+        PyErr_SetString(PyExc_SystemError, "_EffectsCall: the runner's captures are no tuple");
+        return NULL;
     }
     PyObject *small_in[16], **in = small_in, *outs = NULL;
     Py_ssize_t nl = PyTuple_GET_SIZE(self->lifted), nin = n;
@@ -792,6 +811,7 @@ hop_py__compiled_call_init(PyObject *module)
     if ((str_call_args = PyUnicode_InternFromString("_call_args")) == NULL ||
         (str_call_kw = PyUnicode_InternFromString("_call_kw")) == NULL ||
         (str_state = PyUnicode_InternFromString("_state")) == NULL ||
+        (str_recheck = PyUnicode_InternFromString("_recheck")) == NULL ||
         (str_print = PyUnicode_InternFromString("print")) == NULL)
         return -1;
     PyObject *b = PyImport_ImportModule("builtins");

@@ -408,7 +408,9 @@ class CompiledFunction(_C._CompiledCall):
         """Traces fn through the frame translator (_frame): its effects are
         recorded and replayed by every call.  Unsupported: it cannot."""
         resume = isinstance(self.fn, _frame_resume.Resume)
-        lifted = _frame_state.lifted_sources(self.fn.func if resume else self.fn)
+        # (an argument's attribute: not a resume's, whose arguments are not fn's)
+        lifted = _frame_state.lifted_sources(self.fn.func, None) if resume else \
+            _frame_state.lifted_sources(self.fn, args, kwargs)
         lines = self.fn.effect_lines if resume else \
             {(s.rsplit(":", 1)[0], int(s.rsplit(":", 1)[1])) for s in
              (e.site for e in effects if e.kind != "type") if s.rsplit(":", 1)[-1].isdigit()}
@@ -677,6 +679,30 @@ def _leaf_tree(s, leaf, consts, traced):
     return tuple(_leaf_tree(c, leaf, consts, traced) for c in s.children)
 
 
+def _same_leaves(tree, again, traced):
+    """tree with the node at each path of again ({path: an earlier path},
+    Runner._results: one object at both, as eager's `lst.append(y);
+    return y`) the leaf index of the earlier path: the C call builds one
+    object per leaf index.  _NoFast for an earlier node that is no traced
+    tensor leaf (a tuple built twice would be two objects)."""
+    def at(t, path):
+        for i in path:
+            t = t[i]
+        return t
+
+    def put(t, path, v):
+        if not path:
+            return v
+        return t[:path[0]] + (put(t[path[0]], path[1:], v),) + t[path[0] + 1:]
+
+    for p, first in sorted(again.items()):
+        i = at(tree, first)
+        if type(i) is not int or not traced[i]:
+            raise _NoFast
+        tree = put(tree, p, i)
+    return tree
+
+
 def _effects_call(entry):
     """The C bound call (_C._EffectsCall) of a plan: the guards' fast check,
     the plan, the result (and for a translated plan the side-effect table's
@@ -684,15 +710,19 @@ def _effects_call(entry):
     The lifted ints are read per call in C as lifted_now reads them, and
     the plan's number outputs made as Runner.finish makes them.
     None where the call needs the general path (Entry.run, Runner.call):
-    a graph break, arguments that are not all
-    tensors, keyword arguments, a write-back, results made or copied per
-    call, a SymInt result, a structure other than tuples, an effect inside
-    an argument; and a plan with no guards to check, which
-    Plan.bind_tensors binds."""
+    a graph break, arguments that are not all tensors, keyword arguments,
+    a write-back, results made or copied per call or the caller's objects
+    returned as themselves (one plan value appended and returned,
+    Runner._results' "again", is taken: one leaf index at both places),
+    guards on an argument, a SymInt result, a structure other than tuples,
+    an effect inside an argument; and a plan with no guards to check,
+    which Plan.bind_tensors binds."""
     fr, r = entry.frame, entry.runner
-    if r._nflat < 0 or r.kw or r.writeback is not None or r._results is not None or \
-            any(r.as_array):
+    res = r._results
+    if not r.flat_in or res is not None and (res.same or res.fresh or res.copied or fr is None):
         return None
+    if getattr(r.guards, "uses_args", False):
+        return None  # (its fast check, given no arguments, never holds)
     if fr is None and (r.fast is not None or r._check is None or any(r.sym_out)):
         return None
     if fr is not None and fr.stop is not None:
@@ -721,6 +751,8 @@ def _effects_call(entry):
         if spec.kind != "tuple" or len(spec.children) != 2:
             return None
         whole = _leaf_tree(spec, leaf, consts, traced)
+        if res is not None:
+            whole = _same_leaves(whole, res.again, traced)
     except _NoFast:
         return None
     values = whole[1]

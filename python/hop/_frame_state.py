@@ -129,18 +129,22 @@ def _written_items(code):
 
 def _written_attrs(code):
     """(kind, name, attr) of each `NAME.attr += v` of code, and of each
-    `NAME.attr = value` where code also reads NAME.attr, with NAME a global
-    or a free variable: an int attribute there may be a lifted input, as a
-    nonlocal int is (one only written needs no input: unguard drops its
-    guard)."""
+    `NAME.attr = value` where code also reads NAME.attr, with NAME a global,
+    a free variable or an argument the code never rebinds: an int attribute
+    there may be a lifted input, as a nonlocal int is (one only written
+    needs no input: unguard drops its guard)."""
     ins = _instructions(code)[0]
     stores, loads, out = set(), set(), set()
+    params = set(code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]) - \
+        set(code.co_cellvars) - {i.argval for i in ins if i.opname in ("STORE_FAST", "DELETE_FAST")}
 
     def source(c, attr):
         if c.opname == "LOAD_GLOBAL" and not c.arg & 1:
             return ("global", c.argval, attr)
         if c.opname == "LOAD_DEREF" and c.argval in code.co_freevars:
             return ("cell", c.argval, attr)
+        if c.opname == "LOAD_FAST" and c.argval in params:
+            return ("arg", c.argval, attr)
         return None
 
     for n, i in enumerate(ins[1:], 1):
@@ -195,7 +199,7 @@ class _Recorded:
         self.name = name
 
 
-def unguard(env, tr, leaves):
+def unguard(env, tr, leaves, captures=()):
     """Drops from env (a _guards._Scan) the guards the translation made
     needless: the lifted ints (inputs of the plan now), state the function
     assigned before reading it, and the length and items of a container it
@@ -246,10 +250,39 @@ def unguard(env, tr, leaves):
         return True
 
     env.guards = [g for g in env.guards if keep(g)]
+    if tr.stop is not None:
+        # the tensors the code names that the plan did not capture (each
+        # would be guarded by identity): not those only code after the
+        # break reads
+        taken = {id(t) for t in captures}
+        for i, (t, sources) in list(env.tensors.items()):
+            if i not in taken:
+                sources[:] = [s for s in sources if not _attr_not_reached(s, tr, leaves)]
+                if not sources:
+                    del env.tensors[i]
+
+
+def _attr_not_reached(s, tr, leaves):
+    """Whether the guard's source s is obj.name (a hop.numpy array's tensor
+    there too) that the translation, ended at a graph break, never read:
+    code after the break reads it (the resume guards it itself) or nothing
+    does; the plan before the break never saw it.  Not so when something
+    run whole (a HOP body, a call run eagerly) may have read it."""
+    path = s.path[:-1] if s.path and s.path[-1][0] == "array" else s.path
+    if not path or path[-1][0] != "attr":
+        return False
+    name = path[-1][1]
+    try:
+        obj = type(s)(s.kind, s.base, s.key, s.text, path[:-1]).read(leaves)
+    except Exception:  # (a source that no longer reads: keep the guard)
+        return False
+    key = ("attr", id(obj), name)
+    return key not in tr.read and key not in tr.written and \
+        id(obj) not in tr.opaque_objs and name not in tr.opaque_names
 
 
 def _written_attr(s, attrs, leaves):
-    """Whether the guard's source s is obj.name, or under it (obj.name._t),
+    """Whether the guard's source s is obj.name, or under it (obj.name.w),
     of an attribute the function wrote before reading it (attrs: id(obj) ->
     names): the value the write replaces is no reason to retrace."""
     for i, (step, name) in enumerate(s.path):
@@ -373,22 +406,40 @@ def lifted_now(lifted):
 _INT_BOUND = 1 << 62
 
 
-def lifted_sources(fn):
+def _argument(code, name, args, kwargs):
+    """The value the call passes for code's parameter name (LookupError:
+    none, a default's or no call given)."""
+    if args is None:
+        raise LookupError(name)
+    i = code.co_varnames.index(name)
+    if i < code.co_argcount and i < len(args):
+        return args[i]
+    return (kwargs or {})[name]
+
+
+def lifted_sources(fn, args=None, kwargs=None):
     """(kind, cell or globals dict, name) of each int fn assigns to a cell or
     global, ("item", dict, key) of an int item and ("attr", obj, name) of an
-    int attribute it reads and writes: inputs of the plan, their new values
-    outputs."""
+    int attribute it reads and writes (obj a global's, a cell's or, given
+    the call's args and kwargs, an argument's: the runner guards an object
+    argument's identity, so it is the same object on every call of the
+    plan): inputs of the plan, their new values outputs."""
     cells, globs = written_names(fn)
     out = []
     code = fn.__code__
+    if isinstance(fn, types.MethodType):
+        args = None  # (its code's parameters start with self, which args lacks)
     for what, (kind, name, key) in sorted([("item", w) for w in _written_items(code)] +
                                           [("attr", w) for w in _written_attrs(code)],
                                           key=repr):
         # D["n"] = D["n"] + 1 on a dict, o.n += 1 on an object, of a global or a cell
         try:
-            d = fn.__closure__[code.co_freevars.index(name)].cell_contents \
-                if kind == "cell" else fn.__globals__.get(name)
-        except ValueError:
+            if kind == "arg":
+                d = _argument(code, name, args, kwargs)
+            else:
+                d = fn.__closure__[code.co_freevars.index(name)].cell_contents \
+                    if kind == "cell" else fn.__globals__.get(name)
+        except (ValueError, LookupError):
             continue
         if any(x[1] is d and x[2] == key for x in out):
             continue

@@ -92,9 +92,20 @@ def _zero_signs(z):
     return math.copysign(1.0, z.real), math.copysign(1.0, z.imag)
 
 
+def _array_tensor(v, scalar):
+    """The tensor hop.numpy array v holds now (its _t); TypeError when v is
+    no longer such an array, or a NumPy scalar where it was an array (or
+    the other way): NumPy's semantics for it differ."""
+    if type(v) is not _hnp_ndarray() or v._scalar is not scalar:
+        raise TypeError(f"it is no longer a hop.numpy {'scalar' if scalar else 'array'}")
+    return v._t
+
+
 class Source:
-    """Where a value comes from: a root and a path of ("attr", name) and
-    ("item", key) steps.  kind is "global" (base: the globals dict, key:
+    """Where a value comes from: a root and a path of ("attr", name),
+    ("item", key) and ("array", scalar) steps (the last: the tensor a
+    hop.numpy array holds now, what eager computes with; the array must
+    still be one, NumPy scalar or not as when traced).  kind is "global" (base: the globals dict, key:
     the name), "cell" (base: the cell, key: the variable's name), "arg"
     (key: the index of the argument leaf, text: its name) or "obj" (base:
     the object itself, text: how to name it)."""
@@ -121,19 +132,21 @@ class Source:
         else:
             v = self.base
         for step, key in self.path:
-            v = getattr(v, key) if step == "attr" else v[key]
+            v = getattr(v, key) if step == "attr" else _array_tensor(v, key) \
+                if step == "array" else v[key]
         return v
 
     def __repr__(self):
-        return self.text + "".join(f".{k}" if s == "attr" else f"[{k!r}]" for s, k in self.path)
+        return self.text + "".join(f".{k}" if s == "attr" else "" if s == "array" else
+                                   f"[{k!r}]" for s, k in self.path)
 
     def hint(self):
         """A placeholder name for a tensor read from here."""
         parts = [self.key if self.kind in ("global", "cell") else
                  self.text if self.kind == "arg" else ""]
         for s, k in self.path:
-            if k in ("__self__", "__defaults__", "__kwdefaults__", "_t"):
-                continue  # _t: a hop.numpy array's tensor is named as the array
+            if s == "array" or k in ("__self__", "__defaults__", "__kwdefaults__"):
+                continue  # (a hop.numpy array's tensor is named as the array)
             parts.append(str(k) if s == "attr" else str(k).strip("'\""))
         name = "_".join(p for p in parts if p)
         name = "".join(c if c.isalnum() or c == "_" else "_" for c in name)
@@ -356,6 +369,11 @@ def _visit(s, src, v, depth):
     if is_value(v):
         s.add(src, "value", v)
         return
+    if type(v) is _hnp_ndarray():
+        # its tensor is what the trace read (not the array object: an array
+        # rebound to a new one of the same dtype and shape fits the plan)
+        _visit(s, src.child("array", v._scalar), v._t, depth + 1)
+        return
     if isinstance(v, types.ModuleType):
         # A module itself is not guarded (rebinding a module name is not
         # seen); its data attributes that the code names are (not hop's:
@@ -394,8 +412,9 @@ def _walk_children(s, src, v, depth):
     if type(v) is _hnp_ndarray():
         # A hop.numpy array is the user's data: the tensor it holds now is
         # the capture, re-read every call (`W.shape = ...`, an in-place op
-        # that makes a new tensor: the next call sees what eager sees).
-        _visit(s, src.child("attr", "_t"), v._t, depth + 1)
+        # that makes a new tensor, a new array: the next call sees what
+        # eager sees).
+        _visit(s, src.child("array", v._scalar), v._t, depth + 1)
         return
     if _hop_object(v):
         # identity guarded (the user's binding); what it runs is the user's
@@ -632,7 +651,9 @@ def _generate(guards):
             objs.append(src.base)
         steps = []
         for step, key in src.path:
-            if step == "attr" and key.isidentifier() and not keyword.iskeyword(key):
+            if step == "array":
+                steps.append("array_scalar" if key else "array")
+            elif step == "attr" and key.isidentifier() and not keyword.iskeyword(key):
                 steps.append(key)
             else:
                 steps.append(step)
@@ -669,6 +690,8 @@ def _compile_factory(shape):
                 text = f"getattr({text}, {param()})"
             elif step == "item":
                 text = f"{text}[{param()}]"
+            elif step in ("array", "array_scalar"):
+                text = f"_array_tensor({text}, {step == 'array_scalar'})"
             else:
                 text += f".{step}"
         if kind == "len":
@@ -681,6 +704,6 @@ def _compile_factory(shape):
            "    def check(e, l):\n        try:\n            return (" +
            "\n                    and ".join(terms) +
            ")\n        except Exception:\n            return False\n    return check\n")
-    scope = {}
+    scope = {"_array_tensor": _array_tensor}
     exec(compile(src, "<hop guards>", "exec"), scope)
     return scope["make"]

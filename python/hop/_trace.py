@@ -538,7 +538,7 @@ def _trace_once(fn, example_args, dynamic, paths, slots, slot_arrays, kwargs, co
                  if isinstance(k, tuple) and k[0] == "hop.numpy array"}
         captures = tr.captures
         if frame is not None:
-            _frame_state.unguard(env, frame, leaves)
+            _frame_state.unguard(env, frame, leaves, captures)
         made = _made_captures(captures, views) | {id(t) for run in runs for t in run.made}
         guards = _guards.Guards(env, captures, leaves, views, made=lambda t: id(t) in made)
         # A result that is such a capture itself (`return np.zeros(n)`): the plan
@@ -1217,10 +1217,11 @@ class _Runner:
         self._state = guards.state(self.captures)
         # The common call, fn(t1, ..., tn) on hop.Tensors returning tensors,
         # skips flattening and rebuilding (most of a small plan's call cost).
-        flat = spec.kind == "tuple" and all(c == LEAF for c in spec.children) and not kw and \
-            self._results is None
-        self._nflat = len(statics) if flat and all(s is None for s in statics) and \
-            not any(as_array) else -1
+        flat = spec.kind == "tuple" and all(c == LEAF for c in spec.children) and not kw
+        # (hop.Tensors only, positional, each its own leaf: whatever the results)
+        flat_in = flat and all(s is None for s in statics) and not any(as_array)
+        flat = flat and self._results is None
+        self._nflat = len(statics) if flat_in and flat else -1
         self._one_out = out_spec == LEAF and len(template) == 1 and template[0] is None and \
             sym_out == [False] and self._results is None
         # The common NumPy call, fn(a1, ..., an) on ndarrays returning
@@ -1243,6 +1244,8 @@ class _Runner:
                 self._ndflat = -1
         if writeback is not None:  # every call writes back: the general path
             self._nflat = self._ndflat = -1
+        # Arguments _C._EffectsCall takes as they are (_compile._effects_call)
+        self.flat_in = flat_in and not self._order and writeback is None
         self.fast = plan.bind_arrays(self._ndflat, self._state[1], self._ndout, self._c_order) \
             if self._ndflat >= 0 and self._ndout is not None and self._check is None else None
         # The same for hop.Tensors in and a tensor or a flat tuple of them
@@ -1272,6 +1275,16 @@ class _Runner:
             return st[1]
         st = self._state = self.guards.revalidate(st, leaves)
         return st[1]
+
+    def _recheck(self):
+        """_C._EffectsCall's full check when the fast one failed (its plan
+        has no guard on an argument): the new state, as _captured keeps it,
+        or None on a guard's miss (the general path then raises it)."""
+        try:
+            st = self._state = self.guards.revalidate(self._state, None)
+        except _C.GuardError:
+            return None
+        return st
 
     def tensors(self, args, mismatch=TypeError, kwargs=None):
         leaves, spec = flatten(_call_tree(args, kwargs))

@@ -7,6 +7,7 @@ value, the attribute changed from outside between calls too."""
 import warnings
 
 import numpy as np
+import pytest
 
 import hop
 import hop.numpy as hnp
@@ -126,10 +127,72 @@ def bump_arg(x, q):
 
 
 def test_a_read_modify_write_attribute_of_an_argument_reads_the_current_value():
-    # an argument's object is not lifted (not known before the call): its
-    # value stays guarded (a new value recompiles), never a stale one
+    # the argument's object is the same on every call of the plan (the
+    # runner guards its identity), so its int attribute is lifted as a
+    # global's: read anew every call, the change from outside too
     q = Box()
-    compiled_matches_eager(bump_arg, q, "n", (X, q), 0)
+    cf = compiled_matches_eager(bump_arg, q, "n", (X, q), 0)
+    assert len(cf.graphs) == 1 and cf.recompiles == 0 and cf.eager_calls == 0
+    text = cf.explain()
+    assert "lifted to plan inputs (their new values are outputs): attribute Box.n" in text
+    assert "q.n" not in text
+
+
+def bump_arg_twice(x, q, r):
+    q.n += 1
+    r.n = r.n * 2
+    return x * q.n + r.n
+
+
+@pytest.mark.parametrize("kw", [False, True])
+def test_a_lifted_argument_attribute_over_100_calls_gives_eagers_values_and_effects(kw):
+    def calls(fn, q, r):
+        out = []
+        for k in range(100):
+            if k == 50:
+                r.n = -3  # changed from outside: read anew
+            res = fn(X, q, r=r) if kw else fn(X, q, r)
+            out.append((np.asarray(res).tolist(), q.n, r.n))
+        return out
+
+    def boxes():
+        q, r = Box(), Box()
+        q.n, r.n = 0, 1
+        return q, r
+
+    want = calls(bump_arg_twice, *boxes())
+    assert want[-1][1:] == (100, -3 * 2 ** 50)
+    cf = hop.compile(bump_arg_twice)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got = calls(cf, *boxes())
+    assert got == want
+    assert len(cf.graphs) == 1 and cf.recompiles == 0 and cf.eager_calls == 0
+    assert "attribute Box.n, attribute Box.n" in cf.explain()
+
+
+def test_one_object_passed_twice_is_lifted_once_and_a_new_pairing_recompiles():
+    def run_calls(fn):
+        a, b = Box(), Box()
+        a.n, b.n = 1, 5
+        out = []
+        for q, r in [(a, a), (a, a), (a, b), (a, b), (b, b)]:
+            out.append((np.asarray(fn(X, q, r)).tolist(), a.n, b.n))
+        return out
+
+    want = run_calls(bump_arg_twice)
+    cf = hop.compile(bump_arg_twice)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert run_calls(cf) == want
+    assert cf.eager_calls == 0 and len(cf.graphs) == 3  # (a, a), (a, b), (b, b)
+
+
+def rebinds_arg(x, q):
+    q.n += 1
+    q = Box()  # the name no longer holds the argument: not lifted
+    q.n = 3
+    return x * q.n
 
 
 def test_a_lifted_attribute_follows_a_rebound_object_a_float_and_a_deletion():
@@ -185,10 +248,17 @@ def read_then_write_arg(x, q):
     return y
 
 
-def test_an_attribute_of_an_argument_read_before_it_is_written_stays_guarded():
+def test_an_int_attribute_of_an_argument_read_before_it_is_written_is_an_input():
     q = Box()
     cf = compiled_matches_eager(read_then_write_arg, q, "w", (X, q), 1)
-    assert "q.w == " in cf.explain()
+    assert len(cf.graphs) == 1 and "attribute Box.w" in cf.explain()
+    assert "q.w == " not in cf.explain()
+
+
+def test_an_argument_name_the_function_rebinds_is_not_lifted():
+    q = Box()
+    cf = compiled_matches_eager(rebinds_arg, q, "n", (X, q), 0)
+    assert "attribute Box.n" not in cf.explain()
 
 
 def body_reads_then_write(x):

@@ -436,6 +436,42 @@ def test_a_replayed_print_of_0d_and_1d_values_is_eagers_text_under_each_print_op
     assert c_path(cf) and cf.recompiles == 0
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "int8", "uint8", "int32",
+                                   "int64", "bool"])
+def test_a_replayed_print_of_odd_0d_values_is_eagers_text(dtype):
+    # print_mid's shape (print(x.sum()) between ops) over the values whose
+    # text is not plain digits: nan, infinities, negative zero, exponents
+    # large and small, the dtype's extremes
+    def f(x):
+        y = x * 1
+        print(y.sum())
+        print(y[0], y.sum() * 2)
+        return y + y
+
+    info = np.finfo(dtype) if dtype.startswith("float") else \
+        np.iinfo(dtype) if dtype != "bool" else None
+    if info is None:
+        vals = [[True], [False]]
+    elif dtype.startswith("float"):
+        vals = [[np.nan], [np.inf], [-np.inf], [-0.0], [0.0], [1e-7], [-3e-5], [1.5e16],
+                [info.max], [info.min], [info.tiny], [info.eps], [123456789.0], [0.1],
+                [1.0 / 3.0], [-2.5e-300], [1e300]]
+    else:
+        vals = [[info.max], [info.min], [0], [-1 if info.min < 0 else 1], [7]]
+    cf = hop.compile(f)
+    with np.errstate(all="ignore"):
+        for v in vals:
+            x = hop.tensor(np.array(v).astype(dtype))
+            eager, compiled = io.StringIO(), io.StringIO()
+            with contextlib.redirect_stdout(eager):
+                want = f(x)
+            with contextlib.redirect_stdout(compiled):
+                got = quiet(cf, x)
+            assert compiled.getvalue() == eager.getvalue(), (dtype, v)
+            np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+    assert c_path(cf) and cf.recompiles == 0
+
+
 # Lifted ints (issue #28's steady call): a counter a function bumps is a plan
 # input read per call and its new value an output, on the C call as well.
 
@@ -526,3 +562,77 @@ def test_the_bound_call_rejects_bad_lifted_sources_and_sym():
         hop._C._EffectsCall(r.plan, r, 1, None, (None,), b"\x01", (0, ()), (), ([],), None)
     with pytest.raises(TypeError, match="sym"):
         hop._C._EffectsCall(r.plan, r, 1, None, (None,), b"\x01", (0, ()), (), (), b"")
+
+
+def make_train():
+    losses, step, w = [], 0, hop.zeros(4)
+
+    def train(x, y):
+        nonlocal step, w
+        loss = ((x @ w - y) ** 2).sum()
+        w = w - 0.01 * (x.sum(0) * loss)
+        losses.append(loss)
+        step += 1
+        return loss
+    return train, losses, lambda: (step, w)
+
+
+def general_calls(monkeypatch):
+    """A list that grows by one at each call of the general (Python) path."""
+    from hop import _trace
+    seen, call_kw = [], _trace._Runner.call_kw
+
+    def counted(self, *a, **k):
+        seen.append(1)
+        return call_kw(self, *a, **k)
+    monkeypatch.setattr(_trace._Runner, "call_kw", counted)
+    return seen
+
+
+def test_a_list_append_of_the_returned_value_takes_the_c_call_with_one_object_at_both(
+        monkeypatch):
+    # `lst.append(y); return y`: the appended and the returned value are one
+    # object, as eager's (Runner._results' "again"); and `w = w - lr * g`
+    # rebinds a closed-over tensor the plan captures, so the guards' fast
+    # check fails every call and the full one passes (Runner._recheck).
+    # Before, this plan took the general Python path every call.
+    eager, elog, estate = make_train()
+    train, log, state = make_train()
+    cf = hop.compile(train)
+    seen = general_calls(monkeypatch)
+    x, y = hop.tensor(np.arange(12.0, dtype=np.float32).reshape(3, 4) / 10), hop.tensor([1., 2, 3])
+    for k in range(100):
+        want, got = eager(x, y), quiet(cf, x, y)
+        same(got, want.numpy())
+        assert got is log[-1] and want is elog[-1]
+        assert k > 0 or c_path(cf)
+    assert c_path(cf) and cf.recompiles == 0 and cf.eager_calls == 0 and len(cf.graphs) == 1
+    assert len(seen) == 1  # (the first call's: the trace)
+    assert len(log) == len(elog) == 100 and len({id(v) for v in log}) == 100
+    for a, b in zip(log, elog):
+        same(a, b.numpy())
+    (s1, w1), (s2, w2) = state(), estate()
+    assert s1 == s2 == 100
+    same(w1, w2.numpy())
+
+
+def appends_twice(x):
+    y = x + 1.0
+    log.append(y)
+    log.append((y, y))
+    return y, y
+
+
+log = []
+
+
+def test_one_value_appended_and_returned_several_times_is_one_object_everywhere(monkeypatch):
+    cf = hop.compile(appends_twice)
+    seen = general_calls(monkeypatch)
+    for k in range(3):
+        log.clear()
+        r = quiet(cf, hop.tensor([1.0, float(k)]))
+        assert c_path(cf)
+        assert r[0] is r[1] is log[0] is log[1][0] is log[1][1]
+        same(r[0], [2.0, k + 1.0])
+    assert len(seen) == 1
