@@ -12,6 +12,7 @@
 #include "hop/class.h"
 
 #include <stdio.h>
+#include <string.h>
 
 /* What the verifier knows about one node of the graph it checks; its
  * program position is its index in slots[]. */
@@ -48,6 +49,8 @@ typedef struct verifier {
 /* The most nodes a graph the verifier checks may have (its table entries
  * are 32-bit); a graph that big would take a terabyte. */
 #define VERIFY_MAX_NODES (UINT32_MAX / 4)
+/* Graphs of at most this many nodes are checked with tables on the stack. */
+#define VERIFY_SMALL 16
 
 static size_t
 node_hash(const hop_node *n)
@@ -760,17 +763,15 @@ check_uses(const verifier *v, size_t bad_list)
     return HOP_OK;
 }
 
-static hop_status
-verify_graph_once(const hop_graph *g)
+/* g's own nodes (its subgraphs were checked).  Not inlined: its tables
+ * for a small graph are on its stack, which must not be on the stack of
+ * each level of a deep nest of bodies while verify_graph_once recurses
+ * (a 1,000-deep nest of wraps is a bench row). */
+__attribute__((noinline)) static hop_status
+check_nodes(const hop_graph *g)
 {
     verifier v = {.g = g};
-    hop_status st = check_subgraph_names(g);
-    /* Bottom-up: a call's class may read its bodies (their placeholders and
-     * outputs) once they are known to be well formed. */
-    for (size_t i = 0; st == HOP_OK && i < g->nsubgraphs; i++)
-        st = verify_graph(g->subgraphs[i]);
-    if (st != HOP_OK)
-        return st;
+    hop_status st = HOP_OK;
     if (g->nnodes > VERIFY_MAX_NODES)
         return fail(g, "nnodes is %zu, more than the verifier checks (%zu)", g->nnodes,
                     (size_t)VERIFY_MAX_NODES);
@@ -779,11 +780,23 @@ verify_graph_once(const hop_graph *g)
     while (cap < 2 * g->nnodes)
         cap *= 2;
     v.mask = cap - 1;
-    v.slots = hop__calloc(g->nnodes ? g->nnodes : 1, sizeof(vnode));
-    v.by_node = v.slots ? hop__calloc(2 * cap, sizeof(uint32_t)) : NULL;
-    if (v.by_node == NULL) {
-        hop__free(v.slots);
-        return HOP_NOMEM;
+    /* A small graph's tables (a HOP's body: a few nodes) live on the stack:
+     * two callocs and two frees were ~280 instructions of every body's
+     * verification, four bodies a traced cond call (issue #30). */
+    vnode small_slots[VERIFY_SMALL];
+    uint32_t small_tables[4 * VERIFY_SMALL];
+    if (g->nnodes <= VERIFY_SMALL) {
+        memset(small_slots, 0, (g->nnodes ? g->nnodes : 1) * sizeof *small_slots);
+        memset(small_tables, 0, 2 * cap * sizeof *small_tables);
+        v.slots = small_slots;
+        v.by_node = small_tables;
+    } else {
+        v.slots = hop__calloc(g->nnodes, sizeof(vnode));
+        v.by_node = v.slots ? hop__calloc(2 * cap, sizeof(uint32_t)) : NULL;
+        if (v.by_node == NULL) {
+            hop__free(v.slots);
+            return HOP_NOMEM;
+        }
     }
     v.by_name = v.by_node + cap;
     st = check_list(&v);
@@ -807,9 +820,22 @@ verify_graph_once(const hop_graph *g)
     }
     if (st == HOP_OK)
         st = check_uses(&v, bad_list);
-    hop__free(v.by_node);
-    hop__free(v.slots);
+    if (v.slots != small_slots) {
+        hop__free(v.by_node);
+        hop__free(v.slots);
+    }
     return st;
+}
+
+static hop_status
+verify_graph_once(const hop_graph *g)
+{
+    hop_status st = check_subgraph_names(g);
+    /* Bottom-up: a call's class may read its bodies (their placeholders and
+     * outputs) once they are known to be well formed. */
+    for (size_t i = 0; st == HOP_OK && i < g->nsubgraphs; i++)
+        st = verify_graph(g->subgraphs[i]);
+    return st == HOP_OK ? check_nodes(g) : st;
 }
 
 /* verify_graph_once, its answer recorded in g's stamp (a cache of it, not

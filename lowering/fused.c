@@ -413,43 +413,30 @@ group_text(hop_lower_ctx *cx, const hop_node *const *members, const hop__fbuilt 
 }
 
 /*
- * Builds the steps of the group of members (graph order, root last) into g:
- * everything that does not need the operands' values, so fusion planning
- * builds each group once, before the operands have slots, and
- * hop__fused_finish completes it.  in_nodes gets the tensor inputs.
- * HOP_UNSUPPORTED when the group is too big (quiet: with no message).
+ * The limits' half of building the group of members into g: each operand's
+ * source (a member's register, a tensor input, else a scalar or SymInt,
+ * which fill_steps completes), each step's result register, g's inputs
+ * into in_nodes.  HOP_UNSUPPORTED when the group is too big (quiet: with no
+ * message).  Fusion planning cuts a group that is too big one member at a
+ * time and asks again (a chain of adds over captures: ~30 times a 64-step
+ * group), so this half stays cheap: no step functions or dtype rules, which
+ * fill_steps adds once the group fits (issue #30).
  */
 static hop_status
-build_steps(hop_lower_ctx *cx, const hop_node *root, const hop_node *const *members, int nm,
-            bool quiet, hop__fgroup *g, const hop_node **in_nodes)
+fit_steps(hop_lower_ctx *cx, const hop_node *const *members, int nm, bool quiet, hop__fgroup *g,
+          const hop_node **in_nodes)
 {
-    if (nm > HOP__F_MAXSTEPS)
-        return full(cx, quiet, "steps");
-    /* Each step is zeroed as it is built (the steps past nm are never read):
-     * a build that fails at its 8th input of 64 members zeroed ~10 KB
-     * (~6 K instructions of every node of a long chain, issue #30). */
-    memset(g, 0, hop__fgroup_bytes(0));
     int reg_of[HOP__F_MAXSTEPS]; /* register of each member's result */
     bool busy[HOP__F_MAXREGS] = {false};
-    g->out = -1;
-    g->odtype = root->meta->meta.dtype;
     for (int s = 0; s < nm; s++) {
         const hop_node *n = members[s];
         hop__fstep *st = &g->steps[s];
         memset(st, 0, sizeof *st);
-        hop_dtype need[3];
-        st->fn = step_fn(n, need, &st->fdtype);
-        st->opdtype =
-            hop_op_get(n->op)->rule == HOP_RULE_COMPARE ? promote(n) : n->meta->meta.dtype;
-        st->op = n->op;
         st->nin = n_operands(n);
-        st->dtype = n->meta->meta.dtype;
-        g->cost += hop_op_get(n->op)->cost;
         int freed[3], nfreed = 0;
         for (int i = 0; i < st->nin; i++) {
             const hop_arg *a = &n->args[i];
             hop__fopnd *o = &st->in[i];
-            o->need = need[i];
             int member = member_of(cx, a, s);
             bool tensor;
             operand_dtype(a, &o->have, &tensor);
@@ -470,13 +457,9 @@ build_steps(hop_lower_ctx *cx, const hop_node *root, const hop_node *const *memb
                 }
                 o->src = HOP__F_INPUT;
                 o->idx = (uint8_t)k;
-            } else if (a->kind == HOP_ARG_NODE || a->kind == HOP_ARG_SYM) {
-                o->src = HOP__F_SYM; /* its program: hop__fused_finish */
-                o->have = o->need;
             } else {
-                o->src = HOP__F_SCALAR;
-                scalar_value(a, o->need, st->opdtype, o->val);
-                o->have = o->need;
+                o->src = a->kind == HOP_ARG_NODE || a->kind == HOP_ARG_SYM ? HOP__F_SYM
+                                                                            : HOP__F_SCALAR;
             }
         }
         if (s == nm - 1) {
@@ -498,6 +481,60 @@ build_steps(hop_lower_ctx *cx, const hop_node *root, const hop_node *const *memb
         for (int k = 0; k < nfreed; k++)
             busy[freed[k]] = false;
     }
+    return HOP_OK;
+}
+
+/* The rest of each step of a group that fits (fit_steps): its function and
+ * dtypes, the dtype each operand is read in, scalars' values. */
+static void
+fill_steps(const hop_node *const *members, int nm, hop__fgroup *g)
+{
+    for (int s = 0; s < nm; s++) {
+        const hop_node *n = members[s];
+        hop__fstep *st = &g->steps[s];
+        hop_dtype need[3];
+        st->fn = step_fn(n, need, &st->fdtype);
+        st->opdtype =
+            hop_op_get(n->op)->rule == HOP_RULE_COMPARE ? promote(n) : n->meta->meta.dtype;
+        st->op = n->op;
+        st->dtype = n->meta->meta.dtype;
+        g->cost += hop_op_get(n->op)->cost;
+        for (int i = 0; i < st->nin; i++) {
+            hop__fopnd *o = &st->in[i];
+            o->need = need[i];
+            if (o->src == HOP__F_SYM) {
+                o->have = o->need; /* its program: hop__fused_finish */
+            } else if (o->src == HOP__F_SCALAR) {
+                scalar_value(&n->args[i], o->need, st->opdtype, o->val);
+                o->have = o->need;
+            }
+        }
+    }
+}
+
+/*
+ * Builds the steps of the group of members (graph order, root last) into g:
+ * everything that does not need the operands' values, so fusion planning
+ * builds each group once, before the operands have slots, and
+ * hop__fused_finish completes it.  in_nodes gets the tensor inputs.
+ * HOP_UNSUPPORTED when the group is too big (quiet: with no message).
+ */
+static hop_status
+build_steps(hop_lower_ctx *cx, const hop_node *root, const hop_node *const *members, int nm,
+            bool quiet, hop__fgroup *g, const hop_node **in_nodes)
+{
+    if (nm > HOP__F_MAXSTEPS)
+        return full(cx, quiet, "steps");
+    /* Each step is zeroed as it is built (the steps past nm are never read):
+     * a build that fails at its 8th input of 64 members zeroed ~10 KB
+     * (~6 K instructions of every node of a long chain, issue #30). */
+    memset(g, 0, hop__fgroup_bytes(0));
+    g->out = -1;
+    g->odtype = root->meta->meta.dtype;
+    hop_status st = fit_steps(cx, members, nm, quiet, g, in_nodes);
+    if (st != HOP_OK)
+        return st;
+    fill_steps(members, nm, g);
     g->nsteps = nm;
     hop__fgroup_seal(g);
     return HOP_OK;

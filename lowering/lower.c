@@ -279,12 +279,15 @@ typedef struct left_out {
  * is the deepest, and *full says which absorbed operands were left out.
  * Bounding the walk keeps a long chain of absorbable nodes linear to plan,
  * not quadratic.  Each visited node's hop__vmap gets the group's number (a
- * node seen twice, as in x * x, is visited once) and its member index. */
+ * node seen twice, as in x * x, is visited once) and its member index, and
+ * ends[i] is one past the last visited node reached through order[i] (a
+ * member has one user, so order[i .. ends[i]) is its subtree). */
 static void
 collect_from(hop_lower_ctx *cx, const hop_node *n, hop__vmap *nv, const hop_node **members, int *nm,
-             const hop_node **order, int *no, int cap, left_out *full)
+             const hop_node **order, int *ends, int *no, int cap, left_out *full)
 {
-    order[(*no)++] = n;
+    int at = (*no)++;
+    order[at] = n;
     nv->group = cx->group;
     nv->member = -1;
     for (size_t i = 0; i < n->nargs; i++) {
@@ -301,18 +304,55 @@ collect_from(hop_lower_ctx *cx, const hop_node *n, hop__vmap *nv, const hop_node
                 full->others = true;
             full->full = true;
         } else
-            collect_from(cx, a, m, members, nm, order, no, cap, full);
+            collect_from(cx, a, m, members, nm, order, ends, no, cap, full);
     }
+    ends[at] = *no;
     nv->member = *nm;
     members[(*nm)++] = n;
 }
 
 static void
 collect(hop_lower_ctx *cx, const hop_node *n, const hop_node **members, int *nm,
-        const hop_node **order, int *no, int cap, left_out *full)
+        const hop_node **order, int *ends, int *no, int cap, left_out *full)
 {
     cx->group++;
-    collect_from(cx, n, vmap_get(cx, n, false), members, nm, order, no, cap, full);
+    collect_from(cx, n, vmap_get(cx, n, false), members, nm, order, ends, no, cap, full);
+}
+
+/*
+ * Takes order[cut] (no longer absorbed) and the members reached through it
+ * out of the group being planned, as walking the group again would: when
+ * the walk left nothing out (no cap reached), a new walk visits the same
+ * nodes in the same order but that subtree, which is order[cut ..
+ * ends[cut]) and, in graph order, the members just before order[cut]'s
+ * own.  Walking again made planning a chain that outgrows a group's inputs
+ * quadratic in the group's 64 steps: each cut re-walked the whole group
+ * (~2 K instructions of every capture of a long chain of adds, issue #30).
+ */
+static void
+drop_subtree(hop_lower_ctx *cx, const hop_node **members, int *nm, const hop_node **order,
+             int *ends, int *no, int cut)
+{
+    int end = ends[cut], k = end - cut;
+    int last = vmap_get(cx, order[cut], false)->member;
+    for (int i = cut; i < end; i++) {
+        hop__vmap *m = vmap_get(cx, order[i], false);
+        m->group = 0; /* no group's number: cx->group counts from 1 */
+        m->member = -1;
+    }
+    for (int i = 0; i < cut; i++) /* the ancestors' subtrees lose it */
+        if (ends[i] >= end)
+            ends[i] -= k;
+    for (int i = end; i < *no; i++) {
+        order[i - k] = order[i];
+        ends[i - k] = ends[i] - k;
+    }
+    *no -= k;
+    for (int i = last + 1; i < *nm; i++) {
+        members[i - k] = members[i];
+        vmap_get(cx, members[i - k], false)->member = i - k;
+    }
+    *nm -= k;
 }
 
 /* Which visited member (an index of order, not 0: the root) a group with
@@ -373,9 +413,10 @@ plan_fusion(hop_lower_ctx *cx, const hop_graph *g)
         if (m->absorbed || !m->fusable)
             continue;
         const hop_node *members[HOP__F_MAXSTEPS + 1], *order[HOP__F_MAXSTEPS + 1];
+        int ends[HOP__F_MAXSTEPS + 1];
         int nm = 0, no = 0;
         left_out full = {0};
-        collect(cx, n, members, &nm, order, &no, HOP__F_MAXSTEPS + 1, &full);
+        collect(cx, n, members, &nm, order, ends, &no, HOP__F_MAXSTEPS + 1, &full);
         for (;;) {
             if (no == 1)
                 break; /* the root alone: nothing to cut whatever a build says, and
@@ -398,26 +439,21 @@ plan_fusion(hop_lower_ctx *cx, const hop_graph *g)
             const hop_node *deepest = order[cut];
             hop__vmap *dm = vmap_get(cx, deepest, false);
             dm->absorbed = false;
-            if (cut == no - 1 && (!full.full || (full.by == deepest && !full.others))) {
+            if (cut == no - 1 ? !full.full || (full.by == deepest && !full.others) : !full.full) {
                 /* Walking again would visit the same nodes in the same order
-                 * but the deepest (the last visited, so no other member was
-                 * reached through it), and find room for everything (only
-                 * its own operands were left out): drop it from this walk
-                 * instead: a long chain's groups are walked once in planning, not twice. */
-                for (int i = dm->member + 1; i < nm; i++) {
-                    members[i - 1] = members[i];
-                    vmap_get(cx, members[i - 1], false)->member = i - 1;
-                }
-                nm--;
-                no--;
-                dm->group = 0; /* no group's number: cx->group counts from 1 */
-                dm->member = -1;
+                 * but the cut one and those reached through it: when the
+                 * walk left nothing out, or the deepest is cut (the last
+                 * visited, so no other member was reached through it) and
+                 * only its own operands were left out.  Drop them from this
+                 * walk instead: a long chain's groups are walked once in
+                 * planning, not once a cut. */
+                drop_subtree(cx, members, &nm, order, ends, &no, cut);
                 full = (left_out){0};
                 continue;
             }
             nm = no = 0;
             full = (left_out){0};
-            collect(cx, n, members, &nm, order, &no, HOP__F_MAXSTEPS + 1, &full);
+            collect(cx, n, members, &nm, order, ends, &no, HOP__F_MAXSTEPS + 1, &full);
         }
     }
     return HOP_OK;
@@ -430,9 +466,10 @@ static hop_status
 compile_group(hop_lower_ctx *cx, const hop_node *root)
 {
     const hop_node *members[HOP__F_MAXSTEPS + 1], *order[HOP__F_MAXSTEPS + 1];
+    int ends[HOP__F_MAXSTEPS + 1];
     int nm = 0, no = 0;
     left_out full = {0};
-    collect(cx, root, members, &nm, order, &no, HOP__F_MAXSTEPS + 1, &full);
+    collect(cx, root, members, &nm, order, ends, &no, HOP__F_MAXSTEPS + 1, &full);
     hop__vmap *m = vmap_get(cx, root, false);
     hop__fbuilt *b = m ? m->built : NULL;
     if (m)

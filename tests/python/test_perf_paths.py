@@ -291,3 +291,36 @@ def test_fused_groups_split_over_two_threads_give_one_threads_bits(n):
                 assert outs[0] == exact[name].tobytes(), (name, n)
     finally:
         hop.set_num_threads(before)
+
+
+def test_groups_over_the_input_limit_are_cut_as_a_fresh_walk_of_the_group_cuts_them():
+    # Fusion planning takes a cut member and what it absorbs out of the walk
+    # it has (drop_subtree) instead of walking the group again (issue #30):
+    # the same groups as main's walks gave, for a chain of adds over
+    # captures, a tree of them, and a chain whose adds each absorb a small
+    # tree (a cut in the middle of the walk), and the same results as eager.
+    caps = [hop.full((4,), float(i)) for i in range(24)]
+
+    def chain(v):
+        for c in caps[:20]:
+            v = v + c
+        return v
+
+    def tree(v):
+        acc = [v * c for c in caps[:12]]
+        while len(acc) > 1:
+            acc = [acc[i] + acc[i + 1] if i + 1 < len(acc) else acc[i]
+                   for i in range(0, len(acc), 2)]
+        return acc[0]
+
+    def side(v):
+        for i in range(0, 24, 2):
+            v = v + (caps[i] * caps[i + 1]).relu()
+        return v
+    expected = {chain: [2, 2, 2, 2, 2, 2, 2, 6], tree: [3, 3, 3, 3, 3, 8],
+                side: [2] * 15 + [6]}
+    for f, steps in expected.items():
+        with pytest.warns(RuntimeWarning, match="guard by identity only"):
+            gm = hop.trace(f, hop.ones(4))
+        assert fused_steps(gm.plan.dump()) == steps, f.__name__
+        assert gm(hop.ones(4)).tolist() == f(hop.ones(4)).tolist()
